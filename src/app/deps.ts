@@ -1,0 +1,48 @@
+/** What use cases need from the outside world, passed in so the core stays free of I/O and hidden clocks. */
+import { randomBytes } from 'node:crypto';
+import type { Environment } from '../domain/apiKeys.ts';
+import { formatId, ID_PREFIXES, ID_RANDOM_BYTES, type IdKind } from '../domain/ids.ts';
+import type { Store } from '../store/store.ts';
+
+export interface Deps {
+  store: Store;
+  environment: Environment;
+  now: () => Date;
+  newId: (kind: IdKind) => string;
+  randomBytes: (size: number) => Uint8Array;
+}
+
+/**
+ * Ids from the wall clock and the CSPRNG, monotonic within a process: when two ids share a millisecond,
+ * the second's random part is the first's plus one, so creation order and id order agree.
+ */
+export function monotonicIdGenerator(clock: () => number = Date.now): (kind: IdKind) => string {
+  let lastTimeMs = -1;
+  let lastRandom = new Uint8Array(ID_RANDOM_BYTES);
+  return (kind) => {
+    let timeMs = clock();
+    if (timeMs <= lastTimeMs) {
+      timeMs = lastTimeMs;
+      const next = Uint8Array.from(lastRandom);
+      for (let i = next.length - 1; i >= 0; i--) {
+        next[i] = ((next[i] ?? 0) + 1) & 0xff;
+        if (next[i] !== 0) break;
+      }
+      lastRandom = next;
+    } else {
+      lastTimeMs = timeMs;
+      lastRandom = new Uint8Array(randomBytes(ID_RANDOM_BYTES));
+    }
+    return formatId(ID_PREFIXES[kind], timeMs, lastRandom);
+  };
+}
+
+export function systemDeps(store: Store, environment: Environment): Deps {
+  return {
+    store,
+    environment,
+    now: () => new Date(),
+    newId: monotonicIdGenerator(),
+    randomBytes: (size) => new Uint8Array(randomBytes(size)),
+  };
+}

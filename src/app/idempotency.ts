@@ -1,0 +1,111 @@
+/**
+ * Runs a write once per (organization, Idempotency-Key), Stripe-style. The record is written in the same
+ * transaction as the effect, so a crash leaves either both or neither. A failure the effect raises on
+ * purpose (an AppError such as insufficient funds) is recorded and replayed too; validation failures
+ * before the effect starts and in-flight conflicts are not, so the client may correct and retry.
+ */
+import { AppError, type AppErrorInit } from '../domain/errors.ts';
+import { IDEMPOTENCY_IN_FLIGHT_RETRY_AFTER_SECONDS, isExpired } from '../domain/idempotency.ts';
+import {
+  deleteIdempotencyRecord,
+  findIdempotencyRecord,
+  insertIdempotencyRecord,
+  tryLockIdempotencyKey,
+} from '../store/repositories/idempotency.ts';
+import type { Queryable } from '../store/store.ts';
+import type { Deps } from './deps.ts';
+
+export interface WriteResult {
+  status: number;
+  body: unknown;
+}
+
+export interface IdempotentOutcome extends WriteResult {
+  replayed: boolean;
+}
+
+export interface IdempotencyContext {
+  organizationId: string;
+  key: string | undefined;
+  method: string;
+  path: string;
+  fingerprint: string;
+}
+
+interface StoredError {
+  error: Omit<AppErrorInit, 'retryAfterSeconds' | 'replayed'>;
+}
+
+function isStoredError(body: unknown): body is StoredError {
+  return typeof body === 'object' && body !== null && 'error' in body && Object.keys(body).length === 1;
+}
+
+export async function runIdempotent(
+  deps: Deps,
+  context: IdempotencyContext,
+  effect: (tx: Queryable) => Promise<WriteResult>,
+): Promise<IdempotentOutcome> {
+  const { key } = context;
+  if (key === undefined) {
+    const result = await deps.store.transaction(effect);
+    return { ...result, replayed: false };
+  }
+  const outcome = await deps.store.transaction(async (tx): Promise<IdempotentOutcome> => {
+    if (!(await tryLockIdempotencyKey(tx, context.organizationId, key))) {
+      throw new AppError({
+        status: 409,
+        code: 'idempotency_key_in_flight',
+        title: 'Request in progress',
+        detail: 'A request with this Idempotency-Key is still being processed; retry after it completes.',
+        param: 'Idempotency-Key',
+        retryAfterSeconds: IDEMPOTENCY_IN_FLIGHT_RETRY_AFTER_SECONDS,
+      });
+    }
+    const now = deps.now();
+    const existing = await findIdempotencyRecord(tx, context.organizationId, key);
+    if (existing && !isExpired(existing.createdAt, now)) {
+      if (existing.fingerprint !== context.fingerprint) {
+        throw new AppError({
+          status: 422,
+          code: 'idempotency_key_reused',
+          title: 'Idempotency-Key reused',
+          detail: `This Idempotency-Key was used for a different request (${existing.method} ${existing.path} with another body). Use a new key for a new request.`,
+          param: 'Idempotency-Key',
+        });
+      }
+      return { status: existing.responseStatus, body: existing.responseBody, replayed: true };
+    }
+    if (existing) await deleteIdempotencyRecord(tx, context.organizationId, key);
+
+    let result: WriteResult;
+    await tx.query('SAVEPOINT idempotent_effect');
+    try {
+      result = await effect(tx);
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error;
+      // Undo the effect's writes but keep the transaction, so the failure itself is recorded.
+      await tx.query('ROLLBACK TO SAVEPOINT idempotent_effect');
+      const { status, code, title, detail, param, errors } = error;
+      result = {
+        status,
+        body: { error: { status, code, title, detail, param, errors } } satisfies StoredError,
+      };
+    }
+    await insertIdempotencyRecord(tx, {
+      organizationId: context.organizationId,
+      key,
+      fingerprint: context.fingerprint,
+      method: context.method,
+      path: context.path,
+      responseStatus: result.status,
+      responseBody: result.body,
+      createdAt: now,
+    });
+    return { ...result, replayed: false };
+  });
+  // Thrown only after the commit, so the recorded failure stays recorded.
+  if (isStoredError(outcome.body)) {
+    throw new AppError({ ...outcome.body.error, replayed: outcome.replayed });
+  }
+  return outcome;
+}

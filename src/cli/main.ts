@@ -1,0 +1,206 @@
+/** `mkoba`: serve the API, migrate, and manage API keys. Informational lines go to stderr; results to stdout. */
+import { writeFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { type AdminCommand, type AdminResult, runAdminCommand } from '../app/admin.ts';
+import { systemDeps } from '../app/deps.ts';
+import { SANDBOX_ORGANIZATION_NAME } from '../app/seed.ts';
+import { type Config, ConfigError, loadConfig, SHUTDOWN_GRACE_MS } from '../config.ts';
+import { SCOPES, type Scope } from '../domain/apiKeys.ts';
+import { buildApp } from '../http/app.ts';
+import { DataDirBusyError, documentationOnlyDeps, openStore, startServer } from '../main.ts';
+import { sendControlCommand } from './controlChannel.ts';
+
+const HELP = `mkoba: wallet, transfer and webhook service
+
+Usage:
+  mkoba serve                       Start the API (migrates, and seeds the sandbox once)
+  mkoba migrate                     Apply pending database migrations
+  mkoba keys create --organization NAME [--scopes read,write]
+                                    Create an API key (and the organization if it is new);
+                                    prints only the key on stdout
+  mkoba keys list --organization NAME
+                                    List an organization's keys (prefixes only)
+  mkoba keys revoke KEY_ID          Revoke a key (key_…); revoked keys get 401 api_key_revoked
+  mkoba openapi [--out FILE]        Print (or write) the OpenAPI 3.1 document
+  mkoba help                        Show this help
+
+Configuration (environment):
+  PORT                   HTTP port (default 8080)
+  HOST                   Bind address (default 127.0.0.1)
+  DATABASE_URL           PostgreSQL URL; when set the embedded database is not used
+  MKOBA_DATA_DIR         Embedded (PGlite) data directory (default .mkoba)
+  MKOBA_ENV              sandbox (default) or production (requires DATABASE_URL, never seeds)
+  MKOBA_SANDBOX_API_KEY  Fixed sandbox key for the seed; must start with sk_sandbox_
+  LOG_LEVEL              Server log level (default warn)
+
+With the embedded database, commands run while 'mkoba serve' is up are carried out by the server.
+`;
+
+type Io = { out: (line: string) => void; err: (line: string) => void };
+const defaultIo: Io = {
+  out: (line) => process.stdout.write(`${line}\n`),
+  err: (line) => process.stderr.write(`${line}\n`),
+};
+
+class UsageError extends Error {}
+
+async function runAdmin(config: Config, command: AdminCommand): Promise<AdminResult> {
+  const opened = await openStore(config, 'cli');
+  if (!('store' in opened)) {
+    if (opened.socket) return sendControlCommand(opened.socket, command);
+    throw new DataDirBusyError(config.dataDir, opened);
+  }
+  try {
+    const deps = systemDeps(opened.store, config.environment);
+    // A fresh data directory is migrated first, so `keys create` works before the first `serve`.
+    if (command.name !== 'migrate') await runAdminCommand(deps, { name: 'migrate' });
+    return await runAdminCommand(deps, command);
+  } finally {
+    await opened.close();
+  }
+}
+
+function parseScopes(text: string | undefined): Scope[] {
+  if (text === undefined) return [...SCOPES];
+  const scopes = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
+  if (scopes.length === 0 || unknown.length > 0) {
+    throw new UsageError(`--scopes takes a comma-separated list of ${SCOPES.join(', ')}; got '${text}'`);
+  }
+  return scopes as Scope[];
+}
+
+async function serve(config: Config, io: Io): Promise<number> {
+  const server = await startServer(config, io.err);
+  io.err(`Mkoba ${config.environment} API listening on ${server.url}/v1`);
+  io.err(`  API reference: ${server.url}/docs   OpenAPI: ${server.url}/v1/openapi.json`);
+  io.err(
+    `  Database: ${config.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `embedded PGlite in ${config.dataDir}`}`,
+  );
+  if (config.environment === 'sandbox') {
+    io.err(
+      server.sandboxApiKey
+        ? `  Sandbox API key: ${server.sandboxApiKey}`
+        : `  Sandbox API key: shown at first start; create another with: npx mkoba keys create --organization '${SANDBOX_ORGANIZATION_NAME}'`,
+    );
+    if (server.sandboxApiKey) {
+      io.err(`  Try: curl -H 'Authorization: Bearer ${server.sandboxApiKey}' ${server.url}/v1/wallets`);
+    }
+  }
+  await new Promise<void>((resolve) => {
+    const shutdown = () => {
+      io.err('shutting down');
+      const timer = setTimeout(() => process.exit(1), SHUTDOWN_GRACE_MS);
+      timer.unref();
+      server.stop().then(resolve, (error) => {
+        io.err(`shutdown failed: ${error}`);
+        resolve();
+      });
+    };
+    process.once('SIGINT', shutdown);
+    process.once('SIGTERM', shutdown);
+  });
+  return 0;
+}
+
+export async function main(argv: string[], io: Io = defaultIo): Promise<number> {
+  try {
+    const { values, positionals } = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        organization: { type: 'string' },
+        scopes: { type: 'string' },
+        out: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+    const [command, sub, ...rest] = positionals;
+    if (values.help || command === undefined || command === 'help') {
+      io.out(HELP);
+      return 0;
+    }
+    if (command === 'openapi') {
+      // The document depends only on the route schemas, so no database is opened.
+      const app = await buildApp({ deps: documentationOnlyDeps() });
+      const text = `${JSON.stringify(app.swagger(), null, 2)}\n`;
+      await app.close();
+      if (values.out) await writeFile(values.out, text);
+      else process.stdout.write(text);
+      return 0;
+    }
+    const config = loadConfig();
+    switch (command) {
+      case 'serve':
+        return await serve(config, io);
+      case 'migrate': {
+        const result = await runAdmin(config, { name: 'migrate' });
+        if (result.name === 'migrate') {
+          io.err(result.applied.length ? `applied: ${result.applied.join(', ')}` : 'database is up to date');
+        }
+        return 0;
+      }
+      case 'keys': {
+        if (sub === 'create') {
+          if (!values.organization) throw new UsageError('keys create needs --organization NAME');
+          const result = await runAdmin(config, {
+            name: 'keys.create',
+            organization: values.organization,
+            scopes: parseScopes(values.scopes),
+          });
+          if (result.name === 'keys.create') {
+            io.err(
+              `created key ${result.keyId} for organization ${result.organizationId}${result.organizationCreated ? ' (new)' : ''}`,
+            );
+            io.out(result.key);
+          }
+          return 0;
+        }
+        if (sub === 'list') {
+          if (!values.organization) throw new UsageError('keys list needs --organization NAME');
+          const result = await runAdmin(config, { name: 'keys.list', organization: values.organization });
+          if (result.name === 'keys.list') {
+            for (const k of result.keys) {
+              io.out(
+                `${k.id}\t${k.prefix}…\t${k.scopes.join(',')}\t${k.revokedAt ? `revoked ${k.revokedAt}` : 'active'}`,
+              );
+            }
+          }
+          return 0;
+        }
+        if (sub === 'revoke') {
+          const keyId = rest[0];
+          if (!keyId) throw new UsageError('keys revoke needs a KEY_ID (key_…)');
+          const result = await runAdmin(config, { name: 'keys.revoke', keyId });
+          if (result.name === 'keys.revoke' && !result.found) {
+            io.err(`no key ${keyId}`);
+            return 1;
+          }
+          io.err(`revoked ${keyId}`);
+          return 0;
+        }
+        throw new UsageError(`unknown keys command '${sub ?? ''}': use create, list or revoke`);
+      }
+      default:
+        throw new UsageError(`unknown command '${command}'`);
+    }
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      io.err(`mkoba: invalid configuration: ${error.message}`);
+      return 2;
+    }
+    if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      io.err(`mkoba: ${(error as Error).message}\nRun 'mkoba help' for usage.`);
+      return 2;
+    }
+    if (error instanceof DataDirBusyError) {
+      io.err(`mkoba: ${error.message}`);
+      return 1;
+    }
+    io.err(`mkoba: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  }
+}

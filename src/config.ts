@@ -1,0 +1,85 @@
+/** The environment schema and every operational limit, each with its unit in its name. */
+import path from 'node:path';
+import { ENVIRONMENTS, type Environment, parseApiKey } from './domain/apiKeys.ts';
+
+export const PORT_DEFAULT = 8080;
+export const HOST_DEFAULT = '127.0.0.1';
+export const DATA_DIR_DEFAULT = '.mkoba';
+
+export const REQUEST_BODY_BYTES_MAX = 256 * 1024;
+export const REQUEST_TIMEOUT_MS = 30_000;
+export const PG_POOL_CONNECTIONS_MAX = 10;
+export const PG_CONNECT_TIMEOUT_MS = 5_000;
+export const IDEMPOTENCY_PRUNE_INTERVAL_MS = 60_000;
+export const IDEMPOTENCY_PRUNE_BATCH_ROWS = 1_000;
+export const SHUTDOWN_GRACE_MS = 10_000;
+/** How long a process waits for another to release the embedded data directory. */
+export const DATA_DIR_LOCK_WAIT_MS = 5_000;
+
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  environment: Environment;
+  sandboxApiKey: string | undefined;
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    message: string,
+  ) {
+    super(`${variable}: ${message}`);
+    this.name = 'ConfigError';
+  }
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === '' ? undefined : value.trim();
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const portText = nonEmpty(env.PORT);
+  const port = portText === undefined ? PORT_DEFAULT : Number(portText);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) {
+    throw new ConfigError('PORT', `must be a whole number from 0 to 65535, got '${portText}'`);
+  }
+
+  const environmentText = nonEmpty(env.MKOBA_ENV) ?? 'sandbox';
+  if (!(ENVIRONMENTS as readonly string[]).includes(environmentText)) {
+    throw new ConfigError('MKOBA_ENV', `must be one of ${ENVIRONMENTS.join(', ')}, got '${environmentText}'`);
+  }
+  const environment = environmentText as Environment;
+
+  const databaseUrl = nonEmpty(env.DATABASE_URL);
+  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL', 'must be a postgres:// or postgresql:// URL');
+  }
+  if (environment === 'production' && databaseUrl === undefined) {
+    throw new ConfigError(
+      'DATABASE_URL',
+      'is required when MKOBA_ENV=production (the embedded database does not fsync and is for the sandbox only)',
+    );
+  }
+
+  const sandboxApiKey = nonEmpty(env.MKOBA_SANDBOX_API_KEY);
+  if (sandboxApiKey !== undefined) {
+    const parsed = parseApiKey(sandboxApiKey);
+    if (!parsed.ok || parsed.environment !== 'sandbox') {
+      throw new ConfigError(
+        'MKOBA_SANDBOX_API_KEY',
+        "must start with 'sk_sandbox_' followed by 16 to 128 characters of A-Z, a-z, 0-9, '_' or '-'",
+      );
+    }
+  }
+
+  return {
+    port,
+    host: nonEmpty(env.HOST) ?? HOST_DEFAULT,
+    databaseUrl,
+    dataDir: path.resolve(nonEmpty(env.MKOBA_DATA_DIR) ?? DATA_DIR_DEFAULT),
+    environment,
+    sandboxApiKey,
+  };
+}

@@ -1,0 +1,52 @@
+/** API key format, environments and scopes. Keys are high-entropy, so a SHA-256 digest is a safe at-rest form. */
+import { createHash } from 'node:crypto';
+
+export const ENVIRONMENTS = ['sandbox', 'production'] as const;
+export type Environment = (typeof ENVIRONMENTS)[number];
+
+export const API_KEY_PREFIX_BY_ENVIRONMENT: Record<Environment, string> = {
+  sandbox: 'sk_sandbox_',
+  production: 'sk_live_',
+};
+
+export const API_KEY_SECRET_CHARS = 32;
+export const API_KEY_SECRET_CHARS_MIN = 16;
+export const API_KEY_SECRET_CHARS_MAX = 128;
+/** Characters of a key kept in clear for display ("sk_sandbox_Ab3d…"). */
+export const API_KEY_DISPLAY_CHARS = 15;
+
+export const SCOPES = ['read', 'write'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+const KEY_PATTERN = new RegExp(
+  `^sk_(sandbox|live)_[A-Za-z0-9_-]{${API_KEY_SECRET_CHARS_MIN},${API_KEY_SECRET_CHARS_MAX}}$`,
+);
+const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+/** Builds a key from caller-supplied random bytes (one byte per character; modulo bias is negligible here). */
+export function formatApiKey(environment: Environment, random: Uint8Array): string {
+  let secret = '';
+  for (let i = 0; i < API_KEY_SECRET_CHARS; i++) secret += BASE62.charAt((random[i] ?? 0) % BASE62.length);
+  return API_KEY_PREFIX_BY_ENVIRONMENT[environment] + secret;
+}
+
+export type ParsedApiKey = { ok: true; environment: Environment } | { ok: false };
+
+export function parseApiKey(key: string): ParsedApiKey {
+  const match = KEY_PATTERN.exec(key);
+  if (!match) return { ok: false };
+  return { ok: true, environment: match[1] === 'live' ? 'production' : 'sandbox' };
+}
+
+export function hashApiKey(key: string): string {
+  return createHash('sha256').update(key, 'utf8').digest('hex');
+}
+
+export function displayPrefix(key: string): string {
+  return key.slice(0, API_KEY_DISPLAY_CHARS);
+}
+
+/** `write` implies `read`: a key that may change a resource may also see it. */
+export function grantsScope(granted: readonly string[], needed: Scope): boolean {
+  return granted.includes(needed) || (needed === 'read' && granted.includes('write'));
+}

@@ -1,0 +1,93 @@
+/**
+ * Expected failures as a closed set of stable codes. The HTTP edge renders them as RFC 9457 problems;
+ * the domain and use cases only throw them.
+ */
+export type ErrorCode =
+  | 'validation_error'
+  | 'malformed_json'
+  | 'unsupported_media_type'
+  | 'payload_too_large'
+  | 'route_not_found'
+  | 'method_not_allowed'
+  | 'api_key_missing'
+  | 'api_key_malformed'
+  | 'invalid_api_key'
+  | 'api_key_revoked'
+  | 'api_key_environment_mismatch'
+  | 'insufficient_permissions'
+  | 'resource_missing'
+  | 'insufficient_funds'
+  | 'limit_exceeded'
+  | 'compliance_blocked'
+  | 'invalid_state_transition'
+  | 'idempotency_key_reused'
+  | 'idempotency_key_in_flight'
+  | 'rate_limited'
+  | 'rail_unavailable'
+  | 'service_unavailable'
+  | 'internal_error';
+
+export interface FieldError {
+  param: string;
+  code: string;
+  message: string;
+}
+
+export interface AppErrorInit {
+  status: number;
+  code: ErrorCode;
+  title: string;
+  detail: string;
+  param?: string | undefined;
+  errors?: FieldError[] | undefined;
+  /** Seconds a client should wait before retrying, when the failure is transient. */
+  retryAfterSeconds?: number | undefined;
+  /** True when this is a stored outcome replayed for a repeated Idempotency-Key. */
+  replayed?: boolean | undefined;
+}
+
+export class AppError extends Error {
+  readonly status: number;
+  readonly code: ErrorCode;
+  readonly title: string;
+  readonly detail: string;
+  readonly param: string | undefined;
+  readonly errors: FieldError[];
+  readonly retryAfterSeconds: number | undefined;
+  readonly replayed: boolean;
+
+  constructor(init: AppErrorInit) {
+    super(init.detail);
+    this.name = 'AppError';
+    this.status = init.status;
+    this.code = init.code;
+    this.title = init.title;
+    this.detail = init.detail;
+    this.param = init.param;
+    this.errors =
+      init.errors ?? (init.param ? [{ param: init.param, code: init.code, message: init.detail }] : []);
+    this.retryAfterSeconds = init.retryAfterSeconds;
+    this.replayed = init.replayed ?? false;
+  }
+}
+
+export function validationError(param: string, detail: string, code = 'invalid'): AppError {
+  return new AppError({
+    status: 400,
+    code: 'validation_error',
+    title: 'Invalid request',
+    detail,
+    param,
+    errors: [{ param, code, message: detail }],
+  });
+}
+
+export function resourceMissing(resource: string, id: string, param?: string): AppError {
+  return new AppError({
+    status: 404,
+    code: 'resource_missing',
+    title: 'Resource not found',
+    detail: `No ${resource} with id '${id}' exists.`,
+    param,
+  });
+}

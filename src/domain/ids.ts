@@ -1,0 +1,67 @@
+/**
+ * Prefixed, random, URL-safe ids that sort by creation time: `<prefix>_` + 10 Crockford base32
+ * characters of milliseconds + 16 of randomness (the ULID layout, lower-cased).
+ */
+export const ID_PREFIXES = {
+  organization: 'org',
+  apiKey: 'key',
+  customer: 'cus',
+  wallet: 'wallet',
+  transfer: 'tr',
+  event: 'evt',
+  webhookSubscription: 'whsub',
+  journalEntry: 'je',
+  approval: 'apr',
+  paymentBatch: 'pb',
+  reconciliation: 'rec',
+  export: 'exp',
+  request: 'req',
+} as const;
+
+export type IdKind = keyof typeof ID_PREFIXES;
+export type IdPrefix = (typeof ID_PREFIXES)[IdKind];
+
+const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
+export const ID_TIME_CHARS = 10;
+export const ID_RANDOM_CHARS = 16;
+/** Bytes of randomness an id needs: 16 base32 characters carry 80 bits. */
+export const ID_RANDOM_BYTES = 10;
+
+function encodeTime(timeMs: number): string {
+  let out = '';
+  let rest = timeMs;
+  for (let i = 0; i < ID_TIME_CHARS; i++) {
+    out = ALPHABET.charAt(rest % 32) + out;
+    rest = Math.floor(rest / 32);
+  }
+  return out;
+}
+
+function encodeRandom(random: Uint8Array): string {
+  let bits = 0n;
+  for (const byte of random.subarray(0, ID_RANDOM_BYTES)) bits = (bits << 8n) | BigInt(byte);
+  let out = '';
+  for (let i = 0; i < ID_RANDOM_CHARS; i++) {
+    out = ALPHABET.charAt(Number(bits & 31n)) + out;
+    bits >>= 5n;
+  }
+  return out;
+}
+
+export function formatId(prefix: IdPrefix, timeMs: number, random: Uint8Array): string {
+  return `${prefix}_${encodeTime(timeMs)}${encodeRandom(random)}`;
+}
+
+export function idPattern(prefix: IdPrefix): string {
+  return `^${prefix}_[0-9a-hjkmnp-tv-z]{${ID_TIME_CHARS + ID_RANDOM_CHARS}}$`;
+}
+
+const patternCache = new Map<string, RegExp>();
+export function isId(prefix: IdPrefix, value: string): boolean {
+  let pattern = patternCache.get(prefix);
+  if (!pattern) {
+    pattern = new RegExp(idPattern(prefix));
+    patternCache.set(prefix, pattern);
+  }
+  return pattern.test(value);
+}

@@ -1,0 +1,88 @@
+/**
+ * Money is integer minor units (bigint) inside and a decimal string in major units on the wire.
+ * No floating point takes part in any computation here.
+ */
+import { validationError } from './errors.ts';
+
+/** ISO 4217 minor-unit exponents, plus stablecoins at their on-chain precision. */
+export const CURRENCY_EXPONENTS = {
+  KES: 2,
+  UGX: 0,
+  TZS: 2,
+  RWF: 0,
+  NGN: 2,
+  GHS: 2,
+  ZAR: 2,
+  XOF: 0,
+  XAF: 0,
+  ZMW: 2,
+  MWK: 2,
+  ETB: 2,
+  EGP: 2,
+  MAD: 2,
+  USD: 2,
+  EUR: 2,
+  GBP: 2,
+  USDC: 6,
+  USDT: 6,
+} as const;
+
+export type Currency = keyof typeof CURRENCY_EXPONENTS;
+export const SUPPORTED_CURRENCIES = Object.keys(CURRENCY_EXPONENTS) as Currency[];
+
+/** The largest amount we accept in minor units: PostgreSQL BIGINT's maximum. */
+export const AMOUNT_MINOR_MAX = 9_223_372_036_854_775_807n;
+
+export function isCurrency(value: string): value is Currency {
+  return Object.hasOwn(CURRENCY_EXPONENTS, value);
+}
+
+export function exponentOf(currency: Currency): number {
+  return CURRENCY_EXPONENTS[currency];
+}
+
+const DECIMAL_PATTERN = /^(\d+)(?:\.(\d+))?$/;
+
+/**
+ * Parses a wire amount into minor units. A string must be a plain non-negative decimal; a JSON number
+ * (the spec's form B) is accepted only when its shortest decimal form is exact at the exponent.
+ */
+export function parseAmount(value: unknown, currency: Currency, param = 'amount'): bigint {
+  let text: string;
+  if (typeof value === 'string') {
+    text = value;
+  } else if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw validationError(param, 'Amount must be a finite number.');
+    // JS prints the shortest round-tripping decimal, so 0.1 stays "0.1"; 1e21 and up use exponent form.
+    text = String(value);
+    if (/e/i.test(text)) throw validationError(param, 'Amount is out of range.', 'out_of_range');
+  } else {
+    throw validationError(param, 'Amount must be a decimal string such as "1500.00".', 'invalid_type');
+  }
+  if (text.startsWith('-')) throw validationError(param, 'Amount must be positive.', 'not_positive');
+  const match = DECIMAL_PATTERN.exec(text);
+  if (!match) throw validationError(param, `Amount '${text}' is not a decimal number.`, 'invalid_format');
+  const whole = match[1] ?? '0';
+  const fraction = match[2] ?? '';
+  const exponent = exponentOf(currency);
+  if (fraction.replace(/0+$/, '').length > exponent) {
+    throw validationError(
+      param,
+      `Amount has more than ${exponent} decimal places, the precision of ${currency}.`,
+      'too_precise',
+    );
+  }
+  const minor = BigInt(whole + fraction.padEnd(exponent, '0').slice(0, exponent));
+  if (minor > AMOUNT_MINOR_MAX) throw validationError(param, 'Amount is out of range.', 'out_of_range');
+  return minor;
+}
+
+/** Renders minor units at the currency's exact exponent: 150000n KES → "1500.00". */
+export function formatAmount(minor: bigint, currency: Currency): string {
+  const exponent = exponentOf(currency);
+  const negative = minor < 0n;
+  const digits = (negative ? -minor : minor).toString().padStart(exponent + 1, '0');
+  const whole = digits.slice(0, digits.length - exponent);
+  const fraction = digits.slice(digits.length - exponent);
+  return `${negative ? '-' : ''}${whole}${exponent > 0 ? `.${fraction}` : ''}`;
+}

@@ -1,0 +1,120 @@
+/**
+ * The HTTP edge as a function from dependencies to a Fastify instance. Tests `inject` into it;
+ * src/main.ts listens. Nothing here touches the database at construction.
+ */
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { Deps } from '../app/deps.ts';
+import { REQUEST_BODY_BYTES_MAX, REQUEST_TIMEOUT_MS } from '../config.ts';
+import { AppError } from '../domain/errors.ts';
+import { registerAuth } from './auth.ts';
+import { createHttpMetrics } from './metrics.ts';
+import { OPENAPI_DOCUMENT_BASE } from './openapi.ts';
+import { sendProblem, toAppError } from './problems.ts';
+import { customerRoutes } from './routes/customers.ts';
+import { systemRoutes } from './routes/system.ts';
+import { walletRoutes } from './routes/wallets.ts';
+import { SHARED_SCHEMAS } from './schemas.ts';
+import { validatorCompiler } from './validation.ts';
+
+export interface BuildAppOptions {
+  deps: Deps;
+  logger?: FastifyServerOptions['logger'];
+}
+
+/** Turns a route pattern such as /v1/wallets/:id into a matcher for concrete paths. */
+function patternMatcher(url: string): RegExp {
+  const escaped = url
+    .split('/')
+    .map((segment) => (segment.startsWith(':') ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+    .join('/');
+  return new RegExp(`^${escaped}/?$`);
+}
+
+export async function buildApp({ deps, logger = false }: BuildAppOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger,
+    bodyLimit: REQUEST_BODY_BYTES_MAX,
+    requestTimeout: REQUEST_TIMEOUT_MS,
+    genReqId: () => deps.newId('request'),
+    requestIdHeader: false,
+    return503OnClosing: true,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
+
+  const routesByMethod: { method: string; matcher: RegExp }[] = [];
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    for (const method of methods) routesByMethod.push({ method, matcher: patternMatcher(route.url) });
+  });
+
+  const metrics = createHttpMetrics();
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('Request-Id', request.id);
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    metrics.observe(
+      request.method,
+      request.routeOptions.url ?? 'unmatched',
+      reply.statusCode,
+      reply.elapsedTime,
+    );
+  });
+  registerAuth(app, deps);
+
+  app.setErrorHandler((error, request, reply) => {
+    const appError = toAppError(error);
+    if (appError.status >= 500) request.log.error({ err: error }, 'request failed');
+    return sendProblem(request, reply, appError);
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '';
+    const allowed = [...new Set(routesByMethod.filter((r) => r.matcher.test(path)).map((r) => r.method))];
+    if (allowed.length > 0) {
+      reply.header('Allow', allowed.join(', '));
+      return sendProblem(
+        request,
+        reply,
+        new AppError({
+          status: 405,
+          code: 'method_not_allowed',
+          title: 'Method not allowed',
+          detail: `${request.method} is not supported on ${path}; use ${allowed.join(', ')}.`,
+        }),
+      );
+    }
+    return sendProblem(
+      request,
+      reply,
+      new AppError({
+        status: 404,
+        code: 'route_not_found',
+        title: 'Not found',
+        detail: `There is no route ${request.method} ${path}. See /docs for the API reference.`,
+      }),
+    );
+  });
+
+  await app.register(swagger, {
+    openapi: OPENAPI_DOCUMENT_BASE,
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `Schema${i}`) },
+  });
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    uiConfig: { validatorUrl: null, deepLinking: true },
+    staticCSP: true,
+    // The reference page reads the same document the API serves, so it works with no internet access.
+  });
+
+  systemRoutes(app, deps, metrics);
+  customerRoutes(app, deps);
+  walletRoutes(app, deps);
+
+  app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  await app.ready();
+  return app;
+}

@@ -1,0 +1,129 @@
+import type { FastifyInstance } from 'fastify';
+import type { Deps } from '../../app/deps.ts';
+import { type CreateWalletInput, createWallet, getWallet, listWallets } from '../../app/wallets.ts';
+import { ID_PREFIXES } from '../../domain/ids.ts';
+import type { Currency } from '../../domain/money.ts';
+import { WALLET_STATUSES, type WalletStatus } from '../../domain/wallets.ts';
+import { BEARER_SECURITY, principalOf } from '../auth.ts';
+import { type ListQuery, pageRequestOf, presentBalance, presentList, presentWallet } from '../presenters.ts';
+import { problemResponses, READ_PROBLEMS, WRITE_PROBLEMS } from '../problems.ts';
+import {
+  currencySchema,
+  idempotencyHeadersSchema,
+  idSchema,
+  listEnvelopeSchema,
+  listQuerySchema,
+  walletCreateBodySchema,
+} from '../schemas.ts';
+import { sendWrite } from '../writes.ts';
+
+const TAGS = ['Wallets'];
+const walletParams = {
+  type: 'object',
+  required: ['id'],
+  properties: { id: idSchema(ID_PREFIXES.wallet, 'Wallet id.') },
+} as const;
+
+export function walletRoutes(app: FastifyInstance, deps: Deps): void {
+  app.post<{ Body: CreateWalletInput }>(
+    '/v1/wallets',
+    {
+      config: { scope: 'write' },
+      schema: {
+        operationId: 'createWallet',
+        summary: 'Create a wallet',
+        description:
+          'Creates a wallet of one currency for a customer of your organization, with zero balances. An `owner` of another organization is a 404.',
+        tags: TAGS,
+        security: BEARER_SECURITY,
+        headers: idempotencyHeadersSchema,
+        body: walletCreateBodySchema,
+        response: {
+          201: { description: 'The wallet.', $ref: 'Wallet#' },
+          ...problemResponses(...WRITE_PROBLEMS),
+        },
+      },
+    },
+    (request, reply) =>
+      sendWrite(deps, request, reply, async (tx, organizationId) => ({
+        status: 201,
+        body: presentWallet(await createWallet(tx, deps, organizationId, request.body)),
+      })),
+  );
+
+  app.get<{ Querystring: ListQuery & { owner?: string; currency?: Currency; status?: WalletStatus } }>(
+    '/v1/wallets',
+    {
+      config: { scope: 'read' },
+      schema: {
+        operationId: 'listWallets',
+        summary: 'List wallets',
+        description:
+          'Newest first, with cursor pagination; filter by owner, currency, status and creation time.',
+        tags: TAGS,
+        security: BEARER_SECURITY,
+        querystring: listQuerySchema(ID_PREFIXES.wallet, {
+          owner: idSchema(ID_PREFIXES.customer, 'Only wallets of this customer.'),
+          currency: currencySchema,
+          status: { type: 'string', enum: WALLET_STATUSES },
+        }),
+        response: {
+          200: listEnvelopeSchema('Wallet', 'A page of wallets.'),
+          ...problemResponses(...READ_PROBLEMS.filter((s) => s !== 404)),
+        },
+      },
+    },
+    async (request) => {
+      const { owner, currency, status } = request.query;
+      const page = await listWallets(deps, principalOf(request).organizationId, {
+        ...pageRequestOf(request.query),
+        ownerId: owner,
+        currency,
+        status,
+      });
+      return presentList(page, presentWallet);
+    },
+  );
+
+  app.get<{ Params: { id: string } }>(
+    '/v1/wallets/:id',
+    {
+      config: { scope: 'read' },
+      schema: {
+        operationId: 'getWallet',
+        summary: 'Retrieve a wallet',
+        tags: TAGS,
+        security: BEARER_SECURITY,
+        params: walletParams,
+        response: {
+          200: { description: 'The wallet.', $ref: 'Wallet#' },
+          ...problemResponses(...READ_PROBLEMS),
+        },
+      },
+    },
+    async (request) =>
+      presentWallet(await getWallet(deps, principalOf(request).organizationId, request.params.id)),
+  );
+
+  app.get<{ Params: { id: string } }>(
+    '/v1/wallets/:id/balance',
+    {
+      config: { scope: 'read' },
+      schema: {
+        operationId: 'getWalletBalance',
+        summary: "Retrieve a wallet's balance",
+        description:
+          '`available` = `current` − `pending`; all three are decimal strings in the wallet currency.',
+        tags: TAGS,
+        security: BEARER_SECURITY,
+        params: walletParams,
+        response: {
+          200: { description: 'The balance.', $ref: 'Balance#' },
+          ...problemResponses(...READ_PROBLEMS),
+        },
+      },
+    },
+    async (request) =>
+      presentBalance(await getWallet(deps, principalOf(request).organizationId, request.params.id)),
+  );
+}

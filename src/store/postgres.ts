@@ -1,0 +1,90 @@
+/** The server driver: node-postgres against PostgreSQL (DATABASE_URL). */
+import pg from 'pg';
+import { PG_CONNECT_TIMEOUT_MS, PG_POOL_CONNECTIONS_MAX } from '../config.ts';
+import type { Queryable, Row, Store } from './store.ts';
+
+// BIGINT (int8) stays a string from the driver; repositories turn it into bigint, never a JS number.
+const INT8_OID = 20;
+pg.types.setTypeParser(INT8_OID, (value: string) => value);
+
+export interface PostgresStoreOptions {
+  connectionString: string;
+  /** A schema to put first on the search_path: tests give each file its own. */
+  schema?: string | undefined;
+  poolConnectionsMax?: number | undefined;
+}
+
+function wrapClient(client: pg.PoolClient | pg.Pool): Queryable {
+  return {
+    async query<R extends Row>(sql: string, params: readonly unknown[] = []): Promise<R[]> {
+      const result = await client.query<R>(sql, params as unknown[]);
+      return result.rows;
+    },
+    async exec(sql: string): Promise<void> {
+      await client.query(sql);
+    },
+  };
+}
+
+export async function openPostgresStore(options: PostgresStoreOptions): Promise<Store> {
+  const pool = new pg.Pool({
+    connectionString: options.connectionString,
+    max: options.poolConnectionsMax ?? PG_POOL_CONNECTIONS_MAX,
+    connectionTimeoutMillis: PG_CONNECT_TIMEOUT_MS,
+    options: options.schema ? `-c search_path=${options.schema}` : undefined,
+  });
+  // An idle client that loses its server must not crash the process; the next checkout reconnects.
+  pool.on('error', () => {});
+  const base = wrapClient(pool);
+  return {
+    driver: 'postgres',
+    query: base.query,
+    exec: base.exec,
+    async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+      const client = await pool.connect();
+      let broken = false;
+      try {
+        await client.query('BEGIN');
+        const result = await fn(wrapClient(client));
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        try {
+          await client.query('ROLLBACK');
+        } catch {
+          broken = true;
+        }
+        throw error;
+      } finally {
+        client.release(broken);
+      }
+    },
+    close: () => pool.end(),
+  };
+}
+
+const SCHEMA_NAME_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/** Creates (or drops) a schema: each test file, or each isolated tenant of a shared server, gets its own. */
+export async function createSchema(connectionString: string, schema: string): Promise<void> {
+  await withClient(connectionString, (client) => client.query(`CREATE SCHEMA IF NOT EXISTS ${checked(schema)}`));
+}
+
+export async function dropSchema(connectionString: string, schema: string): Promise<void> {
+  await withClient(connectionString, (client) => client.query(`DROP SCHEMA IF EXISTS ${checked(schema)} CASCADE`));
+}
+
+function checked(schema: string): string {
+  if (!SCHEMA_NAME_PATTERN.test(schema)) throw new Error(`invalid schema name '${schema}'`);
+  return schema;
+}
+
+async function withClient<T>(connectionString: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString, connectionTimeoutMillis: PG_CONNECT_TIMEOUT_MS });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}

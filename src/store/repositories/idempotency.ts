@@ -1,0 +1,97 @@
+import type { Queryable } from '../store.ts';
+import { toDate, toJsonObject } from './rows.ts';
+
+export interface IdempotencyRecord {
+  organizationId: string;
+  key: string;
+  fingerprint: string;
+  method: string;
+  path: string;
+  responseStatus: number;
+  responseBody: unknown;
+  createdAt: Date;
+}
+
+/**
+ * Takes the per-key transaction lock without waiting. False means another transaction holds the key now:
+ * the caller answers 409 instead of queueing behind it. Released at commit or rollback.
+ */
+export async function tryLockIdempotencyKey(
+  db: Queryable,
+  organizationId: string,
+  key: string,
+): Promise<boolean> {
+  const [row] = await db.query<{ locked: boolean }>(
+    'SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS locked',
+    [`idempotency:${organizationId}:${key}`],
+  );
+  return row?.locked === true;
+}
+
+export async function findIdempotencyRecord(
+  db: Queryable,
+  organizationId: string,
+  key: string,
+): Promise<IdempotencyRecord | undefined> {
+  const [row] = await db.query(
+    `SELECT organization_id, idempotency_key, fingerprint, method, path, response_status, response_body, created_at
+       FROM idempotency_records WHERE organization_id = $1 AND idempotency_key = $2`,
+    [organizationId, key],
+  );
+  return (
+    row && {
+      organizationId: String(row.organization_id),
+      key: String(row.idempotency_key),
+      fingerprint: String(row.fingerprint),
+      method: String(row.method),
+      path: String(row.path),
+      responseStatus: Number(row.response_status),
+      responseBody: toJsonObject(row.response_body),
+      createdAt: toDate(row.created_at),
+    }
+  );
+}
+
+export async function deleteIdempotencyRecord(
+  db: Queryable,
+  organizationId: string,
+  key: string,
+): Promise<void> {
+  await db.query('DELETE FROM idempotency_records WHERE organization_id = $1 AND idempotency_key = $2', [
+    organizationId,
+    key,
+  ]);
+}
+
+export async function insertIdempotencyRecord(db: Queryable, r: IdempotencyRecord): Promise<void> {
+  await db.query(
+    `INSERT INTO idempotency_records
+       (organization_id, idempotency_key, fingerprint, method, path, response_status, response_body, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8)`,
+    [
+      r.organizationId,
+      r.key,
+      r.fingerprint,
+      r.method,
+      r.path,
+      r.responseStatus,
+      JSON.stringify(r.responseBody),
+      r.createdAt,
+    ],
+  );
+}
+
+/** Deletes up to rowsMax records created before the cutoff; returns how many went. */
+export async function pruneIdempotencyRecords(
+  db: Queryable,
+  createdBefore: Date,
+  rowsMax: number,
+): Promise<number> {
+  const rows = await db.query(
+    `DELETE FROM idempotency_records WHERE ctid IN (
+       SELECT ctid FROM idempotency_records WHERE created_at < $1 LIMIT $2
+     ) RETURNING 1`,
+    [createdBefore, rowsMax],
+  );
+  return rows.length;
+}

@@ -1,0 +1,34 @@
+/**
+ * The one interface over both drivers. Everything else in the store speaks PostgreSQL SQL through it;
+ * no SQL lives outside src/store.
+ */
+export type Row = Record<string, unknown>;
+
+export interface Queryable {
+  /** One statement with $n parameters. */
+  query<R extends Row = Row>(sql: string, params?: readonly unknown[]): Promise<R[]>;
+  /** A script of several statements without parameters (migrations). */
+  exec(sql: string): Promise<void>;
+}
+
+export interface Store extends Queryable {
+  readonly driver: 'pglite' | 'postgres';
+  /** Runs fn in one transaction: committed when it resolves, rolled back when it throws. */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+/** PostgreSQL SQLSTATEs the store reacts to. */
+export const SQLSTATE = {
+  uniqueViolation: '23505',
+  serializationFailure: '40001',
+  deadlockDetected: '40P01',
+} as const;
+
+export function sqlState(error: unknown): string | undefined {
+  if (typeof error === 'object' && error !== null && 'code' in error) {
+    const code = (error as { code: unknown }).code;
+    return typeof code === 'string' ? code : undefined;
+  }
+  return undefined;
+}
