@@ -1,5 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, BACKENDS, createCustomer, newOrganizationKey, startTestApp, type TestApp } from './support/harness.ts';
+import {
+  api,
+  BACKENDS,
+  createCustomer,
+  newOrganizationKey,
+  startTestApp,
+  type TestApp,
+} from './support/harness.ts';
 
 describe.each(BACKENDS)('wallets on %s', (backend) => {
   let t: TestApp;
@@ -78,7 +85,9 @@ describe.each(BACKENDS)('wallets on %s', (backend) => {
 
   it('bounds metadata', async () => {
     const tooMany = Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`k${i}`, 'v']));
-    const response = await api(t, 'POST', '/v1/wallets', { body: { owner, currency: 'KES', metadata: tooMany } });
+    const response = await api(t, 'POST', '/v1/wallets', {
+      body: { owner, currency: 'KES', metadata: tooMany },
+    });
     expect(response.statusCode).toBe(400);
     expect(response.data.param).toBe('metadata');
 
@@ -131,7 +140,9 @@ describe.each(BACKENDS)('wallets on %s', (backend) => {
     const pageOwner = await createCustomer(t, t.key, 'Pager');
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) {
-      const r = await api(t, 'POST', '/v1/wallets', { body: { owner: pageOwner, currency: i % 2 ? 'UGX' : 'KES' } });
+      const r = await api(t, 'POST', '/v1/wallets', {
+        body: { owner: pageOwner, currency: i % 2 ? 'UGX' : 'KES' },
+      });
       ids.push(r.data.id);
     }
     const newestFirst = [...ids].reverse();
@@ -139,9 +150,17 @@ describe.each(BACKENDS)('wallets on %s', (backend) => {
     expect(first.statusCode).toBe(200);
     expect(first.data).toMatchObject({ object: 'list', has_more: true });
     expect(first.data.data.map((w: { id: string }) => w.id)).toEqual(newestFirst.slice(0, 2));
-    const second = await api(t, 'GET', `/v1/wallets?owner=${pageOwner}&limit=2&starting_after=${first.data.next_cursor}`);
+    const second = await api(
+      t,
+      'GET',
+      `/v1/wallets?owner=${pageOwner}&limit=2&starting_after=${first.data.next_cursor}`,
+    );
     expect(second.data.data.map((w: { id: string }) => w.id)).toEqual(newestFirst.slice(2, 4));
-    const third = await api(t, 'GET', `/v1/wallets?owner=${pageOwner}&limit=2&starting_after=${second.data.next_cursor}`);
+    const third = await api(
+      t,
+      'GET',
+      `/v1/wallets?owner=${pageOwner}&limit=2&starting_after=${second.data.next_cursor}`,
+    );
     expect(third.data).toMatchObject({ has_more: false, next_cursor: null });
     expect(third.data.data.map((w: { id: string }) => w.id)).toEqual(newestFirst.slice(4));
 

@@ -67,11 +67,15 @@ const SCHEMA_NAME_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /** Creates (or drops) a schema: each test file, or each isolated tenant of a shared server, gets its own. */
 export async function createSchema(connectionString: string, schema: string): Promise<void> {
-  await withClient(connectionString, (client) => client.query(`CREATE SCHEMA IF NOT EXISTS ${checked(schema)}`));
+  await withClient(connectionString, (client) =>
+    client.query(`CREATE SCHEMA IF NOT EXISTS ${checked(schema)}`),
+  );
 }
 
 export async function dropSchema(connectionString: string, schema: string): Promise<void> {
-  await withClient(connectionString, (client) => client.query(`DROP SCHEMA IF EXISTS ${checked(schema)} CASCADE`));
+  await withClient(connectionString, (client) =>
+    client.query(`DROP SCHEMA IF EXISTS ${checked(schema)} CASCADE`),
+  );
 }
 
 function checked(schema: string): string {

@@ -1,0 +1,108 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { issueApiKey, revokeKey } from '../src/app/apiKeys.ts';
+import { api, BACKENDS, newOrganizationKey, startTestApp, type TestApp } from './support/harness.ts';
+
+/** Every authenticated route, so each auth check runs against all of them. */
+const ROUTES: { method: 'GET' | 'POST'; url: string; scope: 'read' | 'write'; body?: unknown }[] = [
+  { method: 'GET', url: '/v1/customers', scope: 'read' },
+  { method: 'GET', url: '/v1/customers/cus_01m80v1f31hmw57sgkdkcnyxra', scope: 'read' },
+  { method: 'POST', url: '/v1/customers', scope: 'write', body: { type: 'individual', name: 'A' } },
+  { method: 'GET', url: '/v1/wallets', scope: 'read' },
+  { method: 'GET', url: '/v1/wallets/wallet_01m80v1f31hmw57sgkdkcnyxra', scope: 'read' },
+  { method: 'GET', url: '/v1/wallets/wallet_01m80v1f31hmw57sgkdkcnyxra/balance', scope: 'read' },
+  {
+    method: 'POST',
+    url: '/v1/wallets',
+    scope: 'write',
+    body: { owner: 'cus_01m80v1f31hmw57sgkdkcnyxra', currency: 'KES' },
+  },
+];
+
+describe.each(BACKENDS)('authentication on %s', (backend) => {
+  let t: TestApp;
+  let revoked: string;
+  let readOnly: string;
+  beforeAll(async () => {
+    t = await startTestApp(backend);
+    const issued = await issueApiKey(t.deps, { organizationName: 'Revoked Org' });
+    await revokeKey(t.deps, issued.record.id);
+    revoked = issued.key;
+    readOnly = await newOrganizationKey(t, ['read']);
+  });
+  afterAll(() => t.close());
+
+  const cases: [string, (t: TestApp) => Record<string, string>, string][] = [
+    ['missing', () => ({}), 'api_key_missing'],
+    ['empty', () => ({ authorization: '' }), 'api_key_missing'],
+    ['not bearer', (t) => ({ authorization: `Basic ${t.key}` }), 'api_key_malformed'],
+    [
+      'bad prefix',
+      () => ({ authorization: 'Bearer pk_test_abcdefghijklmnopqrstuvwxyz' }),
+      'api_key_malformed',
+    ],
+    ['too short', () => ({ authorization: 'Bearer sk_sandbox_abc' }), 'api_key_malformed'],
+    ['unknown', () => ({ authorization: `Bearer sk_sandbox_${'Z'.repeat(32)}` }), 'invalid_api_key'],
+    [
+      'live key in sandbox',
+      () => ({ authorization: `Bearer sk_live_${'Z'.repeat(32)}` }),
+      'api_key_environment_mismatch',
+    ],
+  ];
+
+  for (const route of ROUTES) {
+    it(`${route.method} ${route.url}: refuses bad keys with distinct 401 codes`, async () => {
+      for (const [label, headers, code] of cases) {
+        const response = await api(t, route.method, route.url, {
+          key: null,
+          headers: headers(t),
+          body: route.body,
+        });
+        expect(response.statusCode, label).toBe(401);
+        expect(response.headers['content-type'], label).toContain('application/problem+json');
+        expect(response.data.code, label).toBe(code);
+        expect(response.data.request_id, label).toBe(response.headers['request-id']);
+      }
+      const revokedResponse = await api(t, route.method, route.url, { key: revoked, body: route.body });
+      expect(revokedResponse.statusCode).toBe(401);
+      expect(revokedResponse.data.code).toBe('api_key_revoked');
+    });
+
+    it(`${route.method} ${route.url}: checks the '${route.scope}' scope`, async () => {
+      const response = await api(t, route.method, route.url, { key: readOnly, body: route.body });
+      if (route.scope === 'write') {
+        expect(response.statusCode).toBe(403);
+        expect(response.data.code).toBe('insufficient_permissions');
+      } else {
+        expect([200, 404]).toContain(response.statusCode);
+      }
+    });
+  }
+
+  it('rejects the request before validating its body', async () => {
+    const response = await api(t, 'POST', '/v1/wallets', { key: null, body: { nonsense: true } });
+    expect(response.statusCode).toBe(401);
+  });
+
+  it('leaves health, readiness, docs and the OpenAPI document public', async () => {
+    for (const url of ['/healthz', '/readyz', '/v1/openapi.json', '/metrics']) {
+      const response = await api(t, 'GET', url, { key: null });
+      expect(response.statusCode, url).toBe(200);
+    }
+  });
+});
+
+describe.each(BACKENDS)('a production deployment on %s', (backend) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp(backend, 'production');
+  });
+  afterAll(() => t.close());
+
+  it('accepts live keys and refuses sandbox keys with api_key_environment_mismatch', async () => {
+    expect(t.key).toMatch(/^sk_live_/);
+    expect((await api(t, 'GET', '/v1/wallets')).statusCode).toBe(200);
+    const sandbox = await api(t, 'GET', '/v1/wallets', { key: `sk_sandbox_${'A'.repeat(32)}` });
+    expect(sandbox.statusCode).toBe(401);
+    expect(sandbox.data.code).toBe('api_key_environment_mismatch');
+  });
+});

@@ -1,0 +1,114 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REQUEST_BODY_BYTES_MAX } from '../src/config.ts';
+import { api, BACKENDS, createCustomer, startTestApp, type TestApp } from './support/harness.ts';
+
+describe.each(BACKENDS)('bad input on %s', (backend) => {
+  let t: TestApp;
+  let owner: string;
+  beforeAll(async () => {
+    t = await startTestApp(backend);
+    owner = await createCustomer(t);
+  });
+  afterAll(() => t.close());
+
+  const raw = (payload: string, contentType = 'application/json', url = '/v1/wallets') =>
+    api(t, 'POST', url, { body: payload, headers: { 'content-type': contentType } });
+
+  function expectProblem(response: Awaited<ReturnType<typeof api>>, status: number, code: string) {
+    expect(response.statusCode).toBe(status);
+    expect(response.headers['content-type']).toContain('application/problem+json');
+    expect(response.data).toMatchObject({ status, code, type: `urn:mkoba:error:${code}` });
+    expect(typeof response.data.title).toBe('string');
+    expect(typeof response.data.detail).toBe('string');
+    expect(Array.isArray(response.data.errors)).toBe(true);
+    expect(response.data.request_id).toBe(response.headers['request-id']);
+  }
+
+  it('malformed JSON is a 400 malformed_json', async () => {
+    expectProblem(await raw('{"owner": '), 400, 'malformed_json');
+    expectProblem(await raw('{owner: 1}'), 400, 'malformed_json');
+    expectProblem(await raw(''), 400, 'malformed_json');
+  });
+
+  it('a body that is not an object is a validation error', async () => {
+    for (const payload of ['null', '[]', '"text"', '42', 'true']) {
+      const response = await raw(payload);
+      expectProblem(response, 400, 'validation_error');
+    }
+  });
+
+  it('a wrong Content-Type is a 415', async () => {
+    const response = await raw(JSON.stringify({ owner, currency: 'KES' }), 'text/plain');
+    expectProblem(response, 415, 'unsupported_media_type');
+    expect(response.data.param).toBe('Content-Type');
+    expectProblem(await raw('owner=x', 'application/x-www-form-urlencoded'), 415, 'unsupported_media_type');
+  });
+
+  it('a body over the size limit is a 413 and writes nothing', async () => {
+    const huge = JSON.stringify({
+      owner,
+      currency: 'KES',
+      metadata: { big: 'x'.repeat(REQUEST_BODY_BYTES_MAX) },
+    });
+    expectProblem(await raw(huge), 413, 'payload_too_large');
+  });
+
+  it('wrong types name the field', async () => {
+    for (const [body, param] of [
+      [{ owner: 123, currency: 'KES' }, 'owner'],
+      [{ owner, currency: ['KES'] }, 'currency'],
+      [{ owner, currency: 'KES', metadata: 'x' }, 'metadata'],
+      [{ owner, currency: 'KES', metadata: { a: null } }, 'metadata.a'],
+      [{ owner, currency: null }, 'currency'],
+    ] as const) {
+      const response = await api(t, 'POST', '/v1/wallets', { body });
+      expectProblem(response, 400, 'validation_error');
+      expect(response.data.param, JSON.stringify(body)).toBe(param);
+    }
+  });
+
+  it('prototype pollution attempts are refused, not executed', async () => {
+    const response = await raw(`{"owner":"${owner}","currency":"KES","__proto__":{"admin":true}}`);
+    expect(response.statusCode).toBe(400);
+    expect(response.headers['content-type']).toContain('application/problem+json');
+    expect(({} as Record<string, unknown>).admin).toBeUndefined();
+  });
+
+  it('customers: type, name, email and phone are validated', async () => {
+    for (const [body, param] of [
+      [{ type: 'robot', name: 'R2' }, 'type'],
+      [{ type: 'individual' }, 'name'],
+      [{ type: 'individual', name: '' }, 'name'],
+      [{ type: 'individual', name: 'x'.repeat(201) }, 'name'],
+      [{ type: 'individual', name: 'A', email: 'not-an-email' }, 'email'],
+      [{ type: 'individual', name: 'A', phone: '0712345678' }, 'phone'],
+      [{ type: 'individual', name: 'A', kyc_status: 'verified' }, 'kyc_status'],
+    ] as const) {
+      const response = await api(t, 'POST', '/v1/customers', { body });
+      expectProblem(response, 400, 'validation_error');
+      expect(response.data.param, JSON.stringify(body)).toBe(param);
+    }
+  });
+
+  it('unknown routes are 404 route_not_found and wrong methods 405 with Allow', async () => {
+    expectProblem(await api(t, 'GET', '/v1/nothing-here'), 404, 'route_not_found');
+    expectProblem(await api(t, 'GET', '/nope', { key: null }), 404, 'route_not_found');
+    const wrongMethod = await api(t, 'DELETE', '/v1/wallets');
+    expectProblem(wrongMethod, 405, 'method_not_allowed');
+    expect(wrongMethod.headers.allow).toContain('GET');
+    expect(wrongMethod.headers.allow).toContain('POST');
+    const patchWallet = await api(t, 'PUT', '/v1/wallets/wallet_01m80v1f31hmw57sgkdkcnyxra');
+    expectProblem(patchWallet, 405, 'method_not_allowed');
+  });
+
+  it('no failed write leaves a partial record behind', async () => {
+    const before = (await api(t, 'GET', '/v1/wallets?limit=100')).data.data.length;
+    await raw('{"owner": ');
+    await api(t, 'POST', '/v1/wallets', { body: { owner, currency: 'XXX' } });
+    await api(t, 'POST', '/v1/wallets', {
+      body: { owner: 'cus_01m80v1f31hmw57sgkdkcnyxra', currency: 'KES' },
+    });
+    const after = (await api(t, 'GET', '/v1/wallets?limit=100')).data.data.length;
+    expect(after).toBe(before);
+  });
+});

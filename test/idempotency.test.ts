@@ -1,0 +1,139 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pruneExpiredIdempotencyRecords } from '../src/workers/idempotencyPruner.ts';
+import {
+  api,
+  BACKENDS,
+  createCustomer,
+  newOrganizationKey,
+  startTestApp,
+  type TestApp,
+} from './support/harness.ts';
+
+describe.each(BACKENDS)('Idempotency-Key on %s', (backend) => {
+  let t: TestApp;
+  let owner: string;
+  beforeAll(async () => {
+    t = await startTestApp(backend);
+    owner = await createCustomer(t);
+  });
+  afterAll(() => t.close());
+
+  const walletCount = async (forOwner: string) =>
+    (await api(t, 'GET', `/v1/wallets?owner=${forOwner}&limit=100`)).data.data.length as number;
+
+  it('replays the original response for a retry with the same key and body', async () => {
+    const headers = { 'idempotency-key': 'wallet-create-1' };
+    const first = await api(t, 'POST', '/v1/wallets', { body: { owner, currency: 'KES' }, headers });
+    expect(first.statusCode).toBe(201);
+    expect(first.headers['idempotent-replayed']).toBeUndefined();
+    // Key order in the body does not change the fingerprint.
+    const second = await api(t, 'POST', '/v1/wallets', { body: { currency: 'KES', owner }, headers });
+    expect(second.statusCode).toBe(201);
+    expect(second.headers['idempotent-replayed']).toBe('true');
+    expect(second.data).toEqual(first.data);
+    expect(await walletCount(owner)).toBe(1);
+  });
+
+  it('answers 422 idempotency_key_reused when the key comes back with another body or path', async () => {
+    const headers = { 'idempotency-key': 'reused-key' };
+    await api(t, 'POST', '/v1/wallets', { body: { owner, currency: 'KES' }, headers });
+    const otherBody = await api(t, 'POST', '/v1/wallets', { body: { owner, currency: 'UGX' }, headers });
+    expect(otherBody.statusCode).toBe(422);
+    expect(otherBody.data).toMatchObject({ code: 'idempotency_key_reused', param: 'Idempotency-Key' });
+    const otherPath = await api(t, 'POST', '/v1/customers', {
+      body: { type: 'individual', name: 'X' },
+      headers,
+    });
+    expect(otherPath.statusCode).toBe(422);
+  });
+
+  it('scopes keys per organization', async () => {
+    const otherKey = await newOrganizationKey(t);
+    const otherOwner = await createCustomer(t, otherKey);
+    const headers = { 'idempotency-key': 'shared-by-two-orgs' };
+    const mine = await api(t, 'POST', '/v1/wallets', { body: { owner, currency: 'UGX' }, headers });
+    const theirs = await api(t, 'POST', '/v1/wallets', {
+      key: otherKey,
+      body: { owner: otherOwner, currency: 'UGX' },
+      headers,
+    });
+    expect(mine.statusCode).toBe(201);
+    expect(theirs.statusCode).toBe(201);
+    expect(theirs.headers['idempotent-replayed']).toBeUndefined();
+    expect(theirs.data.id).not.toBe(mine.data.id);
+  });
+
+  it('records a failure the operation raised and replays it; validation failures are not recorded', async () => {
+    const headers = { 'idempotency-key': 'missing-owner' };
+    const body = { owner: 'cus_01m80v1f31hmw57sgkdkcnyxra', currency: 'KES' };
+    const first = await api(t, 'POST', '/v1/wallets', { body, headers });
+    expect(first.statusCode).toBe(404);
+    expect(first.headers['idempotent-replayed']).toBeUndefined();
+    const again = await api(t, 'POST', '/v1/wallets', { body, headers });
+    expect(again.statusCode).toBe(404);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.data.code).toBe('resource_missing');
+
+    const invalidHeaders = { 'idempotency-key': 'fix-and-retry' };
+    const invalid = await api(t, 'POST', '/v1/wallets', {
+      body: { owner, currency: 'NOPE' },
+      headers: invalidHeaders,
+    });
+    expect(invalid.statusCode).toBe(400);
+    const corrected = await api(t, 'POST', '/v1/wallets', {
+      body: { owner, currency: 'KES' },
+      headers: invalidHeaders,
+    });
+    expect(corrected.statusCode).toBe(201);
+  });
+
+  it('validates the key itself', async () => {
+    for (const key of ['x'.repeat(256), 'has space', 'tab\tkey', 'ünïcode']) {
+      const response = await api(t, 'POST', '/v1/wallets', {
+        body: { owner, currency: 'KES' },
+        headers: { 'idempotency-key': key },
+      });
+      expect(response.statusCode, key).toBe(400);
+      expect(response.data.param, key).toBe('Idempotency-Key');
+    }
+  });
+
+  it('lets exactly one of 20 concurrent requests with one key create the wallet', async () => {
+    const racer = await createCustomer(t, t.key, 'Racer');
+    const headers = { 'idempotency-key': `race-${backend}` };
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        api(t, 'POST', '/v1/wallets', { body: { owner: racer, currency: 'KES' }, headers }),
+      ),
+    );
+    const created = responses.filter((r) => r.statusCode === 201);
+    const inFlight = responses.filter((r) => r.statusCode === 409);
+    expect(created.length + inFlight.length).toBe(20);
+    expect(created.length).toBeGreaterThanOrEqual(1);
+    const ids = new Set(created.map((r) => r.data.id));
+    expect(ids.size).toBe(1);
+    for (const r of inFlight) {
+      expect(r.data.code).toBe('idempotency_key_in_flight');
+      expect(Number(r.headers['retry-after'])).toBeGreaterThan(0);
+    }
+    expect(created.filter((r) => r.headers['idempotent-replayed'] === undefined)).toHaveLength(1);
+    expect(await walletCount(racer)).toBe(1);
+  });
+
+  it('prunes records past the retention window, after which the key is fresh', async () => {
+    const headers = { 'idempotency-key': 'old-key' };
+    const first = await api(t, 'POST', '/v1/customers', {
+      body: { type: 'business', name: 'Old Co' },
+      headers,
+    });
+    const later = { ...t.deps, now: () => new Date(Date.now() + 25 * 3_600_000) };
+    expect(await pruneExpiredIdempotencyRecords(later)).toBeGreaterThanOrEqual(1);
+    const again = await api(t, 'POST', '/v1/customers', {
+      body: { type: 'business', name: 'Old Co' },
+      headers,
+    });
+    expect(again.statusCode).toBe(201);
+    expect(again.headers['idempotent-replayed']).toBeUndefined();
+    expect(again.data.id).not.toBe(first.data.id);
+  });
+});
