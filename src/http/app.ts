@@ -10,7 +10,13 @@ import { REQUEST_BODY_BYTES_MAX, REQUEST_TIMEOUT_MS } from '../config.ts';
 import { AppError } from '../domain/errors.ts';
 import { registerAuth } from './auth.ts';
 import { createHttpMetrics } from './metrics.ts';
-import { OPENAPI_DOCUMENT_BASE } from './openapi.ts';
+import {
+  DOCS_CONTENT_SECURITY_POLICY,
+  DOCS_ROUTE_PREFIX,
+  documentForReferencePage,
+  documentRouteSchema,
+  OPENAPI_DOCUMENT_BASE,
+} from './openapi.ts';
 import { sendProblem, toAppError } from './problems.ts';
 import { customerRoutes } from './routes/customers.ts';
 import { systemRoutes } from './routes/system.ts';
@@ -101,13 +107,17 @@ export async function buildApp({ deps, logger = false }: BuildAppOptions): Promi
 
   await app.register(swagger, {
     openapi: OPENAPI_DOCUMENT_BASE,
+    transform: documentRouteSchema,
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `Schema${i}`) },
   });
+  // The reference page and its assets (swagger-ui-dist) are served by this process, so it works with
+  // no internet access; it reads the same document as /v1/openapi.json from ${DOCS_ROUTE_PREFIX}/json.
   await app.register(swaggerUi, {
-    routePrefix: '/docs',
+    routePrefix: DOCS_ROUTE_PREFIX,
     uiConfig: { validatorUrl: null, deepLinking: true },
-    staticCSP: true,
-    // The reference page reads the same document the API serves, so it works with no internet access.
+    theme: { title: `${OPENAPI_DOCUMENT_BASE.info.title} reference` },
+    staticCSP: DOCS_CONTENT_SECURITY_POLICY,
+    transformSpecification: (document) => documentForReferencePage(document),
   });
 
   systemRoutes(app, deps, metrics);

@@ -1,4 +1,5 @@
 /** The fixed parts of the OpenAPI 3.1 document; paths and schemas come from the route definitions. */
+import type { FastifySchema } from 'fastify';
 import { PORT_DEFAULT } from '../config.ts';
 
 export const API_VERSION = '2026-11-22';
@@ -29,3 +30,74 @@ export const OPENAPI_DOCUMENT_BASE = {
     },
   },
 };
+
+/** Where the reference page is served; its assets are under `${DOCS_ROUTE_PREFIX}/static/`. */
+export const DOCS_ROUTE_PREFIX = '/docs';
+
+/**
+ * The reference page loads nothing from another origin: every script, style, font and image is served
+ * by this process (Swagger UI's own logo and icons are inline `data:` images), so it works offline.
+ * Unlike @fastify/swagger-ui's default policy, it allows no `https:` styles or fonts and does not send
+ * `upgrade-insecure-requests`, which breaks the page over plain HTTP on any host but localhost.
+ */
+export const DOCS_CONTENT_SECURITY_POLICY = [
+  "default-src 'self'",
+  "base-uri 'self'",
+  "connect-src 'self'",
+  "font-src 'self' data:",
+  "form-action 'self'",
+  "frame-ancestors 'self'",
+  "img-src 'self' data:",
+  "object-src 'none'",
+  "script-src 'self'",
+  "script-src-attr 'none'",
+  "style-src 'self'",
+].join('; ');
+
+/**
+ * The document as the reference page sees it: "Try it out" sends requests to the server that serves
+ * the page (a relative server URL), whatever host and port it was opened on.
+ */
+export function documentForReferencePage<T extends object>(document: T): T & { servers: object[] } {
+  return { ...document, servers: [{ url: '/', description: 'The server this page is served from' }] };
+}
+
+/** Request headers as the document spells them; route schemas name them in lower case. */
+export const DOCUMENTED_HEADER_NAMES = ['Idempotency-Key'] as const;
+
+const CANONICAL_HEADER_NAMES = new Map<string, string>(
+  DOCUMENTED_HEADER_NAMES.map((n) => [n.toLowerCase(), n]),
+);
+
+function canonicalHeaderName(name: string): string {
+  return CANONICAL_HEADER_NAMES.get(name.toLowerCase()) ?? name;
+}
+
+interface HeadersSchema {
+  properties?: Record<string, unknown>;
+  required?: string[];
+}
+
+/**
+ * @fastify/swagger's per-route transform: documents each request header under its canonical name
+ * (`Idempotency-Key`, not `idempotency-key`). Validation keeps using the route's own schema.
+ */
+export function documentRouteSchema({ schema, url }: { schema: FastifySchema | undefined; url: string }): {
+  schema: FastifySchema;
+  url: string;
+} {
+  const headers = schema?.headers as HeadersSchema | undefined;
+  if (schema === undefined || headers?.properties === undefined)
+    return { schema: schema as FastifySchema, url };
+  const properties = Object.fromEntries(
+    Object.entries(headers.properties).map(([name, property]) => [canonicalHeaderName(name), property]),
+  );
+  const required = headers.required?.map(canonicalHeaderName);
+  return {
+    url,
+    schema: {
+      ...schema,
+      headers: { ...headers, properties, ...(required === undefined ? {} : { required }) },
+    },
+  };
+}

@@ -154,27 +154,52 @@ export function toAppError(thrown: unknown): AppError {
   });
 }
 
+const PROBLEM_DESCRIPTIONS: Record<number, string> = {
+  400: 'Invalid request: a field, header or query parameter is wrong (`validation_error`, `malformed_json`).',
+  401: 'The API key is missing, malformed, unknown, revoked or of the other environment.',
+  403: 'The API key lacks the scope this operation needs (`insufficient_permissions`).',
+  404: 'No such resource in your organization (`resource_missing`).',
+  409: 'A request with this Idempotency-Key is still in progress (`idempotency_key_in_flight`).',
+  413: 'The body is over the size limit (`payload_too_large`).',
+  415: 'The body is not JSON (`unsupported_media_type`).',
+  422: 'The Idempotency-Key was used with a different request (`idempotency_key_reused`).',
+  500: 'An unexpected error (`internal_error`).',
+  503: 'The service cannot reach its database (`service_unavailable`).',
+};
+
+const RETRY_AFTER_HEADER = {
+  'Retry-After': {
+    type: 'integer',
+    minimum: 0,
+    description: 'Seconds to wait before retrying the request.',
+  },
+} as const;
+
+/** Response headers sent with some problems (see sendProblem), by status. */
+const PROBLEM_HEADERS: Record<number, Record<string, object>> = {
+  409: RETRY_AFTER_HEADER,
+  503: RETRY_AFTER_HEADER,
+};
+
+/**
+ * The OpenAPI responses of the given problem statuses: each an `application/problem+json` body that
+ * references the shared `Problem` schema, so the document names it as a component.
+ */
 export function problemResponses(...statuses: number[]) {
-  const descriptions: Record<number, string> = {
-    400: 'Invalid request: a field, header or query parameter is wrong (`validation_error`, `malformed_json`).',
-    401: 'The API key is missing, malformed, unknown, revoked or of the other environment.',
-    403: 'The API key lacks the scope this operation needs (`insufficient_permissions`).',
-    404: 'No such resource in your organization (`resource_missing`).',
-    409: 'A request with this Idempotency-Key is still in progress (`idempotency_key_in_flight`).',
-    413: 'The body is over the size limit (`payload_too_large`).',
-    415: 'The body is not JSON (`unsupported_media_type`).',
-    422: 'The Idempotency-Key was used with a different request (`idempotency_key_reused`).',
-    500: 'An unexpected error (`internal_error`).',
-    503: 'The service cannot reach its database (`service_unavailable`).',
-  };
   return Object.fromEntries(
-    statuses.map((status) => [
-      status,
-      {
-        description: descriptions[status] ?? 'Error',
-        content: { [PROBLEM_CONTENT_TYPE]: { schema: { $ref: 'Problem#' } } },
-      },
-    ]),
+    statuses.map((status) => {
+      const description = PROBLEM_DESCRIPTIONS[status];
+      if (description === undefined) throw new Error(`no problem description for HTTP status ${status}`);
+      const headers = PROBLEM_HEADERS[status];
+      return [
+        status,
+        {
+          description,
+          ...(headers === undefined ? {} : { headers }),
+          content: { [PROBLEM_CONTENT_TYPE]: { schema: { $ref: 'Problem#' } } },
+        },
+      ];
+    }),
   );
 }
 

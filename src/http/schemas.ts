@@ -41,6 +41,10 @@ export const currencySchema = {
 
 export const timestampSchema = { type: 'string', format: 'date-time' } as const;
 
+/**
+ * Header names are in lower case, as Node delivers them and as our validator compiler sees them (Fastify
+ * lower-cases header schemas only for its default compiler). The document spells them canonically.
+ */
 export const idempotencyHeadersSchema = {
   type: 'object',
   properties: {
@@ -53,12 +57,28 @@ export const idempotencyHeadersSchema = {
   },
 } as const;
 
+/** Headers of the success response of an idempotent POST. */
+export const idempotentWriteHeaders = {
+  'Idempotent-Replayed': {
+    type: 'string',
+    enum: ['true'],
+    description:
+      'Sent, as `true`, when this response is the stored result of an earlier request with the same `Idempotency-Key`.',
+  },
+} as const;
+
 export function listQuerySchema(prefix: IdPrefix, extra: Record<string, unknown> = {}) {
   return {
     type: 'object',
     additionalProperties: false,
     properties: {
-      limit: { type: 'integer', minimum: 1, maximum: PAGE_SIZE_MAX, default: PAGE_SIZE_DEFAULT },
+      limit: {
+        type: 'integer',
+        minimum: 1,
+        maximum: PAGE_SIZE_MAX,
+        default: PAGE_SIZE_DEFAULT,
+        description: `How many objects to return: 1 to ${PAGE_SIZE_MAX}, ${PAGE_SIZE_DEFAULT} by default.`,
+      },
       starting_after: {
         ...idSchema(
           prefix,

@@ -9,6 +9,7 @@ import { problemResponses, READ_PROBLEMS, WRITE_PROBLEMS } from '../problems.ts'
 import {
   customerCreateBodySchema,
   idempotencyHeadersSchema,
+  idempotentWriteHeaders,
   idSchema,
   listEnvelopeSchema,
   listQuerySchema,
@@ -31,7 +32,7 @@ export function customerRoutes(app: FastifyInstance, deps: Deps): void {
         headers: idempotencyHeadersSchema,
         body: customerCreateBodySchema,
         response: {
-          201: { description: 'The customer.', $ref: 'Customer#' },
+          201: { description: 'The customer.', headers: idempotentWriteHeaders, $ref: 'Customer#' },
           ...problemResponses(...WRITE_PROBLEMS),
         },
       },
@@ -54,7 +55,7 @@ export function customerRoutes(app: FastifyInstance, deps: Deps): void {
         tags: TAGS,
         security: BEARER_SECURITY,
         querystring: listQuerySchema(ID_PREFIXES.customer, {
-          type: { type: 'string', enum: CUSTOMER_TYPES },
+          type: { type: 'string', enum: CUSTOMER_TYPES, description: 'Only customers of this type.' },
         }),
         response: {
           200: listEnvelopeSchema('Customer', 'A page of customers.'),

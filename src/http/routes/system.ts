@@ -21,7 +21,7 @@ export function systemRoutes(app: FastifyInstance, deps: Deps, metrics: HttpMetr
         summary: 'Liveness: the process is up',
         tags: TAGS,
         security: [],
-        response: { 200: { description: 'Alive.', ...statusSchema } },
+        response: { 200: { description: 'Alive.', ...statusSchema }, ...problemResponses(500) },
       },
     },
     async () => ({ status: 'ok' }),
@@ -35,7 +35,10 @@ export function systemRoutes(app: FastifyInstance, deps: Deps, metrics: HttpMetr
         summary: 'Readiness: the database answers',
         tags: TAGS,
         security: [],
-        response: { 200: { description: 'Ready to serve.', ...statusSchema }, ...problemResponses(503) },
+        response: {
+          200: { description: 'Ready to serve.', ...statusSchema },
+          ...problemResponses(503, 500),
+        },
       },
     },
     async () => {
@@ -69,6 +72,7 @@ export function systemRoutes(app: FastifyInstance, deps: Deps, metrics: HttpMetr
             description: 'Prometheus text exposition format.',
             content: { 'text/plain': { schema: { type: 'string' } } },
           },
+          ...problemResponses(500),
         },
       },
     },

@@ -10,6 +10,7 @@ import { problemResponses, READ_PROBLEMS, WRITE_PROBLEMS } from '../problems.ts'
 import {
   currencySchema,
   idempotencyHeadersSchema,
+  idempotentWriteHeaders,
   idSchema,
   listEnvelopeSchema,
   listQuerySchema,
@@ -39,7 +40,7 @@ export function walletRoutes(app: FastifyInstance, deps: Deps): void {
         headers: idempotencyHeadersSchema,
         body: walletCreateBodySchema,
         response: {
-          201: { description: 'The wallet.', $ref: 'Wallet#' },
+          201: { description: 'The wallet.', headers: idempotentWriteHeaders, $ref: 'Wallet#' },
           ...problemResponses(...WRITE_PROBLEMS),
         },
       },
@@ -64,8 +65,8 @@ export function walletRoutes(app: FastifyInstance, deps: Deps): void {
         security: BEARER_SECURITY,
         querystring: listQuerySchema(ID_PREFIXES.wallet, {
           owner: idSchema(ID_PREFIXES.customer, 'Only wallets of this customer.'),
-          currency: currencySchema,
-          status: { type: 'string', enum: WALLET_STATUSES },
+          currency: { ...currencySchema, description: 'Only wallets of this currency.' },
+          status: { type: 'string', enum: WALLET_STATUSES, description: 'Only wallets in this status.' },
         }),
         response: {
           200: listEnvelopeSchema('Wallet', 'A page of wallets.'),

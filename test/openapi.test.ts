@@ -1,0 +1,277 @@
+/**
+ * The OpenAPI document: the committed openapi.json is the one generated from the route schemas, a real
+ * validator (Redocly) accepts it, the API serves it, and the /docs reference page works offline.
+ */
+import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../src/http/app.ts';
+import { documentationOnlyDeps } from '../src/main.ts';
+import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
+
+const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
+const DOCUMENT_FILE = 'openapi.json';
+const REDOCLY_BIN = fileURLToPath(new URL('../node_modules/.bin/redocly', import.meta.url));
+const LINT_TIMEOUT_MS = 30_000;
+const PROBLEM_CONTENT = { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } };
+const NAMED_COMPONENTS = ['Problem', 'Wallet', 'Balance', 'Customer'];
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+
+interface Operation {
+  method: string;
+  path: string;
+  operationId?: string;
+  summary?: string;
+  tags?: string[];
+  security?: Record<string, string[]>[];
+  parameters?: { name: string; in: string; schema?: unknown; description?: string }[];
+  requestBody?: unknown;
+  responses: Record<string, { description: string; headers?: Record<string, unknown>; content?: unknown }>;
+}
+
+/** Exactly what `mkoba openapi` writes. */
+function serialise(document: unknown): string {
+  return `${JSON.stringify(document, null, 2)}\n`;
+}
+
+function operationsOf(document: any): Operation[] {
+  return Object.entries(document.paths as Record<string, Record<string, object>>).flatMap(([path, item]) =>
+    Object.entries(item)
+      .filter(([method]) => HTTP_METHODS.includes(method))
+      .map(([method, operation]) => ({ ...(operation as Operation), method, path })),
+  );
+}
+
+function label(operation: Operation): string {
+  return `${operation.method.toUpperCase()} ${operation.path}`;
+}
+
+function takesInput(operation: Operation): boolean {
+  return (operation.parameters?.length ?? 0) > 0 || operation.requestBody !== undefined;
+}
+
+async function readCommitted(): Promise<string> {
+  return readFile(new URL(`../${DOCUMENT_FILE}`, import.meta.url), 'utf8');
+}
+
+describe('the committed OpenAPI document', () => {
+  let committedText: string;
+  let generatedText: string;
+  let document: any;
+  beforeAll(async () => {
+    // Built as `mkoba openapi` builds it: the document depends only on the route schemas.
+    const app = await buildApp({ deps: documentationOnlyDeps() });
+    generatedText = serialise(app.swagger());
+    await app.close();
+    committedText = await readCommitted();
+    document = JSON.parse(committedText);
+  });
+
+  it('is the document generated from the route schemas', () => {
+    const stale = `${DOCUMENT_FILE} is out of date with the route schemas: run \`npm run openapi\` and commit it`;
+    expect(JSON.parse(committedText), stale).toEqual(JSON.parse(generatedText));
+    expect(committedText, stale).toBe(generatedText);
+  });
+
+  it(
+    'passes redocly lint with no errors and no warnings',
+    async () => {
+      const { exitCode, stdout, stderr } = await new Promise<{
+        exitCode: number;
+        stdout: string;
+        stderr: string;
+      }>((resolve) => {
+        execFile(
+          REDOCLY_BIN,
+          ['lint', DOCUMENT_FILE, '--format=json'],
+          {
+            cwd: REPO_ROOT,
+            timeout: LINT_TIMEOUT_MS,
+            env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
+          },
+          (error, stdout, stderr) => {
+            const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+            resolve({ exitCode: code, stdout, stderr });
+          },
+        );
+      });
+      expect(exitCode, `redocly lint failed:\n${stdout}\n${stderr}`).toBe(0);
+      const report = JSON.parse(stdout) as {
+        totals: { errors: number; warnings: number };
+        problems: { ruleId: string; message: string; location: { pointer: string }[] }[];
+      };
+      const problems = report.problems.map((p) => `${p.ruleId} at ${p.location[0]?.pointer}: ${p.message}`);
+      expect(problems).toEqual([]);
+      expect(report.totals).toMatchObject({ errors: 0, warnings: 0 });
+    },
+    LINT_TIMEOUT_MS * 2,
+  );
+
+  it('is OpenAPI 3.1 with named components, not generated names', () => {
+    expect(document.openapi).toMatch(/^3\.1\.\d+$/);
+    const names = Object.keys(document.components.schemas);
+    expect(names).toEqual(expect.arrayContaining(NAMED_COMPONENTS));
+    for (const name of names) expect(name, 'component schema name').not.toMatch(/^def-\d+$/);
+    expect(committedText).not.toMatch(/#\/components\/schemas\/def-\d+/);
+  });
+
+  it('gives every operation a unique operationId, a summary, a declared tag and its security', () => {
+    const operations = operationsOf(document);
+    expect(operations.length).toBeGreaterThan(0);
+    const declaredTags = (document.tags as { name: string }[]).map((t) => t.name);
+    const schemes = Object.keys(document.components.securitySchemes);
+    for (const operation of operations) {
+      const at = label(operation);
+      expect(operation.operationId, at).toMatch(/^[a-z][A-Za-z0-9]*$/);
+      expect(operation.summary?.trim(), at).toBeTruthy();
+      expect(operation.tags?.length, at).toBeGreaterThan(0);
+      for (const tag of operation.tags ?? []) expect(declaredTags, at).toContain(tag);
+      // Explicit on every operation: `[]` marks a public one; there is no document-wide default.
+      expect(Array.isArray(operation.security), `${at} declares security`).toBe(true);
+      for (const requirement of operation.security ?? []) {
+        for (const scheme of Object.keys(requirement)) expect(schemes, at).toContain(scheme);
+      }
+    }
+    const ids = operations.map((o) => o.operationId);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(document.security).toBeUndefined();
+  });
+
+  it('documents the Idempotency-Key header on every POST, and Idempotent-Replayed on its success', () => {
+    const posts = operationsOf(document).filter((o) => o.method === 'post');
+    expect(posts.length).toBeGreaterThan(0);
+    for (const operation of posts) {
+      const at = label(operation);
+      const header = operation.parameters?.find((p) => p.in === 'header' && p.name === 'Idempotency-Key');
+      expect(header, `${at} documents the Idempotency-Key header`).toBeDefined();
+      expect(header?.schema, at).toMatchObject({ type: 'string' });
+      expect(header?.description, at).toBeTruthy();
+      const successes = Object.entries(operation.responses).filter(([status]) => status.startsWith('2'));
+      expect(successes.length, at).toBeGreaterThan(0);
+      for (const [status, response] of successes) {
+        expect(response.headers, `${at} ${status}`).toHaveProperty('Idempotent-Replayed');
+      }
+      for (const status of ['409', '422']) expect(operation.responses, at).toHaveProperty(status);
+    }
+  });
+
+  it('documents problem responses for every operation, each an application/problem+json Problem', () => {
+    for (const operation of operationsOf(document)) {
+      const at = label(operation);
+      const statuses = Object.keys(operation.responses);
+      const problems = statuses.filter((s) => /^[45]/.test(s));
+      expect(problems.length, `${at} documents its problem responses`).toBeGreaterThan(0);
+      for (const status of problems) {
+        expect(operation.responses[status]?.description, `${at} ${status}`).toBeTruthy();
+        expect(operation.responses[status]?.content, `${at} ${status}`).toEqual(PROBLEM_CONTENT);
+      }
+      expect(statuses, at).toContain('500');
+      const secured = (operation.security ?? []).length > 0;
+      if (takesInput(operation)) expect(statuses, `${at} takes input`).toContain('400');
+      if (secured) expect(statuses, `${at} needs an API key`).toEqual(expect.arrayContaining(['401', '403']));
+      if (operation.path.includes('{')) expect(statuses, `${at} names a resource`).toContain('404');
+      // Only a public operation that takes no input at all can have no 4xx to document.
+      if (!problems.some((s) => s.startsWith('4'))) {
+        expect({ secured, takesInput: takesInput(operation) }, `${at} has no 4xx`).toEqual({
+          secured: false,
+          takesInput: false,
+        });
+      }
+    }
+  });
+});
+
+describe.each(BACKENDS)('the API reference served on %s', (backend) => {
+  let t: TestApp;
+  let committed: unknown;
+  beforeAll(async () => {
+    t = await startTestApp(backend);
+    committed = JSON.parse(await readCommitted());
+  });
+  afterAll(() => t.close());
+
+  it('serves the committed document at /v1/openapi.json, without an API key', async () => {
+    const response = await api(t, 'GET', '/v1/openapi.json', { key: null });
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['content-type']).toContain('application/json');
+    expect(response.data).toEqual(committed);
+  });
+
+  it('validates the documented Idempotency-Key header under that name', async () => {
+    const response = await api(t, 'POST', '/v1/customers', {
+      body: { type: 'individual', name: 'Header Case' },
+      headers: { 'Idempotency-Key': 'has a space' },
+    });
+    expect(response.statusCode).toBe(400);
+    expect(response.data).toMatchObject({ code: 'validation_error', param: 'Idempotency-Key' });
+  });
+
+  for (const page of ['/docs', '/docs/']) {
+    it(`serves ${page} as a page whose scripts and styles all come from this server`, async () => {
+      const response = await api(t, 'GET', page, { key: null });
+      expect(response.statusCode).toBe(200);
+      expect(response.headers['content-type']).toContain('text/html');
+      const html = response.body;
+      expect(html).not.toMatch(/<script(?![^>]*\ssrc=)[^>]*>/i); // no inline script
+      expect(html).not.toMatch(/<style[\s>]/i); // no inline style sheet
+
+      const assets = [...html.matchAll(/<(?:script|link)\b[^>]*\s(?:src|href)="([^"]*)"/gi)].map(
+        (m) => m[1] ?? '',
+      );
+      const scripts = assets.filter((a) => a.endsWith('.js'));
+      const styles = assets.filter((a) => a.endsWith('.css'));
+      expect(scripts.length).toBeGreaterThan(0);
+      expect(styles.length).toBeGreaterThan(0);
+      const base = new URL(page, 'http://mkoba.test');
+      for (const asset of assets) {
+        expect(asset, 'an asset from another host').not.toMatch(/^([a-z][a-z0-9+.-]*:|\/\/)/i);
+        const url = new URL(asset, base);
+        expect(url.origin).toBe(base.origin);
+        const fetched = await api(t, 'GET', url.pathname, { key: null });
+        expect(fetched.statusCode, asset).toBe(200);
+        expect(fetched.rawPayload.length, asset).toBeGreaterThan(0);
+        if (asset.endsWith('.css')) {
+          expect(fetched.headers['content-type'], asset).toContain('text/css');
+          expect(fetched.body, `${asset} imports nothing from another host`).not.toMatch(
+            /@import|url\(\s*['"]?(https?:)?\/\//i,
+          );
+        }
+        if (asset.endsWith('.js')) expect(fetched.headers['content-type'], asset).toContain('javascript');
+      }
+    });
+  }
+
+  it('forbids the reference page, by its Content-Security-Policy, to load anything from another origin', async () => {
+    const response = await api(t, 'GET', '/docs', { key: null });
+    const policy = String(response.headers['content-security-policy'] ?? '');
+    const directives = new Map(
+      policy
+        .split(';')
+        .map((d) => d.trim().split(/\s+/))
+        .filter((words) => words[0])
+        .map(([name, ...sources]) => [name, sources]),
+    );
+    for (const name of ['default-src', 'script-src', 'style-src', 'font-src', 'img-src', 'connect-src']) {
+      const sources = directives.get(name);
+      expect(sources, name).toBeDefined();
+      for (const source of sources ?? [])
+        expect(["'self'", "'none'", 'data:'], `${name} ${source}`).toContain(source);
+    }
+    // It would send every same-origin asset over HTTPS, which breaks the page on plain HTTP.
+    expect(directives.has('upgrade-insecure-requests')).toBe(false);
+  });
+
+  it('points the Swagger UI initializer at the document served by this server', async () => {
+    const initializer = await api(t, 'GET', '/docs/static/swagger-initializer.js', { key: null });
+    expect(initializer.statusCode).toBe(200);
+    expect(initializer.body).toContain("url: resolveUrl('./json')");
+    expect(initializer.body).toMatch(/validatorUrl: null/); // no badge from validator.swagger.io
+
+    const document = await api(t, 'GET', '/docs/json', { key: null });
+    expect(document.statusCode).toBe(200);
+    // The same document, except that "Try it out" targets the server the page came from.
+    expect(document.data.servers).toEqual([{ url: '/', description: expect.any(String) }]);
+    expect({ ...document.data, servers: (committed as { servers: unknown }).servers }).toEqual(committed);
+  });
+});
