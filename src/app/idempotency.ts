@@ -40,6 +40,74 @@ function isStoredError(body: unknown): body is StoredError {
   return typeof body === 'object' && body !== null && 'error' in body && Object.keys(body).length === 1;
 }
 
+/** The result recorded for a failure the operation raised on purpose. */
+export function failureResult(error: AppError): WriteResult {
+  const { status, code, title, detail, param, errors } = error;
+  return { status, body: { error: { status, code, title, detail, param, errors } } satisfies StoredError };
+}
+
+/** Turns a committed outcome into the caller's answer: a recorded failure is thrown again. */
+export function settleOutcome(outcome: IdempotentOutcome): IdempotentOutcome {
+  if (isStoredError(outcome.body)) throw new AppError({ ...outcome.body.error, replayed: outcome.replayed });
+  return outcome;
+}
+
+export function inFlightError(): AppError {
+  return new AppError({
+    status: 409,
+    code: 'idempotency_key_in_flight',
+    title: 'Request in progress',
+    detail: 'A request with this Idempotency-Key is still being processed; retry after it completes.',
+    param: 'Idempotency-Key',
+    retryAfterSeconds: IDEMPOTENCY_IN_FLIGHT_RETRY_AFTER_SECONDS,
+  });
+}
+
+/**
+ * Takes the key for this transaction. Returns the stored outcome to replay, or undefined when the effect
+ * should run; throws 409 when another transaction holds the key and 422 when it was used for another request.
+ */
+export async function claimIdempotencyKey(
+  tx: Queryable,
+  context: IdempotencyContext & { key: string },
+  now: Date,
+): Promise<IdempotentOutcome | undefined> {
+  if (!(await tryLockIdempotencyKey(tx, context.organizationId, context.key))) throw inFlightError();
+  const existing = await findIdempotencyRecord(tx, context.organizationId, context.key);
+  if (existing && !isExpired(existing.createdAt, now)) {
+    if (existing.fingerprint !== context.fingerprint) {
+      throw new AppError({
+        status: 422,
+        code: 'idempotency_key_reused',
+        title: 'Idempotency-Key reused',
+        detail: `This Idempotency-Key was used for a different request (${existing.method} ${existing.path} with another body). Use a new key for a new request.`,
+        param: 'Idempotency-Key',
+      });
+    }
+    return { status: existing.responseStatus, body: existing.responseBody, replayed: true };
+  }
+  if (existing) await deleteIdempotencyRecord(tx, context.organizationId, context.key);
+  return undefined;
+}
+
+export async function recordIdempotentResult(
+  tx: Queryable,
+  context: IdempotencyContext & { key: string },
+  result: WriteResult,
+  now: Date,
+): Promise<void> {
+  await insertIdempotencyRecord(tx, {
+    organizationId: context.organizationId,
+    key: context.key,
+    fingerprint: context.fingerprint,
+    method: context.method,
+    path: context.path,
+    responseStatus: result.status,
+    responseBody: result.body,
+    createdAt: now,
+  });
+}
+
 export async function runIdempotent(
   deps: Deps,
   context: IdempotencyContext,
@@ -50,33 +118,11 @@ export async function runIdempotent(
     const result = await deps.store.transaction(effect);
     return { ...result, replayed: false };
   }
+  const keyed = { ...context, key };
   const outcome = await deps.store.transaction(async (tx): Promise<IdempotentOutcome> => {
-    if (!(await tryLockIdempotencyKey(tx, context.organizationId, key))) {
-      throw new AppError({
-        status: 409,
-        code: 'idempotency_key_in_flight',
-        title: 'Request in progress',
-        detail: 'A request with this Idempotency-Key is still being processed; retry after it completes.',
-        param: 'Idempotency-Key',
-        retryAfterSeconds: IDEMPOTENCY_IN_FLIGHT_RETRY_AFTER_SECONDS,
-      });
-    }
     const now = deps.now();
-    const existing = await findIdempotencyRecord(tx, context.organizationId, key);
-    if (existing && !isExpired(existing.createdAt, now)) {
-      if (existing.fingerprint !== context.fingerprint) {
-        throw new AppError({
-          status: 422,
-          code: 'idempotency_key_reused',
-          title: 'Idempotency-Key reused',
-          detail: `This Idempotency-Key was used for a different request (${existing.method} ${existing.path} with another body). Use a new key for a new request.`,
-          param: 'Idempotency-Key',
-        });
-      }
-      return { status: existing.responseStatus, body: existing.responseBody, replayed: true };
-    }
-    if (existing) await deleteIdempotencyRecord(tx, context.organizationId, key);
-
+    const replay = await claimIdempotencyKey(tx, keyed, now);
+    if (replay) return replay;
     let result: WriteResult;
     await tx.query('SAVEPOINT idempotent_effect');
     try {
@@ -85,27 +131,11 @@ export async function runIdempotent(
       if (!(error instanceof AppError)) throw error;
       // Undo the effect's writes but keep the transaction, so the failure itself is recorded.
       await tx.query('ROLLBACK TO SAVEPOINT idempotent_effect');
-      const { status, code, title, detail, param, errors } = error;
-      result = {
-        status,
-        body: { error: { status, code, title, detail, param, errors } } satisfies StoredError,
-      };
+      result = failureResult(error);
     }
-    await insertIdempotencyRecord(tx, {
-      organizationId: context.organizationId,
-      key,
-      fingerprint: context.fingerprint,
-      method: context.method,
-      path: context.path,
-      responseStatus: result.status,
-      responseBody: result.body,
-      createdAt: now,
-    });
+    await recordIdempotentResult(tx, keyed, result, now);
     return { ...result, replayed: false };
   });
   // Thrown only after the commit, so the recorded failure stays recorded.
-  if (isStoredError(outcome.body)) {
-    throw new AppError({ ...outcome.body.error, replayed: outcome.replayed });
-  }
-  return outcome;
+  return settleOutcome(outcome);
 }

@@ -17,6 +17,7 @@ export type ErrorCode =
   | 'insufficient_permissions'
   | 'resource_missing'
   | 'insufficient_funds'
+  | 'wallet_not_active'
   | 'limit_exceeded'
   | 'compliance_blocked'
   | 'invalid_state_transition'

@@ -11,6 +11,7 @@ export const ID_PREFIXES = {
   event: 'evt',
   webhookSubscription: 'whsub',
   journalEntry: 'je',
+  ledgerAccount: 'acct',
   approval: 'apr',
   paymentBatch: 'pb',
   reconciliation: 'rec',

@@ -6,6 +6,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Deps } from '../app/deps.ts';
+import { LedgerWriter } from '../app/ledgerWriter.ts';
 import { REQUEST_BODY_BYTES_MAX, REQUEST_TIMEOUT_MS } from '../config.ts';
 import { AppError } from '../domain/errors.ts';
 import { registerAuth } from './auth.ts';
@@ -19,7 +20,9 @@ import {
 } from './openapi.ts';
 import { sendProblem, toAppError } from './problems.ts';
 import { customerRoutes } from './routes/customers.ts';
+import { sandboxRoutes } from './routes/sandbox.ts';
 import { systemRoutes } from './routes/system.ts';
+import { transferRoutes } from './routes/transfers.ts';
 import { walletRoutes } from './routes/wallets.ts';
 import { SHARED_SCHEMAS } from './schemas.ts';
 import { validatorCompiler } from './validation.ts';
@@ -49,6 +52,8 @@ export async function buildApp({ deps, logger = false }: BuildAppOptions): Promi
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
   });
   app.setValidatorCompiler(validatorCompiler);
+  // JSON only: a text/plain body must be a 415, not a string that fails validation as a 400.
+  app.removeContentTypeParser('text/plain');
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
 
   const routesByMethod: { method: string; matcher: RegExp }[] = [];
@@ -123,6 +128,8 @@ export async function buildApp({ deps, logger = false }: BuildAppOptions): Promi
   systemRoutes(app, deps, metrics);
   customerRoutes(app, deps);
   walletRoutes(app, deps);
+  transferRoutes(app, deps, new LedgerWriter(deps));
+  if (deps.environment === 'sandbox') sandboxRoutes(app, deps);
 
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await app.ready();

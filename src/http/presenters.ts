@@ -2,6 +2,7 @@
 
 import { formatAmount } from '../domain/money.ts';
 import type { Page, PageRequest } from '../domain/pagination.ts';
+import type { Transfer } from '../domain/transferRecord.ts';
 import type { Wallet } from '../domain/wallets.ts';
 import type { Customer } from '../store/repositories/customers.ts';
 
@@ -69,5 +70,31 @@ export function pageRequestOf(query: ListQuery): PageRequest {
     startingAfter: query.starting_after,
     createdGte: query['created[gte]'] === undefined ? undefined : new Date(query['created[gte]']),
     createdLte: query['created[lte]'] === undefined ? undefined : new Date(query['created[lte]']),
+  };
+}
+
+export function presentTransfer(t: Transfer) {
+  const iso = (d: Date | null) => (d ? d.toISOString() : null);
+  return {
+    id: t.id,
+    object: 'transfer',
+    direction: t.direction,
+    source: t.sourceWalletId,
+    destination: t.destination,
+    amount: formatAmount(t.amountMinor, t.currency),
+    currency: t.currency,
+    rail: t.rail,
+    status: t.status,
+    status_reason: t.statusReason,
+    failure_code: t.failureCode,
+    ledger_state: t.ledgerState,
+    metadata: t.metadata,
+    created_at: t.createdAt.toISOString(),
+    updated_at: t.updatedAt.toISOString(),
+    processing_at: iso(t.processingAt),
+    settled_at: iso(t.settledAt),
+    failed_at: iso(t.failedAt),
+    canceled_at: iso(t.canceledAt),
+    returned_at: iso(t.returnedAt),
   };
 }

@@ -1,10 +1,32 @@
 /** The HTTP side of an idempotent write: fingerprint the request, run the use case once, replay on retry. */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../app/deps.ts';
-import { runIdempotent, type WriteResult } from '../app/idempotency.ts';
+import {
+  type IdempotencyContext,
+  type IdempotentOutcome,
+  runIdempotent,
+  type WriteResult,
+} from '../app/idempotency.ts';
 import { requestFingerprint } from '../domain/idempotency.ts';
 import type { Queryable } from '../store/store.ts';
 import { principalOf } from './auth.ts';
+
+export function idempotencyContextOf(request: FastifyRequest): IdempotencyContext {
+  const path = request.url.split('?')[0] ?? request.url;
+  const header = request.headers['idempotency-key'];
+  return {
+    organizationId: principalOf(request).organizationId,
+    key: typeof header === 'string' ? header : undefined,
+    method: request.method,
+    path,
+    fingerprint: requestFingerprint(request.method, path, request.body),
+  };
+}
+
+export function sendOutcome(reply: FastifyReply, outcome: IdempotentOutcome): FastifyReply {
+  if (outcome.replayed) reply.header('Idempotent-Replayed', 'true');
+  return reply.code(outcome.status).send(outcome.body);
+}
 
 export async function sendWrite(
   deps: Deps,
@@ -12,20 +34,7 @@ export async function sendWrite(
   reply: FastifyReply,
   effect: (tx: Queryable, organizationId: string) => Promise<WriteResult>,
 ): Promise<FastifyReply> {
-  const principal = principalOf(request);
-  const path = request.url.split('?')[0] ?? request.url;
-  const header = request.headers['idempotency-key'];
-  const outcome = await runIdempotent(
-    deps,
-    {
-      organizationId: principal.organizationId,
-      key: typeof header === 'string' ? header : undefined,
-      method: request.method,
-      path,
-      fingerprint: requestFingerprint(request.method, path, request.body),
-    },
-    (tx) => effect(tx, principal.organizationId),
-  );
-  if (outcome.replayed) reply.header('Idempotent-Replayed', 'true');
-  return reply.code(outcome.status).send(outcome.body);
+  const context = idempotencyContextOf(request);
+  const outcome = await runIdempotent(deps, context, (tx) => effect(tx, context.organizationId));
+  return sendOutcome(reply, outcome);
 }

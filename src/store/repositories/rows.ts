@@ -1,3 +1,5 @@
+import type { AccountSums } from '../../domain/ledger.ts';
+
 /** Conversions from driver values: int8 arrives as a string (pg) or a number/bigint (PGlite). */
 export function toBigInt(value: unknown): bigint {
   if (typeof value === 'bigint') return value;
@@ -21,19 +23,28 @@ export interface KeysetFilter {
 }
 
 /** Appends the shared keyset and created-range conditions, returning SQL fragments and their params. */
-export function keysetConditions(filter: KeysetFilter, params: unknown[]): string[] {
+export function keysetConditions(filter: KeysetFilter, params: unknown[], alias = ''): string[] {
   const conditions: string[] = [];
   if (filter.startingAfter !== undefined) {
     params.push(filter.startingAfter);
-    conditions.push(`id < $${params.length}`);
+    conditions.push(`${alias}id < $${params.length}`);
   }
   if (filter.createdGte !== undefined) {
     params.push(filter.createdGte);
-    conditions.push(`created_at >= $${params.length}`);
+    conditions.push(`${alias}created_at >= $${params.length}`);
   }
   if (filter.createdLte !== undefined) {
     params.push(filter.createdLte);
-    conditions.push(`created_at <= $${params.length}`);
+    conditions.push(`${alias}created_at <= $${params.length}`);
   }
   return conditions;
+}
+
+export function accountSumsFromRow(row: Record<string, unknown>): AccountSums {
+  return {
+    debitsPending: toBigInt(row.debits_pending),
+    debitsPosted: toBigInt(row.debits_posted),
+    creditsPending: toBigInt(row.credits_pending),
+    creditsPosted: toBigInt(row.credits_posted),
+  };
 }

@@ -1,43 +1,46 @@
+import { walletBalances } from '../../domain/ledger.ts';
 import type { Currency } from '../../domain/money.ts';
 import type { Wallet, WalletStatus } from '../../domain/wallets.ts';
 import type { Queryable } from '../store.ts';
-import { type KeysetFilter, keysetConditions, toBigInt, toDate, toJsonObject } from './rows.ts';
+import { accountSumsFromRow, type KeysetFilter, keysetConditions, toDate, toJsonObject } from './rows.ts';
 
-const COLUMNS =
-  'id, organization_id, owner_id, currency, status, available_minor, pending_minor, current_minor, metadata, created_at, updated_at';
+const WALLET_COLUMNS = 'id, organization_id, owner_id, currency, status, metadata, created_at, updated_at';
+/** A wallet with its balances, which live on its ledger account (same id). */
+const SELECT_WALLET = `SELECT w.id, w.organization_id, w.owner_id, w.currency, w.status, w.metadata, w.created_at, w.updated_at,
+    a.debits_pending, a.debits_posted, a.credits_pending, a.credits_posted
+  FROM wallets w JOIN ledger_accounts a ON a.id = w.id`;
 
 function fromRow(row: Record<string, unknown>): Wallet {
+  const balances = walletBalances(accountSumsFromRow(row));
   return {
     id: String(row.id),
     organizationId: String(row.organization_id),
     ownerId: String(row.owner_id),
     currency: row.currency as Currency,
     status: row.status as WalletStatus,
-    availableMinor: toBigInt(row.available_minor),
-    pendingMinor: toBigInt(row.pending_minor),
-    currentMinor: toBigInt(row.current_minor),
+    ...balances,
     metadata: toJsonObject<Record<string, string>>(row.metadata),
     createdAt: toDate(row.created_at),
     updatedAt: toDate(row.updated_at),
   };
 }
 
+/** Inserts the wallet and its ledger account, which starts at zero. */
 export async function insertWallet(db: Queryable, w: Wallet): Promise<void> {
+  await db.query(`INSERT INTO wallets (${WALLET_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8)`, [
+    w.id,
+    w.organizationId,
+    w.ownerId,
+    w.currency,
+    w.status,
+    JSON.stringify(w.metadata),
+    w.createdAt,
+    w.updatedAt,
+  ]);
   await db.query(
-    `INSERT INTO wallets (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6::bigint, $7::bigint, $8::bigint, $9::jsonb, $10, $11)`,
-    [
-      w.id,
-      w.organizationId,
-      w.ownerId,
-      w.currency,
-      w.status,
-      w.availableMinor.toString(),
-      w.pendingMinor.toString(),
-      w.currentMinor.toString(),
-      JSON.stringify(w.metadata),
-      w.createdAt,
-      w.updatedAt,
-    ],
+    `INSERT INTO ledger_accounts (id, organization_id, kind, wallet_id, currency, created_at, updated_at)
+     VALUES ($1, $2, 'wallet', $1, $3, $4, $4)`,
+    [w.id, w.organizationId, w.currency, w.createdAt],
   );
 }
 
@@ -46,7 +49,7 @@ export async function findWallet(
   organizationId: string,
   id: string,
 ): Promise<Wallet | undefined> {
-  const [row] = await db.query(`SELECT ${COLUMNS} FROM wallets WHERE organization_id = $1 AND id = $2`, [
+  const [row] = await db.query(`${SELECT_WALLET} WHERE w.organization_id = $1 AND w.id = $2`, [
     organizationId,
     id,
   ]);
@@ -66,7 +69,7 @@ export async function listWallets(
   rowsMax: number,
 ): Promise<Wallet[]> {
   const params: unknown[] = [organizationId];
-  const conditions = ['organization_id = $1', ...keysetConditions(filter, params)];
+  const conditions = ['w.organization_id = $1', ...keysetConditions(filter, params, 'w.')];
   for (const [column, value] of [
     ['owner_id', filter.ownerId],
     ['currency', filter.currency],
@@ -74,11 +77,11 @@ export async function listWallets(
   ] as const) {
     if (value === undefined) continue;
     params.push(value);
-    conditions.push(`${column} = $${params.length}`);
+    conditions.push(`w.${column} = $${params.length}`);
   }
   params.push(rowsMax);
   const rows = await db.query(
-    `SELECT ${COLUMNS} FROM wallets WHERE ${conditions.join(' AND ')} ORDER BY id DESC LIMIT $${params.length}`,
+    `${SELECT_WALLET} WHERE ${conditions.join(' AND ')} ORDER BY w.id DESC LIMIT $${params.length}`,
     params,
   );
   return rows.map(fromRow);

@@ -1,0 +1,53 @@
+/** `mkoba ledger verify`: every ledger invariant, each violation named. */
+import {
+  accountsDifferingFromReplay,
+  holdsReleasedTwice,
+  overdrawnWallets,
+  terminalTransfersWithOpenHolds,
+  unbalancedEntries,
+} from '../store/repositories/ledgerChecks.ts';
+import type { Store } from '../store/store.ts';
+
+export interface LedgerViolation {
+  invariant: string;
+  detail: string;
+}
+
+/** Runs all checks in one snapshot-consistent transaction. */
+export async function verifyLedger(store: Store): Promise<LedgerViolation[]> {
+  return store.transaction(async (tx) => {
+    await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ');
+    const violations: LedgerViolation[] = [];
+    for (const e of await unbalancedEntries(tx)) {
+      violations.push({
+        invariant: 'entry_balanced',
+        detail: `entry ${e.entryId} nets ${e.net} in ${e.currency}`,
+      });
+    }
+    for (const a of await accountsDifferingFromReplay(tx)) {
+      violations.push({
+        invariant: 'balance_equals_replay',
+        detail: `account ${a.accountId} stores ${a.stored} but its postings replay to ${a.replayed} (debits pending/posted, credits pending/posted)`,
+      });
+    }
+    for (const w of await overdrawnWallets(tx)) {
+      violations.push({
+        invariant: 'wallet_not_negative',
+        detail: `wallet ${w.walletId} has available ${w.available} (minor units)`,
+      });
+    }
+    for (const t of await terminalTransfersWithOpenHolds(tx)) {
+      violations.push({
+        invariant: 'terminal_transfer_no_open_hold',
+        detail: `transfer ${t.transferId} is ${t.status} but its hold is still open`,
+      });
+    }
+    for (const h of await holdsReleasedTwice(tx)) {
+      violations.push({
+        invariant: 'hold_released_once',
+        detail: `hold ${h.holdEntryId} was posted or voided ${h.releases} times`,
+      });
+    }
+    return violations;
+  });
+}

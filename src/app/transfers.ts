@@ -1,0 +1,533 @@
+/**
+ * Transfers: validate and normalise both request forms, hand new transfers to the ledger writer, and move
+ * existing ones through the status machine with their ledger effects, each change in one transaction.
+ */
+import { AppError, resourceMissing, validationError } from '../domain/errors.ts';
+import { isId } from '../domain/ids.ts';
+import {
+  type AccountSums,
+  applyPosting,
+  directPostings,
+  type Posting,
+  postHoldPostings,
+  voidHoldPostings,
+} from '../domain/ledger.ts';
+import type { Metadata } from '../domain/metadata.ts';
+import { type Currency, isCurrency, parseAmount } from '../domain/money.ts';
+import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
+import type { Transfer } from '../domain/transferRecord.ts';
+import {
+  DESTINATION_TYPES,
+  type Destination,
+  type DestinationType,
+  MOBILE_NETWORKS,
+  type MobileNetwork,
+  phoneMatchesNetwork,
+  RAIL_OF_DESTINATION,
+  RAILS,
+  type Rail,
+  railBounds,
+  type TransferStatus,
+  transition,
+} from '../domain/transfers.ts';
+import { type EventRecord, insertEvents } from '../store/repositories/events.ts';
+import {
+  ensureSystemAccount,
+  findOpenHold,
+  insertJournalEntries,
+  type JournalEntry,
+  lockAccounts,
+  updateAccountSums,
+} from '../store/repositories/ledger.ts';
+import {
+  findTransfer,
+  insertTransfer,
+  listTransfers as listTransferRows,
+  saveTransfer,
+  type TransferFilter,
+} from '../store/repositories/transfers.ts';
+import { findWallet } from '../store/repositories/wallets.ts';
+import type { Queryable } from '../store/store.ts';
+import type { Deps } from './deps.ts';
+import { statusEvent, transferEvent } from './events.ts';
+import type { IdempotencyContext, IdempotentOutcome } from './idempotency.ts';
+import type { LedgerWriter, TransferCommand } from './ledgerWriter.ts';
+
+const PHONE_PATTERN = /^\+[1-9][0-9]{6,14}$/;
+const ACCOUNT_TEXT_PATTERN = /^[A-Za-z0-9 -]{1,34}$/;
+
+/** The request as the HTTP edge hands it over, after JSON Schema validation of shapes. */
+export interface CreateTransferRequest {
+  source: string;
+  destination: string | (Record<string, string> & { type: string });
+  amount: string | number;
+  currency: string;
+  rail?: string;
+  metadata?: Metadata;
+}
+
+function normaliseDestination(raw: CreateTransferRequest['destination']): Destination {
+  if (typeof raw === 'string') return { type: 'wallet', wallet: raw };
+  const type = raw.type as DestinationType;
+  if (!(DESTINATION_TYPES as readonly string[]).includes(type)) {
+    throw validationError(
+      'destination.type',
+      `destination.type must be one of: ${DESTINATION_TYPES.join(', ')}`,
+      'invalid_value',
+    );
+  }
+  const need = (field: string, pattern?: RegExp, hint?: string): string => {
+    const value = raw[field];
+    if (value === undefined)
+      throw validationError(
+        `destination.${field}`,
+        `destination.${field} is required for ${type}`,
+        'missing',
+      );
+    if (pattern && !pattern.test(value)) {
+      throw validationError(
+        `destination.${field}`,
+        `destination.${field} ${hint ?? 'is not valid'}`,
+        'invalid_format',
+      );
+    }
+    return value;
+  };
+  const allowOnly = (fields: string[]) => {
+    for (const key of Object.keys(raw)) {
+      if (key !== 'type' && !fields.includes(key)) {
+        throw validationError(
+          `destination.${key}`,
+          `destination.${key} is not a field of a ${type} destination`,
+          'unknown_field',
+        );
+      }
+    }
+  };
+  switch (type) {
+    case 'mobile_money': {
+      allowOnly(['network', 'phone', 'name']);
+      const network = need('network');
+      if (!(MOBILE_NETWORKS as string[]).includes(network)) {
+        throw validationError(
+          'destination.network',
+          `destination.network must be one of: ${MOBILE_NETWORKS.join(', ')}`,
+          'invalid_value',
+        );
+      }
+      const phone = need('phone', PHONE_PATTERN, 'must be in international format, e.g. +254712345678');
+      if (!phoneMatchesNetwork(phone, network as MobileNetwork)) {
+        throw validationError(
+          'destination.phone',
+          `${phone} is not a number on the ${network} network`,
+          'network_mismatch',
+        );
+      }
+      return { type, network: network as MobileNetwork, phone, ...(raw.name ? { name: raw.name } : {}) };
+    }
+    case 'bank_account':
+      allowOnly(['bank_code', 'account_number', 'account_name']);
+      return {
+        type,
+        bank_code: need('bank_code', /^[A-Za-z0-9]{2,11}$/, 'must be 2-11 letters or digits'),
+        account_number: need(
+          'account_number',
+          ACCOUNT_TEXT_PATTERN,
+          'must be 1-34 letters, digits, spaces or dashes',
+        ),
+        ...(raw.account_name ? { account_name: raw.account_name } : {}),
+      };
+    case 'paybill':
+      allowOnly(['business_number', 'account_reference']);
+      return {
+        type,
+        business_number: need('business_number', /^[0-9]{5,7}$/, 'must be 5-7 digits'),
+        account_reference: need(
+          'account_reference',
+          ACCOUNT_TEXT_PATTERN,
+          'must be 1-34 letters, digits, spaces or dashes',
+        ),
+      };
+    case 'till':
+      allowOnly(['till_number']);
+      return { type, till_number: need('till_number', /^[0-9]{5,7}$/, 'must be 5-7 digits') };
+    case 'card':
+      allowOnly(['token']);
+      return {
+        type,
+        token: need(
+          'token',
+          /^tok_[A-Za-z0-9_]{6,64}$/,
+          "must be a card token ('tok_…'); card numbers are never accepted",
+        ),
+      };
+    case 'wallet':
+      allowOnly(['wallet']);
+      return { type, wallet: need('wallet') };
+  }
+}
+
+export interface TransferServices {
+  deps: Deps;
+  writer: LedgerWriter;
+}
+
+/** Validates a request against the source wallet and rail, then submits it to the batch writer. */
+export async function createTransfer(
+  services: TransferServices,
+  organizationId: string,
+  request: CreateTransferRequest,
+  idempotency: IdempotencyContext,
+  present: (t: Transfer) => unknown,
+): Promise<IdempotentOutcome> {
+  const { deps } = services;
+  const store = deps.store;
+  const source = await findWallet(store, organizationId, request.source);
+  if (!source) throw resourceMissing('wallet', request.source, 'source');
+  if (!isCurrency(request.currency) || request.currency !== source.currency) {
+    throw validationError(
+      'currency',
+      `currency must be ${source.currency}, the currency of the source wallet`,
+      'currency_mismatch',
+    );
+  }
+  const currency: Currency = source.currency;
+  const destination = normaliseDestination(request.destination);
+  const impliedRail = RAIL_OF_DESTINATION[destination.type];
+  if (request.rail !== undefined && request.rail !== impliedRail) {
+    throw validationError(
+      'rail',
+      `rail must be '${impliedRail}' for a ${destination.type} destination (one of ${RAILS.join(', ')})`,
+      'rail_mismatch',
+    );
+  }
+  const rail: Rail = impliedRail;
+  const amountMinor = parseAmount(request.amount, currency);
+  if (amountMinor <= 0n) throw validationError('amount', 'amount must be greater than zero', 'not_positive');
+  const bounds = railBounds(rail, currency);
+  if (!bounds)
+    throw validationError('currency', `the ${rail} rail does not carry ${currency}`, 'unsupported_by_rail');
+  if (amountMinor < bounds.min || amountMinor > bounds.max) {
+    throw validationError(
+      'amount',
+      `amount is outside the ${rail} rail's bounds for ${currency}`,
+      'out_of_range',
+    );
+  }
+  if (source.status !== 'active') {
+    throw new AppError({
+      status: 409,
+      code: 'wallet_not_active',
+      title: 'Wallet cannot send',
+      detail: `Wallet ${source.id} is ${source.status}: only active wallets can send.`,
+      param: 'source',
+    });
+  }
+
+  let creditAccountId: string;
+  let destinationWalletId: string | null = null;
+  if (destination.type === 'wallet') {
+    if (!isId('wallet', destination.wallet)) {
+      throw validationError(
+        'destination',
+        'destination must be a wallet id (wallet_…) or a destination object',
+        'invalid_format',
+      );
+    }
+    const target = await findWallet(store, organizationId, destination.wallet);
+    if (!target) throw resourceMissing('wallet', destination.wallet, 'destination');
+    if (target.id === source.id)
+      throw validationError('destination', 'a wallet cannot pay itself', 'same_as_source');
+    if (target.currency !== currency) {
+      throw validationError(
+        'destination',
+        `destination wallet holds ${target.currency}, not ${currency}`,
+        'currency_mismatch',
+      );
+    }
+    if (target.status === 'closed') {
+      throw new AppError({
+        status: 409,
+        code: 'wallet_not_active',
+        title: 'Wallet cannot receive',
+        detail: `Wallet ${target.id} is closed.`,
+        param: 'destination',
+      });
+    }
+    creditAccountId = target.id;
+    destinationWalletId = target.id;
+  } else {
+    const now = deps.now();
+    creditAccountId = await ensureSystemAccount(store, {
+      id: deps.newId('ledgerAccount'),
+      organizationId,
+      kind: 'rail_clearing',
+      rail,
+      currency,
+      now,
+    });
+  }
+
+  const now = deps.now();
+  const transfer: Transfer = {
+    id: deps.newId('transfer'),
+    organizationId,
+    direction: 'outbound',
+    sourceWalletId: source.id,
+    destination,
+    destinationWalletId,
+    amountMinor,
+    currency,
+    rail,
+    network: destination.type === 'mobile_money' ? destination.network : null,
+    status: 'pending',
+    statusReason: null,
+    failureCode: null,
+    ledgerState: 'pending',
+    metadata: request.metadata ?? {},
+    railReference: null,
+    nextRailCheckAt: null,
+    createdAt: now,
+    updatedAt: now,
+    processingAt: null,
+    settledAt: null,
+    failedAt: null,
+    canceledAt: null,
+    returnedAt: null,
+  };
+  const command: TransferCommand = {
+    transfer,
+    debitAccountId: source.id,
+    creditAccountId,
+    settleAtOnce: rail === 'internal',
+    idempotency,
+    present,
+  };
+  return services.writer.submit(command);
+}
+
+export async function getTransfer(deps: Deps, organizationId: string, id: string): Promise<Transfer> {
+  const transfer = await findTransfer(deps.store, organizationId, id);
+  if (!transfer) throw resourceMissing('transfer', id);
+  return transfer;
+}
+
+export async function listTransfers(
+  deps: Deps,
+  organizationId: string,
+  request: PageRequest & Omit<TransferFilter, keyof PageRequest>,
+): Promise<Page<Transfer>> {
+  const rows = await listTransferRows(deps.store, organizationId, request, request.limit + 1);
+  return toPage(rows, request.limit);
+}
+
+export interface StatusChange {
+  to: TransferStatus;
+  failureCode?: string | undefined;
+  reason?: string | undefined;
+  /** When the rail should be asked again; null takes the transfer off the rail queue. */
+  nextRailCheckAt?: Date | null | undefined;
+  railReference?: string | undefined;
+}
+
+/**
+ * Moves a locked transfer to a new status through the one transition function, with its ledger effect:
+ * settle posts the hold, fail and cancel void it, return reverses a settled transfer. Writes the
+ * transfer, entries, account sums and the event in the caller's transaction.
+ */
+export async function applyStatusChange(
+  tx: Queryable,
+  deps: Deps,
+  transfer: Transfer,
+  change: StatusChange,
+): Promise<Transfer> {
+  const to = transition(transfer.status, change.to);
+  const now = deps.now();
+  let ledgerState = transfer.ledgerState;
+  let entry: JournalEntry | undefined;
+  if (to === 'settled' || to === 'failed' || to === 'canceled') {
+    const hold = await findOpenHold(tx, transfer.id);
+    if (hold) {
+      const settle = to === 'settled';
+      entry = {
+        id: deps.newId('journalEntry'),
+        organizationId: transfer.organizationId,
+        transferId: transfer.id,
+        kind: settle ? 'post' : 'void',
+        holdEntryId: hold.id,
+        createdAt: now,
+        postings: settle ? postHoldPostings(hold.postings) : voidHoldPostings(hold.postings),
+      };
+      ledgerState = settle ? 'posted' : 'voided';
+    }
+  } else if (to === 'returned') {
+    const clearing = await ensureSystemAccount(tx, {
+      id: deps.newId('ledgerAccount'),
+      organizationId: transfer.organizationId,
+      kind: 'rail_clearing',
+      rail: transfer.rail,
+      currency: transfer.currency,
+      now,
+    });
+    const walletId = transfer.sourceWalletId;
+    if (!walletId) throw validationError('id', 'only outbound transfers can be returned', 'not_returnable');
+    // A return gives the money back: the rail (or the destination wallet) pays the source wallet again.
+    const from = transfer.destinationWalletId ?? clearing;
+    entry = {
+      id: deps.newId('journalEntry'),
+      organizationId: transfer.organizationId,
+      transferId: transfer.id,
+      kind: 'reversal',
+      holdEntryId: null,
+      createdAt: now,
+      postings: directPostings(from, walletId, transfer.amountMinor, transfer.currency),
+    };
+  }
+  if (entry) await writeEntry(tx, entry, now);
+
+  const updated: Transfer = {
+    ...transfer,
+    status: to,
+    ledgerState,
+    failureCode: change.failureCode ?? (to === 'failed' ? 'rail_error' : transfer.failureCode),
+    statusReason: change.reason ?? null,
+    railReference: change.railReference ?? transfer.railReference,
+    nextRailCheckAt: change.nextRailCheckAt === undefined ? null : change.nextRailCheckAt,
+    updatedAt: now,
+    processingAt: to === 'processing' ? now : transfer.processingAt,
+    settledAt: to === 'settled' ? now : transfer.settledAt,
+    failedAt: to === 'failed' ? now : transfer.failedAt,
+    canceledAt: to === 'canceled' ? now : transfer.canceledAt,
+    returnedAt: to === 'returned' ? now : transfer.returnedAt,
+  };
+  await saveTransfer(tx, updated);
+  await insertEvents(tx, statusEvent(deps, updated, now));
+  return updated;
+}
+
+/** Applies an entry's postings to its locked accounts and appends it. */
+async function writeEntry(tx: Queryable, entry: JournalEntry, now: Date): Promise<void> {
+  const accounts = await lockAccounts(
+    tx,
+    entry.postings.map((p) => p.accountId),
+  );
+  const sums = new Map<string, AccountSums>([...accounts]);
+  for (const p of entry.postings) {
+    const current = sums.get(p.accountId);
+    if (!current) throw new Error(`posting to unknown account ${p.accountId}`);
+    sums.set(p.accountId, applyPosting(current, p));
+  }
+  await insertJournalEntries(tx, [entry]);
+  await updateAccountSums(
+    tx,
+    [...sums].map(([id, s]) => ({ id, ...s })),
+    now,
+  );
+}
+
+/** Loads and locks a transfer for a status change, or 404s. */
+export async function lockTransfer(tx: Queryable, organizationId: string, id: string): Promise<Transfer> {
+  const transfer = await findTransfer(tx, organizationId, id, { forUpdate: true });
+  if (!transfer) throw resourceMissing('transfer', id);
+  return transfer;
+}
+
+export async function cancelTransfer(
+  tx: Queryable,
+  deps: Deps,
+  organizationId: string,
+  id: string,
+): Promise<Transfer> {
+  const transfer = await lockTransfer(tx, organizationId, id);
+  if (transfer.status !== 'pending' && transfer.status !== 'pending_approval') {
+    throw new AppError({
+      status: 409,
+      code: 'invalid_state_transition',
+      title: 'Too late to cancel',
+      detail: `A ${transfer.status} transfer has been handed to the rail (or finished) and can no longer be canceled.`,
+    });
+  }
+  return applyStatusChange(tx, deps, transfer, { to: 'canceled', reason: 'canceled_by_request' });
+}
+
+/**
+ * Sandbox collection: money arrives in a wallet from a simulated mobile-money payer, as a settled inbound
+ * transfer with a balanced entry from the rail's settlement account.
+ */
+export async function fundWallet(
+  tx: Queryable,
+  deps: Deps,
+  organizationId: string,
+  walletId: string,
+  amount: string | number,
+  metadata: Metadata,
+): Promise<Transfer> {
+  const wallet = await findWallet(tx, organizationId, walletId);
+  if (!wallet) throw resourceMissing('wallet', walletId);
+  const amountMinor = parseAmount(amount, wallet.currency);
+  if (amountMinor <= 0n) throw validationError('amount', 'amount must be greater than zero', 'not_positive');
+  if (wallet.status === 'closed') {
+    throw new AppError({
+      status: 409,
+      code: 'wallet_not_active',
+      title: 'Wallet closed',
+      detail: `Wallet ${wallet.id} is closed.`,
+    });
+  }
+  const now = deps.now();
+  const settlement = await ensureSystemAccount(tx, {
+    id: deps.newId('ledgerAccount'),
+    organizationId,
+    kind: 'rail_settlement',
+    rail: 'mobile_money',
+    currency: wallet.currency,
+    now,
+  });
+  const transfer: Transfer = {
+    id: deps.newId('transfer'),
+    organizationId,
+    direction: 'inbound',
+    sourceWalletId: null,
+    destination: { type: 'wallet', wallet: wallet.id },
+    destinationWalletId: wallet.id,
+    amountMinor,
+    currency: wallet.currency,
+    rail: 'mobile_money',
+    network: null,
+    status: 'settled',
+    statusReason: 'sandbox_collection',
+    failureCode: null,
+    ledgerState: 'posted',
+    metadata,
+    railReference: null,
+    nextRailCheckAt: null,
+    createdAt: now,
+    updatedAt: now,
+    processingAt: now,
+    settledAt: now,
+    failedAt: null,
+    canceledAt: null,
+    returnedAt: null,
+  };
+  await insertTransfer(tx, transfer);
+  const postings: Posting[] = directPostings(settlement, wallet.id, amountMinor, wallet.currency);
+  await writeEntry(
+    tx,
+    {
+      id: deps.newId('journalEntry'),
+      organizationId,
+      transferId: transfer.id,
+      kind: 'direct',
+      holdEntryId: null,
+      createdAt: now,
+      postings,
+    },
+    now,
+  );
+  const events: EventRecord[] = [
+    transferEvent(deps, 'transfer.created', transfer, now),
+    transferEvent(deps, 'transfer.settled', transfer, now),
+  ];
+  await insertEvents(tx, events);
+  return transfer;
+}

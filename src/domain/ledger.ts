@@ -1,0 +1,132 @@
+/**
+ * Posting rules of the double-entry ledger, pure. Accounts keep TigerBeetle's four running sums; every
+ * change to them is a posting, and every journal entry's postings balance per currency.
+ */
+import type { Currency } from './money.ts';
+
+export interface AccountSums {
+  debitsPending: bigint;
+  debitsPosted: bigint;
+  creditsPending: bigint;
+  creditsPosted: bigint;
+}
+
+export type PostingSide = 'debit' | 'credit';
+export type PostingPhase = 'pending' | 'posted' | 'voided';
+
+export interface Posting {
+  accountId: string;
+  side: PostingSide;
+  phase: PostingPhase;
+  /** On a posted line: the amount also leaves this side's pending sum (a hold becoming final). */
+  releasesHold: boolean;
+  amountMinor: bigint;
+  currency: Currency;
+}
+
+export const ZERO_SUMS: AccountSums = {
+  debitsPending: 0n,
+  debitsPosted: 0n,
+  creditsPending: 0n,
+  creditsPosted: 0n,
+};
+
+export function applyPosting(sums: AccountSums, posting: Posting): AccountSums {
+  const next = { ...sums };
+  const pendingKey = posting.side === 'debit' ? 'debitsPending' : 'creditsPending';
+  const postedKey = posting.side === 'debit' ? 'debitsPosted' : 'creditsPosted';
+  if (posting.phase === 'pending') next[pendingKey] += posting.amountMinor;
+  if (posting.phase === 'voided') next[pendingKey] -= posting.amountMinor;
+  if (posting.phase === 'posted') {
+    next[postedKey] += posting.amountMinor;
+    if (posting.releasesHold) next[pendingKey] -= posting.amountMinor;
+  }
+  return next;
+}
+
+/** A wallet is a liability of the platform: credits raise it, debits lower it; holds count against it. */
+export function walletBalances(sums: AccountSums): {
+  currentMinor: bigint;
+  pendingMinor: bigint;
+  availableMinor: bigint;
+} {
+  const currentMinor = sums.creditsPosted - sums.debitsPosted;
+  return {
+    currentMinor,
+    pendingMinor: sums.debitsPending,
+    availableMinor: currentMinor - sums.debitsPending,
+  };
+}
+
+function line(
+  accountId: string,
+  side: PostingSide,
+  phase: PostingPhase,
+  amountMinor: bigint,
+  currency: Currency,
+  releasesHold = false,
+): Posting {
+  return { accountId, side, phase, releasesHold, amountMinor, currency };
+}
+
+/** Reserves funds: the debit and credit wait in the pending sums until posted or voided. */
+export function holdPostings(
+  debitAccountId: string,
+  creditAccountId: string,
+  amountMinor: bigint,
+  currency: Currency,
+): Posting[] {
+  return [
+    line(debitAccountId, 'debit', 'pending', amountMinor, currency),
+    line(creditAccountId, 'credit', 'pending', amountMinor, currency),
+  ];
+}
+
+/** Makes a hold final: each pending line becomes posted and leaves the pending sum. */
+export function postHoldPostings(hold: readonly Posting[]): Posting[] {
+  return hold.map((p) => line(p.accountId, p.side, 'posted', p.amountMinor, p.currency, true));
+}
+
+/** Releases a hold: the pending sums go back down and nothing is posted. */
+export function voidHoldPostings(hold: readonly Posting[]): Posting[] {
+  return hold.map((p) => line(p.accountId, p.side, 'voided', p.amountMinor, p.currency));
+}
+
+/** A movement that is final at once (internal transfers, collections, returns). */
+export function directPostings(
+  debitAccountId: string,
+  creditAccountId: string,
+  amountMinor: bigint,
+  currency: Currency,
+): Posting[] {
+  return [
+    line(debitAccountId, 'debit', 'posted', amountMinor, currency),
+    line(creditAccountId, 'credit', 'posted', amountMinor, currency),
+  ];
+}
+
+/** True when, for each currency and each phase, debits equal credits. */
+export function isBalanced(postings: readonly Posting[]): boolean {
+  const net = new Map<string, bigint>();
+  for (const p of postings) {
+    const key = `${p.currency}:${p.phase}:${p.releasesHold}`;
+    net.set(key, (net.get(key) ?? 0n) + (p.side === 'debit' ? p.amountMinor : -p.amountMinor));
+  }
+  return [...net.values()].every((v) => v === 0n);
+}
+
+export type DebitRefusal = 'insufficient_funds' | 'wallet_not_active';
+
+/**
+ * Whether a wallet may be debited (or have funds held) by amountMinor now. No product allows an
+ * overdraft yet, so available may never go below zero.
+ */
+export function decideDebit(
+  sums: AccountSums,
+  walletStatus: string,
+  amountMinor: bigint,
+): DebitRefusal | undefined {
+  if (walletStatus !== 'active') return 'wallet_not_active';
+  if (walletBalances(sums).availableMinor < amountMinor) return 'insufficient_funds';
+  return undefined;
+}

@@ -1,0 +1,150 @@
+/**
+ * Transfer vocabulary and the one transition function every status change goes through.
+ * `pending` extends the design's machine: accepted and funds held, not yet handed to the rail (cancelable).
+ */
+import { AppError } from './errors.ts';
+import type { Currency } from './money.ts';
+
+export const TRANSFER_STATUSES = [
+  'pending_approval',
+  'in_review',
+  'pending',
+  'processing',
+  'settled',
+  'failed',
+  'rejected',
+  'expired',
+  'canceled',
+  'returned',
+] as const;
+export type TransferStatus = (typeof TRANSFER_STATUSES)[number];
+
+const TRANSITIONS: Record<TransferStatus, readonly TransferStatus[]> = {
+  pending_approval: ['pending', 'processing', 'rejected', 'expired', 'canceled'],
+  in_review: ['pending', 'processing', 'rejected'],
+  pending: ['processing', 'settled', 'failed', 'canceled'],
+  processing: ['settled', 'failed'],
+  settled: ['returned'],
+  failed: [],
+  rejected: [],
+  expired: [],
+  canceled: [],
+  returned: [],
+};
+
+export function isTerminal(status: TransferStatus): boolean {
+  return TRANSITIONS[status].length === 0;
+}
+
+export function canTransition(from: TransferStatus, to: TransferStatus): boolean {
+  return TRANSITIONS[from].includes(to);
+}
+
+/** Returns the new status or throws 409 invalid_state_transition; the store writes only what this returns. */
+export function transition(from: TransferStatus, to: TransferStatus): TransferStatus {
+  if (!canTransition(from, to)) {
+    throw new AppError({
+      status: 409,
+      code: 'invalid_state_transition',
+      title: 'Invalid state transition',
+      detail: `A ${from} transfer cannot become ${to}.`,
+    });
+  }
+  return to;
+}
+
+export const LEDGER_STATES = ['pending', 'posted', 'matched', 'exception', 'voided'] as const;
+export type LedgerState = (typeof LEDGER_STATES)[number];
+
+export const RAILS = ['mobile_money', 'bank', 'paybill', 'till', 'card', 'internal'] as const;
+export type Rail = (typeof RAILS)[number];
+
+export const DESTINATION_TYPES = [
+  'mobile_money',
+  'bank_account',
+  'paybill',
+  'till',
+  'card',
+  'wallet',
+] as const;
+export type DestinationType = (typeof DESTINATION_TYPES)[number];
+
+export const RAIL_OF_DESTINATION: Record<DestinationType, Rail> = {
+  mobile_money: 'mobile_money',
+  bank_account: 'bank',
+  paybill: 'paybill',
+  till: 'till',
+  card: 'card',
+  wallet: 'internal',
+};
+
+/** Mobile-money networks and the country calling codes their numbers may carry. */
+export const MOBILE_NETWORK_COUNTRY_CODES = {
+  mpesa: ['254', '255'],
+  airtel: ['254', '255', '256', '250'],
+  mtn: ['256', '250', '233', '234', '27'],
+  tigo: ['255'],
+  vodacom: ['255', '27'],
+} as const;
+export type MobileNetwork = keyof typeof MOBILE_NETWORK_COUNTRY_CODES;
+export const MOBILE_NETWORKS = Object.keys(MOBILE_NETWORK_COUNTRY_CODES) as MobileNetwork[];
+
+export function phoneMatchesNetwork(phone: string, network: MobileNetwork): boolean {
+  return MOBILE_NETWORK_COUNTRY_CODES[network].some((code) => phone.startsWith(`+${code}`));
+}
+
+/**
+ * Per-rail amount bounds in major units of each currency's minor unit: expressed in minor units per
+ * currency, since one number cannot fit KES and UGX alike. Missing currency means the rail does not
+ * carry it.
+ */
+export const RAIL_AMOUNT_BOUNDS_MINOR: Record<
+  Rail,
+  Partial<Record<Currency, { min: bigint; max: bigint }>>
+> = {
+  mobile_money: {
+    KES: { min: 1_00n, max: 250_000_00n },
+    UGX: { min: 500n, max: 5_000_000n },
+    TZS: { min: 100_00n, max: 5_000_000_00n },
+    RWF: { min: 100n, max: 2_000_000n },
+    GHS: { min: 1_00n, max: 20_000_00n },
+    NGN: { min: 50_00n, max: 5_000_000_00n },
+    ZAR: { min: 5_00n, max: 25_000_00n },
+  },
+  bank: {
+    KES: { min: 100_00n, max: 999_999_999_00n },
+    UGX: { min: 10_000n, max: 999_999_999_999n },
+    TZS: { min: 1_000_00n, max: 999_999_999_00n },
+    NGN: { min: 100_00n, max: 999_999_999_00n },
+    GHS: { min: 1_00n, max: 999_999_999_00n },
+    ZAR: { min: 1_00n, max: 999_999_999_00n },
+    USD: { min: 1_00n, max: 10_000_000_00n },
+    EUR: { min: 1_00n, max: 10_000_000_00n },
+    GBP: { min: 1_00n, max: 10_000_000_00n },
+  },
+  paybill: { KES: { min: 1_00n, max: 999_999_00n } },
+  till: { KES: { min: 1_00n, max: 250_000_00n } },
+  card: {
+    KES: { min: 10_00n, max: 1_000_000_00n },
+    USD: { min: 1_00n, max: 100_000_00n },
+    EUR: { min: 1_00n, max: 100_000_00n },
+    GBP: { min: 1_00n, max: 100_000_00n },
+  },
+  internal: {},
+};
+
+/** The internal rail moves any currency; this caps a single internal transfer (BIGINT leaves headroom). */
+export const INTERNAL_TRANSFER_MINOR_MAX = 1_000_000_000_000_000n;
+
+export function railBounds(rail: Rail, currency: Currency): { min: bigint; max: bigint } | undefined {
+  if (rail === 'internal') return { min: 1n, max: INTERNAL_TRANSFER_MINOR_MAX };
+  return RAIL_AMOUNT_BOUNDS_MINOR[rail][currency];
+}
+
+export type Destination =
+  | { type: 'mobile_money'; network: MobileNetwork; phone: string; name?: string }
+  | { type: 'bank_account'; bank_code: string; account_number: string; account_name?: string }
+  | { type: 'paybill'; business_number: string; account_reference: string }
+  | { type: 'till'; till_number: string }
+  | { type: 'card'; token: string }
+  | { type: 'wallet'; wallet: string };

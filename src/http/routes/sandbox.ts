@@ -1,0 +1,145 @@
+/** Sandbox-only routes to fund wallets and drive transfers. Not registered in production. */
+import type { FastifyInstance } from 'fastify';
+import type { Deps } from '../../app/deps.ts';
+import { applyStatusChange, fundWallet, lockTransfer } from '../../app/transfers.ts';
+import { ID_PREFIXES } from '../../domain/ids.ts';
+import {
+  METADATA_KEY_LENGTH_MAX,
+  METADATA_KEYS_MAX,
+  METADATA_VALUE_LENGTH_MAX,
+} from '../../domain/metadata.ts';
+import type { TransferStatus } from '../../domain/transfers.ts';
+import { BEARER_SECURITY } from '../auth.ts';
+import { presentTransfer } from '../presenters.ts';
+import { problemResponses, WRITE_PROBLEMS } from '../problems.ts';
+import { sendWrite } from '../writes.ts';
+
+const TAGS = ['Sandbox'];
+const FAILURE_CODE_PATTERN = '^[a-z][a-z0-9_]{0,63}$';
+const idParams = (prefix: string, description: string) => ({
+  type: 'object',
+  required: ['id'],
+  properties: { id: { type: 'string', pattern: `^${prefix}_[0-9a-hjkmnp-tv-z]{26}$`, description } },
+});
+const transferResponse = { description: 'The transfer after the change.', $ref: 'Transfer#' };
+
+export function sandboxRoutes(app: FastifyInstance, deps: Deps): void {
+  app.post<{ Params: { id: string }; Body: { amount: string | number; metadata?: Record<string, string> } }>(
+    '/v1/sandbox/wallets/:id/fund',
+    {
+      config: { scope: 'write' },
+      schema: {
+        operationId: 'sandboxFundWallet',
+        summary: 'Fund a wallet (sandbox)',
+        description:
+          'Credits the wallet through a simulated mobile-money collection: a settled inbound transfer whose journal entry debits the rail settlement account.',
+        tags: TAGS,
+        security: BEARER_SECURITY,
+        params: idParams(ID_PREFIXES.wallet, 'Wallet id.'),
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['amount'],
+          properties: {
+            amount: {
+              type: ['string', 'number'],
+              description: 'Decimal string at the wallet currency exponent.',
+            },
+            metadata: {
+              type: 'object',
+              maxProperties: METADATA_KEYS_MAX,
+              propertyNames: { minLength: 1, maxLength: METADATA_KEY_LENGTH_MAX },
+              additionalProperties: { type: 'string', maxLength: METADATA_VALUE_LENGTH_MAX },
+            },
+          },
+        },
+        response: {
+          201: { description: 'The inbound transfer.', $ref: 'Transfer#' },
+          ...problemResponses(...WRITE_PROBLEMS),
+        },
+      },
+    },
+    (request, reply) =>
+      sendWrite(deps, request, reply, async (tx, organizationId) => ({
+        status: 201,
+        body: presentTransfer(
+          await fundWallet(
+            tx,
+            deps,
+            organizationId,
+            request.params.id,
+            request.body.amount,
+            request.body.metadata ?? {},
+          ),
+        ),
+      })),
+  );
+
+  const drive = (
+    action: 'settle' | 'fail' | 'return',
+    to: TransferStatus,
+    summary: string,
+    description: string,
+  ) =>
+    app.post<{ Params: { id: string }; Body: { failure_code?: string } | undefined }>(
+      `/v1/sandbox/transfers/:id/${action}`,
+      {
+        config: { scope: 'write' },
+        schema: {
+          operationId: `sandbox${action[0]?.toUpperCase()}${action.slice(1)}Transfer`,
+          summary,
+          description,
+          tags: TAGS,
+          security: BEARER_SECURITY,
+          params: idParams(ID_PREFIXES.transfer, 'Transfer id.'),
+          ...(action === 'fail'
+            ? {
+                body: {
+                  type: 'object',
+                  additionalProperties: false,
+                  properties: {
+                    failure_code: {
+                      type: 'string',
+                      pattern: FAILURE_CODE_PATTERN,
+                      description:
+                        'The failure code to record (snake_case); default `sandbox_forced_failure`.',
+                    },
+                  },
+                },
+              }
+            : {}),
+          response: { 200: transferResponse, ...problemResponses(...WRITE_PROBLEMS) },
+        },
+      },
+      (request, reply) =>
+        sendWrite(deps, request, reply, async (tx, organizationId) => {
+          const transfer = await lockTransfer(tx, organizationId, request.params.id);
+          const failureCode =
+            action === 'fail' ? (request.body?.failure_code ?? 'sandbox_forced_failure') : undefined;
+          const reason = `sandbox_${action}`;
+          return {
+            status: 200,
+            body: presentTransfer(await applyStatusChange(tx, deps, transfer, { to, failureCode, reason })),
+          };
+        }),
+    );
+
+  drive(
+    'settle',
+    'settled',
+    'Settle a transfer (sandbox)',
+    'Posts the hold as if the rail confirmed payment. From `pending` or `processing`.',
+  );
+  drive(
+    'fail',
+    'failed',
+    'Fail a transfer (sandbox)',
+    'Releases the hold as if the rail refused the payment. From `pending` or `processing`.',
+  );
+  drive(
+    'return',
+    'returned',
+    'Return a transfer (sandbox)',
+    'Reverses a `settled` transfer as if the recipient side sent it back.',
+  );
+}

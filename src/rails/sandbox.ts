@@ -1,0 +1,95 @@
+/**
+ * Simulated rails for the sandbox, behind the same interface a real rail implements. Outcomes are
+ * deterministic functions of the destination (the magic values in the README) and of elapsed time.
+ */
+import type { Transfer } from '../domain/transferRecord.ts';
+import type { RailAdapter, RailOutcome, RailRegistry, SubmitResult } from './rail.ts';
+
+/** How long the "settles after a delay" magic number takes. */
+export const SANDBOX_DELAYED_SETTLEMENT_MS = 10_000;
+/** How often a transfer that the rail keeps processing (the time-out number) is looked at again. */
+export const SANDBOX_TIMEOUT_RECHECK_MS = 60_000;
+
+export type SandboxBehaviour =
+  | { kind: 'settle' }
+  | { kind: 'fail'; failureCode: string }
+  | { kind: 'timeout' }
+  | { kind: 'settle_after'; delayMs: number };
+
+/** Magic mobile-money numbers; any other valid number settles. */
+export const SANDBOX_PHONE_BEHAVIOURS: Record<string, SandboxBehaviour> = {
+  '+254700000000': { kind: 'settle' },
+  '+254700000001': { kind: 'fail', failureCode: 'recipient_not_registered' },
+  '+254700000002': { kind: 'fail', failureCode: 'insufficient_funds' },
+  '+254700000003': { kind: 'timeout' },
+  '+254700000004': { kind: 'settle_after', delayMs: SANDBOX_DELAYED_SETTLEMENT_MS },
+  '+254700000005': { kind: 'fail', failureCode: 'limit_exceeded' },
+};
+
+/** Magic values on the other rails. */
+export const SANDBOX_BANK_ACCOUNT_BEHAVIOURS: Record<string, SandboxBehaviour> = {
+  '0000000001': { kind: 'fail', failureCode: 'account_closed' },
+  '0000000002': { kind: 'fail', failureCode: 'invalid_account' },
+  '0000000003': { kind: 'timeout' },
+  '0000000004': { kind: 'settle_after', delayMs: SANDBOX_DELAYED_SETTLEMENT_MS },
+};
+export const SANDBOX_CARD_TOKEN_BEHAVIOURS: Record<string, SandboxBehaviour> = {
+  tok_sandbox_declined: { kind: 'fail', failureCode: 'card_declined' },
+  tok_sandbox_timeout: { kind: 'timeout' },
+};
+export const SANDBOX_PAYBILL_BEHAVIOURS: Record<string, SandboxBehaviour> = {
+  '000001': { kind: 'fail', failureCode: 'invalid_account' },
+};
+
+export function sandboxBehaviour(transfer: Transfer): SandboxBehaviour {
+  const d = transfer.destination;
+  const pick = (table: Record<string, SandboxBehaviour>, key: string | undefined) =>
+    (key !== undefined ? table[key] : undefined) ?? { kind: 'settle' as const };
+  switch (d.type) {
+    case 'mobile_money':
+      return pick(SANDBOX_PHONE_BEHAVIOURS, d.phone);
+    case 'bank_account':
+      return pick(SANDBOX_BANK_ACCOUNT_BEHAVIOURS, d.account_number);
+    case 'card':
+      return pick(SANDBOX_CARD_TOKEN_BEHAVIOURS, d.token);
+    case 'paybill':
+      return pick(SANDBOX_PAYBILL_BEHAVIOURS, d.business_number);
+    case 'till':
+      return pick(SANDBOX_PAYBILL_BEHAVIOURS, d.till_number);
+    default:
+      return { kind: 'settle' };
+  }
+}
+
+export function simulatedRail(): RailAdapter {
+  return {
+    async submit(transfer: Transfer, now: Date): Promise<SubmitResult> {
+      return { accepted: true, reference: `sim_${transfer.id}`, checkAt: now };
+    },
+    async check(transfer: Transfer, now: Date): Promise<RailOutcome> {
+      const behaviour = sandboxBehaviour(transfer);
+      switch (behaviour.kind) {
+        case 'settle':
+          return { kind: 'settled' };
+        case 'fail':
+          return { kind: 'failed', failureCode: behaviour.failureCode };
+        case 'timeout':
+          return {
+            kind: 'processing',
+            reason: 'rail_timeout',
+            checkAt: new Date(now.getTime() + SANDBOX_TIMEOUT_RECHECK_MS),
+          };
+        case 'settle_after': {
+          const since = transfer.processingAt ?? now;
+          const due = since.getTime() + behaviour.delayMs;
+          return due <= now.getTime() ? { kind: 'settled' } : { kind: 'processing', checkAt: new Date(due) };
+        }
+      }
+    },
+  };
+}
+
+export function sandboxRails(): RailRegistry {
+  const rail = simulatedRail();
+  return { mobile_money: rail, bank: rail, paybill: rail, till: rail, card: rail, internal: rail };
+}

@@ -1,0 +1,278 @@
+import type { AccountSums, Posting, PostingPhase, PostingSide } from '../../domain/ledger.ts';
+import type { Currency } from '../../domain/money.ts';
+import type { Queryable } from '../store.ts';
+import { accountSumsFromRow, type KeysetFilter, keysetConditions, toBigInt, toDate } from './rows.ts';
+
+export type AccountKind = 'wallet' | 'rail_settlement' | 'rail_clearing';
+
+export interface LedgerAccount extends AccountSums {
+  id: string;
+  organizationId: string;
+  kind: AccountKind;
+  walletId: string | null;
+  rail: string | null;
+  currency: Currency;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+const ACCOUNT_COLUMNS =
+  'id, organization_id, kind, wallet_id, rail, currency, debits_pending, debits_posted, credits_pending, credits_posted, created_at, updated_at';
+
+function accountFromRow(row: Record<string, unknown>): LedgerAccount {
+  return {
+    id: String(row.id),
+    organizationId: String(row.organization_id),
+    kind: row.kind as AccountKind,
+    walletId: row.wallet_id === null ? null : String(row.wallet_id),
+    rail: row.rail === null ? null : String(row.rail),
+    currency: row.currency as Currency,
+    ...accountSumsFromRow(row),
+    createdAt: toDate(row.created_at),
+    updatedAt: toDate(row.updated_at),
+  };
+}
+
+/** Finds or creates an organization's system account for a rail and currency; returns its id. */
+export async function ensureSystemAccount(
+  db: Queryable,
+  candidate: {
+    id: string;
+    organizationId: string;
+    kind: Exclude<AccountKind, 'wallet'>;
+    rail: string;
+    currency: Currency;
+    now: Date;
+  },
+): Promise<string> {
+  const [inserted] = await db.query<{ id: string }>(
+    `INSERT INTO ledger_accounts (id, organization_id, kind, rail, currency, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $6)
+     ON CONFLICT (organization_id, kind, rail, currency) WHERE kind <> 'wallet' DO NOTHING
+     RETURNING id`,
+    [
+      candidate.id,
+      candidate.organizationId,
+      candidate.kind,
+      candidate.rail,
+      candidate.currency,
+      candidate.now,
+    ],
+  );
+  if (inserted) return inserted.id;
+  const [existing] = await db.query<{ id: string }>(
+    `SELECT id FROM ledger_accounts WHERE organization_id = $1 AND kind = $2 AND rail = $3 AND currency = $4 AND kind <> 'wallet'`,
+    [candidate.organizationId, candidate.kind, candidate.rail, candidate.currency],
+  );
+  if (!existing) throw new Error('system account vanished after insert conflict');
+  return existing.id;
+}
+
+/**
+ * Locks accounts in id order (one statement, so every writer takes locks in the same order and writers
+ * cannot deadlock on each other) and returns them with the status of the wallets among them.
+ */
+export async function lockAccounts(
+  db: Queryable,
+  ids: readonly string[],
+): Promise<Map<string, LedgerAccount & { walletStatus: string | null }>> {
+  const sorted = [...new Set(ids)].sort();
+  const rows = await db.query(
+    `SELECT a.id, a.organization_id, a.kind, a.wallet_id, a.rail, a.currency, a.debits_pending, a.debits_posted,
+            a.credits_pending, a.credits_posted, a.created_at, a.updated_at, w.status AS wallet_status
+       FROM ledger_accounts a LEFT JOIN wallets w ON w.id = a.wallet_id
+      WHERE a.id = ANY($1::text[])
+      ORDER BY a.id
+        FOR UPDATE OF a`,
+    [sorted],
+  );
+  return new Map(
+    rows.map((row) => [
+      String(row.id),
+      { ...accountFromRow(row), walletStatus: row.wallet_status === null ? null : String(row.wallet_status) },
+    ]),
+  );
+}
+
+/** Writes new sums for accounts whose sums changed; one statement for the whole batch. */
+export async function updateAccountSums(
+  db: Queryable,
+  accounts: readonly (AccountSums & { id: string })[],
+  now: Date,
+): Promise<void> {
+  if (accounts.length === 0) return;
+  await db.query(
+    `UPDATE ledger_accounts a SET
+        debits_pending = v.debits_pending, debits_posted = v.debits_posted,
+        credits_pending = v.credits_pending, credits_posted = v.credits_posted, updated_at = $6
+       FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[])
+         AS v(id, debits_pending, debits_posted, credits_pending, credits_posted)
+      WHERE a.id = v.id`,
+    [
+      accounts.map((a) => a.id),
+      accounts.map((a) => a.debitsPending.toString()),
+      accounts.map((a) => a.debitsPosted.toString()),
+      accounts.map((a) => a.creditsPending.toString()),
+      accounts.map((a) => a.creditsPosted.toString()),
+      now,
+    ],
+  );
+}
+
+export interface JournalEntry {
+  id: string;
+  organizationId: string;
+  transferId: string | null;
+  kind: 'hold' | 'post' | 'void' | 'direct' | 'reversal';
+  holdEntryId: string | null;
+  createdAt: Date;
+  postings: Posting[];
+}
+
+/** Inserts entries and all their postings with two statements, however many entries the batch has. */
+export async function insertJournalEntries(db: Queryable, entries: readonly JournalEntry[]): Promise<void> {
+  if (entries.length === 0) return;
+  await db.query(
+    `INSERT INTO journal_entries (id, organization_id, transfer_id, kind, hold_entry_id, created_at)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[])`,
+    [
+      entries.map((e) => e.id),
+      entries.map((e) => e.organizationId),
+      entries.map((e) => e.transferId),
+      entries.map((e) => e.kind),
+      entries.map((e) => e.holdEntryId),
+      entries.map((e) => e.createdAt.toISOString()),
+    ],
+  );
+  const lines = entries.flatMap((e) =>
+    e.postings.map((p, index) => ({ entryId: e.id, line: index + 1, ...p })),
+  );
+  await db.query(
+    `INSERT INTO postings (entry_id, line, account_id, side, phase, releases_hold, amount_minor, currency)
+     SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[], $6::boolean[], $7::bigint[], $8::text[])`,
+    [
+      lines.map((l) => l.entryId),
+      lines.map((l) => l.line),
+      lines.map((l) => l.accountId),
+      lines.map((l) => l.side),
+      lines.map((l) => l.phase),
+      lines.map((l) => l.releasesHold),
+      lines.map((l) => l.amountMinor.toString()),
+      lines.map((l) => l.currency),
+    ],
+  );
+}
+
+function postingFromRow(row: Record<string, unknown>): Posting {
+  return {
+    accountId: String(row.account_id),
+    side: row.side as PostingSide,
+    phase: row.phase as PostingPhase,
+    releasesHold: row.releases_hold === true,
+    amountMinor: toBigInt(row.amount_minor),
+    currency: row.currency as Currency,
+  };
+}
+
+/** The open hold of a transfer: a hold entry with no post or void referring to it. */
+export async function findOpenHold(db: Queryable, transferId: string): Promise<JournalEntry | undefined> {
+  const [entry] = await db.query(
+    `SELECT h.id, h.organization_id, h.transfer_id, h.kind, h.hold_entry_id, h.created_at
+       FROM journal_entries h
+      WHERE h.transfer_id = $1 AND h.kind = 'hold'
+        AND NOT EXISTS (SELECT 1 FROM journal_entries r WHERE r.hold_entry_id = h.id)`,
+    [transferId],
+  );
+  if (!entry) return undefined;
+  const postings = await db.query('SELECT * FROM postings WHERE entry_id = $1 ORDER BY line', [entry.id]);
+  return entryFromRow(entry, postings.map(postingFromRow));
+}
+
+function entryFromRow(row: Record<string, unknown>, postings: Posting[]): JournalEntry {
+  return {
+    id: String(row.id),
+    organizationId: String(row.organization_id),
+    transferId: row.transfer_id === null ? null : String(row.transfer_id),
+    kind: row.kind as JournalEntry['kind'],
+    holdEntryId: row.hold_entry_id === null ? null : String(row.hold_entry_id),
+    createdAt: toDate(row.created_at),
+    postings,
+  };
+}
+
+export interface EntryFilter extends KeysetFilter {
+  walletId?: string | undefined;
+  transferId?: string | undefined;
+}
+
+export async function listJournalEntries(
+  db: Queryable,
+  organizationId: string,
+  filter: EntryFilter,
+  rowsMax: number,
+): Promise<JournalEntry[]> {
+  const params: unknown[] = [organizationId];
+  const conditions = ['e.organization_id = $1', ...keysetConditions(filter, params, 'e.')];
+  if (filter.transferId !== undefined) {
+    params.push(filter.transferId);
+    conditions.push(`e.transfer_id = $${params.length}`);
+  }
+  if (filter.walletId !== undefined) {
+    params.push(filter.walletId);
+    conditions.push(
+      `EXISTS (SELECT 1 FROM postings p WHERE p.entry_id = e.id AND p.account_id = $${params.length})`,
+    );
+  }
+  params.push(rowsMax);
+  const entries = await db.query(
+    `SELECT e.id, e.organization_id, e.transfer_id, e.kind, e.hold_entry_id, e.created_at FROM journal_entries e
+      WHERE ${conditions.join(' AND ')} ORDER BY e.id DESC LIMIT $${params.length}`,
+    params,
+  );
+  if (entries.length === 0) return [];
+  const postings = await db.query(
+    'SELECT * FROM postings WHERE entry_id = ANY($1::text[]) ORDER BY entry_id, line',
+    [entries.map((e) => e.id)],
+  );
+  const byEntry = new Map<string, Posting[]>();
+  for (const row of postings) {
+    const list = byEntry.get(String(row.entry_id)) ?? [];
+    list.push(postingFromRow(row));
+    byEntry.set(String(row.entry_id), list);
+  }
+  return entries.map((e) => entryFromRow(e, byEntry.get(String(e.id)) ?? []));
+}
+
+export interface AccountFilter {
+  startingAfter?: string | undefined;
+  kind?: AccountKind | undefined;
+  currency?: Currency | undefined;
+}
+
+export async function listLedgerAccounts(
+  db: Queryable,
+  organizationId: string,
+  filter: AccountFilter,
+  rowsMax: number,
+): Promise<LedgerAccount[]> {
+  const params: unknown[] = [organizationId];
+  const conditions = ['organization_id = $1'];
+  for (const [column, value] of [
+    ['kind', filter.kind],
+    ['currency', filter.currency],
+  ] as const) {
+    if (value === undefined) continue;
+    params.push(value);
+    conditions.push(`${column} = $${params.length}`);
+  }
+  if (filter.startingAfter !== undefined) {
+    params.push(filter.startingAfter);
+    conditions.push(`id > $${params.length}`);
+  }
+  params.push(rowsMax);
+  const rows = await db.query(
+    `SELECT ${ACCOUNT_COLUMNS} FROM ledger_accounts WHERE ${conditions.join(' AND ')} ORDER BY id LIMIT $${params.length}`,
+    params,
+  );
+  return rows.map(accountFromRow);
+}

@@ -1,0 +1,79 @@
+/** Queries that look for broken ledger invariants; each returns the offending rows (none when healthy). */
+import type { Queryable } from '../store.ts';
+
+/** Entries whose postings do not balance per currency and phase. */
+export async function unbalancedEntries(
+  db: Queryable,
+): Promise<{ entryId: string; currency: string; net: string }[]> {
+  const rows = await db.query(
+    `SELECT entry_id, currency, SUM(CASE side WHEN 'debit' THEN amount_minor ELSE -amount_minor END)::text AS net
+       FROM postings
+      GROUP BY entry_id, currency, phase, releases_hold
+     HAVING SUM(CASE side WHEN 'debit' THEN amount_minor ELSE -amount_minor END) <> 0`,
+  );
+  return rows.map((r) => ({ entryId: String(r.entry_id), currency: String(r.currency), net: String(r.net) }));
+}
+
+/** Accounts whose stored sums differ from a replay of their postings. */
+export async function accountsDifferingFromReplay(
+  db: Queryable,
+): Promise<{ accountId: string; stored: string; replayed: string }[]> {
+  const rows = await db.query(
+    `WITH replay AS (
+       SELECT account_id,
+         SUM(CASE WHEN side = 'debit' AND phase = 'pending' THEN amount_minor
+                  WHEN side = 'debit' AND (phase = 'voided' OR (phase = 'posted' AND releases_hold)) THEN -amount_minor
+                  ELSE 0 END) AS debits_pending,
+         SUM(CASE WHEN side = 'debit' AND phase = 'posted' THEN amount_minor ELSE 0 END) AS debits_posted,
+         SUM(CASE WHEN side = 'credit' AND phase = 'pending' THEN amount_minor
+                  WHEN side = 'credit' AND (phase = 'voided' OR (phase = 'posted' AND releases_hold)) THEN -amount_minor
+                  ELSE 0 END) AS credits_pending,
+         SUM(CASE WHEN side = 'credit' AND phase = 'posted' THEN amount_minor ELSE 0 END) AS credits_posted
+       FROM postings GROUP BY account_id
+     )
+     SELECT a.id,
+            concat_ws('/', a.debits_pending, a.debits_posted, a.credits_pending, a.credits_posted) AS stored,
+            concat_ws('/', COALESCE(r.debits_pending, 0), COALESCE(r.debits_posted, 0),
+                           COALESCE(r.credits_pending, 0), COALESCE(r.credits_posted, 0)) AS replayed
+       FROM ledger_accounts a LEFT JOIN replay r ON r.account_id = a.id
+      WHERE a.debits_pending <> COALESCE(r.debits_pending, 0) OR a.debits_posted <> COALESCE(r.debits_posted, 0)
+         OR a.credits_pending <> COALESCE(r.credits_pending, 0) OR a.credits_posted <> COALESCE(r.credits_posted, 0)`,
+  );
+  return rows.map((r) => ({
+    accountId: String(r.id),
+    stored: String(r.stored),
+    replayed: String(r.replayed),
+  }));
+}
+
+/** Wallets whose available balance is below zero (no product allows an overdraft yet). */
+export async function overdrawnWallets(db: Queryable): Promise<{ walletId: string; available: string }[]> {
+  const rows = await db.query(
+    `SELECT id, (credits_posted - debits_posted - debits_pending)::text AS available FROM ledger_accounts
+      WHERE kind = 'wallet' AND credits_posted - debits_posted - debits_pending < 0`,
+  );
+  return rows.map((r) => ({ walletId: String(r.id), available: String(r.available) }));
+}
+
+/** Transfers in a final status that still have a hold nobody posted or voided. */
+export async function terminalTransfersWithOpenHolds(
+  db: Queryable,
+): Promise<{ transferId: string; status: string }[]> {
+  const rows = await db.query(
+    `SELECT t.id, t.status FROM transfers t JOIN journal_entries h ON h.transfer_id = t.id AND h.kind = 'hold'
+      WHERE t.status IN ('settled', 'failed', 'canceled', 'returned', 'rejected', 'expired')
+        AND NOT EXISTS (SELECT 1 FROM journal_entries r WHERE r.hold_entry_id = h.id)`,
+  );
+  return rows.map((r) => ({ transferId: String(r.id), status: String(r.status) }));
+}
+
+/** Holds released more than once. */
+export async function holdsReleasedTwice(
+  db: Queryable,
+): Promise<{ holdEntryId: string; releases: number }[]> {
+  const rows = await db.query(
+    `SELECT hold_entry_id, COUNT(*)::int AS releases FROM journal_entries
+      WHERE hold_entry_id IS NOT NULL GROUP BY hold_entry_id HAVING COUNT(*) > 1`,
+  );
+  return rows.map((r) => ({ holdEntryId: String(r.hold_entry_id), releases: Number(r.releases) }));
+}

@@ -1,0 +1,191 @@
+import type { Metadata } from '../../domain/metadata.ts';
+import type { Currency } from '../../domain/money.ts';
+import type { Transfer, TransferDirection } from '../../domain/transferRecord.ts';
+import type { LedgerState, Rail, TransferStatus } from '../../domain/transfers.ts';
+import type { Queryable } from '../store.ts';
+import { type KeysetFilter, keysetConditions, toBigInt, toDate, toJsonObject } from './rows.ts';
+
+const COLUMNS = [
+  'id',
+  'organization_id',
+  'direction',
+  'source_wallet_id',
+  'destination',
+  'destination_wallet_id',
+  'amount_minor',
+  'currency',
+  'rail',
+  'network',
+  'status',
+  'status_reason',
+  'failure_code',
+  'ledger_state',
+  'metadata',
+  'rail_reference',
+  'next_rail_check_at',
+  'created_at',
+  'updated_at',
+  'processing_at',
+  'settled_at',
+  'failed_at',
+  'canceled_at',
+  'returned_at',
+] as const;
+
+const optionalDate = (value: unknown) => (value === null || value === undefined ? null : toDate(value));
+const optionalText = (value: unknown) => (value === null || value === undefined ? null : String(value));
+
+function fromRow(row: Record<string, unknown>): Transfer {
+  return {
+    id: String(row.id),
+    organizationId: String(row.organization_id),
+    direction: row.direction as TransferDirection,
+    sourceWalletId: optionalText(row.source_wallet_id),
+    destination: toJsonObject<Transfer['destination']>(row.destination),
+    destinationWalletId: optionalText(row.destination_wallet_id),
+    amountMinor: toBigInt(row.amount_minor),
+    currency: row.currency as Currency,
+    rail: row.rail as Rail,
+    network: optionalText(row.network),
+    status: row.status as TransferStatus,
+    statusReason: optionalText(row.status_reason),
+    failureCode: optionalText(row.failure_code),
+    ledgerState: row.ledger_state as LedgerState,
+    metadata: toJsonObject<Metadata>(row.metadata),
+    railReference: optionalText(row.rail_reference),
+    nextRailCheckAt: optionalDate(row.next_rail_check_at),
+    createdAt: toDate(row.created_at),
+    updatedAt: toDate(row.updated_at),
+    processingAt: optionalDate(row.processing_at),
+    settledAt: optionalDate(row.settled_at),
+    failedAt: optionalDate(row.failed_at),
+    canceledAt: optionalDate(row.canceled_at),
+    returnedAt: optionalDate(row.returned_at),
+  };
+}
+
+function toParams(t: Transfer): unknown[] {
+  return [
+    t.id,
+    t.organizationId,
+    t.direction,
+    t.sourceWalletId,
+    JSON.stringify(t.destination),
+    t.destinationWalletId,
+    t.amountMinor.toString(),
+    t.currency,
+    t.rail,
+    t.network,
+    t.status,
+    t.statusReason,
+    t.failureCode,
+    t.ledgerState,
+    JSON.stringify(t.metadata),
+    t.railReference,
+    t.nextRailCheckAt,
+    t.createdAt,
+    t.updatedAt,
+    t.processingAt,
+    t.settledAt,
+    t.failedAt,
+    t.canceledAt,
+    t.returnedAt,
+  ];
+}
+
+const CASTS: Partial<Record<(typeof COLUMNS)[number], string>> = {
+  destination: '::jsonb',
+  metadata: '::jsonb',
+  amount_minor: '::bigint',
+};
+const PLACEHOLDERS = COLUMNS.map((c, i) => `$${i + 1}${CASTS[c] ?? ''}`).join(', ');
+
+export async function insertTransfer(db: Queryable, transfer: Transfer): Promise<void> {
+  await db.query(
+    `INSERT INTO transfers (${COLUMNS.join(', ')}) VALUES (${PLACEHOLDERS})`,
+    toParams(transfer),
+  );
+}
+
+/** Writes every mutable column of a transfer; callers obtain the new record from the domain transition. */
+export async function saveTransfer(db: Queryable, t: Transfer): Promise<void> {
+  await db.query(
+    `UPDATE transfers SET status = $2, status_reason = $3, failure_code = $4, ledger_state = $5,
+        rail_reference = $6, next_rail_check_at = $7, updated_at = $8, processing_at = $9, settled_at = $10,
+        failed_at = $11, canceled_at = $12, returned_at = $13
+      WHERE id = $1`,
+    [
+      t.id,
+      t.status,
+      t.statusReason,
+      t.failureCode,
+      t.ledgerState,
+      t.railReference,
+      t.nextRailCheckAt,
+      t.updatedAt,
+      t.processingAt,
+      t.settledAt,
+      t.failedAt,
+      t.canceledAt,
+      t.returnedAt,
+    ],
+  );
+}
+
+export async function findTransfer(
+  db: Queryable,
+  organizationId: string,
+  id: string,
+  options: { forUpdate?: boolean } = {},
+): Promise<Transfer | undefined> {
+  const [row] = await db.query(
+    `SELECT ${COLUMNS.join(', ')} FROM transfers WHERE organization_id = $1 AND id = $2${options.forUpdate ? ' FOR UPDATE' : ''}`,
+    [organizationId, id],
+  );
+  return row && fromRow(row);
+}
+
+export interface TransferFilter extends KeysetFilter {
+  status?: TransferStatus | undefined;
+  walletId?: string | undefined;
+}
+
+export async function listTransfers(
+  db: Queryable,
+  organizationId: string,
+  filter: TransferFilter,
+  rowsMax: number,
+): Promise<Transfer[]> {
+  const params: unknown[] = [organizationId];
+  const conditions = ['organization_id = $1', ...keysetConditions(filter, params)];
+  if (filter.status !== undefined) {
+    params.push(filter.status);
+    conditions.push(`status = $${params.length}`);
+  }
+  if (filter.walletId !== undefined) {
+    params.push(filter.walletId);
+    conditions.push(`(source_wallet_id = $${params.length} OR destination_wallet_id = $${params.length})`);
+  }
+  params.push(rowsMax);
+  const rows = await db.query(
+    `SELECT ${COLUMNS.join(', ')} FROM transfers WHERE ${conditions.join(' AND ')} ORDER BY id DESC LIMIT $${params.length}`,
+    params,
+  );
+  return rows.map(fromRow);
+}
+
+/**
+ * Claims transfers whose rail check is due, skipping rows another worker holds, so any number of
+ * workers can share the queue. The caller's transaction keeps them locked until it commits.
+ */
+export async function claimDueRailChecks(db: Queryable, now: Date, rowsMax: number): Promise<Transfer[]> {
+  const rows = await db.query(
+    `SELECT ${COLUMNS.join(', ')} FROM transfers
+      WHERE next_rail_check_at IS NOT NULL AND next_rail_check_at <= $1
+      ORDER BY next_rail_check_at
+      LIMIT $2
+        FOR UPDATE SKIP LOCKED`,
+    [now, rowsMax],
+  );
+  return rows.map(fromRow);
+}
