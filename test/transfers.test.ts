@@ -192,6 +192,29 @@ describe.each(BACKENDS)('transfers on %s', (backend) => {
     });
   });
 
+  it('a sandbox return cannot take the destination wallet of an internal transfer below zero', async () => {
+    const from = await fundedWallet(t, '100.00');
+    const to = await fundedWallet(t, '0');
+    const paid = await api(t, 'POST', '/v1/transfers', {
+      body: { source: from, destination: to, amount: '100.00', currency: 'KES' },
+    });
+    const held = await api(t, 'POST', '/v1/transfers', {
+      body: { source: to, destination: mobileMoney('+254700000003'), amount: '60.00', currency: 'KES' },
+    });
+    expect(held.statusCode).toBe(201);
+    const refused = await api(t, 'POST', `/v1/sandbox/transfers/${paid.data.id}/return`);
+    expect(refused.statusCode).toBe(422);
+    expect(refused.data.code).toBe('insufficient_funds');
+    expect((await api(t, 'GET', `/v1/transfers/${paid.data.id}`)).data.status).toBe('settled');
+    expect(await balanceOf(t, to)).toMatchObject({ available: '40.00', pending: '60.00', current: '100.00' });
+
+    await api(t, 'POST', `/v1/transfers/${held.data.id}/cancel`);
+    const returned = await api(t, 'POST', `/v1/sandbox/transfers/${paid.data.id}/return`);
+    expect(returned.statusCode).toBe(200);
+    expect(await balanceOf(t, to)).toMatchObject({ available: '0.00', current: '0.00' });
+    expect(await balanceOf(t, from)).toMatchObject({ available: '100.00', current: '100.00' });
+  });
+
   it('lack of funds is a 422 insufficient_funds and writes nothing', async () => {
     const wallet = await fundedWallet(t, '50.00');
     const before = (await api(t, 'GET', `/v1/transfers?wallet=${wallet}`)).data.data.length;

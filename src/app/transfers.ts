@@ -11,6 +11,7 @@ import {
   type Posting,
   postHoldPostings,
   voidHoldPostings,
+  walletBalances,
 } from '../domain/ledger.ts';
 import type { Metadata } from '../domain/metadata.ts';
 import { type Currency, isCurrency, parseAmount } from '../domain/money.ts';
@@ -361,18 +362,20 @@ export async function applyStatusChange(
       ledgerState = settle ? 'posted' : 'voided';
     }
   } else if (to === 'returned') {
-    const clearing = await ensureSystemAccount(tx, {
-      id: deps.newId('ledgerAccount'),
-      organizationId: transfer.organizationId,
-      kind: 'rail_clearing',
-      rail: transfer.rail,
-      currency: transfer.currency,
-      now,
-    });
     const walletId = transfer.sourceWalletId;
     if (!walletId) throw validationError('id', 'only outbound transfers can be returned', 'not_returnable');
     // A return gives the money back: the rail (or the destination wallet) pays the source wallet again.
-    const from = transfer.destinationWalletId ?? clearing;
+    // Only a rail transfer touches the rail's clearing account, so only it may create one.
+    const from =
+      transfer.destinationWalletId ??
+      (await ensureSystemAccount(tx, {
+        id: deps.newId('ledgerAccount'),
+        organizationId: transfer.organizationId,
+        kind: 'rail_clearing',
+        rail: transfer.rail,
+        currency: transfer.currency,
+        now,
+      }));
     entry = {
       id: deps.newId('journalEntry'),
       organizationId: transfer.organizationId,
@@ -405,7 +408,11 @@ export async function applyStatusChange(
   return updated;
 }
 
-/** Applies an entry's postings to its locked accounts and appends it. */
+/**
+ * Applies an entry's postings to its locked accounts and appends it. Refuses an entry that would take a
+ * wallet's available balance below zero: a return debits the destination wallet of an internal transfer,
+ * which may have spent or committed the money since.
+ */
 async function writeEntry(tx: Queryable, entry: JournalEntry, now: Date): Promise<void> {
   const accounts = await lockAccounts(
     tx,
@@ -416,6 +423,19 @@ async function writeEntry(tx: Queryable, entry: JournalEntry, now: Date): Promis
     const current = sums.get(p.accountId);
     if (!current) throw new Error(`posting to unknown account ${p.accountId}`);
     sums.set(p.accountId, applyPosting(current, p));
+  }
+  for (const [id, next] of sums) {
+    const before = accounts.get(id);
+    if (before?.kind !== 'wallet') continue;
+    const available = walletBalances(next).availableMinor;
+    if (available < 0n && available < walletBalances(before).availableMinor) {
+      throw new AppError({
+        status: 422,
+        code: 'insufficient_funds',
+        title: 'Insufficient funds',
+        detail: `Wallet ${id} does not have enough available balance for this change.`,
+      });
+    }
   }
   await insertJournalEntries(tx, [entry]);
   await updateAccountSums(
