@@ -1,6 +1,15 @@
-import { TRANSFER_EVENT_BY_STATUS, type TransferEventType, transferEventData } from '../domain/events.ts';
+/** Events: building the outbox rows that state changes write, and reading them back. */
+import { resourceMissing } from '../domain/errors.ts';
+import {
+  type EventRecord,
+  type EventType,
+  TRANSFER_EVENT_BY_STATUS,
+  type TransferEventType,
+  transferEventData,
+} from '../domain/events.ts';
+import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
 import type { Transfer } from '../domain/transferRecord.ts';
-import type { EventRecord } from '../store/repositories/events.ts';
+import { findEvent, listEvents as listEventRows } from '../store/repositories/events.ts';
 import type { Deps } from './deps.ts';
 
 export function transferEvent(
@@ -23,4 +32,25 @@ export function transferEvent(
 export function statusEvent(deps: Deps, transfer: Transfer, now: Date): EventRecord[] {
   const type = TRANSFER_EVENT_BY_STATUS[transfer.status];
   return type ? [transferEvent(deps, type, transfer, now)] : [];
+}
+
+export async function getEvent(deps: Deps, organizationId: string, id: string): Promise<EventRecord> {
+  const event = await findEvent(deps.store, organizationId, id);
+  if (!event) throw resourceMissing('event', id);
+  return event;
+}
+
+export interface EventListRequest extends PageRequest {
+  type?: EventType | undefined;
+  /** Only events about this object (a transfer id). */
+  resourceId?: string | undefined;
+}
+
+export async function listEvents(
+  deps: Deps,
+  organizationId: string,
+  request: EventListRequest,
+): Promise<Page<EventRecord>> {
+  const rows = await listEventRows(deps.store, organizationId, request, request.limit + 1);
+  return toPage(rows, request.limit);
 }

@@ -53,8 +53,10 @@ export function formatId(prefix: IdPrefix, timeMs: number, random: Uint8Array): 
   return `${prefix}_${encodeTime(timeMs)}${encodeRandom(random)}`;
 }
 
-export function idPattern(prefix: IdPrefix): string {
-  return `^${prefix}_[0-9a-hjkmnp-tv-z]{${ID_TIME_CHARS + ID_RANDOM_CHARS}}$`;
+/** The pattern of an id with this prefix, or with any of these prefixes. */
+export function idPattern(prefix: IdPrefix | readonly IdPrefix[]): string {
+  const prefixes = typeof prefix === 'string' ? prefix : `(?:${prefix.join('|')})`;
+  return `^${prefixes}_[0-9a-hjkmnp-tv-z]{${ID_TIME_CHARS + ID_RANDOM_CHARS}}$`;
 }
 
 const patternCache = new Map<string, RegExp>();

@@ -11,8 +11,22 @@ export interface AccountSums {
   creditsPosted: bigint;
 }
 
-export type PostingSide = 'debit' | 'credit';
-export type PostingPhase = 'pending' | 'posted' | 'voided';
+export const POSTING_SIDES = ['debit', 'credit'] as const;
+export type PostingSide = (typeof POSTING_SIDES)[number];
+export const POSTING_PHASES = ['pending', 'posted', 'voided'] as const;
+export type PostingPhase = (typeof POSTING_PHASES)[number];
+
+/**
+ * A wallet's account (same id as the wallet); per organization, rail and currency, a settlement account
+ * (money held at the rail partner: debited when a collection arrives) and a clearing account (money on
+ * its way out through the rail: credited when a payout is held or posted).
+ */
+export const ACCOUNT_KINDS = ['wallet', 'rail_settlement', 'rail_clearing'] as const;
+export type AccountKind = (typeof ACCOUNT_KINDS)[number];
+
+/** hold: pending lines; post / void: make a hold final / release it; direct and reversal: final at once. */
+export const JOURNAL_ENTRY_KINDS = ['hold', 'post', 'void', 'direct', 'reversal'] as const;
+export type JournalEntryKind = (typeof JOURNAL_ENTRY_KINDS)[number];
 
 export interface Posting {
   accountId: string;
@@ -55,6 +69,18 @@ export function walletBalances(sums: AccountSums): {
     currentMinor,
     pendingMinor: sums.debitsPending,
     availableMinor: currentMinor - sums.debitsPending,
+  };
+}
+
+/**
+ * Any account's signed net, credits minus debits: a credit balance is positive, a debit balance negative.
+ * For a wallet, the posted net is its current balance. Over all accounts of one currency both nets sum to
+ * zero, because every entry balances per phase.
+ */
+export function netBalances(sums: AccountSums): { netPostedMinor: bigint; netPendingMinor: bigint } {
+  return {
+    netPostedMinor: sums.creditsPosted - sums.debitsPosted,
+    netPendingMinor: sums.creditsPending - sums.debitsPending,
   };
 }
 

@@ -1,14 +1,8 @@
+import type { EventRecord } from '../../domain/events.ts';
 import type { Queryable } from '../store.ts';
 import { type KeysetFilter, keysetConditions, toDate, toJsonObject } from './rows.ts';
 
-export interface EventRecord {
-  id: string;
-  organizationId: string;
-  type: string;
-  resourceId: string | null;
-  data: Record<string, unknown>;
-  createdAt: Date;
-}
+export type { EventRecord };
 
 /** Appends outbox rows; one statement for any number of events. */
 export async function insertEvents(db: Queryable, events: readonly EventRecord[]): Promise<void> {

@@ -1,9 +1,16 @@
-import type { AccountSums, Posting, PostingPhase, PostingSide } from '../../domain/ledger.ts';
+import type {
+  AccountKind,
+  AccountSums,
+  JournalEntryKind,
+  Posting,
+  PostingPhase,
+  PostingSide,
+} from '../../domain/ledger.ts';
 import type { Currency } from '../../domain/money.ts';
 import type { Queryable } from '../store.ts';
 import { accountSumsFromRow, type KeysetFilter, keysetConditions, toBigInt, toDate } from './rows.ts';
 
-export type AccountKind = 'wallet' | 'rail_settlement' | 'rail_clearing';
+export type { AccountKind };
 
 export interface LedgerAccount extends AccountSums {
   id: string;
@@ -123,7 +130,7 @@ export interface JournalEntry {
   id: string;
   organizationId: string;
   transferId: string | null;
-  kind: 'hold' | 'post' | 'void' | 'direct' | 'reversal';
+  kind: JournalEntryKind;
   holdEntryId: string | null;
   createdAt: Date;
   postings: Posting[];
@@ -243,8 +250,7 @@ export async function listJournalEntries(
   return entries.map((e) => entryFromRow(e, byEntry.get(String(e.id)) ?? []));
 }
 
-export interface AccountFilter {
-  startingAfter?: string | undefined;
+export interface AccountFilter extends KeysetFilter {
   kind?: AccountKind | undefined;
   currency?: Currency | undefined;
 }
@@ -256,7 +262,8 @@ export async function listLedgerAccounts(
   rowsMax: number,
 ): Promise<LedgerAccount[]> {
   const params: unknown[] = [organizationId];
-  const conditions = ['organization_id = $1'];
+  // The same keyset as every other list (id descending), so the API pages accounts like everything else.
+  const conditions = ['organization_id = $1', ...keysetConditions(filter, params)];
   for (const [column, value] of [
     ['kind', filter.kind],
     ['currency', filter.currency],
@@ -265,13 +272,9 @@ export async function listLedgerAccounts(
     params.push(value);
     conditions.push(`${column} = $${params.length}`);
   }
-  if (filter.startingAfter !== undefined) {
-    params.push(filter.startingAfter);
-    conditions.push(`id > $${params.length}`);
-  }
   params.push(rowsMax);
   const rows = await db.query(
-    `SELECT ${ACCOUNT_COLUMNS} FROM ledger_accounts WHERE ${conditions.join(' AND ')} ORDER BY id LIMIT $${params.length}`,
+    `SELECT ${ACCOUNT_COLUMNS} FROM ledger_accounts WHERE ${conditions.join(' AND ')} ORDER BY id DESC LIMIT $${params.length}`,
     params,
   );
   return rows.map(accountFromRow);

@@ -1,0 +1,40 @@
+/** Read side of the ledger: journal entries with their postings, and accounts with their sums. */
+import type { AccountKind } from '../domain/ledger.ts';
+import type { Currency } from '../domain/money.ts';
+import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
+import {
+  type JournalEntry,
+  type LedgerAccount,
+  listJournalEntries as listJournalEntryRows,
+  listLedgerAccounts as listLedgerAccountRows,
+} from '../store/repositories/ledger.ts';
+import type { Deps } from './deps.ts';
+
+export interface JournalEntryListRequest extends PageRequest {
+  /** Only entries with a posting on this wallet's account. */
+  walletId?: string | undefined;
+  transferId?: string | undefined;
+}
+
+export async function listJournalEntries(
+  deps: Deps,
+  organizationId: string,
+  request: JournalEntryListRequest,
+): Promise<Page<JournalEntry>> {
+  const rows = await listJournalEntryRows(deps.store, organizationId, request, request.limit + 1);
+  return toPage(rows, request.limit);
+}
+
+export interface LedgerAccountListRequest extends PageRequest {
+  kind?: AccountKind | undefined;
+  currency?: Currency | undefined;
+}
+
+export async function listLedgerAccounts(
+  deps: Deps,
+  organizationId: string,
+  request: LedgerAccountListRequest,
+): Promise<Page<LedgerAccount>> {
+  const rows = await listLedgerAccountRows(deps.store, organizationId, request, request.limit + 1);
+  return toPage(rows, request.limit);
+}
