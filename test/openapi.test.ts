@@ -15,7 +15,17 @@ const DOCUMENT_FILE = 'openapi.json';
 const REDOCLY_BIN = fileURLToPath(new URL('../node_modules/.bin/redocly', import.meta.url));
 const LINT_TIMEOUT_MS = 30_000;
 const PROBLEM_CONTENT = { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } };
-const NAMED_COMPONENTS = ['Problem', 'Wallet', 'Balance', 'Customer'];
+const NAMED_COMPONENTS = [
+  'Problem',
+  'Wallet',
+  'Balance',
+  'Customer',
+  'Transfer',
+  'Event',
+  'TransferEventData',
+  'JournalEntry',
+  'LedgerAccount',
+];
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 
 interface Operation {

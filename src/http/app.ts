@@ -20,6 +20,8 @@ import {
 } from './openapi.ts';
 import { sendProblem, toAppError } from './problems.ts';
 import { customerRoutes } from './routes/customers.ts';
+import { eventRoutes } from './routes/events.ts';
+import { ledgerRoutes } from './routes/ledger.ts';
 import { sandboxRoutes } from './routes/sandbox.ts';
 import { systemRoutes } from './routes/system.ts';
 import { transferRoutes } from './routes/transfers.ts';
@@ -129,6 +131,8 @@ export async function buildApp({ deps, logger = false }: BuildAppOptions): Promi
   customerRoutes(app, deps);
   walletRoutes(app, deps);
   transferRoutes(app, deps, new LedgerWriter(deps));
+  eventRoutes(app, deps);
+  ledgerRoutes(app, deps);
   if (deps.environment === 'sandbox') sandboxRoutes(app, deps);
 
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());

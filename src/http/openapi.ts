@@ -1,8 +1,9 @@
 /** The fixed parts of the OpenAPI 3.1 document; paths and schemas come from the route definitions. */
 import type { FastifySchema } from 'fastify';
 import { PORT_DEFAULT } from '../config.ts';
+import { API_VERSION } from '../domain/version.ts';
 
-export const API_VERSION = '2026-11-22';
+export { API_VERSION };
 
 export const OPENAPI_DOCUMENT_BASE = {
   openapi: '3.1.0',
@@ -18,6 +19,23 @@ export const OPENAPI_DOCUMENT_BASE = {
   tags: [
     { name: 'Customers', description: 'People and businesses who own wallets.' },
     { name: 'Wallets', description: 'Single-currency balances held for a customer.' },
+    {
+      name: 'Transfers',
+      description: 'Money moving out of a wallet over a rail, or between wallets, with its status machine.',
+    },
+    {
+      name: 'Events',
+      description:
+        'Every state change, recorded in the same transaction as the change: the payloads webhooks deliver.',
+    },
+    {
+      name: 'Ledger',
+      description: 'The double-entry ledger behind every balance: journal entries, postings and accounts.',
+    },
+    {
+      name: 'Sandbox',
+      description: 'Sandbox only: fund wallets and drive transfers to any outcome. Absent in production.',
+    },
     { name: 'Operations', description: 'Health, readiness and metrics for operators.' },
   ],
   components: {

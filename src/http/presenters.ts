@@ -1,12 +1,15 @@
 /** Domain records to their wire form: snake_case fields, decimal-string amounts, ISO 8601 times. */
-
-import { formatAmount } from '../domain/money.ts';
+import type { Environment } from '../domain/apiKeys.ts';
+import { type EventRecord, eventEnvelope } from '../domain/events.ts';
+import { netBalances, walletBalances } from '../domain/ledger.ts';
+import { type Currency, formatAmount } from '../domain/money.ts';
 import type { Page, PageRequest } from '../domain/pagination.ts';
 import type { Transfer } from '../domain/transferRecord.ts';
-import type { Wallet } from '../domain/wallets.ts';
+import type { Balances, Wallet } from '../domain/wallets.ts';
 import type { Customer } from '../store/repositories/customers.ts';
+import type { JournalEntry, LedgerAccount } from '../store/repositories/ledger.ts';
 
-export function presentBalances(wallet: Wallet) {
+export function presentBalances(wallet: Balances & { currency: Currency }) {
   return {
     available: formatAmount(wallet.availableMinor, wallet.currency),
     pending: formatAmount(wallet.pendingMinor, wallet.currency),
@@ -96,5 +99,55 @@ export function presentTransfer(t: Transfer) {
     failed_at: iso(t.failedAt),
     canceled_at: iso(t.canceledAt),
     returned_at: iso(t.returnedAt),
+  };
+}
+
+/** The envelope is built in the domain, so webhook deliveries carry exactly what the API returns. */
+export function presentEvent(event: EventRecord, environment: Environment) {
+  return eventEnvelope(event, environment);
+}
+
+export function presentJournalEntry(entry: JournalEntry) {
+  return {
+    id: entry.id,
+    object: 'journal_entry',
+    transfer: entry.transferId,
+    kind: entry.kind,
+    hold_entry: entry.holdEntryId,
+    created_at: entry.createdAt.toISOString(),
+    postings: entry.postings.map((p) => ({
+      account: p.accountId,
+      side: p.side,
+      phase: p.phase,
+      releases_hold: p.releasesHold,
+      amount: formatAmount(p.amountMinor, p.currency),
+      currency: p.currency,
+    })),
+  };
+}
+
+export function presentLedgerAccount(account: LedgerAccount) {
+  const amount = (minor: bigint) => formatAmount(minor, account.currency);
+  const { netPostedMinor, netPendingMinor } = netBalances(account);
+  return {
+    id: account.id,
+    object: 'ledger_account',
+    kind: account.kind,
+    wallet: account.walletId,
+    rail: account.rail,
+    currency: account.currency,
+    debits_pending: amount(account.debitsPending),
+    debits_posted: amount(account.debitsPosted),
+    credits_pending: amount(account.creditsPending),
+    credits_posted: amount(account.creditsPosted),
+    net_pending: amount(netPendingMinor),
+    net_posted: amount(netPostedMinor),
+    // The same computation as a wallet's own balance, so the two can never disagree.
+    balance:
+      account.kind === 'wallet'
+        ? presentBalances({ ...walletBalances(account), currency: account.currency })
+        : null,
+    created_at: account.createdAt.toISOString(),
+    updated_at: account.updatedAt.toISOString(),
   };
 }

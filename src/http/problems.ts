@@ -159,10 +159,10 @@ const PROBLEM_DESCRIPTIONS: Record<number, string> = {
   401: 'The API key is missing, malformed, unknown, revoked or of the other environment.',
   403: 'The API key lacks the scope this operation needs (`insufficient_permissions`).',
   404: 'No such resource in your organization (`resource_missing`).',
-  409: 'A request with this Idempotency-Key is still in progress (`idempotency_key_in_flight`).',
+  409: 'A request with this Idempotency-Key is still in progress (`idempotency_key_in_flight`, with `Retry-After`), or the resource is in a state that does not allow the operation (`invalid_state_transition`, `wallet_not_active`).',
   413: 'The body is over the size limit (`payload_too_large`).',
   415: 'The body is not JSON (`unsupported_media_type`).',
-  422: 'The Idempotency-Key was used with a different request (`idempotency_key_reused`).',
+  422: 'The Idempotency-Key was used with a different request (`idempotency_key_reused`), or the operation was refused (`insufficient_funds`).',
   500: 'An unexpected error (`internal_error`).',
   503: 'The service cannot reach its database (`service_unavailable`).',
 };

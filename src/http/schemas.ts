@@ -2,6 +2,8 @@
  * JSON Schemas of the wire format. Request schemas are inline (validated by our own Ajv instances);
  * response schemas are shared by $id, so the OpenAPI document names them as components.
  */
+
+import { ENVIRONMENTS } from '../domain/apiKeys.ts';
 import {
   CUSTOMER_NAME_LENGTH_MAX,
   CUSTOMER_TYPES,
@@ -9,20 +11,31 @@ import {
   KYC_STATUSES,
   PHONE_PATTERN,
 } from '../domain/customers.ts';
+import { EVENT_TYPES, PRODUCT_NAME } from '../domain/events.ts';
 import { IDEMPOTENCY_KEY_PATTERN } from '../domain/idempotency.ts';
 import { ID_PREFIXES, type IdPrefix, idPattern } from '../domain/ids.ts';
+import { ACCOUNT_KINDS, JOURNAL_ENTRY_KINDS, POSTING_PHASES, POSTING_SIDES } from '../domain/ledger.ts';
 import { METADATA_KEY_LENGTH_MAX, METADATA_KEYS_MAX, METADATA_VALUE_LENGTH_MAX } from '../domain/metadata.ts';
 import { SUPPORTED_CURRENCIES } from '../domain/money.ts';
 import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from '../domain/pagination.ts';
+import { DESTINATION_TYPES, LEDGER_STATES, RAILS, TRANSFER_STATUSES } from '../domain/transfers.ts';
+import { API_VERSION } from '../domain/version.ts';
 import { WALLET_STATUSES } from '../domain/wallets.ts';
 
-export function idSchema(prefix: IdPrefix, description: string) {
+/** An id with this prefix (or any of these prefixes). */
+export function idSchema(prefix: IdPrefix | readonly IdPrefix[], description: string) {
+  const example = typeof prefix === 'string' ? prefix : prefix[0];
   return {
     type: 'string',
     pattern: idPattern(prefix),
     description,
-    examples: [`${prefix}_01jcz3m5e7x8y9a0b1c2d3e4f5`],
+    examples: [`${example}_01jcz3m5e7x8y9a0b1c2d3e4f5`],
   };
+}
+
+/** An id with this prefix, or null where there is none. */
+export function nullableIdSchema(prefix: IdPrefix, description: string) {
+  return { ...idSchema(prefix, description), type: ['string', 'null'] };
 }
 
 export const metadataSchema = {
@@ -40,6 +53,17 @@ export const currencySchema = {
 } as const;
 
 export const timestampSchema = { type: 'string', format: 'date-time' } as const;
+const nullableTimestampSchema = { type: ['string', 'null'], format: 'date-time' } as const;
+
+/** A decimal string in major units at the currency's exponent, e.g. "1500.00" (KES) or "1500" (UGX). */
+function amountSchema(description: string, example = '1500.00') {
+  return { type: 'string', pattern: '^[0-9]+(\\.[0-9]+)?$', description, examples: [example] };
+}
+
+/** An amount that may be negative: a signed net. */
+function signedAmountSchema(description: string) {
+  return { type: 'string', pattern: '^-?[0-9]+(\\.[0-9]+)?$', description, examples: ['-1500.00'] };
+}
 
 /**
  * Header names are in lower case, as Node delivers them and as our validator compiler sees them (Fastify
@@ -67,7 +91,11 @@ export const idempotentWriteHeaders = {
   },
 } as const;
 
-export function listQuerySchema(prefix: IdPrefix, extra: Record<string, unknown> = {}) {
+/**
+ * The query string of a list: page size, cursor, created range and the resource's own filters. The
+ * cursor is an id of the listed objects (of any of the prefixes, for lists of mixed objects).
+ */
+export function listQuerySchema(prefix: IdPrefix | readonly IdPrefix[], extra: Record<string, unknown> = {}) {
   return {
     type: 'object',
     additionalProperties: false,
@@ -253,4 +281,291 @@ export const walletCreateBodySchema = {
   },
 } as const;
 
-export const SHARED_SCHEMAS = [problemSchema, walletSchema, balanceSchema, customerSchema];
+/** A transfer destination as stored and returned: its `type` and that type's fields, all strings. */
+const transferDestinationSchema = {
+  type: 'object',
+  description: `Where the money goes: \`{type, …}\` with the fields of that destination type (${DESTINATION_TYPES.join(', ')}).`,
+  required: ['type'],
+  properties: { type: { type: 'string' } },
+  additionalProperties: { type: 'string' },
+} as const;
+
+const transferDirectionSchema = {
+  type: 'string',
+  enum: ['outbound', 'inbound'],
+  description: '`outbound`: paid out of a wallet; `inbound`: collected into one.',
+} as const;
+
+export const transferSchema = {
+  $id: 'Transfer',
+  type: 'object',
+  description: 'A movement of money out of (or into) a wallet, with its status and ledger state.',
+  required: [
+    'id',
+    'object',
+    'direction',
+    'source',
+    'destination',
+    'amount',
+    'currency',
+    'rail',
+    'status',
+    'status_reason',
+    'failure_code',
+    'ledger_state',
+    'metadata',
+    'created_at',
+    'updated_at',
+    'processing_at',
+    'settled_at',
+    'failed_at',
+    'canceled_at',
+    'returned_at',
+  ],
+  properties: {
+    id: idSchema(ID_PREFIXES.transfer, 'Transfer id.'),
+    object: { type: 'string', enum: ['transfer'] },
+    direction: transferDirectionSchema,
+    source: nullableIdSchema(ID_PREFIXES.wallet, 'The paying wallet; null for inbound collections.'),
+    destination: transferDestinationSchema,
+    amount: amountSchema('Decimal string at the currency exponent.'),
+    currency: currencySchema,
+    rail: { type: 'string', enum: RAILS },
+    status: { type: 'string', enum: TRANSFER_STATUSES },
+    status_reason: {
+      type: ['string', 'null'],
+      description: 'Why it is in this status, e.g. `rail_timeout` while processing.',
+    },
+    failure_code: {
+      type: ['string', 'null'],
+      description: 'Why it failed, e.g. `recipient_not_registered`.',
+    },
+    ledger_state: { type: 'string', enum: LEDGER_STATES },
+    metadata: metadataSchema,
+    created_at: timestampSchema,
+    updated_at: timestampSchema,
+    processing_at: nullableTimestampSchema,
+    settled_at: nullableTimestampSchema,
+    failed_at: nullableTimestampSchema,
+    canceled_at: nullableTimestampSchema,
+    returned_at: nullableTimestampSchema,
+  },
+} as const;
+
+/** The longest value of one destination field (a phone number, an account number, a token). */
+const DESTINATION_FIELD_LENGTH_MAX = 64;
+/** `type` plus at most three fields (bank_account: bank_code, account_number, account_name). */
+const DESTINATION_PROPERTIES_MAX = 4;
+
+export const transferCreateBodySchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['source', 'destination', 'amount', 'currency'],
+  properties: {
+    source: idSchema(ID_PREFIXES.wallet, 'The paying wallet.'),
+    destination: {
+      type: ['string', 'object'],
+      description: `Form B: a wallet id (\`wallet_…\`, rail \`internal\`). Form A: an object with \`type\` (${DESTINATION_TYPES.join(', ')}) and its fields: mobile_money {network, phone, name?}; bank_account {bank_code, account_number, account_name?}; paybill {business_number, account_reference}; till {till_number}; card {token}; wallet {wallet}.`,
+      maxLength: DESTINATION_FIELD_LENGTH_MAX,
+      required: ['type'],
+      properties: { type: { type: 'string', description: 'The destination kind, for form A.' } },
+      maxProperties: DESTINATION_PROPERTIES_MAX,
+      additionalProperties: { type: 'string', maxLength: DESTINATION_FIELD_LENGTH_MAX },
+    },
+    amount: {
+      type: ['string', 'number'],
+      description:
+        'A decimal string ("1500.00"); a JSON number is accepted only when exact at the currency exponent.',
+    },
+    currency: { ...currencySchema, description: 'Must be the source wallet currency.' },
+    rail: {
+      type: 'string',
+      enum: RAILS,
+      description: 'Optional; must match the destination type when given.',
+    },
+    metadata: metadataSchema,
+  },
+} as const;
+
+/** The payload of every `transfer.*` event (the spec's section 2.4, snake_case spelling). */
+export const transferEventDataSchema = {
+  $id: 'TransferEventData',
+  type: 'object',
+  description:
+    'The `data` of a `transfer.*` event: the transfer as it stood when the event was written, so a receiver can act on the state without fetching it.',
+  required: [
+    'transfer_id',
+    'status',
+    'rail',
+    'ledger_state',
+    'amount',
+    'currency',
+    'direction',
+    'source',
+    'destination',
+    'failure_code',
+    'metadata',
+  ],
+  properties: {
+    transfer_id: idSchema(ID_PREFIXES.transfer, 'The transfer the event is about.'),
+    status: { type: 'string', enum: TRANSFER_STATUSES },
+    rail: { type: 'string', enum: RAILS },
+    ledger_state: { type: 'string', enum: LEDGER_STATES },
+    amount: amountSchema('Decimal string at the currency exponent.'),
+    currency: currencySchema,
+    direction: transferDirectionSchema,
+    source: nullableIdSchema(ID_PREFIXES.wallet, 'The paying wallet; null for inbound collections.'),
+    destination: transferDestinationSchema,
+    failure_code: { type: ['string', 'null'], description: 'Why it failed, when it did.' },
+    metadata: metadataSchema,
+  },
+} as const;
+
+export const eventSchema = {
+  $id: 'Event',
+  type: 'object',
+  description:
+    'A change to a resource, recorded in the same transaction as the change. The same envelope is the body of a webhook delivery; receivers deduplicate on `id`.',
+  required: ['id', 'object', 'type', 'created_at', 'environment', 'product', 'api_version', 'data'],
+  properties: {
+    id: idSchema(ID_PREFIXES.event, 'Event id.'),
+    object: { type: 'string', enum: ['event'] },
+    type: {
+      type: 'string',
+      description: `What happened: one of ${EVENT_TYPES.map((t) => `\`${t}\``).join(', ')}. New types may be added; ignore the ones you do not know.`,
+      examples: ['transfer.settled'],
+    },
+    created_at: { ...timestampSchema, description: 'When the change happened (UTC).' },
+    environment: { type: 'string', enum: ENVIRONMENTS, description: 'The environment that wrote it.' },
+    product: { type: 'string', description: 'The product family.', examples: [PRODUCT_NAME] },
+    api_version: {
+      type: 'string',
+      description: 'The API version that renders the event (a CHANGELOG.md date).',
+      examples: [API_VERSION],
+    },
+    data: { description: 'The resource the event is about.', $ref: 'TransferEventData#' },
+  },
+} as const;
+
+/** Either kind of ledger account id: a wallet's account has the wallet's id; system accounts `acct_`. */
+export const LEDGER_ACCOUNT_ID_PREFIXES = [ID_PREFIXES.wallet, ID_PREFIXES.ledgerAccount] as const;
+
+export const journalEntrySchema = {
+  $id: 'JournalEntry',
+  type: 'object',
+  description:
+    'One balanced, append-only change to the ledger: for each currency and phase, its postings debit as much as they credit.',
+  required: ['id', 'object', 'transfer', 'kind', 'hold_entry', 'created_at', 'postings'],
+  properties: {
+    id: idSchema(ID_PREFIXES.journalEntry, 'Journal entry id.'),
+    object: { type: 'string', enum: ['journal_entry'] },
+    transfer: nullableIdSchema(ID_PREFIXES.transfer, 'The transfer that caused the entry.'),
+    kind: {
+      type: 'string',
+      enum: JOURNAL_ENTRY_KINDS,
+      description:
+        '`hold` reserves funds (pending postings); `post` makes a hold final; `void` releases it; `direct` moves money at once; `reversal` gives a settled transfer back.',
+    },
+    hold_entry: nullableIdSchema(
+      ID_PREFIXES.journalEntry,
+      'For `post` and `void`: the hold entry they make final or release.',
+    ),
+    created_at: timestampSchema,
+    postings: {
+      type: 'array',
+      description: 'The lines of the entry, in order.',
+      items: {
+        type: 'object',
+        required: ['account', 'side', 'phase', 'releases_hold', 'amount', 'currency'],
+        properties: {
+          account: idSchema(LEDGER_ACCOUNT_ID_PREFIXES, 'The ledger account (a wallet id for wallets).'),
+          side: { type: 'string', enum: POSTING_SIDES },
+          phase: {
+            type: 'string',
+            enum: POSTING_PHASES,
+            description:
+              "`pending` adds to the side's pending sum; `posted` adds to its posted sum; `voided` takes the amount off its pending sum.",
+          },
+          releases_hold: {
+            type: 'boolean',
+            description: 'On a posted line: the amount also leaves the pending sum (a hold made final).',
+          },
+          amount: amountSchema('Positive decimal string at the currency exponent.'),
+          currency: currencySchema,
+        },
+      },
+    },
+  },
+} as const;
+
+const accountSumSchema = (description: string) => amountSchema(description, '0.00');
+
+export const ledgerAccountSchema = {
+  $id: 'LedgerAccount',
+  type: 'object',
+  description:
+    'An account of the double-entry ledger with its four running sums. Signed nets are credits minus debits; over all accounts of one currency they sum to zero.',
+  required: [
+    'id',
+    'object',
+    'kind',
+    'wallet',
+    'rail',
+    'currency',
+    'debits_pending',
+    'debits_posted',
+    'credits_pending',
+    'credits_posted',
+    'net_pending',
+    'net_posted',
+    'balance',
+    'created_at',
+    'updated_at',
+  ],
+  properties: {
+    id: idSchema(LEDGER_ACCOUNT_ID_PREFIXES, 'Account id: the wallet id for a wallet, `acct_…` otherwise.'),
+    object: { type: 'string', enum: ['ledger_account'] },
+    kind: {
+      type: 'string',
+      enum: ACCOUNT_KINDS,
+      description:
+        '`wallet`: a customer wallet. `rail_settlement`: money held at a rail partner (debited when a collection arrives). `rail_clearing`: money paid out through a rail (credited when a payout is held and posted).',
+    },
+    wallet: nullableIdSchema(ID_PREFIXES.wallet, 'The wallet, for a wallet account.'),
+    rail: {
+      type: ['string', 'null'],
+      enum: [...RAILS, null],
+      description: 'The rail, for a system account.',
+    },
+    currency: currencySchema,
+    debits_pending: accountSumSchema('Held debits: pending, neither posted nor voided yet.'),
+    debits_posted: accountSumSchema('Final debits.'),
+    credits_pending: accountSumSchema('Held credits.'),
+    credits_posted: accountSumSchema('Final credits.'),
+    net_pending: signedAmountSchema('credits_pending − debits_pending (signed).'),
+    net_posted: signedAmountSchema(
+      'credits_posted − debits_posted (signed): for a wallet its current balance; negative is a debit balance.',
+    ),
+    balance: {
+      type: ['object', 'null'],
+      description:
+        "A wallet account's balances, exactly as `GET /v1/wallets/{id}/balance`; null for system accounts.",
+      required: ['available', 'pending', 'current'],
+      properties: balanceProperties,
+    },
+    created_at: timestampSchema,
+    updated_at: timestampSchema,
+  },
+} as const;
+
+export const SHARED_SCHEMAS = [
+  problemSchema,
+  walletSchema,
+  balanceSchema,
+  customerSchema,
+  transferSchema,
+  transferEventDataSchema,
+  eventSchema,
+  journalEntrySchema,
+  ledgerAccountSchema,
+];

@@ -2,26 +2,26 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../app/deps.ts';
 import { applyStatusChange, fundWallet, lockTransfer } from '../../app/transfers.ts';
-import { ID_PREFIXES } from '../../domain/ids.ts';
-import {
-  METADATA_KEY_LENGTH_MAX,
-  METADATA_KEYS_MAX,
-  METADATA_VALUE_LENGTH_MAX,
-} from '../../domain/metadata.ts';
+import { ID_PREFIXES, type IdPrefix } from '../../domain/ids.ts';
 import type { TransferStatus } from '../../domain/transfers.ts';
 import { BEARER_SECURITY } from '../auth.ts';
 import { presentTransfer } from '../presenters.ts';
 import { problemResponses, WRITE_PROBLEMS } from '../problems.ts';
+import { idempotencyHeadersSchema, idempotentWriteHeaders, idSchema, metadataSchema } from '../schemas.ts';
 import { sendWrite } from '../writes.ts';
 
 const TAGS = ['Sandbox'];
 const FAILURE_CODE_PATTERN = '^[a-z][a-z0-9_]{0,63}$';
-const idParams = (prefix: string, description: string) => ({
+const idParams = (prefix: IdPrefix, description: string) => ({
   type: 'object',
   required: ['id'],
-  properties: { id: { type: 'string', pattern: `^${prefix}_[0-9a-hjkmnp-tv-z]{26}$`, description } },
+  properties: { id: idSchema(prefix, description) },
 });
-const transferResponse = { description: 'The transfer after the change.', $ref: 'Transfer#' };
+const transferResponse = {
+  description: 'The transfer after the change.',
+  headers: idempotentWriteHeaders,
+  $ref: 'Transfer#',
+};
 
 export function sandboxRoutes(app: FastifyInstance, deps: Deps): void {
   app.post<{ Params: { id: string }; Body: { amount: string | number; metadata?: Record<string, string> } }>(
@@ -35,6 +35,7 @@ export function sandboxRoutes(app: FastifyInstance, deps: Deps): void {
           'Credits the wallet through a simulated mobile-money collection: a settled inbound transfer whose journal entry debits the rail settlement account.',
         tags: TAGS,
         security: BEARER_SECURITY,
+        headers: idempotencyHeadersSchema,
         params: idParams(ID_PREFIXES.wallet, 'Wallet id.'),
         body: {
           type: 'object',
@@ -45,16 +46,11 @@ export function sandboxRoutes(app: FastifyInstance, deps: Deps): void {
               type: ['string', 'number'],
               description: 'Decimal string at the wallet currency exponent.',
             },
-            metadata: {
-              type: 'object',
-              maxProperties: METADATA_KEYS_MAX,
-              propertyNames: { minLength: 1, maxLength: METADATA_KEY_LENGTH_MAX },
-              additionalProperties: { type: 'string', maxLength: METADATA_VALUE_LENGTH_MAX },
-            },
+            metadata: metadataSchema,
           },
         },
         response: {
-          201: { description: 'The inbound transfer.', $ref: 'Transfer#' },
+          201: { description: 'The inbound transfer.', headers: idempotentWriteHeaders, $ref: 'Transfer#' },
           ...problemResponses(...WRITE_PROBLEMS),
         },
       },
@@ -91,6 +87,7 @@ export function sandboxRoutes(app: FastifyInstance, deps: Deps): void {
           description,
           tags: TAGS,
           security: BEARER_SECURITY,
+          headers: idempotencyHeadersSchema,
           params: idParams(ID_PREFIXES.transfer, 'Transfer id.'),
           ...(action === 'fail'
             ? {
@@ -140,6 +137,6 @@ export function sandboxRoutes(app: FastifyInstance, deps: Deps): void {
     'return',
     'returned',
     'Return a transfer (sandbox)',
-    'Reverses a `settled` transfer as if the recipient side sent it back.',
+    'Reverses a `settled` transfer as if the recipient side sent it back. For a wallet-to-wallet transfer the money comes out of the destination wallet: a 422 `insufficient_funds` when it no longer has it available.',
   );
 }
