@@ -16,6 +16,31 @@ const ROUTES: { method: 'GET' | 'POST'; url: string; scope: 'read' | 'write'; bo
     scope: 'write',
     body: { owner: 'cus_01m80v1f31hmw57sgkdkcnyxra', currency: 'KES' },
   },
+  { method: 'GET', url: '/v1/transfers', scope: 'read' },
+  { method: 'GET', url: '/v1/transfers/tr_01m80v1f31hmw57sgkdkcnyxra', scope: 'read' },
+  {
+    method: 'POST',
+    url: '/v1/transfers',
+    scope: 'write',
+    body: {
+      source: 'wallet_01m80v1f31hmw57sgkdkcnyxra',
+      destination: 'wallet_01m80v1f31hmw57sgkdkcnyxrb',
+      amount: '1.00',
+      currency: 'KES',
+    },
+  },
+  { method: 'POST', url: '/v1/transfers/tr_01m80v1f31hmw57sgkdkcnyxra/cancel', scope: 'write' },
+  {
+    method: 'POST',
+    url: '/v1/sandbox/wallets/wallet_01m80v1f31hmw57sgkdkcnyxra/fund',
+    scope: 'write',
+    body: { amount: '1.00' },
+  },
+  { method: 'POST', url: '/v1/sandbox/transfers/tr_01m80v1f31hmw57sgkdkcnyxra/settle', scope: 'write' },
+  { method: 'GET', url: '/v1/events', scope: 'read' },
+  { method: 'GET', url: '/v1/events/evt_01m80v1f31hmw57sgkdkcnyxra', scope: 'read' },
+  { method: 'GET', url: '/v1/ledger/entries', scope: 'read' },
+  { method: 'GET', url: '/v1/ledger/accounts', scope: 'read' },
 ];
 
 describe.each(BACKENDS)('authentication on %s', (backend) => {
