@@ -1,4 +1,5 @@
 /** The environment schema and every operational limit, each with its unit in its name. */
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { ENVIRONMENTS, type Environment, parseApiKey } from './domain/apiKeys.ts';
 
@@ -13,8 +14,16 @@ export const PG_CONNECT_TIMEOUT_MS = 5_000;
 export const IDEMPOTENCY_PRUNE_INTERVAL_MS = 60_000;
 export const IDEMPOTENCY_PRUNE_BATCH_ROWS = 1_000;
 export const SHUTDOWN_GRACE_MS = 10_000;
-/** How long a process waits for another to release the embedded data directory. */
-export const DATA_DIR_LOCK_WAIT_MS = 5_000;
+/**
+ * How long a process waits for a CLI command to release the embedded data directory. Creating the
+ * database on a fresh directory takes a few seconds of CPU, and far longer on a slow or busy machine;
+ * the wait is announced, so a person can give up sooner with Ctrl-C.
+ */
+export const DATA_DIR_LOCK_WAIT_MS = 120_000;
+/** How long a CLI command waits for a starting server, which holds the data directory, to open its socket. */
+export const CONTROL_SOCKET_WAIT_MS = 120_000;
+
+const HOSTNAME_PATTERN = /^[A-Za-z0-9]([A-Za-z0-9-]{0,62})(\.[A-Za-z0-9]([A-Za-z0-9-]{0,62}))*\.?$/;
 
 export interface Config {
   port: number;
@@ -41,7 +50,8 @@ function nonEmpty(value: string | undefined): string | undefined {
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const portText = nonEmpty(env.PORT);
-  const port = portText === undefined ? PORT_DEFAULT : Number(portText);
+  const port =
+    portText === undefined ? PORT_DEFAULT : /^\d{1,5}$/.test(portText) ? Number(portText) : Number.NaN;
   if (!Number.isInteger(port) || port < 0 || port > 65_535) {
     throw new ConfigError('PORT', `must be a whole number from 0 to 65535, got '${portText}'`);
   }
@@ -74,9 +84,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     }
   }
 
+  const host = nonEmpty(env.HOST) ?? HOST_DEFAULT;
+  if (isIP(host) === 0 && !HOSTNAME_PATTERN.test(host)) {
+    throw new ConfigError('HOST', `must be an IP address or a host name, got '${host}'`);
+  }
+
   return {
     port,
-    host: nonEmpty(env.HOST) ?? HOST_DEFAULT,
+    host,
     databaseUrl,
     dataDir: path.resolve(nonEmpty(env.MKOBA_DATA_DIR) ?? DATA_DIR_DEFAULT),
     environment,

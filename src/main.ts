@@ -1,6 +1,8 @@
 /**
  * The composition root: the one place that picks the concrete store, wires use cases into the HTTP edge,
- * and starts workers. Everything else receives its dependencies.
+ * and starts workers. Everything else receives its dependencies. The HTTP stack and the database drivers
+ * are imported when first needed, so that CLI commands that use neither (help, a command handed to the
+ * running server, a configuration error) start quickly.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -8,8 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import { type Deps, systemDeps } from './app/deps.ts';
 import { seedSandbox } from './app/seed.ts';
 import { startControlServer } from './cli/controlChannel.ts';
-import { type Config, DATA_DIR_LOCK_WAIT_MS, IDEMPOTENCY_PRUNE_INTERVAL_MS } from './config.ts';
-import { buildApp } from './http/app.ts';
+import { type Config, ConfigError, DATA_DIR_LOCK_WAIT_MS, IDEMPOTENCY_PRUNE_INTERVAL_MS } from './config.ts';
 import {
   acquireDataDirLock,
   controlSocketPath,
@@ -18,8 +19,6 @@ import {
   type LockOwner,
 } from './store/dataDirLock.ts';
 import { migrate } from './store/migrate.ts';
-import { openPgliteStore } from './store/pglite.ts';
-import { openPostgresStore } from './store/postgres.ts';
 import type { Store } from './store/store.ts';
 import { pruneExpiredIdempotencyRecords, startPeriodic, type Worker } from './workers/idempotencyPruner.ts';
 
@@ -41,9 +40,18 @@ export interface OpenedStore {
   close(): Promise<void>;
 }
 
-/** Opens PostgreSQL when DATABASE_URL is set, else the embedded data directory (taking its lock). */
-export async function openStore(config: Config, role: LockOwner['role']): Promise<OpenedStore | LockOwner> {
+/**
+ * Opens PostgreSQL when DATABASE_URL is set, else the embedded data directory, taking its lock. Returns
+ * the lock's owner instead when another process holds it: a server at once (a CLI command then talks to
+ * it), another CLI command after waiting for it to finish.
+ */
+export async function openStore(
+  config: Config,
+  role: LockOwner['role'],
+  log: (line: string) => void,
+): Promise<OpenedStore | LockOwner> {
   if (config.databaseUrl !== undefined) {
+    const { openPostgresStore } = await import('./store/postgres.ts');
     const store = await openPostgresStore({ connectionString: config.databaseUrl });
     return { store, lock: undefined, close: () => store.close() };
   }
@@ -51,24 +59,38 @@ export async function openStore(config: Config, role: LockOwner['role']): Promis
     pid: process.pid,
     role,
     socket: role === 'serve' ? controlSocketPath(config.dataDir) : undefined,
+    startedAt: new Date().toISOString(),
   };
-  // A CLI command facing a server does not wait: it talks to the server instead.
-  const lock = await acquireDataDirLock(config.dataDir, owner, DATA_DIR_LOCK_WAIT_MS, (other) =>
-    Boolean(role === 'cli' && other.socket),
-  );
-  if (!isHeldLock(lock)) return lock;
+  let lock: HeldLock | LockOwner;
   try {
-    const store = await openPgliteStore(config.dataDir);
+    lock = await acquireDataDirLock(config.dataDir, owner, {
+      waitMs: DATA_DIR_LOCK_WAIT_MS,
+      shouldWaitFor: (other) => other.role === 'cli',
+      onWait: (other) =>
+        log(`waiting for mkoba ${other.role} (process ${other.pid}) to finish with ${config.dataDir}`),
+    });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EACCES' || code === 'EEXIST' || code === 'ENOTDIR' || code === 'EROFS') {
+      throw new ConfigError('MKOBA_DATA_DIR', `cannot use '${config.dataDir}' as a data directory (${code})`);
+    }
+    throw error;
+  }
+  if (!isHeldLock(lock)) return lock;
+  const held = lock;
+  try {
+    const { openPgliteDataDir } = await import('./store/pgliteDataDir.ts');
+    const store = await openPgliteDataDir(config.dataDir);
     return {
       store,
-      lock,
+      lock: held,
       async close() {
         await store.close();
-        lock.release();
+        held.release();
       },
     };
   } catch (error) {
-    lock.release();
+    held.release();
     throw error;
   }
 }
@@ -102,7 +124,7 @@ export interface RunningServer {
 }
 
 export async function startServer(config: Config, log: (line: string) => void): Promise<RunningServer> {
-  const opened = await openStore(config, 'serve');
+  const opened = await openStore(config, 'serve', log);
   if (!('store' in opened)) throw new DataDirBusyError(config.dataDir, opened);
   const { store } = opened;
   const stops: (() => Promise<void>)[] = [];
@@ -117,9 +139,10 @@ export async function startServer(config: Config, log: (line: string) => void): 
 
     const sandboxApiKey = opened.lock ? rememberSandboxKey(config.dataDir, seed.apiKey) : seed.apiKey;
 
+    const { buildApp } = await import('./http/app.ts');
     const app = await buildApp({ deps, logger: { level: process.env.LOG_LEVEL ?? 'warn' } });
     stops.push(() => app.close());
-    await app.listen({ port: config.port, host: config.host });
+    await listen(app, config);
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     const host = config.host.includes(':') ? `[${config.host}]` : config.host;
@@ -153,6 +176,28 @@ export async function startServer(config: Config, log: (line: string) => void): 
   } catch (error) {
     for (const stop of stops.reverse()) await stop().catch(() => {});
     await opened.close();
+    throw error;
+  }
+}
+
+/** Binds the HTTP port; a port taken or an address that is not ours is a configuration problem. */
+async function listen(app: FastifyInstance, config: Config): Promise<void> {
+  try {
+    await app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') {
+      throw new ConfigError('PORT', `${config.port} is already in use on ${config.host}; pick another PORT`);
+    }
+    if (code === 'EACCES') {
+      throw new ConfigError(
+        'PORT',
+        `${config.port} needs privileges on ${config.host}; pick a PORT above 1023`,
+      );
+    }
+    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
+      throw new ConfigError('HOST', `cannot listen on '${config.host}' (${code})`);
+    }
     throw error;
   }
 }

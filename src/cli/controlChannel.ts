@@ -13,6 +13,17 @@ const CONTROL_TIMEOUT_MS = 30_000;
 
 type ControlResponse = { ok: true; result: AdminResult } | { ok: false; error: string };
 
+/** Connection errors that mean nobody listens on the socket (yet, or any more): the command was not sent. */
+const NOT_LISTENING_CODES = new Set(['ENOENT', 'ECONNREFUSED']);
+
+/** Nobody answers on the socket, so the command was not delivered and may be retried. */
+export class ControlChannelNotListeningError extends Error {
+  constructor(socketPath: string, cause: unknown) {
+    super(`nobody is listening on ${socketPath}`, { cause });
+    this.name = 'ControlChannelNotListeningError';
+  }
+}
+
 export async function startControlServer(
   deps: Deps,
   socketPath: string,
@@ -22,11 +33,13 @@ export async function startControlServer(
     let buffer = '';
     socket.setTimeout(CONTROL_TIMEOUT_MS, () => socket.destroy());
     socket.on('error', () => socket.destroy());
-    socket.on('data', (chunk) => {
+    socket.on('data', function onData(chunk) {
       buffer += chunk.toString('utf8');
       if (buffer.length > CONTROL_REQUEST_BYTES_MAX) return socket.destroy();
       const newline = buffer.indexOf('\n');
       if (newline < 0) return;
+      // One command per connection: whatever follows the first line is ignored, never run again.
+      socket.off('data', onData);
       const reply = (response: ControlResponse) => socket.end(`${JSON.stringify(response)}\n`);
       let command: unknown;
       try {
@@ -61,14 +74,21 @@ export function sendControlCommand(socketPath: string, command: AdminCommand): P
   return new Promise((resolve, reject) => {
     const socket = net.connect(socketPath);
     let buffer = '';
+    let connected = false;
     socket.setTimeout(CONTROL_TIMEOUT_MS, () =>
       socket.destroy(new Error('the server did not answer in time')),
     );
-    socket.on('connect', () => socket.write(`${JSON.stringify(command)}\n`));
+    socket.on('connect', () => {
+      connected = true;
+      socket.write(`${JSON.stringify(command)}\n`);
+    });
     socket.on('data', (chunk) => {
       buffer += chunk.toString('utf8');
     });
-    socket.on('error', reject);
+    socket.on('error', (error: NodeJS.ErrnoException) => {
+      const notListening = !connected && NOT_LISTENING_CODES.has(error.code ?? '');
+      reject(notListening ? new ControlChannelNotListeningError(socketPath, error) : error);
+    });
     socket.on('end', () => {
       try {
         const response = JSON.parse(buffer) as ControlResponse;

@@ -4,11 +4,23 @@ import { parseArgs } from 'node:util';
 import { type AdminCommand, type AdminResult, runAdminCommand } from '../app/admin.ts';
 import { systemDeps } from '../app/deps.ts';
 import { SANDBOX_ORGANIZATION_NAME } from '../app/seed.ts';
-import { type Config, ConfigError, loadConfig, SHUTDOWN_GRACE_MS } from '../config.ts';
+import {
+  CONTROL_SOCKET_WAIT_MS,
+  type Config,
+  ConfigError,
+  loadConfig,
+  SHUTDOWN_GRACE_MS,
+} from '../config.ts';
 import { SCOPES, type Scope } from '../domain/apiKeys.ts';
-import { buildApp } from '../http/app.ts';
-import { DataDirBusyError, documentationOnlyDeps, openStore, startServer } from '../main.ts';
-import { sendControlCommand } from './controlChannel.ts';
+import {
+  DataDirBusyError,
+  documentationOnlyDeps,
+  type OpenedStore,
+  openStore,
+  type RunningServer,
+  startServer,
+} from '../main.ts';
+import { ControlChannelNotListeningError, sendControlCommand } from './controlChannel.ts';
 
 const HELP = `mkoba: wallet, transfer and webhook service
 
@@ -25,7 +37,7 @@ Usage:
   mkoba help                        Show this help
 
 Configuration (environment):
-  PORT                   HTTP port (default 8080)
+  PORT                   HTTP port (default 8080; 0 picks a free one, printed at start)
   HOST                   Bind address (default 127.0.0.1)
   DATABASE_URL           PostgreSQL URL; when set the embedded database is not used
   MKOBA_DATA_DIR         Embedded (PGlite) data directory (default .mkoba)
@@ -33,7 +45,12 @@ Configuration (environment):
   MKOBA_SANDBOX_API_KEY  Fixed sandbox key for the seed; must start with sk_sandbox_
   LOG_LEVEL              Server log level (default warn)
 
-With the embedded database, commands run while 'mkoba serve' is up are carried out by the server.
+The embedded database admits one process at a time: commands run while 'mkoba serve' is up are
+carried out by the server (over <MKOBA_DATA_DIR>/control.sock), and a second 'mkoba serve' on the
+same directory stops at once.
+
+Informational lines go to stderr; results (keys, lists, documents) to stdout.
+Exit status: 0 success, 1 failure, 2 invalid configuration or usage.
 `;
 
 type Io = { out: (line: string) => void; err: (line: string) => void };
@@ -44,12 +61,46 @@ const defaultIo: Io = {
 
 class UsageError extends Error {}
 
-async function runAdmin(config: Config, command: AdminCommand): Promise<AdminResult> {
-  const opened = await openStore(config, 'cli');
-  if (!('store' in opened)) {
-    if (opened.socket) return sendControlCommand(opened.socket, command);
-    throw new DataDirBusyError(config.dataDir, opened);
+/** The shell's convention for a process stopped by Ctrl-C (128 + SIGINT). */
+const EXIT_CODE_INTERRUPTED = 130;
+/** A second Ctrl-C sooner than this after the first is the same one delivered twice. */
+const REPEATED_SIGNAL_INTERVAL_MS_MIN = 500;
+
+const CONTROL_SOCKET_POLL_INTERVAL_MS = 200;
+
+/**
+ * Runs an operator command: in this process when it can open the database, else through the server that
+ * holds the embedded data directory. A server still starting has taken the lock but not yet opened its
+ * control socket, so the command waits for it (bounded); if that server stops instead, the lock is free
+ * and the command runs here after all.
+ */
+async function runAdmin(config: Config, io: Io, command: AdminCommand): Promise<AdminResult> {
+  const deadline = Date.now() + CONTROL_SOCKET_WAIT_MS;
+  let waitAnnounced = false;
+  for (;;) {
+    const opened = await openStore(config, 'cli', io.err);
+    if ('store' in opened) return runHere(config, opened, command);
+    if (!opened.socket) throw new DataDirBusyError(config.dataDir, opened);
+    try {
+      return await sendControlCommand(opened.socket, command);
+    } catch (error) {
+      if (!(error instanceof ControlChannelNotListeningError)) {
+        const reason = error instanceof Error ? error.message : String(error);
+        throw new Error(`mkoba serve (process ${opened.pid}) could not run the command: ${reason}`);
+      }
+      if (Date.now() >= deadline) {
+        throw new Error(
+          `mkoba serve (process ${opened.pid}) holds ${config.dataDir} but did not open its control socket within ${CONTROL_SOCKET_WAIT_MS} ms; is it stuck?`,
+        );
+      }
+      if (!waitAnnounced) io.err(`waiting for mkoba serve (process ${opened.pid}) to finish starting`);
+      waitAnnounced = true;
+      await new Promise((resolve) => setTimeout(resolve, CONTROL_SOCKET_POLL_INTERVAL_MS));
+    }
   }
+}
+
+async function runHere(config: Config, opened: OpenedStore, command: AdminCommand): Promise<AdminResult> {
   try {
     const deps = systemDeps(opened.store, config.environment);
     // A fresh data directory is migrated first, so `keys create` works before the first `serve`.
@@ -74,7 +125,51 @@ function parseScopes(text: string | undefined): Scope[] {
 }
 
 async function serve(config: Config, io: Io): Promise<number> {
-  const server = await startServer(config, io.err);
+  // Signals are handled from the first moment: a Ctrl-C while the database opens lets start-up finish
+  // and then stops cleanly, instead of killing the process half-way through creating the database.
+  let started = false;
+  let firstSignalAtMs: number | undefined;
+  let onStopRequested = () => {};
+  const stopRequested = new Promise<void>((resolve) => {
+    onStopRequested = resolve;
+  });
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (firstSignalAtMs !== undefined) {
+      // A script runner may forward the terminal's Ctrl-C that we also got directly: not a second request.
+      if (Date.now() - firstSignalAtMs < REPEATED_SIGNAL_INTERVAL_MS_MIN) return;
+      io.err(`${signal} again: exiting at once`);
+      process.exit(EXIT_CODE_INTERRUPTED);
+    }
+    firstSignalAtMs = Date.now();
+    if (!started) io.err(`${signal}: stopping once start-up has finished`);
+    onStopRequested();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    const server = await startServer(config, io.err);
+    started = true;
+    printBanner(config, server, io);
+    await stopRequested;
+    io.err('shutting down');
+    const forceExit = setTimeout(() => {
+      io.err(`mkoba: shutdown took longer than ${SHUTDOWN_GRACE_MS} ms; exiting`);
+      process.exit(1);
+    }, SHUTDOWN_GRACE_MS);
+    forceExit.unref();
+    try {
+      await server.stop();
+    } finally {
+      clearTimeout(forceExit);
+    }
+    return 0;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
+function printBanner(config: Config, server: RunningServer, io: Io): void {
   io.err(`Mkoba ${config.environment} API listening on ${server.url}/v1`);
   io.err(`  API reference: ${server.url}/docs   OpenAPI: ${server.url}/v1/openapi.json`);
   io.err(
@@ -90,20 +185,7 @@ async function serve(config: Config, io: Io): Promise<number> {
       io.err(`  Try: curl -H 'Authorization: Bearer ${server.sandboxApiKey}' ${server.url}/v1/wallets`);
     }
   }
-  await new Promise<void>((resolve) => {
-    const shutdown = () => {
-      io.err('shutting down');
-      const timer = setTimeout(() => process.exit(1), SHUTDOWN_GRACE_MS);
-      timer.unref();
-      server.stop().then(resolve, (error) => {
-        io.err(`shutdown failed: ${error}`);
-        resolve();
-      });
-    };
-    process.once('SIGINT', shutdown);
-    process.once('SIGTERM', shutdown);
-  });
-  return 0;
+  io.err('  Stop with Ctrl-C');
 }
 
 export async function main(argv: string[], io: Io = defaultIo): Promise<number> {
@@ -125,6 +207,7 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
     }
     if (command === 'openapi') {
       // The document depends only on the route schemas, so no database is opened.
+      const { buildApp } = await import('../http/app.ts');
       const app = await buildApp({ deps: documentationOnlyDeps() });
       const text = `${JSON.stringify(app.swagger(), null, 2)}\n`;
       await app.close();
@@ -137,7 +220,7 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
       case 'serve':
         return await serve(config, io);
       case 'migrate': {
-        const result = await runAdmin(config, { name: 'migrate' });
+        const result = await runAdmin(config, io, { name: 'migrate' });
         if (result.name === 'migrate') {
           io.err(result.applied.length ? `applied: ${result.applied.join(', ')}` : 'database is up to date');
         }
@@ -146,7 +229,7 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
       case 'keys': {
         if (sub === 'create') {
           if (!values.organization) throw new UsageError('keys create needs --organization NAME');
-          const result = await runAdmin(config, {
+          const result = await runAdmin(config, io, {
             name: 'keys.create',
             organization: values.organization,
             scopes: parseScopes(values.scopes),
@@ -161,7 +244,7 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
         }
         if (sub === 'list') {
           if (!values.organization) throw new UsageError('keys list needs --organization NAME');
-          const result = await runAdmin(config, { name: 'keys.list', organization: values.organization });
+          const result = await runAdmin(config, io, { name: 'keys.list', organization: values.organization });
           if (result.name === 'keys.list') {
             for (const k of result.keys) {
               io.out(
@@ -174,7 +257,7 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
         if (sub === 'revoke') {
           const keyId = rest[0];
           if (!keyId) throw new UsageError('keys revoke needs a KEY_ID (key_…)');
-          const result = await runAdmin(config, { name: 'keys.revoke', keyId });
+          const result = await runAdmin(config, io, { name: 'keys.revoke', keyId });
           if (result.name === 'keys.revoke' && !result.found) {
             io.err(`no key ${keyId}`);
             return 1;

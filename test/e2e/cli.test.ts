@@ -1,0 +1,361 @@
+/**
+ * `mkoba` as a person uses it: real processes (`node bin/mkoba.js`), a temporary MKOBA_DATA_DIR, PORT=0,
+ * and real HTTP against the printed URL. Each top-level describe has its own data directory and runs
+ * concurrently with the others (creating an embedded database costs seconds of CPU, and most of a
+ * process's life is waiting); the steps inside one describe run in order (`it.sequential`) and share
+ * its server. Every process a describe starts is killed in its afterAll.
+ */
+import { randomBytes } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSchema, dropSchema } from '../../src/store/postgres.ts';
+import { TEST_DATABASE_URL } from '../support/harness.ts';
+import {
+  type Banner,
+  fileExists,
+  http,
+  killAllMkobaProcesses,
+  type MkobaProcess,
+  MkobaProcesses,
+  mkobaEnv,
+  SERVER_START_TIMEOUT_MS,
+  temporaryDataDir,
+  waitForBanner,
+  waitUntil,
+} from './mkobaProcess.ts';
+
+/** A second server facing a running one stops at once, well before DATA_DIR_LOCK_WAIT_MS. */
+const FAIL_FAST_MS_MAX = 10_000;
+const SEED_ORGANIZATION = 'Mkoba Sandbox';
+/** As `mkoba --help` documents it. */
+const EXIT_CODE_INVALID_CONFIGURATION = 2;
+/** Tests that create an embedded database, possibly while others do too on a busy machine. */
+const DATABASE_CREATING_TEST_TIMEOUT_MS = 2 * SERVER_START_TIMEOUT_MS;
+
+function lines(text: string): string[] {
+  return text.split('\n').filter((line) => line.trim() !== '');
+}
+
+/** The one line a key command prints on stdout. */
+function onlyKey(stdout: string, prefix = 'sk_sandbox_'): string {
+  expect(stdout).toMatch(new RegExp(`^${prefix}[A-Za-z0-9_-]{16,128}\\n$`));
+  return stdout.trim();
+}
+
+// A safety net: each describe already kills its own processes.
+afterAll(killAllMkobaProcesses);
+
+describe.concurrent('mkoba serve on a fresh embedded data directory', () => {
+  const data = temporaryDataDir();
+  const env = mkobaEnv({ MKOBA_DATA_DIR: data.dir, PORT: '0' });
+  let server: MkobaProcess;
+  let banner: Banner;
+  let sandboxKey: string;
+  let seededWalletCount: number;
+  let createdKey: string;
+
+  const mkoba = new MkobaProcesses();
+  afterAll(async () => {
+    await mkoba.killAll();
+    data.remove();
+  });
+
+  it.sequential('migrates, seeds, and prints the real base URL, the docs URL and a key that lists the seeded wallets', {
+    timeout: DATABASE_CREATING_TEST_TIMEOUT_MS,
+  }, async () => {
+    server = mkoba.start(['serve'], env);
+    // A command issued while the server starts (it holds the lock, its control socket is not open yet)
+    // waits for it instead of failing.
+    await waitUntil(
+      () => fileExists(path.join(data.dir, 'mkoba.lock')),
+      SERVER_START_TIMEOUT_MS,
+      'the server to take the lock',
+    );
+    const earlyCommand = mkoba.run(['keys', 'create', '--organization', 'Early Bird'], env);
+    banner = await waitForBanner(server);
+
+    expect(banner.port).toBeGreaterThan(0);
+    expect(banner.baseUrl).toBe(`http://127.0.0.1:${banner.port}/v1`);
+    expect(banner.docsUrl).toBe(`http://127.0.0.1:${banner.port}/docs`);
+    expect(server.stderr()).toMatch(/applied migrations: 0001_/);
+    expect(server.stdout()).toBe('');
+
+    const docs = await http('GET', banner.docsUrl, undefined);
+    expect(docs.status).toBe(200);
+
+    expect(banner.sandboxApiKey).toBeDefined();
+    sandboxKey = banner.sandboxApiKey ?? '';
+    const wallets = await http('GET', `${banner.baseUrl}/wallets`, sandboxKey);
+    expect(wallets.status).toBe(200);
+    expect(wallets.body.data.length).toBeGreaterThan(0);
+    for (const wallet of wallets.body.data) expect(wallet.metadata).toMatchObject({ seed: 'true' });
+    seededWalletCount = wallets.body.data.length;
+
+    const early = await earlyCommand;
+    expect(early.code, early.stderr).toBe(0);
+    expect(early.stderr).toMatch(
+      new RegExp(`waiting for mkoba serve \\(process ${server.pid}\\) to finish starting`),
+    );
+    expect((await http('GET', `${banner.baseUrl}/wallets`, onlyKey(early.stdout))).status).toBe(200);
+  });
+
+  it.sequential('keys create while the server runs prints only the new key, and that key works against the server', async () => {
+    const result = await mkoba.run(['keys', 'create', '--organization', 'Acme Payments'], env);
+    expect(result.code, result.stderr).toBe(0);
+    createdKey = onlyKey(result.stdout);
+    expect(result.stderr).toMatch(/created key key_\S+ for organization org_\S+ \(new\)/);
+
+    const wallets = await http('GET', `${banner.baseUrl}/wallets`, createdKey);
+    expect(wallets.status).toBe(200);
+    expect(wallets.body.data).toEqual([]); // a new organization sees none of the seed's wallets
+
+    const again = await mkoba.run(['keys', 'create', '--organization', 'Acme Payments'], env);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).not.toMatch(/\(new\)/);
+    expect(onlyKey(again.stdout)).not.toBe(createdKey);
+  });
+
+  it.sequential('--scopes read yields a key that reads but gets 403 on a write', async () => {
+    const result = await mkoba.run(
+      ['keys', 'create', '--organization', 'Read Only Ltd', '--scopes', 'read'],
+      env,
+    );
+    expect(result.code, result.stderr).toBe(0);
+    const readKey = onlyKey(result.stdout);
+
+    expect((await http('GET', `${banner.baseUrl}/customers`, readKey)).status).toBe(200);
+    const write = await http('POST', `${banner.baseUrl}/customers`, readKey, {
+      type: 'individual',
+      name: 'Ann',
+    });
+    expect(write.status).toBe(403);
+    expect(write.body.code).toBe('insufficient_permissions');
+  });
+
+  it.sequential('a second serve on the same data directory fails fast with one clear line; the first keeps working', async () => {
+    const second = await mkoba.run(['serve'], env);
+    expect(second.code).not.toBe(0);
+    expect(second.elapsedMs).toBeLessThan(FAIL_FAST_MS_MAX);
+    expect(lines(second.stderr)).toHaveLength(1);
+    expect(second.stderr).toMatch(
+      new RegExp(`^mkoba: .*in use by process ${server.pid} \\(mkoba serve\\).*MKOBA_DATA_DIR`),
+    );
+
+    expect((await http('GET', `${banner.baseUrl}/wallets`, sandboxKey)).status).toBe(200);
+  });
+
+  it.sequential('after SIGKILL the stale lock is taken over by the next start, without seeding again and with data intact', async () => {
+    const lockFile = path.join(data.dir, 'mkoba.lock');
+    expect(await server.stop('SIGKILL')).toMatchObject({ signal: 'SIGKILL' });
+    expect(JSON.parse(readFileSync(lockFile, 'utf8'))).toMatchObject({ pid: server.pid, role: 'serve' });
+
+    server = mkoba.start(['serve'], env);
+    banner = await waitForBanner(server);
+    expect(JSON.parse(readFileSync(lockFile, 'utf8'))).toMatchObject({ pid: server.pid, role: 'serve' });
+    expect(server.stderr()).not.toMatch(/applied migrations/);
+    expect(banner.sandboxApiKey).toBe(sandboxKey);
+
+    const wallets = await http('GET', `${banner.baseUrl}/wallets`, sandboxKey);
+    expect(wallets.status).toBe(200);
+    expect(wallets.body.data).toHaveLength(seededWalletCount);
+    expect((await http('GET', `${banner.baseUrl}/wallets`, createdKey)).status).toBe(200);
+  });
+
+  it.sequential('stops cleanly on SIGTERM, releasing the lock and the control socket', async () => {
+    expect(await server.stop('SIGTERM')).toEqual({ code: 0, signal: null });
+    expect(server.stderr()).toMatch(/shutting down/);
+    expect(fileExists(path.join(data.dir, 'mkoba.lock'))).toBe(false);
+    expect(fileExists(path.join(data.dir, 'control.sock'))).toBe(false);
+  });
+});
+
+describe.concurrent('mkoba keys create with no server running', () => {
+  const data = temporaryDataDir();
+  const fixedKey = `sk_sandbox_e2e_${randomBytes(12).toString('hex')}`;
+  const env = mkobaEnv({ MKOBA_DATA_DIR: data.dir, PORT: '0' });
+
+  const mkoba = new MkobaProcesses();
+  afterAll(async () => {
+    await mkoba.killAll();
+    data.remove();
+  });
+
+  it.sequential('works on a fresh data directory; the server then starts on it and seeds exactly MKOBA_SANDBOX_API_KEY', {
+    timeout: DATABASE_CREATING_TEST_TIMEOUT_MS,
+  }, async () => {
+    const created = await mkoba.run(['keys', 'create', '--organization', 'Offline Ltd'], env);
+    expect(created.code, created.stderr).toBe(0);
+    const key = onlyKey(created.stdout);
+    expect(fileExists(path.join(data.dir, 'mkoba.lock'))).toBe(false);
+
+    const server = mkoba.start(['serve'], { ...env, MKOBA_SANDBOX_API_KEY: fixedKey });
+    const banner = await waitForBanner(server);
+    expect(banner.sandboxApiKey).toBe(fixedKey);
+    expect((await http('GET', `${banner.baseUrl}/wallets`, key)).status).toBe(200);
+    const seeded = await http('GET', `${banner.baseUrl}/wallets`, fixedKey);
+    expect(seeded.status).toBe(200);
+    expect(seeded.body.data.length).toBeGreaterThan(0);
+    expect(await server.stop()).toEqual({ code: 0, signal: null });
+  });
+
+  it.sequential('names PORT in one line when the port is taken', async () => {
+    const squatter = net.createServer();
+    await new Promise<void>((resolve) => squatter.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (squatter.address() as net.AddressInfo).port;
+      const result = await mkoba.run(['serve'], { ...env, PORT: String(port) });
+      expect(result.code).not.toBe(0);
+      expect(lines(result.stderr)).toEqual([
+        `mkoba: invalid configuration: PORT: ${port} is already in use on 127.0.0.1; pick another PORT`,
+      ]);
+      expect(fileExists(path.join(data.dir, 'mkoba.lock'))).toBe(false);
+    } finally {
+      await new Promise((resolve) => squatter.close(resolve));
+    }
+  });
+});
+
+describe.concurrent('a first start killed while it creates the embedded database', () => {
+  const data = temporaryDataDir();
+  const env = mkobaEnv({ MKOBA_DATA_DIR: data.dir, PORT: '0' });
+
+  const mkoba = new MkobaProcesses();
+  afterAll(async () => {
+    await mkoba.killAll();
+    data.remove();
+  });
+
+  it.sequential('leaves a data directory the next start can use', {
+    timeout: DATABASE_CREATING_TEST_TIMEOUT_MS,
+  }, async () => {
+    const first = mkoba.start(['serve'], env);
+    // PG_VERSION is among the first files PGlite unpacks: the database is then half-written.
+    await waitUntil(
+      () => fileExists(path.join(data.dir, 'pgdata.partial', 'PG_VERSION')),
+      SERVER_START_TIMEOUT_MS,
+      'PGlite to start unpacking its cluster',
+    );
+    await first.stop('SIGKILL');
+
+    const second = mkoba.start(['serve'], env);
+    const banner = await waitForBanner(second);
+    const wallets = await http('GET', `${banner.baseUrl}/wallets`, banner.sandboxApiKey);
+    expect(wallets.status).toBe(200);
+    expect(wallets.body.data.length).toBeGreaterThan(0);
+    await second.stop();
+  });
+});
+
+describe.concurrent('invalid configuration', () => {
+  const data = temporaryDataDir();
+  const regularFile = path.join(path.dirname(data.dir), 'a-file');
+  writeFileSync(regularFile, 'not a directory');
+  const mkoba = new MkobaProcesses();
+  afterAll(async () => {
+    await mkoba.killAll();
+    data.remove();
+  });
+
+  // Concurrent: each case is only a process start-up.
+  it.concurrent.for([
+    ['PORT', { PORT: 'abc' }],
+    ['PORT', { PORT: '70000' }],
+    ['DATABASE_URL', { MKOBA_ENV: 'production' }],
+    ['MKOBA_SANDBOX_API_KEY', { MKOBA_SANDBOX_API_KEY: 'bad' }],
+    ['MKOBA_SANDBOX_API_KEY', { MKOBA_SANDBOX_API_KEY: 'sk_live_0123456789abcdefXYZ' }],
+    ['MKOBA_ENV', { MKOBA_ENV: 'staging' }],
+    ['HOST', { HOST: 'not a host' }],
+    ['MKOBA_DATA_DIR', { MKOBA_DATA_DIR: regularFile }],
+  ] as const)('stops with one line naming %s (%o)', async ([variable, overrides], { expect }) => {
+    const result = await mkoba.run(['serve'], mkobaEnv({ MKOBA_DATA_DIR: data.dir, ...overrides }));
+    expect(result.code).toBe(EXIT_CODE_INVALID_CONFIGURATION);
+    expect(result.stdout).toBe('');
+    expect(lines(result.stderr)).toHaveLength(1);
+    expect(result.stderr).toMatch(new RegExp(`^mkoba: invalid configuration: ${variable}: `));
+    expect(fileExists(data.dir)).toBe(false); // nothing was touched
+  });
+});
+
+describe.concurrent('mkoba --help', () => {
+  const mkoba = new MkobaProcesses();
+  afterAll(() => mkoba.killAll());
+
+  it('documents every command on stdout', async () => {
+    const result = await mkoba.run(['--help'], mkobaEnv({}));
+    expect(result.code).toBe(0);
+    for (const command of [
+      'mkoba serve',
+      'mkoba migrate',
+      'mkoba keys create --organization NAME [--scopes',
+      'mkoba keys list',
+      'mkoba keys revoke',
+      'mkoba openapi',
+    ]) {
+      expect(result.stdout).toContain(command);
+    }
+    for (const variable of [
+      'PORT',
+      'HOST',
+      'DATABASE_URL',
+      'MKOBA_DATA_DIR',
+      'MKOBA_ENV',
+      'MKOBA_SANDBOX_API_KEY',
+    ]) {
+      expect(result.stdout).toContain(variable);
+    }
+  });
+
+  it('rejects an unknown command with a pointer to the help', async () => {
+    const result = await mkoba.run(['frobnicate'], mkobaEnv({}));
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/unknown command 'frobnicate'[\s\S]*mkoba help/);
+  });
+});
+
+describe.concurrent('production on PostgreSQL', () => {
+  const mkoba = new MkobaProcesses();
+  const schema = `e2e_${randomBytes(6).toString('hex')}`;
+  let databaseUrl = '';
+
+  beforeAll(async () => {
+    if (!TEST_DATABASE_URL) return;
+    await createSchema(TEST_DATABASE_URL, schema);
+    // node-postgres takes libpq's `options` from the URL: this process's tables live in their own schema.
+    const url = new URL(TEST_DATABASE_URL);
+    url.searchParams.set('options', `-c search_path=${schema}`);
+    databaseUrl = url.toString();
+  });
+  afterAll(async () => {
+    await mkoba.killAll();
+    if (TEST_DATABASE_URL) await dropSchema(TEST_DATABASE_URL, schema);
+  });
+
+  it.runIf(TEST_DATABASE_URL)('migrates but never seeds; live keys come from keys create', async () => {
+    const env = mkobaEnv({ MKOBA_ENV: 'production', DATABASE_URL: databaseUrl, PORT: '0' });
+    const server = mkoba.start(['serve'], env);
+    const banner = await waitForBanner(server);
+    expect(server.stderr()).toMatch(/Mkoba production API listening/);
+    expect(server.stderr()).toMatch(/applied migrations: 0001_/);
+    expect(server.stderr()).not.toMatch(/Sandbox API key/);
+    expect(banner.sandboxApiKey).toBeUndefined();
+
+    const seedKeys = await mkoba.run(['keys', 'list', '--organization', SEED_ORGANIZATION], env);
+    expect(seedKeys.code, seedKeys.stderr).toBe(0);
+    expect(seedKeys.stdout).toBe('');
+
+    const created = await mkoba.run(['keys', 'create', '--organization', 'Live Co'], env);
+    expect(created.code, created.stderr).toBe(0);
+    const liveKey = onlyKey(created.stdout, 'sk_live_');
+    const wallets = await http('GET', `${banner.baseUrl}/wallets`, liveKey);
+    expect(wallets.status).toBe(200);
+    expect(wallets.body.data).toEqual([]);
+
+    const migrate = await mkoba.run(['migrate'], env);
+    expect(migrate.code, migrate.stderr).toBe(0);
+    expect(migrate.stderr).toMatch(/up to date/);
+
+    expect(await server.stop()).toEqual({ code: 0, signal: null });
+  });
+});
