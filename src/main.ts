@@ -11,6 +11,7 @@ import { type Deps, systemDeps } from './app/deps.ts';
 import { seedSandbox } from './app/seed.ts';
 import { startControlServer } from './cli/controlChannel.ts';
 import { type Config, ConfigError, DATA_DIR_LOCK_WAIT_MS, IDEMPOTENCY_PRUNE_INTERVAL_MS } from './config.ts';
+import { sandboxRails } from './rails/sandbox.ts';
 import {
   acquireDataDirLock,
   controlSocketPath,
@@ -21,6 +22,7 @@ import {
 import { migrate } from './store/migrate.ts';
 import type { Store } from './store/store.ts';
 import { pruneExpiredIdempotencyRecords, startPeriodic, type Worker } from './workers/idempotencyPruner.ts';
+import { RAIL_WORKER_INTERVAL_MS, runRailWorkerOnce } from './workers/railWorker.ts';
 
 export class DataDirBusyError extends Error {
   constructor(
@@ -155,6 +157,18 @@ export async function startServer(config: Config, log: (line: string) => void): 
         (name, error) => app.log.error({ err: error }, `${name} failed`),
       ),
     ];
+    // Only simulated rails exist so far: production starts no rail worker rather than simulate a payout.
+    if (config.environment === 'sandbox') {
+      const rails = sandboxRails();
+      workers.push(
+        startPeriodic(
+          'rail-worker',
+          RAIL_WORKER_INTERVAL_MS,
+          () => runRailWorkerOnce(deps, rails),
+          (name, error) => app.log.error({ err: error }, `${name} failed`),
+        ),
+      );
+    }
     stops.push(async () => {
       await Promise.all(workers.map((w) => w.stop()));
     });

@@ -6,12 +6,14 @@ import { SCOPES, type Scope } from '../domain/apiKeys.ts';
 import { migrate } from '../store/migrate.ts';
 import { issueApiKey, listOrganizationKeys, revokeKey } from './apiKeys.ts';
 import type { Deps } from './deps.ts';
+import { type LedgerViolation, verifyLedger } from './ledgerVerify.ts';
 
 export type AdminCommand =
   | { name: 'keys.create'; organization: string; scopes: Scope[] }
   | { name: 'keys.list'; organization: string }
   | { name: 'keys.revoke'; keyId: string }
-  | { name: 'migrate' };
+  | { name: 'migrate' }
+  | { name: 'ledger.verify' };
 
 export type AdminResult =
   | { name: 'keys.create'; key: string; keyId: string; organizationId: string; organizationCreated: boolean }
@@ -27,7 +29,8 @@ export type AdminResult =
       }[];
     }
   | { name: 'keys.revoke'; found: boolean; revokedAt: string | null }
-  | { name: 'migrate'; applied: string[] };
+  | { name: 'migrate'; applied: string[] }
+  | { name: 'ledger.verify'; violations: LedgerViolation[] };
 
 export function isAdminCommand(value: unknown): value is AdminCommand {
   if (typeof value !== 'object' || value === null) return false;
@@ -44,6 +47,7 @@ export function isAdminCommand(value: unknown): value is AdminCommand {
     case 'keys.revoke':
       return typeof c.keyId === 'string';
     case 'migrate':
+    case 'ledger.verify':
       return true;
     default:
       return false;
@@ -87,6 +91,8 @@ export async function runAdminCommand(deps: Deps, command: AdminCommand): Promis
         revokedAt: revoked?.revokedAt?.toISOString() ?? null,
       };
     }
+    case 'ledger.verify':
+      return { name: 'ledger.verify', violations: await verifyLedger(deps.store) };
     case 'migrate':
       return { name: 'migrate', applied: (await migrate(deps.store)).applied };
   }

@@ -33,6 +33,7 @@ Usage:
   mkoba keys list --organization NAME
                                     List an organization's keys (prefixes only)
   mkoba keys revoke KEY_ID          Revoke a key (key_…); revoked keys get 401 api_key_revoked
+  mkoba ledger verify               Check every ledger invariant; exits 1 naming each violation
   mkoba openapi [--out FILE]        Print (or write) the OpenAPI 3.1 document
   mkoba help                        Show this help
 
@@ -266,6 +267,18 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
           return 0;
         }
         throw new UsageError(`unknown keys command '${sub ?? ''}': use create, list or revoke`);
+      }
+      case 'ledger': {
+        if (sub !== 'verify') throw new UsageError(`unknown ledger command '${sub ?? ''}': use verify`);
+        const result = await runAdmin(config, io, { name: 'ledger.verify' });
+        if (result.name !== 'ledger.verify') return 1;
+        for (const v of result.violations) io.out(`${v.invariant}: ${v.detail}`);
+        if (result.violations.length > 0) {
+          io.err(`ledger verify: ${result.violations.length} violation(s)`);
+          return 1;
+        }
+        io.err('ledger verify: all invariants hold');
+        return 0;
       }
       default:
         throw new UsageError(`unknown command '${command}'`);
