@@ -6,6 +6,7 @@
  * and idempotency records. One commit then carries many transfers.
  */
 import { AppError } from '../domain/errors.ts';
+import type { EventRecord } from '../domain/events.ts';
 import {
   type AccountSums,
   applyPosting,
@@ -16,7 +17,6 @@ import {
   isBalanced,
 } from '../domain/ledger.ts';
 import type { Transfer } from '../domain/transferRecord.ts';
-import { type EventRecord, insertEvents } from '../store/repositories/events.ts';
 import {
   insertJournalEntries,
   type JournalEntry,
@@ -26,7 +26,7 @@ import {
 import { insertTransfer } from '../store/repositories/transfers.ts';
 import { SQLSTATE, sqlState } from '../store/store.ts';
 import type { Deps } from './deps.ts';
-import { transferEvent } from './events.ts';
+import { recordEvents, transferEvent } from './events.ts';
 import {
   claimIdempotencyKey,
   failureResult,
@@ -52,6 +52,20 @@ export interface TransferCommand {
   idempotency: IdempotencyContext;
   /** The wire form returned to the client and stored for replays. */
   present: (transfer: Transfer) => unknown;
+}
+
+/** One turn of the event loop: timers and I/O callbacks that are due run first. */
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/** The outcome a repeated request receives: the first one's recorded outcome, marked as replayed. */
+function asReplay(
+  outcome: IdempotentOutcome | AppError | undefined,
+): IdempotentOutcome | AppError | undefined {
+  if (outcome === undefined) return undefined;
+  if (outcome instanceof AppError) return new AppError({ ...outcome, replayed: true });
+  return { ...outcome, replayed: true };
 }
 
 interface Pending {
@@ -96,6 +110,10 @@ export class LedgerWriter {
     this.running = true;
     try {
       while (this.queue.length > 0) {
+        // Let requests that have arrived reach the queue before the batch is cut. The embedded database
+        // answers through promises alone, so a transaction never yields to the event loop; without this
+        // turn each batch there carried exactly one command, however many requests were waiting.
+        await yieldToEventLoop();
         const batch = this.queue.splice(0, LEDGER_BATCH_COMMANDS_MAX);
         await this.runWithFallback(batch);
       }
@@ -137,7 +155,10 @@ export class LedgerWriter {
       const now = deps.now();
       const outcomes: (IdempotentOutcome | AppError | undefined)[] = new Array(commands.length);
       const live: number[] = [];
-      const keysInBatch = new Set<string>();
+      // Per key in this batch: the command that claimed it, and whether it is decided here (live) or the
+      // key is held by another transaction (busy). Repeats of a live command wait for its outcome.
+      const claims = new Map<string, { first: number; live: boolean; busy: boolean }>();
+      const repeats: { index: number; first: number }[] = [];
 
       for (const [i, command] of commands.entries()) {
         const { key } = command.idempotency;
@@ -145,20 +166,34 @@ export class LedgerWriter {
           live.push(i);
           continue;
         }
-        // The advisory lock is re-entrant within one transaction, so duplicates inside a batch are caught here.
+        // The advisory lock is re-entrant within one transaction, so duplicates inside a batch are caught
+        // here. The same request again receives the live command's outcome as a replay, as it would had it
+        // waited for the commit; another request under that key is told the key is in flight. When the key
+        // already has a stored outcome, each command is answered from it (replay, or 422 for another request).
         const scopedKey = `${command.idempotency.organizationId}\u0000${key}`;
-        if (keysInBatch.has(scopedKey)) {
+        const earlier = claims.get(scopedKey);
+        if (earlier?.busy) {
           outcomes[i] = inFlightError();
           continue;
         }
-        keysInBatch.add(scopedKey);
+        if (earlier?.live) {
+          if (commands[earlier.first]?.idempotency.fingerprint === command.idempotency.fingerprint) {
+            repeats.push({ index: i, first: earlier.first });
+          } else {
+            outcomes[i] = inFlightError();
+          }
+          continue;
+        }
         try {
           const replay = await claimIdempotencyKey(tx, { ...command.idempotency, key }, now);
           if (replay) outcomes[i] = replay;
           else live.push(i);
+          if (!earlier) claims.set(scopedKey, { first: i, live: !replay, busy: false });
         } catch (error) {
           if (!(error instanceof AppError)) throw error;
           outcomes[i] = error;
+          const busy = error.code === 'idempotency_key_in_flight';
+          if (!earlier) claims.set(scopedKey, { first: i, live: false, busy });
         }
       }
 
@@ -234,11 +269,13 @@ export class LedgerWriter {
         if (key !== undefined) records.push({ context: { ...command.idempotency, key }, result });
       }
 
+      for (const { index, first } of repeats) outcomes[index] = asReplay(outcomes[first]);
+
       for (const transfer of transfers) await insertTransfer(tx, transfer);
       await insertJournalEntries(tx, entries);
       const changed = [...sums].filter(([id, s]) => s !== accounts.get(id)).map(([id, s]) => ({ id, ...s }));
       await updateAccountSums(tx, changed, now);
-      await insertEvents(tx, events);
+      await recordEvents(tx, deps, events);
       for (const { context, result } of records) await recordIdempotentResult(tx, context, result, now);
       return outcomes.map(
         (o) =>
