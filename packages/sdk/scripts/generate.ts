@@ -80,6 +80,12 @@ function pascal(name: string): string {
   return name.charAt(0).toUpperCase() + name.slice(1);
 }
 
+/** A parameter name as a TypeScript argument: `delivery-id` becomes `deliveryId`. */
+function argumentName(name: string): string {
+  const camel = name.replace(/[^A-Za-z0-9_$]+([A-Za-z0-9_$])/g, (_, c: string) => c.toUpperCase());
+  return /^[A-Za-z_$]/.test(camel) ? camel : `_${camel}`;
+}
+
 function propertyKey(name: string): string {
   return /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(name) ? name : `'${name}'`;
 }
@@ -165,10 +171,16 @@ function objectType(schema: Schema, dates = false): string {
   return `{\n${members.join('\n')}\n}`;
 }
 
+/** Whether a schema renders as one object literal (an interface), not a union or a reference. */
+function isObjectLiteral(schema: Schema, type: string): boolean {
+  const plain = !schema.$ref && !schema.enum && !schema.oneOf && !schema.anyOf && !schema.allOf;
+  return plain && !Array.isArray(schema.type) && type.startsWith('{') && type.endsWith('}');
+}
+
 function declaration(name: string, schema: Schema, dates = false): string {
   const type = tsType(schema, dates);
   const comment = doc(schema.description);
-  if (type.startsWith('{')) return `${comment}export interface ${name} ${type}\n`;
+  if (isObjectLiteral(schema, type)) return `${comment}export interface ${name} ${type}\n`;
   return `${comment}export type ${name} = ${type};\n`;
 }
 
@@ -209,7 +221,7 @@ export function renderGenerated(document: OpenApiDocument): string {
     }
     const pathParams = parameters.filter((p) => p.in === 'path');
     const queryParams = parameters.filter((p) => p.in === 'query');
-    const args: string[] = pathParams.map((p) => `${p.name}: string`);
+    const args: string[] = pathParams.map((p) => `${argumentName(p.name)}: string`);
 
     let body: 'none' | 'optional' | 'required' = 'none';
     const bodySchema = jsonSchemaOf(operation.requestBody?.content);
@@ -248,7 +260,8 @@ export function renderGenerated(document: OpenApiDocument): string {
     const successSchema = jsonSchemaOf(content);
     if (successSchema) {
       result = tsType(successSchema);
-      if (result.startsWith('{')) {
+      // Inline shapes get a name; references and list pages are used as they are.
+      if (result.includes('{')) {
         out.push(declaration(`${name}Response`, successSchema));
         result = `${name}Response`;
       }
@@ -278,9 +291,9 @@ export function renderGenerated(document: OpenApiDocument): string {
   return out.join('\n');
 }
 
-/** Formats TypeScript exactly as `biome check --write` would in this repository. */
+/** Formats TypeScript as the repository's Biome does; fails on a syntax error in the generated source. */
 export function formatSource(source: string): string {
-  const result = spawnSync(BIOME_BIN, ['check', '--write', `--stdin-file-path=${GENERATED_PATH_IN_REPO}`], {
+  const result = spawnSync(BIOME_BIN, ['format', `--stdin-file-path=${GENERATED_PATH_IN_REPO}`], {
     cwd: REPO_ROOT,
     input: source,
     encoding: 'utf8',
