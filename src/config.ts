@@ -3,6 +3,13 @@ import { isIP } from 'node:net';
 import path from 'node:path';
 import { ENVIRONMENTS, type Environment, parseApiKey } from './domain/apiKeys.ts';
 
+import {
+  parseRetrySchedule,
+  WEBHOOK_DISABLE_AFTER_FAILING_HOURS,
+  WEBHOOK_RETRY_SCHEDULE_SECONDS_DEFAULT,
+  WEBHOOK_TIMEOUT_MS_DEFAULT,
+} from './domain/webhooks.ts';
+
 export const PORT_DEFAULT = 8080;
 export const HOST_DEFAULT = '127.0.0.1';
 export const DATA_DIR_DEFAULT = '.mkoba';
@@ -32,6 +39,62 @@ export interface Config {
   dataDir: string;
   environment: Environment;
   sandboxApiKey: string | undefined;
+  webhooks: WebhookSettings;
+}
+
+export interface WebhookSettings {
+  /** Seconds before each retry; its length is the number of retries. */
+  retryScheduleSeconds: readonly number[];
+  timeoutMs: number;
+  /** An endpoint failing with no success for this long is disabled. */
+  disableAfterFailingMs: number;
+  /** In production, deliveries refuse to connect to loopback, private and reserved addresses. */
+  blockReservedAddresses: boolean;
+}
+
+export function defaultWebhookSettings(environment: Environment): WebhookSettings {
+  return {
+    retryScheduleSeconds: WEBHOOK_RETRY_SCHEDULE_SECONDS_DEFAULT,
+    timeoutMs: WEBHOOK_TIMEOUT_MS_DEFAULT,
+    disableAfterFailingMs: WEBHOOK_DISABLE_AFTER_FAILING_HOURS * 3_600_000,
+    blockReservedAddresses: environment === 'production',
+  };
+}
+
+function loadWebhookSettings(env: NodeJS.ProcessEnv, environment: Environment): WebhookSettings {
+  const settings = defaultWebhookSettings(environment);
+  const scheduleText = nonEmpty(env.MKOBA_WEBHOOK_RETRY_SCHEDULE);
+  if (scheduleText !== undefined) {
+    const schedule = parseRetrySchedule(scheduleText);
+    if (!schedule) {
+      throw new ConfigError(
+        'MKOBA_WEBHOOK_RETRY_SCHEDULE',
+        `must be comma-separated seconds such as '5,300,1800', got '${scheduleText}'`,
+      );
+    }
+    settings.retryScheduleSeconds = schedule;
+  }
+  const timeoutText = nonEmpty(env.MKOBA_WEBHOOK_TIMEOUT_MS);
+  if (timeoutText !== undefined) {
+    if (!/^\d+$/.test(timeoutText) || Number(timeoutText) < 1 || Number(timeoutText) > 60_000) {
+      throw new ConfigError(
+        'MKOBA_WEBHOOK_TIMEOUT_MS',
+        `must be whole milliseconds from 1 to 60000, got '${timeoutText}'`,
+      );
+    }
+    settings.timeoutMs = Number(timeoutText);
+  }
+  const disableText = nonEmpty(env.MKOBA_WEBHOOK_DISABLE_AFTER_SECONDS);
+  if (disableText !== undefined) {
+    if (!/^\d+$/.test(disableText)) {
+      throw new ConfigError(
+        'MKOBA_WEBHOOK_DISABLE_AFTER_SECONDS',
+        `must be whole seconds, got '${disableText}'`,
+      );
+    }
+    settings.disableAfterFailingMs = Number(disableText) * 1000;
+  }
+  return settings;
 }
 
 export class ConfigError extends Error {
@@ -96,5 +159,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: path.resolve(nonEmpty(env.MKOBA_DATA_DIR) ?? DATA_DIR_DEFAULT),
     environment,
     sandboxApiKey,
+    webhooks: loadWebhookSettings(env, environment),
   };
 }

@@ -11,6 +11,7 @@ import { type Deps, systemDeps } from './app/deps.ts';
 import { seedSandbox } from './app/seed.ts';
 import { startControlServer } from './cli/controlChannel.ts';
 import { type Config, ConfigError, DATA_DIR_LOCK_WAIT_MS, IDEMPOTENCY_PRUNE_INTERVAL_MS } from './config.ts';
+import { httpWebhookSender } from './delivery/httpSender.ts';
 import { sandboxRails } from './rails/sandbox.ts';
 import {
   acquireDataDirLock,
@@ -23,6 +24,7 @@ import { migrate } from './store/migrate.ts';
 import type { Store } from './store/store.ts';
 import { pruneExpiredIdempotencyRecords, startPeriodic, type Worker } from './workers/idempotencyPruner.ts';
 import { RAIL_WORKER_INTERVAL_MS, runRailWorkerOnce } from './workers/railWorker.ts';
+import { startWebhookDispatcher } from './workers/webhookDispatcher.ts';
 
 export class DataDirBusyError extends Error {
   constructor(
@@ -149,26 +151,9 @@ export async function startServer(config: Config, log: (line: string) => void): 
     const port = typeof address === 'object' && address ? address.port : config.port;
     const host = config.host.includes(':') ? `[${config.host}]` : config.host;
 
-    const workers: Worker[] = [
-      startPeriodic(
-        'idempotency-pruner',
-        IDEMPOTENCY_PRUNE_INTERVAL_MS,
-        () => pruneExpiredIdempotencyRecords(deps),
-        (name, error) => app.log.error({ err: error }, `${name} failed`),
-      ),
-    ];
-    // Only simulated rails exist so far: production starts no rail worker rather than simulate a payout.
-    if (config.environment === 'sandbox') {
-      const rails = sandboxRails();
-      workers.push(
-        startPeriodic(
-          'rail-worker',
-          RAIL_WORKER_INTERVAL_MS,
-          () => runRailWorkerOnce(deps, rails),
-          (name, error) => app.log.error({ err: error }, `${name} failed`),
-        ),
-      );
-    }
+    const workers = startWorkers(deps, config, (name, error) =>
+      app.log.error({ err: error }, `${name} failed`),
+    );
     stops.push(async () => {
       await Promise.all(workers.map((w) => w.stop()));
     });
@@ -189,6 +174,73 @@ export async function startServer(config: Config, log: (line: string) => void): 
     };
   } catch (error) {
     for (const stop of stops.reverse()) await stop().catch(() => {});
+    await opened.close();
+    throw error;
+  }
+}
+
+/**
+ * The background work of a process: idempotency pruning, the webhook dispatcher, and (sandbox) the rail
+ * worker. `mkoba serve` runs them beside the API; `mkoba worker` runs them alone. Any number of processes
+ * may run them against one PostgreSQL: every queue is claimed with FOR UPDATE SKIP LOCKED.
+ */
+export function startWorkers(
+  deps: Deps,
+  config: Config,
+  onError: (name: string, error: unknown) => void,
+): Worker[] {
+  const workers: Worker[] = [
+    startPeriodic(
+      'idempotency-pruner',
+      IDEMPOTENCY_PRUNE_INTERVAL_MS,
+      () => pruneExpiredIdempotencyRecords(deps),
+      onError,
+    ),
+    startWebhookDispatcher(
+      deps,
+      {
+        settings: config.webhooks,
+        sender: httpWebhookSender({
+          timeoutMs: config.webhooks.timeoutMs,
+          blockReservedAddresses: config.webhooks.blockReservedAddresses,
+        }),
+      },
+      (error) => onError('webhook-dispatcher', error),
+    ),
+  ];
+  // Only simulated rails exist so far: production starts no rail worker rather than simulate a payout.
+  if (config.environment === 'sandbox') {
+    const rails = sandboxRails();
+    workers.push(
+      startPeriodic('rail-worker', RAIL_WORKER_INTERVAL_MS, () => runRailWorkerOnce(deps, rails), onError),
+    );
+  }
+  return workers;
+}
+
+/** `mkoba worker`: the background work without the API, until stopped. */
+export async function startWorkerProcess(
+  config: Config,
+  log: (line: string) => void,
+): Promise<{ deps: Deps; stop(): Promise<void> }> {
+  // With the embedded database a worker holds the data directory like any one-off command: it is meant for
+  // PostgreSQL, where any number of workers run beside any number of servers.
+  const opened = await openStore(config, 'cli', log);
+  if (!('store' in opened)) throw new DataDirBusyError(config.dataDir, opened);
+  try {
+    const deps = systemDeps(opened.store, config.environment);
+    await migrate(opened.store);
+    const workers = startWorkers(deps, config, (name, error) =>
+      log(`mkoba worker: ${name} failed: ${error instanceof Error ? error.message : String(error)}`),
+    );
+    return {
+      deps,
+      async stop() {
+        await Promise.all(workers.map((w) => w.stop()));
+        await opened.close();
+      },
+    };
+  } catch (error) {
     await opened.close();
     throw error;
   }

@@ -9,7 +9,9 @@ import {
 } from '../domain/events.ts';
 import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
 import type { Transfer } from '../domain/transferRecord.ts';
-import { findEvent, listEvents as listEventRows } from '../store/repositories/events.ts';
+import { findEvent, insertEvents, listEvents as listEventRows } from '../store/repositories/events.ts';
+import { enqueueDeliveriesForEvents } from '../store/repositories/webhooks.ts';
+import type { Queryable } from '../store/store.ts';
 import type { Deps } from './deps.ts';
 
 export function transferEvent(
@@ -44,6 +46,7 @@ export interface EventListRequest extends PageRequest {
   type?: EventType | undefined;
   /** Only events about this object (a transfer id). */
   resourceId?: string | undefined;
+  deliverySuccess?: boolean | undefined;
 }
 
 export async function listEvents(
@@ -53,4 +56,19 @@ export async function listEvents(
 ): Promise<Page<EventRecord>> {
   const rows = await listEventRows(deps.store, organizationId, request, request.limit + 1);
   return toPage(rows, request.limit);
+}
+
+/**
+ * Writes events to the outbox and, in the same transaction, a webhook delivery for every subscription that
+ * wants them. Every state change records its events through here.
+ */
+export async function recordEvents(tx: Queryable, deps: Deps, events: readonly EventRecord[]): Promise<void> {
+  if (events.length === 0) return;
+  await insertEvents(tx, events);
+  await enqueueDeliveriesForEvents(
+    tx,
+    events,
+    () => deps.newId('webhookDelivery'),
+    events[0]?.createdAt ?? deps.now(),
+  );
 }

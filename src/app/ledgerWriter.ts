@@ -6,6 +6,7 @@
  * and idempotency records. One commit then carries many transfers.
  */
 import { AppError } from '../domain/errors.ts';
+import type { EventRecord } from '../domain/events.ts';
 import {
   type AccountSums,
   applyPosting,
@@ -16,7 +17,6 @@ import {
   isBalanced,
 } from '../domain/ledger.ts';
 import type { Transfer } from '../domain/transferRecord.ts';
-import { type EventRecord, insertEvents } from '../store/repositories/events.ts';
 import {
   insertJournalEntries,
   type JournalEntry,
@@ -26,7 +26,7 @@ import {
 import { insertTransfer } from '../store/repositories/transfers.ts';
 import { SQLSTATE, sqlState } from '../store/store.ts';
 import type { Deps } from './deps.ts';
-import { transferEvent } from './events.ts';
+import { recordEvents, transferEvent } from './events.ts';
 import {
   claimIdempotencyKey,
   failureResult,
@@ -275,7 +275,7 @@ export class LedgerWriter {
       await insertJournalEntries(tx, entries);
       const changed = [...sums].filter(([id, s]) => s !== accounts.get(id)).map(([id, s]) => ({ id, ...s }));
       await updateAccountSums(tx, changed, now);
-      await insertEvents(tx, events);
+      await recordEvents(tx, deps, events);
       for (const { context, result } of records) await recordIdempotentResult(tx, context, result, now);
       return outcomes.map(
         (o) =>

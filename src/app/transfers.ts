@@ -3,6 +3,7 @@
  * existing ones through the status machine with their ledger effects, each change in one transaction.
  */
 import { AppError, resourceMissing, validationError } from '../domain/errors.ts';
+import type { EventRecord } from '../domain/events.ts';
 import { isId } from '../domain/ids.ts';
 import {
   type AccountSums,
@@ -31,7 +32,6 @@ import {
   type TransferStatus,
   transition,
 } from '../domain/transfers.ts';
-import { type EventRecord, insertEvents } from '../store/repositories/events.ts';
 import {
   ensureSystemAccount,
   findOpenHold,
@@ -50,7 +50,7 @@ import {
 import { findWallet } from '../store/repositories/wallets.ts';
 import type { Queryable } from '../store/store.ts';
 import type { Deps } from './deps.ts';
-import { statusEvent, transferEvent } from './events.ts';
+import { recordEvents, statusEvent, transferEvent } from './events.ts';
 import type { IdempotencyContext, IdempotentOutcome } from './idempotency.ts';
 import type { LedgerWriter, TransferCommand } from './ledgerWriter.ts';
 
@@ -404,7 +404,7 @@ export async function applyStatusChange(
     returnedAt: to === 'returned' ? now : transfer.returnedAt,
   };
   await saveTransfer(tx, updated);
-  await insertEvents(tx, statusEvent(deps, updated, now));
+  await recordEvents(tx, deps, statusEvent(deps, updated, now));
   return updated;
 }
 
@@ -548,6 +548,6 @@ export async function fundWallet(
     transferEvent(deps, 'transfer.created', transfer, now),
     transferEvent(deps, 'transfer.settled', transfer, now),
   ];
-  await insertEvents(tx, events);
+  await recordEvents(tx, deps, events);
   return transfer;
 }

@@ -33,6 +33,8 @@ Usage:
   mkoba keys list --organization NAME
                                     List an organization's keys (prefixes only)
   mkoba keys revoke KEY_ID          Revoke a key (key_…); revoked keys get 401 api_key_revoked
+  mkoba worker                      Run the background work without the API: webhook dispatcher,
+                                    idempotency pruning and (sandbox) the rail worker
   mkoba ledger verify               Check every ledger invariant; exits 1 naming each violation
   mkoba openapi [--out FILE]        Print (or write) the OpenAPI 3.1 document
   mkoba help                        Show this help
@@ -267,6 +269,22 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
           return 0;
         }
         throw new UsageError(`unknown keys command '${sub ?? ''}': use create, list or revoke`);
+      }
+      case 'worker': {
+        const { startWorkerProcess } = await import('../main.ts');
+        const worker = await startWorkerProcess(config, io.err);
+        io.err(
+          `mkoba worker running (${config.databaseUrl ? 'PostgreSQL' : `embedded database in ${config.dataDir}`}); stop with Ctrl-C`,
+        );
+        await new Promise<void>((resolve) => {
+          const stop = () => {
+            io.err('stopping: finishing deliveries in flight');
+            worker.stop().then(resolve, resolve);
+          };
+          process.once('SIGINT', stop);
+          process.once('SIGTERM', stop);
+        });
+        return 0;
       }
       case 'ledger': {
         if (sub !== 'verify') throw new UsageError(`unknown ledger command '${sub ?? ''}': use verify`);

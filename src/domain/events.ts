@@ -12,7 +12,12 @@ export const TRANSFER_EVENT_TYPES = [
   'transfer.canceled',
   'transfer.returned',
 ] as const;
-export const EVENT_TYPES = [...TRANSFER_EVENT_TYPES, 'approval.updated', 'ledger.matched'] as const;
+export const EVENT_TYPES = [
+  ...TRANSFER_EVENT_TYPES,
+  'approval.updated',
+  'ledger.matched',
+  'webhook_subscription.disabled',
+] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 export type TransferEventType = (typeof TRANSFER_EVENT_TYPES)[number];
 

@@ -10,6 +10,7 @@ export const ID_PREFIXES = {
   transfer: 'tr',
   event: 'evt',
   webhookSubscription: 'whsub',
+  webhookDelivery: 'whdel',
   journalEntry: 'je',
   ledgerAccount: 'acct',
   approval: 'apr',

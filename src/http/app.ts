@@ -26,6 +26,7 @@ import { sandboxRoutes } from './routes/sandbox.ts';
 import { systemRoutes } from './routes/system.ts';
 import { transferRoutes } from './routes/transfers.ts';
 import { walletRoutes } from './routes/wallets.ts';
+import { webhookRoutes } from './routes/webhooks.ts';
 import { SHARED_SCHEMAS } from './schemas.ts';
 import { validatorCompiler } from './validation.ts';
 
@@ -133,6 +134,7 @@ export async function buildApp({ deps, logger = false }: BuildAppOptions): Promi
   transferRoutes(app, deps, new LedgerWriter(deps));
   eventRoutes(app, deps);
   ledgerRoutes(app, deps);
+  webhookRoutes(app, deps);
   if (deps.environment === 'sandbox') sandboxRoutes(app, deps);
 
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());

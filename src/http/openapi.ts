@@ -33,6 +33,11 @@ export const OPENAPI_DOCUMENT_BASE = {
       description: 'The double-entry ledger behind every balance: journal entries, postings and accounts.',
     },
     {
+      name: 'Webhooks',
+      description:
+        'Subscriptions that receive signed events (Service-Signature, Stripe-compatible), their delivery logs, and recovery.',
+    },
+    {
       name: 'Sandbox',
       description: 'Sandbox only: fund wallets and drive transfers to any outcome. Absent in production.',
     },

@@ -443,7 +443,11 @@ export const eventSchema = {
       description: 'The API version that renders the event (a CHANGELOG.md date).',
       examples: [API_VERSION],
     },
-    data: { description: 'The resource the event is about.', $ref: 'TransferEventData#' },
+    data: {
+      description:
+        'The resource the event is about: a transfer for `transfer.*` events; for `webhook_subscription.disabled`, `{subscription_id, url, reason, failing_since}`.',
+      anyOf: [{ $ref: 'TransferEventData#' }, { type: 'object', additionalProperties: true }],
+    },
   },
 } as const;
 

@@ -11,7 +11,7 @@ import { idSchema, listEnvelopeSchema, listQuerySchema } from '../schemas.ts';
 const TAGS = ['Events'];
 
 export function eventRoutes(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Querystring: ListQuery & { type?: EventType; resource?: string } }>(
+  app.get<{ Querystring: ListQuery & { type?: EventType; resource?: string; delivery_success?: boolean } }>(
     '/v1/events',
     {
       config: { scope: 'read' },
@@ -25,6 +25,11 @@ export function eventRoutes(app: FastifyInstance, deps: Deps): void {
         querystring: listQuerySchema(ID_PREFIXES.event, {
           type: { type: 'string', enum: EVENT_TYPES, description: 'Only events of this type.' },
           resource: idSchema(ID_PREFIXES.transfer, 'Only events about this transfer.'),
+          delivery_success: {
+            type: 'boolean',
+            description:
+              '`false`: only events with a webhook delivery that has not succeeded (yet); `true`: only events all of whose deliveries succeeded.',
+          },
         }),
         response: {
           200: listEnvelopeSchema('Event', 'A page of events.'),
@@ -37,6 +42,7 @@ export function eventRoutes(app: FastifyInstance, deps: Deps): void {
         ...pageRequestOf(request.query),
         type: request.query.type,
         resourceId: request.query.resource,
+        deliverySuccess: request.query.delivery_success,
       });
       return presentList(page, (event) => presentEvent(event, deps.environment));
     },

@@ -49,6 +49,8 @@ export async function findEvent(
 export interface EventFilter extends KeysetFilter {
   type?: string | undefined;
   resourceId?: string | undefined;
+  /** false: events with a webhook delivery not (yet) succeeded; true: events every delivery of which succeeded. */
+  deliverySuccess?: boolean | undefined;
 }
 
 export async function listEvents(
@@ -66,6 +68,16 @@ export async function listEvents(
     if (value === undefined) continue;
     params.push(value);
     conditions.push(`${column} = $${params.length}`);
+  }
+  if (filter.deliverySuccess === false) {
+    conditions.push(
+      "EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = events.id AND d.status <> 'succeeded')",
+    );
+  }
+  if (filter.deliverySuccess === true) {
+    conditions.push(
+      "EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = events.id) AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = events.id AND d.status <> 'succeeded')",
+    );
   }
   params.push(rowsMax);
   const rows = await db.query(

@@ -1,0 +1,284 @@
+/** Webhook subscriptions and recovery: each write one transaction. */
+import { AppError, resourceMissing, validationError } from '../domain/errors.ts';
+import { EVENT_TYPES, type EventRecord, type EventType, transferEventData } from '../domain/events.ts';
+import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
+import { formatWebhookSecret, WEBHOOK_SECRET_RANDOM_BYTES } from '../domain/signing.ts';
+import type { Transfer } from '../domain/transferRecord.ts';
+import {
+  checkWebhookUrl,
+  type PayloadFormat,
+  type SubscriptionStatus,
+  WEBHOOK_SECRET_ROTATION_GRACE_HOURS_DEFAULT,
+} from '../domain/webhooks.ts';
+import { findEvent } from '../store/repositories/events.ts';
+import {
+  deleteSubscription,
+  eventsSince,
+  findSubscription,
+  insertDeliveries,
+  insertSubscription,
+  listDeliveriesOfEvent,
+  listSubscriptions as listSubscriptionRows,
+  rotateSecret,
+  type Subscription,
+  saveSubscription,
+} from '../store/repositories/webhooks.ts';
+import type { Queryable } from '../store/store.ts';
+import type { Deps } from './deps.ts';
+import { recordEvents } from './events.ts';
+
+/** Events one recover call re-queues at most; call again with a later `since` for more. */
+export const WEBHOOK_RECOVER_EVENTS_MAX = 10_000;
+
+export interface SubscriptionInput {
+  url: string;
+  events: string[];
+  description?: string | undefined;
+  payload_format?: PayloadFormat | undefined;
+}
+
+function checkEvents(events: readonly string[]): string[] {
+  const unknown = events.filter((e) => e !== '*' && !(EVENT_TYPES as readonly string[]).includes(e));
+  if (unknown.length > 0) {
+    throw validationError(
+      'events',
+      `unknown event type${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')} (known: ${EVENT_TYPES.join(', ')}, or '*')`,
+      'invalid_value',
+    );
+  }
+  return [...new Set(events)];
+}
+
+function checkUrl(deps: Deps, url: string): string {
+  const verdict = checkWebhookUrl(url, deps.environment);
+  if (!verdict.ok) throw validationError('url', `url ${verdict.reason}`, 'invalid_url');
+  return url;
+}
+
+export async function createSubscription(
+  tx: Queryable,
+  deps: Deps,
+  organizationId: string,
+  input: SubscriptionInput,
+): Promise<{ subscription: Subscription; secret: string }> {
+  const now = deps.now();
+  const subscription: Subscription = {
+    id: deps.newId('webhookSubscription'),
+    organizationId,
+    url: checkUrl(deps, input.url),
+    events: checkEvents(input.events),
+    description: input.description ?? null,
+    payloadFormat: input.payload_format ?? 'snake_case',
+    status: 'enabled',
+    disabledReason: null,
+    failingSince: null,
+    createdAt: now,
+    updatedAt: now,
+  };
+  const secret = formatWebhookSecret(deps.randomBytes(WEBHOOK_SECRET_RANDOM_BYTES));
+  await insertSubscription(tx, subscription, secret);
+  return { subscription, secret };
+}
+
+export async function getSubscription(
+  db: Queryable,
+  organizationId: string,
+  id: string,
+  forUpdate = false,
+): Promise<Subscription> {
+  const subscription = await findSubscription(db, organizationId, id, { forUpdate });
+  if (!subscription) throw resourceMissing('webhook subscription', id);
+  return subscription;
+}
+
+export async function listSubscriptions(
+  deps: Deps,
+  organizationId: string,
+  page: PageRequest,
+): Promise<Page<Subscription>> {
+  return toPage(await listSubscriptionRows(deps.store, organizationId, page, page.limit + 1), page.limit);
+}
+
+export interface SubscriptionUpdate {
+  url?: string;
+  events?: string[];
+  description?: string | null;
+  payload_format?: PayloadFormat;
+  status?: SubscriptionStatus;
+}
+
+export async function updateSubscription(
+  tx: Queryable,
+  deps: Deps,
+  organizationId: string,
+  id: string,
+  update: SubscriptionUpdate,
+): Promise<Subscription> {
+  const current = await getSubscription(tx, organizationId, id, true);
+  const enabling = update.status === 'enabled' && current.status === 'disabled';
+  const next: Subscription = {
+    ...current,
+    url: update.url === undefined ? current.url : checkUrl(deps, update.url),
+    events: update.events === undefined ? current.events : checkEvents(update.events),
+    description: update.description === undefined ? current.description : update.description,
+    payloadFormat: update.payload_format ?? current.payloadFormat,
+    status: update.status ?? current.status,
+    // Re-enabling starts a fresh failure window; disabling by hand records why.
+    disabledReason:
+      update.status === 'disabled' ? 'disabled_by_request' : enabling ? null : current.disabledReason,
+    failingSince: enabling ? null : current.failingSince,
+    updatedAt: deps.now(),
+  };
+  await saveSubscription(tx, next);
+  return next;
+}
+
+export async function removeSubscription(
+  tx: Queryable,
+  deps: Deps,
+  organizationId: string,
+  id: string,
+): Promise<Subscription> {
+  const current = await getSubscription(tx, organizationId, id, true);
+  await deleteSubscription(tx, id, deps.now());
+  return current;
+}
+
+export const WEBHOOK_SECRET_ROTATION_GRACE_HOURS_MAX = 7 * 24;
+
+/** A new secret, returned once; the old one keeps signing alongside it for the grace period. */
+export async function rotateSubscriptionSecret(
+  tx: Queryable,
+  deps: Deps,
+  organizationId: string,
+  id: string,
+  graceHours = WEBHOOK_SECRET_ROTATION_GRACE_HOURS_DEFAULT,
+): Promise<{ subscription: Subscription; secret: string; previousSecretExpiresAt: Date }> {
+  const subscription = await getSubscription(tx, organizationId, id, true);
+  const now = deps.now();
+  const graceUntil = new Date(now.getTime() + graceHours * 3_600_000);
+  const secret = formatWebhookSecret(deps.randomBytes(WEBHOOK_SECRET_RANDOM_BYTES));
+  await rotateSecret(tx, id, secret, now, graceUntil);
+  return { subscription, secret, previousSecretExpiresAt: graceUntil };
+}
+
+/** Re-queues, due now, every event since `since` that the subscription wants. */
+export async function recoverSubscription(
+  tx: Queryable,
+  deps: Deps,
+  organizationId: string,
+  id: string,
+  since: Date,
+): Promise<{ subscription: Subscription; requeued: number }> {
+  const subscription = await getSubscription(tx, organizationId, id, true);
+  if (subscription.status !== 'enabled') {
+    throw new AppError({
+      status: 409,
+      code: 'invalid_state_transition',
+      title: 'Subscription disabled',
+      detail: 'Enable the subscription before recovering its events.',
+    });
+  }
+  const events = (await eventsSince(tx, organizationId, since, WEBHOOK_RECOVER_EVENTS_MAX)).filter(
+    (e) => subscription.events.includes('*') || subscription.events.includes(e.type),
+  );
+  await insertDeliveries(
+    tx,
+    events.map((e) => ({
+      id: deps.newId('webhookDelivery'),
+      organizationId,
+      eventId: e.id,
+      subscriptionId: id,
+    })),
+    deps.now(),
+  );
+  return { subscription, requeued: events.length };
+}
+
+/** Sends an event again now to every enabled subscription that wants its type. */
+export async function redeliverEvent(
+  tx: Queryable,
+  deps: Deps,
+  organizationId: string,
+  eventId: string,
+): Promise<number> {
+  const event = await findEvent(tx, organizationId, eventId);
+  if (!event) throw resourceMissing('event', eventId);
+  const subscriptions = (await listSubscriptionRows(tx, organizationId, {}, Number.MAX_SAFE_INTEGER)).filter(
+    (s) => s.status === 'enabled' && (s.events.includes('*') || s.events.includes(event.type)),
+  );
+  await insertDeliveries(
+    tx,
+    subscriptions.map((s) => ({
+      id: deps.newId('webhookDelivery'),
+      organizationId,
+      eventId,
+      subscriptionId: s.id,
+    })),
+    deps.now(),
+  );
+  return subscriptions.length;
+}
+
+export async function eventDeliveries(deps: Deps, organizationId: string, eventId: string) {
+  const event = await findEvent(deps.store, organizationId, eventId);
+  if (!event) throw resourceMissing('event', eventId);
+  return listDeliveriesOfEvent(deps.store, organizationId, eventId);
+}
+
+/** A sample payload for a test event of any known type (sandbox `POST /v1/sandbox/events`, `mkoba trigger`). */
+export async function emitTestEvent(
+  tx: Queryable,
+  deps: Deps,
+  organizationId: string,
+  type: EventType,
+): Promise<EventRecord> {
+  const now = deps.now();
+  const sampleTransfer: Transfer = {
+    id: deps.newId('transfer'),
+    organizationId,
+    direction: 'outbound',
+    sourceWalletId: deps.newId('wallet'),
+    destination: { type: 'mobile_money', network: 'mpesa', phone: '+254700000000' },
+    destinationWalletId: null,
+    amountMinor: 150_000n,
+    currency: 'KES',
+    rail: 'mobile_money',
+    network: 'mpesa',
+    status: type === 'transfer.failed' ? 'failed' : type === 'transfer.settled' ? 'settled' : 'processing',
+    statusReason: null,
+    failureCode: type === 'transfer.failed' ? 'recipient_not_registered' : null,
+    ledgerState: type === 'transfer.settled' ? 'posted' : type === 'transfer.failed' ? 'voided' : 'pending',
+    metadata: { test_event: 'true' },
+    railReference: null,
+    nextRailCheckAt: null,
+    createdAt: now,
+    updatedAt: now,
+    processingAt: now,
+    settledAt: null,
+    failedAt: null,
+    canceledAt: null,
+    returnedAt: null,
+  };
+  const data: Record<string, unknown> = type.startsWith('transfer.')
+    ? transferEventData(sampleTransfer)
+    : type === 'ledger.matched'
+      ? { transfer_id: sampleTransfer.id, ledger_state: 'matched', rail: 'mobile_money', test_event: true }
+      : type === 'approval.updated'
+        ? { approval_id: deps.newId('approval'), status: 'approved', test_event: true }
+        : {
+            subscription_id: deps.newId('webhookSubscription'),
+            reason: 'failing_too_long',
+            test_event: true,
+          };
+  const event: EventRecord = {
+    id: deps.newId('event'),
+    organizationId,
+    type,
+    resourceId: null,
+    data,
+    createdAt: now,
+  };
+  await recordEvents(tx, deps, [event]);
+  return event;
+}

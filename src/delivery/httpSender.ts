@@ -1,0 +1,123 @@
+/**
+ * The webhook HTTP adapter: one POST, bounded in time and in how much of the answer it reads. In production
+ * every address a name resolves to is checked at connect time, so DNS cannot steer a delivery to a private
+ * or loopback address after the URL was accepted (DNS rebinding).
+ */
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import http from 'node:http';
+import https from 'node:https';
+import type { LookupFunction } from 'node:net';
+import { isReservedAddress, WEBHOOK_RESPONSE_BODY_CHARS_MAX } from '../domain/webhooks.ts';
+
+export type SendResult =
+  | { kind: 'response'; statusCode: number; body: string; retryAfterSeconds: number | undefined }
+  | {
+      kind: 'error';
+      errorClass: 'timeout' | 'dns' | 'connection' | 'blocked_address' | 'tls' | 'other';
+      message: string;
+    };
+
+export type WebhookSender = (
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+) => Promise<SendResult>;
+
+class BlockedAddressError extends Error {
+  readonly code = 'EBLOCKEDADDRESS';
+}
+
+/** A resolver that refuses reserved addresses; used in production. */
+const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
+  dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
+    if (error) return callback(error, '', 0);
+    const list = addresses as LookupAddress[];
+    const blocked = list.find((a) => isReservedAddress(a.address));
+    if (blocked || list.length === 0) {
+      return callback(new BlockedAddressError(`${hostname} resolves to a reserved address`), '', 0);
+    }
+    if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, list);
+    const first = list[0] as LookupAddress;
+    return callback(null, first.address, first.family);
+  });
+};
+
+function retryAfterSeconds(header: string | string[] | undefined): number | undefined {
+  const value = Array.isArray(header) ? header[0] : header;
+  if (value === undefined) return undefined;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim());
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, Math.round((date - Date.now()) / 1000));
+}
+
+function classify(error: NodeJS.ErrnoException): Extract<SendResult, { kind: 'error' }>['errorClass'] {
+  if (error instanceof BlockedAddressError || error.code === 'EBLOCKEDADDRESS') return 'blocked_address';
+  if (error.code === 'ENOTFOUND' || error.code === 'EAI_AGAIN') return 'dns';
+  if (
+    error.code === 'ECONNREFUSED' ||
+    error.code === 'ECONNRESET' ||
+    error.code === 'EHOSTUNREACH' ||
+    error.code === 'EPIPE'
+  )
+    return 'connection';
+  if (error.code?.startsWith('ERR_TLS') || error.code?.includes('CERT')) return 'tls';
+  return 'other';
+}
+
+export function httpWebhookSender(options: {
+  timeoutMs: number;
+  blockReservedAddresses: boolean;
+}): WebhookSender {
+  return (url, body, headers) =>
+    new Promise((resolve) => {
+      const target = new URL(url);
+      const client = target.protocol === 'https:' ? https : http;
+      let settled = false;
+      const finish = (result: SendResult) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve(result);
+      };
+      const request = client.request(
+        target,
+        {
+          method: 'POST',
+          headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+          agent: false,
+          ...(options.blockReservedAddresses ? { lookup: publicOnlyLookup } : {}),
+        },
+        (response) => {
+          let text = '';
+          response.setEncoding('utf8');
+          response.on('data', (chunk: string) => {
+            if (text.length < WEBHOOK_RESPONSE_BODY_CHARS_MAX) text += chunk;
+          });
+          response.on('end', () =>
+            finish({
+              kind: 'response',
+              statusCode: response.statusCode ?? 0,
+              body: text.slice(0, WEBHOOK_RESPONSE_BODY_CHARS_MAX),
+              retryAfterSeconds: retryAfterSeconds(response.headers['retry-after']),
+            }),
+          );
+          response.on('error', (error) =>
+            finish({ kind: 'error', errorClass: 'connection', message: error.message }),
+          );
+        },
+      );
+      // One deadline for the whole exchange: connect, send, and read the answer.
+      const timer = setTimeout(() => {
+        request.destroy(new Error('timeout'));
+        finish({
+          kind: 'error',
+          errorClass: 'timeout',
+          message: `no complete answer within ${options.timeoutMs} ms`,
+        });
+      }, options.timeoutMs);
+      request.on('error', (error: NodeJS.ErrnoException) =>
+        finish({ kind: 'error', errorClass: classify(error), message: error.message }),
+      );
+      request.end(body);
+    });
+}

@@ -1,0 +1,577 @@
+/** Webhook subscriptions (at the spec's unversioned path and under /v1), delivery logs and recovery. */
+import type { FastifyInstance } from 'fastify';
+import type { Deps } from '../../app/deps.ts';
+import {
+  createSubscription,
+  emitTestEvent,
+  eventDeliveries,
+  getSubscription,
+  listSubscriptions,
+  recoverSubscription,
+  redeliverEvent,
+  removeSubscription,
+  rotateSubscriptionSecret,
+  type SubscriptionInput,
+  type SubscriptionUpdate,
+  updateSubscription,
+  WEBHOOK_SECRET_ROTATION_GRACE_HOURS_MAX,
+} from '../../app/webhooks.ts';
+import { EVENT_TYPES, type EventType } from '../../domain/events.ts';
+import { ID_PREFIXES } from '../../domain/ids.ts';
+import {
+  PAYLOAD_FORMATS,
+  SUBSCRIPTION_STATUSES,
+  WEBHOOK_DESCRIPTION_LENGTH_MAX,
+  WEBHOOK_EVENT_TYPES_MAX,
+  WEBHOOK_SECRET_ROTATION_GRACE_HOURS_DEFAULT,
+  WEBHOOK_URL_LENGTH_MAX,
+} from '../../domain/webhooks.ts';
+import type { DeliveryView, Subscription } from '../../store/repositories/webhooks.ts';
+import { BEARER_SECURITY, principalOf } from '../auth.ts';
+import { type ListQuery, pageRequestOf, presentEvent, presentList } from '../presenters.ts';
+import { problemResponses, READ_PROBLEMS, WRITE_PROBLEMS } from '../problems.ts';
+import {
+  idempotencyHeadersSchema,
+  idempotentWriteHeaders,
+  idSchema,
+  listEnvelopeSchema,
+  listQuerySchema,
+  timestampSchema,
+} from '../schemas.ts';
+import { sendWrite } from '../writes.ts';
+
+const TAGS = ['Webhooks'];
+
+const eventsSchema = {
+  type: 'array',
+  minItems: 1,
+  maxItems: WEBHOOK_EVENT_TYPES_MAX,
+  items: { type: 'string', minLength: 1, maxLength: 100 },
+  description: `Event types to receive (${EVENT_TYPES.join(', ')}), or \`*\` for all.`,
+} as const;
+
+export const subscriptionSchema = {
+  $id: 'WebhookSubscription',
+  type: 'object',
+  description: 'An HTTPS endpoint that receives signed events.',
+  required: [
+    'id',
+    'object',
+    'url',
+    'events',
+    'description',
+    'payload_format',
+    'status',
+    'disabled_reason',
+    'created_at',
+    'updated_at',
+  ],
+  properties: {
+    id: idSchema(ID_PREFIXES.webhookSubscription, 'Subscription id.'),
+    object: { type: 'string', enum: ['webhook_subscription'] },
+    url: { type: 'string' },
+    events: { type: 'array', items: { type: 'string' } },
+    description: { type: ['string', 'null'] },
+    payload_format: { type: 'string', enum: PAYLOAD_FORMATS },
+    status: { type: 'string', enum: SUBSCRIPTION_STATUSES },
+    disabled_reason: {
+      type: ['string', 'null'],
+      description: '`endpoint_gone` (it answered 410), `failing_too_long`, or `disabled_by_request`.',
+    },
+    secret: {
+      type: 'string',
+      description: 'The signing secret (`whsec_…`): only in the responses of create and rotate-secret.',
+    },
+    previous_secret_expires_at: {
+      ...timestampSchema,
+      description: 'After a rotation: until when the old secret still signs.',
+    },
+    created_at: timestampSchema,
+    updated_at: timestampSchema,
+  },
+} as const;
+
+const deliverySchema = {
+  $id: 'WebhookDelivery',
+  type: 'object',
+  description: 'One event on its way to one subscription, with every attempt.',
+  required: ['id', 'object', 'event', 'subscription', 'status', 'attempts', 'next_attempt_at', 'attempt_log'],
+  properties: {
+    id: { type: 'string' },
+    object: { type: 'string', enum: ['webhook_delivery'] },
+    event: { type: 'string' },
+    subscription: { type: 'string' },
+    status: { type: 'string', enum: ['pending', 'delivering', 'succeeded', 'exhausted'] },
+    attempts: { type: 'integer' },
+    next_attempt_at: timestampSchema,
+    last_attempt_at: { type: ['string', 'null'], format: 'date-time' },
+    last_status_code: { type: ['integer', 'null'] },
+    last_error: { type: ['string', 'null'] },
+    succeeded_at: { type: ['string', 'null'], format: 'date-time' },
+    created_at: timestampSchema,
+    attempt_log: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['attempt', 'started_at', 'duration_ms', 'status_code', 'error_class', 'response_body'],
+        properties: {
+          attempt: { type: 'integer' },
+          started_at: timestampSchema,
+          duration_ms: { type: 'integer' },
+          status_code: { type: ['integer', 'null'] },
+          error_class: {
+            type: ['string', 'null'],
+            description: 'timeout, dns, connection, blocked_address, tls or other.',
+          },
+          response_body: {
+            type: ['string', 'null'],
+            description: 'The start of the answer (or the error), cut to a bound.',
+          },
+        },
+      },
+    },
+  },
+} as const;
+
+export function presentSubscription(
+  s: Subscription,
+  extra: { secret?: string; previousSecretExpiresAt?: Date } = {},
+) {
+  return {
+    id: s.id,
+    object: 'webhook_subscription',
+    url: s.url,
+    events: s.events,
+    description: s.description,
+    payload_format: s.payloadFormat,
+    status: s.status,
+    disabled_reason: s.disabledReason,
+    ...(extra.secret ? { secret: extra.secret } : {}),
+    ...(extra.previousSecretExpiresAt
+      ? { previous_secret_expires_at: extra.previousSecretExpiresAt.toISOString() }
+      : {}),
+    created_at: s.createdAt.toISOString(),
+    updated_at: s.updatedAt.toISOString(),
+  };
+}
+
+function presentDelivery(d: DeliveryView) {
+  const iso = (x: Date | null) => (x ? x.toISOString() : null);
+  return {
+    id: d.id,
+    object: 'webhook_delivery',
+    event: d.eventId,
+    subscription: d.subscriptionId,
+    status: d.status,
+    attempts: d.attempts,
+    next_attempt_at: d.nextAttemptAt.toISOString(),
+    last_attempt_at: iso(d.lastAttemptAt),
+    last_status_code: d.lastStatusCode,
+    last_error: d.lastError,
+    succeeded_at: iso(d.succeededAt),
+    created_at: d.createdAt.toISOString(),
+    attempt_log: d.log.map((a) => ({
+      attempt: a.attempt,
+      started_at: a.startedAt.toISOString(),
+      duration_ms: a.durationMs,
+      status_code: a.statusCode,
+      error_class: a.errorClass,
+      response_body: a.responseBody,
+    })),
+  };
+}
+
+const subscriptionParams = {
+  type: 'object',
+  required: ['id'],
+  properties: { id: idSchema(ID_PREFIXES.webhookSubscription, 'Subscription id.') },
+} as const;
+const eventParams = {
+  type: 'object',
+  required: ['id'],
+  properties: { id: idSchema(ID_PREFIXES.event, 'Event id.') },
+} as const;
+const subscriptionResponse = { description: 'The subscription.', $ref: 'WebhookSubscription#' };
+
+export function webhookRoutes(app: FastifyInstance, deps: Deps): void {
+  app.addSchema(subscriptionSchema);
+  app.addSchema(deliverySchema);
+
+  const createBody = {
+    type: 'object',
+    additionalProperties: false,
+    required: ['url', 'events'],
+    properties: {
+      url: {
+        type: 'string',
+        minLength: 1,
+        maxLength: WEBHOOK_URL_LENGTH_MAX,
+        description:
+          'An HTTPS endpoint you own. Production refuses loopback, private, link-local and reserved addresses; the sandbox also allows http://localhost and http://127.0.0.1.',
+      },
+      events: eventsSchema,
+      description: { type: 'string', maxLength: WEBHOOK_DESCRIPTION_LENGTH_MAX },
+      payload_format: {
+        type: 'string',
+        enum: PAYLOAD_FORMATS,
+        description:
+          '`snake_case` (default: `created_at`, `data.transfer_id`) or `camel_case` (`createdAt`, `data.transferId`).',
+      },
+    },
+  } as const;
+
+  for (const [path, operationId] of [
+    ['/webhook-subscriptions', 'createWebhookSubscriptionUnversioned'],
+    ['/v1/webhook-subscriptions', 'createWebhookSubscription'],
+  ] as const) {
+    app.post<{ Body: SubscriptionInput }>(
+      path,
+      {
+        config: { scope: 'write' },
+        schema: {
+          operationId,
+          summary: path.startsWith('/v1')
+            ? 'Create a webhook subscription'
+            : 'Create a webhook subscription (spec path)',
+          description:
+            'Returns the signing secret (`whsec_…`) in this response only. The spec gives this path without `/v1`; both paths behave the same.',
+          tags: TAGS,
+          security: BEARER_SECURITY,
+          headers: idempotencyHeadersSchema,
+          body: createBody,
+          response: {
+            201: {
+              description: 'The subscription, with its secret.',
+              headers: idempotentWriteHeaders,
+              $ref: 'WebhookSubscription#',
+            },
+            ...problemResponses(...WRITE_PROBLEMS),
+          },
+        },
+      },
+      (request, reply) =>
+        sendWrite(deps, request, reply, async (tx, organizationId) => {
+          const { subscription, secret } = await createSubscription(tx, deps, organizationId, request.body);
+          return { status: 201, body: presentSubscription(subscription, { secret }) };
+        }),
+    );
+  }
+
+  app.get<{ Querystring: ListQuery }>(
+    '/v1/webhook-subscriptions',
+    {
+      config: { scope: 'read' },
+      schema: {
+        operationId: 'listWebhookSubscriptions',
+        summary: 'List webhook subscriptions',
+        tags: TAGS,
+        security: BEARER_SECURITY,
+        querystring: listQuerySchema(ID_PREFIXES.webhookSubscription),
+        response: {
+          200: listEnvelopeSchema('WebhookSubscription', 'A page of subscriptions.'),
+          ...problemResponses(...READ_PROBLEMS.filter((s) => s !== 404)),
+        },
+      },
+    },
+    async (request) =>
+      presentList(
+        await listSubscriptions(deps, principalOf(request).organizationId, pageRequestOf(request.query)),
+        (s) => presentSubscription(s),
+      ),
+  );
+
+  app.get<{ Params: { id: string } }>(
+    '/v1/webhook-subscriptions/:id',
+    {
+      config: { scope: 'read' },
+      schema: {
+        operationId: 'getWebhookSubscription',
+        summary: 'Retrieve a webhook subscription',
+        tags: TAGS,
+        security: BEARER_SECURITY,
+        params: subscriptionParams,
+        response: { 200: subscriptionResponse, ...problemResponses(...READ_PROBLEMS) },
+      },
+    },
+    async (request) =>
+      presentSubscription(
+        await getSubscription(deps.store, principalOf(request).organizationId, request.params.id),
+      ),
+  );
+
+  app.patch<{ Params: { id: string }; Body: SubscriptionUpdate }>(
+    '/v1/webhook-subscriptions/:id',
+    {
+      config: { scope: 'write' },
+      schema: {
+        operationId: 'updateWebhookSubscription',
+        summary: 'Update a webhook subscription',
+        description:
+          'Change the URL, event types, description, payload format, or enable/disable it. Re-enabling starts a fresh failure window.',
+        tags: TAGS,
+        security: BEARER_SECURITY,
+        params: subscriptionParams,
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          minProperties: 1,
+          properties: {
+            url: createBody.properties.url,
+            events: eventsSchema,
+            description: { type: ['string', 'null'], maxLength: WEBHOOK_DESCRIPTION_LENGTH_MAX },
+            payload_format: createBody.properties.payload_format,
+            status: { type: 'string', enum: SUBSCRIPTION_STATUSES },
+          },
+        },
+        response: { 200: subscriptionResponse, ...problemResponses(...WRITE_PROBLEMS) },
+      },
+    },
+    (request, reply) =>
+      sendWrite(deps, request, reply, async (tx, organizationId) => ({
+        status: 200,
+        body: presentSubscription(
+          await updateSubscription(tx, deps, organizationId, request.params.id, request.body),
+        ),
+      })),
+  );
+
+  app.delete<{ Params: { id: string } }>(
+    '/v1/webhook-subscriptions/:id',
+    {
+      config: { scope: 'write' },
+      schema: {
+        operationId: 'deleteWebhookSubscription',
+        summary: 'Delete a webhook subscription',
+        description: 'Stops deliveries to it. Its delivery log stays readable through the events.',
+        tags: TAGS,
+        security: BEARER_SECURITY,
+        params: subscriptionParams,
+        response: {
+          200: {
+            description: 'Deleted.',
+            type: 'object',
+            required: ['id', 'object', 'deleted'],
+            properties: { id: { type: 'string' }, object: { type: 'string' }, deleted: { type: 'boolean' } },
+          },
+          ...problemResponses(...READ_PROBLEMS),
+        },
+      },
+    },
+    (request, reply) =>
+      sendWrite(deps, request, reply, async (tx, organizationId) => {
+        const removed = await removeSubscription(tx, deps, organizationId, request.params.id);
+        return { status: 200, body: { id: removed.id, object: 'webhook_subscription', deleted: true } };
+      }),
+  );
+
+  app.post<{ Params: { id: string }; Body: { grace_period_hours?: number } | undefined }>(
+    '/v1/webhook-subscriptions/:id/rotate-secret',
+    {
+      config: { scope: 'write' },
+      schema: {
+        operationId: 'rotateWebhookSubscriptionSecret',
+        summary: 'Rotate the signing secret',
+        description: `Returns a new secret once. The old one keeps signing alongside it (one \`v1=\` each) for the grace period, ${WEBHOOK_SECRET_ROTATION_GRACE_HOURS_DEFAULT} h by default.`,
+        tags: TAGS,
+        security: BEARER_SECURITY,
+        headers: idempotencyHeadersSchema,
+        params: subscriptionParams,
+        body: {
+          type: ['object', 'null'],
+          additionalProperties: false,
+          properties: {
+            grace_period_hours: {
+              type: 'integer',
+              minimum: 0,
+              maximum: WEBHOOK_SECRET_ROTATION_GRACE_HOURS_MAX,
+            },
+          },
+        },
+        response: {
+          200: {
+            description: 'The subscription with its new secret.',
+            headers: idempotentWriteHeaders,
+            $ref: 'WebhookSubscription#',
+          },
+          ...problemResponses(...WRITE_PROBLEMS),
+        },
+      },
+    },
+    (request, reply) =>
+      sendWrite(deps, request, reply, async (tx, organizationId) => {
+        const rotated = await rotateSubscriptionSecret(
+          tx,
+          deps,
+          organizationId,
+          request.params.id,
+          request.body?.grace_period_hours,
+        );
+        return {
+          status: 200,
+          body: presentSubscription(rotated.subscription, {
+            secret: rotated.secret,
+            previousSecretExpiresAt: rotated.previousSecretExpiresAt,
+          }),
+        };
+      }),
+  );
+
+  app.post<{ Params: { id: string }; Body: { since: string } }>(
+    '/v1/webhook-subscriptions/:id/recover',
+    {
+      config: { scope: 'write' },
+      schema: {
+        operationId: 'recoverWebhookSubscription',
+        summary: 'Re-send everything since a time',
+        description:
+          'Queues, due now, every event since `since` that the subscription wants (including ones delivered before).',
+        tags: TAGS,
+        security: BEARER_SECURITY,
+        headers: idempotencyHeadersSchema,
+        params: subscriptionParams,
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['since'],
+          properties: {
+            since: { ...timestampSchema, description: 'Re-send events created at or after this time.' },
+          },
+        },
+        response: {
+          202: {
+            description: 'How many events were queued.',
+            headers: idempotentWriteHeaders,
+            type: 'object',
+            required: ['object', 'subscription', 'requeued'],
+            properties: {
+              object: { type: 'string' },
+              subscription: { type: 'string' },
+              requeued: { type: 'integer' },
+            },
+          },
+          ...problemResponses(...WRITE_PROBLEMS),
+        },
+      },
+    },
+    (request, reply) =>
+      sendWrite(deps, request, reply, async (tx, organizationId) => {
+        const { requeued } = await recoverSubscription(
+          tx,
+          deps,
+          organizationId,
+          request.params.id,
+          new Date(request.body.since),
+        );
+        return {
+          status: 202,
+          body: { object: 'webhook_recovery', subscription: request.params.id, requeued },
+        };
+      }),
+  );
+
+  app.get<{ Params: { id: string } }>(
+    '/v1/events/:id/deliveries',
+    {
+      config: { scope: 'read' },
+      schema: {
+        operationId: 'listEventDeliveries',
+        summary: "List an event's deliveries and attempts",
+        tags: TAGS,
+        security: BEARER_SECURITY,
+        params: eventParams,
+        response: {
+          200: {
+            description: 'Every delivery of the event, each with its attempt log.',
+            type: 'object',
+            required: ['object', 'data'],
+            properties: {
+              object: { type: 'string', enum: ['list'] },
+              data: { type: 'array', items: { $ref: 'WebhookDelivery#' } },
+            },
+          },
+          ...problemResponses(...READ_PROBLEMS),
+        },
+      },
+    },
+    async (request) => ({
+      object: 'list',
+      data: (await eventDeliveries(deps, principalOf(request).organizationId, request.params.id)).map(
+        presentDelivery,
+      ),
+    }),
+  );
+
+  app.post<{ Params: { id: string } }>(
+    '/v1/events/:id/redeliver',
+    {
+      config: { scope: 'write' },
+      schema: {
+        operationId: 'redeliverEvent',
+        summary: 'Re-send an event now',
+        description: 'Queues the event, due now, for every enabled subscription that wants its type.',
+        tags: TAGS,
+        security: BEARER_SECURITY,
+        headers: idempotencyHeadersSchema,
+        params: eventParams,
+        response: {
+          202: {
+            description: 'How many subscriptions it was queued for.',
+            headers: idempotentWriteHeaders,
+            type: 'object',
+            required: ['object', 'event', 'subscriptions'],
+            properties: {
+              object: { type: 'string' },
+              event: { type: 'string' },
+              subscriptions: { type: 'integer' },
+            },
+          },
+          ...problemResponses(...WRITE_PROBLEMS),
+        },
+      },
+    },
+    (request, reply) =>
+      sendWrite(deps, request, reply, async (tx, organizationId) => ({
+        status: 202,
+        body: {
+          object: 'webhook_redelivery',
+          event: request.params.id,
+          subscriptions: await redeliverEvent(tx, deps, organizationId, request.params.id),
+        },
+      })),
+  );
+
+  if (deps.environment === 'sandbox') {
+    app.post<{ Body: { type: EventType } }>(
+      '/v1/sandbox/events',
+      {
+        config: { scope: 'write' },
+        schema: {
+          operationId: 'sandboxEmitEvent',
+          summary: 'Emit a test event (sandbox)',
+          description: 'Writes an event of any known type with a sample payload, delivered like any other.',
+          tags: ['Sandbox'],
+          security: BEARER_SECURITY,
+          headers: idempotencyHeadersSchema,
+          body: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['type'],
+            properties: { type: { type: 'string', enum: EVENT_TYPES } },
+          },
+          response: {
+            201: { description: 'The event.', headers: idempotentWriteHeaders, $ref: 'Event#' },
+            ...problemResponses(...WRITE_PROBLEMS),
+          },
+        },
+      },
+      (request, reply) =>
+        sendWrite(deps, request, reply, async (tx, organizationId) => ({
+          status: 201,
+          body: presentEvent(
+            await emitTestEvent(tx, deps, organizationId, request.body.type),
+            deps.environment,
+          ),
+        })),
+    );
+  }
+}

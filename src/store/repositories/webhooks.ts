@@ -1,0 +1,383 @@
+import type { PayloadFormat, SubscriptionStatus } from '../../domain/webhooks.ts';
+import type { Queryable } from '../store.ts';
+import { type KeysetFilter, keysetConditions, toDate } from './rows.ts';
+
+export interface Subscription {
+  id: string;
+  organizationId: string;
+  url: string;
+  events: string[];
+  description: string | null;
+  payloadFormat: PayloadFormat;
+  status: SubscriptionStatus;
+  disabledReason: string | null;
+  failingSince: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+const COLUMNS =
+  'id, organization_id, url, events, description, payload_format, status, disabled_reason, failing_since, created_at, updated_at';
+
+const optionalDate = (v: unknown) => (v === null || v === undefined ? null : toDate(v));
+
+function fromRow(row: Record<string, unknown>): Subscription {
+  return {
+    id: String(row.id),
+    organizationId: String(row.organization_id),
+    url: String(row.url),
+    events: row.events as string[],
+    description: row.description === null ? null : String(row.description),
+    payloadFormat: row.payload_format as PayloadFormat,
+    status: row.status as SubscriptionStatus,
+    disabledReason: row.disabled_reason === null ? null : String(row.disabled_reason),
+    failingSince: optionalDate(row.failing_since),
+    createdAt: toDate(row.created_at),
+    updatedAt: toDate(row.updated_at),
+  };
+}
+
+export async function insertSubscription(db: Queryable, s: Subscription, secret: string): Promise<void> {
+  await db.query(
+    `INSERT INTO webhook_subscriptions (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+    [
+      s.id,
+      s.organizationId,
+      s.url,
+      s.events,
+      s.description,
+      s.payloadFormat,
+      s.status,
+      s.disabledReason,
+      s.failingSince,
+      s.createdAt,
+      s.updatedAt,
+    ],
+  );
+  await db.query('INSERT INTO webhook_secrets (subscription_id, secret, created_at) VALUES ($1, $2, $3)', [
+    s.id,
+    secret,
+    s.createdAt,
+  ]);
+}
+
+export async function saveSubscription(db: Queryable, s: Subscription): Promise<void> {
+  await db.query(
+    `UPDATE webhook_subscriptions SET url = $2, events = $3, description = $4, payload_format = $5, status = $6,
+        disabled_reason = $7, failing_since = $8, updated_at = $9 WHERE id = $1`,
+    [
+      s.id,
+      s.url,
+      s.events,
+      s.description,
+      s.payloadFormat,
+      s.status,
+      s.disabledReason,
+      s.failingSince,
+      s.updatedAt,
+    ],
+  );
+}
+
+export async function findSubscription(
+  db: Queryable,
+  organizationId: string,
+  id: string,
+  options: { forUpdate?: boolean } = {},
+): Promise<Subscription | undefined> {
+  const [row] = await db.query(
+    `SELECT ${COLUMNS} FROM webhook_subscriptions WHERE organization_id = $1 AND id = $2 AND deleted_at IS NULL${options.forUpdate ? ' FOR UPDATE' : ''}`,
+    [organizationId, id],
+  );
+  return row && fromRow(row);
+}
+
+export async function listSubscriptions(
+  db: Queryable,
+  organizationId: string,
+  filter: KeysetFilter,
+  rowsMax: number,
+): Promise<Subscription[]> {
+  const params: unknown[] = [organizationId];
+  const conditions = ['organization_id = $1', 'deleted_at IS NULL', ...keysetConditions(filter, params)];
+  params.push(rowsMax);
+  const rows = await db.query(
+    `SELECT ${COLUMNS} FROM webhook_subscriptions WHERE ${conditions.join(' AND ')} ORDER BY id DESC LIMIT $${params.length}`,
+    params,
+  );
+  return rows.map(fromRow);
+}
+
+/** Soft delete: attempts and deliveries keep pointing at it; pending deliveries stop. */
+export async function deleteSubscription(db: Queryable, id: string, now: Date): Promise<void> {
+  await db.query(
+    "UPDATE webhook_subscriptions SET deleted_at = $2, status = 'disabled', updated_at = $2 WHERE id = $1",
+    [id, now],
+  );
+}
+
+/** Secrets that sign now: the current one and rotated-out ones still inside their grace period, newest first. */
+export async function activeSecrets(db: Queryable, subscriptionId: string, now: Date): Promise<string[]> {
+  const rows = await db.query<{ secret: string }>(
+    `SELECT secret FROM webhook_secrets WHERE subscription_id = $1 AND (expires_at IS NULL OR expires_at > $2)
+      ORDER BY created_at DESC`,
+    [subscriptionId, now],
+  );
+  return rows.map((r) => r.secret);
+}
+
+/** Adds a new current secret; the previous current ones expire at graceUntil. */
+export async function rotateSecret(
+  db: Queryable,
+  subscriptionId: string,
+  secret: string,
+  now: Date,
+  graceUntil: Date,
+): Promise<void> {
+  await db.query(
+    'UPDATE webhook_secrets SET expires_at = $2 WHERE subscription_id = $1 AND expires_at IS NULL',
+    [subscriptionId, graceUntil],
+  );
+  await db.query('INSERT INTO webhook_secrets (subscription_id, secret, created_at) VALUES ($1, $2, $3)', [
+    subscriptionId,
+    secret,
+    now,
+  ]);
+}
+
+/**
+ * The outbox fan-out: a delivery for each (event, enabled subscription of its organization that wants the
+ * type), in the transaction that writes the events. One statement however many events.
+ */
+export async function enqueueDeliveriesForEvents(
+  db: Queryable,
+  events: readonly { id: string; organizationId: string; type: string }[],
+  newIds: () => string,
+  now: Date,
+): Promise<void> {
+  if (events.length === 0) return;
+  const subscriptions = await db.query<{ id: string; organization_id: string; events: string[] }>(
+    `SELECT id, organization_id, events FROM webhook_subscriptions
+      WHERE organization_id = ANY($1::text[]) AND status = 'enabled' AND deleted_at IS NULL`,
+    [[...new Set(events.map((e) => e.organizationId))]],
+  );
+  if (subscriptions.length === 0) return;
+  const rows: { id: string; organizationId: string; eventId: string; subscriptionId: string }[] = [];
+  for (const e of events) {
+    for (const s of subscriptions) {
+      if (s.organization_id !== e.organizationId) continue;
+      if (!s.events.includes('*') && !s.events.includes(e.type)) continue;
+      rows.push({ id: newIds(), organizationId: e.organizationId, eventId: e.id, subscriptionId: s.id });
+    }
+  }
+  await insertDeliveries(db, rows, now);
+}
+
+export async function insertDeliveries(
+  db: Queryable,
+  rows: readonly { id: string; organizationId: string; eventId: string; subscriptionId: string }[],
+  now: Date,
+): Promise<void> {
+  if (rows.length === 0) return;
+  await db.query(
+    `INSERT INTO webhook_deliveries (id, organization_id, event_id, subscription_id, status, next_attempt_at, created_at)
+     SELECT id, organization_id, event_id, subscription_id, 'pending', $5, $5
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS v(id, organization_id, event_id, subscription_id)
+     ON CONFLICT (event_id, subscription_id)
+       DO UPDATE SET status = 'pending', next_attempt_at = EXCLUDED.next_attempt_at, lease_expires_at = NULL`,
+    [
+      rows.map((r) => r.id),
+      rows.map((r) => r.organizationId),
+      rows.map((r) => r.eventId),
+      rows.map((r) => r.subscriptionId),
+      now,
+    ],
+  );
+}
+
+export interface ClaimedDelivery {
+  id: string;
+  organizationId: string;
+  eventId: string;
+  subscriptionId: string;
+  attempts: number;
+  eventType: string;
+  eventData: Record<string, unknown>;
+  eventCreatedAt: Date;
+  url: string;
+  payloadFormat: PayloadFormat;
+}
+
+/**
+ * Claims due deliveries (and ones whose lease ran out: a dispatcher died holding them), at most
+ * `perSubscriptionMax` in flight per subscription, skipping rows other dispatchers hold, and leases them
+ * until leaseUntil. The attempt number is taken here, so a crash after sending still counts the attempt.
+ */
+export async function claimDueDeliveries(
+  db: Queryable,
+  now: Date,
+  leaseUntil: Date,
+  rowsMax: number,
+  perSubscriptionMax: number,
+): Promise<ClaimedDelivery[]> {
+  const candidates = await db.query<{ id: string }>(
+    `WITH in_flight AS (
+       SELECT subscription_id, COUNT(*) AS n FROM webhook_deliveries
+        WHERE status = 'delivering' AND lease_expires_at > $1 GROUP BY subscription_id
+     ), due AS (
+       SELECT d.id, d.subscription_id, d.next_attempt_at,
+              ROW_NUMBER() OVER (PARTITION BY d.subscription_id ORDER BY d.next_attempt_at, d.id) AS rank
+         FROM webhook_deliveries d
+         JOIN webhook_subscriptions s ON s.id = d.subscription_id AND s.status = 'enabled' AND s.deleted_at IS NULL
+        WHERE (d.status = 'pending' AND d.next_attempt_at <= $1)
+           OR (d.status = 'delivering' AND d.lease_expires_at <= $1)
+     )
+     SELECT due.id FROM due LEFT JOIN in_flight f ON f.subscription_id = due.subscription_id
+      WHERE due.rank + COALESCE(f.n, 0) <= $3
+      ORDER BY due.next_attempt_at
+      LIMIT $2`,
+    [now, rowsMax, perSubscriptionMax],
+  );
+  if (candidates.length === 0) return [];
+  const rows = await db.query(
+    `WITH locked AS (
+       SELECT id FROM webhook_deliveries WHERE id = ANY($1::text[])
+          AND ((status = 'pending' AND next_attempt_at <= $2) OR (status = 'delivering' AND lease_expires_at <= $2))
+          FOR UPDATE SKIP LOCKED
+     ), leased AS (
+       UPDATE webhook_deliveries d SET status = 'delivering', lease_expires_at = $3, attempts = d.attempts + 1
+         FROM locked WHERE d.id = locked.id
+       RETURNING d.id, d.organization_id, d.event_id, d.subscription_id, d.attempts
+     )
+     SELECT l.*, e.type AS event_type, e.data AS event_data, e.created_at AS event_created_at,
+            s.url, s.payload_format
+       FROM leased l JOIN events e ON e.id = l.event_id JOIN webhook_subscriptions s ON s.id = l.subscription_id`,
+    [candidates.map((c) => c.id), now, leaseUntil],
+  );
+  return rows.map((r) => ({
+    id: String(r.id),
+    organizationId: String(r.organization_id),
+    eventId: String(r.event_id),
+    subscriptionId: String(r.subscription_id),
+    attempts: Number(r.attempts),
+    eventType: String(r.event_type),
+    eventData: (typeof r.event_data === 'string' ? JSON.parse(r.event_data) : r.event_data) as Record<
+      string,
+      unknown
+    >,
+    eventCreatedAt: toDate(r.event_created_at),
+    url: String(r.url),
+    payloadFormat: r.payload_format as PayloadFormat,
+  }));
+}
+
+export interface AttemptRecord {
+  deliveryId: string;
+  attempt: number;
+  startedAt: Date;
+  durationMs: number;
+  statusCode: number | null;
+  errorClass: string | null;
+  responseBody: string | null;
+}
+
+export async function insertAttempt(db: Queryable, a: AttemptRecord): Promise<void> {
+  await db.query(
+    `INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, status_code, error_class, response_body)
+     VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (delivery_id, attempt) DO NOTHING`,
+    [a.deliveryId, a.attempt, a.startedAt, a.durationMs, a.statusCode, a.errorClass, a.responseBody],
+  );
+}
+
+/** Records the outcome of the attempt this dispatcher leased; false when the lease was lost meanwhile. */
+export async function finishDelivery(
+  db: Queryable,
+  deliveryId: string,
+  attempt: number,
+  outcome: {
+    status: 'succeeded' | 'pending' | 'exhausted';
+    nextAttemptAt: Date;
+    statusCode: number | null;
+    error: string | null;
+  },
+  now: Date,
+): Promise<boolean> {
+  const rows = await db.query(
+    `UPDATE webhook_deliveries SET status = $3, next_attempt_at = $4, lease_expires_at = NULL, last_attempt_at = $5,
+        last_status_code = $6, last_error = $7, succeeded_at = CASE WHEN $3 = 'succeeded' THEN $5 ELSE succeeded_at END
+      WHERE id = $1 AND attempts = $2 AND status = 'delivering' RETURNING id`,
+    [deliveryId, attempt, outcome.status, outcome.nextAttemptAt, now, outcome.statusCode, outcome.error],
+  );
+  return rows.length > 0;
+}
+
+export interface DeliveryView {
+  id: string;
+  eventId: string;
+  subscriptionId: string;
+  status: string;
+  attempts: number;
+  nextAttemptAt: Date;
+  lastAttemptAt: Date | null;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  succeededAt: Date | null;
+  createdAt: Date;
+  log: AttemptRecord[];
+}
+
+export async function listDeliveriesOfEvent(
+  db: Queryable,
+  organizationId: string,
+  eventId: string,
+): Promise<DeliveryView[]> {
+  const deliveries = await db.query(
+    `SELECT id, event_id, subscription_id, status, attempts, next_attempt_at, last_attempt_at, last_status_code, last_error,
+            succeeded_at, created_at
+       FROM webhook_deliveries WHERE organization_id = $1 AND event_id = $2 ORDER BY id`,
+    [organizationId, eventId],
+  );
+  if (deliveries.length === 0) return [];
+  const attempts = await db.query(
+    `SELECT delivery_id, attempt, started_at, duration_ms, status_code, error_class, response_body
+       FROM webhook_attempts WHERE delivery_id = ANY($1::text[]) ORDER BY delivery_id, attempt`,
+    [deliveries.map((d) => d.id)],
+  );
+  return deliveries.map((d) => ({
+    id: String(d.id),
+    eventId: String(d.event_id),
+    subscriptionId: String(d.subscription_id),
+    status: String(d.status),
+    attempts: Number(d.attempts),
+    nextAttemptAt: toDate(d.next_attempt_at),
+    lastAttemptAt: optionalDate(d.last_attempt_at),
+    lastStatusCode: d.last_status_code === null ? null : Number(d.last_status_code),
+    lastError: d.last_error === null ? null : String(d.last_error),
+    succeededAt: optionalDate(d.succeeded_at),
+    createdAt: toDate(d.created_at),
+    log: attempts
+      .filter((a) => a.delivery_id === d.id)
+      .map((a) => ({
+        deliveryId: String(a.delivery_id),
+        attempt: Number(a.attempt),
+        startedAt: toDate(a.started_at),
+        durationMs: Number(a.duration_ms),
+        statusCode: a.status_code === null ? null : Number(a.status_code),
+        errorClass: a.error_class === null ? null : String(a.error_class),
+        responseBody: a.response_body === null ? null : String(a.response_body),
+      })),
+  }));
+}
+
+/** Events of an organization (optionally of given types) created at or after `since`, oldest first, bounded. */
+export async function eventsSince(
+  db: Queryable,
+  organizationId: string,
+  since: Date,
+  rowsMax: number,
+): Promise<{ id: string; type: string }[]> {
+  return db.query<{ id: string; type: string }>(
+    'SELECT id, type FROM events WHERE organization_id = $1 AND created_at >= $2 ORDER BY id LIMIT $3',
+    [organizationId, since, rowsMax],
+  );
+}
