@@ -5,11 +5,13 @@
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   GENERATED_FILE,
@@ -29,9 +31,13 @@ import {
   type ProcessedEventStore,
   paginate,
   type Transfer,
+  verifyWebhook,
   type WebhookReceiverResponse,
 } from '../packages/sdk/src/index.ts';
+import { defaultWebhookSettings } from '../src/config.ts';
+import { httpWebhookSender } from '../src/delivery/httpSender.ts';
 import { formatWebhookSecret, signatureHeader, unixSeconds } from '../src/domain/signing.ts';
+import { dispatchWebhooksOnce } from '../src/workers/webhookDispatcher.ts';
 import { BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
 
 const run = promisify(execFile);
@@ -834,6 +840,89 @@ describe.each(BACKENDS)('the client against the API on %s', (backend) => {
     expect((await client.health()).status).toBeTypeOf('string');
     expect((await client.ready()).status).toBeTypeOf('string');
     expect(await client.metrics()).toMatch(/^# (HELP|TYPE) /m);
+  });
+
+  it('a subscription made with the client delivers to the receiver helper, across a secret rotation', async () => {
+    const deliveries: { raw: string; headers: IncomingHttpHeaders; response: WebhookReceiverResponse }[] = [];
+    const { store } = memoryStore();
+    const handled: Event[] = [];
+    let receive = createWebhookReceiver({ secrets: SECRET, store, handle: () => {} });
+    const server = createServer((request, reply) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', async () => {
+        const raw = Buffer.concat(chunks).toString('utf8');
+        const response = await receive(raw, request.headers);
+        deliveries.push({ raw, headers: request.headers, response });
+        reply
+          .writeHead(response.status, { 'content-type': 'application/json' })
+          .end(JSON.stringify(response.body));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const settings = { ...defaultWebhookSettings('sandbox'), timeoutMs: 5_000 };
+    const dispatch = async () => {
+      const options = {
+        settings,
+        sender: httpWebhookSender({ timeoutMs: 5_000, blockReservedAddresses: false }),
+      };
+      for (let pass = 0; pass < 10; pass++) if ((await dispatchWebhooksOnce(t.deps, options)) === 0) return;
+    };
+    try {
+      const { port } = server.address() as AddressInfo;
+      const subscription = await client.createWebhookSubscription({
+        url: `http://127.0.0.1:${port}/hooks/mkoba`,
+        events: ['transfer.settled'],
+      });
+      const secret = subscription.secret as string;
+      expect(secret).toMatch(/^whsec_[0-9A-Za-z]{43}$/);
+      receive = createWebhookReceiver({
+        secrets: secret,
+        store,
+        handle: (event) => void handled.push(event),
+      });
+
+      const emitted = await client.sandboxEmitEvent({ type: 'transfer.settled' });
+      await dispatch();
+      expect(handled.map((e) => e.id)).toEqual([emitted.id]);
+      const first = deliveries.at(-1);
+      expect(first?.response.body).toEqual({ received: true, event_id: emitted.id, duplicate: false });
+      expect(first?.headers['content-type']).toMatch(/^application\/json/);
+      expect(first?.headers['service-event-id']).toBe(emitted.id);
+      // The delivered header is one that Stripe's own verifier accepts.
+      const header = first?.headers['service-signature'] as string;
+      expect(new Stripe('sk_test_x').webhooks.constructEvent(first?.raw as string, header, secret).id).toBe(
+        emitted.id,
+      );
+
+      // A redelivery of the same event is answered 200 as a duplicate, and not handled again.
+      expect((await client.redeliverEvent(emitted.id)).subscriptions).toBe(1);
+      await dispatch();
+      expect(deliveries.at(-1)?.response.body).toMatchObject({ event_id: emitted.id, duplicate: true });
+      expect(handled).toHaveLength(1);
+      const log = await client.listEventDeliveries(emitted.id);
+      expect(log.data[0]).toMatchObject({ status: 'succeeded', last_status_code: 200 });
+
+      // Rotation: the next delivery carries a v1 for each secret; a receiver holding either one accepts it.
+      const rotated = await client.rotateWebhookSubscriptionSecret(subscription.id);
+      const next = rotated.secret as string;
+      expect(next).not.toBe(secret);
+      receive = createWebhookReceiver({ secrets: next, store, handle: (event) => void handled.push(event) });
+      const later = await client.sandboxEmitEvent({ type: 'transfer.settled' });
+      await dispatch();
+      const rotatedDelivery = deliveries.at(-1);
+      expect(rotatedDelivery?.response.status).toBe(200);
+      expect(handled.map((e) => e.id)).toEqual([emitted.id, later.id]);
+      const rotatedHeader = rotatedDelivery?.headers['service-signature'] as string;
+      expect(rotatedHeader.match(/v1=/g)).toHaveLength(2);
+      for (const held of [secret, next, [secret, next]]) {
+        expect(verifyWebhook(rotatedDelivery?.raw as string, rotatedDelivery?.headers ?? {}, held).id).toBe(
+          later.id,
+        );
+      }
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it('an event from the API, signed by the server, passes the receiver as a typed event', async () => {

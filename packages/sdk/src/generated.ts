@@ -242,7 +242,7 @@ export interface Event {
   /** Event id. */
   id: string;
   object: 'event';
-  /** What happened: one of `transfer.created`, `transfer.processing`, `transfer.settled`, `transfer.failed`, `transfer.canceled`, `transfer.returned`, `approval.updated`, `ledger.matched`. New types may be added; ignore the ones you do not know. */
+  /** What happened: one of `transfer.created`, `transfer.processing`, `transfer.settled`, `transfer.failed`, `transfer.canceled`, `transfer.returned`, `approval.updated`, `ledger.matched`, `webhook_subscription.disabled`. New types may be added; ignore the ones you do not know. */
   type: string;
   /** When the change happened (UTC). */
   created_at: string;
@@ -252,7 +252,8 @@ export interface Event {
   product: string;
   /** The API version that renders the event (a CHANGELOG.md date). */
   api_version: string;
-  data: TransferEventData;
+  /** The resource the event is about: a transfer for `transfer.*` events; for `webhook_subscription.disabled`, `{subscription_id, url, reason, failing_since}`. */
+  data: TransferEventData | Record<string, unknown>;
 }
 
 /** One balanced, append-only change to the ledger: for each currency and phase, its postings debit as much as they credit. */
@@ -357,6 +358,52 @@ export interface LedgerAccount {
   } | null;
   created_at: string;
   updated_at: string;
+}
+
+/** An HTTPS endpoint that receives signed events. */
+export interface WebhookSubscription {
+  /** Subscription id. */
+  id: string;
+  object: 'webhook_subscription';
+  url: string;
+  events: Array<string>;
+  description: string | null;
+  payload_format: 'snake_case' | 'camel_case';
+  status: 'enabled' | 'disabled';
+  /** `endpoint_gone` (it answered 410), `failing_too_long`, or `disabled_by_request`. */
+  disabled_reason: string | null;
+  /** The signing secret (`whsec_…`): only in the responses of create and rotate-secret. */
+  secret?: string;
+  /** After a rotation: until when the old secret still signs. */
+  previous_secret_expires_at?: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** One event on its way to one subscription, with every attempt. */
+export interface WebhookDelivery {
+  id: string;
+  object: 'webhook_delivery';
+  event: string;
+  subscription: string;
+  status: 'pending' | 'delivering' | 'succeeded' | 'exhausted';
+  attempts: number;
+  next_attempt_at: string;
+  last_attempt_at?: string | null;
+  last_status_code?: number | null;
+  last_error?: string | null;
+  succeeded_at?: string | null;
+  created_at?: string;
+  attempt_log: Array<{
+    attempt: number;
+    started_at: string;
+    duration_ms: number;
+    status_code: number | null;
+    /** timeout, dns, connection, blocked_address, tls or other. */
+    error_class: string | null;
+    /** The start of the answer (or the error), cut to a bound. */
+    response_body: string | null;
+  }>;
 }
 
 /** Alive. */
@@ -539,9 +586,12 @@ export interface ListEventsQuery {
     | 'transfer.canceled'
     | 'transfer.returned'
     | 'approval.updated'
-    | 'ledger.matched';
+    | 'ledger.matched'
+    | 'webhook_subscription.disabled';
   /** Only events about this transfer. */
   resource?: string;
+  /** `false`: only events with a webhook delivery that has not succeeded (yet); `true`: only events all of whose deliveries succeeded. */
+  delivery_success?: boolean;
 }
 
 export interface ListLedgerEntriesQuery {
@@ -591,6 +641,97 @@ export interface ListLedgerAccountsQuery {
     | 'GBP'
     | 'USDC'
     | 'USDT';
+}
+
+export interface CreateWebhookSubscriptionUnversionedRequest {
+  /** An HTTPS endpoint you own. Production refuses loopback, private, link-local and reserved addresses; the sandbox also allows http://localhost and http://127.0.0.1. */
+  url: string;
+  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, approval.updated, ledger.matched, webhook_subscription.disabled), or `*` for all. */
+  events: Array<string>;
+  description?: string;
+  /** `snake_case` (default: `created_at`, `data.transfer_id`) or `camel_case` (`createdAt`, `data.transferId`). */
+  payload_format?: 'snake_case' | 'camel_case';
+}
+
+export interface ListWebhookSubscriptionsQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+}
+
+export interface CreateWebhookSubscriptionRequest {
+  /** An HTTPS endpoint you own. Production refuses loopback, private, link-local and reserved addresses; the sandbox also allows http://localhost and http://127.0.0.1. */
+  url: string;
+  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, approval.updated, ledger.matched, webhook_subscription.disabled), or `*` for all. */
+  events: Array<string>;
+  description?: string;
+  /** `snake_case` (default: `created_at`, `data.transfer_id`) or `camel_case` (`createdAt`, `data.transferId`). */
+  payload_format?: 'snake_case' | 'camel_case';
+}
+
+/** Deleted. */
+export interface DeleteWebhookSubscriptionResponse {
+  id: string;
+  object: string;
+  deleted: boolean;
+}
+
+export interface UpdateWebhookSubscriptionRequest {
+  /** An HTTPS endpoint you own. Production refuses loopback, private, link-local and reserved addresses; the sandbox also allows http://localhost and http://127.0.0.1. */
+  url?: string;
+  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, approval.updated, ledger.matched, webhook_subscription.disabled), or `*` for all. */
+  events?: Array<string>;
+  description?: string | null;
+  /** `snake_case` (default: `created_at`, `data.transfer_id`) or `camel_case` (`createdAt`, `data.transferId`). */
+  payload_format?: 'snake_case' | 'camel_case';
+  status?: 'enabled' | 'disabled';
+}
+
+export type RotateWebhookSubscriptionSecretRequest = {
+  grace_period_hours?: number;
+} | null;
+
+export interface RecoverWebhookSubscriptionRequest {
+  /** Re-send events created at or after this time. */
+  since: string;
+}
+
+/** How many events were queued. */
+export interface RecoverWebhookSubscriptionResponse {
+  object: string;
+  subscription: string;
+  requeued: number;
+}
+
+/** Every delivery of the event, each with its attempt log. */
+export interface ListEventDeliveriesResponse {
+  object: 'list';
+  data: Array<WebhookDelivery>;
+}
+
+/** How many subscriptions it was queued for. */
+export interface RedeliverEventResponse {
+  object: string;
+  event: string;
+  subscriptions: number;
+}
+
+export interface SandboxEmitEventRequest {
+  type:
+    | 'transfer.created'
+    | 'transfer.processing'
+    | 'transfer.settled'
+    | 'transfer.failed'
+    | 'transfer.canceled'
+    | 'transfer.returned'
+    | 'approval.updated'
+    | 'ledger.matched'
+    | 'webhook_subscription.disabled';
 }
 
 export interface SandboxFundWalletRequest {
@@ -643,6 +784,49 @@ export interface MkobaOperations {
   listLedgerEntries(query?: ListLedgerEntriesQuery, options?: RequestOptions): Promise<List<JournalEntry>>;
   /** List ledger accounts: `GET /v1/ledger/accounts`. */
   listLedgerAccounts(query?: ListLedgerAccountsQuery, options?: RequestOptions): Promise<List<LedgerAccount>>;
+  /** Create a webhook subscription (spec path): `POST /webhook-subscriptions`. */
+  createWebhookSubscriptionUnversioned(
+    body: CreateWebhookSubscriptionUnversionedRequest,
+    options?: RequestOptions,
+  ): Promise<WebhookSubscription>;
+  /** List webhook subscriptions: `GET /v1/webhook-subscriptions`. */
+  listWebhookSubscriptions(
+    query?: ListWebhookSubscriptionsQuery,
+    options?: RequestOptions,
+  ): Promise<List<WebhookSubscription>>;
+  /** Create a webhook subscription: `POST /v1/webhook-subscriptions`. */
+  createWebhookSubscription(
+    body: CreateWebhookSubscriptionRequest,
+    options?: RequestOptions,
+  ): Promise<WebhookSubscription>;
+  /** Retrieve a webhook subscription: `GET /v1/webhook-subscriptions/{id}`. */
+  getWebhookSubscription(id: string, options?: RequestOptions): Promise<WebhookSubscription>;
+  /** Delete a webhook subscription: `DELETE /v1/webhook-subscriptions/{id}`. */
+  deleteWebhookSubscription(id: string, options?: RequestOptions): Promise<DeleteWebhookSubscriptionResponse>;
+  /** Update a webhook subscription: `PATCH /v1/webhook-subscriptions/{id}`. */
+  updateWebhookSubscription(
+    id: string,
+    body?: UpdateWebhookSubscriptionRequest,
+    options?: RequestOptions,
+  ): Promise<WebhookSubscription>;
+  /** Rotate the signing secret: `POST /v1/webhook-subscriptions/{id}/rotate-secret`. */
+  rotateWebhookSubscriptionSecret(
+    id: string,
+    body?: RotateWebhookSubscriptionSecretRequest,
+    options?: RequestOptions,
+  ): Promise<WebhookSubscription>;
+  /** Re-send everything since a time: `POST /v1/webhook-subscriptions/{id}/recover`. */
+  recoverWebhookSubscription(
+    id: string,
+    body: RecoverWebhookSubscriptionRequest,
+    options?: RequestOptions,
+  ): Promise<RecoverWebhookSubscriptionResponse>;
+  /** List an event's deliveries and attempts: `GET /v1/events/{id}/deliveries`. */
+  listEventDeliveries(id: string, options?: RequestOptions): Promise<ListEventDeliveriesResponse>;
+  /** Re-send an event now: `POST /v1/events/{id}/redeliver`. */
+  redeliverEvent(id: string, options?: RequestOptions): Promise<RedeliverEventResponse>;
+  /** Emit a test event (sandbox): `POST /v1/sandbox/events`. */
+  sandboxEmitEvent(body: SandboxEmitEventRequest, options?: RequestOptions): Promise<Event>;
   /** Fund a wallet (sandbox): `POST /v1/sandbox/wallets/{id}/fund`. */
   sandboxFundWallet(id: string, body: SandboxFundWalletRequest, options?: RequestOptions): Promise<Transfer>;
   /** Settle a transfer (sandbox): `POST /v1/sandbox/transfers/{id}/settle`. */
@@ -780,6 +964,94 @@ export const OPERATIONS = {
     pathParams: [],
     body: 'none',
     query: true,
+    response: 'json',
+  },
+  createWebhookSubscriptionUnversioned: {
+    method: 'POST',
+    path: '/webhook-subscriptions',
+    pathParams: [],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  listWebhookSubscriptions: {
+    method: 'GET',
+    path: '/v1/webhook-subscriptions',
+    pathParams: [],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  createWebhookSubscription: {
+    method: 'POST',
+    path: '/v1/webhook-subscriptions',
+    pathParams: [],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  getWebhookSubscription: {
+    method: 'GET',
+    path: '/v1/webhook-subscriptions/{id}',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  deleteWebhookSubscription: {
+    method: 'DELETE',
+    path: '/v1/webhook-subscriptions/{id}',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  updateWebhookSubscription: {
+    method: 'PATCH',
+    path: '/v1/webhook-subscriptions/{id}',
+    pathParams: ['id'],
+    body: 'optional',
+    query: false,
+    response: 'json',
+  },
+  rotateWebhookSubscriptionSecret: {
+    method: 'POST',
+    path: '/v1/webhook-subscriptions/{id}/rotate-secret',
+    pathParams: ['id'],
+    body: 'optional',
+    query: false,
+    response: 'json',
+  },
+  recoverWebhookSubscription: {
+    method: 'POST',
+    path: '/v1/webhook-subscriptions/{id}/recover',
+    pathParams: ['id'],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  listEventDeliveries: {
+    method: 'GET',
+    path: '/v1/events/{id}/deliveries',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  redeliverEvent: {
+    method: 'POST',
+    path: '/v1/events/{id}/redeliver',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  sandboxEmitEvent: {
+    method: 'POST',
+    path: '/v1/sandbox/events',
+    pathParams: [],
+    body: 'required',
+    query: false,
     response: 'json',
   },
   sandboxFundWallet: {
