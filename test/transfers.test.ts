@@ -182,6 +182,9 @@ describe.each(BACKENDS)('transfers on %s', (backend) => {
       failure_code: 'rail_rejected',
       ledger_state: 'voided',
     });
+    const c = await mk();
+    const bodiless = await api(t, 'POST', `/v1/sandbox/transfers/${c}/fail`);
+    expect(bodiless.data).toMatchObject({ status: 'failed', failure_code: 'sandbox_forced_failure' });
     const again = await api(t, 'POST', `/v1/sandbox/transfers/${b}/settle`);
     expect(again.statusCode).toBe(409);
     expect(again.data.code).toBe('invalid_state_transition');

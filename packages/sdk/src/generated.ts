@@ -741,10 +741,10 @@ export interface SandboxFundWalletRequest {
   metadata?: Record<string, string>;
 }
 
-export interface SandboxFailTransferRequest {
+export type SandboxFailTransferRequest = {
   /** The failure code to record (snake_case); default `sandbox_forced_failure`. */
   failure_code?: string;
-}
+} | null;
 
 /** One method per operation of openapi.json, named by its operationId. */
 export interface MkobaOperations {

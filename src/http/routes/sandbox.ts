@@ -92,7 +92,7 @@ export function sandboxRoutes(app: FastifyInstance, deps: Deps): void {
           ...(action === 'fail'
             ? {
                 body: {
-                  type: 'object',
+                  type: ['object', 'null'],
                   additionalProperties: false,
                   properties: {
                     failure_code: {
