@@ -1,4 +1,7 @@
-/** `mkoba`: serve the API, migrate, and manage API keys. Informational lines go to stderr; results to stdout. */
+/**
+ * `mkoba`: serve the API, run workers, migrate, manage API keys, and (against a running server) forward
+ * events and trigger test events. Informational lines go to stderr; results to stdout.
+ */
 import { writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { type AdminCommand, type AdminResult, runAdminCommand } from '../app/admin.ts';
@@ -20,7 +23,9 @@ import {
   type RunningServer,
   startServer,
 } from '../main.ts';
+import { apiTargetOf } from './apiClient.ts';
 import { ControlChannelNotListeningError, sendControlCommand } from './controlChannel.ts';
+import { UsageError } from './usageError.ts';
 
 const HELP = `mkoba: wallet, transfer and webhook service
 
@@ -36,6 +41,14 @@ Usage:
   mkoba worker                      Run the background work without the API: webhook dispatcher,
                                     idempotency pruning and (sandbox) the rail worker
   mkoba ledger verify               Check every ledger invariant; exits 1 naming each violation
+  mkoba listen --forward-to URL [--events TYPE,TYPE] [--secret whsec_…]
+                                    Forward a running server's new events to URL (e.g. your
+                                    local receiver), signed with a secret it prints at start;
+                                    one line per forward; Ctrl-C stops
+  mkoba trigger EVENT_TYPE          Emit a sandbox test event (e.g. transfer.settled); prints its id
+                                    listen and trigger talk to the server over HTTP:
+                                    --api-key KEY (or MKOBA_API_KEY), --api-base URL (or
+                                    MKOBA_API_BASE, default http://127.0.0.1:8080/v1)
   mkoba openapi [--out FILE]        Print (or write) the OpenAPI 3.1 document
   mkoba help                        Show this help
 
@@ -47,6 +60,10 @@ Configuration (environment):
   MKOBA_ENV              sandbox (default) or production (requires DATABASE_URL, never seeds)
   MKOBA_SANDBOX_API_KEY  Fixed sandbox key for the seed; must start with sk_sandbox_
   LOG_LEVEL              Server log level (default warn)
+  MKOBA_WEBHOOK_RETRY_SCHEDULE         Seconds before each webhook retry, comma-separated
+                                       (default 5,300,1800,7200,18000,36000 x6: about three days)
+  MKOBA_WEBHOOK_TIMEOUT_MS             One delivery attempt's time-out (default 10000)
+  MKOBA_WEBHOOK_DISABLE_AFTER_SECONDS  Disable an endpoint failing this long (default 432000: 5 days)
 
 The embedded database admits one process at a time: commands run while 'mkoba serve' is up are
 carried out by the server (over <MKOBA_DATA_DIR>/control.sock), and a second 'mkoba serve' on the
@@ -61,8 +78,6 @@ const defaultIo: Io = {
   out: (line) => process.stdout.write(`${line}\n`),
   err: (line) => process.stderr.write(`${line}\n`),
 };
-
-class UsageError extends Error {}
 
 /** The shell's convention for a process stopped by Ctrl-C (128 + SIGINT). */
 const EXIT_CODE_INTERRUPTED = 130;
@@ -200,6 +215,11 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
         organization: { type: 'string' },
         scopes: { type: 'string' },
         out: { type: 'string' },
+        'forward-to': { type: 'string' },
+        events: { type: 'string' },
+        secret: { type: 'string' },
+        'api-key': { type: 'string' },
+        'api-base': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -217,6 +237,15 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
       if (values.out) await writeFile(values.out, text);
       else process.stdout.write(text);
       return 0;
+    }
+    // These talk to a running server over HTTP and need none of the server's configuration.
+    if (command === 'listen') {
+      const { listenOptionsOf, runListen } = await import('./listen.ts');
+      return await runListen(listenOptionsOf(values, apiTargetOf(values, process.env)), io);
+    }
+    if (command === 'trigger') {
+      const { trigger } = await import('./trigger.ts');
+      return await trigger(apiTargetOf(values, process.env), sub, io);
     }
     const config = loadConfig();
     switch (command) {
