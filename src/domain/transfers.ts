@@ -19,7 +19,7 @@ export const TRANSFER_STATUSES = [
 ] as const;
 export type TransferStatus = (typeof TRANSFER_STATUSES)[number];
 
-const TRANSITIONS: Record<TransferStatus, readonly TransferStatus[]> = {
+export const TRANSFER_TRANSITIONS: Record<TransferStatus, readonly TransferStatus[]> = {
   pending_approval: ['pending', 'processing', 'rejected', 'expired', 'canceled'],
   in_review: ['pending', 'processing', 'rejected'],
   pending: ['processing', 'settled', 'failed', 'canceled'],
@@ -33,11 +33,11 @@ const TRANSITIONS: Record<TransferStatus, readonly TransferStatus[]> = {
 };
 
 export function isTerminal(status: TransferStatus): boolean {
-  return TRANSITIONS[status].length === 0;
+  return TRANSFER_TRANSITIONS[status].length === 0;
 }
 
 export function canTransition(from: TransferStatus, to: TransferStatus): boolean {
-  return TRANSITIONS[from].includes(to);
+  return TRANSFER_TRANSITIONS[from].includes(to);
 }
 
 /** Returns the new status or throws 409 invalid_state_transition; the store writes only what this returns. */
