@@ -1,5 +1,6 @@
 /** What use cases need from the outside world, passed in so the core stays free of I/O and hidden clocks. */
 import { randomBytes } from 'node:crypto';
+import { lookup } from 'node:dns/promises';
 import type { Environment } from '../domain/apiKeys.ts';
 import { formatId, ID_PREFIXES, ID_RANDOM_BYTES, type IdKind } from '../domain/ids.ts';
 import type { Store } from '../store/store.ts';
@@ -10,6 +11,11 @@ export interface Deps {
   now: () => Date;
   newId: (kind: IdKind) => string;
   randomBytes: (size: number) => Uint8Array;
+  /**
+   * Every address a host name resolves to (as connecting would find them). Production checks a webhook
+   * URL's host with it at subscription time; without it only the URL's form is checked then.
+   */
+  resolveHost?: (hostname: string) => Promise<string[]>;
 }
 
 /**
@@ -44,5 +50,7 @@ export function systemDeps(store: Store, environment: Environment): Deps {
     now: () => new Date(),
     newId: monotonicIdGenerator(),
     randomBytes: (size) => new Uint8Array(randomBytes(size)),
+    resolveHost: async (hostname) =>
+      (await lookup(hostname, { all: true, verbatim: true })).map((a) => a.address),
   };
 }

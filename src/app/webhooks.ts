@@ -5,9 +5,12 @@ import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
 import { formatWebhookSecret, WEBHOOK_SECRET_RANDOM_BYTES } from '../domain/signing.ts';
 import type { Transfer } from '../domain/transferRecord.ts';
 import {
+  checkResolvedAddresses,
   checkWebhookUrl,
+  isIpAddress,
   type PayloadFormat,
   type SubscriptionStatus,
+  urlHost,
   WEBHOOK_SECRET_ROTATION_GRACE_HOURS_DEFAULT,
 } from '../domain/webhooks.ts';
 import { findEvent } from '../store/repositories/events.ts';
@@ -49,9 +52,45 @@ function checkEvents(events: readonly string[]): string[] {
   return [...new Set(events)];
 }
 
-function checkUrl(deps: Deps, url: string): string {
+/** How long production waits for a webhook URL's host name to resolve at subscription time. */
+export const WEBHOOK_URL_RESOLVE_TIMEOUT_MS = 5_000;
+
+function invalidUrl(reason: string): AppError {
+  return validationError('url', `url ${reason}`, 'invalid_url');
+}
+
+async function resolveWithin(deps: Deps, host: string): Promise<string[]> {
+  const resolve = deps.resolveHost;
+  if (!resolve) return [];
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`no answer within ${WEBHOOK_URL_RESOLVE_TIMEOUT_MS} ms`)),
+      WEBHOOK_URL_RESOLVE_TIMEOUT_MS,
+    );
+  });
+  try {
+    return await Promise.race([resolve(host), late]);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw invalidUrl(`host ${host} does not resolve (${code ?? (error as Error).message})`);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * The URL's form, and in production where its host name points now: every address must be public. The
+ * sender checks again at each connect, since DNS can change after this (rebinding).
+ */
+async function checkUrl(deps: Deps, url: string): Promise<string> {
   const verdict = checkWebhookUrl(url, deps.environment);
-  if (!verdict.ok) throw validationError('url', `url ${verdict.reason}`, 'invalid_url');
+  if (!verdict.ok) throw invalidUrl(verdict.reason);
+  if (deps.environment !== 'production' || !deps.resolveHost) return url;
+  const host = urlHost(new URL(url));
+  if (isIpAddress(host)) return url;
+  const resolved = checkResolvedAddresses(host, await resolveWithin(deps, host));
+  if (!resolved.ok) throw invalidUrl(resolved.reason);
   return url;
 }
 
@@ -61,11 +100,12 @@ export async function createSubscription(
   organizationId: string,
   input: SubscriptionInput,
 ): Promise<{ subscription: Subscription; secret: string }> {
+  const url = await checkUrl(deps, input.url);
   const now = deps.now();
   const subscription: Subscription = {
     id: deps.newId('webhookSubscription'),
     organizationId,
-    url: checkUrl(deps, input.url),
+    url,
     events: checkEvents(input.events),
     description: input.description ?? null,
     payloadFormat: input.payload_format ?? 'snake_case',
@@ -114,11 +154,12 @@ export async function updateSubscription(
   id: string,
   update: SubscriptionUpdate,
 ): Promise<Subscription> {
+  const url = update.url === undefined ? undefined : await checkUrl(deps, update.url);
   const current = await getSubscription(tx, organizationId, id, true);
   const enabling = update.status === 'enabled' && current.status === 'disabled';
   const next: Subscription = {
     ...current,
-    url: update.url === undefined ? current.url : checkUrl(deps, update.url),
+    url: url ?? current.url,
     events: update.events === undefined ? current.events : checkEvents(update.events),
     description: update.description === undefined ? current.description : update.description,
     payloadFormat: update.payload_format ?? current.payloadFormat,

@@ -7,7 +7,12 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { isReservedAddress, WEBHOOK_RESPONSE_BODY_CHARS_MAX } from '../domain/webhooks.ts';
+import {
+  isIpAddress,
+  isReservedAddress,
+  urlHost,
+  WEBHOOK_RESPONSE_BODY_CHARS_MAX,
+} from '../domain/webhooks.ts';
 
 export type SendResult =
   | { kind: 'response'; statusCode: number; body: string; retryAfterSeconds: number | undefined }
@@ -57,6 +62,9 @@ function classify(error: NodeJS.ErrnoException): Extract<SendResult, { kind: 'er
     error.code === 'ECONNREFUSED' ||
     error.code === 'ECONNRESET' ||
     error.code === 'EHOSTUNREACH' ||
+    error.code === 'ENETUNREACH' ||
+    error.code === 'ETIMEDOUT' ||
+    error.code === 'ECONNABORTED' ||
     error.code === 'EPIPE'
   )
     return 'connection';
@@ -71,6 +79,12 @@ export function httpWebhookSender(options: {
   return (url, body, headers) =>
     new Promise((resolve) => {
       const target = new URL(url);
+      // A literal address is never looked up, so the resolver's check would not see it: check it here.
+      const host = urlHost(target);
+      if (options.blockReservedAddresses && isIpAddress(host) && isReservedAddress(host)) {
+        resolve({ kind: 'error', errorClass: 'blocked_address', message: `${host} is a reserved address` });
+        return;
+      }
       const client = target.protocol === 'https:' ? https : http;
       let settled = false;
       const finish = (result: SendResult) => {
