@@ -1,0 +1,492 @@
+/**
+ * `npm run bench`: transfers per second through `POST /v1/transfers` against the database's own ceiling.
+ *
+ * For each backend (PGlite in a temporary data directory; PostgreSQL in a fresh schema when a database URL
+ * is given) it starts `mkoba serve`, creates and funds wallets through the API, and drives the endpoint
+ * with autocannon for two scenarios: many distinct wallets, and one hot source wallet. Right after each
+ * API run it runs the same per-transfer SQL, one transfer per transaction with the same number of clients,
+ * in a second fresh database of the same backend (pgbench on PostgreSQL; an in-process loop on PGlite and,
+ * for comparison, on PostgreSQL through node-postgres), and prints the API's figure as a ratio of that
+ * ceiling. docs/BENCHMARKS.md explains the output and records results.
+ *
+ * Every run is bounded in time (and optionally in count); every target is on the loopback interface.
+ */
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { systemDeps } from '../src/app/deps.ts';
+import { seedSandbox } from '../src/app/seed.ts';
+import { migrate } from '../src/store/migrate.ts';
+import { openPgliteStore } from '../src/store/pglite.ts';
+import { createSchema, dropSchema, openPostgresStore } from '../src/store/postgres.ts';
+import type { Store } from '../src/store/store.ts';
+import { ownCpuMs, processCpuMs, withCpu } from './cpu.ts';
+import { createWallets, driveTransfers } from './httpLoad.ts';
+import { startServer } from './server.ts';
+import { type Budget, findPgbench, type RunIdentity, runPgbench, runStoreLoop } from './sqlCeiling.ts';
+import { failureText, type RunResult } from './stats.ts';
+import { seedWalletStatements, type TransferShape } from './transferSql.ts';
+
+const USAGE = `Usage: npm run bench -- [options]
+
+  --duration S         seconds of each measured run (BENCH_DURATION_S, default 5)
+  --warmup S           unmeasured run before the first round (BENCH_WARMUP_S, default 2)
+  --rounds N           repeat everything N times, show the median run (BENCH_ROUNDS, default 3)
+  --connections N      HTTP connections and SQL clients (BENCH_CONNECTIONS, default 16)
+  --wallets N          source wallets, as many again are destinations (BENCH_WALLETS, default 64)
+  --amount N           transfers per run instead of a duration (BENCH_AMOUNT)
+  --backends LIST      pglite,postgres (BENCH_BACKENDS)
+  --scenarios LIST     distinct,hot (BENCH_SCENARIOS)
+  --database-url URL   local PostgreSQL (BENCH_DATABASE_URL, else TEST_DATABASE_URL, else DATABASE_URL)
+  --no-idempotency     send no Idempotency-Key (BENCH_IDEMPOTENCY=0)
+
+  BENCH_TIME_MAX_S caps any one run (default max(60, 4 x duration)); BENCH_PGBENCH is pgbench's path.
+`;
+
+type Backend = 'pglite' | 'postgres';
+type Scenario = 'distinct' | 'hot';
+const SCENARIOS: Scenario[] = ['distinct', 'hot'];
+const SCENARIO_LABEL: Record<Scenario, string> = {
+  distinct: 'distinct wallets',
+  hot: 'one hot source wallet',
+};
+
+const DURATION_S_DEFAULT = 5;
+const WARMUP_S_DEFAULT = 2;
+const ROUNDS_DEFAULT = 3;
+const CONNECTIONS_DEFAULT = 16;
+const SOURCES_DEFAULT = 64;
+const DURATION_S_MAX = 600;
+const CONNECTIONS_MAX = 256;
+const SOURCES_MAX = 10_000;
+/** Round letters go into ids (a..i). */
+const ROUNDS_MAX = 9;
+/** Each source wallet is funded with this much: far more than any bounded run moves at 1.00 a transfer. */
+const FUNDS_TEXT = '100000000.00';
+const FUNDS_MINOR = 10_000_000_000n;
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
+
+interface Config {
+  durationS: number;
+  warmupS: number;
+  connections: number;
+  sources: number;
+  amount: number | undefined;
+  timeMaxS: number;
+  backends: Backend[];
+  scenarios: Scenario[];
+  databaseUrl: string | undefined;
+  idempotency: boolean;
+  rounds: number;
+}
+
+interface Row {
+  backend: Backend;
+  scenario: Scenario;
+  driver: string;
+  isApi: boolean;
+  result: RunResult;
+  round: number;
+  /** Lowest and highest transfers/s over the rounds. */
+  spread?: [number, number] | undefined;
+  /** API transfers/s ÷ this row's, the median over rounds of the ratio within each round. */
+  ratio?: number | undefined;
+}
+
+function readConfig(): Config {
+  const { values } = parseArgs({
+    options: {
+      duration: { type: 'string' },
+      warmup: { type: 'string' },
+      connections: { type: 'string' },
+      wallets: { type: 'string' },
+      amount: { type: 'string' },
+      backends: { type: 'string' },
+      scenarios: { type: 'string' },
+      rounds: { type: 'string' },
+      'database-url': { type: 'string' },
+      'no-idempotency': { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(USAGE);
+    process.exit(0);
+  }
+  const env = process.env;
+  const whole = (name: string, text: string | undefined, fallback: number, min: number, max: number) => {
+    if (text === undefined || text.trim() === '') return fallback;
+    const value = Number(text);
+    if (!Number.isInteger(value) || value < min || value > max) {
+      throw new Error(`${name} must be a whole number from ${min} to ${max}, got '${text}'`);
+    }
+    return value;
+  };
+  const durationS = whole(
+    'duration',
+    values.duration ?? env.BENCH_DURATION_S,
+    DURATION_S_DEFAULT,
+    1,
+    DURATION_S_MAX,
+  );
+  const connections = whole(
+    'connections',
+    values.connections ?? env.BENCH_CONNECTIONS,
+    CONNECTIONS_DEFAULT,
+    1,
+    CONNECTIONS_MAX,
+  );
+  const amountText = values.amount ?? env.BENCH_AMOUNT;
+  const amount = amountText ? whole('amount', amountText, 0, 1, 10_000_000) : undefined;
+  const databaseUrl =
+    values['database-url'] ?? env.BENCH_DATABASE_URL ?? env.TEST_DATABASE_URL ?? env.DATABASE_URL;
+  if (databaseUrl !== undefined && !LOOPBACK_HOSTS.has(new URL(databaseUrl).hostname)) {
+    throw new Error('the benchmark only targets a database on this machine (127.0.0.1, localhost or ::1)');
+  }
+  const requested = (values.backends ?? env.BENCH_BACKENDS ?? 'pglite,postgres')
+    .split(',')
+    .map((b) => b.trim())
+    .filter(Boolean);
+  for (const backend of requested) {
+    if (backend !== 'pglite' && backend !== 'postgres') throw new Error(`unknown backend '${backend}'`);
+  }
+  const backends = requested as Backend[];
+  const scenarios = (values.scenarios ?? env.BENCH_SCENARIOS ?? SCENARIOS.join(','))
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const scenario of scenarios) {
+    if (!(SCENARIOS as string[]).includes(scenario)) throw new Error(`unknown scenario '${scenario}'`);
+  }
+  if (backends.includes('postgres') && databaseUrl === undefined) {
+    process.stderr.write('PostgreSQL skipped: set BENCH_DATABASE_URL (or pass --database-url).\n');
+  }
+  return {
+    durationS,
+    warmupS: whole('warmup', values.warmup ?? env.BENCH_WARMUP_S, WARMUP_S_DEFAULT, 0, DURATION_S_MAX),
+    connections,
+    // Each client of the raw-SQL run owns at least one source wallet.
+    sources: Math.max(
+      connections,
+      whole('wallets', values.wallets ?? env.BENCH_WALLETS, SOURCES_DEFAULT, 1, SOURCES_MAX),
+    ),
+    amount,
+    timeMaxS: whole('BENCH_TIME_MAX_S', env.BENCH_TIME_MAX_S, Math.max(60, 4 * durationS), 1, 3600),
+    backends: backends.filter((b) => b === 'pglite' || databaseUrl !== undefined),
+    scenarios: scenarios as Scenario[],
+    databaseUrl,
+    idempotency: !(values['no-idempotency'] || env.BENCH_IDEMPOTENCY === '0'),
+    rounds: whole('rounds', values.rounds ?? env.BENCH_ROUNDS, ROUNDS_DEFAULT, 1, ROUNDS_MAX),
+  };
+}
+
+const log = (line: string) => process.stderr.write(`${line}\n`);
+const fixed = (value: number, digits: number) => (Number.isFinite(value) ? value.toFixed(digits) : '–');
+
+function describeResult(label: string, result: RunResult): string {
+  const cpu = [
+    result.appCpuMsPerTransfer === undefined ? '' : `app ${fixed(result.appCpuMsPerTransfer, 2)}`,
+    result.dbCpuMsPerTransfer === undefined ? '' : `PostgreSQL ${fixed(result.dbCpuMsPerTransfer, 2)}`,
+  ].filter(Boolean);
+  return [
+    `  ${label.padEnd(38)} ${fixed(result.transfersPerS, 0).padStart(5)} transfers/s`,
+    `p50 ${fixed(result.p50Ms, 1)} ms, p99 ${fixed(result.p99Ms, 1)} ms`,
+    `${result.transfers} in ${fixed(result.durationS, 1)} s, failed ${failureText(result.failures)}`,
+    cpu.length > 0 ? `CPU ms/transfer: ${cpu.join(', ')}` : '',
+  ]
+    .filter(Boolean)
+    .join('; ');
+}
+
+function withSearchPath(url: string, schema: string): string {
+  const parsed = new URL(url);
+  parsed.searchParams.set('options', `-c search_path=${schema}`);
+  return parsed.toString();
+}
+
+/** PGlite keeps its cluster in the data directory itself or (newer layout) in a subdirectory of it. */
+function pgliteClusterDir(dataDir: string): string | undefined {
+  return [dataDir, path.join(dataDir, 'pgdata')].find((dir) => existsSync(path.join(dir, 'PG_VERSION')));
+}
+
+/** The ledger writer stamps every transfer of one batch with the same time, so distinct times count commits. */
+async function transfersPerCommit(store: Store, from: Date, to: Date): Promise<number | undefined> {
+  const [row] = await store.query<{ transfers: number; commits: number }>(
+    `SELECT count(*)::int AS transfers, count(DISTINCT created_at)::int AS commits
+       FROM transfers WHERE direction = 'outbound' AND created_at >= $1 AND created_at <= $2`,
+    [from, to],
+  );
+  return row && row.commits > 0 ? row.transfers / row.commits : undefined;
+}
+
+/** A fresh database of the backend with the schema, the sandbox organization and the benchmark wallets. */
+async function prepareCeilingDatabase(store: Store, config: Config): Promise<Omit<RunIdentity, 'tag'>> {
+  await migrate(store);
+  await seedSandbox(systemDeps(store, 'sandbox'), undefined);
+  const [key] = await store.query<{ organization_id: string; key_hash: string }>(
+    'SELECT organization_id, key_hash FROM api_keys ORDER BY created_at LIMIT 1',
+  );
+  if (!key) throw new Error('the sandbox seed created no API key');
+  for (const sql of seedWalletStatements(key.organization_id, config.sources, FUNDS_MINOR)) {
+    await store.query(sql);
+  }
+  return { organizationId: key.organization_id, keyHash: key.key_hash };
+}
+
+type Driver = [name: string, run: (tag: string, budget: Budget) => Promise<RunResult>];
+
+/** The run with the median transfers/s (the lower one of the middle two), with the spread of all rounds. */
+function medianRow(samples: Row[]): Row {
+  const sorted = [...samples].sort((a, b) => a.result.transfersPerS - b.result.transfersPerS);
+  const median = sorted[Math.floor((sorted.length - 1) / 2)] as Row;
+  const low = sorted[0]?.result.transfersPerS ?? Number.NaN;
+  const high = sorted[sorted.length - 1]?.result.transfersPerS ?? Number.NaN;
+  return { ...median, spread: [low, high] };
+}
+
+/**
+ * One backend: the server on its own database and, beside it, a second database for the raw SQL. Each
+ * scenario runs through the API and then at once through the raw SQL, so both see the same machine; with
+ * several rounds the whole sequence repeats and the median run of each is kept.
+ */
+async function benchBackend(
+  backend: Backend,
+  config: Config,
+  pgbench: string | undefined,
+  rows: Row[],
+): Promise<void> {
+  const work = mkdtempSync(path.join(os.tmpdir(), 'mkoba-bench-'));
+  const dataDir = path.join(work, 'data');
+  const suffix = randomBytes(5).toString('hex');
+  const databaseUrl = backend === 'postgres' ? config.databaseUrl : undefined;
+  const apiSchema = databaseUrl ? `bench_${suffix}_api` : undefined;
+  const sqlSchema = databaseUrl ? `bench_${suffix}_sql` : undefined;
+  const measured: Budget = { durationS: config.durationS, amount: config.amount, timeMaxS: config.timeMaxS };
+  const warmup: Budget = { durationS: config.warmupS, amount: undefined, timeMaxS: config.timeMaxS };
+  const windows = new Map<RunResult, [Date, Date]>();
+  const measurePostgres = databaseUrl !== undefined;
+  const samples: Row[] = [];
+  let sqlStore: Store | undefined;
+  try {
+    if (databaseUrl && apiSchema && sqlSchema) {
+      await createSchema(databaseUrl, apiSchema);
+      await createSchema(databaseUrl, sqlSchema);
+      sqlStore = await openPostgresStore({
+        connectionString: databaseUrl,
+        schema: sqlSchema,
+        poolConnectionsMax: config.connections,
+      });
+    } else {
+      sqlStore = await openPgliteStore(path.join(work, 'sql-pgdata'));
+    }
+    const identity = await prepareCeilingDatabase(sqlStore, config);
+    log(`${backend}: starting mkoba serve on ${apiSchema ? `schema ${apiSchema}` : dataDir}`);
+    const server = await startServer({
+      dataDir,
+      databaseUrl: databaseUrl && apiSchema ? withSearchPath(databaseUrl, apiSchema) : undefined,
+    });
+    try {
+      const api = { origin: server.origin, apiKey: server.apiKey };
+      log(`${backend}: creating ${2 * config.sources} wallets and funding ${config.sources} through the API`);
+      const wallets = await createWallets(api, config.sources, FUNDS_TEXT);
+      for (let round = 0; round < config.rounds; round++) {
+        if (config.rounds > 1) log(`${backend}: round ${round + 1} of ${config.rounds}`);
+        const warm = round === 0 && config.warmupS > 0;
+        for (const scenario of config.scenarios) {
+          const hot = scenario === 'hot';
+          const idempotency = config.idempotency;
+          const load = { connections: config.connections, timeMaxS: config.timeMaxS, hot, idempotency };
+          if (warm) await driveTransfers(api, wallets, { ...load, ...warmup, tag: `${scenario}-warmup` });
+          const from = new Date();
+          const result = await withCpu(
+            () => processCpuMs(server.pid),
+            measurePostgres,
+            () =>
+              driveTransfers(api, wallets, {
+                ...load,
+                ...measured,
+                tag: `${scenario}-${round}`,
+              }),
+          );
+          windows.set(result, [from, new Date()]);
+          const driver = 'API: POST /v1/transfers';
+          samples.push({ backend, scenario, driver, isApi: true, result, round });
+          log(describeResult(`${scenario}: ${driver}`, result));
+
+          const shape: TransferShape = {
+            sources: config.sources,
+            clients: config.connections,
+            hot,
+            idempotency,
+          };
+          const drivers: Driver[] = [];
+          if (databaseUrl && sqlSchema && pgbench) {
+            const connectionString = withSearchPath(databaseUrl, sqlSchema);
+            drivers.push([
+              'SQL ceiling: pgbench',
+              (tag, budget) =>
+                withCpu(
+                  () => undefined,
+                  true,
+                  () => runPgbench(pgbench, connectionString, shape, { ...identity, tag }, budget),
+                ),
+            ]);
+          }
+          const loopStore = sqlStore;
+          drivers.push([
+            backend === 'postgres' ? 'SQL loop: node-postgres' : 'SQL ceiling: in-process loop',
+            (tag, budget) =>
+              withCpu(ownCpuMs, measurePostgres, () =>
+                runStoreLoop(loopStore, shape, { ...identity, tag }, budget),
+              ),
+          ]);
+          for (const [index, [driver, run]] of drivers.entries()) {
+            // Four letters (driver, scenario, warm-up or measured, round): unique within the schema.
+            const tag = (phase: string) =>
+              `${String.fromCharCode(97 + index)}${scenario[0]}${phase}${String.fromCharCode(97 + round)}`;
+            if (warm) await run(tag('w'), warmup);
+            const sqlResult = await run(tag('m'), measured);
+            sqlResult.transfersPerCommit = 1;
+            samples.push({ backend, scenario, driver, isApi: false, result: sqlResult, round });
+            log(describeResult(`${scenario}: ${driver}`, sqlResult));
+          }
+        }
+      }
+    } finally {
+      await server.stop();
+    }
+    // Batch sizes, from the database the server used now that it has let go of it.
+    const clusterDir = backend === 'pglite' ? pgliteClusterDir(dataDir) : undefined;
+    const apiStore =
+      databaseUrl && apiSchema
+        ? await openPostgresStore({ connectionString: databaseUrl, schema: apiSchema })
+        : clusterDir
+          ? await openPgliteStore(clusterDir)
+          : undefined;
+    if (apiStore) {
+      try {
+        for (const [result, window] of windows) {
+          result.transfersPerCommit = await transfersPerCommit(apiStore, ...window);
+        }
+      } finally {
+        await apiStore.close();
+      }
+    }
+    const keys = [...new Set(samples.map((r) => `${r.scenario}\u0000${r.driver}`))];
+    for (const key of keys) {
+      const group = samples.filter((r) => `${r.scenario}\u0000${r.driver}` === key);
+      const row = medianRow(group);
+      if (!row.isApi) {
+        const ratios = group.flatMap((sample) => {
+          const api = samples.find(
+            (r) => r.isApi && r.scenario === sample.scenario && r.round === sample.round,
+          );
+          return api ? [api.result.transfersPerS / sample.result.transfersPerS] : [];
+        });
+        ratios.sort((a, b) => a - b);
+        row.ratio = ratios[Math.floor((ratios.length - 1) / 2)];
+      }
+      rows.push(row);
+    }
+  } finally {
+    await sqlStore?.close();
+    if (databaseUrl && apiSchema && sqlSchema) {
+      await dropSchema(databaseUrl, apiSchema);
+      await dropSchema(databaseUrl, sqlSchema);
+    }
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+function machineNotes(config: Config, pgbench: string | undefined): string[] {
+  const cpus = os.cpus();
+  const notes = [
+    `node ${process.version}, ${cpus.length} × ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+    `${config.connections} connections/clients, ${config.sources} source wallets (+${config.sources} destinations), ${config.amount === undefined ? `${config.durationS} s` : `${config.amount} transfers`} per run after ${config.warmupS} s warm-up, ${config.rounds} round${config.rounds > 1 ? 's (median run shown)' : ''}, Idempotency-Key ${config.idempotency ? 'on every request' : 'off'}`,
+  ];
+  if (pgbench) {
+    const version = spawnSync(pgbench, ['--version'], { encoding: 'utf8' }).stdout.trim();
+    notes.push(`${version} (${pgbench})`);
+  }
+  return notes;
+}
+
+async function postgresVersion(url: string): Promise<string | undefined> {
+  const store = await openPostgresStore({ connectionString: url, poolConnectionsMax: 1 });
+  try {
+    const [row] = await store.query<{ v: string; fsync: string; sync: string }>(
+      "SELECT split_part(version(), ' on ', 1) AS v, current_setting('fsync') AS fsync, current_setting('synchronous_commit') AS sync",
+    );
+    return row && `${row.v}, fsync=${row.fsync}, synchronous_commit=${row.sync}`;
+  } finally {
+    await store.close();
+  }
+}
+
+function table(rows: Row[], rounds: number): string[] {
+  const range = rounds > 1;
+  const lines = [
+    `| backend | scenario | driver | transfers/s |${range ? ` range over ${rounds} rounds |` : ''} p50 ms | p99 ms | failed | transfers/commit | app CPU ms/transfer | PostgreSQL CPU ms/transfer | API ÷ this |`,
+    `| --- | --- | --- | ---: |${range ? ' ---: |' : ''} ---: | ---: | --- | ---: | ---: | ---: | ---: |`,
+  ];
+  for (const row of rows) {
+    const r = row.result;
+    const spread = row.spread ? `${fixed(row.spread[0], 0)}–${fixed(row.spread[1], 0)}` : '';
+    lines.push(
+      `| ${row.backend} | ${SCENARIO_LABEL[row.scenario]} | ${row.driver} | ${fixed(r.transfersPerS, 0)} |${range ? ` ${spread} |` : ''} ${fixed(r.p50Ms, 1)} | ${fixed(r.p99Ms, 1)} | ${failureText(r.failures)} | ${r.transfersPerCommit === undefined ? '–' : fixed(r.transfersPerCommit, 1)} | ${fixed(r.appCpuMsPerTransfer ?? Number.NaN, 2)} | ${fixed(r.dbCpuMsPerTransfer ?? Number.NaN, 2)} | ${row.ratio === undefined ? '' : `${fixed(row.ratio, 2)}×`} |`,
+    );
+  }
+  return lines;
+}
+
+async function main(): Promise<number> {
+  const config = readConfig();
+  if (config.backends.length === 0) {
+    log('nothing to run');
+    return 2;
+  }
+  const pgbench = config.backends.includes('postgres') ? findPgbench() : undefined;
+  if (config.backends.includes('postgres') && !pgbench) {
+    log('pgbench not found (install postgresql-client, or set BENCH_PGBENCH): node-postgres loop only');
+  }
+  const notes = machineNotes(config, pgbench);
+  if (config.databaseUrl && config.backends.includes('postgres')) {
+    const version = await postgresVersion(config.databaseUrl);
+    if (version) notes.push(version);
+  }
+  for (const note of notes) log(note);
+  const startedAt = Date.now();
+  const rows: Row[] = [];
+  for (const backend of config.backends) {
+    await benchBackend(backend, config, pgbench, rows);
+  }
+  const order = (r: Row) =>
+    config.backends.indexOf(r.backend) * 10 + config.scenarios.indexOf(r.scenario) * 2 + (r.isApi ? 0 : 1);
+  rows.sort((a, b) => order(a) - order(b));
+  const out = [
+    '',
+    `Mkoba transfer benchmark, ${new Date().toISOString()} (${((Date.now() - startedAt) / 1000).toFixed(0)} s)`,
+    ...notes.map((n) => `- ${n}`),
+    '',
+    ...table(rows, config.rounds),
+    '',
+  ];
+  process.stdout.write(`${out.join('\n')}\n`);
+  return 0;
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    log(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    process.exitCode = 1;
+  },
+);
