@@ -8,7 +8,7 @@ import { fundedWallet, mobileMoney } from './support/ledger.ts';
 import { type Receiver, startReceiver } from './support/receiver.ts';
 
 function options(overrides: Partial<DispatcherOptions['settings']> = {}): DispatcherOptions {
-  const settings = { ...defaultWebhookSettings('sandbox'), timeoutMs: 2_000, ...overrides };
+  const settings = { ...defaultWebhookSettings('sandbox'), timeoutMs: 10_000, ...overrides };
   return {
     settings,
     sender: httpWebhookSender({ timeoutMs: settings.timeoutMs, blockReservedAddresses: false }),

@@ -26,6 +26,7 @@ import {
   findSubscription,
   finishDelivery,
   insertAttempt,
+  lockDelivery,
   saveSubscription,
 } from '../store/repositories/webhooks.ts';
 
@@ -79,19 +80,7 @@ async function sendOne(deps: Deps, options: DispatcherOptions, delivery: Claimed
   const finishedAt = deps.now();
   const success = result.kind === 'response' && result.statusCode >= 200 && result.statusCode < 300;
   const statusCode = result.kind === 'response' ? result.statusCode : null;
-  const next = nextAttempt(
-    delivery.attempts,
-    success
-      ? { kind: 'success' }
-      : {
-          kind: 'failure',
-          statusCode: statusCode ?? undefined,
-          retryAfterSeconds: result.kind === 'response' ? result.retryAfterSeconds : undefined,
-        },
-    options.settings.retryScheduleSeconds,
-    finishedAt,
-    (options.random ?? Math.random)(),
-  );
+  const random = (options.random ?? Math.random)();
 
   await deps.store.transaction(async (tx) => {
     await insertAttempt(tx, {
@@ -103,6 +92,26 @@ async function sendOne(deps: Deps, options: DispatcherOptions, delivery: Claimed
       errorClass: result.kind === 'error' ? result.errorClass : null,
       responseBody: result.kind === 'response' ? result.body : result.message,
     });
+    // Subscription first, then the delivery: the order recover takes them in, so the two cannot deadlock.
+    const subscription = await findSubscription(tx, delivery.organizationId, delivery.subscriptionId, {
+      forUpdate: true,
+    });
+    const state = await lockDelivery(tx, delivery.id);
+    // The lease ran out and another dispatcher took the delivery: the attempt is logged, its outcome is theirs.
+    if (state?.status !== 'delivering' || state.attempts !== delivery.attempts) return;
+    const next = nextAttempt(
+      state.attempts - state.attemptsBeforeRequeue,
+      success
+        ? { kind: 'success' }
+        : {
+            kind: 'failure',
+            statusCode: statusCode ?? undefined,
+            retryAfterSeconds: result.kind === 'response' ? result.retryAfterSeconds : undefined,
+          },
+      options.settings.retryScheduleSeconds,
+      finishedAt,
+      random,
+    );
     const recorded = await finishDelivery(
       tx,
       delivery.id,
@@ -115,12 +124,7 @@ async function sendOne(deps: Deps, options: DispatcherOptions, delivery: Claimed
       },
       finishedAt,
     );
-    if (!recorded) return;
-
-    const subscription = await findSubscription(tx, delivery.organizationId, delivery.subscriptionId, {
-      forUpdate: true,
-    });
-    if (!subscription) return;
+    if (!recorded || !subscription) return;
     if (success) {
       if (subscription.failingSince !== null) {
         await saveSubscription(tx, { ...subscription, failingSince: null, updatedAt: finishedAt });
@@ -197,24 +201,26 @@ export function startWebhookDispatcher(
   onError: (error: unknown) => void,
 ): RunningDispatcher {
   const inFlight = new Set<Promise<void>>();
-  let claiming = false;
+  let claiming: Promise<void> | undefined;
   let stopped = false;
   const tick = async () => {
     const free = Math.min(WEBHOOK_DISPATCH_BATCH_ROWS, WEBHOOK_DISPATCH_CONCURRENCY_MAX - inFlight.size);
     if (claiming || stopped || free <= 0) return;
-    claiming = true;
-    try {
-      for (const delivery of await claim(deps, options, free)) {
-        const send: Promise<void> = sendOne(deps, options, delivery)
-          .catch(onError)
-          .finally(() => inFlight.delete(send));
-        inFlight.add(send);
+    claiming = (async () => {
+      try {
+        // Rows claimed are leased: they are sent even if stop() came meanwhile, and stop() waits for them.
+        for (const delivery of await claim(deps, options, free)) {
+          const send: Promise<void> = sendOne(deps, options, delivery)
+            .catch(onError)
+            .finally(() => inFlight.delete(send));
+          inFlight.add(send);
+        }
+      } catch (error) {
+        onError(error);
       }
-    } catch (error) {
-      onError(error);
-    } finally {
-      claiming = false;
-    }
+    })();
+    await claiming;
+    claiming = undefined;
   };
   const timer = setInterval(() => void tick(), WEBHOOK_DISPATCH_INTERVAL_MS);
   timer.unref();
@@ -222,6 +228,7 @@ export function startWebhookDispatcher(
     async stop() {
       stopped = true;
       clearInterval(timer);
+      await claiming;
       await Promise.all([...inFlight]);
     },
   };

@@ -79,6 +79,10 @@ export async function saveSubscription(db: Queryable, s: Subscription): Promise<
   );
 }
 
+/**
+ * `forUpdate` locks the row FOR NO KEY UPDATE: writers of the subscription queue behind each other, while
+ * transactions that only insert deliveries pointing at it (every transfer's outbox fan-out) do not wait.
+ */
 export async function findSubscription(
   db: Queryable,
   organizationId: string,
@@ -86,7 +90,7 @@ export async function findSubscription(
   options: { forUpdate?: boolean } = {},
 ): Promise<Subscription | undefined> {
   const [row] = await db.query(
-    `SELECT ${COLUMNS} FROM webhook_subscriptions WHERE organization_id = $1 AND id = $2 AND deleted_at IS NULL${options.forUpdate ? ' FOR UPDATE' : ''}`,
+    `SELECT ${COLUMNS} FROM webhook_subscriptions WHERE organization_id = $1 AND id = $2 AND deleted_at IS NULL${options.forUpdate ? ' FOR NO KEY UPDATE' : ''}`,
     [organizationId, id],
   );
   return row && fromRow(row);
@@ -126,7 +130,10 @@ export async function activeSecrets(db: Queryable, subscriptionId: string, now: 
   return rows.map((r) => r.secret);
 }
 
-/** Adds a new current secret; the previous current ones expire at graceUntil. */
+/**
+ * Adds a new current secret. Every other secret stops signing at graceUntil at the latest: the current one,
+ * and an older one still in the grace of an earlier rotation (so a rotation with no grace revokes them all).
+ */
 export async function rotateSecret(
   db: Queryable,
   subscriptionId: string,
@@ -135,7 +142,7 @@ export async function rotateSecret(
   graceUntil: Date,
 ): Promise<void> {
   await db.query(
-    'UPDATE webhook_secrets SET expires_at = $2 WHERE subscription_id = $1 AND expires_at IS NULL',
+    'UPDATE webhook_secrets SET expires_at = $2 WHERE subscription_id = $1 AND (expires_at IS NULL OR expires_at > $2)',
     [subscriptionId, graceUntil],
   );
   await db.query('INSERT INTO webhook_secrets (subscription_id, secret, created_at) VALUES ($1, $2, $3)', [
@@ -173,18 +180,28 @@ export async function enqueueDeliveriesForEvents(
   await insertDeliveries(db, rows, now);
 }
 
+/**
+ * Queues deliveries due at `now`. One that exists already (redeliver, recover) is queued again with a fresh
+ * retry schedule; if a dispatcher holds it under a live lease, it stays with that dispatcher (the attempt in
+ * flight becomes the first of the new schedule), so it is never sent twice at once nor counted out of the
+ * subscription's in-flight limit.
+ */
 export async function insertDeliveries(
   db: Queryable,
   rows: readonly { id: string; organizationId: string; eventId: string; subscriptionId: string }[],
   now: Date,
 ): Promise<void> {
   if (rows.length === 0) return;
+  const leased = "d.status = 'delivering' AND d.lease_expires_at > $5";
   await db.query(
-    `INSERT INTO webhook_deliveries (id, organization_id, event_id, subscription_id, status, next_attempt_at, created_at)
+    `INSERT INTO webhook_deliveries AS d (id, organization_id, event_id, subscription_id, status, next_attempt_at, created_at)
      SELECT id, organization_id, event_id, subscription_id, 'pending', $5, $5
        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS v(id, organization_id, event_id, subscription_id)
-     ON CONFLICT (event_id, subscription_id)
-       DO UPDATE SET status = 'pending', next_attempt_at = EXCLUDED.next_attempt_at, lease_expires_at = NULL`,
+     ON CONFLICT (event_id, subscription_id) DO UPDATE SET
+       status = CASE WHEN ${leased} THEN 'delivering' ELSE 'pending' END,
+       lease_expires_at = CASE WHEN ${leased} THEN d.lease_expires_at END,
+       attempts_before_requeue = CASE WHEN ${leased} THEN d.attempts - 1 ELSE d.attempts END,
+       next_attempt_at = EXCLUDED.next_attempt_at`,
     [
       rows.map((r) => r.id),
       rows.map((r) => r.organizationId),
@@ -286,6 +303,28 @@ export async function insertAttempt(db: Queryable, a: AttemptRecord): Promise<vo
     `INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, status_code, error_class, response_body)
      VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (delivery_id, attempt) DO NOTHING`,
     [a.deliveryId, a.attempt, a.startedAt, a.durationMs, a.statusCode, a.errorClass, a.responseBody],
+  );
+}
+
+export interface DeliveryState {
+  status: string;
+  attempts: number;
+  /** Attempts made before the delivery was last queued by hand: the retry schedule counts from here. */
+  attemptsBeforeRequeue: number;
+}
+
+/** Locks a delivery to record an attempt's outcome. */
+export async function lockDelivery(db: Queryable, deliveryId: string): Promise<DeliveryState | undefined> {
+  const [row] = await db.query(
+    'SELECT status, attempts, attempts_before_requeue FROM webhook_deliveries WHERE id = $1 FOR NO KEY UPDATE',
+    [deliveryId],
+  );
+  return (
+    row && {
+      status: String(row.status),
+      attempts: Number(row.attempts),
+      attemptsBeforeRequeue: Number(row.attempts_before_requeue),
+    }
   );
 }
 

@@ -1,0 +1,588 @@
+/**
+ * Webhook delivery against real receivers on 127.0.0.1: time-outs, refused connections, an exhausted
+ * schedule, auto-disable after failing too long with nothing dropped, leases (expiry, re-claim, a
+ * redeliver during an attempt), fan-out to disabled and deleted subscriptions, secret rotation, and the
+ * long-running dispatcher keeping one slow endpoint from delaying the others.
+ */
+import http from 'node:http';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { issueApiKey } from '../src/app/apiKeys.ts';
+import type { Deps } from '../src/app/deps.ts';
+import { defaultWebhookSettings } from '../src/config.ts';
+import { httpWebhookSender, type WebhookSender } from '../src/delivery/httpSender.ts';
+import { verifySignatureHeader } from '../src/domain/signing.ts';
+import { WEBHOOK_SUBSCRIPTION_IN_FLIGHT_MAX } from '../src/domain/webhooks.ts';
+import {
+  activeSecrets,
+  claimDueDeliveries,
+  findSubscription,
+  finishDelivery,
+} from '../src/store/repositories/webhooks.ts';
+import type { Store } from '../src/store/store.ts';
+import {
+  type DispatcherOptions,
+  dispatchWebhooksOnce,
+  startWebhookDispatcher,
+} from '../src/workers/webhookDispatcher.ts';
+import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
+
+/** Every wait in this file is bounded by this. */
+const WAIT_MS_MAX = 20_000;
+/** A send time-out long enough that a prompt receiver never meets it, even on a loaded machine. */
+const PROMPT_TIMEOUT_MS = 10_000;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function waitFor(what: string, condition: () => boolean | Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + WAIT_MS_MAX;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`gave up after ${WAIT_MS_MAX} ms waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
+interface Arrival {
+  path: string;
+  eventId: string;
+  signature: string;
+  body: string;
+}
+
+interface TimelineEntry {
+  receiver: string;
+  kind: 'arrived' | 'closed';
+}
+
+/**
+ * A receiver that answers with `status()` at once, or never (`hang`: the request stays open until the
+ * sender gives up), and counts how many requests it has open at a time.
+ */
+interface TestReceiver {
+  url: string;
+  arrivals: Arrival[];
+  status: () => number | 'hang';
+  open: number;
+  openMax: number;
+  close(): Promise<void>;
+}
+
+async function startTestReceiver(name: string, timeline: TimelineEntry[] = []): Promise<TestReceiver> {
+  const receiver: TestReceiver = {
+    url: '',
+    arrivals: [],
+    status: () => 200,
+    open: 0,
+    openMax: 0,
+    close: async () => {},
+  };
+  const server = http.createServer((request, response) => {
+    receiver.open++;
+    receiver.openMax = Math.max(receiver.openMax, receiver.open);
+    timeline.push({ receiver: name, kind: 'arrived' });
+    response.on('close', () => {
+      receiver.open--;
+      timeline.push({ receiver: name, kind: 'closed' });
+    });
+    let body = '';
+    request.setEncoding('utf8');
+    request.on('data', (chunk: string) => {
+      body += chunk;
+    });
+    request.on('end', () => {
+      receiver.arrivals.push({
+        path: request.url ?? '',
+        eventId: String(request.headers['service-event-id']),
+        signature: String(request.headers['service-signature']),
+        body,
+      });
+      const status = receiver.status();
+      if (status === 'hang') return;
+      response.writeHead(status);
+      response.end('ok');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  receiver.url = `http://127.0.0.1:${port}/hooks`;
+  receiver.close = () =>
+    new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
+  return receiver;
+}
+
+/** A port on 127.0.0.1 that nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = http.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+function options(settings: Partial<DispatcherOptions['settings']> = {}, sender?: WebhookSender) {
+  const merged = { ...defaultWebhookSettings('sandbox'), timeoutMs: PROMPT_TIMEOUT_MS, ...settings };
+  return {
+    settings: merged,
+    sender: sender ?? httpWebhookSender({ timeoutMs: merged.timeoutMs, blockReservedAddresses: false }),
+    random: () => 0.5,
+  } satisfies DispatcherOptions;
+}
+
+describe.each(BACKENDS)('webhook delivery on %s', (backend) => {
+  let t: TestApp;
+  let receiver: TestReceiver;
+  /** Subscriptions to delete after each test, so no later drain claims their leftovers. */
+  let created: { id: string; key: string }[] = [];
+  let organizations = 0;
+
+  beforeAll(async () => {
+    t = await startTestApp(backend);
+    receiver = await startTestReceiver('main');
+  });
+  afterAll(async () => {
+    await receiver.close();
+    await t.close();
+  });
+  afterEach(async () => {
+    for (const s of created) await api(t, 'DELETE', `/v1/webhook-subscriptions/${s.id}`, { key: s.key });
+    created = [];
+    receiver.arrivals.length = 0;
+    receiver.status = () => 200;
+  });
+
+  /** A fresh organization, so a test sees only its own events and subscriptions. */
+  async function organization() {
+    const issued = await issueApiKey(t.deps, { organizationName: `Delivery ${backend} ${++organizations}` });
+    return { key: issued.key, organizationId: issued.record.organizationId };
+  }
+
+  async function subscribe(key: string, url = receiver.url, events = ['transfer.created']) {
+    const response = await api(t, 'POST', '/v1/webhook-subscriptions', { key, body: { url, events } });
+    expect(response.statusCode, response.body).toBe(201);
+    created.push({ id: response.data.id, key });
+    return response.data as { id: string; secret: string };
+  }
+
+  async function emit(key: string, type = 'transfer.created'): Promise<string> {
+    const response = await api(t, 'POST', '/v1/sandbox/events', { key, body: { type } });
+    expect(response.statusCode, response.body).toBe(201);
+    return response.data.id;
+  }
+
+  async function deliveries(key: string, eventId: string): Promise<any[]> {
+    const response = await api(t, 'GET', `/v1/events/${eventId}/deliveries`, { key });
+    expect(response.statusCode, response.body).toBe(200);
+    return response.data.data;
+  }
+
+  async function drain(opts: DispatcherOptions, passesMax = 10): Promise<void> {
+    for (let i = 0; i < passesMax; i++) if ((await dispatchWebhooksOnce(t.deps, opts)) === 0) return;
+  }
+
+  it('a receiver slower than the time-out is logged as timeout, and a retry is scheduled', async () => {
+    const { key } = await organization();
+    const slow = await startTestReceiver('slow');
+    slow.status = () => 'hang';
+    try {
+      await subscribe(key, slow.url);
+      const eventId = await emit(key);
+      expect(
+        await dispatchWebhooksOnce(t.deps, options({ timeoutMs: 300, retryScheduleSeconds: [60] })),
+      ).toBe(1);
+      expect(slow.arrivals).toHaveLength(1);
+      const [delivery] = await deliveries(key, eventId);
+      expect(delivery).toMatchObject({ status: 'pending', attempts: 1, last_status_code: null });
+      expect(delivery.last_error).toMatch(/^timeout: /);
+      expect(delivery.attempt_log).toEqual([
+        expect.objectContaining({ attempt: 1, status_code: null, error_class: 'timeout' }),
+      ]);
+      expect(delivery.attempt_log[0].duration_ms).toBeGreaterThanOrEqual(295);
+      const wait = Date.parse(delivery.next_attempt_at) - Date.parse(delivery.last_attempt_at);
+      expect(wait).toBe(60_000);
+    } finally {
+      await slow.close();
+    }
+  });
+
+  it('a refused connection is logged as connection, and a retry is scheduled', async () => {
+    const { key } = await organization();
+    await subscribe(key, `http://127.0.0.1:${await closedPort()}/hooks`);
+    const eventId = await emit(key);
+    await dispatchWebhooksOnce(t.deps, options({ retryScheduleSeconds: [60] }));
+    const [delivery] = await deliveries(key, eventId);
+    expect(delivery).toMatchObject({ status: 'pending', attempts: 1 });
+    expect(delivery.attempt_log).toEqual([
+      expect.objectContaining({ attempt: 1, status_code: null, error_class: 'connection' }),
+    ]);
+  });
+
+  it('a spent schedule leaves the delivery exhausted and the event listed as undelivered; redeliver starts afresh', async () => {
+    const { key } = await organization();
+    const subscription = await subscribe(key);
+    receiver.status = () => 500;
+    const eventId = await emit(key);
+    const opts = options({ retryScheduleSeconds: [0, 0] });
+    await drain(opts);
+    const [exhausted] = await deliveries(key, eventId);
+    expect(exhausted).toMatchObject({ status: 'exhausted', attempts: 3, last_status_code: 500 });
+    expect(exhausted.attempt_log.map((a: { status_code: number }) => a.status_code)).toEqual([500, 500, 500]);
+    const undelivered = await api(t, 'GET', '/v1/events?delivery_success=false', { key });
+    expect(undelivered.data.data.map((e: { id: string }) => e.id)).toContain(eventId);
+    const delivered = await api(t, 'GET', '/v1/events?delivery_success=true', { key });
+    expect(delivered.data.data.map((e: { id: string }) => e.id)).not.toContain(eventId);
+    // Exhausting one delivery does not disable the endpoint (that takes failing for the disable period).
+    expect((await api(t, 'GET', `/v1/webhook-subscriptions/${subscription.id}`, { key })).data.status).toBe(
+      'enabled',
+    );
+
+    // A redelivered delivery gets the whole schedule again, not a single attempt.
+    let calls = 0;
+    receiver.status = () => (++calls === 1 ? 503 : 200);
+    expect((await api(t, 'POST', `/v1/events/${eventId}/redeliver`, { key })).data.subscriptions).toBe(1);
+    await drain(opts);
+    const [redelivered] = await deliveries(key, eventId);
+    expect(redelivered).toMatchObject({ status: 'succeeded', attempts: 5 });
+    expect(redelivered.attempt_log.map((a: { status_code: number }) => a.status_code)).toEqual([
+      500, 500, 500, 503, 200,
+    ]);
+    const nowDelivered = await api(t, 'GET', '/v1/events?delivery_success=true', { key });
+    expect(nowDelivered.data.data.map((e: { id: string }) => e.id)).toContain(eventId);
+  });
+
+  it('failing past the disable period disables the subscription with an event; nothing is dropped meanwhile', async () => {
+    const { key, organizationId } = await organization();
+    const subscription = await subscribe(key);
+    const failingSince = async () =>
+      (await findSubscription(t.deps.store, organizationId, subscription.id))?.failingSince ?? null;
+    receiver.status = () => 500;
+    const opts = options({ retryScheduleSeconds: [0, 0, 0, 0, 0], disableAfterFailingMs: 1_000 });
+    const first = await emit(key);
+    expect(await dispatchWebhooksOnce(t.deps, opts)).toBe(1);
+    expect(await failingSince()).toBeInstanceOf(Date);
+    expect((await api(t, 'GET', `/v1/webhook-subscriptions/${subscription.id}`, { key })).data.status).toBe(
+      'enabled',
+    );
+
+    await sleep(1_100);
+    expect(await dispatchWebhooksOnce(t.deps, opts)).toBe(1);
+    const disabled = await api(t, 'GET', `/v1/webhook-subscriptions/${subscription.id}`, { key });
+    expect(disabled.data).toMatchObject({ status: 'disabled', disabled_reason: 'failing_too_long' });
+    const notices = await api(t, 'GET', '/v1/events?type=webhook_subscription.disabled', { key });
+    expect(notices.data.data).toHaveLength(1);
+    expect(notices.data.data[0].data).toMatchObject({
+      subscription_id: subscription.id,
+      reason: 'failing_too_long',
+    });
+
+    // While disabled: events are stored and listed, nothing is sent, and recover asks for enabling first.
+    const during = [await emit(key), await emit(key)];
+    const listed = await api(t, 'GET', '/v1/events?type=transfer.created', { key });
+    expect(listed.data.data.map((e: { id: string }) => e.id)).toEqual(
+      expect.arrayContaining([first, ...during]),
+    );
+    const sent = receiver.arrivals.length;
+    await drain(opts);
+    expect(receiver.arrivals).toHaveLength(sent);
+    const since = new Date(Date.now() - 60_000).toISOString();
+    const refused = await api(t, 'POST', `/v1/webhook-subscriptions/${subscription.id}/recover`, {
+      key,
+      body: { since },
+    });
+    expect(refused.statusCode).toBe(409);
+    expect(refused.data.code).toBe('invalid_state_transition');
+
+    // Enabled again and recovered: every event arrives.
+    const enabled = await api(t, 'PATCH', `/v1/webhook-subscriptions/${subscription.id}`, {
+      key,
+      body: { status: 'enabled' },
+    });
+    expect(enabled.data).toMatchObject({ status: 'enabled', disabled_reason: null });
+    expect(await failingSince()).toBeNull();
+    receiver.status = () => 200;
+    const recovered = await api(t, 'POST', `/v1/webhook-subscriptions/${subscription.id}/recover`, {
+      key,
+      body: { since },
+    });
+    expect(recovered.statusCode, recovered.body).toBe(202);
+    expect(recovered.data.requeued).toBe(3);
+    await drain(opts);
+    for (const eventId of [first, ...during]) {
+      expect((await deliveries(key, eventId))[0], eventId).toMatchObject({ status: 'succeeded' });
+      expect(receiver.arrivals.map((a) => a.eventId)).toContain(eventId);
+    }
+
+    // One failure starts the failure window again; a success closes it.
+    receiver.status = () => 500;
+    await emit(key);
+    await dispatchWebhooksOnce(t.deps, opts);
+    expect(await failingSince()).toBeInstanceOf(Date);
+    receiver.status = () => 200;
+    await drain(opts);
+    expect(await failingSince()).toBeNull();
+    expect((await api(t, 'GET', `/v1/webhook-subscriptions/${subscription.id}`, { key })).data.status).toBe(
+      'enabled',
+    );
+  });
+
+  it('disabled and deleted subscriptions get no new deliveries; redeliver and recover leave them alone', async () => {
+    const { key } = await organization();
+    const live = await subscribe(key, `${receiver.url}?s=live`);
+    const paused = await subscribe(key, `${receiver.url}?s=paused`);
+    const removed = await subscribe(key, `${receiver.url}?s=removed`);
+    await api(t, 'PATCH', `/v1/webhook-subscriptions/${paused.id}`, { key, body: { status: 'disabled' } });
+    const eventId = await emit(key);
+    await api(t, 'DELETE', `/v1/webhook-subscriptions/${removed.id}`, { key });
+    await drain(options());
+    expect(receiver.arrivals.map((a) => a.path)).toEqual(['/hooks?s=live']);
+    const rows = await deliveries(key, eventId);
+    expect(rows.map((d) => [d.subscription, d.status]).sort()).toEqual(
+      [
+        [live.id, 'succeeded'],
+        [removed.id, 'pending'],
+      ].sort(),
+    );
+
+    const redelivered = await api(t, 'POST', `/v1/events/${eventId}/redeliver`, { key });
+    expect(redelivered.data.subscriptions).toBe(1);
+    await drain(options());
+    expect(receiver.arrivals.map((a) => a.path)).toEqual(['/hooks?s=live', '/hooks?s=live']);
+    const body = { since: new Date(Date.now() - 60_000).toISOString() };
+    const disabledRecover = await api(t, 'POST', `/v1/webhook-subscriptions/${paused.id}/recover`, {
+      key,
+      body,
+    });
+    expect(disabledRecover.statusCode).toBe(409);
+    const deletedRecover = await api(t, 'POST', `/v1/webhook-subscriptions/${removed.id}/recover`, {
+      key,
+      body,
+    });
+    expect(deletedRecover.statusCode).toBe(404);
+  });
+
+  it('claims at most the per-subscription limit, and more only as attempts finish', async () => {
+    const { key } = await organization();
+    const subscription = await subscribe(key);
+    for (let i = 0; i < WEBHOOK_SUBSCRIPTION_IN_FLIGHT_MAX + 2; i++) await emit(key);
+    const claim = () =>
+      t.deps.store.transaction(async (tx) =>
+        (
+          await claimDueDeliveries(
+            tx,
+            new Date(),
+            new Date(Date.now() + 60_000),
+            50,
+            WEBHOOK_SUBSCRIPTION_IN_FLIGHT_MAX,
+          )
+        ).filter((d) => d.subscriptionId === subscription.id),
+      );
+    const first = await claim();
+    expect(first).toHaveLength(WEBHOOK_SUBSCRIPTION_IN_FLIGHT_MAX);
+    expect(await claim()).toHaveLength(0);
+    const done = first[0];
+    if (!done) throw new Error('nothing claimed');
+    const outcome = { status: 'succeeded' as const, nextAttemptAt: new Date(), statusCode: 200, error: null };
+    expect(await finishDelivery(t.deps.store, done.id, done.attempts, outcome, new Date())).toBe(true);
+    expect(await claim()).toHaveLength(1);
+  });
+
+  it('a redeliver while an attempt is in flight leaves it with its dispatcher, never sent twice at once', async () => {
+    const { key } = await organization();
+    const subscription = await subscribe(key);
+    const eventId = await emit(key);
+    const claim = (now: Date) =>
+      t.deps.store.transaction(async (tx) =>
+        (await claimDueDeliveries(tx, now, new Date(now.getTime() + 60_000), 50, 4)).filter(
+          (d) => d.subscriptionId === subscription.id,
+        ),
+      );
+    const [held] = await claim(new Date());
+    if (!held) throw new Error('nothing claimed');
+    expect((await api(t, 'POST', `/v1/events/${eventId}/redeliver`, { key })).statusCode).toBe(202);
+    expect(await claim(new Date())).toHaveLength(0);
+    expect((await deliveries(key, eventId))[0]).toMatchObject({ status: 'delivering', attempts: 1 });
+    const outcome = { status: 'succeeded' as const, nextAttemptAt: new Date(), statusCode: 200, error: null };
+    expect(await finishDelivery(t.deps.store, held.id, 1, outcome, new Date())).toBe(true);
+    expect((await deliveries(key, eventId))[0]).toMatchObject({ status: 'succeeded', attempts: 1 });
+  });
+
+  it('a lease that runs out is claimed again; the late attempt is logged but its outcome is not recorded', async () => {
+    const { key } = await organization();
+    const subscription = await subscribe(key);
+    const eventId = await emit(key);
+    let stolen: { id: string; attempts: number }[] = [];
+    // While the first dispatcher is still sending, its lease expires and another dispatcher claims the row.
+    const slowSender: WebhookSender = async () => {
+      const later = new Date(Date.now() + 3_600_000);
+      stolen = await t.deps.store.transaction((tx) =>
+        claimDueDeliveries(tx, later, new Date(later.getTime() + 60_000), 50, 4),
+      );
+      return { kind: 'response', statusCode: 200, body: 'ok', retryAfterSeconds: undefined };
+    };
+    expect(await dispatchWebhooksOnce(t.deps, options({}, slowSender))).toBe(1);
+    const [mine] = stolen.filter((d) => d.id === ((stolen[0] as { id: string } | undefined)?.id ?? ''));
+    expect(stolen).toHaveLength(1);
+    expect(mine?.attempts).toBe(2);
+    const [delivery] = await deliveries(key, eventId);
+    expect(delivery).toMatchObject({ subscription: subscription.id, status: 'delivering', attempts: 2 });
+    expect(delivery.succeeded_at).toBeNull();
+    expect(delivery.attempt_log).toEqual([expect.objectContaining({ attempt: 1, status_code: 200 })]);
+
+    const outcome = { status: 'succeeded' as const, nextAttemptAt: new Date(), statusCode: 200, error: null };
+    expect(await finishDelivery(t.deps.store, delivery.id, 1, outcome, new Date())).toBe(false);
+    expect(await finishDelivery(t.deps.store, delivery.id, 2, outcome, new Date())).toBe(true);
+    expect((await deliveries(key, eventId))[0]).toMatchObject({ status: 'succeeded', attempts: 2 });
+  });
+
+  it.skipIf(backend === 'pglite')(
+    'a dispatcher holding a subscription lock does not hold up events fanning out to it',
+    async () => {
+      const { key, organizationId } = await organization();
+      const subscription = await subscribe(key);
+      let release: () => void = () => {};
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let locked: () => void = () => {};
+      const lockTaken = new Promise<void>((resolve) => {
+        locked = resolve;
+      });
+      const holder = t.deps.store.transaction(async (tx) => {
+        await findSubscription(tx, organizationId, subscription.id, { forUpdate: true });
+        locked();
+        await held;
+      });
+      try {
+        await lockTaken;
+        const emitted = api(t, 'POST', '/v1/sandbox/events', { key, body: { type: 'transfer.created' } });
+        const outcome = await Promise.race([
+          emitted.then((r) => r.statusCode),
+          sleep(5_000).then(() => 'blocked' as const),
+        ]);
+        expect(outcome).toBe(201);
+      } finally {
+        release();
+        await holder;
+      }
+    },
+  );
+
+  it('a rotation with no grace leaves only the new secret signing, even after an earlier rotation', async () => {
+    const { key } = await organization();
+    const subscription = await subscribe(key);
+    const path = `/v1/webhook-subscriptions/${subscription.id}/rotate-secret`;
+    const second = await api(t, 'POST', path, { key });
+    expect(second.statusCode).toBe(200);
+    const now = new Date();
+    expect(await activeSecrets(t.deps.store, subscription.id, now)).toHaveLength(2);
+    expect(
+      await activeSecrets(t.deps.store, subscription.id, new Date(now.getTime() + 25 * 3_600_000)),
+    ).toEqual([second.data.secret]);
+
+    const third = await api(t, 'POST', path, { key, body: { grace_period_hours: 0 } });
+    expect(third.statusCode, third.body).toBe(200);
+    await emit(key);
+    await drain(options());
+    const arrival = receiver.arrivals.at(-1);
+    if (!arrival) throw new Error('nothing delivered');
+    expect(arrival.signature.match(/v1=/g)).toHaveLength(1);
+    const at = Math.floor(Date.now() / 1000);
+    expect(verifySignatureHeader(arrival.body, arrival.signature, [third.data.secret], at).ok).toBe(true);
+    for (const old of [subscription.secret, second.data.secret]) {
+      expect(verifySignatureHeader(arrival.body, arrival.signature, [old], at).ok).toBe(false);
+    }
+  });
+
+  it('stop() waits for a claim in progress and for the sends it starts', async () => {
+    const { key } = await organization();
+    await subscribe(key);
+    const eventId = await emit(key);
+    let entered = false;
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const store = t.deps.store;
+    const gated: Store = {
+      driver: store.driver,
+      query: (sql, params) => store.query(sql, params),
+      exec: (sql) => store.exec(sql),
+      close: () => store.close(),
+      async transaction(fn) {
+        if (!entered) {
+          entered = true;
+          await gate;
+        }
+        return store.transaction(fn);
+      },
+    };
+    const errors: unknown[] = [];
+    const dispatcher = startWebhookDispatcher({ ...t.deps, store: gated }, options(), (e) => errors.push(e));
+    await waitFor('the first claim', () => entered);
+    let stopped = false;
+    const stopping = dispatcher.stop().then(() => {
+      stopped = true;
+    });
+    await sleep(50);
+    expect(stopped).toBe(false);
+    release();
+    await stopping;
+    expect(receiver.arrivals.map((a) => a.eventId)).toEqual([eventId]);
+    expect((await deliveries(key, eventId))[0]).toMatchObject({ status: 'succeeded' });
+    expect(errors).toEqual([]);
+  });
+
+  it('one endpoint that hangs holds only its own slots: the others flow, and it never has more than its limit open', async () => {
+    const { key } = await organization();
+    const timeline: TimelineEntry[] = [];
+    const hanging = await startTestReceiver('A', timeline);
+    hanging.status = () => 'hang';
+    const prompt = await startTestReceiver('B', timeline);
+    const errors: unknown[] = [];
+    const burst = 10;
+    const timeoutMs = 4_000;
+    const deps: Deps = t.deps;
+    let dispatcher: { stop(): Promise<void> } | undefined;
+    try {
+      const a = await subscribe(key, hanging.url);
+      const b = await subscribe(key, prompt.url);
+      const events: string[] = [];
+      for (let i = 0; i < burst; i++) events.push(await emit(key));
+      dispatcher = startWebhookDispatcher(deps, options({ timeoutMs, retryScheduleSeconds: [3_600] }), (e) =>
+        errors.push(e),
+      );
+
+      await waitFor('every delivery to B', () => prompt.arrivals.length >= burst);
+      // Every one of B's deliveries arrived before the first of A's requests ended (by time-out).
+      const firstAClosed = timeline.findIndex((e) => e.receiver === 'A' && e.kind === 'closed');
+      const lastBArrived = timeline.findLastIndex((e) => e.receiver === 'B' && e.kind === 'arrived');
+      expect(firstAClosed === -1 || lastBArrived < firstAClosed, JSON.stringify(timeline)).toBe(true);
+      expect(hanging.openMax).toBe(WEBHOOK_SUBSCRIPTION_IN_FLIGHT_MAX);
+      expect(new Set(prompt.arrivals.map((r) => r.eventId))).toEqual(new Set(events));
+
+      // A's first requests time out and its next ones take their slots, never more at once.
+      await waitFor(
+        'a second round at A',
+        () => hanging.arrivals.length >= 2 * WEBHOOK_SUBSCRIPTION_IN_FLIGHT_MAX,
+      );
+      await sleep(300);
+      expect(hanging.openMax).toBe(WEBHOOK_SUBSCRIPTION_IN_FLIGHT_MAX);
+      expect(hanging.arrivals.length).toBeLessThanOrEqual(burst);
+      const firstEvent = events[0] as string;
+      const rows = await deliveries(key, firstEvent);
+      expect(rows.find((d) => d.subscription === b.id)).toMatchObject({ status: 'succeeded' });
+      const toA = rows.find((d) => d.subscription === a.id);
+      if (toA.status !== 'delivering') {
+        expect(toA.attempt_log[0]).toMatchObject({ error_class: 'timeout' });
+      }
+    } finally {
+      await hanging.close();
+      await dispatcher?.stop();
+      await prompt.close();
+    }
+    expect(errors).toEqual([]);
+  });
+});
