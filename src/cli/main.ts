@@ -60,8 +60,8 @@ Configuration (environment):
   MKOBA_ENV              sandbox (default) or production (requires DATABASE_URL, never seeds)
   MKOBA_SANDBOX_API_KEY  Fixed sandbox key for the seed; must start with sk_sandbox_
   LOG_LEVEL              Server log level (default warn)
-  MKOBA_WEBHOOK_RETRY_SCHEDULE         Seconds before each webhook retry, comma-separated
-                                       (default 5,300,1800,7200,18000,36000 x6: about three days)
+  MKOBA_WEBHOOK_RETRY_SCHEDULE         Seconds before each webhook retry, comma-separated (default
+                                       5,300,1800,7200,18000 then 36000 six times: about three days)
   MKOBA_WEBHOOK_TIMEOUT_MS             One delivery attempt's time-out (default 10000)
   MKOBA_WEBHOOK_DISABLE_AFTER_SECONDS  Disable an endpoint failing this long (default 432000: 5 days)
 
