@@ -53,6 +53,27 @@ describe.each(BACKENDS)('the database guards the status machine on %s', (backend
     ).rejects.toThrow(/illegal transfer status change failed -> settled/);
   });
 
+  it('a retry with the same Idempotency-Key replays even after the wallet was frozen', async () => {
+    const wallet = await fundedWallet(t, '100.00');
+    const body = {
+      source: wallet,
+      destination: mobileMoney('+254711111111'),
+      amount: '1.00',
+      currency: 'KES',
+    };
+    const headers = { 'idempotency-key': `freeze-${backend}` };
+    const first = await api(t, 'POST', '/v1/transfers', { body, headers });
+    expect(first.statusCode).toBe(201);
+    await t.db.store.query("UPDATE wallets SET status = 'frozen' WHERE id = $1", [wallet]);
+    const retry = await api(t, 'POST', '/v1/transfers', { body, headers });
+    expect(retry.statusCode).toBe(201);
+    expect(retry.headers['idempotent-replayed']).toBe('true');
+    expect(retry.data.id).toBe(first.data.id);
+    const reused = await api(t, 'POST', '/v1/transfers', { body: { ...body, amount: '2.00' }, headers });
+    expect(reused.statusCode).toBe(422);
+    expect(reused.data.code).toBe('idempotency_key_reused');
+  });
+
   it('a frozen or closed wallet cannot send, and nothing is written', async () => {
     for (const status of ['frozen', 'closed']) {
       const wallet = await fundedWallet(t, '100.00');

@@ -73,21 +73,44 @@ export async function claimIdempotencyKey(
   now: Date,
 ): Promise<IdempotentOutcome | undefined> {
   if (!(await tryLockIdempotencyKey(tx, context.organizationId, context.key))) throw inFlightError();
-  const existing = await findIdempotencyRecord(tx, context.organizationId, context.key);
-  if (existing && !isExpired(existing.createdAt, now)) {
-    if (existing.fingerprint !== context.fingerprint) {
-      throw new AppError({
-        status: 422,
-        code: 'idempotency_key_reused',
-        title: 'Idempotency-Key reused',
-        detail: `This Idempotency-Key was used for a different request (${existing.method} ${existing.path} with another body). Use a new key for a new request.`,
-        param: 'Idempotency-Key',
-      });
-    }
-    return { status: existing.responseStatus, body: existing.responseBody, replayed: true };
-  }
-  if (existing) await deleteIdempotencyRecord(tx, context.organizationId, context.key);
+  const record = await readRecord(tx, context, now);
+  if (record.outcome) return record.outcome;
+  // An expired record may linger until the pruner runs: the key is free again.
+  if (record.expired) await deleteIdempotencyRecord(tx, context.organizationId, context.key);
   return undefined;
+}
+
+/**
+ * The recorded outcome for this key, without taking it: a replay, a 422 when the key was used for another
+ * request, or undefined when nothing (unexpired) is recorded. Lets a retry be answered before any
+ * validation runs against state that may have changed since the original request.
+ */
+export async function findStoredOutcome(
+  db: Queryable,
+  context: IdempotencyContext & { key: string },
+  now: Date,
+): Promise<IdempotentOutcome | undefined> {
+  return (await readRecord(db, context, now)).outcome;
+}
+
+async function readRecord(
+  db: Queryable,
+  context: IdempotencyContext & { key: string },
+  now: Date,
+): Promise<{ outcome?: IdempotentOutcome; expired?: boolean }> {
+  const existing = await findIdempotencyRecord(db, context.organizationId, context.key);
+  if (!existing) return {};
+  if (isExpired(existing.createdAt, now)) return { expired: true };
+  if (existing.fingerprint !== context.fingerprint) {
+    throw new AppError({
+      status: 422,
+      code: 'idempotency_key_reused',
+      title: 'Idempotency-Key reused',
+      detail: `This Idempotency-Key was used for a different request (${existing.method} ${existing.path} with another body). Use a new key for a new request.`,
+      param: 'Idempotency-Key',
+    });
+  }
+  return { outcome: { status: existing.responseStatus, body: existing.responseBody, replayed: true } };
 }
 
 export async function recordIdempotentResult(

@@ -51,7 +51,7 @@ import { findWallet } from '../store/repositories/wallets.ts';
 import type { Queryable } from '../store/store.ts';
 import type { Deps } from './deps.ts';
 import { recordEvents, statusEvent, transferEvent } from './events.ts';
-import type { IdempotencyContext, IdempotentOutcome } from './idempotency.ts';
+import { findStoredOutcome, type IdempotencyContext, type IdempotentOutcome } from './idempotency.ts';
 import type { LedgerWriter, TransferCommand } from './ledgerWriter.ts';
 
 const PHONE_PATTERN = /^\+[1-9][0-9]{6,14}$/;
@@ -183,6 +183,11 @@ export async function createTransfer(
 ): Promise<IdempotentOutcome> {
   const { deps } = services;
   const store = deps.store;
+  // A retry is answered from the record first, so it replays even if the wallets changed since.
+  if (idempotency.key !== undefined) {
+    const stored = await findStoredOutcome(store, { ...idempotency, key: idempotency.key }, deps.now());
+    if (stored) return stored;
+  }
   const source = await findWallet(store, organizationId, request.source);
   if (!source) throw resourceMissing('wallet', request.source, 'source');
   if (!isCurrency(request.currency) || request.currency !== source.currency) {
