@@ -27,6 +27,7 @@ const EXIT_CODE_USAGE = 2;
 const FORWARD_WAIT_MS =
   10 * LISTEN_POLL_INTERVAL_MS + LISTEN_FORWARD_RETRY_DELAYS_MS.reduce((sum, ms) => sum + ms, 0) + 20_000;
 const SECRET_PATTERN = /^Webhook signing secret: (whsec_[0-9A-Za-z]{43})$/m;
+const READY_PATTERN = /^mkoba listen: forwarding .* Ctrl-C to stop$/m;
 const TEST_TIMEOUT_MS = 2 * FORWARD_WAIT_MS;
 
 afterAll(killAllMkobaProcesses);
@@ -81,14 +82,17 @@ describe('mkoba listen and mkoba trigger against a running sandbox server', () =
   /** Starts `mkoba listen` and waits for the secret it prints once it is ready. */
   async function startListen(args: string[]): Promise<{ listen: MkobaProcess; secret: string }> {
     const listen = mkoba.start(['listen', ...args], env);
+    // Two pipes: the secret (stdout) and the ready line (stderr) may arrive in either order.
+    const ready = () => SECRET_PATTERN.test(listen.stdout()) && READY_PATTERN.test(listen.stderr());
     await waitUntil(
-      () => SECRET_PATTERN.test(listen.stdout()) || listen.child.exitCode !== null,
+      () => ready() || listen.child.exitCode !== null,
       SERVER_START_TIMEOUT_MS,
       'mkoba listen to print its secret',
     );
     const secret = listen.stdout().match(SECRET_PATTERN)?.[1];
-    if (!secret) throw new Error(`no secret; stdout:\n${listen.stdout()}\nstderr:\n${listen.stderr()}`);
-    expect(listen.stderr()).toMatch(/mkoba listen: forwarding .* Ctrl-C to stop/);
+    if (!secret || !ready()) {
+      throw new Error(`not ready; stdout:\n${listen.stdout()}\nstderr:\n${listen.stderr()}`);
+    }
     return { listen, secret };
   }
 
@@ -158,17 +162,16 @@ describe('mkoba listen and mkoba trigger against a running sandbox server', () =
   }, async () => {
     const local = await receiver();
     const { listen, secret } = await startListen(['--forward-to', local.url]);
-    let flaky: string | undefined;
-    let broken: string | undefined;
+    // By type, not id: listen may forward an event before its trigger command has even exited.
     local.respond = (request) => {
-      const id = JSON.parse(request.body).id;
+      const { id, type } = JSON.parse(request.body);
       const seen = local.received.filter((r) => JSON.parse(r.body).id === id).length;
-      if (id === flaky) return { status: seen === 1 ? 503 : 200 };
-      if (id === broken) return { status: 500 };
+      if (type === 'transfer.settled') return { status: seen === 1 ? 503 : 200 };
+      if (type === 'transfer.failed') return { status: 500 };
       return { status: 200 };
     };
-    flaky = await triggered('transfer.settled');
-    broken = await triggered('transfer.failed');
+    const flaky = await triggered('transfer.settled');
+    const broken = await triggered('transfer.failed');
     const attemptsMax = LISTEN_FORWARD_RETRY_DELAYS_MS.length + 1;
     await waitUntil(
       () => listen.stdout().includes(`gave up after ${attemptsMax} attempts`),
@@ -176,7 +179,7 @@ describe('mkoba listen and mkoba trigger against a running sandbox server', () =
       'listen to give up on the broken forward',
     );
     const lines = listen.stdout().split('\n');
-    expect(lines.filter((l) => l.includes(flaky as string)).map((l) => l.replace(/^.*-> /, ''))).toEqual([
+    expect(lines.filter((l) => l.includes(flaky)).map((l) => l.replace(/^.*-> /, ''))).toEqual([
       expect.stringMatching(
         new RegExp(
           `^503 \\(\\d+ ms\\); retry 1 of ${attemptsMax - 1} in ${LISTEN_FORWARD_RETRY_DELAYS_MS[0]} ms$`,
@@ -184,7 +187,7 @@ describe('mkoba listen and mkoba trigger against a running sandbox server', () =
       ),
       expect.stringMatching(/^200 \(\d+ ms\)$/),
     ]);
-    const brokenLines = lines.filter((l) => l.includes(broken as string));
+    const brokenLines = lines.filter((l) => l.includes(broken));
     expect(brokenLines).toHaveLength(attemptsMax);
     expect(brokenLines.at(-1)).toMatch(
       new RegExp(`-> 500 \\(\\d+ ms\\); gave up after ${attemptsMax} attempts$`),

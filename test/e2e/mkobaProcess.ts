@@ -81,7 +81,8 @@ export function startMkoba(args: string[], env: NodeJS.ProcessEnv): MkobaProcess
   });
   let hasExited = false;
   const exited = new Promise<Exit>((resolve) => {
-    child.on('exit', (code, signal) => {
+    // 'close', not 'exit': only then has everything the process wrote to its pipes been read.
+    child.on('close', (code, signal) => {
       hasExited = true;
       running.delete(process_);
       for (const listener of stderrListeners) listener();
