@@ -1,5 +1,6 @@
 /**
- * `npm run bench`: transfers per second through `POST /v1/transfers` against the database's own ceiling.
+ * The transfer case of `npm run bench` (bench/main.ts): transfers per second through `POST /v1/transfers`
+ * against the database's own ceiling.
  *
  * For each backend (PGlite in a temporary data directory; PostgreSQL in a fresh schema when a database URL
  * is given) it starts `mkoba serve`, creates and funds wallets through the API, and drives the endpoint
@@ -16,7 +17,6 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { systemDeps } from '../src/app/deps.ts';
 import { seedSandbox } from '../src/app/seed.ts';
 import { migrate } from '../src/store/migrate.ts';
@@ -25,12 +25,24 @@ import { createSchema, dropSchema, openPostgresStore } from '../src/store/postgr
 import type { Store } from '../src/store/store.ts';
 import { ownCpuMs, processCpuMs, withCpu } from './cpu.ts';
 import { createWallets, driveTransfers } from './httpLoad.ts';
+import {
+  type Backend,
+  type BenchValues,
+  benchBackends,
+  benchDatabaseUrl,
+  fixed,
+  log,
+  postgresVersion,
+  textOption,
+  wholeNumber,
+  withSearchPath,
+} from './options.ts';
 import { startServer } from './server.ts';
 import { type Budget, findPgbench, type RunIdentity, runPgbench, runStoreLoop } from './sqlCeiling.ts';
 import { failureText, type RunResult } from './stats.ts';
 import { seedWalletStatements, type TransferShape } from './transferSql.ts';
 
-const USAGE = `Usage: npm run bench -- [options]
+export const TRANSFER_USAGE = `Transfers (POST /v1/transfers against the database's own ceiling):
 
   --duration S         seconds of each measured run (BENCH_DURATION_S, default 5)
   --warmup S           unmeasured run before the first round (BENCH_WARMUP_S, default 2)
@@ -46,7 +58,19 @@ const USAGE = `Usage: npm run bench -- [options]
   BENCH_TIME_MAX_S caps any one run (default max(60, 4 x duration)); BENCH_PGBENCH is pgbench's path.
 `;
 
-type Backend = 'pglite' | 'postgres';
+export const TRANSFER_OPTIONS = {
+  duration: { type: 'string' },
+  warmup: { type: 'string' },
+  connections: { type: 'string' },
+  wallets: { type: 'string' },
+  amount: { type: 'string' },
+  backends: { type: 'string' },
+  scenarios: { type: 'string' },
+  rounds: { type: 'string' },
+  'database-url': { type: 'string' },
+  'no-idempotency': { type: 'boolean' },
+} as const;
+
 type Scenario = 'distinct' | 'hot';
 const SCENARIOS: Scenario[] = ['distinct', 'hot'];
 const SCENARIO_LABEL: Record<Scenario, string> = {
@@ -67,7 +91,6 @@ const ROUNDS_MAX = 9;
 /** Each source wallet is funded with this much: far more than any bounded run moves at 1.00 a transfer. */
 const FUNDS_TEXT = '100000000.00';
 const FUNDS_MINOR = 10_000_000_000n;
-const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
 
 interface Config {
   durationS: number;
@@ -96,95 +119,52 @@ interface Row {
   ratio?: number | undefined;
 }
 
-function readConfig(): Config {
-  const { values } = parseArgs({
-    options: {
-      duration: { type: 'string' },
-      warmup: { type: 'string' },
-      connections: { type: 'string' },
-      wallets: { type: 'string' },
-      amount: { type: 'string' },
-      backends: { type: 'string' },
-      scenarios: { type: 'string' },
-      rounds: { type: 'string' },
-      'database-url': { type: 'string' },
-      'no-idempotency': { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
-  if (values.help) {
-    process.stdout.write(USAGE);
-    process.exit(0);
-  }
+function readConfig(values: BenchValues): Config {
   const env = process.env;
-  const whole = (name: string, text: string | undefined, fallback: number, min: number, max: number) => {
-    if (text === undefined || text.trim() === '') return fallback;
-    const value = Number(text);
-    if (!Number.isInteger(value) || value < min || value > max) {
-      throw new Error(`${name} must be a whole number from ${min} to ${max}, got '${text}'`);
-    }
-    return value;
-  };
-  const durationS = whole(
+  const text = (name: string) => textOption(values, name);
+  const durationS = wholeNumber(
     'duration',
-    values.duration ?? env.BENCH_DURATION_S,
+    text('duration') ?? env.BENCH_DURATION_S,
     DURATION_S_DEFAULT,
     1,
     DURATION_S_MAX,
   );
-  const connections = whole(
+  const connections = wholeNumber(
     'connections',
-    values.connections ?? env.BENCH_CONNECTIONS,
+    text('connections') ?? env.BENCH_CONNECTIONS,
     CONNECTIONS_DEFAULT,
     1,
     CONNECTIONS_MAX,
   );
-  const amountText = values.amount ?? env.BENCH_AMOUNT;
-  const amount = amountText ? whole('amount', amountText, 0, 1, 10_000_000) : undefined;
-  const databaseUrl =
-    values['database-url'] ?? env.BENCH_DATABASE_URL ?? env.TEST_DATABASE_URL ?? env.DATABASE_URL;
-  if (databaseUrl !== undefined && !LOOPBACK_HOSTS.has(new URL(databaseUrl).hostname)) {
-    throw new Error('the benchmark only targets a database on this machine (127.0.0.1, localhost or ::1)');
-  }
-  const requested = (values.backends ?? env.BENCH_BACKENDS ?? 'pglite,postgres')
-    .split(',')
-    .map((b) => b.trim())
-    .filter(Boolean);
-  for (const backend of requested) {
-    if (backend !== 'pglite' && backend !== 'postgres') throw new Error(`unknown backend '${backend}'`);
-  }
-  const backends = requested as Backend[];
-  const scenarios = (values.scenarios ?? env.BENCH_SCENARIOS ?? SCENARIOS.join(','))
+  const amountText = text('amount') ?? env.BENCH_AMOUNT;
+  const amount = amountText ? wholeNumber('amount', amountText, 0, 1, 10_000_000) : undefined;
+  const databaseUrl = benchDatabaseUrl(values);
+  const backends = benchBackends(values, databaseUrl);
+  const scenarios = (text('scenarios') ?? env.BENCH_SCENARIOS ?? SCENARIOS.join(','))
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
   for (const scenario of scenarios) {
     if (!(SCENARIOS as string[]).includes(scenario)) throw new Error(`unknown scenario '${scenario}'`);
   }
-  if (backends.includes('postgres') && databaseUrl === undefined) {
-    process.stderr.write('PostgreSQL skipped: set BENCH_DATABASE_URL (or pass --database-url).\n');
-  }
   return {
     durationS,
-    warmupS: whole('warmup', values.warmup ?? env.BENCH_WARMUP_S, WARMUP_S_DEFAULT, 0, DURATION_S_MAX),
+    warmupS: wholeNumber('warmup', text('warmup') ?? env.BENCH_WARMUP_S, WARMUP_S_DEFAULT, 0, DURATION_S_MAX),
     connections,
     // Each client of the raw-SQL run owns at least one source wallet.
     sources: Math.max(
       connections,
-      whole('wallets', values.wallets ?? env.BENCH_WALLETS, SOURCES_DEFAULT, 1, SOURCES_MAX),
+      wholeNumber('wallets', text('wallets') ?? env.BENCH_WALLETS, SOURCES_DEFAULT, 1, SOURCES_MAX),
     ),
     amount,
-    timeMaxS: whole('BENCH_TIME_MAX_S', env.BENCH_TIME_MAX_S, Math.max(60, 4 * durationS), 1, 3600),
-    backends: backends.filter((b) => b === 'pglite' || databaseUrl !== undefined),
+    timeMaxS: wholeNumber('BENCH_TIME_MAX_S', env.BENCH_TIME_MAX_S, Math.max(60, 4 * durationS), 1, 3600),
+    backends,
     scenarios: scenarios as Scenario[],
     databaseUrl,
-    idempotency: !(values['no-idempotency'] || env.BENCH_IDEMPOTENCY === '0'),
-    rounds: whole('rounds', values.rounds ?? env.BENCH_ROUNDS, ROUNDS_DEFAULT, 1, ROUNDS_MAX),
+    idempotency: !(values['no-idempotency'] === true || env.BENCH_IDEMPOTENCY === '0'),
+    rounds: wholeNumber('rounds', text('rounds') ?? env.BENCH_ROUNDS, ROUNDS_DEFAULT, 1, ROUNDS_MAX),
   };
 }
-
-const log = (line: string) => process.stderr.write(`${line}\n`);
-const fixed = (value: number, digits: number) => (Number.isFinite(value) ? value.toFixed(digits) : '–');
 
 function describeResult(label: string, result: RunResult): string {
   const cpu = [
@@ -199,12 +179,6 @@ function describeResult(label: string, result: RunResult): string {
   ]
     .filter(Boolean)
     .join('; ');
-}
-
-function withSearchPath(url: string, schema: string): string {
-  const parsed = new URL(url);
-  parsed.searchParams.set('options', `-c search_path=${schema}`);
-  return parsed.toString();
 }
 
 /** PGlite keeps its cluster in the data directory itself or (newer layout) in a subdirectory of it. */
@@ -417,18 +391,6 @@ function machineNotes(config: Config, pgbench: string | undefined): string[] {
   return notes;
 }
 
-async function postgresVersion(url: string): Promise<string | undefined> {
-  const store = await openPostgresStore({ connectionString: url, poolConnectionsMax: 1 });
-  try {
-    const [row] = await store.query<{ v: string; fsync: string; sync: string }>(
-      "SELECT split_part(version(), ' on ', 1) AS v, current_setting('fsync') AS fsync, current_setting('synchronous_commit') AS sync",
-    );
-    return row && `${row.v}, fsync=${row.fsync}, synchronous_commit=${row.sync}`;
-  } finally {
-    await store.close();
-  }
-}
-
 function table(rows: Row[], rounds: number): string[] {
   const range = rounds > 1;
   const lines = [
@@ -445,10 +407,11 @@ function table(rows: Row[], rounds: number): string[] {
   return lines;
 }
 
-async function main(): Promise<number> {
-  const config = readConfig();
+/** The transfer case of `npm run bench`: progress on stderr, a Markdown table on stdout; 2 if nothing ran. */
+export async function runTransferBench(values: BenchValues): Promise<number> {
+  const config = readConfig(values);
   if (config.backends.length === 0) {
-    log('nothing to run');
+    log('transfers: nothing to run');
     return 2;
   }
   const pgbench = config.backends.includes('postgres') ? findPgbench() : undefined;
@@ -480,13 +443,3 @@ async function main(): Promise<number> {
   process.stdout.write(`${out.join('\n')}\n`);
   return 0;
 }
-
-main().then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (error: unknown) => {
-    log(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-    process.exitCode = 1;
-  },
-);

@@ -1,0 +1,65 @@
+/**
+ * `npm run bench`: the transfer case (bench/transfers.ts), then the webhook case (bench/webhooks.ts), or the
+ * ones named with --cases. The command line is checked once against every case's options.
+ */
+import { parseArgs } from 'node:util';
+import { benchDatabaseUrl, log, textOption } from './options.ts';
+import { runTransferBench, TRANSFER_OPTIONS, TRANSFER_USAGE } from './transfers.ts';
+import { runWebhookBench, WEBHOOK_OPTIONS, WEBHOOK_USAGE } from './webhooks.ts';
+
+const CASES = { transfers: runTransferBench, webhooks: runWebhookBench } as const;
+type Case = keyof typeof CASES;
+
+const USAGE = `Usage: npm run bench -- [options]
+
+  --cases LIST         transfers,webhooks (BENCH_CASES, default both, in that order)
+
+${TRANSFER_USAGE}
+${WEBHOOK_USAGE}`;
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({
+    options: {
+      ...TRANSFER_OPTIONS,
+      ...WEBHOOK_OPTIONS,
+      cases: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  const cases = (textOption(values, 'cases') ?? process.env.BENCH_CASES ?? Object.keys(CASES).join(','))
+    .split(',')
+    .map((c) => c.trim())
+    .filter(Boolean);
+  for (const name of cases) {
+    if (!(name in CASES)) throw new Error(`unknown case '${name}' (transfers, webhooks)`);
+  }
+  const backends = textOption(values, 'backends') ?? process.env.BENCH_BACKENDS ?? 'pglite,postgres';
+  if (backends.includes('postgres') && benchDatabaseUrl(values) === undefined) {
+    log('PostgreSQL skipped: set BENCH_DATABASE_URL (or pass --database-url).');
+  }
+  let exitCode = 0;
+  for (const name of cases as Case[]) {
+    try {
+      const code = await CASES[name](values);
+      if (code !== 0 && exitCode === 0) exitCode = code;
+    } catch (error) {
+      log(`bench ${name} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+      exitCode = 1;
+    }
+  }
+  return exitCode;
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    log(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    process.exitCode = 1;
+  },
+);
