@@ -203,16 +203,24 @@ export function startWebhookDispatcher(
   const inFlight = new Set<Promise<void>>();
   let claiming: Promise<void> | undefined;
   let stopped = false;
+  // While the last claim found work there is likely a backlog: a freed slot is refilled at once instead of
+  // at the next tick, so one fast subscription is not held to (in-flight limit × ticks per second).
+  let backlog = false;
   const tick = async () => {
     const free = Math.min(WEBHOOK_DISPATCH_BATCH_ROWS, WEBHOOK_DISPATCH_CONCURRENCY_MAX - inFlight.size);
     if (claiming || stopped || free <= 0) return;
     claiming = (async () => {
       try {
         // Rows claimed are leased: they are sent even if stop() came meanwhile, and stop() waits for them.
-        for (const delivery of await claim(deps, options, free)) {
+        const claimed = await claim(deps, options, free);
+        backlog = claimed.length > 0;
+        for (const delivery of claimed) {
           const send: Promise<void> = sendOne(deps, options, delivery)
             .catch(onError)
-            .finally(() => inFlight.delete(send));
+            .finally(() => {
+              inFlight.delete(send);
+              if (backlog && !stopped) void tick();
+            });
           inFlight.add(send);
         }
       } catch (error) {
