@@ -649,13 +649,12 @@ export async function runWebhookBench(values: BenchValues): Promise<number> {
     return 2;
   }
   const cpus = os.cpus();
-  const ceiling = (WEBHOOK_SUBSCRIPTION_IN_FLIGHT_MAX * 1000) / WEBHOOK_DISPATCH_INTERVAL_MS;
   const notes = [
     `node ${process.version}, ${cpus.length} × ${cpus[0]?.model.trim() ?? 'unknown CPU'}, load average ${os
       .loadavg()
       .map((l) => l.toFixed(2))
       .join(' ')}`,
-    `dispatcher: a tick every ${WEBHOOK_DISPATCH_INTERVAL_MS} ms claims up to ${WEBHOOK_DISPATCH_BATCH_ROWS} deliveries, ${WEBHOOK_DISPATCH_CONCURRENCY_MAX} sends in flight per process, ${WEBHOOK_SUBSCRIPTION_IN_FLIGHT_MAX} per subscription: at most ${ceiling} deliveries/s to one subscription`,
+    `dispatcher: a tick every ${WEBHOOK_DISPATCH_INTERVAL_MS} ms claims up to ${WEBHOOK_DISPATCH_BATCH_ROWS} deliveries, ${WEBHOOK_DISPATCH_CONCURRENCY_MAX} sends in flight per process, ${WEBHOOK_SUBSCRIPTION_IN_FLIGHT_MAX} per subscription (a freed slot is refilled at once while there is a backlog)`,
     `source ${config.source}; paced ${config.pacedS > 0 ? `${config.rate} requests/s for ${config.pacedS} s` : 'skipped'}; bursts of ${config.burst} requests over ${config.connections} connections; slow receiver ${config.slowMs > 0 ? `${config.slowMs} ms` : 'skipped'}`,
   ];
   if (config.databaseUrl && config.backends.includes('postgres')) {
