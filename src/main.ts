@@ -22,7 +22,8 @@ import {
 } from './store/dataDirLock.ts';
 import { migrate } from './store/migrate.ts';
 import type { Store } from './store/store.ts';
-import { pruneExpiredIdempotencyRecords, startPeriodic, type Worker } from './workers/idempotencyPruner.ts';
+import { pruneExpiredIdempotencyRecords } from './workers/idempotencyPruner.ts';
+import { startPeriodic, type Worker } from './workers/periodic.ts';
 import { RAIL_WORKER_INTERVAL_MS, runRailWorkerOnce } from './workers/railWorker.ts';
 import { startWebhookDispatcher } from './workers/webhookDispatcher.ts';
 

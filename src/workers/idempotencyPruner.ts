@@ -13,32 +13,3 @@ export async function pruneExpiredIdempotencyRecords(deps: Deps): Promise<number
     if (deleted < IDEMPOTENCY_PRUNE_BATCH_ROWS) return total;
   }
 }
-
-export interface Worker {
-  stop(): Promise<void>;
-}
-
-/** Runs `tick` every intervalMs, never overlapping itself; errors are reported and the next tick runs. */
-export function startPeriodic(
-  name: string,
-  intervalMs: number,
-  tick: () => Promise<unknown>,
-  onError: (name: string, error: unknown) => void,
-): Worker {
-  let running: Promise<unknown> | undefined;
-  const timer = setInterval(() => {
-    if (running) return;
-    running = tick()
-      .catch((error) => onError(name, error))
-      .finally(() => {
-        running = undefined;
-      });
-  }, intervalMs);
-  timer.unref();
-  return {
-    async stop() {
-      clearInterval(timer);
-      await running;
-    },
-  };
-}
