@@ -6,6 +6,8 @@ import { ENVIRONMENTS, type Environment, parseApiKey } from './domain/apiKeys.ts
 import {
   parseRetrySchedule,
   WEBHOOK_DISABLE_AFTER_FAILING_HOURS,
+  WEBHOOK_RETRY_DELAY_SECONDS_MAX,
+  WEBHOOK_RETRY_SCHEDULE_ENTRIES_MAX,
   WEBHOOK_RETRY_SCHEDULE_SECONDS_DEFAULT,
   WEBHOOK_TIMEOUT_MS_DEFAULT,
 } from './domain/webhooks.ts';
@@ -69,7 +71,7 @@ function loadWebhookSettings(env: NodeJS.ProcessEnv, environment: Environment): 
     if (!schedule) {
       throw new ConfigError(
         'MKOBA_WEBHOOK_RETRY_SCHEDULE',
-        `must be comma-separated seconds such as '5,300,1800', got '${scheduleText}'`,
+        `must be comma-separated seconds such as '5,300,1800' (at most ${WEBHOOK_RETRY_SCHEDULE_ENTRIES_MAX} entries, each at most ${WEBHOOK_RETRY_DELAY_SECONDS_MAX} s), got '${scheduleText}'`,
       );
     }
     settings.retryScheduleSeconds = schedule;
