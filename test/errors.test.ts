@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REQUEST_BODY_BYTES_MAX } from '../src/config.ts';
 import { api, BACKENDS, createCustomer, startTestApp, type TestApp } from './support/harness.ts';
@@ -110,5 +111,63 @@ describe.each(BACKENDS)('bad input on %s', (backend) => {
     });
     const after = (await api(t, 'GET', '/v1/wallets?limit=100')).data.data.length;
     expect(after).toBe(before);
+  });
+
+  it('a NUL character in any string or key is a 400 naming the field, and writes nothing', async () => {
+    for (const [body, param] of [
+      [{ type: 'individual', name: 'A\u0000B' }, 'name'],
+      [{ type: 'individual', name: 'A', metadata: { note: 'x\u0000' } }, 'metadata.note'],
+      [{ type: 'individual', name: 'A', metadata: { 'k\u0000': 'v' } }, 'metadata'],
+    ] as const) {
+      const response = await api(t, 'POST', '/v1/customers', { body });
+      expectProblem(response, 400, 'validation_error');
+      expect(response.data.param, JSON.stringify(body)).toBe(param);
+    }
+  });
+
+  it('created-range bounds PostgreSQL cannot hold are a 400 naming the parameter', async () => {
+    for (const [query, param] of [
+      ['created[gte]=0000-01-01T00:00:00Z', 'created[gte]'],
+      ['created[lte]=2024-12-31T23:59:60Z', 'created[lte]'],
+    ]) {
+      for (const path of ['/v1/wallets', '/v1/transfers', '/v1/events', '/v1/customers']) {
+        const response = await api(t, 'GET', `${path}?${query}`);
+        expectProblem(response, 400, 'validation_error');
+        expect(response.data.param, `${path}?${query}`).toBe(param);
+      }
+    }
+  });
+
+  it('a path that cannot be decoded is a problem, not a framework error', async () => {
+    const response = await api(t, 'GET', '/v1/wallets/%E0%A4%A');
+    expectProblem(response, 400, 'validation_error');
+    expect(response.data.param).toBe('path');
+  });
+
+  it('a request Node cannot parse (an unknown method) gets a problem body over a real socket', async () => {
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const address = t.app.server.address();
+    const port = typeof address === 'object' && address ? address.port : 0;
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect(port, '127.0.0.1', () =>
+        socket.write('FOO /v1/wallets HTTP/1.1\r\nHost: x\r\n\r\n'),
+      );
+      let text = '';
+      socket.setTimeout(10_000, () => socket.destroy(new Error('no answer')));
+      socket.on('data', (chunk) => {
+        text += chunk.toString('utf8');
+      });
+      socket.on('end', () => resolve(text));
+      socket.on('error', reject);
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(answer).toContain('Content-Type: application/problem+json');
+    const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
+    expect(body).toMatchObject({
+      status: 400,
+      code: 'validation_error',
+      type: 'urn:mkoba:error:validation_error',
+    });
+    expect(body.request_id).toMatch(/^req_/);
   });
 });

@@ -8,7 +8,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import type { Deps } from '../app/deps.ts';
 import { LedgerWriter } from '../app/ledgerWriter.ts';
 import { REQUEST_BODY_BYTES_MAX, REQUEST_TIMEOUT_MS } from '../config.ts';
-import { AppError } from '../domain/errors.ts';
+import { AppError, validationError } from '../domain/errors.ts';
 import { registerAuth } from './auth.ts';
 import { createHttpMetrics } from './metrics.ts';
 import {
@@ -18,7 +18,7 @@ import {
   documentRouteSchema,
   OPENAPI_DOCUMENT_BASE,
 } from './openapi.ts';
-import { sendProblem, toAppError } from './problems.ts';
+import { PROBLEM_CONTENT_TYPE, problemType, sendProblem, toAppError } from './problems.ts';
 import { customerRoutes } from './routes/customers.ts';
 import { eventRoutes } from './routes/events.ts';
 import { ledgerRoutes } from './routes/ledger.ts';
@@ -44,6 +44,27 @@ function patternMatcher(url: string): RegExp {
   return new RegExp(`^${escaped}/?$`);
 }
 
+/** The dotted path of the first string or key holding U+0000, '' for the body itself, undefined if none. */
+export function findNulCharacter(value: unknown): string | undefined {
+  const stack: { value: unknown; path: string }[] = [{ value, path: '' }];
+  while (stack.length > 0) {
+    const { value: current, path } = stack.pop() as { value: unknown; path: string };
+    if (typeof current === 'string') {
+      if (current.includes('\u0000')) return path;
+    } else if (Array.isArray(current)) {
+      for (const [i, item] of current.entries())
+        stack.push({ value: item, path: path ? `${path}.${i}` : String(i) });
+    } else if (current !== null && typeof current === 'object') {
+      for (const [key, item] of Object.entries(current)) {
+        const child = path ? `${path}.${key}` : key;
+        if (key.includes('\u0000')) return path || 'body';
+        stack.push({ value: item, path: child });
+      }
+    }
+  }
+  return undefined;
+}
+
 export async function buildApp({ deps, logger = false }: BuildAppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger,
@@ -53,6 +74,37 @@ export async function buildApp({ deps, logger = false }: BuildAppOptions): Promi
     requestIdHeader: false,
     return503OnClosing: true,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    // A path the router cannot decode (bad percent-encoding) is a problem like any other bad input.
+    frameworkErrors: (error, request, reply) =>
+      sendProblem(
+        request,
+        // The route's hooks never ran, so the Request-Id header is set here.
+        reply.header('Request-Id', request.id),
+        new AppError({
+          status: 400,
+          code: 'validation_error',
+          title: 'Invalid request',
+          detail: `The request path cannot be decoded: ${error.message}`,
+          param: 'path',
+        }),
+      ),
+    // Requests Node cannot even parse (an unknown method, a broken header) never reach a route: answer
+    // them in the same problem format, then close the connection.
+    clientErrorHandler: (error, socket) => {
+      if (!socket.writable) return socket.destroy();
+      const body = JSON.stringify({
+        type: problemType('validation_error'),
+        title: 'Bad request',
+        status: 400,
+        detail: `The HTTP request could not be parsed (${(error as NodeJS.ErrnoException).code ?? 'parse error'}).`,
+        code: 'validation_error',
+        errors: [],
+        request_id: deps.newId('request'),
+      });
+      socket.end(
+        `HTTP/1.1 400 Bad Request\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
+    },
   });
   app.setValidatorCompiler(validatorCompiler);
   // JSON only: a text/plain body must be a 415, not a string that fails validation as a 400.
@@ -78,6 +130,17 @@ export async function buildApp({ deps, logger = false }: BuildAppOptions): Promi
     );
   });
   registerAuth(app, deps);
+  // PostgreSQL text cannot hold NUL: refuse it in any string or key before a handler sees it.
+  app.addHook('preValidation', async (request) => {
+    const param = findNulCharacter(request.body);
+    if (param !== undefined) {
+      throw validationError(
+        param || 'body',
+        `${param || 'the body'} contains a NUL character (\\u0000)`,
+        'invalid_character',
+      );
+    }
+  });
 
   app.setErrorHandler((error, request, reply) => {
     const appError = toAppError(error);

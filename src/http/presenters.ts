@@ -1,5 +1,6 @@
 /** Domain records to their wire form: snake_case fields, decimal-string amounts, ISO 8601 times. */
 import type { Environment } from '../domain/apiKeys.ts';
+import { validationError } from '../domain/errors.ts';
 import { type EventRecord, eventEnvelope } from '../domain/events.ts';
 import { netBalances, walletBalances } from '../domain/ledger.ts';
 import { type Currency, formatAmount } from '../domain/money.ts';
@@ -67,12 +68,34 @@ export interface ListQuery {
   'created[lte]'?: string;
 }
 
+/** The earliest and latest times a created-range filter may name: what PostgreSQL's timestamptz and JS agree on. */
+const CREATED_FILTER_YEAR_MIN = 1;
+const CREATED_FILTER_YEAR_MAX = 9999;
+
+/**
+ * A `created[…]` bound as a Date. RFC 3339 allows forms (a leap second, year 0) that JS or PostgreSQL
+ * cannot represent; those are a 400 naming the parameter, not a database error.
+ */
+function createdBound(value: string | undefined, param: string): Date | undefined {
+  if (value === undefined) return undefined;
+  const date = new Date(value);
+  const year = date.getUTCFullYear();
+  if (Number.isNaN(date.getTime()) || year < CREATED_FILTER_YEAR_MIN || year > CREATED_FILTER_YEAR_MAX) {
+    throw validationError(
+      param,
+      `${param} must be a time from year ${CREATED_FILTER_YEAR_MIN} to ${CREATED_FILTER_YEAR_MAX}, without leap seconds`,
+      'out_of_range',
+    );
+  }
+  return date;
+}
+
 export function pageRequestOf(query: ListQuery): PageRequest {
   return {
     limit: query.limit,
     startingAfter: query.starting_after,
-    createdGte: query['created[gte]'] === undefined ? undefined : new Date(query['created[gte]']),
-    createdLte: query['created[lte]'] === undefined ? undefined : new Date(query['created[lte]']),
+    createdGte: createdBound(query['created[gte]'], 'created[gte]'),
+    createdLte: createdBound(query['created[lte]'], 'created[lte]'),
   };
 }
 

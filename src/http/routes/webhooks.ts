@@ -206,6 +206,7 @@ export function webhookRoutes(app: FastifyInstance, deps: Deps): void {
         type: 'string',
         minLength: 1,
         maxLength: WEBHOOK_URL_LENGTH_MAX,
+        pattern: '^\\S+$',
         description:
           'An HTTPS endpoint you own. Production refuses loopback, private, link-local and reserved addresses; the sandbox also allows http://localhost and http://127.0.0.1.',
       },
