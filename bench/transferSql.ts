@@ -84,12 +84,13 @@ export function transferStatements(shape: TransferShape): TransferStatements {
   ];
   const claim = [
     `SELECT pg_try_advisory_xact_lock(hashtextextended('idempotency:' || :org::text || ':' || ${IDEMPOTENCY_KEY}, 0)) AS locked`,
-    `SELECT organization_id, idempotency_key, fingerprint, method, path, response_status, response_body, created_at
+    `SELECT organization_id, idempotency_key, fingerprint, method, path, response_status, response_text, created_at
        FROM idempotency_records WHERE organization_id = :org::text AND idempotency_key = ${IDEMPOTENCY_KEY}`,
   ];
   const write = [
     `SELECT a.id, a.organization_id, a.kind, a.wallet_id, a.rail, a.currency, a.debits_pending, a.debits_posted,
-            a.credits_pending, a.credits_posted, a.created_at, a.updated_at, w.status AS wallet_status
+            a.credits_pending, a.credits_posted, a.overdraft_limit_minor, a.created_at, a.updated_at,
+            w.status AS wallet_status
        FROM ledger_accounts a LEFT JOIN wallets w ON w.id = a.wallet_id
       WHERE a.id = ANY(ARRAY[${SRC}, ${DST}])
       ORDER BY a.id
@@ -101,8 +102,8 @@ export function transferStatements(shape: TransferShape): TransferStatements {
      VALUES (${TRANSFER_ID}, :org::text, 'outbound', ${SRC}, jsonb_build_object('type', 'wallet', 'wallet', ${DST}),
             ${DST}, ${AMOUNT}, '${TRANSFER_CURRENCY}', 'internal', NULL, 'settled', NULL, NULL, 'posted', '{}'::jsonb,
             NULL, NULL, now(), now(), NULL, now(), NULL, NULL, NULL)`,
-    `INSERT INTO journal_entries (id, organization_id, transfer_id, kind, hold_entry_id, created_at)
-     VALUES (${ENTRY_ID}, :org::text, ${TRANSFER_ID}, 'direct', NULL, now())`,
+    `INSERT INTO journal_entries (id, organization_id, transfer_id, kind, hold_entry_id, currency, created_at)
+     VALUES (${ENTRY_ID}, :org::text, ${TRANSFER_ID}, 'direct', NULL, '${TRANSFER_CURRENCY}', now())`,
     `INSERT INTO postings (entry_id, line, account_id, side, phase, releases_hold, amount_minor, currency)
      VALUES (${ENTRY_ID}, 1, ${SRC}, 'debit', 'posted', false, ${AMOUNT}, '${TRANSFER_CURRENCY}'),
             (${ENTRY_ID}, 2, ${DST}, 'credit', 'posted', false, ${AMOUNT}, '${TRANSFER_CURRENCY}')`,
@@ -120,9 +121,9 @@ export function transferStatements(shape: TransferShape): TransferStatements {
   ];
   const record = [
     `INSERT INTO idempotency_records (organization_id, idempotency_key, fingerprint, method, path, response_status,
-            response_body, created_at)
+            response_text, created_at)
      VALUES (:org::text, ${IDEMPOTENCY_KEY}, md5(${IDEMPOTENCY_KEY}) || md5(${TRANSFER_ID}), 'POST', '/v1/transfers',
-            201, ${transferJson(true)}, now())`,
+            201, ${transferJson(true)}::text, now())`,
   ];
   return {
     reads,

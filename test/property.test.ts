@@ -11,7 +11,6 @@ import { AppError } from '../src/domain/errors.ts';
 import {
   type AccountSums,
   applyPosting,
-  decideDebit,
   directPostings,
   holdPostings,
   isBalanced,
@@ -30,6 +29,7 @@ import {
   parseAmount,
   SUPPORTED_CURRENCIES,
 } from '../src/domain/money.ts';
+import { decideDebit } from '../src/domain/posting.ts';
 import { sandboxRails } from '../src/rails/sandbox.ts';
 import { runRailWorkerOnce } from '../src/workers/railWorker.ts';
 import { api, BACKENDS, type Backend, startTestApp, type TestApp } from './support/harness.ts';

@@ -1,10 +1,12 @@
 /**
  * Runs a write once per (organization, Idempotency-Key), Stripe-style. The record is written in the same
- * transaction as the effect, so a crash leaves either both or neither. A failure the effect raises on
- * purpose (an AppError such as insufficient funds) is recorded and replayed too; validation failures
- * before the effect starts and in-flight conflicts are not, so the client may correct and retry.
+ * transaction as the effect, so a crash leaves either both or neither. What the operation decides is
+ * recorded and replayed, success or refusal (a 404 reference, insufficient funds, a state that does not
+ * allow the change); a request that is invalid (any 400) is never recorded, wherever it is found, and
+ * neither is an in-flight conflict, so the client may correct and retry with the same key. The response is
+ * kept as the exact bytes sent, so a replay is byte-identical. The batch ledger writer follows the same rules.
  */
-import { AppError, type AppErrorInit } from '../domain/errors.ts';
+import { AppError, problemDocument } from '../domain/errors.ts';
 import { IDEMPOTENCY_IN_FLIGHT_RETRY_AFTER_SECONDS, isExpired } from '../domain/idempotency.ts';
 import {
   deleteIdempotencyRecord,
@@ -15,12 +17,16 @@ import {
 import type { Queryable } from '../store/store.ts';
 import type { Deps } from './deps.ts';
 
+/** What an effect returns: the status and the body to send. */
 export interface WriteResult {
   status: number;
   body: unknown;
 }
 
-export interface IdempotentOutcome extends WriteResult {
+/** An answer as sent: the exact JSON text, and whether it replays an earlier request's. */
+export interface IdempotentOutcome {
+  status: number;
+  text: string;
   replayed: boolean;
 }
 
@@ -30,26 +36,39 @@ export interface IdempotencyContext {
   method: string;
   path: string;
   fingerprint: string;
+  /** The request's id: a recorded failure carries it, as the first answer did. */
+  requestId: string;
 }
 
-interface StoredError {
-  error: Omit<AppErrorInit, 'retryAfterSeconds' | 'replayed'>;
+/** Invalid requests are the client's to correct: never recorded under the key. */
+export function isRecordedFailure(error: AppError): boolean {
+  return error.status !== 400 && error.code !== 'idempotency_key_in_flight';
 }
 
-function isStoredError(body: unknown): body is StoredError {
-  return typeof body === 'object' && body !== null && 'error' in body && Object.keys(body).length === 1;
+/** The result recorded for a failure the operation decided: the problem document as first sent. */
+export function failureResult(error: AppError, requestId: string): WriteResult {
+  return { status: error.status, body: problemDocument(error, requestId) };
 }
 
-/** The result recorded for a failure the operation raised on purpose. */
-export function failureResult(error: AppError): WriteResult {
-  const { status, code, title, detail, param, errors } = error;
-  return { status, body: { error: { status, code, title, detail, param, errors } } satisfies StoredError };
+export function outcomeOf(result: WriteResult): IdempotentOutcome {
+  return { status: result.status, text: JSON.stringify(result.body), replayed: false };
 }
 
-/** Turns a committed outcome into the caller's answer: a recorded failure is thrown again. */
+/**
+ * Turns a committed outcome into the caller's answer: a failure decided just now is thrown, so the HTTP
+ * edge renders it (byte for byte what was recorded); a replayed one is sent as stored.
+ */
 export function settleOutcome(outcome: IdempotentOutcome): IdempotentOutcome {
-  if (isStoredError(outcome.body)) throw new AppError({ ...outcome.body.error, replayed: outcome.replayed });
-  return outcome;
+  if (outcome.replayed || outcome.status < 400) return outcome;
+  const problem = JSON.parse(outcome.text) as ReturnType<typeof problemDocument>;
+  throw new AppError({
+    status: problem.status,
+    code: problem.code,
+    title: problem.title,
+    detail: problem.detail,
+    param: problem.param,
+    errors: problem.errors,
+  });
 }
 
 export function inFlightError(): AppError {
@@ -102,21 +121,24 @@ async function readRecord(
   if (!existing) return {};
   if (isExpired(existing.createdAt, now)) return { expired: true };
   if (existing.fingerprint !== context.fingerprint) {
+    const sameRoute = existing.method === context.method && existing.path === context.path;
     throw new AppError({
       status: 422,
       code: 'idempotency_key_reused',
       title: 'Idempotency-Key reused',
-      detail: `This Idempotency-Key was used for a different request (${existing.method} ${existing.path} with another body). Use a new key for a new request.`,
+      detail: sameRoute
+        ? `This Idempotency-Key was used for ${existing.method} ${existing.path} with another body. Use a new key for a new request.`
+        : `This Idempotency-Key was used for another operation (${existing.method} ${existing.path}). Use a new key for a new request.`,
       param: 'Idempotency-Key',
     });
   }
-  return { outcome: { status: existing.responseStatus, body: existing.responseBody, replayed: true } };
+  return { outcome: { status: existing.responseStatus, text: existing.responseText, replayed: true } };
 }
 
 export async function recordIdempotentResult(
   tx: Queryable,
   context: IdempotencyContext & { key: string },
-  result: WriteResult,
+  outcome: IdempotentOutcome,
   now: Date,
 ): Promise<void> {
   await insertIdempotencyRecord(tx, {
@@ -125,8 +147,8 @@ export async function recordIdempotentResult(
     fingerprint: context.fingerprint,
     method: context.method,
     path: context.path,
-    responseStatus: result.status,
-    responseBody: result.body,
+    responseStatus: outcome.status,
+    responseText: outcome.text,
     createdAt: now,
   });
 }
@@ -138,26 +160,30 @@ export async function runIdempotent(
 ): Promise<IdempotentOutcome> {
   const { key } = context;
   if (key === undefined) {
-    const result = await deps.store.transaction(effect);
-    return { ...result, replayed: false };
+    return outcomeOf(await deps.store.transaction(effect));
   }
   const keyed = { ...context, key };
+  // A retry is answered from the record first, before anything is validated against state that may have
+  // changed since the original request.
+  const stored = await findStoredOutcome(deps.store, keyed, deps.now());
+  if (stored) return stored;
   const outcome = await deps.store.transaction(async (tx): Promise<IdempotentOutcome> => {
     const now = deps.now();
     const replay = await claimIdempotencyKey(tx, keyed, now);
     if (replay) return replay;
-    let result: WriteResult;
+    let outcome: IdempotentOutcome;
     await tx.query('SAVEPOINT idempotent_effect');
     try {
-      result = await effect(tx);
+      outcome = outcomeOf(await effect(tx));
     } catch (error) {
-      if (!(error instanceof AppError)) throw error;
+      // An invalid request rolls back whole and is not recorded; a decided failure is.
+      if (!(error instanceof AppError) || !isRecordedFailure(error)) throw error;
       // Undo the effect's writes but keep the transaction, so the failure itself is recorded.
       await tx.query('ROLLBACK TO SAVEPOINT idempotent_effect');
-      result = failureResult(error);
+      outcome = outcomeOf(failureResult(error, context.requestId));
     }
-    await recordIdempotentResult(tx, keyed, result, now);
-    return { ...result, replayed: false };
+    await recordIdempotentResult(tx, keyed, outcome, now);
+    return outcome;
   });
   // Thrown only after the commit, so the recorded failure stays recorded.
   return settleOutcome(outcome);

@@ -5,17 +5,9 @@
 import { AppError, resourceMissing, validationError } from '../domain/errors.ts';
 import type { EventRecord } from '../domain/events.ts';
 import { isId } from '../domain/ids.ts';
-import {
-  type AccountSums,
-  applyPosting,
-  directPostings,
-  type Posting,
-  postHoldPostings,
-  voidHoldPostings,
-  walletBalances,
-} from '../domain/ledger.ts';
+import { directPostings, postHoldPostings, voidHoldPostings } from '../domain/ledger.ts';
 import type { Metadata } from '../domain/metadata.ts';
-import { type Currency, isCurrency, parseAmount } from '../domain/money.ts';
+import { type Currency, checkSingleAmount, isCurrency, parseAmount } from '../domain/money.ts';
 import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
 import type { Transfer } from '../domain/transferRecord.ts';
 import {
@@ -32,14 +24,7 @@ import {
   type TransferStatus,
   transition,
 } from '../domain/transfers.ts';
-import {
-  ensureSystemAccount,
-  findOpenHold,
-  insertJournalEntries,
-  type JournalEntry,
-  lockAccounts,
-  updateAccountSums,
-} from '../store/repositories/ledger.ts';
+import { ensureSystemAccount, findOpenHold, type JournalEntry } from '../store/repositories/ledger.ts';
 import {
   findTransfer,
   insertTransfer,
@@ -51,8 +36,14 @@ import { findWallet } from '../store/repositories/wallets.ts';
 import type { Queryable } from '../store/store.ts';
 import type { Deps } from './deps.ts';
 import { recordEvents, statusEvent, transferEvent } from './events.ts';
-import { findStoredOutcome, type IdempotencyContext, type IdempotentOutcome } from './idempotency.ts';
-import type { LedgerWriter, TransferCommand } from './ledgerWriter.ts';
+import {
+  findStoredOutcome,
+  type IdempotencyContext,
+  type IdempotentOutcome,
+  isRecordedFailure,
+} from './idempotency.ts';
+import { postEntry } from './posting/session.ts';
+import type { LedgerWriter, TransferCommand } from './posting/writer.ts';
 
 const PHONE_PATTERN = /^\+[1-9][0-9]{6,14}$/;
 const ACCOUNT_TEXT_PATTERN = /^[A-Za-z0-9 -]{1,34}$/;
@@ -173,7 +164,11 @@ export interface TransferServices {
   writer: LedgerWriter;
 }
 
-/** Validates a request against the source wallet and rail, then submits it to the batch writer. */
+/**
+ * Validates a request against the source wallet and rail, then submits it to the batch writer. A refusal
+ * found here that is recorded under an Idempotency-Key (a wallet that does not exist or cannot send) goes
+ * through the writer too, so it is recorded like the writer's own refusals; an invalid request is not.
+ */
 export async function createTransfer(
   services: TransferServices,
   organizationId: string,
@@ -182,12 +177,30 @@ export async function createTransfer(
   present: (t: Transfer) => unknown,
 ): Promise<IdempotentOutcome> {
   const { deps } = services;
-  const store = deps.store;
   // A retry is answered from the record first, so it replays even if the wallets changed since.
   if (idempotency.key !== undefined) {
-    const stored = await findStoredOutcome(store, { ...idempotency, key: idempotency.key }, deps.now());
+    const stored = await findStoredOutcome(deps.store, { ...idempotency, key: idempotency.key }, deps.now());
     if (stored) return stored;
   }
+  let command: TransferCommand;
+  try {
+    command = await prepareTransfer(deps, organizationId, request, idempotency, present);
+  } catch (error) {
+    if (!(error instanceof AppError) || !isRecordedFailure(error) || idempotency.key === undefined)
+      throw error;
+    return services.writer.submit({ kind: 'refusal', error, idempotency });
+  }
+  return services.writer.submit(command);
+}
+
+async function prepareTransfer(
+  deps: Deps,
+  organizationId: string,
+  request: CreateTransferRequest,
+  idempotency: IdempotencyContext,
+  present: (t: Transfer) => unknown,
+): Promise<TransferCommand> {
+  const store = deps.store;
   const source = await findWallet(store, organizationId, request.source);
   if (!source) throw resourceMissing('wallet', request.source, 'source');
   if (!isCurrency(request.currency) || request.currency !== source.currency) {
@@ -208,8 +221,7 @@ export async function createTransfer(
     );
   }
   const rail: Rail = impliedRail;
-  const amountMinor = parseAmount(request.amount, currency);
-  if (amountMinor <= 0n) throw validationError('amount', 'amount must be greater than zero', 'not_positive');
+  const amountMinor = checkSingleAmount(parseAmount(request.amount, currency), currency);
   const bounds = railBounds(rail, currency);
   if (!bounds)
     throw validationError('currency', `the ${rail} rail does not carry ${currency}`, 'unsupported_by_rail');
@@ -220,16 +232,6 @@ export async function createTransfer(
       'out_of_range',
     );
   }
-  if (source.status !== 'active') {
-    throw new AppError({
-      status: 409,
-      code: 'wallet_not_active',
-      title: 'Wallet cannot send',
-      detail: `Wallet ${source.id} is ${source.status}: only active wallets can send.`,
-      param: 'source',
-    });
-  }
-
   let creditAccountId: string;
   let destinationWalletId: string | null = null;
   if (destination.type === 'wallet') {
@@ -250,15 +252,6 @@ export async function createTransfer(
         `destination wallet holds ${target.currency}, not ${currency}`,
         'currency_mismatch',
       );
-    }
-    if (target.status === 'closed') {
-      throw new AppError({
-        status: 409,
-        code: 'wallet_not_active',
-        title: 'Wallet cannot receive',
-        detail: `Wallet ${target.id} is closed.`,
-        param: 'destination',
-      });
     }
     creditAccountId = target.id;
     destinationWalletId = target.id;
@@ -301,7 +294,8 @@ export async function createTransfer(
     canceledAt: null,
     returnedAt: null,
   };
-  const command: TransferCommand = {
+  return {
+    kind: 'transfer',
     transfer,
     debitAccountId: source.id,
     creditAccountId,
@@ -309,7 +303,6 @@ export async function createTransfer(
     idempotency,
     present,
   };
-  return services.writer.submit(command);
 }
 
 export async function getTransfer(deps: Deps, organizationId: string, id: string): Promise<Transfer> {
@@ -391,7 +384,7 @@ export async function applyStatusChange(
       postings: directPostings(from, walletId, transfer.amountMinor, transfer.currency),
     };
   }
-  if (entry) await writeEntry(tx, entry, now);
+  if (entry) await postEntry(tx, entry, now, to === 'returned' ? 'return' : 'change');
 
   const updated: Transfer = {
     ...transfer,
@@ -411,43 +404,6 @@ export async function applyStatusChange(
   await saveTransfer(tx, updated);
   await recordEvents(tx, deps, statusEvent(deps, updated, now));
   return updated;
-}
-
-/**
- * Applies an entry's postings to its locked accounts and appends it. Refuses an entry that would take a
- * wallet's available balance below zero: a return debits the destination wallet of an internal transfer,
- * which may have spent or committed the money since.
- */
-async function writeEntry(tx: Queryable, entry: JournalEntry, now: Date): Promise<void> {
-  const accounts = await lockAccounts(
-    tx,
-    entry.postings.map((p) => p.accountId),
-  );
-  const sums = new Map<string, AccountSums>([...accounts]);
-  for (const p of entry.postings) {
-    const current = sums.get(p.accountId);
-    if (!current) throw new Error(`posting to unknown account ${p.accountId}`);
-    sums.set(p.accountId, applyPosting(current, p));
-  }
-  for (const [id, next] of sums) {
-    const before = accounts.get(id);
-    if (before?.kind !== 'wallet') continue;
-    const available = walletBalances(next).availableMinor;
-    if (available < 0n && available < walletBalances(before).availableMinor) {
-      throw new AppError({
-        status: 422,
-        code: 'insufficient_funds',
-        title: 'Insufficient funds',
-        detail: `Wallet ${id} does not have enough available balance for this change.`,
-      });
-    }
-  }
-  await insertJournalEntries(tx, [entry]);
-  await updateAccountSums(
-    tx,
-    [...sums].map(([id, s]) => ({ id, ...s })),
-    now,
-  );
 }
 
 /** Loads and locks a transfer for a status change, or 404s. */
@@ -489,16 +445,7 @@ export async function fundWallet(
 ): Promise<Transfer> {
   const wallet = await findWallet(tx, organizationId, walletId);
   if (!wallet) throw resourceMissing('wallet', walletId);
-  const amountMinor = parseAmount(amount, wallet.currency);
-  if (amountMinor <= 0n) throw validationError('amount', 'amount must be greater than zero', 'not_positive');
-  if (wallet.status === 'closed') {
-    throw new AppError({
-      status: 409,
-      code: 'wallet_not_active',
-      title: 'Wallet closed',
-      detail: `Wallet ${wallet.id} is closed.`,
-    });
-  }
+  const amountMinor = checkSingleAmount(parseAmount(amount, wallet.currency), wallet.currency);
   const now = deps.now();
   const settlement = await ensureSystemAccount(tx, {
     id: deps.newId('ledgerAccount'),
@@ -535,8 +482,7 @@ export async function fundWallet(
     returnedAt: null,
   };
   await insertTransfer(tx, transfer);
-  const postings: Posting[] = directPostings(settlement, wallet.id, amountMinor, wallet.currency);
-  await writeEntry(
+  await postEntry(
     tx,
     {
       id: deps.newId('journalEntry'),
@@ -545,9 +491,11 @@ export async function fundWallet(
       kind: 'direct',
       holdEntryId: null,
       createdAt: now,
-      postings,
+      postings: directPostings(settlement, wallet.id, amountMinor, wallet.currency),
     },
     now,
+    'funding',
+    'amount',
   );
   const events: EventRecord[] = [
     transferEvent(deps, 'transfer.created', transfer, now),

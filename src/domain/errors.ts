@@ -92,3 +92,33 @@ export function resourceMissing(resource: string, id: string, param?: string): A
     param,
   });
 }
+
+/** RFC 9457 `type` of a code. */
+export function problemType(code: ErrorCode): string {
+  return `urn:mkoba:error:${code}`;
+}
+
+/** The RFC 9457 problem document of an error, in the one key order every answer and replay uses. */
+export interface ProblemDocument {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: ErrorCode;
+  param?: string;
+  errors: FieldError[];
+  request_id: string;
+}
+
+export function problemDocument(error: AppError, requestId: string): ProblemDocument {
+  return {
+    type: problemType(error.code),
+    title: error.title,
+    status: error.status,
+    detail: error.detail,
+    code: error.code,
+    ...(error.param === undefined ? {} : { param: error.param }),
+    errors: error.errors,
+    request_id: requestId,
+  };
+}

@@ -140,19 +140,3 @@ export function isBalanced(postings: readonly Posting[]): boolean {
   }
   return [...net.values()].every((v) => v === 0n);
 }
-
-export type DebitRefusal = 'insufficient_funds' | 'wallet_not_active';
-
-/**
- * Whether a wallet may be debited (or have funds held) by amountMinor now. No product allows an
- * overdraft yet, so available may never go below zero.
- */
-export function decideDebit(
-  sums: AccountSums,
-  walletStatus: string,
-  amountMinor: bigint,
-): DebitRefusal | undefined {
-  if (walletStatus !== 'active') return 'wallet_not_active';
-  if (walletBalances(sums).availableMinor < amountMinor) return 'insufficient_funds';
-  return undefined;
-}

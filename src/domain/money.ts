@@ -33,6 +33,15 @@ export const SUPPORTED_CURRENCIES = Object.keys(CURRENCY_EXPONENTS) as Currency[
 /** The largest amount we accept in minor units: PostgreSQL BIGINT's maximum. */
 export const AMOUNT_MINOR_MAX = 9_223_372_036_854_775_807n;
 
+/** The largest single movement in major units of any currency: one trillion. */
+export const SINGLE_AMOUNT_MAJOR_MAX = 1_000_000_000_000n;
+/**
+ * And never more than this many minor units (a billion of the 6-decimal stablecoins), so that an account
+ * takes thousands of the largest movements before its running sums near BIGINT (which the posting module
+ * refuses cleanly anyway).
+ */
+export const SINGLE_AMOUNT_MINOR_CEILING = 1_000_000_000_000_000n;
+
 export function isCurrency(value: string): value is Currency {
   return Object.hasOwn(CURRENCY_EXPONENTS, value);
 }
@@ -74,6 +83,26 @@ export function parseAmount(value: unknown, currency: Currency, param = 'amount'
   }
   const minor = BigInt(whole + fraction.padEnd(exponent, '0').slice(0, exponent));
   if (minor > AMOUNT_MINOR_MAX) throw validationError(param, 'Amount is out of range.', 'out_of_range');
+  return minor;
+}
+
+/** The largest single amount (a transfer, a funding) in a currency, in its minor units. */
+export function singleAmountMinorMax(currency: Currency): bigint {
+  const major = SINGLE_AMOUNT_MAJOR_MAX * 10n ** BigInt(exponentOf(currency));
+  return major < SINGLE_AMOUNT_MINOR_CEILING ? major : SINGLE_AMOUNT_MINOR_CEILING;
+}
+
+/** Refuses a movement amount that is not positive or above the currency's single-amount cap. */
+export function checkSingleAmount(minor: bigint, currency: Currency, param = 'amount'): bigint {
+  if (minor <= 0n) throw validationError(param, 'amount must be greater than zero', 'not_positive');
+  const max = singleAmountMinorMax(currency);
+  if (minor > max) {
+    throw validationError(
+      param,
+      `amount is above the largest single amount in ${currency}, ${formatAmount(max, currency)}`,
+      'out_of_range',
+    );
+  }
   return minor;
 }
 

@@ -3,7 +3,7 @@
  * `pending` extends the design's machine: accepted and funds held, not yet handed to the rail (cancelable).
  */
 import { AppError } from './errors.ts';
-import type { Currency } from './money.ts';
+import { type Currency, singleAmountMinorMax } from './money.ts';
 
 export const TRANSFER_STATUSES = [
   'pending_approval',
@@ -133,11 +133,9 @@ export const RAIL_AMOUNT_BOUNDS_MINOR: Record<
   internal: {},
 };
 
-/** The internal rail moves any currency; this caps a single internal transfer (BIGINT leaves headroom). */
-export const INTERNAL_TRANSFER_MINOR_MAX = 1_000_000_000_000_000n;
-
+/** The internal rail moves any currency, up to the currency's single-amount cap. */
 export function railBounds(rail: Rail, currency: Currency): { min: bigint; max: bigint } | undefined {
-  if (rail === 'internal') return { min: 1n, max: INTERNAL_TRANSFER_MINOR_MAX };
+  if (rail === 'internal') return { min: 1n, max: singleAmountMinorMax(currency) };
   return RAIL_AMOUNT_BOUNDS_MINOR[rail][currency];
 }
 

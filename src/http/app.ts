@@ -6,7 +6,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Deps } from '../app/deps.ts';
-import { LedgerWriter } from '../app/ledgerWriter.ts';
+import { LedgerWriter } from '../app/posting/writer.ts';
 import { REQUEST_BODY_BYTES_MAX, REQUEST_TIMEOUT_MS } from '../config.ts';
 import { AppError, validationError } from '../domain/errors.ts';
 import { registerAuth } from './auth.ts';

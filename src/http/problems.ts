@@ -1,35 +1,13 @@
 /** RFC 9457 problem+json rendering for every failure: expected ones, framework ones, and bugs. */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, type ErrorCode, type FieldError } from '../domain/errors.ts';
+import { AppError, type FieldError, problemDocument } from '../domain/errors.ts';
+import { SQLSTATE, sqlState } from '../store/store.ts';
 
+export { problemType } from '../domain/errors.ts';
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
-export interface Problem {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  code: ErrorCode;
-  param?: string;
-  errors: FieldError[];
-  request_id: string;
-}
-
-export function problemType(code: ErrorCode): string {
-  return `urn:mkoba:error:${code}`;
-}
-
 export function sendProblem(request: FastifyRequest, reply: FastifyReply, error: AppError): FastifyReply {
-  const problem: Problem = {
-    type: problemType(error.code),
-    title: error.title,
-    status: error.status,
-    detail: error.detail,
-    code: error.code,
-    ...(error.param === undefined ? {} : { param: error.param }),
-    errors: error.errors,
-    request_id: request.id,
-  };
+  const problem = problemDocument(error, request.id);
   if (error.retryAfterSeconds !== undefined) reply.header('Retry-After', String(error.retryAfterSeconds));
   if (error.replayed) reply.header('Idempotent-Replayed', 'true');
   // A string payload skips response serialisation: a problem is rendered exactly as built here.
@@ -134,6 +112,14 @@ export function toAppError(thrown: unknown): AppError {
         detail: "The body is empty but 'Content-Type' says JSON: send a JSON object.",
       });
   }
+  if (sqlState(error) === SQLSTATE.numericValueOutOfRange) {
+    return new AppError({
+      status: 422,
+      code: 'limit_exceeded',
+      title: 'Ledger limit reached',
+      detail: 'A number this request would store is beyond what the ledger can hold; nothing was written.',
+    });
+  }
   const status = fastifyError.statusCode;
   if (status === 400 && (error instanceof SyntaxError || fastifyError.code?.startsWith('FST_ERR_CTP'))) {
     return new AppError({
@@ -162,7 +148,7 @@ const PROBLEM_DESCRIPTIONS: Record<number, string> = {
   409: 'A request with this Idempotency-Key is still in progress (`idempotency_key_in_flight`, with `Retry-After`), or the resource is in a state that does not allow the operation (`invalid_state_transition`, `wallet_not_active`).',
   413: 'The body is over the size limit (`payload_too_large`).',
   415: 'The body is not JSON (`unsupported_media_type`).',
-  422: 'The Idempotency-Key was used with a different request (`idempotency_key_reused`), or the operation was refused (`insufficient_funds`).',
+  422: 'The Idempotency-Key was used with a different request (`idempotency_key_reused`), or the operation was refused (`insufficient_funds`, `limit_exceeded`).',
   500: 'An unexpected error (`internal_error`).',
   503: 'The service cannot reach its database (`service_unavailable`).',
 };

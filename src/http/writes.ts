@@ -10,6 +10,7 @@ import {
 import { requestFingerprint } from '../domain/idempotency.ts';
 import type { Queryable } from '../store/store.ts';
 import { principalOf } from './auth.ts';
+import { PROBLEM_CONTENT_TYPE } from './problems.ts';
 
 export function idempotencyContextOf(request: FastifyRequest): IdempotencyContext {
   const path = request.url.split('?')[0] ?? request.url;
@@ -20,12 +21,17 @@ export function idempotencyContextOf(request: FastifyRequest): IdempotencyContex
     method: request.method,
     path,
     fingerprint: requestFingerprint(request.method, path, request.body),
+    requestId: request.id,
   };
 }
 
+/** Sends an outcome as its exact recorded text, so the first answer and every replay are the same bytes. */
 export function sendOutcome(reply: FastifyReply, outcome: IdempotentOutcome): FastifyReply {
   if (outcome.replayed) reply.header('Idempotent-Replayed', 'true');
-  return reply.code(outcome.status).send(outcome.body);
+  return reply
+    .code(outcome.status)
+    .type(outcome.status >= 400 ? PROBLEM_CONTENT_TYPE : 'application/json; charset=utf-8')
+    .send(outcome.text);
 }
 
 export async function sendWrite(

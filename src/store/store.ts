@@ -21,6 +21,7 @@ export interface Store extends Queryable {
 /** PostgreSQL SQLSTATEs the store reacts to. */
 export const SQLSTATE = {
   uniqueViolation: '23505',
+  numericValueOutOfRange: '22003',
   serializationFailure: '40001',
   deadlockDetected: '40P01',
 } as const;

@@ -31,7 +31,18 @@ describe.each(BACKENDS)('ledger verify on %s', (backend) => {
     });
   });
 
+  it('the database itself refuses sums that take a wallet below zero', async () => {
+    await expect(
+      t.db.store.query('UPDATE ledger_accounts SET debits_posted = debits_posted + 100000 WHERE id = $1', [
+        wallet,
+      ]),
+    ).rejects.toThrow(/ledger_accounts_wallet_floor_check/);
+  });
+
   it('names an account whose stored sums differ from the replay of its postings, and a negative wallet', async () => {
+    // The database refuses a negative wallet (previous test): verify must still find one in a database
+    // whose constraint is gone, such as one edited by hand.
+    await t.db.store.query('ALTER TABLE ledger_accounts DROP CONSTRAINT ledger_accounts_wallet_floor_check');
     await t.db.store.query(
       'UPDATE ledger_accounts SET debits_posted = debits_posted + 100000 WHERE id = $1',
       [wallet],
@@ -45,6 +56,8 @@ describe.each(BACKENDS)('ledger verify on %s', (backend) => {
       'UPDATE ledger_accounts SET debits_posted = debits_posted - 100000 WHERE id = $1',
       [wallet],
     );
+    await t.db.store.query(`ALTER TABLE ledger_accounts ADD CONSTRAINT ledger_accounts_wallet_floor_check CHECK (
+      kind <> 'wallet' OR credits_posted::numeric - debits_posted - debits_pending + overdraft_limit_minor >= 0)`);
   });
 
   it('refuses to change or delete journal entries and postings', async () => {

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../app/deps.ts';
 import { settleOutcome } from '../../app/idempotency.ts';
-import type { LedgerWriter } from '../../app/ledgerWriter.ts';
+import type { LedgerWriter } from '../../app/posting/writer.ts';
 import {
   type CreateTransferRequest,
   cancelTransfer,

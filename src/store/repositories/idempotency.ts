@@ -1,5 +1,5 @@
 import type { Queryable } from '../store.ts';
-import { toDate, toJsonObject } from './rows.ts';
+import { toDate } from './rows.ts';
 
 export interface IdempotencyRecord {
   organizationId: string;
@@ -8,7 +8,8 @@ export interface IdempotencyRecord {
   method: string;
   path: string;
   responseStatus: number;
-  responseBody: unknown;
+  /** The response body exactly as sent. */
+  responseText: string;
   createdAt: Date;
 }
 
@@ -34,7 +35,7 @@ export async function findIdempotencyRecord(
   key: string,
 ): Promise<IdempotencyRecord | undefined> {
   const [row] = await db.query(
-    `SELECT organization_id, idempotency_key, fingerprint, method, path, response_status, response_body, created_at
+    `SELECT organization_id, idempotency_key, fingerprint, method, path, response_status, response_text, created_at
        FROM idempotency_records WHERE organization_id = $1 AND idempotency_key = $2`,
     [organizationId, key],
   );
@@ -46,7 +47,7 @@ export async function findIdempotencyRecord(
       method: String(row.method),
       path: String(row.path),
       responseStatus: Number(row.response_status),
-      responseBody: toJsonObject(row.response_body),
+      responseText: String(row.response_text),
       createdAt: toDate(row.created_at),
     }
   );
@@ -66,18 +67,9 @@ export async function deleteIdempotencyRecord(
 export async function insertIdempotencyRecord(db: Queryable, r: IdempotencyRecord): Promise<void> {
   await db.query(
     `INSERT INTO idempotency_records
-       (organization_id, idempotency_key, fingerprint, method, path, response_status, response_body, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8)`,
-    [
-      r.organizationId,
-      r.key,
-      r.fingerprint,
-      r.method,
-      r.path,
-      r.responseStatus,
-      JSON.stringify(r.responseBody),
-      r.createdAt,
-    ],
+       (organization_id, idempotency_key, fingerprint, method, path, response_status, response_text, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+    [r.organizationId, r.key, r.fingerprint, r.method, r.path, r.responseStatus, r.responseText, r.createdAt],
   );
 }
 

@@ -7,6 +7,7 @@ import type {
   PostingSide,
 } from '../../domain/ledger.ts';
 import type { Currency } from '../../domain/money.ts';
+import type { PostingAccount } from '../../domain/posting.ts';
 import type { Queryable } from '../store.ts';
 import { accountSumsFromRow, type KeysetFilter, keysetConditions, toBigInt, toDate } from './rows.ts';
 
@@ -75,6 +76,8 @@ export async function ensureSystemAccount(
   return existing.id;
 }
 
+export type LockedAccount = LedgerAccount & PostingAccount;
+
 /**
  * Locks accounts in id order (one statement, so every writer takes locks in the same order and writers
  * cannot deadlock on each other) and returns them with the status of the wallets among them.
@@ -82,11 +85,12 @@ export async function ensureSystemAccount(
 export async function lockAccounts(
   db: Queryable,
   ids: readonly string[],
-): Promise<Map<string, LedgerAccount & { walletStatus: string | null }>> {
+): Promise<Map<string, LockedAccount>> {
   const sorted = [...new Set(ids)].sort();
   const rows = await db.query(
     `SELECT a.id, a.organization_id, a.kind, a.wallet_id, a.rail, a.currency, a.debits_pending, a.debits_posted,
-            a.credits_pending, a.credits_posted, a.created_at, a.updated_at, w.status AS wallet_status
+            a.credits_pending, a.credits_posted, a.overdraft_limit_minor, a.created_at, a.updated_at,
+            w.status AS wallet_status
        FROM ledger_accounts a LEFT JOIN wallets w ON w.id = a.wallet_id
       WHERE a.id = ANY($1::text[])
       ORDER BY a.id
@@ -96,7 +100,11 @@ export async function lockAccounts(
   return new Map(
     rows.map((row) => [
       String(row.id),
-      { ...accountFromRow(row), walletStatus: row.wallet_status === null ? null : String(row.wallet_status) },
+      {
+        ...accountFromRow(row),
+        walletStatus: row.wallet_status === null ? null : String(row.wallet_status),
+        overdraftLimitMinor: toBigInt(row.overdraft_limit_minor),
+      },
     ]),
   );
 }
@@ -136,18 +144,23 @@ export interface JournalEntry {
   postings: Posting[];
 }
 
-/** Inserts entries and all their postings with two statements, however many entries the batch has. */
+/**
+ * Inserts entries and all their postings with two statements, however many entries the batch has. An
+ * entry's currency is its postings' (the database refuses a posting in another currency than its entry or
+ * its account).
+ */
 export async function insertJournalEntries(db: Queryable, entries: readonly JournalEntry[]): Promise<void> {
   if (entries.length === 0) return;
   await db.query(
-    `INSERT INTO journal_entries (id, organization_id, transfer_id, kind, hold_entry_id, created_at)
-     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[])`,
+    `INSERT INTO journal_entries (id, organization_id, transfer_id, kind, hold_entry_id, currency, created_at)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[])`,
     [
       entries.map((e) => e.id),
       entries.map((e) => e.organizationId),
       entries.map((e) => e.transferId),
       entries.map((e) => e.kind),
       entries.map((e) => e.holdEntryId),
+      entries.map((e) => e.postings[0]?.currency ?? null),
       entries.map((e) => e.createdAt.toISOString()),
     ],
   );

@@ -107,6 +107,36 @@ export async function insertTransfer(db: Queryable, transfer: Transfer): Promise
   );
 }
 
+/** The array type each column travels as in a multi-row insert (jsonb goes as text and is cast back). */
+const ARRAY_TYPES: Partial<Record<(typeof COLUMNS)[number], string>> = {
+  amount_minor: 'bigint[]',
+  next_rail_check_at: 'timestamptz[]',
+  created_at: 'timestamptz[]',
+  updated_at: 'timestamptz[]',
+  processing_at: 'timestamptz[]',
+  settled_at: 'timestamptz[]',
+  failed_at: 'timestamptz[]',
+  canceled_at: 'timestamptz[]',
+  returned_at: 'timestamptz[]',
+};
+const UNNEST_SELECT = `SELECT ${COLUMNS.map((c) => `v.${c}${CASTS[c] === '::jsonb' ? '::jsonb' : ''}`).join(', ')}
+  FROM unnest(${COLUMNS.map((c, i) => `$${i + 1}::${ARRAY_TYPES[c] ?? 'text[]'}`).join(', ')}) AS v(${COLUMNS.join(', ')})`;
+
+/** Inserts many transfers with one statement (the batch writer's). */
+export async function insertTransfers(db: Queryable, transfers: readonly Transfer[]): Promise<void> {
+  if (transfers.length === 0) return;
+  const rows = transfers.map(toParams);
+  await db.query(
+    `INSERT INTO transfers (${COLUMNS.join(', ')}) ${UNNEST_SELECT}`,
+    COLUMNS.map((_, column) =>
+      rows.map((row) => {
+        const value = row[column];
+        return value instanceof Date ? value.toISOString() : value;
+      }),
+    ),
+  );
+}
+
 /** Writes every mutable column of a transfer; callers obtain the new record from the domain transition. */
 export async function saveTransfer(db: Queryable, t: Transfer): Promise<void> {
   await db.query(

@@ -5,37 +5,24 @@
  * command that lacks funds fails alone), and writes transfers, journal entries, account sums, outbox events
  * and idempotency records. One commit then carries many transfers.
  */
-import { AppError } from '../domain/errors.ts';
-import type { EventRecord } from '../domain/events.ts';
-import {
-  type AccountSums,
-  applyPosting,
-  type DebitRefusal,
-  decideDebit,
-  directPostings,
-  holdPostings,
-  isBalanced,
-} from '../domain/ledger.ts';
-import type { Transfer } from '../domain/transferRecord.ts';
-import {
-  insertJournalEntries,
-  type JournalEntry,
-  lockAccounts,
-  updateAccountSums,
-} from '../store/repositories/ledger.ts';
-import { insertTransfer } from '../store/repositories/transfers.ts';
-import { SQLSTATE, sqlState } from '../store/store.ts';
-import type { Deps } from './deps.ts';
-import { recordEvents, transferEvent } from './events.ts';
+import { AppError } from '../../domain/errors.ts';
+import type { EventRecord } from '../../domain/events.ts';
+import { directPostings, holdPostings } from '../../domain/ledger.ts';
+import type { Transfer } from '../../domain/transferRecord.ts';
+import { insertTransfers } from '../../store/repositories/transfers.ts';
+import { SQLSTATE, sqlState } from '../../store/store.ts';
+import type { Deps } from '../deps.ts';
+import { recordEvents, transferEvent } from '../events.ts';
 import {
   claimIdempotencyKey,
   failureResult,
   type IdempotencyContext,
   type IdempotentOutcome,
   inFlightError,
+  outcomeOf,
   recordIdempotentResult,
-  type WriteResult,
-} from './idempotency.ts';
+} from '../idempotency.ts';
+import { PostingSession, refusalError } from './session.ts';
 
 /** The most commands one transaction carries. */
 export const LEDGER_BATCH_COMMANDS_MAX = 200;
@@ -43,6 +30,7 @@ export const LEDGER_BATCH_COMMANDS_MAX = 200;
 const LEDGER_BATCH_RETRIES_MAX = 3;
 
 export interface TransferCommand {
+  kind: 'transfer';
   /** Fully validated; status and ledger state are set by the decision. */
   transfer: Transfer;
   debitAccountId: string;
@@ -54,44 +42,28 @@ export interface TransferCommand {
   present: (transfer: Transfer) => unknown;
 }
 
+/**
+ * A request refused before it reached the ledger for a reason that is recorded under its key (a wallet that
+ * does not exist): it passes through the writer only so the refusal is claimed and recorded like any other.
+ */
+export interface RefusalCommand {
+  kind: 'refusal';
+  error: AppError;
+  idempotency: IdempotencyContext;
+}
+
+export type WriterCommand = TransferCommand | RefusalCommand;
+
 /** One turn of the event loop: timers and I/O callbacks that are due run first. */
 function yieldToEventLoop(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
-/** The outcome a repeated request receives: the first one's recorded outcome, marked as replayed. */
-function asReplay(
-  outcome: IdempotentOutcome | AppError | undefined,
-): IdempotentOutcome | AppError | undefined {
-  if (outcome === undefined) return undefined;
-  if (outcome instanceof AppError) return new AppError({ ...outcome, replayed: true });
-  return { ...outcome, replayed: true };
-}
-
 interface Pending {
-  command: TransferCommand;
+  command: WriterCommand;
   resolve: (outcome: IdempotentOutcome) => void;
   reject: (error: unknown) => void;
 }
-
-const REFUSALS: Record<DebitRefusal, (t: Transfer) => AppError> = {
-  insufficient_funds: (t) =>
-    new AppError({
-      status: 422,
-      code: 'insufficient_funds',
-      title: 'Insufficient funds',
-      detail: `Wallet ${t.sourceWalletId} does not have enough available balance for this transfer.`,
-      param: 'amount',
-    }),
-  wallet_not_active: (t) =>
-    new AppError({
-      status: 409,
-      code: 'wallet_not_active',
-      title: 'Wallet cannot send',
-      detail: `Wallet ${t.sourceWalletId} is not active: frozen and closed wallets cannot send.`,
-      param: 'source',
-    }),
-};
 
 export class LedgerWriter {
   private queue: Pending[] = [];
@@ -99,7 +71,7 @@ export class LedgerWriter {
 
   constructor(private readonly deps: Deps) {}
 
-  submit(command: TransferCommand): Promise<IdempotentOutcome> {
+  submit(command: WriterCommand): Promise<IdempotentOutcome> {
     return new Promise((resolve, reject) => {
       this.queue.push({ command, resolve, reject });
       if (!this.running) void this.drain();
@@ -149,11 +121,13 @@ export class LedgerWriter {
     }
   }
 
-  private async runBatch(commands: TransferCommand[]): Promise<(IdempotentOutcome | AppError)[]> {
+  private async runBatch(commands: WriterCommand[]): Promise<(IdempotentOutcome | AppError)[]> {
     const deps = this.deps;
     return deps.store.transaction(async (tx) => {
       const now = deps.now();
       const outcomes: (IdempotentOutcome | AppError | undefined)[] = new Array(commands.length);
+      // The answer a repeat of command i replays: what was recorded for it, byte for byte.
+      const recorded: (IdempotentOutcome | undefined)[] = new Array(commands.length);
       const live: number[] = [];
       // Per key in this batch: the command that claimed it, and whether it is decided here (live) or the
       // key is held by another transaction (busy). Repeats of a live command wait for its outcome.
@@ -197,86 +171,45 @@ export class LedgerWriter {
         }
       }
 
-      const accounts = await lockAccounts(
-        tx,
+      const session = new PostingSession(tx);
+      await session.lock(
         live.flatMap((i) => {
-          const c = commands[i] as TransferCommand;
-          return [c.debitAccountId, c.creditAccountId];
+          const c = commands[i] as WriterCommand;
+          return c.kind === 'transfer' ? [c.debitAccountId, c.creditAccountId] : [];
         }),
       );
-      const sums = new Map<string, AccountSums>([...accounts].map(([id, a]) => [id, a]));
       const transfers: Transfer[] = [];
-      const entries: JournalEntry[] = [];
       const events: EventRecord[] = [];
-      const records: { context: IdempotencyContext & { key: string }; result: WriteResult }[] = [];
+      const records: { context: IdempotencyContext & { key: string }; outcome: IdempotentOutcome }[] = [];
 
       for (const i of live) {
-        const command = commands[i] as TransferCommand;
-        const debit = accounts.get(command.debitAccountId);
-        const credit = sums.get(command.creditAccountId);
-        if (!debit || !credit) throw new Error(`account missing for transfer ${command.transfer.id}`);
-        const t = command.transfer;
-        const refusal = decideDebit(
-          sums.get(debit.id) as AccountSums,
-          debit.walletStatus ?? 'active',
-          t.amountMinor,
-        );
-        let result: WriteResult;
-        if (refusal) {
-          const error = REFUSALS[refusal](t);
-          outcomes[i] = error;
-          result = failureResult(error);
+        const command = commands[i] as WriterCommand;
+        const decided = this.decide(command, session, now);
+        let outcome: IdempotentOutcome;
+        if (decided instanceof AppError) {
+          outcomes[i] = decided;
+          outcome = outcomeOf(failureResult(decided, command.idempotency.requestId));
         } else {
-          const postings = command.settleAtOnce
-            ? directPostings(command.debitAccountId, command.creditAccountId, t.amountMinor, t.currency)
-            : holdPostings(command.debitAccountId, command.creditAccountId, t.amountMinor, t.currency);
-          if (!isBalanced(postings)) throw new Error(`unbalanced postings for ${t.id}`);
-          for (const p of postings)
-            sums.set(p.accountId, applyPosting(sums.get(p.accountId) as AccountSums, p));
-          const transfer: Transfer = command.settleAtOnce
-            ? {
-                ...t,
-                status: 'settled',
-                ledgerState: 'posted',
-                settledAt: now,
-                createdAt: now,
-                updatedAt: now,
-              }
-            : {
-                ...t,
-                status: 'pending',
-                ledgerState: 'pending',
-                nextRailCheckAt: now,
-                createdAt: now,
-                updatedAt: now,
-              };
-          transfers.push(transfer);
-          entries.push({
-            id: deps.newId('journalEntry'),
-            organizationId: t.organizationId,
-            transferId: t.id,
-            kind: command.settleAtOnce ? 'direct' : 'hold',
-            holdEntryId: null,
-            createdAt: now,
-            postings,
-          });
-          events.push(transferEvent(deps, 'transfer.created', transfer, now));
-          if (command.settleAtOnce) events.push(transferEvent(deps, 'transfer.settled', transfer, now));
-          result = { status: 201, body: command.present(transfer) };
-          outcomes[i] = { ...result, replayed: false };
+          transfers.push(decided.transfer);
+          events.push(...decided.events);
+          outcome = outcomeOf({ status: 201, body: (command as TransferCommand).present(decided.transfer) });
+          outcomes[i] = outcome;
         }
+        recorded[i] = outcome;
         const { key } = command.idempotency;
-        if (key !== undefined) records.push({ context: { ...command.idempotency, key }, result });
+        if (key !== undefined) records.push({ context: { ...command.idempotency, key }, outcome });
       }
 
-      for (const { index, first } of repeats) outcomes[index] = asReplay(outcomes[first]);
+      for (const { index, first } of repeats) {
+        const original = recorded[first];
+        outcomes[index] = original && { ...original, replayed: true };
+      }
 
-      for (const transfer of transfers) await insertTransfer(tx, transfer);
-      await insertJournalEntries(tx, entries);
-      const changed = [...sums].filter(([id, s]) => s !== accounts.get(id)).map(([id, s]) => ({ id, ...s }));
-      await updateAccountSums(tx, changed, now);
+      // Transfers first: the journal entries refer to them.
+      await insertTransfers(tx, transfers);
+      await session.flush(now);
       await recordEvents(tx, deps, events);
-      for (const { context, result } of records) await recordIdempotentResult(tx, context, result, now);
+      for (const { context, outcome } of records) await recordIdempotentResult(tx, context, outcome, now);
       return outcomes.map(
         (o) =>
           o ??
@@ -288,5 +221,44 @@ export class LedgerWriter {
           }),
       );
     });
+  }
+
+  /** One command's decision over the session's sums: the new transfer and its events, or the refusal. */
+  private decide(
+    command: WriterCommand,
+    session: PostingSession,
+    now: Date,
+  ): AppError | { transfer: Transfer; events: EventRecord[] } {
+    if (command.kind === 'refusal') return command.error;
+    const t = command.transfer;
+    const refusal = session.tryPost({
+      id: this.deps.newId('journalEntry'),
+      organizationId: t.organizationId,
+      transferId: t.id,
+      kind: command.settleAtOnce ? 'direct' : 'hold',
+      holdEntryId: null,
+      createdAt: now,
+      postings: command.settleAtOnce
+        ? directPostings(command.debitAccountId, command.creditAccountId, t.amountMinor, t.currency)
+        : holdPostings(command.debitAccountId, command.creditAccountId, t.amountMinor, t.currency),
+    });
+    if (refusal) {
+      const fromSource = refusal.accountId === command.debitAccountId;
+      const param = !fromSource ? 'destination' : refusal.code === 'wallet_not_active' ? 'source' : 'amount';
+      return refusalError(refusal, 'transfer', param);
+    }
+    const transfer: Transfer = command.settleAtOnce
+      ? { ...t, status: 'settled', ledgerState: 'posted', settledAt: now, createdAt: now, updatedAt: now }
+      : {
+          ...t,
+          status: 'pending',
+          ledgerState: 'pending',
+          nextRailCheckAt: now,
+          createdAt: now,
+          updatedAt: now,
+        };
+    const events = [transferEvent(this.deps, 'transfer.created', transfer, now)];
+    if (command.settleAtOnce) events.push(transferEvent(this.deps, 'transfer.settled', transfer, now));
+    return { transfer, events };
   }
 }

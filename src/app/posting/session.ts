@@ -1,0 +1,103 @@
+/**
+ * The posting module's one write path. A session belongs to one transaction: it locks the accounts the
+ * entries will touch (once, in id order, so writers never deadlock on each other), decides each entry with
+ * the pure rule in src/domain/posting.ts over the sums as they stand after the entries before it, and
+ * writes every accepted entry and the changed sums together. The batch writer and every single movement
+ * (settle, fail, cancel, return, funding) use it, so there is one overdraft rule and one way to write.
+ */
+import { AppError } from '../../domain/errors.ts';
+import type { AccountSums } from '../../domain/ledger.ts';
+import { decideEntry, type PostingAccount, type PostingRefusal } from '../../domain/posting.ts';
+import {
+  insertJournalEntries,
+  type JournalEntry,
+  lockAccounts,
+  updateAccountSums,
+} from '../../store/repositories/ledger.ts';
+import type { Queryable } from '../../store/store.ts';
+
+export class PostingSession {
+  private accounts = new Map<string, PostingAccount>();
+  private sums = new Map<string, AccountSums>();
+  private accepted: JournalEntry[] = [];
+  private locked = false;
+
+  constructor(private readonly tx: Queryable) {}
+
+  /** Locks every account the session's entries may touch. Once per session: later locks could deadlock. */
+  async lock(accountIds: readonly string[]): Promise<void> {
+    if (this.locked) throw new Error('a posting session locks its accounts once');
+    this.locked = true;
+    this.accounts = await lockAccounts(this.tx, accountIds);
+  }
+
+  account(id: string): PostingAccount | undefined {
+    return this.accounts.get(id);
+  }
+
+  /** Decides an entry; an accepted one moves the session's sums and is written at flush. */
+  tryPost(entry: JournalEntry): PostingRefusal | undefined {
+    const decision = decideEntry(this.accounts, this.sums, entry);
+    if (!decision.ok) return decision.refusal;
+    for (const [id, sums] of decision.next) this.sums.set(id, sums);
+    this.accepted.push(entry);
+    return undefined;
+  }
+
+  /** Writes the accepted entries and the sums they changed, in the session's transaction. */
+  async flush(now: Date): Promise<void> {
+    await insertJournalEntries(this.tx, this.accepted);
+    await updateAccountSums(
+      this.tx,
+      [...this.sums].map(([id, s]) => ({ id, ...s })),
+      now,
+    );
+    this.accepted = [];
+    this.sums.clear();
+  }
+}
+
+/** What a refusal means to the caller: the movement is refused, nothing is written. */
+export function refusalError(refusal: PostingRefusal, movement: string, param?: string): AppError {
+  switch (refusal.code) {
+    case 'insufficient_funds':
+      return new AppError({
+        status: 422,
+        code: 'insufficient_funds',
+        title: 'Insufficient funds',
+        detail: `Wallet ${refusal.accountId} does not have enough available balance for this ${movement}.`,
+        param,
+      });
+    case 'wallet_not_active':
+      return new AppError({
+        status: 409,
+        code: 'wallet_not_active',
+        title: 'Wallet not active',
+        detail: `Wallet ${refusal.accountId} is not active: frozen and closed wallets cannot send, and closed wallets cannot receive.`,
+        param,
+      });
+    case 'account_sum_overflow':
+      return new AppError({
+        status: 422,
+        code: 'limit_exceeded',
+        title: 'Ledger limit reached',
+        detail: `This ${movement} would take ledger account ${refusal.accountId} past the largest running sum the ledger can hold; it is refused and nothing was written.`,
+        param,
+      });
+  }
+}
+
+/** Posts one entry in the caller's transaction, or throws the refusal. */
+export async function postEntry(
+  tx: Queryable,
+  entry: JournalEntry,
+  now: Date,
+  movement: string,
+  param?: string,
+): Promise<void> {
+  const session = new PostingSession(tx);
+  await session.lock(entry.postings.map((p) => p.accountId));
+  const refusal = session.tryPost(entry);
+  if (refusal) throw refusalError(refusal, movement, param);
+  await session.flush(now);
+}

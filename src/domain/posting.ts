@@ -1,0 +1,156 @@
+/**
+ * The one posting rule, pure. Every money movement (a transfer's hold or direct entry, settle, fail,
+ * cancel, return, funding, and the products to come) is a journal entry whose postings are decided here
+ * against the locked accounts' sums: the entry must balance, every posting must be in its account's
+ * currency, no sum may leave what the ledger can hold, and no wallet may be taken below its floor.
+ */
+import {
+  type AccountKind,
+  type AccountSums,
+  applyPosting,
+  holdPostings,
+  isBalanced,
+  type JournalEntryKind,
+  type Posting,
+  walletBalances,
+  ZERO_SUMS as ZERO,
+} from './ledger.ts';
+import type { Currency } from './money.ts';
+
+/** PostgreSQL BIGINT's maximum: no running sum of an account may pass it. */
+export const ACCOUNT_SUM_MINOR_MAX = 9_223_372_036_854_775_807n;
+
+/** An account as the posting module sees it once locked: its sums and what limits it. */
+export interface PostingAccount extends AccountSums {
+  id: string;
+  kind: AccountKind;
+  currency: Currency;
+  /** The wallet's status when the account is a wallet's; null for system accounts. */
+  walletStatus: string | null;
+  /** How far below zero the wallet's available balance may go; 0 until a product allows an overdraft. */
+  overdraftLimitMinor: bigint;
+}
+
+export interface EntryDraft {
+  kind: JournalEntryKind;
+  postings: readonly Posting[];
+}
+
+/**
+ * Expected refusals, in precedence order: a wallet that may not move money, then one that lacks it, then a
+ * sum the ledger cannot hold.
+ */
+export const POSTING_REFUSALS = ['wallet_not_active', 'insufficient_funds', 'account_sum_overflow'] as const;
+export type PostingRefusalCode = (typeof POSTING_REFUSALS)[number];
+
+export interface PostingRefusal {
+  code: PostingRefusalCode;
+  accountId: string;
+}
+
+export type PostingDecision =
+  | { ok: true; next: Map<string, AccountSums> }
+  | { ok: false; refusal: PostingRefusal };
+
+/** A wallet that is frozen or closed may not be debited; a closed one may not be credited either. */
+function mayLower(walletStatus: string | null): boolean {
+  return walletStatus === null || walletStatus === 'active';
+}
+
+function sumsWithinBounds(sums: AccountSums): boolean {
+  return [sums.debitsPending, sums.debitsPosted, sums.creditsPending, sums.creditsPosted].every(
+    (v) => v <= ACCOUNT_SUM_MINOR_MAX,
+  );
+}
+
+/**
+ * Decides one entry against the accounts' current sums (as locked, plus whatever this transaction posted
+ * before it). Returns the accounts' new sums, or the refusal. An unbalanced entry, an unknown account, a
+ * posting in another currency than its account, or a pending sum going negative is a bug, not a refusal:
+ * it throws.
+ *
+ * The overdraft rule: a wallet's available balance may not be lowered below minus its overdraft limit (0
+ * today), and may not be lowered at all unless the wallet is active. Movements that do not lower it (a
+ * hold posted or voided, money arriving) pass whatever the balance, so a hold is always released.
+ */
+export function decideEntry(
+  accounts: ReadonlyMap<string, PostingAccount>,
+  current: ReadonlyMap<string, AccountSums>,
+  entry: EntryDraft,
+): PostingDecision {
+  if (entry.postings.length === 0) throw new Error(`${entry.kind} entry without postings`);
+  if (!isBalanced(entry.postings)) throw new Error(`unbalanced ${entry.kind} entry`);
+  const currency = entry.postings[0]?.currency;
+  const next = new Map<string, AccountSums>();
+  for (const posting of entry.postings) {
+    const account = accounts.get(posting.accountId);
+    if (!account) throw new Error(`posting to unlocked account ${posting.accountId}`);
+    if (posting.currency !== account.currency || posting.currency !== currency) {
+      throw new Error(`a ${posting.currency} posting to ${account.currency} account ${account.id}`);
+    }
+    const before = next.get(account.id) ?? current.get(account.id) ?? account;
+    next.set(account.id, applyPosting(before, posting));
+  }
+  let refusal: PostingRefusal | undefined;
+  const refuse = (code: PostingRefusalCode, accountId: string) => {
+    if (!refusal || POSTING_REFUSALS.indexOf(code) < POSTING_REFUSALS.indexOf(refusal.code)) {
+      refusal = { code, accountId };
+    }
+  };
+  for (const [id, after] of next) {
+    const account = accounts.get(id) as PostingAccount;
+    if (after.debitsPending < 0n || after.creditsPending < 0n) {
+      throw new Error(`pending sum of ${id} would go negative: a hold released twice`);
+    }
+    if (!sumsWithinBounds(after)) refuse('account_sum_overflow', id);
+    if (account.kind !== 'wallet') continue;
+    const before = current.get(id) ?? account;
+    const availableBefore = walletBalances(before).availableMinor;
+    const availableAfter = walletBalances(after).availableMinor;
+    const currentAfter = walletBalances(after).currentMinor;
+    if (availableAfter < availableBefore) {
+      if (!mayLower(account.walletStatus)) refuse('wallet_not_active', id);
+      else if (availableAfter < -account.overdraftLimitMinor) refuse('insufficient_funds', id);
+    } else if (account.walletStatus === 'closed' && currentAfter > walletBalances(before).currentMinor) {
+      refuse('wallet_not_active', id);
+    }
+  }
+  return refusal ? { ok: false, refusal } : { ok: true, next };
+}
+
+export type DebitRefusal = Extract<PostingRefusalCode, 'insufficient_funds' | 'wallet_not_active'>;
+
+/**
+ * Whether a wallet in the given state may have amountMinor held now: the posting rule above applied to a
+ * hold from the wallet, stated on its own.
+ */
+export function decideDebit(
+  sums: AccountSums,
+  walletStatus: string,
+  amountMinor: bigint,
+): DebitRefusal | undefined {
+  const wallet: PostingAccount = {
+    id: 'wallet',
+    kind: 'wallet',
+    currency: 'KES',
+    walletStatus,
+    overdraftLimitMinor: 0n,
+    ...sums,
+  };
+  const clearing: PostingAccount = {
+    ...wallet,
+    ...ZERO,
+    id: 'clearing',
+    kind: 'rail_clearing',
+    walletStatus: null,
+  };
+  const decision = decideEntry(
+    new Map([
+      [wallet.id, wallet],
+      [clearing.id, clearing],
+    ]),
+    new Map(),
+    { kind: 'hold', postings: holdPostings(wallet.id, clearing.id, amountMinor, 'KES') },
+  );
+  return decision.ok ? undefined : (decision.refusal.code as DebitRefusal);
+}
