@@ -2,7 +2,9 @@
  * Webhook delivery against real receivers on 127.0.0.1: time-outs, refused connections, an exhausted
  * schedule, auto-disable after failing too long with nothing dropped, leases (expiry, re-claim, a
  * redeliver during an attempt), fan-out to disabled and deleted subscriptions, secret rotation, and the
- * long-running dispatcher keeping one slow endpoint from delaying the others.
+ * long-running dispatcher keeping one slow endpoint from delaying the others. Then poison deliveries:
+ * binary, endless and malformed answers, exceptions between claim and outcome, outcomes that cannot be
+ * recorded, more live secrets than a header carries, and claims that spent the schedule unrecorded.
  */
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
