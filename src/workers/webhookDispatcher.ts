@@ -113,12 +113,7 @@ async function sendOne(
     outcome = await attempt(deps, options, delivery, startedAt);
   } catch (error) {
     onError(error);
-    outcome = mkobaFailure(
-      'internal',
-      'Mkoba could not prepare or send this attempt; it is retried on the schedule',
-      startedAt,
-      deps.now(),
-    );
+    outcome = mkobaFailure('internal', 'Mkoba could not prepare or send this attempt', startedAt, deps.now());
   }
   if (!outcome) return;
   const random = (options.random ?? Math.random)();
