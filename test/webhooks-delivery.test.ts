@@ -2,21 +2,33 @@
  * Webhook delivery against real receivers on 127.0.0.1: time-outs, refused connections, an exhausted
  * schedule, auto-disable after failing too long with nothing dropped, leases (expiry, re-claim, a
  * redeliver during an attempt), fan-out to disabled and deleted subscriptions, secret rotation, and the
- * long-running dispatcher keeping one slow endpoint from delaying the others.
+ * long-running dispatcher keeping one slow endpoint from delaying the others. Then poison deliveries:
+ * binary, endless and malformed answers, exceptions between claim and outcome, outcomes that cannot be
+ * recorded, more live secrets than a header carries, and claims that spent the schedule unrecorded.
  */
+import { randomBytes } from 'node:crypto';
 import http from 'node:http';
+import { gzipSync } from 'node:zlib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { issueApiKey } from '../src/app/apiKeys.ts';
 import type { Deps } from '../src/app/deps.ts';
 import { defaultWebhookSettings } from '../src/config.ts';
 import { httpWebhookSender, type WebhookSender } from '../src/delivery/httpSender.ts';
-import { verifySignatureHeader } from '../src/domain/signing.ts';
-import { WEBHOOK_SUBSCRIPTION_IN_FLIGHT_MAX } from '../src/domain/webhooks.ts';
+import {
+  formatWebhookSecret,
+  verifySignatureHeader,
+  WEBHOOK_SIGNING_SECRETS_MAX,
+} from '../src/domain/signing.ts';
+import {
+  WEBHOOK_RESPONSE_BODY_CHARS_MAX,
+  WEBHOOK_SUBSCRIPTION_IN_FLIGHT_MAX,
+} from '../src/domain/webhooks.ts';
 import {
   activeSecrets,
   claimDueDeliveries,
   findSubscription,
   finishDelivery,
+  rotateSecret,
 } from '../src/store/repositories/webhooks.ts';
 import type { Store } from '../src/store/store.ts';
 import {
@@ -54,13 +66,15 @@ interface TimelineEntry {
 }
 
 /**
- * A receiver that answers with `status()` at once, or never (`hang`: the request stays open until the
- * sender gives up), and counts how many requests it has open at a time.
+ * A receiver that answers with `status()` and `body()` at once, or never (`hang`: the request stays open
+ * until the sender gives up), or with a 200 whose body never ends (`stream`), and counts how many requests
+ * it has open at a time.
  */
 interface TestReceiver {
   url: string;
   arrivals: Arrival[];
-  status: () => number | 'hang';
+  status: () => number | 'hang' | 'stream';
+  body: () => string | Buffer;
   open: number;
   openMax: number;
   close(): Promise<void>;
@@ -71,6 +85,7 @@ async function startTestReceiver(name: string, timeline: TimelineEntry[] = []): 
     url: '',
     arrivals: [],
     status: () => 200,
+    body: () => 'ok',
     open: 0,
     openMax: 0,
     close: async () => {},
@@ -97,8 +112,16 @@ async function startTestReceiver(name: string, timeline: TimelineEntry[] = []): 
       });
       const status = receiver.status();
       if (status === 'hang') return;
+      if (status === 'stream') {
+        response.writeHead(200, { 'content-type': 'text/plain' });
+        const more = () => {
+          if (!response.destroyed) response.write('x'.repeat(16_384), () => setImmediate(more));
+        };
+        more();
+        return;
+      }
       response.writeHead(status);
-      response.end('ok');
+      response.end(receiver.body());
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
@@ -121,6 +144,17 @@ async function closedPort(): Promise<number> {
   const port = typeof address === 'object' && address ? address.port : 0;
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
+}
+
+/** The store with its transactions run through `transaction` (to hold one up, or to fail some). */
+function withTransaction(store: Store, transaction: Store['transaction']): Store {
+  return {
+    driver: store.driver,
+    query: (sql, params) => store.query(sql, params),
+    exec: (sql) => store.exec(sql),
+    close: () => store.close(),
+    transaction,
+  };
 }
 
 function options(settings: Partial<DispatcherOptions['settings']> = {}, sender?: WebhookSender) {
@@ -152,6 +186,7 @@ describe.each(BACKENDS)('webhook delivery on %s', (backend) => {
     created = [];
     receiver.arrivals.length = 0;
     receiver.status = () => 200;
+    receiver.body = () => 'ok';
   });
 
   /** A fresh organization, so a test sees only its own events and subscriptions. */
@@ -179,8 +214,13 @@ describe.each(BACKENDS)('webhook delivery on %s', (backend) => {
     return response.data.data;
   }
 
-  async function drain(opts: DispatcherOptions, passesMax = 10): Promise<void> {
-    for (let i = 0; i < passesMax; i++) if ((await dispatchWebhooksOnce(t.deps, opts)) === 0) return;
+  async function drain(
+    opts: DispatcherOptions,
+    passesMax = 10,
+    deps: Deps = t.deps,
+    onError?: (error: unknown) => void,
+  ): Promise<void> {
+    for (let i = 0; i < passesMax; i++) if ((await dispatchWebhooksOnce(deps, opts, onError)) === 0) return;
   }
 
   it('a receiver slower than the time-out is logged as timeout, and a retry is scheduled', async () => {
@@ -506,19 +546,13 @@ describe.each(BACKENDS)('webhook delivery on %s', (backend) => {
       release = resolve;
     });
     const store = t.deps.store;
-    const gated: Store = {
-      driver: store.driver,
-      query: (sql, params) => store.query(sql, params),
-      exec: (sql) => store.exec(sql),
-      close: () => store.close(),
-      async transaction(fn) {
-        if (!entered) {
-          entered = true;
-          await gate;
-        }
-        return store.transaction(fn);
-      },
-    };
+    const gated = withTransaction(store, async (fn) => {
+      if (!entered) {
+        entered = true;
+        await gate;
+      }
+      return store.transaction(fn);
+    });
     const errors: unknown[] = [];
     const dispatcher = startWebhookDispatcher({ ...t.deps, store: gated }, options(), (e) => errors.push(e));
     await waitFor('the first claim', () => entered);
@@ -584,5 +618,276 @@ describe.each(BACKENDS)('webhook delivery on %s', (backend) => {
       await prompt.close();
     }
     expect(errors).toEqual([]);
+  });
+  it('an answer with NUL bytes (gzip) is logged sanitised; the delivery follows its schedule and frees its slot', async () => {
+    const { key } = await organization();
+    await subscribe(key);
+    const gzipped = gzipSync(Buffer.from('{"received":true}'));
+    expect(gzipped.includes(0)).toBe(true);
+    let calls = 0;
+    receiver.status = () => (++calls === 1 ? 500 : 200);
+    receiver.body = () => gzipped;
+    const eventId = await emit(key);
+    const opts = options({ retryScheduleSeconds: [0] });
+    const errors: unknown[] = [];
+    expect(await dispatchWebhooksOnce(t.deps, opts, (e) => errors.push(e))).toBe(1);
+    const [failed] = await deliveries(key, eventId);
+    expect(failed).toMatchObject({ status: 'pending', attempts: 1, last_status_code: 500 });
+    expect(failed.next_attempt_at).not.toBeNull();
+    expect(failed.attempt_log).toEqual([
+      expect.objectContaining({ attempt: 1, status_code: 500, error_class: null }),
+    ]);
+    const excerpt: string = failed.attempt_log[0].response_body;
+    expect(excerpt).not.toContain('\u0000');
+    expect(excerpt).toContain('\uFFFD');
+
+    // Not `delivering`: it holds no in-flight slot and is due again at once, by the schedule.
+    expect(await dispatchWebhooksOnce(t.deps, opts, (e) => errors.push(e))).toBe(1);
+    const [succeeded] = await deliveries(key, eventId);
+    expect(succeeded).toMatchObject({ status: 'succeeded', attempts: 2, next_attempt_at: null });
+    expect(succeeded.attempt_log.map((a: { status_code: number }) => a.status_code)).toEqual([500, 200]);
+    expect(succeeded.attempt_log[1].response_body).not.toContain('\u0000');
+    expect(receiver.arrivals).toHaveLength(2);
+    expect(errors).toEqual([]);
+  });
+
+  it('long answers, invalid UTF-8 and lone surrogates are cut and stored; an answer that never ends is not a time-out', async () => {
+    const { key } = await organization();
+    await subscribe(key);
+    receiver.body = () => Buffer.concat([Buffer.from([0xff, 0xc3]), Buffer.from('é'.repeat(200_000))]);
+    const long = await emit(key);
+    await drain(options());
+    const [cut] = await deliveries(key, long);
+    expect(cut).toMatchObject({ status: 'succeeded', last_status_code: 200 });
+    const excerpt: string = cut.attempt_log[0].response_body;
+    expect(excerpt.startsWith('\uFFFD\uFFFDéé')).toBe(true);
+    expect(excerpt.length).toBe(WEBHOOK_RESPONSE_BODY_CHARS_MAX);
+
+    // A 200 followed by a body that streams on: the answer is read up to the excerpt, not until the time-out.
+    receiver.status = () => 'stream';
+    const endless = await emit(key);
+    await drain(options({ timeoutMs: 3_000, retryScheduleSeconds: [3_600] }));
+    const [streamed] = await deliveries(key, endless);
+    expect(streamed).toMatchObject({ status: 'succeeded', last_status_code: 200, last_error: null });
+    expect(streamed.attempt_log[0].duration_ms).toBeLessThan(3_000);
+    expect(streamed.attempt_log[0].response_body).toBe('x'.repeat(WEBHOOK_RESPONSE_BODY_CHARS_MAX));
+
+    // A sender that hands back text PostgreSQL cannot hold as it is.
+    const odd: WebhookSender = async () => ({
+      kind: 'response',
+      statusCode: 503,
+      body: `a\u0000b\uD800c\uDC00d${'😀'.repeat(WEBHOOK_RESPONSE_BODY_CHARS_MAX)}`,
+      retryAfterSeconds: undefined,
+    });
+    const strange = await emit(key);
+    await drain(options({ retryScheduleSeconds: [3_600] }, odd));
+    const [stored] = await deliveries(key, strange);
+    expect(stored).toMatchObject({ status: 'pending', attempts: 1, last_status_code: 503 });
+    const body: string = stored.attempt_log[0].response_body;
+    expect(body.startsWith('a\uFFFDb\uFFFDc\uFFFDd😀')).toBe(true);
+    // Cut to the bound without splitting the last emoji's surrogate pair.
+    expect(body.length).toBeLessThanOrEqual(WEBHOOK_RESPONSE_BODY_CHARS_MAX);
+    expect(body.length).toBeGreaterThan(WEBHOOK_RESPONSE_BODY_CHARS_MAX - 2);
+    expect(body.endsWith('😀')).toBe(true);
+  });
+
+  it('a sender that throws counts as a failed attempt (internal) and the schedule runs out; the endpoint is not blamed', async () => {
+    const { key, organizationId } = await organization();
+    const subscription = await subscribe(key);
+    const eventId = await emit(key);
+    const broken: WebhookSender = async () => {
+      throw new Error('sender bug: secret detail');
+    };
+    const errors: unknown[] = [];
+    await drain(options({ retryScheduleSeconds: [0, 0] }, broken), 10, t.deps, (e) => errors.push(e));
+    const [delivery] = await deliveries(key, eventId);
+    expect(delivery).toMatchObject({ status: 'exhausted', attempts: 3, next_attempt_at: null });
+    expect(delivery.last_error).toMatch(/^internal: /);
+    expect(delivery.attempt_log.map((a: { error_class: string }) => a.error_class)).toEqual([
+      'internal',
+      'internal',
+      'internal',
+    ]);
+    for (const a of delivery.attempt_log) expect(a.response_body).not.toContain('secret detail');
+    expect(errors).toHaveLength(3);
+    expect((await findSubscription(t.deps.store, organizationId, subscription.id))?.failingSince).toBeNull();
+  });
+
+  it('an event that cannot be rendered counts as a failed attempt (internal) and is never sent', async () => {
+    const { key } = await organization();
+    await subscribe(key);
+    const eventId = await emit(key);
+    // Corrupt the stored event: a creation time no envelope can spell.
+    await t.db.store.query("UPDATE events SET created_at = 'infinity' WHERE id = $1", [eventId]);
+    const errors: unknown[] = [];
+    await drain(options({ retryScheduleSeconds: [0] }), 10, t.deps, (e) => errors.push(e));
+    expect(receiver.arrivals).toHaveLength(0);
+    const [delivery] = await deliveries(key, eventId);
+    expect(delivery).toMatchObject({ status: 'exhausted', attempts: 2, next_attempt_at: null });
+    expect(delivery.attempt_log).toEqual([
+      expect.objectContaining({ attempt: 1, status_code: null, error_class: 'internal' }),
+      expect.objectContaining({ attempt: 2, status_code: null, error_class: 'internal' }),
+    ]);
+    expect(errors).toHaveLength(2);
+  });
+
+  it('an outcome transaction that fails once is retried and the answer recorded as it was', async () => {
+    const { key } = await organization();
+    await subscribe(key);
+    const eventId = await emit(key);
+    const store = t.deps.store;
+    let transactions = 0;
+    // The claim commits; the first try at recording the outcome meets a dropped connection.
+    const flaky = withTransaction(store, async (fn) => {
+      if (++transactions === 2) throw new Error('Connection terminated unexpectedly');
+      return store.transaction(fn);
+    });
+    const errors: unknown[] = [];
+    expect(await dispatchWebhooksOnce({ ...t.deps, store: flaky }, options(), (e) => errors.push(e))).toBe(1);
+    const [delivery] = await deliveries(key, eventId);
+    expect(delivery).toMatchObject({ status: 'succeeded', attempts: 1, last_status_code: 200 });
+    expect(delivery.attempt_log).toEqual([
+      expect.objectContaining({ attempt: 1, status_code: 200, error_class: null }),
+    ]);
+    expect(errors).toHaveLength(1);
+  });
+
+  it('an outcome that cannot be recorded at all is logged as a failed attempt (outcome_unrecordable) and the schedule applies', async () => {
+    const { key, organizationId } = await organization();
+    const subscription = await subscribe(key);
+    receiver.status = () => 500;
+    const eventId = await emit(key);
+    const store = t.deps.store;
+    // Every write to the subscription fails, so the full outcome of a failure (which marks the endpoint as
+    // failing) can never commit.
+    const broken = withTransaction(store, (fn) =>
+      store.transaction((tx) =>
+        fn({
+          exec: (sql) => tx.exec(sql),
+          query: (sql, params) =>
+            sql.trimStart().startsWith('UPDATE webhook_subscriptions')
+              ? Promise.reject(new Error('could not extend file'))
+              : tx.query(sql, params),
+        }),
+      ),
+    );
+    const errors: unknown[] = [];
+    await drain(options({ retryScheduleSeconds: [0] }), 10, { ...t.deps, store: broken }, (e) =>
+      errors.push(e),
+    );
+    expect(receiver.arrivals).toHaveLength(2);
+    const [delivery] = await deliveries(key, eventId);
+    expect(delivery).toMatchObject({ status: 'exhausted', attempts: 2, next_attempt_at: null });
+    expect(delivery.last_error).toMatch(/^outcome_unrecordable: /);
+    expect(delivery.attempt_log).toEqual([
+      expect.objectContaining({ attempt: 1, status_code: null, error_class: 'outcome_unrecordable' }),
+      expect.objectContaining({ attempt: 2, status_code: null, error_class: 'outcome_unrecordable' }),
+    ]);
+    expect(delivery.attempt_log[0].response_body).toContain('500');
+    expect(errors.length).toBeGreaterThanOrEqual(2);
+    expect((await findSubscription(store, organizationId, subscription.id))?.failingSince).toBeNull();
+  });
+
+  it('more active secrets than sign one delivery: signed with the newest, and delivered', async () => {
+    const { key } = await organization();
+    const subscription = await subscribe(key);
+    const start = Date.now();
+    const rotated: string[] = [];
+    for (let i = 1; i <= WEBHOOK_SIGNING_SECRETS_MAX + 2; i++) {
+      const secret = formatWebhookSecret(randomBytes(32));
+      await rotateSecret(
+        t.deps.store,
+        subscription.id,
+        secret,
+        new Date(start + i),
+        new Date(start + 86_400_000),
+      );
+      rotated.push(secret);
+    }
+    expect(await activeSecrets(t.deps.store, subscription.id, new Date())).toHaveLength(rotated.length + 1);
+    const eventId = await emit(key);
+    await drain(options());
+    expect((await deliveries(key, eventId))[0]).toMatchObject({ status: 'succeeded', attempts: 1 });
+    const arrival = receiver.arrivals.at(-1);
+    if (!arrival) throw new Error('nothing delivered');
+    expect(arrival.signature.match(/v1=/g)).toHaveLength(WEBHOOK_SIGNING_SECRETS_MAX);
+    const at = Math.floor(Date.now() / 1000);
+    const newest = rotated.slice(-WEBHOOK_SIGNING_SECRETS_MAX);
+    for (const secret of newest) {
+      expect(verifySignatureHeader(arrival.body, arrival.signature, [secret], at).ok).toBe(true);
+    }
+    for (const secret of [subscription.secret, ...rotated.slice(0, 2)]) {
+      expect(verifySignatureHeader(arrival.body, arrival.signature, [secret], at).ok).toBe(false);
+    }
+  });
+
+  it('a subscription deleted or disabled between claim and send gets nothing, and no attempt is counted', async () => {
+    const { key } = await organization();
+    const removed = await subscribe(key, `${receiver.url}?s=removed`);
+    const paused = await subscribe(key, `${receiver.url}?s=paused`);
+    const eventId = await emit(key);
+    const store = t.deps.store;
+    let transactions = 0;
+    const racing = withTransaction(store, async (fn) => {
+      const result = await store.transaction(fn);
+      // Right after the claim commits, the subscriptions change under the dispatcher.
+      if (++transactions === 1) {
+        await api(t, 'DELETE', `/v1/webhook-subscriptions/${removed.id}`, { key });
+        await api(t, 'PATCH', `/v1/webhook-subscriptions/${paused.id}`, {
+          key,
+          body: { status: 'disabled' },
+        });
+      }
+      return result;
+    });
+    expect(await dispatchWebhooksOnce({ ...t.deps, store: racing }, options())).toBe(2);
+    expect(receiver.arrivals).toHaveLength(0);
+    for (const d of await deliveries(key, eventId)) {
+      expect(d).toMatchObject({ status: 'pending', attempts: 0, attempt_log: [] });
+    }
+    await api(t, 'PATCH', `/v1/webhook-subscriptions/${paused.id}`, { key, body: { status: 'enabled' } });
+    await drain(options());
+    expect(receiver.arrivals.map((a) => a.path)).toEqual(['/hooks?s=paused']);
+    const rows = await deliveries(key, eventId);
+    expect(rows.find((d) => d.subscription === paused.id)).toMatchObject({
+      status: 'succeeded',
+      attempts: 1,
+    });
+    expect(rows.find((d) => d.subscription === removed.id)).toMatchObject({ status: 'pending', attempts: 0 });
+  });
+
+  it('attempts whose outcome was never recorded spend the schedule: the delivery is exhausted, not sent past it', async () => {
+    const { key } = await organization();
+    const subscription = await subscribe(key);
+    const eventId = await emit(key);
+    // Three dispatchers in turn claim the delivery and die before recording anything: each lease runs out.
+    for (let i = 0; i < 3; i++) {
+      const claimed = await t.deps.store.transaction((tx) =>
+        claimDueDeliveries(
+          tx,
+          new Date(),
+          new Date(Date.now() - 1_000),
+          50,
+          WEBHOOK_SUBSCRIPTION_IN_FLIGHT_MAX,
+        ),
+      );
+      expect(claimed.filter((d) => d.subscriptionId === subscription.id)).toHaveLength(1);
+    }
+    await drain(options({ retryScheduleSeconds: [0] }));
+    expect(receiver.arrivals).toHaveLength(0);
+    const [delivery] = await deliveries(key, eventId);
+    expect(delivery).toMatchObject({ status: 'exhausted', attempts: 4, next_attempt_at: null });
+    expect(delivery.attempt_log).toEqual([
+      expect.objectContaining({ attempt: 4, status_code: null, error_class: 'schedule_spent' }),
+    ]);
+  });
+  it('the sender answers a header value or URL Node refuses with an error result, never an exception', async () => {
+    const send = httpWebhookSender({ timeoutMs: PROMPT_TIMEOUT_MS, blockReservedAddresses: false });
+    await expect(send(receiver.url, '{}', { 'x-broken': 'a\nb' })).resolves.toMatchObject({
+      kind: 'error',
+      errorClass: 'other',
+    });
+    await expect(send('not a url', '{}', {})).resolves.toMatchObject({ kind: 'error', errorClass: 'other' });
+    expect(receiver.arrivals).toHaveLength(0);
   });
 });

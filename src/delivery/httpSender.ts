@@ -1,5 +1,6 @@
 /**
- * The webhook HTTP adapter: one POST, bounded in time and in how much of the answer it reads. In production
+ * The webhook HTTP adapter: one POST, bounded in time and in how much of the answer it reads; it never
+ * throws, whatever the target or the answer (a failure is a result with an error class). In production
  * every address a name resolves to is checked at connect time, so DNS cannot steer a delivery to a private
  * or loopback address after the URL was accepted (DNS rebinding).
  */
@@ -10,8 +11,9 @@ import type { LookupFunction } from 'node:net';
 import {
   isIpAddress,
   isReservedAddress,
+  responseExcerpt,
   urlHost,
-  WEBHOOK_RESPONSE_BODY_CHARS_MAX,
+  WEBHOOK_RESPONSE_BODY_BYTES_READ_MAX,
 } from '../domain/webhooks.ts';
 
 export type SendResult =
@@ -56,6 +58,7 @@ function retryAfterSeconds(header: string | string[] | undefined): number | unde
 }
 
 function classify(error: NodeJS.ErrnoException): Extract<SendResult, { kind: 'error' }>['errorClass'] {
+  if (typeof error !== 'object' || error === null) return 'other';
   if (error instanceof BlockedAddressError || error.code === 'EBLOCKEDADDRESS') return 'blocked_address';
   if (error.code === 'ENOTFOUND' || error.code === 'EAI_AGAIN') return 'dns';
   if (
@@ -78,60 +81,84 @@ export function httpWebhookSender(options: {
 }): WebhookSender {
   return (url, body, headers) =>
     new Promise((resolve) => {
-      const target = new URL(url);
-      // A literal address is never looked up, so the resolver's check would not see it: check it here.
-      const host = urlHost(target);
-      if (options.blockReservedAddresses && isIpAddress(host) && isReservedAddress(host)) {
-        resolve({ kind: 'error', errorClass: 'blocked_address', message: `${host} is a reserved address` });
-        return;
-      }
-      const client = target.protocol === 'https:' ? https : http;
       let settled = false;
+      let timer: NodeJS.Timeout | undefined;
       const finish = (result: SendResult) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
         resolve(result);
       };
-      const request = client.request(
-        target,
-        {
-          method: 'POST',
-          headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
-          agent: false,
-          ...(options.blockReservedAddresses ? { lookup: publicOnlyLookup } : {}),
-        },
-        (response) => {
-          let text = '';
-          response.setEncoding('utf8');
-          response.on('data', (chunk: string) => {
-            if (text.length < WEBHOOK_RESPONSE_BODY_CHARS_MAX) text += chunk;
-          });
-          response.on('end', () =>
-            finish({
-              kind: 'response',
-              statusCode: response.statusCode ?? 0,
-              body: text.slice(0, WEBHOOK_RESPONSE_BODY_CHARS_MAX),
-              retryAfterSeconds: retryAfterSeconds(response.headers['retry-after']),
-            }),
-          );
-          response.on('error', (error) =>
-            finish({ kind: 'error', errorClass: 'connection', message: error.message }),
-          );
-        },
-      );
-      // One deadline for the whole exchange: connect, send, and read the answer.
-      const timer = setTimeout(() => {
-        request.destroy(new Error('timeout'));
+      const failed = (error: unknown) =>
         finish({
           kind: 'error',
-          errorClass: 'timeout',
-          message: `no complete answer within ${options.timeoutMs} ms`,
+          errorClass: classify(error as NodeJS.ErrnoException),
+          message: error instanceof Error ? error.message : String(error),
         });
-      }, options.timeoutMs);
-      request.on('error', (error: NodeJS.ErrnoException) =>
-        finish({ kind: 'error', errorClass: classify(error), message: error.message }),
-      );
-      request.end(body);
+      // Whatever throws here (a URL or a header value Node refuses) is an answer, never an exception.
+      try {
+        const target = new URL(url);
+        // A literal address is never looked up, so the resolver's check would not see it: check it here.
+        const host = urlHost(target);
+        if (options.blockReservedAddresses && isIpAddress(host) && isReservedAddress(host)) {
+          finish({ kind: 'error', errorClass: 'blocked_address', message: `${host} is a reserved address` });
+          return;
+        }
+        const client = target.protocol === 'https:' ? https : http;
+        const request = client.request(
+          target,
+          {
+            method: 'POST',
+            headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+            agent: false,
+            ...(options.blockReservedAddresses ? { lookup: publicOnlyLookup } : {}),
+          },
+          (response) => {
+            const chunks: Buffer[] = [];
+            let bytes = 0;
+            const answer = () => {
+              try {
+                finish({
+                  kind: 'response',
+                  statusCode: response.statusCode ?? 0,
+                  body: responseExcerpt(
+                    Buffer.concat(chunks).subarray(0, WEBHOOK_RESPONSE_BODY_BYTES_READ_MAX),
+                  ),
+                  retryAfterSeconds: retryAfterSeconds(response.headers['retry-after']),
+                });
+              } catch (error) {
+                failed(error);
+              }
+            };
+            response.on('data', (chunk: Buffer) => {
+              if (settled) return;
+              chunks.push(chunk);
+              bytes += chunk.length;
+              // Enough for the excerpt: the status is known, so the rest of the answer is not waited for.
+              if (bytes >= WEBHOOK_RESPONSE_BODY_BYTES_READ_MAX) {
+                answer();
+                request.destroy();
+              }
+            });
+            response.on('end', answer);
+            response.on('error', (error) =>
+              finish({ kind: 'error', errorClass: 'connection', message: error.message }),
+            );
+          },
+        );
+        // One deadline for the whole exchange: connect, send, and read the answer.
+        timer = setTimeout(() => {
+          request.destroy(new Error('timeout'));
+          finish({
+            kind: 'error',
+            errorClass: 'timeout',
+            message: `no complete answer within ${options.timeoutMs} ms`,
+          });
+        }, options.timeoutMs);
+        request.on('error', failed);
+        request.end(body);
+      } catch (error) {
+        failed(error);
+      }
     });
 }

@@ -16,6 +16,11 @@ export const WEBHOOK_EVENT_TYPES_MAX = 50;
 export const WEBHOOK_TIMEOUT_MS_DEFAULT = 10_000;
 /** What we keep of a receiver's response body in the attempt log. */
 export const WEBHOOK_RESPONSE_BODY_CHARS_MAX = 2_048;
+/**
+ * What we read of a receiver's response body: enough for the excerpt (a character is at most 4 bytes in
+ * UTF-8). The rest is never waited for, so an answer that streams on cannot hold a slot until the time-out.
+ */
+export const WEBHOOK_RESPONSE_BODY_BYTES_READ_MAX = 4 * WEBHOOK_RESPONSE_BODY_CHARS_MAX;
 /** How long a rotated-out secret keeps signing alongside the new one. */
 export const WEBHOOK_SECRET_ROTATION_GRACE_HOURS_DEFAULT = 24;
 /** An endpoint failing without a single success for this long is disabled. */
@@ -81,6 +86,30 @@ export function nextAttempt(
     delaySeconds = Math.max(delaySeconds, asked);
   }
   return { kind: 'retry', at: new Date(now.getTime() + Math.round(delaySeconds * 1000)) };
+}
+
+/** NUL (which PostgreSQL text cannot hold) and lone surrogates (which UTF-8 cannot encode). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is exactly what this must find.
+const UNSTORABLE_CHARS = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/**
+ * Text any text column and any JSON body can carry: NUL and lone surrogates become U+FFFD, and it is cut to
+ * `charsMax` UTF-16 units without splitting a surrogate pair.
+ */
+export function storableText(text: string, charsMax: number): string {
+  const clean = text.replace(UNSTORABLE_CHARS, '\uFFFD');
+  if (clean.length <= charsMax) return clean;
+  const cut = clean.slice(0, charsMax);
+  return /[\uD800-\uDBFF]$/.test(cut) ? cut.slice(0, -1) : cut;
+}
+
+/**
+ * The logged excerpt of a receiver's answer, from its first bytes: UTF-8, with whatever does not decode
+ * (a gzip or other binary body) shown as U+FFFD, and storable.
+ */
+export function responseExcerpt(bytes: Uint8Array): string {
+  const text = new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes);
+  return storableText(text, WEBHOOK_RESPONSE_BODY_CHARS_MAX);
 }
 
 export function shouldDisable(failingSince: Date | null, now: Date, disableAfterMs: number): boolean {

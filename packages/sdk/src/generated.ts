@@ -388,7 +388,8 @@ export interface WebhookDelivery {
   subscription: string;
   status: 'pending' | 'delivering' | 'succeeded' | 'exhausted';
   attempts: number;
-  next_attempt_at: string;
+  /** When it is due (pending) or was due (delivering); null once succeeded or exhausted. */
+  next_attempt_at: string | null;
   last_attempt_at?: string | null;
   last_status_code?: number | null;
   last_error?: string | null;
@@ -399,7 +400,7 @@ export interface WebhookDelivery {
     started_at: string;
     duration_ms: number;
     status_code: number | null;
-    /** timeout, dns, connection, blocked_address, tls or other. */
+    /** Why the attempt failed: timeout, dns, connection, blocked_address, tls or other (the request); internal (Mkoba could not prepare or send it), outcome_unrecordable (its outcome could not be recorded, so it counts as failed) or schedule_spent (not sent: attempts whose outcome was never recorded spent the retry schedule). Null when the endpoint answered. */
     error_class: string | null;
     /** The start of the answer (or the error), cut to a bound. */
     response_body: string | null;

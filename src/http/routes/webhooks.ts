@@ -103,7 +103,11 @@ const deliverySchema = {
     subscription: { type: 'string' },
     status: { type: 'string', enum: ['pending', 'delivering', 'succeeded', 'exhausted'] },
     attempts: { type: 'integer' },
-    next_attempt_at: timestampSchema,
+    next_attempt_at: {
+      type: ['string', 'null'],
+      format: 'date-time',
+      description: 'When it is due (pending) or was due (delivering); null once succeeded or exhausted.',
+    },
     last_attempt_at: { type: ['string', 'null'], format: 'date-time' },
     last_status_code: { type: ['integer', 'null'] },
     last_error: { type: ['string', 'null'] },
@@ -121,7 +125,11 @@ const deliverySchema = {
           status_code: { type: ['integer', 'null'] },
           error_class: {
             type: ['string', 'null'],
-            description: 'timeout, dns, connection, blocked_address, tls or other.',
+            description:
+              'Why the attempt failed: timeout, dns, connection, blocked_address, tls or other (the request); ' +
+              'internal (Mkoba could not prepare or send it), outcome_unrecordable (its outcome could not be ' +
+              'recorded, so it counts as failed) or schedule_spent (not sent: attempts whose outcome was never ' +
+              'recorded spent the retry schedule). Null when the endpoint answered.',
           },
           response_body: {
             type: ['string', 'null'],
@@ -164,7 +172,9 @@ function presentDelivery(d: DeliveryView) {
     subscription: d.subscriptionId,
     status: d.status,
     attempts: d.attempts,
-    next_attempt_at: d.nextAttemptAt.toISOString(),
+    // A finished delivery is due for nothing: its stored time is only when it finished.
+    next_attempt_at:
+      d.status === 'pending' || d.status === 'delivering' ? d.nextAttemptAt.toISOString() : null,
     last_attempt_at: iso(d.lastAttemptAt),
     last_status_code: d.lastStatusCode,
     last_error: d.lastError,

@@ -1,4 +1,9 @@
-import type { PayloadFormat, SubscriptionStatus } from '../../domain/webhooks.ts';
+import {
+  type PayloadFormat,
+  type SubscriptionStatus,
+  storableText,
+  WEBHOOK_RESPONSE_BODY_CHARS_MAX,
+} from '../../domain/webhooks.ts';
 import type { Queryable } from '../store.ts';
 import { type KeysetFilter, keysetConditions, toDate } from './rows.ts';
 
@@ -298,11 +303,23 @@ export interface AttemptRecord {
   responseBody: string | null;
 }
 
+/** Text as the log keeps it: bounded, and never a NUL or lone surrogate, which would fail the whole outcome. */
+const loggable = (text: string | null) =>
+  text === null ? null : storableText(text, WEBHOOK_RESPONSE_BODY_CHARS_MAX);
+
 export async function insertAttempt(db: Queryable, a: AttemptRecord): Promise<void> {
   await db.query(
     `INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, status_code, error_class, response_body)
      VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (delivery_id, attempt) DO NOTHING`,
-    [a.deliveryId, a.attempt, a.startedAt, a.durationMs, a.statusCode, a.errorClass, a.responseBody],
+    [
+      a.deliveryId,
+      a.attempt,
+      a.startedAt,
+      a.durationMs,
+      a.statusCode,
+      a.errorClass,
+      loggable(a.responseBody),
+    ],
   );
 }
 
@@ -311,6 +328,49 @@ export interface DeliveryState {
   attempts: number;
   /** Attempts made before the delivery was last queued by hand: the retry schedule counts from here. */
   attemptsBeforeRequeue: number;
+}
+
+/** A claimed delivery as it stands just before sending, with where it goes and whether that still takes it. */
+export interface DeliveryToSend extends DeliveryState {
+  url: string;
+  payloadFormat: PayloadFormat;
+  /** The subscription is enabled and not deleted. */
+  subscriptionLive: boolean;
+}
+
+export async function findDeliveryToSend(
+  db: Queryable,
+  deliveryId: string,
+): Promise<DeliveryToSend | undefined> {
+  const [row] = await db.query(
+    `SELECT d.status, d.attempts, d.attempts_before_requeue, s.url, s.payload_format,
+            (s.status = 'enabled' AND s.deleted_at IS NULL) AS subscription_live
+       FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.id = d.subscription_id WHERE d.id = $1`,
+    [deliveryId],
+  );
+  return (
+    row && {
+      status: String(row.status),
+      attempts: Number(row.attempts),
+      attemptsBeforeRequeue: Number(row.attempts_before_requeue),
+      url: String(row.url),
+      payloadFormat: row.payload_format as PayloadFormat,
+      subscriptionLive: row.subscription_live === true,
+    }
+  );
+}
+
+/**
+ * Gives back a leased delivery that was not sent (its subscription was disabled or deleted after the
+ * claim): pending again, and the attempt the claim counted is uncounted. False when the lease was lost.
+ */
+export async function releaseDelivery(db: Queryable, deliveryId: string, attempt: number): Promise<boolean> {
+  const rows = await db.query(
+    `UPDATE webhook_deliveries SET status = 'pending', lease_expires_at = NULL, attempts = attempts - 1
+      WHERE id = $1 AND attempts = $2 AND status = 'delivering' RETURNING id`,
+    [deliveryId, attempt],
+  );
+  return rows.length > 0;
 }
 
 /** Locks a delivery to record an attempt's outcome. */
@@ -345,7 +405,15 @@ export async function finishDelivery(
     `UPDATE webhook_deliveries SET status = $3, next_attempt_at = $4, lease_expires_at = NULL, last_attempt_at = $5,
         last_status_code = $6, last_error = $7, succeeded_at = CASE WHEN $3 = 'succeeded' THEN $5 ELSE succeeded_at END
       WHERE id = $1 AND attempts = $2 AND status = 'delivering' RETURNING id`,
-    [deliveryId, attempt, outcome.status, outcome.nextAttemptAt, now, outcome.statusCode, outcome.error],
+    [
+      deliveryId,
+      attempt,
+      outcome.status,
+      outcome.nextAttemptAt,
+      now,
+      outcome.statusCode,
+      loggable(outcome.error),
+    ],
   );
   return rows.length > 0;
 }
