@@ -156,7 +156,7 @@ export function toAppError(thrown: unknown): AppError {
 
 const PROBLEM_DESCRIPTIONS: Record<number, string> = {
   400: 'Invalid request: a field, header or query parameter is wrong (`validation_error`, `malformed_json`).',
-  401: 'The API key is missing, malformed, unknown, revoked or of the other environment.',
+  401: 'The API key is missing, malformed, unknown, revoked or of the other environment. Each failure counts against the `auth_failures` limit of the client address (see `RateLimit`).',
   403: 'The API key lacks the scope this operation needs (`insufficient_permissions`).',
   404: 'No such resource in your organization (`resource_missing`).',
   409: 'A request with this Idempotency-Key is still in progress (`idempotency_key_in_flight`, with `Retry-After`), or the resource is in a state that does not allow the operation (`invalid_state_transition`, `wallet_not_active`).',
