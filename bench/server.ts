@@ -24,6 +24,8 @@ const CONFIG_VARIABLES = [
   'MKOBA_SANDBOX_API_KEY',
   'LOG_LEVEL',
   'PGOPTIONS',
+  'REDIS_URL',
+  'MKOBA_RATE_LIMITS',
 ];
 
 export interface BenchServer {
@@ -47,6 +49,8 @@ export async function startServer(options: {
     MKOBA_DATA_DIR: options.dataDir,
     MKOBA_SANDBOX_API_KEY: apiKey,
     LOG_LEVEL: 'warn',
+    // The benchmark measures the API at full load, which the default per-key limits would refuse.
+    MKOBA_RATE_LIMITS: 'off',
     ...(options.databaseUrl ? { DATABASE_URL: options.databaseUrl } : {}),
   });
   const child = spawn(process.execPath, [MKOBA_BIN, 'serve'], {

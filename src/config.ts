@@ -2,6 +2,7 @@
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { ENVIRONMENTS, type Environment, parseApiKey } from './domain/apiKeys.ts';
+import type { TokenBucket } from './domain/rateLimits.ts';
 
 import {
   parseRetrySchedule,
@@ -42,6 +43,7 @@ export interface Config {
   environment: Environment;
   sandboxApiKey: string | undefined;
   webhooks: WebhookSettings;
+  rateLimits: RateLimitSettings;
 }
 
 export interface WebhookSettings {
@@ -96,6 +98,105 @@ function loadWebhookSettings(env: NodeJS.ProcessEnv, environment: Environment): 
     }
     settings.disableAfterFailingMs = Number(disableText) * 1000;
   }
+  return settings;
+}
+
+/**
+ * Rate limits: token buckets per API key and per organization on authenticated routes (a request must
+ * find a token in both), and a stricter one per client address for failed key authentication. Sized so a
+ * normal integration, including bursts of parallel requests, never meets them.
+ */
+export const RATE_LIMIT_KEY_REQUESTS_PER_SECOND_DEFAULT = 100;
+export const RATE_LIMIT_KEY_BURST_REQUESTS_DEFAULT = 200;
+export const RATE_LIMIT_ORGANIZATION_REQUESTS_PER_SECOND_DEFAULT = 200;
+export const RATE_LIMIT_ORGANIZATION_BURST_REQUESTS_DEFAULT = 400;
+export const RATE_LIMIT_AUTH_FAILURES_PER_MINUTE_PER_ADDRESS_DEFAULT = 10;
+export const RATE_LIMIT_AUTH_FAILURES_BURST_PER_ADDRESS_DEFAULT = 20;
+/** The largest rate or burst a variable may set. */
+export const RATE_LIMIT_SETTING_MAX = 1_000_000;
+/** In-process buckets kept at most; past it, full buckets are forgotten first, then the least recent. */
+export const RATE_LIMIT_MEMORY_BUCKETS_MAX = 100_000;
+/** A Redis command slower than this counts as Redis being unavailable (see RATE_LIMIT_REDIS_* below). */
+export const RATE_LIMIT_REDIS_COMMAND_TIMEOUT_MS = 500;
+export const RATE_LIMIT_REDIS_CONNECT_TIMEOUT_MS = 2_000;
+export const RATE_LIMIT_REDIS_RECONNECT_DELAY_MS_MAX = 5_000;
+
+export interface RateLimitSettings {
+  enabled: boolean;
+  key: TokenBucket;
+  organization: TokenBucket;
+  /** Failed key authentications per client address (IPv6 by /64). */
+  authFailures: TokenBucket;
+  /** When set, the buckets live in this Redis, shared by every server process using it. */
+  redisUrl: string | undefined;
+  /** Prefix of every Redis key, so deployments sharing one Redis keep apart. */
+  redisKeyPrefix: string;
+}
+
+export function defaultRateLimitSettings(environment: Environment): RateLimitSettings {
+  return {
+    enabled: true,
+    key: {
+      capacity: RATE_LIMIT_KEY_BURST_REQUESTS_DEFAULT,
+      refillPerSecond: RATE_LIMIT_KEY_REQUESTS_PER_SECOND_DEFAULT,
+    },
+    organization: {
+      capacity: RATE_LIMIT_ORGANIZATION_BURST_REQUESTS_DEFAULT,
+      refillPerSecond: RATE_LIMIT_ORGANIZATION_REQUESTS_PER_SECOND_DEFAULT,
+    },
+    authFailures: {
+      capacity: RATE_LIMIT_AUTH_FAILURES_BURST_PER_ADDRESS_DEFAULT,
+      refillPerSecond: RATE_LIMIT_AUTH_FAILURES_PER_MINUTE_PER_ADDRESS_DEFAULT / 60,
+    },
+    redisUrl: undefined,
+    redisKeyPrefix: `mkoba:${environment}:rate-limit:`,
+  };
+}
+
+function loadRateLimitSettings(env: NodeJS.ProcessEnv, environment: Environment): RateLimitSettings {
+  const settings = defaultRateLimitSettings(environment);
+  const switchText = nonEmpty(env.MKOBA_RATE_LIMITS);
+  if (switchText !== undefined) {
+    if (switchText !== 'on' && switchText !== 'off') {
+      throw new ConfigError('MKOBA_RATE_LIMITS', `must be 'on' or 'off', got '${switchText}'`);
+    }
+    settings.enabled = switchText === 'on';
+  }
+  const whole = (variable: string, fallback: number): number => {
+    const text = nonEmpty(env[variable]);
+    if (text === undefined) return fallback;
+    if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > RATE_LIMIT_SETTING_MAX) {
+      throw new ConfigError(
+        variable,
+        `must be a whole number from 1 to ${RATE_LIMIT_SETTING_MAX}, got '${text}'`,
+      );
+    }
+    return Number(text);
+  };
+  settings.key = {
+    refillPerSecond: whole('MKOBA_RATE_LIMIT_KEY_REQUESTS_PER_SECOND', settings.key.refillPerSecond),
+    capacity: whole('MKOBA_RATE_LIMIT_KEY_BURST_REQUESTS', settings.key.capacity),
+  };
+  settings.organization = {
+    refillPerSecond: whole(
+      'MKOBA_RATE_LIMIT_ORGANIZATION_REQUESTS_PER_SECOND',
+      settings.organization.refillPerSecond,
+    ),
+    capacity: whole('MKOBA_RATE_LIMIT_ORGANIZATION_BURST_REQUESTS', settings.organization.capacity),
+  };
+  settings.authFailures = {
+    refillPerSecond:
+      whole(
+        'MKOBA_RATE_LIMIT_AUTH_FAILURES_PER_MINUTE',
+        RATE_LIMIT_AUTH_FAILURES_PER_MINUTE_PER_ADDRESS_DEFAULT,
+      ) / 60,
+    capacity: whole('MKOBA_RATE_LIMIT_AUTH_FAILURES_BURST', settings.authFailures.capacity),
+  };
+  const redisUrl = nonEmpty(env.REDIS_URL);
+  if (redisUrl !== undefined && !/^rediss?:\/\/[^/]/.test(redisUrl)) {
+    throw new ConfigError('REDIS_URL', 'must be a redis:// or rediss:// URL such as redis://127.0.0.1:6379');
+  }
+  settings.redisUrl = redisUrl;
   return settings;
 }
 
@@ -162,5 +263,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     environment,
     sandboxApiKey,
     webhooks: loadWebhookSettings(env, environment),
+    rateLimits: loadRateLimitSettings(env, environment),
   };
 }

@@ -145,7 +145,11 @@ export async function startServer(config: Config, log: (line: string) => void): 
     const sandboxApiKey = opened.lock ? rememberSandboxKey(config.dataDir, seed.apiKey) : seed.apiKey;
 
     const { buildApp } = await import('./http/app.ts');
-    const app = await buildApp({ deps, logger: { level: process.env.LOG_LEVEL ?? 'warn' } });
+    const app = await buildApp({
+      deps,
+      logger: { level: process.env.LOG_LEVEL ?? 'warn' },
+      rateLimits: config.rateLimits,
+    });
     stops.push(() => app.close());
     await listen(app, config);
     const address = app.server.address();

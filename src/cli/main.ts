@@ -64,6 +64,14 @@ Configuration (environment):
                                        5,300,1800,7200,18000 then 36000 six times: about three days)
   MKOBA_WEBHOOK_TIMEOUT_MS             One delivery attempt's time-out (default 10000)
   MKOBA_WEBHOOK_DISABLE_AFTER_SECONDS  Disable an endpoint failing this long (default 432000: 5 days)
+  MKOBA_RATE_LIMITS                    on (default) or off
+  MKOBA_RATE_LIMIT_KEY_REQUESTS_PER_SECOND, MKOBA_RATE_LIMIT_KEY_BURST_REQUESTS
+                                       Per API key (default 100 a second, bursts of 200)
+  MKOBA_RATE_LIMIT_ORGANIZATION_REQUESTS_PER_SECOND, MKOBA_RATE_LIMIT_ORGANIZATION_BURST_REQUESTS
+                                       Per organization, all its keys (default 200, bursts of 400)
+  MKOBA_RATE_LIMIT_AUTH_FAILURES_PER_MINUTE, MKOBA_RATE_LIMIT_AUTH_FAILURES_BURST
+                                       Failed key authentications per client address (default 10, 20)
+  REDIS_URL              Share the rate limits between server processes through this Redis
 
 The embedded database admits one process at a time: commands run while 'mkoba serve' is up are
 carried out by the server (over <MKOBA_DATA_DIR>/control.sock), and a second 'mkoba serve' on the

@@ -7,7 +7,12 @@ import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Deps } from '../app/deps.ts';
 import { LedgerWriter } from '../app/posting/writer.ts';
-import { REQUEST_BODY_BYTES_MAX, REQUEST_TIMEOUT_MS } from '../config.ts';
+import {
+  defaultRateLimitSettings,
+  type RateLimitSettings,
+  REQUEST_BODY_BYTES_MAX,
+  REQUEST_TIMEOUT_MS,
+} from '../config.ts';
 import { AppError, validationError } from '../domain/errors.ts';
 import { registerAuth } from './auth.ts';
 import { createHttpMetrics } from './metrics.ts';
@@ -19,6 +24,7 @@ import {
   OPENAPI_DOCUMENT_BASE,
 } from './openapi.ts';
 import { PROBLEM_CONTENT_TYPE, problemType, sendProblem, toAppError } from './problems.ts';
+import { registerRateLimits } from './rateLimit.ts';
 import { customerRoutes } from './routes/customers.ts';
 import { eventRoutes } from './routes/events.ts';
 import { ledgerRoutes } from './routes/ledger.ts';
@@ -33,6 +39,8 @@ import { validatorCompiler } from './validation.ts';
 export interface BuildAppOptions {
   deps: Deps;
   logger?: FastifyServerOptions['logger'];
+  /** Default: the built-in limits, in process. */
+  rateLimits?: RateLimitSettings;
 }
 
 /** Turns a route pattern such as /v1/wallets/:id into a matcher for concrete paths. */
@@ -65,7 +73,11 @@ export function findNulCharacter(value: unknown): string | undefined {
   return undefined;
 }
 
-export async function buildApp({ deps, logger = false }: BuildAppOptions): Promise<FastifyInstance> {
+export async function buildApp({
+  deps,
+  logger = false,
+  rateLimits = defaultRateLimitSettings(deps.environment),
+}: BuildAppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger,
     bodyLimit: REQUEST_BODY_BYTES_MAX,
@@ -129,6 +141,7 @@ export async function buildApp({ deps, logger = false }: BuildAppOptions): Promi
       reply.elapsedTime,
     );
   });
+  await registerRateLimits(app, rateLimits, () => deps.now().getTime());
   registerAuth(app, deps);
   // PostgreSQL text cannot hold NUL: refuse it in any string or key before a handler sees it.
   app.addHook('preValidation', async (request) => {

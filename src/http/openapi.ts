@@ -12,7 +12,7 @@ export const OPENAPI_DOCUMENT_BASE = {
     version: API_VERSION,
     summary: 'Wallets, transfers and signed webhooks on a double-entry ledger.',
     description:
-      "All requests and responses are JSON. Errors are RFC 9457 `application/problem+json` with a stable `code`, the offending `param` and a `request_id`. Every POST accepts `Idempotency-Key`. Amounts are decimal strings at the currency's exact number of decimals.",
+      "All requests and responses are JSON. Errors are RFC 9457 `application/problem+json` with a stable `code`, the offending `param` and a `request_id`. Every POST accepts `Idempotency-Key`. Amounts are decimal strings at the currency's exact number of decimals. Authenticated operations are rate limited per API key and per organization (token buckets): their answers carry `RateLimit-Policy` and `RateLimit` (IETF draft fields), and a request over a limit gets 429 `rate_limited` with `Retry-After`.",
     license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
   },
   servers: [{ url: `http://127.0.0.1:${PORT_DEFAULT}`, description: 'Local sandbox (npm start)' }],

@@ -142,13 +142,14 @@ export function toAppError(thrown: unknown): AppError {
 
 const PROBLEM_DESCRIPTIONS: Record<number, string> = {
   400: 'Invalid request: a field, header or query parameter is wrong (`validation_error`, `malformed_json`).',
-  401: 'The API key is missing, malformed, unknown, revoked or of the other environment.',
+  401: 'The API key is missing, malformed, unknown, revoked or of the other environment. Each failure counts against the `auth_failures` limit of the client address (see `RateLimit`).',
   403: 'The API key lacks the scope this operation needs (`insufficient_permissions`).',
   404: 'No such resource in your organization (`resource_missing`).',
   409: 'A request with this Idempotency-Key is still in progress (`idempotency_key_in_flight`, with `Retry-After`), or the resource is in a state that does not allow the operation (`invalid_state_transition`, `wallet_not_active`).',
   413: 'The body is over the size limit (`payload_too_large`).',
   415: 'The body is not JSON (`unsupported_media_type`).',
   422: 'The Idempotency-Key was used with a different request (`idempotency_key_reused`), or the operation was refused (`insufficient_funds`, `limit_exceeded`).',
+  429: 'Too many requests (`rate_limited`): this API key or its organization is over its rate limit, or this address has failed key authentication too often. Wait `Retry-After` seconds; `RateLimit` and `RateLimit-Policy` describe the limits.',
   500: 'An unexpected error (`internal_error`).',
   503: 'The service cannot reach its database (`service_unavailable`).',
 };
@@ -161,9 +162,24 @@ const RETRY_AFTER_HEADER = {
   },
 } as const;
 
+/** The IETF draft fields (draft-ietf-httpapi-ratelimit-headers) sent on rate-limited routes. */
+const RATE_LIMIT_HEADERS = {
+  'RateLimit-Policy': {
+    type: 'string',
+    description:
+      'Each limit that applies: `"name";q=<burst>;w=<seconds for an empty bucket to refill>`, e.g. `"key";q=200;w=2, "organization";q=400;w=2`.',
+  },
+  RateLimit: {
+    type: 'string',
+    description:
+      'Each limit\'s state: `"name";r=<requests left now>;t=<seconds until back to the full burst>`.',
+  },
+} as const;
+
 /** Response headers sent with some problems (see sendProblem), by status. */
 const PROBLEM_HEADERS: Record<number, Record<string, object>> = {
   409: RETRY_AFTER_HEADER,
+  429: { ...RETRY_AFTER_HEADER, ...RATE_LIMIT_HEADERS },
   503: RETRY_AFTER_HEADER,
 };
 
@@ -189,5 +205,5 @@ export function problemResponses(...statuses: number[]) {
   );
 }
 
-export const READ_PROBLEMS = [400, 401, 403, 404, 500];
-export const WRITE_PROBLEMS = [400, 401, 403, 404, 409, 413, 415, 422, 500];
+export const READ_PROBLEMS = [400, 401, 403, 404, 429, 500];
+export const WRITE_PROBLEMS = [400, 401, 403, 404, 409, 413, 415, 422, 429, 500];

@@ -7,6 +7,7 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import { issueApiKey } from '../../src/app/apiKeys.ts';
 import { type Deps, systemDeps } from '../../src/app/deps.ts';
 import { seedSandbox } from '../../src/app/seed.ts';
+import { defaultRateLimitSettings, type RateLimitSettings } from '../../src/config.ts';
 import type { Environment } from '../../src/domain/apiKeys.ts';
 import { buildApp } from '../../src/http/app.ts';
 import { migrate } from '../../src/store/migrate.ts';
@@ -54,7 +55,26 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function startTestApp(backend: Backend, environment: Environment = 'sandbox'): Promise<TestApp> {
+/** A bucket that no test of another feature empties. */
+const UNREACHED_BUCKET = { capacity: 1_000_000, refillPerSecond: 1_000_000 };
+
+/**
+ * Rate limits stay on in every test app, so their hooks and fields run under every test, with buckets
+ * that tests of other features (hundreds of failed authentications, bursts of parallel writes) never
+ * empty. test/rateLimit.test.ts passes its own settings.
+ */
+export const TEST_RATE_LIMITS: RateLimitSettings = {
+  ...defaultRateLimitSettings('sandbox'),
+  key: UNREACHED_BUCKET,
+  organization: UNREACHED_BUCKET,
+  authFailures: UNREACHED_BUCKET,
+};
+
+export async function startTestApp(
+  backend: Backend,
+  environment: Environment = 'sandbox',
+  options: { rateLimits?: RateLimitSettings } = {},
+): Promise<TestApp> {
   const db = await openTestDatabase(backend);
   const deps = systemDeps(db.store, environment);
   await migrate(db.store);
@@ -66,7 +86,7 @@ export async function startTestApp(backend: Backend, environment: Environment = 
   } else {
     key = (await issueApiKey(deps, { organizationName: 'Production Org' })).key;
   }
-  const app = await buildApp({ deps });
+  const app = await buildApp({ deps, rateLimits: options.rateLimits ?? TEST_RATE_LIMITS });
   return {
     backend,
     app,
