@@ -57,7 +57,7 @@ export async function openStore(
 ): Promise<OpenedStore | LockOwner> {
   if (config.databaseUrl !== undefined) {
     const { openPostgresStore } = await import('./store/postgres.ts');
-    const store = await openPostgresStore({ connectionString: config.databaseUrl });
+    const store = await openPostgresStore({ connectionString: config.databaseUrl, ...config.postgres });
     return { store, lock: undefined, close: () => store.close() };
   }
   const owner: LockOwner = {

@@ -1,6 +1,8 @@
 /** RFC 9457 problem+json rendering for every failure: expected ones, framework ones, and bugs. */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { PG_TIMEOUT_RETRY_AFTER_SECONDS } from '../config.ts';
 import { AppError, type ErrorCode, type FieldError } from '../domain/errors.ts';
+import { isDatabaseTimeout } from '../store/store.ts';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
@@ -96,6 +98,16 @@ function fieldErrorFromAjv(issue: AjvIssue, context: string): FieldError {
 export function toAppError(thrown: unknown): AppError {
   const error = thrown instanceof Error ? thrown : new Error(String(thrown));
   if (error instanceof AppError) return error;
+  if (isDatabaseTimeout(error)) {
+    return new AppError({
+      status: 503,
+      code: 'service_unavailable',
+      title: 'Service unavailable',
+      detail:
+        'The database did not answer in time (a lock or statement time-out), so the request was not carried out. Retry it, with the same Idempotency-Key for a POST.',
+      retryAfterSeconds: PG_TIMEOUT_RETRY_AFTER_SECONDS,
+    });
+  }
   const fastifyError = error as FastifyError & { validation?: AjvIssue[]; validationContext?: string };
   if (Array.isArray(fastifyError.validation)) {
     const context = fastifyError.validationContext ?? 'body';
@@ -164,7 +176,7 @@ const PROBLEM_DESCRIPTIONS: Record<number, string> = {
   415: 'The body is not JSON (`unsupported_media_type`).',
   422: 'The Idempotency-Key was used with a different request (`idempotency_key_reused`), or the operation was refused (`insufficient_funds`).',
   500: 'An unexpected error (`internal_error`).',
-  503: 'The service cannot reach its database (`service_unavailable`).',
+  503: 'The database is unreachable, or did not answer in time: a lock or statement time-out (`service_unavailable`, with `Retry-After`). Nothing was carried out; retry, with the same Idempotency-Key for a POST.',
 };
 
 const RETRY_AFTER_HEADER = {
@@ -203,5 +215,5 @@ export function problemResponses(...statuses: number[]) {
   );
 }
 
-export const READ_PROBLEMS = [400, 401, 403, 404, 500];
-export const WRITE_PROBLEMS = [400, 401, 403, 404, 409, 413, 415, 422, 500];
+export const READ_PROBLEMS = [400, 401, 403, 404, 500, 503];
+export const WRITE_PROBLEMS = [400, 401, 403, 404, 409, 413, 415, 422, 500, 503];
