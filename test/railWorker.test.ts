@@ -25,6 +25,7 @@ import {
 } from '../src/workers/railWorker.ts';
 import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
 import { expectLedgerHealthy, fundedWallet, mobileMoney } from './support/ledger.ts';
+import { REFUSED_REFERENCE_MESSAGE, refuseRailReferences } from './support/railFaults.ts';
 
 /** Transfers queued before the two workers start. */
 const QUEUED_TRANSFERS = 60;
@@ -372,18 +373,7 @@ describe.each(BACKENDS)('rail worker on %s', (backend) => {
     const queue = await queueTransfers(t, BATCH_TRANSFERS);
     const refused = queue.ids[0] as string;
     // The database refuses to record a reference for one transfer: recording its answer throws.
-    await t.db.store.exec(`
-      CREATE FUNCTION test_refuse_reference() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        IF NEW.id = '${refused}' AND NEW.rail_reference IS NOT NULL THEN
-          RAISE EXCEPTION 'refused by the test';
-        END IF;
-        RETURN NEW;
-      END;
-      $$;
-      CREATE TRIGGER test_refuse_reference BEFORE UPDATE ON transfers
-        FOR EACH ROW EXECUTE FUNCTION test_refuse_reference();
-    `);
+    const lift = await refuseRailReferences(t.db.store, refused);
     const rail = countingRail({});
     const { lines, log } = captureLog();
     const pass = () => runRailWorkerOnce(t.deps, rail.rails, { log, leaseMs: SHORT_LEASE_MS });
@@ -392,7 +382,7 @@ describe.each(BACKENDS)('rail worker on %s', (backend) => {
       {
         level: 'error',
         message: 'could not record the rail answer',
-        fields: { transfer_id: refused, rail: 'mobile_money', error: 'refused by the test' },
+        fields: { transfer_id: refused, rail: 'mobile_money', error: REFUSED_REFERENCE_MESSAGE },
       },
     ]);
     for (const x of await recordsOf(t, queue)) {
@@ -402,7 +392,7 @@ describe.each(BACKENDS)('rail worker on %s', (backend) => {
 
     // Once the database accepts it again, the transfer is submitted again under the same reference and
     // the partner answers with the payout it already made.
-    await t.db.store.exec('DROP TRIGGER test_refuse_reference ON transfers');
+    await lift();
     await workUntilDone(t, queue, pass);
     expect(rail.submits.get(refused)).toBe(2);
     expect(rail.references.get(refused)).toHaveLength(1);

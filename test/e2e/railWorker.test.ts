@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, startTestApp, TEST_DATABASE_URL, type TestApp } from '../support/harness.ts';
 import { fundedWallet, mobileMoney } from '../support/ledger.ts';
+import { REFUSED_REFERENCE_MESSAGE, refuseRailReferences } from '../support/railFaults.ts';
 import {
   type Banner,
   http,
@@ -88,16 +89,7 @@ describe.skipIf(!TEST_DATABASE_URL)('mkoba processes log rail-worker failures (P
     url.searchParams.set('options', `-c search_path=${t.db.schema}`);
     env = mkobaEnv({ DATABASE_URL: url.toString(), MKOBA_ENV: 'sandbox', PORT: '0' });
     // The database refuses to record any rail reference, so every answer the rail gives fails to record.
-    await t.db.store.exec(`
-      CREATE FUNCTION test_refuse_reference() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        IF NEW.rail_reference IS NOT NULL THEN RAISE EXCEPTION 'refused by the test'; END IF;
-        RETURN NEW;
-      END;
-      $$;
-      CREATE TRIGGER test_refuse_reference BEFORE UPDATE ON transfers
-        FOR EACH ROW EXECUTE FUNCTION test_refuse_reference();
-    `);
+    await refuseRailReferences(t.db.store);
   });
   afterAll(async () => {
     await processes.killAll();
@@ -118,7 +110,7 @@ describe.skipIf(!TEST_DATABASE_URL)('mkoba processes log rail-worker failures (P
     const worker = processes.start(['worker'], env);
     await worker.waitForStderr(
       new RegExp(
-        `mkoba worker: rail-worker error: could not record the rail answer \\(transfer_id=${first} rail=mobile_money error=refused by the test\\)`,
+        `mkoba worker: rail-worker error: could not record the rail answer \\(transfer_id=${first} rail=mobile_money error=${REFUSED_REFERENCE_MESSAGE}\\)`,
       ),
       REPORT_TIMEOUT_MS,
     );
@@ -141,7 +133,7 @@ describe.skipIf(!TEST_DATABASE_URL)('mkoba processes log rail-worker failures (P
       worker: 'rail-worker',
       transfer_id: second,
       rail: 'mobile_money',
-      error: 'refused by the test',
+      error: REFUSED_REFERENCE_MESSAGE,
       msg: 'could not record the rail answer',
     });
     expect(await server.stop()).toEqual({ code: 0, signal: null });
