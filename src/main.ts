@@ -24,7 +24,7 @@ import { migrate } from './store/migrate.ts';
 import type { Store } from './store/store.ts';
 import { pruneExpiredIdempotencyRecords } from './workers/idempotencyPruner.ts';
 import { startPeriodic, type Worker } from './workers/periodic.ts';
-import { RAIL_WORKER_INTERVAL_MS, runRailWorkerOnce } from './workers/railWorker.ts';
+import { RAIL_WORKER_INTERVAL_MS, type RailWorkerLog, runRailWorkerOnce } from './workers/railWorker.ts';
 import { startWebhookDispatcher } from './workers/webhookDispatcher.ts';
 
 export class DataDirBusyError extends Error {
@@ -57,7 +57,7 @@ export async function openStore(
 ): Promise<OpenedStore | LockOwner> {
   if (config.databaseUrl !== undefined) {
     const { openPostgresStore } = await import('./store/postgres.ts');
-    const store = await openPostgresStore({ connectionString: config.databaseUrl });
+    const store = await openPostgresStore({ connectionString: config.databaseUrl, ...config.postgres });
     return { store, lock: undefined, close: () => store.close() };
   }
   const owner: LockOwner = {
@@ -156,8 +156,11 @@ export async function startServer(config: Config, log: (line: string) => void): 
     const port = typeof address === 'object' && address ? address.port : config.port;
     const host = config.host.includes(':') ? `[${config.host}]` : config.host;
 
-    const workers = startWorkers(deps, config, (name, error) =>
-      app.log.error({ err: error }, `${name} failed`),
+    const workers = startWorkers(
+      deps,
+      config,
+      (name, error) => app.log.error({ err: error }, `${name} failed`),
+      (level, message, fields) => app.log[level]({ worker: 'rail-worker', ...fields }, message),
     );
     stops.push(async () => {
       await Promise.all(workers.map((w) => w.stop()));
@@ -193,6 +196,7 @@ export function startWorkers(
   deps: Deps,
   config: Config,
   onError: (name: string, error: unknown) => void,
+  railLog: RailWorkerLog,
 ): Worker[] {
   const workers: Worker[] = [
     startPeriodic(
@@ -217,7 +221,12 @@ export function startWorkers(
   if (config.environment === 'sandbox') {
     const rails = sandboxRails();
     workers.push(
-      startPeriodic('rail-worker', RAIL_WORKER_INTERVAL_MS, () => runRailWorkerOnce(deps, rails), onError),
+      startPeriodic(
+        'rail-worker',
+        RAIL_WORKER_INTERVAL_MS,
+        () => runRailWorkerOnce(deps, rails, { log: railLog }),
+        onError,
+      ),
     );
   }
   return workers;
@@ -235,8 +244,17 @@ export async function startWorkerProcess(
   try {
     const deps = systemDeps(opened.store, config.environment);
     await migrate(opened.store);
-    const workers = startWorkers(deps, config, (name, error) =>
-      log(`mkoba worker: ${name} failed: ${error instanceof Error ? error.message : String(error)}`),
+    const workers = startWorkers(
+      deps,
+      config,
+      (name, error) =>
+        log(`mkoba worker: ${name} failed: ${error instanceof Error ? error.message : String(error)}`),
+      (level, message, fields) =>
+        log(
+          `mkoba worker: rail-worker ${level}: ${message} (${Object.entries(fields)
+            .map(([k, v]) => `${k}=${v}`)
+            .join(' ')})`,
+        ),
     );
     return {
       deps,

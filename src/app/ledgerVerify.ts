@@ -17,6 +17,8 @@ export interface LedgerViolation {
 export async function verifyLedger(store: Store): Promise<LedgerViolation[]> {
   return store.transaction(async (tx) => {
     await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ');
+    // A whole-ledger check may take longer than any request: it is exempt from the statement time-out.
+    await tx.query('SET LOCAL statement_timeout = 0');
     const violations: LedgerViolation[] = [];
     for (const e of await unbalancedEntries(tx)) {
       violations.push({

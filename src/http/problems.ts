@@ -1,7 +1,8 @@
 /** RFC 9457 problem+json rendering for every failure: expected ones, framework ones, and bugs. */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { PG_TIMEOUT_RETRY_AFTER_SECONDS } from '../config.ts';
 import { AppError, type FieldError, problemDocument } from '../domain/errors.ts';
-import { SQLSTATE, sqlState } from '../store/store.ts';
+import { isDatabaseTimeout, SQLSTATE, sqlState } from '../store/store.ts';
 
 export { problemType } from '../domain/errors.ts';
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
@@ -74,6 +75,16 @@ function fieldErrorFromAjv(issue: AjvIssue, context: string): FieldError {
 export function toAppError(thrown: unknown): AppError {
   const error = thrown instanceof Error ? thrown : new Error(String(thrown));
   if (error instanceof AppError) return error;
+  if (isDatabaseTimeout(error)) {
+    return new AppError({
+      status: 503,
+      code: 'service_unavailable',
+      title: 'Service unavailable',
+      detail:
+        'The database did not answer in time (a lock or statement time-out), so the request was not carried out. Retry it, with the same Idempotency-Key for a POST.',
+      retryAfterSeconds: PG_TIMEOUT_RETRY_AFTER_SECONDS,
+    });
+  }
   const fastifyError = error as FastifyError & { validation?: AjvIssue[]; validationContext?: string };
   if (Array.isArray(fastifyError.validation)) {
     const context = fastifyError.validationContext ?? 'body';
@@ -151,7 +162,7 @@ const PROBLEM_DESCRIPTIONS: Record<number, string> = {
   422: 'The Idempotency-Key was used with a different request (`idempotency_key_reused`), or the operation was refused (`insufficient_funds`, `limit_exceeded`).',
   429: 'Too many requests (`rate_limited`): this API key or its organization is over its rate limit, or this address has failed key authentication too often. Wait `Retry-After` seconds; `RateLimit` and `RateLimit-Policy` describe the limits.',
   500: 'An unexpected error (`internal_error`).',
-  503: 'The service cannot reach its database (`service_unavailable`).',
+  503: 'The database is unreachable, or did not answer in time: a lock or statement time-out (`service_unavailable`, with `Retry-After`). Nothing was carried out; retry, with the same Idempotency-Key for a POST.',
 };
 
 const RETRY_AFTER_HEADER = {
@@ -205,5 +216,5 @@ export function problemResponses(...statuses: number[]) {
   );
 }
 
-export const READ_PROBLEMS = [400, 401, 403, 404, 429, 500];
-export const WRITE_PROBLEMS = [400, 401, 403, 404, 409, 413, 415, 422, 429, 500];
+export const READ_PROBLEMS = [400, 401, 403, 404, 429, 500, 503];
+export const WRITE_PROBLEMS = [400, 401, 403, 404, 409, 413, 415, 422, 429, 500, 503];

@@ -1,23 +1,37 @@
 /**
  * The interface every rail adapter implements: the sandbox simulators now, real partners later.
- * Calls happen outside database transactions; `submit` must be idempotent on the transfer id, because a
- * worker that dies after submitting and before recording it will submit again.
+ * Calls happen outside database transactions, and the same payout may be asked for more than once: a
+ * worker that dies after submitting and before recording it, or whose claim ran out while the partner was
+ * slow, leaves the transfer to be submitted again. So every submit carries an idempotency reference (the
+ * transfer id), which an adapter must pass to the partner as its idempotency key: a repeated submit with
+ * the same reference must find the first payout and answer with its reference, never make a second one.
  */
 import type { Transfer } from '../domain/transferRecord.ts';
 import type { Rail } from '../domain/transfers.ts';
 
-export type SubmitResult =
-  | { accepted: true; reference: string; checkAt: Date }
-  | { accepted: false; failureCode: string };
+export interface SubmitRequest {
+  /** The partner's idempotency key for this payout: always the transfer id. */
+  idempotencyReference: string;
+  transfer: Transfer;
+}
 
-export type RailOutcome =
+export type SubmitResult =
+  /** `reference` is the partner's id for the payout; the same for every submit with one idempotency reference. */
+  { accepted: true; reference: string; checkAt: Date } | { accepted: false; failureCode: string };
+
+export type RailOutcome = (
   | { kind: 'settled' }
   | { kind: 'failed'; failureCode: string }
   /** Still with the rail: ask again at checkAt. A reason such as `rail_timeout` is shown on the transfer. */
-  | { kind: 'processing'; checkAt: Date; reason?: string };
+  | { kind: 'processing'; checkAt: Date; reason?: string }
+) & {
+  /** The partner's id for the payout, when its answer names one; compared with the one recorded. */
+  reference?: string;
+};
 
 export interface RailAdapter {
-  submit(transfer: Transfer, now: Date): Promise<SubmitResult>;
+  submit(request: SubmitRequest, now: Date): Promise<SubmitResult>;
+  /** Asked only for a transfer that has a recorded rail reference. */
   check(transfer: Transfer, now: Date): Promise<RailOutcome>;
 }
 

@@ -3,7 +3,7 @@
  * deterministic functions of the destination (the magic values in the README) and of elapsed time.
  */
 import type { Transfer } from '../domain/transferRecord.ts';
-import type { RailAdapter, RailOutcome, RailRegistry, SubmitResult } from './rail.ts';
+import type { RailAdapter, RailOutcome, RailRegistry, SubmitRequest, SubmitResult } from './rail.ts';
 
 /** How long the "settles after a delay" magic number takes. */
 export const SANDBOX_DELAYED_SETTLEMENT_MS = 10_000;
@@ -61,10 +61,19 @@ export function sandboxBehaviour(transfer: Transfer): SandboxBehaviour {
   }
 }
 
+/**
+ * The simulated partner's payout reference for an idempotency reference. A function of the reference
+ * alone, so a repeated submit (from this process, another worker process, or after a restart) finds the
+ * same payout, as a real partner's idempotency key does.
+ */
+export function simulatedPayoutReference(idempotencyReference: string): string {
+  return `sim_${idempotencyReference}`;
+}
+
 export function simulatedRail(): RailAdapter {
   return {
-    async submit(transfer: Transfer, now: Date): Promise<SubmitResult> {
-      return { accepted: true, reference: `sim_${transfer.id}`, checkAt: now };
+    async submit({ idempotencyReference }: SubmitRequest, now: Date): Promise<SubmitResult> {
+      return { accepted: true, reference: simulatedPayoutReference(idempotencyReference), checkAt: now };
     },
     async check(transfer: Transfer, now: Date): Promise<RailOutcome> {
       const behaviour = sandboxBehaviour(transfer);

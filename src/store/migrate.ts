@@ -13,7 +13,7 @@ const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
 /** Four digits first, so that name order is number order. */
 const MIGRATION_FILE_PATTERN = /^(\d{4})_[a-z0-9_]+\.sql$/;
 /** An arbitrary constant every Mkoba process uses for the migration lock. */
-const MIGRATION_LOCK_KEY = 7_345_001;
+export const MIGRATION_LOCK_KEY = 7_345_001;
 
 export interface Migration {
   version: string;
@@ -52,6 +52,9 @@ async function ensureMigrationsTable(db: Queryable): Promise<void> {
 export async function migrate(store: Store, migrations?: Migration[]): Promise<MigrationResult> {
   const all = migrations ?? (await listMigrations());
   return store.transaction(async (tx) => {
+    // The connection's time-outs are for requests: a migration may wait for another process's migration
+    // and may rewrite a large table.
+    await tx.exec('SET LOCAL statement_timeout = 0; SET LOCAL lock_timeout = 0');
     await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
     await ensureMigrationsTable(tx);
     const done = new Set(

@@ -1,13 +1,18 @@
 /** The server driver: node-postgres against PostgreSQL (DATABASE_URL). */
 import pg from 'pg';
-import { PG_CONNECT_TIMEOUT_MS, PG_POOL_CONNECTIONS_MAX } from '../config.ts';
+import {
+  DEFAULT_POSTGRES_SETTINGS,
+  PG_CONNECT_TIMEOUT_MS,
+  PG_POOL_CONNECTIONS_MAX,
+  type PostgresSettings,
+} from '../config.ts';
 import type { Queryable, Row, Store } from './store.ts';
 
 // BIGINT (int8) stays a string from the driver; repositories turn it into bigint, never a JS number.
 const INT8_OID = 20;
 pg.types.setTypeParser(INT8_OID, (value: string) => value);
 
-export interface PostgresStoreOptions {
+export interface PostgresStoreOptions extends Partial<PostgresSettings> {
   connectionString: string;
   /** A schema to put first on the search_path: tests give each file its own. */
   schema?: string | undefined;
@@ -27,11 +32,18 @@ function wrapClient(client: pg.PoolClient | pg.Pool): Queryable {
 }
 
 export async function openPostgresStore(options: PostgresStoreOptions): Promise<Store> {
+  const defaults = DEFAULT_POSTGRES_SETTINGS;
   const pool = new pg.Pool({
     connectionString: options.connectionString,
     max: options.poolConnectionsMax ?? PG_POOL_CONNECTIONS_MAX,
     connectionTimeoutMillis: PG_CONNECT_TIMEOUT_MS,
     options: options.schema ? `-c search_path=${options.schema}` : undefined,
+    // Sent as startup parameters beside `options` (and PGOPTIONS), so every connection has them from its
+    // first statement. The driver sends none for 0, which leaves the server's setting.
+    statement_timeout: options.statementTimeoutMs ?? defaults.statementTimeoutMs,
+    lock_timeout: options.lockTimeoutMs ?? defaults.lockTimeoutMs,
+    idle_in_transaction_session_timeout:
+      options.idleInTransactionTimeoutMs ?? defaults.idleInTransactionTimeoutMs,
   });
   // An idle client that loses its server must not crash the process; the next checkout reconnects.
   pool.on('error', () => {});
@@ -42,6 +54,14 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     exec: base.exec,
     async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
       const client = await pool.connect();
+      // The server ends a session left idle in a transaction too long (25P03) while no query of ours is
+      // running, so the driver reports it as an 'error' event: keep it (it must not crash the process) and
+      // throw it instead of the driver's "not queryable" error on the next statement.
+      let lost: unknown;
+      const onLost = (error: unknown) => {
+        lost ??= error;
+      };
+      client.on('error', onLost);
       let broken = false;
       try {
         await client.query('BEGIN');
@@ -54,9 +74,10 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
         } catch {
           broken = true;
         }
-        throw error;
+        throw lost ?? error;
       } finally {
-        client.release(broken);
+        client.off('error', onLost);
+        client.release(broken || lost !== undefined);
       }
     },
     close: () => pool.end(),

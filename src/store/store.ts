@@ -24,7 +24,23 @@ export const SQLSTATE = {
   numericValueOutOfRange: '22003',
   serializationFailure: '40001',
   deadlockDetected: '40P01',
+  /** statement_timeout ran out (or the statement was cancelled). */
+  queryCanceled: '57014',
+  /** lock_timeout ran out waiting for a lock. */
+  lockNotAvailable: '55P03',
+  /** idle_in_transaction_session_timeout ended the session. */
+  idleInTransactionSessionTimeout: '25P03',
 } as const;
+
+/** The time-outs of PostgresSettings: the transaction was rolled back, and the same work may succeed soon. */
+export function isDatabaseTimeout(error: unknown): boolean {
+  const state = sqlState(error);
+  return (
+    state === SQLSTATE.queryCanceled ||
+    state === SQLSTATE.lockNotAvailable ||
+    state === SQLSTATE.idleInTransactionSessionTimeout
+  );
+}
 
 export function sqlState(error: unknown): string | undefined {
   if (typeof error === 'object' && error !== null && 'code' in error) {

@@ -1,90 +1,252 @@
 /**
- * Moves transfers to their rail outcome, outside the request. Each tick claims due transfers with
- * FOR UPDATE SKIP LOCKED and leases them (pushes their next check forward) in a short transaction, talks
- * to the rail with no transaction open, then records each result in its own transaction after checking
- * the transfer has not moved meanwhile. Any number of workers may share the queue.
+ * Moves transfers to their rail outcome, outside the request. A pass takes due transfers one at a time:
+ * it claims one with FOR UPDATE SKIP LOCKED and leases it (pushes its next check forward) in a short
+ * transaction, talks to the rail with no transaction open, then records the answer in its own transaction
+ * after checking the transfer has not moved meanwhile. Claiming per transfer means a lease only has to
+ * cover one rail call, not a whole batch, so a slow partner cannot make another worker take over the tail
+ * of a batch and submit it again. Any number of workers may share the queue.
+ *
+ * Every submit carries the transfer id as the rail's idempotency reference, so even a submit repeated
+ * after a lease ran out (a call slower than the lease, a worker that died) finds the first payout. A
+ * failure with one transfer (the rail throws or is too slow, recording throws) is logged and the pass goes
+ * on with the next.
  */
 import type { Deps } from '../app/deps.ts';
 import { applyStatusChange, type StatusChange } from '../app/transfers.ts';
 import type { Transfer } from '../domain/transferRecord.ts';
 import type { RailRegistry } from '../rails/rail.ts';
-import { claimDueRailChecks, findTransfer, saveTransfer } from '../store/repositories/transfers.ts';
+import {
+  claimDueRailChecks,
+  deferRailCheck,
+  findTransfer,
+  saveTransfer,
+} from '../store/repositories/transfers.ts';
 
 export const RAIL_WORKER_INTERVAL_MS = 200;
+/** The most transfers one pass takes to the rail. */
 export const RAIL_WORKER_BATCH_ROWS = 100;
-/** How long a claimed transfer is left alone by other workers while this one talks to the rail. */
+/**
+ * How long a claimed transfer is left alone by other workers while this one talks to the rail. Longer
+ * than RAIL_CALL_TIMEOUT_MS, so a live worker gives up on a call before another may take the transfer.
+ */
 export const RAIL_CLAIM_LEASE_MS = 30_000;
-/** Retry delay after a rail call threw (network error, partner down). */
+/** A rail call unanswered after this long is treated as a rail error (and asked again later). */
+export const RAIL_CALL_TIMEOUT_MS = 20_000;
+/** Retry delay after a rail call threw, timed out, or the transfer could not be claimed. */
 export const RAIL_ERROR_RETRY_MS = 5_000;
+/**
+ * The `status_reason` of a transfer for which the rail reported a second, different reference: the
+ * partner may have paid twice. The first reference is kept, and the transfer leaves the rail queue until
+ * someone reconciles it with the partner.
+ */
+export const RAIL_REFERENCE_CONFLICT_REASON = 'rail_reference_conflict';
 
 /**
- * Claiming a pending transfer is the hand-off: it becomes `processing` here, before the rail is called,
- * so a cancel can never race a payout that is already under way.
+ * Where the worker reports what went wrong with a transfer. Fields carry ids, the rail, references and
+ * error messages, never credentials or request bodies.
  */
-async function claim(deps: Deps): Promise<Transfer[]> {
-  return deps.store.transaction(async (tx) => {
-    const now = deps.now();
-    const due = await claimDueRailChecks(tx, now, RAIL_WORKER_BATCH_ROWS);
-    const leaseUntil = new Date(now.getTime() + RAIL_CLAIM_LEASE_MS);
-    const claimed: Transfer[] = [];
-    for (const t of due) {
-      if (t.status === 'pending') {
-        claimed.push(await applyStatusChange(tx, deps, t, { to: 'processing', nextRailCheckAt: leaseUntil }));
-      } else {
-        const leased = { ...t, nextRailCheckAt: leaseUntil };
-        await saveTransfer(tx, leased);
-        claimed.push(leased);
+export type RailWorkerLog = (
+  level: 'warn' | 'error',
+  message: string,
+  fields: Record<string, string>,
+) => void;
+
+/** One JSON line on stderr: the default, so that a caller that passes no log still hears about failures. */
+export const stderrRailWorkerLog: RailWorkerLog = (level, message, fields) => {
+  process.stderr.write(`${JSON.stringify({ level, worker: 'rail-worker', msg: message, ...fields })}\n`);
+};
+
+export interface RailWorkerOptions {
+  /** RAIL_CLAIM_LEASE_MS unless given (tests use a short one). */
+  leaseMs?: number | undefined;
+  /** RAIL_CALL_TIMEOUT_MS unless given. */
+  callTimeoutMs?: number | undefined;
+  /** RAIL_WORKER_BATCH_ROWS unless given. */
+  batchRows?: number | undefined;
+  log?: RailWorkerLog | undefined;
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function transferFields(transfer: Transfer, extra: Record<string, string> = {}): Record<string, string> {
+  return { transfer_id: transfer.id, rail: transfer.rail, ...extra };
+}
+
+/**
+ * Claims the next due transfer not yet seen in this pass. Claiming a pending transfer is the hand-off:
+ * it becomes `processing` here, before the rail is called, so a cancel can never race a payout that is
+ * already under way. Returns undefined when nothing is due; `transfer` is missing when the one found could
+ * not be claimed (logged, and pushed back so it is not retried at once).
+ */
+async function claimNext(
+  deps: Deps,
+  seen: readonly string[],
+  leaseMs: number,
+  log: RailWorkerLog,
+): Promise<{ id: string; transfer?: Transfer } | undefined> {
+  let found: Transfer | undefined;
+  try {
+    const transfer = await deps.store.transaction(async (tx) => {
+      const now = deps.now();
+      const [due] = await claimDueRailChecks(tx, now, 1, seen);
+      if (!due) return undefined;
+      found = due;
+      const leaseUntil = new Date(now.getTime() + leaseMs);
+      if (due.status === 'pending') {
+        return applyStatusChange(tx, deps, due, { to: 'processing', nextRailCheckAt: leaseUntil });
       }
+      const leased = { ...due, nextRailCheckAt: leaseUntil };
+      await saveTransfer(tx, leased);
+      return leased;
+    });
+    return transfer && { id: transfer.id, transfer };
+  } catch (error) {
+    // The queue itself could not be read: the pass ends and the periodic loop reports it.
+    if (found === undefined) throw error;
+    const failed: Transfer = found;
+    log(
+      'error',
+      'could not claim transfer for the rail',
+      transferFields(failed, { error: errorMessage(error) }),
+    );
+    try {
+      await deferRailCheck(deps.store, failed.id, new Date(deps.now().getTime() + RAIL_ERROR_RETRY_MS));
+    } catch (deferError) {
+      log('error', 'could not defer rail check', transferFields(failed, { error: errorMessage(deferError) }));
     }
-    return claimed;
+    return { id: failed.id };
+  }
+}
+
+/** What the rail said: the reference it named (if any), and where the transfer goes next. */
+interface RailAnswer {
+  reference?: string | undefined;
+  next: StatusChange | { recheckAt: Date; reason?: string | undefined };
+}
+
+async function askRail(rails: RailRegistry, transfer: Transfer, now: Date): Promise<RailAnswer> {
+  const rail = rails[transfer.rail];
+  if (transfer.railReference === null) {
+    const submitted = await rail.submit({ idempotencyReference: transfer.id, transfer }, now);
+    if (!submitted.accepted) return { next: { to: 'failed', failureCode: submitted.failureCode } };
+    return { reference: submitted.reference, next: { recheckAt: submitted.checkAt } };
+  }
+  const outcome = await rail.check(transfer, now);
+  const reference = outcome.reference;
+  if (outcome.kind === 'settled') return { reference, next: { to: 'settled' } };
+  if (outcome.kind === 'failed')
+    return { reference, next: { to: 'failed', failureCode: outcome.failureCode } };
+  return { reference, next: { recheckAt: outcome.checkAt, reason: outcome.reason } };
+}
+
+/** Rejects after `ms` if `work` has not settled by then; the call itself is abandoned, not cancelled. */
+async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`the rail did not answer within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Records the rail's answer for a claimed transfer, on its current (locked) row. A reference that differs
+ * from the recorded one is never dropped or overwritten: it is a conflict, logged with both references and
+ * shown on the transfer. A transfer someone moved while we were at the rail (a sandbox settle, another
+ * worker after our lease ran out) keeps their change; only a reference it lacks is added.
+ */
+async function record(deps: Deps, claimed: Transfer, answer: RailAnswer, log: RailWorkerLog): Promise<void> {
+  await deps.store.transaction(async (tx) => {
+    const current = await findTransfer(tx, claimed.organizationId, claimed.id, { forUpdate: true });
+    if (!current) return;
+    const now = deps.now();
+    const reported = answer.reference;
+    if (reported !== undefined && current.railReference !== null && reported !== current.railReference) {
+      log(
+        'error',
+        'rail reported a second reference for one transfer; kept the first and took the transfer off the rail queue',
+        transferFields(current, { rail_reference: current.railReference, reported_reference: reported }),
+      );
+      await saveTransfer(tx, {
+        ...current,
+        statusReason: RAIL_REFERENCE_CONFLICT_REASON,
+        nextRailCheckAt: null,
+        updatedAt: now,
+      });
+      return;
+    }
+    const moved = current.status !== claimed.status || current.railReference !== claimed.railReference;
+    if (moved) {
+      if (reported !== undefined && current.railReference === null) {
+        await saveTransfer(tx, { ...current, railReference: reported, updatedAt: now });
+      }
+      return;
+    }
+    const { next } = answer;
+    if ('to' in next) {
+      await applyStatusChange(tx, deps, current, { ...next, railReference: reported });
+      return;
+    }
+    await saveTransfer(tx, {
+      ...current,
+      nextRailCheckAt: next.recheckAt,
+      statusReason: next.reason ?? current.statusReason,
+      railReference: reported ?? current.railReference,
+      updatedAt: now,
+    });
   });
 }
 
-type RailStep = StatusChange | { recheckAt: Date; reason?: string; railReference?: string };
-
-async function askRail(rails: RailRegistry, transfer: Transfer, now: Date): Promise<RailStep> {
-  const rail = rails[transfer.rail];
-  if (transfer.railReference === null) {
-    const submitted = await rail.submit(transfer, now);
-    if (!submitted.accepted) return { to: 'failed', failureCode: submitted.failureCode };
-    return { recheckAt: submitted.checkAt, railReference: submitted.reference };
+async function workOn(
+  deps: Deps,
+  rails: RailRegistry,
+  transfer: Transfer,
+  callTimeoutMs: number,
+  log: RailWorkerLog,
+): Promise<void> {
+  let answer: RailAnswer;
+  try {
+    answer = await withTimeout(askRail(rails, transfer, deps.now()), callTimeoutMs);
+  } catch (error) {
+    log('error', 'rail call failed', transferFields(transfer, { error: errorMessage(error) }));
+    answer = {
+      next: { recheckAt: new Date(deps.now().getTime() + RAIL_ERROR_RETRY_MS), reason: 'rail_unavailable' },
+    };
   }
-  const outcome = await rail.check(transfer, now);
-  if (outcome.kind === 'settled') return { to: 'settled' };
-  if (outcome.kind === 'failed') return { to: 'failed', failureCode: outcome.failureCode };
-  return { recheckAt: outcome.checkAt, ...(outcome.reason ? { reason: outcome.reason } : {}) };
+  try {
+    await record(deps, transfer, answer, log);
+  } catch (error) {
+    // The lease runs out and a later pass asks the rail again, under the same idempotency reference.
+    log(
+      'error',
+      'could not record the rail answer',
+      transferFields(transfer, { error: errorMessage(error) }),
+    );
+  }
 }
 
 /** One pass over the due queue; returns how many transfers it looked at. */
-export async function runRailWorkerOnce(deps: Deps, rails: RailRegistry): Promise<number> {
-  const claimed = await claim(deps);
-  for (const transfer of claimed) {
-    let result: RailStep;
-    try {
-      result = await askRail(rails, transfer, deps.now());
-    } catch {
-      result = {
-        recheckAt: new Date(deps.now().getTime() + RAIL_ERROR_RETRY_MS),
-        reason: 'rail_unavailable',
-      };
-    }
-    await deps.store.transaction(async (tx) => {
-      const current = await findTransfer(tx, transfer.organizationId, transfer.id, { forUpdate: true });
-      // Someone (a cancel, a sandbox settle) moved it while we were at the rail: their change stands.
-      if (!current || current.status !== transfer.status || current.railReference !== transfer.railReference)
-        return;
-      if ('to' in result) {
-        await applyStatusChange(tx, deps, current, result);
-      } else {
-        await saveTransfer(tx, {
-          ...current,
-          nextRailCheckAt: result.recheckAt,
-          statusReason: result.reason ?? current.statusReason,
-          railReference: result.railReference ?? current.railReference,
-          updatedAt: deps.now(),
-        });
-      }
-    });
+export async function runRailWorkerOnce(
+  deps: Deps,
+  rails: RailRegistry,
+  options: RailWorkerOptions = {},
+): Promise<number> {
+  const leaseMs = options.leaseMs ?? RAIL_CLAIM_LEASE_MS;
+  const callTimeoutMs = options.callTimeoutMs ?? RAIL_CALL_TIMEOUT_MS;
+  const batchRows = options.batchRows ?? RAIL_WORKER_BATCH_ROWS;
+  const log = options.log ?? stderrRailWorkerLog;
+  // Each transfer gets one step per pass (a submit now, its check in a later pass), as a batch claim did.
+  const seen: string[] = [];
+  while (seen.length < batchRows) {
+    const claimed = await claimNext(deps, seen, leaseMs, log);
+    if (!claimed) break;
+    seen.push(claimed.id);
+    if (claimed.transfer) await workOn(deps, rails, claimed.transfer, callTimeoutMs, log);
   }
-  return claimed.length;
+  return seen.length;
 }

@@ -205,17 +205,35 @@ export async function listTransfers(
 }
 
 /**
- * Claims transfers whose rail check is due, skipping rows another worker holds, so any number of
- * workers can share the queue. The caller's transaction keeps them locked until it commits.
+ * Claims transfers whose rail check is due, skipping rows another worker holds (so any number of workers
+ * can share the queue) and the ids in `excludedIds` (those this worker already took in its pass). The
+ * caller's transaction keeps them locked until it commits.
  */
-export async function claimDueRailChecks(db: Queryable, now: Date, rowsMax: number): Promise<Transfer[]> {
+export async function claimDueRailChecks(
+  db: Queryable,
+  now: Date,
+  rowsMax: number,
+  excludedIds: readonly string[] = [],
+): Promise<Transfer[]> {
   const rows = await db.query(
     `SELECT ${COLUMNS.join(', ')} FROM transfers
       WHERE next_rail_check_at IS NOT NULL AND next_rail_check_at <= $1
+        AND NOT (id = ANY($3::text[]))
       ORDER BY next_rail_check_at
       LIMIT $2
         FOR UPDATE SKIP LOCKED`,
-    [now, rowsMax],
+    [now, rowsMax, excludedIds],
   );
   return rows.map(fromRow);
+}
+
+/**
+ * Pushes a queued transfer's next rail check to `until`, leaving it alone if it has left the queue. For a
+ * transfer the worker could not claim or record: without it, it would be due again at once.
+ */
+export async function deferRailCheck(db: Queryable, id: string, until: Date): Promise<void> {
+  await db.query(
+    'UPDATE transfers SET next_rail_check_at = $2 WHERE id = $1 AND next_rail_check_at IS NOT NULL AND next_rail_check_at < $2',
+    [id, until],
+  );
 }
