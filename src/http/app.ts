@@ -4,7 +4,7 @@
  */
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import type { Deps } from '../app/deps.ts';
 import { LedgerWriter } from '../app/ledgerWriter.ts';
 import { REQUEST_BODY_BYTES_MAX, REQUEST_TIMEOUT_MS } from '../config.ts';
@@ -18,7 +18,7 @@ import {
   documentRouteSchema,
   OPENAPI_DOCUMENT_BASE,
 } from './openapi.ts';
-import { PROBLEM_CONTENT_TYPE, problemType, sendProblem, toAppError } from './problems.ts';
+import { PROBLEM_CONTENT_TYPE, problemCodeOf, problemType, sendProblem, toAppError } from './problems.ts';
 import { customerRoutes } from './routes/customers.ts';
 import { eventRoutes } from './routes/events.ts';
 import { ledgerRoutes } from './routes/ledger.ts';
@@ -72,6 +72,8 @@ export async function buildApp({ deps, logger = false }: BuildAppOptions): Promi
     requestTimeout: REQUEST_TIMEOUT_MS,
     genReqId: () => deps.newId('request'),
     requestIdHeader: false,
+    // One line per request, written below; Fastify's own two lines would carry the URL and its query.
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
     return503OnClosing: true,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     // A path the router cannot decode (bad percent-encoding) is a problem like any other bad input.
@@ -127,6 +129,19 @@ export async function buildApp({ deps, logger = false }: BuildAppOptions): Promi
       request.routeOptions.url ?? 'unmatched',
       reply.statusCode,
       reply.elapsedTime,
+    );
+  });
+  // The route pattern, never the URL: no query string, header or body reaches the log.
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      {
+        method: request.method,
+        route: request.routeOptions.url ?? null,
+        status: reply.statusCode,
+        duration_ms: Math.round(reply.elapsedTime * 100) / 100,
+        error_code: problemCodeOf(reply) ?? null,
+      },
+      'request',
     );
   });
   registerAuth(app, deps);
