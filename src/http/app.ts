@@ -14,7 +14,8 @@ import { createHttpMetrics } from './metrics.ts';
 import {
   DOCS_CONTENT_SECURITY_POLICY,
   DOCS_ROUTE_PREFIX,
-  documentForReferencePage,
+  documentForRequest,
+  documentObject,
   documentRouteSchema,
   OPENAPI_DOCUMENT_BASE,
 } from './openapi.ts';
@@ -194,6 +195,7 @@ export async function buildApp({ deps, logger = false }: BuildAppOptions): Promi
   await app.register(swagger, {
     openapi: OPENAPI_DOCUMENT_BASE,
     transform: documentRouteSchema,
+    transformObject: documentObject,
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `Schema${i}`) },
   });
   // The reference page and its assets (swagger-ui-dist) are served by this process, so it works with
@@ -203,7 +205,7 @@ export async function buildApp({ deps, logger = false }: BuildAppOptions): Promi
     uiConfig: { validatorUrl: null, deepLinking: true },
     theme: { title: `${OPENAPI_DOCUMENT_BASE.info.title} reference` },
     staticCSP: DOCS_CONTENT_SECURITY_POLICY,
-    transformSpecification: (document) => documentForReferencePage(document),
+    transformSpecification: (document, request) => documentForRequest(document, request),
   });
 
   systemRoutes(app, deps, metrics);
@@ -215,7 +217,9 @@ export async function buildApp({ deps, logger = false }: BuildAppOptions): Promi
   webhookRoutes(app, deps);
   if (deps.environment === 'sandbox') sandboxRoutes(app, deps);
 
-  app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  app.get('/v1/openapi.json', { schema: { hide: true } }, async (request) =>
+    documentForRequest(app.swagger(), request),
+  );
   await app.ready();
   return app;
 }
