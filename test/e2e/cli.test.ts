@@ -146,6 +146,29 @@ describe.concurrent('mkoba serve on a fresh embedded data directory', () => {
     expect((await http('GET', `${banner.baseUrl}/wallets`, sandboxKey)).status).toBe(200);
   });
 
+  it.sequential('logs one JSON line per request on stdout at the default level, with no key in it', async () => {
+    const before = server.stdout().length;
+    const response = await http('GET', `${banner.baseUrl}/wallets?limit=1`, sandboxKey);
+    expect(response.status).toBe(200);
+    await waitUntil(
+      () => server.stdout().slice(before).includes('"msg":"request"'),
+      SERVER_START_TIMEOUT_MS,
+      'the request log line',
+    );
+    const logged = lines(server.stdout().slice(before)).map((line) => JSON.parse(line));
+    expect(logged).toEqual([
+      expect.objectContaining({
+        msg: 'request',
+        method: 'GET',
+        route: '/v1/wallets',
+        status: 200,
+        error_code: null,
+      }),
+    ]);
+    expect(logged[0].request_id).toMatch(/^req_/);
+    for (const key of [sandboxKey, createdKey]) expect(server.stdout()).not.toContain(key);
+  });
+
   it.sequential('after SIGKILL the stale lock is taken over by the next start, without seeding again and with data intact', async () => {
     const lockFile = path.join(data.dir, 'mkoba.lock');
     expect(await server.stop('SIGKILL')).toMatchObject({ signal: 'SIGKILL' });
@@ -214,6 +237,33 @@ describe.concurrent('mkoba keys create with no server running', () => {
     } finally {
       await new Promise((resolve) => squatter.close(resolve));
     }
+  });
+});
+
+describe.concurrent('a command on a data directory no server uses', () => {
+  const data = temporaryDataDir();
+  const env = mkobaEnv({ MKOBA_DATA_DIR: data.dir, PORT: '0' });
+  const mkoba = new MkobaProcesses();
+  afterAll(async () => {
+    await mkoba.killAll();
+    data.remove();
+  });
+
+  it.sequential('warns when it creates a new database there, and only then', {
+    timeout: DATABASE_CREATING_TEST_TIMEOUT_MS,
+  }, async () => {
+    const first = await mkoba.run(['keys', 'create', '--organization', 'Typo Ltd'], env);
+    expect(first.code, first.stderr).toBe(0);
+    onlyKey(first.stdout);
+    expect(first.stderr).toContain(
+      `mkoba: warning: ${data.dir} held no database, so a new empty one was created there.`,
+    );
+    expect(first.stderr).toContain('MKOBA_DATA_DIR');
+
+    const second = await mkoba.run(['keys', 'list', '--organization', 'Typo Ltd'], env);
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout).toMatch(/^key_/);
+    expect(second.stderr).not.toContain('warning');
   });
 });
 
