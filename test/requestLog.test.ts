@@ -69,6 +69,7 @@ describe.each(BACKENDS)('the request log on %s', (backend) => {
       }),
       await api(t, 'GET', '/v1/wallets', { key: `sk_sandbox_${'Z'.repeat(32)}` }),
       await api(t, 'GET', '/v1/nowhere'),
+      await api(t, 'GET', '/v1/wallets/%E0%A4%A'),
       await api(t, 'GET', '/healthz', { key: null }),
     ];
     const secret = responses[3]?.data.secret as string;
@@ -94,6 +95,7 @@ describe.each(BACKENDS)('the request log on %s', (backend) => {
       { method: 'POST', route: '/v1/webhook-subscriptions', status: 201, error_code: null },
       { method: 'GET', route: '/v1/wallets', status: 401, error_code: 'invalid_api_key' },
       { method: 'GET', route: null, status: 404, error_code: 'route_not_found' },
+      { method: 'GET', route: null, status: 400, error_code: 'validation_error' },
       { method: 'GET', route: '/healthz', status: 200, error_code: null },
     ]);
     for (const text of [t.key, 'Z'.repeat(32), secret, idempotencyKey, secretQuery, 'person@example.com']) {

@@ -4,7 +4,13 @@
  */
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
+import Fastify, {
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type FastifyServerOptions,
+  LogController,
+} from 'fastify';
 import type { Deps } from '../app/deps.ts';
 import { LedgerWriter } from '../app/ledgerWriter.ts';
 import { REQUEST_BODY_BYTES_MAX, REQUEST_TIMEOUT_MS } from '../config.ts';
@@ -66,6 +72,20 @@ export function findNulCharacter(value: unknown): string | undefined {
   return undefined;
 }
 
+/** The request log line: the route pattern, never the URL, so no query string, header or body is logged. */
+function logRequest(request: FastifyRequest, reply: FastifyReply, durationMs: number): void {
+  request.log.info(
+    {
+      method: request.method,
+      route: request.routeOptions.url ?? null,
+      status: reply.statusCode,
+      duration_ms: Math.round(durationMs * 100) / 100,
+      error_code: problemCodeOf(reply) ?? null,
+    },
+    'request',
+  );
+}
+
 export async function buildApp({ deps, logger = false }: BuildAppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger,
@@ -78,8 +98,11 @@ export async function buildApp({ deps, logger = false }: BuildAppOptions): Promi
     return503OnClosing: true,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     // A path the router cannot decode (bad percent-encoding) is a problem like any other bad input.
-    frameworkErrors: (error, request, reply) =>
-      sendProblem(
+    frameworkErrors: (error, request, reply) => {
+      // No hook runs for this request, so it is logged here once its answer is sent.
+      const startedAt = performance.now();
+      reply.raw.once('finish', () => logRequest(request, reply, performance.now() - startedAt));
+      return sendProblem(
         request,
         // The route's hooks never ran, so the Request-Id header is set here.
         reply.header('Request-Id', request.id),
@@ -90,7 +113,8 @@ export async function buildApp({ deps, logger = false }: BuildAppOptions): Promi
           detail: `The request path cannot be decoded: ${error.message}`,
           param: 'path',
         }),
-      ),
+      );
+    },
     // Requests Node cannot even parse (an unknown method, a broken header) never reach a route: answer
     // them in the same problem format, then close the connection.
     clientErrorHandler: (error, socket) => {
@@ -132,19 +156,7 @@ export async function buildApp({ deps, logger = false }: BuildAppOptions): Promi
       reply.elapsedTime,
     );
   });
-  // The route pattern, never the URL: no query string, header or body reaches the log.
-  app.addHook('onResponse', async (request, reply) => {
-    request.log.info(
-      {
-        method: request.method,
-        route: request.routeOptions.url ?? null,
-        status: reply.statusCode,
-        duration_ms: Math.round(reply.elapsedTime * 100) / 100,
-        error_code: problemCodeOf(reply) ?? null,
-      },
-      'request',
-    );
-  });
+  app.addHook('onResponse', async (request, reply) => logRequest(request, reply, reply.elapsedTime));
   registerAuth(app, deps);
   // PostgreSQL text cannot hold NUL: refuse it in any string or key before a handler sees it.
   app.addHook('preValidation', async (request) => {
