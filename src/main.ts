@@ -152,7 +152,11 @@ export async function startServer(config: Config, log: (line: string) => void): 
     const sandboxApiKey = opened.lock ? rememberSandboxKey(config.dataDir, seed.apiKey) : seed.apiKey;
 
     const { buildApp } = await import('./http/app.ts');
-    const app = await buildApp({ deps, logger: { level: process.env.LOG_LEVEL || LOG_LEVEL_DEFAULT } });
+    // The log goes to stderr with the CLI's other informational lines; stdout is for results.
+    const app = await buildApp({
+      deps,
+      logger: { level: process.env.LOG_LEVEL || LOG_LEVEL_DEFAULT, stream: process.stderr },
+    });
     stops.push(() => app.close());
     await listen(app, config);
     const address = app.server.address();

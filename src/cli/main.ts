@@ -59,7 +59,7 @@ Configuration (environment):
   MKOBA_DATA_DIR         Embedded (PGlite) data directory (default .mkoba)
   MKOBA_ENV              sandbox (default) or production (requires DATABASE_URL, never seeds)
   MKOBA_SANDBOX_API_KEY  Fixed sandbox key for the seed; must start with sk_sandbox_
-  LOG_LEVEL              Server log level (default info: one JSON line per request on stdout)
+  LOG_LEVEL              Server log level (default info: one JSON line per request on stderr)
   MKOBA_WEBHOOK_RETRY_SCHEDULE         Seconds before each webhook retry, comma-separated (default
                                        5,300,1800,7200,18000 then 36000 six times: about three days)
   MKOBA_WEBHOOK_TIMEOUT_MS             One delivery attempt's time-out (default 10000)
