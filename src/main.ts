@@ -42,6 +42,8 @@ export class DataDirBusyError extends Error {
 export interface OpenedStore {
   store: Store;
   lock: HeldLock | undefined;
+  /** True when the embedded data directory held no database and one was created. */
+  createdDatabase: boolean;
   close(): Promise<void>;
 }
 
@@ -58,7 +60,7 @@ export async function openStore(
   if (config.databaseUrl !== undefined) {
     const { openPostgresStore } = await import('./store/postgres.ts');
     const store = await openPostgresStore({ connectionString: config.databaseUrl, ...config.postgres });
-    return { store, lock: undefined, close: () => store.close() };
+    return { store, lock: undefined, createdDatabase: false, close: () => store.close() };
   }
   const owner: LockOwner = {
     pid: process.pid,
@@ -84,11 +86,13 @@ export async function openStore(
   if (!isHeldLock(lock)) return lock;
   const held = lock;
   try {
-    const { openPgliteDataDir } = await import('./store/pgliteDataDir.ts');
+    const { openPgliteDataDir, pgliteDatabaseExists } = await import('./store/pgliteDataDir.ts');
+    const createdDatabase = !pgliteDatabaseExists(config.dataDir);
     const store = await openPgliteDataDir(config.dataDir);
     return {
       store,
       lock: held,
+      createdDatabase,
       async close() {
         await store.close();
         held.release();
@@ -99,6 +103,9 @@ export async function openStore(
     throw error;
   }
 }
+
+/** One JSON line per request (see src/http/app.ts) is written at this level. */
+export const LOG_LEVEL_DEFAULT = 'info';
 
 const SANDBOX_KEY_FILE = 'sandbox-api-key';
 
@@ -145,9 +152,10 @@ export async function startServer(config: Config, log: (line: string) => void): 
     const sandboxApiKey = opened.lock ? rememberSandboxKey(config.dataDir, seed.apiKey) : seed.apiKey;
 
     const { buildApp } = await import('./http/app.ts');
+    // The log goes to stderr with the CLI's other informational lines; stdout is for results.
     const app = await buildApp({
       deps,
-      logger: { level: process.env.LOG_LEVEL ?? 'warn' },
+      logger: { level: process.env.LOG_LEVEL || LOG_LEVEL_DEFAULT, stream: process.stderr },
       rateLimits: config.rateLimits,
     });
     stops.push(() => app.close());

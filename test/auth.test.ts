@@ -103,6 +103,45 @@ describe.each(BACKENDS)('authentication on %s', (backend) => {
     });
   }
 
+  it('answers every 401 with a Bearer challenge, naming invalid_token when a key was sent (RFC 6750)', async () => {
+    const refusedKey = /^Bearer realm="mkoba", error="invalid_token", error_description="[^"\\]+"$/;
+    for (const route of ROUTES) {
+      for (const [label, headers, code] of cases) {
+        const at = `${route.method} ${route.url}: ${label}`;
+        const response = await api(t, route.method, route.url, {
+          key: null,
+          headers: headers(t),
+          body: route.body,
+        });
+        expect(response.statusCode, at).toBe(401);
+        const challenge = response.headers['www-authenticate'];
+        if (code === 'api_key_missing') expect(challenge, at).toBe('Bearer realm="mkoba"');
+        else expect(challenge, at).toMatch(refusedKey);
+      }
+      const revokedResponse = await api(t, route.method, route.url, { key: revoked, body: route.body });
+      expect(revokedResponse.headers['www-authenticate']).toBe(
+        'Bearer realm="mkoba", error="invalid_token", error_description="The API key has been revoked."',
+      );
+    }
+  });
+
+  it('names the missing scope in a 403 challenge, and sends no challenge once the key is accepted', async () => {
+    const forbidden = await api(t, 'POST', '/v1/customers', {
+      key: readOnly,
+      body: { type: 'individual', name: 'A' },
+    });
+    expect(forbidden.statusCode).toBe(403);
+    expect(forbidden.headers['www-authenticate']).toBe(
+      'Bearer realm="mkoba", error="insufficient_scope", scope="write"',
+    );
+    const missing = await api(t, 'GET', '/v1/customers/cus_01m80v1f31hmw57sgkdkcnyxra');
+    expect(missing.statusCode).toBe(404);
+    expect(missing.headers['www-authenticate']).toBeUndefined();
+    const invalid = await api(t, 'POST', '/v1/customers', { body: { type: 'nobody' } });
+    expect(invalid.statusCode).toBe(400);
+    expect(invalid.headers['www-authenticate']).toBeUndefined();
+  });
+
   it('rejects the request before validating its body', async () => {
     const response = await api(t, 'POST', '/v1/wallets', { key: null, body: { nonsense: true } });
     expect(response.statusCode).toBe(401);
@@ -129,5 +168,8 @@ describe.each(BACKENDS)('a production deployment on %s', (backend) => {
     const sandbox = await api(t, 'GET', '/v1/wallets', { key: `sk_sandbox_${'A'.repeat(32)}` });
     expect(sandbox.statusCode).toBe(401);
     expect(sandbox.data.code).toBe('api_key_environment_mismatch');
+    expect(sandbox.headers['www-authenticate']).toBe(
+      'Bearer realm="mkoba", error="invalid_token", error_description="This is the production environment; the key belongs to sandbox."',
+    );
   });
 });

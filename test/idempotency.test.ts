@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SANDBOX_ORGANIZATION_NAME } from '../src/app/seed.ts';
+import { findIdempotencyRecord } from '../src/store/repositories/idempotency.ts';
+import { findOrganizationByName } from '../src/store/repositories/organizations.ts';
 import { pruneExpiredIdempotencyRecords } from '../src/workers/idempotencyPruner.ts';
 import {
   api,
@@ -96,6 +99,42 @@ describe.each(BACKENDS)('Idempotency-Key on %s', (backend) => {
       expect(response.statusCode, key).toBe(400);
       expect(response.data.param, key).toBe('Idempotency-Key');
     }
+  });
+
+  it('validates the key the same way on POST, PATCH and DELETE, storing nothing for a bad one', async () => {
+    const organization = await findOrganizationByName(t.deps.store, SANDBOX_ORGANIZATION_NAME);
+    if (!organization) throw new Error('no sandbox organization');
+    const created = await api(t, 'POST', '/v1/webhook-subscriptions', {
+      body: { url: 'http://127.0.0.1:9/hook', events: ['transfer.settled'], description: 'before' },
+    });
+    expect(created.statusCode).toBe(201);
+    const url = `/v1/webhook-subscriptions/${created.data.id}`;
+    const writes: { method: 'POST' | 'PATCH' | 'DELETE'; url: string; body?: unknown }[] = [
+      {
+        method: 'POST',
+        url: '/v1/webhook-subscriptions',
+        body: { url: 'http://127.0.0.1:9/x', events: ['*'] },
+      },
+      { method: 'PATCH', url, body: { description: 'after' } },
+      { method: 'DELETE', url },
+    ];
+    for (const write of writes) {
+      for (const key of ['x'.repeat(256), 'has space', 'tab\tkey', 'ünïcode']) {
+        const at = `${write.method} with ${JSON.stringify(key.slice(0, 20))}`;
+        const response = await api(t, write.method, write.url, {
+          body: write.body,
+          headers: { 'idempotency-key': key },
+        });
+        expect(response.statusCode, at).toBe(400);
+        expect(response.data, at).toMatchObject({ code: 'validation_error', param: 'Idempotency-Key' });
+        expect(await findIdempotencyRecord(t.deps.store, organization.id, key), at).toBeUndefined();
+      }
+    }
+    const after = await api(t, 'GET', url);
+    expect(after.statusCode).toBe(200);
+    expect(after.data).toMatchObject({ description: 'before', status: created.data.status });
+    const subscriptions = await api(t, 'GET', '/v1/webhook-subscriptions?limit=100');
+    expect(subscriptions.data.data).toHaveLength(1);
   });
 
   it('lets exactly one of 20 concurrent requests with one key create the wallet', async () => {

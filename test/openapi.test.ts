@@ -5,10 +5,16 @@
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import { Ajv } from 'ajv';
+import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DESTINATION_TYPES } from '../src/domain/transfers.ts';
 import { buildApp } from '../src/http/app.ts';
 import { documentationOnlyDeps } from '../src/main.ts';
 import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
+import { fundedWallet } from './support/ledger.ts';
+
+const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
 
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DOCUMENT_FILE = 'openapi.json';
@@ -59,6 +65,41 @@ function label(operation: Operation): string {
 
 function takesInput(operation: Operation): boolean {
   return (operation.parameters?.length ?? 0) > 0 || operation.requestBody !== undefined;
+}
+
+const SCHEMAS = '#/components/schemas/';
+
+interface ObjectSchema {
+  properties: Record<string, { const?: string; examples?: unknown[] }>;
+  additionalProperties?: unknown;
+}
+
+/** A validator of values against the document's component schemas (JSON Schema 2020-12 subset we use). */
+function componentValidator(document: any) {
+  const ajv = addFormats(new Ajv({ allErrors: true, strict: false }));
+  ajv.addSchema({ $id: 'openapi.json', components: document.components });
+  return (name: string, value: unknown): string[] => {
+    const validate = ajv.getSchema(`openapi.json${SCHEMAS}${name}`);
+    if (!validate) throw new Error(`no component ${name}`);
+    return validate(value) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message}`);
+  };
+}
+
+/** The destination each variant's property examples make: what the reference page shows as the example. */
+function exampleOf(variant: ObjectSchema): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(variant.properties).map(([name, property]) => [
+      name,
+      property.const ?? property.examples?.[0],
+    ]),
+  );
+}
+
+function destinationVariants(document: any): [string, ObjectSchema][] {
+  return (document.components.schemas.TransferDestination.oneOf as { $ref: string }[]).map(({ $ref }) => {
+    const name = $ref.slice(SCHEMAS.length);
+    return [name, document.components.schemas[name] as ObjectSchema];
+  });
 }
 
 async function readCommitted(): Promise<string> {
@@ -166,6 +207,71 @@ describe('the committed OpenAPI document', () => {
     }
   });
 
+  it('documents the Idempotency-Key header on every PATCH and DELETE too, with the answers a key brings', () => {
+    const writes = operationsOf(document).filter((o) => o.method === 'patch' || o.method === 'delete');
+    expect(writes.length).toBeGreaterThan(0);
+    for (const operation of writes) {
+      const at = label(operation);
+      const header = operation.parameters?.find((p) => p.in === 'header' && p.name === 'Idempotency-Key');
+      expect(header?.schema, `${at} documents the Idempotency-Key header`).toMatchObject({ type: 'string' });
+      for (const [status, response] of Object.entries(operation.responses).filter(([s]) =>
+        s.startsWith('2'),
+      )) {
+        expect(response.headers, `${at} ${status}`).toHaveProperty('Idempotent-Replayed');
+      }
+      for (const status of ['409', '422']) expect(operation.responses, at).toHaveProperty(status);
+    }
+  });
+
+  it('documents the WWW-Authenticate header on every 401', () => {
+    const secured = operationsOf(document).filter((o) => (o.security ?? []).length > 0);
+    expect(secured.length).toBeGreaterThan(0);
+    for (const operation of secured) {
+      expect(operation.responses['401']?.headers, label(operation)).toHaveProperty('WWW-Authenticate');
+    }
+  });
+
+  it('describes a transfer destination as a oneOf told apart by type, one component per destination type', () => {
+    const schemas = document.components.schemas;
+    const variants = destinationVariants(document);
+    expect(variants.map(([, variant]) => variant.properties.type?.const).sort()).toEqual(
+      [...DESTINATION_TYPES].sort(),
+    );
+    expect(schemas.TransferDestination.discriminator.propertyName).toBe('type');
+    for (const [name, variant] of variants) {
+      const type = variant.properties.type?.const as string;
+      expect(schemas.TransferDestination.discriminator.mapping[type], name).toBe(`${SCHEMAS}${name}`);
+      expect(variant.additionalProperties, `${name}: no free-form fields`).toBe(false);
+      for (const [field, property] of Object.entries(variant.properties)) {
+        if (field !== 'type') expect(property.examples?.length, `${name}.${field} has an example`).toBe(1);
+      }
+    }
+    const transferRef = { $ref: `${SCHEMAS}TransferDestination` };
+    expect(schemas.Transfer.properties.destination).toEqual(transferRef);
+    expect(schemas.TransferEventData.properties.destination).toEqual(transferRef);
+    const createBody = document.paths['/v1/transfers'].post.requestBody.content['application/json'].schema;
+    expect(createBody.properties.destination).toEqual({ $ref: `${SCHEMAS}TransferDestinationRequest` });
+    expect(schemas.TransferDestinationRequest.oneOf).toEqual([
+      transferRef,
+      expect.objectContaining({ type: 'string', pattern: expect.stringMatching(/^\^wallet_/) }),
+    ]);
+    expect(committedText).not.toContain('x-documented-as');
+  });
+
+  it('gives destination examples that the documented schemas accept', () => {
+    const validate = componentValidator(document);
+    for (const [name, variant] of destinationVariants(document)) {
+      const example = exampleOf(variant);
+      expect(validate(name, example), name).toEqual([]);
+      expect(validate('TransferDestination', example), name).toEqual([]);
+      expect(validate('TransferDestinationRequest', example), name).toEqual([]);
+    }
+    expect(validate('TransferDestinationRequest', 'wallet_01jcz3m5e7x8y9a0b1c2d3e4f5')).toEqual([]);
+    expect(
+      validate('TransferDestination', { type: 'till', till_number: '123456', phone: '+254700000000' }),
+    ).not.toEqual([]);
+  });
+
   it('documents problem responses for every operation, each an application/problem+json Problem', () => {
     for (const operation of operationsOf(document)) {
       const at = label(operation);
@@ -201,12 +307,36 @@ describe.each(BACKENDS)('the API reference served on %s', (backend) => {
   });
   afterAll(() => t.close());
 
-  it('serves the committed document at /v1/openapi.json, without an API key', async () => {
+  it('serves the committed document at /v1/openapi.json, without an API key, naming itself as the server', async () => {
     const response = await api(t, 'GET', '/v1/openapi.json', { key: null });
     expect(response.statusCode).toBe(200);
     expect(response.headers['content-type']).toContain('application/json');
-    expect(response.data).toEqual(committed);
+    expect({ ...response.data, servers: (committed as { servers: unknown }).servers }).toEqual(committed);
+    expect(response.data.servers).toEqual([{ url: 'http://localhost:80', description: expect.any(String) }]);
   });
+
+  for (const url of ['/v1/openapi.json', '/docs/json']) {
+    it(`names the address the request came to as the server of ${url}`, async () => {
+      const served = async (headers: Record<string, string>) =>
+        (await api(t, 'GET', url, { key: null, headers })).data.servers;
+      expect(await served({ host: 'api.example.test:8443' })).toEqual([
+        { url: 'http://api.example.test:8443', description: expect.any(String) },
+      ]);
+      expect(await served({ host: '[::1]:8080' })).toEqual([
+        { url: 'http://[::1]:8080', description: expect.any(String) },
+      ]);
+      // No proxy is trusted by default: its headers do not change the address.
+      expect(
+        await served({
+          host: 'internal:8080',
+          'x-forwarded-host': 'evil.test',
+          'x-forwarded-proto': 'https',
+        }),
+      ).toEqual([{ url: 'http://internal:8080', description: expect.any(String) }]);
+      // A Host that is no host name is not copied into a URL.
+      expect(await served({ host: 'a b"c' })).toEqual([{ url: '/', description: expect.any(String) }]);
+    });
+  }
 
   it('validates the documented Idempotency-Key header under that name', async () => {
     const response = await api(t, 'POST', '/v1/customers', {
@@ -215,6 +345,35 @@ describe.each(BACKENDS)('the API reference served on %s', (backend) => {
     });
     expect(response.statusCode).toBe(400);
     expect(response.data).toMatchObject({ code: 'validation_error', param: 'Idempotency-Key' });
+  });
+
+  it('gives destination examples the server accepts, making transfers the documented Transfer schema describes', async () => {
+    const document = committed as any;
+    const validate = componentValidator(document);
+    const source = await fundedWallet(t, '100000.00');
+    for (const [name, variant] of destinationVariants(document)) {
+      const destination = exampleOf(variant);
+      const response = await api(t, 'POST', '/v1/transfers', {
+        body: { source, destination, amount: '150.00', currency: 'KES' },
+      });
+      if (destination.type === 'wallet') {
+        // The example wallet id is well-formed but not one of this organization's wallets.
+        expect(response.data, name).toMatchObject({ code: 'resource_missing', param: 'destination' });
+        continue;
+      }
+      expect(response.statusCode, `${name}: ${response.body}`).toBe(201);
+      expect(response.data.destination, name).toEqual(destination);
+      expect(validate('Transfer', response.data), name).toEqual([]);
+    }
+    const payee = await fundedWallet(t, '0');
+    for (const destination of [payee, { type: 'wallet', wallet: payee }]) {
+      const response = await api(t, 'POST', '/v1/transfers', {
+        body: { source, destination, amount: '1.00', currency: 'KES' },
+      });
+      expect(response.statusCode, response.body).toBe(201);
+      expect(validate('TransferDestinationRequest', destination)).toEqual([]);
+      expect(validate('Transfer', response.data)).toEqual([]);
+    }
   });
 
   for (const page of ['/docs', '/docs/']) {
@@ -281,7 +440,7 @@ describe.each(BACKENDS)('the API reference served on %s', (backend) => {
     const document = await api(t, 'GET', '/docs/json', { key: null });
     expect(document.statusCode).toBe(200);
     // The same document, except that "Try it out" targets the server the page came from.
-    expect(document.data.servers).toEqual([{ url: '/', description: expect.any(String) }]);
+    expect(document.data.servers).toEqual([{ url: 'http://localhost:80', description: expect.any(String) }]);
     expect({ ...document.data, servers: (committed as { servers: unknown }).servers }).toEqual(committed);
   });
 });

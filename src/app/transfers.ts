@@ -21,6 +21,7 @@ import {
   RAILS,
   type Rail,
   railBounds,
+  railBoundsSentence,
   type TransferStatus,
   transition,
 } from '../domain/transfers.ts';
@@ -228,7 +229,7 @@ async function prepareTransfer(
   if (amountMinor < bounds.min || amountMinor > bounds.max) {
     throw validationError(
       'amount',
-      `amount is outside the ${rail} rail's bounds for ${currency}`,
+      `amount is outside the ${rail} rail's bounds: ${railBoundsSentence(rail, currency, bounds)}`,
       'out_of_range',
     );
   }

@@ -59,7 +59,7 @@ Configuration (environment):
   MKOBA_DATA_DIR         Embedded (PGlite) data directory (default .mkoba)
   MKOBA_ENV              sandbox (default) or production (requires DATABASE_URL, never seeds)
   MKOBA_SANDBOX_API_KEY  Fixed sandbox key for the seed; must start with sk_sandbox_
-  LOG_LEVEL              Server log level (default warn)
+  LOG_LEVEL              Server log level (default info: one JSON line per request on stderr)
   MKOBA_WEBHOOK_RETRY_SCHEDULE         Seconds before each webhook retry, comma-separated (default
                                        5,300,1800,7200,18000 then 36000 six times: about three days)
   MKOBA_WEBHOOK_TIMEOUT_MS             One delivery attempt's time-out (default 10000)
@@ -105,7 +105,10 @@ async function runAdmin(config: Config, io: Io, command: AdminCommand): Promise<
   let waitAnnounced = false;
   for (;;) {
     const opened = await openStore(config, 'cli', io.err);
-    if ('store' in opened) return runHere(config, opened, command);
+    if ('store' in opened) {
+      if (opened.createdDatabase) io.err(newDatabaseWarning(config.dataDir));
+      return runHere(config, opened, command);
+    }
     if (!opened.socket) throw new DataDirBusyError(config.dataDir, opened);
     try {
       return await sendControlCommand(opened.socket, command);
@@ -124,6 +127,14 @@ async function runAdmin(config: Config, io: Io, command: AdminCommand): Promise<
       await new Promise((resolve) => setTimeout(resolve, CONTROL_SOCKET_POLL_INTERVAL_MS));
     }
   }
+}
+
+/**
+ * A command on a data directory that holds no database creates one: said aloud, since the likely intent
+ * was a server's existing database in another directory.
+ */
+function newDatabaseWarning(dataDir: string): string {
+  return `mkoba: warning: ${dataDir} held no database, so a new empty one was created there. If you meant a server's database, set MKOBA_DATA_DIR to that server's data directory (or DATABASE_URL).`;
 }
 
 async function runHere(config: Config, opened: OpenedStore, command: AdminCommand): Promise<AdminResult> {

@@ -3,7 +3,7 @@
  * `pending` extends the design's machine: accepted and funds held, not yet handed to the rail (cancelable).
  */
 import { AppError } from './errors.ts';
-import { type Currency, singleAmountMinorMax } from './money.ts';
+import { type Currency, formatAmount, singleAmountMinorMax } from './money.ts';
 
 export const TRANSFER_STATUSES = [
   'pending_approval',
@@ -137,6 +137,32 @@ export const RAIL_AMOUNT_BOUNDS_MINOR: Record<
 export function railBounds(rail: Rail, currency: Currency): { min: bigint; max: bigint } | undefined {
   if (rail === 'internal') return { min: 1n, max: singleAmountMinorMax(currency) };
   return RAIL_AMOUNT_BOUNDS_MINOR[rail][currency];
+}
+
+/** What a rail moves, as a bounds sentence names it. */
+const RAIL_MOVEMENT_NAMES: Record<Rail, string> = {
+  mobile_money: 'mobile-money payouts',
+  bank: 'bank payouts',
+  paybill: 'paybill payments',
+  till: 'till payments',
+  card: 'card payouts',
+  internal: 'wallet-to-wallet transfers',
+};
+
+/** An amount for people to read, with thousands separators: 99_999_999_900n KES is "999,999,999.00". */
+export function formatAmountForReading(minor: bigint, currency: Currency): string {
+  const [whole = '', fraction] = formatAmount(minor, currency).split('.');
+  const grouped = whole.replace(/\B(?=(\d{3})+$)/g, ',');
+  return fraction === undefined ? grouped : `${grouped}.${fraction}`;
+}
+
+/** A rail's bounds for a currency as a sentence: "KES bank payouts are 100.00 to 999,999,999.00". */
+export function railBoundsSentence(
+  rail: Rail,
+  currency: Currency,
+  bounds: { min: bigint; max: bigint },
+): string {
+  return `${currency} ${RAIL_MOVEMENT_NAMES[rail]} are ${formatAmountForReading(bounds.min, currency)} to ${formatAmountForReading(bounds.max, currency)}`;
 }
 
 export type Destination =

@@ -4,7 +4,13 @@
  */
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, {
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type FastifyServerOptions,
+  LogController,
+} from 'fastify';
 import type { Deps } from '../app/deps.ts';
 import { LedgerWriter } from '../app/posting/writer.ts';
 import {
@@ -19,11 +25,12 @@ import { createHttpMetrics } from './metrics.ts';
 import {
   DOCS_CONTENT_SECURITY_POLICY,
   DOCS_ROUTE_PREFIX,
-  documentForReferencePage,
+  documentForRequest,
+  documentObject,
   documentRouteSchema,
   OPENAPI_DOCUMENT_BASE,
 } from './openapi.ts';
-import { PROBLEM_CONTENT_TYPE, problemType, sendProblem, toAppError } from './problems.ts';
+import { PROBLEM_CONTENT_TYPE, problemCodeOf, problemType, sendProblem, toAppError } from './problems.ts';
 import { registerRateLimits } from './rateLimit.ts';
 import { customerRoutes } from './routes/customers.ts';
 import { eventRoutes } from './routes/events.ts';
@@ -73,6 +80,20 @@ export function findNulCharacter(value: unknown): string | undefined {
   return undefined;
 }
 
+/** The request log line: the route pattern, never the URL, so no query string, header or body is logged. */
+function logRequest(request: FastifyRequest, reply: FastifyReply, durationMs: number): void {
+  request.log.info(
+    {
+      method: request.method,
+      route: request.routeOptions.url ?? null,
+      status: reply.statusCode,
+      duration_ms: Math.round(durationMs * 100) / 100,
+      error_code: problemCodeOf(reply) ?? null,
+    },
+    'request',
+  );
+}
+
 export async function buildApp({
   deps,
   logger = false,
@@ -84,11 +105,16 @@ export async function buildApp({
     requestTimeout: REQUEST_TIMEOUT_MS,
     genReqId: () => deps.newId('request'),
     requestIdHeader: false,
+    // One line per request, written below; Fastify's own two lines would carry the URL and its query.
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
     return503OnClosing: true,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     // A path the router cannot decode (bad percent-encoding) is a problem like any other bad input.
-    frameworkErrors: (error, request, reply) =>
-      sendProblem(
+    frameworkErrors: (error, request, reply) => {
+      // No hook runs for this request, so it is logged here once its answer is sent.
+      const startedAt = performance.now();
+      reply.raw.once('finish', () => logRequest(request, reply, performance.now() - startedAt));
+      return sendProblem(
         request,
         // The route's hooks never ran, so the Request-Id header is set here.
         reply.header('Request-Id', request.id),
@@ -99,7 +125,8 @@ export async function buildApp({
           detail: `The request path cannot be decoded: ${error.message}`,
           param: 'path',
         }),
-      ),
+      );
+    },
     // Requests Node cannot even parse (an unknown method, a broken header) never reach a route: answer
     // them in the same problem format, then close the connection.
     clientErrorHandler: (error, socket) => {
@@ -142,6 +169,7 @@ export async function buildApp({
     );
   });
   await registerRateLimits(app, rateLimits, () => deps.now().getTime());
+  app.addHook('onResponse', async (request, reply) => logRequest(request, reply, reply.elapsedTime));
   registerAuth(app, deps);
   // PostgreSQL text cannot hold NUL: refuse it in any string or key before a handler sees it.
   app.addHook('preValidation', async (request) => {
@@ -192,6 +220,7 @@ export async function buildApp({
   await app.register(swagger, {
     openapi: OPENAPI_DOCUMENT_BASE,
     transform: documentRouteSchema,
+    transformObject: documentObject,
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `Schema${i}`) },
   });
   // The reference page and its assets (swagger-ui-dist) are served by this process, so it works with
@@ -201,7 +230,7 @@ export async function buildApp({
     uiConfig: { validatorUrl: null, deepLinking: true },
     theme: { title: `${OPENAPI_DOCUMENT_BASE.info.title} reference` },
     staticCSP: DOCS_CONTENT_SECURITY_POLICY,
-    transformSpecification: (document) => documentForReferencePage(document),
+    transformSpecification: (document, request) => documentForRequest(document, request),
   });
 
   systemRoutes(app, deps, metrics);
@@ -213,7 +242,9 @@ export async function buildApp({
   webhookRoutes(app, deps);
   if (deps.environment === 'sandbox') sandboxRoutes(app, deps);
 
-  app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  app.get('/v1/openapi.json', { schema: { hide: true } }, async (request) =>
+    documentForRequest(app.swagger(), request),
+  );
   await app.ready();
   return app;
 }

@@ -15,20 +15,54 @@ declare module 'fastify' {
   }
 }
 
+/** The protection space named in every `WWW-Authenticate` challenge. */
+export const AUTH_REALM = 'mkoba';
+
+/** An RFC 6750 auth-param value: a quoted string of the characters it allows (no `"` or `\`). */
+function quoted(value: string): string {
+  return `"${value.replace(/[^\x20\x21\x23-\x5B\x5D-\x7E]/g, '')}"`;
+}
+
+/**
+ * The `WWW-Authenticate` challenge of a refused request (RFC 6750 section 3): a request with no key gets
+ * only the scheme and realm; a key that was sent and refused is an `invalid_token`; a key without the
+ * route's scope is `insufficient_scope`.
+ */
+export function bearerChallenge(error: AppError, scope: Scope): string | undefined {
+  if (error.status !== 401 && error.status !== 403) return undefined;
+  const params = [`realm=${quoted(AUTH_REALM)}`];
+  if (error.status === 403) {
+    params.push(`error=${quoted('insufficient_scope')}`, `scope=${quoted(scope)}`);
+  } else if (error.code !== 'api_key_missing') {
+    params.push(`error=${quoted('invalid_token')}`, `error_description=${quoted(error.detail)}`);
+  }
+  return `Bearer ${params.join(', ')}`;
+}
+
+function checkScope(principal: Principal, scope: Scope): void {
+  if (!grantsScope(principal.scopes, scope)) {
+    throw new AppError({
+      status: 403,
+      code: 'insufficient_permissions',
+      title: 'Forbidden',
+      detail: `This API key lacks the '${scope}' scope this operation needs.`,
+    });
+  }
+}
+
 export function registerAuth(app: FastifyInstance, deps: Deps): void {
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', async (request, reply) => {
     const scope = request.routeOptions.config.scope;
     if (scope === undefined) return;
-    const principal = await authenticate(deps, request.headers.authorization);
-    if (!grantsScope(principal.scopes, scope)) {
-      throw new AppError({
-        status: 403,
-        code: 'insufficient_permissions',
-        title: 'Forbidden',
-        detail: `This API key lacks the '${scope}' scope this operation needs.`,
-      });
+    try {
+      const principal = await authenticate(deps, request.headers.authorization);
+      checkScope(principal, scope);
+      request.principal = principal;
+    } catch (error) {
+      const challenge = error instanceof AppError ? bearerChallenge(error, scope) : undefined;
+      if (challenge !== undefined) reply.header('WWW-Authenticate', challenge);
+      throw error;
     }
-    request.principal = principal;
   });
 }
 

@@ -1,7 +1,9 @@
 /** The fixed parts of the OpenAPI 3.1 document; paths and schemas come from the route definitions. */
-import type { FastifySchema } from 'fastify';
+import type { SwaggerTransformObject } from '@fastify/swagger';
+import type { FastifyRequest, FastifySchema } from 'fastify';
 import { PORT_DEFAULT } from '../config.ts';
 import { API_VERSION } from '../domain/version.ts';
+import { DOCUMENT_ONLY_SCHEMAS, DOCUMENTED_AS } from './schemas.ts';
 
 export { API_VERSION };
 
@@ -12,7 +14,7 @@ export const OPENAPI_DOCUMENT_BASE = {
     version: API_VERSION,
     summary: 'Wallets, transfers and signed webhooks on a double-entry ledger.',
     description:
-      "All requests and responses are JSON. Errors are RFC 9457 `application/problem+json` with a stable `code`, the offending `param` and a `request_id`. Every POST accepts `Idempotency-Key`. Amounts are decimal strings at the currency's exact number of decimals. Authenticated operations are rate limited per API key and per organization (token buckets): their answers carry `RateLimit-Policy` and `RateLimit` (IETF draft fields), and a request over a limit gets 429 `rate_limited` with `Retry-After`.",
+      "All requests and responses are JSON. Errors are RFC 9457 `application/problem+json` with a stable `code`, the offending `param` and a `request_id`. Every POST, PATCH and DELETE accepts `Idempotency-Key`: a retry with the same key returns the first result instead of acting again, while without a key every request acts anew (two identical transfers are two transfers). Amounts are decimal strings at the currency's exact number of decimals.",
     license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
   },
   servers: [{ url: `http://127.0.0.1:${PORT_DEFAULT}`, description: 'Local sandbox (npm start)' }],
@@ -77,13 +79,56 @@ export const DOCS_CONTENT_SECURITY_POLICY = [
   "style-src 'self'",
 ].join('; ');
 
+const SERVED_FROM = 'The server this document was served from';
+
+/** A Host as a client may send it: a name or IPv4 address, or a bracketed IPv6 address, maybe a port. */
+const HOST_PATTERN = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$/;
+
 /**
- * The document as the reference page sees it: "Try it out" sends requests to the server that serves
- * the page (a relative server URL), whatever host and port it was opened on.
+ * The document as served to a request: its server is the address the request came to, so "Try it out"
+ * and generated clients reach this server. `request.protocol` and `request.host` follow X-Forwarded-Proto
+ * and X-Forwarded-Host only when Fastify's `trustProxy` trusts the proxy; a Host that is not a host name
+ * gives the relative URL `/` rather than a URL built from arbitrary text.
  */
-export function documentForReferencePage<T extends object>(document: T): T & { servers: object[] } {
-  return { ...document, servers: [{ url: '/', description: 'The server this page is served from' }] };
+export function documentForRequest<T extends object>(
+  document: T,
+  request: FastifyRequest,
+): T & { servers: object[] } {
+  const host: unknown = request.host;
+  const url = typeof host === 'string' && HOST_PATTERN.test(host) ? `${request.protocol}://${host}` : '/';
+  return { ...document, servers: [{ url, description: SERVED_FROM }] };
 }
+
+function referenceTo(name: string): { $ref: string } {
+  if (!(name in DOCUMENT_ONLY_SCHEMAS)) throw new Error(`no document-only schema named ${name}`);
+  return { $ref: `#/components/schemas/${name}` };
+}
+
+function replaceMarkedSchemas(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(replaceMarkedSchemas);
+  if (node === null || typeof node !== 'object') return node;
+  const name = (node as Record<string, unknown>)[DOCUMENTED_AS];
+  if (typeof name === 'string') return referenceTo(name);
+  return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, replaceMarkedSchemas(value)]));
+}
+
+/**
+ * @fastify/swagger's whole-document transform: every schema marked `DOCUMENTED_AS` becomes a reference
+ * to that component, and the document-only components are added.
+ */
+export const documentObject: SwaggerTransformObject = (input) => {
+  if (!('openapiObject' in input)) throw new Error('only OpenAPI 3 documents are generated');
+  const document = replaceMarkedSchemas(input.openapiObject) as typeof input.openapiObject & {
+    components?: { schemas?: Record<string, unknown> };
+  };
+  return {
+    ...document,
+    components: {
+      ...document.components,
+      schemas: { ...document.components?.schemas, ...DOCUMENT_ONLY_SCHEMAS },
+    },
+  } as typeof input.openapiObject;
+};
 
 /** Request headers as the document spells them; route schemas name them in lower case. */
 export const DOCUMENTED_HEADER_NAMES = ['Idempotency-Key'] as const;

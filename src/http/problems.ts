@@ -1,13 +1,28 @@
 /** RFC 9457 problem+json rendering for every failure: expected ones, framework ones, and bugs. */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { PG_TIMEOUT_RETRY_AFTER_SECONDS } from '../config.ts';
-import { AppError, type FieldError, problemDocument } from '../domain/errors.ts';
+import { PHONE_PATTERN } from '../domain/customers.ts';
+import { AppError, type ErrorCode, type FieldError, problemDocument } from '../domain/errors.ts';
+import { IDEMPOTENCY_KEY_LENGTH_MAX, IDEMPOTENCY_KEY_PATTERN } from '../domain/idempotency.ts';
 import { isDatabaseTimeout, SQLSTATE, sqlState } from '../store/store.ts';
 
 export { problemType } from '../domain/errors.ts';
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
+/** The code of the problem each reply carried, for the request log line. */
+const problemCodes = new WeakMap<FastifyReply, ErrorCode>();
+
+export function problemCodeOf(reply: FastifyReply): ErrorCode | undefined {
+  return problemCodes.get(reply);
+}
+
+/** For a problem sent as stored text (an idempotent replay), so its code is logged too. */
+export function rememberProblemCode(reply: FastifyReply, code: ErrorCode): void {
+  problemCodes.set(reply, code);
+}
+
 export function sendProblem(request: FastifyRequest, reply: FastifyReply, error: AppError): FastifyReply {
+  problemCodes.set(reply, error.code);
   const problem = problemDocument(error, request.id);
   if (error.retryAfterSeconds !== undefined) reply.header('Retry-After', String(error.retryAfterSeconds));
   if (error.replayed) reply.header('Idempotent-Replayed', 'true');
@@ -20,6 +35,8 @@ interface AjvIssue {
   instancePath: string;
   message?: string;
   params: Record<string, unknown>;
+  /** Set by Ajv on an error inside `propertyNames`: the key that failed. */
+  propertyName?: string;
 }
 
 const AJV_KEYWORD_CODES: Record<string, string> = {
@@ -34,41 +51,168 @@ const AJV_KEYWORD_CODES: Record<string, string> = {
   maxLength: 'too_long',
   minimum: 'out_of_range',
   maximum: 'out_of_range',
+  exclusiveMinimum: 'out_of_range',
+  exclusiveMaximum: 'out_of_range',
+  multipleOf: 'invalid_value',
   maxProperties: 'too_many',
   minProperties: 'too_few',
   maxItems: 'too_many',
   minItems: 'too_few',
+  uniqueItems: 'invalid_value',
   propertyNames: 'invalid_key',
 };
 
 /** The canonical spelling of header names used as a `param`. */
 const HEADER_PARAMS: Record<string, string> = { 'idempotency-key': 'Idempotency-Key' };
 
+const TYPE_NAMES: Record<string, string> = {
+  string: 'a string',
+  number: 'a number',
+  integer: 'an integer',
+  boolean: 'true or false',
+  object: 'an object',
+  array: 'an array',
+  null: 'null',
+};
+
+/** Patterns that mean something to a reader, in words; any other pattern is quoted. */
+const PATTERN_WORDING = new Map<string, string>([
+  [
+    IDEMPOTENCY_KEY_PATTERN,
+    `must be 1 to ${IDEMPOTENCY_KEY_LENGTH_MAX} printable ASCII characters, without spaces`,
+  ],
+  [PHONE_PATTERN, 'must be in international format, e.g. +254712345678'],
+  ['^\\S+$', 'must not contain spaces'],
+]);
+
+const FORMAT_WORDING: Record<string, string> = {
+  'date-time': 'must be an RFC 3339 date-time, e.g. 2025-01-31T09:30:00Z',
+  email: 'must be an email address',
+  uri: 'must be a URL',
+};
+
+/** `^wallet_[…]{26}$` or `^(?:wallet|acct)_[…]{26}$`: an id pattern from idPattern(), its prefixes and length. */
+const ID_PATTERN = /^\^(?:\(\?:)?([a-z|]+)\)?_\[0-9a-hjkmnp-tv-z\]\{(\d+)\}\$$/;
+
+function listInWords(items: string[], conjunction: string): string {
+  if (items.length <= 1) return items[0] ?? '';
+  return `${items.slice(0, -1).join(', ')} ${conjunction} ${items[items.length - 1]}`;
+}
+
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
+}
+
+function patternWording(pattern: string): string {
+  const known = PATTERN_WORDING.get(pattern);
+  if (known !== undefined) return known;
+  const id = ID_PATTERN.exec(pattern);
+  if (id?.[1] !== undefined) {
+    const forms = id[1].split('|').map((prefix) => `${prefix}_<${id[2]} characters>`);
+    return `must be an id of the form ${listInWords(forms, 'or')}`;
+  }
+  return `must match the pattern ${pattern}`;
+}
+
+/** What a failed keyword means, in our words: the predicate after the field's name. */
+function ajvWording(issue: AjvIssue, isBody: boolean): string {
+  const p = issue.params;
+  const limit = Number(p.limit);
+  switch (issue.keyword) {
+    case 'required':
+      return 'is required';
+    case 'additionalProperties':
+      return 'is not a known field';
+    case 'type': {
+      const types = Array.isArray(p.type) ? (p.type as string[]) : String(p.type).split(',');
+      return `must be ${listInWords(
+        types.map((t) => TYPE_NAMES[t] ?? t),
+        'or',
+      )}`;
+    }
+    case 'enum':
+      return `must be one of: ${(p.allowedValues as unknown[]).join(', ')}`;
+    case 'const':
+      return `must be ${JSON.stringify(p.allowedValue)}`;
+    case 'pattern':
+      return patternWording(String(p.pattern));
+    case 'format':
+      return FORMAT_WORDING[String(p.format)] ?? `must be a valid ${String(p.format)}`;
+    case 'minLength':
+      return limit === 1 ? 'must not be empty' : `must be at least ${plural(limit, 'character')}`;
+    case 'maxLength':
+      return `must be at most ${plural(limit, 'character')}`;
+    case 'minimum':
+      return `must be at least ${limit}`;
+    case 'maximum':
+      return `must be at most ${limit}`;
+    case 'exclusiveMinimum':
+      return `must be greater than ${limit}`;
+    case 'exclusiveMaximum':
+      return `must be less than ${limit}`;
+    case 'multipleOf':
+      return `must be a multiple of ${String(p.multipleOf)}`;
+    case 'minProperties':
+      return `must have at least ${plural(limit, isBody ? 'field' : 'key')}`;
+    case 'maxProperties':
+      return `may have at most ${plural(limit, isBody ? 'field' : 'key')}`;
+    case 'minItems':
+      return `must have at least ${plural(limit, 'item')}`;
+    case 'maxItems':
+      return `may have at most ${plural(limit, 'item')}`;
+    case 'uniqueItems':
+      return `must not repeat an item (items ${String(p.j)} and ${String(p.i)} are the same)`;
+    case 'propertyNames':
+      return 'is not an allowed key';
+    case 'anyOf':
+    case 'oneOf':
+      return 'does not match any of the allowed forms';
+    default:
+      return 'is invalid';
+  }
+}
+
 function fieldErrorFromAjv(issue: AjvIssue, context: string): FieldError {
   const segments = issue.instancePath
     .split('/')
     .slice(1)
     .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
-  let code = AJV_KEYWORD_CODES[issue.keyword] ?? 'invalid';
-  let message = issue.message ?? 'is invalid';
-  if (issue.keyword === 'required') segments.push(String(issue.params.missingProperty));
-  if (issue.keyword === 'additionalProperties') {
-    segments.push(String(issue.params.additionalProperty));
-    message = 'is not a known field';
-  }
-  if (issue.keyword === 'propertyNames' && issue.params.propertyName !== undefined) {
-    segments.push(String(issue.params.propertyName));
-  }
-  if (issue.keyword === 'enum')
-    message = `must be one of: ${(issue.params.allowedValues as unknown[]).join(', ')}`;
   if (issue.keyword === 'type' && segments.length === 0 && context === 'body') {
-    code = 'invalid_type';
-    message = 'The request body must be a JSON object.';
+    return { param: 'body', code: 'invalid_type', message: 'The request body must be a JSON object.' };
+  }
+  const isBody = segments.length === 0 && context === 'body';
+  let code = AJV_KEYWORD_CODES[issue.keyword] ?? 'invalid';
+  let predicate = ajvWording(issue, isBody);
+  const container = segments.join('.');
+  if (issue.keyword === 'required') segments.push(String(issue.params.missingProperty));
+  if (issue.keyword === 'additionalProperties') segments.push(String(issue.params.additionalProperty));
+  if (issue.keyword === 'propertyNames') segments.push(String(issue.params.propertyName));
+  if (issue.propertyName !== undefined) {
+    // A rule on the keys of an object (metadata): the key is at fault, not the object.
+    segments.push(issue.propertyName);
+    code = 'invalid_key';
+    predicate = `key ${JSON.stringify(issue.propertyName)} ${predicate}`;
   }
   let param = segments.join('.');
   if (context === 'headers') param = HEADER_PARAMS[param] ?? param;
   const subject = param === '' ? (context === 'body' ? 'body' : context) : param;
-  return { param: subject, code, message: message.startsWith('The ') ? message : `${subject} ${message}` };
+  const named = issue.propertyName !== undefined ? container || 'body' : subject;
+  return { param: subject, code, message: `${named} ${predicate}` };
+}
+
+/**
+ * Ajv reports a key that breaks `propertyNames` twice: the rule it broke, then "property name must be
+ * valid". The first says why; the second is dropped.
+ */
+function withoutRepeatedKeyIssues(issues: AjvIssue[]): AjvIssue[] {
+  return issues.filter(
+    (issue) =>
+      issue.keyword !== 'propertyNames' ||
+      !issues.some(
+        (other) =>
+          other.propertyName === issue.params.propertyName && other.instancePath === issue.instancePath,
+      ),
+  );
 }
 
 /** Maps anything thrown while handling a request to an AppError; unknown errors become a 500 without details. */
@@ -88,7 +232,9 @@ export function toAppError(thrown: unknown): AppError {
   const fastifyError = error as FastifyError & { validation?: AjvIssue[]; validationContext?: string };
   if (Array.isArray(fastifyError.validation)) {
     const context = fastifyError.validationContext ?? 'body';
-    const errors = fastifyError.validation.map((issue) => fieldErrorFromAjv(issue, context));
+    const errors = withoutRepeatedKeyIssues(fastifyError.validation).map((issue) =>
+      fieldErrorFromAjv(issue, context),
+    );
     const first = errors[0];
     return new AppError({
       status: 400,
@@ -187,8 +333,26 @@ const RATE_LIMIT_HEADERS = {
   },
 } as const;
 
-/** Response headers sent with some problems (see sendProblem), by status. */
+/** Response headers sent with some problems (see sendProblem and auth.ts), by status. */
 const PROBLEM_HEADERS: Record<number, Record<string, object>> = {
+  401: {
+    'WWW-Authenticate': {
+      type: 'string',
+      description:
+        'The scheme to authenticate with (RFC 6750): `Bearer realm="mkoba"`, plus `error="invalid_token"` and an `error_description` when a key was sent but refused.',
+      examples: [
+        'Bearer realm="mkoba", error="invalid_token", error_description="The API key has been revoked."',
+      ],
+    },
+  },
+  403: {
+    'WWW-Authenticate': {
+      type: 'string',
+      description:
+        'For a key that lacks the scope (RFC 6750): `Bearer realm="mkoba", error="insufficient_scope", scope="<scope>"`.',
+      examples: ['Bearer realm="mkoba", error="insufficient_scope", scope="write"'],
+    },
+  },
   409: RETRY_AFTER_HEADER,
   429: { ...RETRY_AFTER_HEADER, ...RATE_LIMIT_HEADERS },
   503: RETRY_AFTER_HEADER,

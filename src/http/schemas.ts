@@ -18,7 +18,15 @@ import { ACCOUNT_KINDS, JOURNAL_ENTRY_KINDS, POSTING_PHASES, POSTING_SIDES } fro
 import { METADATA_KEY_LENGTH_MAX, METADATA_KEYS_MAX, METADATA_VALUE_LENGTH_MAX } from '../domain/metadata.ts';
 import { SUPPORTED_CURRENCIES } from '../domain/money.ts';
 import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from '../domain/pagination.ts';
-import { DESTINATION_TYPES, LEDGER_STATES, RAILS, TRANSFER_STATUSES } from '../domain/transfers.ts';
+import {
+  DESTINATION_TYPES,
+  type DestinationType,
+  LEDGER_STATES,
+  MOBILE_NETWORK_COUNTRY_CODES,
+  MOBILE_NETWORKS,
+  RAILS,
+  TRANSFER_STATUSES,
+} from '../domain/transfers.ts';
 import { API_VERSION } from '../domain/version.ts';
 import { WALLET_STATUSES } from '../domain/wallets.ts';
 
@@ -281,6 +289,12 @@ export const walletCreateBodySchema = {
   },
 } as const;
 
+/**
+ * The key that marks a schema documented as a named component of the OpenAPI document instead of as
+ * written: validation and serialisation read the schema; the document shows the component (openapi.ts).
+ */
+export const DOCUMENTED_AS = 'x-documented-as';
+
 /** A transfer destination as stored and returned: its `type` and that type's fields, all strings. */
 const transferDestinationSchema = {
   type: 'object',
@@ -288,6 +302,7 @@ const transferDestinationSchema = {
   required: ['type'],
   properties: { type: { type: 'string' } },
   additionalProperties: { type: 'string' },
+  [DOCUMENTED_AS]: 'TransferDestination',
 } as const;
 
 const transferDirectionSchema = {
@@ -357,6 +372,146 @@ const DESTINATION_FIELD_LENGTH_MAX = 64;
 /** `type` plus at most three fields (bank_account: bank_code, account_number, account_name). */
 const DESTINATION_PROPERTIES_MAX = 4;
 
+function destinationField(description: string, example: string, extra: Record<string, unknown> = {}) {
+  return {
+    type: 'string',
+    maxLength: DESTINATION_FIELD_LENGTH_MAX,
+    description,
+    examples: [example],
+    ...extra,
+  };
+}
+
+/** One destination type's object, as the document describes it. */
+function destinationVariant(
+  type: DestinationType,
+  description: string,
+  fields: Record<string, object>,
+  required: string[],
+) {
+  return {
+    type: 'object',
+    description,
+    required: ['type', ...required],
+    additionalProperties: false,
+    properties: { type: { type: 'string', const: type }, ...fields },
+  };
+}
+
+const accountText = (what: string) => `${what}: 1-34 letters, digits, spaces or dashes.`;
+
+/**
+ * Each destination type's fields, as src/app/transfers.ts checks them. The examples are accepted by the
+ * sandbox (test/openapi.test.ts sends each one).
+ */
+const DESTINATION_VARIANTS: Record<DestinationType, { name: string; schema: object }> = {
+  mobile_money: {
+    name: 'MobileMoneyDestination',
+    schema: destinationVariant(
+      'mobile_money',
+      'A mobile-money account (rail `mobile_money`).',
+      {
+        network: {
+          type: 'string',
+          enum: MOBILE_NETWORKS,
+          description: `The network; the phone number must carry one of its country codes (${MOBILE_NETWORKS.map((n) => `${n}: ${MOBILE_NETWORK_COUNTRY_CODES[n].map((c) => `+${c}`).join(', ')}`).join('; ')}).`,
+          examples: ['mpesa'],
+        },
+        phone: destinationField('International (E.164) format.', '+254700000000', { pattern: PHONE_PATTERN }),
+        name: destinationField("Optional: the recipient's name.", 'Amina Wanjiru'),
+      },
+      ['network', 'phone'],
+    ),
+  },
+  bank_account: {
+    name: 'BankAccountDestination',
+    schema: destinationVariant(
+      'bank_account',
+      'A bank account (rail `bank`).',
+      {
+        bank_code: destinationField('The bank: 2-11 letters or digits.', '01'),
+        account_number: destinationField(accountText('The account number'), '0123456789'),
+        account_name: destinationField("Optional: the account holder's name.", 'Amina Wanjiru'),
+      },
+      ['bank_code', 'account_number'],
+    ),
+  },
+  paybill: {
+    name: 'PaybillDestination',
+    schema: destinationVariant(
+      'paybill',
+      'A business paybill (rail `paybill`).',
+      {
+        business_number: destinationField('The paybill number: 5-7 digits.', '888880'),
+        account_reference: destinationField(accountText('The account at the business'), 'INV-1042'),
+      },
+      ['business_number', 'account_reference'],
+    ),
+  },
+  till: {
+    name: 'TillDestination',
+    schema: destinationVariant(
+      'till',
+      'A merchant till (rail `till`).',
+      { till_number: destinationField('The till number: 5-7 digits.', '123456') },
+      ['till_number'],
+    ),
+  },
+  card: {
+    name: 'CardDestination',
+    schema: destinationVariant(
+      'card',
+      'A card, by token (rail `card`). Card numbers are never accepted.',
+      {
+        token: destinationField(
+          'A card token: `tok_` and 6-64 letters, digits or underscores.',
+          'tok_sandbox_visa',
+        ),
+      },
+      ['token'],
+    ),
+  },
+  wallet: {
+    name: 'WalletDestination',
+    schema: destinationVariant(
+      'wallet',
+      'Another wallet of your organization, in the same currency (rail `internal`).',
+      { wallet: idSchema(ID_PREFIXES.wallet, 'The receiving wallet.') },
+      ['wallet'],
+    ),
+  },
+};
+
+const componentRef = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+
+/**
+ * Schemas that exist only in the OpenAPI document, by component name: the destination as a `oneOf` told
+ * apart by `type`, so generated clients get one type per destination. Validation keeps the flat schemas
+ * above, which report the field at fault (a oneOf reports every branch that failed).
+ */
+export const DOCUMENT_ONLY_SCHEMAS: Record<string, object> = {
+  ...Object.fromEntries(Object.values(DESTINATION_VARIANTS).map(({ name, schema }) => [name, schema])),
+  TransferDestination: {
+    description:
+      'Where the money goes: an object whose `type` says which fields it has; the rail follows from the type.',
+    oneOf: Object.values(DESTINATION_VARIANTS).map(({ name }) => componentRef(name)),
+    discriminator: {
+      propertyName: 'type',
+      mapping: Object.fromEntries(
+        DESTINATION_TYPES.map((type) => [type, componentRef(DESTINATION_VARIANTS[type].name).$ref]),
+      ),
+    },
+  },
+  TransferDestinationRequest: {
+    description:
+      'Form A: a destination object (its `type` decides the rail). Form B: a wallet id, for a transfer to another wallet of your organization on the `internal` rail.',
+    oneOf: [
+      componentRef('TransferDestination'),
+      idSchema(ID_PREFIXES.wallet, 'Form B: the receiving wallet.'),
+    ],
+  },
+};
+
 export const transferCreateBodySchema = {
   type: 'object',
   additionalProperties: false,
@@ -365,17 +520,19 @@ export const transferCreateBodySchema = {
     source: idSchema(ID_PREFIXES.wallet, 'The paying wallet.'),
     destination: {
       type: ['string', 'object'],
-      description: `Form B: a wallet id (\`wallet_…\`, rail \`internal\`). Form A: an object with \`type\` (${DESTINATION_TYPES.join(', ')}) and its fields: mobile_money {network, phone, name?}; bank_account {bank_code, account_number, account_name?}; paybill {business_number, account_reference}; till {till_number}; card {token}; wallet {wallet}.`,
+      description: `Form B: a wallet id (\`wallet_…\`, rail \`internal\`). Form A: an object with \`type\` (${DESTINATION_TYPES.join(', ')}) and its fields.`,
       maxLength: DESTINATION_FIELD_LENGTH_MAX,
       required: ['type'],
       properties: { type: { type: 'string', description: 'The destination kind, for form A.' } },
       maxProperties: DESTINATION_PROPERTIES_MAX,
       additionalProperties: { type: 'string', maxLength: DESTINATION_FIELD_LENGTH_MAX },
+      [DOCUMENTED_AS]: 'TransferDestinationRequest',
     },
     amount: {
       type: ['string', 'number'],
       description:
-        'A decimal string ("1500.00"); a JSON number is accepted only when exact at the currency exponent.',
+        'A decimal string ("1500.00"); a JSON number is accepted only when exact at the currency exponent. Each rail takes amounts within its bounds for the currency.',
+      examples: ['1500.00'],
     },
     currency: { ...currencySchema, description: 'Must be the source wallet currency.' },
     rail: {

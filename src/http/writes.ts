@@ -7,10 +7,11 @@ import {
   runIdempotent,
   type WriteResult,
 } from '../app/idempotency.ts';
+import type { ProblemDocument } from '../domain/errors.ts';
 import { requestFingerprint } from '../domain/idempotency.ts';
 import type { Queryable } from '../store/store.ts';
 import { principalOf } from './auth.ts';
-import { PROBLEM_CONTENT_TYPE } from './problems.ts';
+import { PROBLEM_CONTENT_TYPE, rememberProblemCode } from './problems.ts';
 
 export function idempotencyContextOf(request: FastifyRequest): IdempotencyContext {
   const path = request.url.split('?')[0] ?? request.url;
@@ -28,6 +29,7 @@ export function idempotencyContextOf(request: FastifyRequest): IdempotencyContex
 /** Sends an outcome as its exact recorded text, so the first answer and every replay are the same bytes. */
 export function sendOutcome(reply: FastifyReply, outcome: IdempotentOutcome): FastifyReply {
   if (outcome.replayed) reply.header('Idempotent-Replayed', 'true');
+  if (outcome.status >= 400) rememberProblemCode(reply, (JSON.parse(outcome.text) as ProblemDocument).code);
   return reply
     .code(outcome.status)
     .type(outcome.status >= 400 ? PROBLEM_CONTENT_TYPE : 'application/json; charset=utf-8')

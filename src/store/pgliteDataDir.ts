@@ -13,9 +13,18 @@ import type { Store } from './store.ts';
 export const PGLITE_CLUSTER_DIR_NAME = 'pgdata';
 const PGLITE_STAGING_DIR_NAME = 'pgdata.partial';
 
+/** Data directories made before the pgdata/ layout hold their cluster at the top level. */
+function hasTopLevelCluster(dataDir: string): boolean {
+  return existsSync(path.join(dataDir, 'PG_VERSION'));
+}
+
+/** Whether the data directory already holds a database, so that opening it will not create one. */
+export function pgliteDatabaseExists(dataDir: string): boolean {
+  return hasTopLevelCluster(dataDir) || existsSync(path.join(dataDir, PGLITE_CLUSTER_DIR_NAME));
+}
+
 export async function openPgliteDataDir(dataDir: string): Promise<Store> {
-  // Data directories made before the pgdata/ layout hold their cluster at the top level.
-  if (existsSync(path.join(dataDir, 'PG_VERSION'))) return openPgliteStore(dataDir);
+  if (hasTopLevelCluster(dataDir)) return openPgliteStore(dataDir);
   const clusterDir = path.join(dataDir, PGLITE_CLUSTER_DIR_NAME);
   if (!existsSync(clusterDir)) {
     const stagingDir = path.join(dataDir, PGLITE_STAGING_DIR_NAME);

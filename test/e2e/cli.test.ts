@@ -146,6 +146,32 @@ describe.concurrent('mkoba serve on a fresh embedded data directory', () => {
     expect((await http('GET', `${banner.baseUrl}/wallets`, sandboxKey)).status).toBe(200);
   });
 
+  it.sequential('logs one JSON line per request on stderr at the default level, with no key in it', async () => {
+    const before = server.stderr().length;
+    const response = await http('GET', `${banner.baseUrl}/wallets?limit=1`, sandboxKey);
+    expect(response.status).toBe(200);
+    await waitUntil(
+      () => server.stderr().slice(before).includes('"msg":"request"'),
+      SERVER_START_TIMEOUT_MS,
+      'the request log line',
+    );
+    const logged = lines(server.stderr().slice(before)).map((line) => JSON.parse(line));
+    expect(logged).toEqual([
+      expect.objectContaining({
+        msg: 'request',
+        method: 'GET',
+        route: '/v1/wallets',
+        status: 200,
+        error_code: null,
+      }),
+    ]);
+    expect(logged[0].request_id).toMatch(/^req_/);
+    expect(server.stdout()).toBe('');
+    const requestLines = lines(server.stderr()).filter((line) => line.includes('"msg":"request"'));
+    expect(requestLines.length).toBeGreaterThan(1);
+    for (const key of [sandboxKey, createdKey]) expect(requestLines.join('\n')).not.toContain(key);
+  });
+
   it.sequential('after SIGKILL the stale lock is taken over by the next start, without seeding again and with data intact', async () => {
     const lockFile = path.join(data.dir, 'mkoba.lock');
     expect(await server.stop('SIGKILL')).toMatchObject({ signal: 'SIGKILL' });
@@ -189,6 +215,10 @@ describe.concurrent('mkoba keys create with no server running', () => {
     expect(created.code, created.stderr).toBe(0);
     const key = onlyKey(created.stdout);
     expect(fileExists(path.join(data.dir, 'mkoba.lock'))).toBe(false);
+    // No server uses this directory and it held no database: the command says it made a new one.
+    expect(created.stderr).toContain(
+      `mkoba: warning: ${data.dir} held no database, so a new empty one was created there.`,
+    );
 
     const server = mkoba.start(['serve'], { ...env, MKOBA_SANDBOX_API_KEY: fixedKey });
     const banner = await waitForBanner(server);
@@ -198,6 +228,12 @@ describe.concurrent('mkoba keys create with no server running', () => {
     expect(seeded.status).toBe(200);
     expect(seeded.body.data.length).toBeGreaterThan(0);
     expect(await server.stop()).toEqual({ code: 0, signal: null });
+
+    // Once the database exists, a command on it warns of nothing.
+    const listed = await mkoba.run(['keys', 'list', '--organization', 'Offline Ltd'], env);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout).toMatch(/^key_/);
+    expect(listed.stderr).not.toContain('warning');
   });
 
   it.sequential('names PORT in one line when the port is taken', async () => {

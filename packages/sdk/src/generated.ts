@@ -126,11 +126,7 @@ export interface Transfer {
   direction: 'outbound' | 'inbound';
   /** The paying wallet; null for inbound collections. */
   source: string | null;
-  /** Where the money goes: `{type, …}` with the fields of that destination type (mobile_money, bank_account, paybill, till, card, wallet). */
-  destination: {
-    type: string;
-    [key: string]: string;
-  };
+  destination: TransferDestination;
   /** Decimal string at the currency exponent. */
   amount: string;
   /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
@@ -226,11 +222,7 @@ export interface TransferEventData {
   direction: 'outbound' | 'inbound';
   /** The paying wallet; null for inbound collections. */
   source: string | null;
-  /** Where the money goes: `{type, …}` with the fields of that destination type (mobile_money, bank_account, paybill, till, card, wallet). */
-  destination: {
-    type: string;
-    [key: string]: string;
-  };
+  destination: TransferDestination;
   /** Why it failed, when it did. */
   failure_code: string | null;
   /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
@@ -407,6 +399,70 @@ export interface WebhookDelivery {
   }>;
 }
 
+/** A mobile-money account (rail `mobile_money`). */
+export interface MobileMoneyDestination {
+  type: 'mobile_money';
+  /** The network; the phone number must carry one of its country codes (mpesa: +254, +255; airtel: +254, +255, +256, +250; mtn: +256, +250, +233, +234, +27; tigo: +255; vodacom: +255, +27). */
+  network: 'mpesa' | 'airtel' | 'mtn' | 'tigo' | 'vodacom';
+  /** International (E.164) format. */
+  phone: string;
+  /** Optional: the recipient's name. */
+  name?: string;
+}
+
+/** A bank account (rail `bank`). */
+export interface BankAccountDestination {
+  type: 'bank_account';
+  /** The bank: 2-11 letters or digits. */
+  bank_code: string;
+  /** The account number: 1-34 letters, digits, spaces or dashes. */
+  account_number: string;
+  /** Optional: the account holder's name. */
+  account_name?: string;
+}
+
+/** A business paybill (rail `paybill`). */
+export interface PaybillDestination {
+  type: 'paybill';
+  /** The paybill number: 5-7 digits. */
+  business_number: string;
+  /** The account at the business: 1-34 letters, digits, spaces or dashes. */
+  account_reference: string;
+}
+
+/** A merchant till (rail `till`). */
+export interface TillDestination {
+  type: 'till';
+  /** The till number: 5-7 digits. */
+  till_number: string;
+}
+
+/** A card, by token (rail `card`). Card numbers are never accepted. */
+export interface CardDestination {
+  type: 'card';
+  /** A card token: `tok_` and 6-64 letters, digits or underscores. */
+  token: string;
+}
+
+/** Another wallet of your organization, in the same currency (rail `internal`). */
+export interface WalletDestination {
+  type: 'wallet';
+  /** The receiving wallet. */
+  wallet: string;
+}
+
+/** Where the money goes: an object whose `type` says which fields it has; the rail follows from the type. */
+export type TransferDestination =
+  | MobileMoneyDestination
+  | BankAccountDestination
+  | PaybillDestination
+  | TillDestination
+  | CardDestination
+  | WalletDestination;
+
+/** Form A: a destination object (its `type` decides the rail). Form B: a wallet id, for a transfer to another wallet of your organization on the `internal` rail. */
+export type TransferDestinationRequest = TransferDestination | string;
+
 /** Alive. */
 export interface HealthResponse {
   status: string;
@@ -532,15 +588,8 @@ export interface ListTransfersQuery {
 export interface CreateTransferRequest {
   /** The paying wallet. */
   source: string;
-  /** Form B: a wallet id (`wallet_…`, rail `internal`). Form A: an object with `type` (mobile_money, bank_account, paybill, till, card, wallet) and its fields: mobile_money {network, phone, name?}; bank_account {bank_code, account_number, account_name?}; paybill {business_number, account_reference}; till {till_number}; card {token}; wallet {wallet}. */
-  destination:
-    | string
-    | {
-        /** The destination kind, for form A. */
-        type: string;
-        [key: string]: string;
-      };
-  /** A decimal string ("1500.00"); a JSON number is accepted only when exact at the currency exponent. */
+  destination: TransferDestinationRequest;
+  /** A decimal string ("1500.00"); a JSON number is accepted only when exact at the currency exponent. Each rail takes amounts within its bounds for the currency. */
   amount: string | number;
   /** Must be the source wallet currency. */
   currency:

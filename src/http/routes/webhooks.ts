@@ -321,6 +321,7 @@ export function webhookRoutes(app: FastifyInstance, deps: Deps): void {
           'Change the URL, event types, description, payload format, or enable/disable it. Re-enabling starts a fresh failure window.',
         tags: TAGS,
         security: BEARER_SECURITY,
+        headers: idempotencyHeadersSchema,
         params: subscriptionParams,
         body: {
           type: 'object',
@@ -334,7 +335,10 @@ export function webhookRoutes(app: FastifyInstance, deps: Deps): void {
             status: { type: 'string', enum: SUBSCRIPTION_STATUSES },
           },
         },
-        response: { 200: subscriptionResponse, ...problemResponses(...WRITE_PROBLEMS) },
+        response: {
+          200: { ...subscriptionResponse, headers: idempotentWriteHeaders },
+          ...problemResponses(...WRITE_PROBLEMS),
+        },
       },
     },
     (request, reply) =>
@@ -356,15 +360,18 @@ export function webhookRoutes(app: FastifyInstance, deps: Deps): void {
         description: 'Stops deliveries to it. Its delivery log stays readable through the events.',
         tags: TAGS,
         security: BEARER_SECURITY,
+        headers: idempotencyHeadersSchema,
         params: subscriptionParams,
         response: {
           200: {
             description: 'Deleted.',
+            headers: idempotentWriteHeaders,
             type: 'object',
             required: ['id', 'object', 'deleted'],
             properties: { id: { type: 'string' }, object: { type: 'string' }, deleted: { type: 'boolean' } },
           },
-          ...problemResponses(...READ_PROBLEMS),
+          // An Idempotency-Key in flight (409) or reused for another request (422).
+          ...problemResponses(...READ_PROBLEMS, 409, 422),
         },
       },
     },
