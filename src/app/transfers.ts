@@ -5,6 +5,7 @@
 import { AppError, resourceMissing, validationError } from '../domain/errors.ts';
 import type { EventRecord } from '../domain/events.ts';
 import { isId } from '../domain/ids.ts';
+import { numberSourceOf } from '../domain/jsonNumbers.ts';
 import {
   type AccountSums,
   applyPosting,
@@ -208,7 +209,7 @@ export async function createTransfer(
     );
   }
   const rail: Rail = impliedRail;
-  const amountMinor = parseAmount(request.amount, currency);
+  const amountMinor = parseAmount(request.amount, currency, 'amount', numberSourceOf(request, 'amount'));
   if (amountMinor <= 0n) throw validationError('amount', 'amount must be greater than zero', 'not_positive');
   const bounds = railBounds(rail, currency);
   if (!bounds)
@@ -486,10 +487,11 @@ export async function fundWallet(
   walletId: string,
   amount: string | number,
   metadata: Metadata,
+  amountText?: string,
 ): Promise<Transfer> {
   const wallet = await findWallet(tx, organizationId, walletId);
   if (!wallet) throw resourceMissing('wallet', walletId);
-  const amountMinor = parseAmount(amount, wallet.currency);
+  const amountMinor = parseAmount(amount, wallet.currency, 'amount', amountText);
   if (amountMinor <= 0n) throw validationError('amount', 'amount must be greater than zero', 'not_positive');
   if (wallet.status === 'closed') {
     throw new AppError({

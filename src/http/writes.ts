@@ -12,7 +12,8 @@ import type { Queryable } from '../store/store.ts';
 import { principalOf } from './auth.ts';
 
 export function idempotencyContextOf(request: FastifyRequest): IdempotencyContext {
-  const path = request.url.split('?')[0] ?? request.url;
+  // The route's path: routes ignore a trailing slash, so the fingerprint does too.
+  const path = (request.url.split('?')[0] ?? request.url).replace(/(.)\/$/, '$1');
   const header = request.headers['idempotency-key'];
   return {
     organizationId: principalOf(request).organizationId,
