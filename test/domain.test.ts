@@ -1,10 +1,26 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { monotonicIdGenerator } from '../src/app/deps.ts';
 import { formatApiKey, grantsScope, parseApiKey } from '../src/domain/apiKeys.ts';
 import { AppError } from '../src/domain/errors.ts';
 import { canonicalJson, requestFingerprint } from '../src/domain/idempotency.ts';
 import { formatId, idPattern, isId } from '../src/domain/ids.ts';
-import { formatAmount, parseAmount } from '../src/domain/money.ts';
+import { canonicalNumberText, numberSourceOf, recordNumberSource } from '../src/domain/jsonNumbers.ts';
+import { CURRENCY_EXPONENTS, type Currency, formatAmount, parseAmount } from '../src/domain/money.ts';
+
+/** An exponent with its sign always written: +3, -3. */
+function signed(exponent: number): string {
+  return exponent < 0 ? String(exponent) : `+${exponent}`;
+}
+
+function outcome(fn: () => bigint): bigint | string | undefined {
+  try {
+    return fn();
+  } catch (error) {
+    if (error instanceof AppError) return error.errors[0]?.code;
+    throw error;
+  }
+}
 
 function failureCode(fn: () => unknown): string | undefined {
   try {
@@ -35,6 +51,63 @@ describe('money', () => {
     expect(failureCode(() => parseAmount(0.105, 'KES'))).toBe('too_precise');
     expect(failureCode(() => parseAmount(1e21, 'KES'))).toBe('out_of_range');
     expect(failureCode(() => parseAmount(Number.NaN, 'KES'))).toBe('invalid');
+  });
+
+  it('reads a JSON number from its source text, exponents included, by the rules for strings', () => {
+    const read = (text: string, currency: Currency = 'KES') =>
+      parseAmount(Number(text), currency, 'amount', text);
+    expect(read('12345678901234567', 'UGX')).toBe(12345678901234567n);
+    expect(read('1.5e3')).toBe(150000n);
+    expect(read('1250E-2')).toBe(1250n);
+    expect(read('12.50')).toBe(1250n);
+    expect(read('0e5')).toBe(0n);
+    expect(read('92233720368547758.07')).toBe(9223372036854775807n);
+    expect(read('9.223372036854775807E18', 'UGX')).toBe(9223372036854775807n);
+    for (const [text, code] of [
+      ['0.0000001', 'too_precise'],
+      ['1E-7', 'too_precise'],
+      ['1e-400', 'too_precise'],
+      ['1e-99999999999999999999', 'too_precise'],
+      ['1e400', 'out_of_range'],
+      ['1e99999999999999999999', 'out_of_range'],
+      ['9.223372036854775808e18', 'out_of_range'],
+      ['-1.5', 'not_positive'],
+      ['-0', 'not_positive'],
+    ] as const) {
+      expect(
+        failureCode(() => read(text)),
+        text,
+      ).toBe(code);
+    }
+    // Without its source text a number is read from its shortest form: 1e-7 is over-precise, not huge.
+    expect(failureCode(() => parseAmount(1e-7, 'KES'))).toBe('too_precise');
+  });
+
+  it('reads every spelling of an amount as a JSON number the way it reads the decimal string', () => {
+    const currencies = Object.keys(CURRENCY_EXPONENTS) as Currency[];
+    fc.assert(
+      fc.property(
+        fc.oneof(fc.bigInt({ min: 0n, max: 1000n }), fc.bigInt({ min: 0n, max: 10n ** 24n })),
+        fc.integer({ min: 0, max: 8 }),
+        fc.integer({ min: -30, max: 30 }),
+        fc.constantFrom(...currencies),
+        (mantissa, decimals, shift, currency) => {
+          const digits = mantissa.toString().padStart(decimals + 1, '0');
+          const plain = decimals ? `${digits.slice(0, -decimals)}.${digits.slice(-decimals)}` : digits;
+          // The same value with the point moved `shift` places and an exponent to compensate.
+          const m = mantissa.toString();
+          const exponentForm =
+            shift >= 0
+              ? `${m}${'0'.repeat(shift)}e${-decimals - shift}`
+              : `0.${'0'.repeat(-shift)}${m}E${signed(-decimals - shift + m.length)}`;
+          const asString = outcome(() => parseAmount(plain, currency));
+          expect(outcome(() => parseAmount(Number(exponentForm), currency, 'amount', exponentForm))).toEqual(
+            asString,
+          );
+        },
+      ),
+      { numRuns: 500 },
+    );
   });
 
   it('refuses negative, over-precise, malformed and out-of-range amounts', () => {
@@ -107,5 +180,63 @@ describe('request fingerprints', () => {
     expect(requestFingerprint('POST', '/v1/wallets', { b: 2, a: 1 })).toBe(base);
     expect(requestFingerprint('POST', '/v1/wallets', { a: 1, b: 3 })).not.toBe(base);
     expect(requestFingerprint('POST', '/v1/customers', { a: 1, b: 2 })).not.toBe(base);
+  });
+
+  it('write a parsed number from its source text: one spelling per value, never rounded', () => {
+    const parsed = (text: string) => {
+      const body = { amount: Number(text), items: [Number(text)] };
+      recordNumberSource(body, 'amount', text);
+      recordNumberSource(body.items, '0', text);
+      return body;
+    };
+    expect(canonicalJson(parsed('12345678901234567'))).toBe(
+      '{"amount":12345678901234567e0,"items":[12345678901234567e0]}',
+    );
+    const fingerprint = (text: string) => requestFingerprint('POST', '/v1/transfers', parsed(text));
+    expect(fingerprint('12345678901234567')).not.toBe(fingerprint('12345678901234568'));
+    expect(fingerprint('12345678901234567')).toBe(fingerprint('12345678901234567.0'));
+    expect(fingerprint('1.50')).toBe(fingerprint('1.5'));
+    expect(fingerprint('15e-1')).toBe(
+      requestFingerprint('POST', '/v1/transfers', { amount: 1.5, items: [1.5] }),
+    );
+    expect(fingerprint('1.5')).not.toBe(fingerprint('1.51'));
+  });
+
+  it('spell numbers canonically', () => {
+    for (const [text, canonical] of [
+      ['1.50', '1.5'],
+      ['0.15E1', '1.5'],
+      ['1.5e3', '1500'],
+      ['-0', '0'],
+      ['0.000e7', '0'],
+      ['0.1', '0.1'],
+      ['1e21', '1e+21'],
+      ['12345678901234568', '12345678901234568'],
+      ['12345678901234567', '12345678901234567e0'],
+      ['1234567890123456.70', '12345678901234567e-1'],
+      ['10e399', '1e400'],
+      ['-1e-400', '-1e-400'],
+      ['1e0000000000000000000001', '10'],
+      ['1.0e1234567890123456', '1.0e1234567890123456'],
+    ] as const) {
+      expect(canonicalNumberText(text), text).toBe(canonical);
+    }
+  });
+
+  it('keep the fingerprints of numbers a double holds exactly unchanged', () => {
+    fc.assert(
+      fc.property(fc.double({ noNaN: true, noDefaultInfinity: true }), (value) => {
+        expect(canonicalNumberText(String(value))).toBe(JSON.stringify(value));
+      }),
+    );
+  });
+
+  it('forget a source text once the number is replaced', () => {
+    const body: Record<string, unknown> = { amount: 12345678901234568 };
+    recordNumberSource(body, 'amount', '12345678901234567');
+    expect(numberSourceOf(body, 'amount')).toBe('12345678901234567');
+    body.amount = 5;
+    expect(numberSourceOf(body, 'amount')).toBeUndefined();
+    expect(numberSourceOf({ amount: 1 }, 'amount')).toBeUndefined();
   });
 });

@@ -5,6 +5,7 @@
 import { AppError, resourceMissing, validationError } from '../domain/errors.ts';
 import type { EventRecord } from '../domain/events.ts';
 import { isId } from '../domain/ids.ts';
+import { numberSourceOf } from '../domain/jsonNumbers.ts';
 import { directPostings, postHoldPostings, voidHoldPostings } from '../domain/ledger.ts';
 import type { Metadata } from '../domain/metadata.ts';
 import { type Currency, checkSingleAmount, isCurrency, parseAmount } from '../domain/money.ts';
@@ -222,7 +223,10 @@ async function prepareTransfer(
     );
   }
   const rail: Rail = impliedRail;
-  const amountMinor = checkSingleAmount(parseAmount(request.amount, currency), currency);
+  const amountMinor = checkSingleAmount(
+    parseAmount(request.amount, currency, 'amount', numberSourceOf(request, 'amount')),
+    currency,
+  );
   const bounds = railBounds(rail, currency);
   if (!bounds)
     throw validationError('currency', `the ${rail} rail does not carry ${currency}`, 'unsupported_by_rail');
@@ -443,10 +447,14 @@ export async function fundWallet(
   walletId: string,
   amount: string | number,
   metadata: Metadata,
+  amountText?: string,
 ): Promise<Transfer> {
   const wallet = await findWallet(tx, organizationId, walletId);
   if (!wallet) throw resourceMissing('wallet', walletId);
-  const amountMinor = checkSingleAmount(parseAmount(amount, wallet.currency), wallet.currency);
+  const amountMinor = checkSingleAmount(
+    parseAmount(amount, wallet.currency, 'amount', amountText),
+    wallet.currency,
+  );
   const now = deps.now();
   const settlement = await ensureSystemAccount(tx, {
     id: deps.newId('ledgerAccount'),

@@ -3,6 +3,7 @@
  * No floating point takes part in any computation here.
  */
 import { validationError } from './errors.ts';
+import { exactDecimalOf } from './jsonNumbers.ts';
 
 /** ISO 4217 minor-unit exponents, plus stablecoins at their on-chain precision. */
 export const CURRENCY_EXPONENTS = {
@@ -50,39 +51,54 @@ export function exponentOf(currency: Currency): number {
   return CURRENCY_EXPONENTS[currency];
 }
 
-const DECIMAL_PATTERN = /^(\d+)(?:\.(\d+))?$/;
+const DECIMAL_PATTERN = /^\d+(?:\.\d+)?$/;
 
 /**
- * Parses a wire amount into minor units. A string must be a plain non-negative decimal; a JSON number
- * (the spec's form B) is accepted only when its shortest decimal form is exact at the exponent.
+ * Parses a wire amount into minor units. A string must be a plain non-negative decimal. A JSON number
+ * (the spec's form B) is read from `numberText`, its exact source text when the request parser kept it
+ * (`numberSourceOf`), so exponent forms and digits beyond double precision follow the same rules as a
+ * string: exact at the exponent or `too_precise`, at most BIGINT's maximum or `out_of_range`.
  */
-export function parseAmount(value: unknown, currency: Currency, param = 'amount'): bigint {
+export function parseAmount(
+  value: unknown,
+  currency: Currency,
+  param = 'amount',
+  numberText?: string,
+): bigint {
   let text: string;
   if (typeof value === 'string') {
     text = value;
+    if (text.startsWith('-')) throw validationError(param, 'Amount must be positive.', 'not_positive');
+    if (!DECIMAL_PATTERN.test(text)) {
+      throw validationError(param, `Amount '${text}' is not a decimal number.`, 'invalid_format');
+    }
   } else if (typeof value === 'number') {
-    if (!Number.isFinite(value)) throw validationError(param, 'Amount must be a finite number.');
-    // JS prints the shortest round-tripping decimal, so 0.1 stays "0.1"; 1e21 and up use exponent form.
-    text = String(value);
-    if (/e/i.test(text)) throw validationError(param, 'Amount is out of range.', 'out_of_range');
+    if (numberText === undefined && !Number.isFinite(value)) {
+      throw validationError(param, 'Amount must be a finite number.');
+    }
+    // Without the source text, JS prints the shortest round-tripping decimal (0.1 stays "0.1").
+    text = numberText ?? String(value);
+    if (text.startsWith('-')) throw validationError(param, 'Amount must be positive.', 'not_positive');
   } else {
     throw validationError(param, 'Amount must be a decimal string such as "1500.00".', 'invalid_type');
   }
-  if (text.startsWith('-')) throw validationError(param, 'Amount must be positive.', 'not_positive');
-  const match = DECIMAL_PATTERN.exec(text);
-  if (!match) throw validationError(param, `Amount '${text}' is not a decimal number.`, 'invalid_format');
-  const whole = match[1] ?? '0';
-  const fraction = match[2] ?? '';
+  const exact = exactDecimalOf(text);
+  if (!exact) throw validationError(param, `Amount '${text}' is not a decimal number.`, 'invalid_format');
+  if (exact.digits === '') return 0n;
   const exponent = exponentOf(currency);
-  if (fraction.replace(/0+$/, '').length > exponent) {
+  // Minor units = digits × 10^shift; digits has no trailing zeros, so a negative shift means lost precision.
+  const shift = exact.exponent + exponent;
+  if (shift < 0) {
     throw validationError(
       param,
       `Amount has more than ${exponent} decimal places, the precision of ${currency}.`,
       'too_precise',
     );
   }
-  const minor = BigInt(whole + fraction.padEnd(exponent, '0').slice(0, exponent));
-  if (minor > AMOUNT_MINOR_MAX) throw validationError(param, 'Amount is out of range.', 'out_of_range');
+  const outOfRange = () => validationError(param, 'Amount is out of range.', 'out_of_range');
+  if (exact.digits.length + shift > AMOUNT_MINOR_MAX.toString().length) throw outOfRange();
+  const minor = BigInt(exact.digits) * 10n ** BigInt(shift);
+  if (minor > AMOUNT_MINOR_MAX) throw outOfRange();
   return minor;
 }
 

@@ -19,8 +19,9 @@ import {
   REQUEST_BODY_BYTES_MAX,
   REQUEST_TIMEOUT_MS,
 } from '../config.ts';
-import { AppError, validationError } from '../domain/errors.ts';
+import { AppError } from '../domain/errors.ts';
 import { registerAuth } from './auth.ts';
+import { registerBodyParsing } from './bodyParser.ts';
 import { createHttpMetrics } from './metrics.ts';
 import {
   DOCS_CONTENT_SECURITY_POLICY,
@@ -57,27 +58,6 @@ function patternMatcher(url: string): RegExp {
     .map((segment) => (segment.startsWith(':') ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
     .join('/');
   return new RegExp(`^${escaped}/?$`);
-}
-
-/** The dotted path of the first string or key holding U+0000, '' for the body itself, undefined if none. */
-export function findNulCharacter(value: unknown): string | undefined {
-  const stack: { value: unknown; path: string }[] = [{ value, path: '' }];
-  while (stack.length > 0) {
-    const { value: current, path } = stack.pop() as { value: unknown; path: string };
-    if (typeof current === 'string') {
-      if (current.includes('\u0000')) return path;
-    } else if (Array.isArray(current)) {
-      for (const [i, item] of current.entries())
-        stack.push({ value: item, path: path ? `${path}.${i}` : String(i) });
-    } else if (current !== null && typeof current === 'object') {
-      for (const [key, item] of Object.entries(current)) {
-        const child = path ? `${path}.${key}` : key;
-        if (key.includes('\u0000')) return path || 'body';
-        stack.push({ value: item, path: child });
-      }
-    }
-  }
-  return undefined;
 }
 
 /** The request log line: the route pattern, never the URL, so no query string, header or body is logged. */
@@ -146,8 +126,7 @@ export async function buildApp({
     },
   });
   app.setValidatorCompiler(validatorCompiler);
-  // JSON only: a text/plain body must be a 415, not a string that fails validation as a 400.
-  app.removeContentTypeParser('text/plain');
+  registerBodyParsing(app);
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
 
   const routesByMethod: { method: string; matcher: RegExp }[] = [];
@@ -171,18 +150,6 @@ export async function buildApp({
   await registerRateLimits(app, rateLimits, () => deps.now().getTime());
   app.addHook('onResponse', async (request, reply) => logRequest(request, reply, reply.elapsedTime));
   registerAuth(app, deps);
-  // PostgreSQL text cannot hold NUL: refuse it in any string or key before a handler sees it.
-  app.addHook('preValidation', async (request) => {
-    const param = findNulCharacter(request.body);
-    if (param !== undefined) {
-      throw validationError(
-        param || 'body',
-        `${param || 'the body'} contains a NUL character (\\u0000)`,
-        'invalid_character',
-      );
-    }
-  });
-
   app.setErrorHandler((error, request, reply) => {
     const appError = toAppError(error);
     if (appError.status >= 500) request.log.error({ err: error }, 'request failed');

@@ -14,7 +14,8 @@ import { principalOf } from './auth.ts';
 import { PROBLEM_CONTENT_TYPE, rememberProblemCode } from './problems.ts';
 
 export function idempotencyContextOf(request: FastifyRequest): IdempotencyContext {
-  const path = request.url.split('?')[0] ?? request.url;
+  // The route's path: routes ignore a trailing slash, so the fingerprint does too.
+  const path = (request.url.split('?')[0] ?? request.url).replace(/(.)\/$/, '$1');
   const header = request.headers['idempotency-key'];
   return {
     organizationId: principalOf(request).organizationId,

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../app/deps.ts';
 import { applyStatusChange, fundWallet, lockTransfer } from '../../app/transfers.ts';
 import { ID_PREFIXES, type IdPrefix } from '../../domain/ids.ts';
+import { numberSourceOf } from '../../domain/jsonNumbers.ts';
 import type { TransferStatus } from '../../domain/transfers.ts';
 import { BEARER_SECURITY } from '../auth.ts';
 import { presentTransfer } from '../presenters.ts';
@@ -66,6 +67,7 @@ export function sandboxRoutes(app: FastifyInstance, deps: Deps): void {
             request.params.id,
             request.body.amount,
             request.body.metadata ?? {},
+            numberSourceOf(request.body, 'amount'),
           ),
         ),
       })),
