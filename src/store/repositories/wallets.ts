@@ -1,3 +1,4 @@
+import { ID_PREFIXES } from '../../domain/ids.ts';
 import { walletBalances } from '../../domain/ledger.ts';
 import type { Currency } from '../../domain/money.ts';
 import type { Wallet, WalletStatus } from '../../domain/wallets.ts';
@@ -69,7 +70,10 @@ export async function listWallets(
   rowsMax: number,
 ): Promise<Wallet[]> {
   const params: unknown[] = [organizationId];
-  const conditions = ['w.organization_id = $1', ...keysetConditions(filter, params, 'w.')];
+  const conditions = [
+    'w.organization_id = $1',
+    ...keysetConditions(filter, params, 'w.', ID_PREFIXES.wallet),
+  ];
   for (const [column, value] of [
     ['owner_id', filter.ownerId],
     ['currency', filter.currency],
