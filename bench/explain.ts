@@ -331,6 +331,10 @@ async function cases(
       name: 'ledger accounts: kind=rail_settlement',
       run: (db) => listLedgerAccounts(db, big, { kind: 'rail_settlement' }, PAGE_ROWS),
     },
+    {
+      name: 'ledger accounts: created[lte] 100 days ago',
+      run: (db) => listLedgerAccounts(db, big, { createdLte: ago(100 * DAY_MS) }, PAGE_ROWS),
+    },
     { name: 'customers: newest page', run: (db) => listCustomers(db, big, {}, PAGE_ROWS) },
     {
       name: 'customers: created[lte] 100 days ago',
