@@ -3,25 +3,30 @@
  * ones named with --cases. The command line is checked once against every case's options.
  */
 import { parseArgs } from 'node:util';
+import { EXPLAIN_OPTIONS, EXPLAIN_USAGE, runExplainBench } from './explain.ts';
 import { benchDatabaseUrl, log, textOption } from './options.ts';
 import { runTransferBench, TRANSFER_OPTIONS, TRANSFER_USAGE } from './transfers.ts';
 import { runWebhookBench, WEBHOOK_OPTIONS, WEBHOOK_USAGE } from './webhooks.ts';
 
-const CASES = { transfers: runTransferBench, webhooks: runWebhookBench } as const;
+const CASES = { transfers: runTransferBench, webhooks: runWebhookBench, explain: runExplainBench } as const;
 type Case = keyof typeof CASES;
+/** The explain case generates a million-row history; it runs only when named. */
+const DEFAULT_CASES: Case[] = ['transfers', 'webhooks'];
 
 const USAGE = `Usage: npm run bench -- [options]
 
-  --cases LIST         transfers,webhooks (BENCH_CASES, default both, in that order)
+  --cases LIST         transfers,webhooks,explain (BENCH_CASES, default transfers,webhooks, in that order)
 
 ${TRANSFER_USAGE}
-${WEBHOOK_USAGE}`;
+${WEBHOOK_USAGE}
+${EXPLAIN_USAGE}`;
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
     options: {
       ...TRANSFER_OPTIONS,
       ...WEBHOOK_OPTIONS,
+      ...EXPLAIN_OPTIONS,
       cases: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -30,12 +35,12 @@ async function main(): Promise<number> {
     process.stdout.write(USAGE);
     return 0;
   }
-  const cases = (textOption(values, 'cases') ?? process.env.BENCH_CASES ?? Object.keys(CASES).join(','))
+  const cases = (textOption(values, 'cases') ?? process.env.BENCH_CASES ?? DEFAULT_CASES.join(','))
     .split(',')
     .map((c) => c.trim())
     .filter(Boolean);
   for (const name of cases) {
-    if (!(name in CASES)) throw new Error(`unknown case '${name}' (transfers, webhooks)`);
+    if (!(name in CASES)) throw new Error(`unknown case '${name}' (${Object.keys(CASES).join(', ')})`);
   }
   const backends = textOption(values, 'backends') ?? process.env.BENCH_BACKENDS ?? 'pglite,postgres';
   if (backends.includes('postgres') && benchDatabaseUrl(values) === undefined) {

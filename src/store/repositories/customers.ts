@@ -1,4 +1,5 @@
 import type { CustomerType, KycStatus } from '../../domain/customers.ts';
+import { ID_PREFIXES } from '../../domain/ids.ts';
 import type { Metadata } from '../../domain/metadata.ts';
 import type { Queryable } from '../store.ts';
 import { type KeysetFilter, keysetConditions, toDate, toJsonObject } from './rows.ts';
@@ -74,7 +75,7 @@ export async function listCustomers(
   rowsMax: number,
 ): Promise<Customer[]> {
   const params: unknown[] = [organizationId];
-  const conditions = ['organization_id = $1', ...keysetConditions(filter, params)];
+  const conditions = ['organization_id = $1', ...keysetConditions(filter, params, '', ID_PREFIXES.customer)];
   if (filter.type !== undefined) {
     params.push(filter.type);
     conditions.push(`type = $${params.length}`);

@@ -1,4 +1,5 @@
 import type { EventRecord } from '../../domain/events.ts';
+import { ID_PREFIXES } from '../../domain/ids.ts';
 import type { Queryable } from '../store.ts';
 import { type KeysetFilter, keysetConditions, toDate, toJsonObject } from './rows.ts';
 
@@ -60,7 +61,7 @@ export async function listEvents(
   rowsMax: number,
 ): Promise<EventRecord[]> {
   const params: unknown[] = [organizationId];
-  const conditions = ['organization_id = $1', ...keysetConditions(filter, params)];
+  const conditions = ['organization_id = $1', ...keysetConditions(filter, params, '', ID_PREFIXES.event)];
   for (const [column, value] of [
     ['type', filter.type],
     ['resource_id', filter.resourceId],

@@ -1,3 +1,4 @@
+import { ID_PREFIXES } from '../../domain/ids.ts';
 import type {
   AccountKind,
   AccountSums,
@@ -9,7 +10,14 @@ import type {
 import type { Currency } from '../../domain/money.ts';
 import type { PostingAccount } from '../../domain/posting.ts';
 import type { Queryable } from '../store.ts';
-import { accountSumsFromRow, type KeysetFilter, keysetConditions, toBigInt, toDate } from './rows.ts';
+import {
+  accountSumsFromRow,
+  idRangeConditions,
+  type KeysetFilter,
+  keysetConditions,
+  toBigInt,
+  toDate,
+} from './rows.ts';
 
 export type { AccountKind };
 
@@ -225,6 +233,10 @@ export interface EntryFilter extends KeysetFilter {
   transferId?: string | undefined;
 }
 
+/**
+ * Newest first. For a wallet, its account's postings (account_id, entry_id) give the entry ids newest first
+ * straight from the index, and only as many entries are read as the page needs.
+ */
 export async function listJournalEntries(
   db: Queryable,
   organizationId: string,
@@ -232,20 +244,30 @@ export async function listJournalEntries(
   rowsMax: number,
 ): Promise<JournalEntry[]> {
   const params: unknown[] = [organizationId];
-  const conditions = ['e.organization_id = $1', ...keysetConditions(filter, params, 'e.')];
+  const conditions = [
+    'e.organization_id = $1',
+    ...keysetConditions(filter, params, 'e.', ID_PREFIXES.journalEntry),
+  ];
   if (filter.transferId !== undefined) {
     params.push(filter.transferId);
     conditions.push(`e.transfer_id = $${params.length}`);
   }
+  let from = 'journal_entries e';
   if (filter.walletId !== undefined) {
     params.push(filter.walletId);
-    conditions.push(
-      `EXISTS (SELECT 1 FROM postings p WHERE p.entry_id = e.id AND p.account_id = $${params.length})`,
-    );
+    // The same id range bounds the postings' index range; DISTINCT keeps an entry with two postings on the
+    // account once, and on the index's order it streams.
+    const postings = [
+      `p.account_id = $${params.length}`,
+      ...idRangeConditions(filter, params, 'p.entry_id', ID_PREFIXES.journalEntry),
+    ];
+    from = `(SELECT DISTINCT p.entry_id FROM postings p WHERE ${postings.join(' AND ')}
+              ORDER BY p.entry_id DESC) AS w
+            JOIN journal_entries e ON e.id = w.entry_id`;
   }
   params.push(rowsMax);
   const entries = await db.query(
-    `SELECT e.id, e.organization_id, e.transfer_id, e.kind, e.hold_entry_id, e.created_at FROM journal_entries e
+    `SELECT e.id, e.organization_id, e.transfer_id, e.kind, e.hold_entry_id, e.created_at FROM ${from}
       WHERE ${conditions.join(' AND ')} ORDER BY e.id DESC LIMIT $${params.length}`,
     params,
   );

@@ -1,3 +1,4 @@
+import { ID_PREFIXES } from '../../domain/ids.ts';
 import type { Metadata } from '../../domain/metadata.ts';
 import type { Currency } from '../../domain/money.ts';
 import type { Transfer, TransferDirection } from '../../domain/transferRecord.ts';
@@ -180,6 +181,12 @@ export interface TransferFilter extends KeysetFilter {
   walletId?: string | undefined;
 }
 
+/**
+ * Newest first. Each filter has an index that yields its rows in id order, so a page reads about a page of
+ * rows: (organization_id, id), (organization_id, status, id), and for a wallet, which may be either side,
+ * the source and the destination indexes each give their newest ids (index-only when no other condition
+ * needs the row) and only the page's rows are fetched.
+ */
 export async function listTransfers(
   db: Queryable,
   organizationId: string,
@@ -187,18 +194,28 @@ export async function listTransfers(
   rowsMax: number,
 ): Promise<Transfer[]> {
   const params: unknown[] = [organizationId];
-  const conditions = ['organization_id = $1', ...keysetConditions(filter, params)];
+  const conditions = ['organization_id = $1', ...keysetConditions(filter, params, '', ID_PREFIXES.transfer)];
   if (filter.status !== undefined) {
     params.push(filter.status);
     conditions.push(`status = $${params.length}`);
   }
-  if (filter.walletId !== undefined) {
-    params.push(filter.walletId);
-    conditions.push(`(source_wallet_id = $${params.length} OR destination_wallet_id = $${params.length})`);
-  }
   params.push(rowsMax);
+  const limit = `$${params.length}`;
+  if (filter.walletId === undefined) {
+    const rows = await db.query(
+      `SELECT ${COLUMNS.join(', ')} FROM transfers WHERE ${conditions.join(' AND ')} ORDER BY id DESC LIMIT ${limit}`,
+      params,
+    );
+    return rows.map(fromRow);
+  }
+  params.push(filter.walletId);
+  const wallet = `$${params.length}`;
+  const side = (column: string) =>
+    `(SELECT id FROM transfers WHERE ${[...conditions, `${column} = ${wallet}`].join(' AND ')} ORDER BY id DESC LIMIT ${limit})`;
   const rows = await db.query(
-    `SELECT ${COLUMNS.join(', ')} FROM transfers WHERE ${conditions.join(' AND ')} ORDER BY id DESC LIMIT $${params.length}`,
+    `SELECT ${COLUMNS.join(', ')} FROM transfers
+      WHERE id IN (${side('source_wallet_id')} UNION ${side('destination_wallet_id')})
+      ORDER BY id DESC LIMIT ${limit}`,
     params,
   );
   return rows.map(fromRow);

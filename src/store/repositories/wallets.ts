@@ -1,8 +1,16 @@
+import { ID_PREFIXES } from '../../domain/ids.ts';
 import { walletBalances } from '../../domain/ledger.ts';
 import type { Currency } from '../../domain/money.ts';
 import type { Wallet, WalletStatus } from '../../domain/wallets.ts';
 import type { Queryable } from '../store.ts';
-import { accountSumsFromRow, type KeysetFilter, keysetConditions, toDate, toJsonObject } from './rows.ts';
+import {
+  accountSumsFromRow,
+  idRangeConditions,
+  type KeysetFilter,
+  keysetConditions,
+  toDate,
+  toJsonObject,
+} from './rows.ts';
 
 const WALLET_COLUMNS = 'id, organization_id, owner_id, currency, status, metadata, created_at, updated_at';
 /** A wallet with its balances, which live on its ledger account (same id). */
@@ -69,7 +77,12 @@ export async function listWallets(
   rowsMax: number,
 ): Promise<Wallet[]> {
   const params: unknown[] = [organizationId];
-  const conditions = ['w.organization_id = $1', ...keysetConditions(filter, params, 'w.')];
+  const conditions = [
+    'w.organization_id = $1',
+    ...keysetConditions(filter, params, 'w.', ID_PREFIXES.wallet),
+    // The same id range on the account side (same id), so a merge join does not read every newer account.
+    ...idRangeConditions(filter, params, 'a.id', ID_PREFIXES.wallet),
+  ];
   for (const [column, value] of [
     ['owner_id', filter.ownerId],
     ['currency', filter.currency],

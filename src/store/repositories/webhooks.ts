@@ -1,3 +1,4 @@
+import { ID_PREFIXES } from '../../domain/ids.ts';
 import {
   type PayloadFormat,
   type SubscriptionStatus,
@@ -108,7 +109,11 @@ export async function listSubscriptions(
   rowsMax: number,
 ): Promise<Subscription[]> {
   const params: unknown[] = [organizationId];
-  const conditions = ['organization_id = $1', 'deleted_at IS NULL', ...keysetConditions(filter, params)];
+  const conditions = [
+    'organization_id = $1',
+    'deleted_at IS NULL',
+    ...keysetConditions(filter, params, '', ID_PREFIXES.webhookSubscription),
+  ];
   params.push(rowsMax);
   const rows = await db.query(
     `SELECT ${COLUMNS} FROM webhook_subscriptions WHERE ${conditions.join(' AND ')} ORDER BY id DESC LIMIT $${params.length}`,
@@ -234,6 +239,12 @@ export interface ClaimedDelivery {
  * Claims due deliveries (and ones whose lease ran out: a dispatcher died holding them), at most
  * `perSubscriptionMax` in flight per subscription, skipping rows other dispatchers hold, and leases them
  * until leaseUntil. The attempt number is taken here, so a crash after sending still counts the attempt.
+ *
+ * The candidates are read per enabled subscription: at most `perSubscriptionMax` of its oldest due pending
+ * rows from the index on (subscription_id, next_attempt_at), so a tick reads one index probe per
+ * subscription whatever the backlog, due or not, and never a disabled subscription's backlog. Leased rows
+ * (live ones count against their subscription's limit, across dispatchers; run-out ones are due again) are
+ * few, at most the dispatchers' slots, and read at once from their own index.
  */
 export async function claimDueDeliveries(
   db: Queryable,
@@ -242,21 +253,31 @@ export async function claimDueDeliveries(
   rowsMax: number,
   perSubscriptionMax: number,
 ): Promise<ClaimedDelivery[]> {
+  // The oldest n due rows of a subscription are among its oldest n pending ones and its run-out leases.
   const candidates = await db.query<{ id: string }>(
-    `WITH in_flight AS (
-       SELECT subscription_id, COUNT(*) AS n FROM webhook_deliveries
-        WHERE status = 'delivering' AND lease_expires_at > $1 GROUP BY subscription_id
+    `WITH leased AS (
+       SELECT id, subscription_id, next_attempt_at, lease_expires_at > $1 AS live
+         FROM webhook_deliveries WHERE status = 'delivering'
+     ), in_flight AS (
+       SELECT subscription_id, COUNT(*) AS n FROM leased WHERE live GROUP BY subscription_id
      ), due AS (
-       SELECT d.id, d.subscription_id, d.next_attempt_at,
-              ROW_NUMBER() OVER (PARTITION BY d.subscription_id ORDER BY d.next_attempt_at, d.id) AS rank
-         FROM webhook_deliveries d
-         JOIN webhook_subscriptions s ON s.id = d.subscription_id AND s.status = 'enabled' AND s.deleted_at IS NULL
-        WHERE (d.status = 'pending' AND d.next_attempt_at <= $1)
-           OR (d.status = 'delivering' AND d.lease_expires_at <= $1)
+       SELECT d.id, d.next_attempt_at, s.id AS subscription_id FROM webhook_subscriptions s
+        CROSS JOIN LATERAL (
+          SELECT p.id, p.next_attempt_at FROM webhook_deliveries p
+           WHERE p.subscription_id = s.id AND p.status = 'pending' AND p.next_attempt_at <= $1
+           ORDER BY p.next_attempt_at, p.id LIMIT $3
+        ) AS d
+        WHERE s.status = 'enabled' AND s.deleted_at IS NULL
+       UNION ALL
+       SELECT l.id, l.next_attempt_at, l.subscription_id FROM leased l
+         JOIN webhook_subscriptions s ON s.id = l.subscription_id AND s.status = 'enabled' AND s.deleted_at IS NULL
+        WHERE NOT l.live
+     ), ranked AS (
+       SELECT due.*, ROW_NUMBER() OVER (PARTITION BY subscription_id ORDER BY next_attempt_at, id) AS rank FROM due
      )
-     SELECT due.id FROM due LEFT JOIN in_flight f ON f.subscription_id = due.subscription_id
-      WHERE due.rank + COALESCE(f.n, 0) <= $3
-      ORDER BY due.next_attempt_at
+     SELECT r.id FROM ranked r LEFT JOIN in_flight f ON f.subscription_id = r.subscription_id
+      WHERE r.rank + COALESCE(f.n, 0) <= $3
+      ORDER BY r.next_attempt_at, r.id
       LIMIT $2`,
     [now, rowsMax, perSubscriptionMax],
   );
@@ -476,15 +497,25 @@ export async function listDeliveriesOfEvent(
   }));
 }
 
-/** Events of an organization (optionally of given types) created at or after `since`, oldest first, bounded. */
+/**
+ * Events of an organization created at or after `since`, oldest first, bounded. The id bound lets the
+ * (organization_id, id) index start at `since` rather than at the organization's first event: recover runs
+ * this while it holds the subscription's lock.
+ */
 export async function eventsSince(
   db: Queryable,
   organizationId: string,
   since: Date,
   rowsMax: number,
 ): Promise<{ id: string; type: string }[]> {
+  const params: unknown[] = [organizationId];
+  const conditions = [
+    'organization_id = $1',
+    ...keysetConditions({ createdGte: since }, params, '', ID_PREFIXES.event),
+  ];
+  params.push(rowsMax);
   return db.query<{ id: string; type: string }>(
-    'SELECT id, type FROM events WHERE organization_id = $1 AND created_at >= $2 ORDER BY id LIMIT $3',
-    [organizationId, since, rowsMax],
+    `SELECT id, type FROM events WHERE ${conditions.join(' AND ')} ORDER BY id LIMIT $${params.length}`,
+    params,
   );
 }
