@@ -140,7 +140,8 @@ describe.each(BACKENDS)('webhook delivery on %s', (backend) => {
   let organizations = 0;
 
   beforeAll(async () => {
-    t = await startTestApp(backend);
+    // The receivers listen on 127.0.0.1: local development's opt-in (MKOBA_WEBHOOK_ALLOW_PRIVATE=1).
+    t = await startTestApp(backend, 'sandbox', { allowPrivateWebhookUrls: true });
     receiver = await startTestReceiver('main');
   });
   afterAll(async () => {
@@ -477,9 +478,14 @@ describe.each(BACKENDS)('webhook delivery on %s', (backend) => {
     const second = await api(t, 'POST', path, { key });
     expect(second.statusCode).toBe(200);
     const now = new Date();
-    expect(await activeSecrets(t.deps.store, subscription.id, now)).toHaveLength(2);
+    expect(await activeSecrets(t.deps.store, t.deps.keyring, subscription.id, now)).toHaveLength(2);
     expect(
-      await activeSecrets(t.deps.store, subscription.id, new Date(now.getTime() + 25 * 3_600_000)),
+      await activeSecrets(
+        t.deps.store,
+        t.deps.keyring,
+        subscription.id,
+        new Date(now.getTime() + 25 * 3_600_000),
+      ),
     ).toEqual([second.data.secret]);
 
     const third = await api(t, 'POST', path, { key, body: { grace_period_hours: 0 } });

@@ -14,10 +14,13 @@ import {
 } from '../store/repositories/idempotency.ts';
 import type { Queryable } from '../store/store.ts';
 import type { Deps } from './deps.ts';
+import { openResponseBody, sealResponseBody } from './encryption.ts';
 
 export interface WriteResult {
   status: number;
   body: unknown;
+  /** The body carries a secret: its idempotency record holds it sealed, and a replay opens it. */
+  sensitive?: boolean;
 }
 
 export interface IdempotentOutcome extends WriteResult {
@@ -131,21 +134,37 @@ export async function recordIdempotentResult(
   });
 }
 
+/**
+ * `prepare`, when given, runs before the transaction opens and after a stored outcome for the key (a replay
+ * is answered first, without checking anything again): checks that wait on the network, such as resolving a
+ * webhook URL's host, hold no transaction, and their failures are never recorded.
+ */
 export async function runIdempotent(
   deps: Deps,
   context: IdempotencyContext,
   effect: (tx: Queryable) => Promise<WriteResult>,
+  prepare?: () => Promise<void>,
 ): Promise<IdempotentOutcome> {
   const { key } = context;
   if (key === undefined) {
-    const result = await deps.store.transaction(effect);
+    await prepare?.();
+    const { sensitive: _, ...result } = await deps.store.transaction(effect);
     return { ...result, replayed: false };
   }
   const keyed = { ...context, key };
+  const opened = (outcome: IdempotentOutcome) => ({
+    ...outcome,
+    body: openResponseBody(deps, keyed, outcome.body),
+  });
+  if (prepare) {
+    const stored = await findStoredOutcome(deps.store, keyed, deps.now());
+    if (stored) return settleOutcome(opened(stored));
+    await prepare();
+  }
   const outcome = await deps.store.transaction(async (tx): Promise<IdempotentOutcome> => {
     const now = deps.now();
     const replay = await claimIdempotencyKey(tx, keyed, now);
-    if (replay) return replay;
+    if (replay) return opened(replay);
     let result: WriteResult;
     await tx.query('SAVEPOINT idempotent_effect');
     try {
@@ -156,8 +175,10 @@ export async function runIdempotent(
       await tx.query('ROLLBACK TO SAVEPOINT idempotent_effect');
       result = failureResult(error);
     }
-    await recordIdempotentResult(tx, keyed, result, now);
-    return { ...result, replayed: false };
+    const { sensitive, ...answer } = result;
+    const stored = sensitive ? { ...answer, body: sealResponseBody(deps, keyed, answer.body) } : answer;
+    await recordIdempotentResult(tx, keyed, stored, now);
+    return { ...answer, replayed: false };
   });
   // Thrown only after the commit, so the recorded failure stays recorded.
   return settleOutcome(outcome);

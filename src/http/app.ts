@@ -15,6 +15,7 @@ import {
   DOCS_CONTENT_SECURITY_POLICY,
   DOCS_ROUTE_PREFIX,
   documentForReferencePage,
+  documentOptionalBodies,
   documentRouteSchema,
   OPENAPI_DOCUMENT_BASE,
 } from './openapi.ts';
@@ -179,6 +180,8 @@ export async function buildApp({ deps, logger = false }: BuildAppOptions): Promi
   await app.register(swagger, {
     openapi: OPENAPI_DOCUMENT_BASE,
     transform: documentRouteSchema,
+    transformObject: (document) =>
+      documentOptionalBodies('openapiObject' in document ? document.openapiObject : document.swaggerObject),
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `Schema${i}`) },
   });
   // The reference page and its assets (swagger-ui-dist) are served by this process, so it works with

@@ -61,7 +61,7 @@ export function deliveryBody(delivery: ClaimedDelivery, deps: Deps): string {
 async function sendOne(deps: Deps, options: DispatcherOptions, delivery: ClaimedDelivery): Promise<void> {
   const body = deliveryBody(delivery, deps);
   const startedAt = deps.now();
-  const secrets = await activeSecrets(deps.store, delivery.subscriptionId, startedAt);
+  const secrets = await activeSecrets(deps.store, deps.keyring, delivery.subscriptionId, startedAt);
   let result: SendResult;
   if (secrets.length === 0) {
     result = { kind: 'error', errorClass: 'other', message: 'the subscription has no active secret' };
