@@ -24,6 +24,9 @@ const CONFIG_VARIABLES = [
   'MKOBA_SANDBOX_API_KEY',
   'LOG_LEVEL',
   'PGOPTIONS',
+  'MKOBA_ENCRYPTION_KEY',
+  'MKOBA_ENCRYPTION_KEYS_PREVIOUS',
+  'MKOBA_WEBHOOK_ALLOW_PRIVATE',
 ];
 
 export interface BenchServer {
@@ -46,6 +49,9 @@ export async function startServer(options: {
     HOST: '127.0.0.1',
     MKOBA_DATA_DIR: options.dataDir,
     MKOBA_SANDBOX_API_KEY: apiKey,
+    // The benchmark's webhook receiver listens on 127.0.0.1: local development's opt-in.
+    MKOBA_WEBHOOK_ALLOW_PRIVATE: '1',
+    MKOBA_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
     LOG_LEVEL: 'warn',
     ...(options.databaseUrl ? { DATABASE_URL: options.databaseUrl } : {}),
   });

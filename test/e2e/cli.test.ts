@@ -268,6 +268,20 @@ describe.concurrent('invalid configuration', () => {
     ['MKOBA_ENV', { MKOBA_ENV: 'staging' }],
     ['HOST', { HOST: 'not a host' }],
     ['MKOBA_DATA_DIR', { MKOBA_DATA_DIR: regularFile }],
+    ['MKOBA_ENCRYPTION_KEY', { MKOBA_ENV: 'production', DATABASE_URL: 'postgres://127.0.0.1:1/none' }],
+    ['MKOBA_ENCRYPTION_KEY', { DATABASE_URL: 'postgres://127.0.0.1:1/none' }],
+    ['MKOBA_ENCRYPTION_KEY', { MKOBA_ENCRYPTION_KEY: 'too-short' }],
+    ['MKOBA_ENCRYPTION_KEYS_PREVIOUS', { MKOBA_ENCRYPTION_KEYS_PREVIOUS: 'x' }],
+    ['MKOBA_WEBHOOK_ALLOW_PRIVATE', { MKOBA_WEBHOOK_ALLOW_PRIVATE: 'maybe' }],
+    [
+      'MKOBA_WEBHOOK_ALLOW_PRIVATE',
+      {
+        MKOBA_ENV: 'production',
+        DATABASE_URL: 'postgres://127.0.0.1:1/none',
+        MKOBA_ENCRYPTION_KEY: 'a'.repeat(64),
+        MKOBA_WEBHOOK_ALLOW_PRIVATE: '1',
+      },
+    ],
   ] as const)('stops with one line naming %s (%o)', async ([variable, overrides], { expect }) => {
     const result = await mkoba.run(['serve'], mkobaEnv({ MKOBA_DATA_DIR: data.dir, ...overrides }));
     expect(result.code).toBe(EXIT_CODE_INVALID_CONFIGURATION);
@@ -333,7 +347,12 @@ describe.concurrent('production on PostgreSQL', () => {
   });
 
   it.runIf(TEST_DATABASE_URL)('migrates but never seeds; live keys come from keys create', async () => {
-    const env = mkobaEnv({ MKOBA_ENV: 'production', DATABASE_URL: databaseUrl, PORT: '0' });
+    const env = mkobaEnv({
+      MKOBA_ENV: 'production',
+      DATABASE_URL: databaseUrl,
+      PORT: '0',
+      MKOBA_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+    });
     const server = mkoba.start(['serve'], env);
     const banner = await waitForBanner(server);
     expect(server.stderr()).toMatch(/Mkoba production API listening/);
