@@ -13,6 +13,7 @@ import {
   insertIdempotencyRecord,
   tryLockIdempotencyKey,
 } from '../store/repositories/idempotency.ts';
+import { claimSeed, seedClaimed } from '../store/repositories/seeds.ts';
 import {
   legacySecrets,
   type SealedSecret,
@@ -24,6 +25,8 @@ import type { Deps } from './deps.ts';
 
 /** Rows one transaction seals or re-wraps at most, so a large table never holds one long transaction. */
 export const SECRETS_RESEAL_BATCH_ROWS = 500;
+/** Marks (in the seeds table) that stored responses kept in clear by an earlier version have been sealed. */
+const CLEAR_RESPONSES_SEALED = 'sealed_clear_idempotent_responses';
 
 export function sealWebhookSecret(deps: Deps, subscriptionId: string, secret: string): SealedSecret {
   const sealed = seal(deps.keyring, secret, webhookSecretContext(subscriptionId), deps.randomBytes);
@@ -154,9 +157,12 @@ export async function sealClearSecrets(deps: Deps): Promise<ResealCounts> {
     secrets += batch;
     if (batch < SECRETS_RESEAL_BATCH_ROWS) break;
   }
+  // Responses in clear can only predate sealing, so they are looked for once (the scan reads every record).
+  if (await seedClaimed(deps.store, CLEAR_RESPONSES_SEALED)) return { secrets, responses: 0 };
   const responses = await rewriteResponses(deps, WEBHOOK_SECRET_PREFIX, (target, body) =>
     sealClearResponse(deps, target, body),
   );
+  await claimSeed(deps.store, CLEAR_RESPONSES_SEALED, deps.now());
   return { secrets, responses };
 }
 
