@@ -8,19 +8,14 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runAdminCommand } from '../src/app/admin.ts';
 import { issueApiKey } from '../src/app/apiKeys.ts';
-import type { Environment } from '../src/domain/apiKeys.ts';
 import {
   api,
   BACKENDS,
-  type Backend,
+  ENVIRONMENTS_ON_BACKENDS,
   setWebhookSubscriptions,
   startTestApp,
   type TestApp,
 } from './support/harness.ts';
-
-const ENVIRONMENTS_ON_BACKENDS = BACKENDS.flatMap((backend) =>
-  (['production', 'sandbox'] as const).map((environment) => [environment, backend] as [Environment, Backend]),
-);
 
 describe.each(ENVIRONMENTS_ON_BACKENDS)('subscription URL checks in %s on %s', (environment, backend) => {
   let t: TestApp;

@@ -28,7 +28,7 @@ import { dispatchWebhooksOnce } from '../src/workers/webhookDispatcher.ts';
 import {
   api,
   BACKENDS,
-  type Backend,
+  ENVIRONMENTS_ON_BACKENDS,
   setWebhookSubscriptions,
   startTestApp,
   type TestApp,
@@ -323,12 +323,6 @@ describe('retry schedule', () => {
     }
   });
 });
-
-const ENVIRONMENTS_ON_BACKENDS = BACKENDS.flatMap((backend) =>
-  (['production', 'sandbox'] as const).map(
-    (environment) => [environment, backend] as [typeof environment, Backend],
-  ),
-);
 
 describe.each(ENVIRONMENTS_ON_BACKENDS)(
   'the production address rules in %s on %s',

@@ -20,6 +20,10 @@ import type { Store } from '../../src/store/store.ts';
 export type Backend = 'pglite' | 'postgres';
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL;
 export const BACKENDS: Backend[] = TEST_DATABASE_URL ? ['pglite', 'postgres'] : ['pglite'];
+/** Both environments on every backend, for rules that must hold in each: [environment, backend]. */
+export const ENVIRONMENTS_ON_BACKENDS: [Environment, Backend][] = BACKENDS.flatMap((backend) =>
+  (['production', 'sandbox'] as const).map((environment): [Environment, Backend] => [environment, backend]),
+);
 
 export interface TestDatabase {
   store: Store;
