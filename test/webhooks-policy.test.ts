@@ -324,169 +324,164 @@ describe('retry schedule', () => {
   });
 });
 
-describe.each(ENVIRONMENTS_ON_BACKENDS)(
-  'the production address rules in %s on %s',
-  (environment, backend) => {
-    let t: TestApp;
-    let receiver: Receiver;
-    /** Host names the test controls; anything else does not resolve. */
-    const dns = new Map<string, string[]>();
-    const lookups: string[] = [];
-    beforeAll(async () => {
-      t = await startTestApp(backend, environment);
-      // Production organizations subscribe once the operator enables it.
-      await setWebhookSubscriptions(t, t.organizationId, true);
-      t.deps.resolveHost = async (hostname) => {
-        lookups.push(hostname);
-        const addresses = dns.get(hostname);
-        if (!addresses)
-          throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
-        return addresses;
-      };
-      receiver = await startReceiver();
-    });
-    afterAll(async () => {
-      await receiver.close();
-      await t.close();
-    });
-    beforeEach(() => {
-      dns.clear();
-      lookups.length = 0;
-      receiver.received.length = 0;
-    });
+describe.each(ENVIRONMENTS_ON_BACKENDS)('production address rules in %s on %s', (environment, backend) => {
+  let t: TestApp;
+  let receiver: Receiver;
+  /** Host names the test controls; anything else does not resolve. */
+  const dns = new Map<string, string[]>();
+  const lookups: string[] = [];
+  beforeAll(async () => {
+    t = await startTestApp(backend, environment);
+    // Production organizations subscribe once the operator enables it.
+    await setWebhookSubscriptions(t, t.organizationId, true);
+    t.deps.resolveHost = async (hostname) => {
+      lookups.push(hostname);
+      const addresses = dns.get(hostname);
+      if (!addresses)
+        throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
+      return addresses;
+    };
+    receiver = await startReceiver();
+  });
+  afterAll(async () => {
+    await receiver.close();
+    await t.close();
+  });
+  beforeEach(() => {
+    dns.clear();
+    lookups.length = 0;
+    receiver.received.length = 0;
+  });
 
-    const subscribe = (url: string) =>
-      api(t, 'POST', '/v1/webhook-subscriptions', { body: { url, events: ['transfer.created'] } });
+  const subscribe = (url: string) =>
+    api(t, 'POST', '/v1/webhook-subscriptions', { body: { url, events: ['transfer.created'] } });
 
-    it.each([
-      'http://hooks.example.com/',
-      'http://127.0.0.1:4000/hooks',
-      'https://10.0.0.1/',
-      'https://127.0.0.1/',
-      'https://127.0.0.1:6379/',
-      'https://[::1]/',
-      'https://169.254.169.254/',
-      'https://169.254.169.254/latest/meta-data/',
-      'https://localhost/',
-      'https://localhost./',
-    ])('refuses %s with a 400 naming url', async (url) => {
-      const response = await subscribe(url);
-      expect(response.statusCode, response.body).toBe(400);
-      expect(response.data).toMatchObject({ code: 'validation_error', param: 'url' });
-      // Only the sandbox has an opt-in to point at, and names it for what the opt-in would accept.
-      const hinted = environment === 'sandbox' && url !== 'http://hooks.example.com/';
-      expect(response.data.detail.includes('MKOBA_WEBHOOK_ALLOW_PRIVATE=1'), response.data.detail).toBe(
-        hinted,
-      );
+  it.each([
+    'http://hooks.example.com/',
+    'http://127.0.0.1:4000/hooks',
+    'https://10.0.0.1/',
+    'https://127.0.0.1/',
+    'https://127.0.0.1:6379/',
+    'https://[::1]/',
+    'https://169.254.169.254/',
+    'https://169.254.169.254/latest/meta-data/',
+    'https://localhost/',
+    'https://localhost./',
+  ])('refuses %s with a 400 naming url', async (url) => {
+    const response = await subscribe(url);
+    expect(response.statusCode, response.body).toBe(400);
+    expect(response.data).toMatchObject({ code: 'validation_error', param: 'url' });
+    // Only the sandbox has an opt-in to point at, and names it for what the opt-in would accept.
+    const hinted = environment === 'sandbox' && url !== 'http://hooks.example.com/';
+    expect(response.data.detail.includes('MKOBA_WEBHOOK_ALLOW_PRIVATE=1'), response.data.detail).toBe(hinted);
+  });
+
+  it('refuses a host name that resolves to a loopback or private address, accepting a public one', async () => {
+    dns.set('sneaky.example.com', ['127.0.0.1']);
+    dns.set('mixed.example.com', ['93.184.215.14', '10.1.2.3']);
+    dns.set('v6.example.com', ['::1']);
+    dns.set('hooks.example.com', ['93.184.215.14', '2606:2800:21f:cb07:6820:80da:af6b:8b2c']);
+    for (const host of ['sneaky.example.com', 'mixed.example.com', 'v6.example.com']) {
+      const response = await subscribe(`https://${host}/hooks`);
+      expect(response.statusCode, host).toBe(400);
+      expect(response.data.param).toBe('url');
+      expect(response.data.detail).toContain(host);
+    }
+    const fine = await subscribe('https://hooks.example.com/hooks');
+    expect(fine.statusCode, fine.body).toBe(201);
+    expect(lookups).toEqual([
+      'sneaky.example.com',
+      'mixed.example.com',
+      'v6.example.com',
+      'hooks.example.com',
+    ]);
+
+    // A change of URL is checked the same way.
+    const patched = await api(t, 'PATCH', `/v1/webhook-subscriptions/${fine.data.id}`, {
+      body: { url: 'https://sneaky.example.com/hooks' },
     });
+    expect(patched.statusCode).toBe(400);
+    expect(patched.data.param).toBe('url');
+    expect((await api(t, 'GET', `/v1/webhook-subscriptions/${fine.data.id}`)).data.url).toBe(
+      'https://hooks.example.com/hooks',
+    );
+    await api(t, 'DELETE', `/v1/webhook-subscriptions/${fine.data.id}`);
+  });
 
-    it('refuses a host name that resolves to a loopback or private address, accepting a public one', async () => {
-      dns.set('sneaky.example.com', ['127.0.0.1']);
-      dns.set('mixed.example.com', ['93.184.215.14', '10.1.2.3']);
-      dns.set('v6.example.com', ['::1']);
-      dns.set('hooks.example.com', ['93.184.215.14', '2606:2800:21f:cb07:6820:80da:af6b:8b2c']);
-      for (const host of ['sneaky.example.com', 'mixed.example.com', 'v6.example.com']) {
-        const response = await subscribe(`https://${host}/hooks`);
-        expect(response.statusCode, host).toBe(400);
-        expect(response.data.param).toBe('url');
-        expect(response.data.detail).toContain(host);
-      }
-      const fine = await subscribe('https://hooks.example.com/hooks');
-      expect(fine.statusCode, fine.body).toBe(201);
-      expect(lookups).toEqual([
-        'sneaky.example.com',
-        'mixed.example.com',
-        'v6.example.com',
-        'hooks.example.com',
-      ]);
+  it('refuses a host name that does not resolve, naming url', async () => {
+    const response = await subscribe('https://nowhere.example.com/hooks');
+    expect(response.statusCode).toBe(400);
+    expect(response.data).toMatchObject({ code: 'validation_error', param: 'url' });
+    expect(response.data.detail).toContain('does not resolve');
+  });
 
-      // A change of URL is checked the same way.
-      const patched = await api(t, 'PATCH', `/v1/webhook-subscriptions/${fine.data.id}`, {
-        body: { url: 'https://sneaky.example.com/hooks' },
-      });
-      expect(patched.statusCode).toBe(400);
-      expect(patched.data.param).toBe('url');
-      expect((await api(t, 'GET', `/v1/webhook-subscriptions/${fine.data.id}`)).data.url).toBe(
-        'https://hooks.example.com/hooks',
-      );
-      await api(t, 'DELETE', `/v1/webhook-subscriptions/${fine.data.id}`);
+  it('accepts a public literal address without resolving it', async () => {
+    const response = await subscribe('https://93.184.215.14/hooks');
+    expect(response.statusCode, response.body).toBe(201);
+    expect(lookups).toEqual([]);
+    await api(t, 'DELETE', `/v1/webhook-subscriptions/${response.data.id}`);
+  });
+
+  it('the production sender refuses, at connect time, a name or literal that is now loopback', async () => {
+    const port = new URL(receiver.url).port;
+    const blocking = httpWebhookSender({ timeoutMs: 5_000, blockReservedAddresses: true });
+    for (const url of [`http://localhost:${port}/hooks`, `http://127.0.0.1:${port}/hooks`]) {
+      const result = await blocking(url, '{}', { 'content-type': 'application/json' });
+      expect(result, url).toMatchObject({ kind: 'error', errorClass: 'blocked_address' });
+    }
+    expect(receiver.received).toHaveLength(0);
+    // The same request without the block reaches the receiver, so the refusal above is the block's doing.
+    const open = httpWebhookSender({ timeoutMs: 5_000, blockReservedAddresses: false });
+    expect(await open(`http://localhost:${port}/hooks`, '{}', {})).toMatchObject({
+      kind: 'response',
+      statusCode: 200,
     });
+    expect(receiver.received).toHaveLength(1);
+  });
 
-    it('refuses a host name that does not resolve, naming url', async () => {
-      const response = await subscribe('https://nowhere.example.com/hooks');
-      expect(response.statusCode).toBe(400);
-      expect(response.data).toMatchObject({ code: 'validation_error', param: 'url' });
-      expect(response.data.detail).toContain('does not resolve');
+  it('a subscription whose host later points at loopback gets blocked_address attempts, never a request', async () => {
+    dns.set('hooks.example.com', ['93.184.215.14']);
+    const issued = await issueApiKey(t.deps, { organizationName: `Rebind ${backend}` });
+    await setWebhookSubscriptions(t, issued.record.organizationId, true);
+    const created = await api(t, 'POST', '/v1/webhook-subscriptions', {
+      key: issued.key,
+      body: { url: 'https://hooks.example.com/hooks', events: ['*'] },
     });
-
-    it('accepts a public literal address without resolving it', async () => {
-      const response = await subscribe('https://93.184.215.14/hooks');
-      expect(response.statusCode, response.body).toBe(201);
-      expect(lookups).toEqual([]);
-      await api(t, 'DELETE', `/v1/webhook-subscriptions/${response.data.id}`);
+    expect(created.statusCode, created.body).toBe(201);
+    // DNS changes after subscribing: the row now points at a name that resolves to 127.0.0.1.
+    const organizationId = issued.record.organizationId;
+    const row = await findSubscription(t.deps.store, organizationId, created.data.id);
+    if (!row) throw new Error('subscription row missing');
+    await saveSubscription(t.deps.store, {
+      ...row,
+      url: `http://localhost:${new URL(receiver.url).port}/hooks`,
     });
-
-    it('the production sender refuses, at connect time, a name or literal that is now loopback', async () => {
-      const port = new URL(receiver.url).port;
-      const blocking = httpWebhookSender({ timeoutMs: 5_000, blockReservedAddresses: true });
-      for (const url of [`http://localhost:${port}/hooks`, `http://127.0.0.1:${port}/hooks`]) {
-        const result = await blocking(url, '{}', { 'content-type': 'application/json' });
-        expect(result, url).toMatchObject({ kind: 'error', errorClass: 'blocked_address' });
-      }
-      expect(receiver.received).toHaveLength(0);
-      // The same request without the block reaches the receiver, so the refusal above is the block's doing.
-      const open = httpWebhookSender({ timeoutMs: 5_000, blockReservedAddresses: false });
-      expect(await open(`http://localhost:${port}/hooks`, '{}', {})).toMatchObject({
-        kind: 'response',
-        statusCode: 200,
-      });
-      expect(receiver.received).toHaveLength(1);
+    const event = await t.deps.store.transaction((tx) =>
+      emitTestEvent(tx, t.deps, organizationId, 'transfer.created'),
+    );
+    const settings = { ...defaultWebhookSettings(environment), retryScheduleSeconds: [3_600] };
+    const attempted = await dispatchWebhooksOnce(t.deps, {
+      settings,
+      sender: httpWebhookSender({
+        timeoutMs: 5_000,
+        blockReservedAddresses: settings.blockReservedAddresses,
+      }),
+      random: () => 0.5,
     });
-
-    it('a subscription whose host later points at loopback gets blocked_address attempts, never a request', async () => {
-      dns.set('hooks.example.com', ['93.184.215.14']);
-      const issued = await issueApiKey(t.deps, { organizationName: `Rebind ${backend}` });
-      await setWebhookSubscriptions(t, issued.record.organizationId, true);
-      const created = await api(t, 'POST', '/v1/webhook-subscriptions', {
-        key: issued.key,
-        body: { url: 'https://hooks.example.com/hooks', events: ['*'] },
-      });
-      expect(created.statusCode, created.body).toBe(201);
-      // DNS changes after subscribing: the row now points at a name that resolves to 127.0.0.1.
-      const organizationId = issued.record.organizationId;
-      const row = await findSubscription(t.deps.store, organizationId, created.data.id);
-      if (!row) throw new Error('subscription row missing');
-      await saveSubscription(t.deps.store, {
-        ...row,
-        url: `http://localhost:${new URL(receiver.url).port}/hooks`,
-      });
-      const event = await t.deps.store.transaction((tx) =>
-        emitTestEvent(tx, t.deps, organizationId, 'transfer.created'),
-      );
-      const settings = { ...defaultWebhookSettings(environment), retryScheduleSeconds: [3_600] };
-      const attempted = await dispatchWebhooksOnce(t.deps, {
-        settings,
-        sender: httpWebhookSender({
-          timeoutMs: 5_000,
-          blockReservedAddresses: settings.blockReservedAddresses,
-        }),
-        random: () => 0.5,
-      });
-      expect(attempted).toBe(1);
-      expect(receiver.received).toHaveLength(0);
-      const deliveries = await api(t, 'GET', `/v1/events/${event.id}/deliveries`, { key: issued.key });
-      expect(deliveries.data.data).toHaveLength(1);
-      expect(deliveries.data.data[0]).toMatchObject({
-        status: 'pending',
-        attempts: 1,
-        last_status_code: null,
-      });
-      expect(deliveries.data.data[0].attempt_log).toEqual([
-        expect.objectContaining({ attempt: 1, status_code: null, error_class: 'blocked_address' }),
-      ]);
+    expect(attempted).toBe(1);
+    expect(receiver.received).toHaveLength(0);
+    const deliveries = await api(t, 'GET', `/v1/events/${event.id}/deliveries`, { key: issued.key });
+    expect(deliveries.data.data).toHaveLength(1);
+    expect(deliveries.data.data[0]).toMatchObject({
+      status: 'pending',
+      attempts: 1,
+      last_status_code: null,
     });
-  },
-);
+    expect(deliveries.data.data[0].attempt_log).toEqual([
+      expect.objectContaining({ attempt: 1, status_code: null, error_class: 'blocked_address' }),
+    ]);
+  });
+});
 
 describe.each(BACKENDS)('the sandbox with MKOBA_WEBHOOK_ALLOW_PRIVATE=1 on %s', (backend) => {
   let t: TestApp;
