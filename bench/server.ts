@@ -26,6 +26,9 @@ const CONFIG_VARIABLES = [
   'PGOPTIONS',
   'REDIS_URL',
   'MKOBA_RATE_LIMITS',
+  'MKOBA_ENCRYPTION_KEY',
+  'MKOBA_ENCRYPTION_KEYS_PREVIOUS',
+  'MKOBA_WEBHOOK_ALLOW_PRIVATE',
 ];
 
 export interface BenchServer {
@@ -48,6 +51,9 @@ export async function startServer(options: {
     HOST: '127.0.0.1',
     MKOBA_DATA_DIR: options.dataDir,
     MKOBA_SANDBOX_API_KEY: apiKey,
+    // The benchmark's webhook receiver listens on 127.0.0.1: local development's opt-in.
+    MKOBA_WEBHOOK_ALLOW_PRIVATE: '1',
+    MKOBA_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
     LOG_LEVEL: 'warn',
     // The benchmark measures the API at full load, which the default per-key limits would refuse.
     MKOBA_RATE_LIMITS: 'off',

@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import path from 'node:path';
 import { ENVIRONMENTS, type Environment, parseApiKey } from './domain/apiKeys.ts';
 import type { TokenBucket } from './domain/rateLimits.ts';
+import { MASTER_KEY_BYTES, parseMasterKey } from './domain/sealing.ts';
 
 import {
   parseRetrySchedule,
@@ -59,6 +60,16 @@ export interface Config {
   webhooks: WebhookSettings;
   rateLimits: RateLimitSettings;
   postgres: PostgresSettings;
+  encryption: EncryptionSettings;
+}
+
+/**
+ * Master keys for secrets at rest (src/domain/sealing.ts). `currentKey` seals; `previousKeys` only open
+ * what older keys sealed, until `mkoba encryption rewrap` has moved it to the current key.
+ */
+export interface EncryptionSettings {
+  currentKey: Uint8Array | undefined;
+  previousKeys: Uint8Array[];
 }
 
 /** Per-connection time-outs; 0 sets none, leaving the server's (or role's, or database's) setting. */
@@ -102,17 +113,74 @@ export interface WebhookSettings {
   timeoutMs: number;
   /** An endpoint failing with no success for this long is disabled. */
   disableAfterFailingMs: number;
-  /** In production, deliveries refuse to connect to loopback, private and reserved addresses. */
+  /**
+   * Subscriptions and deliveries refuse loopback, private, link-local and reserved addresses, in every
+   * environment. Only MKOBA_WEBHOOK_ALLOW_PRIVATE=1 in the sandbox turns this off, for local development.
+   */
   blockReservedAddresses: boolean;
 }
 
-export function defaultWebhookSettings(environment: Environment): WebhookSettings {
+export function defaultWebhookSettings(_environment: Environment): WebhookSettings {
   return {
     retryScheduleSeconds: WEBHOOK_RETRY_SCHEDULE_SECONDS_DEFAULT,
     timeoutMs: WEBHOOK_TIMEOUT_MS_DEFAULT,
     disableAfterFailingMs: WEBHOOK_DISABLE_AFTER_FAILING_HOURS * 3_600_000,
-    blockReservedAddresses: environment === 'production',
+    blockReservedAddresses: true,
   };
+}
+
+/** MKOBA_WEBHOOK_ALLOW_PRIVATE: `1` or `true` opts in, `0`, `false` or unset stays out; sandbox only. */
+function loadAllowPrivate(env: NodeJS.ProcessEnv, environment: Environment): boolean {
+  const text = nonEmpty(env.MKOBA_WEBHOOK_ALLOW_PRIVATE);
+  if (text === undefined || text === '0' || text.toLowerCase() === 'false') return false;
+  if (text !== '1' && text.toLowerCase() !== 'true') {
+    throw new ConfigError('MKOBA_WEBHOOK_ALLOW_PRIVATE', `must be 1 (allow) or 0 (refuse), got '${text}'`);
+  }
+  if (environment !== 'sandbox') {
+    throw new ConfigError(
+      'MKOBA_WEBHOOK_ALLOW_PRIVATE',
+      'is for local development in the sandbox; production always refuses private and reserved webhook addresses',
+    );
+  }
+  return true;
+}
+
+const ENCRYPTION_KEY_FORMAT = `${MASTER_KEY_BYTES} random bytes in base64 or hex (e.g. from 'openssl rand -base64 ${MASTER_KEY_BYTES}')`;
+
+function loadEncryptionSettings(env: NodeJS.ProcessEnv): EncryptionSettings {
+  const currentText = nonEmpty(env.MKOBA_ENCRYPTION_KEY);
+  const currentKey = currentText === undefined ? undefined : parseMasterKey(currentText);
+  if (currentText !== undefined && currentKey === undefined) {
+    throw new ConfigError('MKOBA_ENCRYPTION_KEY', `must be ${ENCRYPTION_KEY_FORMAT}`);
+  }
+  const previousText = nonEmpty(env.MKOBA_ENCRYPTION_KEYS_PREVIOUS);
+  const previousKeys: Uint8Array[] = [];
+  for (const [index, part] of (previousText?.split(',') ?? []).entries()) {
+    const key = parseMasterKey(part);
+    if (!key) {
+      throw new ConfigError(
+        'MKOBA_ENCRYPTION_KEYS_PREVIOUS',
+        `entry ${index + 1} must be ${ENCRYPTION_KEY_FORMAT}; separate keys with commas`,
+      );
+    }
+    previousKeys.push(key);
+  }
+  return { currentKey, previousKeys };
+}
+
+/**
+ * Whether this configuration may run without MKOBA_ENCRYPTION_KEY: only the embedded sandbox, which keeps
+ * a generated key in its data directory. Production, and any deployment on PostgreSQL (several processes
+ * share the database, so they must share the key, and a key kept in the database would protect nothing),
+ * need it set; the check runs where the key is used (serve, worker, encryption rewrap).
+ */
+export function requireEncryptionKey(config: Config): Uint8Array | undefined {
+  if (config.encryption.currentKey !== undefined) return config.encryption.currentKey;
+  if (config.environment === 'production' || config.databaseUrl !== undefined) {
+    const where = config.environment === 'production' ? 'when MKOBA_ENV=production' : 'with DATABASE_URL';
+    throw new ConfigError('MKOBA_ENCRYPTION_KEY', `is required ${where}: set it to ${ENCRYPTION_KEY_FORMAT}`);
+  }
+  return undefined;
 }
 
 function loadWebhookSettings(env: NodeJS.ProcessEnv, environment: Environment): WebhookSettings {
@@ -148,6 +216,7 @@ function loadWebhookSettings(env: NodeJS.ProcessEnv, environment: Environment): 
     }
     settings.disableAfterFailingMs = Number(disableText) * 1000;
   }
+  settings.blockReservedAddresses = !loadAllowPrivate(env, environment);
   return settings;
 }
 
@@ -315,5 +384,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhooks: loadWebhookSettings(env, environment),
     rateLimits: loadRateLimitSettings(env, environment),
     postgres: loadPostgresSettings(env),
+    encryption: loadEncryptionSettings(env),
   };
 }

@@ -4,14 +4,23 @@
  * are imported when first needed, so that CLI commands that use neither (help, a command handed to the
  * running server, a configuration error) start quickly.
  */
+import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { type Deps, systemDeps } from './app/deps.ts';
+import { missingMasterKeys, sealClearSecrets } from './app/encryption.ts';
 import { seedSandbox } from './app/seed.ts';
 import { startControlServer } from './cli/controlChannel.ts';
-import { type Config, ConfigError, DATA_DIR_LOCK_WAIT_MS, IDEMPOTENCY_PRUNE_INTERVAL_MS } from './config.ts';
+import {
+  type Config,
+  ConfigError,
+  DATA_DIR_LOCK_WAIT_MS,
+  IDEMPOTENCY_PRUNE_INTERVAL_MS,
+  requireEncryptionKey,
+} from './config.ts';
 import { httpWebhookSender } from './delivery/httpSender.ts';
+import { type Keyring, keyringIds, keyringOf, MASTER_KEY_BYTES, parseMasterKey } from './domain/sealing.ts';
 import { sandboxRails } from './rails/sandbox.ts';
 import {
   acquireDataDirLock,
@@ -126,6 +135,67 @@ function rememberSandboxKey(dataDir: string, key: string | undefined): string | 
   }
 }
 
+const ENCRYPTION_KEY_FILE = 'encryption-key';
+
+/**
+ * The master keys of a process: MKOBA_ENCRYPTION_KEY to seal with, and MKOBA_ENCRYPTION_KEYS_PREVIOUS to
+ * open what older keys sealed. The embedded sandbox without MKOBA_ENCRYPTION_KEY generates a key once and
+ * keeps it in <MKOBA_DATA_DIR>/encryption-key (mode 0600); when MKOBA_ENCRYPTION_KEY is set there, a key in
+ * that file still opens what it sealed, so moving to a configured key takes only `mkoba encryption rewrap`.
+ */
+export function loadKeyring(config: Config, embedded: boolean): Keyring {
+  const configured = requireEncryptionKey(config);
+  if (!embedded) return keyringOf(configured, config.encryption.previousKeys);
+  const file = path.join(config.dataDir, ENCRYPTION_KEY_FILE);
+  let stored: Uint8Array | undefined;
+  try {
+    const text = readFileSync(file, 'utf8');
+    stored = parseMasterKey(text);
+    if (!stored) {
+      throw new ConfigError(
+        'MKOBA_ENCRYPTION_KEY',
+        `is not set, and ${file} does not hold ${MASTER_KEY_BYTES} bytes in base64 or hex`,
+      );
+    }
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  if (configured === undefined && stored === undefined) {
+    stored = new Uint8Array(randomBytes(MASTER_KEY_BYTES));
+    writeFileSync(file, `${Buffer.from(stored).toString('base64')}\n`, { mode: 0o600, flag: 'wx' });
+  }
+  const older = configured !== undefined && stored !== undefined ? [stored] : [];
+  return keyringOf(configured ?? stored, [...config.encryption.previousKeys, ...older]);
+}
+
+/**
+ * Start-up duties for secrets at rest: refuse to run with keys that cannot open the stored secrets (every
+ * delivery would fail), and seal what an earlier version stored in clear.
+ */
+async function openSecretsAtRest(deps: Deps, log: (line: string) => void): Promise<void> {
+  const missing = await missingMasterKeys(deps);
+  if (missing.length > 0) {
+    throw new ConfigError(
+      'MKOBA_ENCRYPTION_KEY',
+      `stored webhook secrets are sealed under master key ${missing.join(', ')}, but this process has only ${keyringIds(deps.keyring).join(', ')}: set MKOBA_ENCRYPTION_KEY (or MKOBA_ENCRYPTION_KEYS_PREVIOUS) to the key they were sealed with`,
+    );
+  }
+  const sealed = await sealClearSecrets(deps);
+  if (sealed.secrets + sealed.responses > 0) {
+    log(
+      `sealed ${sealed.secrets} webhook secret(s) and ${sealed.responses} stored response(s) that an earlier version kept in clear`,
+    );
+  }
+}
+
+/** Deps of a serving or working process: the configured keys and webhook address rules. */
+function processDeps(store: Store, config: Config, keyring: Keyring): Deps {
+  return systemDeps(store, config.environment, {
+    keyring,
+    allowPrivateWebhookUrls: !config.webhooks.blockReservedAddresses,
+  });
+}
+
 export interface RunningServer {
   app: FastifyInstance;
   url: string;
@@ -136,14 +206,17 @@ export interface RunningServer {
 }
 
 export async function startServer(config: Config, log: (line: string) => void): Promise<RunningServer> {
+  // A missing key is a configuration error: found before anything is opened.
+  requireEncryptionKey(config);
   const opened = await openStore(config, 'serve', log);
   if (!('store' in opened)) throw new DataDirBusyError(config.dataDir, opened);
   const { store } = opened;
   const stops: (() => Promise<void>)[] = [];
   try {
-    const deps = systemDeps(store, config.environment);
+    const deps = processDeps(store, config, loadKeyring(config, opened.lock !== undefined));
     const { applied } = await migrate(store);
     if (applied.length > 0) log(`applied migrations: ${applied.join(', ')}`);
+    await openSecretsAtRest(deps, log);
     const seed =
       config.environment === 'sandbox'
         ? await seedSandbox(deps, config.sandboxApiKey)
@@ -247,11 +320,13 @@ export async function startWorkerProcess(
 ): Promise<{ deps: Deps; stop(): Promise<void> }> {
   // With the embedded database a worker holds the data directory like any one-off command: it is meant for
   // PostgreSQL, where any number of workers run beside any number of servers.
+  requireEncryptionKey(config);
   const opened = await openStore(config, 'cli', log);
   if (!('store' in opened)) throw new DataDirBusyError(config.dataDir, opened);
   try {
-    const deps = systemDeps(opened.store, config.environment);
+    const deps = processDeps(opened.store, config, loadKeyring(config, opened.lock !== undefined));
     await migrate(opened.store);
+    await openSecretsAtRest(deps, log);
     const workers = startWorkers(
       deps,
       config,

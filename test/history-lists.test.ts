@@ -30,7 +30,8 @@ interface Item {
 describe.each(BACKENDS)('history lists on %s', (backend) => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await startTestApp(backend);
+    // Recover needs a subscription; it points at 127.0.0.1: local development's opt-in.
+    t = await startTestApp(backend, 'sandbox', { allowPrivateWebhookUrls: true });
   });
   afterAll(async () => {
     await expectLedgerHealthy(t);

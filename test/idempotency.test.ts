@@ -16,7 +16,8 @@ describe.each(BACKENDS)('Idempotency-Key on %s', (backend) => {
   let t: TestApp;
   let owner: string;
   beforeAll(async () => {
-    t = await startTestApp(backend);
+    // One test subscribes 127.0.0.1: local development's opt-in.
+    t = await startTestApp(backend, 'sandbox', { allowPrivateWebhookUrls: true });
     owner = await createCustomer(t);
   });
   afterAll(() => t.close());

@@ -296,6 +296,35 @@ describe('the committed OpenAPI document', () => {
       }
     }
   });
+
+  it('marks a request body optional exactly where the server takes none (rotate-secret, sandbox fail)', () => {
+    const bodies = operationsOf(document).filter((o) => o.requestBody !== undefined);
+    const optional = bodies
+      .filter((o) => (o.requestBody as { required?: boolean }).required !== true)
+      .map((o) => o.operationId)
+      .sort();
+    expect(optional).toEqual(['rotateWebhookSubscriptionSecret', 'sandboxFailTransfer']);
+  });
+});
+
+describe.each(BACKENDS)('optional request bodies on %s', (backend) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp(backend);
+  });
+  afterAll(() => t.close());
+
+  it('rotate-secret answers a call with no body, as the document says it may be made', async () => {
+    const created = await api(t, 'POST', '/v1/webhook-subscriptions', {
+      body: { url: 'https://93.184.215.14/hooks', events: ['*'] },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const rotated = await api(t, 'POST', `/v1/webhook-subscriptions/${created.data.id}/rotate-secret`);
+    expect(rotated.statusCode, rotated.body).toBe(200);
+    const operation = JSON.parse(await readCommitted()).paths['/v1/webhook-subscriptions/{id}/rotate-secret']
+      .post;
+    expect(operation.requestBody.required).toBe(false);
+  });
 });
 
 describe.each(BACKENDS)('the API reference served on %s', (backend) => {

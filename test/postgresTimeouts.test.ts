@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemDeps } from '../src/app/deps.ts';
-import { seedSandbox } from '../src/app/seed.ts';
+import { SANDBOX_ORGANIZATION_NAME, seedSandbox } from '../src/app/seed.ts';
 import {
   ConfigError,
   loadConfig,
@@ -20,6 +20,7 @@ import { buildApp } from '../src/http/app.ts';
 import { toAppError } from '../src/http/problems.ts';
 import { MIGRATION_LOCK_KEY, migrate } from '../src/store/migrate.ts';
 import { createSchema, dropSchema, openPostgresStore } from '../src/store/postgres.ts';
+import { findOrganizationByName } from '../src/store/repositories/organizations.ts';
 import { SQLSTATE } from '../src/store/store.ts';
 import { api, TEST_DATABASE_URL, type TestApp } from './support/harness.ts';
 import { balanceOf, expectLedgerHealthy, fundedWallet, mobileMoney } from './support/ledger.ts';
@@ -108,6 +109,9 @@ describe.skipIf(!TEST_DATABASE_URL)('PostgreSQL time-outs on a live server', () 
       deps,
       db,
       key: seeded.apiKey as string,
+      organizationId: (await findOrganizationByName(store, SANDBOX_ORGANIZATION_NAME))?.id ?? '',
+      // No keyring: this app seals nothing.
+      encryptionKey: '',
       close: async () => {
         await app.close();
         await db.close();

@@ -2,12 +2,15 @@
  * The request log: at `info`, one JSON line per request with its method, route pattern, status, duration,
  * request id and problem code, and never a key, a secret, a query string or a body.
  */
+import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemDeps } from '../src/app/deps.ts';
-import { seedSandbox } from '../src/app/seed.ts';
+import { SANDBOX_ORGANIZATION_NAME, seedSandbox } from '../src/app/seed.ts';
+import { keyringOf, MASTER_KEY_BYTES } from '../src/domain/sealing.ts';
 import { buildApp } from '../src/http/app.ts';
 import { migrate } from '../src/store/migrate.ts';
+import { findOrganizationByName } from '../src/store/repositories/organizations.ts';
 import { api, BACKENDS, openTestDatabase, type TestApp, type TestDatabase } from './support/harness.ts';
 
 interface LogLine {
@@ -35,7 +38,12 @@ describe.each(BACKENDS)('the request log on %s', (backend) => {
 
   beforeAll(async () => {
     db = await openTestDatabase(backend);
-    const deps = systemDeps(db.store, 'sandbox');
+    const masterKey = randomBytes(MASTER_KEY_BYTES);
+    // The log test subscribes 127.0.0.1 (local development's opt-in) and seals its secret.
+    const deps = systemDeps(db.store, 'sandbox', {
+      keyring: keyringOf(new Uint8Array(masterKey)),
+      allowPrivateWebhookUrls: true,
+    });
     await migrate(db.store);
     const seeded = await seedSandbox(deps, undefined);
     if (!seeded.apiKey) throw new Error('seed did not return a key');
@@ -46,7 +54,17 @@ describe.each(BACKENDS)('the request log on %s', (backend) => {
       },
     });
     const app = await buildApp({ deps, logger: { level: 'info', stream } });
-    t = { backend, app, deps, db, key: seeded.apiKey, close: async () => {} };
+    const organization = await findOrganizationByName(db.store, SANDBOX_ORGANIZATION_NAME);
+    t = {
+      backend,
+      app,
+      deps,
+      db,
+      key: seeded.apiKey,
+      organizationId: organization?.id ?? '',
+      encryptionKey: masterKey.toString('base64'),
+      close: async () => {},
+    };
   });
   afterAll(async () => {
     await t.app.close();

@@ -634,7 +634,8 @@ describe.each(BACKENDS)('the client against the API on %s', (backend) => {
   let client: MkobaClient;
   let baseUrl: string;
   beforeAll(async () => {
-    t = await startTestApp(backend);
+    // Its webhook receiver listens on 127.0.0.1: local development's opt-in (MKOBA_WEBHOOK_ALLOW_PRIVATE=1).
+    t = await startTestApp(backend, 'sandbox', { allowPrivateWebhookUrls: true });
     await t.app.listen({ host: '127.0.0.1', port: 0 });
     const { port } = t.app.server.address() as AddressInfo;
     baseUrl = `http://127.0.0.1:${port}`;

@@ -22,7 +22,8 @@ describe.each(BACKENDS)('webhook claim on %s', (backend) => {
   let base: number;
 
   beforeAll(async () => {
-    t = await startTestApp(backend);
+    // Subscriptions point at 127.0.0.1: local development's opt-in.
+    t = await startTestApp(backend, 'sandbox', { allowPrivateWebhookUrls: true });
   });
   afterAll(async () => {
     await t.close();

@@ -12,6 +12,7 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { issueApiKey } from '../src/app/apiKeys.ts';
 import type { Deps } from '../src/app/deps.ts';
+import { sealWebhookSecret } from '../src/app/encryption.ts';
 import { defaultWebhookSettings } from '../src/config.ts';
 import { httpWebhookSender, type WebhookSender } from '../src/delivery/httpSender.ts';
 import {
@@ -174,7 +175,8 @@ describe.each(BACKENDS)('webhook delivery on %s', (backend) => {
   let organizations = 0;
 
   beforeAll(async () => {
-    t = await startTestApp(backend);
+    // The receivers listen on 127.0.0.1: local development's opt-in (MKOBA_WEBHOOK_ALLOW_PRIVATE=1).
+    t = await startTestApp(backend, 'sandbox', { allowPrivateWebhookUrls: true });
     receiver = await startTestReceiver('main');
   });
   afterAll(async () => {
@@ -517,9 +519,14 @@ describe.each(BACKENDS)('webhook delivery on %s', (backend) => {
     const second = await api(t, 'POST', path, { key });
     expect(second.statusCode).toBe(200);
     const now = new Date();
-    expect(await activeSecrets(t.deps.store, subscription.id, now)).toHaveLength(2);
+    expect(await activeSecrets(t.deps.store, t.deps.keyring, subscription.id, now)).toHaveLength(2);
     expect(
-      await activeSecrets(t.deps.store, subscription.id, new Date(now.getTime() + 25 * 3_600_000)),
+      await activeSecrets(
+        t.deps.store,
+        t.deps.keyring,
+        subscription.id,
+        new Date(now.getTime() + 25 * 3_600_000),
+      ),
     ).toEqual([second.data.secret]);
 
     const third = await api(t, 'POST', path, { key, body: { grace_period_hours: 0 } });
@@ -798,13 +805,18 @@ describe.each(BACKENDS)('webhook delivery on %s', (backend) => {
       await rotateSecret(
         t.deps.store,
         subscription.id,
-        secret,
+        sealWebhookSecret(t.deps, subscription.id, secret),
         new Date(start + i),
         new Date(start + 86_400_000),
       );
       rotated.push(secret);
     }
-    expect(await activeSecrets(t.deps.store, subscription.id, new Date())).toHaveLength(rotated.length + 1);
+    // Live in the table (written around the rotation bound): more than sign one delivery.
+    const [live] = await t.deps.store.query<{ n: string }>(
+      'SELECT count(*) AS n FROM webhook_secrets WHERE subscription_id = $1 AND (expires_at IS NULL OR expires_at > $2)',
+      [subscription.id, new Date()],
+    );
+    expect(Number(live?.n)).toBe(rotated.length + 1);
     const eventId = await emit(key);
     await drain(options());
     expect((await deliveries(key, eventId))[0]).toMatchObject({ status: 'succeeded', attempts: 1 });

@@ -1,7 +1,8 @@
 /**
- * Webhook policy: which URLs may subscribe (form, and in production where the host resolves, at
- * subscription time and again at connect time), the retry schedule with its jitter and Retry-After
- * bounds, and the schedule's configuration.
+ * Webhook policy: which URLs may subscribe (form, and where the host resolves, at subscription time and
+ * again at connect time: the same rules in production and in the sandbox, unless the sandbox opts in to
+ * private addresses for local development), the retry schedule with its jitter and Retry-After bounds, and
+ * the schedule's configuration.
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -24,7 +25,14 @@ import {
 } from '../src/domain/webhooks.ts';
 import { findSubscription, saveSubscription } from '../src/store/repositories/webhooks.ts';
 import { dispatchWebhooksOnce } from '../src/workers/webhookDispatcher.ts';
-import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
+import {
+  api,
+  BACKENDS,
+  ENVIRONMENTS_ON_BACKENDS,
+  setWebhookSubscriptions,
+  startTestApp,
+  type TestApp,
+} from './support/harness.ts';
 import { type Receiver, startReceiver } from './support/receiver.ts';
 
 describe('isReservedAddress', () => {
@@ -149,8 +157,8 @@ describe('checkWebhookUrl', () => {
     'https://hooks.example.com:8443/x?y=1',
     'https://1.1.1.1/hooks',
     'https://[2606:4700:4700::1111]/hooks',
-  ])('production accepts %s', (url) => {
-    expect(checkWebhookUrl(url, 'production')).toEqual({ ok: true });
+  ])('public_only accepts %s', (url) => {
+    expect(checkWebhookUrl(url, 'public_only')).toEqual({ ok: true });
   });
   it.each([
     'http://hooks.example.com/',
@@ -178,8 +186,8 @@ describe('checkWebhookUrl', () => {
     'https://user:pass@hooks.example.com/',
     'https://hooks.example.com/#frag',
     'not a url',
-  ])('production refuses %s', (url) => {
-    expect(checkWebhookUrl(url, 'production').ok).toBe(false);
+  ])('public_only refuses %s', (url) => {
+    expect(checkWebhookUrl(url, 'public_only').ok).toBe(false);
   });
   it.each([
     'http://127.0.0.1:4000/hooks',
@@ -187,19 +195,24 @@ describe('checkWebhookUrl', () => {
     'http://localhost:3000/x',
     'http://api.localhost/x',
     'http://[::1]:8080/',
+    'http://10.0.0.1/',
+    'http://receiver:3000/hooks',
+    'http://host.docker.internal/hooks',
     'https://hooks.example.com/',
     'https://127.0.0.1/',
-  ])('sandbox accepts %s', (url) => {
-    expect(checkWebhookUrl(url, 'sandbox')).toEqual({ ok: true });
+    'https://169.254.169.254/latest/meta-data/',
+  ])('allow_private (the sandbox opted in for local development) accepts %s', (url) => {
+    expect(checkWebhookUrl(url, 'allow_private')).toEqual({ ok: true });
   });
   it.each([
     'http://hooks.example.com/',
+    'http://1.1.1.1/',
     'http://127.evil.example/',
-    'http://10.0.0.1/',
     'http://localhost.evil.example/',
     'ftp://127.0.0.1/',
-  ])('sandbox refuses %s', (url) => {
-    expect(checkWebhookUrl(url, 'sandbox').ok).toBe(false);
+    'https://user:pass@127.0.0.1/',
+  ])('allow_private still refuses %s', (url) => {
+    expect(checkWebhookUrl(url, 'allow_private').ok).toBe(false);
   });
   it('judges what a host name resolved to: every address must be public', () => {
     expect(checkResolvedAddresses('h.example', ['1.1.1.1', '2606:4700::1'])).toEqual({ ok: true });
@@ -286,21 +299,41 @@ describe('retry schedule', () => {
     }
   });
 
-  it('production blocks reserved addresses at connect time by default; the sandbox does not', () => {
+  it('blocks reserved addresses at connect time in production and, by default, in the sandbox', () => {
     expect(defaultWebhookSettings('production').blockReservedAddresses).toBe(true);
-    expect(defaultWebhookSettings('sandbox').blockReservedAddresses).toBe(false);
+    expect(defaultWebhookSettings('sandbox').blockReservedAddresses).toBe(true);
     expect(defaultWebhookSettings('production').timeoutMs).toBe(10_000);
+    expect(loadConfig({}).webhooks.blockReservedAddresses).toBe(true);
+    expect(loadConfig({ MKOBA_WEBHOOK_ALLOW_PRIVATE: '0' }).webhooks.blockReservedAddresses).toBe(true);
+  });
+
+  it('MKOBA_WEBHOOK_ALLOW_PRIVATE=1 lifts the block in the sandbox only; anything else is refused by name', () => {
+    expect(loadConfig({ MKOBA_WEBHOOK_ALLOW_PRIVATE: '1' }).webhooks.blockReservedAddresses).toBe(false);
+    const production = { MKOBA_ENV: 'production', DATABASE_URL: 'postgres://db/mkoba' };
+    for (const env of [
+      { ...production, MKOBA_WEBHOOK_ALLOW_PRIVATE: '1' },
+      { MKOBA_WEBHOOK_ALLOW_PRIVATE: 'yes' },
+    ]) {
+      expect(() => loadConfig(env)).toThrow(ConfigError);
+      try {
+        loadConfig(env);
+      } catch (error) {
+        expect((error as ConfigError).variable).toBe('MKOBA_WEBHOOK_ALLOW_PRIVATE');
+      }
+    }
   });
 });
 
-describe.each(BACKENDS)('production webhook URLs on %s', (backend) => {
+describe.each(ENVIRONMENTS_ON_BACKENDS)('production address rules in %s on %s', (environment, backend) => {
   let t: TestApp;
   let receiver: Receiver;
   /** Host names the test controls; anything else does not resolve. */
   const dns = new Map<string, string[]>();
   const lookups: string[] = [];
   beforeAll(async () => {
-    t = await startTestApp(backend, 'production');
+    t = await startTestApp(backend, environment);
+    // Production organizations subscribe once the operator enables it.
+    await setWebhookSubscriptions(t, t.organizationId, true);
     t.deps.resolveHost = async (hostname) => {
       lookups.push(hostname);
       const addresses = dns.get(hostname);
@@ -328,14 +361,19 @@ describe.each(BACKENDS)('production webhook URLs on %s', (backend) => {
     'http://127.0.0.1:4000/hooks',
     'https://10.0.0.1/',
     'https://127.0.0.1/',
+    'https://127.0.0.1:6379/',
     'https://[::1]/',
     'https://169.254.169.254/',
+    'https://169.254.169.254/latest/meta-data/',
     'https://localhost/',
     'https://localhost./',
   ])('refuses %s with a 400 naming url', async (url) => {
     const response = await subscribe(url);
     expect(response.statusCode, response.body).toBe(400);
     expect(response.data).toMatchObject({ code: 'validation_error', param: 'url' });
+    // Only the sandbox has an opt-in to point at, and names it for what the opt-in would accept.
+    const hinted = environment === 'sandbox' && url !== 'http://hooks.example.com/';
+    expect(response.data.detail.includes('MKOBA_WEBHOOK_ALLOW_PRIVATE=1'), response.data.detail).toBe(hinted);
   });
 
   it('refuses a host name that resolves to a loopback or private address, accepting a public one', async () => {
@@ -404,6 +442,7 @@ describe.each(BACKENDS)('production webhook URLs on %s', (backend) => {
   it('a subscription whose host later points at loopback gets blocked_address attempts, never a request', async () => {
     dns.set('hooks.example.com', ['93.184.215.14']);
     const issued = await issueApiKey(t.deps, { organizationName: `Rebind ${backend}` });
+    await setWebhookSubscriptions(t, issued.record.organizationId, true);
     const created = await api(t, 'POST', '/v1/webhook-subscriptions', {
       key: issued.key,
       body: { url: 'https://hooks.example.com/hooks', events: ['*'] },
@@ -420,7 +459,7 @@ describe.each(BACKENDS)('production webhook URLs on %s', (backend) => {
     const event = await t.deps.store.transaction((tx) =>
       emitTestEvent(tx, t.deps, organizationId, 'transfer.created'),
     );
-    const settings = { ...defaultWebhookSettings('production'), retryScheduleSeconds: [3_600] };
+    const settings = { ...defaultWebhookSettings(environment), retryScheduleSeconds: [3_600] };
     const attempted = await dispatchWebhooksOnce(t.deps, {
       settings,
       sender: httpWebhookSender({
@@ -433,9 +472,64 @@ describe.each(BACKENDS)('production webhook URLs on %s', (backend) => {
     expect(receiver.received).toHaveLength(0);
     const deliveries = await api(t, 'GET', `/v1/events/${event.id}/deliveries`, { key: issued.key });
     expect(deliveries.data.data).toHaveLength(1);
-    expect(deliveries.data.data[0]).toMatchObject({ status: 'pending', attempts: 1, last_status_code: null });
+    expect(deliveries.data.data[0]).toMatchObject({
+      status: 'pending',
+      attempts: 1,
+      last_status_code: null,
+    });
     expect(deliveries.data.data[0].attempt_log).toEqual([
       expect.objectContaining({ attempt: 1, status_code: null, error_class: 'blocked_address' }),
     ]);
   });
+});
+
+describe.each(BACKENDS)('the sandbox with MKOBA_WEBHOOK_ALLOW_PRIVATE=1 on %s', (backend) => {
+  let t: TestApp;
+  let production: TestApp;
+  const lookups: string[] = [];
+  beforeAll(async () => {
+    t = await startTestApp(backend, 'sandbox', { allowPrivateWebhookUrls: true });
+    t.deps.resolveHost = async (hostname) => {
+      lookups.push(hostname);
+      return ['10.0.0.1'];
+    };
+    // Production never takes the opt-in, even handed it directly.
+    production = await startTestApp(backend, 'production', { allowPrivateWebhookUrls: true });
+    await setWebhookSubscriptions(production, production.organizationId, true);
+  });
+  afterAll(async () => {
+    await t.close();
+    await production.close();
+  });
+
+  const subscribe = (app: TestApp, url: string) =>
+    api(app, 'POST', '/v1/webhook-subscriptions', { body: { url, events: ['transfer.created'] } });
+
+  it.each([
+    'http://127.0.0.1:4000/hooks',
+    'http://localhost:3000/hooks',
+    'http://10.0.0.1/hooks',
+    'https://169.254.169.254/latest/meta-data/',
+    'https://hooks.example.com/hooks',
+  ])('accepts %s without resolving it', async (url) => {
+    const response = await subscribe(t, url);
+    expect(response.statusCode, response.body).toBe(201);
+    expect(lookups).toEqual([]);
+    await api(t, 'DELETE', `/v1/webhook-subscriptions/${response.data.id}`);
+  });
+
+  it('still refuses plain HTTP to a public host', async () => {
+    const response = await subscribe(t, 'http://hooks.example.com/hooks');
+    expect(response.statusCode).toBe(400);
+    expect(response.data).toMatchObject({ code: 'validation_error', param: 'url' });
+  });
+
+  it.each(['http://127.0.0.1:4000/hooks', 'https://169.254.169.254/'])(
+    'is ignored in production: %s is refused',
+    async (url) => {
+      const response = await subscribe(production, url);
+      expect(response.statusCode, response.body).toBe(400);
+      expect(response.data.param).toBe('url');
+    },
+  );
 });

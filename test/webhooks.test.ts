@@ -24,7 +24,8 @@ describe.each(BACKENDS)('webhooks on %s', (backend) => {
   let t: TestApp;
   let receiver: Receiver;
   beforeAll(async () => {
-    t = await startTestApp(backend);
+    // The receiver listens on 127.0.0.1: local development's opt-in (MKOBA_WEBHOOK_ALLOW_PRIVATE=1).
+    t = await startTestApp(backend, 'sandbox', { allowPrivateWebhookUrls: true });
     receiver = await startReceiver();
   });
   afterAll(async () => {

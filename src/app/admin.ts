@@ -6,14 +6,18 @@ import { SCOPES, type Scope } from '../domain/apiKeys.ts';
 import { migrate } from '../store/migrate.ts';
 import { issueApiKey, listOrganizationKeys, revokeKey } from './apiKeys.ts';
 import type { Deps } from './deps.ts';
+import { rewrapSecrets } from './encryption.ts';
 import { type LedgerViolation, verifyLedger } from './ledgerVerify.ts';
+import { setOrganizationWebhooks } from './webhooks.ts';
 
 export type AdminCommand =
   | { name: 'keys.create'; organization: string; scopes: Scope[] }
   | { name: 'keys.list'; organization: string }
   | { name: 'keys.revoke'; keyId: string }
   | { name: 'migrate' }
-  | { name: 'ledger.verify' };
+  | { name: 'ledger.verify' }
+  | { name: 'orgs.set-webhooks'; organizationId: string; enabled: boolean }
+  | { name: 'encryption.rewrap' };
 
 export type AdminResult =
   | { name: 'keys.create'; key: string; keyId: string; organizationId: string; organizationCreated: boolean }
@@ -30,7 +34,9 @@ export type AdminResult =
     }
   | { name: 'keys.revoke'; found: boolean; revokedAt: string | null }
   | { name: 'migrate'; applied: string[] }
-  | { name: 'ledger.verify'; violations: LedgerViolation[] };
+  | { name: 'ledger.verify'; violations: LedgerViolation[] }
+  | { name: 'orgs.set-webhooks'; found: boolean; organizationName: string | null; enabled: boolean }
+  | { name: 'encryption.rewrap'; keyId: string; secrets: number; responses: number };
 
 export function isAdminCommand(value: unknown): value is AdminCommand {
   if (typeof value !== 'object' || value === null) return false;
@@ -46,8 +52,11 @@ export function isAdminCommand(value: unknown): value is AdminCommand {
       return typeof c.organization === 'string';
     case 'keys.revoke':
       return typeof c.keyId === 'string';
+    case 'orgs.set-webhooks':
+      return typeof c.organizationId === 'string' && typeof c.enabled === 'boolean';
     case 'migrate':
     case 'ledger.verify':
+    case 'encryption.rewrap':
       return true;
     default:
       return false;
@@ -95,5 +104,18 @@ export async function runAdminCommand(deps: Deps, command: AdminCommand): Promis
       return { name: 'ledger.verify', violations: await verifyLedger(deps.store) };
     case 'migrate':
       return { name: 'migrate', applied: (await migrate(deps.store)).applied };
+    case 'orgs.set-webhooks': {
+      const updated = await setOrganizationWebhooks(deps, command.organizationId, command.enabled);
+      return {
+        name: 'orgs.set-webhooks',
+        found: updated !== undefined,
+        organizationName: updated?.name ?? null,
+        enabled: updated?.enabled ?? command.enabled,
+      };
+    }
+    case 'encryption.rewrap': {
+      const counts = await rewrapSecrets(deps);
+      return { name: 'encryption.rewrap', keyId: deps.keyring.current?.id ?? '', ...counts };
+    }
   }
 }

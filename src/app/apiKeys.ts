@@ -38,6 +38,8 @@ export async function issueApiKeyIn(tx: Queryable, deps: Deps, input: IssueKeyIn
   const { organization, created } = await ensureOrganization(tx, {
     id: deps.newId('organization'),
     name: input.organizationName,
+    // Production organizations subscribe to webhooks once the operator enables it; the sandbox's can at once.
+    webhookSubscriptionsEnabled: deps.environment === 'sandbox',
     createdAt: now,
   });
   const key = input.key ?? formatApiKey(deps.environment, deps.randomBytes(64));

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { lookup } from 'node:dns/promises';
 import type { Environment } from '../domain/apiKeys.ts';
 import { formatId, ID_PREFIXES, ID_RANDOM_BYTES, type IdKind } from '../domain/ids.ts';
+import { type Keyring, keyringOf } from '../domain/sealing.ts';
 import type { Store } from '../store/store.ts';
 
 export interface Deps {
@@ -16,6 +17,19 @@ export interface Deps {
    * URL's host with it at subscription time; without it only the URL's form is checked then.
    */
   resolveHost?: (hostname: string) => Promise<string[]>;
+  /** Master keys for secrets at rest: webhook secrets and idempotent responses that carry one. */
+  keyring: Keyring;
+  /**
+   * Webhook URLs may point at loopback, private and reserved addresses (MKOBA_WEBHOOK_ALLOW_PRIVATE=1,
+   * sandbox only, for local development). Off: the production address rules apply.
+   */
+  allowPrivateWebhookUrls: boolean;
+}
+
+export interface SystemDepsOptions {
+  /** Without one, sealing a secret fails: only processes that never handle secrets may omit it. */
+  keyring?: Keyring;
+  allowPrivateWebhookUrls?: boolean;
 }
 
 /**
@@ -43,10 +57,12 @@ export function monotonicIdGenerator(clock: () => number = Date.now): (kind: IdK
   };
 }
 
-export function systemDeps(store: Store, environment: Environment): Deps {
+export function systemDeps(store: Store, environment: Environment, options: SystemDepsOptions = {}): Deps {
   return {
     store,
     environment,
+    keyring: options.keyring ?? keyringOf(undefined),
+    allowPrivateWebhookUrls: options.allowPrivateWebhookUrls ?? false,
     now: () => new Date(),
     newId: monotonicIdGenerator(),
     randomBytes: (size) => new Uint8Array(randomBytes(size)),

@@ -16,11 +16,14 @@ import {
 } from '../store/repositories/idempotency.ts';
 import type { Queryable } from '../store/store.ts';
 import type { Deps } from './deps.ts';
+import { openResponseText, sealResponseText } from './encryption.ts';
 
 /** What an effect returns: the status and the body to send. */
 export interface WriteResult {
   status: number;
   body: unknown;
+  /** The body carries a secret: its idempotency record holds it sealed, and a replay opens it. */
+  sensitive?: boolean;
 }
 
 /** An answer as sent: the exact JSON text, and whether it replays an earlier request's. */
@@ -153,36 +156,53 @@ export async function recordIdempotentResult(
   });
 }
 
+/**
+ * `prepare`, when given, runs before the transaction opens and after a stored outcome for the key (a replay
+ * is answered first, without checking anything again): checks that wait on the network, such as resolving a
+ * webhook URL's host, hold no transaction, and their failures are never recorded.
+ */
 export async function runIdempotent(
   deps: Deps,
   context: IdempotencyContext,
   effect: (tx: Queryable) => Promise<WriteResult>,
+  prepare?: () => Promise<void>,
 ): Promise<IdempotentOutcome> {
   const { key } = context;
   if (key === undefined) {
+    await prepare?.();
     return outcomeOf(await deps.store.transaction(effect));
   }
   const keyed = { ...context, key };
+  // A stored response that carries a secret is kept sealed; the client receives it opened.
+  const opened = (outcome: IdempotentOutcome): IdempotentOutcome => ({
+    ...outcome,
+    text: openResponseText(deps, keyed, outcome.text),
+  });
   // A retry is answered from the record first, before anything is validated against state that may have
   // changed since the original request.
   const stored = await findStoredOutcome(deps.store, keyed, deps.now());
-  if (stored) return stored;
+  if (stored) return opened(stored);
+  await prepare?.();
   const outcome = await deps.store.transaction(async (tx): Promise<IdempotentOutcome> => {
     const now = deps.now();
     const replay = await claimIdempotencyKey(tx, keyed, now);
-    if (replay) return replay;
-    let outcome: IdempotentOutcome;
+    if (replay) return opened(replay);
+    let result: WriteResult;
     await tx.query('SAVEPOINT idempotent_effect');
     try {
-      outcome = outcomeOf(await effect(tx));
+      result = await effect(tx);
     } catch (error) {
       // An invalid request rolls back whole and is not recorded; a decided failure is.
       if (!(error instanceof AppError) || !isRecordedFailure(error)) throw error;
       // Undo the effect's writes but keep the transaction, so the failure itself is recorded.
       await tx.query('ROLLBACK TO SAVEPOINT idempotent_effect');
-      outcome = outcomeOf(failureResult(error, context.requestId));
+      result = failureResult(error, context.requestId);
     }
-    await recordIdempotentResult(tx, keyed, outcome, now);
+    const outcome = outcomeOf(result);
+    const record = result.sensitive
+      ? { ...outcome, text: sealResponseText(deps, keyed, outcome.text) }
+      : outcome;
+    await recordIdempotentResult(tx, keyed, record, now);
     return outcome;
   });
   // Thrown only after the commit, so the recorded failure stays recorded.

@@ -10,10 +10,13 @@ import {
   isIpAddress,
   type PayloadFormat,
   type SubscriptionStatus,
+  secretsBeyondSigningBound,
   urlHost,
   WEBHOOK_SECRET_ROTATION_GRACE_HOURS_DEFAULT,
+  type WebhookAddressPolicy,
 } from '../domain/webhooks.ts';
 import { findEvent } from '../store/repositories/events.ts';
+import { findOrganization, setWebhookSubscriptionsEnabled } from '../store/repositories/organizations.ts';
 import {
   deleteSubscription,
   eventsSince,
@@ -22,16 +25,27 @@ import {
   insertSubscription,
   listDeliveriesOfEvent,
   listSubscriptions as listSubscriptionRows,
+  liveSecrets,
+  openStoredSecret,
+  retireSecrets,
   rotateSecret,
   type Subscription,
   saveSubscription,
 } from '../store/repositories/webhooks.ts';
 import type { Queryable } from '../store/store.ts';
 import type { Deps } from './deps.ts';
+import { sealWebhookSecret } from './encryption.ts';
 import { recordEvents } from './events.ts';
 
 /** Events one recover call re-queues at most; call again with a later `since` for more. */
 export const WEBHOOK_RECOVER_EVENTS_MAX = 10_000;
+
+/**
+ * A webhook URL that passed the address rules, DNS included. It is checked before the write's transaction
+ * opens (see sendWrite's prepare step), so a slow or failing look-up neither holds a transaction nor is
+ * recorded as the outcome of an Idempotency-Key.
+ */
+export type CheckedWebhookUrl = string & { readonly checkedWebhookUrl: unique symbol };
 
 export interface SubscriptionInput {
   url: string;
@@ -79,33 +93,68 @@ async function resolveWithin(deps: Deps, host: string): Promise<string[]> {
   }
 }
 
+function addressPolicy(deps: Deps): WebhookAddressPolicy {
+  return deps.allowPrivateWebhookUrls && deps.environment === 'sandbox' ? 'allow_private' : 'public_only';
+}
+
+/** In the sandbox, a URL refused only for its address says how local development gets it accepted. */
+function sandboxHint(deps: Deps, url: string): string {
+  return deps.environment === 'sandbox' && checkWebhookUrl(url, 'allow_private').ok
+    ? ' (for local development, start the sandbox with MKOBA_WEBHOOK_ALLOW_PRIVATE=1, or use mkoba listen)'
+    : '';
+}
+
 /**
- * The URL's form, and in production where its host name points now: every address must be public. The
- * sender checks again at each connect, since DNS can change after this (rebinding).
+ * The URL's form, and unless private addresses are allowed, where its host name points now: every address
+ * must be public. The sender checks again at each connect, since DNS can change after this (rebinding).
+ * Runs with no transaction open.
  */
-async function checkUrl(deps: Deps, url: string): Promise<string> {
-  const verdict = checkWebhookUrl(url, deps.environment);
-  if (!verdict.ok) throw invalidUrl(verdict.reason);
-  if (deps.environment !== 'production' || !deps.resolveHost) return url;
+export async function checkSubscriptionUrl(deps: Deps, url: string): Promise<CheckedWebhookUrl> {
+  const policy = addressPolicy(deps);
+  const verdict = checkWebhookUrl(url, policy);
+  if (!verdict.ok) throw invalidUrl(`${verdict.reason}${sandboxHint(deps, url)}`);
+  const checked = url as CheckedWebhookUrl;
+  if (policy === 'allow_private' || !deps.resolveHost) return checked;
   const host = urlHost(new URL(url));
-  if (isIpAddress(host)) return url;
+  if (isIpAddress(host)) return checked;
   const resolved = checkResolvedAddresses(host, await resolveWithin(deps, host));
-  if (!resolved.ok) throw invalidUrl(resolved.reason);
-  return url;
+  if (!resolved.ok) throw invalidUrl(`${resolved.reason}${sandboxHint(deps, url)}`);
+  return checked;
+}
+
+/** 403 unless the operator has enabled webhook subscriptions for the organization. */
+export async function ensureSubscriptionsEnabled(deps: Deps, organizationId: string): Promise<void> {
+  const organization = await findOrganization(deps.store, organizationId);
+  if (organization?.webhookSubscriptionsEnabled) return;
+  throw new AppError({
+    status: 403,
+    code: 'subscriptions_not_enabled',
+    title: 'Webhook subscriptions not enabled',
+    detail: `Webhook subscriptions are not enabled for organization ${organizationId}. They are enabled per organization by the operator; ask them to enable yours.`,
+  });
+}
+
+/** What creating a subscription checks before its transaction: the organization may, and the URL is safe. */
+export async function prepareNewSubscription(
+  deps: Deps,
+  organizationId: string,
+  url: string,
+): Promise<CheckedWebhookUrl> {
+  await ensureSubscriptionsEnabled(deps, organizationId);
+  return checkSubscriptionUrl(deps, url);
 }
 
 export async function createSubscription(
   tx: Queryable,
   deps: Deps,
   organizationId: string,
-  input: SubscriptionInput,
+  input: SubscriptionInput & { url: CheckedWebhookUrl },
 ): Promise<{ subscription: Subscription; secret: string }> {
-  const url = await checkUrl(deps, input.url);
   const now = deps.now();
   const subscription: Subscription = {
     id: deps.newId('webhookSubscription'),
     organizationId,
-    url,
+    url: input.url,
     events: checkEvents(input.events),
     description: input.description ?? null,
     payloadFormat: input.payload_format ?? 'snake_case',
@@ -116,8 +165,18 @@ export async function createSubscription(
     updatedAt: now,
   };
   const secret = formatWebhookSecret(deps.randomBytes(WEBHOOK_SECRET_RANDOM_BYTES));
-  await insertSubscription(tx, subscription, secret);
+  await insertSubscription(tx, subscription, sealWebhookSecret(deps, subscription.id, secret));
   return { subscription, secret };
+}
+
+/** The operator's switch (`mkoba orgs set-webhooks`); undefined when there is no such organization. */
+export async function setOrganizationWebhooks(
+  deps: Deps,
+  organizationId: string,
+  enabled: boolean,
+): Promise<{ name: string; enabled: boolean } | undefined> {
+  const organization = await setWebhookSubscriptionsEnabled(deps.store, organizationId, enabled);
+  return organization && { name: organization.name, enabled: organization.webhookSubscriptionsEnabled };
 }
 
 export async function getSubscription(
@@ -140,7 +199,7 @@ export async function listSubscriptions(
 }
 
 export interface SubscriptionUpdate {
-  url?: string;
+  url?: string | undefined;
   events?: string[];
   description?: string | null;
   payload_format?: PayloadFormat;
@@ -152,9 +211,9 @@ export async function updateSubscription(
   deps: Deps,
   organizationId: string,
   id: string,
-  update: SubscriptionUpdate,
+  update: SubscriptionUpdate & { url?: CheckedWebhookUrl | undefined },
 ): Promise<Subscription> {
-  const url = update.url === undefined ? undefined : await checkUrl(deps, update.url);
+  const { url } = update;
   const current = await getSubscription(tx, organizationId, id, true);
   const enabling = update.status === 'enabled' && current.status === 'disabled';
   const next: Subscription = {
@@ -187,20 +246,50 @@ export async function removeSubscription(
 
 export const WEBHOOK_SECRET_ROTATION_GRACE_HOURS_MAX = 7 * 24;
 
-/** A new secret, returned once; the old one keeps signing alongside it for the grace period. */
+/** A secret that stopped signing before its grace period ended, as a rotation reports it. */
+export interface RetiredSecret {
+  createdAt: Date;
+  /** The secret's last four characters, so its holder can tell which one it was. */
+  last4: string;
+}
+
+/**
+ * A new secret, returned once; the old one keeps signing alongside it for the grace period. At most
+ * WEBHOOK_SIGNING_SECRETS_MAX secrets sign at once: a rotation past that bound retires the oldest live ones
+ * at once, and returns them.
+ */
 export async function rotateSubscriptionSecret(
   tx: Queryable,
   deps: Deps,
   organizationId: string,
   id: string,
   graceHours = WEBHOOK_SECRET_ROTATION_GRACE_HOURS_DEFAULT,
-): Promise<{ subscription: Subscription; secret: string; previousSecretExpiresAt: Date }> {
+): Promise<{
+  subscription: Subscription;
+  secret: string;
+  previousSecretExpiresAt: Date;
+  retiredEarly: RetiredSecret[];
+}> {
   const subscription = await getSubscription(tx, organizationId, id, true);
   const now = deps.now();
   const graceUntil = new Date(now.getTime() + graceHours * 3_600_000);
   const secret = formatWebhookSecret(deps.randomBytes(WEBHOOK_SECRET_RANDOM_BYTES));
-  await rotateSecret(tx, id, secret, now, graceUntil);
-  return { subscription, secret, previousSecretExpiresAt: graceUntil };
+  await rotateSecret(tx, id, sealWebhookSecret(deps, id, secret), now, graceUntil);
+  const retired = secretsBeyondSigningBound(await liveSecrets(tx, id, now));
+  await retireSecrets(
+    tx,
+    retired.map((r) => r.id),
+    now,
+  );
+  return {
+    subscription,
+    secret,
+    previousSecretExpiresAt: graceUntil,
+    retiredEarly: retired.map((r) => ({
+      createdAt: r.createdAt,
+      last4: openStoredSecret(deps.keyring, r).slice(-4),
+    })),
+  };
 }
 
 /** Re-queues, due now, every event since `since` that the subscription wants. */

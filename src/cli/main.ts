@@ -15,9 +15,11 @@ import {
   SHUTDOWN_GRACE_MS,
 } from '../config.ts';
 import { SCOPES, type Scope } from '../domain/apiKeys.ts';
+import { ID_PREFIXES } from '../domain/ids.ts';
 import {
   DataDirBusyError,
   documentationOnlyDeps,
+  loadKeyring,
   type OpenedStore,
   openStore,
   type RunningServer,
@@ -41,6 +43,11 @@ Usage:
   mkoba worker                      Run the background work without the API: webhook dispatcher,
                                     idempotency pruning and (sandbox) the rail worker
   mkoba ledger verify               Check every ledger invariant; exits 1 naming each violation
+  mkoba orgs set-webhooks ORG_ID on|off
+                                    Allow or refuse an organization's new webhook subscriptions
+                                    (on by default in the sandbox, off in production)
+  mkoba encryption rewrap           Re-wrap every stored secret's data key under MKOBA_ENCRYPTION_KEY,
+                                    so that the keys in MKOBA_ENCRYPTION_KEYS_PREVIOUS can be retired
   mkoba listen --forward-to URL [--events TYPE,TYPE] [--secret whsec_…]
                                     Forward a running server's new events to URL (e.g. your
                                     local receiver), signed with a secret it prints at start;
@@ -72,6 +79,15 @@ Configuration (environment):
   MKOBA_RATE_LIMIT_AUTH_FAILURES_PER_MINUTE, MKOBA_RATE_LIMIT_AUTH_FAILURES_BURST
                                        Failed key authentications per client address (default 10, 20)
   REDIS_URL              Share the rate limits between server processes through this Redis
+  MKOBA_WEBHOOK_ALLOW_PRIVATE          1: the sandbox accepts webhook URLs to loopback, private and
+                                       reserved addresses, and plain HTTP to them (local development;
+                                       default 0: the production address rules)
+  MKOBA_ENCRYPTION_KEY                 Master key sealing secrets at rest: 32 random bytes, base64 or
+                                       hex (openssl rand -base64 32). Required in production and with
+                                       DATABASE_URL; the embedded sandbox generates one in its data
+                                       directory
+  MKOBA_ENCRYPTION_KEYS_PREVIOUS       Older master keys, comma-separated, that only open what they
+                                       sealed (until mkoba encryption rewrap)
 
 The embedded database admits one process at a time: commands run while 'mkoba serve' is up are
 carried out by the server (over <MKOBA_DATA_DIR>/control.sock), and a second 'mkoba serve' on the
@@ -139,7 +155,10 @@ function newDatabaseWarning(dataDir: string): string {
 
 async function runHere(config: Config, opened: OpenedStore, command: AdminCommand): Promise<AdminResult> {
   try {
-    const deps = systemDeps(opened.store, config.environment);
+    // Only the command that handles secrets needs the master keys.
+    const keyring =
+      command.name === 'encryption.rewrap' ? loadKeyring(config, opened.lock !== undefined) : undefined;
+    const deps = systemDeps(opened.store, config.environment, keyring ? { keyring } : {});
     // A fresh data directory is migrated first, so `keys create` works before the first `serve`.
     if (command.name !== 'migrate') await runAdminCommand(deps, { name: 'migrate' });
     return await runAdminCommand(deps, command);
@@ -344,6 +363,40 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
           return 1;
         }
         io.err('ledger verify: all invariants hold');
+        return 0;
+      }
+      case 'orgs': {
+        if (sub !== 'set-webhooks')
+          throw new UsageError(`unknown orgs command '${sub ?? ''}': use set-webhooks`);
+        const [organizationId, state] = rest;
+        if (
+          !organizationId?.startsWith(`${ID_PREFIXES.organization}_`) ||
+          (state !== 'on' && state !== 'off')
+        ) {
+          throw new UsageError('orgs set-webhooks needs an ORG_ID (org_…) and on or off');
+        }
+        const result = await runAdmin(config, io, {
+          name: 'orgs.set-webhooks',
+          organizationId,
+          enabled: state === 'on',
+        });
+        if (result.name !== 'orgs.set-webhooks') return 1;
+        if (!result.found) {
+          io.err(`no organization ${organizationId}`);
+          return 1;
+        }
+        io.err(
+          `webhook subscriptions for ${organizationId} (${result.organizationName}): ${result.enabled ? 'on' : 'off'}`,
+        );
+        return 0;
+      }
+      case 'encryption': {
+        if (sub !== 'rewrap') throw new UsageError(`unknown encryption command '${sub ?? ''}': use rewrap`);
+        const result = await runAdmin(config, io, { name: 'encryption.rewrap' });
+        if (result.name !== 'encryption.rewrap') return 1;
+        io.err(
+          `re-wrapped or sealed ${result.secrets} webhook secret(s) and ${result.responses} stored response(s); every secret is now under master key ${result.keyId}`,
+        );
         return 0;
       }
       default:

@@ -15,6 +15,7 @@ export type ErrorCode =
   | 'api_key_revoked'
   | 'api_key_environment_mismatch'
   | 'insufficient_permissions'
+  | 'subscriptions_not_enabled'
   | 'resource_missing'
   | 'insufficient_funds'
   | 'wallet_not_active'

@@ -2,7 +2,7 @@
  * Webhook policy, pure: which URLs may subscribe, the retry schedule, payload spelling, and when an endpoint
  * that keeps failing is disabled. Time and randomness are arguments.
  */
-import type { Environment } from './apiKeys.ts';
+import { WEBHOOK_SIGNING_SECRETS_MAX } from './signing.ts';
 
 export const PAYLOAD_FORMATS = ['snake_case', 'camel_case'] as const;
 export type PayloadFormat = (typeof PAYLOAD_FORMATS)[number];
@@ -249,16 +249,6 @@ export function isReservedAddress(address: string): boolean {
   return /^[0-9.]+$/.test(address);
 }
 
-/** Loopback only: 127.0.0.0/8 and ::1 (also IPv4-mapped). */
-function isLoopbackAddress(address: string): boolean {
-  const v4 = parseIpv4(address);
-  if (v4) return v4[0] === 127;
-  const v6 = parseIpv6(address);
-  if (!v6) return false;
-  if (v6.slice(0, 7).every((x) => x === 0) && v6[7] === 1) return true;
-  return v6.slice(0, 5).every((x) => x === 0) && v6[5] === 0xffff && (v6[6] ?? 0) >> 8 === 127;
-}
-
 /** The host of a URL as a resolver takes it: lower case, IPv6 without brackets, no trailing dot. */
 export function urlHost(url: URL): string {
   return url.hostname
@@ -275,11 +265,19 @@ function isLocalName(host: string): boolean {
 }
 
 /**
- * Checks a URL's form. Production: HTTPS only, to a public address or a fully qualified name that is not
- * a local one (names are resolved and checked by the use case, and again at connect time). Sandbox: HTTPS
- * anywhere, plus plain HTTP to this machine (localhost, 127.0.0.0/8, [::1]).
+ * Where webhook URLs may point. `public_only`, in production and by default in the sandbox: publicly
+ * reachable hosts only. `allow_private`, only in the sandbox with MKOBA_WEBHOOK_ALLOW_PRIVATE=1 for local
+ * development: any host, including this machine, private networks and reserved addresses.
  */
-export function checkWebhookUrl(text: string, environment: Environment): UrlVerdict {
+export type WebhookAddressPolicy = 'public_only' | 'allow_private';
+
+/**
+ * Checks a URL's form. `public_only`: HTTPS only, to a public address or a fully qualified name that is not
+ * a local one (names are resolved and checked by the use case, and again at connect time). `allow_private`:
+ * HTTPS to any host, and plain HTTP only to a host that is not public: a loopback, private or reserved
+ * address, a local name (`localhost`, `*.local`, `*.internal`, …) or a single-label name (`receiver`).
+ */
+export function checkWebhookUrl(text: string, policy: WebhookAddressPolicy): UrlVerdict {
   let url: URL;
   try {
     url = new URL(text);
@@ -291,13 +289,13 @@ export function checkWebhookUrl(text: string, environment: Environment): UrlVerd
   if (url.hash) return { ok: false, reason: 'must not have a fragment' };
   const host = urlHost(url);
   const literal = isIpAddress(host);
-  if (environment === 'sandbox') {
+  if (policy === 'allow_private') {
     if (url.protocol === 'https:') return { ok: true };
-    const local = literal ? isLoopbackAddress(host) : host === 'localhost' || host.endsWith('.localhost');
+    const local = literal ? isReservedAddress(host) : isLocalName(host) || !host.includes('.');
     if (local) return { ok: true };
     return {
       ok: false,
-      reason: 'must be HTTPS (plain HTTP is allowed only to localhost or 127.0.0.1 in the sandbox)',
+      reason: 'must be HTTPS (plain HTTP is allowed only to local and private addresses)',
     };
   }
   if (url.protocol !== 'https:') return { ok: false, reason: 'must be HTTPS' };
@@ -324,4 +322,17 @@ export function checkResolvedAddresses(host: string, addresses: readonly string[
     };
   }
   return { ok: true };
+}
+
+/** What a webhook secret is sealed for: opening it needs the subscription it was sealed under. */
+export function webhookSecretContext(subscriptionId: string): string {
+  return `webhook_secret:${subscriptionId}`;
+}
+
+/**
+ * A rotation adds a secret; the ones past the signing bound (counted newest first, the new one included)
+ * must stop signing at once, or the header could not carry them all. Returns those to retire early.
+ */
+export function secretsBeyondSigningBound<T>(liveNewestFirst: readonly T[]): T[] {
+  return liveNewestFirst.slice(WEBHOOK_SIGNING_SECRETS_MAX);
 }

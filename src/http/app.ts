@@ -28,6 +28,7 @@ import {
   DOCS_ROUTE_PREFIX,
   documentForRequest,
   documentObject,
+  documentOptionalBodies,
   documentRouteSchema,
   OPENAPI_DOCUMENT_BASE,
 } from './openapi.ts';
@@ -187,7 +188,7 @@ export async function buildApp({
   await app.register(swagger, {
     openapi: OPENAPI_DOCUMENT_BASE,
     transform: documentRouteSchema,
-    transformObject: documentObject,
+    transformObject: (input) => documentOptionalBodies(documentObject(input)),
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `Schema${i}`) },
   });
   // The reference page and its assets (swagger-ui-dist) are served by this process, so it works with

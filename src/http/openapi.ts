@@ -169,3 +169,25 @@ export function documentRouteSchema({ schema, url }: { schema: FastifySchema | u
     },
   };
 }
+
+interface OperationWithBody {
+  requestBody?: { required?: boolean; content?: Record<string, { schema?: { type?: unknown } }> };
+}
+
+/**
+ * @fastify/swagger marks every request body required. A route whose body schema admits `null` takes no body
+ * at all (rotate-secret's and the sandbox's fail are optional), so the document says `required: false`
+ * there, as the server behaves; a validator such as Prism then accepts a call without one, and a generated
+ * client makes it optional.
+ */
+export function documentOptionalBodies<T extends object>(object: T): T {
+  const paths = (object as { paths?: Record<string, Record<string, unknown>> }).paths ?? {};
+  for (const item of Object.values(paths)) {
+    for (const operation of Object.values(item) as OperationWithBody[]) {
+      const body = operation?.requestBody;
+      const type = body?.content?.['application/json']?.schema?.type;
+      if (body && Array.isArray(type) && type.includes('null')) body.required = false;
+    }
+  }
+  return object;
+}

@@ -37,13 +37,28 @@ export function sendOutcome(reply: FastifyReply, outcome: IdempotentOutcome): Fa
     .send(outcome.text);
 }
 
-export async function sendWrite(
+/**
+ * Runs the write once per Idempotency-Key. `prepare` (optional) runs first with no transaction open, and only
+ * when there is no stored outcome to replay; what it returns reaches the effect, and its errors are never
+ * recorded: for checks that wait on the network, such as DNS.
+ */
+export async function sendWrite<Prepared = undefined>(
   deps: Deps,
   request: FastifyRequest,
   reply: FastifyReply,
-  effect: (tx: Queryable, organizationId: string) => Promise<WriteResult>,
+  effect: (tx: Queryable, organizationId: string, prepared: Prepared) => Promise<WriteResult>,
+  prepare?: (organizationId: string) => Promise<Prepared>,
 ): Promise<FastifyReply> {
   const context = idempotencyContextOf(request);
-  const outcome = await runIdempotent(deps, context, (tx) => effect(tx, context.organizationId));
+  let prepared = undefined as Prepared;
+  const outcome = await runIdempotent(
+    deps,
+    context,
+    (tx) => effect(tx, context.organizationId, prepared),
+    prepare &&
+      (async () => {
+        prepared = await prepare(context.organizationId);
+      }),
+  );
   return sendOutcome(reply, outcome);
 }

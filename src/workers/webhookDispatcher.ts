@@ -181,7 +181,7 @@ async function attempt(
   const target = { ...delivery, url: current.url, payloadFormat: current.payloadFormat };
   const body = deliveryBody(target, deps);
   // Newest first: should more secrets be live than a header carries, the newest sign.
-  const secrets = (await activeSecrets(deps.store, delivery.subscriptionId, startedAt))
+  const secrets = (await activeSecrets(deps.store, deps.keyring, delivery.subscriptionId, startedAt))
     .filter((secret) => secret.length > 0)
     .slice(0, WEBHOOK_SIGNING_SECRETS_MAX);
   const result: SendResult =

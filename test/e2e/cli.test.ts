@@ -55,6 +55,7 @@ describe.concurrent('mkoba serve on a fresh embedded data directory', () => {
   let sandboxKey: string;
   let seededWalletCount: number;
   let createdKey: string;
+  let createdKeyOrganization: string;
 
   const mkoba = new MkobaProcesses();
   afterAll(async () => {
@@ -106,6 +107,7 @@ describe.concurrent('mkoba serve on a fresh embedded data directory', () => {
     expect(result.code, result.stderr).toBe(0);
     createdKey = onlyKey(result.stdout);
     expect(result.stderr).toMatch(/created key key_\S+ for organization org_\S+ \(new\)/);
+    createdKeyOrganization = result.stderr.match(/for organization (org_\S+)/)?.[1] ?? '';
 
     const wallets = await http('GET', `${banner.baseUrl}/wallets`, createdKey);
     expect(wallets.status).toBe(200);
@@ -115,6 +117,49 @@ describe.concurrent('mkoba serve on a fresh embedded data directory', () => {
     expect(again.code, again.stderr).toBe(0);
     expect(again.stderr).not.toMatch(/\(new\)/);
     expect(onlyKey(again.stdout)).not.toBe(createdKey);
+  });
+
+  it.sequential("orgs set-webhooks turns an organization's new subscriptions off and on, through the running server", async () => {
+    const organizationId = createdKeyOrganization;
+    expect(organizationId).toMatch(/^org_/);
+    // A public literal address: accepted without a DNS look-up; no event is sent to it.
+    const subscribe = () =>
+      http('POST', `${banner.baseUrl}/webhook-subscriptions`, createdKey, {
+        url: 'https://93.184.215.14/hooks',
+        events: ['transfer.settled'],
+      });
+    const first = await subscribe();
+    expect(first.status).toBe(201);
+
+    const off = await mkoba.run(['orgs', 'set-webhooks', organizationId, 'off'], env);
+    expect(off.code, off.stderr).toBe(0);
+    expect(off.stderr).toContain(`webhook subscriptions for ${organizationId} (Acme Payments): off`);
+    const refused = await subscribe();
+    expect(refused.status).toBe(403);
+    expect(refused.body.code).toBe('subscriptions_not_enabled');
+
+    const on = await mkoba.run(['orgs', 'set-webhooks', organizationId, 'on'], env);
+    expect(on.code, on.stderr).toBe(0);
+    const second = await subscribe();
+    expect(second.status).toBe(201);
+    for (const id of [first.body.id, second.body.id]) {
+      expect((await http('DELETE', `${banner.baseUrl}/webhook-subscriptions/${id}`, createdKey)).status).toBe(
+        200,
+      );
+    }
+
+    const unknown = await mkoba.run(['orgs', 'set-webhooks', 'org_01nobody000000000000000000', 'on'], env);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/no organization org_01nobody/);
+    const misuse = await mkoba.run(['orgs', 'set-webhooks', organizationId, 'maybe'], env);
+    expect(misuse.code).toBe(2);
+  });
+
+  it.sequential('encryption rewrap runs through the running server', async () => {
+    const result = await mkoba.run(['encryption', 'rewrap'], env);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(/every secret is now under master key ek_[0-9a-f]{16}/);
+    expect(fileExists(path.join(data.dir, 'encryption-key'))).toBe(true);
   });
 
   it.sequential('--scopes read yields a key that reads but gets 403 on a write', async () => {
@@ -304,6 +349,20 @@ describe.concurrent('invalid configuration', () => {
     ['MKOBA_ENV', { MKOBA_ENV: 'staging' }],
     ['HOST', { HOST: 'not a host' }],
     ['MKOBA_DATA_DIR', { MKOBA_DATA_DIR: regularFile }],
+    ['MKOBA_ENCRYPTION_KEY', { MKOBA_ENV: 'production', DATABASE_URL: 'postgres://127.0.0.1:1/none' }],
+    ['MKOBA_ENCRYPTION_KEY', { DATABASE_URL: 'postgres://127.0.0.1:1/none' }],
+    ['MKOBA_ENCRYPTION_KEY', { MKOBA_ENCRYPTION_KEY: 'too-short' }],
+    ['MKOBA_ENCRYPTION_KEYS_PREVIOUS', { MKOBA_ENCRYPTION_KEYS_PREVIOUS: 'x' }],
+    ['MKOBA_WEBHOOK_ALLOW_PRIVATE', { MKOBA_WEBHOOK_ALLOW_PRIVATE: 'maybe' }],
+    [
+      'MKOBA_WEBHOOK_ALLOW_PRIVATE',
+      {
+        MKOBA_ENV: 'production',
+        DATABASE_URL: 'postgres://127.0.0.1:1/none',
+        MKOBA_ENCRYPTION_KEY: 'a'.repeat(64),
+        MKOBA_WEBHOOK_ALLOW_PRIVATE: '1',
+      },
+    ],
   ] as const)('stops with one line naming %s (%o)', async ([variable, overrides], { expect }) => {
     const result = await mkoba.run(['serve'], mkobaEnv({ MKOBA_DATA_DIR: data.dir, ...overrides }));
     expect(result.code).toBe(EXIT_CODE_INVALID_CONFIGURATION);
@@ -328,6 +387,8 @@ describe.concurrent('mkoba --help', () => {
       'mkoba keys list',
       'mkoba keys revoke',
       'mkoba openapi',
+      'mkoba orgs set-webhooks ORG_ID on|off',
+      'mkoba encryption rewrap',
     ]) {
       expect(result.stdout).toContain(command);
     }
@@ -338,6 +399,9 @@ describe.concurrent('mkoba --help', () => {
       'MKOBA_DATA_DIR',
       'MKOBA_ENV',
       'MKOBA_SANDBOX_API_KEY',
+      'MKOBA_WEBHOOK_ALLOW_PRIVATE',
+      'MKOBA_ENCRYPTION_KEY',
+      'MKOBA_ENCRYPTION_KEYS_PREVIOUS',
     ]) {
       expect(result.stdout).toContain(variable);
     }
@@ -369,7 +433,12 @@ describe.concurrent('production on PostgreSQL', () => {
   });
 
   it.runIf(TEST_DATABASE_URL)('migrates but never seeds; live keys come from keys create', async () => {
-    const env = mkobaEnv({ MKOBA_ENV: 'production', DATABASE_URL: databaseUrl, PORT: '0' });
+    const env = mkobaEnv({
+      MKOBA_ENV: 'production',
+      DATABASE_URL: databaseUrl,
+      PORT: '0',
+      MKOBA_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+    });
     const server = mkoba.start(['serve'], env);
     const banner = await waitForBanner(server);
     expect(server.stderr()).toMatch(/Mkoba production API listening/);
@@ -387,6 +456,20 @@ describe.concurrent('production on PostgreSQL', () => {
     const wallets = await http('GET', `${banner.baseUrl}/wallets`, liveKey);
     expect(wallets.status).toBe(200);
     expect(wallets.body.data).toEqual([]);
+
+    // A production organization subscribes to webhooks once the operator enables it.
+    const subscribe = () =>
+      http('POST', `${banner.baseUrl}/webhook-subscriptions`, liveKey, {
+        url: 'https://93.184.215.14/hooks',
+        events: ['transfer.settled'],
+      });
+    expect((await subscribe()).body.code).toBe('subscriptions_not_enabled');
+    const organizationId = created.stderr.match(/for organization (org_\S+)/)?.[1] ?? '';
+    const enabled = await mkoba.run(['orgs', 'set-webhooks', organizationId, 'on'], env);
+    expect(enabled.code, enabled.stderr).toBe(0);
+    const subscribed = await subscribe();
+    expect(subscribed.status, JSON.stringify(subscribed.body)).toBe(201);
+    expect(subscribed.body.secret).toMatch(/^whsec_/);
 
     const migrate = await mkoba.run(['migrate'], env);
     expect(migrate.code, migrate.stderr).toBe(0);

@@ -87,7 +87,12 @@ describe.skipIf(!TEST_DATABASE_URL)('mkoba processes log rail-worker failures (P
     t = await startTestApp('postgres');
     const url = new URL(TEST_DATABASE_URL as string);
     url.searchParams.set('options', `-c search_path=${t.db.schema}`);
-    env = mkobaEnv({ DATABASE_URL: url.toString(), MKOBA_ENV: 'sandbox', PORT: '0' });
+    env = mkobaEnv({
+      DATABASE_URL: url.toString(),
+      MKOBA_ENV: 'sandbox',
+      PORT: '0',
+      MKOBA_ENCRYPTION_KEY: t.encryptionKey,
+    });
     // The database refuses to record any rail reference, so every answer the rail gives fails to record.
     await refuseRailReferences(t.db.store);
   });
@@ -119,13 +124,14 @@ describe.skipIf(!TEST_DATABASE_URL)('mkoba processes log rail-worker failures (P
     // The first transfer stays leased for a while; the server's own rail worker takes the second.
     const second = await newTransfer();
     const server = processes.start(['serve'], env);
+    // The server's log (one JSON object per line) goes to stderr.
     await waitUntil(
-      () => server.stdout().includes(second),
+      () => server.stderr().includes(second),
       REPORT_TIMEOUT_MS,
       'the server to log the transfer',
     );
     const line = server
-      .stdout()
+      .stderr()
       .split('\n')
       .find((l) => l.includes(second));
     expect(JSON.parse(line as string)).toMatchObject({

@@ -131,7 +131,8 @@ describe.runIf(TEST_DATABASE_URL)('webhook delivery with mkoba worker processes 
 
   /** A fresh schema with the sandbox seeded, a slow receiver subscribed to everything, and a burst in the outbox. */
   async function world() {
-    const t = await startTestApp('postgres');
+    // The receiver listens on 127.0.0.1: local development's opt-in, here and in the workers.
+    const t = await startTestApp('postgres', 'sandbox', { allowPrivateWebhookUrls: true });
     const receiver = await startReceiver();
     slowReceiver(receiver);
     const subscription = await api(t, 'POST', '/v1/webhook-subscriptions', {
@@ -148,6 +149,9 @@ describe.runIf(TEST_DATABASE_URL)('webhook delivery with mkoba worker processes 
     const env = mkobaEnv({
       DATABASE_URL: url.toString(),
       MKOBA_WEBHOOK_TIMEOUT_MS: String(WEBHOOK_TIMEOUT_MS),
+      MKOBA_WEBHOOK_ALLOW_PRIVATE: '1',
+      // The workers open the secrets this process sealed.
+      MKOBA_ENCRYPTION_KEY: t.encryptionKey,
     });
     return {
       t,
@@ -260,6 +264,8 @@ describe('webhook delivery on the embedded database: mkoba serve killed mid-burs
     MKOBA_DATA_DIR: data.dir,
     PORT: '0',
     MKOBA_WEBHOOK_TIMEOUT_MS: String(WEBHOOK_TIMEOUT_MS),
+    // The receiver listens on 127.0.0.1: local development's opt-in.
+    MKOBA_WEBHOOK_ALLOW_PRIVATE: '1',
   });
   afterAll(async () => {
     await mkoba.killAll();

@@ -4,20 +4,27 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import { runAdminCommand } from '../../src/app/admin.ts';
 import { issueApiKey } from '../../src/app/apiKeys.ts';
 import { type Deps, systemDeps } from '../../src/app/deps.ts';
-import { seedSandbox } from '../../src/app/seed.ts';
+import { SANDBOX_ORGANIZATION_NAME, seedSandbox } from '../../src/app/seed.ts';
 import { defaultRateLimitSettings, type RateLimitSettings } from '../../src/config.ts';
 import type { Environment } from '../../src/domain/apiKeys.ts';
+import { keyringOf, MASTER_KEY_BYTES } from '../../src/domain/sealing.ts';
 import { buildApp } from '../../src/http/app.ts';
 import { migrate } from '../../src/store/migrate.ts';
 import { openPgliteStore } from '../../src/store/pglite.ts';
 import { createSchema, dropSchema, openPostgresStore } from '../../src/store/postgres.ts';
+import { findOrganizationByName } from '../../src/store/repositories/organizations.ts';
 import type { Store } from '../../src/store/store.ts';
 
 export type Backend = 'pglite' | 'postgres';
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL;
 export const BACKENDS: Backend[] = TEST_DATABASE_URL ? ['pglite', 'postgres'] : ['pglite'];
+/** Both environments on every backend, for rules that must hold in each: [environment, backend]. */
+export const ENVIRONMENTS_ON_BACKENDS: [Environment, Backend][] = BACKENDS.flatMap((backend) =>
+  (['production', 'sandbox'] as const).map((environment): [Environment, Backend] => [environment, backend]),
+);
 
 export interface TestDatabase {
   store: Store;
@@ -52,6 +59,10 @@ export interface TestApp {
   db: TestDatabase;
   /** The seeded sandbox organization's key (read and write). */
   key: string;
+  /** The organization `key` belongs to. */
+  organizationId: string;
+  /** The master key sealing this app's secrets (base64), for processes that must open them too. */
+  encryptionKey: string;
   close(): Promise<void>;
 }
 
@@ -70,21 +81,41 @@ export const TEST_RATE_LIMITS: RateLimitSettings = {
   authFailures: UNREACHED_BUCKET,
 };
 
+export interface TestAppOptions {
+  /**
+   * MKOBA_WEBHOOK_ALLOW_PRIVATE=1 (sandbox only): webhook URLs may point at this machine, as tests with a
+   * local receiver need. Off by default, as in a real sandbox.
+   */
+  allowPrivateWebhookUrls?: boolean;
+  /** Rate limits other than TEST_RATE_LIMITS (test/rateLimit.test.ts). */
+  rateLimits?: RateLimitSettings;
+}
+
 export async function startTestApp(
   backend: Backend,
   environment: Environment = 'sandbox',
-  options: { rateLimits?: RateLimitSettings } = {},
+  options: TestAppOptions = {},
 ): Promise<TestApp> {
   const db = await openTestDatabase(backend);
-  const deps = systemDeps(db.store, environment);
+  const masterKey = randomBytes(MASTER_KEY_BYTES);
+  const deps = systemDeps(db.store, environment, {
+    keyring: keyringOf(new Uint8Array(masterKey)),
+    allowPrivateWebhookUrls: options.allowPrivateWebhookUrls ?? false,
+  });
   await migrate(db.store);
   let key: string;
+  let organizationId: string;
   if (environment === 'sandbox') {
     const seeded = await seedSandbox(deps, undefined);
     if (!seeded.apiKey) throw new Error('seed did not return a key');
     key = seeded.apiKey;
+    const organization = await findOrganizationByName(db.store, SANDBOX_ORGANIZATION_NAME);
+    if (!organization) throw new Error('seed did not create its organization');
+    organizationId = organization.id;
   } else {
-    key = (await issueApiKey(deps, { organizationName: 'Production Org' })).key;
+    const issued = await issueApiKey(deps, { organizationName: 'Production Org' });
+    key = issued.key;
+    organizationId = issued.record.organizationId;
   }
   const app = await buildApp({ deps, rateLimits: options.rateLimits ?? TEST_RATE_LIMITS });
   return {
@@ -93,11 +124,20 @@ export async function startTestApp(
     deps,
     db,
     key,
+    organizationId,
+    encryptionKey: masterKey.toString('base64'),
     async close() {
       await app.close();
       await db.close();
     },
   };
+}
+
+/** The operator's switch (`mkoba orgs set-webhooks`): production organizations start with it off. */
+export async function setWebhookSubscriptions(t: TestApp, organizationId: string, enabled: boolean) {
+  const result = await runAdminCommand(t.deps, { name: 'orgs.set-webhooks', organizationId, enabled });
+  if (result.name !== 'orgs.set-webhooks' || !result.found)
+    throw new Error(`no organization ${organizationId}`);
 }
 
 /** A new organization with its own key, for isolation tests. */

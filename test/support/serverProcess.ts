@@ -4,6 +4,7 @@
  * the child it started, by its own pid.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -27,7 +28,12 @@ const INHERITED_CONFIG_VARIABLES = [
   'MKOBA_SANDBOX_API_KEY',
   'LOG_LEVEL',
   'PGOPTIONS',
+  'MKOBA_ENCRYPTION_KEY',
+  'MKOBA_ENCRYPTION_KEYS_PREVIOUS',
+  'MKOBA_WEBHOOK_ALLOW_PRIVATE',
 ];
+/** One master key for every server a test run starts: servers sharing a database must share it. */
+const SHARED_ENCRYPTION_KEY = randomBytes(32).toString('base64');
 
 export interface ServerProcess {
   url: string;
@@ -40,7 +46,13 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
   const dataDir = mkdtempSync(path.join(tmpdir(), 'mkoba-server-'));
   const childEnv: NodeJS.ProcessEnv = { ...process.env };
   for (const name of INHERITED_CONFIG_VARIABLES) delete childEnv[name];
-  Object.assign(childEnv, { PORT: '0', HOST: '127.0.0.1', MKOBA_DATA_DIR: dataDir, ...env });
+  Object.assign(childEnv, {
+    PORT: '0',
+    HOST: '127.0.0.1',
+    MKOBA_DATA_DIR: dataDir,
+    MKOBA_ENCRYPTION_KEY: SHARED_ENCRYPTION_KEY,
+    ...env,
+  });
   const child: ChildProcess = spawn(process.execPath, [MKOBA_BIN, 'serve'], {
     cwd: REPOSITORY_DIR,
     env: childEnv,

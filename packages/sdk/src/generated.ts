@@ -368,6 +368,13 @@ export interface WebhookSubscription {
   secret?: string;
   /** After a rotation: until when the old secret still signs. */
   previous_secret_expires_at?: string;
+  /** Only in the response of rotate-secret: older secrets that stopped signing now, before their grace period ended, because at most 5 secrets sign at once (the oldest go first). Empty when none did. */
+  secrets_retired_early?: Array<{
+    /** The last four characters of the retired secret. */
+    last4: string;
+    /** When the retired secret was issued. */
+    created_at: string;
+  }>;
   created_at: string;
   updated_at: string;
 }
@@ -694,7 +701,7 @@ export interface ListLedgerAccountsQuery {
 }
 
 export interface CreateWebhookSubscriptionUnversionedRequest {
-  /** An HTTPS endpoint you own. Production refuses loopback, private, link-local and reserved addresses; the sandbox also allows http://localhost and http://127.0.0.1. */
+  /** An HTTPS endpoint you own, publicly reachable: loopback, private, link-local and reserved addresses are refused, and a host name must resolve to public addresses only. A sandbox started with MKOBA_WEBHOOK_ALLOW_PRIVATE=1 (local development) also takes those, and plain HTTP to them. */
   url: string;
   /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, approval.updated, ledger.matched, webhook_subscription.disabled), or `*` for all. */
   events: Array<string>;
@@ -715,7 +722,7 @@ export interface ListWebhookSubscriptionsQuery {
 }
 
 export interface CreateWebhookSubscriptionRequest {
-  /** An HTTPS endpoint you own. Production refuses loopback, private, link-local and reserved addresses; the sandbox also allows http://localhost and http://127.0.0.1. */
+  /** An HTTPS endpoint you own, publicly reachable: loopback, private, link-local and reserved addresses are refused, and a host name must resolve to public addresses only. A sandbox started with MKOBA_WEBHOOK_ALLOW_PRIVATE=1 (local development) also takes those, and plain HTTP to them. */
   url: string;
   /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, approval.updated, ledger.matched, webhook_subscription.disabled), or `*` for all. */
   events: Array<string>;
@@ -732,7 +739,7 @@ export interface DeleteWebhookSubscriptionResponse {
 }
 
 export interface UpdateWebhookSubscriptionRequest {
-  /** An HTTPS endpoint you own. Production refuses loopback, private, link-local and reserved addresses; the sandbox also allows http://localhost and http://127.0.0.1. */
+  /** An HTTPS endpoint you own, publicly reachable: loopback, private, link-local and reserved addresses are refused, and a host name must resolve to public addresses only. A sandbox started with MKOBA_WEBHOOK_ALLOW_PRIVATE=1 (local development) also takes those, and plain HTTP to them. */
   url?: string;
   /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, approval.updated, ledger.matched, webhook_subscription.disabled), or `*` for all. */
   events?: Array<string>;

@@ -2,11 +2,15 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../app/deps.ts';
 import {
+  type CheckedWebhookUrl,
+  checkSubscriptionUrl,
   createSubscription,
   emitTestEvent,
   eventDeliveries,
   getSubscription,
   listSubscriptions,
+  prepareNewSubscription,
+  type RetiredSecret,
   recoverSubscription,
   redeliverEvent,
   removeSubscription,
@@ -18,6 +22,7 @@ import {
 } from '../../app/webhooks.ts';
 import { EVENT_TYPES, type EventType } from '../../domain/events.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
+import { WEBHOOK_SIGNING_SECRETS_MAX } from '../../domain/signing.ts';
 import {
   PAYLOAD_FORMATS,
   SUBSCRIPTION_STATUSES,
@@ -86,6 +91,18 @@ export const subscriptionSchema = {
       ...timestampSchema,
       description: 'After a rotation: until when the old secret still signs.',
     },
+    secrets_retired_early: {
+      type: 'array',
+      description: `Only in the response of rotate-secret: older secrets that stopped signing now, before their grace period ended, because at most ${WEBHOOK_SIGNING_SECRETS_MAX} secrets sign at once (the oldest go first). Empty when none did.`,
+      items: {
+        type: 'object',
+        required: ['last4', 'created_at'],
+        properties: {
+          last4: { type: 'string', description: 'The last four characters of the retired secret.' },
+          created_at: { ...timestampSchema, description: 'When the retired secret was issued.' },
+        },
+      },
+    },
     created_at: timestampSchema,
     updated_at: timestampSchema,
   },
@@ -143,7 +160,7 @@ const deliverySchema = {
 
 export function presentSubscription(
   s: Subscription,
-  extra: { secret?: string; previousSecretExpiresAt?: Date } = {},
+  extra: { secret?: string; previousSecretExpiresAt?: Date; retiredEarly?: RetiredSecret[] } = {},
 ) {
   return {
     id: s.id,
@@ -157,6 +174,14 @@ export function presentSubscription(
     ...(extra.secret ? { secret: extra.secret } : {}),
     ...(extra.previousSecretExpiresAt
       ? { previous_secret_expires_at: extra.previousSecretExpiresAt.toISOString() }
+      : {}),
+    ...(extra.retiredEarly
+      ? {
+          secrets_retired_early: extra.retiredEarly.map((r) => ({
+            last4: r.last4,
+            created_at: r.createdAt.toISOString(),
+          })),
+        }
       : {}),
     created_at: s.createdAt.toISOString(),
     updated_at: s.updatedAt.toISOString(),
@@ -218,7 +243,7 @@ export function webhookRoutes(app: FastifyInstance, deps: Deps): void {
         maxLength: WEBHOOK_URL_LENGTH_MAX,
         pattern: '^\\S+$',
         description:
-          'An HTTPS endpoint you own. Production refuses loopback, private, link-local and reserved addresses; the sandbox also allows http://localhost and http://127.0.0.1.',
+          'An HTTPS endpoint you own, publicly reachable: loopback, private, link-local and reserved addresses are refused, and a host name must resolve to public addresses only. A sandbox started with MKOBA_WEBHOOK_ALLOW_PRIVATE=1 (local development) also takes those, and plain HTTP to them.',
       },
       events: eventsSchema,
       description: { type: 'string', maxLength: WEBHOOK_DESCRIPTION_LENGTH_MAX },
@@ -257,14 +282,29 @@ export function webhookRoutes(app: FastifyInstance, deps: Deps): void {
               $ref: 'WebhookSubscription#',
             },
             ...problemResponses(...WRITE_PROBLEMS),
+            403: {
+              ...problemResponses(403)[403],
+              description:
+                'The API key lacks the `write` scope (`insufficient_permissions`), or webhook subscriptions are not enabled for the organization (`subscriptions_not_enabled`: the operator enables them per organization).',
+            },
           },
         },
       },
       (request, reply) =>
-        sendWrite(deps, request, reply, async (tx, organizationId) => {
-          const { subscription, secret } = await createSubscription(tx, deps, organizationId, request.body);
-          return { status: 201, body: presentSubscription(subscription, { secret }) };
-        }),
+        sendWrite(
+          deps,
+          request,
+          reply,
+          async (tx, organizationId, url: CheckedWebhookUrl) => {
+            const created = await createSubscription(tx, deps, organizationId, { ...request.body, url });
+            return {
+              status: 201,
+              body: presentSubscription(created.subscription, { secret: created.secret }),
+              sensitive: true,
+            };
+          },
+          (organizationId) => prepareNewSubscription(deps, organizationId, request.body.url),
+        ),
     );
   }
 
@@ -342,12 +382,19 @@ export function webhookRoutes(app: FastifyInstance, deps: Deps): void {
       },
     },
     (request, reply) =>
-      sendWrite(deps, request, reply, async (tx, organizationId) => ({
-        status: 200,
-        body: presentSubscription(
-          await updateSubscription(tx, deps, organizationId, request.params.id, request.body),
-        ),
-      })),
+      sendWrite(
+        deps,
+        request,
+        reply,
+        async (tx, organizationId, url: CheckedWebhookUrl | undefined) => ({
+          status: 200,
+          body: presentSubscription(
+            await updateSubscription(tx, deps, organizationId, request.params.id, { ...request.body, url }),
+          ),
+        }),
+        async () =>
+          request.body.url === undefined ? undefined : checkSubscriptionUrl(deps, request.body.url),
+      ),
   );
 
   app.delete<{ Params: { id: string } }>(
@@ -389,7 +436,7 @@ export function webhookRoutes(app: FastifyInstance, deps: Deps): void {
       schema: {
         operationId: 'rotateWebhookSubscriptionSecret',
         summary: 'Rotate the signing secret',
-        description: `Returns a new secret once. The old one keeps signing alongside it (one \`v1=\` each) for the grace period, ${WEBHOOK_SECRET_ROTATION_GRACE_HOURS_DEFAULT} h by default.`,
+        description: `Returns a new secret once. The old one keeps signing alongside it (one \`v1=\` each) for the grace period, ${WEBHOOK_SECRET_ROTATION_GRACE_HOURS_DEFAULT} h by default. At most ${WEBHOOK_SIGNING_SECRETS_MAX} secrets sign at once: a rotation past that retires the oldest at once and lists them in \`secrets_retired_early\`. The body is optional.`,
         tags: TAGS,
         security: BEARER_SECURITY,
         headers: idempotencyHeadersSchema,
@@ -429,7 +476,9 @@ export function webhookRoutes(app: FastifyInstance, deps: Deps): void {
           body: presentSubscription(rotated.subscription, {
             secret: rotated.secret,
             previousSecretExpiresAt: rotated.previousSecretExpiresAt,
+            retiredEarly: rotated.retiredEarly,
           }),
+          sensitive: true,
         };
       }),
   );

@@ -87,3 +87,24 @@ export async function pruneIdempotencyRecords(
   );
   return rows.length;
 }
+
+/**
+ * Keys of up to rowsMax records whose stored response contains `fragment`, after (organizationId, key) in
+ * key order: how stored responses carrying a secret are found to be sealed, or re-wrapped under a new
+ * master key. Read as text, whatever the column's type.
+ */
+export async function idempotencyKeysContaining(
+  db: Queryable,
+  fragment: string,
+  after: { organizationId: string; key: string } | undefined,
+  rowsMax: number,
+): Promise<{ organizationId: string; key: string }[]> {
+  const pattern = `%${fragment.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  const rows = await db.query<{ organization_id: string; idempotency_key: string }>(
+    `SELECT organization_id, idempotency_key FROM idempotency_records
+      WHERE response_text LIKE $1 AND (organization_id, idempotency_key) > ($2, $3)
+      ORDER BY organization_id, idempotency_key LIMIT $4`,
+    [pattern, after?.organizationId ?? '', after?.key ?? '', rowsMax],
+  );
+  return rows.map((r) => ({ organizationId: r.organization_id, key: r.idempotency_key }));
+}

@@ -4,15 +4,33 @@ import { toDate } from './rows.ts';
 export interface OrganizationRow {
   id: string;
   name: string;
+  /** Whether it may create webhook subscriptions (the operator's switch). */
+  webhookSubscriptionsEnabled: boolean;
   createdAt: Date;
+}
+
+const COLUMNS = 'id, name, webhook_subscriptions_enabled, created_at';
+
+function fromRow(row: Record<string, unknown>): OrganizationRow {
+  return {
+    id: String(row.id),
+    name: String(row.name),
+    webhookSubscriptionsEnabled: row.webhook_subscriptions_enabled === true,
+    createdAt: toDate(row.created_at),
+  };
 }
 
 export async function findOrganizationByName(
   db: Queryable,
   name: string,
 ): Promise<OrganizationRow | undefined> {
-  const [row] = await db.query('SELECT id, name, created_at FROM organizations WHERE name = $1', [name]);
-  return row && { id: String(row.id), name: String(row.name), createdAt: toDate(row.created_at) };
+  const [row] = await db.query(`SELECT ${COLUMNS} FROM organizations WHERE name = $1`, [name]);
+  return row && fromRow(row);
+}
+
+export async function findOrganization(db: Queryable, id: string): Promise<OrganizationRow | undefined> {
+  const [row] = await db.query(`SELECT ${COLUMNS} FROM organizations WHERE id = $1`, [id]);
+  return row && fromRow(row);
 }
 
 /** Inserts unless the name exists; returns the organization either way. */
@@ -21,11 +39,24 @@ export async function ensureOrganization(
   candidate: OrganizationRow,
 ): Promise<{ organization: OrganizationRow; created: boolean }> {
   const inserted = await db.query(
-    'INSERT INTO organizations (id, name, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING RETURNING id',
-    [candidate.id, candidate.name, candidate.createdAt],
+    `INSERT INTO organizations (${COLUMNS}) VALUES ($1, $2, $3, $4) ON CONFLICT (name) DO NOTHING RETURNING id`,
+    [candidate.id, candidate.name, candidate.webhookSubscriptionsEnabled, candidate.createdAt],
   );
   if (inserted.length > 0) return { organization: candidate, created: true };
   const existing = await findOrganizationByName(db, candidate.name);
   if (!existing) throw new Error(`organization '${candidate.name}' vanished during ensureOrganization`);
   return { organization: existing, created: false };
+}
+
+/** Sets the webhook-subscriptions switch; undefined when there is no such organization. */
+export async function setWebhookSubscriptionsEnabled(
+  db: Queryable,
+  id: string,
+  enabled: boolean,
+): Promise<OrganizationRow | undefined> {
+  const [row] = await db.query(
+    `UPDATE organizations SET webhook_subscriptions_enabled = $2 WHERE id = $1 RETURNING ${COLUMNS}`,
+    [id, enabled],
+  );
+  return row && fromRow(row);
 }

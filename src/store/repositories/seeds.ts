@@ -12,3 +12,9 @@ export async function claimSeed(db: Queryable, name: string, now: Date): Promise
 export async function ping(db: Queryable): Promise<void> {
   await db.query('SELECT 1');
 }
+
+/** Whether a named one-time step has been claimed. */
+export async function seedClaimed(db: Queryable, name: string): Promise<boolean> {
+  const rows = await db.query('SELECT 1 FROM seeds WHERE name = $1', [name]);
+  return rows.length > 0;
+}
