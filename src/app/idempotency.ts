@@ -11,7 +11,8 @@ import { IDEMPOTENCY_IN_FLIGHT_RETRY_AFTER_SECONDS, isExpired } from '../domain/
 import {
   deleteIdempotencyRecord,
   findIdempotencyRecord,
-  insertIdempotencyRecord,
+  type IdempotencyRecord,
+  insertIdempotencyRecords,
   tryLockIdempotencyKey,
 } from '../store/repositories/idempotency.ts';
 import type { Queryable } from '../store/store.ts';
@@ -119,8 +120,24 @@ async function readRecord(
   db: Queryable,
   context: IdempotencyContext & { key: string },
   now: Date,
-): Promise<{ outcome?: IdempotentOutcome; expired?: boolean }> {
-  const existing = await findIdempotencyRecord(db, context.organizationId, context.key);
+): Promise<RecordVerdict> {
+  return judgeRecord(await findIdempotencyRecord(db, context.organizationId, context.key), context, now);
+}
+
+export interface RecordVerdict {
+  outcome?: IdempotentOutcome;
+  expired?: boolean;
+}
+
+/**
+ * What a key's stored record means for this request: its outcome to replay, expired (the key is free
+ * again), or nothing stored; throws 422 when the key was used for another request.
+ */
+export function judgeRecord(
+  existing: IdempotencyRecord | undefined,
+  context: IdempotencyContext & { key: string },
+  now: Date,
+): RecordVerdict {
   if (!existing) return {};
   if (isExpired(existing.createdAt, now)) return { expired: true };
   if (existing.fingerprint !== context.fingerprint) {
@@ -144,16 +161,28 @@ export async function recordIdempotentResult(
   outcome: IdempotentOutcome,
   now: Date,
 ): Promise<void> {
-  await insertIdempotencyRecord(tx, {
-    organizationId: context.organizationId,
-    key: context.key,
-    fingerprint: context.fingerprint,
-    method: context.method,
-    path: context.path,
-    responseStatus: outcome.status,
-    responseText: outcome.text,
-    createdAt: now,
-  });
+  await recordIdempotentResults(tx, [{ context, outcome }], now);
+}
+
+/** Records many outcomes with one statement (the batch writer's). */
+export async function recordIdempotentResults(
+  tx: Queryable,
+  results: readonly { context: IdempotencyContext & { key: string }; outcome: IdempotentOutcome }[],
+  now: Date,
+): Promise<void> {
+  await insertIdempotencyRecords(
+    tx,
+    results.map(({ context, outcome }) => ({
+      organizationId: context.organizationId,
+      key: context.key,
+      fingerprint: context.fingerprint,
+      method: context.method,
+      path: context.path,
+      responseStatus: outcome.status,
+      responseText: outcome.text,
+      createdAt: now,
+    })),
+  );
 }
 
 /**

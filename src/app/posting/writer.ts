@@ -9,18 +9,23 @@ import { AppError } from '../../domain/errors.ts';
 import type { EventRecord } from '../../domain/events.ts';
 import { directPostings, holdPostings } from '../../domain/ledger.ts';
 import type { Transfer } from '../../domain/transferRecord.ts';
+import {
+  deleteIdempotencyRecord,
+  findIdempotencyRecords,
+  tryLockIdempotencyKeys,
+} from '../../store/repositories/idempotency.ts';
 import { insertTransfers } from '../../store/repositories/transfers.ts';
 import { SQLSTATE, sqlState } from '../../store/store.ts';
 import type { Deps } from '../deps.ts';
 import { recordEvents, transferEvent } from '../events.ts';
 import {
-  claimIdempotencyKey,
   failureResult,
   type IdempotencyContext,
   type IdempotentOutcome,
   inFlightError,
+  judgeRecord,
   outcomeOf,
-  recordIdempotentResult,
+  recordIdempotentResults,
 } from '../idempotency.ts';
 import { PostingSession, refusalError } from './session.ts';
 
@@ -129,47 +134,86 @@ export class LedgerWriter {
       // The answer a repeat of command i replays: what was recorded for it, byte for byte.
       const recorded: (IdempotentOutcome | undefined)[] = new Array(commands.length);
       const live: number[] = [];
-      // Per key in this batch: the command that claimed it, and whether it is decided here (live) or the
-      // key is held by another transaction (busy). Repeats of a live command wait for its outcome.
-      const claims = new Map<string, { first: number; live: boolean; busy: boolean }>();
       const repeats: { index: number; first: number }[] = [];
 
+      // Every key of the batch is taken, then every record read, with one statement each (the reads as a
+      // statement of their own, after the locks, so they see what a holder committed before letting go).
+      const scoped = (c: WriterCommand) => `${c.idempotency.organizationId}\u0000${c.idempotency.key}`;
+      const firsts = new Map<string, number>();
       for (const [i, command] of commands.entries()) {
-        const { key } = command.idempotency;
-        if (key === undefined) {
-          live.push(i);
-          continue;
-        }
-        // The advisory lock is re-entrant within one transaction, so duplicates inside a batch are caught
-        // here. The same request again receives the live command's outcome as a replay, as it would had it
-        // waited for the commit; another request under that key is told the key is in flight. When the key
-        // already has a stored outcome, each command is answered from it (replay, or 422 for another request).
-        const scopedKey = `${command.idempotency.organizationId}\u0000${key}`;
-        const earlier = claims.get(scopedKey);
-        if (earlier?.busy) {
+        if (command.idempotency.key === undefined) live.push(i);
+        else if (!firsts.has(scoped(command))) firsts.set(scoped(command), i);
+      }
+      const keyOf = (i: number) => {
+        const c = commands[i] as WriterCommand;
+        return { organizationId: c.idempotency.organizationId, key: c.idempotency.key as string };
+      };
+      const claimed = [...firsts.values()];
+      const locked = await tryLockIdempotencyKeys(tx, claimed.map(keyOf));
+      const held = claimed.filter((_, j) => locked[j]);
+      const stored = new Map(
+        (await findIdempotencyRecords(tx, held.map(keyOf))).map((r) => [
+          `${r.organizationId}\u0000${r.key}`,
+          r,
+        ]),
+      );
+
+      // Per key in this batch: the command that claimed it, and whether it is decided here (live) or the
+      // key is held by another transaction (busy). The same request again receives the live command's
+      // outcome as a replay, as it would had it waited for the commit; another request under that key is told
+      // the key is in flight. When the key already has a stored outcome, each command is answered from it
+      // (replay, or 422 for another request).
+      const claims = new Map<string, { first: number; live: boolean; busy: boolean }>();
+      for (const [j, i] of claimed.entries()) {
+        const command = commands[i] as WriterCommand;
+        if (!locked[j]) {
           outcomes[i] = inFlightError();
+          claims.set(scoped(command), { first: i, live: false, busy: true });
           continue;
         }
-        if (earlier?.live) {
+        try {
+          const verdict = judgeRecord(
+            stored.get(scoped(command)),
+            { ...command.idempotency, ...keyOf(i) },
+            now,
+          );
+          // An expired record may linger until the pruner runs: the key is free again.
+          if (verdict.expired) await deleteIdempotencyRecord(tx, keyOf(i).organizationId, keyOf(i).key);
+          if (verdict.outcome) outcomes[i] = verdict.outcome;
+          else live.push(i);
+          claims.set(scoped(command), { first: i, live: !verdict.outcome, busy: false });
+        } catch (error) {
+          if (!(error instanceof AppError)) throw error;
+          outcomes[i] = error;
+          claims.set(scoped(command), { first: i, live: false, busy: false });
+        }
+      }
+      for (const [i, command] of commands.entries()) {
+        if (command.idempotency.key === undefined) continue;
+        const earlier = claims.get(scoped(command)) as { first: number; live: boolean; busy: boolean };
+        if (earlier.first === i) continue;
+        if (earlier.busy) outcomes[i] = inFlightError();
+        else if (earlier.live) {
           if (commands[earlier.first]?.idempotency.fingerprint === command.idempotency.fingerprint) {
             repeats.push({ index: i, first: earlier.first });
           } else {
             outcomes[i] = inFlightError();
           }
-          continue;
-        }
-        try {
-          const replay = await claimIdempotencyKey(tx, { ...command.idempotency, key }, now);
-          if (replay) outcomes[i] = replay;
-          else live.push(i);
-          if (!earlier) claims.set(scopedKey, { first: i, live: !replay, busy: false });
-        } catch (error) {
-          if (!(error instanceof AppError)) throw error;
-          outcomes[i] = error;
-          const busy = error.code === 'idempotency_key_in_flight';
-          if (!earlier) claims.set(scopedKey, { first: i, live: false, busy });
+        } else {
+          try {
+            outcomes[i] = judgeRecord(
+              stored.get(scoped(command)),
+              { ...command.idempotency, ...keyOf(i) },
+              now,
+            ).outcome;
+          } catch (error) {
+            if (!(error instanceof AppError)) throw error;
+            outcomes[i] = error;
+          }
         }
       }
+      // Commands are decided in the order they arrived.
+      live.sort((x, y) => x - y);
 
       const session = new PostingSession(tx);
       await session.lock(
@@ -209,7 +253,7 @@ export class LedgerWriter {
       await insertTransfers(tx, transfers);
       await session.flush(now);
       await recordEvents(tx, deps, events);
-      for (const { context, outcome } of records) await recordIdempotentResult(tx, context, outcome, now);
+      await recordIdempotentResults(tx, records, now);
       return outcomes.map(
         (o) =>
           o ??

@@ -29,28 +29,74 @@ export async function tryLockIdempotencyKey(
   return row?.locked === true;
 }
 
+export interface ScopedKey {
+  organizationId: string;
+  key: string;
+}
+
+const lockName = ({ organizationId, key }: ScopedKey) => `idempotency:${organizationId}:${key}`;
+
+/**
+ * tryLockIdempotencyKey for many keys in one statement (the batch writer's), in the order given; true
+ * where the lock was taken. A key given twice is taken twice (the lock is re-entrant).
+ */
+export async function tryLockIdempotencyKeys(db: Queryable, keys: readonly ScopedKey[]): Promise<boolean[]> {
+  if (keys.length === 0) return [];
+  const rows = await db.query<{ locked: boolean }>(
+    `SELECT pg_try_advisory_xact_lock(hashtextextended(v.name, 0)) AS locked
+       FROM unnest($1::text[]) WITH ORDINALITY AS v(name, n) ORDER BY v.n`,
+    [keys.map(lockName)],
+  );
+  return rows.map((r) => r.locked === true);
+}
+
+const RECORD_COLUMNS =
+  'organization_id, idempotency_key, fingerprint, method, path, response_status, response_text, created_at';
+
+function recordFromRow(row: Record<string, unknown>): IdempotencyRecord {
+  return {
+    organizationId: String(row.organization_id),
+    key: String(row.idempotency_key),
+    fingerprint: String(row.fingerprint),
+    method: String(row.method),
+    path: String(row.path),
+    responseStatus: Number(row.response_status),
+    responseText: String(row.response_text),
+    createdAt: toDate(row.created_at),
+  };
+}
+
 export async function findIdempotencyRecord(
   db: Queryable,
   organizationId: string,
   key: string,
 ): Promise<IdempotencyRecord | undefined> {
   const [row] = await db.query(
-    `SELECT organization_id, idempotency_key, fingerprint, method, path, response_status, response_text, created_at
-       FROM idempotency_records WHERE organization_id = $1 AND idempotency_key = $2`,
+    `SELECT ${RECORD_COLUMNS} FROM idempotency_records WHERE organization_id = $1 AND idempotency_key = $2`,
     [organizationId, key],
   );
-  return (
-    row && {
-      organizationId: String(row.organization_id),
-      key: String(row.idempotency_key),
-      fingerprint: String(row.fingerprint),
-      method: String(row.method),
-      path: String(row.path),
-      responseStatus: Number(row.response_status),
-      responseText: String(row.response_text),
-      createdAt: toDate(row.created_at),
-    }
+  return row && recordFromRow(row);
+}
+
+/**
+ * The records of many keys in one statement. Run it after the keys' locks are taken, as a statement of its
+ * own, so that it sees what a transaction that held a lock committed before letting it go.
+ */
+export async function findIdempotencyRecords(
+  db: Queryable,
+  keys: readonly ScopedKey[],
+): Promise<IdempotencyRecord[]> {
+  if (keys.length === 0) return [];
+  const rows = await db.query(
+    `SELECT ${RECORD_COLUMNS.split(', ')
+      .map((c) => `r.${c}`)
+      .join(', ')}
+       FROM idempotency_records r
+       JOIN unnest($1::text[], $2::text[]) AS v(organization_id, idempotency_key)
+         ON r.organization_id = v.organization_id AND r.idempotency_key = v.idempotency_key`,
+    [keys.map((k) => k.organizationId), keys.map((k) => k.key)],
   );
+  return rows.map(recordFromRow);
 }
 
 export async function deleteIdempotencyRecord(
@@ -65,11 +111,29 @@ export async function deleteIdempotencyRecord(
 }
 
 export async function insertIdempotencyRecord(db: Queryable, r: IdempotencyRecord): Promise<void> {
+  await insertIdempotencyRecords(db, [r]);
+}
+
+/** Inserts records with one statement, however many. */
+export async function insertIdempotencyRecords(
+  db: Queryable,
+  records: readonly IdempotencyRecord[],
+): Promise<void> {
+  if (records.length === 0) return;
   await db.query(
-    `INSERT INTO idempotency_records
-       (organization_id, idempotency_key, fingerprint, method, path, response_status, response_text, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-    [r.organizationId, r.key, r.fingerprint, r.method, r.path, r.responseStatus, r.responseText, r.createdAt],
+    `INSERT INTO idempotency_records (${RECORD_COLUMNS})
+     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::text[],
+                          $8::timestamptz[])`,
+    [
+      records.map((r) => r.organizationId),
+      records.map((r) => r.key),
+      records.map((r) => r.fingerprint),
+      records.map((r) => r.method),
+      records.map((r) => r.path),
+      records.map((r) => r.responseStatus),
+      records.map((r) => r.responseText),
+      records.map((r) => r.createdAt.toISOString()),
+    ],
   );
 }
 
