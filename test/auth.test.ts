@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { issueApiKey, revokeKey } from '../src/app/apiKeys.ts';
+import { API_KEY_CACHE_TTL_MS, issueApiKey, revokeKey } from '../src/app/apiKeys.ts';
 import { api, BACKENDS, newOrganizationKey, startTestApp, type TestApp } from './support/harness.ts';
 
 /** Every authenticated route, so each auth check runs against all of them. */
@@ -171,5 +171,44 @@ describe.each(BACKENDS)('a production deployment on %s', (backend) => {
     expect(sandbox.headers['www-authenticate']).toBe(
       'Bearer realm="mkoba", error="invalid_token", error_description="This is the production environment; the key belongs to sandbox."',
     );
+  });
+});
+
+describe.each(BACKENDS)('API keys kept in process on %s', (backend) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp(backend);
+  });
+  afterAll(() => t.close());
+
+  it('a key revoked by another process stops working within API_KEY_CACHE_TTL_MS; in this one, at once', async () => {
+    const realNow = t.deps.now;
+    try {
+      const elsewhere = await issueApiKey(t.deps, { organizationName: `Elsewhere ${backend}` });
+      expect((await api(t, 'GET', '/v1/wallets', { key: elsewhere.key })).statusCode).toBe(200);
+      // Revoked by another process: a statement on the shared database, which this process does not see.
+      await t.db.store.query('UPDATE api_keys SET revoked_at = now() WHERE id = $1', [elsewhere.record.id]);
+      expect((await api(t, 'GET', '/v1/wallets', { key: elsewhere.key })).statusCode).toBe(200);
+      const start = realNow().getTime();
+      t.deps.now = () => new Date(start + API_KEY_CACHE_TTL_MS);
+      const later = await api(t, 'GET', '/v1/wallets', { key: elsewhere.key });
+      expect(later.statusCode).toBe(401);
+      expect(later.data.code).toBe('api_key_revoked');
+
+      const here = await issueApiKey(t.deps, { organizationName: `Here ${backend}` });
+      expect((await api(t, 'GET', '/v1/wallets', { key: here.key })).statusCode).toBe(200);
+      await revokeKey(t.deps, here.record.id);
+      expect((await api(t, 'GET', '/v1/wallets', { key: here.key })).data.code).toBe('api_key_revoked');
+    } finally {
+      t.deps.now = realNow;
+    }
+  });
+
+  it('an unknown key is not remembered: once issued, it works at once', async () => {
+    const unknown = `sk_sandbox_${'Q'.repeat(32)}`;
+    expect((await api(t, 'GET', '/v1/wallets', { key: unknown })).data.code).toBe('invalid_api_key');
+    const created = await issueApiKey(t.deps, { organizationName: `Later ${backend}`, key: unknown });
+    expect(created.key).toBe(unknown);
+    expect((await api(t, 'GET', '/v1/wallets', { key: unknown })).statusCode).toBe(200);
   });
 });

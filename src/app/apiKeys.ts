@@ -67,7 +67,53 @@ export async function listOrganizationKeys(deps: Deps, organizationName: string)
 }
 
 export async function revokeKey(deps: Deps, keyId: string): Promise<ApiKeyRow | undefined> {
-  return revokeApiKey(deps.store, keyId, deps.now());
+  const revoked = await revokeApiKey(deps.store, keyId, deps.now());
+  // This process stops accepting it at once; others within API_KEY_CACHE_TTL_MS.
+  if (revoked) cacheOf(deps.store).delete(revoked.keyHash);
+  return revoked;
+}
+
+/**
+ * How long a process keeps a found API key without looking at it again: a key revoked by another process
+ * (a CLI on PostgreSQL, another server) stops working here within this bound; in the revoking process, at
+ * once. Keys that are not found are never kept, so a new key works at once everywhere.
+ */
+export const API_KEY_CACHE_TTL_MS = 5_000;
+/** Keys one process keeps at most; the oldest go first. */
+export const API_KEY_CACHE_ENTRIES_MAX = 10_000;
+
+interface CachedKey {
+  record: ApiKeyRow;
+  fetchedAtMs: number;
+}
+
+/** One cache per database: processes share nothing, and tests with several databases stay apart. */
+const caches = new WeakMap<object, Map<string, CachedKey>>();
+
+function cacheOf(store: object): Map<string, CachedKey> {
+  let cache = caches.get(store);
+  if (!cache) {
+    cache = new Map();
+    caches.set(store, cache);
+  }
+  return cache;
+}
+
+/** The key's row by hash, from the cache while it is fresh. */
+async function findKey(deps: Deps, keyHash: string): Promise<ApiKeyRow | undefined> {
+  const cache = cacheOf(deps.store);
+  const nowMs = deps.now().getTime();
+  const cached = cache.get(keyHash);
+  if (cached && nowMs - cached.fetchedAtMs < API_KEY_CACHE_TTL_MS && nowMs >= cached.fetchedAtMs) {
+    return cached.record;
+  }
+  const record = await findApiKeyByHash(deps.store, keyHash);
+  cache.delete(keyHash);
+  if (record) {
+    if (cache.size >= API_KEY_CACHE_ENTRIES_MAX) cache.delete(cache.keys().next().value as string);
+    cache.set(keyHash, { record, fetchedAtMs: nowMs });
+  }
+  return record;
 }
 
 export interface Principal {
@@ -100,7 +146,7 @@ export async function authenticate(deps: Deps, authorization: string | undefined
       `This is the ${deps.environment} environment; the key belongs to ${parsed.environment}.`,
     );
   }
-  const record = await findApiKeyByHash(deps.store, hashApiKey(match[1]));
+  const record = await findKey(deps, hashApiKey(match[1]));
   if (!record) throw unauthorized('invalid_api_key', 'The API key is not recognised.');
   if (record.revokedAt !== null) throw unauthorized('api_key_revoked', 'The API key has been revoked.');
   return {
