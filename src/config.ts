@@ -21,6 +21,13 @@ export const DATA_DIR_DEFAULT = '.mkoba';
 export const REQUEST_BODY_BYTES_MAX = 256 * 1024;
 export const REQUEST_TIMEOUT_MS = 30_000;
 export const PG_POOL_CONNECTIONS_MAX = 10;
+/**
+ * Ledger writer lanes on PostgreSQL: batches from distinct source wallets commit in parallel, each lane on
+ * its own connection (so fewer than the pool's connections, which requests' reads share).
+ */
+export const LEDGER_WRITER_LANES_DEFAULT = 4;
+/** The most writer lanes a process runs: each holds a database connection while its batch commits. */
+export const LEDGER_WRITER_LANES_MAX = 32;
 export const PG_CONNECT_TIMEOUT_MS = 5_000;
 /**
  * PostgreSQL time-outs set on every connection, so that one stuck transaction cannot stall every request
@@ -60,6 +67,8 @@ export interface Config {
   webhooks: WebhookSettings;
   rateLimits: RateLimitSettings;
   postgres: PostgresSettings;
+  /** Undefined: LEDGER_WRITER_LANES_DEFAULT on PostgreSQL, 1 on the embedded database (one session). */
+  ledgerWriterLanes: number | undefined;
   encryption: EncryptionSettings;
 }
 
@@ -333,6 +342,18 @@ function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value.trim() === '' ? undefined : value.trim();
 }
 
+function loadLedgerWriterLanes(env: NodeJS.ProcessEnv): number | undefined {
+  const text = nonEmpty(env.MKOBA_LEDGER_WRITER_LANES);
+  if (text === undefined) return undefined;
+  if (!/^\d{1,2}$/.test(text) || Number(text) < 1 || Number(text) > LEDGER_WRITER_LANES_MAX) {
+    throw new ConfigError(
+      'MKOBA_LEDGER_WRITER_LANES',
+      `must be a whole number from 1 to ${LEDGER_WRITER_LANES_MAX}, got '${text}'`,
+    );
+  }
+  return Number(text);
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const portText = nonEmpty(env.PORT);
   const port =
@@ -384,6 +405,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhooks: loadWebhookSettings(env, environment),
     rateLimits: loadRateLimitSettings(env, environment),
     postgres: loadPostgresSettings(env),
+    ledgerWriterLanes: loadLedgerWriterLanes(env),
     encryption: loadEncryptionSettings(env),
   };
 }

@@ -230,6 +230,7 @@ export async function startServer(config: Config, log: (line: string) => void): 
       deps,
       logger: { level: process.env.LOG_LEVEL || LOG_LEVEL_DEFAULT, stream: process.stderr },
       rateLimits: config.rateLimits,
+      ledgerWriterLanes: config.ledgerWriterLanes,
     });
     stops.push(() => app.close());
     await listen(app, config);

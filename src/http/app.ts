@@ -15,6 +15,7 @@ import type { Deps } from '../app/deps.ts';
 import { LedgerWriter } from '../app/posting/writer.ts';
 import {
   defaultRateLimitSettings,
+  LEDGER_WRITER_LANES_DEFAULT,
   type RateLimitSettings,
   REQUEST_BODY_BYTES_MAX,
   REQUEST_TIMEOUT_MS,
@@ -50,6 +51,8 @@ export interface BuildAppOptions {
   logger?: FastifyServerOptions['logger'];
   /** Default: the built-in limits, in process. */
   rateLimits?: RateLimitSettings;
+  /** Ledger writer lanes; default LEDGER_WRITER_LANES_DEFAULT on PostgreSQL, 1 on the embedded database. */
+  ledgerWriterLanes?: number | undefined;
 }
 
 /** Turns a route pattern such as /v1/wallets/:id into a matcher for concrete paths. */
@@ -79,6 +82,7 @@ export async function buildApp({
   deps,
   logger = false,
   rateLimits = defaultRateLimitSettings(deps.environment),
+  ledgerWriterLanes = deps.store.driver === 'postgres' ? LEDGER_WRITER_LANES_DEFAULT : 1,
 }: BuildAppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger,
@@ -204,7 +208,7 @@ export async function buildApp({
   systemRoutes(app, deps, metrics);
   customerRoutes(app, deps);
   walletRoutes(app, deps);
-  transferRoutes(app, deps, new LedgerWriter(deps));
+  transferRoutes(app, deps, new LedgerWriter(deps, ledgerWriterLanes));
   eventRoutes(app, deps);
   ledgerRoutes(app, deps);
   webhookRoutes(app, deps);

@@ -89,6 +89,8 @@ export interface TestAppOptions {
   allowPrivateWebhookUrls?: boolean;
   /** Rate limits other than TEST_RATE_LIMITS (test/rateLimit.test.ts). */
   rateLimits?: RateLimitSettings;
+  /** Ledger writer lanes other than the default for the backend. */
+  ledgerWriterLanes?: number;
 }
 
 export async function startTestApp(
@@ -117,7 +119,11 @@ export async function startTestApp(
     key = issued.key;
     organizationId = issued.record.organizationId;
   }
-  const app = await buildApp({ deps, rateLimits: options.rateLimits ?? TEST_RATE_LIMITS });
+  const app = await buildApp({
+    deps,
+    rateLimits: options.rateLimits ?? TEST_RATE_LIMITS,
+    ledgerWriterLanes: options.ledgerWriterLanes,
+  });
   return {
     backend,
     app,

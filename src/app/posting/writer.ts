@@ -5,6 +5,7 @@
  * command that lacks funds fails alone), and writes transfers, journal entries, account sums, outbox events
  * and idempotency records. One commit then carries many transfers.
  */
+import { LEDGER_WRITER_LANES_MAX } from '../../config.ts';
 import { AppError } from '../../domain/errors.ts';
 import type { EventRecord } from '../../domain/events.ts';
 import { directPostings, holdPostings } from '../../domain/ledger.ts';
@@ -70,7 +71,43 @@ interface Pending {
   reject: (error: unknown) => void;
 }
 
+/** FNV-1a over a string: spreads account ids over lanes, the same id always to the same lane. */
+function laneIndex(routingKey: string, lanes: number): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < routingKey.length; i++) {
+    hash ^= routingKey.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash % lanes;
+}
+
+/**
+ * The writer of a process: one or more lanes, each with its own queue and its own transaction at a time.
+ * A command goes to the lane of its source account, so a hot wallet's transfers still batch together in one
+ * lane while transfers from distinct wallets commit in parallel. Batches in different lanes lock their
+ * accounts in the same (id) order, so they wait for each other rather than deadlock.
+ */
 export class LedgerWriter {
+  private readonly lanes: WriterLane[];
+
+  constructor(deps: Deps, lanes = 1) {
+    if (!Number.isInteger(lanes) || lanes < 1 || lanes > LEDGER_WRITER_LANES_MAX) {
+      throw new RangeError(`a ledger writer has 1 to ${LEDGER_WRITER_LANES_MAX} lanes, not ${lanes}`);
+    }
+    this.lanes = Array.from({ length: lanes }, () => new WriterLane(deps));
+  }
+
+  submit(command: WriterCommand): Promise<IdempotentOutcome> {
+    const routingKey =
+      command.kind === 'transfer'
+        ? command.debitAccountId
+        : `${command.idempotency.organizationId}:${command.idempotency.key}`;
+    return (this.lanes[laneIndex(routingKey, this.lanes.length)] as WriterLane).submit(command);
+  }
+}
+
+/** One queue and one batch at a time. */
+class WriterLane {
   private queue: Pending[] = [];
   private running = false;
 
