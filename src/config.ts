@@ -23,9 +23,11 @@ export const REQUEST_TIMEOUT_MS = 30_000;
 export const PG_POOL_CONNECTIONS_MAX = 10;
 /**
  * Ledger writer lanes on PostgreSQL: batches from distinct source wallets commit in parallel, each lane on
- * its own connection (so fewer than the pool's connections, which requests' reads share).
+ * its own connection (so fewer than the pool's connections, which requests' reads share). One by default:
+ * on the benchmark machine (2 vCPU shared by server, database and load) bigger batches beat parallel ones
+ * (docs/BENCHMARKS.md); raise it where PostgreSQL has cores of its own.
  */
-export const LEDGER_WRITER_LANES_DEFAULT = 4;
+export const LEDGER_WRITER_LANES_DEFAULT = 1;
 /** The most writer lanes a process runs: each holds a database connection while its batch commits. */
 export const LEDGER_WRITER_LANES_MAX = 32;
 export const PG_CONNECT_TIMEOUT_MS = 5_000;
