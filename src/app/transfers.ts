@@ -34,7 +34,7 @@ import {
   saveTransfer,
   type TransferFilter,
 } from '../store/repositories/transfers.ts';
-import { findWallet } from '../store/repositories/wallets.ts';
+import { findWallet, findWallets } from '../store/repositories/wallets.ts';
 import type { Queryable } from '../store/store.ts';
 import type { Deps } from './deps.ts';
 import { recordEvents, statusEvent, transferEvent } from './events.ts';
@@ -203,7 +203,17 @@ async function prepareTransfer(
   present: (t: Transfer) => unknown,
 ): Promise<TransferCommand> {
   const store = deps.store;
-  const source = await findWallet(store, organizationId, request.source);
+  // Both wallets with one read when the destination is a wallet; checked below in the usual order.
+  const raw = request.destination;
+  const destinationId = typeof raw === 'string' ? raw : raw.type === 'wallet' ? raw.wallet : undefined;
+  const wallets = await findWallets(
+    store,
+    organizationId,
+    destinationId !== undefined && isId('wallet', destinationId)
+      ? [request.source, destinationId]
+      : [request.source],
+  );
+  const source = wallets.get(request.source);
   if (!source) throw resourceMissing('wallet', request.source, 'source');
   if (!isCurrency(request.currency) || request.currency !== source.currency) {
     throw validationError(
@@ -247,7 +257,7 @@ async function prepareTransfer(
         'invalid_format',
       );
     }
-    const target = await findWallet(store, organizationId, destination.wallet);
+    const target = wallets.get(destination.wallet);
     if (!target) throw resourceMissing('wallet', destination.wallet, 'destination');
     if (target.id === source.id)
       throw validationError('destination', 'a wallet cannot pay itself', 'same_as_source');

@@ -64,6 +64,19 @@ export async function findWallet(
   return row && fromRow(row);
 }
 
+/** Several wallets of an organization with one statement, by id; missing ones are absent from the map. */
+export async function findWallets(
+  db: Queryable,
+  organizationId: string,
+  ids: readonly string[],
+): Promise<Map<string, Wallet>> {
+  const rows = await db.query(`${SELECT_WALLET} WHERE w.organization_id = $1 AND w.id = ANY($2::text[])`, [
+    organizationId,
+    [...new Set(ids)],
+  ]);
+  return new Map(rows.map((row) => [String(row.id), fromRow(row)]));
+}
+
 export interface WalletFilter extends KeysetFilter {
   ownerId?: string | undefined;
   currency?: Currency | undefined;
