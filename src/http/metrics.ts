@@ -8,8 +8,8 @@ export interface HttpMetrics {
   observe(method: string, route: string, statusCode: number, durationMs: number): void;
 }
 
-export function createHttpMetrics(): HttpMetrics {
-  const registry = new Registry();
+/** Registers in `registry` (the process's, src/metrics.ts), or a registry of its own. */
+export function createHttpMetrics(registry: Registry = new Registry()): HttpMetrics {
   const labelNames = ['method', 'route', 'status_code'] as const;
   const requests = new Counter({
     name: 'mkoba_http_requests_total',
