@@ -10,13 +10,17 @@ import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { WEBHOOK_RECOVER_EVENTS_MAX } from '../src/app/webhooks.ts';
+import { RETENTION_PRUNE_BATCH_EVENTS } from '../src/config.ts';
 import { PAGE_SIZE_DEFAULT } from '../src/domain/pagination.ts';
 import { WEBHOOK_SUBSCRIPTION_IN_FLIGHT_MAX } from '../src/domain/webhooks.ts';
+import { QUEUE_DEPTH_COUNT_MAX } from '../src/metrics.ts';
 import { migrate } from '../src/store/migrate.ts';
 import { createSchema, dropSchema, openPostgresStore } from '../src/store/postgres.ts';
 import { listCustomers } from '../src/store/repositories/customers.ts';
 import { listEvents } from '../src/store/repositories/events.ts';
 import { findOpenHold, listJournalEntries, listLedgerAccounts } from '../src/store/repositories/ledger.ts';
+import { openTransferCounts, subscriptionQueues } from '../src/store/repositories/operations.ts';
+import { pruneEventsBatch } from '../src/store/repositories/retention.ts';
 import { listTransfers } from '../src/store/repositories/transfers.ts';
 import { listWallets } from '../src/store/repositories/wallets.ts';
 import { claimDueDeliveries, eventsSince, listSubscriptions } from '../src/store/repositories/webhooks.ts';
@@ -349,6 +353,15 @@ async function cases(
     { name: 'webhook subscriptions: list', run: (db) => listSubscriptions(db, big, {}, PAGE_ROWS) },
     { name: 'webhook claim: nothing due (600k pending later)', run: claim(ago(BEFORE_HISTORY_MS)) },
     { name: 'webhook claim: backlog due', run: claim(now) },
+    {
+      name: 'retention: prune batch, 30 days',
+      run: (db) => pruneEventsBatch(db, ago(30 * DAY_MS), undefined, RETENTION_PRUNE_BATCH_EVENTS),
+    },
+    { name: 'metrics: open transfers by status and rail', run: (db) => openTransferCounts(db) },
+    {
+      name: 'metrics: webhook queues',
+      run: (db) => subscriptionQueues(db, now, QUEUE_DEPTH_COUNT_MAX),
+    },
   ];
 }
 
