@@ -44,9 +44,10 @@ export async function pruneEventsBatch(
     params.push(after.createdAt, after.id);
     keyset = 'AND (created_at, id) > ($3::timestamptz, $4)';
   }
-  const candidates = await tx.query<{ id: string; created_at: string }>(
-    `SELECT id, created_at::text AS created_at FROM events WHERE created_at < $1 ${keyset}
-      ORDER BY created_at, id LIMIT $2 FOR UPDATE SKIP LOCKED`,
+  // The text alias must not shadow created_at in ORDER BY, or the sort is by text and skips the index.
+  const candidates = await tx.query<{ id: string; created_at_text: string }>(
+    `SELECT id, created_at::text AS created_at_text FROM events WHERE created_at < $1 ${keyset}
+      ORDER BY events.created_at, events.id LIMIT $2 FOR UPDATE SKIP LOCKED`,
     params,
   );
   const last = candidates.at(-1);
@@ -55,7 +56,7 @@ export async function pruneEventsBatch(
     events: 0,
     deliveries: 0,
     attempts: 0,
-    cursor: last && { createdAt: last.created_at, id: last.id },
+    cursor: last && { createdAt: last.created_at_text, id: last.id },
   };
   if (candidates.length === 0) return result;
   const eventIds = candidates.map((c) => c.id);
