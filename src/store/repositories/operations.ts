@@ -31,8 +31,7 @@ export interface SubscriptionQueue {
 /**
  * Per live subscription with pending deliveries: their number (up to depthCountMax) and the oldest due
  * one. One probe per subscription into webhook_deliveries_pending_idx, reading at most depthCountMax
- * entries each, so a large backlog cannot make a scrape slow. (The organization in the join keeps it a
- * co-located join when the tables are distributed by organization: docs/SCALING.md.)
+ * entries each (an index-only scan), so a large backlog cannot make a scrape slow.
  */
 export async function subscriptionQueues(
   db: Queryable,
@@ -45,8 +44,7 @@ export async function subscriptionQueues(
       CROSS JOIN LATERAL (
         SELECT count(*)::int AS depth, min(p.next_attempt_at) FILTER (WHERE p.next_attempt_at <= $1) AS oldest_due_at
           FROM (SELECT d.next_attempt_at FROM webhook_deliveries d
-                 WHERE d.subscription_id = s.id AND d.organization_id = s.organization_id
-                   AND d.status = 'pending'
+                 WHERE d.subscription_id = s.id AND d.status = 'pending'
                  ORDER BY d.next_attempt_at LIMIT $2) p
       ) q
       WHERE s.deleted_at IS NULL AND q.depth > 0`,
