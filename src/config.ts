@@ -47,6 +47,17 @@ const PG_TIMEOUT_MS_MAX = 2_147_483_647;
 export const PG_TIMEOUT_RETRY_AFTER_SECONDS = 1;
 export const IDEMPOTENCY_PRUNE_INTERVAL_MS = 60_000;
 export const IDEMPOTENCY_PRUNE_BATCH_ROWS = 1_000;
+/**
+ * Retention of events, their webhook deliveries and the deliveries' attempt logs (MKOBA_RETENTION_DAYS).
+ * The sandbox keeps a week by default: its history is test traffic. Transfers and journal entries are the
+ * ledger and are never pruned.
+ */
+export const RETENTION_DAYS_DEFAULT_PRODUCTION = 30;
+export const RETENTION_DAYS_DEFAULT_SANDBOX = 7;
+export const RETENTION_DAYS_MAX = 3_650;
+export const RETENTION_PRUNE_INTERVAL_MS = 60_000;
+/** Events examined per pruning transaction; each takes its deliveries and their attempts with it. */
+export const RETENTION_PRUNE_BATCH_EVENTS = 200;
 export const SHUTDOWN_GRACE_MS = 10_000;
 /**
  * How long a process waits for a CLI command to release the embedded data directory. Creating the
@@ -72,6 +83,30 @@ export interface Config {
   /** Undefined: LEDGER_WRITER_LANES_DEFAULT on PostgreSQL, 1 on the embedded database (one session). */
   ledgerWriterLanes: number | undefined;
   encryption: EncryptionSettings;
+  retention: RetentionSettings;
+}
+
+export interface RetentionSettings {
+  /** Events, deliveries and attempts older than this (and finished) are pruned. */
+  days: number;
+}
+
+/** MKOBA_RETENTION_DAYS: whole days from 1 to RETENTION_DAYS_MAX; the default depends on the environment. */
+export function loadRetentionSettings(env: NodeJS.ProcessEnv, environment: Environment): RetentionSettings {
+  const text = nonEmpty(env.MKOBA_RETENTION_DAYS);
+  if (text === undefined) {
+    return {
+      days: environment === 'sandbox' ? RETENTION_DAYS_DEFAULT_SANDBOX : RETENTION_DAYS_DEFAULT_PRODUCTION,
+    };
+  }
+  const days = /^\d{1,5}$/.test(text) ? Number(text) : Number.NaN;
+  if (!(days >= 1 && days <= RETENTION_DAYS_MAX)) {
+    throw new ConfigError(
+      'MKOBA_RETENTION_DAYS',
+      `must be whole days from 1 to ${RETENTION_DAYS_MAX}, got '${text}'`,
+    );
+  }
+  return { days };
 }
 
 /**
@@ -409,5 +444,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     postgres: loadPostgresSettings(env),
     ledgerWriterLanes: loadLedgerWriterLanes(env),
     encryption: loadEncryptionSettings(env),
+    retention: loadRetentionSettings(env, environment),
   };
 }

@@ -17,6 +17,7 @@ import {
   ConfigError,
   DATA_DIR_LOCK_WAIT_MS,
   IDEMPOTENCY_PRUNE_INTERVAL_MS,
+  RETENTION_PRUNE_INTERVAL_MS,
   requireEncryptionKey,
 } from './config.ts';
 import { httpWebhookSender } from './delivery/httpSender.ts';
@@ -34,6 +35,7 @@ import type { Store } from './store/store.ts';
 import { pruneExpiredIdempotencyRecords } from './workers/idempotencyPruner.ts';
 import { startPeriodic, type Worker } from './workers/periodic.ts';
 import { RAIL_WORKER_INTERVAL_MS, type RailWorkerLog, runRailWorkerOnce } from './workers/railWorker.ts';
+import { pruneExpiredHistory } from './workers/retentionPruner.ts';
 import { startWebhookDispatcher } from './workers/webhookDispatcher.ts';
 
 export class DataDirBusyError extends Error {
@@ -270,7 +272,7 @@ export async function startServer(config: Config, log: (line: string) => void): 
 }
 
 /**
- * The background work of a process: idempotency pruning, the webhook dispatcher, and (sandbox) the rail
+ * The background work of a process: idempotency and retention pruning, the webhook dispatcher, and (sandbox) the rail
  * worker. `mkoba serve` runs them beside the API; `mkoba worker` runs them alone. Any number of processes
  * may run them against one PostgreSQL: every queue is claimed with FOR UPDATE SKIP LOCKED.
  */
@@ -285,6 +287,12 @@ export function startWorkers(
       'idempotency-pruner',
       IDEMPOTENCY_PRUNE_INTERVAL_MS,
       () => pruneExpiredIdempotencyRecords(deps),
+      onError,
+    ),
+    startPeriodic(
+      'retention-pruner',
+      RETENTION_PRUNE_INTERVAL_MS,
+      () => pruneExpiredHistory(deps, config.retention.days),
       onError,
     ),
     startWebhookDispatcher(

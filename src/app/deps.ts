@@ -4,6 +4,7 @@ import { lookup } from 'node:dns/promises';
 import type { Environment } from '../domain/apiKeys.ts';
 import { formatId, ID_PREFIXES, ID_RANDOM_BYTES, type IdKind } from '../domain/ids.ts';
 import { type Keyring, keyringOf } from '../domain/sealing.ts';
+import { createServiceMetrics, type ServiceMetrics } from '../metrics.ts';
 import type { Store } from '../store/store.ts';
 
 export interface Deps {
@@ -24,6 +25,8 @@ export interface Deps {
    * sandbox only, for local development). Off: the production address rules apply.
    */
   allowPrivateWebhookUrls: boolean;
+  /** The process's Prometheus registry and what use cases and workers report to it (src/metrics.ts). */
+  metrics?: ServiceMetrics;
 }
 
 export interface SystemDepsOptions {
@@ -63,6 +66,7 @@ export function systemDeps(store: Store, environment: Environment, options: Syst
     environment,
     keyring: options.keyring ?? keyringOf(undefined),
     allowPrivateWebhookUrls: options.allowPrivateWebhookUrls ?? false,
+    metrics: createServiceMetrics(store),
     now: () => new Date(),
     newId: monotonicIdGenerator(),
     randomBytes: (size) => new Uint8Array(randomBytes(size)),

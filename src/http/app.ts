@@ -21,6 +21,7 @@ import {
   REQUEST_TIMEOUT_MS,
 } from '../config.ts';
 import { AppError } from '../domain/errors.ts';
+import { createServiceMetrics } from '../metrics.ts';
 import { registerAuth } from './auth.ts';
 import { registerBodyParsing } from './bodyParser.ts';
 import { createHttpMetrics } from './metrics.ts';
@@ -140,7 +141,8 @@ export async function buildApp({
     for (const method of methods) routesByMethod.push({ method, matcher: patternMatcher(route.url) });
   });
 
-  const metrics = createHttpMetrics();
+  const service = deps.metrics ?? createServiceMetrics(deps.store, deps.now);
+  const metrics = createHttpMetrics(service.registry);
   app.addHook('onRequest', async (request, reply) => {
     reply.header('Request-Id', request.id);
   });
@@ -151,6 +153,10 @@ export async function buildApp({
       reply.statusCode,
       reply.elapsedTime,
     );
+    const code = problemCodeOf(reply);
+    if (code === 'idempotency_key_in_flight' || code === 'idempotency_key_reused') {
+      service.observeIdempotencyConflict(code);
+    }
   });
   await registerRateLimits(app, rateLimits, () => deps.now().getTime());
   app.addHook('onResponse', async (request, reply) => logRequest(request, reply, reply.elapsedTime));

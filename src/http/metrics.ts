@@ -8,9 +8,15 @@ export interface HttpMetrics {
   observe(method: string, route: string, statusCode: number, durationMs: number): void;
 }
 
-export function createHttpMetrics(): HttpMetrics {
-  const registry = new Registry();
+/** Registers in `registry` (the process's, src/metrics.ts), or a registry of its own. */
+export function createHttpMetrics(registry: Registry = new Registry()): HttpMetrics {
   const labelNames = ['method', 'route', 'status_code'] as const;
+  // Two apps built on one Deps (one process's registry) share these metrics rather than register them twice.
+  const existing = registry.getSingleMetric('mkoba_http_requests_total');
+  const existingLatency = registry.getSingleMetric('mkoba_http_request_duration_seconds');
+  if (existing instanceof Counter && existingLatency instanceof Histogram) {
+    return { registry, observe: observer(existing, existingLatency) };
+  }
   const requests = new Counter({
     name: 'mkoba_http_requests_total',
     help: 'HTTP requests answered, by method, route pattern and status code.',
@@ -24,12 +30,13 @@ export function createHttpMetrics(): HttpMetrics {
     buckets: LATENCY_BUCKETS_SECONDS,
     registers: [registry],
   });
-  return {
-    registry,
-    observe(method, route, statusCode, durationMs) {
-      const labels = { method, route, status_code: String(statusCode) };
-      requests.inc(labels);
-      latency.observe(labels, durationMs / 1000);
-    },
+  return { registry, observe: observer(requests, latency) };
+}
+
+function observer(requests: Counter<string>, latency: Histogram<string>): HttpMetrics['observe'] {
+  return (method, route, statusCode, durationMs) => {
+    const labels = { method, route, status_code: String(statusCode) };
+    requests.inc(labels);
+    latency.observe(labels, durationMs / 1000);
   };
 }

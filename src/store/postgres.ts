@@ -33,9 +33,10 @@ function wrapClient(client: pg.PoolClient | pg.Pool): Queryable {
 
 export async function openPostgresStore(options: PostgresStoreOptions): Promise<Store> {
   const defaults = DEFAULT_POSTGRES_SETTINGS;
+  const maxCount = options.poolConnectionsMax ?? PG_POOL_CONNECTIONS_MAX;
   const pool = new pg.Pool({
     connectionString: options.connectionString,
-    max: options.poolConnectionsMax ?? PG_POOL_CONNECTIONS_MAX,
+    max: maxCount,
     connectionTimeoutMillis: PG_CONNECT_TIMEOUT_MS,
     options: options.schema ? `-c search_path=${options.schema}` : undefined,
     // Sent as startup parameters beside `options` (and PGOPTIONS), so every connection has them from its
@@ -81,6 +82,12 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       }
     },
     close: () => pool.end(),
+    stats: () => ({
+      totalCount: pool.totalCount,
+      idleCount: pool.idleCount,
+      waitingCount: pool.waitingCount,
+      maxCount,
+    }),
   };
 }
 

@@ -16,6 +16,15 @@ export interface Store extends Queryable {
   /** Runs fn in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;
+  /** The connection pool's use, where there is a pool (PostgreSQL): for /metrics. */
+  stats?(): PoolStats;
+}
+
+export interface PoolStats {
+  totalCount: number;
+  idleCount: number;
+  waitingCount: number;
+  maxCount: number;
 }
 
 /** PostgreSQL SQLSTATEs the store reacts to. */

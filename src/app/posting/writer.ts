@@ -66,6 +66,8 @@ function yieldToEventLoop(): Promise<void> {
 }
 
 interface Pending {
+  /** When it was queued, for the writer's wait metric. */
+  enqueuedAtMs: number;
   command: WriterCommand;
   resolve: (outcome: IdempotentOutcome) => void;
   reject: (error: unknown) => void;
@@ -115,7 +117,7 @@ class WriterLane {
 
   submit(command: WriterCommand): Promise<IdempotentOutcome> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ command, resolve, reject });
+      this.queue.push({ command, resolve, reject, enqueuedAtMs: performance.now() });
       if (!this.running) void this.drain();
     });
   }
@@ -129,6 +131,8 @@ class WriterLane {
         // turn each batch there carried exactly one command, however many requests were waiting.
         await yieldToEventLoop();
         const batch = this.queue.splice(0, LEDGER_BATCH_COMMANDS_MAX);
+        const cutAtMs = performance.now();
+        this.deps.metrics?.observeWriterBatch(batch.length, cutAtMs - (batch[0]?.enqueuedAtMs ?? cutAtMs));
         await this.runWithFallback(batch);
       }
     } finally {

@@ -19,7 +19,7 @@ export function eventRoutes(app: FastifyInstance, deps: Deps): void {
         operationId: 'listEvents',
         summary: 'List events',
         description:
-          'Newest first, with cursor pagination; filter by type, resource and creation time. Events are kept, so a receiver that missed deliveries can recover them from here.',
+          'Newest first, with cursor pagination; filter by type, resource and creation time. Events are kept for the retention period (30 days by default; an event with an unfinished delivery stays until it finishes), so a receiver that missed deliveries can recover them from here within it.',
         tags: TAGS,
         security: BEARER_SECURITY,
         querystring: listQuerySchema(ID_PREFIXES.event, {

@@ -63,7 +63,9 @@ export function systemRoutes(app: FastifyInstance, deps: Deps, metrics: HttpMetr
       schema: {
         operationId: 'metrics',
         summary: 'Prometheus metrics',
-        description: 'Request counts and latency histograms by method, route pattern and status code.',
+        description:
+          'Request counts and latencies, ledger-writer batches, open transfers, webhook outcomes and backlog, ' +
+          'idempotency conflicts, database pool use and Node process metrics (docs/OPERATIONS.md lists them).',
         tags: TAGS,
         security: [],
         produces: ['text/plain'],

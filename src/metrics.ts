@@ -1,0 +1,175 @@
+/**
+ * The service's Prometheus registry: what the use cases, workers and HTTP edge observe (writer batches,
+ * webhook outcomes, idempotency conflicts), figures read from the database at scrape time (open transfers,
+ * webhook backlog, pool use), and Node's process metrics. One per process (src/app/deps.ts systemDeps);
+ * the HTTP metrics of src/http/metrics.ts register in the same registry. docs/OPERATIONS.md lists them all.
+ */
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { openTransferCounts, subscriptionQueues } from './store/repositories/operations.ts';
+import type { Store } from './store/store.ts';
+
+/** Subscriptions labelled in mkoba_webhook_queue_depth: the deepest ones, so the series stay few. */
+export const QUEUE_DEPTH_SUBSCRIPTIONS_MAX = 20;
+/** Pending deliveries counted per subscription at a scrape; a deeper queue reads as this many. */
+export const QUEUE_DEPTH_COUNT_MAX = 10_000;
+
+export const WRITER_BATCH_COMMANDS_BUCKETS = [1, 2, 5, 10, 20, 50, 100, 200];
+export const WRITER_WAIT_BUCKETS_SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+
+export type WebhookDeliveryOutcome = 'succeeded' | 'retrying' | 'exhausted';
+export type IdempotencyConflictCode = 'idempotency_key_in_flight' | 'idempotency_key_reused';
+
+export interface ServiceMetrics {
+  registry: Registry;
+  /** One ledger-writer batch: its commands, and how long its oldest command waited in the queue. */
+  observeWriterBatch(commands: number, waitMs: number): void;
+  /** One recorded webhook attempt's effect on its delivery. */
+  observeWebhookDelivery(outcome: WebhookDeliveryOutcome): void;
+  observeIdempotencyConflict(code: IdempotencyConflictCode): void;
+}
+
+export function createServiceMetrics(store: Store, now: () => Date = () => new Date()): ServiceMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+
+  const writerBatch = new Histogram({
+    name: 'mkoba_ledger_writer_batch_commands',
+    help: 'Transfer commands per ledger-writer batch (one transaction each).',
+    buckets: WRITER_BATCH_COMMANDS_BUCKETS,
+    registers: [registry],
+  });
+  const writerWait = new Histogram({
+    name: 'mkoba_ledger_writer_wait_seconds',
+    help: "Time a batch's oldest command waited in the ledger writer's queue before its transaction began.",
+    buckets: WRITER_WAIT_BUCKETS_SECONDS,
+    registers: [registry],
+  });
+  const deliveries = new Counter({
+    name: 'mkoba_webhook_deliveries_total',
+    help: 'Webhook attempts recorded, by what they made of the delivery: succeeded, retrying or exhausted.',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  const conflicts = new Counter({
+    name: 'mkoba_idempotency_conflicts_total',
+    help: 'Requests refused over their Idempotency-Key: in flight (409) or reused with another request (422).',
+    labelNames: ['code'] as const,
+    registers: [registry],
+  });
+  const collectFailures = new Counter({
+    name: 'mkoba_metrics_collect_failures_total',
+    help: 'Scrape-time database reads that failed; their gauges are left out of that scrape.',
+    labelNames: ['gauge'] as const,
+    registers: [registry],
+  });
+  // Start at zero, so a rate is defined before the first event.
+  for (const outcome of ['succeeded', 'retrying', 'exhausted'] as const) deliveries.inc({ outcome }, 0);
+  for (const code of ['idempotency_key_in_flight', 'idempotency_key_reused'] as const)
+    conflicts.inc({ code }, 0);
+
+  async function guarded(name: string, gauge: Gauge, read: () => Promise<void>): Promise<void> {
+    gauge.reset();
+    try {
+      await read();
+    } catch {
+      collectFailures.inc({ gauge: name });
+    }
+  }
+
+  new Gauge({
+    name: 'mkoba_transfers_open',
+    help: 'Transfers not yet final (pending_approval, in_review, pending, processing), by status and rail.',
+    labelNames: ['status', 'rail'] as const,
+    registers: [registry],
+    async collect() {
+      await guarded('mkoba_transfers_open', this, async () => {
+        for (const row of await openTransferCounts(store)) {
+          this.set({ status: row.status, rail: row.rail }, row.count);
+        }
+      });
+    },
+  });
+
+  // The registry collects every metric of a scrape at once: the three webhook gauges share one read.
+  let queueRead: ReturnType<typeof subscriptionQueues> | undefined;
+  function queues(): ReturnType<typeof subscriptionQueues> {
+    queueRead ??= subscriptionQueues(store, now(), QUEUE_DEPTH_COUNT_MAX).finally(() => {
+      queueRead = undefined;
+    });
+    return queueRead;
+  }
+  new Gauge({
+    name: 'mkoba_webhook_queue_depth',
+    help: `Pending deliveries of the ${QUEUE_DEPTH_SUBSCRIPTIONS_MAX} deepest subscription queues, by subscription (each counted up to ${QUEUE_DEPTH_COUNT_MAX}).`,
+    labelNames: ['subscription_id'] as const,
+    registers: [registry],
+    async collect() {
+      await guarded('mkoba_webhook_queue_depth', this, async () => {
+        const deepest = [...(await queues())].sort((a, b) => b.depth - a.depth);
+        for (const q of deepest.slice(0, QUEUE_DEPTH_SUBSCRIPTIONS_MAX)) {
+          this.set({ subscription_id: q.subscriptionId }, q.depth);
+        }
+      });
+    },
+  });
+  new Gauge({
+    name: 'mkoba_webhook_backlog_deliveries',
+    help: `Pending deliveries over all subscriptions (each subscription counted up to ${QUEUE_DEPTH_COUNT_MAX}).`,
+    registers: [registry],
+    async collect() {
+      await guarded('mkoba_webhook_backlog_deliveries', this, async () => {
+        this.set((await queues()).reduce((sum, q) => sum + q.depth, 0));
+      });
+    },
+  });
+  new Gauge({
+    name: 'mkoba_webhook_backlog_age_seconds',
+    help: 'How long the oldest due pending delivery has been due (0 when none is): how far dispatch lags.',
+    registers: [registry],
+    async collect() {
+      await guarded('mkoba_webhook_backlog_age_seconds', this, async () => {
+        const due = (await queues()).flatMap((q) => (q.oldestDueAt ? [q.oldestDueAt.getTime()] : []));
+        const oldest = due.length > 0 ? Math.min(...due) : undefined;
+        this.set(oldest === undefined ? 0 : Math.max(0, (now().getTime() - oldest) / 1000));
+      });
+    },
+  });
+
+  if (store.stats) {
+    const stats = store.stats.bind(store);
+    new Gauge({
+      name: 'mkoba_db_pool_connections',
+      help: 'Database pool connections by state: open (total), idle, and the pool maximum (max).',
+      labelNames: ['state'] as const,
+      registers: [registry],
+      collect() {
+        const s = stats();
+        this.set({ state: 'total' }, s.totalCount);
+        this.set({ state: 'idle' }, s.idleCount);
+        this.set({ state: 'max' }, s.maxCount);
+      },
+    });
+    new Gauge({
+      name: 'mkoba_db_pool_waiting_requests',
+      help: 'Queries and transactions waiting for a pool connection: above 0, the pool is saturated.',
+      registers: [registry],
+      collect() {
+        this.set(stats().waitingCount);
+      },
+    });
+  }
+
+  return {
+    registry,
+    observeWriterBatch(commands, waitMs) {
+      writerBatch.observe(commands);
+      writerWait.observe(waitMs / 1000);
+    },
+    observeWebhookDelivery(outcome) {
+      deliveries.inc({ outcome });
+    },
+    observeIdempotencyConflict(code) {
+      conflicts.inc({ code });
+    },
+  };
+}
