@@ -20,12 +20,7 @@ import {
   WEBHOOK_SIGNATURE_HEADER,
   WEBHOOK_SIGNING_SECRETS_MAX,
 } from '../domain/signing.ts';
-import {
-  nextAttempt,
-  shouldDisable,
-  toCamelCase,
-  WEBHOOK_SUBSCRIPTION_IN_FLIGHT_MAX,
-} from '../domain/webhooks.ts';
+import { nextAttempt, shouldDisable, toCamelCase } from '../domain/webhooks.ts';
 import {
   activeSecrets,
   type ClaimedDelivery,
@@ -38,9 +33,11 @@ import {
   releaseDelivery,
   type Subscription,
   saveSubscription,
+  WEBHOOK_DELIVERIES_CHANNEL,
 } from '../store/repositories/webhooks.ts';
 import type { Queryable } from '../store/store.ts';
 
+/** The poll of a store that cannot notify (one with notifications polls at settings.pollIntervalMs). */
 export const WEBHOOK_DISPATCH_INTERVAL_MS = 100;
 export const WEBHOOK_DISPATCH_BATCH_ROWS = 50;
 /** Extra lease beyond the send time-out, so a slow but live dispatcher keeps its claim. */
@@ -313,7 +310,7 @@ async function claim(deps: Deps, options: DispatcherOptions, rowsMax: number): P
       now,
       new Date(now.getTime() + options.settings.timeoutMs + LEASE_MARGIN_MS),
       rowsMax,
-      WEBHOOK_SUBSCRIPTION_IN_FLIGHT_MAX,
+      options.settings.subscriptionConcurrency,
     ),
   );
 }
@@ -338,7 +335,8 @@ export interface RunningDispatcher {
 
 /**
  * The long-running dispatcher: ticks never wait for sends, so an endpoint that takes the whole time-out
- * holds only its own slots while every other subscription keeps flowing.
+ * holds only its own slots while every other subscription keeps flowing. A commit that queues deliveries
+ * wakes it (LISTEN/NOTIFY); the poll is the fallback for retries coming due and lost notifications.
  */
 export function startWebhookDispatcher(
   deps: Deps,
@@ -351,9 +349,16 @@ export function startWebhookDispatcher(
   // While the last claim found work there is likely a backlog: a freed slot is refilled at once instead of
   // at the next tick, so one fast subscription is not held to (in-flight limit × ticks per second).
   let backlog = false;
+  // A wake-up that came while a claim ran: that claim may have read before the commit, so claim again.
+  let wokenWhileClaiming = false;
   const tick = async () => {
     const free = Math.min(WEBHOOK_DISPATCH_BATCH_ROWS, WEBHOOK_DISPATCH_CONCURRENCY_MAX - inFlight.size);
-    if (claiming || stopped || free <= 0) return;
+    if (stopped || free <= 0) return;
+    if (claiming) {
+      wokenWhileClaiming = true;
+      return;
+    }
+    wokenWhileClaiming = false;
     claiming = (async () => {
       try {
         // Rows claimed are leased: they are sent even if stop() came meanwhile, and stop() waits for them.
@@ -374,13 +379,26 @@ export function startWebhookDispatcher(
     })();
     await claiming;
     claiming = undefined;
+    if (wokenWhileClaiming) void tick();
   };
-  const timer = setInterval(() => void tick(), WEBHOOK_DISPATCH_INTERVAL_MS);
+  const listening = deps.store.listen
+    ? deps.store.listen(WEBHOOK_DELIVERIES_CHANNEL, () => void tick()).catch((error: unknown) => {
+        // Without notifications the poll still finds every delivery, later.
+        onError(error);
+        return undefined;
+      })
+    : undefined;
+  const timer = setInterval(
+    () => void tick(),
+    deps.store.listen ? options.settings.pollIntervalMs : WEBHOOK_DISPATCH_INTERVAL_MS,
+  );
   timer.unref();
+  void tick();
   return {
     async stop() {
       stopped = true;
       clearInterval(timer);
+      await (await listening)?.();
       await claiming;
       await Promise.all([...inFlight]);
     },

@@ -293,7 +293,14 @@ export async function enqueueDeliveriesForEvents(
 }
 
 /**
- * Queues deliveries due at `now`. One that exists already (redeliver, recover) is queued again with a fresh
+ * The channel notified by every transaction that queues deliveries: dispatchers listen on it, so a delivery
+ * is claimed as soon as it commits rather than at the next poll.
+ */
+export const WEBHOOK_DELIVERIES_CHANNEL = 'mkoba_webhook_deliveries';
+
+/**
+ * Queues deliveries due at `now`, and notifies WEBHOOK_DELIVERIES_CHANNEL (delivered when the transaction
+ * commits, once per transaction). One that exists already (redeliver, recover) is queued again with a fresh
  * retry schedule; if a dispatcher holds it under a live lease, it stays with that dispatcher (the attempt in
  * flight becomes the first of the new schedule), so it is never sent twice at once nor counted out of the
  * subscription's in-flight limit.
@@ -322,6 +329,7 @@ export async function insertDeliveries(
       now,
     ],
   );
+  await db.query(`NOTIFY ${WEBHOOK_DELIVERIES_CHANNEL}`);
 }
 
 export interface ClaimedDelivery {
