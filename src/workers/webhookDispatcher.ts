@@ -215,7 +215,11 @@ async function recordOutcome(
     responseBody: result.kind === 'response' ? result.body : result.message,
   });
   // Subscription first, then the delivery: the order recover takes them in, so the two cannot deadlock.
-  const subscription = outcome.fromEndpoint
+  // A success leaves a subscription whose failure window was closed at the claim alone: locking its row
+  // would commit every outcome of a subscription one after another. (A failure recorded meanwhile keeps its
+  // window open until the next success closes it.)
+  const touchesSubscription = outcome.fromEndpoint && (!success || delivery.subscriptionFailing);
+  const subscription = touchesSubscription
     ? await findSubscription(tx, delivery.organizationId, delivery.subscriptionId, { forUpdate: true })
     : undefined;
   const state = await lockDelivery(tx, delivery.id);

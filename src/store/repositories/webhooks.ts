@@ -343,6 +343,8 @@ export interface ClaimedDelivery {
   eventCreatedAt: Date;
   url: string;
   payloadFormat: PayloadFormat;
+  /** The subscription's failure window as the claim saw it: a success need not touch a closed one. */
+  subscriptionFailing: boolean;
 }
 
 /**
@@ -403,7 +405,7 @@ export async function claimDueDeliveries(
        RETURNING d.id, d.organization_id, d.event_id, d.subscription_id, d.attempts
      )
      SELECT l.*, e.type AS event_type, e.data AS event_data, e.created_at AS event_created_at,
-            s.url, s.payload_format
+            s.url, s.payload_format, s.failing_since IS NOT NULL AS subscription_failing
        FROM leased l JOIN events e ON e.id = l.event_id JOIN webhook_subscriptions s ON s.id = l.subscription_id`,
     [candidates.map((c) => c.id), now, leaseUntil],
   );
@@ -421,6 +423,7 @@ export async function claimDueDeliveries(
     eventCreatedAt: toDate(r.event_created_at),
     url: String(r.url),
     payloadFormat: r.payload_format as PayloadFormat,
+    subscriptionFailing: r.subscription_failing === true,
   }));
 }
 
