@@ -22,7 +22,6 @@ import {
 } from '../domain/signing.ts';
 import { nextAttempt, shouldDisable, toCamelCase } from '../domain/webhooks.ts';
 import {
-  activeSecrets,
   type ClaimedDelivery,
   claimDueDeliveries,
   findDeliveryToSend,
@@ -30,6 +29,7 @@ import {
   finishDelivery,
   insertAttempt,
   lockDelivery,
+  openStoredSecret,
   releaseDelivery,
   type Subscription,
   saveSubscription,
@@ -178,7 +178,8 @@ async function attempt(
   const target = { ...delivery, url: current.url, payloadFormat: current.payloadFormat };
   const body = deliveryBody(target, deps);
   // Newest first: should more secrets be live than a header carries, the newest sign.
-  const secrets = (await activeSecrets(deps.store, deps.keyring, delivery.subscriptionId, startedAt))
+  const secrets = delivery.secrets
+    .map((secret) => openStoredSecret(deps.keyring, secret))
     .filter((secret) => secret.length > 0)
     .slice(0, WEBHOOK_SIGNING_SECRETS_MAX);
   const result: SendResult =

@@ -345,6 +345,8 @@ export interface ClaimedDelivery {
   payloadFormat: PayloadFormat;
   /** The subscription's failure window as the claim saw it: a success need not touch a closed one. */
   subscriptionFailing: boolean;
+  /** Its secrets live at the claim, still sealed, newest first, at most WEBHOOK_SIGNING_SECRETS_MAX. */
+  secrets: StoredSecret[];
 }
 
 /**
@@ -405,9 +407,14 @@ export async function claimDueDeliveries(
        RETURNING d.id, d.organization_id, d.event_id, d.subscription_id, d.attempts
      )
      SELECT l.*, e.type AS event_type, e.data AS event_data, e.created_at AS event_created_at,
-            s.url, s.payload_format, s.failing_since IS NOT NULL AS subscription_failing
+            s.url, s.payload_format, s.failing_since IS NOT NULL AS subscription_failing,
+            (SELECT COALESCE(json_agg(w ORDER BY w.created_at DESC, w.id DESC), '[]') FROM (
+               SELECT ${SECRET_COLUMNS} FROM webhook_secrets
+                WHERE subscription_id = l.subscription_id AND (expires_at IS NULL OR expires_at > $2)
+                ORDER BY created_at DESC, id DESC LIMIT $4
+             ) w) AS secrets
        FROM leased l JOIN events e ON e.id = l.event_id JOIN webhook_subscriptions s ON s.id = l.subscription_id`,
-    [candidates.map((c) => c.id), now, leaseUntil],
+    [candidates.map((c) => c.id), now, leaseUntil, WEBHOOK_SIGNING_SECRETS_MAX],
   );
   return rows.map((r) => ({
     id: String(r.id),
@@ -424,6 +431,9 @@ export async function claimDueDeliveries(
     url: String(r.url),
     payloadFormat: r.payload_format as PayloadFormat,
     subscriptionFailing: r.subscription_failing === true,
+    secrets: (
+      (typeof r.secrets === 'string' ? JSON.parse(r.secrets) : r.secrets) as Record<string, unknown>[]
+    ).map(secretFromRow),
   }));
 }
 
