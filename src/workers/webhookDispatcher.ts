@@ -103,6 +103,7 @@ async function sendOne(
   options: DispatcherOptions,
   delivery: ClaimedDelivery,
   onError: (error: unknown) => void,
+  record: OutcomeRecorder,
 ): Promise<void> {
   const startedAt = deps.now();
   let outcome: AttemptOutcome | undefined;
@@ -115,10 +116,7 @@ async function sendOne(
   if (!outcome) return;
   const random = (options.random ?? Math.random)();
   const recorded = (o: AttemptOutcome) =>
-    retried(
-      () => deps.store.transaction((tx) => recordOutcome(tx, deps, options, delivery, o, random)),
-      onError,
-    );
+    retried(() => record(delivery, (tx) => recordOutcome(tx, deps, options, delivery, o, random)), onError);
   if (await recorded(outcome)) return;
   // The full outcome would not commit (whatever the reason): record just a failed attempt, which touches
   // nothing but the attempt and the delivery. If even that fails, the lease runs out and the claim is retried.
@@ -135,6 +133,62 @@ async function sendOne(
     ),
   );
 }
+
+/** Records one outcome: alone, or in one transaction with others that finished at the same time. */
+type OutcomeRecorder = (delivery: ClaimedDelivery, fn: (tx: Queryable) => Promise<void>) => Promise<void>;
+
+/** Outcomes committed together at most. */
+export const WEBHOOK_OUTCOME_BATCH_ROWS_MAX = 64;
+
+/**
+ * Outcomes that finish while another batch commits wait and go in the next transaction, so a busy
+ * dispatcher pays one commit (and one WAL flush) for many. Each batch takes its locks in (subscription,
+ * delivery) order, the order every batch and recover take them in. A batch that fails is recorded one
+ * outcome per transaction, so one outcome that cannot be recorded never holds back the others.
+ */
+function batchedRecorder(deps: Deps): OutcomeRecorder {
+  type Item = {
+    delivery: ClaimedDelivery;
+    fn: (tx: Queryable) => Promise<void>;
+    resolve: () => void;
+    reject: (error: unknown) => void;
+  };
+  let queue: Item[] = [];
+  let flushing = false;
+  const alone = (item: Item) => deps.store.transaction(item.fn).then(item.resolve, item.reject);
+  const flush = async () => {
+    flushing = true;
+    while (queue.length > 0) {
+      const batch = queue.slice(0, WEBHOOK_OUTCOME_BATCH_ROWS_MAX);
+      queue = queue.slice(batch.length);
+      if (batch.length === 1) {
+        await alone(batch[0] as Item);
+        continue;
+      }
+      batch.sort(
+        (a, b) =>
+          compare(a.delivery.subscriptionId, b.delivery.subscriptionId) ||
+          compare(a.delivery.id, b.delivery.id),
+      );
+      try {
+        await deps.store.transaction(async (tx) => {
+          for (const item of batch) await item.fn(tx);
+        });
+        for (const item of batch) item.resolve();
+      } catch {
+        await Promise.all(batch.map(alone));
+      }
+    }
+    flushing = false;
+  };
+  return (delivery, fn) =>
+    new Promise<void>((resolve, reject) => {
+      queue.push({ delivery, fn, resolve, reject });
+      if (!flushing) void flush();
+    });
+}
+
+const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** Runs fn, again after each delay while it throws; true once it succeeds. Errors go to onError. */
 async function retried(fn: () => Promise<unknown>, onError: (error: unknown) => void): Promise<boolean> {
@@ -330,7 +384,8 @@ export async function dispatchWebhooksOnce(
   onError: (error: unknown) => void = () => {},
 ): Promise<number> {
   const claimed = await claim(deps, options, WEBHOOK_DISPATCH_BATCH_ROWS);
-  await Promise.all(claimed.map((delivery) => sendOne(deps, options, delivery, onError)));
+  const record = batchedRecorder(deps);
+  await Promise.all(claimed.map((delivery) => sendOne(deps, options, delivery, onError, record)));
   return claimed.length;
 }
 
@@ -349,6 +404,7 @@ export function startWebhookDispatcher(
   onError: (error: unknown) => void,
 ): RunningDispatcher {
   const inFlight = new Set<Promise<void>>();
+  const record = batchedRecorder(deps);
   let claiming: Promise<void> | undefined;
   let stopped = false;
   // While the last claim found work there is likely a backlog: a freed slot is refilled at once instead of
@@ -370,7 +426,7 @@ export function startWebhookDispatcher(
         const claimed = await claim(deps, options, free);
         backlog = claimed.length > 0;
         for (const delivery of claimed) {
-          const send: Promise<void> = sendOne(deps, options, delivery, onError)
+          const send: Promise<void> = sendOne(deps, options, delivery, onError, record)
             .catch(onError)
             .finally(() => {
               inFlight.delete(send);
@@ -387,11 +443,13 @@ export function startWebhookDispatcher(
     if (wokenWhileClaiming) void tick();
   };
   const listening = deps.store.listen
-    ? deps.store.listen(WEBHOOK_DELIVERIES_CHANNEL, () => void tick()).catch((error: unknown) => {
-        // Without notifications the poll still finds every delivery, later.
-        onError(error);
-        return undefined;
-      })
+    ? deps.store
+        .listen(WEBHOOK_DELIVERIES_CHANNEL, () => void tick())
+        .catch((error: unknown) => {
+          // Without notifications the poll still finds every delivery, later.
+          onError(error);
+          return undefined;
+        })
     : undefined;
   const timer = setInterval(
     () => void tick(),
