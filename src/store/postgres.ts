@@ -141,7 +141,14 @@ async function listenWithReconnect(
       // lost() has scheduled the next try.
     }
   };
-  await connect();
+  try {
+    await connect();
+  } catch (error) {
+    // The first connection failed: the caller hears of it (and polls); no retry is left running.
+    stopped = true;
+    clearTimeout(retry);
+    throw error;
+  }
   return async () => {
     stopped = true;
     clearTimeout(retry);
