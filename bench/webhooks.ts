@@ -9,6 +9,8 @@
  *
  * - paced: a fixed request rate below the dispatcher's ceiling, so latency is the dispatcher's, not a queue's;
  * - burst: a bounded number of requests as fast as the connections allow, so the dispatcher has a backlog;
+ * - backlog: events stored while the subscription is disabled, then queued at once by a recover, so the
+ *   dispatcher's drain rate is measured apart from the API's;
  * - burst beside a slow receiver: the same burst with a second subscription whose endpoint answers late.
  *
  * The commit time of an event is taken as the moment the response of the request that created it arrived
@@ -21,12 +23,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { WEBHOOK_SUBSCRIPTION_IN_FLIGHT_MAX } from '../src/domain/webhooks.ts';
+import { WEBHOOK_RECOVER_EVENTS_MAX } from '../src/app/webhooks.ts';
+import { loadConfig } from '../src/config.ts';
 import { createSchema, dropSchema } from '../src/store/postgres.ts';
 import {
   WEBHOOK_DISPATCH_BATCH_ROWS,
   WEBHOOK_DISPATCH_CONCURRENCY_MAX,
-  WEBHOOK_DISPATCH_INTERVAL_MS,
 } from '../src/workers/webhookDispatcher.ts';
 import { postgresCpuMs, processCpuMs } from './cpu.ts';
 import { type Api, createWallets } from './httpLoad.ts';
@@ -54,6 +56,7 @@ export const WEBHOOK_USAGE = `Webhooks (events delivered per second, commit to t
   --webhook-rate N     requests/s of the paced run (BENCH_WEBHOOK_RATE, default 10)
   --webhook-paced S    seconds of the paced run, 0 to skip it (BENCH_WEBHOOK_PACED_S, default 10)
   --webhook-burst N    requests of each burst (BENCH_WEBHOOK_BURST, default 200)
+  --webhook-backlog N  requests whose events one recover queues at once, 0 to skip (BENCH_WEBHOOK_BACKLOG, default 1000)
   --webhook-slow-ms MS the slow receiver's answer time, 0 to skip that run (BENCH_WEBHOOK_SLOW_MS, default 2000)
   --connections N      requests in flight at most (BENCH_CONNECTIONS, default 16)
   --backends, --database-url as above
@@ -67,6 +70,7 @@ export const WEBHOOK_OPTIONS = {
   'webhook-paced': { type: 'string' },
   'webhook-burst': { type: 'string' },
   'webhook-slow-ms': { type: 'string' },
+  'webhook-backlog': { type: 'string' },
 } as const;
 
 type Source = 'transfers' | 'sandbox';
@@ -82,6 +86,8 @@ const REQUEST_TIMEOUT_MS = 30_000;
 const DRAIN_POLL_MS = 20;
 /** Unmeasured requests after subscribing, so the first measured run does not pay for cold code. */
 const WARMUP_REQUESTS = 20;
+/** One recover queues at most WEBHOOK_RECOVER_EVENTS_MAX events, and a transfer makes two. */
+const WEBHOOK_BACKLOG_REQUESTS_MAX = WEBHOOK_RECOVER_EVENTS_MAX / 2;
 const FUNDS_TEXT = '100000000.00';
 
 interface WebhookConfig {
@@ -92,6 +98,8 @@ interface WebhookConfig {
   rate: number;
   pacedS: number;
   burst: number;
+  /** Requests whose events are queued at once by a recover (0 skips the run). */
+  backlog: number;
   slowMs: number;
   drainMaxS: number;
 }
@@ -112,6 +120,13 @@ function readConfig(values: BenchValues): WebhookConfig {
     rate: wholeNumber('webhook-rate', text('webhook-rate') ?? env.BENCH_WEBHOOK_RATE, 10, 1, 1000),
     pacedS: wholeNumber('webhook-paced', text('webhook-paced') ?? env.BENCH_WEBHOOK_PACED_S, 10, 0, 600),
     burst: wholeNumber('webhook-burst', text('webhook-burst') ?? env.BENCH_WEBHOOK_BURST, 200, 1, 20_000),
+    backlog: wholeNumber(
+      'webhook-backlog',
+      text('webhook-backlog') ?? env.BENCH_WEBHOOK_BACKLOG,
+      1000,
+      0,
+      WEBHOOK_BACKLOG_REQUESTS_MAX,
+    ),
     slowMs: wholeNumber(
       'webhook-slow-ms',
       text('webhook-slow-ms') ?? env.BENCH_WEBHOOK_SLOW_MS,
@@ -508,6 +523,26 @@ async function createSubscription(api: Api, url: string): Promise<string> {
   return String((JSON.parse(r.text) as { id: string }).id);
 }
 
+async function setSubscriptionStatus(api: Api, id: string, status: 'enabled' | 'disabled') {
+  const r = await call(api, 'PATCH', `/v1/webhook-subscriptions/${id}`, { status });
+  if (r.status !== 200) throw new Error(`setting subscription ${id} ${status}: ${r.status} ${r.text}`);
+}
+
+/**
+ * A backlog queued in one commit: the subscription is disabled while the requests run (their events are
+ * stored, no delivery queued), then enabled and recovered, which queues every one of them at once. What
+ * follows is the dispatcher alone, draining, whatever the API's pace: the run's "backlog drained/s".
+ */
+async function queuedBacklog(api: Api, subscriptionId: string, generate: () => Promise<Generated>) {
+  await setSubscriptionStatus(api, subscriptionId, 'disabled');
+  const since = new Date(Date.now() - 1_000).toISOString();
+  const generated = await generate();
+  await setSubscriptionStatus(api, subscriptionId, 'enabled');
+  const r = await call(api, 'POST', `/v1/webhook-subscriptions/${subscriptionId}/recover`, { since });
+  if (r.status !== 200 && r.status !== 202) throw new Error(`recover: ${r.status} ${r.text}`);
+  return generated;
+}
+
 async function benchBackend(
   backend: Backend,
   config: WebhookConfig,
@@ -534,7 +569,7 @@ async function benchBackend(
           ? await createWallets(api, config.connections, FUNDS_TEXT)
           : ([] as string[]);
       // Subscribed after the set-up, so funding's events are not delivered.
-      await createSubscription(api, `${receiver.origin}/fast`);
+      const fastId = await createSubscription(api, `${receiver.origin}/fast`);
       const eventTypes = EVENT_TYPES_OF[config.source];
       const common = {
         backend,
@@ -586,6 +621,25 @@ async function benchBackend(
         }),
       );
       log(describe(measured[measured.length - 1] as RunRow).join('\n'));
+      if (config.backlog > 0) {
+        measured.push(
+          await measureRun({
+            ...common,
+            run: `backlog of ${config.backlog} requests queued by one recover`,
+            paths: ['fast'],
+            generateRequests: () =>
+              queuedBacklog(api, fastId, () =>
+                generate(
+                  eventMaker(api, config.source, wallets, 'q'),
+                  config.backlog,
+                  config.connections,
+                  undefined,
+                ),
+              ),
+          }),
+        );
+        log(describe(measured[measured.length - 1] as RunRow).join('\n'));
+      }
       if (config.slowMs > 0) {
         await createSubscription(api, `${receiver.origin}/slow`);
         measured.push(
@@ -649,12 +703,16 @@ export async function runWebhookBench(values: BenchValues): Promise<number> {
     return 2;
   }
   const cpus = os.cpus();
+  // What the served process reads from the same environment.
+  const { webhooks } = loadConfig({
+    MKOBA_WEBHOOK_SUBSCRIPTION_CONCURRENCY: process.env.MKOBA_WEBHOOK_SUBSCRIPTION_CONCURRENCY,
+  });
   const notes = [
     `node ${process.version}, ${cpus.length} × ${cpus[0]?.model.trim() ?? 'unknown CPU'}, load average ${os
       .loadavg()
       .map((l) => l.toFixed(2))
       .join(' ')}`,
-    `dispatcher: a tick every ${WEBHOOK_DISPATCH_INTERVAL_MS} ms claims up to ${WEBHOOK_DISPATCH_BATCH_ROWS} deliveries, ${WEBHOOK_DISPATCH_CONCURRENCY_MAX} sends in flight per process, ${WEBHOOK_SUBSCRIPTION_IN_FLIGHT_MAX} per subscription (a freed slot is refilled at once while there is a backlog)`,
+    `dispatcher: woken by each commit that queues deliveries (and a poll every ${webhooks.pollIntervalMs} ms), claims up to ${WEBHOOK_DISPATCH_BATCH_ROWS} deliveries, ${WEBHOOK_DISPATCH_CONCURRENCY_MAX} sends in flight per process, ${webhooks.subscriptionConcurrency} per subscription (MKOBA_WEBHOOK_SUBSCRIPTION_CONCURRENCY; a freed slot is refilled at once while there is a backlog)`,
     `source ${config.source}; paced ${config.pacedS > 0 ? `${config.rate} requests/s for ${config.pacedS} s` : 'skipped'}; bursts of ${config.burst} requests over ${config.connections} connections; slow receiver ${config.slowMs > 0 ? `${config.slowMs} ms` : 'skipped'}`,
   ];
   if (config.databaseUrl && config.backends.includes('postgres')) {

@@ -11,6 +11,7 @@ import {
   WEBHOOK_RETRY_DELAY_SECONDS_MAX,
   WEBHOOK_RETRY_SCHEDULE_ENTRIES_MAX,
   WEBHOOK_RETRY_SCHEDULE_SECONDS_DEFAULT,
+  WEBHOOK_SUBSCRIPTION_IN_FLIGHT_MAX,
   WEBHOOK_TIMEOUT_MS_DEFAULT,
 } from './domain/webhooks.ts';
 
@@ -164,7 +165,18 @@ export interface WebhookSettings {
    * environment. Only MKOBA_WEBHOOK_ALLOW_PRIVATE=1 in the sandbox turns this off, for local development.
    */
   blockReservedAddresses: boolean;
+  /** Deliveries one subscription may have in flight at once, across every dispatcher. */
+  subscriptionConcurrency: number;
+  /**
+   * How often a dispatcher looks for due deliveries without being told: it is woken when deliveries are
+   * queued, so the poll finds retries coming due and anything a lost notification missed.
+   */
+  pollIntervalMs: number;
 }
+
+/** The largest MKOBA_WEBHOOK_SUBSCRIPTION_CONCURRENCY: a process sends at most this many at once anyway. */
+export const WEBHOOK_SUBSCRIPTION_CONCURRENCY_MAX = 64;
+export const WEBHOOK_POLL_INTERVAL_MS_DEFAULT = 1_000;
 
 export function defaultWebhookSettings(_environment: Environment): WebhookSettings {
   return {
@@ -172,6 +184,8 @@ export function defaultWebhookSettings(_environment: Environment): WebhookSettin
     timeoutMs: WEBHOOK_TIMEOUT_MS_DEFAULT,
     disableAfterFailingMs: WEBHOOK_DISABLE_AFTER_FAILING_HOURS * 3_600_000,
     blockReservedAddresses: true,
+    subscriptionConcurrency: WEBHOOK_SUBSCRIPTION_IN_FLIGHT_MAX,
+    pollIntervalMs: WEBHOOK_POLL_INTERVAL_MS_DEFAULT,
   };
 }
 
@@ -261,6 +275,17 @@ function loadWebhookSettings(env: NodeJS.ProcessEnv, environment: Environment): 
       );
     }
     settings.disableAfterFailingMs = Number(disableText) * 1000;
+  }
+  const concurrencyText = nonEmpty(env.MKOBA_WEBHOOK_SUBSCRIPTION_CONCURRENCY);
+  if (concurrencyText !== undefined) {
+    const n = Number(concurrencyText);
+    if (!/^\d+$/.test(concurrencyText) || n < 1 || n > WEBHOOK_SUBSCRIPTION_CONCURRENCY_MAX) {
+      throw new ConfigError(
+        'MKOBA_WEBHOOK_SUBSCRIPTION_CONCURRENCY',
+        `must be a whole number from 1 to ${WEBHOOK_SUBSCRIPTION_CONCURRENCY_MAX}, got '${concurrencyText}'`,
+      );
+    }
+    settings.subscriptionConcurrency = n;
   }
   settings.blockReservedAddresses = !loadAllowPrivate(env, environment);
   return settings;

@@ -2,7 +2,9 @@
  * The webhook HTTP adapter: one POST, bounded in time and in how much of the answer it reads; it never
  * throws, whatever the target or the answer (a failure is a result with an error class). In production
  * every address a name resolves to is checked at connect time, so DNS cannot steer a delivery to a private
- * or loopback address after the URL was accepted (DNS rebinding).
+ * or loopback address after the URL was accepted (DNS rebinding). Connections are kept alive and reused
+ * per origin (a bounded pool per sender), so a busy endpoint is not paid a TCP (and TLS) handshake per
+ * delivery; an address is checked when its connection opens, which is when DNS is consulted.
  */
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import http from 'node:http';
@@ -49,6 +51,14 @@ const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
   });
 };
 
+/** Connections to one origin at most (as many as a process sends at once), open and idle alike. */
+export const WEBHOOK_SOCKETS_PER_ORIGIN_MAX = 64;
+/**
+ * An idle kept-alive connection is closed after this long: under the 5 s that common servers (Node's
+ * default among them) keep one, so a delivery is not written to a connection the receiver is closing.
+ */
+export const WEBHOOK_IDLE_SOCKET_MS = 4_000;
+
 function retryAfterSeconds(header: string | string[] | undefined): number | undefined {
   const value = Array.isArray(header) ? header[0] : header;
   if (value === undefined) return undefined;
@@ -79,6 +89,14 @@ export function httpWebhookSender(options: {
   timeoutMs: number;
   blockReservedAddresses: boolean;
 }): WebhookSender {
+  const agentOptions = {
+    keepAlive: true,
+    maxSockets: WEBHOOK_SOCKETS_PER_ORIGIN_MAX,
+    maxFreeSockets: WEBHOOK_SOCKETS_PER_ORIGIN_MAX,
+    timeout: WEBHOOK_IDLE_SOCKET_MS,
+    ...(options.blockReservedAddresses ? { lookup: publicOnlyLookup } : {}),
+  };
+  const agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) };
   return (url, body, headers) =>
     new Promise((resolve) => {
       let settled = false;
@@ -104,13 +122,13 @@ export function httpWebhookSender(options: {
           finish({ kind: 'error', errorClass: 'blocked_address', message: `${host} is a reserved address` });
           return;
         }
-        const client = target.protocol === 'https:' ? https : http;
-        const request = client.request(
+        const secure = target.protocol === 'https:';
+        const request = (secure ? https : http).request(
           target,
           {
             method: 'POST',
             headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
-            agent: false,
+            agent: secure ? agents.https : agents.http,
             ...(options.blockReservedAddresses ? { lookup: publicOnlyLookup } : {}),
           },
           (response) => {

@@ -25,7 +25,7 @@ export const WEBHOOK_RESPONSE_BODY_BYTES_READ_MAX = 4 * WEBHOOK_RESPONSE_BODY_CH
 export const WEBHOOK_SECRET_ROTATION_GRACE_HOURS_DEFAULT = 24;
 /** An endpoint failing without a single success for this long is disabled. */
 export const WEBHOOK_DISABLE_AFTER_FAILING_HOURS = 5 * 24;
-/** Deliveries one subscription may have in flight at once, so a slow endpoint cannot hog the dispatchers. */
+/** Deliveries one subscription may have in flight at once by default (MKOBA_WEBHOOK_SUBSCRIPTION_CONCURRENCY), so a slow endpoint cannot hog the dispatchers. */
 export const WEBHOOK_SUBSCRIPTION_IN_FLIGHT_MAX = 4;
 /** Bounds on a receiver's Retry-After: honoured, but never sooner than 1 s nor later than 1 h. */
 export const WEBHOOK_RETRY_AFTER_SECONDS_MIN = 1;

@@ -24,6 +24,8 @@ export async function openPgliteStore(dataDir: string | undefined): Promise<Stor
     query: base.query,
     exec: base.exec,
     transaction: (fn) => db.transaction((tx) => fn(wrap(tx))),
+    // One session: a NOTIFY committed by any transaction reaches this callback in process.
+    listen: (channel, onNotify) => db.listen(channel, () => onNotify()),
     close: () => db.close(),
   };
 }

@@ -81,6 +81,12 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
         client.release(broken || lost !== undefined);
       }
     },
+    listen: (channel, onNotify) =>
+      listenWithReconnect(
+        { connectionString: options.connectionString, connectionTimeoutMillis: PG_CONNECT_TIMEOUT_MS },
+        channel,
+        onNotify,
+      ),
     close: () => pool.end(),
     stats: () => ({
       totalCount: pool.totalCount,
@@ -88,6 +94,74 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       waitingCount: pool.waitingCount,
       maxCount,
     }),
+  };
+}
+
+/** How long a lost LISTEN connection waits before connecting again. */
+const LISTEN_RECONNECT_DELAY_MS = 1_000;
+const CHANNEL_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/**
+ * LISTEN on a dedicated connection (a pooled one would drop it on release). A lost connection is opened
+ * again after a pause, and onNotify is called once it is back: what was notified meanwhile is lost.
+ */
+async function listenWithReconnect(
+  config: pg.ClientConfig,
+  channel: string,
+  onNotify: () => void,
+): Promise<() => Promise<void>> {
+  if (!CHANNEL_PATTERN.test(channel)) throw new Error(`invalid channel name '${channel}'`);
+  let stopped = false;
+  let client: pg.Client | undefined;
+  let retry: NodeJS.Timeout | undefined;
+  const connect = async (): Promise<void> => {
+    const next = new pg.Client(config);
+    const lost = () => {
+      if (client !== next) return;
+      client = undefined;
+      void next.end().catch(() => {});
+      if (!stopped) {
+        retry = setTimeout(() => void reconnect(), LISTEN_RECONNECT_DELAY_MS);
+        retry.unref();
+      }
+    };
+    next.on('error', lost);
+    next.on('end', lost);
+    next.on('notification', (message) => {
+      if (message.channel === channel) onNotify();
+    });
+    client = next;
+    try {
+      await next.connect();
+      await next.query(`LISTEN ${channel}`);
+    } catch (error) {
+      lost();
+      throw error;
+    }
+  };
+  const reconnect = async () => {
+    if (stopped) return;
+    try {
+      await connect();
+      onNotify();
+    } catch {
+      // lost() has scheduled the next try.
+    }
+  };
+  try {
+    await connect();
+  } catch (error) {
+    // The first connection failed: the caller hears of it (and polls); no retry is left running.
+    stopped = true;
+    clearTimeout(retry);
+    throw error;
+  }
+  return async () => {
+    stopped = true;
+    clearTimeout(retry);
+    const current = client;
+    client = undefined;
+    await current?.end().catch(() => {});
   };
 }
 

@@ -15,6 +15,12 @@ export interface Store extends Queryable {
   readonly driver: 'pglite' | 'postgres';
   /** Runs fn in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * Calls onNotify after each commit that sent NOTIFY on `channel` (and once after a lost connection is
+   * back, since notifications sent meanwhile are gone). Resolves to a function that stops listening.
+   * Optional: a store without it is polled.
+   */
+  listen?(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
   /** The connection pool's use, where there is a pool (PostgreSQL): for /metrics. */
   stats?(): PoolStats;

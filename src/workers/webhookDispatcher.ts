@@ -20,14 +20,9 @@ import {
   WEBHOOK_SIGNATURE_HEADER,
   WEBHOOK_SIGNING_SECRETS_MAX,
 } from '../domain/signing.ts';
+import { nextAttempt, shouldDisable, toCamelCase } from '../domain/webhooks.ts';
+import type { WebhookDeliveryOutcome } from '../metrics.ts';
 import {
-  nextAttempt,
-  shouldDisable,
-  toCamelCase,
-  WEBHOOK_SUBSCRIPTION_IN_FLIGHT_MAX,
-} from '../domain/webhooks.ts';
-import {
-  activeSecrets,
   type ClaimedDelivery,
   claimDueDeliveries,
   findDeliveryToSend,
@@ -35,12 +30,15 @@ import {
   finishDelivery,
   insertAttempt,
   lockDelivery,
+  openStoredSecret,
   releaseDelivery,
   type Subscription,
   saveSubscription,
+  WEBHOOK_DELIVERIES_CHANNEL,
 } from '../store/repositories/webhooks.ts';
 import type { Queryable } from '../store/store.ts';
 
+/** The poll of a store that cannot notify (one with notifications polls at settings.pollIntervalMs). */
 export const WEBHOOK_DISPATCH_INTERVAL_MS = 100;
 export const WEBHOOK_DISPATCH_BATCH_ROWS = 50;
 /** Extra lease beyond the send time-out, so a slow but live dispatcher keeps its claim. */
@@ -106,6 +104,7 @@ async function sendOne(
   options: DispatcherOptions,
   delivery: ClaimedDelivery,
   onError: (error: unknown) => void,
+  record: OutcomeRecorder,
 ): Promise<void> {
   const startedAt = deps.now();
   let outcome: AttemptOutcome | undefined;
@@ -117,11 +116,19 @@ async function sendOne(
   }
   if (!outcome) return;
   const random = (options.random ?? Math.random)();
-  const recorded = (o: AttemptOutcome) =>
-    retried(
-      () => deps.store.transaction((tx) => recordOutcome(tx, deps, options, delivery, o, random)),
+  // What the committed outcome did to the delivery, counted once the transaction has committed.
+  let effect: WebhookDeliveryOutcome | undefined;
+  const recorded = async (o: AttemptOutcome) => {
+    const committed = await retried(
+      () =>
+        record(delivery, async (tx) => {
+          effect = await recordOutcome(tx, deps, options, delivery, o, random);
+        }),
       onError,
     );
+    if (committed && effect) deps.metrics?.observeWebhookDelivery(effect);
+    return committed;
+  };
   if (await recorded(outcome)) return;
   // The full outcome would not commit (whatever the reason): record just a failed attempt, which touches
   // nothing but the attempt and the delivery. If even that fails, the lease runs out and the claim is retried.
@@ -138,6 +145,62 @@ async function sendOne(
     ),
   );
 }
+
+/** Records one outcome: alone, or in one transaction with others that finished at the same time. */
+type OutcomeRecorder = (delivery: ClaimedDelivery, fn: (tx: Queryable) => Promise<void>) => Promise<void>;
+
+/** Outcomes committed together at most. */
+export const WEBHOOK_OUTCOME_BATCH_ROWS_MAX = 64;
+
+/**
+ * Outcomes that finish while another batch commits wait and go in the next transaction, so a busy
+ * dispatcher pays one commit (and one WAL flush) for many. Each batch takes its locks in (subscription,
+ * delivery) order, the order every batch and recover take them in. A batch that fails is recorded one
+ * outcome per transaction, so one outcome that cannot be recorded never holds back the others.
+ */
+function batchedRecorder(deps: Deps): OutcomeRecorder {
+  type Item = {
+    delivery: ClaimedDelivery;
+    fn: (tx: Queryable) => Promise<void>;
+    resolve: () => void;
+    reject: (error: unknown) => void;
+  };
+  let queue: Item[] = [];
+  let flushing = false;
+  const alone = (item: Item) => deps.store.transaction(item.fn).then(item.resolve, item.reject);
+  const flush = async () => {
+    flushing = true;
+    while (queue.length > 0) {
+      const batch = queue.slice(0, WEBHOOK_OUTCOME_BATCH_ROWS_MAX);
+      queue = queue.slice(batch.length);
+      if (batch.length === 1) {
+        await alone(batch[0] as Item);
+        continue;
+      }
+      batch.sort(
+        (a, b) =>
+          compare(a.delivery.subscriptionId, b.delivery.subscriptionId) ||
+          compare(a.delivery.id, b.delivery.id),
+      );
+      try {
+        await deps.store.transaction(async (tx) => {
+          for (const item of batch) await item.fn(tx);
+        });
+        for (const item of batch) item.resolve();
+      } catch {
+        await Promise.all(batch.map(alone));
+      }
+    }
+    flushing = false;
+  };
+  return (delivery, fn) =>
+    new Promise<void>((resolve, reject) => {
+      queue.push({ delivery, fn, resolve, reject });
+      if (!flushing) void flush();
+    });
+}
+
+const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** Runs fn, again after each delay while it throws; true once it succeeds. Errors go to onError. */
 async function retried(fn: () => Promise<unknown>, onError: (error: unknown) => void): Promise<boolean> {
@@ -181,7 +244,8 @@ async function attempt(
   const target = { ...delivery, url: current.url, payloadFormat: current.payloadFormat };
   const body = deliveryBody(target, deps);
   // Newest first: should more secrets be live than a header carries, the newest sign.
-  const secrets = (await activeSecrets(deps.store, deps.keyring, delivery.subscriptionId, startedAt))
+  const secrets = delivery.secrets
+    .map((secret) => openStoredSecret(deps.keyring, secret))
     .filter((secret) => secret.length > 0)
     .slice(0, WEBHOOK_SIGNING_SECRETS_MAX);
   const result: SendResult =
@@ -204,7 +268,7 @@ async function recordOutcome(
   delivery: ClaimedDelivery,
   outcome: AttemptOutcome,
   random: number,
-): Promise<void> {
+): Promise<WebhookDeliveryOutcome | undefined> {
   const { result, startedAt, finishedAt } = outcome;
   const success = result.kind === 'response' && result.statusCode >= 200 && result.statusCode < 300;
   const statusCode = result.kind === 'response' ? result.statusCode : null;
@@ -218,12 +282,16 @@ async function recordOutcome(
     responseBody: result.kind === 'response' ? result.body : result.message,
   });
   // Subscription first, then the delivery: the order recover takes them in, so the two cannot deadlock.
-  const subscription = outcome.fromEndpoint
+  // A success leaves a subscription whose failure window was closed at the claim alone: locking its row
+  // would commit every outcome of a subscription one after another. (A failure recorded meanwhile keeps its
+  // window open until the next success closes it.)
+  const touchesSubscription = outcome.fromEndpoint && (!success || delivery.subscriptionFailing);
+  const subscription = touchesSubscription
     ? await findSubscription(tx, delivery.organizationId, delivery.subscriptionId, { forUpdate: true })
     : undefined;
   const state = await lockDelivery(tx, delivery.id);
   // The lease ran out and another dispatcher took the delivery: the attempt is logged, its outcome is theirs.
-  if (state?.status !== 'delivering' || state.attempts !== delivery.attempts) return;
+  if (state?.status !== 'delivering' || state.attempts !== delivery.attempts) return undefined;
   const next = nextAttempt(
     state.attempts - state.attemptsBeforeRequeue,
     success
@@ -252,6 +320,8 @@ async function recordOutcome(
   if (recorded && subscription) {
     await recordEndpointHealth(tx, deps, options, subscription, success, statusCode, finishedAt);
   }
+  if (!recorded) return undefined;
+  return next.kind === 'done' ? 'succeeded' : next.kind === 'retry' ? 'retrying' : 'exhausted';
 }
 
 /** A success closes the endpoint's failure window; a failure opens it, and 410 or a long one disables it. */
@@ -313,7 +383,7 @@ async function claim(deps: Deps, options: DispatcherOptions, rowsMax: number): P
       now,
       new Date(now.getTime() + options.settings.timeoutMs + LEASE_MARGIN_MS),
       rowsMax,
-      WEBHOOK_SUBSCRIPTION_IN_FLIGHT_MAX,
+      options.settings.subscriptionConcurrency,
     ),
   );
 }
@@ -328,7 +398,8 @@ export async function dispatchWebhooksOnce(
   onError: (error: unknown) => void = () => {},
 ): Promise<number> {
   const claimed = await claim(deps, options, WEBHOOK_DISPATCH_BATCH_ROWS);
-  await Promise.all(claimed.map((delivery) => sendOne(deps, options, delivery, onError)));
+  const record = batchedRecorder(deps);
+  await Promise.all(claimed.map((delivery) => sendOne(deps, options, delivery, onError, record)));
   return claimed.length;
 }
 
@@ -338,7 +409,8 @@ export interface RunningDispatcher {
 
 /**
  * The long-running dispatcher: ticks never wait for sends, so an endpoint that takes the whole time-out
- * holds only its own slots while every other subscription keeps flowing.
+ * holds only its own slots while every other subscription keeps flowing. A commit that queues deliveries
+ * wakes it (LISTEN/NOTIFY); the poll is the fallback for retries coming due and lost notifications.
  */
 export function startWebhookDispatcher(
   deps: Deps,
@@ -346,21 +418,29 @@ export function startWebhookDispatcher(
   onError: (error: unknown) => void,
 ): RunningDispatcher {
   const inFlight = new Set<Promise<void>>();
+  const record = batchedRecorder(deps);
   let claiming: Promise<void> | undefined;
   let stopped = false;
   // While the last claim found work there is likely a backlog: a freed slot is refilled at once instead of
   // at the next tick, so one fast subscription is not held to (in-flight limit × ticks per second).
   let backlog = false;
+  // A wake-up that came while a claim ran: that claim may have read before the commit, so claim again.
+  let wokenWhileClaiming = false;
   const tick = async () => {
     const free = Math.min(WEBHOOK_DISPATCH_BATCH_ROWS, WEBHOOK_DISPATCH_CONCURRENCY_MAX - inFlight.size);
-    if (claiming || stopped || free <= 0) return;
+    if (stopped || free <= 0) return;
+    if (claiming) {
+      wokenWhileClaiming = true;
+      return;
+    }
+    wokenWhileClaiming = false;
     claiming = (async () => {
       try {
         // Rows claimed are leased: they are sent even if stop() came meanwhile, and stop() waits for them.
         const claimed = await claim(deps, options, free);
         backlog = claimed.length > 0;
         for (const delivery of claimed) {
-          const send: Promise<void> = sendOne(deps, options, delivery, onError)
+          const send: Promise<void> = sendOne(deps, options, delivery, onError, record)
             .catch(onError)
             .finally(() => {
               inFlight.delete(send);
@@ -374,13 +454,28 @@ export function startWebhookDispatcher(
     })();
     await claiming;
     claiming = undefined;
+    if (wokenWhileClaiming) void tick();
   };
-  const timer = setInterval(() => void tick(), WEBHOOK_DISPATCH_INTERVAL_MS);
+  const listening = deps.store.listen
+    ? deps.store
+        .listen(WEBHOOK_DELIVERIES_CHANNEL, () => void tick())
+        .catch((error: unknown) => {
+          // Without notifications the poll still finds every delivery, later.
+          onError(error);
+          return undefined;
+        })
+    : undefined;
+  const timer = setInterval(
+    () => void tick(),
+    deps.store.listen ? options.settings.pollIntervalMs : WEBHOOK_DISPATCH_INTERVAL_MS,
+  );
   timer.unref();
+  void tick();
   return {
     async stop() {
       stopped = true;
       clearInterval(timer);
+      await (await listening)?.();
       await claiming;
       await Promise.all([...inFlight]);
     },

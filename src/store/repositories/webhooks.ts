@@ -293,7 +293,14 @@ export async function enqueueDeliveriesForEvents(
 }
 
 /**
- * Queues deliveries due at `now`. One that exists already (redeliver, recover) is queued again with a fresh
+ * The channel notified by every transaction that queues deliveries: dispatchers listen on it, so a delivery
+ * is claimed as soon as it commits rather than at the next poll.
+ */
+export const WEBHOOK_DELIVERIES_CHANNEL = 'mkoba_webhook_deliveries';
+
+/**
+ * Queues deliveries due at `now`, and notifies WEBHOOK_DELIVERIES_CHANNEL (delivered when the transaction
+ * commits, once per transaction). One that exists already (redeliver, recover) is queued again with a fresh
  * retry schedule; if a dispatcher holds it under a live lease, it stays with that dispatcher (the attempt in
  * flight becomes the first of the new schedule), so it is never sent twice at once nor counted out of the
  * subscription's in-flight limit.
@@ -322,6 +329,7 @@ export async function insertDeliveries(
       now,
     ],
   );
+  await db.query(`NOTIFY ${WEBHOOK_DELIVERIES_CHANNEL}`);
 }
 
 export interface ClaimedDelivery {
@@ -335,6 +343,10 @@ export interface ClaimedDelivery {
   eventCreatedAt: Date;
   url: string;
   payloadFormat: PayloadFormat;
+  /** The subscription's failure window as the claim saw it: a success need not touch a closed one. */
+  subscriptionFailing: boolean;
+  /** Its secrets live at the claim, still sealed, newest first, at most WEBHOOK_SIGNING_SECRETS_MAX. */
+  secrets: StoredSecret[];
 }
 
 /**
@@ -395,9 +407,14 @@ export async function claimDueDeliveries(
        RETURNING d.id, d.organization_id, d.event_id, d.subscription_id, d.attempts
      )
      SELECT l.*, e.type AS event_type, e.data AS event_data, e.created_at AS event_created_at,
-            s.url, s.payload_format
+            s.url, s.payload_format, s.failing_since IS NOT NULL AS subscription_failing,
+            (SELECT COALESCE(json_agg(w ORDER BY w.created_at DESC, w.id DESC), '[]') FROM (
+               SELECT ${SECRET_COLUMNS} FROM webhook_secrets
+                WHERE subscription_id = l.subscription_id AND (expires_at IS NULL OR expires_at > $2)
+                ORDER BY created_at DESC, id DESC LIMIT $4
+             ) w) AS secrets
        FROM leased l JOIN events e ON e.id = l.event_id JOIN webhook_subscriptions s ON s.id = l.subscription_id`,
-    [candidates.map((c) => c.id), now, leaseUntil],
+    [candidates.map((c) => c.id), now, leaseUntil, WEBHOOK_SIGNING_SECRETS_MAX],
   );
   return rows.map((r) => ({
     id: String(r.id),
@@ -413,6 +430,10 @@ export async function claimDueDeliveries(
     eventCreatedAt: toDate(r.event_created_at),
     url: String(r.url),
     payloadFormat: r.payload_format as PayloadFormat,
+    subscriptionFailing: r.subscription_failing === true,
+    secrets: (
+      (typeof r.secrets === 'string' ? JSON.parse(r.secrets) : r.secrets) as Record<string, unknown>[]
+    ).map(secretFromRow),
   }));
 }
 
