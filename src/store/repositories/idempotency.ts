@@ -22,11 +22,8 @@ export async function tryLockIdempotencyKey(
   organizationId: string,
   key: string,
 ): Promise<boolean> {
-  const [row] = await db.query<{ locked: boolean }>(
-    'SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS locked',
-    [`idempotency:${organizationId}:${key}`],
-  );
-  return row?.locked === true;
+  const [locked] = await tryLockIdempotencyKeys(db, [{ organizationId, key }]);
+  return locked === true;
 }
 
 export interface ScopedKey {
