@@ -21,7 +21,7 @@ import { listEvents } from '../src/store/repositories/events.ts';
 import { findOpenHold, listJournalEntries, listLedgerAccounts } from '../src/store/repositories/ledger.ts';
 import { openTransferCounts, subscriptionQueues } from '../src/store/repositories/operations.ts';
 import { pruneEventsBatch } from '../src/store/repositories/retention.ts';
-import { listTransfers } from '../src/store/repositories/transfers.ts';
+import { findTransferByRailReference, listTransfers } from '../src/store/repositories/transfers.ts';
 import { listWallets } from '../src/store/repositories/wallets.ts';
 import { claimDueDeliveries, eventsSince, listSubscriptions } from '../src/store/repositories/webhooks.ts';
 import type { Queryable, Store } from '../src/store/store.ts';
@@ -264,6 +264,10 @@ async function cases(
     {
       name: 'transfers: page after a cursor 45 days back',
       run: (db) => listTransfers(db, big, { startingAfter: transferInMiddle }, PAGE_ROWS),
+    },
+    {
+      name: 'transfers: by rail reference (a partner callback)',
+      run: (db) => findTransferByRailReference(db, big, 'mobile_money', 'AG_20261126_00000000000000000001'),
     },
     { name: 'events: newest page', run: (db) => listEvents(db, big, {}, PAGE_ROWS) },
     {

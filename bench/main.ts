@@ -4,22 +4,38 @@
  */
 import { parseArgs } from 'node:util';
 import { EXPLAIN_OPTIONS, EXPLAIN_USAGE, runExplainBench } from './explain.ts';
+import { EXPORT_OPTIONS, EXPORT_USAGE, runExportBench } from './exports.ts';
+import { FEES_OPTIONS, FEES_USAGE, runFeesBench } from './fees.ts';
 import { benchDatabaseUrl, log, textOption } from './options.ts';
+import { POLICY_OPTIONS, POLICY_USAGE, runPolicyBench } from './policy.ts';
+import { runScreeningBench, SCREENING_OPTIONS, SCREENING_USAGE } from './screening.ts';
 import { runTransferBench, TRANSFER_OPTIONS, TRANSFER_USAGE } from './transfers.ts';
 import { runWebhookBench, WEBHOOK_OPTIONS, WEBHOOK_USAGE } from './webhooks.ts';
 
-const CASES = { transfers: runTransferBench, webhooks: runWebhookBench, explain: runExplainBench } as const;
+const CASES = {
+  transfers: runTransferBench,
+  webhooks: runWebhookBench,
+  explain: runExplainBench,
+  screening: runScreeningBench,
+  policy: runPolicyBench,
+  export: runExportBench,
+  fees: runFeesBench,
+} as const;
 type Case = keyof typeof CASES;
-/** The explain case generates a million-row history; it runs only when named. */
+/** The explain, screening, policy, export and fees cases generate their own data; they run only when named. */
 const DEFAULT_CASES: Case[] = ['transfers', 'webhooks'];
 
 const USAGE = `Usage: npm run bench -- [options]
 
-  --cases LIST         transfers,webhooks,explain (BENCH_CASES, default transfers,webhooks, in that order)
+  --cases LIST         transfers,webhooks,explain,screening,policy,export,fees (BENCH_CASES, default transfers,webhooks, in that order)
 
 ${TRANSFER_USAGE}
 ${WEBHOOK_USAGE}
-${EXPLAIN_USAGE}`;
+${EXPLAIN_USAGE}
+${SCREENING_USAGE}
+${POLICY_USAGE}
+${EXPORT_USAGE}
+${FEES_USAGE}`;
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
@@ -27,6 +43,10 @@ async function main(): Promise<number> {
       ...TRANSFER_OPTIONS,
       ...WEBHOOK_OPTIONS,
       ...EXPLAIN_OPTIONS,
+      ...SCREENING_OPTIONS,
+      ...POLICY_OPTIONS,
+      ...EXPORT_OPTIONS,
+      ...FEES_OPTIONS,
       cases: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },

@@ -29,6 +29,8 @@ const CONFIG_VARIABLES = [
   'MKOBA_ENCRYPTION_KEY',
   'MKOBA_ENCRYPTION_KEYS_PREVIOUS',
   'MKOBA_WEBHOOK_ALLOW_PRIVATE',
+  'MKOBA_PUBLIC_URL',
+  'MKOBA_SANDBOX_SIMULATORS',
 ];
 
 export interface BenchServer {
@@ -57,6 +59,8 @@ export async function startServer(options: {
     LOG_LEVEL: 'warn',
     // The benchmark measures the API at full load, which the default per-key limits would refuse.
     MKOBA_RATE_LIMITS: 'off',
+    // Transfers between wallets and sandbox events: the partner simulators would only add start-up work.
+    MKOBA_SANDBOX_SIMULATORS: '0',
     ...(options.databaseUrl ? { DATABASE_URL: options.databaseUrl } : {}),
   });
   const child = spawn(process.execPath, [MKOBA_BIN, 'serve'], {

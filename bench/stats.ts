@@ -27,3 +27,15 @@ export function failureText(failures: Record<string, number>): string {
   const entries = Object.entries(failures);
   return entries.length === 0 ? '0' : entries.map(([code, count]) => `${count}×${code}`).join(' ');
 }
+
+/** A small seeded generator (mulberry32): the same sequence on every run, for repeatable benchmarks. */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}

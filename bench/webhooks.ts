@@ -45,7 +45,7 @@ import {
   withSearchPath,
 } from './options.ts';
 import { startServer } from './server.ts';
-import { percentile } from './stats.ts';
+import { percentile, seededRandom } from './stats.ts';
 import { TRANSFER_AMOUNT_TEXT, TRANSFER_CURRENCY } from './transferSql.ts';
 import type { Arrival, ReceiverReady } from './webhookReceiver.ts';
 
@@ -261,18 +261,6 @@ function eventMaker(api: Api, source: Source, wallets: readonly string[], tag: s
     } catch (error) {
       return (error as Error).name === 'TimeoutError' ? 'timeout' : 'connection_error';
     }
-  };
-}
-
-/** A small seeded generator (mulberry32), so that every run jitters its schedule the same way. */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
   };
 }
 

@@ -76,6 +76,19 @@ export interface Config {
   host: string;
   databaseUrl: string | undefined;
   dataDir: string;
+  /** Where export files go (MKOBA_EXPORT_DIR; `exports` in the data directory by default). */
+  exportDir: string;
+  /**
+   * The service's public base URL (MKOBA_PUBLIC_URL), on which partners' callback addresses are built.
+   * In the sandbox it defaults to the address the server listens on; production has none unless set.
+   */
+  publicUrl: string | undefined;
+  /**
+   * The sandbox server starts the partner simulators (M-Pesa Daraja, MTN MoMo) and points the sandbox
+   * organization's partners at them (MKOBA_SANDBOX_SIMULATORS=0 turns it off: the built-in simulated rails
+   * carry everything).
+   */
+  sandboxSimulators: boolean;
   environment: Environment;
   sandboxApiKey: string | undefined;
   webhooks: WebhookSettings;
@@ -90,6 +103,27 @@ export interface Config {
 export interface RetentionSettings {
   /** Events, deliveries and attempts older than this (and finished) are pruned. */
   days: number;
+}
+
+/** MKOBA_PUBLIC_URL: an absolute http(s) URL without query or fragment (https in production). */
+export function loadPublicUrl(env: NodeJS.ProcessEnv, environment: Environment): string | undefined {
+  const text = nonEmpty(env.MKOBA_PUBLIC_URL);
+  // Unset: the sandbox server uses the address it listens on, once it listens (PORT may be 0).
+  if (text === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new ConfigError('MKOBA_PUBLIC_URL', 'must be an absolute URL, e.g. https://api.example.com');
+  }
+  const allowed = environment === 'production' ? ['https:'] : ['https:', 'http:'];
+  if (!allowed.includes(url.protocol) || url.search !== '' || url.hash !== '') {
+    throw new ConfigError(
+      'MKOBA_PUBLIC_URL',
+      `must be an ${environment === 'production' ? 'https' : 'http(s)'} URL without a query or fragment`,
+    );
+  }
+  return text.replace(/\/+$/, '');
 }
 
 /** MKOBA_RETENTION_DAYS: whole days from 1 to RETENTION_DAYS_MAX; the default depends on the environment. */
@@ -462,6 +496,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host,
     databaseUrl,
     dataDir: path.resolve(nonEmpty(env.MKOBA_DATA_DIR) ?? DATA_DIR_DEFAULT),
+    exportDir: path.resolve(
+      nonEmpty(env.MKOBA_EXPORT_DIR) ??
+        path.join(nonEmpty(env.MKOBA_DATA_DIR) ?? DATA_DIR_DEFAULT, 'exports'),
+    ),
+    publicUrl: loadPublicUrl(env, environment),
+    sandboxSimulators: environment === 'sandbox' && nonEmpty(env.MKOBA_SANDBOX_SIMULATORS) !== '0',
     environment,
     sandboxApiKey,
     webhooks: loadWebhookSettings(env, environment),

@@ -10,7 +10,12 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { type Deps, systemDeps } from './app/deps.ts';
 import { missingMasterKeys, sealClearSecrets } from './app/encryption.ts';
-import { seedSandbox } from './app/seed.ts';
+import { runExportWorkerOnce } from './app/exports.ts';
+import { LedgerWriter } from './app/posting/writer.ts';
+import { railPartnerDirectory } from './app/railPartnerDirectory.ts';
+import { ensureSimulatedRailPartner } from './app/railPartners.ts';
+import { watchSanctionsList } from './app/sanctions/screeningIndex.ts';
+import { SANDBOX_ORGANIZATION_NAME, seedSandbox } from './app/seed.ts';
 import { startControlServer } from './cli/controlChannel.ts';
 import {
   type Config,
@@ -22,7 +27,11 @@ import {
 } from './config.ts';
 import { httpWebhookSender } from './delivery/httpSender.ts';
 import { type Keyring, keyringIds, keyringOf, MASTER_KEY_BYTES, parseMasterKey } from './domain/sealing.ts';
+import { exportFormatters } from './http/exportFormats.ts';
+import { PARTNER_RAIL_FACTORIES } from './rails/partners/index.ts';
 import { sandboxRails } from './rails/sandbox.ts';
+import { DARAJA_SIMULATOR_DEFAULT_CREDENTIALS, startDarajaSimulator } from './simulators/mpesaDaraja.ts';
+import { startMomoSimulator } from './simulators/mtnMomo.ts';
 import {
   acquireDataDirLock,
   controlSocketPath,
@@ -31,11 +40,32 @@ import {
   type LockOwner,
 } from './store/dataDirLock.ts';
 import { migrate } from './store/migrate.ts';
+import { findOrganizationByName } from './store/repositories/organizations.ts';
 import type { Store } from './store/store.ts';
+import { APPROVAL_EXPIRY_INTERVAL_MS, runApprovalExpiryOnce } from './workers/approvalExpiry.ts';
+import {
+  COLLECTION_WORKER_INTERVAL_MS,
+  type CollectionRailResolver,
+  partnerCollectionRail,
+  runCollectionWorkerOnce,
+  simulatedCollectionRail,
+} from './workers/collectionWorker.ts';
+import { DEPOSIT_WORKER_INTERVAL_MS, runDepositWorkerOnce } from './workers/depositWorker.ts';
+import { EXPORT_WORKER_INTERVAL_MS } from './workers/exportWorker.ts';
 import { pruneExpiredIdempotencyRecords } from './workers/idempotencyPruner.ts';
+import { PAYMENT_BATCH_WORKER_INTERVAL_MS, runPaymentBatchPass } from './workers/paymentBatchWorker.ts';
 import { startPeriodic, type Worker } from './workers/periodic.ts';
-import { RAIL_WORKER_INTERVAL_MS, type RailWorkerLog, runRailWorkerOnce } from './workers/railWorker.ts';
+import { RAIL_CALLBACK_SWEEP_INTERVAL_MS, runRailCallbackSweepOnce } from './workers/railCallbackSweep.ts';
+import {
+  RAIL_WORKER_INTERVAL_MS,
+  type RailResolver,
+  type RailWorkerLog,
+  registryResolver,
+  runRailWorkerOnce,
+} from './workers/railWorker.ts';
 import { pruneExpiredHistory } from './workers/retentionPruner.ts';
+import { runSafeguardingWorkerOnce, SAFEGUARDING_WORKER_INTERVAL_MS } from './workers/safeguardingWorker.ts';
+import { runVerificationWorkerOnce, VERIFICATION_WORKER_INTERVAL_MS } from './workers/verificationWorker.ts';
 import { startWebhookDispatcher } from './workers/webhookDispatcher.ts';
 
 export class DataDirBusyError extends Error {
@@ -195,6 +225,10 @@ function processDeps(store: Store, config: Config, keyring: Keyring): Deps {
   return systemDeps(store, config.environment, {
     keyring,
     allowPrivateWebhookUrls: !config.webhooks.blockReservedAddresses,
+    exportDirectory: config.exportDir,
+    exportFormatters: exportFormatters(config.environment),
+    railPartnerFactories: PARTNER_RAIL_FACTORIES,
+    publicUrl: config.publicUrl,
   });
 }
 
@@ -235,10 +269,16 @@ export async function startServer(config: Config, log: (line: string) => void): 
       ledgerWriterLanes: config.ledgerWriterLanes,
     });
     stops.push(() => app.close());
+    stops.push(
+      await watchSanctionsList(deps, (error) => app.log.error({ err: error }, 'sanctions list watch failed')),
+    );
     await listen(app, config);
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+    if (config.environment === 'sandbox' && deps.publicUrl === undefined)
+      deps.publicUrl = `http://${host}:${port}`;
+    if (config.sandboxSimulators) stops.push(await startSandboxSimulators(deps, log));
 
     const workers = startWorkers(
       deps,
@@ -282,6 +322,8 @@ export function startWorkers(
   onError: (name: string, error: unknown) => void,
   railLog: RailWorkerLog,
 ): Worker[] {
+  // Batch items go through a writer of their own: each chunk is one transaction with the batch's steps.
+  const batchWriter = new LedgerWriter(deps, 1);
   const workers: Worker[] = [
     startPeriodic(
       'idempotency-pruner',
@@ -293,6 +335,25 @@ export function startWorkers(
       'retention-pruner',
       RETENTION_PRUNE_INTERVAL_MS,
       () => pruneExpiredHistory(deps, config.retention.days),
+      onError,
+    ),
+    startPeriodic('approval-expiry', APPROVAL_EXPIRY_INTERVAL_MS, () => runApprovalExpiryOnce(deps), onError),
+    startPeriodic(
+      'export-worker',
+      EXPORT_WORKER_INTERVAL_MS,
+      () => runExportWorkerOnce(deps, exportFormatters(config.environment)),
+      onError,
+    ),
+    startPeriodic(
+      'payment-batch-worker',
+      PAYMENT_BATCH_WORKER_INTERVAL_MS,
+      () => runPaymentBatchPass(deps, batchWriter),
+      onError,
+    ),
+    startPeriodic(
+      'safeguarding-check',
+      SAFEGUARDING_WORKER_INTERVAL_MS,
+      () => runSafeguardingWorkerOnce(deps),
       onError,
     ),
     startWebhookDispatcher(
@@ -307,19 +368,105 @@ export function startWorkers(
       (error) => onError('webhook-dispatcher', error),
     ),
   ];
-  // Only simulated rails exist so far: production starts no rail worker rather than simulate a payout.
+  // Payouts go to the organization's configured rail partner; in the sandbox, a rail without one is carried
+  // by the simulated rails. Production has no simulation: a rail no partner carries fails the transfer.
+  const directory = railPartnerDirectory(deps);
+  const simulated = config.environment === 'sandbox' ? registryResolver(sandboxRails()) : undefined;
+  const resolveRail: RailResolver = async (transfer) =>
+    (await directory.forTransfer(transfer)) ?? (simulated ? simulated(transfer) : undefined);
+  const simulatedCollections = config.environment === 'sandbox' ? simulatedCollectionRail() : undefined;
+  const resolveCollectionRail: CollectionRailResolver = async (collection) => {
+    const partner = await directory.forRail(collection.organizationId, collection.rail, collection.network);
+    return partner ? partnerCollectionRail(partner) : simulatedCollections;
+  };
+  workers.push(
+    startPeriodic(
+      'rail-worker',
+      RAIL_WORKER_INTERVAL_MS,
+      () => runRailWorkerOnce(deps, resolveRail, { log: railLog }),
+      onError,
+    ),
+    startPeriodic(
+      'collection-worker',
+      COLLECTION_WORKER_INTERVAL_MS,
+      () => runCollectionWorkerOnce(deps, resolveCollectionRail, { log: railLog }),
+      onError,
+    ),
+    startPeriodic(
+      'rail-callback-sweep',
+      RAIL_CALLBACK_SWEEP_INTERVAL_MS,
+      () => runRailCallbackSweepOnce(deps, directory),
+      onError,
+    ),
+  );
+  // Deposits are decided wherever they come from (the simulated chain today, a custody provider later).
+  workers.push(
+    startPeriodic(
+      'deposit-worker',
+      DEPOSIT_WORKER_INTERVAL_MS,
+      () => runDepositWorkerOnce(deps, { log: railLog }),
+      onError,
+    ),
+  );
+  // Only a simulated verification provider exists so far: production does not simulate a verification.
   if (config.environment === 'sandbox') {
-    const rails = sandboxRails();
     workers.push(
       startPeriodic(
-        'rail-worker',
-        RAIL_WORKER_INTERVAL_MS,
-        () => runRailWorkerOnce(deps, rails, { log: railLog }),
+        'verification-worker',
+        VERIFICATION_WORKER_INTERVAL_MS,
+        () => runVerificationWorkerOnce(deps),
         onError,
       ),
     );
   }
   return workers;
+}
+
+/**
+ * The sandbox's partner simulators, in this process: the sandbox organization's M-Pesa and MTN partners point
+ * at them, so its sandbox payouts and collections run through the production adapters. Returns the stop.
+ */
+async function startSandboxSimulators(deps: Deps, log: (line: string) => void): Promise<() => Promise<void>> {
+  const organization = await findOrganizationByName(deps.store, SANDBOX_ORGANIZATION_NAME);
+  const daraja = await startDarajaSimulator();
+  const momo = await startMomoSimulator();
+  const stop = async () => {
+    await daraja.close();
+    await momo.close();
+  };
+  if (!organization) return stop;
+  const configured = [
+    await ensureSimulatedRailPartner(deps, organization.id, {
+      partner: 'mpesa_daraja',
+      settings: {
+        base_url: daraja.url,
+        short_code: DARAJA_SIMULATOR_DEFAULT_CREDENTIALS.shortCode,
+        initiator_name: DARAJA_SIMULATOR_DEFAULT_CREDENTIALS.initiatorName,
+        stk_short_code: DARAJA_SIMULATOR_DEFAULT_CREDENTIALS.stkShortCode,
+      },
+      credentials: {
+        consumer_key: DARAJA_SIMULATOR_DEFAULT_CREDENTIALS.consumerKey,
+        consumer_secret: DARAJA_SIMULATOR_DEFAULT_CREDENTIALS.consumerSecret,
+        security_credential: DARAJA_SIMULATOR_DEFAULT_CREDENTIALS.securityCredential,
+        passkey: DARAJA_SIMULATOR_DEFAULT_CREDENTIALS.passkey,
+      },
+    }),
+    await ensureSimulatedRailPartner(deps, organization.id, {
+      partner: 'mtn_momo',
+      settings: { base_url: momo.url, target_environment: momo.credentials.targetEnvironment },
+      credentials: {
+        api_user: momo.credentials.apiUser,
+        api_key: momo.credentials.apiKey,
+        collection_subscription_key: momo.credentials.collectionSubscriptionKey,
+        disbursement_subscription_key: momo.credentials.disbursementSubscriptionKey,
+      },
+    }),
+  ];
+  const names = configured.filter((c) => c !== undefined).map((c) => c.partner);
+  log(
+    `sandbox partner simulators: M-Pesa Daraja at ${daraja.url}, MTN MoMo at ${momo.url}${names.length ? ` (carrying ${names.join(', ')})` : ''}`,
+  );
+  return stop;
 }
 
 /** `mkoba worker`: the background work without the API, until stopped. */

@@ -26,7 +26,16 @@ export interface ServiceMetrics {
   /** One recorded webhook attempt's effect on its delivery. */
   observeWebhookDelivery(outcome: WebhookDeliveryOutcome): void;
   observeIdempotencyConflict(code: IdempotencyConflictCode): void;
+  /** One call to a rail partner (submit, check, collect) and how it ended. */
+  observeRailPartnerCall(partner: string, outcome: RailPartnerCallOutcome): void;
+  /** A partner configuration's circuit opened (paused) or closed again. */
+  setRailPartnerPaused(partner: string, configId: string, paused: boolean): void;
+  /** One partner callback stored, by what applying it made of it. */
+  observeRailCallback(partner: string, status: string): void;
 }
+
+/** `ok`: the partner answered; `error`: it threw or timed out; `paused`: the circuit refused the call; `rate_limited`: no token. */
+export type RailPartnerCallOutcome = 'ok' | 'error' | 'paused' | 'rate_limited';
 
 export function createServiceMetrics(store: Store, now: () => Date = () => new Date()): ServiceMetrics {
   const registry = new Registry();
@@ -60,6 +69,24 @@ export function createServiceMetrics(store: Store, now: () => Date = () => new D
     name: 'mkoba_metrics_collect_failures_total',
     help: 'Scrape-time database reads that failed; their gauges are left out of that scrape.',
     labelNames: ['gauge'] as const,
+    registers: [registry],
+  });
+  const railCalls = new Counter({
+    name: 'mkoba_rail_partner_calls_total',
+    help: 'Calls to rail partners by partner and outcome: ok, error (threw or timed out), paused (circuit open), rate_limited.',
+    labelNames: ['partner', 'outcome'] as const,
+    registers: [registry],
+  });
+  const railPaused = new Gauge({
+    name: 'mkoba_rail_partner_paused',
+    help: "1 while a partner configuration's circuit is open in this process (calls refused), 0 once it closes.",
+    labelNames: ['partner', 'rail_partner'] as const,
+    registers: [registry],
+  });
+  const railCallbacks = new Counter({
+    name: 'mkoba_rail_callbacks_total',
+    help: 'Partner callbacks stored, by partner and by what applying them made of them.',
+    labelNames: ['partner', 'status'] as const,
     registers: [registry],
   });
   // Start at zero, so a rate is defined before the first event.
@@ -170,6 +197,15 @@ export function createServiceMetrics(store: Store, now: () => Date = () => new D
     },
     observeIdempotencyConflict(code) {
       conflicts.inc({ code });
+    },
+    observeRailPartnerCall(partner, outcome) {
+      railCalls.inc({ partner, outcome });
+    },
+    setRailPartnerPaused(partner, configId, paused) {
+      railPaused.set({ partner, rail_partner: configId }, paused ? 1 : 0);
+    },
+    observeRailCallback(partner, status) {
+      railCallbacks.inc({ partner, status });
     },
   };
 }

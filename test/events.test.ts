@@ -73,6 +73,7 @@ describe.each(BACKENDS)('events on %s', (backend) => {
         rail: 'mobile_money',
         ledger_state: states[i]?.[1],
         amount: '250.50',
+        fee: '0.00',
         currency: 'KES',
         direction: 'outbound',
         source: wallet,
@@ -200,7 +201,8 @@ describe.each(BACKENDS)('events on %s', (backend) => {
     const fetched = await api(t, 'GET', `/v1/events/${listed.id}`);
     expect(fetched.statusCode).toBe(200);
     expect(fetched.data).toEqual(listed);
-    expect(listed.data.destination).toEqual({ type: 'wallet', wallet });
+    // The newest: the funding's collection event, written after its inbound transfer's.
+    expect(listed).toMatchObject({ type: 'collection.succeeded', data: { wallet, status: 'succeeded' } });
 
     const missing = await api(t, 'GET', `/v1/events/${UNKNOWN_EVENT_ID}`);
     expect(missing.statusCode).toBe(404);
@@ -220,8 +222,13 @@ describe.each(BACKENDS)('events on %s', (backend) => {
     expect(await eventsAbout(t, transfer.id, other)).toEqual([]);
     const theirs = await fundedWallet(t, '7.00', 'KES', other);
     const all = (await api(t, 'GET', `/v1/events?limit=${EVENTS_PAGE_MAX}`, { key: other })).data.data;
-    expect(all.map((e: any) => e.type)).toEqual(['transfer.settled', 'transfer.created']);
-    expect(all.every((e: any) => e.data.destination.wallet === theirs)).toBe(true);
+    // Funding is a collection: its event, and its inbound transfer's two, all about their wallet only.
+    expect(all.map((e: any) => e.type)).toEqual([
+      'collection.succeeded',
+      'transfer.settled',
+      'transfer.created',
+    ]);
+    expect(all.every((e: any) => (e.data.destination?.wallet ?? e.data.wallet) === theirs)).toBe(true);
   });
 
   it('filters by type and creation time, and refuses unknown types and malformed filters', async () => {

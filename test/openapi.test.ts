@@ -380,10 +380,15 @@ describe.each(BACKENDS)('the API reference served on %s', (backend) => {
     const document = committed as any;
     const validate = componentValidator(document);
     const source = await fundedWallet(t, '100000.00');
+    // A crypto address takes the stablecoin its example names, from a wallet in that currency.
+    const stablecoinSource = await fundedWallet(t, '1000.000000', 'USDC');
     for (const [name, variant] of destinationVariants(document)) {
       const destination = exampleOf(variant);
+      const stablecoin = destination.type === 'crypto_address';
       const response = await api(t, 'POST', '/v1/transfers', {
-        body: { source, destination, amount: '150.00', currency: 'KES' },
+        body: stablecoin
+          ? { source: stablecoinSource, destination, amount: '150.000000', currency: destination.asset }
+          : { source, destination, amount: '150.00', currency: 'KES' },
       });
       if (destination.type === 'wallet') {
         // The example wallet id is well-formed but not one of this organization's wallets.

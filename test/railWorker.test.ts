@@ -57,6 +57,8 @@ const SETTLE_PHONE = '+254700000000';
 /** A number the test partners treat specially (throw, never answer, outlast the lease). */
 const TROUBLE_PHONE = '+254711111111';
 
+/** How long each submit takes in the concurrency test: long enough for the lanes to overlap. */
+const CONCURRENT_SUBMIT_MS = 50;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A clock for the workers that advances only when told. */
@@ -90,6 +92,7 @@ function everyRail(adapter: RailAdapter): RailRegistry {
     till: adapter,
     card: adapter,
     internal: adapter,
+    digital_asset: adapter,
   };
 }
 
@@ -217,7 +220,9 @@ async function runTwoWorkers(
   const deps = { ...t.deps, now: clock.now };
   const rail = countingRail({ clock, submitMs: SLOW_SUBMIT_MS, ...partner(clock) });
   const { lines, log } = captureLog();
-  const pass = () => runRailWorkerOnce(deps, rail.rails, { leaseMs: TEST_LEASE_MS, log });
+  // One call at a time per worker: each submit advances the shared virtual clock, so calls in flight at
+  // once would age every lease together, which real time does not do.
+  const pass = () => runRailWorkerOnce(deps, rail.rails, { leaseMs: TEST_LEASE_MS, log, concurrency: 1 });
   await Promise.all([workUntilDone(t, queue, pass), workUntilDone(t, queue, pass)]);
   return { rail, lines };
 }
@@ -309,6 +314,24 @@ describe.each(BACKENDS)('rail worker on %s', (backend) => {
         },
       },
     ]);
+  });
+
+  it('keeps at most its concurrency of rail calls in flight, and makes every call', async () => {
+    const queue = await queueTransfers(t, BATCH_TRANSFERS);
+    let inFlight = 0;
+    let most = 0;
+    const rail = countingRail({
+      onSubmit: async () => {
+        inFlight += 1;
+        most = Math.max(most, inFlight);
+        await sleep(CONCURRENT_SUBMIT_MS);
+        inFlight -= 1;
+      },
+    });
+    expect(await runRailWorkerOnce(t.deps, rail.rails, { concurrency: 3 })).toBe(BATCH_TRANSFERS);
+    expect(most).toBe(3);
+    expect(rail.payoutsMade()).toBe(BATCH_TRANSFERS);
+    for (const x of await recordsOf(t, queue)) expect(x.railReference).toMatch(/^payout_/);
   });
 
   it('logs a rail error with the transfer and rail, and goes on with the rest of the pass', async () => {
@@ -448,5 +471,8 @@ function queueless(id: string): Transfer {
     failedAt: null,
     canceledAt: null,
     returnedAt: null,
+    createdBy: null,
+    authorization: null,
+    approvalId: null,
   };
 }

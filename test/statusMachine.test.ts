@@ -76,8 +76,11 @@ describe.each(BACKENDS)('the database guards the status machine on %s', (backend
 
   it('a frozen or closed wallet cannot send, and nothing is written', async () => {
     for (const status of ['frozen', 'closed']) {
-      const wallet = await fundedWallet(t, '100.00');
-      // No operator route changes a wallet's status yet; the store stands in for that action.
+      // A wallet closes only empty (the database refuses otherwise): the closed one has nothing to send,
+      // and its refusal still names its status first.
+      const funds = status === 'closed' ? '0.00' : '100.00';
+      const wallet = await fundedWallet(t, status === 'closed' ? '0' : funds);
+      // The store stands in for the operator's freeze and the integrator's close.
       await t.db.store.query('UPDATE wallets SET status = $2 WHERE id = $1', [wallet, status]);
       const response = await api(t, 'POST', '/v1/transfers', {
         body: { source: wallet, destination: mobileMoney('+254711111111'), amount: '1.00', currency: 'KES' },
@@ -85,7 +88,7 @@ describe.each(BACKENDS)('the database guards the status machine on %s', (backend
       expect(response.statusCode, status).toBe(409);
       expect(response.data).toMatchObject({ code: 'wallet_not_active', param: 'source' });
       const balance = await api(t, 'GET', `/v1/wallets/${wallet}/balance`);
-      expect(balance.data).toMatchObject({ available: '100.00', pending: '0.00' });
+      expect(balance.data).toMatchObject({ available: funds, pending: '0.00' });
     }
   });
 });

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RAIL_POLL_WINDOW_OVER_REASON, RAIL_STATUS_POLL_WINDOW_MS } from '../src/workers/railWorker.ts';
 import { api, BACKENDS, newOrganizationKey, startTestApp, type TestApp } from './support/harness.ts';
 import { balanceOf, drainRails, expectLedgerHealthy, fundedWallet, mobileMoney } from './support/ledger.ts';
 
@@ -132,6 +133,32 @@ describe.each(BACKENDS)('transfers on %s', (backend) => {
       status_reason: 'rail_timeout',
       ledger_state: 'pending',
     });
+    expect(await balanceOf(t, wallet)).toMatchObject({ available: '400.00', pending: '100.00' });
+  });
+
+  it('a payout still processing after the poll window is left to the statement, its hold kept', async () => {
+    const wallet = await fundedWallet(t, '500.00');
+    const created = await api(t, 'POST', '/v1/transfers', {
+      body: { source: wallet, destination: mobileMoney('+254700000003'), amount: '100.00', currency: 'KES' },
+    });
+    await drainRails(t);
+    const realNow = t.deps.now;
+    t.deps.now = () => new Date(Date.now() + RAIL_STATUS_POLL_WINDOW_MS + 60_000);
+    try {
+      await drainRails(t);
+    } finally {
+      t.deps.now = realNow;
+    }
+    const left = await api(t, 'GET', `/v1/transfers/${created.data.id}`);
+    expect(left.data).toMatchObject({
+      status: 'processing',
+      status_reason: RAIL_POLL_WINDOW_OVER_REASON,
+      ledger_state: 'pending',
+    });
+    const [row] = await t.db.store.query('SELECT next_rail_check_at FROM transfers WHERE id = $1', [
+      created.data.id,
+    ]);
+    expect(row?.next_rail_check_at).toBeNull();
     expect(await balanceOf(t, wallet)).toMatchObject({ available: '400.00', pending: '100.00' });
   });
 

@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { EVENT_TYPES, eventEnvelope, transferEventData } from '../src/domain/events.ts';
+import { parseAmount } from '../src/domain/money.ts';
 import { formatWebhookSecret, signatureHeader, verifySignatureHeader } from '../src/domain/signing.ts';
 import type { Transfer } from '../src/domain/transferRecord.ts';
 import { toCamelCase, WEBHOOK_RETRY_SCHEDULE_SECONDS_DEFAULT } from '../src/domain/webhooks.ts';
@@ -51,6 +52,7 @@ describe('docs/WEBHOOKS.md', () => {
       rail: 'mobile_money',
       ledgerState: 'posted',
       amountMinor: 150_000n,
+      fee: { feeMinor: parseAmount(event.data.fee, 'KES'), scheduleVersion: 2, rule: 'mobile_money_kes' },
       currency: 'KES',
       direction: 'outbound',
       sourceWalletId: event.data.source,

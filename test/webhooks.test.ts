@@ -3,7 +3,15 @@ import { defaultWebhookSettings } from '../src/config.ts';
 import { httpWebhookSender } from '../src/delivery/httpSender.ts';
 import { verifySignatureHeader } from '../src/domain/signing.ts';
 import { type DispatcherOptions, dispatchWebhooksOnce } from '../src/workers/webhookDispatcher.ts';
-import { api, BACKENDS, newOrganizationKey, startTestApp, type TestApp } from './support/harness.ts';
+import {
+  api,
+  BACKENDS,
+  complianceKey,
+  createCustomer,
+  newOrganizationKey,
+  startTestApp,
+  type TestApp,
+} from './support/harness.ts';
 import { fundedWallet, mobileMoney } from './support/ledger.ts';
 import { type Receiver, startReceiver } from './support/receiver.ts';
 
@@ -156,6 +164,61 @@ describe.each(BACKENDS)('webhooks on %s', (backend) => {
       expect(event.environment).toBe('sandbox');
     } finally {
       await api(t, 'DELETE', `/v1/webhook-subscriptions/${subscription.id}`);
+    }
+  });
+
+  it('compliance events reach subscriptions in both spellings', async () => {
+    const types = ['customer.verification.updated', 'wallet.frozen'];
+    const snake = await subscribe({ events: types });
+    const camel = await subscribe({ events: types, payload_format: 'camel_case' });
+    try {
+      const customer = await createCustomer(t);
+      const verified = await api(t, 'POST', `/v1/customers/${customer}/verifications`, {
+        body: {
+          type: 'individual',
+          legal_name: 'Neema Mwangi',
+          date_of_birth: '1991-03-09',
+          national_id: { type: 'national_id', number: '27001234' },
+          phone: '+254711555666',
+          address: { line1: '5 Kenyatta Road', city: 'Nakuru', country: 'KE' },
+        },
+      });
+      expect(verified.statusCode, verified.body).toBe(201);
+      const wallet = await fundedWallet(t, '0');
+      const operator = await complianceKey(t);
+      expect(
+        (
+          await api(t, 'POST', `/v1/wallets/${wallet}/freeze`, {
+            key: operator,
+            body: { reason: 'court_order' },
+          })
+        ).statusCode,
+      ).toBe(200);
+      await drain(t);
+      const received = receiver.received.map((r) => JSON.parse(r.body));
+      const ofType = (type: string, camelCase: boolean) =>
+        received.find((e) => e.type === type && (camelCase ? 'createdAt' in e : 'created_at' in e));
+      expect(ofType('customer.verification.updated', false)?.data).toMatchObject({
+        customer_id: customer,
+        kyc_status: 'verified',
+        tier: 1,
+      });
+      expect(ofType('customer.verification.updated', true)?.data).toMatchObject({
+        customerId: customer,
+        kycStatus: 'verified',
+        verificationId: verified.data.id,
+      });
+      expect(ofType('wallet.frozen', false)?.data).toMatchObject({
+        wallet_id: wallet,
+        status_reason: 'court_order',
+      });
+      expect(ofType('wallet.frozen', true)?.data).toMatchObject({
+        walletId: wallet,
+        statusReason: 'court_order',
+      });
+    } finally {
+      await api(t, 'DELETE', `/v1/webhook-subscriptions/${snake.id}`);
+      await api(t, 'DELETE', `/v1/webhook-subscriptions/${camel.id}`);
     }
   });
 

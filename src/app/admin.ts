@@ -3,21 +3,71 @@
  * server over its local control channel when that server owns the embedded database.
  */
 import { SCOPES, type Scope } from '../domain/apiKeys.ts';
+import { EXPORT_FORMATS, EXPORT_TYPES, type ExportFormat, type ExportType } from '../domain/exports.ts';
+import type { Member } from '../domain/members.ts';
 import { migrate } from '../store/migrate.ts';
+import { findOrganizationByName } from '../store/repositories/organizations.ts';
 import { issueApiKey, listOrganizationKeys, revokeKey } from './apiKeys.ts';
 import type { Deps } from './deps.ts';
 import { rewrapSecrets } from './encryption.ts';
+import { type EvidenceChainReport, verifyEvidence } from './evidence.ts';
+import { type ExportProgress, runExportNow } from './exports.ts';
 import { type LedgerViolation, verifyLedger } from './ledgerVerify.ts';
+import { addMemberToOrganization, listMembersOfOrganization, removeMemberOfOrganization } from './members.ts';
+import {
+  importSanctionsList,
+  listSanctionsListVersions,
+  type SanctionsImportProgress,
+  type SanctionsImportSummary,
+} from './sanctions/importList.ts';
 import { setOrganizationWebhooks } from './webhooks.ts';
 
 export type AdminCommand =
-  | { name: 'keys.create'; organization: string; scopes: Scope[] }
+  | { name: 'keys.create'; organization: string; scopes?: Scope[] | undefined; member?: string | undefined }
+  | { name: 'members.add'; organization: string; email: string; roles: string[] }
+  | { name: 'members.list'; organization: string }
+  | { name: 'members.remove'; organization: string; email: string }
+  | {
+      name: 'exports.run';
+      organization: string;
+      type: ExportType;
+      format: ExportFormat;
+      from?: string | undefined;
+      to?: string | undefined;
+    }
   | { name: 'keys.list'; organization: string }
   | { name: 'keys.revoke'; keyId: string }
   | { name: 'migrate' }
   | { name: 'ledger.verify' }
+  | { name: 'evidence.verify' }
   | { name: 'orgs.set-webhooks'; organizationId: string; enabled: boolean }
-  | { name: 'encryption.rewrap' };
+  | { name: 'encryption.rewrap' }
+  /** `path` is read by the process that runs the command: absolute, since a server's directory may differ. */
+  | { name: 'sanctions.import'; path: string }
+  | { name: 'sanctions.list' };
+
+/** What a long command reports while it runs (the control channel forwards it). */
+export type AdminProgress = SanctionsImportProgress | ExportProgress;
+
+export interface SanctionsListVersionView {
+  id: string;
+  status: string;
+  sourceFileName: string;
+  entries: number;
+  createdAt: string;
+  activatedAt: string | null;
+  retiredAt: string | null;
+}
+
+export interface MemberView {
+  id: string;
+  email: string;
+  roles: string[];
+  status: string;
+}
+
+/** The most members `members list` prints. */
+export const MEMBERS_LIST_ROWS_MAX = 1_000;
 
 export type AdminResult =
   | { name: 'keys.create'; key: string; keyId: string; organizationId: string; organizationCreated: boolean }
@@ -33,10 +83,32 @@ export type AdminResult =
       }[];
     }
   | { name: 'keys.revoke'; found: boolean; revokedAt: string | null }
+  | { name: 'members.add' | 'members.remove'; member: MemberView | null }
+  | { name: 'members.list'; members: MemberView[] }
+  | {
+      name: 'exports.run';
+      export: {
+        id: string;
+        status: string;
+        rows: number;
+        bytes: number | null;
+        sha256: string | null;
+        file: string;
+      };
+    }
   | { name: 'migrate'; applied: string[] }
   | { name: 'ledger.verify'; violations: LedgerViolation[] }
+  | { name: 'evidence.verify'; chains: EvidenceChainReport[] }
   | { name: 'orgs.set-webhooks'; found: boolean; organizationName: string | null; enabled: boolean }
-  | { name: 'encryption.rewrap'; keyId: string; secrets: number; responses: number };
+  | {
+      name: 'encryption.rewrap';
+      keyId: string;
+      secrets: number;
+      responses: number;
+      railPartnerCredentials: number;
+    }
+  | { name: 'sanctions.import'; summary: SanctionsImportSummary }
+  | { name: 'sanctions.list'; versions: SanctionsListVersionView[] };
 
 export function isAdminCommand(value: unknown): value is AdminCommand {
   if (typeof value !== 'object' || value === null) return false;
@@ -45,8 +117,28 @@ export function isAdminCommand(value: unknown): value is AdminCommand {
     case 'keys.create':
       return (
         typeof c.organization === 'string' &&
-        Array.isArray(c.scopes) &&
-        c.scopes.every((s) => (SCOPES as readonly unknown[]).includes(s))
+        (c.scopes === undefined ||
+          (Array.isArray(c.scopes) && c.scopes.every((s) => (SCOPES as readonly unknown[]).includes(s)))) &&
+        (c.member === undefined || typeof c.member === 'string')
+      );
+    case 'members.add':
+      return (
+        typeof c.organization === 'string' &&
+        typeof c.email === 'string' &&
+        Array.isArray(c.roles) &&
+        c.roles.every((r) => typeof r === 'string')
+      );
+    case 'members.list':
+      return typeof c.organization === 'string';
+    case 'members.remove':
+      return typeof c.organization === 'string' && typeof c.email === 'string';
+    case 'exports.run':
+      return (
+        typeof c.organization === 'string' &&
+        (EXPORT_TYPES as readonly unknown[]).includes(c.type) &&
+        (EXPORT_FORMATS as readonly unknown[]).includes(c.format) &&
+        (c.from === undefined || typeof c.from === 'string') &&
+        (c.to === undefined || typeof c.to === 'string')
       );
     case 'keys.list':
       return typeof c.organization === 'string';
@@ -54,21 +146,34 @@ export function isAdminCommand(value: unknown): value is AdminCommand {
       return typeof c.keyId === 'string';
     case 'orgs.set-webhooks':
       return typeof c.organizationId === 'string' && typeof c.enabled === 'boolean';
+    case 'sanctions.import':
+      return typeof c.path === 'string';
     case 'migrate':
     case 'ledger.verify':
+    case 'evidence.verify':
     case 'encryption.rewrap':
+    case 'sanctions.list':
       return true;
     default:
       return false;
   }
 }
 
-export async function runAdminCommand(deps: Deps, command: AdminCommand): Promise<AdminResult> {
+function memberView(member: Member): MemberView {
+  return { id: member.id, email: member.email, roles: member.roles, status: member.status };
+}
+
+export async function runAdminCommand(
+  deps: Deps,
+  command: AdminCommand,
+  onProgress: (progress: AdminProgress) => void = () => {},
+): Promise<AdminResult> {
   switch (command.name) {
     case 'keys.create': {
       const issued = await issueApiKey(deps, {
         organizationName: command.organization,
         scopes: command.scopes,
+        memberEmail: command.member,
       });
       return {
         name: 'keys.create',
@@ -100,8 +205,46 @@ export async function runAdminCommand(deps: Deps, command: AdminCommand): Promis
         revokedAt: revoked?.revokedAt?.toISOString() ?? null,
       };
     }
+    case 'members.add': {
+      const member = await addMemberToOrganization(deps, command.organization, {
+        email: command.email,
+        roles: command.roles,
+      });
+      return { name: 'members.add', member: memberView(member) };
+    }
+    case 'members.list': {
+      const members = await listMembersOfOrganization(deps, command.organization, MEMBERS_LIST_ROWS_MAX);
+      return { name: 'members.list', members: members.map(memberView) };
+    }
+    case 'members.remove': {
+      const member = await removeMemberOfOrganization(deps, command.organization, command.email);
+      return { name: 'members.remove', member: member ? memberView(member) : null };
+    }
+    case 'exports.run': {
+      const organization = await findOrganizationByName(deps.store, command.organization);
+      if (!organization) throw new Error(`no organization named '${command.organization}'`);
+      const { job, file } = await runExportNow(
+        deps,
+        organization.id,
+        { type: command.type, format: command.format, from: command.from, to: command.to },
+        (progress) => onProgress(progress),
+      );
+      return {
+        name: 'exports.run',
+        export: {
+          id: job.id,
+          status: job.status,
+          rows: job.rowsWritten,
+          bytes: job.bytes,
+          sha256: job.sha256,
+          file,
+        },
+      };
+    }
     case 'ledger.verify':
       return { name: 'ledger.verify', violations: await verifyLedger(deps.store) };
+    case 'evidence.verify':
+      return { name: 'evidence.verify', chains: await verifyEvidence(deps.store) };
     case 'migrate':
       return { name: 'migrate', applied: (await migrate(deps.store)).applied };
     case 'orgs.set-webhooks': {
@@ -117,5 +260,23 @@ export async function runAdminCommand(deps: Deps, command: AdminCommand): Promis
       const counts = await rewrapSecrets(deps);
       return { name: 'encryption.rewrap', keyId: deps.keyring.current?.id ?? '', ...counts };
     }
+    case 'sanctions.import':
+      return {
+        name: 'sanctions.import',
+        summary: await importSanctionsList(deps, command.path, { onProgress }),
+      };
+    case 'sanctions.list':
+      return {
+        name: 'sanctions.list',
+        versions: (await listSanctionsListVersions(deps)).map((v) => ({
+          id: v.id,
+          status: v.status,
+          sourceFileName: v.sourceFileName,
+          entries: v.entryCount,
+          createdAt: v.createdAt.toISOString(),
+          activatedAt: v.activatedAt?.toISOString() ?? null,
+          retiredAt: v.retiredAt?.toISOString() ?? null,
+        })),
+      };
   }
 }

@@ -1,5 +1,6 @@
 /** Issuing, listing, revoking and checking API keys. Keys are shown once and stored only as a hash. */
 import {
+  DEFAULT_SCOPES,
   displayPrefix,
   type Environment,
   formatApiKey,
@@ -8,14 +9,17 @@ import {
   SCOPES,
   type Scope,
 } from '../domain/apiKeys.ts';
-import { AppError } from '../domain/errors.ts';
+import { AppError, validationError } from '../domain/errors.ts';
+import { effectiveScopes, type MemberRole, normaliseEmail, scopesOfRoles } from '../domain/members.ts';
 import {
   type ApiKeyRow,
+  type ApiKeyWithMember,
   findApiKeyByHash,
   insertApiKey,
   listApiKeys,
   revokeApiKey,
 } from '../store/repositories/apiKeys.ts';
+import { findMemberByEmail } from '../store/repositories/members.ts';
 import { ensureOrganization, findOrganizationByName } from '../store/repositories/organizations.ts';
 import type { Queryable } from '../store/store.ts';
 import type { Deps } from './deps.ts';
@@ -31,17 +35,52 @@ export interface IssueKeyInput {
   scopes?: readonly Scope[];
   /** A caller-chosen key (MKOBA_SANDBOX_API_KEY); otherwise one is generated. */
   key?: string | undefined;
+  /**
+   * The email of the member the key acts for. Its scopes are a ceiling: each request gets those the
+   * member's roles grant at that moment; without named scopes the key follows the roles entirely.
+   */
+  memberEmail?: string | undefined;
+}
+
+/** The organization of that name, created if new (the CLI's way in). */
+export function ensureOrganizationNamed(tx: Queryable, deps: Deps, name: string) {
+  return ensureOrganization(tx, {
+    id: deps.newId('organization'),
+    name,
+    // Production organizations subscribe to webhooks once the operator enables it; the sandbox's can at once.
+    webhookSubscriptionsEnabled: deps.environment === 'sandbox',
+    createdAt: deps.now(),
+  });
 }
 
 export async function issueApiKeyIn(tx: Queryable, deps: Deps, input: IssueKeyInput): Promise<IssuedKey> {
   const now = deps.now();
-  const { organization, created } = await ensureOrganization(tx, {
-    id: deps.newId('organization'),
-    name: input.organizationName,
-    // Production organizations subscribe to webhooks once the operator enables it; the sandbox's can at once.
-    webhookSubscriptionsEnabled: deps.environment === 'sandbox',
-    createdAt: now,
-  });
+  const { organization, created } = await ensureOrganizationNamed(tx, deps, input.organizationName);
+  let memberId: string | null = null;
+  let scopes = [...(input.scopes ?? DEFAULT_SCOPES)];
+  if (input.memberEmail !== undefined) {
+    const email = normaliseEmail(input.memberEmail, 'member');
+    const member = await findMemberByEmail(tx, organization.id, email);
+    if (member?.status !== 'active') {
+      throw validationError(
+        'member',
+        `${email} is not an active member of ${input.organizationName}`,
+        'unknown_member',
+      );
+    }
+    memberId = member.id;
+    const allowed = scopesOfRoles(member.roles);
+    // Without named scopes the key follows the member: every scope, narrowed to the roles at each request.
+    if (input.scopes === undefined) scopes = [...SCOPES];
+    const beyond = input.scopes === undefined ? [] : scopes.filter((scope) => !allowed.includes(scope));
+    if (beyond.length > 0) {
+      throw validationError(
+        'scopes',
+        `${email} (${member.roles.join(', ')}) cannot hold the ${beyond.join(', ')} scope`,
+        'beyond_member_roles',
+      );
+    }
+  }
   const key = input.key ?? formatApiKey(deps.environment, deps.randomBytes(64));
   const record: ApiKeyRow = {
     id: deps.newId('apiKey'),
@@ -49,9 +88,10 @@ export async function issueApiKeyIn(tx: Queryable, deps: Deps, input: IssueKeyIn
     environment: deps.environment,
     keyHash: hashApiKey(key),
     displayPrefix: displayPrefix(key),
-    scopes: [...(input.scopes ?? SCOPES)],
+    scopes,
     createdAt: now,
     revokedAt: null,
+    memberId,
   };
   await insertApiKey(tx, record);
   return { key, record, organizationCreated: created };
@@ -83,7 +123,7 @@ export const API_KEY_CACHE_TTL_MS = 5_000;
 export const API_KEY_CACHE_ENTRIES_MAX = 10_000;
 
 interface CachedKey {
-  record: ApiKeyRow;
+  record: ApiKeyWithMember;
   fetchedAtMs: number;
 }
 
@@ -100,7 +140,7 @@ function cacheOf(store: object): Map<string, CachedKey> {
 }
 
 /** The key's row by hash, from the cache while it is fresh. */
-async function findKey(deps: Deps, keyHash: string): Promise<ApiKeyRow | undefined> {
+async function findKey(deps: Deps, keyHash: string): Promise<ApiKeyWithMember | undefined> {
   const cache = cacheOf(deps.store);
   const nowMs = deps.now().getTime();
   const cached = cache.get(keyHash);
@@ -116,11 +156,33 @@ async function findKey(deps: Deps, keyHash: string): Promise<ApiKeyRow | undefin
   return record;
 }
 
+/**
+ * Forgets every key this process holds, so a change to members (roles, removal) takes effect here at once;
+ * other processes see it within API_KEY_CACHE_TTL_MS.
+ */
+export function forgetCachedKeys(deps: Deps): void {
+  cacheOf(deps.store).clear();
+}
+
+/** The member a key acts for, as authentication found them. */
+export interface PrincipalMember {
+  id: string;
+  email: string;
+  roles: MemberRole[];
+}
+
 export interface Principal {
   organizationId: string;
   keyId: string;
+  /** What the key may do: its own scopes, narrowed to its member's roles when it acts for one. */
   scopes: string[];
   environment: Environment;
+  member: PrincipalMember | null;
+}
+
+/** Who did something, as it is recorded (`created_by`, `initiated_by`): the member, else the key. */
+export function actorIdOf(principal: Pick<Principal, 'keyId' | 'member'>): string {
+  return principal.member?.id ?? principal.keyId;
 }
 
 function unauthorized(code: AppError['code'], detail: string): AppError {
@@ -149,10 +211,14 @@ export async function authenticate(deps: Deps, authorization: string | undefined
   const record = await findKey(deps, hashApiKey(match[1]));
   if (!record) throw unauthorized('invalid_api_key', 'The API key is not recognised.');
   if (record.revokedAt !== null) throw unauthorized('api_key_revoked', 'The API key has been revoked.');
+  if (record.member !== null && record.member.status !== 'active') {
+    throw unauthorized('api_key_revoked', 'The API key acts for a member who has been removed.');
+  }
   return {
     organizationId: record.organizationId,
     keyId: record.id,
-    scopes: record.scopes,
+    scopes: record.member ? effectiveScopes(record.scopes, record.member.roles) : record.scopes,
     environment: record.environment,
+    member: record.member && { id: record.member.id, email: record.member.email, roles: record.member.roles },
   };
 }

@@ -1,11 +1,16 @@
 /** What use cases need from the outside world, passed in so the core stays free of I/O and hidden clocks. */
+
 import { randomBytes } from 'node:crypto';
 import { lookup } from 'node:dns/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import type { Environment } from '../domain/apiKeys.ts';
 import { formatId, ID_PREFIXES, ID_RANDOM_BYTES, type IdKind } from '../domain/ids.ts';
 import { type Keyring, keyringOf } from '../domain/sealing.ts';
 import { createServiceMetrics, type ServiceMetrics } from '../metrics.ts';
 import type { Store } from '../store/store.ts';
+import type { ExportFormatters } from './exports.ts';
+import type { PartnerRailFactories } from './railPartnerDirectory.ts';
 
 export interface Deps {
   store: Store;
@@ -27,12 +32,28 @@ export interface Deps {
   allowPrivateWebhookUrls: boolean;
   /** The process's Prometheus registry and what use cases and workers report to it (src/metrics.ts). */
   metrics?: ServiceMetrics;
+  /** Where export files are written and served from (MKOBA_EXPORT_DIR). */
+  exportDirectory: string;
+  /** How exports write each type (the API's wire forms), given by the composition root. */
+  exportFormatters?: ExportFormatters;
+  /**
+   * The service's public base URL (MKOBA_PUBLIC_URL), on which partners' callback URLs are built; without
+   * it a partner cannot be told where to call back.
+   */
+  publicUrl?: string | undefined;
+  /** How each rail partner's adapter is built (src/rails/partners), given by the composition root. */
+  railPartnerFactories?: PartnerRailFactories;
 }
 
 export interface SystemDepsOptions {
   /** Without one, sealing a secret fails: only processes that never handle secrets may omit it. */
   keyring?: Keyring;
   allowPrivateWebhookUrls?: boolean;
+  /** Where export files go; a directory of its own under the system's temporary directory by default. */
+  exportDirectory?: string;
+  exportFormatters?: ExportFormatters;
+  railPartnerFactories?: PartnerRailFactories;
+  publicUrl?: string | undefined;
 }
 
 /**
@@ -66,6 +87,10 @@ export function systemDeps(store: Store, environment: Environment, options: Syst
     environment,
     keyring: options.keyring ?? keyringOf(undefined),
     allowPrivateWebhookUrls: options.allowPrivateWebhookUrls ?? false,
+    exportDirectory: options.exportDirectory ?? path.join(tmpdir(), `mkoba-exports-${process.pid}`),
+    ...(options.exportFormatters ? { exportFormatters: options.exportFormatters } : {}),
+    ...(options.railPartnerFactories ? { railPartnerFactories: options.railPartnerFactories } : {}),
+    ...(options.publicUrl ? { publicUrl: options.publicUrl } : {}),
     metrics: createServiceMetrics(store),
     now: () => new Date(),
     newId: monotonicIdGenerator(),

@@ -13,6 +13,11 @@ import {
   insertIdempotencyRecord,
   tryLockIdempotencyKey,
 } from '../store/repositories/idempotency.ts';
+import {
+  railPartnerConfigsNotWrappedBy,
+  railPartnerCredentialKeyIds,
+  updateRailPartnerConfig,
+} from '../store/repositories/railPartners.ts';
 import { claimSeed, seedClaimed } from '../store/repositories/seeds.ts';
 import {
   legacySecrets,
@@ -95,10 +100,17 @@ export function openResponseText(
   return open(deps.keyring, body.sealed_response, responseContext(target.organizationId, target.key));
 }
 
-/** Master keys that wrap stored webhook secrets but that the keyring lacks: non-empty means it cannot sign. */
+/**
+ * Master keys that wrap stored webhook secrets or rail partner credentials but that the keyring lacks:
+ * non-empty means it cannot sign, or cannot call a partner.
+ */
 export async function missingMasterKeys(deps: Deps): Promise<string[]> {
   const known = new Set(keyringIds(deps.keyring));
-  return (await secretKeyIds(deps.store)).filter((id) => !known.has(id));
+  const stored = new Set([
+    ...(await secretKeyIds(deps.store)),
+    ...(await railPartnerCredentialKeyIds(deps.store)),
+  ]);
+  return [...stored].filter((id) => !known.has(id));
 }
 
 export interface ResealCounts {
@@ -106,6 +118,11 @@ export interface ResealCounts {
   secrets: number;
   /** Stored idempotent responses likewise. */
   responses: number;
+}
+
+/** What a master-key rotation re-wrapped: also the rail partner credentials (never stored in clear). */
+export interface RewrapCounts extends ResealCounts {
+  railPartnerCredentials: number;
 }
 
 /** Stored responses that carry a secret in clear (written before responses were sealed), sealed. */
@@ -188,7 +205,7 @@ export async function sealClearSecrets(deps: Deps): Promise<ResealCounts> {
  * (the sealed values themselves are not re-encrypted), and seals anything still in clear. Afterwards the
  * older keys open nothing and may be removed.
  */
-export async function rewrapSecrets(deps: Deps): Promise<ResealCounts> {
+export async function rewrapSecrets(deps: Deps): Promise<RewrapCounts> {
   const current = deps.keyring.current;
   if (!current) throw new Error('no current master key to re-wrap under');
   const missing = await missingMasterKeys(deps);
@@ -212,5 +229,18 @@ export async function rewrapSecrets(deps: Deps): Promise<ResealCounts> {
     if (batch < SECRETS_RESEAL_BATCH_ROWS) break;
   }
   const responses = await rewriteResponses(deps, 'sealed.v1.', (_target, body) => rewrapResponse(deps, body));
-  return { secrets, responses: cleared.responses + responses };
+  let railPartnerCredentials = 0;
+  for (;;) {
+    const batch = await deps.store.transaction(async (tx) => {
+      const configs = await railPartnerConfigsNotWrappedBy(tx, current.id, SECRETS_RESEAL_BATCH_ROWS);
+      for (const config of configs) {
+        const sealed = rewrap(deps.keyring, config.sealedCredentials, deps.randomBytes);
+        await updateRailPartnerConfig(tx, { ...config, sealedCredentials: sealed }, sealedKeyId(sealed));
+      }
+      return configs.length;
+    });
+    railPartnerCredentials += batch;
+    if (batch < SECRETS_RESEAL_BATCH_ROWS) break;
+  }
+  return { secrets, responses: cleared.responses + responses, railPartnerCredentials };
 }

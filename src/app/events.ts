@@ -14,20 +14,27 @@ import { enqueueDeliveriesForEvents } from '../store/repositories/webhooks.ts';
 import type { Queryable } from '../store/store.ts';
 import type { Deps } from './deps.ts';
 
+/** A new outbox row about one resource, as it stands `now`. */
+export function newEvent(deps: Deps, fields: Omit<EventRecord, 'id' | 'createdAt'>, now: Date): EventRecord {
+  return { id: deps.newId('event'), ...fields, createdAt: now };
+}
+
 export function transferEvent(
   deps: Deps,
   type: TransferEventType,
   transfer: Transfer,
   now: Date,
 ): EventRecord {
-  return {
-    id: deps.newId('event'),
-    organizationId: transfer.organizationId,
-    type,
-    resourceId: transfer.id,
-    data: transferEventData(transfer),
-    createdAt: now,
-  };
+  return newEvent(
+    deps,
+    {
+      organizationId: transfer.organizationId,
+      type,
+      resourceId: transfer.id,
+      data: transferEventData(transfer),
+    },
+    now,
+  );
 }
 
 /** The event a status change emits, if any. */

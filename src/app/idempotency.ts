@@ -44,9 +44,16 @@ export interface IdempotencyContext {
   requestId: string;
 }
 
-/** Invalid requests are the client's to correct: never recorded under the key. */
+/**
+ * Invalid requests are the client's to correct: never recorded under the key. Missing Travel Rule data is
+ * such a correction too (the same transfer, completed), though it is a 422.
+ */
 export function isRecordedFailure(error: AppError): boolean {
-  return error.status !== 400 && error.code !== 'idempotency_key_in_flight';
+  return (
+    error.status !== 400 &&
+    error.code !== 'idempotency_key_in_flight' &&
+    error.code !== 'travel_rule_required'
+  );
 }
 
 /** The result recorded for a failure the operation decided: the problem document as first sent. */
@@ -72,6 +79,8 @@ export function settleOutcome(outcome: IdempotentOutcome): IdempotentOutcome {
     detail: problem.detail,
     param: problem.param,
     errors: problem.errors,
+    extensions:
+      problem.limit === undefined ? undefined : { limit: problem.limit, remaining: problem.remaining ?? '' },
   });
 }
 

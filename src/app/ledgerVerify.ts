@@ -4,6 +4,7 @@ import {
   holdsReleasedTwice,
   overdrawnWallets,
   terminalTransfersWithOpenHolds,
+  transfersWithUnpostedFees,
   unbalancedEntries,
 } from '../store/repositories/ledgerChecks.ts';
 import type { Store } from '../store/store.ts';
@@ -48,6 +49,12 @@ export async function verifyLedger(store: Store): Promise<LedgerViolation[]> {
       violations.push({
         invariant: 'hold_released_once',
         detail: `hold ${h.holdEntryId} was posted or voided ${h.releases} times`,
+      });
+    }
+    for (const t of await transfersWithUnpostedFees(tx)) {
+      violations.push({
+        invariant: 'transfer_fee_posted',
+        detail: `transfer ${t.transferId} should debit amount + fee and credit the fee (${t.expected}, minor units) but its entry carries ${t.found}`,
       });
     }
     return violations;

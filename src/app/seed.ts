@@ -1,6 +1,7 @@
 /**
  * The sandbox seed: one organization with its API key, customers of each kind, and KES and UGX wallets.
- * It runs once per database (claimed in the seeds table inside the same transaction).
+ * It runs once per database (claimed in the seeds table inside the same transaction). Then the sample
+ * sanctions list, once per database too.
  */
 
 import { hashApiKey } from '../domain/apiKeys.ts';
@@ -11,6 +12,8 @@ import { claimSeed } from '../store/repositories/seeds.ts';
 import { issueApiKeyIn } from './apiKeys.ts';
 import { type CreateCustomerInput, createCustomer } from './customers.ts';
 import type { Deps } from './deps.ts';
+import { seedSampleSanctionsList } from './sanctions/sampleList.ts';
+import { seedVerifiedCustomers } from './seedVerifications.ts';
 import { createWallet } from './wallets.ts';
 
 export const SANDBOX_ORGANIZATION_NAME = 'Mkoba Sandbox';
@@ -64,7 +67,7 @@ export async function seedSandbox(deps: Deps, configuredKey: string | undefined)
       detail: 'The sandbox seed never runs outside the sandbox environment.',
     });
   }
-  return deps.store.transaction(async (tx) => {
+  const result = await deps.store.transaction(async (tx): Promise<SeedResult> => {
     if (!(await claimSeed(tx, SANDBOX_SEED_NAME, deps.now()))) {
       // Seeded before: make sure a newly configured fixed key works too.
       if (configuredKey !== undefined && !(await findApiKeyByHash(tx, hashApiKey(configuredKey)))) {
@@ -90,4 +93,7 @@ export async function seedSandbox(deps: Deps, configuredKey: string | undefined)
     }
     return { seeded: true, apiKey: issued.key };
   });
+  await seedSampleSanctionsList(deps);
+  await seedVerifiedCustomers(deps, SANDBOX_ORGANIZATION_NAME);
+  return result;
 }

@@ -2,15 +2,28 @@
  * Transfers: validate and normalise both request forms, hand new transfers to the ledger writer, and move
  * existing ones through the status machine with their ledger effects, each change in one transaction.
  */
+import { limitPeriods } from '../domain/decisions/limits.ts';
+import { policyNeeds } from '../domain/decisions/policies.ts';
+import type { TravelRuleInput } from '../domain/decisions/travelRule.ts';
+import { cryptoAddressDestination } from '../domain/digitalAssets.ts';
 import { AppError, resourceMissing, validationError } from '../domain/errors.ts';
 import type { EventRecord } from '../domain/events.ts';
+import type { EvidenceActor } from '../domain/evidence.ts';
+import { decideFee, type FeeDecision } from '../domain/fees.ts';
 import { isId } from '../domain/ids.ts';
 import { numberSourceOf } from '../domain/jsonNumbers.ts';
-import { directPostings, postHoldPostings, voidHoldPostings } from '../domain/ledger.ts';
+import {
+  directPostings,
+  holdPostings,
+  postHoldPostings,
+  reversalPostings,
+  voidHoldPostings,
+} from '../domain/ledger.ts';
 import type { Metadata } from '../domain/metadata.ts';
-import { type Currency, checkSingleAmount, isCurrency, parseAmount } from '../domain/money.ts';
+import { type Currency, checkSingleAmount, formatAmount, isCurrency, parseAmount } from '../domain/money.ts';
 import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
-import type { Transfer } from '../domain/transferRecord.ts';
+import { IN_REVIEW_STATUS_REASON } from '../domain/reviews.ts';
+import { feeOf, type Transfer } from '../domain/transferRecord.ts';
 import {
   DESTINATION_TYPES,
   type Destination,
@@ -26,7 +39,10 @@ import {
   type TransferStatus,
   transition,
 } from '../domain/transfers.ts';
+import type { Wallet } from '../domain/wallets.ts';
 import { ensureSystemAccount, findOpenHold, type JournalEntry } from '../store/repositories/ledger.ts';
+import { releaseLimitUsage } from '../store/repositories/limitUsage.ts';
+import { insertReviewCases } from '../store/repositories/reviews.ts';
 import {
   findTransfer,
   insertTransfer,
@@ -36,16 +52,23 @@ import {
 } from '../store/repositories/transfers.ts';
 import { findWallet, findWallets } from '../store/repositories/wallets.ts';
 import type { Queryable } from '../store/store.ts';
+import { cancelApprovalOf } from './approvals.ts';
+import { readCustomerPolicyFacts } from './customerPolicyFacts.ts';
 import type { Deps } from './deps.ts';
 import { recordEvents, statusEvent, transferEvent } from './events.ts';
+import { appendEvidence, SYSTEM_ACTOR } from './evidence.ts';
+import { feeIncomeAccount, loadFeeSchedule } from './fees.ts';
 import {
   findStoredOutcome,
   type IdempotencyContext,
   type IdempotentOutcome,
   isRecordedFailure,
 } from './idempotency.ts';
+import { loadPolicy } from './policies.ts';
 import { postEntry } from './posting/session.ts';
 import type { LedgerWriter, TransferCommand } from './posting/writer.ts';
+import { screenCounterparty } from './transferScreening.ts';
+import { prepareTravelRule } from './travelRule.ts';
 
 const PHONE_PATTERN = /^\+[1-9][0-9]{6,14}$/;
 const ACCOUNT_TEXT_PATTERN = /^[A-Za-z0-9 -]{1,34}$/;
@@ -58,6 +81,8 @@ export interface CreateTransferRequest {
   currency: string;
   rail?: string;
   metadata?: Metadata;
+  /** Originator and beneficiary data for a digital-asset transfer (the Travel Rule). */
+  travel_rule?: TravelRuleInput;
 }
 
 function normaliseDestination(raw: CreateTransferRequest['destination']): Destination {
@@ -158,63 +183,31 @@ function normaliseDestination(raw: CreateTransferRequest['destination']): Destin
     case 'wallet':
       allowOnly(['wallet']);
       return { type, wallet: need('wallet') };
+    case 'crypto_address':
+      allowOnly(['asset', 'network', 'address']);
+      return cryptoAddressDestination(need('asset'), need('network'), need('address'));
   }
 }
 
-export interface TransferServices {
-  deps: Deps;
-  writer: LedgerWriter;
+export interface CheckedTransfer {
+  currency: Currency;
+  destination: Destination;
+  rail: Rail;
+  amountMinor: bigint;
+  /** The wallet paid, for a wallet destination. */
+  destinationWallet: Wallet | null;
 }
 
 /**
- * Validates a request against the source wallet and rail, then submits it to the batch writer. A refusal
- * found here that is recorded under an Idempotency-Key (a wallet that does not exist or cannot send) goes
- * through the writer too, so it is recorded like the writer's own refusals; an invalid request is not.
+ * The checks of a transfer request that need nothing but its wallets: currency, destination, rail, amount
+ * and the rail's bounds, and a wallet destination's existence and currency. Throws the first fault, naming
+ * its field. Shared by single transfers and payment batch items.
  */
-export async function createTransfer(
-  services: TransferServices,
-  organizationId: string,
-  request: CreateTransferRequest,
-  idempotency: IdempotencyContext,
-  present: (t: Transfer) => unknown,
-): Promise<IdempotentOutcome> {
-  const { deps } = services;
-  // A retry is answered from the record first, so it replays even if the wallets changed since.
-  if (idempotency.key !== undefined) {
-    const stored = await findStoredOutcome(deps.store, { ...idempotency, key: idempotency.key }, deps.now());
-    if (stored) return stored;
-  }
-  let command: TransferCommand;
-  try {
-    command = await prepareTransfer(deps, organizationId, request, idempotency, present);
-  } catch (error) {
-    if (!(error instanceof AppError) || !isRecordedFailure(error) || idempotency.key === undefined)
-      throw error;
-    return services.writer.submit({ kind: 'refusal', error, idempotency });
-  }
-  return services.writer.submit(command);
-}
-
-async function prepareTransfer(
-  deps: Deps,
-  organizationId: string,
-  request: CreateTransferRequest,
-  idempotency: IdempotencyContext,
-  present: (t: Transfer) => unknown,
-): Promise<TransferCommand> {
-  const store = deps.store;
-  // Both wallets with one read when the destination is a wallet; checked below in the usual order.
-  const raw = request.destination;
-  const destinationId = typeof raw === 'string' ? raw : raw.type === 'wallet' ? raw.wallet : undefined;
-  const wallets = await findWallets(
-    store,
-    organizationId,
-    destinationId !== undefined && isId('wallet', destinationId)
-      ? [request.source, destinationId]
-      : [request.source],
-  );
-  const source = wallets.get(request.source);
-  if (!source) throw resourceMissing('wallet', request.source, 'source');
+export function checkTransferRequest(
+  request: Pick<CreateTransferRequest, 'destination' | 'amount' | 'currency' | 'rail'>,
+  source: Wallet,
+  wallets: ReadonlyMap<string, Wallet>,
+): CheckedTransfer {
   if (!isCurrency(request.currency) || request.currency !== source.currency) {
     throw validationError(
       'currency',
@@ -247,8 +240,7 @@ async function prepareTransfer(
       'out_of_range',
     );
   }
-  let creditAccountId: string;
-  let destinationWalletId: string | null = null;
+  let destinationWallet: Wallet | null = null;
   if (destination.type === 'wallet') {
     if (!isId('wallet', destination.wallet)) {
       throw validationError(
@@ -268,20 +260,107 @@ async function prepareTransfer(
         'currency_mismatch',
       );
     }
-    creditAccountId = target.id;
-    destinationWalletId = target.id;
-  } else {
-    const now = deps.now();
-    creditAccountId = await ensureSystemAccount(store, {
+    destinationWallet = target;
+  }
+  return { currency, destination, rail, amountMinor, destinationWallet };
+}
+
+export interface TransferServices {
+  deps: Deps;
+  writer: LedgerWriter;
+}
+
+/**
+ * Validates a request against the source wallet and rail, then submits it to the batch writer. A refusal
+ * found here that is recorded under an Idempotency-Key (a wallet that does not exist or cannot send) goes
+ * through the writer too, so it is recorded like the writer's own refusals; an invalid request is not.
+ */
+export async function createTransfer(
+  services: TransferServices,
+  organizationId: string,
+  request: CreateTransferRequest,
+  idempotency: IdempotencyContext,
+  present: (t: Transfer) => unknown,
+  /** The member the API key acts for, else the key: recorded as `created_by` and as the approval's initiator. */
+  createdBy: string,
+): Promise<IdempotentOutcome> {
+  const { deps } = services;
+  // A retry is answered from the record first, so it replays even if the wallets changed since.
+  if (idempotency.key !== undefined) {
+    const stored = await findStoredOutcome(deps.store, { ...idempotency, key: idempotency.key }, deps.now());
+    if (stored) return stored;
+  }
+  let command: TransferCommand;
+  try {
+    command = await prepareTransfer(deps, organizationId, request, idempotency, present, createdBy);
+  } catch (error) {
+    if (!(error instanceof AppError) || !isRecordedFailure(error) || idempotency.key === undefined)
+      throw error;
+    return services.writer.submit({ kind: 'refusal', error, idempotency });
+  }
+  return services.writer.submit(command);
+}
+
+export async function prepareTransfer(
+  deps: Deps,
+  organizationId: string,
+  request: CreateTransferRequest,
+  idempotency: IdempotencyContext,
+  present: (t: Transfer) => unknown,
+  createdBy: string,
+  /** Read once for many transfers (a payment batch's chunk): its wallets, and clearing accounts by rail. */
+  shared?: { wallets: ReadonlyMap<string, Wallet>; clearingAccounts: Map<string, string> },
+  /**
+   * The fee decided beforehand (a payment batch item's, held with the batch), or null for none (an item
+   * submitted before fees); undefined: the current schedule decides.
+   */
+  decidedFee?: FeeDecision | null,
+): Promise<TransferCommand> {
+  const store = deps.store;
+  // Both wallets with one read when the destination is a wallet; checked below in the usual order.
+  const raw = request.destination;
+  const destinationId = typeof raw === 'string' ? raw : raw.type === 'wallet' ? raw.wallet : undefined;
+  const wanted =
+    destinationId !== undefined && isId('wallet', destinationId)
+      ? [request.source, destinationId]
+      : [request.source];
+  const wallets =
+    shared && wanted.every((id) => shared.wallets.has(id))
+      ? shared.wallets
+      : await findWallets(store, organizationId, wanted);
+  const source = wallets.get(request.source);
+  if (!source) throw resourceMissing('wallet', request.source, 'source');
+  const { currency, destination, rail, amountMinor, destinationWallet } = checkTransferRequest(
+    request,
+    source,
+    wallets,
+  );
+  const destinationWalletId = destinationWallet?.id ?? null;
+  const clearingKey = `${rail}/${currency}`;
+  const creditAccountId =
+    destinationWallet?.id ??
+    shared?.clearingAccounts.get(clearingKey) ??
+    (await ensureSystemAccount(store, {
       id: deps.newId('ledgerAccount'),
       organizationId,
       kind: 'rail_clearing',
       rail,
       currency,
-      now,
-    });
-  }
+      now: deps.now(),
+    }));
+  if (destinationWallet === null) shared?.clearingAccounts.set(clearingKey, creditAccountId);
+  const fee =
+    decidedFee === undefined
+      ? decideFee(await loadFeeSchedule(deps, organizationId), { rail, currency, amountMinor })
+      : decidedFee;
+  const feeAccountId =
+    fee && fee.feeMinor > 0n ? await feeIncomeAccount(deps, store, organizationId, currency) : undefined;
 
+  const screening = await screenCounterparty(deps, destination);
+  const policy = await loadPolicy(deps, organizationId);
+  const customer = policyNeeds(policy).customer
+    ? await readCustomerPolicyFacts(deps, organizationId, source.ownerId)
+    : undefined;
   const now = deps.now();
   const transfer: Transfer = {
     id: deps.newId('transfer'),
@@ -308,16 +387,64 @@ async function prepareTransfer(
     failedAt: null,
     canceledAt: null,
     returnedAt: null,
+    createdBy,
+    authorization: null,
+    approvalId: null,
+    fee,
   };
+  const travelRule = await prepareTravelRule(deps, transfer, source.ownerId, request.travel_rule);
   return {
     kind: 'transfer',
-    transfer,
+    transfer: { ...transfer, travelRule: travelRule?.link ?? null },
+    travelRule: travelRule?.evidence,
+    sourceCustomerId: source.ownerId,
+    screening,
+    policy,
+    customer,
     debitAccountId: source.id,
     creditAccountId,
+    feeAccountId,
     settleAtOnce: rail === 'internal',
     idempotency,
     present,
   };
+}
+
+/** What a transfer would cost now: its amount, the fee the current schedule charges, and what the sender pays. */
+export interface TransferQuote {
+  currency: Currency;
+  rail: Rail;
+  amountMinor: bigint;
+  fee: FeeDecision;
+  /** Amount and fee: what the source wallet is debited (and must have available). */
+  totalMinor: bigint;
+}
+
+/**
+ * Quotes a transfer request: the same checks as a new transfer that need only its wallets (a fault is the
+ * same 400 or 404), then the fee the organization's current schedule charges, through the same process cache
+ * a new transfer reads, so a transfer made now is charged what this says. Writes nothing; reads outside any
+ * transaction.
+ */
+export async function quoteTransfer(
+  deps: Deps,
+  organizationId: string,
+  request: CreateTransferRequest,
+): Promise<TransferQuote> {
+  const raw = request.destination;
+  const destinationId = typeof raw === 'string' ? raw : raw.type === 'wallet' ? raw.wallet : undefined;
+  const wallets = await findWallets(
+    deps.store,
+    organizationId,
+    destinationId !== undefined && isId('wallet', destinationId)
+      ? [request.source, destinationId]
+      : [request.source],
+  );
+  const source = wallets.get(request.source);
+  if (!source) throw resourceMissing('wallet', request.source, 'source');
+  const { currency, rail, amountMinor } = checkTransferRequest(request, source, wallets);
+  const fee = decideFee(await loadFeeSchedule(deps, organizationId), { rail, currency, amountMinor });
+  return { currency, rail, amountMinor, fee, totalMinor: amountMinor + fee.feeMinor };
 }
 
 export async function getTransfer(deps: Deps, organizationId: string, id: string): Promise<Transfer> {
@@ -342,6 +469,8 @@ export interface StatusChange {
   /** When the rail should be asked again; null takes the transfer off the rail queue. */
   nextRailCheckAt?: Date | null | undefined;
   railReference?: string | undefined;
+  /** The approval it now waits for. */
+  approvalId?: string | undefined;
 }
 
 /**
@@ -359,7 +488,7 @@ export async function applyStatusChange(
   const now = deps.now();
   let ledgerState = transfer.ledgerState;
   let entry: JournalEntry | undefined;
-  if (to === 'settled' || to === 'failed' || to === 'canceled') {
+  if (to === 'settled' || to === 'failed' || to === 'canceled' || to === 'rejected' || to === 'expired') {
     const hold = await findOpenHold(tx, transfer.id);
     if (hold) {
       const settle = to === 'settled';
@@ -377,8 +506,9 @@ export async function applyStatusChange(
   } else if (to === 'returned') {
     const walletId = transfer.sourceWalletId;
     if (!walletId) throw validationError('id', 'only outbound transfers can be returned', 'not_returnable');
-    // A return gives the money back: the rail (or the destination wallet) pays the source wallet again.
-    // Only a rail transfer touches the rail's clearing account, so only it may create one.
+    // A return gives the money back: the rail (or the destination wallet) pays the source wallet again, and
+    // the fee comes back with it (docs/FEES.md). Only a rail transfer touches the rail's clearing account,
+    // so only it may create one.
     const from =
       transfer.destinationWalletId ??
       (await ensureSystemAccount(tx, {
@@ -396,10 +526,34 @@ export async function applyStatusChange(
       kind: 'reversal',
       holdEntryId: null,
       createdAt: now,
-      postings: directPostings(from, walletId, transfer.amountMinor, transfer.currency),
+      postings: reversalPostings(
+        from,
+        walletId,
+        transfer.amountMinor,
+        transfer.currency,
+        feeOf(transfer) > 0n
+          ? {
+              accountId: await feeIncomeAccount(deps, tx, transfer.organizationId, transfer.currency),
+              amountMinor: feeOf(transfer),
+            }
+          : undefined,
+      ),
     };
   }
   if (entry) await postEntry(tx, entry, now, to === 'returned' ? 'return' : 'change');
+  // A transfer that moved no money gives its amount back to its customer's tier limits.
+  if (
+    (to === 'failed' || to === 'canceled' || to === 'rejected' || to === 'expired') &&
+    transfer.sourceWalletId
+  ) {
+    await releaseLimitUsage(
+      tx,
+      transfer.sourceWalletId,
+      transfer.currency,
+      transfer.amountMinor,
+      limitPeriods(transfer.createdAt),
+    );
+  }
 
   const updated: Transfer = {
     ...transfer,
@@ -408,6 +562,7 @@ export async function applyStatusChange(
     failureCode: change.failureCode ?? (to === 'failed' ? 'rail_error' : transfer.failureCode),
     statusReason: change.reason ?? null,
     railReference: change.railReference ?? transfer.railReference,
+    approvalId: change.approvalId ?? transfer.approvalId,
     nextRailCheckAt: change.nextRailCheckAt === undefined ? null : change.nextRailCheckAt,
     updatedAt: now,
     processingAt: to === 'processing' ? now : transfer.processingAt,
@@ -433,8 +588,10 @@ export async function cancelTransfer(
   deps: Deps,
   organizationId: string,
   id: string,
+  actor: EvidenceActor = SYSTEM_ACTOR,
 ): Promise<Transfer> {
   const transfer = await lockTransfer(tx, organizationId, id);
+  if (transfer.status === 'pending_approval') await cancelApprovalOf(tx, deps, transfer.id, actor);
   if (transfer.status !== 'pending' && transfer.status !== 'pending_approval') {
     throw new AppError({
       status: 409,
@@ -448,7 +605,10 @@ export async function cancelTransfer(
 
 /**
  * Sandbox collection: money arrives in a wallet from a simulated mobile-money payer, as a settled inbound
- * transfer with a balanced entry from the rail's settlement account.
+ * transfer with a balanced entry from the rail's settlement account. A rail credit to a frozen wallet is not
+ * refused (the payer's money has arrived) but held for review: the inbound transfer is `in_review` with a
+ * hold that credits the wallet only as pending, and a `frozen_wallet` case opens; clearing it credits the
+ * wallet, rejecting it voids the hold (the money goes back to the payer).
  */
 export async function fundWallet(
   tx: Queryable,
@@ -465,15 +625,48 @@ export async function fundWallet(
     parseAmount(amount, wallet.currency, 'amount', amountText),
     wallet.currency,
   );
+  return creditFromRail(tx, deps, wallet, {
+    amountMinor,
+    rail: 'mobile_money',
+    network: null,
+    railReference: null,
+    statusReason: 'sandbox_collection',
+    metadata,
+  });
+}
+
+export interface RailCredit {
+  amountMinor: bigint;
+  rail: Transfer['rail'];
+  network: string | null;
+  railReference: string | null;
+  /** Why the money arrived, shown as the transfer's `status_reason`. */
+  statusReason: string;
+  metadata: Metadata;
+}
+
+/**
+ * Money a rail reports received for a wallet (a collection, a sandbox funding): an inbound transfer posted
+ * from the rail's settlement account. A frozen wallet's credit is held for review instead.
+ */
+export async function creditFromRail(
+  tx: Queryable,
+  deps: Deps,
+  wallet: Wallet,
+  credit: RailCredit,
+): Promise<Transfer> {
+  const { organizationId } = wallet;
+  const { amountMinor, metadata } = credit;
   const now = deps.now();
   const settlement = await ensureSystemAccount(tx, {
     id: deps.newId('ledgerAccount'),
     organizationId,
     kind: 'rail_settlement',
-    rail: 'mobile_money',
+    rail: credit.rail,
     currency: wallet.currency,
     now,
   });
+  const held = wallet.status === 'frozen';
   const transfer: Transfer = {
     id: deps.newId('transfer'),
     organizationId,
@@ -483,22 +676,25 @@ export async function fundWallet(
     destinationWalletId: wallet.id,
     amountMinor,
     currency: wallet.currency,
-    rail: 'mobile_money',
-    network: null,
-    status: 'settled',
-    statusReason: 'sandbox_collection',
+    rail: credit.rail,
+    network: credit.network,
+    status: held ? 'in_review' : 'settled',
+    statusReason: held ? IN_REVIEW_STATUS_REASON : credit.statusReason,
     failureCode: null,
-    ledgerState: 'posted',
+    ledgerState: held ? 'pending' : 'posted',
     metadata,
-    railReference: null,
+    railReference: credit.railReference,
     nextRailCheckAt: null,
     createdAt: now,
     updatedAt: now,
     processingAt: now,
-    settledAt: now,
+    settledAt: held ? null : now,
     failedAt: null,
     canceledAt: null,
     returnedAt: null,
+    createdBy: null,
+    authorization: null,
+    approvalId: null,
   };
   await insertTransfer(tx, transfer);
   await postEntry(
@@ -507,19 +703,56 @@ export async function fundWallet(
       id: deps.newId('journalEntry'),
       organizationId,
       transferId: transfer.id,
-      kind: 'direct',
+      kind: held ? 'hold' : 'direct',
       holdEntryId: null,
       createdAt: now,
-      postings: directPostings(settlement, wallet.id, amountMinor, wallet.currency),
+      postings: (held ? holdPostings : directPostings)(settlement, wallet.id, amountMinor, wallet.currency),
     },
     now,
     'funding',
     'amount',
   );
-  const events: EventRecord[] = [
-    transferEvent(deps, 'transfer.created', transfer, now),
-    transferEvent(deps, 'transfer.settled', transfer, now),
-  ];
+  const events: EventRecord[] = [transferEvent(deps, 'transfer.created', transfer, now)];
+  if (held) await holdCreditToFrozenWallet(tx, deps, transfer, wallet);
+  else events.push(transferEvent(deps, 'transfer.settled', transfer, now));
   await recordEvents(tx, deps, events);
   return transfer;
+}
+
+/** Opens the review case of a rail credit that arrived for a frozen wallet, with its evidence. */
+async function holdCreditToFrozenWallet(tx: Queryable, deps: Deps, transfer: Transfer, wallet: Wallet) {
+  const findings = {
+    reason: 'credit_to_frozen_wallet',
+    wallet_status_reason: wallet.statusReason,
+    amount: formatAmount(transfer.amountMinor, transfer.currency),
+    currency: transfer.currency,
+  };
+  await insertReviewCases(tx, [
+    {
+      id: deps.newId('review'),
+      organizationId: transfer.organizationId,
+      kind: 'frozen_wallet',
+      status: 'open',
+      transferId: transfer.id,
+      customerId: wallet.ownerId,
+      walletId: wallet.id,
+      verificationId: null,
+      findings,
+      note: null,
+      decidedBy: null,
+      createdAt: transfer.createdAt,
+      decidedAt: null,
+    },
+  ]);
+  await appendEvidence(tx, deps, [
+    {
+      organizationId: transfer.organizationId,
+      kind: 'transfer.decision',
+      actor: SYSTEM_ACTOR,
+      transferId: transfer.id,
+      walletId: wallet.id,
+      customerId: wallet.ownerId,
+      data: { outcome: 'review', ...findings },
+    },
+  ]);
 }

@@ -30,6 +30,8 @@ export async function createWallet(
     ownerId: owner.id,
     currency: input.currency,
     status: 'active',
+    statusReason: null,
+    statusChangedAt: null,
     availableMinor: 0n,
     pendingMinor: 0n,
     currentMinor: 0n,

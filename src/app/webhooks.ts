@@ -1,9 +1,17 @@
 /** Webhook subscriptions and recovery: each write one transaction. */
+import type { Approval } from '../domain/approvals.ts';
 import { AppError, resourceMissing, validationError } from '../domain/errors.ts';
-import { EVENT_TYPES, type EventRecord, type EventType, transferEventData } from '../domain/events.ts';
+import {
+  EVENT_TYPES,
+  type EventRecord,
+  type EventType,
+  transferEventData,
+  walletEventData,
+} from '../domain/events.ts';
 import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
 import { formatWebhookSecret, WEBHOOK_SECRET_RANDOM_BYTES } from '../domain/signing.ts';
 import type { Transfer } from '../domain/transferRecord.ts';
+import type { Wallet } from '../domain/wallets.ts';
 import {
   checkResolvedAddresses,
   checkWebhookUrl,
@@ -33,9 +41,10 @@ import {
   saveSubscription,
 } from '../store/repositories/webhooks.ts';
 import type { Queryable } from '../store/store.ts';
+import { approvalEventData } from './approvals.ts';
 import type { Deps } from './deps.ts';
 import { sealWebhookSecret } from './encryption.ts';
-import { recordEvents } from './events.ts';
+import { newEvent, recordEvents } from './events.ts';
 
 /** Events one recover call re-queues at most; call again with a later `since` for more. */
 export const WEBHOOK_RECOVER_EVENTS_MAX = 10_000;
@@ -389,26 +398,167 @@ export async function emitTestEvent(
     failedAt: null,
     canceledAt: null,
     returnedAt: null,
+    createdBy: null,
+    authorization: null,
+    approvalId: null,
+  };
+  const sampleWallet: Wallet = {
+    id: deps.newId('wallet'),
+    organizationId,
+    ownerId: deps.newId('customer'),
+    currency: 'KES',
+    status: type === 'wallet.frozen' ? 'frozen' : type === 'wallet.closed' ? 'closed' : 'active',
+    statusReason:
+      type === 'wallet.frozen'
+        ? 'compliance_review'
+        : type === 'wallet.closed'
+          ? 'customer_request'
+          : 'review_cleared',
+    statusChangedAt: now,
+    availableMinor: 0n,
+    pendingMinor: 0n,
+    currentMinor: 0n,
+    metadata: {},
+    createdAt: now,
+    updatedAt: now,
   };
   const data: Record<string, unknown> = type.startsWith('transfer.')
     ? transferEventData(sampleTransfer)
-    : type === 'ledger.matched'
-      ? { transfer_id: sampleTransfer.id, ledger_state: 'matched', rail: 'mobile_money', test_event: true }
-      : type === 'approval.updated'
-        ? { approval_id: deps.newId('approval'), status: 'approved', test_event: true }
-        : {
-            subscription_id: deps.newId('webhookSubscription'),
-            reason: 'failing_too_long',
+    : type.startsWith('wallet.')
+      ? { ...walletEventData(sampleWallet), test_event: true }
+      : type === 'customer.verification.updated'
+        ? {
+            verification_id: deps.newId('verification'),
+            customer_id: sampleWallet.ownerId,
+            status: 'verified',
+            reason: null,
+            kyc_status: 'verified',
+            tier: 1,
             test_event: true,
-          };
-  const event: EventRecord = {
-    id: deps.newId('event'),
-    organizationId,
-    type,
-    resourceId: null,
-    data,
-    createdAt: now,
-  };
+          }
+        : type.startsWith('aml.alert.')
+          ? {
+              alert_id: deps.newId('amlAlert'),
+              status: type === 'aml.alert.resolved' ? 'resolved' : 'open',
+              rule_id: deps.newId('amlRule'),
+              rule_type: 'velocity',
+              action: 'alert',
+              transfer_id: sampleTransfer.id,
+              wallet_id: sampleTransfer.sourceWalletId,
+              customer_id: sampleWallet.ownerId,
+              disposition: type === 'aml.alert.resolved' ? 'false_positive' : null,
+              test_event: true,
+            }
+          : type.startsWith('payment_batch.')
+            ? {
+                payment_batch_id: deps.newId('paymentBatch'),
+                reference: 'payroll-sample',
+                status: type === 'payment_batch.created' ? 'validating' : type.slice('payment_batch.'.length),
+                failure_code: null,
+                source: sampleTransfer.sourceWalletId,
+                currency: sampleTransfer.currency,
+                total: '1500.00',
+                items: 3,
+                succeeded: 0,
+                failed: 0,
+                canceled: 0,
+                approval: null,
+                test_event: true,
+              }
+            : type.startsWith('reconciliation.exception.')
+              ? {
+                  exception_id: deps.newId('reconciliationException'),
+                  kind: 'amount_mismatch',
+                  status: type.endsWith('resolved') ? 'resolved' : 'open',
+                  transfer_id: sampleTransfer.id,
+                  statement_id: deps.newId('statement'),
+                  line: 1,
+                  resolution: type.endsWith('resolved') ? 'write_off' : null,
+                  test_event: true,
+                }
+              : type === 'reconciliation.statement.imported'
+                ? {
+                    statement_id: deps.newId('statement'),
+                    rail: 'mobile_money',
+                    from: now.toISOString().slice(0, 10),
+                    to: now.toISOString().slice(0, 10),
+                    lines: 3,
+                    matched: 2,
+                    exceptions: 1,
+                    test_event: true,
+                  }
+                : type.startsWith('export.')
+                  ? {
+                      export_id: deps.newId('export'),
+                      type: 'transfers',
+                      format: 'csv',
+                      status: type === 'export.ready' ? 'ready' : 'failed',
+                      rows: 3,
+                      bytes: 512,
+                      sha256: '0'.repeat(64),
+                      expires_at: null,
+                      test_event: true,
+                    }
+                  : type === 'ledger.matched'
+                    ? {
+                        transfer_id: sampleTransfer.id,
+                        ledger_state: 'matched',
+                        rail: 'mobile_money',
+                        test_event: true,
+                      }
+                    : type === 'approval.updated'
+                      ? {
+                          ...approvalEventData(sampleApproval(deps, sampleTransfer.id, now)),
+                          test_event: true,
+                        }
+                      : type === 'policy.updated'
+                        ? { version: 2, rules: 1, created_by: 'system', approval_id: null, test_event: true }
+                        : {
+                            subscription_id: deps.newId('webhookSubscription'),
+                            reason: 'failing_too_long',
+                            test_event: true,
+                          };
+  const event: EventRecord = newEvent(
+    deps,
+    {
+      organizationId,
+      type,
+      resourceId: null,
+      data,
+    },
+    now,
+  );
   await recordEvents(tx, deps, [event]);
   return event;
+}
+
+/** An approved approval of a sample transfer, for `approval.updated` test events. */
+function sampleApproval(deps: Deps, transferId: string, now: Date): Approval {
+  return {
+    id: deps.newId('approval'),
+    organizationId: 'org_sample',
+    resourceType: 'transfer',
+    resourceId: transferId,
+    status: 'approved',
+    policyVersion: 2,
+    rule: 'large_payouts',
+    quorum: 1,
+    roles: ['approver'],
+    distinctRoles: false,
+    initiatedBy: deps.newId('member'),
+    expiresAt: new Date(now.getTime() + 24 * 3_600_000),
+    createdAt: now,
+    decidedAt: now,
+    votes: [
+      {
+        memberId: deps.newId('member'),
+        email: 'approver@example.com',
+        role: 'approver',
+        decision: 'approve',
+        comment: null,
+        apiKeyId: deps.newId('apiKey'),
+        createdAt: now,
+      },
+    ],
+  };
 }

@@ -64,6 +64,8 @@ export class ApiError extends Error {
     readonly status: number,
     readonly code: string | undefined,
     detail: string,
+    /** The problem document, when the answer was one. */
+    readonly problem?: unknown,
   ) {
     super(`the server answered ${status}${code ? ` ${code}` : ''}: ${detail}`);
     this.name = 'ApiError';
@@ -102,7 +104,13 @@ export async function apiRequest(
   target: ApiTarget,
   method: 'GET' | 'POST',
   path: string,
-  options: { body?: unknown; headers?: Record<string, string>; signal?: AbortSignal | undefined } = {},
+  options: {
+    body?: unknown;
+    /** A body sent as it is, with its content type (a CSV upload). */
+    raw?: { contentType: string; text: string } | undefined;
+    headers?: Record<string, string>;
+    signal?: AbortSignal | undefined;
+  } = {},
 ): Promise<ApiAnswer> {
   const headers: Record<string, string> = {
     ...options.headers,
@@ -110,6 +118,9 @@ export async function apiRequest(
     accept: 'application/json',
   };
   if (options.body !== undefined) headers['content-type'] = 'application/json';
+  if (options.raw !== undefined) headers['content-type'] = options.raw.contentType;
+  const payload =
+    options.raw?.text ?? (options.body === undefined ? undefined : JSON.stringify(options.body));
   const timeout = AbortSignal.timeout(CLI_API_TIMEOUT_MS);
   let response: Response;
   let text: string;
@@ -117,7 +128,7 @@ export async function apiRequest(
     response = await fetch(`${target.base}${path}`, {
       method,
       headers,
-      ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
+      ...(payload === undefined ? {} : { body: payload }),
       signal: options.signal ? AbortSignal.any([options.signal, timeout]) : timeout,
       redirect: 'error',
     });
@@ -144,7 +155,12 @@ export async function apiRequest(
         : typeof problem.title === 'string'
           ? problem.title
           : text.slice(0, ANSWER_EXCERPT_CHARS_MAX);
-    throw new ApiError(response.status, typeof problem.code === 'string' ? problem.code : undefined, detail);
+    throw new ApiError(
+      response.status,
+      typeof problem.code === 'string' ? problem.code : undefined,
+      detail,
+      body,
+    );
   }
   const date = Date.parse(response.headers.get('date') ?? '');
   return { status: response.status, body, serverTimeMs: Number.isNaN(date) ? Date.now() : date };

@@ -1,17 +1,25 @@
 /**
  * A local control channel: the serving process listens on a Unix socket in its data directory and runs
  * operator commands for CLI invocations that cannot open the embedded database themselves.
- * One JSON request and one JSON response per connection, newline-terminated.
+ * One JSON request and one JSON response per connection, newline-terminated; a long command (an import)
+ * sends progress lines (`{"progress": …}`) before its response.
  */
 import { chmodSync, rmSync } from 'node:fs';
 import net from 'node:net';
-import { type AdminCommand, type AdminResult, isAdminCommand, runAdminCommand } from '../app/admin.ts';
+import {
+  type AdminCommand,
+  type AdminProgress,
+  type AdminResult,
+  isAdminCommand,
+  runAdminCommand,
+} from '../app/admin.ts';
 import type { Deps } from '../app/deps.ts';
 
 const CONTROL_REQUEST_BYTES_MAX = 64 * 1024;
 const CONTROL_TIMEOUT_MS = 30_000;
 
 type ControlResponse = { ok: true; result: AdminResult } | { ok: false; error: string };
+type ControlLine = ControlResponse | { progress: AdminProgress };
 
 /** Connection errors that mean nobody listens on the socket (yet, or any more): the command was not sent. */
 const NOT_LISTENING_CODES = new Set(['ENOENT', 'ECONNREFUSED']);
@@ -48,7 +56,11 @@ export async function startControlServer(
         return reply({ ok: false, error: 'control request is not JSON' });
       }
       if (!isAdminCommand(command)) return reply({ ok: false, error: 'unknown control command' });
-      runAdminCommand(deps, command).then(
+      // Progress keeps the connection busy, so a long import never meets the idle time-out.
+      const progress = (update: AdminProgress) => {
+        if (!socket.writableEnded) socket.write(`${JSON.stringify({ progress: update })}\n`);
+      };
+      runAdminCommand(deps, command, progress).then(
         (result) => reply({ ok: true, result }),
         (error: unknown) =>
           reply({ ok: false, error: error instanceof Error ? error.message : String(error) }),
@@ -70,7 +82,11 @@ export async function startControlServer(
   };
 }
 
-export function sendControlCommand(socketPath: string, command: AdminCommand): Promise<AdminResult> {
+export function sendControlCommand(
+  socketPath: string,
+  command: AdminCommand,
+  onProgress: (progress: AdminProgress) => void = () => {},
+): Promise<AdminResult> {
   return new Promise((resolve, reject) => {
     const socket = net.connect(socketPath);
     let buffer = '';
@@ -82,21 +98,31 @@ export function sendControlCommand(socketPath: string, command: AdminCommand): P
       connected = true;
       socket.write(`${JSON.stringify(command)}\n`);
     });
+    let response: ControlResponse | undefined;
     socket.on('data', (chunk) => {
       buffer += chunk.toString('utf8');
+      for (let newline = buffer.indexOf('\n'); newline >= 0; newline = buffer.indexOf('\n')) {
+        let line: ControlLine;
+        try {
+          line = JSON.parse(buffer.slice(0, newline)) as ControlLine;
+        } catch {
+          socket.destroy(new Error('the server sent a control line that is not JSON'));
+          return;
+        }
+        buffer = buffer.slice(newline + 1);
+        if ('progress' in line) onProgress(line.progress);
+        else response = line;
+      }
     });
     socket.on('error', (error: NodeJS.ErrnoException) => {
       const notListening = !connected && NOT_LISTENING_CODES.has(error.code ?? '');
       reject(notListening ? new ControlChannelNotListeningError(socketPath, error) : error);
     });
     socket.on('end', () => {
-      try {
-        const response = JSON.parse(buffer) as ControlResponse;
-        if (response.ok) resolve(response.result);
-        else reject(new Error(response.error));
-      } catch {
+      if (response === undefined)
         reject(new Error('the server closed the control channel without an answer'));
-      }
+      else if (response.ok) resolve(response.result);
+      else reject(new Error(response.error));
     });
   });
 }

@@ -4,7 +4,7 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { type AdminCommand, type AdminResult, runAdminCommand } from '../app/admin.ts';
+import { type AdminCommand, type AdminProgress, type AdminResult, runAdminCommand } from '../app/admin.ts';
 import { systemDeps } from '../app/deps.ts';
 import { SANDBOX_ORGANIZATION_NAME } from '../app/seed.ts';
 import {
@@ -14,8 +14,9 @@ import {
   loadConfig,
   SHUTDOWN_GRACE_MS,
 } from '../config.ts';
-import { SCOPES, type Scope } from '../domain/apiKeys.ts';
+import { DEFAULT_SCOPES, SCOPES, type Scope } from '../domain/apiKeys.ts';
 import { ID_PREFIXES } from '../domain/ids.ts';
+import { exportFormatters } from '../http/exportFormats.ts';
 import {
   DataDirBusyError,
   documentationOnlyDeps,
@@ -34,15 +35,30 @@ const HELP = `mkoba: wallet, transfer and webhook service
 Usage:
   mkoba serve                       Start the API (migrates, and seeds the sandbox once)
   mkoba migrate                     Apply pending database migrations
-  mkoba keys create --organization NAME [--scopes read,write]
+  mkoba keys create --organization NAME [--scopes read,write[,compliance,admin]] [--member EMAIL]
                                     Create an API key (and the organization if it is new);
-                                    prints only the key on stdout
+                                    prints only the key on stdout. With --member the key acts
+                                    for that member: its scopes default to (and never exceed)
+                                    what the member's roles grant, and its actions are theirs
+  mkoba members add EMAIL --role ROLE [--role ROLE] [--organization NAME]
+                                    Add a member with signer roles (initiator, approver, admin,
+                                    compliance, viewer); prints the member id
+  mkoba members list [--organization NAME]
+  mkoba members remove EMAIL [--organization NAME]
+                                    Remove a member: their keys stop working
+                                    (--organization defaults to the sandbox's in the sandbox)
   mkoba keys list --organization NAME
                                     List an organization's keys (prefixes only)
   mkoba keys revoke KEY_ID          Revoke a key (key_…); revoked keys get 401 api_key_revoked
   mkoba worker                      Run the background work without the API: webhook dispatcher,
                                     idempotency pruning and (sandbox) the rail worker
   mkoba ledger verify               Check every ledger invariant; exits 1 naming each violation
+  mkoba evidence verify             Recompute every organization's evidence hash chain; exits 1
+                                    naming the first broken record of each broken chain
+  mkoba sanctions import FILE       Load a sanctions list CSV (id,name,aliases,type,country,
+                                    date_of_birth,program) as a new version and make it active;
+                                    a malformed file is refused naming its line and field
+  mkoba sanctions list              List the sanctions list versions (the active one marked *)
   mkoba orgs set-webhooks ORG_ID on|off
                                     Allow or refuse an organization's new webhook subscriptions
                                     (on by default in the sandbox, off in production)
@@ -52,8 +68,16 @@ Usage:
                                     Forward a running server's new events to URL (e.g. your
                                     local receiver), signed with a secret it prints at start;
                                     one line per forward; Ctrl-C stops
+  mkoba export TYPE [--format csv|jsonl] [--from ISO] [--to ISO] [--organization NAME] [--out FILE]
+                                    Export transfers, ledger_entries, events, evidence or
+                                    reconciliation_exceptions now, with a progress bar; prints the
+                                    file's path
+  mkoba batches submit FILE --source WALLET_ID [--reference REF]
+                                    Submit a payment batch (a CSV upload, or a JSON file of items)
+                                    to a running server and follow it with a progress bar; prints
+                                    the batch id and a summary; exits 1 unless every item was paid
   mkoba trigger EVENT_TYPE          Emit a sandbox test event (e.g. transfer.settled); prints its id
-                                    listen and trigger talk to the server over HTTP:
+                                    listen, trigger and batches talk to the server over HTTP:
                                     --api-key KEY (or MKOBA_API_KEY), --api-base URL (or
                                     MKOBA_API_BASE, default http://127.0.0.1:8080/v1)
   mkoba openapi [--out FILE]        Print (or write) the OpenAPI 3.1 document
@@ -64,6 +88,7 @@ Configuration (environment):
   HOST                   Bind address (default 127.0.0.1)
   DATABASE_URL           PostgreSQL URL; when set the embedded database is not used
   MKOBA_DATA_DIR         Embedded (PGlite) data directory (default .mkoba)
+  MKOBA_EXPORT_DIR       Where export files go (default <MKOBA_DATA_DIR>/exports)
   MKOBA_ENV              sandbox (default) or production (requires DATABASE_URL, never seeds)
   MKOBA_SANDBOX_API_KEY  Fixed sandbox key for the seed; must start with sk_sandbox_
   LOG_LEVEL              Server log level (default info: one JSON line per request on stderr)
@@ -116,18 +141,23 @@ const CONTROL_SOCKET_POLL_INTERVAL_MS = 200;
  * control socket, so the command waits for it (bounded); if that server stops instead, the lock is free
  * and the command runs here after all.
  */
-async function runAdmin(config: Config, io: Io, command: AdminCommand): Promise<AdminResult> {
+async function runAdmin(
+  config: Config,
+  io: Io,
+  command: AdminCommand,
+  onProgress?: (progress: AdminProgress) => void,
+): Promise<AdminResult> {
   const deadline = Date.now() + CONTROL_SOCKET_WAIT_MS;
   let waitAnnounced = false;
   for (;;) {
     const opened = await openStore(config, 'cli', io.err);
     if ('store' in opened) {
       if (opened.createdDatabase) io.err(newDatabaseWarning(config.dataDir));
-      return runHere(config, opened, command);
+      return runHere(config, opened, command, onProgress);
     }
     if (!opened.socket) throw new DataDirBusyError(config.dataDir, opened);
     try {
-      return await sendControlCommand(opened.socket, command);
+      return await sendControlCommand(opened.socket, command, onProgress);
     } catch (error) {
       if (!(error instanceof ControlChannelNotListeningError)) {
         const reason = error instanceof Error ? error.message : String(error);
@@ -153,22 +183,31 @@ function newDatabaseWarning(dataDir: string): string {
   return `mkoba: warning: ${dataDir} held no database, so a new empty one was created there. If you meant a server's database, set MKOBA_DATA_DIR to that server's data directory (or DATABASE_URL).`;
 }
 
-async function runHere(config: Config, opened: OpenedStore, command: AdminCommand): Promise<AdminResult> {
+async function runHere(
+  config: Config,
+  opened: OpenedStore,
+  command: AdminCommand,
+  onProgress?: (progress: AdminProgress) => void,
+): Promise<AdminResult> {
   try {
     // Only the command that handles secrets needs the master keys.
     const keyring =
       command.name === 'encryption.rewrap' ? loadKeyring(config, opened.lock !== undefined) : undefined;
-    const deps = systemDeps(opened.store, config.environment, keyring ? { keyring } : {});
+    const deps = systemDeps(opened.store, config.environment, {
+      ...(keyring ? { keyring } : {}),
+      exportDirectory: config.exportDir,
+      exportFormatters: exportFormatters(config.environment),
+    });
     // A fresh data directory is migrated first, so `keys create` works before the first `serve`.
     if (command.name !== 'migrate') await runAdminCommand(deps, { name: 'migrate' });
-    return await runAdminCommand(deps, command);
+    return await runAdminCommand(deps, command, onProgress);
   } finally {
     await opened.close();
   }
 }
 
 function parseScopes(text: string | undefined): Scope[] {
-  if (text === undefined) return [...SCOPES];
+  if (text === undefined) return [...DEFAULT_SCOPES];
   const scopes = text
     .split(',')
     .map((s) => s.trim())
@@ -252,6 +291,13 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
       options: {
         organization: { type: 'string' },
         scopes: { type: 'string' },
+        member: { type: 'string' },
+        source: { type: 'string' },
+        format: { type: 'string' },
+        from: { type: 'string' },
+        to: { type: 'string' },
+        reference: { type: 'string' },
+        role: { type: 'string', multiple: true },
         out: { type: 'string' },
         'forward-to': { type: 'string' },
         events: { type: 'string' },
@@ -281,6 +327,16 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
       const { listenOptionsOf, runListen } = await import('./listen.ts');
       return await runListen(listenOptionsOf(values, apiTargetOf(values, process.env)), io);
     }
+    if (command === 'batches') {
+      const { batchesCommand } = await import('./batches.ts');
+      return await batchesCommand(
+        sub,
+        rest,
+        { source: values.source, reference: values.reference },
+        apiTargetOf(values, process.env),
+        io,
+      );
+    }
     if (command === 'trigger') {
       const { trigger } = await import('./trigger.ts');
       return await trigger(apiTargetOf(values, process.env), sub, io);
@@ -302,7 +358,12 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
           const result = await runAdmin(config, io, {
             name: 'keys.create',
             organization: values.organization,
-            scopes: parseScopes(values.scopes),
+            // A member's key takes the member's scopes unless narrower ones are named.
+            scopes:
+              values.member !== undefined && values.scopes === undefined
+                ? undefined
+                : parseScopes(values.scopes),
+            member: values.member,
           });
           if (result.name === 'keys.create') {
             io.err(
@@ -365,6 +426,25 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
         io.err('ledger verify: all invariants hold');
         return 0;
       }
+      case 'evidence': {
+        if (sub !== 'verify') throw new UsageError(`unknown evidence command '${sub ?? ''}': use verify`);
+        const result = await runAdmin(config, io, { name: 'evidence.verify' });
+        if (result.name !== 'evidence.verify') return 1;
+        const broken = result.chains.filter((c) => c.break);
+        for (const chain of broken) {
+          const at = chain.break;
+          io.out(
+            `${chain.organizationId}: broken at sequence ${at?.sequence}${at?.recordId ? ` (${at.recordId})` : ''}: ${at?.reason}`,
+          );
+        }
+        const records = result.chains.reduce((n, c) => n + c.recordsVerified, 0);
+        if (broken.length > 0) {
+          io.err(`evidence verify: ${broken.length} of ${result.chains.length} chain(s) broken`);
+          return 1;
+        }
+        io.err(`evidence verify: ${result.chains.length} chain(s), ${records} record(s), all intact`);
+        return 0;
+      }
       case 'orgs': {
         if (sub !== 'set-webhooks')
           throw new UsageError(`unknown orgs command '${sub ?? ''}': use set-webhooks`);
@@ -390,12 +470,39 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
         );
         return 0;
       }
+      case 'export': {
+        const organization =
+          values.organization ?? (config.environment === 'sandbox' ? SANDBOX_ORGANIZATION_NAME : undefined);
+        if (!organization) throw new UsageError('export needs --organization NAME');
+        const { exportCommand } = await import('./exports.ts');
+        return await exportCommand(
+          sub,
+          { format: values.format, from: values.from, to: values.to, out: values.out, organization },
+          io,
+          (command, onProgress) => runAdmin(config, io, command, onProgress),
+        );
+      }
+      case 'members': {
+        const organization =
+          values.organization ?? (config.environment === 'sandbox' ? SANDBOX_ORGANIZATION_NAME : undefined);
+        if (!organization) throw new UsageError(`members ${sub ?? ''} needs --organization NAME`);
+        const { membersCommand, rolesOf } = await import('./members.ts');
+        return await membersCommand(sub, rest, { organization, roles: rolesOf(values.role) }, io, (command) =>
+          runAdmin(config, io, command),
+        );
+      }
+      case 'sanctions': {
+        const { sanctionsCommand } = await import('./sanctions.ts');
+        return await sanctionsCommand(sub, rest, io, (command, onProgress) =>
+          runAdmin(config, io, command, onProgress),
+        );
+      }
       case 'encryption': {
         if (sub !== 'rewrap') throw new UsageError(`unknown encryption command '${sub ?? ''}': use rewrap`);
         const result = await runAdmin(config, io, { name: 'encryption.rewrap' });
         if (result.name !== 'encryption.rewrap') return 1;
         io.err(
-          `re-wrapped or sealed ${result.secrets} webhook secret(s) and ${result.responses} stored response(s); every secret is now under master key ${result.keyId}`,
+          `re-wrapped or sealed ${result.secrets} webhook secret(s), ${result.responses} stored response(s) and ${result.railPartnerCredentials} rail partner credential set(s); every secret is now under master key ${result.keyId}`,
         );
         return 0;
       }

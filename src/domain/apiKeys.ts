@@ -15,8 +15,15 @@ export const API_KEY_SECRET_CHARS_MAX = 128;
 /** Characters of a key kept in clear for display ("sk_sandbox_Ab3d…"). */
 export const API_KEY_DISPLAY_CHARS = 15;
 
-export const SCOPES = ['read', 'write'] as const;
+/**
+ * `read` and `write` are an integrator's; `compliance` is an operator's (reviews, alerts, freezes, risk
+ * overrides, AML rules, evidence), so that an integrator's ordinary key cannot clear its own case; `admin`
+ * manages the organization's members and policies.
+ */
+export const SCOPES = ['read', 'write', 'compliance', 'admin'] as const;
 export type Scope = (typeof SCOPES)[number];
+/** What a key gets when no scopes are named: an integrator's. Operator scopes are only granted by name. */
+export const DEFAULT_SCOPES: readonly Scope[] = ['read', 'write'];
 
 const KEY_PATTERN = new RegExp(
   `^sk_(sandbox|live)_[A-Za-z0-9_-]{${API_KEY_SECRET_CHARS_MIN},${API_KEY_SECRET_CHARS_MAX}}$`,
@@ -46,7 +53,11 @@ export function displayPrefix(key: string): string {
   return key.slice(0, API_KEY_DISPLAY_CHARS);
 }
 
-/** `write` implies `read`: a key that may change a resource may also see it. */
+/** `write`, `compliance` and `admin` imply `read`: a key that may change or judge a resource may also see it. */
 export function grantsScope(granted: readonly string[], needed: Scope): boolean {
-  return granted.includes(needed) || (needed === 'read' && granted.includes('write'));
+  return (
+    granted.includes(needed) ||
+    (needed === 'read' &&
+      (granted.includes('write') || granted.includes('compliance') || granted.includes('admin')))
+  );
 }

@@ -1,8 +1,8 @@
 export const CUSTOMER_TYPES = ['individual', 'business'] as const;
 export type CustomerType = (typeof CUSTOMER_TYPES)[number];
 
-/** Verification arrives with the compliance work; every customer starts unverified. */
-export const KYC_STATUSES = ['unverified', 'pending', 'verified', 'rejected'] as const;
+/** Every customer starts unverified; a verification moves it (src/domain/verifications.ts). */
+export const KYC_STATUSES = ['unverified', 'pending', 'verified', 'rejected', 'documents_required'] as const;
 export type KycStatus = (typeof KYC_STATUSES)[number];
 
 export const CUSTOMER_NAME_LENGTH_MAX = 200;

@@ -19,8 +19,32 @@ export type ErrorCode =
   | 'resource_missing'
   | 'insufficient_funds'
   | 'wallet_not_active'
+  | 'wallet_not_empty'
   | 'limit_exceeded'
   | 'compliance_blocked'
+  | 'policy_denied'
+  | 'member_required'
+  | 'approval_role_required'
+  | 'self_approval_forbidden'
+  | 'already_voted'
+  | 'member_exists'
+  | 'policy_version_conflict'
+  | 'fee_schedule_version_conflict'
+  | 'receipt_unavailable'
+  | 'payment_batch_invalid'
+  | 'duplicate_reference'
+  | 'statement_invalid'
+  | 'statement_already_imported'
+  | 'rail_partner_exists'
+  | 'trust_account_exists'
+  | 'safeguarding_balance_conflict'
+  | 'callback_unknown'
+  | 'callback_malformed'
+  | 'travel_rule_required'
+  | 'route_not_approved'
+  | 'custody_not_configured'
+  | 'rate_unavailable'
+  | 'quote_expired'
   | 'invalid_state_transition'
   | 'idempotency_key_reused'
   | 'idempotency_key_in_flight'
@@ -33,6 +57,8 @@ export interface FieldError {
   param: string;
   code: string;
   message: string;
+  /** For an item of a list (a payment batch's), its 1-based row. */
+  row?: number;
 }
 
 export interface AppErrorInit {
@@ -46,6 +72,8 @@ export interface AppErrorInit {
   retryAfterSeconds?: number | undefined;
   /** True when this is a stored outcome replayed for a repeated Idempotency-Key. */
   replayed?: boolean | undefined;
+  /** Problem-type members beyond RFC 9457's (a tier limit's `limit` and `remaining`, a policy's `rule`). */
+  extensions?: Record<string, string> | undefined;
 }
 
 export class AppError extends Error {
@@ -57,6 +85,7 @@ export class AppError extends Error {
   readonly errors: FieldError[];
   readonly retryAfterSeconds: number | undefined;
   readonly replayed: boolean;
+  readonly extensions: Record<string, string> | undefined;
 
   constructor(init: AppErrorInit) {
     super(init.detail);
@@ -70,6 +99,7 @@ export class AppError extends Error {
       init.errors ?? (init.param ? [{ param: init.param, code: init.code, message: init.detail }] : []);
     this.retryAfterSeconds = init.retryAfterSeconds;
     this.replayed = init.replayed ?? false;
+    this.extensions = init.extensions;
   }
 }
 
@@ -108,6 +138,12 @@ export interface ProblemDocument {
   code: ErrorCode;
   param?: string;
   errors: FieldError[];
+  /** A tier limit refused: which one, and what remains of it (decimal string). */
+  limit?: string;
+  remaining?: string;
+  /** A policy refused: the rule and the version it belongs to. */
+  rule?: string;
+  policy_version?: string;
   request_id: string;
 }
 
@@ -120,6 +156,7 @@ export function problemDocument(error: AppError, requestId: string): ProblemDocu
     code: error.code,
     ...(error.param === undefined ? {} : { param: error.param }),
     errors: error.errors,
+    ...error.extensions,
     request_id: requestId,
   };
 }

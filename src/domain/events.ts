@@ -1,8 +1,11 @@
 /** Event types, payloads and the envelope (the spec's section 2.4, spelling 1: snake_case). */
 import type { Environment } from './apiKeys.ts';
+import { COLLECTION_EVENT_TYPES } from './collections.ts';
 import { formatAmount } from './money.ts';
-import type { Transfer } from './transferRecord.ts';
+import { CONVERSION_EVENT_TYPES, DEPOSIT_EVENT_TYPES } from './stablecoins.ts';
+import { feeOf, type Transfer } from './transferRecord.ts';
 import { API_VERSION } from './version.ts';
+import type { Wallet } from './wallets.ts';
 
 export const TRANSFER_EVENT_TYPES = [
   'transfer.created',
@@ -11,12 +14,46 @@ export const TRANSFER_EVENT_TYPES = [
   'transfer.failed',
   'transfer.canceled',
   'transfer.returned',
+  'transfer.rejected',
+  'transfer.expired',
+] as const;
+/** A wallet frozen or unfrozen by an operator, or closed. */
+export const WALLET_EVENT_TYPES = ['wallet.frozen', 'wallet.unfrozen', 'wallet.closed'] as const;
+/** A customer's verification changed status (submitted, decided). */
+export const CUSTOMER_EVENT_TYPES = ['customer.verification.updated'] as const;
+/** An AML rule opened an alert; an operator resolved one. */
+export const AML_ALERT_EVENT_TYPES = ['aml.alert.opened', 'aml.alert.resolved'] as const;
+/** A payment batch was accepted, and each status it moved to after. */
+export const PAYMENT_BATCH_EVENT_TYPES = [
+  'payment_batch.created',
+  'payment_batch.pending_approval',
+  'payment_batch.processing',
+  'payment_batch.completed',
+  'payment_batch.partially_failed',
+  'payment_batch.failed',
+  'payment_batch.canceled',
 ] as const;
 export const EVENT_TYPES = [
   ...TRANSFER_EVENT_TYPES,
+  ...WALLET_EVENT_TYPES,
+  ...CUSTOMER_EVENT_TYPES,
+  ...AML_ALERT_EVENT_TYPES,
+  ...PAYMENT_BATCH_EVENT_TYPES,
+  ...COLLECTION_EVENT_TYPES,
+  ...DEPOSIT_EVENT_TYPES,
+  ...CONVERSION_EVENT_TYPES,
   'approval.updated',
+  'policy.updated',
+  'export.ready',
+  'export.failed',
   'ledger.matched',
+  'reconciliation.statement.imported',
+  'reconciliation.exception.opened',
+  'reconciliation.exception.resolved',
   'webhook_subscription.disabled',
+  'rail_partner.paused',
+  'rail_partner.resumed',
+  'safeguarding.shortfall',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 export type TransferEventType = (typeof TRANSFER_EVENT_TYPES)[number];
@@ -42,6 +79,8 @@ export const TRANSFER_EVENT_BY_STATUS: Partial<Record<Transfer['status'], Transf
   failed: 'transfer.failed',
   canceled: 'transfer.canceled',
   returned: 'transfer.returned',
+  rejected: 'transfer.rejected',
+  expired: 'transfer.expired',
 };
 
 export function transferEventData(t: Transfer): Record<string, unknown> {
@@ -51,12 +90,25 @@ export function transferEventData(t: Transfer): Record<string, unknown> {
     rail: t.rail,
     ledger_state: t.ledgerState,
     amount: formatAmount(t.amountMinor, t.currency),
+    fee: formatAmount(feeOf(t), t.currency),
     currency: t.currency,
     direction: t.direction,
     source: t.sourceWalletId,
     destination: t.destination,
     failure_code: t.failureCode,
     metadata: t.metadata,
+  };
+}
+
+/** The `data` of a `wallet.*` event: the wallet's status as it changed; balances are not part of it. */
+export function walletEventData(wallet: Wallet): Record<string, unknown> {
+  return {
+    wallet_id: wallet.id,
+    owner: wallet.ownerId,
+    currency: wallet.currency,
+    status: wallet.status,
+    status_reason: wallet.statusReason,
+    status_changed_at: wallet.statusChangedAt?.toISOString() ?? null,
   };
 }
 

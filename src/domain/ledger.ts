@@ -19,9 +19,23 @@ export type PostingPhase = (typeof POSTING_PHASES)[number];
 /**
  * A wallet's account (same id as the wallet); per organization, rail and currency, a settlement account
  * (money held at the rail partner: debited when a collection arrives) and a clearing account (money on
- * its way out through the rail: credited when a payout is held or posted).
+ * its way out through the rail: credited when a payout is held or posted); per organization and currency,
+ * a payment batch reserve (credited by the hold of what a running batch still has to pay); per rail and
+ * currency, the reconciliation accounts operators book differences to: write-offs and the rail's fees; per
+ * organization and currency, the fee income account credited with the fees the organization charges its
+ * customers on transfers (docs/FEES.md); per organization and currency, the conversion account, the
+ * treasury's side of a mint or redeem (docs/STABLECOINS.md).
  */
-export const ACCOUNT_KINDS = ['wallet', 'rail_settlement', 'rail_clearing'] as const;
+export const ACCOUNT_KINDS = [
+  'wallet',
+  'rail_settlement',
+  'rail_clearing',
+  'payment_batch_reserve',
+  'reconciliation_adjustment',
+  'rail_fee',
+  'fee_income',
+  'conversion',
+] as const;
 export type AccountKind = (typeof ACCOUNT_KINDS)[number];
 
 /** hold: pending lines; post / void: make a hold final / release it; direct and reversal: final at once. */
@@ -129,6 +143,53 @@ export function directPostings(
     line(debitAccountId, 'debit', 'posted', amountMinor, currency),
     line(creditAccountId, 'credit', 'posted', amountMinor, currency),
   ];
+}
+
+/** A transfer's fee and the account it goes to (the organization's fee income in the currency). */
+export interface FeeLine {
+  accountId: string;
+  amountMinor: bigint;
+}
+
+/**
+ * A transfer's postings in one phase (`pending` for its hold, `posted` when final at once): the paying
+ * account gives the amount and the fee, the destination receives the amount, the fee account the fee. With
+ * no fee (or a zero one) these are the plain two lines.
+ */
+export function transferPostings(
+  phase: 'pending' | 'posted',
+  debitAccountId: string,
+  creditAccountId: string,
+  amountMinor: bigint,
+  currency: Currency,
+  fee?: FeeLine | undefined,
+): Posting[] {
+  const feeMinor = fee?.amountMinor ?? 0n;
+  const lines = [
+    line(debitAccountId, 'debit', phase, amountMinor + feeMinor, currency),
+    line(creditAccountId, 'credit', phase, amountMinor, currency),
+  ];
+  if (fee && feeMinor > 0n) lines.push(line(fee.accountId, 'credit', phase, feeMinor, currency));
+  return lines;
+}
+
+/**
+ * A settled transfer given back, fee included: whoever received the amount (the rail's clearing account, or
+ * the destination wallet) pays it back, the fee account gives the fee back, and the paying wallet receives
+ * both.
+ */
+export function reversalPostings(
+  fromAccountId: string,
+  toAccountId: string,
+  amountMinor: bigint,
+  currency: Currency,
+  fee?: FeeLine | undefined,
+): Posting[] {
+  const feeMinor = fee?.amountMinor ?? 0n;
+  const lines = [line(fromAccountId, 'debit', 'posted', amountMinor, currency)];
+  if (fee && feeMinor > 0n) lines.push(line(fee.accountId, 'debit', 'posted', feeMinor, currency));
+  lines.push(line(toAccountId, 'credit', 'posted', amountMinor + feeMinor, currency));
+  return lines;
 }
 
 /** True when, for each currency and each phase, debits equal credits. */

@@ -57,6 +57,16 @@ function mayLower(walletStatus: string | null): boolean {
   return walletStatus === null || walletStatus === 'active';
 }
 
+/**
+ * A frozen wallet receives nothing new; it takes money coming back to it (a return's reversal), since
+ * refusing it would leave a payment the rail already returned nowhere, and a hold made final (money held
+ * for it before, or held for review and let in by an operator). A closed wallet receives nothing.
+ */
+function mayReceive(walletStatus: string | null, kind: JournalEntryKind): boolean {
+  if (walletStatus === 'frozen') return kind === 'reversal' || kind === 'post';
+  return walletStatus !== 'closed';
+}
+
 function sumsWithinBounds(sums: AccountSums): boolean {
   return [sums.debitsPending, sums.debitsPosted, sums.creditsPending, sums.creditsPosted].every(
     (v) => v <= ACCOUNT_SUM_MINOR_MAX,
@@ -71,7 +81,8 @@ function sumsWithinBounds(sums: AccountSums): boolean {
  *
  * The overdraft rule: a wallet's available balance may not be lowered below minus its overdraft limit (0
  * today), and may not be lowered at all unless the wallet is active. Movements that do not lower it (a
- * hold posted or voided, money arriving) pass whatever the balance, so a hold is always released.
+ * hold posted or voided, money arriving) pass whatever the balance, so a hold is always released. Money
+ * arriving is refused to a closed wallet, and to a frozen one unless it is a return (mayReceive).
  */
 export function decideEntry(
   accounts: ReadonlyMap<string, PostingAccount>,
@@ -111,7 +122,10 @@ export function decideEntry(
     if (availableAfter < availableBefore) {
       if (!mayLower(account.walletStatus)) refuse('wallet_not_active', id);
       else if (availableAfter < -account.overdraftLimitMinor) refuse('insufficient_funds', id);
-    } else if (account.walletStatus === 'closed' && currentAfter > walletBalances(before).currentMinor) {
+    } else if (
+      currentAfter > walletBalances(before).currentMinor &&
+      !mayReceive(account.walletStatus, entry.kind)
+    ) {
       refuse('wallet_not_active', id);
     }
   }

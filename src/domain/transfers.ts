@@ -2,6 +2,7 @@
  * Transfer vocabulary and the one transition function every status change goes through.
  * `pending` extends the design's machine: accepted and funds held, not yet handed to the rail (cancelable).
  */
+import type { CryptoAddressDestination } from './digitalAssets.ts';
 import { AppError } from './errors.ts';
 import { type Currency, formatAmount, singleAmountMinorMax } from './money.ts';
 
@@ -21,7 +22,7 @@ export type TransferStatus = (typeof TRANSFER_STATUSES)[number];
 
 export const TRANSFER_TRANSITIONS: Record<TransferStatus, readonly TransferStatus[]> = {
   pending_approval: ['pending', 'processing', 'rejected', 'expired', 'canceled'],
-  in_review: ['pending', 'processing', 'rejected'],
+  in_review: ['pending', 'processing', 'rejected', 'pending_approval'],
   pending: ['processing', 'settled', 'failed', 'canceled'],
   processing: ['settled', 'failed'],
   settled: ['returned'],
@@ -56,7 +57,15 @@ export function transition(from: TransferStatus, to: TransferStatus): TransferSt
 export const LEDGER_STATES = ['pending', 'posted', 'matched', 'exception', 'voided'] as const;
 export type LedgerState = (typeof LEDGER_STATES)[number];
 
-export const RAILS = ['mobile_money', 'bank', 'paybill', 'till', 'card', 'internal'] as const;
+export const RAILS = [
+  'mobile_money',
+  'bank',
+  'paybill',
+  'till',
+  'card',
+  'internal',
+  'digital_asset',
+] as const;
 export type Rail = (typeof RAILS)[number];
 
 export const DESTINATION_TYPES = [
@@ -66,6 +75,7 @@ export const DESTINATION_TYPES = [
   'till',
   'card',
   'wallet',
+  'crypto_address',
 ] as const;
 export type DestinationType = (typeof DESTINATION_TYPES)[number];
 
@@ -76,6 +86,7 @@ export const RAIL_OF_DESTINATION: Record<DestinationType, Rail> = {
   till: 'till',
   card: 'card',
   wallet: 'internal',
+  crypto_address: 'digital_asset',
 };
 
 /** Mobile-money networks and the country calling codes their numbers may carry. */
@@ -131,6 +142,10 @@ export const RAIL_AMOUNT_BOUNDS_MINOR: Record<
     GBP: { min: 1_00n, max: 100_000_00n },
   },
   internal: {},
+  digital_asset: {
+    USDC: { min: 1_000000n, max: 10_000_000_000000n },
+    USDT: { min: 1_000000n, max: 10_000_000_000000n },
+  },
 };
 
 /** The internal rail moves any currency, up to the currency's single-amount cap. */
@@ -147,6 +162,7 @@ const RAIL_MOVEMENT_NAMES: Record<Rail, string> = {
   till: 'till payments',
   card: 'card payouts',
   internal: 'wallet-to-wallet transfers',
+  digital_asset: 'digital-asset transfers',
 };
 
 /** An amount for people to read, with thousands separators: 99_999_999_900n KES is "999,999,999.00". */
@@ -171,4 +187,5 @@ export type Destination =
   | { type: 'paybill'; business_number: string; account_reference: string }
   | { type: 'till'; till_number: string }
   | { type: 'card'; token: string }
-  | { type: 'wallet'; wallet: string };
+  | { type: 'wallet'; wallet: string }
+  | CryptoAddressDestination;

@@ -16,7 +16,60 @@ export interface Wallet extends Balances {
   ownerId: string;
   currency: Currency;
   status: WalletStatus;
+  /** Why the wallet last changed status (a freeze, unfreeze or close reason); null while never changed. */
+  statusReason: WalletStatusReason | null;
+  statusChangedAt: Date | null;
   metadata: Record<string, string>;
   createdAt: Date;
   updatedAt: Date;
 }
+
+/**
+ * The wallet status machine: an operator freezes an active wallet and unfreezes it; a wallet closes only
+ * from active (a frozen wallet is unfrozen first, by whoever froze it) and never reopens. Mirrored by the
+ * database's wallet_status_transitions table.
+ */
+export const WALLET_STATUS_TRANSITIONS: Record<WalletStatus, readonly WalletStatus[]> = {
+  active: ['frozen', 'closed'],
+  frozen: ['active'],
+  closed: [],
+};
+
+export function canChangeWalletStatus(from: WalletStatus, to: WalletStatus): boolean {
+  return WALLET_STATUS_TRANSITIONS[from].includes(to);
+}
+
+/** Why an operator freezes a wallet. */
+export const WALLET_FREEZE_REASONS = [
+  'compliance_review',
+  'sanctions_match',
+  'fraud_suspected',
+  'court_order',
+  'customer_request',
+  'other',
+] as const;
+/** Why an operator lifts a freeze. */
+export const WALLET_UNFREEZE_REASONS = [
+  'review_cleared',
+  'false_positive',
+  'court_order_lifted',
+  'customer_request',
+  'other',
+] as const;
+/** Why a wallet is closed. */
+export const WALLET_CLOSE_REASONS = ['customer_request', 'account_consolidation', 'other'] as const;
+export type WalletStatusReason =
+  | (typeof WALLET_FREEZE_REASONS)[number]
+  | (typeof WALLET_UNFREEZE_REASONS)[number]
+  | (typeof WALLET_CLOSE_REASONS)[number];
+/** Every reason a wallet's status may carry, once each. */
+export const WALLET_STATUS_REASONS: readonly WalletStatusReason[] = [
+  ...new Set<WalletStatusReason>([
+    ...WALLET_FREEZE_REASONS,
+    ...WALLET_UNFREEZE_REASONS,
+    ...WALLET_CLOSE_REASONS,
+  ]),
+];
+
+/** The free-text note an operator may add to a status change. */
+export const WALLET_STATUS_NOTE_LENGTH_MAX = 500;

@@ -23,7 +23,10 @@ import {
 import { AppError } from '../domain/errors.ts';
 import { createServiceMetrics } from '../metrics.ts';
 import { registerAuth } from './auth.ts';
+import { AUTHORIZATION_SCHEMAS } from './authorizationSchemas.ts';
 import { registerBodyParsing } from './bodyParser.ts';
+import { COMPLIANCE_SCHEMAS } from './complianceSchemas.ts';
+import { FEE_SCHEMAS } from './feeSchemas.ts';
 import { createHttpMetrics } from './metrics.ts';
 import {
   DOCS_CONTENT_SECURITY_POLICY,
@@ -34,17 +37,45 @@ import {
   documentRouteSchema,
   OPENAPI_DOCUMENT_BASE,
 } from './openapi.ts';
+import { PAYMENT_BATCH_SCHEMAS } from './paymentBatchSchemas.ts';
 import { PROBLEM_CONTENT_TYPE, problemCodeOf, problemType, sendProblem, toAppError } from './problems.ts';
 import { registerRateLimits } from './rateLimit.ts';
+import { receiptSchema } from './receiptSchemas.ts';
+import { amlRoutes } from './routes/aml.ts';
+import { approvalRoutes } from './routes/approvals.ts';
+import { bankDepositRoutes } from './routes/bankDeposits.ts';
+import { collectionRoutes, collectionSchema } from './routes/collections.ts';
 import { customerRoutes } from './routes/customers.ts';
 import { eventRoutes } from './routes/events.ts';
+import { evidenceRoutes } from './routes/evidence.ts';
+import { exportRoutes, exportSchema } from './routes/exports.ts';
+import { feeRoutes } from './routes/fees.ts';
 import { ledgerRoutes } from './routes/ledger.ts';
+import { memberRoutes } from './routes/members.ts';
+import { paymentBatchRoutes } from './routes/paymentBatches.ts';
+import { policyRoutes } from './routes/policies.ts';
+import { railCallbackRoutes } from './routes/railCallbacks.ts';
+import { railCallbackSchema, railPartnerRoutes, railPartnerSchema } from './routes/railPartners.ts';
+import { receiptRoutes } from './routes/receipts.ts';
+import {
+  reconciliationExceptionSchema,
+  reconciliationRoutes,
+  statementSchema,
+} from './routes/reconciliation.ts';
+import { reviewRoutes } from './routes/reviews.ts';
+import { SAFEGUARDING_SCHEMAS, safeguardingRoutes } from './routes/safeguarding.ts';
 import { sandboxRoutes } from './routes/sandbox.ts';
+import { sandboxChainRoutes } from './routes/sandboxChain.ts';
+import { STABLECOIN_SCHEMAS, stablecoinRoutes } from './routes/stablecoins.ts';
 import { systemRoutes } from './routes/system.ts';
 import { transferRoutes } from './routes/transfers.ts';
+import { travelRuleRoutes } from './routes/travelRule.ts';
+import { verificationRoutes } from './routes/verifications.ts';
+import { walletStatusRoutes } from './routes/walletStatus.ts';
 import { walletRoutes } from './routes/wallets.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 import { SHARED_SCHEMAS } from './schemas.ts';
+import { TRAVEL_RULE_SCHEMAS } from './travelRuleSchemas.ts';
 import { validatorCompiler } from './validation.ts';
 
 export interface BuildAppOptions {
@@ -133,7 +164,25 @@ export async function buildApp({
   });
   app.setValidatorCompiler(validatorCompiler);
   registerBodyParsing(app);
-  for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
+  for (const schema of [
+    ...SHARED_SCHEMAS,
+    ...COMPLIANCE_SCHEMAS,
+    ...AUTHORIZATION_SCHEMAS,
+    ...TRAVEL_RULE_SCHEMAS,
+    receiptSchema,
+    ...PAYMENT_BATCH_SCHEMAS,
+    exportSchema,
+    statementSchema,
+    reconciliationExceptionSchema,
+    railPartnerSchema,
+    railCallbackSchema,
+    collectionSchema,
+    ...FEE_SCHEMAS,
+    ...SAFEGUARDING_SCHEMAS,
+    ...STABLECOIN_SCHEMAS,
+  ]) {
+    app.addSchema(schema);
+  }
 
   const routesByMethod: { method: string; matcher: RegExp }[] = [];
   app.addHook('onRoute', (route) => {
@@ -213,12 +262,33 @@ export async function buildApp({
 
   systemRoutes(app, deps, metrics);
   customerRoutes(app, deps);
+  verificationRoutes(app, deps);
   walletRoutes(app, deps);
+  walletStatusRoutes(app, deps);
   transferRoutes(app, deps, new LedgerWriter(deps, ledgerWriterLanes));
   eventRoutes(app, deps);
   ledgerRoutes(app, deps);
+  evidenceRoutes(app, deps);
+  reviewRoutes(app, deps);
+  amlRoutes(app, deps);
+  memberRoutes(app, deps);
+  policyRoutes(app, deps);
+  feeRoutes(app, deps);
+  approvalRoutes(app, deps);
+  receiptRoutes(app, deps);
+  paymentBatchRoutes(app, deps);
+  exportRoutes(app, deps);
+  railPartnerRoutes(app, deps);
+  collectionRoutes(app, deps);
+  bankDepositRoutes(app, deps);
+  railCallbackRoutes(app, deps);
+  reconciliationRoutes(app, deps);
+  safeguardingRoutes(app, deps);
+  travelRuleRoutes(app, deps);
+  stablecoinRoutes(app, deps);
   webhookRoutes(app, deps);
   if (deps.environment === 'sandbox') sandboxRoutes(app, deps);
+  if (deps.environment === 'sandbox') sandboxChainRoutes(app, deps);
 
   app.get('/v1/openapi.json', { schema: { hide: true } }, async (request) =>
     documentForRequest(app.swagger(), request),

@@ -2,13 +2,22 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { authenticate, type Principal } from '../app/apiKeys.ts';
 import type { Deps } from '../app/deps.ts';
+import { apiKeyActor } from '../app/evidence.ts';
 import { grantsScope, type Scope } from '../domain/apiKeys.ts';
 import { AppError } from '../domain/errors.ts';
+import type { EvidenceActor } from '../domain/evidence.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** The scope a key needs for this route; absent means the route is public. */
     scope?: Scope;
+    /** The route takes a `text/csv` body too (a payment batch upload). */
+    acceptsCsv?: boolean;
+    /**
+     * The route takes its body as the exact text sent, whatever its type (a partner's callback, kept byte
+     * for byte so it can be stored and a signature checked over it).
+     */
+    rawBody?: boolean;
   }
   interface FastifyRequest {
     principal?: Principal;
@@ -72,3 +81,9 @@ export function principalOf(request: FastifyRequest): Principal {
 }
 
 export const BEARER_SECURITY = [{ bearerAuth: [] }];
+
+/** Who is acting, as evidence records it: the request's API key and the member it acts for, if any. */
+export function requestActor(request: FastifyRequest): EvidenceActor {
+  const principal = principalOf(request);
+  return apiKeyActor(principal.keyId, principal.member?.id);
+}

@@ -52,18 +52,18 @@ export function contentCodingOf(header: string | undefined): string {
 }
 
 /** Undoes the coding with the decoded size capped at the body limit: a decompression bomb stops there. */
-export function decodeContent(body: Buffer, coding: string): Buffer {
+export function decodeContent(body: Buffer, coding: string, bytesMax = REQUEST_BODY_BYTES_MAX): Buffer {
   const decoder = CONTENT_DECODERS[coding];
   if (!decoder || body.length === 0) return body;
   try {
-    return decoder(body, { maxOutputLength: REQUEST_BODY_BYTES_MAX });
+    return decoder(body, { maxOutputLength: bytesMax });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') {
       throw new AppError({
         status: 413,
         code: 'payload_too_large',
         title: 'Payload too large',
-        detail: `The request body, decoded, is larger than this API accepts (${REQUEST_BODY_BYTES_MAX} bytes).`,
+        detail: `The request body, decoded, is larger than this route accepts (${bytesMax} bytes).`,
       });
     }
     throw malformed(`The body is not valid ${coding} data.`);
@@ -167,12 +167,55 @@ export function findUnstorableCharacter(value: unknown): string | undefined {
 }
 
 /** Replaces Fastify's body parsers with ours and refuses unstorable characters before validation. */
+/** A body kept as sent: its text, with bytes that are not UTF-8 replaced (stored text must be valid). */
+function rawText(body: Buffer): string {
+  return new TextDecoder('utf-8', { fatal: false }).decode(body);
+}
+
 export function registerBodyParsing(app: FastifyInstance): void {
   // JSON only: a text/plain body must be a 415, not a string that fails validation as a 400.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body: Buffer, done) => {
     const coding = contentCodingOf(request.headers['content-encoding']);
-    done(null, parseJsonBody(decodeContent(body, coding)));
+    const decoded = decodeContent(body, coding, request.routeOptions.bodyLimit);
+    done(null, request.routeOptions.config.rawBody === true ? rawText(decoded) : parseJsonBody(decoded));
+  });
+  // Any other type is a 415, except on a route that keeps its body as sent (a partner callback).
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body: Buffer, done) => {
+    if (request.routeOptions.config.rawBody !== true) {
+      done(
+        new AppError({
+          status: 415,
+          code: 'unsupported_media_type',
+          title: 'Unsupported media type',
+          detail: 'This route takes JSON (Content-Type: application/json).',
+          param: 'Content-Type',
+        }),
+      );
+      return;
+    }
+    const coding = contentCodingOf(request.headers['content-encoding']);
+    done(null, rawText(decodeContent(body, coding, request.routeOptions.bodyLimit)));
+  });
+  // CSV only where a route takes an upload (a payment batch); anywhere else it is a 415 like any non-JSON.
+  app.addContentTypeParser('text/csv', { parseAs: 'buffer' }, (request, body: Buffer, done) => {
+    if (request.routeOptions.config.acceptsCsv !== true) {
+      done(
+        new AppError({
+          status: 415,
+          code: 'unsupported_media_type',
+          title: 'Unsupported media type',
+          detail: 'This route takes JSON (Content-Type: application/json).',
+          param: 'Content-Type',
+        }),
+      );
+      return;
+    }
+    const coding = contentCodingOf(request.headers['content-encoding']);
+    const text = new TextDecoder('utf-8', { fatal: false }).decode(
+      decodeContent(body, coding, request.routeOptions.bodyLimit),
+    );
+    done(null, text);
   });
   // A coding we cannot undo is refused before the body is read, with the codings we can.
   app.addHook('preParsing', async (request, reply, payload) => {

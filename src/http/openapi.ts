@@ -35,6 +35,90 @@ export const OPENAPI_DOCUMENT_BASE = {
       description: 'The double-entry ledger behind every balance: journal entries, postings and accounts.',
     },
     {
+      name: 'Verifications',
+      description:
+        'KYC and KYB: identity data a customer submits, screened and decided; the customer’s `kyc_status` and tier follow.',
+    },
+    {
+      name: 'AML',
+      description:
+        'Transaction-monitoring rules held as data per organization, and the alerts they open (the `compliance` scope).',
+    },
+    {
+      name: 'Travel Rule',
+      description:
+        'Approved digital-asset routes and the Travel Rule: when a stablecoin transfer must carry originator and beneficiary data, and the data it carried (operators).',
+    },
+    {
+      name: 'Reviews',
+      description:
+        'Compliance review cases (sanctions screening and AML) that hold a transfer for an operator (the `compliance` scope).',
+    },
+    {
+      name: 'Evidence',
+      description:
+        'Compliance decisions, append-only and hash-chained per organization, for operators (the `compliance` scope).',
+    },
+    {
+      name: 'Members',
+      description:
+        'The organization’s people with their signer roles; keys may act for a member (the `admin` scope).',
+    },
+    {
+      name: 'Policies',
+      description:
+        'Authorization policies: ordered rules, versioned, that allow, deny or send a transfer (or a policy change) for approval.',
+    },
+    {
+      name: 'Fees',
+      description:
+        'Fee schedules per rail and currency (fixed, percentage with a minimum and maximum, tiers), versioned; quotes of what a transfer costs.',
+    },
+    {
+      name: 'Approvals',
+      description:
+        'Requests for members to approve a resource, voted on once per member with a role the rule names, and decided once.',
+    },
+    {
+      name: 'Payment batches',
+      description:
+        'Many payouts from one wallet at once: checked whole, authorized as a whole, its total held, run in chunks of ordinary transfers.',
+    },
+    {
+      name: 'Reconciliation',
+      description:
+        'Rail statements matched against the ledger, and the exception queue of every difference (the `compliance` scope).',
+    },
+    {
+      name: 'Safeguarding',
+      description:
+        'Trust accounts holding customer money at partner banks, their reported closing balances, and the daily check of customer money against them.',
+    },
+    {
+      name: 'Exports',
+      description:
+        'Asynchronous exports of history (transfers, ledger entries, events, evidence, reconciliation exceptions) to CSV or JSON lines.',
+    },
+    {
+      name: 'Collections',
+      description:
+        'Money asked of a payer into a wallet: mobile-money request-to-pay, credited when the rail confirms.',
+    },
+    {
+      name: 'Stablecoins',
+      description:
+        'USDC and USDT money in and across: deposit addresses per wallet and network, deposits credited after their confirmations, and conversions between a fiat wallet and a stablecoin wallet at a quoted rate.',
+    },
+    {
+      name: 'Rail partners',
+      description:
+        'The partners (M-Pesa Daraja, MTN MoMo) that carry an organization’s rails, with sealed credentials, and the callbacks they sent.',
+    },
+    {
+      name: 'Receipts',
+      description: 'Receipts of settled transfers, printable, with a code anyone can verify.',
+    },
+    {
       name: 'Webhooks',
       description:
         'Subscriptions that receive signed events (Service-Signature, Stripe-compatible), their delivery logs, and recovery.',

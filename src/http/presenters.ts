@@ -1,11 +1,13 @@
 /** Domain records to their wire form: snake_case fields, decimal-string amounts, ISO 8601 times. */
 import type { Environment } from '../domain/apiKeys.ts';
+import { tierOf } from '../domain/decisions/limits.ts';
 import { validationError } from '../domain/errors.ts';
 import { type EventRecord, eventEnvelope } from '../domain/events.ts';
 import { netBalances, walletBalances } from '../domain/ledger.ts';
 import { type Currency, formatAmount } from '../domain/money.ts';
 import type { Page, PageRequest } from '../domain/pagination.ts';
-import type { Transfer } from '../domain/transferRecord.ts';
+import { effectiveRiskLevel } from '../domain/risk.ts';
+import { feeOf, type Transfer } from '../domain/transferRecord.ts';
 import type { Balances, Wallet } from '../domain/wallets.ts';
 import type { Customer } from '../store/repositories/customers.ts';
 import type { JournalEntry, LedgerAccount } from '../store/repositories/ledger.ts';
@@ -25,6 +27,8 @@ export function presentWallet(wallet: Wallet) {
     owner: wallet.ownerId,
     currency: wallet.currency,
     status: wallet.status,
+    status_reason: wallet.statusReason,
+    status_changed_at: wallet.statusChangedAt?.toISOString() ?? null,
     balance: presentBalances(wallet),
     metadata: wallet.metadata,
     created_at: wallet.createdAt.toISOString(),
@@ -45,6 +49,9 @@ export function presentCustomer(customer: Customer) {
     email: customer.email,
     phone: customer.phone,
     kyc_status: customer.kycStatus,
+    tier: tierOf(customer.kycStatus, customer.type),
+    risk_level: effectiveRiskLevel(customer, customer.riskOverride),
+    risk_level_overridden: customer.riskOverride !== null,
     metadata: customer.metadata,
     created_at: customer.createdAt.toISOString(),
     updated_at: customer.updatedAt.toISOString(),
@@ -108,6 +115,7 @@ export function presentTransfer(t: Transfer) {
     source: t.sourceWalletId,
     destination: t.destination,
     amount: formatAmount(t.amountMinor, t.currency),
+    fee: formatAmount(feeOf(t), t.currency),
     currency: t.currency,
     rail: t.rail,
     status: t.status,
@@ -122,6 +130,18 @@ export function presentTransfer(t: Transfer) {
     failed_at: iso(t.failedAt),
     canceled_at: iso(t.canceledAt),
     returned_at: iso(t.returnedAt),
+    created_by: t.createdBy,
+    authorization: t.authorization && {
+      decision: t.authorization.decision,
+      policy_version: t.authorization.policyVersion,
+      rule: t.authorization.rule,
+    },
+    approval: t.approvalId,
+    rail_reference: t.railReference,
+    travel_rule: t.travelRule
+      ? { reference: t.travelRule.evidenceId, required: t.travelRule.required }
+      : null,
+    fee_schedule: t.fee ? { version: t.fee.scheduleVersion, rule: t.fee.rule } : null,
   };
 }
 

@@ -302,7 +302,7 @@ const PROBLEM_DESCRIPTIONS: Record<number, string> = {
   401: 'The API key is missing, malformed, unknown, revoked or of the other environment. Each failure counts against the `auth_failures` limit of the client address (see `RateLimit`).',
   403: 'The API key lacks the scope this operation needs (`insufficient_permissions`).',
   404: 'No such resource in your organization (`resource_missing`).',
-  409: 'A request with this Idempotency-Key is still in progress (`idempotency_key_in_flight`, with `Retry-After`), or the resource is in a state that does not allow the operation (`invalid_state_transition`, `wallet_not_active`).',
+  409: 'A request with this Idempotency-Key is still in progress (`idempotency_key_in_flight`, with `Retry-After`), or the resource is in a state that does not allow the operation (`invalid_state_transition`, `wallet_not_active`, `wallet_not_empty`).',
   413: 'The body is over the size limit, as sent or once decoded (`payload_too_large`).',
   415: 'The body is not JSON, or its Content-Encoding is not gzip, deflate or br (`unsupported_media_type`).',
   422: 'The Idempotency-Key was used with a different request (`idempotency_key_reused`), or the operation was refused (`insufficient_funds`, `limit_exceeded`).',

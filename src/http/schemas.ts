@@ -11,6 +11,13 @@ import {
   KYC_STATUSES,
   PHONE_PATTERN,
 } from '../domain/customers.ts';
+import { TIERS } from '../domain/decisions/limits.ts';
+import {
+  ADDRESS_FORMATS,
+  DIGITAL_ASSET_NETWORK_FAMILIES,
+  DIGITAL_ASSET_NETWORKS,
+  DIGITAL_ASSETS,
+} from '../domain/digitalAssets.ts';
 import { EVENT_TYPES, PRODUCT_NAME } from '../domain/events.ts';
 import { IDEMPOTENCY_KEY_PATTERN } from '../domain/idempotency.ts';
 import { ID_PREFIXES, type IdPrefix, idPattern } from '../domain/ids.ts';
@@ -18,6 +25,7 @@ import { ACCOUNT_KINDS, JOURNAL_ENTRY_KINDS, POSTING_PHASES, POSTING_SIDES } fro
 import { METADATA_KEY_LENGTH_MAX, METADATA_KEYS_MAX, METADATA_VALUE_LENGTH_MAX } from '../domain/metadata.ts';
 import { SUPPORTED_CURRENCIES } from '../domain/money.ts';
 import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from '../domain/pagination.ts';
+import { RISK_LEVELS } from '../domain/risk.ts';
 import {
   DESTINATION_TYPES,
   type DestinationType,
@@ -28,7 +36,7 @@ import {
   TRANSFER_STATUSES,
 } from '../domain/transfers.ts';
 import { API_VERSION } from '../domain/version.ts';
-import { WALLET_STATUSES } from '../domain/wallets.ts';
+import { WALLET_STATUS_REASONS, WALLET_STATUSES } from '../domain/wallets.ts';
 
 /** An id with this prefix (or any of these prefixes). */
 export function idSchema(prefix: IdPrefix | readonly IdPrefix[], description: string) {
@@ -61,7 +69,7 @@ export const currencySchema = {
 } as const;
 
 export const timestampSchema = { type: 'string', format: 'date-time' } as const;
-const nullableTimestampSchema = { type: ['string', 'null'], format: 'date-time' } as const;
+export const nullableTimestampSchema = { type: ['string', 'null'], format: 'date-time' } as const;
 
 /** A decimal string in major units at the currency's exponent, e.g. "1500.00" (KES) or "1500" (UGX). */
 function amountSchema(description: string, example = '1500.00') {
@@ -162,8 +170,27 @@ export const problemSchema = {
       items: {
         type: 'object',
         required: ['param', 'code', 'message'],
-        properties: { param: { type: 'string' }, code: { type: 'string' }, message: { type: 'string' } },
+        properties: {
+          param: { type: 'string' },
+          code: { type: 'string' },
+          message: { type: 'string' },
+          row: { type: 'integer', description: 'For an item of a payment batch: its 1-based row.' },
+        },
       },
+    },
+    limit: {
+      type: 'string',
+      description: 'With `limit_exceeded` from a tier limit: `single`, `daily_sum` or `monthly_sum`.',
+    },
+    remaining: {
+      type: 'string',
+      description:
+        'With `limit_exceeded` from a tier limit: what may still be sent under it (decimal string).',
+    },
+    rule: { type: 'string', description: 'With `policy_denied`: the policy rule that denied.' },
+    policy_version: {
+      type: 'string',
+      description: 'With `policy_denied`: the policy version whose rule denied.',
     },
     request_id: { type: 'string' },
   },
@@ -193,6 +220,8 @@ export const walletSchema = {
     'owner',
     'currency',
     'status',
+    'status_reason',
+    'status_changed_at',
     'balance',
     'metadata',
     'created_at',
@@ -203,7 +232,18 @@ export const walletSchema = {
     object: { type: 'string', enum: ['wallet'] },
     owner: idSchema(ID_PREFIXES.customer, 'The owning customer.'),
     currency: currencySchema,
-    status: { type: 'string', enum: WALLET_STATUSES },
+    status: {
+      type: 'string',
+      enum: WALLET_STATUSES,
+      description:
+        '`frozen` wallets neither send nor receive (a return is still credited); `closed` wallets are empty for good.',
+    },
+    status_reason: {
+      type: ['string', 'null'],
+      enum: [...WALLET_STATUS_REASONS, null],
+      description: 'Why the status last changed (freeze, unfreeze or close); null while it never has.',
+    },
+    status_changed_at: { ...timestampSchema, type: ['string', 'null'] },
     balance: {
       type: 'object',
       required: ['available', 'pending', 'current'],
@@ -240,6 +280,9 @@ export const customerSchema = {
     'email',
     'phone',
     'kyc_status',
+    'tier',
+    'risk_level',
+    'risk_level_overridden',
     'metadata',
     'created_at',
     'updated_at',
@@ -251,7 +294,24 @@ export const customerSchema = {
     name: { type: 'string' },
     email: { type: ['string', 'null'] },
     phone: { type: ['string', 'null'] },
-    kyc_status: { type: 'string', enum: KYC_STATUSES },
+    kyc_status: {
+      type: 'string',
+      enum: KYC_STATUSES,
+      description: 'Follows the customer’s latest verification (`POST /v1/customers/{id}/verifications`).',
+    },
+    tier: {
+      type: 'integer',
+      enum: TIERS,
+      description:
+        '0 until verified; 1 a verified individual, 2 a verified business. Sets the transfer limits.',
+    },
+    risk_level: {
+      type: 'string',
+      enum: RISK_LEVELS,
+      description:
+        'Derived from verification, a confirmed sanctions match and open AML alerts, unless overridden by an operator.',
+    },
+    risk_level_overridden: { type: 'boolean' },
     metadata: metadataSchema,
     created_at: timestampSchema,
     updated_at: timestampSchema,
@@ -296,7 +356,7 @@ export const walletCreateBodySchema = {
 export const DOCUMENTED_AS = 'x-documented-as';
 
 /** A transfer destination as stored and returned: its `type` and that type's fields, all strings. */
-const transferDestinationSchema = {
+export const transferDestinationSchema = {
   type: 'object',
   description: `Where the money goes: \`{type, …}\` with the fields of that destination type (${DESTINATION_TYPES.join(', ')}).`,
   required: ['type'],
@@ -310,6 +370,20 @@ const transferDirectionSchema = {
   enum: ['outbound', 'inbound'],
   description: '`outbound`: paid out of a wallet; `inbound`: collected into one.',
 } as const;
+
+/** The fee schedule version and rule that decided a fee (GET /v1/fee-schedule/versions/{version} shows it). */
+export function feeScheduleDecisionSchema(description: string, nullable: boolean) {
+  return {
+    type: nullable ? ['object', 'null'] : 'object',
+    description,
+    required: ['version', 'rule'],
+    additionalProperties: false,
+    properties: {
+      version: { type: 'integer', minimum: 1, description: 'The fee schedule version.' },
+      rule: { type: ['string', 'null'], description: 'The rule’s `id`, or null when no rule applied.' },
+    },
+  } as const;
+}
 
 export const transferSchema = {
   $id: 'Transfer',
@@ -336,6 +410,13 @@ export const transferSchema = {
     'failed_at',
     'canceled_at',
     'returned_at',
+    'created_by',
+    'authorization',
+    'approval',
+    'rail_reference',
+    'travel_rule',
+    'fee',
+    'fee_schedule',
   ],
   properties: {
     id: idSchema(ID_PREFIXES.transfer, 'Transfer id.'),
@@ -344,6 +425,10 @@ export const transferSchema = {
     source: nullableIdSchema(ID_PREFIXES.wallet, 'The paying wallet; null for inbound collections.'),
     destination: transferDestinationSchema,
     amount: amountSchema('Decimal string at the currency exponent.'),
+    fee: amountSchema(
+      'The fee the sender pays on top of `amount`, at the currency exponent (`0.00` when none): the source wallet is debited amount + fee. See `fee_schedule`.',
+      '15.00',
+    ),
     currency: currencySchema,
     rail: { type: 'string', enum: RAILS },
     status: { type: 'string', enum: TRANSFER_STATUSES },
@@ -364,6 +449,47 @@ export const transferSchema = {
     failed_at: nullableTimestampSchema,
     canceled_at: nullableTimestampSchema,
     returned_at: nullableTimestampSchema,
+    created_by: {
+      type: ['string', 'null'],
+      description:
+        'Who created it: the member (`mem_…`) the API key acts for, else the API key (`key_…`); null for money that arrived from a rail.',
+    },
+    authorization: {
+      type: ['object', 'null'],
+      description:
+        'The authorization policy’s decision: `allow`, or `require_approval` (the transfer waited `pending_approval`), with the policy version and the rule (`default` when no rule matched) that decided. Null for money that arrived from a rail and for transfers made before policies existed.',
+      required: ['decision', 'policy_version', 'rule'],
+      additionalProperties: false,
+      properties: {
+        decision: { type: 'string', enum: ['allow', 'require_approval'] },
+        policy_version: { type: 'integer', minimum: 1 },
+        rule: { type: 'string' },
+      },
+    },
+    approval: nullableIdSchema(
+      ID_PREFIXES.approval,
+      'The approval it waits for (or waited for), if its policy asked for one.',
+    ),
+    rail_reference: {
+      type: ['string', 'null'],
+      description:
+        'The rail’s own reference for the payout once it has one: on the `digital_asset` rail, the transaction hash (`0x` and 64 hexadecimal digits).',
+    },
+    travel_rule: {
+      type: ['object', 'null'],
+      description:
+        'Whether the transfer carries Travel Rule data: the reference of the evidence record that holds it (operators read it with `GET /v1/transfers/{id}/travel-rule`), and whether its amount required it. Null when it carries none. The data itself is never shown here nor in events.',
+      required: ['reference', 'required'],
+      additionalProperties: false,
+      properties: {
+        reference: { type: 'string', description: 'The evidence record (`evd_…`) that holds the data.' },
+        required: { type: 'boolean', description: 'True when the amount reached the threshold.' },
+      },
+    },
+    fee_schedule: feeScheduleDecisionSchema(
+      'Which fee schedule version and rule decided `fee` (`rule` null: the version has no rule for this rail and currency, so no fee). Null for money that arrived and for transfers made before fees existed.',
+      true,
+    ),
   },
 } as const;
 
@@ -480,6 +606,22 @@ const DESTINATION_VARIANTS: Record<DestinationType, { name: string; schema: obje
       ['wallet'],
     ),
   },
+  crypto_address: {
+    name: 'CryptoAddressDestination',
+    schema: destinationVariant(
+      'crypto_address',
+      'A stablecoin address on a named network (rail `digital_asset`), on a route the organization has approved (`GET /v1/digital-asset-routes`). At or above the Travel Rule threshold the transfer needs `travel_rule` data.',
+      {
+        asset: destinationField('The stablecoin: the transfer’s currency.', 'USDC', { enum: DIGITAL_ASSETS }),
+        network: destinationField('The network.', 'ethereum', { enum: DIGITAL_ASSET_NETWORKS }),
+        address: destinationField(
+          `The receiving address, as its network writes it: ${DIGITAL_ASSET_NETWORKS.map((n) => `${n} ${ADDRESS_FORMATS[DIGITAL_ASSET_NETWORK_FAMILIES[n]].wording}`).join('; ')}.`,
+          '0x52908400098527886e0f7030069857d2e4169ee7',
+        ),
+      },
+      ['asset', 'network', 'address'],
+    ),
+  },
 };
 
 const componentRef = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -512,6 +654,54 @@ export const DOCUMENT_ONLY_SCHEMAS: Record<string, object> = {
   },
 };
 
+/** A Travel Rule text field: its content rules (length, format) are checked with the rule, as a 422. */
+function travelRuleField(description: string, example: string) {
+  return { type: 'string', maxLength: TRAVEL_RULE_FIELD_LENGTH_MAX, description, examples: [example] };
+}
+/** Bounds a field's size in the body; content rules are stricter (src/domain/decisions/travelRule.ts). */
+const TRAVEL_RULE_FIELD_LENGTH_MAX = 1_000;
+
+export const travelRuleRequestSchema = {
+  type: 'object',
+  description:
+    'Travel Rule data, for a `crypto_address` destination: required when the amount in USD reaches the threshold of the originating customer’s jurisdiction (1,000.00 by default; see `GET /v1/travel-rule/settings`), otherwise optional. Missing or malformed data, when required, is a 422 `travel_rule_required` that names every field at fault. Kept as evidence, never echoed.',
+  additionalProperties: false,
+  properties: {
+    originator: {
+      type: 'object',
+      description:
+        'Who sends: `name`, `account`, and at least one of `address`, `national_id` or `date_of_birth`.',
+      additionalProperties: false,
+      properties: {
+        name: travelRuleField('Full name, at most 200 characters.', 'Amina Wanjiru'),
+        account: travelRuleField(
+          'The originator’s account: the paying wallet or an account number.',
+          'wallet_01jcz3m5e7x8y9a0b1c2d3e4f5',
+        ),
+        address: travelRuleField('Postal address, at most 500 characters.', '12 Moi Avenue, Nairobi, KE'),
+        national_id: travelRuleField('National identity number: 4-32 letters, digits or dashes.', 'A1234567'),
+        date_of_birth: travelRuleField('YYYY-MM-DD.', '1990-04-12'),
+      },
+    },
+    beneficiary: {
+      type: 'object',
+      description: 'Who receives: `name`; `account` defaults to the destination address.',
+      additionalProperties: false,
+      properties: {
+        name: travelRuleField('Full name, at most 200 characters.', 'Juma Otieno'),
+        account: travelRuleField(
+          'The beneficiary’s account; the destination address when omitted.',
+          '0x52908400098527886e0f7030069857d2e4169ee7',
+        ),
+        institution: travelRuleField(
+          'The receiving institution (a VASP), when known.',
+          'Example Exchange Ltd',
+        ),
+      },
+    },
+  },
+} as const;
+
 export const transferCreateBodySchema = {
   type: 'object',
   additionalProperties: false,
@@ -541,6 +731,7 @@ export const transferCreateBodySchema = {
       description: 'Optional; must match the destination type when given.',
     },
     metadata: metadataSchema,
+    travel_rule: travelRuleRequestSchema,
   },
 } as const;
 
@@ -556,6 +747,7 @@ export const transferEventDataSchema = {
     'rail',
     'ledger_state',
     'amount',
+    'fee',
     'currency',
     'direction',
     'source',
@@ -569,6 +761,7 @@ export const transferEventDataSchema = {
     rail: { type: 'string', enum: RAILS },
     ledger_state: { type: 'string', enum: LEDGER_STATES },
     amount: amountSchema('Decimal string at the currency exponent.'),
+    fee: amountSchema('The fee the sender pays on top of `amount` (`0.00` when none).', '15.00'),
     currency: currencySchema,
     direction: transferDirectionSchema,
     source: nullableIdSchema(ID_PREFIXES.wallet, 'The paying wallet; null for inbound collections.'),
@@ -602,7 +795,7 @@ export const eventSchema = {
     },
     data: {
       description:
-        'The resource the event is about: a transfer for `transfer.*` events; for `webhook_subscription.disabled`, `{subscription_id, url, reason, failing_since}`.',
+        'The resource the event is about: a transfer for `transfer.*` events; for `wallet.*` events `{wallet_id, owner, currency, status, status_reason, status_changed_at}`; for `aml.alert.*` events `{alert_id, status, rule_id, rule_type, action, transfer_id, wallet_id, customer_id, disposition}`; for `customer.verification.updated`, `{verification_id, customer_id, status, reason, kyc_status, tier}`; for `webhook_subscription.disabled`, `{subscription_id, url, reason, failing_since}`.',
       anyOf: [{ $ref: 'TransferEventData#' }, { type: 'object', additionalProperties: true }],
     },
   },
@@ -730,3 +923,8 @@ export const SHARED_SCHEMAS = [
   journalEntrySchema,
   ledgerAccountSchema,
 ];
+
+/** Path parameters of a route addressing one resource by its `id`. */
+export function idParamsSchema(prefix: IdPrefix | readonly IdPrefix[], description: string) {
+  return { type: 'object', required: ['id'], properties: { id: idSchema(prefix, description) } } as const;
+}

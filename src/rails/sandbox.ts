@@ -2,6 +2,7 @@
  * Simulated rails for the sandbox, behind the same interface a real rail implements. Outcomes are
  * deterministic functions of the destination (the magic values in the README) and of elapsed time.
  */
+import { createHash } from 'node:crypto';
 import type { Transfer } from '../domain/transferRecord.ts';
 import type { RailAdapter, RailOutcome, RailRegistry, SubmitRequest, SubmitResult } from './rail.ts';
 
@@ -41,6 +42,19 @@ export const SANDBOX_PAYBILL_BEHAVIOURS: Record<string, SandboxBehaviour> = {
   '000001': { kind: 'fail', failureCode: 'invalid_account' },
 };
 
+/** How long the simulated chain takes to confirm a digital-asset transfer. */
+export const SANDBOX_CHAIN_CONFIRMATION_MS = 2_000;
+
+/** Magic digital-asset addresses (compared in lower case); any other valid address settles once confirmed. */
+export const SANDBOX_ADDRESS_BEHAVIOURS: Record<string, SandboxBehaviour> = {
+  '0x00000000000000000000000000000000000000b1': { kind: 'fail', failureCode: 'address_blocked' },
+  '0x00000000000000000000000000000000000000e0': { kind: 'timeout' },
+  '0x00000000000000000000000000000000000000d1': {
+    kind: 'settle_after',
+    delayMs: SANDBOX_DELAYED_SETTLEMENT_MS,
+  },
+};
+
 export function sandboxBehaviour(transfer: Transfer): SandboxBehaviour {
   const d = transfer.destination;
   const pick = (table: Record<string, SandboxBehaviour>, key: string | undefined) =>
@@ -56,6 +70,13 @@ export function sandboxBehaviour(transfer: Transfer): SandboxBehaviour {
       return pick(SANDBOX_PAYBILL_BEHAVIOURS, d.business_number);
     case 'till':
       return pick(SANDBOX_PAYBILL_BEHAVIOURS, d.till_number);
+    case 'crypto_address':
+      return (
+        SANDBOX_ADDRESS_BEHAVIOURS[d.address.toLowerCase()] ?? {
+          kind: 'settle_after',
+          delayMs: SANDBOX_CHAIN_CONFIRMATION_MS,
+        }
+      );
     default:
       return { kind: 'settle' };
   }
@@ -70,10 +91,18 @@ export function simulatedPayoutReference(idempotencyReference: string): string {
   return `sim_${idempotencyReference}`;
 }
 
-export function simulatedRail(): RailAdapter {
+/**
+ * The simulated chain's transaction hash for an idempotency reference: `0x` and 64 hexadecimal digits, the
+ * SHA-256 of the reference, so a repeated submit names the same transaction.
+ */
+export function simulatedTransactionHash(idempotencyReference: string): string {
+  return `0x${createHash('sha256').update(idempotencyReference, 'utf8').digest('hex')}`;
+}
+
+export function simulatedRail(reference = simulatedPayoutReference): RailAdapter {
   return {
     async submit({ idempotencyReference }: SubmitRequest, now: Date): Promise<SubmitResult> {
-      return { accepted: true, reference: simulatedPayoutReference(idempotencyReference), checkAt: now };
+      return { accepted: true, reference: reference(idempotencyReference), checkAt: now };
     },
     async check(transfer: Transfer, now: Date): Promise<RailOutcome> {
       const behaviour = sandboxBehaviour(transfer);
@@ -100,5 +129,14 @@ export function simulatedRail(): RailAdapter {
 
 export function sandboxRails(): RailRegistry {
   const rail = simulatedRail();
-  return { mobile_money: rail, bank: rail, paybill: rail, till: rail, card: rail, internal: rail };
+  return {
+    mobile_money: rail,
+    bank: rail,
+    paybill: rail,
+    till: rail,
+    card: rail,
+    internal: rail,
+    // The simulated chain: its reference is a transaction hash, its outcome comes after a confirmation.
+    digital_asset: simulatedRail(simulatedTransactionHash),
+  };
 }

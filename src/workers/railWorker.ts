@@ -12,6 +12,7 @@
  * on with the next.
  */
 import type { Deps } from '../app/deps.ts';
+import { RailPartnerUnavailableError, type ResolvedRail } from '../app/railPartnerDirectory.ts';
 import { applyStatusChange, type StatusChange } from '../app/transfers.ts';
 import type { Transfer } from '../domain/transferRecord.ts';
 import type { RailRegistry } from '../rails/rail.ts';
@@ -25,6 +26,16 @@ import {
 export const RAIL_WORKER_INTERVAL_MS = 200;
 /** The most transfers one pass takes to the rail. */
 export const RAIL_WORKER_BATCH_ROWS = 100;
+/** Rail calls one pass has in flight at once: a slow partner holds these, not the whole pass. */
+export const RAIL_WORKER_CONCURRENCY = 8;
+/**
+ * How long the worker keeps asking a partner about a payout it still reports processing (a callback that
+ * never came): 3 days, after which the payout waits for the rail's statement (`RAIL_POLL_WINDOW_OVER_REASON`).
+ */
+export const RAIL_STATUS_POLL_WINDOW_MS = 3 * 24 * 3_600_000;
+export const RAIL_POLL_WINDOW_OVER_REASON = 'awaiting_statement';
+/** The failure code of a transfer on a rail that no partner carries for its organization. */
+export const RAIL_NOT_CONFIGURED_FAILURE = 'rail_not_configured';
 /**
  * How long a claimed transfer is left alone by other workers while this one talks to the rail. Longer
  * than RAIL_CALL_TIMEOUT_MS, so a live worker gives up on a call before another may take the transfer.
@@ -63,7 +74,17 @@ export interface RailWorkerOptions {
   callTimeoutMs?: number | undefined;
   /** RAIL_WORKER_BATCH_ROWS unless given. */
   batchRows?: number | undefined;
+  /** RAIL_WORKER_CONCURRENCY unless given. */
+  concurrency?: number | undefined;
   log?: RailWorkerLog | undefined;
+}
+
+/** The rail that carries a transfer (undefined: none is configured for its organization). */
+export type RailResolver = (transfer: Transfer) => Promise<ResolvedRail | undefined>;
+
+/** A fixed registry (the sandbox's simulated rails) as a resolver: every call goes straight through. */
+export function registryResolver(rails: RailRegistry): RailResolver {
+  return async (transfer) => ({ adapter: rails[transfer.rail], call: (work) => work() });
 }
 
 function errorMessage(error: unknown): string {
@@ -126,14 +147,17 @@ interface RailAnswer {
   next: StatusChange | { recheckAt: Date; reason?: string | undefined };
 }
 
-async function askRail(rails: RailRegistry, transfer: Transfer, now: Date): Promise<RailAnswer> {
-  const rail = rails[transfer.rail];
+async function askRail(resolve: RailResolver, transfer: Transfer, now: Date): Promise<RailAnswer> {
+  const rail = await resolve(transfer);
+  if (!rail) return { next: { to: 'failed', failureCode: RAIL_NOT_CONFIGURED_FAILURE } };
   if (transfer.railReference === null) {
-    const submitted = await rail.submit({ idempotencyReference: transfer.id, transfer }, now);
+    const submitted = await rail.call(() =>
+      rail.adapter.submit({ idempotencyReference: transfer.id, transfer }, now),
+    );
     if (!submitted.accepted) return { next: { to: 'failed', failureCode: submitted.failureCode } };
     return { reference: submitted.reference, next: { recheckAt: submitted.checkAt } };
   }
-  const outcome = await rail.check(transfer, now);
+  const outcome = await rail.call(() => rail.adapter.check(transfer, now));
   const reference = outcome.reference;
   if (outcome.kind === 'settled') return { reference, next: { to: 'settled' } };
   if (outcome.kind === 'failed')
@@ -142,7 +166,7 @@ async function askRail(rails: RailRegistry, transfer: Transfer, now: Date): Prom
 }
 
 /** Rejects after `ms` if `work` has not settled by then; the call itself is abandoned, not cancelled. */
-async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+export async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`the rail did not answer within ${ms} ms`)), ms);
@@ -192,10 +216,14 @@ async function record(deps: Deps, claimed: Transfer, answer: RailAnswer, log: Ra
       await applyStatusChange(tx, deps, current, { ...next, railReference: reported });
       return;
     }
+    // A payout the partner still reports processing long after it was handed over is left to
+    // reconciliation (its statement decides it): the poller stops asking, the hold stays.
+    const handedOverAt = current.processingAt ?? current.createdAt;
+    const pollWindowOver = now.getTime() - handedOverAt.getTime() >= RAIL_STATUS_POLL_WINDOW_MS;
     await saveTransfer(tx, {
       ...current,
-      nextRailCheckAt: next.recheckAt,
-      statusReason: next.reason ?? current.statusReason,
+      nextRailCheckAt: pollWindowOver ? null : next.recheckAt,
+      statusReason: pollWindowOver ? RAIL_POLL_WINDOW_OVER_REASON : (next.reason ?? current.statusReason),
       railReference: reported ?? current.railReference,
       updatedAt: now,
     });
@@ -204,19 +232,26 @@ async function record(deps: Deps, claimed: Transfer, answer: RailAnswer, log: Ra
 
 async function workOn(
   deps: Deps,
-  rails: RailRegistry,
+  resolve: RailResolver,
   transfer: Transfer,
   callTimeoutMs: number,
   log: RailWorkerLog,
 ): Promise<void> {
   let answer: RailAnswer;
   try {
-    answer = await withTimeout(askRail(rails, transfer, deps.now()), callTimeoutMs);
+    answer = await withTimeout(askRail(resolve, transfer, deps.now()), callTimeoutMs);
   } catch (error) {
-    log('error', 'rail call failed', transferFields(transfer, { error: errorMessage(error) }));
-    answer = {
-      next: { recheckAt: new Date(deps.now().getTime() + RAIL_ERROR_RETRY_MS), reason: 'rail_unavailable' },
-    };
+    if (error instanceof RailPartnerUnavailableError) {
+      // Paused or rate limited: not asked at all, so asked again once the partner may take it.
+      answer = {
+        next: { recheckAt: new Date(deps.now().getTime() + error.retryAfterMs), reason: error.reason },
+      };
+    } else {
+      log('error', 'rail call failed', transferFields(transfer, { error: errorMessage(error) }));
+      answer = {
+        next: { recheckAt: new Date(deps.now().getTime() + RAIL_ERROR_RETRY_MS), reason: 'rail_unavailable' },
+      };
+    }
   }
   try {
     await record(deps, transfer, answer, log);
@@ -233,20 +268,30 @@ async function workOn(
 /** One pass over the due queue; returns how many transfers it looked at. */
 export async function runRailWorkerOnce(
   deps: Deps,
-  rails: RailRegistry,
+  rails: RailRegistry | RailResolver,
   options: RailWorkerOptions = {},
 ): Promise<number> {
+  const resolve = typeof rails === 'function' ? rails : registryResolver(rails);
   const leaseMs = options.leaseMs ?? RAIL_CLAIM_LEASE_MS;
   const callTimeoutMs = options.callTimeoutMs ?? RAIL_CALL_TIMEOUT_MS;
   const batchRows = options.batchRows ?? RAIL_WORKER_BATCH_ROWS;
+  const concurrency = Math.max(1, options.concurrency ?? RAIL_WORKER_CONCURRENCY);
   const log = options.log ?? stderrRailWorkerLog;
   // Each transfer gets one step per pass (a submit now, its check in a later pass), as a batch claim did.
+  // Lanes claim one transfer at a time (SKIP LOCKED keeps them apart) and share what they have seen.
   const seen: string[] = [];
-  while (seen.length < batchRows) {
-    const claimed = await claimNext(deps, seen, leaseMs, log);
-    if (!claimed) break;
-    seen.push(claimed.id);
-    if (claimed.transfer) await workOn(deps, rails, claimed.transfer, callTimeoutMs, log);
-  }
+  let done = false;
+  const lane = async () => {
+    while (!done && seen.length < batchRows) {
+      const claimed = await claimNext(deps, seen, leaseMs, log);
+      if (!claimed) {
+        done = true;
+        return;
+      }
+      seen.push(claimed.id);
+      if (claimed.transfer) await workOn(deps, resolve, claimed.transfer, callTimeoutMs, log);
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, lane));
   return seen.length;
 }

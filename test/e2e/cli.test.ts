@@ -155,6 +155,102 @@ describe.concurrent('mkoba serve on a fresh embedded data directory', () => {
     expect(misuse.code).toBe(2);
   });
 
+  it.sequential('members add and keys create --member work through the running server; the key acts as the member', async () => {
+    const added = await mkoba.run(
+      [
+        'members',
+        'add',
+        'Ana@Example.com',
+        '--role',
+        'approver',
+        '--role',
+        'initiator',
+        '--organization',
+        'Acme Payments',
+      ],
+      env,
+    );
+    expect(added.code, added.stderr).toBe(0);
+    const memberId = added.stdout.trim();
+    expect(memberId).toMatch(/^mem_/);
+    expect(added.stderr).toContain('member ana@example.com (approver, initiator) in Acme Payments');
+    const key = await mkoba.run(
+      ['keys', 'create', '--organization', 'Acme Payments', '--member', 'ana@example.com'],
+      env,
+    );
+    expect(key.code, key.stderr).toBe(0);
+    const memberKey = onlyKey(key.stdout);
+    expect((await http('GET', `${banner.baseUrl}/wallets`, memberKey)).status).toBe(200);
+    // An approver and initiator is no admin: the members list is refused to their key.
+    expect((await http('GET', `${banner.baseUrl}/members`, memberKey)).status).toBe(403);
+    const beyond = await mkoba.run(
+      [
+        'keys',
+        'create',
+        '--organization',
+        'Acme Payments',
+        '--member',
+        'ana@example.com',
+        '--scopes',
+        'admin',
+      ],
+      env,
+    );
+    expect(beyond.code).toBe(1);
+    expect(beyond.stderr).toContain('cannot hold the admin scope');
+    const listed = await mkoba.run(['members', 'list', '--organization', 'Acme Payments'], env);
+    expect(listed.stdout).toContain(`${memberId}\tana@example.com\tapprover,initiator\tactive`);
+    const removed = await mkoba.run(
+      ['members', 'remove', 'ana@example.com', '--organization', 'Acme Payments'],
+      env,
+    );
+    expect(removed.code, removed.stderr).toBe(0);
+    const refused = await http('GET', `${banner.baseUrl}/wallets`, memberKey);
+    expect(refused.status).toBe(401);
+    expect(refused.body.code).toBe('api_key_revoked');
+    const noRole = await mkoba.run(
+      ['members', 'add', 'bo@example.com', '--organization', 'Acme Payments'],
+      env,
+    );
+    expect(noRole.code).toBe(2);
+  });
+
+  it.sequential('batches submit uploads a CSV to the running server, follows it and prints a summary', async () => {
+    const wallets = await http('GET', `${banner.baseUrl}/wallets?limit=100`, sandboxKey);
+    const wallet = wallets.body.data.find((w: { currency: string }) => w.currency === 'KES');
+    expect(wallet).toBeDefined();
+    const funded = await http('POST', `${banner.baseUrl}/sandbox/wallets/${wallet.id}/fund`, sandboxKey, {
+      amount: '100.00',
+    });
+    expect(funded.status).toBe(201);
+    const file = path.join(path.dirname(data.dir), 'payroll.csv');
+    writeFileSync(
+      file,
+      'reference,amount,type,network,phone,name\nn1,10.00,mobile_money,mpesa,+254711000601,"Otieno, Jane"\nn2,5.00,mobile_money,mpesa,+254711000602,Baraka\n',
+    );
+    const cliEnv = { ...env, MKOBA_API_KEY: sandboxKey, MKOBA_API_BASE: banner.baseUrl };
+    const submitted = await mkoba.run(['batches', 'submit', file, '--source', wallet.id], cliEnv);
+    expect(submitted.code, submitted.stderr).toBe(0);
+    expect(submitted.stdout.trim()).toMatch(/^pb_/);
+    expect(submitted.stderr).toContain('completed: 2 paid, 0 failed, 0 canceled of 2');
+    writeFileSync(file, 'reference,amount,type,network,phone\nbad,1.001,mobile_money,mpesa,+254711000603\n');
+    const refused = await mkoba.run(['batches', 'submit', file, '--source', wallet.id], cliEnv);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('row 1 items.0.amount');
+  });
+
+  it.sequential('export runs through the running server and copies the file where asked', async () => {
+    const out = path.join(path.dirname(data.dir), 'transfers.csv');
+    const result = await mkoba.run(['export', 'transfers', '--format', 'csv', '--out', out], env);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout.trim()).toBe(out);
+    expect(result.stderr).toMatch(/^exp_\S+: \d+ transfers rows, \d+ bytes, sha256 [0-9a-f]{64}$/m);
+    const text = readFileSync(out, 'utf8');
+    expect(text.split('\r\n')[0] ?? text.split('\n')[0]).toMatch(/^id,created_at,direction,status/);
+    const misuse = await mkoba.run(['export', 'accounts'], env);
+    expect(misuse.code).toBe(2);
+  });
+
   it.sequential('encryption rewrap runs through the running server', async () => {
     const result = await mkoba.run(['encryption', 'rewrap'], env);
     expect(result.code, result.stderr).toBe(0);
@@ -196,11 +292,15 @@ describe.concurrent('mkoba serve on a fresh embedded data directory', () => {
     const response = await http('GET', `${banner.baseUrl}/wallets?limit=1`, sandboxKey);
     expect(response.status).toBe(200);
     await waitUntil(
-      () => server.stderr().slice(before).includes('"msg":"request"'),
+      () => server.stderr().slice(before).includes(`"request_id":"${response.requestId}"`),
       SERVER_START_TIMEOUT_MS,
       'the request log line',
     );
-    const logged = lines(server.stderr().slice(before)).map((line) => JSON.parse(line));
+    // The log line of the test before may land after `before` (it is written once the response is sent):
+    // every line is a request line, and this request has exactly one.
+    const after = lines(server.stderr().slice(before)).map((line) => JSON.parse(line));
+    expect(after.every((entry) => entry.msg === 'request')).toBe(true);
+    const logged = after.filter((entry) => entry.request_id === response.requestId);
     expect(logged).toEqual([
       expect.objectContaining({
         msg: 'request',

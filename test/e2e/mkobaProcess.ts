@@ -36,6 +36,8 @@ const CONFIG_VARIABLES = [
   'MKOBA_WEBHOOK_ALLOW_PRIVATE',
   'MKOBA_ENCRYPTION_KEY',
   'MKOBA_ENCRYPTION_KEYS_PREVIOUS',
+  'MKOBA_PUBLIC_URL',
+  'MKOBA_SANDBOX_SIMULATORS',
 ];
 
 export interface Exit {
@@ -249,6 +251,8 @@ export async function waitForBanner(server: MkobaProcess): Promise<Banner> {
 export interface HttpResult {
   status: number;
   body: any;
+  /** The response's Request-Id header. */
+  requestId: string | undefined;
 }
 
 /** One HTTP request with a bearer key; JSON bodies in and out. */
@@ -274,5 +278,9 @@ export async function http(
   } catch {
     // Not JSON (the docs page): keep the text.
   }
-  return { status: response.status, body: parsed };
+  return {
+    status: response.status,
+    body: parsed,
+    requestId: response.headers.get('request-id') ?? undefined,
+  };
 }

@@ -7,11 +7,13 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import { runAdminCommand } from '../../src/app/admin.ts';
 import { issueApiKey } from '../../src/app/apiKeys.ts';
 import { type Deps, systemDeps } from '../../src/app/deps.ts';
+import { closeRailPartnerDirectory } from '../../src/app/railPartnerDirectory.ts';
 import { SANDBOX_ORGANIZATION_NAME, seedSandbox } from '../../src/app/seed.ts';
 import { defaultRateLimitSettings, type RateLimitSettings } from '../../src/config.ts';
-import type { Environment } from '../../src/domain/apiKeys.ts';
+import type { Environment, Scope } from '../../src/domain/apiKeys.ts';
 import { keyringOf, MASTER_KEY_BYTES } from '../../src/domain/sealing.ts';
 import { buildApp } from '../../src/http/app.ts';
+import { PARTNER_RAIL_FACTORIES } from '../../src/rails/partners/index.ts';
 import { migrate } from '../../src/store/migrate.ts';
 import { openPgliteStore } from '../../src/store/pglite.ts';
 import { createSchema, dropSchema, openPostgresStore } from '../../src/store/postgres.ts';
@@ -103,6 +105,7 @@ export async function startTestApp(
   const deps = systemDeps(db.store, environment, {
     keyring: keyringOf(new Uint8Array(masterKey)),
     allowPrivateWebhookUrls: options.allowPrivateWebhookUrls ?? false,
+    railPartnerFactories: PARTNER_RAIL_FACTORIES,
   });
   await migrate(db.store);
   let key: string;
@@ -133,6 +136,7 @@ export async function startTestApp(
     organizationId,
     encryptionKey: masterKey.toString('base64'),
     async close() {
+      closeRailPartnerDirectory(deps);
       await app.close();
       await db.close();
     },
@@ -147,9 +151,19 @@ export async function setWebhookSubscriptions(t: TestApp, organizationId: string
 }
 
 /** A new organization with its own key, for isolation tests. */
-export async function newOrganizationKey(t: TestApp, scopes?: ('read' | 'write')[]): Promise<string> {
+export async function newOrganizationKey(t: TestApp, scopes?: Scope[]): Promise<string> {
   const name = `Org ${randomBytes(4).toString('hex')}`;
   return (await issueApiKey(t.deps, { organizationName: name, scopes })).key;
+}
+
+/** An operator's key in the test app's organization: the `compliance` scope (reviews, freezes, evidence). */
+export async function complianceKey(t: TestApp): Promise<string> {
+  const organization = await findOrganizationByName(t.db.store, SANDBOX_ORGANIZATION_NAME);
+  if (t.deps.environment !== 'sandbox' || !organization) {
+    throw new Error('complianceKey needs the seeded sandbox organization');
+  }
+  return (await issueApiKey(t.deps, { organizationName: SANDBOX_ORGANIZATION_NAME, scopes: ['compliance'] }))
+    .key;
 }
 
 export interface ApiResponse extends LightMyRequestResponse {

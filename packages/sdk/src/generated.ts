@@ -20,7 +20,17 @@ export interface Problem {
     param: string;
     code: string;
     message: string;
+    /** For an item of a payment batch: its 1-based row. */
+    row?: number;
   }>;
+  /** With `limit_exceeded` from a tier limit: `single`, `daily_sum` or `monthly_sum`. */
+  limit?: string;
+  /** With `limit_exceeded` from a tier limit: what may still be sent under it (decimal string). */
+  remaining?: string;
+  /** With `policy_denied`: the policy rule that denied. */
+  rule?: string;
+  /** With `policy_denied`: the policy version whose rule denied. */
+  policy_version?: string;
   request_id: string;
 }
 
@@ -52,7 +62,22 @@ export interface Wallet {
     | 'GBP'
     | 'USDC'
     | 'USDT';
+  /** `frozen` wallets neither send nor receive (a return is still credited); `closed` wallets are empty for good. */
   status: 'active' | 'frozen' | 'closed';
+  /** Why the status last changed (freeze, unfreeze or close); null while it never has. */
+  status_reason:
+    | 'compliance_review'
+    | 'sanctions_match'
+    | 'fraud_suspected'
+    | 'court_order'
+    | 'customer_request'
+    | 'other'
+    | 'review_cleared'
+    | 'false_positive'
+    | 'court_order_lifted'
+    | 'account_consolidation'
+    | null;
+  status_changed_at: string | null;
   balance: {
     /** What may be spent now: current minus pending. */
     available: string;
@@ -110,7 +135,13 @@ export interface Customer {
   name: string;
   email: string | null;
   phone: string | null;
-  kyc_status: 'unverified' | 'pending' | 'verified' | 'rejected';
+  /** Follows the customer’s latest verification (`POST /v1/customers/{id}/verifications`). */
+  kyc_status: 'unverified' | 'pending' | 'verified' | 'rejected' | 'documents_required';
+  /** 0 until verified; 1 a verified individual, 2 a verified business. Sets the transfer limits. */
+  tier: 0 | 1 | 2;
+  /** Derived from verification, a confirmed sanctions match and open AML alerts, unless overridden by an operator. */
+  risk_level: 'low' | 'medium' | 'high';
+  risk_level_overridden: boolean;
   /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
   metadata: Record<string, string>;
   created_at: string;
@@ -129,6 +160,8 @@ export interface Transfer {
   destination: TransferDestination;
   /** Decimal string at the currency exponent. */
   amount: string;
+  /** The fee the sender pays on top of `amount`, at the currency exponent (`0.00` when none): the source wallet is debited amount + fee. See `fee_schedule`. */
+  fee: string;
   /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
   currency:
     | 'KES'
@@ -150,7 +183,7 @@ export interface Transfer {
     | 'GBP'
     | 'USDC'
     | 'USDT';
-  rail: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal';
+  rail: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset';
   status:
     | 'pending_approval'
     | 'in_review'
@@ -176,6 +209,32 @@ export interface Transfer {
   failed_at: string | null;
   canceled_at: string | null;
   returned_at: string | null;
+  /** Who created it: the member (`mem_…`) the API key acts for, else the API key (`key_…`); null for money that arrived from a rail. */
+  created_by: string | null;
+  /** The authorization policy’s decision: `allow`, or `require_approval` (the transfer waited `pending_approval`), with the policy version and the rule (`default` when no rule matched) that decided. Null for money that arrived from a rail and for transfers made before policies existed. */
+  authorization: {
+    decision: 'allow' | 'require_approval';
+    policy_version: number;
+    rule: string;
+  } | null;
+  /** The approval it waits for (or waited for), if its policy asked for one. */
+  approval: string | null;
+  /** The rail’s own reference for the payout once it has one: on the `digital_asset` rail, the transaction hash (`0x` and 64 hexadecimal digits). */
+  rail_reference: string | null;
+  /** Whether the transfer carries Travel Rule data: the reference of the evidence record that holds it (operators read it with `GET /v1/transfers/{id}/travel-rule`), and whether its amount required it. Null when it carries none. The data itself is never shown here nor in events. */
+  travel_rule: {
+    /** The evidence record (`evd_…`) that holds the data. */
+    reference: string;
+    /** True when the amount reached the threshold. */
+    required: boolean;
+  } | null;
+  /** Which fee schedule version and rule decided `fee` (`rule` null: the version has no rule for this rail and currency, so no fee). Null for money that arrived and for transfers made before fees existed. */
+  fee_schedule: {
+    /** The fee schedule version. */
+    version: number;
+    /** The rule’s `id`, or null when no rule applied. */
+    rule: string | null;
+  } | null;
 }
 
 /** The `data` of a `transfer.*` event: the transfer as it stood when the event was written, so a receiver can act on the state without fetching it. */
@@ -193,10 +252,12 @@ export interface TransferEventData {
     | 'expired'
     | 'canceled'
     | 'returned';
-  rail: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal';
+  rail: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset';
   ledger_state: 'pending' | 'posted' | 'matched' | 'exception' | 'voided';
   /** Decimal string at the currency exponent. */
   amount: string;
+  /** The fee the sender pays on top of `amount` (`0.00` when none). */
+  fee: string;
   /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
   currency:
     | 'KES'
@@ -234,7 +295,7 @@ export interface Event {
   /** Event id. */
   id: string;
   object: 'event';
-  /** What happened: one of `transfer.created`, `transfer.processing`, `transfer.settled`, `transfer.failed`, `transfer.canceled`, `transfer.returned`, `approval.updated`, `ledger.matched`, `webhook_subscription.disabled`. New types may be added; ignore the ones you do not know. */
+  /** What happened: one of `transfer.created`, `transfer.processing`, `transfer.settled`, `transfer.failed`, `transfer.canceled`, `transfer.returned`, `transfer.rejected`, `transfer.expired`, `wallet.frozen`, `wallet.unfrozen`, `wallet.closed`, `customer.verification.updated`, `aml.alert.opened`, `aml.alert.resolved`, `payment_batch.created`, `payment_batch.pending_approval`, `payment_batch.processing`, `payment_batch.completed`, `payment_batch.partially_failed`, `payment_batch.failed`, `payment_batch.canceled`, `collection.created`, `collection.processing`, `collection.succeeded`, `collection.failed`, `deposit.detected`, `deposit.credited`, `deposit.reorged`, `conversion.completed`, `approval.updated`, `policy.updated`, `export.ready`, `export.failed`, `ledger.matched`, `reconciliation.statement.imported`, `reconciliation.exception.opened`, `reconciliation.exception.resolved`, `webhook_subscription.disabled`, `rail_partner.paused`, `rail_partner.resumed`, `safeguarding.shortfall`. New types may be added; ignore the ones you do not know. */
   type: string;
   /** When the change happened (UTC). */
   created_at: string;
@@ -244,7 +305,7 @@ export interface Event {
   product: string;
   /** The API version that renders the event (a CHANGELOG.md date). */
   api_version: string;
-  /** The resource the event is about: a transfer for `transfer.*` events; for `webhook_subscription.disabled`, `{subscription_id, url, reason, failing_since}`. */
+  /** The resource the event is about: a transfer for `transfer.*` events; for `wallet.*` events `{wallet_id, owner, currency, status, status_reason, status_changed_at}`; for `aml.alert.*` events `{alert_id, status, rule_id, rule_type, action, transfer_id, wallet_id, customer_id, disposition}`; for `customer.verification.updated`, `{verification_id, customer_id, status, reason, kyc_status, tier}`; for `webhook_subscription.disabled`, `{subscription_id, url, reason, failing_since}`. */
   data: TransferEventData | Record<string, unknown>;
 }
 
@@ -301,11 +362,19 @@ export interface LedgerAccount {
   id: string;
   object: 'ledger_account';
   /** `wallet`: a customer wallet. `rail_settlement`: money held at a rail partner (debited when a collection arrives). `rail_clearing`: money paid out through a rail (credited when a payout is held and posted). */
-  kind: 'wallet' | 'rail_settlement' | 'rail_clearing';
+  kind:
+    | 'wallet'
+    | 'rail_settlement'
+    | 'rail_clearing'
+    | 'payment_batch_reserve'
+    | 'reconciliation_adjustment'
+    | 'rail_fee'
+    | 'fee_income'
+    | 'conversion';
   /** The wallet, for a wallet account. */
   wallet: string | null;
   /** The rail, for a system account. */
-  rail: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | null;
+  rail: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset' | null;
   /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
   currency:
     | 'KES'
@@ -350,6 +419,1125 @@ export interface LedgerAccount {
   } | null;
   created_at: string;
   updated_at: string;
+}
+
+/** One compliance decision, append-only and hash-chained per organization. Every field but `object` and `hash` is the record as it was hashed: canonicalise those fields with RFC 8785 (JSON Canonicalization Scheme) and the SHA-256 of that text, in lower-case hex, is `hash`; the next record names it as its `previous_hash`. */
+export interface Evidence {
+  object: 'evidence';
+  /** Evidence id. */
+  id: string;
+  /** The organization whose chain holds the record. */
+  organization_id: string;
+  /** Place in the organization’s chain, from 1. */
+  sequence: number;
+  /** The `hash` of the record before this one; 64 zeros for the first record. */
+  previous_hash: string;
+  /** What was decided. */
+  kind:
+    | 'transfer.decision'
+    | 'verification.result'
+    | 'screening.result'
+    | 'limit.decision'
+    | 'aml.evaluation'
+    | 'review.disposition'
+    | 'alert.disposition'
+    | 'wallet.freeze'
+    | 'wallet.unfreeze'
+    | 'wallet.close'
+    | 'risk.override'
+    | 'aml.rules.update'
+    | 'member.update'
+    | 'policy.update'
+    | 'policy.decision'
+    | 'approval.vote'
+    | 'approval.decision'
+    | 'payment_batch.decision'
+    | 'reconciliation.resolution'
+    | 'transfer.travel_rule'
+    | 'travel_rule.settings.update'
+    | 'digital_asset.routes.update'
+    | 'rail_partner.update'
+    | 'rail_callback.exception'
+    | 'fee_schedule.update'
+    | 'trust_account.update'
+    | 'safeguarding.balance'
+    | 'safeguarding.check'
+    | 'deposit.travel_rule'
+    | 'conversion.rates.update';
+  /** `system` for the service’s own decisions, or the id of the API key an operator used. */
+  actor: string;
+  /** The member the API key acts for; present only when it acts for one (and then part of what is hashed). */
+  actor_member?: string;
+  /** The transfer the decision concerns, if any. */
+  transfer_id: string | null;
+  /** The customer the decision concerns, if any. */
+  customer_id: string | null;
+  /** The wallet the decision concerns, if any. */
+  wallet_id: string | null;
+  /** The decision: its inputs, the rule, list or version that decided, and the outcome. */
+  data: Record<string, unknown>;
+  created_at: string;
+  /** SHA-256 of the canonical record. */
+  hash: string;
+}
+
+/** A compliance review case: a transfer held `in_review` (its funds held) because its counterparty matched the sanctions list (`screening`) or an AML rule asked for review (`aml`). An operator clears it (the transfer goes on) or rejects it (the transfer is rejected and its hold released). */
+export interface Review {
+  object: 'review';
+  /** Review id. */
+  id: string;
+  kind: 'screening' | 'aml' | 'frozen_wallet';
+  status: 'open' | 'cleared' | 'rejected';
+  /** The held transfer. */
+  transfer: string | null;
+  /** The customer it concerns. */
+  customer: string | null;
+  /** The paying wallet. */
+  wallet: string | null;
+  /** What opened the case: `screening` (list version, the name screened, the entries matched and their scores) or `aml_hits` (each rule, its version, the reason and what was observed). */
+  findings: Record<string, unknown>;
+  /** The operator’s note on the decision. */
+  note: string | null;
+  /** The API key that decided it. */
+  decided_by: string | null;
+  created_at: string;
+  decided_at: string | null;
+}
+
+/** An AML transaction-monitoring rule of the organization, evaluated on every new transfer in its currency. `parameters` depend on `type` (money as decimal strings in the currency, windows in seconds, shares in basis points). */
+export interface AmlRule {
+  object: 'aml_rule';
+  /** Rule id. */
+  id: string;
+  name: string;
+  type:
+    | 'single_transfer_threshold'
+    | 'velocity'
+    | 'structuring'
+    | 'rapid_movement'
+    | 'new_counterparty_high_value';
+  parameters: Record<string, unknown>;
+  /** `alert` opens an alert and lets the transfer through; `review` holds it `in_review`; `block` refuses it (422 `compliance_blocked`). */
+  action: 'alert' | 'review' | 'block';
+  enabled: boolean;
+  /** One more on every change; evidence names the version that decided. */
+  version: number;
+  created_at: string;
+  updated_at: string;
+}
+
+/** What an AML rule saw in a transfer. At most one alert per wallet and rule is open at a time. */
+export interface AmlAlert {
+  object: 'aml_alert';
+  /** Alert id. */
+  id: string;
+  status: 'open' | 'resolved';
+  /** The rule that fired. */
+  rule: string;
+  rule_type:
+    | 'single_transfer_threshold'
+    | 'velocity'
+    | 'structuring'
+    | 'rapid_movement'
+    | 'new_counterparty_high_value';
+  rule_version: number;
+  action: 'alert' | 'review';
+  /** The transfer that fired it. */
+  transfer: string;
+  /** The paying wallet. */
+  wallet: string;
+  /** The paying wallet’s owner. */
+  customer: string;
+  reason: string;
+  /** What the rule measured. */
+  observed: Record<string, unknown>;
+  disposition: 'false_positive' | 'escalated' | 'reported' | null;
+  note: string | null;
+  /** The API key that resolved it. */
+  resolved_by: string | null;
+  created_at: string;
+  resolved_at: string | null;
+}
+
+/** A KYC (individual) or KYB (business) verification: what was submitted (id numbers masked to their last 4 characters) and its outcome. */
+export interface Verification {
+  object: 'verification';
+  /** Verification id. */
+  id: string;
+  /** The customer verified. */
+  customer: string;
+  type: 'individual' | 'business';
+  status: 'pending' | 'verified' | 'rejected' | 'documents_required';
+  /** Why it did not pass. */
+  reason:
+    | 'identity_mismatch'
+    | 'document_expired'
+    | 'documents_unreadable'
+    | 'address_unverified'
+    | 'underage'
+    | 'sanctions_match'
+    | 'registration_not_found'
+    | 'beneficial_owner_unverified'
+    | 'other'
+    | null;
+  /** As submitted, id numbers masked. */
+  submission: Record<string, unknown>;
+  /** The verification provider (the sandbox simulator) or an operator; null while pending. */
+  decided_by: 'provider' | 'operator' | null;
+  created_at: string;
+  decided_at: string | null;
+}
+
+/** A person of the organization, by email, with signer roles. API keys may act for a member (`mkoba keys create --member EMAIL`): such a key never has more than the member’s roles grant, and what it does is recorded as the member’s. */
+export interface Member {
+  object: 'member';
+  /** Member id. */
+  id: string;
+  /** Lower-cased; unique in the organization. */
+  email: string;
+  name: string | null;
+  /** `initiator` creates transfers; `approver` votes on approvals; `admin` manages members and policies (and may initiate); `compliance` works the review and AML queues; `viewer` reads. */
+  roles: Array<'initiator' | 'approver' | 'admin' | 'compliance' | 'viewer'>;
+  /** `removed`: their keys no longer work; their votes and actions stay on record. */
+  status: 'active' | 'removed';
+  /** The member or API key that added them, or `system`. */
+  created_by: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** One rule of a policy. Rules are tried in order; the first that matches decides. */
+export interface PolicyRule {
+  /** Unique in the policy; decisions name it. */
+  id: string;
+  description?: string | null;
+  /** `transfer` (the default) or `policy.update` (changes to the policy itself; such a rule takes no `match`). */
+  applies_to?: 'transfer' | 'payment_batch' | 'policy.update';
+  /** Every matcher given must hold (AND); a matcher left out matches anything. */
+  match?: {
+    /** Amount ranges, one per currency; a transfer in a currency not listed does not match. */
+    amount?: Array<{
+      /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
+      currency:
+        | 'KES'
+        | 'UGX'
+        | 'TZS'
+        | 'RWF'
+        | 'NGN'
+        | 'GHS'
+        | 'ZAR'
+        | 'XOF'
+        | 'XAF'
+        | 'ZMW'
+        | 'MWK'
+        | 'ETB'
+        | 'EGP'
+        | 'MAD'
+        | 'USD'
+        | 'EUR'
+        | 'GBP'
+        | 'USDC'
+        | 'USDT';
+      /** At least this amount. */
+      gte?: string;
+      /** Below this amount. */
+      lt?: string;
+    }>;
+    /** The transfer’s rail is one of these. */
+    rails?: Array<'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset'>;
+    /** The destination type is one of these. */
+    destination_types?: Array<
+      'mobile_money' | 'bank_account' | 'paybill' | 'till' | 'card' | 'wallet' | 'crypto_address'
+    >;
+    /** The paying customer’s risk level is one of these. */
+    risk_levels?: Array<'low' | 'medium' | 'high'>;
+    /** The paying customer’s KYC status is one of these. */
+    kyc_statuses?: Array<'unverified' | 'pending' | 'verified' | 'rejected' | 'documents_required'>;
+    /** The paying wallet is one of these. */
+    source_wallets?: Array<string>;
+    /** `new`: the paying wallet never paid this destination before; `known`: it has. */
+    counterparty?: 'new' | 'known';
+    /** The paying wallet’s outgoing transfers in the window, this one included, reach `count_at_least` or `sum_at_least` (in `currency`). */
+    aggregate?: {
+      window_seconds: number;
+      count_at_least?: number;
+      sum_at_least?: string;
+      /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
+      currency?:
+        | 'KES'
+        | 'UGX'
+        | 'TZS'
+        | 'RWF'
+        | 'NGN'
+        | 'GHS'
+        | 'ZAR'
+        | 'XOF'
+        | 'XAF'
+        | 'ZMW'
+        | 'MWK'
+        | 'ETB'
+        | 'EGP'
+        | 'MAD'
+        | 'USD'
+        | 'EUR'
+        | 'GBP'
+        | 'USDC'
+        | 'USDT';
+    };
+  };
+  /** `allow`; `deny` (422 `policy_denied` naming the rule); `require_approval` (the transfer waits `pending_approval` with its funds held). */
+  action: 'allow' | 'deny' | 'require_approval';
+  /** With `require_approval`: who must approve, how many, and for how long the approval waits. */
+  approval?: {
+    /** Approving votes needed. */
+    quorum: number;
+    /** Roles whose members may vote. */
+    roles: Array<'initiator' | 'approver' | 'admin' | 'compliance' | 'viewer'>;
+    /** The approving votes must come from at least two distinct roles (quorum ≥ 2). */
+    distinct_roles?: boolean;
+    /** How long the approval waits before it expires (24 hours by default). */
+    expires_in_seconds?: number;
+  } | null;
+}
+
+/** An organization’s authorization policy at one version. Every change makes a new version; every decision names the version and rule that made it. */
+export interface Policy {
+  object: 'policy';
+  version: number;
+  rules: Array<PolicyRule>;
+  /** What a transfer that no rule matches gets. */
+  default: {
+    action: 'allow' | 'deny' | 'require_approval';
+    /** With `require_approval`: who must approve, how many, and for how long the approval waits. */
+    approval?: {
+      /** Approving votes needed. */
+      quorum: number;
+      /** Roles whose members may vote. */
+      roles: Array<'initiator' | 'approver' | 'admin' | 'compliance' | 'viewer'>;
+      /** The approving votes must come from at least two distinct roles (quorum ≥ 2). */
+      distinct_roles?: boolean;
+      /** How long the approval waits before it expires (24 hours by default). */
+      expires_in_seconds?: number;
+    } | null;
+  };
+  /** The member or API key that wrote this version, or `system`. */
+  created_by: string;
+  /** The approval that let this version in, when changes need one. */
+  approval: string | null;
+  created_at: string;
+}
+
+/** A policy change waiting for approval, because the current policy requires approval for `policy.update`. Applied as the next version once approved, unless the policy changed meanwhile (`superseded`). */
+export interface PolicyChange {
+  object: 'policy_change';
+  /** Policy change id. */
+  id: string;
+  status: 'pending_approval' | 'applied' | 'rejected' | 'expired' | 'superseded';
+  base_version: number;
+  applied_version: number | null;
+  rules: Array<PolicyRule>;
+  /** What a transfer that no rule matches gets. */
+  default: {
+    action: 'allow' | 'deny' | 'require_approval';
+    /** With `require_approval`: who must approve, how many, and for how long the approval waits. */
+    approval?: {
+      /** Approving votes needed. */
+      quorum: number;
+      /** Roles whose members may vote. */
+      roles: Array<'initiator' | 'approver' | 'admin' | 'compliance' | 'viewer'>;
+      /** The approving votes must come from at least two distinct roles (quorum ≥ 2). */
+      distinct_roles?: boolean;
+      /** How long the approval waits before it expires (24 hours by default). */
+      expires_in_seconds?: number;
+    } | null;
+  };
+  /** Its approval. */
+  approval: string | null;
+  created_by: string;
+  created_at: string;
+  decided_at: string | null;
+}
+
+/** A request for people to approve a resource (a transfer, a policy change), opened by a policy rule’s `require_approval`. Members vote once each, with a role the rule names; the initiator never votes. The quorum approves it, one rejection rejects it, and it expires at `expires_at`. */
+export interface Approval {
+  object: 'approval';
+  /** Approval id. */
+  id: string;
+  status: 'pending' | 'approved' | 'rejected' | 'expired' | 'canceled';
+  resource: {
+    type: 'transfer' | 'policy_change' | 'payment_batch';
+    id: string;
+  };
+  /** The policy version whose rule asked for approval. */
+  policy_version: number;
+  /** That rule (`default` for the default rule). */
+  rule: string;
+  quorum: {
+    /** Approving votes needed. */
+    required: number;
+    roles: Array<'initiator' | 'approver' | 'admin' | 'compliance' | 'viewer'>;
+    distinct_roles: boolean;
+  };
+  votes: Array<{
+    /** The member who voted. */
+    member: string;
+    email: string;
+    /** The role the vote counts for. */
+    role: 'initiator' | 'approver' | 'admin' | 'compliance' | 'viewer';
+    decision: 'approve' | 'reject';
+    comment: string | null;
+    created_at: string;
+  }>;
+  /** The member (or API key) who asked: they cannot vote. */
+  initiated_by: string;
+  expires_at: string;
+  created_at: string;
+  decided_at: string | null;
+}
+
+/** An asset on a network, and whether the organization allows transfers on it. */
+export interface DigitalAssetRoute {
+  object: 'digital_asset_route';
+  asset: 'USDC' | 'USDT';
+  network: 'ethereum' | 'polygon' | 'base' | 'arbitrum' | 'solana' | 'tron';
+  /** Only `enabled` routes take transfers; any other is a 422 `route_not_approved`. */
+  status: 'enabled' | 'disabled';
+  /** Withdrawal limits on the route, in the asset: a withdrawal above `single_max`, or one that would take what the organization withdrew on the route this UTC day above `daily_max`, is a 422 `limit_exceeded` (problem member `limit`: `route_single` or `route_daily`). Null: no limit beyond the rail’s bounds. */
+  limits: {
+    single_max: string | null;
+    daily_max: string | null;
+  };
+  updated_at: string;
+}
+
+/** When digital-asset transfers need Travel Rule data: thresholds per jurisdiction and the rates table. */
+export interface TravelRuleSettings {
+  object: 'travel_rule_settings';
+  /** USD thresholds by jurisdiction: `default` (required) and ISO 3166-1 alpha-2 country codes. A transfer whose originating customer's verified country has an entry uses it; any other uses `default`. */
+  thresholds: Record<string, string>;
+  /** USD value of one unit of each currency, used to convert amounts exactly (no floating point). Must include USDC and USDT. */
+  rates: Record<string, string>;
+  updated_at: string;
+}
+
+/** A transfer’s Travel Rule data as it was given and checked, with the decision that applied. Operators only. */
+export interface TravelRuleRecord {
+  object: 'travel_rule';
+  /** The evidence record holding the data. */
+  reference: string;
+  /** The transfer. */
+  transfer_id: string;
+  /** Whether the amount reached the threshold. */
+  required: boolean;
+  /** The country whose threshold applied, or `default`. */
+  jurisdiction: string;
+  /** The threshold that applied, USD. */
+  threshold: string;
+  /** The amount converted to USD, exactly; null when the currency had no rate. */
+  amount_usd: string | null;
+  /** The rate used. */
+  rate: string | null;
+  asset: 'USDC' | 'USDT';
+  network: 'ethereum' | 'polygon' | 'base' | 'arbitrum' | 'solana' | 'tron';
+  address: string;
+  /** Who sent. */
+  originator: {
+    name: string;
+    account: string;
+    address: string | null;
+    national_id: string | null;
+    date_of_birth: string | null;
+  };
+  /** Who receives. */
+  beneficiary: {
+    name: string;
+    account: string;
+    institution: string | null;
+  };
+  created_at: string;
+}
+
+/** A receipt of a settled transfer, with the journal entry that made it final and a verification code anyone can check. */
+export interface Receipt {
+  object: 'receipt';
+  /** The verification code: `MKR-` and five groups of four characters. */
+  code: string;
+  /** The paying organization’s name. */
+  organization: string;
+  /** The transfer. */
+  transfer: string;
+  /** Decimal string at the currency exponent. */
+  amount: string;
+  /** The fee the sender paid on top of the amount (`0.00` when none). */
+  fee: string;
+  /** Amount + fee: what the paying wallet was debited. */
+  total: string;
+  /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
+  currency:
+    | 'KES'
+    | 'UGX'
+    | 'TZS'
+    | 'RWF'
+    | 'NGN'
+    | 'GHS'
+    | 'ZAR'
+    | 'XOF'
+    | 'XAF'
+    | 'ZMW'
+    | 'MWK'
+    | 'ETB'
+    | 'EGP'
+    | 'MAD'
+    | 'USD'
+    | 'EUR'
+    | 'GBP'
+    | 'USDC'
+    | 'USDT';
+  rail: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset';
+  /** The partner’s reference for the payout. */
+  rail_reference: string | null;
+  /** The entry that made the transfer final. */
+  journal_entry: string;
+  /** The paying wallet. */
+  source: string | null;
+  /** The destination, masked (e.g. `mpesa +254••••••00`). */
+  destination: string;
+  /** The transfer’s status now: `settled`, or `returned` if it was sent back since. */
+  status:
+    | 'pending_approval'
+    | 'in_review'
+    | 'pending'
+    | 'processing'
+    | 'settled'
+    | 'failed'
+    | 'rejected'
+    | 'expired'
+    | 'canceled'
+    | 'returned';
+  settled_at: string | null;
+  issued_at: string;
+}
+
+/** Many payouts from one wallet. `validating` (accepted; the worker authorizes it and holds its total) → `pending_approval` (one approval covers every item) or `processing` (items run in chunks, each an ordinary transfer) → `completed`, `partially_failed` or `failed`; `canceled` at any point before it finishes. */
+export interface PaymentBatch {
+  object: 'payment_batch';
+  /** Payment batch id. */
+  id: string;
+  /** Your reference, unique in the organization: a batch is paid once. */
+  reference: string;
+  status:
+    | 'validating'
+    | 'pending_approval'
+    | 'processing'
+    | 'completed'
+    | 'partially_failed'
+    | 'failed'
+    | 'canceled';
+  /** Why a batch failed before running: `insufficient_funds`, `policy_denied`, `approval_rejected`, … */
+  failure_code: string | null;
+  /** The paying wallet. */
+  source: string;
+  /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
+  currency:
+    | 'KES'
+    | 'UGX'
+    | 'TZS'
+    | 'RWF'
+    | 'NGN'
+    | 'GHS'
+    | 'ZAR'
+    | 'XOF'
+    | 'XAF'
+    | 'ZMW'
+    | 'MWK'
+    | 'ETB'
+    | 'EGP'
+    | 'MAD'
+    | 'USD'
+    | 'EUR'
+    | 'GBP'
+    | 'USDC'
+    | 'USDT';
+  /** The sum of the items. */
+  total: string;
+  /** The sum of the items’ fees, decided by the fee schedule current when the batch was submitted; the batch holds total + fees. */
+  fees: string;
+  /** What the batch still holds on the paying wallet for items to come (their amounts and fees). */
+  reserved: string;
+  items: number;
+  /** Items that became transfers. */
+  succeeded: number;
+  /** Items refused when they ran (or when the batch was refused). */
+  failed: number;
+  canceled: number;
+  /** The policy’s decision on the batch as a whole. */
+  authorization: {
+    decision?: string;
+    policy_version?: number;
+    rule?: string;
+  } | null;
+  /** Its approval, when the policy asked for one. */
+  approval: string | null;
+  created_by: string;
+  /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
+  metadata: Record<string, string>;
+  created_at: string;
+  updated_at: string;
+  finished_at: string | null;
+}
+
+export interface PaymentBatchItem {
+  object: 'payment_batch_item';
+  /** Its 1-based place in the batch (its row in an uploaded CSV). */
+  row: number;
+  reference: string;
+  status: 'pending' | 'succeeded' | 'failed' | 'canceled';
+  destination: TransferDestination;
+  rail: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset';
+  amount: string;
+  /** The fee its transfer is charged on top of the amount, decided when the batch was submitted. */
+  fee: string;
+  /** The transfer it became; follow it for the payout’s outcome. */
+  transfer: string | null;
+  failure_code: string | null;
+  failure_detail: string | null;
+  /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
+  metadata: Record<string, string>;
+  updated_at: string;
+}
+
+/** An export job: `queued` → `running` (with progress) → `ready` (download it; `export.ready` is emitted) or `failed`; a ready file is kept 7 days, then `expired`. */
+export interface Export {
+  object: 'export';
+  /** Export id. */
+  id: string;
+  type: 'transfers' | 'ledger_entries' | 'events' | 'evidence' | 'reconciliation_exceptions';
+  format: 'csv' | 'jsonl';
+  from: string | null;
+  to: string | null;
+  status: 'queued' | 'running' | 'ready' | 'failed' | 'expired';
+  /** Records written so far (the file’s, once ready). */
+  rows_written: number;
+  /** Records the range held when the export began. */
+  rows_estimated: number | null;
+  bytes: number | null;
+  /** SHA-256 of the file, in hex: check the download against it. */
+  sha256: string | null;
+  error: string | null;
+  created_by: string;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  expires_at: string | null;
+}
+
+export interface Statement {
+  object: 'statement';
+  /** Statement id. */
+  id: string;
+  rail: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset';
+  from: string;
+  to: string;
+  lines: number;
+  /** Transfers matched by it. */
+  matched: number;
+  /** Exceptions it opened. */
+  exceptions: number;
+  created_by: string;
+  created_at: string;
+}
+
+/** A difference between a statement and the ledger, for an operator: `unmatched_line` (the rail reports a payout the ledger does not know), `amount_mismatch`, `fee_mismatch` (the rail charged a fee), `status_mismatch` (the rail says failed, the ledger settled, or the reverse), `missing_from_statement` (a settled transfer the statement leaves out), `safeguarding_shortfall` (the daily safeguarding check found less in the trust accounts than customers hold; resolved with `manual_match` and a note). `open` until resolved with an action. */
+export interface ReconciliationException {
+  object: 'reconciliation_exception';
+  /** Exception id. */
+  id: string;
+  kind:
+    | 'unmatched_line'
+    | 'amount_mismatch'
+    | 'fee_mismatch'
+    | 'status_mismatch'
+    | 'missing_from_statement'
+    | 'unmatched_callback'
+    | 'late_callback'
+    | 'unmatched_deposit'
+    | 'safeguarding_shortfall';
+  status: 'open' | 'resolved';
+  transfer: string | null;
+  statement: string | null;
+  /** The statement line (1-based). */
+  line: number | null;
+  /** What differs (amounts in minor units). */
+  details: Record<string, unknown>;
+  resolution: 'manual_match' | 'write_off' | 'book_fee' | 'refund' | null;
+  note: string | null;
+  resolved_by: string | null;
+  /** The adjustment entry a write-off or fee booked. */
+  journal_entry: string | null;
+  created_at: string;
+  resolved_at: string | null;
+}
+
+/** A partner that carries a rail (and mobile-money network) for the organization. `mpesa_daraja` (mobile_money, mpesa): settings `base_url`, `short_code`, `initiator_name`, `stk_short_code`, `stk_transaction_type`, `stk_party_b`, `b2c_command_id`; credentials `consumer_key`, `consumer_secret`, `security_credential`, `passkey`. `mtn_momo` (mobile_money, mtn): settings `base_url`, `target_environment`; credentials `api_user`, `api_key`, `collection_subscription_key`, `disbursement_subscription_key`. */
+export interface RailPartner {
+  object: 'rail_partner';
+  /** Rail partner id. */
+  id: string;
+  partner: 'mpesa_daraja' | 'mtn_momo';
+  rail: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset';
+  network: string | null;
+  status: 'active' | 'disabled';
+  settings: Record<string, string>;
+  /** The names of the credentials held. Their values are sealed at rest and never shown again. */
+  credentials: Array<string>;
+  /** Where the partner calls back (register it with the partner where it asks); its last segment is an unguessable token. Null without MKOBA_PUBLIC_URL. */
+  callback_url: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A callback a partner sent, stored as it arrived before it was acknowledged, and what applying it made of it. */
+export interface RailCallback {
+  object: 'rail_callback';
+  /** Callback id. */
+  id: string;
+  /** The configuration whose address it came to. */
+  rail_partner: string;
+  partner: string;
+  path: string;
+  /** `received` (to be applied), `applied`, `duplicate` (the same bytes came before), `unchanged` (agreed with what was recorded), `ignored`, `malformed`, `exception` (sent to the reconciliation exception queue). */
+  status: 'received' | 'applied' | 'duplicate' | 'unchanged' | 'ignored' | 'malformed' | 'exception';
+  transfer: string | null;
+  detail: string | null;
+  /** The body exactly as it arrived. */
+  body: string;
+  received_at: string;
+  processed_at: string | null;
+}
+
+/** Money asked of a payer into a wallet: `pending` (created) → `processing` (the payer was asked) → `succeeded` (the wallet is credited by the inbound `transfer`) or `failed` (`failure_code`; `collection_expired` when the payer did not answer within 15 minutes). */
+export interface Collection {
+  object: 'collection';
+  /** Collection id. */
+  id: string;
+  /** The wallet credited. */
+  wallet: string;
+  /** Decimal string in major units. */
+  amount: string;
+  currency: string;
+  /** `mobile_money` (a request-to-pay), `bank_deposit` (a bank transfer the bank reported), `sandbox` (the sandbox’s fund route). */
+  method: 'mobile_money' | 'bank_deposit' | 'sandbox';
+  rail: 'mobile_money' | 'bank';
+  /** Who pays: a mobile-money payer asked to approve (`mobile_money`), or a bank transfer the bank reported (`bank_transfer`, with the bank’s reference for it). */
+  payer:
+    | null
+    | {
+        type: 'mobile_money';
+        phone: string;
+        network: 'mpesa' | 'airtel' | 'mtn' | 'tigo' | 'vodacom';
+      }
+    | {
+        type: 'bank_transfer';
+        name: string | null;
+        bank_reference: string;
+      };
+  reference: string;
+  description: string;
+  status: 'pending' | 'processing' | 'succeeded' | 'failed';
+  failure_code: string | null;
+  /** The inbound transfer that credited the wallet, once succeeded. */
+  transfer: string | null;
+  metadata: Record<string, string>;
+  created_at: string;
+  updated_at: string;
+  expires_at: string;
+  succeeded_at: string | null;
+  failed_at: string | null;
+}
+
+/** The fee for transfers on one rail in one currency (one rule per pair; a transfer with no rule pays none). `type` says which fields apply: `fixed` takes `fixed`; `percentage` takes `percent_bps` with an optional `min` and `max`; `tiered` takes `tiers`. A percentage is rounded half up to the minor unit (0.5 % of 101.00 is 0.505, charged 0.51), before `min` and `max` apply. */
+export interface FeeRule {
+  /** Unique in the schedule; transfers name the rule that decided their fee. */
+  id: string;
+  /** The rail the rule prices (`internal`: wallet to wallet). */
+  rail: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset';
+  /** The currency; the rail must carry it. */
+  currency:
+    | 'KES'
+    | 'UGX'
+    | 'TZS'
+    | 'RWF'
+    | 'NGN'
+    | 'GHS'
+    | 'ZAR'
+    | 'XOF'
+    | 'XAF'
+    | 'ZMW'
+    | 'MWK'
+    | 'ETB'
+    | 'EGP'
+    | 'MAD'
+    | 'USD'
+    | 'EUR'
+    | 'GBP'
+    | 'USDC'
+    | 'USDT';
+  type: 'fixed' | 'percentage' | 'tiered';
+  /** For `fixed`: the fee, whatever the amount. */
+  fixed?: string;
+  /** For `percentage`: basis points of the amount (150 = 1.5 %; at most 10000, 100 %). */
+  percent_bps?: number;
+  /** For `percentage`: the least fee charged; null or left out for none. */
+  min?: string | null;
+  /** For `percentage`: the most fee charged; null or left out for none. */
+  max?: string | null;
+  /** For `tiered`: 1 to 20 bands in increasing order of `up_to`. */
+  tiers?: Array<{
+    /** The largest amount in the band; left out on the last band. */
+    up_to?: string;
+    /** A fixed part, in the rule’s currency. */
+    fixed?: string;
+    /** A percentage part in basis points (100 = 1 %), rounded half up. */
+    percent_bps?: number;
+  }>;
+}
+
+/** An organization’s fee schedule at one version. Every change makes a new version; every transfer names the version and rule that decided its fee. Before any change it is version 1, with no rules: no fees. */
+export interface FeeSchedule {
+  object: 'fee_schedule';
+  version: number;
+  rules: Array<FeeRule>;
+  /** The member or API key that wrote this version, or `system`. */
+  created_by: string;
+  created_at: string;
+}
+
+/** What a transfer would cost now: the fee the organization’s current fee schedule charges, and the total the source wallet is debited (and must have available). */
+export interface TransferQuote {
+  object: 'transfer_quote';
+  /** What the destination receives, at the currency exponent. */
+  amount: string;
+  /** The fee (`0.00` when none). */
+  fee: string;
+  /** Amount + fee: what the source wallet is debited. */
+  total: string;
+  /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
+  currency:
+    | 'KES'
+    | 'UGX'
+    | 'TZS'
+    | 'RWF'
+    | 'NGN'
+    | 'GHS'
+    | 'ZAR'
+    | 'XOF'
+    | 'XAF'
+    | 'ZMW'
+    | 'MWK'
+    | 'ETB'
+    | 'EGP'
+    | 'MAD'
+    | 'USD'
+    | 'EUR'
+    | 'GBP'
+    | 'USDC'
+    | 'USDT';
+  rail: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset';
+  /** The fee schedule version and rule that decided the fee; a transfer created while this version is current is charged the same. */
+  fee_schedule: {
+    /** The fee schedule version. */
+    version: number;
+    /** The rule’s `id`, or null when no rule applied. */
+    rule: string | null;
+  };
+}
+
+/** A bank account at a partner bank holding the organization’s customer money in one currency. Its closing balance counts from `active_from` until the day it was closed (`closed_on`). */
+export interface TrustAccount {
+  object: 'trust_account';
+  /** Trust account id. */
+  id: string;
+  /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
+  currency:
+    | 'KES'
+    | 'UGX'
+    | 'TZS'
+    | 'RWF'
+    | 'NGN'
+    | 'GHS'
+    | 'ZAR'
+    | 'XOF'
+    | 'XAF'
+    | 'ZMW'
+    | 'MWK'
+    | 'ETB'
+    | 'EGP'
+    | 'MAD'
+    | 'USD'
+    | 'EUR'
+    | 'GBP'
+    | 'USDC'
+    | 'USDT';
+  /** The bank holding it. */
+  bank: string;
+  /** The account’s number or reference at the bank. */
+  account_reference: string;
+  status: 'active' | 'closed';
+  /** The first day (UTC) its closing balance counts. */
+  active_from: string;
+  /** The day it was closed; from then on its balance no longer counts. */
+  closed_on: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A trust account’s closing balance for a day, as its bank statement reports it. `superseded` once a correction replaced it. */
+export interface SafeguardingBalance {
+  object: 'safeguarding_balance';
+  /** Closing balance id. */
+  id: string;
+  /** The trust account. */
+  trust_account: string;
+  /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
+  currency:
+    | 'KES'
+    | 'UGX'
+    | 'TZS'
+    | 'RWF'
+    | 'NGN'
+    | 'GHS'
+    | 'ZAR'
+    | 'XOF'
+    | 'XAF'
+    | 'ZMW'
+    | 'MWK'
+    | 'ETB'
+    | 'EGP'
+    | 'MAD'
+    | 'USD'
+    | 'EUR'
+    | 'GBP'
+    | 'USDC'
+    | 'USDT';
+  /** The statement’s day. */
+  date: string;
+  /** The closing balance, a decimal string (negative when overdrawn). */
+  closing_balance: string;
+  status: 'current' | 'superseded';
+  /** The figure this one corrects. */
+  replaces: string | null;
+  /** Why it was corrected. */
+  note: string | null;
+  /** The member or API key that reported it. */
+  created_by: string;
+  created_at: string;
+}
+
+/** The daily safeguarding check of one currency: customer money (the sum of every customer wallet’s posted balance as of the end of the day, UTC) against the trust accounts’ closing balances for that day. `ok` when they are equal, `shortfall` when the trust accounts hold less (a `safeguarding_shortfall` reconciliation exception and a `safeguarding.shortfall` event), `excess` when more, `missing_balance` while a trust account that counts that day has no closing balance (reporting it judges the day again). */
+export interface SafeguardingReport {
+  object: 'safeguarding_report';
+  /** Report id. */
+  id: string;
+  /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
+  currency:
+    | 'KES'
+    | 'UGX'
+    | 'TZS'
+    | 'RWF'
+    | 'NGN'
+    | 'GHS'
+    | 'ZAR'
+    | 'XOF'
+    | 'XAF'
+    | 'ZMW'
+    | 'MWK'
+    | 'ETB'
+    | 'EGP'
+    | 'MAD'
+    | 'USD'
+    | 'EUR'
+    | 'GBP'
+    | 'USDC'
+    | 'USDT';
+  /** The day checked (UTC). */
+  date: string;
+  status: 'ok' | 'shortfall' | 'excess' | 'missing_balance';
+  /** Customer wallet balances summed, as of `as_of`. */
+  customer_money: string;
+  /** The closing balances of the trust accounts that count that day, summed; null while one is missing. */
+  trust_balance: string | null;
+  /** `trust_balance` minus `customer_money`: negative is a shortfall; null while a balance is missing. */
+  difference: string | null;
+  /** Each trust account that counts that day, with the closing balance used (null: not reported yet). Empty when none does: customer money in a currency without a trust account is a shortfall. */
+  trust_balances: Array<{
+    /** The trust account. */
+    trust_account: string;
+    /** The closing balance used. */
+    balance: string | null;
+    /** Its figure. */
+    closing_balance: string | null;
+  }>;
+  /** The `safeguarding_shortfall` reconciliation exception its shortfall opened. */
+  exception: string | null;
+  /** The instant the ledger was read as of: the end of the day. */
+  as_of: string;
+  created_at: string;
+  /** When it was last judged (a balance reported late). */
+  updated_at: string;
+}
+
+/** An address on a network that credits a stablecoin wallet: transfers of the wallet’s asset to it become deposits. One per wallet and network; it does not change. */
+export interface DepositAddress {
+  object: 'deposit_address';
+  /** Deposit address id. */
+  id: string;
+  /** The wallet it credits. */
+  wallet: string;
+  asset: 'USDC' | 'USDT';
+  network: 'ethereum' | 'polygon' | 'base' | 'arbitrum' | 'solana' | 'tron';
+  /** As the network writes it (EVM addresses in their EIP-55 form). */
+  address: string;
+  created_at: string;
+}
+
+/** A transfer of a stablecoin to a deposit address, seen on chain. `pending` while it gathers confirmations; `credited` once it has `required_confirmations` (ethereum 12, polygon 128, base 12, arbitrum 12, solana 32, tron 19): the wallet is credited by the inbound `transfer`; `reorged` when a reorganisation of the chain dropped it before then: never credited. A chain transfer (network, `tx_hash`, `log_index`) is credited once. */
+export interface Deposit {
+  object: 'deposit';
+  /** Deposit id. */
+  id: string;
+  /** The wallet credited. */
+  wallet: string;
+  /** The deposit address paid. */
+  deposit_address: string;
+  /** Decimal string in major units of the asset. */
+  amount: string;
+  currency: 'USDC' | 'USDT';
+  network: 'ethereum' | 'polygon' | 'base' | 'arbitrum' | 'solana' | 'tron';
+  address: string;
+  tx_hash: string;
+  log_index: number;
+  confirmations: number;
+  required_confirmations: number;
+  /** Whether the chain still holds the transaction. */
+  chain_state: 'included' | 'dropped';
+  status: 'pending' | 'credited' | 'reorged';
+  /** The inbound transfer that credited the wallet. */
+  transfer: string | null;
+  /** When the originator’s Travel Rule data was given, or required by the amount: the evidence record (`reference`) that keeps it, or that records it missing (operators read it among the wallet’s evidence). */
+  travel_rule: {
+    reference: string;
+    required: boolean;
+  } | null;
+  created_at: string;
+  updated_at: string;
+  credited_at: string | null;
+  reorged_at: string | null;
+}
+
+/** The organization’s conversion rates between fiat currencies and stablecoins, each direction its own. */
+export interface ConversionRates {
+  object: 'conversion_rates';
+  data: Array<{
+    from:
+      | 'KES'
+      | 'UGX'
+      | 'TZS'
+      | 'RWF'
+      | 'NGN'
+      | 'GHS'
+      | 'ZAR'
+      | 'XOF'
+      | 'XAF'
+      | 'ZMW'
+      | 'MWK'
+      | 'ETB'
+      | 'EGP'
+      | 'MAD'
+      | 'USD'
+      | 'EUR'
+      | 'GBP'
+      | 'USDC'
+      | 'USDT';
+    to:
+      | 'KES'
+      | 'UGX'
+      | 'TZS'
+      | 'RWF'
+      | 'NGN'
+      | 'GHS'
+      | 'ZAR'
+      | 'XOF'
+      | 'XAF'
+      | 'ZMW'
+      | 'MWK'
+      | 'ETB'
+      | 'EGP'
+      | 'MAD'
+      | 'USD'
+      | 'EUR'
+      | 'GBP'
+      | 'USDC'
+      | 'USDT';
+    /** Units of `to` for one unit of `from`: a positive decimal string, at most 12 decimals. */
+    rate: string;
+    updated_at: string;
+  }>;
+}
+
+/** A rate and both amounts, fixed for 30 seconds: execute it with `POST /v1/conversions`. */
+export interface ConversionQuote {
+  object: 'conversion_quote';
+  /** Quote id. */
+  id: string;
+  status: 'open' | 'executed';
+  /** The conversion that executed it. */
+  conversion: string | null;
+  /** `mint`: fiat to stablecoin; `redeem`: stablecoin to fiat. */
+  direction: 'mint' | 'redeem';
+  /** The wallet debited. */
+  from_wallet: string;
+  /** The wallet credited. */
+  to_wallet: string;
+  /** Debited, in the source wallet’s currency. */
+  from_amount: string;
+  from_currency: string;
+  /** Credited, in the destination wallet’s currency: from_amount × rate, rounded down to the minor unit. */
+  to_amount: string;
+  to_currency: string;
+  /** Units of to_currency for one of from_currency, exact. */
+  rate: string;
+  /** The fee, in the source currency: zero (fee schedules are not applied to conversions yet). */
+  fee: string;
+  created_at: string;
+  expires_at: string;
+}
+
+/** A quote executed: the source wallet debited and the destination wallet credited in one transaction, through the organization’s conversion accounts (two journal entries, one per currency, each balanced). */
+export interface Conversion {
+  object: 'conversion';
+  /** Conversion id. */
+  id: string;
+  /** The quote executed. */
+  quote: string;
+  /** The entry in the source currency, then the one in the destination currency. */
+  journal_entries: Array<string>;
+  /** `mint`: fiat to stablecoin; `redeem`: stablecoin to fiat. */
+  direction: 'mint' | 'redeem';
+  /** The wallet debited. */
+  from_wallet: string;
+  /** The wallet credited. */
+  to_wallet: string;
+  /** Debited, in the source wallet’s currency. */
+  from_amount: string;
+  from_currency: string;
+  /** Credited, in the destination wallet’s currency: from_amount × rate, rounded down to the minor unit. */
+  to_amount: string;
+  to_currency: string;
+  /** Units of to_currency for one of from_currency, exact. */
+  rate: string;
+  /** The fee, in the source currency: zero (fee schedules are not applied to conversions yet). */
+  fee: string;
+  created_at: string;
 }
 
 /** An HTTPS endpoint that receives signed events. */
@@ -458,6 +1646,17 @@ export interface WalletDestination {
   wallet: string;
 }
 
+/** A stablecoin address on a named network (rail `digital_asset`), on a route the organization has approved (`GET /v1/digital-asset-routes`). At or above the Travel Rule threshold the transfer needs `travel_rule` data. */
+export interface CryptoAddressDestination {
+  type: 'crypto_address';
+  /** The stablecoin: the transfer’s currency. */
+  asset: 'USDC' | 'USDT';
+  /** The network. */
+  network: 'ethereum' | 'polygon' | 'base' | 'arbitrum' | 'solana' | 'tron';
+  /** The receiving address, as its network writes it: ethereum '0x' and 40 hexadecimal digits; polygon '0x' and 40 hexadecimal digits; base '0x' and 40 hexadecimal digits; arbitrum '0x' and 40 hexadecimal digits; solana 32 to 44 base58 characters; tron 'T' and 33 base58 characters. */
+  address: string;
+}
+
 /** Where the money goes: an object whose `type` says which fields it has; the rail follows from the type. */
 export type TransferDestination =
   | MobileMoneyDestination
@@ -465,7 +1664,8 @@ export type TransferDestination =
   | PaybillDestination
   | TillDestination
   | CardDestination
-  | WalletDestination;
+  | WalletDestination
+  | CryptoAddressDestination;
 
 /** Form A: a destination object (its `type` decides the rail). Form B: a wallet id, for a transfer to another wallet of your organization on the `internal` rail. */
 export type TransferDestinationRequest = TransferDestination | string;
@@ -501,6 +1701,88 @@ export interface CreateCustomerRequest {
   phone?: string;
   /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
   metadata?: Record<string, string>;
+}
+
+export interface ListVerificationsQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+}
+
+/** An individual: `legal_name`, `date_of_birth`, `national_id`, `phone`, `address`. A business: `legal_name`, `registration_number`, `country`, `beneficial_owners` (every owner of 25 % or more; shares in basis points, at most 10,000 in all). */
+export interface CreateVerificationRequest {
+  /** The customer’s type. */
+  type: 'individual' | 'business';
+  legal_name: string;
+  /** YYYY-MM-DD. */
+  date_of_birth?: string;
+  national_id?: {
+    type: 'national_id' | 'passport' | 'alien_id' | 'driving_licence';
+    /** Shown back masked to its last 4 characters. */
+    number: string;
+  };
+  /** E.164. */
+  phone?: string;
+  address?: {
+    line1: string;
+    line2?: string;
+    city: string;
+    region?: string;
+    postal_code?: string;
+    /** ISO 3166-1 alpha-2. */
+    country: string;
+  };
+  registration_number?: string;
+  /** ISO 3166-1 alpha-2: where it is registered. */
+  country?: string;
+  beneficial_owners?: Array<{
+    name: string;
+    date_of_birth: string;
+    national_id: {
+      type: 'national_id' | 'passport' | 'alien_id' | 'driving_licence';
+      /** Shown back masked to its last 4 characters. */
+      number: string;
+    };
+    ownership_bp: number;
+  }>;
+}
+
+export type ApproveVerificationRequest = Record<string, never>;
+
+export interface RejectVerificationRequest {
+  reason:
+    | 'identity_mismatch'
+    | 'document_expired'
+    | 'documents_unreadable'
+    | 'address_unverified'
+    | 'underage'
+    | 'sanctions_match'
+    | 'registration_not_found'
+    | 'beneficial_owner_unverified'
+    | 'other';
+}
+
+export interface RequestVerificationDocumentsRequest {
+  reason:
+    | 'identity_mismatch'
+    | 'document_expired'
+    | 'documents_unreadable'
+    | 'address_unverified'
+    | 'underage'
+    | 'sanctions_match'
+    | 'registration_not_found'
+    | 'beneficial_owner_unverified'
+    | 'other';
+}
+
+export interface OverrideCustomerRiskRequest {
+  risk_level: 'low' | 'medium' | 'high';
+  reason: string;
 }
 
 export interface ListWalletsQuery {
@@ -567,6 +1849,33 @@ export interface CreateWalletRequest {
   metadata?: Record<string, string>;
 }
 
+export interface FreezeWalletRequest {
+  /** Why; recorded on the wallet and as evidence. */
+  reason:
+    | 'compliance_review'
+    | 'sanctions_match'
+    | 'fraud_suspected'
+    | 'court_order'
+    | 'customer_request'
+    | 'other';
+  /** Free text for the evidence record (a case reference, an order number). */
+  note?: string;
+}
+
+export interface UnfreezeWalletRequest {
+  /** Why; recorded on the wallet and as evidence. */
+  reason: 'review_cleared' | 'false_positive' | 'court_order_lifted' | 'customer_request' | 'other';
+  /** Free text for the evidence record (a case reference, an order number). */
+  note?: string;
+}
+
+export interface CloseWalletRequest {
+  /** Why; recorded on the wallet and as evidence. */
+  reason: 'customer_request' | 'account_consolidation' | 'other';
+  /** Free text for the evidence record (a case reference, an order number). */
+  note?: string;
+}
+
 export interface ListTransfersQuery {
   /** How many objects to return: 1 to 100, 20 by default. */
   limit?: number;
@@ -620,9 +1929,34 @@ export interface CreateTransferRequest {
     | 'USDC'
     | 'USDT';
   /** Optional; must match the destination type when given. */
-  rail?: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal';
+  rail?: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset';
   /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
   metadata?: Record<string, string>;
+  /** Travel Rule data, for a `crypto_address` destination: required when the amount in USD reaches the threshold of the originating customer’s jurisdiction (1,000.00 by default; see `GET /v1/travel-rule/settings`), otherwise optional. Missing or malformed data, when required, is a 422 `travel_rule_required` that names every field at fault. Kept as evidence, never echoed. */
+  travel_rule?: {
+    /** Who sends: `name`, `account`, and at least one of `address`, `national_id` or `date_of_birth`. */
+    originator?: {
+      /** Full name, at most 200 characters. */
+      name?: string;
+      /** The originator’s account: the paying wallet or an account number. */
+      account?: string;
+      /** Postal address, at most 500 characters. */
+      address?: string;
+      /** National identity number: 4-32 letters, digits or dashes. */
+      national_id?: string;
+      /** YYYY-MM-DD. */
+      date_of_birth?: string;
+    };
+    /** Who receives: `name`; `account` defaults to the destination address. */
+    beneficiary?: {
+      /** Full name, at most 200 characters. */
+      name?: string;
+      /** The beneficiary’s account; the destination address when omitted. */
+      account?: string;
+      /** The receiving institution (a VASP), when known. */
+      institution?: string;
+    };
+  };
 }
 
 export interface ListEventsQuery {
@@ -642,9 +1976,41 @@ export interface ListEventsQuery {
     | 'transfer.failed'
     | 'transfer.canceled'
     | 'transfer.returned'
+    | 'transfer.rejected'
+    | 'transfer.expired'
+    | 'wallet.frozen'
+    | 'wallet.unfrozen'
+    | 'wallet.closed'
+    | 'customer.verification.updated'
+    | 'aml.alert.opened'
+    | 'aml.alert.resolved'
+    | 'payment_batch.created'
+    | 'payment_batch.pending_approval'
+    | 'payment_batch.processing'
+    | 'payment_batch.completed'
+    | 'payment_batch.partially_failed'
+    | 'payment_batch.failed'
+    | 'payment_batch.canceled'
+    | 'collection.created'
+    | 'collection.processing'
+    | 'collection.succeeded'
+    | 'collection.failed'
+    | 'deposit.detected'
+    | 'deposit.credited'
+    | 'deposit.reorged'
+    | 'conversion.completed'
     | 'approval.updated'
+    | 'policy.updated'
+    | 'export.ready'
+    | 'export.failed'
     | 'ledger.matched'
-    | 'webhook_subscription.disabled';
+    | 'reconciliation.statement.imported'
+    | 'reconciliation.exception.opened'
+    | 'reconciliation.exception.resolved'
+    | 'webhook_subscription.disabled'
+    | 'rail_partner.paused'
+    | 'rail_partner.resumed'
+    | 'safeguarding.shortfall';
   /** Only events about this transfer. */
   resource?: string;
   /** `false`: only events with a webhook delivery that has not succeeded (yet); `true`: only events all of whose deliveries succeeded. */
@@ -676,7 +2042,15 @@ export interface ListLedgerAccountsQuery {
   /** Only objects created at or before this time. */
   'created[lte]'?: string | Date;
   /** Only accounts of this kind. */
-  kind?: 'wallet' | 'rail_settlement' | 'rail_clearing';
+  kind?:
+    | 'wallet'
+    | 'rail_settlement'
+    | 'rail_clearing'
+    | 'payment_batch_reserve'
+    | 'reconciliation_adjustment'
+    | 'rail_fee'
+    | 'fee_income'
+    | 'conversion';
   /** Only accounts of this currency. */
   currency?:
     | 'KES'
@@ -700,10 +2074,960 @@ export interface ListLedgerAccountsQuery {
     | 'USDT';
 }
 
+export interface ListEvidenceQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+  /** Only records of this kind. */
+  kind?:
+    | 'transfer.decision'
+    | 'verification.result'
+    | 'screening.result'
+    | 'limit.decision'
+    | 'aml.evaluation'
+    | 'review.disposition'
+    | 'alert.disposition'
+    | 'wallet.freeze'
+    | 'wallet.unfreeze'
+    | 'wallet.close'
+    | 'risk.override'
+    | 'aml.rules.update'
+    | 'member.update'
+    | 'policy.update'
+    | 'policy.decision'
+    | 'approval.vote'
+    | 'approval.decision'
+    | 'payment_batch.decision'
+    | 'reconciliation.resolution'
+    | 'transfer.travel_rule'
+    | 'travel_rule.settings.update'
+    | 'digital_asset.routes.update'
+    | 'rail_partner.update'
+    | 'rail_callback.exception'
+    | 'fee_schedule.update'
+    | 'trust_account.update'
+    | 'safeguarding.balance'
+    | 'safeguarding.check'
+    | 'deposit.travel_rule'
+    | 'conversion.rates.update';
+}
+
+export interface ListTransferEvidenceQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+}
+
+export interface ListCustomerEvidenceQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+}
+
+export interface ListWalletEvidenceQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+}
+
+export interface ListReviewsQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+  /** Only cases in this status. */
+  status?: 'open' | 'cleared' | 'rejected';
+  /** Only screening or only AML cases. */
+  kind?: 'screening' | 'aml' | 'frozen_wallet';
+  /** Only the cases of this transfer. */
+  transfer?: string;
+}
+
+export interface ClearReviewRequest {
+  /** Why; kept on the case and in the evidence. */
+  note?: string;
+}
+
+export interface RejectReviewRequest {
+  /** Why; kept on the case and in the evidence. */
+  note?: string;
+  /** Freeze the paying wallet too (default: true for screening, false for AML). */
+  freeze_wallet?: boolean;
+}
+
+/** Every rule. */
+export interface ListAmlRulesResponse {
+  object: 'list';
+  data: Array<AmlRule>;
+}
+
+export interface CreateAmlRuleRequest {
+  name: string;
+  /** By `type`: `single_transfer_threshold` and `new_counterparty_high_value` {currency, amount}; `velocity` {currency, window_seconds, count_max?, amount_max?}; `structuring` {currency, threshold, margin_bp, count_min, window_seconds}; `rapid_movement` {currency, window_seconds, share_bp, amount_min}. Money as decimal strings. */
+  parameters: Record<string, unknown>;
+  action: 'alert' | 'review' | 'block';
+  enabled?: boolean;
+  type:
+    | 'single_transfer_threshold'
+    | 'velocity'
+    | 'structuring'
+    | 'rapid_movement'
+    | 'new_counterparty_high_value';
+}
+
+export interface UpdateAmlRuleRequest {
+  name?: string;
+  /** By `type`: `single_transfer_threshold` and `new_counterparty_high_value` {currency, amount}; `velocity` {currency, window_seconds, count_max?, amount_max?}; `structuring` {currency, threshold, margin_bp, count_min, window_seconds}; `rapid_movement` {currency, window_seconds, share_bp, amount_min}. Money as decimal strings. */
+  parameters?: Record<string, unknown>;
+  action?: 'alert' | 'review' | 'block';
+  enabled?: boolean;
+}
+
+export interface ListAmlAlertsQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+  /** Only open or only resolved alerts. */
+  status?: 'open' | 'resolved';
+  /** Only alerts of this kind of rule. */
+  rule_type?:
+    | 'single_transfer_threshold'
+    | 'velocity'
+    | 'structuring'
+    | 'rapid_movement'
+    | 'new_counterparty_high_value';
+  /** Only alerts whose rule let the transfer through (`alert`) or held it (`review`). */
+  action?: 'alert' | 'review';
+  /** Only alerts on this wallet. */
+  wallet?: string;
+  /** Only alerts on this customer’s wallets. */
+  customer?: string;
+  /** Only alerts of this transfer. */
+  transfer?: string;
+}
+
+export interface ResolveAmlAlertRequest {
+  disposition: 'false_positive' | 'escalated' | 'reported';
+  note?: string;
+}
+
+export interface ListMembersQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+  /** Only members in this status. */
+  status?: 'active' | 'removed';
+  /** Only members holding this role. */
+  role?: 'initiator' | 'approver' | 'admin' | 'compliance' | 'viewer';
+}
+
+export interface CreateMemberRequest {
+  email: string;
+  /** `initiator` creates transfers; `approver` votes on approvals; `admin` manages members and policies (and may initiate); `compliance` works the review and AML queues; `viewer` reads. */
+  roles: Array<'initiator' | 'approver' | 'admin' | 'compliance' | 'viewer'>;
+  name?: string;
+}
+
+export interface UpdateMemberRequest {
+  /** `initiator` creates transfers; `approver` votes on approvals; `admin` manages members and policies (and may initiate); `compliance` works the review and AML queues; `viewer` reads. */
+  roles?: Array<'initiator' | 'approver' | 'admin' | 'compliance' | 'viewer'>;
+  name?: string;
+}
+
+export interface UpdatePolicyRequest {
+  rules: Array<{
+    /** Unique in the policy; decisions name it. */
+    id: string;
+    description?: string | null;
+    /** `transfer` (the default) or `policy.update` (changes to the policy itself; such a rule takes no `match`). */
+    applies_to?: 'transfer' | 'payment_batch' | 'policy.update';
+    /** Every matcher given must hold (AND); a matcher left out matches anything. */
+    match?: {
+      /** Amount ranges, one per currency; a transfer in a currency not listed does not match. */
+      amount?: Array<{
+        /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
+        currency:
+          | 'KES'
+          | 'UGX'
+          | 'TZS'
+          | 'RWF'
+          | 'NGN'
+          | 'GHS'
+          | 'ZAR'
+          | 'XOF'
+          | 'XAF'
+          | 'ZMW'
+          | 'MWK'
+          | 'ETB'
+          | 'EGP'
+          | 'MAD'
+          | 'USD'
+          | 'EUR'
+          | 'GBP'
+          | 'USDC'
+          | 'USDT';
+        /** At least this amount. */
+        gte?: string;
+        /** Below this amount. */
+        lt?: string;
+      }>;
+      /** The transfer’s rail is one of these. */
+      rails?: Array<'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset'>;
+      /** The destination type is one of these. */
+      destination_types?: Array<
+        'mobile_money' | 'bank_account' | 'paybill' | 'till' | 'card' | 'wallet' | 'crypto_address'
+      >;
+      /** The paying customer’s risk level is one of these. */
+      risk_levels?: Array<'low' | 'medium' | 'high'>;
+      /** The paying customer’s KYC status is one of these. */
+      kyc_statuses?: Array<'unverified' | 'pending' | 'verified' | 'rejected' | 'documents_required'>;
+      /** The paying wallet is one of these. */
+      source_wallets?: Array<string>;
+      /** `new`: the paying wallet never paid this destination before; `known`: it has. */
+      counterparty?: 'new' | 'known';
+      /** The paying wallet’s outgoing transfers in the window, this one included, reach `count_at_least` or `sum_at_least` (in `currency`). */
+      aggregate?: {
+        window_seconds: number;
+        count_at_least?: number;
+        sum_at_least?: string;
+        /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
+        currency?:
+          | 'KES'
+          | 'UGX'
+          | 'TZS'
+          | 'RWF'
+          | 'NGN'
+          | 'GHS'
+          | 'ZAR'
+          | 'XOF'
+          | 'XAF'
+          | 'ZMW'
+          | 'MWK'
+          | 'ETB'
+          | 'EGP'
+          | 'MAD'
+          | 'USD'
+          | 'EUR'
+          | 'GBP'
+          | 'USDC'
+          | 'USDT';
+      };
+    };
+    /** `allow`; `deny` (422 `policy_denied` naming the rule); `require_approval` (the transfer waits `pending_approval` with its funds held). */
+    action: 'allow' | 'deny' | 'require_approval';
+    /** With `require_approval`: who must approve, how many, and for how long the approval waits. */
+    approval?: {
+      /** Approving votes needed. */
+      quorum: number;
+      /** Roles whose members may vote. */
+      roles: Array<'initiator' | 'approver' | 'admin' | 'compliance' | 'viewer'>;
+      /** The approving votes must come from at least two distinct roles (quorum ≥ 2). */
+      distinct_roles?: boolean;
+      /** How long the approval waits before it expires (24 hours by default). */
+      expires_in_seconds?: number;
+    } | null;
+  }>;
+  /** What a transfer that no rule matches gets. */
+  default?: {
+    action: 'allow' | 'deny' | 'require_approval';
+    /** With `require_approval`: who must approve, how many, and for how long the approval waits. */
+    approval?: {
+      /** Approving votes needed. */
+      quorum: number;
+      /** Roles whose members may vote. */
+      roles: Array<'initiator' | 'approver' | 'admin' | 'compliance' | 'viewer'>;
+      /** The approving votes must come from at least two distinct roles (quorum ≥ 2). */
+      distinct_roles?: boolean;
+      /** How long the approval waits before it expires (24 hours by default). */
+      expires_in_seconds?: number;
+    } | null;
+  };
+  /** The version this change was written against: if the policy has moved on, 409 `policy_version_conflict`. */
+  base_version?: number;
+}
+
+export interface ListPolicyVersionsQuery {
+  /** How many versions to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** Only versions below this one (the `next_cursor` of the previous page). */
+  before_version?: number;
+}
+
+export interface ListPolicyChangesQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+}
+
+export interface UpdateFeeScheduleRequest {
+  /** The whole schedule, at most 100 rules: it replaces the current one. An empty list charges no fees. */
+  rules: Array<{
+    /** Unique in the schedule; transfers name the rule that decided their fee. */
+    id: string;
+    /** The rail the rule prices (`internal`: wallet to wallet). */
+    rail: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset';
+    /** The currency; the rail must carry it. */
+    currency:
+      | 'KES'
+      | 'UGX'
+      | 'TZS'
+      | 'RWF'
+      | 'NGN'
+      | 'GHS'
+      | 'ZAR'
+      | 'XOF'
+      | 'XAF'
+      | 'ZMW'
+      | 'MWK'
+      | 'ETB'
+      | 'EGP'
+      | 'MAD'
+      | 'USD'
+      | 'EUR'
+      | 'GBP'
+      | 'USDC'
+      | 'USDT';
+    type: 'fixed' | 'percentage' | 'tiered';
+    /** For `fixed`: the fee, whatever the amount. */
+    fixed?: string;
+    /** For `percentage`: basis points of the amount (150 = 1.5 %; at most 10000, 100 %). */
+    percent_bps?: number;
+    /** For `percentage`: the least fee charged; null or left out for none. */
+    min?: string | null;
+    /** For `percentage`: the most fee charged; null or left out for none. */
+    max?: string | null;
+    /** For `tiered`: 1 to 20 bands in increasing order of `up_to`. */
+    tiers?: Array<{
+      /** The largest amount in the band; left out on the last band. */
+      up_to?: string;
+      /** A fixed part, in the rule’s currency. */
+      fixed?: string;
+      /** A percentage part in basis points (100 = 1 %), rounded half up. */
+      percent_bps?: number;
+    }>;
+  }>;
+  /** The version this change was written against: if the schedule has moved on, 409 `fee_schedule_version_conflict`. */
+  base_version?: number;
+}
+
+export interface ListFeeScheduleVersionsQuery {
+  /** How many versions to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** Only versions below this one (the `next_cursor` of the previous page). */
+  before_version?: number;
+}
+
+export interface QuoteTransferRequest {
+  /** The paying wallet. */
+  source: string;
+  destination: TransferDestinationRequest;
+  /** A decimal string ("1500.00"); a JSON number is accepted only when exact at the currency exponent. Each rail takes amounts within its bounds for the currency. */
+  amount: string | number;
+  /** Must be the source wallet currency. */
+  currency:
+    | 'KES'
+    | 'UGX'
+    | 'TZS'
+    | 'RWF'
+    | 'NGN'
+    | 'GHS'
+    | 'ZAR'
+    | 'XOF'
+    | 'XAF'
+    | 'ZMW'
+    | 'MWK'
+    | 'ETB'
+    | 'EGP'
+    | 'MAD'
+    | 'USD'
+    | 'EUR'
+    | 'GBP'
+    | 'USDC'
+    | 'USDT';
+  /** Optional; must match the destination type when given. */
+  rail?: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset';
+  /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
+  metadata?: Record<string, string>;
+  /** Travel Rule data, for a `crypto_address` destination: required when the amount in USD reaches the threshold of the originating customer’s jurisdiction (1,000.00 by default; see `GET /v1/travel-rule/settings`), otherwise optional. Missing or malformed data, when required, is a 422 `travel_rule_required` that names every field at fault. Kept as evidence, never echoed. */
+  travel_rule?: {
+    /** Who sends: `name`, `account`, and at least one of `address`, `national_id` or `date_of_birth`. */
+    originator?: {
+      /** Full name, at most 200 characters. */
+      name?: string;
+      /** The originator’s account: the paying wallet or an account number. */
+      account?: string;
+      /** Postal address, at most 500 characters. */
+      address?: string;
+      /** National identity number: 4-32 letters, digits or dashes. */
+      national_id?: string;
+      /** YYYY-MM-DD. */
+      date_of_birth?: string;
+    };
+    /** Who receives: `name`; `account` defaults to the destination address. */
+    beneficiary?: {
+      /** Full name, at most 200 characters. */
+      name?: string;
+      /** The beneficiary’s account; the destination address when omitted. */
+      account?: string;
+      /** The receiving institution (a VASP), when known. */
+      institution?: string;
+    };
+  };
+}
+
+export interface ListApprovalsQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+  /** Only approvals in this status. */
+  status?: 'pending' | 'approved' | 'rejected' | 'expired' | 'canceled';
+  /** Only approvals of this kind of resource. */
+  resource_type?: 'transfer' | 'policy_change' | 'payment_batch';
+  /** Only the approvals of this resource (a transfer id, a policy change id). */
+  resource?: string;
+  /** Only approvals the calling member may vote on now. */
+  can_act?: boolean;
+}
+
+export interface ApproveApprovalRequest {
+  /** Why; kept with the vote and in the evidence. */
+  comment?: string;
+  /** The role the vote counts for, when the member holds several that the rule names (by default one the approving votes lack). */
+  role?: 'initiator' | 'approver' | 'admin' | 'compliance' | 'viewer';
+}
+
+export interface RejectApprovalRequest {
+  /** Why; kept with the vote and in the evidence. */
+  comment?: string;
+  /** The role the vote counts for, when the member holds several that the rule names (by default one the approving votes lack). */
+  role?: 'initiator' | 'approver' | 'admin' | 'compliance' | 'viewer';
+}
+
+export interface GetTransferReceiptQuery {
+  /** JSON (default), the printable page, or a PDF. */
+  format?: 'json' | 'html' | 'pdf';
+}
+
+export interface VerifyReceiptQuery {
+  /** The code printed on the receipt, e.g. MKR-7F3K-Q9ZD-2M8B-XH4T-P6WC (any case, dashes optional). */
+  code: string;
+}
+
+export interface ListPaymentBatchesQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+  /** Only batches in this status. */
+  status?:
+    | 'validating'
+    | 'pending_approval'
+    | 'processing'
+    | 'completed'
+    | 'partially_failed'
+    | 'failed'
+    | 'canceled';
+}
+
+export interface CreatePaymentBatchRequest {
+  /** The paying wallet. */
+  source: string;
+  /** The paying wallet’s currency. */
+  currency: string;
+  /** Unique in the organization. */
+  reference: string;
+  /** Each item a transfer in either request form without `source` and `currency` (the batch’s): `reference` (unique in the batch), `destination` (an object, or a wallet id), `amount`, optional `rail` and `metadata`. Every item is checked first: a faulty one refuses the whole batch (422 `payment_batch_invalid`, each fault with its `row` and `param`). */
+  items: Array<Record<string, unknown>>;
+  /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
+  metadata?: Record<string, string>;
+}
+
+export interface CreatePaymentBatchQuery {
+  /** With a CSV upload: the paying wallet. */
+  source?: string;
+  /** With a CSV upload: the paying wallet’s currency. */
+  currency?: string;
+  /** With a CSV upload: the batch’s reference. */
+  reference?: string;
+}
+
+export interface ListPaymentBatchItemsQuery {
+  /** How many items to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** The last row of the previous page (its `next_cursor`). */
+  starting_after?: number;
+  /** Only items in this status. */
+  status?: 'pending' | 'succeeded' | 'failed' | 'canceled';
+}
+
+export interface ListExportsQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+}
+
+export interface CreateExportRequest {
+  type: 'transfers' | 'ledger_entries' | 'events' | 'evidence' | 'reconciliation_exceptions';
+  format: 'csv' | 'jsonl';
+  /** Records created at or after this instant. */
+  from?: string;
+  /** Records created at or before this instant. */
+  to?: string;
+}
+
+export interface ListRailPartnersQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+}
+
+export interface CreateRailPartnerRequest {
+  partner: 'mpesa_daraja' | 'mtn_momo';
+  /** The partner’s settings (shown back). */
+  settings: Record<string, string>;
+  /** The partner’s secrets (write-only). */
+  credentials: Record<string, string>;
+}
+
+export interface UpdateRailPartnerRequest {
+  /** Settings to change. */
+  settings?: Record<string, string>;
+  /** Credentials to replace (write-only). */
+  credentials?: Record<string, string>;
+  status?: 'active' | 'disabled';
+}
+
+export interface ListRailCallbacksQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+  /** Only callbacks in this status. */
+  status?: 'received' | 'applied' | 'duplicate' | 'unchanged' | 'ignored' | 'malformed' | 'exception';
+  /** Only callbacks applied to this transfer. */
+  transfer?: string;
+}
+
+export interface ListCollectionsQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+  /** Only collections in this status. */
+  status?: 'pending' | 'processing' | 'succeeded' | 'failed';
+  /** Only collections into this wallet. */
+  wallet?: string;
+}
+
+export interface CreateCollectionRequest {
+  /** The wallet to credit. */
+  wallet: string;
+  /** Decimal string in major units (a JSON number is read exactly). */
+  amount: string | number;
+  /** Must be the wallet’s when given. */
+  currency?: string;
+  payer: {
+    type: 'mobile_money';
+    /** E.164, e.g. +254712345678. */
+    phone: string;
+    network: 'mpesa' | 'airtel' | 'mtn' | 'tigo' | 'vodacom';
+  };
+  /** Shown to the payer where the partner allows (its id by default). */
+  reference?: string;
+  description?: string;
+  /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
+  metadata?: Record<string, string>;
+}
+
+/** The wallet’s reference. */
+export interface GetVirtualAccountResponse {
+  object: 'virtual_account';
+  wallet: string;
+  /** What the payer quotes on a bank transfer: `MK`, 10 digits and 2 check digits (ISO 7064 mod 97-10), so a mistyped one is caught. */
+  reference: string;
+  created_at: string;
+}
+
+/** The wallet’s reference, made before. */
+export interface CreateVirtualAccountResponse {
+  object: 'virtual_account';
+  wallet: string;
+  /** What the payer quotes on a bank transfer: `MK`, 10 digits and 2 check digits (ISO 7064 mod 97-10), so a mistyped one is caught. */
+  reference: string;
+  created_at: string;
+}
+
+export interface RecordBankDepositsRequest {
+  deposits: Array<{
+    /** The bank’s own reference for the deposit: one deposit, one credit. */
+    bank_reference: string;
+    /** The virtual account reference the payer quoted. */
+    reference: string;
+    amount: string | number;
+    currency: string;
+    payer_name?: string;
+  }>;
+}
+
+/** What each deposit did, in the report’s order. */
+export interface RecordBankDepositsResponse {
+  object: 'bank_deposit_report';
+  results: Array<{
+    row: number;
+    bank_reference: string;
+    outcome: 'credited' | 'duplicate' | 'exception';
+    collection?: Collection;
+    exception?: string;
+    reason?: string;
+  }>;
+}
+
+export interface ImportStatementRequest {
+  rail: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset';
+  /** YYYY-MM-DD */
+  from: string;
+  /** YYYY-MM-DD */
+  to: string;
+  lines: Array<{
+    rail_reference?: string | null;
+    amount: string;
+    currency: string;
+    /** YYYY-MM-DD */
+    value_date: string;
+    status: 'settled' | 'failed';
+    fees?: string;
+  }>;
+}
+
+export interface ImportStatementQuery {
+  /** With a CSV upload: the rail. */
+  rail?: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset';
+  /** With a CSV upload: the first day, YYYY-MM-DD. */
+  from?: string;
+  /** With a CSV upload: the last day, YYYY-MM-DD. */
+  to?: string;
+}
+
+export interface ListReconciliationExceptionsQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+  /** Only exceptions in this state. */
+  status?: 'open' | 'resolved';
+  /** Only exceptions of this kind. */
+  kind?:
+    | 'unmatched_line'
+    | 'amount_mismatch'
+    | 'fee_mismatch'
+    | 'status_mismatch'
+    | 'missing_from_statement'
+    | 'unmatched_callback'
+    | 'late_callback'
+    | 'unmatched_deposit'
+    | 'safeguarding_shortfall';
+  /** Only the exceptions of this transfer. */
+  transfer?: string;
+}
+
+export interface ResolveReconciliationExceptionRequest {
+  action: 'manual_match' | 'write_off' | 'book_fee' | 'refund';
+  /** Why. */
+  note: string;
+  /** With manual_match of an unmatched line: the transfer it pays. */
+  transfer?: string;
+}
+
+export interface ListTrustAccountsQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+  /** Only accounts in this currency. */
+  currency?:
+    | 'KES'
+    | 'UGX'
+    | 'TZS'
+    | 'RWF'
+    | 'NGN'
+    | 'GHS'
+    | 'ZAR'
+    | 'XOF'
+    | 'XAF'
+    | 'ZMW'
+    | 'MWK'
+    | 'ETB'
+    | 'EGP'
+    | 'MAD'
+    | 'USD'
+    | 'EUR'
+    | 'GBP'
+    | 'USDC'
+    | 'USDT';
+  /** Only accounts in this status. */
+  status?: 'active' | 'closed';
+}
+
+export interface CreateTrustAccountRequest {
+  /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
+  currency:
+    | 'KES'
+    | 'UGX'
+    | 'TZS'
+    | 'RWF'
+    | 'NGN'
+    | 'GHS'
+    | 'ZAR'
+    | 'XOF'
+    | 'XAF'
+    | 'ZMW'
+    | 'MWK'
+    | 'ETB'
+    | 'EGP'
+    | 'MAD'
+    | 'USD'
+    | 'EUR'
+    | 'GBP'
+    | 'USDC'
+    | 'USDT';
+  /** The bank holding it. */
+  bank: string;
+  /** The account’s number or reference at the bank. */
+  account_reference: string;
+  /** The first day its closing balance counts; today (UTC) when left out. */
+  active_from?: string;
+}
+
+export interface UpdateTrustAccountRequest {
+  status: 'closed';
+}
+
+export interface ListSafeguardingBalancesQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+  /** Only the balances of this trust account. */
+  trust_account?: string;
+}
+
+export interface ReportSafeguardingBalanceRequest {
+  /** The trust account. */
+  trust_account: string;
+  /** The statement’s day. */
+  date: string;
+  /** The closing balance, a decimal string at the currency’s precision (negative when overdrawn). */
+  closing_balance: string;
+  /** The current figure this one corrects (see its 409); needs a `note`. */
+  replaces?: string;
+  /** Why the figure is corrected. */
+  note?: string;
+}
+
+export interface ListSafeguardingReportsQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+  /** Only reports of this currency. */
+  currency?:
+    | 'KES'
+    | 'UGX'
+    | 'TZS'
+    | 'RWF'
+    | 'NGN'
+    | 'GHS'
+    | 'ZAR'
+    | 'XOF'
+    | 'XAF'
+    | 'ZMW'
+    | 'MWK'
+    | 'ETB'
+    | 'EGP'
+    | 'MAD'
+    | 'USD'
+    | 'EUR'
+    | 'GBP'
+    | 'USDC'
+    | 'USDT';
+  /** Only reports with this verdict. */
+  status?: 'ok' | 'shortfall' | 'excess' | 'missing_balance';
+  /** Only days on or after this one. */
+  'date[gte]'?: string;
+  /** Only days on or before this one. */
+  'date[lte]'?: string;
+}
+
+/** Every route. */
+export interface ListDigitalAssetRoutesResponse {
+  object: 'list';
+  data: Array<DigitalAssetRoute>;
+}
+
+export interface SetDigitalAssetRouteRequest {
+  status: 'enabled' | 'disabled';
+  limits?: {
+    /** The largest single withdrawal, a decimal string in the asset; null for none. */
+    single_max?: string | null;
+    /** The most the organization may withdraw on the route per UTC day; null for none. */
+    daily_max?: string | null;
+  };
+}
+
+export interface SetTravelRuleSettingsRequest {
+  /** USD thresholds by jurisdiction: `default` (required) and ISO 3166-1 alpha-2 country codes. A transfer whose originating customer's verified country has an entry uses it; any other uses `default`. */
+  thresholds: Record<string, string>;
+  /** USD value of one unit of each currency, used to convert amounts exactly (no floating point). Must include USDC and USDT. */
+  rates: Record<string, string>;
+}
+
+/** Every address issued for the wallet, oldest first. */
+export interface ListDepositAddressesResponse {
+  object: 'list';
+  data: Array<DepositAddress>;
+}
+
+export interface CreateDepositAddressRequest {
+  network: 'ethereum' | 'polygon' | 'base' | 'arbitrum' | 'solana' | 'tron';
+}
+
+export interface ListDepositsQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+  /** Only deposits in this status. */
+  status?: 'pending' | 'credited' | 'reorged';
+  /** Only deposits to this wallet. */
+  wallet?: string;
+}
+
+export interface SetConversionRatesRequest {
+  rates: Array<{
+    /** A currency code. */
+    from: string;
+    /** A currency code. */
+    to: string;
+    /** Units of `to` for one unit of `from`: a positive decimal string, at most 12 decimals. */
+    rate: string;
+  }>;
+}
+
+export interface CreateConversionQuoteRequest {
+  /** The wallet to debit. */
+  from_wallet: string;
+  /** The wallet to credit; the same customer’s. */
+  to_wallet: string;
+  /** To debit, a decimal string in the source wallet’s currency (a JSON number is read exactly). */
+  amount: string | number;
+}
+
+export interface ListConversionsQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+}
+
+export interface CreateConversionRequest {
+  /** The quote to execute. */
+  quote: string;
+}
+
 export interface CreateWebhookSubscriptionUnversionedRequest {
   /** An HTTPS endpoint you own, publicly reachable: loopback, private, link-local and reserved addresses are refused, and a host name must resolve to public addresses only. A sandbox started with MKOBA_WEBHOOK_ALLOW_PRIVATE=1 (local development) also takes those, and plain HTTP to them. */
   url: string;
-  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, approval.updated, ledger.matched, webhook_subscription.disabled), or `*` for all. */
+  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, customer.verification.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.credited, deposit.reorged, conversion.completed, approval.updated, policy.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall), or `*` for all. */
   events: Array<string>;
   description?: string;
   /** `snake_case` (default: `created_at`, `data.transfer_id`) or `camel_case` (`createdAt`, `data.transferId`). */
@@ -724,7 +3048,7 @@ export interface ListWebhookSubscriptionsQuery {
 export interface CreateWebhookSubscriptionRequest {
   /** An HTTPS endpoint you own, publicly reachable: loopback, private, link-local and reserved addresses are refused, and a host name must resolve to public addresses only. A sandbox started with MKOBA_WEBHOOK_ALLOW_PRIVATE=1 (local development) also takes those, and plain HTTP to them. */
   url: string;
-  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, approval.updated, ledger.matched, webhook_subscription.disabled), or `*` for all. */
+  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, customer.verification.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.credited, deposit.reorged, conversion.completed, approval.updated, policy.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall), or `*` for all. */
   events: Array<string>;
   description?: string;
   /** `snake_case` (default: `created_at`, `data.transfer_id`) or `camel_case` (`createdAt`, `data.transferId`). */
@@ -741,7 +3065,7 @@ export interface DeleteWebhookSubscriptionResponse {
 export interface UpdateWebhookSubscriptionRequest {
   /** An HTTPS endpoint you own, publicly reachable: loopback, private, link-local and reserved addresses are refused, and a host name must resolve to public addresses only. A sandbox started with MKOBA_WEBHOOK_ALLOW_PRIVATE=1 (local development) also takes those, and plain HTTP to them. */
   url?: string;
-  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, approval.updated, ledger.matched, webhook_subscription.disabled), or `*` for all. */
+  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, customer.verification.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.credited, deposit.reorged, conversion.completed, approval.updated, policy.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall), or `*` for all. */
   events?: Array<string>;
   description?: string | null;
   /** `snake_case` (default: `created_at`, `data.transfer_id`) or `camel_case` (`createdAt`, `data.transferId`). */
@@ -786,9 +3110,41 @@ export interface SandboxEmitEventRequest {
     | 'transfer.failed'
     | 'transfer.canceled'
     | 'transfer.returned'
+    | 'transfer.rejected'
+    | 'transfer.expired'
+    | 'wallet.frozen'
+    | 'wallet.unfrozen'
+    | 'wallet.closed'
+    | 'customer.verification.updated'
+    | 'aml.alert.opened'
+    | 'aml.alert.resolved'
+    | 'payment_batch.created'
+    | 'payment_batch.pending_approval'
+    | 'payment_batch.processing'
+    | 'payment_batch.completed'
+    | 'payment_batch.partially_failed'
+    | 'payment_batch.failed'
+    | 'payment_batch.canceled'
+    | 'collection.created'
+    | 'collection.processing'
+    | 'collection.succeeded'
+    | 'collection.failed'
+    | 'deposit.detected'
+    | 'deposit.credited'
+    | 'deposit.reorged'
+    | 'conversion.completed'
     | 'approval.updated'
+    | 'policy.updated'
+    | 'export.ready'
+    | 'export.failed'
     | 'ledger.matched'
-    | 'webhook_subscription.disabled';
+    | 'reconciliation.statement.imported'
+    | 'reconciliation.exception.opened'
+    | 'reconciliation.exception.resolved'
+    | 'webhook_subscription.disabled'
+    | 'rail_partner.paused'
+    | 'rail_partner.resumed'
+    | 'safeguarding.shortfall';
 }
 
 export interface SandboxFundWalletRequest {
@@ -802,6 +3158,80 @@ export type SandboxFailTransferRequest = {
   /** The failure code to record (snake_case); default `sandbox_forced_failure`. */
   failure_code?: string;
 } | null;
+
+export interface CreateSandboxStatementRequest {
+  rail: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset';
+  /** YYYY-MM-DD */
+  from: string;
+  /** YYYY-MM-DD */
+  to: string;
+  mismatches?: Array<'amount' | 'fee' | 'status' | 'omit' | 'unknown' | 'no_reference'>;
+}
+
+/** The statement, in the form the import takes. */
+export interface CreateSandboxStatementResponse {
+  object: 'statement';
+  rail: string;
+  from: string;
+  to: string;
+  lines: Array<{
+    rail_reference?: string | null;
+    amount?: string;
+    currency?: string;
+    value_date?: string;
+    status?: string;
+    fees?: string;
+  }>;
+}
+
+export interface SandboxChainDepositRequest {
+  network: 'ethereum' | 'polygon' | 'base' | 'arbitrum' | 'solana' | 'tron';
+  /** One of your deposit addresses on the network. */
+  address: string;
+  /** Decimal string in the asset. */
+  amount: string | number;
+  /** The transaction; a new simulated hash when left out. */
+  tx_hash?: string;
+  /** Default 0. */
+  log_index?: number;
+  confirmations?: number;
+  /** The originator’s Travel Rule data as the sending institution passed it on: needed when the amount in USD reaches the threshold of the receiving customer’s jurisdiction; checked (a 400 naming each field) and kept as evidence. The beneficiary defaults to the wallet’s customer. */
+  travel_rule?: {
+    /** Who sends: `name`, `account`, and at least one of `address`, `national_id` or `date_of_birth`. */
+    originator?: {
+      /** Full name, at most 200 characters. */
+      name?: string;
+      /** The originator’s account: the paying wallet or an account number. */
+      account?: string;
+      /** Postal address, at most 500 characters. */
+      address?: string;
+      /** National identity number: 4-32 letters, digits or dashes. */
+      national_id?: string;
+      /** YYYY-MM-DD. */
+      date_of_birth?: string;
+    };
+    /** Who receives: `name`; `account` defaults to the destination address. */
+    beneficiary?: {
+      /** Full name, at most 200 characters. */
+      name?: string;
+      /** The beneficiary’s account; the destination address when omitted. */
+      account?: string;
+      /** The receiving institution (a VASP), when known. */
+      institution?: string;
+    };
+  };
+}
+
+export interface SandboxChainAdvanceRequest {
+  network: 'ethereum' | 'polygon' | 'base' | 'arbitrum' | 'solana' | 'tron';
+  blocks: number;
+}
+
+/** The deposits that gained confirmations. */
+export interface SandboxChainAdvanceResponse {
+  object: 'list';
+  data: Array<Deposit>;
+}
 
 /** One method per operation of openapi.json, named by its operationId. */
 export interface MkobaOperations {
@@ -817,6 +3247,46 @@ export interface MkobaOperations {
   createCustomer(body: CreateCustomerRequest, options?: RequestOptions): Promise<Customer>;
   /** Retrieve a customer: `GET /v1/customers/{id}`. */
   getCustomer(id: string, options?: RequestOptions): Promise<Customer>;
+  /** List a customer’s verifications: `GET /v1/customers/{id}/verifications`. */
+  listVerifications(
+    id: string,
+    query?: ListVerificationsQuery,
+    options?: RequestOptions,
+  ): Promise<List<Verification>>;
+  /** Submit a verification: `POST /v1/customers/{id}/verifications`. */
+  createVerification(
+    id: string,
+    body: CreateVerificationRequest,
+    options?: RequestOptions,
+  ): Promise<Verification>;
+  /** Retrieve a verification: `GET /v1/verifications/{id}`. */
+  getVerification(id: string, options?: RequestOptions): Promise<Verification>;
+  /** Approve a verification: `POST /v1/verifications/{id}/approve`. */
+  approveVerification(
+    id: string,
+    body?: ApproveVerificationRequest,
+    options?: RequestOptions,
+  ): Promise<Verification>;
+  /** Reject a verification: `POST /v1/verifications/{id}/reject`. */
+  rejectVerification(
+    id: string,
+    body: RejectVerificationRequest,
+    options?: RequestOptions,
+  ): Promise<Verification>;
+  /** Ask for documents: `POST /v1/verifications/{id}/request_documents`. */
+  requestVerificationDocuments(
+    id: string,
+    body: RequestVerificationDocumentsRequest,
+    options?: RequestOptions,
+  ): Promise<Verification>;
+  /** Override a customer’s risk level: `POST /v1/customers/{id}/risk`. */
+  overrideCustomerRisk(
+    id: string,
+    body: OverrideCustomerRiskRequest,
+    options?: RequestOptions,
+  ): Promise<Customer>;
+  /** Clear a risk override: `DELETE /v1/customers/{id}/risk`. */
+  clearCustomerRiskOverride(id: string, options?: RequestOptions): Promise<Customer>;
   /** List wallets: `GET /v1/wallets`. */
   listWallets(query?: ListWalletsQuery, options?: RequestOptions): Promise<List<Wallet>>;
   /** Create a wallet: `POST /v1/wallets`. */
@@ -825,6 +3295,12 @@ export interface MkobaOperations {
   getWallet(id: string, options?: RequestOptions): Promise<Wallet>;
   /** Retrieve a wallet's balance: `GET /v1/wallets/{id}/balance`. */
   getWalletBalance(id: string, options?: RequestOptions): Promise<Balance>;
+  /** Freeze a wallet: `POST /v1/wallets/{id}/freeze`. */
+  freezeWallet(id: string, body: FreezeWalletRequest, options?: RequestOptions): Promise<Wallet>;
+  /** Unfreeze a wallet: `POST /v1/wallets/{id}/unfreeze`. */
+  unfreezeWallet(id: string, body: UnfreezeWalletRequest, options?: RequestOptions): Promise<Wallet>;
+  /** Close a wallet: `POST /v1/wallets/{id}/close`. */
+  closeWallet(id: string, body: CloseWalletRequest, options?: RequestOptions): Promise<Wallet>;
   /** List transfers: `GET /v1/transfers`. */
   listTransfers(query?: ListTransfersQuery, options?: RequestOptions): Promise<List<Transfer>>;
   /** Create a transfer: `POST /v1/transfers`. */
@@ -841,6 +3317,247 @@ export interface MkobaOperations {
   listLedgerEntries(query?: ListLedgerEntriesQuery, options?: RequestOptions): Promise<List<JournalEntry>>;
   /** List ledger accounts: `GET /v1/ledger/accounts`. */
   listLedgerAccounts(query?: ListLedgerAccountsQuery, options?: RequestOptions): Promise<List<LedgerAccount>>;
+  /** List the organization’s evidence: `GET /v1/evidence`. */
+  listEvidence(query?: ListEvidenceQuery, options?: RequestOptions): Promise<List<Evidence>>;
+  /** List a transfer's evidence: `GET /v1/transfers/{id}/evidence`. */
+  listTransferEvidence(
+    id: string,
+    query?: ListTransferEvidenceQuery,
+    options?: RequestOptions,
+  ): Promise<List<Evidence>>;
+  /** List a customer's evidence: `GET /v1/customers/{id}/evidence`. */
+  listCustomerEvidence(
+    id: string,
+    query?: ListCustomerEvidenceQuery,
+    options?: RequestOptions,
+  ): Promise<List<Evidence>>;
+  /** List a wallet's evidence: `GET /v1/wallets/{id}/evidence`. */
+  listWalletEvidence(
+    id: string,
+    query?: ListWalletEvidenceQuery,
+    options?: RequestOptions,
+  ): Promise<List<Evidence>>;
+  /** List review cases: `GET /v1/reviews`. */
+  listReviews(query?: ListReviewsQuery, options?: RequestOptions): Promise<List<Review>>;
+  /** Retrieve a review case: `GET /v1/reviews/{id}`. */
+  getReview(id: string, options?: RequestOptions): Promise<Review>;
+  /** Clear a review case: `POST /v1/reviews/{id}/clear`. */
+  clearReview(id: string, body?: ClearReviewRequest, options?: RequestOptions): Promise<Review>;
+  /** Reject a review case: `POST /v1/reviews/{id}/reject`. */
+  rejectReview(id: string, body?: RejectReviewRequest, options?: RequestOptions): Promise<Review>;
+  /** List AML rules: `GET /v1/aml/rules`. */
+  listAmlRules(options?: RequestOptions): Promise<ListAmlRulesResponse>;
+  /** Create an AML rule: `POST /v1/aml/rules`. */
+  createAmlRule(body: CreateAmlRuleRequest, options?: RequestOptions): Promise<AmlRule>;
+  /** Retrieve an AML rule: `GET /v1/aml/rules/{id}`. */
+  getAmlRule(id: string, options?: RequestOptions): Promise<AmlRule>;
+  /** Change an AML rule: `PATCH /v1/aml/rules/{id}`. */
+  updateAmlRule(id: string, body?: UpdateAmlRuleRequest, options?: RequestOptions): Promise<AmlRule>;
+  /** List AML alerts: `GET /v1/aml/alerts`. */
+  listAmlAlerts(query?: ListAmlAlertsQuery, options?: RequestOptions): Promise<List<AmlAlert>>;
+  /** Retrieve an AML alert: `GET /v1/aml/alerts/{id}`. */
+  getAmlAlert(id: string, options?: RequestOptions): Promise<AmlAlert>;
+  /** Resolve an AML alert: `POST /v1/aml/alerts/{id}/resolve`. */
+  resolveAmlAlert(id: string, body: ResolveAmlAlertRequest, options?: RequestOptions): Promise<AmlAlert>;
+  /** List members: `GET /v1/members`. */
+  listMembers(query?: ListMembersQuery, options?: RequestOptions): Promise<List<Member>>;
+  /** Add a member: `POST /v1/members`. */
+  createMember(body: CreateMemberRequest, options?: RequestOptions): Promise<Member>;
+  /** Retrieve a member: `GET /v1/members/{id}`. */
+  getMember(id: string, options?: RequestOptions): Promise<Member>;
+  /** Remove a member: `DELETE /v1/members/{id}`. */
+  removeMember(id: string, options?: RequestOptions): Promise<Member>;
+  /** Change a member’s roles or name: `PATCH /v1/members/{id}`. */
+  updateMember(id: string, body?: UpdateMemberRequest, options?: RequestOptions): Promise<Member>;
+  /** Retrieve the current policy: `GET /v1/policies`. */
+  getPolicy(options?: RequestOptions): Promise<Policy>;
+  /** Replace the policy: `PUT /v1/policies`. */
+  updatePolicy(body: UpdatePolicyRequest, options?: RequestOptions): Promise<Policy>;
+  /** List policy versions: `GET /v1/policies/versions`. */
+  listPolicyVersions(query?: ListPolicyVersionsQuery, options?: RequestOptions): Promise<List<Policy>>;
+  /** Retrieve a policy version: `GET /v1/policies/versions/{version}`. */
+  getPolicyVersion(version: string, options?: RequestOptions): Promise<Policy>;
+  /** List proposed policy changes: `GET /v1/policy-changes`. */
+  listPolicyChanges(query?: ListPolicyChangesQuery, options?: RequestOptions): Promise<List<PolicyChange>>;
+  /** Retrieve a proposed policy change: `GET /v1/policy-changes/{id}`. */
+  getPolicyChange(id: string, options?: RequestOptions): Promise<PolicyChange>;
+  /** Retrieve the current fee schedule: `GET /v1/fee-schedule`. */
+  getFeeSchedule(options?: RequestOptions): Promise<FeeSchedule>;
+  /** Replace the fee schedule: `PUT /v1/fee-schedule`. */
+  updateFeeSchedule(body: UpdateFeeScheduleRequest, options?: RequestOptions): Promise<FeeSchedule>;
+  /** List fee schedule versions: `GET /v1/fee-schedule/versions`. */
+  listFeeScheduleVersions(
+    query?: ListFeeScheduleVersionsQuery,
+    options?: RequestOptions,
+  ): Promise<List<FeeSchedule>>;
+  /** Retrieve a fee schedule version: `GET /v1/fee-schedule/versions/{version}`. */
+  getFeeScheduleVersion(version: string, options?: RequestOptions): Promise<FeeSchedule>;
+  /** Quote a transfer: `POST /v1/transfers/quote`. */
+  quoteTransfer(body: QuoteTransferRequest, options?: RequestOptions): Promise<TransferQuote>;
+  /** List approvals: `GET /v1/approvals`. */
+  listApprovals(query?: ListApprovalsQuery, options?: RequestOptions): Promise<List<Approval>>;
+  /** Retrieve an approval: `GET /v1/approvals/{id}`. */
+  getApproval(id: string, options?: RequestOptions): Promise<Approval>;
+  /** Approve: `POST /v1/approvals/{id}/approve`. */
+  approveApproval(id: string, body?: ApproveApprovalRequest, options?: RequestOptions): Promise<Approval>;
+  /** Reject: `POST /v1/approvals/{id}/reject`. */
+  rejectApproval(id: string, body?: RejectApprovalRequest, options?: RequestOptions): Promise<Approval>;
+  /** Retrieve a transfer’s receipt: `GET /v1/transfers/{id}/receipt`. */
+  getTransferReceipt(id: string, query?: GetTransferReceiptQuery, options?: RequestOptions): Promise<Receipt>;
+  /** Verify a receipt code: `GET /v1/receipts/verify`. */
+  verifyReceipt(query: VerifyReceiptQuery, options?: RequestOptions): Promise<Receipt>;
+  /** List payment batches: `GET /v1/payment-batches`. */
+  listPaymentBatches(query?: ListPaymentBatchesQuery, options?: RequestOptions): Promise<List<PaymentBatch>>;
+  /** Submit a payment batch: `POST /v1/payment-batches`. */
+  createPaymentBatch(
+    body: CreatePaymentBatchRequest,
+    query?: CreatePaymentBatchQuery,
+    options?: RequestOptions,
+  ): Promise<PaymentBatch>;
+  /** Retrieve a payment batch: `GET /v1/payment-batches/{id}`. */
+  getPaymentBatch(id: string, options?: RequestOptions): Promise<PaymentBatch>;
+  /** List a batch’s items: `GET /v1/payment-batches/{id}/items`. */
+  listPaymentBatchItems(
+    id: string,
+    query?: ListPaymentBatchItemsQuery,
+    options?: RequestOptions,
+  ): Promise<List<PaymentBatchItem>>;
+  /** Cancel a payment batch: `POST /v1/payment-batches/{id}/cancel`. */
+  cancelPaymentBatch(id: string, options?: RequestOptions): Promise<PaymentBatch>;
+  /** List exports: `GET /v1/exports`. */
+  listExports(query?: ListExportsQuery, options?: RequestOptions): Promise<List<Export>>;
+  /** Start an export: `POST /v1/exports`. */
+  createExport(body: CreateExportRequest, options?: RequestOptions): Promise<Export>;
+  /** Retrieve an export: `GET /v1/exports/{id}`. */
+  getExport(id: string, options?: RequestOptions): Promise<Export>;
+  /** Download an export: `GET /v1/exports/{id}/download`. */
+  downloadExport(id: string, options?: RequestOptions): Promise<string>;
+  /** List rail partners: `GET /v1/rail-partners`. */
+  listRailPartners(query?: ListRailPartnersQuery, options?: RequestOptions): Promise<List<RailPartner>>;
+  /** Configure a rail partner: `POST /v1/rail-partners`. */
+  createRailPartner(body: CreateRailPartnerRequest, options?: RequestOptions): Promise<RailPartner>;
+  /** Retrieve a rail partner: `GET /v1/rail-partners/{id}`. */
+  getRailPartner(id: string, options?: RequestOptions): Promise<RailPartner>;
+  /** Update a rail partner: `PATCH /v1/rail-partners/{id}`. */
+  updateRailPartner(
+    id: string,
+    body?: UpdateRailPartnerRequest,
+    options?: RequestOptions,
+  ): Promise<RailPartner>;
+  /** List partner callbacks: `GET /v1/rail-callbacks`. */
+  listRailCallbacks(query?: ListRailCallbacksQuery, options?: RequestOptions): Promise<List<RailCallback>>;
+  /** List collections: `GET /v1/collections`. */
+  listCollections(query?: ListCollectionsQuery, options?: RequestOptions): Promise<List<Collection>>;
+  /** Collect from a payer: `POST /v1/collections`. */
+  createCollection(body: CreateCollectionRequest, options?: RequestOptions): Promise<Collection>;
+  /** Retrieve a collection: `GET /v1/collections/{id}`. */
+  getCollection(id: string, options?: RequestOptions): Promise<Collection>;
+  /** Retrieve a wallet’s virtual account reference: `GET /v1/wallets/{id}/virtual-account`. */
+  getVirtualAccount(id: string, options?: RequestOptions): Promise<GetVirtualAccountResponse>;
+  /** Give a wallet a virtual account reference: `POST /v1/wallets/{id}/virtual-account`. */
+  createVirtualAccount(id: string, options?: RequestOptions): Promise<CreateVirtualAccountResponse>;
+  /** Record deposits the bank reported: `POST /v1/bank-deposits`. */
+  recordBankDeposits(
+    body: RecordBankDepositsRequest,
+    options?: RequestOptions,
+  ): Promise<RecordBankDepositsResponse>;
+  /** Import a rail statement: `POST /v1/reconciliation/statements`. */
+  importStatement(
+    body: ImportStatementRequest,
+    query?: ImportStatementQuery,
+    options?: RequestOptions,
+  ): Promise<Statement>;
+  /** Retrieve an imported statement: `GET /v1/reconciliation/statements/{id}`. */
+  getStatement(id: string, options?: RequestOptions): Promise<Statement>;
+  /** List reconciliation exceptions: `GET /v1/reconciliation/exceptions`. */
+  listReconciliationExceptions(
+    query?: ListReconciliationExceptionsQuery,
+    options?: RequestOptions,
+  ): Promise<List<ReconciliationException>>;
+  /** Retrieve a reconciliation exception: `GET /v1/reconciliation/exceptions/{id}`. */
+  getReconciliationException(id: string, options?: RequestOptions): Promise<ReconciliationException>;
+  /** Resolve a reconciliation exception: `POST /v1/reconciliation/exceptions/{id}/resolve`. */
+  resolveReconciliationException(
+    id: string,
+    body: ResolveReconciliationExceptionRequest,
+    options?: RequestOptions,
+  ): Promise<ReconciliationException>;
+  /** List trust accounts: `GET /v1/trust-accounts`. */
+  listTrustAccounts(query?: ListTrustAccountsQuery, options?: RequestOptions): Promise<List<TrustAccount>>;
+  /** Configure a trust account: `POST /v1/trust-accounts`. */
+  createTrustAccount(body: CreateTrustAccountRequest, options?: RequestOptions): Promise<TrustAccount>;
+  /** Retrieve a trust account: `GET /v1/trust-accounts/{id}`. */
+  getTrustAccount(id: string, options?: RequestOptions): Promise<TrustAccount>;
+  /** Close a trust account: `PATCH /v1/trust-accounts/{id}`. */
+  updateTrustAccount(
+    id: string,
+    body: UpdateTrustAccountRequest,
+    options?: RequestOptions,
+  ): Promise<TrustAccount>;
+  /** List reported closing balances: `GET /v1/safeguarding/balances`. */
+  listSafeguardingBalances(
+    query?: ListSafeguardingBalancesQuery,
+    options?: RequestOptions,
+  ): Promise<List<SafeguardingBalance>>;
+  /** Report a trust account’s closing balance: `POST /v1/safeguarding/balances`. */
+  reportSafeguardingBalance(
+    body: ReportSafeguardingBalanceRequest,
+    options?: RequestOptions,
+  ): Promise<SafeguardingBalance>;
+  /** List daily safeguarding reports: `GET /v1/safeguarding/reports`. */
+  listSafeguardingReports(
+    query?: ListSafeguardingReportsQuery,
+    options?: RequestOptions,
+  ): Promise<List<SafeguardingReport>>;
+  /** Retrieve a safeguarding report: `GET /v1/safeguarding/reports/{id}`. */
+  getSafeguardingReport(id: string, options?: RequestOptions): Promise<SafeguardingReport>;
+  /** List digital-asset routes: `GET /v1/digital-asset-routes`. */
+  listDigitalAssetRoutes(options?: RequestOptions): Promise<ListDigitalAssetRoutesResponse>;
+  /** Enable or disable a digital-asset route: `PUT /v1/digital-asset-routes/{asset}/{network}`. */
+  setDigitalAssetRoute(
+    asset: string,
+    network: string,
+    body: SetDigitalAssetRouteRequest,
+    options?: RequestOptions,
+  ): Promise<DigitalAssetRoute>;
+  /** Retrieve the Travel Rule settings: `GET /v1/travel-rule/settings`. */
+  getTravelRuleSettings(options?: RequestOptions): Promise<TravelRuleSettings>;
+  /** Replace the Travel Rule settings: `PUT /v1/travel-rule/settings`. */
+  setTravelRuleSettings(
+    body: SetTravelRuleSettingsRequest,
+    options?: RequestOptions,
+  ): Promise<TravelRuleSettings>;
+  /** Retrieve a transfer’s Travel Rule data: `GET /v1/transfers/{id}/travel-rule`. */
+  getTransferTravelRule(id: string, options?: RequestOptions): Promise<TravelRuleRecord>;
+  /** List a wallet’s deposit addresses: `GET /v1/wallets/{id}/deposit-addresses`. */
+  listDepositAddresses(id: string, options?: RequestOptions): Promise<ListDepositAddressesResponse>;
+  /** Get a deposit address: `POST /v1/wallets/{id}/deposit-addresses`. */
+  createDepositAddress(
+    id: string,
+    body: CreateDepositAddressRequest,
+    options?: RequestOptions,
+  ): Promise<DepositAddress>;
+  /** List deposits: `GET /v1/deposits`. */
+  listDeposits(query?: ListDepositsQuery, options?: RequestOptions): Promise<List<Deposit>>;
+  /** Retrieve a deposit: `GET /v1/deposits/{id}`. */
+  getDeposit(id: string, options?: RequestOptions): Promise<Deposit>;
+  /** Retrieve the conversion rates: `GET /v1/conversion-rates`. */
+  getConversionRates(options?: RequestOptions): Promise<ConversionRates>;
+  /** Replace the conversion rates: `PUT /v1/conversion-rates`. */
+  setConversionRates(body: SetConversionRatesRequest, options?: RequestOptions): Promise<ConversionRates>;
+  /** Quote a conversion: `POST /v1/conversions/quote`. */
+  createConversionQuote(
+    body: CreateConversionQuoteRequest,
+    options?: RequestOptions,
+  ): Promise<ConversionQuote>;
+  /** Retrieve a quote: `GET /v1/conversions/quotes/{id}`. */
+  getConversionQuote(id: string, options?: RequestOptions): Promise<ConversionQuote>;
+  /** List conversions: `GET /v1/conversions`. */
+  listConversions(query?: ListConversionsQuery, options?: RequestOptions): Promise<List<Conversion>>;
+  /** Execute a quote: `POST /v1/conversions`. */
+  createConversion(body: CreateConversionRequest, options?: RequestOptions): Promise<Conversion>;
+  /** Retrieve a conversion: `GET /v1/conversions/{id}`. */
+  getConversion(id: string, options?: RequestOptions): Promise<Conversion>;
   /** Create a webhook subscription (spec path): `POST /webhook-subscriptions`. */
   createWebhookSubscriptionUnversioned(
     body: CreateWebhookSubscriptionUnversionedRequest,
@@ -896,6 +3613,20 @@ export interface MkobaOperations {
   ): Promise<Transfer>;
   /** Return a transfer (sandbox): `POST /v1/sandbox/transfers/{id}/return`. */
   sandboxReturnTransfer(id: string, options?: RequestOptions): Promise<Transfer>;
+  /** Produce a rail statement (sandbox): `POST /v1/sandbox/statements`. */
+  createSandboxStatement(
+    body: CreateSandboxStatementRequest,
+    options?: RequestOptions,
+  ): Promise<CreateSandboxStatementResponse>;
+  /** Send a deposit on the simulated chain (sandbox): `POST /v1/sandbox/chain/deposits`. */
+  sandboxChainDeposit(body: SandboxChainDepositRequest, options?: RequestOptions): Promise<Deposit>;
+  /** Advance the simulated chain (sandbox): `POST /v1/sandbox/chain/advance`. */
+  sandboxChainAdvance(
+    body: SandboxChainAdvanceRequest,
+    options?: RequestOptions,
+  ): Promise<SandboxChainAdvanceResponse>;
+  /** Reorganise a deposit away (sandbox): `POST /v1/sandbox/chain/deposits/{id}/reorg`. */
+  sandboxChainReorg(id: string, options?: RequestOptions): Promise<Deposit>;
 }
 
 /** How to call each operation. */
@@ -922,6 +3653,70 @@ export const OPERATIONS = {
   getCustomer: {
     method: 'GET',
     path: '/v1/customers/{id}',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  listVerifications: {
+    method: 'GET',
+    path: '/v1/customers/{id}/verifications',
+    pathParams: ['id'],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  createVerification: {
+    method: 'POST',
+    path: '/v1/customers/{id}/verifications',
+    pathParams: ['id'],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  getVerification: {
+    method: 'GET',
+    path: '/v1/verifications/{id}',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  approveVerification: {
+    method: 'POST',
+    path: '/v1/verifications/{id}/approve',
+    pathParams: ['id'],
+    body: 'optional',
+    query: false,
+    response: 'json',
+  },
+  rejectVerification: {
+    method: 'POST',
+    path: '/v1/verifications/{id}/reject',
+    pathParams: ['id'],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  requestVerificationDocuments: {
+    method: 'POST',
+    path: '/v1/verifications/{id}/request_documents',
+    pathParams: ['id'],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  overrideCustomerRisk: {
+    method: 'POST',
+    path: '/v1/customers/{id}/risk',
+    pathParams: ['id'],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  clearCustomerRiskOverride: {
+    method: 'DELETE',
+    path: '/v1/customers/{id}/risk',
     pathParams: ['id'],
     body: 'none',
     query: false,
@@ -956,6 +3751,30 @@ export const OPERATIONS = {
     path: '/v1/wallets/{id}/balance',
     pathParams: ['id'],
     body: 'none',
+    query: false,
+    response: 'json',
+  },
+  freezeWallet: {
+    method: 'POST',
+    path: '/v1/wallets/{id}/freeze',
+    pathParams: ['id'],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  unfreezeWallet: {
+    method: 'POST',
+    path: '/v1/wallets/{id}/unfreeze',
+    pathParams: ['id'],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  closeWallet: {
+    method: 'POST',
+    path: '/v1/wallets/{id}/close',
+    pathParams: ['id'],
+    body: 'required',
     query: false,
     response: 'json',
   },
@@ -1021,6 +3840,694 @@ export const OPERATIONS = {
     pathParams: [],
     body: 'none',
     query: true,
+    response: 'json',
+  },
+  listEvidence: {
+    method: 'GET',
+    path: '/v1/evidence',
+    pathParams: [],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  listTransferEvidence: {
+    method: 'GET',
+    path: '/v1/transfers/{id}/evidence',
+    pathParams: ['id'],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  listCustomerEvidence: {
+    method: 'GET',
+    path: '/v1/customers/{id}/evidence',
+    pathParams: ['id'],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  listWalletEvidence: {
+    method: 'GET',
+    path: '/v1/wallets/{id}/evidence',
+    pathParams: ['id'],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  listReviews: {
+    method: 'GET',
+    path: '/v1/reviews',
+    pathParams: [],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  getReview: {
+    method: 'GET',
+    path: '/v1/reviews/{id}',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  clearReview: {
+    method: 'POST',
+    path: '/v1/reviews/{id}/clear',
+    pathParams: ['id'],
+    body: 'optional',
+    query: false,
+    response: 'json',
+  },
+  rejectReview: {
+    method: 'POST',
+    path: '/v1/reviews/{id}/reject',
+    pathParams: ['id'],
+    body: 'optional',
+    query: false,
+    response: 'json',
+  },
+  listAmlRules: {
+    method: 'GET',
+    path: '/v1/aml/rules',
+    pathParams: [],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  createAmlRule: {
+    method: 'POST',
+    path: '/v1/aml/rules',
+    pathParams: [],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  getAmlRule: {
+    method: 'GET',
+    path: '/v1/aml/rules/{id}',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  updateAmlRule: {
+    method: 'PATCH',
+    path: '/v1/aml/rules/{id}',
+    pathParams: ['id'],
+    body: 'optional',
+    query: false,
+    response: 'json',
+  },
+  listAmlAlerts: {
+    method: 'GET',
+    path: '/v1/aml/alerts',
+    pathParams: [],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  getAmlAlert: {
+    method: 'GET',
+    path: '/v1/aml/alerts/{id}',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  resolveAmlAlert: {
+    method: 'POST',
+    path: '/v1/aml/alerts/{id}/resolve',
+    pathParams: ['id'],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  listMembers: {
+    method: 'GET',
+    path: '/v1/members',
+    pathParams: [],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  createMember: {
+    method: 'POST',
+    path: '/v1/members',
+    pathParams: [],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  getMember: {
+    method: 'GET',
+    path: '/v1/members/{id}',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  removeMember: {
+    method: 'DELETE',
+    path: '/v1/members/{id}',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  updateMember: {
+    method: 'PATCH',
+    path: '/v1/members/{id}',
+    pathParams: ['id'],
+    body: 'optional',
+    query: false,
+    response: 'json',
+  },
+  getPolicy: {
+    method: 'GET',
+    path: '/v1/policies',
+    pathParams: [],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  updatePolicy: {
+    method: 'PUT',
+    path: '/v1/policies',
+    pathParams: [],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  listPolicyVersions: {
+    method: 'GET',
+    path: '/v1/policies/versions',
+    pathParams: [],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  getPolicyVersion: {
+    method: 'GET',
+    path: '/v1/policies/versions/{version}',
+    pathParams: ['version'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  listPolicyChanges: {
+    method: 'GET',
+    path: '/v1/policy-changes',
+    pathParams: [],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  getPolicyChange: {
+    method: 'GET',
+    path: '/v1/policy-changes/{id}',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  getFeeSchedule: {
+    method: 'GET',
+    path: '/v1/fee-schedule',
+    pathParams: [],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  updateFeeSchedule: {
+    method: 'PUT',
+    path: '/v1/fee-schedule',
+    pathParams: [],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  listFeeScheduleVersions: {
+    method: 'GET',
+    path: '/v1/fee-schedule/versions',
+    pathParams: [],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  getFeeScheduleVersion: {
+    method: 'GET',
+    path: '/v1/fee-schedule/versions/{version}',
+    pathParams: ['version'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  quoteTransfer: {
+    method: 'POST',
+    path: '/v1/transfers/quote',
+    pathParams: [],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  listApprovals: {
+    method: 'GET',
+    path: '/v1/approvals',
+    pathParams: [],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  getApproval: {
+    method: 'GET',
+    path: '/v1/approvals/{id}',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  approveApproval: {
+    method: 'POST',
+    path: '/v1/approvals/{id}/approve',
+    pathParams: ['id'],
+    body: 'optional',
+    query: false,
+    response: 'json',
+  },
+  rejectApproval: {
+    method: 'POST',
+    path: '/v1/approvals/{id}/reject',
+    pathParams: ['id'],
+    body: 'optional',
+    query: false,
+    response: 'json',
+  },
+  getTransferReceipt: {
+    method: 'GET',
+    path: '/v1/transfers/{id}/receipt',
+    pathParams: ['id'],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  verifyReceipt: {
+    method: 'GET',
+    path: '/v1/receipts/verify',
+    pathParams: [],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  listPaymentBatches: {
+    method: 'GET',
+    path: '/v1/payment-batches',
+    pathParams: [],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  createPaymentBatch: {
+    method: 'POST',
+    path: '/v1/payment-batches',
+    pathParams: [],
+    body: 'required',
+    query: true,
+    response: 'json',
+  },
+  getPaymentBatch: {
+    method: 'GET',
+    path: '/v1/payment-batches/{id}',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  listPaymentBatchItems: {
+    method: 'GET',
+    path: '/v1/payment-batches/{id}/items',
+    pathParams: ['id'],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  cancelPaymentBatch: {
+    method: 'POST',
+    path: '/v1/payment-batches/{id}/cancel',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  listExports: {
+    method: 'GET',
+    path: '/v1/exports',
+    pathParams: [],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  createExport: {
+    method: 'POST',
+    path: '/v1/exports',
+    pathParams: [],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  getExport: {
+    method: 'GET',
+    path: '/v1/exports/{id}',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  downloadExport: {
+    method: 'GET',
+    path: '/v1/exports/{id}/download',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'text',
+  },
+  listRailPartners: {
+    method: 'GET',
+    path: '/v1/rail-partners',
+    pathParams: [],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  createRailPartner: {
+    method: 'POST',
+    path: '/v1/rail-partners',
+    pathParams: [],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  getRailPartner: {
+    method: 'GET',
+    path: '/v1/rail-partners/{id}',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  updateRailPartner: {
+    method: 'PATCH',
+    path: '/v1/rail-partners/{id}',
+    pathParams: ['id'],
+    body: 'optional',
+    query: false,
+    response: 'json',
+  },
+  listRailCallbacks: {
+    method: 'GET',
+    path: '/v1/rail-callbacks',
+    pathParams: [],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  listCollections: {
+    method: 'GET',
+    path: '/v1/collections',
+    pathParams: [],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  createCollection: {
+    method: 'POST',
+    path: '/v1/collections',
+    pathParams: [],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  getCollection: {
+    method: 'GET',
+    path: '/v1/collections/{id}',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  getVirtualAccount: {
+    method: 'GET',
+    path: '/v1/wallets/{id}/virtual-account',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  createVirtualAccount: {
+    method: 'POST',
+    path: '/v1/wallets/{id}/virtual-account',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  recordBankDeposits: {
+    method: 'POST',
+    path: '/v1/bank-deposits',
+    pathParams: [],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  importStatement: {
+    method: 'POST',
+    path: '/v1/reconciliation/statements',
+    pathParams: [],
+    body: 'required',
+    query: true,
+    response: 'json',
+  },
+  getStatement: {
+    method: 'GET',
+    path: '/v1/reconciliation/statements/{id}',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  listReconciliationExceptions: {
+    method: 'GET',
+    path: '/v1/reconciliation/exceptions',
+    pathParams: [],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  getReconciliationException: {
+    method: 'GET',
+    path: '/v1/reconciliation/exceptions/{id}',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  resolveReconciliationException: {
+    method: 'POST',
+    path: '/v1/reconciliation/exceptions/{id}/resolve',
+    pathParams: ['id'],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  listTrustAccounts: {
+    method: 'GET',
+    path: '/v1/trust-accounts',
+    pathParams: [],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  createTrustAccount: {
+    method: 'POST',
+    path: '/v1/trust-accounts',
+    pathParams: [],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  getTrustAccount: {
+    method: 'GET',
+    path: '/v1/trust-accounts/{id}',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  updateTrustAccount: {
+    method: 'PATCH',
+    path: '/v1/trust-accounts/{id}',
+    pathParams: ['id'],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  listSafeguardingBalances: {
+    method: 'GET',
+    path: '/v1/safeguarding/balances',
+    pathParams: [],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  reportSafeguardingBalance: {
+    method: 'POST',
+    path: '/v1/safeguarding/balances',
+    pathParams: [],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  listSafeguardingReports: {
+    method: 'GET',
+    path: '/v1/safeguarding/reports',
+    pathParams: [],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  getSafeguardingReport: {
+    method: 'GET',
+    path: '/v1/safeguarding/reports/{id}',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  listDigitalAssetRoutes: {
+    method: 'GET',
+    path: '/v1/digital-asset-routes',
+    pathParams: [],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  setDigitalAssetRoute: {
+    method: 'PUT',
+    path: '/v1/digital-asset-routes/{asset}/{network}',
+    pathParams: ['asset', 'network'],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  getTravelRuleSettings: {
+    method: 'GET',
+    path: '/v1/travel-rule/settings',
+    pathParams: [],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  setTravelRuleSettings: {
+    method: 'PUT',
+    path: '/v1/travel-rule/settings',
+    pathParams: [],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  getTransferTravelRule: {
+    method: 'GET',
+    path: '/v1/transfers/{id}/travel-rule',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  listDepositAddresses: {
+    method: 'GET',
+    path: '/v1/wallets/{id}/deposit-addresses',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  createDepositAddress: {
+    method: 'POST',
+    path: '/v1/wallets/{id}/deposit-addresses',
+    pathParams: ['id'],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  listDeposits: {
+    method: 'GET',
+    path: '/v1/deposits',
+    pathParams: [],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  getDeposit: {
+    method: 'GET',
+    path: '/v1/deposits/{id}',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  getConversionRates: {
+    method: 'GET',
+    path: '/v1/conversion-rates',
+    pathParams: [],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  setConversionRates: {
+    method: 'PUT',
+    path: '/v1/conversion-rates',
+    pathParams: [],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  createConversionQuote: {
+    method: 'POST',
+    path: '/v1/conversions/quote',
+    pathParams: [],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  getConversionQuote: {
+    method: 'GET',
+    path: '/v1/conversions/quotes/{id}',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  listConversions: {
+    method: 'GET',
+    path: '/v1/conversions',
+    pathParams: [],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  createConversion: {
+    method: 'POST',
+    path: '/v1/conversions',
+    pathParams: [],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  getConversion: {
+    method: 'GET',
+    path: '/v1/conversions/{id}',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
     response: 'json',
   },
   createWebhookSubscriptionUnversioned: {
@@ -1138,6 +4645,38 @@ export const OPERATIONS = {
   sandboxReturnTransfer: {
     method: 'POST',
     path: '/v1/sandbox/transfers/{id}/return',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  createSandboxStatement: {
+    method: 'POST',
+    path: '/v1/sandbox/statements',
+    pathParams: [],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  sandboxChainDeposit: {
+    method: 'POST',
+    path: '/v1/sandbox/chain/deposits',
+    pathParams: [],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  sandboxChainAdvance: {
+    method: 'POST',
+    path: '/v1/sandbox/chain/advance',
+    pathParams: [],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  sandboxChainReorg: {
+    method: 'POST',
+    path: '/v1/sandbox/chain/deposits/{id}/reorg',
     pathParams: ['id'],
     body: 'none',
     query: false,

@@ -35,6 +35,11 @@ export class PostingSession {
     return this.accounts.get(id);
   }
 
+  /** An account's sums as they stand after the entries accepted so far (as locked, if none touched it). */
+  sumsOf(id: string): AccountSums | undefined {
+    return this.sums.get(id) ?? this.accounts.get(id);
+  }
+
   /** Decides an entry; an accepted one moves the session's sums and is written at flush. */
   tryPost(entry: JournalEntry): PostingRefusal | undefined {
     const decision = decideEntry(this.accounts, this.sums, entry);

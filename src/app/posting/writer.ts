@@ -6,19 +6,42 @@
  * and idempotency records. One commit then carries many transfers.
  */
 import { LEDGER_WRITER_LANES_MAX } from '../../config.ts';
+import type { Approval } from '../../domain/approvals.ts';
+import { AWAITING_APPROVAL_STATUS_REASON } from '../../domain/approvals.ts';
+import {
+  evaluatePolicy,
+  type Policy,
+  type PolicyDecision,
+  policyNeeds,
+} from '../../domain/decisions/policies.ts';
+import {
+  decideTransferCompliance,
+  type RuleHit,
+  type ScreeningSummary,
+} from '../../domain/decisions/transferCompliance.ts';
 import { AppError } from '../../domain/errors.ts';
 import type { EventRecord } from '../../domain/events.ts';
-import { directPostings, holdPostings } from '../../domain/ledger.ts';
-import type { Transfer } from '../../domain/transferRecord.ts';
+import type { EvidenceDraft } from '../../domain/evidence.ts';
+import { transferPostings } from '../../domain/ledger.ts';
+import { formatAmount } from '../../domain/money.ts';
+import { IN_REVIEW_STATUS_REASON, type ReviewCase } from '../../domain/reviews.ts';
+import { feeOf, type Transfer } from '../../domain/transferRecord.ts';
+import type { Destination } from '../../domain/transfers.ts';
+import { insertApprovals } from '../../store/repositories/approvals.ts';
 import {
   deleteIdempotencyRecord,
   findIdempotencyRecords,
   tryLockIdempotencyKeys,
 } from '../../store/repositories/idempotency.ts';
+import { insertReviewCases } from '../../store/repositories/reviews.ts';
 import { insertTransfers } from '../../store/repositories/transfers.ts';
-import { SQLSTATE, sqlState } from '../../store/store.ts';
+import { type Queryable, SQLSTATE, sqlState } from '../../store/store.ts';
+import { type AmlAlertDraft, openAmlAlerts } from '../aml/alerts.ts';
+import { approvalEvent, newApproval } from '../approvals.ts';
+import type { CustomerPolicyFacts } from '../customerPolicyFacts.ts';
 import type { Deps } from '../deps.ts';
 import { recordEvents, transferEvent } from '../events.ts';
+import { appendEvidence, SYSTEM_ACTOR } from '../evidence.ts';
 import {
   failureResult,
   type IdempotencyContext,
@@ -28,6 +51,9 @@ import {
   outcomeOf,
   recordIdempotentResults,
 } from '../idempotency.ts';
+import { AmlBatchMonitor } from './amlMonitor.ts';
+import { LimitGuard } from './limitGuard.ts';
+import { RouteLimitGuard } from './routeLimitGuard.ts';
 import { PostingSession, refusalError } from './session.ts';
 
 /** The most commands one transaction carries. */
@@ -39,10 +65,24 @@ export interface TransferCommand {
   kind: 'transfer';
   /** Fully validated; status and ledger state are set by the decision. */
   transfer: Transfer;
+  /** The customer who owns the paying wallet. */
+  sourceCustomerId: string;
   debitAccountId: string;
   creditAccountId: string;
+  /** The organization's fee income account in the currency, when the transfer has a fee (docs/FEES.md). */
+  feeAccountId?: string | undefined;
+  /** The counterparty's screening, done before the writer (it needs no lock); absent when no name was given. */
+  screening?: ScreeningSummary | undefined;
+  /** The organization's current authorization policy, read before the writer. */
+  policy: Policy;
+  /** The paying customer's KYC status and risk level, when a rule of the policy names them. */
+  customer?: CustomerPolicyFacts | undefined;
   /** Internal transfers post at once; rail transfers hold until the rail reports. */
   settleAtOnce: boolean;
+  /** A payment batch item whose batch was approved: that approval covers a rule asking for one. */
+  coveredByApproval?: string | undefined;
+  /** Travel Rule data given with the transfer: appended as evidence only if the transfer is accepted. */
+  travelRule?: EvidenceDraft | undefined;
   idempotency: IdempotencyContext;
   /** The wire form returned to the client and stored for replays. */
   present: (transfer: Transfer) => unknown;
@@ -59,6 +99,28 @@ export interface RefusalCommand {
 }
 
 export type WriterCommand = TransferCommand | RefusalCommand;
+
+/** What one command of a chunk came to: its outcome, and the transfer when one was created. */
+export interface ChunkResult {
+  outcome: IdempotentOutcome | AppError;
+  transfer?: Transfer | undefined;
+}
+
+/**
+ * A payment batch's chunk runs in a transaction of its own with these steps around the writer's: the batch
+ * row is locked first; its reservation is released (with the accounts locked) before the items are decided,
+ * and what the items did is recorded, and what is still to pay reserved again, before the commit.
+ */
+export interface ChunkSteps {
+  /** Accounts the steps post to, locked with the items' accounts. */
+  accounts: readonly string[];
+  lockFirst(tx: Queryable): Promise<void>;
+  beforeDecide(session: PostingSession, now: Date): void;
+  /** Posts what follows from the results (the new reservation) in the session, before it is written. */
+  afterDecide(session: PostingSession, results: ChunkResult[], now: Date): void;
+  /** Records the items and the batch, once the transfers and entries they refer to are written. */
+  record(tx: Queryable, results: ChunkResult[], now: Date): Promise<void>;
+}
 
 /** One turn of the event loop: timers and I/O callbacks that are due run first. */
 function yieldToEventLoop(): Promise<void> {
@@ -97,6 +159,12 @@ export class LedgerWriter {
       throw new RangeError(`a ledger writer has 1 to ${LEDGER_WRITER_LANES_MAX} lanes, not ${lanes}`);
     }
     this.lanes = Array.from({ length: lanes }, () => new WriterLane(deps));
+  }
+
+  /** Runs a payment batch's chunk in its own transaction (retried on a deadlock or serialization failure). */
+  runChunk(commands: TransferCommand[], steps: ChunkSteps): Promise<ChunkResult[]> {
+    const lane = this.lanes[laneIndex(commands[0]?.debitAccountId ?? '', this.lanes.length)] as WriterLane;
+    return lane.runChunk(commands, steps);
   }
 
   submit(command: WriterCommand): Promise<IdempotentOutcome> {
@@ -167,9 +235,42 @@ class WriterLane {
     }
   }
 
-  private async runBatch(commands: WriterCommand[]): Promise<(IdempotentOutcome | AppError)[]> {
+  async runChunk(commands: TransferCommand[], steps: ChunkSteps): Promise<ChunkResult[]> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        let results: ChunkResult[] = [];
+        await this.runBatch(commands, steps, (r) => {
+          results = r;
+        });
+        return results;
+      } catch (error) {
+        const retryable = [SQLSTATE.deadlockDetected, SQLSTATE.serializationFailure].includes(
+          sqlState(error) as '40P01',
+        );
+        if (!retryable || attempt >= LEDGER_BATCH_RETRIES_MAX) throw error;
+      }
+    }
+  }
+
+  private async runBatch(
+    commands: WriterCommand[],
+    steps?: ChunkSteps,
+    onResults?: (results: ChunkResult[]) => void,
+  ): Promise<(IdempotentOutcome | AppError)[]> {
     const deps = this.deps;
+    const transferCommands = commands.filter((c): c is TransferCommand => c.kind === 'transfer');
+    // How far back each organization's policy looks at a wallet's activity: the AML monitor reads it for both.
+    const policyWindows = new Map<string, number>();
+    for (const c of transferCommands) {
+      const window = policyNeeds(c.policy).activityWindowSeconds;
+      policyWindows.set(
+        c.transfer.organizationId,
+        Math.max(window, policyWindows.get(c.transfer.organizationId) ?? 0),
+      );
+    }
+    const monitor = await AmlBatchMonitor.prepare(deps, transferCommands, policyWindows);
     return deps.store.transaction(async (tx) => {
+      if (steps) await steps.lockFirst(tx);
       const now = deps.now();
       const outcomes: (IdempotentOutcome | AppError | undefined)[] = new Array(commands.length);
       // The answer a repeat of command i replays: what was recorded for it, byte for byte.
@@ -257,27 +358,53 @@ class WriterLane {
       live.sort((x, y) => x - y);
 
       const session = new PostingSession(tx);
-      await session.lock(
-        live.flatMap((i) => {
+      await session.lock([
+        ...(steps?.accounts ?? []),
+        ...live.flatMap((i) => {
           const c = commands[i] as WriterCommand;
-          return c.kind === 'transfer' ? [c.debitAccountId, c.creditAccountId] : [];
+          if (c.kind !== 'transfer') return [];
+          return c.feeAccountId === undefined
+            ? [c.debitAccountId, c.creditAccountId]
+            : [c.debitAccountId, c.creditAccountId, c.feeAccountId];
         }),
+      ]);
+      steps?.beforeDecide(session, now);
+      const liveTransfers = live.flatMap((i) =>
+        commands[i]?.kind === 'transfer' ? [commands[i] as TransferCommand] : [],
       );
+      const limits = await LimitGuard.lock(tx, liveTransfers, now);
+      const routeLimits = await RouteLimitGuard.lock(tx, liveTransfers, now);
+      await monitor.readActivity(tx, deps.store, liveTransfers, now, (id) => session.sumsOf(id));
       const transfers: Transfer[] = [];
       const events: EventRecord[] = [];
       const records: { context: IdempotencyContext & { key: string }; outcome: IdempotentOutcome }[] = [];
+      const evidence: EvidenceDraft[] = [];
+      const reviews: ReviewCase[] = [];
+      const alerts: AmlAlertDraft[] = [];
+      const approvals: Approval[] = [];
 
+      const created = new Map<number, Transfer>();
       for (const i of live) {
         const command = commands[i] as WriterCommand;
-        const decided = this.decide(command, session, now);
+        const decided = this.decide(command, session, monitor, limits, now, routeLimits);
+        if (!(decided.outcome instanceof AppError)) created.set(i, decided.outcome.transfer);
+        if (decided.evidence) evidence.push(decided.evidence);
+        if (decided.review) reviews.push(decided.review);
+        if (decided.approval) approvals.push(decided.approval);
+        alerts.push(...(decided.alerts ?? []));
         let outcome: IdempotentOutcome;
-        if (decided instanceof AppError) {
-          outcomes[i] = decided;
-          outcome = outcomeOf(failureResult(decided, command.idempotency.requestId));
+        if (decided.outcome instanceof AppError) {
+          outcomes[i] = decided.outcome;
+          outcome = outcomeOf(failureResult(decided.outcome, command.idempotency.requestId));
         } else {
-          transfers.push(decided.transfer);
-          events.push(...decided.events);
-          outcome = outcomeOf({ status: 201, body: (command as TransferCommand).present(decided.transfer) });
+          transfers.push(decided.outcome.transfer);
+          events.push(...decided.outcome.events);
+          const travelRule = (command as TransferCommand).travelRule;
+          if (travelRule) evidence.push(travelRule);
+          outcome = outcomeOf({
+            status: 201,
+            body: (command as TransferCommand).present(decided.outcome.transfer),
+          });
           outcomes[i] = outcome;
         }
         recorded[i] = outcome;
@@ -290,11 +417,35 @@ class WriterLane {
         outcomes[index] = original && { ...original, replayed: true };
       }
 
+      const chunkResults = steps
+        ? commands.map((_, i) => ({
+            outcome:
+              outcomes[i] ??
+              new AppError({
+                status: 500,
+                code: 'internal_error',
+                title: 'Internal error',
+                detail: 'undecided command',
+              }),
+            transfer: created.get(i),
+          }))
+        : [];
+      steps?.afterDecide(session, chunkResults, now);
+      monitor.remember(deps.store, (id) => session.sumsOf(id));
       // Transfers first: the journal entries refer to them.
       await insertTransfers(tx, transfers);
       await session.flush(now);
+      await limits.save(tx);
+      await insertReviewCases(tx, reviews);
+      await insertApprovals(tx, approvals);
+      await openAmlAlerts(tx, deps, alerts, now);
+      if (evidence.length > 0) await appendEvidence(tx, deps, evidence);
       await recordEvents(tx, deps, events);
       await recordIdempotentResults(tx, records, now);
+      if (steps) {
+        await steps.record(tx, chunkResults, now);
+        onResults?.(chunkResults);
+      }
       return outcomes.map(
         (o) =>
           o ??
@@ -308,42 +459,201 @@ class WriterLane {
     });
   }
 
-  /** One command's decision over the session's sums: the new transfer and its events, or the refusal. */
+  /**
+   * One command's decision: compliance first (a block refuses, a review holds the funds for an operator),
+   * then the posting rule over the session's sums. Returns the new transfer and what it writes beside it,
+   * or the refusal; either may carry the decision's evidence.
+   */
   private decide(
     command: WriterCommand,
     session: PostingSession,
+    monitor: AmlBatchMonitor,
+    limits: LimitGuard,
     now: Date,
-  ): AppError | { transfer: Transfer; events: EventRecord[] } {
-    if (command.kind === 'refusal') return command.error;
+    routeLimits?: RouteLimitGuard,
+  ): Decided {
+    if (command.kind === 'refusal') return { outcome: command.error };
     const t = command.transfer;
+    const overLimit = limits.check(command) ?? routeLimits?.check(command);
+    if (overLimit) return { outcome: overLimit };
+    const aml = monitor.evaluate(command, now);
+    const compliance = decideTransferCompliance({ screening: command.screening, ...aml });
+    const authorization = compliance.outcome === 'block' ? undefined : this.authorize(command, monitor, now);
+    // One record per decided transfer: compliance (screening, AML) and the authorization policy together.
+    const evidence = (transferId: string | undefined): EvidenceDraft => ({
+      organizationId: t.organizationId,
+      kind: 'transfer.decision',
+      actor: SYSTEM_ACTOR,
+      transferId,
+      walletId: command.debitAccountId,
+      customerId: command.sourceCustomerId,
+      data: {
+        ...compliance.evidence,
+        authorization: authorization
+          ? {
+              decision: authorization.decision,
+              policy_version: authorization.policyVersion,
+              rule: authorization.rule,
+              matched: authorization.matched,
+            }
+          : null,
+        created_by: t.createdBy,
+        amount: formatAmount(t.amountMinor, t.currency),
+        currency: t.currency,
+      },
+    });
+    if (compliance.outcome === 'block' || !authorization) {
+      return { outcome: complianceBlocked(compliance.blockedBy), evidence: evidence(undefined) };
+    }
+    if (authorization.decision === 'deny') {
+      return { outcome: policyDenied(authorization), evidence: evidence(undefined) };
+    }
+    const held = compliance.outcome === 'review';
+    // A transfer held for review waits for its approval once the review clears.
+    const awaitingApproval =
+      !held && authorization.decision === 'require_approval' && command.coveredByApproval === undefined;
+    const direct = command.settleAtOnce && !held && !awaitingApproval;
+    const fee = feeOf(t);
+    if (fee > 0n && command.feeAccountId === undefined) throw new Error(`fee of ${t.id} without an account`);
+    // The fee rides in the transfer's own entry: held with the amount, posted or released with it.
     const refusal = session.tryPost({
       id: this.deps.newId('journalEntry'),
       organizationId: t.organizationId,
       transferId: t.id,
-      kind: command.settleAtOnce ? 'direct' : 'hold',
+      kind: direct ? 'direct' : 'hold',
       holdEntryId: null,
       createdAt: now,
-      postings: command.settleAtOnce
-        ? directPostings(command.debitAccountId, command.creditAccountId, t.amountMinor, t.currency)
-        : holdPostings(command.debitAccountId, command.creditAccountId, t.amountMinor, t.currency),
+      postings: transferPostings(
+        direct ? 'posted' : 'pending',
+        command.debitAccountId,
+        command.creditAccountId,
+        t.amountMinor,
+        t.currency,
+        fee > 0n ? { accountId: command.feeAccountId as string, amountMinor: fee } : undefined,
+      ),
     });
     if (refusal) {
       const fromSource = refusal.accountId === command.debitAccountId;
       const param = !fromSource ? 'destination' : refusal.code === 'wallet_not_active' ? 'source' : 'amount';
-      return refusalError(refusal, 'transfer', param);
+      return { outcome: refusalError(refusal, 'transfer', param) };
     }
-    const transfer: Transfer = command.settleAtOnce
-      ? { ...t, status: 'settled', ledgerState: 'posted', settledAt: now, createdAt: now, updatedAt: now }
-      : {
-          ...t,
-          status: 'pending',
+    const approval: Approval | undefined = awaitingApproval
+      ? newApproval(this.deps, {
+          organizationId: t.organizationId,
+          resourceType: 'transfer',
+          resourceId: t.id,
+          decision: authorization,
+          initiatedBy: t.createdBy ?? 'system',
+          now,
+        })
+      : undefined;
+    const base: Transfer = {
+      ...t,
+      createdAt: now,
+      updatedAt: now,
+      authorization: {
+        decision: authorization.decision,
+        policyVersion: authorization.policyVersion,
+        rule: authorization.rule,
+      },
+      approvalId: approval?.id ?? command.coveredByApproval ?? null,
+    };
+    const transfer: Transfer = held
+      ? {
+          ...base,
+          status: 'in_review',
+          statusReason: IN_REVIEW_STATUS_REASON,
           ledgerState: 'pending',
-          nextRailCheckAt: now,
-          createdAt: now,
-          updatedAt: now,
-        };
+          nextRailCheckAt: null,
+        }
+      : approval
+        ? {
+            ...base,
+            status: 'pending_approval',
+            statusReason: AWAITING_APPROVAL_STATUS_REASON,
+            ledgerState: 'pending',
+            nextRailCheckAt: null,
+          }
+        : direct
+          ? { ...base, status: 'settled', ledgerState: 'posted', settledAt: now }
+          : { ...base, status: 'pending', ledgerState: 'pending', nextRailCheckAt: now };
     const events = [transferEvent(this.deps, 'transfer.created', transfer, now)];
-    if (command.settleAtOnce) events.push(transferEvent(this.deps, 'transfer.settled', transfer, now));
-    return { transfer, events };
+    if (approval) events.push(approvalEvent(this.deps, approval, now));
+    if (direct) events.push(transferEvent(this.deps, 'transfer.settled', transfer, now));
+    const review: ReviewCase | undefined = compliance.review && {
+      id: this.deps.newId('review'),
+      organizationId: t.organizationId,
+      kind: compliance.review.kind,
+      status: 'open',
+      transferId: t.id,
+      customerId: command.sourceCustomerId,
+      walletId: command.debitAccountId,
+      verificationId: null,
+      findings: compliance.review.findings,
+      note: null,
+      decidedBy: null,
+      createdAt: now,
+      decidedAt: null,
+    };
+    monitor.accepted(command, transfer, now);
+    limits.accepted(command);
+    routeLimits?.accepted(command);
+    const alerts = compliance.alerts.map((hit) => ({
+      organizationId: t.organizationId,
+      transferId: t.id,
+      walletId: command.debitAccountId,
+      customerId: command.sourceCustomerId,
+      hit,
+    }));
+    return { outcome: { transfer, events }, evidence: evidence(t.id), review, alerts, approval };
   }
+
+  /** The authorization policy's decision, over the facts known with the source wallet locked. */
+  private authorize(command: TransferCommand, monitor: AmlBatchMonitor, now: Date): PolicyDecision {
+    const t = command.transfer;
+    return evaluatePolicy(command.policy, {
+      operation: 'transfer',
+      facts: {
+        amountMinor: t.amountMinor,
+        currency: t.currency,
+        rail: t.rail,
+        destinationType: (t.destination as Destination).type,
+        sourceWalletId: command.debitAccountId,
+        riskLevel: command.customer?.riskLevel,
+        kycStatus: command.customer?.kycStatus,
+        counterpartyKnown: monitor.counterpartyKnown(command),
+        outgoingWithin: (windowSeconds) => monitor.outgoingWithin(command, windowSeconds, now),
+      },
+    });
+  }
+}
+
+/** What deciding one command produced. */
+interface Decided {
+  outcome: AppError | { transfer: Transfer; events: EventRecord[] };
+  evidence?: EvidenceDraft | undefined;
+  review?: ReviewCase | undefined;
+  alerts?: AmlAlertDraft[] | undefined;
+  approval?: Approval | undefined;
+}
+
+function policyDenied(decision: PolicyDecision): AppError {
+  return new AppError({
+    status: 422,
+    code: 'policy_denied',
+    title: 'Denied by policy',
+    detail: `This transfer was denied by the organization's policy (version ${decision.policyVersion}, rule '${decision.rule}'); nothing was written.`,
+    param: 'amount',
+    extensions: { rule: decision.rule, policy_version: String(decision.policyVersion) },
+  });
+}
+
+function complianceBlocked(rule: RuleHit | undefined): AppError {
+  return new AppError({
+    status: 422,
+    code: 'compliance_blocked',
+    title: 'Blocked by compliance',
+    detail: `This transfer was blocked by the organization's AML rule${rule ? ` '${rule.ruleName}'` : ''}; nothing was written. Contact your compliance team.`,
+    param: 'amount',
+  });
 }

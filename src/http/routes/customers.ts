@@ -10,7 +10,7 @@ import {
   customerCreateBodySchema,
   idempotencyHeadersSchema,
   idempotentWriteHeaders,
-  idSchema,
+  idParamsSchema,
   listEnvelopeSchema,
   listQuerySchema,
 } from '../schemas.ts';
@@ -81,11 +81,7 @@ export function customerRoutes(app: FastifyInstance, deps: Deps): void {
         summary: 'Retrieve a customer',
         tags: TAGS,
         security: BEARER_SECURITY,
-        params: {
-          type: 'object',
-          required: ['id'],
-          properties: { id: idSchema(ID_PREFIXES.customer, 'Customer id.') },
-        },
+        params: idParamsSchema(ID_PREFIXES.customer, 'Customer id.'),
         response: {
           200: { description: 'The customer.', $ref: 'Customer#' },
           ...problemResponses(...READ_PROBLEMS),

@@ -6,7 +6,7 @@ import { ID_PREFIXES } from '../../domain/ids.ts';
 import { BEARER_SECURITY, principalOf } from '../auth.ts';
 import { type ListQuery, pageRequestOf, presentEvent, presentList } from '../presenters.ts';
 import { problemResponses, READ_PROBLEMS } from '../problems.ts';
-import { idSchema, listEnvelopeSchema, listQuerySchema } from '../schemas.ts';
+import { idParamsSchema, idSchema, listEnvelopeSchema, listQuerySchema } from '../schemas.ts';
 
 const TAGS = ['Events'];
 
@@ -57,11 +57,7 @@ export function eventRoutes(app: FastifyInstance, deps: Deps): void {
         summary: 'Retrieve an event',
         tags: TAGS,
         security: BEARER_SECURITY,
-        params: {
-          type: 'object',
-          required: ['id'],
-          properties: { id: idSchema(ID_PREFIXES.event, 'Event id.') },
-        },
+        params: idParamsSchema(ID_PREFIXES.event, 'Event id.'),
         response: {
           200: { description: 'The event.', $ref: 'Event#' },
           ...problemResponses(...READ_PROBLEMS),

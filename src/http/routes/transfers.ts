@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { actorIdOf } from '../../app/apiKeys.ts';
 import type { Deps } from '../../app/deps.ts';
 import { settleOutcome } from '../../app/idempotency.ts';
 import type { LedgerWriter } from '../../app/posting/writer.ts';
@@ -11,12 +12,13 @@ import {
 } from '../../app/transfers.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import { TRANSFER_STATUSES, type TransferStatus } from '../../domain/transfers.ts';
-import { BEARER_SECURITY, principalOf } from '../auth.ts';
+import { BEARER_SECURITY, principalOf, requestActor } from '../auth.ts';
 import { type ListQuery, pageRequestOf, presentList, presentTransfer } from '../presenters.ts';
 import { problemResponses, READ_PROBLEMS, WRITE_PROBLEMS } from '../problems.ts';
 import {
   idempotencyHeadersSchema,
   idempotentWriteHeaders,
+  idParamsSchema,
   idSchema,
   listEnvelopeSchema,
   listQuerySchema,
@@ -25,11 +27,7 @@ import {
 import { idempotencyContextOf, sendOutcome, sendWrite } from '../writes.ts';
 
 const TAGS = ['Transfers'];
-const transferParams = {
-  type: 'object',
-  required: ['id'],
-  properties: { id: idSchema(ID_PREFIXES.transfer, 'Transfer id.') },
-} as const;
+const transferParams = idParamsSchema(ID_PREFIXES.transfer, 'Transfer id.');
 
 export function transferRoutes(app: FastifyInstance, deps: Deps, writer: LedgerWriter): void {
   app.post<{ Body: CreateTransferRequest }>(
@@ -59,6 +57,7 @@ export function transferRoutes(app: FastifyInstance, deps: Deps, writer: LedgerW
         request.body,
         idempotencyContextOf(request),
         presentTransfer,
+        actorIdOf(principalOf(request)),
       );
       return sendOutcome(reply, settleOutcome(outcome));
     },
@@ -136,7 +135,9 @@ export function transferRoutes(app: FastifyInstance, deps: Deps, writer: LedgerW
     (request, reply) =>
       sendWrite(deps, request, reply, async (tx, organizationId) => ({
         status: 200,
-        body: presentTransfer(await cancelTransfer(tx, deps, organizationId, request.params.id)),
+        body: presentTransfer(
+          await cancelTransfer(tx, deps, organizationId, request.params.id, requestActor(request)),
+        ),
       })),
   );
 }

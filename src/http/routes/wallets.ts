@@ -11,6 +11,7 @@ import {
   currencySchema,
   idempotencyHeadersSchema,
   idempotentWriteHeaders,
+  idParamsSchema,
   idSchema,
   listEnvelopeSchema,
   listQuerySchema,
@@ -19,11 +20,7 @@ import {
 import { sendWrite } from '../writes.ts';
 
 const TAGS = ['Wallets'];
-const walletParams = {
-  type: 'object',
-  required: ['id'],
-  properties: { id: idSchema(ID_PREFIXES.wallet, 'Wallet id.') },
-} as const;
+const walletParams = idParamsSchema(ID_PREFIXES.wallet, 'Wallet id.');
 
 export function walletRoutes(app: FastifyInstance, deps: Deps): void {
   app.post<{ Body: CreateWalletInput }>(

@@ -38,6 +38,7 @@ import { problemResponses, READ_PROBLEMS, WRITE_PROBLEMS } from '../problems.ts'
 import {
   idempotencyHeadersSchema,
   idempotentWriteHeaders,
+  idParamsSchema,
   idSchema,
   listEnvelopeSchema,
   listQuerySchema,
@@ -216,16 +217,8 @@ function presentDelivery(d: DeliveryView) {
   };
 }
 
-const subscriptionParams = {
-  type: 'object',
-  required: ['id'],
-  properties: { id: idSchema(ID_PREFIXES.webhookSubscription, 'Subscription id.') },
-} as const;
-const eventParams = {
-  type: 'object',
-  required: ['id'],
-  properties: { id: idSchema(ID_PREFIXES.event, 'Event id.') },
-} as const;
+const subscriptionParams = idParamsSchema(ID_PREFIXES.webhookSubscription, 'Subscription id.');
+const eventParams = idParamsSchema(ID_PREFIXES.event, 'Event id.');
 const subscriptionResponse = { description: 'The subscription.', $ref: 'WebhookSubscription#' };
 
 export function webhookRoutes(app: FastifyInstance, deps: Deps): void {

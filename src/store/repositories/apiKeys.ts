@@ -1,4 +1,5 @@
 import type { Environment } from '../../domain/apiKeys.ts';
+import type { MemberRole, MemberStatus } from '../../domain/members.ts';
 import type { Queryable } from '../store.ts';
 import { toDate } from './rows.ts';
 
@@ -11,9 +12,17 @@ export interface ApiKeyRow {
   scopes: string[];
   createdAt: Date;
   revokedAt: Date | null;
+  /** The member the key acts for, if any. */
+  memberId: string | null;
 }
 
-const COLUMNS = 'id, organization_id, environment, key_hash, display_prefix, scopes, created_at, revoked_at';
+/** A key as authentication needs it: with the member it acts for, as that member stands now. */
+export interface ApiKeyWithMember extends ApiKeyRow {
+  member: { id: string; email: string; roles: MemberRole[]; status: MemberStatus } | null;
+}
+
+const COLUMNS =
+  'id, organization_id, environment, key_hash, display_prefix, scopes, created_at, revoked_at, member_id';
 
 function fromRow(row: Record<string, unknown>): ApiKeyRow {
   return {
@@ -25,11 +34,12 @@ function fromRow(row: Record<string, unknown>): ApiKeyRow {
     scopes: row.scopes as string[],
     createdAt: toDate(row.created_at),
     revokedAt: row.revoked_at === null ? null : toDate(row.revoked_at),
+    memberId: row.member_id === null || row.member_id === undefined ? null : String(row.member_id),
   };
 }
 
 export async function insertApiKey(db: Queryable, key: ApiKeyRow): Promise<void> {
-  await db.query(`INSERT INTO api_keys (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, [
+  await db.query(`INSERT INTO api_keys (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, [
     key.id,
     key.organizationId,
     key.environment,
@@ -38,12 +48,35 @@ export async function insertApiKey(db: Queryable, key: ApiKeyRow): Promise<void>
     key.scopes,
     key.createdAt,
     key.revokedAt,
+    key.memberId,
   ]);
 }
 
-export async function findApiKeyByHash(db: Queryable, keyHash: string): Promise<ApiKeyRow | undefined> {
-  const [row] = await db.query(`SELECT ${COLUMNS} FROM api_keys WHERE key_hash = $1`, [keyHash]);
-  return row && fromRow(row);
+export async function findApiKeyByHash(
+  db: Queryable,
+  keyHash: string,
+): Promise<ApiKeyWithMember | undefined> {
+  const [row] = await db.query(
+    `SELECT ${COLUMNS.split(', ')
+      .map((c) => `k.${c}`)
+      .join(', ')}, m.email AS member_email, m.roles AS member_roles, m.status AS member_status
+       FROM api_keys k LEFT JOIN members m ON m.id = k.member_id
+      WHERE k.key_hash = $1`,
+    [keyHash],
+  );
+  if (!row) return undefined;
+  return {
+    ...fromRow(row),
+    member:
+      row.member_id === null
+        ? null
+        : {
+            id: String(row.member_id),
+            email: String(row.member_email),
+            roles: row.member_roles as MemberRole[],
+            status: row.member_status as MemberStatus,
+          },
+  };
 }
 
 export async function listApiKeys(db: Queryable, organizationId: string): Promise<ApiKeyRow[]> {

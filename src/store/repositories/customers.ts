@@ -1,6 +1,7 @@
 import type { CustomerType, KycStatus } from '../../domain/customers.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import type { Metadata } from '../../domain/metadata.ts';
+import type { RiskLevel } from '../../domain/risk.ts';
 import type { Queryable } from '../store.ts';
 import { type KeysetFilter, keysetConditions, toDate, toJsonObject } from './rows.ts';
 
@@ -12,12 +13,25 @@ export interface Customer {
   email: string | null;
   phone: string | null;
   kycStatus: KycStatus;
+  /** An operator's risk level, when one was set. */
+  riskOverride: RiskLevel | null;
+  riskOverrideReason: string | null;
+  /** A sanctions match confirmed on this customer by an operator. */
+  sanctionsHit: boolean;
+  /** Open AML alerts on the customer's wallets (read, never written). */
+  openAlerts: number;
   metadata: Metadata;
   createdAt: Date;
   updatedAt: Date;
 }
 
-const COLUMNS = 'id, organization_id, type, name, email, phone, kyc_status, metadata, created_at, updated_at';
+const COLUMNS =
+  'id, organization_id, type, name, email, phone, kyc_status, metadata, created_at, updated_at, risk_override, risk_override_reason, sanctions_hit';
+
+/** With the count of the customer's open AML alerts, which its risk level depends on. */
+const SELECT_COLUMNS = `${COLUMNS}, (SELECT count(*)::int FROM aml_alerts a
+   WHERE a.organization_id = customers.organization_id AND a.customer_id = customers.id AND a.status = 'open')
+   AS open_alerts`;
 
 function fromRow(row: Record<string, unknown>): Customer {
   return {
@@ -28,6 +42,10 @@ function fromRow(row: Record<string, unknown>): Customer {
     email: row.email === null ? null : String(row.email),
     phone: row.phone === null ? null : String(row.phone),
     kycStatus: row.kyc_status as KycStatus,
+    riskOverride: row.risk_override === null ? null : (row.risk_override as RiskLevel),
+    riskOverrideReason: row.risk_override_reason === null ? null : String(row.risk_override_reason),
+    sanctionsHit: row.sanctions_hit === true,
+    openAlerts: Number(row.open_alerts ?? 0),
     metadata: toJsonObject<Metadata>(row.metadata),
     createdAt: toDate(row.created_at),
     updatedAt: toDate(row.updated_at),
@@ -36,7 +54,7 @@ function fromRow(row: Record<string, unknown>): Customer {
 
 export async function insertCustomer(db: Queryable, c: Customer): Promise<void> {
   await db.query(
-    `INSERT INTO customers (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10)`,
+    `INSERT INTO customers (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12, $13)`,
     [
       c.id,
       c.organizationId,
@@ -48,7 +66,19 @@ export async function insertCustomer(db: Queryable, c: Customer): Promise<void> 
       JSON.stringify(c.metadata),
       c.createdAt,
       c.updatedAt,
+      c.riskOverride,
+      c.riskOverrideReason,
+      c.sanctionsHit,
     ],
+  );
+}
+
+/** Writes what compliance changes on a customer: its KYC status, risk override and sanctions flag. */
+export async function saveCustomerCompliance(db: Queryable, c: Customer): Promise<void> {
+  await db.query(
+    `UPDATE customers SET kyc_status = $2, risk_override = $3, risk_override_reason = $4, sanctions_hit = $5,
+            updated_at = $6 WHERE id = $1`,
+    [c.id, c.kycStatus, c.riskOverride, c.riskOverrideReason, c.sanctionsHit, c.updatedAt],
   );
 }
 
@@ -56,11 +86,12 @@ export async function findCustomer(
   db: Queryable,
   organizationId: string,
   id: string,
+  options: { forUpdate?: boolean } = {},
 ): Promise<Customer | undefined> {
-  const [row] = await db.query(`SELECT ${COLUMNS} FROM customers WHERE organization_id = $1 AND id = $2`, [
-    organizationId,
-    id,
-  ]);
+  const [row] = await db.query(
+    `SELECT ${SELECT_COLUMNS} FROM customers WHERE organization_id = $1 AND id = $2${options.forUpdate ? ' FOR UPDATE' : ''}`,
+    [organizationId, id],
+  );
   return row && fromRow(row);
 }
 
@@ -82,7 +113,7 @@ export async function listCustomers(
   }
   params.push(rowsMax);
   const rows = await db.query(
-    `SELECT ${COLUMNS} FROM customers WHERE ${conditions.join(' AND ')} ORDER BY id DESC LIMIT $${params.length}`,
+    `SELECT ${SELECT_COLUMNS} FROM customers WHERE ${conditions.join(' AND ')} ORDER BY id DESC LIMIT $${params.length}`,
     params,
   );
   return rows.map(fromRow);

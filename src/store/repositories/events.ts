@@ -24,7 +24,7 @@ export async function insertEvents(db: Queryable, events: readonly EventRecord[]
   );
 }
 
-function fromRow(row: Record<string, unknown>): EventRecord {
+export function eventFromRow(row: Record<string, unknown>): EventRecord {
   return {
     id: String(row.id),
     organizationId: String(row.organization_id),
@@ -44,7 +44,7 @@ export async function findEvent(
     'SELECT id, organization_id, type, resource_id, data, created_at FROM events WHERE organization_id = $1 AND id = $2',
     [organizationId, id],
   );
-  return row && fromRow(row);
+  return row && eventFromRow(row);
 }
 
 export interface EventFilter extends KeysetFilter {
@@ -86,5 +86,8 @@ export async function listEvents(
       WHERE ${conditions.join(' AND ')} ORDER BY id DESC LIMIT $${params.length}`,
     params,
   );
-  return rows.map(fromRow);
+  return rows.map(eventFromRow);
 }
+
+/** The columns an event is read with (for readers outside this file, such as exports). */
+export const EVENT_COLUMNS = 'id, organization_id, type, resource_id, data, created_at';

@@ -96,13 +96,15 @@ export async function lockAccounts(
 ): Promise<Map<string, LockedAccount>> {
   const sorted = [...new Set(ids)].sort();
   const rows = await db.query(
+    // The wallet's status is read from the locked row itself (a copy kept by the database), so a freeze or
+    // close that commits while this waits for the lock is what the decision sees.
     `SELECT a.id, a.organization_id, a.kind, a.wallet_id, a.rail, a.currency, a.debits_pending, a.debits_posted,
             a.credits_pending, a.credits_posted, a.overdraft_limit_minor, a.created_at, a.updated_at,
-            w.status AS wallet_status
-       FROM ledger_accounts a LEFT JOIN wallets w ON w.id = a.wallet_id
+            a.wallet_status
+       FROM ledger_accounts a
       WHERE a.id = ANY($1::text[])
       ORDER BY a.id
-        FOR UPDATE OF a`,
+        FOR UPDATE`,
     [sorted],
   );
   return new Map(
@@ -216,6 +218,17 @@ export async function findOpenHold(db: Queryable, transferId: string): Promise<J
   return entryFromRow(entry, postings.map(postingFromRow));
 }
 
+/** One entry with its postings. */
+export async function findJournalEntry(db: Queryable, id: string): Promise<JournalEntry | undefined> {
+  const [entry] = await db.query(
+    'SELECT id, organization_id, transfer_id, kind, hold_entry_id, created_at FROM journal_entries WHERE id = $1',
+    [id],
+  );
+  if (!entry) return undefined;
+  const postings = await db.query('SELECT * FROM postings WHERE entry_id = $1 ORDER BY line', [id]);
+  return entryFromRow(entry, postings.map(postingFromRow));
+}
+
 function entryFromRow(row: Record<string, unknown>, postings: Posting[]): JournalEntry {
   return {
     id: String(row.id),
@@ -314,3 +327,24 @@ export async function listLedgerAccounts(
   );
   return rows.map(accountFromRow);
 }
+
+/** Entries with their postings, by id (an export's page of entries read with `readAscending`). */
+export async function withPostings(
+  db: Queryable,
+  entries: readonly Record<string, unknown>[],
+): Promise<JournalEntry[]> {
+  if (entries.length === 0) return [];
+  const postings = await db.query(
+    'SELECT * FROM postings WHERE entry_id = ANY($1::text[]) ORDER BY entry_id, line',
+    [entries.map((e) => e.id)],
+  );
+  const byEntry = new Map<string, Posting[]>();
+  for (const row of postings) {
+    const list = byEntry.get(String(row.entry_id)) ?? [];
+    list.push(postingFromRow(row));
+    byEntry.set(String(row.entry_id), list);
+  }
+  return entries.map((e) => entryFromRow(e, byEntry.get(String(e.id)) ?? []));
+}
+
+export const JOURNAL_ENTRY_COLUMNS = 'id, organization_id, transfer_id, kind, hold_entry_id, created_at';

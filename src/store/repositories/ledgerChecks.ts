@@ -77,3 +77,35 @@ export async function holdsReleasedTwice(
   );
   return rows.map((r) => ({ holdEntryId: String(r.hold_entry_id), releases: Number(r.releases) }));
 }
+
+/**
+ * Transfers whose first entry (their hold, or the direct entry of one final at once) does not carry what the
+ * transfer says: the paying wallet debited amount + fee, and the fee credited to a fee income account.
+ */
+export async function transfersWithUnpostedFees(
+  db: Queryable,
+): Promise<{ transferId: string; expected: string; found: string }[]> {
+  const rows = await db.query(
+    `WITH first_entries AS (
+       SELECT e.transfer_id,
+              SUM(CASE WHEN p.side = 'debit' AND p.account_id = t.source_wallet_id THEN p.amount_minor ELSE 0 END)
+                AS debited,
+              SUM(CASE WHEN p.side = 'credit' AND a.kind = 'fee_income' THEN p.amount_minor ELSE 0 END) AS fee
+         FROM transfers t
+         JOIN journal_entries e ON e.transfer_id = t.id AND e.kind IN ('hold', 'direct')
+         JOIN postings p ON p.entry_id = e.id
+         JOIN ledger_accounts a ON a.id = p.account_id
+        WHERE t.direction = 'outbound'
+        GROUP BY e.transfer_id
+     )
+     SELECT t.id, concat_ws('/', t.amount_minor + t.fee_minor, t.fee_minor) AS expected,
+            concat_ws('/', f.debited, f.fee) AS found
+       FROM transfers t JOIN first_entries f ON f.transfer_id = t.id
+      WHERE f.debited <> t.amount_minor + t.fee_minor OR f.fee <> t.fee_minor`,
+  );
+  return rows.map((r) => ({
+    transferId: String(r.id),
+    expected: String(r.expected),
+    found: String(r.found),
+  }));
+}

@@ -1,5 +1,6 @@
 import { formatId, ID_RANDOM_BYTES, ID_TIME_CHARS, type IdPrefix } from '../../domain/ids.ts';
 import type { AccountSums } from '../../domain/ledger.ts';
+import type { Queryable } from '../store.ts';
 
 /** Conversions from driver values: int8 arrives as a string (pg) or a number/bigint (PGlite). */
 export function toBigInt(value: unknown): bigint {
@@ -112,4 +113,127 @@ export function accountSumsFromRow(row: Record<string, unknown>): AccountSums {
     creditsPending: toBigInt(row.credits_pending),
     creditsPosted: toBigInt(row.credits_posted),
   };
+}
+
+/**
+ * A newest-first page of a table's rows for an organization: its keyset conditions and the equality filters
+ * given (`column = value` for each value that is set), served by an (organization_id, …, id) index.
+ */
+export async function listNewestFirst(
+  db: Queryable,
+  query: {
+    table: string;
+    columns: string;
+    prefix: IdPrefix;
+    organizationId: string;
+    filter: KeysetFilter;
+    equal: readonly (readonly [string, unknown])[];
+    rowsMax: number;
+  },
+): Promise<Record<string, unknown>[]> {
+  const params: unknown[] = [query.organizationId];
+  const conditions = ['organization_id = $1', ...keysetConditions(query.filter, params, '', query.prefix)];
+  for (const [column, value] of query.equal) {
+    if (value === undefined) continue;
+    params.push(value);
+    conditions.push(`${column} = $${params.length}`);
+  }
+  params.push(query.rowsMax);
+  return db.query(
+    `SELECT ${query.columns} FROM ${query.table} WHERE ${conditions.join(' AND ')} ORDER BY id DESC LIMIT $${params.length}`,
+    params,
+  );
+}
+
+/** The created range an export covers; either end may be open. */
+export interface CreatedRange {
+  from?: Date | undefined;
+  to?: Date | undefined;
+}
+
+/**
+ * An organization's rows of a table oldest first after `afterId`, created within the range: the export's
+ * page read, served by (organization_id, id) with the range's id bounds, so each page reads about a page.
+ */
+export async function readAscending(
+  db: Queryable,
+  query: {
+    table: string;
+    columns: string;
+    prefix: IdPrefix;
+    organizationId: string;
+    afterId: string | undefined;
+    range: CreatedRange;
+    rowsMax: number;
+  },
+): Promise<Record<string, unknown>[]> {
+  const params: unknown[] = [query.organizationId];
+  const conditions = ['organization_id = $1'];
+  const bounds = idBoundsOfCreated(query.prefix, {
+    createdGte: query.range.from,
+    createdLte: query.range.to,
+  });
+  const lower = query.afterId !== undefined && (bounds.idGte === undefined || query.afterId >= bounds.idGte);
+  if (lower) {
+    params.push(query.afterId);
+    conditions.push(`id > $${params.length}`);
+  } else if (bounds.idGte !== undefined) {
+    params.push(bounds.idGte);
+    conditions.push(`id >= $${params.length}`);
+  }
+  if (bounds.idLte !== undefined) {
+    params.push(bounds.idLte);
+    conditions.push(`id <= $${params.length}`);
+  }
+  if (query.range.from !== undefined) {
+    params.push(query.range.from);
+    conditions.push(`created_at >= $${params.length}`);
+  }
+  if (query.range.to !== undefined) {
+    params.push(query.range.to);
+    conditions.push(`created_at <= $${params.length}`);
+  }
+  params.push(query.rowsMax);
+  return db.query(
+    `SELECT ${query.columns} FROM ${query.table} WHERE ${conditions.join(' AND ')} ORDER BY id LIMIT $${params.length}`,
+    params,
+  );
+}
+
+/** How many of an organization's rows a range holds, for an export's progress (an estimate while it runs). */
+export async function countInRange(
+  db: Queryable,
+  query: { table: string; prefix: IdPrefix; organizationId: string; range: CreatedRange },
+): Promise<number> {
+  const params: unknown[] = [query.organizationId];
+  const conditions = ['organization_id = $1'];
+  if (query.range.from !== undefined) {
+    params.push(query.range.from);
+    conditions.push(`created_at >= $${params.length}`);
+  }
+  if (query.range.to !== undefined) {
+    params.push(query.range.to);
+    conditions.push(`created_at <= $${params.length}`);
+  }
+  const [row] = await db.query(
+    `SELECT count(*)::int AS n FROM ${query.table} WHERE ${conditions.join(' AND ')}`,
+    params,
+  );
+  return Number(row?.n ?? 0);
+}
+
+/**
+ * A worker queue's due rows (`next_check_at` at or before `now`, oldest first), claimed: locked, and skipped
+ * by any other worker until this transaction ends. `excludedIds` are those this pass has already seen.
+ */
+export async function claimDueRows(
+  db: Queryable,
+  query: { table: string; columns: string; now: Date; rowsMax: number; excludedIds: readonly string[] },
+): Promise<Record<string, unknown>[]> {
+  return db.query(
+    `SELECT ${query.columns} FROM ${query.table}
+      WHERE next_check_at IS NOT NULL AND next_check_at <= $1 AND NOT (id = ANY($3::text[]))
+      ORDER BY next_check_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
+    [query.now, query.rowsMax, query.excludedIds],
+  );
 }

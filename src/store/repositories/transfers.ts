@@ -1,7 +1,7 @@
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import type { Metadata } from '../../domain/metadata.ts';
 import type { Currency } from '../../domain/money.ts';
-import type { Transfer, TransferDirection } from '../../domain/transferRecord.ts';
+import type { Transfer, TransferAuthorization, TransferDirection } from '../../domain/transferRecord.ts';
 import type { LedgerState, Rail, TransferStatus } from '../../domain/transfers.ts';
 import type { Queryable } from '../store.ts';
 import { type KeysetFilter, keysetConditions, toBigInt, toDate, toJsonObject } from './rows.ts';
@@ -31,12 +31,20 @@ const COLUMNS = [
   'failed_at',
   'canceled_at',
   'returned_at',
+  'created_by',
+  'authorization_decision',
+  'approval_id',
+  'travel_rule_evidence_id',
+  'travel_rule_required',
+  'fee_minor',
+  'fee_schedule_version',
+  'fee_rule',
 ] as const;
 
 const optionalDate = (value: unknown) => (value === null || value === undefined ? null : toDate(value));
 const optionalText = (value: unknown) => (value === null || value === undefined ? null : String(value));
 
-function fromRow(row: Record<string, unknown>): Transfer {
+export function transferFromRow(row: Record<string, unknown>): Transfer {
   return {
     id: String(row.id),
     organizationId: String(row.organization_id),
@@ -62,7 +70,38 @@ function fromRow(row: Record<string, unknown>): Transfer {
     failedAt: optionalDate(row.failed_at),
     canceledAt: optionalDate(row.canceled_at),
     returnedAt: optionalDate(row.returned_at),
+    createdBy: optionalText(row.created_by),
+    authorization: authorizationFromStored(row.authorization_decision),
+    approvalId: optionalText(row.approval_id),
+    travelRule:
+      row.travel_rule_evidence_id === null || row.travel_rule_evidence_id === undefined
+        ? null
+        : { evidenceId: String(row.travel_rule_evidence_id), required: row.travel_rule_required === true },
+    fee:
+      row.fee_schedule_version === null || row.fee_schedule_version === undefined
+        ? null
+        : {
+            feeMinor: toBigInt(row.fee_minor),
+            scheduleVersion: Number(row.fee_schedule_version),
+            rule: optionalText(row.fee_rule),
+          },
   };
+}
+
+function authorizationFromStored(value: unknown): TransferAuthorization | null {
+  if (value === null || value === undefined) return null;
+  const stored = toJsonObject<{
+    decision: TransferAuthorization['decision'];
+    policy_version: number;
+    rule: string;
+  }>(value);
+  return { decision: stored.decision, policyVersion: stored.policy_version, rule: stored.rule };
+}
+
+function authorizationToStored(a: TransferAuthorization | null): string | null {
+  return a === null
+    ? null
+    : JSON.stringify({ decision: a.decision, policy_version: a.policyVersion, rule: a.rule });
 }
 
 function toParams(t: Transfer): unknown[] {
@@ -91,13 +130,24 @@ function toParams(t: Transfer): unknown[] {
     t.failedAt,
     t.canceledAt,
     t.returnedAt,
+    t.createdBy,
+    authorizationToStored(t.authorization),
+    t.approvalId,
+    t.travelRule?.evidenceId ?? null,
+    t.travelRule ? t.travelRule.required : null,
+    (t.fee?.feeMinor ?? 0n).toString(),
+    t.fee?.scheduleVersion ?? null,
+    t.fee?.rule ?? null,
   ];
 }
 
 const CASTS: Partial<Record<(typeof COLUMNS)[number], string>> = {
   destination: '::jsonb',
   metadata: '::jsonb',
+  authorization_decision: '::jsonb',
   amount_minor: '::bigint',
+  fee_minor: '::bigint',
+  fee_schedule_version: '::int',
 };
 const PLACEHOLDERS = COLUMNS.map((c, i) => `$${i + 1}${CASTS[c] ?? ''}`).join(', ');
 
@@ -119,6 +169,9 @@ const ARRAY_TYPES: Partial<Record<(typeof COLUMNS)[number], string>> = {
   failed_at: 'timestamptz[]',
   canceled_at: 'timestamptz[]',
   returned_at: 'timestamptz[]',
+  travel_rule_required: 'boolean[]',
+  fee_minor: 'bigint[]',
+  fee_schedule_version: 'int[]',
 };
 const UNNEST_SELECT = `SELECT ${COLUMNS.map((c) => `v.${c}${CASTS[c] === '::jsonb' ? '::jsonb' : ''}`).join(', ')}
   FROM unnest(${COLUMNS.map((c, i) => `$${i + 1}::${ARRAY_TYPES[c] ?? 'text[]'}`).join(', ')}) AS v(${COLUMNS.join(', ')})`;
@@ -143,7 +196,7 @@ export async function saveTransfer(db: Queryable, t: Transfer): Promise<void> {
   await db.query(
     `UPDATE transfers SET status = $2, status_reason = $3, failure_code = $4, ledger_state = $5,
         rail_reference = $6, next_rail_check_at = $7, updated_at = $8, processing_at = $9, settled_at = $10,
-        failed_at = $11, canceled_at = $12, returned_at = $13
+        failed_at = $11, canceled_at = $12, returned_at = $13, approval_id = $14
       WHERE id = $1`,
     [
       t.id,
@@ -159,6 +212,7 @@ export async function saveTransfer(db: Queryable, t: Transfer): Promise<void> {
       t.failedAt,
       t.canceledAt,
       t.returnedAt,
+      t.approvalId,
     ],
   );
 }
@@ -173,7 +227,7 @@ export async function findTransfer(
     `SELECT ${COLUMNS.join(', ')} FROM transfers WHERE organization_id = $1 AND id = $2${options.forUpdate ? ' FOR UPDATE' : ''}`,
     [organizationId, id],
   );
-  return row && fromRow(row);
+  return row && transferFromRow(row);
 }
 
 export interface TransferFilter extends KeysetFilter {
@@ -206,7 +260,7 @@ export async function listTransfers(
       `SELECT ${COLUMNS.join(', ')} FROM transfers WHERE ${conditions.join(' AND ')} ORDER BY id DESC LIMIT ${limit}`,
       params,
     );
-    return rows.map(fromRow);
+    return rows.map(transferFromRow);
   }
   params.push(filter.walletId);
   const wallet = `$${params.length}`;
@@ -218,7 +272,7 @@ export async function listTransfers(
       ORDER BY id DESC LIMIT ${limit}`,
     params,
   );
-  return rows.map(fromRow);
+  return rows.map(transferFromRow);
 }
 
 /**
@@ -241,7 +295,7 @@ export async function claimDueRailChecks(
         FOR UPDATE SKIP LOCKED`,
     [now, rowsMax, excludedIds],
   );
-  return rows.map(fromRow);
+  return rows.map(transferFromRow);
 }
 
 /**
@@ -253,4 +307,21 @@ export async function deferRailCheck(db: Queryable, id: string, until: Date): Pr
     'UPDATE transfers SET next_rail_check_at = $2 WHERE id = $1 AND next_rail_check_at IS NOT NULL AND next_rail_check_at < $2',
     [id, until],
   );
+}
+
+/** The columns a transfer row is read with (for readers outside this file, such as exports). */
+export const TRANSFER_COLUMNS = COLUMNS.join(', ');
+
+/** The transfer a partner's reference names on a rail (served by the rail-reference index). */
+export async function findTransferByRailReference(
+  db: Queryable,
+  organizationId: string,
+  rail: string,
+  railReference: string,
+): Promise<string | undefined> {
+  const [row] = await db.query(
+    'SELECT id FROM transfers WHERE organization_id = $1 AND rail_reference = $2 AND rail = $3 LIMIT 1',
+    [organizationId, railReference, rail],
+  );
+  return row ? String(row.id) : undefined;
 }

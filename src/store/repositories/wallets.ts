@@ -1,7 +1,7 @@
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import { walletBalances } from '../../domain/ledger.ts';
 import type { Currency } from '../../domain/money.ts';
-import type { Wallet, WalletStatus } from '../../domain/wallets.ts';
+import type { Wallet, WalletStatus, WalletStatusReason } from '../../domain/wallets.ts';
 import type { Queryable } from '../store.ts';
 import {
   accountSumsFromRow,
@@ -14,7 +14,8 @@ import {
 
 const WALLET_COLUMNS = 'id, organization_id, owner_id, currency, status, metadata, created_at, updated_at';
 /** A wallet with its balances, which live on its ledger account (same id). */
-const SELECT_WALLET = `SELECT w.id, w.organization_id, w.owner_id, w.currency, w.status, w.metadata, w.created_at, w.updated_at,
+const SELECT_WALLET = `SELECT w.id, w.organization_id, w.owner_id, w.currency, w.status, w.status_reason, w.status_changed_at,
+    w.metadata, w.created_at, w.updated_at,
     a.debits_pending, a.debits_posted, a.credits_pending, a.credits_posted
   FROM wallets w JOIN ledger_accounts a ON a.id = w.id`;
 
@@ -26,6 +27,8 @@ function fromRow(row: Record<string, unknown>): Wallet {
     ownerId: String(row.owner_id),
     currency: row.currency as Currency,
     status: row.status as WalletStatus,
+    statusReason: row.status_reason === null ? null : (row.status_reason as WalletStatusReason),
+    statusChangedAt: row.status_changed_at === null ? null : toDate(row.status_changed_at),
     ...balances,
     metadata: toJsonObject<Record<string, string>>(row.metadata),
     createdAt: toDate(row.created_at),
@@ -49,6 +52,17 @@ export async function insertWallet(db: Queryable, w: Wallet): Promise<void> {
     `INSERT INTO ledger_accounts (id, organization_id, kind, wallet_id, currency, created_at, updated_at)
      VALUES ($1, $2, 'wallet', $1, $3, $4, $4)`,
     [w.id, w.organizationId, w.currency, w.createdAt],
+  );
+}
+
+/** Writes a wallet's new status; the database copies it onto the wallet's ledger account. */
+export async function updateWalletStatus(
+  db: Queryable,
+  wallet: Pick<Wallet, 'id' | 'status' | 'statusReason' | 'statusChangedAt' | 'updatedAt'>,
+): Promise<void> {
+  await db.query(
+    'UPDATE wallets SET status = $2, status_reason = $3, status_changed_at = $4, updated_at = $5 WHERE id = $1',
+    [wallet.id, wallet.status, wallet.statusReason, wallet.statusChangedAt, wallet.updatedAt],
   );
 }
 

@@ -1,0 +1,287 @@
+/**
+ * Money in by bank transfer: each wallet may have a virtual account reference that payers quote, and the
+ * bank's report of deposits (imported by an operator, in one transaction) credits the wallet each names.
+ * One deposit is credited once: the bank's own reference is unique per organization. A deposit that names
+ * no wallet we can credit goes to the reconciliation exception queue, never silently anywhere.
+ */
+import {
+  BANK_DEPOSITS_PER_REPORT_MAX,
+  type Collection,
+  isValidVirtualAccountReference,
+  VIRTUAL_ACCOUNT_DIGITS,
+  virtualAccountReference,
+} from '../domain/collections.ts';
+import { AppError, type FieldError, resourceMissing } from '../domain/errors.ts';
+import { type Currency, checkSingleAmount, isCurrency, parseAmount } from '../domain/money.ts';
+import {
+  findCollectionByBankReference,
+  findVirtualAccountByReference,
+  findVirtualAccountOfWallet,
+  insertCollection,
+  insertVirtualAccount,
+  lockBankDepositReports,
+  type VirtualAccount,
+} from '../store/repositories/collections.ts';
+import { findWallet } from '../store/repositories/wallets.ts';
+import type { Queryable } from '../store/store.ts';
+import { collectionEventData } from './collections.ts';
+import type { Deps } from './deps.ts';
+import { newEvent, recordEvents } from './events.ts';
+import { openException } from './reconciliation.ts';
+import { creditFromRail } from './transfers.ts';
+
+/** Tries at drawing a reference no other wallet holds (10 random digits: a clash is rare). */
+const VIRTUAL_ACCOUNT_DRAWS_MAX = 5;
+/** Characters of the bank's reference for a deposit, and of a payer's name, at most. */
+export const BANK_REFERENCE_LENGTH_MAX = 100;
+export const PAYER_NAME_LENGTH_MAX = 140;
+
+function randomDigits(deps: Deps, count: number): string {
+  return Array.from(deps.randomBytes(count), (byte) => String(byte % 10)).join('');
+}
+
+/** The wallet's virtual account reference, made the first time it is asked for. */
+export async function ensureVirtualAccount(
+  tx: Queryable,
+  deps: Deps,
+  organizationId: string,
+  walletId: string,
+): Promise<{ account: VirtualAccount; created: boolean }> {
+  const wallet = await findWallet(tx, organizationId, walletId);
+  if (!wallet) throw resourceMissing('wallet', walletId);
+  const existing = await findVirtualAccountOfWallet(tx, organizationId, walletId);
+  if (existing) return { account: existing, created: false };
+  for (let draw = 0; draw < VIRTUAL_ACCOUNT_DRAWS_MAX; draw++) {
+    const account: VirtualAccount = {
+      walletId,
+      organizationId,
+      reference: virtualAccountReference(randomDigits(deps, VIRTUAL_ACCOUNT_DIGITS)),
+      createdAt: deps.now(),
+    };
+    if (await insertVirtualAccount(tx, account)) return { account, created: true };
+  }
+  throw new Error('could not draw a free virtual account reference');
+}
+
+export async function getVirtualAccount(
+  deps: Deps,
+  organizationId: string,
+  walletId: string,
+): Promise<VirtualAccount> {
+  const account = await findVirtualAccountOfWallet(deps.store, organizationId, walletId);
+  if (!account) throw resourceMissing('virtual account of wallet', walletId);
+  return account;
+}
+
+export interface BankDepositInput {
+  bank_reference: string;
+  reference: string;
+  amount: string | number;
+  currency: string;
+  payer_name?: string;
+}
+
+export type BankDepositOutcome =
+  | { row: number; bankReference: string; outcome: 'credited'; collection: Collection }
+  | { row: number; bankReference: string; outcome: 'duplicate'; collection: Collection }
+  | { row: number; bankReference: string; outcome: 'exception'; exceptionId: string; reason: string };
+
+interface ParsedDeposit {
+  row: number;
+  bankReference: string;
+  reference: string;
+  amountMinor: bigint;
+  currency: Currency;
+  payerName: string | null;
+}
+
+function parseDeposits(raw: readonly BankDepositInput[]): ParsedDeposit[] {
+  if (raw.length === 0 || raw.length > BANK_DEPOSITS_PER_REPORT_MAX) {
+    throw new AppError({
+      status: 422,
+      code: 'validation_error',
+      title: 'Invalid report',
+      detail: `A report holds 1 to ${BANK_DEPOSITS_PER_REPORT_MAX} deposits.`,
+      param: 'deposits',
+    });
+  }
+  const faults: FieldError[] = [];
+  const parsed: ParsedDeposit[] = [];
+  raw.forEach((d, i) => {
+    const row = i + 1;
+    const fault = (field: string, code: string, message: string) =>
+      faults.push({ row, param: `deposits.${i}.${field}`, code, message: `row ${row}: ${message}` });
+    const bankReference = d.bank_reference.trim();
+    if (bankReference === '' || bankReference.length > BANK_REFERENCE_LENGTH_MAX) {
+      fault(
+        'bank_reference',
+        'invalid_value',
+        `bank_reference must be 1 to ${BANK_REFERENCE_LENGTH_MAX} characters`,
+      );
+      return;
+    }
+    // Spaces and dashes as payers type them; a mistyped reference is not guessed at but recorded as an
+    // exception for a person, like an unknown one.
+    const reference = d.reference.trim().toUpperCase().replace(/[\s-]/g, '');
+    const currency = d.currency.trim().toUpperCase();
+    if (!isCurrency(currency)) {
+      fault('currency', 'invalid_value', 'currency must be a supported ISO 4217 code');
+      return;
+    }
+    let amountMinor: bigint;
+    try {
+      amountMinor = checkSingleAmount(
+        parseAmount(d.amount, currency, `deposits.${i}.amount`),
+        currency,
+        `deposits.${i}.amount`,
+      );
+    } catch (error) {
+      const first = (error as { errors?: FieldError[] }).errors?.[0];
+      faults.push({
+        row,
+        param: first?.param ?? `deposits.${i}.amount`,
+        code: first?.code ?? 'invalid_value',
+        message: `row ${row}: ${first?.message ?? 'amount is invalid'}`,
+      });
+      return;
+    }
+    const payerName = d.payer_name?.trim().slice(0, PAYER_NAME_LENGTH_MAX) || null;
+    parsed.push({ row, bankReference, reference, amountMinor, currency, payerName });
+  });
+  const seen = new Map<string, number>();
+  for (const d of parsed) {
+    const first = seen.get(d.bankReference);
+    if (first !== undefined) {
+      faults.push({
+        row: d.row,
+        param: `deposits.${d.row - 1}.bank_reference`,
+        code: 'duplicate',
+        message: `row ${d.row}: bank_reference repeats row ${first}`,
+      });
+    }
+    seen.set(d.bankReference, d.row);
+  }
+  if (faults.length > 0) {
+    throw new AppError({
+      status: 422,
+      code: 'validation_error',
+      title: 'Invalid report',
+      detail: `${faults.length} deposit(s) are invalid; nothing was recorded. Each is listed in errors with its row and field.`,
+      errors: faults,
+    });
+  }
+  return parsed;
+}
+
+/**
+ * Records the bank's report of deposits, all in the caller's transaction: each credits the wallet its
+ * reference names (a collection `bank_deposit`, succeeded, with its inbound transfer), or was recorded
+ * before (`duplicate`), or opens an `unmatched_deposit` exception.
+ */
+export async function recordBankDeposits(
+  tx: Queryable,
+  deps: Deps,
+  organizationId: string,
+  raw: readonly BankDepositInput[],
+  createdBy: string | null,
+): Promise<BankDepositOutcome[]> {
+  const deposits = parseDeposits(raw);
+  await lockBankDepositReports(tx, organizationId);
+  const outcomes: BankDepositOutcome[] = [];
+  for (const d of deposits) {
+    const before = await findCollectionByBankReference(tx, organizationId, d.bankReference);
+    if (before) {
+      outcomes.push({ row: d.row, bankReference: d.bankReference, outcome: 'duplicate', collection: before });
+      continue;
+    }
+    const account = isValidVirtualAccountReference(d.reference)
+      ? await findVirtualAccountByReference(tx, organizationId, d.reference)
+      : undefined;
+    const wallet = account && (await findWallet(tx, organizationId, account.walletId));
+    const reason = !isValidVirtualAccountReference(d.reference)
+      ? 'the reference is malformed or its check digits disagree'
+      : !wallet
+        ? 'no wallet has this reference'
+        : wallet.currency !== d.currency
+          ? `the wallet holds ${wallet.currency}, the deposit is ${d.currency}`
+          : wallet.status === 'closed'
+            ? 'the wallet is closed'
+            : undefined;
+    if (reason !== undefined || !wallet) {
+      const exception = await openException(tx, deps, {
+        organizationId,
+        transferId: null,
+        kind: 'unmatched_deposit',
+        details: {
+          bank_reference: d.bankReference,
+          reference: d.reference,
+          amount_minor: d.amountMinor.toString(),
+          currency: d.currency,
+          rail: 'bank',
+          payer_name: d.payerName,
+          reason: reason ?? 'no wallet',
+        },
+      });
+      outcomes.push({
+        row: d.row,
+        bankReference: d.bankReference,
+        outcome: 'exception',
+        exceptionId: exception.id,
+        reason: reason ?? 'no wallet',
+      });
+      continue;
+    }
+    const now = deps.now();
+    const id = deps.newId('collection');
+    const credit = await creditFromRail(tx, deps, wallet, {
+      amountMinor: d.amountMinor,
+      rail: 'bank',
+      network: null,
+      railReference: d.bankReference,
+      statusReason: 'bank_deposit',
+      metadata: { collection: id },
+    });
+    const collection: Collection = {
+      id,
+      organizationId,
+      walletId: wallet.id,
+      amountMinor: d.amountMinor,
+      currency: wallet.currency,
+      method: 'bank_deposit',
+      rail: 'bank',
+      network: null,
+      payerPhone: null,
+      bankReference: d.bankReference,
+      payerName: d.payerName,
+      reference: d.reference,
+      description: 'Bank deposit',
+      status: 'succeeded',
+      failureCode: null,
+      partnerReference: null,
+      nextCheckAt: null,
+      transferId: credit.id,
+      metadata: {},
+      createdBy,
+      createdAt: now,
+      updatedAt: now,
+      expiresAt: now,
+      succeededAt: now,
+      failedAt: null,
+    };
+    await insertCollection(tx, collection);
+    await recordEvents(tx, deps, [
+      newEvent(
+        deps,
+        {
+          organizationId,
+          type: 'collection.succeeded',
+          resourceId: id,
+          data: collectionEventData(collection),
+        },
+        now,
+      ),
+    ]);
+    outcomes.push({ row: d.row, bankReference: d.bankReference, outcome: 'credited', collection });
+  }
+  return outcomes;
+}

@@ -1,0 +1,368 @@
+/**
+ * Mint and redeem: converting between a customer's fiat wallet and their stablecoin wallet at a quoted
+ * rate. Rates are data per organization (an operator's table; the sandbox starts with defaults). A quote
+ * fixes the rate and both amounts for CONVERSION_QUOTE_TTL_MS; executing it posts, in one transaction
+ * through the posting module, two journal entries, one per currency and each balanced: the source wallet
+ * pays the organization's conversion account in its currency, and the conversion account in the other
+ * currency pays the destination wallet. The quote is locked while it is executed, so it converts once.
+ */
+import { formatRate } from '../domain/decisions/travelRule.ts';
+import { isDigitalAsset } from '../domain/digitalAssets.ts';
+import { AppError, resourceMissing, validationError } from '../domain/errors.ts';
+import type { EvidenceActor } from '../domain/evidence.ts';
+import { isId } from '../domain/ids.ts';
+import { directPostings } from '../domain/ledger.ts';
+import { type Currency, checkSingleAmount, formatAmount, isCurrency, parseAmount } from '../domain/money.ts';
+import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
+import {
+  CONVERSION_QUOTE_TTL_MS,
+  CONVERSION_RATES_MAX,
+  type Conversion,
+  type ConversionQuote,
+  type ConversionRateEntry,
+  conversionDirection,
+  convertAmount,
+  parseConversionRate,
+  SANDBOX_DEFAULT_CONVERSION_RATES,
+} from '../domain/stablecoins.ts';
+import { ensureSystemAccount } from '../store/repositories/ledger.ts';
+import {
+  findConversion,
+  findConversionQuote,
+  findConversionRate,
+  insertConversion,
+  insertConversionQuote,
+  insertConversionRatesIfNone,
+  listConversionRates,
+  listConversions,
+  markQuoteExecuted,
+  replaceConversionRates,
+  type StoredConversionRate,
+} from '../store/repositories/stablecoins.ts';
+import { findWallets } from '../store/repositories/wallets.ts';
+import type { Queryable } from '../store/store.ts';
+import type { Deps } from './deps.ts';
+import { newEvent, recordEvents } from './events.ts';
+import { appendEvidence, SYSTEM_ACTOR } from './evidence.ts';
+import { PostingSession, refusalError } from './posting/session.ts';
+
+const isAsset = (c: Currency) => isDigitalAsset(c);
+
+/** Writes the sandbox's default rates in the caller's transaction if the organization has none yet. */
+async function ensureDefaultRates(tx: Queryable, deps: Deps, organizationId: string): Promise<void> {
+  if (deps.environment !== 'sandbox') return;
+  const written = await insertConversionRatesIfNone(
+    tx,
+    organizationId,
+    SANDBOX_DEFAULT_CONVERSION_RATES,
+    deps.now(),
+  );
+  if (!written) return;
+  await appendEvidence(tx, deps, [
+    {
+      organizationId,
+      kind: 'conversion.rates.update',
+      actor: SYSTEM_ACTOR,
+      data: { change: 'defaults', after: SANDBOX_DEFAULT_CONVERSION_RATES.map((r) => ({ ...r })) },
+    },
+  ]);
+}
+
+export async function getConversionRates(
+  deps: Deps,
+  organizationId: string,
+): Promise<StoredConversionRate[]> {
+  const rates = await listConversionRates(deps.store, organizationId);
+  if (rates.length > 0 || deps.environment !== 'sandbox') return rates;
+  await deps.store.transaction((tx) => ensureDefaultRates(tx, deps, organizationId));
+  return listConversionRates(deps.store, organizationId);
+}
+
+/**
+ * Replaces the organization's rates whole: each a pair of a fiat currency and a stablecoin (either way
+ * round) with a positive decimal rate of at most 12 decimals, no pair twice. Recorded as evidence.
+ */
+export async function putConversionRates(
+  tx: Queryable,
+  deps: Deps,
+  organizationId: string,
+  input: { rates: { from: string; to: string; rate: string }[] },
+  actor: EvidenceActor,
+): Promise<StoredConversionRate[]> {
+  if (input.rates.length > CONVERSION_RATES_MAX) {
+    throw validationError('rates', `rates may have at most ${CONVERSION_RATES_MAX} entries`, 'too_many');
+  }
+  const seen = new Set<string>();
+  const checked: ConversionRateEntry[] = input.rates.map((entry, i) => {
+    const at = (field: string) => `rates[${i}].${field}`;
+    for (const field of ['from', 'to'] as const) {
+      if (!isCurrency(entry[field]))
+        throw validationError(at(field), `${at(field)} is not a supported currency`, 'invalid_value');
+    }
+    const from = entry.from as Currency;
+    const to = entry.to as Currency;
+    if (!conversionDirection(from, to, isAsset)) {
+      throw validationError(
+        at('to'),
+        `${at('to')}: a rate converts between a fiat currency and a stablecoin (USDC, USDT), one each`,
+        'unsupported_conversion',
+      );
+    }
+    if (seen.has(`${from}/${to}`))
+      throw validationError(at('from'), `${from} to ${to} is given twice`, 'duplicate_key');
+    seen.add(`${from}/${to}`);
+    return { from, to, rate: formatRate(parseConversionRate(entry.rate, at('rate'))) };
+  });
+  await ensureDefaultRates(tx, deps, organizationId);
+  const before = await listConversionRates(tx, organizationId, { forUpdate: true });
+  const now = deps.now();
+  await replaceConversionRates(tx, organizationId, checked, now);
+  await appendEvidence(tx, deps, [
+    {
+      organizationId,
+      kind: 'conversion.rates.update',
+      actor,
+      data: {
+        change: 'replace',
+        before: before.map((r) => ({ from: r.from, to: r.to, rate: r.rate })),
+        after: checked.map((r) => ({ ...r })),
+      },
+    },
+  ]);
+  return listConversionRates(tx, organizationId);
+}
+
+export interface QuoteInput {
+  from_wallet: string;
+  to_wallet: string;
+  amount: string | number;
+}
+
+/**
+ * The checks of a quote that read outside the transaction: the organization's rates, the sandbox defaults
+ * written on first use.
+ */
+export async function prepareQuote(deps: Deps, organizationId: string): Promise<void> {
+  await getConversionRates(deps, organizationId);
+}
+
+/**
+ * A quote: both wallets the same customer's, one fiat and one stablecoin; the amount to convert (in the
+ * source wallet's currency); the organization's rate for the pair; the amount credited, rounded down to
+ * the minor unit. Valid for CONVERSION_QUOTE_TTL_MS.
+ */
+export async function createQuote(
+  tx: Queryable,
+  deps: Deps,
+  organizationId: string,
+  input: QuoteInput,
+  amountText?: string,
+): Promise<ConversionQuote> {
+  for (const field of ['from_wallet', 'to_wallet'] as const) {
+    if (!isId('wallet', input[field]))
+      throw validationError(field, `${field} must be a wallet id (wallet_…)`, 'invalid_format');
+  }
+  if (input.from_wallet === input.to_wallet) {
+    throw validationError('to_wallet', 'to_wallet must be another wallet than from_wallet', 'same_as_source');
+  }
+  const wallets = await findWallets(tx, organizationId, [input.from_wallet, input.to_wallet]);
+  const from = wallets.get(input.from_wallet);
+  if (!from) throw resourceMissing('wallet', input.from_wallet, 'from_wallet');
+  const to = wallets.get(input.to_wallet);
+  if (!to) throw resourceMissing('wallet', input.to_wallet, 'to_wallet');
+  if (from.ownerId !== to.ownerId) {
+    throw validationError('to_wallet', 'both wallets must belong to the same customer', 'customer_mismatch');
+  }
+  const direction = conversionDirection(from.currency, to.currency, isAsset);
+  if (!direction) {
+    throw validationError(
+      'to_wallet',
+      `${from.currency} to ${to.currency} is not a conversion: one wallet must hold a fiat currency and the other USDC or USDT`,
+      'unsupported_conversion',
+    );
+  }
+  const fromAmountMinor = checkSingleAmount(
+    parseAmount(input.amount, from.currency, 'amount', amountText),
+    from.currency,
+  );
+  const stored = await findConversionRate(tx, organizationId, from.currency, to.currency);
+  if (!stored) {
+    throw new AppError({
+      status: 422,
+      code: 'rate_unavailable',
+      title: 'No rate',
+      detail: `The organization has no rate from ${from.currency} to ${to.currency}; an operator sets rates with PUT /v1/conversion-rates.`,
+      param: 'to_wallet',
+    });
+  }
+  const rate = parseConversionRate(stored.rate, 'rate');
+  const toAmountMinor = convertAmount(fromAmountMinor, from.currency, to.currency, rate);
+  if (toAmountMinor <= 0n) {
+    throw validationError(
+      'amount',
+      `amount is too small: at ${stored.rate} it converts to less than one minor unit of ${to.currency}`,
+      'too_small',
+    );
+  }
+  checkSingleAmount(toAmountMinor, to.currency, 'amount');
+  const now = deps.now();
+  const quote: ConversionQuote = {
+    id: deps.newId('conversionQuote'),
+    organizationId,
+    customerId: from.ownerId,
+    fromWalletId: from.id,
+    toWalletId: to.id,
+    direction,
+    fromCurrency: from.currency,
+    toCurrency: to.currency,
+    fromAmountMinor,
+    toAmountMinor,
+    rate: formatRate(rate),
+    feeMinor: 0n,
+    status: 'open',
+    conversionId: null,
+    createdAt: now,
+    expiresAt: new Date(now.getTime() + CONVERSION_QUOTE_TTL_MS),
+  };
+  await insertConversionQuote(tx, quote);
+  return quote;
+}
+
+export function conversionEventData(c: Conversion): Record<string, unknown> {
+  return {
+    conversion_id: c.id,
+    quote: c.quoteId,
+    direction: c.direction,
+    from_wallet: c.fromWalletId,
+    to_wallet: c.toWalletId,
+    from_amount: formatAmount(c.fromAmountMinor, c.fromCurrency),
+    from_currency: c.fromCurrency,
+    to_amount: formatAmount(c.toAmountMinor, c.toCurrency),
+    to_currency: c.toCurrency,
+    rate: c.rate,
+  };
+}
+
+/** The organization's conversion account in a currency: the treasury's side of every mint and redeem. */
+function conversionAccount(tx: Queryable, deps: Deps, organizationId: string, currency: Currency) {
+  return ensureSystemAccount(tx, {
+    id: deps.newId('ledgerAccount'),
+    organizationId,
+    kind: 'conversion',
+    // Conversions never leave the platform.
+    rail: 'internal',
+    currency,
+    now: deps.now(),
+  });
+}
+
+/**
+ * Executes a quote once, before it expires: locks it, posts both entries through the posting module (the
+ * source wallet must be active with the amount available; the destination must not be closed), records the
+ * conversion, marks the quote executed and writes `conversion.completed`, all in the caller's transaction.
+ */
+export async function executeQuote(
+  tx: Queryable,
+  deps: Deps,
+  organizationId: string,
+  quoteId: string,
+  createdBy: string | null,
+): Promise<Conversion> {
+  const quote = await findConversionQuote(tx, organizationId, quoteId, { forUpdate: true });
+  if (!quote) throw resourceMissing('conversion quote', quoteId, 'quote');
+  if (quote.status === 'executed') {
+    throw new AppError({
+      status: 409,
+      code: 'invalid_state_transition',
+      title: 'Quote already executed',
+      detail: `Quote ${quote.id} was executed as conversion ${quote.conversionId}; ask for a new quote.`,
+      param: 'quote',
+    });
+  }
+  const now = deps.now();
+  if (now.getTime() >= quote.expiresAt.getTime()) {
+    throw new AppError({
+      status: 422,
+      code: 'quote_expired',
+      title: 'Quote expired',
+      detail: `Quote ${quote.id} expired at ${quote.expiresAt.toISOString()}; ask for a new quote. Nothing was written.`,
+      param: 'quote',
+    });
+  }
+  const fromAccount = await conversionAccount(tx, deps, organizationId, quote.fromCurrency);
+  const toAccount = await conversionAccount(tx, deps, organizationId, quote.toCurrency);
+  const session = new PostingSession(tx);
+  await session.lock([quote.fromWalletId, fromAccount, toAccount, quote.toWalletId]);
+  const entry = (postings: ReturnType<typeof directPostings>) => ({
+    id: deps.newId('journalEntry'),
+    organizationId,
+    transferId: null,
+    kind: 'direct' as const,
+    holdEntryId: null,
+    createdAt: now,
+    postings,
+  });
+  const debit = entry(
+    directPostings(quote.fromWalletId, fromAccount, quote.fromAmountMinor, quote.fromCurrency),
+  );
+  const credit = entry(directPostings(toAccount, quote.toWalletId, quote.toAmountMinor, quote.toCurrency));
+  for (const e of [debit, credit]) {
+    const refusal = session.tryPost(e);
+    if (refusal) throw refusalError(refusal, 'conversion', 'quote');
+  }
+  await session.flush(now);
+  const conversion: Conversion = {
+    id: deps.newId('conversion'),
+    organizationId,
+    quoteId: quote.id,
+    customerId: quote.customerId,
+    fromWalletId: quote.fromWalletId,
+    toWalletId: quote.toWalletId,
+    direction: quote.direction,
+    fromCurrency: quote.fromCurrency,
+    toCurrency: quote.toCurrency,
+    fromAmountMinor: quote.fromAmountMinor,
+    toAmountMinor: quote.toAmountMinor,
+    rate: quote.rate,
+    feeMinor: quote.feeMinor,
+    debitEntryId: debit.id,
+    creditEntryId: credit.id,
+    createdBy,
+    createdAt: now,
+  };
+  await insertConversion(tx, conversion);
+  await markQuoteExecuted(tx, quote.id, conversion.id);
+  await recordEvents(tx, deps, [
+    newEvent(
+      deps,
+      {
+        organizationId,
+        type: 'conversion.completed',
+        resourceId: conversion.id,
+        data: conversionEventData(conversion),
+      },
+      now,
+    ),
+  ]);
+  return conversion;
+}
+
+export async function getConversion(deps: Deps, organizationId: string, id: string): Promise<Conversion> {
+  const conversion = await findConversion(deps.store, organizationId, id);
+  if (!conversion) throw resourceMissing('conversion', id);
+  return conversion;
+}
+
+export async function getQuote(deps: Deps, organizationId: string, id: string): Promise<ConversionQuote> {
+  const quote = await findConversionQuote(deps.store, organizationId, id);
+  if (!quote) throw resourceMissing('conversion quote', id);
+  return quote;
+}
+
+export async function listOrganizationConversions(
+  deps: Deps,
+  organizationId: string,
+  request: PageRequest,
+): Promise<Page<Conversion>> {
+  return toPage(await listConversions(deps.store, organizationId, request, request.limit + 1), request.limit);
+}

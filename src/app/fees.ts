@@ -1,0 +1,210 @@
+/**
+ * Fee schedules as data: an organization's rules, versioned as a whole. Each change writes a new version
+ * (transfers keep pointing at theirs) with its evidence. New transfers and quotes read the current version
+ * through a short per-process cache, as the ledger writer reads the policy, so deciding a fee costs no
+ * database round trip; the fee income account each fee is posted to is looked up once per process.
+ */
+import { AppError, resourceMissing } from '../domain/errors.ts';
+import type { EvidenceActor } from '../domain/evidence.ts';
+import { type FeeSchedule, feeRuleJson, initialFeeSchedule, parseFeeRules } from '../domain/fees.ts';
+import type { Currency } from '../domain/money.ts';
+import {
+  findCurrentFeeSchedule,
+  findFeeScheduleVersion,
+  insertFeeScheduleVersion,
+  listFeeScheduleVersions,
+  lockFeeScheduleWrites,
+} from '../store/repositories/feeSchedules.ts';
+import { ensureSystemAccount } from '../store/repositories/ledger.ts';
+import type { Queryable, Store } from '../store/store.ts';
+import type { Deps } from './deps.ts';
+import { appendEvidence } from './evidence.ts';
+
+/**
+ * How long a process keeps an organization's fee schedule before reading it again: a change made through
+ * another process applies within this bound (at once in the process that made it).
+ */
+export const FEE_SCHEDULE_CACHE_TTL_MS = 5_000;
+/** Organizations whose fee schedule one process keeps at most. */
+export const FEE_SCHEDULE_CACHE_ENTRIES_MAX = 10_000;
+/** (Organization, currency) fee income account ids one process keeps at most. */
+export const FEE_ACCOUNT_CACHE_ENTRIES_MAX = 10_000;
+/**
+ * The `rail` a fee income account is filed under: fees are the organization's own income, whatever rail
+ * carried the transfer (the batch reserve is filed the same way).
+ */
+export const FEE_INCOME_ACCOUNT_RAIL = 'internal';
+
+const scheduleCaches = new WeakMap<Store, Map<string, { schedule: FeeSchedule; fetchedAtMs: number }>>();
+const accountCaches = new WeakMap<Store, Map<string, string>>();
+
+function cacheIn<T>(caches: WeakMap<Store, Map<string, T>>, store: Store): Map<string, T> {
+  let cache = caches.get(store);
+  if (!cache) {
+    cache = new Map();
+    caches.set(store, cache);
+  }
+  return cache;
+}
+
+function remember<T>(cache: Map<string, T>, key: string, value: T, entriesMax: number): void {
+  cache.delete(key);
+  if (cache.size >= entriesMax) cache.delete(cache.keys().next().value as string);
+  cache.set(key, value);
+}
+
+/**
+ * The current version read in the caller's transaction (for a reader already inside one, such as a payment
+ * batch's submit: the cached read would wait for it on the embedded database's one session), writing
+ * version 1 (no rules) the first time an organization's schedule is needed.
+ */
+export async function currentFeeScheduleIn(
+  tx: Queryable,
+  deps: Deps,
+  organizationId: string,
+): Promise<FeeSchedule> {
+  const current = await findCurrentFeeSchedule(tx, organizationId);
+  if (current) return current;
+  await lockFeeScheduleWrites(tx, organizationId);
+  const again = await findCurrentFeeSchedule(tx, organizationId);
+  if (again) return again;
+  const initial = initialFeeSchedule(organizationId, deps.now());
+  await insertFeeScheduleVersion(tx, initial);
+  return initial;
+}
+
+/**
+ * The organization's current fee schedule, through the process cache: what new transfers and quotes are
+ * decided by. Version 1 is stored the first time, so every transfer's version can be read back.
+ */
+export async function loadFeeSchedule(deps: Deps, organizationId: string): Promise<FeeSchedule> {
+  const cache = cacheIn(scheduleCaches, deps.store);
+  const nowMs = Date.now();
+  const cached = cache.get(organizationId);
+  if (cached && nowMs - cached.fetchedAtMs < FEE_SCHEDULE_CACHE_TTL_MS && nowMs >= cached.fetchedAtMs) {
+    return cached.schedule;
+  }
+  const schedule =
+    (await findCurrentFeeSchedule(deps.store, organizationId)) ??
+    (await deps.store.transaction((tx) => currentFeeScheduleIn(tx, deps, organizationId)));
+  remember(cache, organizationId, { schedule, fetchedAtMs: nowMs }, FEE_SCHEDULE_CACHE_ENTRIES_MAX);
+  return schedule;
+}
+
+/** Drops the process's copy, so the next transfer reads the schedule again. */
+export function forgetFeeSchedule(deps: Deps, organizationId: string): void {
+  cacheIn(scheduleCaches, deps.store).delete(organizationId);
+}
+
+/** The organization's fee income account in a currency, created on first use; its id is kept per process. */
+export async function feeIncomeAccount(
+  deps: Deps,
+  db: Queryable,
+  organizationId: string,
+  currency: Currency,
+): Promise<string> {
+  const cache = cacheIn(accountCaches, deps.store);
+  const key = `${organizationId}\u0000${currency}`;
+  const cached = cache.get(key);
+  if (cached !== undefined) return cached;
+  const id = await ensureSystemAccount(db, {
+    id: deps.newId('ledgerAccount'),
+    organizationId,
+    kind: 'fee_income',
+    rail: FEE_INCOME_ACCOUNT_RAIL,
+    currency,
+    now: deps.now(),
+  });
+  // Created inside a transaction that may still roll back: only a committed account may be remembered.
+  if (db === deps.store) remember(cache, key, id, FEE_ACCOUNT_CACHE_ENTRIES_MAX);
+  return id;
+}
+
+export async function getCurrentFeeSchedule(deps: Deps, organizationId: string): Promise<FeeSchedule> {
+  return (
+    (await findCurrentFeeSchedule(deps.store, organizationId)) ??
+    initialFeeSchedule(organizationId, deps.now())
+  );
+}
+
+export async function getFeeScheduleVersion(
+  deps: Deps,
+  organizationId: string,
+  version: number,
+): Promise<FeeSchedule> {
+  const schedule =
+    (await findFeeScheduleVersion(deps.store, organizationId, version)) ??
+    (version === 1 && !(await findCurrentFeeSchedule(deps.store, organizationId))
+      ? initialFeeSchedule(organizationId, deps.now())
+      : undefined);
+  if (!schedule) throw resourceMissing('fee schedule version', String(version));
+  return schedule;
+}
+
+export async function listVersions(
+  deps: Deps,
+  organizationId: string,
+  request: { limit: number; beforeVersion?: number | undefined },
+): Promise<{ data: FeeSchedule[]; hasMore: boolean }> {
+  const rows = await listFeeScheduleVersions(
+    deps.store,
+    organizationId,
+    request.beforeVersion,
+    request.limit + 1,
+  );
+  if (rows.length === 0 && request.beforeVersion === undefined) {
+    return { data: [initialFeeSchedule(organizationId, deps.now())], hasMore: false };
+  }
+  return { data: rows.slice(0, request.limit), hasMore: rows.length > request.limit };
+}
+
+export interface FeeScheduleUpdateInput {
+  rules?: unknown;
+  /** The version the change was written against; a newer current version is a 409. */
+  base_version?: number | undefined;
+}
+
+/** Replaces the organization's fee rules with a new version, recorded as evidence. */
+export async function updateFeeSchedule(
+  tx: Queryable,
+  deps: Deps,
+  organizationId: string,
+  input: FeeScheduleUpdateInput,
+  createdBy: string,
+  actor: EvidenceActor,
+): Promise<FeeSchedule> {
+  const rules = parseFeeRules(input.rules);
+  await lockFeeScheduleWrites(tx, organizationId);
+  const current = await currentFeeScheduleIn(tx, deps, organizationId);
+  if (input.base_version !== undefined && input.base_version !== current.version) {
+    throw new AppError({
+      status: 409,
+      code: 'fee_schedule_version_conflict',
+      title: 'Fee schedule changed',
+      detail: `The fee schedule is at version ${current.version}, not ${input.base_version}; read it again and re-apply your change.`,
+      param: 'base_version',
+    });
+  }
+  const schedule: FeeSchedule = {
+    organizationId,
+    version: current.version + 1,
+    rules,
+    createdBy,
+    createdAt: deps.now(),
+  };
+  await insertFeeScheduleVersion(tx, schedule);
+  await appendEvidence(tx, deps, [
+    {
+      organizationId,
+      kind: 'fee_schedule.update',
+      actor,
+      data: {
+        version: schedule.version,
+        previous_version: current.version,
+        rules: schedule.rules.map(feeRuleJson) as never,
+      },
+    },
+  ]);
+  forgetFeeSchedule(deps, organizationId);
+  return schedule;
+}

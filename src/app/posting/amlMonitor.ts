@@ -1,0 +1,286 @@
+/**
+ * AML monitoring inside the ledger writer's batch. The rules are read before the transaction (cached per
+ * process); the source wallets' recent activity is read once per batch after their accounts are locked, so
+ * every transfer from a wallet is judged after the ones committed before it; and each transfer the batch
+ * accepts is added to what the next one from the same wallet sees. Two transfers racing from one wallet
+ * therefore cannot both slip under a velocity or structuring rule.
+ */
+import {
+  AML_HISTORY_TRANSFERS_MAX,
+  type AmlHit,
+  type AmlMovement,
+  type AmlRule,
+  amlHistoryWindowSeconds,
+  applicableRules,
+  evaluateAmlRules,
+} from '../../domain/decisions/aml.ts';
+import type { AccountSums } from '../../domain/ledger.ts';
+import type { Transfer } from '../../domain/transferRecord.ts';
+import { readWalletActivity } from '../../store/repositories/walletActivity.ts';
+import type { Queryable } from '../../store/store.ts';
+import { loadAmlRules } from '../aml/rules.ts';
+import type { Deps } from '../deps.ts';
+
+/** What a transfer command tells the monitor. */
+export interface MonitoredTransfer {
+  transfer: Transfer;
+  debitAccountId: string;
+}
+
+interface WalletFacts {
+  outgoing: AmlMovement[];
+  incoming: AmlMovement[];
+  /** Counterparty keys this wallet paid (known from before, or paid earlier in this batch). */
+  paid: Set<string>;
+  destinations: Map<string, { key: string; known: boolean }>;
+  windowSeconds: number;
+}
+
+/**
+ * Wallets whose activity a process keeps between batches. A hot wallet's batches then skip re-reading the
+ * same history: the entry is valid only while the wallet's ledger sums are what this process left them at
+ * (any movement by another process or path changes them) and the rules' window is the same.
+ */
+export const AML_ACTIVITY_CACHE_WALLETS_MAX = 10_000;
+
+interface CachedActivity {
+  /** The wallet's four sums after the batch that left this entry. */
+  sumsKey: string;
+  windowSeconds: number;
+  outgoing: AmlMovement[];
+  incoming: AmlMovement[];
+  /** Destinations (as stored JSON) already looked up: their counterparty key and whether it was paid. */
+  destinations: Map<string, { key: string; known: boolean }>;
+}
+
+const activityCaches = new WeakMap<object, Map<string, CachedActivity>>();
+
+function activityCacheOf(store: object): Map<string, CachedActivity> {
+  let cache = activityCaches.get(store);
+  if (!cache) {
+    cache = new Map();
+    activityCaches.set(store, cache);
+  }
+  return cache;
+}
+
+function sumsKeyOf(sums: AccountSums | undefined): string {
+  return sums
+    ? `${sums.debitsPending}/${sums.debitsPosted}/${sums.creditsPending}/${sums.creditsPosted}`
+    : '';
+}
+
+export interface AmlVerdict {
+  rulesEvaluated: { id: string; version: number }[];
+  hits: AmlHit[];
+}
+
+export class AmlBatchMonitor {
+  private readonly facts = new Map<string, WalletFacts>();
+  /** Each command's counterparty key, as the database computes it. */
+  private readonly counterpartyKeys = new Map<MonitoredTransfer, string>();
+
+  private constructor(
+    private readonly rulesByOrganization: Map<string, AmlRule[]>,
+    /** Per organization, how far back its authorization policy looks at a wallet's activity (0: never). */
+    private readonly policyWindows: ReadonlyMap<string, number>,
+  ) {}
+
+  /**
+   * Reads each organization's rules (through the cache), before the batch's transaction. The same
+   * activity serves the authorization policies' counterparty and aggregate matchers: `policyWindows`
+   * names how far back each organization's policy looks.
+   */
+  static async prepare(
+    deps: Deps,
+    commands: readonly MonitoredTransfer[],
+    policyWindows: ReadonlyMap<string, number> = new Map(),
+  ): Promise<AmlBatchMonitor> {
+    const rules = new Map<string, AmlRule[]>();
+    for (const organizationId of new Set(commands.map((c) => c.transfer.organizationId))) {
+      rules.set(organizationId, await loadAmlRules(deps, organizationId));
+    }
+    return new AmlBatchMonitor(rules, policyWindows);
+  }
+
+  /** The window an organization's activity is read over: the longest its AML rules or policy need. */
+  private windowOf(organizationId: string): number {
+    return Math.max(
+      amlHistoryWindowSeconds(this.rulesByOrganization.get(organizationId) ?? []),
+      this.policyWindows.get(organizationId) ?? 0,
+    );
+  }
+
+  private watches(command: MonitoredTransfer): boolean {
+    return (
+      this.rulesFor(command).length > 0 || (this.policyWindows.get(command.transfer.organizationId) ?? 0) > 0
+    );
+  }
+
+  private rulesFor(command: MonitoredTransfer): AmlRule[] {
+    const t = command.transfer;
+    return applicableRules(this.rulesByOrganization.get(t.organizationId) ?? [], t.currency);
+  }
+
+  /**
+   * The source wallets' activity after their accounts are locked: from this process's cache where it is
+   * still valid, else read with one statement per organization.
+   */
+  async readActivity(
+    tx: Queryable,
+    store: object,
+    commands: readonly MonitoredTransfer[],
+    now: Date,
+    lockedSums: (walletId: string) => AccountSums | undefined,
+  ): Promise<void> {
+    const cache = activityCacheOf(store);
+    const toRead = new Map<string, MonitoredTransfer[]>();
+    for (const command of commands) {
+      if (!this.watches(command)) continue;
+      const organizationId = command.transfer.organizationId;
+      const windowSeconds = this.windowOf(organizationId);
+      const wallet = command.debitAccountId;
+      const cached = cache.get(wallet);
+      const destination = JSON.stringify(command.transfer.destination);
+      const usable =
+        cached !== undefined &&
+        cached.sumsKey === sumsKeyOf(lockedSums(wallet)) &&
+        cached.windowSeconds === windowSeconds;
+      if (usable && !this.facts.has(wallet)) {
+        this.facts.set(wallet, {
+          outgoing: [...cached.outgoing],
+          incoming: [...cached.incoming],
+          paid: new Set([...cached.destinations.values()].filter((d) => d.known).map((d) => d.key)),
+          destinations: new Map(cached.destinations),
+          windowSeconds,
+        });
+      }
+      const facts = this.facts.get(wallet);
+      const known = facts?.destinations.get(destination);
+      if (facts && known) {
+        this.counterpartyKeys.set(command, known.key);
+        continue;
+      }
+      // A wallet whose activity is known needs only its new counterparty looked up: no history rows.
+      const group = `${organizationId}\u0000${facts ? 'counterparty' : 'activity'}`;
+      const list = toRead.get(group) ?? [];
+      list.push(command);
+      toRead.set(group, list);
+    }
+    for (const [group, own] of toRead) {
+      const [organizationId = '', need] = group.split('\u0000');
+      const windowSeconds = this.windowOf(organizationId);
+      const activity = await readWalletActivity(
+        tx,
+        organizationId,
+        own.map((c) => ({ walletId: c.debitAccountId, destination: c.transfer.destination })),
+        new Date(now.getTime() - windowSeconds * 1_000),
+        need === 'activity' ? AML_HISTORY_TRANSFERS_MAX : 0,
+      );
+      own.forEach((command, i) => {
+        const read = activity[i];
+        if (!read) return;
+        this.counterpartyKeys.set(command, read.counterpartyKey);
+        let facts = this.facts.get(command.debitAccountId);
+        if (!facts) {
+          facts = {
+            outgoing: read.outgoing,
+            incoming: read.incoming,
+            paid: new Set(),
+            destinations: new Map(),
+            windowSeconds,
+          };
+          this.facts.set(command.debitAccountId, facts);
+        }
+        if (read.counterpartyKnown) facts.paid.add(read.counterpartyKey);
+        facts.destinations.set(JSON.stringify(command.transfer.destination), {
+          key: read.counterpartyKey,
+          known: read.counterpartyKnown,
+        });
+      });
+    }
+  }
+
+  /**
+   * Keeps each source wallet's activity as this batch leaves it, keyed by the wallet's sums after the
+   * batch; called once the batch's decisions are made (a batch that does not commit leaves other sums in
+   * the database, so its entries never match).
+   */
+  remember(store: object, sumsAfter: (walletId: string) => AccountSums | undefined): void {
+    const cache = activityCacheOf(store);
+    for (const [wallet, facts] of this.facts) {
+      cache.delete(wallet);
+      if (cache.size >= AML_ACTIVITY_CACHE_WALLETS_MAX) cache.delete(cache.keys().next().value as string);
+      const destinations = new Map(
+        [...facts.destinations].map(([json, d]) => [
+          json,
+          { key: d.key, known: d.known || facts.paid.has(d.key) },
+        ]),
+      );
+      cache.set(wallet, {
+        sumsKey: sumsKeyOf(sumsAfter(wallet)),
+        windowSeconds: facts.windowSeconds,
+        outgoing: facts.outgoing.slice(0, AML_HISTORY_TRANSFERS_MAX),
+        incoming: facts.incoming.slice(0, AML_HISTORY_TRANSFERS_MAX),
+        destinations,
+      });
+    }
+  }
+
+  /** The rules' verdict on one command, over what committed before it and what this batch accepted. */
+  evaluate(command: MonitoredTransfer, now: Date): AmlVerdict {
+    const rules = this.rulesFor(command);
+    if (rules.length === 0) return { rulesEvaluated: [], hits: [] };
+    const t = command.transfer;
+    const facts = this.facts.get(command.debitAccountId);
+    const key = this.counterpartyKeys.get(command);
+    return {
+      rulesEvaluated: rules.map((r) => ({ id: r.id, version: r.version })),
+      hits: evaluateAmlRules(rules, {
+        amountMinor: t.amountMinor,
+        currency: t.currency,
+        at: now,
+        recentOutgoing: facts?.outgoing ?? [],
+        recentIncoming: facts?.incoming ?? [],
+        counterpartyKnown: key !== undefined && (facts?.paid.has(key) ?? false),
+      }),
+    };
+  }
+
+  /** Whether the source wallet paid this command's counterparty before; undefined when not looked up. */
+  counterpartyKnown(command: MonitoredTransfer): boolean | undefined {
+    const key = this.counterpartyKeys.get(command);
+    const facts = this.facts.get(command.debitAccountId);
+    return key === undefined || facts === undefined ? undefined : facts.paid.has(key);
+  }
+
+  /** The source wallet's outgoing transfers in the last `windowSeconds` before `now` (this batch's included). */
+  outgoingWithin(
+    command: MonitoredTransfer,
+    windowSeconds: number,
+    now: Date,
+  ): { count: number; sumMinor: bigint } {
+    const since = now.getTime() - windowSeconds * 1_000;
+    let count = 0;
+    let sumMinor = 0n;
+    for (const movement of this.facts.get(command.debitAccountId)?.outgoing ?? []) {
+      if (movement.at.getTime() < since) continue;
+      count++;
+      sumMinor += movement.amountMinor;
+    }
+    return { count, sumMinor };
+  }
+
+  /** Adds an accepted transfer to what later commands of the batch see. */
+  accepted(command: MonitoredTransfer, transfer: Transfer, now: Date): void {
+    const facts = this.facts.get(command.debitAccountId);
+    if (facts) {
+      facts.outgoing.unshift({ amountMinor: transfer.amountMinor, at: now });
+      const key = this.counterpartyKeys.get(command);
+      if (key !== undefined) facts.paid.add(key);
+    }
+    const credited = transfer.status === 'settled' ? transfer.destinationWalletId : null;
+    const receiving = credited === null ? undefined : this.facts.get(credited);
+    receiving?.incoming.unshift({ amountMinor: transfer.amountMinor, at: now });
+  }
+}

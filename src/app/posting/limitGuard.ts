@@ -1,0 +1,99 @@
+/**
+ * Tier limits inside the ledger writer's batch: the paying customers' day and month sums are locked with
+ * one statement after the accounts, each transfer is decided over them in order (so two transfers racing
+ * for the last of a daily limit cannot both pass), and the new sums are written with one statement.
+ */
+import {
+  decideLimits,
+  limitPeriods,
+  limitSentence,
+  TIER_LIMITS_MINOR,
+  tierOf,
+} from '../../domain/decisions/limits.ts';
+import { AppError } from '../../domain/errors.ts';
+import { formatAmount } from '../../domain/money.ts';
+import type { Transfer } from '../../domain/transferRecord.ts';
+import {
+  type LockedUsage,
+  lockLimitUsage,
+  saveLimitUsage,
+  type UsageKey,
+  usageKeyOf,
+} from '../../store/repositories/limitUsage.ts';
+import type { Queryable } from '../../store/store.ts';
+
+export interface LimitedTransfer {
+  transfer: Transfer;
+  sourceCustomerId: string;
+}
+
+function keysOf(command: LimitedTransfer, now: Date): { day: UsageKey; month: UsageKey } | undefined {
+  const { currency } = command.transfer;
+  if (!TIER_LIMITS_MINOR[0][currency]) return undefined;
+  const { day, month } = limitPeriods(now);
+  const base = { customerId: command.sourceCustomerId, currency };
+  return {
+    day: { ...base, period: 'day', periodStart: day },
+    month: { ...base, period: 'month', periodStart: month },
+  };
+}
+
+export class LimitGuard {
+  private readonly changed = new Set<string>();
+
+  private constructor(
+    private readonly usage: Map<string, LockedUsage>,
+    private readonly now: Date,
+  ) {}
+
+  static async lock(tx: Queryable, commands: readonly LimitedTransfer[], now: Date): Promise<LimitGuard> {
+    const keys = commands.flatMap((c) => {
+      const k = keysOf(c, now);
+      return k ? [k.day, k.month] : [];
+    });
+    return new LimitGuard(await lockLimitUsage(tx, keys), now);
+  }
+
+  /** The 422 a transfer gets if it would break its customer's tier limit; undefined when it fits. */
+  check(command: LimitedTransfer): AppError | undefined {
+    const keys = keysOf(command, this.now);
+    if (!keys) return undefined;
+    const day = this.usage.get(usageKeyOf(keys.day));
+    const month = this.usage.get(usageKeyOf(keys.month));
+    if (!day || !month) return undefined;
+    const t = command.transfer;
+    const tier = tierOf(day.kycStatus, day.customerType);
+    const refusal = decideLimits(tier, t.currency, t.amountMinor, {
+      dayMinor: day.sentMinor,
+      monthMinor: month.sentMinor,
+    });
+    if (!refusal) return undefined;
+    return new AppError({
+      status: 422,
+      code: 'limit_exceeded',
+      title: 'Limit exceeded',
+      detail: `This transfer would pass the customer's ${refusal.limit} limit. ${limitSentence(refusal, t.currency)}`,
+      param: 'amount',
+      extensions: { limit: refusal.limit, remaining: formatAmount(refusal.remainingMinor, t.currency) },
+    });
+  }
+
+  /** Counts an accepted transfer in its customer's day and month. */
+  accepted(command: LimitedTransfer): void {
+    const keys = keysOf(command, this.now);
+    if (!keys) return;
+    for (const key of [keys.day, keys.month]) {
+      const usage = this.usage.get(usageKeyOf(key));
+      if (!usage) continue;
+      usage.sentMinor += command.transfer.amountMinor;
+      this.changed.add(usageKeyOf(key));
+    }
+  }
+
+  async save(tx: Queryable): Promise<void> {
+    await saveLimitUsage(
+      tx,
+      [...this.changed].map((k) => this.usage.get(k) as LockedUsage),
+    );
+  }
+}

@@ -1,0 +1,155 @@
+/**
+ * The review queue: operators list open cases and decide them. Clearing sends the held transfer on (to the
+ * rail, or settled at once when it is internal); rejecting rejects it and releases its hold, and freezes the
+ * paying wallet for a confirmed screening match. The decision, the transfer's change, the freeze, the
+ * events and the evidence commit together.
+ */
+import { AppError, resourceMissing } from '../domain/errors.ts';
+import type { EvidenceActor } from '../domain/evidence.ts';
+import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
+import {
+  freezesWalletOnReject,
+  isOpenReview,
+  REVIEW_REJECTED_STATUS_REASON,
+  type ReviewCase,
+  type ReviewDecision,
+} from '../domain/reviews.ts';
+import type { Transfer } from '../domain/transferRecord.ts';
+import {
+  findReviewCase,
+  listReviewCases,
+  type ReviewFilter,
+  saveReviewDecision,
+} from '../store/repositories/reviews.ts';
+import { findWallet } from '../store/repositories/wallets.ts';
+import type { Queryable } from '../store/store.ts';
+import { awaitApprovalAfterReview } from './approvals.ts';
+import type { Deps } from './deps.ts';
+import { appendEvidence } from './evidence.ts';
+import { applyStatusChange, lockTransfer } from './transfers.ts';
+import { continueAfterScreening } from './verifications.ts';
+import { changeWalletStatus } from './walletStatus.ts';
+
+export async function getReview(deps: Deps, organizationId: string, id: string): Promise<ReviewCase> {
+  const review = await findReviewCase(deps.store, organizationId, id);
+  if (!review) throw resourceMissing('review', id);
+  return review;
+}
+
+export async function listReviews(
+  deps: Deps,
+  organizationId: string,
+  request: PageRequest & Omit<ReviewFilter, keyof PageRequest>,
+): Promise<Page<ReviewCase>> {
+  return toPage(await listReviewCases(deps.store, organizationId, request, request.limit + 1), request.limit);
+}
+
+export interface ReviewDecisionInput {
+  note?: string | undefined;
+  /** Rejecting only: freeze the paying wallet too (default: yes for a screening match, no for AML). */
+  freezeWallet?: boolean | undefined;
+}
+
+/** Clears or rejects an open case, once: the case row is locked, so two decisions racing resolve one way. */
+export async function decideReview(
+  tx: Queryable,
+  deps: Deps,
+  organizationId: string,
+  id: string,
+  decision: ReviewDecision,
+  input: ReviewDecisionInput,
+  actor: EvidenceActor,
+): Promise<ReviewCase> {
+  const review = await findReviewCase(tx, organizationId, id, { forUpdate: true });
+  if (!review) throw resourceMissing('review', id);
+  if (!isOpenReview(review.status)) {
+    throw new AppError({
+      status: 409,
+      code: 'invalid_state_transition',
+      title: 'Invalid state transition',
+      detail: `Review ${review.id} was already ${review.status}; a decided case does not change.`,
+    });
+  }
+  let transfer: Transfer | undefined;
+  if (review.transferId !== null) {
+    transfer = await lockTransfer(tx, organizationId, review.transferId);
+    if (decision === 'clear' && transfer.authorization?.decision === 'require_approval') {
+      // Its policy asked for approval too: it waits for that next, its funds still held.
+      transfer = await awaitApprovalAfterReview(tx, deps, transfer);
+    } else if (decision === 'clear') {
+      // Back on the way it was going: a payout waits for the rail; an internal transfer, or money a rail
+      // already delivered, settles at once.
+      const settlesNow = transfer.rail === 'internal' || transfer.direction === 'inbound';
+      transfer = await applyStatusChange(tx, deps, transfer, {
+        to: 'pending',
+        nextRailCheckAt: settlesNow ? null : deps.now(),
+      });
+      if (settlesNow) transfer = await applyStatusChange(tx, deps, transfer, { to: 'settled' });
+    } else {
+      transfer = await applyStatusChange(tx, deps, transfer, {
+        to: 'rejected',
+        failureCode: 'compliance_rejected',
+        reason: REVIEW_REJECTED_STATUS_REASON,
+      });
+    }
+  }
+  if (review.verificationId !== null) {
+    await continueAfterScreening(
+      tx,
+      deps,
+      organizationId,
+      review.verificationId,
+      decision === 'clear',
+      actor,
+    );
+  }
+  const freeze =
+    decision === 'reject' &&
+    review.walletId !== null &&
+    freezesWalletOnReject(review.kind, input.freezeWallet);
+  if (freeze && review.walletId !== null) {
+    const wallet = await findWallet(tx, organizationId, review.walletId);
+    if (wallet?.status === 'active') {
+      await changeWalletStatus(
+        tx,
+        deps,
+        organizationId,
+        wallet.id,
+        'freeze',
+        {
+          reason: review.kind === 'screening' ? 'sanctions_match' : 'compliance_review',
+          note: `review ${review.id}`,
+        },
+        actor,
+      );
+    }
+  }
+  const now = deps.now();
+  const decided: ReviewCase = {
+    ...review,
+    status: decision === 'clear' ? 'cleared' : 'rejected',
+    note: input.note ?? null,
+    decidedBy: actor.type === 'api_key' ? actor.id : 'system',
+    decidedAt: now,
+  };
+  await saveReviewDecision(tx, decided);
+  await appendEvidence(tx, deps, [
+    {
+      organizationId,
+      kind: 'review.disposition',
+      actor,
+      transferId: review.transferId ?? undefined,
+      customerId: review.customerId ?? undefined,
+      walletId: review.walletId ?? undefined,
+      data: {
+        review_id: review.id,
+        review_kind: review.kind,
+        decision,
+        note: input.note ?? null,
+        wallet_frozen: freeze,
+        transfer_status: transfer?.status ?? null,
+      },
+    },
+  ]);
+  return decided;
+}

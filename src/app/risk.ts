@@ -1,0 +1,42 @@
+/** An operator's override of a customer's risk level (or its removal), recorded as evidence. */
+import { resourceMissing } from '../domain/errors.ts';
+import type { EvidenceActor } from '../domain/evidence.ts';
+import { deriveRiskLevel, type RiskLevel } from '../domain/risk.ts';
+import { type Customer, findCustomer, saveCustomerCompliance } from '../store/repositories/customers.ts';
+import type { Queryable } from '../store/store.ts';
+import type { Deps } from './deps.ts';
+import { appendEvidence } from './evidence.ts';
+
+export async function setRiskOverride(
+  tx: Queryable,
+  deps: Deps,
+  organizationId: string,
+  customerId: string,
+  override: { level: RiskLevel; reason: string } | undefined,
+  actor: EvidenceActor,
+): Promise<Customer> {
+  const customer = await findCustomer(tx, organizationId, customerId, { forUpdate: true });
+  if (!customer) throw resourceMissing('customer', customerId);
+  const updated: Customer = {
+    ...customer,
+    riskOverride: override?.level ?? null,
+    riskOverrideReason: override?.reason ?? null,
+    updatedAt: deps.now(),
+  };
+  await saveCustomerCompliance(tx, updated);
+  await appendEvidence(tx, deps, [
+    {
+      organizationId,
+      kind: 'risk.override',
+      actor,
+      customerId,
+      data: {
+        derived: deriveRiskLevel(customer),
+        before: customer.riskOverride,
+        after: updated.riskOverride,
+        reason: override?.reason ?? null,
+      },
+    },
+  ]);
+  return updated;
+}

@@ -1,0 +1,106 @@
+/**
+ * Collections, pure: money asked of a payer into a wallet (a mobile-money request-to-pay: the payer
+ * approves on their phone). Statuses, the transitions allowed, and the limits. No money moves until the
+ * rail confirms: then the wallet is credited by an inbound transfer, posted through the posting module.
+ */
+import type { Currency } from './money.ts';
+
+/** `sandbox`: the sandbox's fund route, money arriving as if collected (no payer is asked). */
+export const COLLECTION_METHODS = ['mobile_money', 'bank_deposit', 'sandbox'] as const;
+export type CollectionMethod = (typeof COLLECTION_METHODS)[number];
+
+/** Characters of a virtual account reference: 'MK', 10 digits, 2 check digits (ISO 7064 mod 97-10). */
+export const VIRTUAL_ACCOUNT_REFERENCE_PATTERN = /^MK[0-9]{12}$/;
+/** Random digits in a virtual account reference. */
+export const VIRTUAL_ACCOUNT_DIGITS = 10;
+
+/** ISO 7064 mod 97-10 check digits for a string of digits (as IBAN uses): two digits, 02 to 98. */
+export function mod97CheckDigits(digits: string): string {
+  let remainder = 0;
+  for (const digit of `${digits}00`) remainder = (remainder * 10 + Number(digit)) % 97;
+  return String(98 - remainder).padStart(2, '0');
+}
+
+/** A virtual account reference from its random digits: 'MK', the digits, their check digits. */
+export function virtualAccountReference(digits: string): string {
+  return `MK${digits}${mod97CheckDigits(digits)}`;
+}
+
+/** Whether a reference is well formed and its check digits agree (a mistyped one is caught, not misrouted). */
+export function isValidVirtualAccountReference(reference: string): boolean {
+  if (!VIRTUAL_ACCOUNT_REFERENCE_PATTERN.test(reference)) return false;
+  const digits = reference.slice(2, 2 + VIRTUAL_ACCOUNT_DIGITS);
+  return mod97CheckDigits(digits) === reference.slice(2 + VIRTUAL_ACCOUNT_DIGITS);
+}
+
+/** Deposits one bank report holds at most. */
+export const BANK_DEPOSITS_PER_REPORT_MAX = 1_000;
+
+export const COLLECTION_STATUSES = ['pending', 'processing', 'succeeded', 'failed'] as const;
+export type CollectionStatus = (typeof COLLECTION_STATUSES)[number];
+
+export const COLLECTION_EVENT_TYPES = [
+  'collection.created',
+  'collection.processing',
+  'collection.succeeded',
+  'collection.failed',
+] as const;
+
+/** How long a payer has to approve before the collection fails `collection_expired`. */
+export const COLLECTION_EXPIRY_MS = 15 * 60_000;
+/** Characters of a collection's reference (shown to the payer where the partner allows) at most. */
+export const COLLECTION_REFERENCE_LENGTH_MAX = 64;
+export const COLLECTION_DESCRIPTION_LENGTH_MAX = 140;
+/** The failure code of a collection the payer never answered within COLLECTION_EXPIRY_MS. */
+export const COLLECTION_EXPIRED_FAILURE = 'collection_expired';
+/** The failure code of a collection whose rail has no partner (and no sandbox simulation). */
+export const COLLECTION_RAIL_NOT_CONFIGURED = 'rail_not_configured';
+
+const NEXT: Record<CollectionStatus, readonly CollectionStatus[]> = {
+  pending: ['processing', 'failed'],
+  processing: ['succeeded', 'failed'],
+  succeeded: [],
+  failed: [],
+};
+
+export function canMoveCollection(from: CollectionStatus, to: CollectionStatus): boolean {
+  return NEXT[from].includes(to);
+}
+
+export const isFinalCollection = (status: CollectionStatus) => NEXT[status].length === 0;
+
+export interface Collection {
+  id: string;
+  organizationId: string;
+  walletId: string;
+  amountMinor: bigint;
+  currency: Currency;
+  /** A request-to-pay asked of a payer, or a bank deposit the bank reported. */
+  method: CollectionMethod;
+  rail: 'mobile_money' | 'bank';
+  /** The mobile-money network (a request-to-pay only). */
+  network: string | null;
+  /** E.164 with `+` (a request-to-pay only). */
+  payerPhone: string | null;
+  /** The bank's reference for a deposit: one deposit, one credit. */
+  bankReference: string | null;
+  /** The payer's name as the bank reported it. */
+  payerName: string | null;
+  reference: string;
+  description: string;
+  status: CollectionStatus;
+  failureCode: string | null;
+  /** The partner's id for the request, once it accepted it. */
+  partnerReference: string | null;
+  /** When the worker looks at it next; null once final. */
+  nextCheckAt: Date | null;
+  /** The inbound transfer that credited the wallet, once succeeded. */
+  transferId: string | null;
+  metadata: Record<string, string>;
+  createdBy: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+  expiresAt: Date;
+  succeededAt: Date | null;
+  failedAt: Date | null;
+}

@@ -1,0 +1,243 @@
+/**
+ * Evidence: every compliance decision as an append-only record, hash-chained per organization. A record's
+ * payload is its canonical JSON text (RFC 8785, JSON Canonicalization Scheme), which names the previous
+ * record's hash; its hash is the SHA-256 of that text. So anyone holding an export can check the chain
+ * with nothing but a JSON parser and SHA-256: re-canonicalise each payload, hash it, compare with the next
+ * record's `previous_hash`.
+ */
+import { createHash } from 'node:crypto';
+import canonicalize from 'canonicalize';
+
+/** The `previous_hash` of an organization's first record. */
+export const EVIDENCE_GENESIS_HASH = '0'.repeat(64);
+
+/** What a record is evidence of; a closed vocabulary that grows with each decision the service records. */
+export const EVIDENCE_KINDS = [
+  'transfer.decision',
+  'verification.result',
+  'screening.result',
+  'limit.decision',
+  'aml.evaluation',
+  'review.disposition',
+  'alert.disposition',
+  'wallet.freeze',
+  'wallet.unfreeze',
+  'wallet.close',
+  'risk.override',
+  'aml.rules.update',
+  'member.update',
+  'policy.update',
+  'policy.decision',
+  'approval.vote',
+  'approval.decision',
+  'payment_batch.decision',
+  'reconciliation.resolution',
+  'transfer.travel_rule',
+  'travel_rule.settings.update',
+  'digital_asset.routes.update',
+  'rail_partner.update',
+  'rail_callback.exception',
+  'fee_schedule.update',
+  'trust_account.update',
+  'safeguarding.balance',
+  'safeguarding.check',
+  'deposit.travel_rule',
+  'conversion.rates.update',
+] as const;
+export type EvidenceKind = (typeof EVIDENCE_KINDS)[number];
+
+/** Who decided: the service itself, or the API key an operator used (and the member it acts for, if any). */
+export type EvidenceActor = { type: 'system' } | { type: 'api_key'; id: string; member?: string | undefined };
+
+/** A JSON value that canonicalises the same everywhere: no floats, no undefined, no Dates. */
+export type EvidenceValue =
+  | string
+  | number
+  | boolean
+  | null
+  | readonly EvidenceValue[]
+  | { readonly [key: string]: EvidenceValue };
+
+/** What a use case asks to record. The resources it concerns are indexed so each can list its evidence. */
+export interface EvidenceDraft {
+  /** The record's id when the caller must name it before it is appended (a transfer's Travel Rule data). */
+  id?: string | undefined;
+  organizationId: string;
+  kind: EvidenceKind;
+  actor: EvidenceActor;
+  transferId?: string | undefined;
+  customerId?: string | undefined;
+  walletId?: string | undefined;
+  /** The decision's inputs, the rule or list version that decided, and the outcome. */
+  data: { readonly [key: string]: EvidenceValue };
+}
+
+export interface EvidenceRecord {
+  id: string;
+  organizationId: string;
+  sequence: number;
+  kind: EvidenceKind;
+  actor: EvidenceActor;
+  transferId: string | null;
+  customerId: string | null;
+  walletId: string | null;
+  data: { readonly [key: string]: EvidenceValue };
+  createdAt: Date;
+  previousHash: string;
+  /** The exact text hashed. */
+  payload: string;
+  hash: string;
+}
+
+/** Where an organization's chain stands: its last record's sequence and hash (0 and genesis when empty). */
+export interface ChainHead {
+  sequence: number;
+  hash: string;
+}
+
+function sha256Hex(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
+}
+
+/** Throws on a value that would not canonicalise the same everywhere (a float, an unsafe integer). */
+function assertCanonicalisable(value: unknown, path: string): void {
+  if (typeof value === 'number') {
+    if (!Number.isSafeInteger(value)) {
+      throw new TypeError(`evidence ${path} is ${value}: only safe integers (or strings) are recorded`);
+    }
+  } else if (Array.isArray(value)) {
+    value.forEach((v, i) => {
+      assertCanonicalisable(v, `${path}[${i}]`);
+    });
+  } else if (value !== null && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) assertCanonicalisable(v, `${path}.${k}`);
+  } else if (!['string', 'boolean'].includes(typeof value) && value !== null) {
+    throw new TypeError(`evidence ${path} is a ${typeof value}, which JSON cannot carry`);
+  }
+}
+
+/** The canonical text of a record: every field but the hash itself. */
+export function evidencePayload(record: Omit<EvidenceRecord, 'payload' | 'hash'>): string {
+  const body = {
+    id: record.id,
+    organization_id: record.organizationId,
+    sequence: record.sequence,
+    previous_hash: record.previousHash,
+    kind: record.kind,
+    actor: record.actor.type === 'system' ? 'system' : record.actor.id,
+    // Only present for a key that acts for a member, so records made before members existed hash alike.
+    ...(record.actor.type === 'api_key' && record.actor.member !== undefined
+      ? { actor_member: record.actor.member }
+      : {}),
+    transfer_id: record.transferId,
+    customer_id: record.customerId,
+    wallet_id: record.walletId,
+    data: record.data,
+    created_at: record.createdAt.toISOString(),
+  };
+  assertCanonicalisable(body, 'record');
+  return canonicalize(body) as string;
+}
+
+/**
+ * Chains drafts onto a head, in order: each record gets the next sequence and names the hash before it.
+ * Pure: ids and the time are the caller's.
+ */
+export function chainEvidence(
+  head: ChainHead,
+  drafts: readonly EvidenceDraft[],
+  ids: readonly string[],
+  now: Date,
+): EvidenceRecord[] {
+  let { sequence, hash } = head;
+  return drafts.map((draft, i) => {
+    const id = ids[i];
+    if (id === undefined) throw new RangeError('one id per evidence draft');
+    sequence += 1;
+    const unhashed = {
+      id,
+      organizationId: draft.organizationId,
+      sequence,
+      kind: draft.kind,
+      actor: draft.actor,
+      transferId: draft.transferId ?? null,
+      customerId: draft.customerId ?? null,
+      walletId: draft.walletId ?? null,
+      data: draft.data,
+      createdAt: now,
+      previousHash: hash,
+    };
+    const payload = evidencePayload(unhashed);
+    hash = sha256Hex(payload);
+    return { ...unhashed, payload, hash };
+  });
+}
+
+/** A record as read back: the indexed columns beside the payload they were derived from. */
+export type StoredEvidence = Pick<
+  EvidenceRecord,
+  | 'id'
+  | 'organizationId'
+  | 'sequence'
+  | 'kind'
+  | 'transferId'
+  | 'customerId'
+  | 'walletId'
+  | 'createdAt'
+  | 'previousHash'
+  | 'payload'
+  | 'hash'
+>;
+
+export interface ChainBreak {
+  recordId: string;
+  sequence: number;
+  reason: string;
+}
+
+/**
+ * Checks a run of one organization's records, in sequence order, continuing from `head` (the record
+ * before the run, or genesis). Returns the first break: a gap in the sequence, a payload that does not
+ * hash to the stored hash, a payload that disagrees with the stored columns, or a link to the wrong
+ * previous hash.
+ */
+export function findChainBreak(head: ChainHead, records: readonly StoredEvidence[]): ChainBreak | undefined {
+  let expected = head;
+  for (const record of records) {
+    const at = { recordId: record.id, sequence: record.sequence };
+    if (record.sequence !== expected.sequence + 1) {
+      return { ...at, reason: `sequence ${record.sequence} follows ${expected.sequence}` };
+    }
+    if (record.previousHash !== expected.hash) {
+      return { ...at, reason: 'previous_hash is not the hash of the record before it' };
+    }
+    if (sha256Hex(record.payload) !== record.hash) {
+      return { ...at, reason: 'the payload does not hash to the stored hash' };
+    }
+    let parsed: Record<string, unknown>;
+    try {
+      parsed = JSON.parse(record.payload) as Record<string, unknown>;
+    } catch {
+      return { ...at, reason: 'the payload is not JSON' };
+    }
+    const columns: Record<string, unknown> = {
+      id: record.id,
+      organization_id: record.organizationId,
+      sequence: record.sequence,
+      previous_hash: record.previousHash,
+      kind: record.kind,
+      transfer_id: record.transferId,
+      customer_id: record.customerId,
+      wallet_id: record.walletId,
+      created_at: record.createdAt.toISOString(),
+    };
+    if (
+      Object.entries(columns).some(([k, v]) => parsed[k] !== v) ||
+      canonicalize(parsed) !== record.payload
+    ) {
+      return { ...at, reason: 'the payload disagrees with the record it is stored with' };
+    }
+    expected = { sequence: record.sequence, hash: record.hash };
+  }
+  return undefined;
+}

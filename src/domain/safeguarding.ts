@@ -1,0 +1,154 @@
+/**
+ * Safeguarding, pure: customer money is held in trust accounts at partner banks, and every day the sum of
+ * the organization's customer wallet balances (the ledger's liability) is compared with what the banks say
+ * their trust accounts held at the end of that day. Days are UTC calendar days, `YYYY-MM-DD`.
+ */
+import { validationError } from './errors.ts';
+import type { Currency } from './money.ts';
+
+/** How far the trust balance may lie from customer money and still be `ok`, in minor units (0: exact). */
+export const SAFEGUARDING_TOLERANCE_MINOR = 0n;
+/**
+ * How long after a day ends it is checked. A ledger entry's `created_at` is read when its transaction
+ * begins, so one begun just before midnight may commit just after; the margin lets every entry of the day
+ * commit first (transactions last seconds: PG_STATEMENT_TIMEOUT_MS is 15 s) and covers clocks that differ
+ * between processes. A report is therefore written at the earliest an hour into the next day.
+ */
+export const SAFEGUARDING_DAY_CLOSE_GRACE_MS = 3_600_000;
+/**
+ * Closed days the daily check looks back over: a worker that was stopped catches up on this many days;
+ * older days without a report are never checked automatically.
+ */
+export const SAFEGUARDING_LOOKBACK_DAYS = 7;
+/** Characters of a trust account's bank name or account reference at most. */
+export const TRUST_ACCOUNT_FIELD_LENGTH_MAX = 100;
+/** Characters of a note on a corrected balance at most. */
+export const SAFEGUARDING_NOTE_LENGTH_MAX = 1_000;
+
+const DAY_MS = 86_400_000;
+
+export const TRUST_ACCOUNT_STATUSES = ['active', 'closed'] as const;
+export type TrustAccountStatus = (typeof TRUST_ACCOUNT_STATUSES)[number];
+
+/** `ok`: the trust accounts hold customer money exactly; `shortfall`: less; `excess`: more. */
+export const SAFEGUARDING_REPORT_STATUSES = ['ok', 'shortfall', 'excess', 'missing_balance'] as const;
+export type SafeguardingReportStatus = (typeof SAFEGUARDING_REPORT_STATUSES)[number];
+
+export const SAFEGUARDING_BALANCE_STATUSES = ['current', 'superseded'] as const;
+export type SafeguardingBalanceStatus = (typeof SAFEGUARDING_BALANCE_STATUSES)[number];
+
+/** A bank account holding an organization's customer money in one currency. */
+export interface TrustAccount {
+  id: string;
+  organizationId: string;
+  currency: Currency;
+  bank: string;
+  accountReference: string;
+  status: TrustAccountStatus;
+  /** The first day its closing balance counts. */
+  activeFrom: string;
+  /** The day it was closed: from then on its balance no longer counts. */
+  closedOn: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** The closing balance a bank statement reports for a trust account and day. */
+export interface SafeguardingBalance {
+  id: string;
+  organizationId: string;
+  trustAccountId: string;
+  currency: Currency;
+  date: string;
+  closingBalanceMinor: bigint;
+  /** `superseded` once a correction replaced it; a day has one `current` figure per account. */
+  status: SafeguardingBalanceStatus;
+  /** The figure this one corrects. */
+  replacesId: string | null;
+  note: string | null;
+  createdBy: string;
+  createdAt: Date;
+}
+
+/** One trust account's part in a report: the figure counted, or none reported. */
+export interface ReportedTrustBalance {
+  trustAccountId: string;
+  balanceId: string | null;
+  closingBalanceMinor: bigint | null;
+}
+
+export interface SafeguardingDecision {
+  status: SafeguardingReportStatus;
+  /** The trust accounts' closing balances summed; null while one is missing. */
+  trustBalanceMinor: bigint | null;
+  /** Trust balance minus customer money (negative: a shortfall); null while a balance is missing. */
+  differenceMinor: bigint | null;
+}
+
+const DATE_PATTERN = /^\d{4}-\d{2}-\d{2}$/;
+
+/** The UTC day a time falls on. */
+export function dayOf(time: Date): string {
+  return time.toISOString().slice(0, 10);
+}
+
+export function addDays(day: string, days: number): string {
+  return dayOf(new Date(Date.parse(`${day}T00:00:00Z`) + days * DAY_MS));
+}
+
+/** The first instant after the day: the ledger is read as of this time (entries created before it). */
+export function endOfDay(day: string): Date {
+  return new Date(Date.parse(`${day}T00:00:00Z`) + DAY_MS);
+}
+
+/** The latest day whose ledger is final at `now`: a day ends, then SAFEGUARDING_DAY_CLOSE_GRACE_MS passes. */
+export function lastClosedDay(now: Date): string {
+  return addDays(dayOf(new Date(now.getTime() - SAFEGUARDING_DAY_CLOSE_GRACE_MS)), -1);
+}
+
+/** The days the check looks at `now`: the last SAFEGUARDING_LOOKBACK_DAYS closed days, oldest first. */
+export function daysToCheck(now: Date): string[] {
+  const last = lastClosedDay(now);
+  return Array.from({ length: SAFEGUARDING_LOOKBACK_DAYS }, (_, i) =>
+    addDays(last, i - SAFEGUARDING_LOOKBACK_DAYS + 1),
+  );
+}
+
+/** A calendar day as given on the wire, checked: `YYYY-MM-DD` naming a real date. */
+export function parseDay(value: string, param: string): string {
+  if (!DATE_PATTERN.test(value) || Number.isNaN(Date.parse(`${value}T00:00:00Z`))) {
+    throw validationError(param, `${param} must be a date, YYYY-MM-DD`, 'invalid_format');
+  }
+  // Date.parse rolls 2026-02-30 over to March; a date that does not round-trip is not a date.
+  if (dayOf(new Date(`${value}T00:00:00Z`)) !== value) {
+    throw validationError(param, `${param} must be a date, YYYY-MM-DD`, 'invalid_format');
+  }
+  return value;
+}
+
+/** Whether a trust account's closing balance counts on a day: from `activeFrom` until the day it closed. */
+export function countsOn(account: Pick<TrustAccount, 'activeFrom' | 'closedOn'>, day: string): boolean {
+  return account.activeFrom <= day && (account.closedOn === null || day < account.closedOn);
+}
+
+/**
+ * The day's verdict. Every trust account that counts that day must have reported; with none counting, the
+ * trust accounts hold nothing, so customer money in a currency without a trust account is a shortfall.
+ */
+export function decideSafeguarding(
+  customerMoneyMinor: bigint,
+  balances: readonly ReportedTrustBalance[],
+): SafeguardingDecision {
+  if (balances.some((b) => b.closingBalanceMinor === null)) {
+    return { status: 'missing_balance', trustBalanceMinor: null, differenceMinor: null };
+  }
+  const trustBalanceMinor = balances.reduce((sum, b) => sum + (b.closingBalanceMinor ?? 0n), 0n);
+  const differenceMinor = trustBalanceMinor - customerMoneyMinor;
+  const status =
+    differenceMinor < -SAFEGUARDING_TOLERANCE_MINOR
+      ? 'shortfall'
+      : differenceMinor > SAFEGUARDING_TOLERANCE_MINOR
+        ? 'excess'
+        : 'ok';
+  return { status, trustBalanceMinor, differenceMinor };
+}

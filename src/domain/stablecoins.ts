@@ -1,0 +1,267 @@
+/**
+ * Stablecoin money in and across, pure: deposit addresses and deposits (statuses, the confirmations each
+ * network needs before a deposit is credited), route limits, and conversions between a fiat wallet and a
+ * stablecoin wallet at a quoted rate (exact rate arithmetic and its rounding rule). No I/O, no clock.
+ */
+import { createHash } from 'node:crypto';
+import { base58 } from '@scure/base';
+import { parseRate, type UsdRate } from './decisions/travelRule.ts';
+import {
+  base58check,
+  DIGITAL_ASSET_NETWORK_FAMILIES,
+  type DigitalAsset,
+  type DigitalAssetNetwork,
+  EVM_ADDRESS_BYTES,
+  SOLANA_PUBLIC_KEY_BYTES,
+  TRON_ADDRESS_PREFIX,
+  toChecksumAddress,
+} from './digitalAssets.ts';
+import { validationError } from './errors.ts';
+import { type Currency, exponentOf, parseAmount } from './money.ts';
+
+/**
+ * Confirmations a deposit needs on each network before it is credited: past these, a reorganisation that
+ * drops the transaction is no longer a practical risk. Ethereum-family rollups (base, arbitrum) inherit
+ * their sequencer's ordering, and these follow common exchange practice; polygon PoS has had deep reorgs,
+ * so it waits longer; Solana's `finalized` commitment is 32 slots; Tron's blocks are solidified after 19
+ * of its 27 super representatives have built on them.
+ */
+export const DEPOSIT_CONFIRMATIONS_REQUIRED: Readonly<Record<DigitalAssetNetwork, number>> = {
+  ethereum: 12,
+  polygon: 128,
+  base: 12,
+  arbitrum: 12,
+  solana: 32,
+  tron: 19,
+};
+
+/**
+ * `pending`: seen on chain, counting confirmations; `credited`: confirmed and credited to the wallet by an
+ * inbound transfer (final); `reorged`: dropped from the chain by a reorganisation before it was final,
+ * never credited (final).
+ */
+export const DEPOSIT_STATUSES = ['pending', 'credited', 'reorged'] as const;
+export type DepositStatus = (typeof DEPOSIT_STATUSES)[number];
+
+/** Whether the chain still holds the transaction: `included`, or `dropped` by a reorganisation. */
+export const CHAIN_TRANSACTION_STATES = ['included', 'dropped'] as const;
+export type ChainTransactionState = (typeof CHAIN_TRANSACTION_STATES)[number];
+
+export const DEPOSIT_EVENT_TYPES = ['deposit.detected', 'deposit.credited', 'deposit.reorged'] as const;
+export const CONVERSION_EVENT_TYPES = ['conversion.completed'] as const;
+
+/** A deposit's transaction hash: EVM `0x` + 64 hex digits, Tron 64 hex digits, Solana a base58 signature. */
+export const TRANSACTION_HASH_PATTERN = '^(0x[0-9a-fA-F]{64}|[0-9a-fA-F]{64}|[1-9A-HJ-NP-Za-km-z]{64,88})$';
+/** The event (log) index of a transfer inside its transaction: one transaction may pay several addresses. */
+export const LOG_INDEX_MAX = 1_000_000;
+
+export interface DepositAddress {
+  id: string;
+  organizationId: string;
+  walletId: string;
+  asset: DigitalAsset;
+  network: DigitalAssetNetwork;
+  address: string;
+  createdAt: Date;
+}
+
+export interface Deposit {
+  id: string;
+  organizationId: string;
+  walletId: string;
+  depositAddressId: string;
+  asset: DigitalAsset;
+  network: DigitalAssetNetwork;
+  address: string;
+  txHash: string;
+  logIndex: number;
+  amountMinor: bigint;
+  /** What the chain says: confirmations so far and whether it still holds the transaction. */
+  confirmations: number;
+  chainState: ChainTransactionState;
+  requiredConfirmations: number;
+  status: DepositStatus;
+  /** The inbound transfer that credited the wallet. */
+  transferId: string | null;
+  /** The evidence record holding the originator's Travel Rule data, when given or required. */
+  travelRuleEvidenceId: string | null;
+  travelRuleRequired: boolean | null;
+  /** When the deposit worker should look at it again; null once final. */
+  nextCheckAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+  creditedAt: Date | null;
+  reorgedAt: Date | null;
+}
+
+/** What the deposit worker does with a pending deposit, given what the chain says. */
+export type DepositVerdict = 'credit' | 'reorg' | 'wait';
+
+export function judgeDeposit(
+  deposit: Pick<Deposit, 'status' | 'chainState' | 'confirmations' | 'requiredConfirmations'>,
+): DepositVerdict {
+  if (deposit.status !== 'pending') return 'wait';
+  if (deposit.chainState === 'dropped') return 'reorg';
+  return deposit.confirmations >= deposit.requiredConfirmations ? 'credit' : 'wait';
+}
+
+/** A deposit is final once it has its confirmations: a reorganisation after that is refused. */
+export function isDepositFinal(
+  deposit: Pick<Deposit, 'status' | 'confirmations' | 'requiredConfirmations'>,
+): boolean {
+  return deposit.status !== 'pending' || deposit.confirmations >= deposit.requiredConfirmations;
+}
+
+const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest();
+
+/**
+ * The sandbox's deposit address of a wallet on a network: derived from the wallet and network alone (so it
+ * is the same in every process and after a restart), in the network's own format with a valid checksum.
+ * Nobody holds a key for it: it exists only on the simulated chain.
+ */
+export function sandboxDepositAddress(walletId: string, network: DigitalAssetNetwork): string {
+  const seed = sha256(`mkoba sandbox deposit address\u0000${walletId}\u0000${network}`);
+  switch (DIGITAL_ASSET_NETWORK_FAMILIES[network]) {
+    case 'evm':
+      return toChecksumAddress(`0x${seed.subarray(0, EVM_ADDRESS_BYTES).toString('hex')}`);
+    case 'tron':
+      return base58check(Uint8Array.of(TRON_ADDRESS_PREFIX, ...seed.subarray(0, EVM_ADDRESS_BYTES)));
+    case 'solana':
+      return base58.encode(seed.subarray(0, SOLANA_PUBLIC_KEY_BYTES));
+  }
+}
+
+/** A simulated chain's transaction hash for a seed, written as the network writes hashes. */
+export function simulatedChainTransactionHash(seed: string, network: DigitalAssetNetwork): string {
+  const digest = sha256(`mkoba sandbox chain transaction\u0000${seed}`);
+  switch (DIGITAL_ASSET_NETWORK_FAMILIES[network]) {
+    case 'evm':
+      return `0x${digest.toString('hex')}`;
+    case 'tron':
+      return digest.toString('hex');
+    case 'solana':
+      // A Solana transaction is named by its first signature, 64 bytes.
+      return base58.encode(Buffer.concat([digest, sha256(digest.toString('hex'))]));
+  }
+}
+
+// --- Conversions (mint and redeem) -----------------------------------------------------------------------
+
+/** How long a quote may be executed after it is given. */
+export const CONVERSION_QUOTE_TTL_MS = 30_000;
+
+/** mint: fiat → stablecoin; redeem: stablecoin → fiat. */
+export const CONVERSION_DIRECTIONS = ['mint', 'redeem'] as const;
+export type ConversionDirection = (typeof CONVERSION_DIRECTIONS)[number];
+
+/** A rate: units of `to` for one unit of `from`, an exact decimal (numerator / 10^scale). */
+export type ConversionRate = UsdRate;
+
+export interface ConversionRateEntry {
+  from: Currency;
+  to: Currency;
+  rate: string;
+}
+
+/**
+ * The rates an organization starts with in the sandbox: USD one to one with both stablecoins, KES at the
+ * Travel Rule's default 0.0077 with a spread the other way. Production starts with none: an operator sets
+ * the rates its treasury stands behind.
+ */
+export const SANDBOX_DEFAULT_CONVERSION_RATES: readonly ConversionRateEntry[] = [
+  { from: 'USD', to: 'USDC', rate: '1' },
+  { from: 'USDC', to: 'USD', rate: '1' },
+  { from: 'USD', to: 'USDT', rate: '1' },
+  { from: 'USDT', to: 'USD', rate: '1' },
+  { from: 'KES', to: 'USDC', rate: '0.0077' },
+  { from: 'USDC', to: 'KES', rate: '128.5' },
+  { from: 'KES', to: 'USDT', rate: '0.0077' },
+  { from: 'USDT', to: 'KES', rate: '128.5' },
+];
+
+/** At most this many rates per organization. */
+export const CONVERSION_RATES_MAX = 200;
+
+export function parseConversionRate(text: string, param: string): ConversionRate {
+  return parseRate(text, param);
+}
+
+/**
+ * The amount credited for `fromMinor` at `rate`, in `to`'s minor units, rounded DOWN (toward zero) to the
+ * minor unit: to = floor(from_minor × numerator × 10^(exp_to) / (10^scale × 10^(exp_from))). Exact in
+ * integers; never rounds in the customer's favour, so the treasury never pays out more than the rate says.
+ */
+export function convertAmount(fromMinor: bigint, from: Currency, to: Currency, rate: ConversionRate): bigint {
+  const numerator = fromMinor * rate.numerator * 10n ** BigInt(exponentOf(to));
+  const denominator = 10n ** BigInt(rate.scale + exponentOf(from));
+  return numerator / denominator;
+}
+
+export function conversionDirection(
+  from: Currency,
+  to: Currency,
+  isAsset: (c: Currency) => boolean,
+): ConversionDirection | undefined {
+  if (!isAsset(from) && isAsset(to)) return 'mint';
+  if (isAsset(from) && !isAsset(to)) return 'redeem';
+  return undefined;
+}
+
+export const CONVERSION_QUOTE_STATUSES = ['open', 'executed'] as const;
+export type ConversionQuoteStatus = (typeof CONVERSION_QUOTE_STATUSES)[number];
+
+export interface ConversionQuote {
+  id: string;
+  organizationId: string;
+  customerId: string;
+  fromWalletId: string;
+  toWalletId: string;
+  direction: ConversionDirection;
+  fromCurrency: Currency;
+  toCurrency: Currency;
+  fromAmountMinor: bigint;
+  toAmountMinor: bigint;
+  /** The rate as quoted, an exact decimal string. */
+  rate: string;
+  /** Always zero until fee schedules exist; in `from`'s minor units. */
+  feeMinor: bigint;
+  status: ConversionQuoteStatus;
+  conversionId: string | null;
+  createdAt: Date;
+  expiresAt: Date;
+}
+
+export interface Conversion {
+  id: string;
+  organizationId: string;
+  quoteId: string;
+  customerId: string;
+  fromWalletId: string;
+  toWalletId: string;
+  direction: ConversionDirection;
+  fromCurrency: Currency;
+  toCurrency: Currency;
+  fromAmountMinor: bigint;
+  toAmountMinor: bigint;
+  rate: string;
+  feeMinor: bigint;
+  /** The entry in `from`'s currency (wallet → conversion account) and the one in `to`'s. */
+  debitEntryId: string;
+  creditEntryId: string;
+  createdBy: string | null;
+  createdAt: Date;
+}
+
+/** A route limit as a request gives it: a decimal string in the asset, null for none, undefined to keep. */
+export function routeLimitMinor(
+  value: string | null | undefined,
+  asset: DigitalAsset,
+  param: string,
+): bigint | null | undefined {
+  if (value === undefined || value === null) return value;
+  const minor = parseAmount(value, asset, param);
+  if (minor <= 0n) {
+    throw validationError(param, `${param} must be greater than zero, or null for none`, 'not_positive');
+  }
+  return minor;
+}

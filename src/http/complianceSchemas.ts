@@ -1,0 +1,238 @@
+/** Response schemas of the compliance surface (evidence, and what reviews, alerts and freezes return). */
+
+import { AML_ALERT_STATUSES, AML_DISPOSITIONS } from '../domain/amlAlerts.ts';
+import { AML_ACTIONS, AML_RULE_TYPES } from '../domain/decisions/aml.ts';
+import { EVIDENCE_KINDS } from '../domain/evidence.ts';
+import { ID_PREFIXES } from '../domain/ids.ts';
+import { REVIEW_KINDS, REVIEW_STATUSES } from '../domain/reviews.ts';
+import { VERIFICATION_REASONS, VERIFICATION_STATUSES } from '../domain/verifications.ts';
+import { idSchema, nullableIdSchema, timestampSchema } from './schemas.ts';
+
+const SHA256_HEX_PATTERN = '^[0-9a-f]{64}$';
+
+export const evidenceSchema = {
+  $id: 'Evidence',
+  type: 'object',
+  description:
+    'One compliance decision, append-only and hash-chained per organization. Every field but `object` and `hash` is the record as it was hashed: canonicalise those fields with RFC 8785 (JSON Canonicalization Scheme) and the SHA-256 of that text, in lower-case hex, is `hash`; the next record names it as its `previous_hash`.',
+  required: [
+    'object',
+    'id',
+    'organization_id',
+    'sequence',
+    'previous_hash',
+    'kind',
+    'actor',
+    'transfer_id',
+    'customer_id',
+    'wallet_id',
+    'data',
+    'created_at',
+    'hash',
+  ],
+  properties: {
+    object: { type: 'string', enum: ['evidence'] },
+    id: idSchema(ID_PREFIXES.evidence, 'Evidence id.'),
+    organization_id: idSchema(ID_PREFIXES.organization, 'The organization whose chain holds the record.'),
+    sequence: { type: 'integer', minimum: 1, description: 'Place in the organization’s chain, from 1.' },
+    previous_hash: {
+      type: 'string',
+      pattern: SHA256_HEX_PATTERN,
+      description: 'The `hash` of the record before this one; 64 zeros for the first record.',
+    },
+    kind: { type: 'string', enum: EVIDENCE_KINDS, description: 'What was decided.' },
+    actor: {
+      type: 'string',
+      description: '`system` for the service’s own decisions, or the id of the API key an operator used.',
+    },
+    actor_member: idSchema(
+      ID_PREFIXES.member,
+      'The member the API key acts for; present only when it acts for one (and then part of what is hashed).',
+    ),
+    transfer_id: nullableIdSchema(ID_PREFIXES.transfer, 'The transfer the decision concerns, if any.'),
+    customer_id: nullableIdSchema(ID_PREFIXES.customer, 'The customer the decision concerns, if any.'),
+    wallet_id: nullableIdSchema(ID_PREFIXES.wallet, 'The wallet the decision concerns, if any.'),
+    data: {
+      type: 'object',
+      additionalProperties: true,
+      description: 'The decision: its inputs, the rule, list or version that decided, and the outcome.',
+    },
+    created_at: timestampSchema,
+    hash: { type: 'string', pattern: SHA256_HEX_PATTERN, description: 'SHA-256 of the canonical record.' },
+  },
+} as const;
+
+export const reviewSchema = {
+  $id: 'Review',
+  type: 'object',
+  description:
+    'A compliance review case: a transfer held `in_review` (its funds held) because its counterparty matched the sanctions list (`screening`) or an AML rule asked for review (`aml`). An operator clears it (the transfer goes on) or rejects it (the transfer is rejected and its hold released).',
+  required: [
+    'object',
+    'id',
+    'kind',
+    'status',
+    'transfer',
+    'customer',
+    'wallet',
+    'findings',
+    'note',
+    'decided_by',
+    'created_at',
+    'decided_at',
+  ],
+  properties: {
+    object: { type: 'string', enum: ['review'] },
+    id: idSchema(ID_PREFIXES.review, 'Review id.'),
+    kind: { type: 'string', enum: REVIEW_KINDS },
+    status: { type: 'string', enum: REVIEW_STATUSES },
+    transfer: nullableIdSchema(ID_PREFIXES.transfer, 'The held transfer.'),
+    customer: nullableIdSchema(ID_PREFIXES.customer, 'The customer it concerns.'),
+    wallet: nullableIdSchema(ID_PREFIXES.wallet, 'The paying wallet.'),
+    findings: {
+      type: 'object',
+      additionalProperties: true,
+      description:
+        'What opened the case: `screening` (list version, the name screened, the entries matched and their scores) or `aml_hits` (each rule, its version, the reason and what was observed).',
+    },
+    note: { type: ['string', 'null'], description: 'The operator’s note on the decision.' },
+    decided_by: { type: ['string', 'null'], description: 'The API key that decided it.' },
+    created_at: timestampSchema,
+    decided_at: { ...timestampSchema, type: ['string', 'null'] },
+  },
+} as const;
+
+export const amlRuleSchema = {
+  $id: 'AmlRule',
+  type: 'object',
+  description:
+    'An AML transaction-monitoring rule of the organization, evaluated on every new transfer in its currency. `parameters` depend on `type` (money as decimal strings in the currency, windows in seconds, shares in basis points).',
+  required: [
+    'object',
+    'id',
+    'name',
+    'type',
+    'parameters',
+    'action',
+    'enabled',
+    'version',
+    'created_at',
+    'updated_at',
+  ],
+  properties: {
+    object: { type: 'string', enum: ['aml_rule'] },
+    id: idSchema(ID_PREFIXES.amlRule, 'Rule id.'),
+    name: { type: 'string' },
+    type: { type: 'string', enum: AML_RULE_TYPES },
+    parameters: { type: 'object', additionalProperties: true },
+    action: {
+      type: 'string',
+      enum: AML_ACTIONS,
+      description:
+        '`alert` opens an alert and lets the transfer through; `review` holds it `in_review`; `block` refuses it (422 `compliance_blocked`).',
+    },
+    enabled: { type: 'boolean' },
+    version: {
+      type: 'integer',
+      minimum: 1,
+      description: 'One more on every change; evidence names the version that decided.',
+    },
+    created_at: timestampSchema,
+    updated_at: timestampSchema,
+  },
+} as const;
+
+export const amlAlertSchema = {
+  $id: 'AmlAlert',
+  type: 'object',
+  description: 'What an AML rule saw in a transfer. At most one alert per wallet and rule is open at a time.',
+  required: [
+    'object',
+    'id',
+    'status',
+    'rule',
+    'rule_type',
+    'rule_version',
+    'action',
+    'transfer',
+    'wallet',
+    'customer',
+    'reason',
+    'observed',
+    'disposition',
+    'note',
+    'resolved_by',
+    'created_at',
+    'resolved_at',
+  ],
+  properties: {
+    object: { type: 'string', enum: ['aml_alert'] },
+    id: idSchema(ID_PREFIXES.amlAlert, 'Alert id.'),
+    status: { type: 'string', enum: AML_ALERT_STATUSES },
+    rule: idSchema(ID_PREFIXES.amlRule, 'The rule that fired.'),
+    rule_type: { type: 'string', enum: AML_RULE_TYPES },
+    rule_version: { type: 'integer', minimum: 1 },
+    action: { type: 'string', enum: ['alert', 'review'] },
+    transfer: idSchema(ID_PREFIXES.transfer, 'The transfer that fired it.'),
+    wallet: idSchema(ID_PREFIXES.wallet, 'The paying wallet.'),
+    customer: idSchema(ID_PREFIXES.customer, 'The paying wallet’s owner.'),
+    reason: { type: 'string' },
+    observed: { type: 'object', additionalProperties: true, description: 'What the rule measured.' },
+    disposition: { type: ['string', 'null'], enum: [...AML_DISPOSITIONS, null] },
+    note: { type: ['string', 'null'] },
+    resolved_by: { type: ['string', 'null'], description: 'The API key that resolved it.' },
+    created_at: timestampSchema,
+    resolved_at: { ...timestampSchema, type: ['string', 'null'] },
+  },
+} as const;
+
+export const verificationSchema = {
+  $id: 'Verification',
+  type: 'object',
+  description:
+    'A KYC (individual) or KYB (business) verification: what was submitted (id numbers masked to their last 4 characters) and its outcome.',
+  required: [
+    'object',
+    'id',
+    'customer',
+    'type',
+    'status',
+    'reason',
+    'submission',
+    'decided_by',
+    'created_at',
+    'decided_at',
+  ],
+  properties: {
+    object: { type: 'string', enum: ['verification'] },
+    id: idSchema(ID_PREFIXES.verification, 'Verification id.'),
+    customer: idSchema(ID_PREFIXES.customer, 'The customer verified.'),
+    type: { type: 'string', enum: ['individual', 'business'] },
+    status: { type: 'string', enum: VERIFICATION_STATUSES },
+    reason: {
+      type: ['string', 'null'],
+      enum: [...VERIFICATION_REASONS, null],
+      description: 'Why it did not pass.',
+    },
+    submission: {
+      type: 'object',
+      additionalProperties: true,
+      description: 'As submitted, id numbers masked.',
+    },
+    decided_by: {
+      type: ['string', 'null'],
+      enum: ['provider', 'operator', null],
+      description: 'The verification provider (the sandbox simulator) or an operator; null while pending.',
+    },
+    created_at: timestampSchema,
+    decided_at: { ...timestampSchema, type: ['string', 'null'] },
+  },
+} as const;
+
+export const COMPLIANCE_SCHEMAS = [
+  evidenceSchema,
+  reviewSchema,
+  amlRuleSchema,
+  amlAlertSchema,
+  verificationSchema,
+];

@@ -1,0 +1,264 @@
+/** Collections: asking a payer to pay into a wallet (mobile-money request-to-pay). */
+import type { FastifyInstance } from 'fastify';
+import { actorIdOf } from '../../app/apiKeys.ts';
+import {
+  type CreateCollectionInput,
+  createCollection,
+  getCollection,
+  listOrganizationCollections,
+} from '../../app/collections.ts';
+import type { Deps } from '../../app/deps.ts';
+import {
+  COLLECTION_DESCRIPTION_LENGTH_MAX,
+  COLLECTION_EXPIRY_MS,
+  COLLECTION_METHODS,
+  COLLECTION_REFERENCE_LENGTH_MAX,
+  COLLECTION_STATUSES,
+  type Collection,
+  type CollectionStatus,
+} from '../../domain/collections.ts';
+import { PHONE_PATTERN } from '../../domain/customers.ts';
+import { ID_PREFIXES } from '../../domain/ids.ts';
+import { formatAmount } from '../../domain/money.ts';
+import { MOBILE_NETWORKS } from '../../domain/transfers.ts';
+import { BEARER_SECURITY, principalOf } from '../auth.ts';
+import { type ListQuery, pageRequestOf, presentList } from '../presenters.ts';
+import { problemResponses, READ_PROBLEMS, WRITE_PROBLEMS } from '../problems.ts';
+import {
+  idempotencyHeadersSchema,
+  idempotentWriteHeaders,
+  idParamsSchema,
+  idSchema,
+  listEnvelopeSchema,
+  listQuerySchema,
+  metadataSchema,
+  nullableTimestampSchema,
+  timestampSchema,
+} from '../schemas.ts';
+import { sendWrite } from '../writes.ts';
+
+const TAGS = ['Collections'];
+
+export const collectionSchema = {
+  $id: 'Collection',
+  type: 'object',
+  description: `Money asked of a payer into a wallet: \`pending\` (created) → \`processing\` (the payer was asked) → \`succeeded\` (the wallet is credited by the inbound \`transfer\`) or \`failed\` (\`failure_code\`; \`collection_expired\` when the payer did not answer within ${COLLECTION_EXPIRY_MS / 60_000} minutes).`,
+  required: [
+    'object',
+    'id',
+    'wallet',
+    'amount',
+    'currency',
+    'method',
+    'rail',
+    'payer',
+    'reference',
+    'description',
+    'status',
+    'failure_code',
+    'transfer',
+    'metadata',
+    'created_at',
+    'updated_at',
+    'expires_at',
+    'succeeded_at',
+    'failed_at',
+  ],
+  properties: {
+    object: { type: 'string', enum: ['collection'] },
+    id: idSchema(ID_PREFIXES.collection, 'Collection id.'),
+    wallet: idSchema(ID_PREFIXES.wallet, 'The wallet credited.'),
+    amount: { type: 'string', description: 'Decimal string in major units.' },
+    currency: { type: 'string' },
+    method: {
+      type: 'string',
+      enum: COLLECTION_METHODS,
+      description:
+        '`mobile_money` (a request-to-pay), `bank_deposit` (a bank transfer the bank reported), `sandbox` (the sandbox’s fund route).',
+    },
+    rail: { type: 'string', enum: ['mobile_money', 'bank'] },
+    payer: {
+      description:
+        'Who pays: a mobile-money payer asked to approve (`mobile_money`), or a bank transfer the bank reported (`bank_transfer`, with the bank’s reference for it).',
+      oneOf: [
+        { type: 'null' },
+        {
+          type: 'object',
+          required: ['type', 'phone', 'network'],
+          properties: {
+            type: { type: 'string', enum: ['mobile_money'] },
+            phone: { type: 'string' },
+            network: { type: 'string', enum: MOBILE_NETWORKS },
+          },
+        },
+        {
+          type: 'object',
+          required: ['type', 'name', 'bank_reference'],
+          properties: {
+            type: { type: 'string', enum: ['bank_transfer'] },
+            name: { type: ['string', 'null'] },
+            bank_reference: { type: 'string' },
+          },
+        },
+      ],
+    },
+    reference: { type: 'string' },
+    description: { type: 'string' },
+    status: { type: 'string', enum: COLLECTION_STATUSES },
+    failure_code: { type: ['string', 'null'] },
+    transfer: {
+      type: ['string', 'null'],
+      description: 'The inbound transfer that credited the wallet, once succeeded.',
+    },
+    metadata: { type: 'object', additionalProperties: { type: 'string' } },
+    created_at: timestampSchema,
+    updated_at: timestampSchema,
+    expires_at: timestampSchema,
+    succeeded_at: nullableTimestampSchema,
+    failed_at: nullableTimestampSchema,
+  },
+} as const;
+
+export function presentCollection(c: Collection) {
+  return {
+    object: 'collection',
+    id: c.id,
+    wallet: c.walletId,
+    amount: formatAmount(c.amountMinor, c.currency),
+    currency: c.currency,
+    rail: c.rail,
+    method: c.method,
+    payer:
+      c.method === 'bank_deposit'
+        ? { type: 'bank_transfer', name: c.payerName, bank_reference: c.bankReference }
+        : c.method === 'sandbox'
+          ? null
+          : { type: 'mobile_money', phone: c.payerPhone, network: c.network },
+    reference: c.reference,
+    description: c.description,
+    status: c.status,
+    failure_code: c.failureCode,
+    transfer: c.transferId,
+    metadata: c.metadata,
+    created_at: c.createdAt.toISOString(),
+    updated_at: c.updatedAt.toISOString(),
+    expires_at: c.expiresAt.toISOString(),
+    succeeded_at: c.succeededAt?.toISOString() ?? null,
+    failed_at: c.failedAt?.toISOString() ?? null,
+  };
+}
+
+export function collectionRoutes(app: FastifyInstance, deps: Deps): void {
+  app.post<{ Body: CreateCollectionInput }>(
+    '/v1/collections',
+    {
+      config: { scope: 'write' },
+      schema: {
+        operationId: 'createCollection',
+        summary: 'Collect from a payer',
+        description:
+          'Asks a payer to pay into a wallet: a mobile-money request-to-pay, which the payer approves on their phone. Nothing is posted until the rail confirms; then the wallet is credited by an inbound transfer (`collection.succeeded`). The payer is asked through the organization’s rail partner for the network (in the sandbox, by a simulation with the sandbox’s magic numbers when none is configured). A closed wallet is a 409.',
+        tags: TAGS,
+        security: BEARER_SECURITY,
+        headers: idempotencyHeadersSchema,
+        body: {
+          type: 'object',
+          required: ['wallet', 'amount', 'payer'],
+          additionalProperties: false,
+          properties: {
+            wallet: idSchema(ID_PREFIXES.wallet, 'The wallet to credit.'),
+            amount: {
+              type: ['string', 'number'],
+              description: 'Decimal string in major units (a JSON number is read exactly).',
+            },
+            currency: { type: 'string', description: 'Must be the wallet’s when given.' },
+            payer: {
+              type: 'object',
+              required: ['type', 'phone', 'network'],
+              additionalProperties: false,
+              properties: {
+                type: { type: 'string', enum: ['mobile_money'] },
+                phone: { type: 'string', pattern: PHONE_PATTERN, description: 'E.164, e.g. +254712345678.' },
+                network: { type: 'string', enum: MOBILE_NETWORKS },
+              },
+            },
+            reference: {
+              type: 'string',
+              minLength: 1,
+              maxLength: COLLECTION_REFERENCE_LENGTH_MAX,
+              description: 'Shown to the payer where the partner allows (its id by default).',
+            },
+            description: { type: 'string', minLength: 1, maxLength: COLLECTION_DESCRIPTION_LENGTH_MAX },
+            metadata: metadataSchema,
+          },
+        },
+        response: {
+          201: { description: 'The collection.', headers: idempotentWriteHeaders, $ref: 'Collection#' },
+          ...problemResponses(...WRITE_PROBLEMS),
+        },
+      },
+    },
+    (request, reply) =>
+      sendWrite(deps, request, reply, async (tx, organizationId) => ({
+        status: 201,
+        body: presentCollection(
+          await createCollection(tx, deps, organizationId, request.body, actorIdOf(principalOf(request))),
+        ),
+      })),
+  );
+
+  app.get<{ Querystring: ListQuery & { status?: CollectionStatus; wallet?: string } }>(
+    '/v1/collections',
+    {
+      config: { scope: 'read' },
+      schema: {
+        operationId: 'listCollections',
+        summary: 'List collections',
+        description: 'Newest first.',
+        tags: TAGS,
+        security: BEARER_SECURITY,
+        querystring: listQuerySchema(ID_PREFIXES.collection, {
+          status: {
+            type: 'string',
+            enum: COLLECTION_STATUSES,
+            description: 'Only collections in this status.',
+          },
+          wallet: idSchema(ID_PREFIXES.wallet, 'Only collections into this wallet.'),
+        }),
+        response: {
+          200: listEnvelopeSchema('Collection', 'A page of collections.'),
+          ...problemResponses(...READ_PROBLEMS.filter((s) => s !== 404)),
+        },
+      },
+    },
+    async (request) =>
+      presentList(
+        await listOrganizationCollections(deps, principalOf(request).organizationId, {
+          ...pageRequestOf(request.query),
+          status: request.query.status,
+          walletId: request.query.wallet,
+        }),
+        presentCollection,
+      ),
+  );
+
+  app.get<{ Params: { id: string } }>(
+    '/v1/collections/:id',
+    {
+      config: { scope: 'read' },
+      schema: {
+        operationId: 'getCollection',
+        summary: 'Retrieve a collection',
+        tags: TAGS,
+        security: BEARER_SECURITY,
+        params: idParamsSchema(ID_PREFIXES.collection, 'Collection id.'),
+        response: {
+          200: { description: 'The collection.', $ref: 'Collection#' },
+          ...problemResponses(...READ_PROBLEMS),
+        },
+      },
+    },
+    async (request) =>
+      presentCollection(await getCollection(deps, principalOf(request).organizationId, request.params.id)),
+  );
+}

@@ -1,0 +1,343 @@
+import type { FastifyInstance } from 'fastify';
+import { actorIdOf } from '../../app/apiKeys.ts';
+import type { Deps } from '../../app/deps.ts';
+import {
+  getException,
+  getStatement,
+  type ImportStatementInput,
+  importStatement,
+  listReconciliationExceptions,
+  type ResolveInput,
+  resolveException,
+} from '../../app/reconciliation.ts';
+import { ID_PREFIXES } from '../../domain/ids.ts';
+import {
+  EXCEPTION_KINDS,
+  type ExceptionKind,
+  RECONCILIATION_STATEMENT_LINES_MAX,
+  RESOLUTION_ACTIONS,
+  STATEMENT_LINE_STATUSES,
+} from '../../domain/reconciliation.ts';
+import { RAILS } from '../../domain/transfers.ts';
+import { BEARER_SECURITY, principalOf, requestActor } from '../auth.ts';
+import { requiredUploadFields, rowsOfCsvUpload } from '../csvUpload.ts';
+import { type ListQuery, pageRequestOf, presentList } from '../presenters.ts';
+import { problemResponses, READ_PROBLEMS, WRITE_PROBLEMS } from '../problems.ts';
+import { presentException, presentStatement } from '../reconciliationPresenters.ts';
+import {
+  idempotencyHeadersSchema,
+  idempotentWriteHeaders,
+  idParamsSchema,
+  idSchema,
+  listEnvelopeSchema,
+  listQuerySchema,
+  nullableTimestampSchema,
+  timestampSchema,
+} from '../schemas.ts';
+import { sendWrite } from '../writes.ts';
+
+const TAGS = ['Reconciliation'];
+/** A statement upload may be this large (10,000 lines). */
+export const STATEMENT_BODY_BYTES_MAX = 4 * 1024 * 1024;
+
+export const statementSchema = {
+  $id: 'Statement',
+  type: 'object',
+  required: [
+    'object',
+    'id',
+    'rail',
+    'from',
+    'to',
+    'lines',
+    'matched',
+    'exceptions',
+    'created_by',
+    'created_at',
+  ],
+  properties: {
+    object: { type: 'string', enum: ['statement'] },
+    id: idSchema(ID_PREFIXES.statement, 'Statement id.'),
+    rail: { type: 'string', enum: RAILS },
+    from: { type: 'string', format: 'date' },
+    to: { type: 'string', format: 'date' },
+    lines: { type: 'integer' },
+    matched: { type: 'integer', description: 'Transfers matched by it.' },
+    exceptions: { type: 'integer', description: 'Exceptions it opened.' },
+    created_by: { type: 'string' },
+    created_at: timestampSchema,
+  },
+} as const;
+
+export const reconciliationExceptionSchema = {
+  $id: 'ReconciliationException',
+  type: 'object',
+  description:
+    'A difference between a statement and the ledger, for an operator: `unmatched_line` (the rail reports a payout the ledger does not know), `amount_mismatch`, `fee_mismatch` (the rail charged a fee), `status_mismatch` (the rail says failed, the ledger settled, or the reverse), `missing_from_statement` (a settled transfer the statement leaves out), `safeguarding_shortfall` (the daily safeguarding check found less in the trust accounts than customers hold; resolved with `manual_match` and a note). `open` until resolved with an action.',
+  required: [
+    'object',
+    'id',
+    'kind',
+    'status',
+    'transfer',
+    'statement',
+    'line',
+    'details',
+    'resolution',
+    'note',
+    'resolved_by',
+    'journal_entry',
+    'created_at',
+    'resolved_at',
+  ],
+  properties: {
+    object: { type: 'string', enum: ['reconciliation_exception'] },
+    id: idSchema(ID_PREFIXES.reconciliationException, 'Exception id.'),
+    kind: { type: 'string', enum: EXCEPTION_KINDS },
+    status: { type: 'string', enum: ['open', 'resolved'] },
+    transfer: { type: ['string', 'null'] },
+    statement: { type: ['string', 'null'] },
+    line: { type: ['integer', 'null'], description: 'The statement line (1-based).' },
+    details: {
+      type: 'object',
+      additionalProperties: true,
+      description: 'What differs (amounts in minor units).',
+    },
+    resolution: { type: ['string', 'null'], enum: [...RESOLUTION_ACTIONS, null] },
+    note: { type: ['string', 'null'] },
+    resolved_by: { type: ['string', 'null'] },
+    journal_entry: {
+      type: ['string', 'null'],
+      description: 'The adjustment entry a write-off or fee booked.',
+    },
+    created_at: timestampSchema,
+    resolved_at: nullableTimestampSchema,
+  },
+} as const;
+
+const lineSchema = {
+  type: 'object',
+  required: ['amount', 'currency', 'value_date', 'status'],
+  properties: {
+    rail_reference: { type: ['string', 'null'], maxLength: 100 },
+    amount: { type: 'string' },
+    currency: { type: 'string' },
+    value_date: { type: 'string', description: 'YYYY-MM-DD' },
+    status: { type: 'string', enum: STATEMENT_LINE_STATUSES },
+    fees: { type: 'string' },
+  },
+} as const;
+
+/** Statements and the exception queue: operators only (the `compliance` scope). */
+export function reconciliationRoutes(app: FastifyInstance, deps: Deps): void {
+  app.post<{
+    Body: ImportStatementInput | string;
+    Querystring: { rail?: string; from?: string; to?: string };
+  }>(
+    '/v1/reconciliation/statements',
+    {
+      config: { scope: 'compliance', acceptsCsv: true },
+      bodyLimit: STATEMENT_BODY_BYTES_MAX,
+      schema: {
+        operationId: 'importStatement',
+        summary: 'Import a rail statement',
+        description:
+          'JSON (`{rail, from, to, lines}`), or CSV (`text/csv`; columns `rail_reference, amount, currency, value_date, status, fees`; `rail`, `from` and `to` in the query string). Every line is checked first (422 `statement_invalid` with each fault’s `row`); then lines are matched with transfers (by rail reference, then amount and date, then one line to several transfers), timed-out transfers are settled or failed as reported, matched transfers become `ledger_state: matched`, and each difference opens an exception. The same statement imported again is a 409 `statement_already_imported`.',
+        tags: TAGS,
+        security: BEARER_SECURITY,
+        headers: idempotencyHeadersSchema,
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            rail: { type: 'string', enum: RAILS, description: 'With a CSV upload: the rail.' },
+            from: { type: 'string', description: 'With a CSV upload: the first day, YYYY-MM-DD.' },
+            to: { type: 'string', description: 'With a CSV upload: the last day, YYYY-MM-DD.' },
+          },
+        },
+        body: {
+          content: {
+            'application/json': {
+              schema: {
+                type: 'object',
+                required: ['rail', 'from', 'to', 'lines'],
+                additionalProperties: false,
+                properties: {
+                  rail: { type: 'string', enum: RAILS },
+                  from: { type: 'string', description: 'YYYY-MM-DD' },
+                  to: { type: 'string', description: 'YYYY-MM-DD' },
+                  lines: { type: 'array', maxItems: RECONCILIATION_STATEMENT_LINES_MAX, items: lineSchema },
+                },
+              },
+            },
+            'text/csv': {
+              schema: { type: 'string', description: 'The statement as CSV with a header row.' },
+            },
+          },
+        },
+        response: {
+          201: {
+            description: 'The statement, applied.',
+            headers: idempotentWriteHeaders,
+            $ref: 'Statement#',
+          },
+          ...problemResponses(...WRITE_PROBLEMS),
+        },
+      },
+    },
+    (request, reply) =>
+      sendWrite(deps, request, reply, async (tx, organizationId) => {
+        let input: ImportStatementInput;
+        if (typeof request.body === 'string') {
+          input = {
+            ...requiredUploadFields(request.query, ['rail', 'from', 'to']),
+            lines: rowsOfCsvUpload(request.body, RECONCILIATION_STATEMENT_LINES_MAX),
+          };
+        } else {
+          input = request.body;
+        }
+        const statement = await importStatement(
+          tx,
+          deps,
+          organizationId,
+          input,
+          actorIdOf(principalOf(request)),
+        );
+        return { status: 201, body: presentStatement(statement) };
+      }),
+  );
+
+  app.get<{ Params: { id: string } }>(
+    '/v1/reconciliation/statements/:id',
+    {
+      config: { scope: 'compliance' },
+      schema: {
+        operationId: 'getStatement',
+        summary: 'Retrieve an imported statement',
+        tags: TAGS,
+        security: BEARER_SECURITY,
+        params: idParamsSchema(ID_PREFIXES.statement, 'Statement id.'),
+        response: {
+          200: { description: 'The statement.', $ref: 'Statement#' },
+          ...problemResponses(...READ_PROBLEMS),
+        },
+      },
+    },
+    async (request) =>
+      presentStatement(await getStatement(deps, principalOf(request).organizationId, request.params.id)),
+  );
+
+  app.get<{
+    Querystring: ListQuery & { status?: 'open' | 'resolved'; kind?: ExceptionKind; transfer?: string };
+  }>(
+    '/v1/reconciliation/exceptions',
+    {
+      config: { scope: 'compliance' },
+      schema: {
+        operationId: 'listReconciliationExceptions',
+        summary: 'List reconciliation exceptions',
+        description: 'Newest first; `status=open` is the queue.',
+        tags: TAGS,
+        security: BEARER_SECURITY,
+        querystring: listQuerySchema(ID_PREFIXES.reconciliationException, {
+          status: {
+            type: 'string',
+            enum: ['open', 'resolved'],
+            description: 'Only exceptions in this state.',
+          },
+          kind: { type: 'string', enum: EXCEPTION_KINDS, description: 'Only exceptions of this kind.' },
+          transfer: idSchema(ID_PREFIXES.transfer, 'Only the exceptions of this transfer.'),
+        }),
+        response: {
+          200: listEnvelopeSchema('ReconciliationException', 'A page of exceptions.'),
+          ...problemResponses(...READ_PROBLEMS.filter((s) => s !== 404)),
+        },
+      },
+    },
+    async (request) => {
+      const { status, kind, transfer } = request.query;
+      const page = await listReconciliationExceptions(deps, principalOf(request).organizationId, {
+        ...pageRequestOf(request.query),
+        status,
+        kind,
+        transferId: transfer,
+      });
+      return presentList(page, presentException);
+    },
+  );
+
+  const exceptionParams = idParamsSchema(ID_PREFIXES.reconciliationException, 'Exception id.');
+
+  app.get<{ Params: { id: string } }>(
+    '/v1/reconciliation/exceptions/:id',
+    {
+      config: { scope: 'compliance' },
+      schema: {
+        operationId: 'getReconciliationException',
+        summary: 'Retrieve a reconciliation exception',
+        tags: TAGS,
+        security: BEARER_SECURITY,
+        params: exceptionParams,
+        response: {
+          200: { description: 'The exception.', $ref: 'ReconciliationException#' },
+          ...problemResponses(...READ_PROBLEMS),
+        },
+      },
+    },
+    async (request) =>
+      presentException(await getException(deps, principalOf(request).organizationId, request.params.id)),
+  );
+
+  app.post<{ Params: { id: string }; Body: ResolveInput }>(
+    '/v1/reconciliation/exceptions/:id/resolve',
+    {
+      config: { scope: 'compliance' },
+      schema: {
+        operationId: 'resolveReconciliationException',
+        summary: 'Resolve a reconciliation exception',
+        description:
+          '`manual_match` (accept the pairing; for an unmatched line, name the `transfer` it pays), `write_off` (an amount difference or an unknown line, booked between the rail’s clearing account and its `reconciliation_adjustment` account), `book_fee` (the rail’s fee, booked to its `rail_fee` account), or `refund` (a transfer the rail says never went out goes back to the paying wallet). Each needs a `note`; each is recorded with who, as evidence. When a transfer’s last open exception is resolved it becomes `ledger_state: matched`. A resolved exception is a 409.',
+        tags: TAGS,
+        security: BEARER_SECURITY,
+        headers: idempotencyHeadersSchema,
+        params: exceptionParams,
+        body: {
+          type: 'object',
+          required: ['action', 'note'],
+          additionalProperties: false,
+          properties: {
+            action: { type: 'string', enum: RESOLUTION_ACTIONS },
+            note: { type: 'string', minLength: 1, maxLength: 1_000, description: 'Why.' },
+            transfer: idSchema(
+              ID_PREFIXES.transfer,
+              'With manual_match of an unmatched line: the transfer it pays.',
+            ),
+          },
+        },
+        response: {
+          200: {
+            description: 'The exception, resolved.',
+            headers: idempotentWriteHeaders,
+            $ref: 'ReconciliationException#',
+          },
+          ...problemResponses(...WRITE_PROBLEMS),
+        },
+      },
+    },
+    (request, reply) =>
+      sendWrite(deps, request, reply, async (tx, organizationId) => ({
+        status: 200,
+        body: presentException(
+          await resolveException(
+            tx,
+            deps,
+            organizationId,
+            request.params.id,
+            request.body,
+            requestActor(request),
+            actorIdOf(principalOf(request)),
+          ),
+        ),
+      })),
+  );
+}

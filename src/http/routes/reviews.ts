@@ -1,0 +1,145 @@
+import type { FastifyInstance } from 'fastify';
+import type { Deps } from '../../app/deps.ts';
+import { decideReview, getReview, listReviews } from '../../app/reviews.ts';
+import { ID_PREFIXES } from '../../domain/ids.ts';
+import {
+  REVIEW_DECISIONS,
+  REVIEW_KINDS,
+  REVIEW_NOTE_LENGTH_MAX,
+  REVIEW_STATUSES,
+  type ReviewKind,
+  type ReviewStatus,
+} from '../../domain/reviews.ts';
+import { BEARER_SECURITY, principalOf, requestActor } from '../auth.ts';
+import { presentReview } from '../compliancePresenters.ts';
+import { type ListQuery, pageRequestOf, presentList } from '../presenters.ts';
+import { problemResponses, READ_PROBLEMS, WRITE_PROBLEMS } from '../problems.ts';
+import {
+  idempotencyHeadersSchema,
+  idempotentWriteHeaders,
+  idParamsSchema,
+  idSchema,
+  listEnvelopeSchema,
+  listQuerySchema,
+} from '../schemas.ts';
+import { sendWrite } from '../writes.ts';
+
+const TAGS = ['Reviews'];
+const reviewParams = idParamsSchema(ID_PREFIXES.review, 'Review id.');
+
+/** The one queue of screening and AML review cases: operators only (the `compliance` scope). */
+export function reviewRoutes(app: FastifyInstance, deps: Deps): void {
+  app.get<{ Querystring: ListQuery & { status?: ReviewStatus; kind?: ReviewKind; transfer?: string } }>(
+    '/v1/reviews',
+    {
+      config: { scope: 'compliance' },
+      schema: {
+        operationId: 'listReviews',
+        summary: 'List review cases',
+        description: 'Newest first. Filter `status=open` for the work queue.',
+        tags: TAGS,
+        security: BEARER_SECURITY,
+        querystring: listQuerySchema(ID_PREFIXES.review, {
+          status: { type: 'string', enum: REVIEW_STATUSES, description: 'Only cases in this status.' },
+          kind: { type: 'string', enum: REVIEW_KINDS, description: 'Only screening or only AML cases.' },
+          transfer: idSchema(ID_PREFIXES.transfer, 'Only the cases of this transfer.'),
+        }),
+        response: {
+          200: listEnvelopeSchema('Review', 'A page of review cases.'),
+          ...problemResponses(...READ_PROBLEMS.filter((s) => s !== 404)),
+        },
+      },
+    },
+    async (request) => {
+      const { status, kind, transfer } = request.query;
+      const page = await listReviews(deps, principalOf(request).organizationId, {
+        ...pageRequestOf(request.query),
+        status,
+        kind,
+        transferId: transfer,
+      });
+      return presentList(page, presentReview);
+    },
+  );
+
+  app.get<{ Params: { id: string } }>(
+    '/v1/reviews/:id',
+    {
+      config: { scope: 'compliance' },
+      schema: {
+        operationId: 'getReview',
+        summary: 'Retrieve a review case',
+        tags: TAGS,
+        security: BEARER_SECURITY,
+        params: reviewParams,
+        response: {
+          200: { description: 'The case.', $ref: 'Review#' },
+          ...problemResponses(...READ_PROBLEMS),
+        },
+      },
+    },
+    async (request) =>
+      presentReview(await getReview(deps, principalOf(request).organizationId, request.params.id)),
+  );
+
+  for (const decision of REVIEW_DECISIONS) {
+    app.post<{ Params: { id: string }; Body: { note?: string; freeze_wallet?: boolean } }>(
+      `/v1/reviews/:id/${decision}`,
+      {
+        config: { scope: 'compliance' },
+        schema: {
+          operationId: decision === 'clear' ? 'clearReview' : 'rejectReview',
+          summary: decision === 'clear' ? 'Clear a review case' : 'Reject a review case',
+          description:
+            decision === 'clear'
+              ? 'The held transfer goes on: to the rail, or settled at once when it is internal. A decided case is a 409 `invalid_state_transition`.'
+              : 'The held transfer is rejected (`transfer.rejected`) and its hold released. A screening case also freezes the paying wallet (`freeze_wallet` defaults to true for screening, false for AML). A decided case is a 409 `invalid_state_transition`.',
+          tags: TAGS,
+          security: BEARER_SECURITY,
+          headers: idempotencyHeadersSchema,
+          params: reviewParams,
+          body: {
+            type: 'object',
+            additionalProperties: false,
+            properties: {
+              note: {
+                type: 'string',
+                minLength: 1,
+                maxLength: REVIEW_NOTE_LENGTH_MAX,
+                description: 'Why; kept on the case and in the evidence.',
+              },
+              ...(decision === 'reject'
+                ? {
+                    freeze_wallet: {
+                      type: 'boolean',
+                      description:
+                        'Freeze the paying wallet too (default: true for screening, false for AML).',
+                    },
+                  }
+                : {}),
+            },
+          },
+          response: {
+            200: { description: 'The decided case.', headers: idempotentWriteHeaders, $ref: 'Review#' },
+            ...problemResponses(...WRITE_PROBLEMS),
+          },
+        },
+      },
+      (request, reply) =>
+        sendWrite(deps, request, reply, async (tx, organizationId) => ({
+          status: 200,
+          body: presentReview(
+            await decideReview(
+              tx,
+              deps,
+              organizationId,
+              request.params.id,
+              decision,
+              { note: request.body?.note, freezeWallet: request.body?.freeze_wallet },
+              requestActor(request),
+            ),
+          ),
+        })),
+    );
+  }
+}

@@ -1,0 +1,119 @@
+import type { FastifyInstance } from 'fastify';
+import type { Deps } from '../../app/deps.ts';
+import {
+  changeWalletStatus,
+  type WalletStatusAction,
+  type WalletStatusChange,
+} from '../../app/walletStatus.ts';
+import type { Scope } from '../../domain/apiKeys.ts';
+import { ID_PREFIXES } from '../../domain/ids.ts';
+import {
+  WALLET_CLOSE_REASONS,
+  WALLET_FREEZE_REASONS,
+  WALLET_STATUS_NOTE_LENGTH_MAX,
+  WALLET_UNFREEZE_REASONS,
+} from '../../domain/wallets.ts';
+import { BEARER_SECURITY, requestActor } from '../auth.ts';
+import { presentWallet } from '../presenters.ts';
+import { problemResponses, WRITE_PROBLEMS } from '../problems.ts';
+import { idempotencyHeadersSchema, idempotentWriteHeaders, idParamsSchema } from '../schemas.ts';
+import { sendWrite } from '../writes.ts';
+
+const ROUTES: {
+  action: WalletStatusAction;
+  scope: Scope;
+  reasons: readonly string[];
+  operationId: string;
+  summary: string;
+  description: string;
+}[] = [
+  {
+    action: 'freeze',
+    scope: 'compliance',
+    reasons: WALLET_FREEZE_REASONS,
+    operationId: 'freezeWallet',
+    summary: 'Freeze a wallet',
+    description:
+      'An operator action (the `compliance` scope). A frozen wallet neither sends nor receives: new transfers from it and internal transfers to it are refused with 409 `wallet_not_active`, money a rail delivers for it is held for review; a return of its own earlier payment is still credited, and transfers it made before the freeze finish as the rail reports. Recorded as evidence; emits `wallet.frozen`.',
+  },
+  {
+    action: 'unfreeze',
+    scope: 'compliance',
+    reasons: WALLET_UNFREEZE_REASONS,
+    operationId: 'unfreezeWallet',
+    summary: 'Unfreeze a wallet',
+    description:
+      'An operator action (the `compliance` scope): the wallet is active again. Recorded as evidence; emits `wallet.unfrozen`.',
+  },
+  {
+    action: 'close',
+    scope: 'write',
+    reasons: WALLET_CLOSE_REASONS,
+    operationId: 'closeWallet',
+    summary: 'Close a wallet',
+    description:
+      'Closes an active wallet for good. Only an empty wallet closes: a balance or anything pending is a 409 `wallet_not_empty`; a frozen wallet is a 409 `invalid_state_transition` until it is unfrozen. Recorded as evidence; emits `wallet.closed`.',
+  },
+];
+
+/** Freeze, unfreeze and close: status changes with a reason, each an idempotent write. */
+export function walletStatusRoutes(app: FastifyInstance, deps: Deps): void {
+  for (const { action, scope, reasons, operationId, summary, description } of ROUTES) {
+    app.post<{ Params: { id: string }; Body: WalletStatusChange }>(
+      `/v1/wallets/:id/${action}`,
+      {
+        config: { scope },
+        schema: {
+          operationId,
+          summary,
+          description,
+          tags: ['Wallets'],
+          security: BEARER_SECURITY,
+          headers: idempotencyHeadersSchema,
+          params: idParamsSchema(ID_PREFIXES.wallet, 'Wallet id.'),
+          body: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['reason'],
+            properties: {
+              reason: {
+                type: 'string',
+                enum: reasons,
+                description: 'Why; recorded on the wallet and as evidence.',
+              },
+              note: {
+                type: 'string',
+                minLength: 1,
+                maxLength: WALLET_STATUS_NOTE_LENGTH_MAX,
+                description: 'Free text for the evidence record (a case reference, an order number).',
+              },
+            },
+          },
+          response: {
+            200: {
+              description: 'The wallet after the change.',
+              headers: idempotentWriteHeaders,
+              $ref: 'Wallet#',
+            },
+            ...problemResponses(...WRITE_PROBLEMS),
+          },
+        },
+      },
+      (request, reply) =>
+        sendWrite(deps, request, reply, async (tx, organizationId) => ({
+          status: 200,
+          body: presentWallet(
+            await changeWalletStatus(
+              tx,
+              deps,
+              organizationId,
+              request.params.id,
+              action,
+              request.body,
+              requestActor(request),
+            ),
+          ),
+        })),
+    );
+  }
+}

@@ -1,0 +1,150 @@
+/** Response schemas of digital-asset routes and the Travel Rule (settings, a transfer's data). */
+import {
+  DEFAULT_JURISDICTION,
+  RATE_FRACTION_DIGITS_MAX,
+  RATE_INTEGER_DIGITS_MAX,
+  TRAVEL_RULE_JURISDICTIONS_MAX,
+} from '../domain/decisions/travelRule.ts';
+import { DIGITAL_ASSET_NETWORKS, DIGITAL_ASSETS, ROUTE_STATUSES } from '../domain/digitalAssets.ts';
+import { ID_PREFIXES } from '../domain/ids.ts';
+import { SUPPORTED_CURRENCIES } from '../domain/money.ts';
+import { idSchema, timestampSchema } from './schemas.ts';
+
+export const digitalAssetRouteSchema = {
+  $id: 'DigitalAssetRoute',
+  type: 'object',
+  description: 'An asset on a network, and whether the organization allows transfers on it.',
+  required: ['object', 'asset', 'network', 'status', 'limits', 'updated_at'],
+  properties: {
+    object: { type: 'string', enum: ['digital_asset_route'] },
+    asset: { type: 'string', enum: DIGITAL_ASSETS },
+    network: { type: 'string', enum: DIGITAL_ASSET_NETWORKS },
+    status: {
+      type: 'string',
+      enum: ROUTE_STATUSES,
+      description: 'Only `enabled` routes take transfers; any other is a 422 `route_not_approved`.',
+    },
+    limits: {
+      type: 'object',
+      description:
+        'Withdrawal limits on the route, in the asset: a withdrawal above `single_max`, or one that would take what the organization withdrew on the route this UTC day above `daily_max`, is a 422 `limit_exceeded` (problem member `limit`: `route_single` or `route_daily`). Null: no limit beyond the rail’s bounds.',
+      required: ['single_max', 'daily_max'],
+      properties: {
+        single_max: { type: ['string', 'null'], examples: ['50000.000000'] },
+        daily_max: { type: ['string', 'null'], examples: ['250000.000000'] },
+      },
+    },
+    updated_at: timestampSchema,
+  },
+} as const;
+
+const usdAmountSchema = {
+  type: 'string',
+  pattern: '^[0-9]+(\\.[0-9]{1,2})?$',
+  description: 'USD, a decimal string with at most two decimals.',
+  examples: ['1000.00'],
+} as const;
+
+const rateSchema = {
+  type: 'string',
+  pattern: `^[0-9]{1,${RATE_INTEGER_DIGITS_MAX}}(\\.[0-9]{1,${RATE_FRACTION_DIGITS_MAX}})?$`,
+  description: `USD for one unit of the currency: a positive decimal string, at most ${RATE_FRACTION_DIGITS_MAX} decimals.`,
+  examples: ['0.0077'],
+} as const;
+
+/** The settings' two tables, as the request gives them and the response shows them. */
+export const travelRuleSettingsFields = {
+  thresholds: {
+    type: 'object',
+    description: `USD thresholds by jurisdiction: \`${DEFAULT_JURISDICTION}\` (required) and ISO 3166-1 alpha-2 country codes. A transfer whose originating customer's verified country has an entry uses it; any other uses \`${DEFAULT_JURISDICTION}\`.`,
+    minProperties: 1,
+    maxProperties: TRAVEL_RULE_JURISDICTIONS_MAX,
+    propertyNames: { pattern: `^(${DEFAULT_JURISDICTION}|[A-Z]{2})$` },
+    additionalProperties: usdAmountSchema,
+    examples: [{ [DEFAULT_JURISDICTION]: '1000.00', KE: '500.00' }],
+  },
+  rates: {
+    type: 'object',
+    description:
+      'USD value of one unit of each currency, used to convert amounts exactly (no floating point). Must include USDC and USDT.',
+    minProperties: 1,
+    maxProperties: SUPPORTED_CURRENCIES.length,
+    propertyNames: { enum: SUPPORTED_CURRENCIES },
+    additionalProperties: rateSchema,
+    examples: [{ USDC: '1', USDT: '1', KES: '0.0077' }],
+  },
+} as const;
+
+export const travelRuleSettingsSchema = {
+  $id: 'TravelRuleSettings',
+  type: 'object',
+  description:
+    'When digital-asset transfers need Travel Rule data: thresholds per jurisdiction and the rates table.',
+  required: ['object', 'thresholds', 'rates', 'updated_at'],
+  properties: {
+    object: { type: 'string', enum: ['travel_rule_settings'] },
+    ...travelRuleSettingsFields,
+    updated_at: timestampSchema,
+  },
+} as const;
+
+const partySchema = (description: string, fields: string[], nullable: string[]) => ({
+  type: 'object',
+  description,
+  required: fields,
+  properties: Object.fromEntries(
+    fields.map((f) => [f, nullable.includes(f) ? { type: ['string', 'null'] } : { type: 'string' }]),
+  ),
+});
+
+export const travelRuleRecordSchema = {
+  $id: 'TravelRuleRecord',
+  type: 'object',
+  description:
+    'A transfer’s Travel Rule data as it was given and checked, with the decision that applied. Operators only.',
+  required: [
+    'object',
+    'reference',
+    'transfer_id',
+    'required',
+    'jurisdiction',
+    'threshold',
+    'amount_usd',
+    'rate',
+    'asset',
+    'network',
+    'address',
+    'originator',
+    'beneficiary',
+    'created_at',
+  ],
+  properties: {
+    object: { type: 'string', enum: ['travel_rule'] },
+    reference: idSchema(ID_PREFIXES.evidence, 'The evidence record holding the data.'),
+    transfer_id: idSchema(ID_PREFIXES.transfer, 'The transfer.'),
+    required: { type: 'boolean', description: 'Whether the amount reached the threshold.' },
+    jurisdiction: { type: 'string', description: 'The country whose threshold applied, or `default`.' },
+    threshold: { ...usdAmountSchema, description: 'The threshold that applied, USD.' },
+    amount_usd: {
+      type: ['string', 'null'],
+      description: 'The amount converted to USD, exactly; null when the currency had no rate.',
+    },
+    rate: { type: ['string', 'null'], description: 'The rate used.' },
+    asset: { type: 'string', enum: DIGITAL_ASSETS },
+    network: { type: 'string', enum: DIGITAL_ASSET_NETWORKS },
+    address: { type: 'string' },
+    originator: partySchema(
+      'Who sent.',
+      ['name', 'account', 'address', 'national_id', 'date_of_birth'],
+      ['address', 'national_id', 'date_of_birth'],
+    ),
+    beneficiary: partySchema('Who receives.', ['name', 'account', 'institution'], ['institution']),
+    created_at: timestampSchema,
+  },
+} as const;
+
+export const TRAVEL_RULE_SCHEMAS = [
+  digitalAssetRouteSchema,
+  travelRuleSettingsSchema,
+  travelRuleRecordSchema,
+];

@@ -1,0 +1,230 @@
+import type { Collection, CollectionStatus } from '../../domain/collections.ts';
+import { ID_PREFIXES } from '../../domain/ids.ts';
+import type { Currency } from '../../domain/money.ts';
+import type { Queryable } from '../store.ts';
+import { claimDueRows, type KeysetFilter, listNewestFirst, toBigInt, toDate, toJsonObject } from './rows.ts';
+
+const COLUMNS = `id, organization_id, wallet_id, amount_minor, currency, method, rail, network, payer_phone, bank_reference,
+  payer_name, reference, description,
+  status, failure_code, partner_reference, next_check_at, transfer_id, metadata, created_by, created_at, updated_at,
+  expires_at, succeeded_at, failed_at`;
+
+function fromRow(row: Record<string, unknown>): Collection {
+  const text = (v: unknown) => (v === null || v === undefined ? null : String(v));
+  const date = (v: unknown) => (v === null || v === undefined ? null : toDate(v));
+  return {
+    id: String(row.id),
+    organizationId: String(row.organization_id),
+    walletId: String(row.wallet_id),
+    amountMinor: toBigInt(row.amount_minor),
+    currency: String(row.currency) as Currency,
+    method: row.method as Collection['method'],
+    rail: row.rail as Collection['rail'],
+    network: text(row.network),
+    payerPhone: text(row.payer_phone),
+    bankReference: text(row.bank_reference),
+    payerName: text(row.payer_name),
+    reference: String(row.reference),
+    description: String(row.description),
+    status: row.status as CollectionStatus,
+    failureCode: text(row.failure_code),
+    partnerReference: text(row.partner_reference),
+    nextCheckAt: date(row.next_check_at),
+    transferId: text(row.transfer_id),
+    metadata: toJsonObject<Record<string, string>>(row.metadata),
+    createdBy: text(row.created_by),
+    createdAt: toDate(row.created_at),
+    updatedAt: toDate(row.updated_at),
+    expiresAt: toDate(row.expires_at),
+    succeededAt: date(row.succeeded_at),
+    failedAt: date(row.failed_at),
+  };
+}
+
+export async function insertCollection(db: Queryable, c: Collection): Promise<void> {
+  await db.query(
+    `INSERT INTO collections (id, organization_id, wallet_id, amount_minor, currency, rail, network, payer_phone, reference,
+       description, status, failure_code, partner_reference, next_check_at, transfer_id, metadata, created_by, created_at,
+       updated_at, expires_at, succeeded_at, failed_at, method, bank_reference, payer_name)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16::jsonb, $17, $18, $19, $20, $21, $22,
+       $23, $24, $25)`,
+    [
+      c.id,
+      c.organizationId,
+      c.walletId,
+      c.amountMinor.toString(),
+      c.currency,
+      c.rail,
+      c.network,
+      c.payerPhone,
+      c.reference,
+      c.description,
+      c.status,
+      c.failureCode,
+      c.partnerReference,
+      c.nextCheckAt,
+      c.transferId,
+      JSON.stringify(c.metadata),
+      c.createdBy,
+      c.createdAt,
+      c.updatedAt,
+      c.expiresAt,
+      c.succeededAt,
+      c.failedAt,
+      c.method,
+      c.bankReference,
+      c.payerName,
+    ],
+  );
+}
+
+export async function saveCollection(db: Queryable, c: Collection): Promise<void> {
+  await db.query(
+    `UPDATE collections SET status = $3, failure_code = $4, partner_reference = $5, next_check_at = $6, transfer_id = $7,
+       updated_at = $8, succeeded_at = $9, failed_at = $10
+     WHERE organization_id = $1 AND id = $2`,
+    [
+      c.organizationId,
+      c.id,
+      c.status,
+      c.failureCode,
+      c.partnerReference,
+      c.nextCheckAt,
+      c.transferId,
+      c.updatedAt,
+      c.succeededAt,
+      c.failedAt,
+    ],
+  );
+}
+
+export async function findCollection(
+  db: Queryable,
+  organizationId: string,
+  id: string,
+  options: { forUpdate?: boolean } = {},
+): Promise<Collection | undefined> {
+  const [row] = await db.query(
+    `SELECT ${COLUMNS} FROM collections WHERE organization_id = $1 AND id = $2${options.forUpdate ? ' FOR UPDATE' : ''}`,
+    [organizationId, id],
+  );
+  return row && fromRow(row);
+}
+
+/** The collection a partner's reference names, locked. */
+export async function findCollectionByPartnerReference(
+  db: Queryable,
+  organizationId: string,
+  partnerReference: string,
+): Promise<Collection | undefined> {
+  const [row] = await db.query(
+    `SELECT ${COLUMNS} FROM collections WHERE organization_id = $1 AND partner_reference = $2 LIMIT 1 FOR UPDATE`,
+    [organizationId, partnerReference],
+  );
+  return row && fromRow(row);
+}
+
+/** Due collections, claimed: skipped by any other worker until this transaction ends. */
+export async function claimDueCollections(
+  db: Queryable,
+  now: Date,
+  rowsMax: number,
+  excludedIds: readonly string[],
+): Promise<Collection[]> {
+  const rows = await claimDueRows(db, { table: 'collections', columns: COLUMNS, now, rowsMax, excludedIds });
+  return rows.map(fromRow);
+}
+
+export async function listCollections(
+  db: Queryable,
+  organizationId: string,
+  filter: KeysetFilter & { status?: CollectionStatus | undefined; walletId?: string | undefined },
+  rowsMax: number,
+): Promise<Collection[]> {
+  const rows = await listNewestFirst(db, {
+    table: 'collections',
+    columns: COLUMNS,
+    prefix: ID_PREFIXES.collection,
+    organizationId,
+    filter,
+    equal: [
+      ['status', filter.status],
+      ['wallet_id', filter.walletId],
+    ],
+    rowsMax,
+  });
+  return rows.map(fromRow);
+}
+
+/** Whether the organization has recorded a bank deposit with this bank reference. */
+export async function findCollectionByBankReference(
+  db: Queryable,
+  organizationId: string,
+  bankReference: string,
+): Promise<Collection | undefined> {
+  const [row] = await db.query(
+    `SELECT ${COLUMNS} FROM collections WHERE organization_id = $1 AND bank_reference = $2`,
+    [organizationId, bankReference],
+  );
+  return row && fromRow(row);
+}
+
+export interface VirtualAccount {
+  walletId: string;
+  organizationId: string;
+  reference: string;
+  createdAt: Date;
+}
+
+/** False when the reference is taken (another wallet drew the same digits) or the wallet has one. */
+export async function insertVirtualAccount(db: Queryable, account: VirtualAccount): Promise<boolean> {
+  const rows = await db.query(
+    `INSERT INTO wallet_virtual_accounts (wallet_id, organization_id, reference, created_at) VALUES ($1, $2, $3, $4)
+     ON CONFLICT DO NOTHING RETURNING wallet_id`,
+    [account.walletId, account.organizationId, account.reference, account.createdAt],
+  );
+  return rows.length === 1;
+}
+
+export async function findVirtualAccountOfWallet(
+  db: Queryable,
+  organizationId: string,
+  walletId: string,
+): Promise<VirtualAccount | undefined> {
+  const [row] = await db.query(
+    'SELECT wallet_id, organization_id, reference, created_at FROM wallet_virtual_accounts WHERE organization_id = $1 AND wallet_id = $2',
+    [organizationId, walletId],
+  );
+  return row && virtualAccountFromRow(row);
+}
+
+export async function findVirtualAccountByReference(
+  db: Queryable,
+  organizationId: string,
+  reference: string,
+): Promise<VirtualAccount | undefined> {
+  const [row] = await db.query(
+    'SELECT wallet_id, organization_id, reference, created_at FROM wallet_virtual_accounts WHERE organization_id = $1 AND reference = $2',
+    [organizationId, reference],
+  );
+  return row && virtualAccountFromRow(row);
+}
+
+function virtualAccountFromRow(row: Record<string, unknown>): VirtualAccount {
+  return {
+    walletId: String(row.wallet_id),
+    organizationId: String(row.organization_id),
+    reference: String(row.reference),
+    createdAt: toDate(row.created_at),
+  };
+}
+
+/**
+ * Serialises bank deposit reports of one organization (its row locked until the transaction ends), so two
+ * reports carrying the same deposit never both credit it: the second sees the first's record.
+ */
+export async function lockBankDepositReports(db: Queryable, organizationId: string): Promise<void> {
+  // NO KEY UPDATE: it conflicts with another report's lock, not with the key-share locks that inserts
+  // referencing the organization take, so transfers go on meanwhile.
+  await db.query('SELECT id FROM organizations WHERE id = $1 FOR NO KEY UPDATE', [organizationId]);
+}

@@ -1,0 +1,215 @@
+import type {
+  ChainHead,
+  EvidenceActor,
+  EvidenceKind,
+  EvidenceRecord,
+  StoredEvidence,
+} from '../../domain/evidence.ts';
+import { EVIDENCE_GENESIS_HASH } from '../../domain/evidence.ts';
+import type { Queryable } from '../store.ts';
+import { type KeysetFilter, toBigInt, toDate } from './rows.ts';
+
+const COLUMNS =
+  'id, organization_id, sequence, kind, transfer_id, customer_id, wallet_id, created_at, previous_hash, payload, hash';
+
+function storedFromRow(row: Record<string, unknown>): StoredEvidence {
+  const optional = (v: unknown) => (v === null ? null : String(v));
+  return {
+    id: String(row.id),
+    organizationId: String(row.organization_id),
+    sequence: Number(toBigInt(row.sequence)),
+    kind: row.kind as EvidenceKind,
+    transferId: optional(row.transfer_id),
+    customerId: optional(row.customer_id),
+    walletId: optional(row.wallet_id),
+    createdAt: toDate(row.created_at),
+    previousHash: String(row.previous_hash),
+    payload: String(row.payload),
+    hash: String(row.hash),
+  };
+}
+
+/** A record with its actor and data read back from the payload that was hashed. */
+export function evidenceFromRow(row: Record<string, unknown>): EvidenceRecord {
+  const stored = storedFromRow(row);
+  const parsed = JSON.parse(stored.payload) as {
+    actor: string;
+    actor_member?: string;
+    data: EvidenceRecord['data'];
+  };
+  const actor: EvidenceActor =
+    parsed.actor === 'system'
+      ? { type: 'system' }
+      : {
+          type: 'api_key',
+          id: parsed.actor,
+          ...(parsed.actor_member === undefined ? {} : { member: parsed.actor_member }),
+        };
+  return { ...stored, actor, data: parsed.data };
+}
+
+/**
+ * Takes the organization's chain head for the rest of the transaction (creating it at genesis), so that
+ * appends to one chain queue one behind the other: one statement, whose upsert holds the row lock.
+ */
+export async function lockChainHead(db: Queryable, organizationId: string): Promise<ChainHead> {
+  const [row] = await db.query(
+    `INSERT INTO evidence_chain_heads (organization_id, sequence, hash) VALUES ($1, 0, $2)
+     ON CONFLICT (organization_id) DO UPDATE SET organization_id = excluded.organization_id
+     RETURNING sequence, hash`,
+    [organizationId, EVIDENCE_GENESIS_HASH],
+  );
+  if (!row) throw new Error('the evidence chain head was not returned');
+  return { sequence: Number(toBigInt(row.sequence)), hash: String(row.hash) };
+}
+
+/** Inserts a chained run of one organization's records and moves its head to the last of them. */
+export async function insertEvidence(db: Queryable, records: readonly EvidenceRecord[]): Promise<void> {
+  const last = records.at(-1);
+  if (!last) return;
+  const column = <T>(pick: (r: EvidenceRecord) => T) => records.map(pick);
+  await db.query(
+    `INSERT INTO evidence_records (${COLUMNS})
+     SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[],
+                          $8::timestamptz[], $9::text[], $10::text[], $11::text[])`,
+    [
+      column((r) => r.id),
+      column((r) => r.organizationId),
+      column((r) => String(r.sequence)),
+      column((r) => r.kind),
+      column((r) => r.transferId),
+      column((r) => r.customerId),
+      column((r) => r.walletId),
+      column((r) => r.createdAt.toISOString()),
+      column((r) => r.previousHash),
+      column((r) => r.payload),
+      column((r) => r.hash),
+    ],
+  );
+  await db.query('UPDATE evidence_chain_heads SET sequence = $2, hash = $3 WHERE organization_id = $1', [
+    last.organizationId,
+    String(last.sequence),
+    last.hash,
+  ]);
+}
+
+export type EvidenceSubject = 'transfer' | 'customer' | 'wallet';
+
+/** The organization's records, newest first, optionally of one kind. */
+export async function listOrganizationEvidence(
+  db: Queryable,
+  organizationId: string,
+  filter: KeysetFilter & { kind?: EvidenceKind | undefined },
+  rowsMax: number,
+): Promise<EvidenceRecord[]> {
+  const params: unknown[] = [organizationId];
+  const conditions = ['organization_id = $1'];
+  if (filter.kind !== undefined) {
+    params.push(filter.kind);
+    conditions.push(`kind = $${params.length}`);
+  }
+  return pageOfEvidence(db, params, conditions, filter, rowsMax);
+}
+
+async function pageOfEvidence(
+  db: Queryable,
+  params: unknown[],
+  conditions: string[],
+  filter: KeysetFilter,
+  rowsMax: number,
+): Promise<EvidenceRecord[]> {
+  if (filter.startingAfter !== undefined) {
+    params.push(filter.startingAfter);
+    conditions.push(
+      `sequence < (SELECT sequence FROM evidence_records WHERE organization_id = $1 AND id = $${params.length})`,
+    );
+  }
+  if (filter.createdGte !== undefined) {
+    params.push(filter.createdGte);
+    conditions.push(`created_at >= $${params.length}`);
+  }
+  if (filter.createdLte !== undefined) {
+    params.push(filter.createdLte);
+    conditions.push(`created_at <= $${params.length}`);
+  }
+  params.push(rowsMax);
+  const rows = await db.query(
+    `SELECT ${COLUMNS} FROM evidence_records WHERE ${conditions.join(' AND ')}
+      ORDER BY sequence DESC LIMIT $${params.length}`,
+    params,
+  );
+  return rows.map(evidenceFromRow);
+}
+
+const SUBJECT_COLUMN: Record<EvidenceSubject, string> = {
+  transfer: 'transfer_id',
+  customer: 'customer_id',
+  wallet: 'wallet_id',
+};
+
+/** A resource's records, newest first (by place in the chain), a page at a time. */
+export async function listEvidenceOf(
+  db: Queryable,
+  organizationId: string,
+  subject: EvidenceSubject,
+  subjectId: string,
+  filter: KeysetFilter,
+  rowsMax: number,
+): Promise<EvidenceRecord[]> {
+  const column = SUBJECT_COLUMN[subject];
+  return pageOfEvidence(
+    db,
+    [organizationId, subjectId],
+    ['organization_id = $1', `${column} = $2`],
+    filter,
+    rowsMax,
+  );
+}
+
+/** Organizations that have a chain (a head or any record), in id order. */
+export async function listChainOrganizations(db: Queryable): Promise<string[]> {
+  const rows = await db.query(
+    `SELECT organization_id FROM evidence_chain_heads
+     UNION SELECT DISTINCT organization_id FROM evidence_records ORDER BY organization_id`,
+  );
+  return rows.map((r) => String(r.organization_id));
+}
+
+/** The chain's stored head: what its last record should be. */
+export async function findChainHead(db: Queryable, organizationId: string): Promise<ChainHead | undefined> {
+  const [row] = await db.query('SELECT sequence, hash FROM evidence_chain_heads WHERE organization_id = $1', [
+    organizationId,
+  ]);
+  return row && { sequence: Number(toBigInt(row.sequence)), hash: String(row.hash) };
+}
+
+/** One organization's records after a place in its chain, in chain order, for verification. */
+export async function readChain(
+  db: Queryable,
+  organizationId: string,
+  afterSequence: number,
+  rowsMax: number,
+): Promise<StoredEvidence[]> {
+  const rows = await db.query(
+    `SELECT ${COLUMNS} FROM evidence_records WHERE organization_id = $1 AND sequence > $2
+      ORDER BY sequence LIMIT $3`,
+    [organizationId, String(afterSequence), rowsMax],
+  );
+  return rows.map(storedFromRow);
+}
+
+/** One record by id, in the organization's chain. */
+export async function findEvidenceRecord(
+  db: Queryable,
+  organizationId: string,
+  id: string,
+): Promise<EvidenceRecord | undefined> {
+  const [row] = await db.query(
+    `SELECT ${COLUMNS} FROM evidence_records WHERE organization_id = $1 AND id = $2`,
+    [organizationId, id],
+  );
+  return row && evidenceFromRow(row);
+}
+
+/** The columns an evidence record is read with (for readers outside this file, such as exports). */
+export const EVIDENCE_COLUMNS = COLUMNS;

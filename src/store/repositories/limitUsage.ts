@@ -1,0 +1,109 @@
+/**
+ * What customers sent per currency, UTC day and month: the running sums tier limits are decided on. The
+ * ledger writer locks a batch's rows with one statement and writes them back with one.
+ */
+import type { Queryable } from '../store.ts';
+import { toBigInt } from './rows.ts';
+
+export type LimitPeriod = 'day' | 'month';
+
+export interface UsageKey {
+  customerId: string;
+  currency: string;
+  period: LimitPeriod;
+  /** YYYY-MM-DD: the day, or the month's first day. */
+  periodStart: string;
+}
+
+export interface LockedUsage extends UsageKey {
+  sentMinor: bigint;
+  /** The customer's, for its tier. */
+  kycStatus: string;
+  customerType: string;
+}
+
+export function usageKeyOf(k: UsageKey): string {
+  return `${k.customerId}\u0000${k.currency}\u0000${k.period}\u0000${k.periodStart}`;
+}
+
+/**
+ * Creates the rows that do not exist yet and locks them all, in key order (so batches never deadlock on
+ * them), returning each with its sum and its customer's KYC status and type.
+ */
+export async function lockLimitUsage(
+  db: Queryable,
+  keys: readonly UsageKey[],
+): Promise<Map<string, LockedUsage>> {
+  const unique = [...new Map(keys.map((k) => [usageKeyOf(k), k])).values()].sort((a, b) =>
+    usageKeyOf(a) < usageKeyOf(b) ? -1 : 1,
+  );
+  if (unique.length === 0) return new Map();
+  const rows = await db.query(
+    `WITH up AS (
+       INSERT INTO customer_limit_usage (customer_id, currency, period, period_start, sent_minor)
+       SELECT k.customer_id, k.currency, k.period, k.period_start, 0
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::date[]) WITH ORDINALITY
+           AS k(customer_id, currency, period, period_start, i)
+        ORDER BY k.i
+       ON CONFLICT (customer_id, currency, period, period_start)
+         DO UPDATE SET sent_minor = customer_limit_usage.sent_minor
+       RETURNING customer_id, currency, period, period_start::text AS period_start, sent_minor)
+     SELECT up.*, c.kyc_status, c.type FROM up JOIN customers c ON c.id = up.customer_id`,
+    [
+      unique.map((k) => k.customerId),
+      unique.map((k) => k.currency),
+      unique.map((k) => k.period),
+      unique.map((k) => k.periodStart),
+    ],
+  );
+  return new Map(
+    rows.map((row) => {
+      const usage: LockedUsage = {
+        customerId: String(row.customer_id),
+        currency: String(row.currency),
+        period: row.period as LimitPeriod,
+        periodStart: String(row.period_start).slice(0, 10),
+        sentMinor: toBigInt(row.sent_minor),
+        kycStatus: String(row.kyc_status),
+        customerType: String(row.type),
+      };
+      return [usageKeyOf(usage), usage];
+    }),
+  );
+}
+
+/** Writes a batch's new sums (rows locked by lockLimitUsage). */
+export async function saveLimitUsage(db: Queryable, usage: readonly LockedUsage[]): Promise<void> {
+  if (usage.length === 0) return;
+  await db.query(
+    `UPDATE customer_limit_usage u SET sent_minor = v.sent_minor
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::date[], $5::bigint[])
+         AS v(customer_id, currency, period, period_start, sent_minor)
+      WHERE u.customer_id = v.customer_id AND u.currency = v.currency AND u.period = v.period
+        AND u.period_start = v.period_start`,
+    [
+      usage.map((u) => u.customerId),
+      usage.map((u) => u.currency),
+      usage.map((u) => u.period),
+      usage.map((u) => u.periodStart),
+      usage.map((u) => u.sentMinor.toString()),
+    ],
+  );
+}
+
+/** Gives a transfer that moved no money back to its customer's day and month. */
+export async function releaseLimitUsage(
+  db: Queryable,
+  walletId: string,
+  currency: string,
+  amountMinor: bigint,
+  periods: { day: string; month: string },
+): Promise<void> {
+  await db.query(
+    `UPDATE customer_limit_usage u SET sent_minor = GREATEST(u.sent_minor - $3::bigint, 0)
+       FROM wallets w
+      WHERE w.id = $1 AND u.customer_id = w.owner_id AND u.currency = $2
+        AND ((u.period = 'day' AND u.period_start = $4::date) OR (u.period = 'month' AND u.period_start = $5::date))`,
+    [walletId, currency, amountMinor.toString(), periods.day, periods.month],
+  );
+}

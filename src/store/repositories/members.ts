@@ -1,0 +1,115 @@
+import { ID_PREFIXES } from '../../domain/ids.ts';
+import type { Member, MemberRole, MemberStatus } from '../../domain/members.ts';
+import type { Queryable } from '../store.ts';
+import { type KeysetFilter, keysetConditions, toDate } from './rows.ts';
+
+const COLUMNS = 'id, organization_id, email, name, roles, status, created_by, created_at, updated_at';
+
+function fromRow(row: Record<string, unknown>): Member {
+  return {
+    id: String(row.id),
+    organizationId: String(row.organization_id),
+    email: String(row.email),
+    name: row.name === null ? null : String(row.name),
+    roles: row.roles as MemberRole[],
+    status: row.status as MemberStatus,
+    createdBy: String(row.created_by),
+    createdAt: toDate(row.created_at),
+    updatedAt: toDate(row.updated_at),
+  };
+}
+
+/** Inserts a member, or returns undefined when the organization already has one with that email. */
+export async function insertMember(db: Queryable, member: Member): Promise<Member | undefined> {
+  const [row] = await db.query(
+    `INSERT INTO members (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+       ON CONFLICT (organization_id, email) DO NOTHING RETURNING ${COLUMNS}`,
+    [
+      member.id,
+      member.organizationId,
+      member.email,
+      member.name,
+      member.roles,
+      member.status,
+      member.createdBy,
+      member.createdAt,
+      member.updatedAt,
+    ],
+  );
+  return row && fromRow(row);
+}
+
+export async function findMember(
+  db: Queryable,
+  organizationId: string,
+  id: string,
+  options: { forUpdate?: boolean } = {},
+): Promise<Member | undefined> {
+  const [row] = await db.query(
+    `SELECT ${COLUMNS} FROM members WHERE organization_id = $1 AND id = $2${options.forUpdate ? ' FOR UPDATE' : ''}`,
+    [organizationId, id],
+  );
+  return row && fromRow(row);
+}
+
+export async function findMemberByEmail(
+  db: Queryable,
+  organizationId: string,
+  email: string,
+  options: { forUpdate?: boolean } = {},
+): Promise<Member | undefined> {
+  const [row] = await db.query(
+    `SELECT ${COLUMNS} FROM members WHERE organization_id = $1 AND email = $2${options.forUpdate ? ' FOR UPDATE' : ''}`,
+    [organizationId, email],
+  );
+  return row && fromRow(row);
+}
+
+/** Members by id, for presenting votes and initiators. */
+export async function findMembers(db: Queryable, ids: readonly string[]): Promise<Map<string, Member>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db.query(`SELECT ${COLUMNS} FROM members WHERE id = ANY($1::text[])`, [
+    [...new Set(ids)],
+  ]);
+  return new Map(rows.map((r) => [String(r.id), fromRow(r)]));
+}
+
+export async function saveMember(db: Queryable, member: Member): Promise<void> {
+  await db.query('UPDATE members SET name = $2, roles = $3, status = $4, updated_at = $5 WHERE id = $1', [
+    member.id,
+    member.name,
+    member.roles,
+    member.status,
+    member.updatedAt,
+  ]);
+}
+
+export interface MemberFilter extends KeysetFilter {
+  status?: MemberStatus | undefined;
+  role?: MemberRole | undefined;
+}
+
+/** Newest first, served by (organization_id, id). */
+export async function listMembers(
+  db: Queryable,
+  organizationId: string,
+  filter: MemberFilter,
+  rowsMax: number,
+): Promise<Member[]> {
+  const params: unknown[] = [organizationId];
+  const conditions = ['organization_id = $1', ...keysetConditions(filter, params, '', ID_PREFIXES.member)];
+  if (filter.status !== undefined) {
+    params.push(filter.status);
+    conditions.push(`status = $${params.length}`);
+  }
+  if (filter.role !== undefined) {
+    params.push(filter.role);
+    conditions.push(`$${params.length} = ANY(roles)`);
+  }
+  params.push(rowsMax);
+  const rows = await db.query(
+    `SELECT ${COLUMNS} FROM members WHERE ${conditions.join(' AND ')} ORDER BY id DESC LIMIT $${params.length}`,
+    params,
+  );
+  return rows.map(fromRow);
+}
