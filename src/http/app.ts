@@ -68,6 +68,7 @@ import { sandboxRoutes } from './routes/sandbox.ts';
 import { sandboxChainRoutes } from './routes/sandboxChain.ts';
 import { STABLECOIN_SCHEMAS, stablecoinRoutes } from './routes/stablecoins.ts';
 import { systemRoutes } from './routes/system.ts';
+import { testClockRoutes, testClockSchema } from './routes/testClock.ts';
 import { transferRoutes } from './routes/transfers.ts';
 import { travelRuleRoutes } from './routes/travelRule.ts';
 import { verificationRoutes } from './routes/verifications.ts';
@@ -180,6 +181,7 @@ export async function buildApp({
     ...FEE_SCHEMAS,
     ...SAFEGUARDING_SCHEMAS,
     ...STABLECOIN_SCHEMAS,
+    testClockSchema,
   ]) {
     app.addSchema(schema);
   }
@@ -289,6 +291,7 @@ export async function buildApp({
   webhookRoutes(app, deps);
   if (deps.environment === 'sandbox') sandboxRoutes(app, deps);
   if (deps.environment === 'sandbox') sandboxChainRoutes(app, deps);
+  if (deps.environment === 'sandbox') testClockRoutes(app, deps);
 
   app.get('/v1/openapi.json', { schema: { hide: true } }, async (request) =>
     documentForRequest(app.swagger(), request),

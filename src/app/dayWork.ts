@@ -1,0 +1,33 @@
+/**
+ * Day work: what an organization's products do once per calendar day of its clock (interest accrual,
+ * capitalisation, due-date collection, arrears). Each product's work keeps its own record of the days it has
+ * done and does each day at most once, so running a day twice changes nothing; the periodic workers and a
+ * test clock's advance both bring an organization up to its today through here.
+ */
+import type { Deps } from './deps.ts';
+
+export interface DayWork {
+  /** Names the work in logs and errors, e.g. `savings_accrual`. */
+  name: string;
+  /**
+   * Does every day of the organization's work that is due up to and including `throughDay` (the
+   * organization's today, UTC `YYYY-MM-DD`) and not done yet, in day order.
+   */
+  catchUp(deps: Deps, organizationId: string, throughDay: string): Promise<void>;
+}
+
+/** Runs each product's day work for the organization, in the order given. */
+export async function catchUpOrganizationDays(
+  deps: Deps,
+  organizationId: string,
+  throughDay: string,
+  dayWork: readonly DayWork[],
+): Promise<void> {
+  for (const work of dayWork) await work.catchUp(deps, organizationId, throughDay);
+}
+
+/**
+ * Every product's day work, in the order a day runs: what the periodic day worker and a test clock's advance
+ * run for each organization. Each product adds its entry here.
+ */
+export const ORGANIZATION_DAY_WORK: DayWork[] = [];
