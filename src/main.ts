@@ -50,6 +50,7 @@ import {
   runCollectionWorkerOnce,
   simulatedCollectionRail,
 } from './workers/collectionWorker.ts';
+import { DAY_WORKER_INTERVAL_MS, runDayWorkerOnce } from './workers/dayWorker.ts';
 import { DEPOSIT_WORKER_INTERVAL_MS, runDepositWorkerOnce } from './workers/depositWorker.ts';
 import { EXPORT_WORKER_INTERVAL_MS } from './workers/exportWorker.ts';
 import { pruneExpiredIdempotencyRecords } from './workers/idempotencyPruner.ts';
@@ -354,6 +355,17 @@ export function startWorkers(
       'safeguarding-check',
       SAFEGUARDING_WORKER_INTERVAL_MS,
       () => runSafeguardingWorkerOnce(deps),
+      onError,
+    ),
+    startPeriodic(
+      'day-worker',
+      DAY_WORKER_INTERVAL_MS,
+      async () => {
+        const { failures } = await runDayWorkerOnce(deps);
+        for (const failure of failures) {
+          onError(`day-worker ${failure.work} ${failure.organizationId}`, failure.error);
+        }
+      },
       onError,
     ),
     startWebhookDispatcher(

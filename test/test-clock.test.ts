@@ -9,7 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DayWork, ORGANIZATION_DAY_WORK } from '../src/app/dayWork.ts';
 import { organizationNow } from '../src/app/testClock.ts';
 import { DAY_MS, daysAfter, TEST_CLOCK_ADVANCE_DAYS_MAX, utcDay } from '../src/domain/testClock.ts';
+import { runDayWorkerOnce } from '../src/workers/dayWorker.ts';
 import { api, BACKENDS, newOrganizationKey, startTestApp, type TestApp } from './support/harness.ts';
+import { newOrganization } from './support/organizations.ts';
 
 /** Day work that records the days it was asked to do, doing each once, or fails while `failing` is set. */
 function recordingDayWork(): DayWork & { done: Map<string, string[]>; failing: boolean } {
@@ -18,6 +20,12 @@ function recordingDayWork(): DayWork & { done: Map<string, string[]>; failing: b
     name: 'recording',
     done,
     failing: false,
+    async organizations(_deps: unknown, after: string | undefined, limit: number) {
+      return [...done.keys()]
+        .sort()
+        .filter((id) => after === undefined || id > after)
+        .slice(0, limit);
+    },
     async catchUp(_deps: unknown, organizationId: string, throughDay: string) {
       if (work.failing) throw new Error('the day work failed');
       const days = done.get(organizationId) ?? [];
@@ -147,6 +155,20 @@ describe.each(BACKENDS)('test clock on %s', (backend) => {
     expect(retried.data.advances).toBe(1);
     const today = retried.data.today as string;
     expect([...work.done.values()].some((days) => days.at(-1) === today)).toBe(true);
+  });
+
+  it('the day worker brings each organization up to its own today, and a second pass does nothing', async () => {
+    const { key, organizationId } = await newOrganization(t);
+    await advance(key, { advance_by_days: 2 });
+    const today = utcDay(await organizationNow(t.db.store, t.deps, organizationId));
+    // As if its work had stopped three days before its today.
+    const stopped = utcDay(new Date(Date.parse(`${today}T00:00:00Z`) - 3 * DAY_MS));
+    work.done.set(organizationId, [stopped]);
+    const pass = await runDayWorkerOnce(t.deps, [work]);
+    expect(pass.failures).toEqual([]);
+    expect(work.done.get(organizationId)).toEqual([stopped, ...daysAfter(stopped, today)]);
+    await runDayWorkerOnce(t.deps, [work]);
+    expect(work.done.get(organizationId)).toHaveLength(4);
   });
 
   it('is the organization’s own: others keep the real clock, and the use cases read it', async () => {

@@ -10,6 +10,11 @@ export interface DayWork {
   /** Names the work in logs and errors, e.g. `savings_accrual`. */
   name: string;
   /**
+   * Organizations that may have days of this work to do (those with accounts of the product), at most
+   * `limit`, after `after` in id order: the day worker pages through them.
+   */
+  organizations(deps: Deps, after: string | undefined, limit: number): Promise<string[]>;
+  /**
    * Does every day of the organization's work that is due up to and including `throughDay` (the
    * organization's today, UTC `YYYY-MM-DD`) and not done yet, in day order.
    */
