@@ -14,7 +14,7 @@ describe.each(BACKENDS)('migrations on %s', (backend) => {
   let versions: string[];
 
   beforeAll(async () => {
-    db = await openTestDatabase(backend);
+    db = await openTestDatabase(backend, { empty: true });
     other =
       backend === 'postgres' && TEST_DATABASE_URL
         ? await openPostgresStore({ connectionString: TEST_DATABASE_URL, schema: db.schema })

@@ -259,7 +259,7 @@ describe.each(BACKENDS)('webhook secrets at rest on %s', (backend) => {
 describe.each(BACKENDS)('secrets an earlier version stored in clear, on %s', (backend) => {
   let db: TestDatabase;
   beforeAll(async () => {
-    db = await openTestDatabase(backend);
+    db = await openTestDatabase(backend, { empty: true });
   });
   afterAll(async () => {
     await db.close();

@@ -14,9 +14,24 @@ function wrap(target: PGlite | Transaction): Queryable {
   };
 }
 
+export interface PgliteStoreOptions {
+  /**
+   * A data directory dumped earlier (`dumpPgliteDataDir`) to start from instead of an empty database: an
+   * in-memory store opened from one skips initdb and whatever the dump already holds (tests start from a
+   * migrated template this way).
+   */
+  loadDataDir?: Blob;
+}
+
 /** `dataDir` undefined means in memory (tests). PGlite runs one session, so its own mutex serialises transactions. */
-export async function openPgliteStore(dataDir: string | undefined): Promise<Store> {
-  const db = dataDir === undefined ? new PGlite() : new PGlite(dataDir);
+export async function openPgliteStore(
+  dataDir: string | undefined,
+  options: PgliteStoreOptions = {},
+): Promise<Store> {
+  const db = new PGlite({
+    ...(dataDir === undefined ? {} : { dataDir }),
+    ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
+  });
   await db.waitReady;
   const base = wrap(db);
   return {
@@ -27,5 +42,6 @@ export async function openPgliteStore(dataDir: string | undefined): Promise<Stor
     // One session: a NOTIFY committed by any transaction reaches this callback in process.
     listen: (channel, onNotify) => db.listen(channel, () => onNotify()),
     close: () => db.close(),
+    dumpDataDir: async () => db.dumpDataDir('none'),
   };
 }

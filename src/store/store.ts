@@ -24,6 +24,8 @@ export interface Store extends Queryable {
   close(): Promise<void>;
   /** The connection pool's use, where there is a pool (PostgreSQL): for /metrics. */
   stats?(): PoolStats;
+  /** The whole database as a data directory tarball, to open another store from (embedded store only). */
+  dumpDataDir?(): Promise<Blob>;
 }
 
 export interface PoolStats {

@@ -1,9 +1,12 @@
 /**
- * Each test file gets its own database: a fresh in-memory PGlite, and, when TEST_DATABASE_URL is set,
+ * Each test file gets its own database: a fresh in-memory PGlite opened from the migrated template
+ * (globalSetup.ts), and, when TEST_DATABASE_URL is set,
  * its own schema on that PostgreSQL server. Tests go through the real HTTP layer with app.inject.
  */
 import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import { inject } from 'vitest';
 import { runAdminCommand } from '../../src/app/admin.ts';
 import { issueApiKey } from '../../src/app/apiKeys.ts';
 import { type Deps, systemDeps } from '../../src/app/deps.ts';
@@ -28,6 +31,14 @@ export const ENVIRONMENTS_ON_BACKENDS: [Environment, Backend][] = BACKENDS.flatM
   (['production', 'sandbox'] as const).map((environment): [Environment, Backend] => [environment, backend]),
 );
 
+let template: Promise<Blob> | undefined;
+
+/** The migrated template every PGlite test database starts from (test/support/globalSetup.ts), read once. */
+function pgliteTemplate(): Promise<Blob> {
+  template ??= readFile(inject('pgliteTemplatePath')).then((bytes) => new Blob([bytes]));
+  return template;
+}
+
 export interface TestDatabase {
   store: Store;
   /** The schema on the PostgreSQL server, for tests that open more connections to the same database. */
@@ -35,9 +46,16 @@ export interface TestDatabase {
   close(): Promise<void>;
 }
 
-export async function openTestDatabase(backend: Backend): Promise<TestDatabase> {
+/** `empty`: a database with no migrations applied (the PGlite template already has them all). */
+export async function openTestDatabase(
+  backend: Backend,
+  options: { empty?: boolean } = {},
+): Promise<TestDatabase> {
   if (backend === 'pglite') {
-    const store = await openPgliteStore(undefined);
+    const store = await openPgliteStore(
+      undefined,
+      options.empty ? {} : { loadDataDir: await pgliteTemplate() },
+    );
     return { store, schema: undefined, close: () => store.close() };
   }
   if (!TEST_DATABASE_URL) throw new Error('TEST_DATABASE_URL is not set');
