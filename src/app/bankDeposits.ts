@@ -240,6 +240,8 @@ export async function recordBankDeposits(
       railReference: d.bankReference,
       statusReason: 'bank_deposit',
       metadata: { collection: id },
+      // Virtual accounts are references on the trust account: the trust bank received the money.
+      receivedInto: 'trust',
     });
     const collection: Collection = {
       id,

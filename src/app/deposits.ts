@@ -455,6 +455,7 @@ export async function decideDeposit(tx: Queryable, deps: Deps, deposit: Deposit)
         railReference: deposit.txHash,
         statusReason: 'deposit',
         metadata: { deposit: deposit.id },
+        receivedInto: 'trust',
       });
       const credited: Deposit = {
         ...deposit,

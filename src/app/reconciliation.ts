@@ -170,6 +170,9 @@ function newException(
   };
 }
 
+/** Kinds about the trust accounts as a whole: `manual_match` accepts them with a note and names no transfer. */
+const TRUST_ACCOUNT_KINDS: readonly ExceptionKind[] = ['safeguarding_shortfall', 'trust_balance_mismatch'];
+
 /** Kinds a write-off resolves: the amount is the difference, or what the line or callback says moved. */
 const WRITTEN_OFF_KINDS: readonly ExceptionKind[] = [
   'amount_mismatch',
@@ -504,9 +507,9 @@ export async function resolveException(
   };
   switch (input.action) {
     case 'manual_match': {
-      // A safeguarding shortfall concerns the trust accounts, not a transfer: accepting it (the shortfall was
-      // made good or explained, as the note says) names none.
-      if (transferId === null && e.kind !== 'safeguarding_shortfall') {
+      // A safeguarding shortfall, or a trust balance that differs from the ledger's, concerns the trust
+      // accounts, not a transfer: accepting it (made good or explained, as the note says) names none.
+      if (transferId === null && !TRUST_ACCOUNT_KINDS.includes(e.kind)) {
         if (input.transfer === undefined) {
           throw validationError(
             'transfer',

@@ -2,7 +2,9 @@
  * Safeguarding: an organization's trust accounts (admins configure them), the closing balances their bank
  * statements report (operators enter them), and the daily check that compares customer money, read from the
  * ledger as of the end of the day, with those balances. A shortfall opens a reconciliation exception and
- * emits `safeguarding.shortfall`; each verdict, balance and configuration change is evidence.
+ * emits `safeguarding.shortfall`; each verdict, balance and configuration change is evidence. The same check
+ * compares the banks' figure with the ledger's trust account as of the end of the day (trustLedger.ts): a
+ * difference opens a `trust_balance_mismatch` exception.
  *
  * Lock order, on every path: the currency's trust accounts (id order), then the day's report, then the
  * evidence chain. So a balance reported while the check runs is either seen by it or re-evaluates its report.
@@ -13,6 +15,7 @@ import type { EvidenceActor } from '../domain/evidence.ts';
 import { type Currency, formatAmount, parseAmount, SUPPORTED_CURRENCIES } from '../domain/money.ts';
 import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
 import {
+  checkTrustAccountType,
   countsOn,
   dayOf,
   daysToCheck,
@@ -22,7 +25,9 @@ import {
   type ReportedTrustBalance,
   type SafeguardingBalance,
   type TrustAccount,
+  type TrustAccountType,
 } from '../domain/safeguarding.ts';
+import { decideTrustLedger } from '../domain/trustLedger.ts';
 import {
   type BalanceFilter,
   closeTrustAccount,
@@ -33,6 +38,7 @@ import {
   insertBalance,
   insertReport,
   insertTrustAccount,
+  ledgerTrustBalanceAsOf,
   listBalances,
   listReports,
   listTrustAccounts,
@@ -64,6 +70,7 @@ export const SAFEGUARDING_ORGANIZATIONS_PER_PAGE = 100;
 
 export interface CreateTrustAccountInput {
   currency: Currency;
+  type?: TrustAccountType | undefined;
   bank: string;
   account_reference: string;
   active_from?: string | undefined;
@@ -85,6 +92,7 @@ async function recordAccountChange(
         action,
         trust_account_id: account.id,
         currency: account.currency,
+        type: account.type,
         bank: account.bank,
         account_reference: account.accountReference,
         status: account.status,
@@ -107,6 +115,7 @@ export async function createTrustAccount(
     id: deps.newId('trustAccount'),
     organizationId,
     currency: input.currency,
+    type: checkTrustAccountType(input.type, input.currency),
     bank: input.bank,
     accountReference: input.account_reference,
     status: 'active',
@@ -221,10 +230,16 @@ export function shortfallEventData(report: SafeguardingReport): Record<string, u
   };
 }
 
+/** Whether a report's bank-reported trust balance disagrees with the ledger's trust account. */
+const mismatchedWithLedger = (r: SafeguardingReport) =>
+  decideTrustLedger(r.trustBalanceMinor, r.ledgerTrustBalanceMinor).mismatched;
+
 /**
  * Records a verdict just written: a report that has become a shortfall opens an exception and emits
  * `safeguarding.shortfall` (once per shortfall: a corrected figure that leaves it short changes the report,
- * and the open exception stays for a person); every verdict is evidence.
+ * and the open exception stays for a person); a report whose bank figure has come to differ from the
+ * ledger's trust balance opens a `trust_balance_mismatch` exception, once per difference likewise; every
+ * verdict is evidence.
  */
 async function recordVerdict(
   tx: Queryable,
@@ -233,6 +248,23 @@ async function recordVerdict(
   previous: SafeguardingReport | undefined,
 ): Promise<SafeguardingReport> {
   let recorded = report;
+  if (mismatchedWithLedger(report) && !(previous && mismatchedWithLedger(previous))) {
+    const exception = await openException(tx, deps, {
+      organizationId: report.organizationId,
+      transferId: null,
+      kind: 'trust_balance_mismatch',
+      details: {
+        report_id: report.id,
+        currency: report.currency,
+        date: report.date,
+        trust_balance_minor: minorText(report.trustBalanceMinor),
+        ledger_trust_balance_minor: minorText(report.ledgerTrustBalanceMinor),
+        difference_minor: minorText(report.ledgerDifferenceMinor),
+      },
+    });
+    recorded = { ...recorded, mismatchExceptionId: exception.id };
+    await saveReport(tx, recorded);
+  }
   if (report.status === 'shortfall' && previous?.status !== 'shortfall') {
     const exception = await openException(tx, deps, {
       organizationId: report.organizationId,
@@ -247,7 +279,7 @@ async function recordVerdict(
         shortfall_minor: minorText(report.differenceMinor === null ? null : -report.differenceMinor),
       },
     });
-    recorded = { ...report, exceptionId: exception.id };
+    recorded = { ...recorded, exceptionId: exception.id };
     await saveReport(tx, recorded);
     const event: EventRecord = newEvent(
       deps,
@@ -282,6 +314,9 @@ async function recordVerdict(
           closing_balance_minor: minorText(b.closingBalanceMinor),
         })),
         exception_id: recorded.exceptionId,
+        ledger_trust_balance_minor: minorText(recorded.ledgerTrustBalanceMinor),
+        ledger_difference_minor: minorText(recorded.ledgerDifferenceMinor),
+        mismatch_exception_id: recorded.mismatchExceptionId,
       },
     },
   ]);
@@ -291,7 +326,8 @@ async function recordVerdict(
 /**
  * Checks one organization, currency and day, in one transaction: nothing when the day has a report already
  * (so running the check again changes nothing); else customer money as of the end of the day against the
- * trust accounts' closing balances. True when it wrote the report.
+ * trust accounts' closing balances, and those balances against the ledger's trust account as of the same
+ * instant. True when it wrote the report.
  */
 export async function checkSafeguardingDay(
   deps: Deps,
@@ -304,6 +340,7 @@ export async function checkSafeguardingDay(
     if (await lockReportOfDay(tx, organizationId, currency, day)) return false;
     const asOf = endOfDay(day);
     const customerMoneyMinor = await customerMoneyAsOf(tx, organizationId, currency, asOf);
+    const ledgerTrustBalanceMinor = await ledgerTrustBalanceAsOf(tx, organizationId, currency, asOf);
     const trustBalances = await trustBalancesOn(tx, accounts, day);
     const decision = decideSafeguarding(customerMoneyMinor, trustBalances);
     const now = deps.now();
@@ -315,8 +352,12 @@ export async function checkSafeguardingDay(
       ...decision,
       customerMoneyMinor,
       trustBalances,
+      ledgerTrustBalanceMinor,
+      ledgerDifferenceMinor: decideTrustLedger(decision.trustBalanceMinor, ledgerTrustBalanceMinor)
+        .ledgerDifferenceMinor,
       asOf,
       exceptionId: null,
+      mismatchExceptionId: null,
       createdAt: now,
       updatedAt: now,
     };
@@ -511,7 +552,10 @@ export async function reportSafeguardingBalance(
   return { balance, created: true };
 }
 
-/** A day already checked, judged again on the balances now recorded (its customer money does not change). */
+/**
+ * A day already checked, judged again on the balances now recorded (its customer money and ledger trust
+ * balance, read as of the end of a day that is over, do not change).
+ */
 async function rejudgeDay(
   tx: Queryable,
   deps: Deps,
@@ -524,7 +568,14 @@ async function rejudgeDay(
   if (!report) return;
   const trustBalances = await trustBalancesOn(tx, accounts, day);
   const decision = decideSafeguarding(report.customerMoneyMinor, trustBalances);
-  const judged: SafeguardingReport = { ...report, ...decision, trustBalances, updatedAt: deps.now() };
+  const judged: SafeguardingReport = {
+    ...report,
+    ...decision,
+    trustBalances,
+    ledgerDifferenceMinor: decideTrustLedger(decision.trustBalanceMinor, report.ledgerTrustBalanceMinor)
+      .ledgerDifferenceMinor,
+    updatedAt: deps.now(),
+  };
   await saveReport(tx, judged);
   await recordVerdict(tx, deps, judged, report);
 }

@@ -69,6 +69,7 @@ import { postEntry } from './posting/session.ts';
 import type { LedgerWriter, TransferCommand } from './posting/writer.ts';
 import { screenCounterparty } from './transferScreening.ts';
 import { prepareTravelRule } from './travelRule.ts';
+import { trustLedgerAccount } from './trustLedger.ts';
 
 const PHONE_PATTERN = /^\+[1-9][0-9]{6,14}$/;
 const ACCOUNT_TEXT_PATTERN = /^[A-Za-z0-9 -]{1,34}$/;
@@ -643,11 +644,18 @@ export interface RailCredit {
   /** Why the money arrived, shown as the transfer's `status_reason`. */
   statusReason: string;
   metadata: Metadata;
+  /**
+   * Where the money was received: the rail partner's float (`rail_settlement`, the default: a mobile-money
+   * collection lands at the partner) or straight into trust (`trust`: a bank deposit to a virtual account at
+   * the trust bank, a stablecoin deposit to the custodian's wallet). See docs/SAFEGUARDING.md.
+   */
+  receivedInto?: 'rail_settlement' | 'trust' | undefined;
 }
 
 /**
- * Money a rail reports received for a wallet (a collection, a sandbox funding): an inbound transfer posted
- * from the rail's settlement account. A frozen wallet's credit is held for review instead.
+ * Money a rail reports received for a wallet (a collection, a sandbox funding, a bank or on-chain deposit):
+ * an inbound transfer posted from the account that received the money, the rail's settlement account or the
+ * currency's trust account (`receivedInto`). A frozen wallet's credit is held for review instead.
  */
 export async function creditFromRail(
   tx: Queryable,
@@ -658,14 +666,17 @@ export async function creditFromRail(
   const { organizationId } = wallet;
   const { amountMinor, metadata } = credit;
   const now = deps.now();
-  const settlement = await ensureSystemAccount(tx, {
-    id: deps.newId('ledgerAccount'),
-    organizationId,
-    kind: 'rail_settlement',
-    rail: credit.rail,
-    currency: wallet.currency,
-    now,
-  });
+  const receivedBy =
+    credit.receivedInto === 'trust'
+      ? await trustLedgerAccount(tx, deps, organizationId, wallet.currency)
+      : await ensureSystemAccount(tx, {
+          id: deps.newId('ledgerAccount'),
+          organizationId,
+          kind: 'rail_settlement',
+          rail: credit.rail,
+          currency: wallet.currency,
+          now,
+        });
   const held = wallet.status === 'frozen';
   const transfer: Transfer = {
     id: deps.newId('transfer'),
@@ -706,7 +717,7 @@ export async function creditFromRail(
       kind: held ? 'hold' : 'direct',
       holdEntryId: null,
       createdAt: now,
-      postings: (held ? holdPostings : directPostings)(settlement, wallet.id, amountMinor, wallet.currency),
+      postings: (held ? holdPostings : directPostings)(receivedBy, wallet.id, amountMinor, wallet.currency),
     },
     now,
     'funding',

@@ -55,6 +55,7 @@ export const EVENT_TYPES = [
   'rail_partner.resumed',
   'safeguarding.shortfall',
   'test_clock.advanced',
+  'safeguarding.sweep.recorded',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 export type TransferEventType = (typeof TRANSFER_EVENT_TYPES)[number];

@@ -41,6 +41,7 @@ export const EVIDENCE_KINDS = [
   'trust_account.update',
   'safeguarding.balance',
   'safeguarding.check',
+  'safeguarding.sweep',
   'deposit.travel_rule',
   'conversion.rates.update',
 ] as const;

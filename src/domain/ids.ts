@@ -34,6 +34,7 @@ export const ID_PREFIXES = {
   trustAccount: 'ta',
   safeguardingBalance: 'sgb',
   safeguardingReport: 'sgr',
+  safeguardingSweep: 'sgs',
   depositAddress: 'da',
   deposit: 'dep',
   conversionQuote: 'cq',

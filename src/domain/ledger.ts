@@ -24,7 +24,15 @@ export type PostingPhase = (typeof POSTING_PHASES)[number];
  * currency, the reconciliation accounts operators book differences to: write-offs and the rail's fees; per
  * organization and currency, the fee income account credited with the fees the organization charges its
  * customers on transfers (docs/FEES.md); per organization and currency, the conversion account, the
- * treasury's side of a mint or redeem (docs/STABLECOINS.md).
+ * treasury's side of a mint or redeem (docs/STABLECOINS.md); per organization and currency, the trust
+ * account: customer money held at trust banks (for USDC and USDT, in the custodian's wallet), an asset
+ * debited when a bank deposit or an on-chain deposit arrives (both are received straight into trust) and
+ * when an operator records a sweep into trust from a rail's float (crediting the rail's settlement
+ * account), credited by a sweep out of trust (docs/SAFEGUARDING.md).
+ *
+ * Seen as balances: a wallet holds a credit balance (what the platform owes its customer); settlement and
+ * trust accounts hold debit balances (money the platform has, at a partner or in trust); a rail's clearing
+ * account holds a credit balance (money that left through the rail out of its float).
  */
 export const ACCOUNT_KINDS = [
   'wallet',
@@ -35,6 +43,7 @@ export const ACCOUNT_KINDS = [
   'rail_fee',
   'fee_income',
   'conversion',
+  'trust',
 ] as const;
 export type AccountKind = (typeof ACCOUNT_KINDS)[number];
 

@@ -36,6 +36,8 @@ export const EXCEPTION_KINDS = [
   'unmatched_deposit',
   /** The daily safeguarding check found less in the trust accounts than customers hold (no transfer). */
   'safeguarding_shortfall',
+  /** The trust balance a bank reports differs from the ledger's trust account on the same day (no transfer). */
+  'trust_balance_mismatch',
 ] as const;
 export type ExceptionKind = (typeof EXCEPTION_KINDS)[number];
 

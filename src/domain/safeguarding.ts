@@ -1,8 +1,10 @@
 /**
- * Safeguarding, pure: customer money is held in trust accounts at partner banks, and every day the sum of
- * the organization's customer wallet balances (the ledger's liability) is compared with what the banks say
- * their trust accounts held at the end of that day. Days are UTC calendar days, `YYYY-MM-DD`.
+ * Safeguarding, pure: customer money is held in trust accounts at partner banks (USDC and USDT at a
+ * custodian), and every day the sum of the organization's customer wallet balances (the ledger's liability)
+ * is compared with what the banks say their trust accounts held at the end of that day. Days are UTC
+ * calendar days, `YYYY-MM-DD`. The ledger's own trust account and its sweeps are in trustLedger.ts.
  */
+import { isDigitalAsset } from './digitalAssets.ts';
 import { validationError } from './errors.ts';
 import type { Currency } from './money.ts';
 
@@ -37,11 +39,43 @@ export type SafeguardingReportStatus = (typeof SAFEGUARDING_REPORT_STATUSES)[num
 export const SAFEGUARDING_BALANCE_STATUSES = ['current', 'superseded'] as const;
 export type SafeguardingBalanceStatus = (typeof SAFEGUARDING_BALANCE_STATUSES)[number];
 
-/** A bank account holding an organization's customer money in one currency. */
+/**
+ * Where a trust account is held: `bank_account`, a safeguarding account at a partner bank (fiat);
+ * `custody_wallet`, a segregated wallet at a custodian (USDC and USDT, which live on chain).
+ */
+export const TRUST_ACCOUNT_TYPES = ['bank_account', 'custody_wallet'] as const;
+export type TrustAccountType = (typeof TRUST_ACCOUNT_TYPES)[number];
+
+/** The one type that can hold a currency: a custodian's wallet for a stablecoin, a bank account otherwise. */
+export function trustAccountTypeFor(currency: Currency): TrustAccountType {
+  return isDigitalAsset(currency) ? 'custody_wallet' : 'bank_account';
+}
+
+/** The type asked for, checked against the currency; the currency's type when none is asked for. */
+export function checkTrustAccountType(
+  type: TrustAccountType | undefined,
+  currency: Currency,
+): TrustAccountType {
+  const fitting = trustAccountTypeFor(currency);
+  if (type !== undefined && type !== fitting) {
+    throw validationError(
+      'type',
+      fitting === 'custody_wallet'
+        ? `${currency} is held on chain: its trust account is a custody_wallet at a custodian`
+        : `${currency} is held at a bank: its trust account is a bank_account (custody_wallet is for USDC and USDT)`,
+      'invalid_value',
+    );
+  }
+  return fitting;
+}
+
+/** An account holding an organization's customer money in one currency: at a bank, or at a custodian. */
 export interface TrustAccount {
   id: string;
   organizationId: string;
   currency: Currency;
+  type: TrustAccountType;
+  /** The bank holding it (for a custody wallet, the custodian). */
   bank: string;
   accountReference: string;
   status: TrustAccountStatus;

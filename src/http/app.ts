@@ -64,6 +64,7 @@ import {
 } from './routes/reconciliation.ts';
 import { reviewRoutes } from './routes/reviews.ts';
 import { SAFEGUARDING_SCHEMAS, safeguardingRoutes } from './routes/safeguarding.ts';
+import { SAFEGUARDING_SWEEP_SCHEMAS, safeguardingSweepRoutes } from './routes/safeguardingSweeps.ts';
 import { sandboxRoutes } from './routes/sandbox.ts';
 import { sandboxChainRoutes } from './routes/sandboxChain.ts';
 import { STABLECOIN_SCHEMAS, stablecoinRoutes } from './routes/stablecoins.ts';
@@ -180,6 +181,7 @@ export async function buildApp({
     collectionSchema,
     ...FEE_SCHEMAS,
     ...SAFEGUARDING_SCHEMAS,
+    ...SAFEGUARDING_SWEEP_SCHEMAS,
     ...STABLECOIN_SCHEMAS,
     testClockSchema,
   ]) {
@@ -286,6 +288,7 @@ export async function buildApp({
   railCallbackRoutes(app, deps);
   reconciliationRoutes(app, deps);
   safeguardingRoutes(app, deps);
+  safeguardingSweepRoutes(app, deps);
   travelRuleRoutes(app, deps);
   stablecoinRoutes(app, deps);
   webhookRoutes(app, deps);

@@ -92,7 +92,7 @@ export const OPENAPI_DOCUMENT_BASE = {
     {
       name: 'Safeguarding',
       description:
-        'Trust accounts holding customer money at partner banks, their reported closing balances, and the daily check of customer money against them.',
+        'Trust accounts holding customer money at partner banks (USDC and USDT at custodians), their reported closing balances, sweeps between rail floats and trust posted to the ledger’s trust account, and the daily check of customer money and the ledger against them.',
     },
     {
       name: 'Exports',

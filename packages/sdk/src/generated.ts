@@ -295,7 +295,7 @@ export interface Event {
   /** Event id. */
   id: string;
   object: 'event';
-  /** What happened: one of `transfer.created`, `transfer.processing`, `transfer.settled`, `transfer.failed`, `transfer.canceled`, `transfer.returned`, `transfer.rejected`, `transfer.expired`, `wallet.frozen`, `wallet.unfrozen`, `wallet.closed`, `customer.verification.updated`, `aml.alert.opened`, `aml.alert.resolved`, `payment_batch.created`, `payment_batch.pending_approval`, `payment_batch.processing`, `payment_batch.completed`, `payment_batch.partially_failed`, `payment_batch.failed`, `payment_batch.canceled`, `collection.created`, `collection.processing`, `collection.succeeded`, `collection.failed`, `deposit.detected`, `deposit.credited`, `deposit.reorged`, `conversion.completed`, `approval.updated`, `policy.updated`, `export.ready`, `export.failed`, `ledger.matched`, `reconciliation.statement.imported`, `reconciliation.exception.opened`, `reconciliation.exception.resolved`, `webhook_subscription.disabled`, `rail_partner.paused`, `rail_partner.resumed`, `safeguarding.shortfall`, `test_clock.advanced`. New types may be added; ignore the ones you do not know. */
+  /** What happened: one of `transfer.created`, `transfer.processing`, `transfer.settled`, `transfer.failed`, `transfer.canceled`, `transfer.returned`, `transfer.rejected`, `transfer.expired`, `wallet.frozen`, `wallet.unfrozen`, `wallet.closed`, `customer.verification.updated`, `aml.alert.opened`, `aml.alert.resolved`, `payment_batch.created`, `payment_batch.pending_approval`, `payment_batch.processing`, `payment_batch.completed`, `payment_batch.partially_failed`, `payment_batch.failed`, `payment_batch.canceled`, `collection.created`, `collection.processing`, `collection.succeeded`, `collection.failed`, `deposit.detected`, `deposit.credited`, `deposit.reorged`, `conversion.completed`, `approval.updated`, `policy.updated`, `export.ready`, `export.failed`, `ledger.matched`, `reconciliation.statement.imported`, `reconciliation.exception.opened`, `reconciliation.exception.resolved`, `webhook_subscription.disabled`, `rail_partner.paused`, `rail_partner.resumed`, `safeguarding.shortfall`, `test_clock.advanced`, `safeguarding.sweep.recorded`. New types may be added; ignore the ones you do not know. */
   type: string;
   /** When the change happened (UTC). */
   created_at: string;
@@ -361,7 +361,7 @@ export interface LedgerAccount {
   /** Account id: the wallet id for a wallet, `acct_…` otherwise. */
   id: string;
   object: 'ledger_account';
-  /** `wallet`: a customer wallet. `rail_settlement`: money held at a rail partner (debited when a collection arrives). `rail_clearing`: money paid out through a rail (credited when a payout is held and posted). */
+  /** `wallet`: a customer wallet. `rail_settlement`: money held at a rail partner, its float (debited when a collection arrives). `rail_clearing`: money paid out through a rail (credited when a payout is held and posted). `payment_batch_reserve`: what a running payment batch still has to pay. `reconciliation_adjustment` and `rail_fee`: differences and fees booked from reconciliation. `fee_income`: fees customers paid. `conversion`: the treasury’s side of a mint or redeem. `trust`: customer money held at trust banks or, for USDC and USDT, at a custodian (debited when a bank or on-chain deposit arrives and by a sweep into trust, credited by a sweep out). */
   kind:
     | 'wallet'
     | 'rail_settlement'
@@ -370,7 +370,8 @@ export interface LedgerAccount {
     | 'reconciliation_adjustment'
     | 'rail_fee'
     | 'fee_income'
-    | 'conversion';
+    | 'conversion'
+    | 'trust';
   /** The wallet, for a wallet account. */
   wallet: string | null;
   /** The rail, for a system account. */
@@ -462,6 +463,7 @@ export interface Evidence {
     | 'trust_account.update'
     | 'safeguarding.balance'
     | 'safeguarding.check'
+    | 'safeguarding.sweep'
     | 'deposit.travel_rule'
     | 'conversion.rates.update';
   /** `system` for the service’s own decisions, or the id of the API key an operator used. */
@@ -1047,7 +1049,7 @@ export interface Statement {
   created_at: string;
 }
 
-/** A difference between a statement and the ledger, for an operator: `unmatched_line` (the rail reports a payout the ledger does not know), `amount_mismatch`, `fee_mismatch` (the rail charged a fee), `status_mismatch` (the rail says failed, the ledger settled, or the reverse), `missing_from_statement` (a settled transfer the statement leaves out), `safeguarding_shortfall` (the daily safeguarding check found less in the trust accounts than customers hold; resolved with `manual_match` and a note). `open` until resolved with an action. */
+/** A difference between a statement and the ledger, for an operator: `unmatched_line` (the rail reports a payout the ledger does not know), `amount_mismatch`, `fee_mismatch` (the rail charged a fee), `status_mismatch` (the rail says failed, the ledger settled, or the reverse), `missing_from_statement` (a settled transfer the statement leaves out), `safeguarding_shortfall` (the daily safeguarding check found less in the trust accounts than customers hold) and `trust_balance_mismatch` (the banks’ trust balance differs from the ledger’s trust account that day), both resolved with `manual_match` and a note. `open` until resolved with an action. */
 export interface ReconciliationException {
   object: 'reconciliation_exception';
   /** Exception id. */
@@ -1061,7 +1063,8 @@ export interface ReconciliationException {
     | 'unmatched_callback'
     | 'late_callback'
     | 'unmatched_deposit'
-    | 'safeguarding_shortfall';
+    | 'safeguarding_shortfall'
+    | 'trust_balance_mismatch';
   status: 'open' | 'resolved';
   transfer: string | null;
   statement: string | null;
@@ -1252,7 +1255,7 @@ export interface TransferQuote {
   };
 }
 
-/** A bank account at a partner bank holding the organization’s customer money in one currency. Its closing balance counts from `active_from` until the day it was closed (`closed_on`). */
+/** An account holding the organization’s customer money in one currency: a `bank_account` at a partner bank, or for USDC and USDT a `custody_wallet` at a custodian. Its closing balance counts from `active_from` until the day it was closed (`closed_on`). */
 export interface TrustAccount {
   object: 'trust_account';
   /** Trust account id. */
@@ -1278,7 +1281,9 @@ export interface TrustAccount {
     | 'GBP'
     | 'USDC'
     | 'USDT';
-  /** The bank holding it. */
+  /** `bank_account`: a safeguarding account at a partner bank (fiat currencies). `custody_wallet`: a segregated wallet at a custodian (USDC and USDT, which live on chain). */
+  type: 'bank_account' | 'custody_wallet';
+  /** The bank holding it (for a `custody_wallet`, the custodian). */
   bank: string;
   /** The account’s number or reference at the bank. */
   account_reference: string;
@@ -1333,7 +1338,7 @@ export interface SafeguardingBalance {
   created_at: string;
 }
 
-/** The daily safeguarding check of one currency: customer money (the sum of every customer wallet’s posted balance as of the end of the day, UTC) against the trust accounts’ closing balances for that day. `ok` when they are equal, `shortfall` when the trust accounts hold less (a `safeguarding_shortfall` reconciliation exception and a `safeguarding.shortfall` event), `excess` when more, `missing_balance` while a trust account that counts that day has no closing balance (reporting it judges the day again). */
+/** The daily safeguarding check of one currency: customer money (the sum of every customer wallet’s posted balance as of the end of the day, UTC) against the trust accounts’ closing balances for that day. `ok` when they are equal, `shortfall` when the trust accounts hold less (a `safeguarding_shortfall` reconciliation exception and a `safeguarding.shortfall` event), `excess` when more, `missing_balance` while a trust account that counts that day has no closing balance (reporting it judges the day again). The closing balances are also compared with the ledger’s trust account as of the same instant (`ledger_trust_balance`, `ledger_difference`): a difference opens a `trust_balance_mismatch` exception. */
 export interface SafeguardingReport {
   object: 'safeguarding_report';
   /** Report id. */
@@ -1377,13 +1382,64 @@ export interface SafeguardingReport {
     /** Its figure. */
     closing_balance: string | null;
   }>;
+  /** What the ledger’s `trust` account for the currency held as of `as_of` (its posted debits less credits: bank and on-chain deposits received into trust, and sweeps). Null on reports written before the ledger had it. */
+  ledger_trust_balance: string | null;
+  /** `trust_balance` minus `ledger_trust_balance`: not zero when the banks hold other than the ledger says (a `trust_balance_mismatch` reconciliation exception); null while a balance is missing. */
+  ledger_difference: string | null;
   /** The `safeguarding_shortfall` reconciliation exception its shortfall opened. */
   exception: string | null;
+  /** The `trust_balance_mismatch` reconciliation exception its difference from the ledger opened. */
+  mismatch_exception: string | null;
   /** The instant the ledger was read as of: the end of the day. */
   as_of: string;
   created_at: string;
   /** When it was last judged (a balance reported late). */
   updated_at: string;
+}
+
+/** Money an operator moved between a rail partner’s float and the trust account, posted once to the ledger as a balanced entry between the rail’s settlement account and the currency’s trust account. */
+export interface SafeguardingSweep {
+  object: 'safeguarding_sweep';
+  /** Sweep id. */
+  id: string;
+  /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
+  currency:
+    | 'KES'
+    | 'UGX'
+    | 'TZS'
+    | 'RWF'
+    | 'NGN'
+    | 'GHS'
+    | 'ZAR'
+    | 'XOF'
+    | 'XAF'
+    | 'ZMW'
+    | 'MWK'
+    | 'ETB'
+    | 'EGP'
+    | 'MAD'
+    | 'USD'
+    | 'EUR'
+    | 'GBP'
+    | 'USDC'
+    | 'USDT';
+  /** The rail whose partner holds the float (its `rail_settlement` ledger account in the currency). USDC and USDT move on `digital_asset`, which carries nothing else. */
+  rail: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'digital_asset';
+  /** `to_trust`: from the rail partner’s float into the trust account (debits the ledger’s `trust` account, credits the rail’s `rail_settlement`). `from_trust`: out of trust to the float (the reverse). */
+  direction: 'to_trust' | 'from_trust';
+  /** Decimal string at the currency exponent. */
+  amount: string;
+  /** The bank’s or partner’s reference of the movement; unique per rail and currency. */
+  reference: string;
+  /** The day the money moved. */
+  value_date: string;
+  /** The trust account it went to or came from. */
+  trust_account: string | null;
+  /** Its ledger entry. */
+  journal_entry: string;
+  /** The member or API key that recorded it. */
+  created_by: string;
+  created_at: string;
 }
 
 /** An address on a network that credits a stablecoin wallet: transfers of the wallet’s asset to it become deposits. One per wallet and network; it does not change. */
@@ -2025,7 +2081,8 @@ export interface ListEventsQuery {
     | 'rail_partner.paused'
     | 'rail_partner.resumed'
     | 'safeguarding.shortfall'
-    | 'test_clock.advanced';
+    | 'test_clock.advanced'
+    | 'safeguarding.sweep.recorded';
   /** Only events about this transfer. */
   resource?: string;
   /** `false`: only events with a webhook delivery that has not succeeded (yet); `true`: only events all of whose deliveries succeeded. */
@@ -2065,7 +2122,8 @@ export interface ListLedgerAccountsQuery {
     | 'reconciliation_adjustment'
     | 'rail_fee'
     | 'fee_income'
-    | 'conversion';
+    | 'conversion'
+    | 'trust';
   /** Only accounts of this currency. */
   currency?:
     | 'KES'
@@ -2128,6 +2186,7 @@ export interface ListEvidenceQuery {
     | 'trust_account.update'
     | 'safeguarding.balance'
     | 'safeguarding.check'
+    | 'safeguarding.sweep'
     | 'deposit.travel_rule'
     | 'conversion.rates.update';
 }
@@ -2810,7 +2869,8 @@ export interface ListReconciliationExceptionsQuery {
     | 'unmatched_callback'
     | 'late_callback'
     | 'unmatched_deposit'
-    | 'safeguarding_shortfall';
+    | 'safeguarding_shortfall'
+    | 'trust_balance_mismatch';
   /** Only the exceptions of this transfer. */
   transfer?: string;
 }
@@ -2855,6 +2915,8 @@ export interface ListTrustAccountsQuery {
     | 'USDT';
   /** Only accounts in this status. */
   status?: 'active' | 'closed';
+  /** Only accounts of this type. */
+  type?: 'bank_account' | 'custody_wallet';
 }
 
 export interface CreateTrustAccountRequest {
@@ -2879,7 +2941,9 @@ export interface CreateTrustAccountRequest {
     | 'GBP'
     | 'USDC'
     | 'USDT';
-  /** The bank holding it. */
+  /** `bank_account`: a safeguarding account at a partner bank (fiat currencies). `custody_wallet`: a segregated wallet at a custodian (USDC and USDT, which live on chain). Follows from the currency when left out. */
+  type?: 'bank_account' | 'custody_wallet';
+  /** The bank holding it (for a `custody_wallet`, the custodian). */
   bank: string;
   /** The account’s number or reference at the bank. */
   account_reference: string;
@@ -2953,6 +3017,74 @@ export interface ListSafeguardingReportsQuery {
   'date[gte]'?: string;
   /** Only days on or before this one. */
   'date[lte]'?: string;
+}
+
+export interface ListSafeguardingSweepsQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+  /** Only sweeps in this currency. */
+  currency?:
+    | 'KES'
+    | 'UGX'
+    | 'TZS'
+    | 'RWF'
+    | 'NGN'
+    | 'GHS'
+    | 'ZAR'
+    | 'XOF'
+    | 'XAF'
+    | 'ZMW'
+    | 'MWK'
+    | 'ETB'
+    | 'EGP'
+    | 'MAD'
+    | 'USD'
+    | 'EUR'
+    | 'GBP'
+    | 'USDC'
+    | 'USDT';
+}
+
+export interface RecordSafeguardingSweepRequest {
+  /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
+  currency:
+    | 'KES'
+    | 'UGX'
+    | 'TZS'
+    | 'RWF'
+    | 'NGN'
+    | 'GHS'
+    | 'ZAR'
+    | 'XOF'
+    | 'XAF'
+    | 'ZMW'
+    | 'MWK'
+    | 'ETB'
+    | 'EGP'
+    | 'MAD'
+    | 'USD'
+    | 'EUR'
+    | 'GBP'
+    | 'USDC'
+    | 'USDT';
+  /** The rail whose partner holds the float (its `rail_settlement` ledger account in the currency). USDC and USDT move on `digital_asset`, which carries nothing else. */
+  rail: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'digital_asset';
+  /** `to_trust`: from the rail partner’s float into the trust account (debits the ledger’s `trust` account, credits the rail’s `rail_settlement`). `from_trust`: out of trust to the float (the reverse). */
+  direction: 'to_trust' | 'from_trust';
+  /** A positive decimal string at the currency’s precision. */
+  amount: string;
+  /** The bank’s or partner’s reference of the movement. */
+  reference: string;
+  /** The day the money moved. */
+  value_date: string;
+  /** The trust account that received or paid it, when there are several. */
+  trust_account?: string;
 }
 
 /** Every route. */
@@ -3042,7 +3174,7 @@ export interface CreateConversionRequest {
 export interface CreateWebhookSubscriptionUnversionedRequest {
   /** An HTTPS endpoint you own, publicly reachable: loopback, private, link-local and reserved addresses are refused, and a host name must resolve to public addresses only. A sandbox started with MKOBA_WEBHOOK_ALLOW_PRIVATE=1 (local development) also takes those, and plain HTTP to them. */
   url: string;
-  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, customer.verification.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.credited, deposit.reorged, conversion.completed, approval.updated, policy.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced), or `*` for all. */
+  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, customer.verification.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.credited, deposit.reorged, conversion.completed, approval.updated, policy.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded), or `*` for all. */
   events: Array<string>;
   description?: string;
   /** `snake_case` (default: `created_at`, `data.transfer_id`) or `camel_case` (`createdAt`, `data.transferId`). */
@@ -3063,7 +3195,7 @@ export interface ListWebhookSubscriptionsQuery {
 export interface CreateWebhookSubscriptionRequest {
   /** An HTTPS endpoint you own, publicly reachable: loopback, private, link-local and reserved addresses are refused, and a host name must resolve to public addresses only. A sandbox started with MKOBA_WEBHOOK_ALLOW_PRIVATE=1 (local development) also takes those, and plain HTTP to them. */
   url: string;
-  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, customer.verification.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.credited, deposit.reorged, conversion.completed, approval.updated, policy.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced), or `*` for all. */
+  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, customer.verification.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.credited, deposit.reorged, conversion.completed, approval.updated, policy.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded), or `*` for all. */
   events: Array<string>;
   description?: string;
   /** `snake_case` (default: `created_at`, `data.transfer_id`) or `camel_case` (`createdAt`, `data.transferId`). */
@@ -3080,7 +3212,7 @@ export interface DeleteWebhookSubscriptionResponse {
 export interface UpdateWebhookSubscriptionRequest {
   /** An HTTPS endpoint you own, publicly reachable: loopback, private, link-local and reserved addresses are refused, and a host name must resolve to public addresses only. A sandbox started with MKOBA_WEBHOOK_ALLOW_PRIVATE=1 (local development) also takes those, and plain HTTP to them. */
   url?: string;
-  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, customer.verification.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.credited, deposit.reorged, conversion.completed, approval.updated, policy.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced), or `*` for all. */
+  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, customer.verification.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.credited, deposit.reorged, conversion.completed, approval.updated, policy.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded), or `*` for all. */
   events?: Array<string>;
   description?: string | null;
   /** `snake_case` (default: `created_at`, `data.transfer_id`) or `camel_case` (`createdAt`, `data.transferId`). */
@@ -3160,7 +3292,8 @@ export interface SandboxEmitEventRequest {
     | 'rail_partner.paused'
     | 'rail_partner.resumed'
     | 'safeguarding.shortfall'
-    | 'test_clock.advanced';
+    | 'test_clock.advanced'
+    | 'safeguarding.sweep.recorded';
 }
 
 export interface SandboxFundWalletRequest {
@@ -3534,6 +3667,18 @@ export interface MkobaOperations {
   ): Promise<List<SafeguardingReport>>;
   /** Retrieve a safeguarding report: `GET /v1/safeguarding/reports/{id}`. */
   getSafeguardingReport(id: string, options?: RequestOptions): Promise<SafeguardingReport>;
+  /** List sweeps: `GET /v1/safeguarding/sweeps`. */
+  listSafeguardingSweeps(
+    query?: ListSafeguardingSweepsQuery,
+    options?: RequestOptions,
+  ): Promise<List<SafeguardingSweep>>;
+  /** Record a sweep between a rail’s float and the trust account: `POST /v1/safeguarding/sweeps`. */
+  recordSafeguardingSweep(
+    body: RecordSafeguardingSweepRequest,
+    options?: RequestOptions,
+  ): Promise<SafeguardingSweep>;
+  /** Retrieve a sweep: `GET /v1/safeguarding/sweeps/{id}`. */
+  getSafeguardingSweep(id: string, options?: RequestOptions): Promise<SafeguardingSweep>;
   /** List digital-asset routes: `GET /v1/digital-asset-routes`. */
   listDigitalAssetRoutes(options?: RequestOptions): Promise<ListDigitalAssetRoutesResponse>;
   /** Enable or disable a digital-asset route: `PUT /v1/digital-asset-routes/{asset}/{network}`. */
@@ -4424,6 +4569,30 @@ export const OPERATIONS = {
   getSafeguardingReport: {
     method: 'GET',
     path: '/v1/safeguarding/reports/{id}',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  listSafeguardingSweeps: {
+    method: 'GET',
+    path: '/v1/safeguarding/sweeps',
+    pathParams: [],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  recordSafeguardingSweep: {
+    method: 'POST',
+    path: '/v1/safeguarding/sweeps',
+    pathParams: [],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  getSafeguardingSweep: {
+    method: 'GET',
+    path: '/v1/safeguarding/sweeps/{id}',
     pathParams: ['id'],
     body: 'none',
     query: false,

@@ -29,8 +29,10 @@ import {
   type SafeguardingReportStatus,
   TRUST_ACCOUNT_FIELD_LENGTH_MAX,
   TRUST_ACCOUNT_STATUSES,
+  TRUST_ACCOUNT_TYPES,
   type TrustAccount,
   type TrustAccountStatus,
+  type TrustAccountType,
 } from '../../domain/safeguarding.ts';
 import { BEARER_SECURITY, principalOf, requestActor } from '../auth.ts';
 import { type ListQuery, pageRequestOf, presentList } from '../presenters.ts';
@@ -56,15 +58,23 @@ const signedAmountSchema = (description: string) =>
 const nullableSignedAmountSchema = (description: string) =>
   ({ type: ['string', 'null'], pattern: '^-?[0-9]+(\\.[0-9]+)?$', description }) as const;
 
+const trustAccountTypeSchema = {
+  type: 'string',
+  enum: TRUST_ACCOUNT_TYPES,
+  description:
+    '`bank_account`: a safeguarding account at a partner bank (fiat currencies). `custody_wallet`: a segregated wallet at a custodian (USDC and USDT, which live on chain).',
+} as const;
+
 export const trustAccountSchema = {
   $id: 'TrustAccount',
   type: 'object',
   description:
-    'A bank account at a partner bank holding the organization’s customer money in one currency. Its closing balance counts from `active_from` until the day it was closed (`closed_on`).',
+    'An account holding the organization’s customer money in one currency: a `bank_account` at a partner bank, or for USDC and USDT a `custody_wallet` at a custodian. Its closing balance counts from `active_from` until the day it was closed (`closed_on`).',
   required: [
     'object',
     'id',
     'currency',
+    'type',
     'bank',
     'account_reference',
     'status',
@@ -77,7 +87,8 @@ export const trustAccountSchema = {
     object: { type: 'string', enum: ['trust_account'] },
     id: idSchema(ID_PREFIXES.trustAccount, 'Trust account id.'),
     currency: currencySchema,
-    bank: { type: 'string', description: 'The bank holding it.' },
+    type: trustAccountTypeSchema,
+    bank: { type: 'string', description: 'The bank holding it (for a `custody_wallet`, the custodian).' },
     account_reference: { type: 'string', description: 'The account’s number or reference at the bank.' },
     status: { type: 'string', enum: TRUST_ACCOUNT_STATUSES },
     active_from: dateSchema('The first day (UTC) its closing balance counts.'),
@@ -127,7 +138,7 @@ export const safeguardingReportSchema = {
   $id: 'SafeguardingReport',
   type: 'object',
   description:
-    'The daily safeguarding check of one currency: customer money (the sum of every customer wallet’s posted balance as of the end of the day, UTC) against the trust accounts’ closing balances for that day. `ok` when they are equal, `shortfall` when the trust accounts hold less (a `safeguarding_shortfall` reconciliation exception and a `safeguarding.shortfall` event), `excess` when more, `missing_balance` while a trust account that counts that day has no closing balance (reporting it judges the day again).',
+    'The daily safeguarding check of one currency: customer money (the sum of every customer wallet’s posted balance as of the end of the day, UTC) against the trust accounts’ closing balances for that day. `ok` when they are equal, `shortfall` when the trust accounts hold less (a `safeguarding_shortfall` reconciliation exception and a `safeguarding.shortfall` event), `excess` when more, `missing_balance` while a trust account that counts that day has no closing balance (reporting it judges the day again). The closing balances are also compared with the ledger’s trust account as of the same instant (`ledger_trust_balance`, `ledger_difference`): a difference opens a `trust_balance_mismatch` exception.',
   required: [
     'object',
     'id',
@@ -138,7 +149,10 @@ export const safeguardingReportSchema = {
     'trust_balance',
     'difference',
     'trust_balances',
+    'ledger_trust_balance',
+    'ledger_difference',
     'exception',
+    'mismatch_exception',
     'as_of',
     'created_at',
     'updated_at',
@@ -170,9 +184,20 @@ export const safeguardingReportSchema = {
         },
       },
     },
+    ledger_trust_balance: nullableSignedAmountSchema(
+      'What the ledger’s `trust` account for the currency held as of `as_of` (its posted debits less credits: bank and on-chain deposits received into trust, and sweeps). Null on reports written before the ledger had it.',
+    ),
+    ledger_difference: nullableSignedAmountSchema(
+      '`trust_balance` minus `ledger_trust_balance`: not zero when the banks hold other than the ledger says (a `trust_balance_mismatch` reconciliation exception); null while a balance is missing.',
+    ),
     exception: {
       type: ['string', 'null'],
       description: 'The `safeguarding_shortfall` reconciliation exception its shortfall opened.',
+    },
+    mismatch_exception: {
+      type: ['string', 'null'],
+      description:
+        'The `trust_balance_mismatch` reconciliation exception its difference from the ledger opened.',
     },
     as_of: { ...timestampSchema, description: 'The instant the ledger was read as of: the end of the day.' },
     created_at: timestampSchema,
@@ -187,6 +212,7 @@ function presentTrustAccount(a: TrustAccount) {
     object: 'trust_account',
     id: a.id,
     currency: a.currency,
+    type: a.type,
     bank: a.bank,
     account_reference: a.accountReference,
     status: a.status,
@@ -229,7 +255,10 @@ function presentReport(r: SafeguardingReport) {
       balance: b.balanceId,
       closing_balance: amount(b.closingBalanceMinor),
     })),
+    ledger_trust_balance: amount(r.ledgerTrustBalanceMinor),
+    ledger_difference: amount(r.ledgerDifferenceMinor),
     exception: r.exceptionId,
+    mismatch_exception: r.mismatchExceptionId,
     as_of: r.asOf.toISOString(),
     created_at: r.createdAt.toISOString(),
     updated_at: r.updatedAt.toISOString(),
@@ -247,7 +276,7 @@ export function safeguardingRoutes(app: FastifyInstance, deps: Deps): void {
         operationId: 'createTrustAccount',
         summary: 'Configure a trust account',
         description:
-          'Names a bank account holding the organization’s customer money in one currency. From `active_from` (today, UTC, by default) its closing balance counts in the daily safeguarding check, which covers the organization from its first trust account on. An active account with the same bank and reference is a 409 `trust_account_exists`. Recorded as evidence (`trust_account.update`).',
+          'Names an account holding the organization’s customer money in one currency: a bank account, or for USDC and USDT a custodian’s wallet (`type`, which follows from the currency when left out; another is a 400 naming `type`). From `active_from` (today, UTC, by default) its closing balance counts in the daily safeguarding check, which covers the organization from its first trust account on. An active account with the same bank and reference is a 409 `trust_account_exists`. Recorded as evidence (`trust_account.update`).',
         tags: TAGS,
         security: BEARER_SECURITY,
         headers: idempotencyHeadersSchema,
@@ -257,11 +286,15 @@ export function safeguardingRoutes(app: FastifyInstance, deps: Deps): void {
           additionalProperties: false,
           properties: {
             currency: currencySchema,
+            type: {
+              ...trustAccountTypeSchema,
+              description: `${trustAccountTypeSchema.description} Follows from the currency when left out.`,
+            },
             bank: {
               type: 'string',
               minLength: 1,
               maxLength: TRUST_ACCOUNT_FIELD_LENGTH_MAX,
-              description: 'The bank holding it.',
+              description: 'The bank holding it (for a `custody_wallet`, the custodian).',
             },
             account_reference: {
               type: 'string',
@@ -287,7 +320,9 @@ export function safeguardingRoutes(app: FastifyInstance, deps: Deps): void {
       })),
   );
 
-  app.get<{ Querystring: ListQuery & { currency?: Currency; status?: TrustAccountStatus } }>(
+  app.get<{
+    Querystring: ListQuery & { currency?: Currency; status?: TrustAccountStatus; type?: TrustAccountType };
+  }>(
     '/v1/trust-accounts',
     {
       config: { scope: 'admin' },
@@ -308,6 +343,7 @@ export function safeguardingRoutes(app: FastifyInstance, deps: Deps): void {
             enum: TRUST_ACCOUNT_STATUSES,
             description: 'Only accounts in this status.',
           },
+          type: { type: 'string', enum: TRUST_ACCOUNT_TYPES, description: 'Only accounts of this type.' },
         }),
         response: {
           200: listEnvelopeSchema('TrustAccount', 'A page of trust accounts.'),
@@ -321,6 +357,7 @@ export function safeguardingRoutes(app: FastifyInstance, deps: Deps): void {
           ...pageRequestOf(request.query),
           currency: request.query.currency,
           status: request.query.status,
+          type: request.query.type,
         }),
         presentTrustAccount,
       ),

@@ -11,6 +11,7 @@ import type {
   SafeguardingReportStatus,
   TrustAccount,
   TrustAccountStatus,
+  TrustAccountType,
 } from '../../domain/safeguarding.ts';
 import type { Queryable } from '../store.ts';
 import {
@@ -23,18 +24,20 @@ import {
 } from './rows.ts';
 
 const text = (v: unknown) => (v === null || v === undefined ? null : String(v));
+const nullableMinor = (v: unknown) => (v === null || v === undefined ? null : toBigInt(v));
 
 // ---------------------------------------------------------------------------------------------------------
 // Trust accounts
 
-const ACCOUNT_COLUMNS = `id, organization_id, currency, bank, account_reference, status, active_from::text AS active_from,
-  closed_on::text AS closed_on, created_at, updated_at`;
+const ACCOUNT_COLUMNS = `id, organization_id, currency, type, bank, account_reference, status,
+  active_from::text AS active_from, closed_on::text AS closed_on, created_at, updated_at`;
 
 function accountFromRow(row: Record<string, unknown>): TrustAccount {
   return {
     id: String(row.id),
     organizationId: String(row.organization_id),
     currency: row.currency as Currency,
+    type: row.type as TrustAccountType,
     bank: String(row.bank),
     accountReference: String(row.account_reference),
     status: row.status as TrustAccountStatus,
@@ -48,13 +51,14 @@ function accountFromRow(row: Record<string, unknown>): TrustAccount {
 /** False when the organization already has an active account with this bank and reference. */
 export async function insertTrustAccount(db: Queryable, a: TrustAccount): Promise<boolean> {
   const inserted = await db.query(
-    `INSERT INTO trust_accounts (id, organization_id, currency, bank, account_reference, status, active_from, closed_on,
-       created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING RETURNING id`,
+    `INSERT INTO trust_accounts (id, organization_id, currency, type, bank, account_reference, status, active_from,
+       closed_on, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING RETURNING id`,
     [
       a.id,
       a.organizationId,
       a.currency,
+      a.type,
       a.bank,
       a.accountReference,
       a.status,
@@ -115,6 +119,7 @@ export async function trustAccountsOf(db: Queryable, organizationId: string): Pr
 export interface TrustAccountFilter extends KeysetFilter {
   currency?: Currency | undefined;
   status?: TrustAccountStatus | undefined;
+  type?: TrustAccountType | undefined;
 }
 
 export async function listTrustAccounts(
@@ -132,6 +137,7 @@ export async function listTrustAccounts(
     equal: [
       ['currency', filter.currency],
       ['status', filter.status],
+      ['type', filter.type],
     ],
     rowsMax,
   });
@@ -263,16 +269,23 @@ export interface SafeguardingReport {
   trustBalanceMinor: bigint | null;
   differenceMinor: bigint | null;
   trustBalances: ReportedTrustBalance[];
+  /** The ledger's trust account as of `asOf` (what it holds); null on reports written before it existed. */
+  ledgerTrustBalanceMinor: bigint | null;
+  /** The bank-reported trust balance minus the ledger's; null while a balance is missing. */
+  ledgerDifferenceMinor: bigint | null;
   /** The instant the ledger was read as of: the end of the day. */
   asOf: Date;
   /** The exception its last shortfall opened. */
   exceptionId: string | null;
+  /** The `trust_balance_mismatch` exception its last difference from the ledger opened. */
+  mismatchExceptionId: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
 
 const REPORT_COLUMNS = `id, organization_id, currency, report_date::text AS report_date, status, customer_money_minor,
-  trust_balance_minor, difference_minor, trust_balances, as_of, exception_id, created_at, updated_at`;
+  trust_balance_minor, difference_minor, trust_balances, ledger_trust_balance_minor, ledger_difference_minor, as_of,
+  exception_id, mismatch_exception_id, created_at, updated_at`;
 
 interface StoredTrustBalance {
   trust_account: string;
@@ -298,8 +311,11 @@ function reportFromRow(row: Record<string, unknown>): SafeguardingReport {
       balanceId: b.balance,
       closingBalanceMinor: b.closing_balance_minor === null ? null : BigInt(b.closing_balance_minor),
     })),
+    ledgerTrustBalanceMinor: nullableMinor(row.ledger_trust_balance_minor),
+    ledgerDifferenceMinor: nullableMinor(row.ledger_difference_minor),
     asOf: toDate(row.as_of),
     exceptionId: text(row.exception_id),
+    mismatchExceptionId: text(row.mismatch_exception_id),
     createdAt: toDate(row.created_at),
     updatedAt: toDate(row.updated_at),
   };
@@ -321,8 +337,9 @@ function storedTrustBalances(balances: readonly ReportedTrustBalance[]): string 
 export async function insertReport(db: Queryable, r: SafeguardingReport): Promise<boolean> {
   const inserted = await db.query(
     `INSERT INTO safeguarding_reports (id, organization_id, currency, report_date, status, customer_money_minor,
-       trust_balance_minor, difference_minor, trust_balances, as_of, exception_id, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11, $12, $13)
+       trust_balance_minor, difference_minor, trust_balances, ledger_trust_balance_minor, ledger_difference_minor,
+       as_of, exception_id, mismatch_exception_id, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11, $12, $13, $14, $15, $16)
      ON CONFLICT (organization_id, report_date, currency) DO NOTHING RETURNING id`,
     [
       r.id,
@@ -334,8 +351,11 @@ export async function insertReport(db: Queryable, r: SafeguardingReport): Promis
       r.trustBalanceMinor?.toString() ?? null,
       r.differenceMinor?.toString() ?? null,
       storedTrustBalances(r.trustBalances),
+      r.ledgerTrustBalanceMinor?.toString() ?? null,
+      r.ledgerDifferenceMinor?.toString() ?? null,
       r.asOf,
       r.exceptionId,
+      r.mismatchExceptionId,
       r.createdAt,
       r.updatedAt,
     ],
@@ -346,14 +366,17 @@ export async function insertReport(db: Queryable, r: SafeguardingReport): Promis
 export async function saveReport(db: Queryable, r: SafeguardingReport): Promise<void> {
   await db.query(
     `UPDATE safeguarding_reports SET status = $2, trust_balance_minor = $3, difference_minor = $4,
-       trust_balances = $5::jsonb, exception_id = $6, updated_at = $7 WHERE id = $1`,
+       trust_balances = $5::jsonb, ledger_difference_minor = $6, exception_id = $7, mismatch_exception_id = $8,
+       updated_at = $9 WHERE id = $1`,
     [
       r.id,
       r.status,
       r.trustBalanceMinor?.toString() ?? null,
       r.differenceMinor?.toString() ?? null,
       storedTrustBalances(r.trustBalances),
+      r.ledgerDifferenceMinor?.toString() ?? null,
       r.exceptionId,
+      r.mismatchExceptionId,
       r.updatedAt,
     ],
   );
@@ -499,6 +522,43 @@ export async function customerMoneyAsOf(
           JOIN ledger_accounts a ON a.id = p.account_id
          WHERE e.organization_id = $1 AND e.currency = $2 AND e.created_at >= $3 ${idBound}
            AND p.phase = 'posted' AND a.kind = 'wallet') AS since_minor`,
+    params,
+  );
+  return BigInt(String(row?.current_minor ?? '0')) - BigInt(String(row?.since_minor ?? '0'));
+}
+
+/**
+ * What the organization's trust ledger account in a currency held as of `asOf`, exactly, in minor units (an
+ * asset: posted debits less posted credits; 0 when it has none yet). Read like customerMoneyAsOf: the
+ * account's running sums less what entries created at or after `asOf` posted to it, in one statement. The
+ * account is found by ledger_accounts_system_idx and its postings since by postings_account_entry_idx, over
+ * the entry id range that encloses those times.
+ */
+export async function ledgerTrustBalanceAsOf(
+  db: Queryable,
+  organizationId: string,
+  currency: Currency,
+  asOf: Date,
+): Promise<bigint> {
+  const params: unknown[] = [organizationId, currency, asOf];
+  const { idGte } = idBoundsOfCreated(ID_PREFIXES.journalEntry, { createdGte: asOf });
+  let idBound = '';
+  if (idGte !== undefined) {
+    params.push(idGte);
+    idBound = `AND p.entry_id >= $${params.length}`;
+  }
+  const [row] = await db.query(
+    `WITH trust AS (
+       SELECT id, debits_posted, credits_posted FROM ledger_accounts
+        WHERE organization_id = $1 AND kind = 'trust' AND currency = $2
+     )
+     SELECT
+       (SELECT coalesce(sum(debits_posted - credits_posted), 0)::text FROM trust) AS current_minor,
+       (SELECT coalesce(sum(CASE WHEN p.side = 'debit' THEN p.amount_minor ELSE -p.amount_minor END), 0)::text
+          FROM trust
+          JOIN postings p ON p.account_id = trust.id
+          JOIN journal_entries e ON e.id = p.entry_id
+         WHERE p.phase = 'posted' AND e.created_at >= $3 ${idBound}) AS since_minor`,
     params,
   );
   return BigInt(String(row?.current_minor ?? '0')) - BigInt(String(row?.since_minor ?? '0'));

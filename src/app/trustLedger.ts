@@ -1,0 +1,240 @@
+/**
+ * The trust ledger: the organization's `trust` ledger account per currency (customer money held at trust
+ * banks, or for USDC and USDT at a custodian), and the sweeps operators record between a rail partner's float
+ * and it. Bank and on-chain deposits reach it through `creditFromRail` (transfers.ts); a sweep is one
+ * balanced entry through the posting module, with its record, evidence and event in the same transaction.
+ */
+import { AppError, resourceMissing, validationError } from '../domain/errors.ts';
+import type { EvidenceActor } from '../domain/evidence.ts';
+import { type Currency, checkSingleAmount, formatAmount, parseAmount } from '../domain/money.ts';
+import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
+import { countsOn, dayOf, parseDay } from '../domain/safeguarding.ts';
+import {
+  checkSweepRail,
+  type SafeguardingSweep,
+  type SweepDirection,
+  type SweepRail,
+  sweepPostings,
+  TRUST_LEDGER_RAIL,
+} from '../domain/trustLedger.ts';
+import { ensureSystemAccount } from '../store/repositories/ledger.ts';
+import { findTrustAccount } from '../store/repositories/safeguarding.ts';
+import {
+  findSweep,
+  findSweepByReference,
+  insertSweep,
+  listSweeps,
+  type SweepFilter,
+} from '../store/repositories/safeguardingSweeps.ts';
+import type { Queryable } from '../store/store.ts';
+import type { Deps } from './deps.ts';
+import { newEvent, recordEvents } from './events.ts';
+import { appendEvidence } from './evidence.ts';
+import { PostingSession, refusalError } from './posting/session.ts';
+
+/** The organization's trust ledger account in a currency, made on first use; its id. */
+export function trustLedgerAccount(
+  tx: Queryable,
+  deps: Deps,
+  organizationId: string,
+  currency: Currency,
+): Promise<string> {
+  return ensureSystemAccount(tx, {
+    id: deps.newId('ledgerAccount'),
+    organizationId,
+    kind: 'trust',
+    rail: TRUST_LEDGER_RAIL,
+    currency,
+    now: deps.now(),
+  });
+}
+
+export interface RecordSweepInput {
+  currency: Currency;
+  rail: SweepRail;
+  direction: SweepDirection;
+  amount: string;
+  reference: string;
+  value_date: string;
+  trust_account?: string | undefined;
+}
+
+/** The `data` of a `safeguarding.sweep.recorded` event, and the sweep's wire form less its envelope. */
+export function sweepEventData(s: SafeguardingSweep): Record<string, unknown> {
+  return {
+    sweep_id: s.id,
+    currency: s.currency,
+    rail: s.rail,
+    direction: s.direction,
+    amount: formatAmount(s.amountMinor, s.currency),
+    reference: s.reference,
+    value_date: s.valueDate,
+    trust_account: s.trustAccountId,
+    journal_entry: s.journalEntryId,
+  };
+}
+
+/** The same movement recorded again: every figure equal. */
+function sameSweep(
+  a: SafeguardingSweep,
+  b: Omit<SafeguardingSweep, 'id' | 'journalEntryId' | 'createdBy' | 'createdAt'>,
+) {
+  return (
+    a.direction === b.direction &&
+    a.amountMinor === b.amountMinor &&
+    a.valueDate === b.valueDate &&
+    a.trustAccountId === b.trustAccountId
+  );
+}
+
+/**
+ * Records a sweep and posts it, in the caller's transaction: `to_trust` debits the trust account and credits
+ * the rail's settlement account (the partner's float), `from_trust` the reverse. No floor applies to either
+ * account: the money has moved at the banks, and the ledger records what happened. The reference is the
+ * movement's identity: recorded again with the same figures it is the same sweep (`created` false); with
+ * other figures a 409. Both accounts are locked before the reference is looked up, so two requests with one
+ * reference (same rail and currency, so the same accounts) are taken one after the other and post once.
+ */
+export async function recordSweep(
+  tx: Queryable,
+  deps: Deps,
+  organizationId: string,
+  input: RecordSweepInput,
+  actor: EvidenceActor,
+  createdBy: string,
+): Promise<{ sweep: SafeguardingSweep; created: boolean }> {
+  const { currency, rail, direction } = input;
+  checkSweepRail(rail, currency);
+  const amountMinor = checkSingleAmount(parseAmount(input.amount, currency, 'amount'), currency);
+  const reference = input.reference.trim();
+  if (reference === '') throw validationError('reference', 'reference must not be blank', 'invalid_value');
+  const valueDate = parseDay(input.value_date, 'value_date');
+  const now = deps.now();
+  if (valueDate > dayOf(now)) {
+    throw validationError(
+      'value_date',
+      `value_date must be today (${dayOf(now)}, UTC) or earlier`,
+      'out_of_range',
+    );
+  }
+  let trustAccountId: string | null = null;
+  if (input.trust_account !== undefined) {
+    const account = await findTrustAccount(tx, organizationId, input.trust_account);
+    if (!account) throw resourceMissing('trust account', input.trust_account, 'trust_account');
+    if (account.currency !== currency) {
+      throw validationError(
+        'trust_account',
+        `trust account ${account.id} holds ${account.currency}, the sweep is in ${currency}`,
+        'invalid_value',
+      );
+    }
+    if (!countsOn(account, valueDate)) {
+      throw validationError(
+        'value_date',
+        `trust account ${account.id} holds safeguarded money from ${account.activeFrom}${account.closedOn ? ` until before ${account.closedOn}` : ''}, so no sweep moved money through it on ${valueDate}`,
+        'out_of_range',
+      );
+    }
+    trustAccountId = account.id;
+  }
+
+  const trust = await trustLedgerAccount(tx, deps, organizationId, currency);
+  const settlement = await ensureSystemAccount(tx, {
+    id: deps.newId('ledgerAccount'),
+    organizationId,
+    kind: 'rail_settlement',
+    rail,
+    currency,
+    now,
+  });
+  const session = new PostingSession(tx);
+  await session.lock([trust, settlement]);
+  const draft = {
+    organizationId,
+    currency,
+    rail,
+    direction,
+    amountMinor,
+    reference,
+    valueDate,
+    trustAccountId,
+  };
+  const existing = await findSweepByReference(tx, organizationId, rail, currency, reference);
+  if (existing) {
+    if (sameSweep(existing, draft)) return { sweep: existing, created: false };
+    throw new AppError({
+      status: 409,
+      code: 'duplicate_reference',
+      title: 'Sweep reference used',
+      detail: `Sweep ${existing.id} was recorded with reference '${reference}' on ${rail} in ${currency}, for ${formatAmount(existing.amountMinor, currency)} ${existing.direction} on ${existing.valueDate}; a movement is recorded once.`,
+      param: 'reference',
+    });
+  }
+  const entry = {
+    id: deps.newId('journalEntry'),
+    organizationId,
+    transferId: null,
+    kind: 'direct' as const,
+    holdEntryId: null,
+    createdAt: now,
+    postings: sweepPostings(direction, trust, settlement, amountMinor, currency),
+  };
+  const refusal = session.tryPost(entry);
+  if (refusal) throw refusalError(refusal, 'sweep', 'amount');
+  await session.flush(now);
+  const sweep: SafeguardingSweep = {
+    id: deps.newId('safeguardingSweep'),
+    ...draft,
+    journalEntryId: entry.id,
+    createdBy,
+    createdAt: now,
+  };
+  await insertSweep(tx, sweep);
+  await appendEvidence(tx, deps, [
+    {
+      organizationId,
+      kind: 'safeguarding.sweep',
+      actor,
+      data: {
+        sweep_id: sweep.id,
+        currency,
+        rail,
+        direction,
+        amount_minor: amountMinor.toString(),
+        reference,
+        value_date: valueDate,
+        trust_account_id: trustAccountId,
+        journal_entry_id: entry.id,
+        trust_ledger_account: trust,
+        settlement_account: settlement,
+      },
+    },
+  ]);
+  await recordEvents(tx, deps, [
+    newEvent(
+      deps,
+      {
+        organizationId,
+        type: 'safeguarding.sweep.recorded',
+        resourceId: sweep.id,
+        data: sweepEventData(sweep),
+      },
+      now,
+    ),
+  ]);
+  return { sweep, created: true };
+}
+
+export async function getSweep(deps: Deps, organizationId: string, id: string): Promise<SafeguardingSweep> {
+  const sweep = await findSweep(deps.store, organizationId, id);
+  if (!sweep) throw resourceMissing('safeguarding sweep', id);
+  return sweep;
+}
+
+export async function listOrganizationSweeps(
+  deps: Deps,
+  organizationId: string,
+  request: PageRequest & Omit<SweepFilter, keyof PageRequest>,
+): Promise<Page<SafeguardingSweep>> {
+  return toPage(await listSweeps(deps.store, organizationId, request, request.limit + 1), request.limit);
+}
