@@ -59,9 +59,9 @@ import {
 import { readWalletActivity } from '../store/repositories/walletActivity.ts';
 import { findWallets } from '../store/repositories/wallets.ts';
 import type { Queryable } from '../store/store.ts';
-import type { Deps } from './deps.ts';
 import { openAmlAlerts } from './aml/alerts.ts';
 import { loadAmlRules } from './aml/rules.ts';
+import type { Deps } from './deps.ts';
 import { newEvent, recordEvents } from './events.ts';
 import { appendEvidence, SYSTEM_ACTOR } from './evidence.ts';
 import { feeIncomeAccount, loadFeeSchedule } from './fees.ts';

@@ -580,7 +580,11 @@ export async function decideHeldDeposit(
   const now = deps.now();
   if (decision === 'reject') {
     if (input !== undefined) {
-      throw validationError('travel_rule', 'travel_rule is taken only when clearing a held deposit', 'not_applicable');
+      throw validationError(
+        'travel_rule',
+        'travel_rule is taken only when clearing a held deposit',
+        'not_applicable',
+      );
     }
     const rejected: Deposit = { ...deposit, status: 'rejected', updatedAt: now, rejectedAt: now };
     await saveDeposit(tx, rejected);

@@ -5,9 +5,9 @@
  * database round trip; the fee income account each fee is posted to is looked up once per process.
  */
 import { AppError, resourceMissing } from '../domain/errors.ts';
+import type { EventRecord } from '../domain/events.ts';
 import type { EvidenceActor } from '../domain/evidence.ts';
 import { type FeeSchedule, feeRuleJson, initialFeeSchedule, parseFeeRules } from '../domain/fees.ts';
-import type { EventRecord } from '../domain/events.ts';
 import type { Currency } from '../domain/money.ts';
 import {
   findCurrentFeeSchedule,

@@ -12,7 +12,7 @@
  */
 import { validationError } from './errors.ts';
 import { type Currency, formatAmount, isCurrency, parseAmount, singleAmountMinorMax } from './money.ts';
-import { RAILS, type Rail, railBounds } from './transfers.ts';
+import { RAILS, railBounds } from './transfers.ts';
 
 export const FEE_RULE_TYPES = ['fixed', 'percentage', 'tiered'] as const;
 

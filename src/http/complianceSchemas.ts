@@ -177,7 +177,10 @@ export const amlAlertSchema = {
     rule_type: { type: 'string', enum: AML_RULE_TYPES },
     rule_version: { type: 'integer', minimum: 1 },
     action: { type: 'string', enum: ['alert', 'review'] },
-    transfer: nullableIdSchema(ID_PREFIXES.transfer, 'The transfer that fired it; null when a conversion did.'),
+    transfer: nullableIdSchema(
+      ID_PREFIXES.transfer,
+      'The transfer that fired it; null when a conversion did.',
+    ),
     conversion_quote: nullableIdSchema(
       ID_PREFIXES.conversionQuote,
       'The conversion quote whose execution fired it (the conversion it became, or one refused); null for a transfer.',

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../app/deps.ts';
-import type { TravelRuleInput } from '../../domain/decisions/travelRule.ts';
 import { decideReview, getReview, listReviews } from '../../app/reviews.ts';
+import type { TravelRuleInput } from '../../domain/decisions/travelRule.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import {
   REVIEW_DECISIONS,

@@ -56,12 +56,12 @@ import { BEARER_SECURITY, principalOf } from '../auth.ts';
 import { type ListQuery, pageRequestOf, presentList } from '../presenters.ts';
 import { problemResponses, READ_PROBLEMS, WRITE_PROBLEMS } from '../problems.ts';
 import {
+  feeScheduleDecisionSchema,
   idempotencyHeadersSchema,
   idempotentWriteHeaders,
   idParamsSchema,
   idSchema,
   listEnvelopeSchema,
-  feeScheduleDecisionSchema,
   listQuerySchema,
   nullableTimestampSchema,
   timestampSchema,
@@ -322,8 +322,7 @@ function conversionCommon(c: ConversionQuote | Conversion) {
     rate: c.rate,
     fee: formatAmount(c.feeMinor, c.fromCurrency),
     total: formatAmount(c.fromAmountMinor + c.feeMinor, c.fromCurrency),
-    fee_schedule:
-      c.feeScheduleVersion === null ? null : { version: c.feeScheduleVersion, rule: c.feeRule },
+    fee_schedule: c.feeScheduleVersion === null ? null : { version: c.feeScheduleVersion, rule: c.feeRule },
     created_at: c.createdAt.toISOString(),
   };
 }
