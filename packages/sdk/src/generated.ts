@@ -2197,7 +2197,7 @@ export interface ListReviewsQuery {
   'created[lte]'?: string | Date;
   /** Only cases in this status. */
   status?: 'open' | 'cleared' | 'rejected';
-  /** Only screening or only AML cases. */
+  /** Only cases of this kind. */
   kind?: 'screening' | 'aml' | 'frozen_wallet' | 'travel_rule';
   /** Only the cases of this transfer. */
   transfer?: string;

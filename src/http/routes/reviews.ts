@@ -43,7 +43,7 @@ export function reviewRoutes(app: FastifyInstance, deps: Deps): void {
         security: BEARER_SECURITY,
         querystring: listQuerySchema(ID_PREFIXES.review, {
           status: { type: 'string', enum: REVIEW_STATUSES, description: 'Only cases in this status.' },
-          kind: { type: 'string', enum: REVIEW_KINDS, description: 'Only screening or only AML cases.' },
+          kind: { type: 'string', enum: REVIEW_KINDS, description: 'Only cases of this kind.' },
           transfer: idSchema(ID_PREFIXES.transfer, 'Only the cases of this transfer.'),
         }),
         response: {

@@ -574,7 +574,7 @@ export function stablecoinRoutes(app: FastifyInstance, deps: Deps): void {
       schema: {
         operationId: 'createConversionQuote',
         summary: 'Quote a conversion',
-        description: `Quotes converting \`amount\` (in the source wallet’s currency) from one of a customer’s wallets to another of theirs: fiat to USDC or USDT (mint) or back (redeem), at the organization’s rate, the credited amount rounded down to the minor unit. Valid for ${CONVERSION_QUOTE_TTL_MS / 1000} seconds. A pair without a rate is a 422 \`rate_unavailable\`.`,
+        description: `Quotes converting \`amount\` (in the source wallet’s currency) from one of a customer’s wallets to another of theirs: fiat to USDC or USDT (mint) or back (redeem), at the organization’s rate, the credited amount rounded down to the minor unit, with the fee the organization’s fee schedule charges conversions from the source currency (rail \`conversion\`) on top. Valid for ${CONVERSION_QUOTE_TTL_MS / 1000} seconds. A pair without a rate is a 422 \`rate_unavailable\`.`,
         tags: TAGS,
         security: BEARER_SECURITY,
         headers: idempotencyHeadersSchema,
@@ -648,7 +648,7 @@ export function stablecoinRoutes(app: FastifyInstance, deps: Deps): void {
         operationId: 'createConversion',
         summary: 'Execute a quote',
         description:
-          'Debits the source wallet and credits the destination wallet by the quote’s amounts, in one transaction through the posting module. Once per quote: a quote already executed is a 409; an expired one a 422 `quote_expired`; a source wallet without the amount available a 422 `insufficient_funds`; a frozen or closed one a 409 `wallet_not_active`. Nothing is written on a refusal.',
+          'Debits the source wallet (amount + fee) and credits the destination wallet by the quote’s amounts, in one transaction through the posting module, the fee to fee income. Decided as a transfer of the source amount is: the customer’s tier limits (a 422 `limit_exceeded` on `quote`, with `limit` and `remaining`) and the AML rules (`block` or `review`: a 422 `compliance_blocked`, its evidence and alerts recorded). Once per quote: a quote already executed is a 409; an expired one a 422 `quote_expired`; a source wallet without amount + fee available a 422 `insufficient_funds`; a frozen or closed one a 409 `wallet_not_active`. Nothing moves on a refusal.',
         tags: TAGS,
         security: BEARER_SECURITY,
         headers: idempotencyHeadersSchema,
