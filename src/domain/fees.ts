@@ -30,8 +30,8 @@ const HALF_WHOLE_BASIS_POINTS = BASIS_POINTS_PER_WHOLE / 2n;
 /** The largest percentage a rule may charge: 100 % of the amount (10,000 bp). */
 export const FEE_PERCENT_BPS_MAX = 10_000;
 /**
- * Rules one schedule version holds at most. One rule per rail and currency the rail carries is 43 today, so
- * this leaves room for rails and currencies to come.
+ * Rules one schedule version holds at most. One rule per rail and currency the rail carries is 43 today, and
+ * one per currency for conversions 18 more, so this leaves room for rails and currencies to come.
  */
 export const FEE_SCHEDULE_RULES_MAX = 100;
 /** Amount bands one tiered rule holds at most. */
