@@ -14,7 +14,13 @@
 import { issueApiKey } from '../src/app/apiKeys.ts';
 import { systemDeps } from '../src/app/deps.ts';
 import { defaultRateLimitSettings } from '../src/config.ts';
-import { decideFee, FEE_TIERS_MAX, type FeeSchedule, feeRulesFromStored } from '../src/domain/fees.ts';
+import {
+  decideFee,
+  FEE_CONVERSION_RAIL,
+  FEE_TIERS_MAX,
+  type FeeSchedule,
+  feeRulesFromStored,
+} from '../src/domain/fees.ts';
 import { formatAmount, SUPPORTED_CURRENCIES } from '../src/domain/money.ts';
 import { RAILS, type Rail, railBounds } from '../src/domain/transfers.ts';
 import { buildApp } from '../src/http/app.ts';
@@ -104,7 +110,7 @@ function decisionBench(decisions: number): string[] {
   const pairs = rules.map((r) => ({
     rail: r.rail,
     currency: r.currency,
-    bounds: railBounds(r.rail, r.currency),
+    bounds: r.rail === FEE_CONVERSION_RAIL ? undefined : railBounds(r.rail, r.currency),
   }));
   const random = seededRandom(GENERATOR_SEED);
   const micros: number[] = [];

@@ -331,7 +331,11 @@ describe.each(BACKENDS)('stablecoins on %s', (backend) => {
     const small = await deposit({ network: 'ethereum', address, amount: '10.000000' });
     expect(small.data.travel_rule).toBeNull();
     const missing = await deposit({ network: 'ethereum', address, amount: '5000.000000' });
-    expect(missing.data.travel_rule).toEqual({ reference: expect.stringMatching(/^evd_/), required: true });
+    expect(missing.data.travel_rule).toEqual({
+      reference: expect.stringMatching(/^evd_/),
+      required: true,
+      received: false,
+    });
     const given = await deposit({
       network: 'ethereum',
       address,

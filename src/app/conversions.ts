@@ -1,17 +1,34 @@
 /**
  * Mint and redeem: converting between a customer's fiat wallet and their stablecoin wallet at a quoted
  * rate. Rates are data per organization (an operator's table; the sandbox starts with defaults). A quote
- * fixes the rate and both amounts for CONVERSION_QUOTE_TTL_MS; executing it posts, in one transaction
- * through the posting module, two journal entries, one per currency and each balanced: the source wallet
- * pays the organization's conversion account in its currency, and the conversion account in the other
- * currency pays the destination wallet. The quote is locked while it is executed, so it converts once.
+ * fixes the rate, both amounts and the fee (from the organization's fee schedule, rule rail `conversion`)
+ * for CONVERSION_QUOTE_TTL_MS; executing it posts, in one transaction through the posting module, two
+ * journal entries, one per currency and each balanced: the source wallet pays the organization's
+ * conversion account in its currency (and the fee to fee income, in the same entry), and the conversion
+ * account in the other currency pays the destination wallet. The quote is locked while it is executed, so
+ * it converts once.
+ *
+ * A conversion is money the customer sends out of a wallet, so the tier limits and the AML rules decide it
+ * as they decide a transfer: with the same pure decisions, over the customer's day and month sums and the
+ * wallet's activity read after its account is locked, the sums locked after the accounts as the ledger
+ * writer locks them. So transfers and conversions racing on one wallet or one customer's limit are decided
+ * one after the other.
  */
+import {
+  AML_HISTORY_TRANSFERS_MAX,
+  type AmlRule,
+  amlHistoryWindowSeconds,
+  applicableRules,
+  evaluateAmlRules,
+} from '../domain/decisions/aml.ts';
+import { decideTransferCompliance } from '../domain/decisions/transferCompliance.ts';
 import { formatRate } from '../domain/decisions/travelRule.ts';
 import { isDigitalAsset } from '../domain/digitalAssets.ts';
 import { AppError, resourceMissing, validationError } from '../domain/errors.ts';
-import type { EvidenceActor } from '../domain/evidence.ts';
+import type { EvidenceActor, EvidenceDraft } from '../domain/evidence.ts';
+import { decideFee, FEE_CONVERSION_RAIL, type FeeSchedule } from '../domain/fees.ts';
 import { isId } from '../domain/ids.ts';
-import { directPostings } from '../domain/ledger.ts';
+import { directPostings, transferPostings } from '../domain/ledger.ts';
 import { type Currency, checkSingleAmount, formatAmount, isCurrency, parseAmount } from '../domain/money.ts';
 import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
 import {
@@ -39,11 +56,16 @@ import {
   replaceConversionRates,
   type StoredConversionRate,
 } from '../store/repositories/stablecoins.ts';
+import { readWalletActivity } from '../store/repositories/walletActivity.ts';
 import { findWallets } from '../store/repositories/wallets.ts';
 import type { Queryable } from '../store/store.ts';
+import { openAmlAlerts } from './aml/alerts.ts';
+import { loadAmlRules } from './aml/rules.ts';
 import type { Deps } from './deps.ts';
 import { newEvent, recordEvents } from './events.ts';
 import { appendEvidence, SYSTEM_ACTOR } from './evidence.ts';
+import { feeIncomeAccount, loadFeeSchedule } from './fees.ts';
+import { LimitGuard } from './posting/limitGuard.ts';
 import { PostingSession, refusalError } from './posting/session.ts';
 
 const isAsset = (c: Currency) => isDigitalAsset(c);
@@ -139,23 +161,26 @@ export interface QuoteInput {
 }
 
 /**
- * The checks of a quote that read outside the transaction: the organization's rates, the sandbox defaults
- * written on first use.
+ * The reads of a quote outside the transaction: the organization's rates (the sandbox defaults written on
+ * first use), and its fee schedule through the per-process cache new transfers read.
  */
-export async function prepareQuote(deps: Deps, organizationId: string): Promise<void> {
+export async function prepareQuote(deps: Deps, organizationId: string): Promise<FeeSchedule> {
   await getConversionRates(deps, organizationId);
+  return loadFeeSchedule(deps, organizationId);
 }
 
 /**
  * A quote: both wallets the same customer's, one fiat and one stablecoin; the amount to convert (in the
  * source wallet's currency); the organization's rate for the pair; the amount credited, rounded down to
- * the minor unit. Valid for CONVERSION_QUOTE_TTL_MS.
+ * the minor unit; the fee the schedule's `conversion` rule for the source currency charges on top, if
+ * any. Valid for CONVERSION_QUOTE_TTL_MS.
  */
 export async function createQuote(
   tx: Queryable,
   deps: Deps,
   organizationId: string,
   input: QuoteInput,
+  fees: Pick<FeeSchedule, 'version' | 'rules'>,
   amountText?: string,
 ): Promise<ConversionQuote> {
   for (const field of ['from_wallet', 'to_wallet'] as const) {
@@ -205,6 +230,11 @@ export async function createQuote(
     );
   }
   checkSingleAmount(toAmountMinor, to.currency, 'amount');
+  const fee = decideFee(fees, {
+    rail: FEE_CONVERSION_RAIL,
+    currency: from.currency,
+    amountMinor: fromAmountMinor,
+  });
   const now = deps.now();
   const quote: ConversionQuote = {
     id: deps.newId('conversionQuote'),
@@ -218,7 +248,9 @@ export async function createQuote(
     fromAmountMinor,
     toAmountMinor,
     rate: formatRate(rate),
-    feeMinor: 0n,
+    feeMinor: fee.feeMinor,
+    feeScheduleVersion: fee.scheduleVersion,
+    feeRule: fee.rule,
     status: 'open',
     conversionId: null,
     createdAt: now,
@@ -240,6 +272,7 @@ export function conversionEventData(c: Conversion): Record<string, unknown> {
     to_amount: formatAmount(c.toAmountMinor, c.toCurrency),
     to_currency: c.toCurrency,
     rate: c.rate,
+    fee: formatAmount(c.feeMinor, c.fromCurrency),
   };
 }
 
@@ -256,10 +289,35 @@ function conversionAccount(tx: Queryable, deps: Deps, organizationId: string, cu
   });
 }
 
+/** The reads of a conversion outside the transaction: the organization's AML rules, through their cache. */
+export async function prepareConversion(deps: Deps, organizationId: string): Promise<AmlRule[]> {
+  return loadAmlRules(deps, organizationId);
+}
+
+/** A conversion executed, or refused by a decision that is recorded all the same (its evidence and alerts). */
+export type ConversionOutcome = { conversion: Conversion } | { refused: AppError };
+
+function conversionBlocked(ruleName: string | undefined, review: boolean): AppError {
+  return new AppError({
+    status: 422,
+    code: 'compliance_blocked',
+    title: 'Blocked by compliance',
+    detail: review
+      ? `This conversion was refused: the organization's AML rule${ruleName ? ` '${ruleName}'` : ''} asks for a review, and a conversion executes its quote at once (its rate holds for ${CONVERSION_QUOTE_TTL_MS / 1000} s), so it cannot wait for one; an alert was opened. Nothing was converted. Contact your compliance team.`
+      : `This conversion was blocked by the organization's AML rule${ruleName ? ` '${ruleName}'` : ''}; nothing was converted. Contact your compliance team.`,
+    param: 'quote',
+  });
+}
+
 /**
- * Executes a quote once, before it expires: locks it, posts both entries through the posting module (the
- * source wallet must be active with the amount available; the destination must not be closed), records the
- * conversion, marks the quote executed and writes `conversion.completed`, all in the caller's transaction.
+ * Executes a quote once, before it expires, in the caller's transaction: locks it, locks the wallets' and
+ * system accounts (in id order, as the ledger writer does), then the customer's tier-limit sums, and decides
+ * as for a transfer: the tier limits over the source amount (a 422 `limit_exceeded`, nothing written), the
+ * AML rules over the source wallet's activity (a block, or a review a conversion cannot wait for, refuses
+ * it with its evidence and alerts recorded), then the posting rule (the source wallet must be active with
+ * amount + fee available; the destination must not be closed). An accepted conversion counts in the
+ * customer's sums, writes both entries, the conversion, its decision's evidence, any alerts and
+ * `conversion.completed`.
  */
 export async function executeQuote(
   tx: Queryable,
@@ -267,7 +325,8 @@ export async function executeQuote(
   organizationId: string,
   quoteId: string,
   createdBy: string | null,
-): Promise<Conversion> {
+  amlRules: readonly AmlRule[],
+): Promise<ConversionOutcome> {
   const quote = await findConversionQuote(tx, organizationId, quoteId, { forUpdate: true });
   if (!quote) throw resourceMissing('conversion quote', quoteId, 'quote');
   if (quote.status === 'executed') {
@@ -291,8 +350,88 @@ export async function executeQuote(
   }
   const fromAccount = await conversionAccount(tx, deps, organizationId, quote.fromCurrency);
   const toAccount = await conversionAccount(tx, deps, organizationId, quote.toCurrency);
+  const feeAccount =
+    quote.feeMinor > 0n ? await feeIncomeAccount(deps, tx, organizationId, quote.fromCurrency) : undefined;
   const session = new PostingSession(tx);
-  await session.lock([quote.fromWalletId, fromAccount, toAccount, quote.toWalletId]);
+  await session.lock([
+    quote.fromWalletId,
+    fromAccount,
+    toAccount,
+    quote.toWalletId,
+    ...(feeAccount === undefined ? [] : [feeAccount]),
+  ]);
+
+  // Tier limits: the amount converted out of the wallet counts as a transfer of it would.
+  const limited = {
+    transfer: { currency: quote.fromCurrency, amountMinor: quote.fromAmountMinor },
+    sourceCustomerId: quote.customerId,
+  };
+  const limits = await LimitGuard.lock(tx, [limited], now);
+  const overLimit = limits.check(limited, 'conversion', 'quote');
+  if (overLimit) throw overLimit;
+
+  // AML: the source wallet's activity read with its account locked. The destination is the customer's own
+  // wallet, never a new counterparty.
+  const rules = applicableRules(amlRules, quote.fromCurrency);
+  let rulesEvaluated: { id: string; version: number }[] = [];
+  let hits: ReturnType<typeof evaluateAmlRules> = [];
+  if (rules.length > 0) {
+    const [activity] = await readWalletActivity(
+      tx,
+      organizationId,
+      [{ walletId: quote.fromWalletId, destination: { type: 'wallet', wallet: quote.toWalletId } }],
+      new Date(now.getTime() - amlHistoryWindowSeconds(rules) * 1_000),
+      AML_HISTORY_TRANSFERS_MAX,
+    );
+    rulesEvaluated = rules.map((r) => ({ id: r.id, version: r.version }));
+    hits = evaluateAmlRules(rules, {
+      amountMinor: quote.fromAmountMinor,
+      currency: quote.fromCurrency,
+      at: now,
+      recentOutgoing: activity?.outgoing ?? [],
+      recentIncoming: activity?.incoming ?? [],
+      counterpartyKnown: true,
+    });
+  }
+  const compliance = decideTransferCompliance({ rulesEvaluated, hits });
+  const conversionId = deps.newId('conversion');
+  const accepted = compliance.outcome === 'allow';
+  const evidence: EvidenceDraft = {
+    organizationId,
+    kind: 'conversion.decision',
+    actor: SYSTEM_ACTOR,
+    walletId: quote.fromWalletId,
+    customerId: quote.customerId,
+    data: {
+      ...compliance.evidence,
+      conversion_id: accepted ? conversionId : null,
+      quote_id: quote.id,
+      direction: quote.direction,
+      from_wallet: quote.fromWalletId,
+      to_wallet: quote.toWalletId,
+      amount: formatAmount(quote.fromAmountMinor, quote.fromCurrency),
+      currency: quote.fromCurrency,
+      fee: formatAmount(quote.feeMinor, quote.fromCurrency),
+      fee_schedule_version: quote.feeScheduleVersion,
+      fee_rule: quote.feeRule,
+      created_by: createdBy,
+    },
+  };
+  const alerts = compliance.alerts.map((hit) => ({
+    organizationId,
+    conversionQuoteId: quote.id,
+    walletId: quote.fromWalletId,
+    customerId: quote.customerId,
+    hit,
+  }));
+  if (!accepted) {
+    // Refused: nothing moves, but the decision and the alerts of a review hit are kept.
+    await openAmlAlerts(tx, deps, alerts, now);
+    await appendEvidence(tx, deps, [evidence]);
+    const rule = compliance.blockedBy ?? hits.find((h) => h.action === 'review');
+    return { refused: conversionBlocked(rule?.ruleName, compliance.outcome === 'review') };
+  }
+
   const entry = (postings: ReturnType<typeof directPostings>) => ({
     id: deps.newId('journalEntry'),
     organizationId,
@@ -302,17 +441,27 @@ export async function executeQuote(
     createdAt: now,
     postings,
   });
+  // The fee rides in the source currency's entry: the wallet pays amount + fee, fee income receives the fee.
   const debit = entry(
-    directPostings(quote.fromWalletId, fromAccount, quote.fromAmountMinor, quote.fromCurrency),
+    transferPostings(
+      'posted',
+      quote.fromWalletId,
+      fromAccount,
+      quote.fromAmountMinor,
+      quote.fromCurrency,
+      feeAccount === undefined ? undefined : { accountId: feeAccount, amountMinor: quote.feeMinor },
+    ),
   );
   const credit = entry(directPostings(toAccount, quote.toWalletId, quote.toAmountMinor, quote.toCurrency));
   for (const e of [debit, credit]) {
     const refusal = session.tryPost(e);
     if (refusal) throw refusalError(refusal, 'conversion', 'quote');
   }
+  limits.accepted(limited);
   await session.flush(now);
+  await limits.save(tx);
   const conversion: Conversion = {
-    id: deps.newId('conversion'),
+    id: conversionId,
     organizationId,
     quoteId: quote.id,
     customerId: quote.customerId,
@@ -325,6 +474,8 @@ export async function executeQuote(
     toAmountMinor: quote.toAmountMinor,
     rate: quote.rate,
     feeMinor: quote.feeMinor,
+    feeScheduleVersion: quote.feeScheduleVersion,
+    feeRule: quote.feeRule,
     debitEntryId: debit.id,
     creditEntryId: credit.id,
     createdBy,
@@ -332,6 +483,8 @@ export async function executeQuote(
   };
   await insertConversion(tx, conversion);
   await markQuoteExecuted(tx, quote.id, conversion.id);
+  await openAmlAlerts(tx, deps, alerts, now);
+  await appendEvidence(tx, deps, [evidence]);
   await recordEvents(tx, deps, [
     newEvent(
       deps,
@@ -344,7 +497,7 @@ export async function executeQuote(
       now,
     ),
   ]);
-  return conversion;
+  return { conversion };
 }
 
 export async function getConversion(deps: Deps, organizationId: string, id: string): Promise<Conversion> {

@@ -7,7 +7,12 @@
  * exist yet. What we make of it is decided by the deposit worker alone (`decideDeposit`), one deposit per
  * transaction under its row lock, so a deposit is credited at most once; the database backs this with a
  * unique index on the chain transfer (network, hash, log index), a unique transfer per deposit, and a
- * trigger that lets a deposit leave `pending` only once.
+ * trigger that lets a deposit's status only move forward.
+ *
+ * A confirmed deposit whose required Travel Rule data is missing is held instead (`held_for_review`, a
+ * `travel_rule` review case): an operator who clears the case supplies the originator's data and the
+ * deposit is credited by the same decision the worker takes; one who rejects it leaves it uncredited,
+ * `rejected`, owed back to its sender.
  */
 import {
   checkTravelRuleData,
@@ -37,6 +42,8 @@ import {
 } from '../domain/stablecoins.ts';
 import type { Wallet } from '../domain/wallets.ts';
 import { findCustomer } from '../store/repositories/customers.ts';
+import { findEvidenceRecord } from '../store/repositories/evidence.ts';
+import { insertReviewCases } from '../store/repositories/reviews.ts';
 import {
   findDeposit,
   findDepositAddressByAddress,
@@ -196,7 +203,7 @@ export interface ChainDepositInput {
  * same address and amount, is the same deposit and changes nothing (a different amount or address for it
  * is a 409). Travel Rule data about the originator is checked and kept as evidence; when the amount
  * requires it and it is missing, that is recorded too (the chain cannot be refused, so the deposit is still
- * credited: see docs/STABLECOINS.md).
+ * recorded; once confirmed it is held for review rather than credited: see docs/STABLECOINS.md).
  */
 export async function recordChainDeposit(
   tx: Queryable,
@@ -261,12 +268,15 @@ export async function recordChainDeposit(
     transferId: null,
     travelRuleEvidenceId: travelRule?.evidenceId ?? null,
     travelRuleRequired: travelRule?.required ?? null,
+    travelRuleReceived: travelRule?.received ?? null,
     // The worker looks at it at once: it may already have its confirmations.
     nextCheckAt: now,
     createdAt: now,
     updatedAt: now,
     creditedAt: null,
     reorgedAt: null,
+    heldAt: null,
+    rejectedAt: null,
   };
   const inserted = await insertDepositIfNew(tx, deposit);
   if (!inserted) {
@@ -346,6 +356,7 @@ async function depositTravelRule(
   return {
     evidenceId,
     required: decision.required,
+    received: data !== null,
     evidence: {
       id: evidenceId,
       organizationId: wallet.organizationId,
@@ -423,11 +434,25 @@ export async function reorgSandboxDeposit(
 
 /**
  * The deposit worker's decision on one locked deposit: credit it through the posting module once it has
- * its confirmations, drop it once the chain dropped it, else wait for the next observation.
+ * its confirmations (or hold it for review when its required Travel Rule data is missing), drop it once the
+ * chain dropped it, else wait for the next observation. Clearing a held deposit's review comes here too.
  */
 export async function decideDeposit(tx: Queryable, deps: Deps, deposit: Deposit): Promise<Deposit> {
   const now = deps.now();
   switch (judgeDeposit(deposit)) {
+    case 'hold': {
+      const held: Deposit = {
+        ...deposit,
+        status: 'held_for_review',
+        nextCheckAt: null,
+        updatedAt: now,
+        heldAt: now,
+      };
+      await saveDeposit(tx, held);
+      await openTravelRuleReview(tx, deps, held, now);
+      await recordEvents(tx, deps, [depositEvent(deps, 'deposit.held_for_review', held, now)]);
+      return held;
+    }
     case 'wait': {
       const waiting = { ...deposit, nextCheckAt: null, updatedAt: now };
       await saveDeposit(tx, waiting);
@@ -470,6 +495,152 @@ export async function decideDeposit(tx: Queryable, deps: Deps, deposit: Deposit)
       return credited;
     }
   }
+}
+
+/** Opens the `travel_rule` review case of a deposit held for its missing originator data, with its evidence. */
+async function openTravelRuleReview(tx: Queryable, deps: Deps, deposit: Deposit, now: Date): Promise<void> {
+  const wallet = await findWallet(tx, deposit.organizationId, deposit.walletId);
+  if (!wallet) throw resourceMissing('wallet', deposit.walletId);
+  const findings = {
+    reason: 'travel_rule_missing',
+    deposit_id: deposit.id,
+    amount: formatAmount(deposit.amountMinor, deposit.asset),
+    currency: deposit.asset,
+    network: deposit.network,
+    address: deposit.address,
+    tx_hash: deposit.txHash,
+    travel_rule_evidence: deposit.travelRuleEvidenceId,
+  };
+  const reviewId = deps.newId('review');
+  await insertReviewCases(tx, [
+    {
+      id: reviewId,
+      organizationId: deposit.organizationId,
+      kind: 'travel_rule',
+      status: 'open',
+      transferId: null,
+      customerId: wallet.ownerId,
+      walletId: wallet.id,
+      verificationId: null,
+      depositId: deposit.id,
+      findings,
+      note: null,
+      decidedBy: null,
+      createdAt: now,
+      decidedAt: null,
+    },
+  ]);
+  await appendEvidence(tx, deps, [
+    {
+      organizationId: deposit.organizationId,
+      kind: 'deposit.decision',
+      actor: SYSTEM_ACTOR,
+      walletId: wallet.id,
+      customerId: wallet.ownerId,
+      data: { outcome: 'held_for_review', review_id: reviewId, ...findings },
+    },
+  ]);
+}
+
+function travelRuleMissing(depositId: string): AppError {
+  return new AppError({
+    status: 422,
+    code: 'travel_rule_required',
+    title: 'Travel Rule data required',
+    detail: `Deposit ${depositId} is held because the Travel Rule requires the originator's data and none came with it: clear it with travel_rule.originator as the sending institution gave it, or reject it.`,
+    param: 'travel_rule',
+  });
+}
+
+/**
+ * An operator's decision on a deposit held for review (the `travel_rule` case, locked by the caller).
+ * Clearing takes the originator's data the sending institution supplied (checked like a report's), keeps it
+ * as a new `deposit.travel_rule` record, and credits the deposit by the worker's own decision; rejecting
+ * leaves it uncredited and `rejected`, owed back to its sender. The deposit row is locked, and only a held
+ * deposit moves, so a decision applies once.
+ */
+export async function decideHeldDeposit(
+  tx: Queryable,
+  deps: Deps,
+  organizationId: string,
+  depositId: string,
+  decision: 'clear' | 'reject',
+  input: TravelRuleInput | undefined,
+  reviewId: string,
+): Promise<Deposit> {
+  const deposit = await findDeposit(tx, organizationId, depositId, { forUpdate: true });
+  if (!deposit) throw resourceMissing('deposit', depositId);
+  if (deposit.status !== 'held_for_review') {
+    throw new AppError({
+      status: 409,
+      code: 'invalid_state_transition',
+      title: 'Deposit not held',
+      detail: `Deposit ${deposit.id} is ${deposit.status}, not held for review.`,
+    });
+  }
+  const now = deps.now();
+  if (decision === 'reject') {
+    if (input !== undefined) {
+      throw validationError(
+        'travel_rule',
+        'travel_rule is taken only when clearing a held deposit',
+        'not_applicable',
+      );
+    }
+    const rejected: Deposit = { ...deposit, status: 'rejected', updatedAt: now, rejectedAt: now };
+    await saveDeposit(tx, rejected);
+    await recordEvents(tx, deps, [depositEvent(deps, 'deposit.rejected', rejected, now)]);
+    return rejected;
+  }
+  if (input === undefined) throw travelRuleMissing(deposit.id);
+  const wallet = await findWallet(tx, organizationId, deposit.walletId);
+  if (!wallet) throw resourceMissing('wallet', deposit.walletId);
+  const customer = await findCustomer(tx, organizationId, wallet.ownerId);
+  const checked = checkTravelRuleData(
+    { ...input, beneficiary: input.beneficiary ?? { name: customer?.name ?? wallet.ownerId } },
+    { destinationAddress: deposit.address, today: now },
+  );
+  if (!checked.data) {
+    throw new AppError({
+      status: 400,
+      code: 'validation_error',
+      title: 'Invalid request',
+      detail: `travel_rule is incomplete or malformed: ${checked.errors.map((e) => e.message).join('; ')}.`,
+      param: checked.errors[0]?.param,
+      errors: checked.errors,
+    });
+  }
+  const missing =
+    deposit.travelRuleEvidenceId === null
+      ? undefined
+      : await findEvidenceRecord(tx, organizationId, deposit.travelRuleEvidenceId);
+  const evidenceId = deps.newId('evidence');
+  await appendEvidence(tx, deps, [
+    {
+      id: evidenceId,
+      organizationId,
+      kind: 'deposit.travel_rule',
+      actor: SYSTEM_ACTOR,
+      walletId: wallet.id,
+      customerId: wallet.ownerId,
+      data: {
+        // The threshold that required it, as first recorded; now received, from the operator's review.
+        ...(missing?.data ?? {}),
+        deposit_id: deposit.id,
+        required: true,
+        received: true,
+        supplied_by_review: reviewId,
+        replaces: deposit.travelRuleEvidenceId,
+        originator: checked.data.originator as never,
+        beneficiary: checked.data.beneficiary as never,
+      },
+    },
+  ]);
+  return decideDeposit(tx, deps, {
+    ...deposit,
+    travelRuleEvidenceId: evidenceId,
+    travelRuleReceived: true,
+  });
 }
 
 export async function getDeposit(deps: Deps, organizationId: string, id: string): Promise<Deposit> {

@@ -1,10 +1,11 @@
 /**
  * Fee schedules as data: an organization's rules, versioned as a whole. Each change writes a new version
- * (transfers keep pointing at theirs) with its evidence. New transfers and quotes read the current version
+ * (transfers and conversions keep pointing at theirs) with its evidence and a `fee_schedule.updated` event. New transfers and quotes read the current version
  * through a short per-process cache, as the ledger writer reads the policy, so deciding a fee costs no
  * database round trip; the fee income account each fee is posted to is looked up once per process.
  */
 import { AppError, resourceMissing } from '../domain/errors.ts';
+import type { EventRecord } from '../domain/events.ts';
 import type { EvidenceActor } from '../domain/evidence.ts';
 import { type FeeSchedule, feeRuleJson, initialFeeSchedule, parseFeeRules } from '../domain/fees.ts';
 import type { Currency } from '../domain/money.ts';
@@ -18,6 +19,7 @@ import {
 import { ensureSystemAccount } from '../store/repositories/ledger.ts';
 import type { Queryable, Store } from '../store/store.ts';
 import type { Deps } from './deps.ts';
+import { newEvent, recordEvents } from './events.ts';
 import { appendEvidence } from './evidence.ts';
 
 /**
@@ -164,7 +166,26 @@ export interface FeeScheduleUpdateInput {
   base_version?: number | undefined;
 }
 
-/** Replaces the organization's fee rules with a new version, recorded as evidence. */
+/** The `fee_schedule.updated` event of a stored version: its number, the one it replaced, and its rules. */
+export function feeScheduleEvent(deps: Deps, schedule: FeeSchedule, previousVersion: number): EventRecord {
+  return newEvent(
+    deps,
+    {
+      organizationId: schedule.organizationId,
+      type: 'fee_schedule.updated',
+      resourceId: null,
+      data: {
+        version: schedule.version,
+        previous_version: previousVersion,
+        rules: schedule.rules.length,
+        created_by: schedule.createdBy,
+      },
+    },
+    schedule.createdAt,
+  );
+}
+
+/** Replaces the organization's fee rules with a new version, recorded as evidence and announced as an event. */
 export async function updateFeeSchedule(
   tx: Queryable,
   deps: Deps,
@@ -205,6 +226,7 @@ export async function updateFeeSchedule(
       },
     },
   ]);
+  await recordEvents(tx, deps, [feeScheduleEvent(deps, schedule, current.version)]);
   forgetFeeSchedule(deps, organizationId);
   return schedule;
 }

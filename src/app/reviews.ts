@@ -1,10 +1,12 @@
 /**
  * The review queue: operators list open cases and decide them. Clearing sends the held transfer on (to the
  * rail, or settled at once when it is internal); rejecting rejects it and releases its hold, and freezes the
- * paying wallet for a confirmed screening match. The decision, the transfer's change, the freeze, the
- * events and the evidence commit together.
+ * paying wallet for a confirmed screening match. A held stablecoin deposit (`travel_rule`) is credited when
+ * cleared with the originator's data, and left uncredited, owed back, when rejected. The decision, the
+ * transfer's or deposit's change, the freeze, the events and the evidence commit together.
  */
-import { AppError, resourceMissing } from '../domain/errors.ts';
+import type { TravelRuleInput } from '../domain/decisions/travelRule.ts';
+import { AppError, resourceMissing, validationError } from '../domain/errors.ts';
 import type { EvidenceActor } from '../domain/evidence.ts';
 import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
 import {
@@ -24,6 +26,7 @@ import {
 import { findWallet } from '../store/repositories/wallets.ts';
 import type { Queryable } from '../store/store.ts';
 import { awaitApprovalAfterReview } from './approvals.ts';
+import { decideHeldDeposit } from './deposits.ts';
 import type { Deps } from './deps.ts';
 import { appendEvidence } from './evidence.ts';
 import { applyStatusChange, lockTransfer } from './transfers.ts';
@@ -48,6 +51,8 @@ export interface ReviewDecisionInput {
   note?: string | undefined;
   /** Rejecting only: freeze the paying wallet too (default: yes for a screening match, no for AML). */
   freezeWallet?: boolean | undefined;
+  /** Clearing a held deposit only: the originator's Travel Rule data the sending institution supplied. */
+  travelRule?: TravelRuleInput | undefined;
 }
 
 /** Clears or rejects an open case, once: the case row is locked, so two decisions racing resolve one way. */
@@ -70,6 +75,25 @@ export async function decideReview(
       detail: `Review ${review.id} was already ${review.status}; a decided case does not change.`,
     });
   }
+  if (input.travelRule !== undefined && review.depositId === null) {
+    throw validationError(
+      'travel_rule',
+      'travel_rule is taken only when clearing a held deposit (a travel_rule case)',
+      'not_applicable',
+    );
+  }
+  const deposit =
+    review.depositId === null
+      ? undefined
+      : await decideHeldDeposit(
+          tx,
+          deps,
+          organizationId,
+          review.depositId,
+          decision,
+          input.travelRule,
+          review.id,
+        );
   let transfer: Transfer | undefined;
   if (review.transferId !== null) {
     transfer = await lockTransfer(tx, organizationId, review.transferId);
@@ -148,6 +172,9 @@ export async function decideReview(
         note: input.note ?? null,
         wallet_frozen: freeze,
         transfer_status: transfer?.status ?? null,
+        ...(deposit
+          ? { deposit_id: deposit.id, deposit_status: deposit.status, deposit_transfer: deposit.transferId }
+          : {}),
       },
     },
   ]);

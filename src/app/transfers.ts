@@ -748,6 +748,7 @@ async function holdCreditToFrozenWallet(tx: Queryable, deps: Deps, transfer: Tra
       customerId: wallet.ownerId,
       walletId: wallet.id,
       verificationId: null,
+      depositId: null,
       findings,
       note: null,
       decidedBy: null,

@@ -205,6 +205,7 @@ export async function submitVerification(
         customerId,
         walletId: null,
         verificationId: verification.id,
+        depositId: null,
         findings: { screening: verification.screening },
         note: null,
         decidedBy: null,

@@ -513,11 +513,19 @@ export async function emitTestEvent(
                         }
                       : type === 'policy.updated'
                         ? { version: 2, rules: 1, created_by: 'system', approval_id: null, test_event: true }
-                        : {
-                            subscription_id: deps.newId('webhookSubscription'),
-                            reason: 'failing_too_long',
-                            test_event: true,
-                          };
+                        : type === 'fee_schedule.updated'
+                          ? {
+                              version: 2,
+                              previous_version: 1,
+                              rules: 1,
+                              created_by: 'system',
+                              test_event: true,
+                            }
+                          : {
+                              subscription_id: deps.newId('webhookSubscription'),
+                              reason: 'failing_too_long',
+                              test_event: true,
+                            };
   const event: EventRecord = newEvent(
     deps,
     {

@@ -1,4 +1,7 @@
-/** AML alerts: what a rule saw in a transfer, open until an operator resolves it with a disposition. */
+/**
+ * AML alerts: what a rule saw in a transfer (or in a conversion, named by the quote executed), open until an
+ * operator resolves it with a disposition.
+ */
 import type { AmlAction, AmlRuleType } from './decisions/aml.ts';
 
 export const AML_ALERT_STATUSES = ['open', 'resolved'] as const;
@@ -13,7 +16,10 @@ export interface AmlAlert {
   ruleType: AmlRuleType;
   ruleVersion: number;
   action: Exclude<AmlAction, 'block'>;
-  transferId: string;
+  /** The transfer that fired it; null when a conversion did. */
+  transferId: string | null;
+  /** The conversion quote whose execution fired it (executed or refused); null for a transfer. */
+  conversionQuoteId: string | null;
   walletId: string;
   customerId: string;
   status: AmlAlertStatus;

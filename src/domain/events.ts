@@ -44,6 +44,7 @@ export const EVENT_TYPES = [
   ...CONVERSION_EVENT_TYPES,
   'approval.updated',
   'policy.updated',
+  'fee_schedule.updated',
   'export.ready',
   'export.failed',
   'ledger.matched',

@@ -44,6 +44,8 @@ export const EVIDENCE_KINDS = [
   'safeguarding.sweep',
   'deposit.travel_rule',
   'conversion.rates.update',
+  'deposit.decision',
+  'conversion.decision',
 ] as const;
 export type EvidenceKind = (typeof EVIDENCE_KINDS)[number];
 

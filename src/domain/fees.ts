@@ -1,7 +1,8 @@
 /**
  * Fee schedules, pure: an organization's rules, one per (rail, currency), each charging a fixed amount, a
- * percentage with an optional minimum and maximum, or by amount band (tiers). Versioned as a whole, like
- * policies: every transfer records the version and rule that decided its fee.
+ * percentage with an optional minimum and maximum, or by amount band (tiers). Besides the transfer rails, a
+ * rule may price `conversion` (mint and redeem), in the currency converted from. Versioned as a whole, like
+ * policies: every transfer and conversion records the version and rule that decided its fee.
  *
  * Integer arithmetic only. Amounts are bigint minor units; a percentage is whole basis points (1 bp =
  * 0.01 %). The one rounding rule, ROUND HALF UP to the minor unit: the exact value amount × bps / 10,000 is
@@ -11,9 +12,15 @@
  */
 import { validationError } from './errors.ts';
 import { type Currency, formatAmount, isCurrency, parseAmount, singleAmountMinorMax } from './money.ts';
-import { RAILS, type Rail, railBounds } from './transfers.ts';
+import { RAILS, railBounds } from './transfers.ts';
 
 export const FEE_RULE_TYPES = ['fixed', 'percentage', 'tiered'] as const;
+
+/** What a rule prices besides the transfer rails: converting between a fiat wallet and a stablecoin wallet. */
+export const FEE_CONVERSION_RAIL = 'conversion';
+/** Every `rail` a rule may name: the transfer rails, and conversions. */
+export const FEE_RAILS = [...RAILS, FEE_CONVERSION_RAIL] as const;
+export type FeeRail = (typeof FEE_RAILS)[number];
 export type FeeRuleType = (typeof FEE_RULE_TYPES)[number];
 
 /** Basis points in a whole: 10,000 bp = 100 %. */
@@ -23,8 +30,8 @@ const HALF_WHOLE_BASIS_POINTS = BASIS_POINTS_PER_WHOLE / 2n;
 /** The largest percentage a rule may charge: 100 % of the amount (10,000 bp). */
 export const FEE_PERCENT_BPS_MAX = 10_000;
 /**
- * Rules one schedule version holds at most. One rule per rail and currency the rail carries is 43 today, so
- * this leaves room for rails and currencies to come.
+ * Rules one schedule version holds at most. One rule per rail and currency the rail carries is 43 today, and
+ * one per currency for conversions 18 more, so this leaves room for rails and currencies to come.
  */
 export const FEE_SCHEDULE_RULES_MAX = 100;
 /** Amount bands one tiered rule holds at most. */
@@ -45,7 +52,7 @@ export type FeeCharge =
 
 export interface FeeRule {
   id: string;
-  rail: Rail;
+  rail: FeeRail;
   currency: Currency;
   charge: FeeCharge;
 }
@@ -67,7 +74,7 @@ export interface FeeDecision {
 
 /** The facts a fee depends on. */
 export interface FeeFacts {
-  rail: Rail;
+  rail: FeeRail;
   currency: Currency;
   amountMinor: bigint;
 }
@@ -276,14 +283,14 @@ function parseRule(raw: unknown, param: string, stored: boolean): FeeRule {
       raw.id === undefined ? 'missing' : 'invalid_format',
     );
   }
-  if (typeof raw.rail !== 'string' || !(RAILS as readonly string[]).includes(raw.rail)) {
+  if (typeof raw.rail !== 'string' || !(FEE_RAILS as readonly string[]).includes(raw.rail)) {
     throw validationError(
       `${param}.rail`,
-      `${param}.rail must be one of: ${RAILS.join(', ')}`,
+      `${param}.rail must be one of: ${FEE_RAILS.join(', ')}`,
       'invalid_value',
     );
   }
-  const rail = raw.rail as Rail;
+  const rail = raw.rail as FeeRail;
   if (typeof raw.currency !== 'string' || !isCurrency(raw.currency)) {
     throw validationError(
       `${param}.currency`,
@@ -292,8 +299,9 @@ function parseRule(raw: unknown, param: string, stored: boolean): FeeRule {
     );
   }
   const currency = raw.currency;
-  // A stored version stays readable if the rails' table changes later: such a rule then never applies.
-  if (!stored && !railBounds(rail, currency)) {
+  // A stored version stays readable if the rails' table changes later: such a rule then never applies. A
+  // conversion may start from any supported currency (fiat to a stablecoin, or a stablecoin back).
+  if (!stored && rail !== FEE_CONVERSION_RAIL && !railBounds(rail, currency)) {
     throw validationError(
       `${param}.currency`,
       `the ${rail} rail does not carry ${currency}`,

@@ -5,8 +5,12 @@
  */
 import type { EvidenceValue } from './evidence.ts';
 
-/** `frozen_wallet`: money a rail delivered for a frozen wallet, held until an operator lets it in or sends it back. */
-export const REVIEW_KINDS = ['screening', 'aml', 'frozen_wallet'] as const;
+/**
+ * `frozen_wallet`: money a rail delivered for a frozen wallet, held until an operator lets it in or sends it
+ * back. `travel_rule`: a stablecoin deposit whose required originator data did not come, held uncredited
+ * until an operator supplies the data (it is credited) or rejects it (it is owed back to its sender).
+ */
+export const REVIEW_KINDS = ['screening', 'aml', 'frozen_wallet', 'travel_rule'] as const;
 export type ReviewKind = (typeof REVIEW_KINDS)[number];
 
 export const REVIEW_STATUSES = ['open', 'cleared', 'rejected'] as const;
@@ -37,6 +41,8 @@ export interface ReviewCase {
   walletId: string | null;
   /** The customer verification a screening hit holds, for a case about a customer rather than a transfer. */
   verificationId: string | null;
+  /** The stablecoin deposit a `travel_rule` case holds. */
+  depositId: string | null;
   findings: ReviewFindings;
   note: string | null;
   decidedBy: string | null;

@@ -36,18 +36,26 @@ export const DEPOSIT_CONFIRMATIONS_REQUIRED: Readonly<Record<DigitalAssetNetwork
 };
 
 /**
- * `pending`: seen on chain, counting confirmations; `credited`: confirmed and credited to the wallet by an
- * inbound transfer (final); `reorged`: dropped from the chain by a reorganisation before it was final,
- * never credited (final).
+ * `pending`: seen on chain, counting confirmations; `held_for_review`: confirmed, but the Travel Rule
+ * required the originator's data and it did not come, so a compliance operator decides (a `travel_rule`
+ * review case); `credited`: credited to the wallet by an inbound transfer (final); `rejected`: the operator
+ * refused it, never credited and owed back to its sender (final); `reorged`: dropped from the chain by a
+ * reorganisation before it was final, never credited (final).
  */
-export const DEPOSIT_STATUSES = ['pending', 'credited', 'reorged'] as const;
+export const DEPOSIT_STATUSES = ['pending', 'held_for_review', 'credited', 'rejected', 'reorged'] as const;
 export type DepositStatus = (typeof DEPOSIT_STATUSES)[number];
 
 /** Whether the chain still holds the transaction: `included`, or `dropped` by a reorganisation. */
 export const CHAIN_TRANSACTION_STATES = ['included', 'dropped'] as const;
 export type ChainTransactionState = (typeof CHAIN_TRANSACTION_STATES)[number];
 
-export const DEPOSIT_EVENT_TYPES = ['deposit.detected', 'deposit.credited', 'deposit.reorged'] as const;
+export const DEPOSIT_EVENT_TYPES = [
+  'deposit.detected',
+  'deposit.held_for_review',
+  'deposit.credited',
+  'deposit.rejected',
+  'deposit.reorged',
+] as const;
 export const CONVERSION_EVENT_TYPES = ['conversion.completed'] as const;
 
 /** A deposit's transaction hash: EVM `0x` + 64 hex digits, Tron 64 hex digits, Solana a base58 signature. */
@@ -86,23 +94,42 @@ export interface Deposit {
   /** The evidence record holding the originator's Travel Rule data, when given or required. */
   travelRuleEvidenceId: string | null;
   travelRuleRequired: boolean | null;
+  /** Whether that data was received (with the report, or supplied by the operator who cleared its hold). */
+  travelRuleReceived: boolean | null;
   /** When the deposit worker should look at it again; null once final. */
   nextCheckAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
   creditedAt: Date | null;
   reorgedAt: Date | null;
+  heldAt: Date | null;
+  rejectedAt: Date | null;
 }
 
-/** What the deposit worker does with a pending deposit, given what the chain says. */
-export type DepositVerdict = 'credit' | 'reorg' | 'wait';
+/**
+ * What the deposit worker does with a deposit, given what the chain says: credit it once it has its
+ * confirmations, unless the Travel Rule required the originator's data and it is missing: then hold it for
+ * review. A held deposit is credited once its data was supplied (by the operator who cleared it).
+ */
+export type DepositVerdict = 'credit' | 'hold' | 'reorg' | 'wait';
 
 export function judgeDeposit(
-  deposit: Pick<Deposit, 'status' | 'chainState' | 'confirmations' | 'requiredConfirmations'>,
+  deposit: Pick<
+    Deposit,
+    | 'status'
+    | 'chainState'
+    | 'confirmations'
+    | 'requiredConfirmations'
+    | 'travelRuleRequired'
+    | 'travelRuleReceived'
+  >,
 ): DepositVerdict {
+  const missingTravelRule = deposit.travelRuleRequired === true && deposit.travelRuleReceived !== true;
+  if (deposit.status === 'held_for_review') return missingTravelRule ? 'wait' : 'credit';
   if (deposit.status !== 'pending') return 'wait';
   if (deposit.chainState === 'dropped') return 'reorg';
-  return deposit.confirmations >= deposit.requiredConfirmations ? 'credit' : 'wait';
+  if (deposit.confirmations < deposit.requiredConfirmations) return 'wait';
+  return missingTravelRule ? 'hold' : 'credit';
 }
 
 /** A deposit is final once it has its confirmations: a reorganisation after that is refused. */
@@ -223,8 +250,11 @@ export interface ConversionQuote {
   toAmountMinor: bigint;
   /** The rate as quoted, an exact decimal string. */
   rate: string;
-  /** Always zero until fee schedules exist; in `from`'s minor units. */
+  /** In `from`'s minor units, paid on top of the amount; decided by the fee schedule when quoted. */
   feeMinor: bigint;
+  /** The fee schedule version that decided the fee and its rule (null: none for conversions from the currency). */
+  feeScheduleVersion: number | null;
+  feeRule: string | null;
   status: ConversionQuoteStatus;
   conversionId: string | null;
   createdAt: Date;
@@ -245,6 +275,8 @@ export interface Conversion {
   toAmountMinor: bigint;
   rate: string;
   feeMinor: bigint;
+  feeScheduleVersion: number | null;
+  feeRule: string | null;
   /** The entry in `from`'s currency (wallet → conversion account) and the one in `to`'s. */
   debitEntryId: string;
   creditEntryId: string;

@@ -66,13 +66,14 @@ export const reviewSchema = {
   $id: 'Review',
   type: 'object',
   description:
-    'A compliance review case: a transfer held `in_review` (its funds held) because its counterparty matched the sanctions list (`screening`) or an AML rule asked for review (`aml`). An operator clears it (the transfer goes on) or rejects it (the transfer is rejected and its hold released).',
+    'A compliance review case: a transfer held `in_review` (its funds held) because its counterparty matched the sanctions list (`screening`), an AML rule asked for review (`aml`) or its wallet is frozen (`frozen_wallet`); or a stablecoin deposit held uncredited because the Travel Rule required the originator’s data and it did not come (`travel_rule`). An operator clears it (the transfer goes on; the deposit, given the data, is credited) or rejects it (the transfer is rejected and its hold released; the deposit is owed back).',
   required: [
     'object',
     'id',
     'kind',
     'status',
     'transfer',
+    'deposit',
     'customer',
     'wallet',
     'findings',
@@ -87,13 +88,14 @@ export const reviewSchema = {
     kind: { type: 'string', enum: REVIEW_KINDS },
     status: { type: 'string', enum: REVIEW_STATUSES },
     transfer: nullableIdSchema(ID_PREFIXES.transfer, 'The held transfer.'),
+    deposit: nullableIdSchema(ID_PREFIXES.deposit, 'The held stablecoin deposit (a `travel_rule` case).'),
     customer: nullableIdSchema(ID_PREFIXES.customer, 'The customer it concerns.'),
     wallet: nullableIdSchema(ID_PREFIXES.wallet, 'The paying wallet.'),
     findings: {
       type: 'object',
       additionalProperties: true,
       description:
-        'What opened the case: `screening` (list version, the name screened, the entries matched and their scores) or `aml_hits` (each rule, its version, the reason and what was observed).',
+        'What opened the case: `screening` (list version, the name screened, the entries matched and their scores), `aml_hits` (each rule, its version, the reason and what was observed), or a `reason` with the facts (`credit_to_frozen_wallet`; `travel_rule_missing` with the deposit’s amount, network, transaction and the evidence record of the missing data).',
     },
     note: { type: ['string', 'null'], description: 'The operator’s note on the decision.' },
     decided_by: { type: ['string', 'null'], description: 'The API key that decided it.' },
@@ -145,7 +147,8 @@ export const amlRuleSchema = {
 export const amlAlertSchema = {
   $id: 'AmlAlert',
   type: 'object',
-  description: 'What an AML rule saw in a transfer. At most one alert per wallet and rule is open at a time.',
+  description:
+    'What an AML rule saw in a transfer, or in a conversion (`conversion_quote`: the quote whose execution fired it). At most one alert per wallet and rule is open at a time.',
   required: [
     'object',
     'id',
@@ -155,6 +158,7 @@ export const amlAlertSchema = {
     'rule_version',
     'action',
     'transfer',
+    'conversion_quote',
     'wallet',
     'customer',
     'reason',
@@ -173,7 +177,14 @@ export const amlAlertSchema = {
     rule_type: { type: 'string', enum: AML_RULE_TYPES },
     rule_version: { type: 'integer', minimum: 1 },
     action: { type: 'string', enum: ['alert', 'review'] },
-    transfer: idSchema(ID_PREFIXES.transfer, 'The transfer that fired it.'),
+    transfer: nullableIdSchema(
+      ID_PREFIXES.transfer,
+      'The transfer that fired it; null when a conversion did.',
+    ),
+    conversion_quote: nullableIdSchema(
+      ID_PREFIXES.conversionQuote,
+      'The conversion quote whose execution fired it (the conversion it became, or one refused); null for a transfer.',
+    ),
     wallet: idSchema(ID_PREFIXES.wallet, 'The paying wallet.'),
     customer: idSchema(ID_PREFIXES.customer, 'The paying wallet’s owner.'),
     reason: { type: 'string' },

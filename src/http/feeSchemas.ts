@@ -1,6 +1,7 @@
 /** Fee schedules and transfer quotes on the wire. */
 import {
   FEE_PERCENT_BPS_MAX,
+  FEE_RAILS,
   FEE_RULE_TYPES,
   FEE_SCHEDULE_RULES_MAX,
   FEE_TIERS_MAX,
@@ -30,7 +31,7 @@ export const feeRuleSchema = {
   $id: 'FeeRule',
   type: 'object',
   description:
-    'The fee for transfers on one rail in one currency (one rule per pair; a transfer with no rule pays none). `type` says which fields apply: `fixed` takes `fixed`; `percentage` takes `percent_bps` with an optional `min` and `max`; `tiered` takes `tiers`. A percentage is rounded half up to the minor unit (0.5 % of 101.00 is 0.505, charged 0.51), before `min` and `max` apply.',
+    'The fee for transfers on one rail in one currency, or for conversions (rail `conversion`) from one currency (one rule per pair; a transfer or conversion with no rule pays none). `type` says which fields apply: `fixed` takes `fixed`; `percentage` takes `percent_bps` with an optional `min` and `max`; `tiered` takes `tiers`. A percentage is rounded half up to the minor unit (0.5 % of 101.00 is 0.505, charged 0.51), before `min` and `max` apply.',
   required: ['id', 'rail', 'currency', 'type'],
   additionalProperties: false,
   properties: {
@@ -42,10 +43,14 @@ export const feeRuleSchema = {
     },
     rail: {
       type: 'string',
-      enum: RAILS,
-      description: 'The rail the rule prices (`internal`: wallet to wallet).',
+      enum: FEE_RAILS,
+      description:
+        'The rail the rule prices (`internal`: wallet to wallet), or `conversion`: mint and redeem, priced in the currency converted from.',
     },
-    currency: { ...currencySchema, description: 'The currency; the rail must carry it.' },
+    currency: {
+      ...currencySchema,
+      description: 'The currency; the rail must carry it (any supported currency for `conversion`).',
+    },
     type: { type: 'string', enum: FEE_RULE_TYPES },
     fixed: decimalText('For `fixed`: the fee, whatever the amount.', '25.00'),
     percent_bps: basisPoints(

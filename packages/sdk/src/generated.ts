@@ -295,7 +295,7 @@ export interface Event {
   /** Event id. */
   id: string;
   object: 'event';
-  /** What happened: one of `transfer.created`, `transfer.processing`, `transfer.settled`, `transfer.failed`, `transfer.canceled`, `transfer.returned`, `transfer.rejected`, `transfer.expired`, `wallet.frozen`, `wallet.unfrozen`, `wallet.closed`, `customer.verification.updated`, `aml.alert.opened`, `aml.alert.resolved`, `payment_batch.created`, `payment_batch.pending_approval`, `payment_batch.processing`, `payment_batch.completed`, `payment_batch.partially_failed`, `payment_batch.failed`, `payment_batch.canceled`, `collection.created`, `collection.processing`, `collection.succeeded`, `collection.failed`, `deposit.detected`, `deposit.credited`, `deposit.reorged`, `conversion.completed`, `approval.updated`, `policy.updated`, `export.ready`, `export.failed`, `ledger.matched`, `reconciliation.statement.imported`, `reconciliation.exception.opened`, `reconciliation.exception.resolved`, `webhook_subscription.disabled`, `rail_partner.paused`, `rail_partner.resumed`, `safeguarding.shortfall`, `test_clock.advanced`, `safeguarding.sweep.recorded`. New types may be added; ignore the ones you do not know. */
+  /** What happened: one of `transfer.created`, `transfer.processing`, `transfer.settled`, `transfer.failed`, `transfer.canceled`, `transfer.returned`, `transfer.rejected`, `transfer.expired`, `wallet.frozen`, `wallet.unfrozen`, `wallet.closed`, `customer.verification.updated`, `aml.alert.opened`, `aml.alert.resolved`, `payment_batch.created`, `payment_batch.pending_approval`, `payment_batch.processing`, `payment_batch.completed`, `payment_batch.partially_failed`, `payment_batch.failed`, `payment_batch.canceled`, `collection.created`, `collection.processing`, `collection.succeeded`, `collection.failed`, `deposit.detected`, `deposit.held_for_review`, `deposit.credited`, `deposit.rejected`, `deposit.reorged`, `conversion.completed`, `approval.updated`, `policy.updated`, `fee_schedule.updated`, `export.ready`, `export.failed`, `ledger.matched`, `reconciliation.statement.imported`, `reconciliation.exception.opened`, `reconciliation.exception.resolved`, `webhook_subscription.disabled`, `rail_partner.paused`, `rail_partner.resumed`, `safeguarding.shortfall`, `test_clock.advanced`, `safeguarding.sweep.recorded`. New types may be added; ignore the ones you do not know. */
   type: string;
   /** When the change happened (UTC). */
   created_at: string;
@@ -465,7 +465,9 @@ export interface Evidence {
     | 'safeguarding.check'
     | 'safeguarding.sweep'
     | 'deposit.travel_rule'
-    | 'conversion.rates.update';
+    | 'conversion.rates.update'
+    | 'deposit.decision'
+    | 'conversion.decision';
   /** `system` for the service’s own decisions, or the id of the API key an operator used. */
   actor: string;
   /** The member the API key acts for; present only when it acts for one (and then part of what is hashed). */
@@ -483,20 +485,22 @@ export interface Evidence {
   hash: string;
 }
 
-/** A compliance review case: a transfer held `in_review` (its funds held) because its counterparty matched the sanctions list (`screening`) or an AML rule asked for review (`aml`). An operator clears it (the transfer goes on) or rejects it (the transfer is rejected and its hold released). */
+/** A compliance review case: a transfer held `in_review` (its funds held) because its counterparty matched the sanctions list (`screening`), an AML rule asked for review (`aml`) or its wallet is frozen (`frozen_wallet`); or a stablecoin deposit held uncredited because the Travel Rule required the originator’s data and it did not come (`travel_rule`). An operator clears it (the transfer goes on; the deposit, given the data, is credited) or rejects it (the transfer is rejected and its hold released; the deposit is owed back). */
 export interface Review {
   object: 'review';
   /** Review id. */
   id: string;
-  kind: 'screening' | 'aml' | 'frozen_wallet';
+  kind: 'screening' | 'aml' | 'frozen_wallet' | 'travel_rule';
   status: 'open' | 'cleared' | 'rejected';
   /** The held transfer. */
   transfer: string | null;
+  /** The held stablecoin deposit (a `travel_rule` case). */
+  deposit: string | null;
   /** The customer it concerns. */
   customer: string | null;
   /** The paying wallet. */
   wallet: string | null;
-  /** What opened the case: `screening` (list version, the name screened, the entries matched and their scores) or `aml_hits` (each rule, its version, the reason and what was observed). */
+  /** What opened the case: `screening` (list version, the name screened, the entries matched and their scores), `aml_hits` (each rule, its version, the reason and what was observed), or a `reason` with the facts (`credit_to_frozen_wallet`; `travel_rule_missing` with the deposit’s amount, network, transaction and the evidence record of the missing data). */
   findings: Record<string, unknown>;
   /** The operator’s note on the decision. */
   note: string | null;
@@ -528,7 +532,7 @@ export interface AmlRule {
   updated_at: string;
 }
 
-/** What an AML rule saw in a transfer. At most one alert per wallet and rule is open at a time. */
+/** What an AML rule saw in a transfer, or in a conversion (`conversion_quote`: the quote whose execution fired it). At most one alert per wallet and rule is open at a time. */
 export interface AmlAlert {
   object: 'aml_alert';
   /** Alert id. */
@@ -544,8 +548,10 @@ export interface AmlAlert {
     | 'new_counterparty_high_value';
   rule_version: number;
   action: 'alert' | 'review';
-  /** The transfer that fired it. */
-  transfer: string;
+  /** The transfer that fired it; null when a conversion did. */
+  transfer: string | null;
+  /** The conversion quote whose execution fired it (the conversion it became, or one refused); null for a transfer. */
+  conversion_quote: string | null;
   /** The paying wallet. */
   wallet: string;
   /** The paying wallet’s owner. */
@@ -1158,13 +1164,13 @@ export interface Collection {
   failed_at: string | null;
 }
 
-/** The fee for transfers on one rail in one currency (one rule per pair; a transfer with no rule pays none). `type` says which fields apply: `fixed` takes `fixed`; `percentage` takes `percent_bps` with an optional `min` and `max`; `tiered` takes `tiers`. A percentage is rounded half up to the minor unit (0.5 % of 101.00 is 0.505, charged 0.51), before `min` and `max` apply. */
+/** The fee for transfers on one rail in one currency, or for conversions (rail `conversion`) from one currency (one rule per pair; a transfer or conversion with no rule pays none). `type` says which fields apply: `fixed` takes `fixed`; `percentage` takes `percent_bps` with an optional `min` and `max`; `tiered` takes `tiers`. A percentage is rounded half up to the minor unit (0.5 % of 101.00 is 0.505, charged 0.51), before `min` and `max` apply. */
 export interface FeeRule {
   /** Unique in the schedule; transfers name the rule that decided their fee. */
   id: string;
-  /** The rail the rule prices (`internal`: wallet to wallet). */
-  rail: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset';
-  /** The currency; the rail must carry it. */
+  /** The rail the rule prices (`internal`: wallet to wallet), or `conversion`: mint and redeem, priced in the currency converted from. */
+  rail: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset' | 'conversion';
+  /** The currency; the rail must carry it (any supported currency for `conversion`). */
   currency:
     | 'KES'
     | 'UGX'
@@ -1456,7 +1462,7 @@ export interface DepositAddress {
   created_at: string;
 }
 
-/** A transfer of a stablecoin to a deposit address, seen on chain. `pending` while it gathers confirmations; `credited` once it has `required_confirmations` (ethereum 12, polygon 128, base 12, arbitrum 12, solana 32, tron 19): the wallet is credited by the inbound `transfer`; `reorged` when a reorganisation of the chain dropped it before then: never credited. A chain transfer (network, `tx_hash`, `log_index`) is credited once. */
+/** A transfer of a stablecoin to a deposit address, seen on chain. `pending` while it gathers confirmations; `credited` once it has `required_confirmations` (ethereum 12, polygon 128, base 12, arbitrum 12, solana 32, tron 19): the wallet is credited by the inbound `transfer`; `held_for_review` instead when the Travel Rule required the originator’s data and it did not come: not credited until a compliance operator decides (a `travel_rule` review case), then `credited` or `rejected` (never credited, owed back to its sender); `reorged` when a reorganisation of the chain dropped it before it was final: never credited. A chain transfer (network, `tx_hash`, `log_index`) is credited once. */
 export interface Deposit {
   object: 'deposit';
   /** Deposit id. */
@@ -1476,18 +1482,25 @@ export interface Deposit {
   required_confirmations: number;
   /** Whether the chain still holds the transaction. */
   chain_state: 'included' | 'dropped';
-  status: 'pending' | 'credited' | 'reorged';
+  status: 'pending' | 'held_for_review' | 'credited' | 'rejected' | 'reorged';
   /** The inbound transfer that credited the wallet. */
   transfer: string | null;
-  /** When the originator’s Travel Rule data was given, or required by the amount: the evidence record (`reference`) that keeps it, or that records it missing (operators read it among the wallet’s evidence). */
+  /** When the originator’s Travel Rule data was given, or required by the amount: the evidence record (`reference`) that keeps it, or that records it missing (operators read it among the wallet’s evidence). Once an operator supplied the data of a held deposit, `reference` names the record that keeps it. */
   travel_rule: {
     reference: string;
+    /** Whether the amount required the data. */
     required: boolean;
+    /** Whether the data was received. */
+    received: boolean;
   } | null;
   created_at: string;
   updated_at: string;
   credited_at: string | null;
   reorged_at: string | null;
+  /** When it was held for review. */
+  held_at: string | null;
+  /** When an operator rejected it. */
+  rejected_at: string | null;
 }
 
 /** The organization’s conversion rates between fiat currencies and stablecoins, each direction its own. */
@@ -1562,8 +1575,17 @@ export interface ConversionQuote {
   to_currency: string;
   /** Units of to_currency for one of from_currency, exact. */
   rate: string;
-  /** The fee, in the source currency: zero (fee schedules are not applied to conversions yet). */
+  /** The fee, in the source currency, paid on top of from_amount: what the fee schedule’s `conversion` rule for the source currency charges (zero without one). */
   fee: string;
+  /** What the source wallet is debited: from_amount + fee. */
+  total: string;
+  /** Which fee schedule version and rule decided `fee` (`rule` null: the version has no `conversion` rule for the source currency). Null for conversions quoted before fees applied to them. */
+  fee_schedule: {
+    /** The fee schedule version. */
+    version: number;
+    /** The rule’s `id`, or null when no rule applied. */
+    rule: string | null;
+  } | null;
   created_at: string;
   expires_at: string;
 }
@@ -1591,8 +1613,17 @@ export interface Conversion {
   to_currency: string;
   /** Units of to_currency for one of from_currency, exact. */
   rate: string;
-  /** The fee, in the source currency: zero (fee schedules are not applied to conversions yet). */
+  /** The fee, in the source currency, paid on top of from_amount: what the fee schedule’s `conversion` rule for the source currency charges (zero without one). */
   fee: string;
+  /** What the source wallet is debited: from_amount + fee. */
+  total: string;
+  /** Which fee schedule version and rule decided `fee` (`rule` null: the version has no `conversion` rule for the source currency). Null for conversions quoted before fees applied to them. */
+  fee_schedule: {
+    /** The fee schedule version. */
+    version: number;
+    /** The rule’s `id`, or null when no rule applied. */
+    rule: string | null;
+  } | null;
   created_at: string;
 }
 
@@ -2066,11 +2097,14 @@ export interface ListEventsQuery {
     | 'collection.succeeded'
     | 'collection.failed'
     | 'deposit.detected'
+    | 'deposit.held_for_review'
     | 'deposit.credited'
+    | 'deposit.rejected'
     | 'deposit.reorged'
     | 'conversion.completed'
     | 'approval.updated'
     | 'policy.updated'
+    | 'fee_schedule.updated'
     | 'export.ready'
     | 'export.failed'
     | 'ledger.matched'
@@ -2188,7 +2222,9 @@ export interface ListEvidenceQuery {
     | 'safeguarding.check'
     | 'safeguarding.sweep'
     | 'deposit.travel_rule'
-    | 'conversion.rates.update';
+    | 'conversion.rates.update'
+    | 'deposit.decision'
+    | 'conversion.decision';
 }
 
 export interface ListTransferEvidenceQuery {
@@ -2235,8 +2271,8 @@ export interface ListReviewsQuery {
   'created[lte]'?: string | Date;
   /** Only cases in this status. */
   status?: 'open' | 'cleared' | 'rejected';
-  /** Only screening or only AML cases. */
-  kind?: 'screening' | 'aml' | 'frozen_wallet';
+  /** Only cases of this kind. */
+  kind?: 'screening' | 'aml' | 'frozen_wallet' | 'travel_rule';
   /** Only the cases of this transfer. */
   transfer?: string;
 }
@@ -2244,12 +2280,37 @@ export interface ListReviewsQuery {
 export interface ClearReviewRequest {
   /** Why; kept on the case and in the evidence. */
   note?: string;
+  /** A held stablecoin deposit only (a `travel_rule` case): the originator’s data as the sending institution supplied it, checked like a deposit report’s (a 400 naming each field). The beneficiary defaults to the wallet’s customer. */
+  travel_rule?: {
+    /** Who sends: `name`, `account`, and at least one of `address`, `national_id` or `date_of_birth`. */
+    originator?: {
+      /** Full name, at most 200 characters. */
+      name?: string;
+      /** The originator’s account: the paying wallet or an account number. */
+      account?: string;
+      /** Postal address, at most 500 characters. */
+      address?: string;
+      /** National identity number: 4-32 letters, digits or dashes. */
+      national_id?: string;
+      /** YYYY-MM-DD. */
+      date_of_birth?: string;
+    };
+    /** Who receives: `name`; `account` defaults to the destination address. */
+    beneficiary?: {
+      /** Full name, at most 200 characters. */
+      name?: string;
+      /** The beneficiary’s account; the destination address when omitted. */
+      account?: string;
+      /** The receiving institution (a VASP), when known. */
+      institution?: string;
+    };
+  };
 }
 
 export interface RejectReviewRequest {
   /** Why; kept on the case and in the evidence. */
   note?: string;
-  /** Freeze the paying wallet too (default: true for screening, false for AML). */
+  /** Freeze the paying wallet too (default: true for screening, false otherwise). */
   freeze_wallet?: boolean;
 }
 
@@ -2477,9 +2538,9 @@ export interface UpdateFeeScheduleRequest {
   rules: Array<{
     /** Unique in the schedule; transfers name the rule that decided their fee. */
     id: string;
-    /** The rail the rule prices (`internal`: wallet to wallet). */
-    rail: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset';
-    /** The currency; the rail must carry it. */
+    /** The rail the rule prices (`internal`: wallet to wallet), or `conversion`: mint and redeem, priced in the currency converted from. */
+    rail: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset' | 'conversion';
+    /** The currency; the rail must carry it (any supported currency for `conversion`). */
     currency:
       | 'KES'
       | 'UGX'
@@ -3130,7 +3191,7 @@ export interface ListDepositsQuery {
   /** Only objects created at or before this time. */
   'created[lte]'?: string | Date;
   /** Only deposits in this status. */
-  status?: 'pending' | 'credited' | 'reorged';
+  status?: 'pending' | 'held_for_review' | 'credited' | 'rejected' | 'reorged';
   /** Only deposits to this wallet. */
   wallet?: string;
 }
@@ -3174,7 +3235,7 @@ export interface CreateConversionRequest {
 export interface CreateWebhookSubscriptionUnversionedRequest {
   /** An HTTPS endpoint you own, publicly reachable: loopback, private, link-local and reserved addresses are refused, and a host name must resolve to public addresses only. A sandbox started with MKOBA_WEBHOOK_ALLOW_PRIVATE=1 (local development) also takes those, and plain HTTP to them. */
   url: string;
-  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, customer.verification.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.credited, deposit.reorged, conversion.completed, approval.updated, policy.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded), or `*` for all. */
+  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, customer.verification.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded), or `*` for all. */
   events: Array<string>;
   description?: string;
   /** `snake_case` (default: `created_at`, `data.transfer_id`) or `camel_case` (`createdAt`, `data.transferId`). */
@@ -3195,7 +3256,7 @@ export interface ListWebhookSubscriptionsQuery {
 export interface CreateWebhookSubscriptionRequest {
   /** An HTTPS endpoint you own, publicly reachable: loopback, private, link-local and reserved addresses are refused, and a host name must resolve to public addresses only. A sandbox started with MKOBA_WEBHOOK_ALLOW_PRIVATE=1 (local development) also takes those, and plain HTTP to them. */
   url: string;
-  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, customer.verification.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.credited, deposit.reorged, conversion.completed, approval.updated, policy.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded), or `*` for all. */
+  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, customer.verification.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded), or `*` for all. */
   events: Array<string>;
   description?: string;
   /** `snake_case` (default: `created_at`, `data.transfer_id`) or `camel_case` (`createdAt`, `data.transferId`). */
@@ -3212,7 +3273,7 @@ export interface DeleteWebhookSubscriptionResponse {
 export interface UpdateWebhookSubscriptionRequest {
   /** An HTTPS endpoint you own, publicly reachable: loopback, private, link-local and reserved addresses are refused, and a host name must resolve to public addresses only. A sandbox started with MKOBA_WEBHOOK_ALLOW_PRIVATE=1 (local development) also takes those, and plain HTTP to them. */
   url?: string;
-  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, customer.verification.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.credited, deposit.reorged, conversion.completed, approval.updated, policy.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded), or `*` for all. */
+  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, customer.verification.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded), or `*` for all. */
   events?: Array<string>;
   description?: string | null;
   /** `snake_case` (default: `created_at`, `data.transfer_id`) or `camel_case` (`createdAt`, `data.transferId`). */
@@ -3277,11 +3338,14 @@ export interface SandboxEmitEventRequest {
     | 'collection.succeeded'
     | 'collection.failed'
     | 'deposit.detected'
+    | 'deposit.held_for_review'
     | 'deposit.credited'
+    | 'deposit.rejected'
     | 'deposit.reorged'
     | 'conversion.completed'
     | 'approval.updated'
     | 'policy.updated'
+    | 'fee_schedule.updated'
     | 'export.ready'
     | 'export.failed'
     | 'ledger.matched'

@@ -27,7 +27,9 @@ export const AML_ALERT_NOTE_LENGTH_MAX = 1_000;
 
 export interface AmlAlertDraft {
   organizationId: string;
-  transferId: string;
+  /** What fired it: a transfer, or a conversion's quote. */
+  transferId?: string | undefined;
+  conversionQuoteId?: string | undefined;
   walletId: string;
   customerId: string;
   hit: AmlHit;
@@ -42,6 +44,7 @@ export function amlAlertEventData(alert: AmlAlert): Record<string, unknown> {
     rule_type: alert.ruleType,
     action: alert.action,
     transfer_id: alert.transferId,
+    conversion_quote_id: alert.conversionQuoteId,
     wallet_id: alert.walletId,
     customer_id: alert.customerId,
     disposition: alert.disposition,
@@ -88,7 +91,8 @@ export async function openAmlAlerts(
             ruleType: d.hit.ruleType,
             ruleVersion: d.hit.ruleVersion,
             action: d.hit.action,
-            transferId: d.transferId,
+            transferId: d.transferId ?? null,
+            conversionQuoteId: d.conversionQuoteId ?? null,
             walletId: d.walletId,
             customerId: d.customerId,
             status: 'open',
@@ -168,11 +172,12 @@ export async function resolveAmlAlert(
       organizationId,
       kind: 'alert.disposition',
       actor,
-      transferId: alert.transferId,
+      transferId: alert.transferId ?? undefined,
       walletId: alert.walletId,
       customerId: alert.customerId,
       data: {
         alert_id: alert.id,
+        ...(alert.conversionQuoteId === null ? {} : { conversion_quote_id: alert.conversionQuoteId }),
         rule_id: alert.ruleId,
         rule_type: alert.ruleType,
         rule_version: alert.ruleVersion,

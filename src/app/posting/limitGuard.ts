@@ -1,7 +1,9 @@
 /**
  * Tier limits inside the ledger writer's batch: the paying customers' day and month sums are locked with
  * one statement after the accounts, each transfer is decided over them in order (so two transfers racing
- * for the last of a daily limit cannot both pass), and the new sums are written with one statement.
+ * for the last of a daily limit cannot both pass), and the new sums are written with one statement. A
+ * conversion takes the same steps in its own transaction, after locking its accounts the same way, so
+ * transfers and conversions count against one another.
  */
 import {
   decideLimits,
@@ -22,8 +24,9 @@ import {
 } from '../../store/repositories/limitUsage.ts';
 import type { Queryable } from '../../store/store.ts';
 
+/** What counts against a tier limit: money a customer sends out of a wallet (a transfer or a conversion). */
 export interface LimitedTransfer {
-  transfer: Transfer;
+  transfer: Pick<Transfer, 'currency' | 'amountMinor'>;
   sourceCustomerId: string;
 }
 
@@ -54,8 +57,8 @@ export class LimitGuard {
     return new LimitGuard(await lockLimitUsage(tx, keys), now);
   }
 
-  /** The 422 a transfer gets if it would break its customer's tier limit; undefined when it fits. */
-  check(command: LimitedTransfer): AppError | undefined {
+  /** The 422 a transfer (or conversion) gets if it would break its customer's tier limit; undefined when it fits. */
+  check(command: LimitedTransfer, movement = 'transfer', param = 'amount'): AppError | undefined {
     const keys = keysOf(command, this.now);
     if (!keys) return undefined;
     const day = this.usage.get(usageKeyOf(keys.day));
@@ -72,8 +75,8 @@ export class LimitGuard {
       status: 422,
       code: 'limit_exceeded',
       title: 'Limit exceeded',
-      detail: `This transfer would pass the customer's ${refusal.limit} limit. ${limitSentence(refusal, t.currency)}`,
-      param: 'amount',
+      detail: `This ${movement} would pass the customer's ${refusal.limit} limit. ${limitSentence(refusal, t.currency)}`,
+      param,
       extensions: { limit: refusal.limit, remaining: formatAmount(refusal.remainingMinor, t.currency) },
     });
   }

@@ -589,6 +589,7 @@ class WriterLane {
       customerId: command.sourceCustomerId,
       walletId: command.debitAccountId,
       verificationId: null,
+      depositId: null,
       findings: compliance.review.findings,
       note: null,
       decidedBy: null,

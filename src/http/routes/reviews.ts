@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../app/deps.ts';
 import { decideReview, getReview, listReviews } from '../../app/reviews.ts';
+import type { TravelRuleInput } from '../../domain/decisions/travelRule.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import {
   REVIEW_DECISIONS,
@@ -21,13 +22,14 @@ import {
   idSchema,
   listEnvelopeSchema,
   listQuerySchema,
+  travelRuleRequestSchema,
 } from '../schemas.ts';
 import { sendWrite } from '../writes.ts';
 
 const TAGS = ['Reviews'];
 const reviewParams = idParamsSchema(ID_PREFIXES.review, 'Review id.');
 
-/** The one queue of screening and AML review cases: operators only (the `compliance` scope). */
+/** The one queue of review cases (screening, AML, frozen wallets, held deposits): operators only (the `compliance` scope). */
 export function reviewRoutes(app: FastifyInstance, deps: Deps): void {
   app.get<{ Querystring: ListQuery & { status?: ReviewStatus; kind?: ReviewKind; transfer?: string } }>(
     '/v1/reviews',
@@ -41,7 +43,7 @@ export function reviewRoutes(app: FastifyInstance, deps: Deps): void {
         security: BEARER_SECURITY,
         querystring: listQuerySchema(ID_PREFIXES.review, {
           status: { type: 'string', enum: REVIEW_STATUSES, description: 'Only cases in this status.' },
-          kind: { type: 'string', enum: REVIEW_KINDS, description: 'Only screening or only AML cases.' },
+          kind: { type: 'string', enum: REVIEW_KINDS, description: 'Only cases of this kind.' },
           transfer: idSchema(ID_PREFIXES.transfer, 'Only the cases of this transfer.'),
         }),
         response: {
@@ -83,7 +85,10 @@ export function reviewRoutes(app: FastifyInstance, deps: Deps): void {
   );
 
   for (const decision of REVIEW_DECISIONS) {
-    app.post<{ Params: { id: string }; Body: { note?: string; freeze_wallet?: boolean } }>(
+    app.post<{
+      Params: { id: string };
+      Body: { note?: string; freeze_wallet?: boolean; travel_rule?: TravelRuleInput };
+    }>(
       `/v1/reviews/:id/${decision}`,
       {
         config: { scope: 'compliance' },
@@ -92,8 +97,8 @@ export function reviewRoutes(app: FastifyInstance, deps: Deps): void {
           summary: decision === 'clear' ? 'Clear a review case' : 'Reject a review case',
           description:
             decision === 'clear'
-              ? 'The held transfer goes on: to the rail, or settled at once when it is internal. A decided case is a 409 `invalid_state_transition`.'
-              : 'The held transfer is rejected (`transfer.rejected`) and its hold released. A screening case also freezes the paying wallet (`freeze_wallet` defaults to true for screening, false for AML). A decided case is a 409 `invalid_state_transition`.',
+              ? 'The held transfer goes on: to the rail, or settled at once when it is internal. A held stablecoin deposit (a `travel_rule` case) needs `travel_rule.originator`, the data the sending institution supplied (without it a 422 `travel_rule_required`): it is kept as evidence and the deposit is credited (`deposit.credited`). A decided case is a 409 `invalid_state_transition`.'
+              : 'The held transfer is rejected (`transfer.rejected`) and its hold released; a held stablecoin deposit is left uncredited, `rejected` and owed back to its sender (`deposit.rejected`). A screening case also freezes the paying wallet (`freeze_wallet` defaults to true for screening, false otherwise). A decided case is a 409 `invalid_state_transition`.',
           tags: TAGS,
           security: BEARER_SECURITY,
           headers: idempotencyHeadersSchema,
@@ -113,10 +118,16 @@ export function reviewRoutes(app: FastifyInstance, deps: Deps): void {
                     freeze_wallet: {
                       type: 'boolean',
                       description:
-                        'Freeze the paying wallet too (default: true for screening, false for AML).',
+                        'Freeze the paying wallet too (default: true for screening, false otherwise).',
                     },
                   }
-                : {}),
+                : {
+                    travel_rule: {
+                      ...travelRuleRequestSchema,
+                      description:
+                        'A held stablecoin deposit only (a `travel_rule` case): the originator’s data as the sending institution supplied it, checked like a deposit report’s (a 400 naming each field). The beneficiary defaults to the wallet’s customer.',
+                    },
+                  }),
             },
           },
           response: {
@@ -135,7 +146,11 @@ export function reviewRoutes(app: FastifyInstance, deps: Deps): void {
               organizationId,
               request.params.id,
               decision,
-              { note: request.body?.note, freezeWallet: request.body?.freeze_wallet },
+              {
+                note: request.body?.note,
+                freezeWallet: request.body?.freeze_wallet,
+                travelRule: request.body?.travel_rule,
+              },
               requestActor(request),
             ),
           ),

@@ -11,6 +11,7 @@ import {
   getConversionRates,
   getQuote,
   listOrganizationConversions,
+  prepareConversion,
   prepareQuote,
   putConversionRates,
   type QuoteInput,
@@ -24,12 +25,15 @@ import {
 } from '../../app/deposits.ts';
 import type { Deps } from '../../app/deps.ts';
 import { apiKeyActor } from '../../app/evidence.ts';
+import { failureResult } from '../../app/idempotency.ts';
+import type { AmlRule } from '../../domain/decisions/aml.ts';
 import { RATE_FRACTION_DIGITS_MAX, RATE_INTEGER_DIGITS_MAX } from '../../domain/decisions/travelRule.ts';
 import {
   DIGITAL_ASSET_NETWORKS,
   DIGITAL_ASSETS,
   type DigitalAssetNetwork,
 } from '../../domain/digitalAssets.ts';
+import type { FeeSchedule } from '../../domain/fees.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import { numberSourceOf } from '../../domain/jsonNumbers.ts';
 import { formatAmount, SUPPORTED_CURRENCIES } from '../../domain/money.ts';
@@ -52,6 +56,7 @@ import { BEARER_SECURITY, principalOf } from '../auth.ts';
 import { type ListQuery, pageRequestOf, presentList } from '../presenters.ts';
 import { problemResponses, READ_PROBLEMS, WRITE_PROBLEMS } from '../problems.ts';
 import {
+  feeScheduleDecisionSchema,
   idempotencyHeadersSchema,
   idempotentWriteHeaders,
   idParamsSchema,
@@ -95,7 +100,7 @@ export const depositSchema = {
     .map(([n, c]) => `${n} ${c}`)
     .join(
       ', ',
-    )}): the wallet is credited by the inbound \`transfer\`; \`reorged\` when a reorganisation of the chain dropped it before then: never credited. A chain transfer (network, \`tx_hash\`, \`log_index\`) is credited once.`,
+    )}): the wallet is credited by the inbound \`transfer\`; \`held_for_review\` instead when the Travel Rule required the originator’s data and it did not come: not credited until a compliance operator decides (a \`travel_rule\` review case), then \`credited\` or \`rejected\` (never credited, owed back to its sender); \`reorged\` when a reorganisation of the chain dropped it before it was final: never credited. A chain transfer (network, \`tx_hash\`, \`log_index\`) is credited once.`,
   required: [
     'object',
     'id',
@@ -117,6 +122,8 @@ export const depositSchema = {
     'updated_at',
     'credited_at',
     'reorged_at',
+    'held_at',
+    'rejected_at',
   ],
   properties: {
     object: { type: 'string', enum: ['deposit'] },
@@ -141,17 +148,20 @@ export const depositSchema = {
     travel_rule: {
       type: ['object', 'null'],
       description:
-        'When the originator’s Travel Rule data was given, or required by the amount: the evidence record (`reference`) that keeps it, or that records it missing (operators read it among the wallet’s evidence).',
-      required: ['reference', 'required'],
+        'When the originator’s Travel Rule data was given, or required by the amount: the evidence record (`reference`) that keeps it, or that records it missing (operators read it among the wallet’s evidence). Once an operator supplied the data of a held deposit, `reference` names the record that keeps it.',
+      required: ['reference', 'required', 'received'],
       properties: {
         reference: { type: 'string' },
-        required: { type: 'boolean' },
+        required: { type: 'boolean', description: 'Whether the amount required the data.' },
+        received: { type: 'boolean', description: 'Whether the data was received.' },
       },
     },
     created_at: timestampSchema,
     updated_at: timestampSchema,
     credited_at: nullableTimestampSchema,
     reorged_at: nullableTimestampSchema,
+    held_at: { ...nullableTimestampSchema, description: 'When it was held for review.' },
+    rejected_at: { ...nullableTimestampSchema, description: 'When an operator rejected it.' },
   },
 } as const;
 
@@ -202,7 +212,12 @@ const conversionFields = {
   to_currency: { type: 'string' },
   rate: { type: 'string', description: 'Units of to_currency for one of from_currency, exact.' },
   fee: amountField(
-    'The fee, in the source currency: zero (fee schedules are not applied to conversions yet).',
+    'The fee, in the source currency, paid on top of from_amount: what the fee schedule’s `conversion` rule for the source currency charges (zero without one).',
+  ),
+  total: amountField('What the source wallet is debited: from_amount + fee.'),
+  fee_schedule: feeScheduleDecisionSchema(
+    'Which fee schedule version and rule decided `fee` (`rule` null: the version has no `conversion` rule for the source currency). Null for conversions quoted before fees applied to them.',
+    true,
   ),
   created_at: timestampSchema,
 } as const;
@@ -281,11 +296,17 @@ export function presentDeposit(d: Deposit) {
     travel_rule:
       d.travelRuleEvidenceId === null
         ? null
-        : { reference: d.travelRuleEvidenceId, required: d.travelRuleRequired === true },
+        : {
+            reference: d.travelRuleEvidenceId,
+            required: d.travelRuleRequired === true,
+            received: d.travelRuleReceived === true,
+          },
     created_at: d.createdAt.toISOString(),
     updated_at: d.updatedAt.toISOString(),
     credited_at: d.creditedAt?.toISOString() ?? null,
     reorged_at: d.reorgedAt?.toISOString() ?? null,
+    held_at: d.heldAt?.toISOString() ?? null,
+    rejected_at: d.rejectedAt?.toISOString() ?? null,
   };
 }
 
@@ -300,6 +321,8 @@ function conversionCommon(c: ConversionQuote | Conversion) {
     to_currency: c.toCurrency,
     rate: c.rate,
     fee: formatAmount(c.feeMinor, c.fromCurrency),
+    total: formatAmount(c.fromAmountMinor + c.feeMinor, c.fromCurrency),
+    fee_schedule: c.feeScheduleVersion === null ? null : { version: c.feeScheduleVersion, rule: c.feeRule },
     created_at: c.createdAt.toISOString(),
   };
 }
@@ -551,7 +574,7 @@ export function stablecoinRoutes(app: FastifyInstance, deps: Deps): void {
       schema: {
         operationId: 'createConversionQuote',
         summary: 'Quote a conversion',
-        description: `Quotes converting \`amount\` (in the source wallet’s currency) from one of a customer’s wallets to another of theirs: fiat to USDC or USDT (mint) or back (redeem), at the organization’s rate, the credited amount rounded down to the minor unit. Valid for ${CONVERSION_QUOTE_TTL_MS / 1000} seconds. A pair without a rate is a 422 \`rate_unavailable\`.`,
+        description: `Quotes converting \`amount\` (in the source wallet’s currency) from one of a customer’s wallets to another of theirs: fiat to USDC or USDT (mint) or back (redeem), at the organization’s rate, the credited amount rounded down to the minor unit, with the fee the organization’s fee schedule charges conversions from the source currency (rail \`conversion\`) on top. Valid for ${CONVERSION_QUOTE_TTL_MS / 1000} seconds. A pair without a rate is a 422 \`rate_unavailable\`.`,
         tags: TAGS,
         security: BEARER_SECURITY,
         headers: idempotencyHeadersSchema,
@@ -576,14 +599,21 @@ export function stablecoinRoutes(app: FastifyInstance, deps: Deps): void {
       },
     },
     (request, reply) =>
-      sendWrite(
+      sendWrite<FeeSchedule>(
         deps,
         request,
         reply,
-        async (tx, organizationId) => ({
+        async (tx, organizationId, fees) => ({
           status: 201,
           body: presentQuote(
-            await createQuote(tx, deps, organizationId, request.body, numberSourceOf(request.body, 'amount')),
+            await createQuote(
+              tx,
+              deps,
+              organizationId,
+              request.body,
+              fees,
+              numberSourceOf(request.body, 'amount'),
+            ),
           ),
         }),
         (organizationId) => prepareQuote(deps, organizationId),
@@ -618,7 +648,7 @@ export function stablecoinRoutes(app: FastifyInstance, deps: Deps): void {
         operationId: 'createConversion',
         summary: 'Execute a quote',
         description:
-          'Debits the source wallet and credits the destination wallet by the quote’s amounts, in one transaction through the posting module. Once per quote: a quote already executed is a 409; an expired one a 422 `quote_expired`; a source wallet without the amount available a 422 `insufficient_funds`; a frozen or closed one a 409 `wallet_not_active`. Nothing is written on a refusal.',
+          'Debits the source wallet (amount + fee) and credits the destination wallet by the quote’s amounts, in one transaction through the posting module, the fee to fee income. Decided as a transfer of the source amount is: the customer’s tier limits (a 422 `limit_exceeded` on `quote`, with `limit` and `remaining`) and the AML rules (`block` or `review`: a 422 `compliance_blocked`, its evidence and alerts recorded). Once per quote: a quote already executed is a 409; an expired one a 422 `quote_expired`; a source wallet without amount + fee available a 422 `insufficient_funds`; a frozen or closed one a 409 `wallet_not_active`. Nothing moves on a refusal.',
         tags: TAGS,
         security: BEARER_SECURITY,
         headers: idempotencyHeadersSchema,
@@ -635,12 +665,26 @@ export function stablecoinRoutes(app: FastifyInstance, deps: Deps): void {
       },
     },
     (request, reply) =>
-      sendWrite(deps, request, reply, async (tx, organizationId) => ({
-        status: 201,
-        body: presentConversion(
-          await executeQuote(tx, deps, organizationId, request.body.quote, actorIdOf(principalOf(request))),
-        ),
-      })),
+      sendWrite<AmlRule[]>(
+        deps,
+        request,
+        reply,
+        async (tx, organizationId, amlRules) => {
+          const outcome = await executeQuote(
+            tx,
+            deps,
+            organizationId,
+            request.body.quote,
+            actorIdOf(principalOf(request)),
+            amlRules,
+          );
+          // A refusal by compliance commits its evidence and alerts, and is answered as the failure it is.
+          return 'refused' in outcome
+            ? failureResult(outcome.refused, request.id)
+            : { status: 201, body: presentConversion(outcome.conversion) };
+        },
+        (organizationId) => prepareConversion(deps, organizationId),
+      ),
   );
 
   app.get<{ Querystring: ListQuery }>(

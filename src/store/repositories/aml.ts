@@ -102,7 +102,7 @@ export async function findAmlRule(
 }
 
 const ALERT_COLUMNS =
-  'id, organization_id, rule_id, rule_type, rule_version, action, transfer_id, wallet_id, customer_id, status, reason, observed, disposition, note, resolved_by, created_at, resolved_at';
+  'id, organization_id, rule_id, rule_type, rule_version, action, transfer_id, wallet_id, customer_id, status, reason, observed, disposition, note, resolved_by, created_at, resolved_at, conversion_quote_id';
 
 function alertFromRow(row: Record<string, unknown>): AmlAlert {
   const optional = (v: unknown) => (v === null ? null : String(v));
@@ -113,7 +113,8 @@ function alertFromRow(row: Record<string, unknown>): AmlAlert {
     ruleType: row.rule_type as AmlRuleType,
     ruleVersion: Number(row.rule_version),
     action: row.action as AmlAlert['action'],
-    transferId: String(row.transfer_id),
+    transferId: optional(row.transfer_id),
+    conversionQuoteId: optional(row.conversion_quote_id),
     walletId: String(row.wallet_id),
     customerId: String(row.customer_id),
     status: row.status as AmlAlertStatus,
@@ -136,13 +137,13 @@ export async function insertAmlAlerts(db: Queryable, alerts: readonly AmlAlert[]
   const column = <T>(pick: (a: AmlAlert) => T) => alerts.map(pick);
   const rows = await db.query(
     `INSERT INTO aml_alerts (id, organization_id, rule_id, rule_type, rule_version, action, transfer_id, wallet_id,
-                             customer_id, status, reason, observed, created_at)
+                             customer_id, status, reason, observed, created_at, conversion_quote_id)
      SELECT v.id, v.organization_id, v.rule_id, v.rule_type, v.rule_version, v.action, v.transfer_id, v.wallet_id,
-            v.customer_id, 'open', v.reason, v.observed::jsonb, v.created_at
+            v.customer_id, 'open', v.reason, v.observed::jsonb, v.created_at, v.conversion_quote_id
        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::text[], $7::text[], $8::text[],
-                   $9::text[], $10::text[], $11::text[], $12::timestamptz[])
+                   $9::text[], $10::text[], $11::text[], $12::timestamptz[], $13::text[])
          AS v(id, organization_id, rule_id, rule_type, rule_version, action, transfer_id, wallet_id, customer_id,
-              reason, observed, created_at)
+              reason, observed, created_at, conversion_quote_id)
      ON CONFLICT (wallet_id, rule_id) WHERE status = 'open' DO NOTHING
      RETURNING id`,
     [
@@ -158,6 +159,7 @@ export async function insertAmlAlerts(db: Queryable, alerts: readonly AmlAlert[]
       column((a) => a.reason),
       column((a) => JSON.stringify(a.observed)),
       column((a) => a.createdAt.toISOString()),
+      column((a) => a.conversionQuoteId),
     ],
   );
   const opened = new Set(rows.map((r) => String(r.id)));

@@ -4,7 +4,7 @@ import type { Queryable } from '../store.ts';
 import { type KeysetFilter, listNewestFirst, toDate, toJsonObject } from './rows.ts';
 
 const COLUMNS =
-  'id, organization_id, kind, status, transfer_id, customer_id, wallet_id, verification_id, findings, note, decided_by, created_at, decided_at';
+  'id, organization_id, kind, status, transfer_id, customer_id, wallet_id, verification_id, findings, note, decided_by, created_at, decided_at, deposit_id';
 
 function fromRow(row: Record<string, unknown>): ReviewCase {
   const optional = (v: unknown) => (v === null ? null : String(v));
@@ -17,6 +17,7 @@ function fromRow(row: Record<string, unknown>): ReviewCase {
     customerId: optional(row.customer_id),
     walletId: optional(row.wallet_id),
     verificationId: optional(row.verification_id),
+    depositId: optional(row.deposit_id),
     findings: toJsonObject<ReviewFindings>(row.findings),
     note: optional(row.note),
     decidedBy: optional(row.decided_by),
@@ -31,12 +32,13 @@ export async function insertReviewCases(db: Queryable, cases: readonly ReviewCas
   const column = <T>(pick: (c: ReviewCase) => T) => cases.map(pick);
   await db.query(
     `INSERT INTO review_cases (id, organization_id, kind, status, transfer_id, customer_id, wallet_id, verification_id,
-                               findings, created_at)
+                               findings, created_at, deposit_id)
      SELECT v.id, v.organization_id, v.kind, v.status, v.transfer_id, v.customer_id, v.wallet_id, v.verification_id,
-            v.findings::jsonb, v.created_at
+            v.findings::jsonb, v.created_at, v.deposit_id
        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-                   $9::timestamptz[], $10::text[])
-         AS v(id, organization_id, kind, status, transfer_id, customer_id, wallet_id, findings, created_at, verification_id)`,
+                   $9::timestamptz[], $10::text[], $11::text[])
+         AS v(id, organization_id, kind, status, transfer_id, customer_id, wallet_id, findings, created_at, verification_id,
+              deposit_id)`,
     [
       column((c) => c.id),
       column((c) => c.organizationId),
@@ -48,6 +50,7 @@ export async function insertReviewCases(db: Queryable, cases: readonly ReviewCas
       column((c) => JSON.stringify(c.findings)),
       column((c) => c.createdAt.toISOString()),
       column((c) => c.verificationId),
+      column((c) => c.depositId),
     ],
   );
 }

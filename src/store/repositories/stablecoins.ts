@@ -87,7 +87,8 @@ export async function findDepositAddressByAddress(
 
 const DEPOSIT_COLUMNS = `id, organization_id, wallet_id, deposit_address_id, asset, network, address, tx_hash, log_index,
   amount_minor, confirmations, chain_state, required_confirmations, status, transfer_id, travel_rule_evidence_id,
-  travel_rule_required, next_check_at, created_at, updated_at, credited_at, reorged_at`;
+  travel_rule_required, next_check_at, created_at, updated_at, credited_at, reorged_at, travel_rule_received, held_at,
+  rejected_at`;
 
 function depositFromRow(row: Record<string, unknown>): Deposit {
   return {
@@ -113,6 +114,9 @@ function depositFromRow(row: Record<string, unknown>): Deposit {
     updatedAt: toDate(row.updated_at),
     creditedAt: date(row.credited_at),
     reorgedAt: date(row.reorged_at),
+    travelRuleReceived: row.travel_rule_received === null ? null : row.travel_rule_received === true,
+    heldAt: date(row.held_at),
+    rejectedAt: date(row.rejected_at),
   };
 }
 
@@ -124,7 +128,8 @@ function depositFromRow(row: Record<string, unknown>): Deposit {
 export async function insertDepositIfNew(db: Queryable, d: Deposit): Promise<Deposit | undefined> {
   const [row] = await db.query(
     `INSERT INTO deposits (${DEPOSIT_COLUMNS})
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
+             $23, $24, $25)
      ON CONFLICT (network, tx_hash, log_index) WHERE status <> 'reorged' DO NOTHING
      RETURNING ${DEPOSIT_COLUMNS}`,
     [
@@ -150,6 +155,9 @@ export async function insertDepositIfNew(db: Queryable, d: Deposit): Promise<Dep
       d.updatedAt,
       d.creditedAt,
       d.reorgedAt,
+      d.travelRuleReceived,
+      d.heldAt,
+      d.rejectedAt,
     ],
   );
   return row && depositFromRow(row);
@@ -158,7 +166,8 @@ export async function insertDepositIfNew(db: Queryable, d: Deposit): Promise<Dep
 export async function saveDeposit(db: Queryable, d: Deposit): Promise<void> {
   await db.query(
     `UPDATE deposits SET confirmations = $3, chain_state = $4, status = $5, transfer_id = $6, next_check_at = $7,
-       updated_at = $8, credited_at = $9, reorged_at = $10, travel_rule_evidence_id = $11, travel_rule_required = $12
+       updated_at = $8, credited_at = $9, reorged_at = $10, travel_rule_evidence_id = $11, travel_rule_required = $12,
+       travel_rule_received = $13, held_at = $14, rejected_at = $15
      WHERE organization_id = $1 AND id = $2`,
     [
       d.organizationId,
@@ -173,6 +182,9 @@ export async function saveDeposit(db: Queryable, d: Deposit): Promise<void> {
       d.reorgedAt,
       d.travelRuleEvidenceId,
       d.travelRuleRequired,
+      d.travelRuleReceived,
+      d.heldAt,
+      d.rejectedAt,
     ],
   );
 }
@@ -341,7 +353,8 @@ export async function insertConversionRatesIfNone(
 // --- Quotes and conversions ------------------------------------------------------------------------------
 
 const QUOTE_COLUMNS = `id, organization_id, customer_id, from_wallet_id, to_wallet_id, direction, from_currency, to_currency,
-  from_amount_minor, to_amount_minor, rate, fee_minor, status, conversion_id, created_at, expires_at`;
+  from_amount_minor, to_amount_minor, rate, fee_minor, status, conversion_id, created_at, expires_at, fee_schedule_version,
+  fee_rule`;
 
 function quoteFromRow(row: Record<string, unknown>): ConversionQuote {
   return {
@@ -361,13 +374,15 @@ function quoteFromRow(row: Record<string, unknown>): ConversionQuote {
     conversionId: text(row.conversion_id),
     createdAt: toDate(row.created_at),
     expiresAt: toDate(row.expires_at),
+    feeScheduleVersion: row.fee_schedule_version === null ? null : Number(row.fee_schedule_version),
+    feeRule: text(row.fee_rule),
   };
 }
 
 export async function insertConversionQuote(db: Queryable, q: ConversionQuote): Promise<void> {
   await db.query(
     `INSERT INTO conversion_quotes (${QUOTE_COLUMNS})
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
     [
       q.id,
       q.organizationId,
@@ -385,6 +400,8 @@ export async function insertConversionQuote(db: Queryable, q: ConversionQuote): 
       q.conversionId,
       q.createdAt,
       q.expiresAt,
+      q.feeScheduleVersion,
+      q.feeRule,
     ],
   );
 }
@@ -410,7 +427,8 @@ export async function markQuoteExecuted(db: Queryable, quoteId: string, conversi
 }
 
 const CONVERSION_COLUMNS = `id, organization_id, quote_id, customer_id, from_wallet_id, to_wallet_id, direction, from_currency,
-  to_currency, from_amount_minor, to_amount_minor, rate, fee_minor, debit_entry_id, credit_entry_id, created_by, created_at`;
+  to_currency, from_amount_minor, to_amount_minor, rate, fee_minor, debit_entry_id, credit_entry_id, created_by, created_at,
+  fee_schedule_version, fee_rule`;
 
 function conversionFromRow(row: Record<string, unknown>): Conversion {
   return {
@@ -431,13 +449,15 @@ function conversionFromRow(row: Record<string, unknown>): Conversion {
     creditEntryId: String(row.credit_entry_id),
     createdBy: text(row.created_by),
     createdAt: toDate(row.created_at),
+    feeScheduleVersion: row.fee_schedule_version === null ? null : Number(row.fee_schedule_version),
+    feeRule: text(row.fee_rule),
   };
 }
 
 export async function insertConversion(db: Queryable, c: Conversion): Promise<void> {
   await db.query(
     `INSERT INTO conversions (${CONVERSION_COLUMNS})
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
     [
       c.id,
       c.organizationId,
@@ -456,6 +476,8 @@ export async function insertConversion(db: Queryable, c: Conversion): Promise<vo
       c.creditEntryId,
       c.createdBy,
       c.createdAt,
+      c.feeScheduleVersion,
+      c.feeRule,
     ],
   );
 }

@@ -1,6 +1,7 @@
 /**
- * A wallet's recent activity, for the AML rules the ledger writer evaluates: what it sent and received in
- * a window, and whether it paid a counterparty before. One statement for a whole batch of transfers.
+ * A wallet's recent activity, for the AML rules the ledger writer (and a conversion) evaluates: what it sent
+ * and received in a window, transfers and conversions alike, and whether it paid a counterparty before. One
+ * statement for a whole batch of transfers.
  */
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import type { Queryable } from '../store.ts';
@@ -16,9 +17,9 @@ export interface WalletActivityQuery {
 }
 
 export interface WalletActivity {
-  /** Earlier transfers out of the wallet that did not fail, newest first. */
+  /** Earlier transfers out of the wallet that did not fail, and conversions from it, newest first. */
   outgoing: { amountMinor: bigint; at: Date }[];
-  /** Money that arrived in the wallet (settled transfers to it), newest first. */
+  /** Money that arrived in the wallet (settled transfers to it, conversions into it), newest first. */
   incoming: { amountMinor: bigint; at: Date }[];
   /** Whether the wallet paid this destination before (a transfer to it that did not fail). */
   counterpartyKnown: boolean;
@@ -31,10 +32,18 @@ function movements(value: unknown): { amountMinor: bigint; at: Date }[] {
   return rows.map(([amount, at]) => ({ amountMinor: toBigInt(amount), at: toDate(at) }));
 }
 
+/** Transfers and conversions together, newest first, at most `rowsMax`. */
+function merged(transfers: unknown, conversions: unknown, rowsMax: number) {
+  return [...movements(transfers), ...movements(conversions)]
+    .sort((a, b) => b.at.getTime() - a.at.getTime())
+    .slice(0, rowsMax);
+}
+
 /**
- * Each query's activity since `since`, at most `rowsMax` transfers each way, in the order asked. Served by
+ * Each query's activity since `since`, at most `rowsMax` movements each way, in the order asked. Served by
  * (organization_id, source_wallet_id, id), (organization_id, destination_wallet_id, id) with the id bound of
- * the window, and (source_wallet_id, counterparty_key).
+ * the window, (source_wallet_id, counterparty_key), and the conversions' (organization_id, from_wallet_id,
+ * created_at) and (organization_id, to_wallet_id, created_at).
  */
 export async function readWalletActivity(
   db: Queryable,
@@ -57,6 +66,14 @@ export async function readWalletActivity(
                   WHERE t.organization_id = $1 AND t.destination_wallet_id = q.wallet_id AND t.id >= $4
                     AND t.created_at >= $3 AND t.status = 'settled'
                   ORDER BY t.id DESC LIMIT $5) n) AS incoming,
+        (SELECT coalesce(json_agg(json_build_array(o.amount_minor::text, o.created_at)), '[]'::json)
+           FROM (SELECT c.from_amount_minor AS amount_minor, c.created_at FROM conversions c
+                  WHERE c.organization_id = $1 AND c.from_wallet_id = q.wallet_id AND c.created_at >= $3
+                  ORDER BY c.created_at DESC LIMIT $5) o) AS converted_out,
+        (SELECT coalesce(json_agg(json_build_array(n.amount_minor::text, n.created_at)), '[]'::json)
+           FROM (SELECT c.to_amount_minor AS amount_minor, c.created_at FROM conversions c
+                  WHERE c.organization_id = $1 AND c.to_wallet_id = q.wallet_id AND c.created_at >= $3
+                  ORDER BY c.created_at DESC LIMIT $5) n) AS converted_in,
         EXISTS (SELECT 1 FROM transfers t
                  WHERE t.source_wallet_id = q.wallet_id
                    AND t.counterparty_key = mkoba_counterparty_key(q.destination::jsonb)
@@ -74,8 +91,8 @@ export async function readWalletActivity(
     ],
   );
   return rows.map((row) => ({
-    outgoing: movements(row.outgoing),
-    incoming: movements(row.incoming),
+    outgoing: merged(row.outgoing, row.converted_out, rowsMax),
+    incoming: merged(row.incoming, row.converted_in, rowsMax),
     counterpartyKnown: row.counterparty_known === true,
     counterpartyKey: String(row.counterparty_key),
   }));
