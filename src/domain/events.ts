@@ -54,6 +54,7 @@ export const EVENT_TYPES = [
   'rail_partner.paused',
   'rail_partner.resumed',
   'safeguarding.shortfall',
+  'launch_gate.updated',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 export type TransferEventType = (typeof TRANSFER_EVENT_TYPES)[number];
