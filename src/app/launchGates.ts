@@ -51,6 +51,8 @@ import type { Deps } from './deps.ts';
 import { newEvent, recordEvents } from './events.ts';
 import { appendEvidence, SYSTEM_ACTOR } from './evidence.ts';
 
+/** What a client is told to wait after the sandbox's database could not be read. */
+export const LAUNCH_GATE_SOURCE_RETRY_AFTER_SECONDS = 5;
 /** The longest reason an operator may give for an override. */
 export const LAUNCH_GATE_OVERRIDE_REASON_CHARS_MAX = 500;
 
@@ -195,7 +197,7 @@ function sourceUnavailable(error: unknown): AppError {
     code: 'service_unavailable',
     title: 'Service unavailable',
     detail: `The sandbox's launch gates could not be read (MKOBA_SANDBOX_DATABASE_URL): ${error instanceof Error ? error.message : String(error)}`,
-    retryAfterSeconds: 5,
+    retryAfterSeconds: LAUNCH_GATE_SOURCE_RETRY_AFTER_SECONDS,
   });
 }
 
