@@ -1,7 +1,9 @@
 /** The environment schema and every operational limit, each with its unit in its name. */
 import { isIP } from 'node:net';
 import path from 'node:path';
-import { ENVIRONMENTS, type Environment, parseApiKey } from './domain/apiKeys.ts';
+import { ENVIRONMENTS, type Environment, isLiveEnvironment, parseApiKey } from './domain/apiKeys.ts';
+import type { PilotCaps } from './domain/decisions/pilotCaps.ts';
+import { type Currency, isCurrency, parseAmount } from './domain/money.ts';
 import type { TokenBucket } from './domain/rateLimits.ts';
 import { MASTER_KEY_BYTES, parseMasterKey } from './domain/sealing.ts';
 
@@ -98,6 +100,13 @@ export interface Config {
   ledgerWriterLanes: number | undefined;
   encryption: EncryptionSettings;
   retention: RetentionSettings;
+  /** MKOBA_ENV=pilot: each organization's volume caps; undefined in the sandbox and production. */
+  pilotCaps: PilotCaps | undefined;
+  /**
+   * Pilot and production: the sandbox deployment's PostgreSQL (MKOBA_SANDBOX_DATABASE_URL), read for each
+   * organization's launch gates before its keys are issued (docs/GOING-LIVE.md).
+   */
+  sandboxDatabaseUrl: string | undefined;
 }
 
 export interface RetentionSettings {
@@ -105,7 +114,7 @@ export interface RetentionSettings {
   days: number;
 }
 
-/** MKOBA_PUBLIC_URL: an absolute http(s) URL without query or fragment (https in production). */
+/** MKOBA_PUBLIC_URL: an absolute http(s) URL without query or fragment (https in pilot and production). */
 export function loadPublicUrl(env: NodeJS.ProcessEnv, environment: Environment): string | undefined {
   const text = nonEmpty(env.MKOBA_PUBLIC_URL);
   // Unset: the sandbox server uses the address it listens on, once it listens (PORT may be 0).
@@ -116,11 +125,11 @@ export function loadPublicUrl(env: NodeJS.ProcessEnv, environment: Environment):
   } catch {
     throw new ConfigError('MKOBA_PUBLIC_URL', 'must be an absolute URL, e.g. https://api.example.com');
   }
-  const allowed = environment === 'production' ? ['https:'] : ['https:', 'http:'];
+  const allowed = isLiveEnvironment(environment) ? ['https:'] : ['https:', 'http:'];
   if (!allowed.includes(url.protocol) || url.search !== '' || url.hash !== '') {
     throw new ConfigError(
       'MKOBA_PUBLIC_URL',
-      `must be an ${environment === 'production' ? 'https' : 'http(s)'} URL without a query or fragment`,
+      `must be an ${isLiveEnvironment(environment) ? 'https' : 'http(s)'} URL without a query or fragment`,
     );
   }
   return text.replace(/\/+$/, '');
@@ -233,7 +242,7 @@ function loadAllowPrivate(env: NodeJS.ProcessEnv, environment: Environment): boo
   if (environment !== 'sandbox') {
     throw new ConfigError(
       'MKOBA_WEBHOOK_ALLOW_PRIVATE',
-      'is for local development in the sandbox; production always refuses private and reserved webhook addresses',
+      'is for local development in the sandbox; pilot and production always refuse private and reserved webhook addresses',
     );
   }
   return true;
@@ -270,8 +279,10 @@ function loadEncryptionSettings(env: NodeJS.ProcessEnv): EncryptionSettings {
  */
 export function requireEncryptionKey(config: Config): Uint8Array | undefined {
   if (config.encryption.currentKey !== undefined) return config.encryption.currentKey;
-  if (config.environment === 'production' || config.databaseUrl !== undefined) {
-    const where = config.environment === 'production' ? 'when MKOBA_ENV=production' : 'with DATABASE_URL';
+  if (isLiveEnvironment(config.environment) || config.databaseUrl !== undefined) {
+    const where = isLiveEnvironment(config.environment)
+      ? `when MKOBA_ENV=${config.environment}`
+      : 'with DATABASE_URL';
     throw new ConfigError('MKOBA_ENCRYPTION_KEY', `is required ${where}: set it to ${ENCRYPTION_KEY_FORMAT}`);
   }
   return undefined;
@@ -450,6 +461,103 @@ function loadLedgerWriterLanes(env: NodeJS.ProcessEnv): number | undefined {
   return Number(text);
 }
 
+/**
+ * Pilot volume caps (MKOBA_ENV=pilot), per organization, per currency, per UTC day: how many transfers it
+ * may create, and how much it may send. The amount caps are in major units of each currency; a currency
+ * without one carries nothing in a pilot (set it to open that currency).
+ */
+export const PILOT_TRANSFERS_PER_DAY_MAX_DEFAULT = 500;
+/** The largest MKOBA_PILOT_TRANSFERS_PER_DAY_MAX: a pilot is a bounded launch, not a throughput test. */
+export const PILOT_TRANSFERS_PER_DAY_MAX_LIMIT = 1_000_000;
+export const PILOT_AMOUNT_PER_DAY_MAX_DEFAULT: Partial<Record<Currency, string>> = {
+  KES: '1000000.00',
+  UGX: '30000000',
+  TZS: '20000000.00',
+  RWF: '10000000',
+  USD: '10000.00',
+  USDC: '10000.000000',
+  USDT: '10000.000000',
+};
+
+function pilotAmountCaps(text: string | undefined): Partial<Record<Currency, bigint>> {
+  const caps: Partial<Record<Currency, bigint>> = {};
+  for (const [currency, amount] of Object.entries(PILOT_AMOUNT_PER_DAY_MAX_DEFAULT)) {
+    caps[currency as Currency] = parseAmount(amount, currency as Currency);
+  }
+  for (const part of text === undefined ? [] : text.split(',')) {
+    const match = /^([A-Z]{3,4}):(\d+(?:\.\d+)?)$/.exec(part.trim());
+    const currency = match?.[1];
+    if (!match || !currency || !isCurrency(currency)) {
+      throw new ConfigError(
+        'MKOBA_PILOT_AMOUNT_PER_DAY_MAX',
+        `must be CURRENCY:AMOUNT pairs in major units, comma-separated, such as 'KES:500000.00,UGX:15000000'; got '${part.trim()}'`,
+      );
+    }
+    try {
+      caps[currency] = parseAmount(match[2], currency);
+    } catch {
+      throw new ConfigError(
+        'MKOBA_PILOT_AMOUNT_PER_DAY_MAX',
+        `the ${currency} cap '${match[2]}' must be a decimal with at most the currency's decimals`,
+      );
+    }
+  }
+  return caps;
+}
+
+export function loadPilotCaps(env: NodeJS.ProcessEnv, environment: Environment): PilotCaps | undefined {
+  const countText = nonEmpty(env.MKOBA_PILOT_TRANSFERS_PER_DAY_MAX);
+  const amountText = nonEmpty(env.MKOBA_PILOT_AMOUNT_PER_DAY_MAX);
+  if (environment !== 'pilot') {
+    const set =
+      countText !== undefined
+        ? 'MKOBA_PILOT_TRANSFERS_PER_DAY_MAX'
+        : amountText !== undefined
+          ? 'MKOBA_PILOT_AMOUNT_PER_DAY_MAX'
+          : undefined;
+    if (set) throw new ConfigError(set, `applies only when MKOBA_ENV=pilot (this is ${environment})`);
+    return undefined;
+  }
+  let transfersPerDayMax = PILOT_TRANSFERS_PER_DAY_MAX_DEFAULT;
+  if (countText !== undefined) {
+    const n = /^\d{1,7}$/.test(countText) ? Number(countText) : Number.NaN;
+    if (!(n >= 0 && n <= PILOT_TRANSFERS_PER_DAY_MAX_LIMIT)) {
+      throw new ConfigError(
+        'MKOBA_PILOT_TRANSFERS_PER_DAY_MAX',
+        `must be whole transfers per organization per currency per UTC day, from 0 to ${PILOT_TRANSFERS_PER_DAY_MAX_LIMIT}; got '${countText}'`,
+      );
+    }
+    transfersPerDayMax = n;
+  }
+  return { transfersPerDayMax, amountPerDayMaxMinor: pilotAmountCaps(amountText) };
+}
+
+/** MKOBA_SANDBOX_DATABASE_URL: pilot and production only; a PostgreSQL URL other than DATABASE_URL. */
+export function loadSandboxDatabaseUrl(
+  env: NodeJS.ProcessEnv,
+  environment: Environment,
+  databaseUrl: string | undefined,
+): string | undefined {
+  const url = nonEmpty(env.MKOBA_SANDBOX_DATABASE_URL);
+  if (url === undefined) return undefined;
+  if (!isLiveEnvironment(environment)) {
+    throw new ConfigError(
+      'MKOBA_SANDBOX_DATABASE_URL',
+      'applies only to pilot and production, which read the sandbox’s launch gates; the sandbox is its own source',
+    );
+  }
+  if (!/^postgres(ql)?:\/\//.test(url)) {
+    throw new ConfigError('MKOBA_SANDBOX_DATABASE_URL', 'must be a postgres:// or postgresql:// URL');
+  }
+  if (url === databaseUrl) {
+    throw new ConfigError(
+      'MKOBA_SANDBOX_DATABASE_URL',
+      'must be the sandbox deployment’s database, not this deployment’s own DATABASE_URL',
+    );
+  }
+  return url;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const portText = nonEmpty(env.PORT);
   const port =
@@ -468,10 +576,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new ConfigError('DATABASE_URL', 'must be a postgres:// or postgresql:// URL');
   }
-  if (environment === 'production' && databaseUrl === undefined) {
+  if (isLiveEnvironment(environment) && databaseUrl === undefined) {
     throw new ConfigError(
       'DATABASE_URL',
-      'is required when MKOBA_ENV=production (the embedded database does not fsync and is for the sandbox only)',
+      `is required when MKOBA_ENV=${environment} (the embedded database does not fsync and is for the sandbox only)`,
     );
   }
 
@@ -510,5 +618,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ledgerWriterLanes: loadLedgerWriterLanes(env),
     encryption: loadEncryptionSettings(env),
     retention: loadRetentionSettings(env, environment),
+    pilotCaps: loadPilotCaps(env, environment),
+    sandboxDatabaseUrl: loadSandboxDatabaseUrl(env, environment, databaseUrl),
   };
 }

@@ -54,6 +54,7 @@ import { DAY_WORKER_INTERVAL_MS, runDayWorkerOnce } from './workers/dayWorker.ts
 import { DEPOSIT_WORKER_INTERVAL_MS, runDepositWorkerOnce } from './workers/depositWorker.ts';
 import { EXPORT_WORKER_INTERVAL_MS } from './workers/exportWorker.ts';
 import { pruneExpiredIdempotencyRecords } from './workers/idempotencyPruner.ts';
+import { LAUNCH_GATE_WORKER_INTERVAL_MS, launchGateWalker } from './workers/launchGateWorker.ts';
 import { PAYMENT_BATCH_WORKER_INTERVAL_MS, runPaymentBatchPass } from './workers/paymentBatchWorker.ts';
 import { startPeriodic, type Worker } from './workers/periodic.ts';
 import { RAIL_CALLBACK_SWEEP_INTERVAL_MS, runRailCallbackSweepOnce } from './workers/railCallbackSweep.ts';
@@ -221,8 +222,26 @@ async function openSecretsAtRest(deps: Deps, log: (line: string) => void): Promi
   }
 }
 
+/** Connections a process keeps to the sandbox's database: it only reads launch gates, now and then. */
+const LAUNCH_GATE_SOURCE_POOL_CONNECTIONS_MAX = 2;
+
+/**
+ * Pilot and production: the sandbox's database, where launch gates are recorded (MKOBA_SANDBOX_DATABASE_URL),
+ * opened for reads; undefined when not linked. Connecting is lazy, so a sandbox that is down refuses only
+ * what needs it (keys, the gates), never the start.
+ */
+export async function openLaunchGateSource(config: Config): Promise<Store | undefined> {
+  if (config.sandboxDatabaseUrl === undefined) return undefined;
+  const { openPostgresStore } = await import('./store/postgres.ts');
+  return openPostgresStore({
+    connectionString: config.sandboxDatabaseUrl,
+    ...config.postgres,
+    poolConnectionsMax: LAUNCH_GATE_SOURCE_POOL_CONNECTIONS_MAX,
+  });
+}
+
 /** Deps of a serving or working process: the configured keys and webhook address rules. */
-function processDeps(store: Store, config: Config, keyring: Keyring): Deps {
+function processDeps(store: Store, config: Config, keyring: Keyring, launchGateSource?: Store): Deps {
   return systemDeps(store, config.environment, {
     keyring,
     allowPrivateWebhookUrls: !config.webhooks.blockReservedAddresses,
@@ -230,6 +249,8 @@ function processDeps(store: Store, config: Config, keyring: Keyring): Deps {
     exportFormatters: exportFormatters(config.environment),
     railPartnerFactories: PARTNER_RAIL_FACTORIES,
     publicUrl: config.publicUrl,
+    pilotCaps: config.pilotCaps,
+    launchGateSource,
   });
 }
 
@@ -250,7 +271,9 @@ export async function startServer(config: Config, log: (line: string) => void): 
   const { store } = opened;
   const stops: (() => Promise<void>)[] = [];
   try {
-    const deps = processDeps(store, config, loadKeyring(config, opened.lock !== undefined));
+    const launchGateSource = await openLaunchGateSource(config);
+    if (launchGateSource) stops.push(() => launchGateSource.close());
+    const deps = processDeps(store, config, loadKeyring(config, opened.lock !== undefined), launchGateSource);
     const { applied } = await migrate(store);
     if (applied.length > 0) log(`applied migrations: ${applied.join(', ')}`);
     await openSecretsAtRest(deps, log);
@@ -421,7 +444,11 @@ export function startWorkers(
     ),
   );
   // Only a simulated verification provider exists so far: production does not simulate a verification.
+  // Launch gates are decided where the organization integrates; pilot and production read that record.
   if (config.environment === 'sandbox') {
+    workers.push(
+      startPeriodic('launch-gates', LAUNCH_GATE_WORKER_INTERVAL_MS, launchGateWalker(deps), onError),
+    );
     workers.push(
       startPeriodic(
         'verification-worker',

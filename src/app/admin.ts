@@ -4,6 +4,13 @@
  */
 import { SCOPES, type Scope } from '../domain/apiKeys.ts';
 import { EXPORT_FORMATS, EXPORT_TYPES, type ExportFormat, type ExportType } from '../domain/exports.ts';
+import {
+  LAUNCH_GATES,
+  LAUNCH_PRODUCTS,
+  type LaunchGate,
+  type LaunchGateView,
+  type LaunchProduct,
+} from '../domain/launchGates.ts';
 import type { Member } from '../domain/members.ts';
 import { migrate } from '../store/migrate.ts';
 import { findOrganizationByName } from '../store/repositories/organizations.ts';
@@ -12,6 +19,7 @@ import type { Deps } from './deps.ts';
 import { rewrapSecrets } from './encryption.ts';
 import { type EvidenceChainReport, verifyEvidence } from './evidence.ts';
 import { type ExportProgress, runExportNow } from './exports.ts';
+import { launchGatesOf, overrideLaunchGates, requireLaunchGatesPassed } from './launchGates.ts';
 import { type LedgerViolation, verifyLedger } from './ledgerVerify.ts';
 import { addMemberToOrganization, listMembersOfOrganization, removeMemberOfOrganization } from './members.ts';
 import {
@@ -44,7 +52,15 @@ export type AdminCommand =
   | { name: 'encryption.rewrap' }
   /** `path` is read by the process that runs the command: absolute, since a server's directory may differ. */
   | { name: 'sanctions.import'; path: string }
-  | { name: 'sanctions.list' };
+  | { name: 'sanctions.list' }
+  | { name: 'launch-gates.list'; organization: string }
+  | {
+      name: 'launch-gates.override';
+      organization: string;
+      reason: string;
+      gates?: LaunchGate[] | undefined;
+      products?: LaunchProduct[] | undefined;
+    };
 
 /** What a long command reports while it runs (the control channel forwards it). */
 export type AdminProgress = SanctionsImportProgress | ExportProgress;
@@ -64,6 +80,29 @@ export interface MemberView {
   email: string;
   roles: string[];
   status: string;
+}
+
+/** A launch gate as the CLI prints it. */
+export interface LaunchGateLine {
+  product: string;
+  gate: string;
+  state: string;
+  updatedAt: string;
+  evidence: unknown;
+  evidenceRecord: string | null;
+  overrideReason: string | null;
+}
+
+function launchGateLine(g: LaunchGateView): LaunchGateLine {
+  return {
+    product: g.product,
+    gate: g.gate,
+    state: g.state,
+    updatedAt: g.updatedAt.toISOString(),
+    evidence: g.evidence,
+    evidenceRecord: g.evidenceRecordId,
+    overrideReason: g.override?.reason ?? null,
+  };
 }
 
 /** The most members `members list` prints. */
@@ -108,7 +147,9 @@ export type AdminResult =
       railPartnerCredentials: number;
     }
   | { name: 'sanctions.import'; summary: SanctionsImportSummary }
-  | { name: 'sanctions.list'; versions: SanctionsListVersionView[] };
+  | { name: 'sanctions.list'; versions: SanctionsListVersionView[] }
+  | { name: 'launch-gates.list'; organizationId: string | null; gates: LaunchGateLine[] }
+  | { name: 'launch-gates.override'; organizationId: string; overridden: LaunchGateLine[] };
 
 export function isAdminCommand(value: unknown): value is AdminCommand {
   if (typeof value !== 'object' || value === null) return false;
@@ -148,6 +189,19 @@ export function isAdminCommand(value: unknown): value is AdminCommand {
       return typeof c.organizationId === 'string' && typeof c.enabled === 'boolean';
     case 'sanctions.import':
       return typeof c.path === 'string';
+    case 'launch-gates.list':
+      return typeof c.organization === 'string';
+    case 'launch-gates.override':
+      return (
+        typeof c.organization === 'string' &&
+        typeof c.reason === 'string' &&
+        (c.gates === undefined ||
+          (Array.isArray(c.gates) &&
+            c.gates.every((g) => (LAUNCH_GATES as readonly unknown[]).includes(g)))) &&
+        (c.products === undefined ||
+          (Array.isArray(c.products) &&
+            c.products.every((p) => (LAUNCH_PRODUCTS as readonly unknown[]).includes(p))))
+      );
     case 'migrate':
     case 'ledger.verify':
     case 'evidence.verify':
@@ -170,6 +224,8 @@ export async function runAdminCommand(
 ): Promise<AdminResult> {
   switch (command.name) {
     case 'keys.create': {
+      // Pilot and production keys wait for the organization's launch gates (docs/GOING-LIVE.md).
+      await requireLaunchGatesPassed(deps, command.organization);
       const issued = await issueApiKey(deps, {
         organizationName: command.organization,
         scopes: command.scopes,
@@ -265,6 +321,27 @@ export async function runAdminCommand(
         name: 'sanctions.import',
         summary: await importSanctionsList(deps, command.path, { onProgress }),
       };
+    case 'launch-gates.list': {
+      const listing = await launchGatesOf(deps, { name: command.organization });
+      return {
+        name: 'launch-gates.list',
+        organizationId: listing.organizationId ?? null,
+        gates: listing.gates.map(launchGateLine),
+      };
+    }
+    case 'launch-gates.override': {
+      const result = await overrideLaunchGates(deps, {
+        organizationName: command.organization,
+        reason: command.reason,
+        gates: command.gates,
+        products: command.products,
+      });
+      return {
+        name: 'launch-gates.override',
+        organizationId: result.organizationId,
+        overridden: result.overridden.map(launchGateLine),
+      };
+    }
     case 'sanctions.list':
       return {
         name: 'sanctions.list',

@@ -199,7 +199,7 @@ export async function authenticate(deps: Deps, authorization: string | undefined
   if (!match?.[1] || !parsed.ok) {
     throw unauthorized(
       'api_key_malformed',
-      "The Authorization header must be 'Bearer ' followed by a key starting with sk_sandbox_ or sk_live_.",
+      "The Authorization header must be 'Bearer ' followed by a key starting with sk_sandbox_, sk_pilot_ or sk_live_.",
     );
   }
   if (parsed.environment !== deps.environment) {

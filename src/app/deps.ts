@@ -5,6 +5,7 @@ import { lookup } from 'node:dns/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Environment } from '../domain/apiKeys.ts';
+import type { PilotCaps } from '../domain/decisions/pilotCaps.ts';
 import { formatId, ID_PREFIXES, ID_RANDOM_BYTES, type IdKind } from '../domain/ids.ts';
 import { type Keyring, keyringOf } from '../domain/sealing.ts';
 import { createServiceMetrics, type ServiceMetrics } from '../metrics.ts';
@@ -43,6 +44,14 @@ export interface Deps {
   publicUrl?: string | undefined;
   /** How each rail partner's adapter is built (src/rails/partners), given by the composition root. */
   railPartnerFactories?: PartnerRailFactories;
+  /** A pilot's volume caps per organization (MKOBA_ENV=pilot); absent elsewhere, where nothing is capped. */
+  pilotCaps?: PilotCaps | undefined;
+  /**
+   * Pilot and production: the sandbox deployment's database (MKOBA_SANDBOX_DATABASE_URL), only read, where
+   * each organization's launch gates are recorded. Absent in the sandbox (its own store is the source) and
+   * where it is not linked (every gate is then open until an operator overrides it).
+   */
+  launchGateSource?: Store | undefined;
 }
 
 export interface SystemDepsOptions {
@@ -54,6 +63,8 @@ export interface SystemDepsOptions {
   exportFormatters?: ExportFormatters;
   railPartnerFactories?: PartnerRailFactories;
   publicUrl?: string | undefined;
+  pilotCaps?: PilotCaps | undefined;
+  launchGateSource?: Store | undefined;
 }
 
 /**
@@ -91,6 +102,8 @@ export function systemDeps(store: Store, environment: Environment, options: Syst
     ...(options.exportFormatters ? { exportFormatters: options.exportFormatters } : {}),
     ...(options.railPartnerFactories ? { railPartnerFactories: options.railPartnerFactories } : {}),
     ...(options.publicUrl ? { publicUrl: options.publicUrl } : {}),
+    ...(options.pilotCaps ? { pilotCaps: options.pilotCaps } : {}),
+    ...(options.launchGateSource ? { launchGateSource: options.launchGateSource } : {}),
     metrics: createServiceMetrics(store),
     now: () => new Date(),
     newId: monotonicIdGenerator(),

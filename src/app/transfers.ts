@@ -65,6 +65,7 @@ import {
   isRecordedFailure,
 } from './idempotency.ts';
 import { loadPolicy } from './policies.ts';
+import { releasePilotCap } from './posting/pilotCapGuard.ts';
 import { postEntry } from './posting/session.ts';
 import type { LedgerWriter, TransferCommand } from './posting/writer.ts';
 import { screenCounterparty } from './transferScreening.ts';
@@ -554,6 +555,7 @@ export async function applyStatusChange(
       transfer.amountMinor,
       limitPeriods(transfer.createdAt),
     );
+    await releasePilotCap(tx, deps, transfer);
   }
 
   const updated: Transfer = {

@@ -521,11 +521,28 @@ export async function emitTestEvent(
                               created_by: 'system',
                               test_event: true,
                             }
-                          : {
-                              subscription_id: deps.newId('webhookSubscription'),
-                              reason: 'failing_too_long',
-                              test_event: true,
-                            };
+                          : type === 'launch_gate.updated'
+                            ? {
+                                product: 'mobile_money',
+                                gate: 'contacts_named',
+                                state: 'passed',
+                                previous_state: 'open',
+                                evidence: {
+                                  contacts: {
+                                    technical: 'tech@example.com',
+                                    compliance: 'compliance@example.com',
+                                    finance: 'finance@example.com',
+                                  },
+                                },
+                                evidence_record: deps.newId('evidence'),
+                                updated_at: now.toISOString(),
+                                test_event: true,
+                              }
+                            : {
+                                subscription_id: deps.newId('webhookSubscription'),
+                                reason: 'failing_too_long',
+                                test_event: true,
+                              };
   const event: EventRecord = newEvent(
     deps,
     {

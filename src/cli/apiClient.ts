@@ -30,7 +30,7 @@ export function apiTargetOf(
     );
   }
   if (!parseApiKey(key).ok) {
-    throw new UsageError("the API key must look like 'sk_sandbox_…' or 'sk_live_…'");
+    throw new UsageError("the API key must look like 'sk_sandbox_…', 'sk_pilot_…' or 'sk_live_…'");
   }
   const text = (flags['api-base'] ?? env.MKOBA_API_BASE ?? API_BASE_DEFAULT).trim();
   let url: URL;

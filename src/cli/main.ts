@@ -22,6 +22,7 @@ import {
   documentationOnlyDeps,
   loadKeyring,
   type OpenedStore,
+  openLaunchGateSource,
   openStore,
   type RunningServer,
   startServer,
@@ -39,7 +40,17 @@ Usage:
                                     Create an API key (and the organization if it is new);
                                     prints only the key on stdout. With --member the key acts
                                     for that member: its scopes default to (and never exceed)
-                                    what the member's roles grant, and its actions are theirs
+                                    what the member's roles grant, and its actions are theirs.
+                                    In pilot and production it refuses (exit 1), naming them,
+                                    while any of the organization's launch gates is open
+  mkoba launch-gates list --organization NAME
+                                    The organization's launch gates: product/gate, state, when
+                                    it changed, and what is missing (the sandbox evaluates them;
+                                    pilot and production read the sandbox's record)
+  mkoba launch-gates override --organization NAME --reason TEXT [--gate GATE]... [--product P]...
+                                    Pilot and production: record an operator's override of the
+                                    open gates (all, or those named) as evidence, so keys can be
+                                    issued; prints each gate overridden
   mkoba members add EMAIL --role ROLE [--role ROLE] [--organization NAME]
                                     Add a member with signer roles (initiator, approver, admin,
                                     compliance, viewer); prints the member id
@@ -89,7 +100,16 @@ Configuration (environment):
   DATABASE_URL           PostgreSQL URL; when set the embedded database is not used
   MKOBA_DATA_DIR         Embedded (PGlite) data directory (default .mkoba)
   MKOBA_EXPORT_DIR       Where export files go (default <MKOBA_DATA_DIR>/exports)
-  MKOBA_ENV              sandbox (default) or production (requires DATABASE_URL, never seeds)
+  MKOBA_ENV              sandbox (default), pilot or production (pilot and production require
+                         DATABASE_URL and never seed; pilot caps each organization's volume)
+  MKOBA_SANDBOX_DATABASE_URL           Pilot and production: the sandbox's PostgreSQL, read for each
+                                       organization's launch gates before its keys are issued
+  MKOBA_PILOT_TRANSFERS_PER_DAY_MAX    Pilot: transfers per organization per currency per UTC day
+                                       (default 500)
+  MKOBA_PILOT_AMOUNT_PER_DAY_MAX       Pilot: amount per organization per currency per UTC day, in
+                                       major units, e.g. KES:1000000.00,UGX:30000000 (defaults for
+                                       KES, UGX, TZS, RWF, USD, USDC, USDT; other currencies carry
+                                       nothing unless named)
   MKOBA_SANDBOX_API_KEY  Fixed sandbox key for the seed; must start with sk_sandbox_
   LOG_LEVEL              Server log level (default info: one JSON line per request on stderr)
   MKOBA_WEBHOOK_RETRY_SCHEDULE         Seconds before each webhook retry, comma-separated (default
@@ -189,6 +209,12 @@ async function runHere(
   command: AdminCommand,
   onProgress?: (progress: AdminProgress) => void,
 ): Promise<AdminResult> {
+  // Only the commands that read the launch gates open the sandbox's database (pilot and production).
+  const launchGateSource = ['keys.create', 'launch-gates.list', 'launch-gates.override'].includes(
+    command.name,
+  )
+    ? await openLaunchGateSource(config)
+    : undefined;
   try {
     // Only the command that handles secrets needs the master keys.
     const keyring =
@@ -197,11 +223,13 @@ async function runHere(
       ...(keyring ? { keyring } : {}),
       exportDirectory: config.exportDir,
       exportFormatters: exportFormatters(config.environment),
+      launchGateSource,
     });
     // A fresh data directory is migrated first, so `keys create` works before the first `serve`.
     if (command.name !== 'migrate') await runAdminCommand(deps, { name: 'migrate' });
     return await runAdminCommand(deps, command, onProgress);
   } finally {
+    await launchGateSource?.close();
     await opened.close();
   }
 }
@@ -304,6 +332,9 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
         secret: { type: 'string' },
         'api-key': { type: 'string' },
         'api-base': { type: 'string' },
+        reason: { type: 'string' },
+        gate: { type: 'string', multiple: true },
+        product: { type: 'string', multiple: true },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -489,6 +520,20 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
         const { membersCommand, rolesOf } = await import('./members.ts');
         return await membersCommand(sub, rest, { organization, roles: rolesOf(values.role) }, io, (command) =>
           runAdmin(config, io, command),
+        );
+      }
+      case 'launch-gates': {
+        const { launchGatesCommand } = await import('./launchGates.ts');
+        return await launchGatesCommand(
+          sub,
+          {
+            organization: values.organization,
+            reason: values.reason,
+            gates: values.gate,
+            products: values.product,
+          },
+          io,
+          (command) => runAdmin(config, io, command),
         );
       }
       case 'sanctions': {

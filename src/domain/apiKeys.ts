@@ -1,13 +1,23 @@
 /** API key format, environments and scopes. Keys are high-entropy, so a SHA-256 digest is a safe at-rest form. */
 import { createHash } from 'node:crypto';
 
-export const ENVIRONMENTS = ['sandbox', 'production'] as const;
+/**
+ * A deployment serves one environment. `pilot` behaves as production (real rails, no simulation, no seed)
+ * with volume caps per organization (src/domain/decisions/pilotCaps.ts): a first launch with bounded exposure.
+ */
+export const ENVIRONMENTS = ['sandbox', 'pilot', 'production'] as const;
 export type Environment = (typeof ENVIRONMENTS)[number];
 
 export const API_KEY_PREFIX_BY_ENVIRONMENT: Record<Environment, string> = {
   sandbox: 'sk_sandbox_',
+  pilot: 'sk_pilot_',
   production: 'sk_live_',
 };
+
+/** Pilot and production: real money, keys issued only past the launch gates (docs/GOING-LIVE.md). */
+export function isLiveEnvironment(environment: Environment): boolean {
+  return environment !== 'sandbox';
+}
 
 export const API_KEY_SECRET_CHARS = 32;
 export const API_KEY_SECRET_CHARS_MIN = 16;
@@ -26,7 +36,7 @@ export type Scope = (typeof SCOPES)[number];
 export const DEFAULT_SCOPES: readonly Scope[] = ['read', 'write'];
 
 const KEY_PATTERN = new RegExp(
-  `^sk_(sandbox|live)_[A-Za-z0-9_-]{${API_KEY_SECRET_CHARS_MIN},${API_KEY_SECRET_CHARS_MAX}}$`,
+  `^sk_(sandbox|pilot|live)_[A-Za-z0-9_-]{${API_KEY_SECRET_CHARS_MIN},${API_KEY_SECRET_CHARS_MAX}}$`,
 );
 const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
@@ -42,7 +52,10 @@ export type ParsedApiKey = { ok: true; environment: Environment } | { ok: false 
 export function parseApiKey(key: string): ParsedApiKey {
   const match = KEY_PATTERN.exec(key);
   if (!match) return { ok: false };
-  return { ok: true, environment: match[1] === 'live' ? 'production' : 'sandbox' };
+  return {
+    ok: true,
+    environment: match[1] === 'live' ? 'production' : match[1] === 'pilot' ? 'pilot' : 'sandbox',
+  };
 }
 
 export function hashApiKey(key: string): string {

@@ -21,6 +21,7 @@ export type ErrorCode =
   | 'wallet_not_active'
   | 'wallet_not_empty'
   | 'limit_exceeded'
+  | 'pilot_cap_exceeded'
   | 'compliance_blocked'
   | 'policy_denied'
   | 'member_required'

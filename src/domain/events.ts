@@ -57,6 +57,7 @@ export const EVENT_TYPES = [
   'safeguarding.shortfall',
   'test_clock.advanced',
   'safeguarding.sweep.recorded',
+  'launch_gate.updated',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 export type TransferEventType = (typeof TRANSFER_EVENT_TYPES)[number];

@@ -46,6 +46,8 @@ export const EVIDENCE_KINDS = [
   'conversion.rates.update',
   'deposit.decision',
   'conversion.decision',
+  'launch_gate.update',
+  'launch_gate.override',
 ] as const;
 export type EvidenceKind = (typeof EVIDENCE_KINDS)[number];
 

@@ -50,8 +50,10 @@ import { eventRoutes } from './routes/events.ts';
 import { evidenceRoutes } from './routes/evidence.ts';
 import { exportRoutes, exportSchema } from './routes/exports.ts';
 import { feeRoutes } from './routes/fees.ts';
+import { launchGateRoutes, launchGateSchema } from './routes/launchGates.ts';
 import { ledgerRoutes } from './routes/ledger.ts';
 import { memberRoutes } from './routes/members.ts';
+import { organizationRoutes, organizationSchema } from './routes/organization.ts';
 import { paymentBatchRoutes } from './routes/paymentBatches.ts';
 import { policyRoutes } from './routes/policies.ts';
 import { railCallbackRoutes } from './routes/railCallbacks.ts';
@@ -184,6 +186,8 @@ export async function buildApp({
     ...SAFEGUARDING_SWEEP_SCHEMAS,
     ...STABLECOIN_SCHEMAS,
     testClockSchema,
+    organizationSchema,
+    launchGateSchema,
   ]) {
     app.addSchema(schema);
   }
@@ -292,6 +296,8 @@ export async function buildApp({
   travelRuleRoutes(app, deps);
   stablecoinRoutes(app, deps);
   webhookRoutes(app, deps);
+  organizationRoutes(app, deps);
+  launchGateRoutes(app, deps);
   if (deps.environment === 'sandbox') sandboxRoutes(app, deps);
   if (deps.environment === 'sandbox') sandboxChainRoutes(app, deps);
   if (deps.environment === 'sandbox') testClockRoutes(app, deps);

@@ -14,7 +14,7 @@ export const OPENAPI_DOCUMENT_BASE = {
     version: API_VERSION,
     summary: 'Wallets, transfers and signed webhooks on a double-entry ledger.',
     description:
-      "All requests and responses are JSON. Errors are RFC 9457 `application/problem+json` with a stable `code`, the offending `param` and a `request_id`. Every POST, PATCH and DELETE accepts `Idempotency-Key`: a retry with the same key returns the first result instead of acting again, while without a key every request acts anew (two identical transfers are two transfers). Amounts are decimal strings at the currency's exact number of decimals.",
+      "All requests and responses are JSON. Errors are RFC 9457 `application/problem+json` with a stable `code`, the offending `param` and a `request_id`. Every POST, PUT, PATCH and DELETE accepts `Idempotency-Key`: a retry with the same key returns the first result instead of acting again, while without a key every request acts anew (two identical transfers are two transfers). Amounts are decimal strings at the currency's exact number of decimals.",
     license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
   },
   servers: [{ url: `http://127.0.0.1:${PORT_DEFAULT}`, description: 'Local sandbox (npm start)' }],
@@ -124,8 +124,19 @@ export const OPENAPI_DOCUMENT_BASE = {
         'Subscriptions that receive signed events (Service-Signature, Stripe-compatible), their delivery logs, and recovery.',
     },
     {
+      name: 'Organization',
+      description:
+        'Your organization: the legal entity whose KYB stands for it, the products it launches, its named contacts.',
+    },
+    {
+      name: 'Launch gates',
+      description:
+        'What must pass, per product, before pilot or production keys are issued (docs/GOING-LIVE.md).',
+    },
+    {
       name: 'Sandbox',
-      description: 'Sandbox only: fund wallets and drive transfers to any outcome. Absent in production.',
+      description:
+        'Sandbox only: fund wallets and drive transfers to any outcome. Absent in pilot and production.',
     },
     { name: 'Operations', description: 'Health, readiness and metrics for operators.' },
   ],
@@ -134,7 +145,8 @@ export const OPENAPI_DOCUMENT_BASE = {
       bearerAuth: {
         type: 'http' as const,
         scheme: 'bearer',
-        description: 'An API key: `sk_sandbox_…` in the sandbox, `sk_live_…` in production.',
+        description:
+          'An API key: `sk_sandbox_…` in the sandbox, `sk_pilot_…` in a pilot, `sk_live_…` in production.',
       },
     },
   },

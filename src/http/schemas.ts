@@ -12,6 +12,7 @@ import {
   PHONE_PATTERN,
 } from '../domain/customers.ts';
 import { TIERS } from '../domain/decisions/limits.ts';
+import { PILOT_CAPS } from '../domain/decisions/pilotCaps.ts';
 import {
   ADDRESS_FORMATS,
   DIGITAL_ASSET_NETWORK_FAMILIES,
@@ -185,7 +186,12 @@ export const problemSchema = {
     remaining: {
       type: 'string',
       description:
-        'With `limit_exceeded` from a tier limit: what may still be sent under it (decimal string).',
+        'With `limit_exceeded` from a tier limit: what may still be sent under it (decimal string). With `pilot_cap_exceeded`: what the day still allows under the cap: transfers for `daily_transfer_count`, a decimal amount for `daily_amount`.',
+    },
+    cap: {
+      type: 'string',
+      enum: PILOT_CAPS,
+      description: 'With `pilot_cap_exceeded`: the pilot cap the transfer would pass.',
     },
     rule: { type: 'string', description: 'With `policy_denied`: the policy rule that denied.' },
     policy_version: {
@@ -795,7 +801,7 @@ export const eventSchema = {
     },
     data: {
       description:
-        'The resource the event is about: a transfer for `transfer.*` events; for `wallet.*` events `{wallet_id, owner, currency, status, status_reason, status_changed_at}`; for `aml.alert.*` events `{alert_id, status, rule_id, rule_type, action, transfer_id, wallet_id, customer_id, disposition}`; for `customer.verification.updated`, `{verification_id, customer_id, status, reason, kyc_status, tier}`; for `webhook_subscription.disabled`, `{subscription_id, url, reason, failing_since}`.',
+        'The resource the event is about: a transfer for `transfer.*` events; for `wallet.*` events `{wallet_id, owner, currency, status, status_reason, status_changed_at}`; for `aml.alert.*` events `{alert_id, status, rule_id, rule_type, action, transfer_id, wallet_id, customer_id, disposition}`; for `customer.verification.updated`, `{verification_id, customer_id, status, reason, kyc_status, tier}`; for `webhook_subscription.disabled`, `{subscription_id, url, reason, failing_since}`; for `launch_gate.updated`, `{product, gate, state, previous_state, evidence, evidence_record, updated_at}`.',
       anyOf: [{ $ref: 'TransferEventData#' }, { type: 'object', additionalProperties: true }],
     },
   },

@@ -532,49 +532,70 @@ describe.concurrent('production on PostgreSQL', () => {
     if (TEST_DATABASE_URL) await dropSchema(TEST_DATABASE_URL, schema);
   });
 
-  it.runIf(TEST_DATABASE_URL)('migrates but never seeds; live keys come from keys create', async () => {
-    const env = mkobaEnv({
-      MKOBA_ENV: 'production',
-      DATABASE_URL: databaseUrl,
-      PORT: '0',
-      MKOBA_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-    });
-    const server = mkoba.start(['serve'], env);
-    const banner = await waitForBanner(server);
-    expect(server.stderr()).toMatch(/Mkoba production API listening/);
-    expect(server.stderr()).toMatch(/applied migrations: 0001_/);
-    expect(server.stderr()).not.toMatch(/Sandbox API key/);
-    expect(banner.sandboxApiKey).toBeUndefined();
-
-    const seedKeys = await mkoba.run(['keys', 'list', '--organization', SEED_ORGANIZATION], env);
-    expect(seedKeys.code, seedKeys.stderr).toBe(0);
-    expect(seedKeys.stdout).toBe('');
-
-    const created = await mkoba.run(['keys', 'create', '--organization', 'Live Co'], env);
-    expect(created.code, created.stderr).toBe(0);
-    const liveKey = onlyKey(created.stdout, 'sk_live_');
-    const wallets = await http('GET', `${banner.baseUrl}/wallets`, liveKey);
-    expect(wallets.status).toBe(200);
-    expect(wallets.body.data).toEqual([]);
-
-    // A production organization subscribes to webhooks once the operator enables it.
-    const subscribe = () =>
-      http('POST', `${banner.baseUrl}/webhook-subscriptions`, liveKey, {
-        url: 'https://93.184.215.14/hooks',
-        events: ['transfer.settled'],
+  // A server and eight commands, each a process start, on a machine that may be busy.
+  it.runIf(TEST_DATABASE_URL)(
+    'migrates but never seeds; live keys come from keys create',
+    {
+      timeout: 3 * SERVER_START_TIMEOUT_MS,
+    },
+    async () => {
+      const env = mkobaEnv({
+        MKOBA_ENV: 'production',
+        DATABASE_URL: databaseUrl,
+        PORT: '0',
+        MKOBA_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
       });
-    expect((await subscribe()).body.code).toBe('subscriptions_not_enabled');
-    const organizationId = created.stderr.match(/for organization (org_\S+)/)?.[1] ?? '';
-    const enabled = await mkoba.run(['orgs', 'set-webhooks', organizationId, 'on'], env);
-    expect(enabled.code, enabled.stderr).toBe(0);
-    const subscribed = await subscribe();
-    expect(subscribed.status, JSON.stringify(subscribed.body)).toBe(201);
-    expect(subscribed.body.secret).toMatch(/^whsec_/);
+      const server = mkoba.start(['serve'], env);
+      const banner = await waitForBanner(server);
+      expect(server.stderr()).toMatch(/Mkoba production API listening/);
+      expect(server.stderr()).toMatch(/applied migrations: 0001_/);
+      expect(server.stderr()).not.toMatch(/Sandbox API key/);
+      expect(banner.sandboxApiKey).toBeUndefined();
 
-    const migrate = await mkoba.run(['migrate'], env);
-    expect(migrate.code, migrate.stderr).toBe(0);
-    expect(migrate.stderr).toMatch(/up to date/);
+      const seedKeys = await mkoba.run(['keys', 'list', '--organization', SEED_ORGANIZATION], env);
+      expect(seedKeys.code, seedKeys.stderr).toBe(0);
+      expect(seedKeys.stdout).toBe('');
 
-    expect(await server.stop()).toEqual({ code: 0, signal: null });
-  });
+      // No live key while the launch gates are open (this deployment is not linked to a sandbox): the
+      // refusal names them and exits 1; an operator's override, with its reason, lets it through.
+      const refused = await mkoba.run(['keys', 'create', '--organization', 'Live Co'], env);
+      expect(refused.code).toBe(1);
+      expect(refused.stdout).toBe('');
+      expect(refused.stderr).toMatch(
+        /no production key for 'Live Co': 6 launch gate\(s\) open: mobile_money\/business_verified, /,
+      );
+      const overridden = await mkoba.run(
+        ['launch-gates', 'override', '--organization', 'Live Co', '--reason', 'reviewed by the operator'],
+        env,
+      );
+      expect(overridden.code, overridden.stderr).toBe(0);
+      expect(lines(overridden.stdout)).toHaveLength(6);
+      const created = await mkoba.run(['keys', 'create', '--organization', 'Live Co'], env);
+      expect(created.code, created.stderr).toBe(0);
+      const liveKey = onlyKey(created.stdout, 'sk_live_');
+      const wallets = await http('GET', `${banner.baseUrl}/wallets`, liveKey);
+      expect(wallets.status).toBe(200);
+      expect(wallets.body.data).toEqual([]);
+
+      // A production organization subscribes to webhooks once the operator enables it.
+      const subscribe = () =>
+        http('POST', `${banner.baseUrl}/webhook-subscriptions`, liveKey, {
+          url: 'https://93.184.215.14/hooks',
+          events: ['transfer.settled'],
+        });
+      expect((await subscribe()).body.code).toBe('subscriptions_not_enabled');
+      const organizationId = created.stderr.match(/for organization (org_\S+)/)?.[1] ?? '';
+      const enabled = await mkoba.run(['orgs', 'set-webhooks', organizationId, 'on'], env);
+      expect(enabled.code, enabled.stderr).toBe(0);
+      const subscribed = await subscribe();
+      expect(subscribed.status, JSON.stringify(subscribed.body)).toBe(201);
+      expect(subscribed.body.secret).toMatch(/^whsec_/);
+
+      const migrate = await mkoba.run(['migrate'], env);
+      expect(migrate.code, migrate.stderr).toBe(0);
+      expect(migrate.stderr).toMatch(/up to date/);
+
+      expect(await server.stop()).toEqual({ code: 0, signal: null });
+    },
+  );
 });

@@ -24,7 +24,7 @@ const API_PREFIX = '/v1';
 export interface ClientOptions {
   /** The server's address, e.g. `http://127.0.0.1:8080`. A trailing `/v1` is accepted and ignored. */
   baseUrl: string;
-  /** `sk_sandbox_…` or `sk_live_…`. */
+  /** `sk_sandbox_…`, `sk_pilot_…` or `sk_live_…`. */
   apiKey: string;
   /** Default 30 s per attempt. */
   timeoutMs?: number;

@@ -25,8 +25,10 @@ export interface Problem {
   }>;
   /** With `limit_exceeded` from a tier limit: `single`, `daily_sum` or `monthly_sum`. */
   limit?: string;
-  /** With `limit_exceeded` from a tier limit: what may still be sent under it (decimal string). */
+  /** With `limit_exceeded` from a tier limit: what may still be sent under it (decimal string). With `pilot_cap_exceeded`: what the day still allows under the cap: transfers for `daily_transfer_count`, a decimal amount for `daily_amount`. */
   remaining?: string;
+  /** With `pilot_cap_exceeded`: the pilot cap the transfer would pass. */
+  cap?: 'daily_transfer_count' | 'daily_amount';
   /** With `policy_denied`: the policy rule that denied. */
   rule?: string;
   /** With `policy_denied`: the policy version whose rule denied. */
@@ -295,17 +297,17 @@ export interface Event {
   /** Event id. */
   id: string;
   object: 'event';
-  /** What happened: one of `transfer.created`, `transfer.processing`, `transfer.settled`, `transfer.failed`, `transfer.canceled`, `transfer.returned`, `transfer.rejected`, `transfer.expired`, `wallet.frozen`, `wallet.unfrozen`, `wallet.closed`, `customer.verification.updated`, `aml.alert.opened`, `aml.alert.resolved`, `payment_batch.created`, `payment_batch.pending_approval`, `payment_batch.processing`, `payment_batch.completed`, `payment_batch.partially_failed`, `payment_batch.failed`, `payment_batch.canceled`, `collection.created`, `collection.processing`, `collection.succeeded`, `collection.failed`, `deposit.detected`, `deposit.held_for_review`, `deposit.credited`, `deposit.rejected`, `deposit.reorged`, `conversion.completed`, `approval.updated`, `policy.updated`, `fee_schedule.updated`, `export.ready`, `export.failed`, `ledger.matched`, `reconciliation.statement.imported`, `reconciliation.exception.opened`, `reconciliation.exception.resolved`, `webhook_subscription.disabled`, `rail_partner.paused`, `rail_partner.resumed`, `safeguarding.shortfall`, `test_clock.advanced`, `safeguarding.sweep.recorded`. New types may be added; ignore the ones you do not know. */
+  /** What happened: one of `transfer.created`, `transfer.processing`, `transfer.settled`, `transfer.failed`, `transfer.canceled`, `transfer.returned`, `transfer.rejected`, `transfer.expired`, `wallet.frozen`, `wallet.unfrozen`, `wallet.closed`, `customer.verification.updated`, `aml.alert.opened`, `aml.alert.resolved`, `payment_batch.created`, `payment_batch.pending_approval`, `payment_batch.processing`, `payment_batch.completed`, `payment_batch.partially_failed`, `payment_batch.failed`, `payment_batch.canceled`, `collection.created`, `collection.processing`, `collection.succeeded`, `collection.failed`, `deposit.detected`, `deposit.held_for_review`, `deposit.credited`, `deposit.rejected`, `deposit.reorged`, `conversion.completed`, `approval.updated`, `policy.updated`, `fee_schedule.updated`, `export.ready`, `export.failed`, `ledger.matched`, `reconciliation.statement.imported`, `reconciliation.exception.opened`, `reconciliation.exception.resolved`, `webhook_subscription.disabled`, `rail_partner.paused`, `rail_partner.resumed`, `safeguarding.shortfall`, `test_clock.advanced`, `safeguarding.sweep.recorded`, `launch_gate.updated`. New types may be added; ignore the ones you do not know. */
   type: string;
   /** When the change happened (UTC). */
   created_at: string;
   /** The environment that wrote it. */
-  environment: 'sandbox' | 'production';
+  environment: 'sandbox' | 'pilot' | 'production';
   /** The product family. */
   product: string;
   /** The API version that renders the event (a CHANGELOG.md date). */
   api_version: string;
-  /** The resource the event is about: a transfer for `transfer.*` events; for `wallet.*` events `{wallet_id, owner, currency, status, status_reason, status_changed_at}`; for `aml.alert.*` events `{alert_id, status, rule_id, rule_type, action, transfer_id, wallet_id, customer_id, disposition}`; for `customer.verification.updated`, `{verification_id, customer_id, status, reason, kyc_status, tier}`; for `webhook_subscription.disabled`, `{subscription_id, url, reason, failing_since}`. */
+  /** The resource the event is about: a transfer for `transfer.*` events; for `wallet.*` events `{wallet_id, owner, currency, status, status_reason, status_changed_at}`; for `aml.alert.*` events `{alert_id, status, rule_id, rule_type, action, transfer_id, wallet_id, customer_id, disposition}`; for `customer.verification.updated`, `{verification_id, customer_id, status, reason, kyc_status, tier}`; for `webhook_subscription.disabled`, `{subscription_id, url, reason, failing_since}`; for `launch_gate.updated`, `{product, gate, state, previous_state, evidence, evidence_record, updated_at}`. */
   data: TransferEventData | Record<string, unknown>;
 }
 
@@ -467,7 +469,9 @@ export interface Evidence {
     | 'deposit.travel_rule'
     | 'conversion.rates.update'
     | 'deposit.decision'
-    | 'conversion.decision';
+    | 'conversion.decision'
+    | 'launch_gate.update'
+    | 'launch_gate.override';
   /** `system` for the service’s own decisions, or the id of the API key an operator used. */
   actor: string;
   /** The member the API key acts for; present only when it acts for one (and then part of what is hashed). */
@@ -1641,6 +1645,58 @@ export interface TestClock {
   advanced_at: string | null;
 }
 
+/** Your organization: the business customer whose KYB stands for it, the products it launches and the people it names for its launch. The launch gates read these. */
+export interface Organization {
+  object: 'organization';
+  /** Organization id. */
+  id: string;
+  /** As the operator named it; the same name in the sandbox and in pilot or production. */
+  name: string;
+  /** The environment of this deployment. */
+  environment: 'sandbox' | 'pilot' | 'production';
+  /** The business customer whose KYB stands for the organization (the `business_verified` gate). */
+  legal_entity: string | null;
+  /** The products the organization launches; each has its own launch gates. `mobile_money` until named otherwise. */
+  products: Array<'mobile_money' | 'digital_banking' | 'stablecoins'>;
+  contacts: Array<{
+    role: 'technical' | 'compliance' | 'finance';
+    name: string;
+    email: string;
+    phone: string | null;
+    updated_at: string;
+  }>;
+  created_at: string;
+  /** When the profile or a contact last changed. */
+  updated_at: string;
+}
+
+/** One check of one product that must pass before pilot or production keys are issued: `business_verified` (the legal entity’s KYB), `contacts_named` (technical, compliance, finance), `policies_configured` (a policy you wrote), `webhook_endpoint_verified` (an endpoint answered 2xx to a signed test event), `sandbox_scenario_completed` (payouts on the product’s rails settled, failed, timed out and returned), `reconciliation_run` (a statement for one of its rails imported). */
+export interface LaunchGate {
+  object: 'launch_gate';
+  product: 'mobile_money' | 'digital_banking' | 'stablecoins';
+  gate:
+    | 'business_verified'
+    | 'contacts_named'
+    | 'policies_configured'
+    | 'webhook_endpoint_verified'
+    | 'sandbox_scenario_completed'
+    | 'reconciliation_run';
+  /** `open`, `passed`, or `overridden` (an operator issued keys past it; pilot and production only). */
+  state: 'open' | 'passed' | 'overridden';
+  /** What decided it: the ids and times of the facts that passed it, or `missing` naming what is still needed. */
+  evidence: Record<string, unknown>;
+  /** The evidence chain’s record of its last change of state (GET /v1/evidence), or null before any. */
+  evidence_record: string | null;
+  /** The operator’s override recorded in this deployment, if any. */
+  override: {
+    reason: string;
+    at: string;
+    evidence_record: string;
+  } | null;
+  /** When the state last changed; for a passed gate, when what passed it happened. */
+  updated_at: string;
+}
+
 /** An HTTPS endpoint that receives signed events. */
 export interface WebhookSubscription {
   /** Subscription id. */
@@ -2116,7 +2172,8 @@ export interface ListEventsQuery {
     | 'rail_partner.resumed'
     | 'safeguarding.shortfall'
     | 'test_clock.advanced'
-    | 'safeguarding.sweep.recorded';
+    | 'safeguarding.sweep.recorded'
+    | 'launch_gate.updated';
   /** Only events about this transfer. */
   resource?: string;
   /** `false`: only events with a webhook delivery that has not succeeded (yet); `true`: only events all of whose deliveries succeeded. */
@@ -2224,7 +2281,9 @@ export interface ListEvidenceQuery {
     | 'deposit.travel_rule'
     | 'conversion.rates.update'
     | 'deposit.decision'
-    | 'conversion.decision';
+    | 'conversion.decision'
+    | 'launch_gate.update'
+    | 'launch_gate.override';
 }
 
 export interface ListTransferEvidenceQuery {
@@ -3235,7 +3294,7 @@ export interface CreateConversionRequest {
 export interface CreateWebhookSubscriptionUnversionedRequest {
   /** An HTTPS endpoint you own, publicly reachable: loopback, private, link-local and reserved addresses are refused, and a host name must resolve to public addresses only. A sandbox started with MKOBA_WEBHOOK_ALLOW_PRIVATE=1 (local development) also takes those, and plain HTTP to them. */
   url: string;
-  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, customer.verification.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded), or `*` for all. */
+  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, customer.verification.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated), or `*` for all. */
   events: Array<string>;
   description?: string;
   /** `snake_case` (default: `created_at`, `data.transfer_id`) or `camel_case` (`createdAt`, `data.transferId`). */
@@ -3256,7 +3315,7 @@ export interface ListWebhookSubscriptionsQuery {
 export interface CreateWebhookSubscriptionRequest {
   /** An HTTPS endpoint you own, publicly reachable: loopback, private, link-local and reserved addresses are refused, and a host name must resolve to public addresses only. A sandbox started with MKOBA_WEBHOOK_ALLOW_PRIVATE=1 (local development) also takes those, and plain HTTP to them. */
   url: string;
-  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, customer.verification.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded), or `*` for all. */
+  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, customer.verification.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated), or `*` for all. */
   events: Array<string>;
   description?: string;
   /** `snake_case` (default: `created_at`, `data.transfer_id`) or `camel_case` (`createdAt`, `data.transferId`). */
@@ -3273,7 +3332,7 @@ export interface DeleteWebhookSubscriptionResponse {
 export interface UpdateWebhookSubscriptionRequest {
   /** An HTTPS endpoint you own, publicly reachable: loopback, private, link-local and reserved addresses are refused, and a host name must resolve to public addresses only. A sandbox started with MKOBA_WEBHOOK_ALLOW_PRIVATE=1 (local development) also takes those, and plain HTTP to them. */
   url?: string;
-  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, customer.verification.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded), or `*` for all. */
+  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, customer.verification.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated), or `*` for all. */
   events?: Array<string>;
   description?: string | null;
   /** `snake_case` (default: `created_at`, `data.transfer_id`) or `camel_case` (`createdAt`, `data.transferId`). */
@@ -3357,7 +3416,29 @@ export interface SandboxEmitEventRequest {
     | 'rail_partner.resumed'
     | 'safeguarding.shortfall'
     | 'test_clock.advanced'
-    | 'safeguarding.sweep.recorded';
+    | 'safeguarding.sweep.recorded'
+    | 'launch_gate.updated';
+}
+
+export interface UpdateOrganizationRequest {
+  /** A business customer id, or null. */
+  legal_entity?: string | null;
+  /** The products the organization launches; each has its own launch gates. `mobile_money` until named otherwise. */
+  products?: Array<'mobile_money' | 'digital_banking' | 'stablecoins'>;
+}
+
+export interface NameOrganizationContactsRequest {
+  contacts: Array<{
+    role: 'technical' | 'compliance' | 'finance';
+    name: string;
+    email: string;
+    phone?: string;
+  }>;
+}
+
+export interface ListLaunchGatesQuery {
+  /** Only this product’s gates. */
+  product?: 'mobile_money' | 'digital_banking' | 'stablecoins';
 }
 
 export interface SandboxFundWalletRequest {
@@ -3833,6 +3914,17 @@ export interface MkobaOperations {
   redeliverEvent(id: string, options?: RequestOptions): Promise<RedeliverEventResponse>;
   /** Emit a test event (sandbox): `POST /v1/sandbox/events`. */
   sandboxEmitEvent(body: SandboxEmitEventRequest, options?: RequestOptions): Promise<Event>;
+  /** Retrieve your organization: `GET /v1/organization`. */
+  getOrganization(options?: RequestOptions): Promise<Organization>;
+  /** Name your legal entity and products: `PATCH /v1/organization`. */
+  updateOrganization(body?: UpdateOrganizationRequest, options?: RequestOptions): Promise<Organization>;
+  /** Name your contacts: `PUT /v1/organization/contacts`. */
+  nameOrganizationContacts(
+    body: NameOrganizationContactsRequest,
+    options?: RequestOptions,
+  ): Promise<Organization>;
+  /** List your launch gates: `GET /v1/launch-gates`. */
+  listLaunchGates(query?: ListLaunchGatesQuery, options?: RequestOptions): Promise<List<LaunchGate>>;
   /** Fund a wallet (sandbox): `POST /v1/sandbox/wallets/{id}/fund`. */
   sandboxFundWallet(id: string, body: SandboxFundWalletRequest, options?: RequestOptions): Promise<Transfer>;
   /** Settle a transfer (sandbox): `POST /v1/sandbox/transfers/{id}/settle`. */
@@ -4876,6 +4968,38 @@ export const OPERATIONS = {
     pathParams: [],
     body: 'required',
     query: false,
+    response: 'json',
+  },
+  getOrganization: {
+    method: 'GET',
+    path: '/v1/organization',
+    pathParams: [],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  updateOrganization: {
+    method: 'PATCH',
+    path: '/v1/organization',
+    pathParams: [],
+    body: 'optional',
+    query: false,
+    response: 'json',
+  },
+  nameOrganizationContacts: {
+    method: 'PUT',
+    path: '/v1/organization/contacts',
+    pathParams: [],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  listLaunchGates: {
+    method: 'GET',
+    path: '/v1/launch-gates',
+    pathParams: [],
+    body: 'none',
+    query: true,
     response: 'json',
   },
   sandboxFundWallet: {

@@ -53,6 +53,7 @@ import {
 } from '../idempotency.ts';
 import { AmlBatchMonitor } from './amlMonitor.ts';
 import { LimitGuard } from './limitGuard.ts';
+import { PilotCapGuard } from './pilotCapGuard.ts';
 import { RouteLimitGuard } from './routeLimitGuard.ts';
 import { PostingSession, refusalError } from './session.ts';
 
@@ -374,6 +375,7 @@ class WriterLane {
       );
       const limits = await LimitGuard.lock(tx, liveTransfers, now);
       const routeLimits = await RouteLimitGuard.lock(tx, liveTransfers, now);
+      const pilotCaps = await PilotCapGuard.lock(tx, deps.pilotCaps, liveTransfers, now);
       await monitor.readActivity(tx, deps.store, liveTransfers, now, (id) => session.sumsOf(id));
       const transfers: Transfer[] = [];
       const events: EventRecord[] = [];
@@ -386,7 +388,7 @@ class WriterLane {
       const created = new Map<number, Transfer>();
       for (const i of live) {
         const command = commands[i] as WriterCommand;
-        const decided = this.decide(command, session, monitor, limits, now, routeLimits);
+        const decided = this.decide(command, session, monitor, limits, now, routeLimits, pilotCaps);
         if (!(decided.outcome instanceof AppError)) created.set(i, decided.outcome.transfer);
         if (decided.evidence) evidence.push(decided.evidence);
         if (decided.review) reviews.push(decided.review);
@@ -436,6 +438,7 @@ class WriterLane {
       await insertTransfers(tx, transfers);
       await session.flush(now);
       await limits.save(tx);
+      await pilotCaps?.save(tx);
       await insertReviewCases(tx, reviews);
       await insertApprovals(tx, approvals);
       await openAmlAlerts(tx, deps, alerts, now);
@@ -471,10 +474,11 @@ class WriterLane {
     limits: LimitGuard,
     now: Date,
     routeLimits?: RouteLimitGuard,
+    pilotCaps?: PilotCapGuard,
   ): Decided {
     if (command.kind === 'refusal') return { outcome: command.error };
     const t = command.transfer;
-    const overLimit = limits.check(command) ?? routeLimits?.check(command);
+    const overLimit = limits.check(command) ?? routeLimits?.check(command) ?? pilotCaps?.check(command);
     if (overLimit) return { outcome: overLimit };
     const aml = monitor.evaluate(command, now);
     const compliance = decideTransferCompliance({ screening: command.screening, ...aml });
@@ -599,6 +603,7 @@ class WriterLane {
     monitor.accepted(command, transfer, now);
     limits.accepted(command);
     routeLimits?.accepted(command);
+    pilotCaps?.accepted(command);
     const alerts = compliance.alerts.map((hit) => ({
       organizationId: t.organizationId,
       transferId: t.id,

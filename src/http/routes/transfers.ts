@@ -38,7 +38,7 @@ export function transferRoutes(app: FastifyInstance, deps: Deps, writer: LedgerW
         operationId: 'createTransfer',
         summary: 'Create a transfer',
         description:
-          'Holds the amount on the source wallet (available goes down, pending goes up) and hands the transfer to its rail; wallet-to-wallet transfers on the `internal` rail settle at once. Lack of funds is a 422 `insufficient_funds` that writes nothing.',
+          'Holds the amount on the source wallet (available goes down, pending goes up) and hands the transfer to its rail; wallet-to-wallet transfers on the `internal` rail settle at once. Lack of funds is a 422 `insufficient_funds` that writes nothing. In a pilot, a transfer past the organization’s cap for the UTC day is a 422 `pilot_cap_exceeded` naming the `cap` and what `remaining`.',
         tags: TAGS,
         security: BEARER_SECURITY,
         headers: idempotencyHeadersSchema,

@@ -33,6 +33,25 @@ export async function findOrganization(db: Queryable, id: string): Promise<Organ
   return row && fromRow(row);
 }
 
+/** The organization, locked until commit: changes to its profile and overrides of its gates queue here. */
+export async function lockOrganization(db: Queryable, id: string): Promise<OrganizationRow | undefined> {
+  const [row] = await db.query(`SELECT ${COLUMNS} FROM organizations WHERE id = $1 FOR UPDATE`, [id]);
+  return row && fromRow(row);
+}
+
+/** Organizations after `afterId` in id order, at most `limit`: a walk over every organization. */
+export async function listOrganizationIdsAfter(
+  db: Queryable,
+  afterId: string,
+  limit: number,
+): Promise<string[]> {
+  const rows = await db.query('SELECT id FROM organizations WHERE id > $1 ORDER BY id LIMIT $2', [
+    afterId,
+    limit,
+  ]);
+  return rows.map((r) => String(r.id));
+}
+
 /** Inserts unless the name exists; returns the organization either way. */
 export async function ensureOrganization(
   db: Queryable,

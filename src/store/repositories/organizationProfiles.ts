@@ -1,0 +1,93 @@
+/** An organization's profile (its legal entity, the products it launches) and its named contacts. */
+import type { Contact, ContactRole, LaunchProduct } from '../../domain/launchGates.ts';
+import type { Queryable } from '../store.ts';
+import { toDate } from './rows.ts';
+
+export interface OrganizationProfile {
+  organizationId: string;
+  legalEntityId: string | null;
+  products: LaunchProduct[];
+  updatedAt: Date;
+}
+
+export interface StoredContact extends Contact {
+  updatedAt: Date;
+}
+
+export async function findProfile(
+  db: Queryable,
+  organizationId: string,
+): Promise<OrganizationProfile | undefined> {
+  const [row] = await db.query(
+    'SELECT organization_id, legal_entity_id, products, updated_at FROM organization_profiles WHERE organization_id = $1',
+    [organizationId],
+  );
+  if (!row) return undefined;
+  return {
+    organizationId: String(row.organization_id),
+    legalEntityId: row.legal_entity_id === null ? null : String(row.legal_entity_id),
+    products: row.products as LaunchProduct[],
+    updatedAt: toDate(row.updated_at),
+  };
+}
+
+/** Writes the profile, locking its row until commit. */
+export async function saveProfile(db: Queryable, profile: OrganizationProfile): Promise<void> {
+  await db.query(
+    `INSERT INTO organization_profiles (organization_id, legal_entity_id, products, updated_at)
+     VALUES ($1, $2, $3, $4)
+     ON CONFLICT (organization_id) DO UPDATE
+       SET legal_entity_id = EXCLUDED.legal_entity_id, products = EXCLUDED.products, updated_at = EXCLUDED.updated_at`,
+    [profile.organizationId, profile.legalEntityId, profile.products, profile.updatedAt],
+  );
+}
+
+export async function listContacts(db: Queryable, organizationId: string): Promise<StoredContact[]> {
+  const rows = await db.query(
+    `SELECT role, name, email, phone, updated_at FROM organization_contacts
+      WHERE organization_id = $1
+      ORDER BY array_position(ARRAY['technical', 'compliance', 'finance']::text[], role)`,
+    [organizationId],
+  );
+  return rows.map((row) => ({
+    role: row.role as ContactRole,
+    name: String(row.name),
+    email: String(row.email),
+    phone: row.phone === null ? null : String(row.phone),
+    updatedAt: toDate(row.updated_at),
+  }));
+}
+
+/**
+ * Replaces the organization's contacts with these. A contact named again unchanged keeps its time, so the
+ * gate's "when" is when a contact last really changed.
+ */
+export async function replaceContacts(
+  db: Queryable,
+  organizationId: string,
+  contacts: readonly Contact[],
+  now: Date,
+): Promise<void> {
+  await db.query(
+    `DELETE FROM organization_contacts WHERE organization_id = $1 AND NOT (role = ANY($2::text[]))`,
+    [organizationId, contacts.map((c) => c.role)],
+  );
+  if (contacts.length === 0) return;
+  await db.query(
+    `INSERT INTO organization_contacts (organization_id, role, name, email, phone, updated_at)
+     SELECT $1, c.role, c.name, c.email, c.phone, $6
+       FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) AS c(role, name, email, phone)
+     ON CONFLICT (organization_id, role) DO UPDATE
+       SET name = EXCLUDED.name, email = EXCLUDED.email, phone = EXCLUDED.phone, updated_at = EXCLUDED.updated_at
+       WHERE (organization_contacts.name, organization_contacts.email, organization_contacts.phone)
+             IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.email, EXCLUDED.phone)`,
+    [
+      organizationId,
+      contacts.map((c) => c.role),
+      contacts.map((c) => c.name),
+      contacts.map((c) => c.email),
+      contacts.map((c) => c.phone),
+      now,
+    ],
+  );
+}

@@ -1,0 +1,87 @@
+/**
+ * What each organization created per currency and UTC day in a pilot: the running count and sum its volume
+ * caps are decided on. The ledger writer locks a batch's rows with one statement and writes them back with
+ * one, as it does the tier limits' sums (limitUsage.ts).
+ */
+import type { Queryable } from '../store.ts';
+import { toBigInt } from './rows.ts';
+
+export interface PilotUsageKey {
+  organizationId: string;
+  currency: string;
+  /** YYYY-MM-DD (UTC). */
+  day: string;
+}
+
+export interface LockedPilotUsage extends PilotUsageKey {
+  transferCount: number;
+  sentMinor: bigint;
+}
+
+export function pilotUsageKeyOf(k: PilotUsageKey): string {
+  return `${k.organizationId}\u0000${k.currency}\u0000${k.day}`;
+}
+
+/** Creates the rows that do not exist yet and locks them all, in key order (so batches never deadlock). */
+export async function lockPilotUsage(
+  db: Queryable,
+  keys: readonly PilotUsageKey[],
+): Promise<Map<string, LockedPilotUsage>> {
+  const unique = [...new Map(keys.map((k) => [pilotUsageKeyOf(k), k])).values()].sort((a, b) =>
+    pilotUsageKeyOf(a) < pilotUsageKeyOf(b) ? -1 : 1,
+  );
+  if (unique.length === 0) return new Map();
+  const rows = await db.query(
+    `INSERT INTO pilot_cap_usage (organization_id, currency, day, transfer_count, sent_minor)
+     SELECT k.organization_id, k.currency, k.day, 0, 0
+       FROM unnest($1::text[], $2::text[], $3::date[]) WITH ORDINALITY AS k(organization_id, currency, day, i)
+      ORDER BY k.i
+     ON CONFLICT (organization_id, currency, day) DO UPDATE SET transfer_count = pilot_cap_usage.transfer_count
+     RETURNING organization_id, currency, day::text AS day, transfer_count, sent_minor`,
+    [unique.map((k) => k.organizationId), unique.map((k) => k.currency), unique.map((k) => k.day)],
+  );
+  return new Map(
+    rows.map((row) => {
+      const usage: LockedPilotUsage = {
+        organizationId: String(row.organization_id),
+        currency: String(row.currency),
+        day: String(row.day).slice(0, 10),
+        transferCount: Number(toBigInt(row.transfer_count)),
+        sentMinor: toBigInt(row.sent_minor),
+      };
+      return [pilotUsageKeyOf(usage), usage];
+    }),
+  );
+}
+
+/** Writes a batch's new counts and sums (rows locked by lockPilotUsage). */
+export async function savePilotUsage(db: Queryable, usage: readonly LockedPilotUsage[]): Promise<void> {
+  if (usage.length === 0) return;
+  await db.query(
+    `UPDATE pilot_cap_usage u SET transfer_count = v.transfer_count, sent_minor = v.sent_minor
+       FROM unnest($1::text[], $2::text[], $3::date[], $4::bigint[], $5::bigint[])
+         AS v(organization_id, currency, day, transfer_count, sent_minor)
+      WHERE u.organization_id = v.organization_id AND u.currency = v.currency AND u.day = v.day`,
+    [
+      usage.map((u) => u.organizationId),
+      usage.map((u) => u.currency),
+      usage.map((u) => u.day),
+      usage.map((u) => String(u.transferCount)),
+      usage.map((u) => u.sentMinor.toString()),
+    ],
+  );
+}
+
+/** Gives a transfer that moved no money back to its organization's day. */
+export async function releasePilotUsage(
+  db: Queryable,
+  key: PilotUsageKey,
+  amountMinor: bigint,
+): Promise<void> {
+  await db.query(
+    `UPDATE pilot_cap_usage SET transfer_count = GREATEST(transfer_count - 1, 0),
+            sent_minor = GREATEST(sent_minor - $4::bigint, 0)
+      WHERE organization_id = $1 AND currency = $2 AND day = $3::date`,
+    [key.organizationId, key.currency, key.day, amountMinor.toString()],
+  );
+}
