@@ -24,7 +24,9 @@ export type PostingPhase = (typeof POSTING_PHASES)[number];
  * currency, the reconciliation accounts operators book differences to: write-offs and the rail's fees; per
  * organization and currency, the fee income account credited with the fees the organization charges its
  * customers on transfers (docs/FEES.md); per organization and currency, the conversion account, the
- * treasury's side of a mint or redeem (docs/STABLECOINS.md).
+ * treasury's side of a mint or redeem (docs/STABLECOINS.md); per organization and currency, the interest
+ * expense account savings interest is paid from and the interest payable account it is booked to daily until
+ * it is capitalised (docs/PRODUCTS.md).
  */
 export const ACCOUNT_KINDS = [
   'wallet',
@@ -35,6 +37,8 @@ export const ACCOUNT_KINDS = [
   'rail_fee',
   'fee_income',
   'conversion',
+  'interest_expense',
+  'interest_payable',
 ] as const;
 export type AccountKind = (typeof ACCOUNT_KINDS)[number];
 
