@@ -453,7 +453,7 @@ export async function giveSavingsNotice(
   organizationId: string,
   walletId: string,
   input: { amount: unknown },
-): Promise<SavingsNotice> {
+): Promise<{ notice: SavingsNotice; currency: Currency }> {
   const account = await lockedAccount(tx, organizationId, walletId);
   const product = await findSavingsProduct(tx, organizationId, account.productId);
   if (!product) throw new Error(`savings account ${walletId} lost its product`);
@@ -494,7 +494,7 @@ export async function giveSavingsNotice(
       now,
     ),
   ]);
-  return notice;
+  return { notice, currency: product.currency };
 }
 
 export async function listSavingsNotices(
@@ -884,7 +884,7 @@ export async function accrueSavingsThrough(
       if (product) products.set(productId, product);
     }
     const ids = page.map((a) => a.walletId);
-    const first = page.map((a) => a.accruedThrough).reduce((a, b) => (a < b ? a : b));
+    const [first = lastDay] = page.map((a) => a.accruedThrough).sort();
     for (let day = addDays(first, 1); day <= lastDay; day = addDays(day, 1)) {
       await accrueDayFor(deps, organizationId, ids, day, products);
     }

@@ -167,10 +167,11 @@ export function days30360(from: string, to: string): number {
 }
 
 /**
- * The part of a year one day (from `day` to the next) counts for under a convention, as days / basis:
- * actual/365 fixed counts each day 1/365 (a leap year's 366 days earn 366/365 of the rate), actual/360 each
- * day 1/360, 30/360 the 30/360 days from the day to the next (so the 31st counts 0 and the last day of
- * February the rest of its month), 360 in a year.
+ * The part of a year one day counts for under a convention, as days / basis: actual/365 fixed counts each
+ * day 1/365 (a leap year's 366 days earn 366/365 of the rate), actual/360 each day 1/360. 30/360 counts what
+ * the day adds to its month's 30/360 days since the month began: 1 a day up to the 30th, 0 for a 31st, and
+ * the month's remainder on the last day of February (3 days, or 2 in a leap year); so every month counts
+ * 30/360 and a year 360/360.
  */
 export function dayFraction(convention: DayCountConvention, day: string): { days: number; basis: number } {
   switch (convention) {
@@ -178,8 +179,10 @@ export function dayFraction(convention: DayCountConvention, day: string): { days
       return { days: 1, basis: 365 };
     case 'actual_360':
       return { days: 1, basis: 360 };
-    case 'thirty_360':
-      return { days: days30360(day, nextDay(day)), basis: 360 };
+    case 'thirty_360': {
+      const monthStart = `${day.slice(0, 8)}01`;
+      return { days: days30360(monthStart, nextDay(day)) - days30360(monthStart, day), basis: 360 };
+    }
   }
 }
 

@@ -66,6 +66,7 @@ import { reviewRoutes } from './routes/reviews.ts';
 import { SAFEGUARDING_SCHEMAS, safeguardingRoutes } from './routes/safeguarding.ts';
 import { sandboxRoutes } from './routes/sandbox.ts';
 import { sandboxChainRoutes } from './routes/sandboxChain.ts';
+import { SAVINGS_SCHEMAS, savingsRoutes } from './routes/savings.ts';
 import { STABLECOIN_SCHEMAS, stablecoinRoutes } from './routes/stablecoins.ts';
 import { systemRoutes } from './routes/system.ts';
 import { testClockRoutes, testClockSchema } from './routes/testClock.ts';
@@ -182,6 +183,7 @@ export async function buildApp({
     ...SAFEGUARDING_SCHEMAS,
     ...STABLECOIN_SCHEMAS,
     testClockSchema,
+    ...SAVINGS_SCHEMAS,
   ]) {
     app.addSchema(schema);
   }
@@ -288,6 +290,7 @@ export async function buildApp({
   safeguardingRoutes(app, deps);
   travelRuleRoutes(app, deps);
   stablecoinRoutes(app, deps);
+  savingsRoutes(app, deps);
   webhookRoutes(app, deps);
   if (deps.environment === 'sandbox') sandboxRoutes(app, deps);
   if (deps.environment === 'sandbox') sandboxChainRoutes(app, deps);
