@@ -663,12 +663,13 @@ export function savingsWithdrawalJson(w: SavingsWithdrawal, currency: Currency):
 
 /** The organization's interest expense and payable accounts in a currency, created on first use. */
 async function interestAccounts(
+  tx: Queryable,
   deps: Deps,
   organizationId: string,
   currency: Currency,
 ): Promise<{ expense: string; payable: string }> {
   const ensure = (kind: 'interest_expense' | 'interest_payable') =>
-    ensureSystemAccount(deps.store, {
+    ensureSystemAccount(tx, {
       id: deps.newId('ledgerAccount'),
       organizationId,
       kind,
@@ -701,7 +702,7 @@ async function accrueDayFor(
     const currencies = new Set(due.map((a) => products.get(a.productId)?.currency as Currency));
     const ledgerAccounts = new Map<Currency, { expense: string; payable: string }>();
     for (const currency of currencies) {
-      ledgerAccounts.set(currency, await interestAccounts(deps, organizationId, currency));
+      ledgerAccounts.set(currency, await interestAccounts(tx, deps, organizationId, currency));
     }
     const session = new PostingSession(tx);
     await session.lock([
