@@ -65,7 +65,8 @@ describe.each(BACKENDS)('savings products on %s', (backend) => {
     }
     return wallet.data.id as string;
   };
-  const today = async (key: string) => (await api(t, 'GET', '/v1/sandbox/clock', { key })).data.today as string;
+  const today = async (key: string) =>
+    (await api(t, 'GET', '/v1/sandbox/clock', { key })).data.today as string;
   const advance = async (key: string, days: number) => {
     const moved = await api(t, 'POST', '/v1/sandbox/clock', { key, body: { advance_by_days: days } });
     expect(moved.statusCode, moved.body).toBe(200);
@@ -125,7 +126,9 @@ describe.each(BACKENDS)('savings products on %s', (backend) => {
       const { reference } = await expectAsReference(org.key, accounts[i] as string, c);
       expect(reference.capitalisations).toBeGreaterThanOrEqual(1);
     }
-    const accruals = await api(t, 'GET', `/v1/savings-accounts/${accounts[0]}/accruals?limit=3`, { key: org.key });
+    const accruals = await api(t, 'GET', `/v1/savings-accounts/${accounts[0]}/accruals?limit=3`, {
+      key: org.key,
+    });
     expect(accruals.statusCode, accruals.body).toBe(200);
     expect(accruals.data.data[0]).toMatchObject({
       object: 'savings_accrual',
@@ -140,15 +143,15 @@ describe.each(BACKENDS)('savings products on %s', (backend) => {
     await advance(org.key, 30);
     for (const [i, c] of cases.entries()) {
       const { read, reference } = await expectAsReference(org.key, accounts[i] as string, c);
-      const events = await api(
-        t,
-        'GET',
-        `/v1/events?type=savings.interest.capitalized&resource_id=${accounts[i]}&limit=100`,
-        { key: org.key },
-      );
+      const events = await api(t, 'GET', '/v1/events?type=savings.interest.capitalized&limit=100', {
+        key: org.key,
+      });
       expect(events.statusCode, events.body).toBe(200);
-      expect(events.data.data).toHaveLength(reference.capitalisations);
-      expect(events.data.data[0].data).toMatchObject({
+      const mine = events.data.data.filter(
+        (e: { data: { savings_account: string } }) => e.data.savings_account === accounts[i],
+      );
+      expect(mine).toHaveLength(reference.capitalisations);
+      expect(mine[0].data).toMatchObject({
         object: 'savings_interest_capitalization',
         savings_account: accounts[i],
         interest_paid: read.interest_paid,
@@ -181,7 +184,9 @@ describe.each(BACKENDS)('savings products on %s', (backend) => {
       rateOn: () => 900,
     });
     expect(minor(once.balance)).toBe(reference.balanceMinor);
-    const days = await api(t, 'GET', `/v1/savings-accounts/${opened.id}/accruals?limit=100`, { key: org.key });
+    const days = await api(t, 'GET', `/v1/savings-accounts/${opened.id}/accruals?limit=100`, {
+      key: org.key,
+    });
     expect(days.data.data).toHaveLength(45);
     expect(new Set(days.data.data.map((d: { day: string }) => d.day)).size).toBe(45);
     // The database refuses a second accrual of a day whoever writes it.
@@ -226,13 +231,16 @@ describe.each(BACKENDS)('savings products on %s', (backend) => {
     expect(again.data.code).toBe('savings_rate_exists');
 
     await advance(org.key, 20);
-    const days = (await api(t, 'GET', `/v1/savings-accounts/${opened.id}/accruals?limit=30`, { key: org.key })).data
-      .data as { day: string; annual_rate_bps: number; interest_numerator: string }[];
+    const days = (
+      await api(t, 'GET', `/v1/savings-accounts/${opened.id}/accruals?limit=30`, { key: org.key })
+    ).data.data as { day: string; annual_rate_bps: number; interest_numerator: string }[];
     for (const day of days) {
       expect(day.annual_rate_bps, day.day).toBe(day.day < from ? 1_000 : 0);
       if (day.day >= from) expect(day.interest_numerator).toBe('0');
     }
-    expect((await api(t, 'GET', `/v1/savings-products/${product.id}`, { key: org.key })).data.annual_rate_bps).toBe(0);
+    expect(
+      (await api(t, 'GET', `/v1/savings-products/${product.id}`, { key: org.key })).data.annual_rate_bps,
+    ).toBe(0);
   });
 
   it('refuses a savings account as the source of a transfer, to a rail or a wallet, and of a quote', async () => {
@@ -240,10 +248,7 @@ describe.each(BACKENDS)('savings products on %s', (backend) => {
     const product = await productOf(org.key, { annual_rate_bps: 100 });
     const savings = await openAccount(org.key, product.id, org.owner, '5000.00');
     const current = await walletOf(org.key, org.owner);
-    for (const destination of [
-      { type: 'mobile_money', network: 'mpesa', phone: '+254712345678' },
-      current,
-    ]) {
+    for (const destination of [{ type: 'mobile_money', network: 'mpesa', phone: '+254712345678' }, current]) {
       const body = { source: savings.id, destination, amount: '100.00', currency: 'KES' };
       const refused = await api(t, 'POST', '/v1/transfers', {
         key: org.key,
@@ -305,16 +310,23 @@ describe.each(BACKENDS)('savings products on %s', (backend) => {
     ]);
     expect(both.map((r) => r.statusCode).sort()).toEqual([201, 422]);
     const done = both.find((r) => r.statusCode === 201)?.data;
-    expect(done).toMatchObject({ object: 'savings_withdrawal', amount: '3000.00', penalty: '0.00', destination: mine });
-    const events = await api(t, 'GET', `/v1/events?type=savings.withdrawal.completed&resource_id=${done.id}`, {
-      key: org.key,
+    expect(done).toMatchObject({
+      object: 'savings_withdrawal',
+      amount: '3000.00',
+      penalty: '0.00',
+      destination: mine,
     });
-    expect(events.data.data).toHaveLength(1);
+    const events = await api(t, 'GET', '/v1/events?type=savings.withdrawal.completed', { key: org.key });
+    expect(events.data.data.map((e: { resource_id: string; data: { id: string } }) => e.data.id)).toEqual([
+      done.id,
+    ]);
     // Everything may go: the minimum binds only what stays.
     const rest = await withdraw({ destination: mine, amount: '2000.00' });
     expect(rest.statusCode, rest.body).toBe(201);
     expect((await account(org.key, savings.id)).balance).toBe('0.00');
-    expect((await api(t, 'GET', `/v1/wallets/${mine}/balance`, { key: org.key })).data.current).toBe('5000.00');
+    expect((await api(t, 'GET', `/v1/wallets/${mine}/balance`, { key: org.key })).data.current).toBe(
+      '5000.00',
+    );
     await expectLedgerHealthy(t);
   });
 
@@ -404,7 +416,14 @@ describe.each(BACKENDS)('savings products on %s', (backend) => {
     ] as const) {
       const refused = await api(t, 'POST', '/v1/savings-products', {
         key: org.key,
-        body: { name: 'P', currency: 'KES', day_count: 'actual_360', access: 'instant', annual_rate_bps: 1, ...body },
+        body: {
+          name: 'P',
+          currency: 'KES',
+          day_count: 'actual_360',
+          access: 'instant',
+          annual_rate_bps: 1,
+          ...body,
+        },
       });
       expect(refused.statusCode, JSON.stringify(body)).toBe(400);
       expect(refused.data.param, JSON.stringify(body)).toBe(param);
