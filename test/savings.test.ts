@@ -422,7 +422,7 @@ describe.each(BACKENDS)('savings products on %s', (backend) => {
           day_count: 'actual_360',
           access: 'instant',
           annual_rate_bps: 1,
-          ...body,
+          ...(body as Record<string, unknown>),
         },
       });
       expect(refused.statusCode, JSON.stringify(body)).toBe(400);
