@@ -260,7 +260,7 @@ export interface NoticeFacts {
   id: string;
   amountMinor: bigint;
   availableOn: string;
-  status: 'open' | 'used' | 'canceled';
+  status: 'open' | 'used';
 }
 
 export interface WithdrawalFacts {

@@ -117,7 +117,7 @@ CREATE TABLE savings_notices (
   amount_minor     bigint NOT NULL CHECK (amount_minor > 0),
   given_on         date NOT NULL,
   available_on     date NOT NULL,
-  status           text NOT NULL CHECK (status IN ('open', 'used', 'canceled')),
+  status           text NOT NULL CHECK (status IN ('open', 'used')),
   created_at       timestamptz NOT NULL,
   updated_at       timestamptz NOT NULL,
   CHECK (available_on > given_on)
