@@ -270,7 +270,7 @@ export async function listSavingsAccounts(
 
 /**
  * Up to `limit` of the organization's accounts with a day before `throughDay` not accrued yet, after `after`
- * in id order: the accrual pages through them.
+ * in id order: the accrual pages through them. A closed wallet's account accrues no more (it holds nothing).
  */
 export async function savingsAccountsDue(
   db: Queryable,
@@ -280,9 +280,10 @@ export async function savingsAccountsDue(
   limit: number,
 ): Promise<SavingsAccount[]> {
   const rows = await db.query(
-    `SELECT ${ACCOUNT_COLUMNS} FROM savings_accounts
-      WHERE organization_id = $1 AND accrued_through < $2::date AND ($3::text IS NULL OR wallet_id > $3)
-      ORDER BY wallet_id LIMIT $4`,
+    `SELECT ${ACCOUNT_COLUMNS} FROM savings_accounts a
+      WHERE a.organization_id = $1 AND a.accrued_through < $2::date AND ($3::text IS NULL OR a.wallet_id > $3)
+        AND NOT EXISTS (SELECT 1 FROM wallets w WHERE w.id = a.wallet_id AND w.status = 'closed')
+      ORDER BY a.wallet_id LIMIT $4`,
     [organizationId, throughDay, after ?? null, limit],
   );
   return rows.map(accountFromRow);
