@@ -9,7 +9,7 @@
 import { AppError, resourceMissing, validationError } from '../domain/errors.ts';
 import type { EventRecord } from '../domain/events.ts';
 import { numberSourceOf } from '../domain/jsonNumbers.ts';
-import { directPostings, type Posting, walletBalances } from '../domain/ledger.ts';
+import { directPostings, type Posting, walletBalances, ZERO_SUMS } from '../domain/ledger.ts';
 import type { Metadata } from '../domain/metadata.ts';
 import { type Currency, checkSingleAmount, formatAmount, isCurrency, parseAmount } from '../domain/money.ts';
 import { type Page, toPage } from '../domain/pagination.ts';
@@ -822,7 +822,7 @@ async function accrueDayFor(
                 month: day.slice(0, 7),
                 day,
                 balance_after: formatAmount(
-                  walletBalances(session.sumsOf(account.walletId) ?? sums0()).currentMinor,
+                  walletBalances(session.sumsOf(account.walletId) ?? ZERO_SUMS).currentMinor,
                   product.currency,
                 ),
                 interest_paid: formatAmount(item.account.interestPaidMinor, product.currency),
@@ -853,10 +853,6 @@ async function accrueDayFor(
     );
     await recordEvents(tx, deps, events);
   });
-}
-
-function sums0() {
-  return { debitsPending: 0n, debitsPosted: 0n, creditsPending: 0n, creditsPosted: 0n };
 }
 
 /**

@@ -281,15 +281,10 @@ export interface WithdrawalDecision {
   penaltyReason: 'none' | 'early_withdrawal';
 }
 
-function refusal(
-  code: 'savings_withdrawal_refused',
-  detail: string,
-  param: string,
-  reason: string,
-): AppError {
+function refusal(detail: string, param: string, reason: string): AppError {
   return new AppError({
     status: 422,
-    code,
+    code: 'savings_withdrawal_refused',
     title: 'Withdrawal refused by the product’s rules',
     detail,
     param,
@@ -309,35 +304,23 @@ export function decideWithdrawal(facts: WithdrawalFacts): WithdrawalDecision {
     const notice = facts.notice;
     if (!notice) {
       throw refusal(
-        'savings_withdrawal_refused',
         `Money leaves this account ${terms.noticeDays} days after a notice: give one (POST …/notices), then withdraw naming it.`,
         'notice',
         'notice_required',
       );
     }
     if (notice.status !== 'open') {
-      throw refusal(
-        'savings_withdrawal_refused',
-        `Notice ${notice.id} is ${notice.status}.`,
-        'notice',
-        'notice_not_open',
-      );
+      throw refusal(`Notice ${notice.id} is ${notice.status}.`, 'notice', 'notice_not_open');
     }
     if (notice.availableOn > facts.today) {
       throw refusal(
-        'savings_withdrawal_refused',
         `Notice ${notice.id} makes the money available on ${notice.availableOn}; today is ${facts.today}.`,
         'notice',
         'notice_period_running',
       );
     }
     if (facts.amountMinor > notice.amountMinor) {
-      throw refusal(
-        'savings_withdrawal_refused',
-        `The amount is more than notice ${notice.id} gave.`,
-        'amount',
-        'amount_exceeds_notice',
-      );
+      throw refusal(`The amount is more than notice ${notice.id} gave.`, 'amount', 'amount_exceeds_notice');
     }
   } else if (facts.notice) {
     throw validationError('notice', 'only a notice product’s withdrawals name a notice', 'not_applicable');
@@ -347,7 +330,6 @@ export function decideWithdrawal(facts: WithdrawalFacts): WithdrawalDecision {
   const left = facts.balanceMinor - facts.amountMinor - penaltyMinor;
   if (left > 0n && left < terms.minimumBalanceMinor) {
     throw refusal(
-      'savings_withdrawal_refused',
       'The withdrawal would leave less than the product’s minimum balance: withdraw less, or everything.',
       'amount',
       'below_minimum_balance',
