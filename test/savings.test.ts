@@ -3,7 +3,7 @@
  * year of accrual under each day-count convention, every account's balance, interest paid and exact accrued
  * interest equal to an independent exact-rational computation, the ledger healthy after; each day accrued
  * once however many passes run at once; rate changes effective by day, never in the past; a savings account
- * refused as the source of a transfer (rail or wallet), a batch or a quote; withdrawals by the product's
+ * refused as the source of a transfer (rail or wallet), a payment batch or a quote; withdrawals by the product's
  * rules (minimum balance, notice, fixed term's penalty, the owner's wallets only), and two at once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -243,7 +243,7 @@ describe.each(BACKENDS)('savings products on %s', (backend) => {
     ).toBe(0);
   });
 
-  it('refuses a savings account as the source of a transfer, to a rail or a wallet, and of a quote', async () => {
+  it('refuses a savings account as the source of a transfer, to a rail or a wallet, a payment batch and a quote', async () => {
     const org = await organization();
     const product = await productOf(org.key, { annual_rate_bps: 100 });
     const savings = await openAccount(org.key, product.id, org.owner, '5000.00');
@@ -261,6 +261,23 @@ describe.each(BACKENDS)('savings products on %s', (backend) => {
       expect(quote.statusCode).toBe(422);
       expect(quote.data.code).toBe('savings_account_cannot_send');
     }
+    const batch = await api(t, 'POST', '/v1/payment-batches', {
+      key: org.key,
+      body: {
+        source: savings.id,
+        currency: 'KES',
+        reference: 'from-savings',
+        items: [
+          {
+            reference: 'a',
+            destination: { type: 'mobile_money', network: 'mpesa', phone: '+254712345678' },
+            amount: '10.00',
+          },
+        ],
+      },
+    });
+    expect(batch.statusCode, batch.body).toBe(422);
+    expect(batch.data).toMatchObject({ code: 'savings_account_cannot_send', param: 'source' });
     // Money comes in by an ordinary transfer.
     const payer = await walletOf(org.key, org.owner, '300.00');
     const deposit = await api(t, 'POST', '/v1/transfers', {
