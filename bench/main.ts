@@ -8,6 +8,7 @@ import { EXPORT_OPTIONS, EXPORT_USAGE, runExportBench } from './exports.ts';
 import { FEES_OPTIONS, FEES_USAGE, runFeesBench } from './fees.ts';
 import { benchDatabaseUrl, log, textOption } from './options.ts';
 import { POLICY_OPTIONS, POLICY_USAGE, runPolicyBench } from './policy.ts';
+import { runSavingsBench, SAVINGS_OPTIONS, SAVINGS_USAGE } from './savings.ts';
 import { runScreeningBench, SCREENING_OPTIONS, SCREENING_USAGE } from './screening.ts';
 import { runTransferBench, TRANSFER_OPTIONS, TRANSFER_USAGE } from './transfers.ts';
 import { runWebhookBench, WEBHOOK_OPTIONS, WEBHOOK_USAGE } from './webhooks.ts';
@@ -20,14 +21,15 @@ const CASES = {
   policy: runPolicyBench,
   export: runExportBench,
   fees: runFeesBench,
+  savings: runSavingsBench,
 } as const;
 type Case = keyof typeof CASES;
-/** The explain, screening, policy, export and fees cases generate their own data; they run only when named. */
+/** The explain, screening, policy, export, fees and savings cases generate their own data; they run only when named. */
 const DEFAULT_CASES: Case[] = ['transfers', 'webhooks'];
 
 const USAGE = `Usage: npm run bench -- [options]
 
-  --cases LIST         transfers,webhooks,explain,screening,policy,export,fees (BENCH_CASES, default transfers,webhooks, in that order)
+  --cases LIST         transfers,webhooks,explain,screening,policy,export,fees,savings (BENCH_CASES, default transfers,webhooks, in that order)
 
 ${TRANSFER_USAGE}
 ${WEBHOOK_USAGE}
@@ -35,7 +37,8 @@ ${EXPLAIN_USAGE}
 ${SCREENING_USAGE}
 ${POLICY_USAGE}
 ${EXPORT_USAGE}
-${FEES_USAGE}`;
+${FEES_USAGE}
+${SAVINGS_USAGE}`;
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
@@ -47,6 +50,7 @@ async function main(): Promise<number> {
       ...POLICY_OPTIONS,
       ...EXPORT_OPTIONS,
       ...FEES_OPTIONS,
+      ...SAVINGS_OPTIONS,
       cases: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },

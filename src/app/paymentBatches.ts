@@ -66,6 +66,7 @@ import { currentFeeScheduleIn } from './fees.ts';
 import { loadPolicy } from './policies.ts';
 import { PostingSession, refusalError } from './posting/session.ts';
 import type { ChunkResult, LedgerWriter, TransferCommand } from './posting/writer.ts';
+import { refuseSavingsSource } from './savings.ts';
 import { checkTransferRequest, prepareTransfer } from './transfers.ts';
 
 /** The most item faults a refused batch lists (the first ones, in row order). */
@@ -263,6 +264,7 @@ export async function submitPaymentBatch(
   const wallets = await findWallets(tx, organizationId, [input.source, ...destinationWallets]);
   const source = wallets.get(input.source);
   if (!source) throw resourceMissing('wallet', input.source, 'source');
+  await refuseSavingsSource(deps, tx, source.id, 'source');
   if (!isCurrency(input.currency) || input.currency !== source.currency) {
     throw validationError(
       'currency',

@@ -68,6 +68,7 @@ import { loadPolicy } from './policies.ts';
 import { releasePilotCap } from './posting/pilotCapGuard.ts';
 import { postEntry } from './posting/session.ts';
 import type { LedgerWriter, TransferCommand } from './posting/writer.ts';
+import { refuseSavingsSource } from './savings.ts';
 import { screenCounterparty } from './transferScreening.ts';
 import { prepareTravelRule } from './travelRule.ts';
 import { trustLedgerAccount } from './trustLedger.ts';
@@ -332,6 +333,7 @@ export async function prepareTransfer(
       : await findWallets(store, organizationId, wanted);
   const source = wallets.get(request.source);
   if (!source) throw resourceMissing('wallet', request.source, 'source');
+  await refuseSavingsSource(deps, store, source.id, 'source');
   const { currency, destination, rail, amountMinor, destinationWallet } = checkTransferRequest(
     request,
     source,
@@ -444,6 +446,7 @@ export async function quoteTransfer(
   );
   const source = wallets.get(request.source);
   if (!source) throw resourceMissing('wallet', request.source, 'source');
+  await refuseSavingsSource(deps, deps.store, source.id, 'source');
   const { currency, rail, amountMinor } = checkTransferRequest(request, source, wallets);
   const fee = decideFee(await loadFeeSchedule(deps, organizationId), { rail, currency, amountMinor });
   return { currency, rail, amountMinor, fee, totalMinor: amountMinor + fee.feeMinor };

@@ -33,6 +33,13 @@ export const PAYMENT_BATCH_EVENT_TYPES = [
   'payment_batch.failed',
   'payment_batch.canceled',
 ] as const;
+/** A savings account opened, a withdrawal notice given, a withdrawal made, a month's interest capitalised. */
+export const SAVINGS_EVENT_TYPES = [
+  'savings.account.opened',
+  'savings.notice.given',
+  'savings.withdrawal.completed',
+  'savings.interest.capitalized',
+] as const;
 export const EVENT_TYPES = [
   ...TRANSFER_EVENT_TYPES,
   ...WALLET_EVENT_TYPES,
@@ -58,6 +65,7 @@ export const EVENT_TYPES = [
   'test_clock.advanced',
   'safeguarding.sweep.recorded',
   'launch_gate.updated',
+  ...SAVINGS_EVENT_TYPES,
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 export type TransferEventType = (typeof TRANSFER_EVENT_TYPES)[number];

@@ -39,6 +39,9 @@ export const ID_PREFIXES = {
   deposit: 'dep',
   conversionQuote: 'cq',
   conversion: 'conv',
+  savingsProduct: 'svp',
+  savingsNotice: 'svn',
+  savingsWithdrawal: 'svw',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -28,7 +28,9 @@ export type PostingPhase = (typeof POSTING_PHASES)[number];
  * account: customer money held at trust banks (for USDC and USDT, in the custodian's wallet), an asset
  * debited when a bank deposit or an on-chain deposit arrives (both are received straight into trust) and
  * when an operator records a sweep into trust from a rail's float (crediting the rail's settlement
- * account), credited by a sweep out of trust (docs/SAFEGUARDING.md).
+ * account), credited by a sweep out of trust (docs/SAFEGUARDING.md); per organization and currency, the
+ * interest expense account savings interest is paid from and the interest payable account it is booked to
+ * daily until it is capitalised (docs/PRODUCTS.md).
  *
  * Seen as balances: a wallet holds a credit balance (what the platform owes its customer); settlement and
  * trust accounts hold debit balances (money the platform has, at a partner or in trust); a rail's clearing
@@ -44,6 +46,8 @@ export const ACCOUNT_KINDS = [
   'fee_income',
   'conversion',
   'trust',
+  'interest_expense',
+  'interest_payable',
 ] as const;
 export type AccountKind = (typeof ACCOUNT_KINDS)[number];
 

@@ -69,6 +69,7 @@ import { SAFEGUARDING_SCHEMAS, safeguardingRoutes } from './routes/safeguarding.
 import { SAFEGUARDING_SWEEP_SCHEMAS, safeguardingSweepRoutes } from './routes/safeguardingSweeps.ts';
 import { sandboxRoutes } from './routes/sandbox.ts';
 import { sandboxChainRoutes } from './routes/sandboxChain.ts';
+import { SAVINGS_SCHEMAS, savingsRoutes } from './routes/savings.ts';
 import { STABLECOIN_SCHEMAS, stablecoinRoutes } from './routes/stablecoins.ts';
 import { systemRoutes } from './routes/system.ts';
 import { testClockRoutes, testClockSchema } from './routes/testClock.ts';
@@ -188,6 +189,7 @@ export async function buildApp({
     testClockSchema,
     organizationSchema,
     launchGateSchema,
+    ...SAVINGS_SCHEMAS,
   ]) {
     app.addSchema(schema);
   }
@@ -295,6 +297,7 @@ export async function buildApp({
   safeguardingSweepRoutes(app, deps);
   travelRuleRoutes(app, deps);
   stablecoinRoutes(app, deps);
+  savingsRoutes(app, deps);
   webhookRoutes(app, deps);
   organizationRoutes(app, deps);
   launchGateRoutes(app, deps);

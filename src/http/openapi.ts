@@ -110,6 +110,11 @@ export const OPENAPI_DOCUMENT_BASE = {
         'USDC and USDT money in and across: deposit addresses per wallet and network, deposits credited after their confirmations, and conversions between a fiat wallet and a stablecoin wallet at a quoted rate.',
     },
     {
+      name: 'Savings',
+      description:
+        'Savings products (a rate by day, a day-count convention, a minimum balance, notice or a fixed term) and savings accounts: wallets of a product that accrue interest daily, exactly, and capitalise it monthly by the organization’s clock.',
+    },
+    {
       name: 'Rail partners',
       description:
         'The partners (M-Pesa Daraja, MTN MoMo) that carry an organization’s rails, with sealed credentials, and the callbacks they sent.',

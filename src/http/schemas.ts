@@ -73,7 +73,7 @@ export const timestampSchema = { type: 'string', format: 'date-time' } as const;
 export const nullableTimestampSchema = { type: ['string', 'null'], format: 'date-time' } as const;
 
 /** A decimal string in major units at the currency's exponent, e.g. "1500.00" (KES) or "1500" (UGX). */
-function amountSchema(description: string, example = '1500.00') {
+export function amountSchema(description: string, example = '1500.00') {
   return { type: 'string', pattern: '^[0-9]+(\\.[0-9]+)?$', description, examples: [example] };
 }
 

@@ -297,7 +297,7 @@ export interface Event {
   /** Event id. */
   id: string;
   object: 'event';
-  /** What happened: one of `transfer.created`, `transfer.processing`, `transfer.settled`, `transfer.failed`, `transfer.canceled`, `transfer.returned`, `transfer.rejected`, `transfer.expired`, `wallet.frozen`, `wallet.unfrozen`, `wallet.closed`, `customer.verification.updated`, `aml.alert.opened`, `aml.alert.resolved`, `payment_batch.created`, `payment_batch.pending_approval`, `payment_batch.processing`, `payment_batch.completed`, `payment_batch.partially_failed`, `payment_batch.failed`, `payment_batch.canceled`, `collection.created`, `collection.processing`, `collection.succeeded`, `collection.failed`, `deposit.detected`, `deposit.held_for_review`, `deposit.credited`, `deposit.rejected`, `deposit.reorged`, `conversion.completed`, `approval.updated`, `policy.updated`, `fee_schedule.updated`, `export.ready`, `export.failed`, `ledger.matched`, `reconciliation.statement.imported`, `reconciliation.exception.opened`, `reconciliation.exception.resolved`, `webhook_subscription.disabled`, `rail_partner.paused`, `rail_partner.resumed`, `safeguarding.shortfall`, `test_clock.advanced`, `safeguarding.sweep.recorded`, `launch_gate.updated`. New types may be added; ignore the ones you do not know. */
+  /** What happened: one of `transfer.created`, `transfer.processing`, `transfer.settled`, `transfer.failed`, `transfer.canceled`, `transfer.returned`, `transfer.rejected`, `transfer.expired`, `wallet.frozen`, `wallet.unfrozen`, `wallet.closed`, `customer.verification.updated`, `aml.alert.opened`, `aml.alert.resolved`, `payment_batch.created`, `payment_batch.pending_approval`, `payment_batch.processing`, `payment_batch.completed`, `payment_batch.partially_failed`, `payment_batch.failed`, `payment_batch.canceled`, `collection.created`, `collection.processing`, `collection.succeeded`, `collection.failed`, `deposit.detected`, `deposit.held_for_review`, `deposit.credited`, `deposit.rejected`, `deposit.reorged`, `conversion.completed`, `approval.updated`, `policy.updated`, `fee_schedule.updated`, `export.ready`, `export.failed`, `ledger.matched`, `reconciliation.statement.imported`, `reconciliation.exception.opened`, `reconciliation.exception.resolved`, `webhook_subscription.disabled`, `rail_partner.paused`, `rail_partner.resumed`, `safeguarding.shortfall`, `test_clock.advanced`, `safeguarding.sweep.recorded`, `launch_gate.updated`, `savings.account.opened`, `savings.notice.given`, `savings.withdrawal.completed`, `savings.interest.capitalized`. New types may be added; ignore the ones you do not know. */
   type: string;
   /** When the change happened (UTC). */
   created_at: string;
@@ -373,7 +373,9 @@ export interface LedgerAccount {
     | 'rail_fee'
     | 'fee_income'
     | 'conversion'
-    | 'trust';
+    | 'trust'
+    | 'interest_expense'
+    | 'interest_payable';
   /** The wallet, for a wallet account. */
   wallet: string | null;
   /** The rail, for a system account. */
@@ -1697,6 +1699,208 @@ export interface LaunchGate {
   updated_at: string;
 }
 
+export interface SavingsProduct {
+  object: 'savings_product';
+  /** The product. */
+  id: string;
+  name: string;
+  /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
+  currency:
+    | 'KES'
+    | 'UGX'
+    | 'TZS'
+    | 'RWF'
+    | 'NGN'
+    | 'GHS'
+    | 'ZAR'
+    | 'XOF'
+    | 'XAF'
+    | 'ZMW'
+    | 'MWK'
+    | 'ETB'
+    | 'EGP'
+    | 'MAD'
+    | 'USD'
+    | 'EUR'
+    | 'GBP'
+    | 'USDC'
+    | 'USDT';
+  /** The rate in force today on the organization’s clock. */
+  annual_rate_bps: number;
+  /** Every rate, oldest first: each in force from its day until the next one’s. */
+  rates: Array<{
+    effective_from: string;
+    /** Annual rate in basis points (450 = 4.50 % a year). */
+    annual_rate_bps: number;
+  }>;
+  day_count: 'actual_365_fixed' | 'actual_360' | 'thirty_360';
+  /** What a withdrawal must leave behind, unless it takes everything. */
+  minimum_balance: string;
+  access: 'instant' | 'notice' | 'fixed_term';
+  notice_days: number | null;
+  term_days: number | null;
+  early_withdrawal_penalty_bps: number | null;
+  /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
+  metadata: Record<string, string>;
+  created_by: string;
+  created_at: string;
+}
+
+export interface SavingsAccount {
+  object: 'savings_account';
+  /** The savings account: the id of its wallet. */
+  id: string;
+  /** The wallet (the same id). */
+  wallet: string;
+  /** Its product. */
+  product: string;
+  /** The customer it belongs to. */
+  owner: string;
+  /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
+  currency:
+    | 'KES'
+    | 'UGX'
+    | 'TZS'
+    | 'RWF'
+    | 'NGN'
+    | 'GHS'
+    | 'ZAR'
+    | 'XOF'
+    | 'XAF'
+    | 'ZMW'
+    | 'MWK'
+    | 'ETB'
+    | 'EGP'
+    | 'MAD'
+    | 'USD'
+    | 'EUR'
+    | 'GBP'
+    | 'USDC'
+    | 'USDT';
+  /** The wallet’s status. */
+  status: string;
+  /** The wallet’s current balance. */
+  balance: string;
+  /** The day it opened, on the organization’s clock: the first day it accrues. */
+  opened_on: string;
+  /** A fixed-term account’s maturity day; null otherwise. */
+  matures_on: string | null;
+  /** The last day accrued. */
+  accrued_through: string;
+  /** Interest accrued and not yet capitalised: the whole units booked as payable, and the residual below one unit as an exact fraction. */
+  accrued_interest: {
+    /** Whole minor units accrued, capitalised at the month’s end. */
+    payable: string;
+    residual_numerator: string;
+    denominator: '262800000';
+  };
+  /** Interest capitalised into the account so far. */
+  interest_paid: string;
+  /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
+  metadata: Record<string, string>;
+  created_at: string;
+}
+
+export interface SavingsAccrual {
+  object: 'savings_accrual';
+  /** The savings account. */
+  savings_account: string;
+  day: string;
+  /** The closing balance the day accrued on. */
+  balance: string;
+  /** Annual rate in basis points (450 = 4.50 % a year). */
+  annual_rate_bps: number;
+  /** The part of a year the day counted for (`1/365`, `0/360` …). */
+  day_count_fraction: string;
+  /** The day’s interest in minor units, over `denominator`: exact. */
+  interest_numerator: string;
+  /** The account’s accrued interest after the day, over `denominator`. */
+  accrued_numerator: string;
+  denominator: '262800000';
+  /** Whole units the day booked from interest expense to interest payable. */
+  booked: string;
+  /** Whole units capitalised into the wallet that day (a month’s last day). */
+  capitalized: string;
+  booking_entry: string | null;
+  capitalization_entry: string | null;
+}
+
+export interface SavingsNotice {
+  object: 'savings_notice';
+  /** The notice. */
+  id: string;
+  /** The savings account. */
+  savings_account: string;
+  /** What may be withdrawn under it, at most. */
+  amount: string;
+  /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
+  currency:
+    | 'KES'
+    | 'UGX'
+    | 'TZS'
+    | 'RWF'
+    | 'NGN'
+    | 'GHS'
+    | 'ZAR'
+    | 'XOF'
+    | 'XAF'
+    | 'ZMW'
+    | 'MWK'
+    | 'ETB'
+    | 'EGP'
+    | 'MAD'
+    | 'USD'
+    | 'EUR'
+    | 'GBP'
+    | 'USDC'
+    | 'USDT';
+  given_on: string;
+  /** From this day on the organization’s clock the money may be withdrawn. */
+  available_on: string;
+  status: 'open' | 'used';
+  created_at: string;
+}
+
+export interface SavingsWithdrawal {
+  object: 'savings_withdrawal';
+  /** The withdrawal. */
+  id: string;
+  /** The savings account. */
+  savings_account: string;
+  /** The wallet paid: one of the same owner. */
+  destination: string;
+  /** What the destination received. */
+  amount: string;
+  /** The early-withdrawal penalty the account paid besides (0 if none). */
+  penalty: string;
+  /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
+  currency:
+    | 'KES'
+    | 'UGX'
+    | 'TZS'
+    | 'RWF'
+    | 'NGN'
+    | 'GHS'
+    | 'ZAR'
+    | 'XOF'
+    | 'XAF'
+    | 'ZMW'
+    | 'MWK'
+    | 'ETB'
+    | 'EGP'
+    | 'MAD'
+    | 'USD'
+    | 'EUR'
+    | 'GBP'
+    | 'USDC'
+    | 'USDT';
+  /** The notice it used, for a notice product. */
+  notice: string | null;
+  day: string;
+  journal_entry: string;
+  created_at: string;
+}
+
 /** An HTTPS endpoint that receives signed events. */
 export interface WebhookSubscription {
   /** Subscription id. */
@@ -2173,7 +2377,11 @@ export interface ListEventsQuery {
     | 'safeguarding.shortfall'
     | 'test_clock.advanced'
     | 'safeguarding.sweep.recorded'
-    | 'launch_gate.updated';
+    | 'launch_gate.updated'
+    | 'savings.account.opened'
+    | 'savings.notice.given'
+    | 'savings.withdrawal.completed'
+    | 'savings.interest.capitalized';
   /** Only events about this transfer. */
   resource?: string;
   /** `false`: only events with a webhook delivery that has not succeeded (yet); `true`: only events all of whose deliveries succeeded. */
@@ -2214,7 +2422,9 @@ export interface ListLedgerAccountsQuery {
     | 'rail_fee'
     | 'fee_income'
     | 'conversion'
-    | 'trust';
+    | 'trust'
+    | 'interest_expense'
+    | 'interest_payable';
   /** Only accounts of this currency. */
   currency?:
     | 'KES'
@@ -3291,10 +3501,113 @@ export interface CreateConversionRequest {
   quote: string;
 }
 
+export interface ListSavingsProductsQuery {
+  /** How many to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** The `next_cursor` of the previous page. */
+  starting_after?: string;
+}
+
+export interface CreateSavingsProductRequest {
+  name: string;
+  /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
+  currency:
+    | 'KES'
+    | 'UGX'
+    | 'TZS'
+    | 'RWF'
+    | 'NGN'
+    | 'GHS'
+    | 'ZAR'
+    | 'XOF'
+    | 'XAF'
+    | 'ZMW'
+    | 'MWK'
+    | 'ETB'
+    | 'EGP'
+    | 'MAD'
+    | 'USD'
+    | 'EUR'
+    | 'GBP'
+    | 'USDC'
+    | 'USDT';
+  /** The rate from today on the organization’s clock. */
+  annual_rate_bps: number;
+  /** `actual_365_fixed`: each day 1/365; `actual_360`: each day 1/360; `thirty_360`: 30/360 (ISDA), each month 30/360. */
+  day_count: 'actual_365_fixed' | 'actual_360' | 'thirty_360';
+  /** What a withdrawal must leave behind unless it takes everything; 0 by default. */
+  minimum_balance?: string | number;
+  /** `instant`; `notice` (with `notice_days`); `fixed_term` (with `term_days` and `early_withdrawal_penalty_bps`). */
+  access: 'instant' | 'notice' | 'fixed_term';
+  notice_days?: number;
+  term_days?: number;
+  /** Charged on the amount of a withdrawal before maturity, rounded half up to the minor unit. */
+  early_withdrawal_penalty_bps?: number;
+  /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
+  metadata?: Record<string, string>;
+}
+
+export interface AddSavingsProductRateRequest {
+  /** Annual rate in basis points (450 = 4.50 % a year). */
+  annual_rate_bps: number;
+  /** The first day of the new rate. */
+  effective_from?: string;
+}
+
+export interface ListSavingsAccountsQuery {
+  /** How many to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** The `next_cursor` of the previous page. */
+  starting_after?: string;
+  /** Only accounts of this product. */
+  product?: string;
+}
+
+export interface OpenSavingsAccountRequest {
+  /** The product. */
+  product: string;
+  /** The customer. */
+  owner: string;
+  /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
+  metadata?: Record<string, string>;
+}
+
+export interface ListSavingsAccrualsQuery {
+  /** How many days to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** Only days before this one. */
+  before_day?: string;
+}
+
+export interface ListSavingsNoticesQuery {
+  /** How many notices to return: 1 to 100, 20 by default. */
+  limit?: number;
+}
+
+/** The newest notices. */
+export interface ListSavingsNoticesResponse {
+  object: 'list';
+  data: Array<SavingsNotice>;
+}
+
+export interface GiveSavingsNoticeRequest {
+  /** A decimal string ("1500.00"); a JSON number only when exact at the currency exponent. */
+  amount: string | number;
+}
+
+export interface WithdrawSavingsRequest {
+  /** A wallet of the same owner and currency. */
+  destination: string;
+  /** A decimal string ("1500.00"); a JSON number only when exact at the currency exponent. */
+  amount: string | number;
+  /** For a notice product: the notice withdrawn under. */
+  notice?: string;
+}
+
 export interface CreateWebhookSubscriptionUnversionedRequest {
   /** An HTTPS endpoint you own, publicly reachable: loopback, private, link-local and reserved addresses are refused, and a host name must resolve to public addresses only. A sandbox started with MKOBA_WEBHOOK_ALLOW_PRIVATE=1 (local development) also takes those, and plain HTTP to them. */
   url: string;
-  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, customer.verification.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated), or `*` for all. */
+  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, customer.verification.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated, savings.account.opened, savings.notice.given, savings.withdrawal.completed, savings.interest.capitalized), or `*` for all. */
   events: Array<string>;
   description?: string;
   /** `snake_case` (default: `created_at`, `data.transfer_id`) or `camel_case` (`createdAt`, `data.transferId`). */
@@ -3315,7 +3628,7 @@ export interface ListWebhookSubscriptionsQuery {
 export interface CreateWebhookSubscriptionRequest {
   /** An HTTPS endpoint you own, publicly reachable: loopback, private, link-local and reserved addresses are refused, and a host name must resolve to public addresses only. A sandbox started with MKOBA_WEBHOOK_ALLOW_PRIVATE=1 (local development) also takes those, and plain HTTP to them. */
   url: string;
-  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, customer.verification.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated), or `*` for all. */
+  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, customer.verification.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated, savings.account.opened, savings.notice.given, savings.withdrawal.completed, savings.interest.capitalized), or `*` for all. */
   events: Array<string>;
   description?: string;
   /** `snake_case` (default: `created_at`, `data.transfer_id`) or `camel_case` (`createdAt`, `data.transferId`). */
@@ -3332,7 +3645,7 @@ export interface DeleteWebhookSubscriptionResponse {
 export interface UpdateWebhookSubscriptionRequest {
   /** An HTTPS endpoint you own, publicly reachable: loopback, private, link-local and reserved addresses are refused, and a host name must resolve to public addresses only. A sandbox started with MKOBA_WEBHOOK_ALLOW_PRIVATE=1 (local development) also takes those, and plain HTTP to them. */
   url?: string;
-  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, customer.verification.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated), or `*` for all. */
+  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, customer.verification.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated, savings.account.opened, savings.notice.given, savings.withdrawal.completed, savings.interest.capitalized), or `*` for all. */
   events?: Array<string>;
   description?: string | null;
   /** `snake_case` (default: `created_at`, `data.transfer_id`) or `camel_case` (`createdAt`, `data.transferId`). */
@@ -3417,7 +3730,11 @@ export interface SandboxEmitEventRequest {
     | 'safeguarding.shortfall'
     | 'test_clock.advanced'
     | 'safeguarding.sweep.recorded'
-    | 'launch_gate.updated';
+    | 'launch_gate.updated'
+    | 'savings.account.opened'
+    | 'savings.notice.given'
+    | 'savings.withdrawal.completed'
+    | 'savings.interest.capitalized';
 }
 
 export interface UpdateOrganizationRequest {
@@ -3871,6 +4188,54 @@ export interface MkobaOperations {
   createConversion(body: CreateConversionRequest, options?: RequestOptions): Promise<Conversion>;
   /** Retrieve a conversion: `GET /v1/conversions/{id}`. */
   getConversion(id: string, options?: RequestOptions): Promise<Conversion>;
+  /** List savings products: `GET /v1/savings-products`. */
+  listSavingsProducts(
+    query?: ListSavingsProductsQuery,
+    options?: RequestOptions,
+  ): Promise<List<SavingsProduct>>;
+  /** Create a savings product: `POST /v1/savings-products`. */
+  createSavingsProduct(body: CreateSavingsProductRequest, options?: RequestOptions): Promise<SavingsProduct>;
+  /** Retrieve a savings product: `GET /v1/savings-products/{id}`. */
+  getSavingsProduct(id: string, options?: RequestOptions): Promise<SavingsProduct>;
+  /** Change a savings product’s rate from a day on: `POST /v1/savings-products/{id}/rates`. */
+  addSavingsProductRate(
+    id: string,
+    body: AddSavingsProductRateRequest,
+    options?: RequestOptions,
+  ): Promise<SavingsProduct>;
+  /** List savings accounts: `GET /v1/savings-accounts`. */
+  listSavingsAccounts(
+    query?: ListSavingsAccountsQuery,
+    options?: RequestOptions,
+  ): Promise<List<SavingsAccount>>;
+  /** Open a savings account: `POST /v1/savings-accounts`. */
+  openSavingsAccount(body: OpenSavingsAccountRequest, options?: RequestOptions): Promise<SavingsAccount>;
+  /** Retrieve a savings account: `GET /v1/savings-accounts/{id}`. */
+  getSavingsAccount(id: string, options?: RequestOptions): Promise<SavingsAccount>;
+  /** List a savings account’s daily accruals: `GET /v1/savings-accounts/{id}/accruals`. */
+  listSavingsAccruals(
+    id: string,
+    query?: ListSavingsAccrualsQuery,
+    options?: RequestOptions,
+  ): Promise<List<SavingsAccrual>>;
+  /** List a savings account’s notices: `GET /v1/savings-accounts/{id}/notices`. */
+  listSavingsNotices(
+    id: string,
+    query?: ListSavingsNoticesQuery,
+    options?: RequestOptions,
+  ): Promise<ListSavingsNoticesResponse>;
+  /** Give notice of a withdrawal: `POST /v1/savings-accounts/{id}/notices`. */
+  giveSavingsNotice(
+    id: string,
+    body: GiveSavingsNoticeRequest,
+    options?: RequestOptions,
+  ): Promise<SavingsNotice>;
+  /** Withdraw from a savings account: `POST /v1/savings-accounts/{id}/withdrawals`. */
+  withdrawSavings(
+    id: string,
+    body: WithdrawSavingsRequest,
+    options?: RequestOptions,
+  ): Promise<SavingsWithdrawal>;
   /** Create a webhook subscription (spec path): `POST /webhook-subscriptions`. */
   createWebhookSubscriptionUnversioned(
     body: CreateWebhookSubscriptionUnversionedRequest,
@@ -4879,6 +5244,94 @@ export const OPERATIONS = {
     path: '/v1/conversions/{id}',
     pathParams: ['id'],
     body: 'none',
+    query: false,
+    response: 'json',
+  },
+  listSavingsProducts: {
+    method: 'GET',
+    path: '/v1/savings-products',
+    pathParams: [],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  createSavingsProduct: {
+    method: 'POST',
+    path: '/v1/savings-products',
+    pathParams: [],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  getSavingsProduct: {
+    method: 'GET',
+    path: '/v1/savings-products/{id}',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  addSavingsProductRate: {
+    method: 'POST',
+    path: '/v1/savings-products/{id}/rates',
+    pathParams: ['id'],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  listSavingsAccounts: {
+    method: 'GET',
+    path: '/v1/savings-accounts',
+    pathParams: [],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  openSavingsAccount: {
+    method: 'POST',
+    path: '/v1/savings-accounts',
+    pathParams: [],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  getSavingsAccount: {
+    method: 'GET',
+    path: '/v1/savings-accounts/{id}',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  listSavingsAccruals: {
+    method: 'GET',
+    path: '/v1/savings-accounts/{id}/accruals',
+    pathParams: ['id'],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  listSavingsNotices: {
+    method: 'GET',
+    path: '/v1/savings-accounts/{id}/notices',
+    pathParams: ['id'],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  giveSavingsNotice: {
+    method: 'POST',
+    path: '/v1/savings-accounts/{id}/notices',
+    pathParams: ['id'],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  withdrawSavings: {
+    method: 'POST',
+    path: '/v1/savings-accounts/{id}/withdrawals',
+    pathParams: ['id'],
+    body: 'required',
     query: false,
     response: 'json',
   },
