@@ -4,8 +4,10 @@
  * done and does each day at most once, so running a day twice changes nothing; the periodic workers and a
  * test clock's advance both bring an organization up to its today through here.
  */
+import { utcDay } from '../domain/testClock.ts';
 import type { Deps } from './deps.ts';
 import { SAVINGS_DAY_WORK } from './savings.ts';
+import { organizationNow } from './testClock.ts';
 
 export interface DayWork {
   /** Names the work in logs and errors, e.g. `savings_accrual`. */
@@ -30,6 +32,16 @@ export async function catchUpOrganizationDays(
   dayWork: readonly DayWork[],
 ): Promise<void> {
   for (const work of dayWork) await work.catchUp(deps, organizationId, throughDay);
+}
+
+/** Runs the organization's day work up to its today (a test clock's, once advanced), each day once. */
+export async function catchUpAfterAdvance(
+  deps: Deps,
+  organizationId: string,
+  dayWork: readonly DayWork[],
+): Promise<void> {
+  const today = utcDay(await organizationNow(deps.store, deps, organizationId));
+  await catchUpOrganizationDays(deps, organizationId, today, dayWork);
 }
 
 /**

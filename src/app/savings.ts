@@ -30,7 +30,7 @@ import {
   rateOn,
   SAVINGS_PRODUCT_NAME_CHARS_MAX,
 } from '../domain/savings.ts';
-import { clockNow, utcDay } from '../domain/testClock.ts';
+import { utcDay } from '../domain/testClock.ts';
 import { ensureSystemAccount, type JournalEntry } from '../store/repositories/ledger.ts';
 import {
   findSavingsAccount,
@@ -59,7 +59,6 @@ import {
   updateSavingsAccounts,
   updateSavingsNoticeStatus,
 } from '../store/repositories/savings.ts';
-import { findTestClock } from '../store/repositories/testClocks.ts';
 import { findWallet } from '../store/repositories/wallets.ts';
 import type { Queryable, Store } from '../store/store.ts';
 import type { DayWork } from './dayWork.ts';
@@ -67,6 +66,7 @@ import type { Deps } from './deps.ts';
 import { newEvent, recordEvents } from './events.ts';
 import { feeIncomeAccount } from './fees.ts';
 import { PostingSession, refusalError } from './posting/session.ts';
+import { organizationNow } from './testClock.ts';
 import { createWallet } from './wallets.ts';
 
 export type { SavingsAccount, SavingsAccrualRow, SavingsNotice, SavingsProduct, SavingsWithdrawal };
@@ -78,13 +78,9 @@ export const SAVINGS_ACCRUAL_ACCOUNTS_PER_TRANSACTION = 500;
 /** Wallet ids whose savings-or-not answer one process keeps at most. */
 export const SAVINGS_WALLET_CACHE_ENTRIES_MAX = 100_000;
 
-/**
- * The organization's today: `organizationNow` of src/app/testClock.ts, read from the store here because that
- * module imports the day work this one is part of.
- */
+/** The organization's today: its test clock's in the sandbox, the real one otherwise. */
 async function today(db: Queryable, deps: Deps, organizationId: string): Promise<string> {
-  if (deps.environment !== 'sandbox') return utcDay(deps.now());
-  return utcDay(clockNow(deps.now(), (await findTestClock(db, organizationId)).offsetMs));
+  return utcDay(await organizationNow(db, deps, organizationId));
 }
 
 // ---------------------------------------------------------------------------------------------- products

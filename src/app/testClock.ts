@@ -14,7 +14,6 @@ import {
   testClockOffsets,
 } from '../store/repositories/testClocks.ts';
 import type { Queryable } from '../store/store.ts';
-import { catchUpOrganizationDays, type DayWork } from './dayWork.ts';
 import type { Deps } from './deps.ts';
 import { newEvent, recordEvents } from './events.ts';
 
@@ -59,7 +58,7 @@ export function testClockJson(view: TestClockView): Record<string, unknown> {
 
 /**
  * Moves the organization's clock forward (in the caller's transaction, with the `test_clock.advanced`
- * event); `catchUpAfterAdvance` then runs the days it crossed.
+ * event); `catchUpAfterAdvance` (dayWork.ts) then runs the days it crossed.
  */
 export async function advanceTestClock(
   tx: Queryable,
@@ -92,18 +91,4 @@ export async function advanceTestClock(
   );
   await recordEvents(tx, deps, [event]);
   return { view, previousNow };
-}
-
-/** Runs the organization's day work up to its (advanced) today, each day once. */
-export async function catchUpAfterAdvance(
-  deps: Deps,
-  organizationId: string,
-  dayWork: readonly DayWork[],
-): Promise<void> {
-  await catchUpOrganizationDays(
-    deps,
-    organizationId,
-    utcDay(await organizationNow(deps.store, deps, organizationId)),
-    dayWork,
-  );
 }

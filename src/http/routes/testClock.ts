@@ -3,10 +3,10 @@
  * Not registered in production, where the real clock is the only one.
  */
 import type { FastifyInstance } from 'fastify';
-import { ORGANIZATION_DAY_WORK } from '../../app/dayWork.ts';
+import { catchUpAfterAdvance, ORGANIZATION_DAY_WORK } from '../../app/dayWork.ts';
 import type { Deps } from '../../app/deps.ts';
 import { runIdempotent } from '../../app/idempotency.ts';
-import { advanceTestClock, catchUpAfterAdvance, getTestClock, testClockJson } from '../../app/testClock.ts';
+import { advanceTestClock, getTestClock, testClockJson } from '../../app/testClock.ts';
 import { AppError } from '../../domain/errors.ts';
 import { TEST_CLOCK_ADVANCE_DAYS_MAX } from '../../domain/testClock.ts';
 import { BEARER_SECURITY, principalOf } from '../auth.ts';
