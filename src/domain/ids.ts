@@ -38,6 +38,8 @@ export const ID_PREFIXES = {
   deposit: 'dep',
   conversionQuote: 'cq',
   conversion: 'conv',
+  consoleSession: 'csn',
+  consoleSignInLink: 'csl',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;
