@@ -20,7 +20,7 @@ import { issueApiKey } from '../src/app/apiKeys.ts';
 import { SANDBOX_ORGANIZATION_NAME } from '../src/app/seed.ts';
 import { loadConfig } from '../src/config.ts';
 import { type RunningServer, startServer } from '../src/main.ts';
-import { startReceiver, type Receiver } from './support/receiver.ts';
+import { type Receiver, startReceiver } from './support/receiver.ts';
 
 const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find(
   (candidate): candidate is string => candidate !== undefined && candidate !== '' && existsSync(candidate),
@@ -38,7 +38,9 @@ const INITIATOR = 'ivy@example.com';
 /** Waits (bounded) until the element's text contains `text`. */
 async function hasText(locator: Locator, text: string): Promise<void> {
   await locator.first().waitFor();
-  await expect.poll(async () => (await locator.first().textContent()) ?? '', { timeout: STEP_TIMEOUT_MS }).toContain(text);
+  await expect
+    .poll(async () => (await locator.first().textContent()) ?? '', { timeout: STEP_TIMEOUT_MS })
+    .toContain(text);
 }
 
 /** Waits (bounded) until the locator matches exactly `n` elements. */
@@ -87,10 +89,14 @@ describe.skipIf(!CHROMIUM)('operator console in Chromium', () => {
   /** axe-core on the page as it stands: serious and critical violations fail the test. */
   async function scan(p: Page, name: string) {
     await p.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
-    const results = await new AxeBuilder({ page: p }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze();
+    const results = await new AxeBuilder({ page: p })
+      .withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'])
+      .analyze();
     const serious = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
     expect(
-      serious.map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`),
+      serious.map(
+        (v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`,
+      ),
       `${name}: accessibility violations`,
     ).toEqual([]);
   }
@@ -119,11 +125,18 @@ describe.skipIf(!CHROMIUM)('operator console in Chromium', () => {
       () => {},
     );
     const add = (email: string, roles: string[]) =>
-      runAdminCommand(server.deps, { name: 'members.add', organization: SANDBOX_ORGANIZATION_NAME, email, roles });
+      runAdminCommand(server.deps, {
+        name: 'members.add',
+        organization: SANDBOX_ORGANIZATION_NAME,
+        email,
+        roles,
+      });
     await add(ADMIN, ['admin', 'compliance', 'approver']);
     await add(VIEWER, ['viewer']);
     await add(INITIATOR, ['initiator']);
-    adminKey = (await issueApiKey(server.deps, { organizationName: SANDBOX_ORGANIZATION_NAME, memberEmail: ADMIN })).key;
+    adminKey = (
+      await issueApiKey(server.deps, { organizationName: SANDBOX_ORGANIZATION_NAME, memberEmail: ADMIN })
+    ).key;
     initiatorKey = (
       await issueApiKey(server.deps, { organizationName: SANDBOX_ORGANIZATION_NAME, memberEmail: INITIATOR })
     ).key;
@@ -172,8 +185,16 @@ describe.skipIf(!CHROMIUM)('operator console in Chromium', () => {
       currency: 'KES',
       reference: 'november-payroll',
       items: [
-        { reference: 'emp-1', destination: { type: 'mobile_money', network: 'mpesa', phone: '+254711000201' }, amount: '100.00' },
-        { reference: 'emp-2', destination: { type: 'mobile_money', network: 'mpesa', phone: '+254711000202' }, amount: '200.00' },
+        {
+          reference: 'emp-1',
+          destination: { type: 'mobile_money', network: 'mpesa', phone: '+254711000201' },
+          amount: '100.00',
+        },
+        {
+          reference: 'emp-2',
+          destination: { type: 'mobile_money', network: 'mpesa', phone: '+254711000202' },
+          amount: '200.00',
+        },
       ],
     });
     await call('POST', '/v1/webhook-subscriptions', adminKey, { url: receiver.url, events: ['*'] });
@@ -225,7 +246,10 @@ describe.skipIf(!CHROMIUM)('operator console in Chromium', () => {
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.waitForURL(`${server.url}/console`);
     const cookies = await admin.cookies();
-    expect(cookies.find((c) => c.name === 'mkoba_console')).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
+    expect(cookies.find((c) => c.name === 'mkoba_console')).toMatchObject({
+      httpOnly: true,
+      sameSite: 'Strict',
+    });
   });
 
   it('home: today’s volume, success rate by rail, and the chart', async () => {
@@ -296,21 +320,29 @@ describe.skipIf(!CHROMIUM)('operator console in Chromium', () => {
 
   it('webhooks: send a test event, see the delivery and its response, redeliver, recover, rotate the secret', async () => {
     await open(page, '/console/webhooks', '15-webhooks');
-    await page.getByRole('link', { name: /^whsub_/ }).first().click();
+    await page
+      .getByRole('link', { name: /^whsub_/ })
+      .first()
+      .click();
     await page.getByLabel('Event type').selectOption('transfer.settled');
     await page.getByRole('button', { name: 'Send test event' }).click();
     await hasText(page.getByRole('status'), 'A test event was emitted');
     // The dispatcher delivers it to the receiver; the log shows the attempt once it is made.
     await expect
-      .poll(async () => {
-        await page.reload();
-        return page.getByRole('table', { name: /Latest deliveries/ }).textContent();
-      }, { timeout: STEP_TIMEOUT_MS })
+      .poll(
+        async () => {
+          await page.reload();
+          return page.getByRole('table', { name: /Latest deliveries/ }).textContent();
+        },
+        { timeout: STEP_TIMEOUT_MS },
+      )
       .toContain('HTTP 200');
     await scan(page, '16-subscription');
     await page.getByRole('button', { name: 'Redeliver' }).first().click();
     await hasText(page.getByRole('status'), 'queued for delivery again');
-    await page.getByLabel('Events created at or after (UTC)').fill(new Date(Date.now() - 3_600_000).toISOString().slice(0, 16));
+    await page
+      .getByLabel('Events created at or after (UTC)')
+      .fill(new Date(Date.now() - 3_600_000).toISOString().slice(0, 16));
     await page.getByRole('button', { name: 'Re-send' }).click();
     await hasText(page.getByRole('status'), 'since that time');
     page.once('dialog', (dialog) => dialog.accept());
@@ -323,12 +355,16 @@ describe.skipIf(!CHROMIUM)('operator console in Chromium', () => {
     await page.getByRole('button', { name: 'Create key' }).click();
     const key = (await page.locator('#new-key').textContent()) ?? '';
     expect(key).toMatch(/^sk_sandbox_/);
-    expect((await fetch(`${server.url}/v1/wallets`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
+    expect(
+      (await fetch(`${server.url}/v1/wallets`, { headers: { authorization: `Bearer ${key}` } })).status,
+    ).toBe(200);
     const row = page.getByRole('row').filter({ hasText: key.slice(0, 15) });
     page.once('dialog', (dialog) => dialog.accept());
     await row.getByRole('button', { name: 'Revoke' }).click();
     await hasText(page.getByRole('status'), 'The key is revoked');
-    expect((await fetch(`${server.url}/v1/wallets`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(401);
+    expect(
+      (await fetch(`${server.url}/v1/wallets`, { headers: { authorization: `Bearer ${key}` } })).status,
+    ).toBe(401);
   });
 
   it('exports: start one, follow its progress, download it', async () => {
@@ -351,10 +387,16 @@ describe.skipIf(!CHROMIUM)('operator console in Chromium', () => {
     await viewer.getByRole('button', { name: 'Continue' }).click();
     await viewer.waitForURL(/\/console\/account/);
     await open(viewer, '/console/webhooks', '19-viewer-webhooks');
-    await viewer.getByRole('link', { name: /^whsub_/ }).first().click();
+    await viewer
+      .getByRole('link', { name: /^whsub_/ })
+      .first()
+      .click();
     await viewer.getByText('let you see this but not').waitFor();
     await hasCount(viewer.getByRole('button', { name: 'Rotate secret' }), 0);
-    await hasCount(viewer.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'API keys' }), 0);
+    await hasCount(
+      viewer.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'API keys' }),
+      0,
+    );
     const refused = await viewer.goto(`${server.url}/console/api-keys`);
     expect(refused?.status()).toBe(403);
     await context.close();

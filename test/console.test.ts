@@ -52,9 +52,9 @@ describe.each(BACKENDS)('operator console on %s', (backend) => {
     const client = new ConsoleClient(t);
     const used = await useLink(client, token);
     expect(used.statusCode, used.body).toBe(303);
-    const cookie = (used.cookies as { name: string; httpOnly?: boolean; sameSite?: string; secure?: boolean }[]).find(
-      (c) => c.name === 'mkoba_console',
-    );
+    const cookie = (
+      used.cookies as { name: string; httpOnly?: boolean; sameSite?: string; secure?: boolean }[]
+    ).find((c) => c.name === 'mkoba_console');
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
     expect(cookie?.secure).toBeFalsy();
     // No password yet: the member is asked to set one.
@@ -128,7 +128,11 @@ describe.each(BACKENDS)('operator console on %s', (backend) => {
     const forged = await client.post('/console/sign-out', { _csrf: 'A'.repeat(43) });
     expect(forged.statusCode).toBe(403);
     const page = await client.get('/console');
-    const otherOrigin = await client.post('/console/sign-out', { _csrf: page.csrf ?? '' }, { origin: 'https://evil.example' });
+    const otherOrigin = await client.post(
+      '/console/sign-out',
+      { _csrf: page.csrf ?? '' },
+      { origin: 'https://evil.example' },
+    );
     expect(otherOrigin.statusCode).toBe(403);
     // Still signed in after all three.
     expect((await client.get('/console')).statusCode).toBe(200);
@@ -140,10 +144,24 @@ describe.each(BACKENDS)('operator console on %s', (backend) => {
 
   it('binds every page and form to the member’s roles as the API binds their keys', async () => {
     const client = await signedIn(t, org.name, viewer.email);
-    for (const path of ['/console', '/console/transfers', '/console/customers', '/console/wallets', '/console/approvals', '/console/batches', '/console/webhooks', '/console/exports']) {
+    for (const path of [
+      '/console',
+      '/console/transfers',
+      '/console/customers',
+      '/console/wallets',
+      '/console/approvals',
+      '/console/batches',
+      '/console/webhooks',
+      '/console/exports',
+    ]) {
       expect((await client.get(path)).statusCode, path).toBe(200);
     }
-    for (const path of ['/console/reviews', '/console/alerts', '/console/reconciliation', '/console/api-keys']) {
+    for (const path of [
+      '/console/reviews',
+      '/console/alerts',
+      '/console/reconciliation',
+      '/console/api-keys',
+    ]) {
       const refused = await client.get(path);
       expect(refused.statusCode, path).toBe(403);
       expect(refused.body).toContain('do not allow this');
@@ -153,7 +171,11 @@ describe.each(BACKENDS)('operator console on %s', (backend) => {
     expect(home.body).not.toContain('href="/console/api-keys"');
     expect(home.body).toContain('href="/console/transfers"');
     // Forms a viewer may not use are refused even when posted by hand, and the same key the API uses agrees.
-    const rotate = await client.submit('/console', '/console/webhooks/whsub_00000000000000000000000000/rotate', {});
+    const rotate = await client.submit(
+      '/console',
+      '/console/webhooks/whsub_00000000000000000000000000/rotate',
+      {},
+    );
     expect(rotate.statusCode).toBe(403);
     const keys = await client.submit('/console', '/console/api-keys', { scopes: 'read' });
     expect(keys.statusCode).toBe(403);
@@ -201,13 +223,20 @@ describe.each(BACKENDS)('operator console on %s', (backend) => {
     const queue = await checker.get('/console/approvals');
     expect(queue.body).toContain(approvalId);
     expect(queue.body).toContain('can vote');
-    const voted = await checker.submit(`/console/approvals/${approvalId}`, `/console/approvals/${approvalId}/vote`, {
-      decision: 'approve',
-      comment: 'invoice checked',
-    });
+    const voted = await checker.submit(
+      `/console/approvals/${approvalId}`,
+      `/console/approvals/${approvalId}/vote`,
+      {
+        decision: 'approve',
+        comment: 'invoice checked',
+      },
+    );
     expect(voted.statusCode, voted.body).toBe(303);
     const after = await api(t, 'GET', `/v1/approvals/${approvalId}`, { key: org.key });
-    expect(after.data).toMatchObject({ status: 'approved', votes: [{ member: approver.id, comment: 'invoice checked' }] });
+    expect(after.data).toMatchObject({
+      status: 'approved',
+      votes: [{ member: approver.id, comment: 'invoice checked' }],
+    });
     expect((await api(t, 'GET', `/v1/transfers/${created.data.id}`, { key: org.key })).data.status).not.toBe(
       'pending_approval',
     );
@@ -239,7 +268,7 @@ describe.each(BACKENDS)('operator console on %s', (backend) => {
     t.deps.now = () => new Date(start + (2 * CONSOLE_SESSION_IDLE_MINUTES - 3) * 60_000);
     expect((await client.get('/console')).statusCode).toBe(200);
     // ... and ends once no request came for the whole idle time.
-    t.deps.now = () => new Date(start + (3 * CONSOLE_SESSION_IDLE_MINUTES) * 60_000);
+    t.deps.now = () => new Date(start + 3 * CONSOLE_SESSION_IDLE_MINUTES * 60_000);
     const expired = await client.get('/console/transfers');
     expect(expired.statusCode).toBe(303);
     expect(expired.headers.location).toBe('/console/sign-in?next=%2Fconsole%2Ftransfers&expired=idle');
@@ -284,7 +313,11 @@ describe.each(BACKENDS)('operator console on %s', (backend) => {
     const status = await client.get(`/console/exports/${listed.data.data[0].id}/status`);
     expect(JSON.parse(status.body)).toMatchObject({ status: 'queued', rows_written: 0 });
     // Evidence needs the compliance scope, as through the API.
-    const refused = await client.post('/console/exports', { ...form, _form: 'x'.repeat(24), type: 'evidence' });
+    const refused = await client.post('/console/exports', {
+      ...form,
+      _form: 'x'.repeat(24),
+      type: 'evidence',
+    });
     expect(refused.statusCode).toBe(403);
   });
 });
@@ -318,6 +351,8 @@ describe.each(BACKENDS)('console sign-in rate limit on %s', (backend) => {
     // A valid link is refused too while the address is limited, and so is an API key from it.
     const link = await useLink(new ConsoleClient(t), await signInLinkToken(t, org.name, member.email));
     expect(link.statusCode).toBe(429);
-    expect((await api(t, 'GET', '/v1/wallets', { key: 'sk_sandbox_wrongwrongwrongwrongwrong' })).statusCode).toBe(429);
+    expect(
+      (await api(t, 'GET', '/v1/wallets', { key: 'sk_sandbox_wrongwrongwrongwrongwrong' })).statusCode,
+    ).toBe(429);
   });
 });

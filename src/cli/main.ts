@@ -506,9 +506,15 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
           values.organization ?? (config.environment === 'sandbox' ? SANDBOX_ORGANIZATION_NAME : undefined);
         if (!organization) throw new UsageError('console-link needs --organization NAME');
         if (!values.member) throw new UsageError('console-link needs --member EMAIL');
-        const result = await runAdmin(config, io, { name: 'console.link', organization, member: values.member });
+        const result = await runAdmin(config, io, {
+          name: 'console.link',
+          organization,
+          member: values.member,
+        });
         if (result.name !== 'console.link') return 1;
-        io.err(`one-time console sign-in link for ${result.email} in ${organization}, valid until ${result.expiresAt}:`);
+        io.err(
+          `one-time console sign-in link for ${result.email} in ${organization}, valid until ${result.expiresAt}:`,
+        );
         io.out(`${consoleBaseUrl(config)}/console/sign-in/link?token=${result.token}`);
         return 0;
       }

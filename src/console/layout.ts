@@ -52,7 +52,9 @@ export function csrfField(token: string): SafeHtml {
 export function page(options: PageOptions): SafeHtml {
   const { identity } = options;
   const nav = identity
-    ? html`<nav class="side" aria-label="Main"><ul>${NAV_ITEMS.filter((item) => can(identity, item.scope)).map(
+    ? html`<nav class="side" aria-label="Main"><ul>${NAV_ITEMS.filter((item) =>
+        can(identity, item.scope),
+      ).map(
         (item) =>
           html`<li><a href="${item.href}"${item.href === options.section ? html` aria-current="page"` : ''}>${item.label}</a></li>`,
       )}</ul></nav>`
@@ -130,10 +132,15 @@ export function link(href: string, text: Renderable) {
 }
 
 /** "Older →" when there is another page: keyset pagination, as the API's `starting_after`. */
-export function nextPageLink(path: string, query: Record<string, string | undefined>, lastId: string | undefined) {
+export function nextPageLink(
+  path: string,
+  query: Record<string, string | undefined>,
+  lastId: string | undefined,
+) {
   if (lastId === undefined) return '';
   const params = new URLSearchParams();
-  for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== '' && k !== 'after') params.set(k, v);
+  for (const [k, v] of Object.entries(query))
+    if (v !== undefined && v !== '' && k !== 'after') params.set(k, v);
   params.set('after', lastId);
   return html`<p class="pager"><a href="${path}?${params.toString()}" rel="next">Older</a></p>`;
 }

@@ -21,9 +21,9 @@ import {
 } from '../domain/console.ts';
 import { AppError } from '../domain/errors.ts';
 import { requestFingerprint } from '../domain/idempotency.ts';
-import type { Queryable } from '../store/store.ts';
-import type { AuthFailureLimiter } from '../http/rateLimit.ts';
 import { toAppError } from '../http/problems.ts';
+import type { AuthFailureLimiter } from '../http/rateLimit.ts';
+import type { Queryable } from '../store/store.ts';
 import { html, type Renderable, type SafeHtml } from './html.ts';
 import { CONSOLE_PREFIX, link, page } from './layout.ts';
 import { accountPages } from './pages/account.ts';
@@ -87,10 +87,29 @@ export interface ConsoleRoutes {
   get(path: string, scope: Scope, handler: Handler): void;
   post(path: string, scope: Scope, handler: Handler): void;
   /** Routes reachable without a session (sign-in). */
-  publicRoute(method: 'GET' | 'POST', path: string, handler: (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>): void;
-  render(reply: FastifyReply, options: { status?: number; title: string; identity?: ConsoleIdentity | undefined; section?: string; notice?: string | undefined; error?: string | undefined; body: Renderable }): FastifyReply;
+  publicRoute(
+    method: 'GET' | 'POST',
+    path: string,
+    handler: (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>,
+  ): void;
+  render(
+    reply: FastifyReply,
+    options: {
+      status?: number;
+      title: string;
+      identity?: ConsoleIdentity | undefined;
+      section?: string;
+      notice?: string | undefined;
+      error?: string | undefined;
+      body: Renderable;
+    },
+  ): FastifyReply;
   /** Runs a write once per rendered form, in one transaction; a replay answers with what the first did. */
-  write(request: FastifyRequest, identity: ConsoleIdentity, effect: (tx: Queryable) => Promise<WriteResult>): Promise<IdempotentOutcome>;
+  write(
+    request: FastifyRequest,
+    identity: ConsoleIdentity,
+    effect: (tx: Queryable) => Promise<WriteResult>,
+  ): Promise<IdempotentOutcome>;
   /** A fresh key for a form (its `_form` field). */
   formKey(): string;
 }
@@ -98,8 +117,13 @@ export interface ConsoleRoutes {
 /** Plain HTTP to a loopback host: the one case where the session cookie cannot be `Secure`. */
 export function isPlainLocalhost(request: FastifyRequest): boolean {
   if (request.protocol !== 'http') return false;
-  const host = request.hostname.replace(/:\d+$/, '').replace(/^\[|\]$/g, '').toLowerCase();
-  return host === 'localhost' || host.endsWith('.localhost') || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+  const host = request.hostname
+    .replace(/:\d+$/, '')
+    .replace(/^\[|\]$/g, '')
+    .toLowerCase();
+  return (
+    host === 'localhost' || host.endsWith('.localhost') || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host)
+  );
 }
 
 export function sessionCookieName(request: FastifyRequest): string {
@@ -133,7 +157,9 @@ export function presessionToken(deps: Deps, request: FastifyRequest, reply: Fast
 
 /** Only console paths: a `next` parameter never sends the member elsewhere. */
 export function safeNext(value: unknown): string {
-  return typeof value === 'string' && /^\/console(\/[A-Za-z0-9_\-/]*)?(\?[^\s]*)?$/.test(value) && !value.startsWith('//')
+  return typeof value === 'string' &&
+    /^\/console(\/[A-Za-z0-9_\-/]*)?(\?[^\s]*)?$/.test(value) &&
+    !value.startsWith('//')
     ? value
     : CONSOLE_PREFIX;
 }
@@ -156,7 +182,12 @@ function originMatches(request: FastifyRequest): boolean {
 }
 
 function refusal(status: number, detail: string): AppError {
-  return new AppError({ status, code: status === 403 ? 'insufficient_permissions' : 'validation_error', title: 'Refused', detail });
+  return new AppError({
+    status,
+    code: status === 403 ? 'insufficient_permissions' : 'validation_error',
+    title: 'Refused',
+    detail,
+  });
 }
 
 export async function consolePlugin(app: FastifyInstance, options: ConsoleOptions): Promise<void> {
@@ -170,7 +201,8 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
       const form: FormBody = {};
       for (const [key, value] of new URLSearchParams(String(body))) {
         const existing = form[key];
-        form[key] = existing === undefined ? value : [...(Array.isArray(existing) ? existing : [existing]), value];
+        form[key] =
+          existing === undefined ? value : [...(Array.isArray(existing) ? existing : [existing]), value];
       }
       done(null, form);
     },
@@ -208,8 +240,15 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
     if (scope === 'public') {
       if (request.method === 'POST') {
         const token = request.cookies[presessionCookieName(request)];
-        if (!originMatches(request) || token === undefined || !csrfTokenMatches(token, field(request.body, '_csrf'))) {
-          throw refusal(403, 'The form expired or did not come from this console. Reload the page and try again.');
+        if (
+          !originMatches(request) ||
+          token === undefined ||
+          !csrfTokenMatches(token, field(request.body, '_csrf'))
+        ) {
+          throw refusal(
+            403,
+            'The form expired or did not come from this console. Reload the page and try again.',
+          );
         }
       }
       return;
@@ -226,7 +265,10 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
     request.consoleIdentity = identity;
     if (request.method === 'POST') {
       if (!originMatches(request) || !csrfTokenMatches(identity.token, field(request.body, '_csrf'))) {
-        throw refusal(403, 'The form expired or did not come from this console. Reload the page and try again.');
+        throw refusal(
+          403,
+          'The form expired or did not come from this console. Reload the page and try again.',
+        );
       }
     }
     if (!grantsScope(identity.scopes, scope)) {
@@ -287,7 +329,8 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
     formKey: () => Buffer.from(deps.randomBytes(24)).toString('base64url'),
     write: (request, identity, effect) => {
       const form = { ...(request.body as FormBody | undefined) };
-      const formKey = typeof form._form === 'string' && FORM_KEY_PATTERN.test(form._form) ? form._form : undefined;
+      const formKey =
+        typeof form._form === 'string' && FORM_KEY_PATTERN.test(form._form) ? form._form : undefined;
       delete form._csrf;
       delete form._form;
       const path = request.url.split('?')[0] ?? request.url;

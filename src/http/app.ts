@@ -20,9 +20,9 @@ import {
   REQUEST_BODY_BYTES_MAX,
   REQUEST_TIMEOUT_MS,
 } from '../config.ts';
-import { AppError } from '../domain/errors.ts';
 import { CONSOLE_PREFIX } from '../console/layout.ts';
 import { consolePlugin } from '../console/plugin.ts';
+import { AppError } from '../domain/errors.ts';
 import { createServiceMetrics } from '../metrics.ts';
 import { registerAuth } from './auth.ts';
 import { AUTHORIZATION_SCHEMAS } from './authorizationSchemas.ts';

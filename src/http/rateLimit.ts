@@ -112,7 +112,9 @@ export async function registerRateLimits(
   return {
     async check(ip) {
       const { allowed, tokens } = await store.take([bucketOf(ip)], 0);
-      return allowed ? { allowed } : { allowed, retryAfterSeconds: retryAfterSeconds(authFailureStatus(tokens)) };
+      return allowed
+        ? { allowed }
+        : { allowed, retryAfterSeconds: retryAfterSeconds(authFailureStatus(tokens)) };
     },
     async charge(ip) {
       await store.take([bucketOf(ip)], 1);

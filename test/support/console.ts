@@ -25,7 +25,8 @@ export class ConsoleClient {
 
   private remember(response: LightMyRequestResponse): void {
     for (const c of response.cookies as { name: string; value: string; maxAge?: number; expires?: Date }[]) {
-      const cleared = c.value === '' || c.maxAge === 0 || (c.expires !== undefined && c.expires.getTime() < Date.now());
+      const cleared =
+        c.value === '' || c.maxAge === 0 || (c.expires !== undefined && c.expires.getTime() < Date.now());
       if (cleared) this.cookies.delete(c.name);
       else this.cookies.set(c.name, c.value);
     }
@@ -46,7 +47,11 @@ export class ConsoleClient {
 
   async get(url: string): Promise<ConsolePage> {
     return this.page(
-      await this.t.app.inject({ method: 'GET', url, headers: { host: this.host, cookie: this.cookieHeader() } }),
+      await this.t.app.inject({
+        method: 'GET',
+        url,
+        headers: { host: this.host, cookie: this.cookieHeader() },
+      }),
     );
   }
 
@@ -57,7 +62,8 @@ export class ConsoleClient {
     options: { origin?: string | null } = {},
   ): Promise<ConsolePage> {
     const params = new URLSearchParams();
-    for (const [k, v] of Object.entries(form)) for (const value of Array.isArray(v) ? v : [v]) params.append(k, value);
+    for (const [k, v] of Object.entries(form))
+      for (const value of Array.isArray(v) ? v : [v]) params.append(k, value);
     const headers: Record<string, string> = {
       host: this.host,
       cookie: this.cookieHeader(),
@@ -71,8 +77,13 @@ export class ConsoleClient {
   /** GETs `page` for its CSRF token and form key, then posts the form with them. */
   async submit(page: string, action: string, form: Record<string, string | string[]>): Promise<ConsolePage> {
     const source = await this.get(page);
-    if (!source.csrf) throw new Error(`no CSRF token on ${page}: ${source.statusCode} ${source.body.slice(0, 300)}`);
-    return this.post(action, { _csrf: source.csrf, ...(source.formKey ? { _form: source.formKey } : {}), ...form });
+    if (!source.csrf)
+      throw new Error(`no CSRF token on ${page}: ${source.statusCode} ${source.body.slice(0, 300)}`);
+    return this.post(action, {
+      _csrf: source.csrf,
+      ...(source.formKey ? { _form: source.formKey } : {}),
+      ...form,
+    });
   }
 }
 
@@ -93,6 +104,7 @@ export async function useLink(client: ConsoleClient, token: string): Promise<Con
 export async function signedIn(t: TestApp, organization: string, email: string): Promise<ConsoleClient> {
   const client = new ConsoleClient(t);
   const response = await useLink(client, await signInLinkToken(t, organization, email));
-  if (response.statusCode !== 303) throw new Error(`sign-in failed: ${response.statusCode} ${response.body.slice(0, 300)}`);
+  if (response.statusCode !== 303)
+    throw new Error(`sign-in failed: ${response.statusCode} ${response.body.slice(0, 300)}`);
   return client;
 }

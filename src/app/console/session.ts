@@ -7,6 +7,7 @@
  */
 import { hash, verify } from '@node-rs/argon2';
 import type { Scope } from '../../domain/apiKeys.ts';
+import type { Voter } from '../../domain/approvals.ts';
 import {
   CONSOLE_SIGN_IN_LINK_TTL_MINUTES,
   type ConsoleSessionEndReason,
@@ -36,7 +37,6 @@ import {
 import { findMember, findMemberByEmail } from '../../store/repositories/members.ts';
 import { findOrganization, findOrganizationByName } from '../../store/repositories/organizations.ts';
 import type { Queryable } from '../../store/store.ts';
-import type { Voter } from '../../domain/approvals.ts';
 import { voterOf } from '../approvals.ts';
 import type { Deps } from '../deps.ts';
 
@@ -279,7 +279,13 @@ export async function changePassword(
   return deps.store.transaction(async (tx) => {
     const now = deps.now();
     await savePasswordHash(tx, identity.member.id, passwordHash, now);
-    const sessionsEnded = await endSessionsOfMember(tx, identity.member.id, 'signed_out', now, identity.sessionId);
+    const sessionsEnded = await endSessionsOfMember(
+      tx,
+      identity.member.id,
+      'signed_out',
+      now,
+      identity.sessionId,
+    );
     return { sessionsEnded };
   });
 }

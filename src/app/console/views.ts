@@ -20,8 +20,8 @@ import {
   transfersPerHour,
   type VolumeRow,
 } from '../../store/repositories/console.ts';
-import { findSubscription } from '../../store/repositories/webhooks.ts';
 import type { DeliveryView } from '../../store/repositories/webhooks.ts';
+import { findSubscription } from '../../store/repositories/webhooks.ts';
 import { type IssuedKey, issueApiKeyIn, revokeKey } from '../apiKeys.ts';
 import type { Deps } from '../deps.ts';
 
@@ -43,7 +43,9 @@ export interface Overview {
 export async function consoleOverview(deps: Deps, organizationId: string): Promise<Overview> {
   const now = deps.now();
   const dayStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
-  const chartStart = new Date(Math.floor(now.getTime() / 3_600_000) * 3_600_000 - (CONSOLE_CHART_HOURS - 1) * 3_600_000);
+  const chartStart = new Date(
+    Math.floor(now.getTime() / 3_600_000) * 3_600_000 - (CONSOLE_CHART_HOURS - 1) * 3_600_000,
+  );
   const until = new Date(now.getTime() + 1);
   const [volume, rails, hourly, queues] = await Promise.all([
     settledVolume(deps.store, organizationId, dayStart, until),
@@ -108,7 +110,11 @@ export async function createOrganizationKey(
 }
 
 /** Revokes one of the organization's keys; another organization's key is a 404, as if it did not exist. */
-export async function revokeOrganizationKey(deps: Deps, organizationId: string, keyId: string): Promise<ApiKeyRow> {
+export async function revokeOrganizationKey(
+  deps: Deps,
+  organizationId: string,
+  keyId: string,
+): Promise<ApiKeyRow> {
   const key = (await listApiKeys(deps.store, organizationId)).find((k) => k.id === keyId);
   if (!key) throw resourceMissing('API key', keyId);
   return (await revokeKey(deps, keyId)) ?? key;

@@ -1,8 +1,6 @@
 // The console's progressive enhancement: every page works without it. It asks before destructive
 // actions, draws the home page's chart with uPlot, and follows running exports.
 (() => {
-  'use strict';
-
   // Ask before a destructive action (buttons with data-confirm).
   document.addEventListener('click', (event) => {
     const button = event.target instanceof Element ? event.target.closest('button[data-confirm]') : null;
@@ -54,7 +52,8 @@
         bar.value = Math.min(e.rows_written, bar.max);
       }
       const rows = element.querySelector('.rows');
-      if (rows) rows.textContent = `${e.rows_written}${e.rows_estimated ? ` of ${e.rows_estimated}` : ''} rows`;
+      if (rows)
+        rows.textContent = `${e.rows_written}${e.rows_estimated ? ` of ${e.rows_estimated}` : ''} rows`;
       const badge = element.querySelector('.badge');
       if (badge) {
         badge.textContent = e.status;

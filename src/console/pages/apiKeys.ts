@@ -2,6 +2,9 @@
  * API keys (the `admin` scope): the organization's keys by prefix, a new key shown once, and revoking one.
  * A key may act for a member: its scopes then never exceed what the member's roles grant.
  */
+
+import type { FastifyReply } from 'fastify';
+import type { ConsoleIdentity } from '../../app/console/session.ts';
 import { createOrganizationKey, organizationKeys, revokeOrganizationKey } from '../../app/console/views.ts';
 import { listMembers } from '../../app/members.ts';
 import { SCOPES, type Scope } from '../../domain/apiKeys.ts';
@@ -13,8 +16,6 @@ import { CONSOLE_PREFIX, csrfField, statusBadge, table, time } from '../layout.t
 import { noticeOf, withNotice } from '../notices.ts';
 import type { ConsoleRoutes, FormBody } from '../plugin.ts';
 import { field } from '../plugin.ts';
-import type { ConsoleIdentity } from '../../app/console/session.ts';
-import type { FastifyReply } from 'fastify';
 
 const SECTION = `${CONSOLE_PREFIX}/api-keys`;
 

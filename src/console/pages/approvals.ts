@@ -2,9 +2,9 @@
  * The approvals queue and an approval with its votes: approve or reject with a comment, under the same
  * rules as the API (the initiator never votes: maker ≠ checker; a role the rule names; one vote each).
  */
-import { consoleVoter } from '../../app/console/session.ts';
+
 import { getApproval, listApprovals, voteOnApproval } from '../../app/approvals.ts';
-import { consoleActor } from '../../app/console/session.ts';
+import { consoleActor, consoleVoter } from '../../app/console/session.ts';
 import {
   APPROVAL_COMMENT_CHARS_MAX,
   APPROVAL_STATUSES,
@@ -17,7 +17,16 @@ import { ID_PREFIXES, idPattern } from '../../domain/ids.ts';
 import { MEMBER_ROLES, type MemberRole } from '../../domain/members.ts';
 import { presentApproval } from '../../http/authorizationPresenters.ts';
 import { html } from '../html.ts';
-import { CONSOLE_PREFIX, csrfField, fields, link, nextPageLink, statusBadge, table, time } from '../layout.ts';
+import {
+  CONSOLE_PREFIX,
+  csrfField,
+  fields,
+  link,
+  nextPageLink,
+  statusBadge,
+  table,
+  time,
+} from '../layout.ts';
 import { noticeOf, withNotice } from '../notices.ts';
 import { type ConsoleRoutes, field, settle } from '../plugin.ts';
 import { CONSOLE_LIST_ROWS } from './customers.ts';
@@ -35,7 +44,8 @@ function resourceLink(type: string, id: string) {
 export function optionalNote(value: string | undefined, param: string, max: number): string | undefined {
   const text = value?.trim();
   if (!text) return undefined;
-  if ([...text].length > max) throw validationError(param, `${param} must be at most ${max} characters.`, 'out_of_range');
+  if ([...text].length > max)
+    throw validationError(param, `${param} must be at most ${max} characters.`, 'out_of_range');
   return text;
 }
 
@@ -43,7 +53,11 @@ export function approvalPages(routes: ConsoleRoutes): void {
   routes.get('/approvals', 'read', async (request, reply, identity) => {
     const q = request.query;
     const status: ApprovalStatus | undefined =
-      q.status === 'all' ? undefined : (APPROVAL_STATUSES as readonly string[]).includes(q.status ?? '') ? (q.status as ApprovalStatus) : 'pending';
+      q.status === 'all'
+        ? undefined
+        : (APPROVAL_STATUSES as readonly string[]).includes(q.status ?? '')
+          ? (q.status as ApprovalStatus)
+          : 'pending';
     const page = await listApprovals(routes.deps, identity.organizationId, {
       limit: CONSOLE_LIST_ROWS,
       status,
@@ -98,8 +112,16 @@ ${table(
         ['Status', statusBadge(approval.status)],
         ['For', html`${approval.resourceType} ${resourceLink(approval.resourceType, approval.resourceId)}`],
         ['Rule', `${approval.rule} (policy v${approval.policyVersion})`],
-        ['Quorum', `${approval.quorum} approving vote${approval.quorum === 1 ? '' : 's'} from ${approval.roles.join(' or ')}${approval.distinctRoles ? ', from at least two roles' : ''}`],
-        ['Initiated by (maker)', approval.initiatedBy === identity.member.id ? html`<strong>you</strong> (<code>${approval.initiatedBy}</code>)` : html`<code>${approval.initiatedBy}</code>`],
+        [
+          'Quorum',
+          `${approval.quorum} approving vote${approval.quorum === 1 ? '' : 's'} from ${approval.roles.join(' or ')}${approval.distinctRoles ? ', from at least two roles' : ''}`,
+        ],
+        [
+          'Initiated by (maker)',
+          approval.initiatedBy === identity.member.id
+            ? html`<strong>you</strong> (<code>${approval.initiatedBy}</code>)`
+            : html`<code>${approval.initiatedBy}</code>`,
+        ],
         ['Expires', time(approval.expiresAt)],
         ['Decided', time(approval.decidedAt)],
       ])}

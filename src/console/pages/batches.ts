@@ -1,6 +1,11 @@
 /** Payment batches and each batch's items with their results; a running batch can be canceled (`write`). */
 import { consoleActor } from '../../app/console/session.ts';
-import { cancelPaymentBatch, getPaymentBatch, listBatchItems, listBatches } from '../../app/paymentBatches.ts';
+import {
+  cancelPaymentBatch,
+  getPaymentBatch,
+  listBatches,
+  listBatchItems,
+} from '../../app/paymentBatches.ts';
 import { ID_PREFIXES, idPattern } from '../../domain/ids.ts';
 import {
   isFinishedBatch,
@@ -9,7 +14,18 @@ import {
 } from '../../domain/paymentBatches.ts';
 import { presentItem, presentPaymentBatch } from '../../http/routes/paymentBatches.ts';
 import { html } from '../html.ts';
-import { CONSOLE_PREFIX, can, csrfField, fields, link, nextPageLink, roleNote, statusBadge, table, time } from '../layout.ts';
+import {
+  CONSOLE_PREFIX,
+  can,
+  csrfField,
+  fields,
+  link,
+  nextPageLink,
+  roleNote,
+  statusBadge,
+  table,
+  time,
+} from '../layout.ts';
 import { noticeOf, withNotice } from '../notices.ts';
 import { type ConsoleRoutes, settle } from '../plugin.ts';
 import { CONSOLE_LIST_ROWS } from './customers.ts';
@@ -24,7 +40,8 @@ export function batchPages(routes: ConsoleRoutes): void {
     const q = request.query;
     const page = await listBatches(routes.deps, identity.organizationId, {
       limit: CONSOLE_LIST_ROWS,
-      startingAfter: q.after && new RegExp(idPattern(ID_PREFIXES.paymentBatch)).test(q.after) ? q.after : undefined,
+      startingAfter:
+        q.after && new RegExp(idPattern(ID_PREFIXES.paymentBatch)).test(q.after) ? q.after : undefined,
     });
     return routes.render(reply, {
       title: 'Payment batches',
@@ -33,16 +50,18 @@ export function batchPages(routes: ConsoleRoutes): void {
       body: html`${table(
         'Payment batches, newest first',
         ['Batch', 'Reference', 'Total', 'Items', 'Succeeded', 'Failed', 'Status', 'Created'],
-        page.data.map(presentPaymentBatch).map((b) => [
-          link(`${SECTION}/${b.id}`, html`<code>${b.id}</code>`),
-          b.reference,
-          html`<span class="num">${String(b.total)}</span> ${b.currency}`,
-          b.items,
-          b.succeeded,
-          b.failed,
-          statusBadge(b.status),
-          time(b.created_at),
-        ]),
+        page.data
+          .map(presentPaymentBatch)
+          .map((b) => [
+            link(`${SECTION}/${b.id}`, html`<code>${b.id}</code>`),
+            b.reference,
+            html`<span class="num">${String(b.total)}</span> ${b.currency}`,
+            b.items,
+            b.succeeded,
+            b.failed,
+            statusBadge(b.status),
+            time(b.created_at),
+          ]),
         'No payment batches yet. Submit one with mkoba batches submit or POST /v1/payment-batches.',
       )}${nextPageLink(SECTION, {}, page.hasMore ? page.data.at(-1)?.id : undefined)}`,
     });
@@ -74,7 +93,12 @@ export function batchPages(routes: ConsoleRoutes): void {
         ['Source wallet', link(`${CONSOLE_PREFIX}/wallets/${b.source}`, html`<code>${b.source}</code>`)],
         ['Total', html`<span class="num">${String(b.total)}</span> ${b.currency} (fees ${b.fees})`],
         ['Items', `${b.items}: ${b.succeeded} succeeded, ${b.failed} failed, ${b.canceled} canceled`],
-        ['Approval', b.approval ? link(`${CONSOLE_PREFIX}/approvals/${b.approval}`, html`<code>${b.approval}</code>`) : '—'],
+        [
+          'Approval',
+          b.approval
+            ? link(`${CONSOLE_PREFIX}/approvals/${b.approval}`, html`<code>${b.approval}</code>`)
+            : '—',
+        ],
         ['Created', time(b.created_at)],
         ['Finished', time(b.finished_at)],
       ])}
@@ -95,15 +119,17 @@ ${
 ${table(
   'Items in row order, with each result',
   ['Row', 'Reference', 'Destination', 'Amount', 'Status', 'Transfer', 'Failure'],
-  items.data.map(present).map((i) => [
-    i.row,
-    i.reference,
-    destinationText(i.destination as Record<string, unknown>),
-    html`<span class="num">${i.amount}</span>`,
-    statusBadge(i.status),
-    i.transfer ? link(`${CONSOLE_PREFIX}/transfers/${i.transfer}`, html`<code>${i.transfer}</code>`) : '—',
-    i.failure_code ? html`<code>${i.failure_code}</code> ${i.failure_detail ?? ''}` : '—',
-  ]),
+  items.data
+    .map(present)
+    .map((i) => [
+      i.row,
+      i.reference,
+      destinationText(i.destination as Record<string, unknown>),
+      html`<span class="num">${i.amount}</span>`,
+      statusBadge(i.status),
+      i.transfer ? link(`${CONSOLE_PREFIX}/transfers/${i.transfer}`, html`<code>${i.transfer}</code>`) : '—',
+      i.failure_code ? html`<code>${i.failure_code}</code> ${i.failure_detail ?? ''}` : '—',
+    ]),
   'No items match.',
 )}${items.hasMore && last ? html`<p class="pager"><a rel="next" href="${SECTION}/${b.id}?${new URLSearchParams({ ...(status ? { status } : {}), after: String(last.position) }).toString()}">Next rows</a></p>` : ''}`,
     });

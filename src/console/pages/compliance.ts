@@ -8,12 +8,20 @@ import { ID_PREFIXES, idPattern } from '../../domain/ids.ts';
 import { REVIEW_NOTE_LENGTH_MAX, type ReviewDecision } from '../../domain/reviews.ts';
 import { presentAmlAlert, presentReview } from '../../http/compliancePresenters.ts';
 import { html } from '../html.ts';
-import { CONSOLE_PREFIX, csrfField, jsonBlock, link, nextPageLink, statusBadge, table, time } from '../layout.ts';
+import {
+  CONSOLE_PREFIX,
+  csrfField,
+  jsonBlock,
+  link,
+  nextPageLink,
+  statusBadge,
+  table,
+  time,
+} from '../layout.ts';
 import { noticeOf, withNotice } from '../notices.ts';
 import { type ConsoleRoutes, field, settle } from '../plugin.ts';
 import { optionalNote } from './approvals.ts';
 import { CONSOLE_LIST_ROWS } from './customers.ts';
-
 
 function transferLink(id: string | null) {
   return id ? link(`${CONSOLE_PREFIX}/transfers/${id}`, html`<code>${id}</code>`) : '—';
@@ -94,7 +102,8 @@ ${table(
     const page = await listAlerts(routes.deps, identity.organizationId, {
       limit: CONSOLE_LIST_ROWS,
       status,
-      startingAfter: q.after && new RegExp(idPattern(ID_PREFIXES.amlAlert)).test(q.after) ? q.after : undefined,
+      startingAfter:
+        q.after && new RegExp(idPattern(ID_PREFIXES.amlAlert)).test(q.after) ? q.after : undefined,
     });
     return routes.render(reply, {
       title: 'AML alerts',

@@ -46,21 +46,25 @@ export function customerPages(routes: ConsoleRoutes): void {
       body: html`${table(
         'Customers, newest first',
         ['Customer', 'Name', 'Type', 'KYC', 'Risk', 'Created'],
-        page.data.map(presentCustomer).map((c) => [
-          link(`${CONSOLE_PREFIX}/customers/${c.id}`, html`<code>${c.id}</code>`),
-          c.name,
-          c.type,
-          statusBadge(c.kyc_status),
-          c.risk_level,
-          time(c.created_at),
-        ]),
+        page.data
+          .map(presentCustomer)
+          .map((c) => [
+            link(`${CONSOLE_PREFIX}/customers/${c.id}`, html`<code>${c.id}</code>`),
+            c.name,
+            c.type,
+            statusBadge(c.kyc_status),
+            c.risk_level,
+            time(c.created_at),
+          ]),
         'No customers yet.',
       )}${nextPageLink(`${CONSOLE_PREFIX}/customers`, {}, page.hasMore ? page.data.at(-1)?.id : undefined)}`,
     });
   });
 
   routes.get('/customers/:id', 'read', async (request, reply, identity) => {
-    const customer = presentCustomer(await getCustomer(routes.deps, identity.organizationId, request.params.id ?? ''));
+    const customer = presentCustomer(
+      await getCustomer(routes.deps, identity.organizationId, request.params.id ?? ''),
+    );
     const wallets = await listWallets(routes.deps, identity.organizationId, {
       limit: PAGE_SIZE_MAX,
       ownerId: customer.id,
@@ -87,7 +91,10 @@ ${table('This customer’s wallets and balances', WALLET_HEADERS, walletRows(wal
   routes.get('/wallets', 'read', async (request, reply, identity) => {
     const q = request.query;
     const currency = q.currency && isCurrency(q.currency) ? (q.currency as Currency) : undefined;
-    const status = q.status && (WALLET_STATUSES as readonly string[]).includes(q.status) ? (q.status as WalletStatus) : undefined;
+    const status =
+      q.status && (WALLET_STATUSES as readonly string[]).includes(q.status)
+        ? (q.status as WalletStatus)
+        : undefined;
     const page = await listWallets(routes.deps, identity.organizationId, {
       limit: CONSOLE_LIST_ROWS,
       currency,
@@ -111,7 +118,9 @@ ${nextPageLink(`${CONSOLE_PREFIX}/wallets`, { currency, status }, page.hasMore ?
   });
 
   routes.get('/wallets/:id', 'read', async (request, reply, identity) => {
-    const wallet = presentWallet(await getWallet(routes.deps, identity.organizationId, request.params.id ?? ''));
+    const wallet = presentWallet(
+      await getWallet(routes.deps, identity.organizationId, request.params.id ?? ''),
+    );
     const transfers = await listTransfers(routes.deps, identity.organizationId, {
       limit: WALLET_TRANSFERS_ROWS,
       walletId: wallet.id,

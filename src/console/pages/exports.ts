@@ -3,7 +3,6 @@
  * route when scripts run), download the finished file. The same scopes as the API: `read`, and
  * `compliance` for evidence and reconciliation exceptions.
  */
-import { consoleActor } from '../../app/console/session.ts';
 import { createExport, getExport, listOrganizationExports, openExportFile } from '../../app/exports.ts';
 import { grantsScope } from '../../domain/apiKeys.ts';
 import { AppError, validationError } from '../../domain/errors.ts';
@@ -73,18 +72,20 @@ export function exportPages(routes: ConsoleRoutes): void {
 ${table(
   'Exports, newest first',
   ['Export', 'Type', 'Format', 'Progress', 'Created', 'File'],
-  page.data.map(presentExport).map((e) => [
-    html`<code>${e.id}</code>`,
-    e.type.replace(/_/g, ' '),
-    e.format,
-    progress(e),
-    time(e.created_at),
-    html`<span data-download="${e.id}">${
-      e.status === 'ready'
-        ? html`<a href="${SECTION}/${e.id}/download" download>Download</a> <span class="hint">sha256 <code>${(e.sha256 ?? '').slice(0, 12)}…</code></span>`
-        : (e.error ?? '—')
-    }</span>`,
-  ]),
+  page.data
+    .map(presentExport)
+    .map((e) => [
+      html`<code>${e.id}</code>`,
+      e.type.replace(/_/g, ' '),
+      e.format,
+      progress(e),
+      time(e.created_at),
+      html`<span data-download="${e.id}">${
+        e.status === 'ready'
+          ? html`<a href="${SECTION}/${e.id}/download" download>Download</a> <span class="hint">sha256 <code>${(e.sha256 ?? '').slice(0, 12)}…</code></span>`
+          : (e.error ?? '—')
+      }</span>`,
+    ]),
   'No exports yet.',
 )}`,
     });

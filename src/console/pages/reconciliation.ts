@@ -6,7 +6,16 @@ import { ID_PREFIXES, idPattern } from '../../domain/ids.ts';
 import { RESOLUTION_ACTIONS, type ResolutionAction } from '../../domain/reconciliation.ts';
 import { presentException } from '../../http/reconciliationPresenters.ts';
 import { html } from '../html.ts';
-import { CONSOLE_PREFIX, csrfField, jsonBlock, link, nextPageLink, statusBadge, table, time } from '../layout.ts';
+import {
+  CONSOLE_PREFIX,
+  csrfField,
+  jsonBlock,
+  link,
+  nextPageLink,
+  statusBadge,
+  table,
+  time,
+} from '../layout.ts';
 import { noticeOf, withNotice } from '../notices.ts';
 import { type ConsoleRoutes, field, settle } from '../plugin.ts';
 import { CONSOLE_LIST_ROWS } from './customers.ts';
@@ -23,7 +32,9 @@ export function reconciliationPages(routes: ConsoleRoutes): void {
       limit: CONSOLE_LIST_ROWS,
       status,
       startingAfter:
-        q.after && new RegExp(idPattern(ID_PREFIXES.reconciliationException)).test(q.after) ? q.after : undefined,
+        q.after && new RegExp(idPattern(ID_PREFIXES.reconciliationException)).test(q.after)
+          ? q.after
+          : undefined,
     });
     return routes.render(reply, {
       title: 'Reconciliation exceptions',
@@ -66,7 +77,11 @@ ${table(
     }
     const note = field(request.body, 'note')?.trim() ?? '';
     if (note.length === 0 || [...note].length > RESOLUTION_NOTE_CHARS_MAX) {
-      throw validationError('note', `A note of 1 to ${RESOLUTION_NOTE_CHARS_MAX} characters says why.`, 'out_of_range');
+      throw validationError(
+        'note',
+        `A note of 1 to ${RESOLUTION_NOTE_CHARS_MAX} characters says why.`,
+        'out_of_range',
+      );
     }
     const transfer = field(request.body, 'transfer')?.trim() || undefined;
     if (transfer !== undefined && !new RegExp(idPattern(ID_PREFIXES.transfer)).test(transfer)) {

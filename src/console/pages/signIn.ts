@@ -51,7 +51,14 @@ function signInForm(
   routes: ConsoleRoutes,
   request: FastifyRequest,
   reply: FastifyReply,
-  state: { status?: number; email?: string; organization?: string; error?: string; notice?: string; next: string },
+  state: {
+    status?: number;
+    email?: string;
+    organization?: string;
+    error?: string;
+    notice?: string;
+    next: string;
+  },
 ) {
   const csrf = csrfTokenOf(presessionToken(routes.deps, request, reply));
   return routes.render(reply, {
@@ -76,7 +83,6 @@ function signInForm(
 }
 
 async function startSessionAndGo(
-  routes: ConsoleRoutes,
   request: FastifyRequest,
   reply: FastifyReply,
   signedIn: SignedIn,
@@ -120,7 +126,7 @@ export function signInPages(routes: ConsoleRoutes): void {
         error: 'The email or password is wrong.',
       });
     }
-    return startSessionAndGo(routes, request, reply, signedIn, next);
+    return startSessionAndGo(request, reply, signedIn, next);
   });
 
   routes.publicRoute('GET', '/sign-in/link', async (request, reply) => {
@@ -154,7 +160,7 @@ export function signInPages(routes: ConsoleRoutes): void {
     const next = (await hasPassword(routes.deps, signedIn.identity.member.id))
       ? CONSOLE_PREFIX
       : withNotice(`${CONSOLE_PREFIX}/account`, 'link_signed_in');
-    return startSessionAndGo(routes, request, reply, signedIn, next);
+    return startSessionAndGo(request, reply, signedIn, next);
   });
 
   routes.post('/sign-out', 'read', async (request, reply, identity) => {
@@ -163,4 +169,3 @@ export function signInPages(routes: ConsoleRoutes): void {
     return reply.redirect(withNotice(`${CONSOLE_PREFIX}/sign-in`, 'signed_out'), 303);
   });
 }
-

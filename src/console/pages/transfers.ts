@@ -3,13 +3,14 @@
  * ledger entries, events with their webhook deliveries, and its evidence (for the `compliance` scope).
  */
 import { searchTransfers } from '../../app/console/views.ts';
-import { listEvidence } from '../../app/evidence.ts';
 import { listEvents } from '../../app/events.ts';
+import { listEvidence } from '../../app/evidence.ts';
 import { listJournalEntries } from '../../app/ledger.ts';
 import { getTransfer } from '../../app/transfers.ts';
 import { eventDeliveries } from '../../app/webhooks.ts';
 import { validationError } from '../../domain/errors.ts';
 import { ID_PREFIXES, idPattern } from '../../domain/ids.ts';
+import { formatAmount } from '../../domain/money.ts';
 import { PAGE_SIZE_MAX } from '../../domain/pagination.ts';
 import { TRANSFER_STATUSES, type TransferStatus } from '../../domain/transfers.ts';
 import { presentTransfer } from '../../http/presenters.ts';
@@ -76,7 +77,10 @@ export function transferPages(routes: ConsoleRoutes): void {
       if (TRANSFER_ID.test(id)) return reply.redirect(`${SECTION}/${id}`, 303);
       throw validationError('id', `'${id}' is not a transfer id (tr_…).`, 'invalid_format');
     }
-    const status = q.status && (TRANSFER_STATUSES as readonly string[]).includes(q.status) ? (q.status as TransferStatus) : undefined;
+    const status =
+      q.status && (TRANSFER_STATUSES as readonly string[]).includes(q.status)
+        ? (q.status as TransferStatus)
+        : undefined;
     const reference = q.reference?.trim() || undefined;
     const phone = q.phone?.trim() || undefined;
     const page = await searchTransfers(routes.deps, identity.organizationId, {
@@ -130,24 +134,42 @@ ${nextPageLink(SECTION, { status, reference, phone, from: q.from, to: q.to }, pa
       identity,
       section: SECTION,
       body: html`${fields([
-        ['Status', html`${statusBadge(t.status)} ${t.status_reason ?? ''} ${t.failure_code ? html`<code>${t.failure_code}</code>` : ''}`],
+        [
+          'Status',
+          html`${statusBadge(t.status)} ${t.status_reason ?? ''} ${t.failure_code ? html`<code>${t.failure_code}</code>` : ''}`,
+        ],
         ['Amount', html`<span class="num">${t.amount}</span> ${t.currency} (fee ${t.fee})`],
         ['Rail', t.rail],
         ['Direction', t.direction],
-        ['Source wallet', t.source ? link(`${CONSOLE_PREFIX}/wallets/${t.source}`, html`<code>${t.source}</code>`) : '—'],
+        [
+          'Source wallet',
+          t.source ? link(`${CONSOLE_PREFIX}/wallets/${t.source}`, html`<code>${t.source}</code>`) : '—',
+        ],
         ['Destination', destinationText(t.destination as Record<string, unknown>)],
         ['Rail reference', t.rail_reference],
         ['Ledger state', t.ledger_state],
         ['Created by', t.created_by],
-        ['Authorization', t.authorization ? `${t.authorization.decision} (policy v${t.authorization.policy_version}, rule ${t.authorization.rule})` : '—'],
-        ['Approval', t.approval ? link(`${CONSOLE_PREFIX}/approvals/${t.approval}`, html`<code>${t.approval}</code>`) : '—'],
+        [
+          'Authorization',
+          t.authorization
+            ? `${t.authorization.decision} (policy v${t.authorization.policy_version}, rule ${t.authorization.rule})`
+            : '—',
+        ],
+        [
+          'Approval',
+          t.approval
+            ? link(`${CONSOLE_PREFIX}/approvals/${t.approval}`, html`<code>${t.approval}</code>`)
+            : '—',
+        ],
       ])}
 <h2>Status timeline</h2>
 ${
   timeline.length === 0
     ? html`<p class="empty">No status events yet.</p>`
     : html`<ol class="timeline">${timeline.map(
-        (e) => html`<li>${time(e.createdAt)} <strong>${e.type.replace('transfer.', '').replace(/_/g, ' ')}</strong>
+        (
+          e,
+        ) => html`<li>${time(e.createdAt)} <strong>${e.type.replace('transfer.', '').replace(/_/g, ' ')}</strong>
           ${typeof e.data.status_reason === 'string' ? html`<span class="hint">${e.data.status_reason}</span>` : ''}</li>`,
       )}</ol>`
 }
@@ -160,7 +182,8 @@ ${table(
     e.kind,
     time(e.createdAt),
     html`<ul class="postings">${e.postings.map(
-      (p) => html`<li>${p.side} <span class="num">${String(p.amountMinor)}</span> minor ${p.currency} · ${p.phase} · <code>${p.accountId}</code></li>`,
+      (p) =>
+        html`<li>${p.side} <span class="num">${formatAmount(p.amountMinor, p.currency)}</span> ${p.currency} · ${p.phase} · <code>${p.accountId}</code></li>`,
     )}</ul>`,
   ]),
   'No ledger entries.',
@@ -176,7 +199,9 @@ ${table(
     (deliveries[i] ?? []).length === 0
       ? 'none'
       : html`<ul class="deliveries">${(deliveries[i] ?? []).map(
-          (d) => html`<li>${link(`${CONSOLE_PREFIX}/webhooks/${d.subscriptionId}`, html`<code>${d.subscriptionId}</code>`)}
+          (
+            d,
+          ) => html`<li>${link(`${CONSOLE_PREFIX}/webhooks/${d.subscriptionId}`, html`<code>${d.subscriptionId}</code>`)}
             ${statusBadge(d.status)} ${d.attempts} attempt${d.attempts === 1 ? '' : 's'}${d.lastStatusCode === null ? '' : `, last HTTP ${d.lastStatusCode}`}</li>`,
         )}</ul>`,
   ]),
@@ -189,7 +214,12 @@ ${
 ${table(
   'Evidence records of this transfer, newest first',
   ['Record', 'Kind', 'Created', 'Decision'],
-  evidence.data.map((r) => [html`<code>${r.id}</code>`, r.kind, time(r.createdAt), html`<details><summary>data</summary>${jsonBlock(r.data)}</details>`]),
+  evidence.data.map((r) => [
+    html`<code>${r.id}</code>`,
+    r.kind,
+    time(r.createdAt),
+    html`<details><summary>data</summary>${jsonBlock(r.data)}</details>`,
+  ]),
   'No evidence records.',
 )}`
 }`,

@@ -21,7 +21,17 @@ import { ID_PREFIXES, idPattern } from '../../domain/ids.ts';
 import { WEBHOOK_SECRET_ROTATION_GRACE_HOURS_DEFAULT } from '../../domain/webhooks.ts';
 import { presentDelivery, presentSubscription } from '../../http/routes/webhooks.ts';
 import { html, type SafeHtml } from '../html.ts';
-import { CONSOLE_PREFIX, can, csrfField, fields, link, roleNote, statusBadge, table, time } from '../layout.ts';
+import {
+  CONSOLE_PREFIX,
+  can,
+  csrfField,
+  fields,
+  link,
+  roleNote,
+  statusBadge,
+  table,
+  time,
+} from '../layout.ts';
 import { noticeOf, withNotice } from '../notices.ts';
 import { type ConsoleRoutes, field, type Handler, settle } from '../plugin.ts';
 import { CONSOLE_LIST_ROWS } from './customers.ts';
@@ -35,7 +45,11 @@ function sinceOf(value: string | undefined): Date {
   const text = value?.trim() ?? '';
   const date = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$/.test(text) ? new Date(`${text}Z`) : new Date(text);
   if (text === '' || Number.isNaN(date.getTime())) {
-    throw validationError('since', 'since must be a date and time such as 2026-11-26T08:00 (UTC).', 'invalid_format');
+    throw validationError(
+      'since',
+      'since must be a date and time such as 2026-11-26T08:00 (UTC).',
+      'invalid_format',
+    );
   }
   return date;
 }
@@ -53,13 +67,15 @@ export function webhookPages(routes: ConsoleRoutes): void {
       body: html`${table(
         'Webhook subscriptions',
         ['Subscription', 'URL', 'Events', 'Status', 'Created'],
-        page.data.map((sub) => presentSubscription(sub)).map((s) => [
-          link(`${SECTION}/${s.id}`, html`<code>${s.id}</code>`),
-          html`<code class="url">${s.url}</code>`,
-          s.events.join(', '),
-          html`${statusBadge(s.status)} ${s.disabled_reason ?? ''}`,
-          time(s.created_at),
-        ]),
+        page.data
+          .map((sub) => presentSubscription(sub))
+          .map((s) => [
+            link(`${SECTION}/${s.id}`, html`<code>${s.id}</code>`),
+            html`<code class="url">${s.url}</code>`,
+            s.events.join(', '),
+            html`${statusBadge(s.status)} ${s.disabled_reason ?? ''}`,
+            time(s.created_at),
+          ]),
         'No subscriptions. Create one with POST /v1/webhook-subscriptions.',
       )}`,
     });
@@ -74,7 +90,9 @@ export function webhookPages(routes: ConsoleRoutes): void {
     const subscription = presentSubscription(
       await getSubscription(deps.store, identity.organizationId, request.params.id ?? ''),
     );
-    const log = (await subscriptionDeliveryLog(deps, identity.organizationId, subscription.id)).map(presentDelivery);
+    const log = (await subscriptionDeliveryLog(deps, identity.organizationId, subscription.id)).map(
+      presentDelivery,
+    );
     const writer = can(identity, 'write');
     const form = (action: string, body: SafeHtml) =>
       html`<form method="post" action="${SECTION}/${subscription.id}/${action}" class="stack">
@@ -141,7 +159,9 @@ ${table(
     d.attempt_log.length === 0
       ? 'not attempted yet'
       : html`<ol class="attempts">${d.attempt_log.map(
-          (a) => html`<li>${time(a.started_at)} · ${a.status_code === null ? (a.error_class ?? 'no answer') : `HTTP ${a.status_code}`} · ${a.duration_ms} ms
+          (
+            a,
+          ) => html`<li>${time(a.started_at)} · ${a.status_code === null ? (a.error_class ?? 'no answer') : `HTTP ${a.status_code}`} · ${a.duration_ms} ms
             ${a.response_body === null ? '' : html`<details><summary>Response body</summary><pre class="json">${a.response_body.slice(0, RESPONSE_BODY_SHOWN_CHARS_MAX)}</pre></details>`}</li>`,
         )}</ol>`,
     writer
@@ -153,17 +173,32 @@ ${table(
     });
   };
 
-  routes.get('/webhooks/:id', 'read', (request, reply, identity) => subscriptionPage(request, reply, identity));
+  routes.get('/webhooks/:id', 'read', (request, reply, identity) =>
+    subscriptionPage(request, reply, identity),
+  );
 
   routes.post('/webhooks/:id/rotate', 'write', async (request, reply, identity) => {
     const raw = field(request.body, 'grace_period_hours')?.trim();
     const grace = raw === undefined || raw === '' ? undefined : Number(raw);
-    if (grace !== undefined && (!Number.isInteger(grace) || grace < 0 || grace > WEBHOOK_SECRET_ROTATION_GRACE_HOURS_MAX)) {
-      throw validationError('grace_period_hours', `Hours from 0 to ${WEBHOOK_SECRET_ROTATION_GRACE_HOURS_MAX}.`, 'out_of_range');
+    if (
+      grace !== undefined &&
+      (!Number.isInteger(grace) || grace < 0 || grace > WEBHOOK_SECRET_ROTATION_GRACE_HOURS_MAX)
+    ) {
+      throw validationError(
+        'grace_period_hours',
+        `Hours from 0 to ${WEBHOOK_SECRET_ROTATION_GRACE_HOURS_MAX}.`,
+        'out_of_range',
+      );
     }
     const result = settle(
       await routes.write(request, identity, async (tx) => {
-        const rotated = await rotateSubscriptionSecret(tx, deps, identity.organizationId, request.params.id ?? '', grace);
+        const rotated = await rotateSubscriptionSecret(
+          tx,
+          deps,
+          identity.organizationId,
+          request.params.id ?? '',
+          grace,
+        );
         return {
           status: 200,
           body: presentSubscription(rotated.subscription, {
@@ -187,7 +222,9 @@ ${table(
     settle(
       await routes.write(request, identity, async (tx) => ({
         status: 202,
-        body: { requeued: (await recoverSubscription(tx, deps, identity.organizationId, id, since)).requeued },
+        body: {
+          requeued: (await recoverSubscription(tx, deps, identity.organizationId, id, since)).requeued,
+        },
       })),
     );
     return reply.redirect(withNotice(`${SECTION}/${id}`, 'recovered'), 303);
@@ -224,5 +261,4 @@ ${table(
       : SECTION;
     return reply.redirect(withNotice(back, 'redelivered'), 303);
   });
-
 }

@@ -126,7 +126,10 @@ export async function insertSession(db: Queryable, s: SessionRow): Promise<void>
 }
 
 /** The live session with this token, with its member and organization name as they are now. */
-export async function findLiveSession(db: Queryable, tokenHash: string): Promise<SessionWithMember | undefined> {
+export async function findLiveSession(
+  db: Queryable,
+  tokenHash: string,
+): Promise<SessionWithMember | undefined> {
   const [row] = await db.query(
     `SELECT s.id, s.token_hash, s.organization_id, s.member_id, s.method, s.created_at, s.last_seen_at,
             m.email, m.name, m.roles, m.status, m.created_by, m.created_at AS member_created_at,
