@@ -30,6 +30,8 @@ const ARTIFACTS = fileURLToPath(new URL('../test-artifacts/console/', import.met
 const STEP_TIMEOUT_MS = 30_000;
 /** How long the export worker may take to finish a small export. */
 const EXPORT_READY_TIMEOUT_MS = 60_000;
+/** One test: several page loads, scans and waits on a machine other test files keep busy. */
+const BROWSER_TEST_TIMEOUT_MS = 180_000;
 const PASSWORD = 'a long console password';
 const ADMIN = 'ana@example.com';
 const VIEWER = 'vic@example.com';
@@ -54,7 +56,7 @@ if (!CHROMIUM) {
   );
 }
 
-describe.skipIf(!CHROMIUM)('operator console in Chromium', () => {
+describe.skipIf(!CHROMIUM)('operator console in Chromium', { timeout: BROWSER_TEST_TIMEOUT_MS }, () => {
   let server: RunningServer;
   let dataDir: string;
   let browser: Browser;

@@ -87,7 +87,8 @@ export type AdminResult =
   | { name: 'keys.revoke'; found: boolean; revokedAt: string | null }
   | { name: 'members.add' | 'members.remove'; member: MemberView | null }
   | { name: 'members.list'; members: MemberView[] }
-  | { name: 'console.link'; token: string; email: string; expiresAt: string }
+  /** `baseUrl`: where the process that made the link is reached (a running server knows its own address). */
+  | { name: 'console.link'; token: string; email: string; expiresAt: string; baseUrl: string | null }
   | {
       name: 'exports.run';
       export: {
@@ -232,6 +233,7 @@ export async function runAdminCommand(
         token: link.token,
         email: link.email,
         expiresAt: link.expiresAt.toISOString(),
+        baseUrl: deps.publicUrl ?? null,
       };
     }
     case 'exports.run': {

@@ -209,7 +209,10 @@ async function runHere(
   }
 }
 
-/** Where the console is reached: MKOBA_PUBLIC_URL, else this machine's HOST and PORT. */
+/**
+ * Where the console is reached when no running server said so: MKOBA_PUBLIC_URL, else this machine's HOST
+ * and PORT.
+ */
 function consoleBaseUrl(config: Config): string {
   if (config.publicUrl) return config.publicUrl.replace(/\/+$/, '');
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
@@ -515,7 +518,9 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
         io.err(
           `one-time console sign-in link for ${result.email} in ${organization}, valid until ${result.expiresAt}:`,
         );
-        io.out(`${consoleBaseUrl(config)}/console/sign-in/link?token=${result.token}`);
+        io.out(
+          `${result.baseUrl?.replace(/\/+$/, '') ?? consoleBaseUrl(config)}/console/sign-in/link?token=${result.token}`,
+        );
         return 0;
       }
       case 'sanctions': {
