@@ -65,6 +65,14 @@ describe.each(BACKENDS)('operator console on %s', (backend) => {
     expect(again.statusCode).toBe(401);
     expect(again.body).toContain('already used, has expired, or is not valid');
 
+    // Two browsers racing with one link: one session, whatever the order.
+    const raced = await signInLinkToken(t, org.name, admin.email);
+    const [a, b] = await Promise.all([
+      useLink(new ConsoleClient(t), raced),
+      useLink(new ConsoleClient(t), raced),
+    ]);
+    expect([a.statusCode, b.statusCode].sort()).toEqual([303, 401]);
+
     // Anywhere but plain-http localhost the cookie is Secure and bound to the host (__Host-).
     const remote = new ConsoleClient(t, 'console.example.com');
     const secure = await useLink(remote, await signInLinkToken(t, org.name, admin.email));

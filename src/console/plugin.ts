@@ -181,13 +181,9 @@ function originMatches(request: FastifyRequest): boolean {
   }
 }
 
-function refusal(status: number, detail: string): AppError {
-  return new AppError({
-    status,
-    code: status === 403 ? 'insufficient_permissions' : 'validation_error',
-    title: 'Refused',
-    detail,
-  });
+/** A console request refused before its handler: a 403 page. */
+function forbidden(detail: string): AppError {
+  return new AppError({ status: 403, code: 'insufficient_permissions', title: 'Refused', detail });
 }
 
 export async function consolePlugin(app: FastifyInstance, options: ConsoleOptions): Promise<void> {
@@ -245,8 +241,7 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
           token === undefined ||
           !csrfTokenMatches(token, field(request.body, '_csrf'))
         ) {
-          throw refusal(
-            403,
+          throw forbidden(
             'The form expired or did not come from this console. Reload the page and try again.',
           );
         }
@@ -265,15 +260,11 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
     request.consoleIdentity = identity;
     if (request.method === 'POST') {
       if (!originMatches(request) || !csrfTokenMatches(identity.token, field(request.body, '_csrf'))) {
-        throw refusal(
-          403,
-          'The form expired or did not come from this console. Reload the page and try again.',
-        );
+        throw forbidden('The form expired or did not come from this console. Reload the page and try again.');
       }
     }
     if (!grantsScope(identity.scopes, scope)) {
-      throw refusal(
-        403,
+      throw forbidden(
         `Your roles (${identity.member.roles.join(', ')}) do not allow this: it needs the '${scope}' scope.`,
       );
     }

@@ -9,6 +9,7 @@ import { hash, verify } from '@node-rs/argon2';
 import type { Scope } from '../../domain/apiKeys.ts';
 import type { Voter } from '../../domain/approvals.ts';
 import {
+  CONSOLE_PASSWORD_CHARS_MAX,
   CONSOLE_SIGN_IN_LINK_TTL_MINUTES,
   type ConsoleSessionEndReason,
   type ConsoleSignInMethod,
@@ -136,7 +137,8 @@ export async function signInWithPassword(deps: Deps, input: PasswordSignIn): Pro
     await verify(await decoy(), input.password).catch(() => false);
     return undefined;
   }
-  if (input.password.length === 0 || [...input.password].length > 256) return undefined;
+  if (input.password.length === 0 || [...input.password].length > CONSOLE_PASSWORD_CHARS_MAX)
+    return undefined;
   const organization = input.organization?.trim() || undefined;
   const candidates = (
     await findSignInCandidates(deps.store, email, CONSOLE_SIGN_IN_ORGANIZATIONS_MAX)

@@ -2,7 +2,7 @@
 import { getCustomer, listCustomers } from '../../app/customers.ts';
 import { listTransfers } from '../../app/transfers.ts';
 import { getWallet, listWallets } from '../../app/wallets.ts';
-import { ID_PREFIXES, idPattern } from '../../domain/ids.ts';
+import { ID_PREFIXES, type IdPrefix, idPattern } from '../../domain/ids.ts';
 import { type Currency, isCurrency, SUPPORTED_CURRENCIES } from '../../domain/money.ts';
 import { PAGE_SIZE_MAX } from '../../domain/pagination.ts';
 import { WALLET_STATUSES, type WalletStatus } from '../../domain/wallets.ts';
@@ -31,8 +31,8 @@ function walletRows(wallets: ReturnType<typeof presentWallet>[]) {
 const WALLET_HEADERS = ['Wallet', 'Currency', 'Available', 'Pending', 'Current', 'Status'];
 
 export function customerPages(routes: ConsoleRoutes): void {
-  const after = (value: string | undefined, prefix: string) =>
-    value && new RegExp(idPattern(prefix as never)).test(value) ? value : undefined;
+  const after = (value: string | undefined, prefix: IdPrefix) =>
+    value && new RegExp(idPattern(prefix)).test(value) ? value : undefined;
 
   routes.get('/customers', 'read', async (request, reply, identity) => {
     const page = await listCustomers(routes.deps, identity.organizationId, {
