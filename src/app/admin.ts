@@ -15,6 +15,7 @@ import type { Member } from '../domain/members.ts';
 import { migrate } from '../store/migrate.ts';
 import { findOrganizationByName } from '../store/repositories/organizations.ts';
 import { issueApiKey, listOrganizationKeys, revokeKey } from './apiKeys.ts';
+import { issueSignInLink } from './console/session.ts';
 import type { Deps } from './deps.ts';
 import { rewrapSecrets } from './encryption.ts';
 import { type EvidenceChainReport, verifyEvidence } from './evidence.ts';
@@ -35,6 +36,7 @@ export type AdminCommand =
   | { name: 'members.add'; organization: string; email: string; roles: string[] }
   | { name: 'members.list'; organization: string }
   | { name: 'members.remove'; organization: string; email: string }
+  | { name: 'console.link'; organization: string; member: string }
   | {
       name: 'exports.run';
       organization: string;
@@ -124,6 +126,8 @@ export type AdminResult =
   | { name: 'keys.revoke'; found: boolean; revokedAt: string | null }
   | { name: 'members.add' | 'members.remove'; member: MemberView | null }
   | { name: 'members.list'; members: MemberView[] }
+  /** `baseUrl`: where the process that made the link is reached (a running server knows its own address). */
+  | { name: 'console.link'; token: string; email: string; expiresAt: string; baseUrl: string | null }
   | {
       name: 'exports.run';
       export: {
@@ -173,6 +177,8 @@ export function isAdminCommand(value: unknown): value is AdminCommand {
       return typeof c.organization === 'string';
     case 'members.remove':
       return typeof c.organization === 'string' && typeof c.email === 'string';
+    case 'console.link':
+      return typeof c.organization === 'string' && typeof c.member === 'string';
     case 'exports.run':
       return (
         typeof c.organization === 'string' &&
@@ -275,6 +281,16 @@ export async function runAdminCommand(
     case 'members.remove': {
       const member = await removeMemberOfOrganization(deps, command.organization, command.email);
       return { name: 'members.remove', member: member ? memberView(member) : null };
+    }
+    case 'console.link': {
+      const link = await issueSignInLink(deps, command.organization, command.member);
+      return {
+        name: 'console.link',
+        token: link.token,
+        email: link.email,
+        expiresAt: link.expiresAt.toISOString(),
+        baseUrl: deps.publicUrl ?? null,
+      };
     }
     case 'exports.run': {
       const organization = await findOrganizationByName(deps.store, command.organization);

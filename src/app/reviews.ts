@@ -153,7 +153,7 @@ export async function decideReview(
     ...review,
     status: decision === 'clear' ? 'cleared' : 'rejected',
     note: input.note ?? null,
-    decidedBy: actor.type === 'api_key' ? actor.id : 'system',
+    decidedBy: actor.type === 'system' ? 'system' : actor.id,
     decidedAt: now,
   };
   await saveReviewDecision(tx, decided);

@@ -254,7 +254,7 @@ async function finishVerification(
   });
   if (!customer) throw resourceMissing('customer', verification.customerId);
   const now = deps.now();
-  const decidedBy = actor.type === 'api_key' ? actor.id : 'sandbox_provider';
+  const decidedBy = actor.type === 'system' ? 'sandbox_provider' : actor.id;
   const decided = applyOutcome(verification, outcome, decidedBy, now);
   await saveVerificationDecision(tx, decided);
   if (decided.status !== 'pending') {

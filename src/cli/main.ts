@@ -58,6 +58,9 @@ Usage:
   mkoba members remove EMAIL [--organization NAME]
                                     Remove a member: their keys stop working
                                     (--organization defaults to the sandbox's in the sandbox)
+  mkoba console-link --member EMAIL [--organization NAME]
+                                    Print a one-time link that signs the member in to the
+                                    operator console (/console); it works once, within 15 minutes
   mkoba keys list --organization NAME
                                     List an organization's keys (prefixes only)
   mkoba keys revoke KEY_ID          Revoke a key (key_…); revoked keys get 401 api_key_revoked
@@ -232,6 +235,16 @@ async function runHere(
     await launchGateSource?.close();
     await opened.close();
   }
+}
+
+/**
+ * Where the console is reached when no running server said so: MKOBA_PUBLIC_URL, else this machine's HOST
+ * and PORT.
+ */
+function consoleBaseUrl(config: Config): string {
+  if (config.publicUrl) return config.publicUrl.replace(/\/+$/, '');
+  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${config.port}`;
 }
 
 function parseScopes(text: string | undefined): Scope[] {
@@ -535,6 +548,25 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
           io,
           (command) => runAdmin(config, io, command),
         );
+      }
+      case 'console-link': {
+        const organization =
+          values.organization ?? (config.environment === 'sandbox' ? SANDBOX_ORGANIZATION_NAME : undefined);
+        if (!organization) throw new UsageError('console-link needs --organization NAME');
+        if (!values.member) throw new UsageError('console-link needs --member EMAIL');
+        const result = await runAdmin(config, io, {
+          name: 'console.link',
+          organization,
+          member: values.member,
+        });
+        if (result.name !== 'console.link') return 1;
+        io.err(
+          `one-time console sign-in link for ${result.email} in ${organization}, valid until ${result.expiresAt}:`,
+        );
+        io.out(
+          `${result.baseUrl?.replace(/\/+$/, '') ?? consoleBaseUrl(config)}/console/sign-in/link?token=${result.token}`,
+        );
+        return 0;
       }
       case 'sanctions': {
         const { sanctionsCommand } = await import('./sanctions.ts');

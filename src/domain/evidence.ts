@@ -51,8 +51,14 @@ export const EVIDENCE_KINDS = [
 ] as const;
 export type EvidenceKind = (typeof EVIDENCE_KINDS)[number];
 
-/** Who decided: the service itself, or the API key an operator used (and the member it acts for, if any). */
-export type EvidenceActor = { type: 'system' } | { type: 'api_key'; id: string; member?: string | undefined };
+/**
+ * Who decided: the service itself, the API key an operator used (and the member it acts for, if any), or
+ * the console session a member signed in with.
+ */
+export type EvidenceActor =
+  | { type: 'system' }
+  | { type: 'api_key'; id: string; member?: string | undefined }
+  | { type: 'console_session'; id: string; member: string };
 
 /** A JSON value that canonicalises the same everywhere: no floats, no undefined, no Dates. */
 export type EvidenceValue =
@@ -130,8 +136,8 @@ export function evidencePayload(record: Omit<EvidenceRecord, 'payload' | 'hash'>
     previous_hash: record.previousHash,
     kind: record.kind,
     actor: record.actor.type === 'system' ? 'system' : record.actor.id,
-    // Only present for a key that acts for a member, so records made before members existed hash alike.
-    ...(record.actor.type === 'api_key' && record.actor.member !== undefined
+    // Only present for a key or session that acts for a member, so records made before members existed hash alike.
+    ...(record.actor.type !== 'system' && record.actor.member !== undefined
       ? { actor_member: record.actor.member }
       : {}),
     transfer_id: record.transferId,

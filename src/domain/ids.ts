@@ -42,6 +42,8 @@ export const ID_PREFIXES = {
   savingsProduct: 'svp',
   savingsNotice: 'svn',
   savingsWithdrawal: 'svw',
+  consoleSession: 'csn',
+  consoleSignInLink: 'csl',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

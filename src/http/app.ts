@@ -20,6 +20,8 @@ import {
   REQUEST_BODY_BYTES_MAX,
   REQUEST_TIMEOUT_MS,
 } from '../config.ts';
+import { CONSOLE_PREFIX } from '../console/layout.ts';
+import { consolePlugin } from '../console/plugin.ts';
 import { AppError } from '../domain/errors.ts';
 import { createServiceMetrics } from '../metrics.ts';
 import { registerAuth } from './auth.ts';
@@ -217,7 +219,7 @@ export async function buildApp({
       service.observeIdempotencyConflict(code);
     }
   });
-  await registerRateLimits(app, rateLimits, () => deps.now().getTime());
+  const authFailures = await registerRateLimits(app, rateLimits, () => deps.now().getTime());
   app.addHook('onResponse', async (request, reply) => logRequest(request, reply, reply.elapsedTime));
   registerAuth(app, deps);
   app.setErrorHandler((error, request, reply) => {
@@ -304,6 +306,9 @@ export async function buildApp({
   if (deps.environment === 'sandbox') sandboxRoutes(app, deps);
   if (deps.environment === 'sandbox') sandboxChainRoutes(app, deps);
   if (deps.environment === 'sandbox') testClockRoutes(app, deps);
+
+  // The operator console: its own context (forms, cookies, HTML errors) under /console.
+  await app.register(consolePlugin, { prefix: CONSOLE_PREFIX, deps, limiter: authFailures });
 
   app.get('/v1/openapi.json', { schema: { hide: true } }, async (request) =>
     documentForRequest(app.swagger(), request),

@@ -43,11 +43,12 @@ export const evidenceSchema = {
     kind: { type: 'string', enum: EVIDENCE_KINDS, description: 'What was decided.' },
     actor: {
       type: 'string',
-      description: '`system` for the service’s own decisions, or the id of the API key an operator used.',
+      description:
+        '`system` for the service’s own decisions, the id of the API key an operator used, or the id of the console session (`csn_…`) a member signed in with.',
     },
     actor_member: idSchema(
       ID_PREFIXES.member,
-      'The member the API key acts for; present only when it acts for one (and then part of what is hashed).',
+      'The member the API key acts for, or who signed in to the console session; present only then (and then part of what is hashed).',
     ),
     transfer_id: nullableIdSchema(ID_PREFIXES.transfer, 'The transfer the decision concerns, if any.'),
     customer_id: nullableIdSchema(ID_PREFIXES.customer, 'The customer the decision concerns, if any.'),

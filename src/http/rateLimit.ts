@@ -30,12 +30,24 @@ const KEY_POLICY = 'key';
 const ORGANIZATION_POLICY = 'organization';
 const AUTH_FAILURES_POLICY = 'auth_failures';
 
+/**
+ * The failed-authentication bucket of a client address, for other ways in than an API key (the console's
+ * sign-in): a failed password counts against the same bucket as a failed key.
+ */
+export interface AuthFailureLimiter {
+  /** Whether the address may try now; when not, the seconds until it may. */
+  check(ip: string): Promise<{ allowed: true } | { allowed: false; retryAfterSeconds: number }>;
+  /** Charges one failure to the address. */
+  charge(ip: string): Promise<void>;
+}
+
+/** Registers the limits; returns the failed-authentication limiter, or undefined when limits are off. */
 export async function registerRateLimits(
   app: FastifyInstance,
   settings: RateLimitSettings,
   nowMs: () => number,
-): Promise<void> {
-  if (!settings.enabled) return;
+): Promise<AuthFailureLimiter | undefined> {
+  if (!settings.enabled) return undefined;
   const store = await openBucketStore(app, settings, nowMs);
   app.addHook('onClose', () => store.close());
 
@@ -92,6 +104,22 @@ export async function registerRateLimits(
     setRateLimitFields(reply, authFailureStatus(tokens));
     return payload;
   });
+
+  const bucketOf = (ip: string): BucketRef => ({
+    id: `address:${addressBucketKey(ip)}`,
+    bucket: settings.authFailures,
+  });
+  return {
+    async check(ip) {
+      const { allowed, tokens } = await store.take([bucketOf(ip)], 0);
+      return allowed
+        ? { allowed }
+        : { allowed, retryAfterSeconds: retryAfterSeconds(authFailureStatus(tokens)) };
+    },
+    async charge(ip) {
+      await store.take([bucketOf(ip)], 1);
+    },
+  };
 }
 
 async function openBucketStore(

@@ -198,6 +198,25 @@ describe.concurrent('mkoba serve on a fresh embedded data directory', () => {
     );
     expect(beyond.code).toBe(1);
     expect(beyond.stderr).toContain('cannot hold the admin scope');
+    // A one-time console sign-in link for the member, on the running server's own address.
+    const link = await mkoba.run(
+      ['console-link', '--member', 'ana@example.com', '--organization', 'Acme Payments'],
+      env,
+    );
+    expect(link.code, link.stderr).toBe(0);
+    const url = link.stdout.trim();
+    expect(url).toMatch(
+      new RegExp(`^${banner.baseUrl.replace(/\/v1$/, '')}/console/sign-in/link\\?token=[A-Za-z0-9_-]{43}$`),
+    );
+    const page = await fetch(url);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('This one-time link signs you in');
+    const stranger = await mkoba.run(
+      ['console-link', '--member', 'nobody@example.com', '--organization', 'Acme Payments'],
+      env,
+    );
+    expect(stranger.code).toBe(1);
+    expect(stranger.stderr).toContain('is not an active member');
     const listed = await mkoba.run(['members', 'list', '--organization', 'Acme Payments'], env);
     expect(listed.stdout).toContain(`${memberId}\tana@example.com\tapprover,initiator\tactive`);
     const removed = await mkoba.run(

@@ -474,9 +474,9 @@ export interface Evidence {
     | 'conversion.decision'
     | 'launch_gate.update'
     | 'launch_gate.override';
-  /** `system` for the service’s own decisions, or the id of the API key an operator used. */
+  /** `system` for the service’s own decisions, the id of the API key an operator used, or the id of the console session (`csn_…`) a member signed in with. */
   actor: string;
-  /** The member the API key acts for; present only when it acts for one (and then part of what is hashed). */
+  /** The member the API key acts for, or who signed in to the console session; present only then (and then part of what is hashed). */
   actor_member?: string;
   /** The transfer the decision concerns, if any. */
   transfer_id: string | null;

@@ -162,7 +162,7 @@ export async function resolveAmlAlert(
     status: 'resolved',
     disposition: input.disposition,
     note: input.note ?? null,
-    resolvedBy: actor.type === 'api_key' ? actor.id : 'system',
+    resolvedBy: actor.type === 'system' ? 'system' : actor.id,
     resolvedAt: now,
   };
   await saveAmlAlertResolution(tx, resolved);

@@ -72,7 +72,7 @@ export function presentPaymentBatch(b: PaymentBatch) {
   };
 }
 
-function presentItem(currency: PaymentBatch['currency']) {
+export function presentItem(currency: PaymentBatch['currency']) {
   return (item: PaymentBatchItem) => ({
     object: 'payment_batch_item',
     row: item.position,

@@ -189,7 +189,7 @@ export function presentSubscription(
   };
 }
 
-function presentDelivery(d: DeliveryView) {
+export function presentDelivery(d: DeliveryView) {
   const iso = (x: Date | null) => (x ? x.toISOString() : null);
   return {
     id: d.id,

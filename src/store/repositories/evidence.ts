@@ -6,6 +6,7 @@ import type {
   StoredEvidence,
 } from '../../domain/evidence.ts';
 import { EVIDENCE_GENESIS_HASH } from '../../domain/evidence.ts';
+import { ID_PREFIXES } from '../../domain/ids.ts';
 import type { Queryable } from '../store.ts';
 import { type KeysetFilter, toBigInt, toDate } from './rows.ts';
 
@@ -40,11 +41,13 @@ export function evidenceFromRow(row: Record<string, unknown>): EvidenceRecord {
   const actor: EvidenceActor =
     parsed.actor === 'system'
       ? { type: 'system' }
-      : {
-          type: 'api_key',
-          id: parsed.actor,
-          ...(parsed.actor_member === undefined ? {} : { member: parsed.actor_member }),
-        };
+      : parsed.actor.startsWith(`${ID_PREFIXES.consoleSession}_`) && parsed.actor_member !== undefined
+        ? { type: 'console_session', id: parsed.actor, member: parsed.actor_member }
+        : {
+            type: 'api_key',
+            id: parsed.actor,
+            ...(parsed.actor_member === undefined ? {} : { member: parsed.actor_member }),
+          };
   return { ...stored, actor, data: parsed.data };
 }
 

@@ -1,0 +1,121 @@
+/**
+ * What the console reads beyond the API's own use cases: the home page's figures, transfer search, a
+ * subscription's delivery log, and the organization's API keys (created and revoked by its admins).
+ */
+import type { Scope } from '../../domain/apiKeys.ts';
+import { resourceMissing, validationError } from '../../domain/errors.ts';
+import { normaliseEmail } from '../../domain/members.ts';
+import { type Page, toPage } from '../../domain/pagination.ts';
+import type { Transfer } from '../../domain/transferRecord.ts';
+import { type ApiKeyRow, listApiKeys } from '../../store/repositories/apiKeys.ts';
+import {
+  type BucketCount,
+  listSubscriptionDeliveries,
+  openQueueCounts,
+  type RailOutcomeRow,
+  railOutcomes,
+  searchTransfers as searchTransferRows,
+  settledVolume,
+  type TransferSearch,
+  transfersPerHour,
+  type VolumeRow,
+} from '../../store/repositories/console.ts';
+import type { DeliveryView } from '../../store/repositories/webhooks.ts';
+import { findSubscription } from '../../store/repositories/webhooks.ts';
+import { type IssuedKey, issueApiKeyIn, revokeKey } from '../apiKeys.ts';
+import type { Deps } from '../deps.ts';
+
+/** The home page's chart spans this many hours back from now. */
+export const CONSOLE_CHART_HOURS = 24;
+/** Deliveries a subscription's log shows. */
+export const CONSOLE_DELIVERY_LOG_ROWS = 50;
+
+export interface Overview {
+  dayStart: Date;
+  now: Date;
+  volume: VolumeRow[];
+  rails: (RailOutcomeRow & { successRate: number | null })[];
+  hourly: BucketCount[];
+  queues: { approvals: number; reviews: number; alerts: number; exceptions: number };
+}
+
+/** Today (UTC) so far: settled volume, each rail's outcomes, and transfers per hour over the last day. */
+export async function consoleOverview(deps: Deps, organizationId: string): Promise<Overview> {
+  const now = deps.now();
+  const dayStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
+  const chartStart = new Date(
+    Math.floor(now.getTime() / 3_600_000) * 3_600_000 - (CONSOLE_CHART_HOURS - 1) * 3_600_000,
+  );
+  const until = new Date(now.getTime() + 1);
+  const [volume, rails, hourly, queues] = await Promise.all([
+    settledVolume(deps.store, organizationId, dayStart, until),
+    railOutcomes(deps.store, organizationId, dayStart, until),
+    transfersPerHour(deps.store, organizationId, chartStart, until),
+    openQueueCounts(deps.store, organizationId),
+  ]);
+  // Every hour of the chart, the empty ones too, so the line does not skip them.
+  const byHour = new Map(hourly.map((b) => [b.bucketStart.getTime(), b]));
+  const filled: BucketCount[] = [];
+  for (let i = 0; i < CONSOLE_CHART_HOURS; i++) {
+    const start = chartStart.getTime() + i * 3_600_000;
+    filled.push(byHour.get(start) ?? { bucketStart: new Date(start), created: 0, settled: 0, failed: 0 });
+  }
+  return {
+    dayStart,
+    now,
+    volume,
+    // The success rate counts finished transfers only: settled out of settled and failed.
+    rails: rails.map((r) => ({
+      ...r,
+      successRate: r.settled + r.failed === 0 ? null : r.settled / (r.settled + r.failed),
+    })),
+    hourly: filled,
+    queues,
+  };
+}
+
+export async function searchTransfers(
+  deps: Deps,
+  organizationId: string,
+  search: TransferSearch & { limit: number },
+): Promise<Page<Transfer>> {
+  return toPage(await searchTransferRows(deps.store, organizationId, search, search.limit + 1), search.limit);
+}
+
+export async function subscriptionDeliveryLog(
+  deps: Deps,
+  organizationId: string,
+  subscriptionId: string,
+): Promise<DeliveryView[]> {
+  const subscription = await findSubscription(deps.store, organizationId, subscriptionId);
+  if (!subscription) throw resourceMissing('webhook subscription', subscriptionId);
+  return listSubscriptionDeliveries(deps.store, organizationId, subscriptionId, CONSOLE_DELIVERY_LOG_ROWS);
+}
+
+export function organizationKeys(deps: Deps, organizationId: string): Promise<ApiKeyRow[]> {
+  return listApiKeys(deps.store, organizationId);
+}
+
+/** A new key of the organization, shown once; acting for a member of it when one is named. */
+export async function createOrganizationKey(
+  deps: Deps,
+  organizationName: string,
+  input: { scopes: Scope[]; memberEmail?: string | undefined },
+): Promise<IssuedKey> {
+  if (input.scopes.length === 0) throw validationError('scopes', 'Choose at least one scope.', 'missing');
+  const memberEmail = input.memberEmail?.trim() ? normaliseEmail(input.memberEmail, 'member') : undefined;
+  return deps.store.transaction((tx) =>
+    issueApiKeyIn(tx, deps, { organizationName, scopes: input.scopes, memberEmail }),
+  );
+}
+
+/** Revokes one of the organization's keys; another organization's key is a 404, as if it did not exist. */
+export async function revokeOrganizationKey(
+  deps: Deps,
+  organizationId: string,
+  keyId: string,
+): Promise<ApiKeyRow> {
+  const key = (await listApiKeys(deps.store, organizationId)).find((k) => k.id === keyId);
+  if (!key) throw resourceMissing('API key', keyId);
+  return (await revokeKey(deps, keyId)) ?? key;
+}

@@ -1,0 +1,189 @@
+/**
+ * The approvals queue and an approval with its votes: approve or reject with a comment, under the same
+ * rules as the API (the initiator never votes: maker ≠ checker; a role the rule names; one vote each).
+ */
+
+import { getApproval, listApprovals, voteOnApproval } from '../../app/approvals.ts';
+import { consoleActor, consoleVoter } from '../../app/console/session.ts';
+import {
+  APPROVAL_COMMENT_CHARS_MAX,
+  APPROVAL_STATUSES,
+  type ApprovalStatus,
+  type VoteDecision,
+  voteRefusal,
+} from '../../domain/approvals.ts';
+import { validationError } from '../../domain/errors.ts';
+import { ID_PREFIXES, idPattern } from '../../domain/ids.ts';
+import { MEMBER_ROLES, type MemberRole } from '../../domain/members.ts';
+import { presentApproval } from '../../http/authorizationPresenters.ts';
+import { html } from '../html.ts';
+import {
+  CONSOLE_PREFIX,
+  csrfField,
+  fields,
+  link,
+  nextPageLink,
+  statusBadge,
+  table,
+  time,
+} from '../layout.ts';
+import { noticeOf, withNotice } from '../notices.ts';
+import { type ConsoleRoutes, field, settle } from '../plugin.ts';
+import { CONSOLE_LIST_ROWS } from './customers.ts';
+
+const SECTION = `${CONSOLE_PREFIX}/approvals`;
+const APPROVAL_ID = new RegExp(idPattern(ID_PREFIXES.approval));
+
+function resourceLink(type: string, id: string) {
+  return type === 'transfer'
+    ? link(`${CONSOLE_PREFIX}/transfers/${id}`, html`<code>${id}</code>`)
+    : html`<code>${id}</code>`;
+}
+
+/** A comment as the API takes it: optional, at most APPROVAL_COMMENT_CHARS_MAX characters. */
+export function optionalNote(value: string | undefined, param: string, max: number): string | undefined {
+  const text = value?.trim();
+  if (!text) return undefined;
+  if ([...text].length > max)
+    throw validationError(param, `${param} must be at most ${max} characters.`, 'out_of_range');
+  return text;
+}
+
+export function approvalPages(routes: ConsoleRoutes): void {
+  routes.get('/approvals', 'read', async (request, reply, identity) => {
+    const q = request.query;
+    const status: ApprovalStatus | undefined =
+      q.status === 'all'
+        ? undefined
+        : (APPROVAL_STATUSES as readonly string[]).includes(q.status ?? '')
+          ? (q.status as ApprovalStatus)
+          : 'pending';
+    const page = await listApprovals(routes.deps, identity.organizationId, {
+      limit: CONSOLE_LIST_ROWS,
+      status,
+      startingAfter: q.after && APPROVAL_ID.test(q.after) ? q.after : undefined,
+    });
+    const voter = consoleVoter(identity);
+    const now = routes.deps.now();
+    return routes.render(reply, {
+      title: 'Approvals',
+      identity,
+      section: SECTION,
+      notice: noticeOf(q),
+      body: html`<form method="get" action="${SECTION}" class="search" aria-label="Filter approvals">
+  <div><label for="astatus">Status</label><select id="astatus" name="status">
+    ${[...APPROVAL_STATUSES, 'all'].map((s) => html`<option${s === (status ?? 'all') ? html` selected` : ''}>${s}</option>`)}
+  </select></div>
+  <div><button type="submit">Show</button></div>
+</form>
+${table(
+  'Approvals, newest first',
+  ['Approval', 'For', 'Rule', 'Votes', 'Initiated by', 'Expires', 'Status', 'You'],
+  page.data.map((a) => {
+    const refusal = voteRefusal(a, voter, now);
+    return [
+      link(`${SECTION}/${a.id}`, html`<code>${a.id}</code>`),
+      html`${a.resourceType} ${resourceLink(a.resourceType, a.resourceId)}`,
+      a.rule,
+      `${a.votes.filter((v) => v.decision === 'approve').length} of ${a.quorum}`,
+      a.initiatedBy === identity.member.id ? html`<strong>you</strong>` : html`<code>${a.initiatedBy}</code>`,
+      time(a.expiresAt),
+      statusBadge(a.status),
+      refusal === undefined ? html`<strong>can vote</strong>` : refusal.code.replace(/_/g, ' '),
+    ];
+  }),
+  'No approvals here.',
+)}${nextPageLink(SECTION, { status: q.status }, page.hasMore ? page.data.at(-1)?.id : undefined)}`,
+    });
+  });
+
+  routes.get('/approvals/:id', 'read', async (request, reply, identity) => {
+    const approval = await getApproval(routes.deps, identity.organizationId, request.params.id ?? '');
+    const presented = presentApproval(approval);
+    const refusal = voteRefusal(approval, consoleVoter(identity), routes.deps.now());
+    const eligibleRoles = identity.member.roles.filter((r) => approval.roles.includes(r));
+    const formKey = routes.formKey();
+    return routes.render(reply, {
+      title: `Approval ${approval.id}`,
+      identity,
+      section: SECTION,
+      notice: noticeOf(request.query),
+      body: html`${fields([
+        ['Status', statusBadge(approval.status)],
+        ['For', html`${approval.resourceType} ${resourceLink(approval.resourceType, approval.resourceId)}`],
+        ['Rule', `${approval.rule} (policy v${approval.policyVersion})`],
+        [
+          'Quorum',
+          `${approval.quorum} approving vote${approval.quorum === 1 ? '' : 's'} from ${approval.roles.join(' or ')}${approval.distinctRoles ? ', from at least two roles' : ''}`,
+        ],
+        [
+          'Initiated by (maker)',
+          approval.initiatedBy === identity.member.id
+            ? html`<strong>you</strong> (<code>${approval.initiatedBy}</code>)`
+            : html`<code>${approval.initiatedBy}</code>`,
+        ],
+        ['Expires', time(approval.expiresAt)],
+        ['Decided', time(approval.decidedAt)],
+      ])}
+<h2>Votes (checkers)</h2>
+${table(
+  'Votes cast, in order',
+  ['Member', 'Role', 'Decision', 'Comment', 'When'],
+  approval.votes.map((v) => [v.email, v.role, statusBadge(v.decision), v.comment ?? '—', time(v.createdAt)]),
+  'No votes yet.',
+)}
+<h2>Your vote</h2>
+${
+  refusal !== undefined
+    ? html`<p class="role-note">${refusal.detail}</p>`
+    : html`<form method="post" action="${SECTION}/${approval.id}/vote" class="stack narrow">
+  ${csrfField(identity.token)}
+  <input type="hidden" name="_form" value="${formKey}">
+  <label for="comment">Comment <span class="hint">(kept with your vote and in the evidence)</span></label>
+  <textarea id="comment" name="comment" rows="3" maxlength="${APPROVAL_COMMENT_CHARS_MAX}"></textarea>
+  ${
+    eligibleRoles.length > 1
+      ? html`<label for="role">Vote as</label><select id="role" name="role">${eligibleRoles.map((r) => html`<option>${r}</option>`)}</select>`
+      : ''
+  }
+  <div class="actions">
+    <button type="submit" name="decision" value="approve">Approve</button>
+    <button type="submit" name="decision" value="reject" class="danger" data-confirm="Reject this approval? One rejection rejects it.">Reject</button>
+  </div>
+</form>`
+}
+<details><summary>As the API returns it</summary><pre class="json">${JSON.stringify(presented, null, 2)}</pre></details>`,
+    });
+  });
+
+  routes.post('/approvals/:id/vote', 'read', async (request, reply, identity) => {
+    const decision = field(request.body, 'decision');
+    if (decision !== 'approve' && decision !== 'reject') {
+      throw validationError('decision', 'Choose approve or reject.', 'invalid_value');
+    }
+    const role = field(request.body, 'role');
+    if (role !== undefined && !(MEMBER_ROLES as readonly string[]).includes(role)) {
+      throw validationError('role', `'${role}' is not a role.`, 'invalid_value');
+    }
+    const comment = optionalNote(field(request.body, 'comment'), 'comment', APPROVAL_COMMENT_CHARS_MAX);
+    const id = request.params.id ?? '';
+    settle(
+      await routes.write(request, identity, async (tx) => ({
+        status: 200,
+        body: presentApproval(
+          await voteOnApproval(
+            tx,
+            routes.deps,
+            identity.organizationId,
+            id,
+            decision as VoteDecision,
+            { comment, role: role as MemberRole | undefined },
+            consoleVoter(identity),
+            consoleActor(identity),
+          ),
+        ),
+      })),
+    );
+    return reply.redirect(withNotice(`${SECTION}/${id}`, 'voted'), 303);
+  });
+}

@@ -1,0 +1,150 @@
+/** Payment batches and each batch's items with their results; a running batch can be canceled (`write`). */
+import { consoleActor } from '../../app/console/session.ts';
+import {
+  cancelPaymentBatch,
+  getPaymentBatch,
+  listBatches,
+  listBatchItems,
+} from '../../app/paymentBatches.ts';
+import { ID_PREFIXES, idPattern } from '../../domain/ids.ts';
+import {
+  isFinishedBatch,
+  PAYMENT_BATCH_ITEM_STATUSES,
+  type PaymentBatchItemStatus,
+} from '../../domain/paymentBatches.ts';
+import { presentItem, presentPaymentBatch } from '../../http/routes/paymentBatches.ts';
+import { html } from '../html.ts';
+import {
+  CONSOLE_PREFIX,
+  can,
+  csrfField,
+  fields,
+  link,
+  nextPageLink,
+  roleNote,
+  statusBadge,
+  table,
+  time,
+} from '../layout.ts';
+import { noticeOf, withNotice } from '../notices.ts';
+import { type ConsoleRoutes, settle } from '../plugin.ts';
+import { CONSOLE_LIST_ROWS } from './customers.ts';
+import { destinationText } from './transfers.ts';
+
+/** Items a batch's page shows at once (paged by row). */
+export const CONSOLE_BATCH_ITEM_ROWS = 100;
+const SECTION = `${CONSOLE_PREFIX}/batches`;
+
+export function batchPages(routes: ConsoleRoutes): void {
+  routes.get('/batches', 'read', async (request, reply, identity) => {
+    const q = request.query;
+    const page = await listBatches(routes.deps, identity.organizationId, {
+      limit: CONSOLE_LIST_ROWS,
+      startingAfter:
+        q.after && new RegExp(idPattern(ID_PREFIXES.paymentBatch)).test(q.after) ? q.after : undefined,
+    });
+    return routes.render(reply, {
+      title: 'Payment batches',
+      identity,
+      section: SECTION,
+      body: html`${table(
+        'Payment batches, newest first',
+        ['Batch', 'Reference', 'Total', 'Items', 'Succeeded', 'Failed', 'Status', 'Created'],
+        page.data
+          .map(presentPaymentBatch)
+          .map((b) => [
+            link(`${SECTION}/${b.id}`, html`<code>${b.id}</code>`),
+            b.reference,
+            html`<span class="num">${String(b.total)}</span> ${b.currency}`,
+            b.items,
+            b.succeeded,
+            b.failed,
+            statusBadge(b.status),
+            time(b.created_at),
+          ]),
+        'No payment batches yet. Submit one with mkoba batches submit or POST /v1/payment-batches.',
+      )}${nextPageLink(SECTION, {}, page.hasMore ? page.data.at(-1)?.id : undefined)}`,
+    });
+  });
+
+  routes.get('/batches/:id', 'read', async (request, reply, identity) => {
+    const q = request.query;
+    const batch = await getPaymentBatch(routes.deps, identity.organizationId, request.params.id ?? '');
+    const status = (PAYMENT_BATCH_ITEM_STATUSES as readonly string[]).includes(q.status ?? '')
+      ? (q.status as PaymentBatchItemStatus)
+      : undefined;
+    const afterRow = q.after && /^\d{1,9}$/.test(q.after) ? Number(q.after) : undefined;
+    const items = await listBatchItems(routes.deps, identity.organizationId, batch.id, {
+      limit: CONSOLE_BATCH_ITEM_ROWS,
+      status,
+      afterPosition: afterRow,
+    });
+    const b = presentPaymentBatch(batch);
+    const present = presentItem(batch.currency);
+    const last = items.data.at(-1);
+    return routes.render(reply, {
+      title: `Batch ${b.reference}`,
+      identity,
+      section: SECTION,
+      notice: noticeOf(q),
+      body: html`${fields([
+        ['Id', html`<code>${b.id}</code>`],
+        ['Status', html`${statusBadge(b.status)} ${b.failure_code ?? ''}`],
+        ['Source wallet', link(`${CONSOLE_PREFIX}/wallets/${b.source}`, html`<code>${b.source}</code>`)],
+        ['Total', html`<span class="num">${String(b.total)}</span> ${b.currency} (fees ${b.fees})`],
+        ['Items', `${b.items}: ${b.succeeded} succeeded, ${b.failed} failed, ${b.canceled} canceled`],
+        [
+          'Approval',
+          b.approval
+            ? link(`${CONSOLE_PREFIX}/approvals/${b.approval}`, html`<code>${b.approval}</code>`)
+            : '—',
+        ],
+        ['Created', time(b.created_at)],
+        ['Finished', time(b.finished_at)],
+      ])}
+${
+  isFinishedBatch(batch.status)
+    ? ''
+    : can(identity, 'write')
+      ? html`<form method="post" action="${SECTION}/${b.id}/cancel">${csrfField(identity.token)}<input type="hidden" name="_form" value="${routes.formKey()}">
+          <button type="submit" class="danger" data-confirm="Cancel this batch? Items not yet paid are canceled.">Cancel batch</button></form>`
+      : roleNote(identity, 'write', 'cancel it')
+}
+<h2>Items</h2>
+<form method="get" action="${SECTION}/${b.id}" class="search" aria-label="Filter items">
+  <div><label for="istatus">Item status</label><select id="istatus" name="status"><option value="">Any</option>
+    ${PAYMENT_BATCH_ITEM_STATUSES.map((s) => html`<option${s === status ? html` selected` : ''}>${s}</option>`)}</select></div>
+  <div><button type="submit">Filter</button></div>
+</form>
+${table(
+  'Items in row order, with each result',
+  ['Row', 'Reference', 'Destination', 'Amount', 'Status', 'Transfer', 'Failure'],
+  items.data
+    .map(present)
+    .map((i) => [
+      i.row,
+      i.reference,
+      destinationText(i.destination as Record<string, unknown>),
+      html`<span class="num">${i.amount}</span>`,
+      statusBadge(i.status),
+      i.transfer ? link(`${CONSOLE_PREFIX}/transfers/${i.transfer}`, html`<code>${i.transfer}</code>`) : '—',
+      i.failure_code ? html`<code>${i.failure_code}</code> ${i.failure_detail ?? ''}` : '—',
+    ]),
+  'No items match.',
+)}${items.hasMore && last ? html`<p class="pager"><a rel="next" href="${SECTION}/${b.id}?${new URLSearchParams({ ...(status ? { status } : {}), after: String(last.position) }).toString()}">Next rows</a></p>` : ''}`,
+    });
+  });
+
+  routes.post('/batches/:id/cancel', 'write', async (request, reply, identity) => {
+    const id = request.params.id ?? '';
+    settle(
+      await routes.write(request, identity, async (tx) => ({
+        status: 200,
+        body: presentPaymentBatch(
+          await cancelPaymentBatch(tx, routes.deps, identity.organizationId, id, consoleActor(identity)),
+        ),
+      })),
+    );
+    return reply.redirect(withNotice(`${SECTION}/${id}`, 'batch_canceled'), 303);
+  });
+}

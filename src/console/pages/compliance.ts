@@ -1,0 +1,164 @@
+/** Review cases (clear or reject) and AML alerts (resolve with a disposition): the `compliance` scope. */
+import { AML_ALERT_NOTE_LENGTH_MAX, listAlerts, resolveAmlAlert } from '../../app/aml/alerts.ts';
+import { consoleActor } from '../../app/console/session.ts';
+import { decideReview, listReviews } from '../../app/reviews.ts';
+import { AML_DISPOSITIONS, type AmlDisposition } from '../../domain/amlAlerts.ts';
+import { validationError } from '../../domain/errors.ts';
+import { ID_PREFIXES, idPattern } from '../../domain/ids.ts';
+import { REVIEW_NOTE_LENGTH_MAX, type ReviewDecision } from '../../domain/reviews.ts';
+import { presentAmlAlert, presentReview } from '../../http/compliancePresenters.ts';
+import { html } from '../html.ts';
+import {
+  CONSOLE_PREFIX,
+  csrfField,
+  jsonBlock,
+  link,
+  nextPageLink,
+  statusBadge,
+  table,
+  time,
+} from '../layout.ts';
+import { noticeOf, withNotice } from '../notices.ts';
+import { type ConsoleRoutes, field, settle } from '../plugin.ts';
+import { optionalNote } from './approvals.ts';
+import { CONSOLE_LIST_ROWS } from './customers.ts';
+
+function transferLink(id: string | null) {
+  return id ? link(`${CONSOLE_PREFIX}/transfers/${id}`, html`<code>${id}</code>`) : '—';
+}
+
+function openFilter(value: string | undefined): 'open' | undefined {
+  return value === 'all' ? undefined : 'open';
+}
+
+export function compliancePages(routes: ConsoleRoutes): void {
+  routes.get('/reviews', 'compliance', async (request, reply, identity) => {
+    const q = request.query;
+    const status = openFilter(q.status);
+    const page = await listReviews(routes.deps, identity.organizationId, {
+      limit: CONSOLE_LIST_ROWS,
+      status,
+      startingAfter: q.after && new RegExp(idPattern(ID_PREFIXES.review)).test(q.after) ? q.after : undefined,
+    });
+    return routes.render(reply, {
+      title: 'Review cases',
+      identity,
+      section: `${CONSOLE_PREFIX}/reviews`,
+      notice: noticeOf(q),
+      body: html`<p>${status ? link(`${CONSOLE_PREFIX}/reviews?status=all`, 'Show decided cases too') : link(`${CONSOLE_PREFIX}/reviews`, 'Show open cases only')}</p>
+${table(
+  'Review cases, newest first',
+  ['Case', 'Kind', 'Transfer', 'Findings', 'Status', 'Created', 'Decide'],
+  page.data.map((r) => [
+    html`<code>${r.id}</code>`,
+    r.kind,
+    transferLink(r.transferId),
+    html`<details><summary>findings</summary>${jsonBlock(presentReview(r).findings)}</details>`,
+    html`${statusBadge(r.status)} ${r.note ? html`<span class="hint">${r.note}</span>` : ''}`,
+    time(r.createdAt),
+    r.status !== 'open'
+      ? html`by <code>${r.decidedBy ?? '—'}</code>`
+      : html`<form method="post" action="${CONSOLE_PREFIX}/reviews/${r.id}/decide" class="row-form">
+          ${csrfField(identity.token)}<input type="hidden" name="_form" value="${routes.formKey()}">
+          <label for="note-${r.id}">Note</label>
+          <input id="note-${r.id}" name="note" type="text" maxlength="${REVIEW_NOTE_LENGTH_MAX}">
+          <button type="submit" name="decision" value="clear">Clear</button>
+          <button type="submit" name="decision" value="reject" class="danger" data-confirm="Reject this case? The transfer is rejected.">Reject</button>
+        </form>`,
+  ]),
+  status ? 'No open review cases.' : 'No review cases.',
+)}${nextPageLink(`${CONSOLE_PREFIX}/reviews`, { status: q.status }, page.hasMore ? page.data.at(-1)?.id : undefined)}`,
+    });
+  });
+
+  routes.post('/reviews/:id/decide', 'compliance', async (request, reply, identity) => {
+    const decision = field(request.body, 'decision');
+    if (decision !== 'clear' && decision !== 'reject') {
+      throw validationError('decision', 'Choose clear or reject.', 'invalid_value');
+    }
+    const note = optionalNote(field(request.body, 'note'), 'note', REVIEW_NOTE_LENGTH_MAX);
+    settle(
+      await routes.write(request, identity, async (tx) => ({
+        status: 200,
+        body: presentReview(
+          await decideReview(
+            tx,
+            routes.deps,
+            identity.organizationId,
+            request.params.id ?? '',
+            decision as ReviewDecision,
+            { note },
+            consoleActor(identity),
+          ),
+        ),
+      })),
+    );
+    return reply.redirect(withNotice(`${CONSOLE_PREFIX}/reviews`, 'review_decided'), 303);
+  });
+
+  routes.get('/alerts', 'compliance', async (request, reply, identity) => {
+    const q = request.query;
+    const status = openFilter(q.status);
+    const page = await listAlerts(routes.deps, identity.organizationId, {
+      limit: CONSOLE_LIST_ROWS,
+      status,
+      startingAfter:
+        q.after && new RegExp(idPattern(ID_PREFIXES.amlAlert)).test(q.after) ? q.after : undefined,
+    });
+    return routes.render(reply, {
+      title: 'AML alerts',
+      identity,
+      section: `${CONSOLE_PREFIX}/alerts`,
+      notice: noticeOf(q),
+      body: html`<p>${status ? link(`${CONSOLE_PREFIX}/alerts?status=all`, 'Show resolved alerts too') : link(`${CONSOLE_PREFIX}/alerts`, 'Show open alerts only')}</p>
+${table(
+  'AML alerts, newest first',
+  ['Alert', 'Rule', 'Action', 'Transfer', 'Reason', 'Status', 'Created', 'Resolve'],
+  page.data.map(presentAmlAlert).map((a) => [
+    html`<code>${a.id}</code>`,
+    a.rule_type,
+    a.action,
+    transferLink(a.transfer),
+    a.reason,
+    html`${statusBadge(a.status)} ${a.disposition ?? ''}`,
+    time(a.created_at),
+    a.status !== 'open'
+      ? html`by <code>${a.resolved_by ?? '—'}</code>`
+      : html`<form method="post" action="${CONSOLE_PREFIX}/alerts/${a.id}/resolve" class="row-form">
+          ${csrfField(identity.token)}<input type="hidden" name="_form" value="${routes.formKey()}">
+          <label for="disp-${a.id}">Disposition</label>
+          <select id="disp-${a.id}" name="disposition">${AML_DISPOSITIONS.map((d) => html`<option value="${d}">${d.replace(/_/g, ' ')}</option>`)}</select>
+          <label for="anote-${a.id}">Note</label>
+          <input id="anote-${a.id}" name="note" type="text" maxlength="${AML_ALERT_NOTE_LENGTH_MAX}">
+          <button type="submit">Resolve</button>
+        </form>`,
+  ]),
+  status ? 'No open AML alerts.' : 'No AML alerts.',
+)}${nextPageLink(`${CONSOLE_PREFIX}/alerts`, { status: q.status }, page.hasMore ? page.data.at(-1)?.id : undefined)}`,
+    });
+  });
+
+  routes.post('/alerts/:id/resolve', 'compliance', async (request, reply, identity) => {
+    const disposition = field(request.body, 'disposition');
+    if (!(AML_DISPOSITIONS as readonly string[]).includes(disposition ?? '')) {
+      throw validationError('disposition', `Choose one of ${AML_DISPOSITIONS.join(', ')}.`, 'invalid_value');
+    }
+    const note = optionalNote(field(request.body, 'note'), 'note', AML_ALERT_NOTE_LENGTH_MAX);
+    settle(
+      await routes.write(request, identity, async (tx) => ({
+        status: 200,
+        body: presentAmlAlert(
+          await resolveAmlAlert(
+            tx,
+            routes.deps,
+            identity.organizationId,
+            request.params.id ?? '',
+            { disposition: disposition as AmlDisposition, note },
+            consoleActor(identity),
+          ),
+        ),
+      })),
+    );
+    return reply.redirect(withNotice(`${CONSOLE_PREFIX}/alerts`, 'alert_resolved'), 303);
+  });
+}

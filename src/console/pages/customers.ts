@@ -1,0 +1,149 @@
+/** Customers with their wallets, and wallets with their balances and recent transfers. */
+import { getCustomer, listCustomers } from '../../app/customers.ts';
+import { listTransfers } from '../../app/transfers.ts';
+import { getWallet, listWallets } from '../../app/wallets.ts';
+import { ID_PREFIXES, type IdPrefix, idPattern } from '../../domain/ids.ts';
+import { type Currency, isCurrency, SUPPORTED_CURRENCIES } from '../../domain/money.ts';
+import { PAGE_SIZE_MAX } from '../../domain/pagination.ts';
+import { WALLET_STATUSES, type WalletStatus } from '../../domain/wallets.ts';
+import { presentCustomer, presentTransfer, presentWallet } from '../../http/presenters.ts';
+import { html } from '../html.ts';
+import { CONSOLE_PREFIX, fields, link, nextPageLink, statusBadge, table, time } from '../layout.ts';
+import type { ConsoleRoutes } from '../plugin.ts';
+import { transferRows } from './transfers.ts';
+
+/** Rows a list page shows. */
+export const CONSOLE_LIST_ROWS = 50;
+/** A wallet's page shows its latest transfers. */
+const WALLET_TRANSFERS_ROWS = 20;
+
+function walletRows(wallets: ReturnType<typeof presentWallet>[]) {
+  return wallets.map((w) => [
+    link(`${CONSOLE_PREFIX}/wallets/${w.id}`, html`<code>${w.id}</code>`),
+    w.currency,
+    html`<span class="num">${w.balance.available}</span>`,
+    html`<span class="num">${w.balance.pending}</span>`,
+    html`<span class="num">${w.balance.current}</span>`,
+    statusBadge(w.status),
+  ]);
+}
+
+const WALLET_HEADERS = ['Wallet', 'Currency', 'Available', 'Pending', 'Current', 'Status'];
+
+export function customerPages(routes: ConsoleRoutes): void {
+  const after = (value: string | undefined, prefix: IdPrefix) =>
+    value && new RegExp(idPattern(prefix)).test(value) ? value : undefined;
+
+  routes.get('/customers', 'read', async (request, reply, identity) => {
+    const page = await listCustomers(routes.deps, identity.organizationId, {
+      limit: CONSOLE_LIST_ROWS,
+      startingAfter: after(request.query.after, ID_PREFIXES.customer),
+    });
+    return routes.render(reply, {
+      title: 'Customers',
+      identity,
+      section: `${CONSOLE_PREFIX}/customers`,
+      body: html`${table(
+        'Customers, newest first',
+        ['Customer', 'Name', 'Type', 'KYC', 'Risk', 'Created'],
+        page.data
+          .map(presentCustomer)
+          .map((c) => [
+            link(`${CONSOLE_PREFIX}/customers/${c.id}`, html`<code>${c.id}</code>`),
+            c.name,
+            c.type,
+            statusBadge(c.kyc_status),
+            c.risk_level,
+            time(c.created_at),
+          ]),
+        'No customers yet.',
+      )}${nextPageLink(`${CONSOLE_PREFIX}/customers`, {}, page.hasMore ? page.data.at(-1)?.id : undefined)}`,
+    });
+  });
+
+  routes.get('/customers/:id', 'read', async (request, reply, identity) => {
+    const customer = presentCustomer(
+      await getCustomer(routes.deps, identity.organizationId, request.params.id ?? ''),
+    );
+    const wallets = await listWallets(routes.deps, identity.organizationId, {
+      limit: PAGE_SIZE_MAX,
+      ownerId: customer.id,
+    });
+    return routes.render(reply, {
+      title: customer.name ?? customer.id,
+      identity,
+      section: `${CONSOLE_PREFIX}/customers`,
+      body: html`${fields([
+        ['Id', html`<code>${customer.id}</code>`],
+        ['Type', customer.type],
+        ['Email', customer.email],
+        ['Phone', customer.phone],
+        ['KYC status', statusBadge(customer.kyc_status)],
+        ['Tier', String(customer.tier)],
+        ['Risk level', `${customer.risk_level}${customer.risk_level_overridden ? ' (overridden)' : ''}`],
+        ['Created', time(customer.created_at)],
+      ])}
+<h2>Wallets</h2>
+${table('This customer’s wallets and balances', WALLET_HEADERS, walletRows(wallets.data.map(presentWallet)), 'No wallets.')}`,
+    });
+  });
+
+  routes.get('/wallets', 'read', async (request, reply, identity) => {
+    const q = request.query;
+    const currency = q.currency && isCurrency(q.currency) ? (q.currency as Currency) : undefined;
+    const status =
+      q.status && (WALLET_STATUSES as readonly string[]).includes(q.status)
+        ? (q.status as WalletStatus)
+        : undefined;
+    const page = await listWallets(routes.deps, identity.organizationId, {
+      limit: CONSOLE_LIST_ROWS,
+      currency,
+      status,
+      startingAfter: after(q.after, ID_PREFIXES.wallet),
+    });
+    return routes.render(reply, {
+      title: 'Wallets',
+      identity,
+      section: `${CONSOLE_PREFIX}/wallets`,
+      body: html`<form method="get" action="${CONSOLE_PREFIX}/wallets" class="search" aria-label="Filter wallets">
+  <div><label for="currency">Currency</label><select id="currency" name="currency"><option value="">Any</option>
+    ${SUPPORTED_CURRENCIES.map((c) => html`<option${c === currency ? html` selected` : ''}>${c}</option>`)}</select></div>
+  <div><label for="wstatus">Status</label><select id="wstatus" name="status"><option value="">Any</option>
+    ${WALLET_STATUSES.map((s) => html`<option${s === status ? html` selected` : ''}>${s}</option>`)}</select></div>
+  <div><button type="submit">Filter</button></div>
+</form>
+${table('Wallets and balances, newest first', WALLET_HEADERS, walletRows(page.data.map(presentWallet)), 'No wallets.')}
+${nextPageLink(`${CONSOLE_PREFIX}/wallets`, { currency, status }, page.hasMore ? page.data.at(-1)?.id : undefined)}`,
+    });
+  });
+
+  routes.get('/wallets/:id', 'read', async (request, reply, identity) => {
+    const wallet = presentWallet(
+      await getWallet(routes.deps, identity.organizationId, request.params.id ?? ''),
+    );
+    const transfers = await listTransfers(routes.deps, identity.organizationId, {
+      limit: WALLET_TRANSFERS_ROWS,
+      walletId: wallet.id,
+    });
+    return routes.render(reply, {
+      title: `Wallet ${wallet.id}`,
+      identity,
+      section: `${CONSOLE_PREFIX}/wallets`,
+      body: html`${fields([
+        ['Owner', link(`${CONSOLE_PREFIX}/customers/${wallet.owner}`, html`<code>${wallet.owner}</code>`)],
+        ['Currency', wallet.currency],
+        ['Available', html`<span class="num">${wallet.balance.available}</span>`],
+        ['Pending', html`<span class="num">${wallet.balance.pending}</span>`],
+        ['Current', html`<span class="num">${wallet.balance.current}</span>`],
+        ['Status', html`${statusBadge(wallet.status)} ${wallet.status_reason ?? ''}`],
+      ])}
+<h2>Latest transfers</h2>
+${table(
+  'Transfers from or to this wallet, newest first',
+  ['Id', 'Created', 'Amount', 'Rail', 'Destination', 'Status'],
+  transferRows(transfers.data.map(presentTransfer)),
+  'No transfers.',
+)}`,
+    });
+  });
+}

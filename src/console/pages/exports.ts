@@ -1,0 +1,155 @@
+/**
+ * Exports: start one, follow its progress (the page refreshes a progress bar from a small JSON status
+ * route when scripts run), download the finished file. The same scopes as the API: `read`, and
+ * `compliance` for evidence and reconciliation exceptions.
+ */
+import { createExport, getExport, listOrganizationExports, openExportFile } from '../../app/exports.ts';
+import { grantsScope } from '../../domain/apiKeys.ts';
+import { AppError, validationError } from '../../domain/errors.ts';
+import {
+  EXPORT_FORMATS,
+  EXPORT_TYPES,
+  type ExportFormat,
+  type ExportType,
+  OPERATOR_EXPORT_TYPES,
+} from '../../domain/exports.ts';
+import { presentExport } from '../../http/routes/exports.ts';
+import { html } from '../html.ts';
+import { CONSOLE_PREFIX, csrfField, statusBadge, table, time } from '../layout.ts';
+import { noticeOf, withNotice } from '../notices.ts';
+import { type ConsoleRoutes, field, settle } from '../plugin.ts';
+import { CONSOLE_LIST_ROWS } from './customers.ts';
+import { dayBound } from './transfers.ts';
+
+const SECTION = `${CONSOLE_PREFIX}/exports`;
+const CONTENT_TYPES = { csv: 'text/csv; charset=utf-8', jsonl: 'application/x-ndjson' } as const;
+
+function forbiddenType(type: ExportType): AppError {
+  return new AppError({
+    status: 403,
+    code: 'insufficient_permissions',
+    title: 'Forbidden',
+    detail: `Exporting ${type} needs the 'compliance' scope.`,
+    param: 'type',
+  });
+}
+
+function progress(e: ReturnType<typeof presentExport>) {
+  const max = e.rows_estimated ?? 0;
+  return html`<span class="progress" data-export="${e.id}" data-status="${e.status}">
+    ${statusBadge(e.status)}
+    ${
+      e.status === 'ready' || e.status === 'failed' || e.status === 'expired'
+        ? ''
+        : html`<progress max="${Math.max(max, 1)}" value="${Math.min(e.rows_written, Math.max(max, 1))}" aria-label="Export ${e.id} progress"></progress>`
+    }
+    <span class="rows">${e.rows_written}${max ? ` of ${max}` : ''} rows</span></span>`;
+}
+
+export function exportPages(routes: ConsoleRoutes): void {
+  const { deps } = routes;
+
+  routes.get('/exports', 'read', async (request, reply, identity) => {
+    const page = await listOrganizationExports(deps, identity.organizationId, { limit: CONSOLE_LIST_ROWS });
+    const compliance = grantsScope(identity.scopes, 'compliance');
+    return routes.render(reply, {
+      title: 'Exports',
+      identity,
+      section: SECTION,
+      notice: noticeOf(request.query),
+      body: html`<h2>Start an export</h2>
+<form method="post" action="${SECTION}" class="search">
+  ${csrfField(identity.token)}<input type="hidden" name="_form" value="${routes.formKey()}">
+  <div><label for="etype">Type</label><select id="etype" name="type">
+    ${EXPORT_TYPES.filter((t) => compliance || !OPERATOR_EXPORT_TYPES.includes(t)).map((t) => html`<option value="${t}">${t.replace(/_/g, ' ')}</option>`)}
+  </select></div>
+  <div><label for="eformat">Format</label><select id="eformat" name="format">${EXPORT_FORMATS.map((f) => html`<option>${f}</option>`)}</select></div>
+  <div><label for="efrom">From (UTC day)</label><input id="efrom" name="from" type="date"></div>
+  <div><label for="eto">To (UTC day)</label><input id="eto" name="to" type="date"></div>
+  <div><button type="submit">Start export</button></div>
+</form>
+<h2>Exports</h2>
+${table(
+  'Exports, newest first',
+  ['Export', 'Type', 'Format', 'Progress', 'Created', 'File'],
+  page.data
+    .map(presentExport)
+    .map((e) => [
+      html`<code>${e.id}</code>`,
+      e.type.replace(/_/g, ' '),
+      e.format,
+      progress(e),
+      time(e.created_at),
+      html`<span data-download="${e.id}">${
+        e.status === 'ready'
+          ? html`<a href="${SECTION}/${e.id}/download" download>Download</a> <span class="hint">sha256 <code>${(e.sha256 ?? '').slice(0, 12)}…</code></span>`
+          : (e.error ?? '—')
+      }</span>`,
+    ]),
+  'No exports yet.',
+)}`,
+    });
+  });
+
+  routes.post('/exports', 'read', async (request, reply, identity) => {
+    const type = field(request.body, 'type');
+    const format = field(request.body, 'format');
+    if (!(EXPORT_TYPES as readonly string[]).includes(type ?? '')) {
+      throw validationError('type', `Choose one of ${EXPORT_TYPES.join(', ')}.`, 'invalid_value');
+    }
+    if (!(EXPORT_FORMATS as readonly string[]).includes(format ?? '')) {
+      throw validationError('format', `Choose one of ${EXPORT_FORMATS.join(', ')}.`, 'invalid_value');
+    }
+    if (OPERATOR_EXPORT_TYPES.includes(type as ExportType) && !grantsScope(identity.scopes, 'compliance')) {
+      throw forbiddenType(type as ExportType);
+    }
+    const from = dayBound(field(request.body, 'from'), 'from', false);
+    const to = dayBound(field(request.body, 'to'), 'to', true);
+    settle(
+      await routes.write(request, identity, async (tx) => ({
+        status: 202,
+        body: presentExport(
+          await createExport(
+            tx,
+            deps,
+            identity.organizationId,
+            {
+              type: type as ExportType,
+              format: format as ExportFormat,
+              from: from?.toISOString(),
+              to: to?.toISOString(),
+            },
+            identity.member.id,
+          ),
+        ),
+      })),
+    );
+    return reply.redirect(withNotice(SECTION, 'export_started'), 303);
+  });
+
+  /** What the page's script polls while an export runs. */
+  routes.get('/exports/:id/status', 'read', async (request, reply, identity) => {
+    const e = presentExport(await getExport(deps, identity.organizationId, request.params.id ?? ''));
+    return reply.type('application/json; charset=utf-8').send({
+      id: e.id,
+      status: e.status,
+      rows_written: e.rows_written,
+      rows_estimated: e.rows_estimated,
+      download: e.status === 'ready' ? `${SECTION}/${e.id}/download` : null,
+      error: e.error,
+    });
+  });
+
+  routes.get('/exports/:id/download', 'read', async (request, reply, identity) => {
+    const { job, stream } = await openExportFile(deps, identity.organizationId, request.params.id ?? '');
+    if (OPERATOR_EXPORT_TYPES.includes(job.type) && !grantsScope(identity.scopes, 'compliance')) {
+      stream.destroy();
+      throw forbiddenType(job.type);
+    }
+    return reply
+      .type(CONTENT_TYPES[job.format])
+      .header('content-disposition', `attachment; filename="${job.fileName ?? `${job.id}.${job.format}`}"`)
+      .header('x-content-sha256', job.sha256 ?? '')
+      .send(stream);
+  });
+}

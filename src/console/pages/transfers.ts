@@ -1,0 +1,228 @@
+/**
+ * Transfers: search (id, reference, phone, status, dates) and a transfer's detail: its status timeline,
+ * ledger entries, events with their webhook deliveries, and its evidence (for the `compliance` scope).
+ */
+import { searchTransfers } from '../../app/console/views.ts';
+import { listEvents } from '../../app/events.ts';
+import { listEvidence } from '../../app/evidence.ts';
+import { listJournalEntries } from '../../app/ledger.ts';
+import { getTransfer } from '../../app/transfers.ts';
+import { eventDeliveries } from '../../app/webhooks.ts';
+import { validationError } from '../../domain/errors.ts';
+import { ID_PREFIXES, idPattern } from '../../domain/ids.ts';
+import { formatAmount } from '../../domain/money.ts';
+import { PAGE_SIZE_MAX } from '../../domain/pagination.ts';
+import { TRANSFER_STATUSES, type TransferStatus } from '../../domain/transfers.ts';
+import { presentTransfer } from '../../http/presenters.ts';
+import { html, type Renderable } from '../html.ts';
+import {
+  CONSOLE_PREFIX,
+  can,
+  fields,
+  jsonBlock,
+  link,
+  nextPageLink,
+  statusBadge,
+  table,
+  time,
+} from '../layout.ts';
+import type { ConsoleRoutes } from '../plugin.ts';
+
+/** Rows a search page shows. */
+export const CONSOLE_SEARCH_ROWS = 50;
+/** Events of one transfer the detail page shows (a transfer has a handful). */
+const TRANSFER_EVENTS_MAX = 50;
+const SECTION = `${CONSOLE_PREFIX}/transfers`;
+const TRANSFER_ID = new RegExp(idPattern(ID_PREFIXES.transfer));
+
+/** A `YYYY-MM-DD` date field as the start (or the end) of that UTC day. */
+export function dayBound(value: string | undefined, param: string, end: boolean): Date | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(value) || Number.isNaN(Date.parse(`${value}T00:00:00Z`))) {
+    throw validationError(param, `${param} must be a date such as 2026-11-26.`, 'invalid_format');
+  }
+  return new Date(`${value}T${end ? '23:59:59.999' : '00:00:00.000'}Z`);
+}
+
+export function destinationText(destination: Record<string, unknown>): string {
+  const d = destination as Record<string, string | undefined>;
+  return (
+    d.phone ??
+    d.wallet ??
+    d.account_number ??
+    (d.business_number ? `${d.business_number} / ${d.account_reference ?? ''}` : undefined) ??
+    d.till_number ??
+    d.address ??
+    d.type ??
+    '—'
+  );
+}
+
+export function transferRows(transfers: ReturnType<typeof presentTransfer>[]): Renderable[][] {
+  return transfers.map((t) => [
+    link(`${SECTION}/${t.id}`, html`<code>${t.id}</code>`),
+    time(t.created_at),
+    html`<span class="num">${t.amount}</span> ${t.currency}`,
+    t.rail.replace(/_/g, ' '),
+    destinationText(t.destination as Record<string, unknown>),
+    statusBadge(t.status),
+  ]);
+}
+
+export function transferPages(routes: ConsoleRoutes): void {
+  routes.get('/transfers', 'read', async (request, reply, identity) => {
+    const q = request.query;
+    const id = q.id?.trim();
+    if (id) {
+      if (TRANSFER_ID.test(id)) return reply.redirect(`${SECTION}/${id}`, 303);
+      throw validationError('id', `'${id}' is not a transfer id (tr_…).`, 'invalid_format');
+    }
+    const status =
+      q.status && (TRANSFER_STATUSES as readonly string[]).includes(q.status)
+        ? (q.status as TransferStatus)
+        : undefined;
+    const reference = q.reference?.trim() || undefined;
+    const phone = q.phone?.trim() || undefined;
+    const page = await searchTransfers(routes.deps, identity.organizationId, {
+      limit: CONSOLE_SEARCH_ROWS,
+      status,
+      reference: reference?.slice(0, 200),
+      phone: phone?.slice(0, 32),
+      createdGte: dayBound(q.from, 'from', false),
+      createdLte: dayBound(q.to, 'to', true),
+      startingAfter: q.after && TRANSFER_ID.test(q.after) ? q.after : undefined,
+    });
+    const presented = page.data.map(presentTransfer);
+    return routes.render(reply, {
+      title: 'Transfers',
+      identity,
+      section: SECTION,
+      body: html`<form method="get" action="${SECTION}" class="search" role="search" aria-label="Search transfers">
+  <div><label for="id">Transfer id</label><input id="id" name="id" type="search" placeholder="tr_…" value="${q.id ?? ''}"></div>
+  <div><label for="reference">Reference</label><input id="reference" name="reference" type="search" value="${reference ?? ''}"></div>
+  <div><label for="phone">Phone</label><input id="phone" name="phone" type="search" placeholder="+254…" value="${phone ?? ''}"></div>
+  <div><label for="status">Status</label><select id="status" name="status">
+    <option value="">Any</option>
+    ${TRANSFER_STATUSES.map((s) => html`<option value="${s}"${s === status ? html` selected` : ''}>${s.replace(/_/g, ' ')}</option>`)}
+  </select></div>
+  <div><label for="from">Created from</label><input id="from" name="from" type="date" value="${q.from ?? ''}"></div>
+  <div><label for="to">Created to</label><input id="to" name="to" type="date" value="${q.to ?? ''}"></div>
+  <div><button type="submit">Search</button></div>
+</form>
+${table('Transfers, newest first', ['Id', 'Created', 'Amount', 'Rail', 'Destination', 'Status'], transferRows(presented), 'No transfer matches.')}
+${nextPageLink(SECTION, { status, reference, phone, from: q.from, to: q.to }, page.hasMore ? page.data.at(-1)?.id : undefined)}`,
+    });
+  });
+
+  routes.get('/transfers/:id', 'read', async (request, reply, identity) => {
+    const { deps } = routes;
+    const org = identity.organizationId;
+    const transfer = await getTransfer(deps, org, request.params.id ?? '');
+    const t = presentTransfer(transfer);
+    const [events, entries, evidence] = await Promise.all([
+      listEvents(deps, org, { limit: TRANSFER_EVENTS_MAX, resourceId: transfer.id }),
+      listJournalEntries(deps, org, { limit: PAGE_SIZE_MAX, transferId: transfer.id }),
+      can(identity, 'compliance')
+        ? listEvidence(deps, org, 'transfer', transfer.id, { limit: PAGE_SIZE_MAX })
+        : Promise.resolve(undefined),
+    ]);
+    const chronological = [...events.data].reverse();
+    const deliveries = await Promise.all(chronological.map((e) => eventDeliveries(deps, org, e.id)));
+    const timeline = chronological.filter((e) => e.type.startsWith('transfer.'));
+    return routes.render(reply, {
+      title: `Transfer ${transfer.id}`,
+      identity,
+      section: SECTION,
+      body: html`${fields([
+        [
+          'Status',
+          html`${statusBadge(t.status)} ${t.status_reason ?? ''} ${t.failure_code ? html`<code>${t.failure_code}</code>` : ''}`,
+        ],
+        ['Amount', html`<span class="num">${t.amount}</span> ${t.currency} (fee ${t.fee})`],
+        ['Rail', t.rail],
+        ['Direction', t.direction],
+        [
+          'Source wallet',
+          t.source ? link(`${CONSOLE_PREFIX}/wallets/${t.source}`, html`<code>${t.source}</code>`) : '—',
+        ],
+        ['Destination', destinationText(t.destination as Record<string, unknown>)],
+        ['Rail reference', t.rail_reference],
+        ['Ledger state', t.ledger_state],
+        ['Created by', t.created_by],
+        [
+          'Authorization',
+          t.authorization
+            ? `${t.authorization.decision} (policy v${t.authorization.policy_version}, rule ${t.authorization.rule})`
+            : '—',
+        ],
+        [
+          'Approval',
+          t.approval
+            ? link(`${CONSOLE_PREFIX}/approvals/${t.approval}`, html`<code>${t.approval}</code>`)
+            : '—',
+        ],
+      ])}
+<h2>Status timeline</h2>
+${
+  timeline.length === 0
+    ? html`<p class="empty">No status events yet.</p>`
+    : html`<ol class="timeline">${timeline.map(
+        (
+          e,
+        ) => html`<li>${time(e.createdAt)} <strong>${e.type.replace('transfer.', '').replace(/_/g, ' ')}</strong>
+          ${typeof e.data.status_reason === 'string' ? html`<span class="hint">${e.data.status_reason}</span>` : ''}</li>`,
+      )}</ol>`
+}
+<h2>Ledger entries</h2>
+${table(
+  'Journal entries of this transfer, newest first',
+  ['Entry', 'Kind', 'Created', 'Postings'],
+  entries.data.map((e) => [
+    html`<code>${e.id}</code>`,
+    e.kind,
+    time(e.createdAt),
+    html`<ul class="postings">${e.postings.map(
+      (p) =>
+        html`<li>${p.side} <span class="num">${formatAmount(p.amountMinor, p.currency)}</span> ${p.currency} · ${p.phase} · <code>${p.accountId}</code></li>`,
+    )}</ul>`,
+  ]),
+  'No ledger entries.',
+)}
+<h2>Events and webhook deliveries</h2>
+${table(
+  'Events of this transfer, oldest first, with each delivery',
+  ['Event', 'Type', 'Created', 'Deliveries'],
+  chronological.map((e, i) => [
+    html`<code>${e.id}</code>`,
+    e.type,
+    time(e.createdAt),
+    (deliveries[i] ?? []).length === 0
+      ? 'none'
+      : html`<ul class="deliveries">${(deliveries[i] ?? []).map(
+          (
+            d,
+          ) => html`<li>${link(`${CONSOLE_PREFIX}/webhooks/${d.subscriptionId}`, html`<code>${d.subscriptionId}</code>`)}
+            ${statusBadge(d.status)} ${d.attempts} attempt${d.attempts === 1 ? '' : 's'}${d.lastStatusCode === null ? '' : `, last HTTP ${d.lastStatusCode}`}</li>`,
+        )}</ul>`,
+  ]),
+  'No events.',
+)}
+${
+  evidence === undefined
+    ? ''
+    : html`<h2>Evidence</h2>
+${table(
+  'Evidence records of this transfer, newest first',
+  ['Record', 'Kind', 'Created', 'Decision'],
+  evidence.data.map((r) => [
+    html`<code>${r.id}</code>`,
+    r.kind,
+    time(r.createdAt),
+    html`<details><summary>data</summary>${jsonBlock(r.data)}</details>`,
+  ]),
+  'No evidence records.',
+)}`
+}`,
+    });
+  });
+}

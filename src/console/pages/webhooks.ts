@@ -1,0 +1,264 @@
+/**
+ * Webhooks: subscriptions, each with its delivery log (every attempt with the receiver's response body),
+ * and the operator's actions: redeliver an event, re-send everything since a time, rotate the secret
+ * (shown once), and in the sandbox emit a test event. Reading needs `read`; acting needs `write`, as in the API.
+ */
+import type { FastifyReply } from 'fastify';
+import type { ConsoleIdentity } from '../../app/console/session.ts';
+import { subscriptionDeliveryLog } from '../../app/console/views.ts';
+import {
+  emitTestEvent,
+  getSubscription,
+  listSubscriptions,
+  recoverSubscription,
+  redeliverEvent,
+  rotateSubscriptionSecret,
+  WEBHOOK_SECRET_ROTATION_GRACE_HOURS_MAX,
+} from '../../app/webhooks.ts';
+import { resourceMissing, validationError } from '../../domain/errors.ts';
+import { EVENT_TYPES, type EventType } from '../../domain/events.ts';
+import { ID_PREFIXES, idPattern } from '../../domain/ids.ts';
+import { WEBHOOK_SECRET_ROTATION_GRACE_HOURS_DEFAULT } from '../../domain/webhooks.ts';
+import { presentDelivery, presentSubscription } from '../../http/routes/webhooks.ts';
+import { html, type SafeHtml } from '../html.ts';
+import {
+  CONSOLE_PREFIX,
+  can,
+  csrfField,
+  fields,
+  link,
+  roleNote,
+  statusBadge,
+  table,
+  time,
+} from '../layout.ts';
+import { noticeOf, withNotice } from '../notices.ts';
+import { type ConsoleRoutes, field, type Handler, settle } from '../plugin.ts';
+import { CONSOLE_LIST_ROWS } from './customers.ts';
+
+const SECTION = `${CONSOLE_PREFIX}/webhooks`;
+/** A response body is shown up to this many characters (the service stores at most a few KiB of it). */
+const RESPONSE_BODY_SHOWN_CHARS_MAX = 2_000;
+
+/** A `datetime-local` field (no zone) read as UTC, or a full RFC 3339 time. */
+function sinceOf(value: string | undefined): Date {
+  const text = value?.trim() ?? '';
+  const date = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$/.test(text) ? new Date(`${text}Z`) : new Date(text);
+  if (text === '' || Number.isNaN(date.getTime())) {
+    throw validationError(
+      'since',
+      'since must be a date and time such as 2026-11-26T08:00 (UTC).',
+      'invalid_format',
+    );
+  }
+  return date;
+}
+
+export function webhookPages(routes: ConsoleRoutes): void {
+  const { deps } = routes;
+
+  routes.get('/webhooks', 'read', async (request, reply, identity) => {
+    const page = await listSubscriptions(deps, identity.organizationId, { limit: CONSOLE_LIST_ROWS });
+    return routes.render(reply, {
+      title: 'Webhooks',
+      identity,
+      section: SECTION,
+      notice: noticeOf(request.query),
+      body: html`${table(
+        'Webhook subscriptions',
+        ['Subscription', 'URL', 'Events', 'Status', 'Created'],
+        page.data
+          .map((sub) => presentSubscription(sub))
+          .map((s) => [
+            link(`${SECTION}/${s.id}`, html`<code>${s.id}</code>`),
+            html`<code class="url">${s.url}</code>`,
+            s.events.join(', '),
+            html`${statusBadge(s.status)} ${s.disabled_reason ?? ''}`,
+            time(s.created_at),
+          ]),
+        'No subscriptions. Create one with POST /v1/webhook-subscriptions.',
+      )}`,
+    });
+  });
+
+  const subscriptionPage = async (
+    request: Parameters<Handler>[0],
+    reply: FastifyReply,
+    identity: ConsoleIdentity,
+    shownOnce?: { secret: string; previousSecretExpiresAt: string | undefined },
+  ) => {
+    const subscription = presentSubscription(
+      await getSubscription(deps.store, identity.organizationId, request.params.id ?? ''),
+    );
+    const log = (await subscriptionDeliveryLog(deps, identity.organizationId, subscription.id)).map(
+      presentDelivery,
+    );
+    const writer = can(identity, 'write');
+    const form = (action: string, body: SafeHtml) =>
+      html`<form method="post" action="${SECTION}/${subscription.id}/${action}" class="stack">
+        ${csrfField(identity.token)}<input type="hidden" name="_form" value="${routes.formKey()}">
+        ${body}</form>`;
+    return routes.render(reply, {
+      title: `Subscription ${subscription.id}`,
+      identity,
+      section: SECTION,
+      notice: noticeOf(request.query),
+      body: html`${
+        shownOnce
+          ? html`<div class="secret" role="status"><h2>New signing secret</h2>
+  <p>Shown once: copy it now. The previous secret keeps working until ${shownOnce.previousSecretExpiresAt ?? 'now'}.</p>
+  <p><code class="reveal" id="new-secret">${shownOnce.secret}</code></p></div>`
+          : ''
+      }${fields([
+        ['URL', html`<code class="url">${subscription.url}</code>`],
+        ['Events', subscription.events.join(', ')],
+        ['Status', html`${statusBadge(subscription.status)} ${subscription.disabled_reason ?? ''}`],
+        ['Payload format', subscription.payload_format],
+        ['Description', subscription.description],
+      ])}
+<h2>Actions</h2>
+${
+  writer
+    ? html`<div class="action-grid">
+  ${form(
+    'rotate',
+    html`<h3>Rotate the secret</h3>
+    <label for="grace">Keep the old secret working for (hours)</label>
+    <input id="grace" name="grace_period_hours" type="number" min="0" max="${WEBHOOK_SECRET_ROTATION_GRACE_HOURS_MAX}" value="${WEBHOOK_SECRET_ROTATION_GRACE_HOURS_DEFAULT}">
+    <button type="submit" data-confirm="Rotate the signing secret?">Rotate secret</button>`,
+  )}
+  ${form(
+    'recover',
+    html`<h3>Re-send since a time</h3>
+    <label for="since">Events created at or after (UTC)</label>
+    <input id="since" name="since" type="datetime-local" required>
+    <button type="submit">Re-send</button>`,
+  )}
+  ${
+    deps.environment === 'sandbox'
+      ? form(
+          'test-event',
+          html`<h3>Send a test event</h3>
+    <label for="etype">Event type</label>
+    <select id="etype" name="type">${EVENT_TYPES.map((t) => html`<option>${t}</option>`)}</select>
+    <button type="submit">Send test event</button>`,
+        )
+      : ''
+  }
+</div>`
+    : roleNote(identity, 'write', 'redeliver, rotate or send test events')
+}
+<h2>Delivery log</h2>
+${table(
+  'Latest deliveries, newest first, with every attempt and the receiver’s response',
+  ['Delivery', 'Event', 'Status', 'Attempts', writer ? 'Redeliver' : 'Created'],
+  log.map((d) => [
+    html`<code>${d.id}</code><br>${time(d.created_at)}`,
+    html`<code>${d.event}</code>`,
+    html`${statusBadge(d.status)}${d.last_error ? html`<br><span class="hint">${d.last_error}</span>` : ''}`,
+    d.attempt_log.length === 0
+      ? 'not attempted yet'
+      : html`<ol class="attempts">${d.attempt_log.map(
+          (
+            a,
+          ) => html`<li>${time(a.started_at)} · ${a.status_code === null ? (a.error_class ?? 'no answer') : `HTTP ${a.status_code}`} · ${a.duration_ms} ms
+            ${a.response_body === null ? '' : html`<details><summary>Response body</summary><pre class="json">${a.response_body.slice(0, RESPONSE_BODY_SHOWN_CHARS_MAX)}</pre></details>`}</li>`,
+        )}</ol>`,
+    writer
+      ? html`<form method="post" action="${CONSOLE_PREFIX}/events/${d.event}/redeliver">${csrfField(identity.token)}<input type="hidden" name="_form" value="${routes.formKey()}"><input type="hidden" name="subscription" value="${subscription.id}"><button type="submit">Redeliver</button></form>`
+      : time(d.created_at),
+  ]),
+  'No deliveries yet.',
+)}`,
+    });
+  };
+
+  routes.get('/webhooks/:id', 'read', (request, reply, identity) =>
+    subscriptionPage(request, reply, identity),
+  );
+
+  routes.post('/webhooks/:id/rotate', 'write', async (request, reply, identity) => {
+    const raw = field(request.body, 'grace_period_hours')?.trim();
+    const grace = raw === undefined || raw === '' ? undefined : Number(raw);
+    if (
+      grace !== undefined &&
+      (!Number.isInteger(grace) || grace < 0 || grace > WEBHOOK_SECRET_ROTATION_GRACE_HOURS_MAX)
+    ) {
+      throw validationError(
+        'grace_period_hours',
+        `Hours from 0 to ${WEBHOOK_SECRET_ROTATION_GRACE_HOURS_MAX}.`,
+        'out_of_range',
+      );
+    }
+    const result = settle(
+      await routes.write(request, identity, async (tx) => {
+        const rotated = await rotateSubscriptionSecret(
+          tx,
+          deps,
+          identity.organizationId,
+          request.params.id ?? '',
+          grace,
+        );
+        return {
+          status: 200,
+          body: presentSubscription(rotated.subscription, {
+            secret: rotated.secret,
+            previousSecretExpiresAt: rotated.previousSecretExpiresAt,
+          }),
+          sensitive: true,
+        };
+      }),
+    ) as { secret: string; previous_secret_expires_at?: string };
+    // The secret is shown on this answer only (it is not stored in clear anywhere to show again).
+    return subscriptionPage(request, reply, identity, {
+      secret: result.secret,
+      previousSecretExpiresAt: result.previous_secret_expires_at,
+    });
+  });
+
+  routes.post('/webhooks/:id/recover', 'write', async (request, reply, identity) => {
+    const since = sinceOf(field(request.body, 'since'));
+    const id = request.params.id ?? '';
+    settle(
+      await routes.write(request, identity, async (tx) => ({
+        status: 202,
+        body: {
+          requeued: (await recoverSubscription(tx, deps, identity.organizationId, id, since)).requeued,
+        },
+      })),
+    );
+    return reply.redirect(withNotice(`${SECTION}/${id}`, 'recovered'), 303);
+  });
+
+  routes.post('/webhooks/:id/test-event', 'write', async (request, reply, identity) => {
+    if (deps.environment !== 'sandbox') throw resourceMissing('console page', 'test-event');
+    const type = field(request.body, 'type');
+    if (!(EVENT_TYPES as readonly string[]).includes(type ?? '')) {
+      throw validationError('type', `'${type ?? ''}' is not an event type.`, 'invalid_value');
+    }
+    const id = request.params.id ?? '';
+    await getSubscription(deps.store, identity.organizationId, id);
+    settle(
+      await routes.write(request, identity, async (tx) => {
+        const event = await emitTestEvent(tx, deps, identity.organizationId, type as EventType);
+        return { status: 201, body: { id: event.id } };
+      }),
+    );
+    return reply.redirect(withNotice(`${SECTION}/${id}`, 'test_event'), 303);
+  });
+
+  routes.post('/events/:id/redeliver', 'write', async (request, reply, identity) => {
+    const id = request.params.id ?? '';
+    settle(
+      await routes.write(request, identity, async (tx) => ({
+        status: 202,
+        body: { subscriptions: await redeliverEvent(tx, deps, identity.organizationId, id) },
+      })),
+    );
+    const subscription = field(request.body, 'subscription') ?? '';
+    const back = new RegExp(idPattern(ID_PREFIXES.webhookSubscription)).test(subscription)
+      ? `${SECTION}/${subscription}`
+      : SECTION;
+    return reply.redirect(withNotice(back, 'redelivered'), 303);
+  });
+}

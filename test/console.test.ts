@@ -1,0 +1,366 @@
+/**
+ * The operator console over HTTP (app.inject): sign-in by one-time link and by password, session cookies,
+ * CSRF refusals, idle expiry, rate-limited sign-in, and the member's roles bounding what each page shows
+ * and each form does, exactly as the API's scopes do. The browser walk-through is test/console.browser.test.ts.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runAdminCommand } from '../src/app/admin.ts';
+import { CONSOLE_SESSION_IDLE_MINUTES } from '../src/domain/console.ts';
+import { ConsoleClient, signedIn, signInLinkToken, useLink } from './support/console.ts';
+import { api, BACKENDS, startTestApp, TEST_RATE_LIMITS, type TestApp } from './support/harness.ts';
+import { expectLedgerHealthy, fundedWallet, mobileMoney } from './support/ledger.ts';
+import { newOrganization, type TestOrganization } from './support/organizations.ts';
+
+const PASSWORD = 'correct horse battery staple';
+
+describe.each(BACKENDS)('operator console on %s', (backend) => {
+  let t: TestApp;
+  let org: TestOrganization;
+  let admin: { id: string; email: string; key: string };
+  let viewer: { id: string; email: string; key: string };
+  const realNow = () => new Date();
+
+  beforeAll(async () => {
+    t = await startTestApp(backend, 'sandbox');
+    org = await newOrganization(t);
+    admin = await org.member(['admin', 'compliance']);
+    viewer = await org.member(['viewer']);
+  });
+  afterAll(async () => {
+    t.deps.now = realNow;
+    await t.close();
+  });
+
+  it('sends a visitor without a session to sign-in, and serves its static files to anyone', async () => {
+    const client = new ConsoleClient(t);
+    const home = await client.get('/console');
+    expect(home.statusCode).toBe(303);
+    expect(home.headers.location).toBe('/console/sign-in?next=%2Fconsole');
+    const signIn = await client.get('/console/sign-in');
+    expect(signIn.statusCode).toBe(200);
+    expect(signIn.headers['content-security-policy']).toContain("script-src 'self'");
+    expect(signIn.headers['x-frame-options']).toBe('DENY');
+    expect(signIn.body).toContain('<label for="email">Email</label>');
+    for (const file of ['console.css', 'console.js', 'uPlot.iife.min.js', 'uPlot.min.css']) {
+      expect((await client.get(`/console/static/${file}`)).statusCode, file).toBe(200);
+    }
+    expect((await client.get('/console/static/..%2Fplugin.ts')).statusCode).toBe(404);
+  });
+
+  it('signs in once with a link; the session cookie is HTTP-only and SameSite=Strict, Secure off plain-http localhost', async () => {
+    const token = await signInLinkToken(t, org.name, admin.email);
+    const client = new ConsoleClient(t);
+    const used = await useLink(client, token);
+    expect(used.statusCode, used.body).toBe(303);
+    const cookie = (
+      used.cookies as { name: string; httpOnly?: boolean; sameSite?: string; secure?: boolean }[]
+    ).find((c) => c.name === 'mkoba_console');
+    expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
+    expect(cookie?.secure).toBeFalsy();
+    // No password yet: the member is asked to set one.
+    expect(used.headers.location).toBe('/console/account?notice=link_signed_in');
+    expect((await client.get('/console')).statusCode).toBe(200);
+    // The link works once.
+    const again = await useLink(new ConsoleClient(t), token);
+    expect(again.statusCode).toBe(401);
+    expect(again.body).toContain('already used, has expired, or is not valid');
+
+    // Two browsers racing with one link: one session, whatever the order.
+    const raced = await signInLinkToken(t, org.name, admin.email);
+    const [a, b] = await Promise.all([
+      useLink(new ConsoleClient(t), raced),
+      useLink(new ConsoleClient(t), raced),
+    ]);
+    expect([a.statusCode, b.statusCode].sort()).toEqual([303, 401]);
+
+    // Anywhere but plain-http localhost the cookie is Secure and bound to the host (__Host-).
+    const remote = new ConsoleClient(t, 'console.example.com');
+    const secure = await useLink(remote, await signInLinkToken(t, org.name, admin.email));
+    expect(secure.statusCode, secure.body).toBe(303);
+    const hostCookie = (secure.cookies as { name: string; secure?: boolean; path?: string }[]).find(
+      (c) => c.name === '__Host-mkoba_console',
+    );
+    expect(hostCookie).toMatchObject({ secure: true, path: '/' });
+  });
+
+  it('sets a password, signs out, and signs in with it; a wrong password says nothing about which part was wrong', async () => {
+    const client = await signedIn(t, org.name, viewer.email);
+    const short = await client.submit('/console/account', '/console/account/password', {
+      password: 'short',
+      confirmation: 'short',
+    });
+    expect(short.statusCode).toBe(400);
+    const set = await client.submit('/console/account', '/console/account/password', {
+      password: PASSWORD,
+      confirmation: PASSWORD,
+    });
+    expect(set.statusCode, set.body).toBe(303);
+    const out = await client.submit('/console', '/console/sign-out', {});
+    expect(out.statusCode).toBe(303);
+    expect(out.headers.location).toBe('/console/sign-in?notice=signed_out');
+    expect((await client.get('/console')).statusCode).toBe(303);
+
+    const wrong = await client.submit('/console/sign-in', '/console/sign-in', {
+      email: viewer.email,
+      password: `${PASSWORD}!`,
+    });
+    expect(wrong.statusCode).toBe(401);
+    expect(wrong.body).toContain('The email or password is wrong.');
+    const unknown = await client.submit('/console/sign-in', '/console/sign-in', {
+      email: 'nobody@example.com',
+      password: PASSWORD,
+    });
+    expect(unknown.statusCode).toBe(401);
+    expect(unknown.body).toContain('The email or password is wrong.');
+    const right = await client.submit('/console/sign-in', '/console/sign-in', {
+      email: viewer.email.toUpperCase(),
+      password: PASSWORD,
+      next: '/console/transfers',
+    });
+    expect(right.statusCode, right.body).toBe(303);
+    expect(right.headers.location).toBe('/console/transfers');
+    // `next` never leaves the console.
+    await client.submit('/console', '/console/sign-out', {});
+    const offsite = await client.submit('/console/sign-in', '/console/sign-in', {
+      email: viewer.email,
+      password: PASSWORD,
+      next: '//evil.example/console',
+    });
+    expect(offsite.headers.location).toBe('/console');
+  });
+
+  it('refuses a form without the session’s CSRF token, or from another origin', async () => {
+    const client = await signedIn(t, org.name, admin.email);
+    const missing = await client.post('/console/sign-out', {});
+    expect(missing.statusCode).toBe(403);
+    const forged = await client.post('/console/sign-out', { _csrf: 'A'.repeat(43) });
+    expect(forged.statusCode).toBe(403);
+    const page = await client.get('/console');
+    const otherOrigin = await client.post(
+      '/console/sign-out',
+      { _csrf: page.csrf ?? '' },
+      { origin: 'https://evil.example' },
+    );
+    expect(otherOrigin.statusCode).toBe(403);
+    // Still signed in after all three.
+    expect((await client.get('/console')).statusCode).toBe(200);
+    // The sign-in form has its own token (against login CSRF).
+    const anonymous = new ConsoleClient(t);
+    const bare = await anonymous.post('/console/sign-in', { email: viewer.email, password: PASSWORD });
+    expect(bare.statusCode).toBe(403);
+  });
+
+  it('binds every page and form to the member’s roles as the API binds their keys', async () => {
+    const client = await signedIn(t, org.name, viewer.email);
+    for (const path of [
+      '/console',
+      '/console/transfers',
+      '/console/customers',
+      '/console/wallets',
+      '/console/approvals',
+      '/console/batches',
+      '/console/webhooks',
+      '/console/exports',
+    ]) {
+      expect((await client.get(path)).statusCode, path).toBe(200);
+    }
+    for (const path of [
+      '/console/reviews',
+      '/console/alerts',
+      '/console/reconciliation',
+      '/console/api-keys',
+    ]) {
+      const refused = await client.get(path);
+      expect(refused.statusCode, path).toBe(403);
+      expect(refused.body).toContain('do not allow this');
+    }
+    // The navigation offers only what the roles allow.
+    const home = await client.get('/console');
+    expect(home.body).not.toContain('href="/console/api-keys"');
+    expect(home.body).toContain('href="/console/transfers"');
+    // Forms a viewer may not use are refused even when posted by hand, and the same key the API uses agrees.
+    const rotate = await client.submit(
+      '/console',
+      '/console/webhooks/whsub_00000000000000000000000000/rotate',
+      {},
+    );
+    expect(rotate.statusCode).toBe(403);
+    const keys = await client.submit('/console', '/console/api-keys', { scopes: 'read' });
+    expect(keys.statusCode).toBe(403);
+    expect((await api(t, 'GET', '/v1/reviews', { key: viewer.key })).statusCode).toBe(403);
+  });
+
+  it('shows maker ≠ checker: the initiator cannot vote, an approver’s vote moves the transfer and is evidence of the session', async () => {
+    const put = await api(t, 'PUT', '/v1/policies', {
+      key: org.key,
+      body: {
+        rules: [
+          {
+            id: 'large',
+            match: { amount: [{ currency: 'KES', gte: '1000.00' }] },
+            action: 'require_approval',
+            approval: { quorum: 1, roles: ['approver'] },
+          },
+        ],
+      },
+    });
+    expect(put.statusCode, put.body).toBe(200);
+    const initiator = await org.member(['initiator', 'approver']);
+    const approver = await org.member(['approver']);
+    const wallet = await fundedWallet(t, '5000.00', 'KES', org.key);
+    const created = await api(t, 'POST', '/v1/transfers', {
+      key: initiator.key,
+      body: { source: wallet, destination: mobileMoney('+254711000222'), amount: '1500.00', currency: 'KES' },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const approvalId = created.data.approval as string;
+
+    const maker = await signedIn(t, org.name, initiator.email);
+    const own = await maker.get(`/console/approvals/${approvalId}`);
+    expect(own.statusCode).toBe(200);
+    expect(own.body).toContain('The member who initiated this cannot vote on its approval.');
+    expect(own.body).not.toContain('value="approve"');
+    const forced = await maker.post(`/console/approvals/${approvalId}/vote`, {
+      _csrf: own.csrf ?? '',
+      decision: 'approve',
+    });
+    expect(forced.statusCode).toBe(403);
+    expect(forced.body).toContain('cannot vote');
+
+    const checker = await signedIn(t, org.name, approver.email);
+    const queue = await checker.get('/console/approvals');
+    expect(queue.body).toContain(approvalId);
+    expect(queue.body).toContain('can vote');
+    const voted = await checker.submit(
+      `/console/approvals/${approvalId}`,
+      `/console/approvals/${approvalId}/vote`,
+      {
+        decision: 'approve',
+        comment: 'invoice checked',
+      },
+    );
+    expect(voted.statusCode, voted.body).toBe(303);
+    const after = await api(t, 'GET', `/v1/approvals/${approvalId}`, { key: org.key });
+    expect(after.data).toMatchObject({
+      status: 'approved',
+      votes: [{ member: approver.id, comment: 'invoice checked' }],
+    });
+    expect((await api(t, 'GET', `/v1/transfers/${created.data.id}`, { key: org.key })).data.status).not.toBe(
+      'pending_approval',
+    );
+    const evidence = await api(t, 'GET', `/v1/transfers/${created.data.id}/evidence`, { key: org.key });
+    const vote = evidence.data.data.find((r: { kind: string }) => r.kind === 'approval.vote');
+    expect(vote.actor).toMatch(/^csn_/);
+    expect(vote.actor_member).toBe(approver.id);
+    // The transfer's page shows it, with its timeline and ledger entries.
+    const detail = await checker.get(`/console/transfers/${created.data.id}`);
+    expect(detail.statusCode).toBe(200);
+    expect(detail.body).toContain('Status timeline');
+    expect(detail.body).toContain('Ledger entries');
+    const search = await checker.get('/console/transfers?phone=%2B254711000222');
+    expect(search.body).toContain(created.data.id);
+    const none = await checker.get('/console/transfers?phone=%2B254700000000');
+    expect(none.body).not.toContain(created.data.id);
+    await api(t, 'PUT', '/v1/policies', { key: org.key, body: { rules: [] } });
+    await expectLedgerHealthy(t);
+  });
+
+  it(`ends a session after ${CONSOLE_SESSION_IDLE_MINUTES} idle minutes, and when the member is removed`, async () => {
+    const member = await org.member(['viewer']);
+    const client = await signedIn(t, org.name, member.email);
+    expect((await client.get('/console')).statusCode).toBe(200);
+    const start = Date.now();
+    t.deps.now = () => new Date(start + (CONSOLE_SESSION_IDLE_MINUTES - 1) * 60_000);
+    expect((await client.get('/console')).statusCode).toBe(200);
+    // Idle is measured from the last request, so the session lives on after this one ...
+    t.deps.now = () => new Date(start + (2 * CONSOLE_SESSION_IDLE_MINUTES - 3) * 60_000);
+    expect((await client.get('/console')).statusCode).toBe(200);
+    // ... and ends once no request came for the whole idle time.
+    t.deps.now = () => new Date(start + 3 * CONSOLE_SESSION_IDLE_MINUTES * 60_000);
+    const expired = await client.get('/console/transfers');
+    expect(expired.statusCode).toBe(303);
+    expect(expired.headers.location).toBe('/console/sign-in?next=%2Fconsole%2Ftransfers&expired=idle');
+    t.deps.now = realNow;
+    expect((await client.get('/console')).statusCode).toBe(303);
+
+    const removedLater = await signedIn(t, org.name, member.email);
+    await runAdminCommand(t.deps, { name: 'members.remove', organization: org.name, email: member.email });
+    const gone = await removedLater.get('/console');
+    expect(gone.headers.location).toContain('expired=member_removed');
+  });
+
+  it('creates an API key shown once (it works at once) and revokes it', async () => {
+    const client = await signedIn(t, org.name, admin.email);
+    const created = await client.submit('/console/api-keys', '/console/api-keys', { scopes: ['read'] });
+    expect(created.statusCode, created.body).toBe(200);
+    const key = /<code class="reveal" id="new-key">([^<]+)<\/code>/.exec(created.body)?.[1] ?? '';
+    expect(key).toMatch(/^sk_sandbox_/);
+    expect((await api(t, 'GET', '/v1/wallets', { key })).statusCode).toBe(200);
+    const listed = await client.get('/console/api-keys');
+    expect(listed.body).not.toContain(key);
+    const keyId = /<h2>New key (key_[0-9a-z]+)<\/h2>/.exec(created.body)?.[1] ?? '';
+    const revoked = await client.submit('/console/api-keys', `/console/api-keys/${keyId}/revoke`, {});
+    expect(revoked.statusCode, revoked.body).toBe(303);
+    expect((await api(t, 'GET', '/v1/wallets', { key })).statusCode).toBe(401);
+    // Another organization's key is not this admin's to revoke.
+    const other = await newOrganization(t);
+    const foreign = await api(t, 'GET', '/v1/wallets', { key: other.key });
+    expect(foreign.statusCode).toBe(200);
+  });
+
+  it('starts an export, reports its progress as JSON, and a double-submitted form starts it once', async () => {
+    const client = await signedIn(t, org.name, viewer.email);
+    const page = await client.get('/console/exports');
+    const form = { _csrf: page.csrf ?? '', _form: page.formKey ?? '', type: 'transfers', format: 'csv' };
+    const first = await client.post('/console/exports', form);
+    const second = await client.post('/console/exports', form);
+    expect([first.statusCode, second.statusCode]).toEqual([303, 303]);
+    const listed = await api(t, 'GET', '/v1/exports', { key: org.key });
+    expect(listed.statusCode, listed.body).toBe(200);
+    expect(listed.data.data).toHaveLength(1);
+    const status = await client.get(`/console/exports/${listed.data.data[0].id}/status`);
+    expect(JSON.parse(status.body)).toMatchObject({ status: 'queued', rows_written: 0 });
+    // Evidence needs the compliance scope, as through the API.
+    const refused = await client.post('/console/exports', {
+      ...form,
+      _form: 'x'.repeat(24),
+      type: 'evidence',
+    });
+    expect(refused.statusCode).toBe(403);
+  });
+});
+
+describe.each(BACKENDS)('console sign-in rate limit on %s', (backend) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp(backend, 'sandbox', {
+      rateLimits: { ...TEST_RATE_LIMITS, authFailures: { capacity: 2, refillPerSecond: 1 / 3600 } },
+    });
+  });
+  afterAll(() => t.close());
+
+  it('charges failed sign-ins to the address’s failed-authentication bucket, which API keys share', async () => {
+    const org = await newOrganization(t);
+    const member = await org.member(['viewer']);
+    const client = new ConsoleClient(t);
+    for (let i = 0; i < 2; i++) {
+      const failed = await client.submit('/console/sign-in', '/console/sign-in', {
+        email: member.email,
+        password: 'not the password at all',
+      });
+      expect(failed.statusCode).toBe(401);
+    }
+    const limited = await client.submit('/console/sign-in', '/console/sign-in', {
+      email: member.email,
+      password: 'not the password at all',
+    });
+    expect(limited.statusCode).toBe(429);
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+    // A valid link is refused too while the address is limited, and so is an API key from it.
+    const link = await useLink(new ConsoleClient(t), await signInLinkToken(t, org.name, member.email));
+    expect(link.statusCode).toBe(429);
+    expect(
+      (await api(t, 'GET', '/v1/wallets', { key: 'sk_sandbox_wrongwrongwrongwrongwrong' })).statusCode,
+    ).toBe(429);
+  });
+});
