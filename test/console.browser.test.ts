@@ -381,6 +381,12 @@ describe.skipIf(!CHROMIUM)('operator console in Chromium', { timeout: BROWSER_TE
     expect(file.suggestedFilename()).toMatch(/\.csv$/);
   });
 
+  it('launch gates: each product’s gates with their state and what decided them', async () => {
+    await open(page, '/console/launch-gates', '18b-launch-gates');
+    await page.getByRole('table', { name: 'Launch gates by product' }).waitFor();
+    await page.getByText('contacts named').first().waitFor();
+  });
+
   it('a viewer sees the queues but cannot act', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     context.setDefaultTimeout(STEP_TIMEOUT_MS);

@@ -161,6 +161,7 @@ describe.each(BACKENDS)('operator console on %s', (backend) => {
       '/console/batches',
       '/console/webhooks',
       '/console/exports',
+      '/console/launch-gates',
     ]) {
       expect((await client.get(path)).statusCode, path).toBe(200);
     }
@@ -287,6 +288,20 @@ describe.each(BACKENDS)('operator console on %s', (backend) => {
     await runAdminCommand(t.deps, { name: 'members.remove', organization: org.name, email: member.email });
     const gone = await removedLater.get('/console');
     expect(gone.headers.location).toContain('expired=member_removed');
+  });
+
+  it('shows each product’s launch gates as the API lists them, open until done', async () => {
+    const client = await signedIn(t, org.name, viewer.email);
+    const page = await client.get('/console/launch-gates');
+    expect(page.statusCode).toBe(200);
+    const listed = (await api(t, 'GET', '/v1/launch-gates', { key: org.key })).data.data as {
+      gate: string;
+      state: string;
+    }[];
+    expect(listed.length).toBeGreaterThan(0);
+    const open = listed.filter((g) => g.state === 'open').length;
+    expect(page.body).toContain(`${open} of ${listed.length} gates open`);
+    for (const g of listed) expect(page.body).toContain(g.gate.replace(/_/g, ' '));
   });
 
   it('creates an API key shown once (it works at once) and revokes it', async () => {

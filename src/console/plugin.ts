@@ -34,6 +34,7 @@ import { compliancePages } from './pages/compliance.ts';
 import { customerPages } from './pages/customers.ts';
 import { exportPages } from './pages/exports.ts';
 import { homePage } from './pages/home.ts';
+import { launchGatePages } from './pages/launchGates.ts';
 import { reconciliationPages } from './pages/reconciliation.ts';
 import { signInPages } from './pages/signIn.ts';
 import { transferPages } from './pages/transfers.ts';
@@ -353,6 +354,7 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
   webhookPages(routes);
   apiKeyPages(routes);
   exportPages(routes);
+  launchGatePages(routes);
 }
 
 /** Turns a recorded failure into the error it was, so the error page shows it (a replay shows it again). */
