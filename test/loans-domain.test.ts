@@ -113,7 +113,9 @@ describe('loan schedules', () => {
       fc.property(termsArb, principalArb, (raw, principal) => {
         const terms = { ...raw, amortisation: 'flat' as const };
         const schedule = computeSchedule(terms, principal, '2027-01-15');
-        const exact = new Q(principal).mul(monthly(terms.interestRateBps)).mul(new Q(BigInt(terms.termMonths)));
+        const exact = new Q(principal)
+          .mul(monthly(terms.interestRateBps))
+          .mul(new Q(BigInt(terms.termMonths)));
         expect(schedule.reduce((s, i) => s + i.interestMinor, 0n)).toBe(exact.round());
         const first = schedule[0] as Instalment;
         for (const i of schedule.slice(0, -1)) expect(i.interestMinor).toBe(first.interestMinor);
@@ -184,8 +186,7 @@ describe('repayment allocation', () => {
         fc.double({ min: 0, max: 1, noNaN: true }),
         (instalments, penalty, share) => {
           const owed =
-            penalty +
-            instalments.reduce((s, i) => s + i.feeMinor + i.interestMinor + i.principalMinor, 0n);
+            penalty + instalments.reduce((s, i) => s + i.feeMinor + i.interestMinor + i.principalMinor, 0n);
           const amount = (owed * BigInt(Math.floor(share * 1_000_000))) / 1_000_000n;
           const a = allocateRepayment(penalty, instalments, amount);
           expect(a.penaltyMinor + a.feeMinor + a.interestMinor + a.principalMinor).toBe(amount);
@@ -238,9 +239,21 @@ describe('arrears and penalty', () => {
       feePaidMinor: 0n,
     });
     const rows = [row(1, '2027-01-10', true), row(2, '2027-02-10'), row(3, '2027-03-10')];
-    expect(arrearsOn(rows, '2027-02-10')).toMatchObject({ daysPastDue: 0, bucket: 'current', overdueMinor: 0n });
-    expect(arrearsOn(rows, '2027-02-11')).toMatchObject({ daysPastDue: 1, bucket: 'dpd_1_30', overdueMinor: 110n });
-    expect(arrearsOn(rows, '2027-03-13')).toMatchObject({ daysPastDue: 31, bucket: 'dpd_31_60', overdueMinor: 220n });
+    expect(arrearsOn(rows, '2027-02-10')).toMatchObject({
+      daysPastDue: 0,
+      bucket: 'current',
+      overdueMinor: 0n,
+    });
+    expect(arrearsOn(rows, '2027-02-11')).toMatchObject({
+      daysPastDue: 1,
+      bucket: 'dpd_1_30',
+      overdueMinor: 110n,
+    });
+    expect(arrearsOn(rows, '2027-03-13')).toMatchObject({
+      daysPastDue: 31,
+      bucket: 'dpd_31_60',
+      overdueMinor: 220n,
+    });
     expect(bucketOf(60)).toBe('dpd_31_60');
     expect(bucketOf(61)).toBe('dpd_61_90');
     expect(bucketOf(90)).toBe('dpd_61_90');

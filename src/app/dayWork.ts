@@ -5,6 +5,7 @@
  * test clock's advance both bring an organization up to its today through here.
  */
 import type { Deps } from './deps.ts';
+import { catchUpLoans, loanOrganizations } from './loans.ts';
 
 export interface DayWork {
   /** Names the work in logs and errors, e.g. `savings_accrual`. */
@@ -35,4 +36,12 @@ export async function catchUpOrganizationDays(
  * Every product's day work, in the order a day runs: what the periodic day worker and a test clock's advance
  * run for each organization. Each product adds its entry here.
  */
-export const ORGANIZATION_DAY_WORK: DayWork[] = [];
+export const ORGANIZATION_DAY_WORK: DayWork[] = [
+  // Lending (src/app/loans.ts): due-date collection from the borrower's wallet, days past due, penalty.
+  // Called through arrows: loans.ts reaches this module back through the test clock.
+  {
+    name: 'loan_collection',
+    organizations: (deps, after, limit) => loanOrganizations(deps, after, limit),
+    catchUp: (deps, organizationId, throughDay) => catchUpLoans(deps, organizationId, throughDay),
+  },
+];

@@ -45,6 +45,7 @@ export type ErrorCode =
   | 'custody_not_configured'
   | 'rate_unavailable'
   | 'quote_expired'
+  | 'repayment_exceeds_outstanding'
   | 'test_clock_backwards'
   | 'test_clock_advance_too_far'
   | 'test_clock_catch_up_incomplete'

@@ -43,6 +43,8 @@ export const EVIDENCE_KINDS = [
   'safeguarding.check',
   'deposit.travel_rule',
   'conversion.rates.update',
+  'loan.decision',
+  'loan.write_off',
 ] as const;
 export type EvidenceKind = (typeof EVIDENCE_KINDS)[number];
 

@@ -38,6 +38,9 @@ export const ID_PREFIXES = {
   deposit: 'dep',
   conversionQuote: 'cq',
   conversion: 'conv',
+  loanProduct: 'lp',
+  loan: 'loan',
+  loanRepayment: 'lrp',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

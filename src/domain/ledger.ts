@@ -24,7 +24,10 @@ export type PostingPhase = (typeof POSTING_PHASES)[number];
  * currency, the reconciliation accounts operators book differences to: write-offs and the rail's fees; per
  * organization and currency, the fee income account credited with the fees the organization charges its
  * customers on transfers (docs/FEES.md); per organization and currency, the conversion account, the
- * treasury's side of a mint or redeem (docs/STABLECOINS.md).
+ * treasury's side of a mint or redeem (docs/STABLECOINS.md); per organization and currency, the lending
+ * accounts (docs/PRODUCTS.md, "Lending products"): the loan receivable (principal lent and not yet repaid,
+ * a debit balance), the income a repayment's interest, fee and penalty parts go to, and loan losses (what
+ * was written off).
  */
 export const ACCOUNT_KINDS = [
   'wallet',
@@ -35,6 +38,11 @@ export const ACCOUNT_KINDS = [
   'rail_fee',
   'fee_income',
   'conversion',
+  'loan_receivable',
+  'loan_interest_income',
+  'loan_fee_income',
+  'loan_penalty_income',
+  'loan_loss',
 ] as const;
 export type AccountKind = (typeof ACCOUNT_KINDS)[number];
 

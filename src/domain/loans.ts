@@ -185,7 +185,9 @@ export function computeSchedule(
     const principalEach = principalMinor / BigInt(m);
     for (let k = 1; k <= n; k++) {
       interestParts.push(k < n ? interestEach : totalInterest - interestEach * BigInt(n - 1));
-      principalParts.push(k <= g ? 0n : k < n ? principalEach : principalMinor - principalEach * BigInt(m - 1));
+      principalParts.push(
+        k <= g ? 0n : k < n ? principalEach : principalMinor - principalEach * BigInt(m - 1),
+      );
     }
   } else {
     const r = BigInt(terms.interestRateBps);
@@ -230,12 +232,19 @@ function unpaidTotal(i: Instalment): bigint {
 }
 
 /** What the borrower owes in all now: the penalty not paid and every instalment's unpaid parts. */
-export function outstandingTotal(penaltyOutstandingMinor: bigint, instalments: readonly Instalment[]): bigint {
+export function outstandingTotal(
+  penaltyOutstandingMinor: bigint,
+  instalments: readonly Instalment[],
+): bigint {
   return instalments.reduce((sum, i) => sum + unpaidTotal(i), penaltyOutstandingMinor);
 }
 
 /** What is due on `day`: the penalty not paid and the unpaid parts of the instalments due on or before it. */
-export function dueOn(penaltyOutstandingMinor: bigint, instalments: readonly Instalment[], day: string): bigint {
+export function dueOn(
+  penaltyOutstandingMinor: bigint,
+  instalments: readonly Instalment[],
+  day: string,
+): bigint {
   return instalments
     .filter((i) => i.dueDate <= day)
     .reduce((sum, i) => sum + unpaidTotal(i), penaltyOutstandingMinor);
@@ -405,4 +414,62 @@ export function loanStateError(loanId: string, status: LoanStatus, action: strin
     title: 'Loan not in that state',
     detail: `Loan ${loanId} is ${status}; it cannot be ${action}.`,
   });
+}
+
+export const LOAN_REPAYMENT_SOURCES = ['manual', 'automatic'] as const;
+export type LoanRepaymentSource = (typeof LOAN_REPAYMENT_SOURCES)[number];
+
+export interface Loan extends LoanTerms {
+  id: string;
+  organizationId: string;
+  productId: string;
+  customerId: string;
+  walletId: string;
+  principalMinor: bigint;
+  status: LoanStatus;
+  statusReason: string | null;
+  policyVersion: number;
+  policyRule: string;
+  policyDecision: 'allow' | 'deny' | 'require_approval';
+  approvalId: string | null;
+  disbursementEntryId: string | null;
+  disbursedAt: Date | null;
+  disbursedOn: string | null;
+  processedThrough: string | null;
+  penaltyBasisMinorDays: bigint;
+  penaltyAccruedMinor: bigint;
+  penaltyPaidMinor: bigint;
+  daysPastDue: number;
+  arrearsBucket: ArrearsBucket;
+  writeOffEntryId: string | null;
+  writtenOffMinor: bigint | null;
+  writeOffReason: string | null;
+  createdBy: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+  closedAt: Date | null;
+}
+
+export interface LoanRepayment {
+  id: string;
+  organizationId: string;
+  loanId: string;
+  source: LoanRepaymentSource;
+  day: string;
+  amountMinor: bigint;
+  penaltyMinor: bigint;
+  feeMinor: bigint;
+  interestMinor: bigint;
+  principalMinor: bigint;
+  journalEntryId: string;
+  createdBy: string | null;
+  createdAt: Date;
+}
+
+/** Whether everything owed is paid: every instalment in full and the penalty accrued. */
+export function isPaidOff(
+  loan: Pick<Loan, 'penaltyAccruedMinor' | 'penaltyPaidMinor'>,
+  instalments: readonly Instalment[],
+): boolean {
+  return loan.penaltyPaidMinor === loan.penaltyAccruedMinor && outstandingTotal(0n, instalments) === 0n;
 }

@@ -51,6 +51,7 @@ import { evidenceRoutes } from './routes/evidence.ts';
 import { exportRoutes, exportSchema } from './routes/exports.ts';
 import { feeRoutes } from './routes/fees.ts';
 import { ledgerRoutes } from './routes/ledger.ts';
+import { LOAN_SCHEMAS, loanRoutes } from './routes/loans.ts';
 import { memberRoutes } from './routes/members.ts';
 import { paymentBatchRoutes } from './routes/paymentBatches.ts';
 import { policyRoutes } from './routes/policies.ts';
@@ -181,6 +182,7 @@ export async function buildApp({
     ...FEE_SCHEMAS,
     ...SAFEGUARDING_SCHEMAS,
     ...STABLECOIN_SCHEMAS,
+    ...LOAN_SCHEMAS,
     testClockSchema,
   ]) {
     app.addSchema(schema);
@@ -288,6 +290,7 @@ export async function buildApp({
   safeguardingRoutes(app, deps);
   travelRuleRoutes(app, deps);
   stablecoinRoutes(app, deps);
+  loanRoutes(app, deps);
   webhookRoutes(app, deps);
   if (deps.environment === 'sandbox') sandboxRoutes(app, deps);
   if (deps.environment === 'sandbox') sandboxChainRoutes(app, deps);

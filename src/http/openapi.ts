@@ -110,6 +110,11 @@ export const OPENAPI_DOCUMENT_BASE = {
         'USDC and USDT money in and across: deposit addresses per wallet and network, deposits credited after their confirmations, and conversions between a fiat wallet and a stablecoin wallet at a quoted rate.',
     },
     {
+      name: 'Lending',
+      description:
+        'Loan products and loans: application decided by the policy, disbursement to the borrower’s wallet, an exact schedule, repayments manual and automatic, arrears and penalty by the organization’s clock, write-off through the ledger.',
+    },
+    {
       name: 'Rail partners',
       description:
         'The partners (M-Pesa Daraja, MTN MoMo) that carry an organization’s rails, with sealed credentials, and the callbacks they sent.',
