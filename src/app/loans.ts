@@ -18,6 +18,7 @@ import { ID_PREFIXES, isId } from '../domain/ids.ts';
 import { type Posting, walletBalances } from '../domain/ledger.ts';
 import {
   type Allocation,
+  ARREARS_BUCKET_NAMES,
   allocateRepayment,
   arrearsOn,
   checkPrincipal,
@@ -740,7 +741,7 @@ async function catchUpLoan(
       processedThrough: day,
       updatedAt: now,
     };
-    if (arrears.bucket !== previousBucket && arrears.bucket !== 'current') {
+    if (ARREARS_BUCKET_NAMES.indexOf(arrears.bucket) > ARREARS_BUCKET_NAMES.indexOf(previousBucket)) {
       progress.events.push(
         loanEvent(deps, 'loan.overdue', { ...progress, today: day }, now, {
           day,

@@ -593,7 +593,7 @@ export function loanRoutes(app: FastifyInstance, deps: Deps): void {
         tags: TAGS,
         security: BEARER_SECURITY,
         querystring: listQuerySchema(ID_PREFIXES.loan, {
-          status: { type: 'string', enum: LOAN_STATUSES },
+          status: { type: 'string', enum: LOAN_STATUSES, description: 'Only loans in this status.' },
           wallet: idSchema(ID_PREFIXES.wallet, 'Only this wallet’s loans.'),
         }),
         response: {
