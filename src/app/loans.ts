@@ -645,7 +645,10 @@ export async function repayLoan(
   createdBy: string | null,
   amountText?: string,
 ): Promise<{ repayment: LoanRepayment; view: LoanView }> {
-  const loan = await lockLoan(tx, organizationId, id);
+  const today = utcDay(await organizationNow(tx, deps, organizationId));
+  // Days the day work has not done yet are done first (collection, arrears, penalty), so the repayment is
+  // allocated against the loan as it stands today.
+  const loan = await catchUpLockedLoan(tx, deps, await lockLoan(tx, organizationId, id), today);
   if (loan.status !== 'active') throw loanStateError(loan.id, loan.status, 'repaid');
   const amountMinor = checkSingleAmount(
     parseAmount(input.amount, loan.currency, 'amount', amountText),
@@ -664,7 +667,6 @@ export async function repayLoan(
     });
   }
   const now = deps.now();
-  const today = utcDay(await organizationNow(tx, deps, organizationId));
   const accounts = await loanAccounts(tx, deps, loan);
   const session = new PostingSession(tx);
   await session.lock([loan.walletId, accounts.receivable, accounts.interest, accounts.fee, accounts.penalty]);
@@ -693,10 +695,16 @@ async function catchUpLoan(
   organizationId: string,
   id: string,
   throughDay: string,
-) {
-  const loan = await lockLoan(tx, organizationId, id);
-  if (loan.status !== 'active' || loan.processedThrough === null || loan.processedThrough >= throughDay)
-    return;
+): Promise<void> {
+  await catchUpLockedLoan(tx, deps, await lockLoan(tx, organizationId, id), throughDay);
+}
+
+/** The same, for a loan the caller has locked; returns the loan as it stands after. */
+async function catchUpLockedLoan(tx: Queryable, deps: Deps, loan: Loan, throughDay: string): Promise<Loan> {
+  const organizationId = loan.organizationId;
+  if (loan.status !== 'active' || loan.processedThrough === null || loan.processedThrough >= throughDay) {
+    return loan;
+  }
   const now = deps.now();
   const accounts = await loanAccounts(tx, deps, loan);
   const session = new PostingSession(tx);
@@ -753,6 +761,7 @@ async function catchUpLoan(
   }
   await session.flush(now);
   await saveProgress(tx, deps, progress);
+  return progress.loan;
 }
 
 /** Every active loan of the organization brought up to `throughDay`, each loan in its own transaction. */
@@ -794,10 +803,11 @@ export async function writeOffLoan(
       'invalid_length',
     );
   }
-  const loan = await lockLoan(tx, organizationId, id);
+  const today = utcDay(await organizationNow(tx, deps, organizationId));
+  // Brought up to today first, so the write-off records the arrears as they stand.
+  const loan = await catchUpLockedLoan(tx, deps, await lockLoan(tx, organizationId, id), today);
   if (loan.status !== 'active') throw loanStateError(loan.id, loan.status, 'written off');
   const now = deps.now();
-  const today = utcDay(await organizationNow(tx, deps, organizationId));
   const instalments = await listInstalments(tx, loan.id);
   const principal = principalOutstanding(instalments);
   let writeOffEntryId: string | null = null;
