@@ -6,6 +6,7 @@
  * due date's collection). The ledger verifies clean after each.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyLedger } from '../src/app/ledgerVerify.ts';
 import {
   arrearsOn,
   computeSchedule,
@@ -162,6 +163,24 @@ describe.each(BACKENDS)('lending on %s', (backend) => {
       expect(types).toContain(type);
     }
     expect(types).not.toContain('loan.overdue');
+    await expectLedgerHealthy(t);
+    // ledger verify ties the lending accounts to the loans: a repayment record the ledger lacks is named.
+    await t.db.store.query('ALTER TABLE loan_repayments DISABLE TRIGGER loan_repayments_append_only');
+    try {
+      await t.db.store.query(
+        'UPDATE loan_repayments SET interest_minor = interest_minor + 1, amount_minor = amount_minor + 1 WHERE id = $1',
+        [repayments[0].id],
+      );
+      expect((await verifyLedger(t.deps.store)).map((v) => v.invariant)).toEqual([
+        'loan_accounts_match_loans',
+      ]);
+    } finally {
+      await t.db.store.query(
+        'UPDATE loan_repayments SET interest_minor = interest_minor - 1, amount_minor = amount_minor - 1 WHERE id = $1',
+        [repayments[0].id],
+      );
+      await t.db.store.query('ALTER TABLE loan_repayments ENABLE TRIGGER loan_repayments_append_only');
+    }
     await expectLedgerHealthy(t);
   });
 
