@@ -370,8 +370,22 @@ describe.each(BACKENDS)('lending on %s', (backend) => {
       status: 'rejected',
       status_reason: 'approval_rejected',
     });
+    // Withdrawn while it waits: its approval is canceled with it; an end is final.
+    const withdrawn = await apply('3000.00');
+    const canceled = await api(t, 'POST', `/v1/loans/${withdrawn.data.id}/cancel`, { key: org.key });
+    expect(canceled.statusCode, canceled.body).toBe(200);
+    expect(canceled.data).toMatchObject({ status: 'canceled', status_reason: 'canceled' });
+    expect(
+      (await api(t, 'GET', `/v1/approvals/${withdrawn.data.approval}`, { key: org.key })).data.status,
+    ).toBe('canceled');
+    expect((await api(t, 'POST', `/v1/loans/${withdrawn.data.id}/cancel`, { key: org.key })).statusCode).toBe(
+      409,
+    );
+    expect(
+      (await api(t, 'POST', `/v1/loans/${withdrawn.data.id}/disburse`, { key: org.key })).statusCode,
+    ).toBe(409);
     const evidence = await api(t, 'GET', '/v1/evidence?kind=loan.decision', { key: org.key });
-    expect(evidence.data.data).toHaveLength(4);
+    expect(evidence.data.data).toHaveLength(5);
   });
 
   it('disburses once when asked twice at once, and a manual repayment racing the due date takes the money once', async () => {

@@ -62,7 +62,7 @@ import {
 } from '../store/repositories/loans.ts';
 import { findWallets } from '../store/repositories/wallets.ts';
 import type { Queryable } from '../store/store.ts';
-import { newApproval, openApproval } from './approvals.ts';
+import { cancelApprovalOf, newApproval, openApproval } from './approvals.ts';
 import { readCustomerPolicyFacts } from './customerPolicyFacts.ts';
 import type { Deps } from './deps.ts';
 import { newEvent, recordEvents } from './events.ts';
@@ -411,6 +411,37 @@ export async function lockLoan(tx: Queryable, organizationId: string, id: string
   const loan = await findLoan(tx, organizationId, id, { forUpdate: true });
   if (!loan) throw resourceMissing('loan', id);
   return loan;
+}
+
+/**
+ * Withdraws an application before it is disbursed (`pending_approval` or `approved`): a pending approval is
+ * canceled with it (the loan is locked first, as every path that decides an approval does). Nothing moved,
+ * so nothing is posted.
+ */
+export async function cancelLoan(
+  tx: Queryable,
+  deps: Deps,
+  organizationId: string,
+  id: string,
+  actor: EvidenceActor,
+): Promise<LoanView> {
+  const loan = await lockLoan(tx, organizationId, id);
+  if (loan.status !== 'pending_approval' && loan.status !== 'approved') {
+    throw loanStateError(loan.id, loan.status, 'canceled');
+  }
+  const now = deps.now();
+  if (loan.status === 'pending_approval') await cancelApprovalOf(tx, deps, loan.id, actor);
+  const canceled: Loan = {
+    ...loan,
+    status: 'canceled',
+    statusReason: 'canceled',
+    updatedAt: now,
+    closedAt: now,
+  };
+  await saveLoan(tx, canceled);
+  const view: LoanView = { loan: canceled, instalments: [], today: '' };
+  await recordEvents(tx, deps, [loanEvent(deps, 'loan.canceled', view, now)]);
+  return loanView(tx, deps, canceled);
 }
 
 // ---- ledger accounts ----

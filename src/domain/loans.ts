@@ -17,13 +17,14 @@ export type LoanAmortisation = (typeof LOAN_AMORTISATIONS)[number];
 
 /**
  * `pending_approval`: the policy asked for an approval; `approved`: ready to disburse; `rejected`: by the
- * policy or its approval; `active`: disbursed and being repaid; `paid_off`: everything owed was paid;
+ * policy or its approval; `canceled`: withdrawn before disbursement; `active`: disbursed and being repaid; `paid_off`: everything owed was paid;
  * `written_off`: an operator wrote what was left off as a loss.
  */
 export const LOAN_STATUSES = [
   'pending_approval',
   'approved',
   'rejected',
+  'canceled',
   'active',
   'paid_off',
   'written_off',
@@ -34,6 +35,7 @@ export const LOAN_EVENT_TYPES = [
   'loan.applied',
   'loan.approved',
   'loan.rejected',
+  'loan.canceled',
   'loan.disbursed',
   'loan.repayment_received',
   'loan.overdue',

@@ -9,6 +9,7 @@ import type { Deps } from '../../app/deps.ts';
 import { apiKeyActor } from '../../app/evidence.ts';
 import {
   applyForLoan,
+  cancelLoan,
   createLoanProduct,
   decideLoanApplication,
   disburseLoan,
@@ -140,7 +141,7 @@ const moneyParts = (what: string) => ({
 export const loanSchema = {
   $id: 'Loan',
   type: 'object',
-  description: `A loan from application to its end. \`pending_approval\` while its approval waits; \`approved\` until disbursed; \`rejected\` by the policy or its approval; \`active\` once disbursed; \`paid_off\` or \`written_off\` at its end. Days are the organization’s (its test clock in the sandbox). Arrears buckets by days past due: ${ARREARS_BUCKETS.map((b) => `\`${b.name}\` from ${b.fromDays}`).join(', ')}.`,
+  description: `A loan from application to its end. \`pending_approval\` while its approval waits; \`approved\` until disbursed; \`rejected\` by the policy or its approval; \`canceled\` when withdrawn before disbursement; \`active\` once disbursed; \`paid_off\` or \`written_off\` at its end. Days are the organization’s (its test clock in the sandbox). Arrears buckets by days past due: ${ARREARS_BUCKETS.map((b) => `\`${b.name}\` from ${b.fromDays}`).join(', ')}.`,
   required: [
     'object',
     'id',
@@ -185,7 +186,8 @@ export const loanSchema = {
     status: { type: 'string', enum: LOAN_STATUSES },
     status_reason: {
       type: ['string', 'null'],
-      description: '`policy_denied`, `approval_rejected`, `approval_expired`, `written_off`, or null.',
+      description:
+        '`policy_denied`, `approval_rejected`, `approval_expired`, `canceled`, `written_off`, or null.',
     },
     decision: {
       type: 'object',
@@ -633,6 +635,42 @@ export function loanRoutes(app: FastifyInstance, deps: Deps): void {
     },
     async (request) =>
       presentLoan(await getLoan(deps, principalOf(request).organizationId, request.params.id)),
+  );
+
+  app.post<{ Params: { id: string } }>(
+    '/v1/loans/:id/cancel',
+    {
+      config: { scope: 'write' },
+      schema: {
+        operationId: 'cancelLoan',
+        summary: 'Cancel a loan application',
+        description:
+          'Withdraws a loan that is `pending_approval` (its approval is canceled) or `approved` and not yet disbursed; it ends `canceled`. Any other status is a 409 `invalid_state_transition`. Emits `loan.canceled`.',
+        tags: TAGS,
+        security: BEARER_SECURITY,
+        headers: idempotencyHeadersSchema,
+        params: loanIdParams,
+        response: {
+          200: { description: 'The loan, canceled.', headers: idempotentWriteHeaders, $ref: 'Loan#' },
+          ...problemResponses(...WRITE_PROBLEMS),
+        },
+      },
+    },
+    (request, reply) => {
+      const principal = principalOf(request);
+      return sendWrite(deps, request, reply, async (tx, organizationId) => ({
+        status: 200,
+        body: presentLoan(
+          await cancelLoan(
+            tx,
+            deps,
+            organizationId,
+            request.params.id,
+            apiKeyActor(principal.keyId, principal.member?.id),
+          ),
+        ),
+      }));
+    },
   );
 
   app.post<{ Params: { id: string } }>(

@@ -74,7 +74,7 @@ CREATE TABLE loans (
   origination_fee_bps       integer NOT NULL CHECK (origination_fee_bps >= 0),
   grace_period_months       integer NOT NULL CHECK (grace_period_months >= 0 AND grace_period_months < term_months),
   penalty_rate_bps          integer NOT NULL CHECK (penalty_rate_bps >= 0),
-  status                    text NOT NULL CHECK (status IN ('pending_approval', 'approved', 'rejected', 'active', 'paid_off', 'written_off')),
+  status                    text NOT NULL CHECK (status IN ('pending_approval', 'approved', 'rejected', 'canceled', 'active', 'paid_off', 'written_off')),
   status_reason             text,
   policy_version            integer NOT NULL,
   policy_rule               text NOT NULL,
@@ -111,7 +111,7 @@ CREATE INDEX loans_active_idx ON loans (organization_id, processed_through) WHER
 -- A disbursed loan is never given back to an earlier state, and its status never leaves an end.
 CREATE FUNCTION mkoba_loans_status_forward() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  IF OLD.status IN ('rejected', 'paid_off', 'written_off') AND NEW.status <> OLD.status THEN
+  IF OLD.status IN ('rejected', 'canceled', 'paid_off', 'written_off') AND NEW.status <> OLD.status THEN
     RAISE EXCEPTION 'loan % is % and stays so', OLD.id, OLD.status USING ERRCODE = 'check_violation';
   END IF;
   IF OLD.disbursement_entry_id IS NOT NULL AND NEW.disbursement_entry_id IS DISTINCT FROM OLD.disbursement_entry_id THEN
