@@ -1,6 +1,7 @@
 /**
  * Approvals as a resource: opened by a policy's `require_approval`, voted on by members, decided once.
- * Every vote, cancel and expiry locks the approval's resource first (the transfer, or the policy change) and
+ * Every vote, cancel and expiry locks the approval's resource first (the transfer, the policy change, the
+ * payment batch or the loan) and
  * the approval second, so two votes, a vote and an expiry, or a vote and a cancel never both decide it. The
  * decision moves the resource on in the same transaction: an approved transfer goes to the rail (or settles,
  * when internal), a rejected or expired one gives its hold back.
@@ -35,6 +36,7 @@ import {
   listApprovals as listApprovalRows,
   saveApprovalStatus,
 } from '../store/repositories/approvals.ts';
+import { findLoan } from '../store/repositories/loans.ts';
 import { findPaymentBatch } from '../store/repositories/paymentBatches.ts';
 import { findPolicyChange, findPolicyVersion } from '../store/repositories/policies.ts';
 import type { Queryable } from '../store/store.ts';
@@ -42,6 +44,7 @@ import type { PrincipalMember } from './apiKeys.ts';
 import type { Deps } from './deps.ts';
 import { newEvent, recordEvents } from './events.ts';
 import { appendEvidence, SYSTEM_ACTOR } from './evidence.ts';
+import { decideLoanApproval } from './loans.ts';
 import { decideBatchApproval } from './paymentBatches.ts';
 import { decidePolicyChange } from './policies.ts';
 import { applyStatusChange, lockTransfer } from './transfers.ts';
@@ -228,6 +231,8 @@ async function lockForDecision(
   if (found.resourceType === 'transfer') transfer = await lockTransfer(tx, organizationId, found.resourceId);
   else if (found.resourceType === 'payment_batch') {
     await findPaymentBatch(tx, organizationId, found.resourceId, { forUpdate: true });
+  } else if (found.resourceType === 'loan') {
+    await findLoan(tx, organizationId, found.resourceId, { forUpdate: true });
   } else await findPolicyChange(tx, organizationId, found.resourceId, { forUpdate: true });
   const approval = (await findApproval(tx, organizationId, id, { forUpdate: true })) as Approval;
   return { approval, ...(transfer ? { transfer } : {}) };
@@ -245,6 +250,7 @@ async function settleResource(
     return decidePolicyChange(tx, deps, approval, actor);
   }
   if (approval.resourceType === 'payment_batch') return decideBatchApproval(tx, deps, approval);
+  if (approval.resourceType === 'loan') return decideLoanApproval(tx, deps, approval);
   if (transfer?.status !== 'pending_approval') return transfer?.status ?? null;
   let moved: Transfer;
   if (approval.status === 'approved') {

@@ -6,6 +6,7 @@
  */
 import { utcDay } from '../domain/testClock.ts';
 import type { Deps } from './deps.ts';
+import { catchUpLoans, loanOrganizations } from './loans.ts';
 import { SAVINGS_DAY_WORK } from './savings.ts';
 import { organizationNow } from './testClock.ts';
 
@@ -48,4 +49,13 @@ export async function catchUpAfterAdvance(
  * Every product's day work, in the order a day runs: what the periodic day worker and a test clock's advance
  * run for each organization. Each product adds its entry here.
  */
-export const ORGANIZATION_DAY_WORK: DayWork[] = [SAVINGS_DAY_WORK];
+export const ORGANIZATION_DAY_WORK: DayWork[] = [
+  SAVINGS_DAY_WORK,
+  // Lending (src/app/loans.ts): due-date collection from the borrower's wallet, days past due, penalty.
+  // Called through arrows: loans.ts reaches this module back through the test clock.
+  {
+    name: 'loan_collection',
+    organizations: (deps, after, limit) => loanOrganizations(deps, after, limit),
+    catchUp: (deps, organizationId, throughDay) => catchUpLoans(deps, organizationId, throughDay),
+  },
+];

@@ -2,6 +2,7 @@
 import {
   accountsDifferingFromReplay,
   holdsReleasedTwice,
+  loanAccountsDifferingFromLoans,
   overdrawnWallets,
   terminalTransfersWithOpenHolds,
   transfersWithUnpostedFees,
@@ -55,6 +56,12 @@ export async function verifyLedger(store: Store): Promise<LedgerViolation[]> {
       violations.push({
         invariant: 'transfer_fee_posted',
         detail: `transfer ${t.transferId} should debit amount + fee and credit the fee (${t.expected}, minor units) but its entry carries ${t.found}`,
+      });
+    }
+    for (const l of await loanAccountsDifferingFromLoans(tx)) {
+      violations.push({
+        invariant: 'loan_accounts_match_loans',
+        detail: `${l.kind} of organization ${l.organizationId} in ${l.currency} holds ${l.ledger} but its loans say ${l.loans} (minor units)`,
       });
     }
     return violations;

@@ -538,11 +538,27 @@ export async function emitTestEvent(
                                 updated_at: now.toISOString(),
                                 test_event: true,
                               }
-                            : {
-                                subscription_id: deps.newId('webhookSubscription'),
-                                reason: 'failing_too_long',
-                                test_event: true,
-                              };
+                            : type.startsWith('loan.')
+                              ? {
+                                  loan_id: deps.newId('loan'),
+                                  status: LOAN_SAMPLE_STATUS[type] ?? 'active',
+                                  status_reason: null,
+                                  product: deps.newId('loanProduct'),
+                                  customer: sampleWallet.ownerId,
+                                  wallet: sampleWallet.id,
+                                  principal: '12000.00',
+                                  currency: 'KES',
+                                  principal_outstanding: '12000.00',
+                                  total_outstanding: '13520.00',
+                                  days_past_due: type === 'loan.overdue' ? 1 : 0,
+                                  arrears_bucket: type === 'loan.overdue' ? 'dpd_1_30' : 'current',
+                                  test_event: true,
+                                }
+                              : {
+                                  subscription_id: deps.newId('webhookSubscription'),
+                                  reason: 'failing_too_long',
+                                  test_event: true,
+                                };
   const event: EventRecord = newEvent(
     deps,
     {
@@ -556,6 +572,16 @@ export async function emitTestEvent(
   await recordEvents(tx, deps, [event]);
   return event;
 }
+
+/** The status a sample loan event shows; the others show an active loan. */
+const LOAN_SAMPLE_STATUS: Readonly<Record<string, string>> = {
+  'loan.applied': 'approved',
+  'loan.approved': 'approved',
+  'loan.rejected': 'rejected',
+  'loan.canceled': 'canceled',
+  'loan.paid_off': 'paid_off',
+  'loan.written_off': 'written_off',
+};
 
 /** An approved approval of a sample transfer, for `approval.updated` test events. */
 function sampleApproval(deps: Deps, transferId: string, now: Date): Approval {

@@ -50,6 +50,7 @@ export type ErrorCode =
   | 'savings_withdrawal_refused'
   | 'savings_rate_in_past'
   | 'savings_rate_exists'
+  | 'repayment_exceeds_outstanding'
   | 'test_clock_backwards'
   | 'test_clock_advance_too_far'
   | 'test_clock_catch_up_incomplete'

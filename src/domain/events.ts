@@ -1,6 +1,7 @@
 /** Event types, payloads and the envelope (the spec's section 2.4, spelling 1: snake_case). */
 import type { Environment } from './apiKeys.ts';
 import { COLLECTION_EVENT_TYPES } from './collections.ts';
+import { LOAN_EVENT_TYPES } from './loans.ts';
 import { formatAmount } from './money.ts';
 import { CONVERSION_EVENT_TYPES, DEPOSIT_EVENT_TYPES } from './stablecoins.ts';
 import { feeOf, type Transfer } from './transferRecord.ts';
@@ -49,6 +50,7 @@ export const EVENT_TYPES = [
   ...COLLECTION_EVENT_TYPES,
   ...DEPOSIT_EVENT_TYPES,
   ...CONVERSION_EVENT_TYPES,
+  ...LOAN_EVENT_TYPES,
   'approval.updated',
   'policy.updated',
   'fee_schedule.updated',

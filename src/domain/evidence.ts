@@ -48,6 +48,8 @@ export const EVIDENCE_KINDS = [
   'conversion.decision',
   'launch_gate.update',
   'launch_gate.override',
+  'loan.decision',
+  'loan.write_off',
 ] as const;
 export type EvidenceKind = (typeof EVIDENCE_KINDS)[number];
 

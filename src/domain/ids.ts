@@ -44,6 +44,9 @@ export const ID_PREFIXES = {
   savingsWithdrawal: 'svw',
   consoleSession: 'csn',
   consoleSignInLink: 'csl',
+  loanProduct: 'lp',
+  loan: 'loan',
+  loanRepayment: 'lrp',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -30,7 +30,10 @@ export type PostingPhase = (typeof POSTING_PHASES)[number];
  * when an operator records a sweep into trust from a rail's float (crediting the rail's settlement
  * account), credited by a sweep out of trust (docs/SAFEGUARDING.md); per organization and currency, the
  * interest expense account savings interest is paid from and the interest payable account it is booked to
- * daily until it is capitalised (docs/PRODUCTS.md).
+ * daily until it is capitalised (docs/PRODUCTS.md); per organization and currency, the lending accounts
+ * (docs/PRODUCTS.md, "Lending products"): the loan receivable (principal lent and not yet repaid, a debit
+ * balance), the income a repayment's interest, fee and penalty parts go to, and loan losses (what was
+ * written off).
  *
  * Seen as balances: a wallet holds a credit balance (what the platform owes its customer); settlement and
  * trust accounts hold debit balances (money the platform has, at a partner or in trust); a rail's clearing
@@ -48,6 +51,11 @@ export const ACCOUNT_KINDS = [
   'trust',
   'interest_expense',
   'interest_payable',
+  'loan_receivable',
+  'loan_interest_income',
+  'loan_fee_income',
+  'loan_penalty_income',
+  'loan_loss',
 ] as const;
 export type AccountKind = (typeof ACCOUNT_KINDS)[number];
 

@@ -54,6 +54,7 @@ import { exportRoutes, exportSchema } from './routes/exports.ts';
 import { feeRoutes } from './routes/fees.ts';
 import { launchGateRoutes, launchGateSchema } from './routes/launchGates.ts';
 import { ledgerRoutes } from './routes/ledger.ts';
+import { LOAN_SCHEMAS, loanRoutes } from './routes/loans.ts';
 import { memberRoutes } from './routes/members.ts';
 import { organizationRoutes, organizationSchema } from './routes/organization.ts';
 import { paymentBatchRoutes } from './routes/paymentBatches.ts';
@@ -188,6 +189,7 @@ export async function buildApp({
     ...SAFEGUARDING_SCHEMAS,
     ...SAFEGUARDING_SWEEP_SCHEMAS,
     ...STABLECOIN_SCHEMAS,
+    ...LOAN_SCHEMAS,
     testClockSchema,
     organizationSchema,
     launchGateSchema,
@@ -300,6 +302,7 @@ export async function buildApp({
   travelRuleRoutes(app, deps);
   stablecoinRoutes(app, deps);
   savingsRoutes(app, deps);
+  loanRoutes(app, deps);
   webhookRoutes(app, deps);
   organizationRoutes(app, deps);
   launchGateRoutes(app, deps);

@@ -185,7 +185,7 @@ export const policyRuleSchema = {
       type: 'string',
       enum: POLICY_OPERATIONS,
       description:
-        '`transfer` (the default) or `policy.update` (changes to the policy itself; such a rule takes no `match`).',
+        '`transfer` (the default), `payment_batch` (a batch as a whole: `amount` and `source_wallets` only), `loan` (a loan application: `amount` is the principal, `source_wallets` the borrower’s wallet, and `risk_levels`, `kyc_statuses`) or `policy.update` (changes to the policy itself; such a rule takes no `match`).',
     },
     match: matchSchema,
     action: {

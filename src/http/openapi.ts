@@ -115,6 +115,11 @@ export const OPENAPI_DOCUMENT_BASE = {
         'Savings products (a rate by day, a day-count convention, a minimum balance, notice or a fixed term) and savings accounts: wallets of a product that accrue interest daily, exactly, and capitalise it monthly by the organization’s clock.',
     },
     {
+      name: 'Lending',
+      description:
+        'Loan products and loans: application decided by the policy, disbursement to the borrower’s wallet, an exact schedule, repayments manual and automatic, arrears and penalty by the organization’s clock, write-off through the ledger.',
+    },
+    {
       name: 'Rail partners',
       description:
         'The partners (M-Pesa Daraja, MTN MoMo) that carry an organization’s rails, with sealed credentials, and the callbacks they sent.',

@@ -297,7 +297,7 @@ export interface Event {
   /** Event id. */
   id: string;
   object: 'event';
-  /** What happened: one of `transfer.created`, `transfer.processing`, `transfer.settled`, `transfer.failed`, `transfer.canceled`, `transfer.returned`, `transfer.rejected`, `transfer.expired`, `wallet.frozen`, `wallet.unfrozen`, `wallet.closed`, `customer.verification.updated`, `aml.alert.opened`, `aml.alert.resolved`, `payment_batch.created`, `payment_batch.pending_approval`, `payment_batch.processing`, `payment_batch.completed`, `payment_batch.partially_failed`, `payment_batch.failed`, `payment_batch.canceled`, `collection.created`, `collection.processing`, `collection.succeeded`, `collection.failed`, `deposit.detected`, `deposit.held_for_review`, `deposit.credited`, `deposit.rejected`, `deposit.reorged`, `conversion.completed`, `approval.updated`, `policy.updated`, `fee_schedule.updated`, `export.ready`, `export.failed`, `ledger.matched`, `reconciliation.statement.imported`, `reconciliation.exception.opened`, `reconciliation.exception.resolved`, `webhook_subscription.disabled`, `rail_partner.paused`, `rail_partner.resumed`, `safeguarding.shortfall`, `test_clock.advanced`, `safeguarding.sweep.recorded`, `launch_gate.updated`, `savings.account.opened`, `savings.notice.given`, `savings.withdrawal.completed`, `savings.interest.capitalized`. New types may be added; ignore the ones you do not know. */
+  /** What happened: one of `transfer.created`, `transfer.processing`, `transfer.settled`, `transfer.failed`, `transfer.canceled`, `transfer.returned`, `transfer.rejected`, `transfer.expired`, `wallet.frozen`, `wallet.unfrozen`, `wallet.closed`, `customer.verification.updated`, `aml.alert.opened`, `aml.alert.resolved`, `payment_batch.created`, `payment_batch.pending_approval`, `payment_batch.processing`, `payment_batch.completed`, `payment_batch.partially_failed`, `payment_batch.failed`, `payment_batch.canceled`, `collection.created`, `collection.processing`, `collection.succeeded`, `collection.failed`, `deposit.detected`, `deposit.held_for_review`, `deposit.credited`, `deposit.rejected`, `deposit.reorged`, `conversion.completed`, `loan.applied`, `loan.approved`, `loan.rejected`, `loan.canceled`, `loan.disbursed`, `loan.repayment_received`, `loan.overdue`, `loan.paid_off`, `loan.written_off`, `approval.updated`, `policy.updated`, `fee_schedule.updated`, `export.ready`, `export.failed`, `ledger.matched`, `reconciliation.statement.imported`, `reconciliation.exception.opened`, `reconciliation.exception.resolved`, `webhook_subscription.disabled`, `rail_partner.paused`, `rail_partner.resumed`, `safeguarding.shortfall`, `test_clock.advanced`, `safeguarding.sweep.recorded`, `launch_gate.updated`, `savings.account.opened`, `savings.notice.given`, `savings.withdrawal.completed`, `savings.interest.capitalized`. New types may be added; ignore the ones you do not know. */
   type: string;
   /** When the change happened (UTC). */
   created_at: string;
@@ -375,7 +375,12 @@ export interface LedgerAccount {
     | 'conversion'
     | 'trust'
     | 'interest_expense'
-    | 'interest_payable';
+    | 'interest_payable'
+    | 'loan_receivable'
+    | 'loan_interest_income'
+    | 'loan_fee_income'
+    | 'loan_penalty_income'
+    | 'loan_loss';
   /** The wallet, for a wallet account. */
   wallet: string | null;
   /** The rail, for a system account. */
@@ -473,7 +478,9 @@ export interface Evidence {
     | 'deposit.decision'
     | 'conversion.decision'
     | 'launch_gate.update'
-    | 'launch_gate.override';
+    | 'launch_gate.override'
+    | 'loan.decision'
+    | 'loan.write_off';
   /** `system` for the service’s own decisions, the id of the API key an operator used, or the id of the console session (`csn_…`) a member signed in with. */
   actor: string;
   /** The member the API key acts for, or who signed in to the console session; present only then (and then part of what is hashed). */
@@ -625,8 +632,8 @@ export interface PolicyRule {
   /** Unique in the policy; decisions name it. */
   id: string;
   description?: string | null;
-  /** `transfer` (the default) or `policy.update` (changes to the policy itself; such a rule takes no `match`). */
-  applies_to?: 'transfer' | 'payment_batch' | 'policy.update';
+  /** `transfer` (the default), `payment_batch` (a batch as a whole: `amount` and `source_wallets` only), `loan` (a loan application: `amount` is the principal, `source_wallets` the borrower’s wallet, and `risk_levels`, `kyc_statuses`) or `policy.update` (changes to the policy itself; such a rule takes no `match`). */
+  applies_to?: 'transfer' | 'payment_batch' | 'policy.update' | 'loan';
   /** Every matcher given must hold (AND); a matcher left out matches anything. */
   match?: {
     /** Amount ranges, one per currency; a transfer in a currency not listed does not match. */
@@ -779,7 +786,7 @@ export interface Approval {
   id: string;
   status: 'pending' | 'approved' | 'rejected' | 'expired' | 'canceled';
   resource: {
-    type: 'transfer' | 'policy_change' | 'payment_batch';
+    type: 'transfer' | 'policy_change' | 'payment_batch' | 'loan';
     id: string;
   };
   /** The policy version whose rule asked for approval. */
@@ -1633,6 +1640,222 @@ export interface Conversion {
   created_at: string;
 }
 
+/** What an organization lends on. A product never changes; loans keep the terms they were made with. */
+export interface LoanProduct {
+  object: 'loan_product';
+  /** Loan product id. */
+  id: string;
+  name: string;
+  currency:
+    | 'KES'
+    | 'UGX'
+    | 'TZS'
+    | 'RWF'
+    | 'NGN'
+    | 'GHS'
+    | 'ZAR'
+    | 'XOF'
+    | 'XAF'
+    | 'ZMW'
+    | 'MWK'
+    | 'ETB'
+    | 'EGP'
+    | 'MAD'
+    | 'USD'
+    | 'EUR'
+    | 'GBP'
+    | 'USDC'
+    | 'USDT';
+  /** Nominal annual interest rate in basis points (2400 = 24 % a year); a month’s rate is a twelfth of it. */
+  interest_rate_bps: number;
+  /** Instalments, one a month, the first a month after disbursement. */
+  term_months: number;
+  /** `flat`: interest on the original principal for the whole term, spread evenly; `declining_balance`: interest on the balance each month, level instalments (annuity). */
+  amortisation: 'flat' | 'declining_balance';
+  /** Charged once, in basis points of the principal (rounded half up), due with the first instalment. */
+  origination_fee_bps: number;
+  /** The first instalments that pay interest only; fewer than `term_months`. */
+  grace_period_months: number;
+  /** Annual rate in basis points on overdue principal and interest, accrued each day it is overdue (actual/365). */
+  penalty_rate_bps: number;
+  /** The smallest principal lent. */
+  min_principal: string;
+  /** The largest principal lent. */
+  max_principal: string;
+  created_at: string;
+}
+
+/** A loan from application to its end. `pending_approval` while its approval waits; `approved` until disbursed; `rejected` by the policy or its approval; `canceled` when withdrawn before disbursement; `active` once disbursed; `paid_off` or `written_off` at its end. Days are the organization’s (its test clock in the sandbox). Arrears buckets by days past due: `current` from 0, `dpd_1_30` from 1, `dpd_31_60` from 31, `dpd_61_90` from 61, `dpd_90_plus` from 91. */
+export interface Loan {
+  object: 'loan';
+  /** Loan id. */
+  id: string;
+  /** The product it was lent on. */
+  product: string;
+  /** The borrower. */
+  customer: string;
+  /** The borrower’s wallet: disbursed to, repaid from. */
+  wallet: string;
+  currency:
+    | 'KES'
+    | 'UGX'
+    | 'TZS'
+    | 'RWF'
+    | 'NGN'
+    | 'GHS'
+    | 'ZAR'
+    | 'XOF'
+    | 'XAF'
+    | 'ZMW'
+    | 'MWK'
+    | 'ETB'
+    | 'EGP'
+    | 'MAD'
+    | 'USD'
+    | 'EUR'
+    | 'GBP'
+    | 'USDC'
+    | 'USDT';
+  /** Lent. */
+  principal: string;
+  /** The product’s terms as they were when the loan was made. */
+  terms: {
+    /** Nominal annual interest rate in basis points (2400 = 24 % a year); a month’s rate is a twelfth of it. */
+    interest_rate_bps: number;
+    /** Instalments, one a month, the first a month after disbursement. */
+    term_months: number;
+    /** `flat`: interest on the original principal for the whole term, spread evenly; `declining_balance`: interest on the balance each month, level instalments (annuity). */
+    amortisation: 'flat' | 'declining_balance';
+    /** Charged once, in basis points of the principal (rounded half up), due with the first instalment. */
+    origination_fee_bps: number;
+    /** The first instalments that pay interest only; fewer than `term_months`. */
+    grace_period_months: number;
+    /** Annual rate in basis points on overdue principal and interest, accrued each day it is overdue (actual/365). */
+    penalty_rate_bps: number;
+  };
+  status: 'pending_approval' | 'approved' | 'rejected' | 'canceled' | 'active' | 'paid_off' | 'written_off';
+  /** `policy_denied`, `approval_rejected`, `approval_expired`, `canceled`, `written_off`, or null. */
+  status_reason: string | null;
+  /** The policy’s decision on the application: the version and rule that decided. */
+  decision: {
+    decision: 'allow' | 'deny' | 'require_approval';
+    policy_version: number;
+    rule: string;
+  };
+  /** The approval it waited for, if any. */
+  approval: string | null;
+  disbursed_at: string | null;
+  /** The organization’s day it was disbursed; instalments fall due monthly from it. */
+  disbursed_on: string | null;
+  /** The last day whose collection, arrears and penalty are done. */
+  processed_through: string | null;
+  outstanding: {
+    /** Penalty still owed. */
+    penalty: string;
+    /** Fees still owed. */
+    fee: string;
+    /** Interest still owed. */
+    interest: string;
+    /** Principal still owed. */
+    principal: string;
+    /** Everything still owed. */
+    total: string;
+  };
+  paid: {
+    /** Penalty paid so far. */
+    penalty: string;
+    /** Fees paid so far. */
+    fee: string;
+    /** Interest paid so far. */
+    interest: string;
+    /** Principal paid so far. */
+    principal: string;
+  };
+  arrears: {
+    /** Days since the oldest unpaid instalment fell due (0 when nothing is overdue). */
+    days_past_due: number;
+    bucket: 'current' | 'dpd_1_30' | 'dpd_31_60' | 'dpd_61_90' | 'dpd_90_plus';
+    /** Unpaid fee, interest and principal of instalments past their due date. */
+    overdue: string;
+    /** Penalty accrued in all (paid or not). */
+    penalty_accrued: string;
+  };
+  /** The due date of the first instalment not fully paid. */
+  next_due_date: string | null;
+  /** The instalments, fixed at disbursement (empty before). Amounts are exact in minor units; rounding is half up and the last instalment absorbs what is left. */
+  schedule: Array<{
+    number: number;
+    /** When it falls due. */
+    due_date: string;
+    /** Principal due. */
+    principal: string;
+    /** Interest due. */
+    interest: string;
+    /** Fee due. */
+    fee: string;
+    /** All of it. */
+    total: string;
+    /** Paid of it so far. */
+    paid: string;
+    /** `due` on its due date, `overdue` after it while unpaid, `upcoming` before it (partly paid or not). */
+    status: 'paid' | 'overdue' | 'due' | 'upcoming';
+  }>;
+  /** The principal written off, once written off. */
+  written_off: string | null;
+  write_off_reason: string | null;
+  created_at: string;
+  updated_at: string;
+  closed_at: string | null;
+}
+
+/** Money taken from the borrower’s wallet for a loan, and how it was allocated: penalty, then each instalment’s fee, interest and principal, oldest first. */
+export interface LoanRepayment {
+  object: 'loan_repayment';
+  /** Repayment id. */
+  id: string;
+  /** The loan. */
+  loan: string;
+  /** `manual` (POST …/repayments) or `automatic` (taken on or after a due date). */
+  source: 'manual' | 'automatic';
+  /** The organization’s day it was taken on. */
+  day: string;
+  /** Taken from the wallet. */
+  amount: string;
+  currency:
+    | 'KES'
+    | 'UGX'
+    | 'TZS'
+    | 'RWF'
+    | 'NGN'
+    | 'GHS'
+    | 'ZAR'
+    | 'XOF'
+    | 'XAF'
+    | 'ZMW'
+    | 'MWK'
+    | 'ETB'
+    | 'EGP'
+    | 'MAD'
+    | 'USD'
+    | 'EUR'
+    | 'GBP'
+    | 'USDC'
+    | 'USDT';
+  allocation: {
+    /** Penalty paid by it. */
+    penalty: string;
+    /** Fees paid by it. */
+    fee: string;
+    /** Interest paid by it. */
+    interest: string;
+    /** Principal paid by it. */
+    principal: string;
+  };
+  /** The ledger entry that moved it. */
+  journal_entry: string;
+  created_at: string;
+}
+
 export interface TestClock {
   object: 'test_clock';
   /** The organization’s now. */
@@ -2362,6 +2585,15 @@ export interface ListEventsQuery {
     | 'deposit.rejected'
     | 'deposit.reorged'
     | 'conversion.completed'
+    | 'loan.applied'
+    | 'loan.approved'
+    | 'loan.rejected'
+    | 'loan.canceled'
+    | 'loan.disbursed'
+    | 'loan.repayment_received'
+    | 'loan.overdue'
+    | 'loan.paid_off'
+    | 'loan.written_off'
     | 'approval.updated'
     | 'policy.updated'
     | 'fee_schedule.updated'
@@ -2424,7 +2656,12 @@ export interface ListLedgerAccountsQuery {
     | 'conversion'
     | 'trust'
     | 'interest_expense'
-    | 'interest_payable';
+    | 'interest_payable'
+    | 'loan_receivable'
+    | 'loan_interest_income'
+    | 'loan_fee_income'
+    | 'loan_penalty_income'
+    | 'loan_loss';
   /** Only accounts of this currency. */
   currency?:
     | 'KES'
@@ -2493,7 +2730,9 @@ export interface ListEvidenceQuery {
     | 'deposit.decision'
     | 'conversion.decision'
     | 'launch_gate.update'
-    | 'launch_gate.override';
+    | 'launch_gate.override'
+    | 'loan.decision'
+    | 'loan.write_off';
 }
 
 export interface ListTransferEvidenceQuery {
@@ -2677,8 +2916,8 @@ export interface UpdatePolicyRequest {
     /** Unique in the policy; decisions name it. */
     id: string;
     description?: string | null;
-    /** `transfer` (the default) or `policy.update` (changes to the policy itself; such a rule takes no `match`). */
-    applies_to?: 'transfer' | 'payment_batch' | 'policy.update';
+    /** `transfer` (the default), `payment_batch` (a batch as a whole: `amount` and `source_wallets` only), `loan` (a loan application: `amount` is the principal, `source_wallets` the borrower’s wallet, and `risk_levels`, `kyc_statuses`) or `policy.update` (changes to the policy itself; such a rule takes no `match`). */
+    applies_to?: 'transfer' | 'payment_batch' | 'policy.update' | 'loan';
     /** Every matcher given must hold (AND); a matcher left out matches anything. */
     match?: {
       /** Amount ranges, one per currency; a transfer in a currency not listed does not match. */
@@ -2930,7 +3169,7 @@ export interface ListApprovalsQuery {
   /** Only approvals in this status. */
   status?: 'pending' | 'approved' | 'rejected' | 'expired' | 'canceled';
   /** Only approvals of this kind of resource. */
-  resource_type?: 'transfer' | 'policy_change' | 'payment_batch';
+  resource_type?: 'transfer' | 'policy_change' | 'payment_batch' | 'loan';
   /** Only the approvals of this resource (a transfer id, a policy change id). */
   resource?: string;
   /** Only approvals the calling member may vote on now. */
@@ -3604,10 +3843,105 @@ export interface WithdrawSavingsRequest {
   notice?: string;
 }
 
+export interface ListLoanProductsQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+}
+
+export interface CreateLoanProductRequest {
+  name: string;
+  currency:
+    | 'KES'
+    | 'UGX'
+    | 'TZS'
+    | 'RWF'
+    | 'NGN'
+    | 'GHS'
+    | 'ZAR'
+    | 'XOF'
+    | 'XAF'
+    | 'ZMW'
+    | 'MWK'
+    | 'ETB'
+    | 'EGP'
+    | 'MAD'
+    | 'USD'
+    | 'EUR'
+    | 'GBP'
+    | 'USDC'
+    | 'USDT';
+  /** Nominal annual interest rate in basis points (2400 = 24 % a year); a month’s rate is a twelfth of it. */
+  interest_rate_bps: number;
+  /** Instalments, one a month, the first a month after disbursement. */
+  term_months: number;
+  /** `flat`: interest on the original principal for the whole term, spread evenly; `declining_balance`: interest on the balance each month, level instalments (annuity). */
+  amortisation: 'flat' | 'declining_balance';
+  /** Charged once, in basis points of the principal (rounded half up), due with the first instalment. */
+  origination_fee_bps?: number;
+  /** The first instalments that pay interest only; fewer than `term_months`. */
+  grace_period_months?: number;
+  /** Annual rate in basis points on overdue principal and interest, accrued each day it is overdue (actual/365). */
+  penalty_rate_bps?: number;
+  /** Decimal string in the currency (a JSON number is read exactly). */
+  min_principal: string | number;
+  /** Decimal string in the currency (a JSON number is read exactly). */
+  max_principal: string | number;
+}
+
+export interface ListLoansQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+  /** Only loans in this status. */
+  status?: 'pending_approval' | 'approved' | 'rejected' | 'canceled' | 'active' | 'paid_off' | 'written_off';
+  /** Only this wallet’s loans. */
+  wallet?: string;
+}
+
+export interface ApplyForLoanRequest {
+  /** The product. */
+  product: string;
+  /** The borrower’s wallet. */
+  wallet: string;
+  /** To lend, a decimal string in the product’s currency, within its bounds. */
+  principal: string | number;
+}
+
+export interface ListLoanRepaymentsQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+}
+
+export interface RepayLoanRequest {
+  /** Decimal string in the loan’s currency (a JSON number is read exactly). */
+  amount: string | number;
+}
+
+export interface WriteOffLoanRequest {
+  reason: string;
+}
+
 export interface CreateWebhookSubscriptionUnversionedRequest {
   /** An HTTPS endpoint you own, publicly reachable: loopback, private, link-local and reserved addresses are refused, and a host name must resolve to public addresses only. A sandbox started with MKOBA_WEBHOOK_ALLOW_PRIVATE=1 (local development) also takes those, and plain HTTP to them. */
   url: string;
-  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, customer.verification.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated, savings.account.opened, savings.notice.given, savings.withdrawal.completed, savings.interest.capitalized), or `*` for all. */
+  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, customer.verification.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, loan.applied, loan.approved, loan.rejected, loan.canceled, loan.disbursed, loan.repayment_received, loan.overdue, loan.paid_off, loan.written_off, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated, savings.account.opened, savings.notice.given, savings.withdrawal.completed, savings.interest.capitalized), or `*` for all. */
   events: Array<string>;
   description?: string;
   /** `snake_case` (default: `created_at`, `data.transfer_id`) or `camel_case` (`createdAt`, `data.transferId`). */
@@ -3628,7 +3962,7 @@ export interface ListWebhookSubscriptionsQuery {
 export interface CreateWebhookSubscriptionRequest {
   /** An HTTPS endpoint you own, publicly reachable: loopback, private, link-local and reserved addresses are refused, and a host name must resolve to public addresses only. A sandbox started with MKOBA_WEBHOOK_ALLOW_PRIVATE=1 (local development) also takes those, and plain HTTP to them. */
   url: string;
-  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, customer.verification.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated, savings.account.opened, savings.notice.given, savings.withdrawal.completed, savings.interest.capitalized), or `*` for all. */
+  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, customer.verification.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, loan.applied, loan.approved, loan.rejected, loan.canceled, loan.disbursed, loan.repayment_received, loan.overdue, loan.paid_off, loan.written_off, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated, savings.account.opened, savings.notice.given, savings.withdrawal.completed, savings.interest.capitalized), or `*` for all. */
   events: Array<string>;
   description?: string;
   /** `snake_case` (default: `created_at`, `data.transfer_id`) or `camel_case` (`createdAt`, `data.transferId`). */
@@ -3645,7 +3979,7 @@ export interface DeleteWebhookSubscriptionResponse {
 export interface UpdateWebhookSubscriptionRequest {
   /** An HTTPS endpoint you own, publicly reachable: loopback, private, link-local and reserved addresses are refused, and a host name must resolve to public addresses only. A sandbox started with MKOBA_WEBHOOK_ALLOW_PRIVATE=1 (local development) also takes those, and plain HTTP to them. */
   url?: string;
-  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, customer.verification.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated, savings.account.opened, savings.notice.given, savings.withdrawal.completed, savings.interest.capitalized), or `*` for all. */
+  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, customer.verification.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, loan.applied, loan.approved, loan.rejected, loan.canceled, loan.disbursed, loan.repayment_received, loan.overdue, loan.paid_off, loan.written_off, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated, savings.account.opened, savings.notice.given, savings.withdrawal.completed, savings.interest.capitalized), or `*` for all. */
   events?: Array<string>;
   description?: string | null;
   /** `snake_case` (default: `created_at`, `data.transfer_id`) or `camel_case` (`createdAt`, `data.transferId`). */
@@ -3715,6 +4049,15 @@ export interface SandboxEmitEventRequest {
     | 'deposit.rejected'
     | 'deposit.reorged'
     | 'conversion.completed'
+    | 'loan.applied'
+    | 'loan.approved'
+    | 'loan.rejected'
+    | 'loan.canceled'
+    | 'loan.disbursed'
+    | 'loan.repayment_received'
+    | 'loan.overdue'
+    | 'loan.paid_off'
+    | 'loan.written_off'
     | 'approval.updated'
     | 'policy.updated'
     | 'fee_schedule.updated'
@@ -4236,6 +4579,32 @@ export interface MkobaOperations {
     body: WithdrawSavingsRequest,
     options?: RequestOptions,
   ): Promise<SavingsWithdrawal>;
+  /** List loan products: `GET /v1/loan-products`. */
+  listLoanProducts(query?: ListLoanProductsQuery, options?: RequestOptions): Promise<List<LoanProduct>>;
+  /** Create a loan product: `POST /v1/loan-products`. */
+  createLoanProduct(body: CreateLoanProductRequest, options?: RequestOptions): Promise<LoanProduct>;
+  /** Retrieve a loan product: `GET /v1/loan-products/{id}`. */
+  getLoanProduct(id: string, options?: RequestOptions): Promise<LoanProduct>;
+  /** List loans: `GET /v1/loans`. */
+  listLoans(query?: ListLoansQuery, options?: RequestOptions): Promise<List<Loan>>;
+  /** Apply for a loan: `POST /v1/loans`. */
+  applyForLoan(body: ApplyForLoanRequest, options?: RequestOptions): Promise<Loan>;
+  /** Retrieve a loan: `GET /v1/loans/{id}`. */
+  getLoan(id: string, options?: RequestOptions): Promise<Loan>;
+  /** Cancel a loan application: `POST /v1/loans/{id}/cancel`. */
+  cancelLoan(id: string, options?: RequestOptions): Promise<Loan>;
+  /** Disburse a loan: `POST /v1/loans/{id}/disburse`. */
+  disburseLoan(id: string, options?: RequestOptions): Promise<Loan>;
+  /** List a loan’s repayments: `GET /v1/loans/{id}/repayments`. */
+  listLoanRepayments(
+    id: string,
+    query?: ListLoanRepaymentsQuery,
+    options?: RequestOptions,
+  ): Promise<List<LoanRepayment>>;
+  /** Repay a loan: `POST /v1/loans/{id}/repayments`. */
+  repayLoan(id: string, body: RepayLoanRequest, options?: RequestOptions): Promise<LoanRepayment>;
+  /** Write a loan off: `POST /v1/loans/{id}/write-off`. */
+  writeOffLoan(id: string, body: WriteOffLoanRequest, options?: RequestOptions): Promise<Loan>;
   /** Create a webhook subscription (spec path): `POST /webhook-subscriptions`. */
   createWebhookSubscriptionUnversioned(
     body: CreateWebhookSubscriptionUnversionedRequest,
@@ -5330,6 +5699,94 @@ export const OPERATIONS = {
   withdrawSavings: {
     method: 'POST',
     path: '/v1/savings-accounts/{id}/withdrawals',
+    pathParams: ['id'],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  listLoanProducts: {
+    method: 'GET',
+    path: '/v1/loan-products',
+    pathParams: [],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  createLoanProduct: {
+    method: 'POST',
+    path: '/v1/loan-products',
+    pathParams: [],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  getLoanProduct: {
+    method: 'GET',
+    path: '/v1/loan-products/{id}',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  listLoans: {
+    method: 'GET',
+    path: '/v1/loans',
+    pathParams: [],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  applyForLoan: {
+    method: 'POST',
+    path: '/v1/loans',
+    pathParams: [],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  getLoan: {
+    method: 'GET',
+    path: '/v1/loans/{id}',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  cancelLoan: {
+    method: 'POST',
+    path: '/v1/loans/{id}/cancel',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  disburseLoan: {
+    method: 'POST',
+    path: '/v1/loans/{id}/disburse',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  listLoanRepayments: {
+    method: 'GET',
+    path: '/v1/loans/{id}/repayments',
+    pathParams: ['id'],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  repayLoan: {
+    method: 'POST',
+    path: '/v1/loans/{id}/repayments',
+    pathParams: ['id'],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  writeOffLoan: {
+    method: 'POST',
+    path: '/v1/loans/{id}/write-off',
     pathParams: ['id'],
     body: 'required',
     query: false,

@@ -17,8 +17,11 @@ import { DESTINATION_TYPES, type DestinationType, RAILS, type Rail } from '../tr
 export const POLICY_ACTIONS = ['allow', 'deny', 'require_approval'] as const;
 export type PolicyAction = (typeof POLICY_ACTIONS)[number];
 
-/** What a rule governs: new transfers, payment batches as a whole, or changes to the policy itself. */
-export const POLICY_OPERATIONS = ['transfer', 'payment_batch', 'policy.update'] as const;
+/**
+ * What a rule governs: new transfers, payment batches as a whole, changes to the policy itself, or loan
+ * applications.
+ */
+export const POLICY_OPERATIONS = ['transfer', 'payment_batch', 'policy.update', 'loan'] as const;
 export type PolicyOperation = (typeof POLICY_OPERATIONS)[number];
 
 /** Rules one policy version holds at most. */
@@ -123,13 +126,25 @@ export interface BatchFacts {
   sourceWalletId: string;
 }
 
+/** A loan application: its principal, the borrower's wallet, and the borrower's standing when a rule names it. */
+export interface LoanFacts {
+  principalMinor: bigint;
+  currency: TransferFacts['currency'];
+  walletId: string;
+  riskLevel?: RiskLevel | undefined;
+  kycStatus?: KycStatus | undefined;
+}
+
 export type PolicySubject =
   | { operation: 'transfer'; facts: TransferFacts }
   | { operation: 'payment_batch'; facts: BatchFacts }
-  | { operation: 'policy.update' };
+  | { operation: 'policy.update' }
+  | { operation: 'loan'; facts: LoanFacts };
 
 /** The matchers a `payment_batch` rule may use. */
 export const PAYMENT_BATCH_MATCHERS = ['amount', 'source_wallets'] as const;
+/** The matchers a `loan` rule may use: the principal, the borrower's wallet, risk level and KYC status. */
+export const LOAN_MATCHERS = ['amount', 'source_wallets', 'risk_levels', 'kyc_statuses'] as const;
 
 export interface PolicyDecision {
   decision: PolicyAction;
@@ -199,7 +214,17 @@ export function evaluatePolicy(policy: Policy, subject: PolicySubject): PolicyDe
               destinationType: 'wallet',
               sourceWalletId: subject.facts.sourceWalletId,
             })
-          : {};
+          : subject.operation === 'loan'
+            ? matchTransfer(rule.match, {
+                amountMinor: subject.facts.principalMinor,
+                currency: subject.facts.currency,
+                rail: 'internal',
+                destinationType: 'wallet',
+                sourceWalletId: subject.facts.walletId,
+                riskLevel: subject.facts.riskLevel,
+                kycStatus: subject.facts.kycStatus,
+              })
+            : {};
     if (matched === null) continue;
     return {
       decision: rule.action,
@@ -529,6 +554,16 @@ function parseRule(raw: unknown, param: string): PolicyRule {
     throw validationError(
       `${param}.match`,
       `a payment_batch rule matches only ${PAYMENT_BATCH_MATCHERS.join(' and ')} (the batch's total and wallet)`,
+      'unexpected',
+    );
+  }
+  const outsideLoan = Object.keys(match).find(
+    (k) => !['amount', 'sourceWallets', 'riskLevels', 'kycStatuses'].includes(k),
+  );
+  if (appliesTo === 'loan' && outsideLoan !== undefined) {
+    throw validationError(
+      `${param}.match`,
+      `a loan rule matches only ${LOAN_MATCHERS.join(', ')} (the principal, the borrower's wallet and standing)`,
       'unexpected',
     );
   }

@@ -109,3 +109,49 @@ export async function transfersWithUnpostedFees(
     found: String(r.found),
   }));
 }
+
+/**
+ * Lending accounts that disagree with the loans: per organization and currency, the loan receivable's debit
+ * balance must be the principal its active loans still owe, and each income account's credit balance what
+ * the loans' repayments allocated to it (interest, fee, penalty).
+ */
+export async function loanAccountsDifferingFromLoans(
+  db: Queryable,
+): Promise<{ organizationId: string; currency: string; kind: string; ledger: string; loans: string }[]> {
+  const rows = await db.query(
+    `WITH owed AS (
+       SELECT l.organization_id, l.currency, 'loan_receivable' AS kind,
+              SUM(i.principal_minor - i.principal_paid_minor) AS amount
+         FROM loans l JOIN loan_instalments i ON i.loan_id = l.id
+        WHERE l.status = 'active'
+        GROUP BY l.organization_id, l.currency
+       UNION ALL
+       SELECT l.organization_id, l.currency, k.kind,
+              SUM(CASE k.kind WHEN 'loan_interest_income' THEN r.interest_minor
+                              WHEN 'loan_fee_income' THEN r.fee_minor ELSE r.penalty_minor END)
+         FROM loan_repayments r JOIN loans l ON l.id = r.loan_id
+        CROSS JOIN (VALUES ('loan_interest_income'), ('loan_fee_income'), ('loan_penalty_income')) AS k (kind)
+        GROUP BY l.organization_id, l.currency, k.kind
+     ),
+     booked AS (
+       SELECT organization_id, currency, kind,
+              CASE kind WHEN 'loan_receivable' THEN debits_posted - credits_posted
+                        ELSE credits_posted - debits_posted END AS amount
+         FROM ledger_accounts
+        WHERE kind IN ('loan_receivable', 'loan_interest_income', 'loan_fee_income', 'loan_penalty_income')
+     )
+     SELECT COALESCE(b.organization_id, o.organization_id) AS organization_id,
+            COALESCE(b.currency, o.currency) AS currency, COALESCE(b.kind, o.kind) AS kind,
+            COALESCE(b.amount, 0)::text AS ledger, COALESCE(o.amount, 0)::text AS loans
+       FROM booked b
+       FULL JOIN owed o ON o.organization_id = b.organization_id AND o.currency = b.currency AND o.kind = b.kind
+      WHERE COALESCE(b.amount, 0) <> COALESCE(o.amount, 0)`,
+  );
+  return rows.map((r) => ({
+    organizationId: String(r.organization_id),
+    currency: String(r.currency),
+    kind: String(r.kind),
+    ledger: String(r.ledger),
+    loans: String(r.loans),
+  }));
+}
