@@ -45,6 +45,8 @@ export type ErrorCode =
   | 'custody_not_configured'
   | 'rate_unavailable'
   | 'quote_expired'
+  | 'digital_accounts_not_configured'
+  | 'statement_too_large'
   | 'invalid_state_transition'
   | 'idempotency_key_reused'
   | 'idempotency_key_in_flight'

@@ -43,6 +43,7 @@ export const EVIDENCE_KINDS = [
   'safeguarding.check',
   'deposit.travel_rule',
   'conversion.rates.update',
+  'digital_accounts.settings.update',
 ] as const;
 export type EvidenceKind = (typeof EVIDENCE_KINDS)[number];
 
