@@ -13,7 +13,6 @@ import {
   buildStatement,
   describeMovement,
   isValidAccountNumber,
-  movementFee,
   normaliseAccountNumber,
   parseInstant,
   STATEMENT_PERIOD_DAYS_MAX,
@@ -229,14 +228,6 @@ describe('statements', () => {
         [movement('je_1', 500n), movement('je_2', -800n)],
       ),
     ).toThrow(/closing 701/);
-  });
-
-  it('shows a fee only on the wallet that paid it or got it back', () => {
-    expect(movementFee(-1_050n, 50n)).toBe(50n); // the payer, debited amount and fee
-    expect(movementFee(1_000n, 50n)).toBe(0n); // the payee of the same entry
-    expect(movementFee(1_050n, -50n)).toBe(50n); // the payer, given both back
-    expect(movementFee(-1_000n, -50n)).toBe(0n); // the payee, giving the amount back
-    expect(movementFee(-1_000n, 0n)).toBe(0n);
   });
 
   it('describes each kind of movement with its counterparty', () => {

@@ -62,6 +62,10 @@ export async function ensureVirtualAccount(
       createdAt: deps.now(),
     };
     if (await insertVirtualAccount(tx, account)) return { account, created: true };
+    // Another request made this wallet its reference meanwhile (the insert waited for it): that one is the
+    // wallet's, whatever digits were drawn here.
+    const raced = await findVirtualAccountOfWallet(tx, organizationId, walletId);
+    if (raced) return { account: raced, created: false };
   }
   throw new Error('could not draw a free virtual account reference');
 }

@@ -10,7 +10,6 @@ import {
   buildStatement,
   type DigitalAccountSettings,
   describeMovement,
-  movementFee,
   parseDigitalAccountSettings,
   STATEMENT_ENTRIES_MAX,
   type Statement,
@@ -205,7 +204,7 @@ function movementOf(walletId: string, row: MovementRow): StatementMovement {
     kind: row.kind,
     createdAt: row.createdAt,
     netMinor: row.netMinor,
-    feeMinor: movementFee(row.netMinor, row.feeNetMinor),
+    feeMinor: row.feeMinor,
     transferId: t?.id ?? null,
     rail: t?.rail ?? null,
     railReference: t?.railReference ?? null,
@@ -234,8 +233,15 @@ export async function getWalletStatement(
     if (!wallet) throw resourceMissing('wallet', walletId);
     const frame = await readStatementFrame(tx, walletId, period.from, period.to);
     if (!frame) throw new Error(`wallet ${walletId} has no ledger account`);
-    if (frame.entries > STATEMENT_ENTRIES_MAX) throw statementTooLarge(period);
-    const rows = await listStatementMovements(tx, walletId, period.from, period.to, STATEMENT_ENTRIES_MAX);
+    // One row more than a statement lists tells that the period holds too many.
+    const rows = await listStatementMovements(
+      tx,
+      walletId,
+      period.from,
+      period.to,
+      STATEMENT_ENTRIES_MAX + 1,
+    );
+    if (rows.length > STATEMENT_ENTRIES_MAX) throw statementTooLarge(period);
     return buildStatement(
       {
         walletId,

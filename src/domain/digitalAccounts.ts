@@ -212,7 +212,10 @@ export interface StatementMovement {
   createdAt: Date;
   /** Credits minus debits to the wallet's account in this entry (posted lines only). */
   netMinor: bigint;
-  /** The part of a debit that is the transfer's fee (or of a credit that gives one back); 0 when none. */
+  /**
+   * The part of the amount that is the transfer's fee, for the wallet that paid it: the fee rides in the
+   * transfer's own entries, charged with the amount and given back with it on a return; 0 otherwise.
+   */
   feeMinor: bigint;
   transferId: string | null;
   rail: string | null;
@@ -263,17 +266,6 @@ export function buildStatement(
     );
   }
   return { ...input, lines, creditsMinor, debitsMinor };
-}
-
-/**
- * The part of a wallet's movement that is a fee: on a debit, what the entry credited to fee income (the fee
- * the wallet paid); on a credit, what it took back from fee income (a fee given back with a return). The fee
- * lines of an entry that paid or repaid someone else's fee are not this wallet's.
- */
-export function movementFee(netMinor: bigint, feeNetMinor: bigint): bigint {
-  if (netMinor < 0n && feeNetMinor > 0n) return feeNetMinor;
-  if (netMinor > 0n && feeNetMinor < 0n) return -feeNetMinor;
-  return 0n;
 }
 
 /** What a statement line's description and counterparty are made from. */

@@ -45,3 +45,11 @@ CREATE UNIQUE INDEX wallet_account_details_number_idx ON wallet_account_details 
 CREATE UNIQUE INDEX wallet_account_details_bank_idx ON wallet_account_details (bank_code, account_number);
 CREATE TRIGGER wallet_account_details_append_only BEFORE UPDATE OR DELETE ON wallet_account_details
   FOR EACH ROW EXECUTE FUNCTION mkoba_refuse_change();
+
+-- Balances as of an instant and statements sum a wallet account's postings since an instant: the index they
+-- are read from now carries each posting's side, phase, amount and release flag, so the sums are index-only
+-- (the entries' created_at is read only around the instant). Same keys as the index it replaces (0008), so
+-- the wallet's entry list keeps its plan.
+DROP INDEX postings_account_entry_idx;
+CREATE INDEX postings_account_entry_idx ON postings (account_id, entry_id DESC)
+  INCLUDE (side, phase, releases_hold, amount_minor);

@@ -4,9 +4,9 @@
  *
  * A wallet's account (same id as the wallet) keeps running sums that are current at all times; entries are
  * append-only and stamped with `created_at`. So a past balance is the current one less what entries created
- * at or after the instant moved, and only those entries are read: the account's postings from
- * postings_account_entry_idx, from the id bound that encloses the instant (idBoundsOfCreated), each joined to
- * its entry by primary key for its `created_at`, which decides.
+ * at or after the instant moved, and only the account's postings since are read, index-only from
+ * postings_account_entry_idx (which carries each posting's side, phase and amount), with the entries' own
+ * `created_at` read only for the two hours of ids around the instant (entryIdWindow).
  */
 import type { DigitalAccountSettings, WalletAccountDetails } from '../../domain/digitalAccounts.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
@@ -112,38 +112,52 @@ export async function readOneSnapshot(tx: Queryable): Promise<void> {
   await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
 }
 
-/** The lower id bound of entries created at or after `since`, as a parameter ('' when none applies). */
-function entryIdFloor(since: Date): string {
-  return idBoundsOfCreated(ID_PREFIXES.journalEntry, { createdGte: since }).idGte ?? '';
+/**
+ * The ids that may belong to entries created around an instant: an entry's id carries the millisecond it was
+ * made, within ID_TIME_SKEW_MS_MAX of its `created_at` (rows.ts), so every entry with an id below `lo` was
+ * created before the instant and every one above `hi` at or after it. Only the entries between (two hours of
+ * them) need their `created_at` read. `lo` '' and `hi` past every id when a bound would include them all.
+ */
+function entryIdWindow(at: Date): { lo: string; hi: string } {
+  const bounds = idBoundsOfCreated(ID_PREFIXES.journalEntry, { createdGte: at, createdLte: at });
+  return { lo: bounds.idGte ?? '', hi: bounds.idLte ?? `${ID_PREFIXES.journalEntry}_~` };
 }
 
 /**
- * A wallet account's posted and pending (held) balance as of `asOf`: entries created strictly before it count.
- * One statement, so the current sums and the entries since are one snapshot. Undefined for no such account.
+ * SQL for what the account's entries created at or after an instant moved, summed by `expression` over
+ * their postings `p`: the postings above the instant's id window straight from the covering index
+ * postings_account_entry_idx (no entry read), plus those inside it whose entry's `created_at` says so.
+ * `$1` is the account; `at`, `lo` and `hi` name the instant's parameters.
+ */
+function sinceSql(expression: string, filter: string, at: string, lo: string, hi: string): string {
+  return `((SELECT coalesce(sum(${expression}), 0) FROM postings p
+             WHERE p.account_id = $1 AND ${filter} AND p.entry_id > ${hi})
+         + (SELECT coalesce(sum(${expression}), 0) FROM postings p JOIN journal_entries e ON e.id = p.entry_id
+             WHERE p.account_id = $1 AND ${filter} AND p.entry_id >= ${lo} AND p.entry_id <= ${hi}
+               AND e.created_at >= ${at}))`;
+}
+
+const POSTED_NET = "CASE WHEN p.side = 'credit' THEN p.amount_minor ELSE -p.amount_minor END";
+/** What a posting did to the held sum (debits pending): a hold adds, its release or its posting takes off. */
+const PENDING_DELTA = `CASE WHEN p.phase = 'pending' THEN p.amount_minor
+                            WHEN p.phase = 'voided' OR p.releases_hold THEN -p.amount_minor ELSE 0 END`;
+
+/**
+ * A wallet account's posted and held balance as of `asOf`: entries created strictly before it count. One
+ * statement, so the current sums and the entries since are one snapshot. Undefined for no such account.
  */
 export async function walletBalanceAsOf(
   db: Queryable,
   walletId: string,
   asOf: Date,
 ): Promise<{ currentMinor: bigint; pendingMinor: bigint } | undefined> {
+  const { lo, hi } = entryIdWindow(asOf);
   const [row] = await db.query(
-    `SELECT (a.credits_posted - a.debits_posted - coalesce(s.posted_net, 0))::text AS current_minor,
-            (a.debits_pending - coalesce(s.pending_delta, 0))::text AS pending_minor
+    `SELECT (a.credits_posted - a.debits_posted - ${sinceSql(POSTED_NET, "p.phase = 'posted'", '$2', '$3', '$4')})::text AS current_minor,
+            (a.debits_pending - ${sinceSql(PENDING_DELTA, "p.side = 'debit'", '$2', '$3', '$4')})::text AS pending_minor
        FROM ledger_accounts a
-       LEFT JOIN LATERAL (
-         SELECT sum(CASE WHEN p.phase <> 'posted' THEN 0
-                         WHEN p.side = 'credit' THEN p.amount_minor ELSE -p.amount_minor END) AS posted_net,
-                -- What the entries since did to the held sum: a hold adds, its release or its posting takes off.
-                sum(CASE WHEN p.side <> 'debit' THEN 0
-                         WHEN p.phase = 'pending' THEN p.amount_minor
-                         WHEN p.phase = 'voided' OR p.releases_hold THEN -p.amount_minor
-                         ELSE 0 END) AS pending_delta
-           FROM postings p
-           JOIN journal_entries e ON e.id = p.entry_id
-          WHERE p.account_id = a.id AND p.entry_id >= $3 AND e.created_at >= $2
-       ) s ON true
       WHERE a.id = $1 AND a.kind = 'wallet'`,
-    [walletId, asOf, entryIdFloor(asOf)],
+    [walletId, asOf, lo, hi],
   );
   return (
     row && {
@@ -153,46 +167,29 @@ export async function walletBalanceAsOf(
   );
 }
 
-/** The posted balances a statement is framed by, and how many entries lie between. */
-export interface StatementFrame {
-  openingMinor: bigint;
-  closingMinor: bigint;
-  entries: number;
-}
-
-/**
- * The wallet account's posted balance at `from` and at `to` and the number of entries that moved it in
- * [from, to), in one statement: its entries since `from` are read once.
- */
+/** The posted balance of a wallet account at the start and at the end of a period, one snapshot. */
 export async function readStatementFrame(
   db: Queryable,
   walletId: string,
   from: Date,
   to: Date,
-): Promise<StatementFrame | undefined> {
+): Promise<{ openingMinor: bigint; closingMinor: bigint } | undefined> {
+  const start = entryIdWindow(from);
+  const end = entryIdWindow(to);
+  const posted = "p.phase = 'posted'";
   const [row] = await db.query(
-    `WITH moves AS MATERIALIZED (
-       SELECT e.created_at,
-              sum(CASE WHEN p.side = 'credit' THEN p.amount_minor ELSE -p.amount_minor END) AS net_minor
-         FROM postings p
-         JOIN journal_entries e ON e.id = p.entry_id
-        WHERE p.account_id = $1 AND p.phase = 'posted' AND p.entry_id >= $4 AND e.created_at >= $2
-        GROUP BY e.id, e.created_at
-     )
-     SELECT (a.credits_posted - a.debits_posted)::text AS current_minor,
-            (SELECT coalesce(sum(net_minor), 0) FROM moves)::text AS since_from_minor,
-            (SELECT coalesce(sum(net_minor), 0) FROM moves WHERE created_at >= $3)::text AS since_to_minor,
-            (SELECT count(*) FROM moves WHERE created_at < $3)::text AS entries
+    `SELECT (a.credits_posted - a.debits_posted)::text AS current_minor,
+            ${sinceSql(POSTED_NET, posted, '$2', '$3', '$4')}::text AS since_from_minor,
+            ${sinceSql(POSTED_NET, posted, '$5', '$6', '$7')}::text AS since_to_minor
        FROM ledger_accounts a
       WHERE a.id = $1 AND a.kind = 'wallet'`,
-    [walletId, from, to, entryIdFloor(from)],
+    [walletId, from, start.lo, start.hi, to, end.lo, end.hi],
   );
   if (!row) return undefined;
   const current = toBigInt(row.current_minor);
   return {
     openingMinor: current - toBigInt(row.since_from_minor),
     closingMinor: current - toBigInt(row.since_to_minor),
-    entries: Number(row.entries),
   };
 }
 
@@ -202,8 +199,9 @@ export interface MovementRow {
   kind: string;
   createdAt: Date;
   netMinor: bigint;
-  /** Net of the entry's lines to fee income accounts (credits positive): the fee charged, or given back. */
-  feeNetMinor: bigint;
+  /** The transfer's fee when this wallet paid it (it rides in the same entry: charged, or given back). */
+  feeMinor: bigint;
+  /** For an entry without a transfer: the kinds of the other accounts it moved. */
   otherAccountKinds: string[];
   transfer: {
     id: string;
@@ -221,8 +219,9 @@ export interface MovementRow {
 
 /**
  * The entries that moved the wallet account's posted balance in [from, to), oldest first (by `created_at`,
- * then id), at most `rowsMax`, each with its transfer, the collection that brought it (if any), its fee lines
- * and the kinds of the other accounts it moved.
+ * then id), at most `rowsMax`: the account's postings in the period's id range (widened by the id windows
+ * of its ends) from postings_account_entry_idx, each entry by primary key for its `created_at`, then its
+ * transfer and the collection that brought it (if any).
  */
 export async function listStatementMovements(
   db: Queryable,
@@ -237,36 +236,35 @@ export async function listStatementMovements(
               sum(CASE WHEN p.side = 'credit' THEN p.amount_minor ELSE -p.amount_minor END) AS net_minor
          FROM postings p
          JOIN journal_entries e ON e.id = p.entry_id
-        WHERE p.account_id = $1 AND p.phase = 'posted' AND p.entry_id >= $4
+        WHERE p.account_id = $1 AND p.phase = 'posted' AND p.entry_id >= $4 AND p.entry_id <= $5
           AND e.created_at >= $2 AND e.created_at < $3
         GROUP BY e.id, e.kind, e.created_at, e.transfer_id
         ORDER BY e.created_at, e.id
-        LIMIT $5
+        LIMIT $6
      )
      SELECT m.id, m.kind, m.created_at, m.transfer_id, m.net_minor::text AS net_minor,
-            o.fee_net::text AS fee_net, o.kinds AS other_kinds,
+            CASE WHEN t.source_wallet_id = $1 THEN t.fee_minor ELSE 0 END::text AS fee_minor,
+            coalesce(o.kinds, '{}') AS other_kinds,
             t.direction, t.source_wallet_id, t.destination_wallet_id, t.destination, t.rail, t.rail_reference,
             t.status_reason, c.payer_name, c.payer_phone
        FROM moves m
-       CROSS JOIN LATERAL (
-         SELECT coalesce(sum(CASE WHEN a.kind <> 'fee_income' OR x.phase <> 'posted' THEN 0
-                                  WHEN x.side = 'credit' THEN x.amount_minor ELSE -x.amount_minor END), 0) AS fee_net,
-                coalesce(array_agg(DISTINCT a.kind) FILTER (WHERE x.account_id <> $1), '{}') AS kinds
+       LEFT JOIN LATERAL (
+         SELECT array_agg(DISTINCT a.kind) AS kinds
            FROM postings x
            JOIN ledger_accounts a ON a.id = x.account_id
-          WHERE x.entry_id = m.id
-       ) o
+          WHERE m.transfer_id IS NULL AND x.entry_id = m.id AND x.account_id <> $1
+       ) o ON true
        LEFT JOIN transfers t ON t.id = m.transfer_id
        LEFT JOIN collections c ON c.transfer_id = m.transfer_id
       ORDER BY m.created_at, m.id`,
-    [walletId, from, to, entryIdFloor(from), rowsMax],
+    [walletId, from, to, entryIdWindow(from).lo, entryIdWindow(to).hi, rowsMax],
   );
   return rows.map((row) => ({
     entryId: String(row.id),
     kind: String(row.kind),
     createdAt: toDate(row.created_at),
     netMinor: toBigInt(row.net_minor),
-    feeNetMinor: toBigInt(row.fee_net),
+    feeMinor: toBigInt(row.fee_minor),
     otherAccountKinds: toTextArray(row.other_kinds),
     transfer:
       row.transfer_id === null || row.direction === null
@@ -275,8 +273,7 @@ export async function listStatementMovements(
             id: String(row.transfer_id),
             direction: row.direction as 'outbound' | 'inbound',
             sourceWalletId: row.source_wallet_id === null ? null : String(row.source_wallet_id),
-            destinationWalletId:
-              row.destination_wallet_id === null ? null : String(row.destination_wallet_id),
+            destinationWalletId: row.destination_wallet_id === null ? null : String(row.destination_wallet_id),
             destination: toJsonObject<Record<string, unknown>>(row.destination),
             rail: String(row.rail),
             railReference: row.rail_reference === null ? null : String(row.rail_reference),
