@@ -638,6 +638,58 @@ describe.each(BACKENDS)('digital accounts on %s', (backend) => {
     await expectLedgerHealthy(t);
   });
 
+  // PGlite runs one transaction at a time, so nothing can commit inside a statement's read there.
+  it.skipIf(backend === 'pglite')(
+    'a transfer committing late between a statement’s reads is in none of them',
+    async () => {
+      const org = await configured();
+      const now = Date.now();
+      const minutesAgo = (m: number) => new Date(now - m * 60_000);
+      const [wallet, payee] = await at(minutesAgo(50), async () => [
+        (await newWallet(org)).id as string,
+        (await newWallet(org)).id as string,
+      ]);
+      await at(minutesAgo(40), () => fund(org, wallet, '100.00'));
+      const closed = period(minutesAgo(45), minutesAgo(10));
+      // Right after the statement's first read (its opening and closing balances), a transfer stamped inside
+      // the period commits on another connection, as one begun before the period ended and committing late
+      // would; the entries are read after it.
+      const store = t.deps.store;
+      let injected: Promise<unknown> | undefined;
+      t.deps.store = {
+        ...store,
+        transaction: (fn) =>
+          store.transaction((tx) =>
+            fn({
+              ...tx,
+              query: async (sql, params) => {
+                const rows = await tx.query(sql, params);
+                if (sql.includes('since_from_minor') && injected === undefined) {
+                  injected = at(minutesAgo(20), () => move(org, wallet, payee, '1.00'));
+                  await injected;
+                }
+                return rows as never;
+              },
+            }),
+          ),
+      };
+      let read: ApiResponse;
+      try {
+        read = await statement(org, wallet, closed);
+      } finally {
+        t.deps.store = store;
+      }
+      expect(injected).toBeDefined();
+      expect(read.statusCode, read.body).toBe(200);
+      expect(read.data).toMatchObject({ opening_balance: '0.00', closing_balance: '100.00', entry_count: 1 });
+      // Read again, the late entry is there, in the balances and in the entries alike.
+      const again = (await statement(org, wallet, closed)).data;
+      expect(again).toMatchObject({ opening_balance: '0.00', closing_balance: '99.00', entry_count: 2 });
+      expectArithmetic(again);
+      await expectLedgerHealthy(t);
+    },
+  );
+
   it('a period holding more entries than a statement lists is a 422', async () => {
     const org = await configured();
     const wallet = (await newWallet(org)).id;
