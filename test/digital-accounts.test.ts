@@ -289,6 +289,20 @@ describe.each(BACKENDS)('digital accounts on %s', (backend) => {
       [wallet.id],
     );
     expect(count?.n).toBe('1');
+
+    // The virtual reference alone, asked for at the same time: one made, the same one answered.
+    const plain = await newOrganization(t);
+    const bare = await newWallet(plain);
+    const references = await Promise.all(
+      Array.from({ length: CONCURRENT_ISSUES }, () =>
+        api(t, 'POST', `/v1/wallets/${bare.id}/virtual-account`, { key: plain.key }),
+      ),
+    );
+    expect(references.map((r) => r.statusCode).sort()).toEqual([
+      ...Array.from({ length: CONCURRENT_ISSUES - 1 }, () => 200),
+      201,
+    ]);
+    expect(new Set(references.map((r) => r.data.reference)).size).toBe(1);
   });
 
   it('the database keeps numbers unique, well formed and unchanged', async () => {

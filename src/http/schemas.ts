@@ -217,7 +217,7 @@ export const accountDetailsProperties = {
     pattern: '^[1-9][0-9]{11}$',
     description:
       'What an outsider pays into: 12 digits, the last an ISO/IEC 7064 MOD 11-2 check digit, unique in the organization and under the bank code, never reused.',
-    examples: ['482100365579'],
+    examples: ['482100365571'],
   },
   bank_code: {
     type: 'string',

@@ -273,7 +273,8 @@ export async function listStatementMovements(
             id: String(row.transfer_id),
             direction: row.direction as 'outbound' | 'inbound',
             sourceWalletId: row.source_wallet_id === null ? null : String(row.source_wallet_id),
-            destinationWalletId: row.destination_wallet_id === null ? null : String(row.destination_wallet_id),
+            destinationWalletId:
+              row.destination_wallet_id === null ? null : String(row.destination_wallet_id),
             destination: toJsonObject<Record<string, unknown>>(row.destination),
             rail: String(row.rail),
             railReference: row.rail_reference === null ? null : String(row.rail_reference),
