@@ -240,7 +240,7 @@ describe('statements', () => {
       statusReason: null,
       maskedDestination: 'mpesa +254••••••12',
     };
-    const base = { entryKind: 'post', walletId: 'wallet_a', payer: null, otherAccountKinds: [] };
+    const base = { entryKind: 'post', payer: null, otherAccountKinds: [] };
     expect(describeMovement({ ...base, netMinor: -100n, transfer })).toEqual({
       description: 'Payout by mobile_money',
       counterparty: 'mpesa +254••••••12',
@@ -255,7 +255,6 @@ describe('statements', () => {
     expect(
       describeMovement({
         ...base,
-        walletId: 'wallet_b',
         netMinor: 100n,
         transfer: { ...transfer, destinationWalletId: 'wallet_b' },
       }),

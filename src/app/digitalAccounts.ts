@@ -40,7 +40,7 @@ import { ensureVirtualAccount } from './bankDeposits.ts';
 import type { Deps } from './deps.ts';
 import { appendEvidence } from './evidence.ts';
 
-/** Tries at drawing an account number nobody holds (9 × 10^10 numbers: a clash is rare). */
+/** Tries at drawing an account number nobody holds (about 8 × 10^10 numbers: a clash is rare). */
 const ACCOUNT_NUMBER_DRAWS_MAX = 5;
 
 export async function getDigitalAccountSettings(
@@ -180,13 +180,12 @@ export async function getWalletBalanceAsOf(
   return { wallet, balances, asOf };
 }
 
-function movementOf(walletId: string, row: MovementRow): StatementMovement {
+function movementOf(row: MovementRow): StatementMovement {
   const t = row.transfer;
   const payer = row.payerName ?? (row.payerPhone === null ? null : maskedPhone(row.payerPhone));
   const { description, counterparty } = describeMovement({
     entryKind: row.kind,
     netMinor: row.netMinor,
-    walletId,
     transfer: t && {
       id: t.id,
       direction: t.direction,
@@ -252,7 +251,7 @@ export async function getWalletStatement(
         accountDetails: wallet.accountDetails,
         generatedAt,
       },
-      rows.map((row) => movementOf(walletId, row)),
+      rows.map(movementOf),
     );
   });
 }

@@ -271,8 +271,8 @@ export function buildStatement(
 /** What a statement line's description and counterparty are made from. */
 export interface MovementFacts {
   entryKind: string;
+  /** The wallet's net in the entry: a credit when positive. */
   netMinor: bigint;
-  walletId: string;
   transfer: {
     id: string;
     direction: 'outbound' | 'inbound';

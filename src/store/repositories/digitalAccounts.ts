@@ -57,7 +57,7 @@ export async function insertWalletAccountDetails(
   return rows.length === 1;
 }
 
-/** The columns SELECT_DETAILS gives, as wallet reads embed them too. */
+/** A wallet's account details and virtual reference, as reads of wallets (`w`) embed them. */
 export const ACCOUNT_DETAILS_JOIN = `LEFT JOIN wallet_account_details d ON d.wallet_id = w.id
   LEFT JOIN wallet_virtual_accounts v ON v.wallet_id = w.id`;
 export const ACCOUNT_DETAILS_COLUMNS =
