@@ -11,12 +11,18 @@ import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { WEBHOOK_RECOVER_EVENTS_MAX } from '../src/app/webhooks.ts';
 import { RETENTION_PRUNE_BATCH_EVENTS } from '../src/config.ts';
+import { STATEMENT_ENTRIES_MAX } from '../src/domain/digitalAccounts.ts';
 import { PAGE_SIZE_DEFAULT } from '../src/domain/pagination.ts';
 import { WEBHOOK_SUBSCRIPTION_IN_FLIGHT_MAX } from '../src/domain/webhooks.ts';
 import { QUEUE_DEPTH_COUNT_MAX } from '../src/metrics.ts';
 import { migrate } from '../src/store/migrate.ts';
 import { createSchema, dropSchema, openPostgresStore } from '../src/store/postgres.ts';
 import { listCustomers } from '../src/store/repositories/customers.ts';
+import {
+  listStatementMovements,
+  readStatementFrame,
+  walletBalanceAsOf,
+} from '../src/store/repositories/digitalAccounts.ts';
 import { listEvents } from '../src/store/repositories/events.ts';
 import { findOpenHold, listJournalEntries, listLedgerAccounts } from '../src/store/repositories/ledger.ts';
 import { openTransferCounts, subscriptionQueues } from '../src/store/repositories/operations.ts';
@@ -334,6 +340,34 @@ async function cases(
       run: (db) => listJournalEntries(db, big, { createdLte: ago(80 * DAY_MS) }, PAGE_ROWS),
     },
     { name: 'ledger: open hold of a transfer (settle path)', run: (db) => findOpenHold(db, pendingTransfer) },
+    {
+      name: 'balance as of: hot wallet, an hour ago',
+      run: (db) => walletBalanceAsOf(db, ids.hotWalletId, ago(HOUR_MS)),
+    },
+    {
+      name: 'balance as of: hot wallet, 45 days ago',
+      run: (db) => walletBalanceAsOf(db, ids.hotWalletId, middle),
+    },
+    {
+      name: 'balance as of: ordinary wallet, 45 days ago',
+      run: (db) => walletBalanceAsOf(db, ids.walletId, middle),
+    },
+    {
+      name: 'statement: hot wallet, the last day',
+      run: (db) => statement(db, ids.hotWalletId, ago(DAY_MS), now),
+    },
+    {
+      name: 'statement: hot wallet, one day 45 days ago',
+      run: (db) => statement(db, ids.hotWalletId, middle, new Date(middle.getTime() + DAY_MS)),
+    },
+    {
+      name: 'statement: hot wallet, the last 30 days',
+      run: (db) => statement(db, ids.hotWalletId, ago(30 * DAY_MS), now),
+    },
+    {
+      name: 'statement: ordinary wallet, 30 days, 45 days ago',
+      run: (db) => statement(db, ids.walletId, middle, new Date(middle.getTime() + 30 * DAY_MS)),
+    },
     { name: 'ledger accounts: newest page', run: (db) => listLedgerAccounts(db, big, {}, PAGE_ROWS) },
     {
       name: 'ledger accounts: kind=rail_settlement',
@@ -368,6 +402,12 @@ async function cases(
       run: (db) => subscriptionQueues(db, now, QUEUE_DEPTH_COUNT_MAX),
     },
   ];
+}
+
+/** A wallet statement's two reads, as getWalletStatement makes them. */
+async function statement(db: Queryable, walletId: string, from: Date, to: Date): Promise<void> {
+  await readStatementFrame(db, walletId, from, to);
+  await listStatementMovements(db, walletId, from, to, STATEMENT_ENTRIES_MAX);
 }
 
 /**

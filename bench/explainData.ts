@@ -154,8 +154,9 @@ async function insertRows(
   );
   await timed(
     'ledger accounts',
-    `INSERT INTO ledger_accounts (id, organization_id, kind, wallet_id, currency, debits_posted, credits_posted, created_at, updated_at)
-       SELECT id, organization_id, 'wallet', id, currency, 0, 0, created_at, updated_at FROM wallets;
+    // wallet_status is written here: the trigger that copies it is off during the load, with the others.
+    `INSERT INTO ledger_accounts (id, organization_id, kind, wallet_id, wallet_status, currency, debits_posted, credits_posted, created_at, updated_at)
+       SELECT id, organization_id, 'wallet', id, status, currency, 0, 0, created_at, updated_at FROM wallets;
      INSERT INTO ledger_accounts (id, organization_id, kind, rail, currency, created_at, updated_at)
        SELECT bench_id('acct', ${shape.startMs - 40 * 86_400_000}, 'acct' || o || kind), bench_org_id(o), kind,
               'mpesa', 'KES', bench_ts(${shape.startMs - 40 * 86_400_000}), bench_ts(${shape.startMs - 40 * 86_400_000})

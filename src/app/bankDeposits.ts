@@ -1,6 +1,7 @@
 /**
- * Money in by bank transfer: each wallet may have a virtual account reference that payers quote, and the
- * bank's report of deposits (imported by an operator, in one transaction) credits the wallet each names.
+ * Money in by bank transfer: each wallet may have a virtual account reference that payers quote (and, as a
+ * digital account, an account number), and the bank's report of deposits (imported by an operator, in one
+ * transaction) credits the wallet each names.
  * One deposit is credited once: the bank's own reference is unique per organization. A deposit that names
  * no wallet we can credit goes to the reconciliation exception queue, never silently anywhere.
  */
@@ -11,6 +12,7 @@ import {
   VIRTUAL_ACCOUNT_DIGITS,
   virtualAccountReference,
 } from '../domain/collections.ts';
+import { isValidAccountNumber } from '../domain/digitalAccounts.ts';
 import { AppError, type FieldError, resourceMissing } from '../domain/errors.ts';
 import { type Currency, checkSingleAmount, isCurrency, parseAmount } from '../domain/money.ts';
 import {
@@ -22,6 +24,7 @@ import {
   lockBankDepositReports,
   type VirtualAccount,
 } from '../store/repositories/collections.ts';
+import { findWalletIdByAccountNumber } from '../store/repositories/digitalAccounts.ts';
 import { findWallet } from '../store/repositories/wallets.ts';
 import type { Queryable } from '../store/store.ts';
 import { collectionEventData } from './collections.ts';
@@ -59,6 +62,10 @@ export async function ensureVirtualAccount(
       createdAt: deps.now(),
     };
     if (await insertVirtualAccount(tx, account)) return { account, created: true };
+    // Another request made this wallet its reference meanwhile (the insert waited for it): that one is the
+    // wallet's, whatever digits were drawn here.
+    const raced = await findVirtualAccountOfWallet(tx, organizationId, walletId);
+    if (raced) return { account: raced, created: false };
   }
   throw new Error('could not draw a free virtual account reference');
 }
@@ -71,6 +78,27 @@ export async function getVirtualAccount(
   const account = await findVirtualAccountOfWallet(deps.store, organizationId, walletId);
   if (!account) throw resourceMissing('virtual account of wallet', walletId);
   return account;
+}
+
+/** Whether a payer's reference is a virtual reference or an account number, check digits agreeing. */
+function isWellFormedReference(reference: string): boolean {
+  return isValidVirtualAccountReference(reference) || isValidAccountNumber(reference);
+}
+
+/**
+ * The wallet a deposit is for: the reference a payer quoted is the wallet's virtual reference (`MK…`) or its
+ * account number (docs/PRODUCTS.md), told apart by their shapes; undefined when it names none.
+ */
+async function walletIdOfReference(
+  tx: Queryable,
+  organizationId: string,
+  reference: string,
+): Promise<string | undefined> {
+  if (isValidVirtualAccountReference(reference)) {
+    return (await findVirtualAccountByReference(tx, organizationId, reference))?.walletId;
+  }
+  if (isValidAccountNumber(reference)) return findWalletIdByAccountNumber(tx, organizationId, reference);
+  return undefined;
 }
 
 export interface BankDepositInput {
@@ -194,11 +222,9 @@ export async function recordBankDeposits(
       outcomes.push({ row: d.row, bankReference: d.bankReference, outcome: 'duplicate', collection: before });
       continue;
     }
-    const account = isValidVirtualAccountReference(d.reference)
-      ? await findVirtualAccountByReference(tx, organizationId, d.reference)
-      : undefined;
-    const wallet = account && (await findWallet(tx, organizationId, account.walletId));
-    const reason = !isValidVirtualAccountReference(d.reference)
+    const walletId = await walletIdOfReference(tx, organizationId, d.reference);
+    const wallet = walletId && (await findWallet(tx, organizationId, walletId));
+    const reason = !isWellFormedReference(d.reference)
       ? 'the reference is malformed or its check digits disagree'
       : !wallet
         ? 'no wallet has this reference'

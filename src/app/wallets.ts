@@ -7,6 +7,7 @@ import { findCustomer } from '../store/repositories/customers.ts';
 import { findWallet, insertWallet, listWallets as listWalletRows } from '../store/repositories/wallets.ts';
 import type { Queryable } from '../store/store.ts';
 import type { Deps } from './deps.ts';
+import { accountDetailsForNewWallet } from './digitalAccounts.ts';
 
 export interface CreateWalletInput {
   owner: string;
@@ -36,11 +37,13 @@ export async function createWallet(
     pendingMinor: 0n,
     currentMinor: 0n,
     metadata: input.metadata ?? {},
+    accountDetails: null,
     createdAt: now,
     updatedAt: now,
   };
   await insertWallet(tx, wallet);
-  return wallet;
+  // Once the organization issues account numbers, every new wallet has its details from the start.
+  return { ...wallet, accountDetails: await accountDetailsForNewWallet(tx, deps, wallet) };
 }
 
 export async function getWallet(deps: Deps, organizationId: string, id: string): Promise<Wallet> {

@@ -419,6 +419,7 @@ export async function emitTestEvent(
     pendingMinor: 0n,
     currentMinor: 0n,
     metadata: {},
+    accountDetails: null,
     createdAt: now,
     updatedAt: now,
   };

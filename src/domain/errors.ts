@@ -54,6 +54,8 @@ export type ErrorCode =
   | 'test_clock_backwards'
   | 'test_clock_advance_too_far'
   | 'test_clock_catch_up_incomplete'
+  | 'digital_accounts_not_configured'
+  | 'statement_too_large'
   | 'invalid_state_transition'
   | 'idempotency_key_reused'
   | 'idempotency_key_in_flight'

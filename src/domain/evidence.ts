@@ -50,6 +50,7 @@ export const EVIDENCE_KINDS = [
   'launch_gate.override',
   'loan.decision',
   'loan.write_off',
+  'digital_accounts.settings.update',
 ] as const;
 export type EvidenceKind = (typeof EVIDENCE_KINDS)[number];
 

@@ -52,13 +52,19 @@ export interface Receipt {
   issuedAt: Date;
 }
 
+const tail = (value: string, keep = 4) =>
+  `${'•'.repeat(Math.max(0, Math.min(6, value.length - keep)))}${value.slice(-keep)}`;
+
+/** A phone number as receipts and statements show it: its country code and last two digits. */
+export function maskedPhone(phone: string): string {
+  return `${phone.slice(0, 4)}${tail(phone.slice(4), 2)}`;
+}
+
 /** The destination as a receipt shows it to whoever holds it: enough to recognise, not to reuse. */
 export function maskedDestination(destination: Transfer['destination']): string {
-  const tail = (value: string, keep = 4) =>
-    `${'•'.repeat(Math.max(0, Math.min(6, value.length - keep)))}${value.slice(-keep)}`;
   switch (destination.type) {
     case 'mobile_money':
-      return `${destination.network} ${destination.phone.slice(0, 4)}${tail(destination.phone.slice(4), 2)}`;
+      return `${destination.network} ${maskedPhone(destination.phone)}`;
     case 'bank_account':
       return `bank ${destination.bank_code} account ${tail(destination.account_number)}`;
     case 'paybill':

@@ -1,3 +1,4 @@
+import type { WalletAccountDetails } from './digitalAccounts.ts';
 import type { Currency } from './money.ts';
 
 export const WALLET_STATUSES = ['active', 'frozen', 'closed'] as const;
@@ -20,6 +21,8 @@ export interface Wallet extends Balances {
   statusReason: WalletStatusReason | null;
   statusChangedAt: Date | null;
   metadata: Record<string, string>;
+  /** What outsiders pay it by (docs/PRODUCTS.md); null until issued. */
+  accountDetails: WalletAccountDetails | null;
   createdAt: Date;
   updatedAt: Date;
 }

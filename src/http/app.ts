@@ -28,6 +28,7 @@ import { registerAuth } from './auth.ts';
 import { AUTHORIZATION_SCHEMAS } from './authorizationSchemas.ts';
 import { registerBodyParsing } from './bodyParser.ts';
 import { COMPLIANCE_SCHEMAS } from './complianceSchemas.ts';
+import { DIGITAL_ACCOUNT_SCHEMAS } from './digitalAccountSchemas.ts';
 import { FEE_SCHEMAS } from './feeSchemas.ts';
 import { createHttpMetrics } from './metrics.ts';
 import {
@@ -48,6 +49,7 @@ import { approvalRoutes } from './routes/approvals.ts';
 import { bankDepositRoutes } from './routes/bankDeposits.ts';
 import { collectionRoutes, collectionSchema } from './routes/collections.ts';
 import { customerRoutes } from './routes/customers.ts';
+import { digitalAccountRoutes } from './routes/digitalAccounts.ts';
 import { eventRoutes } from './routes/events.ts';
 import { evidenceRoutes } from './routes/evidence.ts';
 import { exportRoutes, exportSchema } from './routes/exports.ts';
@@ -194,6 +196,7 @@ export async function buildApp({
     organizationSchema,
     launchGateSchema,
     ...SAVINGS_SCHEMAS,
+    ...DIGITAL_ACCOUNT_SCHEMAS,
   ]) {
     app.addSchema(schema);
   }
@@ -295,6 +298,7 @@ export async function buildApp({
   railPartnerRoutes(app, deps);
   collectionRoutes(app, deps);
   bankDepositRoutes(app, deps);
+  digitalAccountRoutes(app, deps);
   railCallbackRoutes(app, deps);
   reconciliationRoutes(app, deps);
   safeguardingRoutes(app, deps);

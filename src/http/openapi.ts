@@ -105,6 +105,11 @@ export const OPENAPI_DOCUMENT_BASE = {
         'Money asked of a payer into a wallet: mobile-money request-to-pay, credited when the rail confirms.',
     },
     {
+      name: 'Digital accounts',
+      description:
+        'Wallets as accounts outsiders pay into: account numbers with a check digit under the organization’s bank, statements of a period (JSON or CSV).',
+    },
+    {
       name: 'Stablecoins',
       description:
         'USDC and USDT money in and across: deposit addresses per wallet and network, deposits credited after their confirmations, and conversions between a fiat wallet and a stablecoin wallet at a quoted rate.',

@@ -1,6 +1,7 @@
 /** Domain records to their wire form: snake_case fields, decimal-string amounts, ISO 8601 times. */
 import type { Environment } from '../domain/apiKeys.ts';
 import { tierOf } from '../domain/decisions/limits.ts';
+import type { WalletAccountDetails } from '../domain/digitalAccounts.ts';
 import { validationError } from '../domain/errors.ts';
 import { type EventRecord, eventEnvelope } from '../domain/events.ts';
 import { netBalances, walletBalances } from '../domain/ledger.ts';
@@ -20,6 +21,21 @@ export function presentBalances(wallet: Balances & { currency: Currency }) {
   };
 }
 
+/** A wallet's account details as the wallet embeds them (without `object` and `wallet`). */
+export function presentAccountDetailsFields(details: WalletAccountDetails) {
+  return {
+    account_number: details.accountNumber,
+    bank_code: details.bankCode,
+    bank_name: details.bankName,
+    virtual_reference: details.virtualReference,
+    created_at: details.createdAt.toISOString(),
+  };
+}
+
+export function presentAccountDetails(details: WalletAccountDetails) {
+  return { object: 'account_details', wallet: details.walletId, ...presentAccountDetailsFields(details) };
+}
+
 export function presentWallet(wallet: Wallet) {
   return {
     id: wallet.id,
@@ -30,6 +46,7 @@ export function presentWallet(wallet: Wallet) {
     status_reason: wallet.statusReason,
     status_changed_at: wallet.statusChangedAt?.toISOString() ?? null,
     balance: presentBalances(wallet),
+    account_details: wallet.accountDetails && presentAccountDetailsFields(wallet.accountDetails),
     metadata: wallet.metadata,
     created_at: wallet.createdAt.toISOString(),
     updated_at: wallet.updatedAt.toISOString(),

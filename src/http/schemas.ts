@@ -216,6 +216,49 @@ const balanceProperties = {
   current: { type: 'string', description: 'Posted balance.', examples: ['1500.00'] },
 } as const;
 
+/** A wallet's account details, as the wallet embeds them and `POST /v1/wallets/{id}/account-details` answers. */
+export const accountDetailsProperties = {
+  account_number: {
+    type: 'string',
+    pattern: '^[1-9][0-9]{11}$',
+    description:
+      'What an outsider pays into: 12 digits, the last an ISO/IEC 7064 MOD 11-2 check digit, unique in the organization and under the bank code, never reused.',
+    examples: ['482100365571'],
+  },
+  bank_code: {
+    type: 'string',
+    description:
+      'The sponsor bank’s code the number was issued under (as a `bank_account` destination names it).',
+    examples: ['01100'],
+  },
+  bank_name: { type: 'string', examples: ['Equity Bank Kenya'] },
+  virtual_reference: {
+    type: 'string',
+    description:
+      'The wallet’s virtual account reference (`MK`, 10 digits, 2 check digits), which bank collections quote; the same as `GET /v1/wallets/{id}/virtual-account`.',
+  },
+  created_at: timestampSchema,
+} as const;
+const ACCOUNT_DETAILS_REQUIRED = [
+  'account_number',
+  'bank_code',
+  'bank_name',
+  'virtual_reference',
+  'created_at',
+] as const;
+
+export const accountDetailsSchema = {
+  $id: 'AccountDetails',
+  type: 'object',
+  description: 'What outsiders pay a wallet by (a digital account): issued once, never changed.',
+  required: ['object', 'wallet', ...ACCOUNT_DETAILS_REQUIRED],
+  properties: {
+    object: { type: 'string', enum: ['account_details'] },
+    wallet: idSchema(ID_PREFIXES.wallet, 'Wallet id.'),
+    ...accountDetailsProperties,
+  },
+} as const;
+
 export const walletSchema = {
   $id: 'Wallet',
   type: 'object',
@@ -229,6 +272,7 @@ export const walletSchema = {
     'status_reason',
     'status_changed_at',
     'balance',
+    'account_details',
     'metadata',
     'created_at',
     'updated_at',
@@ -255,6 +299,13 @@ export const walletSchema = {
       required: ['available', 'pending', 'current'],
       properties: balanceProperties,
     },
+    account_details: {
+      type: ['object', 'null'],
+      description:
+        'Its digital account: what outsiders pay it by. Issued when the wallet is created once the organization has digital-account settings, or with `POST /v1/wallets/{id}/account-details`; null until then.',
+      required: [...ACCOUNT_DETAILS_REQUIRED],
+      properties: accountDetailsProperties,
+    },
     metadata: metadataSchema,
     created_at: timestampSchema,
     updated_at: timestampSchema,
@@ -271,6 +322,11 @@ export const balanceSchema = {
     wallet: idSchema(ID_PREFIXES.wallet, 'Wallet id.'),
     currency: currencySchema,
     ...balanceProperties,
+    as_of: {
+      ...timestampSchema,
+      description:
+        'Present when asked with `as_of`: the instant the balances are as of (entries created strictly before it count).',
+    },
   },
 } as const;
 
@@ -921,6 +977,7 @@ export const ledgerAccountSchema = {
 export const SHARED_SCHEMAS = [
   problemSchema,
   walletSchema,
+  accountDetailsSchema,
   balanceSchema,
   customerSchema,
   transferSchema,

@@ -88,10 +88,36 @@ export interface Wallet {
     /** Posted balance. */
     current: string;
   };
+  /** Its digital account: what outsiders pay it by. Issued when the wallet is created once the organization has digital-account settings, or with `POST /v1/wallets/{id}/account-details`; null until then. */
+  account_details: {
+    /** What an outsider pays into: 12 digits, the last an ISO/IEC 7064 MOD 11-2 check digit, unique in the organization and under the bank code, never reused. */
+    account_number: string;
+    /** The sponsor bank’s code the number was issued under (as a `bank_account` destination names it). */
+    bank_code: string;
+    bank_name: string;
+    /** The wallet’s virtual account reference (`MK`, 10 digits, 2 check digits), which bank collections quote; the same as `GET /v1/wallets/{id}/virtual-account`. */
+    virtual_reference: string;
+    created_at: string;
+  } | null;
   /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
   metadata: Record<string, string>;
   created_at: string;
   updated_at: string;
+}
+
+/** What outsiders pay a wallet by (a digital account): issued once, never changed. */
+export interface AccountDetails {
+  object: 'account_details';
+  /** Wallet id. */
+  wallet: string;
+  /** What an outsider pays into: 12 digits, the last an ISO/IEC 7064 MOD 11-2 check digit, unique in the organization and under the bank code, never reused. */
+  account_number: string;
+  /** The sponsor bank’s code the number was issued under (as a `bank_account` destination names it). */
+  bank_code: string;
+  bank_name: string;
+  /** The wallet’s virtual account reference (`MK`, 10 digits, 2 check digits), which bank collections quote; the same as `GET /v1/wallets/{id}/virtual-account`. */
+  virtual_reference: string;
+  created_at: string;
 }
 
 /** A wallet's balances, as decimal strings at the currency's exponent. */
@@ -126,6 +152,8 @@ export interface Balance {
   pending: string;
   /** Posted balance. */
   current: string;
+  /** Present when asked with `as_of`: the instant the balances are as of (entries created strictly before it count). */
+  as_of?: string;
 }
 
 /** A person or business that owns wallets. */
@@ -480,7 +508,8 @@ export interface Evidence {
     | 'launch_gate.update'
     | 'launch_gate.override'
     | 'loan.decision'
-    | 'loan.write_off';
+    | 'loan.write_off'
+    | 'digital_accounts.settings.update';
   /** `system` for the service’s own decisions, the id of the API key an operator used, or the id of the console session (`csn_…`) a member signed in with. */
   actor: string;
   /** The member the API key acts for, or who signed in to the console session; present only then (and then part of what is hashed). */
@@ -2124,6 +2153,90 @@ export interface SavingsWithdrawal {
   created_at: string;
 }
 
+/** The sponsor bank the organization issues account numbers under. `bank_code` and `bank_name` are null (and no wallet gets account details) until an admin sets them. */
+export interface DigitalAccountSettings {
+  object: 'digital_account_settings';
+  bank_code: string | null;
+  bank_name: string | null;
+  updated_at: string | null;
+}
+
+/** A wallet's posted (`current`) balance over a period: the balance at `from`, every entry that moved it in order with the balance after it, and the balance at `to`; `opening_balance` + the entries' `amount`s = `closing_balance`. At most 10000 entries. */
+export interface WalletStatement {
+  object: 'wallet_statement';
+  /** Wallet id. */
+  wallet: string;
+  /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
+  currency:
+    | 'KES'
+    | 'UGX'
+    | 'TZS'
+    | 'RWF'
+    | 'NGN'
+    | 'GHS'
+    | 'ZAR'
+    | 'XOF'
+    | 'XAF'
+    | 'ZMW'
+    | 'MWK'
+    | 'ETB'
+    | 'EGP'
+    | 'MAD'
+    | 'USD'
+    | 'EUR'
+    | 'GBP'
+    | 'USDC'
+    | 'USDT';
+  /** The period’s start: entries created at or after it. */
+  from: string;
+  /** The period’s end: entries created strictly before it. The time the statement was generated when the period asked for had not ended then. */
+  to: string;
+  /** False when the period asked for had not ended: the statement so far. */
+  complete: boolean;
+  generated_at: string;
+  /** The posted balance at `from`. */
+  opening_balance: string;
+  /** The posted balance at `to`. */
+  closing_balance: string;
+  /** What the entries added. */
+  total_credits: string;
+  /** What the entries took off (a positive amount). */
+  total_debits: string;
+  entry_count: number;
+  /** The wallet’s account details, for the statement’s heading; null if it has none. */
+  account_details: {
+    /** What an outsider pays into: 12 digits, the last an ISO/IEC 7064 MOD 11-2 check digit, unique in the organization and under the bank code, never reused. */
+    account_number?: string;
+    /** The sponsor bank’s code the number was issued under (as a `bank_account` destination names it). */
+    bank_code?: string;
+    bank_name?: string;
+    /** The wallet’s virtual account reference (`MK`, 10 digits, 2 check digits), which bank collections quote; the same as `GET /v1/wallets/{id}/virtual-account`. */
+    virtual_reference?: string;
+    created_at?: string;
+  } | null;
+  entries: Array<{
+    /** The journal entry (`GET /v1/ledger/entries/{id}`). */
+    entry: string;
+    /** The entry’s `created_at`. */
+    posted_at: string;
+    /** `direct` (final at once), `post` (a hold made final: a payout settling), `reversal` (a settled transfer given back). */
+    kind: 'direct' | 'post' | 'reversal';
+    description: string;
+    /** The other party: the other wallet’s id, the payee masked as receipts show it, or the payer a collection recorded (name, or masked phone). */
+    counterparty: string | null;
+    transfer: string | null;
+    rail: string | null;
+    /** The rail’s reference (a bank deposit’s bank reference, a payout’s receipt). */
+    rail_reference: string | null;
+    /** Positive: a credit; negative: a debit (fee included). */
+    amount: string;
+    /** The part of `amount` that is a fee (`0.00` when none). */
+    fee: string;
+    /** The posted balance after this entry. */
+    balance: string;
+  }>;
+}
+
 /** An HTTPS endpoint that receives signed events. */
 export interface WebhookSubscription {
   /** Subscription id. */
@@ -2433,6 +2546,11 @@ export interface CreateWalletRequest {
   metadata?: Record<string, string>;
 }
 
+export interface GetWalletBalanceQuery {
+  /** A time (RFC 3339 with its offset, to the millisecond) or a date (`2026-11-30`: the end of that UTC day). */
+  as_of?: string;
+}
+
 export interface FreezeWalletRequest {
   /** Why; recorded on the wallet and as evidence. */
   reason:
@@ -2732,7 +2850,8 @@ export interface ListEvidenceQuery {
     | 'launch_gate.update'
     | 'launch_gate.override'
     | 'loan.decision'
-    | 'loan.write_off';
+    | 'loan.write_off'
+    | 'digital_accounts.settings.update';
 }
 
 export interface ListTransferEvidenceQuery {
@@ -3370,7 +3489,7 @@ export interface RecordBankDepositsRequest {
   deposits: Array<{
     /** The bank’s own reference for the deposit: one deposit, one credit. */
     bank_reference: string;
-    /** The virtual account reference the payer quoted. */
+    /** What the payer quoted: the wallet’s virtual account reference (`MK…`) or its account number (12 digits); spaces and dashes are ignored. */
     reference: string;
     amount: string | number;
     currency: string;
@@ -3389,6 +3508,21 @@ export interface RecordBankDepositsResponse {
     exception?: string;
     reason?: string;
   }>;
+}
+
+export interface SetDigitalAccountSettingsRequest {
+  /** The sponsor bank’s code as a payer’s bank needs it beside the account number (a national bank and branch code, or a BIC): 2-11 letters or digits, stored upper-cased. */
+  bank_code: string;
+  bank_name: string;
+}
+
+export interface GetWalletStatementQuery {
+  /** The start: a date (`2026-11-01`, its first instant, UTC) or a time (RFC 3339 with its offset). */
+  from: string;
+  /** The end, excluded: a date (`2026-11-30`, the end of that UTC day) or a time (RFC 3339 with its offset). */
+  to: string;
+  /** JSON (default) or CSV; otherwise `Accept` decides. */
+  format?: 'json' | 'csv';
 }
 
 export interface ImportStatementRequest {
@@ -4255,7 +4389,7 @@ export interface MkobaOperations {
   /** Retrieve a wallet: `GET /v1/wallets/{id}`. */
   getWallet(id: string, options?: RequestOptions): Promise<Wallet>;
   /** Retrieve a wallet's balance: `GET /v1/wallets/{id}/balance`. */
-  getWalletBalance(id: string, options?: RequestOptions): Promise<Balance>;
+  getWalletBalance(id: string, query?: GetWalletBalanceQuery, options?: RequestOptions): Promise<Balance>;
   /** Freeze a wallet: `POST /v1/wallets/{id}/freeze`. */
   freezeWallet(id: string, body: FreezeWalletRequest, options?: RequestOptions): Promise<Wallet>;
   /** Unfreeze a wallet: `POST /v1/wallets/{id}/unfreeze`. */
@@ -4422,6 +4556,21 @@ export interface MkobaOperations {
     body: RecordBankDepositsRequest,
     options?: RequestOptions,
   ): Promise<RecordBankDepositsResponse>;
+  /** Retrieve the digital-account settings: `GET /v1/digital-accounts/settings`. */
+  getDigitalAccountSettings(options?: RequestOptions): Promise<DigitalAccountSettings>;
+  /** Set the digital-account settings: `PUT /v1/digital-accounts/settings`. */
+  setDigitalAccountSettings(
+    body: SetDigitalAccountSettingsRequest,
+    options?: RequestOptions,
+  ): Promise<DigitalAccountSettings>;
+  /** Give a wallet its account details: `POST /v1/wallets/{id}/account-details`. */
+  createAccountDetails(id: string, options?: RequestOptions): Promise<AccountDetails>;
+  /** Retrieve a wallet’s statement: `GET /v1/wallets/{id}/statement`. */
+  getWalletStatement(
+    id: string,
+    query: GetWalletStatementQuery,
+    options?: RequestOptions,
+  ): Promise<WalletStatement>;
   /** Import a rail statement: `POST /v1/reconciliation/statements`. */
   importStatement(
     body: ImportStatementRequest,
@@ -4813,7 +4962,7 @@ export const OPERATIONS = {
     path: '/v1/wallets/{id}/balance',
     pathParams: ['id'],
     body: 'none',
-    query: false,
+    query: true,
     response: 'json',
   },
   freezeWallet: {
@@ -5358,6 +5507,38 @@ export const OPERATIONS = {
     pathParams: [],
     body: 'required',
     query: false,
+    response: 'json',
+  },
+  getDigitalAccountSettings: {
+    method: 'GET',
+    path: '/v1/digital-accounts/settings',
+    pathParams: [],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  setDigitalAccountSettings: {
+    method: 'PUT',
+    path: '/v1/digital-accounts/settings',
+    pathParams: [],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  createAccountDetails: {
+    method: 'POST',
+    path: '/v1/wallets/{id}/account-details',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  getWalletStatement: {
+    method: 'GET',
+    path: '/v1/wallets/{id}/statement',
+    pathParams: ['id'],
+    body: 'none',
+    query: true,
     response: 'json',
   },
   importStatement: {

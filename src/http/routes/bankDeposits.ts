@@ -118,7 +118,7 @@ export function bankDepositRoutes(app: FastifyInstance, deps: Deps): void {
       schema: {
         operationId: 'recordBankDeposits',
         summary: 'Record deposits the bank reported',
-        description: `For operators (the \`compliance\` scope): the bank's report of deposits to the organization's collection account, up to ${BANK_DEPOSITS_PER_REPORT_MAX} at a time, in one transaction. Each deposit naming a wallet's virtual account reference credits that wallet (a \`bank_deposit\` collection with its inbound transfer, \`collection.succeeded\`); one whose \`bank_reference\` was recorded before is a \`duplicate\` and credits nothing; one naming no wallet that can take it (unknown or mistyped reference, another currency, a closed wallet) opens an \`unmatched_deposit\` reconciliation exception. A report with an invalid row is refused whole (422, each row named).`,
+        description: `For operators (the \`compliance\` scope): the bank's report of deposits to the organization's collection account, up to ${BANK_DEPOSITS_PER_REPORT_MAX} at a time, in one transaction. Each deposit naming a wallet's virtual account reference or its account number (a digital account's) credits that wallet (a \`bank_deposit\` collection with its inbound transfer, \`collection.succeeded\`); one whose \`bank_reference\` was recorded before is a \`duplicate\` and credits nothing; one naming no wallet that can take it (unknown or mistyped reference, another currency, a closed wallet) opens an \`unmatched_deposit\` reconciliation exception. A report with an invalid row is refused whole (422, each row named).`,
         tags: TAGS,
         security: BEARER_SECURITY,
         headers: idempotencyHeadersSchema,
@@ -145,7 +145,8 @@ export function bankDepositRoutes(app: FastifyInstance, deps: Deps): void {
                   reference: {
                     type: 'string',
                     maxLength: 64,
-                    description: 'The virtual account reference the payer quoted.',
+                    description:
+                      'What the payer quoted: the wallet’s virtual account reference (`MK…`) or its account number (12 digits); spaces and dashes are ignored.',
                   },
                   amount: { type: ['string', 'number'] },
                   currency: { type: 'string' },

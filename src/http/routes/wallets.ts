@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../app/deps.ts';
+import { getWalletBalanceAsOf } from '../../app/digitalAccounts.ts';
 import { type CreateWalletInput, createWallet, getWallet, listWallets } from '../../app/wallets.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import type { Currency } from '../../domain/money.ts';
@@ -103,7 +104,7 @@ export function walletRoutes(app: FastifyInstance, deps: Deps): void {
       presentWallet(await getWallet(deps, principalOf(request).organizationId, request.params.id)),
   );
 
-  app.get<{ Params: { id: string } }>(
+  app.get<{ Params: { id: string }; Querystring: { as_of?: string } }>(
     '/v1/wallets/:id/balance',
     {
       config: { scope: 'read' },
@@ -111,17 +112,41 @@ export function walletRoutes(app: FastifyInstance, deps: Deps): void {
         operationId: 'getWalletBalance',
         summary: "Retrieve a wallet's balance",
         description:
-          '`available` = `current` − `pending`; all three are decimal strings in the wallet currency.',
+          '`available` = `current` − `pending`; all three are decimal strings in the wallet currency. With `as_of`, the balances as they were at that instant, exactly: what entries created strictly before it posted and held (the same rule as a statement’s `closing_balance`); `as_of` later than now is a 400.',
         tags: TAGS,
         security: BEARER_SECURITY,
         params: walletParams,
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            as_of: {
+              type: 'string',
+              minLength: 10,
+              maxLength: 35,
+              description:
+                'A time (RFC 3339 with its offset, to the millisecond) or a date (`2026-11-30`: the end of that UTC day).',
+            },
+          },
+        },
         response: {
           200: { description: 'The balance.', $ref: 'Balance#' },
           ...problemResponses(...READ_PROBLEMS),
         },
       },
     },
-    async (request) =>
-      presentBalance(await getWallet(deps, principalOf(request).organizationId, request.params.id)),
+    async (request) => {
+      const organizationId = principalOf(request).organizationId;
+      if (request.query.as_of === undefined) {
+        return presentBalance(await getWallet(deps, organizationId, request.params.id));
+      }
+      const { wallet, balances, asOf } = await getWalletBalanceAsOf(
+        deps,
+        organizationId,
+        request.params.id,
+        request.query.as_of,
+      );
+      return { ...presentBalance({ ...wallet, ...balances }), as_of: asOf.toISOString() };
+    },
   );
 }

@@ -3,6 +3,7 @@ import { walletBalances } from '../../domain/ledger.ts';
 import type { Currency } from '../../domain/money.ts';
 import type { Wallet, WalletStatus, WalletStatusReason } from '../../domain/wallets.ts';
 import type { Queryable } from '../store.ts';
+import { ACCOUNT_DETAILS_COLUMNS, ACCOUNT_DETAILS_JOIN, accountDetailsFromRow } from './digitalAccounts.ts';
 import {
   accountSumsFromRow,
   idRangeConditions,
@@ -13,11 +14,11 @@ import {
 } from './rows.ts';
 
 const WALLET_COLUMNS = 'id, organization_id, owner_id, currency, status, metadata, created_at, updated_at';
-/** A wallet with its balances, which live on its ledger account (same id). */
+/** A wallet with its balances, which live on its ledger account (same id), and its account details. */
 const SELECT_WALLET = `SELECT w.id, w.organization_id, w.owner_id, w.currency, w.status, w.status_reason, w.status_changed_at,
     w.metadata, w.created_at, w.updated_at,
-    a.debits_pending, a.debits_posted, a.credits_pending, a.credits_posted
-  FROM wallets w JOIN ledger_accounts a ON a.id = w.id`;
+    a.debits_pending, a.debits_posted, a.credits_pending, a.credits_posted, ${ACCOUNT_DETAILS_COLUMNS}
+  FROM wallets w JOIN ledger_accounts a ON a.id = w.id ${ACCOUNT_DETAILS_JOIN}`;
 
 function fromRow(row: Record<string, unknown>): Wallet {
   const balances = walletBalances(accountSumsFromRow(row));
@@ -31,6 +32,7 @@ function fromRow(row: Record<string, unknown>): Wallet {
     statusChangedAt: row.status_changed_at === null ? null : toDate(row.status_changed_at),
     ...balances,
     metadata: toJsonObject<Record<string, string>>(row.metadata),
+    accountDetails: accountDetailsFromRow(row),
     createdAt: toDate(row.created_at),
     updatedAt: toDate(row.updated_at),
   };

@@ -1,0 +1,208 @@
+/**
+ * Digital accounts: the organization's sponsor-bank settings (admins change them), a wallet's account details
+ * (what outsiders pay it by), and its statement of a period as JSON or CSV. A wallet's balance as of an
+ * instant is `GET /v1/wallets/{id}/balance?as_of=…` (routes/wallets.ts).
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Deps } from '../../app/deps.ts';
+import {
+  ensureAccountDetails,
+  getDigitalAccountSettings,
+  getWalletStatement,
+  putDigitalAccountSettings,
+} from '../../app/digitalAccounts.ts';
+import { STATEMENT_ENTRIES_MAX, STATEMENT_PERIOD_DAYS_MAX } from '../../domain/digitalAccounts.ts';
+import { ID_PREFIXES } from '../../domain/ids.ts';
+import { BEARER_SECURITY, principalOf, requestActor } from '../auth.ts';
+import {
+  digitalAccountSettingsBodySchema,
+  presentDigitalAccountSettings,
+  presentStatement,
+  statementCsv,
+  statementFileName,
+} from '../digitalAccountSchemas.ts';
+import { presentAccountDetails } from '../presenters.ts';
+import { problemResponses, READ_PROBLEMS, WRITE_PROBLEMS } from '../problems.ts';
+import { idempotencyHeadersSchema, idempotentWriteHeaders, idParamsSchema } from '../schemas.ts';
+import { sendWrite } from '../writes.ts';
+
+const TAGS = ['Digital accounts'];
+const walletParams = idParamsSchema(ID_PREFIXES.wallet, 'Wallet id.');
+
+const STATEMENT_FORMATS = ['json', 'csv'] as const;
+type StatementFormat = (typeof STATEMENT_FORMATS)[number];
+
+/** `format` decides when given; otherwise `Accept`, where naming JSON keeps JSON. */
+function statementFormatOf(request: FastifyRequest, format: StatementFormat | undefined): StatementFormat {
+  if (format !== undefined) return format;
+  const accept = request.headers.accept ?? '';
+  if (accept.includes('application/json')) return 'json';
+  if (accept.includes('text/csv')) return 'csv';
+  return 'json';
+}
+
+/** A period bound as the query string takes it: a date or an RFC 3339 time (checked by the domain). */
+const boundSchema = (description: string) =>
+  ({ type: 'string', minLength: 10, maxLength: 35, description }) as const;
+
+export function digitalAccountRoutes(app: FastifyInstance, deps: Deps): void {
+  app.get(
+    '/v1/digital-accounts/settings',
+    {
+      config: { scope: 'read' },
+      schema: {
+        operationId: 'getDigitalAccountSettings',
+        summary: 'Retrieve the digital-account settings',
+        description:
+          'The sponsor bank the organization issues account numbers under; `bank_code` null while none is set.',
+        tags: TAGS,
+        security: BEARER_SECURITY,
+        response: {
+          200: { description: 'The settings.', $ref: 'DigitalAccountSettings#' },
+          ...problemResponses(...READ_PROBLEMS.filter((s) => s !== 404)),
+        },
+      },
+    },
+    async (request) =>
+      presentDigitalAccountSettings(
+        await getDigitalAccountSettings(deps, principalOf(request).organizationId),
+      ),
+  );
+
+  app.put<{ Body: { bank_code: string; bank_name: string } }>(
+    '/v1/digital-accounts/settings',
+    {
+      config: { scope: 'admin' },
+      schema: {
+        operationId: 'setDigitalAccountSettings',
+        summary: 'Set the digital-account settings',
+        description:
+          'The bank account numbers are issued under from now on (the `admin` scope). From then on every new wallet is given account details when it is created; a wallet made before gets them with `POST /v1/wallets/{id}/account-details`. Details already issued keep the bank they were issued under. Recorded as evidence (`digital_accounts.settings.update`, before and after).',
+        tags: TAGS,
+        security: BEARER_SECURITY,
+        headers: idempotencyHeadersSchema,
+        body: digitalAccountSettingsBodySchema,
+        response: {
+          200: {
+            description: 'The settings.',
+            headers: idempotentWriteHeaders,
+            $ref: 'DigitalAccountSettings#',
+          },
+          ...problemResponses(...WRITE_PROBLEMS.filter((s) => s !== 404)),
+        },
+      },
+    },
+    (request, reply) =>
+      sendWrite(deps, request, reply, async (tx, organizationId) => {
+        const settings = await putDigitalAccountSettings(
+          tx,
+          deps,
+          organizationId,
+          request.body,
+          requestActor(request),
+        );
+        return { status: 200, body: presentDigitalAccountSettings(settings) };
+      }),
+  );
+
+  app.post<{ Params: { id: string } }>(
+    '/v1/wallets/:id/account-details',
+    {
+      config: { scope: 'write' },
+      schema: {
+        operationId: 'createAccountDetails',
+        summary: 'Give a wallet its account details',
+        description:
+          'Issues the wallet an account number (with its check digit) under the organization’s bank, and its virtual account reference if it has none: what outsiders pay it by, shown on the wallet as `account_details`. Made on the first call (201); later calls answer the same details (200). A wallet created after the settings were set has them already. 422 `digital_accounts_not_configured` while the organization has no settings; a closed wallet is a 409 `wallet_not_active`.',
+        tags: TAGS,
+        security: BEARER_SECURITY,
+        headers: idempotencyHeadersSchema,
+        params: walletParams,
+        response: {
+          200: {
+            description: 'The wallet’s details, issued before.',
+            headers: idempotentWriteHeaders,
+            $ref: 'AccountDetails#',
+          },
+          201: {
+            description: 'The wallet’s details, issued now.',
+            headers: idempotentWriteHeaders,
+            $ref: 'AccountDetails#',
+          },
+          ...problemResponses(...WRITE_PROBLEMS),
+        },
+      },
+    },
+    (request, reply) =>
+      sendWrite(deps, request, reply, async (tx, organizationId) => {
+        const { details, created } = await ensureAccountDetails(tx, deps, organizationId, request.params.id);
+        return { status: created ? 201 : 200, body: presentAccountDetails(details) };
+      }),
+  );
+
+  app.get<{ Params: { id: string }; Querystring: { from: string; to: string; format?: StatementFormat } }>(
+    '/v1/wallets/:id/statement',
+    {
+      config: { scope: 'read' },
+      schema: {
+        operationId: 'getWalletStatement',
+        summary: 'Retrieve a wallet’s statement',
+        description: `The wallet's posted balance over a period: its balance at \`from\`, every entry that moved it in order (the time it was posted, the amount and fee, the balance after it, the transfer, the rail's reference, the counterparty, a description), and its balance at \`to\`. The period holds the entries created at or after \`from\` and strictly before \`to\`; a date names a UTC day, \`from\` its start and \`to\` its end, so \`from=2026-11-01&to=2026-11-30\` is November. A period not over yet ends now (\`complete\` false). Holds are not entries: a payout appears when it settles (its hold made final), and one that fails never appears. Read in one snapshot: a transfer committing meanwhile is in all of it or none of it. At most ${STATEMENT_PERIOD_DAYS_MAX} days (400 on \`to\`) and ${STATEMENT_ENTRIES_MAX} entries (422 \`statement_too_large\`). JSON by default; CSV with \`format=csv\` or \`Accept: text/csv\` (a header row, then \`opening\`, one \`entry\` row each, \`closing\`).`,
+        tags: TAGS,
+        security: BEARER_SECURITY,
+        params: walletParams,
+        querystring: {
+          type: 'object',
+          required: ['from', 'to'],
+          additionalProperties: false,
+          properties: {
+            from: boundSchema(
+              'The start: a date (`2026-11-01`, its first instant, UTC) or a time (RFC 3339 with its offset).',
+            ),
+            to: boundSchema(
+              'The end, excluded: a date (`2026-11-30`, the end of that UTC day) or a time (RFC 3339 with its offset).',
+            ),
+            format: {
+              type: 'string',
+              enum: [...STATEMENT_FORMATS],
+              description: 'JSON (default) or CSV; otherwise `Accept` decides.',
+            },
+          },
+        },
+        response: {
+          200: {
+            description: 'The statement.',
+            content: {
+              'application/json': { schema: { $ref: 'WalletStatement#' } },
+              'text/csv': {
+                schema: {
+                  type: 'string',
+                  description:
+                    'RFC 4180 with a header row: `row, entry, posted_at, kind, description, counterparty, transfer, rail, rail_reference, amount, fee, balance, currency`.',
+                },
+              },
+            },
+          },
+          ...problemResponses(...READ_PROBLEMS, 422),
+        },
+      },
+    },
+    async (request, reply) => {
+      const statement = await getWalletStatement(
+        deps,
+        principalOf(request).organizationId,
+        request.params.id,
+        request.query.from,
+        request.query.to,
+      );
+      if (statementFormatOf(request, request.query.format) === 'csv') {
+        // The name is a wallet id and two compact times: nothing in it needs quoting.
+        return reply
+          .type('text/csv; charset=utf-8')
+          .header('content-disposition', `attachment; filename="${statementFileName(statement)}"`)
+          .send(statementCsv(statement));
+      }
+      return reply.type('application/json; charset=utf-8').send(presentStatement(statement));
+    },
+  );
+}

@@ -1,0 +1,294 @@
+/**
+ * Digital accounts: the organization's sponsor-bank setting, the account details issued to wallets, and the
+ * ledger reads behind statements and balances as of an instant.
+ *
+ * A wallet's account (same id as the wallet) keeps running sums that are current at all times; entries are
+ * append-only and stamped with `created_at`. So a past balance is the current one less what entries created
+ * at or after the instant moved, and only the account's postings since are read, index-only from
+ * postings_account_entry_idx (which carries each posting's side, phase and amount), with the entries' own
+ * `created_at` read only for the two hours of ids around the instant (entryIdWindow).
+ */
+import type { DigitalAccountSettings, WalletAccountDetails } from '../../domain/digitalAccounts.ts';
+import { ID_PREFIXES } from '../../domain/ids.ts';
+import type { Queryable } from '../store.ts';
+import { idBoundsOfCreated, toBigInt, toDate, toJsonObject } from './rows.ts';
+
+export async function findDigitalAccountSettings(
+  db: Queryable,
+  organizationId: string,
+  options: { forUpdate?: boolean } = {},
+): Promise<DigitalAccountSettings | undefined> {
+  const [row] = await db.query(
+    `SELECT organization_id, bank_code, bank_name, updated_at FROM digital_account_settings
+      WHERE organization_id = $1${options.forUpdate ? ' FOR UPDATE' : ''}`,
+    [organizationId],
+  );
+  return (
+    row && {
+      organizationId: String(row.organization_id),
+      bankCode: String(row.bank_code),
+      bankName: String(row.bank_name),
+      updatedAt: toDate(row.updated_at),
+    }
+  );
+}
+
+export async function saveDigitalAccountSettings(db: Queryable, s: DigitalAccountSettings): Promise<void> {
+  await db.query(
+    `INSERT INTO digital_account_settings (organization_id, bank_code, bank_name, updated_at) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (organization_id) DO UPDATE SET bank_code = $2, bank_name = $3, updated_at = $4`,
+    [s.organizationId, s.bankCode, s.bankName, s.updatedAt],
+  );
+}
+
+/**
+ * False when the wallet has details already, or the number is taken in the organization or under the bank
+ * code (another wallet drew the same digits): the caller draws again or reads what is there.
+ */
+export async function insertWalletAccountDetails(
+  db: Queryable,
+  d: Omit<WalletAccountDetails, 'virtualReference'>,
+): Promise<boolean> {
+  const rows = await db.query(
+    `INSERT INTO wallet_account_details (wallet_id, organization_id, account_number, bank_code, bank_name, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING RETURNING wallet_id`,
+    [d.walletId, d.organizationId, d.accountNumber, d.bankCode, d.bankName, d.createdAt],
+  );
+  return rows.length === 1;
+}
+
+/** A wallet's account details and virtual reference, as reads of wallets (`w`) embed them. */
+export const ACCOUNT_DETAILS_JOIN = `LEFT JOIN wallet_account_details d ON d.wallet_id = w.id
+  LEFT JOIN wallet_virtual_accounts v ON v.wallet_id = w.id`;
+export const ACCOUNT_DETAILS_COLUMNS =
+  'd.account_number, d.bank_code, d.bank_name, d.created_at AS details_created_at, v.reference AS virtual_reference';
+
+/** The details embedded in a wallet row (ACCOUNT_DETAILS_COLUMNS), or null while it has none. */
+export function accountDetailsFromRow(row: Record<string, unknown>): WalletAccountDetails | null {
+  if (row.account_number === null || row.account_number === undefined) return null;
+  return {
+    walletId: String(row.id),
+    organizationId: String(row.organization_id),
+    accountNumber: String(row.account_number),
+    bankCode: String(row.bank_code),
+    bankName: String(row.bank_name),
+    virtualReference: String(row.virtual_reference),
+    createdAt: toDate(row.details_created_at),
+  };
+}
+
+export async function findWalletAccountDetails(
+  db: Queryable,
+  organizationId: string,
+  walletId: string,
+): Promise<WalletAccountDetails | undefined> {
+  const [row] = await db.query(
+    `SELECT w.id, w.organization_id, ${ACCOUNT_DETAILS_COLUMNS} FROM wallets w ${ACCOUNT_DETAILS_JOIN}
+      WHERE w.organization_id = $1 AND w.id = $2`,
+    [organizationId, walletId],
+  );
+  return (row && accountDetailsFromRow(row)) ?? undefined;
+}
+
+/** The wallet an account number was issued to in the organization (wallet_account_details_number_idx). */
+export async function findWalletIdByAccountNumber(
+  db: Queryable,
+  organizationId: string,
+  accountNumber: string,
+): Promise<string | undefined> {
+  const [row] = await db.query(
+    'SELECT wallet_id FROM wallet_account_details WHERE organization_id = $1 AND account_number = $2',
+    [organizationId, accountNumber],
+  );
+  return row ? String(row.wallet_id) : undefined;
+}
+
+/**
+ * Makes the transaction's reads one snapshot (PostgreSQL's default gives each statement its own): a statement
+ * is read with several statements, and a transfer committing between them must be in all or none. The first
+ * statement of the transaction.
+ */
+export async function readOneSnapshot(tx: Queryable): Promise<void> {
+  await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
+}
+
+/**
+ * The ids that may belong to entries created around an instant: an entry's id carries the millisecond it was
+ * made, within ID_TIME_SKEW_MS_MAX of its `created_at` (rows.ts), so every entry with an id below `lo` was
+ * created before the instant and every one above `hi` at or after it. Only the entries between (two hours of
+ * them) need their `created_at` read. `lo` '' and `hi` past every id when a bound would include them all.
+ */
+function entryIdWindow(at: Date): { lo: string; hi: string } {
+  const bounds = idBoundsOfCreated(ID_PREFIXES.journalEntry, { createdGte: at, createdLte: at });
+  return { lo: bounds.idGte ?? '', hi: bounds.idLte ?? `${ID_PREFIXES.journalEntry}_~` };
+}
+
+/**
+ * SQL for what the account's entries created at or after an instant moved, summed by `expression` over
+ * their postings `p`: the postings above the instant's id window straight from the covering index
+ * postings_account_entry_idx (no entry read), plus those inside it whose entry's `created_at` says so.
+ * `$1` is the account; `at`, `lo` and `hi` name the instant's parameters.
+ */
+function sinceSql(expression: string, filter: string, at: string, lo: string, hi: string): string {
+  return `((SELECT coalesce(sum(${expression}), 0) FROM postings p
+             WHERE p.account_id = $1 AND ${filter} AND p.entry_id > ${hi})
+         + (SELECT coalesce(sum(${expression}), 0) FROM postings p JOIN journal_entries e ON e.id = p.entry_id
+             WHERE p.account_id = $1 AND ${filter} AND p.entry_id >= ${lo} AND p.entry_id <= ${hi}
+               AND e.created_at >= ${at}))`;
+}
+
+const POSTED_NET = "CASE WHEN p.side = 'credit' THEN p.amount_minor ELSE -p.amount_minor END";
+/** What a posting did to the held sum (debits pending): a hold adds, its release or its posting takes off. */
+const PENDING_DELTA = `CASE WHEN p.phase = 'pending' THEN p.amount_minor
+                            WHEN p.phase = 'voided' OR p.releases_hold THEN -p.amount_minor ELSE 0 END`;
+
+/**
+ * A wallet account's posted and held balance as of `asOf`: entries created strictly before it count. One
+ * statement, so the current sums and the entries since are one snapshot. Undefined for no such account.
+ */
+export async function walletBalanceAsOf(
+  db: Queryable,
+  walletId: string,
+  asOf: Date,
+): Promise<{ currentMinor: bigint; pendingMinor: bigint } | undefined> {
+  const { lo, hi } = entryIdWindow(asOf);
+  const [row] = await db.query(
+    `SELECT (a.credits_posted - a.debits_posted - ${sinceSql(POSTED_NET, "p.phase = 'posted'", '$2', '$3', '$4')})::text AS current_minor,
+            (a.debits_pending - ${sinceSql(PENDING_DELTA, "p.side = 'debit'", '$2', '$3', '$4')})::text AS pending_minor
+       FROM ledger_accounts a
+      WHERE a.id = $1 AND a.kind = 'wallet'`,
+    [walletId, asOf, lo, hi],
+  );
+  return (
+    row && {
+      currentMinor: toBigInt(row.current_minor),
+      pendingMinor: toBigInt(row.pending_minor),
+    }
+  );
+}
+
+/** The posted balance of a wallet account at the start and at the end of a period, one snapshot. */
+export async function readStatementFrame(
+  db: Queryable,
+  walletId: string,
+  from: Date,
+  to: Date,
+): Promise<{ openingMinor: bigint; closingMinor: bigint } | undefined> {
+  const start = entryIdWindow(from);
+  const end = entryIdWindow(to);
+  const posted = "p.phase = 'posted'";
+  const [row] = await db.query(
+    `SELECT (a.credits_posted - a.debits_posted)::text AS current_minor,
+            ${sinceSql(POSTED_NET, posted, '$2', '$3', '$4')}::text AS since_from_minor,
+            ${sinceSql(POSTED_NET, posted, '$5', '$6', '$7')}::text AS since_to_minor
+       FROM ledger_accounts a
+      WHERE a.id = $1 AND a.kind = 'wallet'`,
+    [walletId, from, start.lo, start.hi, to, end.lo, end.hi],
+  );
+  if (!row) return undefined;
+  const current = toBigInt(row.current_minor);
+  return {
+    openingMinor: current - toBigInt(row.since_from_minor),
+    closingMinor: current - toBigInt(row.since_to_minor),
+  };
+}
+
+/** An entry that moved a wallet's posted balance, with what the statement line needs to describe it. */
+export interface MovementRow {
+  entryId: string;
+  kind: string;
+  createdAt: Date;
+  netMinor: bigint;
+  /** The transfer's fee when this wallet paid it (it rides in the same entry: charged, or given back). */
+  feeMinor: bigint;
+  /** For an entry without a transfer: the kinds of the other accounts it moved. */
+  otherAccountKinds: string[];
+  transfer: {
+    id: string;
+    direction: 'outbound' | 'inbound';
+    sourceWalletId: string | null;
+    destinationWalletId: string | null;
+    destination: Record<string, unknown>;
+    rail: string;
+    railReference: string | null;
+    statusReason: string | null;
+  } | null;
+  payerName: string | null;
+  payerPhone: string | null;
+}
+
+/**
+ * The entries that moved the wallet account's posted balance in [from, to), oldest first (by `created_at`,
+ * then id), at most `rowsMax`: the account's postings in the period's id range (widened by the id windows
+ * of its ends) from postings_account_entry_idx, each entry by primary key for its `created_at`, then its
+ * transfer and the collection that brought it (if any).
+ */
+export async function listStatementMovements(
+  db: Queryable,
+  walletId: string,
+  from: Date,
+  to: Date,
+  rowsMax: number,
+): Promise<MovementRow[]> {
+  const rows = await db.query(
+    `WITH moves AS MATERIALIZED (
+       SELECT e.id, e.kind, e.created_at, e.transfer_id,
+              sum(CASE WHEN p.side = 'credit' THEN p.amount_minor ELSE -p.amount_minor END) AS net_minor
+         FROM postings p
+         JOIN journal_entries e ON e.id = p.entry_id
+        WHERE p.account_id = $1 AND p.phase = 'posted' AND p.entry_id >= $4 AND p.entry_id <= $5
+          AND e.created_at >= $2 AND e.created_at < $3
+        GROUP BY e.id, e.kind, e.created_at, e.transfer_id
+        ORDER BY e.created_at, e.id
+        LIMIT $6
+     )
+     SELECT m.id, m.kind, m.created_at, m.transfer_id, m.net_minor::text AS net_minor,
+            CASE WHEN t.source_wallet_id = $1 THEN t.fee_minor ELSE 0 END::text AS fee_minor,
+            coalesce(o.kinds, '{}') AS other_kinds,
+            t.direction, t.source_wallet_id, t.destination_wallet_id, t.destination, t.rail, t.rail_reference,
+            t.status_reason, c.payer_name, c.payer_phone
+       FROM moves m
+       LEFT JOIN LATERAL (
+         SELECT array_agg(DISTINCT a.kind) AS kinds
+           FROM postings x
+           JOIN ledger_accounts a ON a.id = x.account_id
+          WHERE m.transfer_id IS NULL AND x.entry_id = m.id AND x.account_id <> $1
+       ) o ON true
+       LEFT JOIN transfers t ON t.id = m.transfer_id
+       LEFT JOIN collections c ON c.transfer_id = m.transfer_id
+      ORDER BY m.created_at, m.id`,
+    [walletId, from, to, entryIdWindow(from).lo, entryIdWindow(to).hi, rowsMax],
+  );
+  return rows.map((row) => ({
+    entryId: String(row.id),
+    kind: String(row.kind),
+    createdAt: toDate(row.created_at),
+    netMinor: toBigInt(row.net_minor),
+    feeMinor: toBigInt(row.fee_minor),
+    otherAccountKinds: toTextArray(row.other_kinds),
+    transfer:
+      row.transfer_id === null || row.direction === null
+        ? null
+        : {
+            id: String(row.transfer_id),
+            direction: row.direction as 'outbound' | 'inbound',
+            sourceWalletId: row.source_wallet_id === null ? null : String(row.source_wallet_id),
+            destinationWalletId:
+              row.destination_wallet_id === null ? null : String(row.destination_wallet_id),
+            destination: toJsonObject<Record<string, unknown>>(row.destination),
+            rail: String(row.rail),
+            railReference: row.rail_reference === null ? null : String(row.rail_reference),
+            statusReason: row.status_reason === null ? null : String(row.status_reason),
+          },
+    payerName: row.payer_name === null ? null : String(row.payer_name),
+    payerPhone: row.payer_phone === null ? null : String(row.payer_phone),
+  }));
+}
+
+/** A text[] as either driver returns it (an array, or PostgreSQL's `{a,b}` text form). */
+function toTextArray(value: unknown): string[] {
+  if (Array.isArray(value)) return value.map(String);
+  const text = String(value ?? '');
+  if (text === '{}' || text === '') return [];
+  return text.replace(/^\{|\}$/g, '').split(',');
+}
