@@ -278,6 +278,19 @@ describe.skipIf(!CHROMIUM)('operator console in Chromium', { timeout: BROWSER_TE
     await page.getByRole('heading', { name: 'Wallets' }).waitFor();
     await open(page, '/console/wallets', '07-wallets');
     await hasText(page.getByRole('table'), 'KES');
+    await page.getByRole('table').locator('tbody tr a').first().click();
+    await page.getByRole('link', { name: 'Statement' }).click();
+    await page
+      .getByRole('table', { name: 'Entries in the period, oldest first' })
+      .or(page.getByText('No entries in this period.'))
+      .waitFor();
+    await scan(page, '07b-wallet-statement');
+    const [file] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('link', { name: 'Download as CSV' }).click(),
+    ]);
+    expect(await file.failure()).toBeNull();
+    expect(file.suggestedFilename()).toMatch(/\.csv$/);
   });
 
   it('approvals: the checker approves with a comment; maker ≠ checker is shown', async () => {

@@ -304,6 +304,38 @@ describe.each(BACKENDS)('operator console on %s', (backend) => {
     for (const g of listed) expect(page.body).toContain(g.gate.replace(/_/g, ' '));
   });
 
+  it('shows a wallet’s statement as the API gives it, and downloads the same statement as CSV', async () => {
+    const wallet = await fundedWallet(t, '250.00', 'KES', org.key);
+    const today = new Date().toISOString().slice(0, 10);
+    const client = await signedIn(t, org.name, viewer.email);
+    const detail = await client.get(`/console/wallets/${wallet}`);
+    expect(detail.body).toContain(`href="/console/wallets/${wallet}/statement"`);
+    const page = await client.get(`/console/wallets/${wallet}/statement?from=${today}&to=${today}`);
+    expect(page.statusCode, page.body).toBe(200);
+    const statement = (
+      await api(t, 'GET', `/v1/wallets/${wallet}/statement?from=${today}&to=${today}`, { key: org.key })
+    ).data;
+    expect(statement.entries.length).toBeGreaterThan(0);
+    expect(page.body).toContain(`${statement.closing_balance} KES`);
+    for (const entry of statement.entries) expect(page.body).toContain(entry.balance);
+    const csv = await client.get(`/console/wallets/${wallet}/statement.csv?from=${today}&to=${today}`);
+    expect(csv.statusCode).toBe(200);
+    expect(csv.headers['content-type']).toMatch(/^text\/csv/);
+    const fromApi = await api(
+      t,
+      'GET',
+      `/v1/wallets/${wallet}/statement?from=${today}&to=${today}&format=csv`,
+      {
+        key: org.key,
+      },
+    );
+    expect(csv.body.split('\n')[0]).toBe(fromApi.body.split('\n')[0]);
+    expect(csv.body.split('\n').length).toBe(fromApi.body.split('\n').length);
+    // Another organization's wallet is not found, as through the API.
+    const other = await fundedWallet(t, '1.00', 'KES');
+    expect((await client.get(`/console/wallets/${other}/statement`)).statusCode).toBe(404);
+  });
+
   it('creates an API key shown once (it works at once) and revokes it', async () => {
     const client = await signedIn(t, org.name, admin.email);
     const created = await client.submit('/console/api-keys', '/console/api-keys', { scopes: ['read'] });

@@ -37,6 +37,7 @@ import { homePage } from './pages/home.ts';
 import { launchGatePages } from './pages/launchGates.ts';
 import { reconciliationPages } from './pages/reconciliation.ts';
 import { signInPages } from './pages/signIn.ts';
+import { statementPages } from './pages/statements.ts';
 import { transferPages } from './pages/transfers.ts';
 import { webhookPages } from './pages/webhooks.ts';
 import { serveStatic } from './static.ts';
@@ -355,6 +356,7 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
   apiKeyPages(routes);
   exportPages(routes);
   launchGatePages(routes);
+  statementPages(routes);
 }
 
 /** Turns a recorded failure into the error it was, so the error page shows it (a replay shows it again). */

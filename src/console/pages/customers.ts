@@ -137,6 +137,7 @@ ${nextPageLink(`${CONSOLE_PREFIX}/wallets`, { currency, status }, page.hasMore ?
         ['Current', html`<span class="num">${wallet.balance.current}</span>`],
         ['Status', html`${statusBadge(wallet.status)} ${wallet.status_reason ?? ''}`],
       ])}
+<p>${link(`${CONSOLE_PREFIX}/wallets/${wallet.id}/statement`, 'Statement')}</p>
 <h2>Latest transfers</h2>
 ${table(
   'Transfers from or to this wallet, newest first',
