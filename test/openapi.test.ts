@@ -119,6 +119,13 @@ describe('the committed OpenAPI document', () => {
     document = JSON.parse(committedText);
   });
 
+  it('compiles every route’s response schemas into serializers (built lazily at run time)', async () => {
+    // The server builds each serializer on first use; built all at once here, a schema fast-json-stringify
+    // cannot compile fails this test rather than the first request that answers with it.
+    const eager = await buildApp({ deps: documentationOnlyDeps(), eagerSerializers: true });
+    await eager.close();
+  });
+
   it('is the document generated from the route schemas', () => {
     const stale = `${DOCUMENT_FILE} is out of date with the route schemas: run \`npm run openapi\` and commit it`;
     expect(JSON.parse(committedText), stale).toEqual(JSON.parse(generatedText));

@@ -30,6 +30,7 @@ import { registerBodyParsing } from './bodyParser.ts';
 import { COMPLIANCE_SCHEMAS } from './complianceSchemas.ts';
 import { DIGITAL_ACCOUNT_SCHEMAS } from './digitalAccountSchemas.ts';
 import { FEE_SCHEMAS } from './feeSchemas.ts';
+import { eagerSerializerFactory, lazySerializerFactory } from './lazySerializers.ts';
 import { createHttpMetrics } from './metrics.ts';
 import {
   DOCS_CONTENT_SECURITY_POLICY,
@@ -95,6 +96,11 @@ export interface BuildAppOptions {
   rateLimits?: RateLimitSettings;
   /** Ledger writer lanes; default LEDGER_WRITER_LANES_DEFAULT on PostgreSQL, 1 on the embedded database. */
   ledgerWriterLanes?: number | undefined;
+  /**
+   * Build every response serializer at start-up, as Fastify does by default, instead of on first use
+   * (lazySerializers.ts): for the test that every route's response schemas compile.
+   */
+  eagerSerializers?: boolean;
 }
 
 /** Turns a route pattern such as /v1/wallets/:id into a matcher for concrete paths. */
@@ -125,9 +131,15 @@ export async function buildApp({
   logger = false,
   rateLimits = defaultRateLimitSettings(deps.environment),
   ledgerWriterLanes = deps.store.driver === 'postgres' ? LEDGER_WRITER_LANES_DEFAULT : 1,
+  eagerSerializers = false,
 }: BuildAppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger,
+    schemaController: {
+      compilersFactory: {
+        buildSerializer: (eagerSerializers ? eagerSerializerFactory : lazySerializerFactory)() as never,
+      },
+    },
     bodyLimit: REQUEST_BODY_BYTES_MAX,
     requestTimeout: REQUEST_TIMEOUT_MS,
     genReqId: () => deps.newId('request'),
