@@ -52,10 +52,5 @@ export async function catchUpAfterAdvance(
 export const ORGANIZATION_DAY_WORK: DayWork[] = [
   SAVINGS_DAY_WORK,
   // Lending (src/app/loans.ts): due-date collection from the borrower's wallet, days past due, penalty.
-  // Called through arrows: loans.ts reaches this module back through the test clock.
-  {
-    name: 'loan_collection',
-    organizations: (deps, after, limit) => loanOrganizations(deps, after, limit),
-    catchUp: (deps, organizationId, throughDay) => catchUpLoans(deps, organizationId, throughDay),
-  },
+  { name: 'loan_collection', organizations: loanOrganizations, catchUp: catchUpLoans },
 ];
