@@ -63,7 +63,9 @@ export async function startServer(options: {
     MKOBA_SANDBOX_SIMULATORS: '0',
     ...(options.databaseUrl ? { DATABASE_URL: options.databaseUrl } : {}),
   });
-  const child = spawn(process.execPath, [MKOBA_BIN, 'serve'], {
+  // e.g. BENCH_SERVER_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' to profile the server under load.
+  const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, MKOBA_BIN, 'serve'], {
     cwd: REPOSITORY_DIR,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -248,10 +248,12 @@ async function benchBackend(
     if (databaseUrl && apiSchema && sqlSchema) {
       await createSchema(databaseUrl, apiSchema);
       await createSchema(databaseUrl, sqlSchema);
+      // Set-up only: the loop opens a pool of its own per run and closes it, so that its idle connections do
+      // not count against max_connections while pgbench runs (64 clients each would pass 100).
       sqlStore = await openPostgresStore({
         connectionString: databaseUrl,
         schema: sqlSchema,
-        poolConnectionsMax: config.connections,
+        poolConnectionsMax: 2,
       });
     } else {
       sqlStore = await openPgliteStore(path.join(work, 'sql-pgdata'));
@@ -309,13 +311,26 @@ async function benchBackend(
                 ),
             ]);
           }
-          const loopStore = sqlStore;
+          const sharedStore = sqlStore;
+          const loopSchema = sqlSchema;
           drivers.push([
             backend === 'postgres' ? 'SQL loop: node-postgres' : 'SQL ceiling: in-process loop',
             (tag, budget) =>
-              withCpu(ownCpuMs, measurePostgres, () =>
-                runStoreLoop(loopStore, shape, { ...identity, tag }, budget),
-              ),
+              withCpu(ownCpuMs, measurePostgres, async () => {
+                const loopStore =
+                  databaseUrl && loopSchema
+                    ? await openPostgresStore({
+                        connectionString: databaseUrl,
+                        schema: loopSchema,
+                        poolConnectionsMax: config.connections,
+                      })
+                    : sharedStore;
+                try {
+                  return await runStoreLoop(loopStore, shape, { ...identity, tag }, budget);
+                } finally {
+                  if (loopStore !== sharedStore) await loopStore.close();
+                }
+              }),
           ]);
           for (const [index, [driver, run]] of drivers.entries()) {
             // Four letters (driver, scenario, warm-up or measured, round): unique within the schema.

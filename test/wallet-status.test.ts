@@ -118,6 +118,30 @@ describe.each(BACKENDS)('wallet freezes and closing on %s', (backend) => {
     expect((await unfreeze(wallet)).statusCode).toBe(409);
   });
 
+  it('a wallet that has already sent is still refused once frozen: what is kept per process is only who owns it', async () => {
+    const wallet = await fundedWallet(t, '100.00');
+    const other = await fundedWallet(t, '100.00');
+    expect((await internal(wallet, other)).statusCode).toBe(201);
+    expect((await internal(other, wallet)).statusCode).toBe(201);
+    expect((await freeze(wallet)).statusCode).toBe(200);
+    const send = await internal(wallet, other);
+    expect(send.statusCode).toBe(409);
+    expect(send.data).toMatchObject({ code: 'wallet_not_active', param: 'source' });
+    const receive = await internal(other, wallet);
+    expect(receive.data).toMatchObject({ code: 'wallet_not_active', param: 'destination' });
+    // Known to this process under its own organization only.
+    const stranger = await newOrganizationKey(t);
+    const foreign = await api(t, 'POST', '/v1/transfers', {
+      key: stranger,
+      body: { source: other, destination: wallet, amount: '1.00', currency: 'KES' },
+    });
+    expect(foreign.statusCode).toBe(404);
+    expect(foreign.data.param).toBe('source');
+    expect((await unfreeze(wallet)).statusCode).toBe(200);
+    expect((await internal(wallet, other)).statusCode).toBe(201);
+    expect(await balanceOf(t, wallet)).toMatchObject({ available: '90.00' });
+  });
+
   it('a return of a payment made before the freeze is still credited to the frozen wallet', async () => {
     const wallet = await fundedWallet(t, '300.00');
     const payout = await api(t, 'POST', '/v1/transfers', {

@@ -10,7 +10,7 @@ import {
 import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
 import type { Transfer } from '../domain/transferRecord.ts';
 import { findEvent, insertEvents, listEvents as listEventRows } from '../store/repositories/events.ts';
-import { enqueueDeliveriesForEvents } from '../store/repositories/webhooks.ts';
+import { type EnabledSubscription, enqueueDeliveriesForEvents } from '../store/repositories/webhooks.ts';
 import type { Queryable } from '../store/store.ts';
 import type { Deps } from './deps.ts';
 
@@ -69,13 +69,23 @@ export async function listEvents(
  * Writes events to the outbox and, in the same transaction, a webhook delivery for every subscription that
  * wants them. Every state change records its events through here.
  */
-export async function recordEvents(tx: Queryable, deps: Deps, events: readonly EventRecord[]): Promise<void> {
+export async function recordEvents(
+  tx: Queryable,
+  deps: Deps,
+  events: readonly EventRecord[],
+  /** Where the inserts go: the transaction, or a StatementChain sent with the caller's writes. */
+  writes: Queryable = tx,
+  /** The organizations' enabled subscriptions, when the caller read them in this transaction already. */
+  subscriptions?: readonly EnabledSubscription[],
+): Promise<void> {
   if (events.length === 0) return;
-  await insertEvents(tx, events);
+  await insertEvents(writes, events);
   await enqueueDeliveriesForEvents(
     tx,
     events,
     () => deps.newId('webhookDelivery'),
     events[0]?.createdAt ?? deps.now(),
+    writes,
+    subscriptions,
   );
 }

@@ -5,6 +5,7 @@
 import { resourceMissing } from '../domain/errors.ts';
 import {
   type ChainBreak,
+  type ChainHead,
   chainEvidence,
   EVIDENCE_GENESIS_HASH,
   type EvidenceActor,
@@ -49,6 +50,10 @@ export async function appendEvidence(
   tx: Queryable,
   deps: Deps,
   drafts: readonly EvidenceDraft[],
+  /** Where the records' inserts go: the transaction, or a StatementChain sent with the caller's writes. */
+  writes: Queryable = tx,
+  /** Heads the caller has locked already in this transaction (lockChainHeads); others are locked here. */
+  lockedHeads?: ReadonlyMap<string, ChainHead>,
 ): Promise<EvidenceRecord[]> {
   const byOrganization = new Map<string, EvidenceDraft[]>();
   for (const draft of drafts) {
@@ -60,14 +65,14 @@ export async function appendEvidence(
   const appended: EvidenceRecord[] = [];
   for (const organizationId of [...byOrganization.keys()].sort()) {
     const own = byOrganization.get(organizationId) as EvidenceDraft[];
-    const head = await lockChainHead(tx, organizationId);
+    const head = lockedHeads?.get(organizationId) ?? (await lockChainHead(tx, organizationId));
     const records = chainEvidence(
       head,
       own,
       own.map((draft) => draft.id ?? deps.newId('evidence')),
       now,
     );
-    await insertEvidence(tx, records);
+    await insertEvidence(writes, records);
     appended.push(...records);
   }
   return appended;

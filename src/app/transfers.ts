@@ -39,7 +39,7 @@ import {
   type TransferStatus,
   transition,
 } from '../domain/transfers.ts';
-import type { Wallet } from '../domain/wallets.ts';
+import type { Wallet, WalletIdentity } from '../domain/wallets.ts';
 import { ensureSystemAccount, findOpenHold, type JournalEntry } from '../store/repositories/ledger.ts';
 import { releaseLimitUsage } from '../store/repositories/limitUsage.ts';
 import { insertReviewCases } from '../store/repositories/reviews.ts';
@@ -72,6 +72,7 @@ import { refuseSavingsSource } from './savings.ts';
 import { screenCounterparty } from './transferScreening.ts';
 import { prepareTravelRule } from './travelRule.ts';
 import { trustLedgerAccount } from './trustLedger.ts';
+import { findWalletIdentities } from './walletIdentities.ts';
 
 const PHONE_PATTERN = /^\+[1-9][0-9]{6,14}$/;
 const ACCOUNT_TEXT_PATTERN = /^[A-Za-z0-9 -]{1,34}$/;
@@ -198,7 +199,7 @@ export interface CheckedTransfer {
   rail: Rail;
   amountMinor: bigint;
   /** The wallet paid, for a wallet destination. */
-  destinationWallet: Wallet | null;
+  destinationWallet: WalletIdentity | null;
 }
 
 /**
@@ -208,8 +209,8 @@ export interface CheckedTransfer {
  */
 export function checkTransferRequest(
   request: Pick<CreateTransferRequest, 'destination' | 'amount' | 'currency' | 'rail'>,
-  source: Wallet,
-  wallets: ReadonlyMap<string, Wallet>,
+  source: WalletIdentity,
+  wallets: ReadonlyMap<string, WalletIdentity>,
 ): CheckedTransfer {
   if (!isCurrency(request.currency) || request.currency !== source.currency) {
     throw validationError(
@@ -243,7 +244,7 @@ export function checkTransferRequest(
       'out_of_range',
     );
   }
-  let destinationWallet: Wallet | null = null;
+  let destinationWallet: WalletIdentity | null = null;
   if (destination.type === 'wallet') {
     if (!isId('wallet', destination.wallet)) {
       throw validationError(
@@ -327,10 +328,10 @@ export async function prepareTransfer(
     destinationId !== undefined && isId('wallet', destinationId)
       ? [request.source, destinationId]
       : [request.source];
-  const wallets =
+  const wallets: ReadonlyMap<string, WalletIdentity> =
     shared && wanted.every((id) => shared.wallets.has(id))
       ? shared.wallets
-      : await findWallets(store, organizationId, wanted);
+      : await findWalletIdentities(deps, organizationId, wanted);
   const source = wallets.get(request.source);
   if (!source) throw resourceMissing('wallet', request.source, 'source');
   await refuseSavingsSource(deps, store, source.id, 'source');

@@ -11,6 +11,14 @@ export interface Balances {
   currentMinor: bigint;
 }
 
+/** What never changes about a wallet once it exists: whose it is, in which organization, in which currency. */
+export interface WalletIdentity {
+  id: string;
+  organizationId: string;
+  ownerId: string;
+  currency: Currency;
+}
+
 export interface Wallet extends Balances {
   id: string;
   organizationId: string;

@@ -6,6 +6,7 @@ import {
   PG_POOL_CONNECTIONS_MAX,
   type PostgresSettings,
 } from '../config.ts';
+import { inlineParameters } from './inlineParameters.ts';
 import type { Queryable, Row, Store } from './store.ts';
 
 // BIGINT (int8) stays a string from the driver; repositories turn it into bigint, never a JS number.
@@ -64,14 +65,42 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       };
       client.on('error', onLost);
       let broken = false;
+      // BEGIN goes out with the transaction's first statement when that is a pipeline of several (one round
+      // trip for both), else on its own just before it.
+      let begun = false;
+      const tx: Queryable = {
+        async query<R extends Row>(sql: string, params: readonly unknown[] = []): Promise<R[]> {
+          if (!begun) {
+            begun = true;
+            await client.query('BEGIN');
+          }
+          return (await client.query<R>(sql, params as unknown[])).rows;
+        },
+        async queryMany(statements) {
+          const texts = statements.map((s) => inlineParameters(s.text, s.params));
+          if (!begun) texts.unshift('BEGIN');
+          begun = true;
+          const result = (await client.query(texts.join(';\n'))) as unknown as
+            | pg.QueryResult
+            | pg.QueryResult[];
+          const results = Array.isArray(result) ? result : [result];
+          return results.slice(results.length - statements.length).map((r) => r.rows);
+        },
+        async exec(sql: string): Promise<void> {
+          if (!begun) {
+            begun = true;
+            await client.query('BEGIN');
+          }
+          await client.query(sql);
+        },
+      };
       try {
-        await client.query('BEGIN');
-        const result = await fn(wrapClient(client));
-        await client.query('COMMIT');
+        const result = await fn(tx);
+        if (begun) await client.query('COMMIT');
         return result;
       } catch (error) {
         try {
-          await client.query('ROLLBACK');
+          if (begun) await client.query('ROLLBACK');
         } catch {
           broken = true;
         }

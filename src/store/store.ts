@@ -7,6 +7,12 @@ export type Row = Record<string, unknown>;
 export interface Queryable {
   /** One statement with $n parameters. */
   query<R extends Row = Row>(sql: string, params?: readonly unknown[]): Promise<R[]>;
+  /**
+   * Several statements in one round trip, run in order, each with its own snapshot; their rows in the same
+   * order. Optional: where absent (the embedded database, which has no network) QueryPipeline runs them one
+   * after another.
+   */
+  queryMany?(statements: readonly { text: string; params: readonly unknown[] }[]): Promise<Row[][]>;
   /** A script of several statements without parameters (migrations). */
   exec(sql: string): Promise<void>;
 }

@@ -25,10 +25,10 @@ export class PostingSession {
   constructor(private readonly tx: Queryable) {}
 
   /** Locks every account the session's entries may touch. Once per session: later locks could deadlock. */
-  async lock(accountIds: readonly string[]): Promise<void> {
+  async lock(accountIds: readonly string[], db: Queryable = this.tx): Promise<void> {
     if (this.locked) throw new Error('a posting session locks its accounts once');
     this.locked = true;
-    this.accounts = await lockAccounts(this.tx, accountIds);
+    this.accounts = await lockAccounts(db, accountIds);
   }
 
   account(id: string): PostingAccount | undefined {
@@ -49,11 +49,14 @@ export class PostingSession {
     return undefined;
   }
 
-  /** Writes the accepted entries and the sums they changed, in the session's transaction. */
-  async flush(now: Date): Promise<void> {
-    await insertJournalEntries(this.tx, this.accepted);
+  /**
+   * Writes the accepted entries and the sums they changed, in the session's transaction, or into `writes`
+   * (a StatementChain the caller sends with its other writes).
+   */
+  async flush(now: Date, writes: Queryable = this.tx): Promise<void> {
+    await insertJournalEntries(writes, this.accepted);
     await updateAccountSums(
-      this.tx,
+      writes,
       [...this.sums].map(([id, s]) => ({ id, ...s })),
       now,
     );

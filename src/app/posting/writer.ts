@@ -27,7 +27,9 @@ import { formatAmount } from '../../domain/money.ts';
 import { IN_REVIEW_STATUS_REASON, type ReviewCase } from '../../domain/reviews.ts';
 import { feeOf, type Transfer } from '../../domain/transferRecord.ts';
 import type { Destination } from '../../domain/transfers.ts';
+import { QueryPipeline } from '../../store/queryPipeline.ts';
 import { insertApprovals } from '../../store/repositories/approvals.ts';
+import { lockChainHeads } from '../../store/repositories/evidence.ts';
 import {
   deleteIdempotencyRecord,
   findIdempotencyRecords,
@@ -35,6 +37,8 @@ import {
 } from '../../store/repositories/idempotency.ts';
 import { insertReviewCases } from '../../store/repositories/reviews.ts';
 import { insertTransfers } from '../../store/repositories/transfers.ts';
+import { findEnabledSubscriptions } from '../../store/repositories/webhooks.ts';
+import { StatementChain } from '../../store/statementChain.ts';
 import { type Queryable, SQLSTATE, sqlState } from '../../store/store.ts';
 import { type AmlAlertDraft, openAmlAlerts } from '../aml/alerts.ts';
 import { approvalEvent, newApproval } from '../approvals.ts';
@@ -292,13 +296,43 @@ class WriterLane {
         return { organizationId: c.idempotency.organizationId, key: c.idempotency.key as string };
       };
       const claimed = [...firsts.values()];
-      const locked = await tryLockIdempotencyKeys(tx, claimed.map(keyOf));
-      const held = claimed.filter((_, j) => locked[j]);
-      const stored = new Map(
-        (await findIdempotencyRecords(tx, held.map(keyOf))).map((r) => [
-          `${r.organizationId}\u0000${r.key}`,
-          r,
-        ]),
+      // Everything the batch reads or locks before deciding goes out in one round trip (QueryPipeline), in
+      // this order: the keys, then their records (a statement of its own after the locks, so it sees what a
+      // holder committed before letting go; records of keys held elsewhere are ignored), then the accounts,
+      // usage rows, evidence chain heads and webhook subscriptions of every transfer command in the batch.
+      // That is more than the live commands need when some turn out to be replays: locking a replay's
+      // accounts or usage too changes nothing, and costs less than another round trip.
+      const organizations = [...new Set(transferCommands.map((c) => c.transfer.organizationId))].sort();
+      const pipeline = new QueryPipeline(tx);
+      const session = new PostingSession(tx);
+      const [locked, storedRecords, , limits, routeLimits, pilotCaps, heads, subscriptions] =
+        await Promise.all([
+          tryLockIdempotencyKeys(pipeline, claimed.map(keyOf)),
+          findIdempotencyRecords(pipeline, claimed.map(keyOf)),
+          session.lock(
+            [
+              ...(steps?.accounts ?? []),
+              ...transferCommands.flatMap((c) =>
+                c.feeAccountId === undefined
+                  ? [c.debitAccountId, c.creditAccountId]
+                  : [c.debitAccountId, c.creditAccountId, c.feeAccountId],
+              ),
+            ],
+            pipeline,
+          ),
+          LimitGuard.lock(pipeline, transferCommands, now),
+          RouteLimitGuard.lock(pipeline, transferCommands, now),
+          PilotCapGuard.lock(pipeline, deps.pilotCaps, transferCommands, now),
+          lockChainHeads(pipeline, organizations),
+          findEnabledSubscriptions(pipeline, organizations),
+        ]);
+      const heldKeys = new Set(
+        claimed.filter((_, j) => locked[j]).map((i) => scoped(commands[i] as WriterCommand)),
+      );
+      const stored = new Map<string, (typeof storedRecords)[number]>(
+        storedRecords
+          .map((r) => [`${r.organizationId}\u0000${r.key}`, r] as const)
+          .filter(([scopedKey]) => heldKeys.has(scopedKey)),
       );
 
       // Per key in this batch: the command that claimed it, and whether it is decided here (live) or the
@@ -358,24 +392,10 @@ class WriterLane {
       // Commands are decided in the order they arrived.
       live.sort((x, y) => x - y);
 
-      const session = new PostingSession(tx);
-      await session.lock([
-        ...(steps?.accounts ?? []),
-        ...live.flatMap((i) => {
-          const c = commands[i] as WriterCommand;
-          if (c.kind !== 'transfer') return [];
-          return c.feeAccountId === undefined
-            ? [c.debitAccountId, c.creditAccountId]
-            : [c.debitAccountId, c.creditAccountId, c.feeAccountId];
-        }),
-      ]);
       steps?.beforeDecide(session, now);
       const liveTransfers = live.flatMap((i) =>
         commands[i]?.kind === 'transfer' ? [commands[i] as TransferCommand] : [],
       );
-      const limits = await LimitGuard.lock(tx, liveTransfers, now);
-      const routeLimits = await RouteLimitGuard.lock(tx, liveTransfers, now);
-      const pilotCaps = await PilotCapGuard.lock(tx, deps.pilotCaps, liveTransfers, now);
       await monitor.readActivity(tx, deps.store, liveTransfers, now, (id) => session.sumsOf(id));
       const transfers: Transfer[] = [];
       const events: EventRecord[] = [];
@@ -434,17 +454,20 @@ class WriterLane {
         : [];
       steps?.afterDecide(session, chunkResults, now);
       monitor.remember(deps.store, (id) => session.sumsOf(id));
-      // Transfers first: the journal entries refer to them.
-      await insertTransfers(tx, transfers);
-      await session.flush(now);
-      await limits.save(tx);
-      await pilotCaps?.save(tx);
+      // The batch's writes go out as one statement; its foreign keys are checked once all of them are in.
+      const writes = new StatementChain();
+      await insertTransfers(writes, transfers);
+      await session.flush(now, writes);
+      await limits.save(writes);
+      await pilotCaps?.save(writes);
+      if (evidence.length > 0) await appendEvidence(tx, deps, evidence, writes, heads);
+      await recordEvents(tx, deps, events, writes, subscriptions);
+      await recordIdempotentResults(writes, records, now);
+      await writes.run(tx);
+      // Rare (a review, an approval, an alert), and they refer to the transfers just written.
       await insertReviewCases(tx, reviews);
       await insertApprovals(tx, approvals);
       await openAmlAlerts(tx, deps, alerts, now);
-      if (evidence.length > 0) await appendEvidence(tx, deps, evidence);
-      await recordEvents(tx, deps, events);
-      await recordIdempotentResults(tx, records, now);
       if (steps) {
         await steps.record(tx, chunkResults, now);
         onResults?.(chunkResults);

@@ -66,6 +66,15 @@ export async function lockChainHead(db: Queryable, organizationId: string): Prom
   return { sequence: Number(toBigInt(row.sequence)), hash: String(row.hash) };
 }
 
+/** Several organizations' heads, locked in the order given (callers sort the ids, so locks never cross). */
+export async function lockChainHeads(
+  db: Queryable,
+  organizationIds: readonly string[],
+): Promise<Map<string, ChainHead>> {
+  const heads = await Promise.all(organizationIds.map((id) => lockChainHead(db, id)));
+  return new Map(organizationIds.map((id, i) => [id, heads[i] as ChainHead]));
+}
+
 /** Inserts a chained run of one organization's records and moves its head to the last of them. */
 export async function insertEvidence(db: Queryable, records: readonly EvidenceRecord[]): Promise<void> {
   const last = records.at(-1);

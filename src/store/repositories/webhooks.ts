@@ -268,28 +268,49 @@ export async function saveSealedSecret(db: Queryable, id: string, secret: Sealed
  * The outbox fan-out: a delivery for each (event, enabled subscription of its organization that wants the
  * type), in the transaction that writes the events. One statement however many events.
  */
+export interface EnabledSubscription {
+  id: string;
+  organizationId: string;
+  events: string[];
+}
+
+/** The organizations' enabled subscriptions and the event types each wants ('*' for all). */
+export async function findEnabledSubscriptions(
+  db: Queryable,
+  organizationIds: readonly string[],
+): Promise<EnabledSubscription[]> {
+  if (organizationIds.length === 0) return [];
+  const rows = await db.query<{ id: string; organization_id: string; events: string[] }>(
+    `SELECT id, organization_id, events FROM webhook_subscriptions
+      WHERE organization_id = ANY($1::text[]) AND status = 'enabled' AND deleted_at IS NULL`,
+    [organizationIds],
+  );
+  return rows.map((r) => ({ id: r.id, organizationId: r.organization_id, events: r.events }));
+}
+
 export async function enqueueDeliveriesForEvents(
   db: Queryable,
   events: readonly { id: string; organizationId: string; type: string }[],
   newIds: () => string,
   now: Date,
+  /** Where the deliveries are inserted (and the channel notified): `db`, or a StatementChain. */
+  writes: Queryable = db,
+  /** The events' organizations' enabled subscriptions, when the caller has read them in this transaction. */
+  subscriptions?: readonly EnabledSubscription[],
 ): Promise<void> {
   if (events.length === 0) return;
-  const subscriptions = await db.query<{ id: string; organization_id: string; events: string[] }>(
-    `SELECT id, organization_id, events FROM webhook_subscriptions
-      WHERE organization_id = ANY($1::text[]) AND status = 'enabled' AND deleted_at IS NULL`,
-    [[...new Set(events.map((e) => e.organizationId))]],
-  );
-  if (subscriptions.length === 0) return;
+  const wanted =
+    subscriptions ?? (await findEnabledSubscriptions(db, [...new Set(events.map((e) => e.organizationId))]));
+  if (wanted.length === 0) return;
   const rows: { id: string; organizationId: string; eventId: string; subscriptionId: string }[] = [];
   for (const e of events) {
-    for (const s of subscriptions) {
-      if (s.organization_id !== e.organizationId) continue;
+    for (const s of wanted) {
+      if (s.organizationId !== e.organizationId) continue;
       if (!s.events.includes('*') && !s.events.includes(e.type)) continue;
       rows.push({ id: newIds(), organizationId: e.organizationId, eventId: e.id, subscriptionId: s.id });
     }
   }
-  await insertDeliveries(db, rows, now);
+  await insertDeliveries(writes, rows, now);
 }
 
 /**
