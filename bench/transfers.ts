@@ -37,6 +37,7 @@ import {
   wholeNumber,
   withSearchPath,
 } from './options.ts';
+import { type RssSummary, sampleRss } from './rss.ts';
 import { startServer } from './server.ts';
 import { type Budget, findPgbench, type RunIdentity, runPgbench, runStoreLoop } from './sqlCeiling.ts';
 import { failureText, type RunResult } from './stats.ts';
@@ -54,6 +55,11 @@ export const TRANSFER_USAGE = `Transfers (POST /v1/transfers against the databas
   --scenarios LIST     distinct,hot (BENCH_SCENARIOS)
   --database-url URL   local PostgreSQL (BENCH_DATABASE_URL, else TEST_DATABASE_URL, else DATABASE_URL)
   --no-idempotency     send no Idempotency-Key (BENCH_IDEMPOTENCY=0)
+  --paced              after the rounds, one more API run per scenario paced at half the median rate
+                       measured, for its p99 (BENCH_PACED=1)
+
+  The server's resident memory is sampled every second: start, peak and end are printed, and one
+  sample a minute (a soak: --rounds 1 --duration 600 --scenarios distinct).
 
   BENCH_TIME_MAX_S caps any one run (default max(60, 4 x duration)); BENCH_PGBENCH is pgbench's path.
 `;
@@ -69,6 +75,7 @@ export const TRANSFER_OPTIONS = {
   rounds: { type: 'string' },
   'database-url': { type: 'string' },
   'no-idempotency': { type: 'boolean' },
+  paced: { type: 'boolean' },
 } as const;
 
 type Scenario = 'distinct' | 'hot';
@@ -104,6 +111,7 @@ interface Config {
   databaseUrl: string | undefined;
   idempotency: boolean;
   rounds: number;
+  paced: boolean;
 }
 
 interface Row {
@@ -117,6 +125,8 @@ interface Row {
   spread?: [number, number] | undefined;
   /** API transfers/s ÷ this row's, the median over rounds of the ratio within each round. */
   ratio?: number | undefined;
+  /** A paced API run: its rate, requested in requests/s. */
+  pacedAtPerS?: number | undefined;
 }
 
 function readConfig(values: BenchValues): Config {
@@ -163,6 +173,7 @@ function readConfig(values: BenchValues): Config {
     databaseUrl,
     idempotency: !(values['no-idempotency'] === true || env.BENCH_IDEMPOTENCY === '0'),
     rounds: wholeNumber('rounds', text('rounds') ?? env.BENCH_ROUNDS, ROUNDS_DEFAULT, 1, ROUNDS_MAX),
+    paced: values.paced === true || env.BENCH_PACED === '1',
   };
 }
 
@@ -231,6 +242,7 @@ async function benchBackend(
   config: Config,
   pgbench: string | undefined,
   rows: Row[],
+  memoryNotes: string[],
 ): Promise<void> {
   const work = mkdtempSync(path.join(os.tmpdir(), 'mkoba-bench-'));
   const dataDir = path.join(work, 'data');
@@ -243,6 +255,7 @@ async function benchBackend(
   const windows = new Map<RunResult, [Date, Date]>();
   const measurePostgres = databaseUrl !== undefined;
   const samples: Row[] = [];
+  const paced: Row[] = [];
   let sqlStore: Store | undefined;
   try {
     if (databaseUrl && apiSchema && sqlSchema) {
@@ -264,10 +277,12 @@ async function benchBackend(
       dataDir,
       databaseUrl: databaseUrl && apiSchema ? withSearchPath(databaseUrl, apiSchema) : undefined,
     });
+    let rss: { stop(): RssSummary | undefined } | undefined;
     try {
       const api = { origin: server.origin, apiKey: server.apiKey };
       log(`${backend}: creating ${2 * config.sources} wallets and funding ${config.sources} through the API`);
       const wallets = await createWallets(api, config.sources, FUNDS_TEXT);
+      rss = sampleRss(server.pid);
       for (let round = 0; round < config.rounds; round++) {
         if (config.rounds > 1) log(`${backend}: round ${round + 1} of ${config.rounds}`);
         const warm = round === 0 && config.warmupS > 0;
@@ -344,7 +359,37 @@ async function benchBackend(
           }
         }
       }
+      if (config.paced) {
+        for (const scenario of config.scenarios) {
+          const apiRuns = samples.filter((r) => r.isApi && r.scenario === scenario);
+          const ratePerS = Math.max(1, Math.round(medianRow(apiRuns).result.transfersPerS / 2));
+          const from = new Date();
+          const result = await withCpu(
+            () => processCpuMs(server.pid),
+            measurePostgres,
+            () =>
+              driveTransfers(api, wallets, {
+                connections: config.connections,
+                hot: scenario === 'hot',
+                idempotency: config.idempotency,
+                ...measured,
+                ratePerS,
+                tag: `${scenario}-paced`,
+              }),
+          );
+          windows.set(result, [from, new Date()]);
+          const driver = `API paced at ${ratePerS}/s (half)`;
+          paced.push({ backend, scenario, driver, isApi: false, result, round: 0, pacedAtPerS: ratePerS });
+          log(describeResult(`${scenario}: ${driver}`, result));
+        }
+      }
     } finally {
+      const memory = rss?.stop();
+      if (memory) {
+        const line = `${backend}: server RSS ${fixed(memory.startMb, 0)} MB at the start, peak ${fixed(memory.peakMb, 0)} MB, ${fixed(memory.endMb, 0)} MB at the end; a minute apart: ${memory.trend.map(([s, mb]) => `${s} s ${fixed(mb, 0)}`).join(', ')}`;
+        log(line);
+        memoryNotes.push(line);
+      }
       await server.stop();
     }
     // Batch sizes, from the database the server used now that it has let go of it.
@@ -380,6 +425,7 @@ async function benchBackend(
       }
       rows.push(row);
     }
+    rows.push(...paced);
   } finally {
     await sqlStore?.close();
     if (databaseUrl && apiSchema && sqlSchema) {
@@ -441,8 +487,9 @@ export async function runTransferBench(values: BenchValues): Promise<number> {
   for (const note of notes) log(note);
   const startedAt = Date.now();
   const rows: Row[] = [];
+  const memoryNotes: string[] = [];
   for (const backend of config.backends) {
-    await benchBackend(backend, config, pgbench, rows);
+    await benchBackend(backend, config, pgbench, rows, memoryNotes);
   }
   const order = (r: Row) =>
     config.backends.indexOf(r.backend) * 10 + config.scenarios.indexOf(r.scenario) * 2 + (r.isApi ? 0 : 1);
@@ -453,6 +500,8 @@ export async function runTransferBench(values: BenchValues): Promise<number> {
     ...notes.map((n) => `- ${n}`),
     '',
     ...table(rows, config.rounds),
+    '',
+    ...memoryNotes.map((n) => `- ${n}`),
     '',
   ];
   process.stdout.write(`${out.join('\n')}\n`);

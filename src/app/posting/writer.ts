@@ -463,11 +463,16 @@ class WriterLane {
       if (evidence.length > 0) await appendEvidence(tx, deps, evidence, writes, heads);
       await recordEvents(tx, deps, events, writes, subscriptions);
       await recordIdempotentResults(writes, records, now);
-      await writes.run(tx);
-      // Rare (a review, an approval, an alert), and they refer to the transfers just written.
-      await insertReviewCases(tx, reviews);
-      await insertApprovals(tx, approvals);
-      await openAmlAlerts(tx, deps, alerts, now);
+      await insertReviewCases(writes, reviews);
+      await insertApprovals(writes, approvals);
+      // An alert (rare) reads what it opens, and a payment batch's chunk records its items after: the writes
+      // go first then. Otherwise they go out with the COMMIT.
+      if (alerts.length === 0 && !steps) {
+        await writes.runAtCommit(tx);
+      } else {
+        await writes.run(tx);
+        await openAmlAlerts(tx, deps, alerts, now);
+      }
       if (steps) {
         await steps.record(tx, chunkResults, now);
         onResults?.(chunkResults);
