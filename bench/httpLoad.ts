@@ -77,8 +77,6 @@ export interface LoadOptions {
   idempotency: boolean;
   /** Keeps Idempotency-Keys of different runs apart. */
   tag: string;
-  /** Requests per second in all, paced (autocannon's overallRate); undefined: as fast as answers come. */
-  ratePerS?: number | undefined;
 }
 
 /**
@@ -106,7 +104,6 @@ export async function driveTransfers(
       connections: options.connections,
       pipelining: 1,
       timeout: REQUEST_TIMEOUT_S,
-      ...(options.ratePerS === undefined ? {} : { overallRate: options.ratePerS }),
       ...(options.amount === undefined ? { duration: options.durationS } : { amount: options.amount }),
       headers: { authorization: `Bearer ${api.apiKey}`, 'content-type': 'application/json' },
       requests: [

@@ -37,6 +37,7 @@ import {
   wholeNumber,
   withSearchPath,
 } from './options.ts';
+import { drivePaced } from './pacedLoad.ts';
 import { type RssSummary, sampleRss } from './rss.ts';
 import { startServer } from './server.ts';
 import { type Budget, findPgbench, type RunIdentity, runPgbench, runStoreLoop } from './sqlCeiling.ts';
@@ -55,8 +56,8 @@ export const TRANSFER_USAGE = `Transfers (POST /v1/transfers against the databas
   --scenarios LIST     distinct,hot (BENCH_SCENARIOS)
   --database-url URL   local PostgreSQL (BENCH_DATABASE_URL, else TEST_DATABASE_URL, else DATABASE_URL)
   --no-idempotency     send no Idempotency-Key (BENCH_IDEMPOTENCY=0)
-  --paced              after the rounds, one more API run per scenario paced at half the median rate
-                       measured, for its p99 (BENCH_PACED=1)
+  --paced              after the rounds, one more API run per scenario at a constant rate of half the
+                       median measured, open loop, latency counted from each request's due time (BENCH_PACED=1)
 
   The server's resident memory is sampled every second: start, peak and end are printed, and one
   sample a minute (a soak: --rounds 1 --duration 600 --scenarios distinct).
@@ -368,12 +369,12 @@ async function benchBackend(
             () => processCpuMs(server.pid),
             measurePostgres,
             () =>
-              driveTransfers(api, wallets, {
+              drivePaced(api, wallets, {
                 connections: config.connections,
+                ratePerS,
+                durationS: config.durationS,
                 hot: scenario === 'hot',
                 idempotency: config.idempotency,
-                ...measured,
-                ratePerS,
                 tag: `${scenario}-paced`,
               }),
           );

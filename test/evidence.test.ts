@@ -139,6 +139,18 @@ describe.each(BACKENDS)('evidence on %s', (backend) => {
         [organizationId, 'a'.repeat(64)],
       ),
     ).rejects.toThrow(/does not link/);
+    // The predecessor exists, but its hash is not the one the new record names.
+    const [head] = await t.deps.store.query<{ sequence: string }>(
+      'SELECT max(sequence)::text AS sequence FROM evidence_records WHERE organization_id = $1',
+      [organizationId],
+    );
+    await expect(
+      t.deps.store.query(
+        `INSERT INTO evidence_records (id, organization_id, sequence, kind, created_at, previous_hash, payload, hash)
+         VALUES ('evd_y', $1, $2::bigint + 1, 'wallet.freeze', now(), $3, '{}', $3)`,
+        [organizationId, head?.sequence, 'b'.repeat(64)],
+      ),
+    ).rejects.toThrow(/does not link/);
   });
 
   it('evidence verify names the first broken record when a payload was altered behind the triggers', async () => {

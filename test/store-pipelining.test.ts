@@ -188,44 +188,6 @@ describe.each(BACKENDS)('statement pipelining on %s', (backend) => {
     expect(await database.store.query("SELECT id FROM pipeline_parents WHERE id = 'p4'")).toEqual([]);
   });
 
-  it('a chain sent with the COMMIT is written when the transaction returns, or fails it whole', async () => {
-    const chain = new StatementChain();
-    await chain.query('INSERT INTO pipeline_parents (id, note) VALUES ($1, $2)', ['p6', 'with the commit']);
-    await chain.query('UPDATE pipeline_parents SET note = $2 WHERE id = $1', ['p1', 'again']);
-    const seenInside = await database.store.transaction(async (tx) => {
-      await tx.query('SELECT 1');
-      await chain.runAtCommit(tx);
-      // Where the write waits for the COMMIT, nothing may be asked after it.
-      if (tx.queryAtCommit)
-        await expect(tx.query('SELECT 1')).rejects.toThrow(/after the write sent with COMMIT/);
-      return 'done';
-    });
-    expect(seenInside).toBe('done');
-    expect(
-      await database.store.query(
-        "SELECT id, note FROM pipeline_parents WHERE id IN ('p1', 'p6') ORDER BY id",
-      ),
-    ).toEqual([
-      { id: 'p1', note: 'again' },
-      { id: 'p6', note: 'with the commit' },
-    ]);
-
-    const failing = new StatementChain();
-    await failing.query('INSERT INTO pipeline_parents (id) VALUES ($1)', ['p7']);
-    await failing.query('INSERT INTO pipeline_parents (id) VALUES ($1)', ['p6']);
-    await expect(
-      database.store.transaction(async (tx) => {
-        await tx.query("INSERT INTO pipeline_parents (id) VALUES ('p8')");
-        await failing.runAtCommit(tx);
-      }),
-    ).rejects.toMatchObject({ code: '23505' });
-    expect(await database.store.query("SELECT id FROM pipeline_parents WHERE id IN ('p7', 'p8')")).toEqual(
-      [],
-    );
-    // The connection is usable again: the failed transaction was rolled back.
-    expect(await database.store.transaction((tx) => tx.query('SELECT 2 AS n'))).toEqual([{ n: 2 }]);
-  });
-
   it('a chain refuses reads and RETURNING rather than answering them with no rows', async () => {
     const chain = new StatementChain();
     await expect(chain.query('SELECT 1')).rejects.toThrow(/only writes/);

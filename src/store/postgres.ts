@@ -68,14 +68,8 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       // BEGIN goes out with the transaction's first statement when that is a pipeline of several (one round
       // trip for both), else on its own just before it.
       let begun = false;
-      let atCommit: string | undefined;
-      const refuseAfterCommitTail = () => {
-        if (atCommit !== undefined)
-          throw new Error('nothing may be queried after the write sent with COMMIT');
-      };
       const tx: Queryable = {
         async query<R extends Row>(sql: string, params: readonly unknown[] = []): Promise<R[]> {
-          refuseAfterCommitTail();
           if (!begun) {
             begun = true;
             await client.query('BEGIN');
@@ -83,7 +77,6 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
           return (await client.query<R>(sql, params as unknown[])).rows;
         },
         async queryMany(statements) {
-          refuseAfterCommitTail();
           const texts = statements.map((s) => inlineParameters(s.text, s.params));
           if (!begun) texts.unshift('BEGIN');
           begun = true;
@@ -93,12 +86,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
           const results = Array.isArray(result) ? result : [result];
           return results.slice(results.length - statements.length).map((r) => r.rows);
         },
-        queryAtCommit(sql: string, params: readonly unknown[]): void {
-          refuseAfterCommitTail();
-          atCommit = inlineParameters(sql, params);
-        },
         async exec(sql: string): Promise<void> {
-          refuseAfterCommitTail();
           if (!begun) {
             begun = true;
             await client.query('BEGIN');
@@ -108,15 +96,11 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       };
       try {
         const result = await fn(tx);
-        if (atCommit !== undefined) {
-          await client.query(`${begun ? '' : 'BEGIN;\n'}${atCommit};\nCOMMIT`);
-        } else if (begun) {
-          await client.query('COMMIT');
-        }
+        if (begun) await client.query('COMMIT');
         return result;
       } catch (error) {
         try {
-          if (begun || atCommit !== undefined) await client.query('ROLLBACK');
+          if (begun) await client.query('ROLLBACK');
         } catch {
           broken = true;
         }

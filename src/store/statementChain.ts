@@ -47,30 +47,18 @@ export class StatementChain implements Queryable {
     return this.statements.length + this.channels.size;
   }
 
-  /**
-   * Sends what was gathered with the transaction's COMMIT (one message, where `tx` can: see
-   * Queryable.queryAtCommit), else at once. The caller queries nothing more in the transaction.
-   */
-  async runAtCommit(tx: Queryable): Promise<void> {
-    if (!tx.queryAtCommit) return this.run(tx);
-    const statement = this.combined();
-    if (statement) tx.queryAtCommit(statement.text, statement.params);
-  }
-
   /** Sends what was gathered on `db` (the transaction) as one statement, and empties the chain. */
   async run(db: Queryable): Promise<void> {
-    const statement = this.combined();
-    if (statement) await db.query(statement.text, statement.params);
-  }
-
-  /** What was gathered as one statement (undefined when nothing was), emptying the chain. */
-  private combined(): ChainedStatement | undefined {
     const statements = this.statements;
     const channels = [...this.channels];
     this.statements = [];
     this.channels = new Set();
-    if (statements.length === 0 && channels.length === 0) return undefined;
-    if (statements.length === 1 && channels.length === 0) return statements[0];
+    if (statements.length === 0 && channels.length === 0) return;
+    if (statements.length === 1 && channels.length === 0) {
+      const [only] = statements as [ChainedStatement];
+      await db.query(only.text, only.params);
+      return;
+    }
     const params: unknown[] = [];
     const ctes = statements.map((s, i) => {
       const offset = params.length;
@@ -82,6 +70,6 @@ export class StatementChain implements Queryable {
       return `pg_notify($${params.length}, '')`;
     });
     const head = ctes.length > 0 ? `WITH ${ctes.join(',\n')}\n` : '';
-    return { text: `${head}SELECT ${notifies.length > 0 ? notifies.join(', ') : '1'}`, params };
+    await db.query(`${head}SELECT ${notifies.length > 0 ? notifies.join(', ') : '1'}`, params);
   }
 }

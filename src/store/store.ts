@@ -13,12 +13,6 @@ export interface Queryable {
    * after another.
    */
   queryMany?(statements: readonly { text: string; params: readonly unknown[] }[]): Promise<Row[][]>;
-  /**
-   * In a transaction: a write whose result nobody reads, sent in one message with the COMMIT (one round trip
-   * less); if it fails, the transaction rolls back and fails with its error. Nothing may be queried after it.
-   * Optional: where absent, StatementChain.runAtCommit sends the write at once.
-   */
-  queryAtCommit?(sql: string, params: readonly unknown[]): void;
   /** A script of several statements without parameters (migrations). */
   exec(sql: string): Promise<void>;
 }

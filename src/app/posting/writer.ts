@@ -465,14 +465,9 @@ class WriterLane {
       await recordIdempotentResults(writes, records, now);
       await insertReviewCases(writes, reviews);
       await insertApprovals(writes, approvals);
-      // An alert (rare) reads what it opens, and a payment batch's chunk records its items after: the writes
-      // go first then. Otherwise they go out with the COMMIT.
-      if (alerts.length === 0 && !steps) {
-        await writes.runAtCommit(tx);
-      } else {
-        await writes.run(tx);
-        await openAmlAlerts(tx, deps, alerts, now);
-      }
+      await writes.run(tx);
+      // Rare, and it reads what it opens (an alert already open for the wallet and rule is not opened again).
+      await openAmlAlerts(tx, deps, alerts, now);
       if (steps) {
         await steps.record(tx, chunkResults, now);
         onResults?.(chunkResults);
