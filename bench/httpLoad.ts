@@ -3,7 +3,7 @@
  * with autocannon (one request in flight per connection) for a bounded duration or count.
  */
 import autocannon from 'autocannon';
-import { percentile, type RunResult } from './stats.ts';
+import { type RunResult, runResultOf } from './stats.ts';
 import { TRANSFER_AMOUNT_TEXT, TRANSFER_CURRENCY } from './transferSql.ts';
 
 const SETUP_REQUEST_TIMEOUT_MS = 30_000;
@@ -157,13 +157,5 @@ export async function driveTransfers(
   if (result.errors > 0) failures.connection_errors = result.errors - result.timeouts;
   if (result.timeouts > 0) failures.timeouts = result.timeouts;
   if (sampleFailure) process.stderr.write(`  first failed response: ${sampleFailure}\n`);
-  latenciesMs.sort((a, b) => a - b);
-  return {
-    transfers: latenciesMs.length,
-    durationS,
-    transfersPerS: latenciesMs.length / durationS,
-    p50Ms: percentile(latenciesMs, 50),
-    p99Ms: percentile(latenciesMs, 99),
-    failures,
-  };
+  return runResultOf(latenciesMs, durationS, failures);
 }

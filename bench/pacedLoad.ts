@@ -5,7 +5,7 @@
  * used for this: it lets each second's budget go at full speed and then pauses, which measures bursts.
  */
 import http from 'node:http';
-import { percentile, type RunResult } from './stats.ts';
+import { type RunResult, runResultOf } from './stats.ts';
 import { TRANSFER_AMOUNT_TEXT, TRANSFER_CURRENCY } from './transferSql.ts';
 
 const REQUEST_TIMEOUT_MS = 30_000;
@@ -99,13 +99,5 @@ export async function drivePaced(
   const durationS = (performance.now() - startedAt) / 1000;
   agent.destroy();
   if (sampleFailure) process.stderr.write(`  first failed response: ${sampleFailure}\n`);
-  latenciesMs.sort((a, b) => a - b);
-  return {
-    transfers: latenciesMs.length,
-    durationS,
-    transfersPerS: latenciesMs.length / durationS,
-    p50Ms: percentile(latenciesMs, 50),
-    p99Ms: percentile(latenciesMs, 99),
-    failures,
-  };
+  return runResultOf(latenciesMs, durationS, failures);
 }

@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Store } from '../src/store/store.ts';
-import { percentile, type RunResult } from './stats.ts';
+import { percentile, type RunResult, runResultOf } from './stats.ts';
 import {
   CLIENT_SEQUENCE_SPAN,
   pgbenchScript,
@@ -209,13 +209,5 @@ export async function runStoreLoop(
   };
   await Promise.all(Array.from({ length: shape.clients }, (_, i) => client(i)));
   const durationS = (performance.now() - startedAt) / 1000;
-  latenciesMs.sort((a, b) => a - b);
-  return {
-    transfers: latenciesMs.length,
-    durationS,
-    transfersPerS: latenciesMs.length / durationS,
-    p50Ms: percentile(latenciesMs, 50),
-    p99Ms: percentile(latenciesMs, 99),
-    failures,
-  };
+  return runResultOf(latenciesMs, durationS, failures);
 }

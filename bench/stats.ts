@@ -23,6 +23,23 @@ export function percentile(sortedAscending: readonly number[], p: number): numbe
   return sortedAscending[Math.min(sortedAscending.length, Math.max(1, rank)) - 1] ?? Number.NaN;
 }
 
+/** A run's figures from the latencies of what completed (sorted here), its duration and its failures. */
+export function runResultOf(
+  latenciesMs: number[],
+  durationS: number,
+  failures: Record<string, number>,
+): RunResult {
+  latenciesMs.sort((a, b) => a - b);
+  return {
+    transfers: latenciesMs.length,
+    durationS,
+    transfersPerS: latenciesMs.length / durationS,
+    p50Ms: percentile(latenciesMs, 50),
+    p99Ms: percentile(latenciesMs, 99),
+    failures,
+  };
+}
+
 export function failureText(failures: Record<string, number>): string {
   const entries = Object.entries(failures);
   return entries.length === 0 ? '0' : entries.map(([code, count]) => `${count}×${code}`).join(' ');
