@@ -50,13 +50,25 @@ async function inParallel<T, R>(
   return results;
 }
 
-/** 2 * sources wallets of one customer; the first `sources` are funded with `fundsText` each. */
+/**
+ * 2 * sources wallets; the first `sources` are funded with `fundsText` each. Source wallet i and destination
+ * wallet sources + i belong to customer i: each customer's tier limits (150,000 KES a day at tier 0) then
+ * bound one source's transfers, so a soak of many minutes on distinct wallets does not run into one
+ * customer's day. The hot wallet's customer still has one day's limit.
+ */
 export async function createWallets(api: Api, sources: number, fundsText: string): Promise<string[]> {
-  const customer = await call(api, 'POST', '/v1/customers', { type: 'individual', name: 'Bench Customer' });
+  const customers = await inParallel(
+    Array.from({ length: sources }, (_, i) => i),
+    SETUP_CONCURRENCY,
+    async (i) =>
+      String(
+        (await call(api, 'POST', '/v1/customers', { type: 'individual', name: `Bench Customer ${i}` })).id,
+      ),
+  );
   const indexes = Array.from({ length: 2 * sources }, (_, i) => i);
-  const wallets = await inParallel(indexes, SETUP_CONCURRENCY, async () => {
+  const wallets = await inParallel(indexes, SETUP_CONCURRENCY, async (i) => {
     const wallet = await call(api, 'POST', '/v1/wallets', {
-      owner: customer.id,
+      owner: customers[i % sources],
       currency: TRANSFER_CURRENCY,
     });
     return String(wallet.id);

@@ -59,8 +59,10 @@ export const TRANSFER_USAGE = `Transfers (POST /v1/transfers against the databas
   --paced              after the rounds, one more API run per scenario at a constant rate of half the
                        median measured, open loop, latency counted from each request's due time (BENCH_PACED=1)
 
+  --no-ceilings        the API runs only, without pgbench and the loop (BENCH_CEILINGS=0)
+
   The server's resident memory is sampled every second: start, peak and end are printed, and one
-  sample a minute (a soak: --rounds 1 --duration 600 --scenarios distinct).
+  sample a minute (a soak: --rounds 1 --duration 600 --scenarios distinct --no-ceilings).
 
   BENCH_TIME_MAX_S caps any one run (default max(60, 4 x duration)); BENCH_PGBENCH is pgbench's path.
 `;
@@ -77,6 +79,7 @@ export const TRANSFER_OPTIONS = {
   'database-url': { type: 'string' },
   'no-idempotency': { type: 'boolean' },
   paced: { type: 'boolean' },
+  'no-ceilings': { type: 'boolean' },
 } as const;
 
 type Scenario = 'distinct' | 'hot';
@@ -113,6 +116,8 @@ interface Config {
   idempotency: boolean;
   rounds: number;
   paced: boolean;
+  /** false: the API runs only (a memory soak), no pgbench or loop beside them. */
+  ceilings: boolean;
 }
 
 interface Row {
@@ -175,6 +180,7 @@ function readConfig(values: BenchValues): Config {
     idempotency: !(values['no-idempotency'] === true || env.BENCH_IDEMPOTENCY === '0'),
     rounds: wholeNumber('rounds', text('rounds') ?? env.BENCH_ROUNDS, ROUNDS_DEFAULT, 1, ROUNDS_MAX),
     paced: values.paced === true || env.BENCH_PACED === '1',
+    ceilings: !(values['no-ceilings'] === true || env.BENCH_CEILINGS === '0'),
   };
 }
 
@@ -348,7 +354,7 @@ async function benchBackend(
                 }
               }),
           ]);
-          for (const [index, [driver, run]] of drivers.entries()) {
+          for (const [index, [driver, run]] of config.ceilings ? drivers.entries() : []) {
             // Four letters (driver, scenario, warm-up or measured, round): unique within the schema.
             const tag = (phase: string) =>
               `${String.fromCharCode(97 + index)}${scenario[0]}${phase}${String.fromCharCode(97 + round)}`;

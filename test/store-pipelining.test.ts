@@ -43,6 +43,7 @@ describe('inlineParameters', () => {
     expect(() => inlineParameters('SELECT $2', ['only one'])).toThrow(/\$2/);
     expect(() => inlineParameters('SELECT $$x$$, $1', ['y'])).toThrow(/dollar/);
     expect(() => inlineParameters('SELECT $1', [Buffer.from('x')])).toThrow(/binary/);
+    expect(() => inlineParameters('SELECT $1', ["a\u0000'; DROP TABLE x; --"])).toThrow(/NUL/);
   });
 });
 

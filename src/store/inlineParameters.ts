@@ -3,8 +3,8 @@
  * in one simple-protocol message (one round trip). A parameter travels as text of unknown type either way:
  * node-postgres's own conversion (prepareValue) makes the text, and a quoted literal is typed by its context
  * exactly as a bound parameter is, so the statement means the same. Quoting follows node-postgres's
- * escapeLiteral (quotes doubled; with a backslash, backslashes doubled in an E'' string); binary values and
- * dollar-quoted statements are refused.
+ * escapeLiteral (quotes doubled; with a backslash, backslashes doubled in an E'' string); binary values, NUL
+ * characters (which PostgreSQL refuses in text anyway) and dollar-quoted statements are refused.
  */
 import pgUtils from 'pg/lib/utils.js';
 
@@ -26,6 +26,8 @@ function literal(value: unknown): string {
   const text = pgUtils.prepareValue(value);
   if (text === null) return 'NULL';
   if (typeof text !== 'string') throw new Error('a binary parameter cannot be inlined');
+  // A query message ends at its first NUL: a value holding one would cut the statement short.
+  if (text.includes('\u0000')) throw new Error('a parameter holding a NUL character cannot be inlined');
   const quoted = text.replace(/'/g, "''");
   return text.includes('\\') ? ` E'${quoted.replace(/\\/g, '\\\\')}'` : `'${quoted}'`;
 }

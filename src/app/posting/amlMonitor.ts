@@ -42,6 +42,14 @@ interface WalletFacts {
  * (any movement by another process or path changes them) and the rules' window is the same.
  */
 export const AML_ACTIVITY_CACHE_WALLETS_MAX = 10_000;
+/**
+ * Movements and destinations the cache holds at most over all its wallets (about 150 bytes each, so some
+ * 30 MB): the wallet bound alone would let 10,000 busy wallets keep 500 movements each way. The wallets
+ * used longest ago go first.
+ */
+export const AML_ACTIVITY_CACHE_ENTRIES_MAX = 200_000;
+/** Destinations one wallet's entry remembers at most (the oldest looked up go first; a lookup is redone). */
+export const AML_ACTIVITY_CACHE_DESTINATIONS_MAX = 1_000;
 
 interface CachedActivity {
   /** The wallet's four sums after the batch that left this entry. */
@@ -53,12 +61,45 @@ interface CachedActivity {
   destinations: Map<string, { key: string; known: boolean }>;
 }
 
-const activityCaches = new WeakMap<object, Map<string, CachedActivity>>();
+/** Per store: the wallets' entries, least recently kept first, and how many movements and destinations they hold. */
+class ActivityCache {
+  private readonly wallets = new Map<string, CachedActivity>();
+  private entries = 0;
 
-function activityCacheOf(store: object): Map<string, CachedActivity> {
+  get(wallet: string): CachedActivity | undefined {
+    return this.wallets.get(wallet);
+  }
+
+  set(wallet: string, activity: CachedActivity): void {
+    this.delete(wallet);
+    this.wallets.set(wallet, activity);
+    this.entries += entriesOf(activity);
+    while (
+      this.wallets.size > AML_ACTIVITY_CACHE_WALLETS_MAX ||
+      (this.entries > AML_ACTIVITY_CACHE_ENTRIES_MAX && this.wallets.size > 1)
+    ) {
+      this.delete(this.wallets.keys().next().value as string);
+    }
+  }
+
+  private delete(wallet: string): void {
+    const old = this.wallets.get(wallet);
+    if (!old) return;
+    this.entries -= entriesOf(old);
+    this.wallets.delete(wallet);
+  }
+}
+
+function entriesOf(activity: CachedActivity): number {
+  return activity.outgoing.length + activity.incoming.length + activity.destinations.size;
+}
+
+const activityCaches = new WeakMap<object, ActivityCache>();
+
+function activityCacheOf(store: object): ActivityCache {
   let cache = activityCaches.get(store);
   if (!cache) {
-    cache = new Map();
+    cache = new ActivityCache();
     activityCaches.set(store, cache);
   }
   return cache;
@@ -209,13 +250,10 @@ export class AmlBatchMonitor {
   remember(store: object, sumsAfter: (walletId: string) => AccountSums | undefined): void {
     const cache = activityCacheOf(store);
     for (const [wallet, facts] of this.facts) {
-      cache.delete(wallet);
-      if (cache.size >= AML_ACTIVITY_CACHE_WALLETS_MAX) cache.delete(cache.keys().next().value as string);
       const destinations = new Map(
-        [...facts.destinations].map(([json, d]) => [
-          json,
-          { key: d.key, known: d.known || facts.paid.has(d.key) },
-        ]),
+        [...facts.destinations]
+          .slice(-AML_ACTIVITY_CACHE_DESTINATIONS_MAX)
+          .map(([json, d]) => [json, { key: d.key, known: d.known || facts.paid.has(d.key) }]),
       );
       cache.set(wallet, {
         sumsKey: sumsKeyOf(sumsAfter(wallet)),
