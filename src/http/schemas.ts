@@ -112,18 +112,23 @@ export const idempotentWriteHeaders = {
  * The query string of a list: page size, cursor, created range and the resource's own filters. The
  * cursor is an id of the listed objects (of any of the prefixes, for lists of mixed objects).
  */
+/** The `limit` of a page: how many of `noun` (objects, versions, days…) one page holds. */
+export function pageLimitSchema(noun?: string) {
+  return {
+    type: 'integer',
+    minimum: 1,
+    maximum: PAGE_SIZE_MAX,
+    default: PAGE_SIZE_DEFAULT,
+    description: `How many ${noun === undefined ? '' : `${noun} `}to return: 1 to ${PAGE_SIZE_MAX}, ${PAGE_SIZE_DEFAULT} by default.`,
+  };
+}
+
 export function listQuerySchema(prefix: IdPrefix | readonly IdPrefix[], extra: Record<string, unknown> = {}) {
   return {
     type: 'object',
     additionalProperties: false,
     properties: {
-      limit: {
-        type: 'integer',
-        minimum: 1,
-        maximum: PAGE_SIZE_MAX,
-        default: PAGE_SIZE_DEFAULT,
-        description: `How many objects to return: 1 to ${PAGE_SIZE_MAX}, ${PAGE_SIZE_DEFAULT} by default.`,
-      },
+      limit: pageLimitSchema('objects'),
       starting_after: {
         ...idSchema(
           prefix,

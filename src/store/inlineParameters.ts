@@ -11,14 +11,19 @@ import pgUtils from 'pg/lib/utils.js';
 /** A quoted string literal (kept whole), or a parameter reference. */
 const TOKEN = /'(?:[^']|'')*'|\$(\d+)/g;
 
+/** The statement with each `$n` outside quoted literals replaced by `replace(n)`. */
+export function replaceParameters(text: string, replace: (number: number) => string): string {
+  if (text.includes('$$')) throw new Error('a dollar-quoted statement cannot be rewritten');
+  return text.replace(TOKEN, (token: string, number: string | undefined) =>
+    number === undefined ? token : replace(Number(number)),
+  );
+}
+
 export function inlineParameters(text: string, params: readonly unknown[]): string {
-  if (text.includes('$$')) throw new Error('a dollar-quoted statement cannot be inlined');
-  return text.replace(TOKEN, (token: string, number: string | undefined) => {
-    if (number === undefined) return token;
-    const index = Number(number) - 1;
-    if (index < 0 || index >= params.length)
+  return replaceParameters(text, (number) => {
+    if (number < 1 || number > params.length)
       throw new Error(`statement refers to $${number} without a value`);
-    return literal(params[index]);
+    return literal(params[number - 1]);
   });
 }
 

@@ -68,12 +68,14 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       // BEGIN goes out with the transaction's first statement when that is a pipeline of several (one round
       // trip for both), else on its own just before it.
       let begun = false;
+      const begin = async () => {
+        if (begun) return;
+        begun = true;
+        await client.query('BEGIN');
+      };
       const tx: Queryable = {
         async query<R extends Row>(sql: string, params: readonly unknown[] = []): Promise<R[]> {
-          if (!begun) {
-            begun = true;
-            await client.query('BEGIN');
-          }
+          await begin();
           return (await client.query<R>(sql, params as unknown[])).rows;
         },
         async queryMany(statements) {
@@ -87,10 +89,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
           return results.slice(results.length - statements.length).map((r) => r.rows);
         },
         async exec(sql: string): Promise<void> {
-          if (!begun) {
-            begun = true;
-            await client.query('BEGIN');
-          }
+          await begin();
           await client.query(sql);
         },
       };

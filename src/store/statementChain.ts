@@ -9,6 +9,7 @@
  * events, deliveries, idempotency records). A read, a RETURNING or a statement with its own WITH is refused
  * here rather than silently answered with no rows.
  */
+import { replaceParameters } from './inlineParameters.ts';
 import type { Queryable, Row } from './store.ts';
 
 interface ChainedStatement {
@@ -19,7 +20,6 @@ interface ChainedStatement {
 const WRITE = /^\s*(INSERT|UPDATE|DELETE)\b/i;
 const RETURNING = /\bRETURNING\b/i;
 const NOTIFY = /^\s*NOTIFY\s+([a-z_][a-z0-9_]*)\s*$/i;
-const PARAMETER = /\$(\d+)/g;
 
 export class StatementChain implements Queryable {
   private statements: ChainedStatement[] = [];
@@ -63,7 +63,7 @@ export class StatementChain implements Queryable {
     const ctes = statements.map((s, i) => {
       const offset = params.length;
       params.push(...s.params);
-      return `w${i} AS (${s.text.replace(PARAMETER, (_, n: string) => `$${Number(n) + offset}`)})`;
+      return `w${i} AS (${replaceParameters(s.text, (n) => `$${n + offset}`)})`;
     });
     const notifies = channels.map((channel) => {
       params.push(channel);

@@ -12,11 +12,15 @@ import {
 import { type CreateTransferRequest, quoteTransfer, type TransferQuote } from '../../app/transfers.ts';
 import { type FeeSchedule, feeRuleJson } from '../../domain/fees.ts';
 import { formatAmount } from '../../domain/money.ts';
-import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from '../../domain/pagination.ts';
 import { BEARER_SECURITY, principalOf, requestActor } from '../auth.ts';
 import { feeScheduleBodySchema } from '../feeSchemas.ts';
 import { problemResponses, READ_PROBLEMS, WRITE_PROBLEMS } from '../problems.ts';
-import { idempotencyHeadersSchema, idempotentWriteHeaders, transferCreateBodySchema } from '../schemas.ts';
+import {
+  idempotencyHeadersSchema,
+  idempotentWriteHeaders,
+  pageLimitSchema,
+  transferCreateBodySchema,
+} from '../schemas.ts';
 import { sendWrite } from '../writes.ts';
 
 const TAGS = ['Fees'];
@@ -121,13 +125,7 @@ export function feeRoutes(app: FastifyInstance, deps: Deps): void {
           type: 'object',
           additionalProperties: false,
           properties: {
-            limit: {
-              type: 'integer',
-              minimum: 1,
-              maximum: PAGE_SIZE_MAX,
-              default: PAGE_SIZE_DEFAULT,
-              description: `How many versions to return: 1 to ${PAGE_SIZE_MAX}, ${PAGE_SIZE_DEFAULT} by default.`,
-            },
+            limit: pageLimitSchema('versions'),
             before_version: {
               type: 'integer',
               minimum: 1,

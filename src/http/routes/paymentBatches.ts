@@ -12,7 +12,6 @@ import {
 } from '../../app/paymentBatches.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import { formatAmount } from '../../domain/money.ts';
-import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from '../../domain/pagination.ts';
 import {
   PAYMENT_BATCH_BODY_BYTES_MAX,
   PAYMENT_BATCH_ITEM_STATUSES,
@@ -35,6 +34,7 @@ import {
   idSchema,
   listEnvelopeSchema,
   listQuerySchema,
+  pageLimitSchema,
 } from '../schemas.ts';
 import { sendWrite } from '../writes.ts';
 
@@ -240,13 +240,7 @@ export function paymentBatchRoutes(app: FastifyInstance, deps: Deps): void {
           type: 'object',
           additionalProperties: false,
           properties: {
-            limit: {
-              type: 'integer',
-              minimum: 1,
-              maximum: PAGE_SIZE_MAX,
-              default: PAGE_SIZE_DEFAULT,
-              description: `How many items to return: 1 to ${PAGE_SIZE_MAX}, ${PAGE_SIZE_DEFAULT} by default.`,
-            },
+            limit: pageLimitSchema('items'),
             starting_after: {
               type: 'integer',
               minimum: 0,

@@ -11,7 +11,6 @@ import {
   updatePolicy,
 } from '../../app/policies.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
-import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from '../../domain/pagination.ts';
 import { findLatestApprovalIdOf } from '../../store/repositories/approvals.ts';
 import { BEARER_SECURITY, principalOf, requestActor } from '../auth.ts';
 import { presentPolicy, presentPolicyChange } from '../authorizationPresenters.ts';
@@ -24,6 +23,7 @@ import {
   idParamsSchema,
   listEnvelopeSchema,
   listQuerySchema,
+  pageLimitSchema,
 } from '../schemas.ts';
 import { sendWrite } from '../writes.ts';
 
@@ -105,13 +105,7 @@ export function policyRoutes(app: FastifyInstance, deps: Deps): void {
           type: 'object',
           additionalProperties: false,
           properties: {
-            limit: {
-              type: 'integer',
-              minimum: 1,
-              maximum: PAGE_SIZE_MAX,
-              default: PAGE_SIZE_DEFAULT,
-              description: `How many versions to return: 1 to ${PAGE_SIZE_MAX}, ${PAGE_SIZE_DEFAULT} by default.`,
-            },
+            limit: pageLimitSchema('versions'),
             before_version: {
               type: 'integer',
               minimum: 1,

@@ -29,7 +29,6 @@ import { organizationNow } from '../../app/testClock.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import type { Metadata } from '../../domain/metadata.ts';
 import { type Currency, formatAmount } from '../../domain/money.ts';
-import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from '../../domain/pagination.ts';
 import {
   ACCRUAL_DENOMINATOR,
   DAY_COUNT_CONVENTIONS,
@@ -55,6 +54,7 @@ import {
   idSchema,
   listEnvelopeSchema,
   metadataSchema,
+  pageLimitSchema,
   timestampSchema,
 } from '../schemas.ts';
 import { sendWrite } from '../writes.ts';
@@ -377,13 +377,7 @@ const pageQuery = (prefix: string, extra: Record<string, unknown> = {}) => ({
   type: 'object',
   additionalProperties: false,
   properties: {
-    limit: {
-      type: 'integer',
-      minimum: 1,
-      maximum: PAGE_SIZE_MAX,
-      default: PAGE_SIZE_DEFAULT,
-      description: `How many to return: 1 to ${PAGE_SIZE_MAX}, ${PAGE_SIZE_DEFAULT} by default.`,
-    },
+    limit: pageLimitSchema(),
     starting_after: {
       type: 'string',
       pattern: `^${prefix}_`,
@@ -627,13 +621,7 @@ export function savingsRoutes(app: FastifyInstance, deps: Deps): void {
           type: 'object',
           additionalProperties: false,
           properties: {
-            limit: {
-              type: 'integer',
-              minimum: 1,
-              maximum: PAGE_SIZE_MAX,
-              default: PAGE_SIZE_DEFAULT,
-              description: `How many days to return: 1 to ${PAGE_SIZE_MAX}, ${PAGE_SIZE_DEFAULT} by default.`,
-            },
+            limit: pageLimitSchema('days'),
             before_day: { ...DAY, description: 'Only days before this one.' },
           },
         },
@@ -726,13 +714,7 @@ export function savingsRoutes(app: FastifyInstance, deps: Deps): void {
           type: 'object',
           additionalProperties: false,
           properties: {
-            limit: {
-              type: 'integer',
-              minimum: 1,
-              maximum: PAGE_SIZE_MAX,
-              default: PAGE_SIZE_DEFAULT,
-              description: `How many notices to return: 1 to ${PAGE_SIZE_MAX}, ${PAGE_SIZE_DEFAULT} by default.`,
-            },
+            limit: pageLimitSchema('notices'),
           },
         },
         response: {
