@@ -112,6 +112,68 @@ describe.each(BACKENDS)('webhook wake-up on %s', (backend) => {
     const succeeded = /mkoba_webhook_deliveries_total\{outcome="succeeded"\} (\d+)/.exec(counted ?? '')?.[1];
     expect(Number(succeeded)).toBeGreaterThanOrEqual(5);
   });
+  it('a wake-up that finds every slot taken still refills the slot when its send finishes, with the poll an hour away', async () => {
+    const response = await api(t, 'POST', '/v1/webhook-subscriptions', {
+      body: { url: receiver.url, events: ['transfer.created'] },
+    });
+    expect(response.statusCode, response.body).toBe(201);
+    const settings = {
+      ...defaultWebhookSettings('sandbox'),
+      pollIntervalMs: HOUR_MS,
+      subscriptionConcurrency: 1,
+    };
+    const sentTo: string[] = [];
+    let releaseFirst: () => void = () => {};
+    const firstHeld = new Promise<void>((resolve) => {
+      releaseFirst = resolve;
+    });
+    // The first send is held, so its delivery keeps the subscription's only slot.
+    const sender: DispatcherOptions['sender'] = async (_url, _body, headers) => {
+      sentTo.push(String(headers['service-event-id']));
+      if (sentTo.length === 1) await firstHeld;
+      return { kind: 'response', statusCode: 200, body: 'ok', retryAfterSeconds: undefined };
+    };
+    // Counts the dispatcher's transactions: a claim is one, and nothing else runs while the slot is held.
+    let transactions = 0;
+    const store = t.deps.store;
+    const counted = {
+      ...store,
+      driver: store.driver,
+      query: store.query.bind(store),
+      exec: store.exec.bind(store),
+      close: store.close.bind(store),
+      listen: store.listen?.bind(store),
+      transaction: ((fn) => {
+        transactions++;
+        return store.transaction(fn);
+      }) as typeof store.transaction,
+    };
+    const errors: unknown[] = [];
+    const dispatcher = startWebhookDispatcher({ ...t.deps, store: counted }, { settings, sender }, (error) =>
+      errors.push(error),
+    );
+    try {
+      const first = await api(t, 'POST', '/v1/sandbox/events', { body: { type: 'transfer.created' } });
+      expect(first.statusCode, first.body).toBe(201);
+      await waitFor('the first send', () => sentTo.length === 1);
+      // The second event's commit wakes the dispatcher; its claim finds the only slot taken and claims nothing.
+      const claimsBefore = transactions;
+      const second = await api(t, 'POST', '/v1/sandbox/events', { body: { type: 'transfer.created' } });
+      expect(second.statusCode, second.body).toBe(201);
+      await waitFor('the claim the second commit woke', () => transactions > claimsBefore);
+      await sleep(100);
+      expect(sentTo).toEqual([first.data.id]);
+      // Once the held send is done and recorded, its slot is refilled at once: no wait for the poll.
+      releaseFirst();
+      await waitFor('the second send', () => sentTo.length === 2);
+      expect(sentTo).toEqual([first.data.id, second.data.id]);
+    } finally {
+      releaseFirst();
+      await dispatcher.stop();
+      await api(t, 'DELETE', `/v1/webhook-subscriptions/${response.data.id}`);
+    }
+    expect(errors).toEqual([]);
+  });
 });
 
 describe('webhook connections', () => {

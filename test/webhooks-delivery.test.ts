@@ -370,6 +370,66 @@ describe.each(BACKENDS)('webhook delivery on %s', (backend) => {
     );
   });
 
+  it('outcomes that finish together are recorded in one transaction, each as it would be alone', async () => {
+    const { key, organizationId } = await organization();
+    const failing = await subscribe(key);
+    const healthy = await subscribe(key, `${receiver.url}?s=healthy`);
+    const events = [await emit(key), await emit(key), await emit(key), await emit(key)];
+    const answers = [500, 410, 200, 500];
+    const answerOf = new Map(events.map((id, i) => [id, answers[i] as number]));
+    // Every send is held until all eight are in flight, then all answer at once.
+    const held: (() => void)[] = [];
+    const sender: WebhookSender = async (url, body) => {
+      const eventId = String(JSON.parse(body).id);
+      const status = url.includes('healthy') ? 200 : (answerOf.get(eventId) ?? 0);
+      await new Promise<void>((resolve) => {
+        held.push(resolve);
+        if (held.length === 2 * events.length) for (const release of held) release();
+      });
+      return { kind: 'response', statusCode: status, body: `answer ${status}`, retryAfterSeconds: undefined };
+    };
+    const store = t.deps.store;
+    let transactions = 0;
+    const counting = withTransaction(store, (fn) => {
+      transactions++;
+      return store.transaction(fn);
+    });
+    const opts = options({ subscriptionConcurrency: 8, retryScheduleSeconds: [60] }, sender);
+    expect(await dispatchWebhooksOnce({ ...t.deps, store: counting }, opts)).toBe(8);
+    // The claim, then one transaction for all eight outcomes.
+    expect(transactions).toBe(2);
+
+    for (const [i, eventId] of events.entries()) {
+      const rows = await deliveries(key, eventId);
+      const status = answers[i] as number;
+      expect(rows.find((d) => d.subscription === healthy.id)).toMatchObject({
+        status: 'succeeded',
+        attempts: 1,
+        last_status_code: 200,
+        attempt_log: [expect.objectContaining({ attempt: 1, status_code: 200, response_body: 'answer 200' })],
+      });
+      expect(rows.find((d) => d.subscription === failing.id)).toMatchObject({
+        status: status === 200 ? 'succeeded' : 'pending',
+        attempts: 1,
+        last_status_code: status,
+        attempt_log: [
+          expect.objectContaining({ attempt: 1, status_code: status, response_body: `answer ${status}` }),
+        ],
+      });
+    }
+    // The 410 disabled the failing endpoint, once; the healthy one was not touched.
+    const failed = await findSubscription(t.deps.store, organizationId, failing.id);
+    expect(failed).toMatchObject({ status: 'disabled', disabledReason: 'endpoint_gone' });
+    expect(failed?.failingSince).toBeInstanceOf(Date);
+    expect(await findSubscription(t.deps.store, organizationId, healthy.id)).toMatchObject({
+      status: 'enabled',
+      failingSince: null,
+    });
+    const notices = await api(t, 'GET', '/v1/events?type=webhook_subscription.disabled', { key });
+    expect(notices.data.data).toHaveLength(1);
+    expect(notices.data.data[0].data).toMatchObject({ subscription_id: failing.id, reason: 'endpoint_gone' });
+  });
+
   it('disabled and deleted subscriptions get no new deliveries; redeliver and recover leave them alone', async () => {
     const { key } = await organization();
     const live = await subscribe(key, `${receiver.url}?s=live`);

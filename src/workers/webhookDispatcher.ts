@@ -25,11 +25,13 @@ import type { WebhookDeliveryOutcome } from '../metrics.ts';
 import {
   type ClaimedDelivery,
   claimDueDeliveries,
-  findDeliveryToSend,
+  type DeliveryToSend,
+  deliveryAttemptKey,
+  findDeliveriesToSend,
   findSubscription,
-  finishDelivery,
-  insertAttempt,
-  lockDelivery,
+  finishDeliveries,
+  insertAttempts,
+  lockDeliveries,
   openStoredSecret,
   releaseDelivery,
   type Subscription,
@@ -94,6 +96,27 @@ function mkobaFailure(
 }
 
 /**
+ * Sends what one claim took: one read of where they all stand now (after the claim committed), then each
+ * attempt on its own. Resolves once every outcome is recorded.
+ */
+function sendClaimed(
+  deps: Deps,
+  options: DispatcherOptions,
+  claimed: readonly ClaimedDelivery[],
+  onError: (error: unknown) => void,
+  record: OutcomeRecorder,
+): Promise<void>[] {
+  if (claimed.length === 0) return [];
+  const current = findDeliveriesToSend(
+    deps.store,
+    claimed.map((d) => d.id),
+  );
+  // Each attempt turns a failed read into its own failed attempt; this only stops Node calling it unhandled.
+  current.catch(() => {});
+  return claimed.map((delivery) => sendOne(deps, options, delivery, current, onError, record));
+}
+
+/**
  * One attempt, from the claim to its recorded outcome. Never throws: whatever fails in between (the event
  * cannot be rendered, signing, the sender itself) is a failed attempt with `error_class: internal`, and an
  * outcome that cannot be recorded is retried, then recorded bare; so the retry schedule and exhaustion
@@ -103,29 +126,26 @@ async function sendOne(
   deps: Deps,
   options: DispatcherOptions,
   delivery: ClaimedDelivery,
+  current: Promise<Map<string, DeliveryToSend>>,
   onError: (error: unknown) => void,
   record: OutcomeRecorder,
 ): Promise<void> {
   const startedAt = deps.now();
   let outcome: AttemptOutcome | undefined;
   try {
-    outcome = await attempt(deps, options, delivery, startedAt);
+    outcome = await attempt(deps, options, delivery, (await current).get(delivery.id), startedAt);
   } catch (error) {
     onError(error);
     outcome = mkobaFailure('internal', 'Mkoba could not prepare or send this attempt', startedAt, deps.now());
   }
   if (!outcome) return;
   const random = (options.random ?? Math.random)();
-  // What the committed outcome did to the delivery, counted once the transaction has committed.
-  let effect: WebhookDeliveryOutcome | undefined;
   const recorded = async (o: AttemptOutcome) => {
-    const committed = await retried(
-      () =>
-        record(delivery, async (tx) => {
-          effect = await recordOutcome(tx, deps, options, delivery, o, random);
-        }),
-      onError,
-    );
+    // What the committed outcome did to the delivery, counted once the transaction has committed.
+    let effect: WebhookDeliveryOutcome | undefined;
+    const committed = await retried(async () => {
+      effect = await record({ delivery, outcome: o, random });
+    }, onError);
     if (committed && effect) deps.metrics?.observeWebhookDelivery(effect);
     return committed;
   };
@@ -146,30 +166,45 @@ async function sendOne(
   );
 }
 
-/** Records one outcome: alone, or in one transaction with others that finished at the same time. */
-type OutcomeRecorder = (delivery: ClaimedDelivery, fn: (tx: Queryable) => Promise<void>) => Promise<void>;
+/** An attempt's outcome waiting to be recorded, with the draw that sets its retry jitter. */
+interface PendingOutcome {
+  delivery: ClaimedDelivery;
+  outcome: AttemptOutcome;
+  random: number;
+}
+
+/** Records one outcome, alone or in one transaction with others that finished at the same time. */
+type OutcomeRecorder = (pending: PendingOutcome) => Promise<WebhookDeliveryOutcome | undefined>;
 
 /** Outcomes committed together at most. */
 export const WEBHOOK_OUTCOME_BATCH_ROWS_MAX = 64;
 
 /**
  * Outcomes that finish while another batch commits wait and go in the next transaction, so a busy
- * dispatcher pays one commit (and one WAL flush) for many. Each batch takes its locks in (subscription,
- * delivery) order, the order every batch and recover take them in. A batch that fails is recorded one
- * outcome per transaction, so one outcome that cannot be recorded never holds back the others.
+ * dispatcher pays one commit (and one WAL flush) for many, and a handful of statements for the whole batch.
+ * A batch that fails is recorded one outcome per transaction, so one outcome that cannot be recorded never
+ * holds back the others.
  */
-function batchedRecorder(deps: Deps): OutcomeRecorder {
+function batchedRecorder(deps: Deps, options: DispatcherOptions): OutcomeRecorder {
   type Item = {
-    delivery: ClaimedDelivery;
-    fn: (tx: Queryable) => Promise<void>;
-    resolve: () => void;
+    pending: PendingOutcome;
+    resolve: (effect: WebhookDeliveryOutcome | undefined) => void;
     reject: (error: unknown) => void;
   };
   let queue: Item[] = [];
   let flushing = false;
-  const alone = (item: Item) => deps.store.transaction(item.fn).then(item.resolve, item.reject);
+  const inOneTransaction = (items: readonly Item[]) =>
+    deps.store.transaction((tx) =>
+      recordOutcomes(
+        tx,
+        deps,
+        options,
+        items.map((item) => item.pending),
+      ),
+    );
+  const alone = (item: Item) =>
+    inOneTransaction([item]).then(([effect]) => item.resolve(effect), item.reject);
   const flush = async () => {
-    flushing = true;
     while (queue.length > 0) {
       const batch = queue.slice(0, WEBHOOK_OUTCOME_BATCH_ROWS_MAX);
       queue = queue.slice(batch.length);
@@ -177,26 +212,24 @@ function batchedRecorder(deps: Deps): OutcomeRecorder {
         await alone(batch[0] as Item);
         continue;
       }
-      batch.sort(
-        (a, b) =>
-          compare(a.delivery.subscriptionId, b.delivery.subscriptionId) ||
-          compare(a.delivery.id, b.delivery.id),
-      );
       try {
-        await deps.store.transaction(async (tx) => {
-          for (const item of batch) await item.fn(tx);
+        const effects = await inOneTransaction(batch);
+        batch.forEach((item, i) => {
+          item.resolve(effects[i]);
         });
-        for (const item of batch) item.resolve();
       } catch {
         await Promise.all(batch.map(alone));
       }
     }
     flushing = false;
   };
-  return (delivery, fn) =>
-    new Promise<void>((resolve, reject) => {
-      queue.push({ delivery, fn, resolve, reject });
-      if (!flushing) void flush();
+  return (pending) =>
+    new Promise((resolve, reject) => {
+      queue.push({ pending, resolve, reject });
+      if (flushing) return;
+      flushing = true;
+      // After the continuations already queued: outcomes that finished in the same turn share the first batch.
+      setImmediate(() => void flush());
     });
 }
 
@@ -222,9 +255,9 @@ async function attempt(
   deps: Deps,
   options: DispatcherOptions,
   delivery: ClaimedDelivery,
+  current: DeliveryToSend | undefined,
   startedAt: Date,
 ): Promise<AttemptOutcome | undefined> {
-  const current = await findDeliveryToSend(deps.store, delivery.id);
   // Another dispatcher took it over already: the attempt is theirs.
   if (current?.status !== 'delivering' || current.attempts !== delivery.attempts) return undefined;
   // Disabled or deleted since the claim: not sent, and the claim does not count as an attempt.
@@ -260,100 +293,163 @@ async function attempt(
   return { startedAt, finishedAt: deps.now(), result, fromEndpoint: true };
 }
 
-/** Logs the attempt and, if this dispatcher still holds the lease, moves the delivery on its schedule. */
-async function recordOutcome(
+/**
+ * Logs the attempts and, for each whose lease this dispatcher still holds, moves its delivery on its
+ * schedule; returns what each outcome did (undefined where the lease was lost). Statements are per batch,
+ * not per outcome. Locks are taken subscriptions first, then deliveries, each in id order: the order
+ * recover takes them in, so the two cannot deadlock.
+ */
+async function recordOutcomes(
   tx: Queryable,
   deps: Deps,
   options: DispatcherOptions,
-  delivery: ClaimedDelivery,
-  outcome: AttemptOutcome,
-  random: number,
-): Promise<WebhookDeliveryOutcome | undefined> {
-  const { result, startedAt, finishedAt } = outcome;
-  const success = result.kind === 'response' && result.statusCode >= 200 && result.statusCode < 300;
-  const statusCode = result.kind === 'response' ? result.statusCode : null;
-  await insertAttempt(tx, {
-    deliveryId: delivery.id,
-    attempt: delivery.attempts,
-    startedAt,
-    durationMs: finishedAt.getTime() - startedAt.getTime(),
-    statusCode,
-    errorClass: result.kind === 'error' ? result.errorClass : null,
-    responseBody: result.kind === 'response' ? result.body : result.message,
-  });
-  // Subscription first, then the delivery: the order recover takes them in, so the two cannot deadlock.
+  batch: readonly PendingOutcome[],
+): Promise<(WebhookDeliveryOutcome | undefined)[]> {
+  const attempts = batch.map(({ delivery, outcome, random }) => ({
+    ...outcome,
+    delivery,
+    random,
+    success: isSuccess(outcome.result),
+    statusCode: outcome.result.kind === 'response' ? outcome.result.statusCode : null,
+  }));
+  await insertAttempts(
+    tx,
+    attempts.map((a) => ({
+      deliveryId: a.delivery.id,
+      attempt: a.delivery.attempts,
+      startedAt: a.startedAt,
+      durationMs: a.finishedAt.getTime() - a.startedAt.getTime(),
+      statusCode: a.statusCode,
+      errorClass: a.result.kind === 'error' ? a.result.errorClass : null,
+      responseBody: a.result.kind === 'response' ? a.result.body : a.result.message,
+    })),
+  );
   // A success leaves a subscription whose failure window was closed at the claim alone: locking its row
   // would commit every outcome of a subscription one after another. (A failure recorded meanwhile keeps its
   // window open until the next success closes it.)
-  const touchesSubscription = outcome.fromEndpoint && (!success || delivery.subscriptionFailing);
-  const subscription = touchesSubscription
-    ? await findSubscription(tx, delivery.organizationId, delivery.subscriptionId, { forUpdate: true })
-    : undefined;
-  const state = await lockDelivery(tx, delivery.id);
-  // The lease ran out and another dispatcher took the delivery: the attempt is logged, its outcome is theirs.
-  if (state?.status !== 'delivering' || state.attempts !== delivery.attempts) return undefined;
-  const next = nextAttempt(
-    state.attempts - state.attemptsBeforeRequeue,
-    success
-      ? { kind: 'success' }
-      : {
-          kind: 'failure',
-          statusCode: statusCode ?? undefined,
-          retryAfterSeconds: result.kind === 'response' ? result.retryAfterSeconds : undefined,
-        },
-    options.settings.retryScheduleSeconds,
-    finishedAt,
-    random,
+  const touching = (a: (typeof attempts)[number]) =>
+    a.fromEndpoint && (!a.success || a.delivery.subscriptionFailing);
+  const subscriptions = new Map<string, Subscription>();
+  const subscriptionOwners = new Map(
+    attempts.filter(touching).map((a) => [a.delivery.subscriptionId, a.delivery.organizationId]),
   );
-  const recorded = await finishDelivery(
-    tx,
-    delivery.id,
-    delivery.attempts,
-    {
-      status: next.kind === 'done' ? 'succeeded' : next.kind === 'retry' ? 'pending' : 'exhausted',
-      nextAttemptAt: next.kind === 'retry' ? next.at : finishedAt,
-      statusCode,
-      error: result.kind === 'error' ? `${result.errorClass}: ${result.message}` : null,
-    },
-    finishedAt,
-  );
-  if (recorded && subscription) {
-    await recordEndpointHealth(tx, deps, options, subscription, success, statusCode, finishedAt);
+  for (const id of [...subscriptionOwners.keys()].sort(compare)) {
+    const found = await findSubscription(tx, subscriptionOwners.get(id) as string, id, { forUpdate: true });
+    if (found) subscriptions.set(id, found);
   }
-  if (!recorded) return undefined;
-  return next.kind === 'done' ? 'succeeded' : next.kind === 'retry' ? 'retrying' : 'exhausted';
+  const states = await lockDeliveries(
+    tx,
+    attempts.map((a) => a.delivery.id),
+  );
+  const planned = attempts.map((a) => {
+    const state = states.get(a.delivery.id);
+    // The lease ran out and another dispatcher took the delivery: the attempt is logged, its outcome is theirs.
+    if (state?.status !== 'delivering' || state.attempts !== a.delivery.attempts) return undefined;
+    const next = nextAttempt(
+      state.attempts - state.attemptsBeforeRequeue,
+      a.success
+        ? { kind: 'success' }
+        : {
+            kind: 'failure',
+            statusCode: a.statusCode ?? undefined,
+            retryAfterSeconds: a.result.kind === 'response' ? a.result.retryAfterSeconds : undefined,
+          },
+      options.settings.retryScheduleSeconds,
+      a.finishedAt,
+      a.random,
+    );
+    return { ...a, next };
+  });
+  const recorded = await finishDeliveries(
+    tx,
+    planned.flatMap((p) =>
+      p
+        ? [
+            {
+              deliveryId: p.delivery.id,
+              attempt: p.delivery.attempts,
+              status:
+                p.next.kind === 'done'
+                  ? ('succeeded' as const)
+                  : p.next.kind === 'retry'
+                    ? ('pending' as const)
+                    : ('exhausted' as const),
+              nextAttemptAt: p.next.kind === 'retry' ? p.next.at : p.finishedAt,
+              statusCode: p.statusCode,
+              error: p.result.kind === 'error' ? `${p.result.errorClass}: ${p.result.message}` : null,
+              finishedAt: p.finishedAt,
+            },
+          ]
+        : [],
+    ),
+  );
+  const effects = planned.map((p) =>
+    p && recorded.has(deliveryAttemptKey(p.delivery.id, p.delivery.attempts)) ? p : undefined,
+  );
+  for (const subscription of subscriptions.values()) {
+    await recordEndpointHealth(
+      tx,
+      deps,
+      options,
+      subscription,
+      effects.filter(
+        (e): e is NonNullable<typeof e> =>
+          e !== undefined && e.delivery.subscriptionId === subscription.id && touching(e),
+      ),
+    );
+  }
+  return effects.map((e) =>
+    e === undefined
+      ? undefined
+      : e.next.kind === 'done'
+        ? 'succeeded'
+        : e.next.kind === 'retry'
+          ? 'retrying'
+          : 'exhausted',
+  );
 }
 
-/** A success closes the endpoint's failure window; a failure opens it, and 410 or a long one disables it. */
+const isSuccess = (result: AttemptOutcome['result']) =>
+  result.kind === 'response' && result.statusCode >= 200 && result.statusCode < 300;
+
+/**
+ * Applies a subscription's recorded outcomes in turn: a success closes the endpoint's failure window; a
+ * failure opens it, and 410 or a long one disables it. The row is written once, with where they left it.
+ */
 async function recordEndpointHealth(
   tx: Queryable,
   deps: Deps,
   options: DispatcherOptions,
   subscription: Subscription,
-  success: boolean,
-  statusCode: number | null,
-  finishedAt: Date,
+  outcomes: readonly { success: boolean; statusCode: number | null; finishedAt: Date }[],
 ): Promise<void> {
-  if (success) {
-    if (subscription.failingSince !== null) {
-      await saveSubscription(tx, { ...subscription, failingSince: null, updatedAt: finishedAt });
+  let health = subscription;
+  let disabledBy: { reason: string; failingSince: Date; at: Date } | undefined;
+  for (const { success, statusCode, finishedAt } of outcomes) {
+    if (success) {
+      if (health.failingSince !== null) health = { ...health, failingSince: null, updatedAt: finishedAt };
+      continue;
     }
-    return;
+    const failingSince = health.failingSince ?? finishedAt;
+    const gone = statusCode === 410;
+    const disable =
+      health.status === 'enabled' &&
+      (gone || shouldDisable(failingSince, finishedAt, options.settings.disableAfterFailingMs));
+    if (disable) {
+      disabledBy = { reason: gone ? 'endpoint_gone' : 'failing_too_long', failingSince, at: finishedAt };
+    }
+    health = {
+      ...health,
+      failingSince,
+      ...(disable
+        ? { status: 'disabled' as const, disabledReason: gone ? 'endpoint_gone' : 'failing_too_long' }
+        : {}),
+      updatedAt: finishedAt,
+    };
   }
-  const failingSince = subscription.failingSince ?? finishedAt;
-  const gone = statusCode === 410;
-  const disable =
-    subscription.status === 'enabled' &&
-    (gone || shouldDisable(failingSince, finishedAt, options.settings.disableAfterFailingMs));
-  await saveSubscription(tx, {
-    ...subscription,
-    failingSince,
-    ...(disable
-      ? { status: 'disabled' as const, disabledReason: gone ? 'endpoint_gone' : 'failing_too_long' }
-      : {}),
-    updatedAt: finishedAt,
-  });
-  if (disable) {
+  if (health === subscription) return;
+  await saveSubscription(tx, health);
+  if (disabledBy) {
     await recordEvents(tx, deps, [
       {
         id: deps.newId('event'),
@@ -363,10 +459,10 @@ async function recordEndpointHealth(
         data: {
           subscription_id: subscription.id,
           url: subscription.url,
-          reason: gone ? 'endpoint_gone' : 'failing_too_long',
-          failing_since: failingSince.toISOString(),
+          reason: disabledBy.reason,
+          failing_since: disabledBy.failingSince.toISOString(),
         },
-        createdAt: finishedAt,
+        createdAt: disabledBy.at,
       },
     ]);
   }
@@ -398,8 +494,7 @@ export async function dispatchWebhooksOnce(
   onError: (error: unknown) => void = () => {},
 ): Promise<number> {
   const claimed = await claim(deps, options, WEBHOOK_DISPATCH_BATCH_ROWS);
-  const record = batchedRecorder(deps);
-  await Promise.all(claimed.map((delivery) => sendOne(deps, options, delivery, onError, record)));
+  await Promise.all(sendClaimed(deps, options, claimed, onError, batchedRecorder(deps, options)));
   return claimed.length;
 }
 
@@ -418,10 +513,11 @@ export function startWebhookDispatcher(
   onError: (error: unknown) => void,
 ): RunningDispatcher {
   const inFlight = new Set<Promise<void>>();
-  const record = batchedRecorder(deps);
+  const record = batchedRecorder(deps, options);
   let claiming: Promise<void> | undefined;
   let stopped = false;
-  // While the last claim found work there is likely a backlog: a freed slot is refilled at once instead of
+  // While the last claim found work, or found none only because every slot was taken (sends still in flight
+  // hold them), there is likely a backlog: a freed slot is refilled at once instead of
   // at the next tick, so one fast subscription is not held to (in-flight limit × ticks per second).
   let backlog = false;
   // A wake-up that came while a claim ran: that claim may have read before the commit, so claim again.
@@ -438,14 +534,12 @@ export function startWebhookDispatcher(
       try {
         // Rows claimed are leased: they are sent even if stop() came meanwhile, and stop() waits for them.
         const claimed = await claim(deps, options, free);
-        backlog = claimed.length > 0;
-        for (const delivery of claimed) {
-          const send: Promise<void> = sendOne(deps, options, delivery, onError, record)
-            .catch(onError)
-            .finally(() => {
-              inFlight.delete(send);
-              if (backlog && !stopped) void tick();
-            });
+        backlog = claimed.length > 0 || inFlight.size > 0;
+        for (const sending of sendClaimed(deps, options, claimed, onError, record)) {
+          const send: Promise<void> = sending.catch(onError).finally(() => {
+            inFlight.delete(send);
+            if (backlog && !stopped) void tick();
+          });
           inFlight.add(send);
         }
       } catch (error) {
@@ -459,6 +553,11 @@ export function startWebhookDispatcher(
   const listening = deps.store.listen
     ? deps.store
         .listen(WEBHOOK_DELIVERIES_CHANNEL, () => void tick())
+        .then((unlisten) => {
+          // A commit between the first claim and the LISTEN taking effect notified nobody: look once more.
+          void tick();
+          return unlisten;
+        })
         .catch((error: unknown) => {
           // Without notifications the poll still finds every delivery, later.
           onError(error);

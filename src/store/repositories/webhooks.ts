@@ -388,8 +388,10 @@ export async function claimDueDeliveries(
   rowsMax: number,
   perSubscriptionMax: number,
 ): Promise<ClaimedDelivery[]> {
+  // One statement: the candidates' snapshot and the lock are one round trip. A candidate another dispatcher
+  // claimed meanwhile is either locked (skipped) or re-checked on its newest version by the lock and dropped.
   // The oldest n due rows of a subscription are among its oldest n pending ones and its run-out leases.
-  const candidates = await db.query<{ id: string }>(
+  const rows = await db.query(
     `WITH leased AS (
        SELECT id, subscription_id, next_attempt_at, lease_expires_at > $1 AS live
          FROM webhook_deliveries WHERE status = 'delivering'
@@ -409,33 +411,29 @@ export async function claimDueDeliveries(
         WHERE NOT l.live
      ), ranked AS (
        SELECT due.*, ROW_NUMBER() OVER (PARTITION BY subscription_id ORDER BY next_attempt_at, id) AS rank FROM due
-     )
-     SELECT r.id FROM ranked r LEFT JOIN in_flight f ON f.subscription_id = r.subscription_id
-      WHERE r.rank + COALESCE(f.n, 0) <= $3
-      ORDER BY r.next_attempt_at, r.id
-      LIMIT $2`,
-    [now, rowsMax, perSubscriptionMax],
-  );
-  if (candidates.length === 0) return [];
-  const rows = await db.query(
-    `WITH locked AS (
-       SELECT id FROM webhook_deliveries WHERE id = ANY($1::text[])
-          AND ((status = 'pending' AND next_attempt_at <= $2) OR (status = 'delivering' AND lease_expires_at <= $2))
+     ), candidates AS (
+       SELECT r.id FROM ranked r LEFT JOIN in_flight f ON f.subscription_id = r.subscription_id
+        WHERE r.rank + COALESCE(f.n, 0) <= $3
+        ORDER BY r.next_attempt_at, r.id
+        LIMIT $2
+     ), locked AS (
+       SELECT id FROM webhook_deliveries WHERE id = ANY(ARRAY(SELECT id FROM candidates))
+          AND ((status = 'pending' AND next_attempt_at <= $1) OR (status = 'delivering' AND lease_expires_at <= $1))
           FOR UPDATE SKIP LOCKED
-     ), leased AS (
-       UPDATE webhook_deliveries d SET status = 'delivering', lease_expires_at = $3, attempts = d.attempts + 1
+     ), claimed AS (
+       UPDATE webhook_deliveries d SET status = 'delivering', lease_expires_at = $4, attempts = d.attempts + 1
          FROM locked WHERE d.id = locked.id
        RETURNING d.id, d.organization_id, d.event_id, d.subscription_id, d.attempts
      )
-     SELECT l.*, e.type AS event_type, e.data AS event_data, e.created_at AS event_created_at,
+     SELECT c.*, e.type AS event_type, e.data AS event_data, e.created_at AS event_created_at,
             s.url, s.payload_format, s.failing_since IS NOT NULL AS subscription_failing,
             (SELECT COALESCE(json_agg(w ORDER BY w.created_at DESC, w.id DESC), '[]') FROM (
                SELECT ${SECRET_COLUMNS} FROM webhook_secrets
-                WHERE subscription_id = l.subscription_id AND (expires_at IS NULL OR expires_at > $2)
-                ORDER BY created_at DESC, id DESC LIMIT $4
+                WHERE subscription_id = c.subscription_id AND (expires_at IS NULL OR expires_at > $1)
+                ORDER BY created_at DESC, id DESC LIMIT $5
              ) w) AS secrets
-       FROM leased l JOIN events e ON e.id = l.event_id JOIN webhook_subscriptions s ON s.id = l.subscription_id`,
-    [candidates.map((c) => c.id), now, leaseUntil, WEBHOOK_SIGNING_SECRETS_MAX],
+       FROM claimed c JOIN events e ON e.id = c.event_id JOIN webhook_subscriptions s ON s.id = c.subscription_id`,
+    [now, rowsMax, perSubscriptionMax, leaseUntil, WEBHOOK_SIGNING_SECRETS_MAX],
   );
   return rows.map((r) => ({
     id: String(r.id),
@@ -472,18 +470,21 @@ export interface AttemptRecord {
 const loggable = (text: string | null) =>
   text === null ? null : storableText(text, WEBHOOK_RESPONSE_BODY_CHARS_MAX);
 
-export async function insertAttempt(db: Queryable, a: AttemptRecord): Promise<void> {
+/** Logs attempts, one statement for all; an attempt already logged (a retried outcome) is kept as it was. */
+export async function insertAttempts(db: Queryable, attempts: readonly AttemptRecord[]): Promise<void> {
+  if (attempts.length === 0) return;
   await db.query(
     `INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, status_code, error_class, response_body)
-     VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (delivery_id, attempt) DO NOTHING`,
+     SELECT * FROM unnest($1::text[], $2::integer[], $3::timestamptz[], $4::integer[], $5::integer[], $6::text[], $7::text[])
+     ON CONFLICT (delivery_id, attempt) DO NOTHING`,
     [
-      a.deliveryId,
-      a.attempt,
-      a.startedAt,
-      a.durationMs,
-      a.statusCode,
-      a.errorClass,
-      loggable(a.responseBody),
+      attempts.map((a) => a.deliveryId),
+      attempts.map((a) => a.attempt),
+      attempts.map((a) => a.startedAt),
+      attempts.map((a) => a.durationMs),
+      attempts.map((a) => a.statusCode),
+      attempts.map((a) => a.errorClass),
+      attempts.map((a) => loggable(a.responseBody)),
     ],
   );
 }
@@ -503,25 +504,35 @@ export interface DeliveryToSend extends DeliveryState {
   subscriptionLive: boolean;
 }
 
-export async function findDeliveryToSend(
+const deliveryStateOf = (row: Record<string, unknown>): DeliveryState => ({
+  status: String(row.status),
+  attempts: Number(row.attempts),
+  attemptsBeforeRequeue: Number(row.attempts_before_requeue),
+});
+
+/** The claimed deliveries as they stand now, by id (one read for a whole claim); a missing id is gone. */
+export async function findDeliveriesToSend(
   db: Queryable,
-  deliveryId: string,
-): Promise<DeliveryToSend | undefined> {
-  const [row] = await db.query(
-    `SELECT d.status, d.attempts, d.attempts_before_requeue, s.url, s.payload_format,
+  deliveryIds: readonly string[],
+): Promise<Map<string, DeliveryToSend>> {
+  if (deliveryIds.length === 0) return new Map();
+  const rows = await db.query(
+    `SELECT d.id, d.status, d.attempts, d.attempts_before_requeue, s.url, s.payload_format,
             (s.status = 'enabled' AND s.deleted_at IS NULL) AS subscription_live
-       FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.id = d.subscription_id WHERE d.id = $1`,
-    [deliveryId],
+       FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.id = d.subscription_id
+      WHERE d.id = ANY($1::text[])`,
+    [deliveryIds],
   );
-  return (
-    row && {
-      status: String(row.status),
-      attempts: Number(row.attempts),
-      attemptsBeforeRequeue: Number(row.attempts_before_requeue),
-      url: String(row.url),
-      payloadFormat: row.payload_format as PayloadFormat,
-      subscriptionLive: row.subscription_live === true,
-    }
+  return new Map(
+    rows.map((row) => [
+      String(row.id),
+      {
+        ...deliveryStateOf(row),
+        url: String(row.url),
+        payloadFormat: row.payload_format as PayloadFormat,
+        subscriptionLive: row.subscription_live === true,
+      },
+    ]),
   );
 }
 
@@ -538,19 +549,63 @@ export async function releaseDelivery(db: Queryable, deliveryId: string, attempt
   return rows.length > 0;
 }
 
-/** Locks a delivery to record an attempt's outcome. */
-export async function lockDelivery(db: Queryable, deliveryId: string): Promise<DeliveryState | undefined> {
-  const [row] = await db.query(
-    'SELECT status, attempts, attempts_before_requeue FROM webhook_deliveries WHERE id = $1 FOR NO KEY UPDATE',
-    [deliveryId],
+/**
+ * Locks deliveries for recording their outcomes, in (subscription, delivery) order: the order every batch
+ * of outcomes takes them in, after any subscription rows, so two batches cannot deadlock.
+ */
+export async function lockDeliveries(
+  db: Queryable,
+  deliveryIds: readonly string[],
+): Promise<Map<string, DeliveryState>> {
+  if (deliveryIds.length === 0) return new Map();
+  const rows = await db.query(
+    `SELECT id, status, attempts, attempts_before_requeue FROM webhook_deliveries
+      WHERE id = ANY($1::text[]) ORDER BY subscription_id, id FOR NO KEY UPDATE`,
+    [deliveryIds],
   );
-  return (
-    row && {
-      status: String(row.status),
-      attempts: Number(row.attempts),
-      attemptsBeforeRequeue: Number(row.attempts_before_requeue),
-    }
+  return new Map(rows.map((row) => [String(row.id), deliveryStateOf(row)]));
+}
+
+/** What an attempt did to its delivery: done, to be tried again at nextAttemptAt, or given up on. */
+export interface DeliveryOutcome {
+  status: 'succeeded' | 'pending' | 'exhausted';
+  nextAttemptAt: Date;
+  statusCode: number | null;
+  error: string | null;
+}
+
+/** How finishDeliveries names an attempt it recorded. */
+export const deliveryAttemptKey = (deliveryId: string, attempt: number) => `${deliveryId}#${attempt}`;
+
+/**
+ * Records the outcomes of attempts this dispatcher leased, one statement for all; returns the attempts
+ * recorded (deliveryAttemptKey). An outcome whose lease was lost meanwhile (the delivery is another
+ * attempt's now) is not.
+ */
+export async function finishDeliveries(
+  db: Queryable,
+  outcomes: readonly (DeliveryOutcome & { deliveryId: string; attempt: number; finishedAt: Date })[],
+): Promise<Set<string>> {
+  if (outcomes.length === 0) return new Set();
+  const rows = await db.query(
+    `UPDATE webhook_deliveries d SET status = v.status, next_attempt_at = v.next_attempt_at, lease_expires_at = NULL,
+        last_attempt_at = v.finished_at, last_status_code = v.status_code, last_error = v.error,
+        succeeded_at = CASE WHEN v.status = 'succeeded' THEN v.finished_at ELSE d.succeeded_at END
+       FROM unnest($1::text[], $2::integer[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::integer[], $7::text[])
+            AS v(id, attempt, status, next_attempt_at, finished_at, status_code, error)
+      WHERE d.id = v.id AND d.attempts = v.attempt AND d.status = 'delivering'
+      RETURNING d.id, d.attempts`,
+    [
+      outcomes.map((o) => o.deliveryId),
+      outcomes.map((o) => o.attempt),
+      outcomes.map((o) => o.status),
+      outcomes.map((o) => o.nextAttemptAt),
+      outcomes.map((o) => o.finishedAt),
+      outcomes.map((o) => o.statusCode),
+      outcomes.map((o) => loggable(o.error)),
+    ],
   );
+  return new Set(rows.map((row) => deliveryAttemptKey(String(row.id), Number(row.attempts))));
 }
 
 /** Records the outcome of the attempt this dispatcher leased; false when the lease was lost meanwhile. */
@@ -558,29 +613,11 @@ export async function finishDelivery(
   db: Queryable,
   deliveryId: string,
   attempt: number,
-  outcome: {
-    status: 'succeeded' | 'pending' | 'exhausted';
-    nextAttemptAt: Date;
-    statusCode: number | null;
-    error: string | null;
-  },
+  outcome: DeliveryOutcome,
   now: Date,
 ): Promise<boolean> {
-  const rows = await db.query(
-    `UPDATE webhook_deliveries SET status = $3, next_attempt_at = $4, lease_expires_at = NULL, last_attempt_at = $5,
-        last_status_code = $6, last_error = $7, succeeded_at = CASE WHEN $3 = 'succeeded' THEN $5 ELSE succeeded_at END
-      WHERE id = $1 AND attempts = $2 AND status = 'delivering' RETURNING id`,
-    [
-      deliveryId,
-      attempt,
-      outcome.status,
-      outcome.nextAttemptAt,
-      now,
-      outcome.statusCode,
-      loggable(outcome.error),
-    ],
-  );
-  return rows.length > 0;
+  const recorded = await finishDeliveries(db, [{ ...outcome, deliveryId, attempt, finishedAt: now }]);
+  return recorded.has(deliveryAttemptKey(deliveryId, attempt));
 }
 
 export interface DeliveryView {
