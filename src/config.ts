@@ -217,8 +217,11 @@ export interface WebhookSettings {
   pollIntervalMs: number;
 }
 
-/** The largest MKOBA_WEBHOOK_SUBSCRIPTION_CONCURRENCY: a process sends at most this many at once anyway. */
-export const WEBHOOK_SUBSCRIPTION_CONCURRENCY_MAX = 64;
+/**
+ * The largest MKOBA_WEBHOOK_SUBSCRIPTION_CONCURRENCY: a process sends at most this many at once anyway
+ * (WEBHOOK_DISPATCH_CONCURRENCY_MAX).
+ */
+export const WEBHOOK_SUBSCRIPTION_CONCURRENCY_MAX = 256;
 export const WEBHOOK_POLL_INTERVAL_MS_DEFAULT = 1_000;
 
 export function defaultWebhookSettings(_environment: Environment): WebhookSettings {

@@ -6,7 +6,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultWebhookSettings, loadConfig } from '../src/config.ts';
+import { defaultWebhookSettings, loadConfig, WEBHOOK_SUBSCRIPTION_CONCURRENCY_MAX } from '../src/config.ts';
 import { httpWebhookSender } from '../src/delivery/httpSender.ts';
 import { insertDeliveries, WEBHOOK_DELIVERIES_CHANNEL } from '../src/store/repositories/webhooks.ts';
 import { type DispatcherOptions, startWebhookDispatcher } from '../src/workers/webhookDispatcher.ts';
@@ -221,7 +221,11 @@ describe('MKOBA_WEBHOOK_SUBSCRIPTION_CONCURRENCY', () => {
     expect(
       loadConfig({ MKOBA_WEBHOOK_SUBSCRIPTION_CONCURRENCY: '16' }).webhooks.subscriptionConcurrency,
     ).toBe(16);
-    for (const bad of ['0', '65', '2.5', 'many']) {
+    expect(
+      loadConfig({ MKOBA_WEBHOOK_SUBSCRIPTION_CONCURRENCY: String(WEBHOOK_SUBSCRIPTION_CONCURRENCY_MAX) })
+        .webhooks.subscriptionConcurrency,
+    ).toBe(WEBHOOK_SUBSCRIPTION_CONCURRENCY_MAX);
+    for (const bad of ['0', String(WEBHOOK_SUBSCRIPTION_CONCURRENCY_MAX + 1), '2.5', 'many']) {
       expect(() => loadConfig({ MKOBA_WEBHOOK_SUBSCRIPTION_CONCURRENCY: bad })).toThrow(
         /MKOBA_WEBHOOK_SUBSCRIPTION_CONCURRENCY/,
       );

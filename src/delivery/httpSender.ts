@@ -52,7 +52,7 @@ const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
 };
 
 /** Connections to one origin at most (as many as a process sends at once), open and idle alike. */
-export const WEBHOOK_SOCKETS_PER_ORIGIN_MAX = 64;
+export const WEBHOOK_SOCKETS_PER_ORIGIN_MAX = 256;
 /**
  * An idle kept-alive connection is closed after this long: under the 5 s that common servers (Node's
  * default among them) keep one, so a delivery is not written to a connection the receiver is closing.

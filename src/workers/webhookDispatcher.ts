@@ -42,7 +42,8 @@ import type { Queryable } from '../store/store.ts';
 
 /** The poll of a store that cannot notify (one with notifications polls at settings.pollIntervalMs). */
 export const WEBHOOK_DISPATCH_INTERVAL_MS = 100;
-export const WEBHOOK_DISPATCH_BATCH_ROWS = 50;
+/** Deliveries one claim takes at most. */
+export const WEBHOOK_DISPATCH_BATCH_ROWS = 128;
 /** Extra lease beyond the send time-out, so a slow but live dispatcher keeps its claim. */
 const LEASE_MARGIN_MS = 5_000;
 
@@ -177,7 +178,7 @@ interface PendingOutcome {
 type OutcomeRecorder = (pending: PendingOutcome) => Promise<WebhookDeliveryOutcome | undefined>;
 
 /** Outcomes committed together at most. */
-export const WEBHOOK_OUTCOME_BATCH_ROWS_MAX = 64;
+export const WEBHOOK_OUTCOME_BATCH_ROWS_MAX = 128;
 
 /**
  * Outcomes that finish while another batch commits wait and go in the next transaction, so a busy
@@ -469,7 +470,7 @@ async function recordEndpointHealth(
 }
 
 /** Sends in flight in one process at most; a tick claims only as many as there are free slots. */
-export const WEBHOOK_DISPATCH_CONCURRENCY_MAX = 64;
+export const WEBHOOK_DISPATCH_CONCURRENCY_MAX = 256;
 
 async function claim(deps: Deps, options: DispatcherOptions, rowsMax: number): Promise<ClaimedDelivery[]> {
   const now = deps.now();
