@@ -14,7 +14,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { systemDeps } from '../src/app/deps.ts';
@@ -40,6 +40,7 @@ import {
 import { drivePaced } from './pacedLoad.ts';
 import { type RssSummary, sampleRss } from './rss.ts';
 import { startServer } from './server.ts';
+import { checkLedger, openServerStore } from './serverLedger.ts';
 import { type Budget, findPgbench, type RunIdentity, runPgbench, runStoreLoop } from './sqlCeiling.ts';
 import { failureText, type RunResult } from './stats.ts';
 import { seedWalletStatements, type TransferShape } from './transferSql.ts';
@@ -199,11 +200,6 @@ function describeResult(label: string, result: RunResult): string {
     .join('; ');
 }
 
-/** PGlite keeps its cluster in the data directory itself or (newer layout) in a subdirectory of it. */
-function pgliteClusterDir(dataDir: string): string | undefined {
-  return [dataDir, path.join(dataDir, 'pgdata')].find((dir) => existsSync(path.join(dir, 'PG_VERSION')));
-}
-
 /** The ledger writer stamps every transfer of one batch with the same time, so distinct times count commits. */
 async function transfersPerCommit(store: Store, from: Date, to: Date): Promise<number | undefined> {
   const [row] = await store.query<{ transfers: number; commits: number }>(
@@ -249,7 +245,7 @@ async function benchBackend(
   config: Config,
   pgbench: string | undefined,
   rows: Row[],
-  memoryNotes: string[],
+  serverNotes: string[],
 ): Promise<void> {
   const work = mkdtempSync(path.join(os.tmpdir(), 'mkoba-bench-'));
   const dataDir = path.join(work, 'data');
@@ -395,26 +391,22 @@ async function benchBackend(
       if (memory) {
         const line = `${backend}: server RSS ${fixed(memory.startMb, 0)} MB at the start, peak ${fixed(memory.peakMb, 0)} MB, ${fixed(memory.endMb, 0)} MB at the end; a minute apart: ${memory.trend.map(([s, mb]) => `${s} s ${fixed(mb, 0)}`).join(', ')}`;
         log(line);
-        memoryNotes.push(line);
+        serverNotes.push(line);
       }
       await server.stop();
     }
-    // Batch sizes, from the database the server used now that it has let go of it.
-    const clusterDir = backend === 'pglite' ? pgliteClusterDir(dataDir) : undefined;
-    const apiStore =
-      databaseUrl && apiSchema
-        ? await openPostgresStore({ connectionString: databaseUrl, schema: apiSchema })
-        : clusterDir
-          ? await openPgliteStore(clusterDir)
-          : undefined;
-    if (apiStore) {
-      try {
-        for (const [result, window] of windows) {
-          result.transfersPerCommit = await transfersPerCommit(apiStore, ...window);
-        }
-      } finally {
-        await apiStore.close();
+    // Batch sizes and the ledger's invariants, from the database the server used now that it has let go of it.
+    const apiStore = await openServerStore({ databaseUrl, schema: apiSchema, dataDir });
+    if (!apiStore) throw new Error(`${backend}: the server's database is not where it was expected`);
+    try {
+      for (const [result, window] of windows) {
+        result.transfersPerCommit = await transfersPerCommit(apiStore, ...window);
       }
+      const line = await checkLedger(apiStore, backend);
+      log(line);
+      serverNotes.push(line);
+    } finally {
+      await apiStore.close();
     }
     const keys = [...new Set(samples.map((r) => `${r.scenario}\u0000${r.driver}`))];
     for (const key of keys) {
@@ -494,9 +486,9 @@ export async function runTransferBench(values: BenchValues): Promise<number> {
   for (const note of notes) log(note);
   const startedAt = Date.now();
   const rows: Row[] = [];
-  const memoryNotes: string[] = [];
+  const serverNotes: string[] = [];
   for (const backend of config.backends) {
-    await benchBackend(backend, config, pgbench, rows, memoryNotes);
+    await benchBackend(backend, config, pgbench, rows, serverNotes);
   }
   const order = (r: Row) =>
     config.backends.indexOf(r.backend) * 10 + config.scenarios.indexOf(r.scenario) * 2 + (r.isApi ? 0 : 1);
@@ -508,7 +500,7 @@ export async function runTransferBench(values: BenchValues): Promise<number> {
     '',
     ...table(rows, config.rounds),
     '',
-    ...memoryNotes.map((n) => `- ${n}`),
+    ...serverNotes.map((n) => `- ${n}`),
     '',
   ];
   process.stdout.write(`${out.join('\n')}\n`);

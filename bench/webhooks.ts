@@ -45,6 +45,7 @@ import {
   withSearchPath,
 } from './options.ts';
 import { startServer } from './server.ts';
+import { checkLedger, openServerStore } from './serverLedger.ts';
 import { percentile, seededRandom } from './stats.ts';
 import { TRANSFER_AMOUNT_TEXT, TRANSFER_CURRENCY } from './transferSql.ts';
 import type { Arrival, ReceiverReady } from './webhookReceiver.ts';
@@ -652,6 +653,13 @@ async function benchBackend(
       rows.push(...measured);
     } finally {
       await server.stop();
+    }
+    const store = await openServerStore({ databaseUrl, schema, dataDir: path.join(work, 'data') });
+    if (!store) throw new Error(`webhooks ${backend}: the server's database is not where it was expected`);
+    try {
+      log(await checkLedger(store, `webhooks ${backend}`));
+    } finally {
+      await store.close();
     }
   } finally {
     if (databaseUrl && schema) await dropSchema(databaseUrl, schema);

@@ -3,7 +3,6 @@
  * files to ship). Deterministic: the document's creation date is the receipt's issue time, not the clock,
  * and PDFKit derives the file ID from the document info, so the same receipt gives the same bytes.
  */
-import PDFDocument from 'pdfkit';
 import { type Receipt, receiptFields } from '../domain/receipts.ts';
 
 /** PostScript points (1/72 inch): about 2 cm. */
@@ -37,7 +36,12 @@ function showable(value: string): string {
     .join('');
 }
 
-export function receiptPdf(receipt: Receipt, verifyUrl: string): Promise<Buffer> {
+/**
+ * PDFKit (with its font and compression code, some 20 MB of a process's memory) is loaded at the first
+ * receipt asked for as a PDF, not at start: most processes never render one.
+ */
+export async function receiptPdf(receipt: Receipt, verifyUrl: string): Promise<Buffer> {
+  const { default: PDFDocument } = await import('pdfkit');
   const f = receiptFields(receipt);
   const doc = new PDFDocument({
     size: 'A4',
