@@ -262,7 +262,7 @@ function parseScopes(text: string | undefined): Scope[] {
 }
 
 async function serve(config: Config, io: Io): Promise<number> {
-  limitHeapGrowth();
+  if (config.databaseUrl) limitHeapGrowth();
   // Signals are handled from the first moment: a Ctrl-C while the database opens lets start-up finish
   // and then stops cleanly, instead of killing the process half-way through creating the database.
   let started = false;
@@ -445,7 +445,7 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
         throw new UsageError(`unknown keys command '${sub ?? ''}': use create, list or revoke`);
       }
       case 'worker': {
-        limitHeapGrowth();
+        if (config.databaseUrl) limitHeapGrowth();
         const { startWorkerProcess } = await import('../main.ts');
         const worker = await startWorkerProcess(config, io.err);
         io.err(
