@@ -133,8 +133,9 @@ describe.each(BACKENDS)('webhook wake-up on %s', (backend) => {
       if (sentTo.length === 1) await firstHeld;
       return { kind: 'response', statusCode: 200, body: 'ok', retryAfterSeconds: undefined };
     };
-    // Counts the dispatcher's transactions: a claim is one, and nothing else runs while the slot is held.
-    let transactions = 0;
+    // Follows the dispatcher's transactions: a claim is one, and nothing else runs while the slot is held.
+    let settled = 0;
+    let running = 0;
     const store = t.deps.store;
     const counted = {
       ...store,
@@ -143,9 +144,14 @@ describe.each(BACKENDS)('webhook wake-up on %s', (backend) => {
       exec: store.exec.bind(store),
       close: store.close.bind(store),
       listen: store.listen?.bind(store),
-      transaction: ((fn) => {
-        transactions++;
-        return store.transaction(fn);
+      transaction: (async (fn) => {
+        running++;
+        try {
+          return await store.transaction(fn);
+        } finally {
+          running--;
+          settled++;
+        }
       }) as typeof store.transaction,
     };
     const errors: unknown[] = [];
@@ -157,11 +163,13 @@ describe.each(BACKENDS)('webhook wake-up on %s', (backend) => {
       expect(first.statusCode, first.body).toBe(201);
       await waitFor('the first send', () => sentTo.length === 1);
       // The second event's commit wakes the dispatcher; its claim finds the only slot taken and claims nothing.
-      const claimsBefore = transactions;
+      const settledBefore = settled;
       const second = await api(t, 'POST', '/v1/sandbox/events', { body: { type: 'transfer.created' } });
       expect(second.statusCode, second.body).toBe(201);
-      await waitFor('the claim the second commit woke', () => transactions > claimsBefore);
-      await sleep(100);
+      // Every claim that commit woke has finished, and none is running: the slot was found taken.
+      await waitFor('the claim the second commit woke', () => settled > settledBefore && running === 0);
+      await sleep(200);
+      expect(running).toBe(0);
       expect(sentTo).toEqual([first.data.id]);
       // Once the held send is done and recorded, its slot is refilled at once: no wait for the poll.
       releaseFirst();

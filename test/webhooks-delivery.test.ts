@@ -377,11 +377,14 @@ describe.each(BACKENDS)('webhook delivery on %s', (backend) => {
     const events = [await emit(key), await emit(key), await emit(key), await emit(key)];
     const answers = [500, 410, 200, 500];
     const answerOf = new Map(events.map((id, i) => [id, answers[i] as number]));
-    // Every send is held until all eight are in flight, then all answer at once.
+    // Every send of these events is held until all eight are in flight, then all answer at once.
     const held: (() => void)[] = [];
     const sender: WebhookSender = async (url, body) => {
       const eventId = String(JSON.parse(body).id);
       const status = url.includes('healthy') ? 200 : (answerOf.get(eventId) ?? 0);
+      if (!answerOf.has(eventId)) {
+        return { kind: 'response', statusCode: 200, body: 'ok', retryAfterSeconds: undefined };
+      }
       await new Promise<void>((resolve) => {
         held.push(resolve);
         if (held.length === 2 * events.length) for (const release of held) release();
@@ -428,6 +431,63 @@ describe.each(BACKENDS)('webhook delivery on %s', (backend) => {
     const notices = await api(t, 'GET', '/v1/events?type=webhook_subscription.disabled', { key });
     expect(notices.data.data).toHaveLength(1);
     expect(notices.data.data[0].data).toMatchObject({ subscription_id: failing.id, reason: 'endpoint_gone' });
+  });
+
+  it('in one batch of outcomes, a success closes the failure window, and an outcome whose lease was lost is only logged', async () => {
+    const { key, organizationId } = await organization();
+    const subscription = await subscribe(key);
+    const failingSince = async () =>
+      (await findSubscription(t.deps.store, organizationId, subscription.id))?.failingSince ?? null;
+    receiver.status = () => 500;
+    const failed = await emit(key);
+    const opts = options({ subscriptionConcurrency: 8, retryScheduleSeconds: [3_600] });
+    expect(await dispatchWebhooksOnce(t.deps, opts)).toBe(1);
+    expect(await failingSince()).toBeInstanceOf(Date);
+
+    const events = [await emit(key), await emit(key), await emit(key)];
+    let stolen: { id: string; attempts: number }[] = [];
+    const held: (() => void)[] = [];
+    // All three sends are held; meanwhile the oldest one's lease runs out and another dispatcher claims it.
+    const sender: WebhookSender = async () => {
+      await new Promise<void>((resolve) => {
+        held.push(resolve);
+        if (held.length === events.length) {
+          const later = new Date(Date.now() + 3_600_000);
+          void t.deps.store
+            .transaction((tx) => claimDueDeliveries(tx, later, new Date(later.getTime() + 60_000), 1, 8))
+            .then((claimed) => {
+              stolen = claimed;
+              for (const release of held) release();
+            });
+        }
+      });
+      return { kind: 'response', statusCode: 200, body: 'ok', retryAfterSeconds: undefined };
+    };
+    const store = t.deps.store;
+    let transactions = 0;
+    const counting = withTransaction(store, (fn) => {
+      transactions++;
+      return store.transaction(fn);
+    });
+    expect(await dispatchWebhooksOnce({ ...t.deps, store: counting }, { ...opts, sender })).toBe(3);
+    expect(transactions).toBe(2);
+    expect(stolen).toHaveLength(1);
+    const [taken] = stolen;
+    // The window the earlier failure opened is closed by the successes of the same batch.
+    expect(await failingSince()).toBeNull();
+    let lost = 0;
+    for (const eventId of events) {
+      const [delivery] = await deliveries(key, eventId);
+      if (delivery.id === taken?.id) {
+        lost++;
+        expect(delivery).toMatchObject({ status: 'delivering', attempts: 2, succeeded_at: null });
+        expect(delivery.attempt_log).toEqual([expect.objectContaining({ attempt: 1, status_code: 200 })]);
+      } else {
+        expect(delivery).toMatchObject({ status: 'succeeded', attempts: 1, last_status_code: 200 });
+      }
+    }
+    expect(lost).toBe(1);
+    expect((await deliveries(key, failed))[0]).toMatchObject({ status: 'pending', last_status_code: 500 });
   });
 
   it('disabled and deleted subscriptions get no new deliveries; redeliver and recover leave them alone', async () => {

@@ -82,6 +82,9 @@ interface AttemptOutcome {
   fromEndpoint: boolean;
 }
 
+/** Wait before reading a claim's deliveries again when the first read failed. */
+const PRE_SEND_READ_RETRY_DELAY_MS = 100;
+
 /** Waits before trying again to record an outcome (a dropped connection, a database failing over). */
 const OUTCOME_RECORD_RETRY_DELAYS_MS: readonly number[] = [100, 1_000];
 
@@ -108,10 +111,13 @@ function sendClaimed(
   record: OutcomeRecorder,
 ): Promise<void>[] {
   if (claimed.length === 0) return [];
-  const current = findDeliveriesToSend(
-    deps.store,
-    claimed.map((d) => d.id),
-  );
+  const ids = claimed.map((d) => d.id);
+  // Tried twice: a read that fails would count a failed attempt against every delivery of the claim.
+  const current = findDeliveriesToSend(deps.store, ids).catch(async (error: unknown) => {
+    onError(error);
+    await sleep(PRE_SEND_READ_RETRY_DELAY_MS);
+    return findDeliveriesToSend(deps.store, ids);
+  });
   // Each attempt turns a failed read into its own failed attempt; this only stops Node calling it unhandled.
   current.catch(() => {});
   return claimed.map((delivery) => sendOne(deps, options, delivery, current, onError, record));
@@ -183,8 +189,7 @@ export const WEBHOOK_OUTCOME_BATCH_ROWS_MAX = 128;
 /**
  * Outcomes that finish while another batch commits wait and go in the next transaction, so a busy
  * dispatcher pays one commit (and one WAL flush) for many, and a handful of statements for the whole batch.
- * A batch that fails is recorded one outcome per transaction, so one outcome that cannot be recorded never
- * holds back the others.
+ * One outcome that cannot be recorded never holds back the others (below).
  */
 function batchedRecorder(deps: Deps, options: DispatcherOptions): OutcomeRecorder {
   type Item = {
@@ -203,24 +208,36 @@ function batchedRecorder(deps: Deps, options: DispatcherOptions): OutcomeRecorde
         items.map((item) => item.pending),
       ),
     );
-  const alone = (item: Item) =>
-    inOneTransaction([item]).then(([effect]) => item.resolve(effect), item.reject);
+  // A batch that fails is split in halves, each tried on its own, down to single outcomes, which are
+  // rejected (and retried by their sender): one outcome that cannot be recorded costs a few transactions,
+  // one after another, never a transaction per outcome at once on the shared pool.
+  const record = async (items: readonly Item[]): Promise<void> => {
+    try {
+      const effects = await inOneTransaction(items);
+      items.forEach((item, i) => {
+        item.resolve(effects[i]);
+      });
+    } catch (error) {
+      if (items.length === 1) {
+        (items[0] as Item).reject(error);
+        return;
+      }
+      const half = Math.ceil(items.length / 2);
+      await record(items.slice(0, half));
+      await record(items.slice(half));
+    }
+  };
   const flush = async () => {
     while (queue.length > 0) {
       const batch = queue.slice(0, WEBHOOK_OUTCOME_BATCH_ROWS_MAX);
       queue = queue.slice(batch.length);
-      if (batch.length === 1) {
-        await alone(batch[0] as Item);
-        continue;
-      }
-      try {
-        const effects = await inOneTransaction(batch);
-        batch.forEach((item, i) => {
-          item.resolve(effects[i]);
-        });
-      } catch {
-        await Promise.all(batch.map(alone));
-      }
+      // The attempts' foreign-key locks follow the batch's order: the order every batch takes its locks in.
+      batch.sort(
+        (a, b) =>
+          compare(a.pending.delivery.subscriptionId, b.pending.delivery.subscriptionId) ||
+          compare(a.pending.delivery.id, b.pending.delivery.id),
+      );
+      await record(batch);
     }
     flushing = false;
   };
