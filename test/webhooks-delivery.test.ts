@@ -29,6 +29,7 @@ import {
   claimDueDeliveries,
   findSubscription,
   finishDelivery,
+  insertDeliveries,
   rotateSecret,
 } from '../src/store/repositories/webhooks.ts';
 import type { Store } from '../src/store/store.ts';
@@ -488,6 +489,58 @@ describe.each(BACKENDS)('webhook delivery on %s', (backend) => {
     }
     expect(lost).toBe(1);
     expect((await deliveries(key, failed))[0]).toMatchObject({ status: 'pending', last_status_code: 500 });
+  });
+
+  it('recover racing a batch of outcomes over the same deliveries: both finish, whichever locks first', async () => {
+    const { key, organizationId } = await organization();
+    const events: string[] = [];
+    for (let i = 0; i < 16; i++) events.push(await emit(key));
+    const subscription = await subscribe(key);
+    // Delivery ids in the reverse of the events' order: recover meets the rows in event order, a batch of
+    // outcomes in id order, so taken as they come their locks would cross.
+    const ids = events.map(() => t.deps.newId('webhookDelivery')).reverse();
+    await insertDeliveries(
+      t.deps.store,
+      events.map((eventId, i) => ({
+        id: ids[i] as string,
+        organizationId,
+        eventId,
+        subscriptionId: subscription.id,
+      })),
+      new Date(),
+    );
+    const since = new Date(Date.now() - 600_000).toISOString();
+    const recover = () =>
+      api(t, 'POST', `/v1/webhook-subscriptions/${subscription.id}/recover`, { key, body: { since } });
+    for (let round = 0; round < 4; round++) {
+      // Every delivery pending again, then claimed at once; when all sends are in flight, recover runs while
+      // their outcomes are recorded.
+      expect((await recover()).statusCode).toBe(202);
+      const held: (() => void)[] = [];
+      let racing: ReturnType<typeof recover> | undefined;
+      const sender: WebhookSender = async () => {
+        await new Promise<void>((resolve) => {
+          held.push(resolve);
+          if (held.length === events.length) {
+            racing = recover();
+            for (const release of held) release();
+          }
+        });
+        return { kind: 'response', statusCode: 200, body: 'ok', retryAfterSeconds: undefined };
+      };
+      const errors: unknown[] = [];
+      const opts = options({ subscriptionConcurrency: events.length }, sender);
+      expect(await dispatchWebhooksOnce(t.deps, opts, (e) => errors.push(e))).toBe(events.length);
+      const raced = await racing;
+      expect(raced?.statusCode, raced?.body).toBe(202);
+      expect(errors).toEqual([]);
+    }
+    // Whatever the order, every attempt was logged and each delivery is either done or queued again.
+    for (const eventId of events) {
+      const [delivery] = await deliveries(key, eventId);
+      expect(delivery.attempt_log).toHaveLength(4);
+      expect(['succeeded', 'pending']).toContain(delivery.status);
+    }
   });
 
   it('disabled and deleted subscriptions get no new deliveries; redeliver and recover leave them alone', async () => {

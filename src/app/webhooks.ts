@@ -29,12 +29,12 @@ import {
   deleteSubscription,
   eventsSince,
   findSubscription,
-  insertDeliveries,
   insertSubscription,
   listDeliveriesOfEvent,
   listSubscriptions as listSubscriptionRows,
   liveSecrets,
   openStoredSecret,
+  requeueDeliveries,
   retireSecrets,
   rotateSecret,
   type Subscription,
@@ -321,7 +321,7 @@ export async function recoverSubscription(
   const events = (await eventsSince(tx, organizationId, since, WEBHOOK_RECOVER_EVENTS_MAX)).filter(
     (e) => subscription.events.includes('*') || subscription.events.includes(e.type),
   );
-  await insertDeliveries(
+  await requeueDeliveries(
     tx,
     events.map((e) => ({
       id: deps.newId('webhookDelivery'),
@@ -346,7 +346,7 @@ export async function redeliverEvent(
   const subscriptions = (await listSubscriptionRows(tx, organizationId, {}, Number.MAX_SAFE_INTEGER)).filter(
     (s) => s.status === 'enabled' && (s.events.includes('*') || s.events.includes(event.type)),
   );
-  await insertDeliveries(
+  await requeueDeliveries(
     tx,
     subscriptions.map((s) => ({
       id: deps.newId('webhookDelivery'),

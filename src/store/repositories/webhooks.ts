@@ -320,6 +320,27 @@ export async function enqueueDeliveriesForEvents(
 export const WEBHOOK_DELIVERIES_CHANNEL = 'mkoba_webhook_deliveries';
 
 /**
+ * Queues deliveries again (recover, redeliver): the ones that exist are locked first, in (subscription,
+ * delivery) order, the order a dispatcher's batch of outcomes locks them in, so the two wait for each other
+ * instead of deadlocking; then as insertDeliveries.
+ */
+export async function requeueDeliveries(
+  db: Queryable,
+  rows: readonly { id: string; organizationId: string; eventId: string; subscriptionId: string }[],
+  now: Date,
+): Promise<void> {
+  if (rows.length === 0) return;
+  await db.query(
+    `SELECT d.id FROM webhook_deliveries d
+       JOIN unnest($1::text[], $2::text[]) AS v(event_id, subscription_id)
+         ON d.event_id = v.event_id AND d.subscription_id = v.subscription_id
+      ORDER BY d.subscription_id, d.id FOR NO KEY UPDATE OF d`,
+    [rows.map((r) => r.eventId), rows.map((r) => r.subscriptionId)],
+  );
+  await insertDeliveries(db, rows, now);
+}
+
+/**
  * Queues deliveries due at `now`, and notifies WEBHOOK_DELIVERIES_CHANNEL (delivered when the transaction
  * commits, once per transaction). One that exists already (redeliver, recover) is queued again with a fresh
  * retry schedule; if a dispatcher holds it under a live lease, it stays with that dispatcher (the attempt in
