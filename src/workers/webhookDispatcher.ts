@@ -380,26 +380,17 @@ async function recordOutcomes(
   });
   const recorded = await finishDeliveries(
     tx,
-    planned.flatMap((p) =>
-      p
-        ? [
-            {
-              deliveryId: p.delivery.id,
-              attempt: p.delivery.attempts,
-              status:
-                p.next.kind === 'done'
-                  ? ('succeeded' as const)
-                  : p.next.kind === 'retry'
-                    ? ('pending' as const)
-                    : ('exhausted' as const),
-              nextAttemptAt: p.next.kind === 'retry' ? p.next.at : p.finishedAt,
-              statusCode: p.statusCode,
-              error: p.result.kind === 'error' ? `${p.result.errorClass}: ${p.result.message}` : null,
-              finishedAt: p.finishedAt,
-            },
-          ]
-        : [],
-    ),
+    planned
+      .filter((p) => p !== undefined)
+      .map((p) => ({
+        deliveryId: p.delivery.id,
+        attempt: p.delivery.attempts,
+        status: DELIVERY_STATUS_AFTER[p.next.kind],
+        nextAttemptAt: p.next.kind === 'retry' ? p.next.at : p.finishedAt,
+        statusCode: p.statusCode,
+        error: p.result.kind === 'error' ? `${p.result.errorClass}: ${p.result.message}` : null,
+        finishedAt: p.finishedAt,
+      })),
   );
   const effects = planned.map((p) =>
     p && recorded.has(deliveryAttemptKey(p.delivery.id, p.delivery.attempts)) ? p : undefined,
@@ -416,16 +407,13 @@ async function recordOutcomes(
       ),
     );
   }
-  return effects.map((e) =>
-    e === undefined
-      ? undefined
-      : e.next.kind === 'done'
-        ? 'succeeded'
-        : e.next.kind === 'retry'
-          ? 'retrying'
-          : 'exhausted',
-  );
+  return effects.map((e) => e && OUTCOME_AFTER[e.next.kind]);
 }
+
+/** The delivery's status after an attempt, by what comes next. */
+const DELIVERY_STATUS_AFTER = { done: 'succeeded', retry: 'pending', exhausted: 'exhausted' } as const;
+/** The same, as /metrics counts it. */
+const OUTCOME_AFTER = { done: 'succeeded', retry: 'retrying', exhausted: 'exhausted' } as const;
 
 const isSuccess = (result: AttemptOutcome['result']) =>
   result.kind === 'response' && result.statusCode >= 200 && result.statusCode < 300;
@@ -442,7 +430,7 @@ async function recordEndpointHealth(
   outcomes: readonly { success: boolean; statusCode: number | null; finishedAt: Date }[],
 ): Promise<void> {
   let health = subscription;
-  let disabledBy: { reason: string; failingSince: Date; at: Date } | undefined;
+  let disabledBy: { reason: 'endpoint_gone' | 'failing_too_long'; failingSince: Date; at: Date } | undefined;
   for (const { success, statusCode, finishedAt } of outcomes) {
     if (success) {
       if (health.failingSince !== null) health = { ...health, failingSince: null, updatedAt: finishedAt };
@@ -453,17 +441,11 @@ async function recordEndpointHealth(
     const disable =
       health.status === 'enabled' &&
       (gone || shouldDisable(failingSince, finishedAt, options.settings.disableAfterFailingMs));
+    health = { ...health, failingSince, updatedAt: finishedAt };
     if (disable) {
       disabledBy = { reason: gone ? 'endpoint_gone' : 'failing_too_long', failingSince, at: finishedAt };
+      health = { ...health, status: 'disabled', disabledReason: disabledBy.reason };
     }
-    health = {
-      ...health,
-      failingSince,
-      ...(disable
-        ? { status: 'disabled' as const, disabledReason: gone ? 'endpoint_gone' : 'failing_too_long' }
-        : {}),
-      updatedAt: finishedAt,
-    };
   }
   if (health === subscription) return;
   await saveSubscription(tx, health);
