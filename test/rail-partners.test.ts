@@ -18,6 +18,7 @@ import {
   RailPartnerDirectory,
   railPartnerDirectory,
 } from '../src/app/railPartnerDirectory.ts';
+import { ensureSimulatedRailPartner } from '../src/app/railPartners.ts';
 import { fundWallet } from '../src/app/transfers.ts';
 import { keyringOf, MASTER_KEY_BYTES } from '../src/domain/sealing.ts';
 import { PARTNER_RAIL_FACTORIES } from '../src/rails/partners/index.ts';
@@ -169,6 +170,27 @@ describe.each(BACKENDS)('rail partners on %s', (backend) => {
     );
     const listed = await api(t, 'GET', '/v1/rail-partners', { key: org.key });
     expect(listed.data.data).toHaveLength(2);
+  });
+
+  it('two servers starting at once point the sandbox partner at a simulator once: one configuration, no conflict', async () => {
+    const org = await newOrganization(t);
+    const simulated = (baseUrl: string) =>
+      ensureSimulatedRailPartner(t.deps, org.organizationId, {
+        ...darajaBody(),
+        partner: 'mpesa_daraja',
+        settings: { ...darajaBody().settings, base_url: baseUrl },
+      });
+    for (let round = 0; round < 4; round += 1) {
+      const port = 40_000 + round;
+      const both = await Promise.all([
+        simulated(`http://127.0.0.1:${port}`),
+        simulated(`http://127.0.0.1:${port + 100}`),
+      ]);
+      expect(both.every((config) => config?.partner === 'mpesa_daraja')).toBe(true);
+    }
+    const listed = await api(t, 'GET', '/v1/rail-partners', { key: org.key });
+    expect(listed.data.data).toHaveLength(1);
+    expect(listed.data.data[0].status).toBe('active');
   });
 
   it('rotating the master key re-wraps partner credentials: the partner is called with them under the new key alone', async () => {

@@ -21,6 +21,7 @@ import {
   findRailPartnerConfig,
   insertRailPartnerConfig,
   listRailPartnerConfigs,
+  lockRailPartnerSlot,
   updateRailPartnerConfig,
 } from '../store/repositories/railPartners.ts';
 import { type Queryable, SQLSTATE, sqlState } from '../store/store.ts';
@@ -220,6 +221,8 @@ export async function ensureSimulatedRailPartner(
 ): Promise<RailPartnerConfig | undefined> {
   const shape = RAIL_PARTNER_SHAPES[input.partner];
   return deps.store.transaction(async (tx) => {
+    // Replicas starting together would each find none and each insert: the second insert would conflict.
+    await lockRailPartnerSlot(tx, organizationId, shape.rail, shape.network);
     const current = await findActiveRailPartner(tx, organizationId, shape.rail, shape.network);
     if (!current) return configureRailPartner(tx, deps, organizationId, input, SYSTEM_ACTOR);
     const base = current.settings.base_url ?? '';

@@ -101,6 +101,21 @@ export async function findRailPartnerConfigByToken(
 }
 
 /** The organization's active partner for a rail and network (a network-less one serves every network). */
+/**
+ * Serialises writers that read before configuring one organization's partner for a rail and network (the
+ * sandbox servers pointing it at their simulators), for the rest of the transaction.
+ */
+export async function lockRailPartnerSlot(
+  db: Queryable,
+  organizationId: string,
+  rail: Rail,
+  network: string | null,
+): Promise<void> {
+  await db.query("SELECT pg_advisory_xact_lock(hashtext('mkoba.rail_partner'), hashtext($1))", [
+    `${organizationId}/${rail}/${network ?? ''}`,
+  ]);
+}
+
 export async function findActiveRailPartner(
   db: Queryable,
   organizationId: string,
