@@ -46,7 +46,7 @@ export const PG_LOCK_TIMEOUT_MS = 5_000;
 export const PG_IDLE_IN_TRANSACTION_TIMEOUT_MS = 15_000;
 /** PostgreSQL's largest time-out setting (2^31 - 1 ms). */
 const PG_TIMEOUT_MS_MAX = 2_147_483_647;
-/** What a client is told to wait after a database time-out before retrying. */
+/** What a client is told to wait before retrying after a database time-out or transaction conflict. */
 export const PG_TIMEOUT_RETRY_AFTER_SECONDS = 1;
 export const IDEMPOTENCY_PRUNE_INTERVAL_MS = 60_000;
 export const IDEMPOTENCY_PRUNE_BATCH_ROWS = 1_000;

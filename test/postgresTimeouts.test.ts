@@ -33,6 +33,11 @@ const TEST_IDLE_TIMEOUT_MS = 200;
 /** How much later than its time-out a refused request may answer on a busy machine. */
 const ANSWER_SLACK_MS = 5_000;
 
+/** How long the deadlock test's request holds its first lock before asking for the second. */
+const DEADLOCK_PAUSE_MS = 300;
+/** An advisory lock key no other test takes. */
+const randomLockKey = () => randomBytes(6).readUIntBE(0, 6);
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('PostgreSQL time-out settings', () => {
@@ -65,14 +70,17 @@ describe('PostgreSQL time-out settings', () => {
     },
   );
 
-  it.each([SQLSTATE.queryCanceled, SQLSTATE.lockNotAvailable, SQLSTATE.idleInTransactionSessionTimeout])(
-    'SQLSTATE %s is a 503 service_unavailable with Retry-After',
-    (code) => {
-      const error = toAppError(Object.assign(new Error('from the database'), { code }));
-      expect(error).toMatchObject({ status: 503, code: 'service_unavailable', retryAfterSeconds: 1 });
-      expect(error.detail).not.toContain('from the database');
-    },
-  );
+  it.each([
+    SQLSTATE.queryCanceled,
+    SQLSTATE.lockNotAvailable,
+    SQLSTATE.idleInTransactionSessionTimeout,
+    SQLSTATE.deadlockDetected,
+    SQLSTATE.serializationFailure,
+  ])('SQLSTATE %s is a 503 service_unavailable with Retry-After', (code) => {
+    const error = toAppError(Object.assign(new Error('from the database'), { code }));
+    expect(error).toMatchObject({ status: 503, code: 'service_unavailable', retryAfterSeconds: 1 });
+    expect(error.detail).not.toContain('from the database');
+  });
 });
 
 describe.skipIf(!TEST_DATABASE_URL)('PostgreSQL time-outs on a live server', () => {
@@ -189,6 +197,61 @@ describe.skipIf(!TEST_DATABASE_URL)('PostgreSQL time-outs on a live server', () 
       expect(listed.data.data.map((c: { name: string }) => c.name)).not.toContain('Slow Customer');
     } finally {
       await other.query('DROP TRIGGER test_slow_customer ON customers; DROP FUNCTION test_slow_customer()');
+    }
+  });
+
+  it('a request PostgreSQL ends as a deadlock victim is a 503 with Retry-After, nothing is written, and the retry goes through', async () => {
+    const [first, second] = [randomLockKey(), randomLockKey()];
+    // Creating one named customer takes two locks with a pause between; the other session takes them in the
+    // opposite order. This request checks for the deadlock first (50 ms, the other after the default 1 s), so
+    // it is the one PostgreSQL rolls back.
+    await other.query(`
+      CREATE FUNCTION test_deadlock_customer() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.name = 'Deadlock Customer' THEN
+          PERFORM pg_advisory_xact_lock(${first});
+          PERFORM pg_sleep(${DEADLOCK_PAUSE_MS / 1000});
+          PERFORM set_config('deadlock_timeout', '50ms', true);
+          PERFORM pg_advisory_xact_lock(${second});
+        END IF;
+        RETURN NEW;
+      END;
+      $$;
+      CREATE TRIGGER test_deadlock_customer BEFORE INSERT ON customers
+        FOR EACH ROW EXECUTE FUNCTION test_deadlock_customer();
+    `);
+    try {
+      await other.query('BEGIN');
+      await other.query('SELECT pg_advisory_xact_lock($1)', [second]);
+      const request = api(t, 'POST', '/v1/customers', {
+        headers: { 'idempotency-key': 'deadlock-1' },
+        body: { type: 'individual', name: 'Deadlock Customer' },
+      });
+      await sleep(DEADLOCK_PAUSE_MS / 2);
+      const waiting = other.query('SELECT pg_advisory_xact_lock($1)', [first]);
+      const refused = await request;
+      await waiting;
+      await other.query('ROLLBACK');
+      expect(refused.statusCode, refused.body).toBe(503);
+      expect(refused.headers['content-type']).toContain('application/problem+json');
+      expect(refused.headers['retry-after']).toBe('1');
+      expect(refused.data).toMatchObject({ status: 503, code: 'service_unavailable' });
+      expect(refused.body).not.toMatch(/deadlock detected|40P01/);
+      const listed = await api(t, 'GET', '/v1/customers?limit=100');
+      expect(listed.data.data.map((c: { name: string }) => c.name)).not.toContain('Deadlock Customer');
+
+      // Nothing was recorded under the key: the same request, now alone, is carried out.
+      const accepted = await api(t, 'POST', '/v1/customers', {
+        headers: { 'idempotency-key': 'deadlock-1' },
+        body: { type: 'individual', name: 'Deadlock Customer' },
+      });
+      expect(accepted.statusCode, accepted.body).toBe(201);
+      expect(accepted.headers['idempotent-replayed']).toBeUndefined();
+    } finally {
+      await other.query('ROLLBACK');
+      await other.query(
+        'DROP TRIGGER test_deadlock_customer ON customers; DROP FUNCTION test_deadlock_customer()',
+      );
     }
   });
 

@@ -4,7 +4,7 @@ import { PG_TIMEOUT_RETRY_AFTER_SECONDS } from '../config.ts';
 import { PHONE_PATTERN } from '../domain/customers.ts';
 import { AppError, type ErrorCode, type FieldError, problemDocument } from '../domain/errors.ts';
 import { IDEMPOTENCY_KEY_LENGTH_MAX, IDEMPOTENCY_KEY_PATTERN } from '../domain/idempotency.ts';
-import { isDatabaseTimeout, SQLSTATE, sqlState } from '../store/store.ts';
+import { isDatabaseTimeout, isTransactionConflict, SQLSTATE, sqlState } from '../store/store.ts';
 
 export { problemType } from '../domain/errors.ts';
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
@@ -226,6 +226,16 @@ export function toAppError(thrown: unknown): AppError {
       title: 'Service unavailable',
       detail:
         'The database did not answer in time (a lock or statement time-out), so the request was not carried out. Retry it, with the same Idempotency-Key for a POST.',
+      retryAfterSeconds: PG_TIMEOUT_RETRY_AFTER_SECONDS,
+    });
+  }
+  if (isTransactionConflict(error)) {
+    return new AppError({
+      status: 503,
+      code: 'service_unavailable',
+      title: 'Service unavailable',
+      detail:
+        'The database rolled the request back to resolve a conflict with a concurrent one (a deadlock or serialization failure), so it was not carried out. Retry it, with the same Idempotency-Key for a POST.',
       retryAfterSeconds: PG_TIMEOUT_RETRY_AFTER_SECONDS,
     });
   }

@@ -65,6 +65,15 @@ export function isDatabaseTimeout(error: unknown): boolean {
   );
 }
 
+/**
+ * PostgreSQL rolled the transaction back to end a conflict with a concurrent one (a deadlock, or a
+ * serialization failure): nothing of it was written, and the same work run again will usually succeed.
+ */
+export function isTransactionConflict(error: unknown): boolean {
+  const state = sqlState(error);
+  return state === SQLSTATE.deadlockDetected || state === SQLSTATE.serializationFailure;
+}
+
 export function sqlState(error: unknown): string | undefined {
   if (typeof error === 'object' && error !== null && 'code' in error) {
     const code = (error as { code: unknown }).code;
