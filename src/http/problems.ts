@@ -215,29 +215,28 @@ function withoutRepeatedKeyIssues(issues: AjvIssue[]): AjvIssue[] {
   );
 }
 
+/** A request the database rolled back whole: nothing of it was recorded, so the same request may be retried. */
+function notCarriedOut(why: string): AppError {
+  return new AppError({
+    status: 503,
+    code: 'service_unavailable',
+    title: 'Service unavailable',
+    detail: `${why}, so the request was not carried out. Retry it, with the same Idempotency-Key for a POST.`,
+    retryAfterSeconds: PG_TIMEOUT_RETRY_AFTER_SECONDS,
+  });
+}
+
 /** Maps anything thrown while handling a request to an AppError; unknown errors become a 500 without details. */
 export function toAppError(thrown: unknown): AppError {
   const error = thrown instanceof Error ? thrown : new Error(String(thrown));
   if (error instanceof AppError) return error;
   if (isDatabaseTimeout(error)) {
-    return new AppError({
-      status: 503,
-      code: 'service_unavailable',
-      title: 'Service unavailable',
-      detail:
-        'The database did not answer in time (a lock or statement time-out), so the request was not carried out. Retry it, with the same Idempotency-Key for a POST.',
-      retryAfterSeconds: PG_TIMEOUT_RETRY_AFTER_SECONDS,
-    });
+    return notCarriedOut('The database did not answer in time (a lock or statement time-out)');
   }
   if (isTransactionConflict(error)) {
-    return new AppError({
-      status: 503,
-      code: 'service_unavailable',
-      title: 'Service unavailable',
-      detail:
-        'The database rolled the request back to resolve a conflict with a concurrent one (a deadlock or serialization failure), so it was not carried out. Retry it, with the same Idempotency-Key for a POST.',
-      retryAfterSeconds: PG_TIMEOUT_RETRY_AFTER_SECONDS,
-    });
+    return notCarriedOut(
+      'The database rolled the request back to resolve a conflict with a concurrent one (a deadlock or serialization failure)',
+    );
   }
   const fastifyError = error as FastifyError & { validation?: AjvIssue[]; validationContext?: string };
   if (Array.isArray(fastifyError.validation)) {
@@ -318,7 +317,7 @@ const PROBLEM_DESCRIPTIONS: Record<number, string> = {
   422: 'The Idempotency-Key was used with a different request (`idempotency_key_reused`), or the operation was refused (`insufficient_funds`, `limit_exceeded`, `pilot_cap_exceeded`).',
   429: 'Too many requests (`rate_limited`): this API key or its organization is over its rate limit, or this address has failed key authentication too often. Wait `Retry-After` seconds; `RateLimit` and `RateLimit-Policy` describe the limits.',
   500: 'An unexpected error (`internal_error`).',
-  503: 'The database is unreachable, or did not answer in time: a lock or statement time-out (`service_unavailable`, with `Retry-After`). Nothing was carried out; retry, with the same Idempotency-Key for a POST.',
+  503: 'The database is unreachable, did not answer in time (a lock or statement time-out), or rolled the request back to resolve a conflict with a concurrent one (`service_unavailable`, with `Retry-After`). Nothing was carried out; retry, with the same Idempotency-Key for a POST.',
 };
 
 const RETRY_AFTER_HEADER = {
