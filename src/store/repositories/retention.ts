@@ -31,6 +31,7 @@ type DeliveryRow = {
  * are all finished (succeeded or exhausted) and were last attempted before `cutoff`, with those deliveries
  * and their attempts. The deliveries are locked before they are judged, so a redelivery or recover racing
  * the pruner either waits for it or is waited for; an event with a pending or delivering delivery stays.
+ * They are locked in (subscription, delivery) order, the order a batch of outcomes and a requeue lock them in.
  */
 export async function pruneEventsBatch(
   tx: Queryable,
@@ -62,7 +63,7 @@ export async function pruneEventsBatch(
   const eventIds = candidates.map((c) => c.id);
   const deliveries = await tx.query<DeliveryRow>(
     `SELECT id, event_id, status, COALESCE(last_attempt_at, created_at) AS last_activity_at
-       FROM webhook_deliveries WHERE event_id = ANY($1) ORDER BY id FOR UPDATE`,
+       FROM webhook_deliveries WHERE event_id = ANY($1) ORDER BY subscription_id, id FOR UPDATE`,
     [eventIds],
   );
   const kept = new Set<string>();
