@@ -11,6 +11,7 @@ import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { WEBHOOK_RECOVER_EVENTS_MAX } from '../src/app/webhooks.ts';
 import { RETENTION_PRUNE_BATCH_EVENTS } from '../src/config.ts';
+import { AML_HISTORY_TRANSFERS_MAX } from '../src/domain/decisions/aml.ts';
 import { STATEMENT_ENTRIES_MAX } from '../src/domain/digitalAccounts.ts';
 import { PAGE_SIZE_DEFAULT } from '../src/domain/pagination.ts';
 import { WEBHOOK_SUBSCRIPTION_IN_FLIGHT_MAX } from '../src/domain/webhooks.ts';
@@ -28,6 +29,7 @@ import { findOpenHold, listJournalEntries, listLedgerAccounts } from '../src/sto
 import { openTransferCounts, subscriptionQueues } from '../src/store/repositories/operations.ts';
 import { pruneEventsBatch } from '../src/store/repositories/retention.ts';
 import { findTransferByRailReference, listTransfers } from '../src/store/repositories/transfers.ts';
+import { readWalletActivity, tallyWalletActivity } from '../src/store/repositories/walletActivity.ts';
 import { listWallets } from '../src/store/repositories/wallets.ts';
 import { claimDueDeliveries, eventsSince, listSubscriptions } from '../src/store/repositories/webhooks.ts';
 import type { Queryable, Store } from '../src/store/store.ts';
@@ -367,6 +369,39 @@ async function cases(
     {
       name: 'statement: ordinary wallet, 30 days, 45 days ago',
       run: (db) => statement(db, ids.walletId, middle, new Date(middle.getTime() + 30 * DAY_MS)),
+    },
+    {
+      name: 'AML activity: hot wallet, the last day (500 listed each way)',
+      run: (db) =>
+        readWalletActivity(
+          db,
+          big,
+          [{ walletId: ids.hotWalletId, destination: { type: 'mobile_money', phone: '+254700000001' } }],
+          ago(DAY_MS),
+          AML_HISTORY_TRANSFERS_MAX,
+        ),
+    },
+    {
+      name: 'AML tallies: hot wallet, an hour, a day (in, out, a band), 30 days',
+      run: (db) =>
+        tallyWalletActivity(
+          db,
+          big,
+          [ids.hotWalletId],
+          [
+            { direction: 'outgoing', windowSeconds: HOUR_MS / 1_000 },
+            { direction: 'outgoing', windowSeconds: DAY_MS / 1_000 },
+            { direction: 'incoming', windowSeconds: DAY_MS / 1_000 },
+            {
+              direction: 'outgoing',
+              windowSeconds: DAY_MS / 1_000,
+              amountGteMinor: 90_000n,
+              amountLtMinor: 100_000n,
+            },
+            { direction: 'outgoing', windowSeconds: (30 * DAY_MS) / 1_000 },
+          ],
+          now,
+        ),
     },
     { name: 'ledger accounts: newest page', run: (db) => listLedgerAccounts(db, big, {}, PAGE_ROWS) },
     {

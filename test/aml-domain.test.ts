@@ -1,10 +1,12 @@
 /** The AML rules as pure functions: each type at its boundaries, the strongest action, parameter checks. */
 import { describe, expect, it } from 'vitest';
+import { type MovementTally, type TallySpec, tallyKey, tallyList } from '../src/domain/activityTally.ts';
 import {
   type AmlRule,
   type AmlRuleParameters,
   type AmlTransferFacts,
   amlHistoryWindowSeconds,
+  amlTallySpecs,
   defaultAmlRules,
   evaluateAmlRules,
   parseAmlParameters,
@@ -129,6 +131,80 @@ describe('AML rules', () => {
         facts({ amountMinor: 9_999n, recentIncoming: [{ amountMinor: 9_999n, at: AT }] }),
       ),
     ).toEqual([]);
+  });
+
+  it('a busy wallet: what the lists do not hold is counted per spec, added to what they hold', () => {
+    const velocity = rule({
+      type: 'velocity',
+      currency: 'KES',
+      windowSeconds: 3_600,
+      countMax: 600,
+      amountMaxMinor: 1_000_000n,
+    });
+    const structuring = rule({
+      type: 'structuring',
+      currency: 'KES',
+      thresholdMinor: 100_000n,
+      marginBasisPoints: 1_000,
+      countMin: 520,
+      windowSeconds: 86_400,
+    });
+    const rapid = rule({
+      type: 'rapid_movement',
+      currency: 'KES',
+      windowSeconds: 86_400,
+      shareBasisPoints: 9_000,
+      amountMinMinor: 10_000n,
+    });
+    const specs = amlTallySpecs([velocity, structuring, rapid]);
+    expect(specs).toEqual([
+      { direction: 'outgoing', windowSeconds: 3_600 },
+      { direction: 'outgoing', windowSeconds: 86_400, amountGteMinor: 90_000n, amountLtMinor: 100_000n },
+      { direction: 'outgoing', windowSeconds: 86_400 },
+      { direction: 'incoming', windowSeconds: 86_400 },
+    ]);
+    const counted = new Map<string, MovementTally>([
+      [tallyKey(specs[0] as TallySpec), { count: 599, sumMinor: 500_000n }],
+      [tallyKey(specs[1] as TallySpec), { count: 518, sumMinor: 49_000_000n }],
+      [tallyKey(specs[2] as TallySpec), { count: 700, sumMinor: 900_000n }],
+      [tallyKey(specs[3] as TallySpec), { count: 3, sumMinor: 1_000_000n }],
+    ]);
+    const unlisted = (spec: TallySpec) => counted.get(tallyKey(spec)) ?? { count: 0, sumMinor: 0n };
+    // One listed (this batch's) 95,000 out: the counts are 599 + 1 + this one, 518 + 1 + this one.
+    const busy = facts({
+      amountMinor: 95_000n,
+      recentOutgoing: [{ amountMinor: 95_000n, at: minutesAgo(1) }],
+      unlisted,
+    });
+    const hits = evaluateAmlRules([velocity, structuring, rapid], busy);
+    expect(hits.map((h) => [h.ruleType, h.observed.count ?? h.observed.share_bp])).toEqual([
+      ['velocity', 601],
+      ['structuring', 520],
+      ['rapid_movement', 10_900],
+    ]);
+    expect(hits[0]?.observed.total).toBe('6900.00');
+    expect(evaluateAmlRules([velocity], facts({ amountMinor: 95_000n, unlisted }))).toEqual([]);
+  });
+
+  it('tallies a list over a window and a band of amounts, the window’s start included and later ones not', () => {
+    const list = [
+      { amountMinor: 5n, at: new Date(AT.getTime() + 1) },
+      { amountMinor: 10n, at: AT },
+      { amountMinor: 20n, at: minutesAgo(60) },
+      { amountMinor: 40n, at: new Date(minutesAgo(60).getTime() - 1) },
+    ];
+    expect(tallyList(list, AT, { direction: 'outgoing', windowSeconds: 3_600 })).toEqual({
+      count: 2,
+      sumMinor: 30n,
+    });
+    expect(
+      tallyList(list, AT, {
+        direction: 'outgoing',
+        windowSeconds: 7_200,
+        amountGteMinor: 10n,
+        amountLtMinor: 40n,
+      }),
+    ).toEqual({ count: 2, sumMinor: 30n });
   });
 
   it('high value to a new counterparty needs both', () => {

@@ -14,10 +14,12 @@
  * writer locks them. So transfers and conversions racing on one wallet or one customer's limit are decided
  * one after the other.
  */
+import { countedTally } from '../domain/activityTally.ts';
 import {
   AML_HISTORY_TRANSFERS_MAX,
   type AmlRule,
   amlHistoryWindowSeconds,
+  amlTallySpecs,
   applicableRules,
   evaluateAmlRules,
 } from '../domain/decisions/aml.ts';
@@ -56,7 +58,7 @@ import {
   replaceConversionRates,
   type StoredConversionRate,
 } from '../store/repositories/stablecoins.ts';
-import { readWalletActivity } from '../store/repositories/walletActivity.ts';
+import { readWalletActivity, tallyWalletActivity } from '../store/repositories/walletActivity.ts';
 import { findWallets } from '../store/repositories/wallets.ts';
 import type { Queryable } from '../store/store.ts';
 import { openAmlAlerts } from './aml/alerts.ts';
@@ -385,13 +387,19 @@ export async function executeQuote(
       new Date(now.getTime() - amlHistoryWindowSeconds(rules) * 1_000),
       AML_HISTORY_TRANSFERS_MAX,
     );
+    // A wallet busier than the lists hold has its windows counted instead.
+    const [unlisted] =
+      activity && !activity.complete
+        ? await tallyWalletActivity(tx, organizationId, [quote.fromWalletId], amlTallySpecs(rules), now)
+        : [];
     rulesEvaluated = rules.map((r) => ({ id: r.id, version: r.version }));
     hits = evaluateAmlRules(rules, {
       amountMinor: quote.fromAmountMinor,
       currency: quote.fromCurrency,
       at: now,
-      recentOutgoing: activity?.outgoing ?? [],
-      recentIncoming: activity?.incoming ?? [],
+      recentOutgoing: unlisted ? [] : (activity?.outgoing ?? []),
+      recentIncoming: unlisted ? [] : (activity?.incoming ?? []),
+      unlisted: unlisted && ((spec) => countedTally(unlisted, spec)),
       counterpartyKnown: true,
     });
   }

@@ -6,20 +6,38 @@
  * therefore cannot both slip under a velocity or structuring rule.
  */
 import {
+  addTallies,
+  countedTally,
+  distinctSpecs,
+  type MovementTally,
+  NO_MOVEMENTS,
+  type TallySpec,
+  tallyList,
+} from '../../domain/activityTally.ts';
+import {
   AML_HISTORY_TRANSFERS_MAX,
   type AmlHit,
   type AmlMovement,
   type AmlRule,
   amlHistoryWindowSeconds,
+  amlTallySpecs,
   applicableRules,
   evaluateAmlRules,
 } from '../../domain/decisions/aml.ts';
 import type { AccountSums } from '../../domain/ledger.ts';
 import type { Transfer } from '../../domain/transferRecord.ts';
-import { readWalletActivity } from '../../store/repositories/walletActivity.ts';
+import { readWalletActivity, tallyWalletActivity } from '../../store/repositories/walletActivity.ts';
 import type { Queryable } from '../../store/store.ts';
 import { loadAmlRules } from '../aml/rules.ts';
 import type { Deps } from '../deps.ts';
+
+/** What an organization's authorization policy reads of a wallet's activity. */
+export interface PolicyActivityNeeds {
+  /** How far back it looks (0: never). */
+  windowSeconds: number;
+  /** The windows its aggregate matchers count. */
+  aggregateWindowsSeconds: ReadonlySet<number>;
+}
 
 /** What a transfer command tells the monitor. */
 export interface MonitoredTransfer {
@@ -28,8 +46,14 @@ export interface MonitoredTransfer {
 }
 
 interface WalletFacts {
+  /** Movements out, newest first: every one in the window, or (with `unlisted`) only this batch's. */
   outgoing: AmlMovement[];
   incoming: AmlMovement[];
+  /**
+   * A wallet busier than the lists hold: each spec's count of what committed before this batch, by tallyKey.
+   * The lists then hold only what the batch adds.
+   */
+  unlisted?: Map<string, MovementTally>;
   /** Counterparty keys this wallet paid (known from before, or paid earlier in this batch). */
   paid: Set<string>;
   destinations: Map<string, { key: string; known: boolean }>;
@@ -82,7 +106,7 @@ class ActivityCache {
     }
   }
 
-  private delete(wallet: string): void {
+  delete(wallet: string): void {
     const old = this.wallets.get(wallet);
     if (!old) return;
     this.entries -= entriesOf(old);
@@ -123,38 +147,48 @@ export class AmlBatchMonitor {
 
   private constructor(
     private readonly rulesByOrganization: Map<string, AmlRule[]>,
-    /** Per organization, how far back its authorization policy looks at a wallet's activity (0: never). */
-    private readonly policyWindows: ReadonlyMap<string, number>,
+    /** Per organization, what its authorization policy reads of a wallet's activity. */
+    private readonly policyNeeds: ReadonlyMap<string, PolicyActivityNeeds>,
   ) {}
 
   /**
    * Reads each organization's rules (through the cache), before the batch's transaction. The same
-   * activity serves the authorization policies' counterparty and aggregate matchers: `policyWindows`
-   * names how far back each organization's policy looks.
+   * activity serves the authorization policies' counterparty and aggregate matchers: `policyNeeds` says
+   * what each organization's policy reads.
    */
   static async prepare(
     deps: Deps,
     commands: readonly MonitoredTransfer[],
-    policyWindows: ReadonlyMap<string, number> = new Map(),
+    policyNeeds: ReadonlyMap<string, PolicyActivityNeeds> = new Map(),
   ): Promise<AmlBatchMonitor> {
     const rules = new Map<string, AmlRule[]>();
     for (const organizationId of new Set(commands.map((c) => c.transfer.organizationId))) {
       rules.set(organizationId, await loadAmlRules(deps, organizationId));
     }
-    return new AmlBatchMonitor(rules, policyWindows);
+    return new AmlBatchMonitor(rules, policyNeeds);
   }
 
   /** The window an organization's activity is read over: the longest its AML rules or policy need. */
   private windowOf(organizationId: string): number {
     return Math.max(
       amlHistoryWindowSeconds(this.rulesByOrganization.get(organizationId) ?? []),
-      this.policyWindows.get(organizationId) ?? 0,
+      this.policyNeeds.get(organizationId)?.windowSeconds ?? 0,
     );
+  }
+
+  /** Every count an organization's rules and policy take of a wallet's activity. */
+  private tallySpecsOf(organizationId: string): TallySpec[] {
+    const aggregates = this.policyNeeds.get(organizationId)?.aggregateWindowsSeconds ?? [];
+    return distinctSpecs([
+      ...amlTallySpecs(this.rulesByOrganization.get(organizationId) ?? []),
+      ...[...aggregates].map((windowSeconds): TallySpec => ({ direction: 'outgoing', windowSeconds })),
+    ]);
   }
 
   private watches(command: MonitoredTransfer): boolean {
     return (
-      this.rulesFor(command).length > 0 || (this.policyWindows.get(command.transfer.organizationId) ?? 0) > 0
+      this.rulesFor(command).length > 0 ||
+      (this.policyNeeds.get(command.transfer.organizationId)?.windowSeconds ?? 0) > 0
     );
   }
 
@@ -218,6 +252,7 @@ export class AmlBatchMonitor {
         new Date(now.getTime() - windowSeconds * 1_000),
         need === 'activity' ? AML_HISTORY_TRANSFERS_MAX : 0,
       );
+      const busy: string[] = [];
       own.forEach((command, i) => {
         const read = activity[i];
         if (!read) return;
@@ -225,12 +260,13 @@ export class AmlBatchMonitor {
         let facts = this.facts.get(command.debitAccountId);
         if (!facts) {
           facts = {
-            outgoing: read.outgoing,
-            incoming: read.incoming,
+            outgoing: read.complete ? read.outgoing : [],
+            incoming: read.complete ? read.incoming : [],
             paid: new Set(),
             destinations: new Map(),
             windowSeconds,
           };
+          if (!read.complete) busy.push(command.debitAccountId);
           this.facts.set(command.debitAccountId, facts);
         }
         if (read.counterpartyKnown) facts.paid.add(read.counterpartyKey);
@@ -239,7 +275,33 @@ export class AmlBatchMonitor {
           known: read.counterpartyKnown,
         });
       });
+      if (busy.length > 0) await this.tallyBusyWallets(tx, organizationId, busy, now);
     }
+  }
+
+  /** Counts the windows of wallets with more activity than the lists hold, with one statement. */
+  private async tallyBusyWallets(
+    tx: Queryable,
+    organizationId: string,
+    wallets: readonly string[],
+    now: Date,
+  ): Promise<void> {
+    const tallies = await tallyWalletActivity(
+      tx,
+      organizationId,
+      wallets,
+      this.tallySpecsOf(organizationId),
+      now,
+    );
+    wallets.forEach((wallet, i) => {
+      const facts = this.facts.get(wallet);
+      if (facts) facts.unlisted = tallies[i] ?? new Map();
+    });
+  }
+
+  /** What committed before the batch and the lists do not hold, for one spec (none for a listed wallet). */
+  private unlisted(facts: WalletFacts | undefined, spec: TallySpec): MovementTally {
+    return facts?.unlisted ? countedTally(facts.unlisted, spec) : NO_MOVEMENTS;
   }
 
   /**
@@ -247,9 +309,21 @@ export class AmlBatchMonitor {
    * batch; called once the batch's decisions are made (a batch that does not commit leaves other sums in
    * the database, so its entries never match).
    */
-  remember(store: object, sumsAfter: (walletId: string) => AccountSums | undefined): void {
+  remember(store: object, sumsAfter: (walletId: string) => AccountSums | undefined, now: Date): void {
     const cache = activityCacheOf(store);
     for (const [wallet, facts] of this.facts) {
+      const since = now.getTime() - facts.windowSeconds * 1_000;
+      const outgoing = facts.outgoing.filter((m) => m.at.getTime() >= since);
+      const incoming = facts.incoming.filter((m) => m.at.getTime() >= since);
+      // Only a whole window is kept: a busy wallet's, or one the batch filled past the bound, is read again.
+      if (
+        facts.unlisted ||
+        outgoing.length > AML_HISTORY_TRANSFERS_MAX ||
+        incoming.length > AML_HISTORY_TRANSFERS_MAX
+      ) {
+        cache.delete(wallet);
+        continue;
+      }
       const destinations = new Map(
         [...facts.destinations]
           .slice(-AML_ACTIVITY_CACHE_DESTINATIONS_MAX)
@@ -258,8 +332,8 @@ export class AmlBatchMonitor {
       cache.set(wallet, {
         sumsKey: sumsKeyOf(sumsAfter(wallet)),
         windowSeconds: facts.windowSeconds,
-        outgoing: facts.outgoing.slice(0, AML_HISTORY_TRANSFERS_MAX),
-        incoming: facts.incoming.slice(0, AML_HISTORY_TRANSFERS_MAX),
+        outgoing,
+        incoming,
         destinations,
       });
     }
@@ -280,6 +354,7 @@ export class AmlBatchMonitor {
         at: now,
         recentOutgoing: facts?.outgoing ?? [],
         recentIncoming: facts?.incoming ?? [],
+        unlisted: facts?.unlisted ? (spec) => this.unlisted(facts, spec) : undefined,
         counterpartyKnown: key !== undefined && (facts?.paid.has(key) ?? false),
       }),
     };
@@ -293,20 +368,10 @@ export class AmlBatchMonitor {
   }
 
   /** The source wallet's outgoing transfers in the last `windowSeconds` before `now` (this batch's included). */
-  outgoingWithin(
-    command: MonitoredTransfer,
-    windowSeconds: number,
-    now: Date,
-  ): { count: number; sumMinor: bigint } {
-    const since = now.getTime() - windowSeconds * 1_000;
-    let count = 0;
-    let sumMinor = 0n;
-    for (const movement of this.facts.get(command.debitAccountId)?.outgoing ?? []) {
-      if (movement.at.getTime() < since) continue;
-      count++;
-      sumMinor += movement.amountMinor;
-    }
-    return { count, sumMinor };
+  outgoingWithin(command: MonitoredTransfer, windowSeconds: number, now: Date): MovementTally {
+    const facts = this.facts.get(command.debitAccountId);
+    const spec: TallySpec = { direction: 'outgoing', windowSeconds };
+    return addTallies(tallyList(facts?.outgoing ?? [], now, spec), this.unlisted(facts, spec));
   }
 
   /** Adds an accepted transfer to what later commands of the batch see. */

@@ -55,7 +55,7 @@ import {
   outcomeOf,
   recordIdempotentResults,
 } from '../idempotency.ts';
-import { AmlBatchMonitor } from './amlMonitor.ts';
+import { AmlBatchMonitor, type PolicyActivityNeeds } from './amlMonitor.ts';
 import { LimitGuard } from './limitGuard.ts';
 import { PilotCapGuard } from './pilotCapGuard.ts';
 import { RouteLimitGuard } from './routeLimitGuard.ts';
@@ -264,16 +264,20 @@ class WriterLane {
   ): Promise<(IdempotentOutcome | AppError)[]> {
     const deps = this.deps;
     const transferCommands = commands.filter((c): c is TransferCommand => c.kind === 'transfer');
-    // How far back each organization's policy looks at a wallet's activity: the AML monitor reads it for both.
-    const policyWindows = new Map<string, number>();
+    // What each organization's policy reads of a wallet's activity: the AML monitor reads it for both.
+    const policyActivity = new Map<string, PolicyActivityNeeds>();
     for (const c of transferCommands) {
-      const window = policyNeeds(c.policy).activityWindowSeconds;
-      policyWindows.set(
-        c.transfer.organizationId,
-        Math.max(window, policyWindows.get(c.transfer.organizationId) ?? 0),
-      );
+      const needs = policyNeeds(c.policy);
+      const before = policyActivity.get(c.transfer.organizationId);
+      policyActivity.set(c.transfer.organizationId, {
+        windowSeconds: Math.max(needs.activityWindowSeconds, before?.windowSeconds ?? 0),
+        aggregateWindowsSeconds: new Set([
+          ...(before?.aggregateWindowsSeconds ?? []),
+          ...needs.aggregateWindowsSeconds,
+        ]),
+      });
     }
-    const monitor = await AmlBatchMonitor.prepare(deps, transferCommands, policyWindows);
+    const monitor = await AmlBatchMonitor.prepare(deps, transferCommands, policyActivity);
     return deps.store.transaction(async (tx) => {
       if (steps) await steps.lockFirst(tx);
       const now = deps.now();
@@ -453,7 +457,7 @@ class WriterLane {
           }))
         : [];
       steps?.afterDecide(session, chunkResults, now);
-      monitor.remember(deps.store, (id) => session.sumsOf(id));
+      monitor.remember(deps.store, (id) => session.sumsOf(id), now);
       // The batch's writes go out as one statement; its foreign keys are checked once all of them are in.
       const writes = new StatementChain();
       await insertTransfers(writes, transfers);

@@ -3,6 +3,14 @@
  * its source wallet's recent activity. Each rule that fires returns a hit with what it observed; the
  * transfer's outcome is the strongest action among them (alert < review < block).
  */
+import {
+  addTallies,
+  type Movement,
+  type MovementTally,
+  NO_MOVEMENTS,
+  type TallySpec,
+  tallyList,
+} from '../activityTally.ts';
 import { validationError } from '../errors.ts';
 import { type Currency, formatAmount, isCurrency, parseAmount } from '../money.ts';
 
@@ -19,7 +27,10 @@ export type AmlRuleType = (typeof AML_RULE_TYPES)[number];
 export const AML_ACTIONS = ['alert', 'review', 'block'] as const;
 export type AmlAction = (typeof AML_ACTIONS)[number];
 
-/** Earlier transfers each way a rule may look at: bounds the activity read per batch and the counts. */
+/**
+ * Earlier movements each way listed per wallet (the activity read per batch, and what a process keeps
+ * between batches); a wallet with more in its window has them counted by the database instead.
+ */
 export const AML_HISTORY_TRANSFERS_MAX = 500;
 /** The longest window a rule may look back: 30 days. */
 export const AML_WINDOW_SECONDS_MAX = 30 * 24 * 3_600;
@@ -67,20 +78,22 @@ export interface AmlRule {
   updatedAt: Date;
 }
 
-export interface AmlMovement {
-  amountMinor: bigint;
-  at: Date;
-}
+export type AmlMovement = Movement;
 
 /** What the rules see of a new transfer and its source wallet. */
 export interface AmlTransferFacts {
   amountMinor: bigint;
   currency: Currency;
   at: Date;
-  /** Earlier transfers out of the wallet that did not fail, newest first (at most AML_HISTORY_TRANSFERS_MAX). */
+  /** Earlier transfers out of the wallet that did not fail, newest first. */
   recentOutgoing: readonly AmlMovement[];
-  /** Money that arrived in the wallet, newest first (same bound). */
+  /** Money that arrived in the wallet, newest first. */
   recentIncoming: readonly AmlMovement[];
+  /**
+   * Earlier movements the lists do not hold, counted for each of amlTallySpecs(rules): a busy wallet's
+   * window, tallied by the database. Absent when the lists hold the whole window.
+   */
+  unlisted?: ((spec: TallySpec) => MovementTally) | undefined;
   /** Whether the wallet paid this counterparty before. */
   counterpartyKnown: boolean;
 }
@@ -97,13 +110,52 @@ export interface AmlHit {
   observed: Record<string, string | number>;
 }
 
-function within(movements: readonly AmlMovement[], at: Date, windowSeconds: number): AmlMovement[] {
-  const since = at.getTime() - windowSeconds * 1_000;
-  return movements.filter((m) => m.at.getTime() >= since && m.at.getTime() <= at.getTime());
+/** The earlier movements a spec counts: those listed, and those the lists do not hold. */
+function earlier(facts: AmlTransferFacts, spec: TallySpec): MovementTally {
+  const list = spec.direction === 'outgoing' ? facts.recentOutgoing : facts.recentIncoming;
+  return addTallies(tallyList(list, facts.at, spec), facts.unlisted?.(spec) ?? NO_MOVEMENTS);
 }
 
-function sum(movements: readonly AmlMovement[]): bigint {
-  return movements.reduce((total, m) => total + m.amountMinor, 0n);
+/** The band of amounts a structuring rule counts: within its margin under the threshold. */
+function structuringBand(p: Extract<AmlRuleParameters, { type: 'structuring' }>): {
+  gte: bigint;
+  lt: bigint;
+} {
+  return {
+    gte: p.thresholdMinor - (p.thresholdMinor * BigInt(p.marginBasisPoints)) / BigInt(BASIS_POINTS),
+    lt: p.thresholdMinor,
+  };
+}
+
+/** What a rule counts of the wallet's earlier activity (none for the rules that look at one transfer). */
+function ruleTallySpecs(p: AmlRuleParameters): TallySpec[] {
+  switch (p.type) {
+    case 'velocity':
+      return [{ direction: 'outgoing', windowSeconds: p.windowSeconds }];
+    case 'structuring': {
+      const band = structuringBand(p);
+      return [
+        {
+          direction: 'outgoing',
+          windowSeconds: p.windowSeconds,
+          amountGteMinor: band.gte,
+          amountLtMinor: band.lt,
+        },
+      ];
+    }
+    case 'rapid_movement':
+      return [
+        { direction: 'outgoing', windowSeconds: p.windowSeconds },
+        { direction: 'incoming', windowSeconds: p.windowSeconds },
+      ];
+    default:
+      return [];
+  }
+}
+
+/** Every count the enabled rules need of a wallet's earlier activity. */
+export function amlTallySpecs(rules: readonly AmlRule[]): TallySpec[] {
+  return rules.filter((r) => r.enabled).flatMap((r) => ruleTallySpecs(r.parameters));
 }
 
 /** The rule's verdict on the transfer: a hit, or undefined. */
@@ -121,9 +173,10 @@ function evaluate(
         observed: { amount: money(facts.amountMinor), threshold: money(p.amountMinor) },
       };
     case 'velocity': {
-      const recent = within(facts.recentOutgoing, facts.at, p.windowSeconds);
-      const count = recent.length + 1;
-      const total = sum(recent) + facts.amountMinor;
+      const [spec] = ruleTallySpecs(p) as [TallySpec];
+      const recent = earlier(facts, spec);
+      const count = recent.count + 1;
+      const total = recent.sumMinor + facts.amountMinor;
       const tooMany = p.countMax !== null && count > p.countMax;
       const tooMuch = p.amountMaxMinor !== null && total > p.amountMaxMinor;
       if (!tooMany && !tooMuch) return undefined;
@@ -139,13 +192,10 @@ function evaluate(
       };
     }
     case 'structuring': {
-      const floor =
-        p.thresholdMinor - (p.thresholdMinor * BigInt(p.marginBasisPoints)) / BigInt(BASIS_POINTS);
-      const justUnder = (amount: bigint) => amount >= floor && amount < p.thresholdMinor;
-      if (!justUnder(facts.amountMinor)) return undefined;
-      const count =
-        within(facts.recentOutgoing, facts.at, p.windowSeconds).filter((m) => justUnder(m.amountMinor))
-          .length + 1;
+      const floor = structuringBand(p).gte;
+      if (facts.amountMinor < floor || facts.amountMinor >= p.thresholdMinor) return undefined;
+      const [spec] = ruleTallySpecs(p) as [TallySpec];
+      const count = earlier(facts, spec).count + 1;
       if (count < p.countMin) return undefined;
       return {
         reason: `${count} transfers between ${money(floor)} and ${money(p.thresholdMinor)} ${facts.currency} (just under the threshold) within ${p.windowSeconds} s`,
@@ -159,9 +209,10 @@ function evaluate(
     }
     case 'rapid_movement': {
       if (facts.amountMinor < p.amountMinMinor) return undefined;
-      const arrived = sum(within(facts.recentIncoming, facts.at, p.windowSeconds));
+      const [leavingSpec, arrivedSpec] = ruleTallySpecs(p) as [TallySpec, TallySpec];
+      const arrived = earlier(facts, arrivedSpec).sumMinor;
       if (arrived === 0n) return undefined;
-      const leaving = sum(within(facts.recentOutgoing, facts.at, p.windowSeconds)) + facts.amountMinor;
+      const leaving = earlier(facts, leavingSpec).sumMinor + facts.amountMinor;
       if (leaving * BigInt(BASIS_POINTS) < arrived * BigInt(p.shareBasisPoints)) return undefined;
       return {
         reason: `${money(leaving)} ${facts.currency} leaving within ${p.windowSeconds} s of ${money(arrived)} arriving`,

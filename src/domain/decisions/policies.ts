@@ -279,18 +279,26 @@ export function decideBatchAuthorization(
 }
 
 /** What the ledger writer must look up for this policy's transfer rules. */
-export function policyNeeds(policy: Policy): { customer: boolean; activityWindowSeconds: number } {
+export function policyNeeds(policy: Policy): {
+  customer: boolean;
+  activityWindowSeconds: number;
+  /** The windows the aggregate matchers count the paying wallet's transfers over. */
+  aggregateWindowsSeconds: Set<number>;
+} {
   let customer = false;
   let activityWindowSeconds = 0;
+  const aggregateWindowsSeconds = new Set<number>();
   for (const rule of policy.rules) {
     if (rule.appliesTo !== 'transfer') continue;
     if (rule.match.riskLevels || rule.match.kycStatuses) customer = true;
     // A counterparty look-up goes with an activity read; a one-second window asks for just that.
     if (rule.match.counterparty) activityWindowSeconds = Math.max(activityWindowSeconds, 1);
-    if (rule.match.aggregate)
+    if (rule.match.aggregate) {
       activityWindowSeconds = Math.max(activityWindowSeconds, rule.match.aggregate.windowSeconds);
+      aggregateWindowsSeconds.add(rule.match.aggregate.windowSeconds);
+    }
   }
-  return { customer, activityWindowSeconds };
+  return { customer, activityWindowSeconds, aggregateWindowsSeconds };
 }
 
 // ---- parsing the wire (and stored) form ----

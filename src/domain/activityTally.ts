@@ -1,0 +1,68 @@
+/**
+ * Counting a wallet's activity in a window, pure. A wallet's recent movements are listed up to a bound; a
+ * busier wallet's window holds more than the list, and what the rules count beyond it is tallied by the
+ * database instead. A tally spec names one count the rules need: a direction, a window and, for the
+ * structuring rule, a band of amounts.
+ */
+
+export interface Movement {
+  amountMinor: bigint;
+  at: Date;
+}
+
+export interface MovementTally {
+  count: number;
+  sumMinor: bigint;
+}
+
+export type MovementDirection = 'outgoing' | 'incoming';
+
+export interface TallySpec {
+  direction: MovementDirection;
+  windowSeconds: number;
+  /** Only movements of at least this much (minor units). */
+  amountGteMinor?: bigint;
+  /** Only movements of less than this much (minor units). */
+  amountLtMinor?: bigint;
+}
+
+export const NO_MOVEMENTS: MovementTally = Object.freeze({ count: 0, sumMinor: 0n });
+
+/** Identifies a spec: two rules asking for the same count share one tally. */
+export function tallyKey(spec: TallySpec): string {
+  return `${spec.direction}/${spec.windowSeconds}/${spec.amountGteMinor ?? ''}/${spec.amountLtMinor ?? ''}`;
+}
+
+/** The movements of `list` inside the spec's window ending at `at` (and its band of amounts), counted. */
+export function tallyList(list: readonly Movement[], at: Date, spec: TallySpec): MovementTally {
+  const since = at.getTime() - spec.windowSeconds * 1_000;
+  let count = 0;
+  let sumMinor = 0n;
+  for (const m of list) {
+    const time = m.at.getTime();
+    if (time < since || time > at.getTime()) continue;
+    if (spec.amountGteMinor !== undefined && m.amountMinor < spec.amountGteMinor) continue;
+    if (spec.amountLtMinor !== undefined && m.amountMinor >= spec.amountLtMinor) continue;
+    count++;
+    sumMinor += m.amountMinor;
+  }
+  return { count, sumMinor };
+}
+
+export function addTallies(a: MovementTally, b: MovementTally): MovementTally {
+  return { count: a.count + b.count, sumMinor: a.sumMinor + b.sumMinor };
+}
+
+/** Each spec once, by key. */
+export function distinctSpecs(specs: Iterable<TallySpec>): TallySpec[] {
+  const byKey = new Map<string, TallySpec>();
+  for (const spec of specs) byKey.set(tallyKey(spec), spec);
+  return [...byKey.values()];
+}
+
+/** A counted spec's tally, by key. Every spec is counted when the wallet is read: a missing one is a bug, not none. */
+export function countedTally(tallies: ReadonlyMap<string, MovementTally>, spec: TallySpec): MovementTally {
+  const tally = tallies.get(tallyKey(spec));
+  if (!tally) throw new Error(`activity tally ${tallyKey(spec)} was not counted`);
+  return tally;
+}

@@ -1,0 +1,99 @@
+/**
+ * A wallet busier than the activity lists hold (more than AML_HISTORY_TRANSFERS_MAX transfers in a window):
+ * its AML velocity sum and its policy's windowed count are still exact, counted by the database, so a rule
+ * cannot be slipped under by making many small transfers first.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AML_HISTORY_TRANSFERS_MAX } from '../src/domain/decisions/aml.ts';
+import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
+import { expectLedgerHealthy, fundedWallet, mobileMoney } from './support/ledger.ts';
+import { newOrganization, type TestOrganization } from './support/organizations.ts';
+
+/** Transfers made before the rules are tried: past the listed bound. */
+const EARLIER_TRANSFERS = AML_HISTORY_TRANSFERS_MAX + 5;
+/** Requests sent at once while filling the window. */
+const FILL_CONCURRENCY = 25;
+
+describe.each(BACKENDS)('a busy wallet on %s', (backend) => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startTestApp(backend);
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const pay = (org: TestOrganization, source: string, amount: string) =>
+    api(t, 'POST', '/v1/transfers', {
+      key: org.key,
+      body: { source, destination: mobileMoney('+254711000444'), amount, currency: 'KES' },
+    });
+
+  it('counts every transfer in the window, not only the listed ones: AML velocity sum and policy count', async () => {
+    const org = await newOrganization(t);
+    const rules = (await api(t, 'GET', '/v1/aml/rules', { key: org.key })).data.data as {
+      id: string;
+      type: string;
+      parameters: { currency: string };
+    }[];
+    const velocity = rules.find((r) => r.type === 'velocity' && r.parameters.currency === 'KES');
+    if (!velocity) throw new Error('no default velocity rule');
+    const limit = EARLIER_TRANSFERS + 5;
+    const changed = await api(t, 'PATCH', `/v1/aml/rules/${velocity.id}`, {
+      key: org.key,
+      body: {
+        parameters: { currency: 'KES', window_seconds: 3_600, amount_max: `${limit}.00` },
+        action: 'block',
+      },
+    });
+    expect(changed.statusCode, changed.body).toBe(200);
+    const countAtLeast = EARLIER_TRANSFERS + 3;
+    const policy = await api(t, 'PUT', '/v1/policies', {
+      key: org.key,
+      body: {
+        rules: [
+          {
+            id: 'busy',
+            match: { aggregate: { window_seconds: 86_400, count_at_least: countAtLeast } },
+            action: 'deny',
+          },
+        ],
+      },
+    });
+    expect(policy.statusCode, policy.body).toBe(200);
+    const wallet = await fundedWallet(t, '2000.00', 'KES', org.key);
+
+    for (let made = 0; made < EARLIER_TRANSFERS; made += FILL_CONCURRENCY) {
+      const round = Math.min(FILL_CONCURRENCY, EARLIER_TRANSFERS - made);
+      const results = await Promise.all(Array.from({ length: round }, () => pay(org, wallet, '1.00')));
+      for (const r of results) expect(r.statusCode, r.body).toBe(201);
+    }
+
+    // EARLIER_TRANSFERS + 6 out within the hour is over the velocity sum; the listed ones alone are not.
+    const over = await pay(org, wallet, '6.00');
+    expect(over.statusCode, over.body).toBe(422);
+    expect(over.data.code).toBe('compliance_blocked');
+    const evidence = await api(t, 'GET', `/v1/wallets/${wallet}/evidence?limit=1`, { key: org.key });
+    expect(evidence.data.data[0].data.aml.hits[0]).toMatchObject({
+      rule_id: velocity.id,
+      observed: { count: EARLIER_TRANSFERS + 1, total: `${EARLIER_TRANSFERS + 6}.00` },
+    });
+
+    // Two more fit under both rules; the next is the policy's count, which the listed ones never reach.
+    for (let i = 0; i < countAtLeast - EARLIER_TRANSFERS - 1; i++) {
+      const fits = await pay(org, wallet, '1.00');
+      expect(fits.statusCode, fits.body).toBe(201);
+    }
+    const counted = await pay(org, wallet, '1.00');
+    expect(counted.statusCode, counted.body).toBe(422);
+    expect(counted.data).toMatchObject({ code: 'policy_denied', rule: 'busy' });
+    const decision = (await api(t, 'GET', `/v1/wallets/${wallet}/evidence?limit=1`, { key: org.key })).data
+      .data[0];
+    expect(decision.data.authorization).toMatchObject({
+      rule: 'busy',
+      matched: { window_count: countAtLeast },
+    });
+    await expectLedgerHealthy(t);
+  });
+});
