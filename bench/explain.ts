@@ -11,6 +11,7 @@ import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { WEBHOOK_RECOVER_EVENTS_MAX } from '../src/app/webhooks.ts';
 import { RETENTION_PRUNE_BATCH_EVENTS } from '../src/config.ts';
+import { slidRange, type TallySpec, windowRange } from '../src/domain/activityTally.ts';
 import { AML_HISTORY_TRANSFERS_MAX } from '../src/domain/decisions/aml.ts';
 import { STATEMENT_ENTRIES_MAX } from '../src/domain/digitalAccounts.ts';
 import { PAGE_SIZE_DEFAULT } from '../src/domain/pagination.ts';
@@ -382,26 +383,26 @@ async function cases(
         ),
     },
     {
-      name: 'AML tallies: hot wallet, an hour, a day (in, out, a band), 30 days',
-      run: (db) =>
-        tallyWalletActivity(
-          db,
-          big,
-          [ids.hotWalletId],
-          [
-            { direction: 'outgoing', windowSeconds: HOUR_MS / 1_000 },
-            { direction: 'outgoing', windowSeconds: DAY_MS / 1_000 },
-            { direction: 'incoming', windowSeconds: DAY_MS / 1_000 },
-            {
-              direction: 'outgoing',
-              windowSeconds: DAY_MS / 1_000,
-              amountGteMinor: 90_000n,
-              amountLtMinor: 100_000n,
-            },
-            { direction: 'outgoing', windowSeconds: (30 * DAY_MS) / 1_000 },
-          ],
-          now,
-        ),
+      name: 'AML tallies: hot wallet, an hour, a day (in, out, a band), 30 days; a minute slid past',
+      run: (db) => {
+        const specs: TallySpec[] = [
+          { direction: 'outgoing', windowSeconds: HOUR_MS / 1_000 },
+          { direction: 'outgoing', windowSeconds: DAY_MS / 1_000 },
+          { direction: 'incoming', windowSeconds: DAY_MS / 1_000 },
+          {
+            direction: 'outgoing',
+            windowSeconds: DAY_MS / 1_000,
+            amountGteMinor: 90_000n,
+            amountLtMinor: 100_000n,
+          },
+          { direction: 'outgoing', windowSeconds: (30 * DAY_MS) / 1_000 },
+        ];
+        const walletId = ids.hotWalletId;
+        return tallyWalletActivity(db, big, [
+          ...specs.map((spec) => ({ walletId, spec, ...windowRange(spec, now) })),
+          ...specs.map((spec) => ({ walletId, spec, ...slidRange(spec, ago(60_000), now) })),
+        ]);
+      },
     },
     { name: 'ledger accounts: newest page', run: (db) => listLedgerAccounts(db, big, {}, PAGE_ROWS) },
     {

@@ -1,7 +1,8 @@
 /**
  * A wallet busier than the activity lists hold (more than AML_HISTORY_TRANSFERS_MAX transfers in a window):
  * its AML velocity sum and its policy's windowed count are still exact, counted by the database, so a rule
- * cannot be slipped under by making many small transfers first.
+ * cannot be slipped under by making many small transfers first. As time moves on, what leaves a window
+ * stops counting, whether the counts are read afresh or kept by the process from an earlier batch.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AML_HISTORY_TRANSFERS_MAX } from '../src/domain/decisions/aml.ts';
@@ -94,6 +95,53 @@ describe.each(BACKENDS)('a busy wallet on %s', (backend) => {
       rule: 'busy',
       matched: { window_count: countAtLeast },
     });
+    await expectLedgerHealthy(t);
+  });
+
+  it('a busy wallet’s counts let go of what leaves the window as time moves on', async () => {
+    const org = await newOrganization(t);
+    // Payments of 5.00 or more are refused from the third within a minute, counting every payment.
+    const policy = await api(t, 'PUT', '/v1/policies', {
+      key: org.key,
+      body: {
+        rules: [
+          {
+            id: 'minute',
+            match: {
+              amount: [{ currency: 'KES', gte: '5.00' }],
+              aggregate: { window_seconds: 60, count_at_least: 3 },
+            },
+            action: 'deny',
+          },
+        ],
+      },
+    });
+    expect(policy.statusCode, policy.body).toBe(200);
+    const wallet = await fundedWallet(t, '2000.00', 'KES', org.key);
+    const start = Date.now();
+    const realNow = t.deps.now;
+    let offsetMs = 0;
+    t.deps.now = () => new Date(start + offsetMs);
+    try {
+      for (let made = 0; made < EARLIER_TRANSFERS; made += FILL_CONCURRENCY) {
+        const round = Math.min(FILL_CONCURRENCY, EARLIER_TRANSFERS - made);
+        const results = await Promise.all(Array.from({ length: round }, () => pay(org, wallet, '1.00')));
+        for (const r of results) expect(r.statusCode, r.body).toBe(201);
+      }
+      offsetMs = 30_000;
+      expect((await pay(org, wallet, '1.00')).statusCode).toBe(201);
+      // A minute and a second after the first payments, only the one 31 s ago is still in the window.
+      offsetMs = 61_000;
+      const second = await pay(org, wallet, '5.00');
+      expect(second.statusCode, second.body).toBe(201);
+      const third = await pay(org, wallet, '5.00');
+      expect(third.data).toMatchObject({ code: 'policy_denied', rule: 'minute' });
+      const decision = (await api(t, 'GET', `/v1/wallets/${wallet}/evidence?limit=1`, { key: org.key })).data
+        .data[0];
+      expect(decision.data.authorization.matched).toMatchObject({ window_count: 3 });
+    } finally {
+      t.deps.now = realNow;
+    }
     await expectLedgerHealthy(t);
   });
 });

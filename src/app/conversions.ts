@@ -14,7 +14,7 @@
  * writer locks them. So transfers and conversions racing on one wallet or one customer's limit are decided
  * one after the other.
  */
-import { countedTally } from '../domain/activityTally.ts';
+import { countedTally, NO_MOVEMENTS, tallyKey, windowRange } from '../domain/activityTally.ts';
 import {
   AML_HISTORY_TRANSFERS_MAX,
   type AmlRule,
@@ -388,10 +388,16 @@ export async function executeQuote(
       AML_HISTORY_TRANSFERS_MAX,
     );
     // A wallet busier than the lists hold has its windows counted instead.
-    const [unlisted] =
+    const specs = amlTallySpecs(rules);
+    const counted =
       activity && !activity.complete
-        ? await tallyWalletActivity(tx, organizationId, [quote.fromWalletId], amlTallySpecs(rules), now)
-        : [];
+        ? await tallyWalletActivity(
+            tx,
+            organizationId,
+            specs.map((spec) => ({ walletId: quote.fromWalletId, spec, ...windowRange(spec, now) })),
+          )
+        : undefined;
+    const unlisted = counted && new Map(specs.map((spec, i) => [tallyKey(spec), counted[i] ?? NO_MOVEMENTS]));
     rulesEvaluated = rules.map((r) => ({ id: r.id, version: r.version }));
     hits = evaluateAmlRules(rules, {
       amountMinor: quote.fromAmountMinor,

@@ -66,3 +66,29 @@ export function countedTally(tallies: ReadonlyMap<string, MovementTally>, spec: 
   if (!tally) throw new Error(`activity tally ${tallyKey(spec)} was not counted`);
   return tally;
 }
+
+export function subtractTallies(a: MovementTally, b: MovementTally): MovementTally {
+  return { count: a.count - b.count, sumMinor: a.sumMinor - b.sumMinor };
+}
+
+/** A half-open range of creation times, [since, before). */
+export interface TimeRange {
+  since: Date;
+  before: Date;
+}
+
+/** The spec's window ending at `at`, `at` included (times are whole milliseconds). */
+export function windowRange(spec: TallySpec, at: Date): TimeRange {
+  return { since: new Date(at.getTime() - spec.windowSeconds * 1_000), before: new Date(at.getTime() + 1) };
+}
+
+/** What the spec's window lets go of as its end moves from `from` to `to`: counted at `from`, not at `to`. */
+export function slidRange(spec: TallySpec, from: Date, to: Date): TimeRange {
+  const windowMs = spec.windowSeconds * 1_000;
+  return { since: new Date(from.getTime() - windowMs), before: new Date(to.getTime() - windowMs) };
+}
+
+/** One string for a set of specs, whatever their order: a count kept for one set does not serve another. */
+export function specsKey(specs: readonly TallySpec[]): string {
+  return specs.map(tallyKey).sort().join('|');
+}

@@ -11,8 +11,13 @@ import {
   distinctSpecs,
   type MovementTally,
   NO_MOVEMENTS,
+  slidRange,
+  specsKey,
+  subtractTallies,
   type TallySpec,
+  tallyKey,
   tallyList,
+  windowRange,
 } from '../../domain/activityTally.ts';
 import {
   AML_HISTORY_TRANSFERS_MAX,
@@ -26,7 +31,11 @@ import {
 } from '../../domain/decisions/aml.ts';
 import type { AccountSums } from '../../domain/ledger.ts';
 import type { Transfer } from '../../domain/transferRecord.ts';
-import { readWalletActivity, tallyWalletActivity } from '../../store/repositories/walletActivity.ts';
+import {
+  readWalletActivity,
+  type TallyQuery,
+  tallyWalletActivity,
+} from '../../store/repositories/walletActivity.ts';
 import type { Queryable } from '../../store/store.ts';
 import { loadAmlRules } from '../aml/rules.ts';
 import type { Deps } from '../deps.ts';
@@ -46,6 +55,7 @@ export interface MonitoredTransfer {
 }
 
 interface WalletFacts {
+  organizationId: string;
   /** Movements out, newest first: every one in the window, or (with `unlisted`) only this batch's. */
   outgoing: AmlMovement[];
   incoming: AmlMovement[];
@@ -75,6 +85,12 @@ export const AML_ACTIVITY_CACHE_ENTRIES_MAX = 200_000;
 /** Destinations one wallet's entry remembers at most (the oldest looked up go first; a lookup is redone). */
 export const AML_ACTIVITY_CACHE_DESTINATIONS_MAX = 1_000;
 
+/** A wallet whose window holds more than the lists: counted afresh, or from counts kept at an earlier time. */
+interface BusyWallet {
+  wallet: string;
+  kept?: { asOf: Date; counts: Map<string, MovementTally> };
+}
+
 interface CachedActivity {
   /** The wallet's four sums after the batch that left this entry. */
   sumsKey: string;
@@ -83,6 +99,11 @@ interface CachedActivity {
   incoming: AmlMovement[];
   /** Destinations (as stored JSON) already looked up: their counterparty key and whether it was paid. */
   destinations: Map<string, { key: string; known: boolean }>;
+  /**
+   * A busy wallet (more in its window than the lists hold; its lists then empty): each spec's count as of
+   * `asOf`, moved on by what time lets go of when used again.
+   */
+  tallies?: { specsKey: string; asOf: Date; counts: Map<string, MovementTally> };
 }
 
 /** Per store: the wallets' entries, least recently kept first, and how many movements and destinations they hold. */
@@ -106,7 +127,7 @@ class ActivityCache {
     }
   }
 
-  delete(wallet: string): void {
+  private delete(wallet: string): void {
     const old = this.wallets.get(wallet);
     if (!old) return;
     this.entries -= entriesOf(old);
@@ -115,7 +136,12 @@ class ActivityCache {
 }
 
 function entriesOf(activity: CachedActivity): number {
-  return activity.outgoing.length + activity.incoming.length + activity.destinations.size;
+  return (
+    activity.outgoing.length +
+    activity.incoming.length +
+    activity.destinations.size +
+    (activity.tallies?.counts.size ?? 0)
+  );
 }
 
 const activityCaches = new WeakMap<object, ActivityCache>();
@@ -210,6 +236,10 @@ export class AmlBatchMonitor {
   ): Promise<void> {
     const cache = activityCacheOf(store);
     const toRead = new Map<string, MonitoredTransfer[]>();
+    /** Per organization, the busy wallets whose counts are to be read or moved on. */
+    const toCount = new Map<string, BusyWallet[]>();
+    const count = (organizationId: string, busy: BusyWallet) =>
+      toCount.set(organizationId, [...(toCount.get(organizationId) ?? []), busy]);
     for (const command of commands) {
       if (!this.watches(command)) continue;
       const organizationId = command.transfer.organizationId;
@@ -220,15 +250,20 @@ export class AmlBatchMonitor {
       const usable =
         cached !== undefined &&
         cached.sumsKey === sumsKeyOf(lockedSums(wallet)) &&
-        cached.windowSeconds === windowSeconds;
+        cached.windowSeconds === windowSeconds &&
+        (cached.tallies === undefined ||
+          (cached.tallies.specsKey === specsKey(this.tallySpecsOf(organizationId)) &&
+            cached.tallies.asOf.getTime() <= now.getTime()));
       if (usable && !this.facts.has(wallet)) {
         this.facts.set(wallet, {
+          organizationId,
           outgoing: [...cached.outgoing],
           incoming: [...cached.incoming],
           paid: new Set([...cached.destinations.values()].filter((d) => d.known).map((d) => d.key)),
           destinations: new Map(cached.destinations),
           windowSeconds,
         });
+        if (cached.tallies) count(organizationId, { wallet, kept: cached.tallies });
       }
       const facts = this.facts.get(wallet);
       const known = facts?.destinations.get(destination);
@@ -252,7 +287,6 @@ export class AmlBatchMonitor {
         new Date(now.getTime() - windowSeconds * 1_000),
         need === 'activity' ? AML_HISTORY_TRANSFERS_MAX : 0,
       );
-      const busy: string[] = [];
       own.forEach((command, i) => {
         const read = activity[i];
         if (!read) return;
@@ -260,13 +294,14 @@ export class AmlBatchMonitor {
         let facts = this.facts.get(command.debitAccountId);
         if (!facts) {
           facts = {
+            organizationId,
             outgoing: read.complete ? read.outgoing : [],
             incoming: read.complete ? read.incoming : [],
             paid: new Set(),
             destinations: new Map(),
             windowSeconds,
           };
-          if (!read.complete) busy.push(command.debitAccountId);
+          if (!read.complete) count(organizationId, { wallet: command.debitAccountId });
           this.facts.set(command.debitAccountId, facts);
         }
         if (read.counterpartyKnown) facts.paid.add(read.counterpartyKey);
@@ -275,27 +310,39 @@ export class AmlBatchMonitor {
           known: read.counterpartyKnown,
         });
       });
-      if (busy.length > 0) await this.tallyBusyWallets(tx, organizationId, busy, now);
     }
+    for (const [organizationId, busy] of toCount) await this.countBusyWallets(tx, organizationId, busy, now);
   }
 
-  /** Counts the windows of wallets with more activity than the lists hold, with one statement. */
-  private async tallyBusyWallets(
+  /**
+   * The counts of wallets with more activity than the lists hold, with one statement: a wallet read afresh
+   * has each spec's window counted; one kept from an earlier batch has counted only what its windows let go
+   * of since, which is taken off what was kept.
+   */
+  private async countBusyWallets(
     tx: Queryable,
     organizationId: string,
-    wallets: readonly string[],
+    busy: readonly BusyWallet[],
     now: Date,
   ): Promise<void> {
-    const tallies = await tallyWalletActivity(
-      tx,
-      organizationId,
-      wallets,
-      this.tallySpecsOf(organizationId),
-      now,
+    const specs = this.tallySpecsOf(organizationId);
+    const queries: TallyQuery[] = busy.flatMap(({ wallet, kept }) =>
+      specs.map((spec) => ({
+        walletId: wallet,
+        spec,
+        ...(kept ? slidRange(spec, kept.asOf, now) : windowRange(spec, now)),
+      })),
     );
-    wallets.forEach((wallet, i) => {
+    const counted = await tallyWalletActivity(tx, organizationId, queries);
+    busy.forEach(({ wallet, kept }, w) => {
       const facts = this.facts.get(wallet);
-      if (facts) facts.unlisted = tallies[i] ?? new Map();
+      if (!facts) return;
+      facts.unlisted = new Map(
+        specs.map((spec, s) => {
+          const tally = counted[w * specs.length + s] ?? NO_MOVEMENTS;
+          return [tallyKey(spec), kept ? subtractTallies(countedTally(kept.counts, spec), tally) : tally];
+        }),
+      );
     });
   }
 
@@ -315,27 +362,42 @@ export class AmlBatchMonitor {
       const since = now.getTime() - facts.windowSeconds * 1_000;
       const outgoing = facts.outgoing.filter((m) => m.at.getTime() >= since);
       const incoming = facts.incoming.filter((m) => m.at.getTime() >= since);
-      // Only a whole window is kept: a busy wallet's, or one the batch filled past the bound, is read again.
-      if (
-        facts.unlisted ||
-        outgoing.length > AML_HISTORY_TRANSFERS_MAX ||
-        incoming.length > AML_HISTORY_TRANSFERS_MAX
-      ) {
-        cache.delete(wallet);
-        continue;
-      }
       const destinations = new Map(
         [...facts.destinations]
           .slice(-AML_ACTIVITY_CACHE_DESTINATIONS_MAX)
           .map(([json, d]) => [json, { key: d.key, known: d.known || facts.paid.has(d.key) }]),
       );
-      cache.set(wallet, {
+      const kept: CachedActivity = {
         sumsKey: sumsKeyOf(sumsAfter(wallet)),
         windowSeconds: facts.windowSeconds,
         outgoing,
         incoming,
         destinations,
-      });
+      };
+      if (
+        facts.unlisted ||
+        outgoing.length > AML_HISTORY_TRANSFERS_MAX ||
+        incoming.length > AML_HISTORY_TRANSFERS_MAX
+      ) {
+        // Busy (or made busy by this batch): kept as counts as of now, the lists folded into them.
+        const specs = this.tallySpecsOf(facts.organizationId);
+        kept.outgoing = [];
+        kept.incoming = [];
+        kept.tallies = {
+          specsKey: specsKey(specs),
+          asOf: now,
+          counts: new Map(
+            specs.map((spec) => [
+              tallyKey(spec),
+              addTallies(
+                tallyList(spec.direction === 'outgoing' ? outgoing : incoming, now, spec),
+                this.unlisted(facts, spec),
+              ),
+            ]),
+          ),
+        };
+      }
+      cache.set(wallet, kept);
     }
   }
 

@@ -3,7 +3,7 @@
  * and received in a window, transfers and conversions alike, and whether it paid a counterparty before. One
  * statement for a whole batch of transfers.
  */
-import { type MovementTally, type TallySpec, tallyKey } from '../../domain/activityTally.ts';
+import { type MovementTally, NO_MOVEMENTS, type TallySpec } from '../../domain/activityTally.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import type { Queryable } from '../store.ts';
 import { idBoundsOfCreated, toBigInt, toDate } from './rows.ts';
@@ -110,65 +110,69 @@ export async function readWalletActivity(
   }));
 }
 
+/** One count: a wallet's movements of a spec's direction and band created in [since, before). */
+export interface TallyQuery {
+  walletId: string;
+  spec: TallySpec;
+  since: Date;
+  before: Date;
+}
+
 /**
- * For each wallet, each spec's count and sum of the movements in its window ending at `at`: what the
- * activity lists hold, and more, for a wallet busier than they show. One statement; the same movements as
- * readWalletActivity (transfers that moved money and conversions out; settled transfers and conversions
- * in), over the same indexes, each spec's window bounding the ids read.
+ * Each query's count and sum, in the order asked: what the activity lists hold, and more, for a wallet
+ * busier than they show; or the slice of a window that time has moved past. One statement; the same
+ * movements as readWalletActivity (transfers that moved money and conversions out; settled transfers and
+ * conversions in), over the same indexes, each query's range bounding the ids read.
  */
 export async function tallyWalletActivity(
   db: Queryable,
   organizationId: string,
-  walletIds: readonly string[],
-  specs: readonly TallySpec[],
-  at: Date,
-): Promise<Map<string, MovementTally>[]> {
-  if (walletIds.length === 0 || specs.length === 0) return walletIds.map(() => new Map());
-  const since = specs.map((s) => new Date(at.getTime() - s.windowSeconds * 1_000));
+  queries: readonly TallyQuery[],
+): Promise<MovementTally[]> {
+  if (queries.length === 0) return [];
   const rows = await db.query(
-    `SELECT w.i, s.j, tally.count, tally.sum
-       FROM unnest($2::text[]) WITH ORDINALITY AS w(wallet_id, i)
-      CROSS JOIN unnest($4::text[], $5::timestamptz[], $6::text[], $7::bigint[], $8::bigint[])
-            WITH ORDINALITY AS s(direction, since, id_floor, gte, lt, j)
+    `SELECT q.i, tally.count, tally.sum
+       FROM unnest($2::text[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::text[], $7::text[],
+                   $8::bigint[], $9::bigint[])
+            WITH ORDINALITY AS q(wallet_id, direction, since, before, id_gte, id_lte, gte, lt, i)
       CROSS JOIN LATERAL (
         SELECT count(*) AS count, coalesce(sum(m.amount_minor), 0) AS sum FROM (
           SELECT t.amount_minor FROM transfers t
-           WHERE s.direction = 'outgoing' AND t.organization_id = $1 AND t.source_wallet_id = w.wallet_id
-             AND t.id >= s.id_floor AND t.created_at >= s.since AND t.created_at <= $3
+           WHERE q.direction = 'outgoing' AND t.organization_id = $1 AND t.source_wallet_id = q.wallet_id
+             AND t.id >= q.id_gte AND t.id <= q.id_lte AND t.created_at >= q.since AND t.created_at < q.before
              AND t.${ACTIVE_STATUSES_SQL}
           UNION ALL
           SELECT t.amount_minor FROM transfers t
-           WHERE s.direction = 'incoming' AND t.organization_id = $1 AND t.destination_wallet_id = w.wallet_id
-             AND t.id >= s.id_floor AND t.created_at >= s.since AND t.created_at <= $3
+           WHERE q.direction = 'incoming' AND t.organization_id = $1 AND t.destination_wallet_id = q.wallet_id
+             AND t.id >= q.id_gte AND t.id <= q.id_lte AND t.created_at >= q.since AND t.created_at < q.before
              AND t.status = 'settled'
           UNION ALL
           SELECT c.from_amount_minor FROM conversions c
-           WHERE s.direction = 'outgoing' AND c.organization_id = $1 AND c.from_wallet_id = w.wallet_id
-             AND c.created_at >= s.since AND c.created_at <= $3
+           WHERE q.direction = 'outgoing' AND c.organization_id = $1 AND c.from_wallet_id = q.wallet_id
+             AND c.created_at >= q.since AND c.created_at < q.before
           UNION ALL
           SELECT c.to_amount_minor FROM conversions c
-           WHERE s.direction = 'incoming' AND c.organization_id = $1 AND c.to_wallet_id = w.wallet_id
-             AND c.created_at >= s.since AND c.created_at <= $3
+           WHERE q.direction = 'incoming' AND c.organization_id = $1 AND c.to_wallet_id = q.wallet_id
+             AND c.created_at >= q.since AND c.created_at < q.before
         ) m (amount_minor)
-         WHERE (s.gte IS NULL OR m.amount_minor >= s.gte) AND (s.lt IS NULL OR m.amount_minor < s.lt)
+         WHERE (q.gte IS NULL OR m.amount_minor >= q.gte) AND (q.lt IS NULL OR m.amount_minor < q.lt)
       ) tally`,
     [
       organizationId,
-      walletIds,
-      at,
-      specs.map((s) => s.direction),
-      since,
-      since.map((d) => idBoundsOfCreated(ID_PREFIXES.transfer, { createdGte: d }).idGte ?? ''),
-      specs.map((s) => (s.amountGteMinor === undefined ? null : s.amountGteMinor.toString())),
-      specs.map((s) => (s.amountLtMinor === undefined ? null : s.amountLtMinor.toString())),
+      queries.map((q) => q.walletId),
+      queries.map((q) => q.spec.direction),
+      queries.map((q) => q.since),
+      queries.map((q) => q.before),
+      queries.map((q) => idBoundsOfCreated(ID_PREFIXES.transfer, { createdGte: q.since }).idGte ?? ''),
+      // The highest id of the range, as text: 'z' sorts after every id of the layout.
+      queries.map((q) => idBoundsOfCreated(ID_PREFIXES.transfer, { createdLte: q.before }).idLte ?? 'z'),
+      queries.map((q) => (q.spec.amountGteMinor === undefined ? null : q.spec.amountGteMinor.toString())),
+      queries.map((q) => (q.spec.amountLtMinor === undefined ? null : q.spec.amountLtMinor.toString())),
     ],
   );
-  const tallies = walletIds.map(() => new Map<string, MovementTally>());
+  const tallies: MovementTally[] = queries.map(() => NO_MOVEMENTS);
   for (const row of rows) {
-    const spec = specs[Number(row.j) - 1];
-    const map = tallies[Number(row.i) - 1];
-    if (!spec || !map) continue;
-    map.set(tallyKey(spec), { count: Number(row.count), sumMinor: toBigInt(row.sum) });
+    tallies[Number(row.i) - 1] = { count: Number(row.count), sumMinor: toBigInt(row.sum) };
   }
   return tallies;
 }
