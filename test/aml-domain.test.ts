@@ -1,6 +1,14 @@
 /** The AML rules as pure functions: each type at its boundaries, the strongest action, parameter checks. */
 import { describe, expect, it } from 'vitest';
-import { type MovementTally, type TallySpec, tallyKey, tallyList } from '../src/domain/activityTally.ts';
+import {
+  type MovementTally,
+  oldestListedMs,
+  slidRange,
+  type TallySpec,
+  tallyKey,
+  tallyList,
+  windowRange,
+} from '../src/domain/activityTally.ts';
 import {
   type AmlRule,
   type AmlRuleParameters,
@@ -205,6 +213,17 @@ describe('AML rules', () => {
         amountLtMinor: 40n,
       }),
     ).toEqual({ count: 2, sumMinor: 30n });
+    expect(oldestListedMs(list, AT, { direction: 'outgoing', windowSeconds: 3_600 })).toBe(
+      minutesAgo(60).getTime(),
+    );
+    expect(oldestListedMs([], AT, { direction: 'outgoing', windowSeconds: 3_600 })).toBe(Infinity);
+    const hour: TallySpec = { direction: 'outgoing', windowSeconds: 3_600 };
+    expect(windowRange(hour, AT)).toEqual({ since: minutesAgo(60), before: new Date(AT.getTime() + 1) });
+    // Moving the end on by a minute lets go of the window's first minute.
+    expect(slidRange(hour, AT, new Date(AT.getTime() + 60_000))).toEqual({
+      since: minutesAgo(60),
+      before: minutesAgo(59),
+    });
   });
 
   it('high value to a new counterparty needs both', () => {

@@ -33,20 +33,26 @@ export function tallyKey(spec: TallySpec): string {
   return `${spec.direction}/${spec.windowSeconds}/${spec.amountGteMinor ?? ''}/${spec.amountLtMinor ?? ''}`;
 }
 
+/** The movements of `list` inside the spec's window ending at `at` and in its band of amounts. */
+function counted(list: readonly Movement[], at: Date, spec: TallySpec): Movement[] {
+  const since = at.getTime() - spec.windowSeconds * 1_000;
+  return list.filter((m) => {
+    const time = m.at.getTime();
+    if (time < since || time > at.getTime()) return false;
+    if (spec.amountGteMinor !== undefined && m.amountMinor < spec.amountGteMinor) return false;
+    return spec.amountLtMinor === undefined || m.amountMinor < spec.amountLtMinor;
+  });
+}
+
 /** The movements of `list` inside the spec's window ending at `at` (and its band of amounts), counted. */
 export function tallyList(list: readonly Movement[], at: Date, spec: TallySpec): MovementTally {
-  const since = at.getTime() - spec.windowSeconds * 1_000;
-  let count = 0;
-  let sumMinor = 0n;
-  for (const m of list) {
-    const time = m.at.getTime();
-    if (time < since || time > at.getTime()) continue;
-    if (spec.amountGteMinor !== undefined && m.amountMinor < spec.amountGteMinor) continue;
-    if (spec.amountLtMinor !== undefined && m.amountMinor >= spec.amountLtMinor) continue;
-    count++;
-    sumMinor += m.amountMinor;
-  }
-  return { count, sumMinor };
+  const inside = counted(list, at, spec);
+  return { count: inside.length, sumMinor: inside.reduce((sum, m) => sum + m.amountMinor, 0n) };
+}
+
+/** When the oldest movement tallyList counts was created, in epoch ms; Infinity when it counts none. */
+export function oldestListedMs(list: readonly Movement[], at: Date, spec: TallySpec): number {
+  return counted(list, at, spec).reduce((oldest, m) => Math.min(oldest, m.at.getTime()), Infinity);
 }
 
 export function addTallies(a: MovementTally, b: MovementTally): MovementTally {

@@ -11,6 +11,7 @@ import {
   distinctSpecs,
   type MovementTally,
   NO_MOVEMENTS,
+  oldestListedMs,
   slidRange,
   specsKey,
   subtractTallies,
@@ -64,6 +65,11 @@ interface WalletFacts {
    * The lists then hold only what the batch adds.
    */
   unlisted?: Map<string, MovementTally>;
+  /**
+   * Per spec, no movement `unlisted` counts was created before this (epoch ms; Infinity: it counts none), so
+   * nothing it counts leaves the window before this plus the window.
+   */
+  unlistedOldestMs?: Map<string, number>;
   /** Counterparty keys this wallet paid (known from before, or paid earlier in this batch). */
   paid: Set<string>;
   destinations: Map<string, { key: string; known: boolean }>;
@@ -85,10 +91,18 @@ export const AML_ACTIVITY_CACHE_ENTRIES_MAX = 200_000;
 /** Destinations one wallet's entry remembers at most (the oldest looked up go first; a lookup is redone). */
 export const AML_ACTIVITY_CACHE_DESTINATIONS_MAX = 1_000;
 
+/** A busy wallet's counts as of `asOf`, per spec, with when the oldest movement each counts was created. */
+interface KeptCounts {
+  specsKey: string;
+  asOf: Date;
+  counts: Map<string, MovementTally>;
+  oldestMs: Map<string, number>;
+}
+
 /** A wallet whose window holds more than the lists: counted afresh, or from counts kept at an earlier time. */
 interface BusyWallet {
   wallet: string;
-  kept?: { asOf: Date; counts: Map<string, MovementTally> };
+  kept?: KeptCounts;
 }
 
 interface CachedActivity {
@@ -103,7 +117,7 @@ interface CachedActivity {
    * A busy wallet (more in its window than the lists hold; its lists then empty): each spec's count as of
    * `asOf`, moved on by what time lets go of when used again.
    */
-  tallies?: { specsKey: string; asOf: Date; counts: Map<string, MovementTally> };
+  tallies?: KeptCounts;
 }
 
 /** Per store: the wallets' entries, least recently kept first, and how many movements and destinations they hold. */
@@ -263,7 +277,7 @@ export class AmlBatchMonitor {
           destinations: new Map(cached.destinations),
           windowSeconds,
         });
-        if (cached.tallies) count(organizationId, { wallet, kept: cached.tallies });
+        if (cached.tallies) this.moveOn(wallet, cached.tallies, now, (kept) => count(organizationId, kept));
       }
       const facts = this.facts.get(wallet);
       const known = facts?.destinations.get(destination);
@@ -315,6 +329,25 @@ export class AmlBatchMonitor {
   }
 
   /**
+   * A busy wallet's kept counts, used as they are when nothing they count can have left a window since
+   * (its oldest movement is still inside); otherwise the slices that may have are counted (`toCount`).
+   */
+  private moveOn(wallet: string, kept: KeptCounts, now: Date, toCount: (busy: BusyWallet) => void): void {
+    const facts = this.facts.get(wallet);
+    if (!facts) return;
+    const specs = this.tallySpecsOf(facts.organizationId);
+    const leaving = specs.some(
+      (spec) => (kept.oldestMs.get(tallyKey(spec)) ?? -Infinity) < now.getTime() - spec.windowSeconds * 1_000,
+    );
+    if (leaving) {
+      toCount({ wallet, kept });
+      return;
+    }
+    facts.unlisted = new Map(kept.counts);
+    facts.unlistedOldestMs = new Map(kept.oldestMs);
+  }
+
+  /**
    * The counts of wallets with more activity than the lists hold, with one statement: a wallet read afresh
    * has each spec's window counted; one kept from an earlier batch has counted only what its windows let go
    * of since, which is taken off what was kept.
@@ -337,12 +370,25 @@ export class AmlBatchMonitor {
     busy.forEach(({ wallet, kept }, w) => {
       const facts = this.facts.get(wallet);
       if (!facts) return;
-      facts.unlisted = new Map(
-        specs.map((spec, s) => {
-          const tally = counted[w * specs.length + s] ?? NO_MOVEMENTS;
-          return [tallyKey(spec), kept ? subtractTallies(countedTally(kept.counts, spec), tally) : tally];
-        }),
-      );
+      facts.unlisted = new Map();
+      facts.unlistedOldestMs = new Map();
+      specs.forEach((spec, s) => {
+        const key = tallyKey(spec);
+        const read = counted[w * specs.length + s] ?? { ...NO_MOVEMENTS, oldestAt: null };
+        if (!kept) {
+          facts.unlisted?.set(key, read);
+          facts.unlistedOldestMs?.set(key, read.oldestAt?.getTime() ?? Infinity);
+          return;
+        }
+        const left = subtractTallies(countedTally(kept.counts, spec), read);
+        facts.unlisted?.set(key, left);
+        // What is left was created at or after the slice's end; exactly when is not read.
+        const oldest =
+          read.count === 0
+            ? (kept.oldestMs.get(key) ?? -Infinity)
+            : slidRange(spec, kept.asOf, now).before.getTime();
+        facts.unlistedOldestMs?.set(key, left.count === 0 ? Infinity : oldest);
+      });
     });
   }
 
@@ -386,6 +432,15 @@ export class AmlBatchMonitor {
         kept.tallies = {
           specsKey: specsKey(specs),
           asOf: now,
+          oldestMs: new Map(
+            specs.map((spec) => [
+              tallyKey(spec),
+              Math.min(
+                oldestListedMs(spec.direction === 'outgoing' ? outgoing : incoming, now, spec),
+                facts.unlisted ? (facts.unlistedOldestMs?.get(tallyKey(spec)) ?? -Infinity) : Infinity,
+              ),
+            ]),
+          ),
           counts: new Map(
             specs.map((spec) => [
               tallyKey(spec),

@@ -118,6 +118,11 @@ export interface TallyQuery {
   before: Date;
 }
 
+/** A query's count and sum, and when the oldest movement it counted was created (null: none). */
+export interface CountedMovements extends MovementTally {
+  oldestAt: Date | null;
+}
+
 /**
  * Each query's count and sum, in the order asked: what the activity lists hold, and more, for a wallet
  * busier than they show; or the slice of a window that time has moved past. One statement; the same
@@ -128,33 +133,33 @@ export async function tallyWalletActivity(
   db: Queryable,
   organizationId: string,
   queries: readonly TallyQuery[],
-): Promise<MovementTally[]> {
+): Promise<CountedMovements[]> {
   if (queries.length === 0) return [];
   const rows = await db.query(
-    `SELECT q.i, tally.count, tally.sum
+    `SELECT q.i, tally.count, tally.sum, tally.oldest
        FROM unnest($2::text[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::text[], $7::text[],
                    $8::bigint[], $9::bigint[])
             WITH ORDINALITY AS q(wallet_id, direction, since, before, id_gte, id_lte, gte, lt, i)
       CROSS JOIN LATERAL (
-        SELECT count(*) AS count, coalesce(sum(m.amount_minor), 0) AS sum FROM (
-          SELECT t.amount_minor FROM transfers t
+        SELECT count(*) AS count, coalesce(sum(m.amount_minor), 0) AS sum, min(m.created_at) AS oldest FROM (
+          SELECT t.amount_minor, t.created_at FROM transfers t
            WHERE q.direction = 'outgoing' AND t.organization_id = $1 AND t.source_wallet_id = q.wallet_id
              AND t.id >= q.id_gte AND t.id <= q.id_lte AND t.created_at >= q.since AND t.created_at < q.before
              AND t.${ACTIVE_STATUSES_SQL}
           UNION ALL
-          SELECT t.amount_minor FROM transfers t
+          SELECT t.amount_minor, t.created_at FROM transfers t
            WHERE q.direction = 'incoming' AND t.organization_id = $1 AND t.destination_wallet_id = q.wallet_id
              AND t.id >= q.id_gte AND t.id <= q.id_lte AND t.created_at >= q.since AND t.created_at < q.before
              AND t.status = 'settled'
           UNION ALL
-          SELECT c.from_amount_minor FROM conversions c
+          SELECT c.from_amount_minor, c.created_at FROM conversions c
            WHERE q.direction = 'outgoing' AND c.organization_id = $1 AND c.from_wallet_id = q.wallet_id
              AND c.created_at >= q.since AND c.created_at < q.before
           UNION ALL
-          SELECT c.to_amount_minor FROM conversions c
+          SELECT c.to_amount_minor, c.created_at FROM conversions c
            WHERE q.direction = 'incoming' AND c.organization_id = $1 AND c.to_wallet_id = q.wallet_id
              AND c.created_at >= q.since AND c.created_at < q.before
-        ) m (amount_minor)
+        ) m (amount_minor, created_at)
          WHERE (q.gte IS NULL OR m.amount_minor >= q.gte) AND (q.lt IS NULL OR m.amount_minor < q.lt)
       ) tally`,
     [
@@ -170,9 +175,13 @@ export async function tallyWalletActivity(
       queries.map((q) => (q.spec.amountLtMinor === undefined ? null : q.spec.amountLtMinor.toString())),
     ],
   );
-  const tallies: MovementTally[] = queries.map(() => NO_MOVEMENTS);
+  const tallies: CountedMovements[] = queries.map(() => ({ ...NO_MOVEMENTS, oldestAt: null }));
   for (const row of rows) {
-    tallies[Number(row.i) - 1] = { count: Number(row.count), sumMinor: toBigInt(row.sum) };
+    tallies[Number(row.i) - 1] = {
+      count: Number(row.count),
+      sumMinor: toBigInt(row.sum),
+      oldestAt: row.oldest === null ? null : toDate(row.oldest),
+    };
   }
   return tallies;
 }
