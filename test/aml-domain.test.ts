@@ -194,16 +194,17 @@ describe('AML rules', () => {
     expect(evaluateAmlRules([velocity], facts({ amountMinor: 95_000n, unlisted }))).toEqual([]);
   });
 
-  it('tallies a list over a window and a band of amounts, the window’s start included and later ones not', () => {
+  it('tallies a list over a window and a band of amounts, the window’s start included and its end open', () => {
     const list = [
       { amountMinor: 5n, at: new Date(AT.getTime() + 1) },
       { amountMinor: 10n, at: AT },
       { amountMinor: 20n, at: minutesAgo(60) },
       { amountMinor: 40n, at: new Date(minutesAgo(60).getTime() - 1) },
     ];
+    // Open at its end: the movement stamped a millisecond after AT (another clock's) counts.
     expect(tallyList(list, AT, { direction: 'outgoing', windowSeconds: 3_600 })).toEqual({
-      count: 2,
-      sumMinor: 30n,
+      count: 3,
+      sumMinor: 35n,
     });
     expect(
       tallyList(list, AT, {
@@ -218,7 +219,7 @@ describe('AML rules', () => {
     );
     expect(oldestListedMs([], AT, { direction: 'outgoing', windowSeconds: 3_600 })).toBe(Infinity);
     const hour: TallySpec = { direction: 'outgoing', windowSeconds: 3_600 };
-    expect(windowRange(hour, AT)).toEqual({ since: minutesAgo(60), before: new Date(AT.getTime() + 1) });
+    expect(windowRange(hour, AT)).toEqual({ since: minutesAgo(60), before: null });
     // Moving the end on by a minute lets go of the window's first minute.
     expect(slidRange(hour, AT, new Date(AT.getTime() + 60_000))).toEqual({
       since: minutesAgo(60),

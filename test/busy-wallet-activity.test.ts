@@ -1,8 +1,9 @@
 /**
  * A wallet busier than the activity lists hold (more than AML_HISTORY_TRANSFERS_MAX transfers in a window):
- * its AML velocity sum and its policy's windowed count are still exact, counted by the database, so a rule
- * cannot be slipped under by making many small transfers first. As time moves on, what leaves a window
- * stops counting, whether the counts are read afresh or kept by the process from an earlier batch.
+ * its AML velocity sum and its policy's windowed count are still exact, so a rule cannot be slipped under by
+ * making many small transfers first: whether the process kept the counts from its own batches, or reads them
+ * afresh from the database (another movement changed the wallet; canceled transfers do not count), or its clock
+ * went back. As time moves on, what leaves a window stops counting.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AML_HISTORY_TRANSFERS_MAX } from '../src/domain/decisions/aml.ts';
@@ -25,13 +26,88 @@ describe.each(BACKENDS)('a busy wallet on %s', (backend) => {
     await t.close();
   });
 
-  const pay = (org: TestOrganization, source: string, amount: string) =>
+  const pay = (org: TestOrganization, source: string, amount: string, phone = '+254711000444') =>
     api(t, 'POST', '/v1/transfers', {
       key: org.key,
-      body: { source, destination: mobileMoney('+254711000444'), amount, currency: 'KES' },
+      body: { source, destination: mobileMoney(phone), amount, currency: 'KES' },
     });
 
-  it('counts every transfer in the window, not only the listed ones: AML velocity sum and policy count', async () => {
+  /**
+   * EARLIER_TRANSFERS transfers of 1.00 to another wallet of the organization, FILL_CONCURRENCY at a time,
+   * each accepted.
+   */
+  async function fill(org: TestOrganization, wallet: string): Promise<void> {
+    const sink = await fundedWallet(t, '1.00', 'KES', org.key);
+    const move = () =>
+      api(t, 'POST', '/v1/transfers', {
+        key: org.key,
+        body: {
+          source: wallet,
+          destination: { type: 'wallet', wallet: sink },
+          amount: '1.00',
+          currency: 'KES',
+        },
+      });
+    for (let made = 0; made < EARLIER_TRANSFERS; made += FILL_CONCURRENCY) {
+      const round = Math.min(FILL_CONCURRENCY, EARLIER_TRANSFERS - made);
+      const results = await Promise.all(Array.from({ length: round }, move));
+      for (const r of results) expect(r.statusCode, r.body).toBe(201);
+    }
+  }
+
+  /** Payments canceled before the rail took them: their holds released, so the wallet's sums change. */
+  async function canceledPayments(org: TestOrganization, wallet: string, count: number): Promise<void> {
+    for (let i = 0; i < count; i++) {
+      const made = await pay(org, wallet, '1.00');
+      expect(made.statusCode, made.body).toBe(201);
+      const canceled = await api(t, 'POST', `/v1/transfers/${made.data.id}/cancel`, { key: org.key });
+      expect(canceled.data.status, canceled.body).toBe('canceled');
+    }
+  }
+
+  async function velocityBlockingAbove(org: TestOrganization, amountMax: string): Promise<string> {
+    const rules = (await api(t, 'GET', '/v1/aml/rules', { key: org.key })).data.data as {
+      id: string;
+      type: string;
+      parameters: { currency: string };
+    }[];
+    const velocity = rules.find((r) => r.type === 'velocity' && r.parameters.currency === 'KES');
+    if (!velocity) throw new Error('no default velocity rule');
+    const changed = await api(t, 'PATCH', `/v1/aml/rules/${velocity.id}`, {
+      key: org.key,
+      body: {
+        parameters: { currency: 'KES', window_seconds: 3_600, amount_max: amountMax },
+        action: 'block',
+      },
+    });
+    expect(changed.statusCode, changed.body).toBe(200);
+    return velocity.id;
+  }
+
+  async function denyFrom(
+    org: TestOrganization,
+    countAtLeast: number,
+    windowSeconds = 86_400,
+  ): Promise<void> {
+    const policy = await api(t, 'PUT', '/v1/policies', {
+      key: org.key,
+      body: {
+        rules: [
+          {
+            id: 'busy',
+            match: { aggregate: { window_seconds: windowSeconds, count_at_least: countAtLeast } },
+            action: 'deny',
+          },
+        ],
+      },
+    });
+    expect(policy.statusCode, policy.body).toBe(200);
+  }
+
+  const lastDecision = async (org: TestOrganization, wallet: string) =>
+    (await api(t, 'GET', `/v1/wallets/${wallet}/evidence?limit=1`, { key: org.key })).data.data[0].data;
+
+  it('counts every transfer in the window, not only the listed ones, from the counts the process kept: AML velocity sum and policy count', async () => {
     const org = await newOrganization(t);
     const rules = (await api(t, 'GET', '/v1/aml/rules', { key: org.key })).data.data as {
       id: string;
@@ -143,5 +219,66 @@ describe.each(BACKENDS)('a busy wallet on %s', (backend) => {
       t.deps.now = realNow;
     }
     await expectLedgerHealthy(t);
+  });
+
+  it('reads the counts afresh when another movement changed the wallet, canceled transfers left out: AML velocity', async () => {
+    const org = await newOrganization(t);
+    const velocity = await velocityBlockingAbove(org, `${EARLIER_TRANSFERS + 8}.00`);
+    const wallet = await fundedWallet(t, '2000.00', 'KES', org.key);
+    await fill(org, wallet);
+    // Three more, canceled: their released holds change the wallet, so the kept counts are not used.
+    await canceledPayments(org, wallet, 3);
+    // 505 + 6 is under 513 only if the canceled ones are left out; 505 + 6 + 3 is over it only if all 505 count.
+    const fits = await pay(org, wallet, '6.00');
+    expect(fits.statusCode, fits.body).toBe(201);
+    const over = await pay(org, wallet, '3.00');
+    expect(over.data.code, over.body).toBe('compliance_blocked');
+    expect((await lastDecision(org, wallet)).aml.hits[0]).toMatchObject({
+      rule_id: velocity,
+      observed: { count: EARLIER_TRANSFERS + 2, total: `${EARLIER_TRANSFERS + 9}.00` },
+    });
+    await expectLedgerHealthy(t);
+  });
+
+  it('reads the counts afresh when another movement changed the wallet, canceled transfers left out: policy count', async () => {
+    const org = await newOrganization(t);
+    const countAtLeast = EARLIER_TRANSFERS + 3;
+    await denyFrom(org, countAtLeast);
+    const wallet = await fundedWallet(t, '2000.00', 'KES', org.key);
+    await fill(org, wallet);
+    await canceledPayments(org, wallet, 2);
+    for (let i = 0; i < 2; i++) expect((await pay(org, wallet, '1.00')).statusCode).toBe(201);
+    const counted = await pay(org, wallet, '1.00');
+    expect(counted.data).toMatchObject({ code: 'policy_denied', rule: 'busy' });
+    expect((await lastDecision(org, wallet)).authorization.matched).toMatchObject({
+      window_count: countAtLeast,
+    });
+  });
+
+  it('counts a payment stamped later than the batch’s clock (a clock gone back, another process’s)', async () => {
+    const org = await newOrganization(t);
+    const countAtLeast = EARLIER_TRANSFERS + 3;
+    await denyFrom(org, countAtLeast);
+    const wallet = await fundedWallet(t, '2000.00', 'KES', org.key);
+    const start = Date.now();
+    const realNow = t.deps.now;
+    let offsetMs = 0;
+    t.deps.now = () => new Date(start + offsetMs);
+    try {
+      await fill(org, wallet);
+      offsetMs = 10_000;
+      expect((await pay(org, wallet, '1.00')).statusCode).toBe(201);
+      // Back five seconds: the payment stamped at +10 s is already committed, and counts.
+      offsetMs = 5_000;
+      expect((await pay(org, wallet, '1.00')).statusCode).toBe(201);
+      offsetMs = 20_000;
+      const counted = await pay(org, wallet, '1.00');
+      expect(counted.data).toMatchObject({ code: 'policy_denied', rule: 'busy' });
+      expect((await lastDecision(org, wallet)).authorization.matched).toMatchObject({
+        window_count: countAtLeast,
+      });
+    } finally {
+      t.deps.now = realNow;
+    }
   });
 });

@@ -33,12 +33,15 @@ export function tallyKey(spec: TallySpec): string {
   return `${spec.direction}/${spec.windowSeconds}/${spec.amountGteMinor ?? ''}/${spec.amountLtMinor ?? ''}`;
 }
 
-/** The movements of `list` inside the spec's window ending at `at` and in its band of amounts. */
+/**
+ * The movements of `list` inside the spec's window ending at `at` and in its band of amounts. A window is
+ * open at its end: a movement already committed counts even when the clock that stamped it was ahead of
+ * `at` (another process's, or a batch that read its clock before this one and committed first).
+ */
 function counted(list: readonly Movement[], at: Date, spec: TallySpec): Movement[] {
   const since = at.getTime() - spec.windowSeconds * 1_000;
   return list.filter((m) => {
-    const time = m.at.getTime();
-    if (time < since || time > at.getTime()) return false;
+    if (m.at.getTime() < since) return false;
     if (spec.amountGteMinor !== undefined && m.amountMinor < spec.amountGteMinor) return false;
     return spec.amountLtMinor === undefined || m.amountMinor < spec.amountLtMinor;
   });
@@ -77,19 +80,19 @@ export function subtractTallies(a: MovementTally, b: MovementTally): MovementTal
   return { count: a.count - b.count, sumMinor: a.sumMinor - b.sumMinor };
 }
 
-/** A half-open range of creation times, [since, before). */
+/** A half-open range of creation times, [since, before); `before` null: no end. */
 export interface TimeRange {
   since: Date;
-  before: Date;
+  before: Date | null;
 }
 
-/** The spec's window ending at `at`, `at` included (times are whole milliseconds). */
+/** The spec's window ending at `at`: open at its end, as tallyList counts it. */
 export function windowRange(spec: TallySpec, at: Date): TimeRange {
-  return { since: new Date(at.getTime() - spec.windowSeconds * 1_000), before: new Date(at.getTime() + 1) };
+  return { since: new Date(at.getTime() - spec.windowSeconds * 1_000), before: null };
 }
 
 /** What the spec's window lets go of as its end moves from `from` to `to`: counted at `from`, not at `to`. */
-export function slidRange(spec: TallySpec, from: Date, to: Date): TimeRange {
+export function slidRange(spec: TallySpec, from: Date, to: Date): TimeRange & { before: Date } {
   const windowMs = spec.windowSeconds * 1_000;
   return { since: new Date(from.getTime() - windowMs), before: new Date(to.getTime() - windowMs) };
 }

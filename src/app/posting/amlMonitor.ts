@@ -382,11 +382,10 @@ export class AmlBatchMonitor {
         }
         const left = subtractTallies(countedTally(kept.counts, spec), read);
         facts.unlisted?.set(key, left);
-        // What is left was created at or after the slice's end; exactly when is not read.
-        const oldest =
-          read.count === 0
-            ? (kept.oldestMs.get(key) ?? -Infinity)
-            : slidRange(spec, kept.asOf, now).before.getTime();
+        // What is left was created at or after the slice's end: an empty slice moves the bound up to it;
+        // after a slice that let go of something, exactly when the oldest left was created is not read.
+        const sliceEnd = slidRange(spec, kept.asOf, now).before.getTime();
+        const oldest = read.count === 0 ? Math.max(kept.oldestMs.get(key) ?? -Infinity, sliceEnd) : sliceEnd;
         facts.unlistedOldestMs?.set(key, left.count === 0 ? Infinity : oldest);
       });
     });

@@ -211,7 +211,7 @@ function evaluate(
       if (facts.amountMinor < p.amountMinMinor) return undefined;
       const [leavingSpec, arrivedSpec] = ruleTallySpecs(p) as [TallySpec, TallySpec];
       const arrived = earlier(facts, arrivedSpec).sumMinor;
-      if (arrived === 0n) return undefined;
+      if (arrived <= 0n) return undefined;
       const leaving = earlier(facts, leavingSpec).sumMinor + facts.amountMinor;
       if (leaving * BigInt(BASIS_POINTS) < arrived * BigInt(p.shareBasisPoints)) return undefined;
       return {
@@ -409,8 +409,7 @@ export const AML_PARAMETER_FIELDS: Record<AmlRuleType, { required: string[]; opt
 /**
  * Parses and checks a rule's wire parameters for its type; throws a 400 naming `parameters.<field>`. Money
  * must be positive at the currency's exponent, windows 1 s to AML_WINDOW_SECONDS_MAX, counts 1 to
- * AML_HISTORY_TRANSFERS_MAX (a rule cannot count further back than the activity read), basis points 1 to
- * 10,000.
+ * AML_HISTORY_TRANSFERS_MAX (kept as published: counting itself is not bounded), basis points 1 to 10,000.
  */
 export function parseAmlParameters(type: AmlRuleType, raw: Record<string, unknown>): AmlRuleParameters {
   const fields = AML_PARAMETER_FIELDS[type];

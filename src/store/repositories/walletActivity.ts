@@ -110,12 +110,12 @@ export async function readWalletActivity(
   }));
 }
 
-/** One count: a wallet's movements of a spec's direction and band created in [since, before). */
+/** One count: a wallet's movements of a spec's direction and band created in [since, before) (null: no end). */
 export interface TallyQuery {
   walletId: string;
   spec: TallySpec;
   since: Date;
-  before: Date;
+  before: Date | null;
 }
 
 /** A query's count and sum, and when the oldest movement it counted was created (null: none). */
@@ -144,21 +144,23 @@ export async function tallyWalletActivity(
         SELECT count(*) AS count, coalesce(sum(m.amount_minor), 0) AS sum, min(m.created_at) AS oldest FROM (
           SELECT t.amount_minor, t.created_at FROM transfers t
            WHERE q.direction = 'outgoing' AND t.organization_id = $1 AND t.source_wallet_id = q.wallet_id
-             AND t.id >= q.id_gte AND t.id <= q.id_lte AND t.created_at >= q.since AND t.created_at < q.before
+             AND t.id >= q.id_gte AND (q.id_lte IS NULL OR t.id <= q.id_lte)
+             AND t.created_at >= q.since AND (q.before IS NULL OR t.created_at < q.before)
              AND t.${ACTIVE_STATUSES_SQL}
           UNION ALL
           SELECT t.amount_minor, t.created_at FROM transfers t
            WHERE q.direction = 'incoming' AND t.organization_id = $1 AND t.destination_wallet_id = q.wallet_id
-             AND t.id >= q.id_gte AND t.id <= q.id_lte AND t.created_at >= q.since AND t.created_at < q.before
+             AND t.id >= q.id_gte AND (q.id_lte IS NULL OR t.id <= q.id_lte)
+             AND t.created_at >= q.since AND (q.before IS NULL OR t.created_at < q.before)
              AND t.status = 'settled'
           UNION ALL
           SELECT c.from_amount_minor, c.created_at FROM conversions c
            WHERE q.direction = 'outgoing' AND c.organization_id = $1 AND c.from_wallet_id = q.wallet_id
-             AND c.created_at >= q.since AND c.created_at < q.before
+             AND c.created_at >= q.since AND (q.before IS NULL OR c.created_at < q.before)
           UNION ALL
           SELECT c.to_amount_minor, c.created_at FROM conversions c
            WHERE q.direction = 'incoming' AND c.organization_id = $1 AND c.to_wallet_id = q.wallet_id
-             AND c.created_at >= q.since AND c.created_at < q.before
+             AND c.created_at >= q.since AND (q.before IS NULL OR c.created_at < q.before)
         ) m (amount_minor, created_at)
          WHERE (q.gte IS NULL OR m.amount_minor >= q.gte) AND (q.lt IS NULL OR m.amount_minor < q.lt)
       ) tally`,
@@ -169,8 +171,11 @@ export async function tallyWalletActivity(
       queries.map((q) => q.since),
       queries.map((q) => q.before),
       queries.map((q) => idBoundsOfCreated(ID_PREFIXES.transfer, { createdGte: q.since }).idGte ?? ''),
-      // The highest id of the range, as text: 'z' sorts after every id of the layout.
-      queries.map((q) => idBoundsOfCreated(ID_PREFIXES.transfer, { createdLte: q.before }).idLte ?? 'z'),
+      queries.map((q) =>
+        q.before === null
+          ? null
+          : (idBoundsOfCreated(ID_PREFIXES.transfer, { createdLte: q.before }).idLte ?? null),
+      ),
       queries.map((q) => (q.spec.amountGteMinor === undefined ? null : q.spec.amountGteMinor.toString())),
       queries.map((q) => (q.spec.amountLtMinor === undefined ? null : q.spec.amountLtMinor.toString())),
     ],
