@@ -109,51 +109,18 @@ describe.each(BACKENDS)('a busy wallet on %s', (backend) => {
 
   it('counts every transfer in the window, not only the listed ones, from the counts the process kept: AML velocity sum and policy count', async () => {
     const org = await newOrganization(t);
-    const rules = (await api(t, 'GET', '/v1/aml/rules', { key: org.key })).data.data as {
-      id: string;
-      type: string;
-      parameters: { currency: string };
-    }[];
-    const velocity = rules.find((r) => r.type === 'velocity' && r.parameters.currency === 'KES');
-    if (!velocity) throw new Error('no default velocity rule');
-    const limit = EARLIER_TRANSFERS + 5;
-    const changed = await api(t, 'PATCH', `/v1/aml/rules/${velocity.id}`, {
-      key: org.key,
-      body: {
-        parameters: { currency: 'KES', window_seconds: 3_600, amount_max: `${limit}.00` },
-        action: 'block',
-      },
-    });
-    expect(changed.statusCode, changed.body).toBe(200);
+    const velocity = await velocityBlockingAbove(org, `${EARLIER_TRANSFERS + 5}.00`);
     const countAtLeast = EARLIER_TRANSFERS + 3;
-    const policy = await api(t, 'PUT', '/v1/policies', {
-      key: org.key,
-      body: {
-        rules: [
-          {
-            id: 'busy',
-            match: { aggregate: { window_seconds: 86_400, count_at_least: countAtLeast } },
-            action: 'deny',
-          },
-        ],
-      },
-    });
-    expect(policy.statusCode, policy.body).toBe(200);
+    await denyFrom(org, countAtLeast);
     const wallet = await fundedWallet(t, '2000.00', 'KES', org.key);
-
-    for (let made = 0; made < EARLIER_TRANSFERS; made += FILL_CONCURRENCY) {
-      const round = Math.min(FILL_CONCURRENCY, EARLIER_TRANSFERS - made);
-      const results = await Promise.all(Array.from({ length: round }, () => pay(org, wallet, '1.00')));
-      for (const r of results) expect(r.statusCode, r.body).toBe(201);
-    }
+    await fill(org, wallet);
 
     // EARLIER_TRANSFERS + 6 out within the hour is over the velocity sum; the listed ones alone are not.
     const over = await pay(org, wallet, '6.00');
     expect(over.statusCode, over.body).toBe(422);
     expect(over.data.code).toBe('compliance_blocked');
-    const evidence = await api(t, 'GET', `/v1/wallets/${wallet}/evidence?limit=1`, { key: org.key });
-    expect(evidence.data.data[0].data.aml.hits[0]).toMatchObject({
-      rule_id: velocity.id,
+    expect((await lastDecision(org, wallet)).aml.hits[0]).toMatchObject({
+      rule_id: velocity,
       observed: { count: EARLIER_TRANSFERS + 1, total: `${EARLIER_TRANSFERS + 6}.00` },
     });
 
@@ -165,9 +132,7 @@ describe.each(BACKENDS)('a busy wallet on %s', (backend) => {
     const counted = await pay(org, wallet, '1.00');
     expect(counted.statusCode, counted.body).toBe(422);
     expect(counted.data).toMatchObject({ code: 'policy_denied', rule: 'busy' });
-    const decision = (await api(t, 'GET', `/v1/wallets/${wallet}/evidence?limit=1`, { key: org.key })).data
-      .data[0];
-    expect(decision.data.authorization).toMatchObject({
+    expect((await lastDecision(org, wallet)).authorization).toMatchObject({
       rule: 'busy',
       matched: { window_count: countAtLeast },
     });
@@ -199,11 +164,7 @@ describe.each(BACKENDS)('a busy wallet on %s', (backend) => {
     let offsetMs = 0;
     t.deps.now = () => new Date(start + offsetMs);
     try {
-      for (let made = 0; made < EARLIER_TRANSFERS; made += FILL_CONCURRENCY) {
-        const round = Math.min(FILL_CONCURRENCY, EARLIER_TRANSFERS - made);
-        const results = await Promise.all(Array.from({ length: round }, () => pay(org, wallet, '1.00')));
-        for (const r of results) expect(r.statusCode, r.body).toBe(201);
-      }
+      await fill(org, wallet);
       offsetMs = 30_000;
       expect((await pay(org, wallet, '1.00')).statusCode).toBe(201);
       // A minute and a second after the first payments, only the one 31 s ago is still in the window.
@@ -212,9 +173,7 @@ describe.each(BACKENDS)('a busy wallet on %s', (backend) => {
       expect(second.statusCode, second.body).toBe(201);
       const third = await pay(org, wallet, '5.00');
       expect(third.data).toMatchObject({ code: 'policy_denied', rule: 'minute' });
-      const decision = (await api(t, 'GET', `/v1/wallets/${wallet}/evidence?limit=1`, { key: org.key })).data
-        .data[0];
-      expect(decision.data.authorization.matched).toMatchObject({ window_count: 3 });
+      expect((await lastDecision(org, wallet)).authorization.matched).toMatchObject({ window_count: 3 });
     } finally {
       t.deps.now = realNow;
     }
