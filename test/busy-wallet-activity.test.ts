@@ -84,24 +84,35 @@ describe.each(BACKENDS)('a busy wallet on %s', (backend) => {
     return velocity.id;
   }
 
-  async function denyFrom(
-    org: TestOrganization,
-    countAtLeast: number,
-    windowSeconds = 86_400,
-  ): Promise<void> {
+  async function denyFrom(org: TestOrganization, countAtLeast: number): Promise<void> {
     const policy = await api(t, 'PUT', '/v1/policies', {
       key: org.key,
       body: {
         rules: [
           {
             id: 'busy',
-            match: { aggregate: { window_seconds: windowSeconds, count_at_least: countAtLeast } },
+            match: { aggregate: { window_seconds: 86_400, count_at_least: countAtLeast } },
             action: 'deny',
           },
         ],
       },
     });
     expect(policy.statusCode, policy.body).toBe(200);
+  }
+
+  /** Runs `steps` with the service's clock at `at(ms)` after now (0 at first), the real clock after. */
+  async function withClock(steps: (at: (offsetMs: number) => void) => Promise<void>): Promise<void> {
+    const start = Date.now();
+    const realNow = t.deps.now;
+    let offsetMs = 0;
+    t.deps.now = () => new Date(start + offsetMs);
+    try {
+      await steps((ms) => {
+        offsetMs = ms;
+      });
+    } finally {
+      t.deps.now = realNow;
+    }
   }
 
   const lastDecision = async (org: TestOrganization, wallet: string) =>
@@ -159,24 +170,18 @@ describe.each(BACKENDS)('a busy wallet on %s', (backend) => {
     });
     expect(policy.statusCode, policy.body).toBe(200);
     const wallet = await fundedWallet(t, '2000.00', 'KES', org.key);
-    const start = Date.now();
-    const realNow = t.deps.now;
-    let offsetMs = 0;
-    t.deps.now = () => new Date(start + offsetMs);
-    try {
+    await withClock(async (at) => {
       await fill(org, wallet);
-      offsetMs = 30_000;
+      at(30_000);
       expect((await pay(org, wallet, '1.00')).statusCode).toBe(201);
       // A minute and a second after the first payments, only the one 31 s ago is still in the window.
-      offsetMs = 61_000;
+      at(61_000);
       const second = await pay(org, wallet, '5.00');
       expect(second.statusCode, second.body).toBe(201);
       const third = await pay(org, wallet, '5.00');
       expect(third.data).toMatchObject({ code: 'policy_denied', rule: 'minute' });
       expect((await lastDecision(org, wallet)).authorization.matched).toMatchObject({ window_count: 3 });
-    } finally {
-      t.deps.now = realNow;
-    }
+    });
     await expectLedgerHealthy(t);
   });
 
@@ -219,25 +224,19 @@ describe.each(BACKENDS)('a busy wallet on %s', (backend) => {
     const countAtLeast = EARLIER_TRANSFERS + 3;
     await denyFrom(org, countAtLeast);
     const wallet = await fundedWallet(t, '2000.00', 'KES', org.key);
-    const start = Date.now();
-    const realNow = t.deps.now;
-    let offsetMs = 0;
-    t.deps.now = () => new Date(start + offsetMs);
-    try {
+    await withClock(async (at) => {
       await fill(org, wallet);
-      offsetMs = 10_000;
+      at(10_000);
       expect((await pay(org, wallet, '1.00')).statusCode).toBe(201);
       // Back five seconds: the payment stamped at +10 s is already committed, and counts.
-      offsetMs = 5_000;
+      at(5_000);
       expect((await pay(org, wallet, '1.00')).statusCode).toBe(201);
-      offsetMs = 20_000;
+      at(20_000);
       const counted = await pay(org, wallet, '1.00');
       expect(counted.data).toMatchObject({ code: 'policy_denied', rule: 'busy' });
       expect((await lastDecision(org, wallet)).authorization.matched).toMatchObject({
         window_count: countAtLeast,
       });
-    } finally {
-      t.deps.now = realNow;
-    }
+    });
   });
 });

@@ -98,6 +98,7 @@ export class AmlBatchMonitor {
   private readonly facts = new Map<string, WalletFacts>();
   /** Each command's counterparty key, as the database computes it. */
   private readonly counterpartyKeys = new Map<MonitoredTransfer, string>();
+  private readonly specsByOrganization = new Map<string, { specs: TallySpec[]; key: string }>();
 
   private constructor(
     private readonly rulesByOrganization: Map<string, AmlRule[]>,
@@ -130,13 +131,22 @@ export class AmlBatchMonitor {
     );
   }
 
-  /** Every count an organization's rules and policy take of a wallet's activity. */
-  private tallySpecsOf(organizationId: string): TallySpec[] {
-    const aggregates = this.policyNeeds.get(organizationId)?.aggregateWindowsSeconds ?? [];
-    return distinctSpecs([
-      ...amlTallySpecs(this.rulesByOrganization.get(organizationId) ?? []),
-      ...[...aggregates].map((windowSeconds): TallySpec => ({ direction: 'outgoing', windowSeconds })),
-    ]);
+  /**
+   * Every count an organization's rules and policy take of a wallet's activity, and their key: worked out
+   * once per batch and organization (the rules and policy do not change within a batch).
+   */
+  private tallySpecsOf(organizationId: string): { specs: TallySpec[]; key: string } {
+    let known = this.specsByOrganization.get(organizationId);
+    if (!known) {
+      const aggregates = this.policyNeeds.get(organizationId)?.aggregateWindowsSeconds ?? [];
+      const specs = distinctSpecs([
+        ...amlTallySpecs(this.rulesByOrganization.get(organizationId) ?? []),
+        ...[...aggregates].map((windowSeconds): TallySpec => ({ direction: 'outgoing', windowSeconds })),
+      ]);
+      known = { specs, key: specsKey(specs) };
+      this.specsByOrganization.set(organizationId, known);
+    }
+    return known;
   }
 
   private watches(command: MonitoredTransfer): boolean {
@@ -166,8 +176,11 @@ export class AmlBatchMonitor {
     const toRead = new Map<string, MonitoredTransfer[]>();
     /** Per organization, the busy wallets whose counts are to be read or moved on. */
     const toCount = new Map<string, BusyWallet[]>();
-    const count = (organizationId: string, busy: BusyWallet) =>
-      toCount.set(organizationId, [...(toCount.get(organizationId) ?? []), busy]);
+    const count = (organizationId: string, busy: BusyWallet) => {
+      const list = toCount.get(organizationId) ?? [];
+      list.push(busy);
+      toCount.set(organizationId, list);
+    };
     for (const command of commands) {
       if (!this.watches(command)) continue;
       const organizationId = command.transfer.organizationId;
@@ -180,7 +193,7 @@ export class AmlBatchMonitor {
         cached.sumsKey === sumsKeyOf(lockedSums(wallet)) &&
         cached.windowSeconds === windowSeconds &&
         (cached.tallies === undefined ||
-          (cached.tallies.specsKey === specsKey(this.tallySpecsOf(organizationId)) &&
+          (cached.tallies.specsKey === this.tallySpecsOf(organizationId).key &&
             cached.tallies.asOf.getTime() <= now.getTime()));
       if (usable && !this.facts.has(wallet)) {
         this.facts.set(wallet, {
@@ -249,7 +262,7 @@ export class AmlBatchMonitor {
   private moveOn(wallet: string, kept: KeptCounts, now: Date, toCount: (busy: BusyWallet) => void): void {
     const facts = this.facts.get(wallet);
     if (!facts) return;
-    const specs = this.tallySpecsOf(facts.organizationId);
+    const { specs } = this.tallySpecsOf(facts.organizationId);
     const leaving = specs.some(
       (spec) => (kept.oldestMs.get(tallyKey(spec)) ?? -Infinity) < now.getTime() - spec.windowSeconds * 1_000,
     );
@@ -272,7 +285,7 @@ export class AmlBatchMonitor {
     busy: readonly BusyWallet[],
     now: Date,
   ): Promise<void> {
-    const specs = this.tallySpecsOf(organizationId);
+    const { specs } = this.tallySpecsOf(organizationId);
     const queries: TallyQuery[] = busy.flatMap(({ wallet, kept }) =>
       specs.map((spec) => ({
         walletId: wallet,
@@ -339,11 +352,11 @@ export class AmlBatchMonitor {
         incoming.length > AML_HISTORY_TRANSFERS_MAX
       ) {
         // Busy (or made busy by this batch): kept as counts as of now, the lists folded into them.
-        const specs = this.tallySpecsOf(facts.organizationId);
+        const { specs, key: keyOfSpecs } = this.tallySpecsOf(facts.organizationId);
         kept.outgoing = [];
         kept.incoming = [];
         kept.tallies = {
-          specsKey: specsKey(specs),
+          specsKey: keyOfSpecs,
           asOf: now,
           oldestMs: new Map(
             specs.map((spec) => [
