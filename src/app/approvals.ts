@@ -260,7 +260,9 @@ async function settleResource(
       to: 'pending',
       nextRailCheckAt: internal ? null : deps.now(),
     });
-    if (internal) moved = await applyStatusChange(tx, deps, moved, { to: 'settled' });
+    // A movement the release gate refused has failed already and goes no further.
+    if (internal && moved.status === 'pending')
+      moved = await applyStatusChange(tx, deps, moved, { to: 'settled' });
   } else if (approval.status === 'rejected') {
     moved = await applyStatusChange(tx, deps, transfer, {
       to: 'rejected',

@@ -544,6 +544,8 @@ export async function disburseLoan(
     ],
     now,
   );
+  const gate = session.release('loan_disbursement', { destination: loan.walletId });
+  if (gate.outcome === 'refuse') throw refusalError(gate.refusal, 'disbursement', 'wallet');
   const refusal = session.tryPost(disbursement);
   if (refusal) throw refusalError(refusal, 'disbursement', 'wallet');
   await session.flush(now);
@@ -759,7 +761,8 @@ async function catchUpLockedLoan(tx: Queryable, deps: Deps, loan: Loan, throughD
         const allocation = allocateRepayment(penaltyOutstanding, progress.instalments, take);
         const posting = entry(deps, organizationId, repaymentPostings(current, accounts, allocation), now);
         // A wallet that may not pay (frozen, closed) is not collected from; the loan falls into arrears.
-        if (!session.tryPost(posting)) {
+        const gate = session.release('loan_instalment', { source: current.walletId });
+        if (gate.outcome === 'release' && !session.tryPost(posting)) {
           applyRepayment(deps, progress, allocation, posting.id, 'automatic', day, null, now);
         }
       }

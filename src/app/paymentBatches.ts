@@ -604,7 +604,7 @@ async function runNextChunk(
         // The fee decided at submission, which the batch's hold covers (none on items from before fees).
         item.fee,
       );
-      commands.push({ ...command, coveredByApproval: approved });
+      commands.push({ ...command, coveredByApproval: approved, released: 'payment_batch_item' });
       commandItems.push(item);
     } catch (error) {
       if (!(error instanceof AppError)) throw error;

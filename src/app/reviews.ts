@@ -108,7 +108,9 @@ export async function decideReview(
         to: 'pending',
         nextRailCheckAt: settlesNow ? null : deps.now(),
       });
-      if (settlesNow) transfer = await applyStatusChange(tx, deps, transfer, { to: 'settled' });
+      if (settlesNow && transfer.status === 'pending') {
+        transfer = await applyStatusChange(tx, deps, transfer, { to: 'settled' });
+      }
     } else {
       transfer = await applyStatusChange(tx, deps, transfer, {
         to: 'rejected',

@@ -607,6 +607,10 @@ export async function withdrawSavings(
     createdAt: now,
     postings,
   };
+  const gate = session.release('savings_withdrawal', { source: walletId, destination: destination.id });
+  if (gate.outcome === 'refuse') {
+    throw refusalError(gate.refusal, 'withdrawal', gate.side === 'source' ? 'id' : 'destination');
+  }
   const refusal = session.tryPost(entry);
   if (refusal) throw refusalError(refusal, 'withdrawal', 'amount');
   await session.flush(now);

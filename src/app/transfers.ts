@@ -36,6 +36,7 @@ import {
   type Rail,
   railBounds,
   railBoundsSentence,
+  releasedMovement,
   type TransferStatus,
   transition,
 } from '../domain/transfers.ts';
@@ -66,7 +67,7 @@ import {
 } from './idempotency.ts';
 import { loadPolicy } from './policies.ts';
 import { releasePilotCap } from './posting/pilotCapGuard.ts';
-import { postEntry } from './posting/session.ts';
+import { PostingSession, postEntry, refusalError } from './posting/session.ts';
 import type { LedgerWriter, TransferCommand } from './posting/writer.ts';
 import { refuseSavingsSource } from './savings.ts';
 import { screenCounterparty } from './transferScreening.ts';
@@ -488,8 +489,9 @@ export async function applyStatusChange(
   tx: Queryable,
   deps: Deps,
   transfer: Transfer,
-  change: StatusChange,
+  requested: StatusChange,
 ): Promise<Transfer> {
+  const change = await passReleaseGate(tx, transfer, requested);
   const to = transition(transfer.status, change.to);
   const now = deps.now();
   let ledgerState = transfer.ledgerState;
@@ -581,6 +583,36 @@ export async function applyStatusChange(
   await saveTransfer(tx, updated);
   await recordEvents(tx, deps, statusEvent(deps, updated, now));
   return updated;
+}
+
+/**
+ * A change that moves money which waited (out of an approval or a review, to the rail, to settled) passes the
+ * posting module's release gate over the transfer's wallets as locked now. One that no longer passes
+ * becomes a failure with the code a new transfer would get (`wallet_not_active`): its hold is voided and its
+ * limits given back by that same change, once, and `transfer.failed` is emitted.
+ */
+async function passReleaseGate(
+  tx: Queryable,
+  transfer: Transfer,
+  change: StatusChange,
+): Promise<StatusChange> {
+  const movement = releasedMovement(transfer.status, change.to);
+  if (!movement) return change;
+  const wallets = { source: transfer.sourceWalletId, destination: transfer.destinationWalletId };
+  const gate = new PostingSession(tx);
+  await gate.lock([wallets.source, wallets.destination].filter((id): id is string => id !== null));
+  // An inbound transfer waits only when it arrived for a frozen wallet and was held for review: what moves
+  // it on is an operator clearing that review.
+  const decision = gate.release(movement, wallets, {
+    inboundClearedByReview: transfer.direction === 'inbound',
+  });
+  if (decision.outcome !== 'refuse') return change;
+  return {
+    to: 'failed',
+    failureCode: decision.refusal.code,
+    reason: `${decision.side}_${decision.refusal.code}`,
+    nextRailCheckAt: null,
+  };
 }
 
 /** Loads and locks a transfer for a status change, or 404s. */
@@ -683,7 +715,12 @@ export async function creditFromRail(
           currency: wallet.currency,
           now,
         });
-  const held = wallet.status === 'frozen';
+  // Decided on the wallet as locked now, not as read before: a freeze that just committed holds the credit.
+  const gate = new PostingSession(tx);
+  await gate.lock([wallet.id]);
+  const release = gate.release('collection', { destination: wallet.id });
+  if (release.outcome === 'refuse') throw refusalError(release.refusal, 'funding', 'amount');
+  const held = release.outcome === 'hold_for_review';
   const transfer: Transfer = {
     id: deps.newId('transfer'),
     organizationId,

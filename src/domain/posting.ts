@@ -168,3 +168,65 @@ export function decideDebit(
   );
   return decision.ok ? undefined : (decision.refusal.code as DebitRefusal);
 }
+
+/**
+ * Movements that wait between being decided and moving the money: a transfer held for approval or review,
+ * a payout queued for its rail, a payment batch's item, a collection arriving for a wallet, a loan's
+ * disbursement and its scheduled instalments, a savings withdrawal. Each is released through
+ * `decideRelease`, inside the transaction that moves it, over the wallets as locked then: what held when it
+ * was decided may no longer hold (a wallet frozen while a payout waited for its approval).
+ */
+export const WAITING_MOVEMENTS = [
+  'transfer_approval',
+  'transfer_review',
+  'transfer_rail_handoff',
+  'transfer_settlement',
+  'payment_batch_item',
+  'collection',
+  'loan_disbursement',
+  'loan_instalment',
+  'savings_withdrawal',
+] as const;
+export type WaitingMovement = (typeof WAITING_MOVEMENTS)[number];
+
+/** A wallet at one end of a waiting movement, as locked by the posting session. */
+export type ReleaseParty = Pick<PostingAccount, 'id' | 'walletStatus'>;
+
+export type ReleaseDecision =
+  | { outcome: 'release' }
+  | { outcome: 'refuse'; refusal: PostingRefusal; side: 'source' | 'destination' }
+  /** Money that already arrived from outside for a frozen wallet: held for a compliance review. */
+  | { outcome: 'hold_for_review'; accountId: string };
+
+/**
+ * Whether a waiting movement may move now. Both wallets must be active: a frozen or closed source sends
+ * nothing, and a frozen or closed destination receives nothing new, whatever was decided when the movement
+ * was created. Two exceptions, both about money that has already arrived from outside: a collection for a
+ * frozen wallet is held for review rather than refused (the payer's money is here and must be accounted
+ * for), and an inbound credit an operator clears out of that review is let in (the clear is the decision).
+ */
+export function decideRelease(
+  movement: WaitingMovement,
+  parties: { source?: ReleaseParty | undefined; destination?: ReleaseParty | undefined },
+  options: { inboundClearedByReview?: boolean } = {},
+): ReleaseDecision {
+  const { source, destination } = parties;
+  if (source && source.walletStatus !== null && source.walletStatus !== 'active') {
+    return {
+      outcome: 'refuse',
+      refusal: { code: 'wallet_not_active', accountId: source.id },
+      side: 'source',
+    };
+  }
+  if (destination && destination.walletStatus !== null && destination.walletStatus !== 'active') {
+    const letIn = destination.walletStatus === 'frozen';
+    if (letIn && movement === 'collection') return { outcome: 'hold_for_review', accountId: destination.id };
+    if (letIn && options.inboundClearedByReview) return { outcome: 'release' };
+    return {
+      outcome: 'refuse',
+      refusal: { code: 'wallet_not_active', accountId: destination.id },
+      side: 'destination',
+    };
+  }
+  return { outcome: 'release' };
+}

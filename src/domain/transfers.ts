@@ -21,8 +21,8 @@ export const TRANSFER_STATUSES = [
 export type TransferStatus = (typeof TRANSFER_STATUSES)[number];
 
 export const TRANSFER_TRANSITIONS: Record<TransferStatus, readonly TransferStatus[]> = {
-  pending_approval: ['pending', 'processing', 'rejected', 'expired', 'canceled'],
-  in_review: ['pending', 'processing', 'rejected', 'pending_approval'],
+  pending_approval: ['pending', 'processing', 'rejected', 'expired', 'canceled', 'failed'],
+  in_review: ['pending', 'processing', 'rejected', 'pending_approval', 'failed'],
   pending: ['processing', 'settled', 'failed', 'canceled'],
   processing: ['settled', 'failed'],
   settled: ['returned'],
@@ -39,6 +39,23 @@ export function isTerminal(status: TransferStatus): boolean {
 
 export function canTransition(from: TransferStatus, to: TransferStatus): boolean {
   return TRANSFER_TRANSITIONS[from].includes(to);
+}
+
+/**
+ * Which waiting movement a status change releases, if it moves money that waited: out of an approval or a
+ * review, a payout handed to its rail, a pending transfer settled. Such a change passes the posting
+ * module's release gate first (src/domain/posting.ts, `decideRelease`); one that no longer passes fails.
+ */
+export function releasedMovement(
+  from: TransferStatus,
+  to: TransferStatus,
+): 'transfer_approval' | 'transfer_review' | 'transfer_rail_handoff' | 'transfer_settlement' | undefined {
+  const moving = to === 'pending' || to === 'processing' || to === 'settled';
+  if (!moving) return undefined;
+  if (from === 'pending_approval') return 'transfer_approval';
+  if (from === 'in_review') return 'transfer_review';
+  if (from === 'pending') return to === 'processing' ? 'transfer_rail_handoff' : 'transfer_settlement';
+  return undefined;
 }
 
 /** Returns the new status or throws 409 invalid_state_transition; the store writes only what this returns. */

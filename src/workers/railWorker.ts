@@ -122,6 +122,8 @@ async function claimNext(
       await saveTransfer(tx, leased);
       return leased;
     });
+    // A hand-off the release gate refused failed the transfer instead: there is nothing to ask the rail.
+    if (transfer?.status === 'failed') return { id: transfer.id };
     return transfer && { id: transfer.id, transfer };
   } catch (error) {
     // The queue itself could not be read: the pass ends and the periodic loop reports it.

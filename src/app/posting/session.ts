@@ -7,7 +7,14 @@
  */
 import { AppError } from '../../domain/errors.ts';
 import type { AccountSums } from '../../domain/ledger.ts';
-import { decideEntry, type PostingAccount, type PostingRefusal } from '../../domain/posting.ts';
+import {
+  decideEntry,
+  decideRelease,
+  type PostingAccount,
+  type PostingRefusal,
+  type ReleaseDecision,
+  type WaitingMovement,
+} from '../../domain/posting.ts';
 import {
   insertJournalEntries,
   type JournalEntry,
@@ -38,6 +45,29 @@ export class PostingSession {
   /** An account's sums as they stand after the entries accepted so far (as locked, if none touched it). */
   sumsOf(id: string): AccountSums | undefined {
     return this.sums.get(id) ?? this.accounts.get(id);
+  }
+
+  /**
+   * The gate every waiting movement passes when it moves (src/domain/posting.ts, `decideRelease`): its
+   * wallets as this session locked them, so a freeze that committed while the movement waited, or while
+   * this waited for the lock, is what decides.
+   */
+  release(
+    movement: WaitingMovement,
+    wallets: { source?: string | null | undefined; destination?: string | null | undefined },
+    options: { inboundClearedByReview?: boolean } = {},
+  ): ReleaseDecision {
+    const party = (id: string | null | undefined) => {
+      if (!id) return undefined;
+      const account = this.accounts.get(id);
+      if (!account) throw new Error(`release of a movement whose wallet ${id} was not locked`);
+      return account;
+    };
+    return decideRelease(
+      movement,
+      { source: party(wallets.source), destination: party(wallets.destination) },
+      options,
+    );
   }
 
   /** Decides an entry; an accepted one moves the session's sums and is written at flush. */

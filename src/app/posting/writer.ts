@@ -24,6 +24,7 @@ import type { EventRecord } from '../../domain/events.ts';
 import type { EvidenceDraft } from '../../domain/evidence.ts';
 import { transferPostings } from '../../domain/ledger.ts';
 import { formatAmount } from '../../domain/money.ts';
+import type { WaitingMovement } from '../../domain/posting.ts';
 import { IN_REVIEW_STATUS_REASON, type ReviewCase } from '../../domain/reviews.ts';
 import { feeOf, type Transfer } from '../../domain/transferRecord.ts';
 import type { Destination } from '../../domain/transfers.ts';
@@ -84,6 +85,11 @@ export interface TransferCommand {
   customer?: CustomerPolicyFacts | undefined;
   /** Internal transfers post at once; rail transfers hold until the rail reports. */
   settleAtOnce: boolean;
+  /**
+   * A movement that waited before reaching the writer (a payment batch's item): it passes the release gate
+   * over its wallets as locked in this batch before it is posted.
+   */
+  released?: WaitingMovement | undefined;
   /** A payment batch item whose batch was approved: that approval covers a rule asking for one. */
   coveredByApproval?: string | undefined;
   /** Travel Rule data given with the transfer: appended as evidence only if the transfer is accepted. */
@@ -546,6 +552,14 @@ class WriterLane {
     const direct = command.settleAtOnce && !held && !awaitingApproval;
     const fee = feeOf(t);
     if (fee > 0n && command.feeAccountId === undefined) throw new Error(`fee of ${t.id} without an account`);
+    if (command.released) {
+      const creditsWallet = session.account(command.creditAccountId)?.kind === 'wallet';
+      const gate = session.release(command.released, {
+        source: command.debitAccountId,
+        destination: creditsWallet ? command.creditAccountId : undefined,
+      });
+      if (gate.outcome === 'refuse') return { outcome: refusalError(gate.refusal, 'transfer', gate.side) };
+    }
     // The fee rides in the transfer's own entry: held with the amount, posted or released with it.
     const refusal = session.tryPost({
       id: this.deps.newId('journalEntry'),
