@@ -362,6 +362,51 @@ describe.each(BACKENDS)('the release gate on %s', (backend) => {
     await expectLedgerHealthy(t);
   });
 
+  it('a payout approved after a newer policy version denies it fails policy_denied, with evidence', async () => {
+    const { org, admin, approver, initiator } = await team([approvalRule]);
+    const wallet = await fundedWallet(t, '5000.00', 'KES', org.key);
+    const payout = await api(t, 'POST', '/v1/transfers', {
+      key: initiator.key,
+      body: { source: wallet, destination: mobileMoney('+254711000115'), amount: '2000.00', currency: 'KES' },
+    });
+    expect(payout.data.status, payout.body).toBe('pending_approval');
+    const stricter = await api(t, 'PUT', '/v1/policies', {
+      key: admin.key,
+      body: {
+        rules: [
+          {
+            id: 'no_large_payouts',
+            match: { amount: [{ currency: 'KES', gte: '1500.00' }] },
+            action: 'deny',
+          },
+        ],
+      },
+    });
+    expect(stricter.statusCode, stricter.body).toBe(200);
+    const vote = await api(t, 'POST', `/v1/approvals/${payout.data.approval}/approve`, {
+      key: approver.key,
+      body: {},
+    });
+    expect(vote.statusCode, vote.body).toBe(200);
+    expect(await transferOf(org.key, payout.data.id)).toMatchObject({
+      status: 'failed',
+      failure_code: 'policy_denied',
+      status_reason: 'policy_denied',
+    });
+    expect(await balanceOf(t, wallet, org.key)).toMatchObject({ available: '5000.00', pending: '0.00' });
+    const evidence = await api(t, 'GET', `/v1/transfers/${payout.data.id}/evidence`, { key: org.key });
+    const release = evidence.data.data.find((r: { kind: string }) => r.kind === 'transfer.release');
+    expect(release?.data).toMatchObject({
+      movement: 'transfer_approval',
+      outcome: 'refused',
+      failure_code: 'policy_denied',
+      policy_version: stricter.data.version,
+      rule: 'no_large_payouts',
+      decided_under: { rule: 'four_eyes' },
+    });
+    await expectLedgerHealthy(t);
+  });
+
   it('a wallet unfrozen before the approval completes pays as decided', async () => {
     const { org, compliance, approver, initiator } = await team([approvalRule]);
     const wallet = await fundedWallet(t, '3000.00', 'KES', org.key);

@@ -16,7 +16,7 @@ import {
 } from '../domain/decisions/policies.ts';
 import { AppError, type FieldError, resourceMissing, validationError } from '../domain/errors.ts';
 import type { EventRecord } from '../domain/events.ts';
-import type { EvidenceActor } from '../domain/evidence.ts';
+import type { EvidenceActor, EvidenceDraft } from '../domain/evidence.ts';
 import { decideFee, type FeeSchedule } from '../domain/fees.ts';
 import { requestFingerprint } from '../domain/idempotency.ts';
 import { holdPostings, voidHoldPostings } from '../domain/ledger.ts';
@@ -474,7 +474,9 @@ async function authorizeAndReserve(deps: Deps, organizationId: string, id: strin
       policyVersion: decision.policyVersion,
       rule: decision.rule,
     };
-    await appendEvidence(tx, deps, [
+    // Appended last, once the wallet's account is locked: the evidence chain head is the last lock a money
+    // movement takes (src/store/lockOrder.ts).
+    const decided: EvidenceDraft[] = [
       {
         organizationId,
         kind: 'payment_batch.decision',
@@ -492,7 +494,7 @@ async function authorizeAndReserve(deps: Deps, organizationId: string, id: strin
           created_by: batch.createdBy,
         },
       },
-    ]);
+    ];
     if (decision.decision === 'deny') {
       await refuseBatch(
         tx,
@@ -502,6 +504,7 @@ async function authorizeAndReserve(deps: Deps, organizationId: string, id: strin
         `denied by policy version ${decision.policyVersion}, rule '${decision.rule}'`,
         now,
       );
+      await appendEvidence(tx, deps, decided);
       return;
     }
     const reserve = await reserveAccount(tx, deps, batch);
@@ -520,6 +523,7 @@ async function authorizeAndReserve(deps: Deps, organizationId: string, id: strin
         refusalError(refusal, 'batch').detail,
         now,
       );
+      await appendEvidence(tx, deps, decided);
       return;
     }
     await session.flush(now);
@@ -545,6 +549,7 @@ async function authorizeAndReserve(deps: Deps, organizationId: string, id: strin
     }
     await savePaymentBatch(tx, next);
     await recordEvents(tx, deps, [statusEvent(deps, next, now)]);
+    await appendEvidence(tx, deps, decided);
   });
 }
 

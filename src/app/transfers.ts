@@ -3,12 +3,12 @@
  * existing ones through the status machine with their ledger effects, each change in one transaction.
  */
 import { limitPeriods } from '../domain/decisions/limits.ts';
-import { policyNeeds } from '../domain/decisions/policies.ts';
+import { evaluatePolicy, type PolicyDecision, policyNeeds } from '../domain/decisions/policies.ts';
 import type { TravelRuleInput } from '../domain/decisions/travelRule.ts';
 import { cryptoAddressDestination } from '../domain/digitalAssets.ts';
 import { AppError, resourceMissing, validationError } from '../domain/errors.ts';
 import type { EventRecord } from '../domain/events.ts';
-import type { EvidenceActor } from '../domain/evidence.ts';
+import type { EvidenceActor, EvidenceDraft, EvidenceValue } from '../domain/evidence.ts';
 import { decideFee, type FeeDecision } from '../domain/fees.ts';
 import { isId } from '../domain/ids.ts';
 import { numberSourceOf } from '../domain/jsonNumbers.ts';
@@ -23,6 +23,7 @@ import type { Metadata } from '../domain/metadata.ts';
 import { type Currency, checkSingleAmount, formatAmount, isCurrency, parseAmount } from '../domain/money.ts';
 import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
 import { IN_REVIEW_STATUS_REASON } from '../domain/reviews.ts';
+import { effectiveRiskLevel } from '../domain/risk.ts';
 import { feeOf, type Transfer } from '../domain/transferRecord.ts';
 import {
   DESTINATION_TYPES,
@@ -41,8 +42,10 @@ import {
   transition,
 } from '../domain/transfers.ts';
 import type { Wallet, WalletIdentity } from '../domain/wallets.ts';
+import { findCustomer } from '../store/repositories/customers.ts';
 import { ensureSystemAccount, findOpenHold, type JournalEntry } from '../store/repositories/ledger.ts';
 import { releaseLimitUsage } from '../store/repositories/limitUsage.ts';
+import { findCurrentPolicy } from '../store/repositories/policies.ts';
 import { insertReviewCases } from '../store/repositories/reviews.ts';
 import {
   findTransfer,
@@ -491,7 +494,7 @@ export async function applyStatusChange(
   transfer: Transfer,
   requested: StatusChange,
 ): Promise<Transfer> {
-  const change = await passReleaseGate(tx, transfer, requested);
+  const { change, refused } = await passReleaseGate(tx, transfer, requested);
   const to = transition(transfer.status, change.to);
   const now = deps.now();
   let ledgerState = transfer.ledgerState;
@@ -582,22 +585,26 @@ export async function applyStatusChange(
   };
   await saveTransfer(tx, updated);
   await recordEvents(tx, deps, statusEvent(deps, updated, now));
+  // Evidence last: the chain head is the last lock a money movement takes (src/store/lockOrder.ts).
+  if (refused) await appendEvidence(tx, deps, [refused]);
   return updated;
 }
 
 /**
  * A change that moves money which waited (out of an approval or a review, to the rail, to settled) passes the
- * posting module's release gate over the transfer's wallets as locked now. One that no longer passes
- * becomes a failure with the code a new transfer would get (`wallet_not_active`): its hold is voided and its
- * limits given back by that same change, once, and `transfer.failed` is emitted.
+ * posting module's release gate over the transfer's wallets as locked now; one let go after an approval or a
+ * review is also decided again by the authorization policy in force, if a newer version than the one that
+ * decided it has come into force. One that no longer passes becomes a failure with the code a new transfer
+ * would get (`wallet_not_active`, `policy_denied`): its hold is voided and its limits given back by that same
+ * change, once, `transfer.failed` is emitted, and the refusal is recorded as `transfer.release` evidence.
  */
 async function passReleaseGate(
   tx: Queryable,
   transfer: Transfer,
   change: StatusChange,
-): Promise<StatusChange> {
+): Promise<{ change: StatusChange; refused?: EvidenceDraft }> {
   const movement = releasedMovement(transfer.status, change.to);
-  if (!movement) return change;
+  if (!movement) return { change };
   const wallets = { source: transfer.sourceWalletId, destination: transfer.destinationWalletId };
   const gate = new PostingSession(tx);
   await gate.lock([wallets.source, wallets.destination].filter((id): id is string => id !== null));
@@ -606,13 +613,72 @@ async function passReleaseGate(
   const decision = gate.release(movement, wallets, {
     inboundClearedByReview: transfer.direction === 'inbound',
   });
-  if (decision.outcome !== 'refuse') return change;
+  let refusal: { code: string; reason: string; data: Record<string, EvidenceValue> } | undefined;
+  if (decision.outcome === 'refuse') {
+    refusal = {
+      code: decision.refusal.code,
+      reason: `${decision.side}_${decision.refusal.code}`,
+      data: { wallet_id: decision.refusal.accountId, side: decision.side },
+    };
+  } else if (movement === 'transfer_approval' || movement === 'transfer_review') {
+    const denied = await policyInForceDenies(tx, transfer);
+    if (denied) {
+      refusal = {
+        code: 'policy_denied',
+        reason: 'policy_denied',
+        data: { policy_version: denied.policyVersion, rule: denied.rule, matched: denied.matched },
+      };
+    }
+  }
+  if (!refusal) return { change };
   return {
-    to: 'failed',
-    failureCode: decision.refusal.code,
-    reason: `${decision.side}_${decision.refusal.code}`,
-    nextRailCheckAt: null,
+    change: { to: 'failed', failureCode: refusal.code, reason: refusal.reason, nextRailCheckAt: null },
+    refused: {
+      organizationId: transfer.organizationId,
+      kind: 'transfer.release',
+      actor: SYSTEM_ACTOR,
+      transferId: transfer.id,
+      walletId: transfer.sourceWalletId ?? transfer.destinationWalletId ?? undefined,
+      data: {
+        movement,
+        outcome: 'refused',
+        failure_code: refusal.code,
+        from_status: transfer.status,
+        decided_under: transfer.authorization
+          ? { policy_version: transfer.authorization.policyVersion, rule: transfer.authorization.rule }
+          : null,
+        ...refusal.data,
+      },
+    },
   };
+}
+
+/**
+ * The decision of the authorization policy in force now, when a newer version than the one that decided the
+ * transfer has come into force and it denies the transfer; undefined otherwise. Facts that need the wallet's
+ * history (counterparty, aggregates) were decided when the transfer was created and are not counted again:
+ * a rule that needs them does not match here.
+ */
+async function policyInForceDenies(tx: Queryable, transfer: Transfer): Promise<PolicyDecision | undefined> {
+  const { authorization, sourceWalletId } = transfer;
+  if (!authorization || !sourceWalletId) return undefined;
+  const policy = await findCurrentPolicy(tx, transfer.organizationId);
+  if (!policy || policy.version === authorization.policyVersion) return undefined;
+  const wallet = await findWallet(tx, transfer.organizationId, sourceWalletId);
+  const customer = wallet && (await findCustomer(tx, transfer.organizationId, wallet.ownerId));
+  const decision = evaluatePolicy(policy, {
+    operation: 'transfer',
+    facts: {
+      amountMinor: transfer.amountMinor,
+      currency: transfer.currency,
+      rail: transfer.rail,
+      destinationType: (transfer.destination as Destination).type,
+      sourceWalletId,
+      kycStatus: customer?.kycStatus,
+      riskLevel: customer ? effectiveRiskLevel(customer, customer.riskOverride) : undefined,
+    },
+  });
+  return decision.decision === 'deny' ? decision : undefined;
 }
 
 /** Loads and locks a transfer for a status change, or 404s. */

@@ -14,6 +14,7 @@ export const EVIDENCE_GENESIS_HASH = '0'.repeat(64);
 /** What a record is evidence of; a closed vocabulary that grows with each decision the service records. */
 export const EVIDENCE_KINDS = [
   'transfer.decision',
+  'transfer.release',
   'verification.result',
   'screening.result',
   'limit.decision',

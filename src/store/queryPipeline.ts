@@ -23,6 +23,11 @@ export class QueryPipeline implements Queryable {
 
   constructor(private readonly db: Queryable) {}
 
+  /** Locks taken through the pipeline are held by the transaction it wraps (src/store/lockOrder.ts). */
+  get lockOwner(): object {
+    return (this.db as { lockOwner?: object }).lockOwner ?? this.db;
+  }
+
   query<R extends Row = Row>(sql: string, params: readonly unknown[] = []): Promise<R[]> {
     return new Promise<R[]>((resolve, reject) => {
       this.waiting.push({ text: sql, params, resolve: resolve as (rows: Row[]) => void, reject });

@@ -17,11 +17,15 @@ import type { Environment, Scope } from '../../src/domain/apiKeys.ts';
 import { keyringOf, MASTER_KEY_BYTES } from '../../src/domain/sealing.ts';
 import { buildApp } from '../../src/http/app.ts';
 import { PARTNER_RAIL_FACTORIES } from '../../src/rails/partners/index.ts';
+import { enforceLockOrder } from '../../src/store/lockOrder.ts';
 import { migrate } from '../../src/store/migrate.ts';
 import { openPgliteStore } from '../../src/store/pglite.ts';
 import { createSchema, dropSchema, openPostgresStore } from '../../src/store/postgres.ts';
 import { findOrganizationByName } from '../../src/store/repositories/organizations.ts';
 import type { Store } from '../../src/store/store.ts';
+
+// Every test runs with the lock order checked: a path that locks accounts after the evidence chain throws.
+enforceLockOrder(true);
 
 export type Backend = 'pglite' | 'postgres';
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL;

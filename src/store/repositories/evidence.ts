@@ -7,6 +7,7 @@ import type {
 } from '../../domain/evidence.ts';
 import { EVIDENCE_GENESIS_HASH } from '../../domain/evidence.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
+import { lockingStage } from '../lockOrder.ts';
 import type { Queryable } from '../store.ts';
 import { type KeysetFilter, toBigInt, toDate } from './rows.ts';
 
@@ -56,6 +57,7 @@ export function evidenceFromRow(row: Record<string, unknown>): EvidenceRecord {
  * appends to one chain queue one behind the other: one statement, whose upsert holds the row lock.
  */
 export async function lockChainHead(db: Queryable, organizationId: string): Promise<ChainHead> {
+  lockingStage(db, 'evidence_chain');
   const [row] = await db.query(
     `INSERT INTO evidence_chain_heads (organization_id, sequence, hash) VALUES ($1, 0, $2)
      ON CONFLICT (organization_id) DO UPDATE SET organization_id = excluded.organization_id

@@ -9,6 +9,7 @@ import type {
 } from '../../domain/ledger.ts';
 import type { Currency } from '../../domain/money.ts';
 import type { PostingAccount } from '../../domain/posting.ts';
+import { lockingAccounts } from '../lockOrder.ts';
 import type { Queryable } from '../store.ts';
 import {
   accountSumsFromRow,
@@ -95,6 +96,7 @@ export async function lockAccounts(
   ids: readonly string[],
 ): Promise<Map<string, LockedAccount>> {
   const sorted = [...new Set(ids)].sort();
+  lockingAccounts(db, sorted);
   const rows = await db.query(
     // The wallet's status is read from the locked row itself (a copy kept by the database), so a freeze or
     // close that commits while this waits for the lock is what the decision sees.
