@@ -2,7 +2,7 @@
  * Transfers: validate and normalise both request forms, hand new transfers to the ledger writer, and move
  * existing ones through the status machine with their ledger effects, each change in one transaction.
  */
-import { limitPeriods } from '../domain/decisions/limits.ts';
+import { limitBasisOf, limitPeriods } from '../domain/decisions/limits.ts';
 import { policyNeeds } from '../domain/decisions/policies.ts';
 import type { TravelRuleInput } from '../domain/decisions/travelRule.ts';
 import { cryptoAddressDestination } from '../domain/digitalAssets.ts';
@@ -552,13 +552,17 @@ export async function applyStatusChange(
     (to === 'failed' || to === 'canceled' || to === 'rejected' || to === 'expired') &&
     transfer.sourceWalletId
   ) {
-    await releaseLimitUsage(
-      tx,
-      transfer.sourceWalletId,
-      transfer.currency,
-      transfer.amountMinor,
-      limitPeriods(transfer.createdAt),
-    );
+    // Counted at its limit basis (a stablecoin at its USD equivalent), so given back the same way.
+    const basis = limitBasisOf(transfer.currency, transfer.amountMinor);
+    if (basis) {
+      await releaseLimitUsage(
+        tx,
+        transfer.sourceWalletId,
+        basis.currency,
+        basis.amountMinor,
+        limitPeriods(transfer.createdAt),
+      );
+    }
     await releasePilotCap(tx, deps, transfer);
   }
 
