@@ -77,6 +77,7 @@ import { appendEvidence, SYSTEM_ACTOR } from './evidence.ts';
 import { feeIncomeAccount, loadFeeSchedule } from './fees.ts';
 import { LimitGuard } from './posting/limitGuard.ts';
 import { PostingSession, refusalError } from './posting/session.ts';
+import { requireProduct } from './products.ts';
 import { refuseSavingsSource } from './savings.ts';
 
 const isAsset = (c: Currency) => isDigitalAsset(c);
@@ -325,6 +326,7 @@ export async function createQuote(
   fees: Pick<FeeSchedule, 'version' | 'rules'>,
   amountText?: string,
 ): Promise<ConversionQuote> {
+  await requireProduct(deps, organizationId, 'stablecoins', undefined, tx);
   for (const field of ['from_wallet', 'to_wallet'] as const) {
     if (!isId('wallet', input[field]))
       throw validationError(field, `${field} must be a wallet id (wallet_…)`, 'invalid_format');
@@ -507,6 +509,7 @@ export async function executeQuote(
   createdBy: string | null,
   amlRules: readonly AmlRule[],
 ): Promise<ConversionOutcome> {
+  await requireProduct(deps, organizationId, 'stablecoins', undefined, tx);
   const quote = await findConversionQuote(tx, organizationId, quoteId, { forUpdate: true });
   if (!quote) throw resourceMissing('conversion quote', quoteId, 'quote');
   if (quote.status === 'executed') {

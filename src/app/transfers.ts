@@ -68,6 +68,7 @@ import { loadPolicy } from './policies.ts';
 import { releasePilotCap } from './posting/pilotCapGuard.ts';
 import { postEntry } from './posting/session.ts';
 import type { LedgerWriter, TransferCommand } from './posting/writer.ts';
+import { requireProductOfMovement } from './products.ts';
 import { refuseSavingsSource } from './savings.ts';
 import { screenCounterparty } from './transferScreening.ts';
 import { prepareTravelRule } from './travelRule.ts';
@@ -340,6 +341,8 @@ export async function prepareTransfer(
     source,
     wallets,
   );
+  // The product the rail and currency belong to must be enabled: here, so a batch's items are held to it too.
+  await requireProductOfMovement(deps, organizationId, { rail, currency }, 'rail');
   const destinationWalletId = destinationWallet?.id ?? null;
   const clearingKey = `${rail}/${currency}`;
   const creditAccountId =

@@ -375,7 +375,7 @@ export function stablecoinRoutes(app: FastifyInstance, deps: Deps): void {
   app.post<{ Params: { id: string }; Body: { network: DigitalAssetNetwork } }>(
     '/v1/wallets/:id/deposit-addresses',
     {
-      config: { scope: 'write' },
+      config: { scope: 'write', product: 'stablecoins' },
       schema: {
         operationId: 'createDepositAddress',
         summary: 'Get a deposit address',
@@ -429,7 +429,7 @@ export function stablecoinRoutes(app: FastifyInstance, deps: Deps): void {
   app.get<{ Params: { id: string } }>(
     '/v1/wallets/:id/deposit-addresses',
     {
-      config: { scope: 'read' },
+      config: { scope: 'read', product: 'stablecoins' },
       schema: {
         operationId: 'listDepositAddresses',
         summary: 'List a wallet’s deposit addresses',
@@ -461,7 +461,7 @@ export function stablecoinRoutes(app: FastifyInstance, deps: Deps): void {
   app.get<{ Querystring: ListQuery & { status?: DepositStatus; wallet?: string } }>(
     '/v1/deposits',
     {
-      config: { scope: 'read' },
+      config: { scope: 'read', product: 'stablecoins' },
       schema: {
         operationId: 'listDeposits',
         summary: 'List deposits',
@@ -492,7 +492,7 @@ export function stablecoinRoutes(app: FastifyInstance, deps: Deps): void {
   app.get<{ Params: { id: string } }>(
     '/v1/deposits/:id',
     {
-      config: { scope: 'read' },
+      config: { scope: 'read', product: 'stablecoins' },
       schema: {
         operationId: 'getDeposit',
         summary: 'Retrieve a deposit',
@@ -512,7 +512,7 @@ export function stablecoinRoutes(app: FastifyInstance, deps: Deps): void {
   app.get(
     '/v1/conversion-rates',
     {
-      config: { scope: 'read' },
+      config: { scope: 'read', product: 'stablecoins' },
       schema: {
         operationId: 'getConversionRates',
         summary: 'Retrieve the conversion rates',
@@ -532,7 +532,7 @@ export function stablecoinRoutes(app: FastifyInstance, deps: Deps): void {
   app.put<{ Body: { rates: { from: string; to: string; rate: string }[] } }>(
     '/v1/conversion-rates',
     {
-      config: { scope: 'compliance' },
+      config: { scope: 'compliance', product: 'stablecoins' },
       schema: {
         operationId: 'setConversionRates',
         summary: 'Replace the conversion rates',
@@ -580,7 +580,7 @@ export function stablecoinRoutes(app: FastifyInstance, deps: Deps): void {
   app.post<{ Body: QuoteInput }>(
     '/v1/conversions/quote',
     {
-      config: { scope: 'write' },
+      config: { scope: 'write', product: 'stablecoins' },
       schema: {
         operationId: 'createConversionQuote',
         summary: 'Quote a conversion',
@@ -633,7 +633,7 @@ export function stablecoinRoutes(app: FastifyInstance, deps: Deps): void {
   app.get<{ Params: { id: string } }>(
     '/v1/conversions/quotes/:id',
     {
-      config: { scope: 'read' },
+      config: { scope: 'read', product: 'stablecoins' },
       schema: {
         operationId: 'getConversionQuote',
         summary: 'Retrieve a quote',
@@ -653,7 +653,7 @@ export function stablecoinRoutes(app: FastifyInstance, deps: Deps): void {
   app.post<{ Body: { quote: string } }>(
     '/v1/conversions',
     {
-      config: { scope: 'write' },
+      config: { scope: 'write', product: 'stablecoins' },
       schema: {
         operationId: 'createConversion',
         summary: 'Execute a quote',
@@ -700,7 +700,7 @@ export function stablecoinRoutes(app: FastifyInstance, deps: Deps): void {
   app.get<{ Querystring: ListQuery }>(
     '/v1/conversions',
     {
-      config: { scope: 'read' },
+      config: { scope: 'read', product: 'stablecoins' },
       schema: {
         operationId: 'listConversions',
         summary: 'List conversions',
@@ -728,7 +728,7 @@ export function stablecoinRoutes(app: FastifyInstance, deps: Deps): void {
   app.get<{ Params: { id: string } }>(
     '/v1/conversions/:id',
     {
-      config: { scope: 'read' },
+      config: { scope: 'read', product: 'stablecoins' },
       schema: {
         operationId: 'getConversion',
         summary: 'Retrieve a conversion',
