@@ -15,6 +15,7 @@ import {
   decideRateChange,
   parseConversionRate,
   rateChangesRequiringApproval,
+  roundTripGain,
 } from '../src/domain/stablecoins.ts';
 import {
   api,
@@ -65,6 +66,17 @@ describe('the rate band and the USD equivalence, pure', () => {
     expect(rateChangesRequiringApproval([first], { sandbox: true, hadRate: before })).toEqual([first]);
     expect(rateChangesRequiringApproval([first], { sandbox: false, hadRate: never })).toEqual([first]);
     expect(rateChangesRequiringApproval([outside], { sandbox: true, hadRate: never })).toEqual([outside]);
+  });
+
+  it('refuses a table whose round trip gains', () => {
+    const table = (there: string, back: string) => [
+      { from: 'KES' as const, to: 'USDC' as const, rate: rate(there) },
+      { from: 'USDC' as const, to: 'KES' as const, rate: rate(back) },
+    ];
+    expect(roundTripGain(table('0.0077', '128.5'))).toBeUndefined();
+    expect(roundTripGain(table('0.008', '125'))).toBeUndefined(); // exactly 1: breaks even
+    expect(roundTripGain(table('0.0079', '128.5'))).toEqual({ index: 0, from: 'KES', to: 'USDC' });
+    expect(roundTripGain([{ from: 'KES', to: 'USDC', rate: rate('1000000') }])).toBeUndefined();
   });
 
   it('holds an amount to the band of a reference amount', () => {
@@ -132,7 +144,14 @@ describe.each(BACKENDS)('an insider against rates, limits and products on %s', (
 
   it('5: a compliance member cannot set KES→USDC to 1,000,000; 1.00 KES stays 0.0077 USDC', async () => {
     const before = await ratesNow();
-    const absurd = await putRates(await withRate('KES', 'USDC', '1000000'));
+    // With USDC→KES at 128.5 beside it, KES→USDC→KES would multiply money: refused as a table.
+    const roundTrip = await putRates(await withRate('KES', 'USDC', '1000000'));
+    expect(roundTrip.statusCode, roundTrip.body).toBe(400);
+    expect(roundTrip.data.errors[0]).toMatchObject({ code: 'round_trip_gain' });
+    // Alone (its reverse removed), the move is past the band: it needs a second member.
+    const absurd = await putRates(
+      (await withRate('KES', 'USDC', '1000000')).filter((r) => !(r.from === 'USDC' && r.to === 'KES')),
+    );
     expect(absurd.statusCode, absurd.body).toBe(409);
     expect(absurd.data).toMatchObject({ code: 'rate_change_requires_approval', param: 'rate' });
     expect(absurd.data.detail).toContain("second member's approval");
@@ -148,19 +167,23 @@ describe.each(BACKENDS)('an insider against rates, limits and products on %s', (
   });
 
   it('5: a change within the band applies as a new version with its setter; a pair re-added needs approval', async () => {
-    const moved = await putRates(await withRate('KES', 'USDC', '0.0079'));
+    // Up within the band, but then KES→USDC→KES would return more than it sent: refused as a whole.
+    const gain = await putRates(await withRate('KES', 'USDC', '0.0079'));
+    expect(gain.statusCode, gain.body).toBe(400);
+    expect(gain.data.errors[0]).toMatchObject({ code: 'round_trip_gain' });
+    const moved = await putRates(await withRate('KES', 'USDC', '0.0076'));
     expect(moved.statusCode, moved.body).toBe(200);
     const entry = moved.data.data.find((r: any) => r.from === 'KES' && r.to === 'USDC');
-    expect(entry.rate).toBe('0.0079');
+    expect(entry.rate).toBe('0.0076');
     const [version] = await t.db.store.query<Record<string, unknown>>(
       'SELECT previous_rate, rate, basis, set_by FROM conversion_rate_versions WHERE id = $1',
       [entry.version],
     );
-    expect(version).toMatchObject({ previous_rate: '0.0077', rate: '0.0079', basis: 'within_band' });
+    expect(version).toMatchObject({ previous_rate: '0.0077', rate: '0.0076', basis: 'within_band' });
     expect(String(version?.set_by)).toMatch(/^key_/);
     const evidence = await api(t, 'GET', '/v1/evidence?kind=conversion.rates.update', { key: operator });
     expect(evidence.data.data[0].data.versions).toEqual([
-      expect.objectContaining({ id: entry.version, previous_rate: '0.0077', rate: '0.0079' }),
+      expect.objectContaining({ id: entry.version, previous_rate: '0.0077', rate: '0.0076' }),
     ]);
     expect(evidence.data.data[0].actor).toMatch(/^key_/);
 
@@ -186,18 +209,18 @@ describe.each(BACKENDS)('an insider against rates, limits and products on %s', (
   it('5: a quote taken before the rate moved past the band is refused rate_out_of_band; one within it converts', async () => {
     const { fiat, coin } = await customerWallets('10000.00');
     const early = await quote(fiat, coin, '1000.00');
-    expect(early.data).toMatchObject({ to_amount: '7.900000' });
+    expect(early.data).toMatchObject({ to_amount: '7.600000' });
     const kept = await quote(fiat, coin, '1000.00');
     // Two steps each inside the band walk the rate more than the band away from the early quotes.
-    expect((await putRates(await withRate('KES', 'USDC', '0.0076'))).statusCode).toBe(200);
+    expect((await putRates(await withRate('KES', 'USDC', '0.0074'))).statusCode).toBe(200);
     const within = await execute(kept.data.id);
     expect(within.statusCode, within.body).toBe(201);
     expect(within.data.rate_version).toBe(kept.data.rate_version);
-    expect((await putRates(await withRate('KES', 'USDC', '0.0073'))).statusCode).toBe(200);
+    expect((await putRates(await withRate('KES', 'USDC', '0.0072'))).statusCode).toBe(200);
     const refused = await execute(early.data.id);
     expect(refused.statusCode, refused.body).toBe(422);
     expect(refused.data).toMatchObject({ code: 'rate_out_of_band', param: 'quote' });
-    expect((await balanceOf(t, coin)).available).toBe('7.900000');
+    expect((await balanceOf(t, coin)).available).toBe('7.600000');
     expect((await balanceOf(t, fiat)).available).toBe('9000.00');
   });
 

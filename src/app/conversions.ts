@@ -47,6 +47,7 @@ import {
   parseConversionRate,
   type RateChangeDecision,
   rateChangesRequiringApproval,
+  roundTripGain,
   SANDBOX_DEFAULT_CONVERSION_RATES,
 } from '../domain/stablecoins.ts';
 import { ensureSystemAccount } from '../store/repositories/ledger.ts';
@@ -166,6 +167,15 @@ export async function planRateChange(
     seen.add(`${from}/${to}`);
     return { from, to, rate: parseConversionRate(entry.rate, at('rate')) };
   });
+  const gain = roundTripGain(parsed);
+  if (gain) {
+    const param = `rates[${gain.index}].rate`;
+    throw validationError(
+      param,
+      `${param}: ${gain.from} to ${gain.to} and back would return more than was sent (the two rates multiply to more than 1)`,
+      'round_trip_gain',
+    );
+  }
   await ensureDefaultRates(tx, deps, organizationId);
   const before = await listConversionRates(tx, organizationId, { forUpdate: true });
   const inForce = new Map(before.map((r) => [`${r.from}/${r.to}`, r]));

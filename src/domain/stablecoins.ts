@@ -293,6 +293,26 @@ export function decideRateChange(
 }
 
 /**
+ * The first pair of a rate table whose round trip gains: converting one way and back at rate(A→B) ×
+ * rate(B→A) > 1 would return more than was sent, so repeated round trips would create money (each leg
+ * inside the band or not). Exact: the numerators' product against 10^(sum of scales). Undefined when every
+ * pair with its reverse in the table loses or breaks even (the spread is the treasury's).
+ */
+export function roundTripGain(
+  rates: readonly { from: Currency; to: Currency; rate: ConversionRate }[],
+): { index: number; from: Currency; to: Currency } | undefined {
+  const byPair = new Map(rates.map((r) => [`${r.from}/${r.to}`, r.rate]));
+  for (const [index, r] of rates.entries()) {
+    const back = byPair.get(`${r.to}/${r.from}`);
+    if (!back) continue;
+    if (r.rate.numerator * back.numerator > 10n ** BigInt(r.rate.scale + back.scale)) {
+      return { index, from: r.from, to: r.to };
+    }
+  }
+  return undefined;
+}
+
+/**
  * Of a change's decisions, those that must wait for a second member's approval: every change outside the
  * band, and every pair's first rate, except in the sandbox a pair that never had a rate (`hadRate` false),
  * so that the sandbox's seed and tests can set rates. Pure: the caller says which environment it is and
