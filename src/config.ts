@@ -6,6 +6,7 @@ import type { PilotCaps } from './domain/decisions/pilotCaps.ts';
 import { type Currency, isCurrency, parseAmount } from './domain/money.ts';
 import type { TokenBucket } from './domain/rateLimits.ts';
 import { MASTER_KEY_BYTES, parseMasterKey } from './domain/sealing.ts';
+import { CONVERSION_RATE_BAND_BPS_DEFAULT, CONVERSION_RATE_BAND_BPS_MAX } from './domain/stablecoins.ts';
 
 import {
   parseRetrySchedule,
@@ -107,6 +108,12 @@ export interface Config {
    * organization's launch gates before its keys are issued (docs/GOING-LIVE.md).
    */
   sandboxDatabaseUrl: string | undefined;
+  /**
+   * MKOBA_CONVERSION_RATE_BAND_BPS: how far (basis points of the rate in force) a conversion rate may move
+   * without a second member's approval, and how far a quote's output may stand from the rate in force when
+   * it is executed. CONVERSION_RATE_BAND_BPS_DEFAULT (500, 5 %) by default.
+   */
+  conversionRateBandBps: number;
 }
 
 export interface RetentionSettings {
@@ -452,6 +459,18 @@ function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value.trim() === '' ? undefined : value.trim();
 }
 
+function loadConversionRateBandBps(env: NodeJS.ProcessEnv): number {
+  const text = nonEmpty(env.MKOBA_CONVERSION_RATE_BAND_BPS);
+  if (text === undefined) return CONVERSION_RATE_BAND_BPS_DEFAULT;
+  if (!/^\d{1,5}$/.test(text) || Number(text) < 1 || Number(text) > CONVERSION_RATE_BAND_BPS_MAX) {
+    throw new ConfigError(
+      'MKOBA_CONVERSION_RATE_BAND_BPS',
+      `must be a whole number of basis points from 1 to ${CONVERSION_RATE_BAND_BPS_MAX}, got '${text}'`,
+    );
+  }
+  return Number(text);
+}
+
 function loadLedgerWriterLanes(env: NodeJS.ProcessEnv): number | undefined {
   const text = nonEmpty(env.MKOBA_LEDGER_WRITER_LANES);
   if (text === undefined) return undefined;
@@ -623,5 +642,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     retention: loadRetentionSettings(env, environment),
     pilotCaps: loadPilotCaps(env, environment),
     sandboxDatabaseUrl: loadSandboxDatabaseUrl(env, environment, databaseUrl),
+    conversionRateBandBps: loadConversionRateBandBps(env),
   };
 }

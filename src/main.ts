@@ -251,6 +251,7 @@ function processDeps(store: Store, config: Config, keyring: Keyring, launchGateS
     publicUrl: config.publicUrl,
     pilotCaps: config.pilotCaps,
     launchGateSource,
+    conversionRateBandBps: config.conversionRateBandBps,
   });
 }
 

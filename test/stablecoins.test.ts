@@ -18,6 +18,7 @@ import {
   type TestApp,
 } from './support/harness.ts';
 import { balanceOf, expectLedgerHealthy, fundedWallet } from './support/ledger.ts';
+import { newOrganization } from './support/organizations.ts';
 
 /** EIP-55's own test vector, and the same address with one letter's case flipped. */
 const CHECKSUMMED = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
@@ -563,9 +564,19 @@ describe.each(BACKENDS)('stablecoins in production on %s', (backend) => {
   afterAll(() => t.close());
 
   it('refuses deposit addresses without a custody provider, and has no simulated chain', async () => {
-    const owner = await createCustomer(t);
-    const wallet = await api(t, 'POST', '/v1/wallets', { body: { owner, currency: 'USDC' } });
+    // Outside the sandbox an organization that named no products has mobile_money only.
+    const { key } = await newOrganization(t);
+    const owner = await createCustomer(t, key);
+    const closed = await api(t, 'POST', '/v1/wallets', { key, body: { owner, currency: 'USDC' } });
+    expect(closed.data).toMatchObject({ code: 'product_not_enabled', product: 'stablecoins' });
+    const enabled = await api(t, 'PATCH', '/v1/organization', {
+      key,
+      body: { products: ['mobile_money', 'stablecoins'] },
+    });
+    expect(enabled.statusCode, enabled.body).toBe(200);
+    const wallet = await api(t, 'POST', '/v1/wallets', { key, body: { owner, currency: 'USDC' } });
     const refused = await api(t, 'POST', `/v1/wallets/${wallet.data.id}/deposit-addresses`, {
+      key,
       body: { network: 'ethereum' },
     });
     expect(refused.statusCode).toBe(422);
@@ -574,6 +585,13 @@ describe.each(BACKENDS)('stablecoins in production on %s', (backend) => {
       body: { network: 'ethereum', blocks: 1 },
     });
     expect(chain.statusCode).toBe(404);
-    expect((await api(t, 'GET', '/v1/conversion-rates')).data.data).toEqual([]);
+    expect((await api(t, 'GET', '/v1/conversion-rates', { key })).data.data).toEqual([]);
+    // Outside the sandbox a pair's first rate has nothing to bound it: it needs a second member's approval.
+    const first = await api(t, 'PUT', '/v1/conversion-rates', {
+      key,
+      body: { rates: [{ from: 'KES', to: 'USDC', rate: '0.0077' }] },
+    });
+    expect(first.statusCode, first.body).toBe(409);
+    expect(first.data).toMatchObject({ code: 'rate_change_requires_approval', param: 'rate' });
   });
 });

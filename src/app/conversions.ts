@@ -34,27 +34,36 @@ import { directPostings, transferPostings } from '../domain/ledger.ts';
 import { type Currency, checkSingleAmount, formatAmount, isCurrency, parseAmount } from '../domain/money.ts';
 import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
 import {
+  amountWithinBand,
   CONVERSION_QUOTE_TTL_MS,
+  CONVERSION_RATE_BAND_BPS_DEFAULT,
   CONVERSION_RATES_MAX,
   type Conversion,
   type ConversionQuote,
   type ConversionRateEntry,
   conversionDirection,
   convertAmount,
+  decideRateChange,
   parseConversionRate,
+  type RateChangeDecision,
+  rateChangesRequiringApproval,
+  roundTripGain,
   SANDBOX_DEFAULT_CONVERSION_RATES,
 } from '../domain/stablecoins.ts';
 import { ensureSystemAccount } from '../store/repositories/ledger.ts';
 import {
+  type ConversionRateVersion,
   findConversion,
   findConversionQuote,
   findConversionRate,
   insertConversion,
   insertConversionQuote,
   insertConversionRatesIfNone,
+  insertConversionRateVersions,
   listConversionRates,
   listConversions,
   markQuoteExecuted,
+  pairsWithRateHistory,
   replaceConversionRates,
   type StoredConversionRate,
 } from '../store/repositories/stablecoins.ts';
@@ -69,17 +78,23 @@ import { appendEvidence, SYSTEM_ACTOR } from './evidence.ts';
 import { feeIncomeAccount, loadFeeSchedule } from './fees.ts';
 import { LimitGuard } from './posting/limitGuard.ts';
 import { PostingSession, refusalError } from './posting/session.ts';
+import { requireProduct } from './products.ts';
 import { refuseSavingsSource } from './savings.ts';
 
 const isAsset = (c: Currency) => isDigitalAsset(c);
 
-/** Writes the sandbox's default rates in the caller's transaction if the organization has none yet. */
+/** The band rates and quotes are held to: MKOBA_CONVERSION_RATE_BAND_BPS, 5 % by default. */
+export function rateBandBps(deps: Deps): number {
+  return deps.conversionRateBandBps ?? CONVERSION_RATE_BAND_BPS_DEFAULT;
+}
+
+/** Writes the sandbox's default rates (each a version, basis `defaults`) in the caller's transaction if the organization has none yet. */
 async function ensureDefaultRates(tx: Queryable, deps: Deps, organizationId: string): Promise<void> {
   if (deps.environment !== 'sandbox') return;
   const written = await insertConversionRatesIfNone(
     tx,
     organizationId,
-    SANDBOX_DEFAULT_CONVERSION_RATES,
+    SANDBOX_DEFAULT_CONVERSION_RATES.map((r) => ({ ...r, id: deps.newId('conversionRateVersion') })),
     deps.now(),
   );
   if (!written) return;
@@ -104,21 +119,35 @@ export async function getConversionRates(
 }
 
 /**
- * Replaces the organization's rates whole: each a pair of a fiat currency and a stablecoin (either way
- * round) with a positive decimal rate of at most 12 decimals, no pair twice. Recorded as evidence.
+ * A proposed replacement of the organization's rates, checked and decided against the rates in force (read
+ * locked): each pair's decision (`decideRateChange`) and which of them need a second member's approval
+ * (`requiringApproval`). Applying it (`applyRateChange`) writes it; nothing is written before.
  */
-export async function putConversionRates(
+export interface RateChangePlan {
+  organizationId: string;
+  rates: ConversionRateEntry[];
+  before: StoredConversionRate[];
+  decisions: RateChangeDecision[];
+  requiringApproval: RateChangeDecision[];
+  bandBps: number;
+}
+
+/**
+ * Checks a replacement of the rates (each a pair of a fiat currency and a stablecoin, either way round,
+ * with a positive decimal rate of at most 12 decimals, no pair twice) and decides each pair's change
+ * against the rate in force, the band, and whether the pair ever had a rate. Locks the rates in force.
+ */
+export async function planRateChange(
   tx: Queryable,
   deps: Deps,
   organizationId: string,
   input: { rates: { from: string; to: string; rate: string }[] },
-  actor: EvidenceActor,
-): Promise<StoredConversionRate[]> {
+): Promise<RateChangePlan> {
   if (input.rates.length > CONVERSION_RATES_MAX) {
     throw validationError('rates', `rates may have at most ${CONVERSION_RATES_MAX} entries`, 'too_many');
   }
   const seen = new Set<string>();
-  const checked: ConversionRateEntry[] = input.rates.map((entry, i) => {
+  const parsed = input.rates.map((entry, i) => {
     const at = (field: string) => `rates[${i}].${field}`;
     for (const field of ['from', 'to'] as const) {
       if (!isCurrency(entry[field]))
@@ -136,12 +165,106 @@ export async function putConversionRates(
     if (seen.has(`${from}/${to}`))
       throw validationError(at('from'), `${from} to ${to} is given twice`, 'duplicate_key');
     seen.add(`${from}/${to}`);
-    return { from, to, rate: formatRate(parseConversionRate(entry.rate, at('rate'))) };
+    return { from, to, rate: parseConversionRate(entry.rate, at('rate')) };
   });
+  const gain = roundTripGain(parsed);
+  if (gain) {
+    const param = `rates[${gain.index}].rate`;
+    throw validationError(
+      param,
+      `${param}: ${gain.from} to ${gain.to} and back would return more than was sent (the two rates multiply to more than 1)`,
+      'round_trip_gain',
+    );
+  }
   await ensureDefaultRates(tx, deps, organizationId);
   const before = await listConversionRates(tx, organizationId, { forUpdate: true });
+  const inForce = new Map(before.map((r) => [`${r.from}/${r.to}`, r]));
+  const bandBps = rateBandBps(deps);
+  const decisions = parsed.map((p) => {
+    const current = inForce.get(`${p.from}/${p.to}`);
+    return decideRateChange(p, current && parseConversionRate(current.rate, 'rate'), p.rate, bandBps);
+  });
+  const firsts = decisions.filter((d) => d.reason === 'no_previous_rate');
+  const history = await pairsWithRateHistory(tx, organizationId, firsts);
+  const requiringApproval = rateChangesRequiringApproval(decisions, {
+    sandbox: deps.environment === 'sandbox',
+    hadRate: (pair) => history.has(`${pair.from}/${pair.to}`),
+  });
+  return {
+    organizationId,
+    rates: parsed.map((p) => ({ from: p.from, to: p.to, rate: formatRate(p.rate) })),
+    before,
+    decisions,
+    requiringApproval,
+    bandBps,
+  };
+}
+
+/** The 409 a change gets while it needs a second member's approval and no approval has passed. */
+export function rateChangeRequiresApproval(plan: RateChangePlan): AppError {
+  const what = plan.requiringApproval
+    .map((d) =>
+      d.previous === null
+        ? `${d.from} to ${d.to} has no rate in force to bound ${d.next}`
+        : `${d.from} to ${d.to} from ${d.previous} to ${d.next} moves more than ${plan.bandBps / 100} % (${plan.bandBps} basis points)`,
+    )
+    .join('; ');
+  return new AppError({
+    status: 409,
+    code: 'rate_change_requires_approval',
+    title: 'Rate change needs approval',
+    detail: `This rate change needs a second member's approval: ${what}. Nothing was changed.`,
+    param: 'rate',
+  });
+}
+
+/** Who set a rate, as its version names them: the member, else the API key or console session, else `system`. */
+function setByOf(actor: EvidenceActor): string {
+  if (actor.type === 'system') return 'system';
+  return actor.member ?? actor.id;
+}
+
+/**
+ * Writes a planned change: a new version for every pair whose rate changed (its previous rate, who set it
+ * and why it applied: `within_band`, `sandbox_first_rate`, or `approved` when a second member approved
+ * it), the table replaced with each pair naming its version, and the evidence. Called at once for a change
+ * that needs no approval, and once an approval passes for one that did.
+ */
+export async function applyRateChange(
+  tx: Queryable,
+  deps: Deps,
+  plan: RateChangePlan,
+  actor: EvidenceActor,
+  options: { approved?: boolean } = {},
+): Promise<StoredConversionRate[]> {
+  const { organizationId } = plan;
   const now = deps.now();
-  await replaceConversionRates(tx, organizationId, checked, now);
+  const inForce = new Map(plan.before.map((r) => [`${r.from}/${r.to}`, r]));
+  const versions: ConversionRateVersion[] = [];
+  const rates = plan.rates.map((r, i) => {
+    const decision = plan.decisions[i] as RateChangeDecision;
+    const current = inForce.get(`${r.from}/${r.to}`);
+    if (decision.reason === 'unchanged') return { ...r, versionId: current?.versionId ?? null };
+    const version: ConversionRateVersion = {
+      id: deps.newId('conversionRateVersion'),
+      organizationId,
+      from: r.from,
+      to: r.to,
+      rate: r.rate,
+      previousRate: decision.previous,
+      basis: options.approved
+        ? 'approved'
+        : decision.reason === 'no_previous_rate'
+          ? 'sandbox_first_rate'
+          : 'within_band',
+      setBy: setByOf(actor),
+      createdAt: now,
+    };
+    versions.push(version);
+    return { ...r, versionId: version.id };
+  });
+  await insertConversionRateVersions(tx, versions);
+  await replaceConversionRates(tx, organizationId, rates, now);
   await appendEvidence(tx, deps, [
     {
       organizationId,
@@ -149,12 +272,39 @@ export async function putConversionRates(
       actor,
       data: {
         change: 'replace',
-        before: before.map((r) => ({ from: r.from, to: r.to, rate: r.rate })),
-        after: checked.map((r) => ({ ...r })),
+        band_bps: plan.bandBps,
+        before: plan.before.map((r) => ({ from: r.from, to: r.to, rate: r.rate, version: r.versionId })),
+        after: rates.map((r) => ({ from: r.from, to: r.to, rate: r.rate, version: r.versionId })),
+        versions: versions.map((v) => ({
+          id: v.id,
+          from: v.from,
+          to: v.to,
+          rate: v.rate,
+          previous_rate: v.previousRate,
+          basis: v.basis,
+          set_by: v.setBy,
+        })),
       },
     },
   ]);
   return listConversionRates(tx, organizationId);
+}
+
+/**
+ * Replaces the organization's rates whole (`PUT /v1/conversion-rates`): planned, then applied at once when
+ * no pair needs approval; otherwise a 409 `rate_change_requires_approval` and nothing written. Removing a
+ * pair needs no approval (it stops quotes, it cannot create money).
+ */
+export async function putConversionRates(
+  tx: Queryable,
+  deps: Deps,
+  organizationId: string,
+  input: { rates: { from: string; to: string; rate: string }[] },
+  actor: EvidenceActor,
+): Promise<StoredConversionRate[]> {
+  const plan = await planRateChange(tx, deps, organizationId, input);
+  if (plan.requiringApproval.length > 0) throw rateChangeRequiresApproval(plan);
+  return applyRateChange(tx, deps, plan, actor);
 }
 
 export interface QuoteInput {
@@ -186,6 +336,7 @@ export async function createQuote(
   fees: Pick<FeeSchedule, 'version' | 'rules'>,
   amountText?: string,
 ): Promise<ConversionQuote> {
+  await requireProduct(deps, organizationId, 'stablecoins', undefined, tx);
   for (const field of ['from_wallet', 'to_wallet'] as const) {
     if (!isId('wallet', input[field]))
       throw validationError(field, `${field} must be a wallet id (wallet_…)`, 'invalid_format');
@@ -252,6 +403,7 @@ export async function createQuote(
     fromAmountMinor,
     toAmountMinor,
     rate: formatRate(rate),
+    rateVersionId: stored.versionId,
     feeMinor: fee.feeMinor,
     feeScheduleVersion: fee.scheduleVersion,
     feeRule: fee.rule,
@@ -314,6 +466,42 @@ function conversionBlocked(ruleName: string | undefined, review: boolean): AppEr
 }
 
 /**
+ * A quote is held to the rate in force when it is executed, not only when it was given: its credited amount
+ * must be within the band of what the rate in force gives for its source amount (a quote taken before the
+ * rate moved, or given at a rate since replaced, cannot pay out more than the band allows). A pair whose
+ * rate was removed since is `rate_unavailable`; one too far from it `rate_out_of_band`. Nothing is written.
+ */
+function refuseOutOfBand(
+  quote: ConversionQuote,
+  inForce: StoredConversionRate | undefined,
+  bandBps: number,
+): void {
+  if (!inForce) {
+    throw new AppError({
+      status: 422,
+      code: 'rate_unavailable',
+      title: 'No rate',
+      detail: `The organization no longer has a rate from ${quote.fromCurrency} to ${quote.toCurrency}; quote ${quote.id} cannot be executed. Nothing was converted.`,
+      param: 'quote',
+    });
+  }
+  const reference = convertAmount(
+    quote.fromAmountMinor,
+    quote.fromCurrency,
+    quote.toCurrency,
+    parseConversionRate(inForce.rate, 'rate'),
+  );
+  if (amountWithinBand(quote.toAmountMinor, reference, bandBps)) return;
+  throw new AppError({
+    status: 422,
+    code: 'rate_out_of_band',
+    title: 'Quote out of band',
+    detail: `Quote ${quote.id} credits ${formatAmount(quote.toAmountMinor, quote.toCurrency)} ${quote.toCurrency} at ${quote.rate}; the rate in force (${inForce.rate}) gives ${formatAmount(reference, quote.toCurrency)}, more than ${bandBps / 100} % away. Ask for a new quote; nothing was converted.`,
+    param: 'quote',
+  });
+}
+
+/**
  * Executes a quote once, before it expires, in the caller's transaction: locks it, locks the wallets' and
  * system accounts (in id order, as the ledger writer does), then the customer's tier-limit sums, and decides
  * as for a transfer: the tier limits over the source amount (a 422 `limit_exceeded`, nothing written), the
@@ -331,6 +519,7 @@ export async function executeQuote(
   createdBy: string | null,
   amlRules: readonly AmlRule[],
 ): Promise<ConversionOutcome> {
+  await requireProduct(deps, organizationId, 'stablecoins', undefined, tx);
   const quote = await findConversionQuote(tx, organizationId, quoteId, { forUpdate: true });
   if (!quote) throw resourceMissing('conversion quote', quoteId, 'quote');
   if (quote.status === 'executed') {
@@ -352,6 +541,11 @@ export async function executeQuote(
       param: 'quote',
     });
   }
+  refuseOutOfBand(
+    quote,
+    await findConversionRate(tx, organizationId, quote.fromCurrency, quote.toCurrency),
+    rateBandBps(deps),
+  );
   const fromAccount = await conversionAccount(tx, deps, organizationId, quote.fromCurrency);
   const toAccount = await conversionAccount(tx, deps, organizationId, quote.toCurrency);
   const feeAccount =
@@ -489,6 +683,7 @@ export async function executeQuote(
     fromAmountMinor: quote.fromAmountMinor,
     toAmountMinor: quote.toAmountMinor,
     rate: quote.rate,
+    rateVersionId: quote.rateVersionId,
     feeMinor: quote.feeMinor,
     feeScheduleVersion: quote.feeScheduleVersion,
     feeRule: quote.feeRule,

@@ -52,6 +52,8 @@ export interface Deps {
    * where it is not linked (every gate is then open until an operator overrides it).
    */
   launchGateSource?: Store | undefined;
+  /** MKOBA_CONVERSION_RATE_BAND_BPS; CONVERSION_RATE_BAND_BPS_DEFAULT when absent. */
+  conversionRateBandBps?: number | undefined;
 }
 
 export interface SystemDepsOptions {
@@ -65,6 +67,7 @@ export interface SystemDepsOptions {
   publicUrl?: string | undefined;
   pilotCaps?: PilotCaps | undefined;
   launchGateSource?: Store | undefined;
+  conversionRateBandBps?: number | undefined;
 }
 
 /**
@@ -104,6 +107,7 @@ export function systemDeps(store: Store, environment: Environment, options: Syst
     ...(options.publicUrl ? { publicUrl: options.publicUrl } : {}),
     ...(options.pilotCaps ? { pilotCaps: options.pilotCaps } : {}),
     ...(options.launchGateSource ? { launchGateSource: options.launchGateSource } : {}),
+    ...(options.conversionRateBandBps ? { conversionRateBandBps: options.conversionRateBandBps } : {}),
     metrics: createServiceMetrics(store),
     now: () => new Date(),
     newId: monotonicIdGenerator(),

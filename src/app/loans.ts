@@ -69,6 +69,7 @@ import { newEvent, recordEvents } from './events.ts';
 import { appendEvidence } from './evidence.ts';
 import { loadPolicy } from './policies.ts';
 import { PostingSession, refusalError } from './posting/session.ts';
+import { requireProduct } from './products.ts';
 import { organizationNow } from './testClock.ts';
 
 /** Loans one transaction of the day work brings up to date at most before the next page is read. */
@@ -292,6 +293,7 @@ export async function applyForLoan(
   createdBy: string,
   actor: EvidenceActor,
 ): Promise<LoanView> {
+  await requireProduct(deps, organizationId, 'digital_banking', undefined, tx);
   const { product, principalMinor, decision } = decided;
   const now = deps.now();
   const status: LoanStatus =
@@ -528,6 +530,7 @@ export async function disburseLoan(
   organizationId: string,
   id: string,
 ): Promise<LoanView> {
+  await requireProduct(deps, organizationId, 'digital_banking', undefined, tx);
   const loan = await lockLoan(tx, organizationId, id);
   if (loan.status !== 'approved') throw loanStateError(loan.id, loan.status, 'disbursed');
   const now = deps.now();

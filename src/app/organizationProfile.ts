@@ -26,6 +26,7 @@ import {
 } from '../store/repositories/organizations.ts';
 import type { Queryable } from '../store/store.ts';
 import type { Deps } from './deps.ts';
+import { forgetOrganizationProducts } from './products.ts';
 
 export interface OrganizationView {
   organization: OrganizationRow;
@@ -118,6 +119,7 @@ export async function updateOrganizationProfile(
       ? parseProducts(change.products)
       : (current?.products ?? [...DEFAULT_LAUNCH_PRODUCTS]);
   await saveProfile(tx, { organizationId, legalEntityId, products, updatedAt: deps.now() });
+  forgetOrganizationProducts(deps, organizationId);
   return viewOf(tx, organization);
 }
 

@@ -66,6 +66,7 @@ import type { Deps } from './deps.ts';
 import { newEvent, recordEvents } from './events.ts';
 import { feeIncomeAccount } from './fees.ts';
 import { PostingSession, refusalError } from './posting/session.ts';
+import { requireProduct } from './products.ts';
 import { organizationNow } from './testClock.ts';
 import { createWallet } from './wallets.ts';
 
@@ -253,6 +254,7 @@ export async function openSavingsAccount(
   organizationId: string,
   input: { product: string; owner: string; metadata?: Metadata },
 ): Promise<SavingsAccountView> {
+  await requireProduct(deps, organizationId, 'digital_banking', undefined, tx);
   const product = await findSavingsProduct(tx, organizationId, input.product);
   if (!product) throw resourceMissing('savings_product', input.product, 'product');
   const wallet = await createWallet(tx, deps, organizationId, {

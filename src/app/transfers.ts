@@ -2,7 +2,7 @@
  * Transfers: validate and normalise both request forms, hand new transfers to the ledger writer, and move
  * existing ones through the status machine with their ledger effects, each change in one transaction.
  */
-import { limitPeriods } from '../domain/decisions/limits.ts';
+import { limitBasisOf, limitPeriods } from '../domain/decisions/limits.ts';
 import { evaluatePolicy, type PolicyDecision, policyNeeds } from '../domain/decisions/policies.ts';
 import type { TravelRuleInput } from '../domain/decisions/travelRule.ts';
 import { cryptoAddressDestination } from '../domain/digitalAssets.ts';
@@ -72,6 +72,7 @@ import { loadPolicy } from './policies.ts';
 import { releasePilotCap } from './posting/pilotCapGuard.ts';
 import { PostingSession, postEntry, refusalError } from './posting/session.ts';
 import type { LedgerWriter, TransferCommand } from './posting/writer.ts';
+import { requireProductOfMovement } from './products.ts';
 import { refuseSavingsSource } from './savings.ts';
 import { screenCounterparty } from './transferScreening.ts';
 import { prepareTravelRule } from './travelRule.ts';
@@ -344,6 +345,8 @@ export async function prepareTransfer(
     source,
     wallets,
   );
+  // The product the rail and currency belong to must be enabled: here, so a batch's items are held to it too.
+  await requireProductOfMovement(deps, organizationId, { rail, currency }, 'rail');
   const destinationWalletId = destinationWallet?.id ?? null;
   const clearingKey = `${rail}/${currency}`;
   const creditAccountId =
@@ -557,13 +560,17 @@ export async function applyStatusChange(
     (to === 'failed' || to === 'canceled' || to === 'rejected' || to === 'expired') &&
     transfer.sourceWalletId
   ) {
-    await releaseLimitUsage(
-      tx,
-      transfer.sourceWalletId,
-      transfer.currency,
-      transfer.amountMinor,
-      limitPeriods(transfer.createdAt),
-    );
+    // Counted at its limit basis (a stablecoin at its USD equivalent), so given back the same way.
+    const basis = limitBasisOf(transfer.currency, transfer.amountMinor);
+    if (basis) {
+      await releaseLimitUsage(
+        tx,
+        transfer.sourceWalletId,
+        basis.currency,
+        basis.amountMinor,
+        limitPeriods(transfer.createdAt),
+      );
+    }
     await releasePilotCap(tx, deps, transfer);
   }
 

@@ -1,3 +1,4 @@
+import { isDigitalAsset } from '../domain/digitalAssets.ts';
 import { resourceMissing } from '../domain/errors.ts';
 import type { Metadata } from '../domain/metadata.ts';
 import type { Currency } from '../domain/money.ts';
@@ -8,6 +9,7 @@ import { findWallet, insertWallet, listWallets as listWalletRows } from '../stor
 import type { Queryable } from '../store/store.ts';
 import type { Deps } from './deps.ts';
 import { accountDetailsForNewWallet } from './digitalAccounts.ts';
+import { requireProduct } from './products.ts';
 
 export interface CreateWalletInput {
   owner: string;
@@ -24,6 +26,8 @@ export async function createWallet(
   // Another organization's customer is indistinguishable from one that does not exist.
   const owner = await findCustomer(tx, organizationId, input.owner);
   if (!owner) throw resourceMissing('customer', input.owner, 'owner');
+  if (isDigitalAsset(input.currency))
+    await requireProduct(deps, organizationId, 'stablecoins', 'currency', tx);
   const now = deps.now();
   const wallet: Wallet = {
     id: deps.newId('wallet'),

@@ -21,6 +21,8 @@ export type ErrorCode =
   | 'wallet_not_active'
   | 'wallet_not_empty'
   | 'limit_exceeded'
+  | 'limit_not_configured'
+  | 'product_not_enabled'
   | 'pilot_cap_exceeded'
   | 'compliance_blocked'
   | 'policy_denied'
@@ -46,6 +48,8 @@ export type ErrorCode =
   | 'custody_not_configured'
   | 'rate_unavailable'
   | 'quote_expired'
+  | 'rate_out_of_band'
+  | 'rate_change_requires_approval'
   | 'savings_account_cannot_send'
   | 'savings_withdrawal_refused'
   | 'savings_rate_in_past'
@@ -155,6 +159,8 @@ export interface ProblemDocument {
   /** A policy refused: the rule and the version it belongs to. */
   rule?: string;
   policy_version?: string;
+  /** A product the organization has not enabled. */
+  product?: string;
   request_id: string;
 }
 

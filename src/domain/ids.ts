@@ -39,6 +39,7 @@ export const ID_PREFIXES = {
   deposit: 'dep',
   conversionQuote: 'cq',
   conversion: 'conv',
+  conversionRateVersion: 'crv',
   savingsProduct: 'svp',
   savingsNotice: 'svn',
   savingsWithdrawal: 'svw',

@@ -25,6 +25,32 @@ export const PRODUCT_RAILS: Record<LaunchProduct, readonly Rail[]> = {
   stablecoins: ['digital_asset'],
 };
 
+/**
+ * The products an organization may use: those it named; when it named none, every product in the sandbox
+ * (so it can explore before it chooses) and DEFAULT_LAUNCH_PRODUCTS in pilot and production (the products
+ * its launch gates were passed for).
+ */
+export function enabledProducts(
+  named: readonly LaunchProduct[] | undefined,
+  sandbox: boolean,
+): readonly LaunchProduct[] {
+  if (named !== undefined) return named;
+  return sandbox ? LAUNCH_PRODUCTS : DEFAULT_LAUNCH_PRODUCTS;
+}
+
+/** Stablecoin currencies: money in them is the `stablecoins` product, whatever the rail. */
+const STABLECOIN_CURRENCIES: readonly string[] = ['USDC', 'USDT'];
+
+/**
+ * The product a movement belongs to: a stablecoin currency is `stablecoins` on any rail; otherwise its
+ * rail's product (PRODUCT_RAILS); undefined for the `internal` rail in a fiat currency (a book transfer
+ * between the organization's own wallets, part of every product).
+ */
+export function productOfMovement(movement: { rail: Rail; currency: string }): LaunchProduct | undefined {
+  if (STABLECOIN_CURRENCIES.includes(movement.currency)) return 'stablecoins';
+  return LAUNCH_PRODUCTS.find((p) => PRODUCT_RAILS[p].includes(movement.rail));
+}
+
 /** Every product's gates, in the order they are listed. */
 export const LAUNCH_GATES = [
   'business_verified',

@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { base58 } from '@scure/base';
-import { parseRate, type UsdRate } from './decisions/travelRule.ts';
+import { formatRate, parseRate, type UsdRate } from './decisions/travelRule.ts';
 import {
   base58check,
   DIGITAL_ASSET_NETWORK_FAMILIES,
@@ -224,6 +224,109 @@ export function convertAmount(fromMinor: bigint, from: Currency, to: Currency, r
   return numerator / denominator;
 }
 
+/** Basis points: 10,000 is 100 %. */
+export const BASIS_POINTS_PER_UNIT = 10_000n;
+/**
+ * How far, in basis points of the rate in force, a conversion rate may move without a second member's
+ * approval; and how far a quote's output may stand from what the rate in force gives when it is executed.
+ */
+export const CONVERSION_RATE_BAND_BPS_DEFAULT = 500;
+/** The widest band a deployment may configure (MKOBA_CONVERSION_RATE_BAND_BPS): 100 %. */
+export const CONVERSION_RATE_BAND_BPS_MAX = 10_000;
+
+/**
+ * Whether `value` is within `bandBps` basis points of `reference` (both > 0 or the reference 0), exact:
+ * |value − reference| × 10,000 ≤ reference × band. Decimals are compared over a common denominator.
+ */
+function withinBand(
+  value: { numerator: bigint; scale: number },
+  reference: { numerator: bigint; scale: number },
+  bandBps: number,
+): boolean {
+  // value = v / 10^vs, reference = r / 10^rs: compare v × 10^rs with r × 10^vs.
+  const v = value.numerator * 10n ** BigInt(reference.scale);
+  const r = reference.numerator * 10n ** BigInt(value.scale);
+  const distance = v > r ? v - r : r - v;
+  return distance * BASIS_POINTS_PER_UNIT <= r * BigInt(bandBps);
+}
+
+/** Whether an amount is within the band of a reference amount (same currency, minor units). */
+export function amountWithinBand(amountMinor: bigint, referenceMinor: bigint, bandBps: number): boolean {
+  return withinBand({ numerator: amountMinor, scale: 0 }, { numerator: referenceMinor, scale: 0 }, bandBps);
+}
+
+/**
+ * What a change of one pair's rate needs: `unchanged` and `within_band` apply at once; `no_previous_rate`
+ * (the pair's first rate: nothing to bound it) and `outside_band` need a second member's approval.
+ */
+export type RateChangeReason = 'unchanged' | 'within_band' | 'outside_band' | 'no_previous_rate';
+
+export interface RateChangeDecision {
+  from: Currency;
+  to: Currency;
+  previous: string | null;
+  next: string;
+  reason: RateChangeReason;
+  needsApproval: boolean;
+}
+
+/** Decides one pair's change against the rate in force (undefined: the pair has none). Pure and exact. */
+export function decideRateChange(
+  pair: { from: Currency; to: Currency },
+  previous: ConversionRate | undefined,
+  next: ConversionRate,
+  bandBps: number,
+): RateChangeDecision {
+  const base = { from: pair.from, to: pair.to, next: formatRate(next) };
+  if (!previous) return { ...base, previous: null, reason: 'no_previous_rate', needsApproval: true };
+  const previousText = formatRate(previous);
+  if (previousText === base.next) {
+    return { ...base, previous: previousText, reason: 'unchanged', needsApproval: false };
+  }
+  const inBand = withinBand(next, previous, bandBps);
+  return {
+    ...base,
+    previous: previousText,
+    reason: inBand ? 'within_band' : 'outside_band',
+    needsApproval: !inBand,
+  };
+}
+
+/**
+ * The first pair of a rate table whose round trip gains: converting one way and back at rate(A→B) ×
+ * rate(B→A) > 1 would return more than was sent, so repeated round trips would create money (each leg
+ * inside the band or not). Exact: the numerators' product against 10^(sum of scales). Undefined when every
+ * pair with its reverse in the table loses or breaks even (the spread is the treasury's).
+ */
+export function roundTripGain(
+  rates: readonly { from: Currency; to: Currency; rate: ConversionRate }[],
+): { index: number; from: Currency; to: Currency } | undefined {
+  const byPair = new Map(rates.map((r) => [`${r.from}/${r.to}`, r.rate]));
+  for (const [index, r] of rates.entries()) {
+    const back = byPair.get(`${r.to}/${r.from}`);
+    if (!back) continue;
+    if (r.rate.numerator * back.numerator > 10n ** BigInt(r.rate.scale + back.scale)) {
+      return { index, from: r.from, to: r.to };
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Of a change's decisions, those that must wait for a second member's approval: every change outside the
+ * band, and every pair's first rate, except in the sandbox a pair that never had a rate (`hadRate` false),
+ * so that the sandbox's seed and tests can set rates. Pure: the caller says which environment it is and
+ * which pairs had a rate before.
+ */
+export function rateChangesRequiringApproval(
+  decisions: readonly RateChangeDecision[],
+  context: { sandbox: boolean; hadRate: (pair: { from: Currency; to: Currency }) => boolean },
+): RateChangeDecision[] {
+  return decisions.filter(
+    (d) => d.needsApproval && !(d.reason === 'no_previous_rate' && context.sandbox && !context.hadRate(d)),
+  );
+}
+
 export function conversionDirection(
   from: Currency,
   to: Currency,
@@ -250,6 +353,8 @@ export interface ConversionQuote {
   toAmountMinor: bigint;
   /** The rate as quoted, an exact decimal string. */
   rate: string;
+  /** The rate version it was quoted at (null: quoted before rates had versions). */
+  rateVersionId: string | null;
   /** In `from`'s minor units, paid on top of the amount; decided by the fee schedule when quoted. */
   feeMinor: bigint;
   /** The fee schedule version that decided the fee and its rule (null: none for conversions from the currency). */
@@ -274,6 +379,8 @@ export interface Conversion {
   fromAmountMinor: bigint;
   toAmountMinor: bigint;
   rate: string;
+  /** The rate version its quote was given at (null: quoted before rates had versions). */
+  rateVersionId: string | null;
   feeMinor: bigint;
   feeScheduleVersion: number | null;
   feeRule: string | null;

@@ -43,6 +43,7 @@ import {
 } from './openapi.ts';
 import { PAYMENT_BATCH_SCHEMAS } from './paymentBatchSchemas.ts';
 import { PROBLEM_CONTENT_TYPE, problemCodeOf, problemType, sendProblem, toAppError } from './problems.ts';
+import { registerProductCheck } from './products.ts';
 import { registerRateLimits } from './rateLimit.ts';
 import { receiptSchema } from './receiptSchemas.ts';
 import { amlRoutes } from './routes/aml.ts';
@@ -239,6 +240,7 @@ export async function buildApp({
   const authFailures = await registerRateLimits(app, rateLimits, () => deps.now().getTime());
   app.addHook('onResponse', async (request, reply) => logRequest(request, reply, reply.elapsedTime));
   registerAuth(app, deps);
+  registerProductCheck(app, deps);
   app.setErrorHandler((error, request, reply) => {
     const appError = toAppError(error);
     if (appError.status >= 500) request.log.error({ err: error }, 'request failed');

@@ -203,6 +203,11 @@ export const problemSchema = {
       type: 'string',
       description: 'With `policy_denied`: the policy version whose rule denied.',
     },
+    product: {
+      type: 'string',
+      description:
+        'With `product_not_enabled`: the product family (`mobile_money`, `digital_banking`, `stablecoins`) the organization has not enabled.',
+    },
     request_id: { type: 'string' },
   },
 } as const;

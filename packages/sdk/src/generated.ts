@@ -33,6 +33,8 @@ export interface Problem {
   rule?: string;
   /** With `policy_denied`: the policy version whose rule denied. */
   policy_version?: string;
+  /** With `product_not_enabled`: the product family (`mobile_money`, `digital_banking`, `stablecoins`) the organization has not enabled. */
+  product?: string;
   request_id: string;
 }
 
@@ -1591,6 +1593,8 @@ export interface ConversionRates {
       | 'USDT';
     /** Units of `to` for one unit of `from`: a positive decimal string, at most 12 decimals. */
     rate: string;
+    /** The rate version in force (`crv_…`): every change of a pair’s rate is a new version, with the rate it replaced and who set it (evidence `conversion.rates.update`). Null for a rate set before rates had versions. */
+    version: string | null;
     updated_at: string;
   }>;
 }
@@ -1617,6 +1621,8 @@ export interface ConversionQuote {
   to_currency: string;
   /** Units of to_currency for one of from_currency, exact. */
   rate: string;
+  /** The rate version the quote was given at (`crv_…`, see `GET /v1/conversion-rates`); null for a quote given before rates had versions. */
+  rate_version: string | null;
   /** The fee, in the source currency, paid on top of from_amount: what the fee schedule’s `conversion` rule for the source currency charges (zero without one). */
   fee: string;
   /** What the source wallet is debited: from_amount + fee. */
@@ -1655,6 +1661,8 @@ export interface Conversion {
   to_currency: string;
   /** Units of to_currency for one of from_currency, exact. */
   rate: string;
+  /** The rate version the quote was given at (`crv_…`, see `GET /v1/conversion-rates`); null for a quote given before rates had versions. */
+  rate_version: string | null;
   /** The fee, in the source currency, paid on top of from_amount: what the fee schedule’s `conversion` rule for the source currency charges (zero without one). */
   fee: string;
   /** What the source wallet is debited: from_amount + fee. */

@@ -3,13 +3,16 @@
  * one statement after the accounts, each transfer is decided over them in order (so two transfers racing
  * for the last of a daily limit cannot both pass), and the new sums are written with one statement. A
  * conversion takes the same steps in its own transaction, after locking its accounts the same way, so
- * transfers and conversions count against one another.
+ * transfers and conversions count against one another. A stablecoin counts in its peg's (USD's) sums at its
+ * USD equivalent (`limitBasisOf`); a currency with no limits of its own or by peg is refused
+ * `limit_not_configured`, never let through unlimited.
  */
 import {
   decideLimits,
+  type LimitBasis,
+  limitBasisOf,
   limitPeriods,
   limitSentence,
-  TIER_LIMITS_MINOR,
   tierOf,
 } from '../../domain/decisions/limits.ts';
 import { AppError } from '../../domain/errors.ts';
@@ -30,11 +33,15 @@ export interface LimitedTransfer {
   sourceCustomerId: string;
 }
 
+function basisOf(command: LimitedTransfer): LimitBasis | undefined {
+  return limitBasisOf(command.transfer.currency, command.transfer.amountMinor);
+}
+
 function keysOf(command: LimitedTransfer, now: Date): { day: UsageKey; month: UsageKey } | undefined {
-  const { currency } = command.transfer;
-  if (!TIER_LIMITS_MINOR[0][currency]) return undefined;
+  const basis = basisOf(command);
+  if (!basis) return undefined;
   const { day, month } = limitPeriods(now);
-  const base = { customerId: command.sourceCustomerId, currency };
+  const base = { customerId: command.sourceCustomerId, currency: basis.currency };
   return {
     day: { ...base, period: 'day', periodStart: day },
     month: { ...base, period: 'month', periodStart: month },
@@ -59,36 +66,49 @@ export class LimitGuard {
 
   /** The 422 a transfer (or conversion) gets if it would break its customer's tier limit; undefined when it fits. */
   check(command: LimitedTransfer, movement = 'transfer', param = 'amount'): AppError | undefined {
+    const t = command.transfer;
+    const basis = basisOf(command);
+    if (!basis) {
+      return new AppError({
+        status: 422,
+        code: 'limit_not_configured',
+        title: 'No tier limit for this currency',
+        detail: `No tier limits are configured for ${t.currency}, so no ${movement} can be sent in it; nothing was written.`,
+        param,
+      });
+    }
     const keys = keysOf(command, this.now);
     if (!keys) return undefined;
     const day = this.usage.get(usageKeyOf(keys.day));
     const month = this.usage.get(usageKeyOf(keys.month));
     if (!day || !month) return undefined;
-    const t = command.transfer;
     const tier = tierOf(day.kycStatus, day.customerType);
-    const refusal = decideLimits(tier, t.currency, t.amountMinor, {
+    const refusal = decideLimits(tier, basis.currency, basis.amountMinor, {
       dayMinor: day.sentMinor,
       monthMinor: month.sentMinor,
     });
     if (!refusal) return undefined;
+    const pegged =
+      basis.currency !== t.currency ? ` ${t.currency} counts at its ${basis.currency} equivalent.` : '';
     return new AppError({
       status: 422,
       code: 'limit_exceeded',
       title: 'Limit exceeded',
-      detail: `This ${movement} would pass the customer's ${refusal.limit} limit. ${limitSentence(refusal, t.currency)}`,
+      detail: `This ${movement} would pass the customer's ${refusal.limit} limit. ${limitSentence(refusal, basis.currency)}${pegged}`,
       param,
-      extensions: { limit: refusal.limit, remaining: formatAmount(refusal.remainingMinor, t.currency) },
+      extensions: { limit: refusal.limit, remaining: formatAmount(refusal.remainingMinor, basis.currency) },
     });
   }
 
   /** Counts an accepted transfer in its customer's day and month. */
   accepted(command: LimitedTransfer): void {
     const keys = keysOf(command, this.now);
-    if (!keys) return;
+    const basis = basisOf(command);
+    if (!keys || !basis) return;
     for (const key of [keys.day, keys.month]) {
       const usage = this.usage.get(usageKeyOf(key));
       if (!usage) continue;
-      usage.sentMinor += command.transfer.amountMinor;
+      usage.sentMinor += basis.amountMinor;
       this.changed.add(usageKeyOf(key));
     }
   }

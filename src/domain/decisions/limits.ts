@@ -5,7 +5,7 @@
  */
 
 import type { Currency } from '../money.ts';
-import { formatAmount } from '../money.ts';
+import { exponentOf, formatAmount } from '../money.ts';
 
 export const TIERS = [0, 1, 2] as const;
 export type Tier = (typeof TIERS)[number];
@@ -27,7 +27,8 @@ export interface TierLimitsMinor {
 
 /**
  * Per tier, per currency, in minor units. KES follows the tiers of East African mobile-money wallets;
- * the others are about the same value. A currency without a row has no tier limit (only the rail's bounds).
+ * the others are about the same value. A stablecoin counts against its peg's row (LIMIT_PEGS); any other
+ * currency without a row is refused (`limit_not_configured`), never unlimited.
  */
 export const TIER_LIMITS_MINOR: Record<Tier, Partial<Record<Currency, TierLimitsMinor>>> = {
   0: {
@@ -53,6 +54,35 @@ export const TIER_LIMITS_MINOR: Record<Tier, Partial<Record<Currency, TierLimits
     USD: { singleMinor: 10_000_000n, dailySumMinor: 50_000_000n, monthlySumMinor: 500_000_000n },
   },
 };
+
+/**
+ * Currencies without a row of their own that count against another currency's limits one to one: USDC and
+ * USDT against USD. Their amounts are converted exactly between the two precisions (1 USD minor unit, a
+ * cent, is 10^4 USDC minor units), rounded UP to the peg's minor unit, so splitting an amount into dust
+ * never counts less than the whole.
+ */
+export const LIMIT_PEGS: Readonly<Partial<Record<Currency, Currency>>> = { USDC: 'USD', USDT: 'USD' };
+
+/** The currency and amount a movement counts as against the tier limits. */
+export interface LimitBasis {
+  currency: Currency;
+  amountMinor: bigint;
+}
+
+/**
+ * What an amount counts as against the tier limits: itself in a currency with its own limits; its peg's
+ * equivalent, rounded up to the peg's minor unit, for a stablecoin; undefined for a currency with neither
+ * (the movement is refused, not unlimited).
+ */
+export function limitBasisOf(currency: Currency, amountMinor: bigint): LimitBasis | undefined {
+  if (TIER_LIMITS_MINOR[0][currency]) return { currency, amountMinor };
+  const peg = LIMIT_PEGS[currency];
+  if (!peg || !TIER_LIMITS_MINOR[0][peg]) return undefined;
+  const shift = exponentOf(currency) - exponentOf(peg);
+  if (shift <= 0) return { currency: peg, amountMinor: amountMinor * 10n ** BigInt(-shift) };
+  const unit = 10n ** BigInt(shift);
+  return { currency: peg, amountMinor: (amountMinor + unit - 1n) / unit };
+}
 
 /** What a customer already sent in the transfer's day and month (UTC), in the transfer's currency. */
 export interface LimitUsage {

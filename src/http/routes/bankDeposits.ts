@@ -56,7 +56,7 @@ export function bankDepositRoutes(app: FastifyInstance, deps: Deps): void {
   app.post<{ Params: { id: string } }>(
     '/v1/wallets/:id/virtual-account',
     {
-      config: { scope: 'write' },
+      config: { scope: 'write', product: 'digital_banking' },
       schema: {
         operationId: 'createVirtualAccount',
         summary: 'Give a wallet a virtual account reference',
@@ -91,7 +91,7 @@ export function bankDepositRoutes(app: FastifyInstance, deps: Deps): void {
   app.get<{ Params: { id: string } }>(
     '/v1/wallets/:id/virtual-account',
     {
-      config: { scope: 'read' },
+      config: { scope: 'read', product: 'digital_banking' },
       schema: {
         operationId: 'getVirtualAccount',
         summary: 'Retrieve a wallet’s virtual account reference',

@@ -49,7 +49,7 @@ export function digitalAccountRoutes(app: FastifyInstance, deps: Deps): void {
   app.get(
     '/v1/digital-accounts/settings',
     {
-      config: { scope: 'read' },
+      config: { scope: 'read', product: 'digital_banking' },
       schema: {
         operationId: 'getDigitalAccountSettings',
         summary: 'Retrieve the digital-account settings',
@@ -72,7 +72,7 @@ export function digitalAccountRoutes(app: FastifyInstance, deps: Deps): void {
   app.put<{ Body: { bank_code: string; bank_name: string } }>(
     '/v1/digital-accounts/settings',
     {
-      config: { scope: 'admin' },
+      config: { scope: 'admin', product: 'digital_banking' },
       schema: {
         operationId: 'setDigitalAccountSettings',
         summary: 'Set the digital-account settings',
@@ -108,7 +108,7 @@ export function digitalAccountRoutes(app: FastifyInstance, deps: Deps): void {
   app.post<{ Params: { id: string } }>(
     '/v1/wallets/:id/account-details',
     {
-      config: { scope: 'write' },
+      config: { scope: 'write', product: 'digital_banking' },
       schema: {
         operationId: 'createAccountDetails',
         summary: 'Give a wallet its account details',
@@ -143,7 +143,7 @@ export function digitalAccountRoutes(app: FastifyInstance, deps: Deps): void {
   app.get<{ Params: { id: string }; Querystring: { from: string; to: string; format?: StatementFormat } }>(
     '/v1/wallets/:id/statement',
     {
-      config: { scope: 'read' },
+      config: { scope: 'read', product: 'digital_banking' },
       schema: {
         operationId: 'getWalletStatement',
         summary: 'Retrieve a wallet’s statement',

@@ -421,7 +421,7 @@ export function loanRoutes(app: FastifyInstance, deps: Deps): void {
   app.post<{ Body: LoanProductInput }>(
     '/v1/loan-products',
     {
-      config: { scope: 'admin' },
+      config: { scope: 'admin', product: 'digital_banking' },
       schema: {
         operationId: 'createLoanProduct',
         summary: 'Create a loan product',
@@ -477,7 +477,7 @@ export function loanRoutes(app: FastifyInstance, deps: Deps): void {
   app.get<{ Querystring: ListQuery }>(
     '/v1/loan-products',
     {
-      config: { scope: 'read' },
+      config: { scope: 'read', product: 'digital_banking' },
       schema: {
         operationId: 'listLoanProducts',
         summary: 'List loan products',
@@ -505,7 +505,7 @@ export function loanRoutes(app: FastifyInstance, deps: Deps): void {
   app.get<{ Params: { id: string } }>(
     '/v1/loan-products/:id',
     {
-      config: { scope: 'read' },
+      config: { scope: 'read', product: 'digital_banking' },
       schema: {
         operationId: 'getLoanProduct',
         summary: 'Retrieve a loan product',
@@ -525,7 +525,7 @@ export function loanRoutes(app: FastifyInstance, deps: Deps): void {
   app.post<{ Body: LoanApplicationInput }>(
     '/v1/loans',
     {
-      config: { scope: 'write' },
+      config: { scope: 'write', product: 'digital_banking' },
       schema: {
         operationId: 'applyForLoan',
         summary: 'Apply for a loan',
@@ -587,7 +587,7 @@ export function loanRoutes(app: FastifyInstance, deps: Deps): void {
   app.get<{ Querystring: ListQuery & { status?: LoanStatus; wallet?: string } }>(
     '/v1/loans',
     {
-      config: { scope: 'read' },
+      config: { scope: 'read', product: 'digital_banking' },
       schema: {
         operationId: 'listLoans',
         summary: 'List loans',
@@ -619,7 +619,7 @@ export function loanRoutes(app: FastifyInstance, deps: Deps): void {
   app.get<{ Params: { id: string } }>(
     '/v1/loans/:id',
     {
-      config: { scope: 'read' },
+      config: { scope: 'read', product: 'digital_banking' },
       schema: {
         operationId: 'getLoan',
         summary: 'Retrieve a loan',
@@ -640,7 +640,7 @@ export function loanRoutes(app: FastifyInstance, deps: Deps): void {
   app.post<{ Params: { id: string } }>(
     '/v1/loans/:id/cancel',
     {
-      config: { scope: 'write' },
+      config: { scope: 'write', product: 'digital_banking' },
       schema: {
         operationId: 'cancelLoan',
         summary: 'Cancel a loan application',
@@ -676,7 +676,7 @@ export function loanRoutes(app: FastifyInstance, deps: Deps): void {
   app.post<{ Params: { id: string } }>(
     '/v1/loans/:id/disburse',
     {
-      config: { scope: 'write' },
+      config: { scope: 'write', product: 'digital_banking' },
       schema: {
         operationId: 'disburseLoan',
         summary: 'Disburse a loan',
@@ -747,7 +747,7 @@ export function loanRoutes(app: FastifyInstance, deps: Deps): void {
   app.get<{ Params: { id: string }; Querystring: ListQuery }>(
     '/v1/loans/:id/repayments',
     {
-      config: { scope: 'read' },
+      config: { scope: 'read', product: 'digital_banking' },
       schema: {
         operationId: 'listLoanRepayments',
         summary: 'List a loan’s repayments',
@@ -776,7 +776,7 @@ export function loanRoutes(app: FastifyInstance, deps: Deps): void {
   app.post<{ Params: { id: string }; Body: { reason: string } }>(
     '/v1/loans/:id/write-off',
     {
-      config: { scope: 'admin' },
+      config: { scope: 'admin', product: 'digital_banking' },
       schema: {
         operationId: 'writeOffLoan',
         summary: 'Write a loan off',

@@ -35,7 +35,7 @@ export function sandboxChainRoutes(app: FastifyInstance, deps: Deps): void {
   app.post<{ Body: ChainDepositInput }>(
     '/v1/sandbox/chain/deposits',
     {
-      config: { scope: 'write' },
+      config: { scope: 'write', product: 'stablecoins' },
       schema: {
         operationId: 'sandboxChainDeposit',
         summary: 'Send a deposit on the simulated chain (sandbox)',
@@ -104,7 +104,7 @@ export function sandboxChainRoutes(app: FastifyInstance, deps: Deps): void {
   app.post<{ Body: { network: string; blocks: number } }>(
     '/v1/sandbox/chain/advance',
     {
-      config: { scope: 'write' },
+      config: { scope: 'write', product: 'stablecoins' },
       schema: {
         operationId: 'sandboxChainAdvance',
         summary: 'Advance the simulated chain (sandbox)',
@@ -150,7 +150,7 @@ export function sandboxChainRoutes(app: FastifyInstance, deps: Deps): void {
   app.post<{ Params: { id: string } }>(
     '/v1/sandbox/chain/deposits/:id/reorg',
     {
-      config: { scope: 'write' },
+      config: { scope: 'write', product: 'stablecoins' },
       schema: {
         operationId: 'sandboxChainReorg',
         summary: 'Reorganise a deposit away (sandbox)',

@@ -394,7 +394,7 @@ export function savingsRoutes(app: FastifyInstance, deps: Deps): void {
   app.post<{ Body: CreateSavingsProductInput }>(
     '/v1/savings-products',
     {
-      config: { scope: 'admin' },
+      config: { scope: 'admin', product: 'digital_banking' },
       schema: {
         operationId: 'createSavingsProduct',
         summary: 'Create a savings product',
@@ -426,7 +426,7 @@ export function savingsRoutes(app: FastifyInstance, deps: Deps): void {
   app.get<{ Querystring: { limit: number; starting_after?: string } }>(
     '/v1/savings-products',
     {
-      config: { scope: 'read' },
+      config: { scope: 'read', product: 'digital_banking' },
       schema: {
         operationId: 'listSavingsProducts',
         summary: 'List savings products',
@@ -454,7 +454,7 @@ export function savingsRoutes(app: FastifyInstance, deps: Deps): void {
   app.get<{ Params: { id: string } }>(
     '/v1/savings-products/:id',
     {
-      config: { scope: 'read' },
+      config: { scope: 'read', product: 'digital_banking' },
       schema: {
         operationId: 'getSavingsProduct',
         summary: 'Retrieve a savings product',
@@ -476,7 +476,7 @@ export function savingsRoutes(app: FastifyInstance, deps: Deps): void {
   app.post<{ Params: { id: string }; Body: { annual_rate_bps: number; effective_from?: string } }>(
     '/v1/savings-products/:id/rates',
     {
-      config: { scope: 'admin' },
+      config: { scope: 'admin', product: 'digital_banking' },
       schema: {
         operationId: 'addSavingsProductRate',
         summary: 'Change a savings product’s rate from a day on',
@@ -522,7 +522,7 @@ export function savingsRoutes(app: FastifyInstance, deps: Deps): void {
   app.post<{ Body: { product: string; owner: string; metadata?: Metadata } }>(
     '/v1/savings-accounts',
     {
-      config: { scope: 'write' },
+      config: { scope: 'write', product: 'digital_banking' },
       schema: {
         operationId: 'openSavingsAccount',
         summary: 'Open a savings account',
@@ -557,7 +557,7 @@ export function savingsRoutes(app: FastifyInstance, deps: Deps): void {
   app.get<{ Querystring: { limit: number; starting_after?: string; product?: string } }>(
     '/v1/savings-accounts',
     {
-      config: { scope: 'read' },
+      config: { scope: 'read', product: 'digital_banking' },
       schema: {
         operationId: 'listSavingsAccounts',
         summary: 'List savings accounts',
@@ -589,7 +589,7 @@ export function savingsRoutes(app: FastifyInstance, deps: Deps): void {
   app.get<{ Params: { id: string } }>(
     '/v1/savings-accounts/:id',
     {
-      config: { scope: 'read' },
+      config: { scope: 'read', product: 'digital_banking' },
       schema: {
         operationId: 'getSavingsAccount',
         summary: 'Retrieve a savings account',
@@ -608,7 +608,7 @@ export function savingsRoutes(app: FastifyInstance, deps: Deps): void {
   app.get<{ Params: { id: string }; Querystring: { limit: number; before_day?: string } }>(
     '/v1/savings-accounts/:id/accruals',
     {
-      config: { scope: 'read' },
+      config: { scope: 'read', product: 'digital_banking' },
       schema: {
         operationId: 'listSavingsAccruals',
         summary: 'List a savings account’s daily accruals',
@@ -702,7 +702,7 @@ export function savingsRoutes(app: FastifyInstance, deps: Deps): void {
   app.get<{ Params: { id: string }; Querystring: { limit: number } }>(
     '/v1/savings-accounts/:id/notices',
     {
-      config: { scope: 'read' },
+      config: { scope: 'read', product: 'digital_banking' },
       schema: {
         operationId: 'listSavingsNotices',
         summary: 'List a savings account’s notices',

@@ -24,7 +24,6 @@ import {
   walletDepositAddresses,
 } from '../../app/deposits.ts';
 import type { Deps } from '../../app/deps.ts';
-import { apiKeyActor } from '../../app/evidence.ts';
 import { failureResult } from '../../app/idempotency.ts';
 import type { AmlRule } from '../../domain/decisions/aml.ts';
 import { RATE_FRACTION_DIGITS_MAX, RATE_INTEGER_DIGITS_MAX } from '../../domain/decisions/travelRule.ts';
@@ -52,7 +51,7 @@ import {
   type DepositStatus,
 } from '../../domain/stablecoins.ts';
 import type { StoredConversionRate } from '../../store/repositories/stablecoins.ts';
-import { BEARER_SECURITY, principalOf } from '../auth.ts';
+import { BEARER_SECURITY, principalOf, requestActor } from '../auth.ts';
 import { type ListQuery, pageRequestOf, presentList } from '../presenters.ts';
 import { problemResponses, READ_PROBLEMS, WRITE_PROBLEMS } from '../problems.ts';
 import {
@@ -184,11 +183,16 @@ export const conversionRatesSchema = {
       type: 'array',
       items: {
         type: 'object',
-        required: ['from', 'to', 'rate', 'updated_at'],
+        required: ['from', 'to', 'rate', 'version', 'updated_at'],
         properties: {
           from: { type: 'string', enum: SUPPORTED_CURRENCIES },
           to: { type: 'string', enum: SUPPORTED_CURRENCIES },
           rate: rateText,
+          version: {
+            type: ['string', 'null'],
+            description:
+              'The rate version in force (`crv_…`): every change of a pair’s rate is a new version, with the rate it replaced and who set it (evidence `conversion.rates.update`). Null for a rate set before rates had versions.',
+          },
           updated_at: timestampSchema,
         },
       },
@@ -211,6 +215,11 @@ const conversionFields = {
   ),
   to_currency: { type: 'string' },
   rate: { type: 'string', description: 'Units of to_currency for one of from_currency, exact.' },
+  rate_version: {
+    type: ['string', 'null'],
+    description:
+      'The rate version the quote was given at (`crv_…`, see `GET /v1/conversion-rates`); null for a quote given before rates had versions.',
+  },
   fee: amountField(
     'The fee, in the source currency, paid on top of from_amount: what the fee schedule’s `conversion` rule for the source currency charges (zero without one).',
   ),
@@ -320,6 +329,7 @@ function conversionCommon(c: ConversionQuote | Conversion) {
     to_amount: formatAmount(c.toAmountMinor, c.toCurrency),
     to_currency: c.toCurrency,
     rate: c.rate,
+    rate_version: c.rateVersionId,
     fee: formatAmount(c.feeMinor, c.fromCurrency),
     total: formatAmount(c.fromAmountMinor + c.feeMinor, c.fromCurrency),
     fee_schedule: c.feeScheduleVersion === null ? null : { version: c.feeScheduleVersion, rule: c.feeRule },
@@ -351,7 +361,13 @@ export function presentConversion(c: Conversion) {
 function presentRates(rates: StoredConversionRate[]) {
   return {
     object: 'conversion_rates',
-    data: rates.map((r) => ({ from: r.from, to: r.to, rate: r.rate, updated_at: r.updatedAt.toISOString() })),
+    data: rates.map((r) => ({
+      from: r.from,
+      to: r.to,
+      rate: r.rate,
+      version: r.versionId,
+      updated_at: r.updatedAt.toISOString(),
+    })),
   };
 }
 
@@ -359,7 +375,7 @@ export function stablecoinRoutes(app: FastifyInstance, deps: Deps): void {
   app.post<{ Params: { id: string }; Body: { network: DigitalAssetNetwork } }>(
     '/v1/wallets/:id/deposit-addresses',
     {
-      config: { scope: 'write' },
+      config: { scope: 'write', product: 'stablecoins' },
       schema: {
         operationId: 'createDepositAddress',
         summary: 'Get a deposit address',
@@ -413,7 +429,7 @@ export function stablecoinRoutes(app: FastifyInstance, deps: Deps): void {
   app.get<{ Params: { id: string } }>(
     '/v1/wallets/:id/deposit-addresses',
     {
-      config: { scope: 'read' },
+      config: { scope: 'read', product: 'stablecoins' },
       schema: {
         operationId: 'listDepositAddresses',
         summary: 'List a wallet’s deposit addresses',
@@ -445,7 +461,7 @@ export function stablecoinRoutes(app: FastifyInstance, deps: Deps): void {
   app.get<{ Querystring: ListQuery & { status?: DepositStatus; wallet?: string } }>(
     '/v1/deposits',
     {
-      config: { scope: 'read' },
+      config: { scope: 'read', product: 'stablecoins' },
       schema: {
         operationId: 'listDeposits',
         summary: 'List deposits',
@@ -476,7 +492,7 @@ export function stablecoinRoutes(app: FastifyInstance, deps: Deps): void {
   app.get<{ Params: { id: string } }>(
     '/v1/deposits/:id',
     {
-      config: { scope: 'read' },
+      config: { scope: 'read', product: 'stablecoins' },
       schema: {
         operationId: 'getDeposit',
         summary: 'Retrieve a deposit',
@@ -496,7 +512,7 @@ export function stablecoinRoutes(app: FastifyInstance, deps: Deps): void {
   app.get(
     '/v1/conversion-rates',
     {
-      config: { scope: 'read' },
+      config: { scope: 'read', product: 'stablecoins' },
       schema: {
         operationId: 'getConversionRates',
         summary: 'Retrieve the conversion rates',
@@ -516,12 +532,12 @@ export function stablecoinRoutes(app: FastifyInstance, deps: Deps): void {
   app.put<{ Body: { rates: { from: string; to: string; rate: string }[] } }>(
     '/v1/conversion-rates',
     {
-      config: { scope: 'compliance' },
+      config: { scope: 'compliance', product: 'stablecoins' },
       schema: {
         operationId: 'setConversionRates',
         summary: 'Replace the conversion rates',
         description:
-          'Replaces the table whole: each entry converts between a fiat currency and a stablecoin, one way; the other way is its own entry (so the two may differ by a spread). Recorded as evidence (`conversion.rates.update`, before and after); applies to the next quote, never to one already given. Needs the `compliance` scope.',
+          'Replaces the table whole: each entry converts between a fiat currency and a stablecoin, one way; the other way is its own entry (so the two may differ by a spread). Each pair whose rate changes gets a new rate version (the rate it replaced, who set it), recorded as evidence (`conversion.rates.update`, before and after); applies to the next quote, and a quote already given is executed only while its output is within the band of the rate in force. A rate moving more than the band (MKOBA_CONVERSION_RATE_BAND_BPS, 5 % by default) from the rate in force, or a pair’s first rate (outside the sandbox, or in the sandbox for a pair that had a rate before), needs a second member’s approval: a 409 `rate_change_requires_approval` on `rate`, nothing changed. Removing a pair needs none. Needs the `compliance` scope.',
         tags: TAGS,
         security: BEARER_SECURITY,
         headers: idempotencyHeadersSchema,
@@ -556,13 +572,7 @@ export function stablecoinRoutes(app: FastifyInstance, deps: Deps): void {
       sendWrite(deps, request, reply, async (tx, organizationId) => ({
         status: 200,
         body: presentRates(
-          await putConversionRates(
-            tx,
-            deps,
-            organizationId,
-            request.body,
-            apiKeyActor(principalOf(request).keyId),
-          ),
+          await putConversionRates(tx, deps, organizationId, request.body, requestActor(request)),
         ),
       })),
   );
@@ -570,7 +580,7 @@ export function stablecoinRoutes(app: FastifyInstance, deps: Deps): void {
   app.post<{ Body: QuoteInput }>(
     '/v1/conversions/quote',
     {
-      config: { scope: 'write' },
+      config: { scope: 'write', product: 'stablecoins' },
       schema: {
         operationId: 'createConversionQuote',
         summary: 'Quote a conversion',
@@ -623,7 +633,7 @@ export function stablecoinRoutes(app: FastifyInstance, deps: Deps): void {
   app.get<{ Params: { id: string } }>(
     '/v1/conversions/quotes/:id',
     {
-      config: { scope: 'read' },
+      config: { scope: 'read', product: 'stablecoins' },
       schema: {
         operationId: 'getConversionQuote',
         summary: 'Retrieve a quote',
@@ -643,12 +653,12 @@ export function stablecoinRoutes(app: FastifyInstance, deps: Deps): void {
   app.post<{ Body: { quote: string } }>(
     '/v1/conversions',
     {
-      config: { scope: 'write' },
+      config: { scope: 'write', product: 'stablecoins' },
       schema: {
         operationId: 'createConversion',
         summary: 'Execute a quote',
         description:
-          'Debits the source wallet (amount + fee) and credits the destination wallet by the quote’s amounts, in one transaction through the posting module, the fee to fee income. Decided as a transfer of the source amount is: the customer’s tier limits (a 422 `limit_exceeded` on `quote`, with `limit` and `remaining`) and the AML rules (`block` or `review`: a 422 `compliance_blocked`, its evidence and alerts recorded). Once per quote: a quote already executed is a 409; an expired one a 422 `quote_expired`; a source wallet without amount + fee available a 422 `insufficient_funds`; a frozen or closed one a 409 `wallet_not_active`. Nothing moves on a refusal.',
+          'Debits the source wallet (amount + fee) and credits the destination wallet by the quote’s amounts, in one transaction through the posting module, the fee to fee income. Decided as a transfer of the source amount is: the customer’s tier limits (a 422 `limit_exceeded` on `quote`, with `limit` and `remaining`) and the AML rules (`block` or `review`: a 422 `compliance_blocked`, its evidence and alerts recorded). Once per quote: a quote already executed is a 409; an expired one a 422 `quote_expired`; one whose credited amount is more than the band (5 % by default) from what the rate in force now gives a 422 `rate_out_of_band` (ask for a new quote), and one whose pair has no rate any more a 422 `rate_unavailable`; a source wallet without amount + fee available a 422 `insufficient_funds`; a frozen or closed one a 409 `wallet_not_active`. Nothing moves on a refusal.',
         tags: TAGS,
         security: BEARER_SECURITY,
         headers: idempotencyHeadersSchema,
@@ -690,7 +700,7 @@ export function stablecoinRoutes(app: FastifyInstance, deps: Deps): void {
   app.get<{ Querystring: ListQuery }>(
     '/v1/conversions',
     {
-      config: { scope: 'read' },
+      config: { scope: 'read', product: 'stablecoins' },
       schema: {
         operationId: 'listConversions',
         summary: 'List conversions',
@@ -718,7 +728,7 @@ export function stablecoinRoutes(app: FastifyInstance, deps: Deps): void {
   app.get<{ Params: { id: string } }>(
     '/v1/conversions/:id',
     {
-      config: { scope: 'read' },
+      config: { scope: 'read', product: 'stablecoins' },
       schema: {
         operationId: 'getConversion',
         summary: 'Retrieve a conversion',

@@ -82,7 +82,7 @@ export function travelRuleRoutes(app: FastifyInstance, deps: Deps): void {
   app.get(
     '/v1/digital-asset-routes',
     {
-      config: { scope: 'read' },
+      config: { scope: 'read', product: 'stablecoins' },
       schema: {
         operationId: 'listDigitalAssetRoutes',
         summary: 'List digital-asset routes',
@@ -116,7 +116,7 @@ export function travelRuleRoutes(app: FastifyInstance, deps: Deps): void {
   }>(
     '/v1/digital-asset-routes/:asset/:network',
     {
-      config: { scope: 'compliance' },
+      config: { scope: 'compliance', product: 'stablecoins' },
       schema: {
         operationId: 'setDigitalAssetRoute',
         summary: 'Enable or disable a digital-asset route',
