@@ -703,7 +703,6 @@ export async function cancelTransfer(
   actor: EvidenceActor = SYSTEM_ACTOR,
 ): Promise<Transfer> {
   const transfer = await lockTransfer(tx, organizationId, id);
-  if (transfer.status === 'pending_approval') await cancelApprovalOf(tx, deps, transfer.id, actor);
   if (transfer.status !== 'pending' && transfer.status !== 'pending_approval') {
     throw new AppError({
       status: 409,
@@ -712,7 +711,13 @@ export async function cancelTransfer(
       detail: `A ${transfer.status} transfer has been handed to the rail (or finished) and can no longer be canceled.`,
     });
   }
-  return applyStatusChange(tx, deps, transfer, { to: 'canceled', reason: 'canceled_by_request' });
+  const canceled = await applyStatusChange(tx, deps, transfer, {
+    to: 'canceled',
+    reason: 'canceled_by_request',
+  });
+  // After the hold is released: the approval's evidence takes the chain head, the last lock of the order.
+  if (transfer.status === 'pending_approval') await cancelApprovalOf(tx, deps, transfer.id, actor);
+  return canceled;
 }
 
 /**
