@@ -10,6 +10,7 @@ import { runAdminCommand } from '../src/app/admin.ts';
 import { issueApiKey } from '../src/app/apiKeys.ts';
 import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
 import { balanceOf, expectLedgerHealthy } from './support/ledger.ts';
+import { memberKeyIn } from './support/organizations.ts';
 
 const RACERS = 6;
 const RACE_COUNT_MAX = 3;
@@ -28,7 +29,8 @@ describe.each(BACKENDS)('AML monitoring on %s', (backend) => {
   async function organization() {
     const name = `AML ${randomBytes(4).toString('hex')}`;
     const key = (await issueApiKey(t.deps, { organizationName: name })).key;
-    const operator = (await issueApiKey(t.deps, { organizationName: name, scopes: ['compliance'] })).key;
+    // Reviews and freezes are a person's decisions: the operator is a compliance member's own key.
+    const operator = (await memberKeyIn(t, name, ['compliance'])).key;
     const wallet = async (fund = '0') => {
       const customer = await api(t, 'POST', '/v1/customers', {
         key,

@@ -46,6 +46,7 @@ import { PROBLEM_CONTENT_TYPE, problemCodeOf, problemType, sendProblem, toAppErr
 import { registerRateLimits } from './rateLimit.ts';
 import { receiptSchema } from './receiptSchemas.ts';
 import { amlRoutes } from './routes/aml.ts';
+import { API_KEY_SCHEMAS, apiKeyRoutes } from './routes/apiKeys.ts';
 import { approvalRoutes } from './routes/approvals.ts';
 import { bankDepositRoutes } from './routes/bankDeposits.ts';
 import { collectionRoutes, collectionSchema } from './routes/collections.ts';
@@ -190,6 +191,7 @@ export async function buildApp({
     ...SHARED_SCHEMAS,
     ...COMPLIANCE_SCHEMAS,
     ...AUTHORIZATION_SCHEMAS,
+    ...API_KEY_SCHEMAS,
     ...TRAVEL_RULE_SCHEMAS,
     receiptSchema,
     ...PAYMENT_BATCH_SCHEMAS,
@@ -301,6 +303,7 @@ export async function buildApp({
   reviewRoutes(app, deps);
   amlRoutes(app, deps);
   memberRoutes(app, deps);
+  apiKeyRoutes(app, deps);
   policyRoutes(app, deps);
   feeRoutes(app, deps);
   approvalRoutes(app, deps);
