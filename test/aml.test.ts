@@ -61,7 +61,7 @@ describe.each(BACKENDS)('AML monitoring on %s', (backend) => {
     ) => api(t, 'POST', '/v1/transfers', { key, body: { source, destination, amount, currency: 'KES' } });
     const alerts = async (query = '') =>
       (await api(t, 'GET', `/v1/aml/alerts${query}`, { key: operator })).data.data as any[];
-    return { key, operator, wallet, rules, ruleOf, change, pay, alerts };
+    return { name, key, operator, wallet, rules, ruleOf, change, pay, alerts };
   }
 
   it('starts every organization with the default rules, for operators only', async () => {
@@ -200,6 +200,15 @@ describe.each(BACKENDS)('AML monitoring on %s', (backend) => {
       body: { disposition: 'false_positive' },
     });
     expect(ordinary.statusCode).toBe(403);
+    // A server key with the compliance scope (no member) reads alerts but never resolves one.
+    const server = (await issueApiKey(t.deps, { organizationName: o.name, scopes: ['compliance'] })).key;
+    expect((await api(t, 'GET', `/v1/aml/alerts/${open[0].id}`, { key: server })).statusCode).toBe(200);
+    const byServer = await api(t, 'POST', `/v1/aml/alerts/${open[0].id}/resolve`, {
+      key: server,
+      body: { disposition: 'false_positive' },
+    });
+    expect(byServer.statusCode, byServer.body).toBe(403);
+    expect(byServer.data.code).toBe('member_required');
     const bad = await api(t, 'POST', `/v1/aml/alerts/${open[0].id}/resolve`, {
       key: o.operator,
       body: { disposition: 'ignored' },
