@@ -33,6 +33,15 @@ import { apiTargetOf } from './apiClient.ts';
 import { ControlChannelNotListeningError, sendControlCommand } from './controlChannel.ts';
 import { UsageError } from './usageError.ts';
 
+/** Who runs this CLI, as keys and evidence record it: the OS user (its uid when it has no name). */
+function operatorName(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return `uid-${process.getuid?.() ?? 'unknown'}`;
+  }
+}
+
 const HELP = `mkoba: wallet, transfer and webhook service
 
 Usage:
@@ -417,7 +426,7 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
                 : parseScopes(values.scopes),
             member: values.member,
             // Who ran it, recorded with the key and in the organization's evidence.
-            operator: userInfo().username,
+            operator: operatorName(),
           });
           if (result.name === 'keys.create') {
             io.err(
