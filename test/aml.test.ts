@@ -10,6 +10,7 @@ import { runAdminCommand } from '../src/app/admin.ts';
 import { issueApiKey } from '../src/app/apiKeys.ts';
 import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
 import { balanceOf, expectLedgerHealthy } from './support/ledger.ts';
+import { memberKeyIn } from './support/organizations.ts';
 
 const RACERS = 6;
 const RACE_COUNT_MAX = 3;
@@ -28,7 +29,8 @@ describe.each(BACKENDS)('AML monitoring on %s', (backend) => {
   async function organization() {
     const name = `AML ${randomBytes(4).toString('hex')}`;
     const key = (await issueApiKey(t.deps, { organizationName: name })).key;
-    const operator = (await issueApiKey(t.deps, { organizationName: name, scopes: ['compliance'] })).key;
+    // Reviews and freezes are a person's decisions: the operator is a compliance member's own key.
+    const operator = (await memberKeyIn(t, name, ['compliance'])).key;
     const wallet = async (fund = '0') => {
       const customer = await api(t, 'POST', '/v1/customers', {
         key,
@@ -59,7 +61,7 @@ describe.each(BACKENDS)('AML monitoring on %s', (backend) => {
     ) => api(t, 'POST', '/v1/transfers', { key, body: { source, destination, amount, currency: 'KES' } });
     const alerts = async (query = '') =>
       (await api(t, 'GET', `/v1/aml/alerts${query}`, { key: operator })).data.data as any[];
-    return { key, operator, wallet, rules, ruleOf, change, pay, alerts };
+    return { name, key, operator, wallet, rules, ruleOf, change, pay, alerts };
   }
 
   it('starts every organization with the default rules, for operators only', async () => {
@@ -198,6 +200,15 @@ describe.each(BACKENDS)('AML monitoring on %s', (backend) => {
       body: { disposition: 'false_positive' },
     });
     expect(ordinary.statusCode).toBe(403);
+    // A server key with the compliance scope (no member) reads alerts but never resolves one.
+    const server = (await issueApiKey(t.deps, { organizationName: o.name, scopes: ['compliance'] })).key;
+    expect((await api(t, 'GET', `/v1/aml/alerts/${open[0].id}`, { key: server })).statusCode).toBe(200);
+    const byServer = await api(t, 'POST', `/v1/aml/alerts/${open[0].id}/resolve`, {
+      key: server,
+      body: { disposition: 'false_positive' },
+    });
+    expect(byServer.statusCode, byServer.body).toBe(403);
+    expect(byServer.data.code).toBe('member_required');
     const bad = await api(t, 'POST', `/v1/aml/alerts/${open[0].id}/resolve`, {
       key: o.operator,
       body: { disposition: 'ignored' },

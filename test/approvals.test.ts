@@ -310,8 +310,9 @@ describe.each(BACKENDS)('approvals on %s', (backend) => {
       authorization: { decision: 'require_approval', rule: 'large_payouts' },
     });
     const reviews = await api(t, 'GET', `/v1/reviews?transfer=${held.data.id}`, { key: org.key });
+    const officer = await org.member(['compliance']);
     const cleared = await api(t, 'POST', `/v1/reviews/${reviews.data.data[0].id}/clear`, {
-      key: org.key,
+      key: officer.key,
       body: { note: 'a different person' },
     });
     expect(cleared.statusCode, cleared.body).toBe(200);

@@ -75,7 +75,7 @@ describe.each(BACKENDS)('launch gates on %s', (backend) => {
   }
 
   function keysCreate(name: string) {
-    return runAdminCommand(pilot.deps, { name: 'keys.create', organization: name });
+    return runAdminCommand(pilot.deps, { name: 'keys.create', organization: name, operator: 'ops' });
   }
 
   it('lists every gate of the product open, naming what is missing; the organization shows its profile', async () => {
@@ -442,6 +442,7 @@ describe.each(BACKENDS)('launch gates on %s', (backend) => {
       name: 'keys.create',
       organization: org.name,
       scopes: ['compliance'],
+      operator: 'ops',
     });
     const complianceKey = admin.name === 'keys.create' ? admin.key : '';
 

@@ -120,7 +120,12 @@ describe.each(BACKENDS)('members on %s', (backend) => {
   it('a key for a member who is not one, or with scopes beyond the roles, is refused', async () => {
     const org = await newOrganization(t);
     await expect(
-      runAdminCommand(t.deps, { name: 'keys.create', organization: org.name, member: 'ghost@example.com' }),
+      runAdminCommand(t.deps, {
+        name: 'keys.create',
+        organization: org.name,
+        member: 'ghost@example.com',
+        operator: 'ops',
+      }),
     ).rejects.toThrow(/not an active member/);
     await org.member(['viewer'], 'val@example.com');
     await expect(
@@ -129,6 +134,7 @@ describe.each(BACKENDS)('members on %s', (backend) => {
         organization: org.name,
         member: 'val@example.com',
         scopes: ['read', 'write'],
+        operator: 'ops',
       }),
     ).rejects.toThrow(/cannot hold the write scope/);
   });

@@ -80,20 +80,28 @@ describe.each(BACKENDS)('stablecoin compliance on %s', (backend) => {
       ((await call(org, 'GET', '/v1/reviews?kind=travel_rule&limit=100')).data.data as any[]).find(
         (r) => r.deposit === depositId,
       );
-    const decide = (
+    // Reviews are decided by a person: a compliance officer's own key, one per organization.
+    const officers = new Map<string, Promise<string>>();
+    const officerOf = (org: TestOrganization) => {
+      let officer = officers.get(org.name);
+      if (!officer) {
+        officer = org.member(['compliance']).then((m) => m.key);
+        officers.set(org.name, officer);
+      }
+      return officer;
+    };
+    const decide = async (
       org: TestOrganization,
       reviewId: string,
       decision: 'clear' | 'reject',
       body: unknown = {},
       key?: string,
     ) =>
-      call(
-        org,
-        'POST',
-        `/v1/reviews/${reviewId}/${decision}`,
+      api(t, 'POST', `/v1/reviews/${reviewId}/${decision}`, {
+        key: await officerOf(org),
         body,
-        key ? { 'Idempotency-Key': key } : undefined,
-      );
+        ...(key ? { headers: { 'Idempotency-Key': key } } : {}),
+      });
 
     it('below the threshold, or with the data, a deposit is credited as before', async () => {
       const org = await newOrganization(t);

@@ -14,7 +14,7 @@ import {
 import type { Member } from '../domain/members.ts';
 import { migrate } from '../store/migrate.ts';
 import { findOrganizationByName } from '../store/repositories/organizations.ts';
-import { issueApiKey, listOrganizationKeys, revokeKey } from './apiKeys.ts';
+import { issueOperatorKey, listOrganizationKeys, revokeKey } from './apiKeys.ts';
 import { issueSignInLink } from './console/session.ts';
 import type { Deps } from './deps.ts';
 import { rewrapSecrets } from './encryption.ts';
@@ -32,7 +32,14 @@ import {
 import { setOrganizationWebhooks } from './webhooks.ts';
 
 export type AdminCommand =
-  | { name: 'keys.create'; organization: string; scopes?: Scope[] | undefined; member?: string | undefined }
+  | {
+      name: 'keys.create';
+      organization: string;
+      scopes?: Scope[] | undefined;
+      member?: string | undefined;
+      /** Who ran the command on the server (the CLI's OS user): the key and its evidence record them. */
+      operator: string;
+    }
   | { name: 'members.add'; organization: string; email: string; roles: string[] }
   | { name: 'members.list'; organization: string }
   | { name: 'members.remove'; organization: string; email: string }
@@ -119,6 +126,8 @@ export type AdminResult =
         prefix: string;
         environment: string;
         scopes: string[];
+        memberId: string | null;
+        createdBy: string;
         createdAt: string;
         revokedAt: string | null;
       }[];
@@ -164,7 +173,8 @@ export function isAdminCommand(value: unknown): value is AdminCommand {
         typeof c.organization === 'string' &&
         (c.scopes === undefined ||
           (Array.isArray(c.scopes) && c.scopes.every((s) => (SCOPES as readonly unknown[]).includes(s)))) &&
-        (c.member === undefined || typeof c.member === 'string')
+        (c.member === undefined || typeof c.member === 'string') &&
+        typeof c.operator === 'string'
       );
     case 'members.add':
       return (
@@ -232,10 +242,11 @@ export async function runAdminCommand(
     case 'keys.create': {
       // Pilot and production keys wait for the organization's launch gates (docs/GOING-LIVE.md).
       await requireLaunchGatesPassed(deps, command.organization);
-      const issued = await issueApiKey(deps, {
+      const issued = await issueOperatorKey(deps, {
         organizationName: command.organization,
         scopes: command.scopes,
         memberEmail: command.member,
+        operator: command.operator,
       });
       return {
         name: 'keys.create',
@@ -254,6 +265,8 @@ export async function runAdminCommand(
           prefix: k.displayPrefix,
           environment: k.environment,
           scopes: k.scopes,
+          memberId: k.memberId,
+          createdBy: k.createdBy,
           createdAt: k.createdAt.toISOString(),
           revokedAt: k.revokedAt?.toISOString() ?? null,
         })),

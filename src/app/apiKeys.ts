@@ -9,20 +9,28 @@ import {
   SCOPES,
   type Scope,
 } from '../domain/apiKeys.ts';
-import { AppError, validationError } from '../domain/errors.ts';
+import { AppError, resourceMissing, validationError } from '../domain/errors.ts';
+import type { EvidenceActor } from '../domain/evidence.ts';
 import { effectiveScopes, type MemberRole, normaliseEmail, scopesOfRoles } from '../domain/members.ts';
+import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
 import {
   type ApiKeyRow,
   type ApiKeyWithMember,
+  findApiKey,
   findApiKeyByHash,
   insertApiKey,
   listApiKeys,
+  listApiKeysPage,
   revokeApiKey,
 } from '../store/repositories/apiKeys.ts';
-import { findMemberByEmail } from '../store/repositories/members.ts';
+import { findMember, findMemberByEmail } from '../store/repositories/members.ts';
 import { ensureOrganization, findOrganizationByName } from '../store/repositories/organizations.ts';
 import type { Queryable } from '../store/store.ts';
 import type { Deps } from './deps.ts';
+import { appendEvidence, SYSTEM_ACTOR } from './evidence.ts';
+
+/** The longest description a key may carry: a short note by its creator. */
+export const API_KEY_DESCRIPTION_CHARS_MAX = 200;
 
 export interface IssuedKey {
   key: string;
@@ -40,6 +48,11 @@ export interface IssueKeyInput {
    * member's roles grant at that moment; without named scopes the key follows the roles entirely.
    */
   memberEmail?: string | undefined;
+  /**
+   * Who creates it, as the key records it: `operator:<user>` from the CLI (issueOperatorKey), `seed` from
+   * the sandbox's seed; `operator` when server-side code issues it without naming anyone.
+   */
+  createdBy?: string | undefined;
 }
 
 /** The organization of that name, created if new (the CLI's way in). */
@@ -92,13 +105,211 @@ export async function issueApiKeyIn(tx: Queryable, deps: Deps, input: IssueKeyIn
     createdAt: now,
     revokedAt: null,
     memberId,
+    createdBy: input.createdBy ?? 'operator',
+    description: null,
   };
   await insertApiKey(tx, record);
   return { key, record, organizationCreated: created };
 }
 
+/**
+ * Issues a key on the server, outside every member's reach: the only way to a key for another member, or to
+ * a key that acts for no member with more than `read` and `write`. Reached only by server-side code, which
+ * the operator's CLI (`mkoba keys create`) is; never by the API or the console.
+ */
 export function issueApiKey(deps: Deps, input: IssueKeyInput): Promise<IssuedKey> {
   return deps.store.transaction((tx) => issueApiKeyIn(tx, deps, input));
+}
+
+/** The length an operator's name may have in `operator:<user>`. */
+export const OPERATOR_NAME_CHARS_MAX = 64;
+
+/**
+ * `mkoba keys create`: a key issued by the operator who ran the CLI on the server, for any member of the
+ * organization or for none, with any scopes. The key records `operator:<user>` as its creator, and the
+ * organization's evidence chain records who ran it, for which member and with which scopes.
+ */
+export function issueOperatorKey(
+  deps: Deps,
+  input: Omit<IssueKeyInput, 'createdBy' | 'key'> & { operator: string },
+): Promise<IssuedKey> {
+  const operator = input.operator.trim();
+  if (operator === '' || operator.length > OPERATOR_NAME_CHARS_MAX || /[\s\p{Cc}]/u.test(operator)) {
+    throw validationError(
+      'operator',
+      `the operator's name must be 1 to ${OPERATOR_NAME_CHARS_MAX} characters without spaces`,
+      'invalid_format',
+    );
+  }
+  return deps.store.transaction(async (tx) => {
+    const issued = await issueApiKeyIn(tx, deps, { ...input, createdBy: `operator:${operator}` });
+    await recordKeyCreated(tx, deps, issued.record, SYSTEM_ACTOR, { operator });
+    return issued;
+  });
+}
+
+async function recordKeyCreated(
+  tx: Queryable,
+  deps: Deps,
+  record: ApiKeyRow,
+  actor: EvidenceActor,
+  extra: { operator?: string } = {},
+): Promise<void> {
+  await appendEvidence(tx, deps, [
+    {
+      organizationId: record.organizationId,
+      kind: 'api_key.created',
+      actor,
+      data: {
+        key_id: record.id,
+        display_prefix: record.displayPrefix,
+        scopes: record.scopes,
+        member: record.memberId,
+        created_by: record.createdBy,
+        ...(extra.operator === undefined ? {} : { operator: extra.operator }),
+      },
+    },
+  ]);
+}
+
+/** Who asks for a key through the API or the console: the request's principal or the console's member. */
+export interface KeyRequester {
+  organizationId: string;
+  /** The member signed in or the member the request's key acts for; null for a key that acts for none. */
+  memberId: string | null;
+  /** What the requester may do now: the new key never gets more. */
+  scopes: readonly string[];
+  actor: EvidenceActor;
+}
+
+export interface OwnKeyInput {
+  scopes?: readonly string[] | undefined;
+  description?: string | undefined;
+  /** A member named by the request, by id or email (the console's form): anyone but the requester is refused. */
+  memberId?: string | undefined;
+  memberEmail?: string | undefined;
+}
+
+function ownKeysOnly(detail: string, code: AppError['code'], param?: string): AppError {
+  return new AppError({ status: 403, code, title: 'Forbidden', detail, ...(param ? { param } : {}) });
+}
+
+/**
+ * A member's new key, for themself only (the API's POST /v1/api-keys and the console): it acts for the
+ * requester, and its scopes are at most what both the requester's roles and the requester's own key grant,
+ * so a key never mints a stronger one. A key that acts for no member cannot create keys at all. Keys for
+ * another member, or server keys, come only from the operator's CLI (issueOperatorKey).
+ */
+export async function createOwnApiKey(
+  tx: Queryable,
+  deps: Deps,
+  requester: KeyRequester,
+  input: OwnKeyInput,
+): Promise<IssuedKey> {
+  if (requester.memberId === null) {
+    throw ownKeysOnly(
+      'A key that acts for no member cannot create keys: a member creates their own, and server keys come from the operator’s CLI on the server (mkoba keys create).',
+      'member_required',
+    );
+  }
+  const member = await findMember(tx, requester.organizationId, requester.memberId);
+  if (member?.status !== 'active') {
+    throw ownKeysOnly('The member this request acts for has been removed.', 'member_required');
+  }
+  if (
+    (input.memberId !== undefined && input.memberId !== member.id) ||
+    (input.memberEmail !== undefined && normaliseEmail(input.memberEmail, 'member') !== member.email)
+  ) {
+    throw ownKeysOnly(
+      'A member creates keys only for themself: a key for another member comes from the operator’s CLI on the server (mkoba keys create --member).',
+      'own_keys_only',
+      'member',
+    );
+  }
+  const held = new Set(requester.scopes);
+  const ceiling = scopesOfRoles(member.roles).filter((scope) => held.has(scope));
+  const scopes: Scope[] = [];
+  (input.scopes ?? ceiling).forEach((scope, i) => {
+    if (!(SCOPES as readonly string[]).includes(scope)) {
+      throw validationError(
+        `scopes.${i}`,
+        `'${scope}' is not a scope; scopes are ${SCOPES.join(', ')}`,
+        'invalid_value',
+      );
+    }
+    if (!scopes.includes(scope as Scope)) scopes.push(scope as Scope);
+  });
+  if (scopes.length === 0) throw validationError('scopes', 'Choose at least one scope.', 'missing');
+  const beyond = scopes.filter((scope) => !ceiling.includes(scope));
+  if (beyond.length > 0) {
+    throw ownKeysOnly(
+      `Your roles (${member.roles.join(', ')}) and this key grant ${ceiling.join(', ') || 'no scope'}: a new key cannot hold ${beyond.join(', ')}.`,
+      'beyond_member_roles',
+      'scopes',
+    );
+  }
+  const description = input.description?.trim() || null;
+  if (description !== null && description.length > API_KEY_DESCRIPTION_CHARS_MAX) {
+    throw validationError(
+      'description',
+      `description is at most ${API_KEY_DESCRIPTION_CHARS_MAX} characters`,
+      'too_long',
+    );
+  }
+  const key = formatApiKey(deps.environment, deps.randomBytes(64));
+  const record: ApiKeyRow = {
+    id: deps.newId('apiKey'),
+    organizationId: requester.organizationId,
+    environment: deps.environment,
+    keyHash: hashApiKey(key),
+    displayPrefix: displayPrefix(key),
+    scopes,
+    createdAt: deps.now(),
+    revokedAt: null,
+    memberId: member.id,
+    createdBy: member.id,
+    description,
+  };
+  await insertApiKey(tx, record);
+  await recordKeyCreated(tx, deps, record, requester.actor);
+  return { key, record, organizationCreated: false };
+}
+
+/** A newest-first page of the organization's keys (never their hashes outside this process). */
+export async function listKeysPage(
+  deps: Deps,
+  organizationId: string,
+  page: PageRequest,
+): Promise<Page<ApiKeyRow>> {
+  return toPage(await listApiKeysPage(deps.store, organizationId, page, page.limit + 1), page.limit);
+}
+
+/**
+ * An admin revokes one of the organization's keys (any of them: revoking takes power away, it never gives
+ * any). Another organization's key is a 404, as if it did not exist. Recorded as evidence.
+ */
+export async function revokeOrganizationKeyIn(
+  tx: Queryable,
+  deps: Deps,
+  organizationId: string,
+  keyId: string,
+  actor: EvidenceActor,
+): Promise<ApiKeyRow> {
+  const key = await findApiKey(tx, organizationId, keyId);
+  if (!key) throw resourceMissing('API key', keyId);
+  if (key.revokedAt !== null) return key;
+  const revoked = (await revokeApiKey(tx, keyId, deps.now())) ?? key;
+  await appendEvidence(tx, deps, [
+    {
+      organizationId,
+      kind: 'api_key.revoked',
+      actor,
+      data: { key_id: key.id, display_prefix: key.displayPrefix, member: key.memberId },
+    },
+  ]);
+  // This process stops accepting it at once (and reads keys afresh until the change has surely committed).
+  forgetCachedKeys(deps);
+  return revoked;
 }
 
 export async function listOrganizationKeys(deps: Deps, organizationName: string): Promise<ApiKeyRow[]> {
@@ -127,21 +338,35 @@ interface CachedKey {
   fetchedAtMs: number;
 }
 
-/** One cache per database: processes share nothing, and tests with several databases stay apart. */
-const caches = new WeakMap<object, Map<string, CachedKey>>();
+interface KeyCache {
+  entries: Map<string, CachedKey>;
+  /**
+   * Until then nothing is kept: a change to members or keys clears the cache inside its transaction, and a
+   * request read between that and the commit would otherwise keep the old roles for a whole TTL.
+   */
+  uncachedUntilMs: number;
+}
 
-function cacheOf(store: object): Map<string, CachedKey> {
+/** One cache per database: processes share nothing, and tests with several databases stay apart. */
+const caches = new WeakMap<object, KeyCache>();
+
+function keyCacheOf(store: object): KeyCache {
   let cache = caches.get(store);
   if (!cache) {
-    cache = new Map();
+    cache = { entries: new Map(), uncachedUntilMs: Number.NEGATIVE_INFINITY };
     caches.set(store, cache);
   }
   return cache;
 }
 
+function cacheOf(store: object): Map<string, CachedKey> {
+  return keyCacheOf(store).entries;
+}
+
 /** The key's row by hash, from the cache while it is fresh. */
 async function findKey(deps: Deps, keyHash: string): Promise<ApiKeyWithMember | undefined> {
-  const cache = cacheOf(deps.store);
+  const keyCache = keyCacheOf(deps.store);
+  const cache = keyCache.entries;
   const nowMs = deps.now().getTime();
   const cached = cache.get(keyHash);
   if (cached && nowMs - cached.fetchedAtMs < API_KEY_CACHE_TTL_MS && nowMs >= cached.fetchedAtMs) {
@@ -149,7 +374,7 @@ async function findKey(deps: Deps, keyHash: string): Promise<ApiKeyWithMember | 
   }
   const record = await findApiKeyByHash(deps.store, keyHash);
   cache.delete(keyHash);
-  if (record) {
+  if (record && nowMs >= keyCache.uncachedUntilMs) {
     if (cache.size >= API_KEY_CACHE_ENTRIES_MAX) cache.delete(cache.keys().next().value as string);
     cache.set(keyHash, { record, fetchedAtMs: nowMs });
   }
@@ -157,11 +382,15 @@ async function findKey(deps: Deps, keyHash: string): Promise<ApiKeyWithMember | 
 }
 
 /**
- * Forgets every key this process holds, so a change to members (roles, removal) takes effect here at once;
- * other processes see it within API_KEY_CACHE_TTL_MS.
+ * Forgets every key this process holds, so a change to members (roles, removal) or keys takes effect here
+ * at once; other processes see it within API_KEY_CACHE_TTL_MS. Called inside the changing transaction, so
+ * for API_KEY_CACHE_TTL_MS after it keys are read afresh on every request, never kept: a read between the
+ * call and the commit cannot keep what the change undoes.
  */
 export function forgetCachedKeys(deps: Deps): void {
-  cacheOf(deps.store).clear();
+  const cache = keyCacheOf(deps.store);
+  cache.entries.clear();
+  cache.uncachedUntilMs = deps.now().getTime() + API_KEY_CACHE_TTL_MS;
 }
 
 /** The member a key acts for, as authentication found them. */

@@ -7,7 +7,7 @@
  */
 import type { TravelRuleInput } from '../domain/decisions/travelRule.ts';
 import { AppError, resourceMissing, validationError } from '../domain/errors.ts';
-import type { EvidenceActor } from '../domain/evidence.ts';
+import { type EvidenceActor, requireMemberActor } from '../domain/evidence.ts';
 import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
 import {
   freezesWalletOnReject,
@@ -67,6 +67,8 @@ export async function decideReview(
 ): Promise<ReviewCase> {
   const review = await findReviewCase(tx, organizationId, id, { forUpdate: true });
   if (!review) throw resourceMissing('review', id);
+  // Clearing or rejecting is a person's decision: never a server key's, whatever its scopes.
+  requireMemberActor(actor, `${decision} a review`);
   if (!isOpenReview(review.status)) {
     throw new AppError({
       status: 409,

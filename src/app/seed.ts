@@ -71,7 +71,11 @@ export async function seedSandbox(deps: Deps, configuredKey: string | undefined)
     if (!(await claimSeed(tx, SANDBOX_SEED_NAME, deps.now()))) {
       // Seeded before: make sure a newly configured fixed key works too.
       if (configuredKey !== undefined && !(await findApiKeyByHash(tx, hashApiKey(configuredKey)))) {
-        await issueApiKeyIn(tx, deps, { organizationName: SANDBOX_ORGANIZATION_NAME, key: configuredKey });
+        await issueApiKeyIn(tx, deps, {
+          organizationName: SANDBOX_ORGANIZATION_NAME,
+          key: configuredKey,
+          createdBy: 'seed',
+        });
         return { seeded: false, apiKey: configuredKey };
       }
       return { seeded: false, apiKey: configuredKey };
@@ -79,6 +83,7 @@ export async function seedSandbox(deps: Deps, configuredKey: string | undefined)
     const issued = await issueApiKeyIn(tx, deps, {
       organizationName: SANDBOX_ORGANIZATION_NAME,
       key: configuredKey,
+      createdBy: 'seed',
     });
     const organizationId = issued.record.organizationId;
     for (const { customer, walletCurrencies } of SEED_CUSTOMERS) {

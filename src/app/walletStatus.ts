@@ -5,7 +5,7 @@
  */
 import { AppError, resourceMissing } from '../domain/errors.ts';
 import { type EventRecord, walletEventData } from '../domain/events.ts';
-import type { EvidenceActor, EvidenceKind } from '../domain/evidence.ts';
+import { type EvidenceActor, type EvidenceKind, requireMemberActor } from '../domain/evidence.ts';
 import { walletBalances } from '../domain/ledger.ts';
 import { formatAmount } from '../domain/money.ts';
 import {
@@ -62,6 +62,8 @@ export async function changeWalletStatus(
   const { to, event, evidence } = ACTION[action];
   // Another organization's wallet is indistinguishable from one that does not exist: look before locking.
   if (!(await findWallet(tx, organizationId, walletId))) throw resourceMissing('wallet', walletId);
+  // A freeze or an unfreeze is a person's decision: never a server key's, whatever its scopes.
+  if (action !== 'close') requireMemberActor(actor, `${action} a wallet`);
   const account = (await lockAccounts(tx, [walletId])).get(walletId);
   const wallet = await findWallet(tx, organizationId, walletId);
   if (!account || !wallet) throw resourceMissing('wallet', walletId);

@@ -3,6 +3,7 @@
  * events and trigger test events. Informational lines go to stderr; results to stdout.
  */
 import { writeFile } from 'node:fs/promises';
+import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
 import { type AdminCommand, type AdminProgress, type AdminResult, runAdminCommand } from '../app/admin.ts';
 import { systemDeps } from '../app/deps.ts';
@@ -32,6 +33,15 @@ import { apiTargetOf } from './apiClient.ts';
 import { ControlChannelNotListeningError, sendControlCommand } from './controlChannel.ts';
 import { UsageError } from './usageError.ts';
 
+/** Who runs this CLI, as keys and evidence record it: the OS user (its uid when it has no name). */
+function operatorName(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return `uid-${process.getuid?.() ?? 'unknown'}`;
+  }
+}
+
 const HELP = `mkoba: wallet, transfer and webhook service
 
 Usage:
@@ -42,6 +52,10 @@ Usage:
                                     prints only the key on stdout. With --member the key acts
                                     for that member: its scopes default to (and never exceed)
                                     what the member's roles grant, and its actions are theirs.
+                                    The only way to a key for another member or to a server key
+                                    with more than read,write (a server key never votes, clears,
+                                    rejects, freezes or unfreezes); records the OS user who ran
+                                    it with the key and in the organization's evidence.
                                     In pilot and production it refuses (exit 1), naming them,
                                     while any of the organization's launch gates is open
   mkoba launch-gates list --organization NAME
@@ -63,7 +77,8 @@ Usage:
                                     Print a one-time link that signs the member in to the
                                     operator console (/console); it works once, within 15 minutes
   mkoba keys list --organization NAME
-                                    List an organization's keys (prefixes only)
+                                    List an organization's keys (prefixes only), each with its
+                                    member and who created it
   mkoba keys revoke KEY_ID          Revoke a key (key_…); revoked keys get 401 api_key_revoked
   mkoba worker                      Run the background work without the API: webhook dispatcher,
                                     idempotency pruning and (sandbox) the rail worker
@@ -410,6 +425,8 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
                 ? undefined
                 : parseScopes(values.scopes),
             member: values.member,
+            // Who ran it, recorded with the key and in the organization's evidence.
+            operator: operatorName(),
           });
           if (result.name === 'keys.create') {
             io.err(
@@ -425,7 +442,7 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
           if (result.name === 'keys.list') {
             for (const k of result.keys) {
               io.out(
-                `${k.id}\t${k.prefix}…\t${k.scopes.join(',')}\t${k.revokedAt ? `revoked ${k.revokedAt}` : 'active'}`,
+                `${k.id}\t${k.prefix}…\t${k.scopes.join(',')}\t${k.memberId ?? 'no member'}\tby ${k.createdBy}\t${k.revokedAt ? `revoked ${k.revokedAt}` : 'active'}`,
               );
             }
           }

@@ -27,6 +27,8 @@ export type ErrorCode =
   | 'compliance_blocked'
   | 'policy_denied'
   | 'member_required'
+  | 'own_keys_only'
+  | 'beyond_member_roles'
   | 'approval_role_required'
   | 'self_approval_forbidden'
   | 'already_voted'

@@ -7,6 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
+import { AppError } from './errors.ts';
 
 /** The `previous_hash` of an organization's first record. */
 export const EVIDENCE_GENESIS_HASH = '0'.repeat(64);
@@ -52,6 +53,8 @@ export const EVIDENCE_KINDS = [
   'loan.decision',
   'loan.write_off',
   'digital_accounts.settings.update',
+  'api_key.created',
+  'api_key.revoked',
 ] as const;
 export type EvidenceKind = (typeof EVIDENCE_KINDS)[number];
 
@@ -63,6 +66,23 @@ export type EvidenceActor =
   | { type: 'system' }
   | { type: 'api_key'; id: string; member?: string | undefined }
   | { type: 'console_session'; id: string; member: string };
+
+/**
+ * A person's decisions: votes on approvals, clearing or rejecting a review, freezing or unfreezing a wallet.
+ * Each is taken by a member (a key that acts for one, or a console session) or by the service itself, never
+ * by a key that acts for no member, whatever its scopes: a server key cannot decide, so no decision can be
+ * recorded without the person who took it.
+ */
+export function requireMemberActor(actor: EvidenceActor, decision: string): void {
+  if (actor.type === 'api_key' && actor.member === undefined) {
+    throw new AppError({
+      status: 403,
+      code: 'member_required',
+      title: 'Forbidden',
+      detail: `Only a member may ${decision}: use an API key that acts for a member; a key that acts for no member (a server key) never decides.`,
+    });
+  }
+}
 
 /** A JSON value that canonicalises the same everywhere: no floats, no undefined, no Dates. */
 export type EvidenceValue =

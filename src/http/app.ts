@@ -47,6 +47,7 @@ import { registerProductCheck } from './products.ts';
 import { registerRateLimits } from './rateLimit.ts';
 import { receiptSchema } from './receiptSchemas.ts';
 import { amlRoutes } from './routes/aml.ts';
+import { API_KEY_SCHEMAS, apiKeyRoutes } from './routes/apiKeys.ts';
 import { approvalRoutes } from './routes/approvals.ts';
 import { bankDepositRoutes } from './routes/bankDeposits.ts';
 import { collectionRoutes, collectionSchema } from './routes/collections.ts';
@@ -191,6 +192,7 @@ export async function buildApp({
     ...SHARED_SCHEMAS,
     ...COMPLIANCE_SCHEMAS,
     ...AUTHORIZATION_SCHEMAS,
+    ...API_KEY_SCHEMAS,
     ...TRAVEL_RULE_SCHEMAS,
     receiptSchema,
     ...PAYMENT_BATCH_SCHEMAS,
@@ -303,6 +305,7 @@ export async function buildApp({
   reviewRoutes(app, deps);
   amlRoutes(app, deps);
   memberRoutes(app, deps);
+  apiKeyRoutes(app, deps);
   policyRoutes(app, deps);
   feeRoutes(app, deps);
   approvalRoutes(app, deps);

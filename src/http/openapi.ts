@@ -65,6 +65,11 @@ export const OPENAPI_DOCUMENT_BASE = {
         'The organization’s people with their signer roles; keys may act for a member (the `admin` scope).',
     },
     {
+      name: 'API keys',
+      description:
+        'The organization’s keys and who created each (the `admin` scope); a member creates keys for themself only.',
+    },
+    {
       name: 'Policies',
       description:
         'Authorization policies: ordered rules, versioned, that allow, deny or send a transfer (or a policy change) for approval.',

@@ -178,14 +178,34 @@ export async function newOrganizationKey(t: TestApp, scopes?: Scope[]): Promise<
   return (await issueApiKey(t.deps, { organizationName: name, scopes })).key;
 }
 
-/** An operator's key in the test app's organization: the `compliance` scope (reviews, freezes, evidence). */
+/** Who runs the operator's CLI in tests: keys issued through it record `operator:test-operator`. */
+export const TEST_OPERATOR = 'test-operator';
+
+/**
+ * A compliance officer's key in the test app's organization: a new member with the `compliance` role, and a
+ * key acting for them issued through the operator's CLI path (`mkoba keys create --member`). Reviews and
+ * freezes are a person's decisions: a key that acts for no member never takes them, whatever its scopes.
+ */
 export async function complianceKey(t: TestApp): Promise<string> {
   const organization = await findOrganizationByName(t.db.store, SANDBOX_ORGANIZATION_NAME);
   if (t.deps.environment !== 'sandbox' || !organization) {
     throw new Error('complianceKey needs the seeded sandbox organization');
   }
-  return (await issueApiKey(t.deps, { organizationName: SANDBOX_ORGANIZATION_NAME, scopes: ['compliance'] }))
-    .key;
+  const email = `compliance-${randomBytes(4).toString('hex')}@example.com`;
+  await runAdminCommand(t.deps, {
+    name: 'members.add',
+    organization: SANDBOX_ORGANIZATION_NAME,
+    email,
+    roles: ['compliance'],
+  });
+  const issued = await runAdminCommand(t.deps, {
+    name: 'keys.create',
+    organization: SANDBOX_ORGANIZATION_NAME,
+    member: email,
+    operator: TEST_OPERATOR,
+  });
+  if (issued.name !== 'keys.create') throw new Error('key not created');
+  return issued.key;
 }
 
 export interface ApiResponse extends LightMyRequestResponse {

@@ -511,7 +511,9 @@ export interface Evidence {
     | 'launch_gate.override'
     | 'loan.decision'
     | 'loan.write_off'
-    | 'digital_accounts.settings.update';
+    | 'digital_accounts.settings.update'
+    | 'api_key.created'
+    | 'api_key.revoked';
   /** `system` for the service’s own decisions, the id of the API key an operator used, or the id of the console session (`csn_…`) a member signed in with. */
   actor: string;
   /** The member the API key acts for, or who signed in to the console session; present only then (and then part of what is hashed). */
@@ -845,6 +847,44 @@ export interface Approval {
   expires_at: string;
   created_at: string;
   decided_at: string | null;
+}
+
+/** An API key as the organization sees it: never the key itself nor its hash, only the characters kept for display. A key acts for a member (its scopes capped by that member’s roles at every request) or, a server key, for no member: a server key never votes, clears, rejects, freezes or unfreezes. */
+export interface ApiKey {
+  object: 'api_key';
+  /** API key id. */
+  id: string;
+  /** The key’s first characters, for recognising it. */
+  display_prefix: string;
+  /** The scopes it was issued with; a member’s key gets at each request only those the member’s roles still grant. */
+  scopes: Array<'read' | 'write' | 'compliance' | 'admin'>;
+  /** The member it acts for; null for a server key. */
+  member: string | null;
+  description: string | null;
+  /** Who created it: the member who made it for themself, `operator:<user>` (the operator’s CLI on the server, also recorded as evidence), `seed` (the sandbox’s first key), or `unrecorded` (keys older than this field). */
+  created_by: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+/** A new key: the ApiKey with the key itself, shown in this answer only. */
+export interface CreatedApiKey {
+  object: 'api_key';
+  /** API key id. */
+  id: string;
+  /** The key’s first characters, for recognising it. */
+  display_prefix: string;
+  /** The scopes it was issued with; a member’s key gets at each request only those the member’s roles still grant. */
+  scopes: Array<'read' | 'write' | 'compliance' | 'admin'>;
+  /** The member it acts for; null for a server key. */
+  member: string | null;
+  description: string | null;
+  /** Who created it: the member who made it for themself, `operator:<user>` (the operator’s CLI on the server, also recorded as evidence), `seed` (the sandbox’s first key), or `unrecorded` (keys older than this field). */
+  created_by: string;
+  created_at: string;
+  revoked_at: string | null;
+  /** The key. Only its hash is stored: copy it now. */
+  key: string;
 }
 
 /** An asset on a network, and whether the organization allows transfers on it. */
@@ -2859,7 +2899,9 @@ export interface ListEvidenceQuery {
     | 'launch_gate.override'
     | 'loan.decision'
     | 'loan.write_off'
-    | 'digital_accounts.settings.update';
+    | 'digital_accounts.settings.update'
+    | 'api_key.created'
+    | 'api_key.revoked';
 }
 
 export interface ListTransferEvidenceQuery {
@@ -3036,6 +3078,22 @@ export interface UpdateMemberRequest {
   /** `initiator` creates transfers; `approver` votes on approvals; `admin` manages members and policies (and may initiate); `compliance` works the review and AML queues; `viewer` reads. */
   roles?: Array<'initiator' | 'approver' | 'admin' | 'compliance' | 'viewer'>;
   name?: string;
+}
+
+export interface ListApiKeysQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+}
+
+export interface CreateApiKeyRequest {
+  scopes?: Array<'read' | 'write' | 'compliance' | 'admin'>;
+  description?: string;
 }
 
 export interface UpdatePolicyRequest {
@@ -4472,6 +4530,12 @@ export interface MkobaOperations {
   removeMember(id: string, options?: RequestOptions): Promise<Member>;
   /** Change a member’s roles or name: `PATCH /v1/members/{id}`. */
   updateMember(id: string, body?: UpdateMemberRequest, options?: RequestOptions): Promise<Member>;
+  /** List API keys: `GET /v1/api-keys`. */
+  listApiKeys(query?: ListApiKeysQuery, options?: RequestOptions): Promise<List<ApiKey>>;
+  /** Create a key for yourself: `POST /v1/api-keys`. */
+  createApiKey(body?: CreateApiKeyRequest, options?: RequestOptions): Promise<CreatedApiKey>;
+  /** Revoke an API key: `POST /v1/api-keys/{id}/revoke`. */
+  revokeApiKey(id: string, options?: RequestOptions): Promise<ApiKey>;
   /** Retrieve the current policy: `GET /v1/policies`. */
   getPolicy(options?: RequestOptions): Promise<Policy>;
   /** Replace the policy: `PUT /v1/policies`. */
@@ -5218,6 +5282,30 @@ export const OPERATIONS = {
     path: '/v1/members/{id}',
     pathParams: ['id'],
     body: 'optional',
+    query: false,
+    response: 'json',
+  },
+  listApiKeys: {
+    method: 'GET',
+    path: '/v1/api-keys',
+    pathParams: [],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  createApiKey: {
+    method: 'POST',
+    path: '/v1/api-keys',
+    pathParams: [],
+    body: 'optional',
+    query: false,
+    response: 'json',
+  },
+  revokeApiKey: {
+    method: 'POST',
+    path: '/v1/api-keys/{id}/revoke',
+    pathParams: ['id'],
+    body: 'none',
     query: false,
     response: 'json',
   },

@@ -8,7 +8,7 @@ import type { AmlAlert, AmlDisposition } from '../../domain/amlAlerts.ts';
 import type { AmlHit } from '../../domain/decisions/aml.ts';
 import { AppError, resourceMissing } from '../../domain/errors.ts';
 import type { EventRecord } from '../../domain/events.ts';
-import type { EvidenceActor } from '../../domain/evidence.ts';
+import { type EvidenceActor, requireMemberActor } from '../../domain/evidence.ts';
 import { type Page, type PageRequest, toPage } from '../../domain/pagination.ts';
 import {
   type AmlAlertFilter,
@@ -148,6 +148,8 @@ export async function resolveAmlAlert(
 ): Promise<AmlAlert> {
   const alert = await findAmlAlert(tx, organizationId, id, { forUpdate: true });
   if (!alert) throw resourceMissing('aml_alert', id);
+  // Resolving (a false positive clears it) is a person's decision: never a server key's.
+  requireMemberActor(actor, 'resolve an AML alert');
   if (alert.status !== 'open') {
     throw new AppError({
       status: 409,

@@ -1,9 +1,8 @@
 /**
  * What the console reads beyond the API's own use cases: the home page's figures, transfer search, a
- * subscription's delivery log, and the organization's API keys (created and revoked by its admins).
+ * subscription's delivery log, and the organization's API keys (an admin creates their own, and revokes any).
  */
-import type { Scope } from '../../domain/apiKeys.ts';
-import { resourceMissing, validationError } from '../../domain/errors.ts';
+import { resourceMissing } from '../../domain/errors.ts';
 import { normaliseEmail } from '../../domain/members.ts';
 import { type Page, toPage } from '../../domain/pagination.ts';
 import type { Transfer } from '../../domain/transferRecord.ts';
@@ -22,8 +21,9 @@ import {
 } from '../../store/repositories/console.ts';
 import type { DeliveryView } from '../../store/repositories/webhooks.ts';
 import { findSubscription } from '../../store/repositories/webhooks.ts';
-import { type IssuedKey, issueApiKeyIn, revokeKey } from '../apiKeys.ts';
+import { createOwnApiKey, type IssuedKey, revokeOrganizationKeyIn } from '../apiKeys.ts';
 import type { Deps } from '../deps.ts';
+import { type ConsoleIdentity, consoleActor } from './session.ts';
 
 /** The home page's chart spans this many hours back from now. */
 export const CONSOLE_CHART_HOURS = 24;
@@ -96,26 +96,42 @@ export function organizationKeys(deps: Deps, organizationId: string): Promise<Ap
   return listApiKeys(deps.store, organizationId);
 }
 
-/** A new key of the organization, shown once; acting for a member of it when one is named. */
-export async function createOrganizationKey(
+/**
+ * The signed-in member's new key, for themself only: its scopes are at most what their roles grant now
+ * (createOwnApiKey). A form naming another member is refused, never quietly redirected.
+ */
+export function createOrganizationKey(
   deps: Deps,
-  organizationName: string,
-  input: { scopes: Scope[]; memberEmail?: string | undefined },
+  identity: ConsoleIdentity,
+  input: { scopes: string[]; memberEmail?: string | undefined; description?: string | undefined },
 ): Promise<IssuedKey> {
-  if (input.scopes.length === 0) throw validationError('scopes', 'Choose at least one scope.', 'missing');
   const memberEmail = input.memberEmail?.trim() ? normaliseEmail(input.memberEmail, 'member') : undefined;
   return deps.store.transaction((tx) =>
-    issueApiKeyIn(tx, deps, { organizationName, scopes: input.scopes, memberEmail }),
+    createOwnApiKey(
+      tx,
+      deps,
+      {
+        organizationId: identity.organizationId,
+        memberId: identity.member.id,
+        scopes: identity.scopes,
+        actor: consoleActor(identity),
+      },
+      {
+        scopes: input.scopes,
+        description: input.description,
+        memberEmail,
+      },
+    ),
   );
 }
 
 /** Revokes one of the organization's keys; another organization's key is a 404, as if it did not exist. */
-export async function revokeOrganizationKey(
+export function revokeOrganizationKey(
   deps: Deps,
-  organizationId: string,
+  identity: ConsoleIdentity,
   keyId: string,
 ): Promise<ApiKeyRow> {
-  const key = (await listApiKeys(deps.store, organizationId)).find((k) => k.id === keyId);
-  if (!key) throw resourceMissing('API key', keyId);
-  return (await revokeKey(deps, keyId)) ?? key;
+  return deps.store.transaction((tx) =>
+    revokeOrganizationKeyIn(tx, deps, identity.organizationId, keyId, consoleActor(identity)),
+  );
 }

@@ -1,13 +1,15 @@
 /**
- * API keys (the `admin` scope): the organization's keys by prefix, a new key shown once, and revoking one.
- * A key may act for a member: its scopes then never exceed what the member's roles grant.
+ * API keys (the `admin` scope): the organization's keys by prefix with who created each, a new key for the
+ * signed-in admin themself (shown once, scopes at most their roles'), and revoking any key. Keys for other
+ * members and server keys beyond `read`/`write` come only from the operator's CLI on the server.
  */
 
 import type { FastifyReply } from 'fastify';
+import { API_KEY_DESCRIPTION_CHARS_MAX } from '../../app/apiKeys.ts';
 import type { ConsoleIdentity } from '../../app/console/session.ts';
 import { createOrganizationKey, organizationKeys, revokeOrganizationKey } from '../../app/console/views.ts';
 import { listMembers } from '../../app/members.ts';
-import { SCOPES, type Scope } from '../../domain/apiKeys.ts';
+import { SCOPES } from '../../domain/apiKeys.ts';
 import { validationError } from '../../domain/errors.ts';
 import { ID_PREFIXES, idPattern } from '../../domain/ids.ts';
 import { PAGE_SIZE_MAX } from '../../domain/pagination.ts';
@@ -33,6 +35,10 @@ export function apiKeyPages(routes: ConsoleRoutes): void {
       listMembers(deps, identity.organizationId, { limit: PAGE_SIZE_MAX, status: 'active' }),
     ]);
     const emailOf = new Map(members.data.map((m) => [m.id, m.email]));
+    // `created_by`: a member's id (shown as their email), `operator:<user>`, `seed` or `unrecorded`.
+    const creatorOf = (createdBy: string) =>
+      emailOf.get(createdBy) ??
+      (createdBy.startsWith('operator:') ? createdBy : html`<code>${createdBy}</code>`);
     return routes.render(reply, {
       title: 'API keys',
       identity,
@@ -45,30 +51,30 @@ export function apiKeyPages(routes: ConsoleRoutes): void {
   <p><code class="reveal" id="new-key">${created.key}</code></p></div>`
           : ''
       }
-<h2>Create a key</h2>
+<h2>Create a key for yourself</h2>
+<p>The key acts for you (${identity.member.email}): its scopes are at most what your roles grant, and it loses any your roles lose. Keys for other members, and server keys, are issued by the operator on the server (<code>mkoba keys create</code>).</p>
 <form method="post" action="${SECTION}" class="stack narrow">
   ${csrfField(identity.token)}<input type="hidden" name="_form" value="${routes.formKey()}">
   <fieldset><legend>Scopes</legend>
-    ${SCOPES.map(
+    ${SCOPES.filter((s) => identity.scopes.includes(s)).map(
       (s) =>
         html`<label class="check"><input type="checkbox" name="scopes" value="${s}"${s === 'read' || s === 'write' ? html` checked` : ''}> ${s}</label>`,
     )}
   </fieldset>
-  <label for="member">Acts for member <span class="hint">(optional: its scopes are then capped by their roles)</span></label>
-  <select id="member" name="member"><option value="">No member (a server key)</option>
-    ${members.data.map((m) => html`<option value="${m.email}">${m.email} (${m.roles.join(', ')})</option>`)}
-  </select>
+  <label for="description">Description <span class="hint">(optional)</span></label>
+  <input id="description" name="description" maxlength="${String(API_KEY_DESCRIPTION_CHARS_MAX)}">
   <button type="submit">Create key</button>
 </form>
 <h2>Keys</h2>
 ${table(
   'The organization’s API keys, oldest first',
-  ['Key', 'Prefix', 'Scopes', 'Acts for', 'Created', 'Status', ''],
+  ['Key', 'Prefix', 'Scopes', 'Acts for', 'Created by', 'Created', 'Status', ''],
   keys.map((k) => [
     html`<code>${k.id}</code>`,
     html`<code>${k.displayPrefix}…</code>`,
     k.scopes.join(', '),
-    k.memberId ? (emailOf.get(k.memberId) ?? html`<code>${k.memberId}</code>`) : '—',
+    k.memberId ? (emailOf.get(k.memberId) ?? html`<code>${k.memberId}</code>`) : 'no member (server key)',
+    creatorOf(k.createdBy),
     time(k.createdAt),
     k.revokedAt ? html`${statusBadge('revoked')} ${time(k.revokedAt)}` : statusBadge('active'),
     k.revokedAt
@@ -85,13 +91,13 @@ ${table(
 
   routes.post('/api-keys', 'admin', async (request, reply, identity) => {
     const raw = (request.body as FormBody | undefined)?.scopes;
-    const scopes = (Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]).filter((s) =>
-      (SCOPES as readonly string[]).includes(s),
-    ) as Scope[];
+    const scopes = Array.isArray(raw) ? raw : raw === undefined ? [] : [raw];
     if (scopes.length === 0) throw validationError('scopes', 'Choose at least one scope.', 'missing');
-    const issued = await createOrganizationKey(deps, identity.organizationName, {
+    // A `member` field (an old form, or a crafted one) naming anyone else is refused by the use case.
+    const issued = await createOrganizationKey(deps, identity, {
       scopes,
       memberEmail: field(request.body, 'member'),
+      description: field(request.body, 'description'),
     });
     // Shown on this answer only: the key is stored as a hash.
     return keysPage(reply, identity, {}, { key: issued.key, id: issued.record.id });
@@ -102,7 +108,7 @@ ${table(
     if (!new RegExp(idPattern(ID_PREFIXES.apiKey)).test(id)) {
       throw validationError('id', `'${id}' is not an API key id (key_…).`, 'invalid_format');
     }
-    await revokeOrganizationKey(deps, identity.organizationId, id);
+    await revokeOrganizationKey(deps, identity, id);
     return reply.redirect(withNotice(SECTION, 'key_revoked'), 303);
   });
 }

@@ -1,7 +1,8 @@
 import type { Environment } from '../../domain/apiKeys.ts';
+import { ID_PREFIXES } from '../../domain/ids.ts';
 import type { MemberRole, MemberStatus } from '../../domain/members.ts';
 import type { Queryable } from '../store.ts';
-import { toDate } from './rows.ts';
+import { type KeysetFilter, keysetConditions, toDate } from './rows.ts';
 
 export interface ApiKeyRow {
   id: string;
@@ -14,6 +15,9 @@ export interface ApiKeyRow {
   revokedAt: Date | null;
   /** The member the key acts for, if any. */
   memberId: string | null;
+  /** Who created it: a member id, `operator:<user>` (the server's CLI), `seed`, or `unrecorded` (older keys). */
+  createdBy: string;
+  description: string | null;
 }
 
 /** A key as authentication needs it: with the member it acts for, as that member stands now. */
@@ -22,7 +26,7 @@ export interface ApiKeyWithMember extends ApiKeyRow {
 }
 
 const COLUMNS =
-  'id, organization_id, environment, key_hash, display_prefix, scopes, created_at, revoked_at, member_id';
+  'id, organization_id, environment, key_hash, display_prefix, scopes, created_at, revoked_at, member_id, created_by, description';
 
 function fromRow(row: Record<string, unknown>): ApiKeyRow {
   return {
@@ -35,11 +39,13 @@ function fromRow(row: Record<string, unknown>): ApiKeyRow {
     createdAt: toDate(row.created_at),
     revokedAt: row.revoked_at === null ? null : toDate(row.revoked_at),
     memberId: row.member_id === null || row.member_id === undefined ? null : String(row.member_id),
+    createdBy: String(row.created_by),
+    description: row.description === null || row.description === undefined ? null : String(row.description),
   };
 }
 
 export async function insertApiKey(db: Queryable, key: ApiKeyRow): Promise<void> {
-  await db.query(`INSERT INTO api_keys (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, [
+  await db.query(`INSERT INTO api_keys (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`, [
     key.id,
     key.organizationId,
     key.environment,
@@ -49,6 +55,8 @@ export async function insertApiKey(db: Queryable, key: ApiKeyRow): Promise<void>
     key.createdAt,
     key.revokedAt,
     key.memberId,
+    key.createdBy,
+    key.description,
   ]);
 }
 
@@ -84,6 +92,35 @@ export async function listApiKeys(db: Queryable, organizationId: string): Promis
     organizationId,
   ]);
   return rows.map(fromRow);
+}
+
+/** A newest-first page of the organization's keys (limit + 1 rows: toPage says whether more exist). */
+export async function listApiKeysPage(
+  db: Queryable,
+  organizationId: string,
+  filter: KeysetFilter,
+  rowsMax: number,
+): Promise<ApiKeyRow[]> {
+  const params: unknown[] = [organizationId];
+  const conditions = ['organization_id = $1', ...keysetConditions(filter, params, '', ID_PREFIXES.apiKey)];
+  params.push(rowsMax);
+  const rows = await db.query(
+    `SELECT ${COLUMNS} FROM api_keys WHERE ${conditions.join(' AND ')} ORDER BY id DESC LIMIT $${params.length}`,
+    params,
+  );
+  return rows.map(fromRow);
+}
+
+export async function findApiKey(
+  db: Queryable,
+  organizationId: string,
+  id: string,
+): Promise<ApiKeyRow | undefined> {
+  const [row] = await db.query(`SELECT ${COLUMNS} FROM api_keys WHERE organization_id = $1 AND id = $2`, [
+    organizationId,
+    id,
+  ]);
+  return row && fromRow(row);
 }
 
 export async function revokeApiKey(db: Queryable, id: string, now: Date): Promise<ApiKeyRow | undefined> {

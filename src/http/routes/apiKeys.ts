@@ -1,0 +1,208 @@
+import type { FastifyInstance } from 'fastify';
+import {
+  API_KEY_DESCRIPTION_CHARS_MAX,
+  createOwnApiKey,
+  listKeysPage,
+  revokeOrganizationKeyIn,
+} from '../../app/apiKeys.ts';
+import type { Deps } from '../../app/deps.ts';
+import { SCOPES } from '../../domain/apiKeys.ts';
+import { ID_PREFIXES } from '../../domain/ids.ts';
+import type { ApiKeyRow } from '../../store/repositories/apiKeys.ts';
+import { BEARER_SECURITY, principalOf, requestActor } from '../auth.ts';
+import { type ListQuery, pageRequestOf, presentList } from '../presenters.ts';
+import { problemResponses, READ_PROBLEMS, WRITE_PROBLEMS } from '../problems.ts';
+import {
+  idempotencyHeadersSchema,
+  idempotentWriteHeaders,
+  idParamsSchema,
+  idSchema,
+  listEnvelopeSchema,
+  listQuerySchema,
+  nullableTimestampSchema,
+  timestampSchema,
+} from '../schemas.ts';
+import { sendWrite } from '../writes.ts';
+
+const TAGS = ['API keys'];
+
+export const apiKeySchema = {
+  $id: 'ApiKey',
+  type: 'object',
+  description:
+    'An API key as the organization sees it: never the key itself nor its hash, only the characters kept for display. A key acts for a member (its scopes capped by that member’s roles at every request) or, a server key, for no member: a server key never votes, clears, rejects, freezes or unfreezes.',
+  required: [
+    'object',
+    'id',
+    'display_prefix',
+    'scopes',
+    'member',
+    'description',
+    'created_by',
+    'created_at',
+    'revoked_at',
+  ],
+  properties: {
+    object: { type: 'string', enum: ['api_key'] },
+    id: idSchema(ID_PREFIXES.apiKey, 'API key id.'),
+    display_prefix: { type: 'string', description: 'The key’s first characters, for recognising it.' },
+    scopes: {
+      type: 'array',
+      items: { type: 'string', enum: SCOPES },
+      description:
+        'The scopes it was issued with; a member’s key gets at each request only those the member’s roles still grant.',
+    },
+    member: {
+      type: ['string', 'null'],
+      description: 'The member it acts for; null for a server key.',
+    },
+    description: { type: ['string', 'null'] },
+    created_by: {
+      type: 'string',
+      description:
+        'Who created it: the member who made it for themself, `operator:<user>` (the operator’s CLI on the server, also recorded as evidence), `seed` (the sandbox’s first key), or `unrecorded` (keys older than this field).',
+    },
+    created_at: timestampSchema,
+    revoked_at: nullableTimestampSchema,
+  },
+} as const;
+
+export const createdApiKeySchema = {
+  $id: 'CreatedApiKey',
+  type: 'object',
+  description: 'A new key: the ApiKey with the key itself, shown in this answer only.',
+  required: [...apiKeySchema.required, 'key'],
+  properties: {
+    ...apiKeySchema.properties,
+    key: { type: 'string', description: 'The key. Only its hash is stored: copy it now.' },
+  },
+} as const;
+
+export const API_KEY_SCHEMAS = [apiKeySchema, createdApiKeySchema];
+
+export function presentApiKey(key: ApiKeyRow) {
+  return {
+    object: 'api_key',
+    id: key.id,
+    display_prefix: key.displayPrefix,
+    scopes: key.scopes,
+    member: key.memberId,
+    description: key.description,
+    created_by: key.createdBy,
+    created_at: key.createdAt.toISOString(),
+    revoked_at: key.revokedAt?.toISOString() ?? null,
+  };
+}
+
+/**
+ * The organization's keys: admins list them and revoke any; a member creates keys for themself only. Keys
+ * for another member, and server keys beyond `read` and `write`, come only from `mkoba keys create`.
+ */
+export function apiKeyRoutes(app: FastifyInstance, deps: Deps): void {
+  app.get<{ Querystring: ListQuery }>(
+    '/v1/api-keys',
+    {
+      config: { scope: 'admin' },
+      schema: {
+        operationId: 'listApiKeys',
+        summary: 'List API keys',
+        description:
+          'Newest first, revoked ones included: each key’s display prefix, scopes, member, who created it and when, and when it was revoked. Never the key nor its hash.',
+        tags: TAGS,
+        security: BEARER_SECURITY,
+        querystring: listQuerySchema(ID_PREFIXES.apiKey, {}),
+        response: {
+          200: listEnvelopeSchema('ApiKey', 'A page of API keys.'),
+          ...problemResponses(...READ_PROBLEMS.filter((s) => s !== 404)),
+        },
+      },
+    },
+    async (request) =>
+      presentList(
+        await listKeysPage(deps, principalOf(request).organizationId, pageRequestOf(request.query)),
+        presentApiKey,
+      ),
+  );
+
+  app.post<{ Body: { scopes?: string[]; description?: string } }>(
+    '/v1/api-keys',
+    {
+      config: { scope: 'admin' },
+      schema: {
+        operationId: 'createApiKey',
+        summary: 'Create a key for yourself',
+        description:
+          'A new key that acts for the member the calling key acts for, never for anyone else. Its scopes are at most those both the member’s roles and the calling key grant (403 `beyond_member_roles`, naming `scopes`); without `scopes` it gets all of them. A key that acts for no member cannot create keys (403 `member_required`). Keys for other members and server keys come only from the operator’s CLI on the server (`mkoba keys create`). Recorded as evidence (`api_key.created`); the key is in this answer only.',
+        tags: TAGS,
+        security: BEARER_SECURITY,
+        headers: idempotencyHeadersSchema,
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            scopes: {
+              type: 'array',
+              minItems: 1,
+              maxItems: SCOPES.length,
+              items: { type: 'string', enum: SCOPES },
+            },
+            description: { type: 'string', minLength: 1, maxLength: API_KEY_DESCRIPTION_CHARS_MAX },
+          },
+        },
+        response: {
+          201: {
+            description: 'The key, shown once.',
+            headers: idempotentWriteHeaders,
+            $ref: 'CreatedApiKey#',
+          },
+          ...problemResponses(...WRITE_PROBLEMS),
+        },
+      },
+    },
+    (request, reply) =>
+      sendWrite(deps, request, reply, async (tx, organizationId) => {
+        const principal = principalOf(request);
+        const issued = await createOwnApiKey(
+          tx,
+          deps,
+          {
+            organizationId,
+            memberId: principal.member?.id ?? null,
+            scopes: principal.scopes,
+            actor: requestActor(request),
+          },
+          { scopes: request.body?.scopes, description: request.body?.description },
+        );
+        // The answer carries the key: its idempotency record holds it sealed.
+        return { status: 201, body: { ...presentApiKey(issued.record), key: issued.key }, sensitive: true };
+      }),
+  );
+
+  app.post<{ Params: { id: string } }>(
+    '/v1/api-keys/:id/revoke',
+    {
+      config: { scope: 'admin' },
+      schema: {
+        operationId: 'revokeApiKey',
+        summary: 'Revoke an API key',
+        description:
+          'Any key of the organization, at once in this process and within 5 seconds in others; requests with it get 401 `api_key_revoked`. Revoking a revoked key changes nothing. Recorded as evidence (`api_key.revoked`).',
+        tags: TAGS,
+        security: BEARER_SECURITY,
+        headers: idempotencyHeadersSchema,
+        params: idParamsSchema(ID_PREFIXES.apiKey, 'API key id.'),
+        response: {
+          200: { description: 'The key, revoked.', headers: idempotentWriteHeaders, $ref: 'ApiKey#' },
+          ...problemResponses(...WRITE_PROBLEMS),
+        },
+      },
+    },
+    (request, reply) =>
+      sendWrite(deps, request, reply, async (tx, organizationId) => ({
+        status: 200,
+        body: presentApiKey(
+          await revokeOrganizationKeyIn(tx, deps, organizationId, request.params.id, requestActor(request)),
+        ),
+      })),
+  );
+}
