@@ -27,6 +27,7 @@ export type ErrorCode =
   | 'member_required'
   | 'approval_role_required'
   | 'self_approval_forbidden'
+  | 'not_proposer'
   | 'already_voted'
   | 'member_exists'
   | 'policy_version_conflict'

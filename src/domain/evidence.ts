@@ -51,6 +51,8 @@ export const EVIDENCE_KINDS = [
   'loan.decision',
   'loan.write_off',
   'digital_accounts.settings.update',
+  'change.proposal',
+  'change.application',
 ] as const;
 export type EvidenceKind = (typeof EVIDENCE_KINDS)[number];
 

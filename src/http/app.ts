@@ -48,6 +48,7 @@ import { receiptSchema } from './receiptSchemas.ts';
 import { amlRoutes } from './routes/aml.ts';
 import { approvalRoutes } from './routes/approvals.ts';
 import { bankDepositRoutes } from './routes/bankDeposits.ts';
+import { changeRoutes, changeSchema } from './routes/changes.ts';
 import { collectionRoutes, collectionSchema } from './routes/collections.ts';
 import { customerRoutes } from './routes/customers.ts';
 import { digitalAccountRoutes } from './routes/digitalAccounts.ts';
@@ -197,6 +198,7 @@ export async function buildApp({
     statementSchema,
     reconciliationExceptionSchema,
     railPartnerSchema,
+    changeSchema,
     railCallbackSchema,
     collectionSchema,
     ...FEE_SCHEMAS,
@@ -304,6 +306,7 @@ export async function buildApp({
   policyRoutes(app, deps);
   feeRoutes(app, deps);
   approvalRoutes(app, deps);
+  changeRoutes(app, deps);
   receiptRoutes(app, deps);
   paymentBatchRoutes(app, deps);
   exportRoutes(app, deps);
