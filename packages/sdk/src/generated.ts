@@ -325,7 +325,7 @@ export interface Event {
   /** Event id. */
   id: string;
   object: 'event';
-  /** What happened: one of `transfer.created`, `transfer.processing`, `transfer.settled`, `transfer.failed`, `transfer.canceled`, `transfer.returned`, `transfer.rejected`, `transfer.expired`, `wallet.frozen`, `wallet.unfrozen`, `wallet.closed`, `customer.verification.updated`, `aml.alert.opened`, `aml.alert.resolved`, `payment_batch.created`, `payment_batch.pending_approval`, `payment_batch.processing`, `payment_batch.completed`, `payment_batch.partially_failed`, `payment_batch.failed`, `payment_batch.canceled`, `collection.created`, `collection.processing`, `collection.succeeded`, `collection.failed`, `deposit.detected`, `deposit.held_for_review`, `deposit.credited`, `deposit.rejected`, `deposit.reorged`, `conversion.completed`, `loan.applied`, `loan.approved`, `loan.rejected`, `loan.canceled`, `loan.disbursed`, `loan.repayment_received`, `loan.overdue`, `loan.paid_off`, `loan.written_off`, `approval.updated`, `policy.updated`, `fee_schedule.updated`, `export.ready`, `export.failed`, `ledger.matched`, `reconciliation.statement.imported`, `reconciliation.exception.opened`, `reconciliation.exception.resolved`, `webhook_subscription.disabled`, `rail_partner.paused`, `rail_partner.resumed`, `safeguarding.shortfall`, `test_clock.advanced`, `safeguarding.sweep.recorded`, `launch_gate.updated`, `savings.account.opened`, `savings.notice.given`, `savings.withdrawal.completed`, `savings.interest.capitalized`. New types may be added; ignore the ones you do not know. */
+  /** What happened: one of `transfer.created`, `transfer.processing`, `transfer.settled`, `transfer.failed`, `transfer.canceled`, `transfer.returned`, `transfer.rejected`, `transfer.expired`, `wallet.frozen`, `wallet.unfrozen`, `wallet.closed`, `customer.verification.updated`, `aml.alert.opened`, `aml.alert.resolved`, `payment_batch.created`, `payment_batch.pending_approval`, `payment_batch.processing`, `payment_batch.completed`, `payment_batch.partially_failed`, `payment_batch.failed`, `payment_batch.canceled`, `collection.created`, `collection.processing`, `collection.succeeded`, `collection.failed`, `deposit.detected`, `deposit.held_for_review`, `deposit.credited`, `deposit.rejected`, `deposit.reorged`, `conversion.completed`, `loan.applied`, `loan.approved`, `loan.rejected`, `loan.canceled`, `loan.disbursed`, `loan.repayment_received`, `loan.overdue`, `loan.paid_off`, `loan.written_off`, `approval.updated`, `policy.updated`, `fee_schedule.updated`, `export.ready`, `export.failed`, `ledger.matched`, `reconciliation.statement.imported`, `reconciliation.exception.opened`, `reconciliation.exception.resolved`, `webhook_subscription.disabled`, `rail_partner.paused`, `rail_partner.resumed`, `safeguarding.shortfall`, `test_clock.advanced`, `safeguarding.sweep.recorded`, `launch_gate.updated`, `change.updated`, `savings.account.opened`, `savings.notice.given`, `savings.withdrawal.completed`, `savings.interest.capitalized`. New types may be added; ignore the ones you do not know. */
   type: string;
   /** When the change happened (UTC). */
   created_at: string;
@@ -509,7 +509,9 @@ export interface Evidence {
     | 'launch_gate.override'
     | 'loan.decision'
     | 'loan.write_off'
-    | 'digital_accounts.settings.update';
+    | 'digital_accounts.settings.update'
+    | 'change.proposal'
+    | 'change.application';
   /** `system` for the service’s own decisions, the id of the API key an operator used, or the id of the console session (`csn_…`) a member signed in with. */
   actor: string;
   /** The member the API key acts for, or who signed in to the console session; present only then (and then part of what is hashed). */
@@ -661,8 +663,8 @@ export interface PolicyRule {
   /** Unique in the policy; decisions name it. */
   id: string;
   description?: string | null;
-  /** `transfer` (the default), `payment_batch` (a batch as a whole: `amount` and `source_wallets` only), `loan` (a loan application: `amount` is the principal, `source_wallets` the borrower’s wallet, and `risk_levels`, `kyc_statuses`) or `policy.update` (changes to the policy itself; such a rule takes no `match`). */
-  applies_to?: 'transfer' | 'payment_batch' | 'policy.update' | 'loan';
+  /** `transfer` (the default), `payment_batch` (a batch as a whole: `amount` and `source_wallets` only), `loan` (a loan application: `amount` is the principal, `source_wallets` the borrower’s wallet, and `risk_levels`, `kyc_statuses`) `policy.update` (changes to the policy itself; such a rule takes no `match`) or `change` (governed changes: role grants, elevated keys, the policy, conversion rates, fee schedules, AML rules, digital-asset routes, rail partners, trust accounts, launch-gate overrides; matched by `kinds` only; see docs/APPROVALS.md). */
+  applies_to?: 'transfer' | 'payment_batch' | 'policy.update' | 'loan' | 'change';
   /** Every matcher given must hold (AND); a matcher left out matches anything. */
   match?: {
     /** Amount ranges, one per currency; a transfer in a currency not listed does not match. */
@@ -734,6 +736,19 @@ export interface PolicyRule {
         | 'USDC'
         | 'USDT';
     };
+    /** A `change` rule only: the kinds of change it governs (absent: every kind). */
+    kinds?: Array<
+      | 'role_grant'
+      | 'api_key'
+      | 'policy'
+      | 'conversion_rate'
+      | 'fee_schedule'
+      | 'aml_rule'
+      | 'digital_asset_route'
+      | 'rail_partner'
+      | 'trust_account'
+      | 'launch_gate_override'
+    >;
   };
   /** `allow`; `deny` (422 `policy_denied` naming the rule); `require_approval` (the transfer waits `pending_approval` with its funds held). */
   action: 'allow' | 'deny' | 'require_approval';
@@ -815,7 +830,7 @@ export interface Approval {
   id: string;
   status: 'pending' | 'approved' | 'rejected' | 'expired' | 'canceled';
   resource: {
-    type: 'transfer' | 'policy_change' | 'payment_batch' | 'loan';
+    type: 'transfer' | 'policy_change' | 'payment_batch' | 'loan' | 'change';
     id: string;
   };
   /** The policy version whose rule asked for approval. */
@@ -1145,6 +1160,46 @@ export interface RailPartner {
   callback_url: string | null;
   created_at: string;
   updated_at: string;
+}
+
+/** A sensitive change (a role grant, an elevated key, a conversion rate, a fee schedule, an AML rule, a digital-asset route, a rail partner, a trust account, a launch-gate override) waiting for the approval a `change` rule of the policy asks for, and what became of it. The vote that approves it applies it, in the same transaction; its proposer never votes on it. See docs/APPROVALS.md. */
+export interface Change {
+  object: 'change';
+  /** Change id. */
+  id: string;
+  kind:
+    | 'role_grant'
+    | 'api_key'
+    | 'policy'
+    | 'conversion_rate'
+    | 'fee_schedule'
+    | 'aml_rule'
+    | 'digital_asset_route'
+    | 'rail_partner'
+    | 'trust_account'
+    | 'launch_gate_override';
+  /** What it does: `add`, `update`, `create`, `set`, `close` or `override`. */
+  action: string;
+  /** The resource changed; for a creation, the new resource once applied. */
+  target_id: string | null;
+  /** The request as proposed; credentials show as `[sealed]`. */
+  payload: Record<string, unknown>;
+  /** `pending`; `applied`; `failed` (approved, but no longer possible: see `failure`); `rejected`; `expired`; `canceled` by its proposer. */
+  status: 'pending' | 'applied' | 'failed' | 'rejected' | 'expired' | 'canceled';
+  /** The member (or key) who proposed it. */
+  proposed_by: string;
+  /** Its approval. */
+  approval: string | null;
+  policy_version: number;
+  /** The policy rule that asked for approval. */
+  rule: string;
+  failure: {
+    code: string;
+    detail: string;
+  } | null;
+  created_at: string;
+  decided_at: string | null;
+  applied_at: string | null;
 }
 
 /** A callback a partner sent, stored as it arrived before it was acknowledged, and what applying it made of it. */
@@ -2728,6 +2783,7 @@ export interface ListEventsQuery {
     | 'test_clock.advanced'
     | 'safeguarding.sweep.recorded'
     | 'launch_gate.updated'
+    | 'change.updated'
     | 'savings.account.opened'
     | 'savings.notice.given'
     | 'savings.withdrawal.completed'
@@ -2851,7 +2907,9 @@ export interface ListEvidenceQuery {
     | 'launch_gate.override'
     | 'loan.decision'
     | 'loan.write_off'
-    | 'digital_accounts.settings.update';
+    | 'digital_accounts.settings.update'
+    | 'change.proposal'
+    | 'change.application';
 }
 
 export interface ListTransferEvidenceQuery {
@@ -3035,8 +3093,8 @@ export interface UpdatePolicyRequest {
     /** Unique in the policy; decisions name it. */
     id: string;
     description?: string | null;
-    /** `transfer` (the default), `payment_batch` (a batch as a whole: `amount` and `source_wallets` only), `loan` (a loan application: `amount` is the principal, `source_wallets` the borrower’s wallet, and `risk_levels`, `kyc_statuses`) or `policy.update` (changes to the policy itself; such a rule takes no `match`). */
-    applies_to?: 'transfer' | 'payment_batch' | 'policy.update' | 'loan';
+    /** `transfer` (the default), `payment_batch` (a batch as a whole: `amount` and `source_wallets` only), `loan` (a loan application: `amount` is the principal, `source_wallets` the borrower’s wallet, and `risk_levels`, `kyc_statuses`) `policy.update` (changes to the policy itself; such a rule takes no `match`) or `change` (governed changes: role grants, elevated keys, the policy, conversion rates, fee schedules, AML rules, digital-asset routes, rail partners, trust accounts, launch-gate overrides; matched by `kinds` only; see docs/APPROVALS.md). */
+    applies_to?: 'transfer' | 'payment_batch' | 'policy.update' | 'loan' | 'change';
     /** Every matcher given must hold (AND); a matcher left out matches anything. */
     match?: {
       /** Amount ranges, one per currency; a transfer in a currency not listed does not match. */
@@ -3108,6 +3166,19 @@ export interface UpdatePolicyRequest {
           | 'USDC'
           | 'USDT';
       };
+      /** A `change` rule only: the kinds of change it governs (absent: every kind). */
+      kinds?: Array<
+        | 'role_grant'
+        | 'api_key'
+        | 'policy'
+        | 'conversion_rate'
+        | 'fee_schedule'
+        | 'aml_rule'
+        | 'digital_asset_route'
+        | 'rail_partner'
+        | 'trust_account'
+        | 'launch_gate_override'
+      >;
     };
     /** `allow`; `deny` (422 `policy_denied` naming the rule); `require_approval` (the transfer waits `pending_approval` with its funds held). */
     action: 'allow' | 'deny' | 'require_approval';
@@ -3288,7 +3359,7 @@ export interface ListApprovalsQuery {
   /** Only approvals in this status. */
   status?: 'pending' | 'approved' | 'rejected' | 'expired' | 'canceled';
   /** Only approvals of this kind of resource. */
-  resource_type?: 'transfer' | 'policy_change' | 'payment_batch' | 'loan';
+  resource_type?: 'transfer' | 'policy_change' | 'payment_batch' | 'loan' | 'change';
   /** Only the approvals of this resource (a transfer id, a policy change id). */
   resource?: string;
   /** Only approvals the calling member may vote on now. */
@@ -3307,6 +3378,31 @@ export interface RejectApprovalRequest {
   comment?: string;
   /** The role the vote counts for, when the member holds several that the rule names (by default one the approving votes lack). */
   role?: 'initiator' | 'approver' | 'admin' | 'compliance' | 'viewer';
+}
+
+export interface ListChangesQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+  /** Only changes in this status. */
+  status?: 'pending' | 'applied' | 'failed' | 'rejected' | 'expired' | 'canceled';
+  /** Only changes of this kind. */
+  kind?:
+    | 'role_grant'
+    | 'api_key'
+    | 'policy'
+    | 'conversion_rate'
+    | 'fee_schedule'
+    | 'aml_rule'
+    | 'digital_asset_route'
+    | 'rail_partner'
+    | 'trust_account'
+    | 'launch_gate_override';
 }
 
 export interface GetTransferReceiptQuery {
@@ -4075,7 +4171,7 @@ export interface WriteOffLoanRequest {
 export interface CreateWebhookSubscriptionUnversionedRequest {
   /** An HTTPS endpoint you own, publicly reachable: loopback, private, link-local and reserved addresses are refused, and a host name must resolve to public addresses only. A sandbox started with MKOBA_WEBHOOK_ALLOW_PRIVATE=1 (local development) also takes those, and plain HTTP to them. */
   url: string;
-  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, customer.verification.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, loan.applied, loan.approved, loan.rejected, loan.canceled, loan.disbursed, loan.repayment_received, loan.overdue, loan.paid_off, loan.written_off, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated, savings.account.opened, savings.notice.given, savings.withdrawal.completed, savings.interest.capitalized), or `*` for all. */
+  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, customer.verification.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, loan.applied, loan.approved, loan.rejected, loan.canceled, loan.disbursed, loan.repayment_received, loan.overdue, loan.paid_off, loan.written_off, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated, change.updated, savings.account.opened, savings.notice.given, savings.withdrawal.completed, savings.interest.capitalized), or `*` for all. */
   events: Array<string>;
   description?: string;
   /** `snake_case` (default: `created_at`, `data.transfer_id`) or `camel_case` (`createdAt`, `data.transferId`). */
@@ -4096,7 +4192,7 @@ export interface ListWebhookSubscriptionsQuery {
 export interface CreateWebhookSubscriptionRequest {
   /** An HTTPS endpoint you own, publicly reachable: loopback, private, link-local and reserved addresses are refused, and a host name must resolve to public addresses only. A sandbox started with MKOBA_WEBHOOK_ALLOW_PRIVATE=1 (local development) also takes those, and plain HTTP to them. */
   url: string;
-  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, customer.verification.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, loan.applied, loan.approved, loan.rejected, loan.canceled, loan.disbursed, loan.repayment_received, loan.overdue, loan.paid_off, loan.written_off, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated, savings.account.opened, savings.notice.given, savings.withdrawal.completed, savings.interest.capitalized), or `*` for all. */
+  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, customer.verification.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, loan.applied, loan.approved, loan.rejected, loan.canceled, loan.disbursed, loan.repayment_received, loan.overdue, loan.paid_off, loan.written_off, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated, change.updated, savings.account.opened, savings.notice.given, savings.withdrawal.completed, savings.interest.capitalized), or `*` for all. */
   events: Array<string>;
   description?: string;
   /** `snake_case` (default: `created_at`, `data.transfer_id`) or `camel_case` (`createdAt`, `data.transferId`). */
@@ -4113,7 +4209,7 @@ export interface DeleteWebhookSubscriptionResponse {
 export interface UpdateWebhookSubscriptionRequest {
   /** An HTTPS endpoint you own, publicly reachable: loopback, private, link-local and reserved addresses are refused, and a host name must resolve to public addresses only. A sandbox started with MKOBA_WEBHOOK_ALLOW_PRIVATE=1 (local development) also takes those, and plain HTTP to them. */
   url?: string;
-  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, customer.verification.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, loan.applied, loan.approved, loan.rejected, loan.canceled, loan.disbursed, loan.repayment_received, loan.overdue, loan.paid_off, loan.written_off, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated, savings.account.opened, savings.notice.given, savings.withdrawal.completed, savings.interest.capitalized), or `*` for all. */
+  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, customer.verification.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, loan.applied, loan.approved, loan.rejected, loan.canceled, loan.disbursed, loan.repayment_received, loan.overdue, loan.paid_off, loan.written_off, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated, change.updated, savings.account.opened, savings.notice.given, savings.withdrawal.completed, savings.interest.capitalized), or `*` for all. */
   events?: Array<string>;
   description?: string | null;
   /** `snake_case` (default: `created_at`, `data.transfer_id`) or `camel_case` (`createdAt`, `data.transferId`). */
@@ -4208,6 +4304,7 @@ export interface SandboxEmitEventRequest {
     | 'test_clock.advanced'
     | 'safeguarding.sweep.recorded'
     | 'launch_gate.updated'
+    | 'change.updated'
     | 'savings.account.opened'
     | 'savings.notice.given'
     | 'savings.withdrawal.completed'
@@ -4497,6 +4594,12 @@ export interface MkobaOperations {
   approveApproval(id: string, body?: ApproveApprovalRequest, options?: RequestOptions): Promise<Approval>;
   /** Reject: `POST /v1/approvals/{id}/reject`. */
   rejectApproval(id: string, body?: RejectApprovalRequest, options?: RequestOptions): Promise<Approval>;
+  /** List governed changes: `GET /v1/changes`. */
+  listChanges(query?: ListChangesQuery, options?: RequestOptions): Promise<List<Change>>;
+  /** Retrieve a governed change: `GET /v1/changes/{id}`. */
+  getChange(id: string, options?: RequestOptions): Promise<Change>;
+  /** Cancel a pending change: `POST /v1/changes/{id}/cancel`. */
+  cancelChange(id: string, options?: RequestOptions): Promise<Change>;
   /** Retrieve a transfer’s receipt: `GET /v1/transfers/{id}/receipt`. */
   getTransferReceipt(id: string, query?: GetTransferReceiptQuery, options?: RequestOptions): Promise<Receipt>;
   /** Verify a receipt code: `GET /v1/receipts/verify`. */
@@ -5330,6 +5433,30 @@ export const OPERATIONS = {
     path: '/v1/approvals/{id}/reject',
     pathParams: ['id'],
     body: 'optional',
+    query: false,
+    response: 'json',
+  },
+  listChanges: {
+    method: 'GET',
+    path: '/v1/changes',
+    pathParams: [],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  getChange: {
+    method: 'GET',
+    path: '/v1/changes/{id}',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  cancelChange: {
+    method: 'POST',
+    path: '/v1/changes/{id}/cancel',
+    pathParams: ['id'],
+    body: 'none',
     query: false,
     response: 'json',
   },
