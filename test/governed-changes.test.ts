@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdminCommand } from '../src/app/admin.ts';
-import { issueApiKey } from '../src/app/apiKeys.ts';
+import { issueApiKey, listOrganizationKeys } from '../src/app/apiKeys.ts';
 import { expireDueApprovals } from '../src/app/approvals.ts';
 import { proposeIfGoverned } from '../src/app/governedChanges.ts';
 import { DEFAULT_CHANGE_RULE_ID, GOVERNED_CHANGE_KINDS } from '../src/domain/governedChanges.ts';
@@ -373,7 +373,8 @@ describe.each(BACKENDS)('governed changes on %s', (backend) => {
             kind: 'api_key',
             action: 'create',
             targetId: null,
-            payload: { organizationName: org.name, scopes },
+            // A name the payload carries never moves the key to another organization.
+            payload: { organizationName: 'Another Org', scopes },
           },
           { type: 'api_key', id: 'key_00000000000000000000000000' },
         ),
@@ -385,6 +386,8 @@ describe.each(BACKENDS)('governed changes on %s', (backend) => {
     const applied = await change(org, pending?.id as string);
     expect(applied.status).toBe('applied');
     expect(applied.target_id).toMatch(/^key_/);
+    expect((await listOrganizationKeys(t.deps, org.name)).map((k) => k.id)).toContain(applied.target_id);
+    expect(await listOrganizationKeys(t.deps, 'Another Org')).toEqual([]);
   });
 
   it('without a change rule (the sandbox default) changes apply at once, as before', async () => {

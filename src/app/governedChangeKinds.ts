@@ -13,6 +13,7 @@ import type { LaunchGate, LaunchProduct } from '../domain/launchGates.ts';
 import { parseRoles } from '../domain/members.ts';
 import { open, seal } from '../domain/sealing.ts';
 import { routeLimitMinor } from '../domain/stablecoins.ts';
+import { findOrganization } from '../store/repositories/organizations.ts';
 import type { Queryable } from '../store/store.ts';
 import { createRule, updateRule } from './aml/rules.ts';
 import { type IssueKeyInput, issueApiKeyIn } from './apiKeys.ts';
@@ -108,7 +109,13 @@ export const CHANGE_KINDS: Record<RegisteredChangeKind, ChangeKind> = {
     },
     async apply(tx, deps, input) {
       if (input.action !== 'create') return unknownAction('api_key', input.action);
-      const issued = await issueApiKeyIn(tx, deps, input.payload as unknown as IssueKeyInput);
+      // Always a key of the organization the change belongs to, whatever name the payload carries.
+      const organization = await findOrganization(tx, input.organizationId);
+      if (!organization) throw new Error(`no organization ${input.organizationId}`);
+      const issued = await issueApiKeyIn(tx, deps, {
+        ...(input.payload as unknown as IssueKeyInput),
+        organizationName: organization.name,
+      });
       return { targetId: issued.record.id };
     },
   },
