@@ -212,6 +212,37 @@ describe.each(BACKENDS)('governed changes on %s', (backend) => {
     expect(pending.data.data).toEqual([]);
   });
 
+  it('a change no longer possible when approved fails, naming why, and writes nothing of it', async () => {
+    const { org, alice, bob } = await governed();
+    const carol = await org.member(['viewer']);
+    const proposed = await api(t, 'PATCH', `/v1/members/${carol.id}`, {
+      key: alice.key,
+      body: { roles: ['admin'] },
+    });
+    expect(proposed.statusCode, proposed.body).toBe(202);
+    const removed = await api(t, 'DELETE', `/v1/members/${carol.id}`, { key: alice.key });
+    expect(removed.statusCode, removed.body).toBe(200);
+    const approved = await vote(bob, proposed.data.approval);
+    expect(approved.statusCode, approved.body).toBe(200);
+    expect(approved.data.status).toBe('approved');
+    const failed = await change(org, proposed.data.id);
+    expect(failed).toMatchObject({
+      status: 'failed',
+      failure: { code: 'invalid_state_transition' },
+      applied_at: null,
+    });
+    expect((await api(t, 'GET', `/v1/members/${carol.id}`, { key: org.key })).data).toMatchObject({
+      status: 'removed',
+      roles: ['viewer'],
+    });
+    const evidence = await api(t, 'GET', '/v1/evidence?kind=change.application', { key: org.key });
+    expect(evidence.data.data[0].data).toMatchObject({
+      change_id: proposed.data.id,
+      status: 'failed',
+      failure_code: 'invalid_state_transition',
+    });
+  });
+
   it('a bad change is refused when proposed, not when approved, and nothing waits', async () => {
     const { org, alice } = await governed();
     const noSuchMember = await api(t, 'PATCH', '/v1/members/mem_00000000000000000000000000', {
