@@ -8,6 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdminCommand } from '../src/app/admin.ts';
+import { issueApiKey } from '../src/app/apiKeys.ts';
 import { LaunchGatesOpenError } from '../src/app/launchGates.ts';
 import { defaultWebhookSettings } from '../src/config.ts';
 import { httpWebhookSender } from '../src/delivery/httpSender.ts';
@@ -488,6 +489,70 @@ describe.each(BACKENDS)('launch gates on %s', (backend) => {
       reason: 'again',
     });
     expect(again.name === 'launch-gates.override' && again.overridden).toEqual([]);
+  });
+
+  it("an organization whose policy governs overrides gets the operator's override only once a member approves it", async () => {
+    const org = await newOrganization(sandbox);
+    await api(sandbox, 'PUT', '/v1/organization/contacts', { key: org.key, body: { contacts: CONTACTS } });
+    await gates(org);
+    const pilotKey = (
+      await issueApiKey(pilot.deps, {
+        organizationName: org.name,
+        scopes: ['read', 'write', 'compliance', 'admin'],
+      })
+    ).key;
+    const admin = async (email: string) => {
+      await runAdminCommand(pilot.deps, {
+        name: 'members.add',
+        organization: org.name,
+        email,
+        roles: ['admin'],
+      });
+      return (await issueApiKey(pilot.deps, { organizationName: org.name, memberEmail: email })).key;
+    };
+    const alice = await admin('alice@example.com');
+    const bob = await admin('bob@example.com');
+    // The pilot's default rule governs the policy itself: adding the override rule waits for Bob.
+    const current = (await api(pilot, 'GET', '/v1/policies', { key: pilotKey })).data;
+    const rule = {
+      id: 'overrides-need-an-admin',
+      applies_to: 'change',
+      match: { kinds: ['launch_gate_override'] },
+      action: 'require_approval',
+      approval: { quorum: 1, roles: ['admin'] },
+    };
+    const proposed = await api(pilot, 'PUT', '/v1/policies', {
+      key: alice,
+      body: { rules: [...current.rules, rule] },
+    });
+    expect(proposed.statusCode, proposed.body).toBe(202);
+    const policyVote = await api(pilot, 'POST', `/v1/approvals/${proposed.data.approval}/approve`, {
+      key: bob,
+      body: {},
+    });
+    expect(policyVote.statusCode, policyVote.body).toBe(200);
+
+    const override = await runAdminCommand(pilot.deps, {
+      name: 'launch-gates.override',
+      organization: org.name,
+      reason: 'pilot with a partner who rehearsed on their own sandbox',
+    });
+    if (override.name !== 'launch-gates.override') throw new Error('unexpected result');
+    expect(override.overridden).toEqual([]);
+    expect(override.pending?.change).toMatch(/^chg_/);
+    expect(Object.values(await gates(org, pilot, pilotKey)).some((g) => g.state === 'open')).toBe(true);
+    const vote = await api(pilot, 'POST', `/v1/approvals/${override.pending?.approval}/approve`, {
+      key: alice,
+      body: {},
+    });
+    expect(vote.statusCode, vote.body).toBe(200);
+    const change = await api(pilot, 'GET', `/v1/changes/${override.pending?.change}`, { key: pilotKey });
+    expect(change.data).toMatchObject({
+      kind: 'launch_gate_override',
+      status: 'applied',
+      proposed_by: 'system',
+    });
+    expect(Object.values(await gates(org, pilot, pilotKey)).every((g) => g.state !== 'open')).toBe(true);
   });
 
   it('a pilot not linked to its sandbox shows every gate open and issues no key', async () => {

@@ -18,8 +18,9 @@ import { issueOperatorKey, listOrganizationKeys, revokeKey } from './apiKeys.ts'
 import { issueSignInLink } from './console/session.ts';
 import type { Deps } from './deps.ts';
 import { rewrapSecrets } from './encryption.ts';
-import { type EvidenceChainReport, verifyEvidence } from './evidence.ts';
+import { type EvidenceChainReport, SYSTEM_ACTOR, verifyEvidence } from './evidence.ts';
 import { type ExportProgress, runExportNow } from './exports.ts';
+import { proposeIfGoverned } from './governedChanges.ts';
 import { launchGatesOf, overrideLaunchGates, requireLaunchGatesPassed } from './launchGates.ts';
 import { type LedgerViolation, verifyLedger } from './ledgerVerify.ts';
 import { addMemberToOrganization, listMembersOfOrganization, removeMemberOfOrganization } from './members.ts';
@@ -162,7 +163,13 @@ export type AdminResult =
   | { name: 'sanctions.import'; summary: SanctionsImportSummary }
   | { name: 'sanctions.list'; versions: SanctionsListVersionView[] }
   | { name: 'launch-gates.list'; organizationId: string | null; gates: LaunchGateLine[] }
-  | { name: 'launch-gates.override'; organizationId: string; overridden: LaunchGateLine[] };
+  | {
+      name: 'launch-gates.override';
+      organizationId: string;
+      overridden: LaunchGateLine[];
+      /** The change waiting for approval, when the organization's policy governs overrides. */
+      pending?: { change: string; approval: string | null } | undefined;
+    };
 
 export function isAdminCommand(value: unknown): value is AdminCommand {
   if (typeof value !== 'object' || value === null) return false;
@@ -359,6 +366,15 @@ export async function runAdminCommand(
       };
     }
     case 'launch-gates.override': {
+      const pending = await proposeOverride(deps, command);
+      if (pending) {
+        return {
+          name: 'launch-gates.override',
+          organizationId: pending.organizationId,
+          overridden: [],
+          pending: { change: pending.id, approval: pending.approvalId },
+        };
+      }
       const result = await overrideLaunchGates(deps, {
         organizationName: command.organization,
         reason: command.reason,
@@ -385,4 +401,31 @@ export async function runAdminCommand(
         })),
       };
   }
+}
+
+/**
+ * An override the organization's policy governs (a `change` rule naming `launch_gate_override`) waits for
+ * its members' approval instead of being recorded now; undefined when it may be recorded at once.
+ */
+async function proposeOverride(
+  deps: Deps,
+  command: Extract<AdminCommand, { name: 'launch-gates.override' }>,
+) {
+  const organization = await findOrganizationByName(deps.store, command.organization);
+  if (!organization) return undefined;
+  const change = await deps.store.transaction((tx) =>
+    proposeIfGoverned(
+      tx,
+      deps,
+      organization.id,
+      {
+        kind: 'launch_gate_override',
+        action: 'override',
+        targetId: null,
+        payload: { reason: command.reason, gates: command.gates, products: command.products },
+      },
+      SYSTEM_ACTOR,
+    ),
+  );
+  return change ?? undefined;
 }

@@ -1,7 +1,7 @@
 /**
  * Approvals as a resource: opened by a policy's `require_approval`, voted on by members, decided once.
  * Every vote, cancel and expiry locks the approval's resource first (the transfer, the policy change, the
- * payment batch or the loan) and
+ * payment batch, the loan or the governed change) and
  * the approval second, so two votes, a vote and an expiry, or a vote and a cancel never both decide it. The
  * decision moves the resource on in the same transaction: an approved transfer goes to the rail (or settles,
  * when internal), a rejected or expired one gives its hold back.
@@ -44,6 +44,7 @@ import type { PrincipalMember } from './apiKeys.ts';
 import type { Deps } from './deps.ts';
 import { newEvent, recordEvents } from './events.ts';
 import { appendEvidence, SYSTEM_ACTOR } from './evidence.ts';
+import { decideGovernedChange, lockChange } from './governedChanges.ts';
 import { decideLoanApproval } from './loans.ts';
 import { decideBatchApproval } from './paymentBatches.ts';
 import { decidePolicyChange } from './policies.ts';
@@ -233,6 +234,8 @@ async function lockForDecision(
     await findPaymentBatch(tx, organizationId, found.resourceId, { forUpdate: true });
   } else if (found.resourceType === 'loan') {
     await findLoan(tx, organizationId, found.resourceId, { forUpdate: true });
+  } else if (found.resourceType === 'change') {
+    await lockChange(tx, organizationId, found.resourceId);
   } else await findPolicyChange(tx, organizationId, found.resourceId, { forUpdate: true });
   const approval = (await findApproval(tx, organizationId, id, { forUpdate: true })) as Approval;
   return { approval, ...(transfer ? { transfer } : {}) };
@@ -251,6 +254,7 @@ async function settleResource(
   }
   if (approval.resourceType === 'payment_batch') return decideBatchApproval(tx, deps, approval);
   if (approval.resourceType === 'loan') return decideLoanApproval(tx, deps, approval);
+  if (approval.resourceType === 'change') return decideGovernedChange(tx, deps, approval, actor);
   if (transfer?.status !== 'pending_approval') return transfer?.status ?? null;
   let moved: Transfer;
   if (approval.status === 'approved') {

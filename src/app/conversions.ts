@@ -14,6 +14,7 @@
  * writer locks them. So transfers and conversions racing on one wallet or one customer's limit are decided
  * one after the other.
  */
+
 import { countedTally, NO_MOVEMENTS, tallyKey, windowRange } from '../domain/activityTally.ts';
 import {
   AML_HISTORY_TRANSFERS_MAX,
@@ -23,6 +24,7 @@ import {
   applicableRules,
   evaluateAmlRules,
 } from '../domain/decisions/aml.ts';
+import type { ApprovalRequirement } from '../domain/decisions/policies.ts';
 import { decideTransferCompliance } from '../domain/decisions/transferCompliance.ts';
 import { formatRate } from '../domain/decisions/travelRule.ts';
 import { isDigitalAsset } from '../domain/digitalAssets.ts';
@@ -295,6 +297,18 @@ export async function applyRateChange(
  * no pair needs approval; otherwise a 409 `rate_change_requires_approval` and nothing written. Removing a
  * pair needs no approval (it stops quotes, it cannot create money).
  */
+/**
+ * The rule an approval of a rate change names when it was the band (not the organization's policy) that
+ * asked for it: a second member with the `admin` or `compliance` role, within a day.
+ */
+export const RATE_BAND_RULE_ID = 'conversion_rate_band';
+export const RATE_BAND_APPROVAL: ApprovalRequirement = {
+  quorum: 1,
+  roles: ['admin', 'compliance'],
+  distinctRoles: false,
+  expiresInSeconds: 86_400,
+};
+
 export async function putConversionRates(
   tx: Queryable,
   deps: Deps,

@@ -299,6 +299,36 @@ export async function overrideLaunchGates(
   deps: Deps,
   input: OverrideInput,
 ): Promise<{ organizationId: string; overridden: LaunchGateView[] }> {
+  checkOverride(deps, input);
+  // Read before the transaction: the sandbox's database is another connection, and needs no lock here.
+  const { gates: seen } = await launchGatesOf(deps, { name: input.organizationName });
+  return deps.store.transaction(async (tx) => {
+    const { organization } = await ensureOrganizationNamed(tx, deps, input.organizationName);
+    return overrideSeenGates(tx, deps, organization, seen, input);
+  });
+}
+
+/**
+ * The override of an organization that exists here, inside the caller's transaction (an approved
+ * `launch_gate_override` change): the gates are read from the sandbox's record now.
+ */
+export async function overrideLaunchGatesFor(
+  tx: Queryable,
+  deps: Deps,
+  organizationId: string,
+  input: Omit<OverrideInput, 'organizationName'>,
+): Promise<{ organizationId: string; overridden: LaunchGateView[] }> {
+  const organization = await findOrganization(tx, organizationId);
+  if (!organization) throw new Error(`no organization ${organizationId}`);
+  const source: LaunchGateSource = deps.launchGateSource
+    ? await recordedInSandbox(deps.launchGateSource, organization.name)
+    : { kind: 'unavailable', reason: 'sandbox_not_linked' };
+  const seen = launchGateView(source, await listOverrides(tx, organization.id), deps.now());
+  return overrideSeenGates(tx, deps, organization, seen, input);
+}
+
+/** An override's environment and reason, checked before anything is read: the reason, trimmed. */
+function checkOverride(deps: Deps, input: Pick<OverrideInput, 'reason'>): string {
   if (!isLiveEnvironment(deps.environment)) {
     throw validationError(
       'environment',
@@ -314,60 +344,64 @@ export async function overrideLaunchGates(
       'out_of_range',
     );
   }
-  // Read before the transaction: the sandbox's database is another connection, and needs no lock here.
-  const { gates: seen } = await launchGatesOf(deps, { name: input.organizationName });
-  return deps.store.transaction(async (tx) => {
-    const now = deps.now();
-    const { organization } = await ensureOrganizationNamed(tx, deps, input.organizationName);
-    await lockOrganization(tx, organization.id);
-    const already = new Set(
-      (await listOverrides(tx, organization.id)).map((o) => gateKey(o.product, o.gate)),
-    );
-    const targets = seen.filter(
-      (g) =>
-        g.state === 'open' &&
-        !already.has(gateKey(g.product, g.gate)) &&
-        (input.gates === undefined || input.gates.includes(g.gate)) &&
-        (input.products === undefined || input.products.includes(g.product)),
-    );
-    if (targets.length === 0) return { organizationId: organization.id, overridden: [] };
-    const [record] = await appendEvidence(tx, deps, [
-      {
-        organizationId: organization.id,
-        kind: 'launch_gate.override',
-        actor: SYSTEM_ACTOR,
-        data: {
-          decided_by: 'operator',
-          environment: deps.environment,
-          reason,
-          gates: targets.map((g) => ({ product: g.product, gate: g.gate, evidence: g.evidence })),
-        },
-      },
-    ]);
-    if (!record) throw new Error('the override was not recorded');
-    await insertOverrides(
-      tx,
-      organization.id,
-      targets.map((g) => ({
-        product: g.product,
-        gate: g.gate,
+  return reason;
+}
+
+async function overrideSeenGates(
+  tx: Queryable,
+  deps: Deps,
+  organization: { id: string },
+  seen: readonly LaunchGateView[],
+  input: Omit<OverrideInput, 'organizationName'>,
+): Promise<{ organizationId: string; overridden: LaunchGateView[] }> {
+  const reason = checkOverride(deps, input);
+  const now = deps.now();
+  await lockOrganization(tx, organization.id);
+  const already = new Set((await listOverrides(tx, organization.id)).map((o) => gateKey(o.product, o.gate)));
+  const targets = seen.filter(
+    (g) =>
+      g.state === 'open' &&
+      !already.has(gateKey(g.product, g.gate)) &&
+      (input.gates === undefined || input.gates.includes(g.gate)) &&
+      (input.products === undefined || input.products.includes(g.product)),
+  );
+  if (targets.length === 0) return { organizationId: organization.id, overridden: [] };
+  const [record] = await appendEvidence(tx, deps, [
+    {
+      organizationId: organization.id,
+      kind: 'launch_gate.override',
+      actor: SYSTEM_ACTOR,
+      data: {
+        decided_by: 'operator',
+        environment: deps.environment,
         reason,
-        evidenceRecordId: record.id,
-        createdAt: now,
-      })),
-    );
-    const overridden: LaunchGateView[] = targets.map((g) => ({
-      ...g,
-      state: 'overridden',
-      updatedAt: now,
+        gates: targets.map((g) => ({ product: g.product, gate: g.gate, evidence: g.evidence })),
+      },
+    },
+  ]);
+  if (!record) throw new Error('the override was not recorded');
+  await insertOverrides(
+    tx,
+    organization.id,
+    targets.map((g) => ({
+      product: g.product,
+      gate: g.gate,
+      reason,
       evidenceRecordId: record.id,
-      override: { reason, at: now, evidenceRecordId: record.id },
-    }));
-    await recordEvents(
-      tx,
-      deps,
-      overridden.map((g) => gateEvent(deps, organization.id, g, 'open', now)),
-    );
-    return { organizationId: organization.id, overridden };
-  });
+      createdAt: now,
+    })),
+  );
+  const overridden: LaunchGateView[] = targets.map((g) => ({
+    ...g,
+    state: 'overridden',
+    updatedAt: now,
+    evidenceRecordId: record.id,
+    override: { reason, at: now, evidenceRecordId: record.id },
+  }));
+  await recordEvents(
+    tx,
+    deps,
+    overridden.map((g) => gateEvent(deps, organization.id, g, 'open', now)),
+  );
+  return { organizationId: organization.id, overridden };
 }

@@ -7,6 +7,8 @@
 
 import type { Approval } from '../domain/approvals.ts';
 import {
+  DEFAULT_CHANGE_RULE,
+  DEFAULT_RULE_ID,
   defaultRuleJson,
   evaluatePolicy,
   INITIAL_DEFAULT_RULE,
@@ -56,12 +58,15 @@ function cacheOf(store: Store) {
   return cache;
 }
 
-/** The first version every organization has: no rules, every transfer allowed. */
-function initialPolicy(organizationId: string, now: Date): Policy {
+/**
+ * The first version every organization has: every transfer allowed; in pilot and production, one rule:
+ * sensitive changes wait for a second admin (DEFAULT_CHANGE_RULE). The sandbox starts with no rules.
+ */
+function initialPolicy(deps: Pick<Deps, 'environment'>, organizationId: string, now: Date): Policy {
   return {
     organizationId,
     version: 1,
-    rules: [],
+    rules: deps.environment === 'sandbox' ? [] : [DEFAULT_CHANGE_RULE],
     defaultRule: INITIAL_DEFAULT_RULE,
     createdBy: 'system',
     approvalId: null,
@@ -70,13 +75,13 @@ function initialPolicy(organizationId: string, now: Date): Policy {
 }
 
 /** The current version, writing version 1 the first time an organization's policy is needed. */
-async function currentPolicyIn(tx: Queryable, deps: Deps, organizationId: string): Promise<Policy> {
+export async function currentPolicyIn(tx: Queryable, deps: Deps, organizationId: string): Promise<Policy> {
   const current = await findCurrentPolicy(tx, organizationId);
   if (current) return current;
   await lockPolicyWrites(tx, organizationId);
   const again = await findCurrentPolicy(tx, organizationId);
   if (again) return again;
-  const initial = initialPolicy(organizationId, deps.now());
+  const initial = initialPolicy(deps, organizationId, deps.now());
   await insertPolicyVersion(tx, initial);
   return initial;
 }
@@ -103,14 +108,16 @@ function forgetPolicy(deps: Deps, organizationId: string): void {
 }
 
 export async function getCurrentPolicy(deps: Deps, organizationId: string): Promise<Policy> {
-  return (await findCurrentPolicy(deps.store, organizationId)) ?? initialPolicy(organizationId, deps.now());
+  return (
+    (await findCurrentPolicy(deps.store, organizationId)) ?? initialPolicy(deps, organizationId, deps.now())
+  );
 }
 
 export async function getPolicyVersion(deps: Deps, organizationId: string, version: number): Promise<Policy> {
   const policy =
     (await findPolicyVersion(deps.store, organizationId, version)) ??
     (version === 1 && !(await findCurrentPolicy(deps.store, organizationId))
-      ? initialPolicy(organizationId, deps.now())
+      ? initialPolicy(deps, organizationId, deps.now())
       : undefined);
   if (!policy) throw resourceMissing('policy version', String(version));
   return policy;
@@ -123,7 +130,7 @@ export async function listVersions(
 ): Promise<{ data: Policy[]; hasMore: boolean }> {
   const rows = await listPolicyVersions(deps.store, organizationId, request.beforeVersion, request.limit + 1);
   if (rows.length === 0 && request.beforeVersion === undefined) {
-    return { data: [initialPolicy(organizationId, deps.now())], hasMore: false };
+    return { data: [initialPolicy(deps, organizationId, deps.now())], hasMore: false };
   }
   return { data: rows.slice(0, request.limit), hasMore: rows.length > request.limit };
 }
@@ -216,7 +223,11 @@ export async function updatePolicy(
       param: 'base_version',
     });
   }
-  const decision = evaluatePolicy(current, { operation: 'policy.update' });
+  // A `policy.update` rule decides first; else a `change` rule naming the `policy` kind (the default of
+  // pilot and production). Either way a waiting change is a policy change with its own record.
+  let decision = evaluatePolicy(current, { operation: 'policy.update' });
+  if (decision.rule === DEFAULT_RULE_ID)
+    decision = evaluatePolicy(current, { operation: 'change', kind: 'policy' });
   if (decision.decision === 'deny') {
     throw new AppError({
       status: 422,

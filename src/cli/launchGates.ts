@@ -73,6 +73,12 @@ export async function launchGatesCommand(
     products: listOf<LaunchProduct>('product', options.products, LAUNCH_PRODUCTS),
   });
   if (result.name !== 'launch-gates.override') return 1;
+  if (result.pending) {
+    io.err(
+      `the organization's policy governs overrides: change ${result.pending.change} waits for approval ${result.pending.approval} by its members; nothing is overridden until it is approved`,
+    );
+    return 0;
+  }
   printGates(result.overridden, io);
   io.err(
     result.overridden.length > 0

@@ -9,7 +9,13 @@ import type { MemberRole } from './members.ts';
 export const APPROVAL_STATUSES = ['pending', 'approved', 'rejected', 'expired', 'canceled'] as const;
 export type ApprovalStatus = (typeof APPROVAL_STATUSES)[number];
 
-export const APPROVAL_RESOURCE_TYPES = ['transfer', 'policy_change', 'payment_batch', 'loan'] as const;
+export const APPROVAL_RESOURCE_TYPES = [
+  'transfer',
+  'policy_change',
+  'payment_batch',
+  'loan',
+  'change',
+] as const;
 export type ApprovalResourceType = (typeof APPROVAL_RESOURCE_TYPES)[number];
 
 export const VOTE_DECISIONS = ['approve', 'reject'] as const;

@@ -31,6 +31,7 @@ export type ErrorCode =
   | 'beyond_member_roles'
   | 'approval_role_required'
   | 'self_approval_forbidden'
+  | 'not_proposer'
   | 'already_voted'
   | 'member_exists'
   | 'policy_version_conflict'

@@ -67,6 +67,7 @@ export const EVENT_TYPES = [
   'test_clock.advanced',
   'safeguarding.sweep.recorded',
   'launch_gate.updated',
+  'change.updated',
   ...SAVINGS_EVENT_TYPES,
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];

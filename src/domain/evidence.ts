@@ -55,6 +55,8 @@ export const EVIDENCE_KINDS = [
   'digital_accounts.settings.update',
   'api_key.created',
   'api_key.revoked',
+  'change.proposal',
+  'change.application',
 ] as const;
 export type EvidenceKind = (typeof EVIDENCE_KINDS)[number];
 

@@ -28,6 +28,7 @@ export const ID_PREFIXES = {
   reconciliationException: 'recx',
   member: 'mem',
   policyChange: 'polc',
+  governedChange: 'chg',
   railPartner: 'rp',
   railCallback: 'rcb',
   collection: 'col',

@@ -50,6 +50,7 @@ import { amlRoutes } from './routes/aml.ts';
 import { API_KEY_SCHEMAS, apiKeyRoutes } from './routes/apiKeys.ts';
 import { approvalRoutes } from './routes/approvals.ts';
 import { bankDepositRoutes } from './routes/bankDeposits.ts';
+import { changeRoutes, changeSchema } from './routes/changes.ts';
 import { collectionRoutes, collectionSchema } from './routes/collections.ts';
 import { customerRoutes } from './routes/customers.ts';
 import { digitalAccountRoutes } from './routes/digitalAccounts.ts';
@@ -200,6 +201,7 @@ export async function buildApp({
     statementSchema,
     reconciliationExceptionSchema,
     railPartnerSchema,
+    changeSchema,
     railCallbackSchema,
     collectionSchema,
     ...FEE_SCHEMAS,
@@ -309,6 +311,7 @@ export async function buildApp({
   policyRoutes(app, deps);
   feeRoutes(app, deps);
   approvalRoutes(app, deps);
+  changeRoutes(app, deps);
   receiptRoutes(app, deps);
   paymentBatchRoutes(app, deps);
   exportRoutes(app, deps);

@@ -12,6 +12,7 @@ import {
   POLICY_RULES_MAX,
   POLICY_WINDOW_SECONDS_MAX,
 } from '../domain/decisions/policies.ts';
+import { GOVERNED_CHANGE_KINDS } from '../domain/governedChanges.ts';
 import { ID_PREFIXES } from '../domain/ids.ts';
 import {
   MEMBER_EMAIL_CHARS_MAX,
@@ -165,6 +166,10 @@ const matchSchema = {
         currency: currencySchema,
       },
     },
+    kinds: listOf(
+      { type: 'string', enum: GOVERNED_CHANGE_KINDS },
+      'A `change` rule only: the kinds of change it governs (absent: every kind).',
+    ),
   },
 } as const;
 
@@ -185,7 +190,7 @@ export const policyRuleSchema = {
       type: 'string',
       enum: POLICY_OPERATIONS,
       description:
-        '`transfer` (the default), `payment_batch` (a batch as a whole: `amount` and `source_wallets` only), `loan` (a loan application: `amount` is the principal, `source_wallets` the borrower’s wallet, and `risk_levels`, `kyc_statuses`) or `policy.update` (changes to the policy itself; such a rule takes no `match`).',
+        '`transfer` (the default), `payment_batch` (a batch as a whole: `amount` and `source_wallets` only), `loan` (a loan application: `amount` is the principal, `source_wallets` the borrower’s wallet, and `risk_levels`, `kyc_statuses`) `policy.update` (changes to the policy itself; such a rule takes no `match`) or `change` (governed changes: role grants, elevated keys, the policy, conversion rates, fee schedules, AML rules, digital-asset routes, rail partners, trust accounts, launch-gate overrides; matched by `kinds` only; see docs/APPROVALS.md).',
     },
     match: matchSchema,
     action: {

@@ -85,6 +85,11 @@ export const OPENAPI_DOCUMENT_BASE = {
         'Requests for members to approve a resource, voted on once per member with a role the rule names, and decided once.',
     },
     {
+      name: 'Changes',
+      description:
+        'Sensitive changes (role grants, elevated keys, rates, fee schedules, AML rules, digital-asset routes, rail partners, trust accounts, launch-gate overrides) waiting for the approval a `change` rule of the policy asks for, and what became of them.',
+    },
+    {
       name: 'Payment batches',
       description:
         'Many payouts from one wallet at once: checked whole, authorized as a whole, its total held, run in chunks of ordinary transfers.',

@@ -33,8 +33,6 @@ export interface Problem {
   rule?: string;
   /** With `policy_denied`: the policy version whose rule denied. */
   policy_version?: string;
-  /** With `product_not_enabled`: the product family (`mobile_money`, `digital_banking`, `stablecoins`) the organization has not enabled. */
-  product?: string;
   request_id: string;
 }
 
@@ -327,7 +325,7 @@ export interface Event {
   /** Event id. */
   id: string;
   object: 'event';
-  /** What happened: one of `transfer.created`, `transfer.processing`, `transfer.settled`, `transfer.failed`, `transfer.canceled`, `transfer.returned`, `transfer.rejected`, `transfer.expired`, `wallet.frozen`, `wallet.unfrozen`, `wallet.closed`, `customer.verification.updated`, `aml.alert.opened`, `aml.alert.resolved`, `payment_batch.created`, `payment_batch.pending_approval`, `payment_batch.processing`, `payment_batch.completed`, `payment_batch.partially_failed`, `payment_batch.failed`, `payment_batch.canceled`, `collection.created`, `collection.processing`, `collection.succeeded`, `collection.failed`, `deposit.detected`, `deposit.held_for_review`, `deposit.credited`, `deposit.rejected`, `deposit.reorged`, `conversion.completed`, `loan.applied`, `loan.approved`, `loan.rejected`, `loan.canceled`, `loan.disbursed`, `loan.repayment_received`, `loan.overdue`, `loan.paid_off`, `loan.written_off`, `approval.updated`, `policy.updated`, `fee_schedule.updated`, `export.ready`, `export.failed`, `ledger.matched`, `reconciliation.statement.imported`, `reconciliation.exception.opened`, `reconciliation.exception.resolved`, `webhook_subscription.disabled`, `rail_partner.paused`, `rail_partner.resumed`, `safeguarding.shortfall`, `test_clock.advanced`, `safeguarding.sweep.recorded`, `launch_gate.updated`, `savings.account.opened`, `savings.notice.given`, `savings.withdrawal.completed`, `savings.interest.capitalized`. New types may be added; ignore the ones you do not know. */
+  /** What happened: one of `transfer.created`, `transfer.processing`, `transfer.settled`, `transfer.failed`, `transfer.canceled`, `transfer.returned`, `transfer.rejected`, `transfer.expired`, `wallet.frozen`, `wallet.unfrozen`, `wallet.closed`, `customer.verification.updated`, `aml.alert.opened`, `aml.alert.resolved`, `payment_batch.created`, `payment_batch.pending_approval`, `payment_batch.processing`, `payment_batch.completed`, `payment_batch.partially_failed`, `payment_batch.failed`, `payment_batch.canceled`, `collection.created`, `collection.processing`, `collection.succeeded`, `collection.failed`, `deposit.detected`, `deposit.held_for_review`, `deposit.credited`, `deposit.rejected`, `deposit.reorged`, `conversion.completed`, `loan.applied`, `loan.approved`, `loan.rejected`, `loan.canceled`, `loan.disbursed`, `loan.repayment_received`, `loan.overdue`, `loan.paid_off`, `loan.written_off`, `approval.updated`, `policy.updated`, `fee_schedule.updated`, `export.ready`, `export.failed`, `ledger.matched`, `reconciliation.statement.imported`, `reconciliation.exception.opened`, `reconciliation.exception.resolved`, `webhook_subscription.disabled`, `rail_partner.paused`, `rail_partner.resumed`, `safeguarding.shortfall`, `test_clock.advanced`, `safeguarding.sweep.recorded`, `launch_gate.updated`, `change.updated`, `savings.account.opened`, `savings.notice.given`, `savings.withdrawal.completed`, `savings.interest.capitalized`. New types may be added; ignore the ones you do not know. */
   type: string;
   /** When the change happened (UTC). */
   created_at: string;
@@ -512,8 +510,8 @@ export interface Evidence {
     | 'loan.decision'
     | 'loan.write_off'
     | 'digital_accounts.settings.update'
-    | 'api_key.created'
-    | 'api_key.revoked';
+    | 'change.proposal'
+    | 'change.application';
   /** `system` for the service’s own decisions, the id of the API key an operator used, or the id of the console session (`csn_…`) a member signed in with. */
   actor: string;
   /** The member the API key acts for, or who signed in to the console session; present only then (and then part of what is hashed). */
@@ -665,8 +663,8 @@ export interface PolicyRule {
   /** Unique in the policy; decisions name it. */
   id: string;
   description?: string | null;
-  /** `transfer` (the default), `payment_batch` (a batch as a whole: `amount` and `source_wallets` only), `loan` (a loan application: `amount` is the principal, `source_wallets` the borrower’s wallet, and `risk_levels`, `kyc_statuses`) or `policy.update` (changes to the policy itself; such a rule takes no `match`). */
-  applies_to?: 'transfer' | 'payment_batch' | 'policy.update' | 'loan';
+  /** `transfer` (the default), `payment_batch` (a batch as a whole: `amount` and `source_wallets` only), `loan` (a loan application: `amount` is the principal, `source_wallets` the borrower’s wallet, and `risk_levels`, `kyc_statuses`) `policy.update` (changes to the policy itself; such a rule takes no `match`) or `change` (governed changes: role grants, elevated keys, the policy, conversion rates, fee schedules, AML rules, digital-asset routes, rail partners, trust accounts, launch-gate overrides; matched by `kinds` only; see docs/APPROVALS.md). */
+  applies_to?: 'transfer' | 'payment_batch' | 'policy.update' | 'loan' | 'change';
   /** Every matcher given must hold (AND); a matcher left out matches anything. */
   match?: {
     /** Amount ranges, one per currency; a transfer in a currency not listed does not match. */
@@ -738,6 +736,19 @@ export interface PolicyRule {
         | 'USDC'
         | 'USDT';
     };
+    /** A `change` rule only: the kinds of change it governs (absent: every kind). */
+    kinds?: Array<
+      | 'role_grant'
+      | 'api_key'
+      | 'policy'
+      | 'conversion_rate'
+      | 'fee_schedule'
+      | 'aml_rule'
+      | 'digital_asset_route'
+      | 'rail_partner'
+      | 'trust_account'
+      | 'launch_gate_override'
+    >;
   };
   /** `allow`; `deny` (422 `policy_denied` naming the rule); `require_approval` (the transfer waits `pending_approval` with its funds held). */
   action: 'allow' | 'deny' | 'require_approval';
@@ -819,7 +830,7 @@ export interface Approval {
   id: string;
   status: 'pending' | 'approved' | 'rejected' | 'expired' | 'canceled';
   resource: {
-    type: 'transfer' | 'policy_change' | 'payment_batch' | 'loan';
+    type: 'transfer' | 'policy_change' | 'payment_batch' | 'loan' | 'change';
     id: string;
   };
   /** The policy version whose rule asked for approval. */
@@ -847,44 +858,6 @@ export interface Approval {
   expires_at: string;
   created_at: string;
   decided_at: string | null;
-}
-
-/** An API key as the organization sees it: never the key itself nor its hash, only the characters kept for display. A key acts for a member (its scopes capped by that member’s roles at every request) or, a server key, for no member: a server key never votes, clears, rejects, freezes or unfreezes. */
-export interface ApiKey {
-  object: 'api_key';
-  /** API key id. */
-  id: string;
-  /** The key’s first characters, for recognising it. */
-  display_prefix: string;
-  /** The scopes it was issued with; a member’s key gets at each request only those the member’s roles still grant. */
-  scopes: Array<'read' | 'write' | 'compliance' | 'admin'>;
-  /** The member it acts for; null for a server key. */
-  member: string | null;
-  description: string | null;
-  /** Who created it: the member who made it for themself, `operator:<user>` (the operator’s CLI on the server, also recorded as evidence), `seed` (the sandbox’s first key), or `unrecorded` (keys older than this field). */
-  created_by: string;
-  created_at: string;
-  revoked_at: string | null;
-}
-
-/** A new key: the ApiKey with the key itself, shown in this answer only. */
-export interface CreatedApiKey {
-  object: 'api_key';
-  /** API key id. */
-  id: string;
-  /** The key’s first characters, for recognising it. */
-  display_prefix: string;
-  /** The scopes it was issued with; a member’s key gets at each request only those the member’s roles still grant. */
-  scopes: Array<'read' | 'write' | 'compliance' | 'admin'>;
-  /** The member it acts for; null for a server key. */
-  member: string | null;
-  description: string | null;
-  /** Who created it: the member who made it for themself, `operator:<user>` (the operator’s CLI on the server, also recorded as evidence), `seed` (the sandbox’s first key), or `unrecorded` (keys older than this field). */
-  created_by: string;
-  created_at: string;
-  revoked_at: string | null;
-  /** The key. Only its hash is stored: copy it now. */
-  key: string;
 }
 
 /** An asset on a network, and whether the organization allows transfers on it. */
@@ -1187,6 +1160,46 @@ export interface RailPartner {
   callback_url: string | null;
   created_at: string;
   updated_at: string;
+}
+
+/** A sensitive change (a role grant, an elevated key, a conversion rate, a fee schedule, an AML rule, a digital-asset route, a rail partner, a trust account, a launch-gate override) waiting for the approval a `change` rule of the policy asks for, and what became of it. The vote that approves it applies it, in the same transaction; its proposer never votes on it. See docs/APPROVALS.md. */
+export interface Change {
+  object: 'change';
+  /** Change id. */
+  id: string;
+  kind:
+    | 'role_grant'
+    | 'api_key'
+    | 'policy'
+    | 'conversion_rate'
+    | 'fee_schedule'
+    | 'aml_rule'
+    | 'digital_asset_route'
+    | 'rail_partner'
+    | 'trust_account'
+    | 'launch_gate_override';
+  /** What it does: `add`, `update`, `create`, `set`, `close` or `override`. */
+  action: string;
+  /** The resource changed; for a creation, the new resource once applied. */
+  target_id: string | null;
+  /** The request as proposed; credentials show as `[sealed]`. */
+  payload: Record<string, unknown>;
+  /** `pending`; `applied`; `failed` (approved, but no longer possible: see `failure`); `rejected`; `expired`; `canceled` by its proposer. */
+  status: 'pending' | 'applied' | 'failed' | 'rejected' | 'expired' | 'canceled';
+  /** The member (or key) who proposed it. */
+  proposed_by: string;
+  /** Its approval. */
+  approval: string | null;
+  policy_version: number;
+  /** The policy rule that asked for approval. */
+  rule: string;
+  failure: {
+    code: string;
+    detail: string;
+  } | null;
+  created_at: string;
+  decided_at: string | null;
+  applied_at: string | null;
 }
 
 /** A callback a partner sent, stored as it arrived before it was acknowledged, and what applying it made of it. */
@@ -1633,8 +1646,6 @@ export interface ConversionRates {
       | 'USDT';
     /** Units of `to` for one unit of `from`: a positive decimal string, at most 12 decimals. */
     rate: string;
-    /** The rate version in force (`crv_…`): every change of a pair’s rate is a new version, with the rate it replaced and who set it (evidence `conversion.rates.update`). Null for a rate set before rates had versions. */
-    version: string | null;
     updated_at: string;
   }>;
 }
@@ -1661,8 +1672,6 @@ export interface ConversionQuote {
   to_currency: string;
   /** Units of to_currency for one of from_currency, exact. */
   rate: string;
-  /** The rate version the quote was given at (`crv_…`, see `GET /v1/conversion-rates`); null for a quote given before rates had versions. */
-  rate_version: string | null;
   /** The fee, in the source currency, paid on top of from_amount: what the fee schedule’s `conversion` rule for the source currency charges (zero without one). */
   fee: string;
   /** What the source wallet is debited: from_amount + fee. */
@@ -1701,8 +1710,6 @@ export interface Conversion {
   to_currency: string;
   /** Units of to_currency for one of from_currency, exact. */
   rate: string;
-  /** The rate version the quote was given at (`crv_…`, see `GET /v1/conversion-rates`); null for a quote given before rates had versions. */
-  rate_version: string | null;
   /** The fee, in the source currency, paid on top of from_amount: what the fee schedule’s `conversion` rule for the source currency charges (zero without one). */
   fee: string;
   /** What the source wallet is debited: from_amount + fee. */
@@ -2776,6 +2783,7 @@ export interface ListEventsQuery {
     | 'test_clock.advanced'
     | 'safeguarding.sweep.recorded'
     | 'launch_gate.updated'
+    | 'change.updated'
     | 'savings.account.opened'
     | 'savings.notice.given'
     | 'savings.withdrawal.completed'
@@ -2900,8 +2908,8 @@ export interface ListEvidenceQuery {
     | 'loan.decision'
     | 'loan.write_off'
     | 'digital_accounts.settings.update'
-    | 'api_key.created'
-    | 'api_key.revoked';
+    | 'change.proposal'
+    | 'change.application';
 }
 
 export interface ListTransferEvidenceQuery {
@@ -3080,29 +3088,13 @@ export interface UpdateMemberRequest {
   name?: string;
 }
 
-export interface ListApiKeysQuery {
-  /** How many objects to return: 1 to 100, 20 by default. */
-  limit?: number;
-  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
-  starting_after?: string;
-  /** Only objects created at or after this time. */
-  'created[gte]'?: string | Date;
-  /** Only objects created at or before this time. */
-  'created[lte]'?: string | Date;
-}
-
-export interface CreateApiKeyRequest {
-  scopes?: Array<'read' | 'write' | 'compliance' | 'admin'>;
-  description?: string;
-}
-
 export interface UpdatePolicyRequest {
   rules: Array<{
     /** Unique in the policy; decisions name it. */
     id: string;
     description?: string | null;
-    /** `transfer` (the default), `payment_batch` (a batch as a whole: `amount` and `source_wallets` only), `loan` (a loan application: `amount` is the principal, `source_wallets` the borrower’s wallet, and `risk_levels`, `kyc_statuses`) or `policy.update` (changes to the policy itself; such a rule takes no `match`). */
-    applies_to?: 'transfer' | 'payment_batch' | 'policy.update' | 'loan';
+    /** `transfer` (the default), `payment_batch` (a batch as a whole: `amount` and `source_wallets` only), `loan` (a loan application: `amount` is the principal, `source_wallets` the borrower’s wallet, and `risk_levels`, `kyc_statuses`) `policy.update` (changes to the policy itself; such a rule takes no `match`) or `change` (governed changes: role grants, elevated keys, the policy, conversion rates, fee schedules, AML rules, digital-asset routes, rail partners, trust accounts, launch-gate overrides; matched by `kinds` only; see docs/APPROVALS.md). */
+    applies_to?: 'transfer' | 'payment_batch' | 'policy.update' | 'loan' | 'change';
     /** Every matcher given must hold (AND); a matcher left out matches anything. */
     match?: {
       /** Amount ranges, one per currency; a transfer in a currency not listed does not match. */
@@ -3174,6 +3166,19 @@ export interface UpdatePolicyRequest {
           | 'USDC'
           | 'USDT';
       };
+      /** A `change` rule only: the kinds of change it governs (absent: every kind). */
+      kinds?: Array<
+        | 'role_grant'
+        | 'api_key'
+        | 'policy'
+        | 'conversion_rate'
+        | 'fee_schedule'
+        | 'aml_rule'
+        | 'digital_asset_route'
+        | 'rail_partner'
+        | 'trust_account'
+        | 'launch_gate_override'
+      >;
     };
     /** `allow`; `deny` (422 `policy_denied` naming the rule); `require_approval` (the transfer waits `pending_approval` with its funds held). */
     action: 'allow' | 'deny' | 'require_approval';
@@ -3354,7 +3359,7 @@ export interface ListApprovalsQuery {
   /** Only approvals in this status. */
   status?: 'pending' | 'approved' | 'rejected' | 'expired' | 'canceled';
   /** Only approvals of this kind of resource. */
-  resource_type?: 'transfer' | 'policy_change' | 'payment_batch' | 'loan';
+  resource_type?: 'transfer' | 'policy_change' | 'payment_batch' | 'loan' | 'change';
   /** Only the approvals of this resource (a transfer id, a policy change id). */
   resource?: string;
   /** Only approvals the calling member may vote on now. */
@@ -3373,6 +3378,31 @@ export interface RejectApprovalRequest {
   comment?: string;
   /** The role the vote counts for, when the member holds several that the rule names (by default one the approving votes lack). */
   role?: 'initiator' | 'approver' | 'admin' | 'compliance' | 'viewer';
+}
+
+export interface ListChangesQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+  /** Only changes in this status. */
+  status?: 'pending' | 'applied' | 'failed' | 'rejected' | 'expired' | 'canceled';
+  /** Only changes of this kind. */
+  kind?:
+    | 'role_grant'
+    | 'api_key'
+    | 'policy'
+    | 'conversion_rate'
+    | 'fee_schedule'
+    | 'aml_rule'
+    | 'digital_asset_route'
+    | 'rail_partner'
+    | 'trust_account'
+    | 'launch_gate_override';
 }
 
 export interface GetTransferReceiptQuery {
@@ -4141,7 +4171,7 @@ export interface WriteOffLoanRequest {
 export interface CreateWebhookSubscriptionUnversionedRequest {
   /** An HTTPS endpoint you own, publicly reachable: loopback, private, link-local and reserved addresses are refused, and a host name must resolve to public addresses only. A sandbox started with MKOBA_WEBHOOK_ALLOW_PRIVATE=1 (local development) also takes those, and plain HTTP to them. */
   url: string;
-  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, customer.verification.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, loan.applied, loan.approved, loan.rejected, loan.canceled, loan.disbursed, loan.repayment_received, loan.overdue, loan.paid_off, loan.written_off, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated, savings.account.opened, savings.notice.given, savings.withdrawal.completed, savings.interest.capitalized), or `*` for all. */
+  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, customer.verification.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, loan.applied, loan.approved, loan.rejected, loan.canceled, loan.disbursed, loan.repayment_received, loan.overdue, loan.paid_off, loan.written_off, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated, change.updated, savings.account.opened, savings.notice.given, savings.withdrawal.completed, savings.interest.capitalized), or `*` for all. */
   events: Array<string>;
   description?: string;
   /** `snake_case` (default: `created_at`, `data.transfer_id`) or `camel_case` (`createdAt`, `data.transferId`). */
@@ -4162,7 +4192,7 @@ export interface ListWebhookSubscriptionsQuery {
 export interface CreateWebhookSubscriptionRequest {
   /** An HTTPS endpoint you own, publicly reachable: loopback, private, link-local and reserved addresses are refused, and a host name must resolve to public addresses only. A sandbox started with MKOBA_WEBHOOK_ALLOW_PRIVATE=1 (local development) also takes those, and plain HTTP to them. */
   url: string;
-  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, customer.verification.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, loan.applied, loan.approved, loan.rejected, loan.canceled, loan.disbursed, loan.repayment_received, loan.overdue, loan.paid_off, loan.written_off, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated, savings.account.opened, savings.notice.given, savings.withdrawal.completed, savings.interest.capitalized), or `*` for all. */
+  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, customer.verification.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, loan.applied, loan.approved, loan.rejected, loan.canceled, loan.disbursed, loan.repayment_received, loan.overdue, loan.paid_off, loan.written_off, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated, change.updated, savings.account.opened, savings.notice.given, savings.withdrawal.completed, savings.interest.capitalized), or `*` for all. */
   events: Array<string>;
   description?: string;
   /** `snake_case` (default: `created_at`, `data.transfer_id`) or `camel_case` (`createdAt`, `data.transferId`). */
@@ -4179,7 +4209,7 @@ export interface DeleteWebhookSubscriptionResponse {
 export interface UpdateWebhookSubscriptionRequest {
   /** An HTTPS endpoint you own, publicly reachable: loopback, private, link-local and reserved addresses are refused, and a host name must resolve to public addresses only. A sandbox started with MKOBA_WEBHOOK_ALLOW_PRIVATE=1 (local development) also takes those, and plain HTTP to them. */
   url?: string;
-  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, customer.verification.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, loan.applied, loan.approved, loan.rejected, loan.canceled, loan.disbursed, loan.repayment_received, loan.overdue, loan.paid_off, loan.written_off, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated, savings.account.opened, savings.notice.given, savings.withdrawal.completed, savings.interest.capitalized), or `*` for all. */
+  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, customer.verification.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, loan.applied, loan.approved, loan.rejected, loan.canceled, loan.disbursed, loan.repayment_received, loan.overdue, loan.paid_off, loan.written_off, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated, change.updated, savings.account.opened, savings.notice.given, savings.withdrawal.completed, savings.interest.capitalized), or `*` for all. */
   events?: Array<string>;
   description?: string | null;
   /** `snake_case` (default: `created_at`, `data.transfer_id`) or `camel_case` (`createdAt`, `data.transferId`). */
@@ -4274,6 +4304,7 @@ export interface SandboxEmitEventRequest {
     | 'test_clock.advanced'
     | 'safeguarding.sweep.recorded'
     | 'launch_gate.updated'
+    | 'change.updated'
     | 'savings.account.opened'
     | 'savings.notice.given'
     | 'savings.withdrawal.completed'
@@ -4530,12 +4561,6 @@ export interface MkobaOperations {
   removeMember(id: string, options?: RequestOptions): Promise<Member>;
   /** Change a member’s roles or name: `PATCH /v1/members/{id}`. */
   updateMember(id: string, body?: UpdateMemberRequest, options?: RequestOptions): Promise<Member>;
-  /** List API keys: `GET /v1/api-keys`. */
-  listApiKeys(query?: ListApiKeysQuery, options?: RequestOptions): Promise<List<ApiKey>>;
-  /** Create a key for yourself: `POST /v1/api-keys`. */
-  createApiKey(body?: CreateApiKeyRequest, options?: RequestOptions): Promise<CreatedApiKey>;
-  /** Revoke an API key: `POST /v1/api-keys/{id}/revoke`. */
-  revokeApiKey(id: string, options?: RequestOptions): Promise<ApiKey>;
   /** Retrieve the current policy: `GET /v1/policies`. */
   getPolicy(options?: RequestOptions): Promise<Policy>;
   /** Replace the policy: `PUT /v1/policies`. */
@@ -4569,6 +4594,12 @@ export interface MkobaOperations {
   approveApproval(id: string, body?: ApproveApprovalRequest, options?: RequestOptions): Promise<Approval>;
   /** Reject: `POST /v1/approvals/{id}/reject`. */
   rejectApproval(id: string, body?: RejectApprovalRequest, options?: RequestOptions): Promise<Approval>;
+  /** List governed changes: `GET /v1/changes`. */
+  listChanges(query?: ListChangesQuery, options?: RequestOptions): Promise<List<Change>>;
+  /** Retrieve a governed change: `GET /v1/changes/{id}`. */
+  getChange(id: string, options?: RequestOptions): Promise<Change>;
+  /** Cancel a pending change: `POST /v1/changes/{id}/cancel`. */
+  cancelChange(id: string, options?: RequestOptions): Promise<Change>;
   /** Retrieve a transfer’s receipt: `GET /v1/transfers/{id}/receipt`. */
   getTransferReceipt(id: string, query?: GetTransferReceiptQuery, options?: RequestOptions): Promise<Receipt>;
   /** Verify a receipt code: `GET /v1/receipts/verify`. */
@@ -5285,30 +5316,6 @@ export const OPERATIONS = {
     query: false,
     response: 'json',
   },
-  listApiKeys: {
-    method: 'GET',
-    path: '/v1/api-keys',
-    pathParams: [],
-    body: 'none',
-    query: true,
-    response: 'json',
-  },
-  createApiKey: {
-    method: 'POST',
-    path: '/v1/api-keys',
-    pathParams: [],
-    body: 'optional',
-    query: false,
-    response: 'json',
-  },
-  revokeApiKey: {
-    method: 'POST',
-    path: '/v1/api-keys/{id}/revoke',
-    pathParams: ['id'],
-    body: 'none',
-    query: false,
-    response: 'json',
-  },
   getPolicy: {
     method: 'GET',
     path: '/v1/policies',
@@ -5426,6 +5433,30 @@ export const OPERATIONS = {
     path: '/v1/approvals/{id}/reject',
     pathParams: ['id'],
     body: 'optional',
+    query: false,
+    response: 'json',
+  },
+  listChanges: {
+    method: 'GET',
+    path: '/v1/changes',
+    pathParams: [],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  getChange: {
+    method: 'GET',
+    path: '/v1/changes/{id}',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  cancelChange: {
+    method: 'POST',
+    path: '/v1/changes/{id}/cancel',
+    pathParams: ['id'],
+    body: 'none',
     query: false,
     response: 'json',
   },

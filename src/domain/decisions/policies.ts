@@ -8,6 +8,12 @@
 import type { KycStatus } from '../customers.ts';
 import { KYC_STATUSES } from '../customers.ts';
 import { validationError } from '../errors.ts';
+import {
+  DEFAULT_CHANGE_RULE_ID,
+  DEFAULT_GOVERNED_KINDS,
+  GOVERNED_CHANGE_KINDS,
+  type GovernedChangeKind,
+} from '../governedChanges.ts';
 import { isId } from '../ids.ts';
 import { MEMBER_ROLES, type MemberRole } from '../members.ts';
 import { type Currency, formatAmount, isCurrency, parseAmount } from '../money.ts';
@@ -18,10 +24,10 @@ export const POLICY_ACTIONS = ['allow', 'deny', 'require_approval'] as const;
 export type PolicyAction = (typeof POLICY_ACTIONS)[number];
 
 /**
- * What a rule governs: new transfers, payment batches as a whole, changes to the policy itself, or loan
- * applications.
+ * What a rule governs: new transfers, payment batches as a whole, changes to the policy itself, loan
+ * applications, or governed changes (`change`: role grants, elevated keys, rates… matched by `kinds`).
  */
-export const POLICY_OPERATIONS = ['transfer', 'payment_batch', 'policy.update', 'loan'] as const;
+export const POLICY_OPERATIONS = ['transfer', 'payment_batch', 'policy.update', 'loan', 'change'] as const;
 export type PolicyOperation = (typeof POLICY_OPERATIONS)[number];
 
 /** Rules one policy version holds at most. */
@@ -74,6 +80,8 @@ export interface PolicyMatch {
   sourceWallets?: string[];
   counterparty?: 'new' | 'known';
   aggregate?: AggregateMatch;
+  /** A `change` rule's kinds of change; absent, it matches every kind. */
+  kinds?: GovernedChangeKind[];
 }
 
 export interface PolicyRule {
@@ -102,6 +110,24 @@ export interface Policy {
 
 /** The policy an organization has before it writes one: every transfer allowed, changes by any admin. */
 export const INITIAL_DEFAULT_RULE: DefaultPolicyRule = { action: 'allow', approval: null };
+
+/**
+ * The rule pilot and production organizations start with: a role grant, an elevated key, a policy change
+ * or a conversion rate waits for one other `admin`'s approval. The sandbox starts without it.
+ */
+export const DEFAULT_CHANGE_RULE: PolicyRule = {
+  id: DEFAULT_CHANGE_RULE_ID,
+  description: 'Sensitive changes need a second admin (the default of pilot and production).',
+  appliesTo: 'change',
+  match: { kinds: [...DEFAULT_GOVERNED_KINDS] },
+  action: 'require_approval',
+  approval: {
+    quorum: 1,
+    roles: ['admin'],
+    distinctRoles: false,
+    expiresInSeconds: APPROVAL_EXPIRES_IN_SECONDS_DEFAULT,
+  },
+};
 
 /** Facts about a new transfer, as the ledger writer knows them with the source wallet locked. */
 export interface TransferFacts {
@@ -139,7 +165,8 @@ export type PolicySubject =
   | { operation: 'transfer'; facts: TransferFacts }
   | { operation: 'payment_batch'; facts: BatchFacts }
   | { operation: 'policy.update' }
-  | { operation: 'loan'; facts: LoanFacts };
+  | { operation: 'loan'; facts: LoanFacts }
+  | { operation: 'change'; kind: GovernedChangeKind };
 
 /** The matchers a `payment_batch` rule may use. */
 export const PAYMENT_BATCH_MATCHERS = ['amount', 'source_wallets'] as const;
@@ -214,17 +241,21 @@ export function evaluatePolicy(policy: Policy, subject: PolicySubject): PolicyDe
               destinationType: 'wallet',
               sourceWalletId: subject.facts.sourceWalletId,
             })
-          : subject.operation === 'loan'
-            ? matchTransfer(rule.match, {
-                amountMinor: subject.facts.principalMinor,
-                currency: subject.facts.currency,
-                rail: 'internal',
-                destinationType: 'wallet',
-                sourceWalletId: subject.facts.walletId,
-                riskLevel: subject.facts.riskLevel,
-                kycStatus: subject.facts.kycStatus,
-              })
-            : {};
+          : subject.operation === 'change'
+            ? rule.match.kinds === undefined || rule.match.kinds.includes(subject.kind)
+              ? { kind: subject.kind }
+              : null
+            : subject.operation === 'loan'
+              ? matchTransfer(rule.match, {
+                  amountMinor: subject.facts.principalMinor,
+                  currency: subject.facts.currency,
+                  rail: 'internal',
+                  destinationType: 'wallet',
+                  sourceWalletId: subject.facts.walletId,
+                  riskLevel: subject.facts.riskLevel,
+                  kycStatus: subject.facts.kycStatus,
+                })
+              : {};
     if (matched === null) continue;
     return {
       decision: rule.action,
@@ -427,6 +458,7 @@ function parseMatch(raw: unknown, param: string): PolicyMatch {
       'source_wallets',
       'counterparty',
       'aggregate',
+      'kinds',
     ],
     param,
   );
@@ -465,6 +497,9 @@ function parseMatch(raw: unknown, param: string): PolicyMatch {
     match.counterparty = raw.counterparty;
   }
   if (raw.aggregate !== undefined) match.aggregate = parseAggregate(raw.aggregate, `${param}.aggregate`);
+  if (raw.kinds !== undefined) {
+    match.kinds = list(raw.kinds, `${param}.kinds`, GOVERNED_CHANGE_KINDS, 'kind of change');
+  }
   return match;
 }
 
@@ -575,6 +610,17 @@ function parseRule(raw: unknown, param: string): PolicyRule {
       'unexpected',
     );
   }
+  const outsideChange = Object.keys(match).find((k) => k !== 'kinds');
+  if (appliesTo === 'change' && outsideChange !== undefined) {
+    throw validationError(
+      `${param}.match`,
+      'a change rule matches only kinds (the kinds of change it governs)',
+      'unexpected',
+    );
+  }
+  if (appliesTo !== 'change' && match.kinds !== undefined) {
+    throw validationError(`${param}.match.kinds`, 'kinds goes only with applies_to: change', 'unexpected');
+  }
   if (appliesTo === 'policy.update' && Object.keys(match).length > 0) {
     throw validationError(
       `${param}.match`,
@@ -650,6 +696,7 @@ function matchJson(m: PolicyMatch): Record<string, unknown> {
   if (m.kycStatuses) out.kyc_statuses = m.kycStatuses;
   if (m.sourceWallets) out.source_wallets = m.sourceWallets;
   if (m.counterparty) out.counterparty = m.counterparty;
+  if (m.kinds) out.kinds = m.kinds;
   if (m.aggregate) {
     const a = m.aggregate;
     out.aggregate = {

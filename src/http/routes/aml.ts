@@ -29,6 +29,7 @@ import {
   listQuerySchema,
 } from '../schemas.ts';
 import { sendWrite } from '../writes.ts';
+import { governedWrite, pendingChangeResponse } from './changes.ts';
 
 const TAGS = ['AML'];
 const ruleParams = idParamsSchema(ID_PREFIXES.amlRule, 'Rule id.');
@@ -99,15 +100,27 @@ export function amlRoutes(app: FastifyInstance, deps: Deps): void {
         },
         response: {
           201: { description: 'The rule.', headers: idempotentWriteHeaders, $ref: 'AmlRule#' },
+          202: pendingChangeResponse,
           ...problemResponses(...WRITE_PROBLEMS),
         },
       },
     },
     (request, reply) =>
-      sendWrite(deps, request, reply, async (tx, organizationId) => ({
-        status: 201,
-        body: presentAmlRule(await createRule(tx, deps, organizationId, request.body, requestActor(request))),
-      })),
+      sendWrite(deps, request, reply, async (tx, organizationId) =>
+        governedWrite(
+          tx,
+          deps,
+          organizationId,
+          request,
+          { kind: 'aml_rule', action: 'create', targetId: null, payload: request.body },
+          async () => ({
+            status: 201,
+            body: presentAmlRule(
+              await createRule(tx, deps, organizationId, request.body, requestActor(request)),
+            ),
+          }),
+        ),
+      ),
   );
 
   app.get<{ Params: { id: string } }>(
@@ -146,17 +159,34 @@ export function amlRoutes(app: FastifyInstance, deps: Deps): void {
         body: { type: 'object', additionalProperties: false, minProperties: 1, properties: ruleFields },
         response: {
           200: { description: 'The rule.', headers: idempotentWriteHeaders, $ref: 'AmlRule#' },
+          202: pendingChangeResponse,
           ...problemResponses(...WRITE_PROBLEMS),
         },
       },
     },
     (request, reply) =>
-      sendWrite(deps, request, reply, async (tx, organizationId) => ({
-        status: 200,
-        body: presentAmlRule(
-          await updateRule(tx, deps, organizationId, request.params.id, request.body, requestActor(request)),
+      sendWrite(deps, request, reply, async (tx, organizationId) =>
+        governedWrite(
+          tx,
+          deps,
+          organizationId,
+          request,
+          { kind: 'aml_rule', action: 'update', targetId: request.params.id, payload: request.body },
+          async () => ({
+            status: 200,
+            body: presentAmlRule(
+              await updateRule(
+                tx,
+                deps,
+                organizationId,
+                request.params.id,
+                request.body,
+                requestActor(request),
+              ),
+            ),
+          }),
         ),
-      })),
+      ),
   );
 
   app.get<{

@@ -22,6 +22,7 @@ import {
   transferCreateBodySchema,
 } from '../schemas.ts';
 import { sendWrite } from '../writes.ts';
+import { governedWrite, pendingChangeResponse } from './changes.ts';
 
 const TAGS = ['Fees'];
 
@@ -86,25 +87,35 @@ export function feeRoutes(app: FastifyInstance, deps: Deps): void {
         body: feeScheduleBodySchema,
         response: {
           200: { description: 'The new version.', headers: idempotentWriteHeaders, $ref: 'FeeSchedule#' },
+          202: pendingChangeResponse,
           ...problemResponses(...WRITE_PROBLEMS),
         },
       },
     },
     async (request, reply) => {
       const organizationId = principalOf(request).organizationId;
-      const sent = await sendWrite(deps, request, reply, async (tx) => ({
-        status: 200,
-        body: presentFeeSchedule(
-          await updateFeeSchedule(
-            tx,
-            deps,
-            organizationId,
-            request.body,
-            actorIdOf(principalOf(request)),
-            requestActor(request),
-          ),
+      const sent = await sendWrite(deps, request, reply, async (tx) =>
+        governedWrite(
+          tx,
+          deps,
+          organizationId,
+          request,
+          { kind: 'fee_schedule', action: 'set', targetId: null, payload: request.body },
+          async () => ({
+            status: 200,
+            body: presentFeeSchedule(
+              await updateFeeSchedule(
+                tx,
+                deps,
+                organizationId,
+                request.body,
+                actorIdOf(principalOf(request)),
+                requestActor(request),
+              ),
+            ),
+          }),
         ),
-      }));
+      );
       // Forgotten again once committed: a transfer racing the write may have cached the version before it.
       forgetFeeSchedule(deps, organizationId);
       return sent;

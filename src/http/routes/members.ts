@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../app/deps.ts';
+import { proposeIfGoverned } from '../../app/governedChanges.ts';
 import { addMember, getMember, listMembers, removeMember, updateMember } from '../../app/members.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import { MEMBER_ROLES, MEMBER_STATUSES, type MemberRole, type MemberStatus } from '../../domain/members.ts';
@@ -16,6 +17,7 @@ import {
   listQuerySchema,
 } from '../schemas.ts';
 import { sendWrite } from '../writes.ts';
+import { pendingChangeReply, pendingChangeResponse } from './changes.ts';
 
 const TAGS = ['Members'];
 const memberParams = idParamsSchema(ID_PREFIXES.member, 'Member id.');
@@ -68,15 +70,26 @@ export function memberRoutes(app: FastifyInstance, deps: Deps): void {
         body: memberCreateBodySchema,
         response: {
           201: { description: 'The member.', headers: idempotentWriteHeaders, $ref: 'Member#' },
+          202: pendingChangeResponse,
           ...problemResponses(...WRITE_PROBLEMS),
         },
       },
     },
     (request, reply) =>
-      sendWrite(deps, request, reply, async (tx, organizationId) => ({
-        status: 201,
-        body: presentMember(await addMember(tx, deps, organizationId, request.body, requestActor(request))),
-      })),
+      sendWrite(deps, request, reply, async (tx, organizationId) => {
+        const pending = await proposeIfGoverned(
+          tx,
+          deps,
+          organizationId,
+          { kind: 'role_grant', action: 'add', targetId: null, payload: request.body },
+          requestActor(request),
+        );
+        if (pending) return pendingChangeReply(pending);
+        return {
+          status: 201,
+          body: presentMember(await addMember(tx, deps, organizationId, request.body, requestActor(request))),
+        };
+      }),
   );
 
   app.get<{ Params: { id: string } }>(
@@ -115,24 +128,35 @@ export function memberRoutes(app: FastifyInstance, deps: Deps): void {
         body: memberUpdateBodySchema,
         response: {
           200: { description: 'The member.', headers: idempotentWriteHeaders, $ref: 'Member#' },
+          202: pendingChangeResponse,
           ...problemResponses(...WRITE_PROBLEMS),
         },
       },
     },
     (request, reply) =>
-      sendWrite(deps, request, reply, async (tx, organizationId) => ({
-        status: 200,
-        body: presentMember(
-          await updateMember(
-            tx,
-            deps,
-            organizationId,
-            request.params.id,
-            request.body,
-            requestActor(request),
+      sendWrite(deps, request, reply, async (tx, organizationId) => {
+        const pending = await proposeIfGoverned(
+          tx,
+          deps,
+          organizationId,
+          { kind: 'role_grant', action: 'update', targetId: request.params.id, payload: request.body },
+          requestActor(request),
+        );
+        if (pending) return pendingChangeReply(pending);
+        return {
+          status: 200,
+          body: presentMember(
+            await updateMember(
+              tx,
+              deps,
+              organizationId,
+              request.params.id,
+              request.body,
+              requestActor(request),
+            ),
           ),
-        ),
-      })),
+        };
+      }),
   );
 
   app.delete<{ Params: { id: string } }>(

@@ -42,6 +42,7 @@ import {
   timestampSchema,
 } from '../schemas.ts';
 import { sendWrite } from '../writes.ts';
+import { governedWrite, pendingChangeResponse } from './changes.ts';
 
 const TAGS = ['Rail partners'];
 const partnerParams = idParamsSchema(ID_PREFIXES.railPartner, 'Rail partner id.');
@@ -195,18 +196,28 @@ export function railPartnerRoutes(app: FastifyInstance, deps: Deps): void {
         },
         response: {
           201: { description: 'The configuration.', headers: idempotentWriteHeaders, $ref: 'RailPartner#' },
+          202: pendingChangeResponse,
           ...problemResponses(...WRITE_PROBLEMS),
         },
       },
     },
     (request, reply) =>
-      sendWrite(deps, request, reply, async (tx, organizationId) => ({
-        status: 201,
-        body: presentRailPartner(
+      sendWrite(deps, request, reply, async (tx, organizationId) =>
+        governedWrite(
+          tx,
           deps,
-          await configureRailPartner(tx, deps, organizationId, request.body, requestActor(request)),
+          organizationId,
+          request,
+          { kind: 'rail_partner', action: 'create', targetId: null, payload: request.body },
+          async () => ({
+            status: 201,
+            body: presentRailPartner(
+              deps,
+              await configureRailPartner(tx, deps, organizationId, request.body, requestActor(request)),
+            ),
+          }),
         ),
-      })),
+      ),
   );
 
   app.get<{ Querystring: ListQuery }>(
@@ -281,25 +292,35 @@ export function railPartnerRoutes(app: FastifyInstance, deps: Deps): void {
         },
         response: {
           200: { description: 'The configuration.', headers: idempotentWriteHeaders, $ref: 'RailPartner#' },
+          202: pendingChangeResponse,
           ...problemResponses(...WRITE_PROBLEMS),
         },
       },
     },
     (request, reply) =>
-      sendWrite(deps, request, reply, async (tx, organizationId) => ({
-        status: 200,
-        body: presentRailPartner(
+      sendWrite(deps, request, reply, async (tx, organizationId) =>
+        governedWrite(
+          tx,
           deps,
-          await updateRailPartner(
-            tx,
-            deps,
-            organizationId,
-            request.params.id,
-            request.body,
-            requestActor(request),
-          ),
+          organizationId,
+          request,
+          { kind: 'rail_partner', action: 'update', targetId: request.params.id, payload: request.body },
+          async () => ({
+            status: 200,
+            body: presentRailPartner(
+              deps,
+              await updateRailPartner(
+                tx,
+                deps,
+                organizationId,
+                request.params.id,
+                request.body,
+                requestActor(request),
+              ),
+            ),
+          }),
         ),
-      })),
+      ),
   );
 
   app.get<{ Querystring: ListQuery & { status?: RailCallbackStatus; transfer?: string } }>(

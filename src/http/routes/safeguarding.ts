@@ -48,6 +48,7 @@ import {
   timestampSchema,
 } from '../schemas.ts';
 import { sendWrite } from '../writes.ts';
+import { governedWrite, pendingChangeResponse } from './changes.ts';
 
 const TAGS = ['Safeguarding'];
 const dateSchema = (description: string) => ({ type: 'string', format: 'date', description }) as const;
@@ -307,17 +308,27 @@ export function safeguardingRoutes(app: FastifyInstance, deps: Deps): void {
         },
         response: {
           201: { description: 'The trust account.', headers: idempotentWriteHeaders, $ref: 'TrustAccount#' },
+          202: pendingChangeResponse,
           ...problemResponses(...WRITE_PROBLEMS),
         },
       },
     },
     (request, reply) =>
-      sendWrite(deps, request, reply, async (tx, organizationId) => ({
-        status: 201,
-        body: presentTrustAccount(
-          await createTrustAccount(tx, deps, organizationId, request.body, requestActor(request)),
+      sendWrite(deps, request, reply, async (tx, organizationId) =>
+        governedWrite(
+          tx,
+          deps,
+          organizationId,
+          request,
+          { kind: 'trust_account', action: 'create', targetId: null, payload: request.body },
+          async () => ({
+            status: 201,
+            body: presentTrustAccount(
+              await createTrustAccount(tx, deps, organizationId, request.body, requestActor(request)),
+            ),
+          }),
         ),
-      })),
+      ),
   );
 
   app.get<{
@@ -406,17 +417,27 @@ export function safeguardingRoutes(app: FastifyInstance, deps: Deps): void {
         },
         response: {
           200: { description: 'The trust account.', headers: idempotentWriteHeaders, $ref: 'TrustAccount#' },
+          202: pendingChangeResponse,
           ...problemResponses(...WRITE_PROBLEMS),
         },
       },
     },
     (request, reply) =>
-      sendWrite(deps, request, reply, async (tx, organizationId) => ({
-        status: 200,
-        body: presentTrustAccount(
-          await closeTrustAccountFor(tx, deps, organizationId, request.params.id, requestActor(request)),
+      sendWrite(deps, request, reply, async (tx, organizationId) =>
+        governedWrite(
+          tx,
+          deps,
+          organizationId,
+          request,
+          { kind: 'trust_account', action: 'close', targetId: request.params.id, payload: request.body },
+          async () => ({
+            status: 200,
+            body: presentTrustAccount(
+              await closeTrustAccountFor(tx, deps, organizationId, request.params.id, requestActor(request)),
+            ),
+          }),
         ),
-      })),
+      ),
   );
 
   app.post<{ Body: ReportBalanceInput }>(

@@ -66,6 +66,7 @@ import {
   timestampSchema,
 } from '../schemas.ts';
 import { sendWrite } from '../writes.ts';
+import { governedWrite, pendingChangeResponse } from './changes.ts';
 
 const TAGS = ['Stablecoins'];
 const amountField = (description: string) => ({ type: 'string', description }) as const;
@@ -564,17 +565,27 @@ export function stablecoinRoutes(app: FastifyInstance, deps: Deps): void {
         },
         response: {
           200: { description: 'The rates.', headers: idempotentWriteHeaders, $ref: 'ConversionRates#' },
+          202: pendingChangeResponse,
           ...problemResponses(...WRITE_PROBLEMS.filter((s) => s !== 404)),
         },
       },
     },
     (request, reply) =>
-      sendWrite(deps, request, reply, async (tx, organizationId) => ({
-        status: 200,
-        body: presentRates(
-          await putConversionRates(tx, deps, organizationId, request.body, requestActor(request)),
+      sendWrite(deps, request, reply, async (tx, organizationId) =>
+        governedWrite(
+          tx,
+          deps,
+          organizationId,
+          request,
+          { kind: 'conversion_rate', action: 'set', targetId: null, payload: request.body },
+          async () => ({
+            status: 200,
+            body: presentRates(
+              await putConversionRates(tx, deps, organizationId, request.body, requestActor(request)),
+            ),
+          }),
         ),
-      })),
+      ),
   );
 
   app.post<{ Body: QuoteInput }>(

@@ -28,6 +28,7 @@ import { problemResponses, READ_PROBLEMS, WRITE_PROBLEMS } from '../problems.ts'
 import { idempotencyHeadersSchema, idempotentWriteHeaders, idParamsSchema } from '../schemas.ts';
 import { travelRuleSettingsFields } from '../travelRuleSchemas.ts';
 import { sendWrite } from '../writes.ts';
+import { governedWrite, pendingChangeResponse } from './changes.ts';
 
 const TAGS = ['Travel Rule'];
 
@@ -158,36 +159,51 @@ export function travelRuleRoutes(app: FastifyInstance, deps: Deps): void {
         },
         response: {
           200: { description: 'The route.', headers: idempotentWriteHeaders, $ref: 'DigitalAssetRoute#' },
+          202: pendingChangeResponse,
           ...problemResponses(...WRITE_PROBLEMS),
         },
       },
     },
     (request, reply) =>
-      sendWrite(deps, request, reply, async (tx, organizationId) => ({
-        status: 200,
-        body: presentRoute(
-          await setRouteStatus(
-            tx,
-            deps,
-            organizationId,
-            {
-              ...request.params,
-              status: request.body.status,
-              singleMaxMinor: routeLimitMinor(
-                request.body.limits?.single_max,
-                request.params.asset,
-                'limits.single_max',
+      sendWrite(deps, request, reply, async (tx, organizationId) =>
+        governedWrite(
+          tx,
+          deps,
+          organizationId,
+          request,
+          {
+            kind: 'digital_asset_route',
+            action: 'set',
+            targetId: `${request.params.asset}:${request.params.network}`,
+            payload: { ...request.params, ...request.body },
+          },
+          async () => ({
+            status: 200,
+            body: presentRoute(
+              await setRouteStatus(
+                tx,
+                deps,
+                organizationId,
+                {
+                  ...request.params,
+                  status: request.body.status,
+                  singleMaxMinor: routeLimitMinor(
+                    request.body.limits?.single_max,
+                    request.params.asset,
+                    'limits.single_max',
+                  ),
+                  dailyMaxMinor: routeLimitMinor(
+                    request.body.limits?.daily_max,
+                    request.params.asset,
+                    'limits.daily_max',
+                  ),
+                },
+                apiKeyActor(principalOf(request).keyId),
               ),
-              dailyMaxMinor: routeLimitMinor(
-                request.body.limits?.daily_max,
-                request.params.asset,
-                'limits.daily_max',
-              ),
-            },
-            apiKeyActor(principalOf(request).keyId),
-          ),
+            ),
+          }),
         ),
-      })),
+      ),
   );
 
   app.get(

@@ -1,0 +1,278 @@
+/**
+ * The kinds of governed change and, for each, how a proposed change is checked and how it is made: the
+ * same use case the route calls when no approval is needed, so an approved change is exactly the change
+ * that would have been made at once. Every kind but `policy` (which keeps its own record, see policies.ts)
+ * is listed; the type makes a new kind add its entry here.
+ */
+
+import type { ApprovalRequirement } from '../domain/decisions/policies.ts';
+import type { DigitalAsset, DigitalAssetNetwork } from '../domain/digitalAssets.ts';
+import type { EvidenceActor } from '../domain/evidence.ts';
+import { parseFeeRules } from '../domain/fees.ts';
+import type { GovernedChangeKind } from '../domain/governedChanges.ts';
+import type { LaunchGate, LaunchProduct } from '../domain/launchGates.ts';
+import { parseRoles } from '../domain/members.ts';
+import { open, seal } from '../domain/sealing.ts';
+import { routeLimitMinor } from '../domain/stablecoins.ts';
+import { findOrganization } from '../store/repositories/organizations.ts';
+import type { Queryable } from '../store/store.ts';
+import { createRule, updateRule } from './aml/rules.ts';
+import { type IssueKeyInput, issueApiKeyIn } from './apiKeys.ts';
+import { applyRateChange, planRateChange, RATE_BAND_APPROVAL, RATE_BAND_RULE_ID } from './conversions.ts';
+import type { Deps } from './deps.ts';
+import { setRouteStatus } from './digitalAssetRoutes.ts';
+import { updateFeeSchedule } from './fees.ts';
+import { overrideLaunchGatesFor } from './launchGates.ts';
+import { addMember, updateMember } from './members.ts';
+import { configureRailPartner, updateRailPartner } from './railPartners.ts';
+import { closeTrustAccountFor, createTrustAccount } from './safeguarding.ts';
+
+/** A change as a route proposes it: the kind, what it does, to what, and the request's body. */
+export interface ChangeRequest {
+  kind: RegisteredChangeKind;
+  action: string;
+  /** The resource changed (a member, a rule, a route…), or null for a creation. */
+  targetId: string | null;
+  /** The request's body (an object; its JSON is what is stored). */
+  payload: object;
+}
+
+export interface ApplyInput {
+  organizationId: string;
+  action: string;
+  targetId: string | null;
+  payload: Record<string, unknown>;
+  /** The proposer (member or key id), for use cases that record who created a version. */
+  proposedBy: string;
+  actor: EvidenceActor;
+}
+
+export interface ChangeKind {
+  /** Whether this request is governed at all (an API key with only `read`/`write` is not); default yes. */
+  governs?(request: ChangeRequest): boolean;
+  /** Checks without the database that name the faulty field (the dry run of `apply` checks the rest). */
+  check?(deps: Deps, request: ChangeRequest): void;
+  /** Seals the secrets of a payload before it is stored, and opens them to apply it. */
+  seal?(deps: Deps, changeId: string, payload: Record<string, unknown>): Record<string, unknown>;
+  open?(deps: Deps, changeId: string, payload: Record<string, unknown>): Record<string, unknown>;
+  /**
+   * Why this change needs a second member whatever the policy says (a conversion rate moved past its band),
+   * or undefined when the policy alone decides.
+   */
+  intrinsicApproval?(
+    tx: Queryable,
+    deps: Deps,
+    organizationId: string,
+    request: ChangeRequest,
+  ): Promise<{ rule: string; approval: ApprovalRequirement } | undefined>;
+  /** Makes the change; the new resource's id for a creation. */
+  apply(tx: Queryable, deps: Deps, input: ApplyInput): Promise<{ targetId: string | null }>;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: a stored request body; its use case checks every field.
+type Body = Record<string, any>;
+
+function unknownAction(kind: string, action: string): never {
+  throw new Error(`no ${kind} change does '${action}'`);
+}
+
+function target(input: ApplyInput): string {
+  if (input.targetId === null) throw new Error(`a ${input.action} change needs its target`);
+  return input.targetId;
+}
+
+/** The sealing context of a stored change's secrets: its id, so a sealed value cannot move elsewhere. */
+const changeSecretsContext = (changeId: string) => `governed_change:${changeId}:credentials`;
+
+/** Scopes a key may hold without governance: an integrator's. */
+const UNGOVERNED_KEY_SCOPES = new Set(['read', 'write']);
+
+/** A kind of change this registry makes (the `policy` kind keeps its own record). */
+export type RegisteredChangeKind = Exclude<GovernedChangeKind, 'policy'>;
+
+export const CHANGE_KINDS: Record<RegisteredChangeKind, ChangeKind> = {
+  role_grant: {
+    // Adding a member, or changing a member's roles; a name alone is not a grant.
+    governs: (request) => request.action === 'add' || (request.payload as Body).roles !== undefined,
+    check: (_deps, request) => {
+      parseRoles((request.payload as Body).roles);
+    },
+    async apply(tx, deps, input) {
+      const body = input.payload as Body;
+      if (input.action === 'add') {
+        const member = await addMember(tx, deps, input.organizationId, body as never, input.actor);
+        return { targetId: member.id };
+      }
+      if (input.action === 'update') {
+        await updateMember(tx, deps, input.organizationId, target(input), body, input.actor);
+        return { targetId: null };
+      }
+      return unknownAction('role_grant', input.action);
+    },
+  },
+  api_key: {
+    // A key with more than `read`/`write` (or following a member's roles entirely).
+    governs: (request) => {
+      const scopes = (request.payload as Body).scopes as string[] | undefined;
+      return scopes === undefined
+        ? (request.payload as Body).memberEmail !== undefined
+        : scopes.some((s) => !UNGOVERNED_KEY_SCOPES.has(s));
+    },
+    async apply(tx, deps, input) {
+      if (input.action !== 'create') return unknownAction('api_key', input.action);
+      // Always a key of the organization the change belongs to, whatever name the payload carries.
+      const organization = await findOrganization(tx, input.organizationId);
+      if (!organization) throw new Error(`no organization ${input.organizationId}`);
+      const issued = await issueApiKeyIn(tx, deps, {
+        ...(input.payload as unknown as IssueKeyInput),
+        organizationName: organization.name,
+      });
+      return { targetId: issued.record.id };
+    },
+  },
+  conversion_rate: {
+    // A rate more than the band away from the one in force, or a pair's first rate, moves value by fiat:
+    // a second member approves it even where the policy names no rule for rates.
+    async intrinsicApproval(tx, deps, organizationId, request) {
+      const plan = await planRateChange(tx, deps, organizationId, request.payload as never);
+      if (plan.requiringApproval.length === 0) return undefined;
+      return { rule: RATE_BAND_RULE_ID, approval: RATE_BAND_APPROVAL };
+    },
+    async apply(tx, deps, input) {
+      if (input.action !== 'set') return unknownAction('conversion_rate', input.action);
+      const plan = await planRateChange(tx, deps, input.organizationId, input.payload as never);
+      await applyRateChange(tx, deps, plan, input.actor, { approved: true });
+      return { targetId: null };
+    },
+  },
+  fee_schedule: {
+    check: (_deps, request) => {
+      parseFeeRules((request.payload as Body).rules);
+    },
+    async apply(tx, deps, input) {
+      if (input.action !== 'set') return unknownAction('fee_schedule', input.action);
+      await updateFeeSchedule(
+        tx,
+        deps,
+        input.organizationId,
+        input.payload as Body,
+        input.proposedBy,
+        input.actor,
+      );
+      return { targetId: null };
+    },
+  },
+  aml_rule: {
+    async apply(tx, deps, input) {
+      if (input.action === 'create') {
+        const rule = await createRule(tx, deps, input.organizationId, input.payload as never, input.actor);
+        return { targetId: rule.id };
+      }
+      if (input.action === 'update') {
+        await updateRule(tx, deps, input.organizationId, target(input), input.payload as Body, input.actor);
+        return { targetId: null };
+      }
+      return unknownAction('aml_rule', input.action);
+    },
+  },
+  digital_asset_route: {
+    // The payload is the route's address (`asset`, `network`) and the request's body.
+    check: (_deps, request) => {
+      const body = request.payload as Body;
+      routeLimitMinor(body.limits?.single_max, body.asset, 'limits.single_max');
+      routeLimitMinor(body.limits?.daily_max, body.asset, 'limits.daily_max');
+    },
+    async apply(tx, deps, input) {
+      if (input.action !== 'set') return unknownAction('digital_asset_route', input.action);
+      const body = input.payload as Body;
+      const asset = body.asset as DigitalAsset;
+      await setRouteStatus(
+        tx,
+        deps,
+        input.organizationId,
+        {
+          asset,
+          network: body.network as DigitalAssetNetwork,
+          status: body.status,
+          singleMaxMinor: routeLimitMinor(body.limits?.single_max, asset, 'limits.single_max'),
+          dailyMaxMinor: routeLimitMinor(body.limits?.daily_max, asset, 'limits.daily_max'),
+        },
+        input.actor,
+      );
+      return { targetId: `${asset}:${body.network}` };
+    },
+  },
+  rail_partner: {
+    // Credentials are sealed while the change waits, and never shown.
+    seal(deps, changeId, payload) {
+      if (payload.credentials === undefined) return payload;
+      return {
+        ...payload,
+        credentials: {
+          sealed: seal(
+            deps.keyring,
+            JSON.stringify(payload.credentials),
+            changeSecretsContext(changeId),
+            deps.randomBytes,
+          ),
+        },
+      };
+    },
+    open(deps, changeId, payload) {
+      const sealed = (payload.credentials as Body | undefined)?.sealed;
+      if (typeof sealed !== 'string') return payload;
+      return {
+        ...payload,
+        credentials: JSON.parse(open(deps.keyring, sealed, changeSecretsContext(changeId))),
+      };
+    },
+    async apply(tx, deps, input) {
+      if (input.action === 'create') {
+        const config = await configureRailPartner(
+          tx,
+          deps,
+          input.organizationId,
+          input.payload as never,
+          input.actor,
+        );
+        return { targetId: config.id };
+      }
+      if (input.action === 'update') {
+        await updateRailPartner(tx, deps, input.organizationId, target(input), input.payload, input.actor);
+        return { targetId: null };
+      }
+      return unknownAction('rail_partner', input.action);
+    },
+  },
+  trust_account: {
+    async apply(tx, deps, input) {
+      if (input.action === 'create') {
+        const account = await createTrustAccount(
+          tx,
+          deps,
+          input.organizationId,
+          input.payload as never,
+          input.actor,
+        );
+        return { targetId: account.id };
+      }
+      if (input.action === 'close') {
+        await closeTrustAccountFor(tx, deps, input.organizationId, target(input), input.actor);
+        return { targetId: null };
+      }
+      return unknownAction('trust_account', input.action);
+    },
+  },
+  launch_gate_override: {
+    async apply(tx, deps, input) {
+      if (input.action !== 'override') return unknownAction('launch_gate_override', input.action);
+      const body = input.payload as Body;
+      await overrideLaunchGatesFor(tx, deps, input.organizationId, {
+        reason: String(body.reason),
+        gates: body.gates as LaunchGate[] | undefined,
+        products: body.products as LaunchProduct[] | undefined,
+      });
+      return { targetId: null };
+    },
+  },
+};

@@ -1,0 +1,240 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Deps } from '../../app/deps.ts';
+import type { ChangeRequest } from '../../app/governedChangeKinds.ts';
+import {
+  cancelGovernedChange,
+  getGovernedChange,
+  listChanges,
+  proposeIfGoverned,
+} from '../../app/governedChanges.ts';
+import {
+  GOVERNED_CHANGE_KINDS,
+  GOVERNED_CHANGE_STATUSES,
+  type GovernedChange,
+  type GovernedChangeKind,
+  type GovernedChangeStatus,
+} from '../../domain/governedChanges.ts';
+import { ID_PREFIXES } from '../../domain/ids.ts';
+import type { Queryable } from '../../store/store.ts';
+import { BEARER_SECURITY, principalOf, requestActor } from '../auth.ts';
+import { type ListQuery, pageRequestOf, presentList } from '../presenters.ts';
+import { problemResponses, READ_PROBLEMS, WRITE_PROBLEMS } from '../problems.ts';
+import {
+  idempotencyHeadersSchema,
+  idempotentWriteHeaders,
+  idParamsSchema,
+  idSchema,
+  listEnvelopeSchema,
+  listQuerySchema,
+  nullableTimestampSchema,
+  timestampSchema,
+} from '../schemas.ts';
+import { sendWrite } from '../writes.ts';
+
+const TAGS = ['Changes'];
+const changeParams = idParamsSchema(ID_PREFIXES.governedChange, 'Change id.');
+
+/** A stored payload as shown: sealed secrets are named, never shown. */
+function shownPayload(payload: Record<string, unknown>): Record<string, unknown> {
+  const credentials = payload.credentials as Record<string, unknown> | undefined;
+  if (credentials && typeof credentials.sealed === 'string') return { ...payload, credentials: '[sealed]' };
+  return payload;
+}
+
+export function presentChange(change: GovernedChange) {
+  return {
+    object: 'change',
+    id: change.id,
+    kind: change.kind,
+    action: change.action,
+    target_id: change.targetId,
+    payload: shownPayload(change.payload),
+    status: change.status,
+    proposed_by: change.proposedBy,
+    approval: change.approvalId,
+    policy_version: change.policyVersion,
+    rule: change.rule,
+    failure: change.failure,
+    created_at: change.createdAt.toISOString(),
+    decided_at: change.decidedAt?.toISOString() ?? null,
+    applied_at: change.appliedAt?.toISOString() ?? null,
+  };
+}
+
+export const changeSchema = {
+  $id: 'Change',
+  type: 'object',
+  description:
+    'A sensitive change (a role grant, an elevated key, a conversion rate, a fee schedule, an AML rule, a digital-asset route, a rail partner, a trust account, a launch-gate override) waiting for the approval a `change` rule of the policy asks for, and what became of it. The vote that approves it applies it, in the same transaction; its proposer never votes on it. See docs/APPROVALS.md.',
+  required: [
+    'object',
+    'id',
+    'kind',
+    'action',
+    'target_id',
+    'payload',
+    'status',
+    'proposed_by',
+    'approval',
+    'policy_version',
+    'rule',
+    'failure',
+    'created_at',
+    'decided_at',
+    'applied_at',
+  ],
+  properties: {
+    object: { type: 'string', enum: ['change'] },
+    id: idSchema(ID_PREFIXES.governedChange, 'Change id.'),
+    kind: { type: 'string', enum: GOVERNED_CHANGE_KINDS },
+    action: {
+      type: 'string',
+      description: 'What it does: `add`, `update`, `create`, `set`, `close` or `override`.',
+    },
+    target_id: {
+      type: ['string', 'null'],
+      description: 'The resource changed; for a creation, the new resource once applied.',
+    },
+    payload: {
+      type: 'object',
+      additionalProperties: true,
+      description: 'The request as proposed; credentials show as `[sealed]`.',
+    },
+    status: {
+      type: 'string',
+      enum: GOVERNED_CHANGE_STATUSES,
+      description:
+        '`pending`; `applied`; `failed` (approved, but no longer possible: see `failure`); `rejected`; `expired`; `canceled` by its proposer.',
+    },
+    proposed_by: { type: 'string', description: 'The member (or key) who proposed it.' },
+    approval: { type: ['string', 'null'], description: 'Its approval.' },
+    policy_version: { type: 'integer' },
+    rule: { type: 'string', description: 'The policy rule that asked for approval.' },
+    failure: {
+      type: ['object', 'null'],
+      required: ['code', 'detail'],
+      properties: { code: { type: 'string' }, detail: { type: 'string' } },
+    },
+    created_at: timestampSchema,
+    decided_at: nullableTimestampSchema,
+    applied_at: nullableTimestampSchema,
+  },
+} as const;
+
+/**
+ * Governed changes: anyone in the organization reads them (approvers need to see what they vote on, with
+ * the `read` scope their role grants); only the proposer cancels one.
+ */
+export function changeRoutes(app: FastifyInstance, deps: Deps): void {
+  app.get<{ Querystring: ListQuery & { status?: GovernedChangeStatus; kind?: GovernedChangeKind } }>(
+    '/v1/changes',
+    {
+      config: { scope: 'read' },
+      schema: {
+        operationId: 'listChanges',
+        summary: 'List governed changes',
+        description: 'Newest first: changes that waited for approval, with what became of them.',
+        tags: TAGS,
+        security: BEARER_SECURITY,
+        querystring: listQuerySchema(ID_PREFIXES.governedChange, {
+          status: {
+            type: 'string',
+            enum: GOVERNED_CHANGE_STATUSES,
+            description: 'Only changes in this status.',
+          },
+          kind: { type: 'string', enum: GOVERNED_CHANGE_KINDS, description: 'Only changes of this kind.' },
+        }),
+        response: {
+          200: listEnvelopeSchema('Change', 'A page of changes.'),
+          ...problemResponses(...READ_PROBLEMS.filter((s) => s !== 404)),
+        },
+      },
+    },
+    async (request) => {
+      const { status, kind } = request.query;
+      const page = await listChanges(deps, principalOf(request).organizationId, {
+        ...pageRequestOf(request.query),
+        status,
+        kind,
+      });
+      return presentList(page, presentChange);
+    },
+  );
+
+  app.get<{ Params: { id: string } }>(
+    '/v1/changes/:id',
+    {
+      config: { scope: 'read' },
+      schema: {
+        operationId: 'getChange',
+        summary: 'Retrieve a governed change',
+        tags: TAGS,
+        security: BEARER_SECURITY,
+        params: changeParams,
+        response: {
+          200: { description: 'The change.', $ref: 'Change#' },
+          ...problemResponses(...READ_PROBLEMS),
+        },
+      },
+    },
+    async (request) =>
+      presentChange(await getGovernedChange(deps, principalOf(request).organizationId, request.params.id)),
+  );
+
+  app.post<{ Params: { id: string } }>(
+    '/v1/changes/:id/cancel',
+    {
+      config: { scope: 'read' },
+      schema: {
+        operationId: 'cancelChange',
+        summary: 'Cancel a pending change',
+        description:
+          'Withdraws a pending change: its approval is canceled and the change is never made. Only its proposer may (403 `not_proposer`); a change no longer pending is a 409 `invalid_state_transition`.',
+        tags: TAGS,
+        security: BEARER_SECURITY,
+        headers: idempotencyHeadersSchema,
+        params: changeParams,
+        response: {
+          200: { description: 'The change, canceled.', headers: idempotentWriteHeaders, $ref: 'Change#' },
+          ...problemResponses(...WRITE_PROBLEMS),
+        },
+      },
+    },
+    (request, reply) =>
+      sendWrite(deps, request, reply, async (tx, organizationId) => ({
+        status: 200,
+        body: presentChange(
+          await cancelGovernedChange(tx, deps, organizationId, request.params.id, requestActor(request)),
+        ),
+      })),
+  );
+}
+
+/** The 202 a route answers when its change waits for approval. */
+export function pendingChangeReply(change: GovernedChange) {
+  return { status: 202, body: presentChange(change) };
+}
+
+/** The 202 response of a route whose change may wait for approval, for its schema. */
+export const pendingChangeResponse = {
+  description: 'The change, waiting for the approval the policy asks for (see GET /v1/changes/{id}).',
+  headers: idempotentWriteHeaders,
+  $ref: 'Change#',
+} as const;
+
+/**
+ * A route's write of a governed setting: proposed for approval when the policy asks (202 with the change),
+ * else written now by `write`, as before.
+ */
+export async function governedWrite<T>(
+  tx: Queryable,
+  deps: Deps,
+  organizationId: string,
+  request: FastifyRequest,
+  change: ChangeRequest,
+  write: () => Promise<T>,
+): Promise<T | { status: 202; body: ReturnType<typeof presentChange> }> {
+  const pending = await proposeIfGoverned(tx, deps, organizationId, change, requestActor(request));
+  if (pending) return { status: 202, body: presentChange(pending) };
+  return write();
+}
