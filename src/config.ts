@@ -22,6 +22,12 @@ export const HOST_DEFAULT = '127.0.0.1';
 export const DATA_DIR_DEFAULT = '.mkoba';
 
 export const REQUEST_BODY_BYTES_MAX = 256 * 1024;
+/**
+ * Objects and arrays a JSON request body may nest, the body itself being level 1: deeper is a 400
+ * (`validation_error`, field code `body_too_deep`) before the body is parsed. Every documented body is
+ * far shallower; the limit keeps recursive work (fingerprints, validation, storage) bounded.
+ */
+export const REQUEST_BODY_DEPTH_MAX = 64;
 export const REQUEST_TIMEOUT_MS = 30_000;
 export const PG_POOL_CONNECTIONS_MAX = 10;
 /**

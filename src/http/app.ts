@@ -22,7 +22,7 @@ import {
 } from '../config.ts';
 import { CONSOLE_PREFIX } from '../console/layout.ts';
 import { consolePlugin } from '../console/plugin.ts';
-import { AppError } from '../domain/errors.ts';
+import { AppError, validationError } from '../domain/errors.ts';
 import { createServiceMetrics } from '../metrics.ts';
 import { registerAuth } from './auth.ts';
 import { AUTHORIZATION_SCHEMAS } from './authorizationSchemas.ts';
@@ -234,6 +234,30 @@ export async function buildApp({
     const code = problemCodeOf(reply);
     if (code === 'idempotency_key_in_flight' || code === 'idempotency_key_reused') {
       service.observeIdempotencyConflict(code);
+    }
+  });
+  // A write route without a body schema takes no fields: a JSON body there is `{}` (or none), and any field
+  // is unknown (400 `validation_error` naming it), as Ajv answers on the routes whose schemas list theirs.
+  app.addHook('preValidation', async (request) => {
+    const options = request.routeOptions;
+    if (options.schema?.body !== undefined || options.config.rawBody === true) return;
+    if (!options.url?.startsWith('/v1/') || request.body === undefined || request.body === null) return;
+    if (!/^application\/json\b/i.test(request.headers['content-type'] ?? '')) return;
+    const body = request.body;
+    if (typeof body !== 'object' || Array.isArray(body)) {
+      throw validationError(
+        'body',
+        'This operation takes no body fields: send {} or no body.',
+        'invalid_type',
+      );
+    }
+    const field = Object.keys(body)[0];
+    if (field !== undefined) {
+      throw validationError(
+        field,
+        `${field} is not a known field: this operation takes no body fields.`,
+        'unknown_field',
+      );
     }
   });
   const authFailures = await registerRateLimits(app, rateLimits, () => deps.now().getTime());
