@@ -251,6 +251,7 @@ function processDeps(store: Store, config: Config, keyring: Keyring, launchGateS
     publicUrl: config.publicUrl,
     pilotCaps: config.pilotCaps,
     launchGateSource,
+    metricsResourceLabels: config.metrics.resourceLabels,
   });
 }
 
@@ -291,6 +292,7 @@ export async function startServer(config: Config, log: (line: string) => void): 
       logger: { level: process.env.LOG_LEVEL || LOG_LEVEL_DEFAULT, stream: process.stderr },
       rateLimits: config.rateLimits,
       ledgerWriterLanes: config.ledgerWriterLanes,
+      metricsToken: config.metrics.token,
     });
     stops.push(() => app.close());
     stops.push(

@@ -65,6 +65,8 @@ export interface SystemDepsOptions {
   publicUrl?: string | undefined;
   pilotCaps?: PilotCaps | undefined;
   launchGateSource?: Store | undefined;
+  /** Metrics keep subscription and rail partner ids as labels (MKOBA_METRICS_RESOURCE_LABELS=1). */
+  metricsResourceLabels?: boolean;
 }
 
 /**
@@ -104,7 +106,9 @@ export function systemDeps(store: Store, environment: Environment, options: Syst
     ...(options.publicUrl ? { publicUrl: options.publicUrl } : {}),
     ...(options.pilotCaps ? { pilotCaps: options.pilotCaps } : {}),
     ...(options.launchGateSource ? { launchGateSource: options.launchGateSource } : {}),
-    metrics: createServiceMetrics(store),
+    metrics: createServiceMetrics(store, undefined, {
+      resourceLabels: options.metricsResourceLabels ?? false,
+    }),
     now: () => new Date(),
     newId: monotonicIdGenerator(),
     randomBytes: (size) => new Uint8Array(randomBytes(size)),

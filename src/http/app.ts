@@ -101,6 +101,11 @@ export interface BuildAppOptions {
    * (lazySerializers.ts): for the test that every route's response schemas compile.
    */
   eagerSerializers?: boolean;
+  /**
+   * MKOBA_METRICS_TOKEN: GET /metrics answers only a scrape bearing it. Without one, /metrics is served
+   * openly in the sandbox and not at all in pilot and production.
+   */
+  metricsToken?: string | undefined;
 }
 
 /** Turns a route pattern such as /v1/wallets/:id into a matcher for concrete paths. */
@@ -132,6 +137,7 @@ export async function buildApp({
   rateLimits = defaultRateLimitSettings(deps.environment),
   ledgerWriterLanes = deps.store.driver === 'postgres' ? LEDGER_WRITER_LANES_DEFAULT : 1,
   eagerSerializers = false,
+  metricsToken,
 }: BuildAppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger,
@@ -313,7 +319,7 @@ export async function buildApp({
     transformSpecification: (document, request) => documentForRequest(document, request),
   });
 
-  systemRoutes(app, deps, metrics);
+  systemRoutes(app, deps, metrics, metricsToken);
   customerRoutes(app, deps);
   verificationRoutes(app, deps);
   walletRoutes(app, deps);
