@@ -5,8 +5,10 @@
  * organization's ids; write routes that took unknown fields. Each holds now.
  */
 import { once } from 'node:events';
+import { readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/http/app.ts';
 import { createServiceMetrics } from '../src/metrics.ts';
@@ -191,6 +193,22 @@ describe('the partner adapters call out through the guard, checked at connect ti
     } finally {
       await target.close();
     }
+  });
+});
+
+describe('every outbound call of the server goes through the guard', () => {
+  it('no file of the server calls fetch or http(s).request without the guard', () => {
+    const root = fileURLToPath(new URL('../src/', import.meta.url));
+    // The CLI runs on an operator's machine against a URL they give; the simulators are the sandbox's own.
+    const exempt = ['outbound/', 'cli/', 'simulators/'];
+    const offenders: string[] = [];
+    for (const file of readdirSync(root, { recursive: true }) as string[]) {
+      if (!file.endsWith('.ts') || exempt.some((dir) => file.startsWith(dir))) continue;
+      const text = readFileSync(`${root}${file}`, 'utf8');
+      const calls = /(?<![\w.])fetch\(|\bhttps?\.(request|get)\(|from 'undici'/.test(text);
+      if (calls && !text.includes("outbound/guard.ts'")) offenders.push(file);
+    }
+    expect(offenders).toEqual([]);
   });
 });
 
