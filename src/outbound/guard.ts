@@ -54,6 +54,8 @@ export function guardedLookup(policy: OutboundAddressPolicy): LookupFunction | u
 export const OUTBOUND_RESPONSE_BYTES_MAX = 1024 * 1024;
 /** Kept-alive connections per origin of one guarded fetch. */
 export const OUTBOUND_SOCKETS_PER_ORIGIN_MAX = 64;
+/** An idle kept-alive connection is closed after this long (a replaced adapter's connections close too). */
+export const OUTBOUND_IDLE_SOCKET_MS = 4_000;
 
 export interface OutboundRequestInit {
   method?: string;
@@ -79,6 +81,7 @@ export function guardedFetch(policy: OutboundAddressPolicy): OutboundFetch {
   const agentOptions = {
     keepAlive: true,
     maxSockets: OUTBOUND_SOCKETS_PER_ORIGIN_MAX,
+    timeout: OUTBOUND_IDLE_SOCKET_MS,
     ...(lookup ? { lookup } : {}),
   };
   const agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) };
