@@ -23,6 +23,12 @@ export const HOST_DEFAULT = '127.0.0.1';
 export const DATA_DIR_DEFAULT = '.mkoba';
 
 export const REQUEST_BODY_BYTES_MAX = 256 * 1024;
+/**
+ * Objects and arrays a JSON request body may nest, the body itself being level 1: deeper is a 400
+ * (`validation_error`, field code `body_too_deep`) before the body is parsed. Every documented body is
+ * far shallower; the limit keeps recursive work (fingerprints, validation, storage) bounded.
+ */
+export const REQUEST_BODY_DEPTH_MAX = 64;
 export const REQUEST_TIMEOUT_MS = 30_000;
 export const PG_POOL_CONNECTIONS_MAX = 10;
 /**
@@ -114,6 +120,37 @@ export interface Config {
    * it is executed. CONVERSION_RATE_BAND_BPS_DEFAULT (500, 5 %) by default.
    */
   conversionRateBandBps: number;
+  metrics: MetricsSettings;
+}
+
+/** The shortest MKOBA_METRICS_TOKEN accepted, in characters: a guessable token would protect nothing. */
+export const METRICS_TOKEN_CHARS_MIN = 32;
+
+/**
+ * Who may scrape GET /metrics on the API listener, and what its series are labelled with.
+ * `token` (MKOBA_METRICS_TOKEN): a scrape must send `Authorization: Bearer <token>`. Without one, pilot and
+ * production do not serve /metrics at all (404); the sandbox serves it openly, for local development.
+ * `resourceLabels` (MKOBA_METRICS_RESOURCE_LABELS=1): series keep subscription and rail partner ids as
+ * labels; off by default, since ids of every organization would be on one page.
+ */
+export interface MetricsSettings {
+  token: string | undefined;
+  resourceLabels: boolean;
+}
+
+function loadMetricsSettings(env: NodeJS.ProcessEnv): MetricsSettings {
+  const token = nonEmpty(env.MKOBA_METRICS_TOKEN);
+  if (token !== undefined && (token.length < METRICS_TOKEN_CHARS_MIN || /\s/.test(token))) {
+    throw new ConfigError(
+      'MKOBA_METRICS_TOKEN',
+      `must be at least ${METRICS_TOKEN_CHARS_MIN} characters without spaces (e.g. openssl rand -hex 32)`,
+    );
+  }
+  const labels = nonEmpty(env.MKOBA_METRICS_RESOURCE_LABELS);
+  if (labels !== undefined && !['0', '1', 'true', 'false'].includes(labels.toLowerCase())) {
+    throw new ConfigError('MKOBA_METRICS_RESOURCE_LABELS', `must be 1 (keep ids) or 0, got '${labels}'`);
+  }
+  return { token, resourceLabels: labels === '1' || labels?.toLowerCase() === 'true' };
 }
 
 export interface RetentionSettings {
@@ -643,5 +680,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     pilotCaps: loadPilotCaps(env, environment),
     sandboxDatabaseUrl: loadSandboxDatabaseUrl(env, environment, databaseUrl),
     conversionRateBandBps: loadConversionRateBandBps(env),
+    metrics: loadMetricsSettings(env),
   };
 }

@@ -252,6 +252,7 @@ function processDeps(store: Store, config: Config, keyring: Keyring, launchGateS
     pilotCaps: config.pilotCaps,
     launchGateSource,
     conversionRateBandBps: config.conversionRateBandBps,
+    metricsResourceLabels: config.metrics.resourceLabels,
   });
 }
 
@@ -292,6 +293,7 @@ export async function startServer(config: Config, log: (line: string) => void): 
       logger: { level: process.env.LOG_LEVEL || LOG_LEVEL_DEFAULT, stream: process.stderr },
       rateLimits: config.rateLimits,
       ledgerWriterLanes: config.ledgerWriterLanes,
+      metricsToken: config.metrics.token,
     });
     stops.push(() => app.close());
     stops.push(

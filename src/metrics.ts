@@ -37,7 +37,20 @@ export interface ServiceMetrics {
 /** `ok`: the partner answered; `error`: it threw or timed out; `paused`: the circuit refused the call; `rate_limited`: no token. */
 export type RailPartnerCallOutcome = 'ok' | 'error' | 'paused' | 'rate_limited';
 
-export function createServiceMetrics(store: Store, now: () => Date = () => new Date()): ServiceMetrics {
+export interface ServiceMetricsOptions {
+  /**
+   * Label series with subscription and rail partner ids (MKOBA_METRICS_RESOURCE_LABELS=1). Off by default:
+   * one page would otherwise list ids of every organization.
+   */
+  resourceLabels?: boolean;
+}
+
+export function createServiceMetrics(
+  store: Store,
+  now: () => Date = () => new Date(),
+  options: ServiceMetricsOptions = {},
+): ServiceMetrics {
+  const resourceLabels = options.resourceLabels ?? false;
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
 
@@ -77,12 +90,16 @@ export function createServiceMetrics(store: Store, now: () => Date = () => new D
     labelNames: ['partner', 'outcome'] as const,
     registers: [registry],
   });
-  const railPaused = new Gauge({
+  const railPaused = new Gauge<string>({
     name: 'mkoba_rail_partner_paused',
-    help: "1 while a partner configuration's circuit is open in this process (calls refused), 0 once it closes.",
-    labelNames: ['partner', 'rail_partner'] as const,
+    help: resourceLabels
+      ? "1 while a partner configuration's circuit is open in this process (calls refused), 0 once it closes."
+      : 'Partner configurations whose circuit is open in this process (calls refused), by partner.',
+    labelNames: resourceLabels ? ['partner', 'rail_partner'] : ['partner'],
     registers: [registry],
   });
+  /** Without resource labels: the configurations paused now, per partner, counted. */
+  const pausedConfigs = new Map<string, Set<string>>();
   const railCallbacks = new Counter({
     name: 'mkoba_rail_callbacks_total',
     help: 'Partner callbacks stored, by partner and by what applying them made of them.',
@@ -125,14 +142,20 @@ export function createServiceMetrics(store: Store, now: () => Date = () => new D
     });
     return queueRead;
   }
-  new Gauge({
+  new Gauge<string>({
     name: 'mkoba_webhook_queue_depth',
-    help: `Pending deliveries of the ${QUEUE_DEPTH_SUBSCRIPTIONS_MAX} deepest subscription queues, by subscription (each counted up to ${QUEUE_DEPTH_COUNT_MAX}).`,
-    labelNames: ['subscription_id'] as const,
+    help: resourceLabels
+      ? `Pending deliveries of the ${QUEUE_DEPTH_SUBSCRIPTIONS_MAX} deepest subscription queues, by subscription (each counted up to ${QUEUE_DEPTH_COUNT_MAX}).`
+      : `Pending deliveries of the deepest subscription queue (counted up to ${QUEUE_DEPTH_COUNT_MAX}).`,
+    labelNames: resourceLabels ? ['subscription_id'] : [],
     registers: [registry],
     async collect() {
       await guarded('mkoba_webhook_queue_depth', this, async () => {
         const deepest = [...(await queues())].sort((a, b) => b.depth - a.depth);
+        if (!resourceLabels) {
+          this.set(deepest[0]?.depth ?? 0);
+          return;
+        }
         for (const q of deepest.slice(0, QUEUE_DEPTH_SUBSCRIPTIONS_MAX)) {
           this.set({ subscription_id: q.subscriptionId }, q.depth);
         }
@@ -202,7 +225,15 @@ export function createServiceMetrics(store: Store, now: () => Date = () => new D
       railCalls.inc({ partner, outcome });
     },
     setRailPartnerPaused(partner, configId, paused) {
-      railPaused.set({ partner, rail_partner: configId }, paused ? 1 : 0);
+      if (resourceLabels) {
+        railPaused.set({ partner, rail_partner: configId }, paused ? 1 : 0);
+        return;
+      }
+      const ids = pausedConfigs.get(partner) ?? new Set<string>();
+      if (paused) ids.add(configId);
+      else ids.delete(configId);
+      pausedConfigs.set(partner, ids);
+      railPaused.set({ partner }, ids.size);
     },
     observeRailCallback(partner, status) {
       railCallbacks.inc({ partner, status });

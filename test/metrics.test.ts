@@ -3,6 +3,7 @@
  * read through the real HTTP layer and store.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServiceMetrics } from '../src/metrics.ts';
 import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
 import { fundedWallet, mobileMoney } from './support/ledger.ts';
 
@@ -90,7 +91,7 @@ describe.each(BACKENDS)('/metrics (%s)', (backend) => {
     expect(sample(text, 'mkoba_idempotency_conflicts_total{code="idempotency_key_in_flight"}')).toBe(0);
   });
 
-  it('shows the webhook backlog, its age and the queue depth per subscription', async () => {
+  it('shows the webhook backlog, its age and the deepest queue, without subscription ids by default', async () => {
     const subscribed = await api(t, 'POST', '/v1/webhook-subscriptions', {
       body: { url: 'http://127.0.0.1:9/metrics', events: ['transfer.created'] },
     });
@@ -108,7 +109,14 @@ describe.each(BACKENDS)('/metrics (%s)', (backend) => {
       [subscription, new Date(Date.now() - 120_000)],
     );
     const text = await scrape(t);
-    expect(sample(text, `mkoba_webhook_queue_depth{subscription_id="${subscription}"}`)).toBe(3);
+    // No organization's ids on the page by default: the deepest queue, unlabelled.
+    expect(sample(text, 'mkoba_webhook_queue_depth')).toBe(3);
+    expect(text).not.toContain(subscription);
+    expect(text).not.toContain('subscription_id=');
+    // Opted in (MKOBA_METRICS_RESOURCE_LABELS=1): the deepest queues by subscription, as before.
+    const labelled = createServiceMetrics(t.db.store, undefined, { resourceLabels: true });
+    const labelledText = await labelled.registry.metrics();
+    expect(sample(labelledText, `mkoba_webhook_queue_depth{subscription_id="${subscription}"}`)).toBe(3);
     expect(sample(text, 'mkoba_webhook_backlog_deliveries')).toBe(3);
     const age = sample(text, 'mkoba_webhook_backlog_age_seconds') ?? 0;
     expect(age).toBeGreaterThanOrEqual(120);

@@ -3,11 +3,13 @@
  * simulator, and the simulator POSTs its results to a local receiver standing in for our callback
  * endpoint; what arrives there goes through parseCallback. No fetch is mocked.
  */
+
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Transfer } from '../src/domain/transferRecord.ts';
+import { guardedFetch } from '../src/outbound/guard.ts';
 import {
   type ArrivedCallback,
   type CallbackReport,
@@ -117,6 +119,7 @@ let rail: PartnerRail;
 
 function config(overrides: Partial<MpesaDarajaConfig> = {}): MpesaDarajaConfig {
   return {
+    fetch: guardedFetch('allow_loopback'),
     baseUrl: simulator.url,
     requestTimeoutMs: CALLBACK_WAIT_MS,
     ...DARAJA_SIMULATOR_DEFAULT_CREDENTIALS,

@@ -3,11 +3,13 @@
  * the simulator sends its callbacks to a local receiver standing in for our callback endpoint, and the
  * adapter parses what the receiver got. No mocks of fetch.
  */
+
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Currency } from '../src/domain/money.ts';
 import type { Transfer } from '../src/domain/transferRecord.ts';
+import { guardedFetch } from '../src/outbound/guard.ts';
 import { type ArrivedCallback, MalformedCallbackError, type PartnerRail } from '../src/rails/partner.ts';
 import {
   MOMO_STATUS_POLL_INTERVAL_MS,
@@ -104,6 +106,7 @@ let rail: PartnerRail;
 
 function configFor(simulator: MomoSimulator, overrides: Partial<MtnMomoConfig> = {}): MtnMomoConfig {
   return {
+    fetch: guardedFetch('allow_loopback'),
     baseUrl: simulator.url,
     targetEnvironment: simulator.credentials.targetEnvironment,
     apiUser: simulator.credentials.apiUser,

@@ -230,7 +230,7 @@ describe('withdrawal rules', () => {
     expect(decideWithdrawal({ ...facts, notice }).penaltyMinor).toBe(0n);
   });
 
-  it('charges the early-withdrawal penalty before maturity only, rounded half up', () => {
+  it('charges the early-withdrawal penalty before maturity only, rounded up', () => {
     const terms: SavingsProductTerms = {
       ...instant,
       access: 'fixed_term',
@@ -242,12 +242,45 @@ describe('withdrawal rules', () => {
       fc.property(fc.bigInt({ min: 1n, max: 10n ** 12n }), (amount) => {
         const facts = { ...base, terms, balanceMinor: amount * 2n, amountMinor: amount };
         const early = decideWithdrawal({ ...facts, maturesOn: '2027-03-11' });
-        // Round half up of amount × 150 / 10,000, independently: floor(x + 1/2).
+        // The ceiling of amount × 150 / 10,000, independently: the least integer not below it.
         const exact = frac(amount * 150n, 10_000n);
-        const half = add(exact, frac(1n, 2n));
-        expect(early.penaltyMinor).toBe(half.n / half.d);
+        const ceiling = exact.n / exact.d + (exact.n % exact.d === 0n ? 0n : 1n);
+        expect(early.penaltyMinor).toBe(ceiling);
         expect(decideWithdrawal({ ...facts, maturesOn: '2027-03-10' }).penaltyMinor).toBe(0n);
       }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('never charges less for a withdrawal split into parts than for the whole (100.00 pays 2.00; 20 × 0.24 too)', () => {
+    const terms: SavingsProductTerms = {
+      ...instant,
+      access: 'fixed_term',
+      termDays: 180,
+      earlyWithdrawalPenaltyBps: 200,
+      minimumBalanceMinor: 0n,
+    };
+    const penaltyOf = (amount: bigint, bps = 200) =>
+      decideWithdrawal({
+        ...base,
+        terms: { ...terms, earlyWithdrawalPenaltyBps: bps },
+        balanceMinor: amount * 2n,
+        amountMinor: amount,
+        maturesOn: '2027-03-11',
+      }).penaltyMinor;
+    expect(penaltyOf(10_000n)).toBe(200n);
+    // The split seen: 20 withdrawals of 0.24 used to pay 0.00 each.
+    expect(penaltyOf(24n)).toBe(1n);
+    fc.assert(
+      fc.property(
+        fc.array(fc.bigInt({ min: 1n, max: 10n ** 9n }), { minLength: 1, maxLength: 40 }),
+        fc.integer({ min: 0, max: 5_000 }),
+        (parts, bps) => {
+          const whole = parts.reduce((sum, part) => sum + part, 0n);
+          const split = parts.reduce((sum, part) => sum + penaltyOf(part, bps), 0n);
+          expect(split >= penaltyOf(whole, bps)).toBe(true);
+        },
+      ),
       { numRuns: 500 },
     );
   });

@@ -404,9 +404,9 @@ describe.each(BACKENDS)('savings products on %s', (backend) => {
       body: { destination: mine, amount: '1000.01' },
     });
     expect(early.statusCode, early.body).toBe(201);
-    // 2.5 % of 1000.01 is 25.00025: half up to 25.00.
-    expect(early.data).toMatchObject({ amount: '1000.01', penalty: '25.00' });
-    expect((await account(org.key, savings.id)).balance).toBe('8974.99');
+    // 2.5 % of 1000.01 is 25.00025: rounded up to 25.01 (a penalty never rounds down).
+    expect(early.data).toMatchObject({ amount: '1000.01', penalty: '25.01' });
+    expect((await account(org.key, savings.id)).balance).toBe('8974.98');
     const income = await api(t, 'GET', '/v1/ledger/accounts?kind=fee_income', { key: org.key });
     expect(income.statusCode, income.body).toBe(200);
     expect(income.data.data[0]).toMatchObject({ currency: 'KES' });

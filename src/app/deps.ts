@@ -68,6 +68,8 @@ export interface SystemDepsOptions {
   pilotCaps?: PilotCaps | undefined;
   launchGateSource?: Store | undefined;
   conversionRateBandBps?: number | undefined;
+  /** Metrics keep subscription and rail partner ids as labels (MKOBA_METRICS_RESOURCE_LABELS=1). */
+  metricsResourceLabels?: boolean;
 }
 
 /**
@@ -108,7 +110,9 @@ export function systemDeps(store: Store, environment: Environment, options: Syst
     ...(options.pilotCaps ? { pilotCaps: options.pilotCaps } : {}),
     ...(options.launchGateSource ? { launchGateSource: options.launchGateSource } : {}),
     ...(options.conversionRateBandBps ? { conversionRateBandBps: options.conversionRateBandBps } : {}),
-    metrics: createServiceMetrics(store),
+    metrics: createServiceMetrics(store, undefined, {
+      resourceLabels: options.metricsResourceLabels ?? false,
+    }),
     now: () => new Date(),
     newId: monotonicIdGenerator(),
     randomBytes: (size) => new Uint8Array(randomBytes(size)),

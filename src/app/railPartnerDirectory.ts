@@ -9,6 +9,7 @@
  */
 import CircuitBreaker from 'opossum';
 import type { EventRecord } from '../domain/events.ts';
+import { type OutboundAddressPolicy, outboundPolicyFor } from '../domain/outboundAddresses.ts';
 import type { RailPartnerConfig, RailPartnerName } from '../domain/railPartners.ts';
 import { type BucketState, type TokenBucket, takeTokens, tokensAt } from '../domain/rateLimits.ts';
 import type { Transfer } from '../domain/transferRecord.ts';
@@ -32,7 +33,12 @@ export const RAIL_PARTNER_CALLS_PER_SECOND = 20;
 export const RAIL_PARTNER_CALLS_BURST = 40;
 
 export type PartnerRailFactory = (
-  fields: { settings: Record<string, string>; credentials: Record<string, string> },
+  fields: {
+    settings: Record<string, string>;
+    credentials: Record<string, string>;
+    /** Where the adapter may connect: the outbound address guard's policy for this deployment. */
+    addressPolicy: OutboundAddressPolicy;
+  },
   callbacks: CallbackTarget,
 ) => PartnerRail;
 export type PartnerRailFactories = Record<RailPartnerName, PartnerRailFactory>;
@@ -166,7 +172,11 @@ export class RailPartnerDirectory {
     if (base === null)
       throw new Error('MKOBA_PUBLIC_URL is not set: a rail partner cannot be told where to call back');
     const adapter = this.factories[config.partner](
-      { settings: config.settings, credentials: openRailPartnerCredentials(this.deps, config) },
+      {
+        settings: config.settings,
+        credentials: openRailPartnerCredentials(this.deps, config),
+        addressPolicy: outboundPolicyFor(this.deps.environment),
+      },
       { baseUrl: base },
     );
     const breaker = new CircuitBreaker(async (work: () => Promise<unknown>) => work(), {

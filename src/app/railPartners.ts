@@ -3,8 +3,14 @@
  * with settings shown back and credentials sealed at rest (never shown again). Each change is one
  * transaction with its evidence record; the callback path token is made once and kept.
  */
-import { AppError, resourceMissing } from '../domain/errors.ts';
+import { AppError, resourceMissing, validationError } from '../domain/errors.ts';
 import type { EvidenceActor } from '../domain/evidence.ts';
+import {
+  checkResolvedAddresses,
+  isIpAddress,
+  outboundPolicyFor,
+  urlHost,
+} from '../domain/outboundAddresses.ts';
 import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
 import {
   CALLBACK_TOKEN_BYTES,
@@ -16,6 +22,7 @@ import {
   railPartnerCredentialsContext,
 } from '../domain/railPartners.ts';
 import { open, seal, sealedKeyId } from '../domain/sealing.ts';
+import { resolveWithin } from '../outbound/guard.ts';
 import {
   findActiveRailPartner,
   findRailPartnerConfig,
@@ -97,6 +104,29 @@ async function recordChange(
   ]);
 }
 
+/** How long a base URL's host name may take to resolve when it is configured. */
+export const RAIL_PARTNER_URL_RESOLVE_TIMEOUT_MS = 5_000;
+
+/**
+ * Where a base URL's host name points now: an address the outbound guard forbids (a private, link-local or
+ * reserved one; loopback outside the sandbox) is refused like a bad form. A name that does not resolve now
+ * is accepted (the partner may be down); the adapter's connect-time check refuses it later if it then
+ * points somewhere forbidden.
+ */
+async function checkBaseUrlAddresses(deps: Deps, baseUrl: string | undefined): Promise<void> {
+  if (baseUrl === undefined || !deps.resolveHost) return;
+  const host = urlHost(new URL(baseUrl));
+  if (isIpAddress(host)) return;
+  let addresses: string[];
+  try {
+    addresses = await resolveWithin(deps.resolveHost, host, RAIL_PARTNER_URL_RESOLVE_TIMEOUT_MS);
+  } catch {
+    return;
+  }
+  const verdict = checkResolvedAddresses(host, addresses, outboundPolicyFor(deps.environment));
+  if (!verdict.ok) throw validationError('settings.base_url', `base_url ${verdict.reason}`, 'invalid_url');
+}
+
 export async function configureRailPartner(
   tx: Queryable,
   deps: Deps,
@@ -107,8 +137,9 @@ export async function configureRailPartner(
   const shape = RAIL_PARTNER_SHAPES[input.partner];
   const fields = checkRailPartnerFields(input.partner, input, {
     partial: false,
-    allowHttp: deps.environment === 'sandbox',
+    addressPolicy: outboundPolicyFor(deps.environment),
   });
+  await checkBaseUrlAddresses(deps, fields.settings?.base_url);
   const settings = fields.settings ?? {};
   const credentials = fields.credentials ?? {};
   const now = deps.now();
@@ -149,8 +180,9 @@ export async function updateRailPartner(
   if (!current) throw resourceMissing('rail_partner', id);
   const fields = checkRailPartnerFields(current.partner, input, {
     partial: true,
-    allowHttp: deps.environment === 'sandbox',
+    addressPolicy: outboundPolicyFor(deps.environment),
   });
+  await checkBaseUrlAddresses(deps, fields.settings?.base_url);
   const credentials = fields.credentials
     ? { ...openRailPartnerCredentials(deps, current), ...fields.credentials }
     : undefined;

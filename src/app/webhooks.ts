@@ -23,6 +23,7 @@ import {
   WEBHOOK_SECRET_ROTATION_GRACE_HOURS_DEFAULT,
   type WebhookAddressPolicy,
 } from '../domain/webhooks.ts';
+import { resolveWithin as resolveHostWithin } from '../outbound/guard.ts';
 import { findEvent } from '../store/repositories/events.ts';
 import { findOrganization, setWebhookSubscriptionsEnabled } from '../store/repositories/organizations.ts';
 import {
@@ -85,20 +86,11 @@ function invalidUrl(reason: string): AppError {
 async function resolveWithin(deps: Deps, host: string): Promise<string[]> {
   const resolve = deps.resolveHost;
   if (!resolve) return [];
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`no answer within ${WEBHOOK_URL_RESOLVE_TIMEOUT_MS} ms`)),
-      WEBHOOK_URL_RESOLVE_TIMEOUT_MS,
-    );
-  });
   try {
-    return await Promise.race([resolve(host), late]);
+    return await resolveHostWithin(resolve, host, WEBHOOK_URL_RESOLVE_TIMEOUT_MS);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     throw invalidUrl(`host ${host} does not resolve (${code ?? (error as Error).message})`);
-  } finally {
-    clearTimeout(timer);
   }
 }
 

@@ -4,19 +4,15 @@
  * every address a name resolves to is checked at connect time, so DNS cannot steer a delivery to a private
  * or loopback address after the URL was accepted (DNS rebinding). Connections are kept alive and reused
  * per origin (a bounded pool per sender), so a busy endpoint is not paid a TCP (and TLS) handshake per
- * delivery; an address is checked when its connection opens, which is when DNS is consulted.
+ * delivery; an address is checked when its connection opens, which is when DNS is consulted. The check is the
+ * outbound address guard's (src/outbound/guard.ts), the one every server-side call goes through.
  */
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import {
-  isIpAddress,
-  isReservedAddress,
-  responseExcerpt,
-  urlHost,
-  WEBHOOK_RESPONSE_BODY_BYTES_READ_MAX,
-} from '../domain/webhooks.ts';
+import { isIpAddress, isReservedAddress, urlHost } from '../domain/outboundAddresses.ts';
+import { responseExcerpt, WEBHOOK_RESPONSE_BODY_BYTES_READ_MAX } from '../domain/webhooks.ts';
+import { BlockedAddressError, guardedLookup } from '../outbound/guard.ts';
 
 export type SendResult =
   | { kind: 'response'; statusCode: number; body: string; retryAfterSeconds: number | undefined }
@@ -32,24 +28,8 @@ export type WebhookSender = (
   headers: Record<string, string>,
 ) => Promise<SendResult>;
 
-class BlockedAddressError extends Error {
-  readonly code = 'EBLOCKEDADDRESS';
-}
-
-/** A resolver that refuses reserved addresses; used in production. */
-const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
-  dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
-    if (error) return callback(error, '', 0);
-    const list = addresses as LookupAddress[];
-    const blocked = list.find((a) => isReservedAddress(a.address));
-    if (blocked || list.length === 0) {
-      return callback(new BlockedAddressError(`${hostname} resolves to a reserved address`), '', 0);
-    }
-    if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, list);
-    const first = list[0] as LookupAddress;
-    return callback(null, first.address, first.family);
-  });
-};
+/** The outbound guard's resolver for `public_only`: every address of a name must be public (production). */
+const publicOnlyLookup = guardedLookup('public_only') as LookupFunction;
 
 /** Connections to one origin at most (as many as a process sends at once), open and idle alike. */
 export const WEBHOOK_SOCKETS_PER_ORIGIN_MAX = 256;

@@ -14,6 +14,7 @@ export type ErrorCode =
   | 'invalid_api_key'
   | 'api_key_revoked'
   | 'api_key_environment_mismatch'
+  | 'metrics_token_invalid'
   | 'insufficient_permissions'
   | 'subscriptions_not_enabled'
   | 'resource_missing'

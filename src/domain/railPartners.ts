@@ -4,6 +4,7 @@
  * active partner per rail and network; its credentials are sealed at rest and never shown again.
  */
 import { validationError } from './errors.ts';
+import { checkOutboundUrl, type OutboundAddressPolicy } from './outboundAddresses.ts';
 import type { Rail } from './transfers.ts';
 
 export const RAIL_PARTNERS = ['mpesa_daraja', 'mtn_momo'] as const;
@@ -118,30 +119,29 @@ function checkFields(
   return fields;
 }
 
-function checkBaseUrl(settings: Record<string, string>, allowHttp: boolean): void {
+/**
+ * `base_url` under the outbound address guard (outboundAddresses.ts): HTTPS to a public host in pilot and
+ * production; the sandbox also allows this machine (a loopback address or localhost, HTTP or HTTPS) for its
+ * own simulators, and nothing else that is not public. Refused: 400 `validation_error`, field code
+ * `invalid_url`, param `settings.base_url`.
+ */
+function checkBaseUrl(settings: Record<string, string>, policy: OutboundAddressPolicy): void {
   const value = settings.base_url;
   if (value === undefined) return;
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw validationError('settings.base_url', 'base_url must be an absolute URL', 'invalid_format');
-  }
-  // Plain http only to this machine (a partner's simulator, or a local proxy that adds TLS) or in the sandbox.
-  const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && (allowHttp || loopback))) {
-    throw validationError('settings.base_url', 'base_url must be https', 'invalid_value');
+  const verdict = checkOutboundUrl(value, policy);
+  if (!verdict.ok) {
+    throw validationError('settings.base_url', `base_url ${verdict.reason}`, 'invalid_url');
   }
 }
 
 /**
  * A partner's settings and credentials, checked: every required field present (unless `partial`, for an
- * update that changes some), none unknown. `allowHttp` lets the sandbox point at a local simulator.
+ * update that changes some), none unknown; `base_url` where `addressPolicy` lets the service call.
  */
 export function checkRailPartnerFields(
   partner: RailPartnerName,
   input: { settings?: unknown; credentials?: unknown },
-  options: { partial: boolean; allowHttp: boolean },
+  options: { partial: boolean; addressPolicy: OutboundAddressPolicy },
 ): { settings?: Record<string, string>; credentials?: Record<string, string> } {
   const shape = RAIL_PARTNER_SHAPES[partner];
   const out: { settings?: Record<string, string>; credentials?: Record<string, string> } = {};
@@ -154,7 +154,7 @@ export function checkRailPartnerFields(
       shape.optionalSettings,
       options.partial,
     );
-    checkBaseUrl(out.settings, options.allowHttp);
+    checkBaseUrl(out.settings, options.addressPolicy);
   }
   if (input.credentials !== undefined || !options.partial) {
     out.credentials = checkFields(

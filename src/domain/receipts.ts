@@ -60,6 +60,11 @@ export function maskedPhone(phone: string): string {
   return `${phone.slice(0, 4)}${tail(phone.slice(4), 2)}`;
 }
 
+/** A wallet id as the public check shows it: its last six characters, the rest hidden. */
+export function maskedWallet(walletId: string): string {
+  return tail(walletId, 6);
+}
+
 /** The destination as a receipt shows it to whoever holds it: enough to recognise, not to reuse. */
 export function maskedDestination(destination: Transfer['destination']): string {
   switch (destination.type) {
@@ -100,4 +105,13 @@ export function receiptFields(receipt: Receipt) {
     settled_at: t.settledAt?.toISOString() ?? null,
     issued_at: receipt.issuedAt.toISOString(),
   };
+}
+
+/**
+ * What the public check (`GET /v1/receipts/verify`, no API key) shows: the receipt's fields with the
+ * paying wallet masked like the destination, since anyone holding the code sees them.
+ */
+export function publicReceiptFields(receipt: Receipt) {
+  const fields = receiptFields(receipt);
+  return { ...fields, source: fields.source === null ? null : maskedWallet(fields.source) };
 }

@@ -5,7 +5,6 @@
  * units; interest below one minor unit is kept as an exact fraction over ACCRUAL_DENOMINATOR, never a float.
  */
 import { AppError, validationError } from './errors.ts';
-import { percentageOf } from './fees.ts';
 import { DAY_MS, nextDay } from './testClock.ts';
 
 /** How a day counts as a fraction of a year. */
@@ -293,6 +292,17 @@ function refusal(detail: string, param: string, reason: string): AppError {
 }
 
 /**
+ * The early-withdrawal penalty on an amount: `bps` basis points of it, rounded UP to the minor unit. Rounded
+ * up, a withdrawal split into parts never pays less in total than the whole would: each part's penalty is
+ * at least its exact share, and the whole's is the least integer over the sum of the exact shares.
+ */
+export function earlyWithdrawalPenalty(amountMinor: bigint, bps: number): bigint {
+  if (amountMinor <= 0n || bps <= 0) return 0n;
+  const scaled = amountMinor * BigInt(bps);
+  return (scaled + 9_999n) / 10_000n;
+}
+
+/**
  * Decides a withdrawal by the product's rules, or throws the refusal (422 `savings_withdrawal_refused` with
  * a stable `reason`): a notice product needs a notice that has run its period, is still open and covers
  * the amount; a fixed-term one before maturity pays the penalty; and what stays behind is nothing or at
@@ -326,7 +336,9 @@ export function decideWithdrawal(facts: WithdrawalFacts): WithdrawalDecision {
     throw validationError('notice', 'only a notice product’s withdrawals name a notice', 'not_applicable');
   }
   const early = terms.access === 'fixed_term' && facts.maturesOn !== null && facts.today < facts.maturesOn;
-  const penaltyMinor = early ? percentageOf(facts.amountMinor, terms.earlyWithdrawalPenaltyBps ?? 0) : 0n;
+  const penaltyMinor = early
+    ? earlyWithdrawalPenalty(facts.amountMinor, terms.earlyWithdrawalPenaltyBps ?? 0)
+    : 0n;
   const left = facts.balanceMinor - facts.amountMinor - penaltyMinor;
   if (left > 0n && left < terms.minimumBalanceMinor) {
     throw refusal(

@@ -22,7 +22,7 @@ import {
 } from '../config.ts';
 import { CONSOLE_PREFIX } from '../console/layout.ts';
 import { consolePlugin } from '../console/plugin.ts';
-import { AppError } from '../domain/errors.ts';
+import { AppError, validationError } from '../domain/errors.ts';
 import { createServiceMetrics } from '../metrics.ts';
 import { registerAuth } from './auth.ts';
 import { AUTHORIZATION_SCHEMAS } from './authorizationSchemas.ts';
@@ -104,6 +104,11 @@ export interface BuildAppOptions {
    * (lazySerializers.ts): for the test that every route's response schemas compile.
    */
   eagerSerializers?: boolean;
+  /**
+   * MKOBA_METRICS_TOKEN: GET /metrics answers only a scrape bearing it. Without one, /metrics is served
+   * openly in the sandbox and not at all in pilot and production.
+   */
+  metricsToken?: string | undefined;
 }
 
 /** Turns a route pattern such as /v1/wallets/:id into a matcher for concrete paths. */
@@ -135,6 +140,7 @@ export async function buildApp({
   rateLimits = defaultRateLimitSettings(deps.environment),
   ledgerWriterLanes = deps.store.driver === 'postgres' ? LEDGER_WRITER_LANES_DEFAULT : 1,
   eagerSerializers = false,
+  metricsToken,
 }: BuildAppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger,
@@ -241,6 +247,30 @@ export async function buildApp({
       service.observeIdempotencyConflict(code);
     }
   });
+  // A write route without a body schema takes no fields: a JSON body there is `{}` (or none), and any field
+  // is unknown (400 `validation_error` naming it), as Ajv answers on the routes whose schemas list theirs.
+  app.addHook('preValidation', async (request) => {
+    const options = request.routeOptions;
+    if (options.schema?.body !== undefined || options.config.rawBody === true) return;
+    if (!options.url?.startsWith('/v1/') || request.body === undefined || request.body === null) return;
+    if (!/^application\/json\b/i.test(request.headers['content-type'] ?? '')) return;
+    const body = request.body;
+    if (typeof body !== 'object' || Array.isArray(body)) {
+      throw validationError(
+        'body',
+        'This operation takes no body fields: send {} or no body.',
+        'invalid_type',
+      );
+    }
+    const field = Object.keys(body)[0];
+    if (field !== undefined) {
+      throw validationError(
+        field,
+        `${field} is not a known field: this operation takes no body fields.`,
+        'unknown_field',
+      );
+    }
+  });
   const authFailures = await registerRateLimits(app, rateLimits, () => deps.now().getTime());
   app.addHook('onResponse', async (request, reply) => logRequest(request, reply, reply.elapsedTime));
   registerAuth(app, deps);
@@ -295,7 +325,7 @@ export async function buildApp({
     transformSpecification: (document, request) => documentForRequest(document, request),
   });
 
-  systemRoutes(app, deps, metrics);
+  systemRoutes(app, deps, metrics, metricsToken);
   customerRoutes(app, deps);
   verificationRoutes(app, deps);
   walletRoutes(app, deps);

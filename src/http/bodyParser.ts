@@ -7,7 +7,7 @@
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import type { FastifyInstance } from 'fastify';
 import { parse } from 'lossless-json';
-import { REQUEST_BODY_BYTES_MAX } from '../config.ts';
+import { REQUEST_BODY_BYTES_MAX, REQUEST_BODY_DEPTH_MAX } from '../config.ts';
 import { AppError, validationError } from '../domain/errors.ts';
 import { recordNumberSource } from '../domain/jsonNumbers.ts';
 
@@ -79,6 +79,45 @@ const DUPLICATE_KEY = Object.freeze({ duplicate: true });
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
+ * How deeply the JSON text nests objects and arrays, counted in one pass over its characters (strings
+ * skipped), without recursion; stops counting once past `limit`. Malformed text is left to the parser.
+ */
+export function jsonNestingDepth(text: string, limit: number): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c)
+        i++; // a backslash escapes the next character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) {
+      inString = true;
+    } else if (c === 0x7b || c === 0x5b) {
+      depth++;
+      if (depth > deepest) {
+        deepest = depth;
+        if (deepest > limit) return deepest;
+      }
+    } else if (c === 0x7d || c === 0x5d) {
+      depth--;
+    }
+  }
+  return deepest;
+}
+
+/** A body nesting objects and arrays deeper than `REQUEST_BODY_DEPTH_MAX` is refused before it is parsed. */
+function checkNesting(text: string): void {
+  if (jsonNestingDepth(text, REQUEST_BODY_DEPTH_MAX) <= REQUEST_BODY_DEPTH_MAX) return;
+  throw validationError(
+    'body',
+    `The request body nests objects and arrays more than ${REQUEST_BODY_DEPTH_MAX} levels deep.`,
+    'body_too_deep',
+  );
+}
+
+/**
  * Parses a JSON body. Numbers become plain JS numbers with their source text recorded; a key given twice
  * with different values, `__proto__` and `constructor.prototype` are refused by name.
  */
@@ -91,6 +130,7 @@ export function parseJsonBody(body: Buffer): unknown {
   } catch {
     throw malformed('The body is not valid UTF-8.');
   }
+  checkNesting(text);
   let parsed: unknown;
   try {
     parsed = parse(text, null, {

@@ -4,7 +4,13 @@ import { PG_TIMEOUT_RETRY_AFTER_SECONDS } from '../config.ts';
 import { PHONE_PATTERN } from '../domain/customers.ts';
 import { AppError, type ErrorCode, type FieldError, problemDocument } from '../domain/errors.ts';
 import { IDEMPOTENCY_KEY_LENGTH_MAX, IDEMPOTENCY_KEY_PATTERN } from '../domain/idempotency.ts';
-import { isDatabaseTimeout, isTransactionConflict, SQLSTATE, sqlState } from '../store/store.ts';
+import {
+  isDatabaseTimeout,
+  isPoolTimeout,
+  isTransactionConflict,
+  SQLSTATE,
+  sqlState,
+} from '../store/store.ts';
 
 export { problemType } from '../domain/errors.ts';
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
@@ -233,6 +239,9 @@ export function toAppError(thrown: unknown): AppError {
   if (isDatabaseTimeout(error)) {
     return notCarriedOut('The database did not answer in time (a lock or statement time-out)');
   }
+  if (isPoolTimeout(error)) {
+    return notCarriedOut('No database connection came free in time (the connection pool is exhausted)');
+  }
   if (isTransactionConflict(error)) {
     return notCarriedOut(
       'The database rolled the request back to resolve a conflict with a concurrent one (a deadlock or serialization failure)',
@@ -317,7 +326,7 @@ const PROBLEM_DESCRIPTIONS: Record<number, string> = {
   422: 'The Idempotency-Key was used with a different request (`idempotency_key_reused`), or the operation was refused (`insufficient_funds`, `limit_exceeded`, `pilot_cap_exceeded`).',
   429: 'Too many requests (`rate_limited`): this API key or its organization is over its rate limit, or this address has failed key authentication too often. Wait `Retry-After` seconds; `RateLimit` and `RateLimit-Policy` describe the limits.',
   500: 'An unexpected error (`internal_error`).',
-  503: 'The database is unreachable, did not answer in time (a lock or statement time-out), or rolled the request back to resolve a conflict with a concurrent one (`service_unavailable`, with `Retry-After`). Nothing was carried out; retry, with the same Idempotency-Key for a POST.',
+  503: 'The database is unreachable, had no free connection in time, did not answer in time (a lock or statement time-out), or rolled the request back to resolve a conflict with a concurrent one (`service_unavailable`, with `Retry-After`). Nothing was carried out; retry, with the same Idempotency-Key for a POST.',
 };
 
 const RETRY_AFTER_HEADER = {

@@ -44,7 +44,10 @@ export const receiptSchema = {
     rail: { type: 'string', enum: RAILS },
     rail_reference: { type: ['string', 'null'], description: 'The partner’s reference for the payout.' },
     journal_entry: idSchema(ID_PREFIXES.journalEntry, 'The entry that made the transfer final.'),
-    source: { type: ['string', 'null'], description: 'The paying wallet.' },
+    source: {
+      type: ['string', 'null'],
+      description: 'The paying wallet; masked (its last six characters) by the public check.',
+    },
     destination: { type: 'string', description: 'The destination, masked (e.g. `mpesa +254••••••00`).' },
     status: {
       type: 'string',

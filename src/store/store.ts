@@ -55,6 +55,19 @@ export const SQLSTATE = {
   idleInTransactionSessionTimeout: '25P03',
 } as const;
 
+/**
+ * node-postgres gave up waiting for a connection: every pooled connection stayed busy (or a new one did
+ * not open) within PG_CONNECT_TIMEOUT_MS. Nothing was sent to the database, so the same work may be retried.
+ * (PGlite has no pool: one connection, queued, never this.)
+ */
+export function isPoolTimeout(error: unknown): boolean {
+  if (!(error instanceof Error) || sqlState(error) !== undefined) return false;
+  return (
+    error.message === 'timeout exceeded when trying to connect' ||
+    error.message === 'Connection terminated due to connection timeout'
+  );
+}
+
 /** The time-outs of PostgresSettings: the transaction was rolled back, and the same work may succeed soon. */
 export function isDatabaseTimeout(error: unknown): boolean {
   const state = sqlState(error);

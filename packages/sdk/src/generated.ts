@@ -963,7 +963,7 @@ export interface Receipt {
   rail_reference: string | null;
   /** The entry that made the transfer final. */
   journal_entry: string;
-  /** The paying wallet. */
+  /** The paying wallet; masked (its last six characters) by the public check. */
   source: string | null;
   /** The destination, masked (e.g. `mpesa +254••••••00`). */
   destination: string;

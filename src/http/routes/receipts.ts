@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Deps } from '../../app/deps.ts';
 import { getReceipt, verifyReceipt } from '../../app/receipts.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
-import { receiptFields } from '../../domain/receipts.ts';
+import { publicReceiptFields, receiptFields } from '../../domain/receipts.ts';
 import { BEARER_SECURITY, principalOf } from '../auth.ts';
 import { problemResponses, READ_PROBLEMS } from '../problems.ts';
 import { receiptHtml } from '../receiptPage.ts';
@@ -100,7 +100,7 @@ export function receiptRoutes(app: FastifyInstance, deps: Deps): void {
         security: [],
         summary: 'Verify a receipt code',
         description:
-          'Public: whoever holds a receipt checks its code here, without an API key. A known code returns the receipt as the service holds it now (its `status` shows a later return); an unknown one is a 404.',
+          'Public: whoever holds a receipt checks its code here, without an API key. A known code returns the receipt as the service holds it now (its `status` shows a later return), with the paying wallet masked like the destination (`source`: its last six characters); an unknown one is a 404.',
         tags: TAGS,
         querystring: {
           type: 'object',
@@ -124,7 +124,7 @@ export function receiptRoutes(app: FastifyInstance, deps: Deps): void {
     },
     async (request) => ({
       object: 'receipt',
-      ...receiptFields(await verifyReceipt(deps, request.query.code)),
+      ...publicReceiptFields(await verifyReceipt(deps, request.query.code)),
     }),
   );
 }

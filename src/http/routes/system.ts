@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../app/deps.ts';
 import { AppError } from '../../domain/errors.ts';
@@ -12,7 +13,22 @@ const statusSchema = {
   properties: { status: { type: 'string' } },
 } as const;
 
-export function systemRoutes(app: FastifyInstance, deps: Deps, metrics: HttpMetrics): void {
+/**
+ * Whether a scrape's Authorization header carries the metrics token, compared in constant time (over
+ * SHA-256 digests, so the token's length is not given away either).
+ */
+export function bearsMetricsToken(header: string | undefined, token: string): boolean {
+  const match = /^Bearer\s+(\S+)$/i.exec(header ?? '');
+  const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest();
+  return timingSafeEqual(digest(match?.[1] ?? ''), digest(token)) && match !== null;
+}
+
+export function systemRoutes(
+  app: FastifyInstance,
+  deps: Deps,
+  metrics: HttpMetrics,
+  metricsToken?: string | undefined,
+): void {
   app.get(
     '/healthz',
     {
@@ -57,6 +73,8 @@ export function systemRoutes(app: FastifyInstance, deps: Deps, metrics: HttpMetr
     },
   );
 
+  // Pilot and production without a token: not served on this listener (a 404 like any unknown route).
+  if (metricsToken === undefined && deps.environment !== 'sandbox') return;
   app.get(
     '/metrics',
     {
@@ -65,7 +83,9 @@ export function systemRoutes(app: FastifyInstance, deps: Deps, metrics: HttpMetr
         summary: 'Prometheus metrics',
         description:
           'Request counts and latencies, ledger-writer batches, open transfers, webhook outcomes and backlog, ' +
-          'idempotency conflicts, database pool use and Node process metrics (docs/OPERATIONS.md lists them).',
+          'idempotency conflicts, database pool use and Node process metrics (docs/OPERATIONS.md lists them). ' +
+          'With MKOBA_METRICS_TOKEN set, a scrape sends `Authorization: Bearer <token>` (anything else is a 401); ' +
+          'without it, served openly in the sandbox only (pilot and production do not serve it).',
         tags: TAGS,
         security: [],
         produces: ['text/plain'],
@@ -74,11 +94,22 @@ export function systemRoutes(app: FastifyInstance, deps: Deps, metrics: HttpMetr
             description: 'Prometheus text exposition format.',
             content: { 'text/plain': { schema: { type: 'string' } } },
           },
-          ...problemResponses(500),
+          ...problemResponses(401, 500),
         },
       },
     },
-    async (_request, reply) => {
+    async (request, reply) => {
+      if (metricsToken !== undefined && !bearsMetricsToken(request.headers.authorization, metricsToken)) {
+        reply.header('WWW-Authenticate', 'Bearer realm="metrics"');
+        throw new AppError({
+          status: 401,
+          code: 'metrics_token_invalid',
+          title: 'Metrics token required',
+          detail:
+            'This deployment serves /metrics only to a scrape with its token: send Authorization: Bearer <MKOBA_METRICS_TOKEN>.',
+          param: 'Authorization',
+        });
+      }
       reply.type(metrics.registry.contentType);
       return metrics.registry.metrics();
     },

@@ -1,12 +1,17 @@
-/** Each rail partner's adapter, built from an organization's stored settings and opened credentials. */
+/**
+ * Each rail partner's adapter, built from an organization's stored settings and opened credentials, calling
+ * out through the outbound address guard (src/outbound/guard.ts) under the deployment's policy.
+ */
 import type { PartnerRailFactories } from '../../app/railPartnerDirectory.ts';
+import { guardedFetch } from '../../outbound/guard.ts';
 import { mpesaDarajaRail } from './mpesaDaraja.ts';
 import { mtnMomoRail } from './mtnMomo.ts';
 
 export const PARTNER_RAIL_FACTORIES: PartnerRailFactories = {
-  mpesa_daraja: ({ settings, credentials }, callbacks) =>
+  mpesa_daraja: ({ settings, credentials, addressPolicy }, callbacks) =>
     mpesaDarajaRail(
       {
+        fetch: guardedFetch(addressPolicy),
         baseUrl: settings.base_url ?? '',
         shortCode: settings.short_code ?? '',
         initiatorName: settings.initiator_name ?? '',
@@ -34,9 +39,10 @@ export const PARTNER_RAIL_FACTORIES: PartnerRailFactories = {
       },
       callbacks,
     ),
-  mtn_momo: ({ settings, credentials }, callbacks) =>
+  mtn_momo: ({ settings, credentials, addressPolicy }, callbacks) =>
     mtnMomoRail(
       {
+        fetch: guardedFetch(addressPolicy),
         baseUrl: settings.base_url ?? '',
         targetEnvironment: settings.target_environment ?? '',
         apiUser: credentials.api_user ?? '',

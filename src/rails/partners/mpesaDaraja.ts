@@ -20,8 +20,10 @@
  * Daraja does not sign callbacks. The guard is the unguessable token in the callback base URL (and, in
  * production, allow-listing Safaricom's callback IP addresses); parseCallback only reads the shape.
  */
+
 import type { Currency } from '../../domain/money.ts';
 import type { Transfer } from '../../domain/transferRecord.ts';
+import type { OutboundFetch, OutboundRequestInit } from '../../outbound/guard.ts';
 import {
   type ArrivedCallback,
   type CallbackReport,
@@ -134,6 +136,11 @@ const SUBSCRIBER_LOCKED = { errorCode: '500.001.1001', message: /unable to lock 
 const STILL_PROCESSING = { errorCode: '500.001.1001', message: /being processed/i };
 
 export interface MpesaDarajaConfig {
+  /**
+   * How the adapter calls out: the outbound address guard's fetch (src/outbound/guard.ts), which checks the
+   * URL and every address it connects to under the deployment's policy.
+   */
+  fetch: OutboundFetch;
   /** https://api.safaricom.co.ke in production, https://sandbox.safaricom.co.ke to test; no trailing slash. */
   baseUrl: string;
   consumerKey: string;
@@ -204,11 +211,11 @@ export function mpesaDarajaRail(config: MpesaDarajaConfig, callbacks: CallbackTa
   let tokenRequest: Promise<string> | undefined;
   const pushes = new Map<string, RememberedPush>();
 
-  async function send(path: string, init: RequestInit): Promise<DarajaAnswer> {
+  async function send(path: string, init: OutboundRequestInit): Promise<DarajaAnswer> {
     let response: Response;
     let text: string;
     try {
-      response = await fetch(`${baseUrl}${path}`, { ...init, signal: AbortSignal.timeout(timeoutMs) });
+      response = await config.fetch(`${baseUrl}${path}`, { ...init, signal: AbortSignal.timeout(timeoutMs) });
       text = await response.text();
     } catch (error) {
       if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) {

@@ -13,9 +13,11 @@
  * (CallbackTarget.baseUrl), and nothing a callback says is final on its own word alone: the rail worker's
  * poller confirms every outcome with GET. parseCallback only reads the body.
  */
+
 import { createHash } from 'node:crypto';
 import { type Currency, exponentOf, isCurrency } from '../../domain/money.ts';
 import type { Transfer } from '../../domain/transferRecord.ts';
+import type { OutboundFetch } from '../../outbound/guard.ts';
 import {
   type ArrivedCallback,
   type CallbackReport,
@@ -45,6 +47,11 @@ export const MOMO_NOTE_MAX_CHARS = 160;
 export type MomoProduct = 'collection' | 'disbursement';
 
 export interface MtnMomoConfig {
+  /**
+   * How the adapter calls out: the outbound address guard's fetch (src/outbound/guard.ts), which checks the
+   * URL and every address it connects to under the deployment's policy.
+   */
+  fetch: OutboundFetch;
   /** `https://proxy.momoapi.mtn.com` in production (some markets have their own host), or the sandbox's. */
   baseUrl: string;
   /** X-Target-Environment: `sandbox`, or the market MTN names at onboarding, such as `mtnuganda`. */
@@ -260,7 +267,7 @@ export function mtnMomoRail(config: MtnMomoConfig, callbacks: CallbackTarget): P
     let text: string;
     let status: number;
     try {
-      const response = await fetch(`${baseUrl}${path}`, {
+      const response = await config.fetch(`${baseUrl}${path}`, {
         method,
         headers,
         ...(body === undefined ? {} : { body }),
