@@ -33,6 +33,8 @@ export interface Problem {
   rule?: string;
   /** With `policy_denied`: the policy version whose rule denied. */
   policy_version?: string;
+  /** With `product_not_enabled`: the product family (`mobile_money`, `digital_banking`, `stablecoins`) the organization has not enabled. */
+  product?: string;
   request_id: string;
 }
 
@@ -473,6 +475,7 @@ export interface Evidence {
   /** What was decided. */
   kind:
     | 'transfer.decision'
+    | 'transfer.release'
     | 'verification.result'
     | 'screening.result'
     | 'limit.decision'
@@ -510,6 +513,8 @@ export interface Evidence {
     | 'loan.decision'
     | 'loan.write_off'
     | 'digital_accounts.settings.update'
+    | 'api_key.created'
+    | 'api_key.revoked'
     | 'change.proposal'
     | 'change.application';
   /** `system` for the service’s own decisions, the id of the API key an operator used, or the id of the console session (`csn_…`) a member signed in with. */
@@ -858,6 +863,44 @@ export interface Approval {
   expires_at: string;
   created_at: string;
   decided_at: string | null;
+}
+
+/** An API key as the organization sees it: never the key itself nor its hash, only the characters kept for display. A key acts for a member (its scopes capped by that member’s roles at every request) or, a server key, for no member: a server key never votes, clears, rejects, freezes or unfreezes. */
+export interface ApiKey {
+  object: 'api_key';
+  /** API key id. */
+  id: string;
+  /** The key’s first characters, for recognising it. */
+  display_prefix: string;
+  /** The scopes it was issued with; a member’s key gets at each request only those the member’s roles still grant. */
+  scopes: Array<'read' | 'write' | 'compliance' | 'admin'>;
+  /** The member it acts for; null for a server key. */
+  member: string | null;
+  description: string | null;
+  /** Who created it: the member who made it for themself, `operator:<user>` (the operator’s CLI on the server, also recorded as evidence), `seed` (the sandbox’s first key), or `unrecorded` (keys older than this field). */
+  created_by: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+/** A new key: the ApiKey with the key itself, shown in this answer only. */
+export interface CreatedApiKey {
+  object: 'api_key';
+  /** API key id. */
+  id: string;
+  /** The key’s first characters, for recognising it. */
+  display_prefix: string;
+  /** The scopes it was issued with; a member’s key gets at each request only those the member’s roles still grant. */
+  scopes: Array<'read' | 'write' | 'compliance' | 'admin'>;
+  /** The member it acts for; null for a server key. */
+  member: string | null;
+  description: string | null;
+  /** Who created it: the member who made it for themself, `operator:<user>` (the operator’s CLI on the server, also recorded as evidence), `seed` (the sandbox’s first key), or `unrecorded` (keys older than this field). */
+  created_by: string;
+  created_at: string;
+  revoked_at: string | null;
+  /** The key. Only its hash is stored: copy it now. */
+  key: string;
 }
 
 /** An asset on a network, and whether the organization allows transfers on it. */
@@ -1646,6 +1689,8 @@ export interface ConversionRates {
       | 'USDT';
     /** Units of `to` for one unit of `from`: a positive decimal string, at most 12 decimals. */
     rate: string;
+    /** The rate version in force (`crv_…`): every change of a pair’s rate is a new version, with the rate it replaced and who set it (evidence `conversion.rates.update`). Null for a rate set before rates had versions. */
+    version: string | null;
     updated_at: string;
   }>;
 }
@@ -1672,6 +1717,8 @@ export interface ConversionQuote {
   to_currency: string;
   /** Units of to_currency for one of from_currency, exact. */
   rate: string;
+  /** The rate version the quote was given at (`crv_…`, see `GET /v1/conversion-rates`); null for a quote given before rates had versions. */
+  rate_version: string | null;
   /** The fee, in the source currency, paid on top of from_amount: what the fee schedule’s `conversion` rule for the source currency charges (zero without one). */
   fee: string;
   /** What the source wallet is debited: from_amount + fee. */
@@ -1710,6 +1757,8 @@ export interface Conversion {
   to_currency: string;
   /** Units of to_currency for one of from_currency, exact. */
   rate: string;
+  /** The rate version the quote was given at (`crv_…`, see `GET /v1/conversion-rates`); null for a quote given before rates had versions. */
+  rate_version: string | null;
   /** The fee, in the source currency, paid on top of from_amount: what the fee schedule’s `conversion` rule for the source currency charges (zero without one). */
   fee: string;
   /** What the source wallet is debited: from_amount + fee. */
@@ -2871,6 +2920,7 @@ export interface ListEvidenceQuery {
   /** Only records of this kind. */
   kind?:
     | 'transfer.decision'
+    | 'transfer.release'
     | 'verification.result'
     | 'screening.result'
     | 'limit.decision'
@@ -2908,6 +2958,8 @@ export interface ListEvidenceQuery {
     | 'loan.decision'
     | 'loan.write_off'
     | 'digital_accounts.settings.update'
+    | 'api_key.created'
+    | 'api_key.revoked'
     | 'change.proposal'
     | 'change.application';
 }
@@ -3086,6 +3138,22 @@ export interface UpdateMemberRequest {
   /** `initiator` creates transfers; `approver` votes on approvals; `admin` manages members and policies (and may initiate); `compliance` works the review and AML queues; `viewer` reads. */
   roles?: Array<'initiator' | 'approver' | 'admin' | 'compliance' | 'viewer'>;
   name?: string;
+}
+
+export interface ListApiKeysQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+}
+
+export interface CreateApiKeyRequest {
+  scopes?: Array<'read' | 'write' | 'compliance' | 'admin'>;
+  description?: string;
 }
 
 export interface UpdatePolicyRequest {
@@ -4561,6 +4629,12 @@ export interface MkobaOperations {
   removeMember(id: string, options?: RequestOptions): Promise<Member>;
   /** Change a member’s roles or name: `PATCH /v1/members/{id}`. */
   updateMember(id: string, body?: UpdateMemberRequest, options?: RequestOptions): Promise<Member>;
+  /** List API keys: `GET /v1/api-keys`. */
+  listApiKeys(query?: ListApiKeysQuery, options?: RequestOptions): Promise<List<ApiKey>>;
+  /** Create a key for yourself: `POST /v1/api-keys`. */
+  createApiKey(body?: CreateApiKeyRequest, options?: RequestOptions): Promise<CreatedApiKey>;
+  /** Revoke an API key: `POST /v1/api-keys/{id}/revoke`. */
+  revokeApiKey(id: string, options?: RequestOptions): Promise<ApiKey>;
   /** Retrieve the current policy: `GET /v1/policies`. */
   getPolicy(options?: RequestOptions): Promise<Policy>;
   /** Replace the policy: `PUT /v1/policies`. */
@@ -5313,6 +5387,30 @@ export const OPERATIONS = {
     path: '/v1/members/{id}',
     pathParams: ['id'],
     body: 'optional',
+    query: false,
+    response: 'json',
+  },
+  listApiKeys: {
+    method: 'GET',
+    path: '/v1/api-keys',
+    pathParams: [],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  createApiKey: {
+    method: 'POST',
+    path: '/v1/api-keys',
+    pathParams: [],
+    body: 'optional',
+    query: false,
+    response: 'json',
+  },
+  revokeApiKey: {
+    method: 'POST',
+    path: '/v1/api-keys/{id}/revoke',
+    pathParams: ['id'],
+    body: 'none',
     query: false,
     response: 'json',
   },
