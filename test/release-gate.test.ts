@@ -407,6 +407,34 @@ describe.each(BACKENDS)('the release gate on %s', (backend) => {
     await expectLedgerHealthy(t);
   });
 
+  it('the member who made a payout cannot clear its review, whatever roles she holds', async () => {
+    // Point 2 of the insider review, with keys now each member's own: a member holding initiator and
+    // compliance makes a payout to a listed name and tries to clear its review herself.
+    const { org, compliance } = await team();
+    const both = await org.member(['initiator', 'compliance']);
+    const wallet = await fundedWallet(t, '500.00', 'KES', org.key);
+    const held = await api(t, 'POST', '/v1/transfers', {
+      key: both.key,
+      body: {
+        source: wallet,
+        destination: { ...mobileMoney('+254711222334'), name: LISTED_NAME },
+        amount: '100.00',
+        currency: 'KES',
+      },
+    });
+    expect(held.data.status, held.body).toBe('in_review');
+    const cases = await api(t, 'GET', `/v1/reviews?transfer=${held.data.id}`, { key: both.key });
+    const reviewId = cases.data.data[0].id;
+    const own = await api(t, 'POST', `/v1/reviews/${reviewId}/clear`, { key: both.key, body: {} });
+    expect(own.statusCode, own.body).toBe(403);
+    expect(own.data.code).toBe('self_review_forbidden');
+    expect((await transferOf(org.key, held.data.id)).status).toBe('in_review');
+    const other = await api(t, 'POST', `/v1/reviews/${reviewId}/clear`, { key: compliance.key, body: {} });
+    expect(other.statusCode, other.body).toBe(200);
+    expect((await transferOf(org.key, held.data.id)).status).toBe('pending');
+    await expectLedgerHealthy(t);
+  });
+
   it('a wallet unfrozen before the approval completes pays as decided', async () => {
     const { org, compliance, approver, initiator } = await team([approvalRule]);
     const wallet = await fundedWallet(t, '3000.00', 'KES', org.key);

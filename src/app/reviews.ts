@@ -55,6 +55,21 @@ export interface ReviewDecisionInput {
   travelRule?: TravelRuleInput | undefined;
 }
 
+/**
+ * Four eyes on a held payment: the member who made a transfer may stop it (reject its review) but never
+ * let it through (clear it), whatever roles they hold, as an initiator never approves their own transfer.
+ */
+function refuseSelfClear(transfer: Transfer, actor: EvidenceActor): void {
+  const member = actor.type === 'system' ? undefined : actor.member;
+  if (member === undefined || transfer.createdBy !== member) return;
+  throw new AppError({
+    status: 403,
+    code: 'self_review_forbidden',
+    title: 'Forbidden',
+    detail: `Member ${member} created transfer ${transfer.id}; another member must clear its review.`,
+  });
+}
+
 /** Clears or rejects an open case, once: the case row is locked, so two decisions racing resolve one way. */
 export async function decideReview(
   tx: Queryable,
@@ -99,6 +114,7 @@ export async function decideReview(
   let transfer: Transfer | undefined;
   if (review.transferId !== null) {
     transfer = await lockTransfer(tx, organizationId, review.transferId);
+    if (decision === 'clear') refuseSelfClear(transfer, actor);
     if (decision === 'clear' && transfer.authorization?.decision === 'require_approval') {
       // Its policy asked for approval too: it waits for that next, its funds still held.
       transfer = await awaitApprovalAfterReview(tx, deps, transfer);

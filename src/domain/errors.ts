@@ -32,6 +32,7 @@ export type ErrorCode =
   | 'beyond_member_roles'
   | 'approval_role_required'
   | 'self_approval_forbidden'
+  | 'self_review_forbidden'
   | 'not_proposer'
   | 'already_voted'
   | 'member_exists'
