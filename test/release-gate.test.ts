@@ -407,6 +407,60 @@ describe.each(BACKENDS)('the release gate on %s', (backend) => {
     await expectLedgerHealthy(t);
   });
 
+  it('a payout approved after its customer’s verification lapsed fails limit_exceeded under the tier now', async () => {
+    const { org, approver, initiator } = await team([approvalRule]);
+    const verify = (customer: string, idNumber: string) =>
+      api(t, 'POST', `/v1/customers/${customer}/verifications`, {
+        key: org.key,
+        body: {
+          type: 'individual',
+          legal_name: 'Neema Mwangi',
+          date_of_birth: '1991-03-09',
+          national_id: { type: 'national_id', number: idNumber },
+          phone: '+254711555666',
+          address: { line1: '5 Kenyatta Road', city: 'Nakuru', country: 'KE' },
+        },
+      });
+    const owner = await createCustomer(t, org.key);
+    expect((await verify(owner, '12340000')).data.status).toBe('verified');
+    const wallet = (await api(t, 'POST', '/v1/wallets', { key: org.key, body: { owner, currency: 'KES' } }))
+      .data.id as string;
+    await api(t, 'POST', `/v1/sandbox/wallets/${wallet}/fund`, {
+      key: org.key,
+      body: { amount: '200000.00' },
+    });
+    // Tier 1 allows 250,000.00 in one transfer; tier 0 allows 70,000.00.
+    const payout = await api(t, 'POST', '/v1/transfers', {
+      key: initiator.key,
+      body: {
+        source: wallet,
+        destination: mobileMoney('+254711000116'),
+        amount: '100000.00',
+        currency: 'KES',
+      },
+    });
+    expect(payout.data.status, payout.body).toBe('pending_approval');
+    expect((await verify(owner, '12349991')).data.status).toBe('rejected');
+    const vote = await api(t, 'POST', `/v1/approvals/${payout.data.approval}/approve`, {
+      key: approver.key,
+      body: {},
+    });
+    expect(vote.statusCode, vote.body).toBe(200);
+    await drainRails(t);
+    expect(await transferOf(org.key, payout.data.id)).toMatchObject({
+      status: 'failed',
+      failure_code: 'limit_exceeded',
+    });
+    expect(await balanceOf(t, wallet, org.key)).toMatchObject({ available: '200000.00', pending: '0.00' });
+    // The amount it held is given back to the day's sum: a payout within tier 0 goes through.
+    const small = await api(t, 'POST', '/v1/transfers', {
+      key: org.key,
+      body: { source: wallet, destination: mobileMoney('+254711000117'), amount: '500.00', currency: 'KES' },
+    });
+    expect(small.data.status, small.body).toBe('pending');
+    await expectLedgerHealthy(t);
+  });
+
   it('the member who made a payout cannot clear its review, whatever roles she holds', async () => {
     // Point 2 of the insider review, with keys now each member's own: a member holding initiator and
     // compliance makes a payout to a listed name and tries to clear its review herself.

@@ -42,7 +42,7 @@ import {
   transition,
 } from '../domain/transfers.ts';
 import type { Wallet, WalletIdentity } from '../domain/wallets.ts';
-import { findCustomer } from '../store/repositories/customers.ts';
+import { type Customer, findCustomer } from '../store/repositories/customers.ts';
 import { ensureSystemAccount, findOpenHold, type JournalEntry } from '../store/repositories/ledger.ts';
 import { releaseLimitUsage } from '../store/repositories/limitUsage.ts';
 import { findCurrentPolicy } from '../store/repositories/policies.ts';
@@ -69,6 +69,7 @@ import {
   isRecordedFailure,
 } from './idempotency.ts';
 import { loadPolicy } from './policies.ts';
+import { LimitGuard } from './posting/limitGuard.ts';
 import { releasePilotCap } from './posting/pilotCapGuard.ts';
 import { PostingSession, postEntry, refusalError } from './posting/session.ts';
 import type { LedgerWriter, TransferCommand } from './posting/writer.ts';
@@ -627,13 +628,29 @@ async function passReleaseGate(
       reason: `${decision.side}_${decision.refusal.code}`,
       data: { wallet_id: decision.refusal.accountId, side: decision.side },
     };
-  } else if (movement === 'transfer_approval' || movement === 'transfer_review') {
-    const denied = await policyInForceDenies(tx, transfer);
+  } else if (
+    (movement === 'transfer_approval' || movement === 'transfer_review') &&
+    transfer.direction === 'outbound' &&
+    transfer.sourceWalletId
+  ) {
+    const wallet = await findWallet(tx, transfer.organizationId, transfer.sourceWalletId);
+    const customer = wallet && (await findCustomer(tx, transfer.organizationId, wallet.ownerId));
+    const denied = await policyInForceDenies(tx, transfer, customer);
+    const overLimit =
+      !denied && wallet
+        ? await LimitGuard.recheck(tx, { transfer, sourceCustomerId: wallet.ownerId }, transfer.createdAt)
+        : undefined;
     if (denied) {
       refusal = {
         code: 'policy_denied',
         reason: 'policy_denied',
         data: { policy_version: denied.policyVersion, rule: denied.rule, matched: denied.matched },
+      };
+    } else if (overLimit) {
+      refusal = {
+        code: overLimit.code,
+        reason: overLimit.code,
+        data: { detail: overLimit.detail, ...(overLimit.extensions as Record<string, EvidenceValue>) },
       };
     }
   }
@@ -666,13 +683,15 @@ async function passReleaseGate(
  * history (counterparty, aggregates) were decided when the transfer was created and are not counted again:
  * a rule that needs them does not match here.
  */
-async function policyInForceDenies(tx: Queryable, transfer: Transfer): Promise<PolicyDecision | undefined> {
+async function policyInForceDenies(
+  tx: Queryable,
+  transfer: Transfer,
+  customer: Customer | undefined,
+): Promise<PolicyDecision | undefined> {
   const { authorization, sourceWalletId } = transfer;
   if (!authorization || !sourceWalletId) return undefined;
   const policy = await findCurrentPolicy(tx, transfer.organizationId);
   if (!policy || policy.version === authorization.policyVersion) return undefined;
-  const wallet = await findWallet(tx, transfer.organizationId, sourceWalletId);
-  const customer = wallet && (await findCustomer(tx, transfer.organizationId, wallet.ownerId));
   const decision = evaluatePolicy(policy, {
     operation: 'transfer',
     facts: {

@@ -100,6 +100,29 @@ export class LimitGuard {
     });
   }
 
+  /**
+   * A movement counted in its customer's sums when it was decided and let go later (out of an approval or a
+   * review): the 422 a new transfer would get if the customer's tier now (a verification may have lapsed
+   * meanwhile) no longer allows it over the day and month it was counted in, less itself; else undefined.
+   * Locks the usage rows after the caller's accounts, the order the writer takes them in.
+   */
+  static async recheck(
+    tx: Queryable,
+    command: LimitedTransfer,
+    countedAt: Date,
+  ): Promise<AppError | undefined> {
+    const basis = basisOf(command);
+    const keys = keysOf(command, countedAt);
+    if (!basis || !keys) return undefined;
+    const guard = await LimitGuard.lock(tx, [command], countedAt);
+    for (const key of [keys.day, keys.month]) {
+      const usage = guard.usage.get(usageKeyOf(key));
+      if (!usage) return undefined;
+      usage.sentMinor = usage.sentMinor > basis.amountMinor ? usage.sentMinor - basis.amountMinor : 0n;
+    }
+    return guard.check(command);
+  }
+
   /** Counts an accepted transfer in its customer's day and month. */
   accepted(command: LimitedTransfer): void {
     const keys = keysOf(command, this.now);
