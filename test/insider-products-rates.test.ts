@@ -7,6 +7,7 @@
  * use stablecoins or digital banking. Plus the pure decisions: the band and the USD equivalence.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SANDBOX_ORGANIZATION_NAME } from '../src/app/seed.ts';
 import { LIMIT_PEGS, limitBasisOf } from '../src/domain/decisions/limits.ts';
 import { enabledProducts, productOfMovement } from '../src/domain/launchGates.ts';
 import {
@@ -26,7 +27,7 @@ import {
   type TestApp,
 } from './support/harness.ts';
 import { balanceOf, expectLedgerHealthy, fundedWallet } from './support/ledger.ts';
-import { newOrganization } from './support/organizations.ts';
+import { memberKeyIn, newOrganization } from './support/organizations.ts';
 
 const rate = (text: string) => parseConversionRate(text, 'rate');
 const BAND = CONVERSION_RATE_BAND_BPS_DEFAULT;
@@ -152,9 +153,30 @@ describe.each(BACKENDS)('an insider against rates, limits and products on %s', (
     const absurd = await putRates(
       (await withRate('KES', 'USDC', '1000000')).filter((r) => !(r.from === 'USDC' && r.to === 'KES')),
     );
-    expect(absurd.statusCode, absurd.body).toBe(409);
-    expect(absurd.data).toMatchObject({ code: 'rate_change_requires_approval', param: 'rate' });
-    expect(absurd.data.detail).toContain("second member's approval");
+    expect(absurd.statusCode, absurd.body).toBe(202);
+    expect(absurd.data).toMatchObject({
+      object: 'change',
+      kind: 'conversion_rate',
+      status: 'pending',
+      rule: 'conversion_rate_band',
+    });
+    expect(await ratesNow()).toEqual(before);
+    // Its proposer cannot approve it; a second member rejects it, and nothing changes.
+    const own = await api(t, 'POST', `/v1/approvals/${absurd.data.approval}/approve`, {
+      key: operator,
+      body: {},
+    });
+    expect(own.statusCode, own.body).toBe(403);
+    expect(own.data.code).toBe('self_approval_forbidden');
+    const second = await memberKeyIn(t, SANDBOX_ORGANIZATION_NAME, ['compliance']);
+    const rejected = await api(t, 'POST', `/v1/approvals/${absurd.data.approval}/reject`, {
+      key: second.key,
+      body: { comment: 'a thousandfold rate is an error' },
+    });
+    expect(rejected.statusCode, rejected.body).toBe(200);
+    expect((await api(t, 'GET', `/v1/changes/${absurd.data.id}`, { key: operator })).data.status).toBe(
+      'rejected',
+    );
     expect(await ratesNow()).toEqual(before);
 
     const { fiat, coin } = await customerWallets('100.00');
@@ -180,7 +202,7 @@ describe.each(BACKENDS)('an insider against rates, limits and products on %s', (
       [entry.version],
     );
     expect(version).toMatchObject({ previous_rate: '0.0077', rate: '0.0076', basis: 'within_band' });
-    expect(String(version?.set_by)).toMatch(/^key_/);
+    expect(String(version?.set_by)).toMatch(/^mem_/);
     const evidence = await api(t, 'GET', '/v1/evidence?kind=conversion.rates.update', { key: operator });
     expect(evidence.data.data[0].data.versions).toEqual([
       expect.objectContaining({ id: entry.version, previous_rate: '0.0077', rate: '0.0076' }),
@@ -196,8 +218,22 @@ describe.each(BACKENDS)('an insider against rates, limits and products on %s', (
       ...without.map(({ from, to, rate: r }) => ({ from, to, rate: r })),
       { from: 'USDT', to: 'KES', rate: '128.5' },
     ]);
-    expect(back.statusCode).toBe(409);
-    expect(back.data.code).toBe('rate_change_requires_approval');
+    expect(back.statusCode, back.body).toBe(202);
+    expect(back.data).toMatchObject({ kind: 'conversion_rate', status: 'pending' });
+    // Approved by a second member, it is applied by that vote as a version with the basis `approved`.
+    const approver = await memberKeyIn(t, SANDBOX_ORGANIZATION_NAME, ['admin']);
+    const approved = await api(t, 'POST', `/v1/approvals/${back.data.approval}/approve`, {
+      key: approver.key,
+      body: {},
+    });
+    expect(approved.statusCode, approved.body).toBe(200);
+    const readded = (await ratesNow()).find((r) => r.from === 'USDT' && r.to === 'KES');
+    expect(readded).toMatchObject({ rate: '128.5' });
+    const [approvedVersion] = await t.db.store.query<Record<string, unknown>>(
+      'SELECT basis FROM conversion_rate_versions WHERE id = $1',
+      [readded.version],
+    );
+    expect(approvedVersion).toMatchObject({ basis: 'approved' });
     // A pair that never had a rate is the sandbox's to set (seed and tests).
     const first = await putRates([
       ...without.map(({ from, to, rate: r }) => ({ from, to, rate: r })),

@@ -591,7 +591,8 @@ describe.each(BACKENDS)('stablecoins in production on %s', (backend) => {
       key,
       body: { rates: [{ from: 'KES', to: 'USDC', rate: '0.0077' }] },
     });
-    expect(first.statusCode, first.body).toBe(409);
-    expect(first.data).toMatchObject({ code: 'rate_change_requires_approval', param: 'rate' });
+    expect(first.statusCode, first.body).toBe(202);
+    expect(first.data).toMatchObject({ object: 'change', kind: 'conversion_rate', status: 'pending' });
+    expect((await api(t, 'GET', '/v1/conversion-rates', { key })).data.data).toEqual([]);
   });
 });
