@@ -45,7 +45,13 @@ describe.each(BACKENDS)('the Travel Rule on %s', (backend) => {
   beforeAll(async () => {
     t = await startTestApp(backend);
     operator = await complianceKey(t);
-    usdc = await fundedWallet(t, '1000000.000000', 'USDC');
+    // A verified business (tier 2) pays: stablecoins count against tier limits at their USD equivalent,
+    // and these payments are at and above the Travel Rule threshold.
+    const customers = await api(t, 'GET', '/v1/customers?limit=100');
+    const business = customers.data.data.find((c: { name: string }) => c.name === 'Baraka Logistics Ltd');
+    const wallet = await api(t, 'POST', '/v1/wallets', { body: { owner: business.id, currency: 'USDC' } });
+    usdc = wallet.data.id;
+    await api(t, 'POST', `/v1/sandbox/wallets/${usdc}/fund`, { body: { amount: '1000000.000000' } });
   });
   afterAll(async () => {
     t.deps.now = realNow;
@@ -376,19 +382,21 @@ describe.each(BACKENDS)('the Travel Rule on %s', (backend) => {
     expect(
       (
         await putSettings({
-          thresholds: { default: '1000.00', KE: '500.00' },
+          thresholds: { default: '1000.00', KE: '400.00' },
           rates: { USDC: '1', USDT: '1' },
         })
       ).statusCode,
     ).toBe(200);
-    const fromKenya = await pay('600.000000', { source: wallet });
+    const fromKenya = await pay('450.000000', { source: wallet });
     expect(fromKenya.statusCode).toBe(422);
-    expect(fromKenya.data.detail).toContain('500.00 USD or more (jurisdiction KE)');
-    expect((await pay('600.000000')).statusCode).toBe(201);
-    const withData = await pay('600.000000', { source: wallet, travelRule: completeTravelRule() });
+    expect(fromKenya.data.detail).toContain('400.00 USD or more (jurisdiction KE)');
+    // A customer with no verified identity has no jurisdiction: the default threshold applies.
+    const unverified = await fundedWallet(t, '1000.000000', 'USDC');
+    expect((await pay('450.000000', { source: unverified })).statusCode).toBe(201);
+    const withData = await pay('450.000000', { source: wallet, travelRule: completeTravelRule() });
     expect(withData.statusCode, withData.body).toBe(201);
     const read = await api(t, 'GET', `/v1/transfers/${withData.data.id}/travel-rule`, { key: operator });
-    expect(read.data).toMatchObject({ jurisdiction: 'KE', threshold: '500.00', required: true });
+    expect(read.data).toMatchObject({ jurisdiction: 'KE', threshold: '400.00', required: true });
     expect((await putSettings(defaultSettings)).statusCode).toBe(200);
   });
 
