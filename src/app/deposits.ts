@@ -615,6 +615,13 @@ export async function decideHeldDeposit(
       ? undefined
       : await findEvidenceRecord(tx, organizationId, deposit.travelRuleEvidenceId);
   const evidenceId = deps.newId('evidence');
+  // The deposit is decided (and credited) first, the evidence appended after: the chain head is the last
+  // lock a money movement takes (src/store/lockOrder.ts). The record's id is known before it is written.
+  const decided = await decideDeposit(tx, deps, {
+    ...deposit,
+    travelRuleEvidenceId: evidenceId,
+    travelRuleReceived: true,
+  });
   await appendEvidence(tx, deps, [
     {
       id: evidenceId,
@@ -636,11 +643,7 @@ export async function decideHeldDeposit(
       },
     },
   ]);
-  return decideDeposit(tx, deps, {
-    ...deposit,
-    travelRuleEvidenceId: evidenceId,
-    travelRuleReceived: true,
-  });
+  return decided;
 }
 
 export async function getDeposit(deps: Deps, organizationId: string, id: string): Promise<Deposit> {

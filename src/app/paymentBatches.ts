@@ -783,8 +783,9 @@ export async function cancelPaymentBatch(
     });
   }
   const now = deps.now();
-  if (batch.status === 'pending_approval') await cancelApprovalOf(tx, deps, batch.id, actor);
   const released = await releaseReservation(tx, deps, batch, now);
+  // After the hold is released: the approval's evidence takes the chain head, the last lock of the order.
+  if (batch.status === 'pending_approval') await cancelApprovalOf(tx, deps, batch.id, actor);
   const canceled = await cancelPendingItems(tx, batch.id, now);
   const ended: PaymentBatch = {
     ...released,
