@@ -612,6 +612,11 @@ describe.each(BACKENDS)('an elevated key of one’s own in production on %s', (b
     expect(replay.statusCode).toBe(202);
     expect(replay.headers['idempotent-replayed']).toBe('true');
     expect(replay.data).toEqual(proposed.data);
+    // The same Idempotency-Key and body from another admin (her approver) never replays her key.
+    const replayedToBob = await createKey(bob.key, { scopes: ['read', 'admin'] }, idempotencyKey);
+    expect(replayedToBob.statusCode, replayedToBob.body).toBe(422);
+    expect(replayedToBob.data.code).toBe('idempotency_key_reused');
+    expect(replayedToBob.body).not.toContain(secret);
     expect((await api(t, 'GET', '/v1/changes?kind=api_key', { key: bob.key })).data.data).toHaveLength(1);
 
     // Until approved the key does not exist.
