@@ -7,12 +7,15 @@
  * apply at once; pilot and production start with the rule for role grants, elevated keys, the policy and
  * conversion rates.
  */
+import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdminCommand } from '../src/app/admin.ts';
 import { issueApiKey, listOrganizationKeys } from '../src/app/apiKeys.ts';
 import { expireDueApprovals } from '../src/app/approvals.ts';
 import { proposeIfGoverned } from '../src/app/governedChanges.ts';
+import type { EvidenceActor } from '../src/domain/evidence.ts';
 import { DEFAULT_CHANGE_RULE_ID, GOVERNED_CHANGE_KINDS } from '../src/domain/governedChanges.ts';
+import { signedIn } from './support/console.ts';
 import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
 import { newOrganization, type TestOrganization } from './support/organizations.ts';
 
@@ -28,6 +31,15 @@ const changeRule = (kinds: readonly string[], extra: Record<string, unknown> = {
 const KINDS_BUT_POLICY = GOVERNED_CHANGE_KINDS.filter((k) => k !== 'policy');
 
 type Member = { key: string; id: string; email: string };
+
+/** A key waiting for approval as createOwnApiKeyGoverned stores it (before its hash is sealed). */
+const pendingPayload = (keyId: string) => ({
+  key_id: keyId,
+  key_hash: 'ab'.repeat(32),
+  display_prefix: 'sk_sandbox_abcd',
+  scopes: ['read', 'admin'],
+  description: null,
+});
 
 describe.each(BACKENDS)('governed changes on %s', (backend) => {
   let t: TestApp;
@@ -392,32 +404,54 @@ describe.each(BACKENDS)('governed changes on %s', (backend) => {
     expect(policy).toMatchObject({ version: withPolicy.data.version + 1, rules: [] });
   });
 
-  it('an elevated key waits (an integrator key does not), and is issued by the approval', async () => {
-    const { org, bob } = await governed();
-    const propose = (scopes: string[]) =>
+  it('an api_key change only ever makes the proposer’s own key, in the change’s organization', async () => {
+    const { org, alice, bob } = await governed();
+    const propose = (payload: object, actor: EvidenceActor) =>
       t.deps.store.transaction((tx) =>
         proposeIfGoverned(
           tx,
           t.deps,
           org.organizationId,
-          {
-            kind: 'api_key',
-            action: 'create',
-            targetId: null,
-            // A name the payload carries never moves the key to another organization.
-            payload: { organizationName: 'Another Org', scopes },
-          },
-          { type: 'api_key', id: 'key_00000000000000000000000000' },
+          { kind: 'api_key', action: 'create', targetId: null, payload },
+          actor,
         ),
       );
-    expect(await propose(['read', 'write'])).toBeNull();
-    const pending = await propose(['read', 'admin']);
-    expect(pending).toMatchObject({ kind: 'api_key', status: 'pending' });
+    const asAlice: EvidenceActor = {
+      type: 'api_key',
+      id: 'key_00000000000000000000000000',
+      member: alice.id,
+    };
+    expect(await propose({ scopes: ['read', 'write'] }, asAlice)).toBeNull();
+    // A payload naming another organization, another member or a key of its choosing is refused outright.
+    for (const payload of [
+      { organizationName: 'Another Org', scopes: ['read', 'admin'] },
+      { memberEmail: bob.email, scopes: ['read', 'admin'] },
+      { key: 'sk_sandbox_chosen', scopes: ['read', 'admin'] },
+      { ...pendingPayload('key_00000000000000000000000001'), member: bob.id },
+    ]) {
+      await expect(propose(payload, asAlice)).rejects.toMatchObject({ code: 'validation_error' });
+    }
+    // Proposed by a key that acts for no member, it could make no one's key: refused when proposed.
+    await expect(
+      propose(pendingPayload('key_00000000000000000000000002'), {
+        type: 'api_key',
+        id: 'key_00000000000000000000000003',
+      }),
+    ).rejects.toMatchObject({ code: 'member_required' });
+    expect((await api(t, 'GET', '/v1/changes?kind=api_key', { key: org.key })).data.data).toEqual([]);
+
+    // A well-formed one is Alice's own key when Bob approves it, whoever approves.
+    const pending = await propose(pendingPayload('key_00000000000000000000000004'), asAlice);
+    expect(pending).toMatchObject({ kind: 'api_key', status: 'pending', proposedBy: alice.id });
     expect((await vote(bob, pending?.approvalId as string)).statusCode).toBe(200);
     const applied = await change(org, pending?.id as string);
-    expect(applied.status).toBe('applied');
-    expect(applied.target_id).toMatch(/^key_/);
-    expect((await listOrganizationKeys(t.deps, org.name)).map((k) => k.id)).toContain(applied.target_id);
+    expect(applied).toMatchObject({ status: 'applied', target_id: 'key_00000000000000000000000004' });
+    const keys = await listOrganizationKeys(t.deps, org.name);
+    expect(keys.find((k) => k.id === applied.target_id)).toMatchObject({
+      memberId: alice.id,
+      createdBy: alice.id,
+      scopes: ['read', 'admin'],
+    });
     expect(await listOrganizationKeys(t.deps, 'Another Org')).toEqual([]);
   });
 
@@ -494,5 +528,182 @@ describe.each(BACKENDS)('the default of pilot and production on %s', (backend) =
     // Fee schedules are not in the default: they apply at once.
     const fees = await api(t, 'PUT', '/v1/fee-schedule', { key: alice.key, body: { rules: [] } });
     expect(fees.statusCode, fees.body).toBe(200);
+  });
+});
+
+describe.each(BACKENDS)('an elevated key of one’s own in production on %s', (backend) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp(backend, 'production');
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  /** A production organization (the default rule on) with two admins, Alice and Bob. */
+  async function production() {
+    const org = await newOrganization(t);
+    // Keys issued on the server directly: the CLI issues none while the launch gates are open.
+    const member = async (roles: string[]) => {
+      const email = `${roles.join('-')}-${randomBytes(3).toString('hex')}@example.com`;
+      const added = await runAdminCommand(t.deps, {
+        name: 'members.add',
+        organization: org.name,
+        email,
+        roles,
+      });
+      if (added.name !== 'members.add' || !added.member) throw new Error('member not added');
+      const key = await issueApiKey(t.deps, { organizationName: org.name, memberEmail: email });
+      return { id: added.member.id, key: key.key, email };
+    };
+    return { org, alice: await member(['admin']), bob: await member(['admin']), member };
+  }
+  const createKey = (key: string, body: unknown, idempotencyKey?: string) =>
+    api(t, 'POST', '/v1/api-keys', {
+      key,
+      body,
+      ...(idempotencyKey ? { headers: { 'idempotency-key': idempotencyKey } } : {}),
+    });
+  const vote = (key: string, approval: string, decision: 'approve' | 'reject' = 'approve') =>
+    api(t, 'POST', `/v1/approvals/${approval}/${decision}`, { key, body: {} });
+  const storedPayload = async (changeId: string) =>
+    JSON.stringify(
+      (await t.deps.store.query('SELECT payload FROM governed_changes WHERE id = $1', [changeId]))[0],
+    );
+
+  it('waits for a second admin: shown once, refused until approved, never approved by its proposer, then exactly its scopes', async () => {
+    const { org, alice, bob, member } = await production();
+    const idempotencyKey = `elevated-${alice.id}`;
+    const proposed = await createKey(alice.key, { scopes: ['read', 'admin'] }, idempotencyKey);
+    expect(proposed.statusCode, proposed.body).toBe(202);
+    expect(proposed.data).toMatchObject({
+      object: 'change',
+      kind: 'api_key',
+      action: 'create',
+      status: 'pending',
+      proposed_by: alice.id,
+      rule: DEFAULT_CHANGE_RULE_ID,
+      target_id: null,
+      payload: { scopes: ['read', 'admin'], key_hash: '[sealed]', description: null },
+    });
+    const secret: string = proposed.data.key;
+    expect(secret).toMatch(/^sk_live_/);
+    const keyId: string = proposed.data.payload.key_id;
+    expect(proposed.data.payload.display_prefix).toBe(
+      secret.slice(0, proposed.data.payload.display_prefix.length),
+    );
+
+    // Neither the secret nor its hash is stored with the change, nor shown by it; the idempotency record
+    // holds the answer sealed, and a retry replays it to the same request.
+    const hash = createHash('sha256').update(secret).digest('hex');
+    const stored = await storedPayload(proposed.data.id);
+    expect(stored).not.toContain(secret);
+    expect(stored).not.toContain(hash);
+    const shown = await api(t, 'GET', `/v1/changes/${proposed.data.id}`, { key: bob.key });
+    expect(shown.body).not.toContain(secret);
+    expect(shown.body).not.toContain(hash);
+    const records = JSON.stringify(
+      await t.deps.store.query('SELECT response_text FROM idempotency_records WHERE idempotency_key = $1', [
+        idempotencyKey,
+      ]),
+    );
+    expect(records).not.toContain(secret);
+    const replay = await createKey(alice.key, { scopes: ['read', 'admin'] }, idempotencyKey);
+    expect(replay.statusCode).toBe(202);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.data).toEqual(proposed.data);
+    // The same Idempotency-Key and body from another admin (her approver) never replays her key.
+    const replayedToBob = await createKey(bob.key, { scopes: ['read', 'admin'] }, idempotencyKey);
+    expect(replayedToBob.statusCode, replayedToBob.body).toBe(422);
+    expect(replayedToBob.data.code).toBe('idempotency_key_reused');
+    expect(replayedToBob.body).not.toContain(secret);
+    expect((await api(t, 'GET', '/v1/changes?kind=api_key', { key: bob.key })).data.data).toHaveLength(1);
+
+    // Until approved the key does not exist.
+    const early = await api(t, 'GET', '/v1/members', { key: secret });
+    expect(early.statusCode, early.body).toBe(401);
+    expect(early.data.code).toBe('invalid_api_key');
+    const listed = await api(t, 'GET', '/v1/api-keys?limit=100', { key: bob.key });
+    expect(listed.data.data.map((k: { id: string }) => k.id)).not.toContain(keyId);
+    // She cannot approve her own, with either key.
+    const own = await vote(alice.key, proposed.data.approval);
+    expect(own.statusCode, own.body).toBe(403);
+    expect(own.data.code).toBe('self_approval_forbidden');
+    expect((await vote(secret, proposed.data.approval)).statusCode).toBe(401);
+    expect((await api(t, 'GET', '/v1/members', { key: secret })).statusCode).toBe(401);
+
+    const approved = await vote(bob.key, proposed.data.approval);
+    expect(approved.statusCode, approved.body).toBe(200);
+    const applied = (await api(t, 'GET', `/v1/changes/${proposed.data.id}`, { key: org.key })).data;
+    expect(applied).toMatchObject({ status: 'applied', target_id: keyId });
+    // Now it works, with exactly the scopes asked for: admin, but not write.
+    expect((await api(t, 'GET', '/v1/members', { key: secret })).statusCode).toBe(200);
+    const customer = await api(t, 'POST', '/v1/customers', {
+      key: secret,
+      body: { type: 'individual', name: 'Someone' },
+    });
+    expect(customer.statusCode, customer.body).toBe(403);
+    expect(customer.data.code).toBe('insufficient_permissions');
+    const keys = (await api(t, 'GET', '/v1/api-keys?limit=100', { key: bob.key })).data.data;
+    expect(keys.find((k: { id: string }) => k.id === keyId)).toMatchObject({
+      member: alice.id,
+      created_by: alice.id,
+      scopes: ['read', 'admin'],
+      revoked_at: null,
+    });
+    const evidence = await api(t, 'GET', '/v1/evidence?kind=api_key.created&limit=100', {
+      key: (await member(['compliance'])).key,
+    });
+    expect(
+      evidence.data.data.filter((r: { data: { key_id: string } }) => r.data.key_id === keyId),
+    ).toHaveLength(1);
+  });
+
+  it('rejected or canceled, the key never works; a read/write key is made at once', async () => {
+    const { org, alice, bob } = await production();
+    const rejected = await createKey(alice.key, { scopes: ['read', 'write', 'admin'] });
+    expect(rejected.statusCode, rejected.body).toBe(202);
+    expect((await vote(bob.key, rejected.data.approval, 'reject')).statusCode).toBe(200);
+    expect((await api(t, 'GET', `/v1/changes/${rejected.data.id}`, { key: org.key })).data.status).toBe(
+      'rejected',
+    );
+    const canceled = await createKey(alice.key, { scopes: ['read', 'admin'] });
+    expect(canceled.statusCode, canceled.body).toBe(202);
+    const cancel = await api(t, 'POST', `/v1/changes/${canceled.data.id}/cancel`, { key: alice.key });
+    expect(cancel.statusCode, cancel.body).toBe(200);
+    for (const secret of [rejected.data.key, canceled.data.key]) {
+      const refused = await api(t, 'GET', '/v1/wallets', { key: secret });
+      expect(refused.statusCode, refused.body).toBe(401);
+      expect(refused.data.code).toBe('invalid_api_key');
+    }
+    const keys = (await api(t, 'GET', '/v1/api-keys?limit=100', { key: bob.key })).data.data;
+    const ids = keys.map((k: { id: string }) => k.id);
+    expect(ids).not.toContain(rejected.data.payload.key_id);
+    expect(ids).not.toContain(canceled.data.payload.key_id);
+
+    // An integrator's scopes are not governed: the key is made and works at once.
+    const plain = await createKey(alice.key, { scopes: ['read', 'write'] });
+    expect(plain.statusCode, plain.body).toBe(201);
+    expect(plain.data).toMatchObject({ object: 'api_key', member: alice.id, scopes: ['read', 'write'] });
+    expect((await api(t, 'GET', '/v1/wallets', { key: plain.data.key })).statusCode).toBe(200);
+    expect((await api(t, 'GET', '/v1/changes?kind=api_key', { key: org.key })).data.data).toHaveLength(2);
+  });
+
+  it('through the console too: the key is shown once, with the approval it waits for', async () => {
+    const { alice, bob, org } = await production();
+    const client = await signedIn(t, org.name, alice.email);
+    const page = await client.submit('/console/api-keys', '/console/api-keys', { scopes: ['read', 'admin'] });
+    expect(page.statusCode, page.body).toBe(200);
+    expect(page.body).toContain('id="key-pending"');
+    const secret = /id="new-key">(sk_live_[^<]+)</.exec(page.body)?.[1] as string;
+    expect(secret).toBeDefined();
+    expect((await api(t, 'GET', '/v1/members', { key: secret })).statusCode).toBe(401);
+    const pending = (await api(t, 'GET', '/v1/changes?kind=api_key&status=pending', { key: bob.key })).data
+      .data;
+    expect(pending).toHaveLength(1);
+    expect(pending[0].proposed_by).toBe(alice.id);
+    expect(await storedPayload(pending[0].id)).not.toContain(secret);
+    expect((await vote(bob.key, pending[0].approval)).statusCode).toBe(200);
+    expect((await api(t, 'GET', '/v1/members', { key: secret })).statusCode).toBe(200);
   });
 });

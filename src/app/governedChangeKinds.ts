@@ -14,10 +14,9 @@ import type { LaunchGate, LaunchProduct } from '../domain/launchGates.ts';
 import { parseRoles } from '../domain/members.ts';
 import { open, seal } from '../domain/sealing.ts';
 import { routeLimitMinor } from '../domain/stablecoins.ts';
-import { findOrganization } from '../store/repositories/organizations.ts';
 import type { Queryable } from '../store/store.ts';
 import { createRule, updateRule } from './aml/rules.ts';
-import { type IssueKeyInput, issueApiKeyIn } from './apiKeys.ts';
+import { applyPendingOwnKey, parsePendingKeyPayload } from './apiKeys.ts';
 import { applyRateChange, planRateChange, RATE_BAND_APPROVAL, RATE_BAND_RULE_ID } from './conversions.ts';
 import type { Deps } from './deps.ts';
 import { setRouteStatus } from './digitalAssetRoutes.ts';
@@ -111,23 +110,41 @@ export const CHANGE_KINDS: Record<RegisteredChangeKind, ChangeKind> = {
     },
   },
   api_key: {
-    // A key with more than `read`/`write` (or following a member's roles entirely).
+    // A member's own key with more than `read`/`write` (createOwnApiKeyGoverned). The payload is the key's
+    // id, hash, display prefix, scopes and description: never its secret, shown once to the proposer.
     governs: (request) => {
-      const scopes = (request.payload as Body).scopes as string[] | undefined;
-      return scopes === undefined
-        ? (request.payload as Body).memberEmail !== undefined
-        : scopes.some((s) => !UNGOVERNED_KEY_SCOPES.has(s));
+      const scopes = (request.payload as Body).scopes;
+      return !Array.isArray(scopes) || scopes.some((s) => !UNGOVERNED_KEY_SCOPES.has(s));
+    },
+    check: (_deps, request) => {
+      if (request.action !== 'create') return unknownAction('api_key', request.action);
+      parsePendingKeyPayload(request.payload as Body);
+    },
+    // The hash is sealed while the change waits, and never shown.
+    seal(deps, changeId, payload) {
+      if (typeof payload.key_hash !== 'string') return payload;
+      return {
+        ...payload,
+        key_hash: {
+          sealed: seal(deps.keyring, payload.key_hash, changeSecretsContext(changeId), deps.randomBytes),
+        },
+      };
+    },
+    open(deps, changeId, payload) {
+      const sealed = (payload.key_hash as Body | undefined)?.sealed;
+      if (typeof sealed !== 'string') return payload;
+      return { ...payload, key_hash: open(deps.keyring, sealed, changeSecretsContext(changeId)) };
     },
     async apply(tx, deps, input) {
       if (input.action !== 'create') return unknownAction('api_key', input.action);
-      // Always a key of the organization the change belongs to, whatever name the payload carries.
-      const organization = await findOrganization(tx, input.organizationId);
-      if (!organization) throw new Error(`no organization ${input.organizationId}`);
-      const issued = await issueApiKeyIn(tx, deps, {
-        ...(input.payload as unknown as IssueKeyInput),
-        organizationName: organization.name,
+      // Always the proposer's own key, in the change's organization: nothing in the payload names either.
+      const record = await applyPendingOwnKey(tx, deps, {
+        organizationId: input.organizationId,
+        proposedBy: input.proposedBy,
+        payload: input.payload,
+        actor: input.actor,
       });
-      return { targetId: issued.record.id };
+      return { targetId: record.id };
     },
   },
   conversion_rate: {

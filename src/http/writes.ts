@@ -13,16 +13,23 @@ import type { Queryable } from '../store/store.ts';
 import { principalOf } from './auth.ts';
 import { PROBLEM_CONTENT_TYPE, rememberProblemCode } from './problems.ts';
 
-export function idempotencyContextOf(request: FastifyRequest): IdempotencyContext {
+/**
+ * `replayOnlyTo` (a member's or key's id) binds the request's fingerprint to who sent it: an answer that
+ * carries a secret is replayed to its requester only, and the same key and body from anyone else in the
+ * organization is a 422 `idempotency_key_reused`, never the secret.
+ */
+export function idempotencyContextOf(request: FastifyRequest, replayOnlyTo?: string): IdempotencyContext {
   // The route's path: routes ignore a trailing slash, so the fingerprint does too.
   const path = (request.url.split('?')[0] ?? request.url).replace(/(.)\/$/, '$1');
   const header = request.headers['idempotency-key'];
+  const fingerprinted =
+    replayOnlyTo === undefined ? request.body : { body: request.body ?? null, requester: replayOnlyTo };
   return {
     organizationId: principalOf(request).organizationId,
     key: typeof header === 'string' ? header : undefined,
     method: request.method,
     path,
-    fingerprint: requestFingerprint(request.method, path, request.body),
+    fingerprint: requestFingerprint(request.method, path, fingerprinted),
     requestId: request.id,
   };
 }
@@ -48,8 +55,9 @@ export async function sendWrite<Prepared = undefined>(
   reply: FastifyReply,
   effect: (tx: Queryable, organizationId: string, prepared: Prepared) => Promise<WriteResult>,
   prepare?: (organizationId: string) => Promise<Prepared>,
+  options: { replayOnlyTo?: string } = {},
 ): Promise<FastifyReply> {
-  const context = idempotencyContextOf(request);
+  const context = idempotencyContextOf(request, options.replayOnlyTo);
   let prepared = undefined as Prepared;
   const outcome = await runIdempotent(
     deps,

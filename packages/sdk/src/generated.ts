@@ -903,6 +903,48 @@ export interface CreatedApiKey {
   key: string;
 }
 
+/** A key waiting for approval: the Change (kind `api_key`) with the key itself, shown in this answer only. The key does not authenticate (401 `invalid_api_key`) until another member approves the change; the approving vote stores it for you with the scopes your roles then grant (`target_id` is its id, `payload.key_id`). Rejected, expired or canceled, it never works. */
+export interface PendingApiKey {
+  object: 'change';
+  /** Change id. */
+  id: string;
+  kind:
+    | 'role_grant'
+    | 'api_key'
+    | 'policy'
+    | 'conversion_rate'
+    | 'fee_schedule'
+    | 'aml_rule'
+    | 'digital_asset_route'
+    | 'rail_partner'
+    | 'trust_account'
+    | 'launch_gate_override';
+  /** What it does: `add`, `update`, `create`, `set`, `close` or `override`. */
+  action: string;
+  /** The resource changed; for a creation, the new resource once applied. */
+  target_id: string | null;
+  /** The request as proposed; secrets (rail partner credentials, a waiting key’s hash) show as `[sealed]`. A key waiting for approval shows its `key_id`, `display_prefix`, `scopes` and `description`, never the key. */
+  payload: Record<string, unknown>;
+  /** `pending`; `applied`; `failed` (approved, but no longer possible: see `failure`); `rejected`; `expired`; `canceled` by its proposer. */
+  status: 'pending' | 'applied' | 'failed' | 'rejected' | 'expired' | 'canceled';
+  /** The member (or key) who proposed it. */
+  proposed_by: string;
+  /** Its approval. */
+  approval: string | null;
+  policy_version: number;
+  /** The policy rule that asked for approval. */
+  rule: string;
+  failure: {
+    code: string;
+    detail: string;
+  } | null;
+  created_at: string;
+  decided_at: string | null;
+  applied_at: string | null;
+  /** The key. Neither it nor its hash is shown again: copy it now. */
+  key: string;
+}
+
 /** An asset on a network, and whether the organization allows transfers on it. */
 export interface DigitalAssetRoute {
   object: 'digital_asset_route';
@@ -1225,7 +1267,7 @@ export interface Change {
   action: string;
   /** The resource changed; for a creation, the new resource once applied. */
   target_id: string | null;
-  /** The request as proposed; credentials show as `[sealed]`. */
+  /** The request as proposed; secrets (rail partner credentials, a waiting key’s hash) show as `[sealed]`. A key waiting for approval shows its `key_id`, `display_prefix`, `scopes` and `description`, never the key. */
   payload: Record<string, unknown>;
   /** `pending`; `applied`; `failed` (approved, but no longer possible: see `failure`); `rejected`; `expired`; `canceled` by its proposer. */
   status: 'pending' | 'applied' | 'failed' | 'rejected' | 'expired' | 'canceled';

@@ -21,8 +21,9 @@ import {
 } from '../../store/repositories/console.ts';
 import type { DeliveryView } from '../../store/repositories/webhooks.ts';
 import { findSubscription } from '../../store/repositories/webhooks.ts';
-import { createOwnApiKey, type IssuedKey, revokeOrganizationKeyIn } from '../apiKeys.ts';
+import { revokeOrganizationKeyIn } from '../apiKeys.ts';
 import type { Deps } from '../deps.ts';
+import { createOwnApiKeyGoverned, type OwnKeyOutcome } from '../ownApiKeys.ts';
 import { type ConsoleIdentity, consoleActor } from './session.ts';
 
 /** The home page's chart spans this many hours back from now. */
@@ -98,16 +99,17 @@ export function organizationKeys(deps: Deps, organizationId: string): Promise<Ap
 
 /**
  * The signed-in member's new key, for themself only: its scopes are at most what their roles grant now
- * (createOwnApiKey). A form naming another member is refused, never quietly redirected.
+ * (planOwnApiKey). A form naming another member is refused, never quietly redirected. A key beyond
+ * `read`/`write` waits for approval where the organization's policy asks (createOwnApiKeyGoverned).
  */
 export function createOrganizationKey(
   deps: Deps,
   identity: ConsoleIdentity,
   input: { scopes: string[]; memberEmail?: string | undefined; description?: string | undefined },
-): Promise<IssuedKey> {
+): Promise<OwnKeyOutcome> {
   const memberEmail = input.memberEmail?.trim() ? normaliseEmail(input.memberEmail, 'member') : undefined;
   return deps.store.transaction((tx) =>
-    createOwnApiKey(
+    createOwnApiKeyGoverned(
       tx,
       deps,
       {

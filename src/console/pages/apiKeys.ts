@@ -28,7 +28,7 @@ export function apiKeyPages(routes: ConsoleRoutes): void {
     reply: FastifyReply,
     identity: ConsoleIdentity,
     query: unknown,
-    created?: { key: string; id: string },
+    created?: { key: string; id: string; change?: { id: string; approval: string | null } },
   ) => {
     const [keys, members] = await Promise.all([
       organizationKeys(deps, identity.organizationId),
@@ -47,12 +47,17 @@ export function apiKeyPages(routes: ConsoleRoutes): void {
       body: html`${
         created
           ? html`<div class="secret" role="status"><h2>New key ${created.id}</h2>
-  <p>Shown once: copy it now. Only its first characters are kept in clear.</p>
+  <p>Shown once: copy it now. Only its first characters are kept in clear.</p>${
+    created.change
+      ? html`
+  <p id="key-pending">It works only once another member approves it: your organization’s policy asks for approval of keys beyond read and write (change <code>${created.change.id}</code>${created.change.approval ? html`, approval <a href="${CONSOLE_PREFIX}/approvals/${created.change.approval}"><code>${created.change.approval}</code></a>` : ''}). Rejected, expired or canceled, it never works.</p>`
+      : ''
+  }
   <p><code class="reveal" id="new-key">${created.key}</code></p></div>`
           : ''
       }
 <h2>Create a key for yourself</h2>
-<p>The key acts for you (${identity.member.email}): its scopes are at most what your roles grant, and it loses any your roles lose. Keys for other members, and server keys, are issued by the operator on the server (<code>mkoba keys create</code>).</p>
+<p>The key acts for you (${identity.member.email}): its scopes are at most what your roles grant, and it loses any your roles lose. A key with more than read and write waits for another member’s approval where your organization’s policy asks for it. Keys for other members, and server keys, are issued by the operator on the server (<code>mkoba keys create</code>).</p>
 <form method="post" action="${SECTION}" class="stack narrow">
   ${csrfField(identity.token)}<input type="hidden" name="_form" value="${routes.formKey()}">
   <fieldset><legend>Scopes</legend>
@@ -94,13 +99,26 @@ ${table(
     const scopes = Array.isArray(raw) ? raw : raw === undefined ? [] : [raw];
     if (scopes.length === 0) throw validationError('scopes', 'Choose at least one scope.', 'missing');
     // A `member` field (an old form, or a crafted one) naming anyone else is refused by the use case.
-    const issued = await createOrganizationKey(deps, identity, {
+    const outcome = await createOrganizationKey(deps, identity, {
       scopes,
       memberEmail: field(request.body, 'member'),
       description: field(request.body, 'description'),
     });
-    // Shown on this answer only: the key is stored as a hash.
-    return keysPage(reply, identity, {}, { key: issued.key, id: issued.record.id });
+    // Shown on this answer only: the key is stored as a hash (a waiting one, sealed in its change).
+    if (outcome.status === 'pending') {
+      const keyId = String(outcome.change.payload.key_id);
+      return keysPage(
+        reply,
+        identity,
+        {},
+        {
+          key: outcome.key,
+          id: keyId,
+          change: { id: outcome.change.id, approval: outcome.change.approvalId },
+        },
+      );
+    }
+    return keysPage(reply, identity, {}, { key: outcome.key, id: outcome.record.id });
   });
 
   routes.post('/api-keys/:id/revoke', 'admin', async (request, reply, identity) => {

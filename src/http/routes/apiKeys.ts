@@ -1,11 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import {
   API_KEY_DESCRIPTION_CHARS_MAX,
-  createOwnApiKey,
+  actorIdOf,
   listKeysPage,
   revokeOrganizationKeyIn,
 } from '../../app/apiKeys.ts';
 import type { Deps } from '../../app/deps.ts';
+import { createOwnApiKeyGoverned } from '../../app/ownApiKeys.ts';
 import { SCOPES } from '../../domain/apiKeys.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import type { ApiKeyRow } from '../../store/repositories/apiKeys.ts';
@@ -23,6 +24,7 @@ import {
   timestampSchema,
 } from '../schemas.ts';
 import { sendWrite } from '../writes.ts';
+import { changeSchema, presentChange } from './changes.ts';
 
 const TAGS = ['API keys'];
 
@@ -78,7 +80,22 @@ export const createdApiKeySchema = {
   },
 } as const;
 
-export const API_KEY_SCHEMAS = [apiKeySchema, createdApiKeySchema];
+export const pendingApiKeySchema = {
+  $id: 'PendingApiKey',
+  type: 'object',
+  description:
+    'A key waiting for approval: the Change (kind `api_key`) with the key itself, shown in this answer only. The key does not authenticate (401 `invalid_api_key`) until another member approves the change; the approving vote stores it for you with the scopes your roles then grant (`target_id` is its id, `payload.key_id`). Rejected, expired or canceled, it never works.',
+  required: [...changeSchema.required, 'key'],
+  properties: {
+    ...changeSchema.properties,
+    key: {
+      type: 'string',
+      description: 'The key. Neither it nor its hash is shown again: copy it now.',
+    },
+  },
+} as const;
+
+export const API_KEY_SCHEMAS = [apiKeySchema, createdApiKeySchema, pendingApiKeySchema];
 
 export function presentApiKey(key: ApiKeyRow) {
   return {
@@ -132,7 +149,7 @@ export function apiKeyRoutes(app: FastifyInstance, deps: Deps): void {
         operationId: 'createApiKey',
         summary: 'Create a key for yourself',
         description:
-          'A new key that acts for the member the calling key acts for, never for anyone else. Its scopes are at most those both the member’s roles and the calling key grant (403 `beyond_member_roles`, naming `scopes`); without `scopes` it gets all of them. A key that acts for no member cannot create keys (403 `member_required`). Keys for other members and server keys come only from the operator’s CLI on the server (`mkoba keys create`). Recorded as evidence (`api_key.created`); the key is in this answer only.',
+          'A new key that acts for the member the calling key acts for, never for anyone else. Its scopes are at most those both the member’s roles and the calling key grant (403 `beyond_member_roles`, naming `scopes`); without `scopes` it gets all of them. A key that acts for no member cannot create keys (403 `member_required`). Keys for other members and server keys come only from the operator’s CLI on the server (`mkoba keys create`). Recorded as evidence (`api_key.created`); the key is in this answer only. A key with a scope beyond `read`/`write` is a governed change (kind `api_key`): where the organization’s policy asks for approval (pilot and production start with a second admin), the answer is a 202 with the change and the key, which authenticates only once another member approves (see docs/APPROVALS.md). A retry with the same `Idempotency-Key` replays the answer, key included, only to the member (or key) that sent it; from anyone else it is a 422 `idempotency_key_reused`.',
         tags: TAGS,
         security: BEARER_SECURITY,
         headers: idempotencyHeadersSchema,
@@ -155,27 +172,52 @@ export function apiKeyRoutes(app: FastifyInstance, deps: Deps): void {
             headers: idempotentWriteHeaders,
             $ref: 'CreatedApiKey#',
           },
+          202: {
+            description:
+              'A key beyond `read`/`write` waiting for the approval the organization’s policy asks for (a `change` rule naming `api_key`): the change, with the key shown once. It works only once another member approves it.',
+            headers: idempotentWriteHeaders,
+            $ref: 'PendingApiKey#',
+          },
           ...problemResponses(...WRITE_PROBLEMS),
         },
       },
     },
     (request, reply) =>
-      sendWrite(deps, request, reply, async (tx, organizationId) => {
-        const principal = principalOf(request);
-        const issued = await createOwnApiKey(
-          tx,
-          deps,
-          {
-            organizationId,
-            memberId: principal.member?.id ?? null,
-            scopes: principal.scopes,
-            actor: requestActor(request),
-          },
-          { scopes: request.body?.scopes, description: request.body?.description },
-        );
-        // The answer carries the key: its idempotency record holds it sealed.
-        return { status: 201, body: { ...presentApiKey(issued.record), key: issued.key }, sensitive: true };
-      }),
+      sendWrite(
+        deps,
+        request,
+        reply,
+        async (tx, organizationId) => {
+          const principal = principalOf(request);
+          const outcome = await createOwnApiKeyGoverned(
+            tx,
+            deps,
+            {
+              organizationId,
+              memberId: principal.member?.id ?? null,
+              scopes: principal.scopes,
+              actor: requestActor(request),
+            },
+            { scopes: request.body?.scopes, description: request.body?.description },
+          );
+          // The answer carries the key: its idempotency record holds it sealed, opened only to replay it.
+          if (outcome.status === 'pending') {
+            return {
+              status: 202,
+              body: { ...presentChange(outcome.change), key: outcome.key },
+              sensitive: true,
+            };
+          }
+          return {
+            status: 201,
+            body: { ...presentApiKey(outcome.record), key: outcome.key },
+            sensitive: true,
+          };
+        },
+        undefined,
+        // Replayed to the member (or key) that asked only: another admin's retry never gets the key.
+        { replayOnlyTo: actorIdOf(principalOf(request)) },
+      ),
   );
 
   app.post<{ Params: { id: string } }>(

@@ -34,11 +34,15 @@ import { sendWrite } from '../writes.ts';
 const TAGS = ['Changes'];
 const changeParams = idParamsSchema(ID_PREFIXES.governedChange, 'Change id.');
 
-/** A stored payload as shown: sealed secrets are named, never shown. */
+/** A stored payload as shown: sealed secrets (rail credentials, a waiting key's hash) are named, never shown. */
 function shownPayload(payload: Record<string, unknown>): Record<string, unknown> {
-  const credentials = payload.credentials as Record<string, unknown> | undefined;
-  if (credentials && typeof credentials.sealed === 'string') return { ...payload, credentials: '[sealed]' };
-  return payload;
+  const shown: Record<string, unknown> = { ...payload };
+  for (const [name, value] of Object.entries(payload)) {
+    if (value && typeof value === 'object' && typeof (value as { sealed?: unknown }).sealed === 'string') {
+      shown[name] = '[sealed]';
+    }
+  }
+  return shown;
 }
 
 export function presentChange(change: GovernedChange) {
@@ -98,7 +102,8 @@ export const changeSchema = {
     payload: {
       type: 'object',
       additionalProperties: true,
-      description: 'The request as proposed; credentials show as `[sealed]`.',
+      description:
+        'The request as proposed; secrets (rail partner credentials, a waiting key’s hash) show as `[sealed]`. A key waiting for approval shows its `key_id`, `display_prefix`, `scopes` and `description`, never the key.',
     },
     status: {
       type: 'string',
