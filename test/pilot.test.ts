@@ -5,6 +5,8 @@
  * far as it goes, and a transfer that moved no money gives its share back. Configuration is checked too.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runAdminCommand } from '../src/app/admin.ts';
+import { issueApiKey } from '../src/app/apiKeys.ts';
 import { fundWallet } from '../src/app/transfers.ts';
 import { ConfigError, loadConfig } from '../src/config.ts';
 import { decidePilotCap } from '../src/domain/decisions/pilotCaps.ts';
@@ -129,6 +131,57 @@ describe.each(BACKENDS)('a pilot deployment on %s', (backend) => {
     // Caps are the organization's own: another organization's day is untouched.
     const other = await organization(2, 1_000_00n);
     expect((await pay(other, await wallet(other, '50.00'), '5.00')).statusCode).toBe(201);
+    await expectLedgerHealthy(t);
+  });
+
+  /** A member with a key of their own, issued directly: the CLI issues none while launch gates are open. */
+  async function member(org: TestOrganization, roles: string[]): Promise<{ key: string }> {
+    const email = `${roles.join('-')}-${Math.random().toString(36).slice(2, 8)}@example.com`;
+    await runAdminCommand(t.deps, { name: 'members.add', organization: org.name, email, roles });
+    return { key: (await issueApiKey(t.deps, { organizationName: org.name, memberEmail: email })).key };
+  }
+
+  it('a payout approved after the day’s cap was lowered fails pilot_cap_exceeded at its release', async () => {
+    const org = await organization(100, 1_000_00n);
+    const first = await member(org, ['admin']);
+    const second = await member(org, ['admin']);
+    // A pilot's policy changes wait for a second admin (the default rule): proposed, then approved.
+    const proposed = await api(t, 'PUT', '/v1/policies', {
+      key: first.key,
+      body: {
+        rules: [
+          {
+            id: 'four_eyes',
+            match: { amount: [{ currency: 'KES', gte: '100.00' }] },
+            action: 'require_approval',
+            approval: { quorum: 1, roles: ['approver'] },
+          },
+        ],
+      },
+    });
+    expect(proposed.statusCode, proposed.body).toBe(202);
+    const policyApproval = proposed.data.approval as string;
+    const applied = await api(t, 'POST', `/v1/approvals/${policyApproval}/approve`, {
+      key: second.key,
+      body: {},
+    });
+    expect(applied.statusCode, applied.body).toBe(200);
+    const initiator = await member(org, ['initiator']);
+    const approver = await member(org, ['approver']);
+    const source = await wallet(org, '500.00');
+    const payout = await pay({ ...org, key: initiator.key }, source, '300.00');
+    expect(payout.data.status, payout.body).toBe('pending_approval');
+    // The operator lowers the caps (a restart with new MKOBA_PILOT_* values) while it waits.
+    t.deps.pilotCaps = { transfersPerDayMax: 100, amountPerDayMaxMinor: { KES: 200_00n } };
+    const vote = await api(t, 'POST', `/v1/approvals/${payout.data.approval}/approve`, {
+      key: approver.key,
+      body: {},
+    });
+    expect(vote.statusCode, vote.body).toBe(200);
+    const read = await api(t, 'GET', `/v1/transfers/${payout.data.id}`, { key: org.key });
+    expect(read.data).toMatchObject({ status: 'failed', failure_code: 'pilot_cap_exceeded' });
+    // Given back to the day: a payout within the lowered cap goes through.
+    expect((await pay(org, source, '150.00')).statusCode).toBe(201);
     await expectLedgerHealthy(t);
   });
 });

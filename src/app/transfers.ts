@@ -70,7 +70,7 @@ import {
 } from './idempotency.ts';
 import { loadPolicy } from './policies.ts';
 import { LimitGuard } from './posting/limitGuard.ts';
-import { releasePilotCap } from './posting/pilotCapGuard.ts';
+import { PilotCapGuard, releasePilotCap } from './posting/pilotCapGuard.ts';
 import { PostingSession, postEntry, refusalError } from './posting/session.ts';
 import type { LedgerWriter, TransferCommand } from './posting/writer.ts';
 import { requireProductOfMovement } from './products.ts';
@@ -498,7 +498,7 @@ export async function applyStatusChange(
   transfer: Transfer,
   requested: StatusChange,
 ): Promise<Transfer> {
-  const { change, refused } = await passReleaseGate(tx, transfer, requested);
+  const { change, refused } = await passReleaseGate(tx, deps, transfer, requested);
   const to = transition(transfer.status, change.to);
   const now = deps.now();
   let ledgerState = transfer.ledgerState;
@@ -608,6 +608,7 @@ export async function applyStatusChange(
  */
 async function passReleaseGate(
   tx: Queryable,
+  deps: Deps,
   transfer: Transfer,
   change: StatusChange,
 ): Promise<{ change: StatusChange; refused?: EvidenceDraft }> {
@@ -638,7 +639,11 @@ async function passReleaseGate(
     const denied = await policyInForceDenies(tx, transfer, customer);
     const overLimit =
       !denied && wallet
-        ? await LimitGuard.recheck(tx, { transfer, sourceCustomerId: wallet.ownerId }, transfer.createdAt)
+        ? ((await LimitGuard.recheck(
+            tx,
+            { transfer, sourceCustomerId: wallet.ownerId },
+            transfer.createdAt,
+          )) ?? (await PilotCapGuard.recheck(tx, deps.pilotCaps, transfer)))
         : undefined;
     if (denied) {
       refusal = {

@@ -72,6 +72,24 @@ export class PilotCapGuard {
     });
   }
 
+  /**
+   * A payout counted in its organization's pilot day when it was decided and let go later (out of an
+   * approval or a review): the 422 a new transfer would get if the caps in force now no longer allow it
+   * over the day it was counted in, less itself; else undefined. Outside a pilot, undefined.
+   */
+  static async recheck(
+    tx: Queryable,
+    caps: PilotCaps | undefined,
+    transfer: Transfer,
+  ): Promise<AppError | undefined> {
+    const guard = await PilotCapGuard.lock(tx, caps, [{ transfer }], transfer.createdAt);
+    const usage = guard?.usage.get(pilotUsageKeyOf(keyOf(transfer, transfer.createdAt)));
+    if (!guard || !usage) return undefined;
+    usage.transferCount = Math.max(0, usage.transferCount - 1);
+    usage.sentMinor = usage.sentMinor > transfer.amountMinor ? usage.sentMinor - transfer.amountMinor : 0n;
+    return guard.check({ transfer });
+  }
+
   /** Counts an accepted transfer in its organization's day. */
   accepted(command: { transfer: Transfer }): void {
     const key = pilotUsageKeyOf(keyOf(command.transfer, this.now));
