@@ -84,6 +84,41 @@ describe.each(BACKENDS)('the release gate on %s', (backend) => {
     expect(await failedEventsOf(key, id)).toHaveLength(1);
   }
 
+  /** A payout accepted `pending` (not yet handed to its rail) from a wallet then frozen. */
+  async function pendingPayoutOfFrozenWallet(phone: string) {
+    const { org, compliance } = await team();
+    const wallet = await fundedWallet(t, '500.00', 'KES', org.key);
+    const created = await api(t, 'POST', '/v1/transfers', {
+      key: org.key,
+      body: { source: wallet, destination: mobileMoney(phone), amount: '100.00', currency: 'KES' },
+    });
+    expect(created.data.status, created.body).toBe('pending');
+    await freeze(compliance.key, wallet);
+    return { org, wallet, payout: created.data.id as string };
+  }
+
+  /** A KES loan product with no fee or penalty, so a test's figures stay round. */
+  async function loanProduct(
+    key: string,
+    terms: { name: string; term_months: number; amortisation: string },
+  ) {
+    const product = await api(t, 'POST', '/v1/loan-products', {
+      key,
+      body: {
+        currency: 'KES',
+        interest_rate_bps: 1200,
+        origination_fee_bps: 0,
+        grace_period_months: 0,
+        penalty_rate_bps: 0,
+        min_principal: '100.00',
+        max_principal: '50000.00',
+        ...terms,
+      },
+    });
+    expect(product.statusCode, product.body).toBe(201);
+    return product.data.id as string;
+  }
+
   const scenarios: Record<WaitingMovement, () => Promise<void>> = {
     async transfer_approval() {
       // Point 3 of the insider review: a payout waits for approval, the wallet is frozen, the approval
@@ -142,45 +177,21 @@ describe.each(BACKENDS)('the release gate on %s', (backend) => {
     },
 
     async transfer_rail_handoff() {
-      const { org, compliance } = await team();
-      const wallet = await fundedWallet(t, '500.00', 'KES', org.key);
-      const payout = await api(t, 'POST', '/v1/transfers', {
-        key: org.key,
-        body: {
-          source: wallet,
-          destination: mobileMoney('+254711000112'),
-          amount: '100.00',
-          currency: 'KES',
-        },
-      });
-      expect(payout.data.status, payout.body).toBe('pending');
-      await freeze(compliance.key, wallet);
+      const { org, wallet, payout } = await pendingPayoutOfFrozenWallet('+254711000112');
       await drainRails(t);
-      await expectFailedAtRelease(org.key, payout.data.id, 'source');
+      await expectFailedAtRelease(org.key, payout, 'source');
       expect(await balanceOf(t, wallet, org.key)).toMatchObject({ available: '500.00', pending: '0.00' });
     },
 
     async transfer_settlement() {
       // The sandbox settles a payout the rail has not yet been handed: the same gate applies.
-      const { org, compliance } = await team();
-      const wallet = await fundedWallet(t, '500.00', 'KES', org.key);
-      const payout = await api(t, 'POST', '/v1/transfers', {
-        key: org.key,
-        body: {
-          source: wallet,
-          destination: mobileMoney('+254711000113'),
-          amount: '100.00',
-          currency: 'KES',
-        },
-      });
-      expect(payout.data.status, payout.body).toBe('pending');
-      await freeze(compliance.key, wallet);
-      const settled = await api(t, 'POST', `/v1/sandbox/transfers/${payout.data.id}/settle`, {
+      const { org, wallet, payout } = await pendingPayoutOfFrozenWallet('+254711000113');
+      const settled = await api(t, 'POST', `/v1/sandbox/transfers/${payout}/settle`, {
         key: org.key,
         body: {},
       });
       expect(settled.data.status, settled.body).toBe('failed');
-      await expectFailedAtRelease(org.key, payout.data.id, 'source');
+      await expectFailedAtRelease(org.key, payout, 'source');
       expect(await balanceOf(t, wallet, org.key)).toMatchObject({ available: '500.00', pending: '0.00' });
     },
 
@@ -229,26 +240,15 @@ describe.each(BACKENDS)('the release gate on %s', (backend) => {
 
     async loan_disbursement() {
       const { org, compliance, admin } = await team();
-      const product = await api(t, 'POST', '/v1/loan-products', {
-        key: admin.key,
-        body: {
-          name: 'Biashara',
-          currency: 'KES',
-          interest_rate_bps: 2400,
-          term_months: 12,
-          amortisation: 'declining_balance',
-          origination_fee_bps: 0,
-          grace_period_months: 0,
-          penalty_rate_bps: 0,
-          min_principal: '100.00',
-          max_principal: '50000.00',
-        },
+      const product = await loanProduct(admin.key, {
+        name: 'Biashara',
+        term_months: 12,
+        amortisation: 'declining_balance',
       });
-      expect(product.statusCode, product.body).toBe(201);
       const wallet = await fundedWallet(t, '0', 'KES', org.key);
       const applied = await api(t, 'POST', '/v1/loans', {
         key: org.key,
-        body: { product: product.data.id, wallet, principal: '1000.00' },
+        body: { product, wallet, principal: '1000.00' },
       });
       expect(applied.data.status, applied.body).toBe('approved');
       await freeze(compliance.key, wallet);
@@ -263,26 +263,11 @@ describe.each(BACKENDS)('the release gate on %s', (backend) => {
 
     async loan_instalment() {
       const { org, compliance, admin } = await team();
-      const product = await api(t, 'POST', '/v1/loan-products', {
-        key: admin.key,
-        body: {
-          name: 'Short',
-          currency: 'KES',
-          interest_rate_bps: 1200,
-          term_months: 1,
-          amortisation: 'flat',
-          origination_fee_bps: 0,
-          grace_period_months: 0,
-          penalty_rate_bps: 0,
-          min_principal: '100.00',
-          max_principal: '50000.00',
-        },
-      });
-      expect(product.statusCode, product.body).toBe(201);
+      const product = await loanProduct(admin.key, { name: 'Short', term_months: 1, amortisation: 'flat' });
       const wallet = await fundedWallet(t, '500.00', 'KES', org.key);
       const applied = await api(t, 'POST', '/v1/loans', {
         key: org.key,
-        body: { product: product.data.id, wallet, principal: '1000.00' },
+        body: { product, wallet, principal: '1000.00' },
       });
       const disbursed = await api(t, 'POST', `/v1/loans/${applied.data.id}/disburse`, { key: org.key });
       expect(disbursed.statusCode, disbursed.body).toBe(200);
