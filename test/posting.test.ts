@@ -95,7 +95,7 @@ describe.each(BACKENDS)('posting module on %s', (backend) => {
       expect((await api(t, 'GET', `/v1/transfers/${sent.data.id}`)).data.status).toBe('settled');
     });
 
-    it('a frozen wallet may not pay money back nor receive, but its hold is still released or made final', async () => {
+    it('a frozen wallet may not pay money back nor receive, and a hold not yet handed to its rail is released', async () => {
       const source = await fundedWallet(t, '50.00');
       const destination = await fundedWallet(t, '0');
       const sent = await api(t, 'POST', '/v1/transfers', {
@@ -114,14 +114,15 @@ describe.each(BACKENDS)('posting module on %s', (backend) => {
       const returned = await api(t, 'POST', `/v1/sandbox/transfers/${sent.data.id}/return`);
       expect(returned.statusCode).toBe(409);
       expect(returned.data.code).toBe('wallet_not_active');
-      expect((await api(t, 'POST', `/v1/sandbox/transfers/${held.data.id}/settle`)).data.status).toBe(
-        'settled',
-      );
+      // A payout not yet handed to its rail passes the release gate when it would move: it fails, its hold
+      // released once (docs/COMPLIANCE.md, The release gate).
+      const settled = (await api(t, 'POST', `/v1/sandbox/transfers/${held.data.id}/settle`)).data;
+      expect(settled).toMatchObject({ status: 'failed', failure_code: 'wallet_not_active' });
       expect((await api(t, 'POST', `/v1/transfers/${heldToo.data.id}/cancel`)).data.status).toBe('canceled');
       expect(await balanceOf(t, source)).toMatchObject({
-        available: '20.00',
+        available: '30.00',
         pending: '0.00',
-        current: '20.00',
+        current: '30.00',
       });
       // Nothing new arrives in a frozen wallet (a rail credit is held for review, pending, not credited), nor in
       // a closed one (which the database lets close only empty).
