@@ -106,10 +106,11 @@ describe.concurrent('going live: a pilot linked to its sandbox', () => {
       expect(issued.code, issued.stderr).toBe(0);
       expect(issued.stdout).toMatch(/^sk_pilot_[A-Za-z0-9]{32}\n$/);
 
-      // The override is in the pilot's evidence chain, which verifies.
+      // The override and the key the operator issued (`api_key.created`) are in the pilot's evidence chain,
+      // which verifies.
       const verified = await mkoba.run(['evidence', 'verify'], pilot);
       expect(verified.code, verified.stderr).toBe(0);
-      expect(verified.stderr).toMatch(/1 chain\(s\), 1 record\(s\), all intact/);
+      expect(verified.stderr).toMatch(/1 chain\(s\), 2 record\(s\), all intact/);
     },
   );
 });
