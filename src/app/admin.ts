@@ -1,6 +1,8 @@
 /**
  * Operator commands (the `mkoba` CLI). They run in-process against a store, or are handed to the running
  * server over its local control channel when that server owns the embedded database.
+ *
+ * Past 400 lines: one command table shared by the CLI and the control channel; each command is short.
  */
 import { SCOPES, type Scope } from '../domain/apiKeys.ts';
 import { EXPORT_FORMATS, EXPORT_TYPES, type ExportFormat, type ExportType } from '../domain/exports.ts';

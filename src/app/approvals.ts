@@ -5,6 +5,8 @@
  * the approval second, so two votes, a vote and an expiry, or a vote and a cancel never both decide it. The
  * decision moves the resource on in the same transaction: an approved transfer goes to the rail (or settles,
  * when internal), a rejected or expired one gives its hold back.
+ *
+ * Past 400 lines: every resource type's decision is dispatched here under the one lock order.
  */
 import {
   type Approval,

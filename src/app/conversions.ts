@@ -13,6 +13,9 @@
  * wallet's activity read after its account is locked, the sums locked after the accounts as the ledger
  * writer locks them. So transfers and conversions racing on one wallet or one customer's limit are decided
  * one after the other.
+ *
+ * Past 400 lines: rates (versions, band, approval split), quotes and execution share the rate rules and
+ * the posting steps; rates are the next piece to move out.
  */
 
 import { countedTally, NO_MOVEMENTS, tallyKey, windowRange } from '../domain/activityTally.ts';

@@ -13,6 +13,8 @@
  * `travel_rule` review case): an operator who clears the case supplies the originator's data and the
  * deposit is credited by the same decision the worker takes; one who rejects it leaves it uncredited,
  * `rejected`, owed back to its sender.
+ *
+ * Past 400 lines: addresses, chain observations and the one credit decision share the deposit machine.
  */
 import {
   checkTravelRuleData,

@@ -5,6 +5,8 @@
  * production hold none of those facts (a deployment serves one environment and owns its database): they
  * read the sandbox's record of the organization of the same name through MKOBA_SANDBOX_DATABASE_URL, add
  * the overrides their operators recorded, and refuse keys while a gate is open (docs/GOING-LIVE.md).
+ *
+ * Past 400 lines: the sandbox's evaluation and pilot/production's reading of it are one record's two sides.
  */
 import { isLiveEnvironment } from '../domain/apiKeys.ts';
 import { AppError, validationError } from '../domain/errors.ts';

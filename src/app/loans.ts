@@ -8,6 +8,9 @@
  * the penalty; an operator writes a loan off through the ledger. Every path that changes a loan locks its
  * row first, then the ledger accounts, so a manual repayment and the automatic collection of the same day
  * take the money once, and a loan is disbursed once.
+ *
+ * Past 400 lines: products, applications, disbursement, repayments and the day work share one loan lock
+ * and one allocation rule; the day work is the next piece to move out.
  */
 import type { Approval } from '../domain/approvals.ts';
 import { evaluatePolicy, type PolicyDecision } from '../domain/decisions/policies.ts';

@@ -7,6 +7,8 @@
  * items become ordinary transfers, and what is still to pay is reserved again. Every step is idempotent and
  * resumes where a killed process stopped: items carry their own idempotency keys, and a chunk's items,
  * transfers, entries and the batch's counters commit together.
+ *
+ * Past 400 lines: submit, authorize, run in chunks and cancel share the batch lock and its reservation.
  */
 import type { Approval } from '../domain/approvals.ts';
 import {
