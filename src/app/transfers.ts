@@ -601,9 +601,9 @@ export async function applyStatusChange(
 /**
  * A change that moves money which waited (out of an approval or a review, to the rail, to settled) passes the
  * posting module's release gate over the transfer's wallets as locked now; one let go after an approval or a
- * review is also decided again by the authorization policy in force, if a newer version than the one that
- * decided it has come into force. One that no longer passes becomes a failure with the code a new transfer
- * would get (`wallet_not_active`, `policy_denied`): its hold is voided and its limits given back by that same
+ * review is also decided again by a newer policy version in force, its customer's tier limit and a pilot's
+ * caps as they stand now. One that no longer passes becomes a failure with the code a new transfer would get
+ * (`wallet_not_active`, `policy_denied`, `limit_exceeded`, `pilot_cap_exceeded`): its hold is voided and its limits given back by that same
  * change, once, `transfer.failed` is emitted, and the refusal is recorded as `transfer.release` evidence.
  */
 async function passReleaseGate(
@@ -655,7 +655,7 @@ async function passReleaseGate(
       refusal = {
         code: overLimit.code,
         reason: overLimit.code,
-        data: { detail: overLimit.detail, ...(overLimit.extensions as Record<string, EvidenceValue>) },
+        data: { detail: overLimit.detail, ...overLimit.extensions },
       };
     }
   }
