@@ -4,7 +4,7 @@
  * (`POST /v1/verifications/{id}/approve` or `/reject`). A real provider adapter goes behind this interface,
  * and calls its provider only through the outbound address guard: `guardedFetch(outboundPolicyFor(environment))`
  * from src/outbound/guard.ts (HTTPS to public addresses in pilot and production, each connection checked),
- * never the global `fetch` (test/insider-edges.test.ts fails on a server file that does).
+ * never the global `fetch` (test/insider/edges.test.ts fails on a server file that does).
  */
 import type { Environment } from '../domain/apiKeys.ts';
 import {

@@ -7,10 +7,10 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formatAmount, parseAmount } from '../src/domain/money.ts';
-import { api, BACKENDS, type Backend, startTestApp, type TestApp } from './support/harness.ts';
-import { balanceOf, drainRails, expectLedgerHealthy, fundedWallet, mobileMoney } from './support/ledger.ts';
-import { newOrganization } from './support/organizations.ts';
+import { formatAmount, parseAmount } from '../../src/domain/money.ts';
+import { api, BACKENDS, type Backend, startTestApp, type TestApp } from '../support/harness.ts';
+import { balanceOf, drainRails, expectLedgerHealthy, fundedWallet, mobileMoney } from '../support/ledger.ts';
+import { newOrganization } from '../support/organizations.ts';
 
 /** Runs per backend, transfers per run and the most steps of one run. */
 const RUNS: Record<Backend, number> = { pglite: 12, postgres: 5 };

@@ -7,9 +7,9 @@
  * use stablecoins or digital banking. Plus the pure decisions: the band and the USD equivalence.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SANDBOX_ORGANIZATION_NAME } from '../src/app/seed.ts';
-import { LIMIT_PEGS, limitBasisOf } from '../src/domain/decisions/limits.ts';
-import { enabledProducts, productOfMovement } from '../src/domain/launchGates.ts';
+import { SANDBOX_ORGANIZATION_NAME } from '../../src/app/seed.ts';
+import { LIMIT_PEGS, limitBasisOf } from '../../src/domain/decisions/limits.ts';
+import { enabledProducts, productOfMovement } from '../../src/domain/launchGates.ts';
 import {
   amountWithinBand,
   CONVERSION_RATE_BAND_BPS_DEFAULT,
@@ -17,7 +17,7 @@ import {
   parseConversionRate,
   rateChangesRequiringApproval,
   roundTripGain,
-} from '../src/domain/stablecoins.ts';
+} from '../../src/domain/stablecoins.ts';
 import {
   api,
   BACKENDS,
@@ -25,9 +25,9 @@ import {
   createCustomer,
   startTestApp,
   type TestApp,
-} from './support/harness.ts';
-import { balanceOf, expectLedgerHealthy, fundedWallet } from './support/ledger.ts';
-import { memberKeyIn, newOrganization } from './support/organizations.ts';
+} from '../support/harness.ts';
+import { balanceOf, expectLedgerHealthy, fundedWallet } from '../support/ledger.ts';
+import { memberKeyIn, newOrganization } from '../support/organizations.ts';
 
 const rate = (text: string) => parseConversionRate(text, 'rate');
 const BAND = CONVERSION_RATE_BAND_BPS_DEFAULT;

@@ -7,12 +7,12 @@
  * exact. One scenario per kind in WAITING_MOVEMENTS: a kind added without one fails here.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LedgerWriter } from '../src/app/posting/writer.ts';
-import { WAITING_MOVEMENTS, type WaitingMovement } from '../src/domain/posting.ts';
-import { runPaymentBatchPass } from '../src/workers/paymentBatchWorker.ts';
-import { api, BACKENDS, createCustomer, startTestApp, type TestApp } from './support/harness.ts';
-import { balanceOf, drainRails, expectLedgerHealthy, fundedWallet, mobileMoney } from './support/ledger.ts';
-import { newOrganization, type TestOrganization } from './support/organizations.ts';
+import { LedgerWriter } from '../../src/app/posting/writer.ts';
+import { WAITING_MOVEMENTS, type WaitingMovement } from '../../src/domain/posting.ts';
+import { runPaymentBatchPass } from '../../src/workers/paymentBatchWorker.ts';
+import { api, BACKENDS, createCustomer, startTestApp, type TestApp } from '../support/harness.ts';
+import { balanceOf, drainRails, expectLedgerHealthy, fundedWallet, mobileMoney } from '../support/ledger.ts';
+import { newOrganization, type TestOrganization } from '../support/organizations.ts';
 
 /** On the sample sanctions list the sandbox seed loads (data/sanctions/sample.csv): held for review. */
 const LISTED_NAME = 'Viktor Dragomirov';

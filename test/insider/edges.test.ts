@@ -10,13 +10,13 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../src/http/app.ts';
-import { createServiceMetrics } from '../src/metrics.ts';
-import { BlockedAddressError, guardedFetch, guardedLookup } from '../src/outbound/guard.ts';
-import { PARTNER_RAIL_FACTORIES } from '../src/rails/partners/index.ts';
-import { DARAJA_SIMULATOR_DEFAULT_CREDENTIALS } from '../src/simulators/mpesaDaraja.ts';
-import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
-import { newOrganization } from './support/organizations.ts';
+import { buildApp } from '../../src/http/app.ts';
+import { createServiceMetrics } from '../../src/metrics.ts';
+import { BlockedAddressError, guardedFetch, guardedLookup } from '../../src/outbound/guard.ts';
+import { PARTNER_RAIL_FACTORIES } from '../../src/rails/partners/index.ts';
+import { DARAJA_SIMULATOR_DEFAULT_CREDENTIALS } from '../../src/simulators/mpesaDaraja.ts';
+import { api, BACKENDS, startTestApp, type TestApp } from '../support/harness.ts';
+import { newOrganization } from '../support/organizations.ts';
 
 const METRICS_TOKEN = 'm'.repeat(40);
 
@@ -198,7 +198,7 @@ describe('the partner adapters call out through the guard, checked at connect ti
 
 describe('every outbound call of the server goes through the guard', () => {
   it('no file of the server calls fetch or http(s).request without the guard', () => {
-    const root = fileURLToPath(new URL('../src/', import.meta.url));
+    const root = fileURLToPath(new URL('../../src/', import.meta.url));
     // The CLI runs on an operator's machine against a URL they give; the simulators are the sandbox's own.
     const exempt = ['outbound/', 'cli/', 'simulators/'];
     const offenders: string[] = [];

@@ -6,11 +6,11 @@
  * keys for other members come only from the operator's CLI path, which leaves evidence naming the operator.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runAdminCommand } from '../src/app/admin.ts';
-import { signedIn } from './support/console.ts';
-import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
-import { balanceOf, expectLedgerHealthy, fundedWallet, mobileMoney } from './support/ledger.ts';
-import { newOrganization, type TestOrganization } from './support/organizations.ts';
+import { runAdminCommand } from '../../src/app/admin.ts';
+import { signedIn } from '../support/console.ts';
+import { api, BACKENDS, startTestApp, type TestApp } from '../support/harness.ts';
+import { balanceOf, expectLedgerHealthy, fundedWallet, mobileMoney } from '../support/ledger.ts';
+import { newOrganization, type TestOrganization } from '../support/organizations.ts';
 
 const FOUR_EYES = {
   id: 'large_payouts',

@@ -7,12 +7,12 @@
  * verifies.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LedgerWriter } from '../src/app/posting/writer.ts';
-import { parseAmount } from '../src/domain/money.ts';
-import { runPaymentBatchPass } from '../src/workers/paymentBatchWorker.ts';
-import { api, BACKENDS, createCustomer, startTestApp, type TestApp } from './support/harness.ts';
-import { balanceOf, drainRails, expectLedgerHealthy, mobileMoney } from './support/ledger.ts';
-import { newOrganization } from './support/organizations.ts';
+import { LedgerWriter } from '../../src/app/posting/writer.ts';
+import { parseAmount } from '../../src/domain/money.ts';
+import { runPaymentBatchPass } from '../../src/workers/paymentBatchWorker.ts';
+import { api, BACKENDS, createCustomer, startTestApp, type TestApp } from '../support/harness.ts';
+import { balanceOf, drainRails, expectLedgerHealthy, mobileMoney } from '../support/ledger.ts';
+import { newOrganization } from '../support/organizations.ts';
 
 /** Rounds of the race per backend, and how many requests of each kind one round sends. */
 const ROUNDS = 3;

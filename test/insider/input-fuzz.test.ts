@@ -7,13 +7,13 @@
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { issueApiKey } from '../src/app/apiKeys.ts';
-import { SANDBOX_ORGANIZATION_NAME } from '../src/app/seed.ts';
-import { REQUEST_BODY_DEPTH_MAX } from '../src/config.ts';
-import { SCOPES } from '../src/domain/apiKeys.ts';
-import { jsonNestingDepth } from '../src/http/bodyParser.ts';
-import { toAppError } from '../src/http/problems.ts';
-import { BACKENDS, startTestApp, TEST_DATABASE_URL, type TestApp } from './support/harness.ts';
+import { issueApiKey } from '../../src/app/apiKeys.ts';
+import { SANDBOX_ORGANIZATION_NAME } from '../../src/app/seed.ts';
+import { REQUEST_BODY_DEPTH_MAX } from '../../src/config.ts';
+import { SCOPES } from '../../src/domain/apiKeys.ts';
+import { jsonNestingDepth } from '../../src/http/bodyParser.ts';
+import { toAppError } from '../../src/http/problems.ts';
+import { BACKENDS, startTestApp, TEST_DATABASE_URL, type TestApp } from '../support/harness.ts';
 
 interface Parameter {
   name: string;
@@ -26,7 +26,7 @@ interface Operation {
   requestBody?: { content?: Record<string, unknown> };
 }
 
-const openapi: unknown = JSON.parse(readFileSync(new URL('../openapi.json', import.meta.url), 'utf8'));
+const openapi: unknown = JSON.parse(readFileSync(new URL('../../openapi.json', import.meta.url), 'utf8'));
 const WRITE_METHODS = ['post', 'put', 'patch', 'delete'];
 
 /** Each operation that takes a JSON body, or is a write that documents none (it must take no fields). */
