@@ -174,6 +174,47 @@ describe.each(BACKENDS)('verifications in the sandbox on %s', (backend) => {
     expect((await submit('cus_01jcz3m5e7x8y9a0b1c2d3e4f5', individual('27001234'))).statusCode).toBe(404);
   });
 
+  it('names every missing field of a submission in one answer, `param` the first, for either type', async () => {
+    const person = await createCustomer(t);
+    const company = (await api(t, 'POST', '/v1/customers', { body: { type: 'business', name: 'Co' } })).data
+      .id;
+    const bare = await submit(person, { type: 'individual', phone: '0711', registration_number: 'X1234' });
+    expect(bare.statusCode).toBe(400);
+    expect(bare.data.param).toBe('legal_name');
+    expect(bare.data.errors.map((e: { param: string; code: string }) => [e.param, e.code])).toEqual(
+      expect.arrayContaining([
+        ['legal_name', 'missing'],
+        ['date_of_birth', 'missing'],
+        ['national_id', 'missing'],
+        ['address', 'missing'],
+        ['registration_number', 'unknown_field'],
+        ['phone', 'invalid_format'],
+      ]),
+    );
+    expect(bare.data.errors).toHaveLength(6);
+    const kyb = await submit(company, { type: 'business', legal_name: 'Co Ltd' });
+    expect(kyb.statusCode).toBe(400);
+    expect(kyb.data.errors.map((e: { param: string }) => e.param)).toEqual([
+      'registration_number',
+      'country',
+      'beneficial_owners',
+    ]);
+    expect(kyb.data.param).toBe('registration_number');
+    const untyped = await submit(person, { legal_name: 'Neema Mwangi' });
+    expect(untyped.data).toMatchObject({ param: 'type', errors: [{ param: 'type', code: 'missing' }] });
+    const unknownType = await submit(person, { type: 'trust', legal_name: 'Neema Mwangi' });
+    expect(unknownType.data).toMatchObject({
+      param: 'type',
+      errors: [{ param: 'type', code: 'invalid_value' }],
+    });
+    const mismatch = await submit(company, individual('27001234'));
+    expect(mismatch.data).toMatchObject({ param: 'type', code: 'validation_error' });
+    expect(mismatch.data.detail).toBe('a business customer submits a business verification');
+    const otherWay = await submit(person, business());
+    expect(otherWay.data.detail).toBe('an individual customer submits an individual verification');
+    expect((await api(t, 'GET', `/v1/customers/${person}/verifications`)).data.data).toEqual([]);
+  });
+
   it('a name on the sanctions list holds the verification for review: cleared it is decided, rejected it is a sanctions match', async () => {
     const listed = individual('27001234', {
       legal_name: 'Viktor Dragomirov',

@@ -134,6 +134,19 @@ export function validationError(param: string, detail: string, code = 'invalid')
   });
 }
 
+/** Every field at fault in one 400: `param` and `detail` are the first's. */
+export function validationErrors(errors: FieldError[]): AppError {
+  const first = errors[0];
+  return new AppError({
+    status: 400,
+    code: 'validation_error',
+    title: 'Invalid request',
+    detail: first?.message ?? 'The request is invalid.',
+    param: first?.param,
+    errors,
+  });
+}
+
 export function resourceMissing(resource: string, id: string, param?: string): AppError {
   return new AppError({
     status: 404,

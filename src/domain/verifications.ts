@@ -3,7 +3,7 @@
  * customer's `kyc_status`, the reasons a verification is not passed, and what an integrator may see of the
  * personal data (national id numbers masked to their last 4 characters).
  */
-import { AppError, validationError } from './errors.ts';
+import { AppError, type FieldError, validationError, validationErrors } from './errors.ts';
 
 export const VERIFICATION_STATUSES = ['pending', 'verified', 'rejected', 'documents_required'] as const;
 export type VerificationStatus = (typeof VERIFICATION_STATUSES)[number];
@@ -149,59 +149,62 @@ export function checkDateOfBirth(value: string, param: string, today: Date): voi
     throw validationError(param, `${param} is in the future`, 'out_of_range');
 }
 
+/** Each submission type's fields, all required: the schema of each form is built from these. */
+export const VERIFICATION_FIELDS = {
+  individual: ['legal_name', 'date_of_birth', 'national_id', 'phone', 'address'],
+  business: ['legal_name', 'registration_number', 'country', 'beneficial_owners'],
+} as const satisfies Record<VerificationSubmission['type'], readonly string[]>;
+
+/** "an individual", "a business": a word with the indefinite article its sound takes. */
+export function withArticle(word: string): string {
+  return `${/^[aeiou]/i.test(word) ? 'an' : 'a'} ${word}`;
+}
+
 /**
  * Checks what the shapes cannot: dates, the submission's type against the customer's, and beneficial
- * ownership (shares total at most 100 %, someone holds a significant share). Throws a 400 naming the field.
+ * ownership (shares total at most 100 %, someone holds a significant share). Throws one 400 naming every
+ * field at fault, `param` the first.
  */
 export function checkSubmission(s: VerificationSubmission, customerType: string, today: Date): void {
-  const required =
-    s.type === 'individual'
-      ? ['legal_name', 'date_of_birth', 'national_id', 'phone', 'address']
-      : ['legal_name', 'registration_number', 'country', 'beneficial_owners'];
-  const given = s as unknown as Record<string, unknown>;
-  for (const field of required) {
-    if (given[field] === undefined) {
-      throw validationError(field, `${field} is required for a ${s.type} verification`, 'missing');
-    }
-  }
-  const other =
-    s.type === 'individual'
-      ? ['registration_number', 'country', 'beneficial_owners']
-      : ['date_of_birth', 'national_id', 'phone', 'address'];
-  for (const field of other) {
-    if (given[field] !== undefined) {
-      throw validationError(field, `${field} is not part of a ${s.type} verification`, 'unknown_field');
-    }
-  }
   if (s.type !== customerType) {
     throw validationError(
       'type',
-      `a ${customerType} customer submits a ${customerType} verification`,
+      `${withArticle(customerType)} customer submits ${withArticle(customerType)} verification`,
       'type_mismatch',
     );
   }
+  const faults: FieldError[] = [];
+  const checkDate = (value: string, param: string) => {
+    try {
+      checkDateOfBirth(value, param, today);
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error;
+      faults.push(...error.errors);
+    }
+  };
   if (s.type === 'individual') {
-    checkDateOfBirth(s.date_of_birth, 'date_of_birth', today);
-    return;
+    checkDate(s.date_of_birth, 'date_of_birth');
+  } else {
+    s.beneficial_owners.forEach((o, i) => {
+      checkDate(o.date_of_birth, `beneficial_owners[${i}].date_of_birth`);
+    });
+    const total = s.beneficial_owners.reduce((sum, o) => sum + o.ownership_bp, 0);
+    if (total > OWNERSHIP_BP_TOTAL) {
+      faults.push({
+        param: 'beneficial_owners',
+        code: 'out_of_range',
+        message: `ownership shares add up to ${total} basis points, more than 10,000`,
+      });
+    }
+    if (!s.beneficial_owners.some((o) => o.ownership_bp >= SIGNIFICANT_OWNERSHIP_BP)) {
+      faults.push({
+        param: 'beneficial_owners',
+        code: 'missing',
+        message: `declare every owner of ${SIGNIFICANT_OWNERSHIP_BP} basis points (25 %) or more; none was declared`,
+      });
+    }
   }
-  s.beneficial_owners.forEach((o, i) => {
-    checkDateOfBirth(o.date_of_birth, `beneficial_owners[${i}].date_of_birth`, today);
-  });
-  const total = s.beneficial_owners.reduce((sum, o) => sum + o.ownership_bp, 0);
-  if (total > OWNERSHIP_BP_TOTAL) {
-    throw validationError(
-      'beneficial_owners',
-      `ownership shares add up to ${total} basis points, more than 10,000`,
-      'out_of_range',
-    );
-  }
-  if (!s.beneficial_owners.some((o) => o.ownership_bp >= SIGNIFICANT_OWNERSHIP_BP)) {
-    throw validationError(
-      'beneficial_owners',
-      `declare every owner of ${SIGNIFICANT_OWNERSHIP_BP} basis points (25 %) or more; none was declared`,
-      'missing',
-    );
-  }
+  if (faults.length > 0) throw validationErrors(faults);
 }
 
 /** The number the sandbox provider decides by: the national id's, or the registration number. */

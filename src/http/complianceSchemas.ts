@@ -1,12 +1,27 @@
-/** Response schemas of the compliance surface (evidence, and what reviews, alerts and freezes return). */
+/**
+ * Schemas of the compliance surface: evidence, and what reviews, alerts, freezes and verifications return;
+ * and what a verification submits, one form per customer type.
+ */
 
 import { AML_ALERT_STATUSES, AML_DISPOSITIONS } from '../domain/amlAlerts.ts';
+import { PHONE_PATTERN } from '../domain/customers.ts';
 import { AML_ACTIONS, AML_RULE_TYPES } from '../domain/decisions/aml.ts';
 import { EVIDENCE_KINDS } from '../domain/evidence.ts';
 import { ID_PREFIXES } from '../domain/ids.ts';
 import { REVIEW_KINDS, REVIEW_STATUSES } from '../domain/reviews.ts';
-import { VERIFICATION_REASONS, VERIFICATION_STATUSES } from '../domain/verifications.ts';
-import { idSchema, nullableIdSchema, timestampSchema } from './schemas.ts';
+import {
+  ADDRESS_LINE_LENGTH_MAX,
+  BENEFICIAL_OWNERS_MAX,
+  ID_NUMBER_PATTERN,
+  LEGAL_NAME_LENGTH_MAX,
+  NATIONAL_ID_TYPES,
+  OWNERSHIP_BP_TOTAL,
+  VERIFICATION_FIELDS,
+  VERIFICATION_REASONS,
+  VERIFICATION_STATUSES,
+  type VerificationSubmission,
+} from '../domain/verifications.ts';
+import { componentRef, DOCUMENTED_AS, idSchema, nullableIdSchema, timestampSchema } from './schemas.ts';
 
 const SHA256_HEX_PATTERN = '^[0-9a-f]{64}$';
 
@@ -240,6 +255,128 @@ export const verificationSchema = {
     decided_at: { ...timestampSchema, type: ['string', 'null'] },
   },
 } as const;
+
+const DATE_PATTERN = '^\\d{4}-\\d{2}-\\d{2}$';
+const COUNTRY_PATTERN = '^[A-Z]{2}$';
+const text = (maxLength: number) => ({ type: 'string', minLength: 1, maxLength });
+const nationalIdSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['type', 'number'],
+  properties: {
+    type: { type: 'string', enum: NATIONAL_ID_TYPES },
+    number: {
+      type: 'string',
+      pattern: ID_NUMBER_PATTERN,
+      description: 'Shown back masked to its last 4 characters.',
+    },
+  },
+} as const;
+
+/** Every field a submission may carry, by name; each type's form takes those VERIFICATION_FIELDS lists. */
+const SUBMISSION_FIELD_SCHEMAS = {
+  legal_name: text(LEGAL_NAME_LENGTH_MAX),
+  date_of_birth: { type: 'string', pattern: DATE_PATTERN, description: 'YYYY-MM-DD.' },
+  national_id: nationalIdSchema,
+  phone: { type: 'string', pattern: PHONE_PATTERN, description: 'E.164.' },
+  address: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['line1', 'city', 'country'],
+    properties: {
+      line1: text(ADDRESS_LINE_LENGTH_MAX),
+      line2: text(ADDRESS_LINE_LENGTH_MAX),
+      city: text(ADDRESS_LINE_LENGTH_MAX),
+      region: text(ADDRESS_LINE_LENGTH_MAX),
+      postal_code: text(20),
+      country: { type: 'string', pattern: COUNTRY_PATTERN, description: 'ISO 3166-1 alpha-2.' },
+    },
+  },
+  registration_number: { type: 'string', pattern: ID_NUMBER_PATTERN },
+  country: {
+    type: 'string',
+    pattern: COUNTRY_PATTERN,
+    description: 'ISO 3166-1 alpha-2: where it is registered.',
+  },
+  beneficial_owners: {
+    type: 'array',
+    minItems: 1,
+    maxItems: BENEFICIAL_OWNERS_MAX,
+    description: 'Every owner of 25 % or more; shares in basis points, at most 10,000 in all.',
+    items: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['name', 'date_of_birth', 'national_id', 'ownership_bp'],
+      properties: {
+        name: text(LEGAL_NAME_LENGTH_MAX),
+        date_of_birth: { type: 'string', pattern: DATE_PATTERN },
+        national_id: nationalIdSchema,
+        ownership_bp: { type: 'integer', minimum: 1, maximum: OWNERSHIP_BP_TOTAL },
+      },
+    },
+  },
+} as const;
+
+type SubmissionType = VerificationSubmission['type'];
+
+/** Each type's form: its `type`, then every field VERIFICATION_FIELDS names for it, all required. */
+const SUBMISSION_FORMS: Record<SubmissionType, { name: string; description: string }> = {
+  individual: {
+    name: 'IndividualVerificationSubmission',
+    description: 'KYC of an individual customer.',
+  },
+  business: {
+    name: 'BusinessVerificationSubmission',
+    description: 'KYB of a business customer, with its beneficial owners.',
+  },
+};
+
+function submissionForm(type: SubmissionType) {
+  const fields = VERIFICATION_FIELDS[type];
+  return {
+    type: 'object',
+    description: SUBMISSION_FORMS[type].description,
+    additionalProperties: false,
+    required: ['type', ...fields],
+    properties: {
+      type: { type: 'string', const: type, description: 'The customer’s type.' },
+      ...Object.fromEntries(fields.map((field) => [field, SUBMISSION_FIELD_SCHEMAS[field]])),
+    },
+  };
+}
+
+const SUBMISSION_TYPES = Object.keys(SUBMISSION_FORMS) as SubmissionType[];
+const submissionDescription =
+  'One form per customer type, told apart by `type`: an individual sends `legal_name`, `date_of_birth`, `national_id`, `phone`, `address`; a business `legal_name`, `registration_number`, `country`, `beneficial_owners`. Every missing or unknown field is named in one 400 answer.';
+
+/**
+ * A verification's body as validated: the forms inline, picked by `type` (Ajv's discriminator), so the
+ * faults named are the chosen form's alone. The document shows the `VerificationSubmission` component.
+ */
+export const verificationSubmissionSchema = {
+  type: 'object',
+  description: submissionDescription,
+  required: ['type'],
+  properties: { type: { type: 'string', enum: SUBMISSION_TYPES } },
+  discriminator: { propertyName: 'type' },
+  oneOf: SUBMISSION_TYPES.map(submissionForm),
+  [DOCUMENTED_AS]: 'VerificationSubmission',
+};
+
+/** The submission's forms as named components of the OpenAPI document: one generated type per form. */
+export const VERIFICATION_DOCUMENT_SCHEMAS: Record<string, object> = {
+  ...Object.fromEntries(SUBMISSION_TYPES.map((type) => [SUBMISSION_FORMS[type].name, submissionForm(type)])),
+  VerificationSubmission: {
+    description: submissionDescription,
+    oneOf: SUBMISSION_TYPES.map((type) => componentRef(SUBMISSION_FORMS[type].name)),
+    discriminator: {
+      propertyName: 'type',
+      mapping: Object.fromEntries(
+        SUBMISSION_TYPES.map((type) => [type, componentRef(SUBMISSION_FORMS[type].name).$ref]),
+      ),
+    },
+  },
+};
 
 export const COMPLIANCE_SCHEMAS = [
   evidenceSchema,

@@ -3,6 +3,7 @@ import type { SwaggerTransformObject } from '@fastify/swagger';
 import type { FastifyRequest, FastifySchema } from 'fastify';
 import { PORT_DEFAULT } from '../config.ts';
 import { API_VERSION } from '../domain/version.ts';
+import { VERIFICATION_DOCUMENT_SCHEMAS } from './complianceSchemas.ts';
 import { DOCUMENT_ONLY_SCHEMAS, DOCUMENTED_AS } from './schemas.ts';
 
 export { API_VERSION };
@@ -220,8 +221,14 @@ export function documentForRequest<T extends object>(
   return { ...document, servers: [{ url, description: SERVED_FROM }] };
 }
 
+/** Every component that exists only in the document: transfer destinations, verification submissions. */
+const DOCUMENT_COMPONENTS: Record<string, object> = {
+  ...DOCUMENT_ONLY_SCHEMAS,
+  ...VERIFICATION_DOCUMENT_SCHEMAS,
+};
+
 function referenceTo(name: string): { $ref: string } {
-  if (!(name in DOCUMENT_ONLY_SCHEMAS)) throw new Error(`no document-only schema named ${name}`);
+  if (!(name in DOCUMENT_COMPONENTS)) throw new Error(`no document-only schema named ${name}`);
   return { $ref: `#/components/schemas/${name}` };
 }
 
@@ -246,7 +253,7 @@ export const documentObject: SwaggerTransformObject = (input) => {
     ...document,
     components: {
       ...document.components,
-      schemas: { ...document.components?.schemas, ...DOCUMENT_ONLY_SCHEMAS },
+      schemas: { ...document.components?.schemas, ...DOCUMENT_COMPONENTS },
     },
   } as typeof input.openapiObject;
 };

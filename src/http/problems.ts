@@ -2,7 +2,13 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { PG_TIMEOUT_RETRY_AFTER_SECONDS } from '../config.ts';
 import { PHONE_PATTERN } from '../domain/customers.ts';
-import { AppError, type ErrorCode, type FieldError, problemDocument } from '../domain/errors.ts';
+import {
+  AppError,
+  type ErrorCode,
+  type FieldError,
+  problemDocument,
+  validationErrors,
+} from '../domain/errors.ts';
 import { IDEMPOTENCY_KEY_LENGTH_MAX, IDEMPOTENCY_KEY_PATTERN } from '../domain/idempotency.ts';
 import {
   isDatabaseTimeout,
@@ -221,6 +227,25 @@ function withoutRepeatedKeyIssues(issues: AjvIssue[]): AjvIssue[] {
   );
 }
 
+/**
+ * A `oneOf` told apart by a discriminator reports a missing or unknown tag twice: the tag's own rule
+ * (`required`, `enum`), which names the field, then the discriminator's. The first says why; the second is
+ * dropped.
+ */
+function withoutRepeatedTagIssues(issues: AjvIssue[]): AjvIssue[] {
+  return issues.filter((issue) => {
+    if (issue.keyword !== 'discriminator') return true;
+    const tag = String(issue.params.tag);
+    return !issues.some(
+      (other) =>
+        (other.instancePath === `${issue.instancePath}/${tag}` && other.keyword !== 'discriminator') ||
+        (other.instancePath === issue.instancePath &&
+          other.keyword === 'required' &&
+          other.params.missingProperty === tag),
+    );
+  });
+}
+
 /** A request the database rolled back whole: nothing of it was recorded, so the same request may be retried. */
 function notCarriedOut(why: string): AppError {
   return new AppError({
@@ -250,18 +275,10 @@ export function toAppError(thrown: unknown): AppError {
   const fastifyError = error as FastifyError & { validation?: AjvIssue[]; validationContext?: string };
   if (Array.isArray(fastifyError.validation)) {
     const context = fastifyError.validationContext ?? 'body';
-    const errors = withoutRepeatedKeyIssues(fastifyError.validation).map((issue) =>
+    const errors = withoutRepeatedTagIssues(withoutRepeatedKeyIssues(fastifyError.validation)).map((issue) =>
       fieldErrorFromAjv(issue, context),
     );
-    const first = errors[0];
-    return new AppError({
-      status: 400,
-      code: 'validation_error',
-      title: 'Invalid request',
-      detail: first ? first.message : 'The request is invalid.',
-      param: first?.param,
-      errors,
-    });
+    return validationErrors(errors);
   }
   switch (fastifyError.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':

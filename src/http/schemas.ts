@@ -696,7 +696,8 @@ const DESTINATION_VARIANTS: Record<DestinationType, { name: string; schema: obje
   },
 };
 
-const componentRef = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+/** A reference to a named component of the OpenAPI document. */
+export const componentRef = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 
 /**
  * Schemas that exist only in the OpenAPI document, by component name: the destination as a `oneOf` told

@@ -10,23 +10,17 @@ import {
   screenSubmission,
   submitVerification,
 } from '../../app/verifications.ts';
-import { PHONE_PATTERN } from '../../domain/customers.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import { RISK_LEVELS, RISK_OVERRIDE_REASON_LENGTH_MAX, type RiskLevel } from '../../domain/risk.ts';
 import {
-  ADDRESS_LINE_LENGTH_MAX,
-  BENEFICIAL_OWNERS_MAX,
   checkSubmission,
-  ID_NUMBER_PATTERN,
-  LEGAL_NAME_LENGTH_MAX,
-  NATIONAL_ID_TYPES,
-  OWNERSHIP_BP_TOTAL,
   VERIFICATION_REASONS,
   type VerificationReason,
   type VerificationSubmission,
 } from '../../domain/verifications.ts';
 import { BEARER_SECURITY, principalOf, requestActor } from '../auth.ts';
 import { presentVerification } from '../compliancePresenters.ts';
+import { verificationSubmissionSchema } from '../complianceSchemas.ts';
 import { type ListQuery, pageRequestOf, presentCustomer, presentList } from '../presenters.ts';
 import { problemResponses, READ_PROBLEMS, WRITE_PROBLEMS } from '../problems.ts';
 import {
@@ -39,79 +33,14 @@ import {
 import { sendWrite } from '../writes.ts';
 
 const TAGS = ['Verifications'];
-const DATE_PATTERN = '^\\d{4}-\\d{2}-\\d{2}$';
-const COUNTRY_PATTERN = '^[A-Z]{2}$';
 const text = (maxLength: number, description?: string) => ({
   type: 'string',
   minLength: 1,
   maxLength,
   ...(description ? { description } : {}),
 });
-const nationalIdSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['type', 'number'],
-  properties: {
-    type: { type: 'string', enum: NATIONAL_ID_TYPES },
-    number: {
-      type: 'string',
-      pattern: ID_NUMBER_PATTERN,
-      description: 'Shown back masked to its last 4 characters.',
-    },
-  },
-} as const;
 const customerParams = idParamsSchema(ID_PREFIXES.customer, 'Customer id.');
 const verificationParams = idParamsSchema(ID_PREFIXES.verification, 'Verification id.');
-
-const submissionSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['type', 'legal_name'],
-  description:
-    'An individual: `legal_name`, `date_of_birth`, `national_id`, `phone`, `address`. A business: `legal_name`, `registration_number`, `country`, `beneficial_owners` (every owner of 25 % or more; shares in basis points, at most 10,000 in all).',
-  properties: {
-    type: { type: 'string', enum: ['individual', 'business'], description: 'The customer’s type.' },
-    legal_name: text(LEGAL_NAME_LENGTH_MAX),
-    date_of_birth: { type: 'string', pattern: DATE_PATTERN, description: 'YYYY-MM-DD.' },
-    national_id: nationalIdSchema,
-    phone: { type: 'string', pattern: PHONE_PATTERN, description: 'E.164.' },
-    address: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['line1', 'city', 'country'],
-      properties: {
-        line1: text(ADDRESS_LINE_LENGTH_MAX),
-        line2: text(ADDRESS_LINE_LENGTH_MAX),
-        city: text(ADDRESS_LINE_LENGTH_MAX),
-        region: text(ADDRESS_LINE_LENGTH_MAX),
-        postal_code: text(20),
-        country: { type: 'string', pattern: COUNTRY_PATTERN, description: 'ISO 3166-1 alpha-2.' },
-      },
-    },
-    registration_number: { type: 'string', pattern: ID_NUMBER_PATTERN },
-    country: {
-      type: 'string',
-      pattern: COUNTRY_PATTERN,
-      description: 'ISO 3166-1 alpha-2: where it is registered.',
-    },
-    beneficial_owners: {
-      type: 'array',
-      minItems: 1,
-      maxItems: BENEFICIAL_OWNERS_MAX,
-      items: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['name', 'date_of_birth', 'national_id', 'ownership_bp'],
-        properties: {
-          name: text(LEGAL_NAME_LENGTH_MAX),
-          date_of_birth: { type: 'string', pattern: DATE_PATTERN },
-          national_id: nationalIdSchema,
-          ownership_bp: { type: 'integer', minimum: 1, maximum: OWNERSHIP_BP_TOTAL },
-        },
-      },
-    },
-  },
-} as const;
 
 /** Verifications (KYC and KYB), their operator decisions, and the risk override. */
 export function verificationRoutes(app: FastifyInstance, deps: Deps): void {
@@ -128,7 +57,7 @@ export function verificationRoutes(app: FastifyInstance, deps: Deps): void {
         security: BEARER_SECURITY,
         headers: idempotencyHeadersSchema,
         params: customerParams,
-        body: submissionSchema,
+        body: verificationSubmissionSchema,
         response: {
           201: { description: 'The verification.', headers: idempotentWriteHeaders, $ref: 'Verification#' },
           ...problemResponses(...WRITE_PROBLEMS),
