@@ -42,7 +42,7 @@ describe.each(BACKENDS)('events on %s', (backend) => {
 
   it('a rail transfer that settles emits created, processing, settled, each with the 2.4 payload', async () => {
     const wallet = await fundedWallet(t, '1000.00');
-    const transfer = await transferTo(t, wallet, mobileMoney('+254700000000'), '250.50');
+    const transfer = await transferTo(t, wallet, mobileMoney('+254700000000'), '250.00');
     await drainRails(t);
     const events = await eventsAbout(t, transfer.id);
     expect(events.map((e) => e.type)).toEqual([
@@ -72,7 +72,7 @@ describe.each(BACKENDS)('events on %s', (backend) => {
         status: states[i]?.[0],
         rail: 'mobile_money',
         ledger_state: states[i]?.[1],
-        amount: '250.50',
+        amount: '250.00',
         fee: '0.00',
         currency: 'KES',
         direction: 'outbound',
@@ -170,14 +170,14 @@ describe.each(BACKENDS)('events on %s', (backend) => {
   });
 
   it('a refused transfer writes no event; an idempotent replay writes no second one', async () => {
-    const wallet = await fundedWallet(t, '10.00');
+    const wallet = await fundedWallet(t, '9.99');
     const count = async () => {
       const page = await api(t, 'GET', `/v1/events?limit=${EVENTS_PAGE_MAX}`);
       return page.data.data.length as number;
     };
     const before = await count();
     const poor = await api(t, 'POST', '/v1/transfers', {
-      body: { source: wallet, destination: mobileMoney('+254711111111'), amount: '10.01', currency: 'KES' },
+      body: { source: wallet, destination: mobileMoney('+254711111111'), amount: '10.00', currency: 'KES' },
     });
     expect(poor.statusCode).toBe(422);
     expect(await count()).toBe(before);

@@ -44,6 +44,8 @@ const MODEL_WALLETS = 3;
 const MODEL_FUNDING_MINOR = { min: 50_00n, max: 500_00n };
 /** Mobile money carries at least 1.00 KES; amounts go past any wallet's balance on purpose. */
 const MOBILE_AMOUNT_MINOR = { min: 1_00n, max: 300_00n };
+/** M-Pesa moves whole shillings: a KES amount with cents is refused at creation. */
+const CENTS_PER_SHILLING = 100n;
 const INTERNAL_AMOUNT_MINOR = { min: 1n, max: 300_00n };
 /** Runs of each pure property. */
 const PURE_RUNS = 300;
@@ -393,7 +395,13 @@ class CreateMobileMoney implements fc.AsyncCommand<Model, Real> {
       currency: 'KES',
     });
     const wallet = walletOf(m, this.source);
-    if (available(wallet) < this.amountMinor) {
+    if (this.amountMinor % CENTS_PER_SHILLING !== 0n) {
+      // M-Pesa carries whole shillings: refused before anything is held.
+      expect(response).toMatchObject({
+        status: 422,
+        data: { code: 'amount_not_supported', param: 'amount' },
+      });
+    } else if (available(wallet) < this.amountMinor) {
       expect(response).toMatchObject({ status: 422, data: { code: 'insufficient_funds' } });
     } else {
       expect(response).toMatchObject({ status: 201, data: { status: 'pending', ledger_state: 'pending' } });
@@ -592,8 +600,21 @@ class RailPass implements fc.AsyncCommand<Model, Real> {
 }
 
 const walletArb = fc.nat({ max: MODEL_WALLETS - 1 });
+/** Mostly whole shillings, which M-Pesa carries; now and then an amount with cents, which it refuses. */
+const mobileAmountArb = fc.oneof(
+  {
+    arbitrary: fc
+      .bigInt({
+        min: MOBILE_AMOUNT_MINOR.min / CENTS_PER_SHILLING,
+        max: MOBILE_AMOUNT_MINOR.max / CENTS_PER_SHILLING,
+      })
+      .map((shillings) => shillings * CENTS_PER_SHILLING),
+    weight: 4,
+  },
+  { arbitrary: fc.bigInt(MOBILE_AMOUNT_MINOR), weight: 1 },
+);
 const createMobileMoneyArb = fc
-  .tuple(walletArb, fc.bigInt(MOBILE_AMOUNT_MINOR), fc.constantFrom<Behaviour>('settle', 'fail', 'timeout'))
+  .tuple(walletArb, mobileAmountArb, fc.constantFrom<Behaviour>('settle', 'fail', 'timeout'))
   .map(([w, amount, behaviour]) => new CreateMobileMoney(w, amount, behaviour));
 const createInternalArb = fc
   .tuple(walletArb, fc.nat({ max: MODEL_WALLETS - 2 }), fc.bigInt(INTERNAL_AMOUNT_MINOR))

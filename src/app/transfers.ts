@@ -26,6 +26,7 @@ import { IN_REVIEW_STATUS_REASON } from '../domain/reviews.ts';
 import { effectiveRiskLevel } from '../domain/risk.ts';
 import { feeOf, type Transfer } from '../domain/transferRecord.ts';
 import {
+  checkRailAmountStep,
   DESTINATION_TYPES,
   type Destination,
   type DestinationType,
@@ -210,7 +211,7 @@ export interface CheckedTransfer {
 
 /**
  * The checks of a transfer request that need nothing but its wallets: currency, destination, rail, amount
- * and the rail's bounds, and a wallet destination's existence and currency. Throws the first fault, naming
+ * and the rail's bounds and step, and a wallet destination's existence and currency. Throws the first fault, naming
  * its field. Shared by single transfers and payment batch items.
  */
 export function checkTransferRequest(
@@ -250,6 +251,12 @@ export function checkTransferRequest(
       'out_of_range',
     );
   }
+  checkRailAmountStep(
+    rail,
+    destination.type === 'mobile_money' ? destination.network : undefined,
+    currency,
+    amountMinor,
+  );
   let destinationWallet: WalletIdentity | null = null;
   if (destination.type === 'wallet') {
     if (!isId('wallet', destination.wallet)) {

@@ -22,6 +22,7 @@ export type ErrorCode =
   | 'wallet_not_active'
   | 'wallet_not_empty'
   | 'limit_exceeded'
+  | 'amount_not_supported'
   | 'limit_not_configured'
   | 'product_not_enabled'
   | 'pilot_cap_exceeded'

@@ -198,6 +198,84 @@ export function railBoundsSentence(
   return `${currency} ${RAIL_MOVEMENT_NAMES[rail]} are ${formatAmountForReading(bounds.min, currency)} to ${formatAmountForReading(bounds.max, currency)}`;
 }
 
+/**
+ * What a rail carries beyond its bounds: some move amounts only in steps coarser than the currency's minor
+ * unit (M-Pesa moves whole shillings, though KES has cents). Declared per rail and currency, and per
+ * mobile-money network where the network decides; the partner adapters (src/rails/partners) read the same
+ * declaration. A transfer, quote or collection off its rail's step is refused when created, before any
+ * hold, rather than failing `amount_not_supported` at the rail afterwards.
+ */
+export interface RailAmountStep {
+  rail: Rail;
+  /** The mobile-money network it holds for; undefined: every destination on the rail. */
+  network?: MobileNetwork;
+  currency: Currency;
+  /** Amounts are whole multiples of this many minor units. */
+  stepMinor: bigint;
+  /** The rule in words, as a refusal states it. */
+  rule: string;
+}
+
+export const RAIL_AMOUNT_STEPS: readonly RailAmountStep[] = [
+  {
+    rail: 'mobile_money',
+    network: 'mpesa',
+    currency: 'KES',
+    stepMinor: 100n,
+    rule: 'M-Pesa carries whole shillings',
+  },
+];
+
+/** The step an amount on a rail (and network) must keep to, if the rail declares one for the currency. */
+export function railAmountStep(
+  rail: Rail,
+  network: string | undefined,
+  currency: Currency,
+): RailAmountStep | undefined {
+  return RAIL_AMOUNT_STEPS.find(
+    (s) => s.rail === rail && s.currency === currency && (s.network === undefined || s.network === network),
+  );
+}
+
+export function fitsRailAmountStep(
+  rail: Rail,
+  network: string | undefined,
+  currency: Currency,
+  amountMinor: bigint,
+): boolean {
+  const step = railAmountStep(rail, network, currency);
+  return step === undefined || amountMinor % step.stepMinor === 0n;
+}
+
+/** Refuses an amount its rail does not carry: a 422 `amount_not_supported` on `amount`, naming the rule. */
+export function checkRailAmountStep(
+  rail: Rail,
+  network: string | undefined,
+  currency: Currency,
+  amountMinor: bigint,
+): void {
+  const step = railAmountStep(rail, network, currency);
+  if (step === undefined || amountMinor % step.stepMinor === 0n) return;
+  const below = amountMinor - (amountMinor % step.stepMinor);
+  const nearest = [below, below + step.stepMinor]
+    .filter((candidate) => candidate > 0n)
+    .map((candidate) => formatAmountForReading(candidate, currency));
+  throw new AppError({
+    status: 422,
+    code: 'amount_not_supported',
+    title: 'Amount not supported by the rail',
+    detail: `${step.rule} (multiples of ${formatAmountForReading(step.stepMinor, currency)} ${currency}): ${formatAmountForReading(amountMinor, currency)} ${currency} cannot be sent; ${nearest.join(' or ')} can.`,
+    param: 'amount',
+    errors: [
+      {
+        param: 'amount',
+        code: 'amount_not_supported',
+        message: `${step.rule}: amount must be a multiple of ${formatAmountForReading(step.stepMinor, currency)} ${currency}`,
+      },
+    ],
+  });
+}
+
 export type Destination =
   | { type: 'mobile_money'; network: MobileNetwork; phone: string; name?: string }
   | { type: 'bank_account'; bank_code: string; account_number: string; account_name?: string }

@@ -23,6 +23,7 @@
 
 import type { Currency } from '../../domain/money.ts';
 import type { Transfer } from '../../domain/transferRecord.ts';
+import { fitsRailAmountStep } from '../../domain/transfers.ts';
 import type { OutboundFetch, OutboundRequestInit } from '../../outbound/guard.ts';
 import {
   type ArrivedCallback,
@@ -58,7 +59,7 @@ const ACCOUNT_REFERENCE_MAX_CHARS = 12;
 const TRANSACTION_DESC_MAX_CHARS = 13;
 /** Kenya keeps East Africa Time all year (UTC+3); STK timestamps are Nairobi wall-clock time. */
 const NAIROBI_OFFSET_MS = 3 * 60 * 60 * 1000;
-/** M-Pesa moves whole Kenya shillings; our KES amounts are in cents. */
+/** Daraja writes amounts in Kenya shillings; our KES amounts are in cents. */
 const KES_MINOR_PER_SHILLING = 100n;
 /** Safaricom numbers in E.164: +2547XXXXXXXX and +2541XXXXXXXX. */
 const SAFARICOM_E164 = /^\+254[17]\d{8}$/;
@@ -632,9 +633,14 @@ function amountMinorOf(value: unknown, what: string): bigint {
 
 // --- Requests -------------------------------------------------------------------------------------------
 
-/** Whole shillings in KES, or null: Daraja moves nothing else. */
+/** Whole shillings in KES (the step src/domain/transfers.ts declares for M-Pesa), or null: Daraja moves nothing else. */
 function wholeShillings(amountMinor: bigint, currency: Currency): number | null {
-  if (currency !== 'KES' || amountMinor <= 0n || amountMinor % KES_MINOR_PER_SHILLING !== 0n) return null;
+  if (
+    currency !== 'KES' ||
+    amountMinor <= 0n ||
+    !fitsRailAmountStep('mobile_money', 'mpesa', currency, amountMinor)
+  )
+    return null;
   const shillings = amountMinor / KES_MINOR_PER_SHILLING;
   return shillings <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(shillings) : null;
 }
