@@ -54,7 +54,7 @@ describe.each(BACKENDS)('approvals on %s', (backend) => {
 
   it('holds a transfer the policy names pending_approval, funds held, and records who and what decided', async () => {
     const { org, initiator, wallet, version } = await setup(approvalRule(1, ['approver']));
-    const small = await pay(initiator, wallet, '999.99');
+    const small = await pay(initiator, wallet, '999.00');
     expect(small.statusCode, small.body).toBe(201);
     expect(small.data).toMatchObject({
       status: 'pending',
@@ -72,7 +72,7 @@ describe.each(BACKENDS)('approvals on %s', (backend) => {
     });
     expect(large.data.approval).toMatch(/^apr_/);
     const balance = await balanceOf(t, wallet, org.key);
-    expect(balance).toMatchObject({ available: '48000.01', pending: '1999.99' });
+    expect(balance).toMatchObject({ available: '48001.00', pending: '1999.00' });
     // The rail never sees it while it waits.
     await drainRails(t);
     expect((await api(t, 'GET', `/v1/transfers/${large.data.id}`, { key: org.key })).data.status).toBe(

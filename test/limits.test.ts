@@ -43,7 +43,7 @@ describe.each(BACKENDS)('tier limits on %s', (backend) => {
     const customer = await createCustomer(t);
     const first = await walletOf(customer, '200000.00');
     const second = await walletOf(customer, '200000.00');
-    const tooBig = await pay(first, '70000.01');
+    const tooBig = await pay(first, '70001.00');
     expect(tooBig.statusCode).toBe(422);
     expect(tooBig.data).toMatchObject({
       code: 'limit_exceeded',
@@ -54,7 +54,7 @@ describe.each(BACKENDS)('tier limits on %s', (backend) => {
     expect(tooBig.data.detail).toContain('Tier 0');
     expect((await pay(first, '70000.00')).statusCode).toBe(201);
     expect((await pay(second, '70000.00')).statusCode).toBe(201);
-    const overDay = await pay(second, '10000.01');
+    const overDay = await pay(second, '10001.00');
     expect(overDay.data).toMatchObject({ code: 'limit_exceeded', limit: 'daily_sum', remaining: '10000.00' });
     expect((await pay(first, '10000.00')).statusCode).toBe(201);
     const spent = await pay(first, '1.00');

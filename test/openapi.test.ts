@@ -472,16 +472,43 @@ describe.each(BACKENDS)('the API reference served on %s', (backend) => {
     expect(directives.has('upgrade-insecure-requests')).toBe(false);
   });
 
-  it('points the Swagger UI initializer at the document served by this server', async () => {
+  it('points the explorer at /v1/openapi.json, which serves the same document as /docs/json', async () => {
     const initializer = await api(t, 'GET', '/docs/static/swagger-initializer.js', { key: null });
     expect(initializer.statusCode).toBe(200);
-    expect(initializer.body).toContain("url: resolveUrl('./json')");
+    // `urls` takes the place of the plugin's own `url` (./json): the explorer loads its first entry.
+    const urls = initializer.body.match(/"urls":(\[[^\]]*\])/)?.[1];
+    expect(JSON.parse(urls ?? 'null')).toEqual([{ url: '/v1/openapi.json', name: 'Mkoba API reference' }]);
     expect(initializer.body).toMatch(/validatorUrl: null/); // no badge from validator.swagger.io
 
-    const document = await api(t, 'GET', '/docs/json', { key: null });
+    const served = await api(t, 'GET', '/v1/openapi.json', {
+      key: null,
+      headers: { host: 'api.example.test' },
+    });
+    const document = await api(t, 'GET', '/docs/json', { key: null, headers: { host: 'api.example.test' } });
+    expect(served.statusCode).toBe(200);
     expect(document.statusCode).toBe(200);
+    expect(served.data).toEqual(document.data);
     // The same document, except that "Try it out" targets the server the page came from.
-    expect(document.data.servers).toEqual([{ url: 'http://localhost:80', description: expect.any(String) }]);
-    expect({ ...document.data, servers: (committed as { servers: unknown }).servers }).toEqual(committed);
+    expect(served.data.servers).toEqual([
+      { url: 'http://api.example.test', description: expect.any(String) },
+    ]);
+    expect({ ...served.data, servers: (committed as { servers: unknown }).servers }).toEqual(committed);
+  });
+
+  it('carries Mkoba’s name: the page title, the top-bar logo and the favicon, not the UI’s defaults', async () => {
+    const page = await api(t, 'GET', '/docs', { key: null });
+    expect(page.body.match(/<title>([^<]*)<\/title>/)?.[1]).toBe('Mkoba API reference');
+    const icons = [...page.body.matchAll(/<link rel="icon"[^>]*href="([^"]*)"/g)].map((m) => m[1] ?? '');
+    expect(icons).toEqual(['/docs/static/theme/favicon.svg']);
+    const favicon = await api(t, 'GET', icons[0] ?? '', { key: null });
+    expect(favicon.statusCode).toBe(200);
+    expect(favicon.headers['content-type']).toContain('image/svg+xml');
+
+    const initializer = (await api(t, 'GET', '/docs/static/swagger-initializer.js', { key: null })).body;
+    const logo = initializer.match(/data:image\/svg\+xml;base64,([A-Za-z0-9+/=]+)/)?.[1];
+    expect(logo).toBeDefined();
+    const svg = Buffer.from(logo ?? '', 'base64').toString('utf8');
+    expect(svg).toContain('>Mkoba API</text>');
+    expect(svg).not.toMatch(/swagger|fastify/i);
   });
 });

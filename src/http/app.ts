@@ -34,12 +34,16 @@ import { eagerSerializerFactory, lazySerializerFactory } from './lazySerializers
 import { createHttpMetrics } from './metrics.ts';
 import {
   DOCS_CONTENT_SECURITY_POLICY,
+  DOCS_FAVICON_SVG,
+  DOCS_LOGO_SVG,
   DOCS_ROUTE_PREFIX,
+  DOCS_TITLE,
   documentForRequest,
   documentObject,
   documentOptionalBodies,
   documentRouteSchema,
   OPENAPI_DOCUMENT_BASE,
+  OPENAPI_DOCUMENT_PATH,
 } from './openapi.ts';
 import { PAYMENT_BATCH_SCHEMAS } from './paymentBatchSchemas.ts';
 import { PROBLEM_CONTENT_TYPE, problemCodeOf, problemType, sendProblem, toAppError } from './problems.ts';
@@ -316,11 +320,29 @@ export async function buildApp({
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `Schema${i}`) },
   });
   // The reference page and its assets (swagger-ui-dist) are served by this process, so it works with
-  // no internet access; it reads the same document as /v1/openapi.json from ${DOCS_ROUTE_PREFIX}/json.
+  // no internet access. Its explorer reads the document from OPENAPI_DOCUMENT_PATH: `urls` is the only
+  // setting the plugin lets override its own `${DOCS_ROUTE_PREFIX}/json` (which serves the same document).
+  // Title, logo and favicon are Mkoba's, not the UI's defaults.
   await app.register(swaggerUi, {
     routePrefix: DOCS_ROUTE_PREFIX,
-    uiConfig: { validatorUrl: null, deepLinking: true },
-    theme: { title: `${OPENAPI_DOCUMENT_BASE.info.title} reference` },
+    uiConfig: {
+      validatorUrl: null,
+      deepLinking: true,
+      urls: [{ url: OPENAPI_DOCUMENT_PATH, name: DOCS_TITLE }],
+    },
+    logo: { type: 'image/svg+xml', content: Buffer.from(DOCS_LOGO_SVG) },
+    theme: {
+      title: DOCS_TITLE,
+      favicon: [
+        {
+          filename: 'favicon.svg',
+          rel: 'icon',
+          sizes: 'any',
+          type: 'image/svg+xml',
+          content: Buffer.from(DOCS_FAVICON_SVG),
+        },
+      ],
+    },
     staticCSP: DOCS_CONTENT_SECURITY_POLICY,
     transformSpecification: (document, request) => documentForRequest(document, request),
   });
@@ -367,7 +389,7 @@ export async function buildApp({
   // The operator console: its own context (forms, cookies, HTML errors) under /console.
   await app.register(consolePlugin, { prefix: CONSOLE_PREFIX, deps, limiter: authFailures });
 
-  app.get('/v1/openapi.json', { schema: { hide: true } }, async (request) =>
+  app.get(OPENAPI_DOCUMENT_PATH, { schema: { hide: true } }, async (request) =>
     documentForRequest(app.swagger(), request),
   );
   await app.ready();

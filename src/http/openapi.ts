@@ -180,6 +180,17 @@ export const OPENAPI_DOCUMENT_BASE = {
 
 /** Where the reference page is served; its assets are under `${DOCS_ROUTE_PREFIX}/static/`. */
 export const DOCS_ROUTE_PREFIX = '/docs';
+/** Where the document is served; the reference page's explorer reads it from here. */
+export const OPENAPI_DOCUMENT_PATH = '/v1/openapi.json';
+/** The reference page's title, in the browser tab and the explorer's definition picker. */
+export const DOCS_TITLE = `${OPENAPI_DOCUMENT_BASE.info.title} reference`;
+
+/** The reference page's top-bar logo, in place of the UI's own: Mkoba's name, white on its dark bar. */
+export const DOCS_LOGO_SVG = `<svg xmlns="http://www.w3.org/2000/svg" width="180" height="40" viewBox="0 0 180 40" role="img" aria-label="${OPENAPI_DOCUMENT_BASE.info.title}"><text x="0" y="29" font-family="system-ui, sans-serif" font-size="26" font-weight="700" fill="#ffffff">${OPENAPI_DOCUMENT_BASE.info.title}</text></svg>`;
+
+/** The reference page's favicon: an M, in place of the UI's own icons. */
+export const DOCS_FAVICON_SVG =
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="6" fill="#0b6e4f"/><text x="16" y="23" text-anchor="middle" font-family="system-ui, sans-serif" font-size="20" font-weight="700" fill="#ffffff">M</text></svg>';
 
 /**
  * The reference page loads nothing from another origin: every script, style, font and image is served
