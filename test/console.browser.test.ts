@@ -400,6 +400,25 @@ describe.skipIf(!CHROMIUM)('operator console in Chromium', { timeout: BROWSER_TE
     await page.getByText('contacts named').first().waitFor();
   });
 
+  it('the API reference at /docs loads its document from /v1/openapi.json, under Mkoba’s name', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    context.setDefaultTimeout(STEP_TIMEOUT_MS);
+    const docs = await context.newPage();
+    const fetched: string[] = [];
+    docs.on('request', (request) => fetched.push(new URL(request.url()).pathname));
+    const documentLoaded = docs.waitForResponse((r) => new URL(r.url()).pathname === '/v1/openapi.json');
+    await docs.goto(`${server.url}/docs`);
+    expect((await documentLoaded).status()).toBe(200);
+    await hasText(docs.locator('.information-container .title'), 'Mkoba API');
+    expect(await docs.title()).toBe('Mkoba API reference');
+    expect(await docs.locator('.topbar img').getAttribute('src')).toMatch(/^data:image\/svg\+xml;base64,/);
+    await hasText(docs.locator('.topbar select option').first(), 'Mkoba API reference');
+    expect(await docs.locator('.topbar').textContent()).not.toMatch(/swagger/i);
+    expect(fetched).not.toContain('/docs/json');
+    await docs.screenshot({ path: path.join(ARTIFACTS, '20-api-reference.png') });
+    await context.close();
+  });
+
   it('a viewer sees the queues but cannot act', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     context.setDefaultTimeout(STEP_TIMEOUT_MS);

@@ -336,6 +336,90 @@ describe.each(BACKENDS)('operator console on %s', (backend) => {
     expect((await client.get(`/console/wallets/${other}/statement`)).statusCode).toBe(404);
   });
 
+  it('shows customer and owner names beside ids: wallets, transfers, ledger postings, review cases, AML alerts', async () => {
+    const named = async (name: string, balance: string) => {
+      const owner = (
+        await api(t, 'POST', '/v1/customers', { key: org.key, body: { type: 'individual', name } })
+      ).data.id as string;
+      const wallet = (await api(t, 'POST', '/v1/wallets', { key: org.key, body: { owner, currency: 'KES' } }))
+        .data.id as string;
+      if (balance !== '0') {
+        await api(t, 'POST', `/v1/sandbox/wallets/${wallet}/fund`, {
+          key: org.key,
+          body: { amount: balance },
+        });
+      }
+      return { owner, wallet };
+    };
+    const payer = await named('Amina Wanjiru', '100000.00');
+    const payee = await named('Baraka Otieno', '0');
+    const internal = await api(t, 'POST', '/v1/transfers', {
+      key: org.key,
+      body: { source: payer.wallet, destination: payee.wallet, amount: '10.00', currency: 'KES' },
+    });
+    expect(internal.statusCode, internal.body).toBe(201);
+    for (const [name, action] of [
+      ['Reviewed payouts', 'review'],
+      ['Large payouts', 'alert'],
+    ] as const) {
+      const rule = await api(t, 'POST', '/v1/aml/rules', {
+        key: org.key,
+        body: {
+          name,
+          type: 'single_transfer_threshold',
+          parameters: { currency: 'KES', amount: action === 'review' ? '9000.00' : '5000.00' },
+          action,
+        },
+      });
+      expect(rule.statusCode, rule.body).toBe(201);
+    }
+    for (const amount of ['6000.00', '9500.00']) {
+      const payout = await api(t, 'POST', '/v1/transfers', {
+        key: org.key,
+        body: { source: payer.wallet, destination: mobileMoney('+254711000777'), amount, currency: 'KES' },
+      });
+      expect(payout.statusCode, payout.body).toBe(201);
+    }
+
+    const client = await signedIn(t, org.name, admin.email);
+    /** The table row that names `id`, as HTML. */
+    const rowOf = (body: string, id: string) =>
+      body.match(new RegExp(`<tr>(?:(?!</tr>)[\\s\\S])*${id}(?:(?!</tr>)[\\s\\S])*</tr>`))?.[0] ?? '';
+    const owned = (body: string, id: string, name: string) => {
+      expect(rowOf(body, id), `${id} beside ${name}`).toContain(`>${name}</a>`);
+    };
+
+    const wallets = (await client.get('/console/wallets')).body;
+    owned(wallets, payer.wallet, 'Amina Wanjiru');
+    owned(wallets, payee.wallet, 'Baraka Otieno');
+    expect(rowOf(wallets, payer.wallet)).toContain(payer.owner);
+    const wallet = (await client.get(`/console/wallets/${payer.wallet}`)).body;
+    expect(wallet).toMatch(
+      new RegExp(`<dt>Owner</dt><dd><a [^>]*>Amina Wanjiru</a> <code[^>]*>${payer.owner}</code>`),
+    );
+    owned(wallet, internal.data.id, 'Baraka Otieno');
+
+    const transfers = (await client.get('/console/transfers')).body;
+    const row = rowOf(transfers, internal.data.id);
+    expect(row).toContain('>Amina Wanjiru</a>');
+    expect(row).toContain('>Baraka Otieno</a>');
+    const detail = (await client.get(`/console/transfers/${internal.data.id}`)).body;
+    const postings = detail.match(/<ul class="postings">[\s\S]*?<\/ul>/)?.[0] ?? '';
+    expect(postings).toContain(
+      `${payer.wallet}</code></a> <span class="hint"><a href="/console/customers/${payer.owner}">Amina Wanjiru</a>`,
+    );
+    expect(postings).toContain(
+      `${payee.wallet}</code></a> <span class="hint"><a href="/console/customers/${payee.owner}">Baraka Otieno</a>`,
+    );
+
+    const reviews = (await api(t, 'GET', '/v1/reviews', { key: org.key })).data.data;
+    expect(reviews.length).toBeGreaterThan(0);
+    owned((await client.get('/console/reviews')).body, reviews[0].id, 'Amina Wanjiru');
+    const alerts = (await api(t, 'GET', '/v1/aml/alerts', { key: org.key })).data.data;
+    expect(alerts.length).toBeGreaterThan(0);
+    owned((await client.get('/console/alerts')).body, alerts[0].id, 'Amina Wanjiru');
+  });
+
   it('creates an API key shown once (it works at once) and revokes it', async () => {
     const client = await signedIn(t, org.name, admin.email);
     const created = await client.submit('/console/api-keys', '/console/api-keys', { scopes: ['read'] });

@@ -1,5 +1,6 @@
 /** The console's page shell and the small components its pages share. */
 import type { ConsoleIdentity } from '../app/console/session.ts';
+import type { PartyNames } from '../app/console/views.ts';
 import { grantsScope, type Scope } from '../domain/apiKeys.ts';
 import { csrfTokenOf } from '../domain/console.ts';
 import { html, type Renderable, type SafeHtml } from './html.ts';
@@ -130,6 +131,25 @@ export function time(value: string | Date | null | undefined) {
 
 export function link(href: string, text: Renderable) {
   return html`<a href="${href}">${text}</a>`;
+}
+
+/** A customer's name linked to its page, with its id beside it; the id alone when no name is known. */
+export function customerCell(names: PartyNames, id: string | null | undefined) {
+  if (!id) return html`—`;
+  const customer = names.customer(id);
+  return customer
+    ? html`${link(`${CONSOLE_PREFIX}/customers/${id}`, customer.name)} <code class="hint">${id}</code>`
+    : link(`${CONSOLE_PREFIX}/customers/${id}`, html`<code>${id}</code>`);
+}
+
+/** A wallet's id linked to its page, with its owner's name beside it (linked to the owner's page). */
+export function walletCell(names: PartyNames, id: string | null | undefined) {
+  if (!id) return html`—`;
+  const owner = names.walletOwner(id);
+  const wallet = link(`${CONSOLE_PREFIX}/wallets/${id}`, html`<code>${id}</code>`);
+  return owner
+    ? html`${wallet} <span class="hint">${link(`${CONSOLE_PREFIX}/customers/${owner.id}`, owner.name)}</span>`
+    : wallet;
 }
 
 /** "Older →" when there is another page: keyset pagination, as the API's `starting_after`. */

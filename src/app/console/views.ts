@@ -1,6 +1,7 @@
 /**
  * What the console reads beyond the API's own use cases: the home page's figures, transfer search, a
- * subscription's delivery log, and the organization's API keys (an admin creates their own, and revokes any).
+ * subscription's delivery log, the names beside customer and wallet ids, and the organization's API keys (an
+ * admin creates their own, and revokes any).
  */
 import { resourceMissing } from '../../domain/errors.ts';
 import { normaliseEmail } from '../../domain/members.ts';
@@ -9,6 +10,7 @@ import type { Transfer } from '../../domain/transferRecord.ts';
 import { type ApiKeyRow, listApiKeys } from '../../store/repositories/apiKeys.ts';
 import {
   type BucketCount,
+  findPartyNames,
   listSubscriptionDeliveries,
   openQueueCounts,
   type RailOutcomeRow,
@@ -81,6 +83,39 @@ export async function searchTransfers(
   search: TransferSearch & { limit: number },
 ): Promise<Page<Transfer>> {
   return toPage(await searchTransferRows(deps.store, organizationId, search, search.limit + 1), search.limit);
+}
+
+export interface Party {
+  id: string;
+  name: string;
+}
+
+/** The names a page shows beside the customer and wallet ids it lists. */
+export interface PartyNames {
+  /** The customer, by id; undefined for no id, or one that is not the organization's. */
+  customer(id: string | null | undefined): Party | undefined;
+  /** The wallet's owner, by the wallet's id (or a ledger account's: a wallet's is the wallet's id). */
+  walletOwner(id: string | null | undefined): Party | undefined;
+}
+
+/** Reads, in one query, the names of the customers and of the wallets' owners a page lists. */
+export async function partyNames(
+  deps: Deps,
+  organizationId: string,
+  ids: { customers?: (string | null)[]; wallets?: (string | null)[] },
+): Promise<PartyNames> {
+  const present = (list: (string | null)[] = []) => list.filter((id): id is string => id !== null);
+  const customerIds = present(ids.customers);
+  const walletIds = present(ids.wallets);
+  const { customerNames, walletOwners } =
+    customerIds.length === 0 && walletIds.length === 0
+      ? { customerNames: new Map<string, string>(), walletOwners: new Map<string, string>() }
+      : await findPartyNames(deps.store, organizationId, customerIds, walletIds);
+  const customer = (id: string | null | undefined): Party | undefined => {
+    const name = id ? customerNames.get(id) : undefined;
+    return id && name !== undefined ? { id, name } : undefined;
+  };
+  return { customer, walletOwner: (id) => customer(id ? walletOwners.get(id) : undefined) };
 }
 
 export async function subscriptionDeliveryLog(

@@ -1,5 +1,6 @@
 /** Payment batches and each batch's items with their results; a running batch can be canceled (`write`). */
 import { consoleActor } from '../../app/console/session.ts';
+import { partyNames } from '../../app/console/views.ts';
 import {
   cancelPaymentBatch,
   getPaymentBatch,
@@ -25,11 +26,12 @@ import {
   statusBadge,
   table,
   time,
+  walletCell,
 } from '../layout.ts';
 import { noticeOf, withNotice } from '../notices.ts';
 import { type ConsoleRoutes, settle } from '../plugin.ts';
 import { CONSOLE_LIST_ROWS } from './customers.ts';
-import { destinationText } from './transfers.ts';
+import { destinationCell } from './transfers.ts';
 
 /** Items a batch's page shows at once (paged by row). */
 export const CONSOLE_BATCH_ITEM_ROWS = 100;
@@ -79,6 +81,9 @@ export function batchPages(routes: ConsoleRoutes): void {
       status,
       afterPosition: afterRow,
     });
+    const names = await partyNames(routes.deps, identity.organizationId, {
+      wallets: [batch.sourceWalletId, ...items.data.map((i) => i.destinationWalletId)],
+    });
     const b = presentPaymentBatch(batch);
     const present = presentItem(batch.currency);
     const last = items.data.at(-1);
@@ -90,7 +95,7 @@ export function batchPages(routes: ConsoleRoutes): void {
       body: html`${fields([
         ['Id', html`<code>${b.id}</code>`],
         ['Status', html`${statusBadge(b.status)} ${b.failure_code ?? ''}`],
-        ['Source wallet', link(`${CONSOLE_PREFIX}/wallets/${b.source}`, html`<code>${b.source}</code>`)],
+        ['Source wallet', walletCell(names, b.source)],
         ['Total', html`<span class="num">${String(b.total)}</span> ${b.currency} (fees ${b.fees})`],
         ['Items', `${b.items}: ${b.succeeded} succeeded, ${b.failed} failed, ${b.canceled} canceled`],
         [
@@ -124,7 +129,7 @@ ${table(
     .map((i) => [
       i.row,
       i.reference,
-      destinationText(i.destination as Record<string, unknown>),
+      destinationCell(names, i.destination as Record<string, unknown>),
       html`<span class="num">${i.amount}</span>`,
       statusBadge(i.status),
       i.transfer ? link(`${CONSOLE_PREFIX}/transfers/${i.transfer}`, html`<code>${i.transfer}</code>`) : '—',

@@ -1,6 +1,7 @@
 /** Review cases (clear or reject) and AML alerts (resolve with a disposition): the `compliance` scope. */
 import { AML_ALERT_NOTE_LENGTH_MAX, listAlerts, resolveAmlAlert } from '../../app/aml/alerts.ts';
 import { consoleActor } from '../../app/console/session.ts';
+import { type PartyNames, partyNames } from '../../app/console/views.ts';
 import { decideReview, listReviews } from '../../app/reviews.ts';
 import { AML_DISPOSITIONS, type AmlDisposition } from '../../domain/amlAlerts.ts';
 import { validationError } from '../../domain/errors.ts';
@@ -11,6 +12,7 @@ import { html } from '../html.ts';
 import {
   CONSOLE_PREFIX,
   csrfField,
+  customerCell,
   jsonBlock,
   link,
   nextPageLink,
@@ -27,6 +29,12 @@ function transferLink(id: string | null) {
   return id ? link(`${CONSOLE_PREFIX}/transfers/${id}`, html`<code>${id}</code>`) : '—';
 }
 
+/** Whom a case or alert is about: the customer by name (or the wallet's owner), and the wallet. */
+function partyCell(names: PartyNames, customerId: string | null, walletId: string | null) {
+  const customer = customerId ?? names.walletOwner(walletId)?.id;
+  return html`${customerCell(names, customer)}${walletId ? html`<br>${link(`${CONSOLE_PREFIX}/wallets/${walletId}`, html`<code>${walletId}</code>`)}` : ''}`;
+}
+
 function openFilter(value: string | undefined): 'open' | undefined {
   return value === 'all' ? undefined : 'open';
 }
@@ -40,6 +48,10 @@ export function compliancePages(routes: ConsoleRoutes): void {
       status,
       startingAfter: q.after && new RegExp(idPattern(ID_PREFIXES.review)).test(q.after) ? q.after : undefined,
     });
+    const names = await partyNames(routes.deps, identity.organizationId, {
+      customers: page.data.map((r) => r.customerId),
+      wallets: page.data.map((r) => r.walletId),
+    });
     return routes.render(reply, {
       title: 'Review cases',
       identity,
@@ -48,10 +60,11 @@ export function compliancePages(routes: ConsoleRoutes): void {
       body: html`<p>${status ? link(`${CONSOLE_PREFIX}/reviews?status=all`, 'Show decided cases too') : link(`${CONSOLE_PREFIX}/reviews`, 'Show open cases only')}</p>
 ${table(
   'Review cases, newest first',
-  ['Case', 'Kind', 'Transfer', 'Findings', 'Status', 'Created', 'Decide'],
+  ['Case', 'Kind', 'Customer', 'Transfer', 'Findings', 'Status', 'Created', 'Decide'],
   page.data.map((r) => [
     html`<code>${r.id}</code>`,
     r.kind,
+    partyCell(names, r.customerId, r.walletId),
     transferLink(r.transferId),
     html`<details><summary>findings</summary>${jsonBlock(presentReview(r).findings)}</details>`,
     html`${statusBadge(r.status)} ${r.note ? html`<span class="hint">${r.note}</span>` : ''}`,
@@ -105,6 +118,10 @@ ${table(
       startingAfter:
         q.after && new RegExp(idPattern(ID_PREFIXES.amlAlert)).test(q.after) ? q.after : undefined,
     });
+    const names = await partyNames(routes.deps, identity.organizationId, {
+      customers: page.data.map((a) => a.customerId),
+      wallets: page.data.map((a) => a.walletId),
+    });
     return routes.render(reply, {
       title: 'AML alerts',
       identity,
@@ -113,18 +130,21 @@ ${table(
       body: html`<p>${status ? link(`${CONSOLE_PREFIX}/alerts?status=all`, 'Show resolved alerts too') : link(`${CONSOLE_PREFIX}/alerts`, 'Show open alerts only')}</p>
 ${table(
   'AML alerts, newest first',
-  ['Alert', 'Rule', 'Action', 'Transfer', 'Reason', 'Status', 'Created', 'Resolve'],
-  page.data.map(presentAmlAlert).map((a) => [
-    html`<code>${a.id}</code>`,
-    a.rule_type,
-    a.action,
-    transferLink(a.transfer),
-    a.reason,
-    html`${statusBadge(a.status)} ${a.disposition ?? ''}`,
-    time(a.created_at),
-    a.status !== 'open'
-      ? html`by <code>${a.resolved_by ?? '—'}</code>`
-      : html`<form method="post" action="${CONSOLE_PREFIX}/alerts/${a.id}/resolve" class="row-form">
+  ['Alert', 'Rule', 'Action', 'Customer', 'Transfer', 'Reason', 'Status', 'Created', 'Resolve'],
+  page.data
+    .map((alert) => [alert, presentAmlAlert(alert)] as const)
+    .map(([alert, a]) => [
+      html`<code>${a.id}</code>`,
+      a.rule_type,
+      a.action,
+      partyCell(names, alert.customerId, alert.walletId),
+      transferLink(a.transfer),
+      a.reason,
+      html`${statusBadge(a.status)} ${a.disposition ?? ''}`,
+      time(a.created_at),
+      a.status !== 'open'
+        ? html`by <code>${a.resolved_by ?? '—'}</code>`
+        : html`<form method="post" action="${CONSOLE_PREFIX}/alerts/${a.id}/resolve" class="row-form">
           ${csrfField(identity.token)}<input type="hidden" name="_form" value="${routes.formKey()}">
           <label for="disp-${a.id}">Disposition</label>
           <select id="disp-${a.id}" name="disposition">${AML_DISPOSITIONS.map((d) => html`<option value="${d}">${d.replace(/_/g, ' ')}</option>`)}</select>
@@ -132,7 +152,7 @@ ${table(
           <input id="anote-${a.id}" name="note" type="text" maxlength="${AML_ALERT_NOTE_LENGTH_MAX}">
           <button type="submit">Resolve</button>
         </form>`,
-  ]),
+    ]),
   status ? 'No open AML alerts.' : 'No AML alerts.',
 )}${nextPageLink(`${CONSOLE_PREFIX}/alerts`, { status: q.status }, page.hasMore ? page.data.at(-1)?.id : undefined)}`,
     });

@@ -1,4 +1,5 @@
 /** Customers with their wallets, and wallets with their balances and recent transfers. */
+import { type PartyNames, partyNames } from '../../app/console/views.ts';
 import { getCustomer, listCustomers } from '../../app/customers.ts';
 import { listTransfers } from '../../app/transfers.ts';
 import { getWallet, listWallets } from '../../app/wallets.ts';
@@ -8,18 +9,29 @@ import { PAGE_SIZE_MAX } from '../../domain/pagination.ts';
 import { WALLET_STATUSES, type WalletStatus } from '../../domain/wallets.ts';
 import { presentCustomer, presentTransfer, presentWallet } from '../../http/presenters.ts';
 import { html } from '../html.ts';
-import { CONSOLE_PREFIX, fields, link, nextPageLink, statusBadge, table, time } from '../layout.ts';
+import {
+  CONSOLE_PREFIX,
+  customerCell,
+  fields,
+  link,
+  nextPageLink,
+  statusBadge,
+  table,
+  time,
+} from '../layout.ts';
 import type { ConsoleRoutes } from '../plugin.ts';
-import { transferRows } from './transfers.ts';
+import { TRANSFER_HEADERS, transferRows, walletIdsOf } from './transfers.ts';
 
 /** Rows a list page shows. */
 export const CONSOLE_LIST_ROWS = 50;
 /** A wallet's page shows its latest transfers. */
 const WALLET_TRANSFERS_ROWS = 20;
 
-function walletRows(wallets: ReturnType<typeof presentWallet>[]) {
+/** Wallet rows; with `names`, the owner's name and id beside each (a list across customers). */
+function walletRows(wallets: ReturnType<typeof presentWallet>[], names?: PartyNames) {
   return wallets.map((w) => [
     link(`${CONSOLE_PREFIX}/wallets/${w.id}`, html`<code>${w.id}</code>`),
+    ...(names ? [customerCell(names, w.owner)] : []),
     w.currency,
     html`<span class="num">${w.balance.available}</span>`,
     html`<span class="num">${w.balance.pending}</span>`,
@@ -29,6 +41,7 @@ function walletRows(wallets: ReturnType<typeof presentWallet>[]) {
 }
 
 const WALLET_HEADERS = ['Wallet', 'Currency', 'Available', 'Pending', 'Current', 'Status'];
+const WALLET_LIST_HEADERS = ['Wallet', 'Owner', ...WALLET_HEADERS.slice(1)];
 
 export function customerPages(routes: ConsoleRoutes): void {
   const after = (value: string | undefined, prefix: IdPrefix) =>
@@ -101,6 +114,9 @@ ${table('This customer’s wallets and balances', WALLET_HEADERS, walletRows(wal
       status,
       startingAfter: after(q.after, ID_PREFIXES.wallet),
     });
+    const names = await partyNames(routes.deps, identity.organizationId, {
+      customers: page.data.map((w) => w.ownerId),
+    });
     return routes.render(reply, {
       title: 'Wallets',
       identity,
@@ -112,7 +128,7 @@ ${table('This customer’s wallets and balances', WALLET_HEADERS, walletRows(wal
     ${WALLET_STATUSES.map((s) => html`<option${s === status ? html` selected` : ''}>${s}</option>`)}</select></div>
   <div><button type="submit">Filter</button></div>
 </form>
-${table('Wallets and balances, newest first', WALLET_HEADERS, walletRows(page.data.map(presentWallet)), 'No wallets.')}
+${table('Wallets and balances, newest first', WALLET_LIST_HEADERS, walletRows(page.data.map(presentWallet), names), 'No wallets.')}
 ${nextPageLink(`${CONSOLE_PREFIX}/wallets`, { currency, status }, page.hasMore ? page.data.at(-1)?.id : undefined)}`,
     });
   });
@@ -125,12 +141,16 @@ ${nextPageLink(`${CONSOLE_PREFIX}/wallets`, { currency, status }, page.hasMore ?
       limit: WALLET_TRANSFERS_ROWS,
       walletId: wallet.id,
     });
+    const names = await partyNames(routes.deps, identity.organizationId, {
+      customers: [wallet.owner],
+      wallets: walletIdsOf(transfers.data),
+    });
     return routes.render(reply, {
       title: `Wallet ${wallet.id}`,
       identity,
       section: `${CONSOLE_PREFIX}/wallets`,
       body: html`${fields([
-        ['Owner', link(`${CONSOLE_PREFIX}/customers/${wallet.owner}`, html`<code>${wallet.owner}</code>`)],
+        ['Owner', customerCell(names, wallet.owner)],
         ['Currency', wallet.currency],
         ['Available', html`<span class="num">${wallet.balance.available}</span>`],
         ['Pending', html`<span class="num">${wallet.balance.pending}</span>`],
@@ -141,8 +161,8 @@ ${nextPageLink(`${CONSOLE_PREFIX}/wallets`, { currency, status }, page.hasMore ?
 <h2>Latest transfers</h2>
 ${table(
   'Transfers from or to this wallet, newest first',
-  ['Id', 'Created', 'Amount', 'Rail', 'Destination', 'Status'],
-  transferRows(transfers.data.map(presentTransfer)),
+  TRANSFER_HEADERS,
+  transferRows(transfers.data.map(presentTransfer), names),
   'No transfers.',
 )}`,
     });

@@ -1,8 +1,9 @@
 /**
  * Transfers: search (id, reference, phone, status, dates) and a transfer's detail: its status timeline,
  * ledger entries, events with their webhook deliveries, and its evidence (for the `compliance` scope).
+ * Every wallet shown has its owner's name beside it.
  */
-import { searchTransfers } from '../../app/console/views.ts';
+import { type PartyNames, partyNames, searchTransfers } from '../../app/console/views.ts';
 import { listEvents } from '../../app/events.ts';
 import { listEvidence } from '../../app/evidence.ts';
 import { listJournalEntries } from '../../app/ledger.ts';
@@ -12,6 +13,7 @@ import { validationError } from '../../domain/errors.ts';
 import { ID_PREFIXES, idPattern } from '../../domain/ids.ts';
 import { formatAmount } from '../../domain/money.ts';
 import { PAGE_SIZE_MAX } from '../../domain/pagination.ts';
+import type { Transfer } from '../../domain/transferRecord.ts';
 import { TRANSFER_STATUSES, type TransferStatus } from '../../domain/transfers.ts';
 import { presentTransfer } from '../../http/presenters.ts';
 import { html, type Renderable } from '../html.ts';
@@ -25,6 +27,7 @@ import {
   statusBadge,
   table,
   time,
+  walletCell,
 } from '../layout.ts';
 import type { ConsoleRoutes } from '../plugin.ts';
 
@@ -58,13 +61,31 @@ export function destinationText(destination: Record<string, unknown>): string {
   );
 }
 
-export function transferRows(transfers: ReturnType<typeof presentTransfer>[]): Renderable[][] {
+/** A destination as a cell: a wallet with its owner's name, anything else as destinationText words it. */
+export function destinationCell(names: PartyNames, destination: Record<string, unknown>): Renderable {
+  return destination.type === 'wallet' && typeof destination.wallet === 'string'
+    ? walletCell(names, destination.wallet)
+    : destinationText(destination);
+}
+
+/** The wallets transfers name (source and wallet destinations), whose owners a page shows beside them. */
+export function walletIdsOf(transfers: Transfer[]): (string | null)[] {
+  return transfers.flatMap((t) => [t.sourceWalletId, t.destinationWalletId]);
+}
+
+export const TRANSFER_HEADERS = ['Id', 'Created', 'Amount', 'Rail', 'From', 'Destination', 'Status'];
+
+export function transferRows(
+  transfers: ReturnType<typeof presentTransfer>[],
+  names: PartyNames,
+): Renderable[][] {
   return transfers.map((t) => [
     link(`${SECTION}/${t.id}`, html`<code>${t.id}</code>`),
     time(t.created_at),
     html`<span class="num">${t.amount}</span> ${t.currency}`,
     t.rail.replace(/_/g, ' '),
-    destinationText(t.destination as Record<string, unknown>),
+    walletCell(names, t.source),
+    destinationCell(names, t.destination as Record<string, unknown>),
     statusBadge(t.status),
   ]);
 }
@@ -93,6 +114,9 @@ export function transferPages(routes: ConsoleRoutes): void {
       startingAfter: q.after && TRANSFER_ID.test(q.after) ? q.after : undefined,
     });
     const presented = page.data.map(presentTransfer);
+    const names = await partyNames(routes.deps, identity.organizationId, {
+      wallets: walletIdsOf(page.data),
+    });
     return routes.render(reply, {
       title: 'Transfers',
       identity,
@@ -109,7 +133,7 @@ export function transferPages(routes: ConsoleRoutes): void {
   <div><label for="to">Created to</label><input id="to" name="to" type="date" value="${q.to ?? ''}"></div>
   <div><button type="submit">Search</button></div>
 </form>
-${table('Transfers, newest first', ['Id', 'Created', 'Amount', 'Rail', 'Destination', 'Status'], transferRows(presented), 'No transfer matches.')}
+${table('Transfers, newest first', TRANSFER_HEADERS, transferRows(presented, names), 'No transfer matches.')}
 ${nextPageLink(SECTION, { status, reference, phone, from: q.from, to: q.to }, page.hasMore ? page.data.at(-1)?.id : undefined)}`,
     });
   });
@@ -126,6 +150,12 @@ ${nextPageLink(SECTION, { status, reference, phone, from: q.from, to: q.to }, pa
         ? listEvidence(deps, org, 'transfer', transfer.id, { limit: PAGE_SIZE_MAX })
         : Promise.resolve(undefined),
     ]);
+    const names = await partyNames(deps, org, {
+      wallets: [
+        ...walletIdsOf([transfer]),
+        ...entries.data.flatMap((e) => e.postings.map((p) => p.accountId)),
+      ],
+    });
     const chronological = [...events.data].reverse();
     const deliveries = await Promise.all(chronological.map((e) => eventDeliveries(deps, org, e.id)));
     const timeline = chronological.filter((e) => e.type.startsWith('transfer.'));
@@ -141,11 +171,8 @@ ${nextPageLink(SECTION, { status, reference, phone, from: q.from, to: q.to }, pa
         ['Amount', html`<span class="num">${t.amount}</span> ${t.currency} (fee ${t.fee})`],
         ['Rail', t.rail],
         ['Direction', t.direction],
-        [
-          'Source wallet',
-          t.source ? link(`${CONSOLE_PREFIX}/wallets/${t.source}`, html`<code>${t.source}</code>`) : '—',
-        ],
-        ['Destination', destinationText(t.destination as Record<string, unknown>)],
+        ['Source wallet', walletCell(names, t.source)],
+        ['Destination', destinationCell(names, t.destination as Record<string, unknown>)],
         ['Rail reference', t.rail_reference],
         ['Ledger state', t.ledger_state],
         ['Created by', t.created_by],
@@ -183,7 +210,7 @@ ${table(
     time(e.createdAt),
     html`<ul class="postings">${e.postings.map(
       (p) =>
-        html`<li>${p.side} <span class="num">${formatAmount(p.amountMinor, p.currency)}</span> ${p.currency} · ${p.phase} · <code>${p.accountId}</code></li>`,
+        html`<li>${p.side} <span class="num">${formatAmount(p.amountMinor, p.currency)}</span> ${p.currency} · ${p.phase} · ${names.walletOwner(p.accountId) ? walletCell(names, p.accountId) : html`<code>${p.accountId}</code>`}</li>`,
     )}</ul>`,
   ]),
   'No ledger entries.',

@@ -1,6 +1,8 @@
 /**
  * The operator console's rows: member passwords, sign-in links, sessions, and the read models its pages
- * need beyond the API's (transfer search, the day's figures, a subscription's delivery log).
+ * need beyond the API's (transfer search, the day's figures, a subscription's delivery log, the names shown
+ * beside customer and wallet ids).
+ * Past 400 lines: every query here is the console's alone, read by src/app/console and nothing else.
  */
 import type { ConsoleSessionEndReason, ConsoleSignInMethod } from '../../domain/console.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
@@ -449,4 +451,38 @@ export async function findSignInCandidates(
       updatedAt: toDate(row.updated_at),
     },
   }));
+}
+
+// Names beside ids --------------------------------------------------------------------------------------
+
+export interface PartyNameRows {
+  /** Each customer asked for, and each wallet's owner: their names by customer id. */
+  customerNames: Map<string, string>;
+  /** Each wallet asked for: its owner's customer id. */
+  walletOwners: Map<string, string>;
+}
+
+/** The names a page shows beside the customer and wallet ids it lists, in one round trip. */
+export async function findPartyNames(
+  db: Queryable,
+  organizationId: string,
+  customerIds: readonly string[],
+  walletIds: readonly string[],
+): Promise<PartyNameRows> {
+  const rows = await db.query(
+    `SELECT NULL AS wallet_id, c.id AS customer_id, c.name
+       FROM customers c WHERE c.organization_id = $1 AND c.id = ANY($2::text[])
+     UNION ALL
+     SELECT w.id, c.id, c.name
+       FROM wallets w JOIN customers c ON c.organization_id = w.organization_id AND c.id = w.owner_id
+      WHERE w.organization_id = $1 AND w.id = ANY($3::text[])`,
+    [organizationId, [...new Set(customerIds)], [...new Set(walletIds)]],
+  );
+  const customerNames = new Map<string, string>();
+  const walletOwners = new Map<string, string>();
+  for (const row of rows) {
+    customerNames.set(String(row.customer_id), String(row.name));
+    if (row.wallet_id !== null) walletOwners.set(String(row.wallet_id), String(row.customer_id));
+  }
+  return { customerNames, walletOwners };
 }
