@@ -266,7 +266,7 @@ describe.skipIf(!CHROMIUM)('operator console in Chromium', { timeout: BROWSER_TE
     await page.getByRole('button', { name: 'Search' }).click();
     const rows = page.getByRole('table', { name: /Transfers/ }).locator('tbody tr');
     await hasCount(rows, 1);
-    await rows.first().getByRole('link').click();
+    await rows.first().getByRole('link', { name: /^tr_/ }).click();
     await page.getByRole('heading', { name: 'Status timeline' }).waitFor();
     await page.getByRole('table', { name: /Journal entries/ }).waitFor();
     await scan(page, '05-transfer');

@@ -340,7 +340,7 @@ const PROBLEM_DESCRIPTIONS: Record<number, string> = {
   409: 'A request with this Idempotency-Key is still in progress (`idempotency_key_in_flight`, with `Retry-After`), or the resource is in a state that does not allow the operation (`invalid_state_transition`, `wallet_not_active`, `wallet_not_empty`).',
   413: 'The body is over the size limit, as sent or once decoded (`payload_too_large`).',
   415: 'The body is not JSON, or its Content-Encoding is not gzip, deflate or br (`unsupported_media_type`).',
-  422: 'The Idempotency-Key was used with a different request (`idempotency_key_reused`), or the operation was refused (`insufficient_funds`, `limit_exceeded`, `pilot_cap_exceeded`).',
+  422: 'The Idempotency-Key was used with a different request (`idempotency_key_reused`), or the operation was refused (`insufficient_funds`, `limit_exceeded`, `pilot_cap_exceeded`, `amount_not_supported`).',
   429: 'Too many requests (`rate_limited`): this API key or its organization is over its rate limit, or this address has failed key authentication too often. Wait `Retry-After` seconds; `RateLimit` and `RateLimit-Policy` describe the limits.',
   500: 'An unexpected error (`internal_error`).',
   503: 'The database is unreachable, had no free connection in time, did not answer in time (a lock or statement time-out), or rolled the request back to resolve a conflict with a concurrent one (`service_unavailable`, with `Retry-After`). Nothing was carried out; retry, with the same Idempotency-Key for a POST.',
