@@ -188,6 +188,19 @@ function jsonSchemaOf(content: MediaTypes | undefined): Schema | undefined {
   return content?.['application/json']?.schema;
 }
 
+/**
+ * Whether a body must name some field: its schema requires one, through a component reference too, and a
+ * `oneOf` only when every form does.
+ */
+function requiresFields(document: OpenApiDocument, schema: Schema | undefined): boolean {
+  if (schema === undefined) return false;
+  if (schema.$ref) {
+    return requiresFields(document, document.components?.schemas?.[tsType(schema)]);
+  }
+  if (schema.oneOf) return schema.oneOf.every((form) => requiresFields(document, form));
+  return (schema.required ?? []).length > 0;
+}
+
 /** The source of generated.ts, before formatting. */
 export function renderGenerated(document: OpenApiDocument): string {
   const out: string[] = [
@@ -227,8 +240,7 @@ export function renderGenerated(document: OpenApiDocument): string {
     const bodySchema = jsonSchemaOf(operation.requestBody?.content);
     if (operation.requestBody) {
       if (!bodySchema) throw new Error(`${id}: only application/json request bodies are supported`);
-      body =
-        operation.requestBody.required && (bodySchema.required ?? []).length > 0 ? 'required' : 'optional';
+      body = operation.requestBody.required && requiresFields(document, bodySchema) ? 'required' : 'optional';
       const bodyType = bodySchema.$ref ? tsType(bodySchema) : `${name}Request`;
       if (!bodySchema.$ref) out.push(declaration(bodyType, bodySchema));
       args.push(`body${body === 'required' ? '' : '?'}: ${bodyType}`);

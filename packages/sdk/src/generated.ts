@@ -2513,6 +2513,55 @@ export type TransferDestination =
 /** Form A: a destination object (its `type` decides the rail). Form B: a wallet id, for a transfer to another wallet of your organization on the `internal` rail. */
 export type TransferDestinationRequest = TransferDestination | string;
 
+/** KYC of an individual customer. */
+export interface IndividualVerificationSubmission {
+  /** The customer’s type. */
+  type: 'individual';
+  legal_name: string;
+  /** YYYY-MM-DD. */
+  date_of_birth: string;
+  national_id: {
+    type: 'national_id' | 'passport' | 'alien_id' | 'driving_licence';
+    /** Shown back masked to its last 4 characters. */
+    number: string;
+  };
+  /** E.164. */
+  phone: string;
+  address: {
+    line1: string;
+    line2?: string;
+    city: string;
+    region?: string;
+    postal_code?: string;
+    /** ISO 3166-1 alpha-2. */
+    country: string;
+  };
+}
+
+/** KYB of a business customer, with its beneficial owners. */
+export interface BusinessVerificationSubmission {
+  /** The customer’s type. */
+  type: 'business';
+  legal_name: string;
+  registration_number: string;
+  /** ISO 3166-1 alpha-2: where it is registered. */
+  country: string;
+  /** Every owner of 25 % or more; shares in basis points, at most 10,000 in all. */
+  beneficial_owners: Array<{
+    name: string;
+    date_of_birth: string;
+    national_id: {
+      type: 'national_id' | 'passport' | 'alien_id' | 'driving_licence';
+      /** Shown back masked to its last 4 characters. */
+      number: string;
+    };
+    ownership_bp: number;
+  }>;
+}
+
+/** One form per customer type, told apart by `type`: an individual sends `legal_name`, `date_of_birth`, `national_id`, `phone`, `address`; a business `legal_name`, `registration_number`, `country`, `beneficial_owners`. Every missing or unknown field is named in one 400 answer. */
+export type VerificationSubmission = IndividualVerificationSubmission | BusinessVerificationSubmission;
+
 /** Alive. */
 export interface HealthResponse {
   status: string;
@@ -2555,44 +2604,6 @@ export interface ListVerificationsQuery {
   'created[gte]'?: string | Date;
   /** Only objects created at or before this time. */
   'created[lte]'?: string | Date;
-}
-
-/** An individual: `legal_name`, `date_of_birth`, `national_id`, `phone`, `address`. A business: `legal_name`, `registration_number`, `country`, `beneficial_owners` (every owner of 25 % or more; shares in basis points, at most 10,000 in all). */
-export interface CreateVerificationRequest {
-  /** The customer’s type. */
-  type: 'individual' | 'business';
-  legal_name: string;
-  /** YYYY-MM-DD. */
-  date_of_birth?: string;
-  national_id?: {
-    type: 'national_id' | 'passport' | 'alien_id' | 'driving_licence';
-    /** Shown back masked to its last 4 characters. */
-    number: string;
-  };
-  /** E.164. */
-  phone?: string;
-  address?: {
-    line1: string;
-    line2?: string;
-    city: string;
-    region?: string;
-    postal_code?: string;
-    /** ISO 3166-1 alpha-2. */
-    country: string;
-  };
-  registration_number?: string;
-  /** ISO 3166-1 alpha-2: where it is registered. */
-  country?: string;
-  beneficial_owners?: Array<{
-    name: string;
-    date_of_birth: string;
-    national_id: {
-      type: 'national_id' | 'passport' | 'alien_id' | 'driving_licence';
-      /** Shown back masked to its last 4 characters. */
-      number: string;
-    };
-    ownership_bp: number;
-  }>;
 }
 
 export type ApproveVerificationRequest = Record<string, never>;
@@ -4558,7 +4569,7 @@ export interface MkobaOperations {
   /** Submit a verification: `POST /v1/customers/{id}/verifications`. */
   createVerification(
     id: string,
-    body: CreateVerificationRequest,
+    body: VerificationSubmission,
     options?: RequestOptions,
   ): Promise<Verification>;
   /** Retrieve a verification: `GET /v1/verifications/{id}`. */
