@@ -351,13 +351,18 @@ const submissionDescription =
 
 /**
  * A verification's body as validated: the forms inline, picked by `type` (Ajv's discriminator), so the
- * faults named are the chosen form's alone. The document shows the `VerificationSubmission` component.
+ * faults named are the chosen form's alone. A field no form has is named even when no form is picked (no
+ * or an unknown `type`). The document shows the `VerificationSubmission` component.
  */
 export const verificationSubmissionSchema = {
   type: 'object',
   description: submissionDescription,
   required: ['type'],
-  properties: { type: { type: 'string', enum: SUBMISSION_TYPES } },
+  additionalProperties: false,
+  properties: {
+    type: { type: 'string', enum: SUBMISSION_TYPES },
+    ...Object.fromEntries(Object.keys(SUBMISSION_FIELD_SCHEMAS).map((field) => [field, true])),
+  },
   discriminator: { propertyName: 'type' },
   oneOf: SUBMISSION_TYPES.map(submissionForm),
   [DOCUMENTED_AS]: 'VerificationSubmission',

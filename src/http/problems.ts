@@ -275,9 +275,12 @@ export function toAppError(thrown: unknown): AppError {
   const fastifyError = error as FastifyError & { validation?: AjvIssue[]; validationContext?: string };
   if (Array.isArray(fastifyError.validation)) {
     const context = fastifyError.validationContext ?? 'body';
-    const errors = withoutRepeatedTagIssues(withoutRepeatedKeyIssues(fastifyError.validation)).map((issue) =>
-      fieldErrorFromAjv(issue, context),
-    );
+    const errors = withoutRepeatedTagIssues(withoutRepeatedKeyIssues(fastifyError.validation))
+      .map((issue) => fieldErrorFromAjv(issue, context))
+      // A field unknown both to the body and to the form its discriminator picked is named once.
+      .filter(
+        (error, i, all) => all.findIndex((e) => e.param === error.param && e.code === error.code) === i,
+      );
     return validationErrors(errors);
   }
   switch (fastifyError.code) {
