@@ -480,6 +480,7 @@ export async function emitTestEvent(
               rule_type: 'velocity',
               action: 'alert',
               transfer_id: sampleTransfer.id,
+              conversion_quote_id: null,
               wallet_id: sampleTransfer.sourceWalletId,
               customer_id: sampleWallet.ownerId,
               disposition: type === 'aml.alert.resolved' ? 'false_positive' : null,

@@ -22,7 +22,6 @@ import {
   DOCUMENTED_AS,
   eventSchema,
   idSchema,
-  nullableIdSchema,
   nullableTimestampSchema,
   timestampSchema,
   transferEventDataSchema,
@@ -482,6 +481,8 @@ export function webhooksDocument(): Record<string, unknown> {
             summary: `${type} delivered`,
             description: `Sent to each subscription that wants \`${type}\`, signed, at least once and in no guaranteed order (docs/WEBHOOKS.md). The body is \`${name}\` for a \`snake_case\` subscription and \`${name}Camel\` for a \`camel_case\` one.`,
             tags: ['Webhooks'],
+            // Signed with the subscription's secret (Service-Signature), not an API key.
+            security: [],
             parameters: DELIVERY_HEADERS,
             requestBody: {
               required: true,
@@ -498,10 +499,9 @@ export function webhooksDocument(): Record<string, unknown> {
             },
             responses: {
               '200': { description: 'Stored (or already stored): any 2xx counts as delivered.' },
-              '410': { description: 'Gone: the subscription is disabled at once (`endpoint_gone`).' },
               default: {
                 description:
-                  'Anything else, or no answer within the time-out, is retried on the schedule; `Retry-After` is honoured between 1 s and 1 h.',
+                  'Anything else, or no answer within the time-out, is retried on the schedule; `Retry-After` is honoured between 1 s and 1 h. A 410 disables the subscription at once (`endpoint_gone`).',
               },
             },
           },
