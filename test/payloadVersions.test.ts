@@ -3,20 +3,35 @@
  * in each one's shape; a subscription moves forward only; `GET /v1/events` renders any version and either
  * spelling. And the renderers themselves: each breaking change undone for the versions before it.
  */
+import { Ajv } from 'ajv';
+import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultWebhookSettings } from '../src/config.ts';
 import type { WebhookSender } from '../src/delivery/httpSender.ts';
 import { httpWebhookSender } from '../src/delivery/httpSender.ts';
+import type { EventType } from '../src/domain/events.ts';
 import {
   PAYLOAD_VERSION_LATEST,
   PAYLOAD_VERSION_OF_UNPINNED_SUBSCRIPTIONS,
   productOfEvent,
   renderPayloadVersion,
 } from '../src/domain/payloadVersions.ts';
+import { camelCaseSchema, eventEnvelopeSchema } from '../src/http/eventSchemas.ts';
 import { dispatchWebhooksOnce } from '../src/workers/webhookDispatcher.ts';
 import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
 import { fundedWallet, mobileMoney } from './support/ledger.ts';
 import { type Receiver, startReceiver } from './support/receiver.ts';
+
+const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
+const ajv = new Ajv({ strict: false, allErrors: true });
+addFormats(ajv);
+
+/** The event against its type's schema in the spelling it is in (the webhooks of openapi.json). */
+function expectMatchesSchema(event: Record<string, unknown>, spelling: 'snake_case' | 'camel_case') {
+  const snake = eventEnvelopeSchema(event.type as EventType);
+  const validate = ajv.compile((spelling === 'camel_case' ? camelCaseSchema(snake) : snake) as object);
+  expect(validate(event), `${event.type} (${spelling}): ${ajv.errorsText(validate.errors)}`).toBe(true);
+}
 
 describe('payload renderers', () => {
   it('undo each breaking change for the versions before it', () => {
@@ -177,6 +192,18 @@ describe.each(BACKENDS)('pinned payload versions on %s', (backend) => {
     expect(event.data.transferId).toBe(snake.data.data[0].data.transfer_id);
     const one = await api(t, 'GET', `/v1/events/${event.id}?payload_format=camel_case`);
     expect(one.data.data.ledgerState).toBe(snake.data.data[0].data.ledger_state);
+    // Every event this file caused, in both spellings and every version, is what its schema says.
+    for (const version of ['2026-11-22', PAYLOAD_VERSION_LATEST]) {
+      for (const spelling of ['snake_case', 'camel_case'] as const) {
+        const page = await api(
+          t,
+          'GET',
+          `/v1/events?limit=100&api_version=${version}&payload_format=${spelling}`,
+        );
+        expect(page.data.data.length).toBeGreaterThan(3);
+        for (const rendered of page.data.data) expectMatchesSchema(rendered, spelling);
+      }
+    }
     const bad = await api(t, 'GET', '/v1/events?api_version=2020-01-01');
     expect(bad.statusCode).toBe(400);
     expect(bad.data.param).toBe('api_version');
