@@ -56,7 +56,7 @@ const walletData = record('The wallet’s status as it changed; balances are not
   status_changed_at: nullableTimestampSchema,
 });
 
-const amlAlertData = record('The alert as it stands.', {
+const amlAlertFields = {
   alert_id: text,
   status: text,
   rule_id: text,
@@ -70,7 +70,12 @@ const amlAlertData = record('The alert as it stands.', {
   wallet_id: nullableText,
   customer_id: nullableText,
   disposition: nullableText,
-});
+};
+const amlAlertData: Schema = {
+  ...record('The alert as it stands.', amlAlertFields),
+  // Absent in payload versions before 2026-11-26.
+  required: Object.keys(amlAlertFields).filter((name) => name !== 'conversion_quote_id'),
+};
 
 const paymentBatchData = record('The batch as it stands.', {
   payment_batch_id: text,

@@ -3979,7 +3979,7 @@ export interface AmlAlertOpenedEvent {
     /** Null when a conversion opened the alert. */
     transfer_id: string | null;
     /** The conversion quote that opened it (from payload version 2026-11-26). */
-    conversion_quote_id: string | null;
+    conversion_quote_id?: string | null;
     wallet_id: string | null;
     customer_id: string | null;
     disposition: string | null;
@@ -4009,7 +4009,7 @@ export interface AmlAlertOpenedEventCamel {
     /** Null when a conversion opened the alert. */
     transferId: string | null;
     /** The conversion quote that opened it (from payload version 2026-11-26). */
-    conversionQuoteId: string | null;
+    conversionQuoteId?: string | null;
     walletId: string | null;
     customerId: string | null;
     disposition: string | null;
@@ -4039,7 +4039,7 @@ export interface AmlAlertResolvedEvent {
     /** Null when a conversion opened the alert. */
     transfer_id: string | null;
     /** The conversion quote that opened it (from payload version 2026-11-26). */
-    conversion_quote_id: string | null;
+    conversion_quote_id?: string | null;
     wallet_id: string | null;
     customer_id: string | null;
     disposition: string | null;
@@ -4069,7 +4069,7 @@ export interface AmlAlertResolvedEventCamel {
     /** Null when a conversion opened the alert. */
     transferId: string | null;
     /** The conversion quote that opened it (from payload version 2026-11-26). */
-    conversionQuoteId: string | null;
+    conversionQuoteId?: string | null;
     walletId: string | null;
     customerId: string | null;
     disposition: string | null;
