@@ -9,6 +9,13 @@ import {
   walletEventData,
 } from '../domain/events.ts';
 import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
+import {
+  isBefore,
+  isPayloadVersion,
+  PAYLOAD_VERSION_LATEST,
+  PAYLOAD_VERSIONS,
+  type PayloadVersion,
+} from '../domain/payloadVersions.ts';
 import { formatWebhookSecret, WEBHOOK_SECRET_RANDOM_BYTES } from '../domain/signing.ts';
 import type { Transfer } from '../domain/transferRecord.ts';
 import type { Wallet } from '../domain/wallets.ts';
@@ -62,6 +69,35 @@ export interface SubscriptionInput {
   events: string[];
   description?: string | undefined;
   payload_format?: PayloadFormat | undefined;
+  /** The payload version to pin; the newest when absent. */
+  api_version?: string | undefined;
+}
+
+/** A known payload version, or a 400 `unknown_api_version` naming the known ones. */
+function checkApiVersion(text: string): PayloadVersion {
+  if (isPayloadVersion(text)) return text;
+  throw new AppError({
+    status: 400,
+    code: 'unknown_api_version',
+    title: 'Unknown API version',
+    detail: `api_version ${text} is not a payload version (known: ${PAYLOAD_VERSIONS.join(', ')}).`,
+    param: 'api_version',
+  });
+}
+
+/** A pinned version moves forward only: a receiver built for a newer shape is never handed an older one. */
+function movedForward(current: PayloadVersion, text: string): PayloadVersion {
+  const next = checkApiVersion(text);
+  if (isBefore(next, current)) {
+    throw new AppError({
+      status: 409,
+      code: 'api_version_downgrade',
+      title: 'API version cannot move back',
+      detail: `The subscription is pinned to ${current}; its api_version may only move forward (to ${current} or later).`,
+      param: 'api_version',
+    });
+  }
+  return next;
 }
 
 function checkEvents(events: readonly string[]): string[] {
@@ -159,6 +195,7 @@ export async function createSubscription(
     events: checkEvents(input.events),
     description: input.description ?? null,
     payloadFormat: input.payload_format ?? 'snake_case',
+    apiVersion: input.api_version === undefined ? PAYLOAD_VERSION_LATEST : checkApiVersion(input.api_version),
     status: 'enabled',
     disabledReason: null,
     failingSince: null,
@@ -204,6 +241,8 @@ export interface SubscriptionUpdate {
   events?: string[];
   description?: string | null;
   payload_format?: PayloadFormat;
+  /** Forward only. */
+  api_version?: string;
   status?: SubscriptionStatus;
 }
 
@@ -223,6 +262,10 @@ export async function updateSubscription(
     events: update.events === undefined ? current.events : checkEvents(update.events),
     description: update.description === undefined ? current.description : update.description,
     payloadFormat: update.payload_format ?? current.payloadFormat,
+    apiVersion:
+      update.api_version === undefined
+        ? current.apiVersion
+        : movedForward(current.apiVersion, update.api_version),
     status: update.status ?? current.status,
     // Re-enabling starts a fresh failure window; disabling by hand records why.
     disabledReason:
@@ -437,6 +480,7 @@ export async function emitTestEvent(
               rule_type: 'velocity',
               action: 'alert',
               transfer_id: sampleTransfer.id,
+              conversion_quote_id: null,
               wallet_id: sampleTransfer.sourceWalletId,
               customer_id: sampleWallet.ownerId,
               disposition: type === 'aml.alert.resolved' ? 'false_positive' : null,

@@ -95,8 +95,10 @@ Usage:
   mkoba encryption rewrap           Re-wrap every stored secret's data key under MKOBA_ENCRYPTION_KEY,
                                     so that the keys in MKOBA_ENCRYPTION_KEYS_PREVIOUS can be retired
   mkoba listen --forward-to URL [--events TYPE,TYPE] [--secret whsec_…]
+               [--payload-format snake_case|camel_case] [--api-version DATE]
                                     Forward a running server's new events to URL (e.g. your
-                                    local receiver), signed with a secret it prints at start;
+                                    local receiver), signed with a secret it prints at start,
+                                    in the spelling and payload version a subscription would get;
                                     one line per forward; Ctrl-C stops
   mkoba export TYPE [--format csv|jsonl] [--from ISO] [--to ISO] [--organization NAME] [--out FILE]
                                     Export transfers, ledger_entries, events, evidence or
@@ -360,6 +362,8 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
         'forward-to': { type: 'string' },
         events: { type: 'string' },
         secret: { type: 'string' },
+        'payload-format': { type: 'string' },
+        'api-version': { type: 'string' },
         'api-key': { type: 'string' },
         'api-base': { type: 'string' },
         reason: { type: 'string' },

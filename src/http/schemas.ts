@@ -19,13 +19,15 @@ import {
   DIGITAL_ASSET_NETWORKS,
   DIGITAL_ASSETS,
 } from '../domain/digitalAssets.ts';
-import { EVENT_TYPES, PRODUCT_NAME } from '../domain/events.ts';
+import { EVENT_TYPES } from '../domain/events.ts';
 import { IDEMPOTENCY_KEY_PATTERN } from '../domain/idempotency.ts';
 import { ID_PREFIXES, type IdPrefix, idPattern } from '../domain/ids.ts';
+import { LAUNCH_PRODUCTS } from '../domain/launchGates.ts';
 import { ACCOUNT_KINDS, JOURNAL_ENTRY_KINDS, POSTING_PHASES, POSTING_SIDES } from '../domain/ledger.ts';
 import { METADATA_KEY_LENGTH_MAX, METADATA_KEYS_MAX, METADATA_VALUE_LENGTH_MAX } from '../domain/metadata.ts';
 import { SUPPORTED_CURRENCIES } from '../domain/money.ts';
 import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from '../domain/pagination.ts';
+import { PAYLOAD_VERSIONS, PRODUCT_NAME_BEFORE_FAMILIES } from '../domain/payloadVersions.ts';
 import { RISK_LEVELS } from '../domain/risk.ts';
 import {
   DESTINATION_TYPES,
@@ -859,15 +861,21 @@ export const eventSchema = {
     },
     created_at: { ...timestampSchema, description: 'When the change happened (UTC).' },
     environment: { type: 'string', enum: ENVIRONMENTS, description: 'The environment that wrote it.' },
-    product: { type: 'string', description: 'The product family.', examples: [PRODUCT_NAME] },
+    product: {
+      type: 'string',
+      enum: [...LAUNCH_PRODUCTS, PRODUCT_NAME_BEFORE_FAMILIES],
+      description: `The product family the event's resource belongs to; \`${PRODUCT_NAME_BEFORE_FAMILIES}\` in payload versions before 2026-12-06.`,
+    },
     api_version: {
       type: 'string',
-      description: 'The API version that renders the event (a CHANGELOG.md date).',
+      enum: PAYLOAD_VERSIONS,
+      description:
+        'The payload version the event is rendered in (a CHANGELOG.md date): the newest here unless `api_version` asks for another; a subscription’s deliveries use its pinned version.',
       examples: [API_VERSION],
     },
     data: {
       description:
-        'The resource the event is about: a transfer for `transfer.*` events; for `wallet.*` events `{wallet_id, owner, currency, status, status_reason, status_changed_at}`; for `aml.alert.*` events `{alert_id, status, rule_id, rule_type, action, transfer_id, wallet_id, customer_id, disposition}`; for `customer.verification.updated`, `{verification_id, customer_id, status, reason, kyc_status, tier}`; for `webhook_subscription.disabled`, `{subscription_id, url, reason, failing_since}`; for `launch_gate.updated`, `{product, gate, state, previous_state, evidence, evidence_record, updated_at}`.',
+        'The resource the event is about, per type: the `webhooks` of this document give each type’s shape. A transfer for `transfer.*` events; for `wallet.*` events `{wallet_id, owner, currency, status, status_reason, status_changed_at}`; for `aml.alert.*` events `{alert_id, status, rule_id, rule_type, action, transfer_id, wallet_id, customer_id, disposition}`; for `customer.verification.updated`, `{verification_id, customer_id, status, reason, kyc_status, tier}`; for `webhook_subscription.disabled`, `{subscription_id, url, reason, failing_since}`; for `launch_gate.updated`, `{product, gate, state, previous_state, evidence, evidence_record, updated_at}`.',
       anyOf: [{ $ref: 'TransferEventData#' }, { type: 'object', additionalProperties: true }],
     },
   },

@@ -157,6 +157,27 @@ describe('mkoba listen and mkoba trigger against a running sandbox server', () =
     expect(await listen.stop('SIGTERM')).toEqual({ code: 0, signal: null });
   });
 
+  it('--payload-format camel_case and --api-version forward what such a subscription receives', {
+    timeout: TEST_TIMEOUT_MS,
+  }, async () => {
+    const local = await receiver();
+    const { listen } = await startListen([
+      '--forward-to',
+      local.url,
+      '--payload-format',
+      'camel_case',
+      '--api-version',
+      '2026-11-28',
+    ]);
+    const settled = await triggered('transfer.settled');
+    await waitUntil(() => local.received.length >= 1, FORWARD_WAIT_MS, 'the forward');
+    const event = JSON.parse(local.received[0]?.body ?? '{}');
+    expect(event).toMatchObject({ id: settled, apiVersion: '2026-11-28', product: 'mkoba' });
+    expect(event.createdAt).toEqual(expect.any(String));
+    expect(event.data.transferId).toEqual(expect.any(String));
+    expect(await listen.stop('SIGTERM')).toEqual({ code: 0, signal: null });
+  });
+
   it('retries a failed forward with backoff, a bounded number of times, signing each attempt afresh', {
     timeout: TEST_TIMEOUT_MS,
   }, async () => {
@@ -236,6 +257,14 @@ describe.concurrent('mkoba listen and trigger refuse what they cannot act on', (
     [['listen'], /listen needs --forward-to URL/],
     [['listen', '--forward-to', 'ftp://127.0.0.1/x'], /--forward-to must be an http\(s\) URL/],
     [['listen', '--forward-to', 'http://127.0.0.1:9/x', '--secret', 'nope'], /--secret must be a whsec_/],
+    [
+      ['listen', '--forward-to', 'http://127.0.0.1:9/x', '--payload-format', 'kebab'],
+      /--payload-format is one of snake_case, camel_case/,
+    ],
+    [
+      ['listen', '--forward-to', 'http://127.0.0.1:9/x', '--api-version', '2020-01-01'],
+      /--api-version is one of /,
+    ],
     [['trigger', 'transfer.settled', '--api-key', 'pk_nope'], /the API key must look like/],
   ] as const)('%o exits 2 with a clear line', async ([args, message], { expect }) => {
     const result = await mkoba.run([...args], env);
