@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { systemDeps } from '../src/app/deps.ts';
 import { importSanctionsList } from '../src/app/sanctions/importList.ts';
-import { activeScreeningIndex, buildScreeningIndex } from '../src/app/sanctions/screeningIndex.ts';
+import { buildScreeningIndex, screeningIndexInUse } from '../src/app/sanctions/screeningIndex.ts';
 import { screenParty } from '../src/app/sanctions/screenParty.ts';
 import { SANCTIONS_LIST_COLUMNS } from '../src/domain/screening/listFile.ts';
 import { ScreeningIndex } from '../src/domain/screening/screeningIndex.ts';
@@ -232,7 +232,7 @@ async function runOn(
   const rebuilt = new ScreeningIndex(summary.versionId, loaded.entries);
   const buildMs = performance.now() - started;
   // The process's own index, so that the screenings below find it built.
-  await activeScreeningIndex(deps);
+  await screeningIndexInUse(deps);
 
   log(`screening (${backend}): screening ${queries.length} names`);
   // Two passes over the same names: the first right after the index is built (cold code), the second warm.
