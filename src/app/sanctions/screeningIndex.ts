@@ -201,5 +201,6 @@ export async function watchSanctionsList(
   return async () => {
     await stop?.();
     await screeningIndexSettled(deps);
+    state.reportError = () => {};
   };
 }
