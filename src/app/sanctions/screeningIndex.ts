@@ -28,7 +28,7 @@ export const SANCTIONS_LIST_CHECK_INTERVAL_MS = 5_000;
  * Entries read per statement while building an index, and indexed per slice: small enough that the
  * embedded database, which answers one statement at a time, serves requests between pages.
  */
-export const SANCTIONS_INDEX_LOAD_PAGE_ROWS = 2_000;
+export const SANCTIONS_INDEX_LOAD_PAGE_ROWS = 500;
 
 interface IndexState {
   /** The index screenings use; undefined until the first build finishes. */
