@@ -166,6 +166,14 @@ describe.each(BACKENDS)('a sanctions list switch (%s)', (backend) => {
     return decision?.data.screening.list_version;
   }
 
+  /** Pays `name` through `process`: the transfer's status and the list version its decision records. */
+  async function expectPayment(process: TestApp, name: string, status: string, listVersion: string) {
+    const paid = await pay(process, name);
+    expect(paid.statusCode, paid.body).toBe(201);
+    expect(paid.data.status).toBe(status);
+    expect(await screenedBy(paid.data.id)).toBe(listVersion);
+  }
+
   it.sequential('waits for the first build in a process with no index, never screening against nothing', async () => {
     let answered = false;
     const paying = pay(second, SAMPLE_LISTED_NAME).finally(() => {
@@ -187,32 +195,20 @@ describe.each(BACKENDS)('a sanctions list switch (%s)', (backend) => {
     clockMs += SANCTIONS_LIST_CHECK_INTERVAL_MS;
 
     // The build this transfer starts is released only by the test: had it waited, it would not complete.
-    const unlisted = await pay(second, NEW_LISTED_NAME);
+    await expectPayment(second, NEW_LISTED_NAME, 'pending', sampleVersionId);
     expect(builds.requestedVersions).toEqual([sampleVersionId, newVersionId]);
-    expect(unlisted.statusCode, unlisted.body).toBe(201);
-    expect(unlisted.data.status).toBe('pending');
-    expect(await screenedBy(unlisted.data.id)).toBe(sampleVersionId);
-    const listed = await pay(second, SAMPLE_LISTED_NAME);
-    expect(listed.data.status).toBe('in_review');
-    expect(await screenedBy(listed.data.id)).toBe(sampleVersionId);
+    await expectPayment(second, SAMPLE_LISTED_NAME, 'in_review', sampleVersionId);
 
     // The first process noticed the activation on its own and built the new version meanwhile.
     await screeningIndexSettled(first.deps);
-    const elsewhere = await pay(first, NEW_LISTED_NAME);
-    expect(elsewhere.data.status).toBe('in_review');
-    expect(await screenedBy(elsewhere.data.id)).toBe(newVersionId);
+    await expectPayment(first, NEW_LISTED_NAME, 'in_review', newVersionId);
   });
 
   it.sequential('screens with the new version once its build is swapped in', async () => {
     builds.release(newVersionId);
     await screeningIndexSettled(second.deps);
-    const listed = await pay(second, NEW_LISTED_NAME);
-    expect(listed.statusCode, listed.body).toBe(201);
-    expect(listed.data.status).toBe('in_review');
-    expect(await screenedBy(listed.data.id)).toBe(newVersionId);
-    const unlisted = await pay(second, SAMPLE_LISTED_NAME);
-    expect(unlisted.data.status).toBe('pending');
-    expect(await screenedBy(unlisted.data.id)).toBe(newVersionId);
+    await expectPayment(second, NEW_LISTED_NAME, 'in_review', newVersionId);
+    await expectPayment(second, SAMPLE_LISTED_NAME, 'pending', newVersionId);
     expect(builds.requestedVersions).toEqual([sampleVersionId, newVersionId]);
   });
 });
