@@ -296,6 +296,7 @@ export async function startServer(config: Config, log: (line: string) => void): 
       metricsToken: config.metrics.token,
     });
     stops.push(() => app.close());
+    // Resolves once the active sanctions list's index is built: no request waits for a first build.
     stops.push(
       await watchSanctionsList(deps, (error) => app.log.error({ err: error }, 'sanctions list watch failed')),
     );
@@ -525,6 +526,12 @@ export async function startWorkerProcess(
     const deps = processDeps(opened.store, config, loadKeyring(config, opened.lock !== undefined));
     await migrate(opened.store);
     await openSecretsAtRest(deps, log);
+    // Payment batches screen their items: a worker notices and builds list versions as a server does.
+    const stopWatchingSanctions = await watchSanctionsList(deps, (error) =>
+      log(
+        `mkoba worker: sanctions list watch failed: ${error instanceof Error ? error.message : String(error)}`,
+      ),
+    );
     const workers = startWorkers(
       deps,
       config,
@@ -541,6 +548,7 @@ export async function startWorkerProcess(
       deps,
       async stop() {
         await Promise.all(workers.map((w) => w.stop()));
+        await stopWatchingSanctions();
         await opened.close();
       },
     };
