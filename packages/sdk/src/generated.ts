@@ -167,6 +167,15 @@ export interface Customer {
   name: string;
   email: string | null;
   phone: string | null;
+  address: {
+    line1: string;
+    line2?: string;
+    city: string;
+    region?: string;
+    postal_code?: string;
+    /** ISO 3166-1 alpha-2. */
+    country: string;
+  } | null;
   /** Follows the customer’s latest verification (`POST /v1/customers/{id}/verifications`). */
   kyc_status: 'unverified' | 'pending' | 'verified' | 'rejected' | 'documents_required';
   /** 0 until verified; 1 a verified individual, 2 a verified business. Sets the transfer limits. */
@@ -327,7 +336,7 @@ export interface Event {
   /** Event id. */
   id: string;
   object: 'event';
-  /** What happened: one of `transfer.created`, `transfer.processing`, `transfer.settled`, `transfer.failed`, `transfer.canceled`, `transfer.returned`, `transfer.rejected`, `transfer.expired`, `wallet.frozen`, `wallet.unfrozen`, `wallet.closed`, `customer.verification.updated`, `aml.alert.opened`, `aml.alert.resolved`, `payment_batch.created`, `payment_batch.pending_approval`, `payment_batch.processing`, `payment_batch.completed`, `payment_batch.partially_failed`, `payment_batch.failed`, `payment_batch.canceled`, `collection.created`, `collection.processing`, `collection.succeeded`, `collection.failed`, `deposit.detected`, `deposit.held_for_review`, `deposit.credited`, `deposit.rejected`, `deposit.reorged`, `conversion.completed`, `loan.applied`, `loan.approved`, `loan.rejected`, `loan.canceled`, `loan.disbursed`, `loan.repayment_received`, `loan.overdue`, `loan.paid_off`, `loan.written_off`, `approval.updated`, `policy.updated`, `fee_schedule.updated`, `export.ready`, `export.failed`, `ledger.matched`, `reconciliation.statement.imported`, `reconciliation.exception.opened`, `reconciliation.exception.resolved`, `webhook_subscription.disabled`, `rail_partner.paused`, `rail_partner.resumed`, `safeguarding.shortfall`, `test_clock.advanced`, `safeguarding.sweep.recorded`, `launch_gate.updated`, `change.updated`, `savings.account.opened`, `savings.notice.given`, `savings.withdrawal.completed`, `savings.interest.capitalized`. New types may be added; ignore the ones you do not know. */
+  /** What happened: one of `transfer.created`, `transfer.processing`, `transfer.settled`, `transfer.failed`, `transfer.canceled`, `transfer.returned`, `transfer.rejected`, `transfer.expired`, `wallet.frozen`, `wallet.unfrozen`, `wallet.closed`, `wallet.updated`, `customer.verification.updated`, `customer.updated`, `aml.alert.opened`, `aml.alert.resolved`, `payment_batch.created`, `payment_batch.pending_approval`, `payment_batch.processing`, `payment_batch.completed`, `payment_batch.partially_failed`, `payment_batch.failed`, `payment_batch.canceled`, `collection.created`, `collection.processing`, `collection.succeeded`, `collection.failed`, `deposit.detected`, `deposit.held_for_review`, `deposit.credited`, `deposit.rejected`, `deposit.reorged`, `conversion.completed`, `loan.applied`, `loan.approved`, `loan.rejected`, `loan.canceled`, `loan.disbursed`, `loan.repayment_received`, `loan.overdue`, `loan.paid_off`, `loan.written_off`, `approval.updated`, `policy.updated`, `fee_schedule.updated`, `export.ready`, `export.failed`, `ledger.matched`, `reconciliation.statement.imported`, `reconciliation.exception.opened`, `reconciliation.exception.resolved`, `webhook_subscription.disabled`, `rail_partner.paused`, `rail_partner.resumed`, `safeguarding.shortfall`, `test_clock.advanced`, `safeguarding.sweep.recorded`, `launch_gate.updated`, `change.updated`, `savings.account.opened`, `savings.notice.given`, `savings.withdrawal.completed`, `savings.interest.capitalized`. New types may be added; ignore the ones you do not know. */
   type: string;
   /** When the change happened (UTC). */
   created_at: string;
@@ -516,7 +525,10 @@ export interface Evidence {
     | 'api_key.created'
     | 'api_key.revoked'
     | 'change.proposal'
-    | 'change.application';
+    | 'change.application'
+    | 'customer.update'
+    | 'wallet.update'
+    | 'webhook_subscription.promote';
   /** `system` for the service’s own decisions, the id of the API key an operator used, or the id of the console session (`csn_…`) a member signed in with. */
   actor: string;
   /** The member the API key acts for, or who signed in to the console session; present only then (and then part of what is hashed). */
@@ -2065,6 +2077,8 @@ export interface Organization {
     phone: string | null;
     updated_at: string;
   }>;
+  /** Whether the organization manages its own webhook subscriptions (`POST /v1/webhook-subscriptions`). The operator’s switch: on in the sandbox; off in pilot and production, where subscriptions are set up from the ones reviewed in the sandbox (`mkoba subscriptions promote`) until the operator turns it on. While off, creating one is a 403 `subscriptions_not_enabled`. */
+  webhook_subscriptions_enabled: boolean;
   created_at: string;
   /** When the profile or a contact last changed. */
   updated_at: string;
@@ -2542,6 +2556,33 @@ export interface CreateCustomerRequest {
   email?: string;
   /** International (E.164) format, e.g. +254712345678. */
   phone?: string;
+  address?: {
+    line1: string;
+    line2?: string;
+    city: string;
+    region?: string;
+    postal_code?: string;
+    /** ISO 3166-1 alpha-2. */
+    country: string;
+  };
+  /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
+  metadata?: Record<string, string>;
+}
+
+export interface UpdateCustomerRequest {
+  name?: string;
+  email?: string | null;
+  /** International (E.164) format, e.g. +254712345678. */
+  phone?: string | null;
+  address?: {
+    line1: string;
+    line2?: string;
+    city: string;
+    region?: string;
+    postal_code?: string;
+    /** ISO 3166-1 alpha-2. */
+    country: string;
+  } | null;
   /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
   metadata?: Record<string, string>;
 }
@@ -2692,6 +2733,11 @@ export interface CreateWalletRequest {
   metadata?: Record<string, string>;
 }
 
+export interface UpdateWalletRequest {
+  /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
+  metadata: Record<string, string>;
+}
+
 export interface GetWalletBalanceQuery {
   /** A time (RFC 3339 with its offset, to the millisecond) or a date (`2026-11-30`: the end of that UTC day). */
   as_of?: string;
@@ -2829,7 +2875,9 @@ export interface ListEventsQuery {
     | 'wallet.frozen'
     | 'wallet.unfrozen'
     | 'wallet.closed'
+    | 'wallet.updated'
     | 'customer.verification.updated'
+    | 'customer.updated'
     | 'aml.alert.opened'
     | 'aml.alert.resolved'
     | 'payment_batch.created'
@@ -3003,7 +3051,10 @@ export interface ListEvidenceQuery {
     | 'api_key.created'
     | 'api_key.revoked'
     | 'change.proposal'
-    | 'change.application';
+    | 'change.application'
+    | 'customer.update'
+    | 'wallet.update'
+    | 'webhook_subscription.promote';
 }
 
 export interface ListTransferEvidenceQuery {
@@ -4281,7 +4332,7 @@ export interface WriteOffLoanRequest {
 export interface CreateWebhookSubscriptionUnversionedRequest {
   /** An HTTPS endpoint you own, publicly reachable: loopback, private, link-local and reserved addresses are refused, and a host name must resolve to public addresses only. A sandbox started with MKOBA_WEBHOOK_ALLOW_PRIVATE=1 (local development) also takes those, and plain HTTP to them. */
   url: string;
-  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, customer.verification.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, loan.applied, loan.approved, loan.rejected, loan.canceled, loan.disbursed, loan.repayment_received, loan.overdue, loan.paid_off, loan.written_off, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated, change.updated, savings.account.opened, savings.notice.given, savings.withdrawal.completed, savings.interest.capitalized), or `*` for all. */
+  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, wallet.updated, customer.verification.updated, customer.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, loan.applied, loan.approved, loan.rejected, loan.canceled, loan.disbursed, loan.repayment_received, loan.overdue, loan.paid_off, loan.written_off, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated, change.updated, savings.account.opened, savings.notice.given, savings.withdrawal.completed, savings.interest.capitalized), or `*` for all. */
   events: Array<string>;
   description?: string;
   /** `snake_case` (default: `created_at`, `data.transfer_id`) or `camel_case` (`createdAt`, `data.transferId`). */
@@ -4302,7 +4353,7 @@ export interface ListWebhookSubscriptionsQuery {
 export interface CreateWebhookSubscriptionRequest {
   /** An HTTPS endpoint you own, publicly reachable: loopback, private, link-local and reserved addresses are refused, and a host name must resolve to public addresses only. A sandbox started with MKOBA_WEBHOOK_ALLOW_PRIVATE=1 (local development) also takes those, and plain HTTP to them. */
   url: string;
-  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, customer.verification.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, loan.applied, loan.approved, loan.rejected, loan.canceled, loan.disbursed, loan.repayment_received, loan.overdue, loan.paid_off, loan.written_off, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated, change.updated, savings.account.opened, savings.notice.given, savings.withdrawal.completed, savings.interest.capitalized), or `*` for all. */
+  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, wallet.updated, customer.verification.updated, customer.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, loan.applied, loan.approved, loan.rejected, loan.canceled, loan.disbursed, loan.repayment_received, loan.overdue, loan.paid_off, loan.written_off, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated, change.updated, savings.account.opened, savings.notice.given, savings.withdrawal.completed, savings.interest.capitalized), or `*` for all. */
   events: Array<string>;
   description?: string;
   /** `snake_case` (default: `created_at`, `data.transfer_id`) or `camel_case` (`createdAt`, `data.transferId`). */
@@ -4319,7 +4370,7 @@ export interface DeleteWebhookSubscriptionResponse {
 export interface UpdateWebhookSubscriptionRequest {
   /** An HTTPS endpoint you own, publicly reachable: loopback, private, link-local and reserved addresses are refused, and a host name must resolve to public addresses only. A sandbox started with MKOBA_WEBHOOK_ALLOW_PRIVATE=1 (local development) also takes those, and plain HTTP to them. */
   url?: string;
-  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, customer.verification.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, loan.applied, loan.approved, loan.rejected, loan.canceled, loan.disbursed, loan.repayment_received, loan.overdue, loan.paid_off, loan.written_off, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated, change.updated, savings.account.opened, savings.notice.given, savings.withdrawal.completed, savings.interest.capitalized), or `*` for all. */
+  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, wallet.updated, customer.verification.updated, customer.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, loan.applied, loan.approved, loan.rejected, loan.canceled, loan.disbursed, loan.repayment_received, loan.overdue, loan.paid_off, loan.written_off, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated, change.updated, savings.account.opened, savings.notice.given, savings.withdrawal.completed, savings.interest.capitalized), or `*` for all. */
   events?: Array<string>;
   description?: string | null;
   /** `snake_case` (default: `created_at`, `data.transfer_id`) or `camel_case` (`createdAt`, `data.transferId`). */
@@ -4369,7 +4420,9 @@ export interface SandboxEmitEventRequest {
     | 'wallet.frozen'
     | 'wallet.unfrozen'
     | 'wallet.closed'
+    | 'wallet.updated'
     | 'customer.verification.updated'
+    | 'customer.updated'
     | 'aml.alert.opened'
     | 'aml.alert.resolved'
     | 'payment_batch.created'
@@ -4549,6 +4602,8 @@ export interface MkobaOperations {
   createCustomer(body: CreateCustomerRequest, options?: RequestOptions): Promise<Customer>;
   /** Retrieve a customer: `GET /v1/customers/{id}`. */
   getCustomer(id: string, options?: RequestOptions): Promise<Customer>;
+  /** Update a customer: `PATCH /v1/customers/{id}`. */
+  updateCustomer(id: string, body?: UpdateCustomerRequest, options?: RequestOptions): Promise<Customer>;
   /** List a customer’s verifications: `GET /v1/customers/{id}/verifications`. */
   listVerifications(
     id: string,
@@ -4595,6 +4650,8 @@ export interface MkobaOperations {
   createWallet(body: CreateWalletRequest, options?: RequestOptions): Promise<Wallet>;
   /** Retrieve a wallet: `GET /v1/wallets/{id}`. */
   getWallet(id: string, options?: RequestOptions): Promise<Wallet>;
+  /** Update a wallet: `PATCH /v1/wallets/{id}`. */
+  updateWallet(id: string, body: UpdateWalletRequest, options?: RequestOptions): Promise<Wallet>;
   /** Retrieve a wallet's balance: `GET /v1/wallets/{id}/balance`. */
   getWalletBalance(id: string, query?: GetWalletBalanceQuery, options?: RequestOptions): Promise<Balance>;
   /** Freeze a wallet: `POST /v1/wallets/{id}/freeze`. */
@@ -5088,6 +5145,14 @@ export const OPERATIONS = {
     query: false,
     response: 'json',
   },
+  updateCustomer: {
+    method: 'PATCH',
+    path: '/v1/customers/{id}',
+    pathParams: ['id'],
+    body: 'optional',
+    query: false,
+    response: 'json',
+  },
   listVerifications: {
     method: 'GET',
     path: '/v1/customers/{id}/verifications',
@@ -5173,6 +5238,14 @@ export const OPERATIONS = {
     path: '/v1/wallets/{id}',
     pathParams: ['id'],
     body: 'none',
+    query: false,
+    response: 'json',
+  },
+  updateWallet: {
+    method: 'PATCH',
+    path: '/v1/wallets/{id}',
+    pathParams: ['id'],
+    body: 'required',
     query: false,
     response: 'json',
   },
