@@ -129,6 +129,19 @@ export function issueApiKey(deps: Deps, input: IssueKeyInput): Promise<IssuedKey
 /** The length an operator's name may have in `operator:<user>`. */
 export const OPERATOR_NAME_CHARS_MAX = 64;
 
+/** The name of the operator who ran a CLI command, as records keep it: trimmed, without spaces. */
+export function checkOperatorName(name: string): string {
+  const operator = name.trim();
+  if (operator === '' || operator.length > OPERATOR_NAME_CHARS_MAX || /[\s\p{Cc}]/u.test(operator)) {
+    throw validationError(
+      'operator',
+      `the operator's name must be 1 to ${OPERATOR_NAME_CHARS_MAX} characters without spaces`,
+      'invalid_format',
+    );
+  }
+  return operator;
+}
+
 /**
  * `mkoba keys create`: a key issued by the operator who ran the CLI on the server, for any member of the
  * organization or for none, with any scopes. The key records `operator:<user>` as its creator, and the
@@ -138,14 +151,7 @@ export function issueOperatorKey(
   deps: Deps,
   input: Omit<IssueKeyInput, 'createdBy' | 'key'> & { operator: string },
 ): Promise<IssuedKey> {
-  const operator = input.operator.trim();
-  if (operator === '' || operator.length > OPERATOR_NAME_CHARS_MAX || /[\s\p{Cc}]/u.test(operator)) {
-    throw validationError(
-      'operator',
-      `the operator's name must be 1 to ${OPERATOR_NAME_CHARS_MAX} characters without spaces`,
-      'invalid_format',
-    );
-  }
+  const operator = checkOperatorName(input.operator);
   return deps.store.transaction(async (tx) => {
     const issued = await issueApiKeyIn(tx, deps, { ...input, createdBy: `operator:${operator}` });
     await recordKeyCreated(tx, deps, issued.record, SYSTEM_ACTOR, { operator });

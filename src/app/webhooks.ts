@@ -461,141 +461,163 @@ export async function emitTestEvent(
   const data: Record<string, unknown> = type.startsWith('transfer.')
     ? transferEventData(sampleTransfer)
     : type.startsWith('wallet.')
-      ? { ...walletEventData(sampleWallet), test_event: true }
-      : type === 'customer.verification.updated'
+      ? {
+          ...walletEventData(sampleWallet),
+          ...(type === 'wallet.updated' ? { changed: ['metadata'], metadata: { crm_id: 'C-1' } } : {}),
+          test_event: true,
+        }
+      : type === 'customer.updated'
         ? {
-            verification_id: deps.newId('verification'),
             customer_id: sampleWallet.ownerId,
-            status: 'verified',
-            reason: null,
+            type: 'individual',
+            changed: ['email'],
             kyc_status: 'verified',
+            previous_kyc_status: 'verified',
+            verification_required_for: [],
             tier: 1,
             test_event: true,
           }
-        : type.startsWith('aml.alert.')
+        : type === 'customer.verification.updated'
           ? {
-              alert_id: deps.newId('amlAlert'),
-              status: type === 'aml.alert.resolved' ? 'resolved' : 'open',
-              rule_id: deps.newId('amlRule'),
-              rule_type: 'velocity',
-              action: 'alert',
-              transfer_id: sampleTransfer.id,
-              conversion_quote_id: null,
-              wallet_id: sampleTransfer.sourceWalletId,
+              verification_id: deps.newId('verification'),
               customer_id: sampleWallet.ownerId,
-              disposition: type === 'aml.alert.resolved' ? 'false_positive' : null,
+              status: 'verified',
+              reason: null,
+              kyc_status: 'verified',
+              tier: 1,
               test_event: true,
             }
-          : type.startsWith('payment_batch.')
+          : type.startsWith('aml.alert.')
             ? {
-                payment_batch_id: deps.newId('paymentBatch'),
-                reference: 'payroll-sample',
-                status: type === 'payment_batch.created' ? 'validating' : type.slice('payment_batch.'.length),
-                failure_code: null,
-                source: sampleTransfer.sourceWalletId,
-                currency: sampleTransfer.currency,
-                total: '1500.00',
-                items: 3,
-                succeeded: 0,
-                failed: 0,
-                canceled: 0,
-                approval: null,
+                alert_id: deps.newId('amlAlert'),
+                status: type === 'aml.alert.resolved' ? 'resolved' : 'open',
+                rule_id: deps.newId('amlRule'),
+                rule_type: 'velocity',
+                action: 'alert',
+                transfer_id: sampleTransfer.id,
+                conversion_quote_id: null,
+                wallet_id: sampleTransfer.sourceWalletId,
+                customer_id: sampleWallet.ownerId,
+                disposition: type === 'aml.alert.resolved' ? 'false_positive' : null,
                 test_event: true,
               }
-            : type.startsWith('reconciliation.exception.')
+            : type.startsWith('payment_batch.')
               ? {
-                  exception_id: deps.newId('reconciliationException'),
-                  kind: 'amount_mismatch',
-                  status: type.endsWith('resolved') ? 'resolved' : 'open',
-                  transfer_id: sampleTransfer.id,
-                  statement_id: deps.newId('statement'),
-                  line: 1,
-                  resolution: type.endsWith('resolved') ? 'write_off' : null,
+                  payment_batch_id: deps.newId('paymentBatch'),
+                  reference: 'payroll-sample',
+                  status:
+                    type === 'payment_batch.created' ? 'validating' : type.slice('payment_batch.'.length),
+                  failure_code: null,
+                  source: sampleTransfer.sourceWalletId,
+                  currency: sampleTransfer.currency,
+                  total: '1500.00',
+                  items: 3,
+                  succeeded: 0,
+                  failed: 0,
+                  canceled: 0,
+                  approval: null,
                   test_event: true,
                 }
-              : type === 'reconciliation.statement.imported'
+              : type.startsWith('reconciliation.exception.')
                 ? {
+                    exception_id: deps.newId('reconciliationException'),
+                    kind: 'amount_mismatch',
+                    status: type.endsWith('resolved') ? 'resolved' : 'open',
+                    transfer_id: sampleTransfer.id,
                     statement_id: deps.newId('statement'),
-                    rail: 'mobile_money',
-                    from: now.toISOString().slice(0, 10),
-                    to: now.toISOString().slice(0, 10),
-                    lines: 3,
-                    matched: 2,
-                    exceptions: 1,
+                    line: 1,
+                    resolution: type.endsWith('resolved') ? 'write_off' : null,
                     test_event: true,
                   }
-                : type.startsWith('export.')
+                : type === 'reconciliation.statement.imported'
                   ? {
-                      export_id: deps.newId('export'),
-                      type: 'transfers',
-                      format: 'csv',
-                      status: type === 'export.ready' ? 'ready' : 'failed',
-                      rows: 3,
-                      bytes: 512,
-                      sha256: '0'.repeat(64),
-                      expires_at: null,
+                      statement_id: deps.newId('statement'),
+                      rail: 'mobile_money',
+                      from: now.toISOString().slice(0, 10),
+                      to: now.toISOString().slice(0, 10),
+                      lines: 3,
+                      matched: 2,
+                      exceptions: 1,
                       test_event: true,
                     }
-                  : type === 'ledger.matched'
+                  : type.startsWith('export.')
                     ? {
-                        transfer_id: sampleTransfer.id,
-                        ledger_state: 'matched',
-                        rail: 'mobile_money',
+                        export_id: deps.newId('export'),
+                        type: 'transfers',
+                        format: 'csv',
+                        status: type === 'export.ready' ? 'ready' : 'failed',
+                        rows: 3,
+                        bytes: 512,
+                        sha256: '0'.repeat(64),
+                        expires_at: null,
                         test_event: true,
                       }
-                    : type === 'approval.updated'
+                    : type === 'ledger.matched'
                       ? {
-                          ...approvalEventData(sampleApproval(deps, sampleTransfer.id, now)),
+                          transfer_id: sampleTransfer.id,
+                          ledger_state: 'matched',
+                          rail: 'mobile_money',
                           test_event: true,
                         }
-                      : type === 'policy.updated'
-                        ? { version: 2, rules: 1, created_by: 'system', approval_id: null, test_event: true }
-                        : type === 'fee_schedule.updated'
+                      : type === 'approval.updated'
+                        ? {
+                            ...approvalEventData(sampleApproval(deps, sampleTransfer.id, now)),
+                            test_event: true,
+                          }
+                        : type === 'policy.updated'
                           ? {
                               version: 2,
-                              previous_version: 1,
                               rules: 1,
                               created_by: 'system',
+                              approval_id: null,
                               test_event: true,
                             }
-                          : type === 'launch_gate.updated'
+                          : type === 'fee_schedule.updated'
                             ? {
-                                product: 'mobile_money',
-                                gate: 'contacts_named',
-                                state: 'passed',
-                                previous_state: 'open',
-                                evidence: {
-                                  contacts: {
-                                    technical: 'tech@example.com',
-                                    compliance: 'compliance@example.com',
-                                    finance: 'finance@example.com',
-                                  },
-                                },
-                                evidence_record: deps.newId('evidence'),
-                                updated_at: now.toISOString(),
+                                version: 2,
+                                previous_version: 1,
+                                rules: 1,
+                                created_by: 'system',
                                 test_event: true,
                               }
-                            : type.startsWith('loan.')
+                            : type === 'launch_gate.updated'
                               ? {
-                                  loan_id: deps.newId('loan'),
-                                  status: LOAN_SAMPLE_STATUS[type] ?? 'active',
-                                  status_reason: null,
-                                  product: deps.newId('loanProduct'),
-                                  customer: sampleWallet.ownerId,
-                                  wallet: sampleWallet.id,
-                                  principal: '12000.00',
-                                  currency: 'KES',
-                                  principal_outstanding: '12000.00',
-                                  total_outstanding: '13520.00',
-                                  days_past_due: type === 'loan.overdue' ? 1 : 0,
-                                  arrears_bucket: type === 'loan.overdue' ? 'dpd_1_30' : 'current',
+                                  product: 'mobile_money',
+                                  gate: 'contacts_named',
+                                  state: 'passed',
+                                  previous_state: 'open',
+                                  evidence: {
+                                    contacts: {
+                                      technical: 'tech@example.com',
+                                      compliance: 'compliance@example.com',
+                                      finance: 'finance@example.com',
+                                    },
+                                  },
+                                  evidence_record: deps.newId('evidence'),
+                                  updated_at: now.toISOString(),
                                   test_event: true,
                                 }
-                              : {
-                                  subscription_id: deps.newId('webhookSubscription'),
-                                  reason: 'failing_too_long',
-                                  test_event: true,
-                                };
+                              : type.startsWith('loan.')
+                                ? {
+                                    loan_id: deps.newId('loan'),
+                                    status: LOAN_SAMPLE_STATUS[type] ?? 'active',
+                                    status_reason: null,
+                                    product: deps.newId('loanProduct'),
+                                    customer: sampleWallet.ownerId,
+                                    wallet: sampleWallet.id,
+                                    principal: '12000.00',
+                                    currency: 'KES',
+                                    principal_outstanding: '12000.00',
+                                    total_outstanding: '13520.00',
+                                    days_past_due: type === 'loan.overdue' ? 1 : 0,
+                                    arrears_bucket: type === 'loan.overdue' ? 'dpd_1_30' : 'current',
+                                    test_event: true,
+                                  }
+                                : {
+                                    subscription_id: deps.newId('webhookSubscription'),
+                                    reason: 'failing_too_long',
+                                    test_event: true,
+                                  };
   const event: EventRecord = newEvent(
     deps,
     {

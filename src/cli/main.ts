@@ -92,6 +92,10 @@ Usage:
   mkoba orgs set-webhooks ORG_ID on|off
                                     Allow or refuse an organization's new webhook subscriptions
                                     (on by default in the sandbox, off in production)
+  mkoba subscriptions promote --organization NAME [--subscription whsub_…]...
+                                    Pilot and production: copy the organization's enabled sandbox
+                                    subscriptions (all, or those named) here, each with a new
+                                    secret printed once; records the OS user who ran it as evidence
   mkoba encryption rewrap           Re-wrap every stored secret's data key under MKOBA_ENCRYPTION_KEY,
                                     so that the keys in MKOBA_ENCRYPTION_KEYS_PREVIOUS can be retired
   mkoba listen --forward-to URL [--events TYPE,TYPE] [--secret whsec_…]
@@ -231,15 +235,19 @@ async function runHere(
   onProgress?: (progress: AdminProgress) => void,
 ): Promise<AdminResult> {
   // Only the commands that read the launch gates open the sandbox's database (pilot and production).
-  const launchGateSource = ['keys.create', 'launch-gates.list', 'launch-gates.override'].includes(
-    command.name,
-  )
+  const launchGateSource = [
+    'keys.create',
+    'launch-gates.list',
+    'launch-gates.override',
+    'subscriptions.promote',
+  ].includes(command.name)
     ? await openLaunchGateSource(config)
     : undefined;
   try {
-    // Only the command that handles secrets needs the master keys.
-    const keyring =
-      command.name === 'encryption.rewrap' ? loadKeyring(config, opened.lock !== undefined) : undefined;
+    // Only the commands that handle secrets need the master keys.
+    const keyring = ['encryption.rewrap', 'subscriptions.promote'].includes(command.name)
+      ? loadKeyring(config, opened.lock !== undefined)
+      : undefined;
     const deps = systemDeps(opened.store, config.environment, {
       ...(keyring ? { keyring } : {}),
       exportDirectory: config.exportDir,
@@ -368,6 +376,7 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
         'api-base': { type: 'string' },
         reason: { type: 'string' },
         gate: { type: 'string', multiple: true },
+        subscription: { type: 'string', multiple: true },
         product: { type: 'string', multiple: true },
         help: { type: 'boolean', short: 'h' },
       },
@@ -569,6 +578,15 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
             gates: values.gate,
             products: values.product,
           },
+          io,
+          (command) => runAdmin(config, io, command),
+        );
+      }
+      case 'subscriptions': {
+        const { subscriptionsCommand } = await import('./subscriptions.ts');
+        return await subscriptionsCommand(
+          sub,
+          { organization: values.organization, subscriptions: values.subscription, operator: operatorName() },
           io,
           (command) => runAdmin(config, io, command),
         );

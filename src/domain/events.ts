@@ -24,10 +24,15 @@ export const TRANSFER_EVENT_TYPES = [
   'transfer.rejected',
   'transfer.expired',
 ] as const;
-/** A wallet frozen or unfrozen by an operator, or closed. */
-export const WALLET_EVENT_TYPES = ['wallet.frozen', 'wallet.unfrozen', 'wallet.closed'] as const;
-/** A customer's verification changed status (submitted, decided). */
-export const CUSTOMER_EVENT_TYPES = ['customer.verification.updated'] as const;
+/** A wallet frozen or unfrozen by an operator, or closed; its metadata changed. */
+export const WALLET_EVENT_TYPES = [
+  'wallet.frozen',
+  'wallet.unfrozen',
+  'wallet.closed',
+  'wallet.updated',
+] as const;
+/** A customer's verification changed status (submitted, decided); its details changed. */
+export const CUSTOMER_EVENT_TYPES = ['customer.verification.updated', 'customer.updated'] as const;
 /** An AML rule opened an alert; an operator resolved one. */
 export const AML_ALERT_EVENT_TYPES = ['aml.alert.opened', 'aml.alert.resolved'] as const;
 /** A payment batch was accepted, and each status it moved to after. */

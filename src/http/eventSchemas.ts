@@ -22,6 +22,7 @@ import {
   DOCUMENTED_AS,
   eventSchema,
   idSchema,
+  metadataSchema,
   nullableTimestampSchema,
   timestampSchema,
   transferEventDataSchema,
@@ -230,6 +231,25 @@ export const EVENT_DATA_SCHEMAS: Record<EventType, Schema> = {
   'wallet.frozen': walletData,
   'wallet.unfrozen': walletData,
   'wallet.closed': walletData,
+  'wallet.updated': {
+    ...walletData,
+    description: 'The wallet after a change of its metadata, and which fields changed.',
+    required: [...(walletData.required as string[]), 'changed', 'metadata'],
+    properties: {
+      ...(walletData.properties as Schema),
+      changed: { type: 'array', items: { type: 'string', enum: ['metadata'] } },
+      metadata: metadataSchema,
+    },
+  },
+  'customer.updated': record('The fields a change touched, and what verification it asks for again.', {
+    customer_id: text,
+    type: { type: 'string', enum: ['individual', 'business'] },
+    changed: { type: 'array', items: text },
+    kyc_status: text,
+    previous_kyc_status: text,
+    verification_required_for: { type: 'array', items: text },
+    tier: integer,
+  }),
   'customer.verification.updated': record('The verification and the customer’s resulting status.', {
     verification_id: text,
     customer_id: text,

@@ -38,6 +38,7 @@ import {
   RAILS,
   TRANSFER_STATUSES,
 } from '../domain/transfers.ts';
+import { ADDRESS_LINE_LENGTH_MAX, COUNTRY_PATTERN, POSTAL_CODE_LENGTH_MAX } from '../domain/verifications.ts';
 import { API_VERSION } from '../domain/version.ts';
 import { WALLET_STATUS_REASONS, WALLET_STATUSES } from '../domain/wallets.ts';
 
@@ -342,6 +343,23 @@ export const balanceSchema = {
   },
 } as const;
 
+const addressLine = { type: 'string', minLength: 1, maxLength: ADDRESS_LINE_LENGTH_MAX } as const;
+
+/** A postal address: a customer's, and an individual's in a verification. */
+export const postalAddressSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['line1', 'city', 'country'],
+  properties: {
+    line1: addressLine,
+    line2: addressLine,
+    city: addressLine,
+    region: addressLine,
+    postal_code: { type: 'string', minLength: 1, maxLength: POSTAL_CODE_LENGTH_MAX },
+    country: { type: 'string', pattern: COUNTRY_PATTERN, description: 'ISO 3166-1 alpha-2.' },
+  },
+} as const;
+
 export const customerSchema = {
   $id: 'Customer',
   type: 'object',
@@ -353,6 +371,7 @@ export const customerSchema = {
     'name',
     'email',
     'phone',
+    'address',
     'kyc_status',
     'tier',
     'risk_level',
@@ -368,6 +387,7 @@ export const customerSchema = {
     name: { type: 'string' },
     email: { type: ['string', 'null'] },
     phone: { type: ['string', 'null'] },
+    address: { ...postalAddressSchema, type: ['object', 'null'] },
     kyc_status: {
       type: 'string',
       enum: KYC_STATUSES,
@@ -405,6 +425,20 @@ export const customerCreateBodySchema = {
       pattern: PHONE_PATTERN,
       description: 'International (E.164) format, e.g. +254712345678.',
     },
+    address: postalAddressSchema,
+    metadata: metadataSchema,
+  },
+} as const;
+
+export const customerUpdateBodySchema = {
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  properties: {
+    name: customerCreateBodySchema.properties.name,
+    email: { ...customerCreateBodySchema.properties.email, type: ['string', 'null'] },
+    phone: { ...customerCreateBodySchema.properties.phone, type: ['string', 'null'] },
+    address: { ...postalAddressSchema, type: ['object', 'null'] },
     metadata: metadataSchema,
   },
 } as const;

@@ -167,6 +167,15 @@ export interface Customer {
   name: string;
   email: string | null;
   phone: string | null;
+  address: {
+    line1: string;
+    line2?: string;
+    city: string;
+    region?: string;
+    postal_code?: string;
+    /** ISO 3166-1 alpha-2. */
+    country: string;
+  } | null;
   /** Follows the customer’s latest verification (`POST /v1/customers/{id}/verifications`). */
   kyc_status: 'unverified' | 'pending' | 'verified' | 'rejected' | 'documents_required';
   /** 0 until verified; 1 a verified individual, 2 a verified business. Sets the transfer limits. */
@@ -327,7 +336,7 @@ export interface Event {
   /** Event id. */
   id: string;
   object: 'event';
-  /** What happened: one of `transfer.created`, `transfer.processing`, `transfer.settled`, `transfer.failed`, `transfer.canceled`, `transfer.returned`, `transfer.rejected`, `transfer.expired`, `wallet.frozen`, `wallet.unfrozen`, `wallet.closed`, `customer.verification.updated`, `aml.alert.opened`, `aml.alert.resolved`, `payment_batch.created`, `payment_batch.pending_approval`, `payment_batch.processing`, `payment_batch.completed`, `payment_batch.partially_failed`, `payment_batch.failed`, `payment_batch.canceled`, `collection.created`, `collection.processing`, `collection.succeeded`, `collection.failed`, `deposit.detected`, `deposit.held_for_review`, `deposit.credited`, `deposit.rejected`, `deposit.reorged`, `conversion.completed`, `loan.applied`, `loan.approved`, `loan.rejected`, `loan.canceled`, `loan.disbursed`, `loan.repayment_received`, `loan.overdue`, `loan.paid_off`, `loan.written_off`, `approval.updated`, `policy.updated`, `fee_schedule.updated`, `export.ready`, `export.failed`, `ledger.matched`, `reconciliation.statement.imported`, `reconciliation.exception.opened`, `reconciliation.exception.resolved`, `webhook_subscription.disabled`, `rail_partner.paused`, `rail_partner.resumed`, `safeguarding.shortfall`, `test_clock.advanced`, `safeguarding.sweep.recorded`, `launch_gate.updated`, `change.updated`, `savings.account.opened`, `savings.notice.given`, `savings.withdrawal.completed`, `savings.interest.capitalized`. New types may be added; ignore the ones you do not know. */
+  /** What happened: one of `transfer.created`, `transfer.processing`, `transfer.settled`, `transfer.failed`, `transfer.canceled`, `transfer.returned`, `transfer.rejected`, `transfer.expired`, `wallet.frozen`, `wallet.unfrozen`, `wallet.closed`, `wallet.updated`, `customer.verification.updated`, `customer.updated`, `aml.alert.opened`, `aml.alert.resolved`, `payment_batch.created`, `payment_batch.pending_approval`, `payment_batch.processing`, `payment_batch.completed`, `payment_batch.partially_failed`, `payment_batch.failed`, `payment_batch.canceled`, `collection.created`, `collection.processing`, `collection.succeeded`, `collection.failed`, `deposit.detected`, `deposit.held_for_review`, `deposit.credited`, `deposit.rejected`, `deposit.reorged`, `conversion.completed`, `loan.applied`, `loan.approved`, `loan.rejected`, `loan.canceled`, `loan.disbursed`, `loan.repayment_received`, `loan.overdue`, `loan.paid_off`, `loan.written_off`, `approval.updated`, `policy.updated`, `fee_schedule.updated`, `export.ready`, `export.failed`, `ledger.matched`, `reconciliation.statement.imported`, `reconciliation.exception.opened`, `reconciliation.exception.resolved`, `webhook_subscription.disabled`, `rail_partner.paused`, `rail_partner.resumed`, `safeguarding.shortfall`, `test_clock.advanced`, `safeguarding.sweep.recorded`, `launch_gate.updated`, `change.updated`, `savings.account.opened`, `savings.notice.given`, `savings.withdrawal.completed`, `savings.interest.capitalized`. New types may be added; ignore the ones you do not know. */
   type: string;
   /** When the change happened (UTC). */
   created_at: string;
@@ -516,7 +525,10 @@ export interface Evidence {
     | 'api_key.created'
     | 'api_key.revoked'
     | 'change.proposal'
-    | 'change.application';
+    | 'change.application'
+    | 'customer.update'
+    | 'wallet.update'
+    | 'webhook_subscription.promote';
   /** `system` for the service’s own decisions, the id of the API key an operator used, or the id of the console session (`csn_…`) a member signed in with. */
   actor: string;
   /** The member the API key acts for, or who signed in to the console session; present only then (and then part of what is hashed). */
@@ -2065,6 +2077,8 @@ export interface Organization {
     phone: string | null;
     updated_at: string;
   }>;
+  /** Whether the organization manages its own webhook subscriptions (`POST /v1/webhook-subscriptions`). The operator’s switch: on in the sandbox; off in pilot and production, where subscriptions are set up from the ones reviewed in the sandbox (`mkoba subscriptions promote`) until the operator turns it on. While off, creating one is a 403 `subscriptions_not_enabled`. */
+  webhook_subscriptions_enabled: boolean;
   created_at: string;
   /** When the profile or a contact last changed. */
   updated_at: string;
@@ -2388,7 +2402,7 @@ export interface EventCamel {
   /** Event id. */
   id: string;
   object: 'event';
-  /** What happened: one of `transfer.created`, `transfer.processing`, `transfer.settled`, `transfer.failed`, `transfer.canceled`, `transfer.returned`, `transfer.rejected`, `transfer.expired`, `wallet.frozen`, `wallet.unfrozen`, `wallet.closed`, `customer.verification.updated`, `aml.alert.opened`, `aml.alert.resolved`, `payment_batch.created`, `payment_batch.pending_approval`, `payment_batch.processing`, `payment_batch.completed`, `payment_batch.partially_failed`, `payment_batch.failed`, `payment_batch.canceled`, `collection.created`, `collection.processing`, `collection.succeeded`, `collection.failed`, `deposit.detected`, `deposit.held_for_review`, `deposit.credited`, `deposit.rejected`, `deposit.reorged`, `conversion.completed`, `loan.applied`, `loan.approved`, `loan.rejected`, `loan.canceled`, `loan.disbursed`, `loan.repayment_received`, `loan.overdue`, `loan.paid_off`, `loan.written_off`, `approval.updated`, `policy.updated`, `fee_schedule.updated`, `export.ready`, `export.failed`, `ledger.matched`, `reconciliation.statement.imported`, `reconciliation.exception.opened`, `reconciliation.exception.resolved`, `webhook_subscription.disabled`, `rail_partner.paused`, `rail_partner.resumed`, `safeguarding.shortfall`, `test_clock.advanced`, `safeguarding.sweep.recorded`, `launch_gate.updated`, `change.updated`, `savings.account.opened`, `savings.notice.given`, `savings.withdrawal.completed`, `savings.interest.capitalized`. New types may be added; ignore the ones you do not know. */
+  /** What happened: one of `transfer.created`, `transfer.processing`, `transfer.settled`, `transfer.failed`, `transfer.canceled`, `transfer.returned`, `transfer.rejected`, `transfer.expired`, `wallet.frozen`, `wallet.unfrozen`, `wallet.closed`, `wallet.updated`, `customer.verification.updated`, `customer.updated`, `aml.alert.opened`, `aml.alert.resolved`, `payment_batch.created`, `payment_batch.pending_approval`, `payment_batch.processing`, `payment_batch.completed`, `payment_batch.partially_failed`, `payment_batch.failed`, `payment_batch.canceled`, `collection.created`, `collection.processing`, `collection.succeeded`, `collection.failed`, `deposit.detected`, `deposit.held_for_review`, `deposit.credited`, `deposit.rejected`, `deposit.reorged`, `conversion.completed`, `loan.applied`, `loan.approved`, `loan.rejected`, `loan.canceled`, `loan.disbursed`, `loan.repayment_received`, `loan.overdue`, `loan.paid_off`, `loan.written_off`, `approval.updated`, `policy.updated`, `fee_schedule.updated`, `export.ready`, `export.failed`, `ledger.matched`, `reconciliation.statement.imported`, `reconciliation.exception.opened`, `reconciliation.exception.resolved`, `webhook_subscription.disabled`, `rail_partner.paused`, `rail_partner.resumed`, `safeguarding.shortfall`, `test_clock.advanced`, `safeguarding.sweep.recorded`, `launch_gate.updated`, `change.updated`, `savings.account.opened`, `savings.notice.given`, `savings.withdrawal.completed`, `savings.interest.capitalized`. New types may be added; ignore the ones you do not know. */
   type: string;
   /** When the change happened (UTC). */
   createdAt: string;
@@ -3908,6 +3922,102 @@ export interface WalletClosedEventCamel {
   };
 }
 
+/** A `wallet.updated` event (snake_case spelling). */
+export interface WalletUpdatedEvent {
+  /** Event id: deduplicate on it. */
+  id: string;
+  object: 'event';
+  type: 'wallet.updated';
+  /** When the change happened (UTC). */
+  created_at: string;
+  environment: 'sandbox' | 'pilot' | 'production';
+  /** The product family the resource belongs to; `mkoba` in payload versions before 2026-12-06. */
+  product: 'mobile_money' | 'digital_banking' | 'stablecoins' | 'mkoba';
+  /** The payload version the event is rendered in: the subscription’s pinned version. */
+  api_version: '2026-11-22' | '2026-11-26' | '2026-11-28' | '2026-12-06';
+  /** The wallet after a change of its metadata, and which fields changed. */
+  data: {
+    /** The wallet. */
+    wallet_id: string;
+    owner: string;
+    /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
+    currency:
+      | 'KES'
+      | 'UGX'
+      | 'TZS'
+      | 'RWF'
+      | 'NGN'
+      | 'GHS'
+      | 'ZAR'
+      | 'XOF'
+      | 'XAF'
+      | 'ZMW'
+      | 'MWK'
+      | 'ETB'
+      | 'EGP'
+      | 'MAD'
+      | 'USD'
+      | 'EUR'
+      | 'GBP'
+      | 'USDC'
+      | 'USDT';
+    status: 'active' | 'frozen' | 'closed';
+    status_reason: string | null;
+    status_changed_at: string | null;
+    changed: Array<'metadata'>;
+    /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
+    metadata: Record<string, string>;
+  };
+}
+
+/** A `wallet.updated` event (camelCase spelling). */
+export interface WalletUpdatedEventCamel {
+  /** Event id: deduplicate on it. */
+  id: string;
+  object: 'event';
+  type: 'wallet.updated';
+  /** When the change happened (UTC). */
+  createdAt: string;
+  environment: 'sandbox' | 'pilot' | 'production';
+  /** The product family the resource belongs to; `mkoba` in payload versions before 2026-12-06. */
+  product: 'mobile_money' | 'digital_banking' | 'stablecoins' | 'mkoba';
+  /** The payload version the event is rendered in: the subscription’s pinned version. */
+  apiVersion: '2026-11-22' | '2026-11-26' | '2026-11-28' | '2026-12-06';
+  /** The wallet after a change of its metadata, and which fields changed. */
+  data: {
+    /** The wallet. */
+    walletId: string;
+    owner: string;
+    /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
+    currency:
+      | 'KES'
+      | 'UGX'
+      | 'TZS'
+      | 'RWF'
+      | 'NGN'
+      | 'GHS'
+      | 'ZAR'
+      | 'XOF'
+      | 'XAF'
+      | 'ZMW'
+      | 'MWK'
+      | 'ETB'
+      | 'EGP'
+      | 'MAD'
+      | 'USD'
+      | 'EUR'
+      | 'GBP'
+      | 'USDC'
+      | 'USDT';
+    status: 'active' | 'frozen' | 'closed';
+    statusReason: string | null;
+    statusChangedAt: string | null;
+    changed: Array<'metadata'>;
+    /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
+    metadata: Record<string, string>;
+  };
+}
+
 /** A `customer.verification.updated` event (snake_case spelling). */
 export interface CustomerVerificationUpdatedEvent {
   /** Event id: deduplicate on it. */
@@ -3952,6 +4062,56 @@ export interface CustomerVerificationUpdatedEventCamel {
     status: string;
     reason: string | null;
     kycStatus: string;
+    tier: number;
+  };
+}
+
+/** A `customer.updated` event (snake_case spelling). */
+export interface CustomerUpdatedEvent {
+  /** Event id: deduplicate on it. */
+  id: string;
+  object: 'event';
+  type: 'customer.updated';
+  /** When the change happened (UTC). */
+  created_at: string;
+  environment: 'sandbox' | 'pilot' | 'production';
+  /** The product family the resource belongs to; `mkoba` in payload versions before 2026-12-06. */
+  product: 'mobile_money' | 'digital_banking' | 'stablecoins' | 'mkoba';
+  /** The payload version the event is rendered in: the subscription’s pinned version. */
+  api_version: '2026-11-22' | '2026-11-26' | '2026-11-28' | '2026-12-06';
+  /** The fields a change touched, and what verification it asks for again. */
+  data: {
+    customer_id: string;
+    type: 'individual' | 'business';
+    changed: Array<string>;
+    kyc_status: string;
+    previous_kyc_status: string;
+    verification_required_for: Array<string>;
+    tier: number;
+  };
+}
+
+/** A `customer.updated` event (camelCase spelling). */
+export interface CustomerUpdatedEventCamel {
+  /** Event id: deduplicate on it. */
+  id: string;
+  object: 'event';
+  type: 'customer.updated';
+  /** When the change happened (UTC). */
+  createdAt: string;
+  environment: 'sandbox' | 'pilot' | 'production';
+  /** The product family the resource belongs to; `mkoba` in payload versions before 2026-12-06. */
+  product: 'mobile_money' | 'digital_banking' | 'stablecoins' | 'mkoba';
+  /** The payload version the event is rendered in: the subscription’s pinned version. */
+  apiVersion: '2026-11-22' | '2026-11-26' | '2026-11-28' | '2026-12-06';
+  /** The fields a change touched, and what verification it asks for again. */
+  data: {
+    customerId: string;
+    type: 'individual' | 'business';
+    changed: Array<string>;
+    kycStatus: string;
+    previousKycStatus: string;
+    verificationRequiredFor: Array<string>;
     tier: number;
   };
 }
@@ -8013,6 +8173,33 @@ export interface CreateCustomerRequest {
   email?: string;
   /** International (E.164) format, e.g. +254712345678. */
   phone?: string;
+  address?: {
+    line1: string;
+    line2?: string;
+    city: string;
+    region?: string;
+    postal_code?: string;
+    /** ISO 3166-1 alpha-2. */
+    country: string;
+  };
+  /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
+  metadata?: Record<string, string>;
+}
+
+export interface UpdateCustomerRequest {
+  name?: string;
+  email?: string | null;
+  /** International (E.164) format, e.g. +254712345678. */
+  phone?: string | null;
+  address?: {
+    line1: string;
+    line2?: string;
+    city: string;
+    region?: string;
+    postal_code?: string;
+    /** ISO 3166-1 alpha-2. */
+    country: string;
+  } | null;
   /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
   metadata?: Record<string, string>;
 }
@@ -8163,6 +8350,11 @@ export interface CreateWalletRequest {
   metadata?: Record<string, string>;
 }
 
+export interface UpdateWalletRequest {
+  /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
+  metadata: Record<string, string>;
+}
+
 export interface GetWalletBalanceQuery {
   /** A time (RFC 3339 with its offset, to the millisecond) or a date (`2026-11-30`: the end of that UTC day). */
   as_of?: string;
@@ -8300,7 +8492,9 @@ export interface ListEventsQuery {
     | 'wallet.frozen'
     | 'wallet.unfrozen'
     | 'wallet.closed'
+    | 'wallet.updated'
     | 'customer.verification.updated'
+    | 'customer.updated'
     | 'aml.alert.opened'
     | 'aml.alert.resolved'
     | 'payment_batch.created'
@@ -8485,7 +8679,10 @@ export interface ListEvidenceQuery {
     | 'api_key.created'
     | 'api_key.revoked'
     | 'change.proposal'
-    | 'change.application';
+    | 'change.application'
+    | 'customer.update'
+    | 'wallet.update'
+    | 'webhook_subscription.promote';
 }
 
 export interface ListTransferEvidenceQuery {
@@ -9763,7 +9960,7 @@ export interface WriteOffLoanRequest {
 export interface CreateWebhookSubscriptionUnversionedRequest {
   /** An HTTPS endpoint you own, publicly reachable: loopback, private, link-local and reserved addresses are refused, and a host name must resolve to public addresses only. A sandbox started with MKOBA_WEBHOOK_ALLOW_PRIVATE=1 (local development) also takes those, and plain HTTP to them. */
   url: string;
-  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, customer.verification.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, loan.applied, loan.approved, loan.rejected, loan.canceled, loan.disbursed, loan.repayment_received, loan.overdue, loan.paid_off, loan.written_off, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated, change.updated, savings.account.opened, savings.notice.given, savings.withdrawal.completed, savings.interest.capitalized), or `*` for all. */
+  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, wallet.updated, customer.verification.updated, customer.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, loan.applied, loan.approved, loan.rejected, loan.canceled, loan.disbursed, loan.repayment_received, loan.overdue, loan.paid_off, loan.written_off, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated, change.updated, savings.account.opened, savings.notice.given, savings.withdrawal.completed, savings.interest.capitalized), or `*` for all. */
   events: Array<string>;
   description?: string;
   /** `snake_case` (default: `created_at`, `data.transfer_id`) or `camel_case` (`createdAt`, `data.transferId`). */
@@ -9786,7 +9983,7 @@ export interface ListWebhookSubscriptionsQuery {
 export interface CreateWebhookSubscriptionRequest {
   /** An HTTPS endpoint you own, publicly reachable: loopback, private, link-local and reserved addresses are refused, and a host name must resolve to public addresses only. A sandbox started with MKOBA_WEBHOOK_ALLOW_PRIVATE=1 (local development) also takes those, and plain HTTP to them. */
   url: string;
-  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, customer.verification.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, loan.applied, loan.approved, loan.rejected, loan.canceled, loan.disbursed, loan.repayment_received, loan.overdue, loan.paid_off, loan.written_off, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated, change.updated, savings.account.opened, savings.notice.given, savings.withdrawal.completed, savings.interest.capitalized), or `*` for all. */
+  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, wallet.updated, customer.verification.updated, customer.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, loan.applied, loan.approved, loan.rejected, loan.canceled, loan.disbursed, loan.repayment_received, loan.overdue, loan.paid_off, loan.written_off, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated, change.updated, savings.account.opened, savings.notice.given, savings.withdrawal.completed, savings.interest.capitalized), or `*` for all. */
   events: Array<string>;
   description?: string;
   /** `snake_case` (default: `created_at`, `data.transfer_id`) or `camel_case` (`createdAt`, `data.transferId`). */
@@ -9805,7 +10002,7 @@ export interface DeleteWebhookSubscriptionResponse {
 export interface UpdateWebhookSubscriptionRequest {
   /** An HTTPS endpoint you own, publicly reachable: loopback, private, link-local and reserved addresses are refused, and a host name must resolve to public addresses only. A sandbox started with MKOBA_WEBHOOK_ALLOW_PRIVATE=1 (local development) also takes those, and plain HTTP to them. */
   url?: string;
-  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, customer.verification.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, loan.applied, loan.approved, loan.rejected, loan.canceled, loan.disbursed, loan.repayment_received, loan.overdue, loan.paid_off, loan.written_off, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated, change.updated, savings.account.opened, savings.notice.given, savings.withdrawal.completed, savings.interest.capitalized), or `*` for all. */
+  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, wallet.updated, customer.verification.updated, customer.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, loan.applied, loan.approved, loan.rejected, loan.canceled, loan.disbursed, loan.repayment_received, loan.overdue, loan.paid_off, loan.written_off, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated, change.updated, savings.account.opened, savings.notice.given, savings.withdrawal.completed, savings.interest.capitalized), or `*` for all. */
   events?: Array<string>;
   description?: string | null;
   /** `snake_case` (default: `created_at`, `data.transfer_id`) or `camel_case` (`createdAt`, `data.transferId`). */
@@ -9857,7 +10054,9 @@ export interface SandboxEmitEventRequest {
     | 'wallet.frozen'
     | 'wallet.unfrozen'
     | 'wallet.closed'
+    | 'wallet.updated'
     | 'customer.verification.updated'
+    | 'customer.updated'
     | 'aml.alert.opened'
     | 'aml.alert.resolved'
     | 'payment_batch.created'
@@ -10036,7 +10235,9 @@ export const WEBHOOK_EVENT_TYPES = [
   'wallet.frozen',
   'wallet.unfrozen',
   'wallet.closed',
+  'wallet.updated',
   'customer.verification.updated',
+  'customer.updated',
   'aml.alert.opened',
   'aml.alert.resolved',
   'payment_batch.created',
@@ -10103,7 +10304,9 @@ export interface WebhookEventsSnakeCase {
   'wallet.frozen': WalletFrozenEvent;
   'wallet.unfrozen': WalletUnfrozenEvent;
   'wallet.closed': WalletClosedEvent;
+  'wallet.updated': WalletUpdatedEvent;
   'customer.verification.updated': CustomerVerificationUpdatedEvent;
+  'customer.updated': CustomerUpdatedEvent;
   'aml.alert.opened': AmlAlertOpenedEvent;
   'aml.alert.resolved': AmlAlertResolvedEvent;
   'payment_batch.created': PaymentBatchCreatedEvent;
@@ -10167,7 +10370,9 @@ export interface WebhookEventsCamelCase {
   'wallet.frozen': WalletFrozenEventCamel;
   'wallet.unfrozen': WalletUnfrozenEventCamel;
   'wallet.closed': WalletClosedEventCamel;
+  'wallet.updated': WalletUpdatedEventCamel;
   'customer.verification.updated': CustomerVerificationUpdatedEventCamel;
+  'customer.updated': CustomerUpdatedEventCamel;
   'aml.alert.opened': AmlAlertOpenedEventCamel;
   'aml.alert.resolved': AmlAlertResolvedEventCamel;
   'payment_batch.created': PaymentBatchCreatedEventCamel;
@@ -10237,6 +10442,8 @@ export interface MkobaOperations {
   createCustomer(body: CreateCustomerRequest, options?: RequestOptions): Promise<Customer>;
   /** Retrieve a customer: `GET /v1/customers/{id}`. */
   getCustomer(id: string, options?: RequestOptions): Promise<Customer>;
+  /** Update a customer: `PATCH /v1/customers/{id}`. */
+  updateCustomer(id: string, body?: UpdateCustomerRequest, options?: RequestOptions): Promise<Customer>;
   /** List a customer’s verifications: `GET /v1/customers/{id}/verifications`. */
   listVerifications(
     id: string,
@@ -10283,6 +10490,8 @@ export interface MkobaOperations {
   createWallet(body: CreateWalletRequest, options?: RequestOptions): Promise<Wallet>;
   /** Retrieve a wallet: `GET /v1/wallets/{id}`. */
   getWallet(id: string, options?: RequestOptions): Promise<Wallet>;
+  /** Update a wallet: `PATCH /v1/wallets/{id}`. */
+  updateWallet(id: string, body: UpdateWalletRequest, options?: RequestOptions): Promise<Wallet>;
   /** Retrieve a wallet's balance: `GET /v1/wallets/{id}/balance`. */
   getWalletBalance(id: string, query?: GetWalletBalanceQuery, options?: RequestOptions): Promise<Balance>;
   /** Freeze a wallet: `POST /v1/wallets/{id}/freeze`. */
@@ -10776,6 +10985,14 @@ export const OPERATIONS = {
     query: false,
     response: 'json',
   },
+  updateCustomer: {
+    method: 'PATCH',
+    path: '/v1/customers/{id}',
+    pathParams: ['id'],
+    body: 'optional',
+    query: false,
+    response: 'json',
+  },
   listVerifications: {
     method: 'GET',
     path: '/v1/customers/{id}/verifications',
@@ -10861,6 +11078,14 @@ export const OPERATIONS = {
     path: '/v1/wallets/{id}',
     pathParams: ['id'],
     body: 'none',
+    query: false,
+    response: 'json',
+  },
+  updateWallet: {
+    method: 'PATCH',
+    path: '/v1/wallets/{id}',
+    pathParams: ['id'],
+    body: 'required',
     query: false,
     response: 'json',
   },

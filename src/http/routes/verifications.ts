@@ -14,8 +14,8 @@ import { PHONE_PATTERN } from '../../domain/customers.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import { RISK_LEVELS, RISK_OVERRIDE_REASON_LENGTH_MAX, type RiskLevel } from '../../domain/risk.ts';
 import {
-  ADDRESS_LINE_LENGTH_MAX,
   BENEFICIAL_OWNERS_MAX,
+  COUNTRY_PATTERN,
   checkSubmission,
   ID_NUMBER_PATTERN,
   LEGAL_NAME_LENGTH_MAX,
@@ -35,12 +35,12 @@ import {
   idParamsSchema,
   listEnvelopeSchema,
   listQuerySchema,
+  postalAddressSchema,
 } from '../schemas.ts';
 import { sendWrite } from '../writes.ts';
 
 const TAGS = ['Verifications'];
 const DATE_PATTERN = '^\\d{4}-\\d{2}-\\d{2}$';
-const COUNTRY_PATTERN = '^[A-Z]{2}$';
 const text = (maxLength: number, description?: string) => ({
   type: 'string',
   minLength: 1,
@@ -75,19 +75,7 @@ const submissionSchema = {
     date_of_birth: { type: 'string', pattern: DATE_PATTERN, description: 'YYYY-MM-DD.' },
     national_id: nationalIdSchema,
     phone: { type: 'string', pattern: PHONE_PATTERN, description: 'E.164.' },
-    address: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['line1', 'city', 'country'],
-      properties: {
-        line1: text(ADDRESS_LINE_LENGTH_MAX),
-        line2: text(ADDRESS_LINE_LENGTH_MAX),
-        city: text(ADDRESS_LINE_LENGTH_MAX),
-        region: text(ADDRESS_LINE_LENGTH_MAX),
-        postal_code: text(20),
-        country: { type: 'string', pattern: COUNTRY_PATTERN, description: 'ISO 3166-1 alpha-2.' },
-      },
-    },
+    address: postalAddressSchema,
     registration_number: { type: 'string', pattern: ID_NUMBER_PATTERN },
     country: {
       type: 'string',
