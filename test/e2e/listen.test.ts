@@ -236,7 +236,7 @@ describe.concurrent('mkoba listen and trigger refuse what they cannot act on', (
     [['listen'], /listen needs --forward-to URL/],
     [['listen', '--forward-to', 'ftp://127.0.0.1/x'], /--forward-to must be an http\(s\) URL/],
     [['listen', '--forward-to', 'http://127.0.0.1:9/x', '--secret', 'nope'], /--secret must be a whsec_/],
-    [['trigger', 'transfer.settled', '--api-key', 'pk_nope'], /the API key must look like/],
+    [['trigger', 'transfer.settled', '--api-key', 'pk_nope'], /the API key is malformed: An API key starts with sk_sandbox_/],
   ] as const)('%o exits 2 with a clear line', async ([args, message], { expect }) => {
     const result = await mkoba.run([...args], env);
     expect(result.code).toBe(EXIT_CODE_USAGE);
