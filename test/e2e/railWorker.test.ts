@@ -22,7 +22,7 @@ describe('mkoba serve runs the rail worker', () => {
   let banner: Banner;
   let key: string;
   beforeAll(async () => {
-    const server = processes.start(['serve'], mkobaEnv({ PORT: '0', MKOBA_DATA_DIR: dataDir.dir }));
+    const server = await processes.start(['serve'], mkobaEnv({ PORT: '0', MKOBA_DATA_DIR: dataDir.dir }));
     banner = await waitForBanner(server);
     key = banner.sandboxApiKey as string;
   });
@@ -112,7 +112,7 @@ describe.skipIf(!TEST_DATABASE_URL)('mkoba processes log rail-worker failures (P
 
   it('mkoba worker and mkoba serve each log the transfer, rail and error', async () => {
     const first = await newTransfer();
-    const worker = processes.start(['worker'], env);
+    const worker = await processes.start(['worker'], env);
     await worker.waitForStderr(
       new RegExp(
         `mkoba worker: rail-worker error: could not record the rail answer \\(transfer_id=${first} rail=mobile_money error=${REFUSED_REFERENCE_MESSAGE}\\)`,
@@ -123,7 +123,7 @@ describe.skipIf(!TEST_DATABASE_URL)('mkoba processes log rail-worker failures (P
 
     // The first transfer stays leased for a while; the server's own rail worker takes the second.
     const second = await newTransfer();
-    const server = processes.start(['serve'], env);
+    const server = await processes.start(['serve'], env);
     // The server's log (one JSON object per line) goes to stderr.
     await waitUntil(
       () => server.stderr().includes(second),
