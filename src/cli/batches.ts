@@ -121,7 +121,7 @@ export async function batchesCommand(
   io.out(batch.id);
   const bar = process.stderr.isTTY
     ? new SingleBar({
-        format: 'paying [{bar}] {percentage}% | {value}/{total} items | {status}',
+        format: 'batch [{bar}] {percentage}% | {value}/{total} items accepted or refused | {status}',
         stream: process.stderr,
       })
     : undefined;
