@@ -16,7 +16,7 @@ import {
   type MkobaProcess,
   MkobaProcesses,
   mkobaEnv,
-  SERVER_START_TIMEOUT_MS,
+  READINESS_LAST_RESORT_MS,
   temporaryDataDir,
   waitForBanner,
   waitUntil,
@@ -62,11 +62,11 @@ describe('mkoba listen and mkoba trigger against a running sandbox server', () =
   const receivers: Receiver[] = [];
 
   beforeAll(async () => {
-    const server = mkoba.start(['serve'], mkobaEnv({ MKOBA_DATA_DIR: data.dir, PORT: '0' }));
+    const server = await mkoba.start(['serve'], mkobaEnv({ MKOBA_DATA_DIR: data.dir, PORT: '0' }));
     banner = await waitForBanner(server);
     // Only the key and the address: listen and trigger need nothing else of the server's configuration.
     env = mkobaEnv({ MKOBA_API_KEY: banner.sandboxApiKey, MKOBA_API_BASE: banner.baseUrl });
-  }, 2 * SERVER_START_TIMEOUT_MS);
+  }, 2 * READINESS_LAST_RESORT_MS);
   afterAll(async () => {
     await mkoba.killAll();
     await Promise.all(receivers.map((r) => r.close()));
@@ -81,12 +81,12 @@ describe('mkoba listen and mkoba trigger against a running sandbox server', () =
 
   /** Starts `mkoba listen` and waits for the secret it prints once it is ready. */
   async function startListen(args: string[]): Promise<{ listen: MkobaProcess; secret: string }> {
-    const listen = mkoba.start(['listen', ...args], env);
+    const listen = await mkoba.start(['listen', ...args], env);
     // Two pipes: the secret (stdout) and the ready line (stderr) may arrive in either order.
     const ready = () => SECRET_PATTERN.test(listen.stdout()) && READY_PATTERN.test(listen.stderr());
     await waitUntil(
       () => ready() || listen.child.exitCode !== null,
-      SERVER_START_TIMEOUT_MS,
+      READINESS_LAST_RESORT_MS,
       'mkoba listen to print its secret',
     );
     const secret = listen.stdout().match(SECRET_PATTERN)?.[1];
@@ -265,7 +265,10 @@ describe.concurrent('mkoba listen and trigger refuse what they cannot act on', (
       ['listen', '--forward-to', 'http://127.0.0.1:9/x', '--api-version', '2020-01-01'],
       /--api-version is one of /,
     ],
-    [['trigger', 'transfer.settled', '--api-key', 'pk_nope'], /the API key must look like/],
+    [
+      ['trigger', 'transfer.settled', '--api-key', 'pk_nope'],
+      /the API key is malformed: An API key starts with sk_sandbox_/,
+    ],
   ] as const)('%o exits 2 with a clear line', async ([args, message], { expect }) => {
     const result = await mkoba.run([...args], env);
     expect(result.code).toBe(EXIT_CODE_USAGE);
