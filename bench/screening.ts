@@ -5,6 +5,9 @@
  * 1 000 names (hits with a typo, swapped words, diacritics, an honorific or an alias; near misses; clean
  * names) are screened one by one through screenParty. Prints the import time, the index build (reading
  * the entries, and building), and the screening total with per-name p50 and p99, as a Markdown table.
+ * Then the same list is imported again as a second version, which the process notices (its NOTIFY) and
+ * builds beside the index in use while names keep being screened, each after a turn of the event loop as a
+ * request arriving would be: how long the switch took, and what a screening waited meanwhile.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,7 +15,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { systemDeps } from '../src/app/deps.ts';
 import { importSanctionsList } from '../src/app/sanctions/importList.ts';
-import { activeScreeningIndex, buildScreeningIndex } from '../src/app/sanctions/screeningIndex.ts';
+import {
+  buildScreeningIndex,
+  screeningIndexInUse,
+  watchSanctionsList,
+} from '../src/app/sanctions/screeningIndex.ts';
 import { screenParty } from '../src/app/sanctions/screenParty.ts';
 import { SANCTIONS_LIST_COLUMNS } from '../src/domain/screening/listFile.ts';
 import { ScreeningIndex } from '../src/domain/screening/screeningIndex.ts';
@@ -52,6 +59,8 @@ const NAMES_MAX = 100_000;
 const GENERATOR_SEED = 20_261_124;
 /** The names are screened twice: cold, right after the index is built, then warm. */
 const SCREENING_PASSES = 2;
+/** A switch to a second version that takes longer than this is reported as not done. */
+const SWITCH_WAIT_MS_MAX = 120_000;
 
 const ONSETS = [
   'b',
@@ -208,6 +217,52 @@ interface ScreeningRun {
   p50Ms: number;
   p99Ms: number;
   hitsByKind: Record<Query['kind'], { hit: number; of: number }>;
+  /** From the second version's activation to the first screening by it; NaN when it never came. */
+  switchMs: number;
+  /** Screenings while the second version was building, all by the first, and the longest wait of one. */
+  switchScreenings: number;
+  switchP99Ms: number;
+  switchMaxMs: number;
+}
+
+/**
+ * Imports the list again as a second version and screens names, one per turn of the event loop, until one
+ * is screened by it: every screening before must be by the first version, none waiting for the build.
+ */
+async function measureSwitch(
+  deps: ReturnType<typeof systemDeps>,
+  file: string,
+  queries: readonly Query[],
+): Promise<Pick<ScreeningRun, 'switchMs' | 'switchScreenings' | 'switchP99Ms' | 'switchMaxMs'>> {
+  const stop = await watchSanctionsList(deps, (error) => {
+    throw error;
+  });
+  try {
+    const first = (await screeningIndexInUse(deps))?.listVersionId;
+    const second = await importSanctionsList(deps, file);
+    const activatedAt = performance.now();
+    const waits: number[] = [];
+    for (let i = 0; performance.now() - activatedAt < SWITCH_WAIT_MS_MAX; i++) {
+      const arrived = performance.now();
+      await new Promise((resolve) => setImmediate(resolve));
+      const result = await screenParty(deps, { name: queries[i % queries.length]?.name ?? 'x' });
+      if (result.listVersionId === second.versionId) {
+        waits.sort((a, b) => a - b);
+        return {
+          switchMs: performance.now() - activatedAt,
+          switchScreenings: waits.length,
+          switchP99Ms: percentile(waits, 99),
+          switchMaxMs: waits.at(-1) ?? Number.NaN,
+        };
+      }
+      if (result.listVersionId !== first)
+        throw new Error(`screened by ${result.listVersionId} during the switch`);
+      waits.push(performance.now() - arrived);
+    }
+    return { switchMs: Number.NaN, switchScreenings: 0, switchP99Ms: Number.NaN, switchMaxMs: Number.NaN };
+  } finally {
+    await stop();
+  }
 }
 
 async function runOn(
@@ -232,7 +287,7 @@ async function runOn(
   const rebuilt = new ScreeningIndex(summary.versionId, loaded.entries);
   const buildMs = performance.now() - started;
   // The process's own index, so that the screenings below find it built.
-  await activeScreeningIndex(deps);
+  await screeningIndexInUse(deps);
 
   log(`screening (${backend}): screening ${queries.length} names`);
   // Two passes over the same names: the first right after the index is built (cold code), the second warm.
@@ -257,7 +312,10 @@ async function runOn(
     passTotalsMs.push(performance.now() - passStarted);
   }
   timings.sort((a, b) => a - b);
+  log(`screening (${backend}): switching to a second version while screening`);
+  const switched = await measureSwitch(deps, file, queries);
   return {
+    ...switched,
     backend,
     importMs,
     loadMs: loadAndBuildMs - buildMs,
@@ -283,6 +341,15 @@ function printTable(runs: readonly ScreeningRun[], entryCount: number, nameCount
         `| ${r.backend} | ${fixed(r.importMs / 1000, 1)} | ${fixed(r.loadMs, 0)} | ${fixed(r.buildMs, 0)} | ${r.indexedNames} | ${fixed(r.firstPassMs, 0)} | ${fixed(r.secondPassMs, 0)} | ${fixed(r.p50Ms, 3)} | ${fixed(r.p99Ms, 3)} | ${rate(r, 'hit')} | ${rate(r, 'near miss')} | ${rate(r, 'clean')} |`,
     ),
   ];
+  lines.push(
+    '',
+    '| backend | switch: activation to first screening by it, ms | screenings meanwhile | p99 ms | max ms |',
+    '| ------- | ----------------------------------------------: | -------------------: | -----: | -----: |',
+    ...runs.map(
+      (r) =>
+        `| ${r.backend} | ${fixed(r.switchMs, 0)} | ${r.switchScreenings} | ${fixed(r.switchP99Ms, 2)} | ${fixed(r.switchMaxMs, 1)} |`,
+    ),
+  );
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 

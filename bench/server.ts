@@ -72,8 +72,12 @@ export async function startServer(options: {
   });
   if (child.pid === undefined) throw new Error('could not start mkoba serve');
   const pid = child.pid;
+  // Progress and log lines come on stderr, the banner on stdout: both are kept for an error message.
   let stderr = '';
-  child.stdout?.resume();
+  let stdout = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString('utf8');
+  });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   try {
     await new Promise<void>((resolve, reject) => {
@@ -81,9 +85,9 @@ export async function startServer(options: {
         () => reject(new Error(`mkoba serve not ready within ${SERVER_START_TIMEOUT_MS} ms:\n${stderr}`)),
         SERVER_START_TIMEOUT_MS,
       );
-      child.stderr?.on('data', (chunk: Buffer) => {
-        stderr += chunk.toString('utf8');
-        if (READY_PATTERN.test(stderr)) {
+      child.stdout?.on('data', (chunk: Buffer) => {
+        stdout += chunk.toString('utf8');
+        if (READY_PATTERN.test(stdout)) {
           clearTimeout(timer);
           resolve();
         }
@@ -97,10 +101,10 @@ export async function startServer(options: {
     await stopChild(child, exited);
     throw error;
   }
-  const base = /listening on (http:\/\/127\.0\.0\.1:\d+)\/v1$/m.exec(stderr)?.[1];
+  const base = /listening on (http:\/\/127\.0\.0\.1:\d+)\/v1$/m.exec(stdout)?.[1];
   if (!base) {
     await stopChild(child, exited);
-    throw new Error(`no 127.0.0.1 URL in the banner:\n${stderr}`);
+    throw new Error(`no 127.0.0.1 URL in the banner:\n${stdout}`);
   }
   return { pid, origin: base, apiKey, stop: () => stopChild(child, exited) };
 }

@@ -131,7 +131,11 @@ export async function openStore(
   try {
     const { openPgliteDataDir, pgliteDatabaseExists } = await import('./store/pgliteDataDir.ts');
     const createdDatabase = !pgliteDatabaseExists(config.dataDir);
+    const creatingSinceMs = Date.now();
+    // Creating the cluster is seconds of silent CPU work: say what is happening, and that it happens once.
+    if (createdDatabase) log(creatingDatabaseLine(config.dataDir));
     const store = await openPgliteDataDir(config.dataDir);
+    if (createdDatabase) log(createdDatabaseLine(Date.now() - creatingSinceMs));
     return {
       store,
       lock: held,
@@ -145,6 +149,22 @@ export async function openStore(
     held.release();
     throw error;
   }
+}
+
+/** About what creating an embedded database costs on an ordinary laptop, as the progress line announces it. */
+const DATABASE_CREATION_SECONDS_TYPICAL = 20;
+
+/** How the progress line before creating the embedded database begins. */
+export const CREATING_DATABASE_LEAD = 'Creating the embedded database in';
+/** How the progress line once it exists begins: the end of the costly part of a first start. */
+export const CREATED_DATABASE_LEAD = 'Created the embedded database in';
+
+function creatingDatabaseLine(dataDir: string): string {
+  return `${CREATING_DATABASE_LEAD} ${dataDir} (first start only, ~${DATABASE_CREATION_SECONDS_TYPICAL} s)…`;
+}
+
+function createdDatabaseLine(elapsedMs: number): string {
+  return `${CREATED_DATABASE_LEAD} ${(elapsedMs / 1000).toFixed(1)} s`;
 }
 
 /** One JSON line per request (see src/http/app.ts) is written at this level. */
@@ -265,7 +285,16 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-export async function startServer(config: Config, log: (line: string) => void): Promise<RunningServer> {
+export interface StartServerOptions {
+  /** Where the server's JSON log lines go (default stderr). */
+  logStream?: { write(line: string): void };
+}
+
+export async function startServer(
+  config: Config,
+  log: (line: string) => void,
+  options: StartServerOptions = {},
+): Promise<RunningServer> {
   // A missing key is a configuration error: found before anything is opened.
   requireEncryptionKey(config);
   const opened = await openStore(config, 'serve', log);
@@ -284,18 +313,23 @@ export async function startServer(config: Config, log: (line: string) => void): 
         ? await seedSandbox(deps, config.sandboxApiKey)
         : { seeded: false, apiKey: undefined };
 
+    if (seed.seeded) log(`seeded the sandbox organization '${SANDBOX_ORGANIZATION_NAME}'`);
     const sandboxApiKey = opened.lock ? rememberSandboxKey(config.dataDir, seed.apiKey) : seed.apiKey;
 
     const { buildApp } = await import('./http/app.ts');
     // The log goes to stderr with the CLI's other informational lines; stdout is for results.
     const app = await buildApp({
       deps,
-      logger: { level: process.env.LOG_LEVEL || LOG_LEVEL_DEFAULT, stream: process.stderr },
+      logger: {
+        level: process.env.LOG_LEVEL || LOG_LEVEL_DEFAULT,
+        stream: options.logStream ?? process.stderr,
+      },
       rateLimits: config.rateLimits,
       ledgerWriterLanes: config.ledgerWriterLanes,
       metricsToken: config.metrics.token,
     });
     stops.push(() => app.close());
+    // Resolves once the active sanctions list's index is built: no request waits for a first build.
     stops.push(
       await watchSanctionsList(deps, (error) => app.log.error({ err: error }, 'sanctions list watch failed')),
     );
@@ -525,6 +559,12 @@ export async function startWorkerProcess(
     const deps = processDeps(opened.store, config, loadKeyring(config, opened.lock !== undefined));
     await migrate(opened.store);
     await openSecretsAtRest(deps, log);
+    // Payment batches screen their items: a worker notices and builds list versions as a server does.
+    const stopWatchingSanctions = await watchSanctionsList(deps, (error) =>
+      log(
+        `mkoba worker: sanctions list watch failed: ${error instanceof Error ? error.message : String(error)}`,
+      ),
+    );
     const workers = startWorkers(
       deps,
       config,
@@ -541,6 +581,7 @@ export async function startWorkerProcess(
       deps,
       async stop() {
         await Promise.all(workers.map((w) => w.stop()));
+        await stopWatchingSanctions();
         await opened.close();
       },
     };

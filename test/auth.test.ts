@@ -125,6 +125,55 @@ describe.each(BACKENDS)('authentication on %s', (backend) => {
     }
   });
 
+  it('says precisely what is wrong with a malformed key, never contradicting what was sent', async () => {
+    const malformed: [string, string, string, RegExp][] = [
+      [`Basic ${t.key}`, 'bearer_scheme', "it does not start with 'Bearer '", /^The Authorization header/],
+      [t.key, 'bearer_scheme', "it does not start with 'Bearer '", /^The Authorization header/],
+      ['Bearer', 'bearer_scheme', "no key follows 'Bearer '", /^The Authorization header/],
+      [
+        `Bearer ${t.key} extra`,
+        'bearer_scheme',
+        "more than one word follows 'Bearer '",
+        /^The Authorization/,
+      ],
+      [
+        'Bearer pk_test_abcdefghijklmnopqrstuvwxyz',
+        'key_prefix',
+        'starts with none of them',
+        /^An API key starts with sk_sandbox_, sk_pilot_, sk_live_;/,
+      ],
+      [
+        'Bearer sk_sandbox_abc',
+        'key_length',
+        'the key sent has 3.',
+        /^After 'sk_sandbox_' an API key has 16 to 128/,
+      ],
+      [`Bearer sk_live_${'a'.repeat(129)}`, 'key_length', 'the key sent has 129.', /^After 'sk_live_'/],
+      [
+        `Bearer sk_pilot_${'a'.repeat(20)}!`,
+        'key_characters',
+        'the key sent has others.',
+        /^After 'sk_pilot_'/,
+      ],
+    ];
+    for (const [authorization, code, why, opening] of malformed) {
+      const response = await api(t, 'GET', '/v1/wallets', { key: null, headers: { authorization } });
+      expect(response.statusCode, authorization).toBe(401);
+      expect(response.data, authorization).toMatchObject({
+        code: 'api_key_malformed',
+        param: 'Authorization',
+        errors: [{ param: 'Authorization', code, message: response.data.detail }],
+      });
+      expect(response.data.detail, authorization).toMatch(opening);
+      expect(response.data.detail, authorization).toContain(why);
+      // The key is never echoed back, in the problem or in the challenge.
+      expect(JSON.stringify(response.data), authorization).not.toContain(t.key);
+      expect(response.headers['www-authenticate'], authorization).toBe(
+        `Bearer realm="mkoba", error="invalid_token", error_description="${response.data.detail}"`,
+      );
+    }
+  });
+
   it('names the missing scope in a 403 challenge, and sends no challenge once the key is accepted', async () => {
     const forbidden = await api(t, 'POST', '/v1/customers', {
       key: readOnly,

@@ -51,7 +51,10 @@ describe.each(BACKENDS)('bad input on %s', (backend) => {
       currency: 'KES',
       metadata: { big: 'x'.repeat(REQUEST_BODY_BYTES_MAX) },
     });
-    expectProblem(await raw(huge), 413, 'payload_too_large');
+    const response = await raw(huge);
+    expectProblem(response, 413, 'payload_too_large');
+    // The problem states the limit, so a client knows what to send instead.
+    expect(response.data.detail).toContain(`(${REQUEST_BODY_BYTES_MAX} bytes)`);
   });
 
   it('wrong types name the field', async () => {

@@ -63,7 +63,7 @@ describe.each(BACKENDS)('events on %s', (backend) => {
       expect(event).toMatchObject({
         object: 'event',
         environment: 'sandbox',
-        product: 'mkoba',
+        product: 'mobile_money',
         api_version: API_VERSION,
       });
       expect(new Date(event.created_at).toISOString()).toBe(event.created_at);

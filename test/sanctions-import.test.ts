@@ -3,8 +3,9 @@
  * the active version with its counts; a malformed one is refused naming its line and field, with the
  * previous version still active and none of its rows left; each import is a new version and retires the
  * previous one; the database keeps one version active and loaded entries fixed; a screening during or
- * after an import sees the whole old list or the whole new one; a process switches within
- * SANCTIONS_LIST_CHECK_INTERVAL_MS of an activation (on a controlled clock), at once on its NOTIFY.
+ * after an import sees the whole old list or the whole new one; a process starts building a new version
+ * within SANCTIONS_LIST_CHECK_INTERVAL_MS of its activation (on a controlled clock), at once on its NOTIFY,
+ * and screens with it once built. test/sanctions-switch.test.ts holds a build open across a transfer.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,7 +19,11 @@ import {
   SanctionsImportError,
 } from '../src/app/sanctions/importList.ts';
 import { SAMPLE_SANCTIONS_LIST_FILE, seedSampleSanctionsList } from '../src/app/sanctions/sampleList.ts';
-import { SANCTIONS_LIST_CHECK_INTERVAL_MS, watchSanctionsList } from '../src/app/sanctions/screeningIndex.ts';
+import {
+  SANCTIONS_LIST_CHECK_INTERVAL_MS,
+  screeningIndexSettled,
+  watchSanctionsList,
+} from '../src/app/sanctions/screeningIndex.ts';
 import { screenParty } from '../src/app/sanctions/screenParty.ts';
 import { seedSandbox } from '../src/app/seed.ts';
 import { SANCTIONS_LIST_COLUMNS } from '../src/domain/screening/listFile.ts';
@@ -217,8 +222,11 @@ describe.each(BACKENDS)('sanctions list import (%s)', (backend) => {
     expect(await tableCounts(db)).toEqual({ versions: 2, loading: 0, active: 1, entries: 78 });
   });
 
-  it.sequential('switches a process within the check interval of an activation, never before', async () => {
+  it.sequential('starts building a version within the check interval of its activation, never before, and switches once built', async () => {
     clockMs += SANCTIONS_LIST_CHECK_INTERVAL_MS;
+    // The second version, imported by the test before, is noticed here and built.
+    await screenParty(deps, { name: 'Second Kowalczyk3' });
+    await screeningIndexSettled(deps);
     const before = await screenParty(deps, { name: 'Second Kowalczyk3' });
     const current = before.listVersionId;
     expect(before.decision).toBe('hit');
@@ -226,7 +234,16 @@ describe.each(BACKENDS)('sanctions list import (%s)', (backend) => {
     clockMs += SANCTIONS_LIST_CHECK_INTERVAL_MS - 1;
     const stale = await screenParty(deps, { name: 'Third Kowalczyk3' });
     expect(stale).toMatchObject({ listVersionId: current, decision: 'clear' });
+    await screeningIndexSettled(deps);
+    expect(await screenParty(deps, { name: 'Third Kowalczyk3' })).toMatchObject({
+      listVersionId: current,
+      decision: 'clear',
+    });
     clockMs += 1;
+    // This screening notices the new version and starts its build, answered by the version in use.
+    const noticing = await screenParty(deps, { name: 'Third Kowalczyk3' });
+    expect(noticing).toMatchObject({ listVersionId: current, decision: 'clear' });
+    await screeningIndexSettled(deps);
     const switched = await screenParty(deps, { name: 'Third Kowalczyk3' });
     expect(switched).toMatchObject({ listVersionId: third.versionId, decision: 'hit' });
     expect((await screenParty(deps, { name: 'Second Kowalczyk3' })).decision).toBe('clear');
@@ -264,27 +281,36 @@ describe.each(BACKENDS)('sanctions list import (%s)', (backend) => {
     void importing.finally(() => {
       done = true;
     });
-    const seen: { version: string | null; oldHit: boolean; newHit: boolean }[] = [];
+    // Each screening, by the version it reports: the old list whole (its name a hit, the new one's clear)
+    // or the new list whole; a swap may fall between two screenings, never inside one, and never back.
+    const seen: { version: string | null; listedInOld: boolean; hit: boolean }[] = [];
     const screenBoth = async () => {
       // Every screening looks at the active version again.
       clockMs += SANCTIONS_LIST_CHECK_INTERVAL_MS;
-      const a = await screenParty(deps, { name: 'Fourth Kowalczyk1' });
-      const b = await screenParty(deps, { name: `Fifth Kowalczyk${SANCTIONS_IMPORT_BATCH_ROWS * 3 - 1}` });
-      expect(b.listVersionId).toBe(a.listVersionId);
-      seen.push({ version: a.listVersionId, oldHit: a.decision === 'hit', newHit: b.decision === 'hit' });
+      for (const [name, listedInOld] of [
+        ['Fourth Kowalczyk1', true],
+        [`Fifth Kowalczyk${SANCTIONS_IMPORT_BATCH_ROWS * 3 - 1}`, false],
+      ] as const) {
+        const result = await screenParty(deps, { name });
+        seen.push({ version: result.listVersionId, listedInOld, hit: result.decision === 'hit' });
+      }
     };
     while (!done) {
       await screenBoth();
       // An embedded database answers without a turn of the event loop: let the import read its file.
       await new Promise((resolve) => setImmediate(resolve));
     }
-    await screenBoth();
     const fifth = await importing;
+    await screenBoth();
+    await screeningIndexSettled(deps);
+    await screenBoth();
     expect(seen[0]?.version).toBe(oldVersion);
-    for (const s of seen) {
-      if (s.version === oldVersion) expect(s).toMatchObject({ oldHit: true, newHit: false });
-      else expect(s).toEqual({ version: fifth.versionId, oldHit: false, newHit: true });
-    }
+    const firstNew = seen.findIndex((s) => s.version !== oldVersion);
+    expect(firstNew).toBeGreaterThan(0);
+    seen.forEach((s, i) => {
+      expect(s.version).toBe(i < firstNew ? oldVersion : fifth.versionId);
+      expect(s.hit).toBe(s.version === oldVersion ? s.listedInOld : !s.listedInOld);
+    });
     expect(seen.at(-1)?.version).toBe(fifth.versionId);
   });
 

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { EVENT_TYPES, eventEnvelope, transferEventData } from '../src/domain/events.ts';
 import { parseAmount } from '../src/domain/money.ts';
+import { PAYLOAD_CHANGES, PAYLOAD_VERSIONS } from '../src/domain/payloadVersions.ts';
 import { formatWebhookSecret, signatureHeader, verifySignatureHeader } from '../src/domain/signing.ts';
 import type { Transfer } from '../src/domain/transferRecord.ts';
 import { toCamelCase, WEBHOOK_RETRY_SCHEDULE_SECONDS_DEFAULT } from '../src/domain/webhooks.ts';
@@ -77,6 +78,18 @@ describe('docs/WEBHOOKS.md', () => {
 
   it('lists every event type', () => {
     for (const type of EVENT_TYPES) expect(page).toContain(`| \`${type}\``);
+  });
+
+  it('lists each event type once, and nothing the registry does not know', () => {
+    const listed = [...page.matchAll(/^\| `([a-z_.]+)` +\|/gm)].map((m) => m[1] as string);
+    const eventRows = listed.filter((name) => name.includes('.'));
+    expect([...eventRows].sort()).toEqual([...EVENT_TYPES].sort());
+  });
+
+  it('lists every payload version, each breaking change with the version that made it', () => {
+    const rows = [...page.matchAll(/^\| `(\d{4}-\d{2}-\d{2})` +\|/gm)].map((m) => m[1]);
+    expect(rows).toEqual([...PAYLOAD_VERSIONS].reverse());
+    expect(PAYLOAD_CHANGES.map((change) => change.version)).toEqual(rows.slice(0, -1));
   });
 
   it('shows the default retry schedule', () => {

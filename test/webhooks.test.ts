@@ -117,7 +117,7 @@ describe.each(BACKENDS)('webhooks on %s', (backend) => {
         Math.floor(Date.now() / 1000),
       );
       expect(check.ok).toBe(true);
-      expect(event).toMatchObject({ object: 'event', environment: 'sandbox', product: 'mkoba' });
+      expect(event).toMatchObject({ object: 'event', environment: 'sandbox', product: 'mobile_money' });
       expect(event.created_at).toBeTypeOf('string');
     }
     const types = receiver.received.map((r) => JSON.parse(r.body).type);

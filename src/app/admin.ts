@@ -32,6 +32,7 @@ import {
   type SanctionsImportProgress,
   type SanctionsImportSummary,
 } from './sanctions/importList.ts';
+import { type PromotionResult, promoteSandboxSubscriptions } from './subscriptionPromotion.ts';
 import { setOrganizationWebhooks } from './webhooks.ts';
 
 export type AdminCommand =
@@ -61,6 +62,13 @@ export type AdminCommand =
   | { name: 'ledger.verify' }
   | { name: 'evidence.verify' }
   | { name: 'orgs.set-webhooks'; organizationId: string; enabled: boolean }
+  | {
+      name: 'subscriptions.promote';
+      organization: string;
+      /** Who ran the command on the server (the CLI's OS user): the evidence records them. */
+      operator: string;
+      subscriptions?: string[] | undefined;
+    }
   | { name: 'encryption.rewrap' }
   /** `path` is read by the process that runs the command: absolute, since a server's directory may differ. */
   | { name: 'sanctions.import'; path: string }
@@ -155,6 +163,7 @@ export type AdminResult =
   | { name: 'ledger.verify'; violations: LedgerViolation[] }
   | { name: 'evidence.verify'; chains: EvidenceChainReport[] }
   | { name: 'orgs.set-webhooks'; found: boolean; organizationName: string | null; enabled: boolean }
+  | ({ name: 'subscriptions.promote' } & PromotionResult)
   | {
       name: 'encryption.rewrap';
       keyId: string;
@@ -212,6 +221,13 @@ export function isAdminCommand(value: unknown): value is AdminCommand {
       return typeof c.keyId === 'string';
     case 'orgs.set-webhooks':
       return typeof c.organizationId === 'string' && typeof c.enabled === 'boolean';
+    case 'subscriptions.promote':
+      return (
+        typeof c.organization === 'string' &&
+        typeof c.operator === 'string' &&
+        (c.subscriptions === undefined ||
+          (Array.isArray(c.subscriptions) && c.subscriptions.every((s) => typeof s === 'string')))
+      );
     case 'sanctions.import':
       return typeof c.path === 'string';
     case 'launch-gates.list':
@@ -350,6 +366,15 @@ export async function runAdminCommand(
         enabled: updated?.enabled ?? command.enabled,
       };
     }
+    case 'subscriptions.promote':
+      return {
+        name: 'subscriptions.promote',
+        ...(await promoteSandboxSubscriptions(deps, {
+          organizationName: command.organization,
+          operator: command.operator,
+          subscriptionIds: command.subscriptions,
+        })),
+      };
     case 'encryption.rewrap': {
       const counts = await rewrapSecrets(deps);
       return { name: 'encryption.rewrap', keyId: deps.keyring.current?.id ?? '', ...counts };

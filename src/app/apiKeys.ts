@@ -129,6 +129,19 @@ export function issueApiKey(deps: Deps, input: IssueKeyInput): Promise<IssuedKey
 /** The length an operator's name may have in `operator:<user>`. */
 export const OPERATOR_NAME_CHARS_MAX = 64;
 
+/** The name of the operator who ran a CLI command, as records keep it: trimmed, without spaces. */
+export function checkOperatorName(name: string): string {
+  const operator = name.trim();
+  if (operator === '' || operator.length > OPERATOR_NAME_CHARS_MAX || /[\s\p{Cc}]/u.test(operator)) {
+    throw validationError(
+      'operator',
+      `the operator's name must be 1 to ${OPERATOR_NAME_CHARS_MAX} characters without spaces`,
+      'invalid_format',
+    );
+  }
+  return operator;
+}
+
 /**
  * `mkoba keys create`: a key issued by the operator who ran the CLI on the server, for any member of the
  * organization or for none, with any scopes. The key records `operator:<user>` as its creator, and the
@@ -138,14 +151,7 @@ export function issueOperatorKey(
   deps: Deps,
   input: Omit<IssueKeyInput, 'createdBy' | 'key'> & { operator: string },
 ): Promise<IssuedKey> {
-  const operator = input.operator.trim();
-  if (operator === '' || operator.length > OPERATOR_NAME_CHARS_MAX || /[\s\p{Cc}]/u.test(operator)) {
-    throw validationError(
-      'operator',
-      `the operator's name must be 1 to ${OPERATOR_NAME_CHARS_MAX} characters without spaces`,
-      'invalid_format',
-    );
-  }
+  const operator = checkOperatorName(input.operator);
   return deps.store.transaction(async (tx) => {
     const issued = await issueApiKeyIn(tx, deps, { ...input, createdBy: `operator:${operator}` });
     await recordKeyCreated(tx, deps, issued.record, SYSTEM_ACTOR, { operator });
@@ -558,26 +564,45 @@ function unauthorized(code: AppError['code'], detail: string): AppError {
   return new AppError({ status: 401, code, title: 'Unauthorized', detail });
 }
 
+/** A key that is not one by its shape: the Authorization header is the offending input, named as `param`. */
+function malformed(code: string, detail: string): AppError {
+  return new AppError({
+    status: 401,
+    code: 'api_key_malformed',
+    title: 'Unauthorized',
+    detail,
+    param: 'Authorization',
+    errors: [{ param: 'Authorization', code, message: detail }],
+  });
+}
+
 /** Resolves an Authorization header to a principal, or throws the 401 that says exactly what is wrong. */
 export async function authenticate(deps: Deps, authorization: string | undefined): Promise<Principal> {
   if (authorization === undefined || authorization.trim() === '') {
     throw unauthorized('api_key_missing', "Send your API key as 'Authorization: Bearer sk_…'.");
   }
-  const match = /^Bearer +(\S+)$/i.exec(authorization.trim());
-  const parsed = match?.[1] ? parseApiKey(match[1]) : { ok: false as const };
-  if (!match?.[1] || !parsed.ok) {
-    throw unauthorized(
-      'api_key_malformed',
-      "The Authorization header must be 'Bearer ' followed by a key starting with sk_sandbox_, sk_pilot_ or sk_live_.",
+  const [scheme, key, ...more] = authorization.trim().split(/ +/);
+  if (scheme?.toLowerCase() !== 'bearer' || key === undefined || more.length > 0) {
+    const why =
+      scheme?.toLowerCase() !== 'bearer'
+        ? "it does not start with 'Bearer '"
+        : key === undefined
+          ? "no key follows 'Bearer '"
+          : "more than one word follows 'Bearer '";
+    throw malformed(
+      'bearer_scheme',
+      `The Authorization header must be 'Bearer ' followed by your API key; ${why}.`,
     );
   }
+  const parsed = parseApiKey(key);
+  if (!parsed.ok) throw malformed(parsed.fault.code, parsed.fault.message);
   if (parsed.environment !== deps.environment) {
     throw unauthorized(
       'api_key_environment_mismatch',
       `This is the ${deps.environment} environment; the key belongs to ${parsed.environment}.`,
     );
   }
-  const record = await findKey(deps, hashApiKey(match[1]));
+  const record = await findKey(deps, hashApiKey(key));
   if (!record) throw unauthorized('invalid_api_key', 'The API key is not recognised.');
   if (record.revokedAt !== null) throw unauthorized('api_key_revoked', 'The API key has been revoked.');
   if (record.member !== null && record.member.status !== 'active') {

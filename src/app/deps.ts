@@ -7,6 +7,7 @@ import path from 'node:path';
 import type { Environment } from '../domain/apiKeys.ts';
 import type { PilotCaps } from '../domain/decisions/pilotCaps.ts';
 import { formatId, ID_PREFIXES, ID_RANDOM_BYTES, type IdKind } from '../domain/ids.ts';
+import type { ScreeningIndex } from '../domain/screening/screeningIndex.ts';
 import { type Keyring, keyringOf } from '../domain/sealing.ts';
 import { createServiceMetrics, type ServiceMetrics } from '../metrics.ts';
 import type { Store } from '../store/store.ts';
@@ -54,6 +55,11 @@ export interface Deps {
   launchGateSource?: Store | undefined;
   /** MKOBA_CONVERSION_RATE_BAND_BPS; CONVERSION_RATE_BAND_BPS_DEFAULT when absent. */
   conversionRateBandBps?: number | undefined;
+  /**
+   * How this process builds a sanctions list version's screening index; buildScreeningIndex
+   * (src/app/sanctions/screeningIndex.ts) when absent. Tests hold a build open with their own.
+   */
+  buildScreeningIndex?: (store: Store, versionId: string) => Promise<ScreeningIndex>;
 }
 
 export interface SystemDepsOptions {

@@ -1,7 +1,9 @@
 /**
- * The sandbox seed: one organization with its API key, customers of each kind, and KES and UGX wallets.
- * It runs once per database (claimed in the seeds table inside the same transaction). Then the sample
- * sanctions list, once per database too.
+ * The sandbox seed: one organization with its API key, customers of each kind, and KES, UGX and USDC
+ * wallets, funded through the sandbox's fund path (a settled collection each: a real ledger posting from
+ * the rail's settlement account), and one wallet issued account details (a digital account) under the
+ * sandbox's bank. It runs once per database (claimed in the seeds table inside the same transaction). Then
+ * the sample sanctions list, once per database too.
  */
 
 import { hashApiKey } from '../domain/apiKeys.ts';
@@ -10,8 +12,11 @@ import type { Currency } from '../domain/money.ts';
 import { findApiKeyByHash } from '../store/repositories/apiKeys.ts';
 import { claimSeed } from '../store/repositories/seeds.ts';
 import { issueApiKeyIn } from './apiKeys.ts';
+import { sandboxFunding } from './collections.ts';
 import { type CreateCustomerInput, createCustomer } from './customers.ts';
 import type { Deps } from './deps.ts';
+import { ensureAccountDetails, putDigitalAccountSettings } from './digitalAccounts.ts';
+import { SYSTEM_ACTOR } from './evidence.ts';
 import { seedSampleSanctionsList } from './sanctions/sampleList.ts';
 import { seedVerifiedCustomers } from './seedVerifications.ts';
 import { createWallet } from './wallets.ts';
@@ -19,7 +24,18 @@ import { createWallet } from './wallets.ts';
 export const SANDBOX_ORGANIZATION_NAME = 'Mkoba Sandbox';
 const SANDBOX_SEED_NAME = 'sandbox_v1';
 
-const SEED_CUSTOMERS: { customer: CreateCustomerInput; walletCurrencies: Currency[] }[] = [
+/** The bank the sandbox organization issues account numbers under (docs/PRODUCTS.md, digital accounts). */
+export const SANDBOX_BANK = { bank_code: 'MKOBASBX', bank_name: 'Mkoba Sandbox Bank' } as const;
+
+interface SeedWallet {
+  currency: Currency;
+  /** What the seed funds it with: a decimal string at the currency's exponent. */
+  funding: string;
+  /** Issued account details: the seed's digital account. */
+  digitalAccount?: boolean;
+}
+
+const SEED_CUSTOMERS: { customer: CreateCustomerInput; wallets: SeedWallet[] }[] = [
   {
     customer: {
       type: 'individual',
@@ -28,7 +44,7 @@ const SEED_CUSTOMERS: { customer: CreateCustomerInput; walletCurrencies: Currenc
       phone: '+254712345678',
       metadata: { seed: 'true' },
     },
-    walletCurrencies: ['KES'],
+    wallets: [{ currency: 'KES', funding: '25000.00', digitalAccount: true }],
   },
   {
     customer: {
@@ -38,7 +54,7 @@ const SEED_CUSTOMERS: { customer: CreateCustomerInput; walletCurrencies: Currenc
       phone: '+256772123456',
       metadata: { seed: 'true' },
     },
-    walletCurrencies: ['UGX'],
+    wallets: [{ currency: 'UGX', funding: '500000' }],
   },
   {
     customer: {
@@ -48,7 +64,11 @@ const SEED_CUSTOMERS: { customer: CreateCustomerInput; walletCurrencies: Currenc
       phone: '+254202345678',
       metadata: { seed: 'true' },
     },
-    walletCurrencies: ['KES', 'UGX'],
+    wallets: [
+      { currency: 'KES', funding: '1000000.00' },
+      { currency: 'UGX', funding: '20000000' },
+      { currency: 'USDC', funding: '5000.000000' },
+    ],
   },
 ];
 
@@ -86,16 +106,22 @@ export async function seedSandbox(deps: Deps, configuredKey: string | undefined)
       createdBy: 'seed',
     });
     const organizationId = issued.record.organizationId;
-    for (const { customer, walletCurrencies } of SEED_CUSTOMERS) {
+    const digitalAccounts: string[] = [];
+    for (const { customer, wallets } of SEED_CUSTOMERS) {
       const created = await createCustomer(tx, deps, organizationId, customer);
-      for (const currency of walletCurrencies) {
-        await createWallet(tx, deps, organizationId, {
+      for (const { currency, funding, digitalAccount } of wallets) {
+        const wallet = await createWallet(tx, deps, organizationId, {
           owner: created.id,
           currency,
           metadata: { seed: 'true' },
         });
+        await sandboxFunding(tx, deps, organizationId, wallet.id, funding, { seed: 'true' });
+        if (digitalAccount) digitalAccounts.push(wallet.id);
       }
     }
+    // After the funding: the settings' evidence takes the chain head, the last lock of the lock order.
+    await putDigitalAccountSettings(tx, deps, organizationId, SANDBOX_BANK, SYSTEM_ACTOR);
+    for (const walletId of digitalAccounts) await ensureAccountDetails(tx, deps, organizationId, walletId);
     return { seeded: true, apiKey: issued.key };
   });
   await seedSampleSanctionsList(deps);

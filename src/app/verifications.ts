@@ -33,7 +33,7 @@ import { verificationProviderFor } from '../verification/provider.ts';
 import type { Deps } from './deps.ts';
 import { newEvent, recordEvents } from './events.ts';
 import { appendEvidence, SYSTEM_ACTOR } from './evidence.ts';
-import { screenParty } from './sanctions/screenParty.ts';
+import { screenParties } from './sanctions/screenParty.ts';
 import { hitFinding } from './transferScreening.ts';
 
 /** Due deferred decisions one worker pass takes at most. */
@@ -69,13 +69,13 @@ export async function screenSubmission(
             dateOfBirth: o.date_of_birth,
           })),
         ];
-  let listVersionId: string | null = null;
-  const screened: SubmissionScreening['screened'] = [];
-  for (const party of parties) {
-    const result = await screenParty(deps, party);
-    listVersionId = result.listVersionId;
-    screened.push({ name: party.name, hits: result.hits.map(hitFinding) });
-  }
+  // One list version for every party, so that the one version recorded is the one each was screened by.
+  const results = await screenParties(deps, parties);
+  const listVersionId = results[0]?.listVersionId ?? null;
+  const screened: SubmissionScreening['screened'] = parties.map((party, i) => ({
+    name: party.name,
+    hits: (results[i]?.hits ?? []).map(hitFinding),
+  }));
   return { listVersionId, decision: screened.some((s) => s.hits.length > 0) ? 'hit' : 'clear', screened };
 }
 

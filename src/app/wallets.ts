@@ -1,14 +1,24 @@
 import { isDigitalAsset } from '../domain/digitalAssets.ts';
-import { resourceMissing } from '../domain/errors.ts';
+import { AppError, resourceMissing } from '../domain/errors.ts';
+import { walletEventData } from '../domain/events.ts';
+import { type EvidenceActor, valueDigest } from '../domain/evidence.ts';
 import type { Metadata } from '../domain/metadata.ts';
 import type { Currency } from '../domain/money.ts';
 import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
 import type { Wallet, WalletStatus } from '../domain/wallets.ts';
 import { findCustomer } from '../store/repositories/customers.ts';
-import { findWallet, insertWallet, listWallets as listWalletRows } from '../store/repositories/wallets.ts';
+import {
+  findWallet,
+  insertWallet,
+  listWallets as listWalletRows,
+  lockWalletRow,
+  updateWalletMetadata,
+} from '../store/repositories/wallets.ts';
 import type { Queryable } from '../store/store.ts';
 import type { Deps } from './deps.ts';
 import { accountDetailsForNewWallet } from './digitalAccounts.ts';
+import { newEvent, recordEvents } from './events.ts';
+import { appendEvidence } from './evidence.ts';
 import { requireProduct } from './products.ts';
 
 export interface CreateWalletInput {
@@ -48,6 +58,70 @@ export async function createWallet(
   await insertWallet(tx, wallet);
   // Once the organization issues account numbers, every new wallet has its details from the start.
   return { ...wallet, accountDetails: await accountDetailsForNewWallet(tx, deps, wallet) };
+}
+
+/** `PATCH /v1/wallets/{id}`: the metadata given replaces the wallet's. */
+export interface WalletChange {
+  metadata?: Metadata | undefined;
+}
+
+/**
+ * Changes a wallet's metadata, with the wallet's row locked: a `wallet.updated` event and a `wallet.update`
+ * evidence record (who, and digests of the old and new metadata) in the same transaction. A closed wallet
+ * never changes again (409 `wallet_not_active`); a frozen one may, since metadata moves no money. A change
+ * that changes nothing writes nothing.
+ */
+export async function updateWallet(
+  tx: Queryable,
+  deps: Deps,
+  organizationId: string,
+  id: string,
+  change: WalletChange,
+  actor: EvidenceActor,
+): Promise<Wallet> {
+  if (!(await lockWalletRow(tx, organizationId, id))) throw resourceMissing('wallet', id);
+  const wallet = await findWallet(tx, organizationId, id);
+  if (!wallet) throw resourceMissing('wallet', id);
+  if (wallet.status === 'closed') {
+    throw new AppError({
+      status: 409,
+      code: 'wallet_not_active',
+      title: 'Wallet not active',
+      detail: `Wallet ${id} is closed; a closed wallet never changes again.`,
+    });
+  }
+  if (change.metadata === undefined || valueDigest(change.metadata) === valueDigest(wallet.metadata))
+    return wallet;
+  const now = deps.now();
+  const updated: Wallet = { ...wallet, metadata: change.metadata, updatedAt: now };
+  await updateWalletMetadata(tx, updated);
+  await recordEvents(tx, deps, [
+    newEvent(
+      deps,
+      {
+        organizationId,
+        type: 'wallet.updated',
+        resourceId: id,
+        data: { ...walletEventData(updated), changed: ['metadata'], metadata: updated.metadata },
+      },
+      now,
+    ),
+  ]);
+  await appendEvidence(tx, deps, [
+    {
+      organizationId,
+      kind: 'wallet.update',
+      actor,
+      walletId: id,
+      customerId: wallet.ownerId,
+      data: {
+        changes: {
+          metadata: { from_sha256: valueDigest(wallet.metadata), to_sha256: valueDigest(updated.metadata) },
+        },
+      },
+    },
+  ]);
+  return updated;
 }
 
 export async function getWallet(deps: Deps, organizationId: string, id: string): Promise<Wallet> {

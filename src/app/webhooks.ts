@@ -9,6 +9,13 @@ import {
   walletEventData,
 } from '../domain/events.ts';
 import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
+import {
+  isBefore,
+  isPayloadVersion,
+  PAYLOAD_VERSION_LATEST,
+  PAYLOAD_VERSIONS,
+  type PayloadVersion,
+} from '../domain/payloadVersions.ts';
 import { formatWebhookSecret, WEBHOOK_SECRET_RANDOM_BYTES } from '../domain/signing.ts';
 import type { Transfer } from '../domain/transferRecord.ts';
 import type { Wallet } from '../domain/wallets.ts';
@@ -62,6 +69,35 @@ export interface SubscriptionInput {
   events: string[];
   description?: string | undefined;
   payload_format?: PayloadFormat | undefined;
+  /** The payload version to pin; the newest when absent. */
+  api_version?: string | undefined;
+}
+
+/** A known payload version, or a 400 `unknown_api_version` naming the known ones. */
+function checkApiVersion(text: string): PayloadVersion {
+  if (isPayloadVersion(text)) return text;
+  throw new AppError({
+    status: 400,
+    code: 'unknown_api_version',
+    title: 'Unknown API version',
+    detail: `api_version ${text} is not a payload version (known: ${PAYLOAD_VERSIONS.join(', ')}).`,
+    param: 'api_version',
+  });
+}
+
+/** A pinned version moves forward only: a receiver built for a newer shape is never handed an older one. */
+function movedForward(current: PayloadVersion, text: string): PayloadVersion {
+  const next = checkApiVersion(text);
+  if (isBefore(next, current)) {
+    throw new AppError({
+      status: 409,
+      code: 'api_version_downgrade',
+      title: 'API version cannot move back',
+      detail: `The subscription is pinned to ${current}; its api_version may only move forward (to ${current} or later).`,
+      param: 'api_version',
+    });
+  }
+  return next;
 }
 
 function checkEvents(events: readonly string[]): string[] {
@@ -159,6 +195,7 @@ export async function createSubscription(
     events: checkEvents(input.events),
     description: input.description ?? null,
     payloadFormat: input.payload_format ?? 'snake_case',
+    apiVersion: input.api_version === undefined ? PAYLOAD_VERSION_LATEST : checkApiVersion(input.api_version),
     status: 'enabled',
     disabledReason: null,
     failingSince: null,
@@ -204,6 +241,8 @@ export interface SubscriptionUpdate {
   events?: string[];
   description?: string | null;
   payload_format?: PayloadFormat;
+  /** Forward only. */
+  api_version?: string;
   status?: SubscriptionStatus;
 }
 
@@ -223,6 +262,10 @@ export async function updateSubscription(
     events: update.events === undefined ? current.events : checkEvents(update.events),
     description: update.description === undefined ? current.description : update.description,
     payloadFormat: update.payload_format ?? current.payloadFormat,
+    apiVersion:
+      update.api_version === undefined
+        ? current.apiVersion
+        : movedForward(current.apiVersion, update.api_version),
     status: update.status ?? current.status,
     // Re-enabling starts a fresh failure window; disabling by hand records why.
     disabledReason:
@@ -418,140 +461,163 @@ export async function emitTestEvent(
   const data: Record<string, unknown> = type.startsWith('transfer.')
     ? transferEventData(sampleTransfer)
     : type.startsWith('wallet.')
-      ? { ...walletEventData(sampleWallet), test_event: true }
-      : type === 'customer.verification.updated'
+      ? {
+          ...walletEventData(sampleWallet),
+          ...(type === 'wallet.updated' ? { changed: ['metadata'], metadata: { crm_id: 'C-1' } } : {}),
+          test_event: true,
+        }
+      : type === 'customer.updated'
         ? {
-            verification_id: deps.newId('verification'),
             customer_id: sampleWallet.ownerId,
-            status: 'verified',
-            reason: null,
+            type: 'individual',
+            changed: ['email'],
             kyc_status: 'verified',
+            previous_kyc_status: 'verified',
+            verification_required_for: [],
             tier: 1,
             test_event: true,
           }
-        : type.startsWith('aml.alert.')
+        : type === 'customer.verification.updated'
           ? {
-              alert_id: deps.newId('amlAlert'),
-              status: type === 'aml.alert.resolved' ? 'resolved' : 'open',
-              rule_id: deps.newId('amlRule'),
-              rule_type: 'velocity',
-              action: 'alert',
-              transfer_id: sampleTransfer.id,
-              wallet_id: sampleTransfer.sourceWalletId,
+              verification_id: deps.newId('verification'),
               customer_id: sampleWallet.ownerId,
-              disposition: type === 'aml.alert.resolved' ? 'false_positive' : null,
+              status: 'verified',
+              reason: null,
+              kyc_status: 'verified',
+              tier: 1,
               test_event: true,
             }
-          : type.startsWith('payment_batch.')
+          : type.startsWith('aml.alert.')
             ? {
-                payment_batch_id: deps.newId('paymentBatch'),
-                reference: 'payroll-sample',
-                status: type === 'payment_batch.created' ? 'validating' : type.slice('payment_batch.'.length),
-                failure_code: null,
-                source: sampleTransfer.sourceWalletId,
-                currency: sampleTransfer.currency,
-                total: '1500.00',
-                items: 3,
-                succeeded: 0,
-                failed: 0,
-                canceled: 0,
-                approval: null,
+                alert_id: deps.newId('amlAlert'),
+                status: type === 'aml.alert.resolved' ? 'resolved' : 'open',
+                rule_id: deps.newId('amlRule'),
+                rule_type: 'velocity',
+                action: 'alert',
+                transfer_id: sampleTransfer.id,
+                conversion_quote_id: null,
+                wallet_id: sampleTransfer.sourceWalletId,
+                customer_id: sampleWallet.ownerId,
+                disposition: type === 'aml.alert.resolved' ? 'false_positive' : null,
                 test_event: true,
               }
-            : type.startsWith('reconciliation.exception.')
+            : type.startsWith('payment_batch.')
               ? {
-                  exception_id: deps.newId('reconciliationException'),
-                  kind: 'amount_mismatch',
-                  status: type.endsWith('resolved') ? 'resolved' : 'open',
-                  transfer_id: sampleTransfer.id,
-                  statement_id: deps.newId('statement'),
-                  line: 1,
-                  resolution: type.endsWith('resolved') ? 'write_off' : null,
+                  payment_batch_id: deps.newId('paymentBatch'),
+                  reference: 'payroll-sample',
+                  status:
+                    type === 'payment_batch.created' ? 'validating' : type.slice('payment_batch.'.length),
+                  failure_code: null,
+                  source: sampleTransfer.sourceWalletId,
+                  currency: sampleTransfer.currency,
+                  total: '1500.00',
+                  items: 3,
+                  succeeded: 0,
+                  failed: 0,
+                  canceled: 0,
+                  approval: null,
                   test_event: true,
                 }
-              : type === 'reconciliation.statement.imported'
+              : type.startsWith('reconciliation.exception.')
                 ? {
+                    exception_id: deps.newId('reconciliationException'),
+                    kind: 'amount_mismatch',
+                    status: type.endsWith('resolved') ? 'resolved' : 'open',
+                    transfer_id: sampleTransfer.id,
                     statement_id: deps.newId('statement'),
-                    rail: 'mobile_money',
-                    from: now.toISOString().slice(0, 10),
-                    to: now.toISOString().slice(0, 10),
-                    lines: 3,
-                    matched: 2,
-                    exceptions: 1,
+                    line: 1,
+                    resolution: type.endsWith('resolved') ? 'write_off' : null,
                     test_event: true,
                   }
-                : type.startsWith('export.')
+                : type === 'reconciliation.statement.imported'
                   ? {
-                      export_id: deps.newId('export'),
-                      type: 'transfers',
-                      format: 'csv',
-                      status: type === 'export.ready' ? 'ready' : 'failed',
-                      rows: 3,
-                      bytes: 512,
-                      sha256: '0'.repeat(64),
-                      expires_at: null,
+                      statement_id: deps.newId('statement'),
+                      rail: 'mobile_money',
+                      from: now.toISOString().slice(0, 10),
+                      to: now.toISOString().slice(0, 10),
+                      lines: 3,
+                      matched: 2,
+                      exceptions: 1,
                       test_event: true,
                     }
-                  : type === 'ledger.matched'
+                  : type.startsWith('export.')
                     ? {
-                        transfer_id: sampleTransfer.id,
-                        ledger_state: 'matched',
-                        rail: 'mobile_money',
+                        export_id: deps.newId('export'),
+                        type: 'transfers',
+                        format: 'csv',
+                        status: type === 'export.ready' ? 'ready' : 'failed',
+                        rows: 3,
+                        bytes: 512,
+                        sha256: '0'.repeat(64),
+                        expires_at: null,
                         test_event: true,
                       }
-                    : type === 'approval.updated'
+                    : type === 'ledger.matched'
                       ? {
-                          ...approvalEventData(sampleApproval(deps, sampleTransfer.id, now)),
+                          transfer_id: sampleTransfer.id,
+                          ledger_state: 'matched',
+                          rail: 'mobile_money',
                           test_event: true,
                         }
-                      : type === 'policy.updated'
-                        ? { version: 2, rules: 1, created_by: 'system', approval_id: null, test_event: true }
-                        : type === 'fee_schedule.updated'
+                      : type === 'approval.updated'
+                        ? {
+                            ...approvalEventData(sampleApproval(deps, sampleTransfer.id, now)),
+                            test_event: true,
+                          }
+                        : type === 'policy.updated'
                           ? {
                               version: 2,
-                              previous_version: 1,
                               rules: 1,
                               created_by: 'system',
+                              approval_id: null,
                               test_event: true,
                             }
-                          : type === 'launch_gate.updated'
+                          : type === 'fee_schedule.updated'
                             ? {
-                                product: 'mobile_money',
-                                gate: 'contacts_named',
-                                state: 'passed',
-                                previous_state: 'open',
-                                evidence: {
-                                  contacts: {
-                                    technical: 'tech@example.com',
-                                    compliance: 'compliance@example.com',
-                                    finance: 'finance@example.com',
-                                  },
-                                },
-                                evidence_record: deps.newId('evidence'),
-                                updated_at: now.toISOString(),
+                                version: 2,
+                                previous_version: 1,
+                                rules: 1,
+                                created_by: 'system',
                                 test_event: true,
                               }
-                            : type.startsWith('loan.')
+                            : type === 'launch_gate.updated'
                               ? {
-                                  loan_id: deps.newId('loan'),
-                                  status: LOAN_SAMPLE_STATUS[type] ?? 'active',
-                                  status_reason: null,
-                                  product: deps.newId('loanProduct'),
-                                  customer: sampleWallet.ownerId,
-                                  wallet: sampleWallet.id,
-                                  principal: '12000.00',
-                                  currency: 'KES',
-                                  principal_outstanding: '12000.00',
-                                  total_outstanding: '13520.00',
-                                  days_past_due: type === 'loan.overdue' ? 1 : 0,
-                                  arrears_bucket: type === 'loan.overdue' ? 'dpd_1_30' : 'current',
+                                  product: 'mobile_money',
+                                  gate: 'contacts_named',
+                                  state: 'passed',
+                                  previous_state: 'open',
+                                  evidence: {
+                                    contacts: {
+                                      technical: 'tech@example.com',
+                                      compliance: 'compliance@example.com',
+                                      finance: 'finance@example.com',
+                                    },
+                                  },
+                                  evidence_record: deps.newId('evidence'),
+                                  updated_at: now.toISOString(),
                                   test_event: true,
                                 }
-                              : {
-                                  subscription_id: deps.newId('webhookSubscription'),
-                                  reason: 'failing_too_long',
-                                  test_event: true,
-                                };
+                              : type.startsWith('loan.')
+                                ? {
+                                    loan_id: deps.newId('loan'),
+                                    status: LOAN_SAMPLE_STATUS[type] ?? 'active',
+                                    status_reason: null,
+                                    product: deps.newId('loanProduct'),
+                                    customer: sampleWallet.ownerId,
+                                    wallet: sampleWallet.id,
+                                    principal: '12000.00',
+                                    currency: 'KES',
+                                    principal_outstanding: '12000.00',
+                                    total_outstanding: '13520.00',
+                                    days_past_due: type === 'loan.overdue' ? 1 : 0,
+                                    arrears_bucket: type === 'loan.overdue' ? 'dpd_1_30' : 'current',
+                                    test_event: true,
+                                  }
+                                : {
+                                    subscription_id: deps.newId('webhookSubscription'),
+                                    reason: 'failing_too_long',
+                                    test_event: true,
+                                  };
   const event: EventRecord = newEvent(
     deps,
     {

@@ -29,9 +29,8 @@ export function apiTargetOf(
       'needs an API key: --api-key sk_sandbox_… or MKOBA_API_KEY (mkoba serve prints the sandbox key at its first start; mkoba keys create makes another)',
     );
   }
-  if (!parseApiKey(key).ok) {
-    throw new UsageError("the API key must look like 'sk_sandbox_…', 'sk_pilot_…' or 'sk_live_…'");
-  }
+  const parsed = parseApiKey(key);
+  if (!parsed.ok) throw new UsageError(`the API key is malformed: ${parsed.fault.message}`);
   const text = (flags['api-base'] ?? env.MKOBA_API_BASE ?? API_BASE_DEFAULT).trim();
   let url: URL;
   try {

@@ -17,6 +17,7 @@
 import { randomBytes } from 'node:crypto';
 import type { EventType } from '../domain/events.ts';
 import { PAGE_SIZE_MAX } from '../domain/pagination.ts';
+import { isPayloadVersion, PAYLOAD_VERSIONS, type PayloadVersion } from '../domain/payloadVersions.ts';
 import {
   formatWebhookSecret,
   isWebhookSecret,
@@ -26,6 +27,7 @@ import {
   WEBHOOK_SECRET_RANDOM_BYTES,
   WEBHOOK_SIGNATURE_HEADER,
 } from '../domain/signing.ts';
+import { PAYLOAD_FORMATS, type PayloadFormat, toCamelCase } from '../domain/webhooks.ts';
 import {
   ApiError,
   type ApiTarget,
@@ -56,6 +58,10 @@ export interface ListenOptions {
   eventTypes: readonly EventType[] | undefined;
   /** Sign with this secret instead of a new one, so a receiver's configuration survives a restart. */
   secret: string | undefined;
+  /** The spelling forwarded, as a subscription with this `payload_format` receives it. */
+  payloadFormat: PayloadFormat;
+  /** The payload version forwarded; the server's newest when undefined. */
+  apiVersion: PayloadVersion | undefined;
 }
 
 export interface ListenIo {
@@ -78,7 +84,13 @@ interface EventList {
 }
 
 export function listenOptionsOf(
-  flags: { 'forward-to'?: string | undefined; events?: string | undefined; secret?: string | undefined },
+  flags: {
+    'forward-to'?: string | undefined;
+    events?: string | undefined;
+    secret?: string | undefined;
+    'payload-format'?: string | undefined;
+    'api-version'?: string | undefined;
+  },
   target: ApiTarget,
 ): ListenOptions {
   const forwardTo = flags['forward-to'];
@@ -106,7 +118,22 @@ export function listenOptionsOf(
   if (flags.secret !== undefined && !isWebhookSecret(flags.secret)) {
     throw new UsageError('--secret must be a whsec_… secret as mkoba listen prints it');
   }
-  return { target, forwardTo: url.toString(), eventTypes, secret: flags.secret };
+  const payloadFormat = flags['payload-format'] ?? 'snake_case';
+  if (!(PAYLOAD_FORMATS as readonly string[]).includes(payloadFormat)) {
+    throw new UsageError(`--payload-format is one of ${PAYLOAD_FORMATS.join(', ')}; got '${payloadFormat}'`);
+  }
+  const apiVersion = flags['api-version'];
+  if (apiVersion !== undefined && !isPayloadVersion(apiVersion)) {
+    throw new UsageError(`--api-version is one of ${PAYLOAD_VERSIONS.join(', ')}; got '${apiVersion}'`);
+  }
+  return {
+    target,
+    forwardTo: url.toString(),
+    eventTypes,
+    secret: flags.secret,
+    payloadFormat: payloadFormat as PayloadFormat,
+    apiVersion,
+  };
 }
 
 /** Runs until Ctrl-C (SIGINT) or SIGTERM: 0 then, 1 when the server refuses the key or stays away. */
@@ -135,9 +162,12 @@ export async function listen(options: ListenOptions, io: ListenIo, signal: Abort
   );
   const seen = new Map<string, number>();
   let windowStartMs = probe.serverTimeMs;
-  const existing = await readWindow(target, windowStartMs - LISTEN_LOOKBACK_MS, signal).catch(
-    (error: unknown) => explain(error, target),
-  );
+  const existing = await readWindow(
+    target,
+    windowStartMs - LISTEN_LOOKBACK_MS,
+    signal,
+    options.apiVersion,
+  ).catch((error: unknown) => explain(error, target));
   remember(seen, existing.events);
   windowStartMs = Math.max(windowStartMs, existing.serverTimeMs);
 
@@ -152,7 +182,7 @@ export async function listen(options: ListenOptions, io: ListenIo, signal: Abort
     if (signal.aborted) break;
     let window: Awaited<ReturnType<typeof readWindow>>;
     try {
-      window = await readWindow(target, windowStartMs - LISTEN_LOOKBACK_MS, signal);
+      window = await readWindow(target, windowStartMs - LISTEN_LOOKBACK_MS, signal, options.apiVersion);
     } catch (error) {
       if (signal.aborted) break;
       if (!isTransient(error)) explain(error, target);
@@ -183,7 +213,7 @@ export async function listen(options: ListenOptions, io: ListenIo, signal: Abort
     forget(seen, windowStartMs - LISTEN_LOOKBACK_MS);
     for (const event of fresh) {
       if (signal.aborted) break;
-      if (wanted(event.type)) await forwardWithRetries(event, secret, options.forwardTo, io, signal);
+      if (wanted(event.type)) await forwardWithRetries(event, secret, options, io, signal);
     }
   }
   io.err('mkoba listen: stopped');
@@ -195,6 +225,7 @@ async function readWindow(
   target: ApiTarget,
   sinceMs: number,
   signal: AbortSignal,
+  apiVersion: PayloadVersion | undefined,
 ): Promise<{ events: EventEnvelope[]; serverTimeMs: number; truncated: boolean }> {
   const events: EventEnvelope[] = [];
   let serverTimeMs: number | undefined;
@@ -204,6 +235,7 @@ async function readWindow(
       limit: String(PAGE_SIZE_MAX),
       'created[gte]': new Date(sinceMs).toISOString(),
     });
+    if (apiVersion !== undefined) query.set('api_version', apiVersion);
     if (cursor !== null) query.set('starting_after', cursor);
     const answer = await apiRequest(target, 'GET', `/events?${query}`, { signal });
     // The first page's time starts the next window: everything created before it has been read by now.
@@ -247,12 +279,13 @@ type ForwardOutcome = { status: number; ms: number } | { error: string; ms: numb
 async function forwardWithRetries(
   event: EventEnvelope,
   secret: string,
-  forwardTo: string,
+  { forwardTo, payloadFormat }: ListenOptions,
   io: ListenIo,
   signal: AbortSignal,
 ): Promise<void> {
-  // The exact bytes that are signed and sent; every attempt is signed afresh, as the dispatcher does.
-  const body = JSON.stringify(event);
+  // The exact bytes that are signed and sent, in the spelling asked for (read in snake_case, whose
+  // `created_at` the polling window keeps); every attempt is signed afresh, as the dispatcher does.
+  const body = JSON.stringify(payloadFormat === 'camel_case' ? toCamelCase(event) : event);
   const attemptsMax = LISTEN_FORWARD_RETRY_DELAYS_MS.length + 1;
   for (let attempt = 1; attempt <= attemptsMax; attempt++) {
     const outcome = await forwardOnce(body, event.id, secret, forwardTo, signal);

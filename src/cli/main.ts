@@ -8,13 +8,7 @@ import { parseArgs } from 'node:util';
 import { type AdminCommand, type AdminProgress, type AdminResult, runAdminCommand } from '../app/admin.ts';
 import { systemDeps } from '../app/deps.ts';
 import { SANDBOX_ORGANIZATION_NAME } from '../app/seed.ts';
-import {
-  CONTROL_SOCKET_WAIT_MS,
-  type Config,
-  ConfigError,
-  loadConfig,
-  SHUTDOWN_GRACE_MS,
-} from '../config.ts';
+import { CONTROL_SOCKET_WAIT_MS, type Config, ConfigError, loadConfig } from '../config.ts';
 import { DEFAULT_SCOPES, SCOPES, type Scope } from '../domain/apiKeys.ts';
 import { ID_PREFIXES } from '../domain/ids.ts';
 import { exportFormatters } from '../http/exportFormats.ts';
@@ -25,8 +19,6 @@ import {
   type OpenedStore,
   openLaunchGateSource,
   openStore,
-  type RunningServer,
-  startServer,
 } from '../main.ts';
 import { limitHeapGrowth } from '../processMemory.ts';
 import { apiTargetOf } from './apiClient.ts';
@@ -45,7 +37,10 @@ function operatorName(): string {
 const HELP = `mkoba: wallet, transfer and webhook service
 
 Usage:
-  mkoba serve                       Start the API (migrates, and seeds the sandbox once)
+  mkoba serve                       Start the API (migrates, and seeds the sandbox once); says
+                                    what it does on stderr (creating the embedded database takes
+                                    a while at the first start), then prints the banner (base URL,
+                                    API reference, sandbox key) on stdout
   mkoba migrate                     Apply pending database migrations
   mkoba keys create --organization NAME [--scopes read,write[,compliance,admin]] [--member EMAIL]
                                     Create an API key (and the organization if it is new);
@@ -76,9 +71,10 @@ Usage:
   mkoba console-link --member EMAIL [--organization NAME]
                                     Print a one-time link that signs the member in to the
                                     operator console (/console); it works once, within 15 minutes
-  mkoba keys list --organization NAME
+  mkoba keys list [--organization NAME]
                                     List an organization's keys (prefixes only), each with its
-                                    member and who created it
+                                    member and who created it (--organization defaults to the
+                                    sandbox's in the sandbox)
   mkoba keys revoke KEY_ID          Revoke a key (key_…); revoked keys get 401 api_key_revoked
   mkoba worker                      Run the background work without the API: webhook dispatcher,
                                     idempotency pruning and (sandbox) the rail worker
@@ -92,20 +88,31 @@ Usage:
   mkoba orgs set-webhooks ORG_ID on|off
                                     Allow or refuse an organization's new webhook subscriptions
                                     (on by default in the sandbox, off in production)
+  mkoba subscriptions promote --organization NAME [--subscription whsub_…]...
+                                    Pilot and production: copy the organization's enabled sandbox
+                                    subscriptions (all, or those named) here, each with a new
+                                    secret printed once; records the OS user who ran it as evidence
   mkoba encryption rewrap           Re-wrap every stored secret's data key under MKOBA_ENCRYPTION_KEY,
                                     so that the keys in MKOBA_ENCRYPTION_KEYS_PREVIOUS can be retired
   mkoba listen --forward-to URL [--events TYPE,TYPE] [--secret whsec_…]
+               [--payload-format snake_case|camel_case] [--api-version DATE]
                                     Forward a running server's new events to URL (e.g. your
-                                    local receiver), signed with a secret it prints at start;
+                                    local receiver), signed with a secret it prints at start,
+                                    in the spelling and payload version a subscription would get;
                                     one line per forward; Ctrl-C stops
   mkoba export TYPE [--format csv|jsonl] [--from ISO] [--to ISO] [--organization NAME] [--out FILE]
                                     Export transfers, ledger_entries, events, evidence or
                                     reconciliation_exceptions now, with a progress bar; prints the
                                     file's path
-  mkoba batches submit FILE --source WALLET_ID [--reference REF]
+  mkoba batches submit FILE --source WALLET_ID [--reference REF] [--wait] [--timeout SECONDS]
                                     Submit a payment batch (a CSV upload, or a JSON file of items)
                                     to a running server and follow it with a progress bar; prints
-                                    the batch id and a summary; exits 1 unless every item was paid
+                                    the batch id, then items accepted (each became a transfer),
+                                    refused and canceled, and the transfers settled, failed and in
+                                    flight. Accepted is not paid: --wait also follows the transfers
+                                    until none is in flight. Gives up after --timeout (default 600 s).
+                                    Exits 0 when every item was accepted and no transfer failed
+                                    (with --wait: when every item's transfer settled), else 1
   mkoba trigger EVENT_TYPE          Emit a sandbox test event (e.g. transfer.settled); prints its id
                                     listen, trigger and batches talk to the server over HTTP:
                                     --api-key KEY (or MKOBA_API_KEY), --api-base URL (or
@@ -157,7 +164,7 @@ The embedded database admits one process at a time: commands run while 'mkoba se
 carried out by the server (over <MKOBA_DATA_DIR>/control.sock), and a second 'mkoba serve' on the
 same directory stops at once.
 
-Informational lines go to stderr; results (keys, lists, documents) to stdout.
+Informational lines go to stderr; results (keys, lists, documents, serve's banner) to stdout.
 Exit status: 0 success, 1 failure, 2 invalid configuration or usage.
 `;
 
@@ -166,11 +173,6 @@ const defaultIo: Io = {
   out: (line) => process.stdout.write(`${line}\n`),
   err: (line) => process.stderr.write(`${line}\n`),
 };
-
-/** The shell's convention for a process stopped by Ctrl-C (128 + SIGINT). */
-const EXIT_CODE_INTERRUPTED = 130;
-/** A second Ctrl-C sooner than this after the first is the same one delivered twice. */
-const REPEATED_SIGNAL_INTERVAL_MS_MIN = 500;
 
 const CONTROL_SOCKET_POLL_INTERVAL_MS = 200;
 
@@ -229,15 +231,19 @@ async function runHere(
   onProgress?: (progress: AdminProgress) => void,
 ): Promise<AdminResult> {
   // Only the commands that read the launch gates open the sandbox's database (pilot and production).
-  const launchGateSource = ['keys.create', 'launch-gates.list', 'launch-gates.override'].includes(
-    command.name,
-  )
+  const launchGateSource = [
+    'keys.create',
+    'launch-gates.list',
+    'launch-gates.override',
+    'subscriptions.promote',
+  ].includes(command.name)
     ? await openLaunchGateSource(config)
     : undefined;
   try {
-    // Only the command that handles secrets needs the master keys.
-    const keyring =
-      command.name === 'encryption.rewrap' ? loadKeyring(config, opened.lock !== undefined) : undefined;
+    // Only the commands that handle secrets need the master keys.
+    const keyring = ['encryption.rewrap', 'subscriptions.promote'].includes(command.name)
+      ? loadKeyring(config, opened.lock !== undefined)
+      : undefined;
     const deps = systemDeps(opened.store, config.environment, {
       ...(keyring ? { keyring } : {}),
       exportDirectory: config.exportDir,
@@ -263,6 +269,11 @@ function consoleBaseUrl(config: Config): string {
   return `http://${host.includes(':') ? `[${host}]` : host}:${config.port}`;
 }
 
+/** The organization a command names, else (in the sandbox) the sandbox's own, as the README's examples assume. */
+function organizationOrSandbox(named: string | undefined, config: Config): string | undefined {
+  return named ?? (config.environment === 'sandbox' ? SANDBOX_ORGANIZATION_NAME : undefined);
+}
+
 function parseScopes(text: string | undefined): Scope[] {
   if (text === undefined) return [...DEFAULT_SCOPES];
   const scopes = text
@@ -274,71 +285,6 @@ function parseScopes(text: string | undefined): Scope[] {
     throw new UsageError(`--scopes takes a comma-separated list of ${SCOPES.join(', ')}; got '${text}'`);
   }
   return scopes as Scope[];
-}
-
-async function serve(config: Config, io: Io): Promise<number> {
-  if (config.databaseUrl) limitHeapGrowth();
-  // Signals are handled from the first moment: a Ctrl-C while the database opens lets start-up finish
-  // and then stops cleanly, instead of killing the process half-way through creating the database.
-  let started = false;
-  let firstSignalAtMs: number | undefined;
-  let onStopRequested = () => {};
-  const stopRequested = new Promise<void>((resolve) => {
-    onStopRequested = resolve;
-  });
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (firstSignalAtMs !== undefined) {
-      // A script runner may forward the terminal's Ctrl-C that we also got directly: not a second request.
-      if (Date.now() - firstSignalAtMs < REPEATED_SIGNAL_INTERVAL_MS_MIN) return;
-      io.err(`${signal} again: exiting at once`);
-      process.exit(EXIT_CODE_INTERRUPTED);
-    }
-    firstSignalAtMs = Date.now();
-    if (!started) io.err(`${signal}: stopping once start-up has finished`);
-    onStopRequested();
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  try {
-    const server = await startServer(config, io.err);
-    started = true;
-    printBanner(config, server, io);
-    await stopRequested;
-    io.err('shutting down');
-    const forceExit = setTimeout(() => {
-      io.err(`mkoba: shutdown took longer than ${SHUTDOWN_GRACE_MS} ms; exiting`);
-      process.exit(1);
-    }, SHUTDOWN_GRACE_MS);
-    forceExit.unref();
-    try {
-      await server.stop();
-    } finally {
-      clearTimeout(forceExit);
-    }
-    return 0;
-  } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-  }
-}
-
-function printBanner(config: Config, server: RunningServer, io: Io): void {
-  io.err(`Mkoba ${config.environment} API listening on ${server.url}/v1`);
-  io.err(`  API reference: ${server.url}/docs   OpenAPI: ${server.url}/v1/openapi.json`);
-  io.err(
-    `  Database: ${config.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `embedded PGlite in ${config.dataDir}`}`,
-  );
-  if (config.environment === 'sandbox') {
-    io.err(
-      server.sandboxApiKey
-        ? `  Sandbox API key: ${server.sandboxApiKey}`
-        : `  Sandbox API key: shown at first start; create another with: npx mkoba keys create --organization '${SANDBOX_ORGANIZATION_NAME}'`,
-    );
-    if (server.sandboxApiKey) {
-      io.err(`  Try: curl -H 'Authorization: Bearer ${server.sandboxApiKey}' ${server.url}/v1/wallets`);
-    }
-  }
-  io.err('  Stop with Ctrl-C');
 }
 
 export async function main(argv: string[], io: Io = defaultIo): Promise<number> {
@@ -355,15 +301,20 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
         from: { type: 'string' },
         to: { type: 'string' },
         reference: { type: 'string' },
+        wait: { type: 'boolean' },
+        timeout: { type: 'string' },
         role: { type: 'string', multiple: true },
         out: { type: 'string' },
         'forward-to': { type: 'string' },
         events: { type: 'string' },
         secret: { type: 'string' },
+        'payload-format': { type: 'string' },
+        'api-version': { type: 'string' },
         'api-key': { type: 'string' },
         'api-base': { type: 'string' },
         reason: { type: 'string' },
         gate: { type: 'string', multiple: true },
+        subscription: { type: 'string', multiple: true },
         product: { type: 'string', multiple: true },
         help: { type: 'boolean', short: 'h' },
       },
@@ -393,7 +344,7 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
       return await batchesCommand(
         sub,
         rest,
-        { source: values.source, reference: values.reference },
+        { source: values.source, reference: values.reference, wait: values.wait, timeout: values.timeout },
         apiTargetOf(values, process.env),
         io,
       );
@@ -404,8 +355,10 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
     }
     const config = loadConfig();
     switch (command) {
-      case 'serve':
+      case 'serve': {
+        const { serve } = await import('./serve.ts');
         return await serve(config, io);
+      }
       case 'migrate': {
         const result = await runAdmin(config, io, { name: 'migrate' });
         if (result.name === 'migrate') {
@@ -437,8 +390,9 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
           return 0;
         }
         if (sub === 'list') {
-          if (!values.organization) throw new UsageError('keys list needs --organization NAME');
-          const result = await runAdmin(config, io, { name: 'keys.list', organization: values.organization });
+          const organization = organizationOrSandbox(values.organization, config);
+          if (!organization) throw new UsageError('keys list needs --organization NAME');
+          const result = await runAdmin(config, io, { name: 'keys.list', organization });
           if (result.name === 'keys.list') {
             for (const k of result.keys) {
               io.out(
@@ -535,8 +489,7 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
         return 0;
       }
       case 'export': {
-        const organization =
-          values.organization ?? (config.environment === 'sandbox' ? SANDBOX_ORGANIZATION_NAME : undefined);
+        const organization = organizationOrSandbox(values.organization, config);
         if (!organization) throw new UsageError('export needs --organization NAME');
         const { exportCommand } = await import('./exports.ts');
         return await exportCommand(
@@ -547,8 +500,7 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
         );
       }
       case 'members': {
-        const organization =
-          values.organization ?? (config.environment === 'sandbox' ? SANDBOX_ORGANIZATION_NAME : undefined);
+        const organization = organizationOrSandbox(values.organization, config);
         if (!organization) throw new UsageError(`members ${sub ?? ''} needs --organization NAME`);
         const { membersCommand, rolesOf } = await import('./members.ts');
         return await membersCommand(sub, rest, { organization, roles: rolesOf(values.role) }, io, (command) =>
@@ -569,9 +521,17 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
           (command) => runAdmin(config, io, command),
         );
       }
+      case 'subscriptions': {
+        const { subscriptionsCommand } = await import('./subscriptions.ts');
+        return await subscriptionsCommand(
+          sub,
+          { organization: values.organization, subscriptions: values.subscription, operator: operatorName() },
+          io,
+          (command) => runAdmin(config, io, command),
+        );
+      }
       case 'console-link': {
-        const organization =
-          values.organization ?? (config.environment === 'sandbox' ? SANDBOX_ORGANIZATION_NAME : undefined);
+        const organization = organizationOrSandbox(values.organization, config);
         if (!organization) throw new UsageError('console-link needs --organization NAME');
         if (!values.member) throw new UsageError('console-link needs --member EMAIL');
         const result = await runAdmin(config, io, {

@@ -35,9 +35,6 @@ export type Scope = (typeof SCOPES)[number];
 /** What a key gets when no scopes are named: an integrator's. Operator scopes are only granted by name. */
 export const DEFAULT_SCOPES: readonly Scope[] = ['read', 'write'];
 
-const KEY_PATTERN = new RegExp(
-  `^sk_(sandbox|pilot|live)_[A-Za-z0-9_-]{${API_KEY_SECRET_CHARS_MIN},${API_KEY_SECRET_CHARS_MAX}}$`,
-);
 const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
 /** Builds a key from caller-supplied random bytes (one byte per character; modulo bias is negligible here). */
@@ -47,15 +44,42 @@ export function formatApiKey(environment: Environment, random: Uint8Array): stri
   return API_KEY_PREFIX_BY_ENVIRONMENT[environment] + secret;
 }
 
-export type ParsedApiKey = { ok: true; environment: Environment } | { ok: false };
+/** What is wrong with a malformed key: a stable code and a sentence that never quotes the key. */
+export interface ApiKeyFormatFault {
+  code: 'key_prefix' | 'key_length' | 'key_characters';
+  message: string;
+}
 
+export type ParsedApiKey = { ok: true; environment: Environment } | { ok: false; fault: ApiKeyFormatFault };
+
+const API_KEY_SECRET_ALPHABET = /^[A-Za-z0-9_-]*$/;
+
+/** A key's environment (by its prefix) when it has an API key's shape; else precisely what is wrong. */
 export function parseApiKey(key: string): ParsedApiKey {
-  const match = KEY_PATTERN.exec(key);
-  if (!match) return { ok: false };
-  return {
-    ok: true,
-    environment: match[1] === 'live' ? 'production' : match[1] === 'pilot' ? 'pilot' : 'sandbox',
-  };
+  const environment = ENVIRONMENTS.find((e) => key.startsWith(API_KEY_PREFIX_BY_ENVIRONMENT[e]));
+  if (environment === undefined) {
+    const prefixes = ENVIRONMENTS.map((e) => API_KEY_PREFIX_BY_ENVIRONMENT[e]).join(', ');
+    return fault('key_prefix', `An API key starts with ${prefixes}; the key sent starts with none of them.`);
+  }
+  const prefix = API_KEY_PREFIX_BY_ENVIRONMENT[environment];
+  const secret = key.slice(prefix.length);
+  if (secret.length < API_KEY_SECRET_CHARS_MIN || secret.length > API_KEY_SECRET_CHARS_MAX) {
+    return fault(
+      'key_length',
+      `After '${prefix}' an API key has ${API_KEY_SECRET_CHARS_MIN} to ${API_KEY_SECRET_CHARS_MAX} characters; the key sent has ${secret.length}.`,
+    );
+  }
+  if (!API_KEY_SECRET_ALPHABET.test(secret)) {
+    return fault(
+      'key_characters',
+      `After '${prefix}' an API key has only the characters A-Z, a-z, 0-9, '_' and '-'; the key sent has others.`,
+    );
+  }
+  return { ok: true, environment };
+}
+
+function fault(code: ApiKeyFormatFault['code'], message: string): ParsedApiKey {
+  return { ok: false, fault: { code, message } };
 }
 
 export function hashApiKey(key: string): string {

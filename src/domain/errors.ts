@@ -61,6 +61,8 @@ export type ErrorCode =
   | 'savings_rate_in_past'
   | 'savings_rate_exists'
   | 'repayment_exceeds_outstanding'
+  | 'unknown_api_version'
+  | 'api_version_downgrade'
   | 'test_clock_backwards'
   | 'test_clock_advance_too_far'
   | 'test_clock_catch_up_incomplete'

@@ -3,10 +3,16 @@ import type { Environment } from './apiKeys.ts';
 import { COLLECTION_EVENT_TYPES } from './collections.ts';
 import { LOAN_EVENT_TYPES } from './loans.ts';
 import { formatAmount } from './money.ts';
+import {
+  PAYLOAD_VERSION_LATEST,
+  type PayloadVersion,
+  productOfEvent,
+  renderPayloadVersion,
+} from './payloadVersions.ts';
 import { CONVERSION_EVENT_TYPES, DEPOSIT_EVENT_TYPES } from './stablecoins.ts';
 import { feeOf, type Transfer } from './transferRecord.ts';
-import { API_VERSION } from './version.ts';
 import type { Wallet } from './wallets.ts';
+import { type PayloadFormat, toCamelCase } from './webhooks.ts';
 
 export const TRANSFER_EVENT_TYPES = [
   'transfer.created',
@@ -18,10 +24,15 @@ export const TRANSFER_EVENT_TYPES = [
   'transfer.rejected',
   'transfer.expired',
 ] as const;
-/** A wallet frozen or unfrozen by an operator, or closed. */
-export const WALLET_EVENT_TYPES = ['wallet.frozen', 'wallet.unfrozen', 'wallet.closed'] as const;
-/** A customer's verification changed status (submitted, decided). */
-export const CUSTOMER_EVENT_TYPES = ['customer.verification.updated'] as const;
+/** A wallet frozen or unfrozen by an operator, or closed; its metadata changed. */
+export const WALLET_EVENT_TYPES = [
+  'wallet.frozen',
+  'wallet.unfrozen',
+  'wallet.closed',
+  'wallet.updated',
+] as const;
+/** A customer's verification changed status (submitted, decided); its details changed. */
+export const CUSTOMER_EVENT_TYPES = ['customer.verification.updated', 'customer.updated'] as const;
 /** An AML rule opened an alert; an operator resolved one. */
 export const AML_ALERT_EVENT_TYPES = ['aml.alert.opened', 'aml.alert.resolved'] as const;
 /** A payment batch was accepted, and each status it moved to after. */
@@ -72,9 +83,6 @@ export const EVENT_TYPES = [
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 export type TransferEventType = (typeof TRANSFER_EVENT_TYPES)[number];
-
-/** The product family named in every event (spec 2.4 `product`). */
-export const PRODUCT_NAME = 'mkoba';
 
 /** An outbox row: written in the transaction of the change it announces, never changed afterwards. */
 export interface EventRecord {
@@ -140,18 +148,38 @@ export interface EventEnvelope {
 }
 
 /**
- * Wraps a stored event for the wire. The environment is the deployment's (a deployment serves one), so
- * it is not stored per row; the API version is the one that renders the event.
+ * Wraps a stored event for the wire, rendered in a payload version (the newest unless a subscription is
+ * pinned to an older one). The environment is the deployment's (a deployment serves one), so it is not
+ * stored per row; the product is the family the event's resource belongs to.
  */
-export function eventEnvelope(event: EventRecord, environment: Environment): EventEnvelope {
+export function eventEnvelope(
+  event: EventRecord,
+  environment: Environment,
+  version: PayloadVersion = PAYLOAD_VERSION_LATEST,
+): EventEnvelope {
+  const { product, data } = renderPayloadVersion(
+    { type: event.type, product: productOfEvent(event.type, event.data), data: event.data },
+    version,
+  );
   return {
     id: event.id,
     object: 'event',
     type: event.type,
     created_at: event.createdAt.toISOString(),
     environment,
-    product: PRODUCT_NAME,
-    api_version: API_VERSION,
-    data: event.data,
+    product,
+    api_version: version,
+    data,
   };
+}
+
+/** An event as it goes on the wire: in a payload version, and in the spelling asked for. */
+export function renderEvent(
+  event: EventRecord,
+  environment: Environment,
+  version: PayloadVersion,
+  format: PayloadFormat,
+): Record<string, unknown> {
+  const envelope = eventEnvelope(event, environment, version);
+  return (format === 'camel_case' ? toCamelCase(envelope) : envelope) as Record<string, unknown>;
 }

@@ -57,6 +57,9 @@ export const EVIDENCE_KINDS = [
   'api_key.revoked',
   'change.proposal',
   'change.application',
+  'customer.update',
+  'wallet.update',
+  'webhook_subscription.promote',
 ] as const;
 export type EvidenceKind = (typeof EVIDENCE_KINDS)[number];
 
@@ -134,6 +137,14 @@ export interface ChainHead {
 
 function sha256Hex(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('hex');
+}
+
+/**
+ * The SHA-256 of a value's canonical JSON text (null for an absent value): what a record keeps of personal
+ * data it must not hold in clear, since the chain is never rewritten. Whoever holds the value can check it.
+ */
+export function valueDigest(value: unknown): string {
+  return sha256Hex(canonicalize(value ?? null) as string);
 }
 
 /** Throws on a value that would not canonicalise the same everywhere (a float, an unsafe integer). */

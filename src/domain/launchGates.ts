@@ -39,7 +39,7 @@ export function enabledProducts(
 }
 
 /** Stablecoin currencies: money in them is the `stablecoins` product, whatever the rail. */
-const STABLECOIN_CURRENCIES: readonly string[] = ['USDC', 'USDT'];
+export const STABLECOIN_CURRENCIES: readonly string[] = ['USDC', 'USDT'];
 
 /**
  * The product a movement belongs to: a stablecoin currency is `stablecoins` on any rail; otherwise its

@@ -60,6 +60,9 @@ export type VerificationDecider = (typeof VERIFICATION_DECIDERS)[number];
 export const LEGAL_NAME_LENGTH_MAX = 200;
 export const ID_NUMBER_PATTERN = '^[A-Za-z0-9-]{4,32}$';
 export const ADDRESS_LINE_LENGTH_MAX = 200;
+export const POSTAL_CODE_LENGTH_MAX = 20;
+/** ISO 3166-1 alpha-2. */
+export const COUNTRY_PATTERN = '^[A-Z]{2}$';
 export const BENEFICIAL_OWNERS_MAX = 20;
 /** The age below which an individual is not verified. */
 export const ADULT_AGE_YEARS = 18;

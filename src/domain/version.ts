@@ -1,5 +1,5 @@
 /**
- * The API version: the date of the newest entry in CHANGELOG.md. It names the OpenAPI document and is
- * carried by every event, so a receiver can tell which model an event was written against.
+ * The API version: the date of the newest entry in CHANGELOG.md. It names the OpenAPI document; events
+ * carry the payload version they are rendered in (src/domain/payloadVersions.ts), the newest by default.
  */
-export const API_VERSION = '2026-11-22';
+export const API_VERSION = '2026-12-06';

@@ -280,7 +280,7 @@ export async function buildApp({
   registerAuth(app, deps);
   registerProductCheck(app, deps);
   app.setErrorHandler((error, request, reply) => {
-    const appError = toAppError(error);
+    const appError = toAppError(error, request.routeOptions.bodyLimit ?? REQUEST_BODY_BYTES_MAX);
     if (appError.status >= 500) request.log.error({ err: error }, 'request failed');
     return sendProblem(request, reply, appError);
   });

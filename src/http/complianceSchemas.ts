@@ -10,8 +10,8 @@ import { EVIDENCE_KINDS } from '../domain/evidence.ts';
 import { ID_PREFIXES } from '../domain/ids.ts';
 import { REVIEW_KINDS, REVIEW_STATUSES } from '../domain/reviews.ts';
 import {
-  ADDRESS_LINE_LENGTH_MAX,
   BENEFICIAL_OWNERS_MAX,
+  COUNTRY_PATTERN,
   ID_NUMBER_PATTERN,
   LEGAL_NAME_LENGTH_MAX,
   NATIONAL_ID_TYPES,
@@ -21,7 +21,14 @@ import {
   VERIFICATION_STATUSES,
   type VerificationSubmission,
 } from '../domain/verifications.ts';
-import { componentRef, DOCUMENTED_AS, idSchema, nullableIdSchema, timestampSchema } from './schemas.ts';
+import {
+  componentRef,
+  DOCUMENTED_AS,
+  idSchema,
+  nullableIdSchema,
+  postalAddressSchema,
+  timestampSchema,
+} from './schemas.ts';
 
 const SHA256_HEX_PATTERN = '^[0-9a-f]{64}$';
 
@@ -257,7 +264,6 @@ export const verificationSchema = {
 } as const;
 
 const DATE_PATTERN = '^\\d{4}-\\d{2}-\\d{2}$';
-const COUNTRY_PATTERN = '^[A-Z]{2}$';
 const text = (maxLength: number) => ({ type: 'string', minLength: 1, maxLength });
 const nationalIdSchema = {
   type: 'object',
@@ -279,19 +285,7 @@ const SUBMISSION_FIELD_SCHEMAS = {
   date_of_birth: { type: 'string', pattern: DATE_PATTERN, description: 'YYYY-MM-DD.' },
   national_id: nationalIdSchema,
   phone: { type: 'string', pattern: PHONE_PATTERN, description: 'E.164.' },
-  address: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['line1', 'city', 'country'],
-    properties: {
-      line1: text(ADDRESS_LINE_LENGTH_MAX),
-      line2: text(ADDRESS_LINE_LENGTH_MAX),
-      city: text(ADDRESS_LINE_LENGTH_MAX),
-      region: text(ADDRESS_LINE_LENGTH_MAX),
-      postal_code: text(20),
-      country: { type: 'string', pattern: COUNTRY_PATTERN, description: 'ISO 3166-1 alpha-2.' },
-    },
-  },
+  address: postalAddressSchema,
   registration_number: { type: 'string', pattern: ID_NUMBER_PATTERN },
   country: {
     type: 'string',

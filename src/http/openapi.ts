@@ -4,6 +4,7 @@ import type { FastifyRequest, FastifySchema } from 'fastify';
 import { PORT_DEFAULT } from '../config.ts';
 import { API_VERSION } from '../domain/version.ts';
 import { VERIFICATION_DOCUMENT_SCHEMAS } from './complianceSchemas.ts';
+import { eventEnvelopeComponents, webhooksDocument } from './eventSchemas.ts';
 import { DOCUMENT_ONLY_SCHEMAS, DOCUMENTED_AS } from './schemas.ts';
 
 export { API_VERSION };
@@ -253,7 +254,8 @@ function replaceMarkedSchemas(node: unknown): unknown {
 
 /**
  * @fastify/swagger's whole-document transform: every schema marked `DOCUMENTED_AS` becomes a reference
- * to that component, and the document-only components are added.
+ * to that component, the document-only components are added, and the `webhooks` (each event type's
+ * delivery, from src/http/eventSchemas.ts) with their envelope components.
  */
 export const documentObject: SwaggerTransformObject = (input) => {
   if (!('openapiObject' in input)) throw new Error('only OpenAPI 3 documents are generated');
@@ -262,9 +264,14 @@ export const documentObject: SwaggerTransformObject = (input) => {
   };
   return {
     ...document,
+    webhooks: replaceMarkedSchemas(webhooksDocument()),
     components: {
       ...document.components,
-      schemas: { ...document.components?.schemas, ...DOCUMENT_COMPONENTS },
+      schemas: {
+        ...document.components?.schemas,
+        ...DOCUMENT_COMPONENTS,
+        ...(replaceMarkedSchemas(eventEnvelopeComponents()) as Record<string, unknown>),
+      },
     },
   } as typeof input.openapiObject;
 };

@@ -65,6 +65,7 @@ export function presentCustomer(customer: Customer) {
     name: customer.name,
     email: customer.email,
     phone: customer.phone,
+    address: customer.address,
     kyc_status: customer.kycStatus,
     tier: tierOf(customer.kycStatus, customer.type),
     risk_level: effectiveRiskLevel(customer, customer.riskOverride),

@@ -257,8 +257,11 @@ function notCarriedOut(why: string): AppError {
   });
 }
 
-/** Maps anything thrown while handling a request to an AppError; unknown errors become a 500 without details. */
-export function toAppError(thrown: unknown): AppError {
+/**
+ * Maps anything thrown while handling a request to an AppError; unknown errors become a 500 without details.
+ * `bodyBytesMax` is the route's body limit, named in a 413 so a client knows what to send instead.
+ */
+export function toAppError(thrown: unknown, bodyBytesMax?: number): AppError {
   const error = thrown instanceof Error ? thrown : new Error(String(thrown));
   if (error instanceof AppError) return error;
   if (isDatabaseTimeout(error)) {
@@ -297,7 +300,10 @@ export function toAppError(thrown: unknown): AppError {
         status: 413,
         code: 'payload_too_large',
         title: 'Payload too large',
-        detail: 'The request body is larger than this API accepts.',
+        detail:
+          bodyBytesMax === undefined
+            ? 'The request body is larger than this route accepts.'
+            : `The request body is larger than this route accepts (${bodyBytesMax} bytes).`,
       });
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new AppError({

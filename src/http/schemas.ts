@@ -19,13 +19,15 @@ import {
   DIGITAL_ASSET_NETWORKS,
   DIGITAL_ASSETS,
 } from '../domain/digitalAssets.ts';
-import { EVENT_TYPES, PRODUCT_NAME } from '../domain/events.ts';
+import { EVENT_TYPES } from '../domain/events.ts';
 import { IDEMPOTENCY_KEY_PATTERN } from '../domain/idempotency.ts';
 import { ID_PREFIXES, type IdPrefix, idPattern } from '../domain/ids.ts';
+import { LAUNCH_PRODUCTS } from '../domain/launchGates.ts';
 import { ACCOUNT_KINDS, JOURNAL_ENTRY_KINDS, POSTING_PHASES, POSTING_SIDES } from '../domain/ledger.ts';
 import { METADATA_KEY_LENGTH_MAX, METADATA_KEYS_MAX, METADATA_VALUE_LENGTH_MAX } from '../domain/metadata.ts';
 import { SUPPORTED_CURRENCIES } from '../domain/money.ts';
 import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from '../domain/pagination.ts';
+import { PAYLOAD_VERSIONS, PRODUCT_NAME_BEFORE_FAMILIES } from '../domain/payloadVersions.ts';
 import { RISK_LEVELS } from '../domain/risk.ts';
 import {
   DESTINATION_TYPES,
@@ -36,6 +38,7 @@ import {
   RAILS,
   TRANSFER_STATUSES,
 } from '../domain/transfers.ts';
+import { ADDRESS_LINE_LENGTH_MAX, COUNTRY_PATTERN, POSTAL_CODE_LENGTH_MAX } from '../domain/verifications.ts';
 import { API_VERSION } from '../domain/version.ts';
 import { WALLET_STATUS_REASONS, WALLET_STATUSES } from '../domain/wallets.ts';
 
@@ -340,6 +343,23 @@ export const balanceSchema = {
   },
 } as const;
 
+const addressLine = { type: 'string', minLength: 1, maxLength: ADDRESS_LINE_LENGTH_MAX } as const;
+
+/** A postal address: a customer's, and an individual's in a verification. */
+export const postalAddressSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['line1', 'city', 'country'],
+  properties: {
+    line1: addressLine,
+    line2: addressLine,
+    city: addressLine,
+    region: addressLine,
+    postal_code: { type: 'string', minLength: 1, maxLength: POSTAL_CODE_LENGTH_MAX },
+    country: { type: 'string', pattern: COUNTRY_PATTERN, description: 'ISO 3166-1 alpha-2.' },
+  },
+} as const;
+
 export const customerSchema = {
   $id: 'Customer',
   type: 'object',
@@ -351,6 +371,7 @@ export const customerSchema = {
     'name',
     'email',
     'phone',
+    'address',
     'kyc_status',
     'tier',
     'risk_level',
@@ -366,6 +387,7 @@ export const customerSchema = {
     name: { type: 'string' },
     email: { type: ['string', 'null'] },
     phone: { type: ['string', 'null'] },
+    address: { ...postalAddressSchema, type: ['object', 'null'] },
     kyc_status: {
       type: 'string',
       enum: KYC_STATUSES,
@@ -403,6 +425,20 @@ export const customerCreateBodySchema = {
       pattern: PHONE_PATTERN,
       description: 'International (E.164) format, e.g. +254712345678.',
     },
+    address: postalAddressSchema,
+    metadata: metadataSchema,
+  },
+} as const;
+
+export const customerUpdateBodySchema = {
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  properties: {
+    name: customerCreateBodySchema.properties.name,
+    email: { ...customerCreateBodySchema.properties.email, type: ['string', 'null'] },
+    phone: { ...customerCreateBodySchema.properties.phone, type: ['string', 'null'] },
+    address: { ...postalAddressSchema, type: ['object', 'null'] },
     metadata: metadataSchema,
   },
 } as const;
@@ -860,15 +896,21 @@ export const eventSchema = {
     },
     created_at: { ...timestampSchema, description: 'When the change happened (UTC).' },
     environment: { type: 'string', enum: ENVIRONMENTS, description: 'The environment that wrote it.' },
-    product: { type: 'string', description: 'The product family.', examples: [PRODUCT_NAME] },
+    product: {
+      type: 'string',
+      enum: [...LAUNCH_PRODUCTS, PRODUCT_NAME_BEFORE_FAMILIES],
+      description: `The product family the event's resource belongs to; \`${PRODUCT_NAME_BEFORE_FAMILIES}\` in payload versions before 2026-12-06.`,
+    },
     api_version: {
       type: 'string',
-      description: 'The API version that renders the event (a CHANGELOG.md date).',
+      enum: PAYLOAD_VERSIONS,
+      description:
+        'The payload version the event is rendered in (a CHANGELOG.md date): the newest here unless `api_version` asks for another; a subscription’s deliveries use its pinned version.',
       examples: [API_VERSION],
     },
     data: {
       description:
-        'The resource the event is about: a transfer for `transfer.*` events; for `wallet.*` events `{wallet_id, owner, currency, status, status_reason, status_changed_at}`; for `aml.alert.*` events `{alert_id, status, rule_id, rule_type, action, transfer_id, wallet_id, customer_id, disposition}`; for `customer.verification.updated`, `{verification_id, customer_id, status, reason, kyc_status, tier}`; for `webhook_subscription.disabled`, `{subscription_id, url, reason, failing_since}`; for `launch_gate.updated`, `{product, gate, state, previous_state, evidence, evidence_record, updated_at}`.',
+        'The resource the event is about, per type: the `webhooks` of this document give each type’s shape. A transfer for `transfer.*` events; for `wallet.*` events `{wallet_id, owner, currency, status, status_reason, status_changed_at}`; for `aml.alert.*` events `{alert_id, status, rule_id, rule_type, action, transfer_id, wallet_id, customer_id, disposition}`; for `customer.verification.updated`, `{verification_id, customer_id, status, reason, kyc_status, tier}`; for `webhook_subscription.disabled`, `{subscription_id, url, reason, failing_since}`; for `launch_gate.updated`, `{product, gate, state, previous_state, evidence, evidence_record, updated_at}`.',
       anyOf: [{ $ref: 'TransferEventData#' }, { type: 'object', additionalProperties: true }],
     },
   },

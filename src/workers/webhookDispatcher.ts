@@ -12,7 +12,7 @@ import type { Deps } from '../app/deps.ts';
 import { recordEvents } from '../app/events.ts';
 import type { WebhookSettings } from '../config.ts';
 import type { SendResult, WebhookSender } from '../delivery/httpSender.ts';
-import { eventEnvelope } from '../domain/events.ts';
+import { renderEvent } from '../domain/events.ts';
 import {
   signatureHeader,
   unixSeconds,
@@ -20,7 +20,7 @@ import {
   WEBHOOK_SIGNATURE_HEADER,
   WEBHOOK_SIGNING_SECRETS_MAX,
 } from '../domain/signing.ts';
-import { nextAttempt, shouldDisable, toCamelCase } from '../domain/webhooks.ts';
+import { nextAttempt, shouldDisable } from '../domain/webhooks.ts';
 import type { WebhookDeliveryOutcome } from '../metrics.ts';
 import {
   type ClaimedDelivery,
@@ -54,20 +54,17 @@ export interface DispatcherOptions {
   random?: () => number;
 }
 
-/** The exact bytes sent for a delivery: the event envelope in the subscription's spelling. */
+/** The exact bytes sent for a delivery: the event in the subscription's payload version and spelling. */
 export function deliveryBody(delivery: ClaimedDelivery, deps: Deps): string {
-  const envelope = eventEnvelope(
-    {
-      id: delivery.eventId,
-      organizationId: delivery.organizationId,
-      type: delivery.eventType,
-      resourceId: null,
-      data: delivery.eventData,
-      createdAt: delivery.eventCreatedAt,
-    },
-    deps.environment,
-  );
-  return JSON.stringify(delivery.payloadFormat === 'camel_case' ? toCamelCase(envelope) : envelope);
+  const event = {
+    id: delivery.eventId,
+    organizationId: delivery.organizationId,
+    type: delivery.eventType,
+    resourceId: null,
+    data: delivery.eventData,
+    createdAt: delivery.eventCreatedAt,
+  };
+  return JSON.stringify(renderEvent(event, deps.environment, delivery.apiVersion, delivery.payloadFormat));
 }
 
 /** Why an attempt failed when the fault is Mkoba's, not the endpoint's (the `error_class` of the log). */
@@ -292,7 +289,12 @@ async function attempt(
       deps.now(),
     );
   }
-  const target = { ...delivery, url: current.url, payloadFormat: current.payloadFormat };
+  const target = {
+    ...delivery,
+    url: current.url,
+    payloadFormat: current.payloadFormat,
+    apiVersion: current.apiVersion,
+  };
   const body = deliveryBody(target, deps);
   // Newest first: should more secrets be live than a header carries, the newest sign.
   const secrets = delivery.secrets

@@ -1,9 +1,10 @@
 /**
  * `mkoba` as a person uses it: real processes (`node bin/mkoba.js`), a temporary MKOBA_DATA_DIR, PORT=0,
  * and real HTTP against the printed URL. Each top-level describe has its own data directory and runs
- * concurrently with the others (creating an embedded database costs seconds of CPU, and most of a
- * process's life is waiting); the steps inside one describe run in order (`it.sequential`) and share
- * its server. Every process a describe starts is killed in its afterAll.
+ * concurrently with the others (most of a process's life is waiting; how many embedded databases are
+ * created at once is limited in mkobaProcess.ts); the steps inside one describe run in order
+ * (`it.sequential`) and share its server. Every wait ends on what a process prints (or its exit); the
+ * time-outs are last resorts. Every process a describe starts is killed in its afterAll.
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -13,14 +14,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSchema, dropSchema } from '../../src/store/postgres.ts';
 import { TEST_DATABASE_URL } from '../support/harness.ts';
 import {
+  BANNER_READY_PATTERN,
   type Banner,
+  E2E_TEST_TIMEOUT_MS,
   fileExists,
   http,
   killAllMkobaProcesses,
   type MkobaProcess,
   MkobaProcesses,
   mkobaEnv,
-  SERVER_START_TIMEOUT_MS,
+  READINESS_LAST_RESORT_MS,
   temporaryDataDir,
   waitForBanner,
   waitUntil,
@@ -31,8 +34,8 @@ const FAIL_FAST_MS_MAX = 10_000;
 const SEED_ORGANIZATION = 'Mkoba Sandbox';
 /** As `mkoba --help` documents it. */
 const EXIT_CODE_INVALID_CONFIGURATION = 2;
-/** Tests that create an embedded database, possibly while others do too on a busy machine. */
-const DATABASE_CREATING_TEST_TIMEOUT_MS = 2 * SERVER_START_TIMEOUT_MS;
+/** Every test here: a last resort (each wait inside ends on what a process prints). */
+const TEST_OPTIONS = { timeout: E2E_TEST_TIMEOUT_MS };
 
 function lines(text: string): string[] {
   return text.split('\n').filter((line) => line.trim() !== '');
@@ -47,7 +50,7 @@ function onlyKey(stdout: string, prefix = 'sk_sandbox_'): string {
 // A safety net: each describe already kills its own processes.
 afterAll(killAllMkobaProcesses);
 
-describe.concurrent('mkoba serve on a fresh embedded data directory', () => {
+describe.concurrent('mkoba serve on a fresh embedded data directory', TEST_OPTIONS, () => {
   const data = temporaryDataDir();
   const env = mkobaEnv({ MKOBA_DATA_DIR: data.dir, PORT: '0' });
   let server: MkobaProcess;
@@ -56,6 +59,7 @@ describe.concurrent('mkoba serve on a fresh embedded data directory', () => {
   let seededWalletCount: number;
   let createdKey: string;
   let createdKeyOrganization: string;
+  let bannerText: string;
 
   const mkoba = new MkobaProcesses();
   afterAll(async () => {
@@ -63,16 +67,15 @@ describe.concurrent('mkoba serve on a fresh embedded data directory', () => {
     data.remove();
   });
 
-  it.sequential('migrates, seeds, and prints the real base URL, the docs URL and a key that lists the seeded wallets', {
-    timeout: DATABASE_CREATING_TEST_TIMEOUT_MS,
-  }, async () => {
-    server = mkoba.start(['serve'], env);
+  it.sequential('says what it does while it creates the database, then prints the banner on stdout: the real base URL, the docs URL and a key that lists the seeded wallets', async () => {
+    server = await mkoba.start(['serve'], env);
     // A command issued while the server starts (it holds the lock, its control socket is not open yet)
     // waits for it instead of failing.
     await waitUntil(
       () => fileExists(path.join(data.dir, 'mkoba.lock')),
-      SERVER_START_TIMEOUT_MS,
+      READINESS_LAST_RESORT_MS,
       'the server to take the lock',
+      server,
     );
     const earlyCommand = mkoba.run(['keys', 'create', '--organization', 'Early Bird'], env);
     banner = await waitForBanner(server);
@@ -80,8 +83,23 @@ describe.concurrent('mkoba serve on a fresh embedded data directory', () => {
     expect(banner.port).toBeGreaterThan(0);
     expect(banner.baseUrl).toBe(`http://127.0.0.1:${banner.port}/v1`);
     expect(banner.docsUrl).toBe(`http://127.0.0.1:${banner.port}/docs`);
-    expect(server.stderr()).toMatch(/applied migrations: 0001_/);
-    expect(server.stdout()).toBe('');
+    // stdout is the banner and nothing else; stderr says, in order, what the first start did.
+    bannerText = server.stdout();
+    expect(lines(bannerText)).toEqual([
+      `Mkoba sandbox API listening on ${banner.baseUrl}`,
+      `  API reference: ${banner.docsUrl}   OpenAPI: ${banner.baseUrl}/openapi.json`,
+      `  Database: embedded PGlite in ${data.dir}`,
+      `  Sandbox API key: ${banner.sandboxApiKey}`,
+      `  Try: curl -H 'Authorization: Bearer ${banner.sandboxApiKey}' ${banner.baseUrl}/wallets`,
+      '  Stop with Ctrl-C',
+    ]);
+    const progress = lines(server.stderr());
+    expect(progress.slice(0, 4)).toEqual([
+      `Creating the embedded database in ${data.dir} (first start only, ~20 s)…`,
+      expect.stringMatching(/^Created the embedded database in \d+\.\d s$/),
+      expect.stringMatching(/^applied migrations: 0001_foundation, /),
+      "seeded the sandbox organization 'Mkoba Sandbox'",
+    ]);
 
     const docs = await http('GET', banner.docsUrl, undefined);
     expect(docs.status).toBe(200);
@@ -117,6 +135,13 @@ describe.concurrent('mkoba serve on a fresh embedded data directory', () => {
     expect(again.code, again.stderr).toBe(0);
     expect(again.stderr).not.toMatch(/\(new\)/);
     expect(onlyKey(again.stdout)).not.toBe(createdKey);
+
+    // As the README runs it: with no --organization, the sandbox organization's keys (the seeded one).
+    const listed = await mkoba.run(['keys', 'list'], env);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(lines(listed.stdout)).toEqual([
+      expect.stringMatching(/^key_\S+\tsk_sandbox_\S{4}…\tread,write\tno member\tby seed\tactive$/),
+    ]);
   });
 
   it.sequential("orgs set-webhooks turns an organization's new subscriptions off and on, through the running server", async () => {
@@ -234,7 +259,7 @@ describe.concurrent('mkoba serve on a fresh embedded data directory', () => {
     expect(noRole.code).toBe(2);
   });
 
-  it.sequential('batches submit uploads a CSV to the running server, follows it and prints a summary', async () => {
+  it.sequential('batches submit uploads a CSV to the running server, follows it, and reports accepted items apart from settled and failed transfers (--wait waits for them)', async () => {
     const wallets = await http('GET', `${banner.baseUrl}/wallets?limit=100`, sandboxKey);
     const wallet = wallets.body.data.find((w: { currency: string }) => w.currency === 'KES');
     expect(wallet).toBeDefined();
@@ -251,7 +276,30 @@ describe.concurrent('mkoba serve on a fresh embedded data directory', () => {
     const submitted = await mkoba.run(['batches', 'submit', file, '--source', wallet.id], cliEnv);
     expect(submitted.code, submitted.stderr).toBe(0);
     expect(submitted.stdout.trim()).toMatch(/^pb_/);
-    expect(submitted.stderr).toContain('completed: 2 paid, 0 failed, 0 canceled of 2');
+    // Accepted (each item became a transfer) is not paid: the transfers are counted apart.
+    expect(submitted.stderr).toMatch(/^completed: 2 accepted, 0 refused, 0 canceled of 2 items$/m);
+    const soFar = submitted.stderr.match(/^transfers: (\d+) settled, 0 failed, (\d+) in flight$/m);
+    expect(Number(soFar?.[1]) + Number(soFar?.[2]), submitted.stderr).toBe(2);
+    expect(submitted.stderr).not.toMatch(/paid,/);
+
+    // With --wait it follows the transfers to their outcome: one settles, one fails at the rail.
+    writeFileSync(
+      file,
+      'reference,amount,type,network,phone\nw1,3.00,mobile_money,mpesa,+254711000604\nw2,2.00,mobile_money,mpesa,+254700000001\n',
+    );
+    const waited = await mkoba.run(['batches', 'submit', file, '--source', wallet.id, '--wait'], cliEnv);
+    expect(waited.code, waited.stderr).toBe(1);
+    expect(waited.stderr).toMatch(/^completed: 2 accepted, 0 refused, 0 canceled of 2 items$/m);
+    expect(waited.stderr).toMatch(/^transfers: 1 settled, 1 failed, 0 in flight$/m);
+    expect(waited.stderr).toContain(
+      `outcome: 1 of 2 items settled, 1 failed, 0 refused, 0 canceled; items: GET ${banner.baseUrl}/payment-batches/${waited.stdout.trim()}/items`,
+    );
+    const badTimeout = await mkoba.run(
+      ['batches', 'submit', file, '--source', wallet.id, '--timeout', '0'],
+      cliEnv,
+    );
+    expect(badTimeout.code).toBe(2);
+    expect(badTimeout.stderr).toContain('--timeout takes whole seconds from 1 to 86400');
     writeFileSync(file, 'reference,amount,type,network,phone\nbad,1.001,mobile_money,mpesa,+254711000603\n');
     const refused = await mkoba.run(['batches', 'submit', file, '--source', wallet.id], cliEnv);
     expect(refused.code).toBe(1);
@@ -312,7 +360,7 @@ describe.concurrent('mkoba serve on a fresh embedded data directory', () => {
     expect(response.status).toBe(200);
     await waitUntil(
       () => server.stderr().slice(before).includes(`"request_id":"${response.requestId}"`),
-      SERVER_START_TIMEOUT_MS,
+      READINESS_LAST_RESORT_MS,
       'the request log line',
     );
     // The log line of the test before may land after `before` (it is written once the response is sent):
@@ -330,7 +378,7 @@ describe.concurrent('mkoba serve on a fresh embedded data directory', () => {
       }),
     ]);
     expect(logged[0].request_id).toMatch(/^req_/);
-    expect(server.stdout()).toBe('');
+    expect(server.stdout()).toBe(bannerText);
     const requestLines = lines(server.stderr()).filter((line) => line.includes('"msg":"request"'));
     expect(requestLines.length).toBeGreaterThan(1);
     for (const key of [sandboxKey, createdKey]) expect(requestLines.join('\n')).not.toContain(key);
@@ -341,7 +389,7 @@ describe.concurrent('mkoba serve on a fresh embedded data directory', () => {
     expect(await server.stop('SIGKILL')).toMatchObject({ signal: 'SIGKILL' });
     expect(JSON.parse(readFileSync(lockFile, 'utf8'))).toMatchObject({ pid: server.pid, role: 'serve' });
 
-    server = mkoba.start(['serve'], env);
+    server = await mkoba.start(['serve'], env);
     banner = await waitForBanner(server);
     expect(JSON.parse(readFileSync(lockFile, 'utf8'))).toMatchObject({ pid: server.pid, role: 'serve' });
     expect(server.stderr()).not.toMatch(/applied migrations/);
@@ -361,7 +409,7 @@ describe.concurrent('mkoba serve on a fresh embedded data directory', () => {
   });
 });
 
-describe.concurrent('mkoba keys create with no server running', () => {
+describe.concurrent('mkoba keys create with no server running', TEST_OPTIONS, () => {
   const data = temporaryDataDir();
   const fixedKey = `sk_sandbox_e2e_${randomBytes(12).toString('hex')}`;
   const env = mkobaEnv({ MKOBA_DATA_DIR: data.dir, PORT: '0' });
@@ -372,9 +420,7 @@ describe.concurrent('mkoba keys create with no server running', () => {
     data.remove();
   });
 
-  it.sequential('works on a fresh data directory; the server then starts on it and seeds exactly MKOBA_SANDBOX_API_KEY', {
-    timeout: DATABASE_CREATING_TEST_TIMEOUT_MS,
-  }, async () => {
+  it.sequential('works on a fresh data directory; the server then starts on it and seeds exactly MKOBA_SANDBOX_API_KEY', async () => {
     const created = await mkoba.run(['keys', 'create', '--organization', 'Offline Ltd'], env);
     expect(created.code, created.stderr).toBe(0);
     const key = onlyKey(created.stdout);
@@ -384,7 +430,7 @@ describe.concurrent('mkoba keys create with no server running', () => {
       `mkoba: warning: ${data.dir} held no database, so a new empty one was created there.`,
     );
 
-    const server = mkoba.start(['serve'], { ...env, MKOBA_SANDBOX_API_KEY: fixedKey });
+    const server = await mkoba.start(['serve'], { ...env, MKOBA_SANDBOX_API_KEY: fixedKey });
     const banner = await waitForBanner(server);
     expect(banner.sandboxApiKey).toBe(fixedKey);
     expect((await http('GET', `${banner.baseUrl}/wallets`, key)).status).toBe(200);
@@ -417,7 +463,7 @@ describe.concurrent('mkoba keys create with no server running', () => {
   });
 });
 
-describe.concurrent('a first start killed while it creates the embedded database', () => {
+describe.concurrent('a first start killed while it creates the embedded database', TEST_OPTIONS, () => {
   const data = temporaryDataDir();
   const env = mkobaEnv({ MKOBA_DATA_DIR: data.dir, PORT: '0' });
 
@@ -427,28 +473,45 @@ describe.concurrent('a first start killed while it creates the embedded database
     data.remove();
   });
 
-  it.sequential('leaves a data directory the next start can use', {
-    timeout: DATABASE_CREATING_TEST_TIMEOUT_MS,
-  }, async () => {
-    const first = mkoba.start(['serve'], env);
+  it.sequential('leaves a data directory the next start can use', async () => {
+    const first = await mkoba.start(['serve'], env);
     // PG_VERSION is among the first files PGlite unpacks: the database is then half-written.
     await waitUntil(
       () => fileExists(path.join(data.dir, 'pgdata.partial', 'PG_VERSION')),
-      SERVER_START_TIMEOUT_MS,
+      READINESS_LAST_RESORT_MS,
       'PGlite to start unpacking its cluster',
+      first,
     );
     await first.stop('SIGKILL');
 
-    const second = mkoba.start(['serve'], env);
+    // The next start creates the database anew, as any first start does. Its output is read here as one
+    // stream, in the order it was written: progress first, then the banner, and no log line before it.
+    const second = await mkoba.start(['serve'], env, { stderrIntoStdout: true });
     const banner = await waitForBanner(second);
     const wallets = await http('GET', `${banner.baseUrl}/wallets`, banner.sandboxApiKey);
     expect(wallets.status).toBe(200);
     expect(wallets.body.data.length).toBeGreaterThan(0);
+    // The server's own "listening" log line was held until the banner was out, not dropped.
+    await second.waitForStdout(/"msg":"Server listening at /);
+    const output = lines(second.stdout());
+    const bannerStart = output.findIndex((line) => line.startsWith('Mkoba sandbox API listening on '));
+    const bannerEnd = output.findIndex((line) => BANNER_READY_PATTERN.test(line));
+    expect(bannerStart, second.stdout()).toBeGreaterThan(0);
+    expect(bannerEnd - bannerStart).toBe(5);
+    const beforeBanner = output.slice(0, bannerStart);
+    expect(beforeBanner.slice(0, 2)).toEqual([
+      `Creating the embedded database in ${data.dir} (first start only, ~20 s)…`,
+      expect.stringMatching(/^Created the embedded database in \d+\.\d s$/),
+    ]);
+    expect(beforeBanner.filter((line) => line.startsWith('{'))).toEqual([]);
+    expect(output.slice(bannerEnd + 1).some((line) => line.includes('"msg":"Server listening at '))).toBe(
+      true,
+    );
     await second.stop();
   });
 });
 
-describe.concurrent('invalid configuration', () => {
+describe.concurrent('invalid configuration', TEST_OPTIONS, () => {
   const data = temporaryDataDir();
   const regularFile = path.join(path.dirname(data.dir), 'a-file');
   writeFileSync(regularFile, 'not a directory');
@@ -483,7 +546,9 @@ describe.concurrent('invalid configuration', () => {
       },
     ],
   ] as const)('stops with one line naming %s (%o)', async ([variable, overrides], { expect }) => {
-    const result = await mkoba.run(['serve'], mkobaEnv({ MKOBA_DATA_DIR: data.dir, ...overrides }));
+    const result = await mkoba.run(['serve'], mkobaEnv({ MKOBA_DATA_DIR: data.dir, ...overrides }), {
+      stopsBeforeOpeningDatabase: true,
+    });
     expect(result.code).toBe(EXIT_CODE_INVALID_CONFIGURATION);
     expect(result.stdout).toBe('');
     expect(lines(result.stderr)).toHaveLength(1);
@@ -492,7 +557,7 @@ describe.concurrent('invalid configuration', () => {
   });
 });
 
-describe.concurrent('mkoba --help', () => {
+describe.concurrent('mkoba --help', TEST_OPTIONS, () => {
   const mkoba = new MkobaProcesses();
   afterAll(() => mkoba.killAll());
 
@@ -533,7 +598,7 @@ describe.concurrent('mkoba --help', () => {
   });
 });
 
-describe.concurrent('production on PostgreSQL', () => {
+describe.concurrent('production on PostgreSQL', TEST_OPTIONS, () => {
   const mkoba = new MkobaProcesses();
   const schema = `e2e_${randomBytes(6).toString('hex')}`;
   let databaseUrl = '';
@@ -555,7 +620,7 @@ describe.concurrent('production on PostgreSQL', () => {
   it.runIf(TEST_DATABASE_URL)(
     'migrates but never seeds; live keys come from keys create',
     {
-      timeout: 3 * SERVER_START_TIMEOUT_MS,
+      timeout: 3 * READINESS_LAST_RESORT_MS,
     },
     async () => {
       const env = mkobaEnv({
@@ -564,11 +629,11 @@ describe.concurrent('production on PostgreSQL', () => {
         PORT: '0',
         MKOBA_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
       });
-      const server = mkoba.start(['serve'], env);
+      const server = await mkoba.start(['serve'], env);
       const banner = await waitForBanner(server);
-      expect(server.stderr()).toMatch(/Mkoba production API listening/);
+      expect(server.stdout()).toMatch(/^Mkoba production API listening/);
       expect(server.stderr()).toMatch(/applied migrations: 0001_/);
-      expect(server.stderr()).not.toMatch(/Sandbox API key/);
+      expect(server.stdout()).not.toMatch(/Sandbox API key/);
       expect(banner.sandboxApiKey).toBeUndefined();
 
       const seedKeys = await mkoba.run(['keys', 'list', '--organization', SEED_ORGANIZATION], env);

@@ -1,7 +1,7 @@
 /** `mkoba evidence verify` as a command: exit 0 with every chain intact, 1 naming the first broken record. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, TEST_DATABASE_URL, type TestApp } from '../support/harness.ts';
-import { mkobaEnv, runMkoba } from './mkobaProcess.ts';
+import { E2E_TEST_TIMEOUT_MS, mkobaEnv, runMkoba } from './mkobaProcess.ts';
 
 describe.runIf(TEST_DATABASE_URL)('mkoba evidence verify as a command', () => {
   let t: TestApp;
@@ -15,7 +15,9 @@ describe.runIf(TEST_DATABASE_URL)('mkoba evidence verify as a command', () => {
   });
   afterAll(() => t.close());
 
-  it('exits 0 when every chain is intact and 1 naming the first broken record when one is altered', async () => {
+  it('exits 0 when every chain is intact and 1 naming the first broken record when one is altered', {
+    timeout: E2E_TEST_TIMEOUT_MS,
+  }, async () => {
     const intact = await runMkoba(['evidence', 'verify'], env);
     expect(intact.stderr).toMatch(/evidence verify: 1 chain\(s\), \d+ record\(s\), all intact/);
     expect(intact.code).toBe(0);

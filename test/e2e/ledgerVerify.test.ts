@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdminCommand } from '../../src/app/admin.ts';
 import { api, BACKENDS, startTestApp, TEST_DATABASE_URL, type TestApp } from '../support/harness.ts';
 import { drainRails, fundedWallet, mobileMoney } from '../support/ledger.ts';
-import { mkobaEnv, runMkoba } from './mkobaProcess.ts';
+import { E2E_TEST_TIMEOUT_MS, mkobaEnv, runMkoba } from './mkobaProcess.ts';
 
 async function someActivity(t: TestApp): Promise<string> {
   const wallet = await fundedWallet(t, '500.00');
@@ -80,7 +80,9 @@ describe.runIf(TEST_DATABASE_URL)('mkoba ledger verify as a command', () => {
   });
   afterAll(() => t.close());
 
-  it('exits 0 when every invariant holds and 1 naming each violation when one breaks', async () => {
+  it('exits 0 when every invariant holds and 1 naming each violation when one breaks', {
+    timeout: E2E_TEST_TIMEOUT_MS,
+  }, async () => {
     const healthy = await runMkoba(['ledger', 'verify'], env);
     expect(healthy.stderr).toContain('all invariants hold');
     expect(healthy.code).toBe(0);

@@ -16,7 +16,7 @@ import {
   type MkobaProcess,
   MkobaProcesses,
   mkobaEnv,
-  SERVER_START_TIMEOUT_MS,
+  READINESS_LAST_RESORT_MS,
   temporaryDataDir,
   waitForBanner,
   waitUntil,
@@ -62,11 +62,11 @@ describe('mkoba listen and mkoba trigger against a running sandbox server', () =
   const receivers: Receiver[] = [];
 
   beforeAll(async () => {
-    const server = mkoba.start(['serve'], mkobaEnv({ MKOBA_DATA_DIR: data.dir, PORT: '0' }));
+    const server = await mkoba.start(['serve'], mkobaEnv({ MKOBA_DATA_DIR: data.dir, PORT: '0' }));
     banner = await waitForBanner(server);
     // Only the key and the address: listen and trigger need nothing else of the server's configuration.
     env = mkobaEnv({ MKOBA_API_KEY: banner.sandboxApiKey, MKOBA_API_BASE: banner.baseUrl });
-  }, 2 * SERVER_START_TIMEOUT_MS);
+  }, 2 * READINESS_LAST_RESORT_MS);
   afterAll(async () => {
     await mkoba.killAll();
     await Promise.all(receivers.map((r) => r.close()));
@@ -81,12 +81,12 @@ describe('mkoba listen and mkoba trigger against a running sandbox server', () =
 
   /** Starts `mkoba listen` and waits for the secret it prints once it is ready. */
   async function startListen(args: string[]): Promise<{ listen: MkobaProcess; secret: string }> {
-    const listen = mkoba.start(['listen', ...args], env);
+    const listen = await mkoba.start(['listen', ...args], env);
     // Two pipes: the secret (stdout) and the ready line (stderr) may arrive in either order.
     const ready = () => SECRET_PATTERN.test(listen.stdout()) && READY_PATTERN.test(listen.stderr());
     await waitUntil(
       () => ready() || listen.child.exitCode !== null,
-      SERVER_START_TIMEOUT_MS,
+      READINESS_LAST_RESORT_MS,
       'mkoba listen to print its secret',
     );
     const secret = listen.stdout().match(SECRET_PATTERN)?.[1];
@@ -154,6 +154,27 @@ describe('mkoba listen and mkoba trigger against a running sandbox server', () =
     // Forwards go in creation order, so the earlier event would have come first had it passed the filter.
     expect(idsOf(local.received)).toEqual([failed]);
     expect(listen.stdout()).not.toContain(settled);
+    expect(await listen.stop('SIGTERM')).toEqual({ code: 0, signal: null });
+  });
+
+  it('--payload-format camel_case and --api-version forward what such a subscription receives', {
+    timeout: TEST_TIMEOUT_MS,
+  }, async () => {
+    const local = await receiver();
+    const { listen } = await startListen([
+      '--forward-to',
+      local.url,
+      '--payload-format',
+      'camel_case',
+      '--api-version',
+      '2026-11-28',
+    ]);
+    const settled = await triggered('transfer.settled');
+    await waitUntil(() => local.received.length >= 1, FORWARD_WAIT_MS, 'the forward');
+    const event = JSON.parse(local.received[0]?.body ?? '{}');
+    expect(event).toMatchObject({ id: settled, apiVersion: '2026-11-28', product: 'mkoba' });
+    expect(event.createdAt).toEqual(expect.any(String));
+    expect(event.data.transferId).toEqual(expect.any(String));
     expect(await listen.stop('SIGTERM')).toEqual({ code: 0, signal: null });
   });
 
@@ -236,7 +257,18 @@ describe.concurrent('mkoba listen and trigger refuse what they cannot act on', (
     [['listen'], /listen needs --forward-to URL/],
     [['listen', '--forward-to', 'ftp://127.0.0.1/x'], /--forward-to must be an http\(s\) URL/],
     [['listen', '--forward-to', 'http://127.0.0.1:9/x', '--secret', 'nope'], /--secret must be a whsec_/],
-    [['trigger', 'transfer.settled', '--api-key', 'pk_nope'], /the API key must look like/],
+    [
+      ['listen', '--forward-to', 'http://127.0.0.1:9/x', '--payload-format', 'kebab'],
+      /--payload-format is one of snake_case, camel_case/,
+    ],
+    [
+      ['listen', '--forward-to', 'http://127.0.0.1:9/x', '--api-version', '2020-01-01'],
+      /--api-version is one of /,
+    ],
+    [
+      ['trigger', 'transfer.settled', '--api-key', 'pk_nope'],
+      /the API key is malformed: An API key starts with sk_sandbox_/,
+    ],
   ] as const)('%o exits 2 with a clear line', async ([args, message], { expect }) => {
     const result = await mkoba.run([...args], env);
     expect(result.code).toBe(EXIT_CODE_USAGE);

@@ -4,28 +4,30 @@ import { fundedWallet, mobileMoney } from '../support/ledger.ts';
 import { REFUSED_REFERENCE_MESSAGE, refuseRailReferences } from '../support/railFaults.ts';
 import {
   type Banner,
+  E2E_TEST_TIMEOUT_MS,
   http,
   MkobaProcesses,
   mkobaEnv,
+  READINESS_LAST_RESORT_MS,
   temporaryDataDir,
   waitForBanner,
   waitUntil,
 } from './mkobaProcess.ts';
 
-/** How long a started process gets to claim a transfer and report it. */
-const REPORT_TIMEOUT_MS = 60_000;
+/** Last resort: how long a started process gets to claim a transfer and report it (the wait ends on its line). */
+const REPORT_TIMEOUT_MS = READINESS_LAST_RESORT_MS;
 
 /** What `npm start` runs: the sandbox server moves transfers to their outcome by itself. */
-describe('mkoba serve runs the rail worker', () => {
+describe('mkoba serve runs the rail worker', { timeout: E2E_TEST_TIMEOUT_MS }, () => {
   const processes = new MkobaProcesses();
   const dataDir = temporaryDataDir();
   let banner: Banner;
   let key: string;
   beforeAll(async () => {
-    const server = processes.start(['serve'], mkobaEnv({ PORT: '0', MKOBA_DATA_DIR: dataDir.dir }));
+    const server = await processes.start(['serve'], mkobaEnv({ PORT: '0', MKOBA_DATA_DIR: dataDir.dir }));
     banner = await waitForBanner(server);
     key = banner.sandboxApiKey as string;
-  });
+  }, E2E_TEST_TIMEOUT_MS);
   afterAll(async () => {
     await processes.killAll();
     dataDir.remove();
@@ -78,70 +80,77 @@ describe('mkoba serve runs the rail worker', () => {
  * What the rail worker could not do reaches each process's log with the transfer id, the rail and the
  * error message: `mkoba worker` on stderr, `mkoba serve` through its JSON logger.
  */
-describe.skipIf(!TEST_DATABASE_URL)('mkoba processes log rail-worker failures (PostgreSQL)', () => {
-  const processes = new MkobaProcesses();
-  let t: TestApp;
-  let env: NodeJS.ProcessEnv;
-  beforeAll(async () => {
-    // Transfers are made in this process (which runs no workers); the mkoba processes share its schema.
-    t = await startTestApp('postgres');
-    const url = new URL(TEST_DATABASE_URL as string);
-    url.searchParams.set('options', `-c search_path=${t.db.schema}`);
-    env = mkobaEnv({
-      DATABASE_URL: url.toString(),
-      MKOBA_ENV: 'sandbox',
-      PORT: '0',
-      MKOBA_ENCRYPTION_KEY: t.encryptionKey,
+describe.skipIf(!TEST_DATABASE_URL)(
+  'mkoba processes log rail-worker failures (PostgreSQL)',
+  {
+    timeout: E2E_TEST_TIMEOUT_MS,
+  },
+  () => {
+    const processes = new MkobaProcesses();
+    let t: TestApp;
+    let env: NodeJS.ProcessEnv;
+    beforeAll(async () => {
+      // Transfers are made in this process (which runs no workers); the mkoba processes share its schema.
+      t = await startTestApp('postgres');
+      const url = new URL(TEST_DATABASE_URL as string);
+      url.searchParams.set('options', `-c search_path=${t.db.schema}`);
+      env = mkobaEnv({
+        DATABASE_URL: url.toString(),
+        MKOBA_ENV: 'sandbox',
+        PORT: '0',
+        MKOBA_ENCRYPTION_KEY: t.encryptionKey,
+      });
+      // The database refuses to record any rail reference, so every answer the rail gives fails to record.
+      await refuseRailReferences(t.db.store);
     });
-    // The database refuses to record any rail reference, so every answer the rail gives fails to record.
-    await refuseRailReferences(t.db.store);
-  });
-  afterAll(async () => {
-    await processes.killAll();
-    await t?.close();
-  });
-
-  const newTransfer = async (): Promise<string> => {
-    const wallet = await fundedWallet(t, '100.00');
-    const created = await api(t, 'POST', '/v1/transfers', {
-      body: { source: wallet, destination: mobileMoney('+254700000000'), amount: '10.00', currency: 'KES' },
+    afterAll(async () => {
+      await processes.killAll();
+      await t?.close();
     });
-    expect(created.statusCode, created.body).toBe(201);
-    return created.data.id;
-  };
 
-  it('mkoba worker and mkoba serve each log the transfer, rail and error', async () => {
-    const first = await newTransfer();
-    const worker = processes.start(['worker'], env);
-    await worker.waitForStderr(
-      new RegExp(
-        `mkoba worker: rail-worker error: could not record the rail answer \\(transfer_id=${first} rail=mobile_money error=${REFUSED_REFERENCE_MESSAGE}\\)`,
-      ),
-      REPORT_TIMEOUT_MS,
-    );
-    expect(await worker.stop()).toEqual({ code: 0, signal: null });
+    const newTransfer = async (): Promise<string> => {
+      const wallet = await fundedWallet(t, '100.00');
+      const created = await api(t, 'POST', '/v1/transfers', {
+        body: { source: wallet, destination: mobileMoney('+254700000000'), amount: '10.00', currency: 'KES' },
+      });
+      expect(created.statusCode, created.body).toBe(201);
+      return created.data.id;
+    };
 
-    // The first transfer stays leased for a while; the server's own rail worker takes the second.
-    const second = await newTransfer();
-    const server = processes.start(['serve'], env);
-    // The server's log (one JSON object per line) goes to stderr.
-    await waitUntil(
-      () => server.stderr().includes(second),
-      REPORT_TIMEOUT_MS,
-      'the server to log the transfer',
-    );
-    const line = server
-      .stderr()
-      .split('\n')
-      .find((l) => l.includes(second));
-    expect(JSON.parse(line as string)).toMatchObject({
-      level: 50,
-      worker: 'rail-worker',
-      transfer_id: second,
-      rail: 'mobile_money',
-      error: REFUSED_REFERENCE_MESSAGE,
-      msg: 'could not record the rail answer',
+    it('mkoba worker and mkoba serve each log the transfer, rail and error', async () => {
+      const first = await newTransfer();
+      const worker = await processes.start(['worker'], env);
+      await worker.waitForStderr(
+        new RegExp(
+          `mkoba worker: rail-worker error: could not record the rail answer \\(transfer_id=${first} rail=mobile_money error=${REFUSED_REFERENCE_MESSAGE}\\)`,
+        ),
+        REPORT_TIMEOUT_MS,
+      );
+      expect(await worker.stop()).toEqual({ code: 0, signal: null });
+
+      // The first transfer stays leased for a while; the server's own rail worker takes the second.
+      const second = await newTransfer();
+      const server = await processes.start(['serve'], env);
+      // The server's log (one JSON object per line) goes to stderr.
+      await waitUntil(
+        () => server.stderr().includes(second),
+        REPORT_TIMEOUT_MS,
+        'the server to log the transfer',
+        server,
+      );
+      const line = server
+        .stderr()
+        .split('\n')
+        .find((l) => l.includes(second));
+      expect(JSON.parse(line as string)).toMatchObject({
+        level: 50,
+        worker: 'rail-worker',
+        transfer_id: second,
+        rail: 'mobile_money',
+        error: REFUSED_REFERENCE_MESSAGE,
+        msg: 'could not record the rail answer',
+      });
+      expect(await server.stop()).toEqual({ code: 0, signal: null });
     });
-    expect(await server.stop()).toEqual({ code: 0, signal: null });
-  });
-});
+  },
+);

@@ -25,7 +25,7 @@ import {
   type MkobaProcess,
   MkobaProcesses,
   mkobaEnv,
-  SERVER_START_TIMEOUT_MS,
+  READINESS_LAST_RESORT_MS,
   temporaryDataDir,
   waitForBanner,
   withTimeout,
@@ -40,7 +40,7 @@ const WEBHOOK_TIMEOUT_MS = 1_000;
 const BURST_CONCURRENCY = 10;
 const DELIVERY_WAIT_MS = 90_000;
 const STATUS_POLL_INTERVAL_MS = 200;
-const TEST_TIMEOUT_MS = 4 * SERVER_START_TIMEOUT_MS;
+const TEST_TIMEOUT_MS = 4 * READINESS_LAST_RESORT_MS;
 
 afterAll(killAllMkobaProcesses);
 
@@ -159,7 +159,7 @@ describe.runIf(TEST_DATABASE_URL)('webhook delivery with mkoba worker processes 
       secret: subscription.data.secret as string,
       eventIds,
       startWorker: async () => {
-        const worker = mkoba.start(['worker'], env);
+        const worker = await mkoba.start(['worker'], env);
         await worker.waitForStderr(/mkoba worker running/);
         return worker;
       },
@@ -277,7 +277,7 @@ describe('webhook delivery on the embedded database: mkoba serve killed mid-burs
   }, async () => {
     const receiver = await startReceiver();
     try {
-      let server = mkoba.start(['serve'], env);
+      let server = await mkoba.start(['serve'], env);
       let banner = await waitForBanner(server);
       const key = banner.sandboxApiKey as string;
 
@@ -315,7 +315,7 @@ describe('webhook delivery on the embedded database: mkoba serve killed mid-burs
       expect(kill.killed()).toBe(true);
       expect(receiver.received.length).toBeLessThan(BURST_EVENTS);
 
-      server = mkoba.start(['serve'], env);
+      server = await mkoba.start(['serve'], env);
       banner = await waitForBanner(server);
       const allSucceeded = async () => {
         const pending = await http('GET', `${banner.baseUrl}/events?delivery_success=false&limit=1`, key);

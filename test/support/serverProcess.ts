@@ -16,7 +16,7 @@ const MKOBA_BIN = path.join(REPOSITORY_DIR, 'bin', 'mkoba.js');
 export const SERVER_PROCESS_START_TIMEOUT_MS = 60_000;
 /** How long a server gets to exit after SIGTERM before it is killed. */
 const SERVER_PROCESS_STOP_TIMEOUT_MS = 15_000;
-/** The line `mkoba serve` prints once it listens: "… listening on http://127.0.0.1:PORT/v1". */
+/** The banner line `mkoba serve` prints on stdout once it listens: "… listening on http://127.0.0.1:PORT/v1". */
 const LISTENING_PATTERN = /listening on (https?:\/\/[^\s/]+)/;
 /** Variables the parent may carry that would change what the child does. */
 const INHERITED_CONFIG_VARIABLES = [
@@ -56,7 +56,7 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
   const child: ChildProcess = spawn(process.execPath, [MKOBA_BIN, 'serve'], {
     cwd: REPOSITORY_DIR,
     env: childEnv,
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   const pid = child.pid;
   if (pid === undefined) throw new Error('could not spawn mkoba serve');
@@ -87,9 +87,13 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
       clearTimeout(timer);
       reject(new Error(`mkoba serve (pid ${pid}): ${why}; stderr:\n${stderr}`));
     };
+    let stdout = '';
     child.stderr?.on('data', (chunk: Buffer) => {
       stderr += chunk.toString('utf8');
-      const match = LISTENING_PATTERN.exec(stderr);
+    });
+    child.stdout?.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString('utf8');
+      const match = LISTENING_PATTERN.exec(stdout);
       if (match?.[1]) {
         clearTimeout(timer);
         resolve(match[1]);

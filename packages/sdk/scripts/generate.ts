@@ -60,7 +60,50 @@ interface Operation {
 export interface OpenApiDocument {
   info: { title: string; version: string };
   paths: Record<string, Partial<Record<(typeof HTTP_METHODS)[number], Operation>>>;
+  /** OpenAPI 3.1 webhooks: one POST per event type, its body the event in either spelling. */
+  webhooks?: Record<string, { post?: Operation }>;
   components?: { schemas?: Record<string, Schema> };
+}
+
+/**
+ * Each webhook's event type and its body's component in each spelling (`oneOf` of the snake_case and the
+ * camelCase envelope, in that order), from the document's `webhooks`.
+ */
+export function webhookEventsOf(
+  document: OpenApiDocument,
+): { type: string; snakeCase: string; camelCase: string }[] {
+  return Object.entries(document.webhooks ?? {}).map(([type, item]) => {
+    const [snake, camel] = jsonSchemaOf(item.post?.requestBody?.content)?.oneOf ?? [];
+    const component = (schema: Schema | undefined) => {
+      const name = schema?.$ref?.replace('#/components/schemas/', '');
+      if (!name) throw new Error(`webhook ${type}: its body is not a oneOf of two component references`);
+      return name;
+    };
+    return { type, snakeCase: component(snake), camelCase: component(camel) };
+  });
+}
+
+/** The event types of the document's webhooks, mapped to their payloads in both spellings. */
+function renderWebhookEvents(document: OpenApiDocument): string[] {
+  const events = webhookEventsOf(document);
+  const map = (spelling: 'snakeCase' | 'camelCase') =>
+    events.map((event) => `${literal(event.type)}: ${event[spelling]};`).join('\n');
+  return [
+    '/** Every event type a subscription can receive (the document’s `webhooks`). */',
+    `export const WEBHOOK_EVENT_TYPES = [${events.map((e) => literal(e.type)).join(', ')}] as const;`,
+    'export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];',
+    '/** A subscription’s `payload_format`: the spelling of every field name in its payloads. */',
+    "export type PayloadFormat = 'snake_case' | 'camel_case';",
+    '/** Each event type’s payload in the snake_case spelling. */',
+    `export interface WebhookEventsSnakeCase {\n${map('snakeCase')}\n}`,
+    '/** Each event type’s payload in the camelCase spelling. */',
+    `export interface WebhookEventsCamelCase {\n${map('camelCase')}\n}`,
+    '/** A delivered event in a spelling: a union narrowed by `type`. */',
+    "export type WebhookEvent<F extends PayloadFormat = 'snake_case'> = F extends 'camel_case'",
+    '  ? WebhookEventsCamelCase[WebhookEventType]',
+    '  : WebhookEventsSnakeCase[WebhookEventType];',
+    '',
+  ];
 }
 
 /** The operations of a document, in document order. */
@@ -292,6 +335,7 @@ export function renderGenerated(document: OpenApiDocument): string {
     );
   }
 
+  out.push(...renderWebhookEvents(document));
   out.push(
     '/** One method per operation of openapi.json, named by its operationId. */',
     `export interface MkobaOperations {\n${signatures.join('\n')}\n}`,

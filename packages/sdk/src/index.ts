@@ -17,10 +17,12 @@ export {
   type WebhookReceiverBody,
   type WebhookReceiverOptions,
   type WebhookReceiverResponse,
+  type WebhookSecrets,
 } from './receiver.ts';
 export {
   type HeaderGetter,
   signWebhook,
+  toCamelCase,
   type VerifyWebhookOptions,
   verifyWebhook,
   WEBHOOK_EVENT_ID_HEADER,

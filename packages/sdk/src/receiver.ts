@@ -8,7 +8,7 @@
  * Delivery is at least once and in no guaranteed order: act on the event's resource state and
  * `created_at`, not on arrival order.
  */
-import type { Event } from './generated.ts';
+import type { Event, PayloadFormat } from './generated.ts';
 import {
   type VerifyWebhookOptions,
   verifyWebhook,
@@ -25,9 +25,19 @@ export interface ProcessedEventStore {
   add(eventId: string): Promise<void>;
 }
 
+/** The endpoint's secret, or every secret active during a rotation. */
+export type WebhookSecrets = string | readonly string[];
+
 export interface WebhookReceiverOptions<T> {
-  /** The endpoint's secret, or every secret active during a rotation. */
-  secrets: string | readonly string[];
+  /**
+   * The endpoint's secret(s), or a function that returns them when a delivery arrives: the secret exists
+   * only once the subscription is created, so a receiver started before that (or that follows a rotation)
+   * reads it from where you stored it. A function that fails or returns none answers 503, and the
+   * delivery is retried.
+   */
+  secrets: WebhookSecrets | (() => WebhookSecrets | Promise<WebhookSecrets>);
+  /** The spelling to hand `handle` the event in (see `verifyWebhook`). Default: as delivered. */
+  payloadFormat?: PayloadFormat;
   store: ProcessedEventStore;
   /** Processes one event. A rejection answers 500, so the delivery is retried. */
   handle(event: T): Promise<void> | void;
@@ -41,10 +51,13 @@ export interface WebhookReceiverOptions<T> {
 
 export type WebhookReceiverBody =
   | { received: true; event_id: string; duplicate: boolean }
-  | { error: WebhookVerificationReason | 'store_failed' | 'handler_failed'; message: string };
+  | {
+      error: WebhookVerificationReason | 'store_failed' | 'handler_failed' | 'secret_unavailable';
+      message: string;
+    };
 
 export interface WebhookReceiverResponse {
-  /** 200 when processed (or already processed); 400/401 when refused; 500 when it should be retried. */
+  /** 200 when processed (or already processed); 400/401 when refused; 500 or 503 when it should be retried. */
   status: number;
   body: WebhookReceiverBody;
 }
@@ -69,9 +82,21 @@ const STATUS_BY_REASON: Record<WebhookVerificationReason, number> = {
 export function createWebhookReceiver<T extends { id: string } = Event>(
   options: WebhookReceiverOptions<T>,
 ): (rawBody: string | Uint8Array, headers: WebhookHeaders) => Promise<WebhookReceiverResponse> {
-  const secrets = typeof options.secrets === 'string' ? [options.secrets] : [...options.secrets];
-  if (secrets.length === 0 || secrets.some((secret) => typeof secret !== 'string' || secret === '')) {
-    throw new TypeError('createWebhookReceiver needs your endpoint secret (whsec_…), or a list of them.');
+  const { secrets: given } = options;
+  const fixedSecrets = typeof given === 'function' ? undefined : usableSecrets(given);
+  if (fixedSecrets === undefined && typeof given !== 'function') {
+    throw new TypeError(
+      'createWebhookReceiver needs your endpoint secret (whsec_…), a list of them, or a function that returns them.',
+    );
+  }
+  async function currentSecrets(): Promise<string[] | undefined> {
+    if (fixedSecrets !== undefined) return fixedSecrets;
+    try {
+      return usableSecrets(await (given as () => WebhookSecrets | Promise<WebhookSecrets>)());
+    } catch (error) {
+      report(error, { stage: 'verify' });
+      return undefined;
+    }
   }
   const inFlight = new Map<string, Promise<unknown>>();
   const report = options.onError ?? (() => {});
@@ -101,9 +126,20 @@ export function createWebhookReceiver<T extends { id: string } = Event>(
   }
 
   return async (rawBody, headers) => {
+    const secrets = await currentSecrets();
+    if (secrets === undefined) {
+      return {
+        status: 503,
+        body: {
+          error: 'secret_unavailable',
+          message: 'The endpoint has no signing secret yet; the delivery will be retried.',
+        },
+      };
+    }
     let event: T;
     try {
       const verifyOptions: VerifyWebhookOptions = {};
+      if (options.payloadFormat !== undefined) verifyOptions.payloadFormat = options.payloadFormat;
       if (options.toleranceSeconds !== undefined) verifyOptions.toleranceSeconds = options.toleranceSeconds;
       if (options.now) verifyOptions.now = options.now();
       event = verifyWebhook<T>(rawBody, headers, secrets, verifyOptions);
@@ -125,6 +161,14 @@ export function createWebhookReceiver<T extends { id: string } = Event>(
       if (inFlight.get(event.id) === current) inFlight.delete(event.id);
     }
   };
+}
+
+/** The secrets as a non-empty list of non-empty strings, or undefined. */
+function usableSecrets(secrets: WebhookSecrets | undefined): string[] | undefined {
+  if (secrets === undefined) return undefined;
+  const list = typeof secrets === 'string' ? [secrets] : [...secrets];
+  const usable = list.length > 0 && list.every((secret) => typeof secret === 'string' && secret !== '');
+  return usable ? list : undefined;
 }
 
 function failed(error: 'store_failed' | 'handler_failed', message: string): WebhookReceiverResponse {

@@ -10,7 +10,7 @@
  * tolerance of your clock, in the past or the future.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { Event } from './generated.ts';
+import type { Event, PayloadFormat } from './generated.ts';
 
 export const WEBHOOK_SIGNATURE_HEADER = 'Service-Signature';
 export const WEBHOOK_EVENT_ID_HEADER = 'Service-Event-Id';
@@ -57,6 +57,24 @@ export interface VerifyWebhookOptions {
   toleranceSeconds?: number;
   /** The current time, as a `Date` or milliseconds since the epoch. Default: the system clock. */
   now?: Date | number;
+  /**
+   * The spelling to return the event in: `camel_case` gives camelCase field names whichever spelling was
+   * delivered (a `snake_case` subscription, `mkoba listen` without `--payload-format`), as a `camel_case`
+   * subscription delivers them. Default: as delivered.
+   */
+  payloadFormat?: PayloadFormat;
+}
+
+function camelKey(key: string): string {
+  return key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+}
+
+/** The camelCase spelling of a payload, by the service's own rule: every field name but `metadata`'s keys. */
+export function toCamelCase(value: unknown, key?: string): unknown {
+  if (Array.isArray(value)) return value.map((item) => toCamelCase(item));
+  if (value === null || typeof value !== 'object') return value;
+  if (key === 'metadata') return value;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [camelKey(k), toCamelCase(v, k)]));
 }
 
 /**
@@ -130,7 +148,7 @@ export function verifyWebhook<T = Event>(
       `The ${WEBHOOK_EVENT_ID_HEADER} header does not equal the event id.`,
     );
   }
-  return event as T;
+  return (options.payloadFormat === 'camel_case' ? toCamelCase(event) : event) as T;
 }
 
 /**

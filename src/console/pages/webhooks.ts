@@ -114,6 +114,7 @@ export function webhookPages(routes: ConsoleRoutes): void {
         ['Events', subscription.events.join(', ')],
         ['Status', html`${statusBadge(subscription.status)} ${subscription.disabled_reason ?? ''}`],
         ['Payload format', subscription.payload_format],
+        ['Payload version', subscription.api_version],
         ['Description', subscription.description],
       ])}
 <h2>Actions</h2>

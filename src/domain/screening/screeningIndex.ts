@@ -97,49 +97,38 @@ function countLetters(text: string, into: Uint16Array, at: number): void {
   }
 }
 
-export class ScreeningIndex {
-  readonly entries: readonly ScreeningListEntry[];
-  /** Each indexed name (a name or an alias): its entry, its text, its normalised form. */
-  private readonly variantEntry: Int32Array;
-  private readonly variantName: string[] = [];
-  private readonly variantNormalized: string[] = [];
-  /** Each distinct word of the index by number; each variant's word numbers (like its keys below). */
-  private readonly wordNumbers = new Map<string, number>();
-  private readonly wordLengths: number[] = [];
-  private readonly variantWordStart: Int32Array;
-  private readonly variantWords: Int32Array;
-  /** Word keys by number, and the variants each key leads to. */
-  private readonly keyNumbers = new Map<string, number>();
-  private readonly postings: Int32Array[] = [];
-  /** The key numbers of each variant: variantKeys[variantKeyStart[v] .. variantKeyStart[v + 1]). */
-  private readonly variantKeyStart: Int32Array;
-  private readonly variantKeys: Int32Array;
-  /** Each variant's characters counted by letterSlot: LETTER_COUNT_SLOTS numbers per variant. */
-  private readonly variantLetters: Uint16Array;
-  // Scratch space of search(), reused: which variants the current search has already gathered.
-  private readonly gatheredStamp: Int32Array;
-  private searchCounter = 0;
+/**
+ * Gathers an index entry by entry, so that a process can build a large list's index in slices between
+ * other work (each `add` is a slice) instead of in one long synchronous step; `build` makes the index.
+ */
+export class ScreeningIndexBuilder {
+  readonly entries: ScreeningListEntry[] = [];
+  readonly variantEntry: number[] = [];
+  readonly variantName: string[] = [];
+  readonly variantNormalized: string[] = [];
+  readonly wordNumbers = new Map<string, number>();
+  readonly wordLengths: number[] = [];
+  readonly variantWordStart: number[] = [0];
+  readonly variantWords: number[] = [];
+  readonly keyNumbers = new Map<string, number>();
+  readonly postings: number[][] = [];
+  readonly variantKeyStart: number[] = [0];
+  readonly variantKeys: number[] = [];
 
-  constructor(
-    readonly listVersionId: string,
-    entries: readonly ScreeningListEntry[],
-  ) {
-    this.entries = entries;
-    const variantEntry: number[] = [];
-    const variantKeyStart: number[] = [0];
-    const variantKeys: number[] = [];
-    const variantWordStart: number[] = [0];
-    const variantWords: number[] = [];
-    const building: number[][] = [];
-    entries.forEach((entry, entryIndex) => {
+  constructor(readonly listVersionId: string) {}
+
+  add(entries: readonly ScreeningListEntry[]): this {
+    for (const entry of entries) {
+      const entryIndex = this.entries.length;
+      this.entries.push(entry);
       const names = [entry.name, ...entry.aliases];
       const normalized = [entry.nameNormalized, ...entry.aliasesNormalized];
       const seen = new Set<string>();
       normalized.forEach((form, i) => {
         if (form === '' || seen.has(form)) return;
         seen.add(form);
-        const variant = variantEntry.length;
-        variantEntry.push(entryIndex);
+        const variant = this.variantEntry.length;
+        this.variantEntry.push(entryIndex);
         this.variantName.push(names[i] ?? entry.name);
         this.variantNormalized.push(form);
         const formWords = distinctWords(form);
@@ -150,33 +139,77 @@ export class ScreeningIndex {
             this.wordNumbers.set(word, number);
             this.wordLengths.push(word.length);
           }
-          variantWords.push(number);
+          this.variantWords.push(number);
         }
-        variantWordStart.push(variantWords.length);
+        this.variantWordStart.push(this.variantWords.length);
         for (const key of new Set(formWords.flatMap(wordKeys))) {
           let number = this.keyNumbers.get(key);
           if (number === undefined) {
-            number = building.length;
+            number = this.postings.length;
             this.keyNumbers.set(key, number);
-            building.push([]);
+            this.postings.push([]);
           }
-          building[number]?.push(variant);
-          variantKeys.push(number);
+          this.postings[number]?.push(variant);
+          this.variantKeys.push(number);
         }
-        variantKeyStart.push(variantKeys.length);
+        this.variantKeyStart.push(this.variantKeys.length);
       });
-    });
-    for (const list of building) this.postings.push(Int32Array.from(list));
-    this.variantEntry = Int32Array.from(variantEntry);
-    this.variantKeyStart = Int32Array.from(variantKeyStart);
-    this.variantKeys = Int32Array.from(variantKeys);
-    this.variantWordStart = Int32Array.from(variantWordStart);
-    this.variantWords = Int32Array.from(variantWords);
-    this.variantLetters = new Uint16Array(variantEntry.length * LETTER_COUNT_SLOTS);
+    }
+    return this;
+  }
+
+  build(): ScreeningIndex {
+    return new ScreeningIndex(this.listVersionId, this);
+  }
+}
+
+export class ScreeningIndex {
+  readonly entries: readonly ScreeningListEntry[];
+  /** Each indexed name (a name or an alias): its entry, its text, its normalised form. */
+  private readonly variantEntry: Int32Array;
+  private readonly variantName: readonly string[];
+  private readonly variantNormalized: readonly string[];
+  /** Each distinct word of the index by number; each variant's word numbers (like its keys below). */
+  private readonly wordNumbers: ReadonlyMap<string, number>;
+  private readonly wordLengths: readonly number[];
+  private readonly variantWordStart: Int32Array;
+  private readonly variantWords: Int32Array;
+  /** Word keys by number, and the variants each key leads to. */
+  private readonly keyNumbers: ReadonlyMap<string, number>;
+  private readonly postings: Int32Array[];
+  /** The key numbers of each variant: variantKeys[variantKeyStart[v] .. variantKeyStart[v + 1]). */
+  private readonly variantKeyStart: Int32Array;
+  private readonly variantKeys: Int32Array;
+  /** Each variant's characters counted by letterSlot: LETTER_COUNT_SLOTS numbers per variant. */
+  private readonly variantLetters: Uint16Array;
+  // Scratch space of search(), reused: which variants the current search has already gathered.
+  private readonly gatheredStamp: Int32Array;
+  private searchCounter = 0;
+
+  /** From the whole list at once, or from what a ScreeningIndexBuilder gathered. */
+  constructor(
+    readonly listVersionId: string,
+    source: readonly ScreeningListEntry[] | ScreeningIndexBuilder,
+  ) {
+    const built =
+      source instanceof ScreeningIndexBuilder ? source : new ScreeningIndexBuilder(listVersionId).add(source);
+    this.entries = built.entries;
+    this.variantName = built.variantName;
+    this.variantNormalized = built.variantNormalized;
+    this.wordNumbers = built.wordNumbers;
+    this.wordLengths = built.wordLengths;
+    this.keyNumbers = built.keyNumbers;
+    this.postings = built.postings.map((list) => Int32Array.from(list));
+    this.variantEntry = Int32Array.from(built.variantEntry);
+    this.variantKeyStart = Int32Array.from(built.variantKeyStart);
+    this.variantKeys = Int32Array.from(built.variantKeys);
+    this.variantWordStart = Int32Array.from(built.variantWordStart);
+    this.variantWords = Int32Array.from(built.variantWords);
+    this.variantLetters = new Uint16Array(built.variantEntry.length * LETTER_COUNT_SLOTS);
     this.variantNormalized.forEach((form, variant) => {
       countLetters(form, this.variantLetters, variant * LETTER_COUNT_SLOTS);
     });
-    this.gatheredStamp = new Int32Array(variantEntry.length).fill(-1);
+    this.gatheredStamp = new Int32Array(built.variantEntry.length).fill(-1);
   }
 
   /** Names and aliases indexed (equal forms of one entry count once). */

@@ -1,17 +1,59 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../app/deps.ts';
 import { getEvent, listEvents } from '../../app/events.ts';
-import { EVENT_TYPES, type EventType } from '../../domain/events.ts';
+import { EVENT_TYPES, type EventType, renderEvent } from '../../domain/events.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
+import {
+  PAYLOAD_VERSION_LATEST,
+  PAYLOAD_VERSIONS,
+  type PayloadVersion,
+} from '../../domain/payloadVersions.ts';
+import { PAYLOAD_FORMATS, type PayloadFormat } from '../../domain/webhooks.ts';
 import { BEARER_SECURITY, principalOf } from '../auth.ts';
-import { type ListQuery, pageRequestOf, presentEvent, presentList } from '../presenters.ts';
+import { eventCamelSchema } from '../eventSchemas.ts';
+import { type ListQuery, pageRequestOf, presentList } from '../presenters.ts';
 import { problemResponses, READ_PROBLEMS } from '../problems.ts';
 import { idParamsSchema, idSchema, listEnvelopeSchema, listQuerySchema } from '../schemas.ts';
 
 const TAGS = ['Events'];
 
+/** How an event is read: in a spelling and a payload version, as a subscription would receive it. */
+interface RenderQuery {
+  payload_format?: PayloadFormat;
+  api_version?: PayloadVersion;
+}
+
+const renderQuerySchema = {
+  payload_format: {
+    type: 'string',
+    enum: PAYLOAD_FORMATS,
+    description:
+      '`snake_case` (default) or `camel_case`: the spelling a subscription with that `payload_format` receives.',
+  },
+  api_version: {
+    type: 'string',
+    enum: PAYLOAD_VERSIONS,
+    description: `The payload version to render in (default ${PAYLOAD_VERSION_LATEST}): what a subscription pinned to it receives.`,
+  },
+} as const;
+
+/** One event or a list's items: the snake_case envelope, or the camelCase one. */
+const renderedEventSchema = { anyOf: [{ $ref: 'Event#' }, { $ref: 'EventCamel#' }] };
+
 export function eventRoutes(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Querystring: ListQuery & { type?: EventType; resource?: string; delivery_success?: boolean } }>(
+  app.addSchema(eventCamelSchema);
+  const render = (query: RenderQuery) => (event: Parameters<typeof renderEvent>[0]) =>
+    renderEvent(
+      event,
+      deps.environment,
+      query.api_version ?? PAYLOAD_VERSION_LATEST,
+      query.payload_format ?? 'snake_case',
+    );
+
+  app.get<{
+    Querystring: ListQuery &
+      RenderQuery & { type?: EventType; resource?: string; delivery_success?: boolean };
+  }>(
     '/v1/events',
     {
       config: { scope: 'read' },
@@ -30,9 +72,16 @@ export function eventRoutes(app: FastifyInstance, deps: Deps): void {
             description:
               '`false`: only events with a webhook delivery that has not succeeded (yet); `true`: only events all of whose deliveries succeeded.',
           },
+          ...renderQuerySchema,
         }),
         response: {
-          200: listEnvelopeSchema('Event', 'A page of events.'),
+          200: {
+            ...listEnvelopeSchema('Event', 'A page of events.'),
+            properties: {
+              ...listEnvelopeSchema('Event', 'A page of events.').properties,
+              data: { type: 'array', items: renderedEventSchema },
+            },
+          },
           ...problemResponses(...READ_PROBLEMS.filter((s) => s !== 404)),
         },
       },
@@ -44,11 +93,11 @@ export function eventRoutes(app: FastifyInstance, deps: Deps): void {
         resourceId: request.query.resource,
         deliverySuccess: request.query.delivery_success,
       });
-      return presentList(page, (event) => presentEvent(event, deps.environment));
+      return presentList(page, render(request.query));
     },
   );
 
-  app.get<{ Params: { id: string } }>(
+  app.get<{ Params: { id: string }; Querystring: RenderQuery }>(
     '/v1/events/:id',
     {
       config: { scope: 'read' },
@@ -58,16 +107,14 @@ export function eventRoutes(app: FastifyInstance, deps: Deps): void {
         tags: TAGS,
         security: BEARER_SECURITY,
         params: idParamsSchema(ID_PREFIXES.event, 'Event id.'),
+        querystring: { type: 'object', additionalProperties: false, properties: renderQuerySchema },
         response: {
-          200: { description: 'The event.', $ref: 'Event#' },
+          200: { description: 'The event.', ...renderedEventSchema },
           ...problemResponses(...READ_PROBLEMS),
         },
       },
     },
     async (request) =>
-      presentEvent(
-        await getEvent(deps, principalOf(request).organizationId, request.params.id),
-        deps.environment,
-      ),
+      render(request.query)(await getEvent(deps, principalOf(request).organizationId, request.params.id)),
   );
 }

@@ -51,6 +51,7 @@ export const organizationSchema = {
     'legal_entity',
     'products',
     'contacts',
+    'webhook_subscriptions_enabled',
     'created_at',
     'updated_at',
   ],
@@ -81,6 +82,11 @@ export const organizationSchema = {
         },
       },
     },
+    webhook_subscriptions_enabled: {
+      type: 'boolean',
+      description:
+        'Whether the organization manages its own webhook subscriptions (`POST /v1/webhook-subscriptions`). The operator’s switch: on in the sandbox; off in pilot and production, where subscriptions are set up from the ones reviewed in the sandbox (`mkoba subscriptions promote`) until the operator turns it on. While off, creating one is a 403 `subscriptions_not_enabled`.',
+    },
     created_at: timestampSchema,
     updated_at: { ...timestampSchema, description: 'When the profile or a contact last changed.' },
   },
@@ -101,6 +107,7 @@ function presentOrganization(view: OrganizationView, environment: string) {
       phone: c.phone,
       updated_at: c.updatedAt.toISOString(),
     })),
+    webhook_subscriptions_enabled: view.organization.webhookSubscriptionsEnabled,
     created_at: view.organization.createdAt.toISOString(),
     updated_at: view.updatedAt.toISOString(),
   };

@@ -1,11 +1,18 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../app/deps.ts';
 import { getWalletBalanceAsOf } from '../../app/digitalAccounts.ts';
-import { type CreateWalletInput, createWallet, getWallet, listWallets } from '../../app/wallets.ts';
+import {
+  type CreateWalletInput,
+  createWallet,
+  getWallet,
+  listWallets,
+  updateWallet,
+  type WalletChange,
+} from '../../app/wallets.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import type { Currency } from '../../domain/money.ts';
 import { WALLET_STATUSES, type WalletStatus } from '../../domain/wallets.ts';
-import { BEARER_SECURITY, principalOf } from '../auth.ts';
+import { BEARER_SECURITY, principalOf, requestActor } from '../auth.ts';
 import { type ListQuery, pageRequestOf, presentBalance, presentList, presentWallet } from '../presenters.ts';
 import { problemResponses, READ_PROBLEMS, WRITE_PROBLEMS } from '../problems.ts';
 import {
@@ -16,6 +23,7 @@ import {
   idSchema,
   listEnvelopeSchema,
   listQuerySchema,
+  metadataSchema,
   walletCreateBodySchema,
 } from '../schemas.ts';
 import { sendWrite } from '../writes.ts';
@@ -47,6 +55,47 @@ export function walletRoutes(app: FastifyInstance, deps: Deps): void {
       sendWrite(deps, request, reply, async (tx, organizationId) => ({
         status: 201,
         body: presentWallet(await createWallet(tx, deps, organizationId, request.body)),
+      })),
+  );
+
+  app.patch<{ Params: { id: string }; Body: WalletChange }>(
+    '/v1/wallets/:id',
+    {
+      config: { scope: 'write' },
+      schema: {
+        operationId: 'updateWallet',
+        summary: 'Update a wallet',
+        description:
+          'Replaces the wallet’s `metadata` (its owner and currency never change). A closed wallet is a 409 `wallet_not_active`; a frozen one may change, since metadata moves no money. Recorded as evidence (`wallet.update`: who, and digests of the old and new metadata); emits `wallet.updated`. Sending the metadata it has changes nothing and emits nothing.',
+        tags: TAGS,
+        security: BEARER_SECURITY,
+        headers: idempotencyHeadersSchema,
+        params: walletParams,
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['metadata'],
+          properties: { metadata: metadataSchema },
+        },
+        response: {
+          200: { description: 'The wallet.', headers: idempotentWriteHeaders, $ref: 'Wallet#' },
+          ...problemResponses(...WRITE_PROBLEMS),
+        },
+      },
+    },
+    (request, reply) =>
+      sendWrite(deps, request, reply, async (tx, organizationId) => ({
+        status: 200,
+        body: presentWallet(
+          await updateWallet(
+            tx,
+            deps,
+            organizationId,
+            request.params.id,
+            request.body,
+            requestActor(request),
+          ),
+        ),
       })),
   );
 

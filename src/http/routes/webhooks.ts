@@ -22,6 +22,7 @@ import {
 } from '../../app/webhooks.ts';
 import { EVENT_TYPES, type EventType } from '../../domain/events.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
+import { PAYLOAD_VERSION_LATEST, PAYLOAD_VERSIONS } from '../../domain/payloadVersions.ts';
 import { WEBHOOK_SIGNING_SECRETS_MAX } from '../../domain/signing.ts';
 import {
   PAYLOAD_FORMATS,
@@ -48,6 +49,9 @@ import { sendWrite } from '../writes.ts';
 
 const TAGS = ['Webhooks'];
 
+/** An `api_version` as given: a date is 10 characters; longer text is refused before it is looked up. */
+const API_VERSION_LENGTH_MAX = 32;
+
 const eventsSchema = {
   type: 'array',
   minItems: 1,
@@ -67,6 +71,7 @@ export const subscriptionSchema = {
     'events',
     'description',
     'payload_format',
+    'api_version',
     'status',
     'disabled_reason',
     'created_at',
@@ -79,6 +84,12 @@ export const subscriptionSchema = {
     events: { type: 'array', items: { type: 'string' } },
     description: { type: ['string', 'null'] },
     payload_format: { type: 'string', enum: PAYLOAD_FORMATS },
+    api_version: {
+      type: 'string',
+      enum: PAYLOAD_VERSIONS,
+      description:
+        'The payload version every event delivered to it is rendered in (docs/WEBHOOKS.md, Payload versions); it moves forward only, by PATCH.',
+    },
     status: { type: 'string', enum: SUBSCRIPTION_STATUSES },
     disabled_reason: {
       type: ['string', 'null'],
@@ -170,6 +181,7 @@ export function presentSubscription(
     events: s.events,
     description: s.description,
     payload_format: s.payloadFormat,
+    api_version: s.apiVersion,
     status: s.status,
     disabled_reason: s.disabledReason,
     ...(extra.secret ? { secret: extra.secret } : {}),
@@ -245,6 +257,12 @@ export function webhookRoutes(app: FastifyInstance, deps: Deps): void {
         enum: PAYLOAD_FORMATS,
         description:
           '`snake_case` (default: `created_at`, `data.transfer_id`) or `camel_case` (`createdAt`, `data.transferId`).',
+      },
+      api_version: {
+        type: 'string',
+        pattern: '^\\S+$',
+        maxLength: API_VERSION_LENGTH_MAX,
+        description: `The payload version to pin (${PAYLOAD_VERSIONS.join(', ')}); the newest, ${PAYLOAD_VERSION_LATEST}, when absent. An unknown one is a 400 \`unknown_api_version\`.`,
       },
     },
   } as const;
@@ -351,7 +369,7 @@ export function webhookRoutes(app: FastifyInstance, deps: Deps): void {
         operationId: 'updateWebhookSubscription',
         summary: 'Update a webhook subscription',
         description:
-          'Change the URL, event types, description, payload format, or enable/disable it. Re-enabling starts a fresh failure window.',
+          'Change the URL, event types, description, payload format, payload version (forward only), or enable/disable it. Re-enabling starts a fresh failure window.',
         tags: TAGS,
         security: BEARER_SECURITY,
         headers: idempotencyHeadersSchema,
@@ -365,6 +383,11 @@ export function webhookRoutes(app: FastifyInstance, deps: Deps): void {
             events: eventsSchema,
             description: { type: ['string', 'null'], maxLength: WEBHOOK_DESCRIPTION_LENGTH_MAX },
             payload_format: createBody.properties.payload_format,
+            api_version: {
+              ...createBody.properties.api_version,
+              description:
+                'Moves the subscription to a newer payload version: every delivery from now on (retries included) is rendered in it. Forward only: an older version is a 409 `api_version_downgrade`, an unknown one a 400 `unknown_api_version`.',
+            },
             status: { type: 'string', enum: SUBSCRIPTION_STATUSES },
           },
         },

@@ -2,6 +2,7 @@ import type { CustomerType, KycStatus } from '../../domain/customers.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import type { Metadata } from '../../domain/metadata.ts';
 import type { RiskLevel } from '../../domain/risk.ts';
+import type { Address } from '../../domain/verifications.ts';
 import type { Queryable } from '../store.ts';
 import { type KeysetFilter, keysetConditions, toDate, toJsonObject } from './rows.ts';
 
@@ -12,6 +13,8 @@ export interface Customer {
   name: string;
   email: string | null;
   phone: string | null;
+  /** Where the customer lives or is established; null until given. */
+  address: Address | null;
   kycStatus: KycStatus;
   /** An operator's risk level, when one was set. */
   riskOverride: RiskLevel | null;
@@ -26,7 +29,7 @@ export interface Customer {
 }
 
 const COLUMNS =
-  'id, organization_id, type, name, email, phone, kyc_status, metadata, created_at, updated_at, risk_override, risk_override_reason, sanctions_hit';
+  'id, organization_id, type, name, email, phone, kyc_status, metadata, created_at, updated_at, risk_override, risk_override_reason, sanctions_hit, address';
 
 /** With the count of the customer's open AML alerts, which its risk level depends on. */
 const SELECT_COLUMNS = `${COLUMNS}, (SELECT count(*)::int FROM aml_alerts a
@@ -41,6 +44,7 @@ function fromRow(row: Record<string, unknown>): Customer {
     name: String(row.name),
     email: row.email === null ? null : String(row.email),
     phone: row.phone === null ? null : String(row.phone),
+    address: row.address === null || row.address === undefined ? null : toJsonObject<Address>(row.address),
     kycStatus: row.kyc_status as KycStatus,
     riskOverride: row.risk_override === null ? null : (row.risk_override as RiskLevel),
     riskOverrideReason: row.risk_override_reason === null ? null : String(row.risk_override_reason),
@@ -54,7 +58,7 @@ function fromRow(row: Record<string, unknown>): Customer {
 
 export async function insertCustomer(db: Queryable, c: Customer): Promise<void> {
   await db.query(
-    `INSERT INTO customers (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12, $13)`,
+    `INSERT INTO customers (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12, $13, $14::jsonb)`,
     [
       c.id,
       c.organizationId,
@@ -69,6 +73,25 @@ export async function insertCustomer(db: Queryable, c: Customer): Promise<void> 
       c.riskOverride,
       c.riskOverrideReason,
       c.sanctionsHit,
+      c.address === null ? null : JSON.stringify(c.address),
+    ],
+  );
+}
+
+/** Writes what the integrator changes on a customer, and the KYC status the change leaves it in. */
+export async function saveCustomerDetails(db: Queryable, c: Customer): Promise<void> {
+  await db.query(
+    `UPDATE customers SET name = $2, email = $3, phone = $4, address = $5::jsonb, metadata = $6::jsonb,
+            kyc_status = $7, updated_at = $8 WHERE id = $1`,
+    [
+      c.id,
+      c.name,
+      c.email,
+      c.phone,
+      c.address === null ? null : JSON.stringify(c.address),
+      JSON.stringify(c.metadata),
+      c.kycStatus,
+      c.updatedAt,
     ],
   );
 }

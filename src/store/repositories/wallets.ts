@@ -68,6 +68,30 @@ export async function updateWalletStatus(
   );
 }
 
+/**
+ * Locks the wallet's own row (not its ledger account: a change of its metadata moves no money), so two
+ * changes of one wallet queue; false when the organization has no such wallet.
+ */
+export async function lockWalletRow(db: Queryable, organizationId: string, id: string): Promise<boolean> {
+  const rows = await db.query('SELECT id FROM wallets WHERE organization_id = $1 AND id = $2 FOR UPDATE', [
+    organizationId,
+    id,
+  ]);
+  return rows.length > 0;
+}
+
+/** Writes a wallet's metadata. */
+export async function updateWalletMetadata(
+  db: Queryable,
+  wallet: Pick<Wallet, 'id' | 'metadata' | 'updatedAt'>,
+): Promise<void> {
+  await db.query('UPDATE wallets SET metadata = $2::jsonb, updated_at = $3 WHERE id = $1', [
+    wallet.id,
+    JSON.stringify(wallet.metadata),
+    wallet.updatedAt,
+  ]);
+}
+
 export async function findWallet(
   db: Queryable,
   organizationId: string,

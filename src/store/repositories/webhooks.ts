@@ -1,4 +1,5 @@
 import { ID_PREFIXES } from '../../domain/ids.ts';
+import type { PayloadVersion } from '../../domain/payloadVersions.ts';
 import { type Keyring, open } from '../../domain/sealing.ts';
 import { WEBHOOK_SIGNING_SECRETS_MAX } from '../../domain/signing.ts';
 import {
@@ -18,6 +19,8 @@ export interface Subscription {
   events: string[];
   description: string | null;
   payloadFormat: PayloadFormat;
+  /** The payload version its events are rendered in. */
+  apiVersion: PayloadVersion;
   status: SubscriptionStatus;
   disabledReason: string | null;
   failingSince: Date | null;
@@ -26,7 +29,7 @@ export interface Subscription {
 }
 
 const COLUMNS =
-  'id, organization_id, url, events, description, payload_format, status, disabled_reason, failing_since, created_at, updated_at';
+  'id, organization_id, url, events, description, payload_format, status, disabled_reason, failing_since, created_at, updated_at, api_version';
 
 const optionalDate = (v: unknown) => (v === null || v === undefined ? null : toDate(v));
 
@@ -38,6 +41,7 @@ function fromRow(row: Record<string, unknown>): Subscription {
     events: row.events as string[],
     description: row.description === null ? null : String(row.description),
     payloadFormat: row.payload_format as PayloadFormat,
+    apiVersion: row.api_version as PayloadVersion,
     status: row.status as SubscriptionStatus,
     disabledReason: row.disabled_reason === null ? null : String(row.disabled_reason),
     failingSince: optionalDate(row.failing_since),
@@ -58,7 +62,7 @@ export async function insertSubscription(
   secret: SealedSecret,
 ): Promise<void> {
   await db.query(
-    `INSERT INTO webhook_subscriptions (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+    `INSERT INTO webhook_subscriptions (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
     [
       s.id,
       s.organizationId,
@@ -71,6 +75,7 @@ export async function insertSubscription(
       s.failingSince,
       s.createdAt,
       s.updatedAt,
+      s.apiVersion,
     ],
   );
   await insertSecret(db, s.id, secret, s.createdAt);
@@ -86,7 +91,7 @@ async function insertSecret(db: Queryable, subscriptionId: string, secret: Seale
 export async function saveSubscription(db: Queryable, s: Subscription): Promise<void> {
   await db.query(
     `UPDATE webhook_subscriptions SET url = $2, events = $3, description = $4, payload_format = $5, status = $6,
-        disabled_reason = $7, failing_since = $8, updated_at = $9 WHERE id = $1`,
+        disabled_reason = $7, failing_since = $8, updated_at = $9, api_version = $10 WHERE id = $1`,
     [
       s.id,
       s.url,
@@ -97,6 +102,7 @@ export async function saveSubscription(db: Queryable, s: Subscription): Promise<
       s.disabledReason,
       s.failingSince,
       s.updatedAt,
+      s.apiVersion,
     ],
   );
 }
@@ -385,6 +391,7 @@ export interface ClaimedDelivery {
   eventCreatedAt: Date;
   url: string;
   payloadFormat: PayloadFormat;
+  apiVersion: PayloadVersion;
   /** The subscription's failure window as the claim saw it: a success need not touch a closed one. */
   subscriptionFailing: boolean;
   /** Its secrets live at the claim, still sealed, newest first, at most WEBHOOK_SIGNING_SECRETS_MAX. */
@@ -447,7 +454,7 @@ export async function claimDueDeliveries(
        RETURNING d.id, d.organization_id, d.event_id, d.subscription_id, d.attempts
      )
      SELECT c.*, e.type AS event_type, e.data AS event_data, e.created_at AS event_created_at,
-            s.url, s.payload_format, s.failing_since IS NOT NULL AS subscription_failing,
+            s.url, s.payload_format, s.api_version, s.failing_since IS NOT NULL AS subscription_failing,
             (SELECT COALESCE(json_agg(w ORDER BY w.created_at DESC, w.id DESC), '[]') FROM (
                SELECT ${SECRET_COLUMNS} FROM webhook_secrets
                 WHERE subscription_id = c.subscription_id AND (expires_at IS NULL OR expires_at > $1)
@@ -470,6 +477,7 @@ export async function claimDueDeliveries(
     eventCreatedAt: toDate(r.event_created_at),
     url: String(r.url),
     payloadFormat: r.payload_format as PayloadFormat,
+    apiVersion: r.api_version as PayloadVersion,
     subscriptionFailing: r.subscription_failing === true,
     secrets: (
       (typeof r.secrets === 'string' ? JSON.parse(r.secrets) : r.secrets) as Record<string, unknown>[]
@@ -521,6 +529,7 @@ export interface DeliveryState {
 export interface DeliveryToSend extends DeliveryState {
   url: string;
   payloadFormat: PayloadFormat;
+  apiVersion: PayloadVersion;
   /** The subscription is enabled and not deleted. */
   subscriptionLive: boolean;
 }
@@ -538,7 +547,7 @@ export async function findDeliveriesToSend(
 ): Promise<Map<string, DeliveryToSend>> {
   if (deliveryIds.length === 0) return new Map();
   const rows = await db.query(
-    `SELECT d.id, d.status, d.attempts, d.attempts_before_requeue, s.url, s.payload_format,
+    `SELECT d.id, d.status, d.attempts, d.attempts_before_requeue, s.url, s.payload_format, s.api_version,
             (s.status = 'enabled' AND s.deleted_at IS NULL) AS subscription_live
        FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.id = d.subscription_id
       WHERE d.id = ANY($1::text[])`,
@@ -551,6 +560,7 @@ export async function findDeliveriesToSend(
         ...deliveryStateOf(row),
         url: String(row.url),
         payloadFormat: row.payload_format as PayloadFormat,
+        apiVersion: row.api_version as PayloadVersion,
         subscriptionLive: row.subscription_live === true,
       },
     ]),
@@ -720,4 +730,77 @@ export async function eventsSince(
     `SELECT id, type FROM events WHERE ${conditions.join(' AND ')} ORDER BY id LIMIT $${params.length}`,
     params,
   );
+}
+
+/**
+ * What a promotion copies of a sandbox subscription (`mkoba subscriptions promote`): the organization's
+ * reviewed choices, column for column. Everything else (id, status, failure state, secrets, times) is the
+ * new subscription's own. A column added to subscriptions that the organization chooses belongs here.
+ */
+export const PROMOTED_SUBSCRIPTION_COLUMNS = [
+  'url',
+  'events',
+  'description',
+  'payload_format',
+  'api_version',
+] as const;
+export type PromotedSubscriptionColumn = (typeof PROMOTED_SUBSCRIPTION_COLUMNS)[number];
+/** A sandbox subscription as a promotion reads it: its id and the promoted columns' values as stored. */
+export type PromotableSubscription = { id: string; values: Record<PromotedSubscriptionColumn, unknown> };
+
+/** The organization's enabled subscriptions, oldest first, with the columns a promotion copies. */
+export async function listPromotableSubscriptions(
+  db: Queryable,
+  organizationId: string,
+): Promise<PromotableSubscription[]> {
+  const rows = await db.query(
+    `SELECT id, ${PROMOTED_SUBSCRIPTION_COLUMNS.join(', ')} FROM webhook_subscriptions
+      WHERE organization_id = $1 AND deleted_at IS NULL AND status = 'enabled' ORDER BY id`,
+    [organizationId],
+  );
+  return rows.map((row) => ({
+    id: String(row.id),
+    values: Object.fromEntries(
+      PROMOTED_SUBSCRIPTION_COLUMNS.map((c) => [c, row[c]]),
+    ) as PromotableSubscription['values'],
+  }));
+}
+
+/** Inserts a promoted subscription: the copied columns as read, enabled, with its new sealed secret. */
+export async function insertPromotedSubscription(
+  db: Queryable,
+  target: { id: string; organizationId: string; now: Date },
+  source: PromotableSubscription,
+  secret: SealedSecret,
+): Promise<void> {
+  const columns = [
+    'id',
+    'organization_id',
+    'status',
+    'created_at',
+    'updated_at',
+    ...PROMOTED_SUBSCRIPTION_COLUMNS,
+  ];
+  const values = [
+    target.id,
+    target.organizationId,
+    'enabled',
+    target.now,
+    target.now,
+    ...PROMOTED_SUBSCRIPTION_COLUMNS.map((c) => source.values[c]),
+  ];
+  await db.query(
+    `INSERT INTO webhook_subscriptions (${columns.join(', ')}) VALUES (${values.map((_, i) => `$${i + 1}`).join(', ')})`,
+    values,
+  );
+  await insertSecret(db, target.id, secret, target.now);
+}
+
+/** The URLs of the organization's subscriptions (not deleted): what a promotion does not copy twice. */
+export async function listSubscriptionUrls(db: Queryable, organizationId: string): Promise<Set<string>> {
+  const rows = await db.query(
+    'SELECT url FROM webhook_subscriptions WHERE organization_id = $1 AND deleted_at IS NULL',
+    [organizationId],
+  );
+  return new Set(rows.map((row) => String(row.url)));
 }
