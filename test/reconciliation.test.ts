@@ -5,6 +5,9 @@
  * once, with a balanced entry where money moves; the ledger stays exact.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RailAdapter } from '../src/rails/rail.ts';
+import { sandboxRails } from '../src/rails/sandbox.ts';
+import { runRailWorkerOnce } from '../src/workers/railWorker.ts';
 import { api, BACKENDS, newOrganizationKey, startTestApp, type TestApp } from './support/harness.ts';
 import { balanceOf, drainRails, expectLedgerHealthy, fundedWallet, mobileMoney } from './support/ledger.ts';
 import { newOrganization } from './support/organizations.ts';
@@ -204,6 +207,77 @@ describe.each(BACKENDS)('reconciliation on %s', (backend) => {
     });
     expect(await balanceOf(t, wallet, key)).toMatchObject({ available: '65.00', pending: '0.00' });
     await expectLedgerHealthy(t);
+  });
+
+  /** The sandbox statement of today, its lines by rail reference. */
+  async function statedToday(key: string) {
+    const statement = await api(t, 'POST', '/v1/sandbox/statements', {
+      key,
+      body: { rail: 'mobile_money', from: today(), to: today() },
+    });
+    expect(statement.statusCode, statement.body).toBe(200);
+    return Object.fromEntries(
+      statement.data.lines.map((l: { rail_reference: string; amount: string; status: string }) => [
+        l.rail_reference,
+        { amount: l.amount, status: l.status },
+      ]),
+    );
+  }
+
+  it('states a payout refused before it reached the partner nowhere: the rail never carried it', async () => {
+    const { key } = await newOrganization(t);
+    const wallet = await fundedWallet(t, '1000.00', 'KES', key);
+    const created = await api(t, 'POST', '/v1/transfers', {
+      key,
+      body: { source: wallet, destination: mobileMoney('+254711000951'), amount: '9.00', currency: 'KES' },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const refused = created.data.id as string;
+    const refusing: RailAdapter = {
+      submit: async () => ({ accepted: false, failureCode: 'amount_not_supported' }),
+      check: async () => ({ kind: 'settled' }),
+    };
+    await runRailWorkerOnce(t.deps, { ...sandboxRails(), mobile_money: refusing });
+    expect((await api(t, 'GET', `/v1/transfers/${refused}`, { key })).data).toMatchObject({
+      status: 'failed',
+      failure_code: 'amount_not_supported',
+      rail_reference: null,
+    });
+    const [fails] = await payouts(key, wallet, ['+254700000001']);
+    expect(await statedToday(key)).toEqual({ [`sim_${fails}`]: { amount: '10.00', status: 'failed' } });
+  });
+
+  it('states every payout the rail carried, whether the ledger matched it or holds it in exception', async () => {
+    const { key } = await newOrganization(t);
+    const wallet = await fundedWallet(t, '1000.00', 'KES', key);
+    const [settles, fails, timesOut] = await payouts(key, wallet, [
+      '+254711000952',
+      '+254700000001',
+      '+254700000003',
+    ]);
+    const carried = {
+      [`sim_${settles}`]: { amount: '10.00', status: 'settled' },
+      [`sim_${fails}`]: { amount: '11.00', status: 'failed' },
+      [`sim_${timesOut}`]: { amount: '12.00', status: 'settled' },
+    };
+    expect(await statedToday(key)).toEqual(carried);
+    // The first payout imported an amount apart (an exception), the others matched.
+    const first = await api(t, 'POST', '/v1/sandbox/statements', {
+      key,
+      body: { rail: 'mobile_money', from: today(), to: today(), mismatches: ['amount'] },
+    });
+    const imported = await api(t, 'POST', '/v1/reconciliation/statements', {
+      key,
+      body: { rail: 'mobile_money', from: today(), to: today(), lines: first.data.lines },
+    });
+    expect(imported.statusCode, imported.body).toBe(201);
+    expect(imported.data).toMatchObject({ lines: 3, matched: 2, exceptions: 1 });
+    const ledgerStateOf = async (id: string) =>
+      (await api(t, 'GET', `/v1/transfers/${id}`, { key })).data.ledger_state;
+    expect([await ledgerStateOf(settles), await ledgerStateOf(fails), await ledgerStateOf(timesOut)]).toEqual(
+      ['exception', 'matched', 'matched'],
+    );
+    expect(await statedToday(key)).toEqual(carried);
   });
 
   it('refuses a malformed statement naming each faulty line, and imports nothing; it is for operators', async () => {

@@ -38,6 +38,7 @@ import {
   countOpenExceptionsOf,
   type ExceptionFilter,
   findCandidates,
+  findCarriedPayouts,
   findException,
   findStatement,
   findStatementByContent,
@@ -635,9 +636,15 @@ export async function sandboxStatement(tx: Queryable, organizationId: string, in
   }
   const from = dayStart(input.from, 'from');
   const to = dayStart(input.to, 'to');
-  const carried = (
-    await findCandidates(tx, organizationId, input.rail, [], from, new Date(to.getTime() + DAY_MS - 1))
-  ).filter((t) => t.status === 'processing' || t.status === 'settled' || t.status === 'failed');
+  // What the rail carried, not what the ledger still has to match: a real rail's statement knows nothing
+  // of our matching.
+  const carried = await findCarriedPayouts(
+    tx,
+    organizationId,
+    input.rail,
+    from,
+    new Date(to.getTime() + DAY_MS - 1),
+  );
   return {
     object: 'statement' as const,
     rail: input.rail,

@@ -1,7 +1,9 @@
 /**
- * The sandbox rails' settlement statements, generated on demand from the transfers they carried, with
- * deliberate mismatches when asked, so every reconciliation path can be exercised. A transfer the rail left
- * processing (the time-out number) is reported settled, as a real rail's statement would settle it.
+ * The sandbox rails' settlement statements, generated on demand from the payouts they carried (whatever the
+ * ledger has matched since; nothing refused before it reached the partner), with deliberate mismatches when
+ * asked, so every reconciliation path can be exercised. A transfer the rail left processing (the time-out
+ * number) is reported settled, as a real rail's statement would settle it, and so is one returned later (the
+ * rail paid it; the return came back separately).
  */
 
 import { formatAmount } from '../domain/money.ts';

@@ -157,7 +157,7 @@ export function sandboxRoutes(app: FastifyInstance, deps: Deps): void {
         operationId: 'createSandboxStatement',
         summary: 'Produce a rail statement (sandbox)',
         description:
-          'The sandbox rail’s settlement statement for a period: a line per payout it carried (one it left processing, the time-out number, is reported settled), ready to import with `POST /v1/reconciliation/statements`. `mismatches` adds deliberate differences, each applied to the next payout in turn: `amount` (one minor unit more), `fee` (a fee), `status` (a settled payout reported failed), `omit` (left out), `no_reference` (no rail reference: matched by amount and date), `unknown` (a line for a payout the ledger never made).',
+          'The sandbox rail’s settlement statement for a period: a line per payout it carried, whatever the ledger has matched since (one it left processing, the time-out number, and one returned later are reported settled; one refused before it reached the partner, with no rail reference, is not on it), ready to import with `POST /v1/reconciliation/statements`. `mismatches` adds deliberate differences, each applied to the next payout in turn: `amount` (one minor unit more), `fee` (a fee), `status` (a settled payout reported failed), `omit` (left out), `no_reference` (no rail reference: matched by amount and date), `unknown` (a line for a payout the ledger never made).',
         tags: TAGS,
         security: BEARER_SECURITY,
         headers: idempotencyHeadersSchema,

@@ -151,14 +151,43 @@ export async function findCandidates(
       ORDER BY id`,
     [organizationId, rail, references, from, to],
   );
-  return rows.map((r) => ({
+  return rows.map(candidateOf);
+}
+
+function candidateOf(r: Record<string, unknown>): MatchCandidate {
+  return {
     id: String(r.id),
     railReference: r.rail_reference === null ? null : String(r.rail_reference),
     amountMinor: toBigInt(r.amount_minor),
     currency: r.currency as Currency,
     status: String(r.status),
     day: String(r.day),
-  }));
+  };
+}
+
+/**
+ * The payouts the rail carried in [from, to], whatever the ledger made of them since (matched, exception):
+ * handed to the partner and accepted (it named a reference), then processing, settled, failed or returned.
+ * A transfer refused before it reached the partner has no reference and is not the rail's.
+ */
+export async function findCarriedPayouts(
+  db: Queryable,
+  organizationId: string,
+  rail: string,
+  from: Date,
+  to: Date,
+): Promise<MatchCandidate[]> {
+  const rows = await db.query(
+    `SELECT id, rail_reference, amount_minor, currency, status,
+            to_char(COALESCE(settled_at, processing_at, created_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day
+       FROM transfers
+      WHERE organization_id = $1 AND rail = $2 AND direction = 'outbound' AND rail_reference IS NOT NULL
+        AND status IN ('processing', 'settled', 'failed', 'returned')
+        AND COALESCE(settled_at, processing_at, created_at) BETWEEN $3 AND $4
+      ORDER BY id`,
+    [organizationId, rail, from, to],
+  );
+  return rows.map(candidateOf);
 }
 
 /** Settled, unmatched transfers of the rail that settled in [from, to] and are not in `seen`. */
