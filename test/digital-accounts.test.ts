@@ -8,13 +8,13 @@
  * Entries are stamped at chosen instants hours back by setting the clock, and ids follow it (as they do when
  * the service writes in real time), so the history is what it would have been.
  */
-import { parse } from 'csv-parse/sync';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { issueApiKey } from '../src/app/apiKeys.ts';
 import { monotonicIdGenerator } from '../src/app/deps.ts';
 import { accountNumberFromRandom, isValidAccountNumber } from '../src/domain/digitalAccounts.ts';
 import { formatId, ID_PREFIXES } from '../src/domain/ids.ts';
 import { insertWalletAccountDetails } from '../src/store/repositories/digitalAccounts.ts';
+import { rfc4180Rows } from './support/csv.ts';
 import {
   type ApiResponse,
   api,
@@ -399,7 +399,11 @@ describe.each(BACKENDS)('digital accounts on %s', (backend) => {
       ['Bank deposit', '=HYPERLINK("x")', 'bank', 'BNK-2'],
     ]);
     const csv = await statement(org, wallet.id, `${period(from, to)}&format=csv`);
-    const rows = parse(csv.body, { columns: true }) as Record<string, string>[];
+    // RFC 4180 byte for byte: the counterparties' commas and quotes quoted, quotes doubled, CRLF records.
+    expect(csv.body).toContain(',"Doe, Jane ""JD""",');
+    expect(csv.body).toContain(`,"'=HYPERLINK(""x"")",`);
+    expect(csv.body.split('\r\n')).toHaveLength(6);
+    const rows = rfc4180Rows(csv.body);
     expect(rows.slice(1, -1).map((r) => r.counterparty)).toEqual([
       'Doe, Jane "JD"',
       // A spreadsheet would run a formula; the cell is text.
@@ -575,7 +579,9 @@ describe.each(BACKENDS)('digital accounts on %s', (backend) => {
     );
     const byAccept = await statement(org, wallet, period(from, end), { accept: 'text/csv' });
     expect(byAccept.body).toBe(csv.body);
-    const rows = parse(csv.body, { columns: true }) as Record<string, string>[];
+    expect(csv.body).toMatch(/^row,entry,posted_at,[a-z_,]+\r\nopening,/);
+    expect(csv.body.endsWith('\r\n')).toBe(true);
+    const rows = rfc4180Rows(csv.body);
     expect(Object.keys(rows[0] ?? {})).toEqual([
       'row',
       'entry',

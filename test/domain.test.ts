@@ -3,10 +3,12 @@ import { describe, expect, it } from 'vitest';
 import { monotonicIdGenerator } from '../src/app/deps.ts';
 import { formatApiKey, grantsScope, parseApiKey } from '../src/domain/apiKeys.ts';
 import { AppError } from '../src/domain/errors.ts';
+import { csvRecords } from '../src/domain/exports.ts';
 import { canonicalJson, requestFingerprint } from '../src/domain/idempotency.ts';
 import { formatId, idPattern, isId } from '../src/domain/ids.ts';
 import { canonicalNumberText, numberSourceOf, recordNumberSource } from '../src/domain/jsonNumbers.ts';
 import { CURRENCY_EXPONENTS, type Currency, formatAmount, parseAmount } from '../src/domain/money.ts';
+import { rfc4180Records } from './support/csv.ts';
 
 /** An exponent with its sign always written: +3, -3. */
 function signed(exponent: number): string {
@@ -238,5 +240,33 @@ describe('request fingerprints', () => {
     body.amount = 5;
     expect(numberSourceOf(body, 'amount')).toBeUndefined();
     expect(numberSourceOf({ amount: 1 }, 'amount')).toBeUndefined();
+  });
+});
+
+describe('CSV as the service writes it', () => {
+  it('ends every record in CRLF and quotes commas, quotes and every line break, RFC 4180', () => {
+    const text = csvRecords([
+      ['id', 'note'],
+      ['a', 'plain'],
+      ['b', 'one, "two"'],
+      ['c', 'line\r\nbreak'],
+      ['d', 'lone\nfeed'],
+      ['e', 'lone\rreturn'],
+      ['f', null],
+    ]);
+    expect(text).toBe(
+      'id,note\r\na,plain\r\nb,"one, ""two"""\r\nc,"line\r\nbreak"\r\nd,"lone\nfeed"\r\ne,"lone\rreturn"\r\nf,\r\n',
+    );
+  });
+
+  it('reads back, strictly, as the records written, whatever the cells hold', () => {
+    const cell = fc.string({ unit: fc.constantFrom('a', ',', '"', '\r', '\n', ' ', 'é', '=') });
+    fc.assert(
+      fc.property(fc.array(fc.array(cell, { minLength: 1, maxLength: 4 }), { minLength: 1 }), (rows) => {
+        // Cells a spreadsheet would run (`=` first) come back prefixed with a quote.
+        const expected = rows.map((r) => r.map((c) => (/^[=\r]/.test(c) ? `'${c}` : c)));
+        expect(rfc4180Records(csvRecords(rows))).toEqual(expected);
+      }),
+    );
   });
 });

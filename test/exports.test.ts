@@ -1,18 +1,19 @@
 /**
  * Exports through HTTP: queued, run by the worker page by page to a file, downloaded with the SHA-256 it
- * recorded; CSV per RFC 4180 with formula cells neutralised, JSON lines in the API's wire form; ranges;
- * the evidence export is for operators; a dead worker's export is taken over; files expire.
+ * recorded; CSV per RFC 4180 (CRLF records, checked byte by byte) with formula cells neutralised, JSON lines
+ * in the API's wire form; ranges; the evidence export is for operators; a dead worker's export is taken
+ * over; files expire.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueApiKey } from '../src/app/apiKeys.ts';
 import { runExportWorkerOnce } from '../src/app/exports.ts';
 import { EXPORT_LEASE_MS, EXPORT_RETENTION_MS } from '../src/domain/exports.ts';
 import { exportFormatters } from '../src/http/exportFormats.ts';
 import { leaseExport } from '../src/store/repositories/exports.ts';
+import { rfc4180Rows } from './support/csv.ts';
 import {
   api,
   BACKENDS,
@@ -91,7 +92,13 @@ describe.each(BACKENDS)('exports on %s', (backend) => {
     expect(file.headers['content-disposition']).toContain(`${started.data.id}.csv`);
     expect(createHash('sha256').update(file.rawPayload).digest('hex')).toBe(ready.sha256);
     expect(file.rawPayload.length).toBe(ready.bytes);
-    const rows = parse(file.body, { columns: true }) as Record<string, string>[];
+    // RFC 4180 byte for byte: CRLF after every record, the last too; quoted cells with their quotes doubled.
+    expect(file.body.endsWith('\r\n')).toBe(true);
+    expect(file.body.split('\r\n')).toHaveLength(6);
+    expect(file.body.replaceAll('\r\n', '')).not.toMatch(/[\r\n]/);
+    expect(file.body).toContain('"{""note"":""a, \\""quoted\\""\\nline""}"');
+    expect(file.body).toContain(`,"'=HYPERLINK(""http://x"")",`);
+    const rows = rfc4180Rows(file.body);
     expect(rows).toHaveLength(4);
     const notes = rows.map((r) => (r.metadata ? JSON.parse(r.metadata).note : undefined)).filter(Boolean);
     expect(notes).toContain('a, "quoted"\nline');
@@ -167,7 +174,7 @@ describe.each(BACKENDS)('exports on %s', (backend) => {
     const entries = await api(t, 'POST', '/v1/exports', { body: { type: 'ledger_entries', format: 'csv' } });
     while ((await work()) !== undefined) {}
     const entriesFile = await download(entries.data.id);
-    const rows = parse(entriesFile.body, { columns: true }) as Record<string, string>[];
+    const rows = rfc4180Rows(entriesFile.body);
     const job = (await api(t, 'GET', `/v1/exports/${entries.data.id}`)).data;
     expect(rows.length).toBe(job.rows_written * 2);
     expect(rows[0]).toHaveProperty('side');
@@ -226,10 +233,7 @@ describe.each(BACKENDS)('exports on %s', (backend) => {
     expect(csvJob.statusCode, csvJob.body).toBe(202);
     while ((await work()) !== undefined) {}
     expect((await download(csvJob.data.id, integrator)).statusCode).toBe(403);
-    const rows = parse((await download(csvJob.data.id, org.key)).body, { columns: true }) as Record<
-      string,
-      string
-    >[];
+    const rows = rfc4180Rows((await download(csvJob.data.id, org.key)).body);
     expect(rows.map((r) => [r.kind, r.status])).toEqual([
       ['unmatched_line', 'open'],
       ['unmatched_line', 'open'],

@@ -389,6 +389,18 @@ describe.each(BACKENDS)('payment batches on %s', (backend) => {
     const items = (await api(t, 'GET', `/v1/payment-batches/${accepted.data.id}/items`)).data.data;
     expect(items[0].destination).toMatchObject({ type: 'mobile_money', name: 'Wanjiru, Amina' });
     expect(items.map((i: { status: string }) => i.status)).toEqual(['succeeded', 'succeeded']);
+    // Records ended by a bare LF, as many tools write them, are read the same.
+    const unix = await api(
+      t,
+      'POST',
+      `/v1/payment-batches?source=${wallet}&currency=KES&reference=${reference()}`,
+      { body: good.replaceAll('\r\n', '\n'), headers: { 'content-type': 'text/csv' } },
+    );
+    expect(unix.statusCode, unix.body).toBe(202);
+    await run();
+    const unixItems = (await api(t, 'GET', `/v1/payment-batches/${unix.data.id}/items`)).data.data;
+    expect(unixItems[0].destination).toMatchObject({ type: 'mobile_money', name: 'Wanjiru, Amina' });
+    expect(unixItems.map((i: { status: string }) => i.status)).toEqual(['succeeded', 'succeeded']);
     const elsewhere = await api(t, 'POST', '/v1/transfers', {
       body: good,
       headers: { 'content-type': 'text/csv' },

@@ -250,11 +250,11 @@ describe.each(BACKENDS)('reconciliation on %s', (backend) => {
   it('states every payout the rail carried, whether the ledger matched it or holds it in exception', async () => {
     const { key } = await newOrganization(t);
     const wallet = await fundedWallet(t, '1000.00', 'KES', key);
-    const [settles, fails, timesOut] = await payouts(key, wallet, [
+    const [settles, fails, timesOut] = (await payouts(key, wallet, [
       '+254711000952',
       '+254700000001',
       '+254700000003',
-    ]);
+    ])) as [string, string, string];
     const carried = {
       [`sim_${settles}`]: { amount: '10.00', status: 'settled' },
       [`sim_${fails}`]: { amount: '11.00', status: 'failed' },
@@ -314,6 +314,20 @@ describe.each(BACKENDS)('reconciliation on %s', (backend) => {
     );
     expect(uploaded.statusCode, uploaded.body).toBe(201);
     expect(uploaded.data).toMatchObject({ lines: 1, exceptions: 1 });
+    // Records ended by a bare LF, as many tools write them, are read the same.
+    const unixCsv = `rail_reference,amount,currency,value_date,status,fees\n"sim_lf,1",6.00,KES,${today()},settled,0.00\nsim_lf_2,7.00,KES,${today()},failed,0.00\n`;
+    const unixUpload = await api(
+      t,
+      'POST',
+      `/v1/reconciliation/statements?rail=mobile_money&from=${today()}&to=${today()}`,
+      { key, body: unixCsv, headers: { 'content-type': 'text/csv' } },
+    );
+    expect(unixUpload.statusCode, unixUpload.body).toBe(201);
+    expect(unixUpload.data).toMatchObject({ lines: 2, exceptions: 2 });
+    const unmatched = (await api(t, 'GET', '/v1/reconciliation/exceptions?status=open', { key })).data.data;
+    expect(
+      unmatched.map((e: { details: { rail_reference: string } }) => e.details.rail_reference).sort(),
+    ).toEqual(['sim_lf,1', 'sim_lf_2', 'sim_nothing']);
     expect((await api(t, 'GET', '/v1/reconciliation/exceptions', { key: t.key })).statusCode).toBe(403);
   });
 });

@@ -1,7 +1,7 @@
 /**
  * Exports: an organization's history streamed to a file, page by page (EXPORT_PAGE_ROWS rows in memory at
- * most, written with backpressure), as CSV (RFC 4180 by csv-stringify, formula cells neutralised) or JSON
- * lines. A job is created `queued`; a worker leases it, writes a temporary file and renames it when complete,
+ * most, written with backpressure), as CSV (RFC 4180 by csvRecords: CRLF after each record, formula cells
+ * neutralised) or JSON lines. A job is created `queued`; a worker leases it, writes a temporary file and renames it when complete,
  * recording its size and SHA-256; a worker that dies leaves the job to the next once its lease runs out,
  * which starts it again from the first row. `export.ready` announces the file; it stays for
  * EXPORT_RETENTION_MS, then the worker deletes it.
@@ -10,10 +10,10 @@ import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream, type ReadStream } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { stringify } from 'csv-stringify/sync';
 import { AppError, resourceMissing, validationError } from '../domain/errors.ts';
 import type { EventRecord } from '../domain/events.ts';
 import {
+  csvRecords,
   EXPORT_LEASE_MS,
   EXPORT_PAGE_ROWS,
   EXPORT_PROGRESS_PAGES,
@@ -21,7 +21,6 @@ import {
   type ExportFormat,
   type ExportJob,
   type ExportType,
-  neutraliseCell,
 } from '../domain/exports.ts';
 import type { IdPrefix } from '../domain/ids.ts';
 import { ID_PREFIXES } from '../domain/ids.ts';
@@ -251,16 +250,13 @@ async function runExport(
   let pages = 0;
   let afterId: string | undefined;
   try {
-    if (job.format === 'csv') await emit(stringify([formatter.csvHeader as string[]]));
+    if (job.format === 'csv') await emit(csvRecords([formatter.csvHeader]));
     for (;;) {
       const page = await src.read(deps.store, job.organizationId, afterId, range);
       if (page.length === 0) break;
       let text = '';
       if (job.format === 'csv') {
-        const lines = page.flatMap(({ record }) =>
-          formatter.csvRows(record).map((cells) => cells.map((c) => (c === null ? '' : neutraliseCell(c)))),
-        );
-        text = stringify(lines);
+        text = csvRecords(page.flatMap(({ record }) => formatter.csvRows(record)));
       } else {
         text = page.map(({ record }) => `${JSON.stringify(formatter.json(record))}\n`).join('');
       }

@@ -1,7 +1,10 @@
 /**
- * Exports, pure: what can be exported, in which formats, the job's statuses and limits, and the one rule
- * that keeps a CSV cell from being read as a formula by a spreadsheet.
+ * Exports, pure: what can be exported, in which formats, the job's statuses and limits, the one rule that
+ * keeps a CSV cell from being read as a formula by a spreadsheet, and how every CSV the service writes is
+ * laid out (RFC 4180).
  */
+import { stringify } from 'csv-stringify/sync';
+
 export const EXPORT_TYPES = [
   'transfers',
   'ledger_entries',
@@ -62,4 +65,19 @@ export function neutraliseCell(value: string): string {
   if (value === '' || !FORMULA_TRIGGERS.has(value.charAt(0))) return value;
   if (/^-\d+(\.\d+)?$/.test(value)) return value;
   return `'${value}`;
+}
+
+/** RFC 4180 §2: every record, the last one too, ends in CRLF. */
+export const CSV_RECORD_DELIMITER = '\r\n';
+
+/**
+ * Records as RFC 4180 CSV, each cell neutralised (a null is an empty cell): CRLF after every record, and a
+ * cell with a comma, a double quote or any line break (a lone CR or LF too, which readers also break on)
+ * quoted, its double quotes doubled. Every CSV the service writes goes through here.
+ */
+export function csvRecords(rows: readonly (readonly (string | null)[])[]): string {
+  return stringify(
+    rows.map((cells) => cells.map((c) => (c === null ? '' : neutraliseCell(c)))),
+    { record_delimiter: CSV_RECORD_DELIMITER, quoted_match: /[\r\n]/ },
+  );
 }

@@ -1,15 +1,14 @@
 /**
  * Digital accounts on the wire: the organization's settings, a wallet's statement as JSON and as CSV (RFC
- * 4180 by csv-stringify, formula cells neutralised as exports do), and their schemas.
+ * 4180, formula cells neutralised, as exports write it: csvRecords), and their schemas.
  */
-import { stringify } from 'csv-stringify/sync';
 import {
   BANK_NAME_LENGTH_MAX,
   type DigitalAccountSettings,
   STATEMENT_ENTRIES_MAX,
   type Statement,
 } from '../domain/digitalAccounts.ts';
-import { neutraliseCell } from '../domain/exports.ts';
+import { csvRecords } from '../domain/exports.ts';
 import { ID_PREFIXES } from '../domain/ids.ts';
 import { formatAmount } from '../domain/money.ts';
 import { presentAccountDetailsFields } from './presenters.ts';
@@ -232,10 +231,7 @@ export function statementCsv(s: Statement): string {
     ]),
     ['closing', null, s.period.to.toISOString(), ...blank(6), null, null, amount(s.closingMinor), s.currency],
   ];
-  return stringify([
-    [...STATEMENT_CSV_HEADER],
-    ...rows.map((cells) => cells.map((c) => (c === null ? '' : neutraliseCell(c)))),
-  ]);
+  return csvRecords([STATEMENT_CSV_HEADER, ...rows]);
 }
 
 /** The CSV's file name: the wallet and the period, in characters every file system takes. */

@@ -12,6 +12,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSchema, dropSchema } from '../../src/store/postgres.ts';
+import { rfc4180Records } from '../support/csv.ts';
 import { TEST_DATABASE_URL } from '../support/harness.ts';
 import {
   BANNER_READY_PATTERN,
@@ -313,7 +314,10 @@ describe.concurrent('mkoba serve on a fresh embedded data directory', TEST_OPTIO
     expect(result.stdout.trim()).toBe(out);
     expect(result.stderr).toMatch(/^exp_\S+: \d+ transfers rows, \d+ bytes, sha256 [0-9a-f]{64}$/m);
     const text = readFileSync(out, 'utf8');
-    expect(text.split('\r\n')[0] ?? text.split('\n')[0]).toMatch(/^id,created_at,direction,status/);
+    // RFC 4180: the header and every record end in CRLF (rfc4180Records refuses a bare LF).
+    const [header, ...records] = rfc4180Records(text);
+    expect(header?.slice(0, 4)).toEqual(['id', 'created_at', 'direction', 'status']);
+    expect(records.length).toBeGreaterThan(0);
     const misuse = await mkoba.run(['export', 'accounts'], env);
     expect(misuse.code).toBe(2);
   });
