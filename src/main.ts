@@ -12,7 +12,7 @@ import { type Deps, systemDeps } from './app/deps.ts';
 import { missingMasterKeys, sealClearSecrets } from './app/encryption.ts';
 import { runExportWorkerOnce } from './app/exports.ts';
 import { LedgerWriter } from './app/posting/writer.ts';
-import { railPartnerDirectory } from './app/railPartnerDirectory.ts';
+import { type RailPartnerDirectory, railPartnerDirectory } from './app/railPartnerDirectory.ts';
 import { ensureSimulatedRailPartner } from './app/railPartners.ts';
 import { watchSanctionsList } from './app/sanctions/screeningIndex.ts';
 import { SANDBOX_ORGANIZATION_NAME, seedSandbox } from './app/seed.ts';
@@ -26,6 +26,7 @@ import {
   requireEncryptionKey,
 } from './config.ts';
 import { httpWebhookSender } from './delivery/httpSender.ts';
+import type { Environment } from './domain/apiKeys.ts';
 import { type Keyring, keyringIds, keyringOf, MASTER_KEY_BYTES, parseMasterKey } from './domain/sealing.ts';
 import { exportFormatters } from './http/exportFormats.ts';
 import { PARTNER_RAIL_FACTORIES } from './rails/partners/index.ts';
@@ -440,12 +441,8 @@ export function startWorkers(
       (error) => onError('webhook-dispatcher', error),
     ),
   ];
-  // Payouts go to the organization's configured rail partner; in the sandbox, a rail without one is carried
-  // by the simulated rails. Production has no simulation: a rail no partner carries fails the transfer.
   const directory = railPartnerDirectory(deps);
-  const simulated = config.environment === 'sandbox' ? registryResolver(sandboxRails()) : undefined;
-  const resolveRail: RailResolver = async (transfer) =>
-    (await directory.forTransfer(transfer)) ?? (simulated ? simulated(transfer) : undefined);
+  const resolveRail = payoutRailResolver(directory, config.environment);
   const simulatedCollections = config.environment === 'sandbox' ? simulatedCollectionRail() : undefined;
   const resolveCollectionRail: CollectionRailResolver = async (collection) => {
     const partner = await directory.forRail(collection.organizationId, collection.rail, collection.network);
@@ -499,10 +496,24 @@ export function startWorkers(
 }
 
 /**
+ * Where the rail worker sends a payout: the organization's configured rail partner; in the sandbox, a rail
+ * without one is carried by the simulated rails. Production has no simulation: a rail no partner carries
+ * fails the transfer.
+ */
+export function payoutRailResolver(directory: RailPartnerDirectory, environment: Environment): RailResolver {
+  const simulated = environment === 'sandbox' ? registryResolver(sandboxRails()) : undefined;
+  return async (transfer) =>
+    (await directory.forTransfer(transfer)) ?? (simulated ? simulated(transfer) : undefined);
+}
+
+/**
  * The sandbox's partner simulators, in this process: the sandbox organization's M-Pesa and MTN partners point
  * at them, so its sandbox payouts and collections run through the production adapters. Returns the stop.
  */
-async function startSandboxSimulators(deps: Deps, log: (line: string) => void): Promise<() => Promise<void>> {
+export async function startSandboxSimulators(
+  deps: Deps,
+  log: (line: string) => void,
+): Promise<() => Promise<void>> {
   const organization = await findOrganizationByName(deps.store, SANDBOX_ORGANIZATION_NAME);
   const daraja = await startDarajaSimulator();
   const momo = await startMomoSimulator();

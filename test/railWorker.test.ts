@@ -20,11 +20,12 @@ import { findApiKeyByHash } from '../src/store/repositories/apiKeys.ts';
 import { listTransfers } from '../src/store/repositories/transfers.ts';
 import {
   RAIL_REFERENCE_CONFLICT_REASON,
+  RAIL_RESULT_TIMEOUT_MS,
   type RailWorkerLog,
   runRailWorkerOnce,
 } from '../src/workers/railWorker.ts';
 import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
-import { expectLedgerHealthy, fundedWallet, mobileMoney } from './support/ledger.ts';
+import { balanceOf, expectLedgerHealthy, fundedWallet, mobileMoney } from './support/ledger.ts';
 import { REFUSED_REFERENCE_MESSAGE, refuseRailReferences } from './support/railFaults.ts';
 
 /** Transfers queued before the two workers start. */
@@ -50,6 +51,8 @@ const DRAIN_DEADLINE_MS = 60_000;
 const TEST_CALL_TIMEOUT_MS = 100;
 /** A short real-time lease, for the single-worker retry case. */
 const SHORT_LEASE_MS = 50;
+/** How often the silent test partner asks to be asked again: well inside RAIL_RESULT_TIMEOUT_MS. */
+const SILENT_PARTNER_RECHECK_MS = 20_000;
 /** Transfers in the one-failure cases. */
 const BATCH_TRANSFERS = 5;
 
@@ -332,6 +335,40 @@ describe.each(BACKENDS)('rail worker on %s', (backend) => {
     expect(most).toBe(3);
     expect(rail.payoutsMade()).toBe(BATCH_TRANSFERS);
     for (const x of await recordsOf(t, queue)) expect(x.railReference).toMatch(/^payout_/);
+  });
+
+  it('times out a payout the partner leaves unanswered past RAIL_RESULT_TIMEOUT_MS, keeps its hold, and asks on', async () => {
+    const queue = await queueTransfers(t, 1);
+    const clock = workerClock();
+    const deps = { ...t.deps, now: clock.now };
+    let checks = 0;
+    // Accepts the payout and never decides it: every status enquiry says it is still processing.
+    const silent: RailAdapter = {
+      submit: async (request, now) => ({
+        accepted: true,
+        reference: `payout_${request.transfer.id}`,
+        checkAt: new Date(now.getTime() + SILENT_PARTNER_RECHECK_MS),
+      }),
+      check: async (_transfer, now) => {
+        checks += 1;
+        return { kind: 'processing', checkAt: new Date(now.getTime() + SILENT_PARTNER_RECHECK_MS) };
+      },
+    };
+    const pass = () => runRailWorkerOnce(deps, everyRail(silent));
+    const reasonNow = async () => ((await recordsOf(t, queue))[0] as Transfer).statusReason;
+    await pass();
+    clock.advance(SILENT_PARTNER_RECHECK_MS);
+    await pass();
+    expect(checks).toBe(1);
+    expect(await reasonNow()).toBeNull();
+    clock.advance(RAIL_RESULT_TIMEOUT_MS - SILENT_PARTNER_RECHECK_MS);
+    await pass();
+    expect(checks).toBe(2);
+    expect(await reasonNow()).toBe('rail_timeout');
+    const [timedOut] = await recordsOf(t, queue);
+    expect(timedOut).toMatchObject({ status: 'processing', railReference: `payout_${timedOut?.id}` });
+    expect(timedOut?.nextRailCheckAt?.getTime()).toBe(clock.now().getTime() + SILENT_PARTNER_RECHECK_MS);
+    expect(await balanceOf(t, queue.wallet)).toMatchObject({ pending: '10.00' });
   });
 
   it('logs a rail error with the transfer and rail, and goes on with the rest of the pass', async () => {

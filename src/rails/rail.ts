@@ -19,6 +19,12 @@ export type SubmitResult =
   /** `reference` is the partner's id for the payout; the same for every submit with one idempotency reference. */
   { accepted: true; reference: string; checkAt: Date } | { accepted: false; failureCode: string };
 
+/**
+ * The `status_reason` of a payout the rail has not decided in time: still processing, its hold kept (the
+ * money may have moved), asked about again; the launch gates count it as the scenario's time-out.
+ */
+export const RAIL_TIMEOUT_REASON = 'rail_timeout';
+
 export type RailOutcome = (
   | { kind: 'settled' }
   | { kind: 'failed'; failureCode: string }

@@ -4,7 +4,14 @@
  */
 import { createHash } from 'node:crypto';
 import type { Transfer } from '../domain/transferRecord.ts';
-import type { RailAdapter, RailOutcome, RailRegistry, SubmitRequest, SubmitResult } from './rail.ts';
+import {
+  RAIL_TIMEOUT_REASON,
+  type RailAdapter,
+  type RailOutcome,
+  type RailRegistry,
+  type SubmitRequest,
+  type SubmitResult,
+} from './rail.ts';
 
 /** How long the "settles after a delay" magic number takes. */
 export const SANDBOX_DELAYED_SETTLEMENT_MS = 10_000;
@@ -114,7 +121,7 @@ export function simulatedRail(reference = simulatedPayoutReference): RailAdapter
         case 'timeout':
           return {
             kind: 'processing',
-            reason: 'rail_timeout',
+            reason: RAIL_TIMEOUT_REASON,
             checkAt: new Date(now.getTime() + SANDBOX_TIMEOUT_RECHECK_MS),
           };
         case 'settle_after': {

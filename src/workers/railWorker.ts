@@ -15,7 +15,7 @@ import type { Deps } from '../app/deps.ts';
 import { RailPartnerUnavailableError, type ResolvedRail } from '../app/railPartnerDirectory.ts';
 import { applyStatusChange, type StatusChange } from '../app/transfers.ts';
 import type { Transfer } from '../domain/transferRecord.ts';
-import type { RailRegistry } from '../rails/rail.ts';
+import { RAIL_TIMEOUT_REASON, type RailRegistry } from '../rails/rail.ts';
 import {
   claimDueRailChecks,
   deferRailCheck,
@@ -34,6 +34,14 @@ export const RAIL_WORKER_CONCURRENCY = 8;
  */
 export const RAIL_STATUS_POLL_WINDOW_MS = 3 * 24 * 3_600_000;
 export const RAIL_POLL_WINDOW_OVER_REASON = 'awaiting_statement';
+/**
+ * How long a partner may leave a payout it accepted without an outcome (no result, its status enquiry still
+ * "processing") before the payout counts as timed out: 60 s, well past the seconds a partner's result
+ * normally takes. It then shows `status_reason: rail_timeout` (RAIL_TIMEOUT_REASON) but is not failed: the
+ * money may have moved, so the hold stays, the worker keeps asking (RAIL_STATUS_POLL_WINDOW_MS), and a late
+ * result, the status enquiry or the rail's statement decides it.
+ */
+export const RAIL_RESULT_TIMEOUT_MS = 60_000;
 /** The failure code of a transfer on a rail that no partner carries for its organization. */
 export const RAIL_NOT_CONFIGURED_FAILURE = 'rail_not_configured';
 /**
@@ -164,7 +172,15 @@ async function askRail(resolve: RailResolver, transfer: Transfer, now: Date): Pr
   if (outcome.kind === 'settled') return { reference, next: { to: 'settled' } };
   if (outcome.kind === 'failed')
     return { reference, next: { to: 'failed', failureCode: outcome.failureCode } };
-  return { reference, next: { recheckAt: outcome.checkAt, reason: outcome.reason } };
+  const handedOverAt = transfer.processingAt ?? transfer.createdAt;
+  const timedOut = now.getTime() - handedOverAt.getTime() >= RAIL_RESULT_TIMEOUT_MS;
+  return {
+    reference,
+    next: {
+      recheckAt: outcome.checkAt,
+      reason: outcome.reason ?? (timedOut ? RAIL_TIMEOUT_REASON : undefined),
+    },
+  };
 }
 
 /** Rejects after `ms` if `work` has not settled by then; the call itself is abandoned, not cancelled. */
