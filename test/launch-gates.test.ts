@@ -16,7 +16,7 @@ import { LAUNCH_GATES } from '../src/domain/launchGates.ts';
 import { launchGateWalker } from '../src/workers/launchGateWorker.ts';
 import { dispatchWebhooksOnce } from '../src/workers/webhookDispatcher.ts';
 import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
-import { drainRails, expectLedgerHealthy, fundedWallet, mobileMoney } from './support/ledger.ts';
+import { drainRails, expectLedgerHealthy, fundedWallet, mobilePayout } from './support/ledger.ts';
 import { newOrganization, type TestOrganization } from './support/organizations.ts';
 import { type Receiver, startReceiver } from './support/receiver.ts';
 
@@ -275,14 +275,7 @@ describe.each(BACKENDS)('launch gates on %s', (backend) => {
 
     // The scenario: the sandbox rails' magic numbers settle, fail and time out; a settled payout is returned.
     const wallet = await fundedWallet(sandbox, '1000.00', 'KES', org.key);
-    const pay = async (phone: string) => {
-      const created = await api(sandbox, 'POST', '/v1/transfers', {
-        key: org.key,
-        body: { source: wallet, destination: mobileMoney(phone), amount: '10.00', currency: 'KES' },
-      });
-      expect(created.statusCode, created.body).toBe(201);
-      return created.data.id as string;
-    };
+    const pay = (phone: string) => mobilePayout(sandbox, wallet, phone, org.key);
     const settles = await pay('+254700000000');
     const fails = await pay('+254700000001');
     const timesOut = await pay('+254700000003');

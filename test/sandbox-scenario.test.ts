@@ -13,7 +13,7 @@ import { railPartnerDirectory } from '../src/app/railPartnerDirectory.ts';
 import { payoutRailResolver, startSandboxSimulators } from '../src/main.ts';
 import { RAIL_RESULT_TIMEOUT_MS, runRailWorkerOnce } from '../src/workers/railWorker.ts';
 import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
-import { expectLedgerHealthy, fundedWallet, mobileMoney } from './support/ledger.ts';
+import { expectLedgerHealthy, fundedWallet, mobilePayout } from './support/ledger.ts';
 
 /** How long the simulator's callbacks may take to arrive and be applied (real HTTP on this machine). */
 const CALLBACK_WAIT_MS = 5_000;
@@ -56,13 +56,7 @@ describe.each(BACKENDS)('the sandbox scenario on the default sandbox on %s', (ba
 
   it("passes by GOING-LIVE.md's steps: settle, fail, a time-out after the documented wait, a return", async () => {
     const wallet = await fundedWallet(t, '1000.00');
-    const pay = async (phone: string) => {
-      const created = await api(t, 'POST', '/v1/transfers', {
-        body: { source: wallet, destination: mobileMoney(phone), amount: '10.00', currency: 'KES' },
-      });
-      expect(created.statusCode, created.body).toBe(201);
-      return created.data.id as string;
-    };
+    const pay = (phone: string) => mobilePayout(t, wallet, phone);
     const settles = await pay('+254700000000');
     const fails = await pay('+254700000001');
     const timesOut = await pay('+254700000003');

@@ -28,6 +28,16 @@ export async function fundedWallet(
   return wallet.data.id;
 }
 
+/** A payout of 10.00 KES from `wallet` to a mobile-money number (the sandbox's magic numbers decide it); its id. */
+export async function mobilePayout(t: TestApp, wallet: string, phone: string, key = t.key): Promise<string> {
+  const created = await api(t, 'POST', '/v1/transfers', {
+    key,
+    body: { source: wallet, destination: mobileMoney(phone), amount: '10.00', currency: 'KES' },
+  });
+  expect(created.statusCode, created.body).toBe(201);
+  return created.data.id as string;
+}
+
 export async function balanceOf(t: TestApp, walletId: string, key = t.key) {
   return (await api(t, 'GET', `/v1/wallets/${walletId}/balance`, { key })).data;
 }

@@ -132,6 +132,10 @@ export async function insertLines(
  * those of the rail and period (widened by the date tolerance) not yet matched. Served by the rail-reference
  * and (organization, rail, ledger_state, settled_at) indexes.
  */
+/** A transfer as matching reads it (candidateOf): its day is when it settled, or else went to the rail. */
+const CANDIDATE_COLUMNS = `id, rail_reference, amount_minor, currency, status,
+  to_char(COALESCE(settled_at, processing_at, created_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day`;
+
 export async function findCandidates(
   db: Queryable,
   organizationId: string,
@@ -141,8 +145,7 @@ export async function findCandidates(
   to: Date,
 ): Promise<MatchCandidate[]> {
   const rows = await db.query(
-    `SELECT id, rail_reference, amount_minor, currency, status,
-            to_char(COALESCE(settled_at, processing_at, created_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day
+    `SELECT ${CANDIDATE_COLUMNS}
        FROM transfers
       WHERE organization_id = $1 AND rail = $2 AND direction = 'outbound' AND ledger_state <> 'matched'
         AND (rail_reference = ANY($3::text[])
@@ -178,8 +181,7 @@ export async function findCarriedPayouts(
   to: Date,
 ): Promise<MatchCandidate[]> {
   const rows = await db.query(
-    `SELECT id, rail_reference, amount_minor, currency, status,
-            to_char(COALESCE(settled_at, processing_at, created_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day
+    `SELECT ${CANDIDATE_COLUMNS}
        FROM transfers
       WHERE organization_id = $1 AND rail = $2 AND direction = 'outbound' AND rail_reference IS NOT NULL
         AND status IN ('processing', 'settled', 'failed', 'returned')
