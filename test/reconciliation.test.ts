@@ -280,6 +280,38 @@ describe.each(BACKENDS)('reconciliation on %s', (backend) => {
     expect(await statedToday(key)).toEqual(carried);
   });
 
+  it('matches again a payout an earlier, overlapping statement matched; a line now disagreeing is an exception', async () => {
+    const { key } = await newOrganization(t);
+    const wallet = await fundedWallet(t, '1000.00', 'KES', key);
+    const importToday = async (mismatches: string[] = []) => {
+      const stated = await api(t, 'POST', '/v1/sandbox/statements', {
+        key,
+        body: { rail: 'mobile_money', from: today(), to: today(), mismatches },
+      });
+      expect(stated.statusCode, stated.body).toBe(200);
+      const imported = await api(t, 'POST', '/v1/reconciliation/statements', {
+        key,
+        body: { rail: 'mobile_money', from: today(), to: today(), lines: stated.data.lines },
+      });
+      expect(imported.statusCode, imported.body).toBe(201);
+      return imported.data;
+    };
+    const [first] = (await payouts(key, wallet, ['+254711000953', '+254711000954'])) as [string, string];
+    expect(await importToday()).toMatchObject({ lines: 2, matched: 2, exceptions: 0 });
+    // A later statement of the same day carries both again, and one more: all three agree.
+    await payouts(key, wallet, ['+254711000955'], '20.00');
+    expect(await importToday()).toMatchObject({ lines: 3, matched: 3, exceptions: 0 });
+    const open = await api(t, 'GET', '/v1/reconciliation/exceptions?status=open', { key });
+    expect(open.data.data).toEqual([]);
+    // The rail later states an amount apart for a payout matched before: that is a difference to look at.
+    expect(await importToday(['amount'])).toMatchObject({ lines: 3, matched: 2, exceptions: 1 });
+    const [difference] = (await api(t, 'GET', '/v1/reconciliation/exceptions?status=open', { key })).data
+      .data;
+    expect(difference).toMatchObject({ kind: 'amount_mismatch', transfer: first });
+    // Matched is final: the payout stays matched while the difference is looked at.
+    expect((await api(t, 'GET', `/v1/transfers/${first}`, { key })).data.ledger_state).toBe('matched');
+  });
+
   it('refuses a malformed statement naming each faulty line, and imports nothing; it is for operators', async () => {
     const { key } = await newOrganization(t);
     const refused = await api(t, 'POST', '/v1/reconciliation/statements', {

@@ -302,7 +302,10 @@ export async function importStatement(
               });
       }
       const ledgerState = matched ? 'matched' : 'exception';
-      if (transfer.ledgerState !== ledgerState && transfer.ledgerState !== 'pending') {
+      // A transfer matched by an earlier statement stays matched (it is final); a later line disagreeing
+      // with it is still an exception, opened below, for a person to look at.
+      const keepsState = transfer.ledgerState === 'pending' || transfer.ledgerState === 'matched';
+      if (transfer.ledgerState !== ledgerState && !keepsState) {
         transfer = { ...transfer, ledgerState, updatedAt: now };
         await saveTransfer(tx, transfer);
         if (matched) events.push(ledgerMatchedEvent(deps, transfer, now));

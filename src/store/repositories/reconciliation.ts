@@ -136,6 +136,11 @@ export async function insertLines(
 const CANDIDATE_COLUMNS = `id, rail_reference, amount_minor, currency, status,
   to_char(COALESCE(settled_at, processing_at, created_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day`;
 
+/**
+ * The transfers a statement's lines may name: any the lines name by rail reference, matched by an earlier
+ * statement or not (statements overlap: a line agreeing with a matched payout matches it again, one
+ * disagreeing is an exception), and the unmatched ones of the window, for lines without a reference.
+ */
 export async function findCandidates(
   db: Queryable,
   organizationId: string,
@@ -147,7 +152,7 @@ export async function findCandidates(
   const rows = await db.query(
     `SELECT ${CANDIDATE_COLUMNS}
        FROM transfers
-      WHERE organization_id = $1 AND rail = $2 AND direction = 'outbound' AND ledger_state <> 'matched'
+      WHERE organization_id = $1 AND rail = $2 AND direction = 'outbound'
         AND (rail_reference = ANY($3::text[])
              OR (ledger_state IN ('posted', 'pending', 'voided')
                  AND COALESCE(settled_at, processing_at, created_at) BETWEEN $4 AND $5))
