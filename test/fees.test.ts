@@ -304,7 +304,7 @@ describe.each(BACKENDS)('fees on %s', (backend) => {
     };
     // Percentage: its minimum, the rate, its maximum (funds are not a quote's concern).
     expect(await fee(payout(wallet, '100.00'))).toEqual(['10.00', '110.00', 'mm_kes']);
-    expect(await fee(payout(wallet, '1234.57'))).toEqual(['18.52', '1253.09', 'mm_kes']); // 18.51855 → 18.52
+    expect(await fee(payout(wallet, '1235.00'))).toEqual(['18.53', '1253.53', 'mm_kes']); // 18.525 → 18.53, half up
     expect(await fee(payout(wallet, '50000.00'))).toEqual(['300.00', '50300.00', 'mm_kes']);
     // Tiers: each band's own charge, the bound inclusive.
     const bank = (amount: string) => ({

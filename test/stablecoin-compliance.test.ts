@@ -270,7 +270,7 @@ describe.each(BACKENDS)('stablecoin compliance on %s', (backend) => {
       const payout = await call(org, 'POST', '/v1/transfers', {
         source: fiat,
         destination: mobileMoney('+254711000444'),
-        amount: '10000.01',
+        amount: '10001.00',
         currency: 'KES',
       });
       expect(payout.statusCode).toBe(422);
