@@ -100,8 +100,13 @@ function movedForward(current: PayloadVersion, text: string): PayloadVersion {
   return next;
 }
 
+/** The event types named that this deployment does not know (`*` is every type). */
+export function unknownEventTypes(events: readonly string[]): string[] {
+  return events.filter((e) => e !== '*' && !(EVENT_TYPES as readonly string[]).includes(e));
+}
+
 function checkEvents(events: readonly string[]): string[] {
-  const unknown = events.filter((e) => e !== '*' && !(EVENT_TYPES as readonly string[]).includes(e));
+  const unknown = unknownEventTypes(events);
   if (unknown.length > 0) {
     throw validationError(
       'events',
