@@ -176,8 +176,12 @@ export async function ensureSubscriptionsEnabled(deps: Deps, organizationId: str
   });
 }
 
-/** What creating a subscription checks before its transaction: the organization may, and the URL is safe. */
-export async function prepareNewSubscription(
+/**
+ * What creating a subscription, or pointing one at another URL, checks before its transaction: the
+ * organization manages its own subscriptions (a new URL is an endpoint nobody reviewed, as a new
+ * subscription's is), and the URL is safe.
+ */
+export async function prepareSubscriptionUrl(
   deps: Deps,
   organizationId: string,
   url: string,

@@ -99,10 +99,85 @@ describe.each(BACKENDS)('a write key sends a body of tens of thousands of faults
   });
 });
 
+/** Odd values for each field of the new writes: none may be a 500, and none may change anything. */
+const ODD_VALUES: unknown[] = [
+  null,
+  '',
+  ' ',
+  'x'.repeat(100_000),
+  [],
+  ['Amina'],
+  {},
+  0,
+  -1,
+  true,
+  '\u202eevil\u202c',
+  '🙂'.repeat(300),
+];
+
+describe.each(BACKENDS)('odd input on the new routes is a 4xx, never a 500 (%s)', (backend) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp(backend);
+  });
+  afterAll(() => t.close());
+
+  it('PATCH customers and wallets, GET events with render parameters, subscriptions with an api_version', async () => {
+    const created = await api(t, 'POST', '/v1/customers', { body: { type: 'individual', name: 'Akinyi' } });
+    const customerId = created.data.id as string;
+    const wallet = await api(t, 'POST', '/v1/wallets', { body: { owner: customerId, currency: 'KES' } });
+    const walletId = wallet.data.id as string;
+    const subscription = await api(t, 'POST', '/v1/webhook-subscriptions', {
+      body: { url: 'https://93.184.215.14/odd', events: ['*'] },
+    });
+    expect(subscription.statusCode, subscription.body).toBe(201);
+    const statuses: [string, number][] = [];
+    const record = (label: string, status: number) => {
+      statuses.push([label, status]);
+    };
+    for (const value of ODD_VALUES) {
+      const label = JSON.stringify(value).slice(0, 40);
+      for (const field of ['name', 'email', 'phone', 'address', 'metadata', 'type', 'kyc_status']) {
+        const r = await api(t, 'PATCH', `/v1/customers/${customerId}`, { body: { [field]: value } });
+        record(`customer ${field}=${label}`, r.statusCode);
+      }
+      const addressLine = await api(t, 'PATCH', `/v1/customers/${customerId}`, {
+        body: { address: { line1: value, city: 'Nairobi', country: 'KE' } },
+      });
+      record(`customer address.line1=${label}`, addressLine.statusCode);
+      for (const body of [{ metadata: value }, { metadata: { note: value } }, value]) {
+        const r = await api(t, 'PATCH', `/v1/wallets/${walletId}`, { body });
+        record(`wallet ${JSON.stringify(body).slice(0, 40)}`, r.statusCode);
+      }
+      for (const body of [{ api_version: value }, { payload_format: value }]) {
+        const r = await api(t, 'PATCH', `/v1/webhook-subscriptions/${subscription.data.id}`, { body });
+        record(`subscription ${JSON.stringify(body).slice(0, 40)}`, r.statusCode);
+      }
+      const text = encodeURIComponent(
+        typeof value === 'string' ? value.slice(0, 2_000) : JSON.stringify(value),
+      );
+      for (const query of [`api_version=${text}`, `payload_format=${text}`]) {
+        const r = await api(t, 'GET', `/v1/events?${query}`);
+        record(`events ${query.slice(0, 40)}`, r.statusCode);
+      }
+    }
+    const serverErrors = statuses.filter(([, status]) => status >= 500);
+    expect(serverErrors).toEqual([]);
+    // A name of a space or with a right-to-left override is text like any other (the last one given stays);
+    // 300 emoji are 300 characters, past the name's limit.
+    const after = await api(t, 'GET', `/v1/customers/${customerId}`);
+    expect(after.statusCode).toBe(200);
+    expect(after.data.name).toBe('\u202eevil\u202c');
+  });
+});
+
 /** A public address written as an IP literal: accepted by production's rules without a DNS look-up. */
 const PUBLIC_URL = 'https://93.184.215.14/mkoba/first-hour';
 const NEWER_VERSION_URL = 'https://93.184.215.14/mkoba/newer-version';
 const NEWER_EVENT_URL = 'https://93.184.215.14/mkoba/newer-event';
+const REVIEWED_URL = 'https://93.184.215.14/mkoba/reviewed';
+/** Another public address: where a leaked key would send the organization's events. */
+const ATTACKER_URL = 'https://93.184.215.15/collect';
 /** A payload version and an event type of a release newer than this one. */
 const NEWER_PAYLOAD_VERSION = '2099-01-01';
 const NEWER_EVENT_TYPE = 'transfer.teleported';
@@ -124,6 +199,62 @@ describe.each(BACKENDS)('promotion from a sandbox on a newer release (%s)', (bac
     if (result.name !== 'subscriptions.promote') throw new Error(`unexpected ${result.name}`);
     return result;
   }
+
+  it('a leaked write key cannot point a promoted subscription at its own endpoint while the switch is off', async () => {
+    const org = await newOrganization(sandbox);
+    const live = await issueApiKey(production.deps, {
+      organizationName: org.name,
+      scopes: ['read', 'write'],
+    });
+    const created = await api(sandbox, 'POST', '/v1/webhook-subscriptions', {
+      key: org.key,
+      body: { url: REVIEWED_URL, events: ['transfer.settled'] },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const result = promoted(
+      await runAdminCommand(production.deps, {
+        name: 'subscriptions.promote',
+        organization: org.name,
+        operator: 'ops-amina',
+      }),
+    );
+    const id = result.promoted[0]?.subscription;
+    expect(id).toBeDefined();
+    const organization = await api(production, 'GET', '/v1/organization', { key: live.key });
+    expect(organization.data.webhook_subscriptions_enabled).toBe(false);
+
+    // A new URL is an endpoint nobody reviewed: refused as creating a subscription is, and not recorded.
+    const repointed = await api(production, 'PATCH', `/v1/webhook-subscriptions/${id}`, {
+      key: live.key,
+      body: { url: ATTACKER_URL, events: ['*'] },
+      headers: { 'idempotency-key': `repoint-${backend}` },
+    });
+    expect(repointed.statusCode, repointed.body).toBe(403);
+    expect(repointed.data).toMatchObject({ code: 'subscriptions_not_enabled' });
+    const kept = await api(production, 'GET', `/v1/webhook-subscriptions/${id}`, { key: live.key });
+    expect(kept.data).toMatchObject({ url: REVIEWED_URL, events: ['transfer.settled'] });
+    // What does not move the endpoint still changes.
+    const described = await api(production, 'PATCH', `/v1/webhook-subscriptions/${id}`, {
+      key: live.key,
+      body: { description: 'Payouts', status: 'disabled' },
+    });
+    expect(described.statusCode, described.body).toBe(200);
+    expect(described.data).toMatchObject({ url: REVIEWED_URL, description: 'Payouts', status: 'disabled' });
+
+    // Once the operator turns the organization's own subscriptions on, it may move its endpoint.
+    await runAdminCommand(production.deps, {
+      name: 'orgs.set-webhooks',
+      organizationId: live.record.organizationId,
+      enabled: true,
+    });
+    const moved = await api(production, 'PATCH', `/v1/webhook-subscriptions/${id}`, {
+      key: live.key,
+      body: { url: ATTACKER_URL },
+      headers: { 'idempotency-key': `repoint-${backend}` },
+    });
+    expect(moved.statusCode, moved.body).toBe(200);
+    expect(moved.data.url).toBe(ATTACKER_URL);
+  });
 
   it('skips a subscription pinned to a payload version or naming an event type unknown here, with its reason', async () => {
     const org = await newOrganization(sandbox);
