@@ -6,13 +6,19 @@
  * its reason, never copied as it is). Each holds now.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type AdminResult, runAdminCommand } from '../../src/app/admin.ts';
+import { runAdminCommand } from '../../src/app/admin.ts';
 import { issueApiKey } from '../../src/app/apiKeys.ts';
 import { REQUEST_BODY_BYTES_MAX } from '../../src/config.ts';
 import { METADATA_KEY_LENGTH_MAX } from '../../src/domain/metadata.ts';
 import { PAYLOAD_VERSION_LATEST } from '../../src/domain/payloadVersions.ts';
 import { api, BACKENDS, startTestApp, type TestApp } from '../support/harness.ts';
 import { newOrganization } from '../support/organizations.ts';
+import {
+  type LinkedDeployments,
+  promoteSubscriptions,
+  promotionOf,
+  startLinkedDeployments,
+} from '../support/promotion.ts';
 
 /**
  * Far above what a request that lists its bad fields in linear time takes even on a loaded machine, and far
@@ -183,22 +189,14 @@ const NEWER_PAYLOAD_VERSION = '2099-01-01';
 const NEWER_EVENT_TYPE = 'transfer.teleported';
 
 describe.each(BACKENDS)('promotion from a sandbox on a newer release (%s)', (backend) => {
+  let linked: LinkedDeployments;
   let sandbox: TestApp;
   let production: TestApp;
   beforeAll(async () => {
-    sandbox = await startTestApp(backend, 'sandbox', { allowPrivateWebhookUrls: true });
-    production = await startTestApp(backend, 'production');
-    production.deps.launchGateSource = sandbox.db.store;
+    linked = await startLinkedDeployments(backend);
+    ({ sandbox, production } = linked);
   });
-  afterAll(async () => {
-    await production.close();
-    await sandbox.close();
-  });
-
-  function promoted(result: AdminResult) {
-    if (result.name !== 'subscriptions.promote') throw new Error(`unexpected ${result.name}`);
-    return result;
-  }
+  afterAll(() => linked.close());
 
   it('a leaked write key cannot point a promoted subscription at its own endpoint while the switch is off', async () => {
     const org = await newOrganization(sandbox);
@@ -211,13 +209,7 @@ describe.each(BACKENDS)('promotion from a sandbox on a newer release (%s)', (bac
       body: { url: REVIEWED_URL, events: ['transfer.settled'] },
     });
     expect(created.statusCode, created.body).toBe(201);
-    const result = promoted(
-      await runAdminCommand(production.deps, {
-        name: 'subscriptions.promote',
-        organization: org.name,
-        operator: 'ops-amina',
-      }),
-    );
+    const result = promotionOf(await promoteSubscriptions(production, org.name));
     const id = result.promoted[0]?.subscription;
     expect(id).toBeDefined();
     const organization = await api(production, 'GET', '/v1/organization', { key: live.key });
@@ -283,13 +275,7 @@ describe.each(BACKENDS)('promotion from a sandbox on a newer release (%s)', (bac
       ['transfer.settled', NEWER_EVENT_TYPE],
     ]);
 
-    const result = promoted(
-      await runAdminCommand(production.deps, {
-        name: 'subscriptions.promote',
-        organization: org.name,
-        operator: 'ops-amina',
-      }),
-    );
+    const result = promotionOf(await promoteSubscriptions(production, org.name));
     expect(result.promoted.map((p) => p.sandboxSubscription)).toEqual([current]);
     expect(result.skipped).toEqual([
       {
