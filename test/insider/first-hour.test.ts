@@ -1,9 +1,10 @@
 /**
  * What landed on 2026-12-06, attacked by an insider and by an outsider holding a leaked key, through the
  * real HTTP layer and store: a body of tens of thousands of bad fields answered in time (the problem's
- * field errors are collected in linear time, not quadratic), and a promotion from a sandbox on a newer
- * release that pins a payload version or names event types this deployment does not know (skipped with
- * its reason, never copied as it is). Each holds now.
+ * field errors are collected in linear time, not quadratic); odd values on the new routes, never a 500; a
+ * promotion from a sandbox on a newer release that pins a payload version or names event types this
+ * deployment does not know (skipped with its reason, never copied as it is); and a promoted subscription a
+ * key cannot repoint at an unreviewed URL while the organization's own subscriptions are off. Each holds now.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdminCommand } from '../../src/app/admin.ts';
@@ -188,7 +189,7 @@ const ATTACKER_URL = 'https://93.184.215.15/collect';
 const NEWER_PAYLOAD_VERSION = '2099-01-01';
 const NEWER_EVENT_TYPE = 'transfer.teleported';
 
-describe.each(BACKENDS)('promotion from a sandbox on a newer release (%s)', (backend) => {
+describe.each(BACKENDS)('promoted subscriptions: a newer sandbox release, a leaked key (%s)', (backend) => {
   let linked: LinkedDeployments;
   let sandbox: TestApp;
   let production: TestApp;
