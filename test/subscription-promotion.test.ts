@@ -8,8 +8,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AdminResult, runAdminCommand } from '../src/app/admin.ts';
 import { issueApiKey } from '../src/app/apiKeys.ts';
 import { liveSecrets, openStoredSecret } from '../src/store/repositories/webhooks.ts';
-import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
+import { api, BACKENDS, type TestApp } from './support/harness.ts';
 import { newOrganization } from './support/organizations.ts';
+import {
+  type LinkedDeployments,
+  promoteSubscriptions,
+  promotionOf,
+  startLinkedDeployments,
+} from './support/promotion.ts';
 
 /** A public address written as an IP literal: accepted by production's rules without a DNS look-up. */
 const PUBLIC_URL = 'https://93.184.215.14/mkoba/webhooks';
@@ -17,19 +23,15 @@ const PUBLIC_URL_2 = 'https://93.184.215.14/mkoba/ledger';
 const LOCAL_URL = 'http://127.0.0.1:9/webhooks';
 
 describe.each(BACKENDS)('subscription promotion on %s', (backend) => {
+  let linked: LinkedDeployments;
   let sandbox: TestApp;
   let production: TestApp;
 
   beforeAll(async () => {
-    sandbox = await startTestApp(backend, 'sandbox', { allowPrivateWebhookUrls: true });
-    production = await startTestApp(backend, 'production');
-    // Linked as MKOBA_SANDBOX_DATABASE_URL links them.
-    production.deps.launchGateSource = sandbox.db.store;
+    linked = await startLinkedDeployments(backend);
+    ({ sandbox, production } = linked);
   });
-  afterAll(async () => {
-    await production.close();
-    await sandbox.close();
-  });
+  afterAll(() => linked.close());
 
   async function subscribe(key: string, body: Record<string, unknown>) {
     const created = await api(sandbox, 'POST', '/v1/webhook-subscriptions', { key, body });
@@ -48,17 +50,8 @@ describe.each(BACKENDS)('subscription promotion on %s', (backend) => {
   }
 
   const promote = (organization: string, subscriptions?: string[], t = production) =>
-    runAdminCommand(t.deps, {
-      name: 'subscriptions.promote',
-      organization,
-      operator: 'ops-amina',
-      subscriptions,
-    });
-
-  function promoted(result: AdminResult) {
-    if (result.name !== 'subscriptions.promote') throw new Error(`unexpected ${result.name}`);
-    return result;
-  }
+    promoteSubscriptions(t, organization, subscriptions);
+  const promoted = promotionOf;
 
   it('the organization shows whether it manages its own subscriptions: on in the sandbox, off in production', async () => {
     const { org, liveKey } = await organizationInBoth();

@@ -6,7 +6,9 @@
  */
 import { isLiveEnvironment } from '../domain/apiKeys.ts';
 import { AppError, validationError } from '../domain/errors.ts';
+import { isPayloadVersion, PAYLOAD_VERSIONS } from '../domain/payloadVersions.ts';
 import { formatWebhookSecret, WEBHOOK_SECRET_RANDOM_BYTES } from '../domain/signing.ts';
+import { PAYLOAD_FORMATS } from '../domain/webhooks.ts';
 import { findOrganizationByName, lockOrganization } from '../store/repositories/organizations.ts';
 import {
   insertPromotedSubscription,
@@ -18,7 +20,7 @@ import { checkOperatorName } from './apiKeys.ts';
 import type { Deps } from './deps.ts';
 import { sealWebhookSecret } from './encryption.ts';
 import { appendEvidence, SYSTEM_ACTOR } from './evidence.ts';
-import { checkSubscriptionUrl } from './webhooks.ts';
+import { checkSubscriptionUrl, unknownEventTypes } from './webhooks.ts';
 
 export interface PromotionInput {
   organizationName: string;
@@ -52,9 +54,28 @@ export interface PromotionResult {
 }
 
 /**
+ * Why this deployment cannot take a sandbox subscription's choices as they are, if it cannot: the sandbox
+ * may run a newer release, with a payload version, event types or a payload format this one does not know.
+ * A subscription pinned to a version this deployment cannot render would silently receive another shape.
+ */
+function choiceUnknownHere(source: PromotableSubscription): string | undefined {
+  const { api_version: version, events, payload_format: format } = source.values;
+  if (typeof version !== 'string' || !isPayloadVersion(version)) {
+    return `api_version ${String(version)} is not a payload version here (known: ${PAYLOAD_VERSIONS.join(', ')})`;
+  }
+  const unknown = unknownEventTypes(Array.isArray(events) ? events.map(String) : []);
+  if (unknown.length > 0) return `event types not known here: ${unknown.join(', ')}`;
+  if (!(PAYLOAD_FORMATS as readonly unknown[]).includes(format)) {
+    return `payload_format ${String(format)} is not known here (known: ${PAYLOAD_FORMATS.join(', ')})`;
+  }
+  return undefined;
+}
+
+/**
  * Copies the sandbox organization's enabled subscriptions (or those named) to the organization of the same
- * name here. Each URL must pass this deployment's rules (public HTTPS, resolved before the transaction);
- * one that does not, or whose URL a subscription here already has, is skipped with its reason. The copy
+ * name here. Each URL must pass this deployment's rules (public HTTPS, resolved before the transaction) and
+ * each choice be known here (choiceUnknownHere); one that does not, or whose URL a subscription here
+ * already has, is skipped with its reason. The copy
  * is one transaction with the organization locked, so two promotions do not copy a URL twice. The
  * organization's own switch (`mkoba orgs set-webhooks`) is left as it is.
  */
@@ -112,6 +133,11 @@ export async function promoteSandboxSubscriptions(
   const passed: { source: PromotableSubscription; url: string }[] = [];
   for (const source of sources) {
     const url = String(source.values.url);
+    const unknownChoice = choiceUnknownHere(source);
+    if (unknownChoice !== undefined) {
+      skipped.push({ sandboxSubscription: source.id, url, reason: unknownChoice });
+      continue;
+    }
     try {
       passed.push({ source, url: await checkSubscriptionUrl(deps, url) });
     } catch (error) {

@@ -100,8 +100,13 @@ function movedForward(current: PayloadVersion, text: string): PayloadVersion {
   return next;
 }
 
+/** The event types named that this deployment does not know (`*` is every type). */
+export function unknownEventTypes(events: readonly string[]): string[] {
+  return events.filter((e) => e !== '*' && !(EVENT_TYPES as readonly string[]).includes(e));
+}
+
 function checkEvents(events: readonly string[]): string[] {
-  const unknown = events.filter((e) => e !== '*' && !(EVENT_TYPES as readonly string[]).includes(e));
+  const unknown = unknownEventTypes(events);
   if (unknown.length > 0) {
     throw validationError(
       'events',
@@ -171,8 +176,12 @@ export async function ensureSubscriptionsEnabled(deps: Deps, organizationId: str
   });
 }
 
-/** What creating a subscription checks before its transaction: the organization may, and the URL is safe. */
-export async function prepareNewSubscription(
+/**
+ * What creating a subscription, or pointing one at another URL, checks before its transaction: the
+ * organization manages its own subscriptions (a new URL is an endpoint nobody reviewed, as a new
+ * subscription's is), and the URL is safe.
+ */
+export async function prepareSubscriptionUrl(
   deps: Deps,
   organizationId: string,
   url: string,

@@ -217,14 +217,28 @@ function fieldErrorFromAjv(issue: AjvIssue, context: string): FieldError {
  * valid". The first says why; the second is dropped.
  */
 function withoutRepeatedKeyIssues(issues: AjvIssue[]): AjvIssue[] {
+  // One pass to index the keys reported, one to drop: a body may bring tens of thousands of issues.
+  const reportedKeys = new Set(
+    issues.flatMap((issue) =>
+      issue.propertyName === undefined ? [] : [JSON.stringify([issue.instancePath, issue.propertyName])],
+    ),
+  );
   return issues.filter(
     (issue) =>
       issue.keyword !== 'propertyNames' ||
-      !issues.some(
-        (other) =>
-          other.propertyName === issue.params.propertyName && other.instancePath === issue.instancePath,
-      ),
+      !reportedKeys.has(JSON.stringify([issue.instancePath, String(issue.params.propertyName)])),
   );
+}
+
+/** Each field error once, in order: linear, since a body may bring tens of thousands of them. */
+function withoutRepeatedFieldErrors(errors: FieldError[]): FieldError[] {
+  const seen = new Set<string>();
+  return errors.filter((error) => {
+    const key = JSON.stringify([error.param, error.code]);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
 }
 
 /**
@@ -278,12 +292,12 @@ export function toAppError(thrown: unknown, bodyBytesMax?: number): AppError {
   const fastifyError = error as FastifyError & { validation?: AjvIssue[]; validationContext?: string };
   if (Array.isArray(fastifyError.validation)) {
     const context = fastifyError.validationContext ?? 'body';
-    const errors = withoutRepeatedTagIssues(withoutRepeatedKeyIssues(fastifyError.validation))
-      .map((issue) => fieldErrorFromAjv(issue, context))
-      // A field unknown both to the body and to the form its discriminator picked is named once.
-      .filter(
-        (error, i, all) => all.findIndex((e) => e.param === error.param && e.code === error.code) === i,
-      );
+    // A field unknown both to the body and to the form its discriminator picked is named once.
+    const errors = withoutRepeatedFieldErrors(
+      withoutRepeatedTagIssues(withoutRepeatedKeyIssues(fastifyError.validation)).map((issue) =>
+        fieldErrorFromAjv(issue, context),
+      ),
+    );
     return validationErrors(errors);
   }
   switch (fastifyError.code) {

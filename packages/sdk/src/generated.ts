@@ -2077,7 +2077,7 @@ export interface Organization {
     phone: string | null;
     updated_at: string;
   }>;
-  /** Whether the organization manages its own webhook subscriptions (`POST /v1/webhook-subscriptions`). The operator’s switch: on in the sandbox; off in pilot and production, where subscriptions are set up from the ones reviewed in the sandbox (`mkoba subscriptions promote`) until the operator turns it on. While off, creating one is a 403 `subscriptions_not_enabled`. */
+  /** Whether the organization manages its own webhook subscriptions (`POST /v1/webhook-subscriptions`). The operator’s switch: on in the sandbox; off in pilot and production, where subscriptions are set up from the ones reviewed in the sandbox (`mkoba subscriptions promote`) until the operator turns it on. While off, creating one or changing one’s `url` is a 403 `subscriptions_not_enabled`. */
   webhook_subscriptions_enabled: boolean;
   created_at: string;
   /** When the profile or a contact last changed. */

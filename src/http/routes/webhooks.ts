@@ -3,13 +3,12 @@ import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../app/deps.ts';
 import {
   type CheckedWebhookUrl,
-  checkSubscriptionUrl,
   createSubscription,
   emitTestEvent,
   eventDeliveries,
   getSubscription,
   listSubscriptions,
-  prepareNewSubscription,
+  prepareSubscriptionUrl,
   type RetiredSecret,
   recoverSubscription,
   redeliverEvent,
@@ -314,7 +313,7 @@ export function webhookRoutes(app: FastifyInstance, deps: Deps): void {
               sensitive: true,
             };
           },
-          (organizationId) => prepareNewSubscription(deps, organizationId, request.body.url),
+          (organizationId) => prepareSubscriptionUrl(deps, organizationId, request.body.url),
         ),
     );
   }
@@ -369,7 +368,7 @@ export function webhookRoutes(app: FastifyInstance, deps: Deps): void {
         operationId: 'updateWebhookSubscription',
         summary: 'Update a webhook subscription',
         description:
-          'Change the URL, event types, description, payload format, payload version (forward only), or enable/disable it. Re-enabling starts a fresh failure window.',
+          'Change the URL, event types, description, payload format, payload version (forward only), or enable/disable it. Re-enabling starts a fresh failure window. A new `url` is a new endpoint: while the operator has not enabled the organization’s own subscriptions (`webhook_subscriptions_enabled` false) it is a 403 `subscriptions_not_enabled`, as creating one is.',
         tags: TAGS,
         security: BEARER_SECURITY,
         headers: idempotencyHeadersSchema,
@@ -408,8 +407,10 @@ export function webhookRoutes(app: FastifyInstance, deps: Deps): void {
             await updateSubscription(tx, deps, organizationId, request.params.id, { ...request.body, url }),
           ),
         }),
-        async () =>
-          request.body.url === undefined ? undefined : checkSubscriptionUrl(deps, request.body.url),
+        async (organizationId) =>
+          request.body.url === undefined
+            ? undefined
+            : prepareSubscriptionUrl(deps, organizationId, request.body.url),
       ),
   );
 
