@@ -9,10 +9,27 @@ import type { PilotCaps } from '../domain/decisions/pilotCaps.ts';
 import { formatId, ID_PREFIXES, ID_RANDOM_BYTES, type IdKind } from '../domain/ids.ts';
 import type { ScreeningIndex } from '../domain/screening/screeningIndex.ts';
 import { type Keyring, keyringOf } from '../domain/sealing.ts';
+import type { Wallet } from '../domain/wallets.ts';
 import { createServiceMetrics, type ServiceMetrics } from '../metrics.ts';
-import type { Store } from '../store/store.ts';
+import type { Queryable, Store } from '../store/store.ts';
+import type { ApprovableResources } from './approvals.ts';
+import { useCaseHooks } from './composition.ts';
 import type { ExportFormatters } from './exports.ts';
 import type { PartnerRailFactories } from './railPartnerDirectory.ts';
+
+/**
+ * Refuses a movement of money out of a wallet that may not send one (a savings account): throws the 422
+ * problem naming `param`. Called once the wallet is known to exist.
+ */
+export type MovementSourceGuard = (
+  deps: Deps,
+  db: Queryable,
+  walletId: string,
+  param: string,
+) => Promise<void>;
+
+/** Runs in a new wallet's transaction and returns the wallet with what it added (its account details). */
+export type WalletCreatedHook = (tx: Queryable, deps: Deps, wallet: Wallet) => Promise<Wallet>;
 
 export interface Deps {
   store: Store;
@@ -60,6 +77,16 @@ export interface Deps {
    * (src/app/sanctions/screeningIndex.ts) when absent. Tests hold a build open with their own.
    */
   buildScreeningIndex?: (store: Store, versionId: string) => Promise<ScreeningIndex>;
+  /*
+   * What lower use cases call on higher ones without importing them, filled by the composition root
+   * (`useCaseHooks` in src/app/composition.ts, through `systemDeps`).
+   */
+  /** How approvals lock and move on each resource type (src/app/approvals.ts). */
+  approvableResources: ApprovableResources;
+  /** Checks on the source wallet of every transfer, payment batch item and conversion. */
+  movementSourceGuards: readonly MovementSourceGuard[];
+  /** What a new wallet is given in its creating transaction, in order. */
+  walletCreatedHooks: readonly WalletCreatedHook[];
 }
 
 export interface SystemDepsOptions {
@@ -124,5 +151,6 @@ export function systemDeps(store: Store, environment: Environment, options: Syst
     randomBytes: (size) => new Uint8Array(randomBytes(size)),
     resolveHost: async (hostname) =>
       (await lookup(hostname, { all: true, verbatim: true })).map((a) => a.address),
+    ...useCaseHooks(),
   };
 }

@@ -65,7 +65,7 @@ import {
 } from '../store/repositories/loans.ts';
 import { findWallets } from '../store/repositories/wallets.ts';
 import type { Queryable } from '../store/store.ts';
-import { cancelApprovalOf, newApproval, openApproval } from './approvals.ts';
+import { type ApprovableResource, cancelApprovalOf, newApproval, openApproval } from './approvals.ts';
 import { readCustomerPolicyFacts } from './customerPolicyFacts.ts';
 import type { Deps } from './deps.ts';
 import { newEvent, recordEvents } from './events.ts';
@@ -956,3 +956,12 @@ export async function listLoanRepayments(
     page: toPage(await listRepayments(deps.store, loan.id, request, request.limit + 1), request.limit),
   };
 }
+
+/** A loan application as an approval's resource. */
+export const LOAN_APPROVALS: ApprovableResource & { type: 'loan' } = {
+  type: 'loan',
+  async lock(tx, organizationId, resourceId) {
+    await findLoan(tx, organizationId, resourceId, { forUpdate: true });
+    return { settle: (tx, deps, approval) => decideLoanApproval(tx, deps, approval) };
+  },
+};

@@ -34,7 +34,7 @@ import {
 } from '../store/repositories/policies.ts';
 import type { KeysetFilter } from '../store/repositories/rows.ts';
 import type { Queryable, Store } from '../store/store.ts';
-import { newApproval, openApproval } from './approvals.ts';
+import { type ApprovableResource, newApproval, openApproval } from './approvals.ts';
 import type { Deps } from './deps.ts';
 import { newEvent, recordEvents } from './events.ts';
 import { appendEvidence } from './evidence.ts';
@@ -346,3 +346,12 @@ export async function listChanges(
     request.limit,
   );
 }
+
+/** A policy change as an approval's resource. */
+export const POLICY_CHANGE_APPROVALS: ApprovableResource & { type: 'policy_change' } = {
+  type: 'policy_change',
+  async lock(tx, organizationId, resourceId) {
+    await findPolicyChange(tx, organizationId, resourceId, { forUpdate: true });
+    return { settle: decidePolicyChange };
+  },
+};
