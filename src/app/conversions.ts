@@ -86,6 +86,9 @@ import { LimitGuard } from './posting/limitGuard.ts';
 import { PostingSession, refusalError } from './posting/session.ts';
 import { requireProduct } from './products.ts';
 
+// Record types the HTTP edge presents, given through the use case layer (src/http never imports the store).
+export type { StoredConversionRate } from '../store/repositories/stablecoins.ts';
+
 const isAsset = (c: Currency) => isDigitalAsset(c);
 
 /** The band rates and quotes are held to: MKOBA_CONVERSION_RATE_BAND_BPS, 5 % by default. */

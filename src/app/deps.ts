@@ -17,6 +17,9 @@ import { useCaseHooks } from './composition.ts';
 import type { ExportFormatters } from './exports.ts';
 import type { PartnerRailFactories } from './railPartnerDirectory.ts';
 
+// The driver interface's types, for the layers that hand a transaction on without importing the store.
+export type { Queryable, Store } from '../store/store.ts';
+
 /**
  * Refuses a movement of money out of a wallet that may not send one (a savings account): throws the 422
  * problem naming `param`. Called once the wallet is known to exist.

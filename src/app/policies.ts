@@ -20,6 +20,7 @@ import { AppError, resourceMissing } from '../domain/errors.ts';
 import type { EventRecord } from '../domain/events.ts';
 import type { EvidenceActor } from '../domain/evidence.ts';
 import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
+import { findLatestApprovalIdOf } from '../store/repositories/approvals.ts';
 import {
   findCurrentPolicy,
   findPolicyChange,
@@ -38,6 +39,9 @@ import { type ApprovableResource, newApproval, openApproval } from './approvals.
 import type { Deps } from './deps.ts';
 import { newEvent, recordEvents } from './events.ts';
 import { appendEvidence } from './evidence.ts';
+
+// Record types the HTTP edge presents, given through the use case layer (src/http never imports the store).
+export type { PolicyChange } from '../store/repositories/policies.ts';
 
 /**
  * How long a process keeps an organization's policy before reading it again: a change made through another
@@ -355,3 +359,12 @@ export const POLICY_CHANGE_APPROVALS: ApprovableResource & { type: 'policy_chang
     return { settle: decidePolicyChange };
   },
 };
+
+/** The approval opened last on a policy change, if any: what its presentation links to. */
+export function latestApprovalIdOfChange(
+  deps: Deps,
+  organizationId: string,
+  changeId: string,
+): Promise<string | null> {
+  return findLatestApprovalIdOf(deps.store, organizationId, changeId);
+}

@@ -31,6 +31,9 @@ import type { RailPartnerDirectory } from './railPartnerDirectory.ts';
 import { openException } from './reconciliation.ts';
 import { applyStatusChange } from './transfers.ts';
 
+// Record types the HTTP edge presents, given through the use case layer (src/http never imports the store).
+export type { RailCallback } from '../store/repositories/railCallbacks.ts';
+
 /** How long a callback about a payout we cannot find yet is tried again before it is an exception. */
 export const RAIL_CALLBACK_MATCH_GRACE_MS = 5 * 60_000;
 /** Between those tries. */
