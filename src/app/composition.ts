@@ -7,13 +7,16 @@
 import type { Deps } from './deps.ts';
 import { digitalAccountsOnWalletCreated } from './digitalAccounts.ts';
 import { GOVERNED_CHANGE_APPROVALS } from './governedChanges.ts';
-import { LOAN_APPROVALS } from './loans.ts';
+import { LOAN_APPROVALS, LOAN_DAY_WORK } from './loans.ts';
 import { PAYMENT_BATCH_APPROVALS } from './paymentBatches.ts';
 import { POLICY_CHANGE_APPROVALS } from './policies.ts';
-import { refuseSavingsSource } from './savings.ts';
+import { refuseSavingsSource, SAVINGS_DAY_WORK } from './savings.ts';
 import { TRANSFER_APPROVALS } from './transferApprovals.ts';
 
-export type UseCaseHooks = Pick<Deps, 'approvableResources' | 'movementSourceGuards' | 'walletCreatedHooks'>;
+export type UseCaseHooks = Pick<
+  Deps,
+  'approvableResources' | 'movementSourceGuards' | 'walletCreatedHooks' | 'dayWork'
+>;
 
 export function useCaseHooks(): UseCaseHooks {
   return {
@@ -29,5 +32,7 @@ export function useCaseHooks(): UseCaseHooks {
     movementSourceGuards: [refuseSavingsSource],
     // Wallets: a new wallet has its account details from the start once the organization issues them.
     walletCreatedHooks: [digitalAccountsOnWalletCreated],
+    // The day worker and a test clock's advance: each product's once-a-day work, in the order a day runs.
+    dayWork: [SAVINGS_DAY_WORK, LOAN_DAY_WORK],
   };
 }

@@ -34,6 +34,22 @@ export type MovementSourceGuard = (
 /** Runs in a new wallet's transaction and returns the wallet with what it added (its account details). */
 export type WalletCreatedHook = (tx: Queryable, deps: Deps, wallet: Wallet) => Promise<Wallet>;
 
+/** A product's once-a-day work (src/app/dayWork.ts runs it). */
+export interface DayWork {
+  /** Names the work in logs and errors, e.g. `savings_accrual`. */
+  name: string;
+  /**
+   * Organizations that may have days of this work to do (those with accounts of the product), at most
+   * `limit`, after `after` in id order: the day worker pages through them.
+   */
+  organizations(deps: Deps, after: string | undefined, limit: number): Promise<string[]>;
+  /**
+   * Does every day of the organization's work that is due up to and including `throughDay` (the
+   * organization's today, UTC `YYYY-MM-DD`) and not done yet, in day order.
+   */
+  catchUp(deps: Deps, organizationId: string, throughDay: string): Promise<void>;
+}
+
 export interface Deps {
   store: Store;
   environment: Environment;
@@ -90,6 +106,8 @@ export interface Deps {
   movementSourceGuards: readonly MovementSourceGuard[];
   /** What a new wallet is given in its creating transaction, in order. */
   walletCreatedHooks: readonly WalletCreatedHook[];
+  /** Every product's day work, in the order a day runs: what the day worker and a test clock's advance run. */
+  dayWork: readonly DayWork[];
 }
 
 export interface SystemDepsOptions {

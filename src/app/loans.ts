@@ -67,7 +67,7 @@ import { findWallets } from '../store/repositories/wallets.ts';
 import type { Queryable } from '../store/store.ts';
 import { type ApprovableResource, cancelApprovalOf, newApproval, openApproval } from './approvals.ts';
 import { readCustomerPolicyFacts } from './customerPolicyFacts.ts';
-import type { Deps } from './deps.ts';
+import type { DayWork, Deps } from './deps.ts';
 import { newEvent, recordEvents } from './events.ts';
 import { appendEvidence } from './evidence.ts';
 import { loadPolicy } from './policies.ts';
@@ -819,6 +819,13 @@ export async function catchUpLoans(deps: Deps, organizationId: string, throughDa
 export function loanOrganizations(deps: Deps, after: string | undefined, limit: number): Promise<string[]> {
   return organizationsWithActiveLoans(deps.store, after, limit);
 }
+
+/** Lending's day work: due-date collection from the borrower's wallet, days past due, penalty. */
+export const LOAN_DAY_WORK: DayWork = {
+  name: 'loan_collection',
+  organizations: loanOrganizations,
+  catchUp: catchUpLoans,
+};
 
 // ---- write-off ----
 

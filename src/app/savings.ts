@@ -61,8 +61,7 @@ import {
 } from '../store/repositories/savings.ts';
 import { findWallet } from '../store/repositories/wallets.ts';
 import type { Queryable, Store } from '../store/store.ts';
-import type { DayWork } from './dayWork.ts';
-import type { Deps, MovementSourceGuard } from './deps.ts';
+import type { DayWork, Deps, MovementSourceGuard } from './deps.ts';
 import { newEvent, recordEvents } from './events.ts';
 import { feeIncomeAccount } from './fees.ts';
 import { PostingSession, refusalError } from './posting/session.ts';
