@@ -40,12 +40,3 @@ export interface PoolStats {
   waitingCount: number;
   maxCount: number;
 }
-
-// What an error from the database means: in src/domain so the HTTP edge reads it without the store.
-export {
-  isDatabaseTimeout,
-  isPoolTimeout,
-  isTransactionConflict,
-  SQLSTATE,
-  sqlState,
-} from '../domain/databaseErrors.ts';
