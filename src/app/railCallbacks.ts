@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto';
 import { type Collection, isFinalCollection } from '../domain/collections.ts';
 import { AppError } from '../domain/errors.ts';
 import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
+import type { RailCallbackStatus } from '../domain/railPartners.ts';
 import type { Transfer } from '../domain/transferRecord.ts';
 import { type CallbackReport, MalformedCallbackError } from '../rails/partner.ts';
 import { findCollection, findCollectionByPartnerReference } from '../store/repositories/collections.ts';
@@ -20,7 +21,6 @@ import {
   listRailCallbacks,
   lockReceivedCallback,
   type RailCallback,
-  type RailCallbackStatus,
 } from '../store/repositories/railCallbacks.ts';
 import { findRailPartnerConfig, findRailPartnerConfigByToken } from '../store/repositories/railPartners.ts';
 import { findTransfer, findTransferByRailReference, saveTransfer } from '../store/repositories/transfers.ts';

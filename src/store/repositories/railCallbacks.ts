@@ -3,8 +3,6 @@ import type { RailCallbackStatus } from '../../domain/railPartners.ts';
 import type { Queryable } from '../store.ts';
 import { type KeysetFilter, listNewestFirst, toDate, toJsonObject } from './rows.ts';
 
-export { RAIL_CALLBACK_STATUSES, type RailCallbackStatus } from '../../domain/railPartners.ts';
-
 export interface RailCallback {
   id: string;
   organizationId: string;
