@@ -18,6 +18,7 @@ import { CONSOLE_PREFIX } from './layout.ts';
 /** The pre-session cookie that keys the CSRF token of the sign-in forms (login CSRF). */
 const PRESESSION_COOKIE_SECURE = '__Host-mkoba_console_pre';
 const PRESESSION_COOKIE_PLAIN = 'mkoba_console_pre';
+
 export type FormBody = Record<string, string | string[] | undefined>;
 
 export type Handler = (
