@@ -16,12 +16,12 @@ import {
   PG_LOCK_TIMEOUT_MS,
   PG_STATEMENT_TIMEOUT_MS,
 } from '../src/config.ts';
+import { SQLSTATE } from '../src/domain/databaseErrors.ts';
 import { buildApp } from '../src/http/app.ts';
 import { toAppError } from '../src/http/problems.ts';
 import { MIGRATION_LOCK_KEY, migrate } from '../src/store/migrate.ts';
 import { createSchema, dropSchema, openPostgresStore } from '../src/store/postgres.ts';
 import { findOrganizationByName } from '../src/store/repositories/organizations.ts';
-import { SQLSTATE } from '../src/store/store.ts';
 import { api, TEST_DATABASE_URL, type TestApp } from './support/harness.ts';
 import { balanceOf, expectLedgerHealthy, fundedWallet, mobileMoney } from './support/ledger.ts';
 

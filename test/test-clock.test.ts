@@ -6,7 +6,7 @@
  * (a failure there is a 503 that the same request finishes). Production has no test clock.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DayWork, ORGANIZATION_DAY_WORK } from '../src/app/dayWork.ts';
+import type { DayWork } from '../src/app/deps.ts';
 import { organizationNow } from '../src/app/testClock.ts';
 import { DAY_MS, daysAfter, TEST_CLOCK_ADVANCE_DAYS_MAX, utcDay } from '../src/domain/testClock.ts';
 import { runDayWorkerOnce } from '../src/workers/dayWorker.ts';
@@ -42,10 +42,10 @@ describe.each(BACKENDS)('test clock on %s', (backend) => {
 
   beforeAll(async () => {
     t = await startTestApp(backend, 'sandbox');
-    ORGANIZATION_DAY_WORK.push(work);
+    // The app reads its day work from these deps at each advance.
+    t.deps.dayWork = [...t.deps.dayWork, work];
   });
   afterAll(async () => {
-    ORGANIZATION_DAY_WORK.splice(ORGANIZATION_DAY_WORK.indexOf(work), 1);
     await t.close();
   });
 

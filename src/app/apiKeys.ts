@@ -34,6 +34,9 @@ import type { Queryable } from '../store/store.ts';
 import type { Deps } from './deps.ts';
 import { appendEvidence, SYSTEM_ACTOR } from './evidence.ts';
 
+// Record types the HTTP edge presents, given through the use case layer (src/http never imports the store).
+export type { ApiKeyRow } from '../store/repositories/apiKeys.ts';
+
 /** The longest description a key may carry: a short note by its creator. */
 export const API_KEY_DESCRIPTION_CHARS_MAX = 200;
 

@@ -4,15 +4,14 @@
  * payment batch, the loan or the governed change) and
  * the approval second, so two votes, a vote and an expiry, or a vote and a cancel never both decide it. The
  * decision moves the resource on in the same transaction: an approved transfer goes to the rail (or settles,
- * when internal), a rejected or expired one gives its hold back.
- *
- * Past 400 lines: every resource type's decision is dispatched here under the one lock order.
+ * when internal), a rejected or expired one gives its hold back. How each resource type is locked and moved
+ * on is its own use case's `ApprovableResource`, handed in through `deps.approvableResources` by the
+ * composition root, so this file imports none of them.
  */
 import {
   type Approval,
   type ApprovalResourceType,
   type ApprovalStatus,
-  AWAITING_APPROVAL_STATUS_REASON,
   canAct,
   isPastExpiry,
   statusAfterVote,
@@ -21,13 +20,12 @@ import {
   voteRefusal,
   voteRole,
 } from '../domain/approvals.ts';
-import { DEFAULT_RULE_ID, type PolicyDecision } from '../domain/decisions/policies.ts';
+import type { PolicyDecision } from '../domain/decisions/policies.ts';
 import { AppError, resourceMissing } from '../domain/errors.ts';
 import type { EventRecord } from '../domain/events.ts';
 import type { EvidenceActor, EvidenceDraft } from '../domain/evidence.ts';
 import type { MemberRole } from '../domain/members.ts';
 import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
-import type { Transfer } from '../domain/transferRecord.ts';
 import {
   type ApprovalFilter,
   findApproval,
@@ -38,24 +36,34 @@ import {
   listApprovals as listApprovalRows,
   saveApprovalStatus,
 } from '../store/repositories/approvals.ts';
-import { findLoan } from '../store/repositories/loans.ts';
-import { findPaymentBatch } from '../store/repositories/paymentBatches.ts';
-import { findPolicyChange, findPolicyVersion } from '../store/repositories/policies.ts';
 import type { Queryable } from '../store/store.ts';
 import type { PrincipalMember } from './apiKeys.ts';
 import type { Deps } from './deps.ts';
 import { newEvent, recordEvents } from './events.ts';
 import { appendEvidence, SYSTEM_ACTOR } from './evidence.ts';
-import { decideGovernedChange, lockChange } from './governedChanges.ts';
-import { decideLoanApproval } from './loans.ts';
-import { decideBatchApproval } from './paymentBatches.ts';
-import { decidePolicyChange } from './policies.ts';
-import { applyStatusChange, lockTransfer } from './transfers.ts';
 
 /** Expired approvals one pass of the expiry worker decides at most. */
 export const APPROVAL_EXPIRY_BATCH_MAX = 100;
 /** How often the expiry worker looks: an approval expires at most this long after its time. */
 export const APPROVAL_EXPIRY_INTERVAL_MS = 1_000;
+
+/** A resource locked for an approval's decision, and how to move it on once the approval is decided. */
+export interface LockedResource {
+  /** The transfer the approval's evidence names, when the resource is one. */
+  transferId?: string;
+  /** Moves the resource on after the approval was decided; its status then, or null when it has none. */
+  settle(tx: Queryable, deps: Deps, approval: Approval, actor: EvidenceActor): Promise<string | null>;
+}
+
+/** What an approval needs of one resource type: supplied by the use case that owns the resource. */
+export interface ApprovableResource {
+  type: ApprovalResourceType;
+  /** Locks the resource (before the approval is locked: the one order every decision takes). */
+  lock(tx: Queryable, organizationId: string, resourceId: string): Promise<LockedResource>;
+}
+
+/** One handler per resource type an approval can be opened on. */
+export type ApprovableResources = { readonly [T in ApprovalResourceType]: ApprovableResource & { type: T } };
 
 /** The `data` of an `approval.updated` event: the approval as it stands, with its votes. */
 export function approvalEventData(approval: Approval): Record<string, unknown> {
@@ -126,48 +134,6 @@ export function newApproval(
   };
 }
 
-/**
- * A transfer held for review whose policy also asked for approval: once the review clears it waits
- * `pending_approval`, with an approval opened now under the rule (of the version) that decided it.
- */
-export async function awaitApprovalAfterReview(
-  tx: Queryable,
-  deps: Deps,
-  transfer: Transfer,
-): Promise<Transfer> {
-  const authorization = transfer.authorization;
-  if (!authorization) throw new Error('a transfer without a policy decision has no approval to wait for');
-  const policy = await findPolicyVersion(tx, transfer.organizationId, authorization.policyVersion);
-  const requirement =
-    authorization.rule === DEFAULT_RULE_ID
-      ? policy?.defaultRule.approval
-      : policy?.rules.find((r) => r.id === authorization.rule)?.approval;
-  if (!requirement)
-    throw new Error(`policy ${authorization.policyVersion} has no approval rule ${authorization.rule}`);
-  const now = deps.now();
-  const approval = newApproval(deps, {
-    organizationId: transfer.organizationId,
-    resourceType: 'transfer',
-    resourceId: transfer.id,
-    decision: {
-      decision: 'require_approval',
-      policyVersion: authorization.policyVersion,
-      rule: authorization.rule,
-      approval: requirement,
-      matched: {},
-    },
-    initiatedBy: transfer.createdBy ?? 'system',
-    now,
-  });
-  const waiting = await applyStatusChange(tx, deps, transfer, {
-    to: 'pending_approval',
-    reason: AWAITING_APPROVAL_STATUS_REASON,
-    approvalId: approval.id,
-  });
-  await openApproval(tx, deps, approval);
-  return waiting;
-}
-
 /** Opens approvals outside the ledger writer (a cleared review, a policy change), with their events. */
 export async function openApproval(tx: Queryable, deps: Deps, approval: Approval): Promise<void> {
   await insertApprovals(tx, [approval]);
@@ -225,79 +191,32 @@ export function voterOf(member: PrincipalMember | null, apiKeyId: string): Voter
 /** Locks an approval's resource, then the approval: the order every path that decides an approval takes. */
 async function lockForDecision(
   tx: Queryable,
+  deps: Deps,
   organizationId: string,
   id: string,
-): Promise<{ approval: Approval; transfer?: Transfer }> {
+): Promise<{ approval: Approval; resource: LockedResource }> {
   const found = await findApproval(tx, organizationId, id);
   if (!found) throw resourceMissing('approval', id);
-  let transfer: Transfer | undefined;
-  if (found.resourceType === 'transfer') transfer = await lockTransfer(tx, organizationId, found.resourceId);
-  else if (found.resourceType === 'payment_batch') {
-    await findPaymentBatch(tx, organizationId, found.resourceId, { forUpdate: true });
-  } else if (found.resourceType === 'loan') {
-    await findLoan(tx, organizationId, found.resourceId, { forUpdate: true });
-  } else if (found.resourceType === 'change') {
-    await lockChange(tx, organizationId, found.resourceId);
-  } else await findPolicyChange(tx, organizationId, found.resourceId, { forUpdate: true });
+  const resource = await deps.approvableResources[found.resourceType].lock(
+    tx,
+    organizationId,
+    found.resourceId,
+  );
   const approval = (await findApproval(tx, organizationId, id, { forUpdate: true })) as Approval;
-  return { approval, ...(transfer ? { transfer } : {}) };
-}
-
-/** Moves the approval's resource on after the approval was decided. */
-async function settleResource(
-  tx: Queryable,
-  deps: Deps,
-  approval: Approval,
-  transfer: Transfer | undefined,
-  actor: EvidenceActor,
-): Promise<string | null> {
-  if (approval.resourceType === 'policy_change') {
-    return decidePolicyChange(tx, deps, approval, actor);
-  }
-  if (approval.resourceType === 'payment_batch') return decideBatchApproval(tx, deps, approval);
-  if (approval.resourceType === 'loan') return decideLoanApproval(tx, deps, approval);
-  if (approval.resourceType === 'change') return decideGovernedChange(tx, deps, approval, actor);
-  if (transfer?.status !== 'pending_approval') return transfer?.status ?? null;
-  let moved: Transfer;
-  if (approval.status === 'approved') {
-    // Funds are already held: an internal transfer settles now; a payout goes to the rail's queue.
-    const internal = transfer.rail === 'internal';
-    moved = await applyStatusChange(tx, deps, transfer, {
-      to: 'pending',
-      nextRailCheckAt: internal ? null : deps.now(),
-    });
-    // A movement the release gate refused has failed already and goes no further.
-    if (internal && moved.status === 'pending')
-      moved = await applyStatusChange(tx, deps, moved, { to: 'settled' });
-  } else if (approval.status === 'rejected') {
-    moved = await applyStatusChange(tx, deps, transfer, {
-      to: 'rejected',
-      failureCode: 'approval_rejected',
-      reason: 'approval_rejected',
-    });
-  } else if (approval.status === 'expired') {
-    moved = await applyStatusChange(tx, deps, transfer, {
-      to: 'expired',
-      failureCode: 'approval_expired',
-      reason: 'approval_expired',
-    });
-  } else {
-    return transfer.status;
-  }
-  return moved.status;
+  return { approval, resource };
 }
 
 function decisionEvidence(
   approval: Approval,
   actor: EvidenceActor,
   resourceStatus: string | null,
-  transfer: Transfer | undefined,
+  transferId: string | undefined,
 ): EvidenceDraft {
   return {
     organizationId: approval.organizationId,
     kind: 'approval.decision',
     actor,
-    transferId: transfer?.id,
+    transferId,
     data: {
       approval_id: approval.id,
       status: approval.status,
@@ -327,7 +246,7 @@ export async function voteOnApproval(
   voter: Voter,
   actor: EvidenceActor,
 ): Promise<Approval> {
-  const { approval, transfer } = await lockForDecision(tx, organizationId, id);
+  const { approval, resource } = await lockForDecision(tx, deps, organizationId, id);
   const now = deps.now();
   const refusal = voteRefusal(approval, voter, now, input.role);
   if (refusal) throw refusal;
@@ -348,7 +267,7 @@ export async function voteOnApproval(
       organizationId,
       kind: 'approval.vote',
       actor,
-      transferId: transfer?.id,
+      transferId: resource.transferId,
       data: {
         approval_id: approval.id,
         member: vote.memberId,
@@ -362,8 +281,8 @@ export async function voteOnApproval(
   if (status !== 'pending') {
     result = { ...voted, status, decidedAt: now };
     await saveApprovalStatus(tx, result);
-    const resourceStatus = await settleResource(tx, deps, result, transfer, actor);
-    evidence.push(decisionEvidence(result, actor, resourceStatus, transfer));
+    const resourceStatus = await resource.settle(tx, deps, result, actor);
+    evidence.push(decisionEvidence(result, actor, resourceStatus, resource.transferId));
   }
   await appendEvidence(tx, deps, evidence);
   await recordEvents(tx, deps, [approvalEvent(deps, result, now)]);
@@ -393,13 +312,15 @@ export async function expireDueApprovals(deps: Deps, rowsMax = APPROVAL_EXPIRY_B
   let expired = 0;
   for (const { id, organizationId } of due) {
     const done = await deps.store.transaction(async (tx) => {
-      const { approval, transfer } = await lockForDecision(tx, organizationId, id);
+      const { approval, resource } = await lockForDecision(tx, deps, organizationId, id);
       const now = deps.now();
       if (!isPastExpiry(approval, now)) return false;
       const result: Approval = { ...approval, status: 'expired', decidedAt: now };
       await saveApprovalStatus(tx, result);
-      const resourceStatus = await settleResource(tx, deps, result, transfer, SYSTEM_ACTOR);
-      await appendEvidence(tx, deps, [decisionEvidence(result, SYSTEM_ACTOR, resourceStatus, transfer)]);
+      const resourceStatus = await resource.settle(tx, deps, result, SYSTEM_ACTOR);
+      await appendEvidence(tx, deps, [
+        decisionEvidence(result, SYSTEM_ACTOR, resourceStatus, resource.transferId),
+      ]);
       await recordEvents(tx, deps, [approvalEvent(deps, result, now)]);
       return true;
     });

@@ -33,6 +33,9 @@ import { newEvent, recordEvents } from './events.ts';
 import { openException } from './reconciliation.ts';
 import { creditFromRail } from './transfers.ts';
 
+// Record types the HTTP edge presents, given through the use case layer (src/http never imports the store).
+export type { VirtualAccount } from '../store/repositories/collections.ts';
+
 /** Tries at drawing a reference no other wallet holds (10 random digits: a clash is rare). */
 const VIRTUAL_ACCOUNT_DRAWS_MAX = 5;
 /** Characters of the bank's reference for a deposit, and of a payer's name, at most. */

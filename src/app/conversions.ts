@@ -81,10 +81,13 @@ import type { Deps } from './deps.ts';
 import { newEvent, recordEvents } from './events.ts';
 import { appendEvidence, SYSTEM_ACTOR } from './evidence.ts';
 import { feeIncomeAccount, loadFeeSchedule } from './fees.ts';
+import { guardMovementSource } from './movementSources.ts';
 import { LimitGuard } from './posting/limitGuard.ts';
 import { PostingSession, refusalError } from './posting/session.ts';
 import { requireProduct } from './products.ts';
-import { refuseSavingsSource } from './savings.ts';
+
+// Record types the HTTP edge presents, given through the use case layer (src/http never imports the store).
+export type { StoredConversionRate } from '../store/repositories/stablecoins.ts';
 
 const isAsset = (c: Currency) => isDigitalAsset(c);
 
@@ -364,7 +367,7 @@ export async function createQuote(
   const wallets = await findWallets(tx, organizationId, [input.from_wallet, input.to_wallet]);
   const from = wallets.get(input.from_wallet);
   if (!from) throw resourceMissing('wallet', input.from_wallet, 'from_wallet');
-  await refuseSavingsSource(deps, tx, from.id, 'from_wallet');
+  await guardMovementSource(deps, tx, from.id, 'from_wallet');
   const to = wallets.get(input.to_wallet);
   if (!to) throw resourceMissing('wallet', input.to_wallet, 'to_wallet');
   if (from.ownerId !== to.ownerId) {

@@ -22,6 +22,9 @@ import type { Deps } from './deps.ts';
 import { newEvent, recordEvents } from './events.ts';
 import { appendEvidence } from './evidence.ts';
 
+// Record types the HTTP edge presents, given through the use case layer (src/http never imports the store).
+export type { Customer } from '../store/repositories/customers.ts';
+
 export interface CreateCustomerInput {
   type: CustomerType;
   name: string;

@@ -9,10 +9,46 @@ import type { PilotCaps } from '../domain/decisions/pilotCaps.ts';
 import { formatId, ID_PREFIXES, ID_RANDOM_BYTES, type IdKind } from '../domain/ids.ts';
 import type { ScreeningIndex } from '../domain/screening/screeningIndex.ts';
 import { type Keyring, keyringOf } from '../domain/sealing.ts';
+import type { Wallet } from '../domain/wallets.ts';
 import { createServiceMetrics, type ServiceMetrics } from '../metrics.ts';
-import type { Store } from '../store/store.ts';
+import type { Queryable, Store } from '../store/store.ts';
+import type { ApprovableResources } from './approvals.ts';
+import { useCaseHooks } from './composition.ts';
 import type { ExportFormatters } from './exports.ts';
 import type { PartnerRailFactories } from './railPartnerDirectory.ts';
+
+// The driver interface's types, for the layers that hand a transaction on without importing the store.
+export type { Queryable, Store } from '../store/store.ts';
+
+/**
+ * Refuses a movement of money out of a wallet that may not send one (a savings account): throws the 422
+ * problem naming `param`. Called once the wallet is known to exist.
+ */
+export type MovementSourceGuard = (
+  deps: Deps,
+  db: Queryable,
+  walletId: string,
+  param: string,
+) => Promise<void>;
+
+/** Runs in a new wallet's transaction and returns the wallet with what it added (its account details). */
+export type WalletCreatedHook = (tx: Queryable, deps: Deps, wallet: Wallet) => Promise<Wallet>;
+
+/** A product's once-a-day work (src/app/dayWork.ts runs it). */
+export interface DayWork {
+  /** Names the work in logs and errors, e.g. `savings_accrual`. */
+  name: string;
+  /**
+   * Organizations that may have days of this work to do (those with accounts of the product), at most
+   * `limit`, after `after` in id order: the day worker pages through them.
+   */
+  organizations(deps: Deps, after: string | undefined, limit: number): Promise<string[]>;
+  /**
+   * Does every day of the organization's work that is due up to and including `throughDay` (the
+   * organization's today, UTC `YYYY-MM-DD`) and not done yet, in day order.
+   */
+  catchUp(deps: Deps, organizationId: string, throughDay: string): Promise<void>;
+}
 
 export interface Deps {
   store: Store;
@@ -60,6 +96,18 @@ export interface Deps {
    * (src/app/sanctions/screeningIndex.ts) when absent. Tests hold a build open with their own.
    */
   buildScreeningIndex?: (store: Store, versionId: string) => Promise<ScreeningIndex>;
+  /*
+   * What lower use cases call on higher ones without importing them, filled by the composition root
+   * (`useCaseHooks` in src/app/composition.ts, through `systemDeps`).
+   */
+  /** How approvals lock and move on each resource type (src/app/approvals.ts). */
+  approvableResources: ApprovableResources;
+  /** Checks on the source wallet of every transfer, payment batch item and conversion. */
+  movementSourceGuards: readonly MovementSourceGuard[];
+  /** What a new wallet is given in its creating transaction, in order. */
+  walletCreatedHooks: readonly WalletCreatedHook[];
+  /** Every product's day work, in the order a day runs: what the day worker and a test clock's advance run. */
+  dayWork: readonly DayWork[];
 }
 
 export interface SystemDepsOptions {
@@ -124,5 +172,6 @@ export function systemDeps(store: Store, environment: Environment, options: Syst
     randomBytes: (size) => new Uint8Array(randomBytes(size)),
     resolveHost: async (hostname) =>
       (await lookup(hostname, { all: true, verbatim: true })).map((a) => a.address),
+    ...useCaseHooks(),
   };
 }

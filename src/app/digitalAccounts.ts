@@ -37,7 +37,7 @@ import {
 import { findWallet } from '../store/repositories/wallets.ts';
 import type { Queryable } from '../store/store.ts';
 import { ensureVirtualAccount } from './bankDeposits.ts';
-import type { Deps } from './deps.ts';
+import type { Deps, WalletCreatedHook } from './deps.ts';
 import { appendEvidence } from './evidence.ts';
 
 /** Tries at drawing an account number nobody holds (about 8 × 10^10 numbers: a clash is rare). */
@@ -132,6 +132,12 @@ export async function accountDetailsForNewWallet(
   if (!settings) return null;
   return (await issueAccountDetails(tx, deps, wallet, settings)).details;
 }
+
+/** A wallet-created hook: once the organization issues account numbers, a new wallet has its details. */
+export const digitalAccountsOnWalletCreated: WalletCreatedHook = async (tx, deps, wallet) => ({
+  ...wallet,
+  accountDetails: await accountDetailsForNewWallet(tx, deps, wallet),
+});
 
 /**
  * The wallet's account details, issued now if it has none (a wallet made before the settings existed). A

@@ -31,6 +31,9 @@ import { findWallet } from '../store/repositories/wallets.ts';
 import type { Queryable, Store } from '../store/store.ts';
 import type { Deps } from './deps.ts';
 
+// Record types the HTTP edge presents, given through the use case layer (src/http never imports the store).
+export type { EvidenceSubject } from '../store/repositories/evidence.ts';
+
 /** Records read per statement while verifying a chain. */
 export const EVIDENCE_VERIFY_BATCH_RECORDS = 1_000;
 

@@ -35,7 +35,7 @@ import {
   saveGovernedChange,
 } from '../store/repositories/governedChanges.ts';
 import type { Queryable } from '../store/store.ts';
-import { approvalEvent, newApproval, openApproval } from './approvals.ts';
+import { type ApprovableResource, approvalEvent, newApproval, openApproval } from './approvals.ts';
 import type { Deps } from './deps.ts';
 import { newEvent, recordEvents } from './events.ts';
 import { apiKeyActor, appendEvidence } from './evidence.ts';
@@ -391,3 +391,12 @@ export async function listChanges(
     request.limit,
   );
 }
+
+/** A governed change as an approval's resource. */
+export const GOVERNED_CHANGE_APPROVALS: ApprovableResource & { type: 'change' } = {
+  type: 'change',
+  async lock(tx, organizationId, resourceId) {
+    await lockChange(tx, organizationId, resourceId);
+    return { settle: decideGovernedChange };
+  },
+};

@@ -10,6 +10,9 @@ import {
 } from '../store/repositories/ledger.ts';
 import type { Deps } from './deps.ts';
 
+// Record types the HTTP edge presents, given through the use case layer (src/http never imports the store).
+export type { JournalEntry, LedgerAccount } from '../store/repositories/ledger.ts';
+
 export interface JournalEntryListRequest extends PageRequest {
   /** Only entries with a posting on this wallet's account. */
   walletId?: string | undefined;

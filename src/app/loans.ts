@@ -65,9 +65,9 @@ import {
 } from '../store/repositories/loans.ts';
 import { findWallets } from '../store/repositories/wallets.ts';
 import type { Queryable } from '../store/store.ts';
-import { cancelApprovalOf, newApproval, openApproval } from './approvals.ts';
+import { type ApprovableResource, cancelApprovalOf, newApproval, openApproval } from './approvals.ts';
 import { readCustomerPolicyFacts } from './customerPolicyFacts.ts';
-import type { Deps } from './deps.ts';
+import type { DayWork, Deps } from './deps.ts';
 import { newEvent, recordEvents } from './events.ts';
 import { appendEvidence } from './evidence.ts';
 import { loadPolicy } from './policies.ts';
@@ -820,6 +820,13 @@ export function loanOrganizations(deps: Deps, after: string | undefined, limit: 
   return organizationsWithActiveLoans(deps.store, after, limit);
 }
 
+/** Lending's day work: due-date collection from the borrower's wallet, days past due, penalty. */
+export const LOAN_DAY_WORK: DayWork = {
+  name: 'loan_collection',
+  organizations: loanOrganizations,
+  catchUp: catchUpLoans,
+};
+
 // ---- write-off ----
 
 /**
@@ -956,3 +963,12 @@ export async function listLoanRepayments(
     page: toPage(await listRepayments(deps.store, loan.id, request, request.limit + 1), request.limit),
   };
 }
+
+/** A loan application as an approval's resource. */
+export const LOAN_APPROVALS: ApprovableResource & { type: 'loan' } = {
+  type: 'loan',
+  async lock(tx, organizationId, resourceId) {
+    await findLoan(tx, organizationId, resourceId, { forUpdate: true });
+    return { settle: (tx, deps, approval) => decideLoanApproval(tx, deps, approval) };
+  },
+};

@@ -59,16 +59,16 @@ import {
 } from '../store/repositories/paymentBatches.ts';
 import { findWallets } from '../store/repositories/wallets.ts';
 import type { Queryable } from '../store/store.ts';
-import { cancelApprovalOf, newApproval, openApproval } from './approvals.ts';
+import { type ApprovableResource, cancelApprovalOf, newApproval, openApproval } from './approvals.ts';
 import { readCustomerPolicyFacts } from './customerPolicyFacts.ts';
 import type { Deps } from './deps.ts';
 import { newEvent, recordEvents } from './events.ts';
 import { appendEvidence, SYSTEM_ACTOR } from './evidence.ts';
 import { currentFeeScheduleIn } from './fees.ts';
+import { guardMovementSource } from './movementSources.ts';
 import { loadPolicy } from './policies.ts';
 import { PostingSession, refusalError } from './posting/session.ts';
 import type { ChunkResult, LedgerWriter, TransferCommand } from './posting/writer.ts';
-import { refuseSavingsSource } from './savings.ts';
 import { checkTransferRequest, prepareTransfer } from './transfers.ts';
 
 /** The most item faults a refused batch lists (the first ones, in row order). */
@@ -266,7 +266,7 @@ export async function submitPaymentBatch(
   const wallets = await findWallets(tx, organizationId, [input.source, ...destinationWallets]);
   const source = wallets.get(input.source);
   if (!source) throw resourceMissing('wallet', input.source, 'source');
-  await refuseSavingsSource(deps, tx, source.id, 'source');
+  await guardMovementSource(deps, tx, source.id, 'source');
   if (!isCurrency(input.currency) || input.currency !== source.currency) {
     throw validationError(
       'currency',
@@ -820,3 +820,12 @@ export async function decideBatchApproval(
   const ended = await refuseBatch(tx, deps, batch, code, `the batch's approval was ${approval.status}`, now);
   return ended.status;
 }
+
+/** A payment batch as an approval's resource. */
+export const PAYMENT_BATCH_APPROVALS: ApprovableResource & { type: 'payment_batch' } = {
+  type: 'payment_batch',
+  async lock(tx, organizationId, resourceId) {
+    await findPaymentBatch(tx, organizationId, resourceId, { forUpdate: true });
+    return { settle: (tx, deps, approval) => decideBatchApproval(tx, deps, approval) };
+  },
+};

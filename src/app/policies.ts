@@ -20,6 +20,7 @@ import { AppError, resourceMissing } from '../domain/errors.ts';
 import type { EventRecord } from '../domain/events.ts';
 import type { EvidenceActor } from '../domain/evidence.ts';
 import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
+import { findLatestApprovalIdOf } from '../store/repositories/approvals.ts';
 import {
   findCurrentPolicy,
   findPolicyChange,
@@ -34,10 +35,13 @@ import {
 } from '../store/repositories/policies.ts';
 import type { KeysetFilter } from '../store/repositories/rows.ts';
 import type { Queryable, Store } from '../store/store.ts';
-import { newApproval, openApproval } from './approvals.ts';
+import { type ApprovableResource, newApproval, openApproval } from './approvals.ts';
 import type { Deps } from './deps.ts';
 import { newEvent, recordEvents } from './events.ts';
 import { appendEvidence } from './evidence.ts';
+
+// Record types the HTTP edge presents, given through the use case layer (src/http never imports the store).
+export type { PolicyChange } from '../store/repositories/policies.ts';
 
 /**
  * How long a process keeps an organization's policy before reading it again: a change made through another
@@ -345,4 +349,22 @@ export async function listChanges(
     await listPolicyChanges(deps.store, organizationId, request, request.limit + 1),
     request.limit,
   );
+}
+
+/** A policy change as an approval's resource. */
+export const POLICY_CHANGE_APPROVALS: ApprovableResource & { type: 'policy_change' } = {
+  type: 'policy_change',
+  async lock(tx, organizationId, resourceId) {
+    await findPolicyChange(tx, organizationId, resourceId, { forUpdate: true });
+    return { settle: decidePolicyChange };
+  },
+};
+
+/** The approval opened last on a policy change, if any: what its presentation links to. */
+export function latestApprovalIdOfChange(
+  deps: Deps,
+  organizationId: string,
+  changeId: string,
+): Promise<string | null> {
+  return findLatestApprovalIdOf(deps.store, organizationId, changeId);
 }

@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto';
 import { type Collection, isFinalCollection } from '../domain/collections.ts';
 import { AppError } from '../domain/errors.ts';
 import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
+import type { RailCallbackStatus } from '../domain/railPartners.ts';
 import type { Transfer } from '../domain/transferRecord.ts';
 import { type CallbackReport, MalformedCallbackError } from '../rails/partner.ts';
 import { findCollection, findCollectionByPartnerReference } from '../store/repositories/collections.ts';
@@ -20,7 +21,6 @@ import {
   listRailCallbacks,
   lockReceivedCallback,
   type RailCallback,
-  type RailCallbackStatus,
 } from '../store/repositories/railCallbacks.ts';
 import { findRailPartnerConfig, findRailPartnerConfigByToken } from '../store/repositories/railPartners.ts';
 import { findTransfer, findTransferByRailReference, saveTransfer } from '../store/repositories/transfers.ts';
@@ -30,6 +30,9 @@ import type { Deps } from './deps.ts';
 import type { RailPartnerDirectory } from './railPartnerDirectory.ts';
 import { openException } from './reconciliation.ts';
 import { applyStatusChange } from './transfers.ts';
+
+// Record types the HTTP edge presents, given through the use case layer (src/http never imports the store).
+export type { RailCallback } from '../store/repositories/railCallbacks.ts';
 
 /** How long a callback about a payout we cannot find yet is tried again before it is an exception. */
 export const RAIL_CALLBACK_MATCH_GRACE_MS = 5 * 60_000;

@@ -3,6 +3,8 @@
  * with settings shown back and credentials sealed at rest (never shown again). Each change is one
  * transaction with its evidence record; the callback path token is made once and kept.
  */
+
+import { SQLSTATE, sqlState } from '../domain/databaseErrors.ts';
 import { AppError, resourceMissing, validationError } from '../domain/errors.ts';
 import type { EvidenceActor } from '../domain/evidence.ts';
 import {
@@ -31,7 +33,7 @@ import {
   lockRailPartnerSlot,
   updateRailPartnerConfig,
 } from '../store/repositories/railPartners.ts';
-import { type Queryable, SQLSTATE, sqlState } from '../store/store.ts';
+import type { Queryable } from '../store/store.ts';
 import type { Deps } from './deps.ts';
 import { appendEvidence, SYSTEM_ACTOR } from './evidence.ts';
 

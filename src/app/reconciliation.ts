@@ -59,6 +59,9 @@ import { appendEvidence } from './evidence.ts';
 import { postEntry } from './posting/session.ts';
 import { applyStatusChange, lockTransfer } from './transfers.ts';
 
+// Record types the HTTP edge presents, given through the use case layer (src/http never imports the store).
+export type { ReconciliationException, StatementRow } from '../store/repositories/reconciliation.ts';
+
 const DAY_MS = 86_400_000;
 
 export interface ImportStatementInput {

@@ -25,10 +25,10 @@ import {
 } from '../store/repositories/reviews.ts';
 import { findWallet } from '../store/repositories/wallets.ts';
 import type { Queryable } from '../store/store.ts';
-import { awaitApprovalAfterReview } from './approvals.ts';
 import { decideHeldDeposit } from './deposits.ts';
 import type { Deps } from './deps.ts';
 import { appendEvidence } from './evidence.ts';
+import { awaitApprovalAfterReview } from './transferApprovals.ts';
 import { applyStatusChange, lockTransfer } from './transfers.ts';
 import { continueAfterScreening } from './verifications.ts';
 import { changeWalletStatus } from './walletStatus.ts';

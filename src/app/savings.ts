@@ -61,8 +61,7 @@ import {
 } from '../store/repositories/savings.ts';
 import { findWallet } from '../store/repositories/wallets.ts';
 import type { Queryable, Store } from '../store/store.ts';
-import type { DayWork } from './dayWork.ts';
-import type { Deps } from './deps.ts';
+import type { DayWork, Deps, MovementSourceGuard } from './deps.ts';
 import { newEvent, recordEvents } from './events.ts';
 import { feeIncomeAccount } from './fees.ts';
 import { PostingSession, refusalError } from './posting/session.ts';
@@ -403,14 +402,10 @@ export async function isSavingsWallet(deps: Deps, db: Queryable, walletId: strin
 
 /**
  * Refuses a transfer, batch or conversion from a savings account: money leaves one only as a withdrawal to a
- * wallet of its owner (the database refuses such a transfer too). Call once the wallet is known to exist.
+ * wallet of its owner (the database refuses such a transfer too): a movement source guard, see
+ * src/app/composition.ts.
  */
-export async function refuseSavingsSource(
-  deps: Deps,
-  db: Queryable,
-  walletId: string,
-  param: string,
-): Promise<void> {
+export const refuseSavingsSource: MovementSourceGuard = async (deps, db, walletId, param) => {
   if (!(await isSavingsWallet(deps, db, walletId))) return;
   throw new AppError({
     status: 422,
@@ -419,7 +414,7 @@ export async function refuseSavingsSource(
     detail: `Wallet ${walletId} is a savings account: it cannot pay out to a rail or another wallet. Withdraw to a wallet of its owner with POST /v1/savings-accounts/${walletId}/withdrawals.`,
     param,
   });
-}
+};
 
 // ---------------------------------------------------------------------------- notices and withdrawals
 

@@ -69,13 +69,13 @@ import {
   type IdempotentOutcome,
   isRecordedFailure,
 } from './idempotency.ts';
+import { guardMovementSource } from './movementSources.ts';
 import { loadPolicy } from './policies.ts';
 import { LimitGuard } from './posting/limitGuard.ts';
 import { PilotCapGuard, releasePilotCap } from './posting/pilotCapGuard.ts';
 import { PostingSession, postEntry, refusalError } from './posting/session.ts';
 import type { LedgerWriter, TransferCommand } from './posting/writer.ts';
 import { requireProductOfMovement } from './products.ts';
-import { refuseSavingsSource } from './savings.ts';
 import { screenCounterparty } from './transferScreening.ts';
 import { prepareTravelRule } from './travelRule.ts';
 import { trustLedgerAccount } from './trustLedger.ts';
@@ -347,7 +347,7 @@ export async function prepareTransfer(
       : await findWalletIdentities(deps, organizationId, wanted);
   const source = wallets.get(request.source);
   if (!source) throw resourceMissing('wallet', request.source, 'source');
-  await refuseSavingsSource(deps, store, source.id, 'source');
+  await guardMovementSource(deps, store, source.id, 'source');
   const { currency, destination, rail, amountMinor, destinationWallet } = checkTransferRequest(
     request,
     source,
@@ -462,7 +462,7 @@ export async function quoteTransfer(
   );
   const source = wallets.get(request.source);
   if (!source) throw resourceMissing('wallet', request.source, 'source');
-  await refuseSavingsSource(deps, deps.store, source.id, 'source');
+  await guardMovementSource(deps, deps.store, source.id, 'source');
   const { currency, rail, amountMinor } = checkTransferRequest(request, source, wallets);
   const fee = decideFee(await loadFeeSchedule(deps, organizationId), { rail, currency, amountMinor });
   return { currency, rail, amountMinor, fee, totalMinor: amountMinor + fee.feeMinor };

@@ -36,6 +36,9 @@ import { appendEvidence, SYSTEM_ACTOR } from './evidence.ts';
 import { screenParties } from './sanctions/screenParty.ts';
 import { hitFinding } from './transferScreening.ts';
 
+// Record types the HTTP edge presents, given through the use case layer (src/http never imports the store).
+export type { Verification } from '../store/repositories/verifications.ts';
+
 /** Due deferred decisions one worker pass takes at most. */
 export const VERIFICATION_WORKER_BATCH_ROWS = 100;
 

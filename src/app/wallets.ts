@@ -16,7 +16,6 @@ import {
 } from '../store/repositories/wallets.ts';
 import type { Queryable } from '../store/store.ts';
 import type { Deps } from './deps.ts';
-import { accountDetailsForNewWallet } from './digitalAccounts.ts';
 import { newEvent, recordEvents } from './events.ts';
 import { appendEvidence } from './evidence.ts';
 import { requireProduct } from './products.ts';
@@ -56,8 +55,10 @@ export async function createWallet(
     updatedAt: now,
   };
   await insertWallet(tx, wallet);
-  // Once the organization issues account numbers, every new wallet has its details from the start.
-  return { ...wallet, accountDetails: await accountDetailsForNewWallet(tx, deps, wallet) };
+  // What other use cases give a new wallet (its account details, once the organization issues them).
+  let created = wallet;
+  for (const hook of deps.walletCreatedHooks) created = await hook(tx, deps, created);
+  return created;
 }
 
 /** `PATCH /v1/wallets/{id}`: the metadata given replaces the wallet's. */

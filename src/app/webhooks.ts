@@ -54,6 +54,9 @@ import type { Deps } from './deps.ts';
 import { sealWebhookSecret } from './encryption.ts';
 import { newEvent, recordEvents } from './events.ts';
 
+// Record types the HTTP edge presents, given through the use case layer (src/http never imports the store).
+export type { DeliveryView, Subscription } from '../store/repositories/webhooks.ts';
+
 /** Events one recover call re-queues at most; call again with a later `since` for more. */
 export const WEBHOOK_RECOVER_EVENTS_MAX = 10_000;
 

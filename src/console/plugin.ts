@@ -8,23 +8,17 @@
  * as the API, each once per rendered form (the form's key is an idempotency key).
  */
 import cookie from '@fastify/cookie';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { type ConsoleIdentity, loadSession } from '../app/console/session.ts';
 import type { Deps } from '../app/deps.ts';
-import { type IdempotentOutcome, runIdempotent, type WriteResult } from '../app/idempotency.ts';
+import { runIdempotent } from '../app/idempotency.ts';
 import { grantsScope, type Scope } from '../domain/apiKeys.ts';
-import {
-  CONSOLE_SESSION_COOKIE_PLAIN,
-  CONSOLE_SESSION_COOKIE_SECURE,
-  CONSOLE_SESSION_IDLE_MINUTES,
-  csrfTokenMatches,
-} from '../domain/console.ts';
+import { CONSOLE_SESSION_IDLE_MINUTES, csrfTokenMatches } from '../domain/console.ts';
 import { AppError } from '../domain/errors.ts';
 import { requestFingerprint } from '../domain/idempotency.ts';
 import { toAppError } from '../http/problems.ts';
 import type { AuthFailureLimiter } from '../http/rateLimit.ts';
-import type { Queryable } from '../store/store.ts';
-import { html, type Renderable, type SafeHtml } from './html.ts';
+import { html, type SafeHtml } from './html.ts';
 import { CONSOLE_PREFIX, link, page } from './layout.ts';
 import { accountPages } from './pages/account.ts';
 import { apiKeyPages } from './pages/apiKeys.ts';
@@ -40,13 +34,19 @@ import { signInPages } from './pages/signIn.ts';
 import { statementPages } from './pages/statements.ts';
 import { transferPages } from './pages/transfers.ts';
 import { webhookPages } from './pages/webhooks.ts';
+import {
+  type ConsoleRoutes,
+  clearSessionCookie,
+  type FormBody,
+  field,
+  type Handler,
+  presessionCookieName,
+  sessionCookieName,
+} from './routing.ts';
 import { serveStatic } from './static.ts';
 
 /** A console form is small: a comment, a few fields. */
 export const CONSOLE_FORM_BYTES_MAX = 64 * 1024;
-/** The pre-session cookie that keys the CSRF token of the sign-in forms (login CSRF). */
-const PRESESSION_COOKIE_SECURE = '__Host-mkoba_console_pre';
-const PRESESSION_COOKIE_PLAIN = 'mkoba_console_pre';
 /** A form's idempotency key: what the page renders into `_form`. */
 const FORM_KEY_PATTERN = /^[A-Za-z0-9_-]{22,64}$/;
 
@@ -57,8 +57,6 @@ const FORM_KEY_PATTERN = /^[A-Za-z0-9_-]{22,64}$/;
 export const CONSOLE_CONTENT_SECURITY_POLICY =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
   "frame-ancestors 'none'; form-action 'self'; base-uri 'none'; object-src 'none'";
-
-export type FormBody = Record<string, string | string[] | undefined>;
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -74,103 +72,6 @@ export interface ConsoleOptions {
   deps: Deps;
   /** The failed-authentication limiter the API keys use; undefined when rate limits are off. */
   limiter: AuthFailureLimiter | undefined;
-}
-
-export type Handler = (
-  request: FastifyRequest<{ Params: Record<string, string>; Querystring: Record<string, string> }>,
-  reply: FastifyReply,
-  identity: ConsoleIdentity,
-) => Promise<unknown>;
-
-/** What each page module registers its routes with. */
-export interface ConsoleRoutes {
-  deps: Deps;
-  limiter: AuthFailureLimiter | undefined;
-  get(path: string, scope: Scope, handler: Handler): void;
-  post(path: string, scope: Scope, handler: Handler): void;
-  /** Routes reachable without a session (sign-in). */
-  publicRoute(
-    method: 'GET' | 'POST',
-    path: string,
-    handler: (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>,
-  ): void;
-  render(
-    reply: FastifyReply,
-    options: {
-      status?: number;
-      title: string;
-      identity?: ConsoleIdentity | undefined;
-      section?: string;
-      notice?: string | undefined;
-      error?: string | undefined;
-      body: Renderable;
-    },
-  ): FastifyReply;
-  /** Runs a write once per rendered form, in one transaction; a replay answers with what the first did. */
-  write(
-    request: FastifyRequest,
-    identity: ConsoleIdentity,
-    effect: (tx: Queryable) => Promise<WriteResult>,
-  ): Promise<IdempotentOutcome>;
-  /** A fresh key for a form (its `_form` field). */
-  formKey(): string;
-}
-
-/** Plain HTTP to a loopback host: the one case where the session cookie cannot be `Secure`. */
-export function isPlainLocalhost(request: FastifyRequest): boolean {
-  if (request.protocol !== 'http') return false;
-  const host = request.hostname
-    .replace(/:\d+$/, '')
-    .replace(/^\[|\]$/g, '')
-    .toLowerCase();
-  return (
-    host === 'localhost' || host.endsWith('.localhost') || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host)
-  );
-}
-
-export function sessionCookieName(request: FastifyRequest): string {
-  return isPlainLocalhost(request) ? CONSOLE_SESSION_COOKIE_PLAIN : CONSOLE_SESSION_COOKIE_SECURE;
-}
-
-function presessionCookieName(request: FastifyRequest): string {
-  return isPlainLocalhost(request) ? PRESESSION_COOKIE_PLAIN : PRESESSION_COOKIE_SECURE;
-}
-
-export function cookieOptions(request: FastifyRequest) {
-  return { path: '/', httpOnly: true, sameSite: 'strict' as const, secure: !isPlainLocalhost(request) };
-}
-
-export function setSessionCookie(request: FastifyRequest, reply: FastifyReply, token: string): void {
-  reply.setCookie(sessionCookieName(request), token, cookieOptions(request));
-}
-
-export function clearSessionCookie(request: FastifyRequest, reply: FastifyReply): void {
-  reply.clearCookie(sessionCookieName(request), cookieOptions(request));
-}
-
-/** The pre-session token (set on first sight), whose HMAC is the CSRF token of the sign-in forms. */
-export function presessionToken(deps: Deps, request: FastifyRequest, reply: FastifyReply): string {
-  const existing = request.cookies[presessionCookieName(request)];
-  if (existing !== undefined && /^[A-Za-z0-9_-]{43}$/.test(existing)) return existing;
-  const token = Buffer.from(deps.randomBytes(32)).toString('base64url');
-  reply.setCookie(presessionCookieName(request), token, cookieOptions(request));
-  return token;
-}
-
-/** Only console paths: a `next` parameter never sends the member elsewhere. */
-export function safeNext(value: unknown): string {
-  return typeof value === 'string' &&
-    /^\/console(\/[A-Za-z0-9_\-/]*)?(\?[^\s]*)?$/.test(value) &&
-    !value.startsWith('//')
-    ? value
-    : CONSOLE_PREFIX;
-}
-
-/** A single text field of a form (the first, when sent twice). */
-export function field(body: unknown, name: string): string | undefined {
-  const value = (body as FormBody | undefined)?.[name];
-  const text = Array.isArray(value) ? value[0] : value;
-  return text === undefined ? undefined : text;
 }
 
 function originMatches(request: FastifyRequest): boolean {
@@ -357,20 +258,6 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
   exportPages(routes);
   launchGatePages(routes);
   statementPages(routes);
-}
-
-/** Turns a recorded failure into the error it was, so the error page shows it (a replay shows it again). */
-export function settle(outcome: IdempotentOutcome): unknown {
-  const body = JSON.parse(outcome.text) as { detail?: string; title?: string; code?: string };
-  if (outcome.status >= 400) {
-    throw new AppError({
-      status: outcome.status,
-      code: (body.code ?? 'validation_error') as AppError['code'],
-      title: body.title ?? 'Refused',
-      detail: body.detail ?? 'Refused.',
-    });
-  }
-  return body;
 }
 
 /** The idle limit as the sign-in page says it. */

@@ -59,6 +59,18 @@ const SETTING_VALUES: Record<string, readonly string[]> = {
 /** Characters of a setting or credential value at most. */
 export const RAIL_PARTNER_FIELD_LENGTH_MAX = 4_096;
 /** Random bytes in a callback path token (base64url: 43 characters). */
+/** What became of a partner's callback: stored, then applied once, or why not. */
+export const RAIL_CALLBACK_STATUSES = [
+  'received',
+  'applied',
+  'duplicate',
+  'unchanged',
+  'ignored',
+  'malformed',
+  'exception',
+] as const;
+export type RailCallbackStatus = (typeof RAIL_CALLBACK_STATUSES)[number];
+
 export const CALLBACK_TOKEN_BYTES = 32;
 export const CALLBACK_TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
 

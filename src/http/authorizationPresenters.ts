@@ -1,9 +1,9 @@
 /** Wire forms of members, policies, policy changes and approvals. */
 import { approvalEventData } from '../app/approvals.ts';
+import type { PolicyChange } from '../app/policies.ts';
 import type { Approval } from '../domain/approvals.ts';
 import { defaultRuleJson, type Policy, ruleJson } from '../domain/decisions/policies.ts';
 import type { Member } from '../domain/members.ts';
-import type { PolicyChange } from '../store/repositories/policies.ts';
 
 export function presentMember(member: Member) {
   return {

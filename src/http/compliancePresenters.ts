@@ -1,11 +1,11 @@
 /** Wire forms of the compliance surface. */
 
+import type { Verification } from '../app/verifications.ts';
 import type { AmlAlert } from '../domain/amlAlerts.ts';
 import { type AmlRule, presentAmlParameters } from '../domain/decisions/aml.ts';
 import type { EvidenceRecord } from '../domain/evidence.ts';
 import type { ReviewCase } from '../domain/reviews.ts';
 import { maskedSubmission } from '../domain/verifications.ts';
-import type { Verification } from '../store/repositories/verifications.ts';
 
 /** The record as it was hashed, plus `object` and `hash`: a reader can re-hash it without our code. */
 export function presentEvidence(record: EvidenceRecord) {

@@ -4,13 +4,13 @@
  * composition root, so the worker writes what the API shows.
  */
 import type { ExportFormatters } from '../app/exports.ts';
+import type { JournalEntry } from '../app/ledger.ts';
+import type { ReconciliationException } from '../app/reconciliation.ts';
 import type { Environment } from '../domain/apiKeys.ts';
 import type { EventRecord } from '../domain/events.ts';
 import type { EvidenceRecord } from '../domain/evidence.ts';
 import { formatAmount } from '../domain/money.ts';
 import { feeOf, type Transfer } from '../domain/transferRecord.ts';
-import type { JournalEntry } from '../store/repositories/ledger.ts';
-import type { ReconciliationException } from '../store/repositories/reconciliation.ts';
 import { presentEvidence } from './compliancePresenters.ts';
 import { presentEvent, presentJournalEntry, presentTransfer } from './presenters.ts';
 import { presentException } from './reconciliationPresenters.ts';

@@ -1,4 +1,7 @@
 /** Domain records to their wire form: snake_case fields, decimal-string amounts, ISO 8601 times. */
+
+import type { Customer } from '../app/customers.ts';
+import type { JournalEntry, LedgerAccount } from '../app/ledger.ts';
 import type { Environment } from '../domain/apiKeys.ts';
 import { tierOf } from '../domain/decisions/limits.ts';
 import type { WalletAccountDetails } from '../domain/digitalAccounts.ts';
@@ -10,8 +13,6 @@ import type { Page, PageRequest } from '../domain/pagination.ts';
 import { effectiveRiskLevel } from '../domain/risk.ts';
 import { feeOf, type Transfer } from '../domain/transferRecord.ts';
 import type { Balances, Wallet } from '../domain/wallets.ts';
-import type { Customer } from '../store/repositories/customers.ts';
-import type { JournalEntry, LedgerAccount } from '../store/repositories/ledger.ts';
 
 export function presentBalances(wallet: Balances & { currency: Currency }) {
   return {

@@ -3,6 +3,13 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { PG_TIMEOUT_RETRY_AFTER_SECONDS } from '../config.ts';
 import { PHONE_PATTERN } from '../domain/customers.ts';
 import {
+  isDatabaseTimeout,
+  isPoolTimeout,
+  isTransactionConflict,
+  SQLSTATE,
+  sqlState,
+} from '../domain/databaseErrors.ts';
+import {
   AppError,
   type ErrorCode,
   type FieldError,
@@ -10,13 +17,6 @@ import {
   validationErrors,
 } from '../domain/errors.ts';
 import { IDEMPOTENCY_KEY_LENGTH_MAX, IDEMPOTENCY_KEY_PATTERN } from '../domain/idempotency.ts';
-import {
-  isDatabaseTimeout,
-  isPoolTimeout,
-  isTransactionConflict,
-  SQLSTATE,
-  sqlState,
-} from '../store/store.ts';
 
 export { problemType } from '../domain/errors.ts';
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';

@@ -1,5 +1,5 @@
 /** Reconciliation statements and exceptions in their wire form: the API's and the exports'. */
-import type { ReconciliationException, StatementRow } from '../store/repositories/reconciliation.ts';
+import type { ReconciliationException, StatementRow } from '../app/reconciliation.ts';
 
 export function presentStatement(s: StatementRow) {
   return {

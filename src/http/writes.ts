@@ -1,6 +1,6 @@
 /** The HTTP side of an idempotent write: fingerprint the request, run the use case once, replay on retry. */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Deps } from '../app/deps.ts';
+import type { Deps, Queryable } from '../app/deps.ts';
 import {
   type IdempotencyContext,
   type IdempotentOutcome,
@@ -9,7 +9,6 @@ import {
 } from '../app/idempotency.ts';
 import type { ProblemDocument } from '../domain/errors.ts';
 import { requestFingerprint } from '../domain/idempotency.ts';
-import type { Queryable } from '../store/store.ts';
 import { principalOf } from './auth.ts';
 import { PROBLEM_CONTENT_TYPE, rememberProblemCode } from './problems.ts';
 

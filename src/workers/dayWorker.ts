@@ -5,8 +5,7 @@
  * run them at once. An organization whose work fails is logged and tried again on the next pass; the others
  * go on.
  */
-import { type DayWork, ORGANIZATION_DAY_WORK } from '../app/dayWork.ts';
-import type { Deps } from '../app/deps.ts';
+import type { DayWork, Deps } from '../app/deps.ts';
 import { organizationsNow } from '../app/testClock.ts';
 import { utcDay } from '../domain/testClock.ts';
 
@@ -27,7 +26,7 @@ export interface DayWorkerFailure {
 /** One pass over every product's organizations; returns how many organizations' work ran, and the failures. */
 export async function runDayWorkerOnce(
   deps: Deps,
-  dayWork: readonly DayWork[] = ORGANIZATION_DAY_WORK,
+  dayWork: readonly DayWork[] = deps.dayWork,
 ): Promise<{ ran: number; failures: DayWorkerFailure[] }> {
   let ran = 0;
   const failures: DayWorkerFailure[] = [];

@@ -8,6 +8,7 @@
 import { LEDGER_WRITER_LANES_MAX } from '../../config.ts';
 import type { Approval } from '../../domain/approvals.ts';
 import { AWAITING_APPROVAL_STATUS_REASON } from '../../domain/approvals.ts';
+import { SQLSTATE, sqlState } from '../../domain/databaseErrors.ts';
 import {
   evaluatePolicy,
   type Policy,
@@ -40,7 +41,7 @@ import { insertReviewCases } from '../../store/repositories/reviews.ts';
 import { insertTransfers } from '../../store/repositories/transfers.ts';
 import { findEnabledSubscriptions } from '../../store/repositories/webhooks.ts';
 import { StatementChain } from '../../store/statementChain.ts';
-import { type Queryable, SQLSTATE, sqlState } from '../../store/store.ts';
+import type { Queryable } from '../../store/store.ts';
 import { type AmlAlertDraft, openAmlAlerts } from '../aml/alerts.ts';
 import { approvalEvent, newApproval } from '../approvals.ts';
 import type { CustomerPolicyFacts } from '../customerPolicyFacts.ts';

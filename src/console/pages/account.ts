@@ -4,7 +4,7 @@ import { CONSOLE_PASSWORD_CHARS_MAX, CONSOLE_PASSWORD_CHARS_MIN } from '../../do
 import { html } from '../html.ts';
 import { CONSOLE_PREFIX, csrfField, fields } from '../layout.ts';
 import { noticeOf, withNotice } from '../notices.ts';
-import { type ConsoleRoutes, field } from '../plugin.ts';
+import { type ConsoleRoutes, field } from '../routing.ts';
 
 export function accountPages(routes: ConsoleRoutes): void {
   routes.get('/account', 'read', async (request, reply, identity) => {

@@ -16,8 +16,8 @@ import { PAGE_SIZE_MAX } from '../../domain/pagination.ts';
 import { html } from '../html.ts';
 import { CONSOLE_PREFIX, csrfField, statusBadge, table, time } from '../layout.ts';
 import { noticeOf, withNotice } from '../notices.ts';
-import type { ConsoleRoutes, FormBody } from '../plugin.ts';
-import { field } from '../plugin.ts';
+import type { ConsoleRoutes, FormBody } from '../routing.ts';
+import { field } from '../routing.ts';
 
 const SECTION = `${CONSOLE_PREFIX}/api-keys`;
 

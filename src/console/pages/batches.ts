@@ -29,7 +29,7 @@ import {
   walletCell,
 } from '../layout.ts';
 import { noticeOf, withNotice } from '../notices.ts';
-import { type ConsoleRoutes, settle } from '../plugin.ts';
+import { type ConsoleRoutes, settle } from '../routing.ts';
 import { CONSOLE_LIST_ROWS } from './customers.ts';
 import { destinationCell } from './transfers.ts';
 

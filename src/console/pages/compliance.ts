@@ -21,7 +21,7 @@ import {
   time,
 } from '../layout.ts';
 import { noticeOf, withNotice } from '../notices.ts';
-import { type ConsoleRoutes, field, settle } from '../plugin.ts';
+import { type ConsoleRoutes, field, settle } from '../routing.ts';
 import { optionalNote } from './approvals.ts';
 import { CONSOLE_LIST_ROWS } from './customers.ts';
 

@@ -19,7 +19,7 @@ import {
   table,
   time,
 } from '../layout.ts';
-import type { ConsoleRoutes } from '../plugin.ts';
+import type { ConsoleRoutes } from '../routing.ts';
 import { TRANSFER_HEADERS, transferRows, walletIdsOf } from './transfers.ts';
 
 /** Rows a list page shows. */

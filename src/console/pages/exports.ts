@@ -17,7 +17,7 @@ import { presentExport } from '../../http/routes/exports.ts';
 import { html } from '../html.ts';
 import { CONSOLE_PREFIX, csrfField, statusBadge, table, time } from '../layout.ts';
 import { noticeOf, withNotice } from '../notices.ts';
-import { type ConsoleRoutes, field, settle } from '../plugin.ts';
+import { type ConsoleRoutes, field, settle } from '../routing.ts';
 import { CONSOLE_LIST_ROWS } from './customers.ts';
 import { dayBound } from './transfers.ts';
 

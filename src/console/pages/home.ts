@@ -4,7 +4,7 @@ import { type Currency, formatAmount } from '../../domain/money.ts';
 import { html, jsonScript } from '../html.ts';
 import { CONSOLE_PREFIX, can, link, table } from '../layout.ts';
 import { noticeOf } from '../notices.ts';
-import type { ConsoleRoutes } from '../plugin.ts';
+import type { ConsoleRoutes } from '../routing.ts';
 
 export function homePage(routes: ConsoleRoutes): void {
   routes.get('/', 'read', async (request, reply, identity) => {

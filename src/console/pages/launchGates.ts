@@ -9,7 +9,7 @@ import { findOrganization } from '../../store/repositories/organizations.ts';
 import { html } from '../html.ts';
 import { CONSOLE_PREFIX, jsonBlock, statusBadge, table, time } from '../layout.ts';
 import { noticeOf } from '../notices.ts';
-import type { ConsoleRoutes } from '../plugin.ts';
+import type { ConsoleRoutes } from '../routing.ts';
 
 const SECTION = `${CONSOLE_PREFIX}/launch-gates`;
 

@@ -17,7 +17,7 @@ import {
   time,
 } from '../layout.ts';
 import { noticeOf, withNotice } from '../notices.ts';
-import { type ConsoleRoutes, field, settle } from '../plugin.ts';
+import { type ConsoleRoutes, field, settle } from '../routing.ts';
 import { CONSOLE_LIST_ROWS } from './customers.ts';
 
 /** The API's limit on a resolution's note. */

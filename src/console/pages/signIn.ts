@@ -26,7 +26,7 @@ import {
   safeNext,
   sessionCookieName,
   setSessionCookie,
-} from '../plugin.ts';
+} from '../routing.ts';
 
 const EXPIRED_SENTENCES: Record<string, string> = {
   idle: `Your session ended after ${CONSOLE_SESSION_IDLE_MINUTES} minutes without activity. Sign in again.`,

@@ -7,7 +7,7 @@ import { getWalletStatement } from '../../app/digitalAccounts.ts';
 import { presentStatement, statementCsv, statementFileName } from '../../http/digitalAccountSchemas.ts';
 import { html } from '../html.ts';
 import { CONSOLE_PREFIX, fields, link, table, time } from '../layout.ts';
-import type { ConsoleRoutes } from '../plugin.ts';
+import type { ConsoleRoutes } from '../routing.ts';
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 

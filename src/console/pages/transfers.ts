@@ -29,7 +29,7 @@ import {
   time,
   walletCell,
 } from '../layout.ts';
-import type { ConsoleRoutes } from '../plugin.ts';
+import type { ConsoleRoutes } from '../routing.ts';
 
 /** Rows a search page shows. */
 export const CONSOLE_SEARCH_ROWS = 50;

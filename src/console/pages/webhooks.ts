@@ -33,7 +33,7 @@ import {
   time,
 } from '../layout.ts';
 import { noticeOf, withNotice } from '../notices.ts';
-import { type ConsoleRoutes, field, type Handler, settle } from '../plugin.ts';
+import { type ConsoleRoutes, field, type Handler, settle } from '../routing.ts';
 import { CONSOLE_LIST_ROWS } from './customers.ts';
 
 const SECTION = `${CONSOLE_PREFIX}/webhooks`;

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { ApiKeyRow } from '../../app/apiKeys.ts';
 import {
   API_KEY_DESCRIPTION_CHARS_MAX,
   actorIdOf,
@@ -9,7 +10,6 @@ import type { Deps } from '../../app/deps.ts';
 import { createOwnApiKeyGoverned } from '../../app/ownApiKeys.ts';
 import { SCOPES } from '../../domain/apiKeys.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
-import type { ApiKeyRow } from '../../store/repositories/apiKeys.ts';
 import { BEARER_SECURITY, principalOf, requestActor } from '../auth.ts';
 import { type ListQuery, pageRequestOf, presentList } from '../presenters.ts';
 import { problemResponses, READ_PROBLEMS, WRITE_PROBLEMS } from '../problems.ts';

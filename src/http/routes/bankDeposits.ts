@@ -4,6 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { actorIdOf } from '../../app/apiKeys.ts';
+import type { VirtualAccount } from '../../app/bankDeposits.ts';
 import {
   BANK_REFERENCE_LENGTH_MAX,
   type BankDepositInput,
@@ -15,7 +16,6 @@ import {
 import type { Deps } from '../../app/deps.ts';
 import { BANK_DEPOSITS_PER_REPORT_MAX } from '../../domain/collections.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
-import type { VirtualAccount } from '../../store/repositories/collections.ts';
 import { BEARER_SECURITY, principalOf } from '../auth.ts';
 import { problemResponses, READ_PROBLEMS, WRITE_PROBLEMS } from '../problems.ts';
 import {

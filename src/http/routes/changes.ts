@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Deps } from '../../app/deps.ts';
+import type { Deps, Queryable } from '../../app/deps.ts';
 import type { ChangeRequest } from '../../app/governedChangeKinds.ts';
 import {
   cancelGovernedChange,
@@ -15,7 +15,6 @@ import {
   type GovernedChangeStatus,
 } from '../../domain/governedChanges.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
-import type { Queryable } from '../../store/store.ts';
 import { BEARER_SECURITY, principalOf, requestActor } from '../auth.ts';
 import { type ListQuery, pageRequestOf, presentList } from '../presenters.ts';
 import { problemResponses, READ_PROBLEMS, WRITE_PROBLEMS } from '../problems.ts';

@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../app/deps.ts';
+import type { EvidenceSubject } from '../../app/evidence.ts';
 import { listEvidence, listOrganizationEvidenceRecords } from '../../app/evidence.ts';
 import { EVIDENCE_KINDS, type EvidenceKind } from '../../domain/evidence.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
-import type { EvidenceSubject } from '../../store/repositories/evidence.ts';
 import { BEARER_SECURITY, principalOf } from '../auth.ts';
 import { presentEvidence } from '../compliancePresenters.ts';
 import { type ListQuery, pageRequestOf, presentList } from '../presenters.ts';

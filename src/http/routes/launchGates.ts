@@ -14,7 +14,6 @@ import {
   type LaunchGateView,
   type LaunchProduct,
 } from '../../domain/launchGates.ts';
-import { findOrganization } from '../../store/repositories/organizations.ts';
 import { BEARER_SECURITY, principalOf } from '../auth.ts';
 import { problemResponses, READ_PROBLEMS } from '../problems.ts';
 import { listEnvelopeSchema, nullableIdSchema, timestampSchema } from '../schemas.ts';
@@ -108,8 +107,8 @@ export function launchGateRoutes(app: FastifyInstance, deps: Deps): void {
     },
     async (request) => {
       const organizationId = principalOf(request).organizationId;
-      const organization = await findOrganization(deps.store, organizationId);
-      const { gates } = await launchGatesOf(deps, { id: organizationId, name: organization?.name ?? '' });
+      // Found by its id, the organization's own name is the one its gates are read under.
+      const { gates } = await launchGatesOf(deps, { id: organizationId, name: '' });
       const product = request.query.product;
       return {
         object: 'list',

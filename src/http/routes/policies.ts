@@ -5,13 +5,13 @@ import {
   getCurrentPolicy,
   getPolicyChange,
   getPolicyVersion,
+  latestApprovalIdOfChange,
   listChanges,
   listVersions,
   type PolicyUpdateInput,
   updatePolicy,
 } from '../../app/policies.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
-import { findLatestApprovalIdOf } from '../../store/repositories/approvals.ts';
 import { BEARER_SECURITY, principalOf, requestActor } from '../auth.ts';
 import { presentPolicy, presentPolicyChange } from '../authorizationPresenters.ts';
 import { policyBodySchema } from '../authorizationSchemas.ts';
@@ -197,7 +197,7 @@ export function policyRoutes(app: FastifyInstance, deps: Deps): void {
       const data = [];
       for (const change of page.data) {
         data.push(
-          presentPolicyChange(change, await findLatestApprovalIdOf(deps.store, organizationId, change.id)),
+          presentPolicyChange(change, await latestApprovalIdOfChange(deps, organizationId, change.id)),
         );
       }
       const last = page.data.at(-1);
@@ -229,7 +229,7 @@ export function policyRoutes(app: FastifyInstance, deps: Deps): void {
     async (request) => {
       const organizationId = principalOf(request).organizationId;
       const change = await getPolicyChange(deps, organizationId, request.params.id);
-      return presentPolicyChange(change, await findLatestApprovalIdOf(deps.store, organizationId, change.id));
+      return presentPolicyChange(change, await latestApprovalIdOfChange(deps, organizationId, change.id));
     },
   );
 }

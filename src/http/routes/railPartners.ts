@@ -4,6 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../app/deps.ts';
+import type { RailCallback } from '../../app/railCallbacks.ts';
 import { listOrganizationRailCallbacks } from '../../app/railCallbacks.ts';
 import {
   type ConfigureRailPartnerInput,
@@ -16,18 +17,15 @@ import {
 } from '../../app/railPartners.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import {
+  RAIL_CALLBACK_STATUSES,
   RAIL_PARTNER_FIELD_LENGTH_MAX,
   RAIL_PARTNER_SHAPES,
   RAIL_PARTNER_STATUSES,
   RAIL_PARTNERS,
+  type RailCallbackStatus,
   type RailPartnerConfig,
 } from '../../domain/railPartners.ts';
 import { RAILS } from '../../domain/transfers.ts';
-import {
-  RAIL_CALLBACK_STATUSES,
-  type RailCallback,
-  type RailCallbackStatus,
-} from '../../store/repositories/railCallbacks.ts';
 import { BEARER_SECURITY, principalOf, requestActor } from '../auth.ts';
 import { type ListQuery, pageRequestOf, presentList } from '../presenters.ts';
 import { problemResponses, READ_PROBLEMS, WRITE_PROBLEMS } from '../problems.ts';

@@ -4,7 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { actorIdOf } from '../../app/apiKeys.ts';
-import type { Deps } from '../../app/deps.ts';
+import type { Deps, Queryable } from '../../app/deps.ts';
 import {
   addSavingsRate,
   type CreateSavingsProductInput,
@@ -41,7 +41,6 @@ import {
   SAVINGS_TERM_DAYS_MAX,
 } from '../../domain/savings.ts';
 import { utcDay } from '../../domain/testClock.ts';
-import type { Queryable } from '../../store/store.ts';
 import { BEARER_SECURITY, principalOf } from '../auth.ts';
 import { presentList } from '../presenters.ts';
 import { problemResponses, READ_PROBLEMS, WRITE_PROBLEMS } from '../problems.ts';

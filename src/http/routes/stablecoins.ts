@@ -4,6 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { actorIdOf } from '../../app/apiKeys.ts';
+import type { StoredConversionRate } from '../../app/conversions.ts';
 import {
   createQuote,
   executeQuote,
@@ -50,7 +51,6 @@ import {
   type DepositAddress,
   type DepositStatus,
 } from '../../domain/stablecoins.ts';
-import type { StoredConversionRate } from '../../store/repositories/stablecoins.ts';
 import { BEARER_SECURITY, principalOf, requestActor } from '../auth.ts';
 import { type ListQuery, pageRequestOf, presentList } from '../presenters.ts';
 import { problemResponses, READ_PROBLEMS, WRITE_PROBLEMS } from '../problems.ts';

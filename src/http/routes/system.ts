@@ -1,8 +1,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../app/deps.ts';
+import { pingDatabase } from '../../app/health.ts';
 import { AppError } from '../../domain/errors.ts';
-import { ping } from '../../store/repositories/seeds.ts';
 import type { HttpMetrics } from '../metrics.ts';
 import { problemResponses } from '../problems.ts';
 
@@ -59,7 +59,7 @@ export function systemRoutes(
     },
     async () => {
       try {
-        await ping(deps.store);
+        await pingDatabase(deps);
       } catch {
         throw new AppError({
           status: 503,

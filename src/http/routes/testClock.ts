@@ -3,7 +3,7 @@
  * Not registered in production, where the real clock is the only one.
  */
 import type { FastifyInstance } from 'fastify';
-import { catchUpAfterAdvance, ORGANIZATION_DAY_WORK } from '../../app/dayWork.ts';
+import { catchUpAfterAdvance } from '../../app/dayWork.ts';
 import type { Deps } from '../../app/deps.ts';
 import { runIdempotent } from '../../app/idempotency.ts';
 import { advanceTestClock, getTestClock, testClockJson } from '../../app/testClock.ts';
@@ -103,7 +103,7 @@ export function testClockRoutes(app: FastifyInstance, deps: Deps): void {
       });
       if (outcome.status === 200) {
         try {
-          await catchUpAfterAdvance(deps, context.organizationId, ORGANIZATION_DAY_WORK);
+          await catchUpAfterAdvance(deps, context.organizationId, deps.dayWork);
         } catch (error) {
           request.log.error({ err: error }, 'test clock catch-up failed');
           throw new AppError({

@@ -1,6 +1,7 @@
 /** Webhook subscriptions (at the spec's unversioned path and under /v1), delivery logs and recovery. */
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../app/deps.ts';
+import type { DeliveryView, Subscription } from '../../app/webhooks.ts';
 import {
   type CheckedWebhookUrl,
   createSubscription,
@@ -31,7 +32,6 @@ import {
   WEBHOOK_SECRET_ROTATION_GRACE_HOURS_DEFAULT,
   WEBHOOK_URL_LENGTH_MAX,
 } from '../../domain/webhooks.ts';
-import type { DeliveryView, Subscription } from '../../store/repositories/webhooks.ts';
 import { BEARER_SECURITY, principalOf } from '../auth.ts';
 import { type ListQuery, pageRequestOf, presentEvent, presentList } from '../presenters.ts';
 import { problemResponses, READ_PROBLEMS, WRITE_PROBLEMS } from '../problems.ts';

@@ -1,17 +1,7 @@
 import { ID_PREFIXES } from '../../domain/ids.ts';
+import type { RailCallbackStatus } from '../../domain/railPartners.ts';
 import type { Queryable } from '../store.ts';
 import { type KeysetFilter, listNewestFirst, toDate, toJsonObject } from './rows.ts';
-
-export const RAIL_CALLBACK_STATUSES = [
-  'received',
-  'applied',
-  'duplicate',
-  'unchanged',
-  'ignored',
-  'malformed',
-  'exception',
-] as const;
-export type RailCallbackStatus = (typeof RAIL_CALLBACK_STATUSES)[number];
 
 export interface RailCallback {
   id: string;

@@ -1,0 +1,38 @@
+/**
+ * The use cases' part of the composition root: where a lower use case acts on higher ones, it declares an
+ * interface in `Deps` (src/app/deps.ts) and this fills it, so the lower one imports none of them and the
+ * use cases' imports have no cycles. `systemDeps` adds these to every `Deps` it builds.
+ */
+
+import type { Deps } from './deps.ts';
+import { digitalAccountsOnWalletCreated } from './digitalAccounts.ts';
+import { GOVERNED_CHANGE_APPROVALS } from './governedChanges.ts';
+import { LOAN_APPROVALS, LOAN_DAY_WORK } from './loans.ts';
+import { PAYMENT_BATCH_APPROVALS } from './paymentBatches.ts';
+import { POLICY_CHANGE_APPROVALS } from './policies.ts';
+import { refuseSavingsSource, SAVINGS_DAY_WORK } from './savings.ts';
+import { TRANSFER_APPROVALS } from './transferApprovals.ts';
+
+export type UseCaseHooks = Pick<
+  Deps,
+  'approvableResources' | 'movementSourceGuards' | 'walletCreatedHooks' | 'dayWork'
+>;
+
+export function useCaseHooks(): UseCaseHooks {
+  return {
+    // Approvals (src/app/approvals.ts) lock and move on each resource type through its owner's handler.
+    approvableResources: {
+      transfer: TRANSFER_APPROVALS,
+      policy_change: POLICY_CHANGE_APPROVALS,
+      payment_batch: PAYMENT_BATCH_APPROVALS,
+      loan: LOAN_APPROVALS,
+      change: GOVERNED_CHANGE_APPROVALS,
+    },
+    // Transfers, payment batches and conversions: money leaves a savings account only as a withdrawal.
+    movementSourceGuards: [refuseSavingsSource],
+    // Wallets: a new wallet has its account details from the start once the organization issues them.
+    walletCreatedHooks: [digitalAccountsOnWalletCreated],
+    // The day worker and a test clock's advance: each product's once-a-day work, in the order a day runs.
+    dayWork: [SAVINGS_DAY_WORK, LOAN_DAY_WORK],
+  };
+}

@@ -1,0 +1,13 @@
+/** The checks on a movement's source wallet that other use cases supply (`deps.movementSourceGuards`). */
+import type { Queryable } from '../store/store.ts';
+import type { Deps } from './deps.ts';
+
+/** Refuses a movement out of the wallet when a guard does (a savings account cannot send). */
+export async function guardMovementSource(
+  deps: Deps,
+  db: Queryable,
+  walletId: string,
+  param: string,
+): Promise<void> {
+  for (const guard of deps.movementSourceGuards) await guard(deps, db, walletId, param);
+}

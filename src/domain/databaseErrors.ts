@@ -1,0 +1,58 @@
+/**
+ * What an error thrown by the database driver means (PostgreSQL's SQLSTATE, node-postgres's pool time-out):
+ * read by the store, the use cases and the HTTP edge's problems. Pure: it looks at the error value only.
+ */
+
+/** PostgreSQL SQLSTATEs the store reacts to. */
+export const SQLSTATE = {
+  uniqueViolation: '23505',
+  numericValueOutOfRange: '22003',
+  serializationFailure: '40001',
+  deadlockDetected: '40P01',
+  /** statement_timeout ran out (or the statement was cancelled). */
+  queryCanceled: '57014',
+  /** lock_timeout ran out waiting for a lock. */
+  lockNotAvailable: '55P03',
+  /** idle_in_transaction_session_timeout ended the session. */
+  idleInTransactionSessionTimeout: '25P03',
+} as const;
+
+/**
+ * node-postgres gave up waiting for a connection: every pooled connection stayed busy (or a new one did
+ * not open) within PG_CONNECT_TIMEOUT_MS. Nothing was sent to the database, so the same work may be retried.
+ * (PGlite has no pool: one connection, queued, never this.)
+ */
+export function isPoolTimeout(error: unknown): boolean {
+  if (!(error instanceof Error) || sqlState(error) !== undefined) return false;
+  return (
+    error.message === 'timeout exceeded when trying to connect' ||
+    error.message === 'Connection terminated due to connection timeout'
+  );
+}
+
+/** The time-outs of PostgresSettings: the transaction was rolled back, and the same work may succeed soon. */
+export function isDatabaseTimeout(error: unknown): boolean {
+  const state = sqlState(error);
+  return (
+    state === SQLSTATE.queryCanceled ||
+    state === SQLSTATE.lockNotAvailable ||
+    state === SQLSTATE.idleInTransactionSessionTimeout
+  );
+}
+
+/**
+ * PostgreSQL rolled the transaction back to end a conflict with a concurrent one (a deadlock, or a
+ * serialization failure): nothing of it was written, and the same work run again will usually succeed.
+ */
+export function isTransactionConflict(error: unknown): boolean {
+  const state = sqlState(error);
+  return state === SQLSTATE.deadlockDetected || state === SQLSTATE.serializationFailure;
+}
+
+export function sqlState(error: unknown): string | undefined {
+  if (typeof error === 'object' && error !== null && 'code' in error) {
+    const code = (error as { code: unknown }).code;
+    return typeof code === 'string' ? code : undefined;
+  }
+  return undefined;
+}
