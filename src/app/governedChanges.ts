@@ -12,6 +12,9 @@
  * expiry or the proposer's cancel leaves it unapplied. The approval's resource (this change) is locked before
  * the approval on every path, as approvals.ts does for every resource.
  *
+ * Past 400 lines: proposing, listing, applying on the approving vote and canceling share the change's lock
+ * and its evidence; each kind's own rules live in governedChangeKinds.ts.
+ *
  * The `policy` kind keeps its own record (`policy_change`, with its base version and `superseded`): see
  * updatePolicy in policies.ts, which asks the same `change` rules.
  */

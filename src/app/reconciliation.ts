@@ -5,6 +5,8 @@
  * every difference, and every settled transfer the statement leaves out, opens an exception
  * (`ledger_state: exception`). Operators resolve exceptions: manual match, a write-off or a fee booked through
  * a balanced adjustment entry, or a refund; each with who and why, as evidence.
+ *
+ * Past 400 lines: importing and resolving share the transfer locks, the exception records and their events.
  */
 import { createHash } from 'node:crypto';
 import { AppError, resourceMissing, validationError } from '../domain/errors.ts';

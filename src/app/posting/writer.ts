@@ -4,6 +4,9 @@
  * involved in id order, decides each command in order with pure rules over the locked balances (so one
  * command that lacks funds fails alone), and writes transfers, journal entries, account sums, outbox events
  * and idempotency records. One commit then carries many transfers.
+ *
+ * Past 400 lines: the queue, the lanes and the one batch transaction share the lock order and the pure
+ * decisions' inputs; splitting them would pass that state between files on the hot path.
  */
 import { LEDGER_WRITER_LANES_MAX } from '../../config.ts';
 import type { Approval } from '../../domain/approvals.ts';
