@@ -11,9 +11,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { issueApiKey } from '../src/app/apiKeys.ts';
 import { systemDeps } from '../src/app/deps.ts';
-import { runExportNow } from '../src/app/exports.ts';
-import type { ExportFormat } from '../src/domain/exports.ts';
-import { exportFormatters } from '../src/http/exportFormats.ts';
+import type { ExportFormat } from '../src/modules/exports/domain.ts';
+import { exportFormatters } from '../src/modules/exports/routes/formats.ts';
+import { runExportNow } from '../src/modules/exports/useCases.ts';
 import { migrate } from '../src/store/migrate.ts';
 import { openPgliteStore } from '../src/store/pglite.ts';
 import { createSchema, dropSchema, openPostgresStore } from '../src/store/postgres.ts';
@@ -75,10 +75,7 @@ async function fill(store: Store, organizationId: string, rows: number): Promise
 async function runOn(backend: string, store: Store, rows: number): Promise<ExportRun[]> {
   await migrate(store);
   const directory = mkdtempSync(path.join(os.tmpdir(), 'mkoba-bench-export-'));
-  const deps = systemDeps(store, 'sandbox', {
-    exportDirectory: directory,
-    exportFormatters: exportFormatters('sandbox'),
-  });
+  const deps = systemDeps(store, 'sandbox', { exportDirectory: directory });
   const { record } = await issueApiKey(deps, { organizationName: `Bench ${randomBytes(3).toString('hex')}` });
   log(`${backend}: generating ${rows} events`);
   const filled = performance.now();
@@ -94,7 +91,13 @@ async function runOn(backend: string, store: Store, rows: number): Promise<Expor
         peak = Math.max(peak, process.memoryUsage().rss);
       }, RSS_SAMPLE_INTERVAL_MS);
       const started = performance.now();
-      const { job } = await runExportNow(deps, record.organizationId, { type: 'events', format }, () => {});
+      const { job } = await runExportNow(
+        deps,
+        record.organizationId,
+        { type: 'events', format },
+        exportFormatters(deps.environment),
+        () => {},
+      );
       const seconds = (performance.now() - started) / 1_000;
       clearInterval(sampler);
       peak = Math.max(peak, process.memoryUsage().rss);

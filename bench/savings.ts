@@ -8,10 +8,14 @@
 import { issueApiKey } from '../src/app/apiKeys.ts';
 import { createCustomer } from '../src/app/customers.ts';
 import { systemDeps } from '../src/app/deps.ts';
-import { accrueSavingsThrough, createSavingsProduct, openSavingsAccount } from '../src/app/savings.ts';
 import { fundWallet } from '../src/app/transfers.ts';
-import { addDays } from '../src/domain/savings.ts';
-import { utcDay } from '../src/domain/testClock.ts';
+import { addDays } from '../src/modules/savings/domain.ts';
+import {
+  accrueSavingsThrough,
+  createSavingsProduct,
+  openSavingsAccount,
+} from '../src/modules/savings/useCases.ts';
+import { utcDay } from '../src/modules/testClock/domain.ts';
 import { migrate } from '../src/store/migrate.ts';
 import { openPgliteStore } from '../src/store/pglite.ts';
 import type { Queryable, Store } from '../src/store/store.ts';

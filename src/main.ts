@@ -10,7 +10,6 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { type Deps, systemDeps } from './app/deps.ts';
 import { missingMasterKeys, sealClearSecrets } from './app/encryption.ts';
-import { runExportWorkerOnce } from './app/exports.ts';
 import { LedgerWriter } from './app/posting/writer.ts';
 import { type RailPartnerDirectory, railPartnerDirectory } from './app/railPartnerDirectory.ts';
 import { ensureSimulatedRailPartner } from './app/railPartners.ts';
@@ -28,7 +27,9 @@ import {
 import { httpWebhookSender } from './delivery/httpSender.ts';
 import type { Environment } from './domain/apiKeys.ts';
 import { type Keyring, keyringIds, keyringOf, MASTER_KEY_BYTES, parseMasterKey } from './domain/sealing.ts';
-import { exportFormatters } from './http/exportFormats.ts';
+import { EXPORT_WORKER_INTERVAL_MS, exportFormatters, runExportWorkerOnce } from './modules/exports/index.ts';
+import { PAYMENT_BATCH_WORKER_INTERVAL_MS, runPaymentBatchPass } from './modules/paymentBatches/index.ts';
+import { DAY_WORKER_INTERVAL_MS, runDayWorkerOnce } from './modules/testClock/index.ts';
 import { PARTNER_RAIL_FACTORIES } from './rails/partners/index.ts';
 import { sandboxRails } from './rails/sandbox.ts';
 import { DARAJA_SIMULATOR_DEFAULT_CREDENTIALS, startDarajaSimulator } from './simulators/mpesaDaraja.ts';
@@ -51,12 +52,9 @@ import {
   runCollectionWorkerOnce,
   simulatedCollectionRail,
 } from './workers/collectionWorker.ts';
-import { DAY_WORKER_INTERVAL_MS, runDayWorkerOnce } from './workers/dayWorker.ts';
 import { DEPOSIT_WORKER_INTERVAL_MS, runDepositWorkerOnce } from './workers/depositWorker.ts';
-import { EXPORT_WORKER_INTERVAL_MS } from './workers/exportWorker.ts';
 import { pruneExpiredIdempotencyRecords } from './workers/idempotencyPruner.ts';
 import { LAUNCH_GATE_WORKER_INTERVAL_MS, launchGateWalker } from './workers/launchGateWorker.ts';
-import { PAYMENT_BATCH_WORKER_INTERVAL_MS, runPaymentBatchPass } from './workers/paymentBatchWorker.ts';
 import { startPeriodic, type Worker } from './workers/periodic.ts';
 import { RAIL_CALLBACK_SWEEP_INTERVAL_MS, runRailCallbackSweepOnce } from './workers/railCallbackSweep.ts';
 import {
@@ -267,7 +265,6 @@ function processDeps(store: Store, config: Config, keyring: Keyring, launchGateS
     keyring,
     allowPrivateWebhookUrls: !config.webhooks.blockReservedAddresses,
     exportDirectory: config.exportDir,
-    exportFormatters: exportFormatters(config.environment),
     railPartnerFactories: PARTNER_RAIL_FACTORIES,
     publicUrl: config.publicUrl,
     pilotCaps: config.pilotCaps,

@@ -1,7 +1,9 @@
 /**
- * The layering rules of docs/ARCHITECTURE.md over src/: SQL only in src/store/, no store import from
- * src/http/, a pure src/domain/. Each rule is first shown to catch a violation in a small fixture, so a
- * checker that finds nothing cannot pass unnoticed. (Import cycles are biome's `noImportCycles`, an error.)
+ * The rules of docs/ARCHITECTURE.md over src/: SQL only in the store and modules' repositories, no store or
+ * repository import from the HTTP edge, a pure domain, modules reached only through their index, modules
+ * importing only lower ones and the shared core none. Each rule is first shown to catch a violation in a
+ * small fixture, so a checker that finds nothing cannot pass unnoticed. (Import cycles are biome's
+ * `noImportCycles`, an error.)
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -45,6 +47,41 @@ const fixture: SourceFile[] = [
     path: 'src/domain/ledger.ts',
     text: "import { sha256 } from '@noble/hashes/sha2.js';\nimport { parseAmount } from './money.ts';",
   },
+  // Modules: SQL outside the repository, a route on the repository, an impure domain, an internal import,
+  // an upward one (lending is above savings), the core importing a module, and a module not yet ranked.
+  {
+    path: 'src/modules/lending/useCases.ts',
+    text: [
+      "import { organizationNow } from '../testClock/index.ts';",
+      "export const overdue = (db) => db.query('UPDATE loans SET status = $1', ['overdue']);",
+    ].join('\n'),
+  },
+  {
+    path: 'src/modules/lending/routes.ts',
+    text: "import { applyForLoan } from './useCases.ts';\nimport { findLoan } from './repository.ts';",
+  },
+  {
+    path: 'src/modules/lending/domain.ts',
+    text: "import { DAY_MS } from '../testClock/domain.ts';\nimport { disburse } from './useCases.ts';",
+  },
+  {
+    path: 'src/modules/savings/useCases.ts',
+    text: "import { utcDay } from '../testClock/index.ts';\nimport { LOAN_DAY_WORK } from '../lending/useCases.ts';",
+  },
+  {
+    path: 'src/app/transfers.ts',
+    text: "import { refuseSavingsSource } from '../modules/savings/index.ts';",
+  },
+  { path: 'src/modules/wires/index.ts', text: 'export const WIRES = [];' },
+  // Not violations: a module's repository holds its SQL; the edges import modules through their index.
+  {
+    path: 'src/modules/lending/repository.ts',
+    text: "export const findLoan = (db, id) => db.query('SELECT * FROM loans WHERE id = $1', [id]);",
+  },
+  {
+    path: 'src/http/app.ts',
+    text: "import { lendingHttp } from '../modules/lending/index.ts';",
+  },
 ];
 
 describe('architecture rules', () => {
@@ -56,6 +93,13 @@ describe('architecture rules', () => {
       { rule: 'http_imports_store', path: 'src/http/routes/wallets.ts', line: 2 },
       { rule: 'domain_imports_outside_domain', path: 'src/domain/fees.ts', line: 1 },
       { rule: 'domain_imports_outside_domain', path: 'src/domain/fees.ts', line: 3 },
+      { rule: 'sql_outside_store', path: 'src/modules/lending/useCases.ts', line: 2 },
+      { rule: 'http_imports_store', path: 'src/modules/lending/routes.ts', line: 2 },
+      { rule: 'domain_imports_outside_domain', path: 'src/modules/lending/domain.ts', line: 2 },
+      { rule: 'module_internals', path: 'src/modules/savings/useCases.ts', line: 2 },
+      { rule: 'module_upward', path: 'src/modules/savings/useCases.ts', line: 2 },
+      { rule: 'module_upward', path: 'src/app/transfers.ts', line: 1 },
+      { rule: 'module_unranked', path: 'src/modules/wires/index.ts', line: 1 },
     ]);
   });
 

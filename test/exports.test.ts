@@ -9,10 +9,10 @@ import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueApiKey } from '../src/app/apiKeys.ts';
-import { runExportWorkerOnce } from '../src/app/exports.ts';
-import { EXPORT_LEASE_MS, EXPORT_RETENTION_MS } from '../src/domain/exports.ts';
-import { exportFormatters } from '../src/http/exportFormats.ts';
-import { leaseExport } from '../src/store/repositories/exports.ts';
+import { EXPORT_LEASE_MS, EXPORT_RETENTION_MS } from '../src/modules/exports/domain.ts';
+import { leaseExport } from '../src/modules/exports/repository.ts';
+import { exportFormatters } from '../src/modules/exports/routes/formats.ts';
+import { runExportWorkerOnce } from '../src/modules/exports/useCases.ts';
 import { rfc4180Rows } from './support/csv.ts';
 import {
   api,

@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LedgerWriter } from '../src/app/posting/writer.ts';
-import { runPaymentBatchPass } from '../src/workers/paymentBatchWorker.ts';
+import { runPaymentBatchPass } from '../src/modules/paymentBatches/workers.ts';
 import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
 import { balanceOf, drainRails, expectLedgerHealthy, fundedWallet, mobileMoney } from './support/ledger.ts';
 import { newOrganization, type TestOrganization } from './support/organizations.ts';

@@ -15,7 +15,7 @@ import {
   LOAN_AMORTISATIONS,
   type LoanTerms,
   penaltyOwed,
-} from '../src/domain/loans.ts';
+} from '../src/modules/lending/domain.ts';
 
 /** An exact rational, written here independently of the code under test. */
 class Q {

@@ -7,15 +7,15 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyLedger } from '../src/app/ledgerVerify.ts';
+import { formatAmount, parseAmount } from '../src/domain/money.ts';
 import {
   arrearsOn,
   computeSchedule,
   type Instalment,
   type LoanTerms,
   penaltyOwed,
-} from '../src/domain/loans.ts';
-import { formatAmount, parseAmount } from '../src/domain/money.ts';
-import { daysAfter } from '../src/domain/testClock.ts';
+} from '../src/modules/lending/domain.ts';
+import { daysAfter } from '../src/modules/testClock/domain.ts';
 import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
 import { balanceOf, expectLedgerHealthy, fundedWallet } from './support/ledger.ts';
 import { newOrganization, type TestOrganization } from './support/organizations.ts';

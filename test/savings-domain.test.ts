@@ -20,7 +20,7 @@ import {
   isMonthEnd,
   rateOn,
   type SavingsProductTerms,
-} from '../src/domain/savings.ts';
+} from '../src/modules/savings/domain.ts';
 import {
   add,
   type Convention,

@@ -7,9 +7,9 @@
  * rules (minimum balance, notice, fixed term's penalty, the owner's wallets only), and two at once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accrueSavingsThrough } from '../src/app/savings.ts';
-import { ACCRUAL_DENOMINATOR, addDays, previousDay } from '../src/domain/savings.ts';
-import { runDayWorkerOnce } from '../src/workers/dayWorker.ts';
+import { ACCRUAL_DENOMINATOR, addDays, previousDay } from '../src/modules/savings/domain.ts';
+import { accrueSavingsThrough } from '../src/modules/savings/useCases.ts';
+import { runDayWorkerOnce } from '../src/modules/testClock/workers.ts';
 import { api, BACKENDS, createCustomer, startTestApp, type TestApp } from './support/harness.ts';
 import { expectLedgerHealthy } from './support/ledger.ts';
 import { newOrganization } from './support/organizations.ts';

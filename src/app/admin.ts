@@ -5,7 +5,6 @@
  * Past 400 lines: one command table shared by the CLI and the control channel; each command is short.
  */
 import { SCOPES, type Scope } from '../domain/apiKeys.ts';
-import { EXPORT_FORMATS, EXPORT_TYPES, type ExportFormat, type ExportType } from '../domain/exports.ts';
 import {
   LAUNCH_GATES,
   LAUNCH_PRODUCTS,
@@ -14,6 +13,15 @@ import {
   type LaunchProduct,
 } from '../domain/launchGates.ts';
 import type { Member } from '../domain/members.ts';
+import {
+  EXPORT_FORMATS,
+  EXPORT_TYPES,
+  type ExportFormat,
+  type ExportProgress,
+  type ExportType,
+  exportFormatters,
+  runExportNow,
+} from '../modules/exports/index.ts';
 import { migrate } from '../store/migrate.ts';
 import { findOrganizationByName } from '../store/repositories/organizations.ts';
 import { issueOperatorKey, listOrganizationKeys, revokeKey } from './apiKeys.ts';
@@ -21,7 +29,6 @@ import { issueSignInLink } from './console/session.ts';
 import type { Deps } from './deps.ts';
 import { rewrapSecrets } from './encryption.ts';
 import { type EvidenceChainReport, SYSTEM_ACTOR, verifyEvidence } from './evidence.ts';
-import { type ExportProgress, runExportNow } from './exports.ts';
 import { proposeIfGoverned } from './governedChanges.ts';
 import { launchGatesOf, overrideLaunchGates, requireLaunchGatesPassed } from './launchGates.ts';
 import { type LedgerViolation, verifyLedger } from './ledgerVerify.ts';
@@ -337,6 +344,7 @@ export async function runAdminCommand(
         deps,
         organization.id,
         { type: command.type, format: command.format, from: command.from, to: command.to },
+        exportFormatters(deps.environment),
         (progress) => onProgress(progress),
       );
       return {

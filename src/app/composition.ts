@@ -4,13 +4,13 @@
  * use cases' imports have no cycles. `systemDeps` adds these to every `Deps` it builds.
  */
 
+import { LOAN_APPROVALS, LOAN_DAY_WORK } from '../modules/lending/index.ts';
+import { PAYMENT_BATCH_APPROVALS } from '../modules/paymentBatches/index.ts';
+import { refuseSavingsSource, SAVINGS_DAY_WORK } from '../modules/savings/index.ts';
 import type { Deps } from './deps.ts';
 import { digitalAccountsOnWalletCreated } from './digitalAccounts.ts';
 import { GOVERNED_CHANGE_APPROVALS } from './governedChanges.ts';
-import { LOAN_APPROVALS, LOAN_DAY_WORK } from './loans.ts';
-import { PAYMENT_BATCH_APPROVALS } from './paymentBatches.ts';
 import { POLICY_CHANGE_APPROVALS } from './policies.ts';
-import { refuseSavingsSource, SAVINGS_DAY_WORK } from './savings.ts';
 import { TRANSFER_APPROVALS } from './transferApprovals.ts';
 
 export type UseCaseHooks = Pick<

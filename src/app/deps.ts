@@ -14,7 +14,6 @@ import { createServiceMetrics, type ServiceMetrics } from '../metrics.ts';
 import type { Queryable, Store } from '../store/store.ts';
 import type { ApprovableResources } from './approvals.ts';
 import { useCaseHooks } from './composition.ts';
-import type { ExportFormatters } from './exports.ts';
 import type { PartnerRailFactories } from './railPartnerDirectory.ts';
 
 // The driver interface's types, for the layers that hand a transaction on without importing the store.
@@ -34,7 +33,7 @@ export type MovementSourceGuard = (
 /** Runs in a new wallet's transaction and returns the wallet with what it added (its account details). */
 export type WalletCreatedHook = (tx: Queryable, deps: Deps, wallet: Wallet) => Promise<Wallet>;
 
-/** A product's once-a-day work (src/app/dayWork.ts runs it). */
+/** A product's once-a-day work (src/modules/testClock/useCases/dayWork.ts runs it). */
 export interface DayWork {
   /** Names the work in logs and errors, e.g. `savings_accrual`. */
   name: string;
@@ -72,8 +71,6 @@ export interface Deps {
   metrics?: ServiceMetrics;
   /** Where export files are written and served from (MKOBA_EXPORT_DIR). */
   exportDirectory: string;
-  /** How exports write each type (the API's wire forms), given by the composition root. */
-  exportFormatters?: ExportFormatters;
   /**
    * The service's public base URL (MKOBA_PUBLIC_URL), on which partners' callback URLs are built; without
    * it a partner cannot be told where to call back.
@@ -116,7 +113,6 @@ export interface SystemDepsOptions {
   allowPrivateWebhookUrls?: boolean;
   /** Where export files go; a directory of its own under the system's temporary directory by default. */
   exportDirectory?: string;
-  exportFormatters?: ExportFormatters;
   railPartnerFactories?: PartnerRailFactories;
   publicUrl?: string | undefined;
   pilotCaps?: PilotCaps | undefined;
@@ -158,7 +154,6 @@ export function systemDeps(store: Store, environment: Environment, options: Syst
     keyring: options.keyring ?? keyringOf(undefined),
     allowPrivateWebhookUrls: options.allowPrivateWebhookUrls ?? false,
     exportDirectory: options.exportDirectory ?? path.join(tmpdir(), `mkoba-exports-${process.pid}`),
-    ...(options.exportFormatters ? { exportFormatters: options.exportFormatters } : {}),
     ...(options.railPartnerFactories ? { railPartnerFactories: options.railPartnerFactories } : {}),
     ...(options.publicUrl ? { publicUrl: options.publicUrl } : {}),
     ...(options.pilotCaps ? { pilotCaps: options.pilotCaps } : {}),

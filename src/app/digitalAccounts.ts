@@ -20,8 +20,8 @@ import {
 } from '../domain/digitalAccounts.ts';
 import { AppError, resourceMissing } from '../domain/errors.ts';
 import type { EvidenceActor } from '../domain/evidence.ts';
-import { maskedDestination, maskedPhone } from '../domain/receipts.ts';
 import type { Transfer } from '../domain/transferRecord.ts';
+import { maskedDestination, maskedPhone } from '../domain/transferRecord.ts';
 import type { Balances, Wallet } from '../domain/wallets.ts';
 import {
   findDigitalAccountSettings,

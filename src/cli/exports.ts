@@ -6,7 +6,12 @@
 import { copyFile } from 'node:fs/promises';
 import { SingleBar } from 'cli-progress';
 import type { AdminCommand, AdminProgress, AdminResult } from '../app/admin.ts';
-import { EXPORT_FORMATS, EXPORT_TYPES, type ExportFormat, type ExportType } from '../domain/exports.ts';
+import {
+  EXPORT_FORMATS,
+  EXPORT_TYPES,
+  type ExportFormat,
+  type ExportType,
+} from '../modules/exports/index.ts';
 import { UsageError } from './usageError.ts';
 
 type Io = { out: (line: string) => void; err: (line: string) => void };

@@ -11,7 +11,6 @@ import { SANDBOX_ORGANIZATION_NAME } from '../app/seed.ts';
 import { CONTROL_SOCKET_WAIT_MS, type Config, ConfigError, loadConfig } from '../config.ts';
 import { DEFAULT_SCOPES, SCOPES, type Scope } from '../domain/apiKeys.ts';
 import { ID_PREFIXES } from '../domain/ids.ts';
-import { exportFormatters } from '../http/exportFormats.ts';
 import {
   DataDirBusyError,
   documentationOnlyDeps,
@@ -247,7 +246,6 @@ async function runHere(
     const deps = systemDeps(opened.store, config.environment, {
       ...(keyring ? { keyring } : {}),
       exportDirectory: config.exportDir,
-      exportFormatters: exportFormatters(config.environment),
       launchGateSource,
     });
     // A fresh data directory is migrated first, so `keys create` works before the first `serve`.

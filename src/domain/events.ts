@@ -1,7 +1,6 @@
 /** Event types, payloads and the envelope (the spec's section 2.4, spelling 1: snake_case). */
 import type { Environment } from './apiKeys.ts';
 import { COLLECTION_EVENT_TYPES } from './collections.ts';
-import { LOAN_EVENT_TYPES } from './loans.ts';
 import { formatAmount } from './money.ts';
 import {
   PAYLOAD_VERSION_LATEST,
@@ -52,6 +51,19 @@ export const SAVINGS_EVENT_TYPES = [
   'savings.withdrawal.completed',
   'savings.interest.capitalized',
 ] as const;
+/** A loan's life, from application to paid off or written off. */
+export const LOAN_EVENT_TYPES = [
+  'loan.applied',
+  'loan.approved',
+  'loan.rejected',
+  'loan.canceled',
+  'loan.disbursed',
+  'loan.repayment_received',
+  'loan.overdue',
+  'loan.paid_off',
+  'loan.written_off',
+] as const;
+
 export const EVENT_TYPES = [
   ...TRANSFER_EVENT_TYPES,
   ...WALLET_EVENT_TYPES,

@@ -61,3 +61,37 @@ export interface Transfer {
 export function feeOf(t: Pick<Transfer, 'fee'>): bigint {
   return t.fee?.feeMinor ?? 0n;
 }
+
+/** A value shown in part: at most six bullets, then its last `keep` characters. */
+const tail = (value: string, keep = 4) =>
+  `${'•'.repeat(Math.max(0, Math.min(6, value.length - keep)))}${value.slice(-keep)}`;
+
+/** A phone number as receipts and statements show it: its country code and last two digits. */
+export function maskedPhone(phone: string): string {
+  return `${phone.slice(0, 4)}${tail(phone.slice(4), 2)}`;
+}
+
+/** A wallet id as the public check shows it: its last six characters, the rest hidden. */
+export function maskedWallet(walletId: string): string {
+  return tail(walletId, 6);
+}
+
+/** The destination as a receipt shows it to whoever holds it: enough to recognise, not to reuse. */
+export function maskedDestination(destination: Transfer['destination']): string {
+  switch (destination.type) {
+    case 'mobile_money':
+      return `${destination.network} ${maskedPhone(destination.phone)}`;
+    case 'bank_account':
+      return `bank ${destination.bank_code} account ${tail(destination.account_number)}`;
+    case 'paybill':
+      return `paybill ${destination.business_number} ref ${tail(destination.account_reference)}`;
+    case 'till':
+      return `till ${destination.till_number}`;
+    case 'card':
+      return 'card';
+    case 'wallet':
+      return `wallet ${tail(destination.wallet, 6)}`;
+    default:
+      return destination.type;
+  }
+}

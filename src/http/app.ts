@@ -24,6 +24,7 @@ import { CONSOLE_PREFIX } from '../console/layout.ts';
 import { consolePlugin } from '../console/plugin.ts';
 import { AppError, validationError } from '../domain/errors.ts';
 import { createServiceMetrics } from '../metrics.ts';
+import { HTTP_MODULES } from '../modules/registry.ts';
 import { registerAuth } from './auth.ts';
 import { AUTHORIZATION_SCHEMAS } from './authorizationSchemas.ts';
 import { registerBodyParsing } from './bodyParser.ts';
@@ -45,11 +46,9 @@ import {
   OPENAPI_DOCUMENT_BASE,
   OPENAPI_DOCUMENT_PATH,
 } from './openapi.ts';
-import { PAYMENT_BATCH_SCHEMAS } from './paymentBatchSchemas.ts';
 import { PROBLEM_CONTENT_TYPE, problemCodeOf, problemType, sendProblem, toAppError } from './problems.ts';
 import { registerProductCheck } from './products.ts';
 import { registerRateLimits } from './rateLimit.ts';
-import { receiptSchema } from './receiptSchemas.ts';
 import { amlRoutes } from './routes/aml.ts';
 import { API_KEY_SCHEMAS, apiKeyRoutes } from './routes/apiKeys.ts';
 import { approvalRoutes } from './routes/approvals.ts';
@@ -60,18 +59,14 @@ import { customerRoutes } from './routes/customers.ts';
 import { digitalAccountRoutes } from './routes/digitalAccounts.ts';
 import { eventRoutes } from './routes/events.ts';
 import { evidenceRoutes } from './routes/evidence.ts';
-import { exportRoutes, exportSchema } from './routes/exports.ts';
 import { feeRoutes } from './routes/fees.ts';
 import { launchGateRoutes, launchGateSchema } from './routes/launchGates.ts';
 import { ledgerRoutes } from './routes/ledger.ts';
-import { LOAN_SCHEMAS, loanRoutes } from './routes/loans.ts';
 import { memberRoutes } from './routes/members.ts';
 import { organizationRoutes, organizationSchema } from './routes/organization.ts';
-import { paymentBatchRoutes } from './routes/paymentBatches.ts';
 import { policyRoutes } from './routes/policies.ts';
 import { railCallbackRoutes } from './routes/railCallbacks.ts';
 import { railCallbackSchema, railPartnerRoutes, railPartnerSchema } from './routes/railPartners.ts';
-import { receiptRoutes } from './routes/receipts.ts';
 import {
   reconciliationExceptionSchema,
   reconciliationRoutes,
@@ -82,10 +77,8 @@ import { SAFEGUARDING_SCHEMAS, safeguardingRoutes } from './routes/safeguarding.
 import { SAFEGUARDING_SWEEP_SCHEMAS, safeguardingSweepRoutes } from './routes/safeguardingSweeps.ts';
 import { sandboxRoutes } from './routes/sandbox.ts';
 import { sandboxChainRoutes } from './routes/sandboxChain.ts';
-import { SAVINGS_SCHEMAS, savingsRoutes } from './routes/savings.ts';
 import { STABLECOIN_SCHEMAS, stablecoinRoutes } from './routes/stablecoins.ts';
 import { systemRoutes } from './routes/system.ts';
-import { testClockRoutes, testClockSchema } from './routes/testClock.ts';
 import { transferRoutes } from './routes/transfers.ts';
 import { travelRuleRoutes } from './routes/travelRule.ts';
 import { verificationRoutes } from './routes/verifications.ts';
@@ -205,9 +198,6 @@ export async function buildApp({
     ...AUTHORIZATION_SCHEMAS,
     ...API_KEY_SCHEMAS,
     ...TRAVEL_RULE_SCHEMAS,
-    receiptSchema,
-    ...PAYMENT_BATCH_SCHEMAS,
-    exportSchema,
     statementSchema,
     reconciliationExceptionSchema,
     railPartnerSchema,
@@ -218,12 +208,10 @@ export async function buildApp({
     ...SAFEGUARDING_SCHEMAS,
     ...SAFEGUARDING_SWEEP_SCHEMAS,
     ...STABLECOIN_SCHEMAS,
-    ...LOAN_SCHEMAS,
-    testClockSchema,
     organizationSchema,
     launchGateSchema,
-    ...SAVINGS_SCHEMAS,
     ...DIGITAL_ACCOUNT_SCHEMAS,
+    ...HTTP_MODULES.flatMap((module) => module.schemas),
   ]) {
     app.addSchema(schema);
   }
@@ -364,9 +352,6 @@ export async function buildApp({
   feeRoutes(app, deps);
   approvalRoutes(app, deps);
   changeRoutes(app, deps);
-  receiptRoutes(app, deps);
-  paymentBatchRoutes(app, deps);
-  exportRoutes(app, deps);
   railPartnerRoutes(app, deps);
   collectionRoutes(app, deps);
   bankDepositRoutes(app, deps);
@@ -377,14 +362,14 @@ export async function buildApp({
   safeguardingSweepRoutes(app, deps);
   travelRuleRoutes(app, deps);
   stablecoinRoutes(app, deps);
-  savingsRoutes(app, deps);
-  loanRoutes(app, deps);
   webhookRoutes(app, deps);
   organizationRoutes(app, deps);
   launchGateRoutes(app, deps);
   if (deps.environment === 'sandbox') sandboxRoutes(app, deps);
   if (deps.environment === 'sandbox') sandboxChainRoutes(app, deps);
-  if (deps.environment === 'sandbox') testClockRoutes(app, deps);
+  for (const module of HTTP_MODULES) {
+    if (!module.sandboxOnly || deps.environment === 'sandbox') module.routes(app, deps);
+  }
 
   // The operator console: its own context (forms, cookies, HTML errors) under /console.
   await app.register(consolePlugin, { prefix: CONSOLE_PREFIX, deps, limiter: authFailures });

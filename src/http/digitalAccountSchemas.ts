@@ -2,13 +2,14 @@
  * Digital accounts on the wire: the organization's settings, a wallet's statement as JSON and as CSV (RFC
  * 4180, formula cells neutralised, as exports write it: csvRecords), and their schemas.
  */
+
+import { csvRecords } from '../domain/csv.ts';
 import {
   BANK_NAME_LENGTH_MAX,
   type DigitalAccountSettings,
   STATEMENT_ENTRIES_MAX,
   type Statement,
 } from '../domain/digitalAccounts.ts';
-import { csvRecords } from '../domain/exports.ts';
 import { ID_PREFIXES } from '../domain/ids.ts';
 import { formatAmount } from '../domain/money.ts';
 import { presentAccountDetailsFields } from './presenters.ts';

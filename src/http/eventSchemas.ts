@@ -15,7 +15,11 @@ import { LAUNCH_PRODUCTS } from '../domain/launchGates.ts';
 import { PAYLOAD_VERSIONS, PRODUCT_NAME_BEFORE_FAMILIES } from '../domain/payloadVersions.ts';
 import { RAILS } from '../domain/transfers.ts';
 import { toCamelCase } from '../domain/webhooks.ts';
-import { savingsAccountSchema, savingsNoticeSchema, savingsWithdrawalSchema } from './routes/savings.ts';
+import {
+  savingsAccountSchema,
+  savingsNoticeSchema,
+  savingsWithdrawalSchema,
+} from '../modules/savings/index.ts';
 import {
   amountSchema,
   currencySchema,

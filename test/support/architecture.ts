@@ -1,7 +1,10 @@
 /**
- * The layering rules of docs/ARCHITECTURE.md, checked over source texts (no database, no import of the code
- * checked): SQL only under src/store/, the HTTP edge never imports the store, the domain imports nothing of
- * ours outside src/domain/ and of Node only `crypto`.
+ * The rules of docs/ARCHITECTURE.md, checked over source texts (no database, no import of the code checked):
+ * SQL only in the store and in modules' repositories; the HTTP edge (src/http/ and modules' routes) never
+ * imports the store or a repository; the domain (src/domain/ and modules' domain) imports nothing of ours
+ * but pure domain code, and of Node only `crypto`; other code reaches a module only through its `index.ts`
+ * (or its pure domain); a module imports only modules below it in `MODULE_ORDER`, and the shared core
+ * imports no module at all (only the composition root and the edges put modules together).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -12,7 +15,43 @@ export interface SourceFile {
   text: string;
 }
 
-export type ArchitectureRule = 'sql_outside_store' | 'http_imports_store' | 'domain_imports_outside_domain';
+export type ArchitectureRule =
+  | 'sql_outside_store'
+  | 'http_imports_store'
+  | 'domain_imports_outside_domain'
+  | 'module_internals'
+  | 'module_upward'
+  | 'module_unranked';
+
+/**
+ * The capability modules under src/modules/, lowest first: a module may import only the modules before it.
+ * A new module takes its place here before it can be imported at all.
+ */
+export const MODULE_ORDER = [
+  'testClock',
+  'receipts',
+  'exports',
+  'paymentBatches',
+  'savings',
+  'lending',
+] as const;
+
+/**
+ * The composition root and the edges: the only code outside src/modules/ that may import a module (through
+ * its index). Everything else outside src/modules/ is the shared core, which modules build on.
+ */
+const EDGES = [
+  'src/main.ts',
+  'src/cli/',
+  'src/console/',
+  'src/http/app.ts',
+  'src/app/composition.ts',
+  'src/app/admin.ts',
+  'src/app/seed.ts',
+  'src/modules/registry.ts',
+  // The webhook payload schemas document every module's events with that module's resource schema.
+  'src/http/eventSchemas.ts',
+];
 
 export interface Violation {
   rule: ArchitectureRule;
@@ -42,6 +81,38 @@ function isUnder(file: string, folder: string): boolean {
   return file.startsWith(`${folder}/`);
 }
 
+const MODULE_PATH = /^src\/modules\/([^/]+)\/(.+)$/;
+
+/** The module a path is in and its path inside it, or null outside src/modules/<name>/. */
+function moduleOf(file: string): { name: string; inner: string } | null {
+  const match = MODULE_PATH.exec(file);
+  return match ? { name: match[1] as string, inner: match[2] as string } : null;
+}
+
+/** A module's layer a path inside it belongs to: `domain.ts` and `domain/…` are `domain`, and so on. */
+function layerOf(inner: string): string {
+  return inner.split('/')[0]?.replace(/\.ts$/, '') ?? '';
+}
+
+function isEdge(file: string): boolean {
+  return EDGES.some((edge) => (edge.endsWith('/') ? file.startsWith(edge) : file === edge));
+}
+
+function isRepository(file: string): boolean {
+  const inModule = moduleOf(file);
+  return inModule !== null && layerOf(inModule.inner) === 'repository';
+}
+
+function isDomain(file: string): boolean {
+  const inModule = moduleOf(file);
+  return isUnder(file, 'src/domain') || (inModule !== null && layerOf(inModule.inner) === 'domain');
+}
+
+function isHttpEdge(file: string): boolean {
+  const inModule = moduleOf(file);
+  return isUnder(file, 'src/http') || (inModule !== null && layerOf(inModule.inner) === 'routes');
+}
+
 /** Each module a file loads, resolved to a repository path when relative, with its line. */
 export function importsOf(file: SourceFile): { specifier: string; resolved: string | null; line: number }[] {
   const found: { specifier: string; resolved: string | null; line: number }[] = [];
@@ -56,7 +127,7 @@ export function importsOf(file: SourceFile): { specifier: string; resolved: stri
 }
 
 function sqlOutsideStore(file: SourceFile): Violation[] {
-  if (isUnder(file.path, 'src/store')) return [];
+  if (isUnder(file.path, 'src/store') || isRepository(file.path)) return [];
   const lines = new Map<number, string>();
   for (const match of file.text.matchAll(QUERY_CALL)) {
     if (SQL_STATEMENT.test(match[2] as string)) lines.set(lineOf(file.text, match.index), match[2] as string);
@@ -68,14 +139,18 @@ function sqlOutsideStore(file: SourceFile): Violation[] {
     rule: 'sql_outside_store',
     path: file.path,
     line,
-    detail: `SQL outside src/store/: ${sql.trim().split(/\s+/).slice(0, 4).join(' ')} …`,
+    detail: `SQL outside the store and repositories: ${sql.trim().split(/\s+/).slice(0, 4).join(' ')} …`,
   }));
 }
 
 function httpImportsStore(file: SourceFile): Violation[] {
-  if (!isUnder(file.path, 'src/http')) return [];
+  if (!isHttpEdge(file.path)) return [];
   return importsOf(file)
-    .filter((i) => i.resolved !== null && (isUnder(i.resolved, 'src/store') || i.resolved === 'src/store'))
+    .filter(
+      (i) =>
+        i.resolved !== null &&
+        (isUnder(i.resolved, 'src/store') || i.resolved === 'src/store' || isRepository(i.resolved)),
+    )
     .map((i) => ({
       rule: 'http_imports_store',
       path: file.path,
@@ -85,11 +160,11 @@ function httpImportsStore(file: SourceFile): Violation[] {
 }
 
 function domainImportsOutside(file: SourceFile): Violation[] {
-  if (!isUnder(file.path, 'src/domain')) return [];
+  if (!isDomain(file.path)) return [];
   return importsOf(file)
     .filter((i) =>
       i.resolved !== null
-        ? !isUnder(i.resolved, 'src/domain')
+        ? !isDomain(i.resolved)
         : (i.specifier.startsWith('node:') || BUILTIN_NAMES.has(i.specifier)) &&
           !DOMAIN_NODE_MODULES.has(i.specifier),
     )
@@ -97,19 +172,75 @@ function domainImportsOutside(file: SourceFile): Violation[] {
       rule: 'domain_imports_outside_domain',
       path: file.path,
       line: i.line,
-      detail: `the domain imports outside src/domain/: ${i.specifier}`,
+      detail: `the domain imports outside the pure domain: ${i.specifier}`,
     }));
 }
 
 /** Node's modules a file may name without the `node:` prefix. */
 const BUILTIN_NAMES = new Set(['fs', 'fs/promises', 'net', 'http', 'https', 'dns', 'child_process', 'os']);
 
-/** Every violation of the layering rules in the files given. */
+/**
+ * Imports that reach into a module: from outside it, only its `index.ts` may be imported, or (by domain code,
+ * which must stay pure and so cannot load an index) its pure domain.
+ */
+function moduleInternals(file: SourceFile): Violation[] {
+  const from = moduleOf(file.path);
+  return importsOf(file).flatMap((i) => {
+    const to = i.resolved === null ? null : moduleOf(i.resolved);
+    if (to === null || to.name === from?.name || to.inner === 'index.ts') return [];
+    if (isDomain(file.path) && layerOf(to.inner) === 'domain') return [];
+    return [
+      {
+        rule: 'module_internals' as const,
+        path: file.path,
+        line: i.line,
+        detail: `imports module ${to.name}'s ${to.inner}, not its index.ts: ${i.specifier}`,
+      },
+    ];
+  });
+}
+
+/** Imports against the modules' order, and from the shared core into any module. */
+function moduleUpward(file: SourceFile): Violation[] {
+  if (!isUnder(file.path, 'src') || isEdge(file.path)) return [];
+  const from = moduleOf(file.path);
+  const order: readonly string[] = MODULE_ORDER;
+  if (from !== null && !order.includes(from.name))
+    return [
+      {
+        rule: 'module_unranked',
+        path: file.path,
+        line: 1,
+        detail: `module ${from.name} is not in MODULE_ORDER`,
+      },
+    ];
+  return importsOf(file).flatMap((i) => {
+    const to = i.resolved === null ? null : moduleOf(i.resolved);
+    if (to === null || to.name === from?.name) return [];
+    if (from !== null && order.indexOf(to.name) !== -1 && order.indexOf(to.name) < order.indexOf(from.name))
+      return [];
+    return [
+      {
+        rule: 'module_upward' as const,
+        path: file.path,
+        line: i.line,
+        detail:
+          from === null
+            ? `the shared core imports module ${to.name}: ${i.specifier}`
+            : `module ${from.name} imports module ${to.name}, which is not below it: ${i.specifier}`,
+      },
+    ];
+  });
+}
+
+/** Every violation of the rules in the files given. */
 export function checkArchitecture(files: readonly SourceFile[]): Violation[] {
   return files.flatMap((file) => [
     ...sqlOutsideStore(file),
     ...httpImportsStore(file),
     ...domainImportsOutside(file),
+    ...moduleInternals(file),
+    ...moduleUpward(file),
   ]);
 }
 

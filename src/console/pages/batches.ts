@@ -1,19 +1,18 @@
 /** Payment batches and each batch's items with their results; a running batch can be canceled (`write`). */
 import { consoleActor } from '../../app/console/session.ts';
 import { partyNames } from '../../app/console/views.ts';
+import { ID_PREFIXES, idPattern } from '../../domain/ids.ts';
 import {
   cancelPaymentBatch,
   getPaymentBatch,
+  isFinishedBatch,
   listBatches,
   listBatchItems,
-} from '../../app/paymentBatches.ts';
-import { ID_PREFIXES, idPattern } from '../../domain/ids.ts';
-import {
-  isFinishedBatch,
   PAYMENT_BATCH_ITEM_STATUSES,
   type PaymentBatchItemStatus,
-} from '../../domain/paymentBatches.ts';
-import { presentItem, presentPaymentBatch } from '../../http/routes/paymentBatches.ts';
+  presentItem,
+  presentPaymentBatch,
+} from '../../modules/paymentBatches/index.ts';
 import { html } from '../html.ts';
 import {
   CONSOLE_PREFIX,

@@ -3,17 +3,21 @@
  * route when scripts run), download the finished file. The same scopes as the API: `read`, and
  * `compliance` for evidence and reconciliation exceptions.
  */
-import { createExport, getExport, listOrganizationExports, openExportFile } from '../../app/exports.ts';
+
 import { grantsScope } from '../../domain/apiKeys.ts';
 import { AppError, validationError } from '../../domain/errors.ts';
 import {
+  createExport,
   EXPORT_FORMATS,
   EXPORT_TYPES,
   type ExportFormat,
   type ExportType,
+  getExport,
+  listOrganizationExports,
   OPERATOR_EXPORT_TYPES,
-} from '../../domain/exports.ts';
-import { presentExport } from '../../http/routes/exports.ts';
+  openExportFile,
+  presentExport,
+} from '../../modules/exports/index.ts';
 import { html } from '../html.ts';
 import { CONSOLE_PREFIX, csrfField, statusBadge, table, time } from '../layout.ts';
 import { noticeOf, withNotice } from '../notices.ts';

@@ -1,0 +1,157 @@
+import { ID_PREFIXES } from '../../domain/ids.ts';
+import { type KeysetFilter, listNewestFirst, toBigInt, toDate } from '../../store/repositories/rows.ts';
+import type { Queryable } from '../../store/store.ts';
+import type { ExportFormat, ExportJob, ExportStatus, ExportType } from './domain.ts';
+
+const COLUMNS = `id, organization_id, type, format, created_from, created_to, status, rows_written, rows_estimated, bytes,
+  sha256, file_name, error, created_by, created_at, started_at, finished_at, expires_at`;
+
+function fromRow(row: Record<string, unknown>): ExportJob {
+  const date = (v: unknown) => (v === null || v === undefined ? null : toDate(v));
+  const text = (v: unknown) => (v === null || v === undefined ? null : String(v));
+  const count = (v: unknown) => (v === null || v === undefined ? null : Number(toBigInt(v)));
+  return {
+    id: String(row.id),
+    organizationId: String(row.organization_id),
+    type: row.type as ExportType,
+    format: row.format as ExportFormat,
+    from: date(row.created_from),
+    to: date(row.created_to),
+    status: row.status as ExportStatus,
+    rowsWritten: Number(toBigInt(row.rows_written)),
+    rowsEstimated: count(row.rows_estimated),
+    bytes: count(row.bytes),
+    sha256: text(row.sha256),
+    fileName: text(row.file_name),
+    error: text(row.error),
+    createdBy: String(row.created_by),
+    createdAt: toDate(row.created_at),
+    startedAt: date(row.started_at),
+    finishedAt: date(row.finished_at),
+    expiresAt: date(row.expires_at),
+  };
+}
+
+export async function insertExport(db: Queryable, job: ExportJob): Promise<void> {
+  await db.query(
+    `INSERT INTO exports (id, organization_id, type, format, created_from, created_to, status, created_by, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+    [
+      job.id,
+      job.organizationId,
+      job.type,
+      job.format,
+      job.from,
+      job.to,
+      job.status,
+      job.createdBy,
+      job.createdAt,
+    ],
+  );
+}
+
+export async function findExport(
+  db: Queryable,
+  organizationId: string,
+  id: string,
+): Promise<ExportJob | undefined> {
+  const [row] = await db.query(`SELECT ${COLUMNS} FROM exports WHERE organization_id = $1 AND id = $2`, [
+    organizationId,
+    id,
+  ]);
+  return row && fromRow(row);
+}
+
+export async function listExports(
+  db: Queryable,
+  organizationId: string,
+  filter: KeysetFilter & { status?: ExportStatus | undefined },
+  rowsMax: number,
+): Promise<ExportJob[]> {
+  const rows = await listNewestFirst(db, {
+    table: 'exports',
+    columns: COLUMNS,
+    prefix: ID_PREFIXES.export,
+    organizationId,
+    filter,
+    equal: [['status', filter.status]],
+    rowsMax,
+  });
+  return rows.map(fromRow);
+}
+
+/** Takes a queued export, or a running one whose worker's lease ran out, for `leaseMs`. */
+export async function leaseExport(
+  db: Queryable,
+  now: Date,
+  leaseMs: number,
+  onlyId?: string,
+): Promise<ExportJob | undefined> {
+  const [row] = await db.query(
+    `UPDATE exports SET status = 'running', lease_until = $2, started_at = COALESCE(started_at, $1), rows_written = 0
+      WHERE id = (SELECT id FROM exports
+                   WHERE (status = 'queued' OR (status = 'running' AND lease_until <= $1))
+                     AND ($3::text IS NULL OR id = $3)
+                   ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED)
+      RETURNING ${COLUMNS}`,
+    [now, new Date(now.getTime() + leaseMs), onlyId ?? null],
+  );
+  return row && fromRow(row);
+}
+
+/** Records progress and renews the lease; false when the export is no longer this worker's. */
+export async function reportExportProgress(
+  db: Queryable,
+  id: string,
+  rows: { written: number; estimated: number | null },
+  leaseUntil: Date,
+): Promise<boolean> {
+  const updated = await db.query(
+    `UPDATE exports SET rows_written = $2, rows_estimated = COALESCE($3, rows_estimated), lease_until = $4
+      WHERE id = $1 AND status = 'running' RETURNING id`,
+    [id, rows.written, rows.estimated, leaseUntil],
+  );
+  return updated.length === 1;
+}
+
+export async function finishExport(
+  db: Queryable,
+  id: string,
+  result:
+    | {
+        status: 'ready';
+        rows: number;
+        bytes: number;
+        sha256: string;
+        fileName: string;
+        expiresAt: Date;
+        now: Date;
+      }
+    | { status: 'failed'; error: string; now: Date },
+): Promise<ExportJob | undefined> {
+  const [row] =
+    result.status === 'ready'
+      ? await db.query(
+          `UPDATE exports SET status = 'ready', rows_written = $2, rows_estimated = $2, bytes = $3, sha256 = $4,
+              file_name = $5, expires_at = $6, finished_at = $7, lease_until = NULL
+            WHERE id = $1 AND status = 'running' RETURNING ${COLUMNS}`,
+          [id, result.rows, result.bytes, result.sha256, result.fileName, result.expiresAt, result.now],
+        )
+      : await db.query(
+          `UPDATE exports SET status = 'failed', error = $2, finished_at = $3, lease_until = NULL
+            WHERE id = $1 AND status = 'running' RETURNING ${COLUMNS}`,
+          [id, result.error, result.now],
+        );
+  return row && fromRow(row);
+}
+
+/** Ready exports past their retention, to delete their files. */
+export async function expireExports(db: Queryable, now: Date, rowsMax: number): Promise<ExportJob[]> {
+  const rows = await db.query(
+    `UPDATE exports SET status = 'expired'
+      WHERE id IN (SELECT id FROM exports WHERE status = 'ready' AND expires_at <= $1 ORDER BY expires_at LIMIT $2)
+      RETURNING ${COLUMNS}`,
+    [now, rowsMax],
+  );
+  return rows.map(fromRow);
+}

@@ -1,0 +1,12 @@
+/**
+ * Loans: products, applications decided by policy and approval, disbursement, repayments, the daily collection, arrears and penalty, and write-off.
+ * Other modules, the composition root and the edges import this file only.
+ */
+import type { HttpModule } from '../../http/httpModule.ts';
+import { LOAN_SCHEMAS, loanRoutes } from './routes.ts';
+
+export { LOAN_SCHEMAS, loanRoutes } from './routes.ts';
+export { LOAN_APPROVALS, LOAN_DAY_WORK } from './useCases.ts';
+
+/** The module's face on the HTTP edge. */
+export const lendingHttp: HttpModule = { schemas: LOAN_SCHEMAS, routes: loanRoutes };

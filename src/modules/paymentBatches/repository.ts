@@ -1,0 +1,337 @@
+import { ID_PREFIXES } from '../../domain/ids.ts';
+import type { Metadata } from '../../domain/metadata.ts';
+import type { Currency } from '../../domain/money.ts';
+import type { Destination, Rail } from '../../domain/transfers.ts';
+import {
+  type KeysetFilter,
+  listNewestFirst,
+  toBigInt,
+  toDate,
+  toJsonObject,
+} from '../../store/repositories/rows.ts';
+import type { Queryable } from '../../store/store.ts';
+import type { PaymentBatch, PaymentBatchItem, PaymentBatchItemStatus, PaymentBatchStatus } from './domain.ts';
+
+const COLUMNS = `id, organization_id, reference, source_wallet_id, currency, status, failure_code, item_count,
+  total_minor, succeeded_count, failed_count, canceled_count, reservation_entry_id, reserved_minor, created_by,
+  approval_id, authorization_decision, metadata, created_at, updated_at, finished_at, fee_total_minor`;
+
+function fromRow(row: Record<string, unknown>): PaymentBatch {
+  const text = (v: unknown) => (v === null || v === undefined ? null : String(v));
+  const stored =
+    row.authorization_decision === null
+      ? null
+      : toJsonObject<Record<string, unknown>>(row.authorization_decision);
+  return {
+    id: String(row.id),
+    organizationId: String(row.organization_id),
+    reference: String(row.reference),
+    sourceWalletId: String(row.source_wallet_id),
+    currency: row.currency as Currency,
+    status: row.status as PaymentBatchStatus,
+    failureCode: text(row.failure_code),
+    itemCount: Number(row.item_count),
+    totalMinor: toBigInt(row.total_minor),
+    feeTotalMinor: toBigInt(row.fee_total_minor),
+    succeededCount: Number(row.succeeded_count),
+    failedCount: Number(row.failed_count),
+    canceledCount: Number(row.canceled_count),
+    reservationEntryId: text(row.reservation_entry_id),
+    reservedMinor: toBigInt(row.reserved_minor),
+    createdBy: String(row.created_by),
+    approvalId: text(row.approval_id),
+    authorization: stored && {
+      decision: String(stored.decision),
+      policyVersion: Number(stored.policy_version),
+      rule: String(stored.rule),
+    },
+    metadata: toJsonObject<Metadata>(row.metadata),
+    createdAt: toDate(row.created_at),
+    updatedAt: toDate(row.updated_at),
+    finishedAt: row.finished_at === null ? null : toDate(row.finished_at),
+  };
+}
+
+/** Inserts a batch, or returns undefined when its reference is taken in the organization. */
+export async function insertPaymentBatch(db: Queryable, b: PaymentBatch): Promise<boolean> {
+  const rows = await db.query(
+    `INSERT INTO payment_batches (id, organization_id, reference, source_wallet_id, currency, status, item_count,
+        total_minor, created_by, metadata, created_at, updated_at, fee_total_minor)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11, $11, $12)
+     ON CONFLICT (organization_id, reference) DO NOTHING RETURNING id`,
+    [
+      b.id,
+      b.organizationId,
+      b.reference,
+      b.sourceWalletId,
+      b.currency,
+      b.status,
+      b.itemCount,
+      b.totalMinor.toString(),
+      b.createdBy,
+      JSON.stringify(b.metadata),
+      b.createdAt,
+      b.feeTotalMinor.toString(),
+    ],
+  );
+  return rows.length === 1;
+}
+
+export async function findPaymentBatchByReference(
+  db: Queryable,
+  organizationId: string,
+  reference: string,
+): Promise<PaymentBatch | undefined> {
+  const [row] = await db.query(
+    `SELECT ${COLUMNS} FROM payment_batches WHERE organization_id = $1 AND reference = $2`,
+    [organizationId, reference],
+  );
+  return row && fromRow(row);
+}
+
+/** Writes a batch's items with one statement per thousand. */
+export async function insertPaymentBatchItems(
+  db: Queryable,
+  items: readonly PaymentBatchItem[],
+): Promise<void> {
+  const CHUNK = 1_000;
+  for (let i = 0; i < items.length; i += CHUNK) {
+    const part = items.slice(i, i + CHUNK);
+    const column = <T>(pick: (item: PaymentBatchItem) => T) => part.map(pick);
+    await db.query(
+      `INSERT INTO payment_batch_items (batch_id, position, reference, destination, destination_wallet_id, rail,
+          amount_minor, metadata, status, updated_at, fee_minor, fee_schedule_version, fee_rule)
+       SELECT v.batch_id, v.position, v.reference, v.destination::jsonb, v.destination_wallet_id, v.rail,
+              v.amount_minor, v.metadata::jsonb, 'pending', v.updated_at, v.fee_minor, v.fee_schedule_version,
+              v.fee_rule
+         FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::text[],
+                     $9::timestamptz[], $10::bigint[], $11::int[], $12::text[])
+           AS v(batch_id, position, reference, destination, destination_wallet_id, rail, amount_minor, metadata,
+                updated_at, fee_minor, fee_schedule_version, fee_rule)`,
+      [
+        column((x) => x.batchId),
+        column((x) => x.position),
+        column((x) => x.reference),
+        column((x) => JSON.stringify(x.destination)),
+        column((x) => x.destinationWalletId),
+        column((x) => x.rail),
+        column((x) => x.amountMinor.toString()),
+        column((x) => JSON.stringify(x.metadata)),
+        column((x) => x.updatedAt.toISOString()),
+        column((x) => (x.fee?.feeMinor ?? 0n).toString()),
+        column((x) => x.fee?.scheduleVersion ?? null),
+        column((x) => x.fee?.rule ?? null),
+      ],
+    );
+  }
+}
+
+export async function findPaymentBatch(
+  db: Queryable,
+  organizationId: string,
+  id: string,
+  options: { forUpdate?: boolean } = {},
+): Promise<PaymentBatch | undefined> {
+  const [row] = await db.query(
+    `SELECT ${COLUMNS} FROM payment_batches WHERE organization_id = $1 AND id = $2${options.forUpdate ? ' FOR UPDATE' : ''}`,
+    [organizationId, id],
+  );
+  return row && fromRow(row);
+}
+
+/** Writes every mutable field of a batch. */
+export async function savePaymentBatch(db: Queryable, b: PaymentBatch): Promise<void> {
+  await db.query(
+    `UPDATE payment_batches SET status = $2, failure_code = $3, succeeded_count = $4, failed_count = $5,
+        canceled_count = $6, reservation_entry_id = $7, reserved_minor = $8, approval_id = $9,
+        authorization_decision = $10::jsonb, updated_at = $11, finished_at = $12
+      WHERE id = $1`,
+    [
+      b.id,
+      b.status,
+      b.failureCode,
+      b.succeededCount,
+      b.failedCount,
+      b.canceledCount,
+      b.reservationEntryId,
+      b.reservedMinor.toString(),
+      b.approvalId,
+      b.authorization &&
+        JSON.stringify({
+          decision: b.authorization.decision,
+          policy_version: b.authorization.policyVersion,
+          rule: b.authorization.rule,
+        }),
+      b.updatedAt,
+      b.finishedAt,
+    ],
+  );
+}
+
+/**
+ * Takes a batch with a step to run (validating or processing) whose lease is free, for `leaseMs`: any number
+ * of workers share the queue, and a worker that died leaves its batch to the next once the lease runs out.
+ */
+export async function leaseRunnableBatch(
+  db: Queryable,
+  now: Date,
+  leaseMs: number,
+): Promise<{ id: string; organizationId: string } | undefined> {
+  const [row] = await db.query(
+    `UPDATE payment_batches SET lease_until = $2
+      WHERE id = (SELECT id FROM payment_batches
+                   WHERE status IN ('validating', 'processing') AND (lease_until IS NULL OR lease_until <= $1)
+                   ORDER BY updated_at LIMIT 1 FOR UPDATE SKIP LOCKED)
+      RETURNING id, organization_id`,
+    [now, new Date(now.getTime() + leaseMs)],
+  );
+  return row && { id: String(row.id), organizationId: String(row.organization_id) };
+}
+
+export async function releaseBatchLease(db: Queryable, id: string): Promise<void> {
+  await db.query('UPDATE payment_batches SET lease_until = NULL WHERE id = $1', [id]);
+}
+
+function itemFromRow(row: Record<string, unknown>): PaymentBatchItem {
+  const text = (v: unknown) => (v === null || v === undefined ? null : String(v));
+  return {
+    batchId: String(row.batch_id),
+    position: Number(row.position),
+    reference: String(row.reference),
+    destination: toJsonObject<Destination>(row.destination),
+    destinationWalletId: text(row.destination_wallet_id),
+    rail: row.rail as Rail,
+    amountMinor: toBigInt(row.amount_minor),
+    fee:
+      row.fee_schedule_version === null || row.fee_schedule_version === undefined
+        ? null
+        : {
+            feeMinor: toBigInt(row.fee_minor),
+            scheduleVersion: Number(row.fee_schedule_version),
+            rule: text(row.fee_rule),
+          },
+    metadata: toJsonObject<Metadata>(row.metadata),
+    status: row.status as PaymentBatchItemStatus,
+    transferId: text(row.transfer_id),
+    failureCode: text(row.failure_code),
+    failureDetail: text(row.failure_detail),
+    updatedAt: toDate(row.updated_at),
+  };
+}
+
+const ITEM_COLUMNS = `batch_id, position, reference, destination, destination_wallet_id, rail, amount_minor, metadata,
+  status, transfer_id, failure_code, failure_detail, updated_at, fee_minor, fee_schedule_version, fee_rule`;
+
+/** The next pending items in order, served by the partial index of pending items. */
+export async function nextPendingItems(
+  db: Queryable,
+  batchId: string,
+  rowsMax: number,
+): Promise<PaymentBatchItem[]> {
+  const rows = await db.query(
+    `SELECT ${ITEM_COLUMNS} FROM payment_batch_items WHERE batch_id = $1 AND status = 'pending'
+      ORDER BY position LIMIT $2`,
+    [batchId, rowsMax],
+  );
+  return rows.map(itemFromRow);
+}
+
+/** Records items' outcomes with one statement. */
+export async function saveItemOutcomes(db: Queryable, items: readonly PaymentBatchItem[]): Promise<void> {
+  if (items.length === 0) return;
+  const column = <T>(pick: (item: PaymentBatchItem) => T) => items.map(pick);
+  await db.query(
+    `UPDATE payment_batch_items i SET status = v.status, transfer_id = v.transfer_id, failure_code = v.failure_code,
+        failure_detail = v.failure_detail, updated_at = v.updated_at
+       FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[])
+         AS v(batch_id, position, status, transfer_id, failure_code, failure_detail, updated_at)
+      WHERE i.batch_id = v.batch_id AND i.position = v.position`,
+    [
+      column((x) => x.batchId),
+      column((x) => x.position),
+      column((x) => x.status),
+      column((x) => x.transferId),
+      column((x) => x.failureCode),
+      column((x) => x.failureDetail),
+      column((x) => x.updatedAt.toISOString()),
+    ],
+  );
+}
+
+/** Cancels every pending item; returns how many. */
+export async function cancelPendingItems(db: Queryable, batchId: string, now: Date): Promise<number> {
+  const rows = await db.query(
+    `UPDATE payment_batch_items SET status = 'canceled', updated_at = $2
+      WHERE batch_id = $1 AND status = 'pending' RETURNING position`,
+    [batchId, now],
+  );
+  return rows.length;
+}
+
+export interface ItemFilter {
+  status?: PaymentBatchItemStatus | undefined;
+  afterPosition?: number | undefined;
+}
+
+/** Items in position order, paged by position; served by the primary key. */
+export async function listItems(
+  db: Queryable,
+  batchId: string,
+  filter: ItemFilter,
+  rowsMax: number,
+): Promise<PaymentBatchItem[]> {
+  const rows = await db.query(
+    `SELECT ${ITEM_COLUMNS} FROM payment_batch_items
+      WHERE batch_id = $1 AND position > $2 AND ($3::text IS NULL OR status = $3)
+      ORDER BY position LIMIT $4`,
+    [batchId, filter.afterPosition ?? 0, filter.status ?? null, rowsMax],
+  );
+  return rows.map(itemFromRow);
+}
+
+export interface BatchFilter extends KeysetFilter {
+  status?: PaymentBatchStatus | undefined;
+}
+
+export async function listPaymentBatches(
+  db: Queryable,
+  organizationId: string,
+  filter: BatchFilter,
+  rowsMax: number,
+): Promise<PaymentBatch[]> {
+  const rows = await listNewestFirst(db, {
+    table: 'payment_batches',
+    columns: COLUMNS,
+    prefix: ID_PREFIXES.paymentBatch,
+    organizationId,
+    filter,
+    equal: [['status', filter.status]],
+    rowsMax,
+  });
+  return rows.map(fromRow);
+}
+
+/** Fails every pending item with one reason (a batch refused before it ran); returns how many. */
+export async function failPendingItems(
+  db: Queryable,
+  batchId: string,
+  code: string,
+  detail: string,
+  now: Date,
+): Promise<number> {
+  const rows = await db.query(
+    `UPDATE payment_batch_items SET status = 'failed', failure_code = $2, failure_detail = $3, updated_at = $4
+      WHERE batch_id = $1 AND status = 'pending' RETURNING position`,
+    [batchId, code, detail, now],
+  );
+  return rows.length;
+}
+
+/** Whether any item is still pending. */
+export async function hasPendingItems(db: Queryable, batchId: string): Promise<boolean> {
+  const [row] = await db.query(
+    "SELECT 1 AS found FROM payment_batch_items WHERE batch_id = $1 AND status = 'pending' LIMIT 1",
+    [batchId],
+  );
+  return row !== undefined;
+}

@@ -1,0 +1,67 @@
+/** The printable receipt: one self-contained HTML page (inline styles, no scripts), every value escaped. */
+import { type Receipt, receiptFields } from '../domain.ts';
+
+const ESCAPES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
+
+function escapeHtml(value: string): string {
+  return value.replace(/[&<>"']/g, (c) => ESCAPES[c] ?? c);
+}
+
+export function receiptHtml(receipt: Receipt, verifyUrl: string): string {
+  const f = receiptFields(receipt);
+  const rows: [string, string | null][] = [
+    ['Amount', `${f.amount} ${f.currency}`],
+    ['Fee', `${f.fee} ${f.currency}`],
+    ['Total debited', `${f.total} ${f.currency}`],
+    ['Status', f.status],
+    ['Settled', f.settled_at],
+    ['From wallet', f.source],
+    ['To', f.destination],
+    ['Rail', f.rail],
+    ['Rail reference', f.rail_reference],
+    ['Transfer', f.transfer],
+    ['Journal entry', f.journal_entry],
+    ['Issued', f.issued_at],
+  ];
+  const body = rows
+    .map(
+      ([label, value]) =>
+        `<tr><th scope="row">${escapeHtml(label)}</th><td>${escapeHtml(value ?? '—')}</td></tr>`,
+    )
+    .join('\n        ');
+  return `<!doctype html>
+<html lang="en">
+  <head>
+    <meta charset="utf-8">
+    <meta name="viewport" content="width=device-width, initial-scale=1">
+    <title>Receipt ${escapeHtml(f.code)}</title>
+    <style>
+      body { font: 15px/1.5 system-ui, sans-serif; color: #111; max-width: 40rem; margin: 2rem auto; padding: 0 1rem; }
+      h1 { font-size: 1.4rem; margin-bottom: 0.25rem; }
+      table { border-collapse: collapse; width: 100%; margin: 1rem 0; }
+      th, td { text-align: left; padding: 0.4rem 0.5rem; border-bottom: 1px solid #ccc; vertical-align: top; }
+      th { width: 11rem; font-weight: 600; }
+      .code { font: 600 1.1rem ui-monospace, monospace; letter-spacing: 0.05em; }
+      @media print { body { margin: 0; } a { color: inherit; text-decoration: none; } }
+    </style>
+  </head>
+  <body>
+    <main>
+      <h1>Payment receipt</h1>
+      <p>${escapeHtml(f.organization)}</p>
+      <table>
+        ${body}
+      </table>
+      <p>Verification code: <span class="code">${escapeHtml(f.code)}</span></p>
+      <p>Check it at <a href="${escapeHtml(verifyUrl)}">${escapeHtml(verifyUrl)}</a>.</p>
+    </main>
+  </body>
+</html>
+`;
+}

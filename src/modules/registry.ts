@@ -1,0 +1,20 @@
+/**
+ * The composition root's list of capability modules as the HTTP edge sees them, in the order their routes
+ * are added. A new module adds its `…Http` here; `src/http/app.ts` adds each one's schemas, then its routes.
+ */
+import type { HttpModule } from '../http/httpModule.ts';
+import { exportsHttp } from './exports/index.ts';
+import { lendingHttp } from './lending/index.ts';
+import { paymentBatchesHttp } from './paymentBatches/index.ts';
+import { receiptsHttp } from './receipts/index.ts';
+import { savingsHttp } from './savings/index.ts';
+import { testClockHttp } from './testClock/index.ts';
+
+export const HTTP_MODULES: readonly HttpModule[] = [
+  receiptsHttp,
+  paymentBatchesHttp,
+  exportsHttp,
+  lendingHttp,
+  savingsHttp,
+  testClockHttp,
+];

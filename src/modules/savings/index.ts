@@ -1,0 +1,18 @@
+/**
+ * Savings products and accounts: effective-dated rates, daily accrual and monthly capitalisation, withdrawal notices and withdrawals, and the guard that keeps money from leaving a savings account any other way.
+ * Other modules, the composition root and the edges import this file only.
+ */
+import type { HttpModule } from '../../http/httpModule.ts';
+import { SAVINGS_SCHEMAS, savingsRoutes } from './routes.ts';
+
+export {
+  SAVINGS_SCHEMAS,
+  savingsAccountSchema,
+  savingsNoticeSchema,
+  savingsRoutes,
+  savingsWithdrawalSchema,
+} from './routes.ts';
+export { refuseSavingsSource, SAVINGS_DAY_WORK } from './useCases.ts';
+
+/** The module's face on the HTTP edge. */
+export const savingsHttp: HttpModule = { schemas: SAVINGS_SCHEMAS, routes: savingsRoutes };
