@@ -1,0 +1,207 @@
+/**
+ * The parts every route definition repeats, built in one place: an operation's options (its scope and
+ * product, its name and words, bearer security, the Idempotency-Key header of a write, its problem
+ * responses), the success responses of reads and idempotent writes, list schemas and their presentation,
+ * and the handler of an idempotent write. Each builds exactly the schema a route would otherwise spell out,
+ * so a route that takes them up documents the same operation as before.
+ *
+ * A route reads as:
+ * ```ts
+ * app.get<{ Params: { id: string } }>(
+ *   '/v1/loans/:id',
+ *   readOperation({ scope: 'read', operationId: 'getLoan', summary: 'Retrieve a loan', tags: TAGS,
+ *     params: loanIdParams, responses: { 200: found('Loan', 'The loan.') } }),
+ *   async (request) => presentLoan(await getLoan(deps, organizationOf(request), request.params.id)),
+ * );
+ * ```
+ */
+import type { FastifyContextConfig, FastifyReply, FastifyRequest, RouteGenericInterface } from 'fastify';
+import type { Deps, Queryable } from '../app/deps.ts';
+import type { Scope } from '../domain/apiKeys.ts';
+import type { LaunchProduct } from '../domain/launchGates.ts';
+import type { Page } from '../domain/pagination.ts';
+import { BEARER_SECURITY, principalOf } from './auth.ts';
+import { problemResponses, READ_PROBLEMS, WRITE_PROBLEMS } from './problems.ts';
+import { idempotencyHeadersSchema, idempotentWriteHeaders } from './schemas.ts';
+import { sendWrite } from './writes.ts';
+
+/** What a route's schema says of its operation, and the parts of the request it validates. */
+interface OperationParts {
+  operationId: string;
+  summary: string;
+  description?: string;
+  tags: string[];
+  params?: object;
+  querystring?: object;
+  body?: object;
+  /** The success responses by status: `found(…)`, `written(…)`, a list schema, or one of its own. */
+  responses: Record<number, object>;
+  /** The problem statuses it may answer; by default the read set or the write set. */
+  problems?: readonly number[];
+  /** Route config besides the scope and product (`acceptsCsv`, `rawBody`). */
+  config?: Omit<FastifyContextConfig, 'scope' | 'product'>;
+}
+
+/** An operation a key calls: the scope it needs and the product the organization must have enabled. */
+export interface OperationSpec extends OperationParts {
+  /** The route's `config.scope`. */
+  scope: Scope;
+  /** The route's `config.product`; absent: every organization may call it. */
+  product?: LaunchProduct;
+}
+
+/** Who may call an operation: the route's config (scope, product) and the document's security. */
+interface Access {
+  config: FastifyContextConfig;
+  /** OpenAPI security requirements: each scheme's name with the scopes it needs. */
+  security: readonly Readonly<Record<string, readonly string[]>>[];
+}
+
+function routeOptions(
+  { problems, responses, config, ...parts }: OperationParts,
+  access: Access,
+  headers: object | undefined,
+  defaultProblems: readonly number[],
+) {
+  return {
+    config: { ...access.config, ...config },
+    schema: {
+      ...parts,
+      security: access.security,
+      ...(headers === undefined ? {} : { headers }),
+      response: { ...responses, ...problemResponses(...(problems ?? defaultProblems)) },
+    },
+  };
+}
+
+function keyAccess({ scope, product, ...parts }: OperationSpec): [Access, OperationParts] {
+  const config = product === undefined ? { scope } : { scope, product };
+  return [{ config, security: BEARER_SECURITY }, parts];
+}
+
+/** The options of a read (a GET): bearer security and, by default, `READ_PROBLEMS`. */
+export function readOperation(spec: OperationSpec) {
+  const [access, parts] = keyAccess(spec);
+  return routeOptions(parts, access, undefined, READ_PROBLEMS);
+}
+
+/**
+ * The options of an idempotent write (a POST, PATCH or DELETE that honours `Idempotency-Key`): bearer
+ * security, the header, and by default `WRITE_PROBLEMS`. A POST that only reads (a quote) is one too.
+ */
+export function writeOperation(spec: OperationSpec) {
+  const [access, parts] = keyAccess(spec);
+  return routeOptions(parts, access, idempotencyHeadersSchema, WRITE_PROBLEMS);
+}
+
+/** The options of a public read: no key, `security: []`, and the problems it names. */
+export function publicOperation(parts: OperationParts & { problems: readonly number[] }) {
+  return routeOptions(parts, { config: {}, security: [] }, undefined, parts.problems);
+}
+
+/** The problems of an operation that addresses no one resource (a list, most creates): 404 left out. */
+export function withoutNotFound(statuses: readonly number[]): number[] {
+  return statuses.filter((s) => s !== 404);
+}
+
+/** The problems of a list of the organization's resources. */
+export const LIST_PROBLEMS = withoutNotFound(READ_PROBLEMS);
+
+/** A response's schema: a shared schema by its `$id`, or a schema of its own. */
+function bodyOf(schema: string | object): object {
+  return typeof schema === 'string' ? { $ref: `${schema}#` } : schema;
+}
+
+/** A read's success response (no description: the document's default one). */
+export function found(schema: string | object, description?: string) {
+  return description === undefined ? bodyOf(schema) : { description, ...bodyOf(schema) };
+}
+
+/** An idempotent write's success response, with the header a replay carries. */
+export function written(schema: string | object, description: string) {
+  return { description, headers: idempotentWriteHeaders, ...bodyOf(schema) };
+}
+
+const LIST_OBJECT = { type: 'string', enum: ['list'] } as const;
+
+/** A list answered whole, without pages: `{object: 'list', data}`. */
+export function wholeListSchema(itemRef: string) {
+  return {
+    type: 'object',
+    required: ['object', 'data'],
+    properties: { object: LIST_OBJECT, data: { type: 'array', items: { $ref: `${itemRef}#` } } },
+  };
+}
+
+/** How a page's cursor is given back: its JSON type, and the query parameter that takes it. */
+export interface PageCursor {
+  type: 'string' | 'integer';
+  param: string;
+}
+
+/**
+ * A page of a list whose cursor is not the last item's id (a day, a row number, a version); lists paged
+ * by id use `listEnvelopeSchema`.
+ */
+export function cursorPageSchema(itemRef: string, cursor: PageCursor) {
+  return {
+    type: 'object',
+    required: ['object', 'data', 'has_more', 'next_cursor'],
+    properties: {
+      object: LIST_OBJECT,
+      data: { type: 'array', items: { $ref: `${itemRef}#` } },
+      has_more: { type: 'boolean' },
+      next_cursor: {
+        type: [cursor.type, 'null'],
+        description: `Pass as \`${cursor.param}\` for the next page.`,
+      },
+    },
+  };
+}
+
+/** A closed object (a body or query string): no properties but these, the `required` ones always. */
+export function closedObjectSchema(properties: Record<string, unknown>, required?: readonly string[]) {
+  return {
+    type: 'object',
+    additionalProperties: false,
+    ...(required === undefined ? {} : { required: [...required] }),
+    properties,
+  };
+}
+
+/** The organization of the request's API key. */
+export function organizationOf(request: FastifyRequest): string {
+  return principalOf(request).organizationId;
+}
+
+/** A list answered whole, presented. */
+export function presentWholeList<T, W>(items: readonly T[], present: (item: T) => W) {
+  return { object: 'list', data: items.map(present) };
+}
+
+/** A page presented, its `next_cursor` the last item's `cursorOf` while more follow (see `cursorPageSchema`). */
+export function presentPage<T, W, C>(page: Page<T>, present: (item: T) => W, cursorOf: (item: T) => C) {
+  const last = page.data.at(-1);
+  return {
+    object: 'list',
+    data: page.data.map(present),
+    has_more: page.hasMore,
+    next_cursor: page.hasMore && last ? cursorOf(last) : null,
+  };
+}
+
+/**
+ * The handler of an idempotent write that answers `status` with what `effect` returns: the effect runs
+ * once per Idempotency-Key, in one transaction, and a retry gets the recorded answer again (`sendWrite`).
+ */
+export function idempotentWrite<Route extends RouteGenericInterface>(
+  deps: Deps,
+  status: number,
+  effect: (tx: Queryable, organizationId: string, request: FastifyRequest<Route>) => Promise<unknown>,
+) {
+  return (request: FastifyRequest<Route>, reply: FastifyReply): Promise<FastifyReply> =>
+    sendWrite(deps, request, reply, async (tx, organizationId) => ({
+      status,
+      body: await effect(tx, organizationId, request),
+    }));
+}
