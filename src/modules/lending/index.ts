@@ -3,9 +3,11 @@
  * Other modules, the composition root and the edges import this file only.
  */
 import type { HttpModule } from '../../http/httpModule.ts';
-import { LOAN_SCHEMAS, loanRoutes } from './routes.ts';
+import { loanRoutes } from './routes/routes.ts';
+import { LOAN_SCHEMAS } from './routes/schemas.ts';
 
-export { LOAN_SCHEMAS, loanRoutes } from './routes.ts';
+export { loanRoutes } from './routes/routes.ts';
+export { LOAN_SCHEMAS } from './routes/schemas.ts';
 export { LOAN_APPROVALS, LOAN_DAY_WORK } from './useCases.ts';
 
 /** The module's face on the HTTP edge. */

@@ -1,0 +1,212 @@
+/** Loans from application to their end: applied for, listed and read, canceled, disbursed, written off. */
+import type { FastifyInstance } from 'fastify';
+import { actorIdOf } from '../../../app/apiKeys.ts';
+import type { Deps } from '../../../app/deps.ts';
+import { ID_PREFIXES } from '../../../domain/ids.ts';
+import { numberSourceOf } from '../../../domain/jsonNumbers.ts';
+import { principalOf, requestActor } from '../../../http/auth.ts';
+import { type ListQuery, pageRequestOf, presentList } from '../../../http/presenters.ts';
+import {
+  closedObjectSchema,
+  found,
+  idempotentWrite,
+  LIST_PROBLEMS,
+  organizationOf,
+  readOperation,
+  writeOperation,
+  written,
+} from '../../../http/routeKit.ts';
+import { idSchema, listEnvelopeSchema, listQuerySchema } from '../../../http/schemas.ts';
+import { sendWrite } from '../../../http/writes.ts';
+import { LOAN_STATUSES, LOAN_WRITE_OFF_REASON_CHARS_MAX, type LoanStatus } from '../domain.ts';
+import {
+  applyForLoan,
+  cancelLoan,
+  decideLoanApplication,
+  disburseLoan,
+  getLoan,
+  type LoanApplicationInput,
+  listOrganizationLoans,
+  writeOffLoan,
+} from '../useCases.ts';
+import { presentLoan } from './presenters.ts';
+import { loanIdParams, TAGS } from './schemas.ts';
+
+const applicationBody = closedObjectSchema(
+  {
+    product: idSchema(ID_PREFIXES.loanProduct, 'The product.'),
+    wallet: idSchema(ID_PREFIXES.wallet, 'The borrower’s wallet.'),
+    principal: {
+      type: ['string', 'number'],
+      description: 'To lend, a decimal string in the product’s currency, within its bounds.',
+    },
+  },
+  ['product', 'wallet', 'principal'],
+);
+
+function applyForLoanRoute(app: FastifyInstance, deps: Deps): void {
+  app.post<{ Body: LoanApplicationInput }>(
+    '/v1/loans',
+    writeOperation({
+      scope: 'write',
+      product: 'digital_banking',
+      operationId: 'applyForLoan',
+      summary: 'Apply for a loan',
+      description:
+        'An application for `principal` on a product, to be lent to `wallet` (its currency the product’s, active). The organization’s policy decides it at once with its `loan` rules: `allow` (the loan is `approved`), `deny` (`rejected`, reason `policy_denied`) or `require_approval` (`pending_approval`, with an approval members vote on). With no `loan` rule, it is approved. Emits `loan.applied`, and `loan.approved` or `loan.rejected` when decided.',
+      tags: TAGS,
+      body: applicationBody,
+      responses: { 201: written('Loan', 'The loan, decided.') },
+    }),
+    (request, reply) =>
+      sendWrite<Awaited<ReturnType<typeof decideLoanApplication>>>(
+        deps,
+        request,
+        reply,
+        async (tx, organizationId, decided) => ({
+          status: 201,
+          body: presentLoan(
+            await applyForLoan(
+              tx,
+              deps,
+              organizationId,
+              decided,
+              request.body.wallet,
+              actorIdOf(principalOf(request)),
+              requestActor(request),
+            ),
+          ),
+        }),
+        // Decided before the key's transaction opens: it reads the policy cache and the customer.
+        (organizationId) =>
+          decideLoanApplication(
+            deps,
+            organizationId,
+            request.body,
+            numberSourceOf(request.body, 'principal'),
+          ),
+      ),
+  );
+}
+
+function listLoansRoute(app: FastifyInstance, deps: Deps): void {
+  app.get<{ Querystring: ListQuery & { status?: LoanStatus; wallet?: string } }>(
+    '/v1/loans',
+    readOperation({
+      scope: 'read',
+      product: 'digital_banking',
+      operationId: 'listLoans',
+      summary: 'List loans',
+      description: 'Newest first; filter by status or wallet.',
+      tags: TAGS,
+      querystring: listQuerySchema(ID_PREFIXES.loan, {
+        status: { type: 'string', enum: LOAN_STATUSES, description: 'Only loans in this status.' },
+        wallet: idSchema(ID_PREFIXES.wallet, 'Only this wallet’s loans.'),
+      }),
+      responses: { 200: listEnvelopeSchema('Loan', 'A page of loans.') },
+      problems: LIST_PROBLEMS,
+    }),
+    async (request) => {
+      const page = await listOrganizationLoans(deps, organizationOf(request), {
+        ...pageRequestOf(request.query),
+        status: request.query.status,
+        walletId: request.query.wallet,
+      });
+      return presentList({ ...page, data: page.data.map((view) => ({ id: view.loan.id, view })) }, (item) =>
+        presentLoan(item.view),
+      );
+    },
+  );
+}
+
+function getLoanRoute(app: FastifyInstance, deps: Deps): void {
+  app.get<{ Params: { id: string } }>(
+    '/v1/loans/:id',
+    readOperation({
+      scope: 'read',
+      product: 'digital_banking',
+      operationId: 'getLoan',
+      summary: 'Retrieve a loan',
+      description: 'With its schedule, what is paid and outstanding, and its arrears.',
+      tags: TAGS,
+      params: loanIdParams,
+      responses: { 200: found('Loan', 'The loan.') },
+    }),
+    async (request) => presentLoan(await getLoan(deps, organizationOf(request), request.params.id)),
+  );
+}
+
+function cancelLoanRoute(app: FastifyInstance, deps: Deps): void {
+  app.post<{ Params: { id: string } }>(
+    '/v1/loans/:id/cancel',
+    writeOperation({
+      scope: 'write',
+      product: 'digital_banking',
+      operationId: 'cancelLoan',
+      summary: 'Cancel a loan application',
+      description:
+        'Withdraws a loan that is `pending_approval` (its approval is canceled) or `approved` and not yet disbursed; it ends `canceled`. Any other status is a 409 `invalid_state_transition`. Emits `loan.canceled`.',
+      tags: TAGS,
+      params: loanIdParams,
+      responses: { 200: written('Loan', 'The loan, canceled.') },
+    }),
+    idempotentWrite(deps, 200, async (tx, organizationId, request) =>
+      presentLoan(await cancelLoan(tx, deps, organizationId, request.params.id, requestActor(request))),
+    ),
+  );
+}
+
+function disburseLoanRoute(app: FastifyInstance, deps: Deps): void {
+  app.post<{ Params: { id: string } }>(
+    '/v1/loans/:id/disburse',
+    writeOperation({
+      scope: 'write',
+      product: 'digital_banking',
+      operationId: 'disburseLoan',
+      summary: 'Disburse a loan',
+      description:
+        'Pays an `approved` loan’s principal into the borrower’s wallet (the organization’s loan receivable is debited) and fixes its schedule from the organization’s today. Once: a loan already disbursed, or not approved, is a 409 `invalid_state_transition`; a wallet that cannot receive a 409 `wallet_not_active`. Emits `loan.disbursed`.',
+      tags: TAGS,
+      params: loanIdParams,
+      responses: { 200: written('Loan', 'The loan, active.') },
+    }),
+    idempotentWrite(deps, 200, async (tx, organizationId, request) =>
+      presentLoan(await disburseLoan(tx, deps, organizationId, request.params.id)),
+    ),
+  );
+}
+
+/** Applications through disbursement, in the order the document lists them. */
+export function loanApplicationRoutes(app: FastifyInstance, deps: Deps): void {
+  applyForLoanRoute(app, deps);
+  listLoansRoute(app, deps);
+  getLoanRoute(app, deps);
+  cancelLoanRoute(app, deps);
+  disburseLoanRoute(app, deps);
+}
+
+export function writeOffLoanRoute(app: FastifyInstance, deps: Deps): void {
+  app.post<{ Params: { id: string }; Body: { reason: string } }>(
+    '/v1/loans/:id/write-off',
+    writeOperation({
+      scope: 'admin',
+      product: 'digital_banking',
+      operationId: 'writeOffLoan',
+      summary: 'Write a loan off',
+      description:
+        'An operator ends an `active` loan as a loss: the principal still owed moves from the loan receivable to loan losses through the ledger; unpaid interest, fees and penalty (never booked as income) are recorded as forgone in the evidence with the reason. Emits `loan.written_off`.',
+      tags: TAGS,
+      params: loanIdParams,
+      body: closedObjectSchema(
+        { reason: { type: 'string', minLength: 1, maxLength: LOAN_WRITE_OFF_REASON_CHARS_MAX } },
+        ['reason'],
+      ),
+      responses: { 200: written('Loan', 'The loan, written off.') },
+    }),
+    idempotentWrite(deps, 200, async (tx, organizationId, request) =>
+      presentLoan(
+        await writeOffLoan(tx, deps, organizationId, request.params.id, request.body, requestActor(request)),
+      ),
+    ),
+  );
+}

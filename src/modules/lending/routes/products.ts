@@ -1,0 +1,119 @@
+/** Loan products: created by an operator, never changed; listed and read. */
+import type { FastifyInstance } from 'fastify';
+import { actorIdOf } from '../../../app/apiKeys.ts';
+import type { Deps } from '../../../app/deps.ts';
+import { ID_PREFIXES } from '../../../domain/ids.ts';
+import { numberSourceOf } from '../../../domain/jsonNumbers.ts';
+import { SUPPORTED_CURRENCIES } from '../../../domain/money.ts';
+import { principalOf } from '../../../http/auth.ts';
+import { type ListQuery, pageRequestOf, presentList } from '../../../http/presenters.ts';
+import { READ_PROBLEMS, WRITE_PROBLEMS } from '../../../http/problems.ts';
+import {
+  closedObjectSchema,
+  found,
+  idempotentWrite,
+  LIST_PROBLEMS,
+  organizationOf,
+  readOperation,
+  withoutNotFound,
+  writeOperation,
+  written,
+} from '../../../http/routeKit.ts';
+import { idParamsSchema, listEnvelopeSchema, listQuerySchema } from '../../../http/schemas.ts';
+import { LOAN_PRODUCT_NAME_CHARS_MAX } from '../domain.ts';
+import {
+  createLoanProduct,
+  getLoanProduct,
+  type LoanProductInput,
+  listOrganizationLoanProducts,
+} from '../useCases.ts';
+import { presentLoanProduct } from './presenters.ts';
+import { TAGS, termsProperties } from './schemas.ts';
+
+const principalBound = {
+  type: ['string', 'number'],
+  description: 'Decimal string in the currency (a JSON number is read exactly).',
+} as const;
+
+const createLoanProductBody = closedObjectSchema(
+  {
+    name: { type: 'string', minLength: 1, maxLength: LOAN_PRODUCT_NAME_CHARS_MAX },
+    currency: { type: 'string', enum: SUPPORTED_CURRENCIES },
+    ...termsProperties,
+    min_principal: principalBound,
+    max_principal: principalBound,
+  },
+  ['name', 'currency', 'interest_rate_bps', 'term_months', 'amortisation', 'min_principal', 'max_principal'],
+);
+
+function createLoanProductRoute(app: FastifyInstance, deps: Deps): void {
+  app.post<{ Body: LoanProductInput }>(
+    '/v1/loan-products',
+    writeOperation({
+      scope: 'admin',
+      product: 'digital_banking',
+      operationId: 'createLoanProduct',
+      summary: 'Create a loan product',
+      description:
+        'A product’s terms: rate, term, amortisation (flat or declining balance), origination fee, grace period, penalty rate, and the principal it lends between. Products never change; a new offer is a new product.',
+      tags: TAGS,
+      body: createLoanProductBody,
+      responses: { 201: written('LoanProduct', 'The product.') },
+      problems: withoutNotFound(WRITE_PROBLEMS),
+    }),
+    idempotentWrite(deps, 201, async (tx, organizationId, request) =>
+      presentLoanProduct(
+        await createLoanProduct(tx, deps, organizationId, request.body, actorIdOf(principalOf(request)), {
+          minPrincipal: numberSourceOf(request.body, 'min_principal'),
+          maxPrincipal: numberSourceOf(request.body, 'max_principal'),
+        }),
+      ),
+    ),
+  );
+}
+
+function listLoanProductsRoute(app: FastifyInstance, deps: Deps): void {
+  app.get<{ Querystring: ListQuery }>(
+    '/v1/loan-products',
+    readOperation({
+      scope: 'read',
+      product: 'digital_banking',
+      operationId: 'listLoanProducts',
+      summary: 'List loan products',
+      description: 'Newest first.',
+      tags: TAGS,
+      querystring: listQuerySchema(ID_PREFIXES.loanProduct),
+      responses: { 200: listEnvelopeSchema('LoanProduct', 'A page of loan products.') },
+      problems: LIST_PROBLEMS,
+    }),
+    async (request) =>
+      presentList(
+        await listOrganizationLoanProducts(deps, organizationOf(request), pageRequestOf(request.query)),
+        presentLoanProduct,
+      ),
+  );
+}
+
+function getLoanProductRoute(app: FastifyInstance, deps: Deps): void {
+  app.get<{ Params: { id: string } }>(
+    '/v1/loan-products/:id',
+    readOperation({
+      scope: 'read',
+      product: 'digital_banking',
+      operationId: 'getLoanProduct',
+      summary: 'Retrieve a loan product',
+      tags: TAGS,
+      params: idParamsSchema(ID_PREFIXES.loanProduct, 'Loan product id.'),
+      responses: { 200: found('LoanProduct', 'The product.') },
+      problems: READ_PROBLEMS,
+    }),
+    async (request) =>
+      presentLoanProduct(await getLoanProduct(deps, organizationOf(request), request.params.id)),
+  );
+}
+
+export function loanProductRoutes(app: FastifyInstance, deps: Deps): void {
+  createLoanProductRoute(app, deps);
+  listLoanProductsRoute(app, deps);
+  getLoanProductRoute(app, deps);
+}
