@@ -176,7 +176,7 @@ export function organizationOf(request: FastifyRequest): string {
 
 /** A list answered whole, presented. */
 export function presentWholeList<T, W>(items: readonly T[], present: (item: T) => W) {
-  return { object: 'list', data: items.map(present) };
+  return { object: 'list', data: items.map((item) => present(item)) };
 }
 
 /** A page presented, its `next_cursor` the last item's `cursorOf` while more follow (see `cursorPageSchema`). */
@@ -184,7 +184,7 @@ export function presentPage<T, W, C>(page: Page<T>, present: (item: T) => W, cur
   const last = page.data.at(-1);
   return {
     object: 'list',
-    data: page.data.map(present),
+    data: page.data.map((item) => present(item)),
     has_more: page.hasMore,
     next_cursor: page.hasMore && last ? cursorOf(last) : null,
   };

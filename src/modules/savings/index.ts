@@ -3,15 +3,16 @@
  * Other modules, the composition root and the edges import this file only.
  */
 import type { HttpModule } from '../../http/httpModule.ts';
-import { SAVINGS_SCHEMAS, savingsRoutes } from './routes.ts';
+import { savingsRoutes } from './routes/routes.ts';
+import { SAVINGS_SCHEMAS } from './routes/schemas.ts';
 
+export { savingsRoutes } from './routes/routes.ts';
 export {
   SAVINGS_SCHEMAS,
   savingsAccountSchema,
   savingsNoticeSchema,
-  savingsRoutes,
   savingsWithdrawalSchema,
-} from './routes.ts';
+} from './routes/schemas.ts';
 export { refuseSavingsSource, SAVINGS_DAY_WORK } from './useCases.ts';
 
 /** The module's face on the HTTP edge. */
