@@ -7,7 +7,8 @@ import { paymentBatchRoutes } from './routes/routes.ts';
 import { PAYMENT_BATCH_SCHEMAS } from './routes/schemas.ts';
 
 export { isFinishedBatch, PAYMENT_BATCH_ITEM_STATUSES, type PaymentBatchItemStatus } from './domain.ts';
-export { paymentBatchRoutes, presentItem, presentPaymentBatch } from './routes/routes.ts';
+export { presentItem, presentPaymentBatch } from './routes/presenters.ts';
+export { paymentBatchRoutes } from './routes/routes.ts';
 export { PAYMENT_BATCH_SCHEMAS } from './routes/schemas.ts';
 export {
   cancelPaymentBatch,
