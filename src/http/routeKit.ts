@@ -174,6 +174,19 @@ export function organizationOf(request: FastifyRequest): string {
   return principalOf(request).organizationId;
 }
 
+/**
+ * The handler of a read of one resource by its `id`: `get` finds it in the key's organization (a 404 when
+ * it is not there), and it is answered presented.
+ */
+export function retrieveById<Found, Wire>(
+  deps: Deps,
+  get: (deps: Deps, organizationId: string, id: string) => Promise<Found>,
+  present: (found: Found) => Wire,
+) {
+  return async (request: FastifyRequest<{ Params: { id: string } }>): Promise<Wire> =>
+    present(await get(deps, organizationOf(request), request.params.id));
+}
+
 /** A list answered whole, presented. */
 export function presentWholeList<T, W>(items: readonly T[], present: (item: T) => W) {
   return { object: 'list', data: items.map((item) => present(item)) };

@@ -3,7 +3,8 @@
  * Other modules, the composition root and the edges import this file only.
  */
 import type { HttpModule } from '../../http/httpModule.ts';
-import { exportRoutes, exportSchema } from './routes/routes.ts';
+import { exportRoutes } from './routes/routes.ts';
+import { exportSchema } from './routes/schemas.ts';
 
 export {
   EXPORT_FORMATS,
@@ -13,7 +14,9 @@ export {
   OPERATOR_EXPORT_TYPES,
 } from './domain.ts';
 export { exportFormatters } from './routes/formats.ts';
-export { exportRoutes, exportSchema, presentExport } from './routes/routes.ts';
+export { presentExport } from './routes/presenters.ts';
+export { exportRoutes } from './routes/routes.ts';
+export { exportSchema } from './routes/schemas.ts';
 export {
   createExport,
   type ExportProgress,

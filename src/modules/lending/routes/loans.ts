@@ -13,6 +13,7 @@ import {
   LIST_PROBLEMS,
   organizationOf,
   readOperation,
+  retrieveById,
   writeOperation,
   written,
 } from '../../../http/routeKit.ts';
@@ -132,7 +133,7 @@ function getLoanRoute(app: FastifyInstance, deps: Deps): void {
       params: loanIdParams,
       responses: { 200: found('Loan', 'The loan.') },
     }),
-    async (request) => presentLoan(await getLoan(deps, organizationOf(request), request.params.id)),
+    retrieveById(deps, getLoan, presentLoan),
   );
 }
 

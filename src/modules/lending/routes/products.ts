@@ -15,6 +15,7 @@ import {
   LIST_PROBLEMS,
   organizationOf,
   readOperation,
+  retrieveById,
   withoutNotFound,
   writeOperation,
   written,
@@ -107,8 +108,7 @@ function getLoanProductRoute(app: FastifyInstance, deps: Deps): void {
       responses: { 200: found('LoanProduct', 'The product.') },
       problems: READ_PROBLEMS,
     }),
-    async (request) =>
-      presentLoanProduct(await getLoanProduct(deps, organizationOf(request), request.params.id)),
+    retrieveById(deps, getLoanProduct, presentLoanProduct),
   );
 }
 

@@ -14,6 +14,7 @@ import {
   organizationOf,
   presentPage,
   readOperation,
+  retrieveById,
   writeOperation,
   written,
 } from '../../../http/routeKit.ts';
@@ -158,8 +159,7 @@ function getPaymentBatchRoute(app: FastifyInstance, deps: Deps): void {
       params: batchParams,
       responses: { 200: found('PaymentBatch', 'The batch.') },
     }),
-    async (request) =>
-      presentPaymentBatch(await getPaymentBatch(deps, organizationOf(request), request.params.id)),
+    retrieveById(deps, getPaymentBatch, presentPaymentBatch),
   );
 }
 

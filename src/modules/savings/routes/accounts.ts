@@ -12,6 +12,7 @@ import {
   organizationOf,
   presentPage,
   readOperation,
+  retrieveById,
   writeOperation,
   written,
 } from '../../../http/routeKit.ts';
@@ -98,8 +99,7 @@ function getSavingsAccountRoute(app: FastifyInstance, deps: Deps): void {
       params: idParamsSchema(ID_PREFIXES.wallet, 'The savings account (its wallet id).'),
       responses: { 200: found('SavingsAccount') },
     }),
-    async (request) =>
-      savingsAccountJson(await getSavingsAccount(deps, organizationOf(request), request.params.id)),
+    retrieveById(deps, getSavingsAccount, savingsAccountJson),
   );
 }
 
