@@ -1,8 +1,14 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Deps } from '../../../app/deps.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
-import { BEARER_SECURITY, principalOf } from '../../../http/auth.ts';
-import { problemResponses, READ_PROBLEMS } from '../../../http/problems.ts';
+import { READ_PROBLEMS } from '../../../http/problems.ts';
+import {
+  closedObjectSchema,
+  found,
+  organizationOf,
+  publicOperation,
+  readOperation,
+} from '../../../http/routeKit.ts';
 import { idParamsSchema } from '../../../http/schemas.ts';
 import { publicReceiptFields, receiptFields } from '../domain.ts';
 import { getReceipt, verifyReceipt } from '../useCases.ts';
@@ -32,33 +38,27 @@ function receiptFormatOf(request: FastifyRequest, format: ReceiptFormat | undefi
   return 'json';
 }
 
-export function receiptRoutes(app: FastifyInstance, deps: Deps): void {
+function transferReceiptRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{ Params: { id: string }; Querystring: { format?: ReceiptFormat } }>(
     '/v1/transfers/:id/receipt',
-    {
-      config: { scope: 'read' },
-      schema: {
-        operationId: 'getTransferReceipt',
-        summary: 'Retrieve a transfer’s receipt',
-        description:
-          'For a transfer that has settled (and stays available if it is later returned, showing its status): the amount, parties (the destination masked), the rail reference, the journal entry that made it final, and a verification code anyone can check at `GET /v1/receipts/verify`. The code is issued on the first request and never changes. JSON by default; a printable HTML page with `format=html` (or `Accept: text/html`); a PDF with `format=pdf` (or `Accept: application/pdf`), dated by the receipt’s `issued_at` so that the same receipt gives the same bytes. A transfer that has not settled is a 409 `receipt_unavailable`.',
-        tags: TAGS,
-        security: BEARER_SECURITY,
-        params: idParamsSchema(ID_PREFIXES.transfer, 'Transfer id.'),
-        querystring: {
-          type: 'object',
-          additionalProperties: false,
-          properties: {
-            format: {
-              type: 'string',
-              enum: [...RECEIPT_FORMATS],
-              description: 'JSON (default), the printable page, or a PDF.',
-            },
-          },
+    readOperation({
+      scope: 'read',
+      operationId: 'getTransferReceipt',
+      summary: 'Retrieve a transfer’s receipt',
+      description:
+        'For a transfer that has settled (and stays available if it is later returned, showing its status): the amount, parties (the destination masked), the rail reference, the journal entry that made it final, and a verification code anyone can check at `GET /v1/receipts/verify`. The code is issued on the first request and never changes. JSON by default; a printable HTML page with `format=html` (or `Accept: text/html`); a PDF with `format=pdf` (or `Accept: application/pdf`), dated by the receipt’s `issued_at` so that the same receipt gives the same bytes. A transfer that has not settled is a 409 `receipt_unavailable`.',
+      tags: TAGS,
+      params: idParamsSchema(ID_PREFIXES.transfer, 'Transfer id.'),
+      querystring: closedObjectSchema({
+        format: {
+          type: 'string',
+          enum: [...RECEIPT_FORMATS],
+          description: 'JSON (default), the printable page, or a PDF.',
         },
-        response: {
-          200: {
-            description: 'The receipt.',
+      }),
+      responses: {
+        200: found(
+          {
             content: {
               'application/json': { schema: { $ref: 'Receipt#' } },
               'text/html': { schema: { type: 'string', description: 'A printable page.' } },
@@ -67,12 +67,13 @@ export function receiptRoutes(app: FastifyInstance, deps: Deps): void {
               },
             },
           },
-          ...problemResponses(...READ_PROBLEMS, 409),
-        },
+          'The receipt.',
+        ),
       },
-    },
+      problems: [...READ_PROBLEMS, 409],
+    }),
     async (request, reply) => {
-      const receipt = await getReceipt(deps, principalOf(request).organizationId, request.params.id);
+      const receipt = await getReceipt(deps, organizationOf(request), request.params.id);
       const format = receiptFormatOf(request, request.query.format);
       if (format === 'html') {
         return reply
@@ -91,40 +92,40 @@ export function receiptRoutes(app: FastifyInstance, deps: Deps): void {
         .send({ object: 'receipt', ...receiptFields(receipt) });
     },
   );
+}
 
+function verifyReceiptRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{ Querystring: { code: string } }>(
     '/v1/receipts/verify',
-    {
-      schema: {
-        operationId: 'verifyReceipt',
-        security: [],
-        summary: 'Verify a receipt code',
-        description:
-          'Public: whoever holds a receipt checks its code here, without an API key. A known code returns the receipt as the service holds it now (its `status` shows a later return), with the paying wallet masked like the destination (`source`: its last six characters); an unknown one is a 404.',
-        tags: TAGS,
-        querystring: {
-          type: 'object',
-          required: ['code'],
-          additionalProperties: false,
-          properties: {
-            code: {
-              type: 'string',
-              minLength: 1,
-              maxLength: 64,
-              description:
-                'The code printed on the receipt, e.g. MKR-7F3K-Q9ZD-2M8B-XH4T-P6WC (any case, dashes optional).',
-            },
+    publicOperation({
+      operationId: 'verifyReceipt',
+      summary: 'Verify a receipt code',
+      description:
+        'Public: whoever holds a receipt checks its code here, without an API key. A known code returns the receipt as the service holds it now (its `status` shows a later return), with the paying wallet masked like the destination (`source`: its last six characters); an unknown one is a 404.',
+      tags: TAGS,
+      querystring: closedObjectSchema(
+        {
+          code: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 64,
+            description:
+              'The code printed on the receipt, e.g. MKR-7F3K-Q9ZD-2M8B-XH4T-P6WC (any case, dashes optional).',
           },
         },
-        response: {
-          200: { description: 'The receipt the code belongs to.', $ref: 'Receipt#' },
-          ...problemResponses(400, 404, 429, 500, 503),
-        },
-      },
-    },
+        ['code'],
+      ),
+      responses: { 200: found('Receipt', 'The receipt the code belongs to.') },
+      problems: [400, 404, 429, 500, 503],
+    }),
     async (request) => ({
       object: 'receipt',
       ...publicReceiptFields(await verifyReceipt(deps, request.query.code)),
     }),
   );
+}
+
+export function receiptRoutes(app: FastifyInstance, deps: Deps): void {
+  transferReceiptRoute(app, deps);
+  verifyReceiptRoute(app, deps);
 }
