@@ -19,8 +19,9 @@ import type { FastifyContextConfig, FastifyReply, FastifyRequest, RouteGenericIn
 import type { Deps, Queryable } from '../app/deps.ts';
 import type { Scope } from '../domain/apiKeys.ts';
 import type { LaunchProduct } from '../domain/launchGates.ts';
-import type { Page } from '../domain/pagination.ts';
+import type { Page, PageRequest } from '../domain/pagination.ts';
 import { BEARER_SECURITY, principalOf } from './auth.ts';
+import { type ListQuery, pageRequestOf, presentList } from './presenters.ts';
 import { problemResponses, READ_PROBLEMS, WRITE_PROBLEMS } from './problems.ts';
 import { idempotencyHeadersSchema, idempotentWriteHeaders } from './schemas.ts';
 import { sendWrite } from './writes.ts';
@@ -185,6 +186,19 @@ export function retrieveById<Found, Wire>(
 ) {
   return async (request: FastifyRequest<{ Params: { id: string } }>): Promise<Wire> =>
     present(await get(deps, organizationOf(request), request.params.id));
+}
+
+/**
+ * The handler of a list paged by id with no filters but the page's own (`listQuerySchema` with no extra):
+ * `list` pages the key's organization's records, and the page is answered presented.
+ */
+export function retrievePage<Item extends { id: string }, Wire>(
+  deps: Deps,
+  list: (deps: Deps, organizationId: string, page: PageRequest) => Promise<Page<Item>>,
+  present: (item: Item) => Wire,
+) {
+  return async (request: FastifyRequest<{ Querystring: ListQuery }>) =>
+    presentList(await list(deps, organizationOf(request), pageRequestOf(request.query)), present);
 }
 
 /** A list answered whole, presented. */

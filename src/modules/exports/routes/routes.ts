@@ -9,15 +9,15 @@ import { grantsScope } from '../../../domain/apiKeys.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { principalOf } from '../../../http/auth.ts';
-import { type ListQuery, pageRequestOf, presentList } from '../../../http/presenters.ts';
+import type { ListQuery } from '../../../http/presenters.ts';
 import { READ_PROBLEMS } from '../../../http/problems.ts';
 import {
   found,
   idempotentWrite,
   LIST_PROBLEMS,
-  organizationOf,
   readOperation,
   retrieveById,
+  retrievePage,
   writeOperation,
   written,
 } from '../../../http/routeKit.ts';
@@ -106,11 +106,7 @@ function listExportsRoute(app: FastifyInstance, deps: Deps): void {
       responses: { 200: listEnvelopeSchema('Export', 'A page of exports.') },
       problems: LIST_PROBLEMS,
     }),
-    async (request) =>
-      presentList(
-        await listOrganizationExports(deps, organizationOf(request), pageRequestOf(request.query)),
-        presentExport,
-      ),
+    retrievePage(deps, listOrganizationExports, presentExport),
   );
 }
 

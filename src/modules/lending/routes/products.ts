@@ -6,16 +6,16 @@ import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { numberSourceOf } from '../../../domain/jsonNumbers.ts';
 import { SUPPORTED_CURRENCIES } from '../../../domain/money.ts';
 import { principalOf } from '../../../http/auth.ts';
-import { type ListQuery, pageRequestOf, presentList } from '../../../http/presenters.ts';
+import type { ListQuery } from '../../../http/presenters.ts';
 import { READ_PROBLEMS, WRITE_PROBLEMS } from '../../../http/problems.ts';
 import {
   closedObjectSchema,
   found,
   idempotentWrite,
   LIST_PROBLEMS,
-  organizationOf,
   readOperation,
   retrieveById,
+  retrievePage,
   withoutNotFound,
   writeOperation,
   written,
@@ -87,11 +87,7 @@ function listLoanProductsRoute(app: FastifyInstance, deps: Deps): void {
       responses: { 200: listEnvelopeSchema('LoanProduct', 'A page of loan products.') },
       problems: LIST_PROBLEMS,
     }),
-    async (request) =>
-      presentList(
-        await listOrganizationLoanProducts(deps, organizationOf(request), pageRequestOf(request.query)),
-        presentLoanProduct,
-      ),
+    retrievePage(deps, listOrganizationLoanProducts, presentLoanProduct),
   );
 }
 
