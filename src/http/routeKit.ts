@@ -2,8 +2,8 @@
  * The parts every route definition repeats, built in one place: an operation's options (its scope and
  * product, its name and words, bearer security, the Idempotency-Key header of a write, its problem
  * responses), the success responses of reads and idempotent writes, list schemas and their presentation,
- * and the handler of an idempotent write. Each builds exactly the schema a route would otherwise spell out,
- * so a route that takes them up documents the same operation as before.
+ * and the handlers of a read by id, of a page and of an idempotent write. Each builds exactly the schema a
+ * route would otherwise spell out, so a route that takes them up documents the same operation as before.
  *
  * A route reads as:
  * ```ts
@@ -11,7 +11,7 @@
  *   '/v1/loans/:id',
  *   readOperation({ scope: 'read', operationId: 'getLoan', summary: 'Retrieve a loan', tags: TAGS,
  *     params: loanIdParams, responses: { 200: found('Loan', 'The loan.') } }),
- *   async (request) => presentLoan(await getLoan(deps, organizationOf(request), request.params.id)),
+ *   retrieveById(deps, getLoan, presentLoan),
  * );
  * ```
  */
@@ -41,6 +41,10 @@ interface OperationParts {
   problems?: readonly number[];
   /** Route config besides the scope and product (`acceptsCsv`, `rawBody`). */
   config?: Omit<FastifyContextConfig, 'scope' | 'product'>;
+  /** Left out of the API description (a route for partners, not integrators). */
+  hide?: boolean;
+  /** The media types of a response that is not JSON. */
+  produces?: string[];
 }
 
 /** An operation a key calls: the scope it needs and the product the organization must have enabled. */
