@@ -99,7 +99,7 @@ export function writeOperation(spec: OperationSpec) {
   return routeOptions(parts, access, idempotencyHeadersSchema, WRITE_PROBLEMS);
 }
 
-/** The options of a public read: no key, `security: []`, and the problems it names. */
+/** The options of a public operation (no key: `security: []`), with the problems it names. */
 export function publicOperation(parts: OperationParts & { problems: readonly number[] }) {
   return routeOptions(parts, { config: {}, security: [] }, undefined, parts.problems);
 }
@@ -117,7 +117,7 @@ function bodyOf(schema: string | object): object {
   return typeof schema === 'string' ? { $ref: `${schema}#` } : schema;
 }
 
-/** A read's success response (no description: the document's default one). */
+/** A read's success response; one without a description is documented with the default one. */
 export function found(schema: string | object, description?: string) {
   return description === undefined ? bodyOf(schema) : { description, ...bodyOf(schema) };
 }
@@ -165,7 +165,10 @@ export function cursorPageSchema(itemRef: string, cursor: PageCursor) {
 }
 
 /** A closed object (a body or query string): no properties but these, the `required` ones always. */
-export function closedObjectSchema(properties: Record<string, unknown>, required?: readonly string[]) {
+export function closedObjectSchema<Properties extends Record<string, unknown>>(
+  properties: Properties,
+  required?: readonly (keyof Properties & string)[],
+) {
   return {
     type: 'object',
     additionalProperties: false,
