@@ -28,6 +28,7 @@ import { httpWebhookSender } from './delivery/httpSender.ts';
 import type { Environment } from './domain/apiKeys.ts';
 import { type Keyring, keyringIds, keyringOf, MASTER_KEY_BYTES, parseMasterKey } from './domain/sealing.ts';
 import { EXPORT_WORKER_INTERVAL_MS, exportFormatters, runExportWorkerOnce } from './modules/exports/index.ts';
+import { LAUNCH_GATE_WORKER_INTERVAL_MS, launchGateWalker } from './modules/launchGates/index.ts';
 import { PAYMENT_BATCH_WORKER_INTERVAL_MS, runPaymentBatchPass } from './modules/paymentBatches/index.ts';
 import { DAY_WORKER_INTERVAL_MS, runDayWorkerOnce } from './modules/testClock/index.ts';
 import { PARTNER_RAIL_FACTORIES } from './rails/partners/index.ts';
@@ -54,7 +55,6 @@ import {
 } from './workers/collectionWorker.ts';
 import { DEPOSIT_WORKER_INTERVAL_MS, runDepositWorkerOnce } from './workers/depositWorker.ts';
 import { pruneExpiredIdempotencyRecords } from './workers/idempotencyPruner.ts';
-import { LAUNCH_GATE_WORKER_INTERVAL_MS, launchGateWalker } from './workers/launchGateWorker.ts';
 import { startPeriodic, type Worker } from './workers/periodic.ts';
 import { RAIL_CALLBACK_SWEEP_INTERVAL_MS, runRailCallbackSweepOnce } from './workers/railCallbackSweep.ts';
 import {

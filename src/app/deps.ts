@@ -14,6 +14,7 @@ import { createServiceMetrics, type ServiceMetrics } from '../metrics.ts';
 import type { Queryable, Store } from '../store/store.ts';
 import type { ApprovableResources } from './approvals.ts';
 import { useCaseHooks } from './composition.ts';
+import type { ChangeKind, RegisteredChangeKind } from './governedChanges.ts';
 import type { PartnerRailFactories } from './railPartnerDirectory.ts';
 
 // The driver interface's types, for the layers that hand a transaction on without importing the store.
@@ -105,6 +106,8 @@ export interface Deps {
   walletCreatedHooks: readonly WalletCreatedHook[];
   /** Every product's day work, in the order a day runs: what the day worker and a test clock's advance run. */
   dayWork: readonly DayWork[];
+  /** How each kind of governed change is checked and made (src/app/governedChanges.ts). */
+  changeKinds: Readonly<Record<RegisteredChangeKind, ChangeKind>>;
 }
 
 export interface SystemDepsOptions {

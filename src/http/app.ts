@@ -60,7 +60,6 @@ import { digitalAccountRoutes } from './routes/digitalAccounts.ts';
 import { eventRoutes } from './routes/events.ts';
 import { evidenceRoutes } from './routes/evidence.ts';
 import { feeRoutes } from './routes/fees.ts';
-import { launchGateRoutes, launchGateSchema } from './routes/launchGates.ts';
 import { ledgerRoutes } from './routes/ledger.ts';
 import { memberRoutes } from './routes/members.ts';
 import { organizationRoutes, organizationSchema } from './routes/organization.ts';
@@ -209,7 +208,6 @@ export async function buildApp({
     ...SAFEGUARDING_SWEEP_SCHEMAS,
     ...STABLECOIN_SCHEMAS,
     organizationSchema,
-    launchGateSchema,
     ...DIGITAL_ACCOUNT_SCHEMAS,
     ...HTTP_MODULES.flatMap((module) => module.schemas),
   ]) {
@@ -364,7 +362,6 @@ export async function buildApp({
   stablecoinRoutes(app, deps);
   webhookRoutes(app, deps);
   organizationRoutes(app, deps);
-  launchGateRoutes(app, deps);
   if (deps.environment === 'sandbox') sandboxRoutes(app, deps);
   if (deps.environment === 'sandbox') sandboxChainRoutes(app, deps);
   for (const module of HTTP_MODULES) {

@@ -4,6 +4,7 @@
  */
 import type { HttpModule } from '../http/httpModule.ts';
 import { exportsHttp } from './exports/index.ts';
+import { launchGatesHttp } from './launchGates/index.ts';
 import { lendingHttp } from './lending/index.ts';
 import { paymentBatchesHttp } from './paymentBatches/index.ts';
 import { receiptsHttp } from './receipts/index.ts';
@@ -11,6 +12,7 @@ import { savingsHttp } from './savings/index.ts';
 import { testClockHttp } from './testClock/index.ts';
 
 export const HTTP_MODULES: readonly HttpModule[] = [
+  launchGatesHttp,
   receiptsHttp,
   paymentBatchesHttp,
   exportsHttp,

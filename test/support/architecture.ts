@@ -31,6 +31,7 @@ export const MODULE_ORDER = [
   'testClock',
   'receipts',
   'exports',
+  'launchGates',
   'paymentBatches',
   'savings',
   'lending',
@@ -46,6 +47,8 @@ const EDGES = [
   'src/console/',
   'src/http/app.ts',
   'src/app/composition.ts',
+  // The registry of governed change kinds, handed to governed changes as `deps.changeKinds`.
+  'src/app/governedChangeKinds.ts',
   'src/app/admin.ts',
   'src/app/seed.ts',
   'src/modules/registry.ts',

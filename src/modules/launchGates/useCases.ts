@@ -8,12 +8,28 @@
  *
  * Past 400 lines: the sandbox's evaluation and pilot/production's reading of it are one record's two sides.
  */
-import { isLiveEnvironment } from '../domain/apiKeys.ts';
-import { AppError, validationError } from '../domain/errors.ts';
-import type { EventRecord } from '../domain/events.ts';
-import type { EvidenceDraft } from '../domain/evidence.ts';
+
+import { ensureOrganizationNamed } from '../../app/apiKeys.ts';
+import type { Deps } from '../../app/deps.ts';
+import { newEvent, recordEvents } from '../../app/events.ts';
+import { appendEvidence, SYSTEM_ACTOR } from '../../app/evidence.ts';
+import { isLiveEnvironment } from '../../domain/apiKeys.ts';
+import { AppError, validationError } from '../../domain/errors.ts';
+import type { EventRecord } from '../../domain/events.ts';
+import type { EvidenceDraft } from '../../domain/evidence.ts';
 import {
   DEFAULT_LAUNCH_PRODUCTS,
+  type LaunchProduct,
+  PRODUCT_RAILS,
+} from '../../domain/organizationProfile.ts';
+import { findProfile, listContacts } from '../../store/repositories/organizationProfiles.ts';
+import {
+  findOrganization,
+  findOrganizationByName,
+  lockOrganization,
+} from '../../store/repositories/organizations.ts';
+import type { Queryable, Store } from '../../store/store.ts';
+import {
   evaluateLaunchGates as decideLaunchGates,
   gateKey,
   LAUNCH_GATES,
@@ -21,14 +37,12 @@ import {
   type LaunchGateFacts,
   type LaunchGateSource,
   type LaunchGateView,
-  type LaunchProduct,
   launchGateView,
   openGateNames,
-  PRODUCT_RAILS,
   type RecordedLaunchGate,
   SCENARIO_OUTCOMES,
   settledHistoricalGates,
-} from '../domain/launchGates.ts';
+} from './domain.ts';
 import {
   findAcknowledgedTestEvent,
   findFirstStatement,
@@ -40,18 +54,7 @@ import {
   listOverrides,
   lockGateRows,
   saveGateRows,
-} from '../store/repositories/launchGates.ts';
-import { findProfile, listContacts } from '../store/repositories/organizationProfiles.ts';
-import {
-  findOrganization,
-  findOrganizationByName,
-  lockOrganization,
-} from '../store/repositories/organizations.ts';
-import type { Queryable, Store } from '../store/store.ts';
-import { ensureOrganizationNamed } from './apiKeys.ts';
-import type { Deps } from './deps.ts';
-import { newEvent, recordEvents } from './events.ts';
-import { appendEvidence, SYSTEM_ACTOR } from './evidence.ts';
+} from './repository.ts';
 
 /** What a client is told to wait after the sandbox's database could not be read. */
 export const LAUNCH_GATE_SOURCE_RETRY_AFTER_SECONDS = 5;

@@ -5,18 +5,13 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../app/deps.ts';
-import { launchGatesOf } from '../../app/launchGates.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
-import {
-  LAUNCH_GATE_STATES,
-  LAUNCH_GATES,
-  LAUNCH_PRODUCTS,
-  type LaunchGateView,
-  type LaunchProduct,
-} from '../../domain/launchGates.ts';
-import { BEARER_SECURITY, principalOf } from '../auth.ts';
-import { problemResponses, READ_PROBLEMS } from '../problems.ts';
-import { listEnvelopeSchema, nullableIdSchema, timestampSchema } from '../schemas.ts';
+import { LAUNCH_PRODUCTS, type LaunchProduct } from '../../domain/organizationProfile.ts';
+import { BEARER_SECURITY, principalOf } from '../../http/auth.ts';
+import { problemResponses, READ_PROBLEMS } from '../../http/problems.ts';
+import { listEnvelopeSchema, nullableIdSchema, timestampSchema } from '../../http/schemas.ts';
+import { LAUNCH_GATE_STATES, LAUNCH_GATES, type LaunchGateView } from './domain.ts';
+import { launchGatesOf } from './useCases.ts';
 
 const TAGS = ['Launch gates'];
 

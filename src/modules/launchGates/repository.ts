@@ -3,20 +3,20 @@
  * sandbox's customers, verifications, policies, webhook deliveries, transfers and statements.
  */
 import type { EvidenceValue } from '../../domain/evidence.ts';
+import type { LaunchProduct } from '../../domain/organizationProfile.ts';
+import type { Rail } from '../../domain/transfers.ts';
+import { toDate, toJsonObject } from '../../store/repositories/rows.ts';
+import type { Queryable } from '../../store/store.ts';
 import type {
   LaunchGate,
   LaunchGateFacts,
   LaunchGateOverride,
   LaunchGateState,
-  LaunchProduct,
   LegalEntityFacts,
   RecordedLaunchGate,
   ScenarioFact,
   ScenarioOutcome,
-} from '../../domain/launchGates.ts';
-import type { Rail } from '../../domain/transfers.ts';
-import type { Queryable } from '../store.ts';
-import { toDate, toJsonObject } from './rows.ts';
+} from './domain.ts';
 
 const GATE_COLUMNS = 'product, gate, state, evidence, evidence_record_id, updated_at';
 

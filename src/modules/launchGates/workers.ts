@@ -5,9 +5,9 @@
  * transaction; the walk starts over after the last. Any number of processes may run it: an evaluation
  * locks the organization's gate rows, so a change is recorded once.
  */
-import type { Deps } from '../app/deps.ts';
-import { evaluateOrganizationGates } from '../app/launchGates.ts';
-import { listOrganizationIdsAfter } from '../store/repositories/organizations.ts';
+import type { Deps } from '../../app/deps.ts';
+import { listOrganizationIdsAfter } from '../../store/repositories/organizations.ts';
+import { evaluateOrganizationGates } from './useCases.ts';
 
 /** How often a pass runs: a gate's change is announced within about this long. */
 export const LAUNCH_GATE_WORKER_INTERVAL_MS = 30_000;
