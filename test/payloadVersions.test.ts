@@ -7,8 +7,6 @@ import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultWebhookSettings } from '../src/config.ts';
-import type { WebhookSender } from '../src/delivery/httpSender.ts';
-import { httpWebhookSender } from '../src/delivery/httpSender.ts';
 import type { EventType } from '../src/domain/events.ts';
 import {
   PAYLOAD_VERSION_LATEST,
@@ -17,7 +15,9 @@ import {
   renderPayloadVersion,
 } from '../src/domain/payloadVersions.ts';
 import { camelCaseSchema, eventEnvelopeSchema } from '../src/http/eventSchemas.ts';
-import { dispatchWebhooksOnce } from '../src/workers/webhookDispatcher.ts';
+import { dispatchWebhooksOnce } from '../src/modules/webhooks/workers/dispatcher.ts';
+import type { WebhookSender } from '../src/modules/webhooks/workers/httpSender.ts';
+import { httpWebhookSender } from '../src/modules/webhooks/workers/httpSender.ts';
 import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
 import { fundedWallet, mobileMoney } from './support/ledger.ts';
 import { type Receiver, startReceiver } from './support/receiver.ts';

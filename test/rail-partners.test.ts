@@ -11,7 +11,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdminCommand } from '../src/app/admin.ts';
 import { issueApiKey } from '../src/app/apiKeys.ts';
 import type { Deps } from '../src/app/deps.ts';
-import { missingMasterKeys } from '../src/app/encryption.ts';
 import { RAIL_CALLBACK_MATCH_GRACE_MS } from '../src/app/railCallbacks.ts';
 import {
   RAIL_PARTNER_CALLS_BEFORE_PAUSE,
@@ -19,6 +18,7 @@ import {
   railPartnerDirectory,
 } from '../src/app/railPartnerDirectory.ts';
 import { ensureSimulatedRailPartner } from '../src/app/railPartners.ts';
+import { missingMasterKeys } from '../src/app/secretsAtRest.ts';
 import { fundWallet } from '../src/app/transfers.ts';
 import { keyringOf, MASTER_KEY_BYTES } from '../src/domain/sealing.ts';
 import { PARTNER_RAIL_FACTORIES } from '../src/rails/partners/index.ts';

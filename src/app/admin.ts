@@ -24,12 +24,16 @@ import {
   overrideLaunchGates,
   requireLaunchGatesPassed,
 } from '../modules/launchGates/index.ts';
+import {
+  type PromotionResult,
+  promoteSandboxSubscriptions,
+  setOrganizationWebhooks,
+} from '../modules/webhooks/index.ts';
 import { migrate } from '../store/migrate.ts';
 import { findOrganizationByName } from '../store/repositories/organizations.ts';
 import { issueOperatorKey, listOrganizationKeys, revokeKey } from './apiKeys.ts';
 import { issueSignInLink } from './console/session.ts';
 import type { Deps } from './deps.ts';
-import { rewrapSecrets } from './encryption.ts';
 import { type EvidenceChainReport, SYSTEM_ACTOR, verifyEvidence } from './evidence.ts';
 import { proposeIfGoverned } from './governedChanges.ts';
 import { type LedgerViolation, verifyLedger } from './ledgerVerify.ts';
@@ -40,8 +44,7 @@ import {
   type SanctionsImportProgress,
   type SanctionsImportSummary,
 } from './sanctions/importList.ts';
-import { type PromotionResult, promoteSandboxSubscriptions } from './subscriptionPromotion.ts';
-import { setOrganizationWebhooks } from './webhooks.ts';
+import { rewrapSecrets } from './secretsAtRest.ts';
 
 export type AdminCommand =
   | {

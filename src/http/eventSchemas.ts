@@ -475,7 +475,7 @@ export function eventEnvelopeComponents(): Record<string, unknown> {
   );
 }
 
-/** The request headers of every delivery, as the sender sets them (src/delivery/httpSender.ts). */
+/** The request headers of every delivery, as the sender sets them (src/modules/webhooks/workers/httpSender.ts). */
 const DELIVERY_HEADERS = [
   {
     name: 'Service-Signature',

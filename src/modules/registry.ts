@@ -10,8 +10,10 @@ import { paymentBatchesHttp } from './paymentBatches/index.ts';
 import { receiptsHttp } from './receipts/index.ts';
 import { savingsHttp } from './savings/index.ts';
 import { testClockHttp } from './testClock/index.ts';
+import { webhooksHttp } from './webhooks/index.ts';
 
 export const HTTP_MODULES: readonly HttpModule[] = [
+  webhooksHttp,
   launchGatesHttp,
   receiptsHttp,
   paymentBatchesHttp,

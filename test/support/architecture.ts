@@ -29,6 +29,7 @@ export type ArchitectureRule =
  */
 export const MODULE_ORDER = [
   'testClock',
+  'webhooks',
   'receipts',
   'exports',
   'launchGates',
@@ -47,6 +48,11 @@ const EDGES = [
   'src/console/',
   'src/http/app.ts',
   'src/app/composition.ts',
+  // Secrets at rest across their owners: the start-up sealing and the master-key rotation.
+  'src/app/secretsAtRest.ts',
+  // The console's read models and views join every module's records.
+  'src/app/console/',
+  'src/store/repositories/console.ts',
   // The registry of governed change kinds, handed to governed changes as `deps.changeKinds`.
   'src/app/governedChangeKinds.ts',
   'src/app/admin.ts',

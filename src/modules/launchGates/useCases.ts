@@ -1,6 +1,6 @@
 /**
  * Launch gates. The sandbox, where an organization integrates, evaluates them: it reads the facts in one
- * transaction with the organization's gate rows locked, decides every gate with src/domain/launchGates.ts,
+ * transaction with the organization's gate rows locked, decides every gate with src/modules/launchGates/domain.ts,
  * and records each change of state with its `launch_gate.updated` event and its evidence. Pilot and
  * production hold none of those facts (a deployment serves one environment and owns its database): they
  * read the sandbox's record of the organization of the same name through MKOBA_SANDBOX_DATABASE_URL, add

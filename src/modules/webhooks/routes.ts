@@ -1,7 +1,32 @@
 /** Webhook subscriptions (at the spec's unversioned path and under /v1), delivery logs and recovery. */
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../app/deps.ts';
-import type { DeliveryView, Subscription } from '../../app/webhooks.ts';
+import { EVENT_TYPES, type EventType } from '../../domain/events.ts';
+import { ID_PREFIXES } from '../../domain/ids.ts';
+import { PAYLOAD_VERSION_LATEST, PAYLOAD_VERSIONS } from '../../domain/payloadVersions.ts';
+import { WEBHOOK_SIGNING_SECRETS_MAX } from '../../domain/signing.ts';
+import {
+  PAYLOAD_FORMATS,
+  SUBSCRIPTION_STATUSES,
+  WEBHOOK_DESCRIPTION_LENGTH_MAX,
+  WEBHOOK_EVENT_TYPES_MAX,
+  WEBHOOK_SECRET_ROTATION_GRACE_HOURS_DEFAULT,
+  WEBHOOK_URL_LENGTH_MAX,
+} from '../../domain/webhooks.ts';
+import { BEARER_SECURITY, principalOf } from '../../http/auth.ts';
+import { type ListQuery, pageRequestOf, presentEvent, presentList } from '../../http/presenters.ts';
+import { problemResponses, READ_PROBLEMS, WRITE_PROBLEMS } from '../../http/problems.ts';
+import {
+  idempotencyHeadersSchema,
+  idempotentWriteHeaders,
+  idParamsSchema,
+  idSchema,
+  listEnvelopeSchema,
+  listQuerySchema,
+  timestampSchema,
+} from '../../http/schemas.ts';
+import { sendWrite } from '../../http/writes.ts';
+import type { DeliveryView, Subscription } from './useCases/subscriptions.ts';
 import {
   type CheckedWebhookUrl,
   createSubscription,
@@ -19,32 +44,7 @@ import {
   type SubscriptionUpdate,
   updateSubscription,
   WEBHOOK_SECRET_ROTATION_GRACE_HOURS_MAX,
-} from '../../app/webhooks.ts';
-import { EVENT_TYPES, type EventType } from '../../domain/events.ts';
-import { ID_PREFIXES } from '../../domain/ids.ts';
-import { PAYLOAD_VERSION_LATEST, PAYLOAD_VERSIONS } from '../../domain/payloadVersions.ts';
-import { WEBHOOK_SIGNING_SECRETS_MAX } from '../../domain/signing.ts';
-import {
-  PAYLOAD_FORMATS,
-  SUBSCRIPTION_STATUSES,
-  WEBHOOK_DESCRIPTION_LENGTH_MAX,
-  WEBHOOK_EVENT_TYPES_MAX,
-  WEBHOOK_SECRET_ROTATION_GRACE_HOURS_DEFAULT,
-  WEBHOOK_URL_LENGTH_MAX,
-} from '../../domain/webhooks.ts';
-import { BEARER_SECURITY, principalOf } from '../auth.ts';
-import { type ListQuery, pageRequestOf, presentEvent, presentList } from '../presenters.ts';
-import { problemResponses, READ_PROBLEMS, WRITE_PROBLEMS } from '../problems.ts';
-import {
-  idempotencyHeadersSchema,
-  idempotentWriteHeaders,
-  idParamsSchema,
-  idSchema,
-  listEnvelopeSchema,
-  listQuerySchema,
-  timestampSchema,
-} from '../schemas.ts';
-import { sendWrite } from '../writes.ts';
+} from './useCases/subscriptions.ts';
 
 const TAGS = ['Webhooks'];
 

@@ -10,9 +10,9 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { isIpAddress, isReservedAddress, urlHost } from '../domain/outboundAddresses.ts';
-import { responseExcerpt, WEBHOOK_RESPONSE_BODY_BYTES_READ_MAX } from '../domain/webhooks.ts';
-import { BlockedAddressError, guardedLookup } from '../outbound/guard.ts';
+import { isIpAddress, isReservedAddress, urlHost } from '../../../domain/outboundAddresses.ts';
+import { responseExcerpt, WEBHOOK_RESPONSE_BODY_BYTES_READ_MAX } from '../../../domain/webhooks.ts';
+import { BlockedAddressError, guardedLookup } from '../../../outbound/guard.ts';
 
 export type SendResult =
   | { kind: 'response'; statusCode: number; body: string; retryAfterSeconds: number | undefined }

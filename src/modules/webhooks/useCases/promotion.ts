@@ -4,23 +4,23 @@
  * launch gates are (MKOBA_SANDBOX_DATABASE_URL); each subscription copied gets a new id and a new secret,
  * shown once; one evidence record names the operator, what was copied and what was not.
  */
-import { isLiveEnvironment } from '../domain/apiKeys.ts';
-import { AppError, validationError } from '../domain/errors.ts';
-import { isPayloadVersion, PAYLOAD_VERSIONS } from '../domain/payloadVersions.ts';
-import { formatWebhookSecret, WEBHOOK_SECRET_RANDOM_BYTES } from '../domain/signing.ts';
-import { PAYLOAD_FORMATS } from '../domain/webhooks.ts';
-import { findOrganizationByName, lockOrganization } from '../store/repositories/organizations.ts';
+
+import { checkOperatorName } from '../../../app/apiKeys.ts';
+import type { Deps } from '../../../app/deps.ts';
+import { appendEvidence, SYSTEM_ACTOR } from '../../../app/evidence.ts';
+import { isLiveEnvironment } from '../../../domain/apiKeys.ts';
+import { AppError, validationError } from '../../../domain/errors.ts';
+import { isPayloadVersion, PAYLOAD_VERSIONS } from '../../../domain/payloadVersions.ts';
+import { formatWebhookSecret, WEBHOOK_SECRET_RANDOM_BYTES } from '../../../domain/signing.ts';
+import { PAYLOAD_FORMATS } from '../../../domain/webhooks.ts';
+import { findOrganizationByName, lockOrganization } from '../../../store/repositories/organizations.ts';
 import {
   insertPromotedSubscription,
   listPromotableSubscriptions,
   listSubscriptionUrls,
   type PromotableSubscription,
-} from '../store/repositories/webhooks.ts';
-import { checkOperatorName } from './apiKeys.ts';
-import type { Deps } from './deps.ts';
-import { sealWebhookSecret } from './encryption.ts';
-import { appendEvidence, SYSTEM_ACTOR } from './evidence.ts';
-import { checkSubscriptionUrl, unknownEventTypes } from './webhooks.ts';
+} from '../repository.ts';
+import { checkSubscriptionUrl, sealWebhookSecret, unknownEventTypes } from './subscriptions.ts';
 
 export interface PromotionInput {
   organizationName: string;

@@ -1,24 +1,29 @@
 /** Webhook subscriptions and recovery: each write one transaction. */
-import type { Approval } from '../domain/approvals.ts';
-import { AppError, resourceMissing, validationError } from '../domain/errors.ts';
+
+import { approvalEventData } from '../../../app/approvals.ts';
+import type { Deps } from '../../../app/deps.ts';
+import { newEvent, recordEvents } from '../../../app/events.ts';
+import type { Approval } from '../../../domain/approvals.ts';
+import { AppError, resourceMissing, validationError } from '../../../domain/errors.ts';
 import {
   EVENT_TYPES,
   type EventRecord,
   type EventType,
   transferEventData,
   walletEventData,
-} from '../domain/events.ts';
-import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
+} from '../../../domain/events.ts';
+import { type Page, type PageRequest, toPage } from '../../../domain/pagination.ts';
 import {
   isBefore,
   isPayloadVersion,
   PAYLOAD_VERSION_LATEST,
   PAYLOAD_VERSIONS,
   type PayloadVersion,
-} from '../domain/payloadVersions.ts';
-import { formatWebhookSecret, WEBHOOK_SECRET_RANDOM_BYTES } from '../domain/signing.ts';
-import type { Transfer } from '../domain/transferRecord.ts';
-import type { Wallet } from '../domain/wallets.ts';
+} from '../../../domain/payloadVersions.ts';
+import { seal, sealedKeyId } from '../../../domain/sealing.ts';
+import { formatWebhookSecret, WEBHOOK_SECRET_RANDOM_BYTES } from '../../../domain/signing.ts';
+import type { Transfer } from '../../../domain/transferRecord.ts';
+import type { Wallet } from '../../../domain/wallets.ts';
 import {
   checkResolvedAddresses,
   checkWebhookUrl,
@@ -29,10 +34,15 @@ import {
   urlHost,
   WEBHOOK_SECRET_ROTATION_GRACE_HOURS_DEFAULT,
   type WebhookAddressPolicy,
-} from '../domain/webhooks.ts';
-import { resolveWithin as resolveHostWithin } from '../outbound/guard.ts';
-import { findEvent } from '../store/repositories/events.ts';
-import { findOrganization, setWebhookSubscriptionsEnabled } from '../store/repositories/organizations.ts';
+  webhookSecretContext,
+} from '../../../domain/webhooks.ts';
+import { resolveWithin as resolveHostWithin } from '../../../outbound/guard.ts';
+import { findEvent } from '../../../store/repositories/events.ts';
+import {
+  findOrganization,
+  setWebhookSubscriptionsEnabled,
+} from '../../../store/repositories/organizations.ts';
+import type { Queryable } from '../../../store/store.ts';
 import {
   deleteSubscription,
   eventsSince,
@@ -45,17 +55,13 @@ import {
   requeueDeliveries,
   retireSecrets,
   rotateSecret,
+  type SealedSecret,
   type Subscription,
   saveSubscription,
-} from '../store/repositories/webhooks.ts';
-import type { Queryable } from '../store/store.ts';
-import { approvalEventData } from './approvals.ts';
-import type { Deps } from './deps.ts';
-import { sealWebhookSecret } from './encryption.ts';
-import { newEvent, recordEvents } from './events.ts';
+} from '../repository.ts';
 
 // Record types the HTTP edge presents, given through the use case layer (src/http never imports the store).
-export type { DeliveryView, Subscription } from '../store/repositories/webhooks.ts';
+export type { DeliveryView, Subscription } from '../repository.ts';
 
 /** Events one recover call re-queues at most; call again with a later `since` for more. */
 export const WEBHOOK_RECOVER_EVENTS_MAX = 10_000;
@@ -683,4 +689,9 @@ function sampleApproval(deps: Deps, transferId: string, now: Date): Approval {
       },
     ],
   };
+}
+
+export function sealWebhookSecret(deps: Deps, subscriptionId: string, secret: string): SealedSecret {
+  const sealed = seal(deps.keyring, secret, webhookSecretContext(subscriptionId), deps.randomBytes);
+  return { keyId: sealedKeyId(sealed), sealed };
 }

@@ -8,20 +8,21 @@
  * killed mid-send leaves leases that expire, and another dispatcher (or the same one restarted) sends
  * again: receivers dedupe on the event id.
  */
-import type { Deps } from '../app/deps.ts';
-import { recordEvents } from '../app/events.ts';
-import type { WebhookSettings } from '../config.ts';
-import type { SendResult, WebhookSender } from '../delivery/httpSender.ts';
-import { renderEvent } from '../domain/events.ts';
+import type { Deps } from '../../../app/deps.ts';
+import { recordEvents } from '../../../app/events.ts';
+import type { WebhookSettings } from '../../../config.ts';
+import { renderEvent } from '../../../domain/events.ts';
 import {
   signatureHeader,
   unixSeconds,
   WEBHOOK_EVENT_ID_HEADER,
   WEBHOOK_SIGNATURE_HEADER,
   WEBHOOK_SIGNING_SECRETS_MAX,
-} from '../domain/signing.ts';
-import { nextAttempt, shouldDisable } from '../domain/webhooks.ts';
-import type { WebhookDeliveryOutcome } from '../metrics.ts';
+} from '../../../domain/signing.ts';
+import { nextAttempt, shouldDisable } from '../../../domain/webhooks.ts';
+import type { WebhookDeliveryOutcome } from '../../../metrics.ts';
+import { WEBHOOK_DELIVERIES_CHANNEL } from '../../../store/repositories/outbox.ts';
+import type { Queryable } from '../../../store/store.ts';
 import {
   type ClaimedDelivery,
   claimDueDeliveries,
@@ -36,9 +37,8 @@ import {
   releaseDelivery,
   type Subscription,
   saveSubscription,
-  WEBHOOK_DELIVERIES_CHANNEL,
-} from '../store/repositories/webhooks.ts';
-import type { Queryable } from '../store/store.ts';
+} from '../repository.ts';
+import type { SendResult, WebhookSender } from './httpSender.ts';
 
 /** The poll of a store that cannot notify (one with notifications polls at settings.pollIntervalMs). */
 export const WEBHOOK_DISPATCH_INTERVAL_MS = 100;
