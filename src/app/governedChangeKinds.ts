@@ -14,6 +14,7 @@ import { open, seal } from '../domain/sealing.ts';
 import { routeLimitMinor } from '../domain/stablecoins.ts';
 import type { LaunchGate } from '../modules/launchGates/index.ts';
 import { overrideLaunchGatesFor } from '../modules/launchGates/index.ts';
+import { configureRailPartner, updateRailPartner } from '../modules/railPartners/index.ts';
 import { createRule, updateRule } from './aml/rules.ts';
 import { applyPendingOwnKey, parsePendingKeyPayload } from './apiKeys.ts';
 import { applyRateChange, planRateChange, RATE_BAND_APPROVAL, RATE_BAND_RULE_ID } from './conversions.ts';
@@ -21,7 +22,6 @@ import { setRouteStatus } from './digitalAssetRoutes.ts';
 import { updateFeeSchedule } from './fees.ts';
 import type { ApplyInput, ChangeKind, RegisteredChangeKind } from './governedChanges.ts';
 import { addMember, updateMember } from './members.ts';
-import { configureRailPartner, updateRailPartner } from './railPartners.ts';
 import { closeTrustAccountFor, createTrustAccount } from './safeguarding.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: a stored request body; its use case checks every field.

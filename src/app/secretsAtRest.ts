@@ -8,6 +8,11 @@
 import { keyringIds, rewrap, sealedKeyId } from '../domain/sealing.ts';
 import { WEBHOOK_SECRET_PREFIX } from '../domain/signing.ts';
 import {
+  railPartnerConfigsNotWrappedBy,
+  railPartnerCredentialKeyIds,
+  updateRailPartnerConfig,
+} from '../modules/railPartners/index.ts';
+import {
   legacySecrets,
   saveSealedSecret,
   sealWebhookSecret,
@@ -21,11 +26,6 @@ import {
   insertIdempotencyRecord,
   tryLockIdempotencyKey,
 } from '../store/repositories/idempotency.ts';
-import {
-  railPartnerConfigsNotWrappedBy,
-  railPartnerCredentialKeyIds,
-  updateRailPartnerConfig,
-} from '../store/repositories/railPartners.ts';
 import { claimSeed, seedClaimed } from '../store/repositories/seeds.ts';
 import type { Deps } from './deps.ts';
 import { isSealedResponse, type SealedResponse, sealResponseBody } from './encryption.ts';

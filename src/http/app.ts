@@ -64,8 +64,6 @@ import { ledgerRoutes } from './routes/ledger.ts';
 import { memberRoutes } from './routes/members.ts';
 import { organizationRoutes, organizationSchema } from './routes/organization.ts';
 import { policyRoutes } from './routes/policies.ts';
-import { railCallbackRoutes } from './routes/railCallbacks.ts';
-import { railCallbackSchema, railPartnerRoutes, railPartnerSchema } from './routes/railPartners.ts';
 import {
   reconciliationExceptionSchema,
   reconciliationRoutes,
@@ -198,9 +196,7 @@ export async function buildApp({
     ...TRAVEL_RULE_SCHEMAS,
     statementSchema,
     reconciliationExceptionSchema,
-    railPartnerSchema,
     changeSchema,
-    railCallbackSchema,
     collectionSchema,
     ...FEE_SCHEMAS,
     ...SAFEGUARDING_SCHEMAS,
@@ -349,11 +345,9 @@ export async function buildApp({
   feeRoutes(app, deps);
   approvalRoutes(app, deps);
   changeRoutes(app, deps);
-  railPartnerRoutes(app, deps);
   collectionRoutes(app, deps);
   bankDepositRoutes(app, deps);
   digitalAccountRoutes(app, deps);
-  railCallbackRoutes(app, deps);
   reconciliationRoutes(app, deps);
   safeguardingRoutes(app, deps);
   safeguardingSweepRoutes(app, deps);

@@ -30,6 +30,7 @@ export type ArchitectureRule =
 export const MODULE_ORDER = [
   'testClock',
   'webhooks',
+  'railPartners',
   'receipts',
   'exports',
   'launchGates',

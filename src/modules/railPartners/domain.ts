@@ -3,9 +3,9 @@
  * credentials each needs, and how a configuration is checked. An organization configures at most one
  * active partner per rail and network; its credentials are sealed at rest and never shown again.
  */
-import { validationError } from './errors.ts';
-import { checkOutboundUrl, type OutboundAddressPolicy } from './outboundAddresses.ts';
-import type { Rail } from './transfers.ts';
+import { validationError } from '../../domain/errors.ts';
+import { checkOutboundUrl, type OutboundAddressPolicy } from '../../domain/outboundAddresses.ts';
+import type { Rail } from '../../domain/transfers.ts';
 
 export const RAIL_PARTNERS = ['mpesa_daraja', 'mtn_momo'] as const;
 export type RailPartnerName = (typeof RAIL_PARTNERS)[number];

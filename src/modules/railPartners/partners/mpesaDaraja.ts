@@ -21,10 +21,10 @@
  * production, allow-listing Safaricom's callback IP addresses); parseCallback only reads the shape.
  */
 
-import type { Currency } from '../../domain/money.ts';
-import type { Transfer } from '../../domain/transferRecord.ts';
-import { fitsRailAmountStep } from '../../domain/transfers.ts';
-import type { OutboundFetch, OutboundRequestInit } from '../../outbound/guard.ts';
+import type { Currency } from '../../../domain/money.ts';
+import type { Transfer } from '../../../domain/transferRecord.ts';
+import { fitsRailAmountStep } from '../../../domain/transfers.ts';
+import type { OutboundFetch, OutboundRequestInit } from '../../../outbound/guard.ts';
 import {
   type ArrivedCallback,
   type CallbackReport,
@@ -33,8 +33,8 @@ import {
   type CollectResult,
   MalformedCallbackError,
   type PartnerRail,
-} from '../partner.ts';
-import type { RailOutcome, SubmitRequest, SubmitResult } from '../rail.ts';
+} from '../../../rails/partner.ts';
+import type { RailOutcome, SubmitRequest, SubmitResult } from '../../../rails/rail.ts';
 
 /** How long one HTTP request to Daraja may take before it is abandoned (and the call throws). */
 export const DARAJA_REQUEST_TIMEOUT_MS = 30_000;

@@ -7,13 +7,23 @@
  * has recorded the partner's reference is tried again for RAIL_CALLBACK_MATCH_GRACE_MS first.
  */
 import { createHash } from 'node:crypto';
-import { type Collection, isFinalCollection } from '../domain/collections.ts';
-import { AppError } from '../domain/errors.ts';
-import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
-import type { RailCallbackStatus } from '../domain/railPartners.ts';
-import type { Transfer } from '../domain/transferRecord.ts';
-import { type CallbackReport, MalformedCallbackError } from '../rails/partner.ts';
-import { findCollection, findCollectionByPartnerReference } from '../store/repositories/collections.ts';
+import { moveCollection } from '../../../app/collections.ts';
+import type { Deps } from '../../../app/deps.ts';
+import { openException } from '../../../app/reconciliation.ts';
+import { applyStatusChange } from '../../../app/transfers.ts';
+import { type Collection, isFinalCollection } from '../../../domain/collections.ts';
+import { AppError } from '../../../domain/errors.ts';
+import { type Page, type PageRequest, toPage } from '../../../domain/pagination.ts';
+import type { Transfer } from '../../../domain/transferRecord.ts';
+import { type CallbackReport, MalformedCallbackError } from '../../../rails/partner.ts';
+import { findCollection, findCollectionByPartnerReference } from '../../../store/repositories/collections.ts';
+import {
+  findTransfer,
+  findTransferByRailReference,
+  saveTransfer,
+} from '../../../store/repositories/transfers.ts';
+import type { Queryable } from '../../../store/store.ts';
+import type { RailCallbackStatus } from '../domain.ts';
 import {
   deferRailCallback,
   finishRailCallback,
@@ -21,18 +31,12 @@ import {
   listRailCallbacks,
   lockReceivedCallback,
   type RailCallback,
-} from '../store/repositories/railCallbacks.ts';
-import { findRailPartnerConfig, findRailPartnerConfigByToken } from '../store/repositories/railPartners.ts';
-import { findTransfer, findTransferByRailReference, saveTransfer } from '../store/repositories/transfers.ts';
-import type { Queryable } from '../store/store.ts';
-import { moveCollection } from './collections.ts';
-import type { Deps } from './deps.ts';
-import type { RailPartnerDirectory } from './railPartnerDirectory.ts';
-import { openException } from './reconciliation.ts';
-import { applyStatusChange } from './transfers.ts';
+} from '../repository/callbacks.ts';
+import { findRailPartnerConfig, findRailPartnerConfigByToken } from '../repository/partners.ts';
+import type { RailPartnerDirectory } from './directory.ts';
 
 // Record types the HTTP edge presents, given through the use case layer (src/http never imports the store).
-export type { RailCallback } from '../store/repositories/railCallbacks.ts';
+export type { RailCallback } from '../repository/callbacks.ts';
 
 /** How long a callback about a payout we cannot find yet is tried again before it is an exception. */
 export const RAIL_CALLBACK_MATCH_GRACE_MS = 5 * 60_000;

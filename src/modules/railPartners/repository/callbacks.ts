@@ -1,7 +1,12 @@
-import { ID_PREFIXES } from '../../domain/ids.ts';
-import type { RailCallbackStatus } from '../../domain/railPartners.ts';
-import type { Queryable } from '../store.ts';
-import { type KeysetFilter, listNewestFirst, toDate, toJsonObject } from './rows.ts';
+import { ID_PREFIXES } from '../../../domain/ids.ts';
+import {
+  type KeysetFilter,
+  listNewestFirst,
+  toDate,
+  toJsonObject,
+} from '../../../store/repositories/rows.ts';
+import type { Queryable } from '../../../store/store.ts';
+import type { RailCallbackStatus } from '../domain.ts';
 
 export interface RailCallback {
   id: string;

@@ -3,10 +3,10 @@
  * or whose applying threw. Each is applied in its own transaction (app/railCallbacks.ts), claimed with
  * SKIP LOCKED, so any number of processes may sweep.
  */
-import type { Deps } from '../app/deps.ts';
-import { applyRailCallback, RAIL_CALLBACK_ERROR_RETRY_MS } from '../app/railCallbacks.ts';
-import type { RailPartnerDirectory } from '../app/railPartnerDirectory.ts';
-import { deferRailCallback, dueRailCallbackIds } from '../store/repositories/railCallbacks.ts';
+import type { Deps } from '../../app/deps.ts';
+import { deferRailCallback, dueRailCallbackIds } from './repository/callbacks.ts';
+import { applyRailCallback, RAIL_CALLBACK_ERROR_RETRY_MS } from './useCases/callbacks.ts';
+import type { RailPartnerDirectory } from './useCases/directory.ts';
 
 /** How often waiting callbacks are looked at again. */
 export const RAIL_CALLBACK_SWEEP_INTERVAL_MS = 1_000;

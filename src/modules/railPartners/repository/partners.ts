@@ -1,8 +1,13 @@
-import { ID_PREFIXES } from '../../domain/ids.ts';
-import type { RailPartnerConfig, RailPartnerName, RailPartnerStatus } from '../../domain/railPartners.ts';
-import type { Rail } from '../../domain/transfers.ts';
-import type { Queryable } from '../store.ts';
-import { type KeysetFilter, listNewestFirst, toDate, toJsonObject } from './rows.ts';
+import { ID_PREFIXES } from '../../../domain/ids.ts';
+import type { Rail } from '../../../domain/transfers.ts';
+import {
+  type KeysetFilter,
+  listNewestFirst,
+  toDate,
+  toJsonObject,
+} from '../../../store/repositories/rows.ts';
+import type { Queryable } from '../../../store/store.ts';
+import type { RailPartnerConfig, RailPartnerName, RailPartnerStatus } from '../domain.ts';
 
 const COLUMNS = `id, organization_id, rail, network, partner, status, settings, credential_names, sealed_credentials,
   callback_token, created_at, updated_at`;

@@ -4,12 +4,12 @@
  * goes back; a 200 means "stored", whatever applying it found.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Deps } from '../../app/deps.ts';
-import { RAIL_CALLBACK_BODY_BYTES_MAX, receiveRailCallback } from '../../app/railCallbacks.ts';
-import { railPartnerDirectory } from '../../app/railPartnerDirectory.ts';
-import { AppError } from '../../domain/errors.ts';
-import { RAILS } from '../../domain/transfers.ts';
-import { problemResponses } from '../problems.ts';
+import type { Deps } from '../../../app/deps.ts';
+import { AppError } from '../../../domain/errors.ts';
+import { RAILS } from '../../../domain/transfers.ts';
+import { problemResponses } from '../../../http/problems.ts';
+import { RAIL_CALLBACK_BODY_BYTES_MAX, receiveRailCallback } from '../useCases/callbacks.ts';
+import { railPartnerDirectory } from '../useCases/directory.ts';
 
 const TAGS = ['Rail partners'];
 /** Characters of the path after the token at most (partners use short fixed paths). */

@@ -3,32 +3,13 @@
  * write-only credentials; and the callbacks partners sent (operators), stored as they arrived.
  */
 import type { FastifyInstance } from 'fastify';
-import type { Deps } from '../../app/deps.ts';
-import type { RailCallback } from '../../app/railCallbacks.ts';
-import { listOrganizationRailCallbacks } from '../../app/railCallbacks.ts';
-import {
-  type ConfigureRailPartnerInput,
-  callbackBaseUrl,
-  configureRailPartner,
-  getRailPartner,
-  listRailPartners,
-  type UpdateRailPartnerInput,
-  updateRailPartner,
-} from '../../app/railPartners.ts';
-import { ID_PREFIXES } from '../../domain/ids.ts';
-import {
-  RAIL_CALLBACK_STATUSES,
-  RAIL_PARTNER_FIELD_LENGTH_MAX,
-  RAIL_PARTNER_SHAPES,
-  RAIL_PARTNER_STATUSES,
-  RAIL_PARTNERS,
-  type RailCallbackStatus,
-  type RailPartnerConfig,
-} from '../../domain/railPartners.ts';
-import { RAILS } from '../../domain/transfers.ts';
-import { BEARER_SECURITY, principalOf, requestActor } from '../auth.ts';
-import { type ListQuery, pageRequestOf, presentList } from '../presenters.ts';
-import { problemResponses, READ_PROBLEMS, WRITE_PROBLEMS } from '../problems.ts';
+import type { Deps } from '../../../app/deps.ts';
+import { ID_PREFIXES } from '../../../domain/ids.ts';
+import { RAILS } from '../../../domain/transfers.ts';
+import { BEARER_SECURITY, principalOf, requestActor } from '../../../http/auth.ts';
+import { type ListQuery, pageRequestOf, presentList } from '../../../http/presenters.ts';
+import { problemResponses, READ_PROBLEMS, WRITE_PROBLEMS } from '../../../http/problems.ts';
+import { governedWrite, pendingChangeResponse } from '../../../http/routes/changes.ts';
 import {
   idempotencyHeadersSchema,
   idempotentWriteHeaders,
@@ -38,9 +19,28 @@ import {
   listQuerySchema,
   nullableTimestampSchema,
   timestampSchema,
-} from '../schemas.ts';
-import { sendWrite } from '../writes.ts';
-import { governedWrite, pendingChangeResponse } from './changes.ts';
+} from '../../../http/schemas.ts';
+import { sendWrite } from '../../../http/writes.ts';
+import {
+  RAIL_CALLBACK_STATUSES,
+  RAIL_PARTNER_FIELD_LENGTH_MAX,
+  RAIL_PARTNER_SHAPES,
+  RAIL_PARTNER_STATUSES,
+  RAIL_PARTNERS,
+  type RailCallbackStatus,
+  type RailPartnerConfig,
+} from '../domain.ts';
+import type { RailCallback } from '../useCases/callbacks.ts';
+import { listOrganizationRailCallbacks } from '../useCases/callbacks.ts';
+import {
+  type ConfigureRailPartnerInput,
+  callbackBaseUrl,
+  configureRailPartner,
+  getRailPartner,
+  listRailPartners,
+  type UpdateRailPartnerInput,
+  updateRailPartner,
+} from '../useCases/partners.ts';
 
 const TAGS = ['Rail partners'];
 const partnerParams = idParamsSchema(ID_PREFIXES.railPartner, 'Rail partner id.');

@@ -2,12 +2,14 @@
  * Each rail partner's adapter, built from an organization's stored settings and opened credentials, calling
  * out through the outbound address guard (src/outbound/guard.ts) under the deployment's policy.
  */
-import type { PartnerRailFactories } from '../../app/railPartnerDirectory.ts';
-import { guardedFetch } from '../../outbound/guard.ts';
+
+import { guardedFetch } from '../../../outbound/guard.ts';
+import type { PartnerRailFactory } from '../../../rails/partner.ts';
+import type { RailPartnerName } from '../domain.ts';
 import { mpesaDarajaRail } from './mpesaDaraja.ts';
 import { mtnMomoRail } from './mtnMomo.ts';
 
-export const PARTNER_RAIL_FACTORIES: PartnerRailFactories = {
+export const PARTNER_RAIL_FACTORIES: Readonly<Record<RailPartnerName, PartnerRailFactory>> = {
   mpesa_daraja: ({ settings, credentials, addressPolicy }, callbacks) =>
     mpesaDarajaRail(
       {

@@ -4,16 +4,21 @@
  * transaction with its evidence record; the callback path token is made once and kept.
  */
 
-import { SQLSTATE, sqlState } from '../domain/databaseErrors.ts';
-import { AppError, resourceMissing, validationError } from '../domain/errors.ts';
-import type { EvidenceActor } from '../domain/evidence.ts';
+import type { Deps } from '../../../app/deps.ts';
+import { appendEvidence, SYSTEM_ACTOR } from '../../../app/evidence.ts';
+import { SQLSTATE, sqlState } from '../../../domain/databaseErrors.ts';
+import { AppError, resourceMissing, validationError } from '../../../domain/errors.ts';
+import type { EvidenceActor } from '../../../domain/evidence.ts';
 import {
   checkResolvedAddresses,
   isIpAddress,
   outboundPolicyFor,
   urlHost,
-} from '../domain/outboundAddresses.ts';
-import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
+} from '../../../domain/outboundAddresses.ts';
+import { type Page, type PageRequest, toPage } from '../../../domain/pagination.ts';
+import { open, seal, sealedKeyId } from '../../../domain/sealing.ts';
+import { resolveWithin } from '../../../outbound/guard.ts';
+import type { Queryable } from '../../../store/store.ts';
 import {
   CALLBACK_TOKEN_BYTES,
   checkRailPartnerFields,
@@ -22,9 +27,7 @@ import {
   type RailPartnerName,
   type RailPartnerStatus,
   railPartnerCredentialsContext,
-} from '../domain/railPartners.ts';
-import { open, seal, sealedKeyId } from '../domain/sealing.ts';
-import { resolveWithin } from '../outbound/guard.ts';
+} from '../domain.ts';
 import {
   findActiveRailPartner,
   findRailPartnerConfig,
@@ -32,10 +35,7 @@ import {
   listRailPartnerConfigs,
   lockRailPartnerSlot,
   updateRailPartnerConfig,
-} from '../store/repositories/railPartners.ts';
-import type { Queryable } from '../store/store.ts';
-import type { Deps } from './deps.ts';
-import { appendEvidence, SYSTEM_ACTOR } from './evidence.ts';
+} from '../repository/partners.ts';
 
 export interface ConfigureRailPartnerInput {
   partner: RailPartnerName;

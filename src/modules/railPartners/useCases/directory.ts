@@ -8,17 +8,22 @@
  * partner sees is at most the bucket's rate times the number of worker processes.
  */
 import CircuitBreaker from 'opossum';
-import type { EventRecord } from '../domain/events.ts';
-import { type OutboundAddressPolicy, outboundPolicyFor } from '../domain/outboundAddresses.ts';
-import type { RailPartnerConfig, RailPartnerName } from '../domain/railPartners.ts';
-import { type BucketState, type TokenBucket, takeTokens, tokensAt } from '../domain/rateLimits.ts';
-import type { Transfer } from '../domain/transferRecord.ts';
-import type { CallbackTarget, PartnerRail } from '../rails/partner.ts';
-import type { RailAdapter } from '../rails/rail.ts';
-import { findActiveRailPartner } from '../store/repositories/railPartners.ts';
-import type { Deps } from './deps.ts';
-import { newEvent, recordEvents } from './events.ts';
-import { callbackBaseUrl, openRailPartnerCredentials } from './railPartners.ts';
+import type { Deps } from '../../../app/deps.ts';
+import { newEvent, recordEvents } from '../../../app/events.ts';
+import type { EventRecord } from '../../../domain/events.ts';
+import { outboundPolicyFor } from '../../../domain/outboundAddresses.ts';
+import { type BucketState, type TokenBucket, takeTokens, tokensAt } from '../../../domain/rateLimits.ts';
+import type { Transfer } from '../../../domain/transferRecord.ts';
+import {
+  type PartnerRail,
+  type PartnerRailFactories,
+  RailPartnerUnavailableError,
+  type ResolvedPartnerRail,
+  type ResolvedRail,
+} from '../../../rails/partner.ts';
+import type { RailPartnerConfig } from '../domain.ts';
+import { findActiveRailPartner } from '../repository/partners.ts';
+import { callbackBaseUrl, openRailPartnerCredentials } from './partners.ts';
 
 /** How long an open circuit refuses calls before it lets one through to try the partner again. */
 export const RAIL_PARTNER_PAUSE_MS = 30_000;
@@ -32,28 +37,6 @@ export const RAIL_PARTNER_ERROR_WINDOW_MS = 60_000;
 export const RAIL_PARTNER_CALLS_PER_SECOND = 20;
 export const RAIL_PARTNER_CALLS_BURST = 40;
 
-export type PartnerRailFactory = (
-  fields: {
-    settings: Record<string, string>;
-    credentials: Record<string, string>;
-    /** Where the adapter may connect: the outbound address guard's policy for this deployment. */
-    addressPolicy: OutboundAddressPolicy;
-  },
-  callbacks: CallbackTarget,
-) => PartnerRail;
-export type PartnerRailFactories = Record<RailPartnerName, PartnerRailFactory>;
-
-/** Thrown instead of calling a paused partner or one whose bucket is empty: the call is deferred, not failed. */
-export class RailPartnerUnavailableError extends Error {
-  override name = 'RailPartnerUnavailableError';
-  constructor(
-    readonly reason: 'rail_paused' | 'rail_rate_limited',
-    readonly retryAfterMs: number,
-  ) {
-    super(reason === 'rail_paused' ? 'the rail partner is paused' : 'the rail partner rate limit is reached');
-  }
-}
-
 interface Entry {
   version: number;
   config: RailPartnerConfig;
@@ -66,17 +49,6 @@ export interface RailPartnerDirectoryOptions {
   pauseMs?: number;
   callsBeforePause?: number;
   bucket?: TokenBucket;
-}
-
-/** A rail for one transfer: the adapter, and the guard every call to it goes through. */
-export interface ResolvedRail {
-  adapter: RailAdapter;
-  call<T>(work: () => Promise<T>): Promise<T>;
-}
-
-/** A partner's rail, guarded: payouts, collections and callbacks. */
-export interface ResolvedPartnerRail extends ResolvedRail {
-  adapter: PartnerRail;
 }
 
 export class RailPartnerDirectory {
@@ -171,7 +143,9 @@ export class RailPartnerDirectory {
     // Without a public URL the partner could not call back: refuse to call it at all (the call is retried).
     if (base === null)
       throw new Error('MKOBA_PUBLIC_URL is not set: a rail partner cannot be told where to call back');
-    const adapter = this.factories[config.partner](
+    const factory = this.factories[config.partner];
+    if (!factory) throw new Error(`this process has no adapter for rail partner ${config.partner}`);
+    const adapter = factory(
       {
         settings: config.settings,
         credentials: openRailPartnerCredentials(this.deps, config),

@@ -15,9 +15,9 @@
  */
 
 import { createHash } from 'node:crypto';
-import { type Currency, exponentOf, isCurrency } from '../../domain/money.ts';
-import type { Transfer } from '../../domain/transferRecord.ts';
-import type { OutboundFetch } from '../../outbound/guard.ts';
+import { type Currency, exponentOf, isCurrency } from '../../../domain/money.ts';
+import type { Transfer } from '../../../domain/transferRecord.ts';
+import type { OutboundFetch } from '../../../outbound/guard.ts';
 import {
   type ArrivedCallback,
   type CallbackReport,
@@ -26,8 +26,8 @@ import {
   type CollectResult,
   MalformedCallbackError,
   type PartnerRail,
-} from '../partner.ts';
-import type { RailOutcome, SubmitRequest, SubmitResult } from '../rail.ts';
+} from '../../../rails/partner.ts';
+import type { RailOutcome, SubmitRequest, SubmitResult } from '../../../rails/rail.ts';
 
 export const MTN_MOMO_PARTNER = 'mtn_momo';
 
