@@ -23,6 +23,10 @@ const fixture: SourceFile[] = [
     ].join('\n'),
   },
   {
+    path: 'src/app/steps.ts',
+    text: "export const undo = (tx) => tx.query('ROLLBACK TO SAVEPOINT step');",
+  },
+  {
     path: 'src/workers/sweep.ts',
     text: 'const STATEMENT = `\n  UPDATE transfers SET status = $1 WHERE id = $2`;\nexport { STATEMENT };',
   },
@@ -89,6 +93,7 @@ describe('architecture rules', () => {
     const found = checkArchitecture(fixture).map((v) => ({ rule: v.rule, path: v.path, line: v.line }));
     expect(found).toEqual([
       { rule: 'sql_outside_store', path: 'src/app/reports.ts', line: 3 },
+      { rule: 'sql_outside_store', path: 'src/app/steps.ts', line: 1 },
       { rule: 'sql_outside_store', path: 'src/workers/sweep.ts', line: 1 },
       { rule: 'http_imports_store', path: 'src/http/routes/wallets.ts', line: 2 },
       { rule: 'domain_imports_outside_domain', path: 'src/domain/fees.ts', line: 1 },

@@ -43,6 +43,7 @@ import {
   saveGovernedChange,
 } from '../store/repositories/governedChanges.ts';
 import type { Queryable } from '../store/store.ts';
+import { releaseSavepoint, rollbackToSavepoint, setSavepoint } from '../store/transactions.ts';
 import { type ApprovableResource, approvalEvent, newApproval, openApproval } from './approvals.ts';
 import type { Deps } from './deps.ts';
 import { newEvent, recordEvents } from './events.ts';
@@ -119,7 +120,7 @@ async function dryRun(
   actor: EvidenceActor,
   proposer: Proposer,
 ): Promise<void> {
-  await tx.query('SAVEPOINT governed_change_check');
+  await setSavepoint(tx, 'governed_change_check');
   try {
     await deps.changeKinds[request.kind].apply(tx, deps, {
       organizationId,
@@ -130,8 +131,8 @@ async function dryRun(
       actor,
     });
   } finally {
-    await tx.query('ROLLBACK TO SAVEPOINT governed_change_check');
-    await tx.query('RELEASE SAVEPOINT governed_change_check');
+    await rollbackToSavepoint(tx, 'governed_change_check');
+    await releaseSavepoint(tx, 'governed_change_check');
   }
 }
 
@@ -261,7 +262,7 @@ export async function decideGovernedChange(
   if (approval.status === 'approved') {
     const handler = deps.changeKinds[change.kind as RegisteredChangeKind];
     const payload = handler.open ? handler.open(deps, change.id, change.payload) : change.payload;
-    await tx.query('SAVEPOINT governed_change_apply');
+    await setSavepoint(tx, 'governed_change_apply');
     try {
       const applied = await handler.apply(tx, deps, {
         organizationId: change.organizationId,
@@ -271,7 +272,7 @@ export async function decideGovernedChange(
         proposedBy: change.proposedBy,
         actor: actorOfProposer(change),
       });
-      await tx.query('RELEASE SAVEPOINT governed_change_apply');
+      await releaseSavepoint(tx, 'governed_change_apply');
       decided = {
         ...change,
         status: 'applied',
@@ -282,8 +283,8 @@ export async function decideGovernedChange(
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
       // The change could not be made as the state now stands (a member removed, a version moved on…).
-      await tx.query('ROLLBACK TO SAVEPOINT governed_change_apply');
-      await tx.query('RELEASE SAVEPOINT governed_change_apply');
+      await rollbackToSavepoint(tx, 'governed_change_apply');
+      await releaseSavepoint(tx, 'governed_change_apply');
       decided = {
         ...change,
         status: 'failed',

@@ -70,8 +70,9 @@ export interface Violation {
   detail: string;
 }
 
-/** The statements a query text starts with. */
-const SQL_STATEMENT = /^\s*(SELECT|INSERT|UPDATE|DELETE|WITH)\b/i;
+/** The statements a query text starts with: rows read or written, and a transaction's shape. */
+const SQL_STATEMENT =
+  /^\s*(SELECT|INSERT|UPDATE|DELETE|WITH|SAVEPOINT|RELEASE\s+SAVEPOINT|ROLLBACK|SET\s+(?:TRANSACTION|LOCAL))\b/i;
 /** A string literal handed to `.query(`, `.exec(` or `queryMany(` as its first argument. */
 const QUERY_CALL = /(?:\.(?:query|exec)|\bqueryMany)\s*(?:<[^>()]*>)?\(\s*(['"`])((?:\\.|(?!\1)[\s\S])*)\1/g;
 /** A string literal shaped like a statement wherever it is (built first, passed to `.query(` later). */

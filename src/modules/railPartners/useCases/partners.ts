@@ -19,6 +19,7 @@ import { type Page, type PageRequest, toPage } from '../../../domain/pagination.
 import { open, seal, sealedKeyId } from '../../../domain/sealing.ts';
 import { resolveWithin } from '../../../outbound/guard.ts';
 import type { Queryable } from '../../../store/store.ts';
+import { releaseSavepoint, rollbackToSavepoint, setSavepoint } from '../../../store/transactions.ts';
 import {
   CALLBACK_TOKEN_BYTES,
   checkRailPartnerFields,
@@ -198,13 +199,13 @@ export async function updateRailPartner(
     updatedAt: deps.now(),
   };
   try {
-    await tx.query('SAVEPOINT rail_partner_update');
+    await setSavepoint(tx, 'rail_partner_update');
     await updateRailPartnerConfig(tx, updated, sealedKeyId(sealed));
-    await tx.query('RELEASE SAVEPOINT rail_partner_update');
+    await releaseSavepoint(tx, 'rail_partner_update');
   } catch (error) {
     if (sqlState(error) !== SQLSTATE.uniqueViolation) throw error;
     // Activating it while another partner is active on the same rail and network.
-    await tx.query('ROLLBACK TO SAVEPOINT rail_partner_update');
+    await rollbackToSavepoint(tx, 'rail_partner_update');
     throw railPartnerExists(updated);
   }
   await recordChange(tx, deps, updated, actor, {
