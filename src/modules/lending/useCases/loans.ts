@@ -1,6 +1,8 @@
 /**
  * A loan as the use cases hold it: locked before anything changes it, viewed with its schedule and the
- * organization's today, shown in its events; and the reads of loans and their repayments.
+ * organization's today, shown in its events; and the reads of loans and their repayments. Every path that
+ * changes a loan locks its row first (lockLoan), then the ledger accounts, so a manual repayment and the
+ * automatic collection of the same day take the money once, and a loan is disbursed once.
  */
 
 import type { Deps } from '../../../app/deps.ts';
