@@ -14,15 +14,8 @@ export {
 } from './domain.ts';
 export { exportFormatters } from './routes/formats.ts';
 export { exportRoutes, exportSchema, presentExport } from './routes/routes.ts';
-export {
-  createExport,
-  type ExportProgress,
-  getExport,
-  listOrganizationExports,
-  openExportFile,
-  runExportNow,
-  runExportWorkerOnce,
-} from './useCases.ts';
+export { createExport, getExport, listOrganizationExports, openExportFile } from './useCases/jobs.ts';
+export { type ExportProgress, runExportNow, runExportWorkerOnce } from './useCases/run.ts';
 export { EXPORT_WORKER_INTERVAL_MS } from './workers.ts';
 
 /** The module's face on the HTTP edge. */

@@ -6,7 +6,8 @@ import type { HttpModule } from '../../http/httpModule.ts';
 import { LOAN_SCHEMAS, loanRoutes } from './routes.ts';
 
 export { LOAN_SCHEMAS, loanRoutes } from './routes.ts';
-export { LOAN_APPROVALS, LOAN_DAY_WORK } from './useCases.ts';
+export { LOAN_APPROVALS } from './useCases/applications.ts';
+export { LOAN_DAY_WORK } from './useCases/dayWork.ts';
 
 /** The module's face on the HTTP edge. */
 export const lendingHttp: HttpModule = { schemas: LOAN_SCHEMAS, routes: loanRoutes };

@@ -24,11 +24,10 @@ import {
   timestampSchema,
 } from '../../http/schemas.ts';
 import { sendWrite } from '../../http/writes.ts';
+import { arrearsOn, instalmentUnpaid, outstandingTotal } from './domain/balances.ts';
 import {
   ARREARS_BUCKET_NAMES,
   ARREARS_BUCKETS,
-  arrearsOn,
-  instalmentUnpaid,
   LOAN_AMORTISATIONS,
   LOAN_FEE_BPS_MAX,
   LOAN_PRODUCT_NAME_CHARS_MAX,
@@ -40,25 +39,23 @@ import {
   type LoanProduct,
   type LoanRepayment,
   type LoanStatus,
-  outstandingTotal,
-} from './domain.ts';
+} from './domain/loans.ts';
 import {
   applyForLoan,
   cancelLoan,
-  createLoanProduct,
   decideLoanApplication,
-  disburseLoan,
-  getLoan,
-  getLoanProduct,
   type LoanApplicationInput,
+} from './useCases/applications.ts';
+import { disburseLoan } from './useCases/disbursement.ts';
+import { getLoan, type LoanView, listLoanRepayments, listOrganizationLoans } from './useCases/loans.ts';
+import {
+  createLoanProduct,
+  getLoanProduct,
   type LoanProductInput,
-  type LoanView,
-  listLoanRepayments,
   listOrganizationLoanProducts,
-  listOrganizationLoans,
-  repayLoan,
-  writeOffLoan,
-} from './useCases.ts';
+} from './useCases/products.ts';
+import { repayLoan } from './useCases/repayments.ts';
+import { writeOffLoan } from './useCases/writeOff.ts';
 
 const TAGS = ['Lending'];
 const amountField = (description: string) => ({ type: 'string', description }) as const;

@@ -12,7 +12,8 @@ export {
   savingsRoutes,
   savingsWithdrawalSchema,
 } from './routes.ts';
-export { refuseSavingsSource, SAVINGS_DAY_WORK } from './useCases.ts';
+export { SAVINGS_DAY_WORK } from './useCases/dayWork.ts';
+export { refuseSavingsSource } from './useCases/sourceGuard.ts';
 
 /** The module's face on the HTTP edge. */
 export const savingsHttp: HttpModule = { schemas: SAVINGS_SCHEMAS, routes: savingsRoutes };

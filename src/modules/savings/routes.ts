@@ -37,25 +37,29 @@ import {
   SAVINGS_TERM_DAYS_MAX,
 } from './domain.ts';
 import {
+  getSavingsAccount,
+  listSavingsAccounts,
+  listSavingsAccruals,
+  openSavingsAccount,
+  type SavingsAccrualRow,
+  savingsAccountJson,
+} from './useCases/accounts.ts';
+import {
   addSavingsRate,
   type CreateSavingsProductInput,
   createSavingsProduct,
-  getSavingsAccount,
   getSavingsProduct,
-  giveSavingsNotice,
-  listSavingsAccounts,
-  listSavingsAccruals,
-  listSavingsNotices,
   listSavingsProducts,
-  openSavingsAccount,
-  type SavingsAccrualRow,
   type SavingsProduct,
-  savingsAccountJson,
+} from './useCases/products.ts';
+import {
+  giveSavingsNotice,
+  listSavingsNotices,
   savingsNoticeJson,
   savingsWithdrawalJson,
   type WithdrawalInput,
   withdrawSavings,
-} from './useCases.ts';
+} from './useCases/withdrawals.ts';
 
 const PRODUCT_TAGS = ['Savings'];
 const DAY = { type: 'string', format: 'date' } as const;

@@ -31,7 +31,7 @@ import {
   getExport,
   listOrganizationExports,
   openExportFile,
-} from '../useCases.ts';
+} from '../useCases/jobs.ts';
 
 const TAGS = ['Exports'];
 const exportParams = idParamsSchema(ID_PREFIXES.export, 'Export id.');

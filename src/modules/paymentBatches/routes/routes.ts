@@ -27,15 +27,10 @@ import {
   type PaymentBatchItemStatus,
   type PaymentBatchStatus,
 } from '../domain.ts';
-import {
-  cancelPaymentBatch,
-  getPaymentBatch,
-  listBatches,
-  listBatchItems,
-  paymentBatchEventData,
-  submitPaymentBatch,
-} from '../useCases/batches.ts';
+import { cancelPaymentBatch, getPaymentBatch, listBatches, listBatchItems } from '../useCases/batches.ts';
 import { itemsOfCsvRows } from '../useCases/csv.ts';
+import { paymentBatchEventData } from '../useCases/events.ts';
+import { submitPaymentBatch } from '../useCases/submit.ts';
 import { paymentBatchBodySchema } from './schemas.ts';
 
 const TAGS = ['Payment batches'];
