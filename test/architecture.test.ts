@@ -5,12 +5,15 @@
  * small fixture, so a checker that finds nothing cannot pass unnoticed. (Import cycles are biome's
  * `noImportCycles`, an error.)
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { checkArchitecture, readSources, type SourceFile } from './support/architecture.ts';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
+/** How a test file is named: kebab-case words, then `.test.ts` (`.browser.test.ts` for a browser's). */
+const TEST_FILE_NAME = /^[a-z0-9]+(-[a-z0-9]+)*(\.browser)?\.test\.ts$/;
 
 const fixture: SourceFile[] = [
   {
@@ -112,6 +115,18 @@ describe('architecture rules', () => {
     const sources = readSources(root, 'src');
     expect(sources.length).toBeGreaterThan(100);
     expect(checkArchitecture(sources)).toEqual([]);
+  });
+
+  it('test files are named one way: kebab-case, `.test.ts`', () => {
+    const names = readdirSync(new URL('./', import.meta.url), { recursive: true }) as string[];
+    const tests = names.filter((n) => n.endsWith('.test.ts'));
+    expect(tests.length).toBeGreaterThan(100);
+    expect(tests.filter((n) => !TEST_FILE_NAME.test(path.posix.basename(n.replaceAll('\\', '/'))))).toEqual(
+      [],
+    );
+    expect(
+      TEST_FILE_NAME.test('payment-batches.test.ts') && !TEST_FILE_NAME.test('paymentBatches.test.ts'),
+    ).toBe(true);
   });
 
   it('biome refuses import cycles in src/ and test/', () => {

@@ -239,7 +239,7 @@ describe.each(BACKENDS)('webhook secrets at rest on %s', (backend) => {
       await app.close();
     }
 
-    // A process with neither key is told which key it lacks (start-up refuses it: see encryptionKeys.test.ts).
+    // A process with neither key is told which key it lacks (start-up refuses it: see encryption-keys.test.ts).
     const stranger: Deps = { ...t.deps, keyring: keyringOf(newKey()) };
     expect(await missingMasterKeys(stranger)).toContain(masterKeyId(replacement));
     // Back to the app's own key for the tests after this one.

@@ -96,7 +96,7 @@ const UNREACHED_BUCKET = { capacity: 1_000_000, refillPerSecond: 1_000_000 };
 /**
  * Rate limits stay on in every test app, so their hooks and fields run under every test, with buckets
  * that tests of other features (hundreds of failed authentications, bursts of parallel writes) never
- * empty. test/rateLimit.test.ts passes its own settings.
+ * empty. test/rate-limit.test.ts passes its own settings.
  */
 export const TEST_RATE_LIMITS: RateLimitSettings = {
   ...defaultRateLimitSettings('sandbox'),
@@ -111,7 +111,7 @@ export interface TestAppOptions {
    * local receiver need. Off by default, as in a real sandbox.
    */
   allowPrivateWebhookUrls?: boolean;
-  /** Rate limits other than TEST_RATE_LIMITS (test/rateLimit.test.ts). */
+  /** Rate limits other than TEST_RATE_LIMITS (test/rate-limit.test.ts). */
   rateLimits?: RateLimitSettings;
   /** Ledger writer lanes other than the default for the backend. */
   ledgerWriterLanes?: number;
