@@ -9,7 +9,6 @@
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { WEBHOOK_RECOVER_EVENTS_MAX } from '../src/app/webhooks.ts';
 import { RETENTION_PRUNE_BATCH_EVENTS } from '../src/config.ts';
 import { slidRange, type TallySpec, windowRange } from '../src/domain/activityTally.ts';
 import { AML_HISTORY_TRANSFERS_MAX } from '../src/domain/decisions/aml.ts';
@@ -17,6 +16,9 @@ import { STATEMENT_ENTRIES_MAX } from '../src/domain/digitalAccounts.ts';
 import { PAGE_SIZE_DEFAULT } from '../src/domain/pagination.ts';
 import { WEBHOOK_SUBSCRIPTION_IN_FLIGHT_MAX } from '../src/domain/webhooks.ts';
 import { QUEUE_DEPTH_COUNT_MAX } from '../src/metrics.ts';
+import { claimDueDeliveries, eventsSince, listSubscriptions } from '../src/modules/webhooks/repository.ts';
+import { WEBHOOK_RECOVER_EVENTS_MAX } from '../src/modules/webhooks/useCases/subscriptions.ts';
+import { WEBHOOK_DISPATCH_BATCH_ROWS } from '../src/modules/webhooks/workers/dispatcher.ts';
 import { migrate } from '../src/store/migrate.ts';
 import { createSchema, dropSchema, openPostgresStore } from '../src/store/postgres.ts';
 import { listCustomers } from '../src/store/repositories/customers.ts';
@@ -32,9 +34,7 @@ import { pruneEventsBatch } from '../src/store/repositories/retention.ts';
 import { findTransferByRailReference, listTransfers } from '../src/store/repositories/transfers.ts';
 import { readWalletActivity, tallyWalletActivity } from '../src/store/repositories/walletActivity.ts';
 import { listWallets } from '../src/store/repositories/wallets.ts';
-import { claimDueDeliveries, eventsSince, listSubscriptions } from '../src/store/repositories/webhooks.ts';
 import type { Queryable, Store } from '../src/store/store.ts';
-import { WEBHOOK_DISPATCH_BATCH_ROWS } from '../src/workers/webhookDispatcher.ts';
 import {
   addManySubscriptions,
   type DataShape,

@@ -13,7 +13,7 @@ import { issueApiKey } from '../src/app/apiKeys.ts';
 import { systemDeps } from '../src/app/deps.ts';
 import type { ExportFormat } from '../src/modules/exports/domain.ts';
 import { exportFormatters } from '../src/modules/exports/routes/formats.ts';
-import { runExportNow } from '../src/modules/exports/useCases.ts';
+import { runExportNow } from '../src/modules/exports/useCases/run.ts';
 import { migrate } from '../src/store/migrate.ts';
 import { openPgliteStore } from '../src/store/pglite.ts';
 import { createSchema, dropSchema, openPostgresStore } from '../src/store/postgres.ts';

@@ -10,11 +10,9 @@ import { createCustomer } from '../src/app/customers.ts';
 import { systemDeps } from '../src/app/deps.ts';
 import { fundWallet } from '../src/app/transfers.ts';
 import { addDays } from '../src/modules/savings/domain.ts';
-import {
-  accrueSavingsThrough,
-  createSavingsProduct,
-  openSavingsAccount,
-} from '../src/modules/savings/useCases.ts';
+import { openSavingsAccount } from '../src/modules/savings/useCases/accounts.ts';
+import { accrueSavingsThrough } from '../src/modules/savings/useCases/dayWork.ts';
+import { createSavingsProduct } from '../src/modules/savings/useCases/products.ts';
 import { utcDay } from '../src/modules/testClock/domain.ts';
 import { migrate } from '../src/store/migrate.ts';
 import { openPgliteStore } from '../src/store/pglite.ts';

@@ -23,13 +23,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { WEBHOOK_RECOVER_EVENTS_MAX } from '../src/app/webhooks.ts';
 import { loadConfig } from '../src/config.ts';
-import { createSchema, dropSchema } from '../src/store/postgres.ts';
+import { WEBHOOK_RECOVER_EVENTS_MAX } from '../src/modules/webhooks/useCases/subscriptions.ts';
 import {
   WEBHOOK_DISPATCH_BATCH_ROWS,
   WEBHOOK_DISPATCH_CONCURRENCY_MAX,
-} from '../src/workers/webhookDispatcher.ts';
+} from '../src/modules/webhooks/workers/dispatcher.ts';
+import { createSchema, dropSchema } from '../src/store/postgres.ts';
 import { postgresCpuMs, processCpuMs } from './cpu.ts';
 import { type Api, createWallets } from './httpLoad.ts';
 import {

@@ -9,11 +9,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { type Deps, systemDeps } from './app/deps.ts';
-import { missingMasterKeys, sealClearSecrets } from './app/encryption.ts';
 import { LedgerWriter } from './app/posting/writer.ts';
-import { type RailPartnerDirectory, railPartnerDirectory } from './app/railPartnerDirectory.ts';
-import { ensureSimulatedRailPartner } from './app/railPartners.ts';
 import { watchSanctionsList } from './app/sanctions/screeningIndex.ts';
+import { missingMasterKeys, sealClearSecrets } from './app/secretsAtRest.ts';
 import { SANDBOX_ORGANIZATION_NAME, seedSandbox } from './app/seed.ts';
 import { startControlServer } from './cli/controlChannel.ts';
 import {
@@ -24,13 +22,21 @@ import {
   RETENTION_PRUNE_INTERVAL_MS,
   requireEncryptionKey,
 } from './config.ts';
-import { httpWebhookSender } from './delivery/httpSender.ts';
 import type { Environment } from './domain/apiKeys.ts';
 import { type Keyring, keyringIds, keyringOf, MASTER_KEY_BYTES, parseMasterKey } from './domain/sealing.ts';
 import { EXPORT_WORKER_INTERVAL_MS, exportFormatters, runExportWorkerOnce } from './modules/exports/index.ts';
+import { LAUNCH_GATE_WORKER_INTERVAL_MS, launchGateWalker } from './modules/launchGates/index.ts';
 import { PAYMENT_BATCH_WORKER_INTERVAL_MS, runPaymentBatchPass } from './modules/paymentBatches/index.ts';
+import {
+  ensureSimulatedRailPartner,
+  PARTNER_RAIL_FACTORIES,
+  RAIL_CALLBACK_SWEEP_INTERVAL_MS,
+  type RailPartnerDirectory,
+  railPartnerDirectory,
+  runRailCallbackSweepOnce,
+} from './modules/railPartners/index.ts';
 import { DAY_WORKER_INTERVAL_MS, runDayWorkerOnce } from './modules/testClock/index.ts';
-import { PARTNER_RAIL_FACTORIES } from './rails/partners/index.ts';
+import { httpWebhookSender, startWebhookDispatcher } from './modules/webhooks/index.ts';
 import { sandboxRails } from './rails/sandbox.ts';
 import { DARAJA_SIMULATOR_DEFAULT_CREDENTIALS, startDarajaSimulator } from './simulators/mpesaDaraja.ts';
 import { startMomoSimulator } from './simulators/mtnMomo.ts';
@@ -54,9 +60,7 @@ import {
 } from './workers/collectionWorker.ts';
 import { DEPOSIT_WORKER_INTERVAL_MS, runDepositWorkerOnce } from './workers/depositWorker.ts';
 import { pruneExpiredIdempotencyRecords } from './workers/idempotencyPruner.ts';
-import { LAUNCH_GATE_WORKER_INTERVAL_MS, launchGateWalker } from './workers/launchGateWorker.ts';
 import { startPeriodic, type Worker } from './workers/periodic.ts';
-import { RAIL_CALLBACK_SWEEP_INTERVAL_MS, runRailCallbackSweepOnce } from './workers/railCallbackSweep.ts';
 import {
   RAIL_WORKER_INTERVAL_MS,
   type RailResolver,
@@ -67,7 +71,6 @@ import {
 import { pruneExpiredHistory } from './workers/retentionPruner.ts';
 import { runSafeguardingWorkerOnce, SAFEGUARDING_WORKER_INTERVAL_MS } from './workers/safeguardingWorker.ts';
 import { runVerificationWorkerOnce, VERIFICATION_WORKER_INTERVAL_MS } from './workers/verificationWorker.ts';
-import { startWebhookDispatcher } from './workers/webhookDispatcher.ts';
 
 export class DataDirBusyError extends Error {
   constructor(

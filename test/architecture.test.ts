@@ -5,12 +5,15 @@
  * small fixture, so a checker that finds nothing cannot pass unnoticed. (Import cycles are biome's
  * `noImportCycles`, an error.)
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { checkArchitecture, readSources, type SourceFile } from './support/architecture.ts';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
+/** How a test file is named: kebab-case words, then `.test.ts` (`.browser.test.ts` for a browser's). */
+const TEST_FILE_NAME = /^[a-z0-9]+(-[a-z0-9]+)*(\.browser)?\.test\.ts$/;
 
 const fixture: SourceFile[] = [
   {
@@ -21,6 +24,10 @@ const fixture: SourceFile[] = [
       "  return deps.store.query('SELECT count(*) FROM wallets WHERE organization_id = $1', ['org']);",
       '}',
     ].join('\n'),
+  },
+  {
+    path: 'src/app/steps.ts',
+    text: "export const undo = (tx) => tx.query('ROLLBACK TO SAVEPOINT step');",
   },
   {
     path: 'src/workers/sweep.ts',
@@ -89,6 +96,7 @@ describe('architecture rules', () => {
     const found = checkArchitecture(fixture).map((v) => ({ rule: v.rule, path: v.path, line: v.line }));
     expect(found).toEqual([
       { rule: 'sql_outside_store', path: 'src/app/reports.ts', line: 3 },
+      { rule: 'sql_outside_store', path: 'src/app/steps.ts', line: 1 },
       { rule: 'sql_outside_store', path: 'src/workers/sweep.ts', line: 1 },
       { rule: 'http_imports_store', path: 'src/http/routes/wallets.ts', line: 2 },
       { rule: 'domain_imports_outside_domain', path: 'src/domain/fees.ts', line: 1 },
@@ -107,6 +115,18 @@ describe('architecture rules', () => {
     const sources = readSources(root, 'src');
     expect(sources.length).toBeGreaterThan(100);
     expect(checkArchitecture(sources)).toEqual([]);
+  });
+
+  it('test files are named one way: kebab-case, `.test.ts`', () => {
+    const names = readdirSync(new URL('./', import.meta.url), { recursive: true }) as string[];
+    const tests = names.filter((n) => n.endsWith('.test.ts'));
+    expect(tests.length).toBeGreaterThan(100);
+    expect(tests.filter((n) => !TEST_FILE_NAME.test(path.posix.basename(n.replaceAll('\\', '/'))))).toEqual(
+      [],
+    );
+    expect(
+      TEST_FILE_NAME.test('payment-batches.test.ts') && !TEST_FILE_NAME.test('paymentBatches.test.ts'),
+    ).toBe(true);
   });
 
   it('biome refuses import cycles in src/ and test/', () => {

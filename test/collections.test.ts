@@ -7,9 +7,10 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueApiKey } from '../src/app/apiKeys.ts';
-import { RAIL_CALLBACK_RETRY_MS } from '../src/app/railCallbacks.ts';
-import { railPartnerDirectory } from '../src/app/railPartnerDirectory.ts';
 import { COLLECTION_EXPIRY_MS } from '../src/domain/collections.ts';
+import { RAIL_CALLBACK_RETRY_MS } from '../src/modules/railPartners/useCases/callbacks.ts';
+import { railPartnerDirectory } from '../src/modules/railPartners/useCases/directory.ts';
+import { runRailCallbackSweepOnce } from '../src/modules/railPartners/workers.ts';
 import {
   DARAJA_SIMULATOR_DEFAULT_CREDENTIALS,
   type DarajaSimulator,
@@ -22,7 +23,6 @@ import {
   runCollectionWorkerOnce,
   simulatedCollectionRail,
 } from '../src/workers/collectionWorker.ts';
-import { runRailCallbackSweepOnce } from '../src/workers/railCallbackSweep.ts';
 import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
 import { balanceOf, expectLedgerHealthy, fundedWallet } from './support/ledger.ts';
 import { newOrganization } from './support/organizations.ts';

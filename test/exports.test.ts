@@ -12,7 +12,7 @@ import { issueApiKey } from '../src/app/apiKeys.ts';
 import { EXPORT_LEASE_MS, EXPORT_RETENTION_MS } from '../src/modules/exports/domain.ts';
 import { leaseExport } from '../src/modules/exports/repository.ts';
 import { exportFormatters } from '../src/modules/exports/routes/formats.ts';
-import { runExportWorkerOnce } from '../src/modules/exports/useCases.ts';
+import { runExportWorkerOnce } from '../src/modules/exports/useCases/run.ts';
 import { rfc4180Rows } from './support/csv.ts';
 import {
   api,

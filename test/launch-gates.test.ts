@@ -9,12 +9,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdminCommand } from '../src/app/admin.ts';
 import { issueApiKey } from '../src/app/apiKeys.ts';
-import { LaunchGatesOpenError } from '../src/app/launchGates.ts';
 import { defaultWebhookSettings } from '../src/config.ts';
-import { httpWebhookSender } from '../src/delivery/httpSender.ts';
-import { LAUNCH_GATES } from '../src/domain/launchGates.ts';
-import { launchGateWalker } from '../src/workers/launchGateWorker.ts';
-import { dispatchWebhooksOnce } from '../src/workers/webhookDispatcher.ts';
+import { LAUNCH_GATES } from '../src/modules/launchGates/domain.ts';
+import { LaunchGatesOpenError } from '../src/modules/launchGates/useCases.ts';
+import { launchGateWalker } from '../src/modules/launchGates/workers.ts';
+import { dispatchWebhooksOnce } from '../src/modules/webhooks/workers/dispatcher.ts';
+import { httpWebhookSender } from '../src/modules/webhooks/workers/httpSender.ts';
 import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
 import { drainRails, expectLedgerHealthy, fundedWallet, mobilePayout } from './support/ledger.ts';
 import { newOrganization, type TestOrganization } from './support/organizations.ts';

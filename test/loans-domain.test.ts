@@ -5,17 +5,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
-  addMonths,
   allocateRepayment,
-  annuityInstalment,
   arrearsOn,
   bucketOf,
-  computeSchedule,
-  type Instalment,
-  LOAN_AMORTISATIONS,
-  type LoanTerms,
   penaltyOwed,
-} from '../src/modules/lending/domain.ts';
+} from '../src/modules/lending/domain/balances.ts';
+import { type Instalment, LOAN_AMORTISATIONS, type LoanTerms } from '../src/modules/lending/domain/loans.ts';
+import { addMonths, annuityInstalment, computeSchedule } from '../src/modules/lending/domain/schedule.ts';
 
 /** An exact rational, written here independently of the code under test. */
 class Q {

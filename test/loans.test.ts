@@ -8,13 +8,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyLedger } from '../src/app/ledgerVerify.ts';
 import { formatAmount, parseAmount } from '../src/domain/money.ts';
-import {
-  arrearsOn,
-  computeSchedule,
-  type Instalment,
-  type LoanTerms,
-  penaltyOwed,
-} from '../src/modules/lending/domain.ts';
+import { arrearsOn, penaltyOwed } from '../src/modules/lending/domain/balances.ts';
+import type { Instalment, LoanTerms } from '../src/modules/lending/domain/loans.ts';
+import { computeSchedule } from '../src/modules/lending/domain/schedule.ts';
 import { daysAfter } from '../src/modules/testClock/domain.ts';
 import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
 import { balanceOf, expectLedgerHealthy, fundedWallet } from './support/ledger.ts';

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LedgerWriter } from '../src/app/posting/writer.ts';
 import { PAYMENT_BATCH_LEASE_MS } from '../src/modules/paymentBatches/domain.ts';
 import { leaseRunnableBatch } from '../src/modules/paymentBatches/repository.ts';
-import { runPaymentBatchWorkerOnce } from '../src/modules/paymentBatches/useCases/batches.ts';
+import { runPaymentBatchWorkerOnce } from '../src/modules/paymentBatches/useCases/worker.ts';
 import { runPaymentBatchPass } from '../src/modules/paymentBatches/workers.ts';
 import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
 import { balanceOf, drainRails, expectLedgerHealthy, fundedWallet, mobileMoney } from './support/ledger.ts';

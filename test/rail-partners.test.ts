@@ -11,24 +11,24 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdminCommand } from '../src/app/admin.ts';
 import { issueApiKey } from '../src/app/apiKeys.ts';
 import type { Deps } from '../src/app/deps.ts';
-import { missingMasterKeys } from '../src/app/encryption.ts';
-import { RAIL_CALLBACK_MATCH_GRACE_MS } from '../src/app/railCallbacks.ts';
+import { missingMasterKeys } from '../src/app/secretsAtRest.ts';
+import { fundWallet } from '../src/app/transfers.ts';
+import { keyringOf, MASTER_KEY_BYTES } from '../src/domain/sealing.ts';
+import { PARTNER_RAIL_FACTORIES } from '../src/modules/railPartners/partners/factories.ts';
+import { RAIL_CALLBACK_MATCH_GRACE_MS } from '../src/modules/railPartners/useCases/callbacks.ts';
 import {
   RAIL_PARTNER_CALLS_BEFORE_PAUSE,
   RailPartnerDirectory,
   railPartnerDirectory,
-} from '../src/app/railPartnerDirectory.ts';
-import { ensureSimulatedRailPartner } from '../src/app/railPartners.ts';
-import { fundWallet } from '../src/app/transfers.ts';
-import { keyringOf, MASTER_KEY_BYTES } from '../src/domain/sealing.ts';
-import { PARTNER_RAIL_FACTORIES } from '../src/rails/partners/index.ts';
+} from '../src/modules/railPartners/useCases/directory.ts';
+import { ensureSimulatedRailPartner } from '../src/modules/railPartners/useCases/partners.ts';
+import { runRailCallbackSweepOnce } from '../src/modules/railPartners/workers.ts';
 import {
   DARAJA_SIMULATOR_DEFAULT_CREDENTIALS,
   type DarajaSimulator,
   startDarajaSimulator,
 } from '../src/simulators/mpesaDaraja.ts';
 import { startMomoSimulator } from '../src/simulators/mtnMomo.ts';
-import { runRailCallbackSweepOnce } from '../src/workers/railCallbackSweep.ts';
 import { RAIL_NOT_CONFIGURED_FAILURE, runRailWorkerOnce } from '../src/workers/railWorker.ts';
 import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
 import { expectLedgerHealthy, fundedWallet, mobileMoney } from './support/ledger.ts';

@@ -9,13 +9,6 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Transfer } from '../src/domain/transferRecord.ts';
-import { guardedFetch } from '../src/outbound/guard.ts';
-import {
-  type ArrivedCallback,
-  type CallbackReport,
-  MalformedCallbackError,
-  type PartnerRail,
-} from '../src/rails/partner.ts';
 import {
   DARAJA_CALLBACK_PATHS,
   DarajaAuthError,
@@ -23,7 +16,14 @@ import {
   DarajaUnavailableError,
   type MpesaDarajaConfig,
   mpesaDarajaRail,
-} from '../src/rails/partners/mpesaDaraja.ts';
+} from '../src/modules/railPartners/partners/mpesaDaraja.ts';
+import { guardedFetch } from '../src/outbound/guard.ts';
+import {
+  type ArrivedCallback,
+  type CallbackReport,
+  MalformedCallbackError,
+  type PartnerRail,
+} from '../src/rails/partner.ts';
 import { SANDBOX_PHONE_BEHAVIOURS } from '../src/rails/sandbox.ts';
 import {
   DARAJA_SIMULATOR_DEFAULT_CREDENTIALS,

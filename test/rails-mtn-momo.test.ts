@@ -9,8 +9,6 @@ import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Currency } from '../src/domain/money.ts';
 import type { Transfer } from '../src/domain/transferRecord.ts';
-import { guardedFetch } from '../src/outbound/guard.ts';
-import { type ArrivedCallback, MalformedCallbackError, type PartnerRail } from '../src/rails/partner.ts';
 import {
   MOMO_STATUS_POLL_INTERVAL_MS,
   type MtnMomoConfig,
@@ -19,7 +17,9 @@ import {
   momoAmountOf,
   momoReferenceId,
   mtnMomoRail,
-} from '../src/rails/partners/mtnMomo.ts';
+} from '../src/modules/railPartners/partners/mtnMomo.ts';
+import { guardedFetch } from '../src/outbound/guard.ts';
+import { type ArrivedCallback, MalformedCallbackError, type PartnerRail } from '../src/rails/partner.ts';
 import { SANDBOX_PHONE_BEHAVIOURS } from '../src/rails/sandbox.ts';
 import {
   MOMO_SIMULATOR_NUMBERS,

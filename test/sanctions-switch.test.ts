@@ -14,7 +14,6 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdminCommand } from '../src/app/admin.ts';
 import type { Deps } from '../src/app/deps.ts';
-import { closeRailPartnerDirectory } from '../src/app/railPartnerDirectory.ts';
 import {
   buildScreeningIndex,
   SANCTIONS_LIST_CHECK_INTERVAL_MS,
@@ -24,6 +23,7 @@ import {
 import { SANCTIONS_LIST_COLUMNS } from '../src/domain/screening/listFile.ts';
 import type { ScreeningIndex } from '../src/domain/screening/screeningIndex.ts';
 import { buildApp } from '../src/http/app.ts';
+import { closeRailPartnerDirectory } from '../src/modules/railPartners/useCases/directory.ts';
 import { openPostgresStore } from '../src/store/postgres.ts';
 import type { Store } from '../src/store/store.ts';
 import {

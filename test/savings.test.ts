@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ACCRUAL_DENOMINATOR, addDays, previousDay } from '../src/modules/savings/domain.ts';
-import { accrueSavingsThrough } from '../src/modules/savings/useCases.ts';
+import { accrueSavingsThrough } from '../src/modules/savings/useCases/dayWork.ts';
 import { runDayWorkerOnce } from '../src/modules/testClock/workers.ts';
 import { api, BACKENDS, createCustomer, startTestApp, type TestApp } from './support/harness.ts';
 import { expectLedgerHealthy } from './support/ledger.ts';

@@ -35,9 +35,9 @@ import {
   type WebhookReceiverResponse,
 } from '../packages/sdk/src/index.ts';
 import { defaultWebhookSettings } from '../src/config.ts';
-import { httpWebhookSender } from '../src/delivery/httpSender.ts';
 import { formatWebhookSecret, signatureHeader, unixSeconds } from '../src/domain/signing.ts';
-import { dispatchWebhooksOnce } from '../src/workers/webhookDispatcher.ts';
+import { dispatchWebhooksOnce } from '../src/modules/webhooks/workers/dispatcher.ts';
+import { httpWebhookSender } from '../src/modules/webhooks/workers/httpSender.ts';
 import { BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
 
 const run = promisify(execFile);

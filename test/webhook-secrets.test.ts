@@ -8,9 +8,9 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runAdminCommand } from '../src/app/admin.ts';
 import { type Deps, systemDeps } from '../src/app/deps.ts';
-import { missingMasterKeys, openResponseText, sealClearSecrets } from '../src/app/encryption.ts';
+import { openResponseText } from '../src/app/encryption.ts';
+import { missingMasterKeys, sealClearSecrets } from '../src/app/secretsAtRest.ts';
 import { defaultWebhookSettings } from '../src/config.ts';
-import { httpWebhookSender } from '../src/delivery/httpSender.ts';
 import { requestFingerprint } from '../src/domain/idempotency.ts';
 import { keyringOf, MASTER_KEY_BYTES, masterKeyId } from '../src/domain/sealing.ts';
 import {
@@ -20,10 +20,11 @@ import {
   WEBHOOK_SIGNING_SECRETS_MAX,
 } from '../src/domain/signing.ts';
 import { buildApp } from '../src/http/app.ts';
+import { activeSecrets } from '../src/modules/webhooks/repository.ts';
+import { dispatchWebhooksOnce } from '../src/modules/webhooks/workers/dispatcher.ts';
+import { httpWebhookSender } from '../src/modules/webhooks/workers/httpSender.ts';
 import { listMigrations, migrate } from '../src/store/migrate.ts';
 import { findIdempotencyRecord } from '../src/store/repositories/idempotency.ts';
-import { activeSecrets } from '../src/store/repositories/webhooks.ts';
-import { dispatchWebhooksOnce } from '../src/workers/webhookDispatcher.ts';
 import {
   api,
   BACKENDS,
@@ -238,7 +239,7 @@ describe.each(BACKENDS)('webhook secrets at rest on %s', (backend) => {
       await app.close();
     }
 
-    // A process with neither key is told which key it lacks (start-up refuses it: see encryptionKeys.test.ts).
+    // A process with neither key is told which key it lacks (start-up refuses it: see encryption-keys.test.ts).
     const stranger: Deps = { ...t.deps, keyring: keyringOf(newKey()) };
     expect(await missingMasterKeys(stranger)).toContain(masterKeyId(replacement));
     // Back to the app's own key for the tests after this one.

@@ -7,9 +7,12 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultWebhookSettings, loadConfig, WEBHOOK_SUBSCRIPTION_CONCURRENCY_MAX } from '../src/config.ts';
-import { httpWebhookSender } from '../src/delivery/httpSender.ts';
-import { insertDeliveries, WEBHOOK_DELIVERIES_CHANNEL } from '../src/store/repositories/webhooks.ts';
-import { type DispatcherOptions, startWebhookDispatcher } from '../src/workers/webhookDispatcher.ts';
+import {
+  type DispatcherOptions,
+  startWebhookDispatcher,
+} from '../src/modules/webhooks/workers/dispatcher.ts';
+import { httpWebhookSender } from '../src/modules/webhooks/workers/httpSender.ts';
+import { insertDeliveries, WEBHOOK_DELIVERIES_CHANNEL } from '../src/store/repositories/outbox.ts';
 import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
 import { type Receiver, startReceiver } from './support/receiver.ts';
 

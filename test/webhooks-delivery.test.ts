@@ -12,9 +12,7 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { issueApiKey } from '../src/app/apiKeys.ts';
 import type { Deps } from '../src/app/deps.ts';
-import { sealWebhookSecret } from '../src/app/encryption.ts';
 import { defaultWebhookSettings } from '../src/config.ts';
-import { httpWebhookSender, type WebhookSender } from '../src/delivery/httpSender.ts';
 import {
   formatWebhookSecret,
   verifySignatureHeader,
@@ -29,15 +27,17 @@ import {
   claimDueDeliveries,
   findSubscription,
   finishDelivery,
-  insertDeliveries,
   rotateSecret,
-} from '../src/store/repositories/webhooks.ts';
-import type { Store } from '../src/store/store.ts';
+} from '../src/modules/webhooks/repository.ts';
+import { sealWebhookSecret } from '../src/modules/webhooks/useCases/subscriptions.ts';
 import {
   type DispatcherOptions,
   dispatchWebhooksOnce,
   startWebhookDispatcher,
-} from '../src/workers/webhookDispatcher.ts';
+} from '../src/modules/webhooks/workers/dispatcher.ts';
+import { httpWebhookSender, type WebhookSender } from '../src/modules/webhooks/workers/httpSender.ts';
+import { insertDeliveries } from '../src/store/repositories/outbox.ts';
+import type { Store } from '../src/store/store.ts';
 import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
 
 /** Every wait in this file is bounded by this. */

@@ -7,9 +7,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { issueApiKey } from '../src/app/apiKeys.ts';
-import { emitTestEvent } from '../src/app/webhooks.ts';
 import { ConfigError, defaultWebhookSettings, loadConfig } from '../src/config.ts';
-import { httpWebhookSender } from '../src/delivery/httpSender.ts';
 import {
   checkResolvedAddresses,
   checkWebhookUrl,
@@ -23,8 +21,10 @@ import {
   WEBHOOK_RETRY_JITTER_FRACTION,
   WEBHOOK_RETRY_SCHEDULE_SECONDS_DEFAULT,
 } from '../src/domain/webhooks.ts';
-import { findSubscription, saveSubscription } from '../src/store/repositories/webhooks.ts';
-import { dispatchWebhooksOnce } from '../src/workers/webhookDispatcher.ts';
+import { findSubscription, saveSubscription } from '../src/modules/webhooks/repository.ts';
+import { emitTestEvent } from '../src/modules/webhooks/useCases/subscriptions.ts';
+import { dispatchWebhooksOnce } from '../src/modules/webhooks/workers/dispatcher.ts';
+import { httpWebhookSender } from '../src/modules/webhooks/workers/httpSender.ts';
 import {
   api,
   BACKENDS,

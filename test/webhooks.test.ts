@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { defaultWebhookSettings } from '../src/config.ts';
-import { httpWebhookSender } from '../src/delivery/httpSender.ts';
 import { verifySignatureHeader } from '../src/domain/signing.ts';
-import { type DispatcherOptions, dispatchWebhooksOnce } from '../src/workers/webhookDispatcher.ts';
+import { type DispatcherOptions, dispatchWebhooksOnce } from '../src/modules/webhooks/workers/dispatcher.ts';
+import { httpWebhookSender } from '../src/modules/webhooks/workers/httpSender.ts';
 import {
   api,
   BACKENDS,

@@ -5,14 +5,8 @@
  * Past 400 lines: one command table shared by the CLI and the control channel; each command is short.
  */
 import { SCOPES, type Scope } from '../domain/apiKeys.ts';
-import {
-  LAUNCH_GATES,
-  LAUNCH_PRODUCTS,
-  type LaunchGate,
-  type LaunchGateView,
-  type LaunchProduct,
-} from '../domain/launchGates.ts';
 import type { Member } from '../domain/members.ts';
+import { LAUNCH_PRODUCTS, type LaunchProduct } from '../domain/organizationProfile.ts';
 import {
   EXPORT_FORMATS,
   EXPORT_TYPES,
@@ -22,15 +16,26 @@ import {
   exportFormatters,
   runExportNow,
 } from '../modules/exports/index.ts';
+import {
+  LAUNCH_GATES,
+  type LaunchGate,
+  type LaunchGateView,
+  launchGatesOf,
+  overrideLaunchGates,
+  requireLaunchGatesPassed,
+} from '../modules/launchGates/index.ts';
+import {
+  type PromotionResult,
+  promoteSandboxSubscriptions,
+  setOrganizationWebhooks,
+} from '../modules/webhooks/index.ts';
 import { migrate } from '../store/migrate.ts';
 import { findOrganizationByName } from '../store/repositories/organizations.ts';
 import { issueOperatorKey, listOrganizationKeys, revokeKey } from './apiKeys.ts';
 import { issueSignInLink } from './console/session.ts';
 import type { Deps } from './deps.ts';
-import { rewrapSecrets } from './encryption.ts';
 import { type EvidenceChainReport, SYSTEM_ACTOR, verifyEvidence } from './evidence.ts';
 import { proposeIfGoverned } from './governedChanges.ts';
-import { launchGatesOf, overrideLaunchGates, requireLaunchGatesPassed } from './launchGates.ts';
 import { type LedgerViolation, verifyLedger } from './ledgerVerify.ts';
 import { addMemberToOrganization, listMembersOfOrganization, removeMemberOfOrganization } from './members.ts';
 import {
@@ -39,8 +44,7 @@ import {
   type SanctionsImportProgress,
   type SanctionsImportSummary,
 } from './sanctions/importList.ts';
-import { type PromotionResult, promoteSandboxSubscriptions } from './subscriptionPromotion.ts';
-import { setOrganizationWebhooks } from './webhooks.ts';
+import { rewrapSecrets } from './secretsAtRest.ts';
 
 export type AdminCommand =
   | {

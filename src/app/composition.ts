@@ -9,13 +9,14 @@ import { PAYMENT_BATCH_APPROVALS } from '../modules/paymentBatches/index.ts';
 import { refuseSavingsSource, SAVINGS_DAY_WORK } from '../modules/savings/index.ts';
 import type { Deps } from './deps.ts';
 import { digitalAccountsOnWalletCreated } from './digitalAccounts.ts';
+import { CHANGE_KINDS } from './governedChangeKinds.ts';
 import { GOVERNED_CHANGE_APPROVALS } from './governedChanges.ts';
 import { POLICY_CHANGE_APPROVALS } from './policies.ts';
 import { TRANSFER_APPROVALS } from './transferApprovals.ts';
 
 export type UseCaseHooks = Pick<
   Deps,
-  'approvableResources' | 'movementSourceGuards' | 'walletCreatedHooks' | 'dayWork'
+  'approvableResources' | 'movementSourceGuards' | 'walletCreatedHooks' | 'dayWork' | 'changeKinds'
 >;
 
 export function useCaseHooks(): UseCaseHooks {
@@ -34,5 +35,7 @@ export function useCaseHooks(): UseCaseHooks {
     walletCreatedHooks: [digitalAccountsOnWalletCreated],
     // The day worker and a test clock's advance: each product's once-a-day work, in the order a day runs.
     dayWork: [SAVINGS_DAY_WORK, LOAN_DAY_WORK],
+    // Governed changes: each kind's checks and the use case that makes it, from the module that owns it.
+    changeKinds: CHANGE_KINDS,
   };
 }

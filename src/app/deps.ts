@@ -11,10 +11,11 @@ import type { ScreeningIndex } from '../domain/screening/screeningIndex.ts';
 import { type Keyring, keyringOf } from '../domain/sealing.ts';
 import type { Wallet } from '../domain/wallets.ts';
 import { createServiceMetrics, type ServiceMetrics } from '../metrics.ts';
+import type { PartnerRailFactories } from '../rails/partner.ts';
 import type { Queryable, Store } from '../store/store.ts';
 import type { ApprovableResources } from './approvals.ts';
 import { useCaseHooks } from './composition.ts';
-import type { PartnerRailFactories } from './railPartnerDirectory.ts';
+import type { ChangeKind, RegisteredChangeKind } from './governedChanges.ts';
 
 // The driver interface's types, for the layers that hand a transaction on without importing the store.
 export type { Queryable, Store } from '../store/store.ts';
@@ -105,6 +106,8 @@ export interface Deps {
   walletCreatedHooks: readonly WalletCreatedHook[];
   /** Every product's day work, in the order a day runs: what the day worker and a test clock's advance run. */
   dayWork: readonly DayWork[];
+  /** How each kind of governed change is checked and made (src/app/governedChanges.ts). */
+  changeKinds: Readonly<Record<RegisteredChangeKind, ChangeKind>>;
 }
 
 export interface SystemDepsOptions {

@@ -10,7 +10,7 @@ import {
 import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
 import type { Transfer } from '../domain/transferRecord.ts';
 import { findEvent, insertEvents, listEvents as listEventRows } from '../store/repositories/events.ts';
-import { type EnabledSubscription, enqueueDeliveriesForEvents } from '../store/repositories/webhooks.ts';
+import { type EnabledSubscription, enqueueDeliveriesForEvents } from '../store/repositories/outbox.ts';
 import type { Queryable } from '../store/store.ts';
 import type { Deps } from './deps.ts';
 

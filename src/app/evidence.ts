@@ -29,6 +29,7 @@ import {
 import { findTransfer } from '../store/repositories/transfers.ts';
 import { findWallet } from '../store/repositories/wallets.ts';
 import type { Queryable, Store } from '../store/store.ts';
+import { beginWholeHistorySnapshot } from '../store/transactions.ts';
 import type { Deps } from './deps.ts';
 
 // Record types the HTTP edge presents, given through the use case layer (src/http never imports the store).
@@ -123,9 +124,7 @@ export interface EvidenceChainReport {
  */
 export async function verifyEvidence(store: Store): Promise<EvidenceChainReport[]> {
   return store.transaction(async (tx) => {
-    await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ');
-    // A whole-history check may take longer than any request: it is exempt from the statement time-out.
-    await tx.query('SET LOCAL statement_timeout = 0');
+    await beginWholeHistorySnapshot(tx);
     const reports: EvidenceChainReport[] = [];
     for (const organizationId of await listChainOrganizations(tx)) {
       let head = { sequence: 0, hash: EVIDENCE_GENESIS_HASH };

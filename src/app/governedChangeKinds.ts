@@ -2,71 +2,27 @@
  * The kinds of governed change and, for each, how a proposed change is checked and how it is made: the
  * same use case the route calls when no approval is needed, so an approved change is exactly the change
  * that would have been made at once. Every kind but `policy` (which keeps its own record, see policies.ts)
- * is listed; the type makes a new kind add its entry here.
+ * is listed; the type makes a new kind add its entry here. The composition root hands this registry to
+ * governed changes as `deps.changeKinds`, so governed changes import none of the use cases below.
  */
 
-import type { ApprovalRequirement } from '../domain/decisions/policies.ts';
 import type { DigitalAsset, DigitalAssetNetwork } from '../domain/digitalAssets.ts';
-import type { EvidenceActor } from '../domain/evidence.ts';
 import { parseFeeRules } from '../domain/fees.ts';
-import type { GovernedChangeKind } from '../domain/governedChanges.ts';
-import type { LaunchGate, LaunchProduct } from '../domain/launchGates.ts';
 import { parseRoles } from '../domain/members.ts';
+import type { LaunchProduct } from '../domain/organizationProfile.ts';
 import { open, seal } from '../domain/sealing.ts';
 import { routeLimitMinor } from '../domain/stablecoins.ts';
-import type { Queryable } from '../store/store.ts';
+import type { LaunchGate } from '../modules/launchGates/index.ts';
+import { overrideLaunchGatesFor } from '../modules/launchGates/index.ts';
+import { configureRailPartner, updateRailPartner } from '../modules/railPartners/index.ts';
 import { createRule, updateRule } from './aml/rules.ts';
 import { applyPendingOwnKey, parsePendingKeyPayload } from './apiKeys.ts';
 import { applyRateChange, planRateChange, RATE_BAND_APPROVAL, RATE_BAND_RULE_ID } from './conversions.ts';
-import type { Deps } from './deps.ts';
 import { setRouteStatus } from './digitalAssetRoutes.ts';
 import { updateFeeSchedule } from './fees.ts';
-import { overrideLaunchGatesFor } from './launchGates.ts';
+import type { ApplyInput, ChangeKind, RegisteredChangeKind } from './governedChanges.ts';
 import { addMember, updateMember } from './members.ts';
-import { configureRailPartner, updateRailPartner } from './railPartners.ts';
 import { closeTrustAccountFor, createTrustAccount } from './safeguarding.ts';
-
-/** A change as a route proposes it: the kind, what it does, to what, and the request's body. */
-export interface ChangeRequest {
-  kind: RegisteredChangeKind;
-  action: string;
-  /** The resource changed (a member, a rule, a route…), or null for a creation. */
-  targetId: string | null;
-  /** The request's body (an object; its JSON is what is stored). */
-  payload: object;
-}
-
-export interface ApplyInput {
-  organizationId: string;
-  action: string;
-  targetId: string | null;
-  payload: Record<string, unknown>;
-  /** The proposer (member or key id), for use cases that record who created a version. */
-  proposedBy: string;
-  actor: EvidenceActor;
-}
-
-export interface ChangeKind {
-  /** Whether this request is governed at all (an API key with only `read`/`write` is not); default yes. */
-  governs?(request: ChangeRequest): boolean;
-  /** Checks without the database that name the faulty field (the dry run of `apply` checks the rest). */
-  check?(deps: Deps, request: ChangeRequest): void;
-  /** Seals the secrets of a payload before it is stored, and opens them to apply it. */
-  seal?(deps: Deps, changeId: string, payload: Record<string, unknown>): Record<string, unknown>;
-  open?(deps: Deps, changeId: string, payload: Record<string, unknown>): Record<string, unknown>;
-  /**
-   * Why this change needs a second member whatever the policy says (a conversion rate moved past its band),
-   * or undefined when the policy alone decides.
-   */
-  intrinsicApproval?(
-    tx: Queryable,
-    deps: Deps,
-    organizationId: string,
-    request: ChangeRequest,
-  ): Promise<{ rule: string; approval: ApprovalRequirement } | undefined>;
-  /** Makes the change; the new resource's id for a creation. */
-  apply(tx: Queryable, deps: Deps, input: ApplyInput): Promise<{ targetId: string | null }>;
-}
 
 // biome-ignore lint/suspicious/noExplicitAny: a stored request body; its use case checks every field.
 type Body = Record<string, any>;
@@ -85,9 +41,6 @@ const changeSecretsContext = (changeId: string) => `governed_change:${changeId}:
 
 /** Scopes a key may hold without governance: an integrator's. */
 const UNGOVERNED_KEY_SCOPES = new Set(['read', 'write']);
-
-/** A kind of change this registry makes (the `policy` kind keeps its own record). */
-export type RegisteredChangeKind = Exclude<GovernedChangeKind, 'policy'>;
 
 export const CHANGE_KINDS: Record<RegisteredChangeKind, ChangeKind> = {
   role_grant: {

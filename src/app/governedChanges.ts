@@ -13,13 +13,18 @@
  * the approval on every path, as approvals.ts does for every resource.
  *
  * Past 400 lines: proposing, listing, applying on the approving vote and canceling share the change's lock
- * and its evidence; each kind's own rules live in governedChangeKinds.ts.
+ * and its evidence; each kind's own rules come from `deps.changeKinds`, which the composition root fills
+ * from governedChangeKinds.ts.
  *
  * The `policy` kind keeps its own record (`policy_change`, with its base version and `superseded`): see
  * updatePolicy in policies.ts, which asks the same `change` rules.
  */
 import type { Approval } from '../domain/approvals.ts';
-import { evaluatePolicy, type PolicyDecision } from '../domain/decisions/policies.ts';
+import {
+  type ApprovalRequirement,
+  evaluatePolicy,
+  type PolicyDecision,
+} from '../domain/decisions/policies.ts';
 import { AppError, resourceMissing, validationError } from '../domain/errors.ts';
 import type { EventRecord } from '../domain/events.ts';
 import type { EvidenceActor } from '../domain/evidence.ts';
@@ -38,11 +43,11 @@ import {
   saveGovernedChange,
 } from '../store/repositories/governedChanges.ts';
 import type { Queryable } from '../store/store.ts';
+import { releaseSavepoint, rollbackToSavepoint, setSavepoint } from '../store/transactions.ts';
 import { type ApprovableResource, approvalEvent, newApproval, openApproval } from './approvals.ts';
 import type { Deps } from './deps.ts';
 import { newEvent, recordEvents } from './events.ts';
 import { apiKeyActor, appendEvidence } from './evidence.ts';
-import { CHANGE_KINDS, type ChangeRequest, type RegisteredChangeKind } from './governedChangeKinds.ts';
 import { currentPolicyIn } from './policies.ts';
 
 /** Who proposes a change: the member (or, for a key acting for no member, the key) and their key. */
@@ -115,9 +120,9 @@ async function dryRun(
   actor: EvidenceActor,
   proposer: Proposer,
 ): Promise<void> {
-  await tx.query('SAVEPOINT governed_change_check');
+  await setSavepoint(tx, 'governed_change_check');
   try {
-    await CHANGE_KINDS[request.kind].apply(tx, deps, {
+    await deps.changeKinds[request.kind].apply(tx, deps, {
       organizationId,
       action: request.action,
       targetId: request.targetId,
@@ -126,8 +131,8 @@ async function dryRun(
       actor,
     });
   } finally {
-    await tx.query('ROLLBACK TO SAVEPOINT governed_change_check');
-    await tx.query('RELEASE SAVEPOINT governed_change_check');
+    await rollbackToSavepoint(tx, 'governed_change_check');
+    await releaseSavepoint(tx, 'governed_change_check');
   }
 }
 
@@ -143,7 +148,7 @@ export async function proposeIfGoverned(
   request: ChangeRequest,
   actor: EvidenceActor,
 ): Promise<GovernedChange | null> {
-  const handler = CHANGE_KINDS[request.kind];
+  const handler = deps.changeKinds[request.kind];
   if (handler.governs && !handler.governs(request)) return null;
   let decision = await changeDecision(tx, deps, organizationId, request.kind);
   const intrinsic =
@@ -255,9 +260,9 @@ export async function decideGovernedChange(
   const now = deps.now();
   let decided: GovernedChange;
   if (approval.status === 'approved') {
-    const handler = CHANGE_KINDS[change.kind as RegisteredChangeKind];
+    const handler = deps.changeKinds[change.kind as RegisteredChangeKind];
     const payload = handler.open ? handler.open(deps, change.id, change.payload) : change.payload;
-    await tx.query('SAVEPOINT governed_change_apply');
+    await setSavepoint(tx, 'governed_change_apply');
     try {
       const applied = await handler.apply(tx, deps, {
         organizationId: change.organizationId,
@@ -267,7 +272,7 @@ export async function decideGovernedChange(
         proposedBy: change.proposedBy,
         actor: actorOfProposer(change),
       });
-      await tx.query('RELEASE SAVEPOINT governed_change_apply');
+      await releaseSavepoint(tx, 'governed_change_apply');
       decided = {
         ...change,
         status: 'applied',
@@ -278,8 +283,8 @@ export async function decideGovernedChange(
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
       // The change could not be made as the state now stands (a member removed, a version moved on…).
-      await tx.query('ROLLBACK TO SAVEPOINT governed_change_apply');
-      await tx.query('RELEASE SAVEPOINT governed_change_apply');
+      await rollbackToSavepoint(tx, 'governed_change_apply');
+      await releaseSavepoint(tx, 'governed_change_apply');
       decided = {
         ...change,
         status: 'failed',
@@ -403,3 +408,48 @@ export const GOVERNED_CHANGE_APPROVALS: ApprovableResource & { type: 'change' } 
     return { settle: decideGovernedChange };
   },
 };
+
+/** A change as a route proposes it: the kind, what it does, to what, and the request's body. */
+export interface ChangeRequest {
+  kind: RegisteredChangeKind;
+  action: string;
+  /** The resource changed (a member, a rule, a route…), or null for a creation. */
+  targetId: string | null;
+  /** The request's body (an object; its JSON is what is stored). */
+  payload: object;
+}
+
+export interface ApplyInput {
+  organizationId: string;
+  action: string;
+  targetId: string | null;
+  payload: Record<string, unknown>;
+  /** The proposer (member or key id), for use cases that record who created a version. */
+  proposedBy: string;
+  actor: EvidenceActor;
+}
+
+export interface ChangeKind {
+  /** Whether this request is governed at all (an API key with only `read`/`write` is not); default yes. */
+  governs?(request: ChangeRequest): boolean;
+  /** Checks without the database that name the faulty field (the dry run of `apply` checks the rest). */
+  check?(deps: Deps, request: ChangeRequest): void;
+  /** Seals the secrets of a payload before it is stored, and opens them to apply it. */
+  seal?(deps: Deps, changeId: string, payload: Record<string, unknown>): Record<string, unknown>;
+  open?(deps: Deps, changeId: string, payload: Record<string, unknown>): Record<string, unknown>;
+  /**
+   * Why this change needs a second member whatever the policy says (a conversion rate moved past its band),
+   * or undefined when the policy alone decides.
+   */
+  intrinsicApproval?(
+    tx: Queryable,
+    deps: Deps,
+    organizationId: string,
+    request: ChangeRequest,
+  ): Promise<{ rule: string; approval: ApprovalRequirement } | undefined>;
+  /** Makes the change; the new resource's id for a creation. */
+  apply(tx: Queryable, deps: Deps, input: ApplyInput): Promise<{ targetId: string | null }>;
+}
+
+/** A kind of change this registry makes (the `policy` kind keeps its own record). */
+export type RegisteredChangeKind = Exclude<GovernedChangeKind, 'policy'>;

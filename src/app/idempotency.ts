@@ -16,6 +16,7 @@ import {
   tryLockIdempotencyKey,
 } from '../store/repositories/idempotency.ts';
 import type { Queryable } from '../store/store.ts';
+import { rollbackToSavepoint, setSavepoint } from '../store/transactions.ts';
 import type { Deps } from './deps.ts';
 import { openResponseText, sealResponseText } from './encryption.ts';
 
@@ -226,14 +227,14 @@ export async function runIdempotent(
     const replay = await claimIdempotencyKey(tx, keyed, now);
     if (replay) return opened(replay);
     let result: WriteResult;
-    await tx.query('SAVEPOINT idempotent_effect');
+    await setSavepoint(tx, 'idempotent_effect');
     try {
       result = await effect(tx);
     } catch (error) {
       // An invalid request rolls back whole and is not recorded; a decided failure is.
       if (!(error instanceof AppError) || !isRecordedFailure(error)) throw error;
       // Undo the effect's writes but keep the transaction, so the failure itself is recorded.
-      await tx.query('ROLLBACK TO SAVEPOINT idempotent_effect');
+      await rollbackToSavepoint(tx, 'idempotent_effect');
       result = failureResult(error, context.requestId);
     }
     const outcome = outcomeOf(result);

@@ -9,6 +9,7 @@ import {
   unbalancedEntries,
 } from '../store/repositories/ledgerChecks.ts';
 import type { Store } from '../store/store.ts';
+import { beginWholeHistorySnapshot } from '../store/transactions.ts';
 
 export interface LedgerViolation {
   invariant: string;
@@ -18,9 +19,7 @@ export interface LedgerViolation {
 /** Runs all checks in one snapshot-consistent transaction. */
 export async function verifyLedger(store: Store): Promise<LedgerViolation[]> {
   return store.transaction(async (tx) => {
-    await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ');
-    // A whole-ledger check may take longer than any request: it is exempt from the statement time-out.
-    await tx.query('SET LOCAL statement_timeout = 0');
+    await beginWholeHistorySnapshot(tx);
     const violations: LedgerViolation[] = [];
     for (const e of await unbalancedEntries(tx)) {
       violations.push({

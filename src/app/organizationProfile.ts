@@ -10,7 +10,7 @@ import {
   LAUNCH_PRODUCTS,
   type LaunchProduct,
   parseContacts,
-} from '../domain/launchGates.ts';
+} from '../domain/organizationProfile.ts';
 import { findCustomer } from '../store/repositories/customers.ts';
 import {
   findProfile,

@@ -9,7 +9,7 @@
  * most that often; a change made in this process applies at once, one made in another within that time.
  */
 import { AppError } from '../domain/errors.ts';
-import { enabledProducts, type LaunchProduct, productOfMovement } from '../domain/launchGates.ts';
+import { enabledProducts, type LaunchProduct, productOfMovement } from '../domain/organizationProfile.ts';
 import type { Rail } from '../domain/transfers.ts';
 import { findProfile } from '../store/repositories/organizationProfiles.ts';
 import type { Queryable, Store } from '../store/store.ts';

@@ -3,7 +3,8 @@
  * --reason TEXT [--gate GATE]... [--product PRODUCT]...` (docs/GOING-LIVE.md).
  */
 import type { AdminCommand, AdminResult, LaunchGateLine } from '../app/admin.ts';
-import { LAUNCH_GATES, LAUNCH_PRODUCTS, type LaunchGate, type LaunchProduct } from '../domain/launchGates.ts';
+import { LAUNCH_PRODUCTS, type LaunchProduct } from '../domain/organizationProfile.ts';
+import { LAUNCH_GATES, type LaunchGate } from '../modules/launchGates/index.ts';
 import { UsageError } from './usageError.ts';
 
 type Io = { out: (line: string) => void; err: (line: string) => void };

@@ -9,7 +9,7 @@ import {
   type LaunchProduct,
   productOfMovement,
   STABLECOIN_CURRENCIES,
-} from './launchGates.ts';
+} from './organizationProfile.ts';
 import type { Rail } from './transfers.ts';
 
 export const PAYLOAD_VERSIONS = ['2026-11-22', '2026-11-26', '2026-11-28', '2026-12-06'] as const;

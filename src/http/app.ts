@@ -60,13 +60,10 @@ import { digitalAccountRoutes } from './routes/digitalAccounts.ts';
 import { eventRoutes } from './routes/events.ts';
 import { evidenceRoutes } from './routes/evidence.ts';
 import { feeRoutes } from './routes/fees.ts';
-import { launchGateRoutes, launchGateSchema } from './routes/launchGates.ts';
 import { ledgerRoutes } from './routes/ledger.ts';
 import { memberRoutes } from './routes/members.ts';
 import { organizationRoutes, organizationSchema } from './routes/organization.ts';
 import { policyRoutes } from './routes/policies.ts';
-import { railCallbackRoutes } from './routes/railCallbacks.ts';
-import { railCallbackSchema, railPartnerRoutes, railPartnerSchema } from './routes/railPartners.ts';
 import {
   reconciliationExceptionSchema,
   reconciliationRoutes,
@@ -84,7 +81,6 @@ import { travelRuleRoutes } from './routes/travelRule.ts';
 import { verificationRoutes } from './routes/verifications.ts';
 import { walletStatusRoutes } from './routes/walletStatus.ts';
 import { walletRoutes } from './routes/wallets.ts';
-import { webhookRoutes } from './routes/webhooks.ts';
 import { SHARED_SCHEMAS } from './schemas.ts';
 import { TRAVEL_RULE_SCHEMAS } from './travelRuleSchemas.ts';
 import { validatorCompiler } from './validation.ts';
@@ -200,16 +196,13 @@ export async function buildApp({
     ...TRAVEL_RULE_SCHEMAS,
     statementSchema,
     reconciliationExceptionSchema,
-    railPartnerSchema,
     changeSchema,
-    railCallbackSchema,
     collectionSchema,
     ...FEE_SCHEMAS,
     ...SAFEGUARDING_SCHEMAS,
     ...SAFEGUARDING_SWEEP_SCHEMAS,
     ...STABLECOIN_SCHEMAS,
     organizationSchema,
-    launchGateSchema,
     ...DIGITAL_ACCOUNT_SCHEMAS,
     ...HTTP_MODULES.flatMap((module) => module.schemas),
   ]) {
@@ -352,19 +345,15 @@ export async function buildApp({
   feeRoutes(app, deps);
   approvalRoutes(app, deps);
   changeRoutes(app, deps);
-  railPartnerRoutes(app, deps);
   collectionRoutes(app, deps);
   bankDepositRoutes(app, deps);
   digitalAccountRoutes(app, deps);
-  railCallbackRoutes(app, deps);
   reconciliationRoutes(app, deps);
   safeguardingRoutes(app, deps);
   safeguardingSweepRoutes(app, deps);
   travelRuleRoutes(app, deps);
   stablecoinRoutes(app, deps);
-  webhookRoutes(app, deps);
   organizationRoutes(app, deps);
-  launchGateRoutes(app, deps);
   if (deps.environment === 'sandbox') sandboxRoutes(app, deps);
   if (deps.environment === 'sandbox') sandboxChainRoutes(app, deps);
   for (const module of HTTP_MODULES) {

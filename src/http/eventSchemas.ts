@@ -11,7 +11,7 @@ import {
   TRANSFER_EVENT_TYPES,
 } from '../domain/events.ts';
 import { ID_PREFIXES } from '../domain/ids.ts';
-import { LAUNCH_PRODUCTS } from '../domain/launchGates.ts';
+import { LAUNCH_PRODUCTS } from '../domain/organizationProfile.ts';
 import { PAYLOAD_VERSIONS, PRODUCT_NAME_BEFORE_FAMILIES } from '../domain/payloadVersions.ts';
 import { RAILS } from '../domain/transfers.ts';
 import { toCamelCase } from '../domain/webhooks.ts';
@@ -475,7 +475,7 @@ export function eventEnvelopeComponents(): Record<string, unknown> {
   );
 }
 
-/** The request headers of every delivery, as the sender sets them (src/delivery/httpSender.ts). */
+/** The request headers of every delivery, as the sender sets them (src/modules/webhooks/workers/httpSender.ts). */
 const DELIVERY_HEADERS = [
   {
     name: 'Service-Signature',

@@ -7,7 +7,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../app/deps.ts';
 import { requireProduct } from '../app/products.ts';
-import type { LaunchProduct } from '../domain/launchGates.ts';
+import type { LaunchProduct } from '../domain/organizationProfile.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

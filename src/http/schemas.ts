@@ -22,10 +22,10 @@ import {
 import { EVENT_TYPES } from '../domain/events.ts';
 import { IDEMPOTENCY_KEY_PATTERN } from '../domain/idempotency.ts';
 import { ID_PREFIXES, type IdPrefix, idPattern } from '../domain/ids.ts';
-import { LAUNCH_PRODUCTS } from '../domain/launchGates.ts';
 import { ACCOUNT_KINDS, JOURNAL_ENTRY_KINDS, POSTING_PHASES, POSTING_SIDES } from '../domain/ledger.ts';
 import { METADATA_KEY_LENGTH_MAX, METADATA_KEYS_MAX, METADATA_VALUE_LENGTH_MAX } from '../domain/metadata.ts';
 import { SUPPORTED_CURRENCIES } from '../domain/money.ts';
+import { LAUNCH_PRODUCTS } from '../domain/organizationProfile.ts';
 import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from '../domain/pagination.ts';
 import { PAYLOAD_VERSIONS, PRODUCT_NAME_BEFORE_FAMILIES } from '../domain/payloadVersions.ts';
 import { RISK_LEVELS } from '../domain/risk.ts';

@@ -4,13 +4,19 @@
  */
 import type { HttpModule } from '../http/httpModule.ts';
 import { exportsHttp } from './exports/index.ts';
+import { launchGatesHttp } from './launchGates/index.ts';
 import { lendingHttp } from './lending/index.ts';
 import { paymentBatchesHttp } from './paymentBatches/index.ts';
+import { railPartnersHttp } from './railPartners/index.ts';
 import { receiptsHttp } from './receipts/index.ts';
 import { savingsHttp } from './savings/index.ts';
 import { testClockHttp } from './testClock/index.ts';
+import { webhooksHttp } from './webhooks/index.ts';
 
 export const HTTP_MODULES: readonly HttpModule[] = [
+  railPartnersHttp,
+  webhooksHttp,
+  launchGatesHttp,
   receiptsHttp,
   paymentBatchesHttp,
   exportsHttp,

@@ -8,6 +8,7 @@
  * it (once, idempotently) is the application's job, not the adapter's.
  */
 import type { Currency } from '../domain/money.ts';
+import type { OutboundAddressPolicy } from '../domain/outboundAddresses.ts';
 import type { RailAdapter, RailOutcome } from './rail.ts';
 
 /** Where the partner must send its callbacks for one organization, ending without a slash. */
@@ -71,4 +72,39 @@ export interface PartnerRail extends RailAdapter {
   checkCollection(reference: string, idempotencyReference: string, now: Date): Promise<RailOutcome>;
   /** Pure: throws MalformedCallbackError for a body it cannot read; verifies a signature where the partner signs. */
   parseCallback(callback: ArrivedCallback): CallbackReport;
+}
+
+export type PartnerRailFactory = (
+  fields: {
+    settings: Record<string, string>;
+    credentials: Record<string, string>;
+    /** Where the adapter may connect: the outbound address guard's policy for this deployment. */
+    addressPolicy: OutboundAddressPolicy;
+  },
+  callbacks: CallbackTarget,
+) => PartnerRail;
+
+/** Each partner's factory, by the partner's name (`RAIL_PARTNERS` in the rail partners' domain). */
+export type PartnerRailFactories = Readonly<Record<string, PartnerRailFactory>>;
+
+/** Thrown instead of calling a paused partner or one whose bucket is empty: the call is deferred, not failed. */
+export class RailPartnerUnavailableError extends Error {
+  override name = 'RailPartnerUnavailableError';
+  constructor(
+    readonly reason: 'rail_paused' | 'rail_rate_limited',
+    readonly retryAfterMs: number,
+  ) {
+    super(reason === 'rail_paused' ? 'the rail partner is paused' : 'the rail partner rate limit is reached');
+  }
+}
+
+/** A rail for one transfer: the adapter, and the guard every call to it goes through. */
+export interface ResolvedRail {
+  adapter: RailAdapter;
+  call<T>(work: () => Promise<T>): Promise<T>;
+}
+
+/** A partner's rail, guarded: payouts, collections and callbacks. */
+export interface ResolvedPartnerRail extends ResolvedRail {
+  adapter: PartnerRail;
 }

@@ -12,12 +12,12 @@
 
 import { moveCollection } from '../app/collections.ts';
 import type { Deps } from '../app/deps.ts';
-import { RailPartnerUnavailableError, type ResolvedPartnerRail } from '../app/railPartnerDirectory.ts';
 import {
   COLLECTION_EXPIRED_FAILURE,
   COLLECTION_RAIL_NOT_CONFIGURED,
   type Collection,
 } from '../domain/collections.ts';
+import { RailPartnerUnavailableError, type ResolvedPartnerRail } from '../rails/partner.ts';
 import type { RailOutcome } from '../rails/rail.ts';
 import { SANDBOX_PHONE_BEHAVIOURS, type SandboxBehaviour } from '../rails/sandbox.ts';
 import { claimDueCollections, findCollection, saveCollection } from '../store/repositories/collections.ts';

@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SANDBOX_ORGANIZATION_NAME } from '../../src/app/seed.ts';
 import { LIMIT_PEGS, limitBasisOf } from '../../src/domain/decisions/limits.ts';
-import { enabledProducts, productOfMovement } from '../../src/domain/launchGates.ts';
+import { enabledProducts, productOfMovement } from '../../src/domain/organizationProfile.ts';
 import {
   amountWithinBand,
   CONVERSION_RATE_BAND_BPS_DEFAULT,

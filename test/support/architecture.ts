@@ -29,8 +29,11 @@ export type ArchitectureRule =
  */
 export const MODULE_ORDER = [
   'testClock',
+  'webhooks',
+  'railPartners',
   'receipts',
   'exports',
+  'launchGates',
   'paymentBatches',
   'savings',
   'lending',
@@ -46,6 +49,13 @@ const EDGES = [
   'src/console/',
   'src/http/app.ts',
   'src/app/composition.ts',
+  // Secrets at rest across their owners: the start-up sealing and the master-key rotation.
+  'src/app/secretsAtRest.ts',
+  // The console's read models and views join every module's records.
+  'src/app/console/',
+  'src/store/repositories/console.ts',
+  // The registry of governed change kinds, handed to governed changes as `deps.changeKinds`.
+  'src/app/governedChangeKinds.ts',
   'src/app/admin.ts',
   'src/app/seed.ts',
   'src/modules/registry.ts',
@@ -60,8 +70,9 @@ export interface Violation {
   detail: string;
 }
 
-/** The statements a query text starts with. */
-const SQL_STATEMENT = /^\s*(SELECT|INSERT|UPDATE|DELETE|WITH)\b/i;
+/** The statements a query text starts with: rows read or written, and a transaction's shape. */
+const SQL_STATEMENT =
+  /^\s*(SELECT|INSERT|UPDATE|DELETE|WITH|SAVEPOINT|RELEASE\s+SAVEPOINT|ROLLBACK|SET\s+(?:TRANSACTION|LOCAL))\b/i;
 /** A string literal handed to `.query(`, `.exec(` or `queryMany(` as its first argument. */
 const QUERY_CALL = /(?:\.(?:query|exec)|\bqueryMany)\s*(?:<[^>()]*>)?\(\s*(['"`])((?:\\.|(?!\1)[\s\S])*)\1/g;
 /** A string literal shaped like a statement wherever it is (built first, passed to `.query(` later). */

@@ -10,13 +10,13 @@ import { inject } from 'vitest';
 import { runAdminCommand } from '../../src/app/admin.ts';
 import { issueApiKey } from '../../src/app/apiKeys.ts';
 import { type Deps, systemDeps } from '../../src/app/deps.ts';
-import { closeRailPartnerDirectory } from '../../src/app/railPartnerDirectory.ts';
 import { SANDBOX_ORGANIZATION_NAME, seedSandbox } from '../../src/app/seed.ts';
 import { defaultRateLimitSettings, type RateLimitSettings } from '../../src/config.ts';
 import type { Environment, Scope } from '../../src/domain/apiKeys.ts';
 import { keyringOf, MASTER_KEY_BYTES } from '../../src/domain/sealing.ts';
 import { buildApp } from '../../src/http/app.ts';
-import { PARTNER_RAIL_FACTORIES } from '../../src/rails/partners/index.ts';
+import { PARTNER_RAIL_FACTORIES } from '../../src/modules/railPartners/partners/factories.ts';
+import { closeRailPartnerDirectory } from '../../src/modules/railPartners/useCases/directory.ts';
 import { enforceLockOrder } from '../../src/store/lockOrder.ts';
 import { migrate } from '../../src/store/migrate.ts';
 import { openPgliteStore } from '../../src/store/pglite.ts';
@@ -96,7 +96,7 @@ const UNREACHED_BUCKET = { capacity: 1_000_000, refillPerSecond: 1_000_000 };
 /**
  * Rate limits stay on in every test app, so their hooks and fields run under every test, with buckets
  * that tests of other features (hundreds of failed authentications, bursts of parallel writes) never
- * empty. test/rateLimit.test.ts passes its own settings.
+ * empty. test/rate-limit.test.ts passes its own settings.
  */
 export const TEST_RATE_LIMITS: RateLimitSettings = {
   ...defaultRateLimitSettings('sandbox'),
@@ -111,7 +111,7 @@ export interface TestAppOptions {
    * local receiver need. Off by default, as in a real sandbox.
    */
   allowPrivateWebhookUrls?: boolean;
-  /** Rate limits other than TEST_RATE_LIMITS (test/rateLimit.test.ts). */
+  /** Rate limits other than TEST_RATE_LIMITS (test/rate-limit.test.ts). */
   rateLimits?: RateLimitSettings;
   /** Ledger writer lanes other than the default for the backend. */
   ledgerWriterLanes?: number;

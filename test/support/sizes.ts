@@ -48,7 +48,10 @@ function commentsAtTop(node: ts.FunctionLikeDeclaration, source: ts.SourceFile):
   const text = source.getFullText();
   const holders: ts.Node[] = [node];
   let up: ts.Node = node.parent;
-  while (up && (ts.isVariableDeclaration(up) || ts.isVariableDeclarationList(up) || ts.isVariableStatement(up))) {
+  while (
+    up &&
+    (ts.isVariableDeclaration(up) || ts.isVariableDeclarationList(up) || ts.isVariableStatement(up))
+  ) {
     holders.push(up);
     up = up.parent;
   }
@@ -57,7 +60,9 @@ function commentsAtTop(node: ts.FunctionLikeDeclaration, source: ts.SourceFile):
   const body = node.body;
   if (body && ts.isBlock(body)) {
     const first = body.statements[0];
-    ranges.push(...(ts.getLeadingCommentRanges(text, first ? first.getFullStart() : body.getStart(source) + 1) ?? []));
+    ranges.push(
+      ...(ts.getLeadingCommentRanges(text, first ? first.getFullStart() : body.getStart(source) + 1) ?? []),
+    );
   }
   return ranges.map((r) => text.slice(r.pos, r.end)).join('\n');
 }

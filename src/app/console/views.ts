@@ -7,6 +7,8 @@ import { resourceMissing } from '../../domain/errors.ts';
 import { normaliseEmail } from '../../domain/members.ts';
 import { type Page, toPage } from '../../domain/pagination.ts';
 import type { Transfer } from '../../domain/transferRecord.ts';
+import type { DeliveryView } from '../../modules/webhooks/index.ts';
+import { findSubscription } from '../../modules/webhooks/index.ts';
 import { type ApiKeyRow, listApiKeys } from '../../store/repositories/apiKeys.ts';
 import {
   type BucketCount,
@@ -21,8 +23,6 @@ import {
   transfersPerHour,
   type VolumeRow,
 } from '../../store/repositories/console.ts';
-import type { DeliveryView } from '../../store/repositories/webhooks.ts';
-import { findSubscription } from '../../store/repositories/webhooks.ts';
 import { revokeOrganizationKeyIn } from '../apiKeys.ts';
 import type { Deps } from '../deps.ts';
 import { createOwnApiKeyGoverned, type OwnKeyOutcome } from '../ownApiKeys.ts';

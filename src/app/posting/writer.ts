@@ -40,9 +40,9 @@ import {
   findIdempotencyRecords,
   tryLockIdempotencyKeys,
 } from '../../store/repositories/idempotency.ts';
+import { findEnabledSubscriptions } from '../../store/repositories/outbox.ts';
 import { insertReviewCases } from '../../store/repositories/reviews.ts';
 import { insertTransfers } from '../../store/repositories/transfers.ts';
-import { findEnabledSubscriptions } from '../../store/repositories/webhooks.ts';
 import { StatementChain } from '../../store/statementChain.ts';
 import type { Queryable } from '../../store/store.ts';
 import { type AmlAlertDraft, openAmlAlerts } from '../aml/alerts.ts';

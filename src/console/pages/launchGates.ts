@@ -4,7 +4,7 @@
  * CLI (`mkoba launch-gates override`), never the organization's own. In the sandbox, showing the page
  * evaluates the gates, as the API's read does.
  */
-import { launchGatesOf } from '../../app/launchGates.ts';
+import { launchGatesOf } from '../../modules/launchGates/index.ts';
 import { findOrganization } from '../../store/repositories/organizations.ts';
 import { html } from '../html.ts';
 import { CONSOLE_PREFIX, jsonBlock, statusBadge, table, time } from '../layout.ts';

@@ -6,20 +6,21 @@
 import type { FastifyReply } from 'fastify';
 import type { ConsoleIdentity } from '../../app/console/session.ts';
 import { subscriptionDeliveryLog } from '../../app/console/views.ts';
-import {
-  emitTestEvent,
-  getSubscription,
-  listSubscriptions,
-  recoverSubscription,
-  redeliverEvent,
-  rotateSubscriptionSecret,
-  WEBHOOK_SECRET_ROTATION_GRACE_HOURS_MAX,
-} from '../../app/webhooks.ts';
 import { resourceMissing, validationError } from '../../domain/errors.ts';
 import { EVENT_TYPES, type EventType } from '../../domain/events.ts';
 import { ID_PREFIXES, idPattern } from '../../domain/ids.ts';
 import { WEBHOOK_SECRET_ROTATION_GRACE_HOURS_DEFAULT } from '../../domain/webhooks.ts';
-import { presentDelivery, presentSubscription } from '../../http/routes/webhooks.ts';
+import {
+  emitTestEvent,
+  getSubscription,
+  listSubscriptions,
+  presentDelivery,
+  presentSubscription,
+  recoverSubscription,
+  redeliverEvent,
+  rotateSubscriptionSecret,
+  WEBHOOK_SECRET_ROTATION_GRACE_HOURS_MAX,
+} from '../../modules/webhooks/index.ts';
 import { html, type SafeHtml } from '../html.ts';
 import {
   CONSOLE_PREFIX,

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Deps, Queryable } from '../../app/deps.ts';
-import type { ChangeRequest } from '../../app/governedChangeKinds.ts';
+import type { ChangeRequest } from '../../app/governedChanges.ts';
 import {
   cancelGovernedChange,
   getGovernedChange,

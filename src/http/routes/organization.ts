@@ -13,8 +13,8 @@ import {
 } from '../../app/organizationProfile.ts';
 import { ENVIRONMENTS } from '../../domain/apiKeys.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
-import { CONTACT_NAME_CHARS_MAX, CONTACT_ROLES, LAUNCH_PRODUCTS } from '../../domain/launchGates.ts';
 import { MEMBER_EMAIL_CHARS_MAX } from '../../domain/members.ts';
+import { CONTACT_NAME_CHARS_MAX, CONTACT_ROLES, LAUNCH_PRODUCTS } from '../../domain/organizationProfile.ts';
 import { BEARER_SECURITY, principalOf } from '../auth.ts';
 import { problemResponses, READ_PROBLEMS, WRITE_PROBLEMS } from '../problems.ts';
 import {

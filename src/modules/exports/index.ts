@@ -17,15 +17,8 @@ export { exportFormatters } from './routes/formats.ts';
 export { presentExport } from './routes/presenters.ts';
 export { exportRoutes } from './routes/routes.ts';
 export { exportSchema } from './routes/schemas.ts';
-export {
-  createExport,
-  type ExportProgress,
-  getExport,
-  listOrganizationExports,
-  openExportFile,
-  runExportNow,
-  runExportWorkerOnce,
-} from './useCases.ts';
+export { createExport, getExport, listOrganizationExports, openExportFile } from './useCases/jobs.ts';
+export { type ExportProgress, runExportNow, runExportWorkerOnce } from './useCases/run.ts';
 export { EXPORT_WORKER_INTERVAL_MS } from './workers.ts';
 
 /** The module's face on the HTTP edge. */

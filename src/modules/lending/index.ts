@@ -8,7 +8,8 @@ import { LOAN_SCHEMAS } from './routes/schemas.ts';
 
 export { loanRoutes } from './routes/routes.ts';
 export { LOAN_SCHEMAS } from './routes/schemas.ts';
-export { LOAN_APPROVALS, LOAN_DAY_WORK } from './useCases.ts';
+export { LOAN_APPROVALS } from './useCases/applications.ts';
+export { LOAN_DAY_WORK } from './useCases/dayWork.ts';
 
 /** The module's face on the HTTP edge. */
 export const lendingHttp: HttpModule = { schemas: LOAN_SCHEMAS, routes: loanRoutes };

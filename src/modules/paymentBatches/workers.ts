@@ -5,7 +5,7 @@
  */
 import type { Deps } from '../../app/deps.ts';
 import type { LedgerWriter } from '../../app/posting/writer.ts';
-import { runPaymentBatchWorkerOnce } from './useCases/batches.ts';
+import { runPaymentBatchWorkerOnce } from './useCases/worker.ts';
 
 /** How often the worker looks for runnable batches. */
 export const PAYMENT_BATCH_WORKER_INTERVAL_MS = 500;

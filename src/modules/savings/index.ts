@@ -13,7 +13,8 @@ export {
   savingsNoticeSchema,
   savingsWithdrawalSchema,
 } from './routes/schemas.ts';
-export { refuseSavingsSource, SAVINGS_DAY_WORK } from './useCases.ts';
+export { SAVINGS_DAY_WORK } from './useCases/dayWork.ts';
+export { refuseSavingsSource } from './useCases/sourceGuard.ts';
 
 /** The module's face on the HTTP edge. */
 export const savingsHttp: HttpModule = { schemas: SAVINGS_SCHEMAS, routes: savingsRoutes };

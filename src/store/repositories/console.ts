@@ -9,10 +9,10 @@ import { ID_PREFIXES } from '../../domain/ids.ts';
 import type { Member, MemberRole, MemberStatus } from '../../domain/members.ts';
 import type { Transfer } from '../../domain/transferRecord.ts';
 import type { TransferStatus } from '../../domain/transfers.ts';
+import type { AttemptRecord, DeliveryView } from '../../modules/webhooks/index.ts';
 import type { Queryable } from '../store.ts';
 import { keysetConditions, toBigInt, toDate } from './rows.ts';
 import { TRANSFER_COLUMNS, transferFromRow } from './transfers.ts';
-import type { AttemptRecord, DeliveryView } from './webhooks.ts';
 
 // Passwords ---------------------------------------------------------------------------------------------
 

@@ -1,5 +1,5 @@
 /** An organization's profile (its legal entity, the products it launches) and its named contacts. */
-import type { Contact, ContactRole, LaunchProduct } from '../../domain/launchGates.ts';
+import type { Contact, ContactRole, LaunchProduct } from '../../domain/organizationProfile.ts';
 import type { Queryable } from '../store.ts';
 import { toDate } from './rows.ts';
 

@@ -14,7 +14,7 @@ import { feeOf, type Transfer } from '../../../domain/transferRecord.ts';
 import { presentEvidence } from '../../../http/compliancePresenters.ts';
 import { presentEvent, presentJournalEntry, presentTransfer } from '../../../http/presenters.ts';
 import { presentException } from '../../../http/reconciliationPresenters.ts';
-import type { ExportFormatter, ExportFormatters } from '../useCases.ts';
+import type { ExportFormatter, ExportFormatters } from '../useCases/sources.ts';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 

@@ -29,7 +29,7 @@ import {
   getExport,
   listOrganizationExports,
   openExportFile,
-} from '../useCases.ts';
+} from '../useCases/jobs.ts';
 import { presentExport } from './presenters.ts';
 
 const TAGS = ['Exports'];

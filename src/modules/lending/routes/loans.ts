@@ -19,17 +19,16 @@ import {
 } from '../../../http/routeKit.ts';
 import { idSchema, listEnvelopeSchema, listQuerySchema } from '../../../http/schemas.ts';
 import { sendWrite } from '../../../http/writes.ts';
-import { LOAN_STATUSES, LOAN_WRITE_OFF_REASON_CHARS_MAX, type LoanStatus } from '../domain.ts';
+import { LOAN_STATUSES, LOAN_WRITE_OFF_REASON_CHARS_MAX, type LoanStatus } from '../domain/loans.ts';
 import {
   applyForLoan,
   cancelLoan,
   decideLoanApplication,
-  disburseLoan,
-  getLoan,
   type LoanApplicationInput,
-  listOrganizationLoans,
-  writeOffLoan,
-} from '../useCases.ts';
+} from '../useCases/applications.ts';
+import { disburseLoan } from '../useCases/disbursement.ts';
+import { getLoan, listOrganizationLoans } from '../useCases/loans.ts';
+import { writeOffLoan } from '../useCases/writeOff.ts';
 import { presentLoan } from './presenters.ts';
 import { loanIdParams, TAGS } from './schemas.ts';
 

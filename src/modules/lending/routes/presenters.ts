@@ -1,13 +1,8 @@
 /** Loan products, loans and repayments in their wire form: every amount a decimal string in the loan's currency. */
 import { type Currency, formatAmount } from '../../../domain/money.ts';
-import {
-  arrearsOn,
-  instalmentUnpaid,
-  type LoanProduct,
-  type LoanRepayment,
-  outstandingTotal,
-} from '../domain.ts';
-import type { LoanView } from '../useCases.ts';
+import { arrearsOn, instalmentUnpaid, outstandingTotal } from '../domain/balances.ts';
+import type { LoanProduct, LoanRepayment } from '../domain/loans.ts';
+import type { LoanView } from '../useCases/loans.ts';
 
 export function presentLoanProduct(p: LoanProduct) {
   return {

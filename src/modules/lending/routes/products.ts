@@ -21,13 +21,13 @@ import {
   written,
 } from '../../../http/routeKit.ts';
 import { idParamsSchema, listEnvelopeSchema, listQuerySchema } from '../../../http/schemas.ts';
-import { LOAN_PRODUCT_NAME_CHARS_MAX } from '../domain.ts';
+import { LOAN_PRODUCT_NAME_CHARS_MAX } from '../domain/loans.ts';
 import {
   createLoanProduct,
   getLoanProduct,
   type LoanProductInput,
   listOrganizationLoanProducts,
-} from '../useCases.ts';
+} from '../useCases/products.ts';
 import { presentLoanProduct } from './presenters.ts';
 import { TAGS, termsProperties } from './schemas.ts';
 

@@ -15,7 +15,8 @@ import {
   written,
 } from '../../../http/routeKit.ts';
 import { listEnvelopeSchema, listQuerySchema } from '../../../http/schemas.ts';
-import { listLoanRepayments, repayLoan } from '../useCases.ts';
+import { listLoanRepayments } from '../useCases/loans.ts';
+import { repayLoan } from '../useCases/repayments.ts';
 import { presentLoanRepayment } from './presenters.ts';
 import { loanIdParams, TAGS } from './schemas.ts';
 

@@ -11,7 +11,7 @@ import {
   LOAN_REPAYMENT_SOURCES,
   LOAN_STATUSES,
   LOAN_TERM_MONTHS_MAX,
-} from '../domain.ts';
+} from '../domain/loans.ts';
 
 export const TAGS = ['Lending'];
 const amountField = (description: string) => ({ type: 'string', description }) as const;

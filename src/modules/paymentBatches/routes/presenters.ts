@@ -1,7 +1,7 @@
 /** Payment batches and their items in their wire form, for the API and the console. */
 import { formatAmount } from '../../../domain/money.ts';
 import type { PaymentBatch, PaymentBatchItem } from '../domain.ts';
-import { paymentBatchEventData } from '../useCases/batches.ts';
+import { paymentBatchEventData } from '../useCases/events.ts';
 
 export function presentPaymentBatch(b: PaymentBatch) {
   const data = paymentBatchEventData(b);

@@ -33,14 +33,9 @@ import {
   type PaymentBatchItemStatus,
   type PaymentBatchStatus,
 } from '../domain.ts';
-import {
-  cancelPaymentBatch,
-  getPaymentBatch,
-  listBatches,
-  listBatchItems,
-  submitPaymentBatch,
-} from '../useCases/batches.ts';
+import { cancelPaymentBatch, getPaymentBatch, listBatches, listBatchItems } from '../useCases/batches.ts';
 import { itemsOfCsvRows } from '../useCases/csv.ts';
+import { submitPaymentBatch } from '../useCases/submit.ts';
 import { presentItem, presentPaymentBatch } from './presenters.ts';
 import { paymentBatchBodySchema } from './schemas.ts';
 

@@ -29,7 +29,7 @@ import {
   listSavingsAccruals,
   openSavingsAccount,
   savingsAccountJson,
-} from '../useCases.ts';
+} from '../useCases/accounts.ts';
 import { presentAccrual } from './presenters.ts';
 import { DAY, pageQuery, TAGS } from './schemas.ts';
 

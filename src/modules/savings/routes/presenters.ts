@@ -1,7 +1,8 @@
 /** Savings products and accruals in their wire form (accounts, notices and withdrawals: the use cases' `…Json`). */
 import { type Currency, formatAmount } from '../../../domain/money.ts';
 import { ACCRUAL_DENOMINATOR, rateOn } from '../domain.ts';
-import type { SavingsAccrualRow, SavingsProduct } from '../useCases.ts';
+import type { SavingsAccrualRow } from '../useCases/accounts.ts';
+import type { SavingsProduct } from '../useCases/products.ts';
 
 /** The product as the API shows it on `today` (the organization's): `annual_rate_bps` is the rate in force. */
 export function presentSavingsProduct(product: SavingsProduct, today: string) {

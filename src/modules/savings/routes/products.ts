@@ -23,7 +23,7 @@ import {
   createSavingsProduct,
   getSavingsProduct,
   listSavingsProducts,
-} from '../useCases.ts';
+} from '../useCases/products.ts';
 import { presentSavingsProduct } from './presenters.ts';
 import { DAY, pageQuery, productBody, rateBps, TAGS } from './schemas.ts';
 

@@ -21,7 +21,7 @@ import {
   savingsWithdrawalJson,
   type WithdrawalInput,
   withdrawSavings,
-} from '../useCases.ts';
+} from '../useCases/withdrawals.ts';
 import { amountBody, TAGS } from './schemas.ts';
 
 const accountParams = idParamsSchema(ID_PREFIXES.wallet, 'The savings account.');

@@ -1,0 +1,184 @@
+/**
+ * Rail partners, pure: which partners exist, which rail and network each carries, the settings and the
+ * credentials each needs, and how a configuration is checked. An organization configures at most one
+ * active partner per rail and network; its credentials are sealed at rest and never shown again.
+ */
+import { validationError } from '../../domain/errors.ts';
+import { checkOutboundUrl, type OutboundAddressPolicy } from '../../domain/outboundAddresses.ts';
+import type { Rail } from '../../domain/transfers.ts';
+
+export const RAIL_PARTNERS = ['mpesa_daraja', 'mtn_momo'] as const;
+export type RailPartnerName = (typeof RAIL_PARTNERS)[number];
+
+export const RAIL_PARTNER_STATUSES = ['active', 'disabled'] as const;
+export type RailPartnerStatus = (typeof RAIL_PARTNER_STATUSES)[number];
+
+interface PartnerShape {
+  rail: Rail;
+  /** The mobile-money network it carries (null: every destination on the rail). */
+  network: string | null;
+  /** Non-secret settings, shown back to operators. */
+  settings: readonly string[];
+  /** Optional settings among them. */
+  optionalSettings: readonly string[];
+  /** Secrets: sealed at rest, write-only. */
+  credentials: readonly string[];
+}
+
+export const RAIL_PARTNER_SHAPES: Record<RailPartnerName, PartnerShape> = {
+  mpesa_daraja: {
+    rail: 'mobile_money',
+    network: 'mpesa',
+    settings: [
+      'base_url',
+      'short_code',
+      'initiator_name',
+      'stk_short_code',
+      'stk_transaction_type',
+      'stk_party_b',
+      'b2c_command_id',
+    ],
+    optionalSettings: ['stk_short_code', 'stk_transaction_type', 'stk_party_b', 'b2c_command_id'],
+    credentials: ['consumer_key', 'consumer_secret', 'security_credential', 'passkey'],
+  },
+  mtn_momo: {
+    rail: 'mobile_money',
+    network: 'mtn',
+    settings: ['base_url', 'target_environment'],
+    optionalSettings: [],
+    credentials: ['api_user', 'api_key', 'collection_subscription_key', 'disbursement_subscription_key'],
+  },
+};
+
+/** Settings that take one of a few values. */
+const SETTING_VALUES: Record<string, readonly string[]> = {
+  stk_transaction_type: ['CustomerPayBillOnline', 'CustomerBuyGoodsOnline'],
+  b2c_command_id: ['BusinessPayment', 'SalaryPayment', 'PromotionPayment'],
+};
+
+/** Characters of a setting or credential value at most. */
+export const RAIL_PARTNER_FIELD_LENGTH_MAX = 4_096;
+/** Random bytes in a callback path token (base64url: 43 characters). */
+/** What became of a partner's callback: stored, then applied once, or why not. */
+export const RAIL_CALLBACK_STATUSES = [
+  'received',
+  'applied',
+  'duplicate',
+  'unchanged',
+  'ignored',
+  'malformed',
+  'exception',
+] as const;
+export type RailCallbackStatus = (typeof RAIL_CALLBACK_STATUSES)[number];
+
+export const CALLBACK_TOKEN_BYTES = 32;
+export const CALLBACK_TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
+
+export interface RailPartnerConfig {
+  id: string;
+  organizationId: string;
+  rail: Rail;
+  network: string | null;
+  partner: RailPartnerName;
+  status: RailPartnerStatus;
+  settings: Record<string, string>;
+  /** The names of the credentials held (their values are sealed, never read back out). */
+  credentialNames: string[];
+  sealedCredentials: string;
+  callbackToken: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+function checkFields(
+  param: 'settings' | 'credentials',
+  given: unknown,
+  required: readonly string[],
+  optional: readonly string[],
+  partial: boolean,
+): Record<string, string> {
+  if (typeof given !== 'object' || given === null || Array.isArray(given)) {
+    throw validationError(param, `${param} must be an object`, 'invalid_type');
+  }
+  const fields: Record<string, string> = {};
+  for (const [name, value] of Object.entries(given)) {
+    if (!required.includes(name) && !optional.includes(name)) {
+      throw validationError(`${param}.${name}`, `${name} is not a field of this partner`, 'unknown_field');
+    }
+    if (typeof value !== 'string' || value.trim() === '' || value.length > RAIL_PARTNER_FIELD_LENGTH_MAX) {
+      throw validationError(
+        `${param}.${name}`,
+        `${name} must be a non-empty string of at most ${RAIL_PARTNER_FIELD_LENGTH_MAX} characters`,
+        'invalid_value',
+      );
+    }
+    const allowed = param === 'settings' ? SETTING_VALUES[name] : undefined;
+    if (allowed && !allowed.includes(value.trim())) {
+      throw validationError(
+        `${param}.${name}`,
+        `${name} must be one of: ${allowed.join(', ')}`,
+        'invalid_value',
+      );
+    }
+    fields[name] = value.trim();
+  }
+  if (!partial) {
+    for (const name of required) {
+      if (fields[name] === undefined)
+        throw validationError(`${param}.${name}`, `${name} is required`, 'missing');
+    }
+  }
+  return fields;
+}
+
+/**
+ * `base_url` under the outbound address guard (outboundAddresses.ts): HTTPS to a public host in pilot and
+ * production; the sandbox also allows this machine (a loopback address or localhost, HTTP or HTTPS) for its
+ * own simulators, and nothing else that is not public. Refused: 400 `validation_error`, field code
+ * `invalid_url`, param `settings.base_url`.
+ */
+function checkBaseUrl(settings: Record<string, string>, policy: OutboundAddressPolicy): void {
+  const value = settings.base_url;
+  if (value === undefined) return;
+  const verdict = checkOutboundUrl(value, policy);
+  if (!verdict.ok) {
+    throw validationError('settings.base_url', `base_url ${verdict.reason}`, 'invalid_url');
+  }
+}
+
+/**
+ * A partner's settings and credentials, checked: every required field present (unless `partial`, for an
+ * update that changes some), none unknown; `base_url` where `addressPolicy` lets the service call.
+ */
+export function checkRailPartnerFields(
+  partner: RailPartnerName,
+  input: { settings?: unknown; credentials?: unknown },
+  options: { partial: boolean; addressPolicy: OutboundAddressPolicy },
+): { settings?: Record<string, string>; credentials?: Record<string, string> } {
+  const shape = RAIL_PARTNER_SHAPES[partner];
+  const out: { settings?: Record<string, string>; credentials?: Record<string, string> } = {};
+  if (input.settings !== undefined || !options.partial) {
+    const required = shape.settings.filter((s) => !shape.optionalSettings.includes(s));
+    out.settings = checkFields(
+      'settings',
+      input.settings ?? {},
+      required,
+      shape.optionalSettings,
+      options.partial,
+    );
+    checkBaseUrl(out.settings, options.addressPolicy);
+  }
+  if (input.credentials !== undefined || !options.partial) {
+    out.credentials = checkFields(
+      'credentials',
+      input.credentials ?? {},
+      shape.credentials,
+      [],
+      options.partial,
+    );
+  }
+  return out;
+}
+
+/** The sealing context of an organization's credentials for one partner configuration. */
+export const railPartnerCredentialsContext = (configId: string) => `rail_partner_credentials:${configId}`;

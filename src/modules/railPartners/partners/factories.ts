@@ -1,0 +1,57 @@
+/**
+ * Each rail partner's adapter, built from an organization's stored settings and opened credentials, calling
+ * out through the outbound address guard (src/outbound/guard.ts) under the deployment's policy.
+ */
+
+import { guardedFetch } from '../../../outbound/guard.ts';
+import type { PartnerRailFactory } from '../../../rails/partner.ts';
+import type { RailPartnerName } from '../domain.ts';
+import { mpesaDarajaRail } from './mpesaDaraja.ts';
+import { mtnMomoRail } from './mtnMomo.ts';
+
+export const PARTNER_RAIL_FACTORIES: Readonly<Record<RailPartnerName, PartnerRailFactory>> = {
+  mpesa_daraja: ({ settings, credentials, addressPolicy }, callbacks) =>
+    mpesaDarajaRail(
+      {
+        fetch: guardedFetch(addressPolicy),
+        baseUrl: settings.base_url ?? '',
+        shortCode: settings.short_code ?? '',
+        initiatorName: settings.initiator_name ?? '',
+        consumerKey: credentials.consumer_key ?? '',
+        consumerSecret: credentials.consumer_secret ?? '',
+        securityCredential: credentials.security_credential ?? '',
+        passkey: credentials.passkey ?? '',
+        ...(settings.stk_short_code ? { stkShortCode: settings.stk_short_code } : {}),
+        ...(settings.stk_transaction_type
+          ? {
+              stkTransactionType: settings.stk_transaction_type as
+                | 'CustomerPayBillOnline'
+                | 'CustomerBuyGoodsOnline',
+            }
+          : {}),
+        ...(settings.stk_party_b ? { stkPartyB: settings.stk_party_b } : {}),
+        ...(settings.b2c_command_id
+          ? {
+              b2cCommandId: settings.b2c_command_id as
+                | 'BusinessPayment'
+                | 'SalaryPayment'
+                | 'PromotionPayment',
+            }
+          : {}),
+      },
+      callbacks,
+    ),
+  mtn_momo: ({ settings, credentials, addressPolicy }, callbacks) =>
+    mtnMomoRail(
+      {
+        fetch: guardedFetch(addressPolicy),
+        baseUrl: settings.base_url ?? '',
+        targetEnvironment: settings.target_environment ?? '',
+        apiUser: credentials.api_user ?? '',
+        apiKey: credentials.api_key ?? '',
+        collectionSubscriptionKey: credentials.collection_subscription_key ?? '',
+        disbursementSubscriptionKey: credentials.disbursement_subscription_key ?? '',
+      },
+      callbacks,
+    ),
+};

@@ -1,0 +1,174 @@
+import { ID_PREFIXES } from '../../../domain/ids.ts';
+import {
+  type KeysetFilter,
+  listNewestFirst,
+  toDate,
+  toJsonObject,
+} from '../../../store/repositories/rows.ts';
+import type { Queryable } from '../../../store/store.ts';
+import type { RailCallbackStatus } from '../domain.ts';
+
+export interface RailCallback {
+  id: string;
+  organizationId: string;
+  configId: string;
+  partner: string;
+  path: string;
+  headers: Record<string, string>;
+  rawBody: string;
+  bodySha256: string;
+  status: RailCallbackStatus;
+  transferId: string | null;
+  detail: string | null;
+  receivedAt: Date;
+  nextAttemptAt: Date | null;
+  processedAt: Date | null;
+}
+
+const COLUMNS = `id, organization_id, config_id, partner, path, headers, raw_body, body_sha256, status, transfer_id, detail,
+  received_at, next_attempt_at, processed_at`;
+
+function fromRow(row: Record<string, unknown>): RailCallback {
+  const text = (v: unknown) => (v === null || v === undefined ? null : String(v));
+  return {
+    id: String(row.id),
+    organizationId: String(row.organization_id),
+    configId: String(row.config_id),
+    partner: String(row.partner),
+    path: String(row.path),
+    headers: toJsonObject<Record<string, string>>(row.headers),
+    rawBody: String(row.raw_body),
+    bodySha256: String(row.body_sha256),
+    status: row.status as RailCallbackStatus,
+    transferId: text(row.transfer_id),
+    detail: text(row.detail),
+    receivedAt: toDate(row.received_at),
+    nextAttemptAt: row.next_attempt_at === null ? null : toDate(row.next_attempt_at),
+    processedAt: row.processed_at === null ? null : toDate(row.processed_at),
+  };
+}
+
+/**
+ * Stores a callback as it arrived. The same bytes on the same path as an earlier one are stored too, as
+ * `duplicate` of it: returned with `duplicateOf` set.
+ */
+export async function insertRailCallback(
+  db: Queryable,
+  callback: RailCallback,
+): Promise<{ stored: RailCallback; duplicateOf?: string }> {
+  const values = (status: RailCallbackStatus, processedAt: Date | null, nextAttemptAt: Date | null) => [
+    callback.id,
+    callback.organizationId,
+    callback.configId,
+    callback.partner,
+    callback.path,
+    JSON.stringify(callback.headers),
+    callback.rawBody,
+    callback.bodySha256,
+    status,
+    callback.receivedAt,
+    nextAttemptAt,
+    processedAt,
+  ];
+  const sql = `INSERT INTO rail_callbacks (id, organization_id, config_id, partner, path, headers, raw_body, body_sha256,
+      status, received_at, next_attempt_at, processed_at)
+    VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10, $11, $12)`;
+  const inserted = await db.query(
+    `${sql} ON CONFLICT DO NOTHING RETURNING id`,
+    values(callback.status, null, callback.receivedAt),
+  );
+  if (inserted.length === 1) return { stored: callback };
+  const [first] = await db.query(
+    `SELECT id FROM rail_callbacks WHERE config_id = $1 AND path = $2 AND body_sha256 = $3 AND status <> 'duplicate'`,
+    [callback.configId, callback.path, callback.bodySha256],
+  );
+  await db.query(sql, values('duplicate', callback.receivedAt, null));
+  return {
+    stored: { ...callback, status: 'duplicate', processedAt: callback.receivedAt, nextAttemptAt: null },
+    duplicateOf: first ? String(first.id) : undefined,
+  };
+}
+
+/** The callback, locked, while it is still to be applied; undefined once another process took or applied it. */
+export async function lockReceivedCallback(db: Queryable, id: string): Promise<RailCallback | undefined> {
+  const [row] = await db.query(
+    `SELECT ${COLUMNS} FROM rail_callbacks WHERE id = $1 AND status = 'received' FOR UPDATE SKIP LOCKED`,
+    [id],
+  );
+  return row && fromRow(row);
+}
+
+export async function finishRailCallback(
+  db: Queryable,
+  id: string,
+  outcome: {
+    status: RailCallbackStatus;
+    transferId: string | null;
+    collectionId?: string | null;
+    detail: string | null;
+    at: Date;
+  },
+): Promise<void> {
+  await db.query(
+    `UPDATE rail_callbacks SET status = $2, transfer_id = $3, detail = $4, processed_at = $5, next_attempt_at = NULL,
+       collection_id = $6
+     WHERE id = $1`,
+    [id, outcome.status, outcome.transferId, outcome.detail, outcome.at, outcome.collectionId ?? null],
+  );
+}
+
+export async function deferRailCallback(
+  db: Queryable,
+  id: string,
+  nextAttemptAt: Date,
+  detail: string,
+): Promise<void> {
+  await db.query('UPDATE rail_callbacks SET next_attempt_at = $2, detail = $3 WHERE id = $1', [
+    id,
+    nextAttemptAt,
+    detail,
+  ]);
+}
+
+/** Callbacks still to be applied whose next attempt is due, oldest first. */
+export async function dueRailCallbackIds(db: Queryable, now: Date, rowsMax: number): Promise<string[]> {
+  const rows = await db.query(
+    `SELECT id FROM rail_callbacks WHERE status = 'received' AND next_attempt_at <= $1
+     ORDER BY next_attempt_at LIMIT $2`,
+    [now, rowsMax],
+  );
+  return rows.map((r) => String(r.id));
+}
+
+export async function findRailCallback(
+  db: Queryable,
+  organizationId: string,
+  id: string,
+): Promise<RailCallback | undefined> {
+  const [row] = await db.query(
+    `SELECT ${COLUMNS} FROM rail_callbacks WHERE organization_id = $1 AND id = $2`,
+    [organizationId, id],
+  );
+  return row && fromRow(row);
+}
+
+export async function listRailCallbacks(
+  db: Queryable,
+  organizationId: string,
+  filter: KeysetFilter & { status?: RailCallbackStatus | undefined; transferId?: string | undefined },
+  rowsMax: number,
+): Promise<RailCallback[]> {
+  const rows = await listNewestFirst(db, {
+    table: 'rail_callbacks',
+    columns: COLUMNS,
+    prefix: ID_PREFIXES.railCallback,
+    organizationId,
+    filter,
+    equal: [
+      ['status', filter.status],
+      ['transfer_id', filter.transferId],
+    ],
+    rowsMax,
+  });
+  return rows.map(fromRow);
+}

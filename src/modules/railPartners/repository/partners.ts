@@ -1,0 +1,174 @@
+import { ID_PREFIXES } from '../../../domain/ids.ts';
+import type { Rail } from '../../../domain/transfers.ts';
+import {
+  type KeysetFilter,
+  listNewestFirst,
+  toDate,
+  toJsonObject,
+} from '../../../store/repositories/rows.ts';
+import type { Queryable } from '../../../store/store.ts';
+import type { RailPartnerConfig, RailPartnerName, RailPartnerStatus } from '../domain.ts';
+
+const COLUMNS = `id, organization_id, rail, network, partner, status, settings, credential_names, sealed_credentials,
+  callback_token, created_at, updated_at`;
+
+function fromRow(row: Record<string, unknown>): RailPartnerConfig {
+  return {
+    id: String(row.id),
+    organizationId: String(row.organization_id),
+    rail: row.rail as Rail,
+    network: row.network === null ? null : String(row.network),
+    partner: row.partner as RailPartnerName,
+    status: row.status as RailPartnerStatus,
+    settings: toJsonObject<Record<string, string>>(row.settings),
+    credentialNames: toJsonObject<string[]>(row.credential_names),
+    sealedCredentials: String(row.sealed_credentials),
+    callbackToken: String(row.callback_token),
+    createdAt: toDate(row.created_at),
+    updatedAt: toDate(row.updated_at),
+  };
+}
+
+/** False when the organization already has an active partner on the rail and network. */
+export async function insertRailPartnerConfig(
+  db: Queryable,
+  config: RailPartnerConfig,
+  credentialsKeyId: string,
+): Promise<boolean> {
+  const inserted = await db.query(
+    `INSERT INTO rail_partner_configs (id, organization_id, rail, network, partner, status, settings, credential_names,
+       sealed_credentials, credentials_key_id, callback_token, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9, $10, $11, $12, $13)
+     ON CONFLICT DO NOTHING RETURNING id`,
+    [
+      config.id,
+      config.organizationId,
+      config.rail,
+      config.network,
+      config.partner,
+      config.status,
+      JSON.stringify(config.settings),
+      JSON.stringify(config.credentialNames),
+      config.sealedCredentials,
+      credentialsKeyId,
+      config.callbackToken,
+      config.createdAt,
+      config.updatedAt,
+    ],
+  );
+  return inserted.length === 1;
+}
+
+export async function updateRailPartnerConfig(
+  db: Queryable,
+  config: RailPartnerConfig,
+  credentialsKeyId: string,
+): Promise<void> {
+  await db.query(
+    `UPDATE rail_partner_configs SET status = $3, settings = $4::jsonb, credential_names = $5::jsonb,
+       sealed_credentials = $6, credentials_key_id = $7, updated_at = $8
+     WHERE organization_id = $1 AND id = $2`,
+    [
+      config.organizationId,
+      config.id,
+      config.status,
+      JSON.stringify(config.settings),
+      JSON.stringify(config.credentialNames),
+      config.sealedCredentials,
+      credentialsKeyId,
+      config.updatedAt,
+    ],
+  );
+}
+
+export async function findRailPartnerConfig(
+  db: Queryable,
+  organizationId: string,
+  id: string,
+  options: { forUpdate?: boolean } = {},
+): Promise<RailPartnerConfig | undefined> {
+  const [row] = await db.query(
+    `SELECT ${COLUMNS} FROM rail_partner_configs WHERE organization_id = $1 AND id = $2${options.forUpdate ? ' FOR UPDATE' : ''}`,
+    [organizationId, id],
+  );
+  return row && fromRow(row);
+}
+
+/** The configuration a callback path names, whatever its organization: the token is the credential. */
+export async function findRailPartnerConfigByToken(
+  db: Queryable,
+  token: string,
+): Promise<RailPartnerConfig | undefined> {
+  const [row] = await db.query(`SELECT ${COLUMNS} FROM rail_partner_configs WHERE callback_token = $1`, [
+    token,
+  ]);
+  return row && fromRow(row);
+}
+
+/** The organization's active partner for a rail and network (a network-less one serves every network). */
+/**
+ * Serialises writers that read before configuring one organization's partner for a rail and network (the
+ * sandbox servers pointing it at their simulators), for the rest of the transaction.
+ */
+export async function lockRailPartnerSlot(
+  db: Queryable,
+  organizationId: string,
+  rail: Rail,
+  network: string | null,
+): Promise<void> {
+  await db.query("SELECT pg_advisory_xact_lock(hashtext('mkoba.rail_partner'), hashtext($1))", [
+    `${organizationId}/${rail}/${network ?? ''}`,
+  ]);
+}
+
+export async function findActiveRailPartner(
+  db: Queryable,
+  organizationId: string,
+  rail: Rail,
+  network: string | null,
+): Promise<RailPartnerConfig | undefined> {
+  const [row] = await db.query(
+    `SELECT ${COLUMNS} FROM rail_partner_configs
+     WHERE organization_id = $1 AND rail = $2 AND status = 'active' AND (network = $3 OR network IS NULL)
+     ORDER BY network NULLS LAST LIMIT 1`,
+    [organizationId, rail, network],
+  );
+  return row && fromRow(row);
+}
+
+export async function listRailPartnerConfigs(
+  db: Queryable,
+  organizationId: string,
+  filter: KeysetFilter,
+  rowsMax: number,
+): Promise<RailPartnerConfig[]> {
+  const rows = await listNewestFirst(db, {
+    table: 'rail_partner_configs',
+    columns: COLUMNS,
+    prefix: ID_PREFIXES.railPartner,
+    organizationId,
+    filter,
+    equal: [],
+    rowsMax,
+  });
+  return rows.map(fromRow);
+}
+
+/** Key ids that sealed stored credentials: for refusing a keyring that cannot open them. */
+export async function railPartnerCredentialKeyIds(db: Queryable): Promise<string[]> {
+  const rows = await db.query('SELECT DISTINCT credentials_key_id FROM rail_partner_configs');
+  return rows.map((r) => String(r.credentials_key_id));
+}
+
+/** Configurations whose credentials another key than `keyId` sealed, a page at a time (rewrap). */
+export async function railPartnerConfigsNotWrappedBy(
+  db: Queryable,
+  keyId: string,
+  rowsMax: number,
+): Promise<RailPartnerConfig[]> {
+  const rows = await db.query(
+    `SELECT ${COLUMNS} FROM rail_partner_configs WHERE credentials_key_id <> $1 ORDER BY id LIMIT $2 FOR UPDATE`,
+    [keyId, rowsMax],
+  );
+  return rows.map(fromRow);
+}

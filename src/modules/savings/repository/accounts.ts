@@ -1,0 +1,165 @@
+/** Savings accounts (wallets of a product): their rows, and the reads and writes of the daily accrual. */
+import { toBigInt, toDate } from '../../../store/repositories/rows.ts';
+import type { Queryable } from '../../../store/store.ts';
+
+export interface SavingsAccount {
+  walletId: string;
+  organizationId: string;
+  productId: string;
+  openedOn: string;
+  maturesOn: string | null;
+  accruedThrough: string;
+  accruedParts: bigint;
+  payableMinor: bigint;
+  interestPaidMinor: bigint;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+const ACCOUNT_COLUMNS = `wallet_id, organization_id, product_id, opened_on::text AS opened_on,
+  matures_on::text AS matures_on, accrued_through::text AS accrued_through, accrued_parts, payable_minor,
+  interest_paid_minor, created_at, updated_at`;
+
+function accountFromRow(row: Record<string, unknown>): SavingsAccount {
+  return {
+    walletId: String(row.wallet_id),
+    organizationId: String(row.organization_id),
+    productId: String(row.product_id),
+    openedOn: String(row.opened_on),
+    maturesOn: row.matures_on === null ? null : String(row.matures_on),
+    accruedThrough: String(row.accrued_through),
+    accruedParts: toBigInt(row.accrued_parts),
+    payableMinor: toBigInt(row.payable_minor),
+    interestPaidMinor: toBigInt(row.interest_paid_minor),
+    createdAt: toDate(row.created_at),
+    updatedAt: toDate(row.updated_at),
+  };
+}
+
+export async function insertSavingsAccount(db: Queryable, a: SavingsAccount): Promise<void> {
+  await db.query(
+    `INSERT INTO savings_accounts (wallet_id, organization_id, product_id, opened_on, matures_on, accrued_through,
+       accrued_parts, payable_minor, interest_paid_minor, created_at, updated_at)
+     VALUES ($1, $2, $3, $4::date, $5::date, $6::date, $7, $8, $9, $10, $11)`,
+    [
+      a.walletId,
+      a.organizationId,
+      a.productId,
+      a.openedOn,
+      a.maturesOn,
+      a.accruedThrough,
+      a.accruedParts.toString(),
+      a.payableMinor.toString(),
+      a.interestPaidMinor.toString(),
+      a.createdAt,
+      a.updatedAt,
+    ],
+  );
+}
+
+export async function findSavingsAccount(
+  db: Queryable,
+  organizationId: string,
+  walletId: string,
+  forUpdate = false,
+): Promise<SavingsAccount | undefined> {
+  const [row] = await db.query(
+    `SELECT ${ACCOUNT_COLUMNS} FROM savings_accounts WHERE organization_id = $1 AND wallet_id = $2${forUpdate ? ' FOR UPDATE' : ''}`,
+    [organizationId, walletId],
+  );
+  return row ? accountFromRow(row) : undefined;
+}
+
+/** Which of these wallets are savings accounts. */
+export async function savingsWalletIds(db: Queryable, walletIds: readonly string[]): Promise<Set<string>> {
+  if (walletIds.length === 0) return new Set();
+  const rows = await db.query('SELECT wallet_id FROM savings_accounts WHERE wallet_id = ANY($1::text[])', [
+    walletIds,
+  ]);
+  return new Set(rows.map((r) => String(r.wallet_id)));
+}
+
+export async function listSavingsAccounts(
+  db: Queryable,
+  organizationId: string,
+  filter: { productId?: string | undefined; startingAfter?: string | undefined },
+  limit: number,
+): Promise<SavingsAccount[]> {
+  const rows = await db.query(
+    `SELECT ${ACCOUNT_COLUMNS} FROM savings_accounts
+      WHERE organization_id = $1 AND ($2::text IS NULL OR product_id = $2) AND ($3::text IS NULL OR wallet_id < $3)
+      ORDER BY wallet_id DESC LIMIT $4`,
+    [organizationId, filter.productId ?? null, filter.startingAfter ?? null, limit],
+  );
+  return rows.map(accountFromRow);
+}
+
+/**
+ * Up to `limit` of the organization's accounts with a day before `throughDay` not accrued yet, after `after`
+ * in id order: the accrual pages through them. A closed wallet's account accrues no more (it holds nothing).
+ */
+export async function savingsAccountsDue(
+  db: Queryable,
+  organizationId: string,
+  throughDay: string,
+  after: string | undefined,
+  limit: number,
+): Promise<SavingsAccount[]> {
+  const rows = await db.query(
+    `SELECT ${ACCOUNT_COLUMNS} FROM savings_accounts a
+      WHERE a.organization_id = $1 AND a.accrued_through < $2::date AND ($3::text IS NULL OR a.wallet_id > $3)
+        AND NOT EXISTS (SELECT 1 FROM wallets w WHERE w.id = a.wallet_id AND w.status = 'closed')
+      ORDER BY a.wallet_id LIMIT $4`,
+    [organizationId, throughDay, after ?? null, limit],
+  );
+  return rows.map(accountFromRow);
+}
+
+/** Locks these accounts (in id order, so two passes never deadlock) and reads them as they now stand. */
+export async function lockSavingsAccounts(
+  db: Queryable,
+  walletIds: readonly string[],
+): Promise<SavingsAccount[]> {
+  const rows = await db.query(
+    `SELECT ${ACCOUNT_COLUMNS} FROM savings_accounts WHERE wallet_id = ANY($1::text[]) ORDER BY wallet_id FOR UPDATE`,
+    [walletIds],
+  );
+  return rows.map(accountFromRow);
+}
+
+/** Organizations with savings accounts, in id order after `after`. */
+export async function organizationsWithSavings(
+  db: Queryable,
+  after: string | undefined,
+  limit: number,
+): Promise<string[]> {
+  const rows = await db.query(
+    `SELECT DISTINCT organization_id FROM savings_accounts
+      WHERE ($1::text IS NULL OR organization_id > $1) ORDER BY organization_id LIMIT $2`,
+    [after ?? null, limit],
+  );
+  return rows.map((r) => String(r.organization_id));
+}
+
+export async function updateSavingsAccounts(
+  db: Queryable,
+  accounts: readonly SavingsAccount[],
+): Promise<void> {
+  if (accounts.length === 0) return;
+  await db.query(
+    `UPDATE savings_accounts a
+        SET accrued_through = u.accrued_through, accrued_parts = u.accrued_parts, payable_minor = u.payable_minor,
+            interest_paid_minor = u.interest_paid_minor, updated_at = u.updated_at
+       FROM unnest($1::text[], $2::date[], $3::bigint[], $4::bigint[], $5::bigint[], $6::timestamptz[])
+            AS u (wallet_id, accrued_through, accrued_parts, payable_minor, interest_paid_minor, updated_at)
+      WHERE a.wallet_id = u.wallet_id`,
+    [
+      accounts.map((a) => a.walletId),
+      accounts.map((a) => a.accruedThrough),
+      accounts.map((a) => a.accruedParts.toString()),
+      accounts.map((a) => a.payableMinor.toString()),
+      accounts.map((a) => a.interestPaidMinor.toString()),
+      accounts.map((a) => a.updatedAt.toISOString()),
+    ],
+  );
+}

@@ -1,0 +1,85 @@
+/** Savings accounts' daily accruals: one row an account and day, what the day accrued, booked and capitalised. */
+import { toBigInt, toDate } from '../../../store/repositories/rows.ts';
+import type { Queryable } from '../../../store/store.ts';
+
+export interface SavingsAccrualRow {
+  walletId: string;
+  day: string;
+  organizationId: string;
+  balanceMinor: bigint;
+  annualRateBps: number;
+  dayCountDays: number;
+  dayCountBasis: number;
+  parts: bigint;
+  accruedPartsAfter: bigint;
+  bookedMinor: bigint;
+  capitalizedMinor: bigint;
+  bookingEntryId: string | null;
+  capitalizationEntryId: string | null;
+  createdAt: Date;
+}
+
+const ACCRUAL_COLUMNS = `wallet_id, day::text AS day, organization_id, balance_minor, annual_rate_bps, day_count_days,
+  day_count_basis, parts, accrued_parts_after, booked_minor, capitalized_minor, booking_entry_id,
+  capitalization_entry_id, created_at`;
+
+/** Inserts the day's accruals; the primary key (account, day) refuses a second one for the same day. */
+export async function insertSavingsAccruals(
+  db: Queryable,
+  rows: readonly SavingsAccrualRow[],
+): Promise<void> {
+  if (rows.length === 0) return;
+  await db.query(
+    `INSERT INTO savings_accruals (wallet_id, day, organization_id, balance_minor, annual_rate_bps, day_count_days,
+       day_count_basis, parts, accrued_parts_after, booked_minor, capitalized_minor, booking_entry_id,
+       capitalization_entry_id, created_at)
+     SELECT * FROM unnest($1::text[], $2::date[], $3::text[], $4::bigint[], $5::int[], $6::int[], $7::int[],
+       $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[], $12::text[], $13::text[], $14::timestamptz[])`,
+    [
+      rows.map((r) => r.walletId),
+      rows.map((r) => r.day),
+      rows.map((r) => r.organizationId),
+      rows.map((r) => r.balanceMinor.toString()),
+      rows.map((r) => r.annualRateBps),
+      rows.map((r) => r.dayCountDays),
+      rows.map((r) => r.dayCountBasis),
+      rows.map((r) => r.parts.toString()),
+      rows.map((r) => r.accruedPartsAfter.toString()),
+      rows.map((r) => r.bookedMinor.toString()),
+      rows.map((r) => r.capitalizedMinor.toString()),
+      rows.map((r) => r.bookingEntryId),
+      rows.map((r) => r.capitalizationEntryId),
+      rows.map((r) => r.createdAt.toISOString()),
+    ],
+  );
+}
+
+/** An account's accruals, newest day first, before `beforeDay`. */
+export async function listSavingsAccruals(
+  db: Queryable,
+  walletId: string,
+  beforeDay: string | undefined,
+  limit: number,
+): Promise<SavingsAccrualRow[]> {
+  const rows = await db.query(
+    `SELECT ${ACCRUAL_COLUMNS} FROM savings_accruals
+      WHERE wallet_id = $1 AND ($2::date IS NULL OR day < $2::date) ORDER BY day DESC LIMIT $3`,
+    [walletId, beforeDay ?? null, limit],
+  );
+  return rows.map((row) => ({
+    walletId: String(row.wallet_id),
+    day: String(row.day),
+    organizationId: String(row.organization_id),
+    balanceMinor: toBigInt(row.balance_minor),
+    annualRateBps: Number(row.annual_rate_bps),
+    dayCountDays: Number(row.day_count_days),
+    dayCountBasis: Number(row.day_count_basis),
+    parts: toBigInt(row.parts),
+    accruedPartsAfter: toBigInt(row.accrued_parts_after),
+    bookedMinor: toBigInt(row.booked_minor),
+    capitalizedMinor: toBigInt(row.capitalized_minor),
+    bookingEntryId: row.booking_entry_id === null ? null : String(row.booking_entry_id),
+    capitalizationEntryId: row.capitalization_entry_id === null ? null : String(row.capitalization_entry_id),
+    createdAt: toDate(row.created_at),
+  }));
+}

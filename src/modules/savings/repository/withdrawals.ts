@@ -1,0 +1,115 @@
+/** Withdrawal notices and withdrawals from savings accounts. */
+import { toBigInt, toDate } from '../../../store/repositories/rows.ts';
+import type { Queryable } from '../../../store/store.ts';
+import type { NoticeFacts } from '../domain.ts';
+
+export interface SavingsNotice extends NoticeFacts {
+  organizationId: string;
+  walletId: string;
+  givenOn: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface SavingsWithdrawal {
+  id: string;
+  organizationId: string;
+  walletId: string;
+  destinationWalletId: string;
+  amountMinor: bigint;
+  penaltyMinor: bigint;
+  noticeId: string | null;
+  day: string;
+  entryId: string;
+  createdAt: Date;
+}
+
+const NOTICE_COLUMNS = `id, organization_id, wallet_id, amount_minor, given_on::text AS given_on,
+  available_on::text AS available_on, status, created_at, updated_at`;
+
+function noticeFromRow(row: Record<string, unknown>): SavingsNotice {
+  return {
+    id: String(row.id),
+    organizationId: String(row.organization_id),
+    walletId: String(row.wallet_id),
+    amountMinor: toBigInt(row.amount_minor),
+    givenOn: String(row.given_on),
+    availableOn: String(row.available_on),
+    status: row.status as SavingsNotice['status'],
+    createdAt: toDate(row.created_at),
+    updatedAt: toDate(row.updated_at),
+  };
+}
+
+export async function insertSavingsNotice(db: Queryable, n: SavingsNotice): Promise<void> {
+  await db.query(
+    `INSERT INTO savings_notices (id, organization_id, wallet_id, amount_minor, given_on, available_on, status,
+       created_at, updated_at) VALUES ($1, $2, $3, $4, $5::date, $6::date, $7, $8, $9)`,
+    [
+      n.id,
+      n.organizationId,
+      n.walletId,
+      n.amountMinor.toString(),
+      n.givenOn,
+      n.availableOn,
+      n.status,
+      n.createdAt,
+      n.updatedAt,
+    ],
+  );
+}
+
+export async function findSavingsNotice(
+  db: Queryable,
+  organizationId: string,
+  id: string,
+): Promise<SavingsNotice | undefined> {
+  const [row] = await db.query(
+    `SELECT ${NOTICE_COLUMNS} FROM savings_notices WHERE organization_id = $1 AND id = $2`,
+    [organizationId, id],
+  );
+  return row ? noticeFromRow(row) : undefined;
+}
+
+export async function listSavingsNotices(
+  db: Queryable,
+  organizationId: string,
+  walletId: string,
+  limit: number,
+): Promise<SavingsNotice[]> {
+  const rows = await db.query(
+    `SELECT ${NOTICE_COLUMNS} FROM savings_notices WHERE organization_id = $1 AND wallet_id = $2
+      ORDER BY id DESC LIMIT $3`,
+    [organizationId, walletId, limit],
+  );
+  return rows.map(noticeFromRow);
+}
+
+export async function updateSavingsNoticeStatus(
+  db: Queryable,
+  id: string,
+  status: SavingsNotice['status'],
+  now: Date,
+): Promise<void> {
+  await db.query('UPDATE savings_notices SET status = $2, updated_at = $3 WHERE id = $1', [id, status, now]);
+}
+
+export async function insertSavingsWithdrawal(db: Queryable, w: SavingsWithdrawal): Promise<void> {
+  await db.query(
+    `INSERT INTO savings_withdrawals (id, organization_id, wallet_id, destination_wallet_id, amount_minor,
+       penalty_minor, notice_id, day, entry_id, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8::date, $9, $10)`,
+    [
+      w.id,
+      w.organizationId,
+      w.walletId,
+      w.destinationWalletId,
+      w.amountMinor.toString(),
+      w.penaltyMinor.toString(),
+      w.noticeId,
+      w.day,
+      w.entryId,
+      w.createdAt,
+    ],
+  );
+}
