@@ -5,10 +5,9 @@
  */
 
 import type { DayWork, Deps } from '../../../app/deps.ts';
-import { PostingSession } from '../../../app/posting/session.ts';
-import { walletBalances } from '../../../domain/ledger.ts';
 import { formatAmount } from '../../../domain/money.ts';
 import type { Queryable } from '../../../store/store.ts';
+import { PostingSession, walletBalances } from '../../ledger/index.ts';
 import { daysAfter } from '../../testClock/index.ts';
 import { allocateRepayment, arrearsOn, dueOn, penaltyOwed } from '../domain/balances.ts';
 import { ARREARS_BUCKET_NAMES, type Loan } from '../domain/loans.ts';

@@ -2,9 +2,9 @@
 
 import type { Deps } from '../../../app/deps.ts';
 import { recordEvents } from '../../../app/events.ts';
-import { PostingSession, refusalError } from '../../../app/posting/session.ts';
 import { requireProduct } from '../../../app/products.ts';
 import type { Queryable } from '../../../store/store.ts';
+import { PostingSession, refusalError } from '../../ledger/index.ts';
 import { organizationNow, utcDay } from '../../testClock/index.ts';
 import { type Instalment, type Loan, loanStateError } from '../domain/loans.ts';
 import { computeSchedule } from '../domain/schedule.ts';

@@ -4,10 +4,10 @@
  */
 
 import type { Deps } from '../../../app/deps.ts';
-import { PostingSession, refusalError } from '../../../app/posting/session.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { checkSingleAmount, formatAmount, parseAmount } from '../../../domain/money.ts';
 import type { Queryable } from '../../../store/store.ts';
+import { PostingSession, refusalError } from '../../ledger/index.ts';
 import { organizationNow, utcDay } from '../../testClock/index.ts';
 import { allocateRepayment, outstandingTotal } from '../domain/balances.ts';
 import { type LoanRepayment, loanStateError } from '../domain/loans.ts';

@@ -6,11 +6,11 @@
 import type { Deps } from '../../../app/deps.ts';
 import { recordEvents } from '../../../app/events.ts';
 import { appendEvidence } from '../../../app/evidence.ts';
-import { PostingSession, refusalError } from '../../../app/posting/session.ts';
 import { validationError } from '../../../domain/errors.ts';
 import type { EvidenceActor, EvidenceDraft } from '../../../domain/evidence.ts';
 import { formatAmount } from '../../../domain/money.ts';
 import type { Queryable } from '../../../store/store.ts';
+import { PostingSession, refusalError } from '../../ledger/index.ts';
 import { organizationNow, utcDay } from '../../testClock/index.ts';
 import { principalOutstanding } from '../domain/balances.ts';
 import {

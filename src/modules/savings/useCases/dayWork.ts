@@ -6,10 +6,15 @@
 
 import type { DayWork, Deps } from '../../../app/deps.ts';
 import { newEvent, recordEvents } from '../../../app/events.ts';
-import { PostingSession, refusalError } from '../../../app/posting/session.ts';
 import type { EventRecord } from '../../../domain/events.ts';
-import { directPostings, walletBalances, ZERO_SUMS } from '../../../domain/ledger.ts';
 import { type Currency, formatAmount } from '../../../domain/money.ts';
+import {
+  directPostings,
+  PostingSession,
+  refusalError,
+  walletBalances,
+  ZERO_SUMS,
+} from '../../ledger/index.ts';
 import {
   ACCRUAL_DENOMINATOR,
   accrueDay,

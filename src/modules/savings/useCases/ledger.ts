@@ -4,10 +4,10 @@
  */
 
 import type { Deps } from '../../../app/deps.ts';
-import type { Posting } from '../../../domain/ledger.ts';
 import type { Currency } from '../../../domain/money.ts';
-import { ensureSystemAccount, type JournalEntry } from '../../../store/repositories/ledger.ts';
 import type { Queryable } from '../../../store/store.ts';
+import type { Posting } from '../../ledger/index.ts';
+import { ensureSystemAccount, type JournalEntry } from '../../ledger/index.ts';
 
 /** The `rail` the interest accounts are filed under: interest is the organization's own, whatever the rail. */
 export const INTEREST_ACCOUNT_RAIL = 'internal';
