@@ -51,7 +51,7 @@ const fixture: SourceFile[] = [
     text: "import { createTransfer } from '../../app/transfers.ts';\nconst detail = 'Select a wallet, then update its metadata.';",
   },
   {
-    path: 'src/modules/ledger/domain/ledger.ts',
+    path: 'src/domain/ledger.ts',
     text: "import { sha256 } from '@noble/hashes/sha2.js';\nimport { parseAmount } from './money.ts';",
   },
   // Modules: SQL outside the repository, a route on the repository, an impure domain, an internal import,
