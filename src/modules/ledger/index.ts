@@ -34,6 +34,7 @@ export {
 } from './repository/ledger.ts';
 export { ledgerRoutes } from './routes.ts';
 export { type LedgerAccount, listJournalEntries } from './useCases/accounts.ts';
+export { directEntry } from './useCases/directEntry.ts';
 export { guardMovementSource } from './useCases/movementSources.ts';
 export { PostingSession, postEntry, refusalError } from './useCases/postingSession.ts';
 export { type LedgerViolation, verifyLedger } from './useCases/verify.ts';

@@ -9,6 +9,7 @@ import { newEvent, recordEvents } from '../../../app/events.ts';
 import type { EventRecord } from '../../../domain/events.ts';
 import { type Currency, formatAmount } from '../../../domain/money.ts';
 import {
+  directEntry,
   directPostings,
   PostingSession,
   refusalError,
@@ -34,7 +35,7 @@ import {
 } from '../repository/accounts.ts';
 import { insertSavingsAccruals, type SavingsAccrualRow } from '../repository/accruals.ts';
 import { findSavingsProduct, type SavingsProduct } from '../repository/products.ts';
-import { directEntry, interestAccounts } from './ledger.ts';
+import { interestAccounts } from './ledger.ts';
 
 /** Accounts one accrual transaction covers at most: a day of a large book is done in slices of this many. */
 export const SAVINGS_ACCRUAL_ACCOUNTS_PER_TRANSACTION = 500;

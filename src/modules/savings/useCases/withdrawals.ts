@@ -14,6 +14,7 @@ import type { Wallet } from '../../../domain/wallets.ts';
 import { findWallet } from '../../../store/repositories/wallets.ts';
 import type { Queryable } from '../../../store/store.ts';
 import {
+  directEntry,
   directPostings,
   type Posting,
   PostingSession,
@@ -32,7 +33,6 @@ import {
   type SavingsWithdrawal,
   updateSavingsNoticeStatus,
 } from '../repository/withdrawals.ts';
-import { directEntry } from './ledger.ts';
 import { organizationToday } from './today.ts';
 
 export type { SavingsNotice, SavingsWithdrawal };
