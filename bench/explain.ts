@@ -16,6 +16,11 @@ import { STATEMENT_ENTRIES_MAX } from '../src/domain/digitalAccounts.ts';
 import { PAGE_SIZE_DEFAULT } from '../src/domain/pagination.ts';
 import { WEBHOOK_SUBSCRIPTION_IN_FLIGHT_MAX } from '../src/domain/webhooks.ts';
 import { QUEUE_DEPTH_COUNT_MAX } from '../src/metrics.ts';
+import {
+  findOpenHold,
+  listJournalEntries,
+  listLedgerAccounts,
+} from '../src/modules/ledger/repository/ledger.ts';
 import { claimDueDeliveries, eventsSince, listSubscriptions } from '../src/modules/webhooks/repository.ts';
 import { WEBHOOK_RECOVER_EVENTS_MAX } from '../src/modules/webhooks/useCases/subscriptions.ts';
 import { WEBHOOK_DISPATCH_BATCH_ROWS } from '../src/modules/webhooks/workers/dispatcher.ts';
@@ -28,7 +33,6 @@ import {
   walletBalanceAsOf,
 } from '../src/store/repositories/digitalAccounts.ts';
 import { listEvents } from '../src/store/repositories/events.ts';
-import { findOpenHold, listJournalEntries, listLedgerAccounts } from '../src/store/repositories/ledger.ts';
 import { openTransferCounts, subscriptionQueues } from '../src/store/repositories/operations.ts';
 import { pruneEventsBatch } from '../src/store/repositories/retention.ts';
 import { findTransferByRailReference, listTransfers } from '../src/store/repositories/transfers.ts';

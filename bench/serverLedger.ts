@@ -5,7 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { verifyLedger } from '../src/app/ledgerVerify.ts';
+import { verifyLedger } from '../src/modules/ledger/useCases/verify.ts';
 import { openPgliteStore } from '../src/store/pglite.ts';
 import { openPostgresStore } from '../src/store/postgres.ts';
 import type { Store } from '../src/store/store.ts';

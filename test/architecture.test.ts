@@ -80,6 +80,20 @@ const fixture: SourceFile[] = [
     text: "import { refuseSavingsSource } from '../modules/savings/index.ts';",
   },
   { path: 'src/modules/wires/index.ts', text: 'export const WIRES = [];' },
+  // The money seam: the core may import it (its index, or its pure domain), never its use cases; the seam
+  // itself imports no module.
+  {
+    path: 'src/app/conversions.ts',
+    text: [
+      "import { PostingSession } from '../modules/ledger/index.ts';",
+      "import { walletBalances } from '../modules/ledger/domain/ledger.ts';",
+      "import { postEntry } from '../modules/ledger/useCases/postingSession.ts';",
+    ].join('\n'),
+  },
+  {
+    path: 'src/modules/ledger/useCases/postingSession.ts',
+    text: "import { organizationNow } from '../../testClock/index.ts';",
+  },
   // Not violations: a module's repository holds its SQL; the edges import modules through their index.
   {
     path: 'src/modules/lending/repository.ts',
@@ -108,6 +122,8 @@ describe('architecture rules', () => {
       { rule: 'module_upward', path: 'src/modules/savings/useCases.ts', line: 2 },
       { rule: 'module_upward', path: 'src/app/transfers.ts', line: 1 },
       { rule: 'module_unranked', path: 'src/modules/wires/index.ts', line: 1 },
+      { rule: 'module_internals', path: 'src/app/conversions.ts', line: 3 },
+      { rule: 'module_upward', path: 'src/modules/ledger/useCases/postingSession.ts', line: 1 },
     ]);
   });
 

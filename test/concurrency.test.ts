@@ -6,14 +6,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyLedger } from '../src/app/ledgerVerify.ts';
 import { hashApiKey } from '../src/domain/apiKeys.ts';
 import { formatAmount } from '../src/domain/money.ts';
+import { listJournalEntries } from '../src/modules/ledger/repository/ledger.ts';
+import { verifyLedger } from '../src/modules/ledger/useCases/verify.ts';
 import type { RailAdapter, RailRegistry } from '../src/rails/rail.ts';
 import { sandboxRails } from '../src/rails/sandbox.ts';
 import { createSchema, dropSchema, openPostgresStore } from '../src/store/postgres.ts';
 import { findApiKeyByHash } from '../src/store/repositories/apiKeys.ts';
-import { listJournalEntries } from '../src/store/repositories/ledger.ts';
 import type { Store } from '../src/store/store.ts';
 import { runRailWorkerOnce } from '../src/workers/railWorker.ts';
 import { api, BACKENDS, startTestApp, TEST_DATABASE_URL, type TestApp } from './support/harness.ts';

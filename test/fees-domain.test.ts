@@ -28,7 +28,7 @@ import {
   voidHoldPostings,
   walletBalances,
   ZERO_SUMS,
-} from '../src/domain/ledger.ts';
+} from '../src/modules/ledger/domain/ledger.ts';
 
 /** The largest amount a transfer may carry in any currency: 10^15 minor units. */
 const AMOUNT_MINOR_MAX = 1_000_000_000_000_000n;

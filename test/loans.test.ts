@@ -6,8 +6,8 @@
  * due date's collection). The ledger verifies clean after each.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyLedger } from '../src/app/ledgerVerify.ts';
 import { formatAmount, parseAmount } from '../src/domain/money.ts';
+import { verifyLedger } from '../src/modules/ledger/useCases/verify.ts';
 import { arrearsOn, penaltyOwed } from '../src/modules/lending/domain/balances.ts';
 import type { Instalment, LoanTerms } from '../src/modules/lending/domain/loans.ts';
 import { computeSchedule } from '../src/modules/lending/domain/schedule.ts';

@@ -4,7 +4,7 @@
  * overflow into a 500.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ACCOUNT_SUM_MINOR_MAX } from '../src/domain/posting.ts';
+import { ACCOUNT_SUM_MINOR_MAX } from '../src/modules/ledger/domain/posting.ts';
 import { api, BACKENDS, createCustomer, startTestApp, type TestApp } from './support/harness.ts';
 import { balanceOf, expectLedgerHealthy, fundedWallet, mobileMoney } from './support/ledger.ts';
 

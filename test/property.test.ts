@@ -6,8 +6,15 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyLedger } from '../src/app/ledgerVerify.ts';
 import { AppError } from '../src/domain/errors.ts';
+import {
+  AMOUNT_MINOR_MAX,
+  type Currency,
+  exponentOf,
+  formatAmount,
+  parseAmount,
+  SUPPORTED_CURRENCIES,
+} from '../src/domain/money.ts';
 import {
   type AccountSums,
   applyPosting,
@@ -20,16 +27,9 @@ import {
   voidHoldPostings,
   walletBalances,
   ZERO_SUMS,
-} from '../src/domain/ledger.ts';
-import {
-  AMOUNT_MINOR_MAX,
-  type Currency,
-  exponentOf,
-  formatAmount,
-  parseAmount,
-  SUPPORTED_CURRENCIES,
-} from '../src/domain/money.ts';
-import { decideDebit } from '../src/domain/posting.ts';
+} from '../src/modules/ledger/domain/ledger.ts';
+import { decideDebit } from '../src/modules/ledger/domain/posting.ts';
+import { verifyLedger } from '../src/modules/ledger/useCases/verify.ts';
 import { sandboxRails } from '../src/rails/sandbox.ts';
 import { runRailWorkerOnce } from '../src/workers/railWorker.ts';
 import { api, BACKENDS, type Backend, startTestApp, type TestApp } from './support/harness.ts';

@@ -24,6 +24,7 @@ import {
   overrideLaunchGates,
   requireLaunchGatesPassed,
 } from '../modules/launchGates/index.ts';
+import { type LedgerViolation, verifyLedger } from '../modules/ledger/index.ts';
 import {
   type PromotionResult,
   promoteSandboxSubscriptions,
@@ -36,7 +37,6 @@ import { issueSignInLink } from './console/session.ts';
 import type { Deps } from './deps.ts';
 import { type EvidenceChainReport, SYSTEM_ACTOR, verifyEvidence } from './evidence.ts';
 import { proposeIfGoverned } from './governedChanges.ts';
-import { type LedgerViolation, verifyLedger } from './ledgerVerify.ts';
 import { addMemberToOrganization, listMembersOfOrganization, removeMemberOfOrganization } from './members.ts';
 import {
   importSanctionsList,

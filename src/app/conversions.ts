@@ -35,7 +35,6 @@ import { AppError, resourceMissing, validationError } from '../domain/errors.ts'
 import type { EvidenceActor, EvidenceDraft } from '../domain/evidence.ts';
 import { decideFee, FEE_CONVERSION_RAIL, type FeeSchedule } from '../domain/fees.ts';
 import { isId } from '../domain/ids.ts';
-import { directPostings, transferPostings } from '../domain/ledger.ts';
 import { type Currency, checkSingleAmount, formatAmount, isCurrency, parseAmount } from '../domain/money.ts';
 import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
 import {
@@ -55,7 +54,14 @@ import {
   roundTripGain,
   SANDBOX_DEFAULT_CONVERSION_RATES,
 } from '../domain/stablecoins.ts';
-import { ensureSystemAccount } from '../store/repositories/ledger.ts';
+import {
+  directPostings,
+  ensureSystemAccount,
+  guardMovementSource,
+  PostingSession,
+  refusalError,
+  transferPostings,
+} from '../modules/ledger/index.ts';
 import {
   type ConversionRateVersion,
   findConversion,
@@ -81,9 +87,7 @@ import type { Deps } from './deps.ts';
 import { newEvent, recordEvents } from './events.ts';
 import { appendEvidence, SYSTEM_ACTOR } from './evidence.ts';
 import { feeIncomeAccount, loadFeeSchedule } from './fees.ts';
-import { guardMovementSource } from './movementSources.ts';
 import { LimitGuard } from './posting/limitGuard.ts';
-import { PostingSession, refusalError } from './posting/session.ts';
 import { requireProduct } from './products.ts';
 
 // Record types the HTTP edge presents, given through the use case layer (src/http never imports the store).

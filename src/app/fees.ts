@@ -9,6 +9,7 @@ import type { EventRecord } from '../domain/events.ts';
 import type { EvidenceActor } from '../domain/evidence.ts';
 import { type FeeSchedule, feeRuleJson, initialFeeSchedule, parseFeeRules } from '../domain/fees.ts';
 import type { Currency } from '../domain/money.ts';
+import { ensureSystemAccount } from '../modules/ledger/index.ts';
 import {
   findCurrentFeeSchedule,
   findFeeScheduleVersion,
@@ -16,7 +17,6 @@ import {
   listFeeScheduleVersions,
   lockFeeScheduleWrites,
 } from '../store/repositories/feeSchedules.ts';
-import { ensureSystemAccount } from '../store/repositories/ledger.ts';
 import type { Queryable, Store } from '../store/store.ts';
 import type { Deps } from './deps.ts';
 import { newEvent, recordEvents } from './events.ts';

@@ -12,7 +12,6 @@ import { createHash } from 'node:crypto';
 import { AppError, resourceMissing, validationError } from '../domain/errors.ts';
 import type { EventRecord } from '../domain/events.ts';
 import type { EvidenceActor } from '../domain/evidence.ts';
-import { directPostings } from '../domain/ledger.ts';
 import { type Currency, formatAmount, isCurrency, parseAmount } from '../domain/money.ts';
 import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
 import {
@@ -27,6 +26,7 @@ import {
 } from '../domain/reconciliation.ts';
 import type { Transfer } from '../domain/transferRecord.ts';
 import { RAILS, type Rail } from '../domain/transfers.ts';
+import { directPostings } from '../modules/ledger/domain/ledger.ts';
 import {
   SANDBOX_STATEMENT_MISMATCHES,
   type SandboxStatementMismatch,
@@ -35,7 +35,7 @@ import {
 
 export { SANDBOX_STATEMENT_MISMATCHES };
 
-import { ensureSystemAccount } from '../store/repositories/ledger.ts';
+import { ensureSystemAccount, postEntry } from '../modules/ledger/index.ts';
 import {
   countOpenExceptionsOf,
   type ExceptionFilter,
@@ -58,7 +58,6 @@ import type { Queryable } from '../store/store.ts';
 import type { Deps } from './deps.ts';
 import { newEvent, recordEvents } from './events.ts';
 import { appendEvidence } from './evidence.ts';
-import { postEntry } from './posting/session.ts';
 import { applyStatusChange, lockTransfer } from './transfers.ts';
 
 // Record types the HTTP edge presents, given through the use case layer (src/http never imports the store).

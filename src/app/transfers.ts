@@ -12,13 +12,6 @@ import type { EvidenceActor, EvidenceDraft, EvidenceValue } from '../domain/evid
 import { decideFee, type FeeDecision } from '../domain/fees.ts';
 import { isId } from '../domain/ids.ts';
 import { numberSourceOf } from '../domain/jsonNumbers.ts';
-import {
-  directPostings,
-  holdPostings,
-  postHoldPostings,
-  reversalPostings,
-  voidHoldPostings,
-} from '../domain/ledger.ts';
 import type { Metadata } from '../domain/metadata.ts';
 import { type Currency, checkSingleAmount, formatAmount, isCurrency, parseAmount } from '../domain/money.ts';
 import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
@@ -43,8 +36,21 @@ import {
   transition,
 } from '../domain/transfers.ts';
 import type { Wallet, WalletIdentity } from '../domain/wallets.ts';
+import {
+  directPostings,
+  ensureSystemAccount,
+  findOpenHold,
+  guardMovementSource,
+  holdPostings,
+  type JournalEntry,
+  PostingSession,
+  postEntry,
+  postHoldPostings,
+  refusalError,
+  reversalPostings,
+  voidHoldPostings,
+} from '../modules/ledger/index.ts';
 import { type Customer, findCustomer } from '../store/repositories/customers.ts';
-import { ensureSystemAccount, findOpenHold, type JournalEntry } from '../store/repositories/ledger.ts';
 import { releaseLimitUsage } from '../store/repositories/limitUsage.ts';
 import { findCurrentPolicy } from '../store/repositories/policies.ts';
 import { insertReviewCases } from '../store/repositories/reviews.ts';
@@ -69,11 +75,9 @@ import {
   type IdempotentOutcome,
   isRecordedFailure,
 } from './idempotency.ts';
-import { guardMovementSource } from './movementSources.ts';
 import { loadPolicy } from './policies.ts';
 import { LimitGuard } from './posting/limitGuard.ts';
 import { PilotCapGuard, releasePilotCap } from './posting/pilotCapGuard.ts';
-import { PostingSession, postEntry, refusalError } from './posting/session.ts';
 import type { LedgerWriter, TransferCommand } from './posting/writer.ts';
 import { requireProductOfMovement } from './products.ts';
 import { screenCounterparty } from './transferScreening.ts';

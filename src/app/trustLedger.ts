@@ -17,7 +17,7 @@ import {
   sweepPostings,
   TRUST_LEDGER_RAIL,
 } from '../domain/trustLedger.ts';
-import { ensureSystemAccount } from '../store/repositories/ledger.ts';
+import { ensureSystemAccount, PostingSession, refusalError } from '../modules/ledger/index.ts';
 import { findTrustAccount } from '../store/repositories/safeguarding.ts';
 import {
   findSweep,
@@ -30,7 +30,6 @@ import type { Queryable } from '../store/store.ts';
 import type { Deps } from './deps.ts';
 import { newEvent, recordEvents } from './events.ts';
 import { appendEvidence } from './evidence.ts';
-import { PostingSession, refusalError } from './posting/session.ts';
 
 /** The organization's trust ledger account in a currency, made on first use; its id. */
 export function trustLedgerAccount(

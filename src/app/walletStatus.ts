@@ -6,7 +6,6 @@
 import { AppError, resourceMissing } from '../domain/errors.ts';
 import { type EventRecord, walletEventData } from '../domain/events.ts';
 import { type EvidenceActor, type EvidenceKind, requireMemberActor } from '../domain/evidence.ts';
-import { walletBalances } from '../domain/ledger.ts';
 import { formatAmount } from '../domain/money.ts';
 import {
   canChangeWalletStatus,
@@ -14,7 +13,7 @@ import {
   type WalletStatus,
   type WalletStatusReason,
 } from '../domain/wallets.ts';
-import { lockAccounts } from '../store/repositories/ledger.ts';
+import { lockAccounts, walletBalances } from '../modules/ledger/index.ts';
 import { findWallet, updateWalletStatus } from '../store/repositories/wallets.ts';
 import type { Queryable } from '../store/store.ts';
 import type { Deps } from './deps.ts';

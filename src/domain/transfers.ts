@@ -44,7 +44,7 @@ export function canTransition(from: TransferStatus, to: TransferStatus): boolean
 /**
  * Which waiting movement a status change releases, if it moves money that waited: out of an approval or a
  * review, a payout handed to its rail, a pending transfer settled. Such a change passes the posting
- * module's release gate first (src/domain/posting.ts, `decideRelease`); one that no longer passes fails.
+ * module's release gate first (src/modules/ledger/domain/posting.ts, `decideRelease`); one that no longer passes fails.
  */
 export function releasedMovement(
   from: TransferStatus,

@@ -5,9 +5,10 @@
  * from a rail partner's float (the rail's `rail_settlement` account); it leaves it by a sweep back to a
  * float. The daily safeguarding check compares its posted balance with what the banks report.
  */
+
+import { type AccountSums, directPostings, type Posting } from '../modules/ledger/domain/ledger.ts';
 import { isDigitalAsset } from './digitalAssets.ts';
 import { validationError } from './errors.ts';
-import { type AccountSums, directPostings, type Posting } from './ledger.ts';
 import type { Currency } from './money.ts';
 import { RAILS, type Rail } from './transfers.ts';
 

@@ -60,7 +60,6 @@ import { digitalAccountRoutes } from './routes/digitalAccounts.ts';
 import { eventRoutes } from './routes/events.ts';
 import { evidenceRoutes } from './routes/evidence.ts';
 import { feeRoutes } from './routes/fees.ts';
-import { ledgerRoutes } from './routes/ledger.ts';
 import { memberRoutes } from './routes/members.ts';
 import { organizationRoutes, organizationSchema } from './routes/organization.ts';
 import { policyRoutes } from './routes/policies.ts';
@@ -335,7 +334,6 @@ export async function buildApp({
   walletStatusRoutes(app, deps);
   transferRoutes(app, deps, new LedgerWriter(deps, ledgerWriterLanes));
   eventRoutes(app, deps);
-  ledgerRoutes(app, deps);
   evidenceRoutes(app, deps);
   reviewRoutes(app, deps);
   amlRoutes(app, deps);

@@ -22,7 +22,6 @@ import {
 import { EVENT_TYPES } from '../domain/events.ts';
 import { IDEMPOTENCY_KEY_PATTERN } from '../domain/idempotency.ts';
 import { ID_PREFIXES, type IdPrefix, idPattern } from '../domain/ids.ts';
-import { ACCOUNT_KINDS, JOURNAL_ENTRY_KINDS, POSTING_PHASES, POSTING_SIDES } from '../domain/ledger.ts';
 import { METADATA_KEY_LENGTH_MAX, METADATA_KEYS_MAX, METADATA_VALUE_LENGTH_MAX } from '../domain/metadata.ts';
 import { SUPPORTED_CURRENCIES } from '../domain/money.ts';
 import { LAUNCH_PRODUCTS } from '../domain/organizationProfile.ts';
@@ -41,6 +40,12 @@ import {
 import { ADDRESS_LINE_LENGTH_MAX, COUNTRY_PATTERN, POSTAL_CODE_LENGTH_MAX } from '../domain/verifications.ts';
 import { API_VERSION } from '../domain/version.ts';
 import { WALLET_STATUS_REASONS, WALLET_STATUSES } from '../domain/wallets.ts';
+import {
+  ACCOUNT_KINDS,
+  JOURNAL_ENTRY_KINDS,
+  POSTING_PHASES,
+  POSTING_SIDES,
+} from '../modules/ledger/domain/ledger.ts';
 
 /** An id with this prefix (or any of these prefixes). */
 export function idSchema(prefix: IdPrefix | readonly IdPrefix[], description: string) {

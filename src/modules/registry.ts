@@ -5,6 +5,7 @@
 import type { HttpModule } from '../http/httpModule.ts';
 import { exportsHttp } from './exports/index.ts';
 import { launchGatesHttp } from './launchGates/index.ts';
+import { ledgerHttp } from './ledger/index.ts';
 import { lendingHttp } from './lending/index.ts';
 import { paymentBatchesHttp } from './paymentBatches/index.ts';
 import { railPartnersHttp } from './railPartners/index.ts';
@@ -14,6 +15,7 @@ import { testClockHttp } from './testClock/index.ts';
 import { webhooksHttp } from './webhooks/index.ts';
 
 export const HTTP_MODULES: readonly HttpModule[] = [
+  ledgerHttp,
   railPartnersHttp,
   webhooksHttp,
   launchGatesHttp,

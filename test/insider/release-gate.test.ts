@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LedgerWriter } from '../../src/app/posting/writer.ts';
-import { WAITING_MOVEMENTS, type WaitingMovement } from '../../src/domain/posting.ts';
+import { WAITING_MOVEMENTS, type WaitingMovement } from '../../src/modules/ledger/domain/posting.ts';
 import { runPaymentBatchPass } from '../../src/modules/paymentBatches/workers.ts';
 import { api, BACKENDS, createCustomer, startTestApp, type TestApp } from '../support/harness.ts';
 import { balanceOf, drainRails, expectLedgerHealthy, fundedWallet, mobileMoney } from '../support/ledger.ts';

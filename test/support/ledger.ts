@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { verifyLedger } from '../../src/app/ledgerVerify.ts';
+import { verifyLedger } from '../../src/modules/ledger/useCases/verify.ts';
 import { sandboxRails } from '../../src/rails/sandbox.ts';
 import { runRailWorkerOnce } from '../../src/workers/railWorker.ts';
 import { api, createCustomer, type TestApp } from './harness.ts';

@@ -5,7 +5,7 @@
  */
 import type { MovementTally } from '../../domain/activityTally.ts';
 import type { AmlMovement } from '../../domain/decisions/aml.ts';
-import type { AccountSums } from '../../domain/ledger.ts';
+import type { AccountSums } from '../../modules/ledger/domain/ledger.ts';
 
 /**
  * Wallets whose activity a process keeps between batches. A hot wallet's batches then skip re-reading the

@@ -30,8 +30,8 @@ import {
   applicableRules,
   evaluateAmlRules,
 } from '../../domain/decisions/aml.ts';
-import type { AccountSums } from '../../domain/ledger.ts';
 import type { Transfer } from '../../domain/transferRecord.ts';
+import type { AccountSums } from '../../modules/ledger/domain/ledger.ts';
 import {
   readWalletActivity,
   type TallyQuery,

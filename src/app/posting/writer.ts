@@ -26,12 +26,12 @@ import {
 import { AppError } from '../../domain/errors.ts';
 import type { EventRecord } from '../../domain/events.ts';
 import type { EvidenceDraft } from '../../domain/evidence.ts';
-import { transferPostings } from '../../domain/ledger.ts';
 import { formatAmount } from '../../domain/money.ts';
-import type { WaitingMovement } from '../../domain/posting.ts';
 import { IN_REVIEW_STATUS_REASON, type ReviewCase } from '../../domain/reviews.ts';
 import { feeOf, type Transfer } from '../../domain/transferRecord.ts';
 import type { Destination } from '../../domain/transfers.ts';
+import type { WaitingMovement } from '../../modules/ledger/index.ts';
+import { PostingSession, refusalError, transferPostings } from '../../modules/ledger/index.ts';
 import { QueryPipeline } from '../../store/queryPipeline.ts';
 import { insertApprovals } from '../../store/repositories/approvals.ts';
 import { lockChainHeads } from '../../store/repositories/evidence.ts';
@@ -64,7 +64,6 @@ import { AmlBatchMonitor, type PolicyActivityNeeds } from './amlMonitor.ts';
 import { LimitGuard } from './limitGuard.ts';
 import { PilotCapGuard } from './pilotCapGuard.ts';
 import { RouteLimitGuard } from './routeLimitGuard.ts';
-import { PostingSession, refusalError } from './session.ts';
 
 /** The most commands one transaction carries. */
 export const LEDGER_BATCH_COMMANDS_MAX = 200;

@@ -6,7 +6,6 @@
 import { type PartyNames, partyNames, searchTransfers } from '../../app/console/views.ts';
 import { listEvents } from '../../app/events.ts';
 import { listEvidence } from '../../app/evidence.ts';
-import { listJournalEntries } from '../../app/ledger.ts';
 import { getTransfer } from '../../app/transfers.ts';
 import { validationError } from '../../domain/errors.ts';
 import { ID_PREFIXES, idPattern } from '../../domain/ids.ts';
@@ -15,6 +14,7 @@ import { PAGE_SIZE_MAX } from '../../domain/pagination.ts';
 import type { Transfer } from '../../domain/transferRecord.ts';
 import { TRANSFER_STATUSES, type TransferStatus } from '../../domain/transfers.ts';
 import { presentTransfer } from '../../http/presenters.ts';
+import { listJournalEntries } from '../../modules/ledger/index.ts';
 import { eventDeliveries } from '../../modules/webhooks/index.ts';
 import { html, type Renderable } from '../html.ts';
 import {

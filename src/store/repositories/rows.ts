@@ -1,5 +1,5 @@
 import { formatId, ID_RANDOM_BYTES, ID_TIME_CHARS, type IdPrefix } from '../../domain/ids.ts';
-import type { AccountSums } from '../../domain/ledger.ts';
+import type { AccountSums } from '../../modules/ledger/domain/ledger.ts';
 import type { Queryable } from '../store.ts';
 
 /** Conversions from driver values: int8 arrives as a string (pg) or a number/bigint (PGlite). */

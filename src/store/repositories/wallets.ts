@@ -1,7 +1,7 @@
 import { ID_PREFIXES } from '../../domain/ids.ts';
-import { walletBalances } from '../../domain/ledger.ts';
 import type { Currency } from '../../domain/money.ts';
 import type { Wallet, WalletStatus, WalletStatusReason } from '../../domain/wallets.ts';
+import { walletBalances } from '../../modules/ledger/domain/ledger.ts';
 import type { Queryable } from '../store.ts';
 import { ACCOUNT_DETAILS_COLUMNS, ACCOUNT_DETAILS_JOIN, accountDetailsFromRow } from './digitalAccounts.ts';
 import {

@@ -5,16 +5,15 @@
  */
 
 import type { DayWork, Deps } from '../../../app/deps.ts';
-import { PostingSession } from '../../../app/posting/session.ts';
-import { walletBalances } from '../../../domain/ledger.ts';
 import { formatAmount } from '../../../domain/money.ts';
 import type { Queryable } from '../../../store/store.ts';
+import { directEntry, PostingSession, walletBalances } from '../../ledger/index.ts';
 import { daysAfter } from '../../testClock/index.ts';
 import { allocateRepayment, arrearsOn, dueOn, penaltyOwed } from '../domain/balances.ts';
 import { ARREARS_BUCKET_NAMES, type Loan } from '../domain/loans.ts';
 import { listInstalments } from '../repository/instalments.ts';
 import { loansWithDaysToDo, organizationsWithActiveLoans } from '../repository/loans.ts';
-import { directEntry, type LoanAccounts, loanAccounts, repaymentPostings } from './ledger.ts';
+import { type LoanAccounts, loanAccounts, repaymentPostings } from './ledger.ts';
 import { loanEvent, lockLoan } from './loans.ts';
 import { applyRepayment, type LoanProgress, saveProgress } from './progress.ts';
 

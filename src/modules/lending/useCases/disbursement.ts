@@ -2,15 +2,15 @@
 
 import type { Deps } from '../../../app/deps.ts';
 import { recordEvents } from '../../../app/events.ts';
-import { PostingSession, refusalError } from '../../../app/posting/session.ts';
 import { requireProduct } from '../../../app/products.ts';
 import type { Queryable } from '../../../store/store.ts';
+import { directEntry, PostingSession, refusalError } from '../../ledger/index.ts';
 import { organizationNow, utcDay } from '../../testClock/index.ts';
 import { type Instalment, type Loan, loanStateError } from '../domain/loans.ts';
 import { computeSchedule } from '../domain/schedule.ts';
 import { insertInstalments } from '../repository/instalments.ts';
 import { saveLoan } from '../repository/loans.ts';
-import { directEntry, posted, systemAccount } from './ledger.ts';
+import { posted, systemAccount } from './ledger.ts';
 import { type LoanView, loanEvent, lockLoan } from './loans.ts';
 
 /**

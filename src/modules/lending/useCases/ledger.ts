@@ -4,10 +4,10 @@
  */
 
 import type { Deps } from '../../../app/deps.ts';
-import type { Posting } from '../../../domain/ledger.ts';
 import type { Currency } from '../../../domain/money.ts';
-import { ensureSystemAccount, type JournalEntry } from '../../../store/repositories/ledger.ts';
 import type { Queryable } from '../../../store/store.ts';
+import type { Posting } from '../../ledger/index.ts';
+import { ensureSystemAccount } from '../../ledger/index.ts';
 import type { Allocation } from '../domain/balances.ts';
 import type { Loan } from '../domain/loans.ts';
 
@@ -44,24 +44,6 @@ export async function loanAccounts(tx: Queryable, deps: Deps, loan: Loan): Promi
     interest: await systemAccount(tx, deps, loan.organizationId, 'loan_interest_income', loan.currency),
     fee: await systemAccount(tx, deps, loan.organizationId, 'loan_fee_income', loan.currency),
     penalty: await systemAccount(tx, deps, loan.organizationId, 'loan_penalty_income', loan.currency),
-  };
-}
-
-/** A direct entry of the organization's, posted at once. */
-export function directEntry(
-  deps: Deps,
-  organizationId: string,
-  postings: Posting[],
-  now: Date,
-): JournalEntry {
-  return {
-    id: deps.newId('journalEntry'),
-    organizationId,
-    transferId: null,
-    kind: 'direct',
-    holdEntryId: null,
-    createdAt: now,
-    postings,
   };
 }
 

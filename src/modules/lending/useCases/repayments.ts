@@ -4,16 +4,16 @@
  */
 
 import type { Deps } from '../../../app/deps.ts';
-import { PostingSession, refusalError } from '../../../app/posting/session.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { checkSingleAmount, formatAmount, parseAmount } from '../../../domain/money.ts';
 import type { Queryable } from '../../../store/store.ts';
+import { directEntry, PostingSession, refusalError } from '../../ledger/index.ts';
 import { organizationNow, utcDay } from '../../testClock/index.ts';
 import { allocateRepayment, outstandingTotal } from '../domain/balances.ts';
 import { type LoanRepayment, loanStateError } from '../domain/loans.ts';
 import { listInstalments } from '../repository/instalments.ts';
 import { catchUpLockedLoan } from './dayWork.ts';
-import { directEntry, loanAccounts, repaymentPostings } from './ledger.ts';
+import { loanAccounts, repaymentPostings } from './ledger.ts';
 import { type LoanView, lockLoan } from './loans.ts';
 import { applyRepayment, type LoanProgress, saveProgress } from './progress.ts';
 

@@ -6,11 +6,11 @@
 import type { Deps } from '../../../app/deps.ts';
 import { recordEvents } from '../../../app/events.ts';
 import { appendEvidence } from '../../../app/evidence.ts';
-import { PostingSession, refusalError } from '../../../app/posting/session.ts';
 import { validationError } from '../../../domain/errors.ts';
 import type { EvidenceActor, EvidenceDraft } from '../../../domain/evidence.ts';
 import { formatAmount } from '../../../domain/money.ts';
 import type { Queryable } from '../../../store/store.ts';
+import { directEntry, PostingSession, refusalError } from '../../ledger/index.ts';
 import { organizationNow, utcDay } from '../../testClock/index.ts';
 import { principalOutstanding } from '../domain/balances.ts';
 import {
@@ -22,7 +22,7 @@ import {
 import { listInstalments } from '../repository/instalments.ts';
 import { saveLoan } from '../repository/loans.ts';
 import { catchUpLockedLoan } from './dayWork.ts';
-import { directEntry, posted, systemAccount } from './ledger.ts';
+import { posted, systemAccount } from './ledger.ts';
 import { type LoanView, loanEvent, lockLoan } from './loans.ts';
 
 /** A write-off's reason, trimmed: 1 to LOAN_WRITE_OFF_REASON_CHARS_MAX characters. */

@@ -10,7 +10,6 @@ import type { Deps } from '../../../app/deps.ts';
 import { recordEvents } from '../../../app/events.ts';
 import { appendEvidence, SYSTEM_ACTOR } from '../../../app/evidence.ts';
 import { loadPolicy } from '../../../app/policies.ts';
-import { PostingSession, refusalError } from '../../../app/posting/session.ts';
 import {
   decideBatchAuthorization,
   type PolicyDecision,
@@ -21,6 +20,7 @@ import { formatAmount } from '../../../domain/money.ts';
 import type { Destination } from '../../../domain/transfers.ts';
 import { findWallets } from '../../../store/repositories/wallets.ts';
 import type { Queryable } from '../../../store/store.ts';
+import { PostingSession, refusalError } from '../../ledger/index.ts';
 import { PAYMENT_BATCH_ITEMS_MAX, type PaymentBatch, type PaymentBatchItem } from '../domain.ts';
 import { findPaymentBatch, listItems, savePaymentBatch } from '../repository.ts';
 import { statusEvent } from './events.ts';

@@ -6,14 +6,16 @@
 
 import type { Deps } from '../../../app/deps.ts';
 import { recordEvents } from '../../../app/events.ts';
-import { PostingSession, refusalError } from '../../../app/posting/session.ts';
-import { holdPostings, voidHoldPostings } from '../../../domain/ledger.ts';
+import type { Queryable } from '../../../store/store.ts';
 import {
   ensureSystemAccount,
   findJournalEntry,
+  holdPostings,
   type JournalEntry,
-} from '../../../store/repositories/ledger.ts';
-import type { Queryable } from '../../../store/store.ts';
+  PostingSession,
+  refusalError,
+  voidHoldPostings,
+} from '../../ledger/index.ts';
 import type { PaymentBatch, PaymentBatchItem } from '../domain.ts';
 import { failPendingItems, savePaymentBatch } from '../repository.ts';
 import { statusEvent } from './events.ts';

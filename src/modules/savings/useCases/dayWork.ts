@@ -6,10 +6,16 @@
 
 import type { DayWork, Deps } from '../../../app/deps.ts';
 import { newEvent, recordEvents } from '../../../app/events.ts';
-import { PostingSession, refusalError } from '../../../app/posting/session.ts';
 import type { EventRecord } from '../../../domain/events.ts';
-import { directPostings, walletBalances, ZERO_SUMS } from '../../../domain/ledger.ts';
 import { type Currency, formatAmount } from '../../../domain/money.ts';
+import {
+  directEntry,
+  directPostings,
+  PostingSession,
+  refusalError,
+  walletBalances,
+  ZERO_SUMS,
+} from '../../ledger/index.ts';
 import {
   ACCRUAL_DENOMINATOR,
   accrueDay,
@@ -29,7 +35,7 @@ import {
 } from '../repository/accounts.ts';
 import { insertSavingsAccruals, type SavingsAccrualRow } from '../repository/accruals.ts';
 import { findSavingsProduct, type SavingsProduct } from '../repository/products.ts';
-import { directEntry, interestAccounts } from './ledger.ts';
+import { interestAccounts } from './ledger.ts';
 
 /** Accounts one accrual transaction covers at most: a day of a large book is done in slices of this many. */
 export const SAVINGS_ACCRUAL_ACCOUNTS_PER_TRANSACTION = 500;

@@ -1,13 +1,12 @@
 /**
- * The ledger side of savings: the organization's interest expense and interest payable accounts, and the
- * direct entries savings posts (a day's booking, a month's capitalisation, a withdrawal).
+ * The ledger side of savings: the organization's interest expense and interest payable accounts (the direct
+ * entries savings posts, a day's booking, a month's capitalisation, a withdrawal, are the ledger's directEntry).
  */
 
 import type { Deps } from '../../../app/deps.ts';
-import type { Posting } from '../../../domain/ledger.ts';
 import type { Currency } from '../../../domain/money.ts';
-import { ensureSystemAccount, type JournalEntry } from '../../../store/repositories/ledger.ts';
 import type { Queryable } from '../../../store/store.ts';
+import { ensureSystemAccount } from '../../ledger/index.ts';
 
 /** The `rail` the interest accounts are filed under: interest is the organization's own, whatever the rail. */
 export const INTEREST_ACCOUNT_RAIL = 'internal';
@@ -29,22 +28,4 @@ export async function interestAccounts(
       now: deps.now(),
     });
   return { expense: await ensure('interest_expense'), payable: await ensure('interest_payable') };
-}
-
-/** A direct entry of the organization's, posted at once. */
-export function directEntry(
-  deps: Deps,
-  organizationId: string,
-  postings: Posting[],
-  now: Date,
-): JournalEntry {
-  return {
-    id: deps.newId('journalEntry'),
-    organizationId,
-    transferId: null,
-    kind: 'direct',
-    holdEntryId: null,
-    createdAt: now,
-    postings,
-  };
 }

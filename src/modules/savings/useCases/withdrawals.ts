@@ -7,14 +7,20 @@
 import type { Deps } from '../../../app/deps.ts';
 import { newEvent, recordEvents } from '../../../app/events.ts';
 import { feeIncomeAccount } from '../../../app/fees.ts';
-import { PostingSession, refusalError } from '../../../app/posting/session.ts';
 import { AppError, resourceMissing, validationError } from '../../../domain/errors.ts';
 import { numberSourceOf } from '../../../domain/jsonNumbers.ts';
-import { directPostings, type Posting, walletBalances } from '../../../domain/ledger.ts';
 import { type Currency, checkSingleAmount, formatAmount, parseAmount } from '../../../domain/money.ts';
 import type { Wallet } from '../../../domain/wallets.ts';
 import { findWallet } from '../../../store/repositories/wallets.ts';
 import type { Queryable } from '../../../store/store.ts';
+import {
+  directEntry,
+  directPostings,
+  type Posting,
+  PostingSession,
+  refusalError,
+  walletBalances,
+} from '../../ledger/index.ts';
 import { addDays, decideWithdrawal } from '../domain.ts';
 import { findSavingsAccount, type SavingsAccount } from '../repository/accounts.ts';
 import { findSavingsProduct } from '../repository/products.ts';
@@ -27,7 +33,6 @@ import {
   type SavingsWithdrawal,
   updateSavingsNoticeStatus,
 } from '../repository/withdrawals.ts';
-import { directEntry } from './ledger.ts';
 import { organizationToday } from './today.ts';
 
 export type { SavingsNotice, SavingsWithdrawal };

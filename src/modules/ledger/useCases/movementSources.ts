@@ -1,6 +1,7 @@
 /** The checks on a movement's source wallet that other use cases supply (`deps.movementSourceGuards`). */
-import type { Queryable } from '../store/store.ts';
-import type { Deps } from './deps.ts';
+
+import type { Deps } from '../../../app/deps.ts';
+import type { Queryable } from '../../../store/store.ts';
 
 /** Refuses a movement out of the wallet when a guard does (a savings account cannot send). */
 export async function guardMovementSource(

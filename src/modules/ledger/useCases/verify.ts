@@ -1,4 +1,7 @@
 /** `mkoba ledger verify`: every ledger invariant, each violation named. */
+
+import type { Store } from '../../../store/store.ts';
+import { beginWholeHistorySnapshot } from '../../../store/transactions.ts';
 import {
   accountsDifferingFromReplay,
   holdsReleasedTwice,
@@ -7,9 +10,7 @@ import {
   terminalTransfersWithOpenHolds,
   transfersWithUnpostedFees,
   unbalancedEntries,
-} from '../store/repositories/ledgerChecks.ts';
-import type { Store } from '../store/store.ts';
-import { beginWholeHistorySnapshot } from '../store/transactions.ts';
+} from '../repository/checks.ts';
 
 export interface LedgerViolation {
   invariant: string;

@@ -1,25 +1,25 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../app/deps.ts';
-import { listJournalEntries, listLedgerAccounts } from '../../app/ledger.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
-import { ACCOUNT_KINDS, type AccountKind } from '../../domain/ledger.ts';
 import type { Currency } from '../../domain/money.ts';
-import { BEARER_SECURITY, principalOf } from '../auth.ts';
+import { BEARER_SECURITY, principalOf } from '../../http/auth.ts';
 import {
   type ListQuery,
   pageRequestOf,
   presentJournalEntry,
   presentLedgerAccount,
   presentList,
-} from '../presenters.ts';
-import { problemResponses, READ_PROBLEMS } from '../problems.ts';
+} from '../../http/presenters.ts';
+import { problemResponses, READ_PROBLEMS } from '../../http/problems.ts';
 import {
   currencySchema,
   idSchema,
   LEDGER_ACCOUNT_ID_PREFIXES,
   listEnvelopeSchema,
   listQuerySchema,
-} from '../schemas.ts';
+} from '../../http/schemas.ts';
+import { ACCOUNT_KINDS, type AccountKind } from './domain/ledger.ts';
+import { listJournalEntries, listLedgerAccounts } from './useCases/accounts.ts';
 
 const TAGS = ['Ledger'];
 /** Lists have no {id} to miss: an unknown or foreign filter value is an empty page, not a 404. */

@@ -1,17 +1,18 @@
 /** Read side of the ledger: journal entries with their postings, and accounts with their sums. */
+
+import type { Deps } from '../../../app/deps.ts';
+import type { Currency } from '../../../domain/money.ts';
+import { type Page, type PageRequest, toPage } from '../../../domain/pagination.ts';
 import type { AccountKind } from '../domain/ledger.ts';
-import type { Currency } from '../domain/money.ts';
-import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
 import {
   type JournalEntry,
   type LedgerAccount,
   listJournalEntries as listJournalEntryRows,
   listLedgerAccounts as listLedgerAccountRows,
-} from '../store/repositories/ledger.ts';
-import type { Deps } from './deps.ts';
+} from '../repository/ledger.ts';
 
 // Record types the HTTP edge presents, given through the use case layer (src/http never imports the store).
-export type { JournalEntry, LedgerAccount } from '../store/repositories/ledger.ts';
+export type { JournalEntry, LedgerAccount } from '../repository/ledger.ts';
 
 export interface JournalEntryListRequest extends PageRequest {
   /** Only entries with a posting on this wallet's account. */

@@ -1,16 +1,6 @@
-import { ID_PREFIXES } from '../../domain/ids.ts';
-import type {
-  AccountKind,
-  AccountSums,
-  JournalEntryKind,
-  Posting,
-  PostingPhase,
-  PostingSide,
-} from '../../domain/ledger.ts';
-import type { Currency } from '../../domain/money.ts';
-import type { PostingAccount } from '../../domain/posting.ts';
-import { lockingAccounts } from '../lockOrder.ts';
-import type { Queryable } from '../store.ts';
+import { ID_PREFIXES } from '../../../domain/ids.ts';
+import type { Currency } from '../../../domain/money.ts';
+import { lockingAccounts } from '../../../store/lockOrder.ts';
 import {
   accountSumsFromRow,
   idRangeConditions,
@@ -18,7 +8,17 @@ import {
   keysetConditions,
   toBigInt,
   toDate,
-} from './rows.ts';
+} from '../../../store/repositories/rows.ts';
+import type { Queryable } from '../../../store/store.ts';
+import type {
+  AccountKind,
+  AccountSums,
+  JournalEntryKind,
+  Posting,
+  PostingPhase,
+  PostingSide,
+} from '../domain/ledger.ts';
+import type { PostingAccount } from '../domain/posting.ts';
 
 export type { AccountKind };
 

@@ -2,7 +2,7 @@
  * Posting rules of the double-entry ledger, pure. Accounts keep TigerBeetle's four running sums; every
  * change to them is a posting, and every journal entry's postings balance per currency.
  */
-import type { Currency } from './money.ts';
+import type { Currency } from '../../../domain/money.ts';
 
 export interface AccountSums {
   debitsPending: bigint;

@@ -1,12 +1,13 @@
 /**
  * The posting module's one write path. A session belongs to one transaction: it locks the accounts the
  * entries will touch (once, in id order, so writers never deadlock on each other), decides each entry with
- * the pure rule in src/domain/posting.ts over the sums as they stand after the entries before it, and
+ * the pure rule in src/modules/ledger/domain/posting.ts over the sums as they stand after the entries before it, and
  * writes every accepted entry and the changed sums together. The batch writer and every single movement
  * (settle, fail, cancel, return, funding) use it, so there is one overdraft rule and one way to write.
  */
-import { AppError } from '../../domain/errors.ts';
-import type { AccountSums } from '../../domain/ledger.ts';
+import { AppError } from '../../../domain/errors.ts';
+import type { Queryable } from '../../../store/store.ts';
+import type { AccountSums } from '../domain/ledger.ts';
 import {
   decideEntry,
   decideRelease,
@@ -14,14 +15,13 @@ import {
   type PostingRefusal,
   type ReleaseDecision,
   type WaitingMovement,
-} from '../../domain/posting.ts';
+} from '../domain/posting.ts';
 import {
   insertJournalEntries,
   type JournalEntry,
   lockAccounts,
   updateAccountSums,
-} from '../../store/repositories/ledger.ts';
-import type { Queryable } from '../../store/store.ts';
+} from '../repository/ledger.ts';
 
 export class PostingSession {
   private accounts = new Map<string, PostingAccount>();
@@ -48,7 +48,7 @@ export class PostingSession {
   }
 
   /**
-   * The gate every waiting movement passes when it moves (src/domain/posting.ts, `decideRelease`): its
+   * The gate every waiting movement passes when it moves (src/modules/ledger/domain/posting.ts, `decideRelease`): its
    * wallets as this session locked them, so a freeze that committed while the movement waited, or while
    * this waited for the lock, is what decides.
    */

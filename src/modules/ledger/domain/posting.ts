@@ -4,6 +4,8 @@
  * against the locked accounts' sums: the entry must balance, every posting must be in its account's
  * currency, no sum may leave what the ledger can hold, and no wallet may be taken below its floor.
  */
+
+import type { Currency } from '../../../domain/money.ts';
 import {
   type AccountKind,
   type AccountSums,
@@ -15,7 +17,6 @@ import {
   walletBalances,
   ZERO_SUMS as ZERO,
 } from './ledger.ts';
-import type { Currency } from './money.ts';
 
 /** PostgreSQL BIGINT's maximum: no running sum of an account may pass it. */
 export const ACCOUNT_SUM_MINOR_MAX = 9_223_372_036_854_775_807n;

@@ -1,5 +1,5 @@
 /** Queries that look for broken ledger invariants; each returns the offending rows (none when healthy). */
-import type { Queryable } from '../store.ts';
+import type { Queryable } from '../../../store/store.ts';
 
 /** Entries whose postings do not balance per currency and phase. */
 export async function unbalancedEntries(
