@@ -239,3 +239,25 @@ export function idempotentWrite<Route extends RouteGenericInterface>(
       body: await effect(tx, organizationId, request),
     }));
 }
+
+// rk-d1: an idempotent write whose effect decides its whole answer.
+
+/** A write's answer as `sendWrite` records it: status, body, and whether the body carries a secret. */
+type WriteAnswer = Awaited<ReturnType<Parameters<typeof sendWrite>[3]>>;
+
+/**
+ * The handler of an idempotent write whose `effect` returns the whole answer (`WriteAnswer`): for a write
+ * that answers one of several statuses (applied now, or a 202 waiting for approval) or whose body carries a
+ * secret (`sensitive`). `replayOnlyTo` names who alone gets a replay (`sendWrite`'s option), read from the
+ * request before the write runs.
+ */
+export function idempotentOutcome<Route extends RouteGenericInterface>(
+  deps: Deps,
+  effect: (tx: Queryable, organizationId: string, request: FastifyRequest<Route>) => Promise<WriteAnswer>,
+  replayOnlyTo?: (request: FastifyRequest<Route>) => string,
+) {
+  return (request: FastifyRequest<Route>, reply: FastifyReply): Promise<FastifyReply> =>
+    sendWrite(deps, request, reply, (tx, organizationId) => effect(tx, organizationId, request), undefined, {
+      replayOnlyTo: replayOnlyTo?.(request),
+    });
+}

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest, RouteGenericInterface } from 'fastify';
 import type { Deps, Queryable } from '../../app/deps.ts';
 import type { ChangeRequest } from '../../app/governedChanges.ts';
 import {
@@ -15,12 +15,20 @@ import {
   type GovernedChangeStatus,
 } from '../../domain/governedChanges.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
-import { BEARER_SECURITY, principalOf, requestActor } from '../auth.ts';
+import { requestActor } from '../auth.ts';
 import { type ListQuery, pageRequestOf, presentList } from '../presenters.ts';
-import { problemResponses, READ_PROBLEMS, WRITE_PROBLEMS } from '../problems.ts';
 import {
-  idempotencyHeadersSchema,
-  idempotentWriteHeaders,
+  found,
+  idempotentOutcome,
+  idempotentWrite,
+  LIST_PROBLEMS,
+  organizationOf,
+  readOperation,
+  retrieveById,
+  writeOperation,
+  written,
+} from '../routeKit.ts';
+import {
   idParamsSchema,
   idSchema,
   listEnvelopeSchema,
@@ -28,7 +36,6 @@ import {
   nullableTimestampSchema,
   timestampSchema,
 } from '../schemas.ts';
-import { sendWrite } from '../writes.ts';
 
 const TAGS = ['Changes'];
 const changeParams = idParamsSchema(ID_PREFIXES.governedChange, 'Change id.');
@@ -125,38 +132,29 @@ export const changeSchema = {
   },
 } as const;
 
-/**
- * Governed changes: anyone in the organization reads them (approvers need to see what they vote on, with
- * the `read` scope their role grants); only the proposer cancels one.
- */
-export function changeRoutes(app: FastifyInstance, deps: Deps): void {
+function listChangesRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{ Querystring: ListQuery & { status?: GovernedChangeStatus; kind?: GovernedChangeKind } }>(
     '/v1/changes',
-    {
-      config: { scope: 'read' },
-      schema: {
-        operationId: 'listChanges',
-        summary: 'List governed changes',
-        description: 'Newest first: changes that waited for approval, with what became of them.',
-        tags: TAGS,
-        security: BEARER_SECURITY,
-        querystring: listQuerySchema(ID_PREFIXES.governedChange, {
-          status: {
-            type: 'string',
-            enum: GOVERNED_CHANGE_STATUSES,
-            description: 'Only changes in this status.',
-          },
-          kind: { type: 'string', enum: GOVERNED_CHANGE_KINDS, description: 'Only changes of this kind.' },
-        }),
-        response: {
-          200: listEnvelopeSchema('Change', 'A page of changes.'),
-          ...problemResponses(...READ_PROBLEMS.filter((s) => s !== 404)),
+    readOperation({
+      scope: 'read',
+      operationId: 'listChanges',
+      summary: 'List governed changes',
+      description: 'Newest first: changes that waited for approval, with what became of them.',
+      tags: TAGS,
+      querystring: listQuerySchema(ID_PREFIXES.governedChange, {
+        status: {
+          type: 'string',
+          enum: GOVERNED_CHANGE_STATUSES,
+          description: 'Only changes in this status.',
         },
-      },
-    },
+        kind: { type: 'string', enum: GOVERNED_CHANGE_KINDS, description: 'Only changes of this kind.' },
+      }),
+      responses: { 200: listEnvelopeSchema('Change', 'A page of changes.') },
+      problems: LIST_PROBLEMS,
+    }),
     async (request) => {
       const { status, kind } = request.query;
-      const page = await listChanges(deps, principalOf(request).organizationId, {
+      const page = await listChanges(deps, organizationOf(request), {
         ...pageRequestOf(request.query),
         status,
         kind,
@@ -164,67 +162,64 @@ export function changeRoutes(app: FastifyInstance, deps: Deps): void {
       return presentList(page, presentChange);
     },
   );
+}
 
+function getChangeRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{ Params: { id: string } }>(
     '/v1/changes/:id',
-    {
-      config: { scope: 'read' },
-      schema: {
-        operationId: 'getChange',
-        summary: 'Retrieve a governed change',
-        tags: TAGS,
-        security: BEARER_SECURITY,
-        params: changeParams,
-        response: {
-          200: { description: 'The change.', $ref: 'Change#' },
-          ...problemResponses(...READ_PROBLEMS),
-        },
-      },
-    },
-    async (request) =>
-      presentChange(await getGovernedChange(deps, principalOf(request).organizationId, request.params.id)),
+    readOperation({
+      scope: 'read',
+      operationId: 'getChange',
+      summary: 'Retrieve a governed change',
+      tags: TAGS,
+      params: changeParams,
+      responses: { 200: found('Change', 'The change.') },
+    }),
+    retrieveById(deps, getGovernedChange, presentChange),
   );
+}
 
+function cancelChangeRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Params: { id: string } }>(
     '/v1/changes/:id/cancel',
-    {
-      config: { scope: 'read' },
-      schema: {
-        operationId: 'cancelChange',
-        summary: 'Cancel a pending change',
-        description:
-          'Withdraws a pending change: its approval is canceled and the change is never made. Only its proposer may (403 `not_proposer`); a change no longer pending is a 409 `invalid_state_transition`.',
-        tags: TAGS,
-        security: BEARER_SECURITY,
-        headers: idempotencyHeadersSchema,
-        params: changeParams,
-        response: {
-          200: { description: 'The change, canceled.', headers: idempotentWriteHeaders, $ref: 'Change#' },
-          ...problemResponses(...WRITE_PROBLEMS),
-        },
-      },
-    },
-    (request, reply) =>
-      sendWrite(deps, request, reply, async (tx, organizationId) => ({
-        status: 200,
-        body: presentChange(
-          await cancelGovernedChange(tx, deps, organizationId, request.params.id, requestActor(request)),
-        ),
-      })),
+    writeOperation({
+      scope: 'read',
+      operationId: 'cancelChange',
+      summary: 'Cancel a pending change',
+      description:
+        'Withdraws a pending change: its approval is canceled and the change is never made. Only its proposer may (403 `not_proposer`); a change no longer pending is a 409 `invalid_state_transition`.',
+      tags: TAGS,
+      params: changeParams,
+      responses: { 200: written('Change', 'The change, canceled.') },
+    }),
+    idempotentWrite(deps, 200, async (tx, organizationId, request) =>
+      presentChange(
+        await cancelGovernedChange(tx, deps, organizationId, request.params.id, requestActor(request)),
+      ),
+    ),
   );
+}
+
+/**
+ * Governed changes: anyone in the organization reads them (approvers need to see what they vote on, with
+ * the `read` scope their role grants); only the proposer cancels one.
+ */
+export function changeRoutes(app: FastifyInstance, deps: Deps): void {
+  listChangesRoute(app, deps);
+  getChangeRoute(app, deps);
+  cancelChangeRoute(app, deps);
 }
 
 /** The 202 a route answers when its change waits for approval. */
 export function pendingChangeReply(change: GovernedChange) {
-  return { status: 202, body: presentChange(change) };
+  return { status: 202 as const, body: presentChange(change) };
 }
 
 /** The 202 response of a route whose change may wait for approval, for its schema. */
-export const pendingChangeResponse = {
-  description: 'The change, waiting for the approval the policy asks for (see GET /v1/changes/{id}).',
-  headers: idempotentWriteHeaders,
-  $ref: 'Change#',
-} as const;
+export const pendingChangeResponse = written(
+  'Change',
+  'The change, waiting for the approval the policy asks for (see GET /v1/changes/{id}).',
+);
 
 /**
  * A route's write of a governed setting: proposed for approval when the policy asks (202 with the change),
@@ -239,6 +234,24 @@ export async function governedWrite<T>(
   write: () => Promise<T>,
 ): Promise<T | { status: 202; body: ReturnType<typeof presentChange> }> {
   const pending = await proposeIfGoverned(tx, deps, organizationId, change, requestActor(request));
-  if (pending) return { status: 202, body: presentChange(pending) };
+  if (pending) return pendingChangeReply(pending);
   return write();
+}
+
+/**
+ * The handler of an idempotent write of a governed setting: the change `changeOf` names is proposed for
+ * approval when the policy asks (202 with the change), else `effect` runs now and is answered with `status`.
+ */
+export function governedIdempotentWrite<Route extends RouteGenericInterface>(
+  deps: Deps,
+  status: number,
+  changeOf: (request: FastifyRequest<Route>) => ChangeRequest,
+  effect: (tx: Queryable, organizationId: string, request: FastifyRequest<Route>) => Promise<unknown>,
+) {
+  return idempotentOutcome<Route>(deps, (tx, organizationId, request) =>
+    governedWrite(tx, deps, organizationId, request, changeOf(request), async () => ({
+      status,
+      body: await effect(tx, organizationId, request),
+    })),
+  );
 }
