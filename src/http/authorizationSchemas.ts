@@ -56,25 +56,25 @@ export const memberSchema = {
   },
 } as const;
 
+/** A person's email as a request gives it (a member's, an organization's contact), with an example. */
+export function emailSchema(example: string) {
+  return { type: 'string', minLength: 3, maxLength: MEMBER_EMAIL_CHARS_MAX, examples: [example] } as const;
+}
+
+const memberNameSchema = { type: 'string', minLength: 1, maxLength: MEMBER_NAME_CHARS_MAX } as const;
+
 export const memberCreateBodySchema = {
   type: 'object',
   required: ['email', 'roles'],
   additionalProperties: false,
-  properties: {
-    email: { type: 'string', minLength: 3, maxLength: MEMBER_EMAIL_CHARS_MAX, examples: ['ana@example.com'] },
-    roles: rolesSchema,
-    name: { type: 'string', minLength: 1, maxLength: MEMBER_NAME_CHARS_MAX },
-  },
+  properties: { email: emailSchema('ana@example.com'), roles: rolesSchema, name: memberNameSchema },
 } as const;
 
 export const memberUpdateBodySchema = {
   type: 'object',
   additionalProperties: false,
   minProperties: 1,
-  properties: {
-    roles: rolesSchema,
-    name: { type: 'string', minLength: 1, maxLength: MEMBER_NAME_CHARS_MAX },
-  },
+  properties: { roles: rolesSchema, name: memberNameSchema },
 } as const;
 
 const approvalRequirementSchema = {

@@ -1,52 +1,47 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../app/deps.ts';
-import { proposeIfGoverned } from '../../app/governedChanges.ts';
 import { addMember, getMember, listMembers, removeMember, updateMember } from '../../app/members.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import { MEMBER_ROLES, MEMBER_STATUSES, type MemberRole, type MemberStatus } from '../../domain/members.ts';
-import { BEARER_SECURITY, principalOf, requestActor } from '../auth.ts';
+import { requestActor } from '../auth.ts';
 import { presentMember } from '../authorizationPresenters.ts';
 import { memberCreateBodySchema, memberUpdateBodySchema } from '../authorizationSchemas.ts';
 import { type ListQuery, pageRequestOf, presentList } from '../presenters.ts';
-import { problemResponses, READ_PROBLEMS, WRITE_PROBLEMS } from '../problems.ts';
 import {
-  idempotencyHeadersSchema,
-  idempotentWriteHeaders,
-  idParamsSchema,
-  listEnvelopeSchema,
-  listQuerySchema,
-} from '../schemas.ts';
-import { sendWrite } from '../writes.ts';
-import { pendingChangeReply, pendingChangeResponse } from './changes.ts';
+  found,
+  idempotentWrite,
+  LIST_PROBLEMS,
+  organizationOf,
+  readOperation,
+  retrieveById,
+  writeOperation,
+  written,
+} from '../routeKit.ts';
+import { idParamsSchema, listEnvelopeSchema, listQuerySchema } from '../schemas.ts';
+import { governedIdempotentWrite, pendingChangeResponse } from './changes.ts';
 
 const TAGS = ['Members'];
 const memberParams = idParamsSchema(ID_PREFIXES.member, 'Member id.');
 
-/** The organization's people and their signer roles: the `admin` scope only. */
-export function memberRoutes(app: FastifyInstance, deps: Deps): void {
+function listMembersRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{ Querystring: ListQuery & { status?: MemberStatus; role?: MemberRole } }>(
     '/v1/members',
-    {
-      config: { scope: 'admin' },
-      schema: {
-        operationId: 'listMembers',
-        summary: 'List members',
-        description: 'Newest first.',
-        tags: TAGS,
-        security: BEARER_SECURITY,
-        querystring: listQuerySchema(ID_PREFIXES.member, {
-          status: { type: 'string', enum: MEMBER_STATUSES, description: 'Only members in this status.' },
-          role: { type: 'string', enum: MEMBER_ROLES, description: 'Only members holding this role.' },
-        }),
-        response: {
-          200: listEnvelopeSchema('Member', 'A page of members.'),
-          ...problemResponses(...READ_PROBLEMS.filter((s) => s !== 404)),
-        },
-      },
-    },
+    readOperation({
+      scope: 'admin',
+      operationId: 'listMembers',
+      summary: 'List members',
+      description: 'Newest first.',
+      tags: TAGS,
+      querystring: listQuerySchema(ID_PREFIXES.member, {
+        status: { type: 'string', enum: MEMBER_STATUSES, description: 'Only members in this status.' },
+        role: { type: 'string', enum: MEMBER_ROLES, description: 'Only members holding this role.' },
+      }),
+      responses: { 200: listEnvelopeSchema('Member', 'A page of members.') },
+      problems: LIST_PROBLEMS,
+    }),
     async (request) => {
       const { status, role } = request.query;
-      const page = await listMembers(deps, principalOf(request).organizationId, {
+      const page = await listMembers(deps, organizationOf(request), {
         ...pageRequestOf(request.query),
         status,
         role,
@@ -54,136 +49,110 @@ export function memberRoutes(app: FastifyInstance, deps: Deps): void {
       return presentList(page, presentMember);
     },
   );
+}
 
+/** Adding a member grants roles: a governed change (`role_grant`) where the policy asks for approval. */
+function createMemberRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Body: { email: string; roles: string[]; name?: string } }>(
     '/v1/members',
-    {
-      config: { scope: 'admin' },
-      schema: {
-        operationId: 'createMember',
-        summary: 'Add a member',
-        description:
-          'Adds a person by email with their roles. An email that is already a member is a 409 `member_exists`; a removed member is restored with the roles given. Recorded as evidence.',
-        tags: TAGS,
-        security: BEARER_SECURITY,
-        headers: idempotencyHeadersSchema,
-        body: memberCreateBodySchema,
-        response: {
-          201: { description: 'The member.', headers: idempotentWriteHeaders, $ref: 'Member#' },
-          202: pendingChangeResponse,
-          ...problemResponses(...WRITE_PROBLEMS),
-        },
-      },
-    },
-    (request, reply) =>
-      sendWrite(deps, request, reply, async (tx, organizationId) => {
-        const pending = await proposeIfGoverned(
-          tx,
-          deps,
-          organizationId,
-          { kind: 'role_grant', action: 'add', targetId: null, payload: request.body },
-          requestActor(request),
-        );
-        if (pending) return pendingChangeReply(pending);
-        return {
-          status: 201,
-          body: presentMember(await addMember(tx, deps, organizationId, request.body, requestActor(request))),
-        };
-      }),
+    writeOperation({
+      scope: 'admin',
+      operationId: 'createMember',
+      summary: 'Add a member',
+      description:
+        'Adds a person by email with their roles. An email that is already a member is a 409 `member_exists`; a removed member is restored with the roles given. Recorded as evidence.',
+      tags: TAGS,
+      body: memberCreateBodySchema,
+      responses: { 201: written('Member', 'The member.'), 202: pendingChangeResponse },
+    }),
+    governedIdempotentWrite(
+      deps,
+      201,
+      (request) => ({ kind: 'role_grant', action: 'add', targetId: null, payload: request.body }),
+      async (tx, organizationId, request) =>
+        presentMember(await addMember(tx, deps, organizationId, request.body, requestActor(request))),
+    ),
   );
+}
 
+function getMemberRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{ Params: { id: string } }>(
     '/v1/members/:id',
-    {
-      config: { scope: 'admin' },
-      schema: {
-        operationId: 'getMember',
-        summary: 'Retrieve a member',
-        tags: TAGS,
-        security: BEARER_SECURITY,
-        params: memberParams,
-        response: {
-          200: { description: 'The member.', $ref: 'Member#' },
-          ...problemResponses(...READ_PROBLEMS),
-        },
-      },
-    },
-    async (request) =>
-      presentMember(await getMember(deps, principalOf(request).organizationId, request.params.id)),
+    readOperation({
+      scope: 'admin',
+      operationId: 'getMember',
+      summary: 'Retrieve a member',
+      tags: TAGS,
+      params: memberParams,
+      responses: { 200: found('Member', 'The member.') },
+    }),
+    retrieveById(deps, getMember, presentMember),
   );
+}
 
+/** A role change is a governed change (`role_grant`) where the policy asks for approval. */
+function updateMemberRoute(app: FastifyInstance, deps: Deps): void {
   app.patch<{ Params: { id: string }; Body: { roles?: string[]; name?: string } }>(
     '/v1/members/:id',
-    {
-      config: { scope: 'admin' },
-      schema: {
-        operationId: 'updateMember',
-        summary: 'Change a member’s roles or name',
-        description:
-          'Keys acting for the member follow at once in the process that made the change and within 5 seconds elsewhere. A role change is recorded as evidence.',
-        tags: TAGS,
-        security: BEARER_SECURITY,
-        headers: idempotencyHeadersSchema,
-        params: memberParams,
-        body: memberUpdateBodySchema,
-        response: {
-          200: { description: 'The member.', headers: idempotentWriteHeaders, $ref: 'Member#' },
-          202: pendingChangeResponse,
-          ...problemResponses(...WRITE_PROBLEMS),
-        },
-      },
-    },
-    (request, reply) =>
-      sendWrite(deps, request, reply, async (tx, organizationId) => {
-        const pending = await proposeIfGoverned(
-          tx,
-          deps,
-          organizationId,
-          { kind: 'role_grant', action: 'update', targetId: request.params.id, payload: request.body },
-          requestActor(request),
-        );
-        if (pending) return pendingChangeReply(pending);
-        return {
-          status: 200,
-          body: presentMember(
-            await updateMember(
-              tx,
-              deps,
-              organizationId,
-              request.params.id,
-              request.body,
-              requestActor(request),
-            ),
-          ),
-        };
+    writeOperation({
+      scope: 'admin',
+      operationId: 'updateMember',
+      summary: 'Change a member’s roles or name',
+      description:
+        'Keys acting for the member follow at once in the process that made the change and within 5 seconds elsewhere. A role change is recorded as evidence.',
+      tags: TAGS,
+      params: memberParams,
+      body: memberUpdateBodySchema,
+      responses: { 200: written('Member', 'The member.'), 202: pendingChangeResponse },
+    }),
+    governedIdempotentWrite(
+      deps,
+      200,
+      (request) => ({
+        kind: 'role_grant',
+        action: 'update',
+        targetId: request.params.id,
+        payload: request.body,
       }),
+      async (tx, organizationId, request) =>
+        presentMember(
+          await updateMember(
+            tx,
+            deps,
+            organizationId,
+            request.params.id,
+            request.body,
+            requestActor(request),
+          ),
+        ),
+    ),
   );
+}
 
+function removeMemberRoute(app: FastifyInstance, deps: Deps): void {
   app.delete<{ Params: { id: string } }>(
     '/v1/members/:id',
-    {
-      config: { scope: 'admin' },
-      schema: {
-        operationId: 'removeMember',
-        summary: 'Remove a member',
-        description:
-          'The member’s keys stop working (401 `api_key_revoked`); their votes and everything they did stay on record. Removing a removed member changes nothing.',
-        tags: TAGS,
-        security: BEARER_SECURITY,
-        headers: idempotencyHeadersSchema,
-        params: memberParams,
-        response: {
-          200: { description: 'The member, removed.', headers: idempotentWriteHeaders, $ref: 'Member#' },
-          ...problemResponses(...WRITE_PROBLEMS),
-        },
-      },
-    },
-    (request, reply) =>
-      sendWrite(deps, request, reply, async (tx, organizationId) => ({
-        status: 200,
-        body: presentMember(
-          await removeMember(tx, deps, organizationId, request.params.id, requestActor(request)),
-        ),
-      })),
+    writeOperation({
+      scope: 'admin',
+      operationId: 'removeMember',
+      summary: 'Remove a member',
+      description:
+        'The member’s keys stop working (401 `api_key_revoked`); their votes and everything they did stay on record. Removing a removed member changes nothing.',
+      tags: TAGS,
+      params: memberParams,
+      responses: { 200: written('Member', 'The member, removed.') },
+    }),
+    idempotentWrite(deps, 200, async (tx, organizationId, request) =>
+      presentMember(await removeMember(tx, deps, organizationId, request.params.id, requestActor(request))),
+    ),
   );
+}
+
+/** The organization's people and their signer roles: the `admin` scope only. */
+export function memberRoutes(app: FastifyInstance, deps: Deps): void {
+  listMembersRoute(app, deps);
+  createMemberRoute(app, deps);
+  getMemberRoute(app, deps);
+  updateMemberRoute(app, deps);
+  removeMemberRoute(app, deps);
 }
