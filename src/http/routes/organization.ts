@@ -13,18 +13,19 @@ import {
 } from '../../app/organizationProfile.ts';
 import { ENVIRONMENTS } from '../../domain/apiKeys.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
-import { MEMBER_EMAIL_CHARS_MAX } from '../../domain/members.ts';
 import { CONTACT_NAME_CHARS_MAX, CONTACT_ROLES, LAUNCH_PRODUCTS } from '../../domain/organizationProfile.ts';
-import { BEARER_SECURITY, principalOf } from '../auth.ts';
-import { problemResponses, READ_PROBLEMS, WRITE_PROBLEMS } from '../problems.ts';
+import { emailSchema } from '../authorizationSchemas.ts';
 import {
-  idempotencyHeadersSchema,
-  idempotentWriteHeaders,
-  idSchema,
-  nullableIdSchema,
-  timestampSchema,
-} from '../schemas.ts';
-import { sendWrite } from '../writes.ts';
+  closedObjectSchema,
+  found,
+  idempotentWrite,
+  LIST_PROBLEMS,
+  organizationOf,
+  readOperation,
+  writeOperation,
+  written,
+} from '../routeKit.ts';
+import { idSchema, nullableIdSchema, timestampSchema } from '../schemas.ts';
 
 const TAGS = ['Organization'];
 const PHONE_PATTERN = '^\\+[1-9][0-9]{6,14}$';
@@ -113,115 +114,98 @@ function presentOrganization(view: OrganizationView, environment: string) {
   };
 }
 
-export function organizationRoutes(app: FastifyInstance, deps: Deps): void {
+/** Reading the key's own organization takes no id, query or body: no 400, and no 404 to document. */
+const ORGANIZATION_READ_PROBLEMS = LIST_PROBLEMS.filter((s) => s !== 400);
+
+function getOrganizationRoute(app: FastifyInstance, deps: Deps): void {
   app.get(
     '/v1/organization',
-    {
-      config: { scope: 'read' },
-      schema: {
-        operationId: 'getOrganization',
-        summary: 'Retrieve your organization',
-        tags: TAGS,
-        security: BEARER_SECURITY,
-        response: {
-          200: { description: 'The organization.', $ref: 'Organization#' },
-          ...problemResponses(...READ_PROBLEMS.filter((s) => s !== 404 && s !== 400)),
-        },
-      },
-    },
+    readOperation({
+      scope: 'read',
+      operationId: 'getOrganization',
+      summary: 'Retrieve your organization',
+      tags: TAGS,
+      responses: { 200: found('Organization', 'The organization.') },
+      problems: ORGANIZATION_READ_PROBLEMS,
+    }),
     async (request) =>
-      presentOrganization(await getOrganization(deps, principalOf(request).organizationId), deps.environment),
+      presentOrganization(await getOrganization(deps, organizationOf(request)), deps.environment),
   );
+}
 
+function updateOrganizationRoute(app: FastifyInstance, deps: Deps): void {
   app.patch<{ Body: ProfileChange }>(
     '/v1/organization',
-    {
-      config: { scope: 'admin' },
-      schema: {
-        operationId: 'updateOrganization',
-        summary: 'Name your legal entity and products',
-        description:
-          '`legal_entity`: a business customer of yours whose verified KYB stands for the organization (400 `not_business` for an individual, 404 for an unknown one; `null` clears it). `products`: what you launch. The launch gates follow at their next evaluation.',
-        tags: TAGS,
-        security: BEARER_SECURITY,
-        headers: idempotencyHeadersSchema,
-        body: {
-          type: 'object',
-          additionalProperties: false,
-          minProperties: 1,
-          properties: {
-            legal_entity: nullableIdSchema(ID_PREFIXES.customer, 'A business customer id, or null.'),
-            products: productsSchema,
-          },
-        },
-        response: {
-          200: { description: 'The organization.', headers: idempotentWriteHeaders, $ref: 'Organization#' },
-          ...problemResponses(...WRITE_PROBLEMS),
+    writeOperation({
+      scope: 'admin',
+      operationId: 'updateOrganization',
+      summary: 'Name your legal entity and products',
+      description:
+        '`legal_entity`: a business customer of yours whose verified KYB stands for the organization (400 `not_business` for an individual, 404 for an unknown one; `null` clears it). `products`: what you launch. The launch gates follow at their next evaluation.',
+      tags: TAGS,
+      body: {
+        type: 'object',
+        additionalProperties: false,
+        minProperties: 1,
+        properties: {
+          legal_entity: nullableIdSchema(ID_PREFIXES.customer, 'A business customer id, or null.'),
+          products: productsSchema,
         },
       },
-    },
-    (request, reply) =>
-      sendWrite(deps, request, reply, async (tx, organizationId) => ({
-        status: 200,
-        body: presentOrganization(
-          await updateOrganizationProfile(tx, deps, organizationId, request.body),
-          deps.environment,
-        ),
-      })),
+      responses: { 200: written('Organization', 'The organization.') },
+    }),
+    idempotentWrite(deps, 200, async (tx, organizationId, request) =>
+      presentOrganization(
+        await updateOrganizationProfile(tx, deps, organizationId, request.body),
+        deps.environment,
+      ),
+    ),
   );
+}
 
+const contactsBodySchema = closedObjectSchema(
+  {
+    contacts: {
+      type: 'array',
+      maxItems: CONTACT_ROLES.length,
+      items: closedObjectSchema(
+        {
+          role: { type: 'string', enum: CONTACT_ROLES },
+          name: { type: 'string', minLength: 1, maxLength: CONTACT_NAME_CHARS_MAX },
+          email: emailSchema('ops@example.com'),
+          phone: { type: 'string', pattern: PHONE_PATTERN, examples: ['+254711000000'] },
+        },
+        ['role', 'name', 'email'],
+      ),
+    },
+  },
+  ['contacts'],
+);
+
+function nameContactsRoute(app: FastifyInstance, deps: Deps): void {
   app.put<{ Body: { contacts: { role: string; name: string; email: string; phone?: string }[] } }>(
     '/v1/organization/contacts',
-    {
-      config: { scope: 'admin' },
-      schema: {
-        operationId: 'nameOrganizationContacts',
-        summary: 'Name your contacts',
-        description:
-          'Replaces the people you name for your launch, one per role: `technical` (integration and incidents), `compliance` (KYB, screening, reviews) and `finance` (reconciliation and settlement). The `contacts_named` gate passes once all three are named.',
-        tags: TAGS,
-        security: BEARER_SECURITY,
-        headers: idempotencyHeadersSchema,
-        body: {
-          type: 'object',
-          additionalProperties: false,
-          required: ['contacts'],
-          properties: {
-            contacts: {
-              type: 'array',
-              maxItems: CONTACT_ROLES.length,
-              items: {
-                type: 'object',
-                additionalProperties: false,
-                required: ['role', 'name', 'email'],
-                properties: {
-                  role: { type: 'string', enum: CONTACT_ROLES },
-                  name: { type: 'string', minLength: 1, maxLength: CONTACT_NAME_CHARS_MAX },
-                  email: {
-                    type: 'string',
-                    minLength: 3,
-                    maxLength: MEMBER_EMAIL_CHARS_MAX,
-                    examples: ['ops@example.com'],
-                  },
-                  phone: { type: 'string', pattern: PHONE_PATTERN, examples: ['+254711000000'] },
-                },
-              },
-            },
-          },
-        },
-        response: {
-          200: { description: 'The organization.', headers: idempotentWriteHeaders, $ref: 'Organization#' },
-          ...problemResponses(...WRITE_PROBLEMS),
-        },
-      },
-    },
-    (request, reply) =>
-      sendWrite(deps, request, reply, async (tx, organizationId) => ({
-        status: 200,
-        body: presentOrganization(
-          await nameContacts(tx, deps, organizationId, request.body.contacts),
-          deps.environment,
-        ),
-      })),
+    writeOperation({
+      scope: 'admin',
+      operationId: 'nameOrganizationContacts',
+      summary: 'Name your contacts',
+      description:
+        'Replaces the people you name for your launch, one per role: `technical` (integration and incidents), `compliance` (KYB, screening, reviews) and `finance` (reconciliation and settlement). The `contacts_named` gate passes once all three are named.',
+      tags: TAGS,
+      body: contactsBodySchema,
+      responses: { 200: written('Organization', 'The organization.') },
+    }),
+    idempotentWrite(deps, 200, async (tx, organizationId, request) =>
+      presentOrganization(
+        await nameContacts(tx, deps, organizationId, request.body.contacts),
+        deps.environment,
+      ),
+    ),
   );
+}
+
+export function organizationRoutes(app: FastifyInstance, deps: Deps): void {
+  getOrganizationRoute(app, deps);
+  updateOrganizationRoute(app, deps);
+  nameContactsRoute(app, deps);
 }
