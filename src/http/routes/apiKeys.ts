@@ -10,12 +10,19 @@ import type { Deps } from '../../app/deps.ts';
 import { createOwnApiKeyGoverned } from '../../app/ownApiKeys.ts';
 import { SCOPES } from '../../domain/apiKeys.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
-import { BEARER_SECURITY, principalOf, requestActor } from '../auth.ts';
-import { type ListQuery, pageRequestOf, presentList } from '../presenters.ts';
-import { problemResponses, READ_PROBLEMS, WRITE_PROBLEMS } from '../problems.ts';
+import { principalOf, requestActor } from '../auth.ts';
+import type { ListQuery } from '../presenters.ts';
 import {
-  idempotencyHeadersSchema,
-  idempotentWriteHeaders,
+  closedObjectSchema,
+  idempotentOutcome,
+  idempotentWrite,
+  LIST_PROBLEMS,
+  readOperation,
+  retrievePage,
+  writeOperation,
+  written,
+} from '../routeKit.ts';
+import {
   idParamsSchema,
   idSchema,
   listEnvelopeSchema,
@@ -23,7 +30,6 @@ import {
   nullableTimestampSchema,
   timestampSchema,
 } from '../schemas.ts';
-import { sendWrite } from '../writes.ts';
 import { changeSchema, presentChange } from './changes.ts';
 
 const TAGS = ['API keys'];
@@ -111,140 +117,108 @@ export function presentApiKey(key: ApiKeyRow) {
   };
 }
 
+function listApiKeysRoute(app: FastifyInstance, deps: Deps): void {
+  app.get<{ Querystring: ListQuery }>(
+    '/v1/api-keys',
+    readOperation({
+      scope: 'admin',
+      operationId: 'listApiKeys',
+      summary: 'List API keys',
+      description:
+        'Newest first, revoked ones included: each key’s display prefix, scopes, member, who created it and when, and when it was revoked. Never the key nor its hash.',
+      tags: TAGS,
+      querystring: listQuerySchema(ID_PREFIXES.apiKey, {}),
+      responses: { 200: listEnvelopeSchema('ApiKey', 'A page of API keys.') },
+      problems: LIST_PROBLEMS,
+    }),
+    retrievePage(deps, listKeysPage, presentApiKey),
+  );
+}
+
+const createApiKeyBodySchema = closedObjectSchema({
+  scopes: {
+    type: 'array',
+    minItems: 1,
+    maxItems: SCOPES.length,
+    items: { type: 'string', enum: SCOPES },
+  },
+  description: { type: 'string', minLength: 1, maxLength: API_KEY_DESCRIPTION_CHARS_MAX },
+});
+
+/**
+ * The new key is in the answer, so its idempotency record holds it sealed (`sensitive`), opened only to
+ * replay it, and only to the member (or key) that asked: another admin's retry never gets the key.
+ */
+function createApiKeyRoute(app: FastifyInstance, deps: Deps): void {
+  app.post<{ Body: { scopes?: string[]; description?: string } }>(
+    '/v1/api-keys',
+    writeOperation({
+      scope: 'admin',
+      operationId: 'createApiKey',
+      summary: 'Create a key for yourself',
+      description:
+        'A new key that acts for the member the calling key acts for, never for anyone else. Its scopes are at most those both the member’s roles and the calling key grant (403 `beyond_member_roles`, naming `scopes`); without `scopes` it gets all of them. A key that acts for no member cannot create keys (403 `member_required`). Keys for other members and server keys come only from the operator’s CLI on the server (`mkoba keys create`). Recorded as evidence (`api_key.created`); the key is in this answer only. A key with a scope beyond `read`/`write` is a governed change (kind `api_key`): where the organization’s policy asks for approval (pilot and production start with a second admin), the answer is a 202 with the change and the key, which authenticates only once another member approves (see docs/APPROVALS.md). A retry with the same `Idempotency-Key` replays the answer, key included, only to the member (or key) that sent it; from anyone else it is a 422 `idempotency_key_reused`.',
+      tags: TAGS,
+      body: createApiKeyBodySchema,
+      responses: {
+        201: written('CreatedApiKey', 'The key, shown once.'),
+        202: written(
+          'PendingApiKey',
+          'A key beyond `read`/`write` waiting for the approval the organization’s policy asks for (a `change` rule naming `api_key`): the change, with the key shown once. It works only once another member approves it.',
+        ),
+      },
+    }),
+    idempotentOutcome(
+      deps,
+      async (tx, organizationId, request) => {
+        const principal = principalOf(request);
+        const outcome = await createOwnApiKeyGoverned(
+          tx,
+          deps,
+          {
+            organizationId,
+            memberId: principal.member?.id ?? null,
+            scopes: principal.scopes,
+            actor: requestActor(request),
+          },
+          { scopes: request.body?.scopes, description: request.body?.description },
+        );
+        return outcome.status === 'pending'
+          ? { status: 202, body: { ...presentChange(outcome.change), key: outcome.key }, sensitive: true }
+          : { status: 201, body: { ...presentApiKey(outcome.record), key: outcome.key }, sensitive: true };
+      },
+      (request) => actorIdOf(principalOf(request)),
+    ),
+  );
+}
+
+function revokeApiKeyRoute(app: FastifyInstance, deps: Deps): void {
+  app.post<{ Params: { id: string } }>(
+    '/v1/api-keys/:id/revoke',
+    writeOperation({
+      scope: 'admin',
+      operationId: 'revokeApiKey',
+      summary: 'Revoke an API key',
+      description:
+        'Any key of the organization, at once in this process and within 5 seconds in others; requests with it get 401 `api_key_revoked`. Revoking a revoked key changes nothing. Recorded as evidence (`api_key.revoked`).',
+      tags: TAGS,
+      params: idParamsSchema(ID_PREFIXES.apiKey, 'API key id.'),
+      responses: { 200: written('ApiKey', 'The key, revoked.') },
+    }),
+    idempotentWrite(deps, 200, async (tx, organizationId, request) =>
+      presentApiKey(
+        await revokeOrganizationKeyIn(tx, deps, organizationId, request.params.id, requestActor(request)),
+      ),
+    ),
+  );
+}
+
 /**
  * The organization's keys: admins list them and revoke any; a member creates keys for themself only. Keys
  * for another member, and server keys beyond `read` and `write`, come only from `mkoba keys create`.
  */
 export function apiKeyRoutes(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Querystring: ListQuery }>(
-    '/v1/api-keys',
-    {
-      config: { scope: 'admin' },
-      schema: {
-        operationId: 'listApiKeys',
-        summary: 'List API keys',
-        description:
-          'Newest first, revoked ones included: each key’s display prefix, scopes, member, who created it and when, and when it was revoked. Never the key nor its hash.',
-        tags: TAGS,
-        security: BEARER_SECURITY,
-        querystring: listQuerySchema(ID_PREFIXES.apiKey, {}),
-        response: {
-          200: listEnvelopeSchema('ApiKey', 'A page of API keys.'),
-          ...problemResponses(...READ_PROBLEMS.filter((s) => s !== 404)),
-        },
-      },
-    },
-    async (request) =>
-      presentList(
-        await listKeysPage(deps, principalOf(request).organizationId, pageRequestOf(request.query)),
-        presentApiKey,
-      ),
-  );
-
-  app.post<{ Body: { scopes?: string[]; description?: string } }>(
-    '/v1/api-keys',
-    {
-      config: { scope: 'admin' },
-      schema: {
-        operationId: 'createApiKey',
-        summary: 'Create a key for yourself',
-        description:
-          'A new key that acts for the member the calling key acts for, never for anyone else. Its scopes are at most those both the member’s roles and the calling key grant (403 `beyond_member_roles`, naming `scopes`); without `scopes` it gets all of them. A key that acts for no member cannot create keys (403 `member_required`). Keys for other members and server keys come only from the operator’s CLI on the server (`mkoba keys create`). Recorded as evidence (`api_key.created`); the key is in this answer only. A key with a scope beyond `read`/`write` is a governed change (kind `api_key`): where the organization’s policy asks for approval (pilot and production start with a second admin), the answer is a 202 with the change and the key, which authenticates only once another member approves (see docs/APPROVALS.md). A retry with the same `Idempotency-Key` replays the answer, key included, only to the member (or key) that sent it; from anyone else it is a 422 `idempotency_key_reused`.',
-        tags: TAGS,
-        security: BEARER_SECURITY,
-        headers: idempotencyHeadersSchema,
-        body: {
-          type: 'object',
-          additionalProperties: false,
-          properties: {
-            scopes: {
-              type: 'array',
-              minItems: 1,
-              maxItems: SCOPES.length,
-              items: { type: 'string', enum: SCOPES },
-            },
-            description: { type: 'string', minLength: 1, maxLength: API_KEY_DESCRIPTION_CHARS_MAX },
-          },
-        },
-        response: {
-          201: {
-            description: 'The key, shown once.',
-            headers: idempotentWriteHeaders,
-            $ref: 'CreatedApiKey#',
-          },
-          202: {
-            description:
-              'A key beyond `read`/`write` waiting for the approval the organization’s policy asks for (a `change` rule naming `api_key`): the change, with the key shown once. It works only once another member approves it.',
-            headers: idempotentWriteHeaders,
-            $ref: 'PendingApiKey#',
-          },
-          ...problemResponses(...WRITE_PROBLEMS),
-        },
-      },
-    },
-    (request, reply) =>
-      sendWrite(
-        deps,
-        request,
-        reply,
-        async (tx, organizationId) => {
-          const principal = principalOf(request);
-          const outcome = await createOwnApiKeyGoverned(
-            tx,
-            deps,
-            {
-              organizationId,
-              memberId: principal.member?.id ?? null,
-              scopes: principal.scopes,
-              actor: requestActor(request),
-            },
-            { scopes: request.body?.scopes, description: request.body?.description },
-          );
-          // The answer carries the key: its idempotency record holds it sealed, opened only to replay it.
-          if (outcome.status === 'pending') {
-            return {
-              status: 202,
-              body: { ...presentChange(outcome.change), key: outcome.key },
-              sensitive: true,
-            };
-          }
-          return {
-            status: 201,
-            body: { ...presentApiKey(outcome.record), key: outcome.key },
-            sensitive: true,
-          };
-        },
-        undefined,
-        // Replayed to the member (or key) that asked only: another admin's retry never gets the key.
-        { replayOnlyTo: actorIdOf(principalOf(request)) },
-      ),
-  );
-
-  app.post<{ Params: { id: string } }>(
-    '/v1/api-keys/:id/revoke',
-    {
-      config: { scope: 'admin' },
-      schema: {
-        operationId: 'revokeApiKey',
-        summary: 'Revoke an API key',
-        description:
-          'Any key of the organization, at once in this process and within 5 seconds in others; requests with it get 401 `api_key_revoked`. Revoking a revoked key changes nothing. Recorded as evidence (`api_key.revoked`).',
-        tags: TAGS,
-        security: BEARER_SECURITY,
-        headers: idempotencyHeadersSchema,
-        params: idParamsSchema(ID_PREFIXES.apiKey, 'API key id.'),
-        response: {
-          200: { description: 'The key, revoked.', headers: idempotentWriteHeaders, $ref: 'ApiKey#' },
-          ...problemResponses(...WRITE_PROBLEMS),
-        },
-      },
-    },
-    (request, reply) =>
-      sendWrite(deps, request, reply, async (tx, organizationId) => ({
-        status: 200,
-        body: presentApiKey(
-          await revokeOrganizationKeyIn(tx, deps, organizationId, request.params.id, requestActor(request)),
-        ),
-      })),
-  );
+  listApiKeysRoute(app, deps);
+  createApiKeyRoute(app, deps);
+  revokeApiKeyRoute(app, deps);
 }
