@@ -10,7 +10,7 @@ import { createCustomer } from '../src/app/customers.ts';
 import { systemDeps } from '../src/app/deps.ts';
 import { updateOrganizationProfile } from '../src/app/organizationProfile.ts';
 import { fundWallet } from '../src/app/transfers.ts';
-import { addDays } from '../src/modules/savings/domain.ts';
+import { addDays } from '../src/domain/days.ts';
 import { openSavingsAccount } from '../src/modules/savings/useCases/accounts.ts';
 import { accrueSavingsThrough } from '../src/modules/savings/useCases/dayWork.ts';
 import { createSavingsProduct } from '../src/modules/savings/useCases/products.ts';
