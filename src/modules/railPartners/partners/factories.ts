@@ -6,7 +6,7 @@
 import { guardedFetch } from '../../../outbound/guard.ts';
 import type { PartnerRailFactory } from '../../../rails/partner.ts';
 import type { RailPartnerName } from '../domain.ts';
-import { mpesaDarajaRail } from './mpesaDaraja.ts';
+import { mpesaDarajaRail } from './mpesaDaraja/rail.ts';
 import { mtnMomoRail } from './mtnMomo.ts';
 
 export const PARTNER_RAIL_FACTORIES: Readonly<Record<RailPartnerName, PartnerRailFactory>> = {
