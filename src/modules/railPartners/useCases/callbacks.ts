@@ -4,7 +4,8 @@
  * names: a repeated callback (the same bytes) is recorded as a duplicate and changes nothing; one that
  * agrees with what is recorded changes nothing; one about a payout we cannot find, or contradicting a
  * final one, goes to the reconciliation exception queue. A callback that arrives before the rail worker
- * has recorded the partner's reference is tried again for RAIL_CALLBACK_MATCH_GRACE_MS first.
+ * has recorded the partner's reference is tried again for RAIL_CALLBACK_MATCH_GRACE_MS first. What a
+ * callback does to the payout or collection it names is callbackEffects.ts.
  */
 import { createHash } from 'node:crypto';
 import type { Deps } from '../../../app/deps.ts';
