@@ -5,15 +5,15 @@
 import type { HttpModule } from '../../http/httpModule.ts';
 import { webhookRoutes } from './routes.ts';
 
+export type { AttemptRecord } from './repository/deliveries.ts';
+export type { DeliveryView } from './repository/deliveryLog.ts';
 export {
-  type AttemptRecord,
-  type DeliveryView,
-  findSubscription,
   legacySecrets,
   saveSealedSecret,
   secretKeyIds,
   secretsNotWrappedBy,
-} from './repository.ts';
+} from './repository/secrets.ts';
+export { findSubscription } from './repository/subscriptions.ts';
 export { presentDelivery, presentSubscription, webhookRoutes } from './routes.ts';
 export { type PromotionResult, promoteSandboxSubscriptions } from './useCases/promotion.ts';
 export {

@@ -19,7 +19,7 @@ import {
   listPromotableSubscriptions,
   listSubscriptionUrls,
   type PromotableSubscription,
-} from '../repository.ts';
+} from '../repository/promotion.ts';
 import { checkSubscriptionUrl, sealWebhookSecret, unknownEventTypes } from './subscriptions.ts';
 
 export interface PromotionInput {

@@ -43,25 +43,27 @@ import {
   setWebhookSubscriptionsEnabled,
 } from '../../../store/repositories/organizations.ts';
 import type { Queryable } from '../../../store/store.ts';
+import { listDeliveriesOfEvent } from '../repository/deliveryLog.ts';
+import { eventsSince, requeueDeliveries } from '../repository/requeue.ts';
 import {
-  deleteSubscription,
-  eventsSince,
-  findSubscription,
-  insertSubscription,
-  listDeliveriesOfEvent,
-  listSubscriptions as listSubscriptionRows,
   liveSecrets,
   openStoredSecret,
-  requeueDeliveries,
   retireSecrets,
   rotateSecret,
   type SealedSecret,
+} from '../repository/secrets.ts';
+import {
+  deleteSubscription,
+  findSubscription,
+  insertSubscription,
+  listSubscriptions as listSubscriptionRows,
   type Subscription,
   saveSubscription,
-} from '../repository.ts';
+} from '../repository/subscriptions.ts';
 
 // Record types the HTTP edge presents, given through the use case layer (src/http never imports the store).
-export type { DeliveryView, Subscription } from '../repository.ts';
+export type { DeliveryView } from '../repository/deliveryLog.ts';
+export type { Subscription } from '../repository/subscriptions.ts';
 
 /** Events one recover call re-queues at most; call again with a later `since` for more. */
 export const WEBHOOK_RECOVER_EVENTS_MAX = 10_000;

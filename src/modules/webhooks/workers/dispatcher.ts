@@ -23,21 +23,18 @@ import { nextAttempt, shouldDisable } from '../../../domain/webhooks.ts';
 import type { WebhookDeliveryOutcome } from '../../../metrics.ts';
 import { WEBHOOK_DELIVERIES_CHANNEL } from '../../../store/repositories/outbox.ts';
 import type { Queryable } from '../../../store/store.ts';
+import { type ClaimedDelivery, claimDueDeliveries } from '../repository/claims.ts';
 import {
-  type ClaimedDelivery,
-  claimDueDeliveries,
   type DeliveryToSend,
   deliveryAttemptKey,
   findDeliveriesToSend,
-  findSubscription,
   finishDeliveries,
   insertAttempts,
   lockDeliveries,
-  openStoredSecret,
   releaseDelivery,
-  type Subscription,
-  saveSubscription,
-} from '../repository.ts';
+} from '../repository/deliveries.ts';
+import { openStoredSecret } from '../repository/secrets.ts';
+import { findSubscription, type Subscription, saveSubscription } from '../repository/subscriptions.ts';
 import type { SendResult, WebhookSender } from './httpSender.ts';
 
 /** The poll of a store that cannot notify (one with notifications polls at settings.pollIntervalMs). */
