@@ -24,7 +24,7 @@ import {
 import { claimDueDeliveries } from '../src/modules/webhooks/repository/claims.ts';
 import { eventsSince } from '../src/modules/webhooks/repository/requeue.ts';
 import { listSubscriptions } from '../src/modules/webhooks/repository/subscriptions.ts';
-import { WEBHOOK_RECOVER_EVENTS_MAX } from '../src/modules/webhooks/useCases/subscriptions.ts';
+import { WEBHOOK_RECOVER_EVENTS_MAX } from '../src/modules/webhooks/useCases/deliveries.ts';
 import { WEBHOOK_DISPATCH_BATCH_ROWS } from '../src/modules/webhooks/workers/dispatcher.ts';
 import { migrate } from '../src/store/migrate.ts';
 import { createSchema, dropSchema, openPostgresStore } from '../src/store/postgres.ts';

@@ -20,7 +20,8 @@ import {
   listSubscriptionUrls,
   type PromotableSubscription,
 } from '../repository/promotion.ts';
-import { checkSubscriptionUrl, sealWebhookSecret, unknownEventTypes } from './subscriptions.ts';
+import { checkSubscriptionUrl, unknownEventTypes } from './checks.ts';
+import { sealWebhookSecret } from './subscriptions.ts';
 
 export interface PromotionInput {
   organizationName: string;
