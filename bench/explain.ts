@@ -21,8 +21,10 @@ import {
   listJournalEntries,
   listLedgerAccounts,
 } from '../src/modules/ledger/repository/ledger.ts';
-import { claimDueDeliveries, eventsSince, listSubscriptions } from '../src/modules/webhooks/repository.ts';
-import { WEBHOOK_RECOVER_EVENTS_MAX } from '../src/modules/webhooks/useCases/subscriptions.ts';
+import { claimDueDeliveries } from '../src/modules/webhooks/repository/claims.ts';
+import { eventsSince } from '../src/modules/webhooks/repository/requeue.ts';
+import { listSubscriptions } from '../src/modules/webhooks/repository/subscriptions.ts';
+import { WEBHOOK_RECOVER_EVENTS_MAX } from '../src/modules/webhooks/useCases/deliveries.ts';
 import { WEBHOOK_DISPATCH_BATCH_ROWS } from '../src/modules/webhooks/workers/dispatcher.ts';
 import { migrate } from '../src/store/migrate.ts';
 import { createSchema, dropSchema, openPostgresStore } from '../src/store/postgres.ts';

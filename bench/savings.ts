@@ -8,8 +8,9 @@
 import { issueApiKey } from '../src/app/apiKeys.ts';
 import { createCustomer } from '../src/app/customers.ts';
 import { systemDeps } from '../src/app/deps.ts';
+import { updateOrganizationProfile } from '../src/app/organizationProfile.ts';
 import { fundWallet } from '../src/app/transfers.ts';
-import { addDays } from '../src/modules/savings/domain.ts';
+import { addDays } from '../src/domain/days.ts';
 import { openSavingsAccount } from '../src/modules/savings/useCases/accounts.ts';
 import { accrueSavingsThrough } from '../src/modules/savings/useCases/dayWork.ts';
 import { createSavingsProduct } from '../src/modules/savings/useCases/products.ts';
@@ -78,6 +79,10 @@ export async function runSavingsBench(values: BenchValues): Promise<number> {
     await migrate(store);
     const { record } = await issueApiKey(deps, { organizationName: 'Bench savings', scopes: ['admin'] });
     const organizationId = record.organizationId;
+    // Savings is the digital banking product: the organization launches it beside mobile money.
+    await store.transaction((tx) =>
+      updateOrganizationProfile(tx, deps, organizationId, { products: ['mobile_money', 'digital_banking'] }),
+    );
     const product = await store.transaction((tx) =>
       createSavingsProduct(
         tx,

@@ -24,7 +24,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../src/config.ts';
-import { WEBHOOK_RECOVER_EVENTS_MAX } from '../src/modules/webhooks/useCases/subscriptions.ts';
+import { WEBHOOK_RECOVER_EVENTS_MAX } from '../src/modules/webhooks/useCases/deliveries.ts';
 import {
   WEBHOOK_DISPATCH_BATCH_ROWS,
   WEBHOOK_DISPATCH_CONCURRENCY_MAX,

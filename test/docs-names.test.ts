@@ -1,9 +1,9 @@
 /**
- * README.md and docs/ against the code: every route, event type, error code and environment variable they
- * name must exist (in openapi.json, the event and evidence registries, the error codes, the configuration),
+ * README.md and docs/ against the code: every route, event type, error code, environment variable and file
+ * they name must exist (in openapi.json, the event and evidence registries, the error codes, the configuration),
  * so a page cannot go stale silently when a name changes or a feature moves.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { EVENT_TYPES } from '../src/domain/events.ts';
 import { EVIDENCE_KINDS } from '../src/domain/evidence.ts';
@@ -181,6 +181,17 @@ describe('the names README.md and docs/ use exist', () => {
         const variable = match[0];
         const read = sourceText.includes(`'${variable}'`) || sourceText.includes(`env.${variable}`);
         if (!read) missing.push(`${page}: ${variable}`);
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+
+  it('every source, test or bench file named exists', () => {
+    const missing: string[] = [];
+    for (const page of pages) {
+      for (const match of page.text.matchAll(/\b((?:src|test|bench)\/[\w./-]+\.(?:ts|sql))\b/g)) {
+        const file = match[1] as string;
+        if (!existsSync(new URL(file, root))) missing.push(`${page.path}: ${file}`);
       }
     }
     expect(missing).toEqual([]);

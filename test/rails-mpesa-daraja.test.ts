@@ -10,13 +10,13 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Transfer } from '../src/domain/transferRecord.ts';
 import {
-  DARAJA_CALLBACK_PATHS,
   DarajaAuthError,
   DarajaTimeoutError,
   DarajaUnavailableError,
   type MpesaDarajaConfig,
-  mpesaDarajaRail,
-} from '../src/modules/railPartners/partners/mpesaDaraja.ts';
+} from '../src/modules/railPartners/partners/mpesaDaraja/connection.ts';
+import { DARAJA_CALLBACK_PATHS } from '../src/modules/railPartners/partners/mpesaDaraja/protocol.ts';
+import { mpesaDarajaRail } from '../src/modules/railPartners/partners/mpesaDaraja/rail.ts';
 import { guardedFetch } from '../src/outbound/guard.ts';
 import {
   type ArrivedCallback,

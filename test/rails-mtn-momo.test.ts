@@ -9,15 +9,14 @@ import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Currency } from '../src/domain/money.ts';
 import type { Transfer } from '../src/domain/transferRecord.ts';
+import { type MtnMomoConfig, MtnMomoError } from '../src/modules/railPartners/partners/mtnMomo/connection.ts';
 import {
-  MOMO_STATUS_POLL_INTERVAL_MS,
-  type MtnMomoConfig,
-  MtnMomoError,
   minorUnitsOfMomoAmount,
   momoAmountOf,
   momoReferenceId,
-  mtnMomoRail,
-} from '../src/modules/railPartners/partners/mtnMomo.ts';
+} from '../src/modules/railPartners/partners/mtnMomo/protocol.ts';
+import { mtnMomoRail } from '../src/modules/railPartners/partners/mtnMomo/rail.ts';
+import { MOMO_STATUS_POLL_INTERVAL_MS } from '../src/modules/railPartners/partners/mtnMomo/requests.ts';
 import { guardedFetch } from '../src/outbound/guard.ts';
 import { type ArrivedCallback, MalformedCallbackError, type PartnerRail } from '../src/rails/partner.ts';
 import { SANDBOX_PHONE_BEHAVIOURS } from '../src/rails/sandbox.ts';

@@ -6,13 +6,13 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { addDays } from '../src/domain/days.ts';
 import { AppError } from '../src/domain/errors.ts';
 import {
   ACCRUAL_DENOMINATOR,
   type AccruedInterest,
   accrueDay,
   addAccrual,
-  addDays,
   capitalise,
   DAY_COUNT_CONVENTIONS,
   dayFraction,

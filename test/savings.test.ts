@@ -7,7 +7,8 @@
  * rules (minimum balance, notice, fixed term's penalty, the owner's wallets only), and two at once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ACCRUAL_DENOMINATOR, addDays, previousDay } from '../src/modules/savings/domain.ts';
+import { addDays } from '../src/domain/days.ts';
+import { ACCRUAL_DENOMINATOR, previousDay } from '../src/modules/savings/domain.ts';
 import { accrueSavingsThrough } from '../src/modules/savings/useCases/dayWork.ts';
 import { runDayWorkerOnce } from '../src/modules/testClock/workers.ts';
 import { api, BACKENDS, createCustomer, startTestApp, type TestApp } from './support/harness.ts';

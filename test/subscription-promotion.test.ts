@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AdminResult, runAdminCommand } from '../src/app/admin.ts';
 import { issueApiKey } from '../src/app/apiKeys.ts';
-import { liveSecrets, openStoredSecret } from '../src/modules/webhooks/repository.ts';
+import { liveSecrets, openStoredSecret } from '../src/modules/webhooks/repository/secrets.ts';
 import { api, BACKENDS, type TestApp } from './support/harness.ts';
 import { newOrganization } from './support/organizations.ts';
 import {

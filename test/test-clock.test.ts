@@ -7,7 +7,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DayWork } from '../src/app/deps.ts';
-import { DAY_MS, daysAfter, TEST_CLOCK_ADVANCE_DAYS_MAX, utcDay } from '../src/modules/testClock/domain.ts';
+import { DAY_MS } from '../src/domain/days.ts';
+import { daysAfter, TEST_CLOCK_ADVANCE_DAYS_MAX, utcDay } from '../src/modules/testClock/domain.ts';
 import { organizationNow } from '../src/modules/testClock/useCases/testClock.ts';
 import { runDayWorkerOnce } from '../src/modules/testClock/workers.ts';
 import { api, BACKENDS, newOrganizationKey, startTestApp, type TestApp } from './support/harness.ts';

@@ -7,7 +7,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { issueApiKey } from '../src/app/apiKeys.ts';
-import { type ClaimedDelivery, claimDueDeliveries } from '../src/modules/webhooks/repository.ts';
+import { type ClaimedDelivery, claimDueDeliveries } from '../src/modules/webhooks/repository/claims.ts';
 import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
 
 const LIMIT = 4;

@@ -20,7 +20,7 @@ import {
   WEBHOOK_SIGNING_SECRETS_MAX,
 } from '../src/domain/signing.ts';
 import { buildApp } from '../src/http/app.ts';
-import { activeSecrets } from '../src/modules/webhooks/repository.ts';
+import { activeSecrets } from '../src/modules/webhooks/repository/secrets.ts';
 import { dispatchWebhooksOnce } from '../src/modules/webhooks/workers/dispatcher.ts';
 import { httpWebhookSender } from '../src/modules/webhooks/workers/httpSender.ts';
 import { listMigrations, migrate } from '../src/store/migrate.ts';

@@ -22,13 +22,10 @@ import {
   WEBHOOK_RESPONSE_BODY_CHARS_MAX,
   WEBHOOK_SUBSCRIPTION_IN_FLIGHT_MAX,
 } from '../src/domain/webhooks.ts';
-import {
-  activeSecrets,
-  claimDueDeliveries,
-  findSubscription,
-  finishDelivery,
-  rotateSecret,
-} from '../src/modules/webhooks/repository.ts';
+import { claimDueDeliveries } from '../src/modules/webhooks/repository/claims.ts';
+import { finishDelivery } from '../src/modules/webhooks/repository/deliveries.ts';
+import { activeSecrets, rotateSecret } from '../src/modules/webhooks/repository/secrets.ts';
+import { findSubscription } from '../src/modules/webhooks/repository/subscriptions.ts';
 import { sealWebhookSecret } from '../src/modules/webhooks/useCases/subscriptions.ts';
 import {
   type DispatcherOptions,

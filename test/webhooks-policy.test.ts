@@ -21,8 +21,8 @@ import {
   WEBHOOK_RETRY_JITTER_FRACTION,
   WEBHOOK_RETRY_SCHEDULE_SECONDS_DEFAULT,
 } from '../src/domain/webhooks.ts';
-import { findSubscription, saveSubscription } from '../src/modules/webhooks/repository.ts';
-import { emitTestEvent } from '../src/modules/webhooks/useCases/subscriptions.ts';
+import { findSubscription, saveSubscription } from '../src/modules/webhooks/repository/subscriptions.ts';
+import { emitTestEvent } from '../src/modules/webhooks/useCases/testEvents.ts';
 import { dispatchWebhooksOnce } from '../src/modules/webhooks/workers/dispatcher.ts';
 import { httpWebhookSender } from '../src/modules/webhooks/workers/httpSender.ts';
 import {

@@ -35,6 +35,7 @@ import {
 
 export { SANDBOX_STATEMENT_MISMATCHES };
 
+import { DAY_MS } from '../domain/days.ts';
 import { ensureSystemAccount, postEntry } from '../modules/ledger/index.ts';
 import {
   countOpenExceptionsOf,
@@ -62,8 +63,6 @@ import { applyStatusChange, lockTransfer } from './transfers.ts';
 
 // Record types the HTTP edge presents, given through the use case layer (src/http never imports the store).
 export type { ReconciliationException, StatementRow } from '../store/repositories/reconciliation.ts';
-
-const DAY_MS = 86_400_000;
 
 export interface ImportStatementInput {
   rail: string;

@@ -9,6 +9,8 @@
  * Lock order, on every path: the currency's trust accounts (id order), then the day's report, then the
  * evidence chain. So a balance reported while the check runs is either seen by it or re-evaluates its report.
  */
+
+import { dayOf, endOfDay, parseDay } from '../domain/days.ts';
 import { AppError, resourceMissing, validationError } from '../domain/errors.ts';
 import type { EventRecord } from '../domain/events.ts';
 import type { EvidenceActor } from '../domain/evidence.ts';
@@ -17,11 +19,8 @@ import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
 import {
   checkTrustAccountType,
   countsOn,
-  dayOf,
   daysToCheck,
   decideSafeguarding,
-  endOfDay,
-  parseDay,
   type ReportedTrustBalance,
   type SafeguardingBalance,
   type TrustAccount,

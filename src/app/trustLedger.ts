@@ -4,11 +4,13 @@
  * and it. Bank and on-chain deposits reach it through `creditFromRail` (transfers.ts); a sweep is one
  * balanced entry through the posting module, with its record, evidence and event in the same transaction.
  */
+
+import { dayOf, parseDay } from '../domain/days.ts';
 import { AppError, resourceMissing, validationError } from '../domain/errors.ts';
 import type { EvidenceActor } from '../domain/evidence.ts';
 import { type Currency, checkSingleAmount, formatAmount, parseAmount } from '../domain/money.ts';
 import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
-import { countsOn, dayOf, parseDay } from '../domain/safeguarding.ts';
+import { countsOn } from '../domain/safeguarding.ts';
 import {
   checkSweepRail,
   type SafeguardingSweep,

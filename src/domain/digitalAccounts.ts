@@ -5,9 +5,9 @@
  * running balance. No I/O, no clock: `now` and random bytes are arguments.
  */
 import { Mod11_2 } from '@konfirm/iso7064';
+import { DAY_MS, dayOf, endOfDay, parseDay } from './days.ts';
 import { AppError, validationError } from './errors.ts';
 import type { Currency } from './money.ts';
-import { dayOf, endOfDay, parseDay } from './safeguarding.ts';
 
 /** Digits of an account number: ACCOUNT_NUMBER_BODY_DIGITS drawn at random, then one check digit. */
 export const ACCOUNT_NUMBER_DIGITS = 12;
@@ -114,7 +114,6 @@ export interface WalletAccountDetails {
 export const STATEMENT_PERIOD_DAYS_MAX = 366;
 /** Entries one statement lists at most; a period holding more is a 422 `statement_too_large`. */
 export const STATEMENT_ENTRIES_MAX = 10_000;
-const DAY_MS = 86_400_000;
 
 const DATE_PATTERN = /^\d{4}-\d{2}-\d{2}$/;
 /** RFC 3339 with its offset, to the millisecond at most (every entry is stamped to the millisecond). */

@@ -4,6 +4,7 @@
  * is compared with what the banks say their trust accounts held at the end of that day. Days are UTC
  * calendar days, `YYYY-MM-DD`. The ledger's own trust account and its sweeps are in trustLedger.ts.
  */
+import { addDays, dayOf } from './days.ts';
 import { isDigitalAsset } from './digitalAssets.ts';
 import { validationError } from './errors.ts';
 import type { Currency } from './money.ts';
@@ -26,8 +27,6 @@ export const SAFEGUARDING_LOOKBACK_DAYS = 7;
 export const TRUST_ACCOUNT_FIELD_LENGTH_MAX = 100;
 /** Characters of a note on a corrected balance at most. */
 export const SAFEGUARDING_NOTE_LENGTH_MAX = 1_000;
-
-const DAY_MS = 86_400_000;
 
 export const TRUST_ACCOUNT_STATUSES = ['active', 'closed'] as const;
 export type TrustAccountStatus = (typeof TRUST_ACCOUNT_STATUSES)[number];
@@ -119,22 +118,6 @@ export interface SafeguardingDecision {
   differenceMinor: bigint | null;
 }
 
-const DATE_PATTERN = /^\d{4}-\d{2}-\d{2}$/;
-
-/** The UTC day a time falls on. */
-export function dayOf(time: Date): string {
-  return time.toISOString().slice(0, 10);
-}
-
-export function addDays(day: string, days: number): string {
-  return dayOf(new Date(Date.parse(`${day}T00:00:00Z`) + days * DAY_MS));
-}
-
-/** The first instant after the day: the ledger is read as of this time (entries created before it). */
-export function endOfDay(day: string): Date {
-  return new Date(Date.parse(`${day}T00:00:00Z`) + DAY_MS);
-}
-
 /** The latest day whose ledger is final at `now`: a day ends, then SAFEGUARDING_DAY_CLOSE_GRACE_MS passes. */
 export function lastClosedDay(now: Date): string {
   return addDays(dayOf(new Date(now.getTime() - SAFEGUARDING_DAY_CLOSE_GRACE_MS)), -1);
@@ -146,18 +129,6 @@ export function daysToCheck(now: Date): string[] {
   return Array.from({ length: SAFEGUARDING_LOOKBACK_DAYS }, (_, i) =>
     addDays(last, i - SAFEGUARDING_LOOKBACK_DAYS + 1),
   );
-}
-
-/** A calendar day as given on the wire, checked: `YYYY-MM-DD` naming a real date. */
-export function parseDay(value: string, param: string): string {
-  if (!DATE_PATTERN.test(value) || Number.isNaN(Date.parse(`${value}T00:00:00Z`))) {
-    throw validationError(param, `${param} must be a date, YYYY-MM-DD`, 'invalid_format');
-  }
-  // Date.parse rolls 2026-02-30 over to March; a date that does not round-trip is not a date.
-  if (dayOf(new Date(`${value}T00:00:00Z`)) !== value) {
-    throw validationError(param, `${param} must be a date, YYYY-MM-DD`, 'invalid_format');
-  }
-  return value;
 }
 
 /** Whether a trust account's closing balance counts on a day: from `activeFrom` until the day it closed. */

@@ -7,10 +7,7 @@ import {
   FEE_TIERS_MAX,
 } from '../domain/fees.ts';
 import { RAILS } from '../domain/transfers.ts';
-import { currencySchema, feeScheduleDecisionSchema, timestampSchema } from './schemas.ts';
-
-const decimalText = (description: string, example: string) =>
-  ({ type: 'string', pattern: '^[0-9]+(\\.[0-9]+)?$', description, examples: [example] }) as const;
+import { amountSchema, currencySchema, feeScheduleDecisionSchema, timestampSchema } from './schemas.ts';
 
 const basisPoints = (description: string) =>
   ({ type: 'integer', minimum: 0, maximum: FEE_PERCENT_BPS_MAX, description, examples: [150] }) as const;
@@ -21,8 +18,8 @@ const tierSchema = {
   description:
     'One amount band: amounts above the band before and up to `up_to` (inclusive) pay `fixed` plus `percent_bps` of the amount. The last band has no `up_to` and takes every larger amount. A band needs `fixed`, `percent_bps` or both.',
   properties: {
-    up_to: decimalText('The largest amount in the band; left out on the last band.', '1000.00'),
-    fixed: decimalText('A fixed part, in the rule’s currency.', '10.00'),
+    up_to: amountSchema('The largest amount in the band; left out on the last band.', '1000.00'),
+    fixed: amountSchema('A fixed part, in the rule’s currency.', '10.00'),
     percent_bps: basisPoints('A percentage part in basis points (100 = 1 %), rounded half up.'),
   },
 } as const;
@@ -52,16 +49,16 @@ export const feeRuleSchema = {
       description: 'The currency; the rail must carry it (any supported currency for `conversion`).',
     },
     type: { type: 'string', enum: FEE_RULE_TYPES },
-    fixed: decimalText('For `fixed`: the fee, whatever the amount.', '25.00'),
+    fixed: amountSchema('For `fixed`: the fee, whatever the amount.', '25.00'),
     percent_bps: basisPoints(
       `For \`percentage\`: basis points of the amount (150 = 1.5 %; at most ${FEE_PERCENT_BPS_MAX}, 100 %).`,
     ),
     min: {
-      ...decimalText('For `percentage`: the least fee charged; null or left out for none.', '10.00'),
+      ...amountSchema('For `percentage`: the least fee charged; null or left out for none.', '10.00'),
       type: ['string', 'null'],
     },
     max: {
-      ...decimalText('For `percentage`: the most fee charged; null or left out for none.', '300.00'),
+      ...amountSchema('For `percentage`: the most fee charged; null or left out for none.', '300.00'),
       type: ['string', 'null'],
     },
     tiers: {
@@ -115,9 +112,6 @@ export const feeScheduleBodySchema = {
   },
 } as const;
 
-const amountText = (description: string) =>
-  ({ type: 'string', pattern: '^[0-9]+(\\.[0-9]+)?$', description, examples: ['1500.00'] }) as const;
-
 export const transferQuoteSchema = {
   $id: 'TransferQuote',
   type: 'object',
@@ -126,9 +120,9 @@ export const transferQuoteSchema = {
   required: ['object', 'amount', 'fee', 'total', 'currency', 'rail', 'fee_schedule'],
   properties: {
     object: { type: 'string', enum: ['transfer_quote'] },
-    amount: amountText('What the destination receives, at the currency exponent.'),
-    fee: { ...amountText('The fee (`0.00` when none).'), examples: ['22.50'] },
-    total: { ...amountText('Amount + fee: what the source wallet is debited.'), examples: ['1522.50'] },
+    amount: amountSchema('What the destination receives, at the currency exponent.'),
+    fee: amountSchema('The fee (`0.00` when none).', '22.50'),
+    total: amountSchema('Amount + fee: what the source wallet is debited.', '1522.50'),
     currency: currencySchema,
     rail: { type: 'string', enum: RAILS },
     fee_schedule: feeScheduleDecisionSchema(

@@ -240,6 +240,35 @@ export function idempotentWrite<Route extends RouteGenericInterface>(
     }));
 }
 
+// rk-a: an idempotent write that reads what it needs before the key's transaction opens.
+
+/**
+ * The handler of an idempotent write decided in part before the key's transaction opens: `prepare` runs
+ * first, with no transaction, and only when there is no recorded answer to replay (reads through a process
+ * cache, checks that wait on the network); `effect` then runs once per Idempotency-Key with what it returned,
+ * and answers `{status, body}` itself (a status that depends on what it found, a refusal answered as the
+ * failure it is). See `sendWrite`.
+ */
+export function preparedWrite<Route extends RouteGenericInterface, Prepared>(
+  deps: Deps,
+  prepare: (organizationId: string, request: FastifyRequest<Route>) => Promise<Prepared>,
+  effect: (
+    tx: Queryable,
+    organizationId: string,
+    request: FastifyRequest<Route>,
+    prepared: Prepared,
+  ) => Promise<{ status: number; body: unknown }>,
+) {
+  return (request: FastifyRequest<Route>, reply: FastifyReply): Promise<FastifyReply> =>
+    sendWrite<Prepared>(
+      deps,
+      request,
+      reply,
+      (tx, organizationId, prepared) => effect(tx, organizationId, request, prepared),
+      (organizationId) => prepare(organizationId, request),
+    );
+}
+
 // rk-d1: an idempotent write whose effect decides its whole answer.
 
 /** A write's answer as `sendWrite` records it: status, body, and whether the body carries a secret. */

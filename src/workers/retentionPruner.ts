@@ -4,9 +4,8 @@
  */
 import type { Deps } from '../app/deps.ts';
 import { RETENTION_PRUNE_BATCH_EVENTS } from '../config.ts';
+import { DAY_MS } from '../domain/days.ts';
 import { type PruneCursor, pruneEventsBatch } from '../store/repositories/retention.ts';
-
-const DAY_MS = 86_400_000;
 
 export interface PruneTotals {
   events: number;

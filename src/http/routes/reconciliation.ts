@@ -1,3 +1,4 @@
+/** Statements and the exception queue: operators only (the `compliance` scope). */
 import type { FastifyInstance } from 'fastify';
 import { actorIdOf } from '../../app/apiKeys.ts';
 import type { Deps } from '../../app/deps.ts';
@@ -19,14 +20,22 @@ import {
   STATEMENT_LINE_STATUSES,
 } from '../../domain/reconciliation.ts';
 import { RAILS } from '../../domain/transfers.ts';
-import { BEARER_SECURITY, principalOf, requestActor } from '../auth.ts';
+import { principalOf, requestActor } from '../auth.ts';
 import { requiredUploadFields, rowsOfCsvUpload } from '../csvUpload.ts';
 import { type ListQuery, pageRequestOf, presentList } from '../presenters.ts';
-import { problemResponses, READ_PROBLEMS, WRITE_PROBLEMS } from '../problems.ts';
 import { presentException, presentStatement } from '../reconciliationPresenters.ts';
 import {
-  idempotencyHeadersSchema,
-  idempotentWriteHeaders,
+  closedObjectSchema,
+  found,
+  idempotentWrite,
+  LIST_PROBLEMS,
+  organizationOf,
+  readOperation,
+  retrieveById,
+  writeOperation,
+  written,
+} from '../routeKit.ts';
+import {
   idParamsSchema,
   idSchema,
   listEnvelopeSchema,
@@ -34,11 +43,13 @@ import {
   nullableTimestampSchema,
   timestampSchema,
 } from '../schemas.ts';
-import { sendWrite } from '../writes.ts';
 
 const TAGS = ['Reconciliation'];
 /** A statement upload may be this large (10,000 lines). */
 export const STATEMENT_BODY_BYTES_MAX = 4 * 1024 * 1024;
+/** An exception is open until an operator resolves it. */
+const EXCEPTION_STATES = ['open', 'resolved'] as const;
+const exceptionParams = idParamsSchema(ID_PREFIXES.reconciliationException, 'Exception id.');
 
 export const statementSchema = {
   $id: 'Statement',
@@ -94,7 +105,7 @@ export const reconciliationExceptionSchema = {
     object: { type: 'string', enum: ['reconciliation_exception'] },
     id: idSchema(ID_PREFIXES.reconciliationException, 'Exception id.'),
     kind: { type: 'string', enum: EXCEPTION_KINDS },
-    status: { type: 'string', enum: ['open', 'resolved'] },
+    status: { type: 'string', enum: EXCEPTION_STATES },
     transfer: { type: ['string', 'null'] },
     statement: { type: ['string', 'null'] },
     line: { type: ['integer', 'null'], description: 'The statement line (1-based).' },
@@ -128,135 +139,116 @@ const lineSchema = {
   },
 } as const;
 
-/** Statements and the exception queue: operators only (the `compliance` scope). */
-export function reconciliationRoutes(app: FastifyInstance, deps: Deps): void {
-  app.post<{
-    Body: ImportStatementInput | string;
-    Querystring: { rail?: string; from?: string; to?: string };
-  }>(
+/** A statement as JSON, or as CSV with its rail and period in the query string. */
+const statementBody = {
+  content: {
+    'application/json': {
+      schema: {
+        type: 'object',
+        required: ['rail', 'from', 'to', 'lines'],
+        additionalProperties: false,
+        properties: {
+          rail: { type: 'string', enum: RAILS },
+          from: { type: 'string', description: 'YYYY-MM-DD' },
+          to: { type: 'string', description: 'YYYY-MM-DD' },
+          lines: { type: 'array', maxItems: RECONCILIATION_STATEMENT_LINES_MAX, items: lineSchema },
+        },
+      },
+    },
+    'text/csv': {
+      schema: { type: 'string', description: 'The statement as CSV with a header row.' },
+    },
+  },
+} as const;
+
+/** The query string of a CSV upload: the statement's rail and period. */
+interface StatementQuery {
+  rail?: string;
+  from?: string;
+  to?: string;
+}
+
+/** A statement as the request carries it: the JSON body, or the CSV upload's rows with the query's fields. */
+function statementInputOf(body: ImportStatementInput | string, query: StatementQuery): ImportStatementInput {
+  if (typeof body !== 'string') return body;
+  return {
+    ...requiredUploadFields(query, ['rail', 'from', 'to']),
+    lines: rowsOfCsvUpload(body, RECONCILIATION_STATEMENT_LINES_MAX),
+  };
+}
+
+function importStatementRoute(app: FastifyInstance, deps: Deps): void {
+  app.post<{ Body: ImportStatementInput | string; Querystring: StatementQuery }>(
     '/v1/reconciliation/statements',
     {
-      config: { scope: 'compliance', acceptsCsv: true },
-      bodyLimit: STATEMENT_BODY_BYTES_MAX,
-      schema: {
+      ...writeOperation({
+        scope: 'compliance',
         operationId: 'importStatement',
         summary: 'Import a rail statement',
         description:
           'JSON (`{rail, from, to, lines}`), or CSV (`text/csv`; columns `rail_reference, amount, currency, value_date, status, fees`; `rail`, `from` and `to` in the query string). Every line is checked first (422 `statement_invalid` with each fault’s `row`); then lines are matched with transfers (by rail reference, then amount and date, then one line to several transfers), timed-out transfers are settled or failed as reported, matched transfers become `ledger_state: matched`, and each difference opens an exception. The same statement imported again is a 409 `statement_already_imported`.',
         tags: TAGS,
-        security: BEARER_SECURITY,
-        headers: idempotencyHeadersSchema,
-        querystring: {
-          type: 'object',
-          additionalProperties: false,
-          properties: {
-            rail: { type: 'string', enum: RAILS, description: 'With a CSV upload: the rail.' },
-            from: { type: 'string', description: 'With a CSV upload: the first day, YYYY-MM-DD.' },
-            to: { type: 'string', description: 'With a CSV upload: the last day, YYYY-MM-DD.' },
-          },
-        },
-        body: {
-          content: {
-            'application/json': {
-              schema: {
-                type: 'object',
-                required: ['rail', 'from', 'to', 'lines'],
-                additionalProperties: false,
-                properties: {
-                  rail: { type: 'string', enum: RAILS },
-                  from: { type: 'string', description: 'YYYY-MM-DD' },
-                  to: { type: 'string', description: 'YYYY-MM-DD' },
-                  lines: { type: 'array', maxItems: RECONCILIATION_STATEMENT_LINES_MAX, items: lineSchema },
-                },
-              },
-            },
-            'text/csv': {
-              schema: { type: 'string', description: 'The statement as CSV with a header row.' },
-            },
-          },
-        },
-        response: {
-          201: {
-            description: 'The statement, applied.',
-            headers: idempotentWriteHeaders,
-            $ref: 'Statement#',
-          },
-          ...problemResponses(...WRITE_PROBLEMS),
-        },
-      },
-    },
-    (request, reply) =>
-      sendWrite(deps, request, reply, async (tx, organizationId) => {
-        let input: ImportStatementInput;
-        if (typeof request.body === 'string') {
-          input = {
-            ...requiredUploadFields(request.query, ['rail', 'from', 'to']),
-            lines: rowsOfCsvUpload(request.body, RECONCILIATION_STATEMENT_LINES_MAX),
-          };
-        } else {
-          input = request.body;
-        }
-        const statement = await importStatement(
-          tx,
-          deps,
-          organizationId,
-          input,
-          actorIdOf(principalOf(request)),
-        );
-        return { status: 201, body: presentStatement(statement) };
+        querystring: closedObjectSchema({
+          rail: { type: 'string', enum: RAILS, description: 'With a CSV upload: the rail.' },
+          from: { type: 'string', description: 'With a CSV upload: the first day, YYYY-MM-DD.' },
+          to: { type: 'string', description: 'With a CSV upload: the last day, YYYY-MM-DD.' },
+        }),
+        body: statementBody,
+        responses: { 201: written('Statement', 'The statement, applied.') },
+        config: { acceptsCsv: true },
       }),
+      bodyLimit: STATEMENT_BODY_BYTES_MAX,
+    },
+    idempotentWrite(deps, 201, async (tx, organizationId, request) => {
+      const input = statementInputOf(request.body, request.query);
+      return presentStatement(
+        await importStatement(tx, deps, organizationId, input, actorIdOf(principalOf(request))),
+      );
+    }),
   );
+}
 
+function getStatementRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{ Params: { id: string } }>(
     '/v1/reconciliation/statements/:id',
-    {
-      config: { scope: 'compliance' },
-      schema: {
-        operationId: 'getStatement',
-        summary: 'Retrieve an imported statement',
-        tags: TAGS,
-        security: BEARER_SECURITY,
-        params: idParamsSchema(ID_PREFIXES.statement, 'Statement id.'),
-        response: {
-          200: { description: 'The statement.', $ref: 'Statement#' },
-          ...problemResponses(...READ_PROBLEMS),
-        },
-      },
-    },
-    async (request) =>
-      presentStatement(await getStatement(deps, principalOf(request).organizationId, request.params.id)),
+    readOperation({
+      scope: 'compliance',
+      operationId: 'getStatement',
+      summary: 'Retrieve an imported statement',
+      tags: TAGS,
+      params: idParamsSchema(ID_PREFIXES.statement, 'Statement id.'),
+      responses: { 200: found('Statement', 'The statement.') },
+    }),
+    retrieveById(deps, getStatement, presentStatement),
   );
+}
 
+function listExceptionsRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{
-    Querystring: ListQuery & { status?: 'open' | 'resolved'; kind?: ExceptionKind; transfer?: string };
+    Querystring: ListQuery & {
+      status?: (typeof EXCEPTION_STATES)[number];
+      kind?: ExceptionKind;
+      transfer?: string;
+    };
   }>(
     '/v1/reconciliation/exceptions',
-    {
-      config: { scope: 'compliance' },
-      schema: {
-        operationId: 'listReconciliationExceptions',
-        summary: 'List reconciliation exceptions',
-        description: 'Newest first; `status=open` is the queue.',
-        tags: TAGS,
-        security: BEARER_SECURITY,
-        querystring: listQuerySchema(ID_PREFIXES.reconciliationException, {
-          status: {
-            type: 'string',
-            enum: ['open', 'resolved'],
-            description: 'Only exceptions in this state.',
-          },
-          kind: { type: 'string', enum: EXCEPTION_KINDS, description: 'Only exceptions of this kind.' },
-          transfer: idSchema(ID_PREFIXES.transfer, 'Only the exceptions of this transfer.'),
-        }),
-        response: {
-          200: listEnvelopeSchema('ReconciliationException', 'A page of exceptions.'),
-          ...problemResponses(...READ_PROBLEMS.filter((s) => s !== 404)),
-        },
-      },
-    },
+    readOperation({
+      scope: 'compliance',
+      operationId: 'listReconciliationExceptions',
+      summary: 'List reconciliation exceptions',
+      description: 'Newest first; `status=open` is the queue.',
+      tags: TAGS,
+      querystring: listQuerySchema(ID_PREFIXES.reconciliationException, {
+        status: { type: 'string', enum: EXCEPTION_STATES, description: 'Only exceptions in this state.' },
+        kind: { type: 'string', enum: EXCEPTION_KINDS, description: 'Only exceptions of this kind.' },
+        transfer: idSchema(ID_PREFIXES.transfer, 'Only the exceptions of this transfer.'),
+      }),
+      responses: { 200: listEnvelopeSchema('ReconciliationException', 'A page of exceptions.') },
+      problems: LIST_PROBLEMS,
+    }),
     async (request) => {
       const { status, kind, transfer } = request.query;
-      const page = await listReconciliationExceptions(deps, principalOf(request).organizationId, {
+      const page = await listReconciliationExceptions(deps, organizationOf(request), {
         ...pageRequestOf(request.query),
         status,
         kind,
@@ -265,79 +257,69 @@ export function reconciliationRoutes(app: FastifyInstance, deps: Deps): void {
       return presentList(page, presentException);
     },
   );
+}
 
-  const exceptionParams = idParamsSchema(ID_PREFIXES.reconciliationException, 'Exception id.');
-
+function getExceptionRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{ Params: { id: string } }>(
     '/v1/reconciliation/exceptions/:id',
-    {
-      config: { scope: 'compliance' },
-      schema: {
-        operationId: 'getReconciliationException',
-        summary: 'Retrieve a reconciliation exception',
-        tags: TAGS,
-        security: BEARER_SECURITY,
-        params: exceptionParams,
-        response: {
-          200: { description: 'The exception.', $ref: 'ReconciliationException#' },
-          ...problemResponses(...READ_PROBLEMS),
-        },
-      },
-    },
-    async (request) =>
-      presentException(await getException(deps, principalOf(request).organizationId, request.params.id)),
+    readOperation({
+      scope: 'compliance',
+      operationId: 'getReconciliationException',
+      summary: 'Retrieve a reconciliation exception',
+      tags: TAGS,
+      params: exceptionParams,
+      responses: { 200: found('ReconciliationException', 'The exception.') },
+    }),
+    retrieveById(deps, getException, presentException),
   );
+}
 
+function resolveExceptionRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Params: { id: string }; Body: ResolveInput }>(
     '/v1/reconciliation/exceptions/:id/resolve',
-    {
-      config: { scope: 'compliance' },
-      schema: {
-        operationId: 'resolveReconciliationException',
-        summary: 'Resolve a reconciliation exception',
-        description:
-          '`manual_match` (accept the pairing; for an unmatched line, name the `transfer` it pays), `write_off` (an amount difference or an unknown line, booked between the rail’s clearing account and its `reconciliation_adjustment` account), `book_fee` (the rail’s fee, booked to its `rail_fee` account), or `refund` (a transfer the rail says never went out goes back to the paying wallet). Each needs a `note`; each is recorded with who, as evidence. When a transfer’s last open exception is resolved it becomes `ledger_state: matched`. A resolved exception is a 409.',
-        tags: TAGS,
-        security: BEARER_SECURITY,
-        headers: idempotencyHeadersSchema,
-        params: exceptionParams,
-        body: {
-          type: 'object',
-          required: ['action', 'note'],
-          additionalProperties: false,
-          properties: {
-            action: { type: 'string', enum: RESOLUTION_ACTIONS },
-            note: { type: 'string', minLength: 1, maxLength: 1_000, description: 'Why.' },
-            transfer: idSchema(
-              ID_PREFIXES.transfer,
-              'With manual_match of an unmatched line: the transfer it pays.',
-            ),
-          },
-        },
-        response: {
-          200: {
-            description: 'The exception, resolved.',
-            headers: idempotentWriteHeaders,
-            $ref: 'ReconciliationException#',
-          },
-          ...problemResponses(...WRITE_PROBLEMS),
+    writeOperation({
+      scope: 'compliance',
+      operationId: 'resolveReconciliationException',
+      summary: 'Resolve a reconciliation exception',
+      description:
+        '`manual_match` (accept the pairing; for an unmatched line, name the `transfer` it pays), `write_off` (an amount difference or an unknown line, booked between the rail’s clearing account and its `reconciliation_adjustment` account), `book_fee` (the rail’s fee, booked to its `rail_fee` account), or `refund` (a transfer the rail says never went out goes back to the paying wallet). Each needs a `note`; each is recorded with who, as evidence. When a transfer’s last open exception is resolved it becomes `ledger_state: matched`. A resolved exception is a 409.',
+      tags: TAGS,
+      params: exceptionParams,
+      body: {
+        type: 'object',
+        required: ['action', 'note'],
+        additionalProperties: false,
+        properties: {
+          action: { type: 'string', enum: RESOLUTION_ACTIONS },
+          note: { type: 'string', minLength: 1, maxLength: 1_000, description: 'Why.' },
+          transfer: idSchema(
+            ID_PREFIXES.transfer,
+            'With manual_match of an unmatched line: the transfer it pays.',
+          ),
         },
       },
-    },
-    (request, reply) =>
-      sendWrite(deps, request, reply, async (tx, organizationId) => ({
-        status: 200,
-        body: presentException(
-          await resolveException(
-            tx,
-            deps,
-            organizationId,
-            request.params.id,
-            request.body,
-            requestActor(request),
-            actorIdOf(principalOf(request)),
-          ),
+      responses: { 200: written('ReconciliationException', 'The exception, resolved.') },
+    }),
+    idempotentWrite(deps, 200, async (tx, organizationId, request) =>
+      presentException(
+        await resolveException(
+          tx,
+          deps,
+          organizationId,
+          request.params.id,
+          request.body,
+          requestActor(request),
+          actorIdOf(principalOf(request)),
         ),
-      })),
+      ),
+    ),
   );
+}
+
+export function reconciliationRoutes(app: FastifyInstance, deps: Deps): void {
+  importStatementRoute(app, deps);
+  getStatementRoute(app, deps);
+  listExceptionsRoute(app, deps);
+  getExceptionRoute(app, deps);
+  resolveExceptionRoute(app, deps);
 }

@@ -1,6 +1,6 @@
 /**
  * Applies partner callbacks still waiting: one that arrived before its payout's reference was recorded,
- * or whose applying threw. Each is applied in its own transaction (app/railCallbacks.ts), claimed with
+ * or whose applying threw. Each is applied in its own transaction (useCases/callbacks.ts), claimed with
  * SKIP LOCKED, so any number of processes may sweep.
  */
 import type { Deps } from '../../app/deps.ts';

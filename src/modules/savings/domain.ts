@@ -4,8 +4,10 @@
  * withdrawal must obey. Days are the organization's UTC calendar days, `YYYY-MM-DD`; money is integer minor
  * units; interest below one minor unit is kept as an exact fraction over ACCRUAL_DENOMINATOR, never a float.
  */
+
+import { addDays } from '../../domain/days.ts';
 import { AppError, validationError } from '../../domain/errors.ts';
-import { DAY_MS, nextDay } from '../testClock/domain.ts';
+import { nextDay } from '../testClock/domain.ts';
 
 /** How a day counts as a fraction of a year. */
 export const DAY_COUNT_CONVENTIONS = ['actual_365_fixed', 'actual_360', 'thirty_360'] as const;
@@ -132,11 +134,6 @@ export function checkAccess(input: {
     };
   }
   return { access: 'instant', noticeDays: null, termDays: null, earlyWithdrawalPenaltyBps: null };
-}
-
-/** The day `days` after `day` (negative: before). */
-export function addDays(day: string, days: number): string {
-  return new Date(Date.parse(`${day}T00:00:00.000Z`) + days * DAY_MS).toISOString().slice(0, 10);
 }
 
 /** The day before `day`. */

@@ -4,14 +4,14 @@
  * in the manner of Stripe's test clocks. The offset only grows. Production always uses the real clock.
  * Days are UTC calendar days, `YYYY-MM-DD`.
  */
+
+import { DAY_MS } from '../../domain/days.ts';
 import { AppError, validationError } from '../../domain/errors.ts';
 
 /** How far one advance may move an organization's clock at most, in days (a year and a day). */
 export const TEST_CLOCK_ADVANCE_DAYS_MAX = 366;
 /** How far ahead of the real clock an organization's clock may run in all, in days (ten years). */
 export const TEST_CLOCK_OFFSET_DAYS_MAX = 3_660;
-
-export const DAY_MS = 86_400_000;
 
 /** An organization's clock as stored: absent until it is first advanced (offset 0). */
 export interface TestClock {

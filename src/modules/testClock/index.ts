@@ -5,7 +5,7 @@
 import type { HttpModule } from '../../http/httpModule.ts';
 import { testClockRoutes, testClockSchema } from './routes.ts';
 
-export { DAY_MS, daysAfter, nextDay, utcDay } from './domain.ts';
+export { daysAfter, nextDay, utcDay } from './domain.ts';
 export { testClockRoutes, testClockSchema } from './routes.ts';
 export { organizationNow } from './useCases/testClock.ts';
 export { DAY_WORKER_INTERVAL_MS, runDayWorkerOnce } from './workers.ts';

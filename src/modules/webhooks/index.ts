@@ -5,29 +5,27 @@
 import type { HttpModule } from '../../http/httpModule.ts';
 import { webhookRoutes } from './routes.ts';
 
+export type { AttemptRecord } from './repository/deliveries.ts';
+export type { DeliveryView } from './repository/deliveryLog.ts';
 export {
-  type AttemptRecord,
-  type DeliveryView,
-  findSubscription,
   legacySecrets,
   saveSealedSecret,
   secretKeyIds,
   secretsNotWrappedBy,
-} from './repository.ts';
+} from './repository/secrets.ts';
+export { findSubscription } from './repository/subscriptions.ts';
 export { presentDelivery, presentSubscription, webhookRoutes } from './routes.ts';
+export { eventDeliveries, recoverSubscription, redeliverEvent } from './useCases/deliveries.ts';
 export { type PromotionResult, promoteSandboxSubscriptions } from './useCases/promotion.ts';
 export {
-  emitTestEvent,
-  eventDeliveries,
   getSubscription,
   listSubscriptions,
-  recoverSubscription,
-  redeliverEvent,
   rotateSubscriptionSecret,
   sealWebhookSecret,
   setOrganizationWebhooks,
   WEBHOOK_SECRET_ROTATION_GRACE_HOURS_MAX,
 } from './useCases/subscriptions.ts';
+export { emitTestEvent } from './useCases/testEvents.ts';
 export { startWebhookDispatcher } from './workers/dispatcher.ts';
 export { httpWebhookSender } from './workers/httpSender.ts';
 

@@ -26,18 +26,19 @@ import {
   timestampSchema,
 } from '../../http/schemas.ts';
 import { sendWrite } from '../../http/writes.ts';
-import type { DeliveryView, Subscription } from './useCases/subscriptions.ts';
+import { type CheckedWebhookUrl, prepareSubscriptionUrl } from './useCases/checks.ts';
 import {
-  type CheckedWebhookUrl,
-  createSubscription,
-  emitTestEvent,
+  type DeliveryView,
   eventDeliveries,
-  getSubscription,
-  listSubscriptions,
-  prepareSubscriptionUrl,
-  type RetiredSecret,
   recoverSubscription,
   redeliverEvent,
+} from './useCases/deliveries.ts';
+import type { Subscription } from './useCases/subscriptions.ts';
+import {
+  createSubscription,
+  getSubscription,
+  listSubscriptions,
+  type RetiredSecret,
   removeSubscription,
   rotateSubscriptionSecret,
   type SubscriptionInput,
@@ -45,6 +46,7 @@ import {
   updateSubscription,
   WEBHOOK_SECRET_ROTATION_GRACE_HOURS_MAX,
 } from './useCases/subscriptions.ts';
+import { emitTestEvent } from './useCases/testEvents.ts';
 
 const TAGS = ['Webhooks'];
 

@@ -6,8 +6,8 @@
 import { guardedFetch } from '../../../outbound/guard.ts';
 import type { PartnerRailFactory } from '../../../rails/partner.ts';
 import type { RailPartnerName } from '../domain.ts';
-import { mpesaDarajaRail } from './mpesaDaraja.ts';
-import { mtnMomoRail } from './mtnMomo.ts';
+import { mpesaDarajaRail } from './mpesaDaraja/rail.ts';
+import { mtnMomoRail } from './mtnMomo/rail.ts';
 
 export const PARTNER_RAIL_FACTORIES: Readonly<Record<RailPartnerName, PartnerRailFactory>> = {
   mpesa_daraja: ({ settings, credentials, addressPolicy }, callbacks) =>

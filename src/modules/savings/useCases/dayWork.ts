@@ -6,6 +6,7 @@
 
 import type { DayWork, Deps } from '../../../app/deps.ts';
 import { newEvent, recordEvents } from '../../../app/events.ts';
+import { addDays } from '../../../domain/days.ts';
 import type { EventRecord } from '../../../domain/events.ts';
 import { type Currency, formatAmount } from '../../../domain/money.ts';
 import {
@@ -20,7 +21,6 @@ import {
   ACCRUAL_DENOMINATOR,
   accrueDay,
   addAccrual,
-  addDays,
   capitalise,
   isMonthEnd,
   previousDay,

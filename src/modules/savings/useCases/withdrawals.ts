@@ -7,6 +7,7 @@
 import type { Deps } from '../../../app/deps.ts';
 import { newEvent, recordEvents } from '../../../app/events.ts';
 import { feeIncomeAccount } from '../../../app/fees.ts';
+import { addDays } from '../../../domain/days.ts';
 import { AppError, resourceMissing, validationError } from '../../../domain/errors.ts';
 import { numberSourceOf } from '../../../domain/jsonNumbers.ts';
 import { type Currency, checkSingleAmount, formatAmount, parseAmount } from '../../../domain/money.ts';
@@ -21,7 +22,7 @@ import {
   refusalError,
   walletBalances,
 } from '../../ledger/index.ts';
-import { addDays, decideWithdrawal } from '../domain.ts';
+import { decideWithdrawal } from '../domain.ts';
 import { findSavingsAccount, type SavingsAccount } from '../repository/accounts.ts';
 import { findSavingsProduct } from '../repository/products.ts';
 import {

@@ -13,14 +13,20 @@ import { AppError, validationError } from '../../../domain/errors.ts';
 import { isPayloadVersion, PAYLOAD_VERSIONS } from '../../../domain/payloadVersions.ts';
 import { formatWebhookSecret, WEBHOOK_SECRET_RANDOM_BYTES } from '../../../domain/signing.ts';
 import { PAYLOAD_FORMATS } from '../../../domain/webhooks.ts';
-import { findOrganizationByName, lockOrganization } from '../../../store/repositories/organizations.ts';
+import {
+  findOrganizationByName,
+  lockOrganization,
+  type OrganizationRow,
+} from '../../../store/repositories/organizations.ts';
+import type { Queryable } from '../../../store/store.ts';
 import {
   insertPromotedSubscription,
   listPromotableSubscriptions,
   listSubscriptionUrls,
   type PromotableSubscription,
-} from '../repository.ts';
-import { checkSubscriptionUrl, sealWebhookSecret, unknownEventTypes } from './subscriptions.ts';
+} from '../repository/promotion.ts';
+import { checkSubscriptionUrl, unknownEventTypes } from './checks.ts';
+import { sealWebhookSecret } from './subscriptions.ts';
 
 export interface PromotionInput {
   organizationName: string;
@@ -84,6 +90,52 @@ export async function promoteSandboxSubscriptions(
   input: PromotionInput,
 ): Promise<PromotionResult> {
   const operator = checkOperatorName(input.operator);
+  const { sandbox, organization, sandboxOrganization } = await findPromotionPair(deps, input);
+  const sources = await chosenSources(sandbox, sandboxOrganization.id, input);
+  // This deployment's URL rules, DNS included, with no transaction open.
+  const { passed, skipped } = await checkSources(deps, sources);
+  return deps.store.transaction(async (tx) => {
+    await lockOrganization(tx, organization.id);
+    const promoted = await copySubscriptions(tx, deps, organization.id, passed, skipped);
+    const result = {
+      organizationId: organization.id,
+      sandboxOrganizationId: sandboxOrganization.id,
+      promoted,
+      skipped,
+    };
+    if (promoted.length === 0) return { ...result, evidenceRecord: null };
+    const [record] = await appendEvidence(tx, deps, [
+      {
+        organizationId: organization.id,
+        kind: 'webhook_subscription.promote',
+        actor: SYSTEM_ACTOR,
+        data: {
+          decided_by: 'operator',
+          operator,
+          environment: deps.environment,
+          sandbox_organization: sandboxOrganization.id,
+          promoted: promoted.map((p) => ({
+            sandbox_subscription: p.sandboxSubscription,
+            subscription: p.subscription,
+            url: p.url,
+            events: p.events,
+          })),
+          skipped: skipped.map((s) => ({ sandbox_subscription: s.sandboxSubscription, reason: s.reason })),
+        },
+      },
+    ]);
+    return { ...result, evidenceRecord: record?.id ?? null };
+  });
+}
+
+/**
+ * Where a promotion copies from and to: this deployment must be live and linked to the sandbox's database,
+ * and the organization named must exist in both.
+ */
+async function findPromotionPair(
+  deps: Deps,
+  input: PromotionInput,
+): Promise<{ sandbox: Queryable; organization: OrganizationRow; sandboxOrganization: OrganizationRow }> {
   if (!isLiveEnvironment(deps.environment)) {
     throw validationError(
       'environment',
@@ -115,22 +167,42 @@ export async function promoteSandboxSubscriptions(
       'no_sandbox_organization',
     );
   }
-  let sources = await listPromotableSubscriptions(sandbox, sandboxOrganization.id);
-  if (input.subscriptionIds !== undefined) {
-    const named = new Set(input.subscriptionIds);
-    const unknown = [...named].filter((id) => !sources.some((s) => s.id === id));
-    if (unknown.length > 0) {
-      throw validationError(
-        'subscription',
-        `not an enabled sandbox subscription of '${input.organizationName}': ${unknown.join(', ')}`,
-        'not_found',
-      );
-    }
-    sources = sources.filter((s) => named.has(s.id));
+  return { sandbox, organization, sandboxOrganization };
+}
+
+/** The sandbox subscriptions to copy: the ones named, each of which must be enabled there, or every enabled one. */
+async function chosenSources(
+  sandbox: Queryable,
+  sandboxOrganizationId: string,
+  input: PromotionInput,
+): Promise<PromotableSubscription[]> {
+  const sources = await listPromotableSubscriptions(sandbox, sandboxOrganizationId);
+  if (input.subscriptionIds === undefined) return sources;
+  const named = new Set(input.subscriptionIds);
+  const unknown = [...named].filter((id) => !sources.some((s) => s.id === id));
+  if (unknown.length > 0) {
+    throw validationError(
+      'subscription',
+      `not an enabled sandbox subscription of '${input.organizationName}': ${unknown.join(', ')}`,
+      'not_found',
+    );
   }
-  // This deployment's URL rules, DNS included, with no transaction open.
+  return sources.filter((s) => named.has(s.id));
+}
+
+/** A sandbox subscription whose choices and URL this deployment takes, with its URL as checked. */
+interface PassedSubscription {
+  source: PromotableSubscription;
+  url: string;
+}
+
+/** Sorts the sources into those this deployment takes and those it skips, with why. */
+async function checkSources(
+  deps: Deps,
+  sources: readonly PromotableSubscription[],
+): Promise<{ passed: PassedSubscription[]; skipped: SkippedSubscription[] }> {
   const skipped: SkippedSubscription[] = [];
-  const passed: { source: PromotableSubscription; url: string }[] = [];
+  const passed: PassedSubscription[] = [];
   for (const source of sources) {
     const url = String(source.values.url);
     const unknownChoice = choiceUnknownHere(source);
@@ -145,72 +217,48 @@ export async function promoteSandboxSubscriptions(
       skipped.push({ sandboxSubscription: source.id, url, reason: error.detail });
     }
   }
-  return deps.store.transaction(async (tx) => {
-    await lockOrganization(tx, organization.id);
-    const existing = await listSubscriptionUrls(tx, organization.id);
-    const promoted: PromotedSubscription[] = [];
-    const now = deps.now();
-    for (const { source, url } of passed) {
-      if (existing.has(url)) {
-        skipped.push({
-          sandboxSubscription: source.id,
-          url,
-          reason: 'a subscription here already has this URL',
-        });
-        continue;
-      }
-      const id = deps.newId('webhookSubscription');
-      const secret = formatWebhookSecret(deps.randomBytes(WEBHOOK_SECRET_RANDOM_BYTES));
-      await insertPromotedSubscription(
-        tx,
-        { id, organizationId: organization.id, now },
-        source,
-        sealWebhookSecret(deps, id, secret),
-      );
-      existing.add(url);
-      promoted.push({
+  return { passed, skipped };
+}
+
+/**
+ * Inserts each passed subscription with a new id and secret, in the organization's locked transaction; one
+ * whose URL a subscription here already has (or one copied before it) is added to `skipped` instead.
+ */
+async function copySubscriptions(
+  tx: Queryable,
+  deps: Deps,
+  organizationId: string,
+  passed: readonly PassedSubscription[],
+  skipped: SkippedSubscription[],
+): Promise<PromotedSubscription[]> {
+  const existing = await listSubscriptionUrls(tx, organizationId);
+  const promoted: PromotedSubscription[] = [];
+  const now = deps.now();
+  for (const { source, url } of passed) {
+    if (existing.has(url)) {
+      skipped.push({
         sandboxSubscription: source.id,
-        subscription: id,
         url,
-        events: source.values.events as string[],
-        secret,
+        reason: 'a subscription here already has this URL',
       });
+      continue;
     }
-    if (promoted.length === 0) {
-      return {
-        organizationId: organization.id,
-        sandboxOrganizationId: sandboxOrganization.id,
-        promoted,
-        skipped,
-        evidenceRecord: null,
-      };
-    }
-    const [record] = await appendEvidence(tx, deps, [
-      {
-        organizationId: organization.id,
-        kind: 'webhook_subscription.promote',
-        actor: SYSTEM_ACTOR,
-        data: {
-          decided_by: 'operator',
-          operator,
-          environment: deps.environment,
-          sandbox_organization: sandboxOrganization.id,
-          promoted: promoted.map((p) => ({
-            sandbox_subscription: p.sandboxSubscription,
-            subscription: p.subscription,
-            url: p.url,
-            events: p.events,
-          })),
-          skipped: skipped.map((s) => ({ sandbox_subscription: s.sandboxSubscription, reason: s.reason })),
-        },
-      },
-    ]);
-    return {
-      organizationId: organization.id,
-      sandboxOrganizationId: sandboxOrganization.id,
-      promoted,
-      skipped,
-      evidenceRecord: record?.id ?? null,
-    };
-  });
+    const id = deps.newId('webhookSubscription');
+    const secret = formatWebhookSecret(deps.randomBytes(WEBHOOK_SECRET_RANDOM_BYTES));
+    await insertPromotedSubscription(
+      tx,
+      { id, organizationId, now },
+      source,
+      sealWebhookSecret(deps, id, secret),
+    );
+    existing.add(url);
+    promoted.push({
+      sandboxSubscription: source.id,
+      subscription: id,
+      url,
+      events: source.values.events as string[],
+      secret,
+    });
+  }
+  return promoted;
 }

@@ -65,10 +65,19 @@ function classify(error: NodeJS.ErrnoException): Extract<SendResult, { kind: 'er
   return 'other';
 }
 
-export function httpWebhookSender(options: {
+/** How the sender calls out: its deadline for a whole exchange, and whether reserved addresses are refused. */
+export interface HttpWebhookSenderOptions {
   timeoutMs: number;
   blockReservedAddresses: boolean;
-}): WebhookSender {
+}
+
+/** The keep-alive pools a sender reuses connections from, one per scheme. */
+interface Agents {
+  http: http.Agent;
+  https: https.Agent;
+}
+
+export function httpWebhookSender(options: HttpWebhookSenderOptions): WebhookSender {
   const agentOptions = {
     keepAlive: true,
     maxSockets: WEBHOOK_SOCKETS_PER_ORIGIN_MAX,
@@ -76,87 +85,127 @@ export function httpWebhookSender(options: {
     timeout: WEBHOOK_IDLE_SOCKET_MS,
     ...(options.blockReservedAddresses ? { lookup: publicOnlyLookup } : {}),
   };
-  const agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) };
+  const agents: Agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) };
   return (url, body, headers) =>
     new Promise((resolve) => {
-      let settled = false;
-      let timer: NodeJS.Timeout | undefined;
-      const finish = (result: SendResult) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        resolve(result);
-      };
-      const failed = (error: unknown) =>
-        finish({
-          kind: 'error',
-          errorClass: classify(error as NodeJS.ErrnoException),
-          message: error instanceof Error ? error.message : String(error),
-        });
-      // Whatever throws here (a URL or a header value Node refuses) is an answer, never an exception.
-      try {
-        const target = new URL(url);
-        // A literal address is never looked up, so the resolver's check would not see it: check it here.
-        const host = urlHost(target);
-        if (options.blockReservedAddresses && isIpAddress(host) && isReservedAddress(host)) {
-          finish({ kind: 'error', errorClass: 'blocked_address', message: `${host} is a reserved address` });
-          return;
-        }
-        const secure = target.protocol === 'https:';
-        const request = (secure ? https : http).request(
-          target,
-          {
-            method: 'POST',
-            headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
-            agent: secure ? agents.https : agents.http,
-            ...(options.blockReservedAddresses ? { lookup: publicOnlyLookup } : {}),
-          },
-          (response) => {
-            const chunks: Buffer[] = [];
-            let bytes = 0;
-            const answer = () => {
-              try {
-                finish({
-                  kind: 'response',
-                  statusCode: response.statusCode ?? 0,
-                  body: responseExcerpt(
-                    Buffer.concat(chunks).subarray(0, WEBHOOK_RESPONSE_BODY_BYTES_READ_MAX),
-                  ),
-                  retryAfterSeconds: retryAfterSeconds(response.headers['retry-after']),
-                });
-              } catch (error) {
-                failed(error);
-              }
-            };
-            response.on('data', (chunk: Buffer) => {
-              if (settled) return;
-              chunks.push(chunk);
-              bytes += chunk.length;
-              // Enough for the excerpt: the status is known, so the rest of the answer is not waited for.
-              if (bytes >= WEBHOOK_RESPONSE_BODY_BYTES_READ_MAX) {
-                answer();
-                request.destroy();
-              }
-            });
-            response.on('end', answer);
-            response.on('error', (error) =>
-              finish({ kind: 'error', errorClass: 'connection', message: error.message }),
-            );
-          },
-        );
-        // One deadline for the whole exchange: connect, send, and read the answer.
-        timer = setTimeout(() => {
-          request.destroy(new Error('timeout'));
-          finish({
-            kind: 'error',
-            errorClass: 'timeout',
-            message: `no complete answer within ${options.timeoutMs} ms`,
-          });
-        }, options.timeoutMs);
-        request.on('error', failed);
-        request.end(body);
-      } catch (error) {
-        failed(error);
-      }
+      post({ url, body, headers }, options, agents, exchangeOf(resolve));
     });
+}
+
+/** One exchange's answer: the first result settles it and stops its deadline; any later one is dropped. */
+interface Exchange {
+  readonly settled: boolean;
+  finish(result: SendResult): void;
+  /** Settles it with what went wrong, classified. */
+  failed(error: unknown): void;
+  /** The timer of its deadline, stopped when it settles. */
+  deadline(timer: NodeJS.Timeout): void;
+}
+
+function exchangeOf(resolve: (result: SendResult) => void): Exchange {
+  let settled = false;
+  let timer: NodeJS.Timeout | undefined;
+  const finish = (result: SendResult) => {
+    if (settled) return;
+    settled = true;
+    clearTimeout(timer);
+    resolve(result);
+  };
+  return {
+    get settled() {
+      return settled;
+    },
+    finish,
+    failed: (error: unknown) =>
+      finish({
+        kind: 'error',
+        errorClass: classify(error as NodeJS.ErrnoException),
+        message: error instanceof Error ? error.message : String(error),
+      }),
+    deadline: (t) => {
+      timer = t;
+    },
+  };
+}
+
+/** Sends one POST and settles the exchange with its answer, whatever happens. */
+function post(
+  message: { url: string; body: string; headers: Record<string, string> },
+  options: HttpWebhookSenderOptions,
+  agents: Agents,
+  exchange: Exchange,
+): void {
+  const { url, body, headers } = message;
+  // Whatever throws here (a URL or a header value Node refuses) is an answer, never an exception.
+  try {
+    const target = new URL(url);
+    // A literal address is never looked up, so the resolver's check would not see it: check it here.
+    const host = urlHost(target);
+    if (options.blockReservedAddresses && isIpAddress(host) && isReservedAddress(host)) {
+      exchange.finish({
+        kind: 'error',
+        errorClass: 'blocked_address',
+        message: `${host} is a reserved address`,
+      });
+      return;
+    }
+    const secure = target.protocol === 'https:';
+    const request = (secure ? https : http).request(
+      target,
+      {
+        method: 'POST',
+        headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+        agent: secure ? agents.https : agents.http,
+        ...(options.blockReservedAddresses ? { lookup: publicOnlyLookup } : {}),
+      },
+      (response) => readAnswer(response, request, exchange),
+    );
+    // One deadline for the whole exchange: connect, send, and read the answer.
+    exchange.deadline(
+      setTimeout(() => {
+        request.destroy(new Error('timeout'));
+        exchange.finish({
+          kind: 'error',
+          errorClass: 'timeout',
+          message: `no complete answer within ${options.timeoutMs} ms`,
+        });
+      }, options.timeoutMs),
+    );
+    request.on('error', exchange.failed);
+    request.end(body);
+  } catch (error) {
+    exchange.failed(error);
+  }
+}
+
+/** Reads as much of the answer as the excerpt keeps, then settles the exchange with it. */
+function readAnswer(response: http.IncomingMessage, request: http.ClientRequest, exchange: Exchange): void {
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  const answer = () => {
+    try {
+      exchange.finish({
+        kind: 'response',
+        statusCode: response.statusCode ?? 0,
+        body: responseExcerpt(Buffer.concat(chunks).subarray(0, WEBHOOK_RESPONSE_BODY_BYTES_READ_MAX)),
+        retryAfterSeconds: retryAfterSeconds(response.headers['retry-after']),
+      });
+    } catch (error) {
+      exchange.failed(error);
+    }
+  };
+  response.on('data', (chunk: Buffer) => {
+    if (exchange.settled) return;
+    chunks.push(chunk);
+    bytes += chunk.length;
+    // Enough for the excerpt: the status is known, so the rest of the answer is not waited for.
+    if (bytes >= WEBHOOK_RESPONSE_BODY_BYTES_READ_MAX) {
+      answer();
+      request.destroy();
+    }
+  });
+  response.on('end', answer);
+  response.on('error', (error) =>
+    exchange.finish({ kind: 'error', errorClass: 'connection', message: error.message }),
+  );
 }

@@ -1,0 +1,141 @@
+/** Deposits in: a wallet's deposit address on a network (issued once, listed), and the deposits seen on chain. */
+import type { FastifyInstance } from 'fastify';
+import {
+  getDeposit,
+  issueDepositAddress,
+  listOrganizationDeposits,
+  prepareDepositAddress,
+  walletDepositAddresses,
+} from '../../../app/deposits.ts';
+import type { Deps } from '../../../app/deps.ts';
+import type { DigitalAssetNetwork } from '../../../domain/digitalAssets.ts';
+import { ID_PREFIXES } from '../../../domain/ids.ts';
+import { DEPOSIT_STATUSES, type DepositStatus } from '../../../domain/stablecoins.ts';
+import { type ListQuery, pageRequestOf, presentList } from '../../presenters.ts';
+import {
+  closedObjectSchema,
+  found,
+  LIST_PROBLEMS,
+  organizationOf,
+  preparedWrite,
+  presentWholeList,
+  readOperation,
+  retrieveById,
+  wholeListSchema,
+  writeOperation,
+  written,
+} from '../../routeKit.ts';
+import { idParamsSchema, idSchema, listEnvelopeSchema, listQuerySchema } from '../../schemas.ts';
+import { presentDeposit, presentDepositAddress } from './presenters.ts';
+import { networkSchema, TAGS } from './schemas.ts';
+
+const walletParams = idParamsSchema(ID_PREFIXES.wallet, 'Wallet id.');
+
+function createDepositAddressRoute(app: FastifyInstance, deps: Deps): void {
+  app.post<{ Params: { id: string }; Body: { network: DigitalAssetNetwork } }>(
+    '/v1/wallets/:id/deposit-addresses',
+    writeOperation({
+      scope: 'write',
+      product: 'stablecoins',
+      operationId: 'createDepositAddress',
+      summary: 'Get a deposit address',
+      description:
+        'The wallet’s address on the network, issued on the first request (201) and the same one after (200). The wallet must hold USDC or USDT, and its asset’s route on the network must be enabled (422 `route_not_approved`). In the sandbox the address lives on the simulated chain; in production there is no custody provider yet, so this is a 422 `custody_not_configured`.',
+      tags: TAGS,
+      params: walletParams,
+      body: closedObjectSchema({ network: networkSchema }, ['network']),
+      responses: {
+        200: written('DepositAddress', 'The address already issued.'),
+        201: written('DepositAddress', 'The address, issued now.'),
+      },
+    }),
+    preparedWrite(
+      deps,
+      (organizationId, request) =>
+        prepareDepositAddress(deps, organizationId, request.params.id, request.body.network),
+      async (tx, organizationId, request) => {
+        const { address, created } = await issueDepositAddress(
+          tx,
+          deps,
+          organizationId,
+          request.params.id,
+          request.body.network,
+        );
+        return { status: created ? 201 : 200, body: presentDepositAddress(address) };
+      },
+    ),
+  );
+}
+
+function listDepositAddressesRoute(app: FastifyInstance, deps: Deps): void {
+  app.get<{ Params: { id: string } }>(
+    '/v1/wallets/:id/deposit-addresses',
+    readOperation({
+      scope: 'read',
+      product: 'stablecoins',
+      operationId: 'listDepositAddresses',
+      summary: 'List a wallet’s deposit addresses',
+      tags: TAGS,
+      params: walletParams,
+      responses: {
+        200: found(wholeListSchema('DepositAddress'), 'Every address issued for the wallet, oldest first.'),
+      },
+    }),
+    retrieveById(deps, walletDepositAddresses, (addresses) =>
+      presentWholeList(addresses, presentDepositAddress),
+    ),
+  );
+}
+
+function listDepositsRoute(app: FastifyInstance, deps: Deps): void {
+  app.get<{ Querystring: ListQuery & { status?: DepositStatus; wallet?: string } }>(
+    '/v1/deposits',
+    readOperation({
+      scope: 'read',
+      product: 'stablecoins',
+      operationId: 'listDeposits',
+      summary: 'List deposits',
+      description: 'Newest first.',
+      tags: TAGS,
+      querystring: listQuerySchema(ID_PREFIXES.deposit, {
+        status: { type: 'string', enum: DEPOSIT_STATUSES, description: 'Only deposits in this status.' },
+        wallet: idSchema(ID_PREFIXES.wallet, 'Only deposits to this wallet.'),
+      }),
+      responses: { 200: listEnvelopeSchema('Deposit', 'A page of deposits.') },
+      problems: LIST_PROBLEMS,
+    }),
+    async (request) =>
+      presentList(
+        await listOrganizationDeposits(deps, organizationOf(request), {
+          ...pageRequestOf(request.query),
+          status: request.query.status,
+          walletId: request.query.wallet,
+        }),
+        presentDeposit,
+      ),
+  );
+}
+
+function getDepositRoute(app: FastifyInstance, deps: Deps): void {
+  app.get<{ Params: { id: string } }>(
+    '/v1/deposits/:id',
+    readOperation({
+      scope: 'read',
+      product: 'stablecoins',
+      operationId: 'getDeposit',
+      summary: 'Retrieve a deposit',
+      tags: TAGS,
+      params: idParamsSchema(ID_PREFIXES.deposit, 'Deposit id.'),
+      responses: { 200: found('Deposit', 'The deposit.') },
+    }),
+    retrieveById(deps, getDeposit, presentDeposit),
+  );
+}
+
+/** A wallet's deposit addresses, then the deposits, in the order the document lists them. */
+export function depositRoutes(app: FastifyInstance, deps: Deps): void {
+  createDepositAddressRoute(app, deps);
+  listDepositAddressesRoute(app, deps);
+  listDepositsRoute(app, deps);
+  getDepositRoute(app, deps);
+}

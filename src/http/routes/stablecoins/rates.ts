@@ -1,0 +1,97 @@
+/** The organization's conversion rates: read by any key, replaced whole by compliance (governed). */
+import type { FastifyInstance } from 'fastify';
+import { getConversionRates, putConversionRates } from '../../../app/conversions.ts';
+import type { Deps } from '../../../app/deps.ts';
+import { CONVERSION_RATES_MAX } from '../../../domain/stablecoins.ts';
+import { requestActor } from '../../auth.ts';
+import { WRITE_PROBLEMS } from '../../problems.ts';
+import {
+  closedObjectSchema,
+  found,
+  LIST_PROBLEMS,
+  organizationOf,
+  readOperation,
+  withoutNotFound,
+  writeOperation,
+  written,
+} from '../../routeKit.ts';
+import { sendWrite } from '../../writes.ts';
+import { governedWrite, pendingChangeResponse } from '../changes.ts';
+import { presentRates } from './presenters.ts';
+import { rateText, TAGS } from './schemas.ts';
+
+/** The whole table, one entry a direction. */
+const ratesBody = closedObjectSchema(
+  {
+    rates: {
+      type: 'array',
+      maxItems: CONVERSION_RATES_MAX,
+      items: closedObjectSchema(
+        {
+          from: { type: 'string', description: 'A currency code.' },
+          to: { type: 'string', description: 'A currency code.' },
+          rate: { type: 'string', description: rateText.description, examples: rateText.examples },
+        },
+        ['from', 'to', 'rate'],
+      ),
+    },
+  },
+  ['rates'],
+);
+
+function getConversionRatesRoute(app: FastifyInstance, deps: Deps): void {
+  app.get(
+    '/v1/conversion-rates',
+    readOperation({
+      scope: 'read',
+      product: 'stablecoins',
+      operationId: 'getConversionRates',
+      summary: 'Retrieve the conversion rates',
+      description:
+        'The rates quotes use. The sandbox starts with USD one to one with USDC and USDT and KES at 0.0077 (128.5 back); production starts with none.',
+      tags: TAGS,
+      responses: { 200: found('ConversionRates', 'The rates.') },
+      problems: LIST_PROBLEMS,
+    }),
+    async (request) => presentRates(await getConversionRates(deps, organizationOf(request))),
+  );
+}
+
+function setConversionRatesRoute(app: FastifyInstance, deps: Deps): void {
+  app.put<{ Body: { rates: { from: string; to: string; rate: string }[] } }>(
+    '/v1/conversion-rates',
+    writeOperation({
+      scope: 'compliance',
+      product: 'stablecoins',
+      operationId: 'setConversionRates',
+      summary: 'Replace the conversion rates',
+      description:
+        'Replaces the table whole: each entry converts between a fiat currency and a stablecoin, one way; the other way is its own entry (so the two may differ by a spread). Each pair whose rate changes gets a new rate version (the rate it replaced, who set it), recorded as evidence (`conversion.rates.update`, before and after); applies to the next quote, and a quote already given is executed only while its output is within the band of the rate in force. A rate moving more than the band (MKOBA_CONVERSION_RATE_BAND_BPS, 5 % by default) from the rate in force, or a pair’s first rate (outside the sandbox, or in the sandbox for a pair that had a rate before), needs a second member’s approval: a 202 with the pending change (rule `conversion_rate_band`), nothing changed until another `admin` or `compliance` member approves it (docs/APPROVALS.md). Removing a pair needs none. Needs the `compliance` scope.',
+      tags: TAGS,
+      body: ratesBody,
+      responses: { 200: written('ConversionRates', 'The rates.'), 202: pendingChangeResponse },
+      problems: withoutNotFound(WRITE_PROBLEMS),
+    }),
+    (request, reply) =>
+      sendWrite(deps, request, reply, async (tx, organizationId) =>
+        governedWrite(
+          tx,
+          deps,
+          organizationId,
+          request,
+          { kind: 'conversion_rate', action: 'set', targetId: null, payload: request.body },
+          async () => ({
+            status: 200,
+            body: presentRates(
+              await putConversionRates(tx, deps, organizationId, request.body, requestActor(request)),
+            ),
+          }),
+        ),
+      ),
+  );
+}
+
+export function conversionRateRoutes(app: FastifyInstance, deps: Deps): void {
+  getConversionRatesRoute(app, deps);
+  setConversionRatesRoute(app, deps);
+}

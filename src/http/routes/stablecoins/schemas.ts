@@ -1,0 +1,229 @@
+/** Stablecoins on the wire: deposit addresses and deposits, conversion rates, quotes and conversions. */
+import { RATE_FRACTION_DIGITS_MAX, RATE_INTEGER_DIGITS_MAX } from '../../../domain/decisions/travelRule.ts';
+import { DIGITAL_ASSET_NETWORKS, DIGITAL_ASSETS } from '../../../domain/digitalAssets.ts';
+import { ID_PREFIXES } from '../../../domain/ids.ts';
+import { SUPPORTED_CURRENCIES } from '../../../domain/money.ts';
+import {
+  CHAIN_TRANSACTION_STATES,
+  CONVERSION_DIRECTIONS,
+  CONVERSION_QUOTE_STATUSES,
+  CONVERSION_QUOTE_TTL_MS,
+  DEPOSIT_CONFIRMATIONS_REQUIRED,
+  DEPOSIT_STATUSES,
+} from '../../../domain/stablecoins.ts';
+import {
+  feeScheduleDecisionSchema,
+  idSchema,
+  nullableTimestampSchema,
+  timestampSchema,
+} from '../../schemas.ts';
+
+export const TAGS = ['Stablecoins'];
+
+/** A network a stablecoin moves on. */
+export const networkSchema = { type: 'string', enum: DIGITAL_ASSET_NETWORKS } as const;
+
+const amountField = (description: string) => ({ type: 'string', description }) as const;
+
+export const depositAddressSchema = {
+  $id: 'DepositAddress',
+  type: 'object',
+  description:
+    'An address on a network that credits a stablecoin wallet: transfers of the wallet’s asset to it become deposits. One per wallet and network; it does not change.',
+  required: ['object', 'id', 'wallet', 'asset', 'network', 'address', 'created_at'],
+  properties: {
+    object: { type: 'string', enum: ['deposit_address'] },
+    id: idSchema(ID_PREFIXES.depositAddress, 'Deposit address id.'),
+    wallet: idSchema(ID_PREFIXES.wallet, 'The wallet it credits.'),
+    asset: { type: 'string', enum: DIGITAL_ASSETS },
+    network: networkSchema,
+    address: {
+      type: 'string',
+      description: 'As the network writes it (EVM addresses in their EIP-55 form).',
+    },
+    created_at: timestampSchema,
+  },
+} as const;
+
+export const depositSchema = {
+  $id: 'Deposit',
+  type: 'object',
+  description: `A transfer of a stablecoin to a deposit address, seen on chain. \`pending\` while it gathers confirmations; \`credited\` once it has \`required_confirmations\` (${Object.entries(
+    DEPOSIT_CONFIRMATIONS_REQUIRED,
+  )
+    .map(([n, c]) => `${n} ${c}`)
+    .join(
+      ', ',
+    )}): the wallet is credited by the inbound \`transfer\`; \`held_for_review\` instead when the Travel Rule required the originator’s data and it did not come: not credited until a compliance operator decides (a \`travel_rule\` review case), then \`credited\` or \`rejected\` (never credited, owed back to its sender); \`reorged\` when a reorganisation of the chain dropped it before it was final: never credited. A chain transfer (network, \`tx_hash\`, \`log_index\`) is credited once.`,
+  required: [
+    'object',
+    'id',
+    'wallet',
+    'deposit_address',
+    'amount',
+    'currency',
+    'network',
+    'address',
+    'tx_hash',
+    'log_index',
+    'confirmations',
+    'required_confirmations',
+    'chain_state',
+    'status',
+    'transfer',
+    'travel_rule',
+    'created_at',
+    'updated_at',
+    'credited_at',
+    'reorged_at',
+    'held_at',
+    'rejected_at',
+  ],
+  properties: {
+    object: { type: 'string', enum: ['deposit'] },
+    id: idSchema(ID_PREFIXES.deposit, 'Deposit id.'),
+    wallet: idSchema(ID_PREFIXES.wallet, 'The wallet credited.'),
+    deposit_address: idSchema(ID_PREFIXES.depositAddress, 'The deposit address paid.'),
+    amount: amountField('Decimal string in major units of the asset.'),
+    currency: { type: 'string', enum: DIGITAL_ASSETS },
+    network: networkSchema,
+    address: { type: 'string' },
+    tx_hash: { type: 'string' },
+    log_index: { type: 'integer', minimum: 0 },
+    confirmations: { type: 'integer', minimum: 0 },
+    required_confirmations: { type: 'integer', minimum: 1 },
+    chain_state: {
+      type: 'string',
+      enum: CHAIN_TRANSACTION_STATES,
+      description: 'Whether the chain still holds the transaction.',
+    },
+    status: { type: 'string', enum: DEPOSIT_STATUSES },
+    transfer: { type: ['string', 'null'], description: 'The inbound transfer that credited the wallet.' },
+    travel_rule: {
+      type: ['object', 'null'],
+      description:
+        'When the originator’s Travel Rule data was given, or required by the amount: the evidence record (`reference`) that keeps it, or that records it missing (operators read it among the wallet’s evidence). Once an operator supplied the data of a held deposit, `reference` names the record that keeps it.',
+      required: ['reference', 'required', 'received'],
+      properties: {
+        reference: { type: 'string' },
+        required: { type: 'boolean', description: 'Whether the amount required the data.' },
+        received: { type: 'boolean', description: 'Whether the data was received.' },
+      },
+    },
+    created_at: timestampSchema,
+    updated_at: timestampSchema,
+    credited_at: nullableTimestampSchema,
+    reorged_at: nullableTimestampSchema,
+    held_at: { ...nullableTimestampSchema, description: 'When it was held for review.' },
+    rejected_at: { ...nullableTimestampSchema, description: 'When an operator rejected it.' },
+  },
+} as const;
+
+export const rateText = {
+  type: 'string',
+  pattern: `^[0-9]{1,${RATE_INTEGER_DIGITS_MAX}}(\\.[0-9]{1,${RATE_FRACTION_DIGITS_MAX}})?$`,
+  description: `Units of \`to\` for one unit of \`from\`: a positive decimal string, at most ${RATE_FRACTION_DIGITS_MAX} decimals.`,
+  examples: ['0.0077'],
+} as const;
+
+export const conversionRatesSchema = {
+  $id: 'ConversionRates',
+  type: 'object',
+  description:
+    'The organization’s conversion rates between fiat currencies and stablecoins, each direction its own.',
+  required: ['object', 'data'],
+  properties: {
+    object: { type: 'string', enum: ['conversion_rates'] },
+    data: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['from', 'to', 'rate', 'version', 'updated_at'],
+        properties: {
+          from: { type: 'string', enum: SUPPORTED_CURRENCIES },
+          to: { type: 'string', enum: SUPPORTED_CURRENCIES },
+          rate: rateText,
+          version: {
+            type: ['string', 'null'],
+            description:
+              'The rate version in force (`crv_…`): every change of a pair’s rate is a new version, with the rate it replaced and who set it (evidence `conversion.rates.update`). Null for a rate set before rates had versions.',
+          },
+          updated_at: timestampSchema,
+        },
+      },
+    },
+  },
+} as const;
+
+const conversionFields = {
+  direction: {
+    type: 'string',
+    enum: CONVERSION_DIRECTIONS,
+    description: '`mint`: fiat to stablecoin; `redeem`: stablecoin to fiat.',
+  },
+  from_wallet: idSchema(ID_PREFIXES.wallet, 'The wallet debited.'),
+  to_wallet: idSchema(ID_PREFIXES.wallet, 'The wallet credited.'),
+  from_amount: amountField('Debited, in the source wallet’s currency.'),
+  from_currency: { type: 'string' },
+  to_amount: amountField(
+    'Credited, in the destination wallet’s currency: from_amount × rate, rounded down to the minor unit.',
+  ),
+  to_currency: { type: 'string' },
+  rate: { type: 'string', description: 'Units of to_currency for one of from_currency, exact.' },
+  rate_version: {
+    type: ['string', 'null'],
+    description:
+      'The rate version the quote was given at (`crv_…`, see `GET /v1/conversion-rates`); null for a quote given before rates had versions.',
+  },
+  fee: amountField(
+    'The fee, in the source currency, paid on top of from_amount: what the fee schedule’s `conversion` rule for the source currency charges (zero without one).',
+  ),
+  total: amountField('What the source wallet is debited: from_amount + fee.'),
+  fee_schedule: feeScheduleDecisionSchema(
+    'Which fee schedule version and rule decided `fee` (`rule` null: the version has no `conversion` rule for the source currency). Null for conversions quoted before fees applied to them.',
+    true,
+  ),
+  created_at: timestampSchema,
+} as const;
+
+export const conversionQuoteSchema = {
+  $id: 'ConversionQuote',
+  type: 'object',
+  description: `A rate and both amounts, fixed for ${CONVERSION_QUOTE_TTL_MS / 1000} seconds: execute it with \`POST /v1/conversions\`.`,
+  required: ['object', 'id', 'status', 'conversion', 'expires_at', ...Object.keys(conversionFields)],
+  properties: {
+    object: { type: 'string', enum: ['conversion_quote'] },
+    id: idSchema(ID_PREFIXES.conversionQuote, 'Quote id.'),
+    status: { type: 'string', enum: CONVERSION_QUOTE_STATUSES },
+    conversion: { type: ['string', 'null'], description: 'The conversion that executed it.' },
+    ...conversionFields,
+    expires_at: timestampSchema,
+  },
+} as const;
+
+export const conversionSchema = {
+  $id: 'Conversion',
+  type: 'object',
+  description:
+    'A quote executed: the source wallet debited and the destination wallet credited in one transaction, through the organization’s conversion accounts (two journal entries, one per currency, each balanced).',
+  required: ['object', 'id', 'quote', 'journal_entries', ...Object.keys(conversionFields)],
+  properties: {
+    object: { type: 'string', enum: ['conversion'] },
+    id: idSchema(ID_PREFIXES.conversion, 'Conversion id.'),
+    quote: idSchema(ID_PREFIXES.conversionQuote, 'The quote executed.'),
+    journal_entries: {
+      type: 'array',
+      items: { type: 'string' },
+      description: 'The entry in the source currency, then the one in the destination currency.',
+    },
+    ...conversionFields,
+  },
+} as const;
+
+export const STABLECOIN_SCHEMAS = [
+  depositAddressSchema,
+  depositSchema,
+  conversionRatesSchema,
+  conversionQuoteSchema,
+  conversionSchema,
+];

@@ -1,0 +1,201 @@
+/**
+ * What arrives at the M-Pesa adapter's callback URLs (rail.ts), read: B2C results, queue time-out notices,
+ * Transaction Status results and STK callbacks. Pure. Daraja does not sign callbacks, so this only reads
+ * their shape.
+ */
+
+import {
+  type ArrivedCallback,
+  type CallbackReport,
+  MalformedCallbackError,
+} from '../../../../rails/partner.ts';
+import {
+  collectionFailureCode,
+  DARAJA_CALLBACK_PATHS,
+  DARAJA_UNKNOWN_RESULT_FAILURE_CODE,
+  KES_MINOR_PER_SHILLING,
+  parseObject,
+  payoutFailureCode,
+} from './protocol.ts';
+
+/** B2C result codes that say nothing about the payout: the first request's own result decides. */
+const PAYOUT_RESULT_CODES_TO_IGNORE: Record<string, string> = {
+  '15': 'duplicate_originator_conversation_id',
+};
+
+/** A callback by the path it arrived at; throws MalformedCallbackError for one it cannot read. */
+export function parseDarajaCallback(callback: ArrivedCallback): CallbackReport {
+  const body = parseObject(callback.rawBody);
+  if (!body) throw new MalformedCallbackError(`Daraja callback at ${callback.path} is not a JSON object`);
+  switch (callback.path) {
+    case DARAJA_CALLBACK_PATHS.b2cResult:
+      return parseB2cResult(body);
+    case DARAJA_CALLBACK_PATHS.b2cQueueTimeout:
+    case DARAJA_CALLBACK_PATHS.statusQueueTimeout:
+      return parseQueueTimeout(body, callback.path);
+    case DARAJA_CALLBACK_PATHS.statusResult:
+      return parseStatusResult(body);
+    case DARAJA_CALLBACK_PATHS.stk:
+      return parseStkCallback(body);
+    default:
+      throw new MalformedCallbackError(`No Daraja callback is expected at ${callback.path}`);
+  }
+}
+
+function parseB2cResult(body: Record<string, unknown>): CallbackReport {
+  const result = objectField(body, 'Result', 'B2C result');
+  const reference = requiredString(result, 'OriginatorConversationID', 'B2C result');
+  const code = resultCodeOf(result, 'B2C result');
+  const ignored = PAYOUT_RESULT_CODES_TO_IGNORE[code];
+  if (ignored) return { kind: 'ignored', reason: ignored };
+  const base = { kind: 'payout' as const, reference, idempotencyReference: reference };
+  if (code !== '0') {
+    return { ...base, outcome: { kind: 'failed', failureCode: payoutFailureCode(code), reference } };
+  }
+  const parameters = keyValues(result.ResultParameters, 'ResultParameter', 'Key', 'B2C result');
+  const receipt = parameters.get('TransactionReceipt') ?? result.TransactionID;
+  if (typeof receipt !== 'string' || receipt === '') {
+    throw new MalformedCallbackError('B2C result reports success without a TransactionReceipt');
+  }
+  return {
+    ...base,
+    outcome: { kind: 'settled', reference },
+    partnerTransactionId: receipt,
+    amountMinor: amountMinorOf(parameters.get('TransactionAmount'), 'B2C result TransactionAmount'),
+  };
+}
+
+/** Daraja's queue time-out notice: the request waited too long in Daraja's queue. It decides nothing. */
+function parseQueueTimeout(body: Record<string, unknown>, path: string): CallbackReport {
+  const result = objectField(body, 'Result', 'queue time-out notice');
+  requiredString(result, 'OriginatorConversationID', 'queue time-out notice');
+  return {
+    kind: 'ignored',
+    reason: path === DARAJA_CALLBACK_PATHS.b2cQueueTimeout ? 'b2c_queue_timeout' : 'status_queue_timeout',
+  };
+}
+
+/** Failed TransactionStatus values (Daraja publishes only "Completed"; the others are read defensively). */
+const FAILED_TRANSACTION_STATUSES = new Set(['failed', 'declined', 'cancelled', 'canceled', 'expired']);
+
+/**
+ * A Transaction Status result. Its top-level ids are the query's own; the payout is named by the
+ * OriginatorConversationID among the ResultParameters, or, when M-Pesa found nothing, by the Occasion we
+ * sent (echoed in ReferenceData). Anything short of a final status changes nothing: the next check asks again.
+ */
+function parseStatusResult(body: Record<string, unknown>): CallbackReport {
+  const result = objectField(body, 'Result', 'status result');
+  const code = resultCodeOf(result, 'status result');
+  const parameters =
+    result.ResultParameters === undefined
+      ? new Map<string, unknown>()
+      : keyValues(result.ResultParameters, 'ResultParameter', 'Key', 'status result');
+  const referenceItem = (
+    result.ReferenceData as { ReferenceItem?: { Key?: unknown; Value?: unknown } } | undefined
+  )?.ReferenceItem;
+  const occasion = referenceItem?.Key === 'Occasion' ? referenceItem.Value : undefined;
+  const named = parameters.get('OriginatorConversationID') ?? occasion;
+  if (code !== '0') return { kind: 'ignored', reason: `status_query_result_${code}` };
+  if (typeof named !== 'string' || named === '') {
+    throw new MalformedCallbackError('Status result names no OriginatorConversationID');
+  }
+  const status = parameters.get('TransactionStatus');
+  if (typeof status !== 'string') throw new MalformedCallbackError('Status result has no TransactionStatus');
+  const base = { kind: 'payout' as const, reference: named, idempotencyReference: named };
+  if (status.toLowerCase() === 'completed') {
+    const receipt = parameters.get('ReceiptNo');
+    if (typeof receipt !== 'string' || receipt === '') {
+      throw new MalformedCallbackError('Status result reports a completed payout without a ReceiptNo');
+    }
+    return {
+      ...base,
+      outcome: { kind: 'settled', reference: named },
+      partnerTransactionId: receipt,
+      amountMinor: amountMinorOf(parameters.get('Amount'), 'status result Amount'),
+    };
+  }
+  if (FAILED_TRANSACTION_STATUSES.has(status.toLowerCase())) {
+    // The status result carries no failure code; the B2C result (when it arrives) is the precise one.
+    return {
+      ...base,
+      outcome: { kind: 'failed', failureCode: DARAJA_UNKNOWN_RESULT_FAILURE_CODE, reference: named },
+    };
+  }
+  return { kind: 'ignored', reason: `transaction_status_${status.toLowerCase()}` };
+}
+
+function parseStkCallback(body: Record<string, unknown>): CallbackReport {
+  const stk = objectField(objectField(body, 'Body', 'STK callback'), 'stkCallback', 'STK callback');
+  const reference = requiredString(stk, 'CheckoutRequestID', 'STK callback');
+  requiredString(stk, 'MerchantRequestID', 'STK callback');
+  const code = resultCodeOf(stk, 'STK callback');
+  if (code !== '0') {
+    return {
+      kind: 'collection',
+      reference,
+      outcome: { kind: 'failed', failureCode: collectionFailureCode(code), reference },
+    };
+  }
+  const items = keyValues(stk.CallbackMetadata, 'Item', 'Name', 'STK callback');
+  const receipt = items.get('MpesaReceiptNumber');
+  if (typeof receipt !== 'string' || receipt === '') {
+    throw new MalformedCallbackError('STK callback reports success without an MpesaReceiptNumber');
+  }
+  return {
+    kind: 'collection',
+    reference,
+    outcome: { kind: 'settled', reference },
+    partnerTransactionId: receipt,
+    amountMinor: amountMinorOf(items.get('Amount'), 'STK callback Amount'),
+  };
+}
+
+function objectField(parent: Record<string, unknown>, key: string, what: string): Record<string, unknown> {
+  const value = parent[key];
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new MalformedCallbackError(`${what} has no ${key} object`);
+  }
+  return value as Record<string, unknown>;
+}
+
+function requiredString(parent: Record<string, unknown>, key: string, what: string): string {
+  const value = parent[key];
+  if (typeof value !== 'string' || value === '') throw new MalformedCallbackError(`${what} has no ${key}`);
+  return value;
+}
+
+/** ResultCode is a number in results (0, 2040) but may be a string ("0", "SFC_IC0003"). */
+function resultCodeOf(parent: Record<string, unknown>, what: string): string {
+  const value = parent.ResultCode;
+  if (typeof value === 'number' && Number.isInteger(value)) return String(value);
+  if (typeof value === 'string' && value.trim() !== '') return value.trim();
+  throw new MalformedCallbackError(`${what} has no ResultCode`);
+}
+
+/** Daraja's lists of {Key|Name, Value} (a lone item may come as an object): a map of the values. */
+function keyValues(
+  container: unknown,
+  listKey: string,
+  nameKey: 'Key' | 'Name',
+  what: string,
+): Map<string, unknown> {
+  const list = (container as Record<string, unknown> | undefined)?.[listKey];
+  const items = Array.isArray(list) ? list : typeof list === 'object' && list !== null ? [list] : undefined;
+  if (!items) throw new MalformedCallbackError(`${what} has no ${listKey} list`);
+  const values = new Map<string, unknown>();
+  for (const item of items) {
+    const name = (item as Record<string, unknown> | null)?.[nameKey];
+    if (typeof name !== 'string')
+      throw new MalformedCallbackError(`${what} has a ${listKey} without a ${nameKey}`);
+    values.set(name, (item as Record<string, unknown>).Value);
+  }
+  return values;
+}
+
+/** Daraja amounts are shillings (10, 10.00, "10.00"); in minor units, exactly, or malformed. */
+function amountMinorOf(value: unknown, what: string): bigint {
+  const text = typeof value === 'number' ? String(value) : typeof value === 'string' ? value.trim() : '';
+  const match = /^(\d+)(?:\.(\d{1,2}))?$/.exec(text);
+  if (!match?.[1]) throw new MalformedCallbackError(`${what} is not an amount`);
+  return BigInt(match[1]) * KES_MINOR_PER_SHILLING + BigInt((match[2] ?? '').padEnd(2, '0'));
+}

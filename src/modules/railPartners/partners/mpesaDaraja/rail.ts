@@ -1,0 +1,45 @@
+/**
+ * Safaricom M-Pesa through Daraja: payouts by B2C, collections by M-Pesa Express (STK push), payout status
+ * by the Transaction Status API. Daraja answers requests synchronously with an acceptance and reports the
+ * outcome later by POSTing to the callback URLs each request names; this adapter builds those URLs under
+ * the organization's callback base and reads what arrives there (parseCallback).
+ *
+ * Idempotency. B2C carries our idempotency reference as OriginatorConversationID. Daraja refuses a repeated
+ * one (HTTP 500, `500.002.1001` "Duplicate OriginatorConversationID") without paying again and without
+ * naming the first ConversationID, so the payout's reference is the OriginatorConversationID: the one id
+ * every submit knows, that every result echoes and that the Transaction Status API accepts. A duplicate
+ * refusal is read as "already accepted".
+ *
+ * M-Pesa Express has no idempotency key: each push is a new CheckoutRequestID and a new PIN prompt, and the
+ * callback does not echo anything of ours. Without persisting anything this adapter can only (1) answer a
+ * repeated collect on this instance with the first push's reference, and (2) take M-Pesa's refusal to
+ * prompt a phone that already has a prompt open ("Unable to lock subscriber") as `payer_busy` rather than
+ * retry into a second prompt. A collect repeated from another process after the first prompt has closed
+ * sends a second prompt: the residual risk, documented in docs/rails/mpesa-daraja.md.
+ *
+ * Daraja does not sign callbacks. The guard is the unguessable token in the callback base URL (and, in
+ * production, allow-listing Safaricom's callback IP addresses); parseCallback only reads the shape.
+ *
+ * This file puts the adapter together; its parts: connection.ts (configuration, errors, the token, requests),
+ * payouts.ts (B2C, Transaction Status), collections.ts (STK push and query), callbacks.ts (parseCallback),
+ * protocol.ts (Daraja's paths, codes and limits).
+ */
+
+import type { CallbackTarget, PartnerRail } from '../../../../rails/partner.ts';
+import { parseDarajaCallback } from './callbacks.ts';
+import { checkCollection, collect, type RememberedPushes } from './collections.ts';
+import { darajaConnection, type MpesaDarajaConfig } from './connection.ts';
+import { checkPayout, submitPayout } from './payouts.ts';
+
+export function mpesaDarajaRail(config: MpesaDarajaConfig, callbacks: CallbackTarget): PartnerRail {
+  const connection = darajaConnection(config, callbacks);
+  const pushes: RememberedPushes = new Map();
+  return {
+    partner: 'mpesa_daraja',
+    submit: (request, now) => submitPayout(connection, request, now),
+    check: (transfer, now) => checkPayout(connection, transfer, now),
+    collect: (request, now) => collect(connection, pushes, request, now),
+    checkCollection: (reference, _idempotencyReference, now) => checkCollection(connection, reference, now),
+    parseCallback: parseDarajaCallback,
+  };
+}

@@ -1,0 +1,125 @@
+/** The dispatcher's claim: due deliveries leased, with what sending them needs, in one statement. */
+import type { PayloadVersion } from '../../../domain/payloadVersions.ts';
+import { WEBHOOK_SIGNING_SECRETS_MAX } from '../../../domain/signing.ts';
+import type { PayloadFormat } from '../../../domain/webhooks.ts';
+import { toDate } from '../../../store/repositories/rows.ts';
+import type { Queryable } from '../../../store/store.ts';
+import { SECRET_COLUMNS, type StoredSecret, secretFromRow } from './secrets.ts';
+
+export interface ClaimedDelivery {
+  id: string;
+  organizationId: string;
+  eventId: string;
+  subscriptionId: string;
+  attempts: number;
+  eventType: string;
+  eventData: Record<string, unknown>;
+  eventCreatedAt: Date;
+  url: string;
+  payloadFormat: PayloadFormat;
+  apiVersion: PayloadVersion;
+  /** The subscription's failure window as the claim saw it: a success need not touch a closed one. */
+  subscriptionFailing: boolean;
+  /** Its secrets live at the claim, still sealed, newest first, at most WEBHOOK_SIGNING_SECRETS_MAX. */
+  secrets: StoredSecret[];
+}
+
+/**
+ * The claim, one statement: the candidates' snapshot and the lock are one round trip. A candidate another
+ * dispatcher claimed meanwhile is either locked (skipped) or re-checked on its newest version by the lock and
+ * dropped. The oldest n due rows of a subscription are among its oldest n pending ones and its run-out leases.
+ * Parameters: $1 now, $2 rows at most, $3 in flight per subscription at most, $4 the lease's end, $5 the
+ * secrets a claimed delivery carries at most.
+ */
+const CLAIM_DUE_DELIVERIES = `WITH leased AS (
+       SELECT id, subscription_id, next_attempt_at, lease_expires_at > $1 AS live
+         FROM webhook_deliveries WHERE status = 'delivering'
+     ), in_flight AS (
+       SELECT subscription_id, COUNT(*) AS n FROM leased WHERE live GROUP BY subscription_id
+     ), due AS (
+       SELECT d.id, d.next_attempt_at, s.id AS subscription_id FROM webhook_subscriptions s
+        CROSS JOIN LATERAL (
+          SELECT p.id, p.next_attempt_at FROM webhook_deliveries p
+           WHERE p.subscription_id = s.id AND p.status = 'pending' AND p.next_attempt_at <= $1
+           ORDER BY p.next_attempt_at, p.id LIMIT $3
+        ) AS d
+        WHERE s.status = 'enabled' AND s.deleted_at IS NULL
+       UNION ALL
+       SELECT l.id, l.next_attempt_at, l.subscription_id FROM leased l
+         JOIN webhook_subscriptions s ON s.id = l.subscription_id AND s.status = 'enabled' AND s.deleted_at IS NULL
+        WHERE NOT l.live
+     ), ranked AS (
+       SELECT due.*, ROW_NUMBER() OVER (PARTITION BY subscription_id ORDER BY next_attempt_at, id) AS rank FROM due
+     ), candidates AS (
+       SELECT r.id FROM ranked r LEFT JOIN in_flight f ON f.subscription_id = r.subscription_id
+        WHERE r.rank + COALESCE(f.n, 0) <= $3
+        ORDER BY r.next_attempt_at, r.id
+        LIMIT $2
+     ), locked AS (
+       SELECT id FROM webhook_deliveries WHERE id = ANY(ARRAY(SELECT id FROM candidates))
+          AND ((status = 'pending' AND next_attempt_at <= $1) OR (status = 'delivering' AND lease_expires_at <= $1))
+          FOR UPDATE SKIP LOCKED
+     ), claimed AS (
+       UPDATE webhook_deliveries d SET status = 'delivering', lease_expires_at = $4, attempts = d.attempts + 1
+         FROM locked WHERE d.id = locked.id
+       RETURNING d.id, d.organization_id, d.event_id, d.subscription_id, d.attempts
+     )
+     SELECT c.*, e.type AS event_type, e.data AS event_data, e.created_at AS event_created_at,
+            s.url, s.payload_format, s.api_version, s.failing_since IS NOT NULL AS subscription_failing,
+            (SELECT COALESCE(json_agg(w ORDER BY w.created_at DESC, w.id DESC), '[]') FROM (
+               SELECT ${SECRET_COLUMNS} FROM webhook_secrets
+                WHERE subscription_id = c.subscription_id AND (expires_at IS NULL OR expires_at > $1)
+                ORDER BY created_at DESC, id DESC LIMIT $5
+             ) w) AS secrets
+       FROM claimed c JOIN events e ON e.id = c.event_id JOIN webhook_subscriptions s ON s.id = c.subscription_id`;
+
+function claimedFromRow(r: Record<string, unknown>): ClaimedDelivery {
+  return {
+    id: String(r.id),
+    organizationId: String(r.organization_id),
+    eventId: String(r.event_id),
+    subscriptionId: String(r.subscription_id),
+    attempts: Number(r.attempts),
+    eventType: String(r.event_type),
+    eventData: (typeof r.event_data === 'string' ? JSON.parse(r.event_data) : r.event_data) as Record<
+      string,
+      unknown
+    >,
+    eventCreatedAt: toDate(r.event_created_at),
+    url: String(r.url),
+    payloadFormat: r.payload_format as PayloadFormat,
+    apiVersion: r.api_version as PayloadVersion,
+    subscriptionFailing: r.subscription_failing === true,
+    secrets: (
+      (typeof r.secrets === 'string' ? JSON.parse(r.secrets) : r.secrets) as Record<string, unknown>[]
+    ).map(secretFromRow),
+  };
+}
+
+/**
+ * Claims due deliveries (and ones whose lease ran out: a dispatcher died holding them), at most
+ * `perSubscriptionMax` in flight per subscription, skipping rows other dispatchers hold, and leases them
+ * until leaseUntil. The attempt number is taken here, so a crash after sending still counts the attempt.
+ *
+ * The candidates are read per enabled subscription: at most `perSubscriptionMax` of its oldest due pending
+ * rows from the index on (subscription_id, next_attempt_at), so a tick reads one index probe per
+ * subscription whatever the backlog, due or not, and never a disabled subscription's backlog. Leased rows
+ * (live ones count against their subscription's limit, across dispatchers; run-out ones are due again) are
+ * few, at most the dispatchers' slots, and read at once from their own index.
+ */
+export async function claimDueDeliveries(
+  db: Queryable,
+  now: Date,
+  leaseUntil: Date,
+  rowsMax: number,
+  perSubscriptionMax: number,
+): Promise<ClaimedDelivery[]> {
+  const rows = await db.query(CLAIM_DUE_DELIVERIES, [
+    now,
+    rowsMax,
+    perSubscriptionMax,
+    leaseUntil,
+    WEBHOOK_SIGNING_SECRETS_MAX,
+  ]);
+  return rows.map(claimedFromRow);
+}

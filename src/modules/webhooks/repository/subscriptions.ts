@@ -1,0 +1,133 @@
+/** Webhook subscriptions: their rows, read, written and soft-deleted. */
+import { ID_PREFIXES } from '../../../domain/ids.ts';
+import type { PayloadVersion } from '../../../domain/payloadVersions.ts';
+import type { PayloadFormat, SubscriptionStatus } from '../../../domain/webhooks.ts';
+import { type KeysetFilter, keysetConditions, toDate } from '../../../store/repositories/rows.ts';
+import type { Queryable } from '../../../store/store.ts';
+import { optionalDate } from './rows.ts';
+import { insertSecret, type SealedSecret } from './secrets.ts';
+
+export interface Subscription {
+  id: string;
+  organizationId: string;
+  url: string;
+  events: string[];
+  description: string | null;
+  payloadFormat: PayloadFormat;
+  /** The payload version its events are rendered in. */
+  apiVersion: PayloadVersion;
+  status: SubscriptionStatus;
+  disabledReason: string | null;
+  failingSince: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+const COLUMNS =
+  'id, organization_id, url, events, description, payload_format, status, disabled_reason, failing_since, created_at, updated_at, api_version';
+
+function fromRow(row: Record<string, unknown>): Subscription {
+  return {
+    id: String(row.id),
+    organizationId: String(row.organization_id),
+    url: String(row.url),
+    events: row.events as string[],
+    description: row.description === null ? null : String(row.description),
+    payloadFormat: row.payload_format as PayloadFormat,
+    apiVersion: row.api_version as PayloadVersion,
+    status: row.status as SubscriptionStatus,
+    disabledReason: row.disabled_reason === null ? null : String(row.disabled_reason),
+    failingSince: optionalDate(row.failing_since),
+    createdAt: toDate(row.created_at),
+    updatedAt: toDate(row.updated_at),
+  };
+}
+
+export async function insertSubscription(
+  db: Queryable,
+  s: Subscription,
+  secret: SealedSecret,
+): Promise<void> {
+  await db.query(
+    `INSERT INTO webhook_subscriptions (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+    [
+      s.id,
+      s.organizationId,
+      s.url,
+      s.events,
+      s.description,
+      s.payloadFormat,
+      s.status,
+      s.disabledReason,
+      s.failingSince,
+      s.createdAt,
+      s.updatedAt,
+      s.apiVersion,
+    ],
+  );
+  await insertSecret(db, s.id, secret, s.createdAt);
+}
+
+export async function saveSubscription(db: Queryable, s: Subscription): Promise<void> {
+  await db.query(
+    `UPDATE webhook_subscriptions SET url = $2, events = $3, description = $4, payload_format = $5, status = $6,
+        disabled_reason = $7, failing_since = $8, updated_at = $9, api_version = $10 WHERE id = $1`,
+    [
+      s.id,
+      s.url,
+      s.events,
+      s.description,
+      s.payloadFormat,
+      s.status,
+      s.disabledReason,
+      s.failingSince,
+      s.updatedAt,
+      s.apiVersion,
+    ],
+  );
+}
+
+/**
+ * `forUpdate` locks the row FOR NO KEY UPDATE: writers of the subscription queue behind each other, while
+ * transactions that only insert deliveries pointing at it (every transfer's outbox fan-out) do not wait.
+ */
+export async function findSubscription(
+  db: Queryable,
+  organizationId: string,
+  id: string,
+  options: { forUpdate?: boolean } = {},
+): Promise<Subscription | undefined> {
+  const [row] = await db.query(
+    `SELECT ${COLUMNS} FROM webhook_subscriptions WHERE organization_id = $1 AND id = $2 AND deleted_at IS NULL${options.forUpdate ? ' FOR NO KEY UPDATE' : ''}`,
+    [organizationId, id],
+  );
+  return row && fromRow(row);
+}
+
+export async function listSubscriptions(
+  db: Queryable,
+  organizationId: string,
+  filter: KeysetFilter,
+  rowsMax: number,
+): Promise<Subscription[]> {
+  const params: unknown[] = [organizationId];
+  const conditions = [
+    'organization_id = $1',
+    'deleted_at IS NULL',
+    ...keysetConditions(filter, params, '', ID_PREFIXES.webhookSubscription),
+  ];
+  params.push(rowsMax);
+  const rows = await db.query(
+    `SELECT ${COLUMNS} FROM webhook_subscriptions WHERE ${conditions.join(' AND ')} ORDER BY id DESC LIMIT $${params.length}`,
+    params,
+  );
+  return rows.map(fromRow);
+}
+
+/** Soft delete: attempts and deliveries keep pointing at it; pending deliveries stop. */
+export async function deleteSubscription(db: Queryable, id: string, now: Date): Promise<void> {
+  await db.query(
+    "UPDATE webhook_subscriptions SET deleted_at = $2, status = 'disabled', updated_at = $2 WHERE id = $1",
+    [id, now],
+  );
+}
