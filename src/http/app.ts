@@ -69,8 +69,9 @@ import {
   statementSchema,
 } from './routes/reconciliation.ts';
 import { reviewRoutes } from './routes/reviews.ts';
-import { SAFEGUARDING_SCHEMAS, safeguardingRoutes } from './routes/safeguarding.ts';
-import { SAFEGUARDING_SWEEP_SCHEMAS, safeguardingSweepRoutes } from './routes/safeguardingSweeps.ts';
+import { safeguardingRoutes } from './routes/safeguarding/routes.ts';
+import { SAFEGUARDING_SCHEMAS, SAFEGUARDING_SWEEP_SCHEMAS } from './routes/safeguarding/schemas.ts';
+import { safeguardingSweepRoutes } from './routes/safeguarding/sweeps.ts';
 import { sandboxRoutes } from './routes/sandbox.ts';
 import { sandboxChainRoutes } from './routes/sandboxChain.ts';
 import { STABLECOIN_SCHEMAS, stablecoinRoutes } from './routes/stablecoins.ts';

@@ -21,16 +21,23 @@ import {
   VERIFICATION_STATUSES,
   type VerificationSubmission,
 } from '../domain/verifications.ts';
+import { closedObjectSchema } from './routeKit.ts';
 import {
   componentRef,
   DOCUMENTED_AS,
   idSchema,
   nullableIdSchema,
+  nullableTimestampSchema,
   postalAddressSchema,
   timestampSchema,
 } from './schemas.ts';
 
 const SHA256_HEX_PATTERN = '^[0-9a-f]{64}$';
+
+/** Text that may not be empty, of at most `maxLength` characters: a name, a reference, a note. */
+export function textSchema(maxLength: number, description?: string) {
+  return { type: 'string', minLength: 1, maxLength, ...(description === undefined ? {} : { description }) };
+}
 
 export const evidenceSchema = {
   $id: 'Evidence',
@@ -123,7 +130,7 @@ export const reviewSchema = {
     note: { type: ['string', 'null'], description: 'The operator’s note on the decision.' },
     decided_by: { type: ['string', 'null'], description: 'The API key that decided it.' },
     created_at: timestampSchema,
-    decided_at: { ...timestampSchema, type: ['string', 'null'] },
+    decided_at: nullableTimestampSchema,
   },
 } as const;
 
@@ -216,7 +223,7 @@ export const amlAlertSchema = {
     note: { type: ['string', 'null'] },
     resolved_by: { type: ['string', 'null'], description: 'The API key that resolved it.' },
     created_at: timestampSchema,
-    resolved_at: { ...timestampSchema, type: ['string', 'null'] },
+    resolved_at: nullableTimestampSchema,
   },
 } as const;
 
@@ -259,17 +266,13 @@ export const verificationSchema = {
       description: 'The verification provider (the sandbox simulator) or an operator; null while pending.',
     },
     created_at: timestampSchema,
-    decided_at: { ...timestampSchema, type: ['string', 'null'] },
+    decided_at: nullableTimestampSchema,
   },
 } as const;
 
 const DATE_PATTERN = '^\\d{4}-\\d{2}-\\d{2}$';
-const text = (maxLength: number) => ({ type: 'string', minLength: 1, maxLength });
-const nationalIdSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['type', 'number'],
-  properties: {
+const nationalIdSchema = closedObjectSchema(
+  {
     type: { type: 'string', enum: NATIONAL_ID_TYPES },
     number: {
       type: 'string',
@@ -277,11 +280,12 @@ const nationalIdSchema = {
       description: 'Shown back masked to its last 4 characters.',
     },
   },
-} as const;
+  ['type', 'number'],
+);
 
 /** Every field a submission may carry, by name; each type's form takes those VERIFICATION_FIELDS lists. */
 const SUBMISSION_FIELD_SCHEMAS = {
-  legal_name: text(LEGAL_NAME_LENGTH_MAX),
+  legal_name: textSchema(LEGAL_NAME_LENGTH_MAX),
   date_of_birth: { type: 'string', pattern: DATE_PATTERN, description: 'YYYY-MM-DD.' },
   national_id: nationalIdSchema,
   phone: { type: 'string', pattern: PHONE_PATTERN, description: 'E.164.' },
@@ -297,17 +301,15 @@ const SUBMISSION_FIELD_SCHEMAS = {
     minItems: 1,
     maxItems: BENEFICIAL_OWNERS_MAX,
     description: 'Every owner of 25 % or more; shares in basis points, at most 10,000 in all.',
-    items: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['name', 'date_of_birth', 'national_id', 'ownership_bp'],
-      properties: {
-        name: text(LEGAL_NAME_LENGTH_MAX),
+    items: closedObjectSchema(
+      {
+        name: textSchema(LEGAL_NAME_LENGTH_MAX),
         date_of_birth: { type: 'string', pattern: DATE_PATTERN },
         national_id: nationalIdSchema,
         ownership_bp: { type: 'integer', minimum: 1, maximum: OWNERSHIP_BP_TOTAL },
       },
-    },
+      ['name', 'date_of_birth', 'national_id', 'ownership_bp'],
+    ),
   },
 } as const;
 

@@ -290,3 +290,25 @@ export function idempotentOutcome<Route extends RouteGenericInterface>(
       replayOnlyTo: replayOnlyTo?.(request),
     });
 }
+
+// rk-b:
+
+/**
+ * The handler of an idempotent write that records something unless the same is already recorded (a
+ * figure reported twice, an address asked for again): `effect` says which, and the answer is 201 with the
+ * new record or 200 with the one found. Once per Idempotency-Key, in one transaction, as `idempotentWrite`.
+ */
+export function createOrFindWrite<Route extends RouteGenericInterface>(
+  deps: Deps,
+  effect: (
+    tx: Queryable,
+    organizationId: string,
+    request: FastifyRequest<Route>,
+  ) => Promise<{ created: boolean; body: unknown }>,
+) {
+  return (request: FastifyRequest<Route>, reply: FastifyReply): Promise<FastifyReply> =>
+    sendWrite(deps, request, reply, async (tx, organizationId) => {
+      const { created, body } = await effect(tx, organizationId, request);
+      return { status: created ? 201 : 200, body };
+    });
+}

@@ -16,26 +16,32 @@ import {
   type AmlRuleType,
 } from '../../domain/decisions/aml.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
-import { BEARER_SECURITY, principalOf, requestActor } from '../auth.ts';
+import { requestActor } from '../auth.ts';
 import { presentAmlAlert, presentAmlRule } from '../compliancePresenters.ts';
+import { textSchema } from '../complianceSchemas.ts';
 import { type ListQuery, pageRequestOf, presentList } from '../presenters.ts';
-import { problemResponses, READ_PROBLEMS, WRITE_PROBLEMS } from '../problems.ts';
 import {
-  idempotencyHeadersSchema,
-  idempotentWriteHeaders,
-  idParamsSchema,
-  idSchema,
-  listEnvelopeSchema,
-  listQuerySchema,
-} from '../schemas.ts';
-import { sendWrite } from '../writes.ts';
-import { governedWrite, pendingChangeResponse } from './changes.ts';
+  closedObjectSchema,
+  found,
+  idempotentWrite,
+  LIST_PROBLEMS,
+  organizationOf,
+  presentWholeList,
+  readOperation,
+  retrieveById,
+  wholeListSchema,
+  writeOperation,
+  written,
+} from '../routeKit.ts';
+import { idParamsSchema, idSchema, listEnvelopeSchema, listQuerySchema } from '../schemas.ts';
+import { pendingChangeResponse } from './changes.ts';
+import { governedIdempotentWrite } from './governedWrites.ts';
 
 const TAGS = ['AML'];
 const ruleParams = idParamsSchema(ID_PREFIXES.amlRule, 'Rule id.');
 const alertParams = idParamsSchema(ID_PREFIXES.amlAlert, 'Alert id.');
 const ruleFields = {
-  name: { type: 'string', minLength: 1, maxLength: AML_RULE_NAME_LENGTH_MAX },
+  name: textSchema(AML_RULE_NAME_LENGTH_MAX),
   parameters: {
     type: 'object',
     description:
@@ -45,198 +51,139 @@ const ruleFields = {
   enabled: { type: 'boolean' },
 } as const;
 
-/** AML rules and alerts: operators only (the `compliance` scope). */
-export function amlRoutes(app: FastifyInstance, deps: Deps): void {
+type NewRuleBody = Required<Pick<AmlRuleInput, 'name' | 'type' | 'parameters' | 'action'>> & {
+  enabled?: boolean;
+};
+
+type AlertQuery = ListQuery & {
+  status?: AmlAlertStatus;
+  rule_type?: AmlRuleType;
+  action?: AmlAction;
+  wallet?: string;
+  customer?: string;
+  transfer?: string;
+};
+
+const alertFilters = {
+  status: { type: 'string', enum: AML_ALERT_STATUSES, description: 'Only open or only resolved alerts.' },
+  rule_type: { type: 'string', enum: AML_RULE_TYPES, description: 'Only alerts of this kind of rule.' },
+  action: {
+    type: 'string',
+    enum: ['alert', 'review'],
+    description: 'Only alerts whose rule let the transfer through (`alert`) or held it (`review`).',
+  },
+  wallet: idSchema(ID_PREFIXES.wallet, 'Only alerts on this wallet.'),
+  customer: idSchema(ID_PREFIXES.customer, 'Only alerts on this customer’s wallets.'),
+  transfer: idSchema(ID_PREFIXES.transfer, 'Only alerts of this transfer.'),
+};
+
+function listAmlRulesRoute(app: FastifyInstance, deps: Deps): void {
   app.get(
     '/v1/aml/rules',
-    {
-      config: { scope: 'compliance' },
-      schema: {
-        operationId: 'listAmlRules',
-        summary: 'List AML rules',
-        description:
-          'The organization’s rules in the order they are evaluated; an organization starts with the defaults (docs/COMPLIANCE.md).',
-        tags: TAGS,
-        security: BEARER_SECURITY,
-        response: {
-          200: {
-            description: 'Every rule.',
-            type: 'object',
-            required: ['object', 'data'],
-            properties: {
-              object: { type: 'string', enum: ['list'] },
-              data: { type: 'array', items: { $ref: 'AmlRule#' } },
-            },
-          },
-          ...problemResponses(...READ_PROBLEMS.filter((s) => s !== 404)),
-        },
-      },
-    },
-    async (request) => ({
-      object: 'list',
-      data: (await listRules(deps, principalOf(request).organizationId)).map(presentAmlRule),
+    readOperation({
+      scope: 'compliance',
+      operationId: 'listAmlRules',
+      summary: 'List AML rules',
+      description:
+        'The organization’s rules in the order they are evaluated; an organization starts with the defaults (docs/COMPLIANCE.md).',
+      tags: TAGS,
+      responses: { 200: found(wholeListSchema('AmlRule'), 'Every rule.') },
+      problems: LIST_PROBLEMS,
     }),
+    async (request) => presentWholeList(await listRules(deps, organizationOf(request)), presentAmlRule),
   );
+}
 
-  app.post<{
-    Body: Required<Pick<AmlRuleInput, 'name' | 'type' | 'parameters' | 'action'>> & { enabled?: boolean };
-  }>(
+function createAmlRuleRoute(app: FastifyInstance, deps: Deps): void {
+  app.post<{ Body: NewRuleBody }>(
     '/v1/aml/rules',
-    {
-      config: { scope: 'compliance' },
-      schema: {
-        operationId: 'createAmlRule',
-        summary: 'Create an AML rule',
-        description:
-          'Recorded as evidence (`aml.rules.update`). Takes effect within 5 seconds in every process.',
-        tags: TAGS,
-        security: BEARER_SECURITY,
-        headers: idempotencyHeadersSchema,
-        body: {
-          type: 'object',
-          additionalProperties: false,
-          required: ['name', 'type', 'parameters', 'action'],
-          properties: { ...ruleFields, type: { type: 'string', enum: AML_RULE_TYPES } },
-        },
-        response: {
-          201: { description: 'The rule.', headers: idempotentWriteHeaders, $ref: 'AmlRule#' },
-          202: pendingChangeResponse,
-          ...problemResponses(...WRITE_PROBLEMS),
-        },
-      },
-    },
-    (request, reply) =>
-      sendWrite(deps, request, reply, async (tx, organizationId) =>
-        governedWrite(
-          tx,
-          deps,
-          organizationId,
-          request,
-          { kind: 'aml_rule', action: 'create', targetId: null, payload: request.body },
-          async () => ({
-            status: 201,
-            body: presentAmlRule(
-              await createRule(tx, deps, organizationId, request.body, requestActor(request)),
-            ),
-          }),
-        ),
-      ),
+    writeOperation({
+      scope: 'compliance',
+      operationId: 'createAmlRule',
+      summary: 'Create an AML rule',
+      description:
+        'Recorded as evidence (`aml.rules.update`). Takes effect within 5 seconds in every process.',
+      tags: TAGS,
+      body: closedObjectSchema({ ...ruleFields, type: { type: 'string', enum: AML_RULE_TYPES } }, [
+        'name',
+        'type',
+        'parameters',
+        'action',
+      ]),
+      responses: { 201: written('AmlRule', 'The rule.'), 202: pendingChangeResponse },
+    }),
+    governedIdempotentWrite(
+      deps,
+      201,
+      (request) => ({ kind: 'aml_rule', action: 'create', targetId: null, payload: request.body }),
+      async (tx, organizationId, request) =>
+        presentAmlRule(await createRule(tx, deps, organizationId, request.body, requestActor(request))),
+    ),
   );
+}
 
+function getAmlRuleRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{ Params: { id: string } }>(
     '/v1/aml/rules/:id',
-    {
-      config: { scope: 'compliance' },
-      schema: {
-        operationId: 'getAmlRule',
-        summary: 'Retrieve an AML rule',
-        tags: TAGS,
-        security: BEARER_SECURITY,
-        params: ruleParams,
-        response: {
-          200: { description: 'The rule.', $ref: 'AmlRule#' },
-          ...problemResponses(...READ_PROBLEMS),
-        },
-      },
-    },
-    async (request) =>
-      presentAmlRule(await getRule(deps, principalOf(request).organizationId, request.params.id)),
+    readOperation({
+      scope: 'compliance',
+      operationId: 'getAmlRule',
+      summary: 'Retrieve an AML rule',
+      tags: TAGS,
+      params: ruleParams,
+      responses: { 200: found('AmlRule', 'The rule.') },
+    }),
+    retrieveById(deps, getRule, presentAmlRule),
   );
+}
 
+function updateAmlRuleRoute(app: FastifyInstance, deps: Deps): void {
   app.patch<{ Params: { id: string }; Body: Omit<AmlRuleInput, 'type'> }>(
     '/v1/aml/rules/:id',
-    {
-      config: { scope: 'compliance' },
-      schema: {
-        operationId: 'updateAmlRule',
-        summary: 'Change an AML rule',
-        description:
-          'Changes its name, parameters (of its own type, given whole), action or whether it is enabled; the version goes up by one. Recorded as evidence with the rule before and after.',
-        tags: TAGS,
-        security: BEARER_SECURITY,
-        headers: idempotencyHeadersSchema,
-        params: ruleParams,
-        body: { type: 'object', additionalProperties: false, minProperties: 1, properties: ruleFields },
-        response: {
-          200: { description: 'The rule.', headers: idempotentWriteHeaders, $ref: 'AmlRule#' },
-          202: pendingChangeResponse,
-          ...problemResponses(...WRITE_PROBLEMS),
-        },
-      },
-    },
-    (request, reply) =>
-      sendWrite(deps, request, reply, async (tx, organizationId) =>
-        governedWrite(
-          tx,
-          deps,
-          organizationId,
-          request,
-          { kind: 'aml_rule', action: 'update', targetId: request.params.id, payload: request.body },
-          async () => ({
-            status: 200,
-            body: presentAmlRule(
-              await updateRule(
-                tx,
-                deps,
-                organizationId,
-                request.params.id,
-                request.body,
-                requestActor(request),
-              ),
-            ),
-          }),
+    writeOperation({
+      scope: 'compliance',
+      operationId: 'updateAmlRule',
+      summary: 'Change an AML rule',
+      description:
+        'Changes its name, parameters (of its own type, given whole), action or whether it is enabled; the version goes up by one. Recorded as evidence with the rule before and after.',
+      tags: TAGS,
+      params: ruleParams,
+      body: { type: 'object', additionalProperties: false, minProperties: 1, properties: ruleFields },
+      responses: { 200: written('AmlRule', 'The rule.'), 202: pendingChangeResponse },
+    }),
+    governedIdempotentWrite(
+      deps,
+      200,
+      (request) => ({
+        kind: 'aml_rule',
+        action: 'update',
+        targetId: request.params.id,
+        payload: request.body,
+      }),
+      async (tx, organizationId, request) =>
+        presentAmlRule(
+          await updateRule(tx, deps, organizationId, request.params.id, request.body, requestActor(request)),
         ),
-      ),
+    ),
   );
+}
 
-  app.get<{
-    Querystring: ListQuery & {
-      status?: AmlAlertStatus;
-      rule_type?: AmlRuleType;
-      action?: AmlAction;
-      wallet?: string;
-      customer?: string;
-      transfer?: string;
-    };
-  }>(
+function listAmlAlertsRoute(app: FastifyInstance, deps: Deps): void {
+  app.get<{ Querystring: AlertQuery }>(
     '/v1/aml/alerts',
-    {
-      config: { scope: 'compliance' },
-      schema: {
-        operationId: 'listAmlAlerts',
-        summary: 'List AML alerts',
-        description: 'Newest first. Filter `status=open` for the work queue.',
-        tags: TAGS,
-        security: BEARER_SECURITY,
-        querystring: listQuerySchema(ID_PREFIXES.amlAlert, {
-          status: {
-            type: 'string',
-            enum: AML_ALERT_STATUSES,
-            description: 'Only open or only resolved alerts.',
-          },
-          rule_type: {
-            type: 'string',
-            enum: AML_RULE_TYPES,
-            description: 'Only alerts of this kind of rule.',
-          },
-          action: {
-            type: 'string',
-            enum: ['alert', 'review'],
-            description: 'Only alerts whose rule let the transfer through (`alert`) or held it (`review`).',
-          },
-          wallet: idSchema(ID_PREFIXES.wallet, 'Only alerts on this wallet.'),
-          customer: idSchema(ID_PREFIXES.customer, 'Only alerts on this customer’s wallets.'),
-          transfer: idSchema(ID_PREFIXES.transfer, 'Only alerts of this transfer.'),
-        }),
-        response: {
-          200: listEnvelopeSchema('AmlAlert', 'A page of alerts.'),
-          ...problemResponses(...READ_PROBLEMS.filter((s) => s !== 404)),
-        },
-      },
-    },
+    readOperation({
+      scope: 'compliance',
+      operationId: 'listAmlAlerts',
+      summary: 'List AML alerts',
+      description: 'Newest first. Filter `status=open` for the work queue.',
+      tags: TAGS,
+      querystring: listQuerySchema(ID_PREFIXES.amlAlert, alertFilters),
+      responses: { 200: listEnvelopeSchema('AmlAlert', 'A page of alerts.') },
+      problems: LIST_PROBLEMS,
+    }),
     async (request) => {
       const q = request.query;
-      const page = await listAlerts(deps, principalOf(request).organizationId, {
+      const page = await listAlerts(deps, organizationOf(request), {
         ...pageRequestOf(q),
         status: q.status,
         ruleType: q.rule_type,
@@ -248,68 +195,65 @@ export function amlRoutes(app: FastifyInstance, deps: Deps): void {
       return presentList(page, presentAmlAlert);
     },
   );
+}
 
+function getAmlAlertRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{ Params: { id: string } }>(
     '/v1/aml/alerts/:id',
-    {
-      config: { scope: 'compliance' },
-      schema: {
-        operationId: 'getAmlAlert',
-        summary: 'Retrieve an AML alert',
-        tags: TAGS,
-        security: BEARER_SECURITY,
-        params: alertParams,
-        response: {
-          200: { description: 'The alert.', $ref: 'AmlAlert#' },
-          ...problemResponses(...READ_PROBLEMS),
-        },
-      },
-    },
-    async (request) =>
-      presentAmlAlert(await getAmlAlert(deps, principalOf(request).organizationId, request.params.id)),
+    readOperation({
+      scope: 'compliance',
+      operationId: 'getAmlAlert',
+      summary: 'Retrieve an AML alert',
+      tags: TAGS,
+      params: alertParams,
+      responses: { 200: found('AmlAlert', 'The alert.') },
+    }),
+    retrieveById(deps, getAmlAlert, presentAmlAlert),
   );
+}
 
+function resolveAmlAlertRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Params: { id: string }; Body: { disposition: AmlDisposition; note?: string } }>(
     '/v1/aml/alerts/:id/resolve',
-    {
-      config: { scope: 'compliance' },
-      schema: {
-        operationId: 'resolveAmlAlert',
-        summary: 'Resolve an AML alert',
-        description:
-          'Closes an open alert with a disposition: `false_positive`, `escalated` (taken further inside) or `reported` (filed with the authority). Emits `aml.alert.resolved`; recorded as evidence. A resolved alert is a 409 `invalid_state_transition`.',
-        tags: TAGS,
-        security: BEARER_SECURITY,
-        headers: idempotencyHeadersSchema,
-        params: alertParams,
-        body: {
-          type: 'object',
-          additionalProperties: false,
-          required: ['disposition'],
-          properties: {
-            disposition: { type: 'string', enum: AML_DISPOSITIONS },
-            note: { type: 'string', minLength: 1, maxLength: AML_ALERT_NOTE_LENGTH_MAX },
-          },
+    writeOperation({
+      scope: 'compliance',
+      operationId: 'resolveAmlAlert',
+      summary: 'Resolve an AML alert',
+      description:
+        'Closes an open alert with a disposition: `false_positive`, `escalated` (taken further inside) or `reported` (filed with the authority). Emits `aml.alert.resolved`; recorded as evidence. A resolved alert is a 409 `invalid_state_transition`.',
+      tags: TAGS,
+      params: alertParams,
+      body: closedObjectSchema(
+        {
+          disposition: { type: 'string', enum: AML_DISPOSITIONS },
+          note: textSchema(AML_ALERT_NOTE_LENGTH_MAX),
         },
-        response: {
-          200: { description: 'The resolved alert.', headers: idempotentWriteHeaders, $ref: 'AmlAlert#' },
-          ...problemResponses(...WRITE_PROBLEMS),
-        },
-      },
-    },
-    (request, reply) =>
-      sendWrite(deps, request, reply, async (tx, organizationId) => ({
-        status: 200,
-        body: presentAmlAlert(
-          await resolveAmlAlert(
-            tx,
-            deps,
-            organizationId,
-            request.params.id,
-            request.body,
-            requestActor(request),
-          ),
+        ['disposition'],
+      ),
+      responses: { 200: written('AmlAlert', 'The resolved alert.') },
+    }),
+    idempotentWrite(deps, 200, async (tx, organizationId, request) =>
+      presentAmlAlert(
+        await resolveAmlAlert(
+          tx,
+          deps,
+          organizationId,
+          request.params.id,
+          request.body,
+          requestActor(request),
         ),
-      })),
+      ),
+    ),
   );
+}
+
+/** AML rules and alerts: operators only (the `compliance` scope). */
+export function amlRoutes(app: FastifyInstance, deps: Deps): void {
+  listAmlRulesRoute(app, deps);
+  createAmlRuleRoute(app, deps);
+  getAmlRuleRoute(app, deps);
+  updateAmlRuleRoute(app, deps);
+  listAmlAlertsRoute(app, deps);
+  getAmlAlertRoute(app, deps);
+  resolveAmlAlertRoute(app, deps);
 }

@@ -23,12 +23,26 @@ import { ID_PREFIXES } from '../../domain/ids.ts';
 import { formatAmount } from '../../domain/money.ts';
 import { routeLimitMinor } from '../../domain/stablecoins.ts';
 import type { Transfer } from '../../domain/transferRecord.ts';
-import { BEARER_SECURITY, principalOf } from '../auth.ts';
-import { problemResponses, READ_PROBLEMS, WRITE_PROBLEMS } from '../problems.ts';
-import { idempotencyHeadersSchema, idempotentWriteHeaders, idParamsSchema } from '../schemas.ts';
+import { principalOf } from '../auth.ts';
+import { WRITE_PROBLEMS } from '../problems.ts';
+import {
+  closedObjectSchema,
+  found,
+  idempotentWrite,
+  LIST_PROBLEMS,
+  organizationOf,
+  presentWholeList,
+  readOperation,
+  retrieveById,
+  wholeListSchema,
+  withoutNotFound,
+  writeOperation,
+  written,
+} from '../routeKit.ts';
+import { idParamsSchema } from '../schemas.ts';
 import { travelRuleSettingsFields } from '../travelRuleSchemas.ts';
-import { sendWrite } from '../writes.ts';
-import { governedWrite, pendingChangeResponse } from './changes.ts';
+import { pendingChangeResponse } from './changes.ts';
+import { governedIdempotentWrite } from './governedWrites.ts';
 
 const TAGS = ['Travel Rule'];
 
@@ -75,222 +89,166 @@ function presentTravelRuleRecord(transfer: Transfer, record: EvidenceRecord) {
   };
 }
 
+const routeParams = {
+  type: 'object',
+  required: ['asset', 'network'],
+  properties: {
+    asset: { type: 'string', enum: DIGITAL_ASSETS, description: 'The stablecoin.' },
+    network: { type: 'string', enum: DIGITAL_ASSET_NETWORKS, description: 'The network.' },
+  },
+};
+
+const routeBody = closedObjectSchema(
+  {
+    status: { type: 'string', enum: ROUTE_STATUSES },
+    limits: closedObjectSchema({
+      single_max: {
+        type: ['string', 'null'],
+        description: 'The largest single withdrawal, a decimal string in the asset; null for none.',
+      },
+      daily_max: {
+        type: ['string', 'null'],
+        description: 'The most the organization may withdraw on the route per UTC day; null for none.',
+      },
+    }),
+  },
+  ['status'],
+);
+
+interface RouteUpdate {
+  Params: { asset: DigitalAsset; network: DigitalAssetNetwork };
+  Body: { status: RouteStatus; limits?: { single_max?: string | null; daily_max?: string | null } };
+}
+
+function listDigitalAssetRoutesRoute(app: FastifyInstance, deps: Deps): void {
+  app.get(
+    '/v1/digital-asset-routes',
+    readOperation({
+      scope: 'read',
+      product: 'stablecoins',
+      operationId: 'listDigitalAssetRoutes',
+      summary: 'List digital-asset routes',
+      description:
+        'Every asset and network the organization has a route for, enabled or not. An organization starts with USDC on ethereum, polygon, solana and base, and USDT on ethereum and tron, all enabled.',
+      tags: TAGS,
+      responses: { 200: found(wholeListSchema('DigitalAssetRoute'), 'Every route.') },
+      problems: LIST_PROBLEMS,
+    }),
+    async (request) => presentWholeList(await listRoutes(deps, organizationOf(request)), presentRoute),
+  );
+}
+
+function setDigitalAssetRouteRoute(app: FastifyInstance, deps: Deps): void {
+  app.put<RouteUpdate>(
+    '/v1/digital-asset-routes/:asset/:network',
+    writeOperation({
+      scope: 'compliance',
+      product: 'stablecoins',
+      operationId: 'setDigitalAssetRoute',
+      summary: 'Enable or disable a digital-asset route',
+      description:
+        'Sets the route’s status, adding the route if the organization has none for this asset and network, and its withdrawal limits when `limits` is given (a limit left out is kept; null removes it). A change is recorded as evidence (`digital_asset.routes.update`, limits before and after) and applies to the next transfer. Needs the `compliance` scope.',
+      tags: TAGS,
+      params: routeParams,
+      body: routeBody,
+      responses: { 200: written('DigitalAssetRoute', 'The route.'), 202: pendingChangeResponse },
+    }),
+    governedIdempotentWrite(
+      deps,
+      200,
+      ({ params, body }) => ({
+        kind: 'digital_asset_route',
+        action: 'set',
+        targetId: `${params.asset}:${params.network}`,
+        payload: { ...params, ...body },
+      }),
+      async (tx, organizationId, request) => {
+        const { params, body } = request;
+        const route = {
+          ...params,
+          status: body.status,
+          singleMaxMinor: routeLimitMinor(body.limits?.single_max, params.asset, 'limits.single_max'),
+          dailyMaxMinor: routeLimitMinor(body.limits?.daily_max, params.asset, 'limits.daily_max'),
+        };
+        const actor = apiKeyActor(principalOf(request).keyId);
+        return presentRoute(await setRouteStatus(tx, deps, organizationId, route, actor));
+      },
+    ),
+  );
+}
+
+function getTravelRuleSettingsRoute(app: FastifyInstance, deps: Deps): void {
+  app.get(
+    '/v1/travel-rule/settings',
+    readOperation({
+      scope: 'read',
+      operationId: 'getTravelRuleSettings',
+      summary: 'Retrieve the Travel Rule settings',
+      description:
+        'The USD thresholds per jurisdiction at or above which a digital-asset transfer needs `travel_rule` data, and the rates that convert amounts to USD. An organization starts with a `default` threshold of 1,000.00 USD and the default rates.',
+      tags: TAGS,
+      responses: { 200: found('TravelRuleSettings', 'The settings.') },
+      problems: LIST_PROBLEMS,
+    }),
+    async (request) => presentSettings(await getTravelRuleSettings(deps, organizationOf(request))),
+  );
+}
+
+function setTravelRuleSettingsRoute(app: FastifyInstance, deps: Deps): void {
+  app.put<{ Body: { thresholds: Record<string, string>; rates: Record<string, string> } }>(
+    '/v1/travel-rule/settings',
+    writeOperation({
+      scope: 'compliance',
+      operationId: 'setTravelRuleSettings',
+      summary: 'Replace the Travel Rule settings',
+      description:
+        'Replaces both tables whole. Recorded as evidence (`travel_rule.settings.update`, before and after); applies to the next transfer. Needs the `compliance` scope.',
+      tags: TAGS,
+      body: closedObjectSchema(travelRuleSettingsFields, ['thresholds', 'rates']),
+      responses: { 200: written('TravelRuleSettings', 'The settings.') },
+      problems: withoutNotFound(WRITE_PROBLEMS),
+    }),
+    idempotentWrite(deps, 200, async (tx, organizationId, request) =>
+      presentSettings(
+        await putTravelRuleSettings(
+          tx,
+          deps,
+          organizationId,
+          request.body,
+          apiKeyActor(principalOf(request).keyId),
+        ),
+      ),
+    ),
+  );
+}
+
+function getTransferTravelRuleRoute(app: FastifyInstance, deps: Deps): void {
+  app.get<{ Params: { id: string } }>(
+    '/v1/transfers/:id/travel-rule',
+    readOperation({
+      scope: 'compliance',
+      operationId: 'getTransferTravelRule',
+      summary: 'Retrieve a transfer’s Travel Rule data',
+      description:
+        'The originator and beneficiary data the transfer carried, with the threshold, jurisdiction and converted amount that applied; 404 when it carried none. Needs the `compliance` scope.',
+      tags: TAGS,
+      params: idParamsSchema(ID_PREFIXES.transfer, 'Transfer id.'),
+      responses: { 200: found('TravelRuleRecord', 'The Travel Rule data.') },
+    }),
+    retrieveById(deps, getTransferTravelRule, ({ transfer, record }) =>
+      presentTravelRuleRecord(transfer, record),
+    ),
+  );
+}
+
 /**
  * Digital-asset routes and Travel Rule settings: anyone may read them (`read`), operators change them
  * (`compliance`); a transfer's Travel Rule data is for operators only.
  */
 export function travelRuleRoutes(app: FastifyInstance, deps: Deps): void {
-  app.get(
-    '/v1/digital-asset-routes',
-    {
-      config: { scope: 'read', product: 'stablecoins' },
-      schema: {
-        operationId: 'listDigitalAssetRoutes',
-        summary: 'List digital-asset routes',
-        description:
-          'Every asset and network the organization has a route for, enabled or not. An organization starts with USDC on ethereum, polygon, solana and base, and USDT on ethereum and tron, all enabled.',
-        tags: TAGS,
-        security: BEARER_SECURITY,
-        response: {
-          200: {
-            description: 'Every route.',
-            type: 'object',
-            required: ['object', 'data'],
-            properties: {
-              object: { type: 'string', enum: ['list'] },
-              data: { type: 'array', items: { $ref: 'DigitalAssetRoute#' } },
-            },
-          },
-          ...problemResponses(...READ_PROBLEMS.filter((s) => s !== 404)),
-        },
-      },
-    },
-    async (request) => ({
-      object: 'list',
-      data: (await listRoutes(deps, principalOf(request).organizationId)).map(presentRoute),
-    }),
-  );
-
-  app.put<{
-    Params: { asset: DigitalAsset; network: DigitalAssetNetwork };
-    Body: { status: RouteStatus; limits?: { single_max?: string | null; daily_max?: string | null } };
-  }>(
-    '/v1/digital-asset-routes/:asset/:network',
-    {
-      config: { scope: 'compliance', product: 'stablecoins' },
-      schema: {
-        operationId: 'setDigitalAssetRoute',
-        summary: 'Enable or disable a digital-asset route',
-        description:
-          'Sets the route’s status, adding the route if the organization has none for this asset and network, and its withdrawal limits when `limits` is given (a limit left out is kept; null removes it). A change is recorded as evidence (`digital_asset.routes.update`, limits before and after) and applies to the next transfer. Needs the `compliance` scope.',
-        tags: TAGS,
-        security: BEARER_SECURITY,
-        headers: idempotencyHeadersSchema,
-        params: {
-          type: 'object',
-          required: ['asset', 'network'],
-          properties: {
-            asset: { type: 'string', enum: DIGITAL_ASSETS, description: 'The stablecoin.' },
-            network: { type: 'string', enum: DIGITAL_ASSET_NETWORKS, description: 'The network.' },
-          },
-        },
-        body: {
-          type: 'object',
-          additionalProperties: false,
-          required: ['status'],
-          properties: {
-            status: { type: 'string', enum: ROUTE_STATUSES },
-            limits: {
-              type: 'object',
-              additionalProperties: false,
-              properties: {
-                single_max: {
-                  type: ['string', 'null'],
-                  description: 'The largest single withdrawal, a decimal string in the asset; null for none.',
-                },
-                daily_max: {
-                  type: ['string', 'null'],
-                  description:
-                    'The most the organization may withdraw on the route per UTC day; null for none.',
-                },
-              },
-            },
-          },
-        },
-        response: {
-          200: { description: 'The route.', headers: idempotentWriteHeaders, $ref: 'DigitalAssetRoute#' },
-          202: pendingChangeResponse,
-          ...problemResponses(...WRITE_PROBLEMS),
-        },
-      },
-    },
-    (request, reply) =>
-      sendWrite(deps, request, reply, async (tx, organizationId) =>
-        governedWrite(
-          tx,
-          deps,
-          organizationId,
-          request,
-          {
-            kind: 'digital_asset_route',
-            action: 'set',
-            targetId: `${request.params.asset}:${request.params.network}`,
-            payload: { ...request.params, ...request.body },
-          },
-          async () => ({
-            status: 200,
-            body: presentRoute(
-              await setRouteStatus(
-                tx,
-                deps,
-                organizationId,
-                {
-                  ...request.params,
-                  status: request.body.status,
-                  singleMaxMinor: routeLimitMinor(
-                    request.body.limits?.single_max,
-                    request.params.asset,
-                    'limits.single_max',
-                  ),
-                  dailyMaxMinor: routeLimitMinor(
-                    request.body.limits?.daily_max,
-                    request.params.asset,
-                    'limits.daily_max',
-                  ),
-                },
-                apiKeyActor(principalOf(request).keyId),
-              ),
-            ),
-          }),
-        ),
-      ),
-  );
-
-  app.get(
-    '/v1/travel-rule/settings',
-    {
-      config: { scope: 'read' },
-      schema: {
-        operationId: 'getTravelRuleSettings',
-        summary: 'Retrieve the Travel Rule settings',
-        description:
-          'The USD thresholds per jurisdiction at or above which a digital-asset transfer needs `travel_rule` data, and the rates that convert amounts to USD. An organization starts with a `default` threshold of 1,000.00 USD and the default rates.',
-        tags: TAGS,
-        security: BEARER_SECURITY,
-        response: {
-          200: { description: 'The settings.', $ref: 'TravelRuleSettings#' },
-          ...problemResponses(...READ_PROBLEMS.filter((s) => s !== 404)),
-        },
-      },
-    },
-    async (request) =>
-      presentSettings(await getTravelRuleSettings(deps, principalOf(request).organizationId)),
-  );
-
-  app.put<{ Body: { thresholds: Record<string, string>; rates: Record<string, string> } }>(
-    '/v1/travel-rule/settings',
-    {
-      config: { scope: 'compliance' },
-      schema: {
-        operationId: 'setTravelRuleSettings',
-        summary: 'Replace the Travel Rule settings',
-        description:
-          'Replaces both tables whole. Recorded as evidence (`travel_rule.settings.update`, before and after); applies to the next transfer. Needs the `compliance` scope.',
-        tags: TAGS,
-        security: BEARER_SECURITY,
-        headers: idempotencyHeadersSchema,
-        body: {
-          type: 'object',
-          additionalProperties: false,
-          required: ['thresholds', 'rates'],
-          properties: travelRuleSettingsFields,
-        },
-        response: {
-          200: { description: 'The settings.', headers: idempotentWriteHeaders, $ref: 'TravelRuleSettings#' },
-          ...problemResponses(...WRITE_PROBLEMS.filter((s) => s !== 404)),
-        },
-      },
-    },
-    (request, reply) =>
-      sendWrite(deps, request, reply, async (tx, organizationId) => ({
-        status: 200,
-        body: presentSettings(
-          await putTravelRuleSettings(
-            tx,
-            deps,
-            organizationId,
-            request.body,
-            apiKeyActor(principalOf(request).keyId),
-          ),
-        ),
-      })),
-  );
-
-  app.get<{ Params: { id: string } }>(
-    '/v1/transfers/:id/travel-rule',
-    {
-      config: { scope: 'compliance' },
-      schema: {
-        operationId: 'getTransferTravelRule',
-        summary: 'Retrieve a transfer’s Travel Rule data',
-        description:
-          'The originator and beneficiary data the transfer carried, with the threshold, jurisdiction and converted amount that applied; 404 when it carried none. Needs the `compliance` scope.',
-        tags: TAGS,
-        security: BEARER_SECURITY,
-        params: idParamsSchema(ID_PREFIXES.transfer, 'Transfer id.'),
-        response: {
-          200: { description: 'The Travel Rule data.', $ref: 'TravelRuleRecord#' },
-          ...problemResponses(...READ_PROBLEMS),
-        },
-      },
-    },
-    async (request) => {
-      const { transfer, record } = await getTransferTravelRule(
-        deps,
-        principalOf(request).organizationId,
-        request.params.id,
-      );
-      return presentTravelRuleRecord(transfer, record);
-    },
-  );
+  listDigitalAssetRoutesRoute(app, deps);
+  setDigitalAssetRouteRoute(app, deps);
+  getTravelRuleSettingsRoute(app, deps);
+  setTravelRuleSettingsRoute(app, deps);
+  getTransferTravelRuleRoute(app, deps);
 }

@@ -18,52 +18,50 @@ import {
   type VerificationReason,
   type VerificationSubmission,
 } from '../../domain/verifications.ts';
-import { BEARER_SECURITY, principalOf, requestActor } from '../auth.ts';
+import { requestActor } from '../auth.ts';
 import { presentVerification } from '../compliancePresenters.ts';
-import { verificationSubmissionSchema } from '../complianceSchemas.ts';
+import { textSchema, verificationSubmissionSchema } from '../complianceSchemas.ts';
 import { type ListQuery, pageRequestOf, presentCustomer, presentList } from '../presenters.ts';
-import { problemResponses, READ_PROBLEMS, WRITE_PROBLEMS } from '../problems.ts';
 import {
-  idempotencyHeadersSchema,
-  idempotentWriteHeaders,
-  idParamsSchema,
-  listEnvelopeSchema,
-  listQuerySchema,
-} from '../schemas.ts';
+  closedObjectSchema,
+  found,
+  idempotentWrite,
+  organizationOf,
+  readOperation,
+  retrieveById,
+  writeOperation,
+  written,
+} from '../routeKit.ts';
+import { idParamsSchema, listEnvelopeSchema, listQuerySchema } from '../schemas.ts';
 import { sendWrite } from '../writes.ts';
 
 const TAGS = ['Verifications'];
-const text = (maxLength: number, description?: string) => ({
-  type: 'string',
-  minLength: 1,
-  maxLength,
-  ...(description ? { description } : {}),
-});
 const customerParams = idParamsSchema(ID_PREFIXES.customer, 'Customer id.');
 const verificationParams = idParamsSchema(ID_PREFIXES.verification, 'Verification id.');
 
-/** Verifications (KYC and KYB), their operator decisions, and the risk override. */
-export function verificationRoutes(app: FastifyInstance, deps: Deps): void {
+/** An operator's decisions on a pending verification: the path, the status it gives, the summary. */
+const OPERATOR_DECISIONS = [
+  { path: 'approve', status: 'verified', summary: 'Approve a verification' },
+  { path: 'reject', status: 'rejected', summary: 'Reject a verification' },
+  { path: 'request_documents', status: 'documents_required', summary: 'Ask for documents' },
+] as const;
+
+type OperatorDecision = (typeof OPERATOR_DECISIONS)[number];
+
+function submitVerificationRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Params: { id: string }; Body: VerificationSubmission }>(
     '/v1/customers/:id/verifications',
-    {
-      config: { scope: 'write' },
-      schema: {
-        operationId: 'createVerification',
-        summary: 'Submit a verification',
-        description:
-          'Submits identity data for KYC (individuals) or KYB (businesses). The names are screened against the sanctions list; in the sandbox a simulated provider decides by magic numbers (README), in production an operator decides. The customer’s `kyc_status` follows; `customer.verification.updated` is emitted. A customer with a verification pending gets a 409.',
-        tags: TAGS,
-        security: BEARER_SECURITY,
-        headers: idempotencyHeadersSchema,
-        params: customerParams,
-        body: verificationSubmissionSchema,
-        response: {
-          201: { description: 'The verification.', headers: idempotentWriteHeaders, $ref: 'Verification#' },
-          ...problemResponses(...WRITE_PROBLEMS),
-        },
-      },
-    },
+    writeOperation({
+      scope: 'write',
+      operationId: 'createVerification',
+      summary: 'Submit a verification',
+      description:
+        'Submits identity data for KYC (individuals) or KYB (businesses). The names are screened against the sanctions list; in the sandbox a simulated provider decides by magic numbers (README), in production an operator decides. The customer’s `kyc_status` follows; `customer.verification.updated` is emitted. A customer with a verification pending gets a 409.',
+      tags: TAGS,
+      params: customerParams,
+      body: verificationSubmissionSchema,
+      responses: { 201: written('Verification', 'The verification.') },
+    }),
     (request, reply) =>
       sendWrite<SubmissionScreening>(
         deps,
@@ -75,6 +73,7 @@ export function verificationRoutes(app: FastifyInstance, deps: Deps): void {
             await submitVerification(tx, deps, organizationId, request.params.id, request.body, screening),
           ),
         }),
+        // Screened before the key's transaction opens: it reads the customer and the sanctions list.
         async (organizationId) => {
           const customer = await getCustomer(deps, organizationId, request.params.id);
           checkSubmission(request.body, customer.type, deps.now());
@@ -82,183 +81,142 @@ export function verificationRoutes(app: FastifyInstance, deps: Deps): void {
         },
       ),
   );
+}
 
+function listVerificationsRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{ Params: { id: string }; Querystring: ListQuery }>(
     '/v1/customers/:id/verifications',
-    {
-      config: { scope: 'read' },
-      schema: {
-        operationId: 'listVerifications',
-        summary: 'List a customer’s verifications',
-        description: 'Newest first: the history of what was submitted and decided.',
-        tags: TAGS,
-        security: BEARER_SECURITY,
-        params: customerParams,
-        querystring: listQuerySchema(ID_PREFIXES.verification),
-        response: {
-          200: listEnvelopeSchema('Verification', 'A page of verifications.'),
-          ...problemResponses(...READ_PROBLEMS),
-        },
-      },
-    },
+    readOperation({
+      scope: 'read',
+      operationId: 'listVerifications',
+      summary: 'List a customer’s verifications',
+      description: 'Newest first: the history of what was submitted and decided.',
+      tags: TAGS,
+      params: customerParams,
+      querystring: listQuerySchema(ID_PREFIXES.verification),
+      responses: { 200: listEnvelopeSchema('Verification', 'A page of verifications.') },
+    }),
     async (request) =>
       presentList(
         await listCustomerVerifications(
           deps,
-          principalOf(request).organizationId,
+          organizationOf(request),
           request.params.id,
           pageRequestOf(request.query),
         ),
         presentVerification,
       ),
   );
+}
 
+function getVerificationRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{ Params: { id: string } }>(
     '/v1/verifications/:id',
-    {
-      config: { scope: 'read' },
-      schema: {
-        operationId: 'getVerification',
-        summary: 'Retrieve a verification',
-        tags: TAGS,
-        security: BEARER_SECURITY,
-        params: verificationParams,
-        response: {
-          200: { description: 'The verification.', $ref: 'Verification#' },
-          ...problemResponses(...READ_PROBLEMS),
-        },
-      },
-    },
-    async (request) =>
-      presentVerification(
-        await getVerification(deps, principalOf(request).organizationId, request.params.id),
-      ),
+    readOperation({
+      scope: 'read',
+      operationId: 'getVerification',
+      summary: 'Retrieve a verification',
+      tags: TAGS,
+      params: verificationParams,
+      responses: { 200: found('Verification', 'The verification.') },
+    }),
+    retrieveById(deps, getVerification, presentVerification),
   );
+}
 
-  const decisions = [
-    { path: 'approve', status: 'verified', summary: 'Approve a verification' },
-    { path: 'reject', status: 'rejected', summary: 'Reject a verification' },
-    { path: 'request_documents', status: 'documents_required', summary: 'Ask for documents' },
-  ] as const;
-  for (const decision of decisions) {
-    const needsReason = decision.status !== 'verified';
-    app.post<{ Params: { id: string }; Body: { reason?: VerificationReason } }>(
-      `/v1/verifications/:id/${decision.path}`,
-      {
-        config: { scope: 'compliance' },
-        schema: {
-          operationId: `${decision.path === 'request_documents' ? 'requestVerificationDocuments' : `${decision.path}Verification`}`,
-          summary: decision.summary,
-          description: `An operator's decision on a pending verification (the \`compliance\` scope): it becomes \`${decision.status}\`, and so does the customer's \`kyc_status\`. Recorded as evidence. A decided verification, or one held by an open screening review, is a 409.`,
-          tags: TAGS,
-          security: BEARER_SECURITY,
-          headers: idempotencyHeadersSchema,
-          params: verificationParams,
-          body: {
-            type: 'object',
-            additionalProperties: false,
-            required: needsReason ? ['reason'] : [],
-            properties: needsReason ? { reason: { type: 'string', enum: VERIFICATION_REASONS } } : {},
-          },
-          response: {
-            200: { description: 'The verification.', headers: idempotentWriteHeaders, $ref: 'Verification#' },
-            ...problemResponses(...WRITE_PROBLEMS),
-          },
-        },
-      },
-      (request, reply) =>
-        sendWrite(deps, request, reply, async (tx, organizationId) => ({
-          status: 200,
-          body: presentVerification(
-            await decideVerificationByOperator(
-              tx,
-              deps,
-              organizationId,
-              request.params.id,
-              decision.status === 'verified'
-                ? { status: 'verified' }
-                : { status: decision.status, reason: request.body?.reason ?? 'other' },
-              requestActor(request),
-            ),
-          ),
-        })),
-    );
-  }
+function decideVerificationRoute(app: FastifyInstance, deps: Deps, decision: OperatorDecision): void {
+  const needsReason = decision.status !== 'verified';
+  app.post<{ Params: { id: string }; Body: { reason?: VerificationReason } }>(
+    `/v1/verifications/:id/${decision.path}`,
+    writeOperation({
+      scope: 'compliance',
+      operationId: `${decision.path === 'request_documents' ? 'requestVerificationDocuments' : `${decision.path}Verification`}`,
+      summary: decision.summary,
+      description: `An operator's decision on a pending verification (the \`compliance\` scope): it becomes \`${decision.status}\`, and so does the customer's \`kyc_status\`. Recorded as evidence. A decided verification, or one held by an open screening review, is a 409.`,
+      tags: TAGS,
+      params: verificationParams,
+      body: needsReason
+        ? closedObjectSchema({ reason: { type: 'string', enum: VERIFICATION_REASONS } }, ['reason'])
+        : closedObjectSchema({}, []),
+      responses: { 200: written('Verification', 'The verification.') },
+    }),
+    idempotentWrite(deps, 200, async (tx, organizationId, request) =>
+      presentVerification(
+        await decideVerificationByOperator(
+          tx,
+          deps,
+          organizationId,
+          request.params.id,
+          decision.status === 'verified'
+            ? { status: 'verified' }
+            : { status: decision.status, reason: request.body?.reason ?? 'other' },
+          requestActor(request),
+        ),
+      ),
+    ),
+  );
+}
 
+function overrideCustomerRiskRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Params: { id: string }; Body: { risk_level: RiskLevel; reason: string } }>(
     '/v1/customers/:id/risk',
-    {
-      config: { scope: 'compliance' },
-      schema: {
-        operationId: 'overrideCustomerRisk',
-        summary: 'Override a customer’s risk level',
-        description: 'An operator sets the risk level (the `compliance` scope); recorded as evidence.',
-        tags: ['Customers'],
-        security: BEARER_SECURITY,
-        headers: idempotencyHeadersSchema,
-        params: customerParams,
-        body: {
-          type: 'object',
-          additionalProperties: false,
-          required: ['risk_level', 'reason'],
-          properties: {
-            risk_level: { type: 'string', enum: RISK_LEVELS },
-            reason: text(RISK_OVERRIDE_REASON_LENGTH_MAX),
-          },
+    writeOperation({
+      scope: 'compliance',
+      operationId: 'overrideCustomerRisk',
+      summary: 'Override a customer’s risk level',
+      description: 'An operator sets the risk level (the `compliance` scope); recorded as evidence.',
+      tags: ['Customers'],
+      params: customerParams,
+      body: closedObjectSchema(
+        {
+          risk_level: { type: 'string', enum: RISK_LEVELS },
+          reason: textSchema(RISK_OVERRIDE_REASON_LENGTH_MAX),
         },
-        response: {
-          200: { description: 'The customer.', headers: idempotentWriteHeaders, $ref: 'Customer#' },
-          ...problemResponses(...WRITE_PROBLEMS),
-        },
-      },
-    },
-    (request, reply) =>
-      sendWrite(deps, request, reply, async (tx, organizationId) => ({
-        status: 200,
-        body: presentCustomer(
-          await setRiskOverride(
-            tx,
-            deps,
-            organizationId,
-            request.params.id,
-            { level: request.body.risk_level, reason: request.body.reason },
-            requestActor(request),
-          ),
+        ['risk_level', 'reason'],
+      ),
+      responses: { 200: written('Customer', 'The customer.') },
+    }),
+    idempotentWrite(deps, 200, async (tx, organizationId, request) =>
+      presentCustomer(
+        await setRiskOverride(
+          tx,
+          deps,
+          organizationId,
+          request.params.id,
+          { level: request.body.risk_level, reason: request.body.reason },
+          requestActor(request),
         ),
-      })),
+      ),
+    ),
   );
+}
 
+function clearCustomerRiskOverrideRoute(app: FastifyInstance, deps: Deps): void {
   app.delete<{ Params: { id: string } }>(
     '/v1/customers/:id/risk',
-    {
-      config: { scope: 'compliance' },
-      schema: {
-        operationId: 'clearCustomerRiskOverride',
-        summary: 'Clear a risk override',
-        description: 'The risk level is derived again; recorded as evidence.',
-        tags: ['Customers'],
-        security: BEARER_SECURITY,
-        headers: idempotencyHeadersSchema,
-        params: customerParams,
-        response: {
-          200: { description: 'The customer.', headers: idempotentWriteHeaders, $ref: 'Customer#' },
-          ...problemResponses(...WRITE_PROBLEMS),
-        },
-      },
-    },
-    (request, reply) =>
-      sendWrite(deps, request, reply, async (tx, organizationId) => ({
-        status: 200,
-        body: presentCustomer(
-          await setRiskOverride(
-            tx,
-            deps,
-            organizationId,
-            request.params.id,
-            undefined,
-            requestActor(request),
-          ),
-        ),
-      })),
+    writeOperation({
+      scope: 'compliance',
+      operationId: 'clearCustomerRiskOverride',
+      summary: 'Clear a risk override',
+      description: 'The risk level is derived again; recorded as evidence.',
+      tags: ['Customers'],
+      params: customerParams,
+      responses: { 200: written('Customer', 'The customer.') },
+    }),
+    idempotentWrite(deps, 200, async (tx, organizationId, request) =>
+      presentCustomer(
+        await setRiskOverride(tx, deps, organizationId, request.params.id, undefined, requestActor(request)),
+      ),
+    ),
   );
+}
+
+/** Verifications (KYC and KYB), their operator decisions, and the risk override. */
+export function verificationRoutes(app: FastifyInstance, deps: Deps): void {
+  submitVerificationRoute(app, deps);
+  listVerificationsRoute(app, deps);
+  getVerificationRoute(app, deps);
+  for (const decision of OPERATOR_DECISIONS) decideVerificationRoute(app, deps, decision);
+  overrideCustomerRiskRoute(app, deps);
+  clearCustomerRiskOverrideRoute(app, deps);
 }
