@@ -163,8 +163,11 @@ function statementRoute(app: FastifyInstance, deps: Deps): void {
       description:
         'The sandbox rail’s settlement statement for a period: a line per payout it carried, whatever the ledger has matched since (one it left processing, the time-out number, and one returned later are reported settled; one refused before it reached the partner, with no rail reference, is not on it), ready to import with `POST /v1/reconciliation/statements`. `mismatches` adds deliberate differences, each applied to the next payout in turn: `amount` (one minor unit more), `fee` (a fee), `status` (a settled payout reported failed), `omit` (left out), `no_reference` (no rail reference: matched by amount and date), `unknown` (a line for a payout the ledger never made).',
       tags: TAGS,
-      body: closedObjectSchema(
-        {
+      body: {
+        type: 'object',
+        required: ['rail', 'from', 'to'],
+        additionalProperties: false,
+        properties: {
           rail: { type: 'string', enum: RAILS },
           from: { type: 'string', description: 'YYYY-MM-DD' },
           to: { type: 'string', description: 'YYYY-MM-DD' },
@@ -174,8 +177,7 @@ function statementRoute(app: FastifyInstance, deps: Deps): void {
             items: { type: 'string', enum: SANDBOX_STATEMENT_MISMATCHES },
           },
         },
-        ['rail', 'from', 'to'],
-      ),
+      },
       responses: { 200: written(statementSchema, 'The statement, in the form the import takes.') },
     }),
     idempotentWrite(deps, 200, (tx, organizationId, request) =>
