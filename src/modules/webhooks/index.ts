@@ -3,7 +3,7 @@
  * Other modules, the composition root and the edges import this file only.
  */
 import type { HttpModule } from '../../http/httpModule.ts';
-import { webhookRoutes } from './routes.ts';
+import { webhookRoutes } from './routes/routes.ts';
 
 export {
   type AttemptRecord,
@@ -14,7 +14,8 @@ export {
   secretKeyIds,
   secretsNotWrappedBy,
 } from './repository.ts';
-export { presentDelivery, presentSubscription, webhookRoutes } from './routes.ts';
+export { presentDelivery, presentSubscription } from './routes/presenters.ts';
+export { webhookRoutes } from './routes/routes.ts';
 export { type PromotionResult, promoteSandboxSubscriptions } from './useCases/promotion.ts';
 export {
   emitTestEvent,
