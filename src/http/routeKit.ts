@@ -312,3 +312,26 @@ export function createOrFindWrite<Route extends RouteGenericInterface>(
       return { status: created ? 201 : 200, body };
     });
 }
+
+// rk-c:
+
+/**
+ * The handler of a list paged by id with filters of its own (`listQuerySchema`'s extra properties):
+ * `filtersOf` turns the query's filters into the list request's, `list` pages the key's organization's
+ * records, and the page is answered presented.
+ */
+export function retrieveFilteredPage<Query, Filters, Item extends { id: string }, Wire>(
+  deps: Deps,
+  list: (deps: Deps, organizationId: string, request: PageRequest & Filters) => Promise<Page<Item>>,
+  filtersOf: (query: Query) => Filters,
+  present: (item: Item) => Wire,
+) {
+  return async (request: FastifyRequest & { query: ListQuery & Query }) =>
+    presentList(
+      await list(deps, organizationOf(request), {
+        ...pageRequestOf(request.query),
+        ...filtersOf(request.query),
+      }),
+      present,
+    );
+}

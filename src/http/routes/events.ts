@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../app/deps.ts';
 import { getEvent, listEvents } from '../../app/events.ts';
-import { EVENT_TYPES, type EventType, renderEvent } from '../../domain/events.ts';
+import { EVENT_TYPES, type EventRecord, type EventType, renderEvent } from '../../domain/events.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import {
   PAYLOAD_VERSION_LATEST,
@@ -9,10 +9,9 @@ import {
   type PayloadVersion,
 } from '../../domain/payloadVersions.ts';
 import { PAYLOAD_FORMATS, type PayloadFormat } from '../../domain/webhooks.ts';
-import { BEARER_SECURITY, principalOf } from '../auth.ts';
 import { eventCamelSchema } from '../eventSchemas.ts';
 import { type ListQuery, pageRequestOf, presentList } from '../presenters.ts';
-import { problemResponses, READ_PROBLEMS } from '../problems.ts';
+import { closedObjectSchema, found, LIST_PROBLEMS, organizationOf, readOperation } from '../routeKit.ts';
 import { idParamsSchema, idSchema, listEnvelopeSchema, listQuerySchema } from '../schemas.ts';
 
 const TAGS = ['Events'];
@@ -40,81 +39,81 @@ const renderQuerySchema = {
 /** One event or a list's items: the snake_case envelope, or the camelCase one. */
 const renderedEventSchema = { anyOf: [{ $ref: 'Event#' }, { $ref: 'EventCamel#' }] };
 
-export function eventRoutes(app: FastifyInstance, deps: Deps): void {
-  app.addSchema(eventCamelSchema);
-  const render = (query: RenderQuery) => (event: Parameters<typeof renderEvent>[0]) =>
+/** How `query` asks events to be rendered, as a subscription with those settings would receive them. */
+function rendererOf(deps: Deps, query: RenderQuery) {
+  return (event: EventRecord) =>
     renderEvent(
       event,
       deps.environment,
       query.api_version ?? PAYLOAD_VERSION_LATEST,
       query.payload_format ?? 'snake_case',
     );
+}
 
+const eventListSchema = listEnvelopeSchema('Event', 'A page of events.');
+
+function listEventsRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{
     Querystring: ListQuery &
       RenderQuery & { type?: EventType; resource?: string; delivery_success?: boolean };
   }>(
     '/v1/events',
-    {
-      config: { scope: 'read' },
-      schema: {
-        operationId: 'listEvents',
-        summary: 'List events',
-        description:
-          'Newest first, with cursor pagination; filter by type, resource and creation time. Events are kept for the retention period (30 days by default; an event with an unfinished delivery stays until it finishes), so a receiver that missed deliveries can recover them from here within it.',
-        tags: TAGS,
-        security: BEARER_SECURITY,
-        querystring: listQuerySchema(ID_PREFIXES.event, {
-          type: { type: 'string', enum: EVENT_TYPES, description: 'Only events of this type.' },
-          resource: idSchema(ID_PREFIXES.transfer, 'Only events about this transfer.'),
-          delivery_success: {
-            type: 'boolean',
-            description:
-              '`false`: only events with a webhook delivery that has not succeeded (yet); `true`: only events all of whose deliveries succeeded.',
-          },
-          ...renderQuerySchema,
-        }),
-        response: {
-          200: {
-            ...listEnvelopeSchema('Event', 'A page of events.'),
-            properties: {
-              ...listEnvelopeSchema('Event', 'A page of events.').properties,
-              data: { type: 'array', items: renderedEventSchema },
-            },
-          },
-          ...problemResponses(...READ_PROBLEMS.filter((s) => s !== 404)),
+    readOperation({
+      scope: 'read',
+      operationId: 'listEvents',
+      summary: 'List events',
+      description:
+        'Newest first, with cursor pagination; filter by type, resource and creation time. Events are kept for the retention period (30 days by default; an event with an unfinished delivery stays until it finishes), so a receiver that missed deliveries can recover them from here within it.',
+      tags: TAGS,
+      querystring: listQuerySchema(ID_PREFIXES.event, {
+        type: { type: 'string', enum: EVENT_TYPES, description: 'Only events of this type.' },
+        resource: idSchema(ID_PREFIXES.transfer, 'Only events about this transfer.'),
+        delivery_success: {
+          type: 'boolean',
+          description:
+            '`false`: only events with a webhook delivery that has not succeeded (yet); `true`: only events all of whose deliveries succeeded.',
+        },
+        ...renderQuerySchema,
+      }),
+      responses: {
+        200: {
+          ...eventListSchema,
+          properties: { ...eventListSchema.properties, data: { type: 'array', items: renderedEventSchema } },
         },
       },
-    },
+      problems: LIST_PROBLEMS,
+    }),
     async (request) => {
-      const page = await listEvents(deps, principalOf(request).organizationId, {
+      const page = await listEvents(deps, organizationOf(request), {
         ...pageRequestOf(request.query),
         type: request.query.type,
         resourceId: request.query.resource,
         deliverySuccess: request.query.delivery_success,
       });
-      return presentList(page, render(request.query));
+      return presentList(page, rendererOf(deps, request.query));
     },
   );
+}
 
+function getEventRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{ Params: { id: string }; Querystring: RenderQuery }>(
     '/v1/events/:id',
-    {
-      config: { scope: 'read' },
-      schema: {
-        operationId: 'getEvent',
-        summary: 'Retrieve an event',
-        tags: TAGS,
-        security: BEARER_SECURITY,
-        params: idParamsSchema(ID_PREFIXES.event, 'Event id.'),
-        querystring: { type: 'object', additionalProperties: false, properties: renderQuerySchema },
-        response: {
-          200: { description: 'The event.', ...renderedEventSchema },
-          ...problemResponses(...READ_PROBLEMS),
-        },
-      },
-    },
+    readOperation({
+      scope: 'read',
+      operationId: 'getEvent',
+      summary: 'Retrieve an event',
+      tags: TAGS,
+      params: idParamsSchema(ID_PREFIXES.event, 'Event id.'),
+      querystring: closedObjectSchema(renderQuerySchema),
+      responses: { 200: found(renderedEventSchema, 'The event.') },
+    }),
     async (request) =>
-      render(request.query)(await getEvent(deps, principalOf(request).organizationId, request.params.id)),
+      rendererOf(deps, request.query)(await getEvent(deps, organizationOf(request), request.params.id)),
   );
+}
+
+export function eventRoutes(app: FastifyInstance, deps: Deps): void {
+  app.addSchema(eventCamelSchema);
+  listEventsRoute(app, deps);
+  getEventRoute(app, deps);
 }

@@ -4,10 +4,9 @@ import type { EvidenceSubject } from '../../app/evidence.ts';
 import { listEvidence, listOrganizationEvidenceRecords } from '../../app/evidence.ts';
 import { EVIDENCE_KINDS, type EvidenceKind } from '../../domain/evidence.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
-import { BEARER_SECURITY, principalOf } from '../auth.ts';
 import { presentEvidence } from '../compliancePresenters.ts';
 import { type ListQuery, pageRequestOf, presentList } from '../presenters.ts';
-import { problemResponses, READ_PROBLEMS } from '../problems.ts';
+import { LIST_PROBLEMS, organizationOf, readOperation, retrieveFilteredPage } from '../routeKit.ts';
 import { idParamsSchema, listEnvelopeSchema, listQuerySchema } from '../schemas.ts';
 
 const TAGS = ['Evidence'];
@@ -38,66 +37,66 @@ const SUBJECTS: {
   },
 ];
 
-/** A resource's compliance evidence: operators only (the `compliance` scope), newest first. */
-export function evidenceRoutes(app: FastifyInstance, deps: Deps): void {
+const evidencePageSchema = listEnvelopeSchema('Evidence', 'A page of evidence records.');
+
+function listOrganizationEvidenceRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{ Querystring: ListQuery & { kind?: EvidenceKind } }>(
     '/v1/evidence',
-    {
-      config: { scope: 'compliance' },
-      schema: {
-        operationId: 'listEvidence',
-        summary: 'List the organization’s evidence',
-        description:
-          'The whole evidence chain, newest first: every record, including those about no one resource (AML rule changes). Needs the `compliance` scope.',
-        tags: TAGS,
-        security: BEARER_SECURITY,
-        querystring: listQuerySchema(ID_PREFIXES.evidence, {
-          kind: { type: 'string', enum: EVIDENCE_KINDS, description: 'Only records of this kind.' },
-        }),
-        response: {
-          200: listEnvelopeSchema('Evidence', 'A page of evidence records.'),
-          ...problemResponses(...READ_PROBLEMS.filter((s) => s !== 404)),
-        },
-      },
-    },
-    async (request) => {
-      const page = await listOrganizationEvidenceRecords(deps, principalOf(request).organizationId, {
-        ...pageRequestOf(request.query),
-        kind: request.query.kind,
-      });
-      return presentList(page, presentEvidence);
-    },
+    readOperation({
+      scope: 'compliance',
+      operationId: 'listEvidence',
+      summary: 'List the organization’s evidence',
+      description:
+        'The whole evidence chain, newest first: every record, including those about no one resource (AML rule changes). Needs the `compliance` scope.',
+      tags: TAGS,
+      querystring: listQuerySchema(ID_PREFIXES.evidence, {
+        kind: { type: 'string', enum: EVIDENCE_KINDS, description: 'Only records of this kind.' },
+      }),
+      responses: { 200: evidencePageSchema },
+      problems: LIST_PROBLEMS,
+    }),
+    retrieveFilteredPage(
+      deps,
+      listOrganizationEvidenceRecords,
+      (query: { kind?: EvidenceKind }) => ({ kind: query.kind }),
+      presentEvidence,
+    ),
   );
+}
 
-  for (const { subject, path, prefix, operationId } of SUBJECTS) {
-    app.get<{ Params: { id: string }; Querystring: ListQuery }>(
-      path,
-      {
-        config: { scope: 'compliance' },
-        schema: {
-          operationId,
-          summary: `List a ${subject}'s evidence`,
-          description: `Every compliance decision recorded about the ${subject}, newest first (by place in the organization's evidence chain). Needs the \`compliance\` scope.`,
-          tags: TAGS,
-          security: BEARER_SECURITY,
-          params: idParamsSchema(prefix, `The ${subject}'s id.`),
-          querystring: listQuerySchema(ID_PREFIXES.evidence),
-          response: {
-            200: listEnvelopeSchema('Evidence', 'A page of evidence records.'),
-            ...problemResponses(...READ_PROBLEMS),
-          },
-        },
-      },
-      async (request) => {
-        const page = await listEvidence(
+function listSubjectEvidenceRoute(
+  app: FastifyInstance,
+  deps: Deps,
+  { subject, path, prefix, operationId }: (typeof SUBJECTS)[number],
+): void {
+  app.get<{ Params: { id: string }; Querystring: ListQuery }>(
+    path,
+    readOperation({
+      scope: 'compliance',
+      operationId,
+      summary: `List a ${subject}'s evidence`,
+      description: `Every compliance decision recorded about the ${subject}, newest first (by place in the organization's evidence chain). Needs the \`compliance\` scope.`,
+      tags: TAGS,
+      params: idParamsSchema(prefix, `The ${subject}'s id.`),
+      querystring: listQuerySchema(ID_PREFIXES.evidence),
+      responses: { 200: evidencePageSchema },
+    }),
+    async (request) =>
+      presentList(
+        await listEvidence(
           deps,
-          principalOf(request).organizationId,
+          organizationOf(request),
           subject,
           request.params.id,
           pageRequestOf(request.query),
-        );
-        return presentList(page, presentEvidence);
-      },
-    );
-  }
+        ),
+        presentEvidence,
+      ),
+  );
+}
+
+/** A resource's compliance evidence: operators only (the `compliance` scope), newest first. */
+export function evidenceRoutes(app: FastifyInstance, deps: Deps): void {
+  listOrganizationEvidenceRoute(app, deps);
+  for (const subject of SUBJECTS) listSubjectEvidenceRoute(app, deps, subject);
 }

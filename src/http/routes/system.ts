@@ -4,7 +4,7 @@ import type { Deps } from '../../app/deps.ts';
 import { pingDatabase } from '../../app/health.ts';
 import { AppError } from '../../domain/errors.ts';
 import type { HttpMetrics } from '../metrics.ts';
-import { problemResponses } from '../problems.ts';
+import { found, publicOperation } from '../routeKit.ts';
 
 const TAGS = ['Operations'];
 const statusSchema = {
@@ -23,40 +23,30 @@ export function bearsMetricsToken(header: string | undefined, token: string): bo
   return timingSafeEqual(digest(match?.[1] ?? ''), digest(token)) && match !== null;
 }
 
-export function systemRoutes(
-  app: FastifyInstance,
-  deps: Deps,
-  metrics: HttpMetrics,
-  metricsToken?: string | undefined,
-): void {
+function healthRoute(app: FastifyInstance): void {
   app.get(
     '/healthz',
-    {
-      schema: {
-        operationId: 'health',
-        summary: 'Liveness: the process is up',
-        tags: TAGS,
-        security: [],
-        response: { 200: { description: 'Alive.', ...statusSchema }, ...problemResponses(500) },
-      },
-    },
+    publicOperation({
+      operationId: 'health',
+      summary: 'Liveness: the process is up',
+      tags: TAGS,
+      responses: { 200: found(statusSchema, 'Alive.') },
+      problems: [500],
+    }),
     async () => ({ status: 'ok' }),
   );
+}
 
+function readyRoute(app: FastifyInstance, deps: Deps): void {
   app.get(
     '/readyz',
-    {
-      schema: {
-        operationId: 'ready',
-        summary: 'Readiness: the database answers',
-        tags: TAGS,
-        security: [],
-        response: {
-          200: { description: 'Ready to serve.', ...statusSchema },
-          ...problemResponses(503, 500),
-        },
-      },
-    },
+    publicOperation({
+      operationId: 'ready',
+      summary: 'Readiness: the database answers',
+      tags: TAGS,
+      responses: { 200: found(statusSchema, 'Ready to serve.') },
+      problems: [503, 500],
+    }),
     async () => {
       try {
         await pingDatabase(deps);
@@ -72,32 +62,29 @@ export function systemRoutes(
       return { status: 'ready' };
     },
   );
+}
 
-  // Pilot and production without a token: not served on this listener (a 404 like any unknown route).
-  if (metricsToken === undefined && deps.environment !== 'sandbox') return;
+function metricsRoute(app: FastifyInstance, metrics: HttpMetrics, metricsToken: string | undefined): void {
   app.get(
     '/metrics',
-    {
-      schema: {
-        operationId: 'metrics',
-        summary: 'Prometheus metrics',
-        description:
-          'Request counts and latencies, ledger-writer batches, open transfers, webhook outcomes and backlog, ' +
-          'idempotency conflicts, database pool use and Node process metrics (docs/OPERATIONS.md lists them). ' +
-          'With MKOBA_METRICS_TOKEN set, a scrape sends `Authorization: Bearer <token>` (anything else is a 401); ' +
-          'without it, served openly in the sandbox only (pilot and production do not serve it).',
-        tags: TAGS,
-        security: [],
-        produces: ['text/plain'],
-        response: {
-          200: {
-            description: 'Prometheus text exposition format.',
-            content: { 'text/plain': { schema: { type: 'string' } } },
-          },
-          ...problemResponses(401, 500),
-        },
+    publicOperation({
+      operationId: 'metrics',
+      summary: 'Prometheus metrics',
+      description:
+        'Request counts and latencies, ledger-writer batches, open transfers, webhook outcomes and backlog, ' +
+        'idempotency conflicts, database pool use and Node process metrics (docs/OPERATIONS.md lists them). ' +
+        'With MKOBA_METRICS_TOKEN set, a scrape sends `Authorization: Bearer <token>` (anything else is a 401); ' +
+        'without it, served openly in the sandbox only (pilot and production do not serve it).',
+      tags: TAGS,
+      produces: ['text/plain'],
+      responses: {
+        200: found(
+          { content: { 'text/plain': { schema: { type: 'string' } } } },
+          'Prometheus text exposition format.',
+        ),
       },
-    },
+      problems: [401, 500],
+    }),
     async (request, reply) => {
       if (metricsToken !== undefined && !bearsMetricsToken(request.headers.authorization, metricsToken)) {
         reply.header('WWW-Authenticate', 'Bearer realm="metrics"');
@@ -114,4 +101,17 @@ export function systemRoutes(
       return metrics.registry.metrics();
     },
   );
+}
+
+export function systemRoutes(
+  app: FastifyInstance,
+  deps: Deps,
+  metrics: HttpMetrics,
+  metricsToken?: string | undefined,
+): void {
+  healthRoute(app);
+  readyRoute(app, deps);
+  // Pilot and production without a token: not served on this listener (a 404 like any unknown route).
+  if (metricsToken === undefined && deps.environment !== 'sandbox') return;
+  metricsRoute(app, metrics, metricsToken);
 }

@@ -7,8 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../app/deps.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import { LAUNCH_PRODUCTS, type LaunchProduct } from '../../domain/organizationProfile.ts';
-import { BEARER_SECURITY, principalOf } from '../../http/auth.ts';
-import { problemResponses, READ_PROBLEMS } from '../../http/problems.ts';
+import { closedObjectSchema, LIST_PROBLEMS, organizationOf, readOperation } from '../../http/routeKit.ts';
 import { listEnvelopeSchema, nullableIdSchema, timestampSchema } from '../../http/schemas.ts';
 import { LAUNCH_GATE_STATES, LAUNCH_GATES, type LaunchGateView } from './domain.ts';
 import { launchGatesOf } from './useCases.ts';
@@ -78,32 +77,22 @@ function presentLaunchGate(g: LaunchGateView) {
 export function launchGateRoutes(app: FastifyInstance, deps: Deps): void {
   app.get<{ Querystring: { product?: LaunchProduct } }>(
     '/v1/launch-gates',
-    {
-      config: { scope: 'read' },
-      schema: {
-        operationId: 'listLaunchGates',
-        summary: 'List your launch gates',
-        description:
-          'Every gate of every product you launch, in a fixed order (one page). In the sandbox this evaluates them now, recording each change with a `launch_gate.updated` event and an evidence record; in pilot and production it shows the sandbox’s record for the organization of the same name, with the overrides recorded here. Keys for pilot or production are issued only when no gate is `open`.',
-        tags: TAGS,
-        security: BEARER_SECURITY,
-        querystring: {
-          type: 'object',
-          additionalProperties: false,
-          properties: {
-            product: { type: 'string', enum: LAUNCH_PRODUCTS, description: 'Only this product’s gates.' },
-          },
-        },
-        response: {
-          200: listEnvelopeSchema('LaunchGate', 'The gates.'),
-          ...problemResponses(...READ_PROBLEMS.filter((s) => s !== 404)),
-        },
-      },
-    },
+    readOperation({
+      scope: 'read',
+      operationId: 'listLaunchGates',
+      summary: 'List your launch gates',
+      description:
+        'Every gate of every product you launch, in a fixed order (one page). In the sandbox this evaluates them now, recording each change with a `launch_gate.updated` event and an evidence record; in pilot and production it shows the sandbox’s record for the organization of the same name, with the overrides recorded here. Keys for pilot or production are issued only when no gate is `open`.',
+      tags: TAGS,
+      querystring: closedObjectSchema({
+        product: { type: 'string', enum: LAUNCH_PRODUCTS, description: 'Only this product’s gates.' },
+      }),
+      responses: { 200: listEnvelopeSchema('LaunchGate', 'The gates.') },
+      problems: LIST_PROBLEMS,
+    }),
     async (request) => {
-      const organizationId = principalOf(request).organizationId;
       // Found by its id, the organization's own name is the one its gates are read under.
-      const { gates } = await launchGatesOf(deps, { id: organizationId, name: '' });
+      const { gates } = await launchGatesOf(deps, { id: organizationOf(request), name: '' });
       const product = request.query.product;
       return {
         object: 'list',

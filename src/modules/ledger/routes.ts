@@ -1,16 +1,10 @@
+/** The ledger API: the organization's journal entries with their postings, and its accounts with their sums. */
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../app/deps.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import type { Currency } from '../../domain/money.ts';
-import { BEARER_SECURITY, principalOf } from '../../http/auth.ts';
-import {
-  type ListQuery,
-  pageRequestOf,
-  presentJournalEntry,
-  presentLedgerAccount,
-  presentList,
-} from '../../http/presenters.ts';
-import { problemResponses, READ_PROBLEMS } from '../../http/problems.ts';
+import { type ListQuery, presentJournalEntry, presentLedgerAccount } from '../../http/presenters.ts';
+import { LIST_PROBLEMS, readOperation, retrieveFilteredPage } from '../../http/routeKit.ts';
 import {
   currencySchema,
   idSchema,
@@ -22,69 +16,68 @@ import { ACCOUNT_KINDS, type AccountKind } from './domain/ledger.ts';
 import { listJournalEntries, listLedgerAccounts } from './useCases/accounts.ts';
 
 const TAGS = ['Ledger'];
-/** Lists have no {id} to miss: an unknown or foreign filter value is an empty page, not a 404. */
-const LIST_PROBLEMS = READ_PROBLEMS.filter((s) => s !== 404);
 
-export function ledgerRoutes(app: FastifyInstance, deps: Deps): void {
+// Lists have no {id} to miss: an unknown or foreign filter value is an empty page, not a 404 (LIST_PROBLEMS).
+
+function listLedgerEntriesRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{ Querystring: ListQuery & { wallet?: string; transfer?: string } }>(
     '/v1/ledger/entries',
-    {
-      config: { scope: 'read' },
-      schema: {
-        operationId: 'listLedgerEntries',
-        summary: 'List journal entries',
-        description:
-          'Newest first, each with its postings. A rail transfer shows a `hold` and later the `post` (settled) or `void` (failed, canceled) that refers to it; an internal transfer or a collection one `direct` entry; a return a `reversal`.',
-        tags: TAGS,
-        security: BEARER_SECURITY,
-        querystring: listQuerySchema(ID_PREFIXES.journalEntry, {
-          wallet: idSchema(ID_PREFIXES.wallet, "Only entries that post to this wallet's account."),
-          transfer: idSchema(ID_PREFIXES.transfer, 'Only entries of this transfer.'),
-        }),
-        response: {
-          200: listEnvelopeSchema('JournalEntry', 'A page of journal entries.'),
-          ...problemResponses(...LIST_PROBLEMS),
-        },
-      },
-    },
-    async (request) => {
-      const page = await listJournalEntries(deps, principalOf(request).organizationId, {
-        ...pageRequestOf(request.query),
-        walletId: request.query.wallet,
-        transferId: request.query.transfer,
-      });
-      return presentList(page, presentJournalEntry);
-    },
+    readOperation({
+      scope: 'read',
+      operationId: 'listLedgerEntries',
+      summary: 'List journal entries',
+      description:
+        'Newest first, each with its postings. A rail transfer shows a `hold` and later the `post` (settled) or `void` (failed, canceled) that refers to it; an internal transfer or a collection one `direct` entry; a return a `reversal`.',
+      tags: TAGS,
+      querystring: listQuerySchema(ID_PREFIXES.journalEntry, {
+        wallet: idSchema(ID_PREFIXES.wallet, "Only entries that post to this wallet's account."),
+        transfer: idSchema(ID_PREFIXES.transfer, 'Only entries of this transfer.'),
+      }),
+      responses: { 200: listEnvelopeSchema('JournalEntry', 'A page of journal entries.') },
+      problems: LIST_PROBLEMS,
+    }),
+    retrieveFilteredPage(
+      deps,
+      listJournalEntries,
+      (query: { wallet?: string; transfer?: string }) => ({
+        walletId: query.wallet,
+        transferId: query.transfer,
+      }),
+      presentJournalEntry,
+    ),
   );
+}
 
+function listLedgerAccountsRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{ Querystring: ListQuery & { kind?: AccountKind; currency?: Currency } }>(
     '/v1/ledger/accounts',
-    {
-      config: { scope: 'read' },
-      schema: {
-        operationId: 'listLedgerAccounts',
-        summary: 'List ledger accounts',
-        description:
-          "Every account of your organization with its four sums and signed nets (credits − debits): wallets, with the same `balance` as the wallet's, and the rails' settlement and clearing accounts. Ordered by id, descending: wallets newest first, then system accounts. Per currency, the nets of all accounts sum to zero.",
-        tags: TAGS,
-        security: BEARER_SECURITY,
-        querystring: listQuerySchema(LEDGER_ACCOUNT_ID_PREFIXES, {
-          kind: { type: 'string', enum: ACCOUNT_KINDS, description: 'Only accounts of this kind.' },
-          currency: { ...currencySchema, description: 'Only accounts of this currency.' },
-        }),
-        response: {
-          200: listEnvelopeSchema('LedgerAccount', 'A page of ledger accounts.'),
-          ...problemResponses(...LIST_PROBLEMS),
-        },
-      },
-    },
-    async (request) => {
-      const page = await listLedgerAccounts(deps, principalOf(request).organizationId, {
-        ...pageRequestOf(request.query),
-        kind: request.query.kind,
-        currency: request.query.currency,
-      });
-      return presentList(page, presentLedgerAccount);
-    },
+    readOperation({
+      scope: 'read',
+      operationId: 'listLedgerAccounts',
+      summary: 'List ledger accounts',
+      description:
+        "Every account of your organization with its four sums and signed nets (credits − debits): wallets, with the same `balance` as the wallet's, and the rails' settlement and clearing accounts. Ordered by id, descending: wallets newest first, then system accounts. Per currency, the nets of all accounts sum to zero.",
+      tags: TAGS,
+      querystring: listQuerySchema(LEDGER_ACCOUNT_ID_PREFIXES, {
+        kind: { type: 'string', enum: ACCOUNT_KINDS, description: 'Only accounts of this kind.' },
+        currency: { ...currencySchema, description: 'Only accounts of this currency.' },
+      }),
+      responses: { 200: listEnvelopeSchema('LedgerAccount', 'A page of ledger accounts.') },
+      problems: LIST_PROBLEMS,
+    }),
+    retrieveFilteredPage(
+      deps,
+      listLedgerAccounts,
+      (query: { kind?: AccountKind; currency?: Currency }) => ({
+        kind: query.kind,
+        currency: query.currency,
+      }),
+      presentLedgerAccount,
+    ),
   );
+}
+
+export function ledgerRoutes(app: FastifyInstance, deps: Deps): void {
+  listLedgerEntriesRoute(app, deps);
+  listLedgerAccountsRoute(app, deps);
 }

@@ -6,7 +6,8 @@
  */
 import type { HttpModule } from '../../http/httpModule.ts';
 import { railCallbackRoutes } from './routes/callbacks.ts';
-import { railCallbackSchema, railPartnerRoutes, railPartnerSchema } from './routes/partners.ts';
+import { railPartnerRoutes } from './routes/partners.ts';
+import { railCallbackSchema, railPartnerSchema } from './routes/schemas.ts';
 
 export { PARTNER_RAIL_FACTORIES } from './partners/factories.ts';
 export {
@@ -15,7 +16,8 @@ export {
   updateRailPartnerConfig,
 } from './repository/partners.ts';
 export { railCallbackRoutes } from './routes/callbacks.ts';
-export { railCallbackSchema, railPartnerRoutes, railPartnerSchema } from './routes/partners.ts';
+export { railPartnerRoutes } from './routes/partners.ts';
+export { railCallbackSchema, railPartnerSchema } from './routes/schemas.ts';
 export { type RailPartnerDirectory, railPartnerDirectory } from './useCases/directory.ts';
 export { configureRailPartner, ensureSimulatedRailPartner, updateRailPartner } from './useCases/partners.ts';
 export { RAIL_CALLBACK_SWEEP_INTERVAL_MS, runRailCallbackSweepOnce } from './workers.ts';

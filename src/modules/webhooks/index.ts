@@ -3,7 +3,7 @@
  * Other modules, the composition root and the edges import this file only.
  */
 import type { HttpModule } from '../../http/httpModule.ts';
-import { webhookRoutes } from './routes.ts';
+import { webhookRoutes } from './routes/routes.ts';
 
 export type { AttemptRecord } from './repository/deliveries.ts';
 export type { DeliveryView } from './repository/deliveryLog.ts';
@@ -14,7 +14,8 @@ export {
   secretsNotWrappedBy,
 } from './repository/secrets.ts';
 export { findSubscription } from './repository/subscriptions.ts';
-export { presentDelivery, presentSubscription, webhookRoutes } from './routes.ts';
+export { presentDelivery, presentSubscription } from './routes/presenters.ts';
+export { webhookRoutes } from './routes/routes.ts';
 export { eventDeliveries, recoverSubscription, redeliverEvent } from './useCases/deliveries.ts';
 export { type PromotionResult, promoteSandboxSubscriptions } from './useCases/promotion.ts';
 export {

@@ -7,11 +7,11 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Deps } from '../../../app/deps.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { RAILS } from '../../../domain/transfers.ts';
-import { problemResponses } from '../../../http/problems.ts';
+import { found, publicOperation } from '../../../http/routeKit.ts';
 import { RAIL_CALLBACK_BODY_BYTES_MAX, receiveRailCallback } from '../useCases/callbacks.ts';
 import { railPartnerDirectory } from '../useCases/directory.ts';
+import { TAGS } from './schemas.ts';
 
-const TAGS = ['Rail partners'];
 /** Characters of the path after the token at most (partners use short fixed paths). */
 const CALLBACK_SUBPATH_LENGTH_MAX = 200;
 
@@ -21,32 +21,45 @@ interface CallbackParams {
   '*': string;
 }
 
-export function railCallbackRoutes(app: FastifyInstance, deps: Deps): void {
-  const handler = async (request: FastifyRequest<{ Params: CallbackParams; Body: string | undefined }>) => {
-    const receipt = await receiveRailCallback(deps, railPartnerDirectory(deps), {
-      rail: request.params.rail,
-      token: request.params.token,
-      path: request.params['*'],
-      headers: request.headers,
-      rawBody: typeof request.body === 'string' ? request.body : '',
+async function receiveCallback(
+  deps: Deps,
+  request: FastifyRequest<{ Params: CallbackParams; Body: string | undefined }>,
+) {
+  const receipt = await receiveRailCallback(deps, railPartnerDirectory(deps), {
+    rail: request.params.rail,
+    token: request.params.token,
+    path: request.params['*'],
+    headers: request.headers,
+    rawBody: typeof request.body === 'string' ? request.body : '',
+  });
+  if (receipt.status === 'malformed') {
+    throw new AppError({
+      status: 400,
+      code: 'callback_malformed',
+      title: 'Malformed callback',
+      detail: `The callback was stored as ${receipt.callbackId} but is not in the partner's shape, so it changed nothing.`,
     });
-    if (receipt.status === 'malformed') {
-      throw new AppError({
-        status: 400,
-        code: 'callback_malformed',
-        title: 'Malformed callback',
-        detail: `The callback was stored as ${receipt.callbackId} but is not in the partner's shape, so it changed nothing.`,
-      });
-    }
-    return { received: true, id: receipt.callbackId, status: receipt.status };
-  };
+  }
+  return { received: true, id: receipt.callbackId, status: receipt.status };
+}
+
+const receiptSchema = {
+  type: 'object',
+  required: ['received', 'id', 'status'],
+  properties: {
+    received: { type: 'boolean', enum: [true] },
+    id: { type: 'string' },
+    status: { type: 'string' },
+  },
+} as const;
+
+export function railCallbackRoutes(app: FastifyInstance, deps: Deps): void {
   for (const method of ['POST', 'PUT'] as const) {
     app.route<{ Params: CallbackParams; Body: string | undefined }>({
       method,
       url: '/v1/rails/:rail/callbacks/:token/*',
       bodyLimit: RAIL_CALLBACK_BODY_BYTES_MAX,
-      config: { rawBody: true },
-      schema: {
+      ...publicOperation({
         // For partners, not integrators: left out of the API description (docs/RAILS.md describes it).
         hide: true,
         operationId: method === 'POST' ? 'receiveRailCallback' : 'receiveRailCallbackPut',
@@ -54,7 +67,7 @@ export function railCallbackRoutes(app: FastifyInstance, deps: Deps): void {
         description:
           'For partners, not integrators: the callback address of a rail partner configuration (`callback_url` on it, plus the partner’s own path). Needs no API key; the token in the path is the credential, and an unknown one is a 404 `callback_unknown`. The body is stored as sent before the answer; a repeat of the same bytes is recorded as a duplicate and changes nothing; one that is not the partner’s shape is stored and answered 400 `callback_malformed`.',
         tags: TAGS,
-        security: [],
+        config: { rawBody: true },
         params: {
           type: 'object',
           required: ['rail', 'token', '*'],
@@ -64,21 +77,10 @@ export function railCallbackRoutes(app: FastifyInstance, deps: Deps): void {
             '*': { type: 'string', maxLength: CALLBACK_SUBPATH_LENGTH_MAX },
           },
         },
-        response: {
-          200: {
-            description: 'Stored (and applied where it could be).',
-            type: 'object',
-            required: ['received', 'id', 'status'],
-            properties: {
-              received: { type: 'boolean', enum: [true] },
-              id: { type: 'string' },
-              status: { type: 'string' },
-            },
-          },
-          ...problemResponses(400, 404, 413, 429, 500, 503),
-        },
-      },
-      handler,
+        responses: { 200: found(receiptSchema, 'Stored (and applied where it could be).') },
+        problems: [400, 404, 413, 429, 500, 503],
+      }),
+      handler: (request) => receiveCallback(deps, request),
     });
   }
 }

@@ -1,0 +1,98 @@
+/** The rail partners module's wire format: a partner's configuration, and a callback a partner sent. */
+import { ID_PREFIXES } from '../../../domain/ids.ts';
+import { RAILS } from '../../../domain/transfers.ts';
+import { idSchema, nullableTimestampSchema, timestampSchema } from '../../../http/schemas.ts';
+import {
+  RAIL_CALLBACK_STATUSES,
+  RAIL_PARTNER_SHAPES,
+  RAIL_PARTNER_STATUSES,
+  RAIL_PARTNERS,
+} from '../domain.ts';
+
+export const TAGS = ['Rail partners'];
+
+const partnerFieldsDescription = Object.entries(RAIL_PARTNER_SHAPES)
+  .map(
+    ([name, shape]) =>
+      `\`${name}\` (${shape.rail}${shape.network ? `, ${shape.network}` : ''}): settings ${shape.settings.map((s) => `\`${s}\``).join(', ')}; credentials ${shape.credentials.map((c) => `\`${c}\``).join(', ')}`,
+  )
+  .join('. ');
+
+export const railPartnerSchema = {
+  $id: 'RailPartner',
+  type: 'object',
+  description: `A partner that carries a rail (and mobile-money network) for the organization. ${partnerFieldsDescription}.`,
+  required: [
+    'object',
+    'id',
+    'partner',
+    'rail',
+    'network',
+    'status',
+    'settings',
+    'credentials',
+    'callback_url',
+    'created_at',
+    'updated_at',
+  ],
+  properties: {
+    object: { type: 'string', enum: ['rail_partner'] },
+    id: idSchema(ID_PREFIXES.railPartner, 'Rail partner id.'),
+    partner: { type: 'string', enum: RAIL_PARTNERS },
+    rail: { type: 'string', enum: RAILS },
+    network: { type: ['string', 'null'] },
+    status: { type: 'string', enum: RAIL_PARTNER_STATUSES },
+    settings: { type: 'object', additionalProperties: { type: 'string' } },
+    credentials: {
+      type: 'array',
+      items: { type: 'string' },
+      description:
+        'The names of the credentials held. Their values are sealed at rest and never shown again.',
+    },
+    callback_url: {
+      type: ['string', 'null'],
+      description:
+        'Where the partner calls back (register it with the partner where it asks); its last segment is an unguessable token. Null without MKOBA_PUBLIC_URL.',
+    },
+    created_at: timestampSchema,
+    updated_at: timestampSchema,
+  },
+} as const;
+
+export const railCallbackSchema = {
+  $id: 'RailCallback',
+  type: 'object',
+  description:
+    'A callback a partner sent, stored as it arrived before it was acknowledged, and what applying it made of it.',
+  required: [
+    'object',
+    'id',
+    'rail_partner',
+    'partner',
+    'path',
+    'status',
+    'transfer',
+    'detail',
+    'body',
+    'received_at',
+    'processed_at',
+  ],
+  properties: {
+    object: { type: 'string', enum: ['rail_callback'] },
+    id: idSchema(ID_PREFIXES.railCallback, 'Callback id.'),
+    rail_partner: idSchema(ID_PREFIXES.railPartner, 'The configuration whose address it came to.'),
+    partner: { type: 'string' },
+    path: { type: 'string' },
+    status: {
+      type: 'string',
+      enum: RAIL_CALLBACK_STATUSES,
+      description:
+        '`received` (to be applied), `applied`, `duplicate` (the same bytes came before), `unchanged` (agreed with what was recorded), `ignored`, `malformed`, `exception` (sent to the reconciliation exception queue).',
+    },
+    transfer: { type: ['string', 'null'] },
+    detail: { type: ['string', 'null'] },
+    body: { type: 'string', description: 'The body exactly as it arrived.' },
+    received_at: timestampSchema,
+    processed_at: nullableTimestampSchema,
+  },
+} as const;
