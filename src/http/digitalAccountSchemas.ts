@@ -15,6 +15,20 @@ import { formatAmount } from '../domain/money.ts';
 import { presentAccountDetailsFields } from './presenters.ts';
 import { accountDetailsProperties, currencySchema, idSchema, timestampSchema } from './schemas.ts';
 
+/** The shortest instant the query string takes, in characters: a date (`2026-11-30`). */
+const INSTANT_TEXT_LENGTH_MIN = 10;
+/** The longest, in characters: room above a time to the millisecond with its offset (29); the domain checks the form. */
+const INSTANT_TEXT_LENGTH_MAX = 35;
+
+/** An instant as the query string takes it: a date or an RFC 3339 time (read and checked by the domain). */
+export const instantQuerySchema = (description: string) =>
+  ({
+    type: 'string',
+    minLength: INSTANT_TEXT_LENGTH_MIN,
+    maxLength: INSTANT_TEXT_LENGTH_MAX,
+    description,
+  }) as const;
+
 const signedAmountSchema = (description: string) =>
   ({ type: 'string', pattern: '^-?[0-9]+(\\.[0-9]+)?$', description, examples: ['-250.00'] }) as const;
 
