@@ -24,7 +24,6 @@ import { MOBILE_NETWORKS } from '../../domain/transfers.ts';
 import { principalOf } from '../auth.ts';
 import { type ListQuery, pageRequestOf, presentList } from '../presenters.ts';
 import {
-  closedObjectSchema,
   found,
   idempotentWrite,
   LIST_PROBLEMS,
@@ -155,22 +154,28 @@ export function presentCollection(c: Collection) {
   };
 }
 
-const collectionCreateBody = closedObjectSchema(
-  {
+// Written out rather than with closedObjectSchema: openapi.json lists these keys in this order.
+const collectionCreateBody = {
+  type: 'object',
+  required: ['wallet', 'amount', 'payer'],
+  additionalProperties: false,
+  properties: {
     wallet: idSchema(ID_PREFIXES.wallet, 'The wallet to credit.'),
     amount: {
       type: ['string', 'number'],
       description: 'Decimal string in major units (a JSON number is read exactly).',
     },
     currency: { type: 'string', description: 'Must be the wallet’s when given.' },
-    payer: closedObjectSchema(
-      {
+    payer: {
+      type: 'object',
+      required: ['type', 'phone', 'network'],
+      additionalProperties: false,
+      properties: {
         type: { type: 'string', enum: ['mobile_money'] },
         phone: { type: 'string', pattern: PHONE_PATTERN, description: 'E.164, e.g. +254712345678.' },
         network: { type: 'string', enum: MOBILE_NETWORKS },
       },
-      ['type', 'phone', 'network'],
-    ),
+    },
     reference: {
       type: 'string',
       minLength: 1,
@@ -180,8 +185,7 @@ const collectionCreateBody = closedObjectSchema(
     description: { type: 'string', minLength: 1, maxLength: COLLECTION_DESCRIPTION_LENGTH_MAX },
     metadata: metadataSchema,
   },
-  ['wallet', 'amount', 'payer'],
-);
+} as const;
 
 function createCollectionRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Body: CreateCollectionInput }>(
