@@ -239,3 +239,23 @@ export function idempotentWrite<Route extends RouteGenericInterface>(
       body: await effect(tx, organizationId, request),
     }));
 }
+
+// rk-d2:
+/**
+ * The handler of a list paged by id whose query string adds filters to the page's own
+ * (`listQuerySchema` with extra properties): `filtersOf` reads them from the query, `list` pages the key's
+ * organization's records with them, and the page is answered presented.
+ */
+export function retrieveFilteredPage<Query extends ListQuery, Filters, Item extends { id: string }, Wire>(
+  deps: Deps,
+  list: (deps: Deps, organizationId: string, page: PageRequest & Filters) => Promise<Page<Item>>,
+  filtersOf: (query: Query) => Filters,
+  present: (item: Item) => Wire,
+) {
+  return async (request: FastifyRequest<{ Querystring: Query }>) => {
+    // Fastify's type for a generic query string is not `Query` itself; the route's schema made it one.
+    const query = request.query as Query;
+    const page = { ...pageRequestOf(query), ...filtersOf(query) };
+    return presentList(await list(deps, organizationOf(request), page), present);
+  };
+}

@@ -22,14 +22,14 @@ import { ID_PREFIXES } from '../../domain/ids.ts';
 import { formatAmount } from '../../domain/money.ts';
 import { MOBILE_NETWORKS } from '../../domain/transfers.ts';
 import { principalOf } from '../auth.ts';
-import { type ListQuery, pageRequestOf, presentList } from '../presenters.ts';
+import type { ListQuery } from '../presenters.ts';
 import {
   found,
   idempotentWrite,
   LIST_PROBLEMS,
-  organizationOf,
   readOperation,
   retrieveById,
+  retrieveFilteredPage,
   writeOperation,
   written,
 } from '../routeKit.ts';
@@ -228,15 +228,12 @@ function listCollectionsRoute(app: FastifyInstance, deps: Deps): void {
       responses: { 200: listEnvelopeSchema('Collection', 'A page of collections.') },
       problems: LIST_PROBLEMS,
     }),
-    async (request) =>
-      presentList(
-        await listOrganizationCollections(deps, organizationOf(request), {
-          ...pageRequestOf(request.query),
-          status: request.query.status,
-          walletId: request.query.wallet,
-        }),
-        presentCollection,
-      ),
+    retrieveFilteredPage(
+      deps,
+      listOrganizationCollections,
+      (query) => ({ status: query.status, walletId: query.wallet }),
+      presentCollection,
+    ),
   );
 }
 

@@ -12,14 +12,14 @@ import type { Deps } from '../../app/deps.ts';
 import { CUSTOMER_TYPES, type CustomerType } from '../../domain/customers.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import { requestActor } from '../auth.ts';
-import { type ListQuery, pageRequestOf, presentCustomer, presentList } from '../presenters.ts';
+import { type ListQuery, presentCustomer } from '../presenters.ts';
 import {
   found,
   idempotentWrite,
   LIST_PROBLEMS,
-  organizationOf,
   readOperation,
   retrieveById,
+  retrieveFilteredPage,
   writeOperation,
   written,
 } from '../routeKit.ts';
@@ -67,13 +67,7 @@ function listCustomersRoute(app: FastifyInstance, deps: Deps): void {
       responses: { 200: listEnvelopeSchema('Customer', 'A page of customers.') },
       problems: LIST_PROBLEMS,
     }),
-    async (request) => {
-      const page = await listCustomers(deps, organizationOf(request), {
-        ...pageRequestOf(request.query),
-        type: request.query.type,
-      });
-      return presentList(page, presentCustomer);
-    },
+    retrieveFilteredPage(deps, listCustomers, (query) => ({ type: query.type }), presentCustomer),
   );
 }
 

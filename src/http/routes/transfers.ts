@@ -14,14 +14,14 @@ import {
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import { TRANSFER_STATUSES, type TransferStatus } from '../../domain/transfers.ts';
 import { principalOf, requestActor } from '../auth.ts';
-import { type ListQuery, pageRequestOf, presentList, presentTransfer } from '../presenters.ts';
+import { type ListQuery, presentTransfer } from '../presenters.ts';
 import {
   found,
   idempotentWrite,
   LIST_PROBLEMS,
-  organizationOf,
   readOperation,
   retrieveById,
+  retrieveFilteredPage,
   writeOperation,
   written,
 } from '../routeKit.ts';
@@ -82,14 +82,12 @@ function listTransfersRoute(app: FastifyInstance, deps: Deps): void {
       responses: { 200: listEnvelopeSchema('Transfer', 'A page of transfers.') },
       problems: LIST_PROBLEMS,
     }),
-    async (request) => {
-      const page = await listTransfers(deps, organizationOf(request), {
-        ...pageRequestOf(request.query),
-        status: request.query.status,
-        walletId: request.query.wallet,
-      });
-      return presentList(page, presentTransfer);
-    },
+    retrieveFilteredPage(
+      deps,
+      listTransfers,
+      (query) => ({ status: query.status, walletId: query.wallet }),
+      presentTransfer,
+    ),
   );
 }
 

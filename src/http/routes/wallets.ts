@@ -15,7 +15,7 @@ import type { Currency } from '../../domain/money.ts';
 import { WALLET_STATUSES, type WalletStatus } from '../../domain/wallets.ts';
 import { requestActor } from '../auth.ts';
 import { instantQuerySchema } from '../digitalAccountSchemas.ts';
-import { type ListQuery, pageRequestOf, presentBalance, presentList, presentWallet } from '../presenters.ts';
+import { type ListQuery, presentBalance, presentWallet } from '../presenters.ts';
 import {
   closedObjectSchema,
   found,
@@ -24,6 +24,7 @@ import {
   organizationOf,
   readOperation,
   retrieveById,
+  retrieveFilteredPage,
   writeOperation,
   written,
 } from '../routeKit.ts';
@@ -100,16 +101,12 @@ function listWalletsRoute(app: FastifyInstance, deps: Deps): void {
       responses: { 200: listEnvelopeSchema('Wallet', 'A page of wallets.') },
       problems: LIST_PROBLEMS,
     }),
-    async (request) => {
-      const { owner, currency, status } = request.query;
-      const page = await listWallets(deps, organizationOf(request), {
-        ...pageRequestOf(request.query),
-        ownerId: owner,
-        currency,
-        status,
-      });
-      return presentList(page, presentWallet);
-    },
+    retrieveFilteredPage(
+      deps,
+      listWallets,
+      ({ owner, currency, status }) => ({ ownerId: owner, currency, status }),
+      presentWallet,
+    ),
   );
 }
 
