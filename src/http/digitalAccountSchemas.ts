@@ -13,7 +13,22 @@ import {
 import { ID_PREFIXES } from '../domain/ids.ts';
 import { formatAmount } from '../domain/money.ts';
 import { presentAccountDetailsFields } from './presenters.ts';
+import { closedObjectSchema } from './routeKit.ts';
 import { accountDetailsProperties, currencySchema, idSchema, timestampSchema } from './schemas.ts';
+
+/** The shortest instant the query string takes, in characters: a date (`2026-11-30`). */
+const INSTANT_TEXT_LENGTH_MIN = 10;
+/** The longest, in characters: room above a time to the millisecond with its offset (29); the domain checks the form. */
+const INSTANT_TEXT_LENGTH_MAX = 35;
+
+/** An instant as the query string takes it: a date or an RFC 3339 time (read and checked by the domain). */
+export const instantQuerySchema = (description: string) =>
+  ({
+    type: 'string',
+    minLength: INSTANT_TEXT_LENGTH_MIN,
+    maxLength: INSTANT_TEXT_LENGTH_MAX,
+    description,
+  }) as const;
 
 const signedAmountSchema = (description: string) =>
   ({ type: 'string', pattern: '^-?[0-9]+(\\.[0-9]+)?$', description, examples: ['-250.00'] }) as const;
@@ -32,11 +47,8 @@ export const digitalAccountSettingsSchema = {
   },
 } as const;
 
-export const digitalAccountSettingsBodySchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['bank_code', 'bank_name'],
-  properties: {
+export const digitalAccountSettingsBodySchema = closedObjectSchema(
+  {
     bank_code: {
       type: 'string',
       minLength: 2,
@@ -46,7 +58,8 @@ export const digitalAccountSettingsBodySchema = {
     },
     bank_name: { type: 'string', minLength: 1, maxLength: BANK_NAME_LENGTH_MAX },
   },
-} as const;
+  ['bank_code', 'bank_name'],
+);
 
 export function presentDigitalAccountSettings(settings: DigitalAccountSettings | undefined) {
   return {
@@ -56,6 +69,21 @@ export function presentDigitalAccountSettings(settings: DigitalAccountSettings |
     updated_at: settings?.updatedAt.toISOString() ?? null,
   };
 }
+
+/** A statement entry's fields, in the order the CSV's columns give them. */
+const STATEMENT_ENTRY_FIELDS = [
+  'entry',
+  'posted_at',
+  'kind',
+  'description',
+  'counterparty',
+  'transfer',
+  'rail',
+  'rail_reference',
+  'amount',
+  'fee',
+  'balance',
+] as const;
 
 export const walletStatementSchema = {
   $id: 'WalletStatement',
@@ -106,19 +134,7 @@ export const walletStatementSchema = {
       type: 'array',
       items: {
         type: 'object',
-        required: [
-          'entry',
-          'posted_at',
-          'kind',
-          'description',
-          'counterparty',
-          'transfer',
-          'rail',
-          'rail_reference',
-          'amount',
-          'fee',
-          'balance',
-        ],
+        required: [...STATEMENT_ENTRY_FIELDS],
         properties: {
           entry: idSchema(ID_PREFIXES.journalEntry, 'The journal entry (`GET /v1/ledger/entries/{id}`).'),
           posted_at: { ...timestampSchema, description: 'The entry’s `created_at`.' },
@@ -184,37 +200,22 @@ export function presentStatement(s: Statement) {
 }
 
 /** The CSV's columns. `row` is `opening`, `entry` or `closing`; the first and last carry only the balance. */
-export const STATEMENT_CSV_HEADER = [
-  'row',
-  'entry',
-  'posted_at',
-  'kind',
-  'description',
-  'counterparty',
-  'transfer',
-  'rail',
-  'rail_reference',
-  'amount',
-  'fee',
-  'balance',
-  'currency',
-] as const;
+export const STATEMENT_CSV_HEADER = ['row', ...STATEMENT_ENTRY_FIELDS, 'currency'] as const;
 
 /** The statement as CSV: a header, the opening balance, a row per entry, the closing balance. */
 export function statementCsv(s: Statement): string {
   const amount = (minor: bigint) => formatAmount(minor, s.currency);
-  const blank = (n: number) => Array.from({ length: n }, () => null);
+  // A balance row has only its time, the balance and the currency: `entry` and the eight from `kind` to `fee` are empty.
+  const balanceRow = (row: 'opening' | 'closing', at: Date, minor: bigint) => [
+    row,
+    null,
+    at.toISOString(),
+    ...Array.from({ length: 8 }, () => null),
+    amount(minor),
+    s.currency,
+  ];
   const rows: (string | null)[][] = [
-    [
-      'opening',
-      null,
-      s.period.from.toISOString(),
-      ...blank(6),
-      null,
-      null,
-      amount(s.openingMinor),
-      s.currency,
-    ],
+    balanceRow('opening', s.period.from, s.openingMinor),
     ...s.lines.map((line) => [
       'entry',
       line.entryId,
@@ -230,7 +231,7 @@ export function statementCsv(s: Statement): string {
       amount(line.balanceMinor),
       s.currency,
     ]),
-    ['closing', null, s.period.to.toISOString(), ...blank(6), null, null, amount(s.closingMinor), s.currency],
+    balanceRow('closing', s.period.to, s.closingMinor),
   ];
   return csvRecords([STATEMENT_CSV_HEADER, ...rows]);
 }

@@ -313,7 +313,7 @@ export function createOrFindWrite<Route extends RouteGenericInterface>(
     });
 }
 
-// rk-c:
+// rk-c, rk-d2:
 
 /**
  * The handler of a list paged by id with filters of its own (`listQuerySchema`'s extra properties):

@@ -21,12 +21,19 @@ import { PHONE_PATTERN } from '../../domain/customers.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import { formatAmount } from '../../domain/money.ts';
 import { MOBILE_NETWORKS } from '../../domain/transfers.ts';
-import { BEARER_SECURITY, principalOf } from '../auth.ts';
-import { type ListQuery, pageRequestOf, presentList } from '../presenters.ts';
-import { problemResponses, READ_PROBLEMS, WRITE_PROBLEMS } from '../problems.ts';
+import { principalOf } from '../auth.ts';
+import type { ListQuery } from '../presenters.ts';
 import {
-  idempotencyHeadersSchema,
-  idempotentWriteHeaders,
+  found,
+  idempotentWrite,
+  LIST_PROBLEMS,
+  readOperation,
+  retrieveById,
+  retrieveFilteredPage,
+  writeOperation,
+  written,
+} from '../routeKit.ts';
+import {
   idParamsSchema,
   idSchema,
   listEnvelopeSchema,
@@ -35,7 +42,6 @@ import {
   nullableTimestampSchema,
   timestampSchema,
 } from '../schemas.ts';
-import { sendWrite } from '../writes.ts';
 
 const TAGS = ['Collections'];
 
@@ -148,117 +154,106 @@ export function presentCollection(c: Collection) {
   };
 }
 
-export function collectionRoutes(app: FastifyInstance, deps: Deps): void {
+// Written out rather than with closedObjectSchema: openapi.json lists these keys in this order.
+const collectionCreateBody = {
+  type: 'object',
+  required: ['wallet', 'amount', 'payer'],
+  additionalProperties: false,
+  properties: {
+    wallet: idSchema(ID_PREFIXES.wallet, 'The wallet to credit.'),
+    amount: {
+      type: ['string', 'number'],
+      description: 'Decimal string in major units (a JSON number is read exactly).',
+    },
+    currency: { type: 'string', description: 'Must be the wallet’s when given.' },
+    payer: {
+      type: 'object',
+      required: ['type', 'phone', 'network'],
+      additionalProperties: false,
+      properties: {
+        type: { type: 'string', enum: ['mobile_money'] },
+        phone: { type: 'string', pattern: PHONE_PATTERN, description: 'E.164, e.g. +254712345678.' },
+        network: { type: 'string', enum: MOBILE_NETWORKS },
+      },
+    },
+    reference: {
+      type: 'string',
+      minLength: 1,
+      maxLength: COLLECTION_REFERENCE_LENGTH_MAX,
+      description: 'Shown to the payer where the partner allows (its id by default).',
+    },
+    description: { type: 'string', minLength: 1, maxLength: COLLECTION_DESCRIPTION_LENGTH_MAX },
+    metadata: metadataSchema,
+  },
+} as const;
+
+function createCollectionRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Body: CreateCollectionInput }>(
     '/v1/collections',
-    {
-      config: { scope: 'write' },
-      schema: {
-        operationId: 'createCollection',
-        summary: 'Collect from a payer',
-        description:
-          'Asks a payer to pay into a wallet: a mobile-money request-to-pay, which the payer approves on their phone. Nothing is posted until the rail confirms; then the wallet is credited by an inbound transfer (`collection.succeeded`). The payer is asked through the organization’s rail partner for the network (in the sandbox, by a simulation with the sandbox’s magic numbers when none is configured). A closed wallet is a 409.',
-        tags: TAGS,
-        security: BEARER_SECURITY,
-        headers: idempotencyHeadersSchema,
-        body: {
-          type: 'object',
-          required: ['wallet', 'amount', 'payer'],
-          additionalProperties: false,
-          properties: {
-            wallet: idSchema(ID_PREFIXES.wallet, 'The wallet to credit.'),
-            amount: {
-              type: ['string', 'number'],
-              description: 'Decimal string in major units (a JSON number is read exactly).',
-            },
-            currency: { type: 'string', description: 'Must be the wallet’s when given.' },
-            payer: {
-              type: 'object',
-              required: ['type', 'phone', 'network'],
-              additionalProperties: false,
-              properties: {
-                type: { type: 'string', enum: ['mobile_money'] },
-                phone: { type: 'string', pattern: PHONE_PATTERN, description: 'E.164, e.g. +254712345678.' },
-                network: { type: 'string', enum: MOBILE_NETWORKS },
-              },
-            },
-            reference: {
-              type: 'string',
-              minLength: 1,
-              maxLength: COLLECTION_REFERENCE_LENGTH_MAX,
-              description: 'Shown to the payer where the partner allows (its id by default).',
-            },
-            description: { type: 'string', minLength: 1, maxLength: COLLECTION_DESCRIPTION_LENGTH_MAX },
-            metadata: metadataSchema,
-          },
-        },
-        response: {
-          201: { description: 'The collection.', headers: idempotentWriteHeaders, $ref: 'Collection#' },
-          ...problemResponses(...WRITE_PROBLEMS),
-        },
-      },
-    },
-    (request, reply) =>
-      sendWrite(deps, request, reply, async (tx, organizationId) => ({
-        status: 201,
-        body: presentCollection(
-          await createCollection(tx, deps, organizationId, request.body, actorIdOf(principalOf(request))),
-        ),
-      })),
+    writeOperation({
+      scope: 'write',
+      operationId: 'createCollection',
+      summary: 'Collect from a payer',
+      description:
+        'Asks a payer to pay into a wallet: a mobile-money request-to-pay, which the payer approves on their phone. Nothing is posted until the rail confirms; then the wallet is credited by an inbound transfer (`collection.succeeded`). The payer is asked through the organization’s rail partner for the network (in the sandbox, by a simulation with the sandbox’s magic numbers when none is configured). A closed wallet is a 409.',
+      tags: TAGS,
+      body: collectionCreateBody,
+      responses: { 201: written('Collection', 'The collection.') },
+    }),
+    idempotentWrite(deps, 201, async (tx, organizationId, request) =>
+      presentCollection(
+        await createCollection(tx, deps, organizationId, request.body, actorIdOf(principalOf(request))),
+      ),
+    ),
   );
+}
 
+function listCollectionsRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{ Querystring: ListQuery & { status?: CollectionStatus; wallet?: string } }>(
     '/v1/collections',
-    {
-      config: { scope: 'read' },
-      schema: {
-        operationId: 'listCollections',
-        summary: 'List collections',
-        description: 'Newest first.',
-        tags: TAGS,
-        security: BEARER_SECURITY,
-        querystring: listQuerySchema(ID_PREFIXES.collection, {
-          status: {
-            type: 'string',
-            enum: COLLECTION_STATUSES,
-            description: 'Only collections in this status.',
-          },
-          wallet: idSchema(ID_PREFIXES.wallet, 'Only collections into this wallet.'),
-        }),
-        response: {
-          200: listEnvelopeSchema('Collection', 'A page of collections.'),
-          ...problemResponses(...READ_PROBLEMS.filter((s) => s !== 404)),
+    readOperation({
+      scope: 'read',
+      operationId: 'listCollections',
+      summary: 'List collections',
+      description: 'Newest first.',
+      tags: TAGS,
+      querystring: listQuerySchema(ID_PREFIXES.collection, {
+        status: {
+          type: 'string',
+          enum: COLLECTION_STATUSES,
+          description: 'Only collections in this status.',
         },
-      },
-    },
-    async (request) =>
-      presentList(
-        await listOrganizationCollections(deps, principalOf(request).organizationId, {
-          ...pageRequestOf(request.query),
-          status: request.query.status,
-          walletId: request.query.wallet,
-        }),
-        presentCollection,
-      ),
+        wallet: idSchema(ID_PREFIXES.wallet, 'Only collections into this wallet.'),
+      }),
+      responses: { 200: listEnvelopeSchema('Collection', 'A page of collections.') },
+      problems: LIST_PROBLEMS,
+    }),
+    retrieveFilteredPage(
+      deps,
+      listOrganizationCollections,
+      (query) => ({ status: query.status, walletId: query.wallet }),
+      presentCollection,
+    ),
   );
+}
 
+function getCollectionRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{ Params: { id: string } }>(
     '/v1/collections/:id',
-    {
-      config: { scope: 'read' },
-      schema: {
-        operationId: 'getCollection',
-        summary: 'Retrieve a collection',
-        tags: TAGS,
-        security: BEARER_SECURITY,
-        params: idParamsSchema(ID_PREFIXES.collection, 'Collection id.'),
-        response: {
-          200: { description: 'The collection.', $ref: 'Collection#' },
-          ...problemResponses(...READ_PROBLEMS),
-        },
-      },
-    },
-    async (request) =>
-      presentCollection(await getCollection(deps, principalOf(request).organizationId, request.params.id)),
+    readOperation({
+      scope: 'read',
+      operationId: 'getCollection',
+      summary: 'Retrieve a collection',
+      tags: TAGS,
+      params: idParamsSchema(ID_PREFIXES.collection, 'Collection id.'),
+      responses: { 200: found('Collection', 'The collection.') },
+    }),
+    retrieveById(deps, getCollection, presentCollection),
   );
+}
+
+export function collectionRoutes(app: FastifyInstance, deps: Deps): void {
+  createCollectionRoute(app, deps);
+  listCollectionsRoute(app, deps);
+  getCollectionRoute(app, deps);
 }

@@ -12,22 +12,32 @@ import {
   putDigitalAccountSettings,
 } from '../../app/digitalAccounts.ts';
 import { STATEMENT_ENTRIES_MAX, STATEMENT_PERIOD_DAYS_MAX } from '../../domain/digitalAccounts.ts';
-import { ID_PREFIXES } from '../../domain/ids.ts';
-import { BEARER_SECURITY, principalOf, requestActor } from '../auth.ts';
+import { requestActor } from '../auth.ts';
 import {
   digitalAccountSettingsBodySchema,
+  instantQuerySchema,
   presentDigitalAccountSettings,
   presentStatement,
+  STATEMENT_CSV_HEADER,
   statementCsv,
   statementFileName,
 } from '../digitalAccountSchemas.ts';
 import { presentAccountDetails } from '../presenters.ts';
-import { problemResponses, READ_PROBLEMS, WRITE_PROBLEMS } from '../problems.ts';
-import { idempotencyHeadersSchema, idempotentWriteHeaders, idParamsSchema } from '../schemas.ts';
+import { READ_PROBLEMS, WRITE_PROBLEMS } from '../problems.ts';
+import {
+  closedObjectSchema,
+  found,
+  idempotentWrite,
+  organizationOf,
+  readOperation,
+  withoutNotFound,
+  writeOperation,
+  written,
+} from '../routeKit.ts';
 import { sendWrite } from '../writes.ts';
+import { walletParams } from './wallets.ts';
 
 const TAGS = ['Digital accounts'];
-const walletParams = idParamsSchema(ID_PREFIXES.wallet, 'Wallet id.');
 
 const STATEMENT_FORMATS = ['json', 'csv'] as const;
 type StatementFormat = (typeof STATEMENT_FORMATS)[number];
@@ -41,161 +51,125 @@ function statementFormatOf(request: FastifyRequest, format: StatementFormat | un
   return 'json';
 }
 
-/** A period bound as the query string takes it: a date or an RFC 3339 time (checked by the domain). */
-const boundSchema = (description: string) =>
-  ({ type: 'string', minLength: 10, maxLength: 35, description }) as const;
-
-export function digitalAccountRoutes(app: FastifyInstance, deps: Deps): void {
+function getSettingsRoute(app: FastifyInstance, deps: Deps): void {
   app.get(
     '/v1/digital-accounts/settings',
-    {
-      config: { scope: 'read', product: 'digital_banking' },
-      schema: {
-        operationId: 'getDigitalAccountSettings',
-        summary: 'Retrieve the digital-account settings',
-        description:
-          'The sponsor bank the organization issues account numbers under; `bank_code` null while none is set.',
-        tags: TAGS,
-        security: BEARER_SECURITY,
-        response: {
-          200: { description: 'The settings.', $ref: 'DigitalAccountSettings#' },
-          ...problemResponses(...READ_PROBLEMS.filter((s) => s !== 404)),
-        },
-      },
-    },
+    readOperation({
+      scope: 'read',
+      product: 'digital_banking',
+      operationId: 'getDigitalAccountSettings',
+      summary: 'Retrieve the digital-account settings',
+      description:
+        'The sponsor bank the organization issues account numbers under; `bank_code` null while none is set.',
+      tags: TAGS,
+      responses: { 200: found('DigitalAccountSettings', 'The settings.') },
+      problems: withoutNotFound(READ_PROBLEMS),
+    }),
     async (request) =>
-      presentDigitalAccountSettings(
-        await getDigitalAccountSettings(deps, principalOf(request).organizationId),
-      ),
+      presentDigitalAccountSettings(await getDigitalAccountSettings(deps, organizationOf(request))),
   );
+}
 
+function setSettingsRoute(app: FastifyInstance, deps: Deps): void {
   app.put<{ Body: { bank_code: string; bank_name: string } }>(
     '/v1/digital-accounts/settings',
-    {
-      config: { scope: 'admin', product: 'digital_banking' },
-      schema: {
-        operationId: 'setDigitalAccountSettings',
-        summary: 'Set the digital-account settings',
-        description:
-          'The bank account numbers are issued under from now on (the `admin` scope). From then on every new wallet is given account details when it is created; a wallet made before gets them with `POST /v1/wallets/{id}/account-details`. Details already issued keep the bank they were issued under. Recorded as evidence (`digital_accounts.settings.update`, before and after).',
-        tags: TAGS,
-        security: BEARER_SECURITY,
-        headers: idempotencyHeadersSchema,
-        body: digitalAccountSettingsBodySchema,
-        response: {
-          200: {
-            description: 'The settings.',
-            headers: idempotentWriteHeaders,
-            $ref: 'DigitalAccountSettings#',
-          },
-          ...problemResponses(...WRITE_PROBLEMS.filter((s) => s !== 404)),
-        },
-      },
-    },
-    (request, reply) =>
-      sendWrite(deps, request, reply, async (tx, organizationId) => {
-        const settings = await putDigitalAccountSettings(
-          tx,
-          deps,
-          organizationId,
-          request.body,
-          requestActor(request),
-        );
-        return { status: 200, body: presentDigitalAccountSettings(settings) };
-      }),
+    writeOperation({
+      scope: 'admin',
+      product: 'digital_banking',
+      operationId: 'setDigitalAccountSettings',
+      summary: 'Set the digital-account settings',
+      description:
+        'The bank account numbers are issued under from now on (the `admin` scope). From then on every new wallet is given account details when it is created; a wallet made before gets them with `POST /v1/wallets/{id}/account-details`. Details already issued keep the bank they were issued under. Recorded as evidence (`digital_accounts.settings.update`, before and after).',
+      tags: TAGS,
+      body: digitalAccountSettingsBodySchema,
+      responses: { 200: written('DigitalAccountSettings', 'The settings.') },
+      problems: withoutNotFound(WRITE_PROBLEMS),
+    }),
+    idempotentWrite(deps, 200, async (tx, organizationId, request) =>
+      presentDigitalAccountSettings(
+        await putDigitalAccountSettings(tx, deps, organizationId, request.body, requestActor(request)),
+      ),
+    ),
   );
+}
 
+function createAccountDetailsRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Params: { id: string } }>(
     '/v1/wallets/:id/account-details',
-    {
-      config: { scope: 'write', product: 'digital_banking' },
-      schema: {
-        operationId: 'createAccountDetails',
-        summary: 'Give a wallet its account details',
-        description:
-          'Issues the wallet an account number (with its check digit) under the organization’s bank, and its virtual account reference if it has none: what outsiders pay it by, shown on the wallet as `account_details`. Made on the first call (201); later calls answer the same details (200). A wallet created after the settings were set has them already. 422 `digital_accounts_not_configured` while the organization has no settings; a closed wallet is a 409 `wallet_not_active`.',
-        tags: TAGS,
-        security: BEARER_SECURITY,
-        headers: idempotencyHeadersSchema,
-        params: walletParams,
-        response: {
-          200: {
-            description: 'The wallet’s details, issued before.',
-            headers: idempotentWriteHeaders,
-            $ref: 'AccountDetails#',
-          },
-          201: {
-            description: 'The wallet’s details, issued now.',
-            headers: idempotentWriteHeaders,
-            $ref: 'AccountDetails#',
-          },
-          ...problemResponses(...WRITE_PROBLEMS),
-        },
+    writeOperation({
+      scope: 'write',
+      product: 'digital_banking',
+      operationId: 'createAccountDetails',
+      summary: 'Give a wallet its account details',
+      description:
+        'Issues the wallet an account number (with its check digit) under the organization’s bank, and its virtual account reference if it has none: what outsiders pay it by, shown on the wallet as `account_details`. Made on the first call (201); later calls answer the same details (200). A wallet created after the settings were set has them already. 422 `digital_accounts_not_configured` while the organization has no settings; a closed wallet is a 409 `wallet_not_active`.',
+      tags: TAGS,
+      params: walletParams,
+      responses: {
+        200: written('AccountDetails', 'The wallet’s details, issued before.'),
+        201: written('AccountDetails', 'The wallet’s details, issued now.'),
       },
-    },
+    }),
+    // Not idempotentWrite: the status says whether the details were issued now or before.
     (request, reply) =>
       sendWrite(deps, request, reply, async (tx, organizationId) => {
         const { details, created } = await ensureAccountDetails(tx, deps, organizationId, request.params.id);
         return { status: created ? 201 : 200, body: presentAccountDetails(details) };
       }),
   );
+}
 
-  app.get<{ Params: { id: string }; Querystring: { from: string; to: string; format?: StatementFormat } }>(
-    '/v1/wallets/:id/statement',
-    {
-      config: { scope: 'read', product: 'digital_banking' },
+/** A statement's query string: its period, and the format when `Accept` is not to decide. */
+const statementQuery = closedObjectSchema(
+  {
+    from: instantQuerySchema(
+      'The start: a date (`2026-11-01`, its first instant, UTC) or a time (RFC 3339 with its offset).',
+    ),
+    to: instantQuerySchema(
+      'The end, excluded: a date (`2026-11-30`, the end of that UTC day) or a time (RFC 3339 with its offset).',
+    ),
+    format: {
+      type: 'string',
+      enum: [...STATEMENT_FORMATS],
+      description: 'JSON (default) or CSV; otherwise `Accept` decides.',
+    },
+  },
+  ['from', 'to'],
+);
+
+/** A statement as JSON or as CSV. */
+const statementFound = {
+  description: 'The statement.',
+  content: {
+    'application/json': { schema: { $ref: 'WalletStatement#' } },
+    'text/csv': {
       schema: {
-        operationId: 'getWalletStatement',
-        summary: 'Retrieve a wallet’s statement',
-        description: `The wallet's posted balance over a period: its balance at \`from\`, every entry that moved it in order (the time it was posted, the amount and fee, the balance after it, the transfer, the rail's reference, the counterparty, a description), and its balance at \`to\`. The period holds the entries created at or after \`from\` and strictly before \`to\`; a date names a UTC day, \`from\` its start and \`to\` its end, so \`from=2026-11-01&to=2026-11-30\` is November. A period not over yet ends now (\`complete\` false). Holds are not entries: a payout appears when it settles (its hold made final), and one that fails never appears. Read in one snapshot: a transfer committing meanwhile is in all of it or none of it. At most ${STATEMENT_PERIOD_DAYS_MAX} days (400 on \`to\`) and ${STATEMENT_ENTRIES_MAX} entries (422 \`statement_too_large\`). JSON by default; CSV with \`format=csv\` or \`Accept: text/csv\` (a header row, then \`opening\`, one \`entry\` row each, \`closing\`).`,
-        tags: TAGS,
-        security: BEARER_SECURITY,
-        params: walletParams,
-        querystring: {
-          type: 'object',
-          required: ['from', 'to'],
-          additionalProperties: false,
-          properties: {
-            from: boundSchema(
-              'The start: a date (`2026-11-01`, its first instant, UTC) or a time (RFC 3339 with its offset).',
-            ),
-            to: boundSchema(
-              'The end, excluded: a date (`2026-11-30`, the end of that UTC day) or a time (RFC 3339 with its offset).',
-            ),
-            format: {
-              type: 'string',
-              enum: [...STATEMENT_FORMATS],
-              description: 'JSON (default) or CSV; otherwise `Accept` decides.',
-            },
-          },
-        },
-        response: {
-          200: {
-            description: 'The statement.',
-            content: {
-              'application/json': { schema: { $ref: 'WalletStatement#' } },
-              'text/csv': {
-                schema: {
-                  type: 'string',
-                  description:
-                    'RFC 4180 with a header row: `row, entry, posted_at, kind, description, counterparty, transfer, rail, rail_reference, amount, fee, balance, currency`.',
-                },
-              },
-            },
-          },
-          ...problemResponses(...READ_PROBLEMS, 422),
-        },
+        type: 'string',
+        description: `RFC 4180 with a header row: \`${STATEMENT_CSV_HEADER.join(', ')}\`.`,
       },
     },
+  },
+};
+
+function getWalletStatementRoute(app: FastifyInstance, deps: Deps): void {
+  app.get<{ Params: { id: string }; Querystring: { from: string; to: string; format?: StatementFormat } }>(
+    '/v1/wallets/:id/statement',
+    readOperation({
+      scope: 'read',
+      product: 'digital_banking',
+      operationId: 'getWalletStatement',
+      summary: 'Retrieve a wallet’s statement',
+      description: `The wallet's posted balance over a period: its balance at \`from\`, every entry that moved it in order (the time it was posted, the amount and fee, the balance after it, the transfer, the rail's reference, the counterparty, a description), and its balance at \`to\`. The period holds the entries created at or after \`from\` and strictly before \`to\`; a date names a UTC day, \`from\` its start and \`to\` its end, so \`from=2026-11-01&to=2026-11-30\` is November. A period not over yet ends now (\`complete\` false). Holds are not entries: a payout appears when it settles (its hold made final), and one that fails never appears. Read in one snapshot: a transfer committing meanwhile is in all of it or none of it. At most ${STATEMENT_PERIOD_DAYS_MAX} days (400 on \`to\`) and ${STATEMENT_ENTRIES_MAX} entries (422 \`statement_too_large\`). JSON by default; CSV with \`format=csv\` or \`Accept: text/csv\` (a header row, then \`opening\`, one \`entry\` row each, \`closing\`).`,
+      tags: TAGS,
+      params: walletParams,
+      querystring: statementQuery,
+      responses: { 200: statementFound },
+      problems: [...READ_PROBLEMS, 422],
+    }),
     async (request, reply) => {
-      const statement = await getWalletStatement(
-        deps,
-        principalOf(request).organizationId,
-        request.params.id,
-        request.query.from,
-        request.query.to,
-      );
-      if (statementFormatOf(request, request.query.format) === 'csv') {
+      const { from, to, format } = request.query;
+      const statement = await getWalletStatement(deps, organizationOf(request), request.params.id, from, to);
+      if (statementFormatOf(request, format) === 'csv') {
         // The name is a wallet id and two compact times: nothing in it needs quoting.
         return reply
           .type('text/csv; charset=utf-8')
@@ -205,4 +179,11 @@ export function digitalAccountRoutes(app: FastifyInstance, deps: Deps): void {
       return reply.type('application/json; charset=utf-8').send(presentStatement(statement));
     },
   );
+}
+
+export function digitalAccountRoutes(app: FastifyInstance, deps: Deps): void {
+  getSettingsRoute(app, deps);
+  setSettingsRoute(app, deps);
+  createAccountDetailsRoute(app, deps);
+  getWalletStatementRoute(app, deps);
 }

@@ -1,3 +1,4 @@
+/** A wallet's status changes: freeze and unfreeze (operators) and close. */
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../app/deps.ts';
 import {
@@ -6,18 +7,16 @@ import {
   type WalletStatusChange,
 } from '../../app/walletStatus.ts';
 import type { Scope } from '../../domain/apiKeys.ts';
-import { ID_PREFIXES } from '../../domain/ids.ts';
 import {
   WALLET_CLOSE_REASONS,
   WALLET_FREEZE_REASONS,
   WALLET_STATUS_NOTE_LENGTH_MAX,
   WALLET_UNFREEZE_REASONS,
 } from '../../domain/wallets.ts';
-import { BEARER_SECURITY, requestActor } from '../auth.ts';
+import { requestActor } from '../auth.ts';
 import { presentWallet } from '../presenters.ts';
-import { problemResponses, WRITE_PROBLEMS } from '../problems.ts';
-import { idempotencyHeadersSchema, idempotentWriteHeaders, idParamsSchema } from '../schemas.ts';
-import { sendWrite } from '../writes.ts';
+import { closedObjectSchema, idempotentWrite, writeOperation, written } from '../routeKit.ts';
+import { WALLET_TAGS, walletParams } from './wallets.ts';
 
 const ROUTES: {
   action: WalletStatusAction;
@@ -56,64 +55,50 @@ const ROUTES: {
   },
 ];
 
+/** The body of a status change: the reason, one of the action's, and a note for the evidence. */
+function statusChangeBody(reasons: readonly string[]) {
+  return closedObjectSchema(
+    {
+      reason: { type: 'string', enum: reasons, description: 'Why; recorded on the wallet and as evidence.' },
+      note: {
+        type: 'string',
+        minLength: 1,
+        maxLength: WALLET_STATUS_NOTE_LENGTH_MAX,
+        description: 'Free text for the evidence record (a case reference, an order number).',
+      },
+    },
+    ['reason'],
+  );
+}
+
 /** Freeze, unfreeze and close: status changes with a reason, each an idempotent write. */
 export function walletStatusRoutes(app: FastifyInstance, deps: Deps): void {
   for (const { action, scope, reasons, operationId, summary, description } of ROUTES) {
     app.post<{ Params: { id: string }; Body: WalletStatusChange }>(
       `/v1/wallets/:id/${action}`,
-      {
-        config: { scope },
-        schema: {
-          operationId,
-          summary,
-          description,
-          tags: ['Wallets'],
-          security: BEARER_SECURITY,
-          headers: idempotencyHeadersSchema,
-          params: idParamsSchema(ID_PREFIXES.wallet, 'Wallet id.'),
-          body: {
-            type: 'object',
-            additionalProperties: false,
-            required: ['reason'],
-            properties: {
-              reason: {
-                type: 'string',
-                enum: reasons,
-                description: 'Why; recorded on the wallet and as evidence.',
-              },
-              note: {
-                type: 'string',
-                minLength: 1,
-                maxLength: WALLET_STATUS_NOTE_LENGTH_MAX,
-                description: 'Free text for the evidence record (a case reference, an order number).',
-              },
-            },
-          },
-          response: {
-            200: {
-              description: 'The wallet after the change.',
-              headers: idempotentWriteHeaders,
-              $ref: 'Wallet#',
-            },
-            ...problemResponses(...WRITE_PROBLEMS),
-          },
-        },
-      },
-      (request, reply) =>
-        sendWrite(deps, request, reply, async (tx, organizationId) => ({
-          status: 200,
-          body: presentWallet(
-            await changeWalletStatus(
-              tx,
-              deps,
-              organizationId,
-              request.params.id,
-              action,
-              request.body,
-              requestActor(request),
-            ),
+      writeOperation({
+        scope,
+        operationId,
+        summary,
+        description,
+        tags: WALLET_TAGS,
+        params: walletParams,
+        body: statusChangeBody(reasons),
+        responses: { 200: written('Wallet', 'The wallet after the change.') },
+      }),
+      idempotentWrite(deps, 200, async (tx, organizationId, request) =>
+        presentWallet(
+          await changeWalletStatus(
+            tx,
+            deps,
+            organizationId,
+            request.params.id,
+            action,
+            request.body,
+            requestActor(request),
           ),
-        })),
+        ),
+      ),
     );
   }
 }
