@@ -261,3 +261,16 @@ export function createOrFindWrite<Route extends RouteGenericInterface>(
       return { status: created ? 201 : 200, body };
     });
 }
+
+/**
+ * The handler of a list answered whole (`wholeListSchema`): `list` gives the key's organization's records,
+ * and they are answered presented.
+ */
+export function retrieveWholeList<Item, Wire>(
+  deps: Deps,
+  list: (deps: Deps, organizationId: string) => Promise<readonly Item[]>,
+  present: (item: Item) => Wire,
+) {
+  return async (request: FastifyRequest) =>
+    presentWholeList(await list(deps, organizationOf(request)), present);
+}
