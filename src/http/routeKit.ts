@@ -291,7 +291,7 @@ export function idempotentOutcome<Route extends RouteGenericInterface>(
     });
 }
 
-// rk-b:
+// rk-b: a list answered whole.
 
 /**
  * The handler of an idempotent write that records something unless the same is already recorded (a
@@ -334,4 +334,18 @@ export function retrieveFilteredPage<Query, Filters, Item extends { id: string }
       }),
       present,
     );
+}
+
+// rk-b: a list answered whole.
+/**
+ * The handler of a list answered whole (`wholeListSchema`): `list` gives the key's organization's records,
+ * and they are answered presented.
+ */
+export function retrieveWholeList<Item, Wire>(
+  deps: Deps,
+  list: (deps: Deps, organizationId: string) => Promise<readonly Item[]>,
+  present: (item: Item) => Wire,
+) {
+  return async (request: FastifyRequest) =>
+    presentWholeList(await list(deps, organizationOf(request)), present);
 }

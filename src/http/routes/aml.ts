@@ -26,9 +26,9 @@ import {
   idempotentWrite,
   LIST_PROBLEMS,
   organizationOf,
-  presentWholeList,
   readOperation,
   retrieveById,
+  retrieveWholeList,
   wholeListSchema,
   writeOperation,
   written,
@@ -90,7 +90,7 @@ function listAmlRulesRoute(app: FastifyInstance, deps: Deps): void {
       responses: { 200: found(wholeListSchema('AmlRule'), 'Every rule.') },
       problems: LIST_PROBLEMS,
     }),
-    async (request) => presentWholeList(await listRules(deps, organizationOf(request)), presentAmlRule),
+    retrieveWholeList(deps, listRules, presentAmlRule),
   );
 }
 

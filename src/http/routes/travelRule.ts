@@ -31,9 +31,9 @@ import {
   idempotentWrite,
   LIST_PROBLEMS,
   organizationOf,
-  presentWholeList,
   readOperation,
   retrieveById,
+  retrieveWholeList,
   wholeListSchema,
   withoutNotFound,
   writeOperation,
@@ -134,7 +134,7 @@ function listDigitalAssetRoutesRoute(app: FastifyInstance, deps: Deps): void {
       responses: { 200: found(wholeListSchema('DigitalAssetRoute'), 'Every route.') },
       problems: LIST_PROBLEMS,
     }),
-    async (request) => presentWholeList(await listRoutes(deps, organizationOf(request)), presentRoute),
+    retrieveWholeList(deps, listRoutes, presentRoute),
   );
 }
 
