@@ -240,8 +240,6 @@ export function idempotentWrite<Route extends RouteGenericInterface>(
     }));
 }
 
-// rk-a: an idempotent write that reads what it needs before the key's transaction opens.
-
 /**
  * The handler of an idempotent write decided in part before the key's transaction opens: `prepare` runs
  * first, with no transaction, and only when there is no recorded answer to replay (reads through a process
@@ -269,8 +267,6 @@ export function preparedWrite<Route extends RouteGenericInterface, Prepared>(
     );
 }
 
-// rk-d1: an idempotent write whose effect decides its whole answer.
-
 /** A write's answer as `sendWrite` records it: status, body, and whether the body carries a secret. */
 type WriteAnswer = Awaited<ReturnType<Parameters<typeof sendWrite>[3]>>;
 
@@ -291,8 +287,6 @@ export function idempotentOutcome<Route extends RouteGenericInterface>(
     });
 }
 
-// rk-b: a list answered whole.
-
 /**
  * The handler of an idempotent write that records something unless the same is already recorded (a
  * figure reported twice, an address asked for again): `effect` says which, and the answer is 201 with the
@@ -312,8 +306,6 @@ export function createOrFindWrite<Route extends RouteGenericInterface>(
       return { status: created ? 201 : 200, body };
     });
 }
-
-// rk-c, rk-d2:
 
 /**
  * The handler of a list paged by id with filters of its own (`listQuerySchema`'s extra properties):
@@ -336,7 +328,6 @@ export function retrieveFilteredPage<Query, Filters, Item extends { id: string }
     );
 }
 
-// rk-b: a list answered whole.
 /**
  * The handler of a list answered whole (`wholeListSchema`): `list` gives the key's organization's records,
  * and they are answered presented.
