@@ -10,6 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { checkArchitecture, readSources, type SourceFile } from './support/architecture.ts';
+import { checkSizes, FILE_LINES_MAX, FUNCTION_LINES_MAX } from './support/sizes.ts';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 /** How a test file is named: kebab-case words, then `.test.ts` (`.browser.test.ts` for a browser's). */
@@ -131,6 +132,35 @@ describe('architecture rules', () => {
     const sources = readSources(root, 'src');
     expect(sources.length).toBeGreaterThan(100);
     expect(checkArchitecture(sources)).toEqual([]);
+  });
+
+  it('finds a file or function past its size that does not say why, and none that does', () => {
+    const body = (lines: number) => Array.from({ length: lines - 2 }, (_, i) => `  const v${i} = ${i};`);
+    const longFunction = ['export function sweep() {', ...body(FUNCTION_LINES_MAX + 1), '}'];
+    const reasoned = [
+      'export function settle() {',
+      '  // Past 70 lines: one transaction.',
+      ...body(FUNCTION_LINES_MAX + 1).slice(1),
+      '}',
+    ];
+    const filler = Array.from({ length: FILE_LINES_MAX }, (_, i) => `export const c${i} = ${i};`);
+    const found = checkSizes([
+      { path: 'src/modules/wires/useCases.ts', text: [...longFunction, ...filler].join('\n') },
+      {
+        path: 'src/modules/wires/domain.ts',
+        text: ['/** Past 400 lines: one table. */', ...reasoned, ...filler].join('\n'),
+      },
+    ]).map((v) => ({ rule: v.rule, path: v.path, line: v.line }));
+    expect(found).toEqual([
+      { rule: 'file_too_long', path: 'src/modules/wires/useCases.ts', line: 1 },
+      { rule: 'function_too_long', path: 'src/modules/wires/useCases.ts', line: 1 },
+    ]);
+  });
+
+  it('src/modules/ keeps files within 400 lines and functions within 70, or says why', () => {
+    const modules = readSources(root, 'src/modules');
+    expect(modules.length).toBeGreaterThan(50);
+    expect(checkSizes(modules)).toEqual([]);
   });
 
   it('test files are named one way: kebab-case, `.test.ts`', () => {
