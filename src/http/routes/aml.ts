@@ -34,8 +34,7 @@ import {
   written,
 } from '../routeKit.ts';
 import { idParamsSchema, idSchema, listEnvelopeSchema, listQuerySchema } from '../schemas.ts';
-import { pendingChangeResponse } from './changes.ts';
-import { governedIdempotentWrite } from './governedWrites.ts';
+import { governedIdempotentWrite, pendingChangeResponse } from './changes.ts';
 
 const TAGS = ['AML'];
 const ruleParams = idParamsSchema(ID_PREFIXES.amlRule, 'Rule id.');

@@ -41,8 +41,7 @@ import {
 } from '../routeKit.ts';
 import { idParamsSchema } from '../schemas.ts';
 import { travelRuleSettingsFields } from '../travelRuleSchemas.ts';
-import { pendingChangeResponse } from './changes.ts';
-import { governedIdempotentWrite } from './governedWrites.ts';
+import { governedIdempotentWrite, pendingChangeResponse } from './changes.ts';
 
 const TAGS = ['Travel Rule'];
 

@@ -30,8 +30,7 @@ import {
   written,
 } from '../../routeKit.ts';
 import { currencySchema, idParamsSchema, listEnvelopeSchema, listQuerySchema } from '../../schemas.ts';
-import { pendingChangeResponse } from '../changes.ts';
-import { governedIdempotentWrite } from '../governedWrites.ts';
+import { governedIdempotentWrite, pendingChangeResponse } from '../changes.ts';
 import { presentTrustAccount } from './presenters.ts';
 import { dateSchema, TAGS, trustAccountTypeSchema } from './schemas.ts';
 
