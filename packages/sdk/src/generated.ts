@@ -1019,180 +1019,6 @@ export interface TravelRuleRecord {
   created_at: string;
 }
 
-/** A receipt of a settled transfer, with the journal entry that made it final and a verification code anyone can check. */
-export interface Receipt {
-  object: 'receipt';
-  /** The verification code: `MKR-` and five groups of four characters. */
-  code: string;
-  /** The paying organization’s name. */
-  organization: string;
-  /** The transfer. */
-  transfer: string;
-  /** Decimal string at the currency exponent. */
-  amount: string;
-  /** The fee the sender paid on top of the amount (`0.00` when none). */
-  fee: string;
-  /** Amount + fee: what the paying wallet was debited. */
-  total: string;
-  /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
-  currency:
-    | 'KES'
-    | 'UGX'
-    | 'TZS'
-    | 'RWF'
-    | 'NGN'
-    | 'GHS'
-    | 'ZAR'
-    | 'XOF'
-    | 'XAF'
-    | 'ZMW'
-    | 'MWK'
-    | 'ETB'
-    | 'EGP'
-    | 'MAD'
-    | 'USD'
-    | 'EUR'
-    | 'GBP'
-    | 'USDC'
-    | 'USDT';
-  rail: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset';
-  /** The partner’s reference for the payout. */
-  rail_reference: string | null;
-  /** The entry that made the transfer final. */
-  journal_entry: string;
-  /** The paying wallet; masked (its last six characters) by the public check. */
-  source: string | null;
-  /** The destination, masked (e.g. `mpesa +254••••••00`). */
-  destination: string;
-  /** The transfer’s status now: `settled`, or `returned` if it was sent back since. */
-  status:
-    | 'pending_approval'
-    | 'in_review'
-    | 'pending'
-    | 'processing'
-    | 'settled'
-    | 'failed'
-    | 'rejected'
-    | 'expired'
-    | 'canceled'
-    | 'returned';
-  settled_at: string | null;
-  issued_at: string;
-}
-
-/** Many payouts from one wallet. `validating` (accepted; the worker authorizes it and holds its total) → `pending_approval` (one approval covers every item) or `processing` (items run in chunks, each an ordinary transfer) → `completed`, `partially_failed` or `failed`; `canceled` at any point before it finishes. */
-export interface PaymentBatch {
-  object: 'payment_batch';
-  /** Payment batch id. */
-  id: string;
-  /** Your reference, unique in the organization: a batch is paid once. */
-  reference: string;
-  status:
-    | 'validating'
-    | 'pending_approval'
-    | 'processing'
-    | 'completed'
-    | 'partially_failed'
-    | 'failed'
-    | 'canceled';
-  /** Why a batch failed before running: `insufficient_funds`, `policy_denied`, `approval_rejected`, … */
-  failure_code: string | null;
-  /** The paying wallet. */
-  source: string;
-  /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
-  currency:
-    | 'KES'
-    | 'UGX'
-    | 'TZS'
-    | 'RWF'
-    | 'NGN'
-    | 'GHS'
-    | 'ZAR'
-    | 'XOF'
-    | 'XAF'
-    | 'ZMW'
-    | 'MWK'
-    | 'ETB'
-    | 'EGP'
-    | 'MAD'
-    | 'USD'
-    | 'EUR'
-    | 'GBP'
-    | 'USDC'
-    | 'USDT';
-  /** The sum of the items. */
-  total: string;
-  /** The sum of the items’ fees, decided by the fee schedule current when the batch was submitted; the batch holds total + fees. */
-  fees: string;
-  /** What the batch still holds on the paying wallet for items to come (their amounts and fees). */
-  reserved: string;
-  items: number;
-  /** Items that became transfers. */
-  succeeded: number;
-  /** Items refused when they ran (or when the batch was refused). */
-  failed: number;
-  canceled: number;
-  /** The policy’s decision on the batch as a whole. */
-  authorization: {
-    decision?: string;
-    policy_version?: number;
-    rule?: string;
-  } | null;
-  /** Its approval, when the policy asked for one. */
-  approval: string | null;
-  created_by: string;
-  /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
-  metadata: Record<string, string>;
-  created_at: string;
-  updated_at: string;
-  finished_at: string | null;
-}
-
-export interface PaymentBatchItem {
-  object: 'payment_batch_item';
-  /** Its 1-based place in the batch (its row in an uploaded CSV). */
-  row: number;
-  reference: string;
-  status: 'pending' | 'succeeded' | 'failed' | 'canceled';
-  destination: TransferDestination;
-  rail: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset';
-  amount: string;
-  /** The fee its transfer is charged on top of the amount, decided when the batch was submitted. */
-  fee: string;
-  /** The transfer it became; follow it for the payout’s outcome. */
-  transfer: string | null;
-  failure_code: string | null;
-  failure_detail: string | null;
-  /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
-  metadata: Record<string, string>;
-  updated_at: string;
-}
-
-/** An export job: `queued` → `running` (with progress) → `ready` (download it; `export.ready` is emitted) or `failed`; a ready file is kept 7 days, then `expired`. */
-export interface Export {
-  object: 'export';
-  /** Export id. */
-  id: string;
-  type: 'transfers' | 'ledger_entries' | 'events' | 'evidence' | 'reconciliation_exceptions';
-  format: 'csv' | 'jsonl';
-  from: string | null;
-  to: string | null;
-  status: 'queued' | 'running' | 'ready' | 'failed' | 'expired';
-  /** Records written so far (the file’s, once ready). */
-  rows_written: number;
-  /** Records the range held when the export began. */
-  rows_estimated: number | null;
-  bytes: number | null;
-  /** SHA-256 of the file, in hex: check the download against it. */
-  sha256: string | null;
-  error: string | null;
-  created_by: string;
-  created_at: string;
-  started_at: string | null;
-  finished_at: string | null;
-  expires_at: string | null;
-}
-
 export interface Statement {
   object: 'statement';
   /** Statement id. */
@@ -1241,24 +1067,6 @@ export interface ReconciliationException {
   resolved_at: string | null;
 }
 
-/** A partner that carries a rail (and mobile-money network) for the organization. `mpesa_daraja` (mobile_money, mpesa): settings `base_url`, `short_code`, `initiator_name`, `stk_short_code`, `stk_transaction_type`, `stk_party_b`, `b2c_command_id`; credentials `consumer_key`, `consumer_secret`, `security_credential`, `passkey`. `mtn_momo` (mobile_money, mtn): settings `base_url`, `target_environment`; credentials `api_user`, `api_key`, `collection_subscription_key`, `disbursement_subscription_key`. */
-export interface RailPartner {
-  object: 'rail_partner';
-  /** Rail partner id. */
-  id: string;
-  partner: 'mpesa_daraja' | 'mtn_momo';
-  rail: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset';
-  network: string | null;
-  status: 'active' | 'disabled';
-  settings: Record<string, string>;
-  /** The names of the credentials held. Their values are sealed at rest and never shown again. */
-  credentials: Array<string>;
-  /** Where the partner calls back (register it with the partner where it asks); its last segment is an unguessable token. Null without MKOBA_PUBLIC_URL. */
-  callback_url: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
 /** A sensitive change (a role grant, an elevated key, a conversion rate, a fee schedule, an AML rule, a digital-asset route, a rail partner, a trust account, a launch-gate override) waiting for the approval a `change` rule of the policy asks for, and what became of it. The vote that approves it applies it, in the same transaction; its proposer never votes on it. See docs/APPROVALS.md. */
 export interface Change {
   object: 'change';
@@ -1297,25 +1105,6 @@ export interface Change {
   created_at: string;
   decided_at: string | null;
   applied_at: string | null;
-}
-
-/** A callback a partner sent, stored as it arrived before it was acknowledged, and what applying it made of it. */
-export interface RailCallback {
-  object: 'rail_callback';
-  /** Callback id. */
-  id: string;
-  /** The configuration whose address it came to. */
-  rail_partner: string;
-  partner: string;
-  path: string;
-  /** `received` (to be applied), `applied`, `duplicate` (the same bytes came before), `unchanged` (agreed with what was recorded), `ignored`, `malformed`, `exception` (sent to the reconciliation exception queue). */
-  status: 'received' | 'applied' | 'duplicate' | 'unchanged' | 'ignored' | 'malformed' | 'exception';
-  transfer: string | null;
-  detail: string | null;
-  /** The body exactly as it arrived. */
-  body: string;
-  received_at: string;
-  processed_at: string | null;
 }
 
 /** Money asked of a payer into a wallet: `pending` (created) → `processing` (the payer was asked) → `succeeded` (the wallet is credited by the inbound `transfer`) or `failed` (`failure_code`; `collection_expired` when the payer did not answer within 15 minutes). */
@@ -1827,6 +1616,355 @@ export interface Conversion {
   created_at: string;
 }
 
+/** Your organization: the business customer whose KYB stands for it, the products it launches and the people it names for its launch. The launch gates read these. */
+export interface Organization {
+  object: 'organization';
+  /** Organization id. */
+  id: string;
+  /** As the operator named it; the same name in the sandbox and in pilot or production. */
+  name: string;
+  /** The environment of this deployment. */
+  environment: 'sandbox' | 'pilot' | 'production';
+  /** The business customer whose KYB stands for the organization (the `business_verified` gate). */
+  legal_entity: string | null;
+  /** The products the organization launches; each has its own launch gates. `mobile_money` until named otherwise. */
+  products: Array<'mobile_money' | 'digital_banking' | 'stablecoins'>;
+  contacts: Array<{
+    role: 'technical' | 'compliance' | 'finance';
+    name: string;
+    email: string;
+    phone: string | null;
+    updated_at: string;
+  }>;
+  /** Whether the organization manages its own webhook subscriptions (`POST /v1/webhook-subscriptions`). The operator’s switch: on in the sandbox; off in pilot and production, where subscriptions are set up from the ones reviewed in the sandbox (`mkoba subscriptions promote`) until the operator turns it on. While off, creating one or changing one’s `url` is a 403 `subscriptions_not_enabled`. */
+  webhook_subscriptions_enabled: boolean;
+  created_at: string;
+  /** When the profile or a contact last changed. */
+  updated_at: string;
+}
+
+/** The sponsor bank the organization issues account numbers under. `bank_code` and `bank_name` are null (and no wallet gets account details) until an admin sets them. */
+export interface DigitalAccountSettings {
+  object: 'digital_account_settings';
+  bank_code: string | null;
+  bank_name: string | null;
+  updated_at: string | null;
+}
+
+/** A wallet's posted (`current`) balance over a period: the balance at `from`, every entry that moved it in order with the balance after it, and the balance at `to`; `opening_balance` + the entries' `amount`s = `closing_balance`. At most 10000 entries. */
+export interface WalletStatement {
+  object: 'wallet_statement';
+  /** Wallet id. */
+  wallet: string;
+  /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
+  currency:
+    | 'KES'
+    | 'UGX'
+    | 'TZS'
+    | 'RWF'
+    | 'NGN'
+    | 'GHS'
+    | 'ZAR'
+    | 'XOF'
+    | 'XAF'
+    | 'ZMW'
+    | 'MWK'
+    | 'ETB'
+    | 'EGP'
+    | 'MAD'
+    | 'USD'
+    | 'EUR'
+    | 'GBP'
+    | 'USDC'
+    | 'USDT';
+  /** The period’s start: entries created at or after it. */
+  from: string;
+  /** The period’s end: entries created strictly before it. The time the statement was generated when the period asked for had not ended then. */
+  to: string;
+  /** False when the period asked for had not ended: the statement so far. */
+  complete: boolean;
+  generated_at: string;
+  /** The posted balance at `from`. */
+  opening_balance: string;
+  /** The posted balance at `to`. */
+  closing_balance: string;
+  /** What the entries added. */
+  total_credits: string;
+  /** What the entries took off (a positive amount). */
+  total_debits: string;
+  entry_count: number;
+  /** The wallet’s account details, for the statement’s heading; null if it has none. */
+  account_details: {
+    /** What an outsider pays into: 12 digits, the last an ISO/IEC 7064 MOD 11-2 check digit, unique in the organization and under the bank code, never reused. */
+    account_number?: string;
+    /** The sponsor bank’s code the number was issued under (as a `bank_account` destination names it). */
+    bank_code?: string;
+    bank_name?: string;
+    /** The wallet’s virtual account reference (`MK`, 10 digits, 2 check digits), which bank collections quote; the same as `GET /v1/wallets/{id}/virtual-account`. */
+    virtual_reference?: string;
+    created_at?: string;
+  } | null;
+  entries: Array<{
+    /** The journal entry (`GET /v1/ledger/entries/{id}`). */
+    entry: string;
+    /** The entry’s `created_at`. */
+    posted_at: string;
+    /** `direct` (final at once), `post` (a hold made final: a payout settling), `reversal` (a settled transfer given back). */
+    kind: 'direct' | 'post' | 'reversal';
+    description: string;
+    /** The other party: the other wallet’s id, the payee masked as receipts show it, or the payer a collection recorded (name, or masked phone). */
+    counterparty: string | null;
+    transfer: string | null;
+    rail: string | null;
+    /** The rail’s reference (a bank deposit’s bank reference, a payout’s receipt). */
+    rail_reference: string | null;
+    /** Positive: a credit; negative: a debit (fee included). */
+    amount: string;
+    /** The part of `amount` that is a fee (`0.00` when none). */
+    fee: string;
+    /** The posted balance after this entry. */
+    balance: string;
+  }>;
+}
+
+/** A partner that carries a rail (and mobile-money network) for the organization. `mpesa_daraja` (mobile_money, mpesa): settings `base_url`, `short_code`, `initiator_name`, `stk_short_code`, `stk_transaction_type`, `stk_party_b`, `b2c_command_id`; credentials `consumer_key`, `consumer_secret`, `security_credential`, `passkey`. `mtn_momo` (mobile_money, mtn): settings `base_url`, `target_environment`; credentials `api_user`, `api_key`, `collection_subscription_key`, `disbursement_subscription_key`. */
+export interface RailPartner {
+  object: 'rail_partner';
+  /** Rail partner id. */
+  id: string;
+  partner: 'mpesa_daraja' | 'mtn_momo';
+  rail: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset';
+  network: string | null;
+  status: 'active' | 'disabled';
+  settings: Record<string, string>;
+  /** The names of the credentials held. Their values are sealed at rest and never shown again. */
+  credentials: Array<string>;
+  /** Where the partner calls back (register it with the partner where it asks); its last segment is an unguessable token. Null without MKOBA_PUBLIC_URL. */
+  callback_url: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A callback a partner sent, stored as it arrived before it was acknowledged, and what applying it made of it. */
+export interface RailCallback {
+  object: 'rail_callback';
+  /** Callback id. */
+  id: string;
+  /** The configuration whose address it came to. */
+  rail_partner: string;
+  partner: string;
+  path: string;
+  /** `received` (to be applied), `applied`, `duplicate` (the same bytes came before), `unchanged` (agreed with what was recorded), `ignored`, `malformed`, `exception` (sent to the reconciliation exception queue). */
+  status: 'received' | 'applied' | 'duplicate' | 'unchanged' | 'ignored' | 'malformed' | 'exception';
+  transfer: string | null;
+  detail: string | null;
+  /** The body exactly as it arrived. */
+  body: string;
+  received_at: string;
+  processed_at: string | null;
+}
+
+/** One check of one product that must pass before pilot or production keys are issued: `business_verified` (the legal entity’s KYB), `contacts_named` (technical, compliance, finance), `policies_configured` (a policy you wrote), `webhook_endpoint_verified` (an endpoint answered 2xx to a signed test event), `sandbox_scenario_completed` (payouts on the product’s rails settled, failed, timed out and returned), `reconciliation_run` (a statement for one of its rails imported). */
+export interface LaunchGate {
+  object: 'launch_gate';
+  product: 'mobile_money' | 'digital_banking' | 'stablecoins';
+  gate:
+    | 'business_verified'
+    | 'contacts_named'
+    | 'policies_configured'
+    | 'webhook_endpoint_verified'
+    | 'sandbox_scenario_completed'
+    | 'reconciliation_run';
+  /** `open`, `passed`, or `overridden` (an operator issued keys past it; pilot and production only). */
+  state: 'open' | 'passed' | 'overridden';
+  /** What decided it: the ids and times of the facts that passed it, or `missing` naming what is still needed. */
+  evidence: Record<string, unknown>;
+  /** The evidence chain’s record of its last change of state (GET /v1/evidence), or null before any. */
+  evidence_record: string | null;
+  /** The operator’s override recorded in this deployment, if any. */
+  override: {
+    reason: string;
+    at: string;
+    evidence_record: string;
+  } | null;
+  /** When the state last changed; for a passed gate, when what passed it happened. */
+  updated_at: string;
+}
+
+/** A receipt of a settled transfer, with the journal entry that made it final and a verification code anyone can check. */
+export interface Receipt {
+  object: 'receipt';
+  /** The verification code: `MKR-` and five groups of four characters. */
+  code: string;
+  /** The paying organization’s name. */
+  organization: string;
+  /** The transfer. */
+  transfer: string;
+  /** Decimal string at the currency exponent. */
+  amount: string;
+  /** The fee the sender paid on top of the amount (`0.00` when none). */
+  fee: string;
+  /** Amount + fee: what the paying wallet was debited. */
+  total: string;
+  /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
+  currency:
+    | 'KES'
+    | 'UGX'
+    | 'TZS'
+    | 'RWF'
+    | 'NGN'
+    | 'GHS'
+    | 'ZAR'
+    | 'XOF'
+    | 'XAF'
+    | 'ZMW'
+    | 'MWK'
+    | 'ETB'
+    | 'EGP'
+    | 'MAD'
+    | 'USD'
+    | 'EUR'
+    | 'GBP'
+    | 'USDC'
+    | 'USDT';
+  rail: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset';
+  /** The partner’s reference for the payout. */
+  rail_reference: string | null;
+  /** The entry that made the transfer final. */
+  journal_entry: string;
+  /** The paying wallet; masked (its last six characters) by the public check. */
+  source: string | null;
+  /** The destination, masked (e.g. `mpesa +254••••••00`). */
+  destination: string;
+  /** The transfer’s status now: `settled`, or `returned` if it was sent back since. */
+  status:
+    | 'pending_approval'
+    | 'in_review'
+    | 'pending'
+    | 'processing'
+    | 'settled'
+    | 'failed'
+    | 'rejected'
+    | 'expired'
+    | 'canceled'
+    | 'returned';
+  settled_at: string | null;
+  issued_at: string;
+}
+
+/** Many payouts from one wallet. `validating` (accepted; the worker authorizes it and holds its total) → `pending_approval` (one approval covers every item) or `processing` (items run in chunks, each an ordinary transfer) → `completed`, `partially_failed` or `failed`; `canceled` at any point before it finishes. */
+export interface PaymentBatch {
+  object: 'payment_batch';
+  /** Payment batch id. */
+  id: string;
+  /** Your reference, unique in the organization: a batch is paid once. */
+  reference: string;
+  status:
+    | 'validating'
+    | 'pending_approval'
+    | 'processing'
+    | 'completed'
+    | 'partially_failed'
+    | 'failed'
+    | 'canceled';
+  /** Why a batch failed before running: `insufficient_funds`, `policy_denied`, `approval_rejected`, … */
+  failure_code: string | null;
+  /** The paying wallet. */
+  source: string;
+  /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
+  currency:
+    | 'KES'
+    | 'UGX'
+    | 'TZS'
+    | 'RWF'
+    | 'NGN'
+    | 'GHS'
+    | 'ZAR'
+    | 'XOF'
+    | 'XAF'
+    | 'ZMW'
+    | 'MWK'
+    | 'ETB'
+    | 'EGP'
+    | 'MAD'
+    | 'USD'
+    | 'EUR'
+    | 'GBP'
+    | 'USDC'
+    | 'USDT';
+  /** The sum of the items. */
+  total: string;
+  /** The sum of the items’ fees, decided by the fee schedule current when the batch was submitted; the batch holds total + fees. */
+  fees: string;
+  /** What the batch still holds on the paying wallet for items to come (their amounts and fees). */
+  reserved: string;
+  items: number;
+  /** Items that became transfers. */
+  succeeded: number;
+  /** Items refused when they ran (or when the batch was refused). */
+  failed: number;
+  canceled: number;
+  /** The policy’s decision on the batch as a whole. */
+  authorization: {
+    decision?: string;
+    policy_version?: number;
+    rule?: string;
+  } | null;
+  /** Its approval, when the policy asked for one. */
+  approval: string | null;
+  created_by: string;
+  /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
+  metadata: Record<string, string>;
+  created_at: string;
+  updated_at: string;
+  finished_at: string | null;
+}
+
+export interface PaymentBatchItem {
+  object: 'payment_batch_item';
+  /** Its 1-based place in the batch (its row in an uploaded CSV). */
+  row: number;
+  reference: string;
+  status: 'pending' | 'succeeded' | 'failed' | 'canceled';
+  destination: TransferDestination;
+  rail: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset';
+  amount: string;
+  /** The fee its transfer is charged on top of the amount, decided when the batch was submitted. */
+  fee: string;
+  /** The transfer it became; follow it for the payout’s outcome. */
+  transfer: string | null;
+  failure_code: string | null;
+  failure_detail: string | null;
+  /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
+  metadata: Record<string, string>;
+  updated_at: string;
+}
+
+/** An export job: `queued` → `running` (with progress) → `ready` (download it; `export.ready` is emitted) or `failed`; a ready file is kept 7 days, then `expired`. */
+export interface Export {
+  object: 'export';
+  /** Export id. */
+  id: string;
+  type: 'transfers' | 'ledger_entries' | 'events' | 'evidence' | 'reconciliation_exceptions';
+  format: 'csv' | 'jsonl';
+  from: string | null;
+  to: string | null;
+  status: 'queued' | 'running' | 'ready' | 'failed' | 'expired';
+  /** Records written so far (the file’s, once ready). */
+  rows_written: number;
+  /** Records the range held when the export began. */
+  rows_estimated: number | null;
+  bytes: number | null;
+  /** SHA-256 of the file, in hex: check the download against it. */
+  sha256: string | null;
+  error: string | null;
+  created_by: string;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  expires_at: string | null;
+}
+
 /** What an organization lends on. A product never changes; loans keep the terms they were made with. */
 export interface LoanProduct {
   object: 'loan_product';
@@ -2043,74 +2181,6 @@ export interface LoanRepayment {
   created_at: string;
 }
 
-export interface TestClock {
-  object: 'test_clock';
-  /** The organization’s now. */
-  now: string;
-  /** The UTC day of `now`. */
-  today: string;
-  /** How far the organization’s clock runs ahead of the real one, in milliseconds. */
-  offset_ms: number;
-  /** How many times the clock was advanced. */
-  advances: number;
-  /** When (real time) it was last advanced; null if never. */
-  advanced_at: string | null;
-}
-
-/** Your organization: the business customer whose KYB stands for it, the products it launches and the people it names for its launch. The launch gates read these. */
-export interface Organization {
-  object: 'organization';
-  /** Organization id. */
-  id: string;
-  /** As the operator named it; the same name in the sandbox and in pilot or production. */
-  name: string;
-  /** The environment of this deployment. */
-  environment: 'sandbox' | 'pilot' | 'production';
-  /** The business customer whose KYB stands for the organization (the `business_verified` gate). */
-  legal_entity: string | null;
-  /** The products the organization launches; each has its own launch gates. `mobile_money` until named otherwise. */
-  products: Array<'mobile_money' | 'digital_banking' | 'stablecoins'>;
-  contacts: Array<{
-    role: 'technical' | 'compliance' | 'finance';
-    name: string;
-    email: string;
-    phone: string | null;
-    updated_at: string;
-  }>;
-  /** Whether the organization manages its own webhook subscriptions (`POST /v1/webhook-subscriptions`). The operator’s switch: on in the sandbox; off in pilot and production, where subscriptions are set up from the ones reviewed in the sandbox (`mkoba subscriptions promote`) until the operator turns it on. While off, creating one or changing one’s `url` is a 403 `subscriptions_not_enabled`. */
-  webhook_subscriptions_enabled: boolean;
-  created_at: string;
-  /** When the profile or a contact last changed. */
-  updated_at: string;
-}
-
-/** One check of one product that must pass before pilot or production keys are issued: `business_verified` (the legal entity’s KYB), `contacts_named` (technical, compliance, finance), `policies_configured` (a policy you wrote), `webhook_endpoint_verified` (an endpoint answered 2xx to a signed test event), `sandbox_scenario_completed` (payouts on the product’s rails settled, failed, timed out and returned), `reconciliation_run` (a statement for one of its rails imported). */
-export interface LaunchGate {
-  object: 'launch_gate';
-  product: 'mobile_money' | 'digital_banking' | 'stablecoins';
-  gate:
-    | 'business_verified'
-    | 'contacts_named'
-    | 'policies_configured'
-    | 'webhook_endpoint_verified'
-    | 'sandbox_scenario_completed'
-    | 'reconciliation_run';
-  /** `open`, `passed`, or `overridden` (an operator issued keys past it; pilot and production only). */
-  state: 'open' | 'passed' | 'overridden';
-  /** What decided it: the ids and times of the facts that passed it, or `missing` naming what is still needed. */
-  evidence: Record<string, unknown>;
-  /** The evidence chain’s record of its last change of state (GET /v1/evidence), or null before any. */
-  evidence_record: string | null;
-  /** The operator’s override recorded in this deployment, if any. */
-  override: {
-    reason: string;
-    at: string;
-    evidence_record: string;
-  } | null;
-  /** When the state last changed; for a passed gate, when what passed it happened. */
-  updated_at: string;
-}
-
 export interface SavingsProduct {
   object: 'savings_product';
   /** The product. */
@@ -2313,88 +2383,18 @@ export interface SavingsWithdrawal {
   created_at: string;
 }
 
-/** The sponsor bank the organization issues account numbers under. `bank_code` and `bank_name` are null (and no wallet gets account details) until an admin sets them. */
-export interface DigitalAccountSettings {
-  object: 'digital_account_settings';
-  bank_code: string | null;
-  bank_name: string | null;
-  updated_at: string | null;
-}
-
-/** A wallet's posted (`current`) balance over a period: the balance at `from`, every entry that moved it in order with the balance after it, and the balance at `to`; `opening_balance` + the entries' `amount`s = `closing_balance`. At most 10000 entries. */
-export interface WalletStatement {
-  object: 'wallet_statement';
-  /** Wallet id. */
-  wallet: string;
-  /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
-  currency:
-    | 'KES'
-    | 'UGX'
-    | 'TZS'
-    | 'RWF'
-    | 'NGN'
-    | 'GHS'
-    | 'ZAR'
-    | 'XOF'
-    | 'XAF'
-    | 'ZMW'
-    | 'MWK'
-    | 'ETB'
-    | 'EGP'
-    | 'MAD'
-    | 'USD'
-    | 'EUR'
-    | 'GBP'
-    | 'USDC'
-    | 'USDT';
-  /** The period’s start: entries created at or after it. */
-  from: string;
-  /** The period’s end: entries created strictly before it. The time the statement was generated when the period asked for had not ended then. */
-  to: string;
-  /** False when the period asked for had not ended: the statement so far. */
-  complete: boolean;
-  generated_at: string;
-  /** The posted balance at `from`. */
-  opening_balance: string;
-  /** The posted balance at `to`. */
-  closing_balance: string;
-  /** What the entries added. */
-  total_credits: string;
-  /** What the entries took off (a positive amount). */
-  total_debits: string;
-  entry_count: number;
-  /** The wallet’s account details, for the statement’s heading; null if it has none. */
-  account_details: {
-    /** What an outsider pays into: 12 digits, the last an ISO/IEC 7064 MOD 11-2 check digit, unique in the organization and under the bank code, never reused. */
-    account_number?: string;
-    /** The sponsor bank’s code the number was issued under (as a `bank_account` destination names it). */
-    bank_code?: string;
-    bank_name?: string;
-    /** The wallet’s virtual account reference (`MK`, 10 digits, 2 check digits), which bank collections quote; the same as `GET /v1/wallets/{id}/virtual-account`. */
-    virtual_reference?: string;
-    created_at?: string;
-  } | null;
-  entries: Array<{
-    /** The journal entry (`GET /v1/ledger/entries/{id}`). */
-    entry: string;
-    /** The entry’s `created_at`. */
-    posted_at: string;
-    /** `direct` (final at once), `post` (a hold made final: a payout settling), `reversal` (a settled transfer given back). */
-    kind: 'direct' | 'post' | 'reversal';
-    description: string;
-    /** The other party: the other wallet’s id, the payee masked as receipts show it, or the payer a collection recorded (name, or masked phone). */
-    counterparty: string | null;
-    transfer: string | null;
-    rail: string | null;
-    /** The rail’s reference (a bank deposit’s bank reference, a payout’s receipt). */
-    rail_reference: string | null;
-    /** Positive: a credit; negative: a debit (fee included). */
-    amount: string;
-    /** The part of `amount` that is a fee (`0.00` when none). */
-    fee: string;
-    /** The posted balance after this entry. */
-    balance: string;
-  }>;
+export interface TestClock {
+  object: 'test_clock';
+  /** The organization’s now. */
+  now: string;
+  /** The UTC day of `now`. */
+  today: string;
+  /** How far the organization’s clock runs ahead of the real one, in milliseconds. */
+  offset_ms: number;
+  /** How many times the clock was advanced. */
+  advances: number;
+  /** When (real time) it was last advanced; null if never. */
+  advanced_at: string | null;
 }
 
 /** An event in the camelCase spelling (`payload_format=camel_case`). */
@@ -8572,71 +8572,6 @@ export interface GetEventQuery {
   api_version?: '2026-11-22' | '2026-11-26' | '2026-11-28' | '2026-12-06';
 }
 
-export interface ListLedgerEntriesQuery {
-  /** How many objects to return: 1 to 100, 20 by default. */
-  limit?: number;
-  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
-  starting_after?: string;
-  /** Only objects created at or after this time. */
-  'created[gte]'?: string | Date;
-  /** Only objects created at or before this time. */
-  'created[lte]'?: string | Date;
-  /** Only entries that post to this wallet's account. */
-  wallet?: string;
-  /** Only entries of this transfer. */
-  transfer?: string;
-}
-
-export interface ListLedgerAccountsQuery {
-  /** How many objects to return: 1 to 100, 20 by default. */
-  limit?: number;
-  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
-  starting_after?: string;
-  /** Only objects created at or after this time. */
-  'created[gte]'?: string | Date;
-  /** Only objects created at or before this time. */
-  'created[lte]'?: string | Date;
-  /** Only accounts of this kind. */
-  kind?:
-    | 'wallet'
-    | 'rail_settlement'
-    | 'rail_clearing'
-    | 'payment_batch_reserve'
-    | 'reconciliation_adjustment'
-    | 'rail_fee'
-    | 'fee_income'
-    | 'conversion'
-    | 'trust'
-    | 'interest_expense'
-    | 'interest_payable'
-    | 'loan_receivable'
-    | 'loan_interest_income'
-    | 'loan_fee_income'
-    | 'loan_penalty_income'
-    | 'loan_loss';
-  /** Only accounts of this currency. */
-  currency?:
-    | 'KES'
-    | 'UGX'
-    | 'TZS'
-    | 'RWF'
-    | 'NGN'
-    | 'GHS'
-    | 'ZAR'
-    | 'XOF'
-    | 'XAF'
-    | 'ZMW'
-    | 'MWK'
-    | 'ETB'
-    | 'EGP'
-    | 'MAD'
-    | 'USD'
-    | 'EUR'
-    | 'GBP'
-    | 'USDC'
-    | 'USDT';
-}
-
 export interface ListEvidenceQuery {
   /** How many objects to return: 1 to 100, 20 by default. */
   limit?: number;
@@ -9205,129 +9140,6 @@ export interface ListChangesQuery {
     | 'launch_gate_override';
 }
 
-export interface GetTransferReceiptQuery {
-  /** JSON (default), the printable page, or a PDF. */
-  format?: 'json' | 'html' | 'pdf';
-}
-
-export interface VerifyReceiptQuery {
-  /** The code printed on the receipt, e.g. MKR-7F3K-Q9ZD-2M8B-XH4T-P6WC (any case, dashes optional). */
-  code: string;
-}
-
-export interface ListPaymentBatchesQuery {
-  /** How many objects to return: 1 to 100, 20 by default. */
-  limit?: number;
-  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
-  starting_after?: string;
-  /** Only objects created at or after this time. */
-  'created[gte]'?: string | Date;
-  /** Only objects created at or before this time. */
-  'created[lte]'?: string | Date;
-  /** Only batches in this status. */
-  status?:
-    | 'validating'
-    | 'pending_approval'
-    | 'processing'
-    | 'completed'
-    | 'partially_failed'
-    | 'failed'
-    | 'canceled';
-}
-
-export interface CreatePaymentBatchRequest {
-  /** The paying wallet. */
-  source: string;
-  /** The paying wallet’s currency. */
-  currency: string;
-  /** Unique in the organization. */
-  reference: string;
-  /** Each item a transfer in either request form without `source` and `currency` (the batch’s): `reference` (unique in the batch), `destination` (an object, or a wallet id), `amount`, optional `rail` and `metadata`. Every item is checked first: a faulty one refuses the whole batch (422 `payment_batch_invalid`, each fault with its `row` and `param`). */
-  items: Array<Record<string, unknown>>;
-  /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
-  metadata?: Record<string, string>;
-}
-
-export interface CreatePaymentBatchQuery {
-  /** With a CSV upload: the paying wallet. */
-  source?: string;
-  /** With a CSV upload: the paying wallet’s currency. */
-  currency?: string;
-  /** With a CSV upload: the batch’s reference. */
-  reference?: string;
-}
-
-export interface ListPaymentBatchItemsQuery {
-  /** How many items to return: 1 to 100, 20 by default. */
-  limit?: number;
-  /** The last row of the previous page (its `next_cursor`). */
-  starting_after?: number;
-  /** Only items in this status. */
-  status?: 'pending' | 'succeeded' | 'failed' | 'canceled';
-}
-
-export interface ListExportsQuery {
-  /** How many objects to return: 1 to 100, 20 by default. */
-  limit?: number;
-  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
-  starting_after?: string;
-  /** Only objects created at or after this time. */
-  'created[gte]'?: string | Date;
-  /** Only objects created at or before this time. */
-  'created[lte]'?: string | Date;
-}
-
-export interface CreateExportRequest {
-  type: 'transfers' | 'ledger_entries' | 'events' | 'evidence' | 'reconciliation_exceptions';
-  format: 'csv' | 'jsonl';
-  /** Records created at or after this instant. */
-  from?: string;
-  /** Records created at or before this instant. */
-  to?: string;
-}
-
-export interface ListRailPartnersQuery {
-  /** How many objects to return: 1 to 100, 20 by default. */
-  limit?: number;
-  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
-  starting_after?: string;
-  /** Only objects created at or after this time. */
-  'created[gte]'?: string | Date;
-  /** Only objects created at or before this time. */
-  'created[lte]'?: string | Date;
-}
-
-export interface CreateRailPartnerRequest {
-  partner: 'mpesa_daraja' | 'mtn_momo';
-  /** The partner’s settings (shown back). */
-  settings: Record<string, string>;
-  /** The partner’s secrets (write-only). */
-  credentials: Record<string, string>;
-}
-
-export interface UpdateRailPartnerRequest {
-  /** Settings to change. */
-  settings?: Record<string, string>;
-  /** Credentials to replace (write-only). */
-  credentials?: Record<string, string>;
-  status?: 'active' | 'disabled';
-}
-
-export interface ListRailCallbacksQuery {
-  /** How many objects to return: 1 to 100, 20 by default. */
-  limit?: number;
-  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
-  starting_after?: string;
-  /** Only objects created at or after this time. */
-  'created[gte]'?: string | Date;
-  /** Only objects created at or before this time. */
-  'created[lte]'?: string | Date;
-  /** Only callbacks in this status. */
-  status?: 'received' | 'applied' | 'duplicate' | 'unchanged' | 'ignored' | 'malformed' | 'exception';
-  /** Only callbacks applied to this transfer. */
-  transfer?: string;
-}
-
 export interface ListCollectionsQuery {
   /** How many objects to return: 1 to 100, 20 by default. */
   limit?: number;
@@ -9770,110 +9582,109 @@ export interface CreateConversionRequest {
   quote: string;
 }
 
-export interface ListSavingsProductsQuery {
-  /** How many to return: 1 to 100, 20 by default. */
-  limit?: number;
-  /** The `next_cursor` of the previous page. */
-  starting_after?: string;
+export interface UpdateOrganizationRequest {
+  /** A business customer id, or null. */
+  legal_entity?: string | null;
+  /** The products the organization launches; each has its own launch gates. `mobile_money` until named otherwise. */
+  products?: Array<'mobile_money' | 'digital_banking' | 'stablecoins'>;
 }
 
-export interface CreateSavingsProductRequest {
-  name: string;
-  /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
-  currency:
-    | 'KES'
-    | 'UGX'
-    | 'TZS'
-    | 'RWF'
-    | 'NGN'
-    | 'GHS'
-    | 'ZAR'
-    | 'XOF'
-    | 'XAF'
-    | 'ZMW'
-    | 'MWK'
-    | 'ETB'
-    | 'EGP'
-    | 'MAD'
-    | 'USD'
-    | 'EUR'
-    | 'GBP'
-    | 'USDC'
-    | 'USDT';
-  /** The rate from today on the organization’s clock. */
-  annual_rate_bps: number;
-  /** `actual_365_fixed`: each day 1/365; `actual_360`: each day 1/360; `thirty_360`: 30/360 (ISDA), each month 30/360. */
-  day_count: 'actual_365_fixed' | 'actual_360' | 'thirty_360';
-  /** What a withdrawal must leave behind unless it takes everything; 0 by default. */
-  minimum_balance?: string | number;
-  /** `instant`; `notice` (with `notice_days`); `fixed_term` (with `term_days` and `early_withdrawal_penalty_bps`). */
-  access: 'instant' | 'notice' | 'fixed_term';
-  notice_days?: number;
-  term_days?: number;
-  /** Charged on the amount of a withdrawal before maturity, rounded half up to the minor unit. */
-  early_withdrawal_penalty_bps?: number;
+export interface NameOrganizationContactsRequest {
+  contacts: Array<{
+    role: 'technical' | 'compliance' | 'finance';
+    name: string;
+    email: string;
+    phone?: string;
+  }>;
+}
+
+export interface SandboxFundWalletRequest {
+  /** Decimal string at the wallet currency exponent. */
+  amount: string | number;
   /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
   metadata?: Record<string, string>;
 }
 
-export interface AddSavingsProductRateRequest {
-  /** Annual rate in basis points (450 = 4.50 % a year). */
-  annual_rate_bps: number;
-  /** The first day of the new rate. */
-  effective_from?: string;
+export type SandboxFailTransferRequest = {
+  /** The failure code to record (snake_case); default `sandbox_forced_failure`. */
+  failure_code?: string;
+} | null;
+
+export interface CreateSandboxStatementRequest {
+  rail: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset';
+  /** YYYY-MM-DD */
+  from: string;
+  /** YYYY-MM-DD */
+  to: string;
+  mismatches?: Array<'amount' | 'fee' | 'status' | 'omit' | 'unknown' | 'no_reference'>;
 }
 
-export interface ListSavingsAccountsQuery {
-  /** How many to return: 1 to 100, 20 by default. */
-  limit?: number;
-  /** The `next_cursor` of the previous page. */
-  starting_after?: string;
-  /** Only accounts of this product. */
-  product?: string;
+/** The statement, in the form the import takes. */
+export interface CreateSandboxStatementResponse {
+  object: 'statement';
+  rail: string;
+  from: string;
+  to: string;
+  lines: Array<{
+    rail_reference?: string | null;
+    amount?: string;
+    currency?: string;
+    value_date?: string;
+    status?: string;
+    fees?: string;
+  }>;
 }
 
-export interface OpenSavingsAccountRequest {
-  /** The product. */
-  product: string;
-  /** The customer. */
-  owner: string;
-  /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
-  metadata?: Record<string, string>;
+export interface SandboxChainDepositRequest {
+  network: 'ethereum' | 'polygon' | 'base' | 'arbitrum' | 'solana' | 'tron';
+  /** One of your deposit addresses on the network. */
+  address: string;
+  /** Decimal string in the asset. */
+  amount: string | number;
+  /** The transaction; a new simulated hash when left out. */
+  tx_hash?: string;
+  /** Default 0. */
+  log_index?: number;
+  confirmations?: number;
+  /** The originator’s Travel Rule data as the sending institution passed it on: needed when the amount in USD reaches the threshold of the receiving customer’s jurisdiction; checked (a 400 naming each field) and kept as evidence. The beneficiary defaults to the wallet’s customer. */
+  travel_rule?: {
+    /** Who sends: `name`, `account`, and at least one of `address`, `national_id` or `date_of_birth`. */
+    originator?: {
+      /** Full name, at most 200 characters. */
+      name?: string;
+      /** The originator’s account: the paying wallet or an account number. */
+      account?: string;
+      /** Postal address, at most 500 characters. */
+      address?: string;
+      /** National identity number: 4-32 letters, digits or dashes. */
+      national_id?: string;
+      /** YYYY-MM-DD. */
+      date_of_birth?: string;
+    };
+    /** Who receives: `name`; `account` defaults to the destination address. */
+    beneficiary?: {
+      /** Full name, at most 200 characters. */
+      name?: string;
+      /** The beneficiary’s account; the destination address when omitted. */
+      account?: string;
+      /** The receiving institution (a VASP), when known. */
+      institution?: string;
+    };
+  };
 }
 
-export interface ListSavingsAccrualsQuery {
-  /** How many days to return: 1 to 100, 20 by default. */
-  limit?: number;
-  /** Only days before this one. */
-  before_day?: string;
+export interface SandboxChainAdvanceRequest {
+  network: 'ethereum' | 'polygon' | 'base' | 'arbitrum' | 'solana' | 'tron';
+  blocks: number;
 }
 
-export interface ListSavingsNoticesQuery {
-  /** How many notices to return: 1 to 100, 20 by default. */
-  limit?: number;
-}
-
-/** The newest notices. */
-export interface ListSavingsNoticesResponse {
+/** The deposits that gained confirmations. */
+export interface SandboxChainAdvanceResponse {
   object: 'list';
-  data: Array<SavingsNotice>;
+  data: Array<Deposit>;
 }
 
-export interface GiveSavingsNoticeRequest {
-  /** A decimal string ("1500.00"); a JSON number only when exact at the currency exponent. */
-  amount: string | number;
-}
-
-export interface WithdrawSavingsRequest {
-  /** A wallet of the same owner and currency. */
-  destination: string;
-  /** A decimal string ("1500.00"); a JSON number only when exact at the currency exponent. */
-  amount: string | number;
-  /** For a notice product: the notice withdrawn under. */
-  notice?: string;
-}
-
-export interface ListLoanProductsQuery {
+export interface ListLedgerEntriesQuery {
   /** How many objects to return: 1 to 100, 20 by default. */
   limit?: number;
   /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
@@ -9882,11 +9693,41 @@ export interface ListLoanProductsQuery {
   'created[gte]'?: string | Date;
   /** Only objects created at or before this time. */
   'created[lte]'?: string | Date;
+  /** Only entries that post to this wallet's account. */
+  wallet?: string;
+  /** Only entries of this transfer. */
+  transfer?: string;
 }
 
-export interface CreateLoanProductRequest {
-  name: string;
-  currency:
+export interface ListLedgerAccountsQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+  /** Only accounts of this kind. */
+  kind?:
+    | 'wallet'
+    | 'rail_settlement'
+    | 'rail_clearing'
+    | 'payment_batch_reserve'
+    | 'reconciliation_adjustment'
+    | 'rail_fee'
+    | 'fee_income'
+    | 'conversion'
+    | 'trust'
+    | 'interest_expense'
+    | 'interest_payable'
+    | 'loan_receivable'
+    | 'loan_interest_income'
+    | 'loan_fee_income'
+    | 'loan_penalty_income'
+    | 'loan_loss';
+  /** Only accounts of this currency. */
+  currency?:
     | 'KES'
     | 'UGX'
     | 'TZS'
@@ -9906,49 +9747,9 @@ export interface CreateLoanProductRequest {
     | 'GBP'
     | 'USDC'
     | 'USDT';
-  /** Nominal annual interest rate in basis points (2400 = 24 % a year); a month’s rate is a twelfth of it. */
-  interest_rate_bps: number;
-  /** Instalments, one a month, the first a month after disbursement. */
-  term_months: number;
-  /** `flat`: interest on the original principal for the whole term, spread evenly; `declining_balance`: interest on the balance each month, level instalments (annuity). */
-  amortisation: 'flat' | 'declining_balance';
-  /** Charged once, in basis points of the principal (rounded half up), due with the first instalment. */
-  origination_fee_bps?: number;
-  /** The first instalments that pay interest only; fewer than `term_months`. */
-  grace_period_months?: number;
-  /** Annual rate in basis points on overdue principal and interest, accrued each day it is overdue (actual/365). */
-  penalty_rate_bps?: number;
-  /** Decimal string in the currency (a JSON number is read exactly). */
-  min_principal: string | number;
-  /** Decimal string in the currency (a JSON number is read exactly). */
-  max_principal: string | number;
 }
 
-export interface ListLoansQuery {
-  /** How many objects to return: 1 to 100, 20 by default. */
-  limit?: number;
-  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
-  starting_after?: string;
-  /** Only objects created at or after this time. */
-  'created[gte]'?: string | Date;
-  /** Only objects created at or before this time. */
-  'created[lte]'?: string | Date;
-  /** Only loans in this status. */
-  status?: 'pending_approval' | 'approved' | 'rejected' | 'canceled' | 'active' | 'paid_off' | 'written_off';
-  /** Only this wallet’s loans. */
-  wallet?: string;
-}
-
-export interface ApplyForLoanRequest {
-  /** The product. */
-  product: string;
-  /** The borrower’s wallet. */
-  wallet: string;
-  /** To lend, a decimal string in the product’s currency, within its bounds. */
-  principal: string | number;
-}
-
-export interface ListLoanRepaymentsQuery {
+export interface ListRailPartnersQuery {
   /** How many objects to return: 1 to 100, 20 by default. */
   limit?: number;
   /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
@@ -9959,13 +9760,35 @@ export interface ListLoanRepaymentsQuery {
   'created[lte]'?: string | Date;
 }
 
-export interface RepayLoanRequest {
-  /** Decimal string in the loan’s currency (a JSON number is read exactly). */
-  amount: string | number;
+export interface CreateRailPartnerRequest {
+  partner: 'mpesa_daraja' | 'mtn_momo';
+  /** The partner’s settings (shown back). */
+  settings: Record<string, string>;
+  /** The partner’s secrets (write-only). */
+  credentials: Record<string, string>;
 }
 
-export interface WriteOffLoanRequest {
-  reason: string;
+export interface UpdateRailPartnerRequest {
+  /** Settings to change. */
+  settings?: Record<string, string>;
+  /** Credentials to replace (write-only). */
+  credentials?: Record<string, string>;
+  status?: 'active' | 'disabled';
+}
+
+export interface ListRailCallbacksQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+  /** Only callbacks in this status. */
+  status?: 'received' | 'applied' | 'duplicate' | 'unchanged' | 'ignored' | 'malformed' | 'exception';
+  /** Only callbacks applied to this transfer. */
+  transfer?: string;
 }
 
 export interface CreateWebhookSubscriptionUnversionedRequest {
@@ -10119,111 +9942,288 @@ export interface SandboxEmitEventRequest {
     | 'savings.interest.capitalized';
 }
 
-export interface UpdateOrganizationRequest {
-  /** A business customer id, or null. */
-  legal_entity?: string | null;
-  /** The products the organization launches; each has its own launch gates. `mobile_money` until named otherwise. */
-  products?: Array<'mobile_money' | 'digital_banking' | 'stablecoins'>;
-}
-
-export interface NameOrganizationContactsRequest {
-  contacts: Array<{
-    role: 'technical' | 'compliance' | 'finance';
-    name: string;
-    email: string;
-    phone?: string;
-  }>;
-}
-
 export interface ListLaunchGatesQuery {
   /** Only this product’s gates. */
   product?: 'mobile_money' | 'digital_banking' | 'stablecoins';
 }
 
-export interface SandboxFundWalletRequest {
-  /** Decimal string at the wallet currency exponent. */
-  amount: string | number;
+export interface GetTransferReceiptQuery {
+  /** JSON (default), the printable page, or a PDF. */
+  format?: 'json' | 'html' | 'pdf';
+}
+
+export interface VerifyReceiptQuery {
+  /** The code printed on the receipt, e.g. MKR-7F3K-Q9ZD-2M8B-XH4T-P6WC (any case, dashes optional). */
+  code: string;
+}
+
+export interface ListPaymentBatchesQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+  /** Only batches in this status. */
+  status?:
+    | 'validating'
+    | 'pending_approval'
+    | 'processing'
+    | 'completed'
+    | 'partially_failed'
+    | 'failed'
+    | 'canceled';
+}
+
+export interface CreatePaymentBatchRequest {
+  /** The paying wallet. */
+  source: string;
+  /** The paying wallet’s currency. */
+  currency: string;
+  /** Unique in the organization. */
+  reference: string;
+  /** Each item a transfer in either request form without `source` and `currency` (the batch’s): `reference` (unique in the batch), `destination` (an object, or a wallet id), `amount`, optional `rail` and `metadata`. Every item is checked first: a faulty one refuses the whole batch (422 `payment_batch_invalid`, each fault with its `row` and `param`). */
+  items: Array<Record<string, unknown>>;
   /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
   metadata?: Record<string, string>;
 }
 
-export type SandboxFailTransferRequest = {
-  /** The failure code to record (snake_case); default `sandbox_forced_failure`. */
-  failure_code?: string;
-} | null;
-
-export interface CreateSandboxStatementRequest {
-  rail: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset';
-  /** YYYY-MM-DD */
-  from: string;
-  /** YYYY-MM-DD */
-  to: string;
-  mismatches?: Array<'amount' | 'fee' | 'status' | 'omit' | 'unknown' | 'no_reference'>;
+export interface CreatePaymentBatchQuery {
+  /** With a CSV upload: the paying wallet. */
+  source?: string;
+  /** With a CSV upload: the paying wallet’s currency. */
+  currency?: string;
+  /** With a CSV upload: the batch’s reference. */
+  reference?: string;
 }
 
-/** The statement, in the form the import takes. */
-export interface CreateSandboxStatementResponse {
-  object: 'statement';
-  rail: string;
-  from: string;
-  to: string;
-  lines: Array<{
-    rail_reference?: string | null;
-    amount?: string;
-    currency?: string;
-    value_date?: string;
-    status?: string;
-    fees?: string;
-  }>;
+export interface ListPaymentBatchItemsQuery {
+  /** How many items to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** The last row of the previous page (its `next_cursor`). */
+  starting_after?: number;
+  /** Only items in this status. */
+  status?: 'pending' | 'succeeded' | 'failed' | 'canceled';
 }
 
-export interface SandboxChainDepositRequest {
-  network: 'ethereum' | 'polygon' | 'base' | 'arbitrum' | 'solana' | 'tron';
-  /** One of your deposit addresses on the network. */
-  address: string;
-  /** Decimal string in the asset. */
+export interface ListExportsQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+}
+
+export interface CreateExportRequest {
+  type: 'transfers' | 'ledger_entries' | 'events' | 'evidence' | 'reconciliation_exceptions';
+  format: 'csv' | 'jsonl';
+  /** Records created at or after this instant. */
+  from?: string;
+  /** Records created at or before this instant. */
+  to?: string;
+}
+
+export interface ListLoanProductsQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+}
+
+export interface CreateLoanProductRequest {
+  name: string;
+  currency:
+    | 'KES'
+    | 'UGX'
+    | 'TZS'
+    | 'RWF'
+    | 'NGN'
+    | 'GHS'
+    | 'ZAR'
+    | 'XOF'
+    | 'XAF'
+    | 'ZMW'
+    | 'MWK'
+    | 'ETB'
+    | 'EGP'
+    | 'MAD'
+    | 'USD'
+    | 'EUR'
+    | 'GBP'
+    | 'USDC'
+    | 'USDT';
+  /** Nominal annual interest rate in basis points (2400 = 24 % a year); a month’s rate is a twelfth of it. */
+  interest_rate_bps: number;
+  /** Instalments, one a month, the first a month after disbursement. */
+  term_months: number;
+  /** `flat`: interest on the original principal for the whole term, spread evenly; `declining_balance`: interest on the balance each month, level instalments (annuity). */
+  amortisation: 'flat' | 'declining_balance';
+  /** Charged once, in basis points of the principal (rounded half up), due with the first instalment. */
+  origination_fee_bps?: number;
+  /** The first instalments that pay interest only; fewer than `term_months`. */
+  grace_period_months?: number;
+  /** Annual rate in basis points on overdue principal and interest, accrued each day it is overdue (actual/365). */
+  penalty_rate_bps?: number;
+  /** Decimal string in the currency (a JSON number is read exactly). */
+  min_principal: string | number;
+  /** Decimal string in the currency (a JSON number is read exactly). */
+  max_principal: string | number;
+}
+
+export interface ListLoansQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+  /** Only loans in this status. */
+  status?: 'pending_approval' | 'approved' | 'rejected' | 'canceled' | 'active' | 'paid_off' | 'written_off';
+  /** Only this wallet’s loans. */
+  wallet?: string;
+}
+
+export interface ApplyForLoanRequest {
+  /** The product. */
+  product: string;
+  /** The borrower’s wallet. */
+  wallet: string;
+  /** To lend, a decimal string in the product’s currency, within its bounds. */
+  principal: string | number;
+}
+
+export interface ListLoanRepaymentsQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+}
+
+export interface RepayLoanRequest {
+  /** Decimal string in the loan’s currency (a JSON number is read exactly). */
   amount: string | number;
-  /** The transaction; a new simulated hash when left out. */
-  tx_hash?: string;
-  /** Default 0. */
-  log_index?: number;
-  confirmations?: number;
-  /** The originator’s Travel Rule data as the sending institution passed it on: needed when the amount in USD reaches the threshold of the receiving customer’s jurisdiction; checked (a 400 naming each field) and kept as evidence. The beneficiary defaults to the wallet’s customer. */
-  travel_rule?: {
-    /** Who sends: `name`, `account`, and at least one of `address`, `national_id` or `date_of_birth`. */
-    originator?: {
-      /** Full name, at most 200 characters. */
-      name?: string;
-      /** The originator’s account: the paying wallet or an account number. */
-      account?: string;
-      /** Postal address, at most 500 characters. */
-      address?: string;
-      /** National identity number: 4-32 letters, digits or dashes. */
-      national_id?: string;
-      /** YYYY-MM-DD. */
-      date_of_birth?: string;
-    };
-    /** Who receives: `name`; `account` defaults to the destination address. */
-    beneficiary?: {
-      /** Full name, at most 200 characters. */
-      name?: string;
-      /** The beneficiary’s account; the destination address when omitted. */
-      account?: string;
-      /** The receiving institution (a VASP), when known. */
-      institution?: string;
-    };
-  };
 }
 
-export interface SandboxChainAdvanceRequest {
-  network: 'ethereum' | 'polygon' | 'base' | 'arbitrum' | 'solana' | 'tron';
-  blocks: number;
+export interface WriteOffLoanRequest {
+  reason: string;
 }
 
-/** The deposits that gained confirmations. */
-export interface SandboxChainAdvanceResponse {
+export interface ListSavingsProductsQuery {
+  /** How many to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** The `next_cursor` of the previous page. */
+  starting_after?: string;
+}
+
+export interface CreateSavingsProductRequest {
+  name: string;
+  /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
+  currency:
+    | 'KES'
+    | 'UGX'
+    | 'TZS'
+    | 'RWF'
+    | 'NGN'
+    | 'GHS'
+    | 'ZAR'
+    | 'XOF'
+    | 'XAF'
+    | 'ZMW'
+    | 'MWK'
+    | 'ETB'
+    | 'EGP'
+    | 'MAD'
+    | 'USD'
+    | 'EUR'
+    | 'GBP'
+    | 'USDC'
+    | 'USDT';
+  /** The rate from today on the organization’s clock. */
+  annual_rate_bps: number;
+  /** `actual_365_fixed`: each day 1/365; `actual_360`: each day 1/360; `thirty_360`: 30/360 (ISDA), each month 30/360. */
+  day_count: 'actual_365_fixed' | 'actual_360' | 'thirty_360';
+  /** What a withdrawal must leave behind unless it takes everything; 0 by default. */
+  minimum_balance?: string | number;
+  /** `instant`; `notice` (with `notice_days`); `fixed_term` (with `term_days` and `early_withdrawal_penalty_bps`). */
+  access: 'instant' | 'notice' | 'fixed_term';
+  notice_days?: number;
+  term_days?: number;
+  /** Charged on the amount of a withdrawal before maturity, rounded half up to the minor unit. */
+  early_withdrawal_penalty_bps?: number;
+  /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
+  metadata?: Record<string, string>;
+}
+
+export interface AddSavingsProductRateRequest {
+  /** Annual rate in basis points (450 = 4.50 % a year). */
+  annual_rate_bps: number;
+  /** The first day of the new rate. */
+  effective_from?: string;
+}
+
+export interface ListSavingsAccountsQuery {
+  /** How many to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** The `next_cursor` of the previous page. */
+  starting_after?: string;
+  /** Only accounts of this product. */
+  product?: string;
+}
+
+export interface OpenSavingsAccountRequest {
+  /** The product. */
+  product: string;
+  /** The customer. */
+  owner: string;
+  /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
+  metadata?: Record<string, string>;
+}
+
+export interface ListSavingsAccrualsQuery {
+  /** How many days to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** Only days before this one. */
+  before_day?: string;
+}
+
+export interface ListSavingsNoticesQuery {
+  /** How many notices to return: 1 to 100, 20 by default. */
+  limit?: number;
+}
+
+/** The newest notices. */
+export interface ListSavingsNoticesResponse {
   object: 'list';
-  data: Array<Deposit>;
+  data: Array<SavingsNotice>;
+}
+
+export interface GiveSavingsNoticeRequest {
+  /** A decimal string ("1500.00"); a JSON number only when exact at the currency exponent. */
+  amount: string | number;
+}
+
+export interface WithdrawSavingsRequest {
+  /** A wallet of the same owner and currency. */
+  destination: string;
+  /** A decimal string ("1500.00"); a JSON number only when exact at the currency exponent. */
+  amount: string | number;
+  /** For a notice product: the notice withdrawn under. */
+  notice?: string;
 }
 
 export interface AdvanceTestClockRequest {
@@ -10523,10 +10523,6 @@ export interface MkobaOperations {
   listEvents(query?: ListEventsQuery, options?: RequestOptions): Promise<List<Event | EventCamel>>;
   /** Retrieve an event: `GET /v1/events/{id}`. */
   getEvent(id: string, query?: GetEventQuery, options?: RequestOptions): Promise<Event | EventCamel>;
-  /** List journal entries: `GET /v1/ledger/entries`. */
-  listLedgerEntries(query?: ListLedgerEntriesQuery, options?: RequestOptions): Promise<List<JournalEntry>>;
-  /** List ledger accounts: `GET /v1/ledger/accounts`. */
-  listLedgerAccounts(query?: ListLedgerAccountsQuery, options?: RequestOptions): Promise<List<LedgerAccount>>;
   /** List the organization’s evidence: `GET /v1/evidence`. */
   listEvidence(query?: ListEvidenceQuery, options?: RequestOptions): Promise<List<Evidence>>;
   /** List a transfer's evidence: `GET /v1/transfers/{id}/evidence`. */
@@ -10624,50 +10620,6 @@ export interface MkobaOperations {
   getChange(id: string, options?: RequestOptions): Promise<Change>;
   /** Cancel a pending change: `POST /v1/changes/{id}/cancel`. */
   cancelChange(id: string, options?: RequestOptions): Promise<Change>;
-  /** Retrieve a transfer’s receipt: `GET /v1/transfers/{id}/receipt`. */
-  getTransferReceipt(id: string, query?: GetTransferReceiptQuery, options?: RequestOptions): Promise<Receipt>;
-  /** Verify a receipt code: `GET /v1/receipts/verify`. */
-  verifyReceipt(query: VerifyReceiptQuery, options?: RequestOptions): Promise<Receipt>;
-  /** List payment batches: `GET /v1/payment-batches`. */
-  listPaymentBatches(query?: ListPaymentBatchesQuery, options?: RequestOptions): Promise<List<PaymentBatch>>;
-  /** Submit a payment batch: `POST /v1/payment-batches`. */
-  createPaymentBatch(
-    body: CreatePaymentBatchRequest,
-    query?: CreatePaymentBatchQuery,
-    options?: RequestOptions,
-  ): Promise<PaymentBatch>;
-  /** Retrieve a payment batch: `GET /v1/payment-batches/{id}`. */
-  getPaymentBatch(id: string, options?: RequestOptions): Promise<PaymentBatch>;
-  /** List a batch’s items: `GET /v1/payment-batches/{id}/items`. */
-  listPaymentBatchItems(
-    id: string,
-    query?: ListPaymentBatchItemsQuery,
-    options?: RequestOptions,
-  ): Promise<List<PaymentBatchItem>>;
-  /** Cancel a payment batch: `POST /v1/payment-batches/{id}/cancel`. */
-  cancelPaymentBatch(id: string, options?: RequestOptions): Promise<PaymentBatch>;
-  /** List exports: `GET /v1/exports`. */
-  listExports(query?: ListExportsQuery, options?: RequestOptions): Promise<List<Export>>;
-  /** Start an export: `POST /v1/exports`. */
-  createExport(body: CreateExportRequest, options?: RequestOptions): Promise<Export>;
-  /** Retrieve an export: `GET /v1/exports/{id}`. */
-  getExport(id: string, options?: RequestOptions): Promise<Export>;
-  /** Download an export: `GET /v1/exports/{id}/download`. */
-  downloadExport(id: string, options?: RequestOptions): Promise<string>;
-  /** List rail partners: `GET /v1/rail-partners`. */
-  listRailPartners(query?: ListRailPartnersQuery, options?: RequestOptions): Promise<List<RailPartner>>;
-  /** Configure a rail partner: `POST /v1/rail-partners`. */
-  createRailPartner(body: CreateRailPartnerRequest, options?: RequestOptions): Promise<RailPartner>;
-  /** Retrieve a rail partner: `GET /v1/rail-partners/{id}`. */
-  getRailPartner(id: string, options?: RequestOptions): Promise<RailPartner>;
-  /** Update a rail partner: `PATCH /v1/rail-partners/{id}`. */
-  updateRailPartner(
-    id: string,
-    body?: UpdateRailPartnerRequest,
-    options?: RequestOptions,
-  ): Promise<RailPartner>;
-  /** List partner callbacks: `GET /v1/rail-callbacks`. */
-  listRailCallbacks(query?: ListRailCallbacksQuery, options?: RequestOptions): Promise<List<RailCallback>>;
   /** List collections: `GET /v1/collections`. */
   listCollections(query?: ListCollectionsQuery, options?: RequestOptions): Promise<List<Collection>>;
   /** Collect from a payer: `POST /v1/collections`. */
@@ -10807,6 +10759,160 @@ export interface MkobaOperations {
   createConversion(body: CreateConversionRequest, options?: RequestOptions): Promise<Conversion>;
   /** Retrieve a conversion: `GET /v1/conversions/{id}`. */
   getConversion(id: string, options?: RequestOptions): Promise<Conversion>;
+  /** Retrieve your organization: `GET /v1/organization`. */
+  getOrganization(options?: RequestOptions): Promise<Organization>;
+  /** Name your legal entity and products: `PATCH /v1/organization`. */
+  updateOrganization(body?: UpdateOrganizationRequest, options?: RequestOptions): Promise<Organization>;
+  /** Name your contacts: `PUT /v1/organization/contacts`. */
+  nameOrganizationContacts(
+    body: NameOrganizationContactsRequest,
+    options?: RequestOptions,
+  ): Promise<Organization>;
+  /** Fund a wallet (sandbox): `POST /v1/sandbox/wallets/{id}/fund`. */
+  sandboxFundWallet(id: string, body: SandboxFundWalletRequest, options?: RequestOptions): Promise<Transfer>;
+  /** Settle a transfer (sandbox): `POST /v1/sandbox/transfers/{id}/settle`. */
+  sandboxSettleTransfer(id: string, options?: RequestOptions): Promise<Transfer>;
+  /** Fail a transfer (sandbox): `POST /v1/sandbox/transfers/{id}/fail`. */
+  sandboxFailTransfer(
+    id: string,
+    body?: SandboxFailTransferRequest,
+    options?: RequestOptions,
+  ): Promise<Transfer>;
+  /** Return a transfer (sandbox): `POST /v1/sandbox/transfers/{id}/return`. */
+  sandboxReturnTransfer(id: string, options?: RequestOptions): Promise<Transfer>;
+  /** Produce a rail statement (sandbox): `POST /v1/sandbox/statements`. */
+  createSandboxStatement(
+    body: CreateSandboxStatementRequest,
+    options?: RequestOptions,
+  ): Promise<CreateSandboxStatementResponse>;
+  /** Send a deposit on the simulated chain (sandbox): `POST /v1/sandbox/chain/deposits`. */
+  sandboxChainDeposit(body: SandboxChainDepositRequest, options?: RequestOptions): Promise<Deposit>;
+  /** Advance the simulated chain (sandbox): `POST /v1/sandbox/chain/advance`. */
+  sandboxChainAdvance(
+    body: SandboxChainAdvanceRequest,
+    options?: RequestOptions,
+  ): Promise<SandboxChainAdvanceResponse>;
+  /** Reorganise a deposit away (sandbox): `POST /v1/sandbox/chain/deposits/{id}/reorg`. */
+  sandboxChainReorg(id: string, options?: RequestOptions): Promise<Deposit>;
+  /** List journal entries: `GET /v1/ledger/entries`. */
+  listLedgerEntries(query?: ListLedgerEntriesQuery, options?: RequestOptions): Promise<List<JournalEntry>>;
+  /** List ledger accounts: `GET /v1/ledger/accounts`. */
+  listLedgerAccounts(query?: ListLedgerAccountsQuery, options?: RequestOptions): Promise<List<LedgerAccount>>;
+  /** List rail partners: `GET /v1/rail-partners`. */
+  listRailPartners(query?: ListRailPartnersQuery, options?: RequestOptions): Promise<List<RailPartner>>;
+  /** Configure a rail partner: `POST /v1/rail-partners`. */
+  createRailPartner(body: CreateRailPartnerRequest, options?: RequestOptions): Promise<RailPartner>;
+  /** Retrieve a rail partner: `GET /v1/rail-partners/{id}`. */
+  getRailPartner(id: string, options?: RequestOptions): Promise<RailPartner>;
+  /** Update a rail partner: `PATCH /v1/rail-partners/{id}`. */
+  updateRailPartner(
+    id: string,
+    body?: UpdateRailPartnerRequest,
+    options?: RequestOptions,
+  ): Promise<RailPartner>;
+  /** List partner callbacks: `GET /v1/rail-callbacks`. */
+  listRailCallbacks(query?: ListRailCallbacksQuery, options?: RequestOptions): Promise<List<RailCallback>>;
+  /** Create a webhook subscription (spec path): `POST /webhook-subscriptions`. */
+  createWebhookSubscriptionUnversioned(
+    body: CreateWebhookSubscriptionUnversionedRequest,
+    options?: RequestOptions,
+  ): Promise<WebhookSubscription>;
+  /** List webhook subscriptions: `GET /v1/webhook-subscriptions`. */
+  listWebhookSubscriptions(
+    query?: ListWebhookSubscriptionsQuery,
+    options?: RequestOptions,
+  ): Promise<List<WebhookSubscription>>;
+  /** Create a webhook subscription: `POST /v1/webhook-subscriptions`. */
+  createWebhookSubscription(
+    body: CreateWebhookSubscriptionRequest,
+    options?: RequestOptions,
+  ): Promise<WebhookSubscription>;
+  /** Retrieve a webhook subscription: `GET /v1/webhook-subscriptions/{id}`. */
+  getWebhookSubscription(id: string, options?: RequestOptions): Promise<WebhookSubscription>;
+  /** Delete a webhook subscription: `DELETE /v1/webhook-subscriptions/{id}`. */
+  deleteWebhookSubscription(id: string, options?: RequestOptions): Promise<DeleteWebhookSubscriptionResponse>;
+  /** Update a webhook subscription: `PATCH /v1/webhook-subscriptions/{id}`. */
+  updateWebhookSubscription(
+    id: string,
+    body?: UpdateWebhookSubscriptionRequest,
+    options?: RequestOptions,
+  ): Promise<WebhookSubscription>;
+  /** Rotate the signing secret: `POST /v1/webhook-subscriptions/{id}/rotate-secret`. */
+  rotateWebhookSubscriptionSecret(
+    id: string,
+    body?: RotateWebhookSubscriptionSecretRequest,
+    options?: RequestOptions,
+  ): Promise<WebhookSubscription>;
+  /** Re-send everything since a time: `POST /v1/webhook-subscriptions/{id}/recover`. */
+  recoverWebhookSubscription(
+    id: string,
+    body: RecoverWebhookSubscriptionRequest,
+    options?: RequestOptions,
+  ): Promise<RecoverWebhookSubscriptionResponse>;
+  /** List an event's deliveries and attempts: `GET /v1/events/{id}/deliveries`. */
+  listEventDeliveries(id: string, options?: RequestOptions): Promise<ListEventDeliveriesResponse>;
+  /** Re-send an event now: `POST /v1/events/{id}/redeliver`. */
+  redeliverEvent(id: string, options?: RequestOptions): Promise<RedeliverEventResponse>;
+  /** Emit a test event (sandbox): `POST /v1/sandbox/events`. */
+  sandboxEmitEvent(body: SandboxEmitEventRequest, options?: RequestOptions): Promise<Event>;
+  /** List your launch gates: `GET /v1/launch-gates`. */
+  listLaunchGates(query?: ListLaunchGatesQuery, options?: RequestOptions): Promise<List<LaunchGate>>;
+  /** Retrieve a transfer’s receipt: `GET /v1/transfers/{id}/receipt`. */
+  getTransferReceipt(id: string, query?: GetTransferReceiptQuery, options?: RequestOptions): Promise<Receipt>;
+  /** Verify a receipt code: `GET /v1/receipts/verify`. */
+  verifyReceipt(query: VerifyReceiptQuery, options?: RequestOptions): Promise<Receipt>;
+  /** List payment batches: `GET /v1/payment-batches`. */
+  listPaymentBatches(query?: ListPaymentBatchesQuery, options?: RequestOptions): Promise<List<PaymentBatch>>;
+  /** Submit a payment batch: `POST /v1/payment-batches`. */
+  createPaymentBatch(
+    body: CreatePaymentBatchRequest,
+    query?: CreatePaymentBatchQuery,
+    options?: RequestOptions,
+  ): Promise<PaymentBatch>;
+  /** Retrieve a payment batch: `GET /v1/payment-batches/{id}`. */
+  getPaymentBatch(id: string, options?: RequestOptions): Promise<PaymentBatch>;
+  /** List a batch’s items: `GET /v1/payment-batches/{id}/items`. */
+  listPaymentBatchItems(
+    id: string,
+    query?: ListPaymentBatchItemsQuery,
+    options?: RequestOptions,
+  ): Promise<List<PaymentBatchItem>>;
+  /** Cancel a payment batch: `POST /v1/payment-batches/{id}/cancel`. */
+  cancelPaymentBatch(id: string, options?: RequestOptions): Promise<PaymentBatch>;
+  /** List exports: `GET /v1/exports`. */
+  listExports(query?: ListExportsQuery, options?: RequestOptions): Promise<List<Export>>;
+  /** Start an export: `POST /v1/exports`. */
+  createExport(body: CreateExportRequest, options?: RequestOptions): Promise<Export>;
+  /** Retrieve an export: `GET /v1/exports/{id}`. */
+  getExport(id: string, options?: RequestOptions): Promise<Export>;
+  /** Download an export: `GET /v1/exports/{id}/download`. */
+  downloadExport(id: string, options?: RequestOptions): Promise<string>;
+  /** List loan products: `GET /v1/loan-products`. */
+  listLoanProducts(query?: ListLoanProductsQuery, options?: RequestOptions): Promise<List<LoanProduct>>;
+  /** Create a loan product: `POST /v1/loan-products`. */
+  createLoanProduct(body: CreateLoanProductRequest, options?: RequestOptions): Promise<LoanProduct>;
+  /** Retrieve a loan product: `GET /v1/loan-products/{id}`. */
+  getLoanProduct(id: string, options?: RequestOptions): Promise<LoanProduct>;
+  /** List loans: `GET /v1/loans`. */
+  listLoans(query?: ListLoansQuery, options?: RequestOptions): Promise<List<Loan>>;
+  /** Apply for a loan: `POST /v1/loans`. */
+  applyForLoan(body: ApplyForLoanRequest, options?: RequestOptions): Promise<Loan>;
+  /** Retrieve a loan: `GET /v1/loans/{id}`. */
+  getLoan(id: string, options?: RequestOptions): Promise<Loan>;
+  /** Cancel a loan application: `POST /v1/loans/{id}/cancel`. */
+  cancelLoan(id: string, options?: RequestOptions): Promise<Loan>;
+  /** Disburse a loan: `POST /v1/loans/{id}/disburse`. */
+  disburseLoan(id: string, options?: RequestOptions): Promise<Loan>;
+  /** List a loan’s repayments: `GET /v1/loans/{id}/repayments`. */
+  listLoanRepayments(
+    id: string,
+    query?: ListLoanRepaymentsQuery,
+    options?: RequestOptions,
+  ): Promise<List<LoanRepayment>>;
+  /** Repay a loan: `POST /v1/loans/{id}/repayments`. */
+  repayLoan(id: string, body: RepayLoanRequest, options?: RequestOptions): Promise<LoanRepayment>;
+  /** Write a loan off: `POST /v1/loans/{id}/write-off`. */
+  writeOffLoan(id: string, body: WriteOffLoanRequest, options?: RequestOptions): Promise<Loan>;
   /** List savings products: `GET /v1/savings-products`. */
   listSavingsProducts(
     query?: ListSavingsProductsQuery,
@@ -10855,112 +10961,6 @@ export interface MkobaOperations {
     body: WithdrawSavingsRequest,
     options?: RequestOptions,
   ): Promise<SavingsWithdrawal>;
-  /** List loan products: `GET /v1/loan-products`. */
-  listLoanProducts(query?: ListLoanProductsQuery, options?: RequestOptions): Promise<List<LoanProduct>>;
-  /** Create a loan product: `POST /v1/loan-products`. */
-  createLoanProduct(body: CreateLoanProductRequest, options?: RequestOptions): Promise<LoanProduct>;
-  /** Retrieve a loan product: `GET /v1/loan-products/{id}`. */
-  getLoanProduct(id: string, options?: RequestOptions): Promise<LoanProduct>;
-  /** List loans: `GET /v1/loans`. */
-  listLoans(query?: ListLoansQuery, options?: RequestOptions): Promise<List<Loan>>;
-  /** Apply for a loan: `POST /v1/loans`. */
-  applyForLoan(body: ApplyForLoanRequest, options?: RequestOptions): Promise<Loan>;
-  /** Retrieve a loan: `GET /v1/loans/{id}`. */
-  getLoan(id: string, options?: RequestOptions): Promise<Loan>;
-  /** Cancel a loan application: `POST /v1/loans/{id}/cancel`. */
-  cancelLoan(id: string, options?: RequestOptions): Promise<Loan>;
-  /** Disburse a loan: `POST /v1/loans/{id}/disburse`. */
-  disburseLoan(id: string, options?: RequestOptions): Promise<Loan>;
-  /** List a loan’s repayments: `GET /v1/loans/{id}/repayments`. */
-  listLoanRepayments(
-    id: string,
-    query?: ListLoanRepaymentsQuery,
-    options?: RequestOptions,
-  ): Promise<List<LoanRepayment>>;
-  /** Repay a loan: `POST /v1/loans/{id}/repayments`. */
-  repayLoan(id: string, body: RepayLoanRequest, options?: RequestOptions): Promise<LoanRepayment>;
-  /** Write a loan off: `POST /v1/loans/{id}/write-off`. */
-  writeOffLoan(id: string, body: WriteOffLoanRequest, options?: RequestOptions): Promise<Loan>;
-  /** Create a webhook subscription (spec path): `POST /webhook-subscriptions`. */
-  createWebhookSubscriptionUnversioned(
-    body: CreateWebhookSubscriptionUnversionedRequest,
-    options?: RequestOptions,
-  ): Promise<WebhookSubscription>;
-  /** List webhook subscriptions: `GET /v1/webhook-subscriptions`. */
-  listWebhookSubscriptions(
-    query?: ListWebhookSubscriptionsQuery,
-    options?: RequestOptions,
-  ): Promise<List<WebhookSubscription>>;
-  /** Create a webhook subscription: `POST /v1/webhook-subscriptions`. */
-  createWebhookSubscription(
-    body: CreateWebhookSubscriptionRequest,
-    options?: RequestOptions,
-  ): Promise<WebhookSubscription>;
-  /** Retrieve a webhook subscription: `GET /v1/webhook-subscriptions/{id}`. */
-  getWebhookSubscription(id: string, options?: RequestOptions): Promise<WebhookSubscription>;
-  /** Delete a webhook subscription: `DELETE /v1/webhook-subscriptions/{id}`. */
-  deleteWebhookSubscription(id: string, options?: RequestOptions): Promise<DeleteWebhookSubscriptionResponse>;
-  /** Update a webhook subscription: `PATCH /v1/webhook-subscriptions/{id}`. */
-  updateWebhookSubscription(
-    id: string,
-    body?: UpdateWebhookSubscriptionRequest,
-    options?: RequestOptions,
-  ): Promise<WebhookSubscription>;
-  /** Rotate the signing secret: `POST /v1/webhook-subscriptions/{id}/rotate-secret`. */
-  rotateWebhookSubscriptionSecret(
-    id: string,
-    body?: RotateWebhookSubscriptionSecretRequest,
-    options?: RequestOptions,
-  ): Promise<WebhookSubscription>;
-  /** Re-send everything since a time: `POST /v1/webhook-subscriptions/{id}/recover`. */
-  recoverWebhookSubscription(
-    id: string,
-    body: RecoverWebhookSubscriptionRequest,
-    options?: RequestOptions,
-  ): Promise<RecoverWebhookSubscriptionResponse>;
-  /** List an event's deliveries and attempts: `GET /v1/events/{id}/deliveries`. */
-  listEventDeliveries(id: string, options?: RequestOptions): Promise<ListEventDeliveriesResponse>;
-  /** Re-send an event now: `POST /v1/events/{id}/redeliver`. */
-  redeliverEvent(id: string, options?: RequestOptions): Promise<RedeliverEventResponse>;
-  /** Emit a test event (sandbox): `POST /v1/sandbox/events`. */
-  sandboxEmitEvent(body: SandboxEmitEventRequest, options?: RequestOptions): Promise<Event>;
-  /** Retrieve your organization: `GET /v1/organization`. */
-  getOrganization(options?: RequestOptions): Promise<Organization>;
-  /** Name your legal entity and products: `PATCH /v1/organization`. */
-  updateOrganization(body?: UpdateOrganizationRequest, options?: RequestOptions): Promise<Organization>;
-  /** Name your contacts: `PUT /v1/organization/contacts`. */
-  nameOrganizationContacts(
-    body: NameOrganizationContactsRequest,
-    options?: RequestOptions,
-  ): Promise<Organization>;
-  /** List your launch gates: `GET /v1/launch-gates`. */
-  listLaunchGates(query?: ListLaunchGatesQuery, options?: RequestOptions): Promise<List<LaunchGate>>;
-  /** Fund a wallet (sandbox): `POST /v1/sandbox/wallets/{id}/fund`. */
-  sandboxFundWallet(id: string, body: SandboxFundWalletRequest, options?: RequestOptions): Promise<Transfer>;
-  /** Settle a transfer (sandbox): `POST /v1/sandbox/transfers/{id}/settle`. */
-  sandboxSettleTransfer(id: string, options?: RequestOptions): Promise<Transfer>;
-  /** Fail a transfer (sandbox): `POST /v1/sandbox/transfers/{id}/fail`. */
-  sandboxFailTransfer(
-    id: string,
-    body?: SandboxFailTransferRequest,
-    options?: RequestOptions,
-  ): Promise<Transfer>;
-  /** Return a transfer (sandbox): `POST /v1/sandbox/transfers/{id}/return`. */
-  sandboxReturnTransfer(id: string, options?: RequestOptions): Promise<Transfer>;
-  /** Produce a rail statement (sandbox): `POST /v1/sandbox/statements`. */
-  createSandboxStatement(
-    body: CreateSandboxStatementRequest,
-    options?: RequestOptions,
-  ): Promise<CreateSandboxStatementResponse>;
-  /** Send a deposit on the simulated chain (sandbox): `POST /v1/sandbox/chain/deposits`. */
-  sandboxChainDeposit(body: SandboxChainDepositRequest, options?: RequestOptions): Promise<Deposit>;
-  /** Advance the simulated chain (sandbox): `POST /v1/sandbox/chain/advance`. */
-  sandboxChainAdvance(
-    body: SandboxChainAdvanceRequest,
-    options?: RequestOptions,
-  ): Promise<SandboxChainAdvanceResponse>;
-  /** Reorganise a deposit away (sandbox): `POST /v1/sandbox/chain/deposits/{id}/reorg`. */
-  sandboxChainReorg(id: string, options?: RequestOptions): Promise<Deposit>;
   /** Read the test clock (sandbox): `GET /v1/sandbox/clock`. */
   getTestClock(options?: RequestOptions): Promise<TestClock>;
   /** Advance the test clock (sandbox): `POST /v1/sandbox/clock`. */
@@ -11176,22 +11176,6 @@ export const OPERATIONS = {
     method: 'GET',
     path: '/v1/events/{id}',
     pathParams: ['id'],
-    body: 'none',
-    query: true,
-    response: 'json',
-  },
-  listLedgerEntries: {
-    method: 'GET',
-    path: '/v1/ledger/entries',
-    pathParams: [],
-    body: 'none',
-    query: true,
-    response: 'json',
-  },
-  listLedgerAccounts: {
-    method: 'GET',
-    path: '/v1/ledger/accounts',
-    pathParams: [],
     body: 'none',
     query: true,
     response: 'json',
@@ -11522,134 +11506,6 @@ export const OPERATIONS = {
     pathParams: ['id'],
     body: 'none',
     query: false,
-    response: 'json',
-  },
-  getTransferReceipt: {
-    method: 'GET',
-    path: '/v1/transfers/{id}/receipt',
-    pathParams: ['id'],
-    body: 'none',
-    query: true,
-    response: 'json',
-  },
-  verifyReceipt: {
-    method: 'GET',
-    path: '/v1/receipts/verify',
-    pathParams: [],
-    body: 'none',
-    query: true,
-    response: 'json',
-  },
-  listPaymentBatches: {
-    method: 'GET',
-    path: '/v1/payment-batches',
-    pathParams: [],
-    body: 'none',
-    query: true,
-    response: 'json',
-  },
-  createPaymentBatch: {
-    method: 'POST',
-    path: '/v1/payment-batches',
-    pathParams: [],
-    body: 'required',
-    query: true,
-    response: 'json',
-  },
-  getPaymentBatch: {
-    method: 'GET',
-    path: '/v1/payment-batches/{id}',
-    pathParams: ['id'],
-    body: 'none',
-    query: false,
-    response: 'json',
-  },
-  listPaymentBatchItems: {
-    method: 'GET',
-    path: '/v1/payment-batches/{id}/items',
-    pathParams: ['id'],
-    body: 'none',
-    query: true,
-    response: 'json',
-  },
-  cancelPaymentBatch: {
-    method: 'POST',
-    path: '/v1/payment-batches/{id}/cancel',
-    pathParams: ['id'],
-    body: 'none',
-    query: false,
-    response: 'json',
-  },
-  listExports: {
-    method: 'GET',
-    path: '/v1/exports',
-    pathParams: [],
-    body: 'none',
-    query: true,
-    response: 'json',
-  },
-  createExport: {
-    method: 'POST',
-    path: '/v1/exports',
-    pathParams: [],
-    body: 'required',
-    query: false,
-    response: 'json',
-  },
-  getExport: {
-    method: 'GET',
-    path: '/v1/exports/{id}',
-    pathParams: ['id'],
-    body: 'none',
-    query: false,
-    response: 'json',
-  },
-  downloadExport: {
-    method: 'GET',
-    path: '/v1/exports/{id}/download',
-    pathParams: ['id'],
-    body: 'none',
-    query: false,
-    response: 'text',
-  },
-  listRailPartners: {
-    method: 'GET',
-    path: '/v1/rail-partners',
-    pathParams: [],
-    body: 'none',
-    query: true,
-    response: 'json',
-  },
-  createRailPartner: {
-    method: 'POST',
-    path: '/v1/rail-partners',
-    pathParams: [],
-    body: 'required',
-    query: false,
-    response: 'json',
-  },
-  getRailPartner: {
-    method: 'GET',
-    path: '/v1/rail-partners/{id}',
-    pathParams: ['id'],
-    body: 'none',
-    query: false,
-    response: 'json',
-  },
-  updateRailPartner: {
-    method: 'PATCH',
-    path: '/v1/rail-partners/{id}',
-    pathParams: ['id'],
-    body: 'optional',
-    query: false,
-    response: 'json',
-  },
-  listRailCallbacks: {
-    method: 'GET',
-    path: '/v1/rail-callbacks',
-    pathParams: [],
-    body: 'none',
-    query: true,
     response: 'json',
   },
   listCollections: {
@@ -11988,180 +11844,148 @@ export const OPERATIONS = {
     query: false,
     response: 'json',
   },
-  listSavingsProducts: {
+  getOrganization: {
     method: 'GET',
-    path: '/v1/savings-products',
+    path: '/v1/organization',
+    pathParams: [],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  updateOrganization: {
+    method: 'PATCH',
+    path: '/v1/organization',
+    pathParams: [],
+    body: 'optional',
+    query: false,
+    response: 'json',
+  },
+  nameOrganizationContacts: {
+    method: 'PUT',
+    path: '/v1/organization/contacts',
+    pathParams: [],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  sandboxFundWallet: {
+    method: 'POST',
+    path: '/v1/sandbox/wallets/{id}/fund',
+    pathParams: ['id'],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  sandboxSettleTransfer: {
+    method: 'POST',
+    path: '/v1/sandbox/transfers/{id}/settle',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  sandboxFailTransfer: {
+    method: 'POST',
+    path: '/v1/sandbox/transfers/{id}/fail',
+    pathParams: ['id'],
+    body: 'optional',
+    query: false,
+    response: 'json',
+  },
+  sandboxReturnTransfer: {
+    method: 'POST',
+    path: '/v1/sandbox/transfers/{id}/return',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  createSandboxStatement: {
+    method: 'POST',
+    path: '/v1/sandbox/statements',
+    pathParams: [],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  sandboxChainDeposit: {
+    method: 'POST',
+    path: '/v1/sandbox/chain/deposits',
+    pathParams: [],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  sandboxChainAdvance: {
+    method: 'POST',
+    path: '/v1/sandbox/chain/advance',
+    pathParams: [],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  sandboxChainReorg: {
+    method: 'POST',
+    path: '/v1/sandbox/chain/deposits/{id}/reorg',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  listLedgerEntries: {
+    method: 'GET',
+    path: '/v1/ledger/entries',
     pathParams: [],
     body: 'none',
     query: true,
     response: 'json',
   },
-  createSavingsProduct: {
-    method: 'POST',
-    path: '/v1/savings-products',
-    pathParams: [],
-    body: 'required',
-    query: false,
-    response: 'json',
-  },
-  getSavingsProduct: {
+  listLedgerAccounts: {
     method: 'GET',
-    path: '/v1/savings-products/{id}',
-    pathParams: ['id'],
-    body: 'none',
-    query: false,
-    response: 'json',
-  },
-  addSavingsProductRate: {
-    method: 'POST',
-    path: '/v1/savings-products/{id}/rates',
-    pathParams: ['id'],
-    body: 'required',
-    query: false,
-    response: 'json',
-  },
-  listSavingsAccounts: {
-    method: 'GET',
-    path: '/v1/savings-accounts',
+    path: '/v1/ledger/accounts',
     pathParams: [],
     body: 'none',
     query: true,
     response: 'json',
   },
-  openSavingsAccount: {
-    method: 'POST',
-    path: '/v1/savings-accounts',
-    pathParams: [],
-    body: 'required',
-    query: false,
-    response: 'json',
-  },
-  getSavingsAccount: {
+  listRailPartners: {
     method: 'GET',
-    path: '/v1/savings-accounts/{id}',
-    pathParams: ['id'],
-    body: 'none',
-    query: false,
-    response: 'json',
-  },
-  listSavingsAccruals: {
-    method: 'GET',
-    path: '/v1/savings-accounts/{id}/accruals',
-    pathParams: ['id'],
-    body: 'none',
-    query: true,
-    response: 'json',
-  },
-  listSavingsNotices: {
-    method: 'GET',
-    path: '/v1/savings-accounts/{id}/notices',
-    pathParams: ['id'],
-    body: 'none',
-    query: true,
-    response: 'json',
-  },
-  giveSavingsNotice: {
-    method: 'POST',
-    path: '/v1/savings-accounts/{id}/notices',
-    pathParams: ['id'],
-    body: 'required',
-    query: false,
-    response: 'json',
-  },
-  withdrawSavings: {
-    method: 'POST',
-    path: '/v1/savings-accounts/{id}/withdrawals',
-    pathParams: ['id'],
-    body: 'required',
-    query: false,
-    response: 'json',
-  },
-  listLoanProducts: {
-    method: 'GET',
-    path: '/v1/loan-products',
+    path: '/v1/rail-partners',
     pathParams: [],
     body: 'none',
     query: true,
     response: 'json',
   },
-  createLoanProduct: {
+  createRailPartner: {
     method: 'POST',
-    path: '/v1/loan-products',
+    path: '/v1/rail-partners',
     pathParams: [],
     body: 'required',
     query: false,
     response: 'json',
   },
-  getLoanProduct: {
+  getRailPartner: {
     method: 'GET',
-    path: '/v1/loan-products/{id}',
+    path: '/v1/rail-partners/{id}',
     pathParams: ['id'],
     body: 'none',
     query: false,
     response: 'json',
   },
-  listLoans: {
+  updateRailPartner: {
+    method: 'PATCH',
+    path: '/v1/rail-partners/{id}',
+    pathParams: ['id'],
+    body: 'optional',
+    query: false,
+    response: 'json',
+  },
+  listRailCallbacks: {
     method: 'GET',
-    path: '/v1/loans',
+    path: '/v1/rail-callbacks',
     pathParams: [],
     body: 'none',
     query: true,
-    response: 'json',
-  },
-  applyForLoan: {
-    method: 'POST',
-    path: '/v1/loans',
-    pathParams: [],
-    body: 'required',
-    query: false,
-    response: 'json',
-  },
-  getLoan: {
-    method: 'GET',
-    path: '/v1/loans/{id}',
-    pathParams: ['id'],
-    body: 'none',
-    query: false,
-    response: 'json',
-  },
-  cancelLoan: {
-    method: 'POST',
-    path: '/v1/loans/{id}/cancel',
-    pathParams: ['id'],
-    body: 'none',
-    query: false,
-    response: 'json',
-  },
-  disburseLoan: {
-    method: 'POST',
-    path: '/v1/loans/{id}/disburse',
-    pathParams: ['id'],
-    body: 'none',
-    query: false,
-    response: 'json',
-  },
-  listLoanRepayments: {
-    method: 'GET',
-    path: '/v1/loans/{id}/repayments',
-    pathParams: ['id'],
-    body: 'none',
-    query: true,
-    response: 'json',
-  },
-  repayLoan: {
-    method: 'POST',
-    path: '/v1/loans/{id}/repayments',
-    pathParams: ['id'],
-    body: 'required',
-    query: false,
-    response: 'json',
-  },
-  writeOffLoan: {
-    method: 'POST',
-    path: '/v1/loans/{id}/write-off',
-    pathParams: ['id'],
-    body: 'required',
-    query: false,
     response: 'json',
   },
   createWebhookSubscriptionUnversioned: {
@@ -12252,30 +12076,6 @@ export const OPERATIONS = {
     query: false,
     response: 'json',
   },
-  getOrganization: {
-    method: 'GET',
-    path: '/v1/organization',
-    pathParams: [],
-    body: 'none',
-    query: false,
-    response: 'json',
-  },
-  updateOrganization: {
-    method: 'PATCH',
-    path: '/v1/organization',
-    pathParams: [],
-    body: 'optional',
-    query: false,
-    response: 'json',
-  },
-  nameOrganizationContacts: {
-    method: 'PUT',
-    path: '/v1/organization/contacts',
-    pathParams: [],
-    body: 'required',
-    query: false,
-    response: 'json',
-  },
   listLaunchGates: {
     method: 'GET',
     path: '/v1/launch-gates',
@@ -12284,67 +12084,267 @@ export const OPERATIONS = {
     query: true,
     response: 'json',
   },
-  sandboxFundWallet: {
-    method: 'POST',
-    path: '/v1/sandbox/wallets/{id}/fund',
+  getTransferReceipt: {
+    method: 'GET',
+    path: '/v1/transfers/{id}/receipt',
     pathParams: ['id'],
-    body: 'required',
-    query: false,
+    body: 'none',
+    query: true,
     response: 'json',
   },
-  sandboxSettleTransfer: {
+  verifyReceipt: {
+    method: 'GET',
+    path: '/v1/receipts/verify',
+    pathParams: [],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  listPaymentBatches: {
+    method: 'GET',
+    path: '/v1/payment-batches',
+    pathParams: [],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  createPaymentBatch: {
     method: 'POST',
-    path: '/v1/sandbox/transfers/{id}/settle',
+    path: '/v1/payment-batches',
+    pathParams: [],
+    body: 'required',
+    query: true,
+    response: 'json',
+  },
+  getPaymentBatch: {
+    method: 'GET',
+    path: '/v1/payment-batches/{id}',
     pathParams: ['id'],
     body: 'none',
     query: false,
     response: 'json',
   },
-  sandboxFailTransfer: {
-    method: 'POST',
-    path: '/v1/sandbox/transfers/{id}/fail',
+  listPaymentBatchItems: {
+    method: 'GET',
+    path: '/v1/payment-batches/{id}/items',
     pathParams: ['id'],
-    body: 'optional',
-    query: false,
+    body: 'none',
+    query: true,
     response: 'json',
   },
-  sandboxReturnTransfer: {
+  cancelPaymentBatch: {
     method: 'POST',
-    path: '/v1/sandbox/transfers/{id}/return',
+    path: '/v1/payment-batches/{id}/cancel',
     pathParams: ['id'],
     body: 'none',
     query: false,
     response: 'json',
   },
-  createSandboxStatement: {
+  listExports: {
+    method: 'GET',
+    path: '/v1/exports',
+    pathParams: [],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  createExport: {
     method: 'POST',
-    path: '/v1/sandbox/statements',
+    path: '/v1/exports',
     pathParams: [],
     body: 'required',
     query: false,
     response: 'json',
   },
-  sandboxChainDeposit: {
-    method: 'POST',
-    path: '/v1/sandbox/chain/deposits',
-    pathParams: [],
-    body: 'required',
-    query: false,
-    response: 'json',
-  },
-  sandboxChainAdvance: {
-    method: 'POST',
-    path: '/v1/sandbox/chain/advance',
-    pathParams: [],
-    body: 'required',
-    query: false,
-    response: 'json',
-  },
-  sandboxChainReorg: {
-    method: 'POST',
-    path: '/v1/sandbox/chain/deposits/{id}/reorg',
+  getExport: {
+    method: 'GET',
+    path: '/v1/exports/{id}',
     pathParams: ['id'],
     body: 'none',
+    query: false,
+    response: 'json',
+  },
+  downloadExport: {
+    method: 'GET',
+    path: '/v1/exports/{id}/download',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'text',
+  },
+  listLoanProducts: {
+    method: 'GET',
+    path: '/v1/loan-products',
+    pathParams: [],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  createLoanProduct: {
+    method: 'POST',
+    path: '/v1/loan-products',
+    pathParams: [],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  getLoanProduct: {
+    method: 'GET',
+    path: '/v1/loan-products/{id}',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  listLoans: {
+    method: 'GET',
+    path: '/v1/loans',
+    pathParams: [],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  applyForLoan: {
+    method: 'POST',
+    path: '/v1/loans',
+    pathParams: [],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  getLoan: {
+    method: 'GET',
+    path: '/v1/loans/{id}',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  cancelLoan: {
+    method: 'POST',
+    path: '/v1/loans/{id}/cancel',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  disburseLoan: {
+    method: 'POST',
+    path: '/v1/loans/{id}/disburse',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  listLoanRepayments: {
+    method: 'GET',
+    path: '/v1/loans/{id}/repayments',
+    pathParams: ['id'],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  repayLoan: {
+    method: 'POST',
+    path: '/v1/loans/{id}/repayments',
+    pathParams: ['id'],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  writeOffLoan: {
+    method: 'POST',
+    path: '/v1/loans/{id}/write-off',
+    pathParams: ['id'],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  listSavingsProducts: {
+    method: 'GET',
+    path: '/v1/savings-products',
+    pathParams: [],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  createSavingsProduct: {
+    method: 'POST',
+    path: '/v1/savings-products',
+    pathParams: [],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  getSavingsProduct: {
+    method: 'GET',
+    path: '/v1/savings-products/{id}',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  addSavingsProductRate: {
+    method: 'POST',
+    path: '/v1/savings-products/{id}/rates',
+    pathParams: ['id'],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  listSavingsAccounts: {
+    method: 'GET',
+    path: '/v1/savings-accounts',
+    pathParams: [],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  openSavingsAccount: {
+    method: 'POST',
+    path: '/v1/savings-accounts',
+    pathParams: [],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  getSavingsAccount: {
+    method: 'GET',
+    path: '/v1/savings-accounts/{id}',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  listSavingsAccruals: {
+    method: 'GET',
+    path: '/v1/savings-accounts/{id}/accruals',
+    pathParams: ['id'],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  listSavingsNotices: {
+    method: 'GET',
+    path: '/v1/savings-accounts/{id}/notices',
+    pathParams: ['id'],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  giveSavingsNotice: {
+    method: 'POST',
+    path: '/v1/savings-accounts/{id}/notices',
+    pathParams: ['id'],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  withdrawSavings: {
+    method: 'POST',
+    path: '/v1/savings-accounts/{id}/withdrawals',
+    pathParams: ['id'],
+    body: 'required',
     query: false,
     response: 'json',
   },
