@@ -5,26 +5,19 @@
  * One deposit is credited once: the bank's own reference is unique per organization. A deposit that names
  * no wallet we can credit goes to the reconciliation exception queue, never silently anywhere.
  */
-import {
-  BANK_DEPOSITS_PER_REPORT_MAX,
-  type Collection,
-  isValidVirtualAccountReference,
-  VIRTUAL_ACCOUNT_DIGITS,
-  virtualAccountReference,
-} from '../domain/collections.ts';
-import { isValidAccountNumber } from '../domain/digitalAccounts.ts';
-import { AppError, type FieldError, resourceMissing } from '../domain/errors.ts';
+import { BANK_DEPOSITS_PER_REPORT_MAX, type Collection } from '../domain/collections.ts';
+import { isValidAccountNumber, isValidVirtualAccountReference } from '../domain/digitalAccounts.ts';
+import { AppError, type FieldError } from '../domain/errors.ts';
 import { type Currency, checkSingleAmount, isCurrency, parseAmount } from '../domain/money.ts';
 import {
   findCollectionByBankReference,
-  findVirtualAccountByReference,
-  findVirtualAccountOfWallet,
   insertCollection,
-  insertVirtualAccount,
   lockBankDepositReports,
-  type VirtualAccount,
 } from '../store/repositories/collections.ts';
-import { findWalletIdByAccountNumber } from '../store/repositories/digitalAccounts.ts';
+import {
+  findVirtualAccountByReference,
+  findWalletIdByAccountNumber,
+} from '../store/repositories/digitalAccounts.ts';
 import { findWallet } from '../store/repositories/wallets.ts';
 import type { Queryable } from '../store/store.ts';
 import { collectionEventData } from './collections.ts';
@@ -34,54 +27,11 @@ import { openException } from './reconciliation.ts';
 import { creditFromRail } from './transfers.ts';
 
 // Record types the HTTP edge presents, given through the use case layer (src/http never imports the store).
-export type { VirtualAccount } from '../store/repositories/collections.ts';
+export type { VirtualAccount } from '../store/repositories/digitalAccounts.ts';
 
-/** Tries at drawing a reference no other wallet holds (10 random digits: a clash is rare). */
-const VIRTUAL_ACCOUNT_DRAWS_MAX = 5;
 /** Characters of the bank's reference for a deposit, and of a payer's name, at most. */
 export const BANK_REFERENCE_LENGTH_MAX = 100;
 export const PAYER_NAME_LENGTH_MAX = 140;
-
-function randomDigits(deps: Deps, count: number): string {
-  return Array.from(deps.randomBytes(count), (byte) => String(byte % 10)).join('');
-}
-
-/** The wallet's virtual account reference, made the first time it is asked for. */
-export async function ensureVirtualAccount(
-  tx: Queryable,
-  deps: Deps,
-  organizationId: string,
-  walletId: string,
-): Promise<{ account: VirtualAccount; created: boolean }> {
-  const wallet = await findWallet(tx, organizationId, walletId);
-  if (!wallet) throw resourceMissing('wallet', walletId);
-  const existing = await findVirtualAccountOfWallet(tx, organizationId, walletId);
-  if (existing) return { account: existing, created: false };
-  for (let draw = 0; draw < VIRTUAL_ACCOUNT_DRAWS_MAX; draw++) {
-    const account: VirtualAccount = {
-      walletId,
-      organizationId,
-      reference: virtualAccountReference(randomDigits(deps, VIRTUAL_ACCOUNT_DIGITS)),
-      createdAt: deps.now(),
-    };
-    if (await insertVirtualAccount(tx, account)) return { account, created: true };
-    // Another request made this wallet its reference meanwhile (the insert waited for it): that one is the
-    // wallet's, whatever digits were drawn here.
-    const raced = await findVirtualAccountOfWallet(tx, organizationId, walletId);
-    if (raced) return { account: raced, created: false };
-  }
-  throw new Error('could not draw a free virtual account reference');
-}
-
-export async function getVirtualAccount(
-  deps: Deps,
-  organizationId: string,
-  walletId: string,
-): Promise<VirtualAccount> {
-  const account = await findVirtualAccountOfWallet(deps.store, organizationId, walletId);
-  if (!account) throw resourceMissing('virtual account of wallet', walletId);
-  return account;
-}
 
 /** Whether a payer's reference is a virtual reference or an account number, check digits agreeing. */
 function isWellFormedReference(reference: string): boolean {

@@ -7,16 +7,22 @@
 import { LOAN_APPROVALS, LOAN_DAY_WORK } from '../modules/lending/index.ts';
 import { PAYMENT_BATCH_APPROVALS } from '../modules/paymentBatches/index.ts';
 import { refuseSavingsSource, SAVINGS_DAY_WORK } from '../modules/savings/index.ts';
+import { decideHeldDeposit } from './deposits.ts';
 import type { Deps } from './deps.ts';
 import { digitalAccountsOnWalletCreated } from './digitalAccounts.ts';
 import { CHANGE_KINDS } from './governedChangeKinds.ts';
 import { GOVERNED_CHANGE_APPROVALS } from './governedChanges.ts';
 import { POLICY_CHANGE_APPROVALS } from './policies.ts';
-import { TRANSFER_APPROVALS } from './transferApprovals.ts';
+import { decideReviewedTransfer, TRANSFER_APPROVALS } from './transferApprovals.ts';
 
 export type UseCaseHooks = Pick<
   Deps,
-  'approvableResources' | 'movementSourceGuards' | 'walletCreatedHooks' | 'dayWork' | 'changeKinds'
+  | 'approvableResources'
+  | 'reviewSubjects'
+  | 'movementSourceGuards'
+  | 'walletCreatedHooks'
+  | 'dayWork'
+  | 'changeKinds'
 >;
 
 export function useCaseHooks(): UseCaseHooks {
@@ -29,6 +35,8 @@ export function useCaseHooks(): UseCaseHooks {
       loan: LOAN_APPROVALS,
       change: GOVERNED_CHANGE_APPROVALS,
     },
+    // Reviews (src/app/reviews.ts): a decided case moves the transfer or deposit it holds through its owner.
+    reviewSubjects: { transfer: decideReviewedTransfer, deposit: decideHeldDeposit },
     // Transfers, payment batches and conversions: money leaves a savings account only as a withdrawal.
     movementSourceGuards: [refuseSavingsSource],
     // Wallets: a new wallet has its account details from the start once the organization issues them.

@@ -6,9 +6,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Environment } from '../domain/apiKeys.ts';
 import type { PilotCaps } from '../domain/decisions/pilotCaps.ts';
+import type { TravelRuleInput } from '../domain/decisions/travelRule.ts';
+import type { EvidenceActor } from '../domain/evidence.ts';
 import { formatId, ID_PREFIXES, ID_RANDOM_BYTES, type IdKind } from '../domain/ids.ts';
 import type { ScreeningIndex } from '../domain/screening/screeningIndex.ts';
 import { type Keyring, keyringOf } from '../domain/sealing.ts';
+import type { Transfer } from '../domain/transferRecord.ts';
 import type { Wallet } from '../domain/wallets.ts';
 import { createServiceMetrics, type ServiceMetrics } from '../metrics.ts';
 import type { PartnerRailFactories } from '../rails/partner.ts';
@@ -33,6 +36,33 @@ export type MovementSourceGuard = (
 
 /** Runs in a new wallet's transaction and returns the wallet with what it added (its account details). */
 export type WalletCreatedHook = (tx: Queryable, deps: Deps, wallet: Wallet) => Promise<Wallet>;
+
+/**
+ * What a review case holds, moved on by the capability that owns it when an operator decides the case, in the
+ * deciding transaction: a held transfer goes on its way (or to approval) or is rejected; a held on-chain
+ * deposit is credited or left owed back.
+ */
+export interface ReviewSubjects {
+  /** Clears or rejects the held transfer as `actor`, who may not clear a transfer they created. */
+  transfer(
+    tx: Queryable,
+    deps: Deps,
+    organizationId: string,
+    transferId: string,
+    decision: 'clear' | 'reject',
+    actor: EvidenceActor,
+  ): Promise<Transfer>;
+  /** Clears (with the originator's Travel Rule data) or rejects a held deposit; what became of it. */
+  deposit(
+    tx: Queryable,
+    deps: Deps,
+    organizationId: string,
+    depositId: string,
+    decision: 'clear' | 'reject',
+    travelRule: TravelRuleInput | undefined,
+    reviewId: string,
+  ): Promise<{ id: string; status: string; transferId: string | null }>;
+}
 
 /** A product's once-a-day work (src/modules/testClock/useCases/dayWork.ts runs it). */
 export interface DayWork {
@@ -100,6 +130,8 @@ export interface Deps {
    */
   /** How approvals lock and move on each resource type (src/app/approvals.ts). */
   approvableResources: ApprovableResources;
+  /** How a decided review case moves the transfer or deposit it holds (src/app/reviews.ts). */
+  reviewSubjects: ReviewSubjects;
   /** Checks on the source wallet of every transfer, payment batch item and conversion. */
   movementSourceGuards: readonly MovementSourceGuard[];
   /** What a new wallet is given in its creating transaction, in order. */

@@ -1,7 +1,7 @@
 /**
  * Digital accounts: the sponsor bank an organization issues account numbers under (an admin's setting), the
  * account details a wallet is given (on creation once the setting exists, or on request for a wallet made
- * before), statements of a period and balances as of an instant, read from the ledger's entries.
+ * before), the virtual account reference payers quote in a bank transfer, statements of a period and balances as of an instant, read from the ledger's entries.
  */
 import {
   ACCOUNT_NUMBER_RANDOM_BYTES,
@@ -16,6 +16,8 @@ import {
   type StatementMovement,
   statementPeriod,
   statementTooLarge,
+  VIRTUAL_ACCOUNT_DIGITS,
+  virtualAccountReference,
   type WalletAccountDetails,
 } from '../domain/digitalAccounts.ts';
 import { AppError, resourceMissing } from '../domain/errors.ts';
@@ -25,18 +27,20 @@ import { maskedDestination, maskedPhone } from '../domain/transferRecord.ts';
 import type { Balances, Wallet } from '../domain/wallets.ts';
 import {
   findDigitalAccountSettings,
+  findVirtualAccountOfWallet,
   findWalletAccountDetails,
+  insertVirtualAccount,
   insertWalletAccountDetails,
   listStatementMovements,
   type MovementRow,
   readOneSnapshot,
   readStatementFrame,
   saveDigitalAccountSettings,
+  type VirtualAccount,
   walletBalanceAsOf,
 } from '../store/repositories/digitalAccounts.ts';
 import { findWallet } from '../store/repositories/wallets.ts';
 import type { Queryable } from '../store/store.ts';
-import { ensureVirtualAccount } from './bankDeposits.ts';
 import type { Deps, WalletCreatedHook } from './deps.ts';
 import { appendEvidence } from './evidence.ts';
 
@@ -260,4 +264,48 @@ export async function getWalletStatement(
       rows.map(movementOf),
     );
   });
+}
+
+/** Tries at drawing a reference no other wallet holds (10 random digits: a clash is rare). */
+export const VIRTUAL_ACCOUNT_DRAWS_MAX = 5;
+
+export function randomDigits(deps: Deps, count: number): string {
+  return Array.from(deps.randomBytes(count), (byte) => String(byte % 10)).join('');
+}
+
+/** The wallet's virtual account reference, made the first time it is asked for. */
+export async function ensureVirtualAccount(
+  tx: Queryable,
+  deps: Deps,
+  organizationId: string,
+  walletId: string,
+): Promise<{ account: VirtualAccount; created: boolean }> {
+  const wallet = await findWallet(tx, organizationId, walletId);
+  if (!wallet) throw resourceMissing('wallet', walletId);
+  const existing = await findVirtualAccountOfWallet(tx, organizationId, walletId);
+  if (existing) return { account: existing, created: false };
+  for (let draw = 0; draw < VIRTUAL_ACCOUNT_DRAWS_MAX; draw++) {
+    const account: VirtualAccount = {
+      walletId,
+      organizationId,
+      reference: virtualAccountReference(randomDigits(deps, VIRTUAL_ACCOUNT_DIGITS)),
+      createdAt: deps.now(),
+    };
+    if (await insertVirtualAccount(tx, account)) return { account, created: true };
+    // Another request made this wallet its reference meanwhile (the insert waited for it): that one is the
+    // wallet's, whatever digits were drawn here.
+    const raced = await findVirtualAccountOfWallet(tx, organizationId, walletId);
+    if (raced) return { account: raced, created: false };
+  }
+  throw new Error('could not draw a free virtual account reference');
+}
+
+export async function getVirtualAccount(
+  deps: Deps,
+  organizationId: string,
+  walletId: string,
+): Promise<VirtualAccount> {
+  const account = await findVirtualAccountOfWallet(deps.store, organizationId, walletId);
+  if (!account) throw resourceMissing('virtual account of wallet', walletId);
+  return account;
 }

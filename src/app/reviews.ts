@@ -12,11 +12,9 @@ import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
 import {
   freezesWalletOnReject,
   isOpenReview,
-  REVIEW_REJECTED_STATUS_REASON,
   type ReviewCase,
   type ReviewDecision,
 } from '../domain/reviews.ts';
-import type { Transfer } from '../domain/transferRecord.ts';
 import {
   findReviewCase,
   listReviewCases,
@@ -25,11 +23,8 @@ import {
 } from '../store/repositories/reviews.ts';
 import { findWallet } from '../store/repositories/wallets.ts';
 import type { Queryable } from '../store/store.ts';
-import { decideHeldDeposit } from './deposits.ts';
 import type { Deps } from './deps.ts';
 import { appendEvidence } from './evidence.ts';
-import { awaitApprovalAfterReview } from './transferApprovals.ts';
-import { applyStatusChange, lockTransfer } from './transfers.ts';
 import { continueAfterScreening } from './verifications.ts';
 import { changeWalletStatus } from './walletStatus.ts';
 
@@ -53,21 +48,6 @@ export interface ReviewDecisionInput {
   freezeWallet?: boolean | undefined;
   /** Clearing a held deposit only: the originator's Travel Rule data the sending institution supplied. */
   travelRule?: TravelRuleInput | undefined;
-}
-
-/**
- * Four eyes on a held payment: the member who made a transfer may stop it (reject its review) but never
- * let it through (clear it), whatever roles they hold, as an initiator never approves their own transfer.
- */
-function refuseSelfClear(transfer: Transfer, actor: EvidenceActor): void {
-  const member = actor.type === 'system' ? undefined : actor.member;
-  if (member === undefined || transfer.createdBy !== member) return;
-  throw new AppError({
-    status: 403,
-    code: 'self_review_forbidden',
-    title: 'Forbidden',
-    detail: `Member ${member} created transfer ${transfer.id}; another member must clear its review.`,
-  });
 }
 
 /** Clears or rejects an open case, once: the case row is locked, so two decisions racing resolve one way. */
@@ -102,7 +82,7 @@ export async function decideReview(
   const deposit =
     review.depositId === null
       ? undefined
-      : await decideHeldDeposit(
+      : await deps.reviewSubjects.deposit(
           tx,
           deps,
           organizationId,
@@ -111,32 +91,10 @@ export async function decideReview(
           input.travelRule,
           review.id,
         );
-  let transfer: Transfer | undefined;
-  if (review.transferId !== null) {
-    transfer = await lockTransfer(tx, organizationId, review.transferId);
-    if (decision === 'clear') refuseSelfClear(transfer, actor);
-    if (decision === 'clear' && transfer.authorization?.decision === 'require_approval') {
-      // Its policy asked for approval too: it waits for that next, its funds still held.
-      transfer = await awaitApprovalAfterReview(tx, deps, transfer);
-    } else if (decision === 'clear') {
-      // Back on the way it was going: a payout waits for the rail; an internal transfer, or money a rail
-      // already delivered, settles at once.
-      const settlesNow = transfer.rail === 'internal' || transfer.direction === 'inbound';
-      transfer = await applyStatusChange(tx, deps, transfer, {
-        to: 'pending',
-        nextRailCheckAt: settlesNow ? null : deps.now(),
-      });
-      if (settlesNow && transfer.status === 'pending') {
-        transfer = await applyStatusChange(tx, deps, transfer, { to: 'settled' });
-      }
-    } else {
-      transfer = await applyStatusChange(tx, deps, transfer, {
-        to: 'rejected',
-        failureCode: 'compliance_rejected',
-        reason: REVIEW_REJECTED_STATUS_REASON,
-      });
-    }
-  }
+  const transfer =
+    review.transferId === null
+      ? undefined
+      : await deps.reviewSubjects.transfer(tx, deps, organizationId, review.transferId, decision, actor);
   if (review.verificationId !== null) {
     await continueAfterScreening(
       tx,

@@ -1,9 +1,13 @@
 /**
  * A transfer as an approval's resource: held `pending_approval` until its approval is decided, then sent to
- * the rail (or settled, when internal), or given its hold back when rejected or expired.
+ * the rail (or settled, when internal), or given its hold back when rejected or expired. And a transfer as a
+ * review case's subject: sent on, or to approval, when the case is cleared; rejected when it is rejected.
  */
 import { type Approval, AWAITING_APPROVAL_STATUS_REASON } from '../domain/approvals.ts';
 import { DEFAULT_RULE_ID } from '../domain/decisions/policies.ts';
+import { AppError } from '../domain/errors.ts';
+import type { EvidenceActor } from '../domain/evidence.ts';
+import { REVIEW_REJECTED_STATUS_REASON } from '../domain/reviews.ts';
 import type { Transfer } from '../domain/transferRecord.ts';
 import { findPolicyVersion } from '../store/repositories/policies.ts';
 import type { Queryable } from '../store/store.ts';
@@ -100,3 +104,54 @@ export const TRANSFER_APPROVALS: ApprovableResource & { type: 'transfer' } = {
     };
   },
 };
+
+/**
+ * Four eyes on a held payment: the member who made a transfer may stop it (reject its review) but never
+ * let it through (clear it), whatever roles they hold, as an initiator never approves their own transfer.
+ */
+function refuseSelfClear(transfer: Transfer, actor: EvidenceActor): void {
+  const member = actor.type === 'system' ? undefined : actor.member;
+  if (member === undefined || transfer.createdBy !== member) return;
+  throw new AppError({
+    status: 403,
+    code: 'self_review_forbidden',
+    title: 'Forbidden',
+    detail: `Member ${member} created transfer ${transfer.id}; another member must clear its review.`,
+  });
+}
+
+/**
+ * A transfer held for review, once its case is decided: cleared, it goes back on the way it was going (or to
+ * approval, when its policy asked for one too); rejected, it is rejected and its hold released.
+ */
+export async function decideReviewedTransfer(
+  tx: Queryable,
+  deps: Deps,
+  organizationId: string,
+  transferId: string,
+  decision: 'clear' | 'reject',
+  actor: EvidenceActor,
+): Promise<Transfer> {
+  const transfer = await lockTransfer(tx, organizationId, transferId);
+  if (decision === 'reject') {
+    return applyStatusChange(tx, deps, transfer, {
+      to: 'rejected',
+      failureCode: 'compliance_rejected',
+      reason: REVIEW_REJECTED_STATUS_REASON,
+    });
+  }
+  refuseSelfClear(transfer, actor);
+  // Its policy asked for approval too: it waits for that next, its funds still held.
+  if (transfer.authorization?.decision === 'require_approval')
+    return awaitApprovalAfterReview(tx, deps, transfer);
+  // Back on the way it was going: a payout waits for the rail; an internal transfer, or money a rail already
+  // delivered, settles at once.
+  const settlesNow = transfer.rail === 'internal' || transfer.direction === 'inbound';
+  const pending = await applyStatusChange(tx, deps, transfer, {
+    to: 'pending',
+    nextRailCheckAt: settlesNow ? null : deps.now(),
+  });
+  return settlesNow && pending.status === 'pending'
+    ? applyStatusChange(tx, deps, pending, { to: 'settled' })
+    : pending;
+}

@@ -48,6 +48,7 @@ import {
   postHoldPostings,
   refusalError,
   reversalPostings,
+  trustLedgerAccount,
   voidHoldPostings,
 } from '../modules/ledger/index.ts';
 import { type Customer, findCustomer } from '../store/repositories/customers.ts';
@@ -82,7 +83,6 @@ import type { LedgerWriter, TransferCommand } from './posting/writer.ts';
 import { requireProductOfMovement } from './products.ts';
 import { screenCounterparty } from './transferScreening.ts';
 import { prepareTravelRule } from './travelRule.ts';
-import { trustLedgerAccount } from './trustLedger.ts';
 import { findWalletIdentities } from './walletIdentities.ts';
 
 const PHONE_PATTERN = /^\+[1-9][0-9]{6,14}$/;

@@ -17,9 +17,13 @@ import {
   type SweepDirection,
   type SweepRail,
   sweepPostings,
-  TRUST_LEDGER_RAIL,
 } from '../domain/trustLedger.ts';
-import { ensureSystemAccount, PostingSession, refusalError } from '../modules/ledger/index.ts';
+import {
+  ensureSystemAccount,
+  PostingSession,
+  refusalError,
+  trustLedgerAccount,
+} from '../modules/ledger/index.ts';
 import { findTrustAccount } from '../store/repositories/safeguarding.ts';
 import {
   findSweep,
@@ -32,23 +36,6 @@ import type { Queryable } from '../store/store.ts';
 import type { Deps } from './deps.ts';
 import { newEvent, recordEvents } from './events.ts';
 import { appendEvidence } from './evidence.ts';
-
-/** The organization's trust ledger account in a currency, made on first use; its id. */
-export function trustLedgerAccount(
-  tx: Queryable,
-  deps: Deps,
-  organizationId: string,
-  currency: Currency,
-): Promise<string> {
-  return ensureSystemAccount(tx, {
-    id: deps.newId('ledgerAccount'),
-    organizationId,
-    kind: 'trust',
-    rail: TRUST_LEDGER_RAIL,
-    currency,
-    now: deps.now(),
-  });
-}
 
 export interface RecordSweepInput {
   currency: Currency;

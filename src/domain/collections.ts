@@ -9,30 +9,6 @@ import type { Currency } from './money.ts';
 export const COLLECTION_METHODS = ['mobile_money', 'bank_deposit', 'sandbox'] as const;
 export type CollectionMethod = (typeof COLLECTION_METHODS)[number];
 
-/** Characters of a virtual account reference: 'MK', 10 digits, 2 check digits (ISO 7064 mod 97-10). */
-export const VIRTUAL_ACCOUNT_REFERENCE_PATTERN = /^MK[0-9]{12}$/;
-/** Random digits in a virtual account reference. */
-export const VIRTUAL_ACCOUNT_DIGITS = 10;
-
-/** ISO 7064 mod 97-10 check digits for a string of digits (as IBAN uses): two digits, 02 to 98. */
-export function mod97CheckDigits(digits: string): string {
-  let remainder = 0;
-  for (const digit of `${digits}00`) remainder = (remainder * 10 + Number(digit)) % 97;
-  return String(98 - remainder).padStart(2, '0');
-}
-
-/** A virtual account reference from its random digits: 'MK', the digits, their check digits. */
-export function virtualAccountReference(digits: string): string {
-  return `MK${digits}${mod97CheckDigits(digits)}`;
-}
-
-/** Whether a reference is well formed and its check digits agree (a mistyped one is caught, not misrouted). */
-export function isValidVirtualAccountReference(reference: string): boolean {
-  if (!VIRTUAL_ACCOUNT_REFERENCE_PATTERN.test(reference)) return false;
-  const digits = reference.slice(2, 2 + VIRTUAL_ACCOUNT_DIGITS);
-  return mod97CheckDigits(digits) === reference.slice(2 + VIRTUAL_ACCOUNT_DIGITS);
-}
-
 /** Deposits one bank report holds at most. */
 export const BANK_DEPOSITS_PER_REPORT_MAX = 1_000;
 

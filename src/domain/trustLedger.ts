@@ -13,13 +13,6 @@ import type { Currency } from './money.ts';
 import { RAILS, type Rail } from './transfers.ts';
 
 /**
- * The `rail` a trust ledger account is stored with. System accounts are keyed by rail; the trust account
- * belongs to no rail (like fee income and conversion accounts), so it takes `internal`, the rail that never
- * leaves the platform.
- */
-export const TRUST_LEDGER_RAIL: Rail = 'internal';
-
-/**
  * How far the bank-reported trust balance may lie from the ledger's trust balance without an exception, in
  * minor units (0: they must agree exactly).
  */

@@ -8,12 +8,11 @@ import type { BankDepositOutcome, VirtualAccount } from '../../app/bankDeposits.
 import {
   BANK_REFERENCE_LENGTH_MAX,
   type BankDepositInput,
-  ensureVirtualAccount,
-  getVirtualAccount,
   PAYER_NAME_LENGTH_MAX,
   recordBankDeposits,
 } from '../../app/bankDeposits.ts';
 import type { Deps } from '../../app/deps.ts';
+import { ensureVirtualAccount, getVirtualAccount } from '../../app/digitalAccounts.ts';
 import { BANK_DEPOSITS_PER_REPORT_MAX } from '../../domain/collections.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import { principalOf } from '../auth.ts';

@@ -292,3 +292,53 @@ function toTextArray(value: unknown): string[] {
   if (text === '{}' || text === '') return [];
   return text.replace(/^\{|\}$/g, '').split(',');
 }
+
+export interface VirtualAccount {
+  walletId: string;
+  organizationId: string;
+  reference: string;
+  createdAt: Date;
+}
+
+/** False when the reference is taken (another wallet drew the same digits) or the wallet has one. */
+export async function insertVirtualAccount(db: Queryable, account: VirtualAccount): Promise<boolean> {
+  const rows = await db.query(
+    `INSERT INTO wallet_virtual_accounts (wallet_id, organization_id, reference, created_at) VALUES ($1, $2, $3, $4)
+     ON CONFLICT DO NOTHING RETURNING wallet_id`,
+    [account.walletId, account.organizationId, account.reference, account.createdAt],
+  );
+  return rows.length === 1;
+}
+
+export async function findVirtualAccountOfWallet(
+  db: Queryable,
+  organizationId: string,
+  walletId: string,
+): Promise<VirtualAccount | undefined> {
+  const [row] = await db.query(
+    'SELECT wallet_id, organization_id, reference, created_at FROM wallet_virtual_accounts WHERE organization_id = $1 AND wallet_id = $2',
+    [organizationId, walletId],
+  );
+  return row && virtualAccountFromRow(row);
+}
+
+export async function findVirtualAccountByReference(
+  db: Queryable,
+  organizationId: string,
+  reference: string,
+): Promise<VirtualAccount | undefined> {
+  const [row] = await db.query(
+    'SELECT wallet_id, organization_id, reference, created_at FROM wallet_virtual_accounts WHERE organization_id = $1 AND reference = $2',
+    [organizationId, reference],
+  );
+  return row && virtualAccountFromRow(row);
+}
+
+export function virtualAccountFromRow(row: Record<string, unknown>): VirtualAccount {
+  return {
+    walletId: String(row.wallet_id),
+    organizationId: String(row.organization_id),
+    reference: String(row.reference),
+    createdAt: toDate(row.created_at),
+  };
+}

@@ -59,6 +59,13 @@ export const ACCOUNT_KINDS = [
 ] as const;
 export type AccountKind = (typeof ACCOUNT_KINDS)[number];
 
+/**
+ * The `rail` a trust ledger account is stored with. System accounts are keyed by rail; the trust account
+ * belongs to no rail (like fee income and conversion accounts), so it takes `internal`, the rail that never
+ * leaves the platform.
+ */
+export const TRUST_LEDGER_RAIL = 'internal';
+
 /** hold: pending lines; post / void: make a hold final / release it; direct and reversal: final at once. */
 export const JOURNAL_ENTRY_KINDS = ['hold', 'post', 'void', 'direct', 'reversal'] as const;
 export type JournalEntryKind = (typeof JOURNAL_ENTRY_KINDS)[number];

@@ -1,10 +1,12 @@
-/** Read side of the ledger: journal entries with their postings, and accounts with their sums. */
+/** Accounts of the ledger: journal entries with their postings, accounts with their sums, and the trust account made on first use. */
 
 import type { Deps } from '../../../app/deps.ts';
 import type { Currency } from '../../../domain/money.ts';
 import { type Page, type PageRequest, toPage } from '../../../domain/pagination.ts';
-import type { AccountKind } from '../domain/ledger.ts';
+import type { Queryable } from '../../../store/store.ts';
+import { type AccountKind, TRUST_LEDGER_RAIL } from '../domain/ledger.ts';
 import {
+  ensureSystemAccount,
   type JournalEntry,
   type LedgerAccount,
   listJournalEntries as listJournalEntryRows,
@@ -41,4 +43,21 @@ export async function listLedgerAccounts(
 ): Promise<Page<LedgerAccount>> {
   const rows = await listLedgerAccountRows(deps.store, organizationId, request, request.limit + 1);
   return toPage(rows, request.limit);
+}
+
+/** The organization's trust ledger account in a currency, made on first use; its id. */
+export function trustLedgerAccount(
+  tx: Queryable,
+  deps: Deps,
+  organizationId: string,
+  currency: Currency,
+): Promise<string> {
+  return ensureSystemAccount(tx, {
+    id: deps.newId('ledgerAccount'),
+    organizationId,
+    kind: 'trust',
+    rail: TRUST_LEDGER_RAIL,
+    currency,
+    now: deps.now(),
+  });
 }
