@@ -15,13 +15,6 @@ export const BANK_DEPOSITS_PER_REPORT_MAX = 1_000;
 export const COLLECTION_STATUSES = ['pending', 'processing', 'succeeded', 'failed'] as const;
 export type CollectionStatus = (typeof COLLECTION_STATUSES)[number];
 
-export const COLLECTION_EVENT_TYPES = [
-  'collection.created',
-  'collection.processing',
-  'collection.succeeded',
-  'collection.failed',
-] as const;
-
 /** How long a payer has to approve before the collection fails `collection_expired`. */
 export const COLLECTION_EXPIRY_MS = 15 * 60_000;
 /** Characters of a collection's reference (shown to the payer where the partner allows) at most. */

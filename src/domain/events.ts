@@ -1,6 +1,5 @@
 /** Event types, payloads and the envelope (the spec's section 2.4, spelling 1: snake_case). */
 import type { Environment } from './apiKeys.ts';
-import { COLLECTION_EVENT_TYPES } from './collections.ts';
 import { formatAmount } from './money.ts';
 import {
   PAYLOAD_VERSION_LATEST,
@@ -51,6 +50,14 @@ export const SAVINGS_EVENT_TYPES = [
   'savings.withdrawal.completed',
   'savings.interest.capitalized',
 ] as const;
+/** Money asked of a payer, from the request to the rail's answer. */
+export const COLLECTION_EVENT_TYPES = [
+  'collection.created',
+  'collection.processing',
+  'collection.succeeded',
+  'collection.failed',
+] as const;
+
 /** A loan's life, from application to paid off or written off. */
 export const LOAN_EVENT_TYPES = [
   'loan.applied',

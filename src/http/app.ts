@@ -74,6 +74,8 @@ import { SAFEGUARDING_SCHEMAS, SAFEGUARDING_SWEEP_SCHEMAS } from './routes/safeg
 import { safeguardingSweepRoutes } from './routes/safeguarding/sweeps.ts';
 import { sandboxRoutes } from './routes/sandbox.ts';
 import { sandboxChainRoutes } from './routes/sandboxChain.ts';
+import { sandboxFundingRoutes } from './routes/sandboxFunding.ts';
+import { sandboxStatementRoutes } from './routes/sandboxStatements.ts';
 import { STABLECOIN_SCHEMAS, stablecoinRoutes } from './routes/stablecoins.ts';
 import { systemRoutes } from './routes/system.ts';
 import { transferRoutes } from './routes/transfers.ts';
@@ -353,7 +355,11 @@ export async function buildApp({
   travelRuleRoutes(app, deps);
   stablecoinRoutes(app, deps);
   organizationRoutes(app, deps);
-  if (deps.environment === 'sandbox') sandboxRoutes(app, deps);
+  if (deps.environment === 'sandbox') {
+    sandboxFundingRoutes(app, deps);
+    sandboxRoutes(app, deps);
+    sandboxStatementRoutes(app, deps);
+  }
   if (deps.environment === 'sandbox') sandboxChainRoutes(app, deps);
   for (const module of HTTP_MODULES) {
     if (!module.sandboxOnly || deps.environment === 'sandbox') module.routes(app, deps);

@@ -1,0 +1,50 @@
+/** The sandbox's route that funds a wallet as if a payer's money had been collected. Not registered in production. */
+import type { FastifyInstance } from 'fastify';
+import { sandboxFunding } from '../../app/collections.ts';
+import type { Deps } from '../../app/deps.ts';
+import { ID_PREFIXES } from '../../domain/ids.ts';
+import { numberSourceOf } from '../../domain/jsonNumbers.ts';
+import { presentTransfer } from '../presenters.ts';
+import { closedObjectSchema, idempotentWrite, writeOperation, written } from '../routeKit.ts';
+import { idParamsSchema, metadataSchema } from '../schemas.ts';
+
+const TAGS = ['Sandbox'];
+
+export function sandboxFundingRoutes(app: FastifyInstance, deps: Deps): void {
+  app.post<{ Params: { id: string }; Body: { amount: string | number; metadata?: Record<string, string> } }>(
+    '/v1/sandbox/wallets/:id/fund',
+    writeOperation({
+      scope: 'write',
+      operationId: 'sandboxFundWallet',
+      summary: 'Fund a wallet (sandbox)',
+      description:
+        'Credits the wallet through a simulated mobile-money collection: a settled inbound transfer whose journal entry debits the rail settlement account. For a frozen wallet the collection is held `in_review` (credited only as pending) with a `frozen_wallet` review case.',
+      tags: TAGS,
+      params: idParamsSchema(ID_PREFIXES.wallet, 'Wallet id.'),
+      body: closedObjectSchema(
+        {
+          amount: {
+            type: ['string', 'number'],
+            description: 'Decimal string at the wallet currency exponent.',
+          },
+          metadata: metadataSchema,
+        },
+        ['amount'],
+      ),
+      responses: { 201: written('Transfer', 'The inbound transfer.') },
+    }),
+    idempotentWrite(deps, 201, async (tx, organizationId, request) =>
+      presentTransfer(
+        await sandboxFunding(
+          tx,
+          deps,
+          organizationId,
+          request.params.id,
+          request.body.amount,
+          request.body.metadata ?? {},
+          numberSourceOf(request.body, 'amount'),
+        ),
+      ),
+    ),
+  );
+}
