@@ -15,7 +15,7 @@ import {
   DARAJA_SIMULATOR_DEFAULT_CREDENTIALS,
   type DarajaSimulator,
   startDarajaSimulator,
-} from '../src/simulators/mpesaDaraja.ts';
+} from '../src/simulators/mpesaDaraja/index.ts';
 import { type MomoSimulator, startMomoSimulator } from '../src/simulators/mtnMomo.ts';
 import {
   type CollectionRailResolver,

@@ -27,7 +27,7 @@ import {
   DARAJA_SIMULATOR_DEFAULT_CREDENTIALS,
   type DarajaSimulator,
   startDarajaSimulator,
-} from '../src/simulators/mpesaDaraja.ts';
+} from '../src/simulators/mpesaDaraja/index.ts';
 import { startMomoSimulator } from '../src/simulators/mtnMomo.ts';
 import { RAIL_NOT_CONFIGURED_FAILURE, runRailWorkerOnce } from '../src/workers/railWorker.ts';
 import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
