@@ -42,7 +42,7 @@ import {
   DARAJA_SIMULATOR_DEFAULT_CREDENTIALS,
   startDarajaSimulator,
 } from './simulators/mpesaDaraja/index.ts';
-import { startMomoSimulator } from './simulators/mtnMomo.ts';
+import { startMomoSimulator } from './simulators/mtnMomo/index.ts';
 import {
   acquireDataDirLock,
   controlSocketPath,

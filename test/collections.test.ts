@@ -16,7 +16,7 @@ import {
   type DarajaSimulator,
   startDarajaSimulator,
 } from '../src/simulators/mpesaDaraja/index.ts';
-import { type MomoSimulator, startMomoSimulator } from '../src/simulators/mtnMomo.ts';
+import { type MomoSimulator, startMomoSimulator } from '../src/simulators/mtnMomo/index.ts';
 import {
   type CollectionRailResolver,
   partnerCollectionRail,

@@ -28,7 +28,7 @@ import {
   type DarajaSimulator,
   startDarajaSimulator,
 } from '../src/simulators/mpesaDaraja/index.ts';
-import { startMomoSimulator } from '../src/simulators/mtnMomo.ts';
+import { startMomoSimulator } from '../src/simulators/mtnMomo/index.ts';
 import { RAIL_NOT_CONFIGURED_FAILURE, runRailWorkerOnce } from '../src/workers/railWorker.ts';
 import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
 import { expectLedgerHealthy, fundedWallet, mobileMoney } from './support/ledger.ts';
