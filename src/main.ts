@@ -38,8 +38,11 @@ import {
 import { DAY_WORKER_INTERVAL_MS, runDayWorkerOnce } from './modules/testClock/index.ts';
 import { httpWebhookSender, startWebhookDispatcher } from './modules/webhooks/index.ts';
 import { sandboxRails } from './rails/sandbox.ts';
-import { DARAJA_SIMULATOR_DEFAULT_CREDENTIALS, startDarajaSimulator } from './simulators/mpesaDaraja.ts';
-import { startMomoSimulator } from './simulators/mtnMomo.ts';
+import {
+  DARAJA_SIMULATOR_DEFAULT_CREDENTIALS,
+  startDarajaSimulator,
+} from './simulators/mpesaDaraja/index.ts';
+import { startMomoSimulator } from './simulators/mtnMomo/index.ts';
 import {
   acquireDataDirLock,
   controlSocketPath,

@@ -15,8 +15,8 @@ import {
   DARAJA_SIMULATOR_DEFAULT_CREDENTIALS,
   type DarajaSimulator,
   startDarajaSimulator,
-} from '../src/simulators/mpesaDaraja.ts';
-import { type MomoSimulator, startMomoSimulator } from '../src/simulators/mtnMomo.ts';
+} from '../src/simulators/mpesaDaraja/index.ts';
+import { type MomoSimulator, startMomoSimulator } from '../src/simulators/mtnMomo/index.ts';
 import {
   type CollectionRailResolver,
   partnerCollectionRail,

@@ -27,8 +27,8 @@ import {
   DARAJA_SIMULATOR_DEFAULT_CREDENTIALS,
   type DarajaSimulator,
   startDarajaSimulator,
-} from '../src/simulators/mpesaDaraja.ts';
-import { startMomoSimulator } from '../src/simulators/mtnMomo.ts';
+} from '../src/simulators/mpesaDaraja/index.ts';
+import { startMomoSimulator } from '../src/simulators/mtnMomo/index.ts';
 import { RAIL_NOT_CONFIGURED_FAILURE, runRailWorkerOnce } from '../src/workers/railWorker.ts';
 import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
 import { expectLedgerHealthy, fundedWallet, mobileMoney } from './support/ledger.ts';

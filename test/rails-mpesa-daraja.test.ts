@@ -30,7 +30,7 @@ import {
   DARAJA_SIMULATOR_PHONE_BEHAVIOURS,
   type DarajaSimulator,
   startDarajaSimulator,
-} from '../src/simulators/mpesaDaraja.ts';
+} from '../src/simulators/mpesaDaraja/index.ts';
 
 /** The delayed-settlement number's delay here (the sandbox's 10 s would slow the suite). */
 const TEST_DELAYED_SETTLEMENT_MS = 300;

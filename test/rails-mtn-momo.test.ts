@@ -25,7 +25,7 @@ import {
   type MomoCallbackDelivery,
   type MomoSimulator,
   startMomoSimulator,
-} from '../src/simulators/mtnMomo.ts';
+} from '../src/simulators/mtnMomo/index.ts';
 
 /** Short simulator delays, so the file stays fast. */
 const TEST_PROCESSING_MS = 20;

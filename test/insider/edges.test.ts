@@ -14,7 +14,7 @@ import { buildApp } from '../../src/http/app.ts';
 import { createServiceMetrics } from '../../src/metrics.ts';
 import { PARTNER_RAIL_FACTORIES } from '../../src/modules/railPartners/partners/factories.ts';
 import { BlockedAddressError, guardedFetch, guardedLookup } from '../../src/outbound/guard.ts';
-import { DARAJA_SIMULATOR_DEFAULT_CREDENTIALS } from '../../src/simulators/mpesaDaraja.ts';
+import { DARAJA_SIMULATOR_DEFAULT_CREDENTIALS } from '../../src/simulators/mpesaDaraja/index.ts';
 import { api, BACKENDS, startTestApp, type TestApp } from '../support/harness.ts';
 import { newOrganization } from '../support/organizations.ts';
 

@@ -1,0 +1,40 @@
+/**
+ * A Safaricom Daraja (M-Pesa) partner simulator: a real HTTP server that speaks the OAuth, B2C, M-Pesa
+ * Express (STK push and its query) and Transaction Status APIs with Daraja's field names, result codes and
+ * error bodies, and POSTs the asynchronous results to the callback URLs a request names.
+ *
+ * Outcomes are chosen by the payee's (B2C PartyB) or payer's (STK PhoneNumber) number:
+ * DARAJA_SIMULATOR_PHONE_BEHAVIOURS. The sandbox's magic numbers (SANDBOX_PHONE_BEHAVIOURS) give the same
+ * outcomes here, so the sandbox can later run through the Daraja adapter.
+ *
+ * Where Daraja's behaviour is documented, this follows it, including where it is inconvenient:
+ *  - A repeated B2C OriginatorConversationID is refused (HTTP 500, `500.002.1001` "Duplicate
+ *    OriginatorConversationID") and makes no second payment; Daraja does not replay the first answer.
+ *  - M-Pesa Express has no idempotency key: every accepted push is a new CheckoutRequestID and a new prompt.
+ *    The only guard is M-Pesa's own: a push to a phone that already has a prompt open is refused (HTTP 500,
+ *    `500.001.1001` "Unable to lock subscriber, ...").
+ * Where it is not documented (marked "assumed"), the choice is the one the adapter must survive.
+ *
+ * One file per API: oauth.ts, b2c.ts, express.ts (STK push and query), transactionStatus.ts; shared:
+ * state.ts (options, records, answers), validation.ts, callbacks.ts, formats.ts (ids and times),
+ * behaviours.ts (the magic numbers); server.ts wires them into the HTTP server.
+ */
+export {
+  DARAJA_SIMULATOR_PHONE_BEHAVIOURS,
+  type DarajaPhoneBehaviour,
+  type DarajaSimulatedOutcome,
+} from './behaviours.ts';
+export { type DarajaSimulator, startDarajaSimulator } from './server.ts';
+export {
+  DARAJA_SIMULATOR_CALLBACK_DELAY_MS,
+  DARAJA_SIMULATOR_CALLBACK_TIMEOUT_MS,
+  DARAJA_SIMULATOR_DEFAULT_CREDENTIALS,
+  DARAJA_SIMULATOR_LATE_CALLBACK_DELAY_MS,
+  DARAJA_SIMULATOR_MAX_BODY_BYTES,
+  DARAJA_TOKEN_LIFETIME_SECONDS,
+  type DarajaCallbackDelivery,
+  type DarajaReceivedRequest,
+  type DarajaSimulatedPayment,
+  type DarajaSimulatedPush,
+  type DarajaSimulatorOptions,
+} from './state.ts';

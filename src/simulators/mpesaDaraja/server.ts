@@ -1,0 +1,188 @@
+/**
+ * The Daraja simulator's HTTP server: reads and records each request, routes it to its API (OAuth, B2C,
+ * M-Pesa Express, Transaction Status) after the checks every M-Pesa API shares (method, forced failures,
+ * access token, JSON body), and writes the answer, or leaves it hanging. Also the simulator's controls.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { B2C_PATHS, b2cPaymentRequest } from './b2c.ts';
+import { idle, send } from './callbacks.ts';
+import { STK_PUSH_PATH, STK_QUERY_PATH, stkPush, stkQuery } from './express.ts';
+import { generateToken, OAUTH_PATH, tokenRefusal } from './oauth.ts';
+import {
+  ApiAnswer,
+  DARAJA_SIMULATOR_MAX_BODY_BYTES,
+  type DarajaCallbackDelivery,
+  type DarajaReceivedRequest,
+  type DarajaSimulatedPayment,
+  type DarajaSimulatedPush,
+  type DarajaSimulatorOptions,
+  type DarajaState,
+  errorBody,
+  newDarajaState,
+} from './state.ts';
+import { TRANSACTION_STATUS_PATH, transactionStatusQuery } from './transactionStatus.ts';
+import { parseObject } from './validation.ts';
+
+export interface DarajaSimulator {
+  /** The base URL, without a trailing slash: the adapter's `baseUrl`. */
+  url: string;
+  /** Every request received, OAuth included, in arrival order. */
+  requests: DarajaReceivedRequest[];
+  /** Every callback POSTed, with the receiver's answer. */
+  deliveries: DarajaCallbackDelivery[];
+  /** B2C requests M-Pesa accepted for processing (one per OriginatorConversationID). */
+  payments: DarajaSimulatedPayment[];
+  /** STK pushes sent to payers' phones. */
+  pushes: DarajaSimulatedPush[];
+  /** Makes every token issued so far invalid, as an hour passing would. */
+  expireTokens(): void;
+  /** The next `count` calls to the M-Pesa APIs (not OAuth) answer `status` with Daraja's error body. */
+  failNext(count: number, status: number): void;
+  /** Delay before every answer from now on. */
+  setLatency(ms: number): void;
+  /** POSTs every scheduled callback now (late and delayed ones too) and waits for all deliveries to finish. */
+  deliverPendingCallbacks(): Promise<void>;
+  /** Waits for callbacks already being POSTed (not those scheduled for later). */
+  idle(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startDarajaSimulator(options: DarajaSimulatorOptions = {}): Promise<DarajaSimulator> {
+  const state = newDarajaState(options);
+  const simulator = simulatorControls(state);
+  const server = http.createServer((request, response) => receive(state, request, response));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  simulator.url = `http://${host}:${address.port}`;
+  simulator.close = async () => {
+    state.closed = true;
+    for (const callback of state.scheduled) clearTimeout(callback.timer);
+    state.scheduled.clear();
+    for (const response of state.hanging) response.destroy();
+    await simulator.idle();
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  };
+  return simulator;
+}
+
+/** The simulator as its user sees it, over the state its APIs share (`url` and `close` are set once listening). */
+function simulatorControls(state: DarajaState): DarajaSimulator {
+  const simulator: DarajaSimulator = {
+    url: '',
+    requests: state.requests,
+    deliveries: state.deliveries,
+    payments: state.payments,
+    pushes: state.pushes,
+    expireTokens() {
+      state.tokens.clear();
+    },
+    failNext(count, status) {
+      state.failures = { remaining: count, status };
+    },
+    setLatency(ms) {
+      state.config.latencyMs = ms;
+    },
+    async deliverPendingCallbacks() {
+      for (const callback of [...state.scheduled]) {
+        clearTimeout(callback.timer);
+        send(state, callback);
+      }
+      await simulator.idle();
+    },
+    async idle() {
+      await idle(state);
+    },
+    close: async () => {},
+  };
+  return simulator;
+}
+
+/** Reads a request's body (past the limit it is dropped), records the request, then answers it. */
+function receive(state: DarajaState, request: http.IncomingMessage, response: http.ServerResponse): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  request.on('data', (chunk: Buffer) => {
+    size += chunk.length;
+    if (size <= DARAJA_SIMULATOR_MAX_BODY_BYTES) chunks.push(chunk);
+  });
+  request.on('end', () => {
+    const tooLarge = size > DARAJA_SIMULATOR_MAX_BODY_BYTES;
+    const rawBody = tooLarge ? '' : Buffer.concat(chunks).toString('utf8');
+    const url = new URL(request.url ?? '/', 'http://simulator');
+    state.requests.push({
+      method: request.method ?? 'GET',
+      path: url.pathname,
+      headers: request.headers,
+      rawBody,
+      body: parseObject(rawBody) ?? undefined,
+      at: new Date(),
+    });
+    void respond(state, request, response, tooLarge, rawBody).catch((error: unknown) => {
+      response.writeHead(500, { 'content-type': 'application/json' });
+      response.end(JSON.stringify(errorBody('500.003.1001', String(error))));
+    });
+  });
+}
+
+/** After the simulator's latency, writes the routed answer, or keeps the response open for one that hangs. */
+async function respond(
+  state: DarajaState,
+  request: http.IncomingMessage,
+  response: http.ServerResponse,
+  tooLarge: boolean,
+  rawBody: string,
+): Promise<void> {
+  const { config, hanging } = state;
+  if (config.latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, config.latencyMs));
+  const answer = tooLarge
+    ? new ApiAnswer(400, errorBody('400.002.05', 'Invalid Request Payload'))
+    : await route(state, request, rawBody);
+  if (answer === 'hang') {
+    hanging.add(response);
+    response.on('close', () => hanging.delete(response));
+    return;
+  }
+  const text = JSON.stringify(answer.body);
+  response.writeHead(answer.status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+  });
+  response.end(text);
+}
+
+async function route(
+  state: DarajaState,
+  request: http.IncomingMessage,
+  rawBody: string,
+): Promise<ApiAnswer | 'hang'> {
+  const url = new URL(request.url ?? '/', 'http://simulator');
+  const path = url.pathname;
+  const method = request.method ?? 'GET';
+  if (path === OAUTH_PATH) {
+    if (method !== 'GET') return new ApiAnswer(405, errorBody('405.001', `${method} Method Not Allowed`));
+    return generateToken(state, request, url.searchParams);
+  }
+  const express = path === STK_PUSH_PATH || path === STK_QUERY_PATH;
+  if (!express && !B2C_PATHS.has(path) && path !== TRANSACTION_STATUS_PATH) {
+    return new ApiAnswer(404, errorBody('404.001.01', 'Resource not found'));
+  }
+  if (method !== 'POST') return new ApiAnswer(405, errorBody('405.001', `${method} Method Not Allowed`));
+  if (state.failures.remaining > 0) {
+    state.failures.remaining -= 1;
+    return new ApiAnswer(state.failures.status, errorBody('500.003.1001', 'Internal Server Error'));
+  }
+  const tokenProblem = tokenRefusal(state, request, express ? 'express' : 'result_apis');
+  if (tokenProblem) return tokenProblem;
+  const body = parseObject(rawBody);
+  if (!body) return new ApiAnswer(400, errorBody('400.002.05', 'Invalid Request Payload'));
+  if (B2C_PATHS.has(path)) return b2cPaymentRequest(state, path, body);
+  if (path === TRANSACTION_STATUS_PATH) return transactionStatusQuery(state, body);
+  if (path === STK_PUSH_PATH) return stkPush(state, body);
+  return stkQuery(state, body);
+}

@@ -1,0 +1,158 @@
+/**
+ * Daraja's Transaction Status API: a query names a B2C payment by OriginatorConversationID or receipt, is
+ * accepted at once, and its result (the payment as it stands when the result is sent) is POSTed to the
+ * query's ResultURL.
+ */
+import { schedule } from './callbacks.ts';
+import { compactDateTime, conversationId, placeholderTransactionId, requestIdLike } from './formats.ts';
+import {
+  ACCEPTED_DESC,
+  ApiAnswer,
+  type DarajaSimulatedPayment,
+  type DarajaState,
+  invalidField,
+  SUCCESS_DESC,
+} from './state.ts';
+import { absoluteUrl, boundedText, nonEmptyString, REMARKS_MAX_CHARS, SHORTCODE } from './validation.ts';
+
+export const TRANSACTION_STATUS_PATH = '/mpesa/transactionstatus/v1/query';
+
+/** The ids a status query answers with, and its result names. */
+interface StatusQuery {
+  originatorConversationId: string;
+  conversationId: string;
+}
+
+/** POST /mpesa/transactionstatus/v1/query */
+export function transactionStatusQuery(state: DarajaState, body: Record<string, unknown>): ApiAnswer {
+  const checked = checkStatusQuery(body);
+  if (checked instanceof ApiAnswer) return checked;
+  const { transactionId, originator, occasion } = checked;
+  const query: StatusQuery = { originatorConversationId: requestIdLike(), conversationId: conversationId() };
+  const credentialsValid =
+    body.Initiator === state.config.initiatorName &&
+    body.SecurityCredential === state.config.securityCredential;
+  const payment =
+    (originator !== undefined ? state.paymentsByOriginator.get(originator) : undefined) ??
+    state.payments.find((p) => transactionId !== undefined && p.receipt === transactionId);
+  // Built when sent: it reports the payment as it stands then.
+  schedule(
+    state,
+    String(body.ResultURL),
+    () =>
+      JSON.stringify(
+        statusResultBody(
+          state.config.shortCode,
+          query,
+          credentialsValid,
+          payment,
+          typeof occasion === 'string' ? occasion : undefined,
+        ),
+      ),
+    state.config.callbackDelayMs,
+  );
+  return new ApiAnswer(200, {
+    OriginatorConversationID: query.originatorConversationId,
+    ConversationID: query.conversationId,
+    ResponseCode: '0',
+    ResponseDescription: ACCEPTED_DESC,
+  });
+}
+
+/** Daraja's refusal of the first missing or malformed field, or what a valid query names the payment by. */
+function checkStatusQuery(
+  body: Record<string, unknown>,
+): ApiAnswer | { transactionId?: string; originator?: string; occasion: unknown } {
+  if (!nonEmptyString(body.Initiator)) return invalidField('Initiator');
+  if (!nonEmptyString(body.SecurityCredential)) return invalidField('SecurityCredential');
+  if (body.CommandID !== 'TransactionStatusQuery') return invalidField('CommandID');
+  const transactionId = nonEmptyString(body.TransactionID) ? body.TransactionID : undefined;
+  const originator = nonEmptyString(body.OriginatorConversationID)
+    ? body.OriginatorConversationID
+    : undefined;
+  if (transactionId === undefined && originator === undefined) return invalidField('TransactionID');
+  if (!SHORTCODE.test(String(body.PartyA ?? ''))) return invalidField('PartyA');
+  if (!['1', '2', '4'].includes(String(body.IdentifierType))) return invalidField('IdentifierType');
+  if (!absoluteUrl(body.ResultURL)) return invalidField('ResultURL');
+  if (body.QueueTimeOutURL !== undefined && !absoluteUrl(body.QueueTimeOutURL))
+    return invalidField('QueueTimeOutURL');
+  if (!boundedText(body.Remarks, REMARKS_MAX_CHARS)) return invalidField('Remarks');
+  const occasion = body.Occasion ?? body.Occassion;
+  if (occasion !== undefined && !boundedText(occasion, REMARKS_MAX_CHARS, true))
+    return invalidField('Occasion');
+  return { transactionId, originator, occasion };
+}
+
+function statusResultBody(
+  shortCode: string,
+  query: StatusQuery,
+  credentialsValid: boolean,
+  payment: DarajaSimulatedPayment | undefined,
+  occasion: string | undefined,
+): unknown {
+  const envelope = (code: number, desc: string, transactionId: string) => ({
+    ConversationID: query.conversationId,
+    OriginatorConversationID: query.originatorConversationId,
+    ReferenceData: { ReferenceItem: { Key: 'Occasion', Value: occasion ?? '' } },
+    ResultCode: code,
+    ResultDesc: desc,
+    ResultType: 0,
+    TransactionID: transactionId,
+  });
+  if (!credentialsValid) {
+    return { Result: envelope(2001, 'The initiator information is invalid.', 'NLJ0000000') };
+  }
+  if (payment === undefined || payment.outcome.kind === 'queue_timeout') {
+    return {
+      Result: envelope(
+        2033,
+        'The transaction receipt number cannot be found by the specified OriginatorConversationID or ConversationID.',
+        'NLJ0000000',
+      ),
+    };
+  }
+  const status = transactionStatusOf(payment);
+  const transactionId = status === 'Completed' ? payment.receipt : placeholderTransactionId(payment.receipt);
+  return {
+    Result: {
+      ...envelope(0, SUCCESS_DESC, transactionId),
+      ResultParameters: { ResultParameter: paymentStatusParameters(shortCode, payment, status) },
+    },
+  };
+}
+
+/** Assumed: Daraja does not publish the TransactionStatus values; "Completed" is in its sample. */
+function transactionStatusOf(payment: DarajaSimulatedPayment): 'Pending' | 'Failed' | 'Completed' {
+  return payment.completedAt === undefined
+    ? 'Pending'
+    : payment.outcome.kind === 'decline'
+      ? 'Failed'
+      : 'Completed';
+}
+
+/** The ResultParameter list of a found payment, in Daraja's sample order. */
+function paymentStatusParameters(
+  shortCode: string,
+  payment: DarajaSimulatedPayment,
+  status: 'Pending' | 'Failed' | 'Completed',
+): Array<{ Key: string; Value?: unknown }> {
+  const completed = status === 'Completed';
+  const reason = payment.outcome.kind === 'decline' ? payment.outcome.resultDesc : undefined;
+  return [
+    { Key: 'DebitPartyName', Value: `${shortCode} - Simulated Business` },
+    { Key: 'CreditPartyName', Value: `${payment.partyB} - Simulated Customer` },
+    { Key: 'OriginatorConversationID', Value: payment.originatorConversationId },
+    { Key: 'InitiatedTime', Value: compactDateTime(payment.acceptedAt) },
+    { Key: 'DebitAccountType', Value: 'Utility Account' },
+    { Key: 'DebitPartyCharges', Value: 'Fee For B2C Payment|KES|22.40' },
+    reason === undefined ? { Key: 'TransactionReason' } : { Key: 'TransactionReason', Value: reason },
+    { Key: 'ReasonType', Value: 'Business Payment to Customer via API' },
+    { Key: 'TransactionStatus', Value: status },
+    payment.completedAt === undefined
+      ? { Key: 'FinalisedTime' }
+      : { Key: 'FinalisedTime', Value: compactDateTime(payment.completedAt) },
+    { Key: 'Amount', Value: payment.amount },
+    { Key: 'ConversationID', Value: payment.conversationId },
+    completed ? { Key: 'ReceiptNo', Value: payment.receipt } : { Key: 'ReceiptNo' },
+  ];
+}

@@ -1,0 +1,50 @@
+/**
+ * How the Daraja simulator checks request fields as Daraja does: number and shortcode shapes, its published
+ * limits on free text, whole-shilling amounts, callback URLs, and JSON bodies that must be objects.
+ */
+
+/** Safaricom numbers: 2547XXXXXXXX and 2541XXXXXXXX. */
+export const SAFARICOM_MSISDN = /^254[17]\d{8}$/;
+export const SHORTCODE = /^\d{5,7}$/;
+export const STK_TIMESTAMP = /^\d{14}$/;
+/** Daraja's published limits on free text (B2C Remarks/Occasion: 100; STK AccountReference: 12, TransactionDesc: 13). */
+export const REMARKS_MAX_CHARS = 100;
+export const ACCOUNT_REFERENCE_MAX_CHARS = 12;
+export const TRANSACTION_DESC_MAX_CHARS = 13;
+
+export function parseObject(text: string): Record<string, unknown> | null {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : null;
+  } catch {
+    return null;
+  }
+}
+
+export function nonEmptyString(value: unknown): value is string {
+  return typeof value === 'string' && value.trim() !== '';
+}
+
+export function boundedText(value: unknown, maxChars: number, allowEmpty = false): boolean {
+  return typeof value === 'string' && (allowEmpty || value.trim() !== '') && value.length <= maxChars;
+}
+
+/** Daraja amounts are whole shillings, sent as a number or a numeric string ("10"). */
+export function wholeAmount(value: unknown): number | null {
+  const text = typeof value === 'number' ? String(value) : typeof value === 'string' ? value : '';
+  if (!/^\d+$/.test(text)) return null;
+  const amount = Number(text);
+  return amount >= 1 && Number.isSafeInteger(amount) ? amount : null;
+}
+
+export function absoluteUrl(value: unknown): boolean {
+  if (typeof value !== 'string') return false;
+  try {
+    const url = new URL(value);
+    return url.protocol === 'https:' || url.protocol === 'http:';
+  } catch {
+    return false;
+  }
+}

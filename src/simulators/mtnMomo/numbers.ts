@@ -1,0 +1,90 @@
+/**
+ * What the MoMo simulator does with a request, by the number it names (the payer of a request-to-pay, the
+ * payee of a transfer): the behaviours and the magic numbers (MOMO_SIMULATOR_NUMBERS).
+ */
+import type { MomoProduct } from './state.ts';
+
+/**
+ * What happens to a request, by the number it names. `fail` carries MTN's reason per product; a product
+ * without one succeeds (APPROVAL_REJECTED and EXPIRED exist only for request-to-pay).
+ */
+export type MomoSimulatorBehaviour =
+  /** PENDING, then SUCCESSFUL after MOMO_SIMULATOR_PROCESSING_MS, one callback. */
+  | { kind: 'succeed' }
+  /** PENDING, then FAILED with MTN's reason, one callback. */
+  | { kind: 'fail'; reasons: Partial<Record<MomoProduct, string>> }
+  /** PENDING for ever, no callback: the payer never answers, the platform never decides. */
+  | { kind: 'stay_pending' }
+  /** PENDING for the simulator's delayedSettlementMs, then SUCCESSFUL, one callback. */
+  | { kind: 'succeed_after_delay' }
+  /** SUCCESSFUL, and the same callback sent twice. */
+  | { kind: 'duplicate_callback' }
+  /** SUCCESSFUL (GET says so at once), the callback only lateCallbackDelayMs later. */
+  | { kind: 'late_callback' }
+  /** SUCCESSFUL; the callback's body is cut short, not MTN's shape. */
+  | { kind: 'malformed_callback' }
+  /** SUCCESSFUL; no callback is ever sent, only GET tells. */
+  | { kind: 'no_callback' }
+  /** The POST is answered with this status and MTN's error body; nothing is created. */
+  | { kind: 'server_error'; status: 500 | 503 }
+  /** The POST is never answered (the connection stays open until the client gives up). */
+  | { kind: 'hang' }
+  /**
+   * The POST is refused at once with HTTP 500 and the reason (as MTN's error table lists for transfers);
+   * nothing is created. A product without a reason succeeds.
+   */
+  | { kind: 'refuse_on_post'; reasons: Partial<Record<MomoProduct, string>> };
+
+export interface MomoSimulatorNumber {
+  behaviour: MomoSimulatorBehaviour;
+  /** The SANDBOX_PHONE_BEHAVIOURS number whose outcome this one mirrors on an MTN (Uganda) number. */
+  mirrors?: string;
+}
+
+/**
+ * Magic MSISDNs (E.164, as our transfers carry them; MTN's partyId is the same digits without `+`). Any
+ * other number made of 8 to 15 digits succeeds.
+ */
+export const MOMO_SIMULATOR_NUMBERS: Readonly<Record<string, MomoSimulatorNumber>> = {
+  '+256770000000': { behaviour: { kind: 'succeed' }, mirrors: '+254700000000' },
+  '+256770000001': {
+    behaviour: { kind: 'fail', reasons: { disbursement: 'PAYEE_NOT_FOUND', collection: 'PAYER_NOT_FOUND' } },
+    mirrors: '+254700000001',
+  },
+  '+256770000002': {
+    behaviour: {
+      kind: 'fail',
+      reasons: { disbursement: 'NOT_ENOUGH_FUNDS', collection: 'NOT_ENOUGH_FUNDS' },
+    },
+    mirrors: '+254700000002',
+  },
+  '+256770000003': { behaviour: { kind: 'stay_pending' }, mirrors: '+254700000003' },
+  '+256770000004': { behaviour: { kind: 'succeed_after_delay' }, mirrors: '+254700000004' },
+  '+256770000005': {
+    behaviour: {
+      kind: 'fail',
+      reasons: { disbursement: 'PAYER_LIMIT_REACHED', collection: 'PAYER_LIMIT_REACHED' },
+    },
+    mirrors: '+254700000005',
+  },
+  '+256770000006': { behaviour: { kind: 'duplicate_callback' } },
+  '+256770000007': { behaviour: { kind: 'late_callback' } },
+  '+256770000008': { behaviour: { kind: 'malformed_callback' } },
+  '+256770000009': { behaviour: { kind: 'no_callback' } },
+  '+256770000010': { behaviour: { kind: 'server_error', status: 500 } },
+  '+256770000011': { behaviour: { kind: 'server_error', status: 503 } },
+  '+256770000012': { behaviour: { kind: 'hang' } },
+  '+256770000013': { behaviour: { kind: 'fail', reasons: { collection: 'APPROVAL_REJECTED' } } },
+  '+256770000014': { behaviour: { kind: 'fail', reasons: { collection: 'EXPIRED' } } },
+  '+256770000015': {
+    behaviour: {
+      kind: 'refuse_on_post',
+      reasons: { disbursement: 'PAYEE_NOT_FOUND', collection: 'PAYER_NOT_FOUND' },
+    },
+  },
+};
+
+/** The behaviour for an MTN partyId (no `+`); any number not in the table succeeds. */
+export function behaviourOf(partyId: string | undefined): MomoSimulatorBehaviour {
+  return MOMO_SIMULATOR_NUMBERS[`+${partyId}`]?.behaviour ?? { kind: 'succeed' };
+}

@@ -1,0 +1,258 @@
+/**
+ * The MoMo simulator's HTTP server: reads and records each request, passes it through the checks MTN's
+ * gateway makes (forced failures, route, subscription key, access token, target environment), hands it to
+ * its product's API (token, collection, disbursement), and writes the answer, or leaves it hanging. Also
+ * the simulator's controls.
+ */
+import http from 'node:http';
+import { waitUntil } from './callbacks.ts';
+import { COLLECTION_API } from './collection.ts';
+import { DISBURSEMENT_API } from './disbursement.ts';
+import { createRequest, readRequest } from './requests.ts';
+import {
+  type Answer,
+  ERROR_BODY_OF_STATUS,
+  keyOf,
+  MOMO_SIMULATOR_WAIT_TIMEOUT_MS,
+  type MomoCallbackDelivery,
+  type MomoCredentials,
+  type MomoProduct,
+  type MomoProductApi,
+  type MomoReceivedRequest,
+  type MomoResource,
+  type MomoRoute,
+  type MomoSimulatorOptions,
+  type MomoState,
+  newMomoState,
+  presented,
+} from './state.ts';
+import { authorizeBearer, issueToken, TOKEN_ROUTE } from './token.ts';
+
+export interface MomoSimulator {
+  url: string;
+  /** What the simulator accepts, for building an adapter's configuration. */
+  credentials: MomoCredentials;
+  /** Every request received, in arrival order. */
+  readonly requests: readonly MomoReceivedRequest[];
+  /** Every callback delivery, in the order they were answered (or gave up). */
+  readonly callbacks: readonly MomoCallbackDelivery[];
+  /** The request with this X-Reference-Id, as GET would answer it. */
+  resource(product: MomoProduct, referenceId: string): MomoResource | undefined;
+  /** Every request created for a product, oldest first. */
+  resources(product: MomoProduct): Array<MomoResource & { referenceId: string }>;
+  /** Every issued access token stops working, as an expired one does. */
+  expireTokens(): void;
+  /** The next `count` requests, whatever they are, are answered `status` with MTN's error body. */
+  failNext(count: number, status: 500 | 503): void;
+  /** A delay before every answer from now on. */
+  setLatency(ms: number): void;
+  /** Resolves once `count` callbacks (about one externalId, when given) have been answered. */
+  waitForCallbacks(filter?: {
+    externalId?: string;
+    count?: number;
+    timeoutMs?: number;
+  }): Promise<MomoCallbackDelivery[]>;
+  /** Resolves once nothing is scheduled: every final status reached, every callback answered. */
+  whenIdle(timeoutMs?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The largest request body the simulator reads. */
+const REQUEST_BODY_MAX_BYTES = 64 * 1024;
+
+/** The error bodies MTN's gateway (Azure API Management) answers with. */
+const INVALID_SUBSCRIPTION_KEY_BODY = {
+  statusCode: 401,
+  message:
+    'Access denied due to invalid subscription key. Make sure to provide a valid key for an active subscription.',
+};
+const MISSING_SUBSCRIPTION_KEY_BODY = {
+  statusCode: 401,
+  message:
+    'Access denied due to missing subscription key. Make sure to include subscription key when making requests to an API.',
+};
+const INVALID_TOKEN_BODY = { statusCode: 401, message: 'Unauthorized. Access token is missing or invalid.' };
+const NOT_FOUND_ROUTE_BODY = { statusCode: 404, message: 'Resource not found' };
+
+const PRODUCT_APIS: Record<MomoProduct, MomoProductApi> = {
+  collection: COLLECTION_API,
+  disbursement: DISBURSEMENT_API,
+};
+
+const ROUTES: MomoRoute[] = [TOKEN_ROUTE, ...COLLECTION_API.routes, ...DISBURSEMENT_API.routes];
+
+interface Route {
+  product: MomoProduct;
+  action: MomoRoute['action'];
+  referenceId?: string;
+}
+
+export async function startMomoSimulator(options: MomoSimulatorOptions = {}): Promise<MomoSimulator> {
+  const state = newMomoState(options);
+  const server = http.createServer((request, response) => receive(state, request, response));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
+  });
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('the simulator has no TCP address');
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return simulatorControls(state, server, `http://${host}:${address.port}`);
+}
+
+/** The simulator as its user sees it, over the state its products share. */
+function simulatorControls(state: MomoState, server: http.Server, url: string): MomoSimulator {
+  const { stored, callbacks } = state;
+  return {
+    url,
+    credentials: state.credentials,
+    requests: state.requests,
+    callbacks,
+    resource: (product, referenceId) => {
+      const entry = stored.get(keyOf(product, referenceId));
+      return entry ? presented(structuredClone(entry.resource)) : undefined;
+    },
+    resources: (product) =>
+      [...stored.values()]
+        .filter((entry) => entry.product === product)
+        .map((entry) => ({ ...presented(structuredClone(entry.resource)), referenceId: entry.referenceId })),
+    expireTokens: () => state.tokens.clear(),
+    failNext: (count, status) => {
+      for (let i = 0; i < count; i += 1) state.failures.push(status);
+    },
+    setLatency: (ms) => {
+      state.config.latencyMs = ms;
+    },
+    waitForCallbacks: ({ externalId, count = 1, timeoutMs = MOMO_SIMULATOR_WAIT_TIMEOUT_MS } = {}) => {
+      const matching = () =>
+        callbacks.filter((delivery) => externalId === undefined || delivery.externalId === externalId);
+      return waitUntil(
+        state,
+        () => {
+          const found = matching();
+          return found.length >= count ? found : undefined;
+        },
+        timeoutMs,
+        `${count} callback(s)${externalId === undefined ? '' : ` about ${externalId}`}`,
+      );
+    },
+    whenIdle: async (timeoutMs = MOMO_SIMULATOR_WAIT_TIMEOUT_MS) => {
+      await waitUntil(
+        state,
+        () => (state.busy === 0 ? true : undefined),
+        timeoutMs,
+        'scheduled work to finish',
+      );
+    },
+    close: () => {
+      state.closed = true;
+      for (const timer of state.timers) clearTimeout(timer);
+      state.timers.clear();
+      return new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      });
+    },
+  };
+}
+
+/** Records the request, reads its body (one too large is answered 413), and writes its answer. */
+async function receive(
+  state: MomoState,
+  request: http.IncomingMessage,
+  response: http.ServerResponse,
+): Promise<void> {
+  const record: MomoReceivedRequest = {
+    method: request.method ?? 'GET',
+    path: request.url ?? '/',
+    headers: request.headers,
+    body: '',
+    status: 0,
+    at: Date.now(),
+  };
+  state.requests.push(record);
+  try {
+    record.body = await readBody(request);
+  } catch {
+    record.status = 413;
+    response.writeHead(413).end();
+    return;
+  }
+  if (state.config.latencyMs > 0) await sleep(state.config.latencyMs);
+  const pathname = new URL(record.path, 'http://simulator.invalid').pathname;
+  const result = answer(state, record.method, pathname, request.headers, record.body);
+  if (result === undefined) return; // hangs until the client gives up or the simulator closes
+  record.status = result.status;
+  if (result.body === undefined) {
+    response.writeHead(result.status).end();
+  } else {
+    response
+      .writeHead(result.status, { 'Content-Type': 'application/json;charset=utf-8' })
+      .end(JSON.stringify(result.body));
+  }
+}
+
+/** Answers a request, or returns undefined for one left hanging. */
+function answer(
+  state: MomoState,
+  method: string,
+  pathname: string,
+  headers: http.IncomingHttpHeaders,
+  text: string,
+): Answer | undefined {
+  const failure = state.failures.shift();
+  if (failure !== undefined) return { status: failure, body: ERROR_BODY_OF_STATUS[failure] };
+  const route = routeOf(method, pathname);
+  if (!route) return { status: 404, body: NOT_FOUND_ROUTE_BODY };
+  const subscriptionKey = headers['ocp-apim-subscription-key'];
+  if (subscriptionKey === undefined) return { status: 401, body: MISSING_SUBSCRIPTION_KEY_BODY };
+  if (subscriptionKey !== state.subscriptionKeys[route.product]) {
+    return { status: 401, body: INVALID_SUBSCRIPTION_KEY_BODY };
+  }
+  if (route.action === 'token') return issueToken(state, route.product, headers.authorization);
+  if (!authorizeBearer(state, route.product, headers.authorization))
+    return { status: 401, body: INVALID_TOKEN_BODY };
+  if (headers['x-target-environment'] !== state.credentials.targetEnvironment) {
+    return {
+      status: 500,
+      body: {
+        code: 'NOT_ALLOWED_TARGET_ENVIRONMENT',
+        message: 'Access to target environment is forbidden.',
+      },
+    };
+  }
+  const api = PRODUCT_APIS[route.product];
+  if (route.action === 'read') return readRequest(state, api, route.referenceId ?? '');
+  return createRequest(state, api, headers, text);
+}
+
+function routeOf(method: string, pathname: string): Route | undefined {
+  for (const route of ROUTES) {
+    const match = route.pattern.exec(pathname);
+    if (match && method === route.method) {
+      const referenceId = match[2] === undefined ? undefined : decodeURIComponent(match[2]);
+      return { product: match[1] as MomoProduct, action: route.action, referenceId };
+    }
+  }
+  return undefined;
+}
+
+function readBody(request: http.IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let size = 0;
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > REQUEST_BODY_MAX_BYTES) {
+        reject(new Error('request body too large'));
+        request.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    request.on('error', reject);
+  });
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,0 +1,214 @@
+/**
+ * What a MoMo simulator is started with and keeps: its timings and options, the records of what it received
+ * and sent, the requests it holds (as GET answers them), the state every product shares, and MTN's
+ * platform error bodies.
+ */
+import type http from 'node:http';
+import { SANDBOX_DELAYED_SETTLEMENT_MS } from '../../rails/sandbox.ts';
+
+export type MomoProduct = 'collection' | 'disbursement';
+export type MomoStatus = 'PENDING' | 'SUCCESSFUL' | 'FAILED';
+
+/** MTN's access tokens live one hour. */
+export const MOMO_SIMULATOR_TOKEN_LIFETIME_SECONDS = 3_600;
+/** How long an accepted request stays PENDING before it is final (numbers that settle or fail). */
+export const MOMO_SIMULATOR_PROCESSING_MS = 50;
+/** How long after its request is final the late-callback number's callback is sent. */
+export const MOMO_SIMULATOR_LATE_CALLBACK_DELAY_MS = 2_000;
+/** MTN's platform gives a callback 2 seconds to be answered. */
+export const MOMO_SIMULATOR_CALLBACK_TIMEOUT_MS = 2_000;
+/** How long waitForCallbacks and whenIdle wait unless told otherwise. */
+export const MOMO_SIMULATOR_WAIT_TIMEOUT_MS = 5_000;
+
+export interface MomoSimulatorOptions {
+  /** 0 (the default) picks a free port. */
+  port?: number;
+  host?: string;
+  /** The API user (a UUID) and API key that POST /{product}/token/ accepts. */
+  apiUser?: string;
+  apiKey?: string;
+  collectionSubscriptionKey?: string;
+  disbursementSubscriptionKey?: string;
+  /** The X-Target-Environment the simulator answers to; MTN's sandbox is `sandbox`. */
+  targetEnvironment?: string;
+  /** When set, an X-Callback-Url on another host is refused, as MTN refuses one off the registered host. */
+  providerCallbackHost?: string;
+  /** When set, a currency outside this list is refused with MTN's INVALID_CURRENCY (the sandbox takes EUR). */
+  currencies?: readonly string[];
+  tokenLifetimeSeconds?: number;
+  processingMs?: number;
+  /** How long the settle-after-a-delay number stays PENDING; the sandbox rail's delay unless given. */
+  delayedSettlementMs?: number;
+  lateCallbackDelayMs?: number;
+  /**
+   * MTN's callback page says to accept both PUT and POST on the callback listener, and its API reference
+   * names POST for some operations and PUT for others without naming one for transfer and requesttopay;
+   * PUT unless given.
+   */
+  callbackMethod?: 'PUT' | 'POST';
+  /** Delay before every answer. */
+  latencyMs?: number;
+}
+
+export interface MomoReceivedRequest {
+  method: string;
+  /** The path with its query, as sent. */
+  path: string;
+  /** Lower-case header names. */
+  headers: http.IncomingHttpHeaders;
+  body: string;
+  /** The status answered; 0 while unanswered (a hanging request). */
+  status: number;
+  at: number;
+}
+
+export interface MomoCallbackDelivery {
+  product: MomoProduct;
+  referenceId: string;
+  externalId: string;
+  url: string;
+  method: 'PUT' | 'POST';
+  body: string;
+  /** The receiver's status, or undefined when the delivery did not get an answer (see error). */
+  status?: number;
+  error?: string;
+  at: number;
+}
+
+/** A request as GET answers it (and as its callback carries it). */
+export interface MomoResource {
+  amount: string;
+  currency: string;
+  financialTransactionId?: string;
+  externalId: string;
+  payer?: { partyIdType: string; partyId: string };
+  payee?: { partyIdType: string; partyId: string };
+  payerMessage?: string;
+  payeeNote?: string;
+  status: MomoStatus;
+  /** MTN's reason code when FAILED, as its live platform sends it (a string). */
+  reason?: string;
+}
+
+/** What the simulator accepts, for building an adapter's configuration. */
+export interface MomoCredentials {
+  apiUser: string;
+  apiKey: string;
+  collectionSubscriptionKey: string;
+  disbursementSubscriptionKey: string;
+  targetEnvironment: string;
+}
+
+/** The error bodies MTN's platform answers a 500 and a 503 with. */
+export const ERROR_BODY_OF_STATUS: Record<500 | 503, { code: string; message: string }> = {
+  500: { code: 'INTERNAL_PROCESSING_ERROR', message: 'An internal error occurred while processing.' },
+  503: { code: 'SERVICE_UNAVAILABLE', message: 'Service unavailable, try again later.' },
+};
+
+export interface StoredRequest {
+  product: MomoProduct;
+  referenceId: string;
+  resource: MomoResource;
+  callbackUrl?: string;
+}
+
+export type Answer = { status: number; body?: unknown };
+
+/** A product's API (collection's request-to-pay, disbursement's transfer): its routes and its party. */
+export interface MomoProductApi {
+  product: MomoProduct;
+  /** The party its request names: the payer of a request-to-pay, the payee of a transfer. */
+  partyKey: 'payer' | 'payee';
+  /** MTN's reason for a party number it cannot use. */
+  partyNotFound: string;
+  routes: MomoRoute[];
+}
+
+/** A path and method an API answers, and what it does there. */
+export interface MomoRoute {
+  pattern: RegExp;
+  method: string;
+  action: 'token' | 'create' | 'read';
+}
+
+export type MomoConfig = ReturnType<typeof momoConfig>;
+
+/** The options over the defaults: timings, callback method, and the host and currencies MTN would check. */
+export function momoConfig(options: MomoSimulatorOptions) {
+  return {
+    tokenLifetimeSeconds: options.tokenLifetimeSeconds ?? MOMO_SIMULATOR_TOKEN_LIFETIME_SECONDS,
+    processingMs: options.processingMs ?? MOMO_SIMULATOR_PROCESSING_MS,
+    delayedSettlementMs: options.delayedSettlementMs ?? SANDBOX_DELAYED_SETTLEMENT_MS,
+    lateCallbackDelayMs: options.lateCallbackDelayMs ?? MOMO_SIMULATOR_LATE_CALLBACK_DELAY_MS,
+    callbackMethod: options.callbackMethod ?? 'PUT',
+    latencyMs: options.latencyMs ?? 0,
+    providerCallbackHost: options.providerCallbackHost,
+    currencies: options.currencies,
+  };
+}
+
+/** Everything one simulator keeps, shared by its products; the record arrays are the ones it exposes. */
+export interface MomoState {
+  credentials: MomoCredentials;
+  subscriptionKeys: Record<MomoProduct, string>;
+  config: MomoConfig;
+  requests: MomoReceivedRequest[];
+  callbacks: MomoCallbackDelivery[];
+  stored: Map<string, StoredRequest>;
+  tokens: Map<string, { product: MomoProduct; expiresAt: number }>;
+  failures: Array<500 | 503>;
+  timers: Set<NodeJS.Timeout>;
+  /** Scheduled finalizations and callbacks in flight: the simulator is idle when none are left. */
+  busy: number;
+  listeners: Set<() => void>;
+  financialTransactionSequence: number;
+  closed: boolean;
+}
+
+export function newMomoState(options: MomoSimulatorOptions): MomoState {
+  const credentials = {
+    apiUser: options.apiUser ?? '6f1c8a0e-3b7d-4c2a-9e5f-0a1b2c3d4e5f',
+    apiKey: options.apiKey ?? 'momo-simulator-api-key',
+    collectionSubscriptionKey: options.collectionSubscriptionKey ?? 'momo-simulator-collection-key',
+    disbursementSubscriptionKey: options.disbursementSubscriptionKey ?? 'momo-simulator-disbursement-key',
+    targetEnvironment: options.targetEnvironment ?? 'sandbox',
+  };
+  return {
+    credentials,
+    subscriptionKeys: {
+      collection: credentials.collectionSubscriptionKey,
+      disbursement: credentials.disbursementSubscriptionKey,
+    },
+    config: momoConfig(options),
+    requests: [],
+    callbacks: [],
+    stored: new Map(),
+    tokens: new Map(),
+    failures: [],
+    timers: new Set(),
+    busy: 0,
+    listeners: new Set(),
+    financialTransactionSequence: 0,
+    closed: false,
+  };
+}
+
+export const keyOf = (product: MomoProduct, referenceId: string) => `${product}:${referenceId}`;
+
+/** A request's body in the order MTN's reference shows its fields. */
+export function presented(resource: MomoResource): MomoResource {
+  const { amount, currency, financialTransactionId, externalId, payer, payee, payerMessage, payeeNote } =
+    resource;
+  return {
+    amount,
+    currency,
+    ...(financialTransactionId === undefined ? {} : { financialTransactionId }),
+    externalId,
+    ...(payer === undefined ? {} : { payer }),
+    ...(payee === undefined ? {} : { payee }),
+    ...(payerMessage === undefined ? {} : { payerMessage }),
+    ...(payeeNote === undefined ? {} : { payeeNote }),
+    status: resource.status,
+    ...(resource.reason === undefined ? {} : { reason: resource.reason }),
+  };
+}

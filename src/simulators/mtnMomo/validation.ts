@@ -1,0 +1,172 @@
+/**
+ * How the MoMo simulator checks a create request (request-to-pay or transfer) as MTN does: the X-Reference-Id,
+ * the X-Callback-Url, and the body's amount, currency, externalId, notes and party, each refused with MTN's
+ * status and body, in that order.
+ */
+import type http from 'node:http';
+import type { Answer, MomoConfig, MomoProductApi, MomoResource } from './state.ts';
+
+/** MTN refuses a payerMessage or payeeNote longer than this. */
+export const MOMO_NOTE_MAX_CHARS = 160;
+
+const UUID_V4_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
+const MSISDN_PATTERN = /^\d{8,15}$/;
+const AMOUNT_PATTERN = /^\d+(?:\.\d+)?$/;
+const CURRENCY_PATTERN = /^[A-Z]{3}$/;
+
+/** A valid create request, ready to store. */
+export interface CheckedCreate {
+  referenceId: string;
+  resource: MomoResource;
+  callbackUrl?: string;
+}
+
+/** A check's refusal, or what it found. */
+type Checked<T> = { refusal: Answer } | T;
+
+/** Checks a create request's headers and body as MTN does; returns a refusal, or the request to store. */
+export function validateCreate(
+  config: MomoConfig,
+  api: MomoProductApi,
+  headers: http.IncomingHttpHeaders,
+  text: string,
+): Answer | CheckedCreate {
+  const referenceId = headers['x-reference-id'];
+  if (typeof referenceId !== 'string' || !UUID_V4_PATTERN.test(referenceId)) {
+    return { status: 400, body: { message: 'X-Reference-Id must be a UUID version 4.' } };
+  }
+  const callback = checkCallbackUrl(config, headers['x-callback-url']);
+  if ('refusal' in callback) return callback.refusal;
+  const parsed = parseBody(text);
+  if ('refusal' in parsed) return parsed.refusal;
+  const fields = checkFields(config, parsed.body);
+  if ('refusal' in fields) return fields.refusal;
+  const party = checkParty(api, parsed.body);
+  if ('refusal' in party) return party.refusal;
+  const { amount, currency, externalId, payerMessage, payeeNote } = fields;
+  const resource: MomoResource = {
+    amount,
+    currency,
+    externalId,
+    [api.partyKey]: { partyIdType: 'MSISDN', partyId: party.partyId },
+    ...(typeof payerMessage === 'string' ? { payerMessage } : {}),
+    ...(typeof payeeNote === 'string' ? { payeeNote } : {}),
+    status: 'PENDING',
+  };
+  const { callbackUrl } = callback;
+  return { referenceId, resource, ...(callbackUrl === undefined ? {} : { callbackUrl }) };
+}
+
+/** An absent X-Callback-Url is no callback; a present one must be absolute http(s), on the registered host. */
+function checkCallbackUrl(
+  config: MomoConfig,
+  callbackHeader: string | string[] | undefined,
+): Checked<{ callbackUrl: string | undefined }> {
+  if (callbackHeader === undefined) return { callbackUrl: undefined };
+  const value = Array.isArray(callbackHeader) ? callbackHeader[0] : callbackHeader;
+  let parsed: URL | undefined;
+  try {
+    parsed = value ? new URL(value) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed || !/^https?:$/.test(parsed.protocol)) {
+    return { refusal: { status: 400, body: { message: 'X-Callback-Url is not an absolute http(s) URL.' } } };
+  }
+  if (config.providerCallbackHost !== undefined && parsed.hostname !== config.providerCallbackHost) {
+    return {
+      refusal: {
+        status: 500,
+        body: {
+          code: 'INVALID_CALLBACK_URL_HOST',
+          message: 'Callback URL with different host name than configured for the API user.',
+        },
+      },
+    };
+  }
+  return { callbackUrl: parsed.toString() };
+}
+
+function parseBody(text: string): Checked<{ body: Record<string, unknown> }> {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return { refusal: { status: 400, body: { message: 'The request body is not JSON.' } } };
+  }
+  if (!isRecord(body))
+    return { refusal: { status: 400, body: { message: 'The request body is not an object.' } } };
+  return { body };
+}
+
+/** The amount, currency, externalId and notes every create request carries. */
+function checkFields(
+  config: MomoConfig,
+  body: Record<string, unknown>,
+): Checked<{
+  amount: string;
+  currency: string;
+  externalId: string;
+  payerMessage: unknown;
+  payeeNote: unknown;
+}> {
+  const { amount, currency, externalId, payerMessage, payeeNote } = body;
+  if (typeof amount !== 'string' || !AMOUNT_PATTERN.test(amount) || !/[1-9]/.test(amount)) {
+    return { refusal: { status: 400, body: { message: 'amount must be a positive decimal string.' } } };
+  }
+  if (typeof currency !== 'string' || !CURRENCY_PATTERN.test(currency)) {
+    return { refusal: { status: 400, body: { message: 'currency must be an ISO 4217 code.' } } };
+  }
+  if (config.currencies !== undefined && !config.currencies.includes(currency)) {
+    return {
+      refusal: {
+        status: 500,
+        body: { code: 'INVALID_CURRENCY', message: 'Currency not supported on the requested account.' },
+      },
+    };
+  }
+  if (typeof externalId !== 'string' || externalId === '') {
+    return { refusal: { status: 400, body: { message: 'externalId is required.' } } };
+  }
+  for (const [name, value] of [
+    ['payerMessage', payerMessage],
+    ['payeeNote', payeeNote],
+  ] as const) {
+    if (value !== undefined && (typeof value !== 'string' || value.length > MOMO_NOTE_MAX_CHARS)) {
+      return {
+        refusal: {
+          status: 400,
+          body: { message: `${name} must be a string of at most ${MOMO_NOTE_MAX_CHARS} characters.` },
+        },
+      };
+    }
+  }
+  return { amount, currency, externalId, payerMessage, payeeNote };
+}
+
+/** The payer (request-to-pay) or payee (transfer): an MSISDN party with the country code. */
+function checkParty(api: MomoProductApi, body: Record<string, unknown>): Checked<{ partyId: string }> {
+  const party = body[api.partyKey];
+  if (!isRecord(party) || party.partyIdType !== 'MSISDN' || typeof party.partyId !== 'string') {
+    return {
+      refusal: {
+        status: 400,
+        body: { message: `${api.partyKey} must be {"partyIdType": "MSISDN", "partyId"}.` },
+      },
+    };
+  }
+  if (!MSISDN_PATTERN.test(party.partyId)) {
+    // MTN names this case under the not-found reasons: "MSISDN format must include country code".
+    return {
+      refusal: {
+        status: 400,
+        body: { code: api.partyNotFound, message: 'MSISDN format must include country code.' },
+      },
+    };
+  }
+  return { partyId: party.partyId };
+}
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
