@@ -57,7 +57,7 @@ import type { Queryable } from '../store/store.ts';
 import type { Deps } from './deps.ts';
 import { newEvent, recordEvents } from './events.ts';
 import { appendEvidence, SYSTEM_ACTOR } from './evidence.ts';
-import { openException } from './reconciliation.ts';
+import { openException } from './reconciliationExceptions.ts';
 
 export type { SafeguardingReport };
 

@@ -6,7 +6,7 @@ import {
   SANDBOX_STATEMENT_MISMATCHES,
   type SandboxStatementInput,
   sandboxStatement,
-} from '../../app/reconciliation.ts';
+} from '../../app/sandboxStatements.ts';
 import { applyStatusChange, lockTransfer } from '../../app/transfers.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import { numberSourceOf } from '../../domain/jsonNumbers.ts';
