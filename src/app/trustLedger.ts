@@ -24,7 +24,6 @@ import {
   refusalError,
   trustLedgerAccount,
 } from '../modules/ledger/index.ts';
-import { findTrustAccount } from '../store/repositories/safeguarding.ts';
 import {
   findSweep,
   findSweepByReference,
@@ -32,6 +31,7 @@ import {
   listSweeps,
   type SweepFilter,
 } from '../store/repositories/safeguardingSweeps.ts';
+import { findTrustAccount } from '../store/repositories/trustAccounts.ts';
 import type { Queryable } from '../store/store.ts';
 import type { Deps } from './deps.ts';
 import { newEvent, recordEvents } from './events.ts';
