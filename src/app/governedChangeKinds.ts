@@ -22,7 +22,7 @@ import { setRouteStatus } from './digitalAssetRoutes.ts';
 import { updateFeeSchedule } from './fees.ts';
 import type { ApplyInput, ChangeKind, RegisteredChangeKind } from './governedChanges.ts';
 import { addMember, updateMember } from './members.ts';
-import { closeTrustAccountFor, createTrustAccount } from './safeguarding.ts';
+import { closeTrustAccountFor, createTrustAccount } from './trustAccounts.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: a stored request body; its use case checks every field.
 type Body = Record<string, any>;

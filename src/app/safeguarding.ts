@@ -1,185 +1,59 @@
 /**
- * Safeguarding: an organization's trust accounts (admins configure them), the closing balances their bank
- * statements report (operators enter them), and the daily check that compares customer money, read from the
- * ledger as of the end of the day, with those balances. A shortfall opens a reconciliation exception and
- * emits `safeguarding.shortfall`; each verdict, balance and configuration change is evidence. The same check
- * compares the banks' figure with the ledger's trust account as of the end of the day (trustLedger.ts): a
- * difference opens a `trust_balance_mismatch` exception.
+ * Safeguarding: the daily check that compares customer money, read from the ledger as of the end of the day,
+ * with the closing balances the organization's trust accounts (trustAccounts.ts) report for that day
+ * (safeguardingBalances.ts), and the reports it writes. A shortfall opens a reconciliation exception and
+ * emits `safeguarding.shortfall`; each verdict is evidence. The same check compares the banks' figure with
+ * the ledger's trust account as of the end of the day (trustLedger.ts): a difference opens a
+ * `trust_balance_mismatch` exception.
  *
  * Lock order, on every path: the currency's trust accounts (id order), then the day's report, then the
  * evidence chain. So a balance reported while the check runs is either seen by it or re-evaluates its report.
  */
 
-import { dayOf, endOfDay, parseDay } from '../domain/days.ts';
-import { AppError, resourceMissing, validationError } from '../domain/errors.ts';
+import { endOfDay, parseDay } from '../domain/days.ts';
+import { resourceMissing } from '../domain/errors.ts';
 import type { EventRecord } from '../domain/events.ts';
-import type { EvidenceActor } from '../domain/evidence.ts';
-import { type Currency, formatAmount, parseAmount, SUPPORTED_CURRENCIES } from '../domain/money.ts';
+import { type Currency, formatAmount, SUPPORTED_CURRENCIES } from '../domain/money.ts';
 import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
 import {
-  checkTrustAccountType,
   countsOn,
   daysToCheck,
   decideSafeguarding,
   type ReportedTrustBalance,
-  type SafeguardingBalance,
   type TrustAccount,
-  type TrustAccountType,
 } from '../domain/safeguarding.ts';
 import { decideTrustLedger } from '../domain/trustLedger.ts';
+import { currentBalances } from '../store/repositories/safeguardingBalances.ts';
 import {
-  type BalanceFilter,
-  closeTrustAccount,
-  currentBalances,
   customerMoneyAsOf,
-  findReport,
-  findTrustAccount,
-  insertBalance,
-  insertReport,
-  insertTrustAccount,
   ledgerTrustBalanceAsOf,
-  listBalances,
+  walletCurrenciesSince,
+} from '../store/repositories/safeguardingLedger.ts';
+import {
+  findReport,
+  insertReport,
   listReports,
-  listTrustAccounts,
   lockReportOfDay,
-  lockTrustAccounts,
-  organizationsWithTrustAccounts,
   type ReportFilter,
   reportedDays,
   type SafeguardingReport,
   saveReport,
-  supersedeBalance,
-  type TrustAccountFilter,
+} from '../store/repositories/safeguardingReports.ts';
+import {
+  lockTrustAccounts,
+  organizationsWithTrustAccounts,
   trustAccountsOf,
-  walletCurrenciesSince,
-} from '../store/repositories/safeguarding.ts';
+} from '../store/repositories/trustAccounts.ts';
 import type { Queryable } from '../store/store.ts';
 import type { Deps } from './deps.ts';
 import { newEvent, recordEvents } from './events.ts';
 import { appendEvidence, SYSTEM_ACTOR } from './evidence.ts';
-import { openException } from './reconciliation.ts';
+import { openException } from './reconciliationExceptions.ts';
 
 export type { SafeguardingReport };
 
 /** Organizations the daily check reads per query while it walks them. */
 export const SAFEGUARDING_ORGANIZATIONS_PER_PAGE = 100;
-
-// ---------------------------------------------------------------------------------------------------------
-// Trust accounts
-
-export interface CreateTrustAccountInput {
-  currency: Currency;
-  type?: TrustAccountType | undefined;
-  bank: string;
-  account_reference: string;
-  active_from?: string | undefined;
-}
-
-async function recordAccountChange(
-  tx: Queryable,
-  deps: Deps,
-  account: TrustAccount,
-  action: 'create' | 'close',
-  actor: EvidenceActor,
-): Promise<void> {
-  await appendEvidence(tx, deps, [
-    {
-      organizationId: account.organizationId,
-      kind: 'trust_account.update',
-      actor,
-      data: {
-        action,
-        trust_account_id: account.id,
-        currency: account.currency,
-        type: account.type,
-        bank: account.bank,
-        account_reference: account.accountReference,
-        status: account.status,
-        active_from: account.activeFrom,
-        closed_on: account.closedOn,
-      },
-    },
-  ]);
-}
-
-export async function createTrustAccount(
-  tx: Queryable,
-  deps: Deps,
-  organizationId: string,
-  input: CreateTrustAccountInput,
-  actor: EvidenceActor,
-): Promise<TrustAccount> {
-  const now = deps.now();
-  const account: TrustAccount = {
-    id: deps.newId('trustAccount'),
-    organizationId,
-    currency: input.currency,
-    type: checkTrustAccountType(input.type, input.currency),
-    bank: input.bank,
-    accountReference: input.account_reference,
-    status: 'active',
-    activeFrom: input.active_from === undefined ? dayOf(now) : parseDay(input.active_from, 'active_from'),
-    closedOn: null,
-    createdAt: now,
-    updatedAt: now,
-  };
-  if (!(await insertTrustAccount(tx, account))) {
-    throw new AppError({
-      status: 409,
-      code: 'trust_account_exists',
-      title: 'Trust account already configured',
-      detail: `An active trust account at ${account.bank} with reference ${account.accountReference} is configured already.`,
-      param: 'account_reference',
-    });
-  }
-  await recordAccountChange(tx, deps, account, 'create', actor);
-  return account;
-}
-
-/** Closes a trust account: from today (UTC) its balance no longer counts; days before still need it. */
-export async function closeTrustAccountFor(
-  tx: Queryable,
-  deps: Deps,
-  organizationId: string,
-  id: string,
-  actor: EvidenceActor,
-): Promise<TrustAccount> {
-  const found = await findTrustAccount(tx, organizationId, id);
-  if (!found) throw resourceMissing('trust account', id);
-  const current = (await lockTrustAccounts(tx, organizationId, found.currency)).find((a) => a.id === id);
-  if (!current) throw resourceMissing('trust account', id);
-  if (current.status === 'closed') {
-    throw new AppError({
-      status: 409,
-      code: 'invalid_state_transition',
-      title: 'Trust account closed',
-      detail: `Trust account ${id} was closed on ${current.closedOn}; a closed account does not change.`,
-      param: 'status',
-    });
-  }
-  const now = deps.now();
-  const closed: TrustAccount = { ...current, status: 'closed', closedOn: dayOf(now), updatedAt: now };
-  await closeTrustAccount(tx, closed);
-  await recordAccountChange(tx, deps, closed, 'close', actor);
-  return closed;
-}
-
-export async function getTrustAccount(deps: Deps, organizationId: string, id: string): Promise<TrustAccount> {
-  const account = await findTrustAccount(deps.store, organizationId, id);
-  if (!account) throw resourceMissing('trust account', id);
-  return account;
-}
-
-export async function listOrganizationTrustAccounts(
-  deps: Deps,
-  organizationId: string,
-  request: PageRequest & Omit<TrustAccountFilter, keyof PageRequest>,
-): Promise<Page<TrustAccount>> {
-  return toPage(
-    await listTrustAccounts(deps.store, organizationId, request, request.limit + 1),
-    request.limit,
-  );
-}
 
 // ---------------------------------------------------------------------------------------------------------
 // The verdict of a day
@@ -233,68 +107,75 @@ export function shortfallEventData(report: SafeguardingReport): Record<string, u
 const mismatchedWithLedger = (r: SafeguardingReport) =>
   decideTrustLedger(r.trustBalanceMinor, r.ledgerTrustBalanceMinor).mismatched;
 
-/**
- * Records a verdict just written: a report that has become a shortfall opens an exception and emits
- * `safeguarding.shortfall` (once per shortfall: a corrected figure that leaves it short changes the report,
- * and the open exception stays for a person); a report whose bank figure has come to differ from the
- * ledger's trust balance opens a `trust_balance_mismatch` exception, once per difference likewise; every
- * verdict is evidence.
- */
-async function recordVerdict(
+/** A report whose bank figure has come to differ from the ledger's: a `trust_balance_mismatch` exception. */
+async function openTrustBalanceMismatch(
   tx: Queryable,
   deps: Deps,
   report: SafeguardingReport,
-  previous: SafeguardingReport | undefined,
 ): Promise<SafeguardingReport> {
-  let recorded = report;
-  if (mismatchedWithLedger(report) && !(previous && mismatchedWithLedger(previous))) {
-    const exception = await openException(tx, deps, {
-      organizationId: report.organizationId,
-      transferId: null,
-      kind: 'trust_balance_mismatch',
-      details: {
-        report_id: report.id,
-        currency: report.currency,
-        date: report.date,
-        trust_balance_minor: minorText(report.trustBalanceMinor),
-        ledger_trust_balance_minor: minorText(report.ledgerTrustBalanceMinor),
-        difference_minor: minorText(report.ledgerDifferenceMinor),
-      },
-    });
-    recorded = { ...recorded, mismatchExceptionId: exception.id };
-    await saveReport(tx, recorded);
-  }
-  if (report.status === 'shortfall' && previous?.status !== 'shortfall') {
-    const exception = await openException(tx, deps, {
-      organizationId: report.organizationId,
-      transferId: null,
-      kind: 'safeguarding_shortfall',
-      details: {
-        report_id: report.id,
-        currency: report.currency,
-        date: report.date,
-        customer_money_minor: minorText(report.customerMoneyMinor),
-        trust_balance_minor: minorText(report.trustBalanceMinor),
-        shortfall_minor: minorText(report.differenceMinor === null ? null : -report.differenceMinor),
-      },
-    });
-    recorded = { ...recorded, exceptionId: exception.id };
-    await saveReport(tx, recorded);
-    const event: EventRecord = newEvent(
-      deps,
-      {
-        organizationId: report.organizationId,
-        type: 'safeguarding.shortfall',
-        resourceId: report.id,
-        data: shortfallEventData(recorded),
-      },
-      report.updatedAt,
-    );
-    await recordEvents(tx, deps, [event]);
-  }
-  await appendEvidence(tx, deps, [
+  const exception = await openException(tx, deps, {
+    organizationId: report.organizationId,
+    transferId: null,
+    kind: 'trust_balance_mismatch',
+    details: {
+      report_id: report.id,
+      currency: report.currency,
+      date: report.date,
+      trust_balance_minor: minorText(report.trustBalanceMinor),
+      ledger_trust_balance_minor: minorText(report.ledgerTrustBalanceMinor),
+      difference_minor: minorText(report.ledgerDifferenceMinor),
+    },
+  });
+  const recorded = { ...report, mismatchExceptionId: exception.id };
+  await saveReport(tx, recorded);
+  return recorded;
+}
+
+/** A report that has become a shortfall: a `safeguarding_shortfall` exception and the `safeguarding.shortfall` event. */
+async function openShortfall(
+  tx: Queryable,
+  deps: Deps,
+  report: SafeguardingReport,
+): Promise<SafeguardingReport> {
+  const exception = await openException(tx, deps, {
+    organizationId: report.organizationId,
+    transferId: null,
+    kind: 'safeguarding_shortfall',
+    details: {
+      report_id: report.id,
+      currency: report.currency,
+      date: report.date,
+      customer_money_minor: minorText(report.customerMoneyMinor),
+      trust_balance_minor: minorText(report.trustBalanceMinor),
+      shortfall_minor: minorText(report.differenceMinor === null ? null : -report.differenceMinor),
+    },
+  });
+  const recorded = { ...report, exceptionId: exception.id };
+  await saveReport(tx, recorded);
+  const event: EventRecord = newEvent(
+    deps,
     {
       organizationId: report.organizationId,
+      type: 'safeguarding.shortfall',
+      resourceId: report.id,
+      data: shortfallEventData(recorded),
+    },
+    report.updatedAt,
+  );
+  await recordEvents(tx, deps, [event]);
+  return recorded;
+}
+
+/** The verdict as evidence: every figure it was judged on, and the status it had before. */
+async function recordCheckEvidence(
+  tx: Queryable,
+  deps: Deps,
+  recorded: SafeguardingReport,
+  previous: SafeguardingReport | undefined,
+): Promise<void> {
+  await appendEvidence(tx, deps, [
+    {
+      organizationId: recorded.organizationId,
       kind: 'safeguarding.check',
       actor: SYSTEM_ACTOR,
       data: {
@@ -319,6 +200,29 @@ async function recordVerdict(
       },
     },
   ]);
+}
+
+/**
+ * Records a verdict just written: a report that has become a shortfall opens an exception and emits
+ * `safeguarding.shortfall` (once per shortfall: a corrected figure that leaves it short changes the report,
+ * and the open exception stays for a person); a report whose bank figure has come to differ from the
+ * ledger's trust balance opens a `trust_balance_mismatch` exception, once per difference likewise; every
+ * verdict is evidence.
+ */
+async function recordVerdict(
+  tx: Queryable,
+  deps: Deps,
+  report: SafeguardingReport,
+  previous: SafeguardingReport | undefined,
+): Promise<SafeguardingReport> {
+  let recorded = report;
+  if (mismatchedWithLedger(report) && !(previous && mismatchedWithLedger(previous))) {
+    recorded = await openTrustBalanceMismatch(tx, deps, recorded);
+  }
+  if (report.status === 'shortfall' && previous?.status !== 'shortfall') {
+    recorded = await openShortfall(tx, deps, recorded);
+  }
+  await recordCheckEvidence(tx, deps, recorded, previous);
   return recorded;
 }
 
@@ -421,141 +325,11 @@ export async function runSafeguardingChecks(deps: Deps, checksMax: number): Prom
   }
 }
 
-// ---------------------------------------------------------------------------------------------------------
-// Closing balances
-
-export interface ReportBalanceInput {
-  trust_account: string;
-  date: string;
-  closing_balance: string;
-  replaces?: string | undefined;
-  note?: string | undefined;
-}
-
-const SIGNED_DECIMAL_PATTERN = /^-?\d+(?:\.\d+)?$/;
-
-/** A statement's closing balance as written on it: a decimal string, negative when the account is overdrawn. */
-function parseClosingBalance(text: string, currency: Currency): bigint {
-  if (!SIGNED_DECIMAL_PATTERN.test(text)) {
-    throw validationError(
-      'closing_balance',
-      'closing_balance must be a decimal string such as "1500.00" (with a minus sign when overdrawn)',
-      'invalid_format',
-    );
-  }
-  const negative = text.startsWith('-');
-  const minor = parseAmount(negative ? text.slice(1) : text, currency, 'closing_balance');
-  return negative ? -minor : minor;
-}
-
-function balanceConflict(detail: string, param: string): AppError {
-  return new AppError({
-    status: 409,
-    code: 'safeguarding_balance_conflict',
-    title: 'Closing balance already reported',
-    detail,
-    param,
-  });
-}
-
-/**
- * Records a trust account's closing balance for a day. The same figure again changes nothing (`created`
- * false); a different one is a 409 unless it names the figure it corrects (`replaces`, with a `note`), which
- * it then supersedes. A day already checked is judged again on the new figure.
- */
-export async function reportSafeguardingBalance(
-  tx: Queryable,
-  deps: Deps,
-  organizationId: string,
-  input: ReportBalanceInput,
-  actor: EvidenceActor,
-  createdBy: string,
-): Promise<{ balance: SafeguardingBalance; created: boolean }> {
-  const day = parseDay(input.date, 'date');
-  const found = await findTrustAccount(tx, organizationId, input.trust_account);
-  if (!found) throw resourceMissing('trust account', input.trust_account, 'trust_account');
-  const closingBalanceMinor = parseClosingBalance(input.closing_balance, found.currency);
-  const now = deps.now();
-  if (day > dayOf(now)) {
-    throw validationError('date', `date must be today (${dayOf(now)}, UTC) or earlier`, 'out_of_range');
-  }
-  if (input.replaces !== undefined && input.note === undefined) {
-    throw validationError(
-      'note',
-      'note is required with replaces: say why the figure is corrected',
-      'missing',
-    );
-  }
-  const accounts = await lockTrustAccounts(tx, organizationId, found.currency);
-  const account = accounts.find((a) => a.id === found.id) as TrustAccount;
-  if (!countsOn(account, day)) {
-    throw validationError(
-      'date',
-      `trust account ${account.id} holds safeguarded money from ${account.activeFrom}${account.closedOn ? ` until before ${account.closedOn}` : ''}, so ${day} has no closing balance for it`,
-      'out_of_range',
-    );
-  }
-  const [current] = await currentBalances(tx, [account.id], day);
-  if (input.replaces === undefined) {
-    if (current && current.closingBalanceMinor === closingBalanceMinor)
-      return { balance: current, created: false };
-    if (current) {
-      throw balanceConflict(
-        `A closing balance of ${formatAmount(current.closingBalanceMinor, current.currency)} is recorded for ${account.id} on ${day} (${current.id}); to correct it, send replaces: "${current.id}" with a note.`,
-        'closing_balance',
-      );
-    }
-  } else {
-    if (current?.id !== input.replaces) {
-      throw balanceConflict(
-        `replaces must name the current closing balance of ${account.id} on ${day}: ${current ? current.id : 'there is none'}.`,
-        'replaces',
-      );
-    }
-    if (current.closingBalanceMinor === closingBalanceMinor) return { balance: current, created: false };
-    await supersedeBalance(tx, current.id);
-  }
-  const balance: SafeguardingBalance = {
-    id: deps.newId('safeguardingBalance'),
-    organizationId,
-    trustAccountId: account.id,
-    currency: account.currency,
-    date: day,
-    closingBalanceMinor,
-    status: 'current',
-    replacesId: current ? current.id : null,
-    note: input.note ?? null,
-    createdBy,
-    createdAt: now,
-  };
-  await insertBalance(tx, balance);
-  await appendEvidence(tx, deps, [
-    {
-      organizationId,
-      kind: 'safeguarding.balance',
-      actor,
-      data: {
-        action: current ? 'correct' : 'report',
-        balance_id: balance.id,
-        trust_account_id: account.id,
-        currency: account.currency,
-        date: day,
-        closing_balance_minor: closingBalanceMinor.toString(),
-        replaces: balance.replacesId,
-        previous_closing_balance_minor: current ? current.closingBalanceMinor.toString() : null,
-        note: balance.note,
-      },
-    },
-  ]);
-  await rejudgeDay(tx, deps, organizationId, account.currency, day, accounts);
-  return { balance, created: true };
-}
-
 /**
  * A day already checked, judged again on the balances now recorded (its customer money and ledger trust
  * balance, read as of the end of a day that is over, do not change).
  */
-async function rejudgeDay(
+export async function rejudgeDay(
   tx: Queryable,
   deps: Deps,
   organizationId: string,
@@ -577,14 +351,6 @@ async function rejudgeDay(
   };
   await saveReport(tx, judged);
   await recordVerdict(tx, deps, judged, report);
-}
-
-export async function listSafeguardingBalances(
-  deps: Deps,
-  organizationId: string,
-  request: PageRequest & Omit<BalanceFilter, keyof PageRequest>,
-): Promise<Page<SafeguardingBalance>> {
-  return toPage(await listBalances(deps.store, organizationId, request, request.limit + 1), request.limit);
 }
 
 // ---------------------------------------------------------------------------------------------------------

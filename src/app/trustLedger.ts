@@ -24,7 +24,6 @@ import {
   refusalError,
   trustLedgerAccount,
 } from '../modules/ledger/index.ts';
-import { findTrustAccount } from '../store/repositories/safeguarding.ts';
 import {
   findSweep,
   findSweepByReference,
@@ -32,6 +31,7 @@ import {
   listSweeps,
   type SweepFilter,
 } from '../store/repositories/safeguardingSweeps.ts';
+import { findTrustAccount } from '../store/repositories/trustAccounts.ts';
 import type { Queryable } from '../store/store.ts';
 import type { Deps } from './deps.ts';
 import { newEvent, recordEvents } from './events.ts';
@@ -62,17 +62,146 @@ export function sweepEventData(s: SafeguardingSweep): Record<string, unknown> {
   };
 }
 
+/** A sweep's figures before it is posted and recorded. */
+type SweepDraft = Omit<SafeguardingSweep, 'id' | 'journalEntryId' | 'createdBy' | 'createdAt'>;
+
 /** The same movement recorded again: every figure equal. */
-function sameSweep(
-  a: SafeguardingSweep,
-  b: Omit<SafeguardingSweep, 'id' | 'journalEntryId' | 'createdBy' | 'createdAt'>,
-) {
+function sameSweep(a: SafeguardingSweep, b: SweepDraft) {
   return (
     a.direction === b.direction &&
     a.amountMinor === b.amountMinor &&
     a.valueDate === b.valueDate &&
     a.trustAccountId === b.trustAccountId
   );
+}
+
+/** A sweep's figures, checked: its rail for its currency, a single amount, a reference, a value date. */
+function checkSweepFigures(input: RecordSweepInput): {
+  amountMinor: bigint;
+  reference: string;
+  valueDate: string;
+} {
+  const { currency, rail } = input;
+  checkSweepRail(rail, currency);
+  const amountMinor = checkSingleAmount(parseAmount(input.amount, currency, 'amount'), currency);
+  const reference = input.reference.trim();
+  if (reference === '') throw validationError('reference', 'reference must not be blank', 'invalid_value');
+  const valueDate = parseDay(input.value_date, 'value_date');
+  return { amountMinor, reference, valueDate };
+}
+
+/** The trust account a sweep names, if any: one of the organization's, in its currency, counting that day. */
+async function sweptTrustAccountId(
+  tx: Queryable,
+  organizationId: string,
+  trustAccount: string | undefined,
+  currency: Currency,
+  valueDate: string,
+): Promise<string | null> {
+  if (trustAccount === undefined) return null;
+  const account = await findTrustAccount(tx, organizationId, trustAccount);
+  if (!account) throw resourceMissing('trust account', trustAccount, 'trust_account');
+  if (account.currency !== currency) {
+    throw validationError(
+      'trust_account',
+      `trust account ${account.id} holds ${account.currency}, the sweep is in ${currency}`,
+      'invalid_value',
+    );
+  }
+  if (!countsOn(account, valueDate)) {
+    throw validationError(
+      'value_date',
+      `trust account ${account.id} holds safeguarded money from ${account.activeFrom}${account.closedOn ? ` until before ${account.closedOn}` : ''}, so no sweep moved money through it on ${valueDate}`,
+      'out_of_range',
+    );
+  }
+  return account.id;
+}
+
+/** The sweep recorded before with this reference when its figures are the same; a 409 when they differ. */
+async function sweepRecordedBefore(tx: Queryable, draft: SweepDraft): Promise<SafeguardingSweep | undefined> {
+  const { organizationId, rail, currency, reference } = draft;
+  const existing = await findSweepByReference(tx, organizationId, rail, currency, reference);
+  if (!existing || sameSweep(existing, draft)) return existing;
+  throw new AppError({
+    status: 409,
+    code: 'duplicate_reference',
+    title: 'Sweep reference used',
+    detail: `Sweep ${existing.id} was recorded with reference '${reference}' on ${rail} in ${currency}, for ${formatAmount(existing.amountMinor, currency)} ${existing.direction} on ${existing.valueDate}; a movement is recorded once.`,
+    param: 'reference',
+  });
+}
+
+/** The sweep's balanced entry between the trust and settlement accounts, posted in the locked session. */
+async function postSweep(
+  session: PostingSession,
+  deps: Deps,
+  draft: SweepDraft,
+  accounts: { trust: string; settlement: string },
+  now: Date,
+): Promise<string> {
+  const entry = {
+    id: deps.newId('journalEntry'),
+    organizationId: draft.organizationId,
+    transferId: null,
+    kind: 'direct' as const,
+    holdEntryId: null,
+    createdAt: now,
+    postings: sweepPostings(
+      draft.direction,
+      accounts.trust,
+      accounts.settlement,
+      draft.amountMinor,
+      draft.currency,
+    ),
+  };
+  const refusal = session.tryPost(entry);
+  if (refusal) throw refusalError(refusal, 'sweep', 'amount');
+  await session.flush(now);
+  return entry.id;
+}
+
+/** The sweep's evidence, naming the ledger accounts it moved money between, and its event. */
+async function recordSweepEvidenceAndEvent(
+  tx: Queryable,
+  deps: Deps,
+  sweep: SafeguardingSweep,
+  accounts: { trust: string; settlement: string },
+  actor: EvidenceActor,
+): Promise<void> {
+  const { organizationId, createdAt: now } = sweep;
+  await appendEvidence(tx, deps, [
+    {
+      organizationId,
+      kind: 'safeguarding.sweep',
+      actor,
+      data: {
+        sweep_id: sweep.id,
+        currency: sweep.currency,
+        rail: sweep.rail,
+        direction: sweep.direction,
+        amount_minor: sweep.amountMinor.toString(),
+        reference: sweep.reference,
+        value_date: sweep.valueDate,
+        trust_account_id: sweep.trustAccountId,
+        journal_entry_id: sweep.journalEntryId,
+        trust_ledger_account: accounts.trust,
+        settlement_account: accounts.settlement,
+      },
+    },
+  ]);
+  await recordEvents(tx, deps, [
+    newEvent(
+      deps,
+      {
+        organizationId,
+        type: 'safeguarding.sweep.recorded',
+        resourceId: sweep.id,
+        data: sweepEventData(sweep),
+      },
+      now,
+    ),
+  ]);
 }
 
 /**
@@ -92,11 +221,7 @@ export async function recordSweep(
   createdBy: string,
 ): Promise<{ sweep: SafeguardingSweep; created: boolean }> {
   const { currency, rail, direction } = input;
-  checkSweepRail(rail, currency);
-  const amountMinor = checkSingleAmount(parseAmount(input.amount, currency, 'amount'), currency);
-  const reference = input.reference.trim();
-  if (reference === '') throw validationError('reference', 'reference must not be blank', 'invalid_value');
-  const valueDate = parseDay(input.value_date, 'value_date');
+  const { amountMinor, reference, valueDate } = checkSweepFigures(input);
   const now = deps.now();
   if (valueDate > dayOf(now)) {
     throw validationError(
@@ -105,26 +230,13 @@ export async function recordSweep(
       'out_of_range',
     );
   }
-  let trustAccountId: string | null = null;
-  if (input.trust_account !== undefined) {
-    const account = await findTrustAccount(tx, organizationId, input.trust_account);
-    if (!account) throw resourceMissing('trust account', input.trust_account, 'trust_account');
-    if (account.currency !== currency) {
-      throw validationError(
-        'trust_account',
-        `trust account ${account.id} holds ${account.currency}, the sweep is in ${currency}`,
-        'invalid_value',
-      );
-    }
-    if (!countsOn(account, valueDate)) {
-      throw validationError(
-        'value_date',
-        `trust account ${account.id} holds safeguarded money from ${account.activeFrom}${account.closedOn ? ` until before ${account.closedOn}` : ''}, so no sweep moved money through it on ${valueDate}`,
-        'out_of_range',
-      );
-    }
-    trustAccountId = account.id;
-  }
+  const trustAccountId = await sweptTrustAccountId(
+    tx,
+    organizationId,
+    input.trust_account,
+    currency,
+    valueDate,
+  );
 
   const trust = await trustLedgerAccount(tx, deps, organizationId, currency);
   const settlement = await ensureSystemAccount(tx, {
@@ -137,7 +249,7 @@ export async function recordSweep(
   });
   const session = new PostingSession(tx);
   await session.lock([trust, settlement]);
-  const draft = {
+  const draft: SweepDraft = {
     organizationId,
     currency,
     rail,
@@ -147,69 +259,18 @@ export async function recordSweep(
     valueDate,
     trustAccountId,
   };
-  const existing = await findSweepByReference(tx, organizationId, rail, currency, reference);
-  if (existing) {
-    if (sameSweep(existing, draft)) return { sweep: existing, created: false };
-    throw new AppError({
-      status: 409,
-      code: 'duplicate_reference',
-      title: 'Sweep reference used',
-      detail: `Sweep ${existing.id} was recorded with reference '${reference}' on ${rail} in ${currency}, for ${formatAmount(existing.amountMinor, currency)} ${existing.direction} on ${existing.valueDate}; a movement is recorded once.`,
-      param: 'reference',
-    });
-  }
-  const entry = {
-    id: deps.newId('journalEntry'),
-    organizationId,
-    transferId: null,
-    kind: 'direct' as const,
-    holdEntryId: null,
-    createdAt: now,
-    postings: sweepPostings(direction, trust, settlement, amountMinor, currency),
-  };
-  const refusal = session.tryPost(entry);
-  if (refusal) throw refusalError(refusal, 'sweep', 'amount');
-  await session.flush(now);
+  const existing = await sweepRecordedBefore(tx, draft);
+  if (existing) return { sweep: existing, created: false };
+  const journalEntryId = await postSweep(session, deps, draft, { trust, settlement }, now);
   const sweep: SafeguardingSweep = {
     id: deps.newId('safeguardingSweep'),
     ...draft,
-    journalEntryId: entry.id,
+    journalEntryId,
     createdBy,
     createdAt: now,
   };
   await insertSweep(tx, sweep);
-  await appendEvidence(tx, deps, [
-    {
-      organizationId,
-      kind: 'safeguarding.sweep',
-      actor,
-      data: {
-        sweep_id: sweep.id,
-        currency,
-        rail,
-        direction,
-        amount_minor: amountMinor.toString(),
-        reference,
-        value_date: valueDate,
-        trust_account_id: trustAccountId,
-        journal_entry_id: entry.id,
-        trust_ledger_account: trust,
-        settlement_account: settlement,
-      },
-    },
-  ]);
-  await recordEvents(tx, deps, [
-    newEvent(
-      deps,
-      {
-        organizationId,
-        type: 'safeguarding.sweep.recorded',
-        resourceId: sweep.id,
-        data: sweepEventData(sweep),
-      },
-      now,
-    ),
-  ]);
+  await recordSweepEvidenceAndEvent(tx, deps, sweep, { trust, settlement }, actor);
   return { sweep, created: true };
 }
 

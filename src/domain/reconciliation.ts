@@ -128,28 +128,48 @@ function groupSumming(pool: readonly MatchCandidate[], target: bigint): MatchCan
   return search(0, target) ? [...chosen] : undefined;
 }
 
-/** Pairs every line with the transfers it reports (or none), each transfer with one line at most. */
-export function matchStatement(
+/** The pairings found so far: results by line number, and the transfers already paired with a line. */
+interface Pairing {
+  results: Map<number, LineResult>;
+  used: Set<string>;
+}
+
+/** Pairs a line with transfers, which no other line may take after it. */
+function pair(pairing: Pairing, line: StatementLine, transfers: readonly MatchCandidate[]): void {
+  for (const t of transfers) pairing.used.add(t.id);
+  pairing.results.set(line.line, {
+    line,
+    transferIds: transfers.map((t) => t.id),
+    findings: judge(line, transfers),
+  });
+}
+
+/** 1. By the rail's reference. */
+function pairByReference(
+  pairing: Pairing,
   lines: readonly StatementLine[],
   candidates: readonly MatchCandidate[],
-): LineResult[] {
-  const used = new Set<string>();
+): void {
   const byReference = new Map(
     candidates.filter((c) => c.railReference).map((c) => [c.railReference as string, c]),
   );
-  const results = new Map<number, LineResult>();
-  // 1. By the rail's reference.
   for (const line of lines) {
     const t = line.railReference ? byReference.get(line.railReference) : undefined;
-    if (!t || used.has(t.id)) continue;
-    used.add(t.id);
-    results.set(line.line, { line, transferIds: [t.id], findings: judge(line, [t]) });
+    if (!t || pairing.used.has(t.id)) continue;
+    pair(pairing, line, [t]);
   }
-  // 2. By currency, amount and date, for lines without a known reference.
-  const free = () => candidates.filter((c) => !used.has(c.id));
+}
+
+/** 2. By currency, amount and date, for lines without a known reference: the nearest day first. */
+function pairByAmountAndDate(
+  pairing: Pairing,
+  lines: readonly StatementLine[],
+  candidates: readonly MatchCandidate[],
+): void {
   for (const line of lines) {
-    if (results.has(line.line)) continue;
-    const near = free()
+    if (pairing.results.has(line.line)) continue;
+    const near = candidates
+      .filter((c) => !pairing.used.has(c.id))
       .filter(
         (c) =>
           c.currency === line.currency &&
@@ -162,13 +182,20 @@ export function matchStatement(
       );
     const t = near[0];
     if (!t) continue;
-    used.add(t.id);
-    results.set(line.line, { line, transferIds: [t.id], findings: judge(line, [t]) });
+    pair(pairing, line, [t]);
   }
-  // 3. One line covering several transfers.
+}
+
+/** 3. One line covering several transfers: the largest candidates of its currency and dates searched. */
+function pairByGroup(
+  pairing: Pairing,
+  lines: readonly StatementLine[],
+  candidates: readonly MatchCandidate[],
+): void {
   for (const line of lines) {
-    if (results.has(line.line)) continue;
-    const pool = free()
+    if (pairing.results.has(line.line)) continue;
+    const pool = candidates
+      .filter((c) => !pairing.used.has(c.id))
       .filter(
         (c) =>
           c.currency === line.currency &&
@@ -180,26 +207,38 @@ export function matchStatement(
       .slice(0, RECONCILIATION_GROUP_CANDIDATES_MAX);
     const group = groupSumming(pool, line.amountMinor);
     if (!group) continue;
-    for (const t of group) used.add(t.id);
-    results.set(line.line, { line, transferIds: group.map((t) => t.id), findings: judge(line, group) });
+    pair(pairing, line, group);
   }
-  return lines.map(
-    (line) =>
-      results.get(line.line) ?? {
-        line,
-        transferIds: [],
-        findings: [
-          {
-            kind: 'unmatched_line',
-            details: {
-              rail_reference: line.railReference,
-              amount_minor: line.amountMinor.toString(),
-              value_date: line.valueDate,
-            },
-          },
-        ],
+}
+
+/** A line no transfer was found for. */
+function unmatchedLine(line: StatementLine): LineResult {
+  return {
+    line,
+    transferIds: [],
+    findings: [
+      {
+        kind: 'unmatched_line',
+        details: {
+          rail_reference: line.railReference,
+          amount_minor: line.amountMinor.toString(),
+          value_date: line.valueDate,
+        },
       },
-  );
+    ],
+  };
+}
+
+/** Pairs every line with the transfers it reports (or none), each transfer with one line at most. */
+export function matchStatement(
+  lines: readonly StatementLine[],
+  candidates: readonly MatchCandidate[],
+): LineResult[] {
+  const pairing: Pairing = { results: new Map(), used: new Set() };
+  pairByReference(pairing, lines, candidates);
+  pairByAmountAndDate(pairing, lines, candidates);
+  pairByGroup(pairing, lines, candidates);
+  return lines.map((line) => pairing.results.get(line.line) ?? unmatchedLine(line));
 }
 
 export interface StatementFault {

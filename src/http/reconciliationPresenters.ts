@@ -1,5 +1,6 @@
 /** Reconciliation statements and exceptions in their wire form: the API's and the exports'. */
-import type { ReconciliationException, StatementRow } from '../app/reconciliation.ts';
+import type { ReconciliationException } from '../app/reconciliationExceptions.ts';
+import type { StatementRow } from '../app/reconciliationStatements.ts';
 
 export function presentStatement(s: StatementRow) {
   return {

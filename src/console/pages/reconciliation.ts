@@ -1,6 +1,7 @@
 /** Reconciliation exceptions and their resolution (the `compliance` scope, as in the API). */
 import { consoleActor } from '../../app/console/session.ts';
-import { listReconciliationExceptions, resolveException } from '../../app/reconciliation.ts';
+import { listReconciliationExceptions } from '../../app/reconciliationExceptions.ts';
+import { resolveException } from '../../app/reconciliationResolutions.ts';
 import { validationError } from '../../domain/errors.ts';
 import { ID_PREFIXES, idPattern } from '../../domain/ids.ts';
 import { RESOLUTION_ACTIONS, type ResolutionAction } from '../../domain/reconciliation.ts';

@@ -2,15 +2,13 @@
 import type { FastifyInstance } from 'fastify';
 import { actorIdOf } from '../../app/apiKeys.ts';
 import type { Deps } from '../../app/deps.ts';
+import { getException, listReconciliationExceptions } from '../../app/reconciliationExceptions.ts';
+import { type ResolveInput, resolveException } from '../../app/reconciliationResolutions.ts';
 import {
-  getException,
   getStatement,
   type ImportStatementInput,
   importStatement,
-  listReconciliationExceptions,
-  type ResolveInput,
-  resolveException,
-} from '../../app/reconciliation.ts';
+} from '../../app/reconciliationStatements.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import {
   EXCEPTION_KINDS,

@@ -5,7 +5,7 @@ import {
   SANDBOX_STATEMENT_MISMATCHES,
   type SandboxStatementInput,
   sandboxStatement,
-} from '../../app/reconciliation.ts';
+} from '../../app/sandboxStatements.ts';
 import { RAILS } from '../../domain/transfers.ts';
 import { idempotentWrite, writeOperation, written } from '../routeKit.ts';
 

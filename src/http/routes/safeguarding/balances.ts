@@ -6,7 +6,7 @@ import {
   listSafeguardingBalances,
   type ReportBalanceInput,
   reportSafeguardingBalance,
-} from '../../../app/safeguarding.ts';
+} from '../../../app/safeguardingBalances.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { SAFEGUARDING_NOTE_LENGTH_MAX } from '../../../domain/safeguarding.ts';
 import { principalOf, requestActor } from '../../auth.ts';

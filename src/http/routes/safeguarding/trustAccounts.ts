@@ -7,7 +7,7 @@ import {
   createTrustAccount,
   getTrustAccount,
   listOrganizationTrustAccounts,
-} from '../../../app/safeguarding.ts';
+} from '../../../app/trustAccounts.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { type Currency, SUPPORTED_CURRENCIES } from '../../../domain/money.ts';
 import {

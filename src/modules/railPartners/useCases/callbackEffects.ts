@@ -5,7 +5,7 @@
  */
 import { moveCollection } from '../../../app/collections.ts';
 import type { Deps } from '../../../app/deps.ts';
-import { openException } from '../../../app/reconciliation.ts';
+import { openException } from '../../../app/reconciliationExceptions.ts';
 import { applyStatusChange } from '../../../app/transfers.ts';
 import { type Collection, isFinalCollection } from '../../../domain/collections.ts';
 import type { Transfer } from '../../../domain/transferRecord.ts';

@@ -9,7 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Deps } from '../../../app/deps.ts';
-import { openException } from '../../../app/reconciliation.ts';
+import { openException } from '../../../app/reconciliationExceptions.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { type Page, type PageRequest, toPage } from '../../../domain/pagination.ts';
 import { type CallbackReport, MalformedCallbackError } from '../../../rails/partner.ts';
