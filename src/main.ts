@@ -36,6 +36,7 @@ import {
   runRailCallbackSweepOnce,
 } from './modules/railPartners/index.ts';
 import { DAY_WORKER_INTERVAL_MS, runDayWorkerOnce } from './modules/testClock/index.ts';
+import { runSafeguardingWorkerOnce, SAFEGUARDING_WORKER_INTERVAL_MS } from './modules/treasury/index.ts';
 import { httpWebhookSender, startWebhookDispatcher } from './modules/webhooks/index.ts';
 import { sandboxRails } from './rails/sandbox.ts';
 import {
@@ -72,7 +73,6 @@ import {
   runRailWorkerOnce,
 } from './workers/railWorker.ts';
 import { pruneExpiredHistory } from './workers/retentionPruner.ts';
-import { runSafeguardingWorkerOnce, SAFEGUARDING_WORKER_INTERVAL_MS } from './workers/safeguardingWorker.ts';
 import { runVerificationWorkerOnce, VERIFICATION_WORKER_INTERVAL_MS } from './workers/verificationWorker.ts';
 
 export class DataDirBusyError extends Error {

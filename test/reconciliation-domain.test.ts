@@ -9,7 +9,7 @@ import {
   RECONCILIATION_DATE_TOLERANCE_DAYS,
   RECONCILIATION_GROUP_TRANSFERS_MAX,
   type StatementLine,
-} from '../src/domain/reconciliation.ts';
+} from '../src/modules/treasury/domain/reconciliation.ts';
 
 const DAY = '2026-11-20';
 const dayPlus = (n: number) =>

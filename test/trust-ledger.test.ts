@@ -10,8 +10,8 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { issueApiKey } from '../src/app/apiKeys.ts';
-import { runSafeguardingChecks } from '../src/app/safeguarding.ts';
 import { addDays, dayOf } from '../src/domain/days.ts';
+import { runSafeguardingChecks } from '../src/modules/treasury/useCases/safeguarding.ts';
 import { runDepositWorkerOnce } from '../src/workers/depositWorker.ts';
 import { type ApiResponse, api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
 import { expectLedgerHealthy, fundedWallet } from './support/ledger.ts';

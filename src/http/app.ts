@@ -52,7 +52,6 @@ import { registerRateLimits } from './rateLimit.ts';
 import { amlRoutes } from './routes/aml.ts';
 import { API_KEY_SCHEMAS, apiKeyRoutes } from './routes/apiKeys.ts';
 import { approvalRoutes } from './routes/approvals.ts';
-import { bankDepositRoutes } from './routes/bankDeposits.ts';
 import { changeRoutes, changeSchema } from './routes/changes.ts';
 import { collectionRoutes, collectionSchema } from './routes/collections.ts';
 import { customerRoutes } from './routes/customers.ts';
@@ -63,19 +62,10 @@ import { feeRoutes } from './routes/fees.ts';
 import { memberRoutes } from './routes/members.ts';
 import { organizationRoutes, organizationSchema } from './routes/organization.ts';
 import { policyRoutes } from './routes/policies.ts';
-import {
-  reconciliationExceptionSchema,
-  reconciliationRoutes,
-  statementSchema,
-} from './routes/reconciliation.ts';
 import { reviewRoutes } from './routes/reviews.ts';
-import { safeguardingRoutes } from './routes/safeguarding/routes.ts';
-import { SAFEGUARDING_SCHEMAS, SAFEGUARDING_SWEEP_SCHEMAS } from './routes/safeguarding/schemas.ts';
-import { safeguardingSweepRoutes } from './routes/safeguarding/sweeps.ts';
 import { sandboxRoutes } from './routes/sandbox.ts';
 import { sandboxChainRoutes } from './routes/sandboxChain.ts';
 import { sandboxFundingRoutes } from './routes/sandboxFunding.ts';
-import { sandboxStatementRoutes } from './routes/sandboxStatements.ts';
 import { STABLECOIN_SCHEMAS, stablecoinRoutes } from './routes/stablecoins.ts';
 import { systemRoutes } from './routes/system.ts';
 import { transferRoutes } from './routes/transfers.ts';
@@ -196,13 +186,9 @@ export async function buildApp({
     ...AUTHORIZATION_SCHEMAS,
     ...API_KEY_SCHEMAS,
     ...TRAVEL_RULE_SCHEMAS,
-    statementSchema,
-    reconciliationExceptionSchema,
     changeSchema,
     collectionSchema,
     ...FEE_SCHEMAS,
-    ...SAFEGUARDING_SCHEMAS,
-    ...SAFEGUARDING_SWEEP_SCHEMAS,
     ...STABLECOIN_SCHEMAS,
     organizationSchema,
     ...DIGITAL_ACCOUNT_SCHEMAS,
@@ -347,18 +333,13 @@ export async function buildApp({
   approvalRoutes(app, deps);
   changeRoutes(app, deps);
   collectionRoutes(app, deps);
-  bankDepositRoutes(app, deps);
   digitalAccountRoutes(app, deps);
-  reconciliationRoutes(app, deps);
-  safeguardingRoutes(app, deps);
-  safeguardingSweepRoutes(app, deps);
   travelRuleRoutes(app, deps);
   stablecoinRoutes(app, deps);
   organizationRoutes(app, deps);
   if (deps.environment === 'sandbox') {
     sandboxFundingRoutes(app, deps);
     sandboxRoutes(app, deps);
-    sandboxStatementRoutes(app, deps);
   }
   if (deps.environment === 'sandbox') sandboxChainRoutes(app, deps);
   for (const module of HTTP_MODULES) {

@@ -12,10 +12,13 @@ import { railPartnersHttp } from './railPartners/index.ts';
 import { receiptsHttp } from './receipts/index.ts';
 import { savingsHttp } from './savings/index.ts';
 import { testClockHttp } from './testClock/index.ts';
+import { treasuryHttp, treasurySandboxHttp } from './treasury/index.ts';
 import { webhooksHttp } from './webhooks/index.ts';
 
 export const HTTP_MODULES: readonly HttpModule[] = [
   ledgerHttp,
+  treasuryHttp,
+  treasurySandboxHttp,
   railPartnersHttp,
   webhooksHttp,
   launchGatesHttp,

@@ -1,11 +1,14 @@
 /** Reconciliation exceptions and their resolution (the `compliance` scope, as in the API). */
 import { consoleActor } from '../../app/console/session.ts';
-import { listReconciliationExceptions } from '../../app/reconciliationExceptions.ts';
-import { resolveException } from '../../app/reconciliationResolutions.ts';
 import { validationError } from '../../domain/errors.ts';
 import { ID_PREFIXES, idPattern } from '../../domain/ids.ts';
-import { RESOLUTION_ACTIONS, type ResolutionAction } from '../../domain/reconciliation.ts';
-import { presentException } from '../../http/reconciliationPresenters.ts';
+import {
+  listReconciliationExceptions,
+  presentException,
+  RESOLUTION_ACTIONS,
+  type ResolutionAction,
+  resolveException,
+} from '../../modules/treasury/index.ts';
 import { html } from '../html.ts';
 import {
   CONSOLE_PREFIX,

@@ -4,7 +4,6 @@
  * composition root, so the worker writes what the API shows.
  */
 
-import type { ReconciliationException } from '../../../app/reconciliationExceptions.ts';
 import type { Environment } from '../../../domain/apiKeys.ts';
 import type { EventRecord } from '../../../domain/events.ts';
 import type { EvidenceRecord } from '../../../domain/evidence.ts';
@@ -12,8 +11,9 @@ import { formatAmount } from '../../../domain/money.ts';
 import { feeOf, type Transfer } from '../../../domain/transferRecord.ts';
 import { presentEvidence } from '../../../http/compliancePresenters.ts';
 import { presentEvent, presentJournalEntry, presentTransfer } from '../../../http/presenters.ts';
-import { presentException } from '../../../http/reconciliationPresenters.ts';
 import type { JournalEntry } from '../../ledger/index.ts';
+import type { ReconciliationException } from '../../treasury/index.ts';
+import { presentException } from '../../treasury/index.ts';
 import type { ExportFormatter, ExportFormatters } from '../useCases/sources.ts';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);

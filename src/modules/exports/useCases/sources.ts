@@ -7,11 +7,11 @@ import type { IdPrefix } from '../../../domain/ids.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { EVENT_COLUMNS, eventFromRow } from '../../../store/repositories/events.ts';
 import { EVIDENCE_COLUMNS, evidenceFromRow } from '../../../store/repositories/evidence.ts';
-import { EXCEPTION_COLUMNS, exceptionFromRow } from '../../../store/repositories/reconciliation.ts';
 import { type CreatedRange, readAscending } from '../../../store/repositories/rows.ts';
 import { TRANSFER_COLUMNS, transferFromRow } from '../../../store/repositories/transfers.ts';
 import type { Queryable } from '../../../store/store.ts';
 import { JOURNAL_ENTRY_COLUMNS, withPostings } from '../../ledger/index.ts';
+import { EXCEPTION_COLUMNS, exceptionFromRow } from '../../treasury/index.ts';
 import { EXPORT_PAGE_ROWS, type ExportType } from '../domain.ts';
 
 /** How one type's records are written: JSON lines use its wire form; CSV its columns, a row or more each. */

@@ -5,7 +5,6 @@
  */
 import { moveCollection } from '../../../app/collections.ts';
 import type { Deps } from '../../../app/deps.ts';
-import { openException } from '../../../app/reconciliationExceptions.ts';
 import { applyStatusChange } from '../../../app/transfers.ts';
 import { type Collection, isFinalCollection } from '../../../domain/collections.ts';
 import type { Transfer } from '../../../domain/transferRecord.ts';
@@ -17,6 +16,7 @@ import {
   saveTransfer,
 } from '../../../store/repositories/transfers.ts';
 import type { Queryable } from '../../../store/store.ts';
+import { openException } from '../../treasury/index.ts';
 import type { RailCallbackStatus } from '../domain.ts';
 import type { RailCallback } from '../repository/callbacks.ts';
 

@@ -9,11 +9,11 @@
  */
 import { createHash } from 'node:crypto';
 import type { Deps } from '../../../app/deps.ts';
-import { openException } from '../../../app/reconciliationExceptions.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { type Page, type PageRequest, toPage } from '../../../domain/pagination.ts';
 import { type CallbackReport, MalformedCallbackError } from '../../../rails/partner.ts';
 import type { Queryable } from '../../../store/store.ts';
+import { openException } from '../../treasury/index.ts';
 import type { RailCallbackStatus, RailPartnerConfig } from '../domain.ts';
 import {
   deferRailCallback,

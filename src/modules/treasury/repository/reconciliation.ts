@@ -1,0 +1,341 @@
+import { ID_PREFIXES } from '../../../domain/ids.ts';
+import type { Currency } from '../../../domain/money.ts';
+import {
+  type KeysetFilter,
+  listNewestFirst,
+  toBigInt,
+  toDate,
+  toJsonObject,
+} from '../../../store/repositories/rows.ts';
+import type { Queryable } from '../../../store/store.ts';
+import type {
+  ExceptionKind,
+  LineResult,
+  MatchCandidate,
+  ResolutionAction,
+} from '../domain/reconciliation.ts';
+
+export interface StatementRow {
+  id: string;
+  organizationId: string;
+  rail: string;
+  periodFrom: string;
+  periodTo: string;
+  contentSha256: string;
+  lineCount: number;
+  matchedCount: number;
+  exceptionCount: number;
+  createdBy: string;
+  createdAt: Date;
+}
+
+const STATEMENT_COLUMNS = `id, organization_id, rail, period_from::text AS period_from, period_to::text AS period_to,
+  content_sha256, line_count, matched_count, exception_count, created_by, created_at`;
+
+function statementFromRow(row: Record<string, unknown>): StatementRow {
+  return {
+    id: String(row.id),
+    organizationId: String(row.organization_id),
+    rail: String(row.rail),
+    periodFrom: String(row.period_from),
+    periodTo: String(row.period_to),
+    contentSha256: String(row.content_sha256),
+    lineCount: Number(row.line_count),
+    matchedCount: Number(row.matched_count),
+    exceptionCount: Number(row.exception_count),
+    createdBy: String(row.created_by),
+    createdAt: toDate(row.created_at),
+  };
+}
+
+/** Inserts a statement; false when the organization imported the same content before. */
+export async function insertStatement(db: Queryable, s: StatementRow): Promise<boolean> {
+  const rows = await db.query(
+    `INSERT INTO reconciliation_statements (id, organization_id, rail, period_from, period_to, content_sha256, line_count,
+        matched_count, exception_count, created_by, created_at)
+     VALUES ($1, $2, $3, $4::date, $5::date, $6, $7, $8, $9, $10, $11)
+     ON CONFLICT (organization_id, content_sha256) DO NOTHING RETURNING id`,
+    [
+      s.id,
+      s.organizationId,
+      s.rail,
+      s.periodFrom,
+      s.periodTo,
+      s.contentSha256,
+      s.lineCount,
+      s.matchedCount,
+      s.exceptionCount,
+      s.createdBy,
+      s.createdAt,
+    ],
+  );
+  return rows.length === 1;
+}
+
+export async function findStatementByContent(
+  db: Queryable,
+  organizationId: string,
+  sha256: string,
+): Promise<StatementRow | undefined> {
+  const [row] = await db.query(
+    `SELECT ${STATEMENT_COLUMNS} FROM reconciliation_statements WHERE organization_id = $1 AND content_sha256 = $2`,
+    [organizationId, sha256],
+  );
+  return row && statementFromRow(row);
+}
+
+export async function findStatement(
+  db: Queryable,
+  organizationId: string,
+  id: string,
+): Promise<StatementRow | undefined> {
+  const [row] = await db.query(
+    `SELECT ${STATEMENT_COLUMNS} FROM reconciliation_statements WHERE organization_id = $1 AND id = $2`,
+    [organizationId, id],
+  );
+  return row && statementFromRow(row);
+}
+
+export async function saveStatementCounts(db: Queryable, s: StatementRow): Promise<void> {
+  await db.query(
+    'UPDATE reconciliation_statements SET matched_count = $2, exception_count = $3 WHERE id = $1',
+    [s.id, s.matchedCount, s.exceptionCount],
+  );
+}
+
+export async function insertLines(
+  db: Queryable,
+  statementId: string,
+  results: readonly LineResult[],
+): Promise<void> {
+  if (results.length === 0) return;
+  const column = <T>(pick: (r: LineResult) => T) => results.map(pick);
+  await db.query(
+    `INSERT INTO reconciliation_lines (statement_id, line, rail_reference, amount_minor, currency, value_date, status,
+        fees_minor, outcome, transfer_ids)
+     SELECT $1, v.line, v.rail_reference, v.amount_minor, v.currency, v.value_date::date, v.status, v.fees_minor,
+            v.outcome, string_to_array(v.transfer_ids, ',')
+       FROM unnest($2::int[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::bigint[], $9::text[],
+                   $10::text[]) AS v(line, rail_reference, amount_minor, currency, value_date, status, fees_minor,
+                                     outcome, transfer_ids)`,
+    [
+      statementId,
+      column((r) => r.line.line),
+      column((r) => r.line.railReference),
+      column((r) => r.line.amountMinor.toString()),
+      column((r) => r.line.currency),
+      column((r) => r.line.valueDate),
+      column((r) => r.line.status),
+      column((r) => r.line.feesMinor.toString()),
+      column((r) => (r.findings.every((f) => f.kind === 'matched') ? 'matched' : 'exception')),
+      column((r) => r.transferIds.join(',')),
+    ],
+  );
+}
+
+/**
+ * The transfers a statement may report: those of the rail named by any of the lines' references, and
+ * those of the rail and period (widened by the date tolerance) not yet matched. Served by the rail-reference
+ * and (organization, rail, ledger_state, settled_at) indexes.
+ */
+/** A transfer as matching reads it (candidateOf): its day is when it settled, or else went to the rail. */
+const CANDIDATE_COLUMNS = `id, rail_reference, amount_minor, currency, status,
+  to_char(COALESCE(settled_at, processing_at, created_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day`;
+
+/**
+ * The transfers a statement's lines may name: any the lines name by rail reference, matched by an earlier
+ * statement or not (statements overlap: a line agreeing with a matched payout matches it again, one
+ * disagreeing is an exception), and the unmatched ones of the window, for lines without a reference.
+ */
+export async function findCandidates(
+  db: Queryable,
+  organizationId: string,
+  rail: string,
+  references: readonly string[],
+  from: Date,
+  to: Date,
+): Promise<MatchCandidate[]> {
+  const rows = await db.query(
+    `SELECT ${CANDIDATE_COLUMNS}
+       FROM transfers
+      WHERE organization_id = $1 AND rail = $2 AND direction = 'outbound'
+        AND (rail_reference = ANY($3::text[])
+             OR (ledger_state IN ('posted', 'pending', 'voided')
+                 AND COALESCE(settled_at, processing_at, created_at) BETWEEN $4 AND $5))
+      ORDER BY id`,
+    [organizationId, rail, references, from, to],
+  );
+  return rows.map(candidateOf);
+}
+
+function candidateOf(r: Record<string, unknown>): MatchCandidate {
+  return {
+    id: String(r.id),
+    railReference: r.rail_reference === null ? null : String(r.rail_reference),
+    amountMinor: toBigInt(r.amount_minor),
+    currency: r.currency as Currency,
+    status: String(r.status),
+    day: String(r.day),
+  };
+}
+
+/**
+ * The payouts the rail carried in [from, to], whatever the ledger made of them since (matched, exception):
+ * handed to the partner and accepted (it named a reference), then processing, settled, failed or returned.
+ * A transfer refused before it reached the partner has no reference and is not the rail's.
+ */
+export async function findCarriedPayouts(
+  db: Queryable,
+  organizationId: string,
+  rail: string,
+  from: Date,
+  to: Date,
+): Promise<MatchCandidate[]> {
+  const rows = await db.query(
+    `SELECT ${CANDIDATE_COLUMNS}
+       FROM transfers
+      WHERE organization_id = $1 AND rail = $2 AND direction = 'outbound' AND rail_reference IS NOT NULL
+        AND status IN ('processing', 'settled', 'failed', 'returned')
+        AND COALESCE(settled_at, processing_at, created_at) BETWEEN $3 AND $4
+      ORDER BY id`,
+    [organizationId, rail, from, to],
+  );
+  return rows.map(candidateOf);
+}
+
+/** Settled, unmatched transfers of the rail that settled in [from, to] and are not in `seen`. */
+export async function findUnreportedSettled(
+  db: Queryable,
+  organizationId: string,
+  rail: string,
+  from: Date,
+  to: Date,
+): Promise<string[]> {
+  const rows = await db.query(
+    `SELECT id FROM transfers
+      WHERE organization_id = $1 AND rail = $2 AND direction = 'outbound' AND ledger_state = 'posted' AND status = 'settled'
+        AND settled_at BETWEEN $3 AND $4
+      ORDER BY id`,
+    [organizationId, rail, from, to],
+  );
+  return rows.map((r) => String(r.id));
+}
+
+export interface ReconciliationException {
+  id: string;
+  organizationId: string;
+  statementId: string | null;
+  line: number | null;
+  transferId: string | null;
+  kind: ExceptionKind;
+  status: 'open' | 'resolved';
+  details: Record<string, string | number | null>;
+  resolution: ResolutionAction | null;
+  note: string | null;
+  resolvedBy: string | null;
+  journalEntryId: string | null;
+  createdAt: Date;
+  resolvedAt: Date | null;
+}
+
+export const EXCEPTION_COLUMNS = `id, organization_id, statement_id, line, transfer_id, kind, status, details, resolution, note,
+  resolved_by, journal_entry_id, created_at, resolved_at`;
+
+export function exceptionFromRow(row: Record<string, unknown>): ReconciliationException {
+  const text = (v: unknown) => (v === null || v === undefined ? null : String(v));
+  return {
+    id: String(row.id),
+    organizationId: String(row.organization_id),
+    statementId: text(row.statement_id),
+    line: row.line === null ? null : Number(row.line),
+    transferId: text(row.transfer_id),
+    kind: row.kind as ExceptionKind,
+    status: row.status as 'open' | 'resolved',
+    details: toJsonObject<Record<string, string | number | null>>(row.details),
+    resolution: text(row.resolution) as ResolutionAction | null,
+    note: text(row.note),
+    resolvedBy: text(row.resolved_by),
+    journalEntryId: text(row.journal_entry_id),
+    createdAt: toDate(row.created_at),
+    resolvedAt: row.resolved_at === null ? null : toDate(row.resolved_at),
+  };
+}
+
+export async function insertExceptions(
+  db: Queryable,
+  exceptions: readonly ReconciliationException[],
+): Promise<void> {
+  for (const e of exceptions) {
+    await db.query(
+      `INSERT INTO reconciliation_exceptions (id, organization_id, statement_id, line, transfer_id, kind, status, details,
+          created_at) VALUES ($1, $2, $3, $4, $5, $6, 'open', $7::jsonb, $8)`,
+      [
+        e.id,
+        e.organizationId,
+        e.statementId,
+        e.line,
+        e.transferId,
+        e.kind,
+        JSON.stringify(e.details),
+        e.createdAt,
+      ],
+    );
+  }
+}
+
+export async function findException(
+  db: Queryable,
+  organizationId: string,
+  id: string,
+  options: { forUpdate?: boolean } = {},
+): Promise<ReconciliationException | undefined> {
+  const [row] = await db.query(
+    `SELECT ${EXCEPTION_COLUMNS} FROM reconciliation_exceptions WHERE organization_id = $1 AND id = $2${options.forUpdate ? ' FOR UPDATE' : ''}`,
+    [organizationId, id],
+  );
+  return row && exceptionFromRow(row);
+}
+
+export async function saveResolution(db: Queryable, e: ReconciliationException): Promise<void> {
+  await db.query(
+    `UPDATE reconciliation_exceptions SET status = $2, resolution = $3, note = $4, resolved_by = $5, journal_entry_id = $6,
+        resolved_at = $7, transfer_id = $8 WHERE id = $1`,
+    [e.id, e.status, e.resolution, e.note, e.resolvedBy, e.journalEntryId, e.resolvedAt, e.transferId],
+  );
+}
+
+export async function countOpenExceptionsOf(db: Queryable, transferId: string): Promise<number> {
+  const [row] = await db.query(
+    "SELECT count(*)::int AS n FROM reconciliation_exceptions WHERE transfer_id = $1 AND status = 'open'",
+    [transferId],
+  );
+  return Number(row?.n ?? 0);
+}
+
+export interface ExceptionFilter extends KeysetFilter {
+  status?: 'open' | 'resolved' | undefined;
+  kind?: ExceptionKind | undefined;
+  transferId?: string | undefined;
+}
+
+export async function listExceptions(
+  db: Queryable,
+  organizationId: string,
+  filter: ExceptionFilter,
+  rowsMax: number,
+): Promise<ReconciliationException[]> {
+  const rows = await listNewestFirst(db, {
+    table: 'reconciliation_exceptions',
+    columns: EXCEPTION_COLUMNS,
+    prefix: ID_PREFIXES.reconciliationException,
+    organizationId,
+    filter,
+    equal: [
+      ['status', filter.status],
+      ['kind', filter.kind],
+      ['transfer_id', filter.transferId],
+    ],
+    rowsMax,
+  });
+  return rows.map(exceptionFromRow);
+}

@@ -1,0 +1,104 @@
+/**
+ * The closing balances trust accounts' statements report, a figure per account and day; a corrected figure
+ * supersedes the one it replaces.
+ */
+import { ID_PREFIXES } from '../../../domain/ids.ts';
+import type { Currency } from '../../../domain/money.ts';
+import { type KeysetFilter, listNewestFirst, toBigInt, toDate } from '../../../store/repositories/rows.ts';
+import type { Queryable } from '../../../store/store.ts';
+import type { SafeguardingBalance, SafeguardingBalanceStatus } from '../domain/safeguarding.ts';
+
+const text = (v: unknown) => (v === null || v === undefined ? null : String(v));
+
+const BALANCE_COLUMNS = `id, organization_id, trust_account_id, currency, balance_date::text AS balance_date,
+  closing_balance_minor, status, replaces_id, note, created_by, created_at`;
+
+function balanceFromRow(row: Record<string, unknown>): SafeguardingBalance {
+  return {
+    id: String(row.id),
+    organizationId: String(row.organization_id),
+    trustAccountId: String(row.trust_account_id),
+    currency: row.currency as Currency,
+    date: String(row.balance_date),
+    closingBalanceMinor: toBigInt(row.closing_balance_minor),
+    status: row.status as SafeguardingBalanceStatus,
+    replacesId: text(row.replaces_id),
+    note: text(row.note),
+    createdBy: String(row.created_by),
+    createdAt: toDate(row.created_at),
+  };
+}
+
+export async function insertBalance(db: Queryable, b: SafeguardingBalance): Promise<void> {
+  await db.query(
+    `INSERT INTO safeguarding_balances (id, organization_id, trust_account_id, currency, balance_date,
+       closing_balance_minor, status, replaces_id, note, created_by, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+    [
+      b.id,
+      b.organizationId,
+      b.trustAccountId,
+      b.currency,
+      b.date,
+      b.closingBalanceMinor.toString(),
+      b.status,
+      b.replacesId,
+      b.note,
+      b.createdBy,
+      b.createdAt,
+    ],
+  );
+}
+
+export async function supersedeBalance(db: Queryable, id: string): Promise<void> {
+  await db.query("UPDATE safeguarding_balances SET status = 'superseded' WHERE id = $1", [id]);
+}
+
+/** The current figures of these accounts for a day (safeguarding_balances_current_idx). */
+export async function currentBalances(
+  db: Queryable,
+  trustAccountIds: readonly string[],
+  day: string,
+): Promise<SafeguardingBalance[]> {
+  if (trustAccountIds.length === 0) return [];
+  const rows = await db.query(
+    `SELECT ${BALANCE_COLUMNS} FROM safeguarding_balances
+      WHERE trust_account_id = ANY($1::text[]) AND balance_date = $2 AND status = 'current'`,
+    [[...trustAccountIds], day],
+  );
+  return rows.map(balanceFromRow);
+}
+
+export async function findBalance(
+  db: Queryable,
+  organizationId: string,
+  id: string,
+): Promise<SafeguardingBalance | undefined> {
+  const [row] = await db.query(
+    `SELECT ${BALANCE_COLUMNS} FROM safeguarding_balances WHERE organization_id = $1 AND id = $2`,
+    [organizationId, id],
+  );
+  return row && balanceFromRow(row);
+}
+
+export interface BalanceFilter extends KeysetFilter {
+  trustAccountId?: string | undefined;
+}
+
+export async function listBalances(
+  db: Queryable,
+  organizationId: string,
+  filter: BalanceFilter,
+  rowsMax: number,
+): Promise<SafeguardingBalance[]> {
+  const rows = await listNewestFirst(db, {
+    table: 'safeguarding_balances',
+    columns: BALANCE_COLUMNS,
+    prefix: ID_PREFIXES.safeguardingBalance,
+    organizationId,
+    filter,
+    equal: [['trust_account_id', filter.trustAccountId]],
+    rowsMax,
+  });
+  return rows.map(balanceFromRow);
+}

@@ -1,0 +1,99 @@
+/** Sweeps between a rail partner's float and the trust account, as operators recorded them. */
+import { ID_PREFIXES } from '../../../domain/ids.ts';
+import type { Currency } from '../../../domain/money.ts';
+import { type KeysetFilter, listNewestFirst, toBigInt, toDate } from '../../../store/repositories/rows.ts';
+import type { Queryable } from '../../../store/store.ts';
+import type { SafeguardingSweep, SweepDirection, SweepRail } from '../domain/trustLedger.ts';
+
+const SWEEP_COLUMNS = `id, organization_id, currency, rail, direction, amount_minor, reference,
+  value_date::text AS value_date, trust_account_id, journal_entry_id, created_by, created_at`;
+
+function sweepFromRow(row: Record<string, unknown>): SafeguardingSweep {
+  return {
+    id: String(row.id),
+    organizationId: String(row.organization_id),
+    currency: row.currency as Currency,
+    rail: row.rail as SweepRail,
+    direction: row.direction as SweepDirection,
+    amountMinor: toBigInt(row.amount_minor),
+    reference: String(row.reference),
+    valueDate: String(row.value_date),
+    trustAccountId: row.trust_account_id === null ? null : String(row.trust_account_id),
+    journalEntryId: String(row.journal_entry_id),
+    createdBy: String(row.created_by),
+    createdAt: toDate(row.created_at),
+  };
+}
+
+export async function insertSweep(db: Queryable, s: SafeguardingSweep): Promise<void> {
+  await db.query(
+    `INSERT INTO safeguarding_sweeps (id, organization_id, currency, rail, direction, amount_minor, reference,
+       value_date, trust_account_id, journal_entry_id, created_by, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+    [
+      s.id,
+      s.organizationId,
+      s.currency,
+      s.rail,
+      s.direction,
+      s.amountMinor.toString(),
+      s.reference,
+      s.valueDate,
+      s.trustAccountId,
+      s.journalEntryId,
+      s.createdBy,
+      s.createdAt,
+    ],
+  );
+}
+
+/** The sweep recorded with this reference at the rail's partner in the currency (safeguarding_sweeps_reference_idx). */
+export async function findSweepByReference(
+  db: Queryable,
+  organizationId: string,
+  rail: SweepRail,
+  currency: Currency,
+  reference: string,
+): Promise<SafeguardingSweep | undefined> {
+  const [row] = await db.query(
+    `SELECT ${SWEEP_COLUMNS} FROM safeguarding_sweeps
+      WHERE organization_id = $1 AND rail = $2 AND currency = $3 AND reference = $4`,
+    [organizationId, rail, currency, reference],
+  );
+  return row && sweepFromRow(row);
+}
+
+export async function findSweep(
+  db: Queryable,
+  organizationId: string,
+  id: string,
+): Promise<SafeguardingSweep | undefined> {
+  const [row] = await db.query(
+    `SELECT ${SWEEP_COLUMNS} FROM safeguarding_sweeps WHERE organization_id = $1 AND id = $2`,
+    [organizationId, id],
+  );
+  return row && sweepFromRow(row);
+}
+
+export interface SweepFilter extends KeysetFilter {
+  currency?: Currency | undefined;
+}
+
+/** Newest first; a currency is served by safeguarding_sweeps_currency_idx. */
+export async function listSweeps(
+  db: Queryable,
+  organizationId: string,
+  filter: SweepFilter,
+  rowsMax: number,
+): Promise<SafeguardingSweep[]> {
+  const rows = await listNewestFirst(db, {
+    table: 'safeguarding_sweeps',
+    columns: SWEEP_COLUMNS,
+    prefix: ID_PREFIXES.safeguardingSweep,
+    organizationId,
+    filter,
+    equal: [['currency', filter.currency]],
+    rowsMax,
+  });
+  return rows.map(sweepFromRow);
+}

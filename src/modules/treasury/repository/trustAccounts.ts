@@ -1,0 +1,142 @@
+/**
+ * Trust accounts: the bank (or custodian) accounts an organization holds customer money in, per currency,
+ * with the locks the safeguarding check, balance reports and closings take on them.
+ */
+import { ID_PREFIXES } from '../../../domain/ids.ts';
+import type { Currency } from '../../../domain/money.ts';
+import { type KeysetFilter, listNewestFirst, toDate } from '../../../store/repositories/rows.ts';
+import type { Queryable } from '../../../store/store.ts';
+import type { TrustAccount, TrustAccountStatus, TrustAccountType } from '../domain/safeguarding.ts';
+
+const text = (v: unknown) => (v === null || v === undefined ? null : String(v));
+
+const ACCOUNT_COLUMNS = `id, organization_id, currency, type, bank, account_reference, status,
+  active_from::text AS active_from, closed_on::text AS closed_on, created_at, updated_at`;
+
+function accountFromRow(row: Record<string, unknown>): TrustAccount {
+  return {
+    id: String(row.id),
+    organizationId: String(row.organization_id),
+    currency: row.currency as Currency,
+    type: row.type as TrustAccountType,
+    bank: String(row.bank),
+    accountReference: String(row.account_reference),
+    status: row.status as TrustAccountStatus,
+    activeFrom: String(row.active_from),
+    closedOn: text(row.closed_on),
+    createdAt: toDate(row.created_at),
+    updatedAt: toDate(row.updated_at),
+  };
+}
+
+/** False when the organization already has an active account with this bank and reference. */
+export async function insertTrustAccount(db: Queryable, a: TrustAccount): Promise<boolean> {
+  const inserted = await db.query(
+    `INSERT INTO trust_accounts (id, organization_id, currency, type, bank, account_reference, status, active_from,
+       closed_on, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING RETURNING id`,
+    [
+      a.id,
+      a.organizationId,
+      a.currency,
+      a.type,
+      a.bank,
+      a.accountReference,
+      a.status,
+      a.activeFrom,
+      a.closedOn,
+      a.createdAt,
+      a.updatedAt,
+    ],
+  );
+  return inserted.length === 1;
+}
+
+export async function closeTrustAccount(db: Queryable, a: TrustAccount): Promise<void> {
+  await db.query(
+    'UPDATE trust_accounts SET status = $3, closed_on = $4, updated_at = $5 WHERE organization_id = $1 AND id = $2',
+    [a.organizationId, a.id, a.status, a.closedOn, a.updatedAt],
+  );
+}
+
+export async function findTrustAccount(
+  db: Queryable,
+  organizationId: string,
+  id: string,
+): Promise<TrustAccount | undefined> {
+  const [row] = await db.query(
+    `SELECT ${ACCOUNT_COLUMNS} FROM trust_accounts WHERE organization_id = $1 AND id = $2`,
+    [organizationId, id],
+  );
+  return row && accountFromRow(row);
+}
+
+/**
+ * Locks every trust account of an organization in a currency, in id order, and returns them. Reporting a
+ * balance, closing an account and the daily check each take these locks first, so a report is never
+ * written from balances that another transaction is changing.
+ */
+export async function lockTrustAccounts(
+  db: Queryable,
+  organizationId: string,
+  currency: Currency,
+): Promise<TrustAccount[]> {
+  const rows = await db.query(
+    `SELECT ${ACCOUNT_COLUMNS} FROM trust_accounts WHERE organization_id = $1 AND currency = $2 ORDER BY id FOR UPDATE`,
+    [organizationId, currency],
+  );
+  return rows.map(accountFromRow);
+}
+
+/** Every trust account of an organization (an organization has a handful), for the daily check. */
+export async function trustAccountsOf(db: Queryable, organizationId: string): Promise<TrustAccount[]> {
+  const rows = await db.query(
+    `SELECT ${ACCOUNT_COLUMNS} FROM trust_accounts WHERE organization_id = $1 ORDER BY id DESC`,
+    [organizationId],
+  );
+  return rows.map(accountFromRow);
+}
+
+export interface TrustAccountFilter extends KeysetFilter {
+  currency?: Currency | undefined;
+  status?: TrustAccountStatus | undefined;
+  type?: TrustAccountType | undefined;
+}
+
+export async function listTrustAccounts(
+  db: Queryable,
+  organizationId: string,
+  filter: TrustAccountFilter,
+  rowsMax: number,
+): Promise<TrustAccount[]> {
+  const rows = await listNewestFirst(db, {
+    table: 'trust_accounts',
+    columns: ACCOUNT_COLUMNS,
+    prefix: ID_PREFIXES.trustAccount,
+    organizationId,
+    filter,
+    equal: [
+      ['currency', filter.currency],
+      ['status', filter.status],
+      ['type', filter.type],
+    ],
+    rowsMax,
+  });
+  return rows.map(accountFromRow);
+}
+
+/**
+ * Organizations with a trust account after `afterId`, in id order: the ones the daily check covers, a page
+ * at a time (trust_accounts_organization_idx gives each organization's first row).
+ */
+export async function organizationsWithTrustAccounts(
+  db: Queryable,
+  afterId: string | undefined,
+  rowsMax: number,
+): Promise<string[]> {
+  const rows = await db.query(
+    `SELECT DISTINCT organization_id FROM trust_accounts WHERE organization_id > $1 ORDER BY organization_id LIMIT $2`,
+    [afterId ?? '', rowsMax],
+  );
+  return rows.map((r) => String(r.organization_id));
+}

@@ -1,0 +1,211 @@
+/**
+ * Bank transfers in: a wallet's virtual account reference (what a payer quotes), and the bank's report of
+ * the deposits it received, imported by an operator.
+ */
+import type { FastifyInstance } from 'fastify';
+import { actorIdOf } from '../../../app/apiKeys.ts';
+import type { Deps } from '../../../app/deps.ts';
+import { ensureVirtualAccount, getVirtualAccount } from '../../../app/digitalAccounts.ts';
+import { BANK_DEPOSITS_PER_REPORT_MAX } from '../../../domain/collections.ts';
+import { ID_PREFIXES } from '../../../domain/ids.ts';
+import { principalOf } from '../../../http/auth.ts';
+import {
+  found,
+  idempotentWrite,
+  readOperation,
+  retrieveById,
+  writeOperation,
+  written,
+} from '../../../http/routeKit.ts';
+import { presentCollection } from '../../../http/routes/collections.ts';
+import { idParamsSchema, timestampSchema } from '../../../http/schemas.ts';
+import { sendWrite } from '../../../http/writes.ts';
+import type { BankDepositOutcome, VirtualAccount } from '../useCases/bankDeposits.ts';
+import {
+  BANK_REFERENCE_LENGTH_MAX,
+  type BankDepositInput,
+  PAYER_NAME_LENGTH_MAX,
+  recordBankDeposits,
+} from '../useCases/bankDeposits.ts';
+
+const TAGS = ['Collections'];
+const walletParams = idParamsSchema(ID_PREFIXES.wallet, 'Wallet id.');
+/** Characters of what a payer quoted: a virtual account reference or an account number, spaces and dashes included. */
+const PAYER_REFERENCE_LENGTH_MAX = 64;
+
+const virtualAccountResponse = {
+  type: 'object',
+  required: ['object', 'wallet', 'reference', 'created_at'],
+  properties: {
+    object: { type: 'string', enum: ['virtual_account'] },
+    wallet: { type: 'string' },
+    reference: {
+      type: 'string',
+      description:
+        'What the payer quotes on a bank transfer: `MK`, 10 digits and 2 check digits (ISO 7064 mod 97-10), so a mistyped one is caught.',
+    },
+    created_at: timestampSchema,
+  },
+} as const;
+
+const presentVirtualAccount = (a: VirtualAccount) => ({
+  object: 'virtual_account',
+  wallet: a.walletId,
+  reference: a.reference,
+  created_at: a.createdAt.toISOString(),
+});
+
+const bankDepositReportBody = {
+  type: 'object',
+  required: ['deposits'],
+  additionalProperties: false,
+  properties: {
+    deposits: {
+      type: 'array',
+      minItems: 1,
+      maxItems: BANK_DEPOSITS_PER_REPORT_MAX,
+      items: {
+        type: 'object',
+        required: ['bank_reference', 'reference', 'amount', 'currency'],
+        additionalProperties: false,
+        properties: {
+          bank_reference: {
+            type: 'string',
+            minLength: 1,
+            maxLength: BANK_REFERENCE_LENGTH_MAX,
+            description: 'The bank’s own reference for the deposit: one deposit, one credit.',
+          },
+          reference: {
+            type: 'string',
+            maxLength: PAYER_REFERENCE_LENGTH_MAX,
+            description:
+              'What the payer quoted: the wallet’s virtual account reference (`MK…`) or its account number (12 digits); spaces and dashes are ignored.',
+          },
+          amount: { type: ['string', 'number'] },
+          currency: { type: 'string' },
+          payer_name: { type: 'string', maxLength: PAYER_NAME_LENGTH_MAX },
+        },
+      },
+    },
+  },
+} as const;
+
+const bankDepositReportSchema = {
+  type: 'object',
+  required: ['object', 'results'],
+  properties: {
+    object: { type: 'string', enum: ['bank_deposit_report'] },
+    results: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['row', 'bank_reference', 'outcome'],
+        properties: {
+          row: { type: 'integer' },
+          bank_reference: { type: 'string' },
+          outcome: { type: 'string', enum: ['credited', 'duplicate', 'exception'] },
+          collection: { $ref: 'Collection#' },
+          exception: { type: 'string' },
+          reason: { type: 'string' },
+        },
+      },
+    },
+  },
+} as const;
+
+/** What each deposit of a report did: its collection, or the exception it opened and why. */
+function presentBankDepositReport(outcomes: readonly BankDepositOutcome[]) {
+  return {
+    object: 'bank_deposit_report',
+    results: outcomes.map((o) =>
+      o.outcome === 'exception'
+        ? {
+            row: o.row,
+            bank_reference: o.bankReference,
+            outcome: o.outcome,
+            exception: o.exceptionId,
+            reason: o.reason,
+          }
+        : {
+            row: o.row,
+            bank_reference: o.bankReference,
+            outcome: o.outcome,
+            collection: presentCollection(o.collection),
+          },
+    ),
+  };
+}
+
+function createVirtualAccountRoute(app: FastifyInstance, deps: Deps): void {
+  app.post<{ Params: { id: string } }>(
+    '/v1/wallets/:id/virtual-account',
+    writeOperation({
+      scope: 'write',
+      product: 'digital_banking',
+      operationId: 'createVirtualAccount',
+      summary: 'Give a wallet a virtual account reference',
+      description:
+        'The reference a payer quotes on a bank transfer so the deposit is credited to this wallet. Made on the first call (201); later calls answer the same one (200).',
+      tags: TAGS,
+      params: walletParams,
+      responses: {
+        200: written(virtualAccountResponse, 'The wallet’s reference, made before.'),
+        201: written(virtualAccountResponse, 'The wallet’s reference, made now.'),
+      },
+    }),
+    (request, reply) =>
+      sendWrite(deps, request, reply, async (tx, organizationId) => {
+        const { account, created } = await ensureVirtualAccount(tx, deps, organizationId, request.params.id);
+        return { status: created ? 201 : 200, body: presentVirtualAccount(account) };
+      }),
+  );
+}
+
+function getVirtualAccountRoute(app: FastifyInstance, deps: Deps): void {
+  app.get<{ Params: { id: string } }>(
+    '/v1/wallets/:id/virtual-account',
+    readOperation({
+      scope: 'read',
+      product: 'digital_banking',
+      operationId: 'getVirtualAccount',
+      summary: 'Retrieve a wallet’s virtual account reference',
+      description: 'A 404 until one was made with `POST`.',
+      tags: TAGS,
+      params: walletParams,
+      responses: { 200: found(virtualAccountResponse, 'The wallet’s reference.') },
+    }),
+    retrieveById(deps, getVirtualAccount, presentVirtualAccount),
+  );
+}
+
+function recordBankDepositsRoute(app: FastifyInstance, deps: Deps): void {
+  app.post<{ Body: { deposits: BankDepositInput[] } }>(
+    '/v1/bank-deposits',
+    writeOperation({
+      scope: 'compliance',
+      operationId: 'recordBankDeposits',
+      summary: 'Record deposits the bank reported',
+      description: `For operators (the \`compliance\` scope): the bank's report of deposits to the organization's collection account, up to ${BANK_DEPOSITS_PER_REPORT_MAX} at a time, in one transaction. Each deposit naming a wallet's virtual account reference or its account number (a digital account's) credits that wallet (a \`bank_deposit\` collection with its inbound transfer, \`collection.succeeded\`); one whose \`bank_reference\` was recorded before is a \`duplicate\` and credits nothing; one naming no wallet that can take it (unknown or mistyped reference, another currency, a closed wallet) opens an \`unmatched_deposit\` reconciliation exception. A report with an invalid row is refused whole (422, each row named).`,
+      tags: TAGS,
+      body: bankDepositReportBody,
+      responses: { 200: written(bankDepositReportSchema, 'What each deposit did, in the report’s order.') },
+    }),
+    idempotentWrite(deps, 200, async (tx, organizationId, request) =>
+      presentBankDepositReport(
+        await recordBankDeposits(
+          tx,
+          deps,
+          organizationId,
+          request.body.deposits,
+          actorIdOf(principalOf(request)),
+        ),
+      ),
+    ),
+  );
+}
+
+export function bankDepositRoutes(app: FastifyInstance, deps: Deps): void {
+  createVirtualAccountRoute(app, deps);
+  getVirtualAccountRoute(app, deps);
+  recordBankDepositsRoute(app, deps);
+}

@@ -1,0 +1,323 @@
+/** Statements and the exception queue: operators only (the `compliance` scope). */
+import type { FastifyInstance } from 'fastify';
+import { actorIdOf } from '../../../app/apiKeys.ts';
+import type { Deps } from '../../../app/deps.ts';
+import { ID_PREFIXES } from '../../../domain/ids.ts';
+import { RAILS } from '../../../domain/transfers.ts';
+import { principalOf, requestActor } from '../../../http/auth.ts';
+import { requiredUploadFields, rowsOfCsvUpload } from '../../../http/csvUpload.ts';
+import { type ListQuery, pageRequestOf, presentList } from '../../../http/presenters.ts';
+import {
+  closedObjectSchema,
+  found,
+  idempotentWrite,
+  LIST_PROBLEMS,
+  organizationOf,
+  readOperation,
+  retrieveById,
+  writeOperation,
+  written,
+} from '../../../http/routeKit.ts';
+import {
+  idParamsSchema,
+  idSchema,
+  listEnvelopeSchema,
+  listQuerySchema,
+  nullableTimestampSchema,
+  timestampSchema,
+} from '../../../http/schemas.ts';
+import {
+  EXCEPTION_KINDS,
+  type ExceptionKind,
+  RECONCILIATION_STATEMENT_LINES_MAX,
+  RESOLUTION_ACTIONS,
+  STATEMENT_LINE_STATUSES,
+} from '../domain/reconciliation.ts';
+import { getException, listReconciliationExceptions } from '../useCases/reconciliationExceptions.ts';
+import { type ResolveInput, resolveException } from '../useCases/reconciliationResolutions.ts';
+import {
+  getStatement,
+  type ImportStatementInput,
+  importStatement,
+} from '../useCases/reconciliationStatements.ts';
+import { presentException, presentStatement } from './reconciliationPresenters.ts';
+
+const TAGS = ['Reconciliation'];
+/** A statement upload may be this large (10,000 lines). */
+export const STATEMENT_BODY_BYTES_MAX = 4 * 1024 * 1024;
+/** An exception is open until an operator resolves it. */
+const EXCEPTION_STATES = ['open', 'resolved'] as const;
+const exceptionParams = idParamsSchema(ID_PREFIXES.reconciliationException, 'Exception id.');
+
+export const statementSchema = {
+  $id: 'Statement',
+  type: 'object',
+  required: [
+    'object',
+    'id',
+    'rail',
+    'from',
+    'to',
+    'lines',
+    'matched',
+    'exceptions',
+    'created_by',
+    'created_at',
+  ],
+  properties: {
+    object: { type: 'string', enum: ['statement'] },
+    id: idSchema(ID_PREFIXES.statement, 'Statement id.'),
+    rail: { type: 'string', enum: RAILS },
+    from: { type: 'string', format: 'date' },
+    to: { type: 'string', format: 'date' },
+    lines: { type: 'integer' },
+    matched: { type: 'integer', description: 'Transfers matched by it.' },
+    exceptions: { type: 'integer', description: 'Exceptions it opened.' },
+    created_by: { type: 'string' },
+    created_at: timestampSchema,
+  },
+} as const;
+
+export const reconciliationExceptionSchema = {
+  $id: 'ReconciliationException',
+  type: 'object',
+  description:
+    'A difference between a statement and the ledger, for an operator: `unmatched_line` (the rail reports a payout the ledger does not know), `amount_mismatch`, `fee_mismatch` (the rail charged a fee), `status_mismatch` (the rail says failed, the ledger settled, or the reverse), `missing_from_statement` (a settled transfer the statement leaves out), `safeguarding_shortfall` (the daily safeguarding check found less in the trust accounts than customers hold) and `trust_balance_mismatch` (the banks’ trust balance differs from the ledger’s trust account that day), both resolved with `manual_match` and a note. `open` until resolved with an action.',
+  required: [
+    'object',
+    'id',
+    'kind',
+    'status',
+    'transfer',
+    'statement',
+    'line',
+    'details',
+    'resolution',
+    'note',
+    'resolved_by',
+    'journal_entry',
+    'created_at',
+    'resolved_at',
+  ],
+  properties: {
+    object: { type: 'string', enum: ['reconciliation_exception'] },
+    id: idSchema(ID_PREFIXES.reconciliationException, 'Exception id.'),
+    kind: { type: 'string', enum: EXCEPTION_KINDS },
+    status: { type: 'string', enum: EXCEPTION_STATES },
+    transfer: { type: ['string', 'null'] },
+    statement: { type: ['string', 'null'] },
+    line: { type: ['integer', 'null'], description: 'The statement line (1-based).' },
+    details: {
+      type: 'object',
+      additionalProperties: true,
+      description: 'What differs (amounts in minor units).',
+    },
+    resolution: { type: ['string', 'null'], enum: [...RESOLUTION_ACTIONS, null] },
+    note: { type: ['string', 'null'] },
+    resolved_by: { type: ['string', 'null'] },
+    journal_entry: {
+      type: ['string', 'null'],
+      description: 'The adjustment entry a write-off or fee booked.',
+    },
+    created_at: timestampSchema,
+    resolved_at: nullableTimestampSchema,
+  },
+} as const;
+
+const lineSchema = {
+  type: 'object',
+  required: ['amount', 'currency', 'value_date', 'status'],
+  properties: {
+    rail_reference: { type: ['string', 'null'], maxLength: 100 },
+    amount: { type: 'string' },
+    currency: { type: 'string' },
+    value_date: { type: 'string', description: 'YYYY-MM-DD' },
+    status: { type: 'string', enum: STATEMENT_LINE_STATUSES },
+    fees: { type: 'string' },
+  },
+} as const;
+
+/** A statement as JSON, or as CSV with its rail and period in the query string. */
+const statementBody = {
+  content: {
+    'application/json': {
+      schema: {
+        type: 'object',
+        required: ['rail', 'from', 'to', 'lines'],
+        additionalProperties: false,
+        properties: {
+          rail: { type: 'string', enum: RAILS },
+          from: { type: 'string', description: 'YYYY-MM-DD' },
+          to: { type: 'string', description: 'YYYY-MM-DD' },
+          lines: { type: 'array', maxItems: RECONCILIATION_STATEMENT_LINES_MAX, items: lineSchema },
+        },
+      },
+    },
+    'text/csv': {
+      schema: { type: 'string', description: 'The statement as CSV with a header row.' },
+    },
+  },
+} as const;
+
+/** The query string of a CSV upload: the statement's rail and period. */
+interface StatementQuery {
+  rail?: string;
+  from?: string;
+  to?: string;
+}
+
+/** A statement as the request carries it: the JSON body, or the CSV upload's rows with the query's fields. */
+function statementInputOf(body: ImportStatementInput | string, query: StatementQuery): ImportStatementInput {
+  if (typeof body !== 'string') return body;
+  return {
+    ...requiredUploadFields(query, ['rail', 'from', 'to']),
+    lines: rowsOfCsvUpload(body, RECONCILIATION_STATEMENT_LINES_MAX),
+  };
+}
+
+function importStatementRoute(app: FastifyInstance, deps: Deps): void {
+  app.post<{ Body: ImportStatementInput | string; Querystring: StatementQuery }>(
+    '/v1/reconciliation/statements',
+    {
+      ...writeOperation({
+        scope: 'compliance',
+        operationId: 'importStatement',
+        summary: 'Import a rail statement',
+        description:
+          'JSON (`{rail, from, to, lines}`), or CSV (`text/csv`; columns `rail_reference, amount, currency, value_date, status, fees`; `rail`, `from` and `to` in the query string). Every line is checked first (422 `statement_invalid` with each fault’s `row`); then lines are matched with transfers (by rail reference, then amount and date, then one line to several transfers), timed-out transfers are settled or failed as reported, matched transfers become `ledger_state: matched`, and each difference opens an exception. The same statement imported again is a 409 `statement_already_imported`.',
+        tags: TAGS,
+        querystring: closedObjectSchema({
+          rail: { type: 'string', enum: RAILS, description: 'With a CSV upload: the rail.' },
+          from: { type: 'string', description: 'With a CSV upload: the first day, YYYY-MM-DD.' },
+          to: { type: 'string', description: 'With a CSV upload: the last day, YYYY-MM-DD.' },
+        }),
+        body: statementBody,
+        responses: { 201: written('Statement', 'The statement, applied.') },
+        config: { acceptsCsv: true },
+      }),
+      bodyLimit: STATEMENT_BODY_BYTES_MAX,
+    },
+    idempotentWrite(deps, 201, async (tx, organizationId, request) => {
+      const input = statementInputOf(request.body, request.query);
+      return presentStatement(
+        await importStatement(tx, deps, organizationId, input, actorIdOf(principalOf(request))),
+      );
+    }),
+  );
+}
+
+function getStatementRoute(app: FastifyInstance, deps: Deps): void {
+  app.get<{ Params: { id: string } }>(
+    '/v1/reconciliation/statements/:id',
+    readOperation({
+      scope: 'compliance',
+      operationId: 'getStatement',
+      summary: 'Retrieve an imported statement',
+      tags: TAGS,
+      params: idParamsSchema(ID_PREFIXES.statement, 'Statement id.'),
+      responses: { 200: found('Statement', 'The statement.') },
+    }),
+    retrieveById(deps, getStatement, presentStatement),
+  );
+}
+
+function listExceptionsRoute(app: FastifyInstance, deps: Deps): void {
+  app.get<{
+    Querystring: ListQuery & {
+      status?: (typeof EXCEPTION_STATES)[number];
+      kind?: ExceptionKind;
+      transfer?: string;
+    };
+  }>(
+    '/v1/reconciliation/exceptions',
+    readOperation({
+      scope: 'compliance',
+      operationId: 'listReconciliationExceptions',
+      summary: 'List reconciliation exceptions',
+      description: 'Newest first; `status=open` is the queue.',
+      tags: TAGS,
+      querystring: listQuerySchema(ID_PREFIXES.reconciliationException, {
+        status: { type: 'string', enum: EXCEPTION_STATES, description: 'Only exceptions in this state.' },
+        kind: { type: 'string', enum: EXCEPTION_KINDS, description: 'Only exceptions of this kind.' },
+        transfer: idSchema(ID_PREFIXES.transfer, 'Only the exceptions of this transfer.'),
+      }),
+      responses: { 200: listEnvelopeSchema('ReconciliationException', 'A page of exceptions.') },
+      problems: LIST_PROBLEMS,
+    }),
+    async (request) => {
+      const { status, kind, transfer } = request.query;
+      const page = await listReconciliationExceptions(deps, organizationOf(request), {
+        ...pageRequestOf(request.query),
+        status,
+        kind,
+        transferId: transfer,
+      });
+      return presentList(page, presentException);
+    },
+  );
+}
+
+function getExceptionRoute(app: FastifyInstance, deps: Deps): void {
+  app.get<{ Params: { id: string } }>(
+    '/v1/reconciliation/exceptions/:id',
+    readOperation({
+      scope: 'compliance',
+      operationId: 'getReconciliationException',
+      summary: 'Retrieve a reconciliation exception',
+      tags: TAGS,
+      params: exceptionParams,
+      responses: { 200: found('ReconciliationException', 'The exception.') },
+    }),
+    retrieveById(deps, getException, presentException),
+  );
+}
+
+function resolveExceptionRoute(app: FastifyInstance, deps: Deps): void {
+  app.post<{ Params: { id: string }; Body: ResolveInput }>(
+    '/v1/reconciliation/exceptions/:id/resolve',
+    writeOperation({
+      scope: 'compliance',
+      operationId: 'resolveReconciliationException',
+      summary: 'Resolve a reconciliation exception',
+      description:
+        '`manual_match` (accept the pairing; for an unmatched line, name the `transfer` it pays), `write_off` (an amount difference or an unknown line, booked between the rail’s clearing account and its `reconciliation_adjustment` account), `book_fee` (the rail’s fee, booked to its `rail_fee` account), or `refund` (a transfer the rail says never went out goes back to the paying wallet). Each needs a `note`; each is recorded with who, as evidence. When a transfer’s last open exception is resolved it becomes `ledger_state: matched`. A resolved exception is a 409.',
+      tags: TAGS,
+      params: exceptionParams,
+      body: {
+        type: 'object',
+        required: ['action', 'note'],
+        additionalProperties: false,
+        properties: {
+          action: { type: 'string', enum: RESOLUTION_ACTIONS },
+          note: { type: 'string', minLength: 1, maxLength: 1_000, description: 'Why.' },
+          transfer: idSchema(
+            ID_PREFIXES.transfer,
+            'With manual_match of an unmatched line: the transfer it pays.',
+          ),
+        },
+      },
+      responses: { 200: written('ReconciliationException', 'The exception, resolved.') },
+    }),
+    idempotentWrite(deps, 200, async (tx, organizationId, request) =>
+      presentException(
+        await resolveException(
+          tx,
+          deps,
+          organizationId,
+          request.params.id,
+          request.body,
+          requestActor(request),
+          actorIdOf(principalOf(request)),
+        ),
+      ),
+    ),
+  );
+}
+
+export function reconciliationRoutes(app: FastifyInstance, deps: Deps): void {
+  importStatementRoute(app, deps);
+  getStatementRoute(app, deps);
+  listExceptionsRoute(app, deps);
+  getExceptionRoute(app, deps);
+  resolveExceptionRoute(app, deps);
+}

@@ -1,0 +1,229 @@
+/**
+ * Safeguarding's wire format: trust accounts, the closing balances their bank statements report, the daily
+ * reports comparing them with customer money, and the sweeps between a rail's float and the trust account.
+ */
+import { ID_PREFIXES } from '../../../../domain/ids.ts';
+import { currencySchema, idSchema, nullableIdSchema, timestampSchema } from '../../../../http/schemas.ts';
+import {
+  SAFEGUARDING_BALANCE_STATUSES,
+  SAFEGUARDING_REPORT_STATUSES,
+  TRUST_ACCOUNT_STATUSES,
+  TRUST_ACCOUNT_TYPES,
+} from '../../domain/safeguarding.ts';
+import { SWEEP_DIRECTIONS, SWEEP_RAILS } from '../../domain/trustLedger.ts';
+
+export const TAGS = ['Safeguarding'];
+export const dateSchema = (description: string) => ({ type: 'string', format: 'date', description }) as const;
+const nullableDateSchema = (description: string) =>
+  ({ type: ['string', 'null'], format: 'date', description }) as const;
+const signedAmountSchema = (description: string) =>
+  ({ type: 'string', pattern: '^-?[0-9]+(\\.[0-9]+)?$', description, examples: ['1500.00'] }) as const;
+const nullableSignedAmountSchema = (description: string) =>
+  ({ type: ['string', 'null'], pattern: '^-?[0-9]+(\\.[0-9]+)?$', description }) as const;
+
+export const trustAccountTypeSchema = {
+  type: 'string',
+  enum: TRUST_ACCOUNT_TYPES,
+  description:
+    '`bank_account`: a safeguarding account at a partner bank (fiat currencies). `custody_wallet`: a segregated wallet at a custodian (USDC and USDT, which live on chain).',
+} as const;
+
+export const trustAccountSchema = {
+  $id: 'TrustAccount',
+  type: 'object',
+  description:
+    'An account holding the organization’s customer money in one currency: a `bank_account` at a partner bank, or for USDC and USDT a `custody_wallet` at a custodian. Its closing balance counts from `active_from` until the day it was closed (`closed_on`).',
+  required: [
+    'object',
+    'id',
+    'currency',
+    'type',
+    'bank',
+    'account_reference',
+    'status',
+    'active_from',
+    'closed_on',
+    'created_at',
+    'updated_at',
+  ],
+  properties: {
+    object: { type: 'string', enum: ['trust_account'] },
+    id: idSchema(ID_PREFIXES.trustAccount, 'Trust account id.'),
+    currency: currencySchema,
+    type: trustAccountTypeSchema,
+    bank: { type: 'string', description: 'The bank holding it (for a `custody_wallet`, the custodian).' },
+    account_reference: { type: 'string', description: 'The account’s number or reference at the bank.' },
+    status: { type: 'string', enum: TRUST_ACCOUNT_STATUSES },
+    active_from: dateSchema('The first day (UTC) its closing balance counts.'),
+    closed_on: nullableDateSchema('The day it was closed; from then on its balance no longer counts.'),
+    created_at: timestampSchema,
+    updated_at: timestampSchema,
+  },
+} as const;
+
+export const safeguardingBalanceSchema = {
+  $id: 'SafeguardingBalance',
+  type: 'object',
+  description:
+    'A trust account’s closing balance for a day, as its bank statement reports it. `superseded` once a correction replaced it.',
+  required: [
+    'object',
+    'id',
+    'trust_account',
+    'currency',
+    'date',
+    'closing_balance',
+    'status',
+    'replaces',
+    'note',
+    'created_by',
+    'created_at',
+  ],
+  properties: {
+    object: { type: 'string', enum: ['safeguarding_balance'] },
+    id: idSchema(ID_PREFIXES.safeguardingBalance, 'Closing balance id.'),
+    trust_account: idSchema(ID_PREFIXES.trustAccount, 'The trust account.'),
+    currency: currencySchema,
+    date: dateSchema('The statement’s day.'),
+    closing_balance: signedAmountSchema('The closing balance, a decimal string (negative when overdrawn).'),
+    status: { type: 'string', enum: SAFEGUARDING_BALANCE_STATUSES },
+    replaces: {
+      type: ['string', 'null'],
+      description: 'The figure this one corrects.',
+    },
+    note: { type: ['string', 'null'], description: 'Why it was corrected.' },
+    created_by: { type: 'string', description: 'The member or API key that reported it.' },
+    created_at: timestampSchema,
+  },
+} as const;
+
+export const safeguardingReportSchema = {
+  $id: 'SafeguardingReport',
+  type: 'object',
+  description:
+    'The daily safeguarding check of one currency: customer money (the sum of every customer wallet’s posted balance as of the end of the day, UTC) against the trust accounts’ closing balances for that day. `ok` when they are equal, `shortfall` when the trust accounts hold less (a `safeguarding_shortfall` reconciliation exception and a `safeguarding.shortfall` event), `excess` when more, `missing_balance` while a trust account that counts that day has no closing balance (reporting it judges the day again). The closing balances are also compared with the ledger’s trust account as of the same instant (`ledger_trust_balance`, `ledger_difference`): a difference opens a `trust_balance_mismatch` exception.',
+  required: [
+    'object',
+    'id',
+    'currency',
+    'date',
+    'status',
+    'customer_money',
+    'trust_balance',
+    'difference',
+    'trust_balances',
+    'ledger_trust_balance',
+    'ledger_difference',
+    'exception',
+    'mismatch_exception',
+    'as_of',
+    'created_at',
+    'updated_at',
+  ],
+  properties: {
+    object: { type: 'string', enum: ['safeguarding_report'] },
+    id: idSchema(ID_PREFIXES.safeguardingReport, 'Report id.'),
+    currency: currencySchema,
+    date: dateSchema('The day checked (UTC).'),
+    status: { type: 'string', enum: SAFEGUARDING_REPORT_STATUSES },
+    customer_money: signedAmountSchema('Customer wallet balances summed, as of `as_of`.'),
+    trust_balance: nullableSignedAmountSchema(
+      'The closing balances of the trust accounts that count that day, summed; null while one is missing.',
+    ),
+    difference: nullableSignedAmountSchema(
+      '`trust_balance` minus `customer_money`: negative is a shortfall; null while a balance is missing.',
+    ),
+    trust_balances: {
+      type: 'array',
+      description:
+        'Each trust account that counts that day, with the closing balance used (null: not reported yet). Empty when none does: customer money in a currency without a trust account is a shortfall.',
+      items: {
+        type: 'object',
+        required: ['trust_account', 'balance', 'closing_balance'],
+        properties: {
+          trust_account: idSchema(ID_PREFIXES.trustAccount, 'The trust account.'),
+          balance: { type: ['string', 'null'], description: 'The closing balance used.' },
+          closing_balance: nullableSignedAmountSchema('Its figure.'),
+        },
+      },
+    },
+    ledger_trust_balance: nullableSignedAmountSchema(
+      'What the ledger’s `trust` account for the currency held as of `as_of` (its posted debits less credits: bank and on-chain deposits received into trust, and sweeps). Null on reports written before the ledger had it.',
+    ),
+    ledger_difference: nullableSignedAmountSchema(
+      '`trust_balance` minus `ledger_trust_balance`: not zero when the banks hold other than the ledger says (a `trust_balance_mismatch` reconciliation exception); null while a balance is missing.',
+    ),
+    exception: {
+      type: ['string', 'null'],
+      description: 'The `safeguarding_shortfall` reconciliation exception its shortfall opened.',
+    },
+    mismatch_exception: {
+      type: ['string', 'null'],
+      description:
+        'The `trust_balance_mismatch` reconciliation exception its difference from the ledger opened.',
+    },
+    as_of: { ...timestampSchema, description: 'The instant the ledger was read as of: the end of the day.' },
+    created_at: timestampSchema,
+    updated_at: { ...timestampSchema, description: 'When it was last judged (a balance reported late).' },
+  },
+} as const;
+
+export const SAFEGUARDING_SCHEMAS = [trustAccountSchema, safeguardingBalanceSchema, safeguardingReportSchema];
+
+export const railSchema = {
+  type: 'string',
+  enum: SWEEP_RAILS,
+  description:
+    'The rail whose partner holds the float (its `rail_settlement` ledger account in the currency). USDC and USDT move on `digital_asset`, which carries nothing else.',
+} as const;
+export const directionSchema = {
+  type: 'string',
+  enum: SWEEP_DIRECTIONS,
+  description:
+    '`to_trust`: from the rail partner’s float into the trust account (debits the ledger’s `trust` account, credits the rail’s `rail_settlement`). `from_trust`: out of trust to the float (the reverse).',
+} as const;
+
+export const safeguardingSweepSchema = {
+  $id: 'SafeguardingSweep',
+  type: 'object',
+  description:
+    'Money an operator moved between a rail partner’s float and the trust account, posted once to the ledger as a balanced entry between the rail’s settlement account and the currency’s trust account.',
+  required: [
+    'object',
+    'id',
+    'currency',
+    'rail',
+    'direction',
+    'amount',
+    'reference',
+    'value_date',
+    'trust_account',
+    'journal_entry',
+    'created_by',
+    'created_at',
+  ],
+  properties: {
+    object: { type: 'string', enum: ['safeguarding_sweep'] },
+    id: idSchema(ID_PREFIXES.safeguardingSweep, 'Sweep id.'),
+    currency: currencySchema,
+    rail: railSchema,
+    direction: directionSchema,
+    amount: {
+      type: 'string',
+      pattern: '^[0-9]+(\\.[0-9]+)?$',
+      description: 'Decimal string at the currency exponent.',
+      examples: ['250000.00'],
+    },
+    reference: {
+      type: 'string',
+      description: 'The bank’s or partner’s reference of the movement; unique per rail and currency.',
+    },
+    value_date: dateSchema('The day the money moved.'),
+    trust_account: nullableIdSchema(ID_PREFIXES.trustAccount, 'The trust account it went to or came from.'),
+    journal_entry: idSchema(ID_PREFIXES.journalEntry, 'Its ledger entry.'),
+    created_by: { type: 'string', description: 'The member or API key that recorded it.' },
+    created_at: timestampSchema,
+  },
+} as const;
+
+export const SAFEGUARDING_SWEEP_SCHEMAS = [safeguardingSweepSchema];

@@ -1,0 +1,143 @@
+/**
+ * Sweeps (operators: the `compliance` scope): money moved between a rail partner's float and the trust
+ * account, recorded and posted to the ledger's trust account.
+ */
+import type { FastifyInstance } from 'fastify';
+import { actorIdOf } from '../../../../app/apiKeys.ts';
+import type { Deps } from '../../../../app/deps.ts';
+import { ID_PREFIXES } from '../../../../domain/ids.ts';
+import { type Currency, SUPPORTED_CURRENCIES } from '../../../../domain/money.ts';
+import { principalOf, requestActor } from '../../../../http/auth.ts';
+import { textSchema } from '../../../../http/complianceSchemas.ts';
+import { type ListQuery, pageRequestOf, presentList } from '../../../../http/presenters.ts';
+import {
+  createOrFindWrite,
+  found,
+  LIST_PROBLEMS,
+  organizationOf,
+  readOperation,
+  retrieveById,
+  writeOperation,
+  written,
+} from '../../../../http/routeKit.ts';
+import {
+  currencySchema,
+  idParamsSchema,
+  idSchema,
+  listEnvelopeSchema,
+  listQuerySchema,
+} from '../../../../http/schemas.ts';
+import { SWEEP_REFERENCE_LENGTH_MAX } from '../../domain/trustLedger.ts';
+import {
+  getSweep,
+  listOrganizationSweeps,
+  type RecordSweepInput,
+  recordSweep,
+} from '../../useCases/trustLedger.ts';
+import { presentSafeguardingSweep } from './presenters.ts';
+import { dateSchema, directionSchema, railSchema, TAGS } from './schemas.ts';
+
+// Spelled out: the published document lists `required` before `additionalProperties` in this body.
+const recordSweepBody = {
+  type: 'object',
+  required: ['currency', 'rail', 'direction', 'amount', 'reference', 'value_date'],
+  additionalProperties: false,
+  properties: {
+    currency: currencySchema,
+    rail: railSchema,
+    direction: directionSchema,
+    amount: {
+      type: 'string',
+      maxLength: 40,
+      description: 'A positive decimal string at the currency’s precision.',
+      examples: ['250000.00'],
+    },
+    reference: textSchema(SWEEP_REFERENCE_LENGTH_MAX, 'The bank’s or partner’s reference of the movement.'),
+    value_date: dateSchema('The day the money moved.'),
+    trust_account: idSchema(
+      ID_PREFIXES.trustAccount,
+      'The trust account that received or paid it, when there are several.',
+    ),
+  },
+};
+
+function recordSweepRoute(app: FastifyInstance, deps: Deps): void {
+  app.post<{ Body: RecordSweepInput }>(
+    '/v1/safeguarding/sweeps',
+    writeOperation({
+      scope: 'compliance',
+      operationId: 'recordSafeguardingSweep',
+      summary: 'Record a sweep between a rail’s float and the trust account',
+      description:
+        'Money moved at the banks between a rail partner’s float (e.g. the M-Pesa utility account) and the trust account, in either direction, posted at once as one balanced ledger entry: `to_trust` debits the currency’s `trust` account and credits the rail’s `rail_settlement` account, `from_trust` the reverse. `reference` identifies the movement: the same reference (rail and currency) with the same figures is a 200 with the recorded sweep; with other figures a 409 `duplicate_reference`. `value_date` is today (UTC) or earlier; a `trust_account`, if named, holds the currency and counts on that day. Event `safeguarding.sweep.recorded`; evidence `safeguarding.sweep`.',
+      tags: TAGS,
+      body: recordSweepBody,
+      responses: {
+        200: written('SafeguardingSweep', 'The same sweep was recorded before: the recorded one.'),
+        201: written('SafeguardingSweep', 'The sweep, recorded and posted.'),
+      },
+    }),
+    createOrFindWrite(deps, async (tx, organizationId, request) => {
+      const { sweep, created } = await recordSweep(
+        tx,
+        deps,
+        organizationId,
+        request.body,
+        requestActor(request),
+        actorIdOf(principalOf(request)),
+      );
+      return { created, body: presentSafeguardingSweep(sweep) };
+    }),
+  );
+}
+
+function listSweepsRoute(app: FastifyInstance, deps: Deps): void {
+  app.get<{ Querystring: ListQuery & { currency?: Currency } }>(
+    '/v1/safeguarding/sweeps',
+    readOperation({
+      scope: 'compliance',
+      operationId: 'listSafeguardingSweeps',
+      summary: 'List sweeps',
+      description: 'Newest first.',
+      tags: TAGS,
+      querystring: listQuerySchema(ID_PREFIXES.safeguardingSweep, {
+        currency: {
+          type: 'string',
+          enum: SUPPORTED_CURRENCIES,
+          description: 'Only sweeps in this currency.',
+        },
+      }),
+      responses: { 200: listEnvelopeSchema('SafeguardingSweep', 'A page of sweeps.') },
+      problems: LIST_PROBLEMS,
+    }),
+    async (request) =>
+      presentList(
+        await listOrganizationSweeps(deps, organizationOf(request), {
+          ...pageRequestOf(request.query),
+          currency: request.query.currency,
+        }),
+        presentSafeguardingSweep,
+      ),
+  );
+}
+
+function getSweepRoute(app: FastifyInstance, deps: Deps): void {
+  app.get<{ Params: { id: string } }>(
+    '/v1/safeguarding/sweeps/:id',
+    readOperation({
+      scope: 'compliance',
+      operationId: 'getSafeguardingSweep',
+      summary: 'Retrieve a sweep',
+      tags: TAGS,
+      params: idParamsSchema(ID_PREFIXES.safeguardingSweep, 'Sweep id.'),
+      responses: { 200: found('SafeguardingSweep', 'The sweep.') },
+    }),
+    retrieveById(deps, getSweep, presentSafeguardingSweep),
+  );
+}
+
+export function safeguardingSweepRoutes(app: FastifyInstance, deps: Deps): void {
+  recordSweepRoute(app, deps);
+  listSweepsRoute(app, deps);
+  getSweepRoute(app, deps);
+}

@@ -1,0 +1,70 @@
+/** The sandbox rail's settlement statement, ready to import into reconciliation. Not registered in production. */
+import type { FastifyInstance } from 'fastify';
+import type { Deps } from '../../../app/deps.ts';
+import { RAILS } from '../../../domain/transfers.ts';
+import { idempotentWrite, writeOperation, written } from '../../../http/routeKit.ts';
+import {
+  SANDBOX_STATEMENT_MISMATCHES,
+  type SandboxStatementInput,
+  sandboxStatement,
+} from '../useCases/sandboxStatements.ts';
+
+const TAGS = ['Sandbox'];
+
+const statementSchema = {
+  type: 'object',
+  required: ['object', 'rail', 'from', 'to', 'lines'],
+  properties: {
+    object: { type: 'string', enum: ['statement'] },
+    rail: { type: 'string' },
+    from: { type: 'string' },
+    to: { type: 'string' },
+    lines: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          rail_reference: { type: ['string', 'null'] },
+          amount: { type: 'string' },
+          currency: { type: 'string' },
+          value_date: { type: 'string' },
+          status: { type: 'string' },
+          fees: { type: 'string' },
+        },
+      },
+    },
+  },
+} as const;
+
+export function sandboxStatementRoutes(app: FastifyInstance, deps: Deps): void {
+  app.post<{ Body: SandboxStatementInput }>(
+    '/v1/sandbox/statements',
+    writeOperation({
+      scope: 'read',
+      operationId: 'createSandboxStatement',
+      summary: 'Produce a rail statement (sandbox)',
+      description:
+        'The sandbox rail’s settlement statement for a period: a line per payout it carried, whatever the ledger has matched since (one it left processing, the time-out number, and one returned later are reported settled; one refused before it reached the partner, with no rail reference, is not on it), ready to import with `POST /v1/reconciliation/statements`. `mismatches` adds deliberate differences, each applied to the next payout in turn: `amount` (one minor unit more), `fee` (a fee), `status` (a settled payout reported failed), `omit` (left out), `no_reference` (no rail reference: matched by amount and date), `unknown` (a line for a payout the ledger never made).',
+      tags: TAGS,
+      body: {
+        type: 'object',
+        required: ['rail', 'from', 'to'],
+        additionalProperties: false,
+        properties: {
+          rail: { type: 'string', enum: RAILS },
+          from: { type: 'string', description: 'YYYY-MM-DD' },
+          to: { type: 'string', description: 'YYYY-MM-DD' },
+          mismatches: {
+            type: 'array',
+            maxItems: 20,
+            items: { type: 'string', enum: SANDBOX_STATEMENT_MISMATCHES },
+          },
+        },
+      },
+      responses: { 200: written(statementSchema, 'The statement, in the form the import takes.') },
+    }),
+    idempotentWrite(deps, 200, (tx, organizationId, request) =>
+      sandboxStatement(tx, organizationId, request.body),
+    ),
+  );
+}

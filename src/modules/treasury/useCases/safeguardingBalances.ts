@@ -1,0 +1,197 @@
+/**
+ * Trust accounts' closing balances, as their bank statements report them (operators enter them): one figure
+ * per account and day, corrected only by naming the figure it replaces. A day the safeguarding check has
+ * judged already is judged again on the new figure (safeguarding.ts, whose lock order this follows).
+ */
+
+import type { Deps } from '../../../app/deps.ts';
+import { appendEvidence } from '../../../app/evidence.ts';
+import { dayOf, parseDay } from '../../../domain/days.ts';
+import { AppError, resourceMissing, validationError } from '../../../domain/errors.ts';
+import type { EvidenceActor } from '../../../domain/evidence.ts';
+import { type Currency, formatAmount, parseAmount } from '../../../domain/money.ts';
+import { type Page, type PageRequest, toPage } from '../../../domain/pagination.ts';
+import type { Queryable } from '../../../store/store.ts';
+import { countsOn, type SafeguardingBalance, type TrustAccount } from '../domain/safeguarding.ts';
+import {
+  type BalanceFilter,
+  currentBalances,
+  insertBalance,
+  listBalances,
+  supersedeBalance,
+} from '../repository/safeguardingBalances.ts';
+import { findTrustAccount, lockTrustAccounts } from '../repository/trustAccounts.ts';
+import { rejudgeDay } from './safeguarding.ts';
+
+export interface ReportBalanceInput {
+  trust_account: string;
+  date: string;
+  closing_balance: string;
+  replaces?: string | undefined;
+  note?: string | undefined;
+}
+
+const SIGNED_DECIMAL_PATTERN = /^-?\d+(?:\.\d+)?$/;
+
+/** A statement's closing balance as written on it: a decimal string, negative when the account is overdrawn. */
+function parseClosingBalance(text: string, currency: Currency): bigint {
+  if (!SIGNED_DECIMAL_PATTERN.test(text)) {
+    throw validationError(
+      'closing_balance',
+      'closing_balance must be a decimal string such as "1500.00" (with a minus sign when overdrawn)',
+      'invalid_format',
+    );
+  }
+  const negative = text.startsWith('-');
+  const minor = parseAmount(negative ? text.slice(1) : text, currency, 'closing_balance');
+  return negative ? -minor : minor;
+}
+
+function balanceConflict(detail: string, param: string): AppError {
+  return new AppError({
+    status: 409,
+    code: 'safeguarding_balance_conflict',
+    title: 'Closing balance already reported',
+    detail,
+    param,
+  });
+}
+
+/** A figure for today or earlier; a correction says why. */
+function refuseBalanceReport(input: ReportBalanceInput, day: string, now: Date): void {
+  if (day > dayOf(now)) {
+    throw validationError('date', `date must be today (${dayOf(now)}, UTC) or earlier`, 'out_of_range');
+  }
+  if (input.replaces !== undefined && input.note === undefined) {
+    throw validationError(
+      'note',
+      'note is required with replaces: say why the figure is corrected',
+      'missing',
+    );
+  }
+}
+
+/** The locked trust account the figure is for, when it holds safeguarded money on that day. */
+function countingAccount(accounts: readonly TrustAccount[], id: string, day: string): TrustAccount {
+  const account = accounts.find((a) => a.id === id) as TrustAccount;
+  if (!countsOn(account, day)) {
+    throw validationError(
+      'date',
+      `trust account ${account.id} holds safeguarded money from ${account.activeFrom}${account.closedOn ? ` until before ${account.closedOn}` : ''}, so ${day} has no closing balance for it`,
+      'out_of_range',
+    );
+  }
+  return account;
+}
+
+/**
+ * The account's current figure for the day when the new one equals it (nothing to record). A different
+ * figure is a 409 unless `replaces` names the current one, which is then superseded.
+ */
+async function unchangedOrSuperseded(
+  tx: Queryable,
+  input: ReportBalanceInput,
+  current: SafeguardingBalance | undefined,
+  closingBalanceMinor: bigint,
+  account: TrustAccount,
+  day: string,
+): Promise<SafeguardingBalance | undefined> {
+  if (input.replaces === undefined) {
+    if (current && current.closingBalanceMinor === closingBalanceMinor) return current;
+    if (current) {
+      throw balanceConflict(
+        `A closing balance of ${formatAmount(current.closingBalanceMinor, current.currency)} is recorded for ${account.id} on ${day} (${current.id}); to correct it, send replaces: "${current.id}" with a note.`,
+        'closing_balance',
+      );
+    }
+    return undefined;
+  }
+  if (current?.id !== input.replaces) {
+    throw balanceConflict(
+      `replaces must name the current closing balance of ${account.id} on ${day}: ${current ? current.id : 'there is none'}.`,
+      'replaces',
+    );
+  }
+  if (current.closingBalanceMinor === closingBalanceMinor) return current;
+  await supersedeBalance(tx, current.id);
+  return undefined;
+}
+
+/** The figure reported or corrected, as evidence, with the figure it replaces. */
+async function recordBalanceEvidence(
+  tx: Queryable,
+  deps: Deps,
+  balance: SafeguardingBalance,
+  current: SafeguardingBalance | undefined,
+  actor: EvidenceActor,
+): Promise<void> {
+  await appendEvidence(tx, deps, [
+    {
+      organizationId: balance.organizationId,
+      kind: 'safeguarding.balance',
+      actor,
+      data: {
+        action: current ? 'correct' : 'report',
+        balance_id: balance.id,
+        trust_account_id: balance.trustAccountId,
+        currency: balance.currency,
+        date: balance.date,
+        closing_balance_minor: balance.closingBalanceMinor.toString(),
+        replaces: balance.replacesId,
+        previous_closing_balance_minor: current ? current.closingBalanceMinor.toString() : null,
+        note: balance.note,
+      },
+    },
+  ]);
+}
+
+/**
+ * Records a trust account's closing balance for a day. The same figure again changes nothing (`created`
+ * false); a different one is a 409 unless it names the figure it corrects (`replaces`, with a `note`), which
+ * it then supersedes. A day already checked is judged again on the new figure.
+ */
+export async function reportSafeguardingBalance(
+  tx: Queryable,
+  deps: Deps,
+  organizationId: string,
+  input: ReportBalanceInput,
+  actor: EvidenceActor,
+  createdBy: string,
+): Promise<{ balance: SafeguardingBalance; created: boolean }> {
+  const day = parseDay(input.date, 'date');
+  const found = await findTrustAccount(tx, organizationId, input.trust_account);
+  if (!found) throw resourceMissing('trust account', input.trust_account, 'trust_account');
+  const closingBalanceMinor = parseClosingBalance(input.closing_balance, found.currency);
+  const now = deps.now();
+  refuseBalanceReport(input, day, now);
+  const accounts = await lockTrustAccounts(tx, organizationId, found.currency);
+  const account = countingAccount(accounts, found.id, day);
+  const [current] = await currentBalances(tx, [account.id], day);
+  const unchanged = await unchangedOrSuperseded(tx, input, current, closingBalanceMinor, account, day);
+  if (unchanged) return { balance: unchanged, created: false };
+  const balance: SafeguardingBalance = {
+    id: deps.newId('safeguardingBalance'),
+    organizationId,
+    trustAccountId: account.id,
+    currency: account.currency,
+    date: day,
+    closingBalanceMinor,
+    status: 'current',
+    replacesId: current ? current.id : null,
+    note: input.note ?? null,
+    createdBy,
+    createdAt: now,
+  };
+  await insertBalance(tx, balance);
+  await recordBalanceEvidence(tx, deps, balance, current, actor);
+  await rejudgeDay(tx, deps, organizationId, account.currency, day, accounts);
+  return { balance, created: true };
+}
+
+export async function listSafeguardingBalances(
+  deps: Deps,
+  organizationId: string,
+  request: PageRequest & Omit<BalanceFilter, keyof PageRequest>,
+): Promise<Page<SafeguardingBalance>> {
+  return toPage(await listBalances(deps.store, organizationId, request, request.limit + 1), request.limit);
+}
