@@ -9,13 +9,12 @@ import type { Approval } from '../domain/approvals.ts';
 import {
   DEFAULT_CHANGE_RULE,
   DEFAULT_RULE_ID,
-  defaultRuleJson,
   evaluatePolicy,
   INITIAL_DEFAULT_RULE,
   type Policy,
-  parsePolicyBody,
-  ruleJson,
 } from '../domain/decisions/policies.ts';
+import { defaultRuleJson, ruleJson } from '../domain/decisions/policyJson.ts';
+import { parsePolicyBody } from '../domain/decisions/policyParsing.ts';
 import { AppError, resourceMissing } from '../domain/errors.ts';
 import type { EventRecord } from '../domain/events.ts';
 import type { EvidenceActor } from '../domain/evidence.ts';
