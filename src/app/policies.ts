@@ -12,6 +12,7 @@ import {
   evaluatePolicy,
   INITIAL_DEFAULT_RULE,
   type Policy,
+  type PolicyDecision,
 } from '../domain/decisions/policies.ts';
 import { defaultRuleJson, ruleJson } from '../domain/decisions/policyJson.ts';
 import { parsePolicyBody } from '../domain/decisions/policyParsing.ts';
@@ -226,11 +227,7 @@ export async function updatePolicy(
       param: 'base_version',
     });
   }
-  // A `policy.update` rule decides first; else a `change` rule naming the `policy` kind (the default of
-  // pilot and production). Either way a waiting change is a policy change with its own record.
-  let decision = evaluatePolicy(current, { operation: 'policy.update' });
-  if (decision.rule === DEFAULT_RULE_ID)
-    decision = evaluatePolicy(current, { operation: 'change', kind: 'policy' });
+  const decision = decisionOnPolicyUpdate(current);
   if (decision.decision === 'deny') {
     throw new AppError({
       status: 422,
@@ -250,6 +247,33 @@ export async function updatePolicy(
     );
     return { kind: 'applied', policy };
   }
+  return proposePolicyChange(tx, deps, { organizationId, current, parsed, decision, initiatedBy, actor });
+}
+
+/**
+ * A `policy.update` rule decides first; else a `change` rule naming the `policy` kind (the default of
+ * pilot and production). Either way a waiting change is a policy change with its own record.
+ */
+function decisionOnPolicyUpdate(current: Policy): PolicyDecision {
+  const decision = evaluatePolicy(current, { operation: 'policy.update' });
+  if (decision.rule !== DEFAULT_RULE_ID) return decision;
+  return evaluatePolicy(current, { operation: 'change', kind: 'policy' });
+}
+
+/** Stores the change as pending against the current version and opens its approval. */
+async function proposePolicyChange(
+  tx: Queryable,
+  deps: Deps,
+  proposal: {
+    organizationId: string;
+    current: Policy;
+    parsed: Pick<Policy, 'rules' | 'defaultRule'>;
+    decision: PolicyDecision;
+    initiatedBy: string;
+    actor: EvidenceActor;
+  },
+): Promise<PolicyUpdateResult> {
+  const { organizationId, current, parsed, decision, initiatedBy, actor } = proposal;
   const now = deps.now();
   const change: PolicyChange = {
     id: deps.newId('policyChange'),
