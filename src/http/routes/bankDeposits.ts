@@ -3,7 +3,7 @@
  * the deposits it received, imported by an operator.
  */
 import type { FastifyInstance } from 'fastify';
-import { actorIdOf } from '../../app/apiKeys.ts';
+import { actorIdOf } from '../../app/apiKeyAuthentication.ts';
 import type { BankDepositOutcome, VirtualAccount } from '../../app/bankDeposits.ts';
 import {
   BANK_REFERENCE_LENGTH_MAX,
