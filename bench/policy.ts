@@ -5,13 +5,8 @@
  * then transfers are decided against it, half of them falling through every rule to the default (the worst
  * case). Prints the parse time and the per-decision p50 and p99 as a Markdown table. No database.
  */
-import {
-  evaluatePolicy,
-  POLICY_RULES_MAX,
-  type Policy,
-  ruleJson,
-  rulesFromStored,
-} from '../src/domain/decisions/policies.ts';
+import { evaluatePolicy, POLICY_RULES_MAX, type Policy } from '../src/domain/decisions/policies.ts';
+import { ruleJson, rulesFromStored } from '../src/domain/decisions/policyJson.ts';
 import { type BenchValues, fixed, log, textOption, wholeNumber } from './options.ts';
 import { percentile, seededRandom } from './stats.ts';
 

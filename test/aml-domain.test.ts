@@ -15,11 +15,11 @@ import {
   type AmlTransferFacts,
   amlHistoryWindowSeconds,
   amlTallySpecs,
-  defaultAmlRules,
   evaluateAmlRules,
-  parseAmlParameters,
   strongestAction,
 } from '../src/domain/decisions/aml.ts';
+import { defaultAmlRules } from '../src/domain/decisions/amlDefaultRules.ts';
+import { parseAmlParameters } from '../src/domain/decisions/amlRuleParameters.ts';
 import type { AppError } from '../src/domain/errors.ts';
 
 const AT = new Date('2026-11-24T12:00:00Z');

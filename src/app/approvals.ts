@@ -37,7 +37,7 @@ import {
   saveApprovalStatus,
 } from '../store/repositories/approvals.ts';
 import type { Queryable } from '../store/store.ts';
-import type { PrincipalMember } from './apiKeys.ts';
+import type { PrincipalMember } from './apiKeyAuthentication.ts';
 import type { Deps } from './deps.ts';
 import { newEvent, recordEvents } from './events.ts';
 import { appendEvidence, SYSTEM_ACTOR } from './evidence.ts';

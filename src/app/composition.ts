@@ -10,8 +10,8 @@ import { refuseSavingsSource, SAVINGS_DAY_WORK } from '../modules/savings/index.
 import { decideHeldDeposit } from './deposits.ts';
 import type { Deps } from './deps.ts';
 import { digitalAccountsOnWalletCreated } from './digitalAccounts.ts';
+import { GOVERNED_CHANGE_APPROVALS } from './governedChangeDecisions.ts';
 import { CHANGE_KINDS } from './governedChangeKinds.ts';
-import { GOVERNED_CHANGE_APPROVALS } from './governedChanges.ts';
 import { POLICY_CHANGE_APPROVALS } from './policies.ts';
 import { decideReviewedTransfer, TRANSFER_APPROVALS } from './transferApprovals.ts';
 

@@ -17,12 +17,12 @@ import { overrideLaunchGatesFor } from '../modules/launchGates/index.ts';
 import { configureRailPartner, updateRailPartner } from '../modules/railPartners/index.ts';
 import { closeTrustAccountFor, createTrustAccount } from '../modules/treasury/index.ts';
 import { createRule, updateRule } from './aml/rules.ts';
-import { applyPendingOwnKey, parsePendingKeyPayload } from './apiKeys.ts';
 import { applyRateChange, planRateChange, RATE_BAND_APPROVAL, RATE_BAND_RULE_ID } from './conversions.ts';
 import { setRouteStatus } from './digitalAssetRoutes.ts';
 import { updateFeeSchedule } from './fees.ts';
 import type { ApplyInput, ChangeKind, RegisteredChangeKind } from './governedChanges.ts';
 import { addMember, updateMember } from './members.ts';
+import { applyPendingOwnKey, parsePendingKeyPayload } from './ownApiKeyIssuing.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: a stored request body; its use case checks every field.
 type Body = Record<string, any>;

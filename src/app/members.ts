@@ -23,7 +23,8 @@ import {
 } from '../store/repositories/members.ts';
 import { findOrganizationByName } from '../store/repositories/organizations.ts';
 import type { Queryable } from '../store/store.ts';
-import { ensureOrganizationNamed, forgetCachedKeys } from './apiKeys.ts';
+import { forgetCachedKeys } from './apiKeyAuthentication.ts';
+import { ensureOrganizationNamed } from './apiKeys.ts';
 import type { Deps } from './deps.ts';
 import { appendEvidence, SYSTEM_ACTOR } from './evidence.ts';
 

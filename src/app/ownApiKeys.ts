@@ -8,15 +8,15 @@
 import type { GovernedChange } from '../domain/governedChanges.ts';
 import type { ApiKeyRow } from '../store/repositories/apiKeys.ts';
 import type { Queryable } from '../store/store.ts';
+import type { Deps } from './deps.ts';
+import { proposeIfGoverned } from './governedChanges.ts';
 import {
   insertOwnApiKey,
   type KeyRequester,
   type OwnKeyInput,
   pendingKeyPayload,
   planOwnApiKey,
-} from './apiKeys.ts';
-import type { Deps } from './deps.ts';
-import { proposeIfGoverned } from './governedChanges.ts';
+} from './ownApiKeyIssuing.ts';
 
 export type OwnKeyOutcome =
   /** Stored: it works from the commit on. */

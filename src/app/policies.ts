@@ -9,13 +9,13 @@ import type { Approval } from '../domain/approvals.ts';
 import {
   DEFAULT_CHANGE_RULE,
   DEFAULT_RULE_ID,
-  defaultRuleJson,
   evaluatePolicy,
   INITIAL_DEFAULT_RULE,
   type Policy,
-  parsePolicyBody,
-  ruleJson,
+  type PolicyDecision,
 } from '../domain/decisions/policies.ts';
+import { defaultRuleJson, ruleJson } from '../domain/decisions/policyJson.ts';
+import { parsePolicyBody } from '../domain/decisions/policyParsing.ts';
 import { AppError, resourceMissing } from '../domain/errors.ts';
 import type { EventRecord } from '../domain/events.ts';
 import type { EvidenceActor } from '../domain/evidence.ts';
@@ -227,11 +227,7 @@ export async function updatePolicy(
       param: 'base_version',
     });
   }
-  // A `policy.update` rule decides first; else a `change` rule naming the `policy` kind (the default of
-  // pilot and production). Either way a waiting change is a policy change with its own record.
-  let decision = evaluatePolicy(current, { operation: 'policy.update' });
-  if (decision.rule === DEFAULT_RULE_ID)
-    decision = evaluatePolicy(current, { operation: 'change', kind: 'policy' });
+  const decision = decisionOnPolicyUpdate(current);
   if (decision.decision === 'deny') {
     throw new AppError({
       status: 422,
@@ -251,6 +247,33 @@ export async function updatePolicy(
     );
     return { kind: 'applied', policy };
   }
+  return proposePolicyChange(tx, deps, { organizationId, current, parsed, decision, initiatedBy, actor });
+}
+
+/**
+ * A `policy.update` rule decides first; else a `change` rule naming the `policy` kind (the default of
+ * pilot and production). Either way a waiting change is a policy change with its own record.
+ */
+function decisionOnPolicyUpdate(current: Policy): PolicyDecision {
+  const decision = evaluatePolicy(current, { operation: 'policy.update' });
+  if (decision.rule !== DEFAULT_RULE_ID) return decision;
+  return evaluatePolicy(current, { operation: 'change', kind: 'policy' });
+}
+
+/** Stores the change as pending against the current version and opens its approval. */
+async function proposePolicyChange(
+  tx: Queryable,
+  deps: Deps,
+  proposal: {
+    organizationId: string;
+    current: Policy;
+    parsed: Pick<Policy, 'rules' | 'defaultRule'>;
+    decision: PolicyDecision;
+    initiatedBy: string;
+    actor: EvidenceActor;
+  },
+): Promise<PolicyUpdateResult> {
+  const { organizationId, current, parsed, decision, initiatedBy, actor } = proposal;
   const now = deps.now();
   const change: PolicyChange = {
     id: deps.newId('policyChange'),

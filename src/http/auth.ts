@@ -1,6 +1,6 @@
 /** Authentication on every route that declares a scope in its config; public routes declare none. */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { authenticate, type Principal } from '../app/apiKeys.ts';
+import { authenticate, type Principal } from '../app/apiKeyAuthentication.ts';
 import type { Deps } from '../app/deps.ts';
 import { apiKeyActor } from '../app/evidence.ts';
 import { grantsScope, type Scope } from '../domain/apiKeys.ts';

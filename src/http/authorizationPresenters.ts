@@ -2,7 +2,8 @@
 import { approvalEventData } from '../app/approvals.ts';
 import type { PolicyChange } from '../app/policies.ts';
 import type { Approval } from '../domain/approvals.ts';
-import { defaultRuleJson, type Policy, ruleJson } from '../domain/decisions/policies.ts';
+import type { Policy } from '../domain/decisions/policies.ts';
+import { defaultRuleJson, ruleJson } from '../domain/decisions/policyJson.ts';
 import type { Member } from '../domain/members.ts';
 
 export function presentMember(member: Member) {

@@ -2,7 +2,8 @@
 
 import type { Verification } from '../app/verifications.ts';
 import type { AmlAlert } from '../domain/amlAlerts.ts';
-import { type AmlRule, presentAmlParameters } from '../domain/decisions/aml.ts';
+import type { AmlRule } from '../domain/decisions/aml.ts';
+import { presentAmlParameters } from '../domain/decisions/amlRuleParameters.ts';
 import type { EvidenceRecord } from '../domain/evidence.ts';
 import type { ReviewCase } from '../domain/reviews.ts';
 import { maskedSubmission } from '../domain/verifications.ts';

@@ -8,10 +8,9 @@ import {
   type AmlAction,
   type AmlRule,
   type AmlRuleType,
-  defaultAmlRules,
-  parseAmlParameters,
-  presentAmlParameters,
 } from '../../domain/decisions/aml.ts';
+import { defaultAmlRules } from '../../domain/decisions/amlDefaultRules.ts';
+import { parseAmlParameters, presentAmlParameters } from '../../domain/decisions/amlRuleParameters.ts';
 import { AppError, resourceMissing, validationError } from '../../domain/errors.ts';
 import type { EvidenceActor } from '../../domain/evidence.ts';
 import {

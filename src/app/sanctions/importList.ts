@@ -7,7 +7,7 @@
  * next import deletes once it is SANCTIONS_IMPORT_ABANDONED_AFTER_MS old.
  */
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { createReadStream, type ReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform } from 'node:stream';
@@ -149,17 +149,18 @@ async function deleteAbandonedLoads(deps: Deps): Promise<void> {
   }
 }
 
-/**
- * Reads the file into the loading version: every record checked (readRecord), ids unique, at most
- * SANCTIONS_LIST_ENTRIES_MAX entries. Returns the counts and the file's SHA-256.
- */
-async function loadFile(
-  deps: Deps,
-  versionId: string,
-  filePath: string,
-  onProgress: (progress: SanctionsImportProgress) => void,
-): Promise<{ sha256: string; entries: number; aliases: number; persons: number; entities: number }> {
-  const bytesTotal = await fileSize(filePath);
+/** The file on its way to the parser: the records, the stream to stop, and what the bytes came to so far. */
+interface ListFileStream {
+  records: AsyncIterable<ParsedRecord>;
+  source: ReadStream;
+  bytesRead(): number;
+  /** The first record the parser saw, once it has seen one. */
+  header(): string[] | undefined;
+  sha256(): string;
+}
+
+/** Streams the file through a byte counter and hash into the CSV parser, refusing it past the size limit. */
+function streamListFile(filePath: string): ListFileStream {
   const hash = createHash('sha256');
   let bytesRead = 0;
   const tap = byteTap((chunk) => {
@@ -189,50 +190,87 @@ async function loadFile(
   source.on('error', (error) => tap.destroy(error));
   tap.on('error', (error) => parser.destroy(error));
   source.pipe(tap).pipe(parser);
+  return {
+    records: parser as AsyncIterable<ParsedRecord>,
+    source,
+    bytesRead: () => bytesRead,
+    header: () => header,
+    sha256: () => hash.digest('hex'),
+  };
+}
 
+interface ListCounts {
+  entries: number;
+  aliases: number;
+  persons: number;
+  entities: number;
+}
+
+/** Counts an entry, refusing an id an earlier line has and an entry past SANCTIONS_LIST_ENTRIES_MAX. */
+function countEntry(
+  counts: ListCounts,
+  lineOfId: Map<string, number>,
+  line: number,
+  entry: SanctionsListEntryInput,
+): void {
+  const earlier = lineOfId.get(entry.entryId);
+  if (earlier !== undefined) {
+    throw new SanctionsListFileError(line, 'id', `'${entry.entryId}' is also the id on line ${earlier}`);
+  }
+  if (counts.entries >= SANCTIONS_LIST_ENTRIES_MAX) {
+    throw new SanctionsListFileError(line, undefined, `more than ${SANCTIONS_LIST_ENTRIES_MAX} entries`);
+  }
+  lineOfId.set(entry.entryId, line);
+  counts.entries += 1;
+  counts.aliases += entry.aliases.length;
+  if (entry.type === 'person') counts.persons += 1;
+  else counts.entities += 1;
+}
+
+/**
+ * Reads the file into the loading version: every record checked (readRecord), ids unique, at most
+ * SANCTIONS_LIST_ENTRIES_MAX entries. Returns the counts and the file's SHA-256.
+ */
+async function loadFile(
+  deps: Deps,
+  versionId: string,
+  filePath: string,
+  onProgress: (progress: SanctionsImportProgress) => void,
+): Promise<{ sha256: string } & ListCounts> {
+  const bytesTotal = await fileSize(filePath);
+  const file = streamListFile(filePath);
   let columns: ColumnPositions | undefined;
   const lineOfId = new Map<string, number>();
   let batch: SanctionsListEntryInput[] = [];
-  const counts = { entries: 0, aliases: 0, persons: 0, entities: 0 };
+  const counts: ListCounts = { entries: 0, aliases: 0, persons: 0, entities: 0 };
   const flush = async () => {
     await insertEntries(deps.store, versionId, batch);
     batch = [];
-    onProgress({ bytesRead, bytesTotal, entries: counts.entries });
+    onProgress({ bytesRead: file.bytesRead(), bytesTotal, entries: counts.entries });
   };
   try {
-    for await (const { record, info } of parser as AsyncIterable<ParsedRecord>) {
+    for await (const { record, info } of file.records) {
       const line = info.lines;
       if (columns === undefined) {
         columns = readHeader(record);
         continue;
       }
       const entry = readRecord(line, record, columns);
-      const earlier = lineOfId.get(entry.entryId);
-      if (earlier !== undefined) {
-        throw new SanctionsListFileError(line, 'id', `'${entry.entryId}' is also the id on line ${earlier}`);
-      }
-      if (counts.entries >= SANCTIONS_LIST_ENTRIES_MAX) {
-        throw new SanctionsListFileError(line, undefined, `more than ${SANCTIONS_LIST_ENTRIES_MAX} entries`);
-      }
-      lineOfId.set(entry.entryId, line);
-      counts.entries += 1;
-      counts.aliases += entry.aliases.length;
-      if (entry.type === 'person') counts.persons += 1;
-      else counts.entities += 1;
+      countEntry(counts, lineOfId, line, entry);
       batch.push(entry);
       if (batch.length >= SANCTIONS_IMPORT_BATCH_ROWS) await flush();
     }
   } catch (error) {
-    source.destroy();
+    file.source.destroy();
     if (error instanceof SanctionsListFileError) throw error;
     if ((error as { code?: unknown }).code?.toString().startsWith('CSV_'))
-      throw csvSyntaxError(error, header);
+      throw csvSyntaxError(error, file.header());
     throw error;
   }
   if (columns === undefined) throw new SanctionsListFileError(1, undefined, 'no header row');
   if (counts.entries === 0) throw new SanctionsListFileError(2, undefined, 'no entries after the header');
   await flush();
-  return { sha256: hash.digest('hex'), ...counts };
+  return { sha256: file.sha256(), ...counts };
 }
 
 export interface ImportOptions {

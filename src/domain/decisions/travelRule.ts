@@ -252,31 +252,66 @@ export function checkTravelRuleData(
   context: { destinationAddress: string; today: Date },
 ): { errors: FieldError[]; data?: TravelRuleData } {
   const errors: FieldError[] = [];
-  const text = (
-    value: string | undefined,
-    param: string,
-    lengthMax: number,
-    required: boolean,
-  ): string | null => {
-    const trimmed = value?.trim() ?? '';
-    if (trimmed === '') {
-      if (required) errors.push({ param, code: 'missing', message: `${param} is required` });
-      return null;
-    }
-    if (trimmed.length > lengthMax) {
-      errors.push({ param, code: 'too_long', message: `${param} must be at most ${lengthMax} characters` });
-      return null;
-    }
-    return trimmed;
+  const originator = checkOriginator(input?.originator ?? {}, errors, context.today);
+  const beneficiary = checkBeneficiary(input?.beneficiary ?? {}, errors, context.destinationAddress);
+  if (errors.length > 0) return { errors };
+  return {
+    errors,
+    data: {
+      originator: { ...originator, name: originator.name as string, account: originator.account as string },
+      beneficiary: {
+        ...beneficiary,
+        name: beneficiary.name as string,
+        account: beneficiary.account as string,
+      },
+    },
   };
-  const o = input?.originator ?? {};
-  const b = input?.beneficiary ?? {};
+}
+
+/** A field trimmed; null when empty (an error if required) or too long (an error). */
+function trimmedText(
+  errors: FieldError[],
+  value: string | undefined,
+  param: string,
+  lengthMax: number,
+  required: boolean,
+): string | null {
+  const trimmed = value?.trim() ?? '';
+  if (trimmed === '') {
+    if (required) errors.push({ param, code: 'missing', message: `${param} is required` });
+    return null;
+  }
+  if (trimmed.length > lengthMax) {
+    errors.push({ param, code: 'too_long', message: `${param} must be at most ${lengthMax} characters` });
+    return null;
+  }
+  return trimmed;
+}
+
+/** The originator's fields, noting each fault, and that at least one identifier is given. */
+function checkOriginator(
+  o: NonNullable<TravelRuleInput['originator']>,
+  errors: FieldError[],
+  today: Date,
+): Record<keyof TravelRuleData['originator'], string | null> {
   const originator = {
-    name: text(o.name, 'travel_rule.originator.name', TRAVEL_RULE_NAME_LENGTH_MAX, true),
-    account: text(o.account, 'travel_rule.originator.account', TRAVEL_RULE_ACCOUNT_LENGTH_MAX, true),
-    address: text(o.address, 'travel_rule.originator.address', TRAVEL_RULE_ADDRESS_LENGTH_MAX, false),
-    national_id: text(o.national_id, 'travel_rule.originator.national_id', 32, false),
-    date_of_birth: text(o.date_of_birth, 'travel_rule.originator.date_of_birth', 32, false),
+    name: trimmedText(errors, o.name, 'travel_rule.originator.name', TRAVEL_RULE_NAME_LENGTH_MAX, true),
+    account: trimmedText(
+      errors,
+      o.account,
+      'travel_rule.originator.account',
+      TRAVEL_RULE_ACCOUNT_LENGTH_MAX,
+      true,
+    ),
+    address: trimmedText(
+      errors,
+      o.address,
+      'travel_rule.originator.address',
+      TRAVEL_RULE_ADDRESS_LENGTH_MAX,
+      false,
+    ),
+    national_id: trimmedText(errors, o.national_id, 'travel_rule.originator.national_id', 32, false),
+    date_of_birth: trimmedText(errors, o.date_of_birth, 'travel_rule.originator.date_of_birth', 32, false),
   };
   if (originator.national_id !== null && !NATIONAL_ID.test(originator.national_id)) {
     errors.push({
@@ -287,7 +322,7 @@ export function checkTravelRuleData(
   }
   if (originator.date_of_birth !== null) {
     try {
-      checkDateOfBirth(originator.date_of_birth, 'travel_rule.originator.date_of_birth', context.today);
+      checkDateOfBirth(originator.date_of_birth, 'travel_rule.originator.date_of_birth', today);
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
       errors.push(...error.errors);
@@ -301,30 +336,34 @@ export function checkTravelRuleData(
       message: 'travel_rule.originator needs at least one of address, national_id or date_of_birth',
     });
   }
-  const beneficiary = {
-    name: text(b.name, 'travel_rule.beneficiary.name', TRAVEL_RULE_NAME_LENGTH_MAX, true),
+  return originator;
+}
+
+/** The beneficiary's fields, noting each fault; an account not given is the destination address. */
+function checkBeneficiary(
+  b: NonNullable<TravelRuleInput['beneficiary']>,
+  errors: FieldError[],
+  destinationAddress: string,
+): Record<keyof TravelRuleData['beneficiary'], string | null> {
+  return {
+    name: trimmedText(errors, b.name, 'travel_rule.beneficiary.name', TRAVEL_RULE_NAME_LENGTH_MAX, true),
     account:
       b.account === undefined
-        ? context.destinationAddress
-        : text(b.account, 'travel_rule.beneficiary.account', TRAVEL_RULE_ACCOUNT_LENGTH_MAX, true),
-    institution: text(
+        ? destinationAddress
+        : trimmedText(
+            errors,
+            b.account,
+            'travel_rule.beneficiary.account',
+            TRAVEL_RULE_ACCOUNT_LENGTH_MAX,
+            true,
+          ),
+    institution: trimmedText(
+      errors,
       b.institution,
       'travel_rule.beneficiary.institution',
       TRAVEL_RULE_NAME_LENGTH_MAX,
       false,
     ),
-  };
-  if (errors.length > 0) return { errors };
-  return {
-    errors,
-    data: {
-      originator: { ...originator, name: originator.name as string, account: originator.account as string },
-      beneficiary: {
-        ...beneficiary,
-        name: beneficiary.name as string,
-        account: beneficiary.account as string,
-      },
-    },
   };
 }
 

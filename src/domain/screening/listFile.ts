@@ -149,7 +149,17 @@ export function readRecord(
     }
     return text.trim();
   };
-  const entryId = value('id');
+  const entryId = readEntryId(line, value('id'));
+  const { name, nameNormalized } = readName(line, value('name'));
+  const { aliases, aliasesNormalized } = readAliases(line, value('aliases'));
+  const type = readPartyType(line, value('type'));
+  const country = readCountry(line, value('country'));
+  const dateOfBirth = readRecordDateOfBirth(line, value('date_of_birth'));
+  const program = readProgram(line, value('program'));
+  return { entryId, name, aliases, type, country, dateOfBirth, program, nameNormalized, aliasesNormalized };
+}
+
+function readEntryId(line: number, entryId: string): string {
   if (entryId === '') throw new SanctionsListFileError(line, 'id', 'empty');
   if (entryId.length > SANCTIONS_ENTRY_ID_CHARS_MAX || CONTROL_CHARACTERS.test(entryId)) {
     throw new SanctionsListFileError(
@@ -158,12 +168,19 @@ export function readRecord(
       `must be at most ${SANCTIONS_ENTRY_ID_CHARS_MAX} printable characters`,
     );
   }
-  const name = checkedName(line, 'name', value('name'));
+  return entryId;
+}
+
+function readName(line: number, text: string): { name: string; nameNormalized: string } {
+  const name = checkedName(line, 'name', text);
   if (name === '') throw new SanctionsListFileError(line, 'name', 'empty');
   const nameNormalized = normalizeName(name);
   if (nameNormalized === '') throw new SanctionsListFileError(line, 'name', 'has no letter or digit');
+  return { name, nameNormalized };
+}
 
-  const aliasesText = value('aliases');
+/** The aliases, separated by SANCTIONS_ALIAS_SEPARATOR; empty ones are dropped. */
+function readAliases(line: number, aliasesText: string): { aliases: string[]; aliasesNormalized: string[] } {
   const aliases = aliasesText
     .split(SANCTIONS_ALIAS_SEPARATOR)
     .map((alias) => alias.trim())
@@ -178,22 +195,30 @@ export function readRecord(
     }
     return normalized;
   });
+  return { aliases, aliasesNormalized };
+}
 
-  const typeText = value('type').toLowerCase();
+function readPartyType(line: number, text: string): PartyType {
+  const typeText = text.toLowerCase();
   if (typeText !== 'person' && typeText !== 'entity') {
-    throw new SanctionsListFileError(line, 'type', `must be person or entity (got '${value('type')}')`);
+    throw new SanctionsListFileError(line, 'type', `must be person or entity (got '${text}')`);
   }
+  return typeText;
+}
 
-  const countryText = value('country').toUpperCase();
+function readCountry(line: number, text: string): string | null {
+  const countryText = text.toUpperCase();
   if (countryText !== '' && !isCountryCode(countryText)) {
     throw new SanctionsListFileError(
       line,
       'country',
-      `must be an ISO 3166-1 alpha-2 code or empty (got '${value('country')}')`,
+      `must be an ISO 3166-1 alpha-2 code or empty (got '${text}')`,
     );
   }
+  return countryText === '' ? null : countryText;
+}
 
-  const dateText = value('date_of_birth');
+function readRecordDateOfBirth(line: number, dateText: string): string | null {
   const dateOfBirth = dateText === '' ? null : parseDateOfBirth(dateText);
   if (dateOfBirth === undefined) {
     throw new SanctionsListFileError(
@@ -202,8 +227,10 @@ export function readRecord(
       `must be YYYY-MM-DD, YYYY or empty, in ${SANCTIONS_BIRTH_YEAR_MIN}–${SANCTIONS_BIRTH_YEAR_MAX} (got '${dateText}')`,
     );
   }
+  return dateOfBirth;
+}
 
-  const program = value('program');
+function readProgram(line: number, program: string): string | null {
   if (program.length > SANCTIONS_PROGRAM_CHARS_MAX || CONTROL_CHARACTERS.test(program)) {
     throw new SanctionsListFileError(
       line,
@@ -211,16 +238,5 @@ export function readRecord(
       `must be at most ${SANCTIONS_PROGRAM_CHARS_MAX} printable characters`,
     );
   }
-
-  return {
-    entryId,
-    name,
-    aliases,
-    type: typeText,
-    country: countryText === '' ? null : countryText,
-    dateOfBirth,
-    program: program === '' ? null : program,
-    nameNormalized,
-    aliasesNormalized,
-  };
+  return program === '' ? null : program;
 }

@@ -1,11 +1,7 @@
 import type { FastifyInstance } from 'fastify';
+import { actorIdOf } from '../../app/apiKeyAuthentication.ts';
 import type { ApiKeyRow } from '../../app/apiKeys.ts';
-import {
-  API_KEY_DESCRIPTION_CHARS_MAX,
-  actorIdOf,
-  listKeysPage,
-  revokeOrganizationKeyIn,
-} from '../../app/apiKeys.ts';
+import { API_KEY_DESCRIPTION_CHARS_MAX, listKeysPage, revokeOrganizationKeyIn } from '../../app/apiKeys.ts';
 import type { Deps } from '../../app/deps.ts';
 import { createOwnApiKeyGoverned } from '../../app/ownApiKeys.ts';
 import { SCOPES } from '../../domain/apiKeys.ts';

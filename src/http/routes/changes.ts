@@ -1,12 +1,8 @@
 import type { FastifyInstance, FastifyRequest, RouteGenericInterface } from 'fastify';
 import type { Deps, Queryable } from '../../app/deps.ts';
+import { cancelGovernedChange } from '../../app/governedChangeDecisions.ts';
 import type { ChangeRequest } from '../../app/governedChanges.ts';
-import {
-  cancelGovernedChange,
-  getGovernedChange,
-  listChanges,
-  proposeIfGoverned,
-} from '../../app/governedChanges.ts';
+import { getGovernedChange, listChanges, proposeIfGoverned } from '../../app/governedChanges.ts';
 import {
   GOVERNED_CHANGE_KINDS,
   GOVERNED_CHANGE_STATUSES,

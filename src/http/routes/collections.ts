@@ -1,6 +1,6 @@
 /** Collections: asking a payer to pay into a wallet (mobile-money request-to-pay). */
 import type { FastifyInstance } from 'fastify';
-import { actorIdOf } from '../../app/apiKeys.ts';
+import { actorIdOf } from '../../app/apiKeyAuthentication.ts';
 import {
   type CreateCollectionInput,
   createCollection,

@@ -1,6 +1,6 @@
 /** The fee schedule (read by any key, changed by admins), its versions, and transfer quotes. */
 import type { FastifyInstance } from 'fastify';
-import { actorIdOf } from '../../app/apiKeys.ts';
+import { actorIdOf } from '../../app/apiKeyAuthentication.ts';
 import type { Deps } from '../../app/deps.ts';
 import {
   type FeeScheduleUpdateInput,

@@ -1,6 +1,6 @@
 /** Transfers: created through the batch ledger writer, listed and read, and canceled before their rail has them. */
 import type { FastifyInstance } from 'fastify';
-import { actorIdOf } from '../../app/apiKeys.ts';
+import { actorIdOf } from '../../app/apiKeyAuthentication.ts';
 import type { Deps } from '../../app/deps.ts';
 import { settleOutcome } from '../../app/idempotency.ts';
 import type { LedgerWriter } from '../../app/posting/writer.ts';

@@ -1,11 +1,6 @@
 import type { AmlAlert, AmlAlertStatus, AmlDisposition } from '../../domain/amlAlerts.ts';
-import {
-  type AmlAction,
-  type AmlRule,
-  type AmlRuleType,
-  amlParametersFromStored,
-  storedAmlParameters,
-} from '../../domain/decisions/aml.ts';
+import type { AmlAction, AmlRule, AmlRuleType } from '../../domain/decisions/aml.ts';
+import { amlParametersFromStored, storedAmlParameters } from '../../domain/decisions/amlRuleParameters.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import type { Queryable } from '../store.ts';
 import { type KeysetFilter, listNewestFirst, toDate, toJsonObject } from './rows.ts';

@@ -1,5 +1,5 @@
 import type { Policy } from '../../domain/decisions/policies.ts';
-import { defaultRuleJson, ruleJson, rulesFromStored } from '../../domain/decisions/policies.ts';
+import { defaultRuleJson, ruleJson, rulesFromStored } from '../../domain/decisions/policyJson.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import type { Queryable } from '../store.ts';
 import { type KeysetFilter, listNewestFirst, toDate, toJsonObject } from './rows.ts';

@@ -1,6 +1,6 @@
 /** Conversions between fiat and stablecoins (mint and redeem): quoted, then a quote executed; both read back. */
 import type { FastifyInstance } from 'fastify';
-import { actorIdOf } from '../../../app/apiKeys.ts';
+import { actorIdOf } from '../../../app/apiKeyAuthentication.ts';
 import {
   createQuote,
   executeQuote,

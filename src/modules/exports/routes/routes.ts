@@ -3,7 +3,7 @@
  * records: exporting or downloading them needs the `compliance` scope besides `read`.
  */
 import type { FastifyInstance } from 'fastify';
-import { actorIdOf } from '../../../app/apiKeys.ts';
+import { actorIdOf } from '../../../app/apiKeyAuthentication.ts';
 import type { Deps } from '../../../app/deps.ts';
 import { grantsScope } from '../../../domain/apiKeys.ts';
 import { AppError } from '../../../domain/errors.ts';

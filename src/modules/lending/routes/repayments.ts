@@ -1,6 +1,6 @@
 /** A loan's repayments: a manual one taken from the borrower's wallet, and every one listed. */
 import type { FastifyInstance } from 'fastify';
-import { actorIdOf } from '../../../app/apiKeys.ts';
+import { actorIdOf } from '../../../app/apiKeyAuthentication.ts';
 import type { Deps } from '../../../app/deps.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { numberSourceOf } from '../../../domain/jsonNumbers.ts';

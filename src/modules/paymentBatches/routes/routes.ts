@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { actorIdOf } from '../../../app/apiKeys.ts';
+import { actorIdOf } from '../../../app/apiKeyAuthentication.ts';
 import type { Deps } from '../../../app/deps.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { principalOf, requestActor } from '../../../http/auth.ts';

@@ -3,7 +3,7 @@
  * the deposits it received, imported by an operator.
  */
 import type { FastifyInstance } from 'fastify';
-import { actorIdOf } from '../../../app/apiKeys.ts';
+import { actorIdOf } from '../../../app/apiKeyAuthentication.ts';
 import type { Deps } from '../../../app/deps.ts';
 import { ensureVirtualAccount, getVirtualAccount } from '../../../app/digitalAccounts.ts';
 import { BANK_DEPOSITS_PER_REPORT_MAX } from '../../../domain/collections.ts';

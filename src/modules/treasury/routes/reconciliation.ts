@@ -1,6 +1,6 @@
 /** Statements and the exception queue: operators only (the `compliance` scope). */
 import type { FastifyInstance } from 'fastify';
-import { actorIdOf } from '../../../app/apiKeys.ts';
+import { actorIdOf } from '../../../app/apiKeyAuthentication.ts';
 import type { Deps } from '../../../app/deps.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { RAILS } from '../../../domain/transfers.ts';

@@ -3,7 +3,7 @@
  * account, recorded and posted to the ledger's trust account.
  */
 import type { FastifyInstance } from 'fastify';
-import { actorIdOf } from '../../../../app/apiKeys.ts';
+import { actorIdOf } from '../../../../app/apiKeyAuthentication.ts';
 import type { Deps } from '../../../../app/deps.ts';
 import { ID_PREFIXES } from '../../../../domain/ids.ts';
 import { type Currency, SUPPORTED_CURRENCIES } from '../../../../domain/money.ts';
