@@ -24,6 +24,13 @@ import {
 } from './config.ts';
 import type { Environment } from './domain/apiKeys.ts';
 import { type Keyring, keyringIds, keyringOf, MASTER_KEY_BYTES, parseMasterKey } from './domain/sealing.ts';
+import {
+  COLLECTION_WORKER_INTERVAL_MS,
+  type CollectionRailResolver,
+  partnerCollectionRail,
+  runCollectionWorkerOnce,
+  simulatedCollectionRail,
+} from './modules/collections/index.ts';
 import { EXPORT_WORKER_INTERVAL_MS, exportFormatters, runExportWorkerOnce } from './modules/exports/index.ts';
 import { LAUNCH_GATE_WORKER_INTERVAL_MS, launchGateWalker } from './modules/launchGates/index.ts';
 import { PAYMENT_BATCH_WORKER_INTERVAL_MS, runPaymentBatchPass } from './modules/paymentBatches/index.ts';
@@ -55,13 +62,6 @@ import { migrate } from './store/migrate.ts';
 import { findOrganizationByName } from './store/repositories/organizations.ts';
 import type { Store } from './store/store.ts';
 import { APPROVAL_EXPIRY_INTERVAL_MS, runApprovalExpiryOnce } from './workers/approvalExpiry.ts';
-import {
-  COLLECTION_WORKER_INTERVAL_MS,
-  type CollectionRailResolver,
-  partnerCollectionRail,
-  runCollectionWorkerOnce,
-  simulatedCollectionRail,
-} from './workers/collectionWorker.ts';
 import { DEPOSIT_WORKER_INTERVAL_MS, runDepositWorkerOnce } from './workers/depositWorker.ts';
 import { pruneExpiredIdempotencyRecords } from './workers/idempotencyPruner.ts';
 import { startPeriodic, type Worker } from './workers/periodic.ts';

@@ -7,7 +7,13 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueApiKey } from '../src/app/apiKeys.ts';
-import { COLLECTION_EXPIRY_MS } from '../src/domain/collections.ts';
+import { COLLECTION_EXPIRY_MS } from '../src/modules/collections/domain.ts';
+import {
+  type CollectionRailResolver,
+  partnerCollectionRail,
+  runCollectionWorkerOnce,
+  simulatedCollectionRail,
+} from '../src/modules/collections/workers.ts';
 import { RAIL_CALLBACK_RETRY_MS } from '../src/modules/railPartners/useCases/callbacks.ts';
 import { railPartnerDirectory } from '../src/modules/railPartners/useCases/directory.ts';
 import { runRailCallbackSweepOnce } from '../src/modules/railPartners/workers.ts';
@@ -17,12 +23,6 @@ import {
   startDarajaSimulator,
 } from '../src/simulators/mpesaDaraja/index.ts';
 import { type MomoSimulator, startMomoSimulator } from '../src/simulators/mtnMomo/index.ts';
-import {
-  type CollectionRailResolver,
-  partnerCollectionRail,
-  runCollectionWorkerOnce,
-  simulatedCollectionRail,
-} from '../src/workers/collectionWorker.ts';
 import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
 import { balanceOf, expectLedgerHealthy, fundedWallet } from './support/ledger.ts';
 import { newOrganization } from './support/organizations.ts';

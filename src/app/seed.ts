@@ -9,10 +9,10 @@
 import { hashApiKey } from '../domain/apiKeys.ts';
 import { AppError } from '../domain/errors.ts';
 import type { Currency } from '../domain/money.ts';
+import { sandboxFunding } from '../modules/collections/index.ts';
 import { findApiKeyByHash } from '../store/repositories/apiKeys.ts';
 import { claimSeed } from '../store/repositories/seeds.ts';
 import { issueApiKeyIn } from './apiKeys.ts';
-import { sandboxFunding } from './collections.ts';
 import { type CreateCustomerInput, createCustomer } from './customers.ts';
 import type { Deps } from './deps.ts';
 import { ensureAccountDetails, putDigitalAccountSettings } from './digitalAccounts.ts';

@@ -53,7 +53,6 @@ import { amlRoutes } from './routes/aml.ts';
 import { API_KEY_SCHEMAS, apiKeyRoutes } from './routes/apiKeys.ts';
 import { approvalRoutes } from './routes/approvals.ts';
 import { changeRoutes, changeSchema } from './routes/changes.ts';
-import { collectionRoutes, collectionSchema } from './routes/collections.ts';
 import { customerRoutes } from './routes/customers.ts';
 import { digitalAccountRoutes } from './routes/digitalAccounts.ts';
 import { eventRoutes } from './routes/events.ts';
@@ -65,7 +64,6 @@ import { policyRoutes } from './routes/policies.ts';
 import { reviewRoutes } from './routes/reviews.ts';
 import { sandboxRoutes } from './routes/sandbox.ts';
 import { sandboxChainRoutes } from './routes/sandboxChain.ts';
-import { sandboxFundingRoutes } from './routes/sandboxFunding.ts';
 import { STABLECOIN_SCHEMAS, stablecoinRoutes } from './routes/stablecoins.ts';
 import { systemRoutes } from './routes/system.ts';
 import { transferRoutes } from './routes/transfers.ts';
@@ -187,7 +185,6 @@ export async function buildApp({
     ...API_KEY_SCHEMAS,
     ...TRAVEL_RULE_SCHEMAS,
     changeSchema,
-    collectionSchema,
     ...FEE_SCHEMAS,
     ...STABLECOIN_SCHEMAS,
     organizationSchema,
@@ -332,15 +329,11 @@ export async function buildApp({
   feeRoutes(app, deps);
   approvalRoutes(app, deps);
   changeRoutes(app, deps);
-  collectionRoutes(app, deps);
   digitalAccountRoutes(app, deps);
   travelRuleRoutes(app, deps);
   stablecoinRoutes(app, deps);
   organizationRoutes(app, deps);
-  if (deps.environment === 'sandbox') {
-    sandboxFundingRoutes(app, deps);
-    sandboxRoutes(app, deps);
-  }
+  if (deps.environment === 'sandbox') sandboxRoutes(app, deps);
   if (deps.environment === 'sandbox') sandboxChainRoutes(app, deps);
   for (const module of HTTP_MODULES) {
     if (!module.sandboxOnly || deps.environment === 'sandbox') module.routes(app, deps);

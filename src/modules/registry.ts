@@ -3,6 +3,7 @@
  * are added. A new module adds its `…Http` here; `src/http/app.ts` adds each one's schemas, then its routes.
  */
 import type { HttpModule } from '../http/httpModule.ts';
+import { collectionsHttp, collectionsSandboxHttp } from './collections/index.ts';
 import { exportsHttp } from './exports/index.ts';
 import { launchGatesHttp } from './launchGates/index.ts';
 import { ledgerHttp } from './ledger/index.ts';
@@ -17,6 +18,8 @@ import { webhooksHttp } from './webhooks/index.ts';
 
 export const HTTP_MODULES: readonly HttpModule[] = [
   ledgerHttp,
+  collectionsHttp,
+  collectionsSandboxHttp,
   treasuryHttp,
   treasurySandboxHttp,
   railPartnersHttp,

@@ -3,19 +3,24 @@
  * finds it under lock, moves it once; a callback agreeing with what is recorded changes nothing, and one
  * contradicting a final status, or settling for another amount, opens a reconciliation exception.
  */
-import { moveCollection } from '../../../app/collections.ts';
+
 import type { Deps } from '../../../app/deps.ts';
 import { applyStatusChange } from '../../../app/transfers.ts';
-import { type Collection, isFinalCollection } from '../../../domain/collections.ts';
 import type { Transfer } from '../../../domain/transferRecord.ts';
 import type { CallbackReport } from '../../../rails/partner.ts';
-import { findCollection, findCollectionByPartnerReference } from '../../../store/repositories/collections.ts';
 import {
   findTransfer,
   findTransferByRailReference,
   saveTransfer,
 } from '../../../store/repositories/transfers.ts';
 import type { Queryable } from '../../../store/store.ts';
+import {
+  type Collection,
+  findCollection,
+  findCollectionByPartnerReference,
+  isFinalCollection,
+  moveCollection,
+} from '../../collections/index.ts';
 import { openException } from '../../treasury/index.ts';
 import type { RailCallbackStatus } from '../domain.ts';
 import type { RailCallback } from '../repository/callbacks.ts';

@@ -6,7 +6,6 @@ import type { FastifyInstance } from 'fastify';
 import { actorIdOf } from '../../../app/apiKeyAuthentication.ts';
 import type { Deps } from '../../../app/deps.ts';
 import { ensureVirtualAccount, getVirtualAccount } from '../../../app/digitalAccounts.ts';
-import { BANK_DEPOSITS_PER_REPORT_MAX } from '../../../domain/collections.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { principalOf } from '../../../http/auth.ts';
 import {
@@ -17,9 +16,9 @@ import {
   writeOperation,
   written,
 } from '../../../http/routeKit.ts';
-import { presentCollection } from '../../../http/routes/collections.ts';
 import { idParamsSchema, timestampSchema } from '../../../http/schemas.ts';
 import { sendWrite } from '../../../http/writes.ts';
+import { BANK_DEPOSITS_PER_REPORT_MAX, presentCollection } from '../../collections/index.ts';
 import type { BankDepositOutcome, VirtualAccount } from '../useCases/bankDeposits.ts';
 import {
   BANK_REFERENCE_LENGTH_MAX,

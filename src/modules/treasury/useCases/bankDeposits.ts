@@ -6,26 +6,27 @@
  * no wallet we can credit goes to the reconciliation exception queue, never silently anywhere.
  */
 
-import { collectionEventData } from '../../../app/collections.ts';
 import type { Deps } from '../../../app/deps.ts';
 import { newEvent, recordEvents } from '../../../app/events.ts';
 import { creditFromRail } from '../../../app/transfers.ts';
-import { BANK_DEPOSITS_PER_REPORT_MAX, type Collection } from '../../../domain/collections.ts';
 import { isValidAccountNumber, isValidVirtualAccountReference } from '../../../domain/digitalAccounts.ts';
 import { AppError, type FieldError } from '../../../domain/errors.ts';
 import { type Currency, checkSingleAmount, isCurrency, parseAmount } from '../../../domain/money.ts';
 import type { Wallet } from '../../../domain/wallets.ts';
-import {
-  findCollectionByBankReference,
-  insertCollection,
-  lockBankDepositReports,
-} from '../../../store/repositories/collections.ts';
 import {
   findVirtualAccountByReference,
   findWalletIdByAccountNumber,
 } from '../../../store/repositories/digitalAccounts.ts';
 import { findWallet } from '../../../store/repositories/wallets.ts';
 import type { Queryable } from '../../../store/store.ts';
+import {
+  BANK_DEPOSITS_PER_REPORT_MAX,
+  type Collection,
+  collectionEventData,
+  findCollectionByBankReference,
+  insertCollection,
+  lockBankDepositReports,
+} from '../../collections/index.ts';
 import { openException } from './reconciliationExceptions.ts';
 
 // Record types the HTTP edge presents, given through the use case layer (src/http never imports the store).

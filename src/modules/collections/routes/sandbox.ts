@@ -1,12 +1,12 @@
 /** The sandbox's route that funds a wallet as if a payer's money had been collected. Not registered in production. */
 import type { FastifyInstance } from 'fastify';
-import { sandboxFunding } from '../../app/collections.ts';
-import type { Deps } from '../../app/deps.ts';
-import { ID_PREFIXES } from '../../domain/ids.ts';
-import { numberSourceOf } from '../../domain/jsonNumbers.ts';
-import { presentTransfer } from '../presenters.ts';
-import { closedObjectSchema, idempotentWrite, writeOperation, written } from '../routeKit.ts';
-import { idParamsSchema, metadataSchema } from '../schemas.ts';
+import type { Deps } from '../../../app/deps.ts';
+import { ID_PREFIXES } from '../../../domain/ids.ts';
+import { numberSourceOf } from '../../../domain/jsonNumbers.ts';
+import { presentTransfer } from '../../../http/presenters.ts';
+import { closedObjectSchema, idempotentWrite, writeOperation, written } from '../../../http/routeKit.ts';
+import { idParamsSchema, metadataSchema } from '../../../http/schemas.ts';
+import { sandboxFunding } from '../useCases.ts';
 
 const TAGS = ['Sandbox'];
 

@@ -1,8 +1,15 @@
-import type { Collection, CollectionStatus } from '../../domain/collections.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import type { Currency } from '../../domain/money.ts';
-import type { Queryable } from '../store.ts';
-import { claimDueRows, type KeysetFilter, listNewestFirst, toBigInt, toDate, toJsonObject } from './rows.ts';
+import {
+  claimDueRows,
+  type KeysetFilter,
+  listNewestFirst,
+  toBigInt,
+  toDate,
+  toJsonObject,
+} from '../../store/repositories/rows.ts';
+import type { Queryable } from '../../store/store.ts';
+import type { Collection, CollectionStatus } from './domain.ts';
 
 const COLUMNS = `id, organization_id, wallet_id, amount_minor, currency, method, rail, network, payer_phone, bank_reference,
   payer_name, reference, description,

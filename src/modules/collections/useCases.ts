@@ -4,6 +4,26 @@
  * confirms, the wallet is credited by an inbound transfer posted through the posting module, in the same
  * transaction as the collection's success and its events. Each change is one transaction.
  */
+
+import type { Deps } from '../../app/deps.ts';
+import { newEvent, recordEvents } from '../../app/events.ts';
+import { creditFromRail, fundWallet } from '../../app/transfers.ts';
+import { PHONE_PATTERN } from '../../domain/customers.ts';
+import { AppError, resourceMissing, validationError } from '../../domain/errors.ts';
+import { numberSourceOf } from '../../domain/jsonNumbers.ts';
+import type { Metadata } from '../../domain/metadata.ts';
+import { checkSingleAmount, formatAmount, isCurrency, parseAmount } from '../../domain/money.ts';
+import { type Page, type PageRequest, toPage } from '../../domain/pagination.ts';
+import type { Transfer } from '../../domain/transferRecord.ts';
+import {
+  checkRailAmountStep,
+  MOBILE_NETWORKS,
+  type MobileNetwork,
+  phoneMatchesNetwork,
+} from '../../domain/transfers.ts';
+import type { Wallet } from '../../domain/wallets.ts';
+import { findWallet } from '../../store/repositories/wallets.ts';
+import type { Queryable } from '../../store/store.ts';
 import {
   COLLECTION_DESCRIPTION_LENGTH_MAX,
   COLLECTION_EXPIRY_MS,
@@ -11,31 +31,8 @@ import {
   type Collection,
   type CollectionStatus,
   canMoveCollection,
-} from '../domain/collections.ts';
-import { PHONE_PATTERN } from '../domain/customers.ts';
-import { AppError, resourceMissing, validationError } from '../domain/errors.ts';
-import { numberSourceOf } from '../domain/jsonNumbers.ts';
-import type { Metadata } from '../domain/metadata.ts';
-import { checkSingleAmount, formatAmount, isCurrency, parseAmount } from '../domain/money.ts';
-import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
-import type { Transfer } from '../domain/transferRecord.ts';
-import {
-  checkRailAmountStep,
-  MOBILE_NETWORKS,
-  type MobileNetwork,
-  phoneMatchesNetwork,
-} from '../domain/transfers.ts';
-import {
-  findCollection,
-  insertCollection,
-  listCollections,
-  saveCollection,
-} from '../store/repositories/collections.ts';
-import { findWallet } from '../store/repositories/wallets.ts';
-import type { Queryable } from '../store/store.ts';
-import type { Deps } from './deps.ts';
-import { newEvent, recordEvents } from './events.ts';
-import { creditFromRail, fundWallet } from './transfers.ts';
+} from './domain.ts';
+import { findCollection, insertCollection, listCollections, saveCollection } from './repository.ts';
 
 export interface CreateCollectionInput {
   wallet: string;
@@ -75,13 +72,12 @@ const collectionEvent = (deps: Deps, c: Collection, now: Date) =>
     now,
   );
 
-export async function createCollection(
+/** The wallet a collection credits: one of the organization's, not closed, in the currency asked for. */
+async function receivingWallet(
   tx: Queryable,
-  deps: Deps,
   organizationId: string,
   input: CreateCollectionInput,
-  createdBy: string | null,
-): Promise<Collection> {
+): Promise<Wallet> {
   const wallet = await findWallet(tx, organizationId, input.wallet);
   if (!wallet) throw resourceMissing('wallet', input.wallet, 'wallet');
   if (wallet.status === 'closed') {
@@ -100,11 +96,12 @@ export async function createCollection(
       'currency_mismatch',
     );
   }
-  const amountMinor = checkSingleAmount(
-    parseAmount(input.amount, wallet.currency, 'amount', numberSourceOf(input, 'amount')),
-    wallet.currency,
-  );
-  const { phone, network } = input.payer;
+  return wallet;
+}
+
+/** The payer's number and network, refused unless the number is an international one on that network. */
+function checkPayer(payer: CreateCollectionInput['payer']): { phone: string; network: MobileNetwork } {
+  const { phone, network } = payer;
   if (!(MOBILE_NETWORKS as string[]).includes(network)) {
     throw validationError(
       'payer.network',
@@ -126,6 +123,22 @@ export async function createCollection(
       'network_mismatch',
     );
   }
+  return { phone, network: network as MobileNetwork };
+}
+
+export async function createCollection(
+  tx: Queryable,
+  deps: Deps,
+  organizationId: string,
+  input: CreateCollectionInput,
+  createdBy: string | null,
+): Promise<Collection> {
+  const wallet = await receivingWallet(tx, organizationId, input);
+  const amountMinor = checkSingleAmount(
+    parseAmount(input.amount, wallet.currency, 'amount', numberSourceOf(input, 'amount')),
+    wallet.currency,
+  );
+  const { phone, network } = checkPayer(input.payer);
   checkRailAmountStep('mobile_money', network, wallet.currency, amountMinor);
   const now = deps.now();
   const id = deps.newId('collection');

@@ -1,28 +1,13 @@
 /** Collections: asking a payer to pay into a wallet (mobile-money request-to-pay). */
 import type { FastifyInstance } from 'fastify';
-import { actorIdOf } from '../../app/apiKeyAuthentication.ts';
-import {
-  type CreateCollectionInput,
-  createCollection,
-  getCollection,
-  listOrganizationCollections,
-} from '../../app/collections.ts';
-import type { Deps } from '../../app/deps.ts';
-import {
-  COLLECTION_DESCRIPTION_LENGTH_MAX,
-  COLLECTION_EXPIRY_MS,
-  COLLECTION_METHODS,
-  COLLECTION_REFERENCE_LENGTH_MAX,
-  COLLECTION_STATUSES,
-  type Collection,
-  type CollectionStatus,
-} from '../../domain/collections.ts';
-import { PHONE_PATTERN } from '../../domain/customers.ts';
-import { ID_PREFIXES } from '../../domain/ids.ts';
-import { formatAmount } from '../../domain/money.ts';
-import { MOBILE_NETWORKS } from '../../domain/transfers.ts';
-import { principalOf } from '../auth.ts';
-import type { ListQuery } from '../presenters.ts';
+import { actorIdOf } from '../../../app/apiKeyAuthentication.ts';
+import type { Deps } from '../../../app/deps.ts';
+import { PHONE_PATTERN } from '../../../domain/customers.ts';
+import { ID_PREFIXES } from '../../../domain/ids.ts';
+import { formatAmount } from '../../../domain/money.ts';
+import { MOBILE_NETWORKS } from '../../../domain/transfers.ts';
+import { principalOf } from '../../../http/auth.ts';
+import type { ListQuery } from '../../../http/presenters.ts';
 import {
   found,
   idempotentWrite,
@@ -32,7 +17,7 @@ import {
   retrieveFilteredPage,
   writeOperation,
   written,
-} from '../routeKit.ts';
+} from '../../../http/routeKit.ts';
 import {
   idParamsSchema,
   idSchema,
@@ -41,7 +26,22 @@ import {
   metadataSchema,
   nullableTimestampSchema,
   timestampSchema,
-} from '../schemas.ts';
+} from '../../../http/schemas.ts';
+import {
+  COLLECTION_DESCRIPTION_LENGTH_MAX,
+  COLLECTION_EXPIRY_MS,
+  COLLECTION_METHODS,
+  COLLECTION_REFERENCE_LENGTH_MAX,
+  COLLECTION_STATUSES,
+  type Collection,
+  type CollectionStatus,
+} from '../domain.ts';
+import {
+  type CreateCollectionInput,
+  createCollection,
+  getCollection,
+  listOrganizationCollections,
+} from '../useCases.ts';
 
 const TAGS = ['Collections'];
 

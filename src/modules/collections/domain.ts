@@ -3,7 +3,7 @@
  * approves on their phone). Statuses, the transitions allowed, and the limits. No money moves until the
  * rail confirms: then the wallet is credited by an inbound transfer, posted through the posting module.
  */
-import type { Currency } from './money.ts';
+import type { Currency } from '../../domain/money.ts';
 
 /** `sandbox`: the sandbox's fund route, money arriving as if collected (no payer is asked). */
 export const COLLECTION_METHODS = ['mobile_money', 'bank_deposit', 'sandbox'] as const;

@@ -10,24 +10,20 @@
  * expires. A call refused before it was made (the partner paused or rate limited) is retried.
  */
 
-import { moveCollection } from '../app/collections.ts';
-import type { Deps } from '../app/deps.ts';
-import {
-  COLLECTION_EXPIRED_FAILURE,
-  COLLECTION_RAIL_NOT_CONFIGURED,
-  type Collection,
-} from '../domain/collections.ts';
-import { RailPartnerUnavailableError, type ResolvedPartnerRail } from '../rails/partner.ts';
-import type { RailOutcome } from '../rails/rail.ts';
-import { SANDBOX_PHONE_BEHAVIOURS, type SandboxBehaviour } from '../rails/sandbox.ts';
-import { claimDueCollections, findCollection, saveCollection } from '../store/repositories/collections.ts';
+import type { Deps } from '../../app/deps.ts';
+import { RailPartnerUnavailableError, type ResolvedPartnerRail } from '../../rails/partner.ts';
+import type { RailOutcome } from '../../rails/rail.ts';
+import { SANDBOX_PHONE_BEHAVIOURS, type SandboxBehaviour } from '../../rails/sandbox.ts';
 import {
   RAIL_CALL_TIMEOUT_MS,
   RAIL_CLAIM_LEASE_MS,
   type RailWorkerLog,
   stderrRailWorkerLog,
   withTimeout,
-} from './railWorker.ts';
+} from '../../workers/railWorker.ts';
+import { COLLECTION_EXPIRED_FAILURE, COLLECTION_RAIL_NOT_CONFIGURED, type Collection } from './domain.ts';
+import { claimDueCollections, findCollection, saveCollection } from './repository.ts';
+import { moveCollection } from './useCases.ts';
 
 export const COLLECTION_WORKER_INTERVAL_MS = 500;
 /** Collections one pass looks at most. */
