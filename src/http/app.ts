@@ -2,6 +2,7 @@
  * The HTTP edge as a function from dependencies to a Fastify instance. Tests `inject` into it;
  * src/main.ts listens. Nothing here touches the database at construction.
  */
+import type { Duplex } from 'node:stream';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, {
@@ -32,7 +33,7 @@ import { COMPLIANCE_SCHEMAS } from './complianceSchemas.ts';
 import { DIGITAL_ACCOUNT_SCHEMAS } from './digitalAccountSchemas.ts';
 import { FEE_SCHEMAS } from './feeSchemas.ts';
 import { eagerSerializerFactory, lazySerializerFactory } from './lazySerializers.ts';
-import { createHttpMetrics } from './metrics.ts';
+import { createHttpMetrics, type HttpMetrics } from './metrics.ts';
 import {
   DOCS_CONTENT_SECURITY_POLICY,
   DOCS_FAVICON_SVG,
@@ -140,44 +141,77 @@ export async function buildApp({
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
     return503OnClosing: true,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
-    // A path the router cannot decode (bad percent-encoding) is a problem like any other bad input.
-    frameworkErrors: (error, request, reply) => {
-      // No hook runs for this request, so it is logged here once its answer is sent.
-      const startedAt = performance.now();
-      reply.raw.once('finish', () => logRequest(request, reply, performance.now() - startedAt));
-      return sendProblem(
-        request,
-        // The route's hooks never ran, so the Request-Id header is set here.
-        reply.header('Request-Id', request.id),
-        new AppError({
-          status: 400,
-          code: 'validation_error',
-          title: 'Invalid request',
-          detail: `The request path cannot be decoded: ${error.message}`,
-          param: 'path',
-        }),
-      );
-    },
-    // Requests Node cannot even parse (an unknown method, a broken header) never reach a route: answer
-    // them in the same problem format, then close the connection.
-    clientErrorHandler: (error, socket) => {
-      if (!socket.writable) return socket.destroy();
-      const body = JSON.stringify({
-        type: problemType('validation_error'),
-        title: 'Bad request',
-        status: 400,
-        detail: `The HTTP request could not be parsed (${(error as NodeJS.ErrnoException).code ?? 'parse error'}).`,
-        code: 'validation_error',
-        errors: [],
-        request_id: deps.newId('request'),
-      });
-      socket.end(
-        `HTTP/1.1 400 Bad Request\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-      );
-    },
+    frameworkErrors: answerUndecodablePath,
+    clientErrorHandler: (error, socket) => answerUnparsableRequest(deps, error, socket),
   });
   app.setValidatorCompiler(validatorCompiler);
   registerBodyParsing(app);
+  addSchemas(app);
+  const routesByMethod = trackRoutes(app);
+  const metrics = registerRequestMetrics(app, deps);
+  refuseBodyFieldsWhereNoneTaken(app);
+  const authFailures = await registerRateLimits(app, rateLimits, () => deps.now().getTime());
+  app.addHook('onResponse', async (request, reply) => logRequest(request, reply, reply.elapsedTime));
+  registerAuth(app, deps);
+  registerProductCheck(app, deps);
+  registerProblemHandlers(app, routesByMethod);
+  await registerDocs(app);
+  addRoutes(app, deps, { metrics, metricsToken, ledgerWriterLanes });
+
+  // The operator console: its own context (forms, cookies, HTML errors) under /console.
+  await app.register(consolePlugin, { prefix: CONSOLE_PREFIX, deps, limiter: authFailures });
+
+  app.get(OPENAPI_DOCUMENT_PATH, { schema: { hide: true } }, async (request) =>
+    documentForRequest(app.swagger(), request),
+  );
+  await app.ready();
+  return app;
+}
+
+/** A path the router cannot decode (bad percent-encoding) is a problem like any other bad input. */
+function answerUndecodablePath(error: Error, request: FastifyRequest, reply: FastifyReply) {
+  // No hook runs for this request, so it is logged here once its answer is sent.
+  const startedAt = performance.now();
+  reply.raw.once('finish', () => logRequest(request, reply, performance.now() - startedAt));
+  return sendProblem(
+    request,
+    // The route's hooks never ran, so the Request-Id header is set here.
+    reply.header('Request-Id', request.id),
+    new AppError({
+      status: 400,
+      code: 'validation_error',
+      title: 'Invalid request',
+      detail: `The request path cannot be decoded: ${error.message}`,
+      param: 'path',
+    }),
+  );
+}
+
+/**
+ * Requests Node cannot even parse (an unknown method, a broken header) never reach a route: answer them in
+ * the same problem format, then close the connection.
+ */
+function answerUnparsableRequest(deps: Deps, error: Error, socket: Duplex): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const body = JSON.stringify({
+    type: problemType('validation_error'),
+    title: 'Bad request',
+    status: 400,
+    detail: `The HTTP request could not be parsed (${(error as NodeJS.ErrnoException).code ?? 'parse error'}).`,
+    code: 'validation_error',
+    errors: [],
+    request_id: deps.newId('request'),
+  });
+  socket.end(
+    `HTTP/1.1 400 Bad Request\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
+/** Every named schema, the core's and each module's, before any route refers to one by `$id`. */
+function addSchemas(app: FastifyInstance): void {
   for (const schema of [
     ...SHARED_SCHEMAS,
     ...COMPLIANCE_SCHEMAS,
@@ -193,13 +227,20 @@ export async function buildApp({
   ]) {
     app.addSchema(schema);
   }
+}
 
+/** Each route's method and path matcher as routes are added: what a 405 names in its Allow header. */
+function trackRoutes(app: FastifyInstance): { method: string; matcher: RegExp }[] {
   const routesByMethod: { method: string; matcher: RegExp }[] = [];
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     for (const method of methods) routesByMethod.push({ method, matcher: patternMatcher(route.url) });
   });
+  return routesByMethod;
+}
 
+/** The Request-Id header on every answer, and each answer counted in the HTTP and idempotency metrics. */
+function registerRequestMetrics(app: FastifyInstance, deps: Deps): HttpMetrics {
   const service = deps.metrics ?? createServiceMetrics(deps.store, deps.now);
   const metrics = createHttpMetrics(service.registry);
   app.addHook('onRequest', async (request, reply) => {
@@ -217,8 +258,12 @@ export async function buildApp({
       service.observeIdempotencyConflict(code);
     }
   });
-  // A write route without a body schema takes no fields: a JSON body there is `{}` (or none), and any field
-  // is unknown (400 `validation_error` naming it), as Ajv answers on the routes whose schemas list theirs.
+  return metrics;
+}
+
+/** A write route without a body schema takes no fields: a JSON body there is `{}` (or none), and any field
+ * is unknown (400 `validation_error` naming it), as Ajv answers on the routes whose schemas list theirs. */
+function refuseBodyFieldsWhereNoneTaken(app: FastifyInstance): void {
   app.addHook('preValidation', async (request) => {
     const options = request.routeOptions;
     if (options.schema?.body !== undefined || options.config.rawBody === true) return;
@@ -241,10 +286,13 @@ export async function buildApp({
       );
     }
   });
-  const authFailures = await registerRateLimits(app, rateLimits, () => deps.now().getTime());
-  app.addHook('onResponse', async (request, reply) => logRequest(request, reply, reply.elapsedTime));
-  registerAuth(app, deps);
-  registerProductCheck(app, deps);
+}
+
+/** Errors thrown by routes and hooks, unknown paths and unsupported methods: each answered as a problem. */
+function registerProblemHandlers(
+  app: FastifyInstance,
+  routesByMethod: { method: string; matcher: RegExp }[],
+): void {
   app.setErrorHandler((error, request, reply) => {
     const appError = toAppError(error, request.routeOptions.bodyLimit ?? REQUEST_BODY_BYTES_MAX);
     if (appError.status >= 500) request.log.error({ err: error }, 'request failed');
@@ -278,7 +326,10 @@ export async function buildApp({
       }),
     );
   });
+}
 
+/** The OpenAPI document and its reference page. */
+async function registerDocs(app: FastifyInstance): Promise<void> {
   await app.register(swagger, {
     openapi: OPENAPI_DOCUMENT_BASE,
     transform: documentRouteSchema,
@@ -312,7 +363,15 @@ export async function buildApp({
     staticCSP: DOCS_CONTENT_SECURITY_POLICY,
     transformSpecification: (document, request) => documentForRequest(document, request),
   });
+}
 
+/** The core's routes, then each module's (sandbox-only ones in the sandbox alone). */
+function addRoutes(
+  app: FastifyInstance,
+  deps: Deps,
+  options: { metrics: HttpMetrics; metricsToken: string | undefined; ledgerWriterLanes: number },
+): void {
+  const { metrics, metricsToken, ledgerWriterLanes } = options;
   systemRoutes(app, deps, metrics, metricsToken);
   customerRoutes(app, deps);
   verificationRoutes(app, deps);
@@ -338,13 +397,4 @@ export async function buildApp({
   for (const module of HTTP_MODULES) {
     if (!module.sandboxOnly || deps.environment === 'sandbox') module.routes(app, deps);
   }
-
-  // The operator console: its own context (forms, cookies, HTML errors) under /console.
-  await app.register(consolePlugin, { prefix: CONSOLE_PREFIX, deps, limiter: authFailures });
-
-  app.get(OPENAPI_DOCUMENT_PATH, { schema: { hide: true } }, async (request) =>
-    documentForRequest(app.swagger(), request),
-  );
-  await app.ready();
-  return app;
 }
