@@ -14,7 +14,7 @@ import {
   productOfEvent,
   renderPayloadVersion,
 } from '../src/domain/payloadVersions.ts';
-import { camelCaseSchema, eventEnvelopeSchema } from '../src/http/eventSchemas.ts';
+import { camelCaseSchema, eventEnvelopeSchema } from '../src/http/eventEnvelopeSchemas.ts';
 import { dispatchWebhooksOnce } from '../src/modules/webhooks/workers/dispatcher.ts';
 import type { WebhookSender } from '../src/modules/webhooks/workers/httpSender.ts';
 import { httpWebhookSender } from '../src/modules/webhooks/workers/httpSender.ts';

@@ -89,10 +89,8 @@ function forbidden(detail: string): AppError {
   return new AppError({ status: 403, code: 'insufficient_permissions', title: 'Refused', detail });
 }
 
-export async function consolePlugin(app: FastifyInstance, options: ConsoleOptions): Promise<void> {
-  const { deps } = options;
-  await app.register(cookie);
-  // Forms arrive URL-encoded; only in this context (the API stays JSON only).
+/** Parses URL-encoded forms, only in this context (the API stays JSON only); a repeated field becomes a list. */
+function acceptForms(app: FastifyInstance): void {
   app.addContentTypeParser(
     'application/x-www-form-urlencoded',
     { parseAs: 'string', bodyLimit: CONSOLE_FORM_BYTES_MAX },
@@ -106,7 +104,10 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
       done(null, form);
     },
   );
+}
 
+/** The security headers every console answer carries. */
+function sendSecurityHeaders(app: FastifyInstance): void {
   app.addHook('onRequest', async (_request, reply) => {
     reply.header('Content-Security-Policy', CONSOLE_CONTENT_SECURITY_POLICY);
     reply.header('X-Frame-Options', 'DENY');
@@ -116,8 +117,11 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
     reply.header('Referrer-Policy', 'same-origin');
     reply.header('Cache-Control', 'no-store');
   });
+}
 
-  const render: ConsoleRoutes['render'] = (reply, o) =>
+/** Renders a page in the console's shell, as HTML. */
+function pageRenderer(deps: Deps): ConsoleRoutes['render'] {
+  return (reply, o) =>
     reply
       .code(o.status ?? 200)
       .type('text/html; charset=utf-8')
@@ -132,25 +136,46 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
           body: o.body,
         }).text,
       );
+}
 
+const FORM_EXPIRED = 'The form expired or did not come from this console. Reload the page and try again.';
+
+/** A sign-in form's POST must carry the pre-session cookie's CSRF token and come from this host. */
+function checkPublicForm(request: FastifyRequest): void {
+  if (request.method !== 'POST') return;
+  const token = request.cookies[presessionCookieName(request)];
+  if (
+    !originMatches(request) ||
+    token === undefined ||
+    !csrfTokenMatches(token, field(request.body, '_csrf'))
+  ) {
+    throw forbidden(FORM_EXPIRED);
+  }
+}
+
+/** A member's POST must carry their session's CSRF token and come from this host; and the page's scope. */
+function checkMemberRequest(request: FastifyRequest, identity: ConsoleIdentity, scope: Scope): void {
+  if (request.method === 'POST') {
+    if (!originMatches(request) || !csrfTokenMatches(identity.token, field(request.body, '_csrf'))) {
+      throw forbidden(FORM_EXPIRED);
+    }
+  }
+  if (!grantsScope(identity.scopes, scope)) {
+    throw forbidden(
+      `Your roles (${identity.member.roles.join(', ')}) do not allow this: it needs the '${scope}' scope.`,
+    );
+  }
+}
+
+/**
+ * Before every console page: a public page checks only its form; any other loads the member's session
+ * (without a live one, a redirect to sign-in that comes back here) and checks the request against it.
+ */
+function requireSession(app: FastifyInstance, deps: Deps): void {
   app.addHook('preHandler', async (request, reply) => {
     const scope = request.routeOptions.config.consoleScope;
     if (scope === undefined) return;
-    if (scope === 'public') {
-      if (request.method === 'POST') {
-        const token = request.cookies[presessionCookieName(request)];
-        if (
-          !originMatches(request) ||
-          token === undefined ||
-          !csrfTokenMatches(token, field(request.body, '_csrf'))
-        ) {
-          throw forbidden(
-            'The form expired or did not come from this console. Reload the page and try again.',
-          );
-        }
-      }
-      return;
-    }
+    if (scope === 'public') return checkPublicForm(request);
     const found = await loadSession(deps, request.cookies[sessionCookieName(request)]);
     if (found.state !== 'live') {
       if (found.state === 'expired') clearSessionCookie(request, reply);
@@ -161,18 +186,12 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
     }
     const identity = found.identity;
     request.consoleIdentity = identity;
-    if (request.method === 'POST') {
-      if (!originMatches(request) || !csrfTokenMatches(identity.token, field(request.body, '_csrf'))) {
-        throw forbidden('The form expired or did not come from this console. Reload the page and try again.');
-      }
-    }
-    if (!grantsScope(identity.scopes, scope)) {
-      throw forbidden(
-        `Your roles (${identity.member.roles.join(', ')}) do not allow this: it needs the '${scope}' scope.`,
-      );
-    }
+    checkMemberRequest(request, identity, scope);
   });
+}
 
+/** Errors and unknown paths as console pages (a 5xx names the request, never its cause). */
+function renderErrors(app: FastifyInstance, render: ConsoleRoutes['render']): void {
   app.setErrorHandler((thrown, request, reply) => {
     const error = toAppError(thrown);
     if (error.status >= 500) request.log.error({ err: thrown }, 'console request failed');
@@ -196,7 +215,39 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
       body: html`<p>${link(CONSOLE_PREFIX, 'Console home')}</p>`,
     }),
   );
+}
 
+/** Runs a form's write once per rendered form: its `_form` field keys the idempotent write. */
+function formWriter(deps: Deps): ConsoleRoutes['write'] {
+  return (request, identity, effect) => {
+    const form = { ...(request.body as FormBody | undefined) };
+    const formKey =
+      typeof form._form === 'string' && FORM_KEY_PATTERN.test(form._form) ? form._form : undefined;
+    delete form._csrf;
+    delete form._form;
+    const path = request.url.split('?')[0] ?? request.url;
+    return runIdempotent(
+      deps,
+      {
+        organizationId: identity.organizationId,
+        key: formKey === undefined ? undefined : `console_${formKey}`,
+        method: 'POST',
+        path,
+        fingerprint: requestFingerprint('POST', path, form),
+        requestId: request.id,
+      },
+      effect,
+    );
+  };
+}
+
+/** What the page modules register with: each member route carries its scope for `requireSession`. */
+function consoleRoutes(
+  app: FastifyInstance,
+  options: ConsoleOptions,
+  render: ConsoleRoutes['render'],
+): ConsoleRoutes {
+  const { deps } = options;
   const register = (method: 'GET' | 'POST', path: string, scope: Scope, handler: Handler) => {
     app.route({
       method,
@@ -211,8 +262,7 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
         ),
     });
   };
-
-  const routes: ConsoleRoutes = {
+  return {
     deps,
     limiter: options.limiter,
     get: (path, scope, handler) => register('GET', path, scope, handler),
@@ -221,43 +271,39 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
       app.route({ method, url: path, config: { consoleScope: 'public' }, schema: { hide: true }, handler }),
     render,
     formKey: () => Buffer.from(deps.randomBytes(24)).toString('base64url'),
-    write: (request, identity, effect) => {
-      const form = { ...(request.body as FormBody | undefined) };
-      const formKey =
-        typeof form._form === 'string' && FORM_KEY_PATTERN.test(form._form) ? form._form : undefined;
-      delete form._csrf;
-      delete form._form;
-      const path = request.url.split('?')[0] ?? request.url;
-      return runIdempotent(
-        deps,
-        {
-          organizationId: identity.organizationId,
-          key: formKey === undefined ? undefined : `console_${formKey}`,
-          method: 'POST',
-          path,
-          fingerprint: requestFingerprint('POST', path, form),
-          requestId: request.id,
-        },
-        effect,
-      );
-    },
+    write: formWriter(deps),
   };
+}
 
+/** The page modules, registered in this order. */
+const PAGE_MODULES: ((routes: ConsoleRoutes) => void)[] = [
+  signInPages,
+  accountPages,
+  homePage,
+  transferPages,
+  customerPages,
+  approvalPages,
+  compliancePages,
+  reconciliationPages,
+  batchPages,
+  webhookPages,
+  apiKeyPages,
+  exportPages,
+  launchGatePages,
+  statementPages,
+];
+
+export async function consolePlugin(app: FastifyInstance, options: ConsoleOptions): Promise<void> {
+  const { deps } = options;
+  await app.register(cookie);
+  acceptForms(app);
+  sendSecurityHeaders(app);
+  const render = pageRenderer(deps);
+  requireSession(app, deps);
+  renderErrors(app, render);
+  const routes = consoleRoutes(app, options, render);
   serveStatic(app);
-  signInPages(routes);
-  accountPages(routes);
-  homePage(routes);
-  transferPages(routes);
-  customerPages(routes);
-  approvalPages(routes);
-  compliancePages(routes);
-  reconciliationPages(routes);
-  batchPages(routes);
-  webhookPages(routes);
-  apiKeyPages(routes);
-  exportPages(routes);
-  launchGatePages(routes);
-  statementPages(routes);
+  for (const registerPages of PAGE_MODULES) registerPages(routes);
 }
 
 /** The idle limit as the sign-in page says it. */

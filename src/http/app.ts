@@ -72,7 +72,7 @@ import { travelRuleRoutes } from './routes/travelRule.ts';
 import { verificationRoutes } from './routes/verifications.ts';
 import { walletStatusRoutes } from './routes/walletStatus.ts';
 import { walletRoutes } from './routes/wallets.ts';
-import { SHARED_SCHEMAS } from './schemas.ts';
+import { SHARED_SCHEMAS } from './sharedSchemas.ts';
 import { TRAVEL_RULE_SCHEMAS } from './travelRuleSchemas.ts';
 import { validatorCompiler } from './validation.ts';
 

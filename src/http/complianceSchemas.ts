@@ -21,6 +21,7 @@ import {
   VERIFICATION_STATUSES,
   type VerificationSubmission,
 } from '../domain/verifications.ts';
+import { postalAddressSchema } from './customerSchemas.ts';
 import { closedObjectSchema } from './routeKit.ts';
 import {
   componentRef,
@@ -28,7 +29,6 @@ import {
   idSchema,
   nullableIdSchema,
   nullableTimestampSchema,
-  postalAddressSchema,
   timestampSchema,
 } from './schemas.ts';
 

@@ -14,7 +14,8 @@ import { ID_PREFIXES } from '../domain/ids.ts';
 import { formatAmount } from '../domain/money.ts';
 import { presentAccountDetailsFields } from './presenters.ts';
 import { closedObjectSchema } from './routeKit.ts';
-import { accountDetailsProperties, currencySchema, idSchema, timestampSchema } from './schemas.ts';
+import { currencySchema, idSchema, timestampSchema } from './schemas.ts';
+import { accountDetailsProperties } from './walletSchemas.ts';
 
 /** The shortest instant the query string takes, in characters: a date (`2026-11-30`). */
 const INSTANT_TEXT_LENGTH_MIN = 10;

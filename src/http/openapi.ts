@@ -4,8 +4,9 @@ import type { FastifyRequest, FastifySchema } from 'fastify';
 import { PORT_DEFAULT } from '../config.ts';
 import { API_VERSION } from '../domain/version.ts';
 import { VERIFICATION_DOCUMENT_SCHEMAS } from './complianceSchemas.ts';
-import { eventEnvelopeComponents, webhooksDocument } from './eventSchemas.ts';
-import { DOCUMENT_ONLY_SCHEMAS, DOCUMENTED_AS } from './schemas.ts';
+import { eventEnvelopeComponents, webhooksDocument } from './eventEnvelopeSchemas.ts';
+import { DOCUMENTED_AS } from './schemas.ts';
+import { DOCUMENT_ONLY_SCHEMAS } from './transferDestinationSchemas.ts';
 
 export { API_VERSION };
 

@@ -4,10 +4,11 @@
  */
 
 import { getApproval, listApprovals, voteOnApproval } from '../../app/approvals.ts';
-import { consoleActor, consoleVoter } from '../../app/console/session.ts';
+import { type ConsoleIdentity, consoleActor, consoleVoter } from '../../app/console/session.ts';
 import {
   APPROVAL_COMMENT_CHARS_MAX,
   APPROVAL_STATUSES,
+  type Approval,
   type ApprovalStatus,
   type VoteDecision,
   voteRefusal,
@@ -28,7 +29,7 @@ import {
   time,
 } from '../layout.ts';
 import { noticeOf, withNotice } from '../notices.ts';
-import { type ConsoleRoutes, field, settle } from '../routing.ts';
+import { type ConsoleRoutes, field, type Handler, settle } from '../routing.ts';
 import { CONSOLE_LIST_ROWS } from './customers.ts';
 
 const SECTION = `${CONSOLE_PREFIX}/approvals`;
@@ -49,21 +50,43 @@ export function optionalNote(value: string | undefined, param: string, max: numb
   return text;
 }
 
-export function approvalPages(routes: ConsoleRoutes): void {
-  routes.get('/approvals', 'read', async (request, reply, identity) => {
+/** The status filter asked for: 'all' is none, an unknown one is the pending queue. */
+function statusFilterOf(value: string | undefined): ApprovalStatus | undefined {
+  return value === 'all'
+    ? undefined
+    : (APPROVAL_STATUSES as readonly string[]).includes(value ?? '')
+      ? (value as ApprovalStatus)
+      : 'pending';
+}
+
+/** The queue's rows: each approval, its votes so far, and whether the member may vote (or why not). */
+function approvalRows(approvals: Approval[], identity: ConsoleIdentity, now: Date) {
+  const voter = consoleVoter(identity);
+  return approvals.map((a) => {
+    const refusal = voteRefusal(a, voter, now);
+    return [
+      link(`${SECTION}/${a.id}`, html`<code>${a.id}</code>`),
+      html`${a.resourceType} ${resourceLink(a.resourceType, a.resourceId)}`,
+      a.rule,
+      `${a.votes.filter((v) => v.decision === 'approve').length} of ${a.quorum}`,
+      a.initiatedBy === identity.member.id ? html`<strong>you</strong>` : html`<code>${a.initiatedBy}</code>`,
+      time(a.expiresAt),
+      statusBadge(a.status),
+      refusal === undefined ? html`<strong>can vote</strong>` : refusal.code.replace(/_/g, ' '),
+    ];
+  });
+}
+
+/** GET /approvals: the queue, pending by default. */
+function approvalQueue(routes: ConsoleRoutes): Handler {
+  return async (request, reply, identity) => {
     const q = request.query;
-    const status: ApprovalStatus | undefined =
-      q.status === 'all'
-        ? undefined
-        : (APPROVAL_STATUSES as readonly string[]).includes(q.status ?? '')
-          ? (q.status as ApprovalStatus)
-          : 'pending';
+    const status = statusFilterOf(q.status);
     const page = await listApprovals(routes.deps, identity.organizationId, {
       limit: CONSOLE_LIST_ROWS,
       status,
       startingAfter: q.after && APPROVAL_ID.test(q.after) ? q.after : undefined,
     });
-    const voter = consoleVoter(identity);
     const now = routes.deps.now();
     return routes.render(reply, {
       title: 'Approvals',
@@ -79,64 +102,38 @@ export function approvalPages(routes: ConsoleRoutes): void {
 ${table(
   'Approvals, newest first',
   ['Approval', 'For', 'Rule', 'Votes', 'Initiated by', 'Expires', 'Status', 'You'],
-  page.data.map((a) => {
-    const refusal = voteRefusal(a, voter, now);
-    return [
-      link(`${SECTION}/${a.id}`, html`<code>${a.id}</code>`),
-      html`${a.resourceType} ${resourceLink(a.resourceType, a.resourceId)}`,
-      a.rule,
-      `${a.votes.filter((v) => v.decision === 'approve').length} of ${a.quorum}`,
-      a.initiatedBy === identity.member.id ? html`<strong>you</strong>` : html`<code>${a.initiatedBy}</code>`,
-      time(a.expiresAt),
-      statusBadge(a.status),
-      refusal === undefined ? html`<strong>can vote</strong>` : refusal.code.replace(/_/g, ' '),
-    ];
-  }),
+  approvalRows(page.data, identity, now),
   'No approvals here.',
 )}${nextPageLink(SECTION, { status: q.status }, page.hasMore ? page.data.at(-1)?.id : undefined)}`,
     });
-  });
+  };
+}
 
-  routes.get('/approvals/:id', 'read', async (request, reply, identity) => {
-    const approval = await getApproval(routes.deps, identity.organizationId, request.params.id ?? '');
-    const presented = presentApproval(approval);
-    const refusal = voteRefusal(approval, consoleVoter(identity), routes.deps.now());
-    const eligibleRoles = identity.member.roles.filter((r) => approval.roles.includes(r));
-    const formKey = routes.formKey();
-    return routes.render(reply, {
-      title: `Approval ${approval.id}`,
-      identity,
-      section: SECTION,
-      notice: noticeOf(request.query),
-      body: html`${fields([
-        ['Status', statusBadge(approval.status)],
-        ['For', html`${approval.resourceType} ${resourceLink(approval.resourceType, approval.resourceId)}`],
-        ['Rule', `${approval.rule} (policy v${approval.policyVersion})`],
-        [
-          'Quorum',
-          `${approval.quorum} approving vote${approval.quorum === 1 ? '' : 's'} from ${approval.roles.join(' or ')}${approval.distinctRoles ? ', from at least two roles' : ''}`,
-        ],
-        [
-          'Initiated by (maker)',
-          approval.initiatedBy === identity.member.id
-            ? html`<strong>you</strong> (<code>${approval.initiatedBy}</code>)`
-            : html`<code>${approval.initiatedBy}</code>`,
-        ],
-        ['Expires', time(approval.expiresAt)],
-        ['Decided', time(approval.decidedAt)],
-      ])}
-<h2>Votes (checkers)</h2>
-${table(
-  'Votes cast, in order',
-  ['Member', 'Role', 'Decision', 'Comment', 'When'],
-  approval.votes.map((v) => [v.email, v.role, statusBadge(v.decision), v.comment ?? '—', time(v.createdAt)]),
-  'No votes yet.',
-)}
-<h2>Your vote</h2>
-${
-  refusal !== undefined
-    ? html`<p class="role-note">${refusal.detail}</p>`
-    : html`<form method="post" action="${SECTION}/${approval.id}/vote" class="stack narrow">
+/** What the approval is for, the rule and quorum it needs, and who initiated it (the maker). */
+function approvalFields(approval: Approval, identity: ConsoleIdentity) {
+  return fields([
+    ['Status', statusBadge(approval.status)],
+    ['For', html`${approval.resourceType} ${resourceLink(approval.resourceType, approval.resourceId)}`],
+    ['Rule', `${approval.rule} (policy v${approval.policyVersion})`],
+    [
+      'Quorum',
+      `${approval.quorum} approving vote${approval.quorum === 1 ? '' : 's'} from ${approval.roles.join(' or ')}${approval.distinctRoles ? ', from at least two roles' : ''}`,
+    ],
+    [
+      'Initiated by (maker)',
+      approval.initiatedBy === identity.member.id
+        ? html`<strong>you</strong> (<code>${approval.initiatedBy}</code>)`
+        : html`<code>${approval.initiatedBy}</code>`,
+    ],
+    ['Expires', time(approval.expiresAt)],
+    ['Decided', time(approval.decidedAt)],
+  ]);
+}
+
+/** The member's vote: the form, with a role to vote as when they hold several the rule names. */
+function voteForm(approval: Approval, identity: ConsoleIdentity, formKey: string) {
+  const eligibleRoles = identity.member.roles.filter((r) => approval.roles.includes(r));
+  return html`<form method="post" action="${SECTION}/${approval.id}/vote" class="stack narrow">
   ${csrfField(identity.token)}
   <input type="hidden" name="_form" value="${formKey}">
   <label for="comment">Comment <span class="hint">(kept with your vote and in the evidence)</span></label>
@@ -150,21 +147,53 @@ ${
     <button type="submit" name="decision" value="approve">Approve</button>
     <button type="submit" name="decision" value="reject" class="danger" data-confirm="Reject this approval? One rejection rejects it.">Reject</button>
   </div>
-</form>`
+</form>`;
 }
+
+/** GET /approvals/:id: the approval, its votes (the checkers), and the member's vote or why they cannot. */
+function approvalPage(routes: ConsoleRoutes): Handler {
+  return async (request, reply, identity) => {
+    const approval = await getApproval(routes.deps, identity.organizationId, request.params.id ?? '');
+    const presented = presentApproval(approval);
+    const refusal = voteRefusal(approval, consoleVoter(identity), routes.deps.now());
+    const formKey = routes.formKey();
+    return routes.render(reply, {
+      title: `Approval ${approval.id}`,
+      identity,
+      section: SECTION,
+      notice: noticeOf(request.query),
+      body: html`${approvalFields(approval, identity)}
+<h2>Votes (checkers)</h2>
+${table(
+  'Votes cast, in order',
+  ['Member', 'Role', 'Decision', 'Comment', 'When'],
+  approval.votes.map((v) => [v.email, v.role, statusBadge(v.decision), v.comment ?? '—', time(v.createdAt)]),
+  'No votes yet.',
+)}
+<h2>Your vote</h2>
+${refusal !== undefined ? html`<p class="role-note">${refusal.detail}</p>` : voteForm(approval, identity, formKey)}
 <details><summary>As the API returns it</summary><pre class="json">${JSON.stringify(presented, null, 2)}</pre></details>`,
     });
-  });
+  };
+}
 
-  routes.post('/approvals/:id/vote', 'read', async (request, reply, identity) => {
-    const decision = field(request.body, 'decision');
-    if (decision !== 'approve' && decision !== 'reject') {
-      throw validationError('decision', 'Choose approve or reject.', 'invalid_value');
-    }
-    const role = field(request.body, 'role');
-    if (role !== undefined && !(MEMBER_ROLES as readonly string[]).includes(role)) {
-      throw validationError('role', `'${role}' is not a role.`, 'invalid_value');
-    }
+/** The vote a form asks for: a decision, and the role to vote as when it names one. */
+function voteOf(body: unknown): { decision: VoteDecision; role: MemberRole | undefined } {
+  const decision = field(body, 'decision');
+  if (decision !== 'approve' && decision !== 'reject') {
+    throw validationError('decision', 'Choose approve or reject.', 'invalid_value');
+  }
+  const role = field(body, 'role');
+  if (role !== undefined && !(MEMBER_ROLES as readonly string[]).includes(role)) {
+    throw validationError('role', `'${role}' is not a role.`, 'invalid_value');
+  }
+  return { decision, role: role as MemberRole | undefined };
+}
+
+/** POST /approvals/:id/vote: approves or rejects, as the API's vote does. */
+function vote(routes: ConsoleRoutes): Handler {
+  return async (request, reply, identity) => {
+    const { decision, role } = voteOf(request.body);
     const comment = optionalNote(field(request.body, 'comment'), 'comment', APPROVAL_COMMENT_CHARS_MAX);
     const id = request.params.id ?? '';
     settle(
@@ -176,8 +205,8 @@ ${
             routes.deps,
             identity.organizationId,
             id,
-            decision as VoteDecision,
-            { comment, role: role as MemberRole | undefined },
+            decision,
+            { comment, role },
             consoleVoter(identity),
             consoleActor(identity),
           ),
@@ -185,5 +214,11 @@ ${
       })),
     );
     return reply.redirect(withNotice(`${SECTION}/${id}`, 'voted'), 303);
-  });
+  };
+}
+
+export function approvalPages(routes: ConsoleRoutes): void {
+  routes.get('/approvals', 'read', approvalQueue(routes));
+  routes.get('/approvals/:id', 'read', approvalPage(routes));
+  routes.post('/approvals/:id/vote', 'read', vote(routes));
 }

@@ -1,6 +1,6 @@
 /** Payment batches and each batch's items with their results; a running batch can be canceled (`write`). */
-import { consoleActor } from '../../app/console/session.ts';
-import { partyNames } from '../../app/console/views.ts';
+import { type ConsoleIdentity, consoleActor } from '../../app/console/session.ts';
+import { type PartyNames, partyNames } from '../../app/console/views.ts';
 import { ID_PREFIXES, idPattern } from '../../domain/ids.ts';
 import {
   cancelPaymentBatch,
@@ -28,7 +28,7 @@ import {
   walletCell,
 } from '../layout.ts';
 import { noticeOf, withNotice } from '../notices.ts';
-import { type ConsoleRoutes, settle } from '../routing.ts';
+import { type ConsoleRoutes, type Handler, settle } from '../routing.ts';
 import { CONSOLE_LIST_ROWS } from './customers.ts';
 import { destinationCell } from './transfers.ts';
 
@@ -36,8 +36,13 @@ import { destinationCell } from './transfers.ts';
 export const CONSOLE_BATCH_ITEM_ROWS = 100;
 const SECTION = `${CONSOLE_PREFIX}/batches`;
 
-export function batchPages(routes: ConsoleRoutes): void {
-  routes.get('/batches', 'read', async (request, reply, identity) => {
+type PaymentBatchRecord = Awaited<ReturnType<typeof getPaymentBatch>>;
+type PresentedBatch = ReturnType<typeof presentPaymentBatch>;
+type BatchItems = Awaited<ReturnType<typeof listBatchItems>>;
+
+/** GET /batches: the organization's payment batches, newest first. */
+function batchList(routes: ConsoleRoutes): Handler {
+  return async (request, reply, identity) => {
     const q = request.query;
     const page = await listBatches(routes.deps, identity.organizationId, {
       limit: CONSOLE_LIST_ROWS,
@@ -66,9 +71,70 @@ export function batchPages(routes: ConsoleRoutes): void {
         'No payment batches yet. Submit one with mkoba batches submit or POST /v1/payment-batches.',
       )}${nextPageLink(SECTION, {}, page.hasMore ? page.data.at(-1)?.id : undefined)}`,
     });
-  });
+  };
+}
 
-  routes.get('/batches/:id', 'read', async (request, reply, identity) => {
+/** The batch's totals, counts, approval and times. */
+function batchFields(b: PresentedBatch, names: PartyNames) {
+  return fields([
+    ['Id', html`<code>${b.id}</code>`],
+    ['Status', html`${statusBadge(b.status)} ${b.failure_code ?? ''}`],
+    ['Source wallet', walletCell(names, b.source)],
+    ['Total', html`<span class="num">${String(b.total)}</span> ${b.currency} (fees ${b.fees})`],
+    ['Items', `${b.items}: ${b.succeeded} succeeded, ${b.failed} failed, ${b.canceled} canceled`],
+    [
+      'Approval',
+      b.approval ? link(`${CONSOLE_PREFIX}/approvals/${b.approval}`, html`<code>${b.approval}</code>`) : '—',
+    ],
+    ['Created', time(b.created_at)],
+    ['Finished', time(b.finished_at)],
+  ]);
+}
+
+/** A running batch's cancel button for a writer, a note for anyone else; nothing once it finished. */
+function cancelControl(routes: ConsoleRoutes, identity: ConsoleIdentity, batch: PaymentBatchRecord) {
+  return isFinishedBatch(batch.status)
+    ? ''
+    : can(identity, 'write')
+      ? html`<form method="post" action="${SECTION}/${batch.id}/cancel">${csrfField(identity.token)}<input type="hidden" name="_form" value="${routes.formKey()}">
+          <button type="submit" class="danger" data-confirm="Cancel this batch? Items not yet paid are canceled.">Cancel batch</button></form>`
+      : roleNote(identity, 'write', 'cancel it');
+}
+
+/** The items in row order, each with its result. */
+function itemsTable(batch: PaymentBatchRecord, items: BatchItems, names: PartyNames) {
+  const present = presentItem(batch.currency);
+  return table(
+    'Items in row order, with each result',
+    ['Row', 'Reference', 'Destination', 'Amount', 'Status', 'Transfer', 'Failure'],
+    items.data
+      .map(present)
+      .map((i) => [
+        i.row,
+        i.reference,
+        destinationCell(names, i.destination as Record<string, unknown>),
+        html`<span class="num">${i.amount}</span>`,
+        statusBadge(i.status),
+        i.transfer
+          ? link(`${CONSOLE_PREFIX}/transfers/${i.transfer}`, html`<code>${i.transfer}</code>`)
+          : '—',
+        i.failure_code ? html`<code>${i.failure_code}</code> ${i.failure_detail ?? ''}` : '—',
+      ]),
+    'No items match.',
+  );
+}
+
+/** The link to the next rows, after the last shown, keeping the status filter. */
+function nextRowsLink(batchId: string, items: BatchItems, status: PaymentBatchItemStatus | undefined) {
+  const last = items.data.at(-1);
+  return items.hasMore && last
+    ? html`<p class="pager"><a rel="next" href="${SECTION}/${batchId}?${new URLSearchParams({ ...(status ? { status } : {}), after: String(last.position) }).toString()}">Next rows</a></p>`
+    : '';
+}
+
+/** GET /batches/:id: the batch and its items, filterable by item status and paged by row. */
+function batchPage(routes: ConsoleRoutes): Handler {
+  return async (request, reply, identity) => {
     const q = request.query;
     const batch = await getPaymentBatch(routes.deps, identity.organizationId, request.params.id ?? '');
     const status = (PAYMENT_BATCH_ITEM_STATUSES as readonly string[]).includes(q.status ?? '')
@@ -84,62 +150,27 @@ export function batchPages(routes: ConsoleRoutes): void {
       wallets: [batch.sourceWalletId, ...items.data.map((i) => i.destinationWalletId)],
     });
     const b = presentPaymentBatch(batch);
-    const present = presentItem(batch.currency);
-    const last = items.data.at(-1);
     return routes.render(reply, {
       title: `Batch ${b.reference}`,
       identity,
       section: SECTION,
       notice: noticeOf(q),
-      body: html`${fields([
-        ['Id', html`<code>${b.id}</code>`],
-        ['Status', html`${statusBadge(b.status)} ${b.failure_code ?? ''}`],
-        ['Source wallet', walletCell(names, b.source)],
-        ['Total', html`<span class="num">${String(b.total)}</span> ${b.currency} (fees ${b.fees})`],
-        ['Items', `${b.items}: ${b.succeeded} succeeded, ${b.failed} failed, ${b.canceled} canceled`],
-        [
-          'Approval',
-          b.approval
-            ? link(`${CONSOLE_PREFIX}/approvals/${b.approval}`, html`<code>${b.approval}</code>`)
-            : '—',
-        ],
-        ['Created', time(b.created_at)],
-        ['Finished', time(b.finished_at)],
-      ])}
-${
-  isFinishedBatch(batch.status)
-    ? ''
-    : can(identity, 'write')
-      ? html`<form method="post" action="${SECTION}/${b.id}/cancel">${csrfField(identity.token)}<input type="hidden" name="_form" value="${routes.formKey()}">
-          <button type="submit" class="danger" data-confirm="Cancel this batch? Items not yet paid are canceled.">Cancel batch</button></form>`
-      : roleNote(identity, 'write', 'cancel it')
-}
+      body: html`${batchFields(b, names)}
+${cancelControl(routes, identity, batch)}
 <h2>Items</h2>
 <form method="get" action="${SECTION}/${b.id}" class="search" aria-label="Filter items">
   <div><label for="istatus">Item status</label><select id="istatus" name="status"><option value="">Any</option>
     ${PAYMENT_BATCH_ITEM_STATUSES.map((s) => html`<option${s === status ? html` selected` : ''}>${s}</option>`)}</select></div>
   <div><button type="submit">Filter</button></div>
 </form>
-${table(
-  'Items in row order, with each result',
-  ['Row', 'Reference', 'Destination', 'Amount', 'Status', 'Transfer', 'Failure'],
-  items.data
-    .map(present)
-    .map((i) => [
-      i.row,
-      i.reference,
-      destinationCell(names, i.destination as Record<string, unknown>),
-      html`<span class="num">${i.amount}</span>`,
-      statusBadge(i.status),
-      i.transfer ? link(`${CONSOLE_PREFIX}/transfers/${i.transfer}`, html`<code>${i.transfer}</code>`) : '—',
-      i.failure_code ? html`<code>${i.failure_code}</code> ${i.failure_detail ?? ''}` : '—',
-    ]),
-  'No items match.',
-)}${items.hasMore && last ? html`<p class="pager"><a rel="next" href="${SECTION}/${b.id}?${new URLSearchParams({ ...(status ? { status } : {}), after: String(last.position) }).toString()}">Next rows</a></p>` : ''}`,
+${itemsTable(batch, items, names)}${nextRowsLink(b.id, items, status)}`,
     });
-  });
+  };
+}
 
-  routes.post('/batches/:id/cancel', 'write', async (request, reply, identity) => {
+/** POST /batches/:id/cancel: cancels a running batch (items not yet paid). */
+function cancelBatch(routes: ConsoleRoutes): Handler {
+  return async (request, reply, identity) => {
     const id = request.params.id ?? '';
     settle(
       await routes.write(request, identity, async (tx) => ({
@@ -150,5 +181,11 @@ ${table(
       })),
     );
     return reply.redirect(withNotice(`${SECTION}/${id}`, 'batch_canceled'), 303);
-  });
+  };
+}
+
+export function batchPages(routes: ConsoleRoutes): void {
+  routes.get('/batches', 'read', batchList(routes));
+  routes.get('/batches/:id', 'read', batchPage(routes));
+  routes.post('/batches/:id/cancel', 'write', cancelBatch(routes));
 }

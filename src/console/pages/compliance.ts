@@ -1,6 +1,6 @@
 /** Review cases (clear or reject) and AML alerts (resolve with a disposition): the `compliance` scope. */
 import { AML_ALERT_NOTE_LENGTH_MAX, listAlerts, resolveAmlAlert } from '../../app/aml/alerts.ts';
-import { consoleActor } from '../../app/console/session.ts';
+import { type ConsoleIdentity, consoleActor } from '../../app/console/session.ts';
 import { type PartyNames, partyNames } from '../../app/console/views.ts';
 import { decideReview, listReviews } from '../../app/reviews.ts';
 import { AML_DISPOSITIONS, type AmlDisposition } from '../../domain/amlAlerts.ts';
@@ -21,7 +21,7 @@ import {
   time,
 } from '../layout.ts';
 import { noticeOf, withNotice } from '../notices.ts';
-import { type ConsoleRoutes, field, settle } from '../routing.ts';
+import { type ConsoleRoutes, field, type Handler, settle } from '../routing.ts';
 import { optionalNote } from './approvals.ts';
 import { CONSOLE_LIST_ROWS } from './customers.ts';
 
@@ -39,8 +39,40 @@ function openFilter(value: string | undefined): 'open' | undefined {
   return value === 'all' ? undefined : 'open';
 }
 
-export function compliancePages(routes: ConsoleRoutes): void {
-  routes.get('/reviews', 'compliance', async (request, reply, identity) => {
+type Review = Awaited<ReturnType<typeof listReviews>>['data'][number];
+type AmlAlert = Awaited<ReturnType<typeof listAlerts>>['data'][number];
+type PresentedAlert = ReturnType<typeof presentAmlAlert>;
+
+/** A case's decision: who decided it, or (open) the form to clear or reject it with a note. */
+function reviewDecision(routes: ConsoleRoutes, identity: ConsoleIdentity, r: Review) {
+  return r.status !== 'open'
+    ? html`by <code>${r.decidedBy ?? '—'}</code>`
+    : html`<form method="post" action="${CONSOLE_PREFIX}/reviews/${r.id}/decide" class="row-form">
+          ${csrfField(identity.token)}<input type="hidden" name="_form" value="${routes.formKey()}">
+          <label for="note-${r.id}">Note</label>
+          <input id="note-${r.id}" name="note" type="text" maxlength="${REVIEW_NOTE_LENGTH_MAX}">
+          <button type="submit" name="decision" value="clear">Clear</button>
+          <button type="submit" name="decision" value="reject" class="danger" data-confirm="Reject this case? The transfer is rejected.">Reject</button>
+        </form>`;
+}
+
+/** The review cases' rows, each with its findings and its decision (or the form to decide it). */
+function reviewRows(routes: ConsoleRoutes, identity: ConsoleIdentity, reviews: Review[], names: PartyNames) {
+  return reviews.map((r) => [
+    html`<code>${r.id}</code>`,
+    r.kind,
+    partyCell(names, r.customerId, r.walletId),
+    transferLink(r.transferId),
+    html`<details><summary>findings</summary>${jsonBlock(presentReview(r).findings)}</details>`,
+    html`${statusBadge(r.status)} ${r.note ? html`<span class="hint">${r.note}</span>` : ''}`,
+    time(r.createdAt),
+    reviewDecision(routes, identity, r),
+  ]);
+}
+
+/** GET /reviews: the open review cases (or all). */
+function reviewQueue(routes: ConsoleRoutes): Handler {
+  return async (request, reply, identity) => {
     const q = request.query;
     const status = openFilter(q.status);
     const page = await listReviews(routes.deps, identity.organizationId, {
@@ -61,30 +93,16 @@ export function compliancePages(routes: ConsoleRoutes): void {
 ${table(
   'Review cases, newest first',
   ['Case', 'Kind', 'Customer', 'Transfer', 'Findings', 'Status', 'Created', 'Decide'],
-  page.data.map((r) => [
-    html`<code>${r.id}</code>`,
-    r.kind,
-    partyCell(names, r.customerId, r.walletId),
-    transferLink(r.transferId),
-    html`<details><summary>findings</summary>${jsonBlock(presentReview(r).findings)}</details>`,
-    html`${statusBadge(r.status)} ${r.note ? html`<span class="hint">${r.note}</span>` : ''}`,
-    time(r.createdAt),
-    r.status !== 'open'
-      ? html`by <code>${r.decidedBy ?? '—'}</code>`
-      : html`<form method="post" action="${CONSOLE_PREFIX}/reviews/${r.id}/decide" class="row-form">
-          ${csrfField(identity.token)}<input type="hidden" name="_form" value="${routes.formKey()}">
-          <label for="note-${r.id}">Note</label>
-          <input id="note-${r.id}" name="note" type="text" maxlength="${REVIEW_NOTE_LENGTH_MAX}">
-          <button type="submit" name="decision" value="clear">Clear</button>
-          <button type="submit" name="decision" value="reject" class="danger" data-confirm="Reject this case? The transfer is rejected.">Reject</button>
-        </form>`,
-  ]),
+  reviewRows(routes, identity, page.data, names),
   status ? 'No open review cases.' : 'No review cases.',
 )}${nextPageLink(`${CONSOLE_PREFIX}/reviews`, { status: q.status }, page.hasMore ? page.data.at(-1)?.id : undefined)}`,
     });
-  });
+  };
+}
 
-  routes.post('/reviews/:id/decide', 'compliance', async (request, reply, identity) => {
+/** POST /reviews/:id/decide: clears or rejects a case with an optional note. */
+function decideCase(routes: ConsoleRoutes): Handler {
+  return async (request, reply, identity) => {
     const decision = field(request.body, 'decision');
     if (decision !== 'clear' && decision !== 'reject') {
       throw validationError('decision', 'Choose clear or reject.', 'invalid_value');
@@ -107,9 +125,43 @@ ${table(
       })),
     );
     return reply.redirect(withNotice(`${CONSOLE_PREFIX}/reviews`, 'review_decided'), 303);
-  });
+  };
+}
 
-  routes.get('/alerts', 'compliance', async (request, reply, identity) => {
+/** An alert's resolution: who resolved it, or (open) the form to resolve it with a disposition. */
+function alertResolution(routes: ConsoleRoutes, identity: ConsoleIdentity, a: PresentedAlert) {
+  return a.status !== 'open'
+    ? html`by <code>${a.resolved_by ?? '—'}</code>`
+    : html`<form method="post" action="${CONSOLE_PREFIX}/alerts/${a.id}/resolve" class="row-form">
+          ${csrfField(identity.token)}<input type="hidden" name="_form" value="${routes.formKey()}">
+          <label for="disp-${a.id}">Disposition</label>
+          <select id="disp-${a.id}" name="disposition">${AML_DISPOSITIONS.map((d) => html`<option value="${d}">${d.replace(/_/g, ' ')}</option>`)}</select>
+          <label for="anote-${a.id}">Note</label>
+          <input id="anote-${a.id}" name="note" type="text" maxlength="${AML_ALERT_NOTE_LENGTH_MAX}">
+          <button type="submit">Resolve</button>
+        </form>`;
+}
+
+/** The alerts' rows, each with its rule, action and reason, and its resolution (or the form). */
+function alertRows(routes: ConsoleRoutes, identity: ConsoleIdentity, alerts: AmlAlert[], names: PartyNames) {
+  return alerts
+    .map((alert) => [alert, presentAmlAlert(alert)] as const)
+    .map(([alert, a]) => [
+      html`<code>${a.id}</code>`,
+      a.rule_type,
+      a.action,
+      partyCell(names, alert.customerId, alert.walletId),
+      transferLink(a.transfer),
+      a.reason,
+      html`${statusBadge(a.status)} ${a.disposition ?? ''}`,
+      time(a.created_at),
+      alertResolution(routes, identity, a),
+    ]);
+}
+
+/** GET /alerts: the open AML alerts (or all). */
+function alertQueue(routes: ConsoleRoutes): Handler {
+  return async (request, reply, identity) => {
     const q = request.query;
     const status = openFilter(q.status);
     const page = await listAlerts(routes.deps, identity.organizationId, {
@@ -131,34 +183,16 @@ ${table(
 ${table(
   'AML alerts, newest first',
   ['Alert', 'Rule', 'Action', 'Customer', 'Transfer', 'Reason', 'Status', 'Created', 'Resolve'],
-  page.data
-    .map((alert) => [alert, presentAmlAlert(alert)] as const)
-    .map(([alert, a]) => [
-      html`<code>${a.id}</code>`,
-      a.rule_type,
-      a.action,
-      partyCell(names, alert.customerId, alert.walletId),
-      transferLink(a.transfer),
-      a.reason,
-      html`${statusBadge(a.status)} ${a.disposition ?? ''}`,
-      time(a.created_at),
-      a.status !== 'open'
-        ? html`by <code>${a.resolved_by ?? '—'}</code>`
-        : html`<form method="post" action="${CONSOLE_PREFIX}/alerts/${a.id}/resolve" class="row-form">
-          ${csrfField(identity.token)}<input type="hidden" name="_form" value="${routes.formKey()}">
-          <label for="disp-${a.id}">Disposition</label>
-          <select id="disp-${a.id}" name="disposition">${AML_DISPOSITIONS.map((d) => html`<option value="${d}">${d.replace(/_/g, ' ')}</option>`)}</select>
-          <label for="anote-${a.id}">Note</label>
-          <input id="anote-${a.id}" name="note" type="text" maxlength="${AML_ALERT_NOTE_LENGTH_MAX}">
-          <button type="submit">Resolve</button>
-        </form>`,
-    ]),
+  alertRows(routes, identity, page.data, names),
   status ? 'No open AML alerts.' : 'No AML alerts.',
 )}${nextPageLink(`${CONSOLE_PREFIX}/alerts`, { status: q.status }, page.hasMore ? page.data.at(-1)?.id : undefined)}`,
     });
-  });
+  };
+}
 
-  routes.post('/alerts/:id/resolve', 'compliance', async (request, reply, identity) => {
+/** POST /alerts/:id/resolve: resolves an alert with a disposition and an optional note. */
+function resolveAlert(routes: ConsoleRoutes): Handler {
+  return async (request, reply, identity) => {
     const disposition = field(request.body, 'disposition');
     if (!(AML_DISPOSITIONS as readonly string[]).includes(disposition ?? '')) {
       throw validationError('disposition', `Choose one of ${AML_DISPOSITIONS.join(', ')}.`, 'invalid_value');
@@ -180,5 +214,12 @@ ${table(
       })),
     );
     return reply.redirect(withNotice(`${CONSOLE_PREFIX}/alerts`, 'alert_resolved'), 303);
-  });
+  };
+}
+
+export function compliancePages(routes: ConsoleRoutes): void {
+  routes.get('/reviews', 'compliance', reviewQueue(routes));
+  routes.post('/reviews/:id/decide', 'compliance', decideCase(routes));
+  routes.get('/alerts', 'compliance', alertQueue(routes));
+  routes.post('/alerts/:id/resolve', 'compliance', resolveAlert(routes));
 }

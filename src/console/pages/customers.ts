@@ -19,7 +19,7 @@ import {
   table,
   time,
 } from '../layout.ts';
-import type { ConsoleRoutes } from '../routing.ts';
+import type { ConsoleRoutes, Handler } from '../routing.ts';
 import { TRANSFER_HEADERS, transferRows, walletIdsOf } from './transfers.ts';
 
 /** Rows a list page shows. */
@@ -43,14 +43,17 @@ function walletRows(wallets: ReturnType<typeof presentWallet>[], names?: PartyNa
 const WALLET_HEADERS = ['Wallet', 'Currency', 'Available', 'Pending', 'Current', 'Status'];
 const WALLET_LIST_HEADERS = ['Wallet', 'Owner', ...WALLET_HEADERS.slice(1)];
 
-export function customerPages(routes: ConsoleRoutes): void {
-  const after = (value: string | undefined, prefix: IdPrefix) =>
-    value && new RegExp(idPattern(prefix)).test(value) ? value : undefined;
+/** A page's `after` cursor, when it is an id of the listed kind. */
+function afterOf(value: string | undefined, prefix: IdPrefix) {
+  return value && new RegExp(idPattern(prefix)).test(value) ? value : undefined;
+}
 
-  routes.get('/customers', 'read', async (request, reply, identity) => {
+/** GET /customers: customers, newest first. */
+function customerList(routes: ConsoleRoutes): Handler {
+  return async (request, reply, identity) => {
     const page = await listCustomers(routes.deps, identity.organizationId, {
       limit: CONSOLE_LIST_ROWS,
-      startingAfter: after(request.query.after, ID_PREFIXES.customer),
+      startingAfter: afterOf(request.query.after, ID_PREFIXES.customer),
     });
     return routes.render(reply, {
       title: 'Customers',
@@ -72,9 +75,12 @@ export function customerPages(routes: ConsoleRoutes): void {
         'No customers yet.',
       )}${nextPageLink(`${CONSOLE_PREFIX}/customers`, {}, page.hasMore ? page.data.at(-1)?.id : undefined)}`,
     });
-  });
+  };
+}
 
-  routes.get('/customers/:id', 'read', async (request, reply, identity) => {
+/** GET /customers/:id: the customer's KYC, tier and risk, and their wallets. */
+function customerPage(routes: ConsoleRoutes): Handler {
+  return async (request, reply, identity) => {
     const customer = presentCustomer(
       await getCustomer(routes.deps, identity.organizationId, request.params.id ?? ''),
     );
@@ -99,9 +105,12 @@ export function customerPages(routes: ConsoleRoutes): void {
 <h2>Wallets</h2>
 ${table('This customer’s wallets and balances', WALLET_HEADERS, walletRows(wallets.data.map(presentWallet)), 'No wallets.')}`,
     });
-  });
+  };
+}
 
-  routes.get('/wallets', 'read', async (request, reply, identity) => {
+/** GET /wallets: wallets with their owners and balances, filterable by currency and status. */
+function walletList(routes: ConsoleRoutes): Handler {
+  return async (request, reply, identity) => {
     const q = request.query;
     const currency = q.currency && isCurrency(q.currency) ? (q.currency as Currency) : undefined;
     const status =
@@ -112,7 +121,7 @@ ${table('This customer’s wallets and balances', WALLET_HEADERS, walletRows(wal
       limit: CONSOLE_LIST_ROWS,
       currency,
       status,
-      startingAfter: after(q.after, ID_PREFIXES.wallet),
+      startingAfter: afterOf(q.after, ID_PREFIXES.wallet),
     });
     const names = await partyNames(routes.deps, identity.organizationId, {
       customers: page.data.map((w) => w.ownerId),
@@ -131,9 +140,12 @@ ${table('This customer’s wallets and balances', WALLET_HEADERS, walletRows(wal
 ${table('Wallets and balances, newest first', WALLET_LIST_HEADERS, walletRows(page.data.map(presentWallet), names), 'No wallets.')}
 ${nextPageLink(`${CONSOLE_PREFIX}/wallets`, { currency, status }, page.hasMore ? page.data.at(-1)?.id : undefined)}`,
     });
-  });
+  };
+}
 
-  routes.get('/wallets/:id', 'read', async (request, reply, identity) => {
+/** GET /wallets/:id: the wallet's balances and its latest transfers. */
+function walletPage(routes: ConsoleRoutes): Handler {
+  return async (request, reply, identity) => {
     const wallet = presentWallet(
       await getWallet(routes.deps, identity.organizationId, request.params.id ?? ''),
     );
@@ -166,5 +178,12 @@ ${table(
   'No transfers.',
 )}`,
     });
-  });
+  };
+}
+
+export function customerPages(routes: ConsoleRoutes): void {
+  routes.get('/customers', 'read', customerList(routes));
+  routes.get('/customers/:id', 'read', customerPage(routes));
+  routes.get('/wallets', 'read', walletList(routes));
+  routes.get('/wallets/:id', 'read', walletPage(routes));
 }

@@ -4,6 +4,7 @@
  * `compliance` for evidence and reconciliation exceptions.
  */
 
+import type { ConsoleIdentity } from '../../app/console/session.ts';
 import { grantsScope } from '../../domain/apiKeys.ts';
 import { AppError, validationError } from '../../domain/errors.ts';
 import {
@@ -21,7 +22,7 @@ import {
 import { html } from '../html.ts';
 import { CONSOLE_PREFIX, csrfField, statusBadge, table, time } from '../layout.ts';
 import { noticeOf, withNotice } from '../notices.ts';
-import { type ConsoleRoutes, field, settle } from '../routing.ts';
+import { type ConsoleRoutes, field, type Handler, settle } from '../routing.ts';
 import { CONSOLE_LIST_ROWS } from './customers.ts';
 import { dayBound } from './transfers.ts';
 
@@ -50,19 +51,10 @@ function progress(e: ReturnType<typeof presentExport>) {
     <span class="rows">${e.rows_written}${max ? ` of ${max}` : ''} rows</span></span>`;
 }
 
-export function exportPages(routes: ConsoleRoutes): void {
-  const { deps } = routes;
-
-  routes.get('/exports', 'read', async (request, reply, identity) => {
-    const page = await listOrganizationExports(deps, identity.organizationId, { limit: CONSOLE_LIST_ROWS });
-    const compliance = grantsScope(identity.scopes, 'compliance');
-    return routes.render(reply, {
-      title: 'Exports',
-      identity,
-      section: SECTION,
-      notice: noticeOf(request.query),
-      body: html`<h2>Start an export</h2>
-<form method="post" action="${SECTION}" class="search">
+/** The form starting an export, offering the operator types only to the `compliance` scope. */
+function startExportForm(routes: ConsoleRoutes, identity: ConsoleIdentity) {
+  const compliance = grantsScope(identity.scopes, 'compliance');
+  return html`<form method="post" action="${SECTION}" class="search">
   ${csrfField(identity.token)}<input type="hidden" name="_form" value="${routes.formKey()}">
   <div><label for="etype">Type</label><select id="etype" name="type">
     ${EXPORT_TYPES.filter((t) => compliance || !OPERATOR_EXPORT_TYPES.includes(t)).map((t) => html`<option value="${t}">${t.replace(/_/g, ' ')}</option>`)}
@@ -71,14 +63,15 @@ export function exportPages(routes: ConsoleRoutes): void {
   <div><label for="efrom">From (UTC day)</label><input id="efrom" name="from" type="date"></div>
   <div><label for="eto">To (UTC day)</label><input id="eto" name="to" type="date"></div>
   <div><button type="submit">Start export</button></div>
-</form>
-<h2>Exports</h2>
-${table(
-  'Exports, newest first',
-  ['Export', 'Type', 'Format', 'Progress', 'Created', 'File'],
-  page.data
-    .map(presentExport)
-    .map((e) => [
+</form>`;
+}
+
+/** The exports with their progress, and each finished one's download. */
+function exportsTable(exports: ReturnType<typeof presentExport>[]) {
+  return table(
+    'Exports, newest first',
+    ['Export', 'Type', 'Format', 'Progress', 'Created', 'File'],
+    exports.map((e) => [
       html`<code>${e.id}</code>`,
       e.type.replace(/_/g, ' '),
       e.format,
@@ -90,23 +83,49 @@ ${table(
           : (e.error ?? '—')
       }</span>`,
     ]),
-  'No exports yet.',
-)}`,
-    });
-  });
+    'No exports yet.',
+  );
+}
 
-  routes.post('/exports', 'read', async (request, reply, identity) => {
-    const type = field(request.body, 'type');
-    const format = field(request.body, 'format');
-    if (!(EXPORT_TYPES as readonly string[]).includes(type ?? '')) {
-      throw validationError('type', `Choose one of ${EXPORT_TYPES.join(', ')}.`, 'invalid_value');
-    }
-    if (!(EXPORT_FORMATS as readonly string[]).includes(format ?? '')) {
-      throw validationError('format', `Choose one of ${EXPORT_FORMATS.join(', ')}.`, 'invalid_value');
-    }
-    if (OPERATOR_EXPORT_TYPES.includes(type as ExportType) && !grantsScope(identity.scopes, 'compliance')) {
-      throw forbiddenType(type as ExportType);
-    }
+/** GET /exports: the form to start one, and the exports so far. */
+function exportsPage(routes: ConsoleRoutes): Handler {
+  return async (request, reply, identity) => {
+    const page = await listOrganizationExports(routes.deps, identity.organizationId, {
+      limit: CONSOLE_LIST_ROWS,
+    });
+    return routes.render(reply, {
+      title: 'Exports',
+      identity,
+      section: SECTION,
+      notice: noticeOf(request.query),
+      body: html`<h2>Start an export</h2>
+${startExportForm(routes, identity)}
+<h2>Exports</h2>
+${exportsTable(page.data.map(presentExport))}`,
+    });
+  };
+}
+
+/** The export a form asks for: its type (refused without `compliance` for the operator types) and format. */
+function exportRequestOf(body: unknown, identity: ConsoleIdentity) {
+  const type = field(body, 'type');
+  const format = field(body, 'format');
+  if (!(EXPORT_TYPES as readonly string[]).includes(type ?? '')) {
+    throw validationError('type', `Choose one of ${EXPORT_TYPES.join(', ')}.`, 'invalid_value');
+  }
+  if (!(EXPORT_FORMATS as readonly string[]).includes(format ?? '')) {
+    throw validationError('format', `Choose one of ${EXPORT_FORMATS.join(', ')}.`, 'invalid_value');
+  }
+  if (OPERATOR_EXPORT_TYPES.includes(type as ExportType) && !grantsScope(identity.scopes, 'compliance')) {
+    throw forbiddenType(type as ExportType);
+  }
+  return { type: type as ExportType, format: format as ExportFormat };
+}
+
+/** POST /exports: starts an export, optionally for a range of UTC days. */
+function startExport(routes: ConsoleRoutes): Handler {
+  return async (request, reply, identity) => {
+    const { type, format } = exportRequestOf(request.body, identity);
     const from = dayBound(field(request.body, 'from'), 'from', false);
     const to = dayBound(field(request.body, 'to'), 'to', true);
     settle(
@@ -115,25 +134,22 @@ ${table(
         body: presentExport(
           await createExport(
             tx,
-            deps,
+            routes.deps,
             identity.organizationId,
-            {
-              type: type as ExportType,
-              format: format as ExportFormat,
-              from: from?.toISOString(),
-              to: to?.toISOString(),
-            },
+            { type, format, from: from?.toISOString(), to: to?.toISOString() },
             identity.member.id,
           ),
         ),
       })),
     );
     return reply.redirect(withNotice(SECTION, 'export_started'), 303);
-  });
+  };
+}
 
-  /** What the page's script polls while an export runs. */
-  routes.get('/exports/:id/status', 'read', async (request, reply, identity) => {
-    const e = presentExport(await getExport(deps, identity.organizationId, request.params.id ?? ''));
+/** GET /exports/:id/status: what the page's script polls while an export runs. */
+function exportStatus(routes: ConsoleRoutes): Handler {
+  return async (request, reply, identity) => {
+    const e = presentExport(await getExport(routes.deps, identity.organizationId, request.params.id ?? ''));
     return reply.type('application/json; charset=utf-8').send({
       id: e.id,
       status: e.status,
@@ -142,10 +158,17 @@ ${table(
       download: e.status === 'ready' ? `${SECTION}/${e.id}/download` : null,
       error: e.error,
     });
-  });
+  };
+}
 
-  routes.get('/exports/:id/download', 'read', async (request, reply, identity) => {
-    const { job, stream } = await openExportFile(deps, identity.organizationId, request.params.id ?? '');
+/** GET /exports/:id/download: the finished file, with its SHA-256. */
+function downloadExport(routes: ConsoleRoutes): Handler {
+  return async (request, reply, identity) => {
+    const { job, stream } = await openExportFile(
+      routes.deps,
+      identity.organizationId,
+      request.params.id ?? '',
+    );
     if (OPERATOR_EXPORT_TYPES.includes(job.type) && !grantsScope(identity.scopes, 'compliance')) {
       stream.destroy();
       throw forbiddenType(job.type);
@@ -155,5 +178,12 @@ ${table(
       .header('content-disposition', `attachment; filename="${job.fileName ?? `${job.id}.${job.format}`}"`)
       .header('x-content-sha256', job.sha256 ?? '')
       .send(stream);
-  });
+  };
+}
+
+export function exportPages(routes: ConsoleRoutes): void {
+  routes.get('/exports', 'read', exportsPage(routes));
+  routes.post('/exports', 'read', startExport(routes));
+  routes.get('/exports/:id/status', 'read', exportStatus(routes));
+  routes.get('/exports/:id/download', 'read', downloadExport(routes));
 }

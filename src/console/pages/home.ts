@@ -1,24 +1,15 @@
 /** Home: today's settled volume, each rail's success rate, transfers per hour, and the open queues. */
-import { CONSOLE_CHART_HOURS, consoleOverview } from '../../app/console/views.ts';
+import type { ConsoleIdentity } from '../../app/console/session.ts';
+import { CONSOLE_CHART_HOURS, consoleOverview, type Overview } from '../../app/console/views.ts';
 import { type Currency, formatAmount } from '../../domain/money.ts';
 import { html, jsonScript } from '../html.ts';
 import { CONSOLE_PREFIX, can, link, table } from '../layout.ts';
 import { noticeOf } from '../notices.ts';
-import type { ConsoleRoutes } from '../routing.ts';
+import type { ConsoleRoutes, Handler } from '../routing.ts';
 
-export function homePage(routes: ConsoleRoutes): void {
-  routes.get('/', 'read', async (request, reply, identity) => {
-    const o = await consoleOverview(routes.deps, identity.organizationId);
-    const hour = (d: Date) => `${d.toISOString().slice(11, 16)}Z`;
-    const queue = (label: string, count: number, href: string, allowed: boolean) =>
-      html`<li><span class="count">${count}</span> ${allowed ? link(href, label) : label}</li>`;
-    return routes.render(reply, {
-      title: 'Home',
-      identity,
-      section: CONSOLE_PREFIX,
-      notice: noticeOf(request.query),
-      body: html`<p class="hint">Today is ${o.dayStart.toISOString().slice(0, 10)} (UTC), as of ${o.now.toISOString().slice(11, 19)}Z.</p>
-<section aria-labelledby="volume-h" class="cards">
+/** Today's settled amount per currency, with how many transfers made it. */
+function settledToday(o: Overview) {
+  return html`<section aria-labelledby="volume-h" class="cards">
   <h2 id="volume-h">Settled today</h2>
   ${
     o.volume.length === 0
@@ -29,8 +20,14 @@ export function homePage(routes: ConsoleRoutes): void {
               <span class="hint">${v.count} transfer${v.count === 1 ? '' : 's'}</span></li>`,
         )}</ul>`
   }
-</section>
-<section aria-labelledby="queues-h">
+</section>`;
+}
+
+/** The open queues, each a link where the member may open it. */
+function openWork(o: Overview, identity: ConsoleIdentity) {
+  const queue = (label: string, count: number, href: string, allowed: boolean) =>
+    html`<li><span class="count">${count}</span> ${allowed ? link(href, label) : label}</li>`;
+  return html`<section aria-labelledby="queues-h">
   <h2 id="queues-h">Open work</h2>
   <ul class="queues">
     ${queue('approvals waiting', o.queues.approvals, `${CONSOLE_PREFIX}/approvals`, true)}
@@ -38,8 +35,12 @@ export function homePage(routes: ConsoleRoutes): void {
     ${queue('AML alerts', o.queues.alerts, `${CONSOLE_PREFIX}/alerts`, can(identity, 'compliance'))}
     ${queue('reconciliation exceptions', o.queues.exceptions, `${CONSOLE_PREFIX}/reconciliation`, can(identity, 'compliance'))}
   </ul>
-</section>
-<section aria-labelledby="rails-h">
+</section>`;
+}
+
+/** Each rail's transfers created today and the share of finished ones that settled. */
+function railSuccess(o: Overview) {
+  return html`<section aria-labelledby="rails-h">
   <h2 id="rails-h">Success rate by rail, today</h2>
   ${table(
     'Transfers created today, by rail: settled out of those finished (settled or failed)',
@@ -53,8 +54,13 @@ export function homePage(routes: ConsoleRoutes): void {
     ]),
     'No transfers yet today.',
   )}
-</section>
-<section aria-labelledby="chart-h">
+</section>`;
+}
+
+/** Transfers per hour as a chart (drawn by the page's script from its JSON) and the same figures as a table. */
+function hourlyChart(o: Overview) {
+  const hour = (d: Date) => `${d.toISOString().slice(11, 16)}Z`;
+  return html`<section aria-labelledby="chart-h">
   <h2 id="chart-h">Transfers per hour, last ${CONSOLE_CHART_HOURS} hours</h2>
   <figure class="chart">
     <div id="transfers-chart" class="chart-box" role="img" aria-label="Line chart of transfers created, settled and failed per hour over the last ${CONSOLE_CHART_HOURS} hours; the same figures are in the table below."></div>
@@ -75,7 +81,27 @@ export function homePage(routes: ConsoleRoutes): void {
       )}
     </details>
   </figure>
-</section>`,
+</section>`;
+}
+
+/** GET /: the overview of today and the open queues. */
+function overviewPage(routes: ConsoleRoutes): Handler {
+  return async (request, reply, identity) => {
+    const o = await consoleOverview(routes.deps, identity.organizationId);
+    return routes.render(reply, {
+      title: 'Home',
+      identity,
+      section: CONSOLE_PREFIX,
+      notice: noticeOf(request.query),
+      body: html`<p class="hint">Today is ${o.dayStart.toISOString().slice(0, 10)} (UTC), as of ${o.now.toISOString().slice(11, 19)}Z.</p>
+${settledToday(o)}
+${openWork(o, identity)}
+${railSuccess(o)}
+${hourlyChart(o)}`,
     });
-  });
+  };
+}
+
+export function homePage(routes: ConsoleRoutes): void {
+  routes.get('/', 'read', overviewPage(routes));
 }

@@ -22,11 +22,15 @@ import {
   type ConsoleRoutes,
   clearSessionCookie,
   field,
+  type Handler,
   presessionToken,
   safeNext,
   sessionCookieName,
   setSessionCookie,
 } from '../routing.ts';
+
+/** A route reachable without a session. */
+type PublicHandler = Parameters<ConsoleRoutes['publicRoute']>[2];
 
 const EXPIRED_SENTENCES: Record<string, string> = {
   idle: `Your session ended after ${CONSOLE_SESSION_IDLE_MINUTES} minutes without activity. Sign in again.`,
@@ -92,8 +96,9 @@ async function startSessionAndGo(
   return reply.redirect(next, 303);
 }
 
-export function signInPages(routes: ConsoleRoutes): void {
-  routes.publicRoute('GET', '/sign-in', async (request, reply) => {
+/** GET /sign-in: the form, or (already signed in) straight on to where the member was going. */
+function signInPage(routes: ConsoleRoutes): PublicHandler {
+  return async (request, reply) => {
     const query = request.query as Record<string, string | undefined>;
     const next = safeNext(query.next);
     const current = await loadSession(routes.deps, request.cookies[sessionCookieName(request)]);
@@ -104,9 +109,12 @@ export function signInPages(routes: ConsoleRoutes): void {
       notice: noticeOf(query),
       error: expired,
     });
-  });
+  };
+}
 
-  routes.publicRoute('POST', '/sign-in', async (request, reply) => {
+/** POST /sign-in: email and password; a failure is charged to the address's failed-authentication bucket. */
+function passwordSignIn(routes: ConsoleRoutes): PublicHandler {
+  return async (request, reply) => {
     await refuseIfLimited(routes, request);
     const email = field(request.body, 'email') ?? '';
     const organization = field(request.body, 'organization');
@@ -127,9 +135,12 @@ export function signInPages(routes: ConsoleRoutes): void {
       });
     }
     return startSessionAndGo(request, reply, signedIn, next);
-  });
+  };
+}
 
-  routes.publicRoute('GET', '/sign-in/link', async (request, reply) => {
+/** GET /sign-in/link: the page whose button uses the link. */
+function linkPage(routes: ConsoleRoutes): PublicHandler {
+  return async (request, reply) => {
     const token = (request.query as Record<string, string | undefined>).token ?? '';
     const csrf = csrfTokenOf(presessionToken(routes.deps, request, reply));
     // Using the link is a POST: a mail scanner or a link preview that fetches the URL does not spend it.
@@ -142,9 +153,12 @@ export function signInPages(routes: ConsoleRoutes): void {
   <button type="submit">Continue</button>
 </form>`,
     });
-  });
+  };
+}
 
-  routes.publicRoute('POST', '/sign-in/link', async (request, reply) => {
+/** POST /sign-in/link: spends the link; a member without a password is sent to set one. */
+function linkSignIn(routes: ConsoleRoutes): PublicHandler {
+  return async (request, reply) => {
     await refuseIfLimited(routes, request);
     const signedIn = await signInWithLink(routes.deps, field(request.body, 'token') ?? '');
     if (!signedIn) {
@@ -161,11 +175,22 @@ export function signInPages(routes: ConsoleRoutes): void {
       ? CONSOLE_PREFIX
       : withNotice(`${CONSOLE_PREFIX}/account`, 'link_signed_in');
     return startSessionAndGo(request, reply, signedIn, next);
-  });
+  };
+}
 
-  routes.post('/sign-out', 'read', async (request, reply, identity) => {
+/** POST /sign-out: ends the session and clears its cookie. */
+function endSession(routes: ConsoleRoutes): Handler {
+  return async (request, reply, identity) => {
     await signOut(routes.deps, identity);
     clearSessionCookie(request, reply);
     return reply.redirect(withNotice(`${CONSOLE_PREFIX}/sign-in`, 'signed_out'), 303);
-  });
+  };
+}
+
+export function signInPages(routes: ConsoleRoutes): void {
+  routes.publicRoute('GET', '/sign-in', signInPage(routes));
+  routes.publicRoute('POST', '/sign-in', passwordSignIn(routes));
+  routes.publicRoute('GET', '/sign-in/link', linkPage(routes));
+  routes.publicRoute('POST', '/sign-in/link', linkSignIn(routes));
+  routes.post('/sign-out', 'read', endSession(routes));
 }

@@ -3,6 +3,7 @@
  * ledger entries, events with their webhook deliveries, and its evidence (for the `compliance` scope).
  * Every wallet shown has its owner's name beside it.
  */
+import type { ConsoleIdentity } from '../../app/console/session.ts';
 import { type PartyNames, partyNames, searchTransfers } from '../../app/console/views.ts';
 import { listEvents } from '../../app/events.ts';
 import { listEvidence } from '../../app/evidence.ts';
@@ -29,7 +30,7 @@ import {
   time,
   walletCell,
 } from '../layout.ts';
-import type { ConsoleRoutes } from '../routing.ts';
+import type { ConsoleRoutes, Handler } from '../routing.ts';
 
 /** Rows a search page shows. */
 export const CONSOLE_SEARCH_ROWS = 50;
@@ -90,8 +91,35 @@ export function transferRows(
   ]);
 }
 
-export function transferPages(routes: ConsoleRoutes): void {
-  routes.get('/transfers', 'read', async (request, reply, identity) => {
+type PresentedTransfer = ReturnType<typeof presentTransfer>;
+type TransferEvent = Awaited<ReturnType<typeof listEvents>>['data'][number];
+type JournalEntry = Awaited<ReturnType<typeof listJournalEntries>>['data'][number];
+type EventDeliveries = Awaited<ReturnType<typeof eventDeliveries>>;
+type EvidencePage = Awaited<ReturnType<typeof listEvidence>>;
+
+/** The search form, filled in with what was searched. */
+function searchForm(
+  q: Record<string, string>,
+  criteria: { status: TransferStatus | undefined; reference: string | undefined; phone: string | undefined },
+) {
+  const { status, reference, phone } = criteria;
+  return html`<form method="get" action="${SECTION}" class="search" role="search" aria-label="Search transfers">
+  <div><label for="id">Transfer id</label><input id="id" name="id" type="search" placeholder="tr_…" value="${q.id ?? ''}"></div>
+  <div><label for="reference">Reference</label><input id="reference" name="reference" type="search" value="${reference ?? ''}"></div>
+  <div><label for="phone">Phone</label><input id="phone" name="phone" type="search" placeholder="+254…" value="${phone ?? ''}"></div>
+  <div><label for="status">Status</label><select id="status" name="status">
+    <option value="">Any</option>
+    ${TRANSFER_STATUSES.map((s) => html`<option value="${s}"${s === status ? html` selected` : ''}>${s.replace(/_/g, ' ')}</option>`)}
+  </select></div>
+  <div><label for="from">Created from</label><input id="from" name="from" type="date" value="${q.from ?? ''}"></div>
+  <div><label for="to">Created to</label><input id="to" name="to" type="date" value="${q.to ?? ''}"></div>
+  <div><button type="submit">Search</button></div>
+</form>`;
+}
+
+/** GET /transfers: the search, or (a transfer id) straight to that transfer. */
+function transferSearch(routes: ConsoleRoutes): Handler {
+  return async (request, reply, identity) => {
     const q = request.query;
     const id = q.id?.trim();
     if (id) {
@@ -121,121 +149,122 @@ export function transferPages(routes: ConsoleRoutes): void {
       title: 'Transfers',
       identity,
       section: SECTION,
-      body: html`<form method="get" action="${SECTION}" class="search" role="search" aria-label="Search transfers">
-  <div><label for="id">Transfer id</label><input id="id" name="id" type="search" placeholder="tr_…" value="${q.id ?? ''}"></div>
-  <div><label for="reference">Reference</label><input id="reference" name="reference" type="search" value="${reference ?? ''}"></div>
-  <div><label for="phone">Phone</label><input id="phone" name="phone" type="search" placeholder="+254…" value="${phone ?? ''}"></div>
-  <div><label for="status">Status</label><select id="status" name="status">
-    <option value="">Any</option>
-    ${TRANSFER_STATUSES.map((s) => html`<option value="${s}"${s === status ? html` selected` : ''}>${s.replace(/_/g, ' ')}</option>`)}
-  </select></div>
-  <div><label for="from">Created from</label><input id="from" name="from" type="date" value="${q.from ?? ''}"></div>
-  <div><label for="to">Created to</label><input id="to" name="to" type="date" value="${q.to ?? ''}"></div>
-  <div><button type="submit">Search</button></div>
-</form>
+      body: html`${searchForm(q, { status, reference, phone })}
 ${table('Transfers, newest first', TRANSFER_HEADERS, transferRows(presented, names), 'No transfer matches.')}
 ${nextPageLink(SECTION, { status, reference, phone, from: q.from, to: q.to }, page.hasMore ? page.data.at(-1)?.id : undefined)}`,
     });
-  });
+  };
+}
 
-  routes.get('/transfers/:id', 'read', async (request, reply, identity) => {
-    const { deps } = routes;
-    const org = identity.organizationId;
-    const transfer = await getTransfer(deps, org, request.params.id ?? '');
-    const t = presentTransfer(transfer);
-    const [events, entries, evidence] = await Promise.all([
-      listEvents(deps, org, { limit: TRANSFER_EVENTS_MAX, resourceId: transfer.id }),
-      listJournalEntries(deps, org, { limit: PAGE_SIZE_MAX, transferId: transfer.id }),
-      can(identity, 'compliance')
-        ? listEvidence(deps, org, 'transfer', transfer.id, { limit: PAGE_SIZE_MAX })
-        : Promise.resolve(undefined),
-    ]);
-    const names = await partyNames(deps, org, {
-      wallets: [
-        ...walletIdsOf([transfer]),
-        ...entries.data.flatMap((e) => e.postings.map((p) => p.accountId)),
-      ],
-    });
-    const chronological = [...events.data].reverse();
-    const deliveries = await Promise.all(chronological.map((e) => eventDeliveries(deps, org, e.id)));
-    const timeline = chronological.filter((e) => e.type.startsWith('transfer.'));
-    return routes.render(reply, {
-      title: `Transfer ${transfer.id}`,
-      identity,
-      section: SECTION,
-      body: html`${fields([
-        [
-          'Status',
-          html`${statusBadge(t.status)} ${t.status_reason ?? ''} ${t.failure_code ? html`<code>${t.failure_code}</code>` : ''}`,
-        ],
-        ['Amount', html`<span class="num">${t.amount}</span> ${t.currency} (fee ${t.fee})`],
-        ['Rail', t.rail],
-        ['Direction', t.direction],
-        ['Source wallet', walletCell(names, t.source)],
-        ['Destination', destinationCell(names, t.destination as Record<string, unknown>)],
-        ['Rail reference', t.rail_reference],
-        ['Ledger state', t.ledger_state],
-        ['Created by', t.created_by],
-        [
-          'Authorization',
-          t.authorization
-            ? `${t.authorization.decision} (policy v${t.authorization.policy_version}, rule ${t.authorization.rule})`
-            : '—',
-        ],
-        [
-          'Approval',
-          t.approval
-            ? link(`${CONSOLE_PREFIX}/approvals/${t.approval}`, html`<code>${t.approval}</code>`)
-            : '—',
-        ],
-      ])}
-<h2>Status timeline</h2>
-${
-  timeline.length === 0
+/** Everything a transfer's page shows: its events (oldest first) with their deliveries, entries, evidence. */
+async function transferDetail(routes: ConsoleRoutes, identity: ConsoleIdentity, transferId: string) {
+  const { deps } = routes;
+  const org = identity.organizationId;
+  const transfer = await getTransfer(deps, org, transferId);
+  const [events, entries, evidence] = await Promise.all([
+    listEvents(deps, org, { limit: TRANSFER_EVENTS_MAX, resourceId: transfer.id }),
+    listJournalEntries(deps, org, { limit: PAGE_SIZE_MAX, transferId: transfer.id }),
+    can(identity, 'compliance')
+      ? listEvidence(deps, org, 'transfer', transfer.id, { limit: PAGE_SIZE_MAX })
+      : Promise.resolve(undefined),
+  ]);
+  const names = await partyNames(deps, org, {
+    wallets: [...walletIdsOf([transfer]), ...entries.data.flatMap((e) => e.postings.map((p) => p.accountId))],
+  });
+  const chronological = [...events.data].reverse();
+  const deliveries = await Promise.all(chronological.map((e) => eventDeliveries(deps, org, e.id)));
+  return { transfer, entries: entries.data, evidence, names, chronological, deliveries };
+}
+
+/** The transfer's fields: status, amount, parties, references, and how it was authorized. */
+function transferFields(t: PresentedTransfer, names: PartyNames) {
+  return fields([
+    [
+      'Status',
+      html`${statusBadge(t.status)} ${t.status_reason ?? ''} ${t.failure_code ? html`<code>${t.failure_code}</code>` : ''}`,
+    ],
+    ['Amount', html`<span class="num">${t.amount}</span> ${t.currency} (fee ${t.fee})`],
+    ['Rail', t.rail],
+    ['Direction', t.direction],
+    ['Source wallet', walletCell(names, t.source)],
+    ['Destination', destinationCell(names, t.destination as Record<string, unknown>)],
+    ['Rail reference', t.rail_reference],
+    ['Ledger state', t.ledger_state],
+    ['Created by', t.created_by],
+    [
+      'Authorization',
+      t.authorization
+        ? `${t.authorization.decision} (policy v${t.authorization.policy_version}, rule ${t.authorization.rule})`
+        : '—',
+    ],
+    [
+      'Approval',
+      t.approval ? link(`${CONSOLE_PREFIX}/approvals/${t.approval}`, html`<code>${t.approval}</code>`) : '—',
+    ],
+  ]);
+}
+
+/** The transfer's `transfer.*` events in order, each with its status reason. */
+function statusTimeline(chronological: TransferEvent[]) {
+  const timeline = chronological.filter((e) => e.type.startsWith('transfer.'));
+  return timeline.length === 0
     ? html`<p class="empty">No status events yet.</p>`
     : html`<ol class="timeline">${timeline.map(
         (
           e,
         ) => html`<li>${time(e.createdAt)} <strong>${e.type.replace('transfer.', '').replace(/_/g, ' ')}</strong>
           ${typeof e.data.status_reason === 'string' ? html`<span class="hint">${e.data.status_reason}</span>` : ''}</li>`,
-      )}</ol>`
+      )}</ol>`;
 }
-<h2>Ledger entries</h2>
-${table(
-  'Journal entries of this transfer, newest first',
-  ['Entry', 'Kind', 'Created', 'Postings'],
-  entries.data.map((e) => [
-    html`<code>${e.id}</code>`,
-    e.kind,
-    time(e.createdAt),
-    html`<ul class="postings">${e.postings.map(
-      (p) =>
-        html`<li>${p.side} <span class="num">${formatAmount(p.amountMinor, p.currency)}</span> ${p.currency} · ${p.phase} · ${names.walletOwner(p.accountId) ? walletCell(names, p.accountId) : html`<code>${p.accountId}</code>`}</li>`,
-    )}</ul>`,
-  ]),
-  'No ledger entries.',
-)}
-<h2>Events and webhook deliveries</h2>
-${table(
-  'Events of this transfer, oldest first, with each delivery',
-  ['Event', 'Type', 'Created', 'Deliveries'],
-  chronological.map((e, i) => [
-    html`<code>${e.id}</code>`,
-    e.type,
-    time(e.createdAt),
-    (deliveries[i] ?? []).length === 0
-      ? 'none'
-      : html`<ul class="deliveries">${(deliveries[i] ?? []).map(
-          (
-            d,
-          ) => html`<li>${link(`${CONSOLE_PREFIX}/webhooks/${d.subscriptionId}`, html`<code>${d.subscriptionId}</code>`)}
+
+/** The transfer's journal entries, each posting with the wallet's owner where it is a wallet. */
+function ledgerEntriesTable(entries: JournalEntry[], names: PartyNames) {
+  return table(
+    'Journal entries of this transfer, newest first',
+    ['Entry', 'Kind', 'Created', 'Postings'],
+    entries.map((e) => [
+      html`<code>${e.id}</code>`,
+      e.kind,
+      time(e.createdAt),
+      html`<ul class="postings">${e.postings.map(
+        (p) =>
+          html`<li>${p.side} <span class="num">${formatAmount(p.amountMinor, p.currency)}</span> ${p.currency} · ${p.phase} · ${names.walletOwner(p.accountId) ? walletCell(names, p.accountId) : html`<code>${p.accountId}</code>`}</li>`,
+      )}</ul>`,
+    ]),
+    'No ledger entries.',
+  );
+}
+
+/** An event's webhook deliveries: each subscription, its status and attempts. */
+function deliveryList(deliveries: EventDeliveries) {
+  return deliveries.length === 0
+    ? 'none'
+    : html`<ul class="deliveries">${deliveries.map(
+        (
+          d,
+        ) => html`<li>${link(`${CONSOLE_PREFIX}/webhooks/${d.subscriptionId}`, html`<code>${d.subscriptionId}</code>`)}
             ${statusBadge(d.status)} ${d.attempts} attempt${d.attempts === 1 ? '' : 's'}${d.lastStatusCode === null ? '' : `, last HTTP ${d.lastStatusCode}`}</li>`,
-        )}</ul>`,
-  ]),
-  'No events.',
-)}
-${
-  evidence === undefined
+      )}</ul>`;
+}
+
+/** The transfer's events, oldest first, each with its deliveries. */
+function eventsTable(chronological: TransferEvent[], deliveries: EventDeliveries[]) {
+  return table(
+    'Events of this transfer, oldest first, with each delivery',
+    ['Event', 'Type', 'Created', 'Deliveries'],
+    chronological.map((e, i) => [
+      html`<code>${e.id}</code>`,
+      e.type,
+      time(e.createdAt),
+      deliveryList(deliveries[i] ?? []),
+    ]),
+    'No events.',
+  );
+}
+
+/** The transfer's evidence records (only for the `compliance` scope: undefined otherwise). */
+function evidenceSection(evidence: EvidencePage | undefined) {
+  return evidence === undefined
     ? ''
     : html`<h2>Evidence</h2>
 ${table(
@@ -248,8 +277,31 @@ ${table(
     html`<details><summary>data</summary>${jsonBlock(r.data)}</details>`,
   ]),
   'No evidence records.',
-)}`
-}`,
+)}`;
+}
+
+/** GET /transfers/:id: the transfer, its timeline, ledger entries, events with deliveries, and evidence. */
+function transferPage(routes: ConsoleRoutes): Handler {
+  return async (request, reply, identity) => {
+    const detail = await transferDetail(routes, identity, request.params.id ?? '');
+    const { transfer, names, chronological } = detail;
+    return routes.render(reply, {
+      title: `Transfer ${transfer.id}`,
+      identity,
+      section: SECTION,
+      body: html`${transferFields(presentTransfer(transfer), names)}
+<h2>Status timeline</h2>
+${statusTimeline(chronological)}
+<h2>Ledger entries</h2>
+${ledgerEntriesTable(detail.entries, names)}
+<h2>Events and webhook deliveries</h2>
+${eventsTable(chronological, detail.deliveries)}
+${evidenceSection(detail.evidence)}`,
     });
-  });
+  };
+}
+
+export function transferPages(routes: ConsoleRoutes): void {
+  routes.get('/transfers', 'read', transferSearch(routes));
+  routes.get('/transfers/:id', 'read', transferPage(routes));
 }

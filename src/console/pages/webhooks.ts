@@ -55,11 +55,15 @@ function sinceOf(value: string | undefined): Date {
   return date;
 }
 
-export function webhookPages(routes: ConsoleRoutes): void {
-  const { deps } = routes;
+type PresentedSubscription = ReturnType<typeof presentSubscription>;
+type PresentedDelivery = ReturnType<typeof presentDelivery>;
+/** A form posting to one of the subscription's actions: `body` holds its fields and button. */
+type ActionForm = (action: string, body: SafeHtml) => SafeHtml;
 
-  routes.get('/webhooks', 'read', async (request, reply, identity) => {
-    const page = await listSubscriptions(deps, identity.organizationId, { limit: CONSOLE_LIST_ROWS });
+/** GET /webhooks: the subscriptions. */
+function subscriptionList(routes: ConsoleRoutes): Handler {
+  return async (request, reply, identity) => {
+    const page = await listSubscriptions(routes.deps, identity.organizationId, { limit: CONSOLE_LIST_ROWS });
     return routes.render(reply, {
       title: 'Webhooks',
       identity,
@@ -80,48 +84,37 @@ export function webhookPages(routes: ConsoleRoutes): void {
         'No subscriptions. Create one with POST /v1/webhook-subscriptions.',
       )}`,
     });
-  });
+  };
+}
 
-  const subscriptionPage = async (
-    request: Parameters<Handler>[0],
-    reply: FastifyReply,
-    identity: ConsoleIdentity,
-    shownOnce?: { secret: string; previousSecretExpiresAt: string | undefined },
-  ) => {
-    const subscription = presentSubscription(
-      await getSubscription(deps.store, identity.organizationId, request.params.id ?? ''),
-    );
-    const log = (await subscriptionDeliveryLog(deps, identity.organizationId, subscription.id)).map(
-      presentDelivery,
-    );
-    const writer = can(identity, 'write');
-    const form = (action: string, body: SafeHtml) =>
-      html`<form method="post" action="${SECTION}/${subscription.id}/${action}" class="stack">
-        ${csrfField(identity.token)}<input type="hidden" name="_form" value="${routes.formKey()}">
-        ${body}</form>`;
-    return routes.render(reply, {
-      title: `Subscription ${subscription.id}`,
-      identity,
-      section: SECTION,
-      notice: noticeOf(request.query),
-      body: html`${
-        shownOnce
-          ? html`<div class="secret" role="status"><h2>New signing secret</h2>
+/** A secret just rotated in: shown once, with when the previous one stops working. */
+interface RotatedSecret {
+  secret: string;
+  previousSecretExpiresAt: string | undefined;
+}
+
+/** The new signing secret, shown once. */
+function rotatedSecretNotice(shownOnce: RotatedSecret) {
+  return html`<div class="secret" role="status"><h2>New signing secret</h2>
   <p>Shown once: copy it now. The previous secret keeps working until ${shownOnce.previousSecretExpiresAt ?? 'now'}.</p>
-  <p><code class="reveal" id="new-secret">${shownOnce.secret}</code></p></div>`
-          : ''
-      }${fields([
-        ['URL', html`<code class="url">${subscription.url}</code>`],
-        ['Events', subscription.events.join(', ')],
-        ['Status', html`${statusBadge(subscription.status)} ${subscription.disabled_reason ?? ''}`],
-        ['Payload format', subscription.payload_format],
-        ['Payload version', subscription.api_version],
-        ['Description', subscription.description],
-      ])}
-<h2>Actions</h2>
-${
-  writer
-    ? html`<div class="action-grid">
+  <p><code class="reveal" id="new-secret">${shownOnce.secret}</code></p></div>`;
+}
+
+/** The subscription's URL, events, status and payload format. */
+function subscriptionFields(subscription: PresentedSubscription) {
+  return fields([
+    ['URL', html`<code class="url">${subscription.url}</code>`],
+    ['Events', subscription.events.join(', ')],
+    ['Status', html`${statusBadge(subscription.status)} ${subscription.disabled_reason ?? ''}`],
+    ['Payload format', subscription.payload_format],
+    ['Payload version', subscription.api_version],
+    ['Description', subscription.description],
+  ]);
+}
+
+/** A writer's actions: rotate the secret, re-send since a time, and (sandbox only) send a test event. */
+function subscriptionActions(routes: ConsoleRoutes, form: ActionForm) {
+  return html`<div class="action-grid">
   ${form(
     'rotate',
     html`<h3>Rotate the secret</h3>
@@ -137,7 +130,7 @@ ${
     <button type="submit">Re-send</button>`,
   )}
   ${
-    deps.environment === 'sandbox'
+    routes.deps.environment === 'sandbox'
       ? form(
           'test-event',
           html`<h3>Send a test event</h3>
@@ -147,56 +140,112 @@ ${
         )
       : ''
   }
-</div>`
+</div>`;
+}
+
+/** A delivery's attempts, each with its HTTP status (or error), duration and the receiver's response body. */
+function attemptList(d: PresentedDelivery) {
+  return d.attempt_log.length === 0
+    ? 'not attempted yet'
+    : html`<ol class="attempts">${d.attempt_log.map(
+        (
+          a,
+        ) => html`<li>${time(a.started_at)} · ${a.status_code === null ? (a.error_class ?? 'no answer') : `HTTP ${a.status_code}`} · ${a.duration_ms} ms
+            ${a.response_body === null ? '' : html`<details><summary>Response body</summary><pre class="json">${a.response_body.slice(0, RESPONSE_BODY_SHOWN_CHARS_MAX)}</pre></details>`}</li>`,
+      )}</ol>`;
+}
+
+/** The latest deliveries with every attempt; a writer gets a redeliver button on each. */
+function deliveryLog(
+  routes: ConsoleRoutes,
+  identity: ConsoleIdentity,
+  subscription: PresentedSubscription,
+  log: PresentedDelivery[],
+) {
+  const writer = can(identity, 'write');
+  return table(
+    'Latest deliveries, newest first, with every attempt and the receiver’s response',
+    ['Delivery', 'Event', 'Status', 'Attempts', writer ? 'Redeliver' : 'Created'],
+    log.map((d) => [
+      html`<code>${d.id}</code><br>${time(d.created_at)}`,
+      html`<code>${d.event}</code>`,
+      html`${statusBadge(d.status)}${d.last_error ? html`<br><span class="hint">${d.last_error}</span>` : ''}`,
+      attemptList(d),
+      writer
+        ? html`<form method="post" action="${CONSOLE_PREFIX}/events/${d.event}/redeliver">${csrfField(identity.token)}<input type="hidden" name="_form" value="${routes.formKey()}"><input type="hidden" name="subscription" value="${subscription.id}"><button type="submit">Redeliver</button></form>`
+        : time(d.created_at),
+    ]),
+    'No deliveries yet.',
+  );
+}
+
+/** A subscription's page; with `shownOnce`, the secret just rotated in, shown on this answer only. */
+async function renderSubscriptionPage(
+  routes: ConsoleRoutes,
+  request: Parameters<Handler>[0],
+  reply: FastifyReply,
+  identity: ConsoleIdentity,
+  shownOnce?: RotatedSecret,
+) {
+  const { deps } = routes;
+  const subscription = presentSubscription(
+    await getSubscription(deps.store, identity.organizationId, request.params.id ?? ''),
+  );
+  const log = (await subscriptionDeliveryLog(deps, identity.organizationId, subscription.id)).map(
+    presentDelivery,
+  );
+  const form: ActionForm = (action, body) =>
+    html`<form method="post" action="${SECTION}/${subscription.id}/${action}" class="stack">
+        ${csrfField(identity.token)}<input type="hidden" name="_form" value="${routes.formKey()}">
+        ${body}</form>`;
+  return routes.render(reply, {
+    title: `Subscription ${subscription.id}`,
+    identity,
+    section: SECTION,
+    notice: noticeOf(request.query),
+    body: html`${shownOnce ? rotatedSecretNotice(shownOnce) : ''}${subscriptionFields(subscription)}
+<h2>Actions</h2>
+${
+  can(identity, 'write')
+    ? subscriptionActions(routes, form)
     : roleNote(identity, 'write', 'redeliver, rotate or send test events')
 }
 <h2>Delivery log</h2>
-${table(
-  'Latest deliveries, newest first, with every attempt and the receiver’s response',
-  ['Delivery', 'Event', 'Status', 'Attempts', writer ? 'Redeliver' : 'Created'],
-  log.map((d) => [
-    html`<code>${d.id}</code><br>${time(d.created_at)}`,
-    html`<code>${d.event}</code>`,
-    html`${statusBadge(d.status)}${d.last_error ? html`<br><span class="hint">${d.last_error}</span>` : ''}`,
-    d.attempt_log.length === 0
-      ? 'not attempted yet'
-      : html`<ol class="attempts">${d.attempt_log.map(
-          (
-            a,
-          ) => html`<li>${time(a.started_at)} · ${a.status_code === null ? (a.error_class ?? 'no answer') : `HTTP ${a.status_code}`} · ${a.duration_ms} ms
-            ${a.response_body === null ? '' : html`<details><summary>Response body</summary><pre class="json">${a.response_body.slice(0, RESPONSE_BODY_SHOWN_CHARS_MAX)}</pre></details>`}</li>`,
-        )}</ol>`,
-    writer
-      ? html`<form method="post" action="${CONSOLE_PREFIX}/events/${d.event}/redeliver">${csrfField(identity.token)}<input type="hidden" name="_form" value="${routes.formKey()}"><input type="hidden" name="subscription" value="${subscription.id}"><button type="submit">Redeliver</button></form>`
-      : time(d.created_at),
-  ]),
-  'No deliveries yet.',
-)}`,
-    });
-  };
+${deliveryLog(routes, identity, subscription, log)}`,
+  });
+}
 
-  routes.get('/webhooks/:id', 'read', (request, reply, identity) =>
-    subscriptionPage(request, reply, identity),
-  );
+/** GET /webhooks/:id: the subscription, the writer's actions, and its delivery log. */
+function subscriptionPage(routes: ConsoleRoutes): Handler {
+  return (request, reply, identity) => renderSubscriptionPage(routes, request, reply, identity);
+}
 
-  routes.post('/webhooks/:id/rotate', 'write', async (request, reply, identity) => {
-    const raw = field(request.body, 'grace_period_hours')?.trim();
-    const grace = raw === undefined || raw === '' ? undefined : Number(raw);
-    if (
-      grace !== undefined &&
-      (!Number.isInteger(grace) || grace < 0 || grace > WEBHOOK_SECRET_ROTATION_GRACE_HOURS_MAX)
-    ) {
-      throw validationError(
-        'grace_period_hours',
-        `Hours from 0 to ${WEBHOOK_SECRET_ROTATION_GRACE_HOURS_MAX}.`,
-        'out_of_range',
-      );
-    }
+/** The grace period a form asks for, in whole hours; undefined (the default) when left empty. */
+function gracePeriodOf(body: unknown): number | undefined {
+  const raw = field(body, 'grace_period_hours')?.trim();
+  const grace = raw === undefined || raw === '' ? undefined : Number(raw);
+  if (
+    grace !== undefined &&
+    (!Number.isInteger(grace) || grace < 0 || grace > WEBHOOK_SECRET_ROTATION_GRACE_HOURS_MAX)
+  ) {
+    throw validationError(
+      'grace_period_hours',
+      `Hours from 0 to ${WEBHOOK_SECRET_ROTATION_GRACE_HOURS_MAX}.`,
+      'out_of_range',
+    );
+  }
+  return grace;
+}
+
+/** POST /webhooks/:id/rotate: rotates the signing secret and shows the new one once. */
+function rotateSecret(routes: ConsoleRoutes): Handler {
+  return async (request, reply, identity) => {
+    const grace = gracePeriodOf(request.body);
     const result = settle(
       await routes.write(request, identity, async (tx) => {
         const rotated = await rotateSubscriptionSecret(
           tx,
-          deps,
+          routes.deps,
           identity.organizationId,
           request.params.id ?? '',
           grace,
@@ -212,27 +261,34 @@ ${table(
       }),
     ) as { secret: string; previous_secret_expires_at?: string };
     // The secret is shown on this answer only (it is not stored in clear anywhere to show again).
-    return subscriptionPage(request, reply, identity, {
+    return renderSubscriptionPage(routes, request, reply, identity, {
       secret: result.secret,
       previousSecretExpiresAt: result.previous_secret_expires_at,
     });
-  });
+  };
+}
 
-  routes.post('/webhooks/:id/recover', 'write', async (request, reply, identity) => {
+/** POST /webhooks/:id/recover: re-sends every event created since a time. */
+function recover(routes: ConsoleRoutes): Handler {
+  return async (request, reply, identity) => {
     const since = sinceOf(field(request.body, 'since'));
     const id = request.params.id ?? '';
     settle(
       await routes.write(request, identity, async (tx) => ({
         status: 202,
         body: {
-          requeued: (await recoverSubscription(tx, deps, identity.organizationId, id, since)).requeued,
+          requeued: (await recoverSubscription(tx, routes.deps, identity.organizationId, id, since)).requeued,
         },
       })),
     );
     return reply.redirect(withNotice(`${SECTION}/${id}`, 'recovered'), 303);
-  });
+  };
+}
 
-  routes.post('/webhooks/:id/test-event', 'write', async (request, reply, identity) => {
+/** POST /webhooks/:id/test-event: in the sandbox only, emits a test event of the chosen type. */
+function sendTestEvent(routes: ConsoleRoutes): Handler {
+  return async (request, reply, identity) => {
+    const { deps } = routes;
     if (deps.environment !== 'sandbox') throw resourceMissing('console page', 'test-event');
     const type = field(request.body, 'type');
     if (!(EVENT_TYPES as readonly string[]).includes(type ?? '')) {
@@ -247,14 +303,17 @@ ${table(
       }),
     );
     return reply.redirect(withNotice(`${SECTION}/${id}`, 'test_event'), 303);
-  });
+  };
+}
 
-  routes.post('/events/:id/redeliver', 'write', async (request, reply, identity) => {
+/** POST /events/:id/redeliver: redelivers an event, back to the subscription it was asked from. */
+function redeliver(routes: ConsoleRoutes): Handler {
+  return async (request, reply, identity) => {
     const id = request.params.id ?? '';
     settle(
       await routes.write(request, identity, async (tx) => ({
         status: 202,
-        body: { subscriptions: await redeliverEvent(tx, deps, identity.organizationId, id) },
+        body: { subscriptions: await redeliverEvent(tx, routes.deps, identity.organizationId, id) },
       })),
     );
     const subscription = field(request.body, 'subscription') ?? '';
@@ -262,5 +321,14 @@ ${table(
       ? `${SECTION}/${subscription}`
       : SECTION;
     return reply.redirect(withNotice(back, 'redelivered'), 303);
-  });
+  };
+}
+
+export function webhookPages(routes: ConsoleRoutes): void {
+  routes.get('/webhooks', 'read', subscriptionList(routes));
+  routes.get('/webhooks/:id', 'read', subscriptionPage(routes));
+  routes.post('/webhooks/:id/rotate', 'write', rotateSecret(routes));
+  routes.post('/webhooks/:id/recover', 'write', recover(routes));
+  routes.post('/webhooks/:id/test-event', 'write', sendTestEvent(routes));
+  routes.post('/events/:id/redeliver', 'write', redeliver(routes));
 }

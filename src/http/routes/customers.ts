@@ -12,6 +12,7 @@ import type { Deps } from '../../app/deps.ts';
 import { CUSTOMER_TYPES, type CustomerType } from '../../domain/customers.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import { requestActor } from '../auth.ts';
+import { customerCreateBodySchema, customerUpdateBodySchema } from '../customerSchemas.ts';
 import { type ListQuery, presentCustomer } from '../presenters.ts';
 import {
   found,
@@ -23,13 +24,7 @@ import {
   writeOperation,
   written,
 } from '../routeKit.ts';
-import {
-  customerCreateBodySchema,
-  customerUpdateBodySchema,
-  idParamsSchema,
-  listEnvelopeSchema,
-  listQuerySchema,
-} from '../schemas.ts';
+import { idParamsSchema, listEnvelopeSchema, listQuerySchema } from '../schemas.ts';
 
 const TAGS = ['Customers'];
 const customerParams = idParamsSchema(ID_PREFIXES.customer, 'Customer id.');

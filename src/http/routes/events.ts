@@ -9,7 +9,7 @@ import {
   type PayloadVersion,
 } from '../../domain/payloadVersions.ts';
 import { PAYLOAD_FORMATS, type PayloadFormat } from '../../domain/webhooks.ts';
-import { eventCamelSchema } from '../eventSchemas.ts';
+import { eventCamelSchema } from '../eventEnvelopeSchemas.ts';
 import { type ListQuery, pageRequestOf, presentList } from '../presenters.ts';
 import { closedObjectSchema, found, LIST_PROBLEMS, organizationOf, readOperation } from '../routeKit.ts';
 import { idParamsSchema, idSchema, listEnvelopeSchema, listQuerySchema } from '../schemas.ts';

@@ -27,7 +27,8 @@ import {
   writeOperation,
   written,
 } from '../routeKit.ts';
-import { pageLimitSchema, transferCreateBodySchema } from '../schemas.ts';
+import { pageLimitSchema } from '../schemas.ts';
+import { transferCreateBodySchema } from '../transferSchemas.ts';
 import { sendWrite } from '../writes.ts';
 import { governedWrite, pendingChangeResponse } from './changes.ts';
 

@@ -27,13 +27,8 @@ import {
   writeOperation,
   written,
 } from '../routeKit.ts';
-import {
-  idParamsSchema,
-  idSchema,
-  listEnvelopeSchema,
-  listQuerySchema,
-  travelRuleRequestSchema,
-} from '../schemas.ts';
+import { idParamsSchema, idSchema, listEnvelopeSchema, listQuerySchema } from '../schemas.ts';
+import { travelRuleRequestSchema } from '../transferSchemas.ts';
 
 const TAGS = ['Reviews'];
 const reviewParams = idParamsSchema(ID_PREFIXES.review, 'Review id.');

@@ -26,7 +26,8 @@ import {
   writeOperation,
   written,
 } from '../routeKit.ts';
-import { idParamsSchema, travelRuleRequestSchema } from '../schemas.ts';
+import { idParamsSchema } from '../schemas.ts';
+import { travelRuleRequestSchema } from '../transferSchemas.ts';
 import { presentDeposit } from './stablecoins/presenters.ts';
 import { networkSchema } from './stablecoins/schemas.ts';
 

@@ -25,13 +25,8 @@ import {
   writeOperation,
   written,
 } from '../routeKit.ts';
-import {
-  idParamsSchema,
-  idSchema,
-  listEnvelopeSchema,
-  listQuerySchema,
-  transferCreateBodySchema,
-} from '../schemas.ts';
+import { idParamsSchema, idSchema, listEnvelopeSchema, listQuerySchema } from '../schemas.ts';
+import { transferCreateBodySchema } from '../transferSchemas.ts';
 import { idempotencyContextOf, sendOutcome } from '../writes.ts';
 
 const TAGS = ['Transfers'];

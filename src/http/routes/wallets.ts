@@ -35,8 +35,8 @@ import {
   listEnvelopeSchema,
   listQuerySchema,
   metadataSchema,
-  walletCreateBodySchema,
 } from '../schemas.ts';
+import { walletCreateBodySchema } from '../walletSchemas.ts';
 
 export const WALLET_TAGS = ['Wallets'];
 /** The path parameters of a route on one wallet, `/v1/wallets/:id/…`. */

@@ -3,15 +3,10 @@ import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../app/deps.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import type { Currency } from '../../domain/money.ts';
+import { LEDGER_ACCOUNT_ID_PREFIXES } from '../../http/ledgerSchemas.ts';
 import { type ListQuery, presentJournalEntry, presentLedgerAccount } from '../../http/presenters.ts';
 import { LIST_PROBLEMS, readOperation, retrieveFilteredPage } from '../../http/routeKit.ts';
-import {
-  currencySchema,
-  idSchema,
-  LEDGER_ACCOUNT_ID_PREFIXES,
-  listEnvelopeSchema,
-  listQuerySchema,
-} from '../../http/schemas.ts';
+import { currencySchema, idSchema, listEnvelopeSchema, listQuerySchema } from '../../http/schemas.ts';
 import { ACCOUNT_KINDS, type AccountKind } from './domain/ledger.ts';
 import { listJournalEntries, listLedgerAccounts } from './useCases/accounts.ts';
 

@@ -7,8 +7,8 @@ import {
   metadataSchema,
   nullableTimestampSchema,
   timestampSchema,
-  transferDestinationSchema,
 } from '../../../http/schemas.ts';
+import { transferDestinationSchema } from '../../../http/transferSchemas.ts';
 import { PAYMENT_BATCH_ITEM_STATUSES, PAYMENT_BATCH_ITEMS_MAX, PAYMENT_BATCH_STATUSES } from '../domain.ts';
 
 export const paymentBatchSchema = {

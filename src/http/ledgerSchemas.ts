@@ -1,0 +1,127 @@
+/** The ledger on the wire: journal entries with their postings, and ledger accounts with their sums. */
+import { ID_PREFIXES } from '../domain/ids.ts';
+import { RAILS } from '../domain/transfers.ts';
+import {
+  ACCOUNT_KINDS,
+  JOURNAL_ENTRY_KINDS,
+  POSTING_PHASES,
+  POSTING_SIDES,
+} from '../modules/ledger/domain/ledger.ts';
+import { amountSchema, currencySchema, idSchema, nullableIdSchema, timestampSchema } from './schemas.ts';
+import { balanceProperties } from './walletSchemas.ts';
+
+/** An amount that may be negative: a signed net. */
+function signedAmountSchema(description: string) {
+  return { type: 'string', pattern: '^-?[0-9]+(\\.[0-9]+)?$', description, examples: ['-1500.00'] };
+}
+
+/** Either kind of ledger account id: a wallet's account has the wallet's id; system accounts `acct_`. */
+export const LEDGER_ACCOUNT_ID_PREFIXES = [ID_PREFIXES.wallet, ID_PREFIXES.ledgerAccount] as const;
+
+export const journalEntrySchema = {
+  $id: 'JournalEntry',
+  type: 'object',
+  description:
+    'One balanced, append-only change to the ledger: for each currency and phase, its postings debit as much as they credit.',
+  required: ['id', 'object', 'transfer', 'kind', 'hold_entry', 'created_at', 'postings'],
+  properties: {
+    id: idSchema(ID_PREFIXES.journalEntry, 'Journal entry id.'),
+    object: { type: 'string', enum: ['journal_entry'] },
+    transfer: nullableIdSchema(ID_PREFIXES.transfer, 'The transfer that caused the entry.'),
+    kind: {
+      type: 'string',
+      enum: JOURNAL_ENTRY_KINDS,
+      description:
+        '`hold` reserves funds (pending postings); `post` makes a hold final; `void` releases it; `direct` moves money at once; `reversal` gives a settled transfer back.',
+    },
+    hold_entry: nullableIdSchema(
+      ID_PREFIXES.journalEntry,
+      'For `post` and `void`: the hold entry they make final or release.',
+    ),
+    created_at: timestampSchema,
+    postings: {
+      type: 'array',
+      description: 'The lines of the entry, in order.',
+      items: {
+        type: 'object',
+        required: ['account', 'side', 'phase', 'releases_hold', 'amount', 'currency'],
+        properties: {
+          account: idSchema(LEDGER_ACCOUNT_ID_PREFIXES, 'The ledger account (a wallet id for wallets).'),
+          side: { type: 'string', enum: POSTING_SIDES },
+          phase: {
+            type: 'string',
+            enum: POSTING_PHASES,
+            description:
+              "`pending` adds to the side's pending sum; `posted` adds to its posted sum; `voided` takes the amount off its pending sum.",
+          },
+          releases_hold: {
+            type: 'boolean',
+            description: 'On a posted line: the amount also leaves the pending sum (a hold made final).',
+          },
+          amount: amountSchema('Positive decimal string at the currency exponent.'),
+          currency: currencySchema,
+        },
+      },
+    },
+  },
+} as const;
+
+const accountSumSchema = (description: string) => amountSchema(description, '0.00');
+
+export const ledgerAccountSchema = {
+  $id: 'LedgerAccount',
+  type: 'object',
+  description:
+    'An account of the double-entry ledger with its four running sums. Signed nets are credits minus debits; over all accounts of one currency they sum to zero.',
+  required: [
+    'id',
+    'object',
+    'kind',
+    'wallet',
+    'rail',
+    'currency',
+    'debits_pending',
+    'debits_posted',
+    'credits_pending',
+    'credits_posted',
+    'net_pending',
+    'net_posted',
+    'balance',
+    'created_at',
+    'updated_at',
+  ],
+  properties: {
+    id: idSchema(LEDGER_ACCOUNT_ID_PREFIXES, 'Account id: the wallet id for a wallet, `acct_…` otherwise.'),
+    object: { type: 'string', enum: ['ledger_account'] },
+    kind: {
+      type: 'string',
+      enum: ACCOUNT_KINDS,
+      description:
+        '`wallet`: a customer wallet. `rail_settlement`: money held at a rail partner, its float (debited when a collection arrives). `rail_clearing`: money paid out through a rail (credited when a payout is held and posted). `payment_batch_reserve`: what a running payment batch still has to pay. `reconciliation_adjustment` and `rail_fee`: differences and fees booked from reconciliation. `fee_income`: fees customers paid. `conversion`: the treasury’s side of a mint or redeem. `trust`: customer money held at trust banks or, for USDC and USDT, at a custodian (debited when a bank or on-chain deposit arrives and by a sweep into trust, credited by a sweep out).',
+    },
+    wallet: nullableIdSchema(ID_PREFIXES.wallet, 'The wallet, for a wallet account.'),
+    rail: {
+      type: ['string', 'null'],
+      enum: [...RAILS, null],
+      description: 'The rail, for a system account.',
+    },
+    currency: currencySchema,
+    debits_pending: accountSumSchema('Held debits: pending, neither posted nor voided yet.'),
+    debits_posted: accountSumSchema('Final debits.'),
+    credits_pending: accountSumSchema('Held credits.'),
+    credits_posted: accountSumSchema('Final credits.'),
+    net_pending: signedAmountSchema('credits_pending − debits_pending (signed).'),
+    net_posted: signedAmountSchema(
+      'credits_posted − debits_posted (signed): for a wallet its current balance; negative is a debit balance.',
+    ),
+    balance: {
+      type: ['object', 'null'],
+      description:
+        "A wallet account's balances, exactly as `GET /v1/wallets/{id}/balance`; null for system accounts.",
+      required: ['available', 'pending', 'current'],
+      properties: balanceProperties,
+    },
+    created_at: timestampSchema,
+    updated_at: timestampSchema,
+  },
+} as const;
