@@ -23,8 +23,8 @@ import type { Queryable } from '../store/store.ts';
 import { collectionEventData } from './collections.ts';
 import type { Deps } from './deps.ts';
 import { newEvent, recordEvents } from './events.ts';
+import { creditFromRail } from './railCredits.ts';
 import { openException } from './reconciliation.ts';
-import { creditFromRail } from './transfers.ts';
 
 // Record types the HTTP edge presents, given through the use case layer (src/http never imports the store).
 export type { VirtualAccount } from '../store/repositories/digitalAccounts.ts';

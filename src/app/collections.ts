@@ -35,7 +35,7 @@ import { findWallet } from '../store/repositories/wallets.ts';
 import type { Queryable } from '../store/store.ts';
 import type { Deps } from './deps.ts';
 import { newEvent, recordEvents } from './events.ts';
-import { creditFromRail, fundWallet } from './transfers.ts';
+import { creditFromRail, fundWallet } from './railCredits.ts';
 
 export interface CreateCollectionInput {
   wallet: string;

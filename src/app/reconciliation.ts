@@ -59,7 +59,7 @@ import type { Queryable } from '../store/store.ts';
 import type { Deps } from './deps.ts';
 import { newEvent, recordEvents } from './events.ts';
 import { appendEvidence } from './evidence.ts';
-import { applyStatusChange, lockTransfer } from './transfers.ts';
+import { applyStatusChange, lockTransfer } from './transferStatusChanges.ts';
 
 // Record types the HTTP edge presents, given through the use case layer (src/http never imports the store).
 export type { ReconciliationException, StatementRow } from '../store/repositories/reconciliation.ts';

@@ -7,7 +7,7 @@ import {
   type SandboxStatementInput,
   sandboxStatement,
 } from '../../app/reconciliation.ts';
-import { applyStatusChange, lockTransfer } from '../../app/transfers.ts';
+import { applyStatusChange, lockTransfer } from '../../app/transferStatusChanges.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import { numberSourceOf } from '../../domain/jsonNumbers.ts';
 import { RAILS, type TransferStatus } from '../../domain/transfers.ts';

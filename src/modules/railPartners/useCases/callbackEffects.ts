@@ -6,7 +6,7 @@
 import { moveCollection } from '../../../app/collections.ts';
 import type { Deps } from '../../../app/deps.ts';
 import { openException } from '../../../app/reconciliation.ts';
-import { applyStatusChange } from '../../../app/transfers.ts';
+import { applyStatusChange } from '../../../app/transferStatusChanges.ts';
 import { type Collection, isFinalCollection } from '../../../domain/collections.ts';
 import type { Transfer } from '../../../domain/transferRecord.ts';
 import type { CallbackReport } from '../../../rails/partner.ts';
