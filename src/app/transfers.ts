@@ -30,7 +30,8 @@ import {
   isRecordedFailure,
 } from './idempotency.ts';
 import { loadPolicy } from './policies.ts';
-import type { LedgerWriter, TransferCommand } from './posting/writer.ts';
+import type { LedgerWriter } from './posting/writer.ts';
+import type { TransferCommand } from './posting/writerCommands.ts';
 import { requireProductOfMovement } from './products.ts';
 import {
   type CheckedTransfer,
