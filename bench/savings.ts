@@ -9,7 +9,7 @@ import { issueApiKey } from '../src/app/apiKeys.ts';
 import { createCustomer } from '../src/app/customers.ts';
 import { systemDeps } from '../src/app/deps.ts';
 import { updateOrganizationProfile } from '../src/app/organizationProfile.ts';
-import { fundWallet } from '../src/app/transfers.ts';
+import { fundWallet } from '../src/app/railCredits.ts';
 import { addDays } from '../src/domain/days.ts';
 import { openSavingsAccount } from '../src/modules/savings/useCases/accounts.ts';
 import { accrueSavingsThrough } from '../src/modules/savings/useCases/dayWork.ts';

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdminCommand } from '../src/app/admin.ts';
 import { issueApiKey } from '../src/app/apiKeys.ts';
-import { fundWallet } from '../src/app/transfers.ts';
+import { fundWallet } from '../src/app/railCredits.ts';
 import { ConfigError, loadConfig } from '../src/config.ts';
 import { decidePilotCap } from '../src/domain/decisions/pilotCaps.ts';
 import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';

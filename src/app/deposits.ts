@@ -64,7 +64,7 @@ import type { Deps } from './deps.ts';
 import { requireApprovedRoute } from './digitalAssetRoutes.ts';
 import { newEvent, recordEvents } from './events.ts';
 import { appendEvidence, SYSTEM_ACTOR } from './evidence.ts';
-import { creditFromRail } from './transfers.ts';
+import { creditFromRail } from './railCredits.ts';
 import type { TravelRuleSettingsView } from './travelRule.ts';
 
 /** The most blocks one advance of the simulated chain moves. */

@@ -7,7 +7,7 @@
  */
 import type { TravelRuleInput } from '../domain/decisions/travelRule.ts';
 import { AppError, resourceMissing, validationError } from '../domain/errors.ts';
-import { type EvidenceActor, requireMemberActor } from '../domain/evidence.ts';
+import { type EvidenceActor, type EvidenceDraft, requireMemberActor } from '../domain/evidence.ts';
 import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
 import {
   freezesWalletOnReject,
@@ -60,25 +60,7 @@ export async function decideReview(
   input: ReviewDecisionInput,
   actor: EvidenceActor,
 ): Promise<ReviewCase> {
-  const review = await findReviewCase(tx, organizationId, id, { forUpdate: true });
-  if (!review) throw resourceMissing('review', id);
-  // Clearing or rejecting is a person's decision: never a server key's, whatever its scopes.
-  requireMemberActor(actor, `${decision} a review`);
-  if (!isOpenReview(review.status)) {
-    throw new AppError({
-      status: 409,
-      code: 'invalid_state_transition',
-      title: 'Invalid state transition',
-      detail: `Review ${review.id} was already ${review.status}; a decided case does not change.`,
-    });
-  }
-  if (input.travelRule !== undefined && review.depositId === null) {
-    throw validationError(
-      'travel_rule',
-      'travel_rule is taken only when clearing a held deposit (a travel_rule case)',
-      'not_applicable',
-    );
-  }
+  const review = await lockOpenReview(tx, organizationId, id, decision, input, actor);
   const deposit =
     review.depositId === null
       ? undefined
@@ -105,27 +87,7 @@ export async function decideReview(
       actor,
     );
   }
-  const freeze =
-    decision === 'reject' &&
-    review.walletId !== null &&
-    freezesWalletOnReject(review.kind, input.freezeWallet);
-  if (freeze && review.walletId !== null) {
-    const wallet = await findWallet(tx, organizationId, review.walletId);
-    if (wallet?.status === 'active') {
-      await changeWalletStatus(
-        tx,
-        deps,
-        organizationId,
-        wallet.id,
-        'freeze',
-        {
-          reason: review.kind === 'screening' ? 'sanctions_match' : 'compliance_review',
-          note: `review ${review.id}`,
-        },
-        actor,
-      );
-    }
-  }
+  const walletFrozen = await freezeOnReject(tx, deps, review, decision, input, actor);
   const now = deps.now();
   const decided: ReviewCase = {
     ...review,
@@ -136,25 +98,105 @@ export async function decideReview(
   };
   await saveReviewDecision(tx, decided);
   await appendEvidence(tx, deps, [
-    {
-      organizationId,
-      kind: 'review.disposition',
-      actor,
-      transferId: review.transferId ?? undefined,
-      customerId: review.customerId ?? undefined,
-      walletId: review.walletId ?? undefined,
-      data: {
-        review_id: review.id,
-        review_kind: review.kind,
-        decision,
-        note: input.note ?? null,
-        wallet_frozen: freeze,
-        transfer_status: transfer?.status ?? null,
-        ...(deposit
-          ? { deposit_id: deposit.id, deposit_status: deposit.status, deposit_transfer: deposit.transferId }
-          : {}),
-      },
-    },
+    dispositionEvidence(review, decision, input, actor, { walletFrozen, transfer, deposit }),
   ]);
   return decided;
+}
+
+/** Locks the case and checks it may be decided: by a person, while it is open, with data it can take. */
+async function lockOpenReview(
+  tx: Queryable,
+  organizationId: string,
+  id: string,
+  decision: ReviewDecision,
+  input: ReviewDecisionInput,
+  actor: EvidenceActor,
+): Promise<ReviewCase> {
+  const review = await findReviewCase(tx, organizationId, id, { forUpdate: true });
+  if (!review) throw resourceMissing('review', id);
+  // Clearing or rejecting is a person's decision: never a server key's, whatever its scopes.
+  requireMemberActor(actor, `${decision} a review`);
+  if (!isOpenReview(review.status)) {
+    throw new AppError({
+      status: 409,
+      code: 'invalid_state_transition',
+      title: 'Invalid state transition',
+      detail: `Review ${review.id} was already ${review.status}; a decided case does not change.`,
+    });
+  }
+  if (input.travelRule !== undefined && review.depositId === null) {
+    throw validationError(
+      'travel_rule',
+      'travel_rule is taken only when clearing a held deposit (a travel_rule case)',
+      'not_applicable',
+    );
+  }
+  return review;
+}
+
+/** Freezes the case's wallet, if still active, when a rejection calls for it; whether it was called for. */
+async function freezeOnReject(
+  tx: Queryable,
+  deps: Deps,
+  review: ReviewCase,
+  decision: ReviewDecision,
+  input: ReviewDecisionInput,
+  actor: EvidenceActor,
+): Promise<boolean> {
+  const freeze =
+    decision === 'reject' &&
+    review.walletId !== null &&
+    freezesWalletOnReject(review.kind, input.freezeWallet);
+  if (freeze && review.walletId !== null) {
+    const wallet = await findWallet(tx, review.organizationId, review.walletId);
+    if (wallet?.status === 'active') {
+      await changeWalletStatus(
+        tx,
+        deps,
+        review.organizationId,
+        wallet.id,
+        'freeze',
+        {
+          reason: review.kind === 'screening' ? 'sanctions_match' : 'compliance_review',
+          note: `review ${review.id}`,
+        },
+        actor,
+      );
+    }
+  }
+  return freeze;
+}
+
+/** The `review.disposition` record: the decision, and what it did to the wallet, transfer or deposit. */
+function dispositionEvidence(
+  review: ReviewCase,
+  decision: ReviewDecision,
+  input: ReviewDecisionInput,
+  actor: EvidenceActor,
+  effects: {
+    walletFrozen: boolean;
+    transfer: { status: string } | undefined;
+    deposit: { id: string; status: string; transferId: string | null } | undefined;
+  },
+): EvidenceDraft {
+  const { deposit } = effects;
+  return {
+    organizationId: review.organizationId,
+    kind: 'review.disposition',
+    actor,
+    transferId: review.transferId ?? undefined,
+    customerId: review.customerId ?? undefined,
+    walletId: review.walletId ?? undefined,
+    data: {
+      review_id: review.id,
+      review_kind: review.kind,
+      decision,
+      note: input.note ?? null,
+      wallet_frozen: effects.walletFrozen,
+      transfer_status: effects.transfer?.status ?? null,
+      ...(deposit
+        ? { deposit_id: deposit.id, deposit_status: deposit.status, deposit_transfer: deposit.transferId }
+        : {}),
+    },
+  };
 }

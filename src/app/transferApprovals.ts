@@ -13,7 +13,7 @@ import { findPolicyVersion } from '../store/repositories/policies.ts';
 import type { Queryable } from '../store/store.ts';
 import { type ApprovableResource, newApproval, openApproval } from './approvals.ts';
 import type { Deps } from './deps.ts';
-import { applyStatusChange, lockTransfer } from './transfers.ts';
+import { applyStatusChange, lockTransfer } from './transferStatusChanges.ts';
 
 /**
  * A transfer held for review whose policy also asked for approval: once the review clears it waits

@@ -11,12 +11,13 @@ import {
   defaultTravelRuleSettings,
   parseTravelRuleSettings,
   presentTravelRuleSettings,
+  type TravelRuleDecision,
   type TravelRuleInput,
   type TravelRuleSettings,
   travelRuleRequired,
 } from '../domain/decisions/travelRule.ts';
-import { DIGITAL_ASSETS } from '../domain/digitalAssets.ts';
-import { AppError, resourceMissing, validationError } from '../domain/errors.ts';
+import { type CryptoAddressDestination, DIGITAL_ASSETS } from '../domain/digitalAssets.ts';
+import { AppError, type FieldError, resourceMissing, validationError } from '../domain/errors.ts';
 import type { EvidenceActor, EvidenceDraft, EvidenceRecord } from '../domain/evidence.ts';
 import type { Transfer, TravelRuleLink } from '../domain/transferRecord.ts';
 import { findEvidenceRecord } from '../store/repositories/evidence.ts';
@@ -124,22 +125,8 @@ export async function prepareTravelRule(
   customerId: string,
   input: TravelRuleInput | undefined,
 ): Promise<PreparedTravelRule | undefined> {
-  const destination = transfer.destination;
-  if (destination.type !== 'crypto_address') {
-    if (input === undefined) return undefined;
-    throw validationError(
-      'travel_rule',
-      'travel_rule is taken only with a crypto_address destination',
-      'not_applicable',
-    );
-  }
-  if (destination.asset !== transfer.currency) {
-    throw validationError(
-      'destination.asset',
-      `destination.asset must be ${transfer.currency}, the currency of the transfer`,
-      'currency_mismatch',
-    );
-  }
+  const destination = cryptoDestinationOf(transfer, input);
+  if (!destination) return undefined;
   const route = await requireApprovedRoute(
     deps,
     transfer.organizationId,
@@ -160,18 +147,7 @@ export async function prepareTravelRule(
     destinationAddress: destination.address,
     today: deps.now(),
   });
-  if (!checked.data) {
-    if (decision.required) throw travelRuleRequired(checked.errors, decision);
-    const first = checked.errors[0];
-    throw new AppError({
-      status: 400,
-      code: 'validation_error',
-      title: 'Invalid request',
-      detail: `travel_rule is incomplete or malformed: ${checked.errors.map((e) => e.message).join('; ')}.`,
-      param: first?.param,
-      errors: checked.errors,
-    });
-  }
+  if (!checked.data) throw travelRuleDataRefused(checked.errors, decision);
   const evidenceId = deps.newId('evidence');
   return {
     link: { evidenceId, required: decision.required },
@@ -197,6 +173,47 @@ export async function prepareTravelRule(
       },
     },
   };
+}
+
+/**
+ * The transfer's crypto address, in the transfer's currency; undefined for another destination when no
+ * `travel_rule` was given (one given there is refused).
+ */
+function cryptoDestinationOf(
+  transfer: Transfer,
+  input: TravelRuleInput | undefined,
+): CryptoAddressDestination | undefined {
+  const destination = transfer.destination;
+  if (destination.type !== 'crypto_address') {
+    if (input === undefined) return undefined;
+    throw validationError(
+      'travel_rule',
+      'travel_rule is taken only with a crypto_address destination',
+      'not_applicable',
+    );
+  }
+  if (destination.asset !== transfer.currency) {
+    throw validationError(
+      'destination.asset',
+      `destination.asset must be ${transfer.currency}, the currency of the transfer`,
+      'currency_mismatch',
+    );
+  }
+  return destination;
+}
+
+/** Data at fault: a 422 naming every field when the amount requires it, else a 400 (given, but not usable). */
+function travelRuleDataRefused(errors: FieldError[], decision: TravelRuleDecision): AppError {
+  if (decision.required) return travelRuleRequired(errors, decision);
+  const first = errors[0];
+  return new AppError({
+    status: 400,
+    code: 'validation_error',
+    title: 'Invalid request',
+    detail: `travel_rule is incomplete or malformed: ${errors.map((e) => e.message).join('; ')}.`,
+    param: first?.param,
+    errors,
+  });
 }
 
 /** A transfer's Travel Rule data for an operator: the evidence record the transfer names. */

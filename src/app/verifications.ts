@@ -197,28 +197,31 @@ export async function submitVerification(
     },
     ...(verification.status === 'pending' ? [] : [resultEvidence(verification, SYSTEM_ACTOR)]),
   ]);
-  if (screening.decision === 'hit') {
-    await insertReviewCases(tx, [
-      {
-        id: deps.newId('review'),
-        organizationId,
-        kind: 'screening',
-        status: 'open',
-        transferId: null,
-        customerId,
-        walletId: null,
-        verificationId: verification.id,
-        depositId: null,
-        findings: { screening: verification.screening },
-        note: null,
-        decidedBy: null,
-        createdAt: now,
-        decidedAt: null,
-      },
-    ]);
-  }
+  if (screening.decision === 'hit') await openScreeningReview(tx, deps, verification, now);
   await recordChange(tx, deps, verification, customer, now);
   return verification;
+}
+
+/** Holds a submission whose names screening matched for an operator: a `screening` case on the verification. */
+async function openScreeningReview(tx: Queryable, deps: Deps, verification: Verification, now: Date) {
+  await insertReviewCases(tx, [
+    {
+      id: deps.newId('review'),
+      organizationId: verification.organizationId,
+      kind: 'screening',
+      status: 'open',
+      transferId: null,
+      customerId: verification.customerId,
+      walletId: null,
+      verificationId: verification.id,
+      depositId: null,
+      findings: { screening: verification.screening },
+      note: null,
+      decidedBy: null,
+      createdAt: now,
+      decidedAt: null,
+    },
+  ]);
 }
 
 /** An operator's decision on a pending verification (production's only path; the sandbox's too). */

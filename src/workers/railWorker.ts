@@ -12,7 +12,7 @@
  * on with the next.
  */
 import type { Deps } from '../app/deps.ts';
-import { applyStatusChange, type StatusChange } from '../app/transfers.ts';
+import { applyStatusChange, type StatusChange } from '../app/transferStatusChanges.ts';
 import type { Transfer } from '../domain/transferRecord.ts';
 import { RailPartnerUnavailableError, type ResolvedRail } from '../rails/partner.ts';
 import { RAIL_TIMEOUT_REASON, type RailRegistry } from '../rails/rail.ts';

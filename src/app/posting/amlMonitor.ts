@@ -7,14 +7,10 @@
  */
 import {
   addTallies,
-  countedTally,
   distinctSpecs,
   type MovementTally,
-  NO_MOVEMENTS,
-  oldestListedMs,
   slidRange,
   specsKey,
-  subtractTallies,
   type TallySpec,
   tallyKey,
   tallyList,
@@ -23,7 +19,6 @@ import {
 import {
   AML_HISTORY_TRANSFERS_MAX,
   type AmlHit,
-  type AmlMovement,
   type AmlRule,
   amlHistoryWindowSeconds,
   amlTallySpecs,
@@ -36,57 +31,28 @@ import {
   readWalletActivity,
   type TallyQuery,
   tallyWalletActivity,
+  type WalletActivity,
 } from '../../store/repositories/walletActivity.ts';
 import type { Queryable } from '../../store/store.ts';
 import { loadAmlRules } from '../aml/rules.ts';
 import type { Deps } from '../deps.ts';
+import { activityCacheOf, type CachedActivity, type KeptCounts, sumsKeyOf } from './activityCache.ts';
 import {
-  AML_ACTIVITY_CACHE_DESTINATIONS_MAX,
-  activityCacheOf,
-  type CachedActivity,
-  type KeptCounts,
-  sumsKeyOf,
-} from './activityCache.ts';
-
-/** What an organization's authorization policy reads of a wallet's activity. */
-export interface PolicyActivityNeeds {
-  /** How far back it looks (0: never). */
-  windowSeconds: number;
-  /** The windows its aggregate matchers count. */
-  aggregateWindowsSeconds: ReadonlySet<number>;
-}
+  type BusyWallet,
+  factsFromCache,
+  foldIntoCounts,
+  keptAsCounts,
+  listedActivity,
+  type PolicyActivityNeeds,
+  setUnlistedCounts,
+  unlistedTally,
+  type WalletFacts,
+} from './amlWalletFacts.ts';
 
 /** What a transfer command tells the monitor. */
 export interface MonitoredTransfer {
   transfer: Transfer;
   debitAccountId: string;
-}
-
-interface WalletFacts {
-  organizationId: string;
-  /** Movements out, newest first: every one in the window, or (with `unlisted`) only this batch's. */
-  outgoing: AmlMovement[];
-  incoming: AmlMovement[];
-  /**
-   * A wallet busier than the lists hold: each spec's count of what committed before this batch, by tallyKey.
-   * The lists then hold only what the batch adds.
-   */
-  unlisted?: Map<string, MovementTally>;
-  /**
-   * Per spec, no movement `unlisted` counts was created before this (epoch ms; Infinity: it counts none), so
-   * nothing it counts leaves the window before this plus the window.
-   */
-  unlistedOldestMs?: Map<string, number>;
-  /** Counterparty keys this wallet paid (known from before, or paid earlier in this batch). */
-  paid: Set<string>;
-  destinations: Map<string, { key: string; known: boolean }>;
-  windowSeconds: number;
-}
-
-/** A wallet whose window holds more than the lists: counted afresh, or from counts kept at an earlier time. */
-interface BusyWallet {
-  wallet: string;
-  kept?: KeptCounts;
 }
 
 export interface AmlVerdict {
@@ -176,47 +142,19 @@ export class AmlBatchMonitor {
     const toRead = new Map<string, MonitoredTransfer[]>();
     /** Per organization, the busy wallets whose counts are to be read or moved on. */
     const toCount = new Map<string, BusyWallet[]>();
-    const count = (organizationId: string, busy: BusyWallet) => {
-      const list = toCount.get(organizationId) ?? [];
-      list.push(busy);
-      toCount.set(organizationId, list);
-    };
     for (const command of commands) {
       if (!this.watches(command)) continue;
       const organizationId = command.transfer.organizationId;
-      const windowSeconds = this.windowOf(organizationId);
       const wallet = command.debitAccountId;
-      const cached = cache.get(wallet);
-      const destination = JSON.stringify(command.transfer.destination);
-      const usable =
-        cached !== undefined &&
-        cached.sumsKey === sumsKeyOf(lockedSums(wallet)) &&
-        cached.windowSeconds === windowSeconds &&
-        (cached.tallies === undefined ||
-          (cached.tallies.specsKey === this.tallySpecsOf(organizationId).key &&
-            cached.tallies.asOf.getTime() <= now.getTime()));
-      if (usable && !this.facts.has(wallet)) {
-        this.facts.set(wallet, {
-          organizationId,
-          outgoing: [...cached.outgoing],
-          incoming: [...cached.incoming],
-          paid: new Set([...cached.destinations.values()].filter((d) => d.known).map((d) => d.key)),
-          destinations: new Map(cached.destinations),
-          windowSeconds,
-        });
-        if (cached.tallies) this.moveOn(wallet, cached.tallies, now, (kept) => count(organizationId, kept));
-      }
+      this.startFromCache(command, cache.get(wallet), now, lockedSums, toCount);
       const facts = this.facts.get(wallet);
-      const known = facts?.destinations.get(destination);
+      const known = facts?.destinations.get(JSON.stringify(command.transfer.destination));
       if (facts && known) {
         this.counterpartyKeys.set(command, known.key);
         continue;
       }
       // A wallet whose activity is known needs only its new counterparty looked up: no history rows.
-      const group = `${organizationId}\u0000${facts ? 'counterparty' : 'activity'}`;
-      const list = toRead.get(group) ?? [];
-      list.push(command);
-      toRead.set(group, list);
+      listIn(toRead, `${organizationId}\u0000${facts ? 'counterparty' : 'activity'}`).push(command);
     }
     for (const [group, own] of toRead) {
       const [organizationId = '', need] = group.split('\u0000');
@@ -228,38 +166,76 @@ export class AmlBatchMonitor {
         new Date(now.getTime() - windowSeconds * 1_000),
         need === 'activity' ? AML_HISTORY_TRANSFERS_MAX : 0,
       );
-      own.forEach((command, i) => {
-        const read = activity[i];
-        if (!read) return;
-        this.counterpartyKeys.set(command, read.counterpartyKey);
-        let facts = this.facts.get(command.debitAccountId);
-        if (!facts) {
-          facts = {
-            organizationId,
-            outgoing: read.complete ? read.outgoing : [],
-            incoming: read.complete ? read.incoming : [],
-            paid: new Set(),
-            destinations: new Map(),
-            windowSeconds,
-          };
-          if (!read.complete) count(organizationId, { wallet: command.debitAccountId });
-          this.facts.set(command.debitAccountId, facts);
-        }
-        if (read.counterpartyKnown) facts.paid.add(read.counterpartyKey);
-        facts.destinations.set(JSON.stringify(command.transfer.destination), {
-          key: read.counterpartyKey,
-          known: read.counterpartyKnown,
-        });
-      });
+      this.learnActivity(organizationId, windowSeconds, own, activity, toCount);
     }
     for (const [organizationId, busy] of toCount) await this.countBusyWallets(tx, organizationId, busy, now);
+  }
+
+  /**
+   * A wallet's facts from this process's cache, when the entry is still valid: the wallet's sums as locked
+   * are those the entry was left at, with the same window and counts (kept counts no later than now).
+   */
+  private startFromCache(
+    command: MonitoredTransfer,
+    cached: CachedActivity | undefined,
+    now: Date,
+    lockedSums: (walletId: string) => AccountSums | undefined,
+    toCount: Map<string, BusyWallet[]>,
+  ): void {
+    const organizationId = command.transfer.organizationId;
+    const windowSeconds = this.windowOf(organizationId);
+    const wallet = command.debitAccountId;
+    const usable =
+      cached !== undefined &&
+      cached.sumsKey === sumsKeyOf(lockedSums(wallet)) &&
+      cached.windowSeconds === windowSeconds &&
+      (cached.tallies === undefined ||
+        (cached.tallies.specsKey === this.tallySpecsOf(organizationId).key &&
+          cached.tallies.asOf.getTime() <= now.getTime()));
+    if (usable && !this.facts.has(wallet)) {
+      this.facts.set(wallet, factsFromCache(cached, organizationId, windowSeconds));
+      if (cached.tallies) this.moveOn(wallet, cached.tallies, now, toCount);
+    }
+  }
+
+  /** What one statement read of a group's wallets: each new wallet's facts, and each command's counterparty. */
+  private learnActivity(
+    organizationId: string,
+    windowSeconds: number,
+    own: readonly MonitoredTransfer[],
+    activity: readonly WalletActivity[],
+    toCount: Map<string, BusyWallet[]>,
+  ): void {
+    own.forEach((command, i) => {
+      const read = activity[i];
+      if (!read) return;
+      this.counterpartyKeys.set(command, read.counterpartyKey);
+      let facts = this.facts.get(command.debitAccountId);
+      if (!facts) {
+        facts = {
+          organizationId,
+          outgoing: read.complete ? read.outgoing : [],
+          incoming: read.complete ? read.incoming : [],
+          paid: new Set(),
+          destinations: new Map(),
+          windowSeconds,
+        };
+        if (!read.complete) listIn(toCount, organizationId).push({ wallet: command.debitAccountId });
+        this.facts.set(command.debitAccountId, facts);
+      }
+      if (read.counterpartyKnown) facts.paid.add(read.counterpartyKey);
+      facts.destinations.set(JSON.stringify(command.transfer.destination), {
+        key: read.counterpartyKey,
+        known: read.counterpartyKnown,
+      });
+    });
   }
 
   /**
    * A busy wallet's kept counts, used as they are when nothing they count can have left a window since
    * (its oldest movement is still inside); otherwise the slices that may have are counted (`toCount`).
    */
-  private moveOn(wallet: string, kept: KeptCounts, now: Date, toCount: (busy: BusyWallet) => void): void {
+  private moveOn(wallet: string, kept: KeptCounts, now: Date, toCount: Map<string, BusyWallet[]>): void {
     const facts = this.facts.get(wallet);
     if (!facts) return;
     const { specs } = this.tallySpecsOf(facts.organizationId);
@@ -267,7 +243,7 @@ export class AmlBatchMonitor {
       (spec) => (kept.oldestMs.get(tallyKey(spec)) ?? -Infinity) < now.getTime() - spec.windowSeconds * 1_000,
     );
     if (leaving) {
-      toCount({ wallet, kept });
+      listIn(toCount, facts.organizationId).push({ wallet, kept });
       return;
     }
     facts.unlisted = new Map(kept.counts);
@@ -296,31 +272,8 @@ export class AmlBatchMonitor {
     const counted = await tallyWalletActivity(tx, organizationId, queries);
     busy.forEach(({ wallet, kept }, w) => {
       const facts = this.facts.get(wallet);
-      if (!facts) return;
-      facts.unlisted = new Map();
-      facts.unlistedOldestMs = new Map();
-      specs.forEach((spec, s) => {
-        const key = tallyKey(spec);
-        const read = counted[w * specs.length + s] ?? { ...NO_MOVEMENTS, oldestAt: null };
-        if (!kept) {
-          facts.unlisted?.set(key, read);
-          facts.unlistedOldestMs?.set(key, read.oldestAt?.getTime() ?? Infinity);
-          return;
-        }
-        const left = subtractTallies(countedTally(kept.counts, spec), read);
-        facts.unlisted?.set(key, left);
-        // What is left was created at or after the slice's end: an empty slice moves the bound up to it;
-        // after a slice that let go of something, exactly when the oldest left was created is not read.
-        const sliceEnd = slidRange(spec, kept.asOf, now).before.getTime();
-        const oldest = read.count === 0 ? Math.max(kept.oldestMs.get(key) ?? -Infinity, sliceEnd) : sliceEnd;
-        facts.unlistedOldestMs?.set(key, left.count === 0 ? Infinity : oldest);
-      });
+      if (facts) setUnlistedCounts(facts, specs, kept, counted, w * specs.length, now);
     });
-  }
-
-  /** What committed before the batch and the lists do not hold, for one spec (none for a listed wallet). */
-  private unlisted(facts: WalletFacts | undefined, spec: TallySpec): MovementTally {
-    return facts?.unlisted ? countedTally(facts.unlisted, spec) : NO_MOVEMENTS;
   }
 
   /**
@@ -331,53 +284,10 @@ export class AmlBatchMonitor {
   remember(store: object, sumsAfter: (walletId: string) => AccountSums | undefined, now: Date): void {
     const cache = activityCacheOf(store);
     for (const [wallet, facts] of this.facts) {
-      const since = now.getTime() - facts.windowSeconds * 1_000;
-      const outgoing = facts.outgoing.filter((m) => m.at.getTime() >= since);
-      const incoming = facts.incoming.filter((m) => m.at.getTime() >= since);
-      const destinations = new Map(
-        [...facts.destinations]
-          .slice(-AML_ACTIVITY_CACHE_DESTINATIONS_MAX)
-          .map(([json, d]) => [json, { key: d.key, known: d.known || facts.paid.has(d.key) }]),
-      );
-      const kept: CachedActivity = {
-        sumsKey: sumsKeyOf(sumsAfter(wallet)),
-        windowSeconds: facts.windowSeconds,
-        outgoing,
-        incoming,
-        destinations,
-      };
-      if (
-        facts.unlisted ||
-        outgoing.length > AML_HISTORY_TRANSFERS_MAX ||
-        incoming.length > AML_HISTORY_TRANSFERS_MAX
-      ) {
-        // Busy (or made busy by this batch): kept as counts as of now, the lists folded into them.
-        const { specs, key: keyOfSpecs } = this.tallySpecsOf(facts.organizationId);
-        kept.outgoing = [];
-        kept.incoming = [];
-        kept.tallies = {
-          specsKey: keyOfSpecs,
-          asOf: now,
-          oldestMs: new Map(
-            specs.map((spec) => [
-              tallyKey(spec),
-              Math.min(
-                oldestListedMs(spec.direction === 'outgoing' ? outgoing : incoming, now, spec),
-                facts.unlisted ? (facts.unlistedOldestMs?.get(tallyKey(spec)) ?? -Infinity) : Infinity,
-              ),
-            ]),
-          ),
-          counts: new Map(
-            specs.map((spec) => [
-              tallyKey(spec),
-              addTallies(
-                tallyList(spec.direction === 'outgoing' ? outgoing : incoming, now, spec),
-                this.unlisted(facts, spec),
-              ),
-            ]),
-          ),
-        };
-      }
+      const kept = listedActivity(facts, sumsKeyOf(sumsAfter(wallet)), now);
+      // Busy (or made busy by this batch): kept as counts as of now, the lists folded into them.
+      if (keptAsCounts(facts, kept))
+        foldIntoCounts(kept, facts, this.tallySpecsOf(facts.organizationId), now);
       cache.set(wallet, kept);
     }
   }
@@ -397,7 +307,7 @@ export class AmlBatchMonitor {
         at: now,
         recentOutgoing: facts?.outgoing ?? [],
         recentIncoming: facts?.incoming ?? [],
-        unlisted: facts?.unlisted ? (spec) => this.unlisted(facts, spec) : undefined,
+        unlisted: facts?.unlisted ? (spec) => unlistedTally(facts, spec) : undefined,
         counterpartyKnown: key !== undefined && (facts?.paid.has(key) ?? false),
       }),
     };
@@ -414,7 +324,7 @@ export class AmlBatchMonitor {
   outgoingWithin(command: MonitoredTransfer, windowSeconds: number, now: Date): MovementTally {
     const facts = this.facts.get(command.debitAccountId);
     const spec: TallySpec = { direction: 'outgoing', windowSeconds };
-    return addTallies(tallyList(facts?.outgoing ?? [], now, spec), this.unlisted(facts, spec));
+    return addTallies(tallyList(facts?.outgoing ?? [], now, spec), unlistedTally(facts, spec));
   }
 
   /** Adds an accepted transfer to what later commands of the batch see. */
@@ -429,4 +339,14 @@ export class AmlBatchMonitor {
     const receiving = credited === null ? undefined : this.facts.get(credited);
     receiving?.incoming.unshift({ amountMinor: transfer.amountMinor, at: now });
   }
+}
+
+/** The list kept under a key, started empty when there is none yet. */
+function listIn<T>(lists: Map<string, T[]>, key: string): T[] {
+  let list = lists.get(key);
+  if (!list) {
+    list = [];
+    lists.set(key, list);
+  }
+  return list;
 }

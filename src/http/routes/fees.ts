@@ -10,7 +10,8 @@ import {
   listVersions,
   updateFeeSchedule,
 } from '../../app/fees.ts';
-import { type CreateTransferRequest, quoteTransfer, type TransferQuote } from '../../app/transfers.ts';
+import type { CreateTransferRequest } from '../../app/transferRequests.ts';
+import { quoteTransfer, type TransferQuote } from '../../app/transfers.ts';
 import { type FeeSchedule, feeRuleJson } from '../../domain/fees.ts';
 import { formatAmount } from '../../domain/money.ts';
 import { principalOf, requestActor } from '../auth.ts';

@@ -1,7 +1,7 @@
 /** Sandbox-only routes that drive transfers as if the rail had answered. Not registered in production. */
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../app/deps.ts';
-import { applyStatusChange, lockTransfer } from '../../app/transfers.ts';
+import { applyStatusChange, lockTransfer } from '../../app/transferStatusChanges.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import type { TransferStatus } from '../../domain/transfers.ts';
 import { presentTransfer } from '../presenters.ts';

@@ -4,13 +4,9 @@ import { actorIdOf } from '../../app/apiKeyAuthentication.ts';
 import type { Deps } from '../../app/deps.ts';
 import { settleOutcome } from '../../app/idempotency.ts';
 import type { LedgerWriter } from '../../app/posting/writer.ts';
-import {
-  type CreateTransferRequest,
-  cancelTransfer,
-  createTransfer,
-  getTransfer,
-  listTransfers,
-} from '../../app/transfers.ts';
+import type { CreateTransferRequest } from '../../app/transferRequests.ts';
+import { cancelTransfer } from '../../app/transferStatusChanges.ts';
+import { createTransfer, getTransfer, listTransfers } from '../../app/transfers.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import { TRANSFER_STATUSES, type TransferStatus } from '../../domain/transfers.ts';
 import { principalOf, requestActor } from '../auth.ts';

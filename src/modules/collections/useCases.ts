@@ -7,7 +7,7 @@
 
 import type { Deps } from '../../app/deps.ts';
 import { newEvent, recordEvents } from '../../app/events.ts';
-import { creditFromRail, fundWallet } from '../../app/transfers.ts';
+import { creditFromRail, fundWallet } from '../../app/railCredits.ts';
 import { PHONE_PATTERN } from '../../domain/customers.ts';
 import { AppError, resourceMissing, validationError } from '../../domain/errors.ts';
 import { numberSourceOf } from '../../domain/jsonNumbers.ts';

@@ -7,7 +7,8 @@
 
 import type { Deps } from '../../../app/deps.ts';
 import { recordEvents } from '../../../app/events.ts';
-import type { ChunkResult, LedgerWriter, TransferCommand } from '../../../app/posting/writer.ts';
+import type { LedgerWriter } from '../../../app/posting/writer.ts';
+import type { ChunkResult, TransferCommand } from '../../../app/posting/writerCommands.ts';
 import { prepareTransfer } from '../../../app/transfers.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { requestFingerprint } from '../../../domain/idempotency.ts';

@@ -6,7 +6,7 @@
 import type { Deps } from '../../../app/deps.ts';
 import { recordEvents } from '../../../app/events.ts';
 import { currentFeeScheduleIn } from '../../../app/fees.ts';
-import { checkTransferRequest } from '../../../app/transfers.ts';
+import { checkTransferRequest } from '../../../app/transferRequests.ts';
 import { AppError, type FieldError, resourceMissing, validationError } from '../../../domain/errors.ts';
 import { decideFee, type FeeSchedule } from '../../../domain/fees.ts';
 import type { Metadata } from '../../../domain/metadata.ts';

@@ -5,7 +5,7 @@
  */
 
 import type { Deps } from '../../../app/deps.ts';
-import { applyStatusChange } from '../../../app/transfers.ts';
+import { applyStatusChange } from '../../../app/transferStatusChanges.ts';
 import type { Transfer } from '../../../domain/transferRecord.ts';
 import type { CallbackReport } from '../../../rails/partner.ts';
 import {

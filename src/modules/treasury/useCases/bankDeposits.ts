@@ -8,7 +8,7 @@
 
 import type { Deps } from '../../../app/deps.ts';
 import { newEvent, recordEvents } from '../../../app/events.ts';
-import { creditFromRail } from '../../../app/transfers.ts';
+import { creditFromRail } from '../../../app/railCredits.ts';
 import { isValidAccountNumber, isValidVirtualAccountReference } from '../../../domain/digitalAccounts.ts';
 import { AppError, type FieldError } from '../../../domain/errors.ts';
 import { type Currency, checkSingleAmount, isCurrency, parseAmount } from '../../../domain/money.ts';

@@ -7,7 +7,7 @@
 
 import type { Deps } from '../../../app/deps.ts';
 import { newEvent, recordEvents } from '../../../app/events.ts';
-import { lockTransfer } from '../../../app/transfers.ts';
+import { lockTransfer } from '../../../app/transferStatusChanges.ts';
 import { resourceMissing } from '../../../domain/errors.ts';
 import type { EventRecord } from '../../../domain/events.ts';
 import { formatAmount } from '../../../domain/money.ts';

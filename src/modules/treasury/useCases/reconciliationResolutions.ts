@@ -7,7 +7,7 @@
 import type { Deps } from '../../../app/deps.ts';
 import { recordEvents } from '../../../app/events.ts';
 import { appendEvidence } from '../../../app/evidence.ts';
-import { applyStatusChange, lockTransfer } from '../../../app/transfers.ts';
+import { applyStatusChange, lockTransfer } from '../../../app/transferStatusChanges.ts';
 import { AppError, resourceMissing, validationError } from '../../../domain/errors.ts';
 import type { EventRecord } from '../../../domain/events.ts';
 import type { EvidenceActor } from '../../../domain/evidence.ts';

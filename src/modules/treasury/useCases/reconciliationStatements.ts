@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import type { Deps } from '../../../app/deps.ts';
 import { newEvent, recordEvents } from '../../../app/events.ts';
-import { applyStatusChange, lockTransfer } from '../../../app/transfers.ts';
+import { applyStatusChange, lockTransfer } from '../../../app/transferStatusChanges.ts';
 import { DAY_MS } from '../../../domain/days.ts';
 import { AppError, resourceMissing, validationError } from '../../../domain/errors.ts';
 import type { EventRecord } from '../../../domain/events.ts';

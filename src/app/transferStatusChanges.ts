@@ -1,0 +1,362 @@
+/**
+ * A transfer's status changes: each one through the one transition function, with its ledger effect (settle
+ * posts the hold, fail and cancel void it, return reverses a settled transfer), and money that waited passed
+ * through the release gate again first. A cancel on request is one such change.
+ */
+import { limitBasisOf, limitPeriods } from '../domain/decisions/limits.ts';
+import { evaluatePolicy, type PolicyDecision } from '../domain/decisions/policies.ts';
+import { AppError, resourceMissing, validationError } from '../domain/errors.ts';
+import type { EvidenceActor, EvidenceDraft, EvidenceValue } from '../domain/evidence.ts';
+import { effectiveRiskLevel } from '../domain/risk.ts';
+import { feeOf, type Transfer } from '../domain/transferRecord.ts';
+import {
+  type Destination,
+  type LedgerState,
+  releasedMovement,
+  type TransferStatus,
+  transition,
+} from '../domain/transfers.ts';
+import {
+  ensureSystemAccount,
+  findOpenHold,
+  type JournalEntry,
+  PostingSession,
+  postEntry,
+  postHoldPostings,
+  reversalPostings,
+  voidHoldPostings,
+} from '../modules/ledger/index.ts';
+import { type Customer, findCustomer } from '../store/repositories/customers.ts';
+import { releaseLimitUsage } from '../store/repositories/limitUsage.ts';
+import { findCurrentPolicy } from '../store/repositories/policies.ts';
+import { findTransfer, saveTransfer } from '../store/repositories/transfers.ts';
+import { findWallet } from '../store/repositories/wallets.ts';
+import type { Queryable } from '../store/store.ts';
+import { cancelApprovalOf } from './approvals.ts';
+import type { Deps } from './deps.ts';
+import { recordEvents, statusEvent } from './events.ts';
+import { appendEvidence, SYSTEM_ACTOR } from './evidence.ts';
+import { feeIncomeAccount } from './fees.ts';
+import { LimitGuard } from './posting/limitGuard.ts';
+import { PilotCapGuard, releasePilotCap } from './posting/pilotCapGuard.ts';
+
+export interface StatusChange {
+  to: TransferStatus;
+  failureCode?: string | undefined;
+  reason?: string | undefined;
+  /** When the rail should be asked again; null takes the transfer off the rail queue. */
+  nextRailCheckAt?: Date | null | undefined;
+  railReference?: string | undefined;
+  /** The approval it now waits for. */
+  approvalId?: string | undefined;
+}
+
+/**
+ * Moves a locked transfer to a new status through the one transition function, with its ledger effect:
+ * settle posts the hold, fail and cancel void it, return reverses a settled transfer. Writes the
+ * transfer, entries, account sums and the event in the caller's transaction.
+ */
+export async function applyStatusChange(
+  tx: Queryable,
+  deps: Deps,
+  transfer: Transfer,
+  requested: StatusChange,
+): Promise<Transfer> {
+  const { change, refused } = await passReleaseGate(tx, deps, transfer, requested);
+  const to = transition(transfer.status, change.to);
+  const now = deps.now();
+  let ledgerState = transfer.ledgerState;
+  let entry: JournalEntry | undefined;
+  if (to === 'settled' || to === 'failed' || to === 'canceled' || to === 'rejected' || to === 'expired') {
+    const closing = await holdClosingEntry(tx, deps, transfer, to === 'settled', now);
+    if (closing) {
+      entry = closing.entry;
+      ledgerState = closing.ledgerState;
+    }
+  } else if (to === 'returned') {
+    entry = await returnEntry(tx, deps, transfer, now);
+  }
+  if (entry) await postEntry(tx, entry, now, to === 'returned' ? 'return' : 'change');
+  // A transfer that moved no money gives its amount back to its customer's tier limits.
+  if (
+    (to === 'failed' || to === 'canceled' || to === 'rejected' || to === 'expired') &&
+    transfer.sourceWalletId
+  ) {
+    await giveBackLimits(tx, deps, transfer, transfer.sourceWalletId);
+  }
+
+  const updated = changedTransfer(transfer, to, ledgerState, change, now);
+  await saveTransfer(tx, updated);
+  await recordEvents(tx, deps, statusEvent(deps, updated, now));
+  // Evidence last: the chain head is the last lock a money movement takes (src/store/lockOrder.ts).
+  if (refused) await appendEvidence(tx, deps, [refused]);
+  return updated;
+}
+
+/** The entry that posts (settle) or voids (any other end) a transfer's open hold; undefined without one. */
+async function holdClosingEntry(
+  tx: Queryable,
+  deps: Deps,
+  transfer: Transfer,
+  settle: boolean,
+  now: Date,
+): Promise<{ entry: JournalEntry; ledgerState: LedgerState } | undefined> {
+  const hold = await findOpenHold(tx, transfer.id);
+  if (!hold) return undefined;
+  const entry: JournalEntry = {
+    id: deps.newId('journalEntry'),
+    organizationId: transfer.organizationId,
+    transferId: transfer.id,
+    kind: settle ? 'post' : 'void',
+    holdEntryId: hold.id,
+    createdAt: now,
+    postings: settle ? postHoldPostings(hold.postings) : voidHoldPostings(hold.postings),
+  };
+  return { entry, ledgerState: settle ? 'posted' : 'voided' };
+}
+
+/** The reversal of a returned transfer. */
+async function returnEntry(tx: Queryable, deps: Deps, transfer: Transfer, now: Date): Promise<JournalEntry> {
+  const walletId = transfer.sourceWalletId;
+  if (!walletId) throw validationError('id', 'only outbound transfers can be returned', 'not_returnable');
+  // A return gives the money back: the rail (or the destination wallet) pays the source wallet again, and
+  // the fee comes back with it (docs/FEES.md). Only a rail transfer touches the rail's clearing account,
+  // so only it may create one.
+  const from =
+    transfer.destinationWalletId ??
+    (await ensureSystemAccount(tx, {
+      id: deps.newId('ledgerAccount'),
+      organizationId: transfer.organizationId,
+      kind: 'rail_clearing',
+      rail: transfer.rail,
+      currency: transfer.currency,
+      now,
+    }));
+  return {
+    id: deps.newId('journalEntry'),
+    organizationId: transfer.organizationId,
+    transferId: transfer.id,
+    kind: 'reversal',
+    holdEntryId: null,
+    createdAt: now,
+    postings: reversalPostings(
+      from,
+      walletId,
+      transfer.amountMinor,
+      transfer.currency,
+      feeOf(transfer) > 0n
+        ? {
+            accountId: await feeIncomeAccount(deps, tx, transfer.organizationId, transfer.currency),
+            amountMinor: feeOf(transfer),
+          }
+        : undefined,
+    ),
+  };
+}
+
+/** Gives a transfer that moved no money back to its wallet's tier limits and a pilot's caps. */
+async function giveBackLimits(tx: Queryable, deps: Deps, transfer: Transfer, sourceWalletId: string) {
+  // Counted at its limit basis (a stablecoin at its USD equivalent), so given back the same way.
+  const basis = limitBasisOf(transfer.currency, transfer.amountMinor);
+  if (basis) {
+    await releaseLimitUsage(
+      tx,
+      sourceWalletId,
+      basis.currency,
+      basis.amountMinor,
+      limitPeriods(transfer.createdAt),
+    );
+  }
+  await releasePilotCap(tx, deps, transfer);
+}
+
+/** The transfer as the change leaves it: its status, ledger state, reason and the time of the change. */
+function changedTransfer(
+  transfer: Transfer,
+  to: TransferStatus,
+  ledgerState: LedgerState,
+  change: StatusChange,
+  now: Date,
+): Transfer {
+  return {
+    ...transfer,
+    status: to,
+    ledgerState,
+    failureCode: change.failureCode ?? (to === 'failed' ? 'rail_error' : transfer.failureCode),
+    statusReason: change.reason ?? null,
+    railReference: change.railReference ?? transfer.railReference,
+    approvalId: change.approvalId ?? transfer.approvalId,
+    nextRailCheckAt: change.nextRailCheckAt === undefined ? null : change.nextRailCheckAt,
+    updatedAt: now,
+    processingAt: to === 'processing' ? now : transfer.processingAt,
+    settledAt: to === 'settled' ? now : transfer.settledAt,
+    failedAt: to === 'failed' ? now : transfer.failedAt,
+    canceledAt: to === 'canceled' ? now : transfer.canceledAt,
+    returnedAt: to === 'returned' ? now : transfer.returnedAt,
+  };
+}
+
+/** Why money that waited may not move now: the failure code, the status reason, and the evidence's details. */
+interface GateRefusal {
+  code: string;
+  reason: string;
+  data: Record<string, EvidenceValue>;
+}
+
+/**
+ * A change that moves money which waited (out of an approval or a review, to the rail, to settled) passes the
+ * posting module's release gate over the transfer's wallets as locked now; one let go after an approval or a
+ * review is also decided again by a newer policy version in force, its customer's tier limit and a pilot's
+ * caps as they stand now. One that no longer passes becomes a failure with the code a new transfer would get
+ * (`wallet_not_active`, `policy_denied`, `limit_exceeded`, `pilot_cap_exceeded`): its hold is voided and its limits given back by that same
+ * change, once, `transfer.failed` is emitted, and the refusal is recorded as `transfer.release` evidence.
+ */
+async function passReleaseGate(
+  tx: Queryable,
+  deps: Deps,
+  transfer: Transfer,
+  change: StatusChange,
+): Promise<{ change: StatusChange; refused?: EvidenceDraft }> {
+  const movement = releasedMovement(transfer.status, change.to);
+  if (!movement) return { change };
+  const wallets = { source: transfer.sourceWalletId, destination: transfer.destinationWalletId };
+  const gate = new PostingSession(tx);
+  await gate.lock([wallets.source, wallets.destination].filter((id): id is string => id !== null));
+  // An inbound transfer waits only when it arrived for a frozen wallet and was held for review: what moves
+  // it on is an operator clearing that review.
+  const decision = gate.release(movement, wallets, {
+    inboundClearedByReview: transfer.direction === 'inbound',
+  });
+  let refusal: GateRefusal | undefined;
+  if (decision.outcome === 'refuse') {
+    refusal = {
+      code: decision.refusal.code,
+      reason: `${decision.side}_${decision.refusal.code}`,
+      data: { wallet_id: decision.refusal.accountId, side: decision.side },
+    };
+  } else if (
+    (movement === 'transfer_approval' || movement === 'transfer_review') &&
+    transfer.direction === 'outbound' &&
+    transfer.sourceWalletId
+  ) {
+    refusal = await decideAgainNow(tx, deps, transfer, transfer.sourceWalletId);
+  }
+  if (!refusal) return { change };
+  return {
+    change: { to: 'failed', failureCode: refusal.code, reason: refusal.reason, nextRailCheckAt: null },
+    refused: {
+      organizationId: transfer.organizationId,
+      kind: 'transfer.release',
+      actor: SYSTEM_ACTOR,
+      transferId: transfer.id,
+      walletId: transfer.sourceWalletId ?? transfer.destinationWalletId ?? undefined,
+      data: {
+        movement,
+        outcome: 'refused',
+        failure_code: refusal.code,
+        from_status: transfer.status,
+        decided_under: transfer.authorization
+          ? { policy_version: transfer.authorization.policyVersion, rule: transfer.authorization.rule }
+          : null,
+        ...refusal.data,
+      },
+    },
+  };
+}
+
+/**
+ * An outbound transfer let go after an approval or a review, decided again as things stand now: a newer
+ * policy version in force, its customer's tier limit, a pilot's caps. Undefined when it still passes.
+ */
+async function decideAgainNow(
+  tx: Queryable,
+  deps: Deps,
+  transfer: Transfer,
+  sourceWalletId: string,
+): Promise<GateRefusal | undefined> {
+  const wallet = await findWallet(tx, transfer.organizationId, sourceWalletId);
+  const customer = wallet && (await findCustomer(tx, transfer.organizationId, wallet.ownerId));
+  const denied = await policyInForceDenies(tx, transfer, customer);
+  const overLimit =
+    !denied && wallet
+      ? ((await LimitGuard.recheck(tx, { transfer, sourceCustomerId: wallet.ownerId }, transfer.createdAt)) ??
+        (await PilotCapGuard.recheck(tx, deps.pilotCaps, transfer)))
+      : undefined;
+  if (denied) {
+    return {
+      code: 'policy_denied',
+      reason: 'policy_denied',
+      data: { policy_version: denied.policyVersion, rule: denied.rule, matched: denied.matched },
+    };
+  }
+  if (overLimit) {
+    return {
+      code: overLimit.code,
+      reason: overLimit.code,
+      data: { detail: overLimit.detail, ...overLimit.extensions },
+    };
+  }
+  return undefined;
+}
+
+/**
+ * The decision of the authorization policy in force now, when a newer version than the one that decided the
+ * transfer has come into force and it denies the transfer; undefined otherwise. Facts that need the wallet's
+ * history (counterparty, aggregates) were decided when the transfer was created and are not counted again:
+ * a rule that needs them does not match here.
+ */
+async function policyInForceDenies(
+  tx: Queryable,
+  transfer: Transfer,
+  customer: Customer | undefined,
+): Promise<PolicyDecision | undefined> {
+  const { authorization, sourceWalletId } = transfer;
+  if (!authorization || !sourceWalletId) return undefined;
+  const policy = await findCurrentPolicy(tx, transfer.organizationId);
+  if (!policy || policy.version === authorization.policyVersion) return undefined;
+  const decision = evaluatePolicy(policy, {
+    operation: 'transfer',
+    facts: {
+      amountMinor: transfer.amountMinor,
+      currency: transfer.currency,
+      rail: transfer.rail,
+      destinationType: (transfer.destination as Destination).type,
+      sourceWalletId,
+      kycStatus: customer?.kycStatus,
+      riskLevel: customer ? effectiveRiskLevel(customer, customer.riskOverride) : undefined,
+    },
+  });
+  return decision.decision === 'deny' ? decision : undefined;
+}
+
+/** Loads and locks a transfer for a status change, or 404s. */
+export async function lockTransfer(tx: Queryable, organizationId: string, id: string): Promise<Transfer> {
+  const transfer = await findTransfer(tx, organizationId, id, { forUpdate: true });
+  if (!transfer) throw resourceMissing('transfer', id);
+  return transfer;
+}
+
+export async function cancelTransfer(
+  tx: Queryable,
+  deps: Deps,
+  organizationId: string,
+  id: string,
+  actor: EvidenceActor = SYSTEM_ACTOR,
+): Promise<Transfer> {
+  const transfer = await lockTransfer(tx, organizationId, id);
+  if (transfer.status !== 'pending' && transfer.status !== 'pending_approval') {
+    throw new AppError({
+      status: 409,
+      code: 'invalid_state_transition',
+      title: 'Too late to cancel',
+      detail: `A ${transfer.status} transfer has been handed to the rail (or finished) and can no longer be canceled.`,
+    });
+  }
+  const canceled = await applyStatusChange(tx, deps, transfer, {
+    to: 'canceled',
+    reason: 'canceled_by_request',
+  });
+  // After the hold is released: the approval's evidence takes the chain head, the last lock of the order.
+  if (transfer.status === 'pending_approval') await cancelApprovalOf(tx, deps, transfer.id, actor);
+  return canceled;
+}
