@@ -52,7 +52,7 @@ function destinationVariant(
 const accountText = (what: string) => `${what}: 1-34 letters, digits, spaces or dashes.`;
 
 /**
- * Each destination type's fields, as src/app/transfers.ts checks them. The examples are accepted by the
+ * Each destination type's fields, as src/app/transferRequests.ts checks them. The examples are accepted by the
  * sandbox (test/openapi.test.ts sends each one).
  */
 const DESTINATION_VARIANTS: Record<DestinationType, { name: string; schema: object }> = {
