@@ -20,6 +20,23 @@
 
 import { countedTally, NO_MOVEMENTS, tallyKey, windowRange } from '../domain/activityTally.ts';
 import {
+  amountWithinBand,
+  CONVERSION_QUOTE_TTL_MS,
+  CONVERSION_RATE_BAND_BPS_DEFAULT,
+  CONVERSION_RATES_MAX,
+  type Conversion,
+  type ConversionQuote,
+  type ConversionRateEntry,
+  conversionDirection,
+  convertAmount,
+  decideRateChange,
+  parseConversionRate,
+  type RateChangeDecision,
+  rateChangesRequiringApproval,
+  roundTripGain,
+  SANDBOX_DEFAULT_CONVERSION_RATES,
+} from '../domain/conversions.ts';
+import {
   AML_HISTORY_TRANSFERS_MAX,
   type AmlRule,
   amlHistoryWindowSeconds,
@@ -38,23 +55,6 @@ import { isId } from '../domain/ids.ts';
 import { type Currency, checkSingleAmount, formatAmount, isCurrency, parseAmount } from '../domain/money.ts';
 import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
 import {
-  amountWithinBand,
-  CONVERSION_QUOTE_TTL_MS,
-  CONVERSION_RATE_BAND_BPS_DEFAULT,
-  CONVERSION_RATES_MAX,
-  type Conversion,
-  type ConversionQuote,
-  type ConversionRateEntry,
-  conversionDirection,
-  convertAmount,
-  decideRateChange,
-  parseConversionRate,
-  type RateChangeDecision,
-  rateChangesRequiringApproval,
-  roundTripGain,
-  SANDBOX_DEFAULT_CONVERSION_RATES,
-} from '../domain/stablecoins.ts';
-import {
   directPostings,
   ensureSystemAccount,
   guardMovementSource,
@@ -63,21 +63,21 @@ import {
   transferPostings,
 } from '../modules/ledger/index.ts';
 import {
-  type ConversionRateVersion,
-  findConversion,
   findConversionQuote,
-  findConversionRate,
-  insertConversion,
   insertConversionQuote,
+  markQuoteExecuted,
+} from '../store/repositories/conversionQuotes.ts';
+import {
+  type ConversionRateVersion,
+  findConversionRate,
   insertConversionRatesIfNone,
   insertConversionRateVersions,
   listConversionRates,
-  listConversions,
-  markQuoteExecuted,
   pairsWithRateHistory,
   replaceConversionRates,
   type StoredConversionRate,
-} from '../store/repositories/stablecoins.ts';
+} from '../store/repositories/conversionRates.ts';
+import { findConversion, insertConversion, listConversions } from '../store/repositories/conversions.ts';
 import { readWalletActivity, tallyWalletActivity } from '../store/repositories/walletActivity.ts';
 import { findWallets } from '../store/repositories/wallets.ts';
 import type { Queryable } from '../store/store.ts';
@@ -91,7 +91,7 @@ import { LimitGuard } from './posting/limitGuard.ts';
 import { requireProduct } from './products.ts';
 
 // Record types the HTTP edge presents, given through the use case layer (src/http never imports the store).
-export type { StoredConversionRate } from '../store/repositories/stablecoins.ts';
+export type { StoredConversionRate } from '../store/repositories/conversionRates.ts';
 
 const isAsset = (c: Currency) => isDigitalAsset(c);
 

@@ -44,19 +44,21 @@ import {
 } from '../domain/stablecoins.ts';
 import type { Wallet } from '../domain/wallets.ts';
 import { findCustomer } from '../store/repositories/customers.ts';
-import { findEvidenceRecord } from '../store/repositories/evidence.ts';
-import { insertReviewCases } from '../store/repositories/reviews.ts';
+import {
+  findDepositAddressByAddress,
+  insertDepositAddressIfAbsent,
+  listDepositAddresses,
+} from '../store/repositories/depositAddresses.ts';
 import {
   findDeposit,
-  findDepositAddressByAddress,
   findDepositByChainTransfer,
-  insertDepositAddressIfAbsent,
   insertDepositIfNew,
-  listDepositAddresses,
   listDeposits,
   lockPendingDeposits,
   saveDeposit,
-} from '../store/repositories/stablecoins.ts';
+} from '../store/repositories/deposits.ts';
+import { findEvidenceRecord } from '../store/repositories/evidence.ts';
+import { insertReviewCases } from '../store/repositories/reviews.ts';
 import { findVerifiedCountry } from '../store/repositories/verifications.ts';
 import { findWallet } from '../store/repositories/wallets.ts';
 import type { Queryable } from '../store/store.ts';

@@ -13,9 +13,9 @@ import {
 } from '../../../app/conversions.ts';
 import type { Deps } from '../../../app/deps.ts';
 import { failureResult } from '../../../app/idempotency.ts';
+import { CONVERSION_QUOTE_TTL_MS } from '../../../domain/conversions.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { numberSourceOf } from '../../../domain/jsonNumbers.ts';
-import { CONVERSION_QUOTE_TTL_MS } from '../../../domain/stablecoins.ts';
 import { principalOf } from '../../auth.ts';
 import type { ListQuery } from '../../presenters.ts';
 import {
