@@ -1,15 +1,12 @@
 /** Conversions between fiat and stablecoins (mint and redeem): quoted, then a quote executed; both read back. */
 import type { FastifyInstance } from 'fastify';
 import { actorIdOf } from '../../../app/apiKeys.ts';
+import { createQuote, getQuote, prepareQuote, type QuoteInput } from '../../../app/conversionQuotes.ts';
 import {
-  createQuote,
   executeQuote,
   getConversion,
-  getQuote,
   listOrganizationConversions,
   prepareConversion,
-  prepareQuote,
-  type QuoteInput,
 } from '../../../app/conversions.ts';
 import type { Deps } from '../../../app/deps.ts';
 import { failureResult } from '../../../app/idempotency.ts';

@@ -1,5 +1,5 @@
 /** Stablecoins' records in their wire form (the schemas in schemas.ts). */
-import type { StoredConversionRate } from '../../../app/conversions.ts';
+import type { StoredConversionRate } from '../../../app/conversionRates.ts';
 import type { Conversion, ConversionQuote } from '../../../domain/conversions.ts';
 import { formatAmount } from '../../../domain/money.ts';
 import type { Deposit, DepositAddress } from '../../../domain/stablecoins.ts';
