@@ -2,11 +2,11 @@
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { ENVIRONMENTS, type Environment, isLiveEnvironment, parseApiKey } from './domain/apiKeys.ts';
+import { CONVERSION_RATE_BAND_BPS_DEFAULT, CONVERSION_RATE_BAND_BPS_MAX } from './domain/conversions.ts';
 import type { PilotCaps } from './domain/decisions/pilotCaps.ts';
 import { type Currency, isCurrency, parseAmount } from './domain/money.ts';
 import type { TokenBucket } from './domain/rateLimits.ts';
 import { MASTER_KEY_BYTES, parseMasterKey } from './domain/sealing.ts';
-import { CONVERSION_RATE_BAND_BPS_DEFAULT, CONVERSION_RATE_BAND_BPS_MAX } from './domain/stablecoins.ts';
 
 import {
   parseRetrySchedule,

@@ -1,5 +1,6 @@
 /** Event types, payloads and the envelope (the spec's section 2.4, spelling 1: snake_case). */
 import type { Environment } from './apiKeys.ts';
+import { CONVERSION_EVENT_TYPES } from './conversions.ts';
 import { formatAmount } from './money.ts';
 import {
   PAYLOAD_VERSION_LATEST,
@@ -7,7 +8,7 @@ import {
   productOfEvent,
   renderPayloadVersion,
 } from './payloadVersions.ts';
-import { CONVERSION_EVENT_TYPES, DEPOSIT_EVENT_TYPES } from './stablecoins.ts';
+import { DEPOSIT_EVENT_TYPES } from './stablecoins.ts';
 import { feeOf, type Transfer } from './transferRecord.ts';
 import type { Wallet } from './wallets.ts';
 import { type PayloadFormat, toCamelCase } from './webhooks.ts';

@@ -10,7 +10,7 @@ import { decideDeposit } from '../app/deposits.ts';
 import type { Deps } from '../app/deps.ts';
 import { AppError } from '../domain/errors.ts';
 import type { Deposit } from '../domain/stablecoins.ts';
-import { claimDueDeposits, findDeposit, saveDeposit } from '../store/repositories/stablecoins.ts';
+import { claimDueDeposits, findDeposit, saveDeposit } from '../store/repositories/deposits.ts';
 import { type RailWorkerLog, stderrRailWorkerLog } from './railWorker.ts';
 
 export const DEPOSIT_WORKER_INTERVAL_MS = 500;

@@ -8,8 +8,6 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SANDBOX_ORGANIZATION_NAME } from '../../src/app/seed.ts';
-import { LIMIT_PEGS, limitBasisOf } from '../../src/domain/decisions/limits.ts';
-import { enabledProducts, productOfMovement } from '../../src/domain/organizationProfile.ts';
 import {
   amountWithinBand,
   CONVERSION_RATE_BAND_BPS_DEFAULT,
@@ -17,7 +15,9 @@ import {
   parseConversionRate,
   rateChangesRequiringApproval,
   roundTripGain,
-} from '../../src/domain/stablecoins.ts';
+} from '../../src/domain/conversions.ts';
+import { LIMIT_PEGS, limitBasisOf } from '../../src/domain/decisions/limits.ts';
+import { enabledProducts, productOfMovement } from '../../src/domain/organizationProfile.ts';
 import {
   api,
   BACKENDS,

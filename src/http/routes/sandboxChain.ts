@@ -11,7 +11,7 @@ import {
   recordChainDeposit,
   reorgSandboxDeposit,
   SANDBOX_CHAIN_ADVANCE_BLOCKS_MAX,
-} from '../../app/deposits.ts';
+} from '../../app/chainDeposits.ts';
 import type { Deps } from '../../app/deps.ts';
 import { getTravelRuleSettings } from '../../app/travelRule.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';

@@ -1,21 +1,18 @@
 /** Conversions between fiat and stablecoins (mint and redeem): quoted, then a quote executed; both read back. */
 import type { FastifyInstance } from 'fastify';
 import { actorIdOf } from '../../../app/apiKeyAuthentication.ts';
+import { createQuote, getQuote, prepareQuote, type QuoteInput } from '../../../app/conversionQuotes.ts';
 import {
-  createQuote,
   executeQuote,
   getConversion,
-  getQuote,
   listOrganizationConversions,
   prepareConversion,
-  prepareQuote,
-  type QuoteInput,
 } from '../../../app/conversions.ts';
 import type { Deps } from '../../../app/deps.ts';
 import { failureResult } from '../../../app/idempotency.ts';
+import { CONVERSION_QUOTE_TTL_MS } from '../../../domain/conversions.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { numberSourceOf } from '../../../domain/jsonNumbers.ts';
-import { CONVERSION_QUOTE_TTL_MS } from '../../../domain/stablecoins.ts';
 import { principalOf } from '../../auth.ts';
 import type { ListQuery } from '../../presenters.ts';
 import {

@@ -1,12 +1,11 @@
 /** Deposits in: a wallet's deposit address on a network (issued once, listed), and the deposits seen on chain. */
 import type { FastifyInstance } from 'fastify';
 import {
-  getDeposit,
   issueDepositAddress,
-  listOrganizationDeposits,
   prepareDepositAddress,
   walletDepositAddresses,
-} from '../../../app/deposits.ts';
+} from '../../../app/depositAddresses.ts';
+import { getDeposit, listOrganizationDeposits } from '../../../app/deposits.ts';
 import type { Deps } from '../../../app/deps.ts';
 import type { DigitalAssetNetwork } from '../../../domain/digitalAssets.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';

@@ -1,8 +1,8 @@
 /** The organization's conversion rates: read by any key, replaced whole by compliance (governed). */
 import type { FastifyInstance } from 'fastify';
-import { getConversionRates, putConversionRates } from '../../../app/conversions.ts';
+import { getConversionRates, putConversionRates } from '../../../app/conversionRates.ts';
 import type { Deps } from '../../../app/deps.ts';
-import { CONVERSION_RATES_MAX } from '../../../domain/stablecoins.ts';
+import { CONVERSION_RATES_MAX } from '../../../domain/conversions.ts';
 import { requestActor } from '../../auth.ts';
 import { WRITE_PROBLEMS } from '../../problems.ts';
 import {

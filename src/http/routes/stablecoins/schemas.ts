@@ -1,13 +1,16 @@
 /** Stablecoins on the wire: deposit addresses and deposits, conversion rates, quotes and conversions. */
+
+import {
+  CONVERSION_DIRECTIONS,
+  CONVERSION_QUOTE_STATUSES,
+  CONVERSION_QUOTE_TTL_MS,
+} from '../../../domain/conversions.ts';
 import { RATE_FRACTION_DIGITS_MAX, RATE_INTEGER_DIGITS_MAX } from '../../../domain/decisions/travelRule.ts';
 import { DIGITAL_ASSET_NETWORKS, DIGITAL_ASSETS } from '../../../domain/digitalAssets.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { SUPPORTED_CURRENCIES } from '../../../domain/money.ts';
 import {
   CHAIN_TRANSACTION_STATES,
-  CONVERSION_DIRECTIONS,
-  CONVERSION_QUOTE_STATUSES,
-  CONVERSION_QUOTE_TTL_MS,
   DEPOSIT_CONFIRMATIONS_REQUIRED,
   DEPOSIT_STATUSES,
 } from '../../../domain/stablecoins.ts';

@@ -1,0 +1,115 @@
+/**
+ * Deposit addresses: a stablecoin wallet's address on a network, issued on first request and the same one
+ * after. The sandbox issues them on its simulated chain; production refuses, as there is no custody
+ * provider to hold their keys and watch the chain yet.
+ */
+import {
+  DIGITAL_ASSET_NETWORKS,
+  type DigitalAssetNetwork,
+  isDigitalAsset,
+  isDigitalAssetNetwork,
+} from '../domain/digitalAssets.ts';
+import { AppError, resourceMissing, validationError } from '../domain/errors.ts';
+import { type DepositAddress, sandboxDepositAddress } from '../domain/stablecoins.ts';
+import {
+  insertDepositAddressIfAbsent,
+  listDepositAddresses,
+} from '../store/repositories/depositAddresses.ts';
+import { findWallet } from '../store/repositories/wallets.ts';
+import type { Queryable } from '../store/store.ts';
+import type { Deps } from './deps.ts';
+import { requireApprovedRoute } from './digitalAssetRoutes.ts';
+
+function custodyNotConfigured(): AppError {
+  return new AppError({
+    status: 422,
+    code: 'custody_not_configured',
+    title: 'No custody provider',
+    detail:
+      'Deposit addresses need a custody provider that holds the keys and watches the chain; none is configured in this deployment, so no address is issued. The sandbox issues addresses on its simulated chain.',
+    param: 'network',
+  });
+}
+
+/** The network a request names, or the 400 naming `param`. */
+export function requireNetwork(network: string, param: string): DigitalAssetNetwork {
+  if (!isDigitalAssetNetwork(network)) {
+    throw validationError(
+      param,
+      `${param} must be one of: ${DIGITAL_ASSET_NETWORKS.join(', ')}`,
+      'invalid_value',
+    );
+  }
+  return network;
+}
+
+/** A stablecoin wallet of the organization, or the 404 / 400 naming `param`. */
+async function stablecoinWallet(db: Queryable, organizationId: string, walletId: string, param: string) {
+  const wallet = await findWallet(db, organizationId, walletId);
+  if (!wallet) throw resourceMissing('wallet', walletId, param);
+  if (!isDigitalAsset(wallet.currency)) {
+    throw validationError(
+      param,
+      `wallet ${walletId} holds ${wallet.currency}; deposit addresses are for USDC and USDT wallets`,
+      'unsupported_currency',
+    );
+  }
+  return { wallet, asset: wallet.currency };
+}
+
+/**
+ * The checks of a new deposit address that read outside the transaction (the route, with the
+ * organization's defaults written on first use): the wallet holds a stablecoin, and its route on the
+ * network is enabled. Production refuses first: there is no custody provider to hold the address's keys.
+ */
+export async function prepareDepositAddress(
+  deps: Deps,
+  organizationId: string,
+  walletId: string,
+  network: string,
+): Promise<void> {
+  const checkedNetwork = requireNetwork(network, 'network');
+  if (deps.environment !== 'sandbox') throw custodyNotConfigured();
+  const { asset } = await stablecoinWallet(deps.store, organizationId, walletId, 'id');
+  await requireApprovedRoute(deps, organizationId, asset, checkedNetwork, 'network');
+}
+
+/** The wallet's address on the network, issued on first request (the same one after). */
+export async function issueDepositAddress(
+  tx: Queryable,
+  deps: Deps,
+  organizationId: string,
+  walletId: string,
+  network: DigitalAssetNetwork,
+): Promise<{ address: DepositAddress; created: boolean }> {
+  const { wallet, asset } = await stablecoinWallet(tx, organizationId, walletId, 'id');
+  if (wallet.status === 'closed') {
+    throw new AppError({
+      status: 409,
+      code: 'invalid_state_transition',
+      title: 'Wallet closed',
+      detail: `Wallet ${wallet.id} is closed: it receives nothing.`,
+    });
+  }
+  const candidate: DepositAddress = {
+    id: deps.newId('depositAddress'),
+    organizationId,
+    walletId,
+    asset,
+    network,
+    address: sandboxDepositAddress(walletId, network),
+    createdAt: deps.now(),
+  };
+  const address = await insertDepositAddressIfAbsent(tx, candidate);
+  return { address, created: address.id === candidate.id };
+}
+
+export async function walletDepositAddresses(
+  deps: Deps,
+  organizationId: string,
+  walletId: string,
+): Promise<DepositAddress[]> {
+  const wallet = await findWallet(deps.store, organizationId, walletId);
+  if (!wallet) throw resourceMissing('wallet', walletId);
+  return listDepositAddresses(deps.store, organizationId, walletId);
+}

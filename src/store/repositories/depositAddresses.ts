@@ -1,0 +1,67 @@
+/** Deposit addresses: a stablecoin wallet's address on each network, issued once. */
+import type { DigitalAsset, DigitalAssetNetwork } from '../../domain/digitalAssets.ts';
+import type { DepositAddress } from '../../domain/stablecoins.ts';
+import type { Queryable } from '../store.ts';
+import { toDate } from './rows.ts';
+
+const ADDRESS_COLUMNS = 'id, organization_id, wallet_id, asset, network, address, created_at';
+
+function addressFromRow(row: Record<string, unknown>): DepositAddress {
+  return {
+    id: String(row.id),
+    organizationId: String(row.organization_id),
+    walletId: String(row.wallet_id),
+    asset: row.asset as DigitalAsset,
+    network: row.network as DigitalAssetNetwork,
+    address: String(row.address),
+    createdAt: toDate(row.created_at),
+  };
+}
+
+/**
+ * Inserts the wallet's address on the network unless it has one; returns the one it has either way. No
+ * conflict target: a concurrent request for the same wallet and network collides on both unique indexes
+ * (the address is a function of the wallet and network), and either must end in the existing row.
+ */
+export async function insertDepositAddressIfAbsent(
+  db: Queryable,
+  a: DepositAddress,
+): Promise<DepositAddress> {
+  const [inserted] = await db.query(
+    `INSERT INTO deposit_addresses (${ADDRESS_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)
+     ON CONFLICT DO NOTHING RETURNING ${ADDRESS_COLUMNS}`,
+    [a.id, a.organizationId, a.walletId, a.asset, a.network, a.address, a.createdAt],
+  );
+  if (inserted) return addressFromRow(inserted);
+  const [existing] = await db.query(
+    `SELECT ${ADDRESS_COLUMNS} FROM deposit_addresses WHERE wallet_id = $1 AND network = $2`,
+    [a.walletId, a.network],
+  );
+  if (!existing) throw new Error('deposit address vanished after insert conflict');
+  return addressFromRow(existing);
+}
+
+export async function listDepositAddresses(
+  db: Queryable,
+  organizationId: string,
+  walletId: string,
+): Promise<DepositAddress[]> {
+  const rows = await db.query(
+    `SELECT ${ADDRESS_COLUMNS} FROM deposit_addresses WHERE organization_id = $1 AND wallet_id = $2 ORDER BY id`,
+    [organizationId, walletId],
+  );
+  return rows.map(addressFromRow);
+}
+
+/** The deposit address on a network, whichever organization holds it (the chain knows no organizations). */
+export async function findDepositAddressByAddress(
+  db: Queryable,
+  network: DigitalAssetNetwork,
+  address: string,
+): Promise<DepositAddress | undefined> {
+  const [row] = await db.query(
+    `SELECT ${ADDRESS_COLUMNS} FROM deposit_addresses WHERE network = $1 AND address = $2`,
+    [network, address],
+  );
+  return row && addressFromRow(row);
+}

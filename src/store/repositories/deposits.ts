@@ -1,0 +1,195 @@
+/** Stablecoin deposits seen on chain: recorded once per chain transfer, saved as they move, claimed by the deposit worker. */
+import type { DigitalAsset, DigitalAssetNetwork } from '../../domain/digitalAssets.ts';
+import { ID_PREFIXES } from '../../domain/ids.ts';
+import type { ChainTransactionState, Deposit, DepositStatus } from '../../domain/stablecoins.ts';
+import type { Queryable } from '../store.ts';
+import { claimDueRows, type KeysetFilter, listNewestFirst, toBigInt, toDate } from './rows.ts';
+
+const text = (v: unknown) => (v === null || v === undefined ? null : String(v));
+const date = (v: unknown) => (v === null || v === undefined ? null : toDate(v));
+const lock = (forUpdate: boolean | undefined) => (forUpdate ? ' FOR UPDATE' : '');
+
+const DEPOSIT_COLUMNS = `id, organization_id, wallet_id, deposit_address_id, asset, network, address, tx_hash, log_index,
+  amount_minor, confirmations, chain_state, required_confirmations, status, transfer_id, travel_rule_evidence_id,
+  travel_rule_required, next_check_at, created_at, updated_at, credited_at, reorged_at, travel_rule_received, held_at,
+  rejected_at`;
+
+function depositFromRow(row: Record<string, unknown>): Deposit {
+  return {
+    id: String(row.id),
+    organizationId: String(row.organization_id),
+    walletId: String(row.wallet_id),
+    depositAddressId: String(row.deposit_address_id),
+    asset: row.asset as DigitalAsset,
+    network: row.network as DigitalAssetNetwork,
+    address: String(row.address),
+    txHash: String(row.tx_hash),
+    logIndex: Number(row.log_index),
+    amountMinor: toBigInt(row.amount_minor),
+    confirmations: Number(row.confirmations),
+    chainState: row.chain_state as ChainTransactionState,
+    requiredConfirmations: Number(row.required_confirmations),
+    status: row.status as DepositStatus,
+    transferId: text(row.transfer_id),
+    travelRuleEvidenceId: text(row.travel_rule_evidence_id),
+    travelRuleRequired: row.travel_rule_required === null ? null : row.travel_rule_required === true,
+    nextCheckAt: date(row.next_check_at),
+    createdAt: toDate(row.created_at),
+    updatedAt: toDate(row.updated_at),
+    creditedAt: date(row.credited_at),
+    reorgedAt: date(row.reorged_at),
+    travelRuleReceived: row.travel_rule_received === null ? null : row.travel_rule_received === true,
+    heldAt: date(row.held_at),
+    rejectedAt: date(row.rejected_at),
+  };
+}
+
+/**
+ * Records a deposit unless the chain transfer (network, hash, log index) is already a live deposit: the
+ * unique index decides, so a notification repeated at the same moment in two processes records one.
+ * Returns the new deposit, or undefined when it was there already.
+ */
+export async function insertDepositIfNew(db: Queryable, d: Deposit): Promise<Deposit | undefined> {
+  const [row] = await db.query(
+    `INSERT INTO deposits (${DEPOSIT_COLUMNS})
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
+             $23, $24, $25)
+     ON CONFLICT (network, tx_hash, log_index) WHERE status <> 'reorged' DO NOTHING
+     RETURNING ${DEPOSIT_COLUMNS}`,
+    [
+      d.id,
+      d.organizationId,
+      d.walletId,
+      d.depositAddressId,
+      d.asset,
+      d.network,
+      d.address,
+      d.txHash,
+      d.logIndex,
+      d.amountMinor.toString(),
+      d.confirmations,
+      d.chainState,
+      d.requiredConfirmations,
+      d.status,
+      d.transferId,
+      d.travelRuleEvidenceId,
+      d.travelRuleRequired,
+      d.nextCheckAt,
+      d.createdAt,
+      d.updatedAt,
+      d.creditedAt,
+      d.reorgedAt,
+      d.travelRuleReceived,
+      d.heldAt,
+      d.rejectedAt,
+    ],
+  );
+  return row && depositFromRow(row);
+}
+
+export async function saveDeposit(db: Queryable, d: Deposit): Promise<void> {
+  await db.query(
+    `UPDATE deposits SET confirmations = $3, chain_state = $4, status = $5, transfer_id = $6, next_check_at = $7,
+       updated_at = $8, credited_at = $9, reorged_at = $10, travel_rule_evidence_id = $11, travel_rule_required = $12,
+       travel_rule_received = $13, held_at = $14, rejected_at = $15
+     WHERE organization_id = $1 AND id = $2`,
+    [
+      d.organizationId,
+      d.id,
+      d.confirmations,
+      d.chainState,
+      d.status,
+      d.transferId,
+      d.nextCheckAt,
+      d.updatedAt,
+      d.creditedAt,
+      d.reorgedAt,
+      d.travelRuleEvidenceId,
+      d.travelRuleRequired,
+      d.travelRuleReceived,
+      d.heldAt,
+      d.rejectedAt,
+    ],
+  );
+}
+
+export async function findDeposit(
+  db: Queryable,
+  organizationId: string,
+  id: string,
+  options: { forUpdate?: boolean } = {},
+): Promise<Deposit | undefined> {
+  const [row] = await db.query(
+    `SELECT ${DEPOSIT_COLUMNS} FROM deposits WHERE organization_id = $1 AND id = $2${lock(options.forUpdate)}`,
+    [organizationId, id],
+  );
+  return row && depositFromRow(row);
+}
+
+/** The live deposit of a chain transfer (not a reorged one), locked when asked. */
+export async function findDepositByChainTransfer(
+  db: Queryable,
+  network: DigitalAssetNetwork,
+  txHash: string,
+  logIndex: number,
+  options: { forUpdate?: boolean } = {},
+): Promise<Deposit | undefined> {
+  const [row] = await db.query(
+    `SELECT ${DEPOSIT_COLUMNS} FROM deposits
+      WHERE network = $1 AND tx_hash = $2 AND log_index = $3 AND status <> 'reorged'${lock(options.forUpdate)}`,
+    [network, txHash, logIndex],
+  );
+  return row && depositFromRow(row);
+}
+
+/** The organization's pending deposits on a network, locked (the simulated chain advancing). */
+export async function lockPendingDeposits(
+  db: Queryable,
+  organizationId: string,
+  network: DigitalAssetNetwork,
+): Promise<Deposit[]> {
+  const rows = await db.query(
+    `SELECT ${DEPOSIT_COLUMNS} FROM deposits
+      WHERE organization_id = $1 AND network = $2 AND status = 'pending' ORDER BY id FOR UPDATE`,
+    [organizationId, network],
+  );
+  return rows.map(depositFromRow);
+}
+
+/** Due deposits, claimed: skipped by any other worker until this transaction ends. */
+export async function claimDueDeposits(
+  db: Queryable,
+  now: Date,
+  rowsMax: number,
+  excludedIds: readonly string[],
+): Promise<Deposit[]> {
+  const rows = await claimDueRows(db, {
+    table: 'deposits',
+    columns: DEPOSIT_COLUMNS,
+    now,
+    rowsMax,
+    excludedIds,
+  });
+  return rows.map(depositFromRow);
+}
+
+export async function listDeposits(
+  db: Queryable,
+  organizationId: string,
+  filter: KeysetFilter & { status?: DepositStatus | undefined; walletId?: string | undefined },
+  rowsMax: number,
+): Promise<Deposit[]> {
+  const rows = await listNewestFirst(db, {
+    table: 'deposits',
+    columns: DEPOSIT_COLUMNS,
+    prefix: ID_PREFIXES.deposit,
+    organizationId,
+    filter,
+    equal: [
+      ['status', filter.status],
+      ['wallet_id', filter.walletId],
+    ],
+    rowsMax,
+  });
+  return rows.map(depositFromRow);
+}
