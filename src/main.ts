@@ -42,6 +42,7 @@ import {
   railPartnerDirectory,
   runRailCallbackSweepOnce,
 } from './modules/railPartners/index.ts';
+import { DEPOSIT_WORKER_INTERVAL_MS, runDepositWorkerOnce } from './modules/stablecoins/index.ts';
 import { DAY_WORKER_INTERVAL_MS, runDayWorkerOnce } from './modules/testClock/index.ts';
 import { runSafeguardingWorkerOnce, SAFEGUARDING_WORKER_INTERVAL_MS } from './modules/treasury/index.ts';
 import { httpWebhookSender, startWebhookDispatcher } from './modules/webhooks/index.ts';
@@ -62,7 +63,6 @@ import { migrate } from './store/migrate.ts';
 import { findOrganizationByName } from './store/repositories/organizations.ts';
 import type { Store } from './store/store.ts';
 import { APPROVAL_EXPIRY_INTERVAL_MS, runApprovalExpiryOnce } from './workers/approvalExpiry.ts';
-import { DEPOSIT_WORKER_INTERVAL_MS, runDepositWorkerOnce } from './workers/depositWorker.ts';
 import { pruneExpiredIdempotencyRecords } from './workers/idempotencyPruner.ts';
 import { startPeriodic, type Worker } from './workers/periodic.ts';
 import {

@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyEvidence } from '../src/app/evidence.ts';
-import { runDepositWorkerOnce } from '../src/workers/depositWorker.ts';
+import { runDepositWorkerOnce } from '../src/modules/stablecoins/workers.ts';
 import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
 import { balanceOf, expectLedgerHealthy, mobileMoney } from './support/ledger.ts';
 import { newOrganization, type TestOrganization } from './support/organizations.ts';

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyEvidence } from '../src/app/evidence.ts';
 import { checkAddress } from '../src/domain/digitalAssets.ts';
-import { runDepositWorkerOnce } from '../src/workers/depositWorker.ts';
+import { runDepositWorkerOnce } from '../src/modules/stablecoins/workers.ts';
 import {
   api,
   BACKENDS,

@@ -11,8 +11,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { issueApiKey } from '../src/app/apiKeys.ts';
 import { addDays, dayOf } from '../src/domain/days.ts';
+import { runDepositWorkerOnce } from '../src/modules/stablecoins/workers.ts';
 import { runSafeguardingChecks } from '../src/modules/treasury/useCases/safeguarding.ts';
-import { runDepositWorkerOnce } from '../src/workers/depositWorker.ts';
 import { type ApiResponse, api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
 import { expectLedgerHealthy, fundedWallet } from './support/ledger.ts';
 import { newOrganization, type TestOrganization } from './support/organizations.ts';

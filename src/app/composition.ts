@@ -7,7 +7,7 @@
 import { LOAN_APPROVALS, LOAN_DAY_WORK } from '../modules/lending/index.ts';
 import { PAYMENT_BATCH_APPROVALS } from '../modules/paymentBatches/index.ts';
 import { refuseSavingsSource, SAVINGS_DAY_WORK } from '../modules/savings/index.ts';
-import { decideHeldDeposit } from './deposits.ts';
+import { decideHeldDeposit } from '../modules/stablecoins/index.ts';
 import type { Deps } from './deps.ts';
 import { digitalAccountsOnWalletCreated } from './digitalAccounts.ts';
 import { GOVERNED_CHANGE_APPROVALS } from './governedChangeDecisions.ts';

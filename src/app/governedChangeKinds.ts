@@ -15,9 +15,14 @@ import { routeLimitMinor } from '../domain/stablecoins.ts';
 import type { LaunchGate } from '../modules/launchGates/index.ts';
 import { overrideLaunchGatesFor } from '../modules/launchGates/index.ts';
 import { configureRailPartner, updateRailPartner } from '../modules/railPartners/index.ts';
+import {
+  applyRateChange,
+  planRateChange,
+  RATE_BAND_APPROVAL,
+  RATE_BAND_RULE_ID,
+} from '../modules/stablecoins/index.ts';
 import { closeTrustAccountFor, createTrustAccount } from '../modules/treasury/index.ts';
 import { createRule, updateRule } from './aml/rules.ts';
-import { applyRateChange, planRateChange, RATE_BAND_APPROVAL, RATE_BAND_RULE_ID } from './conversionRates.ts';
 import { setRouteStatus } from './digitalAssetRoutes.ts';
 import { updateFeeSchedule } from './fees.ts';
 import type { ApplyInput, ChangeKind, RegisteredChangeKind } from './governedChanges.ts';

@@ -64,8 +64,6 @@ import { organizationRoutes, organizationSchema } from './routes/organization.ts
 import { policyRoutes } from './routes/policies.ts';
 import { reviewRoutes } from './routes/reviews.ts';
 import { sandboxRoutes } from './routes/sandbox.ts';
-import { sandboxChainRoutes } from './routes/sandboxChain.ts';
-import { STABLECOIN_SCHEMAS, stablecoinRoutes } from './routes/stablecoins.ts';
 import { systemRoutes } from './routes/system.ts';
 import { transferRoutes } from './routes/transfers.ts';
 import { travelRuleRoutes } from './routes/travelRule.ts';
@@ -220,7 +218,6 @@ function addSchemas(app: FastifyInstance): void {
     ...TRAVEL_RULE_SCHEMAS,
     changeSchema,
     ...FEE_SCHEMAS,
-    ...STABLECOIN_SCHEMAS,
     organizationSchema,
     ...DIGITAL_ACCOUNT_SCHEMAS,
     ...HTTP_MODULES.flatMap((module) => module.schemas),
@@ -390,10 +387,8 @@ function addRoutes(
   changeRoutes(app, deps);
   digitalAccountRoutes(app, deps);
   travelRuleRoutes(app, deps);
-  stablecoinRoutes(app, deps);
   organizationRoutes(app, deps);
   if (deps.environment === 'sandbox') sandboxRoutes(app, deps);
-  if (deps.environment === 'sandbox') sandboxChainRoutes(app, deps);
   for (const module of HTTP_MODULES) {
     if (!module.sandboxOnly || deps.environment === 'sandbox') module.routes(app, deps);
   }

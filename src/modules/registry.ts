@@ -12,6 +12,7 @@ import { paymentBatchesHttp } from './paymentBatches/index.ts';
 import { railPartnersHttp } from './railPartners/index.ts';
 import { receiptsHttp } from './receipts/index.ts';
 import { savingsHttp } from './savings/index.ts';
+import { stablecoinsHttp, stablecoinsSandboxHttp } from './stablecoins/index.ts';
 import { testClockHttp } from './testClock/index.ts';
 import { treasuryHttp, treasurySandboxHttp } from './treasury/index.ts';
 import { webhooksHttp } from './webhooks/index.ts';
@@ -20,6 +21,8 @@ export const HTTP_MODULES: readonly HttpModule[] = [
   ledgerHttp,
   collectionsHttp,
   collectionsSandboxHttp,
+  stablecoinsHttp,
+  stablecoinsSandboxHttp,
   treasuryHttp,
   treasurySandboxHttp,
   railPartnersHttp,

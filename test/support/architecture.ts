@@ -30,6 +30,7 @@ export type ArchitectureRule =
 export const MODULE_ORDER = [
   'ledger',
   'collections',
+  'stablecoins',
   'treasury',
   'testClock',
   'webhooks',

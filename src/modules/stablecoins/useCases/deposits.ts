@@ -13,23 +13,24 @@
  * deposit is credited by the same decision the worker takes; one who rejects it leaves it uncredited,
  * `rejected`, owed back to its sender.
  */
-import { checkTravelRuleData, type TravelRuleInput } from '../domain/decisions/travelRule.ts';
-import { AppError, type FieldError, resourceMissing, validationError } from '../domain/errors.ts';
-import type { EventRecord } from '../domain/events.ts';
-import { formatAmount } from '../domain/money.ts';
-import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
-import { type Deposit, type DepositStatus, judgeDeposit } from '../domain/stablecoins.ts';
-import type { Wallet } from '../domain/wallets.ts';
-import { findCustomer } from '../store/repositories/customers.ts';
-import { findDeposit, listDeposits, saveDeposit } from '../store/repositories/deposits.ts';
-import { findEvidenceRecord } from '../store/repositories/evidence.ts';
-import { insertReviewCases } from '../store/repositories/reviews.ts';
-import { findWallet } from '../store/repositories/wallets.ts';
-import type { Queryable } from '../store/store.ts';
-import type { Deps } from './deps.ts';
-import { newEvent, recordEvents } from './events.ts';
-import { appendEvidence, SYSTEM_ACTOR } from './evidence.ts';
-import { creditFromRail } from './railCredits.ts';
+
+import type { Deps } from '../../../app/deps.ts';
+import { newEvent, recordEvents } from '../../../app/events.ts';
+import { appendEvidence, SYSTEM_ACTOR } from '../../../app/evidence.ts';
+import { creditFromRail } from '../../../app/railCredits.ts';
+import { checkTravelRuleData, type TravelRuleInput } from '../../../domain/decisions/travelRule.ts';
+import { AppError, type FieldError, resourceMissing, validationError } from '../../../domain/errors.ts';
+import type { EventRecord } from '../../../domain/events.ts';
+import { formatAmount } from '../../../domain/money.ts';
+import { type Page, type PageRequest, toPage } from '../../../domain/pagination.ts';
+import { type Deposit, type DepositStatus, judgeDeposit } from '../../../domain/stablecoins.ts';
+import type { Wallet } from '../../../domain/wallets.ts';
+import { findCustomer } from '../../../store/repositories/customers.ts';
+import { findEvidenceRecord } from '../../../store/repositories/evidence.ts';
+import { insertReviewCases } from '../../../store/repositories/reviews.ts';
+import { findWallet } from '../../../store/repositories/wallets.ts';
+import type { Queryable } from '../../../store/store.ts';
+import { findDeposit, listDeposits, saveDeposit } from '../repository/deposits.ts';
 
 export function depositEventData(d: Deposit): Record<string, unknown> {
   return {

@@ -1,10 +1,10 @@
 /** Conversions: executed quotes, each naming the two journal entries that moved the money. */
 
-import type { Conversion, ConversionDirection } from '../../domain/conversions.ts';
-import { ID_PREFIXES } from '../../domain/ids.ts';
-import type { Currency } from '../../domain/money.ts';
-import type { Queryable } from '../store.ts';
-import { type KeysetFilter, listNewestFirst, toBigInt, toDate } from './rows.ts';
+import type { Conversion, ConversionDirection } from '../../../domain/conversions.ts';
+import { ID_PREFIXES } from '../../../domain/ids.ts';
+import type { Currency } from '../../../domain/money.ts';
+import { type KeysetFilter, listNewestFirst, toBigInt, toDate } from '../../../store/repositories/rows.ts';
+import type { Queryable } from '../../../store/store.ts';
 
 const text = (v: unknown) => (v === null || v === undefined ? null : String(v));
 

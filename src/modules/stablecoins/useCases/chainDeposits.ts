@@ -7,39 +7,40 @@
  * a custody provider's notifications, which do not exist yet. What we make of it is decided by the deposit
  * worker alone (`decideDeposit`, deposits.ts).
  */
+
+import type { Deps } from '../../../app/deps.ts';
+import { recordEvents } from '../../../app/events.ts';
+import { appendEvidence, SYSTEM_ACTOR } from '../../../app/evidence.ts';
+import type { TravelRuleSettingsView } from '../../../app/travelRule.ts';
 import {
   checkTravelRuleData,
   decideTravelRule,
   type TravelRuleInput,
-} from '../domain/decisions/travelRule.ts';
-import { checkAddress, type DigitalAssetNetwork } from '../domain/digitalAssets.ts';
-import { AppError, resourceMissing, validationError } from '../domain/errors.ts';
-import { checkSingleAmount, parseAmount } from '../domain/money.ts';
+} from '../../../domain/decisions/travelRule.ts';
+import { checkAddress, type DigitalAssetNetwork } from '../../../domain/digitalAssets.ts';
+import { AppError, resourceMissing, validationError } from '../../../domain/errors.ts';
+import { checkSingleAmount, parseAmount } from '../../../domain/money.ts';
 import {
   DEPOSIT_CONFIRMATIONS_REQUIRED,
   type Deposit,
   type DepositAddress,
   isDepositFinal,
   simulatedChainTransactionHash,
-} from '../domain/stablecoins.ts';
-import type { Wallet } from '../domain/wallets.ts';
-import { findDepositAddressByAddress } from '../store/repositories/depositAddresses.ts';
+} from '../../../domain/stablecoins.ts';
+import type { Wallet } from '../../../domain/wallets.ts';
+import { findVerifiedCountry } from '../../../store/repositories/verifications.ts';
+import { findWallet } from '../../../store/repositories/wallets.ts';
+import type { Queryable } from '../../../store/store.ts';
+import { findDepositAddressByAddress } from '../repository/depositAddresses.ts';
 import {
   findDeposit,
   findDepositByChainTransfer,
   insertDepositIfNew,
   lockPendingDeposits,
   saveDeposit,
-} from '../store/repositories/deposits.ts';
-import { findVerifiedCountry } from '../store/repositories/verifications.ts';
-import { findWallet } from '../store/repositories/wallets.ts';
-import type { Queryable } from '../store/store.ts';
+} from '../repository/deposits.ts';
 import { requireNetwork } from './depositAddresses.ts';
 import { depositEvent, travelRuleDataInvalid, withDepositBeneficiary } from './deposits.ts';
-import type { Deps } from './deps.ts';
-import { recordEvents } from './events.ts';
-import { appendEvidence, SYSTEM_ACTOR } from './evidence.ts';
-import type { TravelRuleSettingsView } from './travelRule.ts';
 
 /** The most blocks one advance of the simulated chain moves. */
 export const SANDBOX_CHAIN_ADVANCE_BLOCKS_MAX = 10_000;

@@ -4,10 +4,10 @@ import type {
   ConversionDirection,
   ConversionQuote,
   ConversionQuoteStatus,
-} from '../../domain/conversions.ts';
-import type { Currency } from '../../domain/money.ts';
-import type { Queryable } from '../store.ts';
-import { toBigInt, toDate } from './rows.ts';
+} from '../../../domain/conversions.ts';
+import type { Currency } from '../../../domain/money.ts';
+import { toBigInt, toDate } from '../../../store/repositories/rows.ts';
+import type { Queryable } from '../../../store/store.ts';
 
 const text = (v: unknown) => (v === null || v === undefined ? null : String(v));
 const lock = (forUpdate: boolean | undefined) => (forUpdate ? ' FOR UPDATE' : '');

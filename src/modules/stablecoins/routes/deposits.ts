@@ -1,16 +1,10 @@
 /** Deposits in: a wallet's deposit address on a network (issued once, listed), and the deposits seen on chain. */
 import type { FastifyInstance } from 'fastify';
-import {
-  issueDepositAddress,
-  prepareDepositAddress,
-  walletDepositAddresses,
-} from '../../../app/depositAddresses.ts';
-import { getDeposit, listOrganizationDeposits } from '../../../app/deposits.ts';
 import type { Deps } from '../../../app/deps.ts';
 import type { DigitalAssetNetwork } from '../../../domain/digitalAssets.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { DEPOSIT_STATUSES, type DepositStatus } from '../../../domain/stablecoins.ts';
-import { type ListQuery, pageRequestOf, presentList } from '../../presenters.ts';
+import { type ListQuery, pageRequestOf, presentList } from '../../../http/presenters.ts';
 import {
   closedObjectSchema,
   found,
@@ -23,8 +17,14 @@ import {
   wholeListSchema,
   writeOperation,
   written,
-} from '../../routeKit.ts';
-import { idParamsSchema, idSchema, listEnvelopeSchema, listQuerySchema } from '../../schemas.ts';
+} from '../../../http/routeKit.ts';
+import { idParamsSchema, idSchema, listEnvelopeSchema, listQuerySchema } from '../../../http/schemas.ts';
+import {
+  issueDepositAddress,
+  prepareDepositAddress,
+  walletDepositAddresses,
+} from '../useCases/depositAddresses.ts';
+import { getDeposit, listOrganizationDeposits } from '../useCases/deposits.ts';
 import { presentDeposit, presentDepositAddress } from './presenters.ts';
 import { networkSchema, TAGS } from './schemas.ts';
 

@@ -1,9 +1,15 @@
 /** Stablecoin deposits seen on chain: recorded once per chain transfer, saved as they move, claimed by the deposit worker. */
-import type { DigitalAsset, DigitalAssetNetwork } from '../../domain/digitalAssets.ts';
-import { ID_PREFIXES } from '../../domain/ids.ts';
-import type { ChainTransactionState, Deposit, DepositStatus } from '../../domain/stablecoins.ts';
-import type { Queryable } from '../store.ts';
-import { claimDueRows, type KeysetFilter, listNewestFirst, toBigInt, toDate } from './rows.ts';
+import type { DigitalAsset, DigitalAssetNetwork } from '../../../domain/digitalAssets.ts';
+import { ID_PREFIXES } from '../../../domain/ids.ts';
+import type { ChainTransactionState, Deposit, DepositStatus } from '../../../domain/stablecoins.ts';
+import {
+  claimDueRows,
+  type KeysetFilter,
+  listNewestFirst,
+  toBigInt,
+  toDate,
+} from '../../../store/repositories/rows.ts';
+import type { Queryable } from '../../../store/store.ts';
 
 const text = (v: unknown) => (v === null || v === undefined ? null : String(v));
 const date = (v: unknown) => (v === null || v === undefined ? null : toDate(v));

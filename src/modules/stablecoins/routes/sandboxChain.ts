@@ -5,18 +5,11 @@
  * registered in production.
  */
 import type { FastifyInstance } from 'fastify';
-import {
-  advanceSandboxChain,
-  type ChainDepositInput,
-  recordChainDeposit,
-  reorgSandboxDeposit,
-  SANDBOX_CHAIN_ADVANCE_BLOCKS_MAX,
-} from '../../app/chainDeposits.ts';
-import type { Deps } from '../../app/deps.ts';
-import { getTravelRuleSettings } from '../../app/travelRule.ts';
-import { ID_PREFIXES } from '../../domain/ids.ts';
-import { numberSourceOf } from '../../domain/jsonNumbers.ts';
-import { LOG_INDEX_MAX, TRANSACTION_HASH_PATTERN } from '../../domain/stablecoins.ts';
+import type { Deps } from '../../../app/deps.ts';
+import { getTravelRuleSettings } from '../../../app/travelRule.ts';
+import { ID_PREFIXES } from '../../../domain/ids.ts';
+import { numberSourceOf } from '../../../domain/jsonNumbers.ts';
+import { LOG_INDEX_MAX, TRANSACTION_HASH_PATTERN } from '../../../domain/stablecoins.ts';
 import {
   closedObjectSchema,
   idempotentWrite,
@@ -25,11 +18,18 @@ import {
   wholeListSchema,
   writeOperation,
   written,
-} from '../routeKit.ts';
-import { idParamsSchema } from '../schemas.ts';
-import { travelRuleRequestSchema } from '../transferSchemas.ts';
-import { presentDeposit } from './stablecoins/presenters.ts';
-import { networkSchema } from './stablecoins/schemas.ts';
+} from '../../../http/routeKit.ts';
+import { idParamsSchema } from '../../../http/schemas.ts';
+import { travelRuleRequestSchema } from '../../../http/transferSchemas.ts';
+import {
+  advanceSandboxChain,
+  type ChainDepositInput,
+  recordChainDeposit,
+  reorgSandboxDeposit,
+  SANDBOX_CHAIN_ADVANCE_BLOCKS_MAX,
+} from '../useCases/chainDeposits.ts';
+import { presentDeposit } from './presenters.ts';
+import { networkSchema } from './schemas.ts';
 
 const TAGS = ['Sandbox'];
 

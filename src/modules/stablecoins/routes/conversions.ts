@@ -1,20 +1,13 @@
 /** Conversions between fiat and stablecoins (mint and redeem): quoted, then a quote executed; both read back. */
 import type { FastifyInstance } from 'fastify';
 import { actorIdOf } from '../../../app/apiKeyAuthentication.ts';
-import { createQuote, getQuote, prepareQuote, type QuoteInput } from '../../../app/conversionQuotes.ts';
-import {
-  executeQuote,
-  getConversion,
-  listOrganizationConversions,
-  prepareConversion,
-} from '../../../app/conversions.ts';
 import type { Deps } from '../../../app/deps.ts';
 import { failureResult } from '../../../app/idempotency.ts';
 import { CONVERSION_QUOTE_TTL_MS } from '../../../domain/conversions.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { numberSourceOf } from '../../../domain/jsonNumbers.ts';
-import { principalOf } from '../../auth.ts';
-import type { ListQuery } from '../../presenters.ts';
+import { principalOf } from '../../../http/auth.ts';
+import type { ListQuery } from '../../../http/presenters.ts';
 import {
   closedObjectSchema,
   found,
@@ -25,8 +18,15 @@ import {
   retrievePage,
   writeOperation,
   written,
-} from '../../routeKit.ts';
-import { idParamsSchema, idSchema, listEnvelopeSchema, listQuerySchema } from '../../schemas.ts';
+} from '../../../http/routeKit.ts';
+import { idParamsSchema, idSchema, listEnvelopeSchema, listQuerySchema } from '../../../http/schemas.ts';
+import { createQuote, getQuote, prepareQuote, type QuoteInput } from '../useCases/conversionQuotes.ts';
+import {
+  executeQuote,
+  getConversion,
+  listOrganizationConversions,
+  prepareConversion,
+} from '../useCases/conversions.ts';
 import { presentConversion, presentQuote } from './presenters.ts';
 import { TAGS } from './schemas.ts';
 

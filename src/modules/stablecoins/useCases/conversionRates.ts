@@ -5,6 +5,8 @@
  * approved the pairs that need it. Quotes are given, and executed, at the rates in force here.
  */
 
+import type { Deps } from '../../../app/deps.ts';
+import { appendEvidence, SYSTEM_ACTOR } from '../../../app/evidence.ts';
 import {
   CONVERSION_RATE_BAND_BPS_DEFAULT,
   CONVERSION_RATES_MAX,
@@ -16,13 +18,14 @@ import {
   rateChangesRequiringApproval,
   roundTripGain,
   SANDBOX_DEFAULT_CONVERSION_RATES,
-} from '../domain/conversions.ts';
-import type { ApprovalRequirement } from '../domain/decisions/policies.ts';
-import { formatRate } from '../domain/decisions/travelRule.ts';
-import { isDigitalAsset } from '../domain/digitalAssets.ts';
-import { AppError, validationError } from '../domain/errors.ts';
-import type { EvidenceActor } from '../domain/evidence.ts';
-import { type Currency, isCurrency } from '../domain/money.ts';
+} from '../../../domain/conversions.ts';
+import type { ApprovalRequirement } from '../../../domain/decisions/policies.ts';
+import { formatRate } from '../../../domain/decisions/travelRule.ts';
+import { isDigitalAsset } from '../../../domain/digitalAssets.ts';
+import { AppError, validationError } from '../../../domain/errors.ts';
+import type { EvidenceActor } from '../../../domain/evidence.ts';
+import { type Currency, isCurrency } from '../../../domain/money.ts';
+import type { Queryable } from '../../../store/store.ts';
 import {
   type ConversionRateVersion,
   insertConversionRatesIfNone,
@@ -31,13 +34,10 @@ import {
   pairsWithRateHistory,
   replaceConversionRates,
   type StoredConversionRate,
-} from '../store/repositories/conversionRates.ts';
-import type { Queryable } from '../store/store.ts';
-import type { Deps } from './deps.ts';
-import { appendEvidence, SYSTEM_ACTOR } from './evidence.ts';
+} from '../repository/conversionRates.ts';
 
 // Record types the HTTP edge presents, given through the use case layer (src/http never imports the store).
-export type { StoredConversionRate } from '../store/repositories/conversionRates.ts';
+export type { StoredConversionRate } from '../repository/conversionRates.ts';
 
 const isAsset = (c: Currency) => isDigitalAsset(c);
 

@@ -3,22 +3,20 @@
  * after. The sandbox issues them on its simulated chain; production refuses, as there is no custody
  * provider to hold their keys and watch the chain yet.
  */
+
+import type { Deps } from '../../../app/deps.ts';
+import { requireApprovedRoute } from '../../../app/digitalAssetRoutes.ts';
 import {
   DIGITAL_ASSET_NETWORKS,
   type DigitalAssetNetwork,
   isDigitalAsset,
   isDigitalAssetNetwork,
-} from '../domain/digitalAssets.ts';
-import { AppError, resourceMissing, validationError } from '../domain/errors.ts';
-import { type DepositAddress, sandboxDepositAddress } from '../domain/stablecoins.ts';
-import {
-  insertDepositAddressIfAbsent,
-  listDepositAddresses,
-} from '../store/repositories/depositAddresses.ts';
-import { findWallet } from '../store/repositories/wallets.ts';
-import type { Queryable } from '../store/store.ts';
-import type { Deps } from './deps.ts';
-import { requireApprovedRoute } from './digitalAssetRoutes.ts';
+} from '../../../domain/digitalAssets.ts';
+import { AppError, resourceMissing, validationError } from '../../../domain/errors.ts';
+import { type DepositAddress, sandboxDepositAddress } from '../../../domain/stablecoins.ts';
+import { findWallet } from '../../../store/repositories/wallets.ts';
+import type { Queryable } from '../../../store/store.ts';
+import { insertDepositAddressIfAbsent, listDepositAddresses } from '../repository/depositAddresses.ts';
 
 function custodyNotConfigured(): AppError {
   return new AppError({

@@ -1,8 +1,9 @@
 /** Stablecoins' records in their wire form (the schemas in schemas.ts). */
-import type { StoredConversionRate } from '../../../app/conversionRates.ts';
+
 import type { Conversion, ConversionQuote } from '../../../domain/conversions.ts';
 import { formatAmount } from '../../../domain/money.ts';
 import type { Deposit, DepositAddress } from '../../../domain/stablecoins.ts';
+import type { StoredConversionRate } from '../useCases/conversionRates.ts';
 
 export function presentDepositAddress(a: DepositAddress) {
   return {

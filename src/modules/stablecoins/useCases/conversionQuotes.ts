@@ -4,6 +4,9 @@
  * for CONVERSION_QUOTE_TTL_MS. Executing a quote is conversions.ts.
  */
 
+import type { Deps } from '../../../app/deps.ts';
+import { loadFeeSchedule } from '../../../app/fees.ts';
+import { requireProduct } from '../../../app/products.ts';
 import {
   CONVERSION_QUOTE_TTL_MS,
   type ConversionDirection,
@@ -12,23 +15,20 @@ import {
   conversionDirection,
   convertAmount,
   parseConversionRate,
-} from '../domain/conversions.ts';
-import { formatRate } from '../domain/decisions/travelRule.ts';
-import { isDigitalAsset } from '../domain/digitalAssets.ts';
-import { AppError, resourceMissing, validationError } from '../domain/errors.ts';
-import { decideFee, FEE_CONVERSION_RAIL, type FeeSchedule } from '../domain/fees.ts';
-import { isId } from '../domain/ids.ts';
-import { type Currency, checkSingleAmount, parseAmount } from '../domain/money.ts';
-import type { Wallet } from '../domain/wallets.ts';
-import { guardMovementSource } from '../modules/ledger/index.ts';
-import { findConversionQuote, insertConversionQuote } from '../store/repositories/conversionQuotes.ts';
-import { findConversionRate, type StoredConversionRate } from '../store/repositories/conversionRates.ts';
-import { findWallets } from '../store/repositories/wallets.ts';
-import type { Queryable } from '../store/store.ts';
+} from '../../../domain/conversions.ts';
+import { formatRate } from '../../../domain/decisions/travelRule.ts';
+import { isDigitalAsset } from '../../../domain/digitalAssets.ts';
+import { AppError, resourceMissing, validationError } from '../../../domain/errors.ts';
+import { decideFee, FEE_CONVERSION_RAIL, type FeeSchedule } from '../../../domain/fees.ts';
+import { isId } from '../../../domain/ids.ts';
+import { type Currency, checkSingleAmount, parseAmount } from '../../../domain/money.ts';
+import type { Wallet } from '../../../domain/wallets.ts';
+import { findWallets } from '../../../store/repositories/wallets.ts';
+import type { Queryable } from '../../../store/store.ts';
+import { guardMovementSource } from '../../ledger/index.ts';
+import { findConversionQuote, insertConversionQuote } from '../repository/conversionQuotes.ts';
+import { findConversionRate, type StoredConversionRate } from '../repository/conversionRates.ts';
 import { getConversionRates } from './conversionRates.ts';
-import type { Deps } from './deps.ts';
-import { loadFeeSchedule } from './fees.ts';
-import { requireProduct } from './products.ts';
 
 const isAsset = (c: Currency) => isDigitalAsset(c);
 

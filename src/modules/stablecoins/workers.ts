@@ -6,12 +6,12 @@
  * the decision and its ledger entry commit together or not at all.
  */
 
-import { decideDeposit } from '../app/deposits.ts';
-import type { Deps } from '../app/deps.ts';
-import { AppError } from '../domain/errors.ts';
-import type { Deposit } from '../domain/stablecoins.ts';
-import { claimDueDeposits, findDeposit, saveDeposit } from '../store/repositories/deposits.ts';
-import { type RailWorkerLog, stderrRailWorkerLog } from './railWorker.ts';
+import type { Deps } from '../../app/deps.ts';
+import { AppError } from '../../domain/errors.ts';
+import type { Deposit } from '../../domain/stablecoins.ts';
+import { type RailWorkerLog, stderrRailWorkerLog } from '../../workers/railWorker.ts';
+import { claimDueDeposits, findDeposit, saveDeposit } from './repository/deposits.ts';
+import { decideDeposit } from './useCases/deposits.ts';
 
 export const DEPOSIT_WORKER_INTERVAL_MS = 500;
 /** Deposits one pass looks at most. */

@@ -13,32 +13,38 @@
  * one after the other.
  */
 
+import { type AmlAlertDraft, openAmlAlerts } from '../../../app/aml/alerts.ts';
+import { loadAmlRules } from '../../../app/aml/rules.ts';
+import type { Deps } from '../../../app/deps.ts';
+import { newEvent, recordEvents } from '../../../app/events.ts';
+import { appendEvidence } from '../../../app/evidence.ts';
+import { feeIncomeAccount } from '../../../app/fees.ts';
+import { LimitGuard } from '../../../app/posting/limitGuard.ts';
+import { requireProduct } from '../../../app/products.ts';
 import {
   amountWithinBand,
   type Conversion,
   type ConversionQuote,
   convertAmount,
   parseConversionRate,
-} from '../domain/conversions.ts';
-import type { AmlRule } from '../domain/decisions/aml.ts';
-import { decideTransferCompliance } from '../domain/decisions/transferCompliance.ts';
-import { AppError, resourceMissing } from '../domain/errors.ts';
-import type { EvidenceDraft } from '../domain/evidence.ts';
-import { type Currency, formatAmount } from '../domain/money.ts';
-import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
+} from '../../../domain/conversions.ts';
+import type { AmlRule } from '../../../domain/decisions/aml.ts';
+import { decideTransferCompliance } from '../../../domain/decisions/transferCompliance.ts';
+import { AppError, resourceMissing } from '../../../domain/errors.ts';
+import type { EvidenceDraft } from '../../../domain/evidence.ts';
+import { type Currency, formatAmount } from '../../../domain/money.ts';
+import { type Page, type PageRequest, toPage } from '../../../domain/pagination.ts';
+import type { Queryable } from '../../../store/store.ts';
 import {
   directPostings,
   ensureSystemAccount,
   PostingSession,
   refusalError,
   transferPostings,
-} from '../modules/ledger/index.ts';
-import { findConversionQuote, markQuoteExecuted } from '../store/repositories/conversionQuotes.ts';
-import { findConversionRate, type StoredConversionRate } from '../store/repositories/conversionRates.ts';
-import { findConversion, insertConversion, listConversions } from '../store/repositories/conversions.ts';
-import type { Queryable } from '../store/store.ts';
-import { type AmlAlertDraft, openAmlAlerts } from './aml/alerts.ts';
-import { loadAmlRules } from './aml/rules.ts';
+} from '../../ledger/index.ts';
+import { findConversionQuote, markQuoteExecuted } from '../repository/conversionQuotes.ts';
+import { findConversionRate, type StoredConversionRate } from '../repository/conversionRates.ts';
+import { findConversion, insertConversion, listConversions } from '../repository/conversions.ts';
 import {
   conversionAlerts,
   conversionBlocked,
@@ -46,12 +52,6 @@ import {
   screenConversion,
 } from './conversionCompliance.ts';
 import { rateBandBps } from './conversionRates.ts';
-import type { Deps } from './deps.ts';
-import { newEvent, recordEvents } from './events.ts';
-import { appendEvidence } from './evidence.ts';
-import { feeIncomeAccount } from './fees.ts';
-import { LimitGuard } from './posting/limitGuard.ts';
-import { requireProduct } from './products.ts';
 
 export function conversionEventData(c: Conversion): Record<string, unknown> {
   return {

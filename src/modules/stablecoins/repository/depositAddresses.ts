@@ -1,8 +1,8 @@
 /** Deposit addresses: a stablecoin wallet's address on each network, issued once. */
-import type { DigitalAsset, DigitalAssetNetwork } from '../../domain/digitalAssets.ts';
-import type { DepositAddress } from '../../domain/stablecoins.ts';
-import type { Queryable } from '../store.ts';
-import { toDate } from './rows.ts';
+import type { DigitalAsset, DigitalAssetNetwork } from '../../../domain/digitalAssets.ts';
+import type { DepositAddress } from '../../../domain/stablecoins.ts';
+import { toDate } from '../../../store/repositories/rows.ts';
+import type { Queryable } from '../../../store/store.ts';
 
 const ADDRESS_COLUMNS = 'id, organization_id, wallet_id, asset, network, address, created_at';
 

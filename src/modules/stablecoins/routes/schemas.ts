@@ -19,7 +19,7 @@ import {
   idSchema,
   nullableTimestampSchema,
   timestampSchema,
-} from '../../schemas.ts';
+} from '../../../http/schemas.ts';
 
 export const TAGS = ['Stablecoins'];
 

@@ -4,12 +4,12 @@
  * sandbox's simulated chain has its own routes (sandboxChain.ts).
  */
 import type { FastifyInstance } from 'fastify';
-import type { Deps } from '../../app/deps.ts';
-import { conversionRoutes } from './stablecoins/conversions.ts';
-import { depositRoutes } from './stablecoins/deposits.ts';
-import { conversionRateRoutes } from './stablecoins/rates.ts';
+import type { Deps } from '../../../app/deps.ts';
+import { conversionRoutes } from './conversions.ts';
+import { depositRoutes } from './deposits.ts';
+import { conversionRateRoutes } from './rates.ts';
 
-export { STABLECOIN_SCHEMAS } from './stablecoins/schemas.ts';
+export { STABLECOIN_SCHEMAS } from './schemas.ts';
 
 export function stablecoinRoutes(app: FastifyInstance, deps: Deps): void {
   depositRoutes(app, deps);

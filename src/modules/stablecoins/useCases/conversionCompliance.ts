@@ -3,8 +3,11 @@
  * the source wallet's activity, the `conversion.decision` evidence of the outcome and the alerts it opens, and
  * the refusal when a rule blocks it or asks for a review a conversion cannot wait for.
  */
-import { countedTally, NO_MOVEMENTS, tallyKey, windowRange } from '../domain/activityTally.ts';
-import { CONVERSION_QUOTE_TTL_MS, type ConversionQuote } from '../domain/conversions.ts';
+
+import type { AmlAlertDraft } from '../../../app/aml/alerts.ts';
+import { SYSTEM_ACTOR } from '../../../app/evidence.ts';
+import { countedTally, NO_MOVEMENTS, tallyKey, windowRange } from '../../../domain/activityTally.ts';
+import { CONVERSION_QUOTE_TTL_MS, type ConversionQuote } from '../../../domain/conversions.ts';
 import {
   AML_HISTORY_TRANSFERS_MAX,
   type AmlHit,
@@ -13,15 +16,13 @@ import {
   amlTallySpecs,
   applicableRules,
   evaluateAmlRules,
-} from '../domain/decisions/aml.ts';
-import type { TransferComplianceDecision } from '../domain/decisions/transferCompliance.ts';
-import { AppError } from '../domain/errors.ts';
-import type { EvidenceDraft } from '../domain/evidence.ts';
-import { formatAmount } from '../domain/money.ts';
-import { readWalletActivity, tallyWalletActivity } from '../store/repositories/walletActivity.ts';
-import type { Queryable } from '../store/store.ts';
-import type { AmlAlertDraft } from './aml/alerts.ts';
-import { SYSTEM_ACTOR } from './evidence.ts';
+} from '../../../domain/decisions/aml.ts';
+import type { TransferComplianceDecision } from '../../../domain/decisions/transferCompliance.ts';
+import { AppError } from '../../../domain/errors.ts';
+import type { EvidenceDraft } from '../../../domain/evidence.ts';
+import { formatAmount } from '../../../domain/money.ts';
+import { readWalletActivity, tallyWalletActivity } from '../../../store/repositories/walletActivity.ts';
+import type { Queryable } from '../../../store/store.ts';
 
 /** The 422 of a refused conversion, naming the rule that blocked it or asked for a review. */
 export function conversionBlocked(ruleName: string | undefined, review: boolean): AppError {

@@ -1,7 +1,7 @@
 /** Conversion rates: the table in force per organization, and the versions every change appends. */
-import type { Currency } from '../../domain/money.ts';
-import type { Queryable } from '../store.ts';
-import { toDate } from './rows.ts';
+import type { Currency } from '../../../domain/money.ts';
+import { toDate } from '../../../store/repositories/rows.ts';
+import type { Queryable } from '../../../store/store.ts';
 
 const text = (v: unknown) => (v === null || v === undefined ? null : String(v));
 const lock = (forUpdate: boolean | undefined) => (forUpdate ? ' FOR UPDATE' : '');

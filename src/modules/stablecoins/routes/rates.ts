@@ -1,10 +1,9 @@
 /** The organization's conversion rates: read by any key, replaced whole by compliance (governed). */
 import type { FastifyInstance } from 'fastify';
-import { getConversionRates, putConversionRates } from '../../../app/conversionRates.ts';
 import type { Deps } from '../../../app/deps.ts';
 import { CONVERSION_RATES_MAX } from '../../../domain/conversions.ts';
-import { requestActor } from '../../auth.ts';
-import { WRITE_PROBLEMS } from '../../problems.ts';
+import { requestActor } from '../../../http/auth.ts';
+import { WRITE_PROBLEMS } from '../../../http/problems.ts';
 import {
   closedObjectSchema,
   found,
@@ -14,9 +13,10 @@ import {
   withoutNotFound,
   writeOperation,
   written,
-} from '../../routeKit.ts';
-import { sendWrite } from '../../writes.ts';
-import { governedWrite, pendingChangeResponse } from '../changes.ts';
+} from '../../../http/routeKit.ts';
+import { governedWrite, pendingChangeResponse } from '../../../http/routes/changes.ts';
+import { sendWrite } from '../../../http/writes.ts';
+import { getConversionRates, putConversionRates } from '../useCases/conversionRates.ts';
 import { presentRates } from './presenters.ts';
 import { rateText, TAGS } from './schemas.ts';
 
