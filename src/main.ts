@@ -14,14 +14,10 @@ import { watchSanctionsList } from './app/sanctions/screeningIndex.ts';
 import { missingMasterKeys, sealClearSecrets } from './app/secretsAtRest.ts';
 import { SANDBOX_ORGANIZATION_NAME, seedSandbox } from './app/seed.ts';
 import { startControlServer } from './cli/controlChannel.ts';
-import {
-  type Config,
-  ConfigError,
-  DATA_DIR_LOCK_WAIT_MS,
-  IDEMPOTENCY_PRUNE_INTERVAL_MS,
-  RETENTION_PRUNE_INTERVAL_MS,
-  requireEncryptionKey,
-} from './config.ts';
+import { requireEncryptionKey } from './config/encryption.ts';
+import { IDEMPOTENCY_PRUNE_INTERVAL_MS, RETENTION_PRUNE_INTERVAL_MS } from './config/retention.ts';
+import { ConfigError } from './config/variables.ts';
+import { type Config, DATA_DIR_LOCK_WAIT_MS } from './config.ts';
 import type { Environment } from './domain/apiKeys.ts';
 import { type Keyring, keyringIds, keyringOf, MASTER_KEY_BYTES, parseMasterKey } from './domain/sealing.ts';
 import { EXPORT_WORKER_INTERVAL_MS, exportFormatters, runExportWorkerOnce } from './modules/exports/index.ts';

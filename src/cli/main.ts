@@ -8,7 +8,8 @@ import { parseArgs } from 'node:util';
 import { type AdminCommand, type AdminProgress, type AdminResult, runAdminCommand } from '../app/admin.ts';
 import { systemDeps } from '../app/deps.ts';
 import { SANDBOX_ORGANIZATION_NAME } from '../app/seed.ts';
-import { CONTROL_SOCKET_WAIT_MS, type Config, ConfigError, loadConfig } from '../config.ts';
+import { ConfigError } from '../config/variables.ts';
+import { CONTROL_SOCKET_WAIT_MS, type Config, loadConfig } from '../config.ts';
 import { DEFAULT_SCOPES, SCOPES, type Scope } from '../domain/apiKeys.ts';
 import { ID_PREFIXES } from '../domain/ids.ts';
 import {

@@ -1,6 +1,6 @@
 /** RFC 9457 problem+json rendering for every failure: expected ones, framework ones, and bugs. */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { PG_TIMEOUT_RETRY_AFTER_SECONDS } from '../config.ts';
+import { PG_TIMEOUT_RETRY_AFTER_SECONDS } from '../config/postgres.ts';
 import {
   isDatabaseTimeout,
   isPoolTimeout,

@@ -5,7 +5,7 @@ import {
   PG_CONNECT_TIMEOUT_MS,
   PG_POOL_CONNECTIONS_MAX,
   type PostgresSettings,
-} from '../config.ts';
+} from '../config/postgres.ts';
 import { inlineParameters } from './inlineParameters.ts';
 import type { Queryable, Row, Store } from './store.ts';
 
