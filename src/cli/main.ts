@@ -12,15 +12,10 @@ import { ConfigError } from '../config/variables.ts';
 import { CONTROL_SOCKET_WAIT_MS, type Config, loadConfig } from '../config.ts';
 import { DEFAULT_SCOPES, SCOPES, type Scope } from '../domain/apiKeys.ts';
 import { ID_PREFIXES } from '../domain/ids.ts';
-import {
-  DataDirBusyError,
-  documentationOnlyDeps,
-  loadKeyring,
-  type OpenedStore,
-  openLaunchGateSource,
-  openStore,
-} from '../main.ts';
+import { documentationOnlyDeps } from '../main.ts';
 import { limitHeapGrowth } from '../processMemory.ts';
+import { loadKeyring } from '../processSecrets.ts';
+import { DataDirBusyError, type OpenedStore, openLaunchGateSource, openStore } from '../processStore.ts';
 import { apiTargetOf } from './apiClient.ts';
 import { ControlChannelNotListeningError, sendControlCommand } from './controlChannel.ts';
 import { UsageError } from './usageError.ts';
