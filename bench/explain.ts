@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { RETENTION_PRUNE_BATCH_EVENTS } from '../src/config.ts';
+import { RETENTION_PRUNE_BATCH_EVENTS } from '../src/config/retention.ts';
 import { slidRange, type TallySpec, windowRange } from '../src/domain/activityTally.ts';
 import { AML_HISTORY_TRANSFERS_MAX } from '../src/domain/decisions/aml.ts';
 import { STATEMENT_ENTRIES_MAX } from '../src/domain/digitalAccounts.ts';

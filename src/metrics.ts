@@ -53,7 +53,18 @@ export function createServiceMetrics(
   const resourceLabels = options.resourceLabels ?? false;
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  // Registered in this order, which is the order a scrape lists them in.
+  const writer = ledgerWriterMetrics(registry);
+  const outcomes = requestOutcomeMetrics(registry);
+  const guarded = scrapeGuard(registry);
+  const railPartners = railPartnerMetrics(registry, resourceLabels);
+  registerTransferGauges(registry, store, guarded);
+  registerWebhookQueueGauges(registry, store, now, resourceLabels, guarded);
+  if (store.stats) registerPoolGauges(registry, store.stats.bind(store));
+  return { registry, ...writer, ...outcomes, ...railPartners };
+}
 
+function ledgerWriterMetrics(registry: Registry): Pick<ServiceMetrics, 'observeWriterBatch'> {
   const writerBatch = new Histogram({
     name: 'mkoba_ledger_writer_batch_commands',
     help: 'Transfer commands per ledger-writer batch (one transaction each).',
@@ -66,6 +77,18 @@ export function createServiceMetrics(
     buckets: WRITER_WAIT_BUCKETS_SECONDS,
     registers: [registry],
   });
+  return {
+    observeWriterBatch(commands, waitMs) {
+      writerBatch.observe(commands);
+      writerWait.observe(waitMs / 1000);
+    },
+  };
+}
+
+/** What became of webhook attempts and of requests refused over their Idempotency-Key. */
+function requestOutcomeMetrics(
+  registry: Registry,
+): Pick<ServiceMetrics, 'observeWebhookDelivery' | 'observeIdempotencyConflict'> {
   const deliveries = new Counter({
     name: 'mkoba_webhook_deliveries_total',
     help: 'Webhook attempts recorded, by what they made of the delivery: succeeded, retrying or exhausted.',
@@ -78,12 +101,44 @@ export function createServiceMetrics(
     labelNames: ['code'] as const,
     registers: [registry],
   });
+  // Start at zero, so a rate is defined before the first event.
+  for (const outcome of ['succeeded', 'retrying', 'exhausted'] as const) deliveries.inc({ outcome }, 0);
+  for (const code of ['idempotency_key_in_flight', 'idempotency_key_reused'] as const)
+    conflicts.inc({ code }, 0);
+  return {
+    observeWebhookDelivery(outcome) {
+      deliveries.inc({ outcome });
+    },
+    observeIdempotencyConflict(code) {
+      conflicts.inc({ code });
+    },
+  };
+}
+
+/** Sets a gauge from a scrape-time read; a read that fails leaves the gauge out and is counted. */
+type ScrapeGuard = (name: string, gauge: Gauge, read: () => Promise<void>) => Promise<void>;
+
+function scrapeGuard(registry: Registry): ScrapeGuard {
   const collectFailures = new Counter({
     name: 'mkoba_metrics_collect_failures_total',
     help: 'Scrape-time database reads that failed; their gauges are left out of that scrape.',
     labelNames: ['gauge'] as const,
     registers: [registry],
   });
+  return async (name, gauge, read) => {
+    gauge.reset();
+    try {
+      await read();
+    } catch {
+      collectFailures.inc({ gauge: name });
+    }
+  };
+}
+
+function railPartnerMetrics(
+  registry: Registry,
+  resourceLabels: boolean,
+): Pick<ServiceMetrics, 'observeRailPartnerCall' | 'setRailPartnerPaused' | 'observeRailCallback'> {
   const railCalls = new Counter({
     name: 'mkoba_rail_partner_calls_total',
     help: 'Calls to rail partners by partner and outcome: ok, error (threw or timed out), paused (circuit open), rate_limited.',
@@ -106,20 +161,28 @@ export function createServiceMetrics(
     labelNames: ['partner', 'status'] as const,
     registers: [registry],
   });
-  // Start at zero, so a rate is defined before the first event.
-  for (const outcome of ['succeeded', 'retrying', 'exhausted'] as const) deliveries.inc({ outcome }, 0);
-  for (const code of ['idempotency_key_in_flight', 'idempotency_key_reused'] as const)
-    conflicts.inc({ code }, 0);
+  return {
+    observeRailPartnerCall(partner, outcome) {
+      railCalls.inc({ partner, outcome });
+    },
+    setRailPartnerPaused(partner, configId, paused) {
+      if (resourceLabels) {
+        railPaused.set({ partner, rail_partner: configId }, paused ? 1 : 0);
+        return;
+      }
+      const ids = pausedConfigs.get(partner) ?? new Set<string>();
+      if (paused) ids.add(configId);
+      else ids.delete(configId);
+      pausedConfigs.set(partner, ids);
+      railPaused.set({ partner }, ids.size);
+    },
+    observeRailCallback(partner, status) {
+      railCallbacks.inc({ partner, status });
+    },
+  };
+}
 
-  async function guarded(name: string, gauge: Gauge, read: () => Promise<void>): Promise<void> {
-    gauge.reset();
-    try {
-      await read();
-    } catch {
-      collectFailures.inc({ gauge: name });
-    }
-  }
-
+function registerTransferGauges(registry: Registry, store: Store, guarded: ScrapeGuard): void {
   new Gauge({
     name: 'mkoba_transfers_open',
     help: 'Transfers not yet final (pending_approval, in_review, pending, processing), by status and rail.',
@@ -133,7 +196,15 @@ export function createServiceMetrics(
       });
     },
   });
+}
 
+function registerWebhookQueueGauges(
+  registry: Registry,
+  store: Store,
+  now: () => Date,
+  resourceLabels: boolean,
+  guarded: ScrapeGuard,
+): void {
   // The registry collects every metric of a scrape at once: the three webhook gauges share one read.
   let queueRead: ReturnType<typeof subscriptionQueues> | undefined;
   function queues(): ReturnType<typeof subscriptionQueues> {
@@ -184,59 +255,28 @@ export function createServiceMetrics(
       });
     },
   });
+}
 
-  if (store.stats) {
-    const stats = store.stats.bind(store);
-    new Gauge({
-      name: 'mkoba_db_pool_connections',
-      help: 'Database pool connections by state: open (total), idle, and the pool maximum (max).',
-      labelNames: ['state'] as const,
-      registers: [registry],
-      collect() {
-        const s = stats();
-        this.set({ state: 'total' }, s.totalCount);
-        this.set({ state: 'idle' }, s.idleCount);
-        this.set({ state: 'max' }, s.maxCount);
-      },
-    });
-    new Gauge({
-      name: 'mkoba_db_pool_waiting_requests',
-      help: 'Queries and transactions waiting for a pool connection: above 0, the pool is saturated.',
-      registers: [registry],
-      collect() {
-        this.set(stats().waitingCount);
-      },
-    });
-  }
-
-  return {
-    registry,
-    observeWriterBatch(commands, waitMs) {
-      writerBatch.observe(commands);
-      writerWait.observe(waitMs / 1000);
+/** The database pool's connections, on a store that has a pool (PostgreSQL). */
+function registerPoolGauges(registry: Registry, stats: NonNullable<Store['stats']>): void {
+  new Gauge({
+    name: 'mkoba_db_pool_connections',
+    help: 'Database pool connections by state: open (total), idle, and the pool maximum (max).',
+    labelNames: ['state'] as const,
+    registers: [registry],
+    collect() {
+      const s = stats();
+      this.set({ state: 'total' }, s.totalCount);
+      this.set({ state: 'idle' }, s.idleCount);
+      this.set({ state: 'max' }, s.maxCount);
     },
-    observeWebhookDelivery(outcome) {
-      deliveries.inc({ outcome });
+  });
+  new Gauge({
+    name: 'mkoba_db_pool_waiting_requests',
+    help: 'Queries and transactions waiting for a pool connection: above 0, the pool is saturated.',
+    registers: [registry],
+    collect() {
+      this.set(stats().waitingCount);
     },
-    observeIdempotencyConflict(code) {
-      conflicts.inc({ code });
-    },
-    observeRailPartnerCall(partner, outcome) {
-      railCalls.inc({ partner, outcome });
-    },
-    setRailPartnerPaused(partner, configId, paused) {
-      if (resourceLabels) {
-        railPaused.set({ partner, rail_partner: configId }, paused ? 1 : 0);
-        return;
-      }
-      const ids = pausedConfigs.get(partner) ?? new Set<string>();
-      if (paused) ids.add(configId);
-      else ids.delete(configId);
-      pausedConfigs.set(partner, ids);
-      railPaused.set({ partner }, ids.size);
-    },
-    observeRailCallback(partner, status) {
-      railCallbacks.inc({ partner, status });
-    },
-  };
+  });
 }

@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdminCommand } from '../src/app/admin.ts';
 import { issueApiKey } from '../src/app/apiKeys.ts';
-import { defaultWebhookSettings } from '../src/config.ts';
+import { defaultWebhookSettings } from '../src/config/webhooks.ts';
 import { LAUNCH_GATES } from '../src/modules/launchGates/domain.ts';
 import { LaunchGatesOpenError } from '../src/modules/launchGates/useCases.ts';
 import { launchGateWalker } from '../src/modules/launchGates/workers.ts';

@@ -6,7 +6,7 @@
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultWebhookSettings } from '../src/config.ts';
+import { defaultWebhookSettings } from '../src/config/webhooks.ts';
 import type { EventType } from '../src/domain/events.ts';
 import {
   PAYLOAD_VERSION_LATEST,

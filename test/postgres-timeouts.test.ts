@@ -10,12 +10,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemDeps } from '../src/app/deps.ts';
 import { SANDBOX_ORGANIZATION_NAME, seedSandbox } from '../src/app/seed.ts';
 import {
-  ConfigError,
-  loadConfig,
   PG_IDLE_IN_TRANSACTION_TIMEOUT_MS,
   PG_LOCK_TIMEOUT_MS,
   PG_STATEMENT_TIMEOUT_MS,
-} from '../src/config.ts';
+} from '../src/config/postgres.ts';
+import { ConfigError } from '../src/config/variables.ts';
+import { loadConfig } from '../src/config.ts';
 import { SQLSTATE } from '../src/domain/databaseErrors.ts';
 import { buildApp } from '../src/http/app.ts';
 import { toAppError } from '../src/http/problems.ts';

@@ -5,8 +5,8 @@ import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '../packages/sdk/src/index.ts';
 import { issueApiKey } from '../src/app/apiKeys.ts';
+import { ConfigError } from '../src/config/variables.ts';
 import {
-  ConfigError,
   defaultRateLimitSettings,
   loadConfig,
   RATE_LIMIT_AUTH_FAILURES_BURST_PER_ADDRESS_DEFAULT,

@@ -4,10 +4,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  loadConfig,
   RETENTION_DAYS_DEFAULT_PRODUCTION,
   RETENTION_DAYS_DEFAULT_SANDBOX,
-} from '../src/config.ts';
+} from '../src/config/retention.ts';
+import { loadConfig } from '../src/config.ts';
 import { pruneEventsBatch } from '../src/store/repositories/retention.ts';
 import { pruneExpiredHistory } from '../src/workers/retentionPruner.ts';
 import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';

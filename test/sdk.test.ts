@@ -34,7 +34,7 @@ import {
   verifyWebhook,
   type WebhookReceiverResponse,
 } from '../packages/sdk/src/index.ts';
-import { defaultWebhookSettings } from '../src/config.ts';
+import { defaultWebhookSettings } from '../src/config/webhooks.ts';
 import { formatWebhookSecret, signatureHeader, unixSeconds } from '../src/domain/signing.ts';
 import { dispatchWebhooksOnce } from '../src/modules/webhooks/workers/dispatcher.ts';
 import { httpWebhookSender } from '../src/modules/webhooks/workers/httpSender.ts';

@@ -10,7 +10,7 @@ import { runAdminCommand } from '../src/app/admin.ts';
 import { type Deps, systemDeps } from '../src/app/deps.ts';
 import { openResponseText } from '../src/app/encryption.ts';
 import { missingMasterKeys, sealClearSecrets } from '../src/app/secretsAtRest.ts';
-import { defaultWebhookSettings } from '../src/config.ts';
+import { defaultWebhookSettings } from '../src/config/webhooks.ts';
 import { requestFingerprint } from '../src/domain/idempotency.ts';
 import { keyringOf, MASTER_KEY_BYTES, masterKeyId } from '../src/domain/sealing.ts';
 import {

@@ -6,7 +6,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultWebhookSettings, loadConfig, WEBHOOK_SUBSCRIPTION_CONCURRENCY_MAX } from '../src/config.ts';
+import { defaultWebhookSettings, WEBHOOK_SUBSCRIPTION_CONCURRENCY_MAX } from '../src/config/webhooks.ts';
+import { loadConfig } from '../src/config.ts';
 import {
   type DispatcherOptions,
   startWebhookDispatcher,

@@ -12,7 +12,7 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { issueApiKey } from '../src/app/apiKeys.ts';
 import type { Deps } from '../src/app/deps.ts';
-import { defaultWebhookSettings } from '../src/config.ts';
+import { defaultWebhookSettings } from '../src/config/webhooks.ts';
 import {
   formatWebhookSecret,
   verifySignatureHeader,

@@ -7,7 +7,9 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { issueApiKey } from '../src/app/apiKeys.ts';
-import { ConfigError, defaultWebhookSettings, loadConfig } from '../src/config.ts';
+import { ConfigError } from '../src/config/variables.ts';
+import { defaultWebhookSettings } from '../src/config/webhooks.ts';
+import { loadConfig } from '../src/config.ts';
 import {
   checkResolvedAddresses,
   checkWebhookUrl,

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { defaultWebhookSettings } from '../src/config.ts';
+import { defaultWebhookSettings } from '../src/config/webhooks.ts';
 import { verifySignatureHeader } from '../src/domain/signing.ts';
 import { type DispatcherOptions, dispatchWebhooksOnce } from '../src/modules/webhooks/workers/dispatcher.ts';
 import { httpWebhookSender } from '../src/modules/webhooks/workers/httpSender.ts';

@@ -3,7 +3,8 @@
  * the same rules and invariants hold whatever the number of lanes.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError, LEDGER_WRITER_LANES_DEFAULT, loadConfig } from '../src/config.ts';
+import { ConfigError } from '../src/config/variables.ts';
+import { LEDGER_WRITER_LANES_DEFAULT, loadConfig } from '../src/config.ts';
 import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
 import { balanceOf, expectLedgerHealthy, fundedWallet } from './support/ledger.ts';
 

@@ -80,30 +80,61 @@ export async function batchesCommand(
   if (!options.source) throw new UsageError('batches submit needs --source WALLET_ID');
   const timeoutSeconds = followTimeoutSecondsOf(options.timeout);
   const deadline = Date.now() + timeoutSeconds * 1000;
-  const wallet = (await apiRequest(target, 'GET', `/wallets/${encodeURIComponent(options.source)}`)).body as {
+  const submitted = await submitBatch(file, options.source, options.reference, target, io);
+  if (!submitted) return 1;
+  io.err(`submitted ${submitted.id}: ${submitted.items} items, ${submitted.total} ${submitted.currency}`);
+  io.out(submitted.id);
+  const batch = await followBatch(submitted, target, deadline, io);
+  const itemsUrl = `GET ${target.base}/payment-batches/${batch.id}/items`;
+  if (!FINISHED.has(batch.status)) {
+    io.err(
+      `gave up after ${timeoutSeconds} s: the batch is still ${batch.status} (${batch.succeeded} accepted, ${batch.failed} refused so far of ${batch.items}); follow ${itemsUrl}`,
+    );
+    return 1;
+  }
+  io.err(
+    `${batch.status}${batch.failure_code ? ` (${batch.failure_code})` : ''}: ${batch.succeeded} accepted, ${batch.failed} refused, ${batch.canceled} canceled of ${batch.items} items`,
+  );
+  const follow: TransferFollow = { target, deadline, timeoutSeconds, itemsUrl };
+  return reportTransfers(batch, options.wait === true, follow, io);
+}
+
+/**
+ * Submits the file as a batch paid from the source wallet, in the wallet's currency; undefined when the
+ * server refused it for faulty items, each printed (up to FAULTS_PRINTED_MAX).
+ */
+async function submitBatch(
+  file: string,
+  source: string,
+  givenReference: string | undefined,
+  target: ApiTarget,
+  io: Io,
+): Promise<BatchView | undefined> {
+  const wallet = (await apiRequest(target, 'GET', `/wallets/${encodeURIComponent(source)}`)).body as {
     currency: string;
   };
   const reference =
-    options.reference ??
-    `${path.basename(file).replace(/[^A-Za-z0-9._:-]/g, '-')}-${randomUUID().slice(0, 8)}`;
+    givenReference ?? `${path.basename(file).replace(/[^A-Za-z0-9._:-]/g, '-')}-${randomUUID().slice(0, 8)}`;
   const text = await readFile(file, 'utf8');
   const headers = { 'idempotency-key': `mkoba-batch-${reference}` };
-  let answer: Awaited<ReturnType<typeof apiRequest>>;
   try {
     if (file.toLowerCase().endsWith('.json')) {
       const parsed = JSON.parse(text) as unknown;
       const body = Array.isArray(parsed) ? { items: parsed } : (parsed as Record<string, unknown>);
-      answer = await apiRequest(target, 'POST', '/payment-batches', {
-        body: { source: options.source, currency: wallet.currency, reference, ...body },
-        headers,
-      });
-    } else {
-      const query = new URLSearchParams({ source: options.source, currency: wallet.currency, reference });
-      answer = await apiRequest(target, 'POST', `/payment-batches?${query}`, {
+      return (
+        await apiRequest(target, 'POST', '/payment-batches', {
+          body: { source, currency: wallet.currency, reference, ...body },
+          headers,
+        })
+      ).body as BatchView;
+    }
+    const query = new URLSearchParams({ source, currency: wallet.currency, reference });
+    return (
+      await apiRequest(target, 'POST', `/payment-batches?${query}`, {
         raw: { contentType: 'text/csv', text },
         headers,
-      });
-    }
+      })
+    ).body as BatchView;
   } catch (error) {
     if (error instanceof ApiError && error.code === 'payment_batch_invalid') {
       const faults =
@@ -112,13 +143,20 @@ export async function batchesCommand(
         io.err(`row ${f.row ?? '?'} ${f.param}: ${f.message}`);
       if (faults.length > FAULTS_PRINTED_MAX) io.err(`… and ${faults.length - FAULTS_PRINTED_MAX} more`);
       io.err(`batch refused: ${faults.length} faulty item(s); nothing was submitted`);
-      return 1;
+      return undefined;
     }
     throw error;
   }
-  let batch = answer.body as BatchView;
-  io.err(`submitted ${batch.id}: ${batch.items} items, ${batch.total} ${batch.currency}`);
-  io.out(batch.id);
+}
+
+/** Follows the batch until it is finished or the deadline passes, with a progress bar on a terminal. */
+async function followBatch(
+  submitted: BatchView,
+  target: ApiTarget,
+  deadline: number,
+  io: Io,
+): Promise<BatchView> {
+  let batch = submitted;
   const bar = process.stderr.isTTY
     ? new SingleBar({
         format: 'batch [{bar}] {percentage}% | {value}/{total} items accepted or refused | {status}',
@@ -136,20 +174,33 @@ export async function batchesCommand(
     lastStatus = batch.status;
   }
   bar?.stop();
-  const itemsUrl = `GET ${target.base}/payment-batches/${batch.id}/items`;
-  if (!FINISHED.has(batch.status)) {
-    io.err(
-      `gave up after ${timeoutSeconds} s: the batch is still ${batch.status} (${batch.succeeded} accepted, ${batch.failed} refused so far of ${batch.items}); follow ${itemsUrl}`,
-    );
-    return 1;
-  }
-  io.err(
-    `${batch.status}${batch.failure_code ? ` (${batch.failure_code})` : ''}: ${batch.succeeded} accepted, ${batch.failed} refused, ${batch.canceled} canceled of ${batch.items} items`,
-  );
+  return batch;
+}
+
+/** Where and until when a finished batch's transfers are followed. */
+interface TransferFollow {
+  target: ApiTarget;
+  deadline: number;
+  timeoutSeconds: number;
+  /** The request that lists the batch's items, named when the command stops following. */
+  itemsUrl: string;
+}
+
+/**
+ * Reports what the accepted items' transfers became (with `wait`, once none is in flight or the deadline
+ * passes); returns the exit status.
+ */
+async function reportTransfers(
+  batch: BatchView,
+  wait: boolean,
+  follow: TransferFollow,
+  io: Io,
+): Promise<number> {
+  const { target, deadline, timeoutSeconds, itemsUrl } = follow;
   const transferIds = await acceptedTransferIds(target, batch.id);
   let outcomes = await transferOutcomes(target, batch, transferIds);
   io.err(transferOutcomesLine(outcomes));
-  if (options.wait) {
+  if (wait) {
     while (outcomes.inFlight > 0 && Date.now() < deadline) {
       await sleep(BATCH_POLL_INTERVAL_MS);
       const now = await transferOutcomes(target, batch, transferIds);

@@ -206,13 +206,30 @@ export function findUnstorableCharacter(value: unknown): string | undefined {
   return undefined;
 }
 
-/** Replaces Fastify's body parsers with ours and refuses unstorable characters before validation. */
 /** A body kept as sent: its text, with bytes that are not UTF-8 replaced (stored text must be valid). */
 function rawText(body: Buffer): string {
   return new TextDecoder('utf-8', { fatal: false }).decode(body);
 }
 
+/** The 415 for a body type a route does not take: every route takes JSON. */
+function unsupportedMediaType(): AppError {
+  return new AppError({
+    status: 415,
+    code: 'unsupported_media_type',
+    title: 'Unsupported media type',
+    detail: 'This route takes JSON (Content-Type: application/json).',
+    param: 'Content-Type',
+  });
+}
+
+/** Replaces Fastify's body parsers with ours and refuses unstorable characters before validation. */
 export function registerBodyParsing(app: FastifyInstance): void {
+  registerContentTypeParsers(app);
+  refuseUnknownCodings(app);
+  refuseUnstorableCharacters(app);
+}
+
+function registerContentTypeParsers(app: FastifyInstance): void {
   // JSON only: a text/plain body must be a 415, not a string that fails validation as a 400.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body: Buffer, done) => {
@@ -223,15 +240,7 @@ export function registerBodyParsing(app: FastifyInstance): void {
   // Any other type is a 415, except on a route that keeps its body as sent (a partner callback).
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body: Buffer, done) => {
     if (request.routeOptions.config.rawBody !== true) {
-      done(
-        new AppError({
-          status: 415,
-          code: 'unsupported_media_type',
-          title: 'Unsupported media type',
-          detail: 'This route takes JSON (Content-Type: application/json).',
-          param: 'Content-Type',
-        }),
-      );
+      done(unsupportedMediaType());
       return;
     }
     const coding = contentCodingOf(request.headers['content-encoding']);
@@ -240,24 +249,16 @@ export function registerBodyParsing(app: FastifyInstance): void {
   // CSV only where a route takes an upload (a payment batch); anywhere else it is a 415 like any non-JSON.
   app.addContentTypeParser('text/csv', { parseAs: 'buffer' }, (request, body: Buffer, done) => {
     if (request.routeOptions.config.acceptsCsv !== true) {
-      done(
-        new AppError({
-          status: 415,
-          code: 'unsupported_media_type',
-          title: 'Unsupported media type',
-          detail: 'This route takes JSON (Content-Type: application/json).',
-          param: 'Content-Type',
-        }),
-      );
+      done(unsupportedMediaType());
       return;
     }
     const coding = contentCodingOf(request.headers['content-encoding']);
-    const text = new TextDecoder('utf-8', { fatal: false }).decode(
-      decodeContent(body, coding, request.routeOptions.bodyLimit),
-    );
-    done(null, text);
+    done(null, rawText(decodeContent(body, coding, request.routeOptions.bodyLimit)));
   });
-  // A coding we cannot undo is refused before the body is read, with the codings we can.
+}
+
+/** A coding we cannot undo is refused before the body is read, with the codings we can. */
+function refuseUnknownCodings(app: FastifyInstance): void {
   app.addHook('preParsing', async (request, reply, payload) => {
     const { 'content-length': length, 'transfer-encoding': chunked } = request.headers;
     if (chunked === undefined && (length === undefined || length === '0')) return payload;
@@ -269,6 +270,10 @@ export function registerBodyParsing(app: FastifyInstance): void {
     }
     return payload;
   });
+}
+
+/** Strings PostgreSQL cannot store, in the body, the query, the path or the Idempotency-Key: a 400. */
+function refuseUnstorableCharacters(app: FastifyInstance): void {
   app.addHook('preValidation', async (request) => {
     for (const [where, value] of [
       ['body', request.body],

@@ -7,7 +7,7 @@
  * Every answer they govern carries `RateLimit-Policy` and `RateLimit`; a refusal is a 429 `rate_limited`
  * problem with `Retry-After`.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { RateLimitSettings } from '../config.ts';
 import { AppError } from '../domain/errors.ts';
 import {
@@ -50,29 +50,42 @@ export async function registerRateLimits(
   if (!settings.enabled) return undefined;
   const store = await openBucketStore(app, settings, nowMs);
   app.addHook('onClose', () => store.close());
+  refuseFailingAddresses(app, store, settings);
+  chargeAuthenticatedRequests(app, store, settings);
+  chargeAuthFailures(app, store, settings);
+  return authFailureLimiter(store, settings);
+}
 
-  const addressBucket = (request: FastifyRequest): BucketRef => ({
-    id: `address:${addressBucketKey(request.ip)}`,
-    bucket: settings.authFailures,
-  });
-  const authFailureStatus = (tokens: number[]): BucketStatus[] => [
-    { policy: AUTH_FAILURES_POLICY, bucket: settings.authFailures, tokens: tokens[0] ?? 0 },
-  ];
+/** The failed-authentication bucket of a client address. */
+function addressBucket(ip: string, settings: RateLimitSettings): BucketRef {
+  return { id: `address:${addressBucketKey(ip)}`, bucket: settings.authFailures };
+}
 
-  // Before authentication (this hook is added before the one that authenticates).
+function authFailureStatus(settings: RateLimitSettings, tokens: number[]): BucketStatus[] {
+  return [{ policy: AUTH_FAILURES_POLICY, bucket: settings.authFailures, tokens: tokens[0] ?? 0 }];
+}
+
+/** Before authentication (this hook is added before the one that authenticates). */
+function refuseFailingAddresses(app: FastifyInstance, store: BucketStore, settings: RateLimitSettings): void {
   app.addHook('onRequest', async (request, reply) => {
     if (request.routeOptions.config.scope === undefined) return;
-    const { allowed, tokens } = await store.take([addressBucket(request)], 0);
+    const { allowed, tokens } = await store.take([addressBucket(request.ip, settings)], 0);
     if (allowed) return;
-    const statuses = authFailureStatus(tokens);
+    const statuses = authFailureStatus(settings, tokens);
     setRateLimitFields(reply, statuses);
     throw rateLimited(
       `Too many failed API key authentications from this address (${perMinute(settings.authFailures)} a minute, bursts of ${settings.authFailures.capacity}).`,
       statuses,
     );
   });
+}
 
-  // After authentication, before the body is read: a refused request costs no parsing.
+/** After authentication, before the body is read: a refused request costs no parsing. */
+function chargeAuthenticatedRequests(
+  app: FastifyInstance,
+  store: BucketStore,
+  settings: RateLimitSettings,
+): void {
   app.addHook('preParsing', async (request, reply, payload) => {
     const principal = request.principal;
     if (principal === undefined) return payload;
@@ -97,27 +110,28 @@ export async function registerRateLimits(
       statuses,
     );
   });
+}
 
+/** Each 401 on a governed route charges its client address one failure. */
+function chargeAuthFailures(app: FastifyInstance, store: BucketStore, settings: RateLimitSettings): void {
   app.addHook('onSend', async (request, reply, payload) => {
     if (reply.statusCode !== 401 || request.routeOptions.config.scope === undefined) return payload;
-    const { tokens } = await store.take([addressBucket(request)], 1);
-    setRateLimitFields(reply, authFailureStatus(tokens));
+    const { tokens } = await store.take([addressBucket(request.ip, settings)], 1);
+    setRateLimitFields(reply, authFailureStatus(settings, tokens));
     return payload;
   });
+}
 
-  const bucketOf = (ip: string): BucketRef => ({
-    id: `address:${addressBucketKey(ip)}`,
-    bucket: settings.authFailures,
-  });
+function authFailureLimiter(store: BucketStore, settings: RateLimitSettings): AuthFailureLimiter {
   return {
     async check(ip) {
-      const { allowed, tokens } = await store.take([bucketOf(ip)], 0);
+      const { allowed, tokens } = await store.take([addressBucket(ip, settings)], 0);
       return allowed
         ? { allowed }
-        : { allowed, retryAfterSeconds: retryAfterSeconds(authFailureStatus(tokens)) };
+        : { allowed, retryAfterSeconds: retryAfterSeconds(authFailureStatus(settings, tokens)) };
     },
     async charge(ip) {
-      await store.take([bucketOf(ip)], 1);
+      await store.take([addressBucket(ip, settings)], 1);
     },
   };
 }

@@ -111,42 +111,58 @@ export function guardedFetch(policy: OutboundAddressPolicy): OutboundFetch {
           ...(lookup ? { lookup } : {}),
           ...(init.signal ? { signal: init.signal } : {}),
         },
-        (response) => {
-          const chunks: Buffer[] = [];
-          let bytes = 0;
-          response.on('data', (chunk: Buffer) => {
-            bytes += chunk.length;
-            if (bytes > OUTBOUND_RESPONSE_BYTES_MAX) {
-              request.destroy(new Error(`the answer is longer than ${OUTBOUND_RESPONSE_BYTES_MAX} bytes`));
-              return;
-            }
-            chunks.push(chunk);
-          });
-          response.on('error', reject);
-          response.on('end', () => {
-            const status = response.statusCode ?? 0;
-            const answerHeaders = new Headers();
-            for (const [name, value] of Object.entries(response.headers)) {
-              if (value === undefined) continue;
-              for (const item of Array.isArray(value) ? value : [value]) answerHeaders.append(name, item);
-            }
-            try {
-              resolve(
-                new Response(NULL_BODY_STATUSES.has(status) ? null : Buffer.concat(chunks), {
-                  status,
-                  statusText: response.statusMessage ?? '',
-                  headers: answerHeaders,
-                }),
-              );
-            } catch (error) {
-              reject(error);
-            }
-          });
-        },
+        (response) => readAnswer(request, response, resolve, reject),
       );
       request.on('error', reject);
       request.end(init.body);
     });
+}
+
+/**
+ * Reads an answer into a `Response`, up to OUTBOUND_RESPONSE_BYTES_MAX: a longer one destroys the request,
+ * which fails the call.
+ */
+function readAnswer(
+  request: http.ClientRequest,
+  response: http.IncomingMessage,
+  resolve: (answer: Response) => void,
+  reject: (error: unknown) => void,
+): void {
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  response.on('data', (chunk: Buffer) => {
+    bytes += chunk.length;
+    if (bytes > OUTBOUND_RESPONSE_BYTES_MAX) {
+      request.destroy(new Error(`the answer is longer than ${OUTBOUND_RESPONSE_BYTES_MAX} bytes`));
+      return;
+    }
+    chunks.push(chunk);
+  });
+  response.on('error', reject);
+  response.on('end', () => {
+    const status = response.statusCode ?? 0;
+    const headers = answerHeaders(response);
+    try {
+      resolve(
+        new Response(NULL_BODY_STATUSES.has(status) ? null : Buffer.concat(chunks), {
+          status,
+          statusText: response.statusMessage ?? '',
+          headers,
+        }),
+      );
+    } catch (error) {
+      reject(error);
+    }
+  });
+}
+
+function answerHeaders(response: http.IncomingMessage): Headers {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(response.headers)) {
+    if (value === undefined) continue;
+    for (const item of Array.isArray(value) ? value : [value]) headers.append(name, item);
+  }
+  return headers;
 }
 
 /**

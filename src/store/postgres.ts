@@ -5,7 +5,7 @@ import {
   PG_CONNECT_TIMEOUT_MS,
   PG_POOL_CONNECTIONS_MAX,
   type PostgresSettings,
-} from '../config.ts';
+} from '../config/postgres.ts';
 import { inlineParameters } from './inlineParameters.ts';
 import type { Queryable, Row, Store } from './store.ts';
 
@@ -33,82 +33,14 @@ function wrapClient(client: pg.PoolClient | pg.Pool): Queryable {
 }
 
 export async function openPostgresStore(options: PostgresStoreOptions): Promise<Store> {
-  const defaults = DEFAULT_POSTGRES_SETTINGS;
   const maxCount = options.poolConnectionsMax ?? PG_POOL_CONNECTIONS_MAX;
-  const pool = new pg.Pool({
-    connectionString: options.connectionString,
-    max: maxCount,
-    connectionTimeoutMillis: PG_CONNECT_TIMEOUT_MS,
-    options: options.schema ? `-c search_path=${options.schema}` : undefined,
-    // Sent as startup parameters beside `options` (and PGOPTIONS), so every connection has them from its
-    // first statement. The driver sends none for 0, which leaves the server's setting.
-    statement_timeout: options.statementTimeoutMs ?? defaults.statementTimeoutMs,
-    lock_timeout: options.lockTimeoutMs ?? defaults.lockTimeoutMs,
-    idle_in_transaction_session_timeout:
-      options.idleInTransactionTimeoutMs ?? defaults.idleInTransactionTimeoutMs,
-  });
-  // An idle client that loses its server must not crash the process; the next checkout reconnects.
-  pool.on('error', () => {});
+  const pool = openPool(options, maxCount);
   const base = wrapClient(pool);
   return {
     driver: 'postgres',
     query: base.query,
     exec: base.exec,
-    async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
-      const client = await pool.connect();
-      // The server ends a session left idle in a transaction too long (25P03) while no query of ours is
-      // running, so the driver reports it as an 'error' event: keep it (it must not crash the process) and
-      // throw it instead of the driver's "not queryable" error on the next statement.
-      let lost: unknown;
-      const onLost = (error: unknown) => {
-        lost ??= error;
-      };
-      client.on('error', onLost);
-      let broken = false;
-      // BEGIN goes out with the transaction's first statement when that is a pipeline of several (one round
-      // trip for both), else on its own just before it.
-      let begun = false;
-      const begin = async () => {
-        if (begun) return;
-        begun = true;
-        await client.query('BEGIN');
-      };
-      const tx: Queryable = {
-        async query<R extends Row>(sql: string, params: readonly unknown[] = []): Promise<R[]> {
-          await begin();
-          return (await client.query<R>(sql, params as unknown[])).rows;
-        },
-        async queryMany(statements) {
-          const texts = statements.map((s) => inlineParameters(s.text, s.params));
-          if (!begun) texts.unshift('BEGIN');
-          begun = true;
-          const result = (await client.query(texts.join(';\n'))) as unknown as
-            | pg.QueryResult
-            | pg.QueryResult[];
-          const results = Array.isArray(result) ? result : [result];
-          return results.slice(results.length - statements.length).map((r) => r.rows);
-        },
-        async exec(sql: string): Promise<void> {
-          await begin();
-          await client.query(sql);
-        },
-      };
-      try {
-        const result = await fn(tx);
-        if (begun) await client.query('COMMIT');
-        return result;
-      } catch (error) {
-        try {
-          if (begun) await client.query('ROLLBACK');
-        } catch {
-          broken = true;
-        }
-        throw lost ?? error;
-      } finally {
-        client.off('error', onLost);
-        client.release(broken || lost !== undefined);
-      }
-    },
+    transaction: (fn) => runTransaction(pool, fn),
     listen: (channel, onNotify) =>
       listenWithReconnect(
         { connectionString: options.connectionString, connectionTimeoutMillis: PG_CONNECT_TIMEOUT_MS },
@@ -123,6 +55,87 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       maxCount,
     }),
   };
+}
+
+function openPool(options: PostgresStoreOptions, maxCount: number): pg.Pool {
+  const defaults = DEFAULT_POSTGRES_SETTINGS;
+  const pool = new pg.Pool({
+    connectionString: options.connectionString,
+    max: maxCount,
+    connectionTimeoutMillis: PG_CONNECT_TIMEOUT_MS,
+    options: options.schema ? `-c search_path=${options.schema}` : undefined,
+    // Sent as startup parameters beside `options` (and PGOPTIONS), so every connection has them from its
+    // first statement. The driver sends none for 0, which leaves the server's setting.
+    statement_timeout: options.statementTimeoutMs ?? defaults.statementTimeoutMs,
+    lock_timeout: options.lockTimeoutMs ?? defaults.lockTimeoutMs,
+    idle_in_transaction_session_timeout:
+      options.idleInTransactionTimeoutMs ?? defaults.idleInTransactionTimeoutMs,
+  });
+  // An idle client that loses its server must not crash the process; the next checkout reconnects.
+  pool.on('error', () => {});
+  return pool;
+}
+
+/** One transaction on a client of its own: committed when `fn` resolves, rolled back when it throws. */
+async function runTransaction<T>(pool: pg.Pool, fn: (tx: Queryable) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  // The server ends a session left idle in a transaction too long (25P03) while no query of ours is
+  // running, so the driver reports it as an 'error' event: keep it (it must not crash the process) and
+  // throw it instead of the driver's "not queryable" error on the next statement.
+  let lost: unknown;
+  const onLost = (error: unknown) => {
+    lost ??= error;
+  };
+  client.on('error', onLost);
+  let broken = false;
+  const session = transactionSession(client);
+  try {
+    const result = await fn(session.tx);
+    if (session.begun()) await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    try {
+      if (session.begun()) await client.query('ROLLBACK');
+    } catch {
+      broken = true;
+    }
+    throw lost ?? error;
+  } finally {
+    client.off('error', onLost);
+    client.release(broken || lost !== undefined);
+  }
+}
+
+/**
+ * The queries of a transaction on `client`. BEGIN goes out with the transaction's first statement when that
+ * is a pipeline of several (one round trip for both), else on its own just before it.
+ */
+function transactionSession(client: pg.PoolClient): { tx: Queryable; begun(): boolean } {
+  let begun = false;
+  const begin = async () => {
+    if (begun) return;
+    begun = true;
+    await client.query('BEGIN');
+  };
+  const tx: Queryable = {
+    async query<R extends Row>(sql: string, params: readonly unknown[] = []): Promise<R[]> {
+      await begin();
+      return (await client.query<R>(sql, params as unknown[])).rows;
+    },
+    async queryMany(statements) {
+      const texts = statements.map((s) => inlineParameters(s.text, s.params));
+      if (!begun) texts.unshift('BEGIN');
+      begun = true;
+      const result = (await client.query(texts.join(';\n'))) as unknown as pg.QueryResult | pg.QueryResult[];
+      const results = Array.isArray(result) ? result : [result];
+      return results.slice(results.length - statements.length).map((r) => r.rows);
+    },
+    async exec(sql: string): Promise<void> {
+      await begin();
+      await client.query(sql);
+    },
+  };
+  return { tx, begun: () => begun };
 }
 
 /** How long a lost LISTEN connection waits before connecting again. */

@@ -1,6 +1,6 @@
 /** Deletes idempotency records past the published retention window, in bounded batches. */
 import type { Deps } from '../app/deps.ts';
-import { IDEMPOTENCY_PRUNE_BATCH_ROWS } from '../config.ts';
+import { IDEMPOTENCY_PRUNE_BATCH_ROWS } from '../config/retention.ts';
 import { IDEMPOTENCY_RETENTION_HOURS } from '../domain/idempotency.ts';
 import { pruneIdempotencyRecords } from '../store/repositories/idempotency.ts';
 

@@ -3,7 +3,7 @@
  * first, one bounded batch per transaction. Transfers and journal entries are the ledger: never pruned.
  */
 import type { Deps } from '../app/deps.ts';
-import { RETENTION_PRUNE_BATCH_EVENTS } from '../config.ts';
+import { RETENTION_PRUNE_BATCH_EVENTS } from '../config/retention.ts';
 import { DAY_MS } from '../domain/days.ts';
 import { type PruneCursor, pruneEventsBatch } from '../store/repositories/retention.ts';
 

@@ -21,7 +21,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BANNER_LAST_LINE } from '../../src/cli/serve.ts';
-import { CREATED_DATABASE_LEAD, CREATING_DATABASE_LEAD } from '../../src/main.ts';
+import { CREATED_DATABASE_LEAD, CREATING_DATABASE_LEAD } from '../../src/processStore.ts';
 import { pgliteDatabaseExists } from '../../src/store/pgliteDataDir.ts';
 
 const REPOSITORY_DIR = fileURLToPath(new URL('../../', import.meta.url));

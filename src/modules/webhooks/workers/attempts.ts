@@ -2,7 +2,7 @@
  * What the dispatcher's steps share: its options, and what one attempt came to on its way from the send to
  * its recorded outcome.
  */
-import type { WebhookSettings } from '../../../config.ts';
+import type { WebhookSettings } from '../../../config/webhooks.ts';
 import type { WebhookDeliveryOutcome } from '../../../metrics.ts';
 import type { ClaimedDelivery } from '../repository/claims.ts';
 import type { SendResult, WebhookSender } from './httpSender.ts';

@@ -1,0 +1,23 @@
+/** `mkoba worker`: the background work without the API, until SIGINT or SIGTERM stops it. */
+import type { Config } from '../config.ts';
+import { limitHeapGrowth } from '../processMemory.ts';
+
+type Io = { out: (line: string) => void; err: (line: string) => void };
+
+export async function workerCommand(config: Config, io: Io): Promise<number> {
+  if (config.databaseUrl) limitHeapGrowth();
+  const { startWorkerProcess } = await import('../main.ts');
+  const worker = await startWorkerProcess(config, io.err);
+  io.err(
+    `mkoba worker running (${config.databaseUrl ? 'PostgreSQL' : `embedded database in ${config.dataDir}`}); stop with Ctrl-C`,
+  );
+  await new Promise<void>((resolve) => {
+    const stop = () => {
+      io.err('stopping: finishing deliveries in flight');
+      worker.stop().then(resolve, resolve);
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  return 0;
+}

@@ -1,0 +1,54 @@
+/** PostgreSQL's connections: the pool's size, the connect time-out, and the time-outs set on each connection. */
+import { ConfigError, nonEmpty } from './variables.ts';
+
+export const PG_POOL_CONNECTIONS_MAX = 10;
+export const PG_CONNECT_TIMEOUT_MS = 5_000;
+/**
+ * PostgreSQL time-outs set on every connection, so that one stuck transaction cannot stall every request
+ * in a process: a statement running longer is cancelled (under the request time-out, so the client gets a
+ * problem rather than a dropped request); a wait for a lock held by another transaction gives up; a
+ * session that sits in an open transaction doing nothing is ended, releasing its locks. Each failure
+ * rolls its transaction back and reaches the client as a 503 with Retry-After.
+ */
+export const PG_STATEMENT_TIMEOUT_MS = 15_000;
+export const PG_LOCK_TIMEOUT_MS = 5_000;
+export const PG_IDLE_IN_TRANSACTION_TIMEOUT_MS = 15_000;
+/** PostgreSQL's largest time-out setting (2^31 - 1 ms). */
+const PG_TIMEOUT_MS_MAX = 2_147_483_647;
+/** What a client is told to wait before retrying after a database time-out or transaction conflict. */
+export const PG_TIMEOUT_RETRY_AFTER_SECONDS = 1;
+
+/** Per-connection time-outs; 0 sets none, leaving the server's (or role's, or database's) setting. */
+export interface PostgresSettings {
+  statementTimeoutMs: number;
+  lockTimeoutMs: number;
+  idleInTransactionTimeoutMs: number;
+}
+
+export const DEFAULT_POSTGRES_SETTINGS: PostgresSettings = {
+  statementTimeoutMs: PG_STATEMENT_TIMEOUT_MS,
+  lockTimeoutMs: PG_LOCK_TIMEOUT_MS,
+  idleInTransactionTimeoutMs: PG_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+};
+
+const POSTGRES_SETTING_VARIABLES: Record<keyof PostgresSettings, string> = {
+  statementTimeoutMs: 'MKOBA_PG_STATEMENT_TIMEOUT_MS',
+  lockTimeoutMs: 'MKOBA_PG_LOCK_TIMEOUT_MS',
+  idleInTransactionTimeoutMs: 'MKOBA_PG_IDLE_IN_TX_TIMEOUT_MS',
+};
+
+export function loadPostgresSettings(env: NodeJS.ProcessEnv): PostgresSettings {
+  const settings = { ...DEFAULT_POSTGRES_SETTINGS };
+  for (const [name, variable] of Object.entries(POSTGRES_SETTING_VARIABLES)) {
+    const text = nonEmpty(env[variable]);
+    if (text === undefined) continue;
+    if (!/^\d{1,10}$/.test(text) || Number(text) > PG_TIMEOUT_MS_MAX) {
+      throw new ConfigError(
+        variable,
+        `must be whole milliseconds from 0 (none) to ${PG_TIMEOUT_MS_MAX}, got '${text}'`,
+      );
+    }
+    settings[name as keyof PostgresSettings] = Number(text);
+  }
+  return settings;
+}
