@@ -1019,54 +1019,6 @@ export interface TravelRuleRecord {
   created_at: string;
 }
 
-export interface Statement {
-  object: 'statement';
-  /** Statement id. */
-  id: string;
-  rail: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset';
-  from: string;
-  to: string;
-  lines: number;
-  /** Transfers matched by it. */
-  matched: number;
-  /** Exceptions it opened. */
-  exceptions: number;
-  created_by: string;
-  created_at: string;
-}
-
-/** A difference between a statement and the ledger, for an operator: `unmatched_line` (the rail reports a payout the ledger does not know), `amount_mismatch`, `fee_mismatch` (the rail charged a fee), `status_mismatch` (the rail says failed, the ledger settled, or the reverse), `missing_from_statement` (a settled transfer the statement leaves out), `safeguarding_shortfall` (the daily safeguarding check found less in the trust accounts than customers hold) and `trust_balance_mismatch` (the banks’ trust balance differs from the ledger’s trust account that day), both resolved with `manual_match` and a note. `open` until resolved with an action. */
-export interface ReconciliationException {
-  object: 'reconciliation_exception';
-  /** Exception id. */
-  id: string;
-  kind:
-    | 'unmatched_line'
-    | 'amount_mismatch'
-    | 'fee_mismatch'
-    | 'status_mismatch'
-    | 'missing_from_statement'
-    | 'unmatched_callback'
-    | 'late_callback'
-    | 'unmatched_deposit'
-    | 'safeguarding_shortfall'
-    | 'trust_balance_mismatch';
-  status: 'open' | 'resolved';
-  transfer: string | null;
-  statement: string | null;
-  /** The statement line (1-based). */
-  line: number | null;
-  /** What differs (amounts in minor units). */
-  details: Record<string, unknown>;
-  resolution: 'manual_match' | 'write_off' | 'book_fee' | 'refund' | null;
-  note: string | null;
-  resolved_by: string | null;
-  /** The adjustment entry a write-off or fee booked. */
-  journal_entry: string | null;
-  created_at: string;
-  resolved_at: string | null;
-}
-
 /** A sensitive change (a role grant, an elevated key, a conversion rate, a fee schedule, an AML rule, a digital-asset route, a rail partner, a trust account, a launch-gate override) waiting for the approval a `change` rule of the policy asks for, and what became of it. The vote that approves it applies it, in the same transaction; its proposer never votes on it. See docs/APPROVALS.md. */
 export interface Change {
   object: 'change';
@@ -1105,46 +1057,6 @@ export interface Change {
   created_at: string;
   decided_at: string | null;
   applied_at: string | null;
-}
-
-/** Money asked of a payer into a wallet: `pending` (created) → `processing` (the payer was asked) → `succeeded` (the wallet is credited by the inbound `transfer`) or `failed` (`failure_code`; `collection_expired` when the payer did not answer within 15 minutes). */
-export interface Collection {
-  object: 'collection';
-  /** Collection id. */
-  id: string;
-  /** The wallet credited. */
-  wallet: string;
-  /** Decimal string in major units. */
-  amount: string;
-  currency: string;
-  /** `mobile_money` (a request-to-pay), `bank_deposit` (a bank transfer the bank reported), `sandbox` (the sandbox’s fund route). */
-  method: 'mobile_money' | 'bank_deposit' | 'sandbox';
-  rail: 'mobile_money' | 'bank';
-  /** Who pays: a mobile-money payer asked to approve (`mobile_money`), or a bank transfer the bank reported (`bank_transfer`, with the bank’s reference for it). */
-  payer:
-    | null
-    | {
-        type: 'mobile_money';
-        phone: string;
-        network: 'mpesa' | 'airtel' | 'mtn' | 'tigo' | 'vodacom';
-      }
-    | {
-        type: 'bank_transfer';
-        name: string | null;
-        bank_reference: string;
-      };
-  reference: string;
-  description: string;
-  status: 'pending' | 'processing' | 'succeeded' | 'failed';
-  failure_code: string | null;
-  /** The inbound transfer that credited the wallet, once succeeded. */
-  transfer: string | null;
-  metadata: Record<string, string>;
-  created_at: string;
-  updated_at: string;
-  expires_at: string;
-  succeeded_at: string | null;
-  failed_at: string | null;
 }
 
 /** The fee for transfers on one rail in one currency, or for conversions (rail `conversion`) from one currency (one rule per pair; a transfer or conversion with no rule pays none). `type` says which fields apply: `fixed` takes `fixed`; `percentage` takes `percent_bps` with an optional `min` and `max`; `tiered` takes `tiers`. A percentage is rounded half up to the minor unit (0.5 % of 101.00 is 0.505, charged 0.51), before `min` and `max` apply. */
@@ -1244,153 +1156,46 @@ export interface TransferQuote {
   };
 }
 
-/** An account holding the organization’s customer money in one currency: a `bank_account` at a partner bank, or for USDC and USDT a `custody_wallet` at a custodian. Its closing balance counts from `active_from` until the day it was closed (`closed_on`). */
-export interface TrustAccount {
-  object: 'trust_account';
-  /** Trust account id. */
+/** Your organization: the business customer whose KYB stands for it, the products it launches and the people it names for its launch. The launch gates read these. */
+export interface Organization {
+  object: 'organization';
+  /** Organization id. */
   id: string;
-  /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
-  currency:
-    | 'KES'
-    | 'UGX'
-    | 'TZS'
-    | 'RWF'
-    | 'NGN'
-    | 'GHS'
-    | 'ZAR'
-    | 'XOF'
-    | 'XAF'
-    | 'ZMW'
-    | 'MWK'
-    | 'ETB'
-    | 'EGP'
-    | 'MAD'
-    | 'USD'
-    | 'EUR'
-    | 'GBP'
-    | 'USDC'
-    | 'USDT';
-  /** `bank_account`: a safeguarding account at a partner bank (fiat currencies). `custody_wallet`: a segregated wallet at a custodian (USDC and USDT, which live on chain). */
-  type: 'bank_account' | 'custody_wallet';
-  /** The bank holding it (for a `custody_wallet`, the custodian). */
-  bank: string;
-  /** The account’s number or reference at the bank. */
-  account_reference: string;
-  status: 'active' | 'closed';
-  /** The first day (UTC) its closing balance counts. */
-  active_from: string;
-  /** The day it was closed; from then on its balance no longer counts. */
-  closed_on: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
-/** A trust account’s closing balance for a day, as its bank statement reports it. `superseded` once a correction replaced it. */
-export interface SafeguardingBalance {
-  object: 'safeguarding_balance';
-  /** Closing balance id. */
-  id: string;
-  /** The trust account. */
-  trust_account: string;
-  /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
-  currency:
-    | 'KES'
-    | 'UGX'
-    | 'TZS'
-    | 'RWF'
-    | 'NGN'
-    | 'GHS'
-    | 'ZAR'
-    | 'XOF'
-    | 'XAF'
-    | 'ZMW'
-    | 'MWK'
-    | 'ETB'
-    | 'EGP'
-    | 'MAD'
-    | 'USD'
-    | 'EUR'
-    | 'GBP'
-    | 'USDC'
-    | 'USDT';
-  /** The statement’s day. */
-  date: string;
-  /** The closing balance, a decimal string (negative when overdrawn). */
-  closing_balance: string;
-  status: 'current' | 'superseded';
-  /** The figure this one corrects. */
-  replaces: string | null;
-  /** Why it was corrected. */
-  note: string | null;
-  /** The member or API key that reported it. */
-  created_by: string;
-  created_at: string;
-}
-
-/** The daily safeguarding check of one currency: customer money (the sum of every customer wallet’s posted balance as of the end of the day, UTC) against the trust accounts’ closing balances for that day. `ok` when they are equal, `shortfall` when the trust accounts hold less (a `safeguarding_shortfall` reconciliation exception and a `safeguarding.shortfall` event), `excess` when more, `missing_balance` while a trust account that counts that day has no closing balance (reporting it judges the day again). The closing balances are also compared with the ledger’s trust account as of the same instant (`ledger_trust_balance`, `ledger_difference`): a difference opens a `trust_balance_mismatch` exception. */
-export interface SafeguardingReport {
-  object: 'safeguarding_report';
-  /** Report id. */
-  id: string;
-  /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
-  currency:
-    | 'KES'
-    | 'UGX'
-    | 'TZS'
-    | 'RWF'
-    | 'NGN'
-    | 'GHS'
-    | 'ZAR'
-    | 'XOF'
-    | 'XAF'
-    | 'ZMW'
-    | 'MWK'
-    | 'ETB'
-    | 'EGP'
-    | 'MAD'
-    | 'USD'
-    | 'EUR'
-    | 'GBP'
-    | 'USDC'
-    | 'USDT';
-  /** The day checked (UTC). */
-  date: string;
-  status: 'ok' | 'shortfall' | 'excess' | 'missing_balance';
-  /** Customer wallet balances summed, as of `as_of`. */
-  customer_money: string;
-  /** The closing balances of the trust accounts that count that day, summed; null while one is missing. */
-  trust_balance: string | null;
-  /** `trust_balance` minus `customer_money`: negative is a shortfall; null while a balance is missing. */
-  difference: string | null;
-  /** Each trust account that counts that day, with the closing balance used (null: not reported yet). Empty when none does: customer money in a currency without a trust account is a shortfall. */
-  trust_balances: Array<{
-    /** The trust account. */
-    trust_account: string;
-    /** The closing balance used. */
-    balance: string | null;
-    /** Its figure. */
-    closing_balance: string | null;
+  /** As the operator named it; the same name in the sandbox and in pilot or production. */
+  name: string;
+  /** The environment of this deployment. */
+  environment: 'sandbox' | 'pilot' | 'production';
+  /** The business customer whose KYB stands for the organization (the `business_verified` gate). */
+  legal_entity: string | null;
+  /** The products the organization launches; each has its own launch gates. `mobile_money` until named otherwise. */
+  products: Array<'mobile_money' | 'digital_banking' | 'stablecoins'>;
+  contacts: Array<{
+    role: 'technical' | 'compliance' | 'finance';
+    name: string;
+    email: string;
+    phone: string | null;
+    updated_at: string;
   }>;
-  /** What the ledger’s `trust` account for the currency held as of `as_of` (its posted debits less credits: bank and on-chain deposits received into trust, and sweeps). Null on reports written before the ledger had it. */
-  ledger_trust_balance: string | null;
-  /** `trust_balance` minus `ledger_trust_balance`: not zero when the banks hold other than the ledger says (a `trust_balance_mismatch` reconciliation exception); null while a balance is missing. */
-  ledger_difference: string | null;
-  /** The `safeguarding_shortfall` reconciliation exception its shortfall opened. */
-  exception: string | null;
-  /** The `trust_balance_mismatch` reconciliation exception its difference from the ledger opened. */
-  mismatch_exception: string | null;
-  /** The instant the ledger was read as of: the end of the day. */
-  as_of: string;
+  /** Whether the organization manages its own webhook subscriptions (`POST /v1/webhook-subscriptions`). The operator’s switch: on in the sandbox; off in pilot and production, where subscriptions are set up from the ones reviewed in the sandbox (`mkoba subscriptions promote`) until the operator turns it on. While off, creating one or changing one’s `url` is a 403 `subscriptions_not_enabled`. */
+  webhook_subscriptions_enabled: boolean;
   created_at: string;
-  /** When it was last judged (a balance reported late). */
+  /** When the profile or a contact last changed. */
   updated_at: string;
 }
 
-/** Money an operator moved between a rail partner’s float and the trust account, posted once to the ledger as a balanced entry between the rail’s settlement account and the currency’s trust account. */
-export interface SafeguardingSweep {
-  object: 'safeguarding_sweep';
-  /** Sweep id. */
-  id: string;
+/** The sponsor bank the organization issues account numbers under. `bank_code` and `bank_name` are null (and no wallet gets account details) until an admin sets them. */
+export interface DigitalAccountSettings {
+  object: 'digital_account_settings';
+  bank_code: string | null;
+  bank_name: string | null;
+  updated_at: string | null;
+}
+
+/** A wallet's posted (`current`) balance over a period: the balance at `from`, every entry that moved it in order with the balance after it, and the balance at `to`; `opening_balance` + the entries' `amount`s = `closing_balance`. At most 10000 entries. */
+export interface WalletStatement {
+  object: 'wallet_statement';
+  /** Wallet id. */
+  wallet: string;
   /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
   currency:
     | 'KES'
@@ -1412,23 +1217,94 @@ export interface SafeguardingSweep {
     | 'GBP'
     | 'USDC'
     | 'USDT';
-  /** The rail whose partner holds the float (its `rail_settlement` ledger account in the currency). USDC and USDT move on `digital_asset`, which carries nothing else. */
-  rail: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'digital_asset';
-  /** `to_trust`: from the rail partner’s float into the trust account (debits the ledger’s `trust` account, credits the rail’s `rail_settlement`). `from_trust`: out of trust to the float (the reverse). */
-  direction: 'to_trust' | 'from_trust';
-  /** Decimal string at the currency exponent. */
+  /** The period’s start: entries created at or after it. */
+  from: string;
+  /** The period’s end: entries created strictly before it. The time the statement was generated when the period asked for had not ended then. */
+  to: string;
+  /** False when the period asked for had not ended: the statement so far. */
+  complete: boolean;
+  generated_at: string;
+  /** The posted balance at `from`. */
+  opening_balance: string;
+  /** The posted balance at `to`. */
+  closing_balance: string;
+  /** What the entries added. */
+  total_credits: string;
+  /** What the entries took off (a positive amount). */
+  total_debits: string;
+  entry_count: number;
+  /** The wallet’s account details, for the statement’s heading; null if it has none. */
+  account_details: {
+    /** What an outsider pays into: 12 digits, the last an ISO/IEC 7064 MOD 11-2 check digit, unique in the organization and under the bank code, never reused. */
+    account_number?: string;
+    /** The sponsor bank’s code the number was issued under (as a `bank_account` destination names it). */
+    bank_code?: string;
+    bank_name?: string;
+    /** The wallet’s virtual account reference (`MK`, 10 digits, 2 check digits), which bank collections quote; the same as `GET /v1/wallets/{id}/virtual-account`. */
+    virtual_reference?: string;
+    created_at?: string;
+  } | null;
+  entries: Array<{
+    /** The journal entry (`GET /v1/ledger/entries/{id}`). */
+    entry: string;
+    /** The entry’s `created_at`. */
+    posted_at: string;
+    /** `direct` (final at once), `post` (a hold made final: a payout settling), `reversal` (a settled transfer given back). */
+    kind: 'direct' | 'post' | 'reversal';
+    description: string;
+    /** The other party: the other wallet’s id, the payee masked as receipts show it, or the payer a collection recorded (name, or masked phone). */
+    counterparty: string | null;
+    transfer: string | null;
+    rail: string | null;
+    /** The rail’s reference (a bank deposit’s bank reference, a payout’s receipt). */
+    rail_reference: string | null;
+    /** Positive: a credit; negative: a debit (fee included). */
+    amount: string;
+    /** The part of `amount` that is a fee (`0.00` when none). */
+    fee: string;
+    /** The posted balance after this entry. */
+    balance: string;
+  }>;
+}
+
+/** Money asked of a payer into a wallet: `pending` (created) → `processing` (the payer was asked) → `succeeded` (the wallet is credited by the inbound `transfer`) or `failed` (`failure_code`; `collection_expired` when the payer did not answer within 15 minutes). */
+export interface Collection {
+  object: 'collection';
+  /** Collection id. */
+  id: string;
+  /** The wallet credited. */
+  wallet: string;
+  /** Decimal string in major units. */
   amount: string;
-  /** The bank’s or partner’s reference of the movement; unique per rail and currency. */
+  currency: string;
+  /** `mobile_money` (a request-to-pay), `bank_deposit` (a bank transfer the bank reported), `sandbox` (the sandbox’s fund route). */
+  method: 'mobile_money' | 'bank_deposit' | 'sandbox';
+  rail: 'mobile_money' | 'bank';
+  /** Who pays: a mobile-money payer asked to approve (`mobile_money`), or a bank transfer the bank reported (`bank_transfer`, with the bank’s reference for it). */
+  payer:
+    | null
+    | {
+        type: 'mobile_money';
+        phone: string;
+        network: 'mpesa' | 'airtel' | 'mtn' | 'tigo' | 'vodacom';
+      }
+    | {
+        type: 'bank_transfer';
+        name: string | null;
+        bank_reference: string;
+      };
   reference: string;
-  /** The day the money moved. */
-  value_date: string;
-  /** The trust account it went to or came from. */
-  trust_account: string | null;
-  /** Its ledger entry. */
-  journal_entry: string;
-  /** The member or API key that recorded it. */
-  created_by: string;
+  description: string;
+  status: 'pending' | 'processing' | 'succeeded' | 'failed';
+  failure_code: string | null;
+  /** The inbound transfer that credited the wallet, once succeeded. */
+  transfer: string | null;
+  metadata: Record<string, string>;
   created_at: string;
+  updated_at: string;
+  expires_at: string;
+  succeeded_at: string | null;
+  failed_at: string | null;
 }
 
 /** An address on a network that credits a stablecoin wallet: transfers of the wallet’s asset to it become deposits. One per wallet and network; it does not change. */
@@ -1616,46 +1492,59 @@ export interface Conversion {
   created_at: string;
 }
 
-/** Your organization: the business customer whose KYB stands for it, the products it launches and the people it names for its launch. The launch gates read these. */
-export interface Organization {
-  object: 'organization';
-  /** Organization id. */
+export interface Statement {
+  object: 'statement';
+  /** Statement id. */
   id: string;
-  /** As the operator named it; the same name in the sandbox and in pilot or production. */
-  name: string;
-  /** The environment of this deployment. */
-  environment: 'sandbox' | 'pilot' | 'production';
-  /** The business customer whose KYB stands for the organization (the `business_verified` gate). */
-  legal_entity: string | null;
-  /** The products the organization launches; each has its own launch gates. `mobile_money` until named otherwise. */
-  products: Array<'mobile_money' | 'digital_banking' | 'stablecoins'>;
-  contacts: Array<{
-    role: 'technical' | 'compliance' | 'finance';
-    name: string;
-    email: string;
-    phone: string | null;
-    updated_at: string;
-  }>;
-  /** Whether the organization manages its own webhook subscriptions (`POST /v1/webhook-subscriptions`). The operator’s switch: on in the sandbox; off in pilot and production, where subscriptions are set up from the ones reviewed in the sandbox (`mkoba subscriptions promote`) until the operator turns it on. While off, creating one or changing one’s `url` is a 403 `subscriptions_not_enabled`. */
-  webhook_subscriptions_enabled: boolean;
+  rail: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset';
+  from: string;
+  to: string;
+  lines: number;
+  /** Transfers matched by it. */
+  matched: number;
+  /** Exceptions it opened. */
+  exceptions: number;
+  created_by: string;
   created_at: string;
-  /** When the profile or a contact last changed. */
-  updated_at: string;
 }
 
-/** The sponsor bank the organization issues account numbers under. `bank_code` and `bank_name` are null (and no wallet gets account details) until an admin sets them. */
-export interface DigitalAccountSettings {
-  object: 'digital_account_settings';
-  bank_code: string | null;
-  bank_name: string | null;
-  updated_at: string | null;
+/** A difference between a statement and the ledger, for an operator: `unmatched_line` (the rail reports a payout the ledger does not know), `amount_mismatch`, `fee_mismatch` (the rail charged a fee), `status_mismatch` (the rail says failed, the ledger settled, or the reverse), `missing_from_statement` (a settled transfer the statement leaves out), `safeguarding_shortfall` (the daily safeguarding check found less in the trust accounts than customers hold) and `trust_balance_mismatch` (the banks’ trust balance differs from the ledger’s trust account that day), both resolved with `manual_match` and a note. `open` until resolved with an action. */
+export interface ReconciliationException {
+  object: 'reconciliation_exception';
+  /** Exception id. */
+  id: string;
+  kind:
+    | 'unmatched_line'
+    | 'amount_mismatch'
+    | 'fee_mismatch'
+    | 'status_mismatch'
+    | 'missing_from_statement'
+    | 'unmatched_callback'
+    | 'late_callback'
+    | 'unmatched_deposit'
+    | 'safeguarding_shortfall'
+    | 'trust_balance_mismatch';
+  status: 'open' | 'resolved';
+  transfer: string | null;
+  statement: string | null;
+  /** The statement line (1-based). */
+  line: number | null;
+  /** What differs (amounts in minor units). */
+  details: Record<string, unknown>;
+  resolution: 'manual_match' | 'write_off' | 'book_fee' | 'refund' | null;
+  note: string | null;
+  resolved_by: string | null;
+  /** The adjustment entry a write-off or fee booked. */
+  journal_entry: string | null;
+  created_at: string;
+  resolved_at: string | null;
 }
 
-/** A wallet's posted (`current`) balance over a period: the balance at `from`, every entry that moved it in order with the balance after it, and the balance at `to`; `opening_balance` + the entries' `amount`s = `closing_balance`. At most 10000 entries. */
-export interface WalletStatement {
-  object: 'wallet_statement';
-  /** Wallet id. */
-  wallet: string;
+/** An account holding the organization’s customer money in one currency: a `bank_account` at a partner bank, or for USDC and USDT a `custody_wallet` at a custodian. Its closing balance counts from `active_from` until the day it was closed (`closed_on`). */
+export interface TrustAccount {
+  object: 'trust_account';
+  /** Trust account id. */
+  id: string;
   /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
   currency:
     | 'KES'
@@ -1677,54 +1566,165 @@ export interface WalletStatement {
     | 'GBP'
     | 'USDC'
     | 'USDT';
-  /** The period’s start: entries created at or after it. */
-  from: string;
-  /** The period’s end: entries created strictly before it. The time the statement was generated when the period asked for had not ended then. */
-  to: string;
-  /** False when the period asked for had not ended: the statement so far. */
-  complete: boolean;
-  generated_at: string;
-  /** The posted balance at `from`. */
-  opening_balance: string;
-  /** The posted balance at `to`. */
+  /** `bank_account`: a safeguarding account at a partner bank (fiat currencies). `custody_wallet`: a segregated wallet at a custodian (USDC and USDT, which live on chain). */
+  type: 'bank_account' | 'custody_wallet';
+  /** The bank holding it (for a `custody_wallet`, the custodian). */
+  bank: string;
+  /** The account’s number or reference at the bank. */
+  account_reference: string;
+  status: 'active' | 'closed';
+  /** The first day (UTC) its closing balance counts. */
+  active_from: string;
+  /** The day it was closed; from then on its balance no longer counts. */
+  closed_on: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A trust account’s closing balance for a day, as its bank statement reports it. `superseded` once a correction replaced it. */
+export interface SafeguardingBalance {
+  object: 'safeguarding_balance';
+  /** Closing balance id. */
+  id: string;
+  /** The trust account. */
+  trust_account: string;
+  /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
+  currency:
+    | 'KES'
+    | 'UGX'
+    | 'TZS'
+    | 'RWF'
+    | 'NGN'
+    | 'GHS'
+    | 'ZAR'
+    | 'XOF'
+    | 'XAF'
+    | 'ZMW'
+    | 'MWK'
+    | 'ETB'
+    | 'EGP'
+    | 'MAD'
+    | 'USD'
+    | 'EUR'
+    | 'GBP'
+    | 'USDC'
+    | 'USDT';
+  /** The statement’s day. */
+  date: string;
+  /** The closing balance, a decimal string (negative when overdrawn). */
   closing_balance: string;
-  /** What the entries added. */
-  total_credits: string;
-  /** What the entries took off (a positive amount). */
-  total_debits: string;
-  entry_count: number;
-  /** The wallet’s account details, for the statement’s heading; null if it has none. */
-  account_details: {
-    /** What an outsider pays into: 12 digits, the last an ISO/IEC 7064 MOD 11-2 check digit, unique in the organization and under the bank code, never reused. */
-    account_number?: string;
-    /** The sponsor bank’s code the number was issued under (as a `bank_account` destination names it). */
-    bank_code?: string;
-    bank_name?: string;
-    /** The wallet’s virtual account reference (`MK`, 10 digits, 2 check digits), which bank collections quote; the same as `GET /v1/wallets/{id}/virtual-account`. */
-    virtual_reference?: string;
-    created_at?: string;
-  } | null;
-  entries: Array<{
-    /** The journal entry (`GET /v1/ledger/entries/{id}`). */
-    entry: string;
-    /** The entry’s `created_at`. */
-    posted_at: string;
-    /** `direct` (final at once), `post` (a hold made final: a payout settling), `reversal` (a settled transfer given back). */
-    kind: 'direct' | 'post' | 'reversal';
-    description: string;
-    /** The other party: the other wallet’s id, the payee masked as receipts show it, or the payer a collection recorded (name, or masked phone). */
-    counterparty: string | null;
-    transfer: string | null;
-    rail: string | null;
-    /** The rail’s reference (a bank deposit’s bank reference, a payout’s receipt). */
-    rail_reference: string | null;
-    /** Positive: a credit; negative: a debit (fee included). */
-    amount: string;
-    /** The part of `amount` that is a fee (`0.00` when none). */
-    fee: string;
-    /** The posted balance after this entry. */
-    balance: string;
+  status: 'current' | 'superseded';
+  /** The figure this one corrects. */
+  replaces: string | null;
+  /** Why it was corrected. */
+  note: string | null;
+  /** The member or API key that reported it. */
+  created_by: string;
+  created_at: string;
+}
+
+/** The daily safeguarding check of one currency: customer money (the sum of every customer wallet’s posted balance as of the end of the day, UTC) against the trust accounts’ closing balances for that day. `ok` when they are equal, `shortfall` when the trust accounts hold less (a `safeguarding_shortfall` reconciliation exception and a `safeguarding.shortfall` event), `excess` when more, `missing_balance` while a trust account that counts that day has no closing balance (reporting it judges the day again). The closing balances are also compared with the ledger’s trust account as of the same instant (`ledger_trust_balance`, `ledger_difference`): a difference opens a `trust_balance_mismatch` exception. */
+export interface SafeguardingReport {
+  object: 'safeguarding_report';
+  /** Report id. */
+  id: string;
+  /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
+  currency:
+    | 'KES'
+    | 'UGX'
+    | 'TZS'
+    | 'RWF'
+    | 'NGN'
+    | 'GHS'
+    | 'ZAR'
+    | 'XOF'
+    | 'XAF'
+    | 'ZMW'
+    | 'MWK'
+    | 'ETB'
+    | 'EGP'
+    | 'MAD'
+    | 'USD'
+    | 'EUR'
+    | 'GBP'
+    | 'USDC'
+    | 'USDT';
+  /** The day checked (UTC). */
+  date: string;
+  status: 'ok' | 'shortfall' | 'excess' | 'missing_balance';
+  /** Customer wallet balances summed, as of `as_of`. */
+  customer_money: string;
+  /** The closing balances of the trust accounts that count that day, summed; null while one is missing. */
+  trust_balance: string | null;
+  /** `trust_balance` minus `customer_money`: negative is a shortfall; null while a balance is missing. */
+  difference: string | null;
+  /** Each trust account that counts that day, with the closing balance used (null: not reported yet). Empty when none does: customer money in a currency without a trust account is a shortfall. */
+  trust_balances: Array<{
+    /** The trust account. */
+    trust_account: string;
+    /** The closing balance used. */
+    balance: string | null;
+    /** Its figure. */
+    closing_balance: string | null;
   }>;
+  /** What the ledger’s `trust` account for the currency held as of `as_of` (its posted debits less credits: bank and on-chain deposits received into trust, and sweeps). Null on reports written before the ledger had it. */
+  ledger_trust_balance: string | null;
+  /** `trust_balance` minus `ledger_trust_balance`: not zero when the banks hold other than the ledger says (a `trust_balance_mismatch` reconciliation exception); null while a balance is missing. */
+  ledger_difference: string | null;
+  /** The `safeguarding_shortfall` reconciliation exception its shortfall opened. */
+  exception: string | null;
+  /** The `trust_balance_mismatch` reconciliation exception its difference from the ledger opened. */
+  mismatch_exception: string | null;
+  /** The instant the ledger was read as of: the end of the day. */
+  as_of: string;
+  created_at: string;
+  /** When it was last judged (a balance reported late). */
+  updated_at: string;
+}
+
+/** Money an operator moved between a rail partner’s float and the trust account, posted once to the ledger as a balanced entry between the rail’s settlement account and the currency’s trust account. */
+export interface SafeguardingSweep {
+  object: 'safeguarding_sweep';
+  /** Sweep id. */
+  id: string;
+  /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
+  currency:
+    | 'KES'
+    | 'UGX'
+    | 'TZS'
+    | 'RWF'
+    | 'NGN'
+    | 'GHS'
+    | 'ZAR'
+    | 'XOF'
+    | 'XAF'
+    | 'ZMW'
+    | 'MWK'
+    | 'ETB'
+    | 'EGP'
+    | 'MAD'
+    | 'USD'
+    | 'EUR'
+    | 'GBP'
+    | 'USDC'
+    | 'USDT';
+  /** The rail whose partner holds the float (its `rail_settlement` ledger account in the currency). USDC and USDT move on `digital_asset`, which carries nothing else. */
+  rail: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'digital_asset';
+  /** `to_trust`: from the rail partner’s float into the trust account (debits the ledger’s `trust` account, credits the rail’s `rail_settlement`). `from_trust`: out of trust to the float (the reverse). */
+  direction: 'to_trust' | 'from_trust';
+  /** Decimal string at the currency exponent. */
+  amount: string;
+  /** The bank’s or partner’s reference of the movement; unique per rail and currency. */
+  reference: string;
+  /** The day the money moved. */
+  value_date: string;
+  /** The trust account it went to or came from. */
+  trust_account: string | null;
+  /** Its ledger entry. */
+  journal_entry: string;
+  /** The member or API key that recorded it. */
+  created_by: string;
+  created_at: string;
 }
 
 /** A partner that carries a rail (and mobile-money network) for the organization. `mpesa_daraja` (mobile_money, mpesa): settings `base_url`, `short_code`, `initiator_name`, `stk_short_code`, `stk_transaction_type`, `stk_party_b`, `b2c_command_id`; credentials `consumer_key`, `consumer_secret`, `security_credential`, `passkey`. `mtn_momo` (mobile_money, mtn): settings `base_url`, `target_environment`; credentials `api_user`, `api_key`, `collection_subscription_key`, `disbursement_subscription_key`. */
@@ -9140,6 +9140,130 @@ export interface ListChangesQuery {
     | 'launch_gate_override';
 }
 
+export interface SetDigitalAccountSettingsRequest {
+  /** The sponsor bank’s code as a payer’s bank needs it beside the account number (a national bank and branch code, or a BIC): 2-11 letters or digits, stored upper-cased. */
+  bank_code: string;
+  bank_name: string;
+}
+
+export interface GetWalletStatementQuery {
+  /** The start: a date (`2026-11-01`, its first instant, UTC) or a time (RFC 3339 with its offset). */
+  from: string;
+  /** The end, excluded: a date (`2026-11-30`, the end of that UTC day) or a time (RFC 3339 with its offset). */
+  to: string;
+  /** JSON (default) or CSV; otherwise `Accept` decides. */
+  format?: 'json' | 'csv';
+}
+
+/** Every route. */
+export interface ListDigitalAssetRoutesResponse {
+  object: 'list';
+  data: Array<DigitalAssetRoute>;
+}
+
+export interface SetDigitalAssetRouteRequest {
+  status: 'enabled' | 'disabled';
+  limits?: {
+    /** The largest single withdrawal, a decimal string in the asset; null for none. */
+    single_max?: string | null;
+    /** The most the organization may withdraw on the route per UTC day; null for none. */
+    daily_max?: string | null;
+  };
+}
+
+export interface SetTravelRuleSettingsRequest {
+  /** USD thresholds by jurisdiction: `default` (required) and ISO 3166-1 alpha-2 country codes. A transfer whose originating customer's verified country has an entry uses it; any other uses `default`. */
+  thresholds: Record<string, string>;
+  /** USD value of one unit of each currency, used to convert amounts exactly (no floating point). Must include USDC and USDT. */
+  rates: Record<string, string>;
+}
+
+export interface UpdateOrganizationRequest {
+  /** A business customer id, or null. */
+  legal_entity?: string | null;
+  /** The products the organization launches; each has its own launch gates. `mobile_money` until named otherwise. */
+  products?: Array<'mobile_money' | 'digital_banking' | 'stablecoins'>;
+}
+
+export interface NameOrganizationContactsRequest {
+  contacts: Array<{
+    role: 'technical' | 'compliance' | 'finance';
+    name: string;
+    email: string;
+    phone?: string;
+  }>;
+}
+
+export type SandboxFailTransferRequest = {
+  /** The failure code to record (snake_case); default `sandbox_forced_failure`. */
+  failure_code?: string;
+} | null;
+
+export interface ListLedgerEntriesQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+  /** Only entries that post to this wallet's account. */
+  wallet?: string;
+  /** Only entries of this transfer. */
+  transfer?: string;
+}
+
+export interface ListLedgerAccountsQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+  /** Only accounts of this kind. */
+  kind?:
+    | 'wallet'
+    | 'rail_settlement'
+    | 'rail_clearing'
+    | 'payment_batch_reserve'
+    | 'reconciliation_adjustment'
+    | 'rail_fee'
+    | 'fee_income'
+    | 'conversion'
+    | 'trust'
+    | 'interest_expense'
+    | 'interest_payable'
+    | 'loan_receivable'
+    | 'loan_interest_income'
+    | 'loan_fee_income'
+    | 'loan_penalty_income'
+    | 'loan_loss';
+  /** Only accounts of this currency. */
+  currency?:
+    | 'KES'
+    | 'UGX'
+    | 'TZS'
+    | 'RWF'
+    | 'NGN'
+    | 'GHS'
+    | 'ZAR'
+    | 'XOF'
+    | 'XAF'
+    | 'ZMW'
+    | 'MWK'
+    | 'ETB'
+    | 'EGP'
+    | 'MAD'
+    | 'USD'
+    | 'EUR'
+    | 'GBP'
+    | 'USDC'
+    | 'USDT';
+}
+
 export interface ListCollectionsQuery {
   /** How many objects to return: 1 to 100, 20 by default. */
   limit?: number;
@@ -9173,6 +9297,123 @@ export interface CreateCollectionRequest {
   description?: string;
   /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
   metadata?: Record<string, string>;
+}
+
+export interface SandboxFundWalletRequest {
+  /** Decimal string at the wallet currency exponent. */
+  amount: string | number;
+  /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
+  metadata?: Record<string, string>;
+}
+
+/** Every address issued for the wallet, oldest first. */
+export interface ListDepositAddressesResponse {
+  object: 'list';
+  data: Array<DepositAddress>;
+}
+
+export interface CreateDepositAddressRequest {
+  network: 'ethereum' | 'polygon' | 'base' | 'arbitrum' | 'solana' | 'tron';
+}
+
+export interface ListDepositsQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+  /** Only deposits in this status. */
+  status?: 'pending' | 'held_for_review' | 'credited' | 'rejected' | 'reorged';
+  /** Only deposits to this wallet. */
+  wallet?: string;
+}
+
+export interface SetConversionRatesRequest {
+  rates: Array<{
+    /** A currency code. */
+    from: string;
+    /** A currency code. */
+    to: string;
+    /** Units of `to` for one unit of `from`: a positive decimal string, at most 12 decimals. */
+    rate: string;
+  }>;
+}
+
+export interface CreateConversionQuoteRequest {
+  /** The wallet to debit. */
+  from_wallet: string;
+  /** The wallet to credit; the same customer’s. */
+  to_wallet: string;
+  /** To debit, a decimal string in the source wallet’s currency (a JSON number is read exactly). */
+  amount: string | number;
+}
+
+export interface ListConversionsQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+}
+
+export interface CreateConversionRequest {
+  /** The quote to execute. */
+  quote: string;
+}
+
+export interface SandboxChainDepositRequest {
+  network: 'ethereum' | 'polygon' | 'base' | 'arbitrum' | 'solana' | 'tron';
+  /** One of your deposit addresses on the network. */
+  address: string;
+  /** Decimal string in the asset. */
+  amount: string | number;
+  /** The transaction; a new simulated hash when left out. */
+  tx_hash?: string;
+  /** Default 0. */
+  log_index?: number;
+  confirmations?: number;
+  /** The originator’s Travel Rule data as the sending institution passed it on: needed when the amount in USD reaches the threshold of the receiving customer’s jurisdiction; checked (a 400 naming each field) and kept as evidence. The beneficiary defaults to the wallet’s customer. */
+  travel_rule?: {
+    /** Who sends: `name`, `account`, and at least one of `address`, `national_id` or `date_of_birth`. */
+    originator?: {
+      /** Full name, at most 200 characters. */
+      name?: string;
+      /** The originator’s account: the paying wallet or an account number. */
+      account?: string;
+      /** Postal address, at most 500 characters. */
+      address?: string;
+      /** National identity number: 4-32 letters, digits or dashes. */
+      national_id?: string;
+      /** YYYY-MM-DD. */
+      date_of_birth?: string;
+    };
+    /** Who receives: `name`; `account` defaults to the destination address. */
+    beneficiary?: {
+      /** Full name, at most 200 characters. */
+      name?: string;
+      /** The beneficiary’s account; the destination address when omitted. */
+      account?: string;
+      /** The receiving institution (a VASP), when known. */
+      institution?: string;
+    };
+  };
+}
+
+export interface SandboxChainAdvanceRequest {
+  network: 'ethereum' | 'polygon' | 'base' | 'arbitrum' | 'solana' | 'tron';
+  blocks: number;
+}
+
+/** The deposits that gained confirmations. */
+export interface SandboxChainAdvanceResponse {
+  object: 'list';
+  data: Array<Deposit>;
 }
 
 /** The wallet’s reference. */
@@ -9216,21 +9457,6 @@ export interface RecordBankDepositsResponse {
     exception?: string;
     reason?: string;
   }>;
-}
-
-export interface SetDigitalAccountSettingsRequest {
-  /** The sponsor bank’s code as a payer’s bank needs it beside the account number (a national bank and branch code, or a BIC): 2-11 letters or digits, stored upper-cased. */
-  bank_code: string;
-  bank_name: string;
-}
-
-export interface GetWalletStatementQuery {
-  /** The start: a date (`2026-11-01`, its first instant, UTC) or a time (RFC 3339 with its offset). */
-  from: string;
-  /** The end, excluded: a date (`2026-11-30`, the end of that UTC day) or a time (RFC 3339 with its offset). */
-  to: string;
-  /** JSON (default) or CSV; otherwise `Accept` decides. */
-  format?: 'json' | 'csv';
 }
 
 export interface ImportStatementRequest {
@@ -9498,118 +9724,6 @@ export interface RecordSafeguardingSweepRequest {
   trust_account?: string;
 }
 
-/** Every route. */
-export interface ListDigitalAssetRoutesResponse {
-  object: 'list';
-  data: Array<DigitalAssetRoute>;
-}
-
-export interface SetDigitalAssetRouteRequest {
-  status: 'enabled' | 'disabled';
-  limits?: {
-    /** The largest single withdrawal, a decimal string in the asset; null for none. */
-    single_max?: string | null;
-    /** The most the organization may withdraw on the route per UTC day; null for none. */
-    daily_max?: string | null;
-  };
-}
-
-export interface SetTravelRuleSettingsRequest {
-  /** USD thresholds by jurisdiction: `default` (required) and ISO 3166-1 alpha-2 country codes. A transfer whose originating customer's verified country has an entry uses it; any other uses `default`. */
-  thresholds: Record<string, string>;
-  /** USD value of one unit of each currency, used to convert amounts exactly (no floating point). Must include USDC and USDT. */
-  rates: Record<string, string>;
-}
-
-/** Every address issued for the wallet, oldest first. */
-export interface ListDepositAddressesResponse {
-  object: 'list';
-  data: Array<DepositAddress>;
-}
-
-export interface CreateDepositAddressRequest {
-  network: 'ethereum' | 'polygon' | 'base' | 'arbitrum' | 'solana' | 'tron';
-}
-
-export interface ListDepositsQuery {
-  /** How many objects to return: 1 to 100, 20 by default. */
-  limit?: number;
-  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
-  starting_after?: string;
-  /** Only objects created at or after this time. */
-  'created[gte]'?: string | Date;
-  /** Only objects created at or before this time. */
-  'created[lte]'?: string | Date;
-  /** Only deposits in this status. */
-  status?: 'pending' | 'held_for_review' | 'credited' | 'rejected' | 'reorged';
-  /** Only deposits to this wallet. */
-  wallet?: string;
-}
-
-export interface SetConversionRatesRequest {
-  rates: Array<{
-    /** A currency code. */
-    from: string;
-    /** A currency code. */
-    to: string;
-    /** Units of `to` for one unit of `from`: a positive decimal string, at most 12 decimals. */
-    rate: string;
-  }>;
-}
-
-export interface CreateConversionQuoteRequest {
-  /** The wallet to debit. */
-  from_wallet: string;
-  /** The wallet to credit; the same customer’s. */
-  to_wallet: string;
-  /** To debit, a decimal string in the source wallet’s currency (a JSON number is read exactly). */
-  amount: string | number;
-}
-
-export interface ListConversionsQuery {
-  /** How many objects to return: 1 to 100, 20 by default. */
-  limit?: number;
-  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
-  starting_after?: string;
-  /** Only objects created at or after this time. */
-  'created[gte]'?: string | Date;
-  /** Only objects created at or before this time. */
-  'created[lte]'?: string | Date;
-}
-
-export interface CreateConversionRequest {
-  /** The quote to execute. */
-  quote: string;
-}
-
-export interface UpdateOrganizationRequest {
-  /** A business customer id, or null. */
-  legal_entity?: string | null;
-  /** The products the organization launches; each has its own launch gates. `mobile_money` until named otherwise. */
-  products?: Array<'mobile_money' | 'digital_banking' | 'stablecoins'>;
-}
-
-export interface NameOrganizationContactsRequest {
-  contacts: Array<{
-    role: 'technical' | 'compliance' | 'finance';
-    name: string;
-    email: string;
-    phone?: string;
-  }>;
-}
-
-export interface SandboxFundWalletRequest {
-  /** Decimal string at the wallet currency exponent. */
-  amount: string | number;
-  /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
-  metadata?: Record<string, string>;
-}
-
-export type SandboxFailTransferRequest = {
-  /** The failure code to record (snake_case); default `sandbox_forced_failure`. */
-  failure_code?: string;
-} | null;
-
 export interface CreateSandboxStatementRequest {
   rail: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset';
   /** YYYY-MM-DD */
@@ -9633,120 +9747,6 @@ export interface CreateSandboxStatementResponse {
     status?: string;
     fees?: string;
   }>;
-}
-
-export interface SandboxChainDepositRequest {
-  network: 'ethereum' | 'polygon' | 'base' | 'arbitrum' | 'solana' | 'tron';
-  /** One of your deposit addresses on the network. */
-  address: string;
-  /** Decimal string in the asset. */
-  amount: string | number;
-  /** The transaction; a new simulated hash when left out. */
-  tx_hash?: string;
-  /** Default 0. */
-  log_index?: number;
-  confirmations?: number;
-  /** The originator’s Travel Rule data as the sending institution passed it on: needed when the amount in USD reaches the threshold of the receiving customer’s jurisdiction; checked (a 400 naming each field) and kept as evidence. The beneficiary defaults to the wallet’s customer. */
-  travel_rule?: {
-    /** Who sends: `name`, `account`, and at least one of `address`, `national_id` or `date_of_birth`. */
-    originator?: {
-      /** Full name, at most 200 characters. */
-      name?: string;
-      /** The originator’s account: the paying wallet or an account number. */
-      account?: string;
-      /** Postal address, at most 500 characters. */
-      address?: string;
-      /** National identity number: 4-32 letters, digits or dashes. */
-      national_id?: string;
-      /** YYYY-MM-DD. */
-      date_of_birth?: string;
-    };
-    /** Who receives: `name`; `account` defaults to the destination address. */
-    beneficiary?: {
-      /** Full name, at most 200 characters. */
-      name?: string;
-      /** The beneficiary’s account; the destination address when omitted. */
-      account?: string;
-      /** The receiving institution (a VASP), when known. */
-      institution?: string;
-    };
-  };
-}
-
-export interface SandboxChainAdvanceRequest {
-  network: 'ethereum' | 'polygon' | 'base' | 'arbitrum' | 'solana' | 'tron';
-  blocks: number;
-}
-
-/** The deposits that gained confirmations. */
-export interface SandboxChainAdvanceResponse {
-  object: 'list';
-  data: Array<Deposit>;
-}
-
-export interface ListLedgerEntriesQuery {
-  /** How many objects to return: 1 to 100, 20 by default. */
-  limit?: number;
-  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
-  starting_after?: string;
-  /** Only objects created at or after this time. */
-  'created[gte]'?: string | Date;
-  /** Only objects created at or before this time. */
-  'created[lte]'?: string | Date;
-  /** Only entries that post to this wallet's account. */
-  wallet?: string;
-  /** Only entries of this transfer. */
-  transfer?: string;
-}
-
-export interface ListLedgerAccountsQuery {
-  /** How many objects to return: 1 to 100, 20 by default. */
-  limit?: number;
-  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
-  starting_after?: string;
-  /** Only objects created at or after this time. */
-  'created[gte]'?: string | Date;
-  /** Only objects created at or before this time. */
-  'created[lte]'?: string | Date;
-  /** Only accounts of this kind. */
-  kind?:
-    | 'wallet'
-    | 'rail_settlement'
-    | 'rail_clearing'
-    | 'payment_batch_reserve'
-    | 'reconciliation_adjustment'
-    | 'rail_fee'
-    | 'fee_income'
-    | 'conversion'
-    | 'trust'
-    | 'interest_expense'
-    | 'interest_payable'
-    | 'loan_receivable'
-    | 'loan_interest_income'
-    | 'loan_fee_income'
-    | 'loan_penalty_income'
-    | 'loan_loss';
-  /** Only accounts of this currency. */
-  currency?:
-    | 'KES'
-    | 'UGX'
-    | 'TZS'
-    | 'RWF'
-    | 'NGN'
-    | 'GHS'
-    | 'ZAR'
-    | 'XOF'
-    | 'XAF'
-    | 'ZMW'
-    | 'MWK'
-    | 'ETB'
-    | 'EGP'
-    | 'MAD'
-    | 'USD'
-    | 'EUR'
-    | 'GBP'
-    | 'USDC'
-    | 'USDT';
 }
 
 export interface ListRailPartnersQuery {
@@ -10620,21 +10620,6 @@ export interface MkobaOperations {
   getChange(id: string, options?: RequestOptions): Promise<Change>;
   /** Cancel a pending change: `POST /v1/changes/{id}/cancel`. */
   cancelChange(id: string, options?: RequestOptions): Promise<Change>;
-  /** List collections: `GET /v1/collections`. */
-  listCollections(query?: ListCollectionsQuery, options?: RequestOptions): Promise<List<Collection>>;
-  /** Collect from a payer: `POST /v1/collections`. */
-  createCollection(body: CreateCollectionRequest, options?: RequestOptions): Promise<Collection>;
-  /** Retrieve a collection: `GET /v1/collections/{id}`. */
-  getCollection(id: string, options?: RequestOptions): Promise<Collection>;
-  /** Retrieve a wallet’s virtual account reference: `GET /v1/wallets/{id}/virtual-account`. */
-  getVirtualAccount(id: string, options?: RequestOptions): Promise<GetVirtualAccountResponse>;
-  /** Give a wallet a virtual account reference: `POST /v1/wallets/{id}/virtual-account`. */
-  createVirtualAccount(id: string, options?: RequestOptions): Promise<CreateVirtualAccountResponse>;
-  /** Record deposits the bank reported: `POST /v1/bank-deposits`. */
-  recordBankDeposits(
-    body: RecordBankDepositsRequest,
-    options?: RequestOptions,
-  ): Promise<RecordBankDepositsResponse>;
   /** Retrieve the digital-account settings: `GET /v1/digital-accounts/settings`. */
   getDigitalAccountSettings(options?: RequestOptions): Promise<DigitalAccountSettings>;
   /** Set the digital-account settings: `PUT /v1/digital-accounts/settings`. */
@@ -10650,6 +10635,102 @@ export interface MkobaOperations {
     query: GetWalletStatementQuery,
     options?: RequestOptions,
   ): Promise<WalletStatement>;
+  /** List digital-asset routes: `GET /v1/digital-asset-routes`. */
+  listDigitalAssetRoutes(options?: RequestOptions): Promise<ListDigitalAssetRoutesResponse>;
+  /** Enable or disable a digital-asset route: `PUT /v1/digital-asset-routes/{asset}/{network}`. */
+  setDigitalAssetRoute(
+    asset: string,
+    network: string,
+    body: SetDigitalAssetRouteRequest,
+    options?: RequestOptions,
+  ): Promise<DigitalAssetRoute>;
+  /** Retrieve the Travel Rule settings: `GET /v1/travel-rule/settings`. */
+  getTravelRuleSettings(options?: RequestOptions): Promise<TravelRuleSettings>;
+  /** Replace the Travel Rule settings: `PUT /v1/travel-rule/settings`. */
+  setTravelRuleSettings(
+    body: SetTravelRuleSettingsRequest,
+    options?: RequestOptions,
+  ): Promise<TravelRuleSettings>;
+  /** Retrieve a transfer’s Travel Rule data: `GET /v1/transfers/{id}/travel-rule`. */
+  getTransferTravelRule(id: string, options?: RequestOptions): Promise<TravelRuleRecord>;
+  /** Retrieve your organization: `GET /v1/organization`. */
+  getOrganization(options?: RequestOptions): Promise<Organization>;
+  /** Name your legal entity and products: `PATCH /v1/organization`. */
+  updateOrganization(body?: UpdateOrganizationRequest, options?: RequestOptions): Promise<Organization>;
+  /** Name your contacts: `PUT /v1/organization/contacts`. */
+  nameOrganizationContacts(
+    body: NameOrganizationContactsRequest,
+    options?: RequestOptions,
+  ): Promise<Organization>;
+  /** Settle a transfer (sandbox): `POST /v1/sandbox/transfers/{id}/settle`. */
+  sandboxSettleTransfer(id: string, options?: RequestOptions): Promise<Transfer>;
+  /** Fail a transfer (sandbox): `POST /v1/sandbox/transfers/{id}/fail`. */
+  sandboxFailTransfer(
+    id: string,
+    body?: SandboxFailTransferRequest,
+    options?: RequestOptions,
+  ): Promise<Transfer>;
+  /** Return a transfer (sandbox): `POST /v1/sandbox/transfers/{id}/return`. */
+  sandboxReturnTransfer(id: string, options?: RequestOptions): Promise<Transfer>;
+  /** List journal entries: `GET /v1/ledger/entries`. */
+  listLedgerEntries(query?: ListLedgerEntriesQuery, options?: RequestOptions): Promise<List<JournalEntry>>;
+  /** List ledger accounts: `GET /v1/ledger/accounts`. */
+  listLedgerAccounts(query?: ListLedgerAccountsQuery, options?: RequestOptions): Promise<List<LedgerAccount>>;
+  /** List collections: `GET /v1/collections`. */
+  listCollections(query?: ListCollectionsQuery, options?: RequestOptions): Promise<List<Collection>>;
+  /** Collect from a payer: `POST /v1/collections`. */
+  createCollection(body: CreateCollectionRequest, options?: RequestOptions): Promise<Collection>;
+  /** Retrieve a collection: `GET /v1/collections/{id}`. */
+  getCollection(id: string, options?: RequestOptions): Promise<Collection>;
+  /** Fund a wallet (sandbox): `POST /v1/sandbox/wallets/{id}/fund`. */
+  sandboxFundWallet(id: string, body: SandboxFundWalletRequest, options?: RequestOptions): Promise<Transfer>;
+  /** List a wallet’s deposit addresses: `GET /v1/wallets/{id}/deposit-addresses`. */
+  listDepositAddresses(id: string, options?: RequestOptions): Promise<ListDepositAddressesResponse>;
+  /** Get a deposit address: `POST /v1/wallets/{id}/deposit-addresses`. */
+  createDepositAddress(
+    id: string,
+    body: CreateDepositAddressRequest,
+    options?: RequestOptions,
+  ): Promise<DepositAddress>;
+  /** List deposits: `GET /v1/deposits`. */
+  listDeposits(query?: ListDepositsQuery, options?: RequestOptions): Promise<List<Deposit>>;
+  /** Retrieve a deposit: `GET /v1/deposits/{id}`. */
+  getDeposit(id: string, options?: RequestOptions): Promise<Deposit>;
+  /** Retrieve the conversion rates: `GET /v1/conversion-rates`. */
+  getConversionRates(options?: RequestOptions): Promise<ConversionRates>;
+  /** Replace the conversion rates: `PUT /v1/conversion-rates`. */
+  setConversionRates(body: SetConversionRatesRequest, options?: RequestOptions): Promise<ConversionRates>;
+  /** Quote a conversion: `POST /v1/conversions/quote`. */
+  createConversionQuote(
+    body: CreateConversionQuoteRequest,
+    options?: RequestOptions,
+  ): Promise<ConversionQuote>;
+  /** Retrieve a quote: `GET /v1/conversions/quotes/{id}`. */
+  getConversionQuote(id: string, options?: RequestOptions): Promise<ConversionQuote>;
+  /** List conversions: `GET /v1/conversions`. */
+  listConversions(query?: ListConversionsQuery, options?: RequestOptions): Promise<List<Conversion>>;
+  /** Execute a quote: `POST /v1/conversions`. */
+  createConversion(body: CreateConversionRequest, options?: RequestOptions): Promise<Conversion>;
+  /** Retrieve a conversion: `GET /v1/conversions/{id}`. */
+  getConversion(id: string, options?: RequestOptions): Promise<Conversion>;
+  /** Send a deposit on the simulated chain (sandbox): `POST /v1/sandbox/chain/deposits`. */
+  sandboxChainDeposit(body: SandboxChainDepositRequest, options?: RequestOptions): Promise<Deposit>;
+  /** Advance the simulated chain (sandbox): `POST /v1/sandbox/chain/advance`. */
+  sandboxChainAdvance(
+    body: SandboxChainAdvanceRequest,
+    options?: RequestOptions,
+  ): Promise<SandboxChainAdvanceResponse>;
+  /** Reorganise a deposit away (sandbox): `POST /v1/sandbox/chain/deposits/{id}/reorg`. */
+  sandboxChainReorg(id: string, options?: RequestOptions): Promise<Deposit>;
+  /** Retrieve a wallet’s virtual account reference: `GET /v1/wallets/{id}/virtual-account`. */
+  getVirtualAccount(id: string, options?: RequestOptions): Promise<GetVirtualAccountResponse>;
+  /** Give a wallet a virtual account reference: `POST /v1/wallets/{id}/virtual-account`. */
+  createVirtualAccount(id: string, options?: RequestOptions): Promise<CreateVirtualAccountResponse>;
+  /** Record deposits the bank reported: `POST /v1/bank-deposits`. */
+  recordBankDeposits(
+    body: RecordBankDepositsRequest,
+    options?: RequestOptions,
+  ): Promise<RecordBankDepositsResponse>;
   /** Import a rail statement: `POST /v1/reconciliation/statements`. */
   importStatement(
     body: ImportStatementRequest,
@@ -10712,92 +10793,11 @@ export interface MkobaOperations {
   ): Promise<SafeguardingSweep>;
   /** Retrieve a sweep: `GET /v1/safeguarding/sweeps/{id}`. */
   getSafeguardingSweep(id: string, options?: RequestOptions): Promise<SafeguardingSweep>;
-  /** List digital-asset routes: `GET /v1/digital-asset-routes`. */
-  listDigitalAssetRoutes(options?: RequestOptions): Promise<ListDigitalAssetRoutesResponse>;
-  /** Enable or disable a digital-asset route: `PUT /v1/digital-asset-routes/{asset}/{network}`. */
-  setDigitalAssetRoute(
-    asset: string,
-    network: string,
-    body: SetDigitalAssetRouteRequest,
-    options?: RequestOptions,
-  ): Promise<DigitalAssetRoute>;
-  /** Retrieve the Travel Rule settings: `GET /v1/travel-rule/settings`. */
-  getTravelRuleSettings(options?: RequestOptions): Promise<TravelRuleSettings>;
-  /** Replace the Travel Rule settings: `PUT /v1/travel-rule/settings`. */
-  setTravelRuleSettings(
-    body: SetTravelRuleSettingsRequest,
-    options?: RequestOptions,
-  ): Promise<TravelRuleSettings>;
-  /** Retrieve a transfer’s Travel Rule data: `GET /v1/transfers/{id}/travel-rule`. */
-  getTransferTravelRule(id: string, options?: RequestOptions): Promise<TravelRuleRecord>;
-  /** List a wallet’s deposit addresses: `GET /v1/wallets/{id}/deposit-addresses`. */
-  listDepositAddresses(id: string, options?: RequestOptions): Promise<ListDepositAddressesResponse>;
-  /** Get a deposit address: `POST /v1/wallets/{id}/deposit-addresses`. */
-  createDepositAddress(
-    id: string,
-    body: CreateDepositAddressRequest,
-    options?: RequestOptions,
-  ): Promise<DepositAddress>;
-  /** List deposits: `GET /v1/deposits`. */
-  listDeposits(query?: ListDepositsQuery, options?: RequestOptions): Promise<List<Deposit>>;
-  /** Retrieve a deposit: `GET /v1/deposits/{id}`. */
-  getDeposit(id: string, options?: RequestOptions): Promise<Deposit>;
-  /** Retrieve the conversion rates: `GET /v1/conversion-rates`. */
-  getConversionRates(options?: RequestOptions): Promise<ConversionRates>;
-  /** Replace the conversion rates: `PUT /v1/conversion-rates`. */
-  setConversionRates(body: SetConversionRatesRequest, options?: RequestOptions): Promise<ConversionRates>;
-  /** Quote a conversion: `POST /v1/conversions/quote`. */
-  createConversionQuote(
-    body: CreateConversionQuoteRequest,
-    options?: RequestOptions,
-  ): Promise<ConversionQuote>;
-  /** Retrieve a quote: `GET /v1/conversions/quotes/{id}`. */
-  getConversionQuote(id: string, options?: RequestOptions): Promise<ConversionQuote>;
-  /** List conversions: `GET /v1/conversions`. */
-  listConversions(query?: ListConversionsQuery, options?: RequestOptions): Promise<List<Conversion>>;
-  /** Execute a quote: `POST /v1/conversions`. */
-  createConversion(body: CreateConversionRequest, options?: RequestOptions): Promise<Conversion>;
-  /** Retrieve a conversion: `GET /v1/conversions/{id}`. */
-  getConversion(id: string, options?: RequestOptions): Promise<Conversion>;
-  /** Retrieve your organization: `GET /v1/organization`. */
-  getOrganization(options?: RequestOptions): Promise<Organization>;
-  /** Name your legal entity and products: `PATCH /v1/organization`. */
-  updateOrganization(body?: UpdateOrganizationRequest, options?: RequestOptions): Promise<Organization>;
-  /** Name your contacts: `PUT /v1/organization/contacts`. */
-  nameOrganizationContacts(
-    body: NameOrganizationContactsRequest,
-    options?: RequestOptions,
-  ): Promise<Organization>;
-  /** Fund a wallet (sandbox): `POST /v1/sandbox/wallets/{id}/fund`. */
-  sandboxFundWallet(id: string, body: SandboxFundWalletRequest, options?: RequestOptions): Promise<Transfer>;
-  /** Settle a transfer (sandbox): `POST /v1/sandbox/transfers/{id}/settle`. */
-  sandboxSettleTransfer(id: string, options?: RequestOptions): Promise<Transfer>;
-  /** Fail a transfer (sandbox): `POST /v1/sandbox/transfers/{id}/fail`. */
-  sandboxFailTransfer(
-    id: string,
-    body?: SandboxFailTransferRequest,
-    options?: RequestOptions,
-  ): Promise<Transfer>;
-  /** Return a transfer (sandbox): `POST /v1/sandbox/transfers/{id}/return`. */
-  sandboxReturnTransfer(id: string, options?: RequestOptions): Promise<Transfer>;
   /** Produce a rail statement (sandbox): `POST /v1/sandbox/statements`. */
   createSandboxStatement(
     body: CreateSandboxStatementRequest,
     options?: RequestOptions,
   ): Promise<CreateSandboxStatementResponse>;
-  /** Send a deposit on the simulated chain (sandbox): `POST /v1/sandbox/chain/deposits`. */
-  sandboxChainDeposit(body: SandboxChainDepositRequest, options?: RequestOptions): Promise<Deposit>;
-  /** Advance the simulated chain (sandbox): `POST /v1/sandbox/chain/advance`. */
-  sandboxChainAdvance(
-    body: SandboxChainAdvanceRequest,
-    options?: RequestOptions,
-  ): Promise<SandboxChainAdvanceResponse>;
-  /** Reorganise a deposit away (sandbox): `POST /v1/sandbox/chain/deposits/{id}/reorg`. */
-  sandboxChainReorg(id: string, options?: RequestOptions): Promise<Deposit>;
-  /** List journal entries: `GET /v1/ledger/entries`. */
-  listLedgerEntries(query?: ListLedgerEntriesQuery, options?: RequestOptions): Promise<List<JournalEntry>>;
-  /** List ledger accounts: `GET /v1/ledger/accounts`. */
-  listLedgerAccounts(query?: ListLedgerAccountsQuery, options?: RequestOptions): Promise<List<LedgerAccount>>;
   /** List rail partners: `GET /v1/rail-partners`. */
   listRailPartners(query?: ListRailPartnersQuery, options?: RequestOptions): Promise<List<RailPartner>>;
   /** Configure a rail partner: `POST /v1/rail-partners`. */
@@ -11508,54 +11508,6 @@ export const OPERATIONS = {
     query: false,
     response: 'json',
   },
-  listCollections: {
-    method: 'GET',
-    path: '/v1/collections',
-    pathParams: [],
-    body: 'none',
-    query: true,
-    response: 'json',
-  },
-  createCollection: {
-    method: 'POST',
-    path: '/v1/collections',
-    pathParams: [],
-    body: 'required',
-    query: false,
-    response: 'json',
-  },
-  getCollection: {
-    method: 'GET',
-    path: '/v1/collections/{id}',
-    pathParams: ['id'],
-    body: 'none',
-    query: false,
-    response: 'json',
-  },
-  getVirtualAccount: {
-    method: 'GET',
-    path: '/v1/wallets/{id}/virtual-account',
-    pathParams: ['id'],
-    body: 'none',
-    query: false,
-    response: 'json',
-  },
-  createVirtualAccount: {
-    method: 'POST',
-    path: '/v1/wallets/{id}/virtual-account',
-    pathParams: ['id'],
-    body: 'none',
-    query: false,
-    response: 'json',
-  },
-  recordBankDeposits: {
-    method: 'POST',
-    path: '/v1/bank-deposits',
-    pathParams: [],
-    body: 'required',
-    query: false,
-    response: 'json',
-  },
   getDigitalAccountSettings: {
     method: 'GET',
     path: '/v1/digital-accounts/settings',
@@ -11586,6 +11538,278 @@ export const OPERATIONS = {
     pathParams: ['id'],
     body: 'none',
     query: true,
+    response: 'json',
+  },
+  listDigitalAssetRoutes: {
+    method: 'GET',
+    path: '/v1/digital-asset-routes',
+    pathParams: [],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  setDigitalAssetRoute: {
+    method: 'PUT',
+    path: '/v1/digital-asset-routes/{asset}/{network}',
+    pathParams: ['asset', 'network'],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  getTravelRuleSettings: {
+    method: 'GET',
+    path: '/v1/travel-rule/settings',
+    pathParams: [],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  setTravelRuleSettings: {
+    method: 'PUT',
+    path: '/v1/travel-rule/settings',
+    pathParams: [],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  getTransferTravelRule: {
+    method: 'GET',
+    path: '/v1/transfers/{id}/travel-rule',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  getOrganization: {
+    method: 'GET',
+    path: '/v1/organization',
+    pathParams: [],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  updateOrganization: {
+    method: 'PATCH',
+    path: '/v1/organization',
+    pathParams: [],
+    body: 'optional',
+    query: false,
+    response: 'json',
+  },
+  nameOrganizationContacts: {
+    method: 'PUT',
+    path: '/v1/organization/contacts',
+    pathParams: [],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  sandboxSettleTransfer: {
+    method: 'POST',
+    path: '/v1/sandbox/transfers/{id}/settle',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  sandboxFailTransfer: {
+    method: 'POST',
+    path: '/v1/sandbox/transfers/{id}/fail',
+    pathParams: ['id'],
+    body: 'optional',
+    query: false,
+    response: 'json',
+  },
+  sandboxReturnTransfer: {
+    method: 'POST',
+    path: '/v1/sandbox/transfers/{id}/return',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  listLedgerEntries: {
+    method: 'GET',
+    path: '/v1/ledger/entries',
+    pathParams: [],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  listLedgerAccounts: {
+    method: 'GET',
+    path: '/v1/ledger/accounts',
+    pathParams: [],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  listCollections: {
+    method: 'GET',
+    path: '/v1/collections',
+    pathParams: [],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  createCollection: {
+    method: 'POST',
+    path: '/v1/collections',
+    pathParams: [],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  getCollection: {
+    method: 'GET',
+    path: '/v1/collections/{id}',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  sandboxFundWallet: {
+    method: 'POST',
+    path: '/v1/sandbox/wallets/{id}/fund',
+    pathParams: ['id'],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  listDepositAddresses: {
+    method: 'GET',
+    path: '/v1/wallets/{id}/deposit-addresses',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  createDepositAddress: {
+    method: 'POST',
+    path: '/v1/wallets/{id}/deposit-addresses',
+    pathParams: ['id'],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  listDeposits: {
+    method: 'GET',
+    path: '/v1/deposits',
+    pathParams: [],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  getDeposit: {
+    method: 'GET',
+    path: '/v1/deposits/{id}',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  getConversionRates: {
+    method: 'GET',
+    path: '/v1/conversion-rates',
+    pathParams: [],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  setConversionRates: {
+    method: 'PUT',
+    path: '/v1/conversion-rates',
+    pathParams: [],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  createConversionQuote: {
+    method: 'POST',
+    path: '/v1/conversions/quote',
+    pathParams: [],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  getConversionQuote: {
+    method: 'GET',
+    path: '/v1/conversions/quotes/{id}',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  listConversions: {
+    method: 'GET',
+    path: '/v1/conversions',
+    pathParams: [],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  createConversion: {
+    method: 'POST',
+    path: '/v1/conversions',
+    pathParams: [],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  getConversion: {
+    method: 'GET',
+    path: '/v1/conversions/{id}',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  sandboxChainDeposit: {
+    method: 'POST',
+    path: '/v1/sandbox/chain/deposits',
+    pathParams: [],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  sandboxChainAdvance: {
+    method: 'POST',
+    path: '/v1/sandbox/chain/advance',
+    pathParams: [],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  sandboxChainReorg: {
+    method: 'POST',
+    path: '/v1/sandbox/chain/deposits/{id}/reorg',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  getVirtualAccount: {
+    method: 'GET',
+    path: '/v1/wallets/{id}/virtual-account',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  createVirtualAccount: {
+    method: 'POST',
+    path: '/v1/wallets/{id}/virtual-account',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  recordBankDeposits: {
+    method: 'POST',
+    path: '/v1/bank-deposits',
+    pathParams: [],
+    body: 'required',
+    query: false,
     response: 'json',
   },
   importStatement: {
@@ -11716,236 +11940,12 @@ export const OPERATIONS = {
     query: false,
     response: 'json',
   },
-  listDigitalAssetRoutes: {
-    method: 'GET',
-    path: '/v1/digital-asset-routes',
-    pathParams: [],
-    body: 'none',
-    query: false,
-    response: 'json',
-  },
-  setDigitalAssetRoute: {
-    method: 'PUT',
-    path: '/v1/digital-asset-routes/{asset}/{network}',
-    pathParams: ['asset', 'network'],
-    body: 'required',
-    query: false,
-    response: 'json',
-  },
-  getTravelRuleSettings: {
-    method: 'GET',
-    path: '/v1/travel-rule/settings',
-    pathParams: [],
-    body: 'none',
-    query: false,
-    response: 'json',
-  },
-  setTravelRuleSettings: {
-    method: 'PUT',
-    path: '/v1/travel-rule/settings',
-    pathParams: [],
-    body: 'required',
-    query: false,
-    response: 'json',
-  },
-  getTransferTravelRule: {
-    method: 'GET',
-    path: '/v1/transfers/{id}/travel-rule',
-    pathParams: ['id'],
-    body: 'none',
-    query: false,
-    response: 'json',
-  },
-  listDepositAddresses: {
-    method: 'GET',
-    path: '/v1/wallets/{id}/deposit-addresses',
-    pathParams: ['id'],
-    body: 'none',
-    query: false,
-    response: 'json',
-  },
-  createDepositAddress: {
-    method: 'POST',
-    path: '/v1/wallets/{id}/deposit-addresses',
-    pathParams: ['id'],
-    body: 'required',
-    query: false,
-    response: 'json',
-  },
-  listDeposits: {
-    method: 'GET',
-    path: '/v1/deposits',
-    pathParams: [],
-    body: 'none',
-    query: true,
-    response: 'json',
-  },
-  getDeposit: {
-    method: 'GET',
-    path: '/v1/deposits/{id}',
-    pathParams: ['id'],
-    body: 'none',
-    query: false,
-    response: 'json',
-  },
-  getConversionRates: {
-    method: 'GET',
-    path: '/v1/conversion-rates',
-    pathParams: [],
-    body: 'none',
-    query: false,
-    response: 'json',
-  },
-  setConversionRates: {
-    method: 'PUT',
-    path: '/v1/conversion-rates',
-    pathParams: [],
-    body: 'required',
-    query: false,
-    response: 'json',
-  },
-  createConversionQuote: {
-    method: 'POST',
-    path: '/v1/conversions/quote',
-    pathParams: [],
-    body: 'required',
-    query: false,
-    response: 'json',
-  },
-  getConversionQuote: {
-    method: 'GET',
-    path: '/v1/conversions/quotes/{id}',
-    pathParams: ['id'],
-    body: 'none',
-    query: false,
-    response: 'json',
-  },
-  listConversions: {
-    method: 'GET',
-    path: '/v1/conversions',
-    pathParams: [],
-    body: 'none',
-    query: true,
-    response: 'json',
-  },
-  createConversion: {
-    method: 'POST',
-    path: '/v1/conversions',
-    pathParams: [],
-    body: 'required',
-    query: false,
-    response: 'json',
-  },
-  getConversion: {
-    method: 'GET',
-    path: '/v1/conversions/{id}',
-    pathParams: ['id'],
-    body: 'none',
-    query: false,
-    response: 'json',
-  },
-  getOrganization: {
-    method: 'GET',
-    path: '/v1/organization',
-    pathParams: [],
-    body: 'none',
-    query: false,
-    response: 'json',
-  },
-  updateOrganization: {
-    method: 'PATCH',
-    path: '/v1/organization',
-    pathParams: [],
-    body: 'optional',
-    query: false,
-    response: 'json',
-  },
-  nameOrganizationContacts: {
-    method: 'PUT',
-    path: '/v1/organization/contacts',
-    pathParams: [],
-    body: 'required',
-    query: false,
-    response: 'json',
-  },
-  sandboxFundWallet: {
-    method: 'POST',
-    path: '/v1/sandbox/wallets/{id}/fund',
-    pathParams: ['id'],
-    body: 'required',
-    query: false,
-    response: 'json',
-  },
-  sandboxSettleTransfer: {
-    method: 'POST',
-    path: '/v1/sandbox/transfers/{id}/settle',
-    pathParams: ['id'],
-    body: 'none',
-    query: false,
-    response: 'json',
-  },
-  sandboxFailTransfer: {
-    method: 'POST',
-    path: '/v1/sandbox/transfers/{id}/fail',
-    pathParams: ['id'],
-    body: 'optional',
-    query: false,
-    response: 'json',
-  },
-  sandboxReturnTransfer: {
-    method: 'POST',
-    path: '/v1/sandbox/transfers/{id}/return',
-    pathParams: ['id'],
-    body: 'none',
-    query: false,
-    response: 'json',
-  },
   createSandboxStatement: {
     method: 'POST',
     path: '/v1/sandbox/statements',
     pathParams: [],
     body: 'required',
     query: false,
-    response: 'json',
-  },
-  sandboxChainDeposit: {
-    method: 'POST',
-    path: '/v1/sandbox/chain/deposits',
-    pathParams: [],
-    body: 'required',
-    query: false,
-    response: 'json',
-  },
-  sandboxChainAdvance: {
-    method: 'POST',
-    path: '/v1/sandbox/chain/advance',
-    pathParams: [],
-    body: 'required',
-    query: false,
-    response: 'json',
-  },
-  sandboxChainReorg: {
-    method: 'POST',
-    path: '/v1/sandbox/chain/deposits/{id}/reorg',
-    pathParams: ['id'],
-    body: 'none',
-    query: false,
-    response: 'json',
-  },
-  listLedgerEntries: {
-    method: 'GET',
-    path: '/v1/ledger/entries',
-    pathParams: [],
-    body: 'none',
-    query: true,
-    response: 'json',
-  },
-  listLedgerAccounts: {
-    method: 'GET',
-    path: '/v1/ledger/accounts',
-    pathParams: [],
-    body: 'none',
-    query: true,
     response: 'json',
   },
   listRailPartners: {
