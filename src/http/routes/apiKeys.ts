@@ -12,6 +12,7 @@ import { SCOPES } from '../../domain/apiKeys.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import { principalOf, requestActor } from '../auth.ts';
 import type { ListQuery } from '../presenters.ts';
+import { actOnId } from '../routeEffects.ts';
 import {
   closedObjectSchema,
   idempotentOutcome,
@@ -205,11 +206,7 @@ function revokeApiKeyRoute(app: FastifyInstance, deps: Deps): void {
       params: idParamsSchema(ID_PREFIXES.apiKey, 'API key id.'),
       responses: { 200: written('ApiKey', 'The key, revoked.') },
     }),
-    idempotentWrite(deps, 200, async (tx, organizationId, request) =>
-      presentApiKey(
-        await revokeOrganizationKeyIn(tx, deps, organizationId, request.params.id, requestActor(request)),
-      ),
-    ),
+    idempotentWrite(deps, 200, actOnId(deps, revokeOrganizationKeyIn, presentApiKey)),
   );
 }
 

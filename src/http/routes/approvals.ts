@@ -14,15 +14,15 @@ import { ID_PREFIXES } from '../../domain/ids.ts';
 import { MEMBER_ROLES, type MemberRole } from '../../domain/members.ts';
 import { principalOf, requestActor } from '../auth.ts';
 import { presentApproval } from '../authorizationPresenters.ts';
-import { type ListQuery, pageRequestOf, presentList } from '../presenters.ts';
+import type { ListQuery } from '../presenters.ts';
 import {
   closedObjectSchema,
   found,
   idempotentWrite,
   LIST_PROBLEMS,
-  organizationOf,
   readOperation,
-  retrieveById,
+  retrieveByIdRoute,
+  retrieveFilteredPage,
   writeOperation,
   written,
 } from '../routeKit.ts';
@@ -71,33 +71,29 @@ function listApprovalsRoute(app: FastifyInstance, deps: Deps): void {
       responses: { 200: listEnvelopeSchema('Approval', 'A page of approvals.') },
       problems: LIST_PROBLEMS,
     }),
-    async (request) => {
-      const { status, resource_type, resource, can_act } = request.query;
-      const page = await listApprovals(deps, organizationOf(request), {
-        ...pageRequestOf(request.query),
+    retrieveFilteredPage(
+      deps,
+      listApprovals,
+      ({ status, resource_type, resource, can_act }, request) => ({
         status,
         resourceType: resource_type,
         resourceId: resource,
         canActAs: can_act === true ? callerAsVoter(request) : undefined,
-      });
-      return presentList(page, presentApproval);
-    },
+      }),
+      presentApproval,
+    ),
   );
 }
 
 function getApprovalRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Params: { id: string } }>(
-    '/v1/approvals/:id',
-    readOperation({
-      scope: 'read',
-      operationId: 'getApproval',
-      summary: 'Retrieve an approval',
-      tags: TAGS,
-      params: approvalParams,
-      responses: { 200: found('Approval', 'The approval with its votes.') },
-    }),
-    retrieveById(deps, getApproval, presentApproval),
-  );
+  retrieveByIdRoute(app, deps, '/v1/approvals/:id', getApproval, presentApproval, {
+    scope: 'read',
+    operationId: 'getApproval',
+    summary: 'Retrieve an approval',
+    tags: TAGS,
+    params: approvalParams,
+    responses: { 200: found('Approval', 'The approval with its votes.') },
+  });
 }
 
 const VOTE_WORDS: Record<VoteDecision, { operationId: string; summary: string; description: string }> = {

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest, RouteGenericInterface } from 'fastify';
 import type { Deps, Queryable } from '../../app/deps.ts';
-import type { ChangeRequest } from '../../app/governedChanges.ts';
+import type { ChangeRequest, RegisteredChangeKind } from '../../app/governedChanges.ts';
 import {
   cancelGovernedChange,
   getGovernedChange,
@@ -16,15 +16,16 @@ import {
 } from '../../domain/governedChanges.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import { requestActor } from '../auth.ts';
-import { type ListQuery, pageRequestOf, presentList } from '../presenters.ts';
+import type { ListQuery } from '../presenters.ts';
+import { actOnId } from '../routeEffects.ts';
 import {
   found,
   idempotentOutcome,
   idempotentWrite,
   LIST_PROBLEMS,
-  organizationOf,
   readOperation,
-  retrieveById,
+  retrieveByIdRoute,
+  retrieveFilteredPage,
   writeOperation,
   written,
 } from '../routeKit.ts';
@@ -152,31 +153,19 @@ function listChangesRoute(app: FastifyInstance, deps: Deps): void {
       responses: { 200: listEnvelopeSchema('Change', 'A page of changes.') },
       problems: LIST_PROBLEMS,
     }),
-    async (request) => {
-      const { status, kind } = request.query;
-      const page = await listChanges(deps, organizationOf(request), {
-        ...pageRequestOf(request.query),
-        status,
-        kind,
-      });
-      return presentList(page, presentChange);
-    },
+    retrieveFilteredPage(deps, listChanges, ({ status, kind }) => ({ status, kind }), presentChange),
   );
 }
 
 function getChangeRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Params: { id: string } }>(
-    '/v1/changes/:id',
-    readOperation({
-      scope: 'read',
-      operationId: 'getChange',
-      summary: 'Retrieve a governed change',
-      tags: TAGS,
-      params: changeParams,
-      responses: { 200: found('Change', 'The change.') },
-    }),
-    retrieveById(deps, getGovernedChange, presentChange),
-  );
+  retrieveByIdRoute(app, deps, '/v1/changes/:id', getGovernedChange, presentChange, {
+    scope: 'read',
+    operationId: 'getChange',
+    summary: 'Retrieve a governed change',
+    tags: TAGS,
+    params: changeParams,
+    responses: { 200: found('Change', 'The change.') },
+  });
 }
 
 function cancelChangeRoute(app: FastifyInstance, deps: Deps): void {
@@ -192,11 +181,7 @@ function cancelChangeRoute(app: FastifyInstance, deps: Deps): void {
       params: changeParams,
       responses: { 200: written('Change', 'The change, canceled.') },
     }),
-    idempotentWrite(deps, 200, async (tx, organizationId, request) =>
-      presentChange(
-        await cancelGovernedChange(tx, deps, organizationId, request.params.id, requestActor(request)),
-      ),
-    ),
+    idempotentWrite(deps, 200, actOnId(deps, cancelGovernedChange, presentChange)),
   );
 }
 
@@ -254,4 +239,24 @@ export function governedIdempotentWrite<Route extends RouteGenericInterface>(
       body: await effect(tx, organizationId, request),
     })),
   );
+}
+
+/** The governed change of a creation: the request's body, proposed as `kind`'s `action` on no resource yet. */
+export function proposedCreation(kind: RegisteredChangeKind, action: string) {
+  return (request: { body: object }): ChangeRequest => ({
+    kind,
+    action,
+    targetId: null,
+    payload: request.body,
+  });
+}
+
+/** The governed change of the resource the path's `:id` names: the request's body, as `kind`'s `action`. */
+export function proposedChangeOfId(kind: RegisteredChangeKind, action: string) {
+  return (request: { params: { id: string }; body: object }): ChangeRequest => ({
+    kind,
+    action,
+    targetId: request.params.id,
+    payload: request.body,
+  });
 }

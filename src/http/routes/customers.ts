@@ -11,14 +11,14 @@ import {
 import type { Deps } from '../../app/deps.ts';
 import { CUSTOMER_TYPES, type CustomerType } from '../../domain/customers.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
-import { requestActor } from '../auth.ts';
 import { type ListQuery, presentCustomer } from '../presenters.ts';
+import { changeById, makeFromBody } from '../routeEffects.ts';
 import {
   found,
   idempotentWrite,
   LIST_PROBLEMS,
   readOperation,
-  retrieveById,
+  retrieveByIdRoute,
   retrieveFilteredPage,
   writeOperation,
   written,
@@ -46,9 +46,7 @@ function createCustomerRoute(app: FastifyInstance, deps: Deps): void {
       body: customerCreateBodySchema,
       responses: { 201: written('Customer', 'The customer.') },
     }),
-    idempotentWrite(deps, 201, async (tx, organizationId, request) =>
-      presentCustomer(await createCustomer(tx, deps, organizationId, request.body)),
-    ),
+    idempotentWrite(deps, 201, makeFromBody(deps, createCustomer, presentCustomer)),
   );
 }
 
@@ -72,18 +70,14 @@ function listCustomersRoute(app: FastifyInstance, deps: Deps): void {
 }
 
 function getCustomerRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Params: { id: string } }>(
-    '/v1/customers/:id',
-    readOperation({
-      scope: 'read',
-      operationId: 'getCustomer',
-      summary: 'Retrieve a customer',
-      tags: TAGS,
-      params: customerParams,
-      responses: { 200: found('Customer', 'The customer.') },
-    }),
-    retrieveById(deps, getCustomer, presentCustomer),
-  );
+  retrieveByIdRoute(app, deps, '/v1/customers/:id', getCustomer, presentCustomer, {
+    scope: 'read',
+    operationId: 'getCustomer',
+    summary: 'Retrieve a customer',
+    tags: TAGS,
+    params: customerParams,
+    responses: { 200: found('Customer', 'The customer.') },
+  });
 }
 
 function updateCustomerRoute(app: FastifyInstance, deps: Deps): void {
@@ -100,18 +94,7 @@ function updateCustomerRoute(app: FastifyInstance, deps: Deps): void {
       body: customerUpdateBodySchema,
       responses: { 200: written('Customer', 'The customer.') },
     }),
-    idempotentWrite(deps, 200, async (tx, organizationId, request) =>
-      presentCustomer(
-        await updateCustomer(
-          tx,
-          deps,
-          organizationId,
-          request.params.id,
-          request.body,
-          requestActor(request),
-        ),
-      ),
-    ),
+    idempotentWrite(deps, 200, changeById(deps, updateCustomer, presentCustomer)),
   );
 }
 

@@ -15,13 +15,14 @@ import { ENVIRONMENTS } from '../../domain/apiKeys.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import { CONTACT_NAME_CHARS_MAX, CONTACT_ROLES, LAUNCH_PRODUCTS } from '../../domain/organizationProfile.ts';
 import { emailSchema } from '../authorizationSchemas.ts';
+import { makeFromBody } from '../routeEffects.ts';
 import {
   closedObjectSchema,
   found,
   idempotentWrite,
   LIST_PROBLEMS,
-  organizationOf,
   readOperation,
+  retrieveOwn,
   writeOperation,
   written,
 } from '../routeKit.ts';
@@ -128,8 +129,7 @@ function getOrganizationRoute(app: FastifyInstance, deps: Deps): void {
       responses: { 200: found('Organization', 'The organization.') },
       problems: ORGANIZATION_READ_PROBLEMS,
     }),
-    async (request) =>
-      presentOrganization(await getOrganization(deps, organizationOf(request)), deps.environment),
+    retrieveOwn(deps, getOrganization, (view) => presentOrganization(view, deps.environment)),
   );
 }
 
@@ -154,11 +154,10 @@ function updateOrganizationRoute(app: FastifyInstance, deps: Deps): void {
       },
       responses: { 200: written('Organization', 'The organization.') },
     }),
-    idempotentWrite(deps, 200, async (tx, organizationId, request) =>
-      presentOrganization(
-        await updateOrganizationProfile(tx, deps, organizationId, request.body),
-        deps.environment,
-      ),
+    idempotentWrite(
+      deps,
+      200,
+      makeFromBody(deps, updateOrganizationProfile, (view) => presentOrganization(view, deps.environment)),
     ),
   );
 }

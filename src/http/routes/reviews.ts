@@ -15,15 +15,15 @@ import {
 import { requestActor } from '../auth.ts';
 import { presentReview } from '../compliancePresenters.ts';
 import { textSchema } from '../complianceSchemas.ts';
-import { type ListQuery, pageRequestOf, presentList } from '../presenters.ts';
+import type { ListQuery } from '../presenters.ts';
 import {
   closedObjectSchema,
   found,
   idempotentWrite,
   LIST_PROBLEMS,
-  organizationOf,
   readOperation,
-  retrieveById,
+  retrieveByIdRoute,
+  retrieveFilteredPage,
   writeOperation,
   written,
 } from '../routeKit.ts';
@@ -84,32 +84,24 @@ function listReviewsRoute(app: FastifyInstance, deps: Deps): void {
       responses: { 200: listEnvelopeSchema('Review', 'A page of review cases.') },
       problems: LIST_PROBLEMS,
     }),
-    async (request) => {
-      const { status, kind, transfer } = request.query;
-      const page = await listReviews(deps, organizationOf(request), {
-        ...pageRequestOf(request.query),
-        status,
-        kind,
-        transferId: transfer,
-      });
-      return presentList(page, presentReview);
-    },
+    retrieveFilteredPage(
+      deps,
+      listReviews,
+      ({ status, kind, transfer }) => ({ status, kind, transferId: transfer }),
+      presentReview,
+    ),
   );
 }
 
 function getReviewRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Params: { id: string } }>(
-    '/v1/reviews/:id',
-    readOperation({
-      scope: 'compliance',
-      operationId: 'getReview',
-      summary: 'Retrieve a review case',
-      tags: TAGS,
-      params: reviewParams,
-      responses: { 200: found('Review', 'The case.') },
-    }),
-    retrieveById(deps, getReview, presentReview),
-  );
+  retrieveByIdRoute(app, deps, '/v1/reviews/:id', getReview, presentReview, {
+    scope: 'compliance',
+    operationId: 'getReview',
+    summary: 'Retrieve a review case',
+    tags: TAGS,
+    params: reviewParams,
+    responses: { 200: found('Review', 'The case.') },
+  });
 }
 
 function decideReviewRoute(app: FastifyInstance, deps: Deps, decision: ReviewDecision): void {

@@ -13,14 +13,15 @@ import {
 } from '../../app/transfers.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import { TRANSFER_STATUSES, type TransferStatus } from '../../domain/transfers.ts';
-import { principalOf, requestActor } from '../auth.ts';
+import { principalOf } from '../auth.ts';
 import { type ListQuery, presentTransfer } from '../presenters.ts';
+import { actOnId } from '../routeEffects.ts';
 import {
   found,
   idempotentWrite,
   LIST_PROBLEMS,
   readOperation,
-  retrieveById,
+  retrieveByIdRoute,
   retrieveFilteredPage,
   writeOperation,
   written,
@@ -92,18 +93,14 @@ function listTransfersRoute(app: FastifyInstance, deps: Deps): void {
 }
 
 function getTransferRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Params: { id: string } }>(
-    '/v1/transfers/:id',
-    readOperation({
-      scope: 'read',
-      operationId: 'getTransfer',
-      summary: 'Retrieve a transfer',
-      tags: TAGS,
-      params: transferParams,
-      responses: { 200: found('Transfer', 'The transfer.') },
-    }),
-    retrieveById(deps, getTransfer, presentTransfer),
-  );
+  retrieveByIdRoute(app, deps, '/v1/transfers/:id', getTransfer, presentTransfer, {
+    scope: 'read',
+    operationId: 'getTransfer',
+    summary: 'Retrieve a transfer',
+    tags: TAGS,
+    params: transferParams,
+    responses: { 200: found('Transfer', 'The transfer.') },
+  });
 }
 
 function cancelTransferRoute(app: FastifyInstance, deps: Deps): void {
@@ -119,11 +116,7 @@ function cancelTransferRoute(app: FastifyInstance, deps: Deps): void {
       params: transferParams,
       responses: { 200: written('Transfer', 'The canceled transfer.') },
     }),
-    idempotentWrite(deps, 200, async (tx, organizationId, request) =>
-      presentTransfer(
-        await cancelTransfer(tx, deps, organizationId, request.params.id, requestActor(request)),
-      ),
-    ),
+    idempotentWrite(deps, 200, actOnId(deps, cancelTransfer, presentTransfer)),
   );
 }
 

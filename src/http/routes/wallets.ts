@@ -13,9 +13,9 @@ import {
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import type { Currency } from '../../domain/money.ts';
 import { WALLET_STATUSES, type WalletStatus } from '../../domain/wallets.ts';
-import { requestActor } from '../auth.ts';
 import { instantQuerySchema } from '../digitalAccountSchemas.ts';
 import { type ListQuery, presentBalance, presentWallet } from '../presenters.ts';
+import { changeById, makeFromBody } from '../routeEffects.ts';
 import {
   closedObjectSchema,
   found,
@@ -23,7 +23,7 @@ import {
   LIST_PROBLEMS,
   organizationOf,
   readOperation,
-  retrieveById,
+  retrieveByIdRoute,
   retrieveFilteredPage,
   writeOperation,
   written,
@@ -55,9 +55,7 @@ function createWalletRoute(app: FastifyInstance, deps: Deps): void {
       body: walletCreateBodySchema,
       responses: { 201: written('Wallet', 'The wallet.') },
     }),
-    idempotentWrite(deps, 201, async (tx, organizationId, request) =>
-      presentWallet(await createWallet(tx, deps, organizationId, request.body)),
-    ),
+    idempotentWrite(deps, 201, makeFromBody(deps, createWallet, presentWallet)),
   );
 }
 
@@ -75,11 +73,7 @@ function updateWalletRoute(app: FastifyInstance, deps: Deps): void {
       body: closedObjectSchema({ metadata: metadataSchema }, ['metadata']),
       responses: { 200: written('Wallet', 'The wallet.') },
     }),
-    idempotentWrite(deps, 200, async (tx, organizationId, request) =>
-      presentWallet(
-        await updateWallet(tx, deps, organizationId, request.params.id, request.body, requestActor(request)),
-      ),
-    ),
+    idempotentWrite(deps, 200, changeById(deps, updateWallet, presentWallet)),
   );
 }
 
@@ -111,18 +105,14 @@ function listWalletsRoute(app: FastifyInstance, deps: Deps): void {
 }
 
 function getWalletRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Params: { id: string } }>(
-    '/v1/wallets/:id',
-    readOperation({
-      scope: 'read',
-      operationId: 'getWallet',
-      summary: 'Retrieve a wallet',
-      tags: WALLET_TAGS,
-      params: walletParams,
-      responses: { 200: found('Wallet', 'The wallet.') },
-    }),
-    retrieveById(deps, getWallet, presentWallet),
-  );
+  retrieveByIdRoute(app, deps, '/v1/wallets/:id', getWallet, presentWallet, {
+    scope: 'read',
+    operationId: 'getWallet',
+    summary: 'Retrieve a wallet',
+    tags: WALLET_TAGS,
+    params: walletParams,
+    responses: { 200: found('Wallet', 'The wallet.') },
+  });
 }
 
 function getWalletBalanceRoute(app: FastifyInstance, deps: Deps): void {
