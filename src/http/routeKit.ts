@@ -15,13 +15,7 @@
  * );
  * ```
  */
-import type {
-  FastifyContextConfig,
-  FastifyInstance,
-  FastifyReply,
-  FastifyRequest,
-  RouteGenericInterface,
-} from 'fastify';
+import type { FastifyContextConfig, FastifyReply, FastifyRequest, RouteGenericInterface } from 'fastify';
 import type { Deps, Queryable } from '../app/deps.ts';
 import type { Scope } from '../domain/apiKeys.ts';
 import type { LaunchProduct } from '../domain/organizationProfile.ts';
@@ -202,30 +196,6 @@ export function retrieveById<Found, Wire>(
 }
 
 /**
- * The handler of a read of what the key's organization has one of (a setting, its profile): `get` finds it
- * (or what an organization starts with), and it is answered presented.
- */
-export function retrieveOwn<Found, Wire>(
-  deps: Deps,
-  get: (deps: Deps, organizationId: string) => Promise<Found>,
-  present: (found: Found) => Wire,
-) {
-  return async (request: FastifyRequest): Promise<Wire> => present(await get(deps, organizationOf(request)));
-}
-
-/** The route of a read of one resource by its `id` (GET `path`): `retrieveById`'s handler with its options. */
-export function retrieveByIdRoute<Found, Wire>(
-  app: FastifyInstance,
-  deps: Deps,
-  path: string,
-  get: (deps: Deps, organizationId: string, id: string) => Promise<Found>,
-  present: (found: Found) => Wire,
-  spec: OperationSpec,
-): void {
-  app.get<{ Params: { id: string } }>(path, readOperation(spec), retrieveById(deps, get, present));
-}
-
-/**
  * The handler of a list paged by id with no filters but the page's own (`listQuerySchema` with no extra):
  * `list` pages the key's organization's records, and the page is answered presented.
  */
@@ -236,23 +206,6 @@ export function retrievePage<Item extends { id: string }, Wire>(
 ) {
   return async (request: FastifyRequest<{ Querystring: ListQuery }>) =>
     presentList(await list(deps, organizationOf(request), pageRequestOf(request.query)), present);
-}
-
-/**
- * The handler of a list paged by id of what one resource holds (a customer's verifications, a wallet's
- * evidence): `list` pages the records of the resource the path's `id` names, in the key's organization,
- * and the page is answered presented.
- */
-export function retrievePageOfId<Item extends { id: string }, Wire>(
-  deps: Deps,
-  list: (deps: Deps, organizationId: string, id: string, page: PageRequest) => Promise<Page<Item>>,
-  present: (item: Item) => Wire,
-) {
-  return async (request: FastifyRequest<{ Params: { id: string }; Querystring: ListQuery }>) =>
-    presentList(
-      await list(deps, organizationOf(request), request.params.id, pageRequestOf(request.query)),
-      present,
-    );
 }
 
 /** A list answered whole, presented. */

@@ -6,6 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../app/deps.ts';
 import type { Page } from '../domain/pagination.ts';
+import { retrieveOwn } from './readRoutes.ts';
 import {
   closedObjectSchema,
   cursorPageSchema,
@@ -14,7 +15,6 @@ import {
   organizationOf,
   presentPage,
   readOperation,
-  retrieveOwn,
 } from './routeKit.ts';
 import { pageLimitSchema } from './schemas.ts';
 

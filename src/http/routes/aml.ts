@@ -19,6 +19,7 @@ import { ID_PREFIXES } from '../../domain/ids.ts';
 import { presentAmlAlert, presentAmlRule } from '../compliancePresenters.ts';
 import { textSchema } from '../complianceSchemas.ts';
 import type { ListQuery } from '../presenters.ts';
+import { pagedList, retrieveByIdRoute } from '../readRoutes.ts';
 import { changeById, makeFromBody } from '../routeEffects.ts';
 import {
   closedObjectSchema,
@@ -26,14 +27,13 @@ import {
   idempotentWrite,
   LIST_PROBLEMS,
   readOperation,
-  retrieveByIdRoute,
   retrieveFilteredPage,
   retrieveWholeList,
   wholeListSchema,
   writeOperation,
   written,
 } from '../routeKit.ts';
-import { idParamsSchema, idSchema, listEnvelopeSchema, listQuerySchema } from '../schemas.ts';
+import { idParamsSchema, idSchema } from '../schemas.ts';
 import {
   governedIdempotentWrite,
   pendingChangeResponse,
@@ -168,9 +168,7 @@ function listAmlAlertsRoute(app: FastifyInstance, deps: Deps): void {
       summary: 'List AML alerts',
       description: 'Newest first. Filter `status=open` for the work queue.',
       tags: TAGS,
-      querystring: listQuerySchema(ID_PREFIXES.amlAlert, alertFilters),
-      responses: { 200: listEnvelopeSchema('AmlAlert', 'A page of alerts.') },
-      problems: LIST_PROBLEMS,
+      ...pagedList('AmlAlert', 'A page of alerts.', ID_PREFIXES.amlAlert, alertFilters),
     }),
     retrieveFilteredPage(
       deps,

@@ -12,25 +12,18 @@ import { SCOPES } from '../../domain/apiKeys.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import { principalOf, requestActor } from '../auth.ts';
 import type { ListQuery } from '../presenters.ts';
+import { pagedList } from '../readRoutes.ts';
 import { actOnId } from '../routeEffects.ts';
 import {
   closedObjectSchema,
   idempotentOutcome,
   idempotentWrite,
-  LIST_PROBLEMS,
   readOperation,
   retrievePage,
   writeOperation,
   written,
 } from '../routeKit.ts';
-import {
-  idParamsSchema,
-  idSchema,
-  listEnvelopeSchema,
-  listQuerySchema,
-  nullableTimestampSchema,
-  timestampSchema,
-} from '../schemas.ts';
+import { idParamsSchema, idSchema, nullableTimestampSchema, timestampSchema } from '../schemas.ts';
 import { changeSchema, presentChange } from './changes.ts';
 
 const TAGS = ['API keys'];
@@ -128,9 +121,7 @@ function listApiKeysRoute(app: FastifyInstance, deps: Deps): void {
       description:
         'Newest first, revoked ones included: each key’s display prefix, scopes, member, who created it and when, and when it was revoked. Never the key nor its hash.',
       tags: TAGS,
-      querystring: listQuerySchema(ID_PREFIXES.apiKey, {}),
-      responses: { 200: listEnvelopeSchema('ApiKey', 'A page of API keys.') },
-      problems: LIST_PROBLEMS,
+      ...pagedList('ApiKey', 'A page of API keys.', ID_PREFIXES.apiKey),
     }),
     retrievePage(deps, listKeysPage, presentApiKey),
   );

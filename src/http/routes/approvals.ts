@@ -15,18 +15,17 @@ import { MEMBER_ROLES, type MemberRole } from '../../domain/members.ts';
 import { principalOf, requestActor } from '../auth.ts';
 import { presentApproval } from '../authorizationPresenters.ts';
 import type { ListQuery } from '../presenters.ts';
+import { pagedList, retrieveByIdRoute } from '../readRoutes.ts';
 import {
   closedObjectSchema,
   found,
   idempotentWrite,
-  LIST_PROBLEMS,
   readOperation,
-  retrieveByIdRoute,
   retrieveFilteredPage,
   writeOperation,
   written,
 } from '../routeKit.ts';
-import { idParamsSchema, listEnvelopeSchema, listQuerySchema } from '../schemas.ts';
+import { idParamsSchema } from '../schemas.ts';
 
 const TAGS = ['Approvals'];
 const approvalParams = idParamsSchema(ID_PREFIXES.approval, 'Approval id.');
@@ -54,7 +53,7 @@ function listApprovalsRoute(app: FastifyInstance, deps: Deps): void {
       description:
         'Newest first. `status=pending` is the queue; `can_act=true` keeps the pending approvals the calling member may vote on now (the key must act for a member).',
       tags: TAGS,
-      querystring: listQuerySchema(ID_PREFIXES.approval, {
+      ...pagedList('Approval', 'A page of approvals.', ID_PREFIXES.approval, {
         status: { type: 'string', enum: APPROVAL_STATUSES, description: 'Only approvals in this status.' },
         resource_type: {
           type: 'string',
@@ -68,8 +67,6 @@ function listApprovalsRoute(app: FastifyInstance, deps: Deps): void {
         },
         can_act: { type: 'boolean', description: 'Only approvals the calling member may vote on now.' },
       }),
-      responses: { 200: listEnvelopeSchema('Approval', 'A page of approvals.') },
-      problems: LIST_PROBLEMS,
     }),
     retrieveFilteredPage(
       deps,

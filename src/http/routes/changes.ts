@@ -17,26 +17,18 @@ import {
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import { requestActor } from '../auth.ts';
 import type { ListQuery } from '../presenters.ts';
+import { pagedList, retrieveByIdRoute } from '../readRoutes.ts';
 import { actOnId } from '../routeEffects.ts';
 import {
   found,
   idempotentOutcome,
   idempotentWrite,
-  LIST_PROBLEMS,
   readOperation,
-  retrieveByIdRoute,
   retrieveFilteredPage,
   writeOperation,
   written,
 } from '../routeKit.ts';
-import {
-  idParamsSchema,
-  idSchema,
-  listEnvelopeSchema,
-  listQuerySchema,
-  nullableTimestampSchema,
-  timestampSchema,
-} from '../schemas.ts';
+import { idParamsSchema, idSchema, nullableTimestampSchema, timestampSchema } from '../schemas.ts';
 
 const TAGS = ['Changes'];
 const changeParams = idParamsSchema(ID_PREFIXES.governedChange, 'Change id.');
@@ -142,7 +134,7 @@ function listChangesRoute(app: FastifyInstance, deps: Deps): void {
       summary: 'List governed changes',
       description: 'Newest first: changes that waited for approval, with what became of them.',
       tags: TAGS,
-      querystring: listQuerySchema(ID_PREFIXES.governedChange, {
+      ...pagedList('Change', 'A page of changes.', ID_PREFIXES.governedChange, {
         status: {
           type: 'string',
           enum: GOVERNED_CHANGE_STATUSES,
@@ -150,8 +142,6 @@ function listChangesRoute(app: FastifyInstance, deps: Deps): void {
         },
         kind: { type: 'string', enum: GOVERNED_CHANGE_KINDS, description: 'Only changes of this kind.' },
       }),
-      responses: { 200: listEnvelopeSchema('Change', 'A page of changes.') },
-      problems: LIST_PROBLEMS,
     }),
     retrieveFilteredPage(deps, listChanges, ({ status, kind }) => ({ status, kind }), presentChange),
   );

@@ -12,24 +12,17 @@ import type { Deps } from '../../app/deps.ts';
 import { CUSTOMER_TYPES, type CustomerType } from '../../domain/customers.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import { type ListQuery, presentCustomer } from '../presenters.ts';
+import { pagedList, retrieveByIdRoute } from '../readRoutes.ts';
 import { changeById, makeFromBody } from '../routeEffects.ts';
 import {
   found,
   idempotentWrite,
-  LIST_PROBLEMS,
   readOperation,
-  retrieveByIdRoute,
   retrieveFilteredPage,
   writeOperation,
   written,
 } from '../routeKit.ts';
-import {
-  customerCreateBodySchema,
-  customerUpdateBodySchema,
-  idParamsSchema,
-  listEnvelopeSchema,
-  listQuerySchema,
-} from '../schemas.ts';
+import { customerCreateBodySchema, customerUpdateBodySchema, idParamsSchema } from '../schemas.ts';
 
 const TAGS = ['Customers'];
 const customerParams = idParamsSchema(ID_PREFIXES.customer, 'Customer id.');
@@ -59,11 +52,9 @@ function listCustomersRoute(app: FastifyInstance, deps: Deps): void {
       summary: 'List customers',
       description: 'Newest first, with cursor pagination.',
       tags: TAGS,
-      querystring: listQuerySchema(ID_PREFIXES.customer, {
+      ...pagedList('Customer', 'A page of customers.', ID_PREFIXES.customer, {
         type: { type: 'string', enum: CUSTOMER_TYPES, description: 'Only customers of this type.' },
       }),
-      responses: { 200: listEnvelopeSchema('Customer', 'A page of customers.') },
-      problems: LIST_PROBLEMS,
     }),
     retrieveFilteredPage(deps, listCustomers, (query) => ({ type: query.type }), presentCustomer),
   );

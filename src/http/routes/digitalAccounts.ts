@@ -23,6 +23,7 @@ import {
 } from '../digitalAccountSchemas.ts';
 import { presentAccountDetails } from '../presenters.ts';
 import { READ_PROBLEMS, WRITE_PROBLEMS } from '../problems.ts';
+import { retrieveOwn } from '../readRoutes.ts';
 import { makeFromBody } from '../routeEffects.ts';
 import {
   closedObjectSchema,
@@ -31,7 +32,6 @@ import {
   idempotentWrite,
   organizationOf,
   readOperation,
-  retrieveOwn,
   withoutNotFound,
   writeOperation,
   written,

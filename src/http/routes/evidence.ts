@@ -6,7 +6,8 @@ import { EVIDENCE_KINDS, type EvidenceKind } from '../../domain/evidence.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import { presentEvidence } from '../compliancePresenters.ts';
 import type { ListQuery } from '../presenters.ts';
-import { LIST_PROBLEMS, readOperation, retrieveFilteredPage, retrievePageOfId } from '../routeKit.ts';
+import { retrievePageOfId } from '../readRoutes.ts';
+import { LIST_PROBLEMS, readOperation, retrieveFilteredPage } from '../routeKit.ts';
 import { idParamsSchema, listEnvelopeSchema, listQuerySchema } from '../schemas.ts';
 
 const TAGS = ['Evidence'];

@@ -6,18 +6,17 @@ import { MEMBER_ROLES, MEMBER_STATUSES, type MemberRole, type MemberStatus } fro
 import { presentMember } from '../authorizationPresenters.ts';
 import { memberCreateBodySchema, memberUpdateBodySchema } from '../authorizationSchemas.ts';
 import type { ListQuery } from '../presenters.ts';
+import { pagedList, retrieveByIdRoute } from '../readRoutes.ts';
 import { actOnId, changeById, makeFromBody } from '../routeEffects.ts';
 import {
   found,
   idempotentWrite,
-  LIST_PROBLEMS,
   readOperation,
-  retrieveByIdRoute,
   retrieveFilteredPage,
   writeOperation,
   written,
 } from '../routeKit.ts';
-import { idParamsSchema, listEnvelopeSchema, listQuerySchema } from '../schemas.ts';
+import { idParamsSchema } from '../schemas.ts';
 import {
   governedIdempotentWrite,
   pendingChangeResponse,
@@ -37,12 +36,10 @@ function listMembersRoute(app: FastifyInstance, deps: Deps): void {
       summary: 'List members',
       description: 'Newest first.',
       tags: TAGS,
-      querystring: listQuerySchema(ID_PREFIXES.member, {
+      ...pagedList('Member', 'A page of members.', ID_PREFIXES.member, {
         status: { type: 'string', enum: MEMBER_STATUSES, description: 'Only members in this status.' },
         role: { type: 'string', enum: MEMBER_ROLES, description: 'Only members holding this role.' },
       }),
-      responses: { 200: listEnvelopeSchema('Member', 'A page of members.') },
-      problems: LIST_PROBLEMS,
     }),
     retrieveFilteredPage(deps, listMembers, ({ status, role }) => ({ status, role }), presentMember),
   );

@@ -15,6 +15,7 @@ import { ENVIRONMENTS } from '../../domain/apiKeys.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import { CONTACT_NAME_CHARS_MAX, CONTACT_ROLES, LAUNCH_PRODUCTS } from '../../domain/organizationProfile.ts';
 import { emailSchema } from '../authorizationSchemas.ts';
+import { retrieveOwn } from '../readRoutes.ts';
 import { makeFromBody } from '../routeEffects.ts';
 import {
   closedObjectSchema,
@@ -22,7 +23,6 @@ import {
   idempotentWrite,
   LIST_PROBLEMS,
   readOperation,
-  retrieveOwn,
   writeOperation,
   written,
 } from '../routeKit.ts';

@@ -18,16 +18,16 @@ import { principalOf, requestActor } from '../auth.ts';
 import { presentPolicy, presentPolicyChange } from '../authorizationPresenters.ts';
 import { policyBodySchema } from '../authorizationSchemas.ts';
 import { type ListQuery, pageRequestOf, presentList } from '../presenters.ts';
+import { pagedList } from '../readRoutes.ts';
 import {
   found,
   idempotentOutcome,
-  LIST_PROBLEMS,
   organizationOf,
   readOperation,
   writeOperation,
   written,
 } from '../routeKit.ts';
-import { idParamsSchema, listEnvelopeSchema, listQuerySchema } from '../schemas.ts';
+import { idParamsSchema } from '../schemas.ts';
 import {
   getCurrentVersionRoute,
   getVersionRoute,
@@ -120,9 +120,7 @@ function listPolicyChangesRoute(app: FastifyInstance, deps: Deps): void {
       summary: 'List proposed policy changes',
       description: 'Newest first: changes that needed approval, with what became of them.',
       tags: TAGS,
-      querystring: listQuerySchema(ID_PREFIXES.policyChange),
-      responses: { 200: listEnvelopeSchema('PolicyChange', 'A page of policy changes.') },
-      problems: LIST_PROBLEMS,
+      ...pagedList('PolicyChange', 'A page of policy changes.', ID_PREFIXES.policyChange),
     }),
     async (request) => {
       const organizationId = organizationOf(request);

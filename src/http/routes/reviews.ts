@@ -16,24 +16,17 @@ import { requestActor } from '../auth.ts';
 import { presentReview } from '../compliancePresenters.ts';
 import { textSchema } from '../complianceSchemas.ts';
 import type { ListQuery } from '../presenters.ts';
+import { pagedList, retrieveByIdRoute } from '../readRoutes.ts';
 import {
   closedObjectSchema,
   found,
   idempotentWrite,
-  LIST_PROBLEMS,
   readOperation,
-  retrieveByIdRoute,
   retrieveFilteredPage,
   writeOperation,
   written,
 } from '../routeKit.ts';
-import {
-  idParamsSchema,
-  idSchema,
-  listEnvelopeSchema,
-  listQuerySchema,
-  travelRuleRequestSchema,
-} from '../schemas.ts';
+import { idParamsSchema, idSchema, travelRuleRequestSchema } from '../schemas.ts';
 
 const TAGS = ['Reviews'];
 const reviewParams = idParamsSchema(ID_PREFIXES.review, 'Review id.');
@@ -76,13 +69,11 @@ function listReviewsRoute(app: FastifyInstance, deps: Deps): void {
       summary: 'List review cases',
       description: 'Newest first. Filter `status=open` for the work queue.',
       tags: TAGS,
-      querystring: listQuerySchema(ID_PREFIXES.review, {
+      ...pagedList('Review', 'A page of review cases.', ID_PREFIXES.review, {
         status: { type: 'string', enum: REVIEW_STATUSES, description: 'Only cases in this status.' },
         kind: { type: 'string', enum: REVIEW_KINDS, description: 'Only cases of this kind.' },
         transfer: idSchema(ID_PREFIXES.transfer, 'Only the cases of this transfer.'),
       }),
-      responses: { 200: listEnvelopeSchema('Review', 'A page of review cases.') },
-      problems: LIST_PROBLEMS,
     }),
     retrieveFilteredPage(
       deps,

@@ -15,24 +15,17 @@ import { ID_PREFIXES } from '../../domain/ids.ts';
 import { TRANSFER_STATUSES, type TransferStatus } from '../../domain/transfers.ts';
 import { principalOf } from '../auth.ts';
 import { type ListQuery, presentTransfer } from '../presenters.ts';
+import { pagedList, retrieveByIdRoute } from '../readRoutes.ts';
 import { actOnId } from '../routeEffects.ts';
 import {
   found,
   idempotentWrite,
-  LIST_PROBLEMS,
   readOperation,
-  retrieveByIdRoute,
   retrieveFilteredPage,
   writeOperation,
   written,
 } from '../routeKit.ts';
-import {
-  idParamsSchema,
-  idSchema,
-  listEnvelopeSchema,
-  listQuerySchema,
-  transferCreateBodySchema,
-} from '../schemas.ts';
+import { idParamsSchema, idSchema, transferCreateBodySchema } from '../schemas.ts';
 import { idempotencyContextOf, sendOutcome } from '../writes.ts';
 
 const TAGS = ['Transfers'];
@@ -76,12 +69,10 @@ function listTransfersRoute(app: FastifyInstance, deps: Deps): void {
       summary: 'List transfers',
       description: 'Newest first; filter by status, wallet (as source or destination) and creation time.',
       tags: TAGS,
-      querystring: listQuerySchema(ID_PREFIXES.transfer, {
+      ...pagedList('Transfer', 'A page of transfers.', ID_PREFIXES.transfer, {
         status: { type: 'string', enum: TRANSFER_STATUSES, description: 'Only transfers in this status.' },
         wallet: idSchema(ID_PREFIXES.wallet, 'Only transfers from or to this wallet.'),
       }),
-      responses: { 200: listEnvelopeSchema('Transfer', 'A page of transfers.') },
-      problems: LIST_PROBLEMS,
     }),
     retrieveFilteredPage(
       deps,

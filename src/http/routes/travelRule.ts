@@ -25,14 +25,13 @@ import { routeLimitMinor } from '../../domain/stablecoins.ts';
 import type { Transfer } from '../../domain/transferRecord.ts';
 import { principalOf } from '../auth.ts';
 import { WRITE_PROBLEMS } from '../problems.ts';
+import { retrieveByIdRoute, retrieveOwn } from '../readRoutes.ts';
 import {
   closedObjectSchema,
   found,
   idempotentWrite,
   LIST_PROBLEMS,
   readOperation,
-  retrieveByIdRoute,
-  retrieveOwn,
   retrieveWholeList,
   wholeListSchema,
   withoutNotFound,

@@ -22,6 +22,7 @@ import { requestActor } from '../auth.ts';
 import { presentVerification } from '../compliancePresenters.ts';
 import { textSchema, verificationSubmissionSchema } from '../complianceSchemas.ts';
 import { type ListQuery, presentCustomer } from '../presenters.ts';
+import { retrieveByIdRoute, retrievePageOfId } from '../readRoutes.ts';
 import { actOnId } from '../routeEffects.ts';
 import {
   closedObjectSchema,
@@ -29,8 +30,6 @@ import {
   idempotentWrite,
   preparedWrite,
   readOperation,
-  retrieveByIdRoute,
-  retrievePageOfId,
   writeOperation,
   written,
 } from '../routeKit.ts';

@@ -15,15 +15,14 @@ import type { Currency } from '../../domain/money.ts';
 import { WALLET_STATUSES, type WalletStatus } from '../../domain/wallets.ts';
 import { instantQuerySchema } from '../digitalAccountSchemas.ts';
 import { type ListQuery, presentBalance, presentWallet } from '../presenters.ts';
+import { pagedList, retrieveByIdRoute } from '../readRoutes.ts';
 import { changeById, makeFromBody } from '../routeEffects.ts';
 import {
   closedObjectSchema,
   found,
   idempotentWrite,
-  LIST_PROBLEMS,
   organizationOf,
   readOperation,
-  retrieveByIdRoute,
   retrieveFilteredPage,
   writeOperation,
   written,
@@ -32,8 +31,6 @@ import {
   currencySchema,
   idParamsSchema,
   idSchema,
-  listEnvelopeSchema,
-  listQuerySchema,
   metadataSchema,
   walletCreateBodySchema,
 } from '../schemas.ts';
@@ -87,13 +84,11 @@ function listWalletsRoute(app: FastifyInstance, deps: Deps): void {
       description:
         'Newest first, with cursor pagination; filter by owner, currency, status and creation time.',
       tags: WALLET_TAGS,
-      querystring: listQuerySchema(ID_PREFIXES.wallet, {
+      ...pagedList('Wallet', 'A page of wallets.', ID_PREFIXES.wallet, {
         owner: idSchema(ID_PREFIXES.customer, 'Only wallets of this customer.'),
         currency: { ...currencySchema, description: 'Only wallets of this currency.' },
         status: { type: 'string', enum: WALLET_STATUSES, description: 'Only wallets in this status.' },
       }),
-      responses: { 200: listEnvelopeSchema('Wallet', 'A page of wallets.') },
-      problems: LIST_PROBLEMS,
     }),
     retrieveFilteredPage(
       deps,
