@@ -28,6 +28,7 @@ import {
   writeOperation,
   written,
 } from '../routeKit.ts';
+import { apiObjectSchema } from '../schemaBuilders.ts';
 import { idParamsSchema, idSchema, nullableTimestampSchema, timestampSchema } from '../schemas.ts';
 
 const TAGS = ['Changes'];
@@ -64,30 +65,11 @@ export function presentChange(change: GovernedChange) {
   };
 }
 
-export const changeSchema = {
-  $id: 'Change',
-  type: 'object',
-  description:
-    'A sensitive change (a role grant, an elevated key, a conversion rate, a fee schedule, an AML rule, a digital-asset route, a rail partner, a trust account, a launch-gate override) waiting for the approval a `change` rule of the policy asks for, and what became of it. The vote that approves it applies it, in the same transaction; its proposer never votes on it. See docs/APPROVALS.md.',
-  required: [
-    'object',
-    'id',
-    'kind',
-    'action',
-    'target_id',
-    'payload',
-    'status',
-    'proposed_by',
-    'approval',
-    'policy_version',
-    'rule',
-    'failure',
-    'created_at',
-    'decided_at',
-    'applied_at',
-  ],
-  properties: {
-    object: { type: 'string', enum: ['change'] },
+export const changeSchema = apiObjectSchema(
+  'Change',
+  'change',
+  'A sensitive change (a role grant, an elevated key, a conversion rate, a fee schedule, an AML rule, a digital-asset route, a rail partner, a trust account, a launch-gate override) waiting for the approval a `change` rule of the policy asks for, and what became of it. The vote that approves it applies it, in the same transaction; its proposer never votes on it. See docs/APPROVALS.md.',
+  {
     id: idSchema(ID_PREFIXES.governedChange, 'Change id.'),
     kind: { type: 'string', enum: GOVERNED_CHANGE_KINDS },
     action: {
@@ -123,7 +105,7 @@ export const changeSchema = {
     decided_at: nullableTimestampSchema,
     applied_at: nullableTimestampSchema,
   },
-} as const;
+);
 
 function listChangesRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{ Querystring: ListQuery & { status?: GovernedChangeStatus; kind?: GovernedChangeKind } }>(
