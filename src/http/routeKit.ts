@@ -14,6 +14,9 @@
  *   retrieveById(deps, getLoan, presentLoan),
  * );
  * ```
+ * Built on these: whole reads and the parts of a list's documentation (readRoutes.ts), the effects of
+ * writes that call one app function (routeEffects.ts), the reads of a versioned setting
+ * (versionedSettingRoutes.ts) and the schemas of API objects (schemaBuilders.ts).
  */
 import type { FastifyContextConfig, FastifyReply, FastifyRequest, RouteGenericInterface } from 'fastify';
 import type { Deps, Queryable } from '../app/deps.ts';
