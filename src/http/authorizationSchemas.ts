@@ -22,25 +22,19 @@ import {
 } from '../domain/members.ts';
 import { RISK_LEVELS } from '../domain/risk.ts';
 import { DESTINATION_TYPES, RAILS } from '../domain/transfers.ts';
+import { apiObjectSchema, someOfSchema } from './schemaBuilders.ts';
 import { currencySchema, idSchema, nullableTimestampSchema, timestampSchema } from './schemas.ts';
 
-const rolesSchema = {
-  type: 'array',
-  minItems: 1,
-  maxItems: MEMBER_ROLES.length,
-  items: { type: 'string', enum: MEMBER_ROLES },
-  description:
-    '`initiator` creates transfers; `approver` votes on approvals; `admin` manages members and policies (and may initiate); `compliance` works the review and AML queues; `viewer` reads.',
-} as const;
+const rolesSchema = someOfSchema(
+  MEMBER_ROLES,
+  '`initiator` creates transfers; `approver` votes on approvals; `admin` manages members and policies (and may initiate); `compliance` works the review and AML queues; `viewer` reads.',
+);
 
-export const memberSchema = {
-  $id: 'Member',
-  type: 'object',
-  description:
-    'A person of the organization, by email, with signer roles. API keys may act for a member (`mkoba keys create --member EMAIL`): such a key never has more than the member’s roles grant, and what it does is recorded as the member’s.',
-  required: ['object', 'id', 'email', 'name', 'roles', 'status', 'created_by', 'created_at', 'updated_at'],
-  properties: {
-    object: { type: 'string', enum: ['member'] },
+export const memberSchema = apiObjectSchema(
+  'Member',
+  'member',
+  'A person of the organization, by email, with signer roles. API keys may act for a member (`mkoba keys create --member EMAIL`): such a key never has more than the member’s roles grant, and what it does is recorded as the member’s.',
+  {
     id: idSchema(ID_PREFIXES.member, 'Member id.'),
     email: { type: 'string', description: 'Lower-cased; unique in the organization.' },
     name: { type: ['string', 'null'] },
@@ -54,7 +48,7 @@ export const memberSchema = {
     created_at: timestampSchema,
     updated_at: timestampSchema,
   },
-} as const;
+);
 
 /** A person's email as a request gives it (a member's, an organization's contact), with an example. */
 export function emailSchema(example: string) {
@@ -214,14 +208,11 @@ const defaultRuleSchema = {
   },
 } as const;
 
-export const policySchema = {
-  $id: 'Policy',
-  type: 'object',
-  description:
-    'An organization’s authorization policy at one version. Every change makes a new version; every decision names the version and rule that made it.',
-  required: ['object', 'version', 'rules', 'default', 'created_by', 'approval', 'created_at'],
-  properties: {
-    object: { type: 'string', enum: ['policy'] },
+export const policySchema = apiObjectSchema(
+  'Policy',
+  'policy',
+  'An organization’s authorization policy at one version. Every change makes a new version; every decision names the version and rule that made it.',
+  {
     version: { type: 'integer', minimum: 1 },
     rules: { type: 'array', items: { $ref: 'PolicyRule#' } },
     default: defaultRuleSchema,
@@ -235,7 +226,7 @@ export const policySchema = {
     },
     created_at: timestampSchema,
   },
-} as const;
+);
 
 /** A rule as a request carries it: the PolicyRule schema inline (request validation resolves no shared $ref). */
 const { $id: _ruleId, ...ruleBodySchema } = policyRuleSchema;
@@ -256,26 +247,11 @@ export const policyBodySchema = {
   },
 } as const;
 
-export const policyChangeSchema = {
-  $id: 'PolicyChange',
-  type: 'object',
-  description:
-    'A policy change waiting for approval, because the current policy requires approval for `policy.update`. Applied as the next version once approved, unless the policy changed meanwhile (`superseded`).',
-  required: [
-    'object',
-    'id',
-    'status',
-    'base_version',
-    'applied_version',
-    'rules',
-    'default',
-    'approval',
-    'created_by',
-    'created_at',
-    'decided_at',
-  ],
-  properties: {
-    object: { type: 'string', enum: ['policy_change'] },
+export const policyChangeSchema = apiObjectSchema(
+  'PolicyChange',
+  'policy_change',
+  'A policy change waiting for approval, because the current policy requires approval for `policy.update`. Applied as the next version once approved, unless the policy changed meanwhile (`superseded`).',
+  {
     id: idSchema(ID_PREFIXES.policyChange, 'Policy change id.'),
     status: { type: 'string', enum: ['pending_approval', 'applied', 'rejected', 'expired', 'superseded'] },
     base_version: { type: 'integer' },
@@ -287,29 +263,13 @@ export const policyChangeSchema = {
     created_at: timestampSchema,
     decided_at: nullableTimestampSchema,
   },
-} as const;
+);
 
-export const approvalSchema = {
-  $id: 'Approval',
-  type: 'object',
-  description:
-    'A request for people to approve a resource (a transfer, a policy change), opened by a policy rule’s `require_approval`. Members vote once each, with a role the rule names; the initiator never votes. The quorum approves it, one rejection rejects it, and it expires at `expires_at`.',
-  required: [
-    'object',
-    'id',
-    'status',
-    'resource',
-    'policy_version',
-    'rule',
-    'quorum',
-    'votes',
-    'initiated_by',
-    'expires_at',
-    'created_at',
-    'decided_at',
-  ],
-  properties: {
-    object: { type: 'string', enum: ['approval'] },
+export const approvalSchema = apiObjectSchema(
+  'Approval',
+  'approval',
+  'A request for people to approve a resource (a transfer, a policy change), opened by a policy rule’s `require_approval`. Members vote once each, with a role the rule names; the initiator never votes. The quorum approves it, one rejection rejects it, and it expires at `expires_at`.',
+  {
     id: idSchema(ID_PREFIXES.approval, 'Approval id.'),
     status: { type: 'string', enum: APPROVAL_STATUSES },
     resource: {
@@ -348,7 +308,7 @@ export const approvalSchema = {
     created_at: timestampSchema,
     decided_at: nullableTimestampSchema,
   },
-} as const;
+);
 
 export const AUTHORIZATION_SCHEMAS = [
   memberSchema,

@@ -23,6 +23,7 @@ import {
 } from '../domain/verifications.ts';
 import { postalAddressSchema } from './customerSchemas.ts';
 import { closedObjectSchema } from './routeKit.ts';
+import { apiObjectSchema } from './schemaBuilders.ts';
 import {
   componentRef,
   DOCUMENTED_AS,
@@ -92,28 +93,11 @@ export const evidenceSchema = {
   },
 } as const;
 
-export const reviewSchema = {
-  $id: 'Review',
-  type: 'object',
-  description:
-    'A compliance review case: a transfer held `in_review` (its funds held) because its counterparty matched the sanctions list (`screening`), an AML rule asked for review (`aml`) or its wallet is frozen (`frozen_wallet`); or a stablecoin deposit held uncredited because the Travel Rule required the originator’s data and it did not come (`travel_rule`). An operator clears it (the transfer goes on; the deposit, given the data, is credited) or rejects it (the transfer is rejected and its hold released; the deposit is owed back).',
-  required: [
-    'object',
-    'id',
-    'kind',
-    'status',
-    'transfer',
-    'deposit',
-    'customer',
-    'wallet',
-    'findings',
-    'note',
-    'decided_by',
-    'created_at',
-    'decided_at',
-  ],
-  properties: {
-    object: { type: 'string', enum: ['review'] },
+export const reviewSchema = apiObjectSchema(
+  'Review',
+  'review',
+  'A compliance review case: a transfer held `in_review` (its funds held) because its counterparty matched the sanctions list (`screening`), an AML rule asked for review (`aml`) or its wallet is frozen (`frozen_wallet`); or a stablecoin deposit held uncredited because the Travel Rule required the originator’s data and it did not come (`travel_rule`). An operator clears it (the transfer goes on; the deposit, given the data, is credited) or rejects it (the transfer is rejected and its hold released; the deposit is owed back).',
+  {
     id: idSchema(ID_PREFIXES.review, 'Review id.'),
     kind: { type: 'string', enum: REVIEW_KINDS },
     status: { type: 'string', enum: REVIEW_STATUSES },
@@ -132,27 +116,13 @@ export const reviewSchema = {
     created_at: timestampSchema,
     decided_at: nullableTimestampSchema,
   },
-} as const;
+);
 
-export const amlRuleSchema = {
-  $id: 'AmlRule',
-  type: 'object',
-  description:
-    'An AML transaction-monitoring rule of the organization, evaluated on every new transfer in its currency. `parameters` depend on `type` (money as decimal strings in the currency, windows in seconds, shares in basis points).',
-  required: [
-    'object',
-    'id',
-    'name',
-    'type',
-    'parameters',
-    'action',
-    'enabled',
-    'version',
-    'created_at',
-    'updated_at',
-  ],
-  properties: {
-    object: { type: 'string', enum: ['aml_rule'] },
+export const amlRuleSchema = apiObjectSchema(
+  'AmlRule',
+  'aml_rule',
+  'An AML transaction-monitoring rule of the organization, evaluated on every new transfer in its currency. `parameters` depend on `type` (money as decimal strings in the currency, windows in seconds, shares in basis points).',
+  {
     id: idSchema(ID_PREFIXES.amlRule, 'Rule id.'),
     name: { type: 'string' },
     type: { type: 'string', enum: AML_RULE_TYPES },
@@ -172,35 +142,13 @@ export const amlRuleSchema = {
     created_at: timestampSchema,
     updated_at: timestampSchema,
   },
-} as const;
+);
 
-export const amlAlertSchema = {
-  $id: 'AmlAlert',
-  type: 'object',
-  description:
-    'What an AML rule saw in a transfer, or in a conversion (`conversion_quote`: the quote whose execution fired it). At most one alert per wallet and rule is open at a time.',
-  required: [
-    'object',
-    'id',
-    'status',
-    'rule',
-    'rule_type',
-    'rule_version',
-    'action',
-    'transfer',
-    'conversion_quote',
-    'wallet',
-    'customer',
-    'reason',
-    'observed',
-    'disposition',
-    'note',
-    'resolved_by',
-    'created_at',
-    'resolved_at',
-  ],
-  properties: {
-    object: { type: 'string', enum: ['aml_alert'] },
+export const amlAlertSchema = apiObjectSchema(
+  'AmlAlert',
+  'aml_alert',
+  'What an AML rule saw in a transfer, or in a conversion (`conversion_quote`: the quote whose execution fired it). At most one alert per wallet and rule is open at a time.',
+  {
     id: idSchema(ID_PREFIXES.amlAlert, 'Alert id.'),
     status: { type: 'string', enum: AML_ALERT_STATUSES },
     rule: idSchema(ID_PREFIXES.amlRule, 'The rule that fired.'),
@@ -225,27 +173,13 @@ export const amlAlertSchema = {
     created_at: timestampSchema,
     resolved_at: nullableTimestampSchema,
   },
-} as const;
+);
 
-export const verificationSchema = {
-  $id: 'Verification',
-  type: 'object',
-  description:
-    'A KYC (individual) or KYB (business) verification: what was submitted (id numbers masked to their last 4 characters) and its outcome.',
-  required: [
-    'object',
-    'id',
-    'customer',
-    'type',
-    'status',
-    'reason',
-    'submission',
-    'decided_by',
-    'created_at',
-    'decided_at',
-  ],
-  properties: {
-    object: { type: 'string', enum: ['verification'] },
+export const verificationSchema = apiObjectSchema(
+  'Verification',
+  'verification',
+  'A KYC (individual) or KYB (business) verification: what was submitted (id numbers masked to their last 4 characters) and its outcome.',
+  {
     id: idSchema(ID_PREFIXES.verification, 'Verification id.'),
     customer: idSchema(ID_PREFIXES.customer, 'The customer verified.'),
     type: { type: 'string', enum: ['individual', 'business'] },
@@ -268,7 +202,7 @@ export const verificationSchema = {
     created_at: timestampSchema,
     decided_at: nullableTimestampSchema,
   },
-} as const;
+);
 
 const DATE_PATTERN = '^\\d{4}-\\d{2}-\\d{2}$';
 const nationalIdSchema = closedObjectSchema(

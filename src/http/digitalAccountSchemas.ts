@@ -14,6 +14,7 @@ import { ID_PREFIXES } from '../domain/ids.ts';
 import { formatAmount } from '../domain/money.ts';
 import { presentAccountDetailsFields } from './presenters.ts';
 import { closedObjectSchema } from './routeKit.ts';
+import { apiObjectSchema } from './schemaBuilders.ts';
 import { currencySchema, idSchema, timestampSchema } from './schemas.ts';
 import { accountDetailsProperties } from './walletSchemas.ts';
 
@@ -34,19 +35,16 @@ export const instantQuerySchema = (description: string) =>
 const signedAmountSchema = (description: string) =>
   ({ type: 'string', pattern: '^-?[0-9]+(\\.[0-9]+)?$', description, examples: ['-250.00'] }) as const;
 
-export const digitalAccountSettingsSchema = {
-  $id: 'DigitalAccountSettings',
-  type: 'object',
-  description:
-    'The sponsor bank the organization issues account numbers under. `bank_code` and `bank_name` are null (and no wallet gets account details) until an admin sets them.',
-  required: ['object', 'bank_code', 'bank_name', 'updated_at'],
-  properties: {
-    object: { type: 'string', enum: ['digital_account_settings'] },
+export const digitalAccountSettingsSchema = apiObjectSchema(
+  'DigitalAccountSettings',
+  'digital_account_settings',
+  'The sponsor bank the organization issues account numbers under. `bank_code` and `bank_name` are null (and no wallet gets account details) until an admin sets them.',
+  {
     bank_code: { type: ['string', 'null'], examples: ['01100'] },
     bank_name: { type: ['string', 'null'], examples: ['Equity Bank Kenya'] },
     updated_at: { ...timestampSchema, type: ['string', 'null'] },
   },
-} as const;
+);
 
 export const digitalAccountSettingsBodySchema = closedObjectSchema(
   {
@@ -86,28 +84,11 @@ const STATEMENT_ENTRY_FIELDS = [
   'balance',
 ] as const;
 
-export const walletStatementSchema = {
-  $id: 'WalletStatement',
-  type: 'object',
-  description: `A wallet's posted (\`current\`) balance over a period: the balance at \`from\`, every entry that moved it in order with the balance after it, and the balance at \`to\`; \`opening_balance\` + the entries' \`amount\`s = \`closing_balance\`. At most ${STATEMENT_ENTRIES_MAX} entries.`,
-  required: [
-    'object',
-    'wallet',
-    'currency',
-    'from',
-    'to',
-    'complete',
-    'generated_at',
-    'opening_balance',
-    'closing_balance',
-    'total_credits',
-    'total_debits',
-    'entry_count',
-    'account_details',
-    'entries',
-  ],
-  properties: {
-    object: { type: 'string', enum: ['wallet_statement'] },
+export const walletStatementSchema = apiObjectSchema(
+  'WalletStatement',
+  'wallet_statement',
+  `A wallet's posted (\`current\`) balance over a period: the balance at \`from\`, every entry that moved it in order with the balance after it, and the balance at \`to\`; \`opening_balance\` + the entries' \`amount\`s = \`closing_balance\`. At most ${STATEMENT_ENTRIES_MAX} entries.`,
+  {
     wallet: idSchema(ID_PREFIXES.wallet, 'Wallet id.'),
     currency: currencySchema,
     from: { ...timestampSchema, description: 'The period’s start: entries created at or after it.' },
@@ -164,7 +145,7 @@ export const walletStatementSchema = {
       },
     },
   },
-} as const;
+);
 
 export const DIGITAL_ACCOUNT_SCHEMAS = [digitalAccountSettingsSchema, walletStatementSchema];
 

@@ -7,6 +7,7 @@ import {
   FEE_TIERS_MAX,
 } from '../domain/fees.ts';
 import { RAILS } from '../domain/transfers.ts';
+import { apiObjectSchema } from './schemaBuilders.ts';
 import { amountSchema, currencySchema, feeScheduleDecisionSchema, timestampSchema } from './schemas.ts';
 
 const basisPoints = (description: string) =>
@@ -112,14 +113,11 @@ export const feeScheduleBodySchema = {
   },
 } as const;
 
-export const transferQuoteSchema = {
-  $id: 'TransferQuote',
-  type: 'object',
-  description:
-    'What a transfer would cost now: the fee the organization’s current fee schedule charges, and the total the source wallet is debited (and must have available).',
-  required: ['object', 'amount', 'fee', 'total', 'currency', 'rail', 'fee_schedule'],
-  properties: {
-    object: { type: 'string', enum: ['transfer_quote'] },
+export const transferQuoteSchema = apiObjectSchema(
+  'TransferQuote',
+  'transfer_quote',
+  'What a transfer would cost now: the fee the organization’s current fee schedule charges, and the total the source wallet is debited (and must have available).',
+  {
     amount: amountSchema('What the destination receives, at the currency exponent.'),
     fee: amountSchema('The fee (`0.00` when none).', '22.50'),
     total: amountSchema('Amount + fee: what the source wallet is debited.', '1522.50'),
@@ -130,6 +128,6 @@ export const transferQuoteSchema = {
       false,
     ),
   },
-} as const;
+);
 
 export const FEE_SCHEMAS = [feeRuleSchema, feeScheduleSchema, transferQuoteSchema];

@@ -14,6 +14,9 @@
  *   retrieveById(deps, getLoan, presentLoan),
  * );
  * ```
+ * Built on these: whole reads and the parts of a list's documentation (readRoutes.ts), the effects of
+ * writes that call one app function (routeEffects.ts), the reads of a versioned setting
+ * (versionedSettingRoutes.ts) and the schemas of API objects (schemaBuilders.ts).
  */
 import type { FastifyContextConfig, FastifyReply, FastifyRequest, RouteGenericInterface } from 'fastify';
 import type { Deps, Queryable } from '../app/deps.ts';
@@ -309,20 +312,20 @@ export function createOrFindWrite<Route extends RouteGenericInterface>(
 
 /**
  * The handler of a list paged by id with filters of its own (`listQuerySchema`'s extra properties):
- * `filtersOf` turns the query's filters into the list request's, `list` pages the key's organization's
- * records, and the page is answered presented.
+ * `filtersOf` turns the query's filters (and, for a filter on who calls, the request) into the list
+ * request's, `list` pages the key's organization's records, and the page is answered presented.
  */
 export function retrieveFilteredPage<Query, Filters, Item extends { id: string }, Wire>(
   deps: Deps,
   list: (deps: Deps, organizationId: string, request: PageRequest & Filters) => Promise<Page<Item>>,
-  filtersOf: (query: Query) => Filters,
+  filtersOf: (query: Query, request: FastifyRequest) => Filters,
   present: (item: Item) => Wire,
 ) {
   return async (request: FastifyRequest & { query: ListQuery & Query }) =>
     presentList(
       await list(deps, organizationOf(request), {
         ...pageRequestOf(request.query),
-        ...filtersOf(request.query),
+        ...filtersOf(request.query, request),
       }),
       present,
     );

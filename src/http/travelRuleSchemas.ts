@@ -8,15 +8,14 @@ import {
 import { DIGITAL_ASSET_NETWORKS, DIGITAL_ASSETS, ROUTE_STATUSES } from '../domain/digitalAssets.ts';
 import { ID_PREFIXES } from '../domain/ids.ts';
 import { SUPPORTED_CURRENCIES } from '../domain/money.ts';
+import { apiObjectSchema } from './schemaBuilders.ts';
 import { idSchema, timestampSchema } from './schemas.ts';
 
-export const digitalAssetRouteSchema = {
-  $id: 'DigitalAssetRoute',
-  type: 'object',
-  description: 'An asset on a network, and whether the organization allows transfers on it.',
-  required: ['object', 'asset', 'network', 'status', 'limits', 'updated_at'],
-  properties: {
-    object: { type: 'string', enum: ['digital_asset_route'] },
+export const digitalAssetRouteSchema = apiObjectSchema(
+  'DigitalAssetRoute',
+  'digital_asset_route',
+  'An asset on a network, and whether the organization allows transfers on it.',
+  {
     asset: { type: 'string', enum: DIGITAL_ASSETS },
     network: { type: 'string', enum: DIGITAL_ASSET_NETWORKS },
     status: {
@@ -36,7 +35,7 @@ export const digitalAssetRouteSchema = {
     },
     updated_at: timestampSchema,
   },
-} as const;
+);
 
 const usdAmountSchema = {
   type: 'string',
@@ -75,18 +74,15 @@ export const travelRuleSettingsFields = {
   },
 } as const;
 
-export const travelRuleSettingsSchema = {
-  $id: 'TravelRuleSettings',
-  type: 'object',
-  description:
-    'When digital-asset transfers need Travel Rule data: thresholds per jurisdiction and the rates table.',
-  required: ['object', 'thresholds', 'rates', 'updated_at'],
-  properties: {
-    object: { type: 'string', enum: ['travel_rule_settings'] },
+export const travelRuleSettingsSchema = apiObjectSchema(
+  'TravelRuleSettings',
+  'travel_rule_settings',
+  'When digital-asset transfers need Travel Rule data: thresholds per jurisdiction and the rates table.',
+  {
     ...travelRuleSettingsFields,
     updated_at: timestampSchema,
   },
-} as const;
+);
 
 const partySchema = (description: string, fields: string[], nullable: string[]) => ({
   type: 'object',
@@ -97,29 +93,11 @@ const partySchema = (description: string, fields: string[], nullable: string[]) 
   ),
 });
 
-export const travelRuleRecordSchema = {
-  $id: 'TravelRuleRecord',
-  type: 'object',
-  description:
-    'A transfer’s Travel Rule data as it was given and checked, with the decision that applied. Operators only.',
-  required: [
-    'object',
-    'reference',
-    'transfer_id',
-    'required',
-    'jurisdiction',
-    'threshold',
-    'amount_usd',
-    'rate',
-    'asset',
-    'network',
-    'address',
-    'originator',
-    'beneficiary',
-    'created_at',
-  ],
-  properties: {
-    object: { type: 'string', enum: ['travel_rule'] },
+export const travelRuleRecordSchema = apiObjectSchema(
+  'TravelRuleRecord',
+  'travel_rule',
+  'A transfer’s Travel Rule data as it was given and checked, with the decision that applied. Operators only.',
+  {
     reference: idSchema(ID_PREFIXES.evidence, 'The evidence record holding the data.'),
     transfer_id: idSchema(ID_PREFIXES.transfer, 'The transfer.'),
     required: { type: 'boolean', description: 'Whether the amount reached the threshold.' },
@@ -141,7 +119,7 @@ export const travelRuleRecordSchema = {
     beneficiary: partySchema('Who receives.', ['name', 'account', 'institution'], ['institution']),
     created_at: timestampSchema,
   },
-} as const;
+);
 
 export const TRAVEL_RULE_SCHEMAS = [
   digitalAssetRouteSchema,

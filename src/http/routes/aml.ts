@@ -16,25 +16,30 @@ import {
   type AmlRuleType,
 } from '../../domain/decisions/aml.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
-import { requestActor } from '../auth.ts';
 import { presentAmlAlert, presentAmlRule } from '../compliancePresenters.ts';
 import { textSchema } from '../complianceSchemas.ts';
-import { type ListQuery, pageRequestOf, presentList } from '../presenters.ts';
+import type { ListQuery } from '../presenters.ts';
+import { pagedList, retrieveByIdRoute } from '../readRoutes.ts';
+import { changeById, makeFromBody } from '../routeEffects.ts';
 import {
   closedObjectSchema,
   found,
   idempotentWrite,
   LIST_PROBLEMS,
-  organizationOf,
   readOperation,
-  retrieveById,
+  retrieveFilteredPage,
   retrieveWholeList,
   wholeListSchema,
   writeOperation,
   written,
 } from '../routeKit.ts';
-import { idParamsSchema, idSchema, listEnvelopeSchema, listQuerySchema } from '../schemas.ts';
-import { governedIdempotentWrite, pendingChangeResponse } from './changes.ts';
+import { idParamsSchema, idSchema } from '../schemas.ts';
+import {
+  governedIdempotentWrite,
+  pendingChangeResponse,
+  proposedChangeOfId,
+  proposedCreation,
+} from './changes.ts';
 
 const TAGS = ['AML'];
 const ruleParams = idParamsSchema(ID_PREFIXES.amlRule, 'Rule id.');
@@ -114,26 +119,21 @@ function createAmlRuleRoute(app: FastifyInstance, deps: Deps): void {
     governedIdempotentWrite(
       deps,
       201,
-      (request) => ({ kind: 'aml_rule', action: 'create', targetId: null, payload: request.body }),
-      async (tx, organizationId, request) =>
-        presentAmlRule(await createRule(tx, deps, organizationId, request.body, requestActor(request))),
+      proposedCreation('aml_rule', 'create'),
+      makeFromBody(deps, createRule, presentAmlRule),
     ),
   );
 }
 
 function getAmlRuleRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Params: { id: string } }>(
-    '/v1/aml/rules/:id',
-    readOperation({
-      scope: 'compliance',
-      operationId: 'getAmlRule',
-      summary: 'Retrieve an AML rule',
-      tags: TAGS,
-      params: ruleParams,
-      responses: { 200: found('AmlRule', 'The rule.') },
-    }),
-    retrieveById(deps, getRule, presentAmlRule),
-  );
+  retrieveByIdRoute(app, deps, '/v1/aml/rules/:id', getRule, presentAmlRule, {
+    scope: 'compliance',
+    operationId: 'getAmlRule',
+    summary: 'Retrieve an AML rule',
+    tags: TAGS,
+    params: ruleParams,
+    responses: { 200: found('AmlRule', 'The rule.') },
+  });
 }
 
 function updateAmlRuleRoute(app: FastifyInstance, deps: Deps): void {
@@ -153,16 +153,8 @@ function updateAmlRuleRoute(app: FastifyInstance, deps: Deps): void {
     governedIdempotentWrite(
       deps,
       200,
-      (request) => ({
-        kind: 'aml_rule',
-        action: 'update',
-        targetId: request.params.id,
-        payload: request.body,
-      }),
-      async (tx, organizationId, request) =>
-        presentAmlRule(
-          await updateRule(tx, deps, organizationId, request.params.id, request.body, requestActor(request)),
-        ),
+      proposedChangeOfId('aml_rule', 'update'),
+      changeById(deps, updateRule, presentAmlRule),
     ),
   );
 }
@@ -176,39 +168,33 @@ function listAmlAlertsRoute(app: FastifyInstance, deps: Deps): void {
       summary: 'List AML alerts',
       description: 'Newest first. Filter `status=open` for the work queue.',
       tags: TAGS,
-      querystring: listQuerySchema(ID_PREFIXES.amlAlert, alertFilters),
-      responses: { 200: listEnvelopeSchema('AmlAlert', 'A page of alerts.') },
-      problems: LIST_PROBLEMS,
+      ...pagedList('AmlAlert', 'A page of alerts.', ID_PREFIXES.amlAlert, alertFilters),
     }),
-    async (request) => {
-      const q = request.query;
-      const page = await listAlerts(deps, organizationOf(request), {
-        ...pageRequestOf(q),
+    retrieveFilteredPage(
+      deps,
+      listAlerts,
+      (q: AlertQuery) => ({
         status: q.status,
         ruleType: q.rule_type,
         action: q.action,
         walletId: q.wallet,
         customerId: q.customer,
         transferId: q.transfer,
-      });
-      return presentList(page, presentAmlAlert);
-    },
+      }),
+      presentAmlAlert,
+    ),
   );
 }
 
 function getAmlAlertRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Params: { id: string } }>(
-    '/v1/aml/alerts/:id',
-    readOperation({
-      scope: 'compliance',
-      operationId: 'getAmlAlert',
-      summary: 'Retrieve an AML alert',
-      tags: TAGS,
-      params: alertParams,
-      responses: { 200: found('AmlAlert', 'The alert.') },
-    }),
-    retrieveById(deps, getAmlAlert, presentAmlAlert),
-  );
+  retrieveByIdRoute(app, deps, '/v1/aml/alerts/:id', getAmlAlert, presentAmlAlert, {
+    scope: 'compliance',
+    operationId: 'getAmlAlert',
+    summary: 'Retrieve an AML alert',
+    tags: TAGS,
+    params: alertParams,
+    responses: { 200: found('AmlAlert', 'The alert.') },
+  });
 }
 
 function resolveAmlAlertRoute(app: FastifyInstance, deps: Deps): void {
@@ -231,18 +217,7 @@ function resolveAmlAlertRoute(app: FastifyInstance, deps: Deps): void {
       ),
       responses: { 200: written('AmlAlert', 'The resolved alert.') },
     }),
-    idempotentWrite(deps, 200, async (tx, organizationId, request) =>
-      presentAmlAlert(
-        await resolveAmlAlert(
-          tx,
-          deps,
-          organizationId,
-          request.params.id,
-          request.body,
-          requestActor(request),
-        ),
-      ),
-    ),
+    idempotentWrite(deps, 200, changeById(deps, resolveAmlAlert, presentAmlAlert)),
   );
 }
 

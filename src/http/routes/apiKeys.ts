@@ -8,46 +8,28 @@ import { SCOPES } from '../../domain/apiKeys.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import { principalOf, requestActor } from '../auth.ts';
 import type { ListQuery } from '../presenters.ts';
+import { pagedList } from '../readRoutes.ts';
+import { actOnId } from '../routeEffects.ts';
 import {
   closedObjectSchema,
   idempotentOutcome,
   idempotentWrite,
-  LIST_PROBLEMS,
   readOperation,
   retrievePage,
   writeOperation,
   written,
 } from '../routeKit.ts';
-import {
-  idParamsSchema,
-  idSchema,
-  listEnvelopeSchema,
-  listQuerySchema,
-  nullableTimestampSchema,
-  timestampSchema,
-} from '../schemas.ts';
+import { apiObjectSchema, someOfSchema } from '../schemaBuilders.ts';
+import { idParamsSchema, idSchema, nullableTimestampSchema, timestampSchema } from '../schemas.ts';
 import { changeSchema, presentChange } from './changes.ts';
 
 const TAGS = ['API keys'];
 
-export const apiKeySchema = {
-  $id: 'ApiKey',
-  type: 'object',
-  description:
-    'An API key as the organization sees it: never the key itself nor its hash, only the characters kept for display. A key acts for a member (its scopes capped by that member’s roles at every request) or, a server key, for no member: a server key never votes, clears, rejects, freezes or unfreezes.',
-  required: [
-    'object',
-    'id',
-    'display_prefix',
-    'scopes',
-    'member',
-    'description',
-    'created_by',
-    'created_at',
-    'revoked_at',
-  ],
-  properties: {
-    object: { type: 'string', enum: ['api_key'] },
+export const apiKeySchema = apiObjectSchema(
+  'ApiKey',
+  'api_key',
+  'An API key as the organization sees it: never the key itself nor its hash, only the characters kept for display. A key acts for a member (its scopes capped by that member’s roles at every request) or, a server key, for no member: a server key never votes, clears, rejects, freezes or unfreezes.',
+  {
     id: idSchema(ID_PREFIXES.apiKey, 'API key id.'),
     display_prefix: { type: 'string', description: 'The key’s first characters, for recognising it.' },
     scopes: {
@@ -69,33 +51,30 @@ export const apiKeySchema = {
     created_at: timestampSchema,
     revoked_at: nullableTimestampSchema,
   },
-} as const;
+);
 
-export const createdApiKeySchema = {
-  $id: 'CreatedApiKey',
-  type: 'object',
-  description: 'A new key: the ApiKey with the key itself, shown in this answer only.',
-  required: [...apiKeySchema.required, 'key'],
-  properties: {
+export const createdApiKeySchema = apiObjectSchema(
+  'CreatedApiKey',
+  'api_key',
+  'A new key: the ApiKey with the key itself, shown in this answer only.',
+  {
     ...apiKeySchema.properties,
     key: { type: 'string', description: 'The key. Only its hash is stored: copy it now.' },
   },
-} as const;
+);
 
-export const pendingApiKeySchema = {
-  $id: 'PendingApiKey',
-  type: 'object',
-  description:
-    'A key waiting for approval: the Change (kind `api_key`) with the key itself, shown in this answer only. The key does not authenticate (401 `invalid_api_key`) until another member approves the change; the approving vote stores it for you with the scopes your roles then grant (`target_id` is its id, `payload.key_id`). Rejected, expired or canceled, it never works.',
-  required: [...changeSchema.required, 'key'],
-  properties: {
+export const pendingApiKeySchema = apiObjectSchema(
+  'PendingApiKey',
+  'change',
+  'A key waiting for approval: the Change (kind `api_key`) with the key itself, shown in this answer only. The key does not authenticate (401 `invalid_api_key`) until another member approves the change; the approving vote stores it for you with the scopes your roles then grant (`target_id` is its id, `payload.key_id`). Rejected, expired or canceled, it never works.',
+  {
     ...changeSchema.properties,
     key: {
       type: 'string',
       description: 'The key. Neither it nor its hash is shown again: copy it now.',
     },
   },
-} as const;
+);
 
 export const API_KEY_SCHEMAS = [apiKeySchema, createdApiKeySchema, pendingApiKeySchema];
 
@@ -123,21 +102,14 @@ function listApiKeysRoute(app: FastifyInstance, deps: Deps): void {
       description:
         'Newest first, revoked ones included: each key’s display prefix, scopes, member, who created it and when, and when it was revoked. Never the key nor its hash.',
       tags: TAGS,
-      querystring: listQuerySchema(ID_PREFIXES.apiKey, {}),
-      responses: { 200: listEnvelopeSchema('ApiKey', 'A page of API keys.') },
-      problems: LIST_PROBLEMS,
+      ...pagedList('ApiKey', 'A page of API keys.', ID_PREFIXES.apiKey),
     }),
     retrievePage(deps, listKeysPage, presentApiKey),
   );
 }
 
 const createApiKeyBodySchema = closedObjectSchema({
-  scopes: {
-    type: 'array',
-    minItems: 1,
-    maxItems: SCOPES.length,
-    items: { type: 'string', enum: SCOPES },
-  },
+  scopes: someOfSchema(SCOPES),
   description: { type: 'string', minLength: 1, maxLength: API_KEY_DESCRIPTION_CHARS_MAX },
 });
 
@@ -201,11 +173,7 @@ function revokeApiKeyRoute(app: FastifyInstance, deps: Deps): void {
       params: idParamsSchema(ID_PREFIXES.apiKey, 'API key id.'),
       responses: { 200: written('ApiKey', 'The key, revoked.') },
     }),
-    idempotentWrite(deps, 200, async (tx, organizationId, request) =>
-      presentApiKey(
-        await revokeOrganizationKeyIn(tx, deps, organizationId, request.params.id, requestActor(request)),
-      ),
-    ),
+    idempotentWrite(deps, 200, actOnId(deps, revokeOrganizationKeyIn, presentApiKey)),
   );
 }
 

@@ -14,19 +14,18 @@ import { ID_PREFIXES } from '../../domain/ids.ts';
 import { MEMBER_ROLES, type MemberRole } from '../../domain/members.ts';
 import { principalOf, requestActor } from '../auth.ts';
 import { presentApproval } from '../authorizationPresenters.ts';
-import { type ListQuery, pageRequestOf, presentList } from '../presenters.ts';
+import type { ListQuery } from '../presenters.ts';
+import { pagedList, retrieveByIdRoute } from '../readRoutes.ts';
 import {
   closedObjectSchema,
   found,
   idempotentWrite,
-  LIST_PROBLEMS,
-  organizationOf,
   readOperation,
-  retrieveById,
+  retrieveFilteredPage,
   writeOperation,
   written,
 } from '../routeKit.ts';
-import { idParamsSchema, listEnvelopeSchema, listQuerySchema } from '../schemas.ts';
+import { idParamsSchema } from '../schemas.ts';
 
 const TAGS = ['Approvals'];
 const approvalParams = idParamsSchema(ID_PREFIXES.approval, 'Approval id.');
@@ -54,7 +53,7 @@ function listApprovalsRoute(app: FastifyInstance, deps: Deps): void {
       description:
         'Newest first. `status=pending` is the queue; `can_act=true` keeps the pending approvals the calling member may vote on now (the key must act for a member).',
       tags: TAGS,
-      querystring: listQuerySchema(ID_PREFIXES.approval, {
+      ...pagedList('Approval', 'A page of approvals.', ID_PREFIXES.approval, {
         status: { type: 'string', enum: APPROVAL_STATUSES, description: 'Only approvals in this status.' },
         resource_type: {
           type: 'string',
@@ -68,36 +67,30 @@ function listApprovalsRoute(app: FastifyInstance, deps: Deps): void {
         },
         can_act: { type: 'boolean', description: 'Only approvals the calling member may vote on now.' },
       }),
-      responses: { 200: listEnvelopeSchema('Approval', 'A page of approvals.') },
-      problems: LIST_PROBLEMS,
     }),
-    async (request) => {
-      const { status, resource_type, resource, can_act } = request.query;
-      const page = await listApprovals(deps, organizationOf(request), {
-        ...pageRequestOf(request.query),
+    retrieveFilteredPage(
+      deps,
+      listApprovals,
+      ({ status, resource_type, resource, can_act }, request) => ({
         status,
         resourceType: resource_type,
         resourceId: resource,
         canActAs: can_act === true ? callerAsVoter(request) : undefined,
-      });
-      return presentList(page, presentApproval);
-    },
+      }),
+      presentApproval,
+    ),
   );
 }
 
 function getApprovalRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Params: { id: string } }>(
-    '/v1/approvals/:id',
-    readOperation({
-      scope: 'read',
-      operationId: 'getApproval',
-      summary: 'Retrieve an approval',
-      tags: TAGS,
-      params: approvalParams,
-      responses: { 200: found('Approval', 'The approval with its votes.') },
-    }),
-    retrieveById(deps, getApproval, presentApproval),
-  );
+  retrieveByIdRoute(app, deps, '/v1/approvals/:id', getApproval, presentApproval, {
+    scope: 'read',
+    operationId: 'getApproval',
+    summary: 'Retrieve an approval',
+    tags: TAGS,
+    params: approvalParams,
+    responses: { 200: found('Approval', 'The approval with its votes.') },
+  });
 }
 
 const VOTE_WORDS: Record<VoteDecision, { operationId: string; summary: string; description: string }> = {

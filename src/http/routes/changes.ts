@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest, RouteGenericInterface } from 'fastify';
 import type { Deps, Queryable } from '../../app/deps.ts';
 import { cancelGovernedChange } from '../../app/governedChangeDecisions.ts';
-import type { ChangeRequest } from '../../app/governedChanges.ts';
+import type { ChangeRequest, RegisteredChangeKind } from '../../app/governedChanges.ts';
 import { getGovernedChange, listChanges, proposeIfGoverned } from '../../app/governedChanges.ts';
 import {
   GOVERNED_CHANGE_KINDS,
@@ -12,26 +12,20 @@ import {
 } from '../../domain/governedChanges.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import { requestActor } from '../auth.ts';
-import { type ListQuery, pageRequestOf, presentList } from '../presenters.ts';
+import type { ListQuery } from '../presenters.ts';
+import { pagedList, retrieveByIdRoute } from '../readRoutes.ts';
+import { actOnId } from '../routeEffects.ts';
 import {
   found,
   idempotentOutcome,
   idempotentWrite,
-  LIST_PROBLEMS,
-  organizationOf,
   readOperation,
-  retrieveById,
+  retrieveFilteredPage,
   writeOperation,
   written,
 } from '../routeKit.ts';
-import {
-  idParamsSchema,
-  idSchema,
-  listEnvelopeSchema,
-  listQuerySchema,
-  nullableTimestampSchema,
-  timestampSchema,
-} from '../schemas.ts';
+import { apiObjectSchema } from '../schemaBuilders.ts';
+import { idParamsSchema, idSchema, nullableTimestampSchema, timestampSchema } from '../schemas.ts';
 
 const TAGS = ['Changes'];
 const changeParams = idParamsSchema(ID_PREFIXES.governedChange, 'Change id.');
@@ -67,30 +61,11 @@ export function presentChange(change: GovernedChange) {
   };
 }
 
-export const changeSchema = {
-  $id: 'Change',
-  type: 'object',
-  description:
-    'A sensitive change (a role grant, an elevated key, a conversion rate, a fee schedule, an AML rule, a digital-asset route, a rail partner, a trust account, a launch-gate override) waiting for the approval a `change` rule of the policy asks for, and what became of it. The vote that approves it applies it, in the same transaction; its proposer never votes on it. See docs/APPROVALS.md.',
-  required: [
-    'object',
-    'id',
-    'kind',
-    'action',
-    'target_id',
-    'payload',
-    'status',
-    'proposed_by',
-    'approval',
-    'policy_version',
-    'rule',
-    'failure',
-    'created_at',
-    'decided_at',
-    'applied_at',
-  ],
-  properties: {
-    object: { type: 'string', enum: ['change'] },
+export const changeSchema = apiObjectSchema(
+  'Change',
+  'change',
+  'A sensitive change (a role grant, an elevated key, a conversion rate, a fee schedule, an AML rule, a digital-asset route, a rail partner, a trust account, a launch-gate override) waiting for the approval a `change` rule of the policy asks for, and what became of it. The vote that approves it applies it, in the same transaction; its proposer never votes on it. See docs/APPROVALS.md.',
+  {
     id: idSchema(ID_PREFIXES.governedChange, 'Change id.'),
     kind: { type: 'string', enum: GOVERNED_CHANGE_KINDS },
     action: {
@@ -126,7 +101,7 @@ export const changeSchema = {
     decided_at: nullableTimestampSchema,
     applied_at: nullableTimestampSchema,
   },
-} as const;
+);
 
 function listChangesRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{ Querystring: ListQuery & { status?: GovernedChangeStatus; kind?: GovernedChangeKind } }>(
@@ -137,7 +112,7 @@ function listChangesRoute(app: FastifyInstance, deps: Deps): void {
       summary: 'List governed changes',
       description: 'Newest first: changes that waited for approval, with what became of them.',
       tags: TAGS,
-      querystring: listQuerySchema(ID_PREFIXES.governedChange, {
+      ...pagedList('Change', 'A page of changes.', ID_PREFIXES.governedChange, {
         status: {
           type: 'string',
           enum: GOVERNED_CHANGE_STATUSES,
@@ -145,34 +120,20 @@ function listChangesRoute(app: FastifyInstance, deps: Deps): void {
         },
         kind: { type: 'string', enum: GOVERNED_CHANGE_KINDS, description: 'Only changes of this kind.' },
       }),
-      responses: { 200: listEnvelopeSchema('Change', 'A page of changes.') },
-      problems: LIST_PROBLEMS,
     }),
-    async (request) => {
-      const { status, kind } = request.query;
-      const page = await listChanges(deps, organizationOf(request), {
-        ...pageRequestOf(request.query),
-        status,
-        kind,
-      });
-      return presentList(page, presentChange);
-    },
+    retrieveFilteredPage(deps, listChanges, ({ status, kind }) => ({ status, kind }), presentChange),
   );
 }
 
 function getChangeRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Params: { id: string } }>(
-    '/v1/changes/:id',
-    readOperation({
-      scope: 'read',
-      operationId: 'getChange',
-      summary: 'Retrieve a governed change',
-      tags: TAGS,
-      params: changeParams,
-      responses: { 200: found('Change', 'The change.') },
-    }),
-    retrieveById(deps, getGovernedChange, presentChange),
-  );
+  retrieveByIdRoute(app, deps, '/v1/changes/:id', getGovernedChange, presentChange, {
+    scope: 'read',
+    operationId: 'getChange',
+    summary: 'Retrieve a governed change',
+    tags: TAGS,
+    params: changeParams,
+    responses: { 200: found('Change', 'The change.') },
+  });
 }
 
 function cancelChangeRoute(app: FastifyInstance, deps: Deps): void {
@@ -188,11 +149,7 @@ function cancelChangeRoute(app: FastifyInstance, deps: Deps): void {
       params: changeParams,
       responses: { 200: written('Change', 'The change, canceled.') },
     }),
-    idempotentWrite(deps, 200, async (tx, organizationId, request) =>
-      presentChange(
-        await cancelGovernedChange(tx, deps, organizationId, request.params.id, requestActor(request)),
-      ),
-    ),
+    idempotentWrite(deps, 200, actOnId(deps, cancelGovernedChange, presentChange)),
   );
 }
 
@@ -250,4 +207,24 @@ export function governedIdempotentWrite<Route extends RouteGenericInterface>(
       body: await effect(tx, organizationId, request),
     })),
   );
+}
+
+/** The governed change of a creation: the request's body, proposed as `kind`'s `action` on no resource yet. */
+export function proposedCreation(kind: RegisteredChangeKind, action: string) {
+  return (request: { body: object }): ChangeRequest => ({
+    kind,
+    action,
+    targetId: null,
+    payload: request.body,
+  });
+}
+
+/** The governed change of the resource the path's `:id` names: the request's body, as `kind`'s `action`. */
+export function proposedChangeOfId(kind: RegisteredChangeKind, action: string) {
+  return (request: { params: { id: string }; body: object }): ChangeRequest => ({
+    kind,
+    action,
+    targetId: request.params.id,
+    payload: request.body,
+  });
 }

@@ -11,20 +11,19 @@ import {
 import type { Deps } from '../../app/deps.ts';
 import { CUSTOMER_TYPES, type CustomerType } from '../../domain/customers.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
-import { requestActor } from '../auth.ts';
 import { customerCreateBodySchema, customerUpdateBodySchema } from '../customerSchemas.ts';
 import { type ListQuery, presentCustomer } from '../presenters.ts';
+import { pagedList, retrieveByIdRoute } from '../readRoutes.ts';
+import { changeById, makeFromBody } from '../routeEffects.ts';
 import {
   found,
   idempotentWrite,
-  LIST_PROBLEMS,
   readOperation,
-  retrieveById,
   retrieveFilteredPage,
   writeOperation,
   written,
 } from '../routeKit.ts';
-import { idParamsSchema, listEnvelopeSchema, listQuerySchema } from '../schemas.ts';
+import { idParamsSchema } from '../schemas.ts';
 
 const TAGS = ['Customers'];
 const customerParams = idParamsSchema(ID_PREFIXES.customer, 'Customer id.');
@@ -41,9 +40,7 @@ function createCustomerRoute(app: FastifyInstance, deps: Deps): void {
       body: customerCreateBodySchema,
       responses: { 201: written('Customer', 'The customer.') },
     }),
-    idempotentWrite(deps, 201, async (tx, organizationId, request) =>
-      presentCustomer(await createCustomer(tx, deps, organizationId, request.body)),
-    ),
+    idempotentWrite(deps, 201, makeFromBody(deps, createCustomer, presentCustomer)),
   );
 }
 
@@ -56,29 +53,23 @@ function listCustomersRoute(app: FastifyInstance, deps: Deps): void {
       summary: 'List customers',
       description: 'Newest first, with cursor pagination.',
       tags: TAGS,
-      querystring: listQuerySchema(ID_PREFIXES.customer, {
+      ...pagedList('Customer', 'A page of customers.', ID_PREFIXES.customer, {
         type: { type: 'string', enum: CUSTOMER_TYPES, description: 'Only customers of this type.' },
       }),
-      responses: { 200: listEnvelopeSchema('Customer', 'A page of customers.') },
-      problems: LIST_PROBLEMS,
     }),
     retrieveFilteredPage(deps, listCustomers, (query) => ({ type: query.type }), presentCustomer),
   );
 }
 
 function getCustomerRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Params: { id: string } }>(
-    '/v1/customers/:id',
-    readOperation({
-      scope: 'read',
-      operationId: 'getCustomer',
-      summary: 'Retrieve a customer',
-      tags: TAGS,
-      params: customerParams,
-      responses: { 200: found('Customer', 'The customer.') },
-    }),
-    retrieveById(deps, getCustomer, presentCustomer),
-  );
+  retrieveByIdRoute(app, deps, '/v1/customers/:id', getCustomer, presentCustomer, {
+    scope: 'read',
+    operationId: 'getCustomer',
+    summary: 'Retrieve a customer',
+    tags: TAGS,
+    params: customerParams,
+    responses: { 200: found('Customer', 'The customer.') },
+  });
 }
 
 function updateCustomerRoute(app: FastifyInstance, deps: Deps): void {
@@ -95,18 +86,7 @@ function updateCustomerRoute(app: FastifyInstance, deps: Deps): void {
       body: customerUpdateBodySchema,
       responses: { 200: written('Customer', 'The customer.') },
     }),
-    idempotentWrite(deps, 200, async (tx, organizationId, request) =>
-      presentCustomer(
-        await updateCustomer(
-          tx,
-          deps,
-          organizationId,
-          request.params.id,
-          request.body,
-          requestActor(request),
-        ),
-      ),
-    ),
+    idempotentWrite(deps, 200, changeById(deps, updateCustomer, presentCustomer)),
   );
 }
 

@@ -12,7 +12,6 @@ import {
   putDigitalAccountSettings,
 } from '../../app/digitalAccounts.ts';
 import { STATEMENT_ENTRIES_MAX, STATEMENT_PERIOD_DAYS_MAX } from '../../domain/digitalAccounts.ts';
-import { requestActor } from '../auth.ts';
 import {
   digitalAccountSettingsBodySchema,
   instantQuerySchema,
@@ -24,8 +23,11 @@ import {
 } from '../digitalAccountSchemas.ts';
 import { presentAccountDetails } from '../presenters.ts';
 import { READ_PROBLEMS, WRITE_PROBLEMS } from '../problems.ts';
+import { retrieveOwn } from '../readRoutes.ts';
+import { makeFromBody } from '../routeEffects.ts';
 import {
   closedObjectSchema,
+  createOrFindWrite,
   found,
   idempotentWrite,
   organizationOf,
@@ -34,7 +36,6 @@ import {
   writeOperation,
   written,
 } from '../routeKit.ts';
-import { sendWrite } from '../writes.ts';
 import { walletParams } from './wallets.ts';
 
 const TAGS = ['Digital accounts'];
@@ -65,8 +66,7 @@ function getSettingsRoute(app: FastifyInstance, deps: Deps): void {
       responses: { 200: found('DigitalAccountSettings', 'The settings.') },
       problems: withoutNotFound(READ_PROBLEMS),
     }),
-    async (request) =>
-      presentDigitalAccountSettings(await getDigitalAccountSettings(deps, organizationOf(request))),
+    retrieveOwn(deps, getDigitalAccountSettings, presentDigitalAccountSettings),
   );
 }
 
@@ -85,11 +85,7 @@ function setSettingsRoute(app: FastifyInstance, deps: Deps): void {
       responses: { 200: written('DigitalAccountSettings', 'The settings.') },
       problems: withoutNotFound(WRITE_PROBLEMS),
     }),
-    idempotentWrite(deps, 200, async (tx, organizationId, request) =>
-      presentDigitalAccountSettings(
-        await putDigitalAccountSettings(tx, deps, organizationId, request.body, requestActor(request)),
-      ),
-    ),
+    idempotentWrite(deps, 200, makeFromBody(deps, putDigitalAccountSettings, presentDigitalAccountSettings)),
   );
 }
 
@@ -110,12 +106,10 @@ function createAccountDetailsRoute(app: FastifyInstance, deps: Deps): void {
         201: written('AccountDetails', 'The wallet’s details, issued now.'),
       },
     }),
-    // Not idempotentWrite: the status says whether the details were issued now or before.
-    (request, reply) =>
-      sendWrite(deps, request, reply, async (tx, organizationId) => {
-        const { details, created } = await ensureAccountDetails(tx, deps, organizationId, request.params.id);
-        return { status: created ? 201 : 200, body: presentAccountDetails(details) };
-      }),
+    createOrFindWrite(deps, async (tx, organizationId, request) => {
+      const { details, created } = await ensureAccountDetails(tx, deps, organizationId, request.params.id);
+      return { created, body: presentAccountDetails(details) };
+    }),
   );
 }
 

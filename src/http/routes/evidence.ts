@@ -5,8 +5,9 @@ import { listEvidence, listOrganizationEvidenceRecords } from '../../app/evidenc
 import { EVIDENCE_KINDS, type EvidenceKind } from '../../domain/evidence.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import { presentEvidence } from '../compliancePresenters.ts';
-import { type ListQuery, pageRequestOf, presentList } from '../presenters.ts';
-import { LIST_PROBLEMS, organizationOf, readOperation, retrieveFilteredPage } from '../routeKit.ts';
+import type { ListQuery } from '../presenters.ts';
+import { retrievePageOfId } from '../readRoutes.ts';
+import { LIST_PROBLEMS, readOperation, retrieveFilteredPage } from '../routeKit.ts';
 import { idParamsSchema, listEnvelopeSchema, listQuerySchema } from '../schemas.ts';
 
 const TAGS = ['Evidence'];
@@ -81,17 +82,11 @@ function listSubjectEvidenceRoute(
       querystring: listQuerySchema(ID_PREFIXES.evidence),
       responses: { 200: evidencePageSchema },
     }),
-    async (request) =>
-      presentList(
-        await listEvidence(
-          deps,
-          organizationOf(request),
-          subject,
-          request.params.id,
-          pageRequestOf(request.query),
-        ),
-        presentEvidence,
-      ),
+    retrievePageOfId(
+      deps,
+      (deps, organizationId, id, page) => listEvidence(deps, organizationId, subject, id, page),
+      presentEvidence,
+    ),
   );
 }
 

@@ -16,20 +16,14 @@ import { type FeeSchedule, feeRuleJson } from '../../domain/fees.ts';
 import { formatAmount } from '../../domain/money.ts';
 import { principalOf, requestActor } from '../auth.ts';
 import { feeScheduleBodySchema } from '../feeSchemas.ts';
-import {
-  closedObjectSchema,
-  cursorPageSchema,
-  found,
-  LIST_PROBLEMS,
-  organizationOf,
-  preparedWrite,
-  presentPage,
-  readOperation,
-  writeOperation,
-  written,
-} from '../routeKit.ts';
-import { pageLimitSchema } from '../schemas.ts';
+import { organizationOf, preparedWrite, writeOperation, written } from '../routeKit.ts';
 import { transferCreateBodySchema } from '../transferSchemas.ts';
+import {
+  getCurrentVersionRoute,
+  getVersionRoute,
+  listVersionsRoute,
+  type VersionedSetting,
+} from '../versionedSettingRoutes.ts';
 import { sendWrite } from '../writes.ts';
 import { governedWrite, pendingChangeResponse } from './changes.ts';
 
@@ -58,21 +52,24 @@ export function presentTransferQuote(quote: TransferQuote) {
   };
 }
 
+/** The fee schedule as its versions are read. */
+const FEE_SCHEDULE: VersionedSetting<FeeSchedule> = {
+  path: '/v1/fee-schedule',
+  tags: TAGS,
+  schema: 'FeeSchedule',
+  getCurrent: getCurrentFeeSchedule,
+  getVersion: getFeeScheduleVersion,
+  listVersions,
+  present: presentFeeSchedule,
+};
+
 function getFeeScheduleRoute(app: FastifyInstance, deps: Deps): void {
-  app.get(
-    '/v1/fee-schedule',
-    readOperation({
-      scope: 'read',
-      operationId: 'getFeeSchedule',
-      summary: 'Retrieve the current fee schedule',
-      description:
-        'The organization’s fee rules as they stand: one per rail and currency. Before any change it is version 1, with no rules: no fees.',
-      tags: TAGS,
-      responses: { 200: found('FeeSchedule', 'The current version.') },
-      problems: LIST_PROBLEMS,
-    }),
-    async (request) => presentFeeSchedule(await getCurrentFeeSchedule(deps, organizationOf(request))),
-  );
+  getCurrentVersionRoute(app, deps, FEE_SCHEDULE, {
+    operationId: 'getFeeSchedule',
+    summary: 'Retrieve the current fee schedule',
+    description:
+      'The organization’s fee rules as they stand: one per rail and currency. Before any change it is version 1, with no rules: no fees.',
+  });
 }
 
 function updateFeeScheduleRoute(app: FastifyInstance, deps: Deps): void {
@@ -120,59 +117,19 @@ function updateFeeScheduleRoute(app: FastifyInstance, deps: Deps): void {
 }
 
 function listFeeScheduleVersionsRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Querystring: { limit: number; before_version?: number } }>(
-    '/v1/fee-schedule/versions',
-    readOperation({
-      scope: 'read',
-      operationId: 'listFeeScheduleVersions',
-      summary: 'List fee schedule versions',
-      description: 'Newest first; page with `before_version` (the last version of the previous page).',
-      tags: TAGS,
-      querystring: closedObjectSchema({
-        limit: pageLimitSchema('versions'),
-        before_version: {
-          type: 'integer',
-          minimum: 1,
-          description: 'Only versions below this one (the `next_cursor` of the previous page).',
-        },
-      }),
-      responses: {
-        200: found(
-          cursorPageSchema('FeeSchedule', { type: 'integer', param: 'before_version' }),
-          'A page of versions.',
-        ),
-      },
-      problems: LIST_PROBLEMS,
-    }),
-    async (request) => {
-      const page = await listVersions(deps, organizationOf(request), {
-        limit: request.query.limit,
-        beforeVersion: request.query.before_version,
-      });
-      return presentPage(page, presentFeeSchedule, (schedule) => schedule.version);
-    },
-  );
+  listVersionsRoute(app, deps, FEE_SCHEDULE, {
+    operationId: 'listFeeScheduleVersions',
+    summary: 'List fee schedule versions',
+  });
 }
 
 function getFeeScheduleVersionRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Params: { version: number } }>(
-    '/v1/fee-schedule/versions/:version',
-    readOperation({
-      scope: 'read',
-      operationId: 'getFeeScheduleVersion',
-      summary: 'Retrieve a fee schedule version',
-      description: 'The version a transfer’s fee names (`fee_schedule.version` on a transfer or a quote).',
-      tags: TAGS,
-      params: {
-        type: 'object',
-        required: ['version'],
-        properties: { version: { type: 'integer', minimum: 1, description: 'The fee schedule version.' } },
-      },
-      responses: { 200: found('FeeSchedule', 'That version.') },
-    }),
-    async (request) =>
-      presentFeeSchedule(await getFeeScheduleVersion(deps, organizationOf(request), request.params.version)),
-  );
+  getVersionRoute(app, deps, FEE_SCHEDULE, {
+    operationId: 'getFeeScheduleVersion',
+    summary: 'Retrieve a fee schedule version',
+    description: 'The version a transfer’s fee names (`fee_schedule.version` on a transfer or a quote).',
+    parameter: 'The fee schedule version.',
+  });
 }
 
 function quoteTransferRoute(app: FastifyInstance, deps: Deps): void {

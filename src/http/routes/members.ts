@@ -3,22 +3,26 @@ import type { Deps } from '../../app/deps.ts';
 import { addMember, getMember, listMembers, removeMember, updateMember } from '../../app/members.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import { MEMBER_ROLES, MEMBER_STATUSES, type MemberRole, type MemberStatus } from '../../domain/members.ts';
-import { requestActor } from '../auth.ts';
 import { presentMember } from '../authorizationPresenters.ts';
 import { memberCreateBodySchema, memberUpdateBodySchema } from '../authorizationSchemas.ts';
-import { type ListQuery, pageRequestOf, presentList } from '../presenters.ts';
+import type { ListQuery } from '../presenters.ts';
+import { pagedList, retrieveByIdRoute } from '../readRoutes.ts';
+import { actOnId, changeById, makeFromBody } from '../routeEffects.ts';
 import {
   found,
   idempotentWrite,
-  LIST_PROBLEMS,
-  organizationOf,
   readOperation,
-  retrieveById,
+  retrieveFilteredPage,
   writeOperation,
   written,
 } from '../routeKit.ts';
-import { idParamsSchema, listEnvelopeSchema, listQuerySchema } from '../schemas.ts';
-import { governedIdempotentWrite, pendingChangeResponse } from './changes.ts';
+import { idParamsSchema } from '../schemas.ts';
+import {
+  governedIdempotentWrite,
+  pendingChangeResponse,
+  proposedChangeOfId,
+  proposedCreation,
+} from './changes.ts';
 
 const TAGS = ['Members'];
 const memberParams = idParamsSchema(ID_PREFIXES.member, 'Member id.');
@@ -32,22 +36,12 @@ function listMembersRoute(app: FastifyInstance, deps: Deps): void {
       summary: 'List members',
       description: 'Newest first.',
       tags: TAGS,
-      querystring: listQuerySchema(ID_PREFIXES.member, {
+      ...pagedList('Member', 'A page of members.', ID_PREFIXES.member, {
         status: { type: 'string', enum: MEMBER_STATUSES, description: 'Only members in this status.' },
         role: { type: 'string', enum: MEMBER_ROLES, description: 'Only members holding this role.' },
       }),
-      responses: { 200: listEnvelopeSchema('Member', 'A page of members.') },
-      problems: LIST_PROBLEMS,
     }),
-    async (request) => {
-      const { status, role } = request.query;
-      const page = await listMembers(deps, organizationOf(request), {
-        ...pageRequestOf(request.query),
-        status,
-        role,
-      });
-      return presentList(page, presentMember);
-    },
+    retrieveFilteredPage(deps, listMembers, ({ status, role }) => ({ status, role }), presentMember),
   );
 }
 
@@ -68,26 +62,21 @@ function createMemberRoute(app: FastifyInstance, deps: Deps): void {
     governedIdempotentWrite(
       deps,
       201,
-      (request) => ({ kind: 'role_grant', action: 'add', targetId: null, payload: request.body }),
-      async (tx, organizationId, request) =>
-        presentMember(await addMember(tx, deps, organizationId, request.body, requestActor(request))),
+      proposedCreation('role_grant', 'add'),
+      makeFromBody(deps, addMember, presentMember),
     ),
   );
 }
 
 function getMemberRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Params: { id: string } }>(
-    '/v1/members/:id',
-    readOperation({
-      scope: 'admin',
-      operationId: 'getMember',
-      summary: 'Retrieve a member',
-      tags: TAGS,
-      params: memberParams,
-      responses: { 200: found('Member', 'The member.') },
-    }),
-    retrieveById(deps, getMember, presentMember),
-  );
+  retrieveByIdRoute(app, deps, '/v1/members/:id', getMember, presentMember, {
+    scope: 'admin',
+    operationId: 'getMember',
+    summary: 'Retrieve a member',
+    tags: TAGS,
+    params: memberParams,
+    responses: { 200: found('Member', 'The member.') },
+  });
 }
 
 /** A role change is a governed change (`role_grant`) where the policy asks for approval. */
@@ -108,23 +97,8 @@ function updateMemberRoute(app: FastifyInstance, deps: Deps): void {
     governedIdempotentWrite(
       deps,
       200,
-      (request) => ({
-        kind: 'role_grant',
-        action: 'update',
-        targetId: request.params.id,
-        payload: request.body,
-      }),
-      async (tx, organizationId, request) =>
-        presentMember(
-          await updateMember(
-            tx,
-            deps,
-            organizationId,
-            request.params.id,
-            request.body,
-            requestActor(request),
-          ),
-        ),
+      proposedChangeOfId('role_grant', 'update'),
+      changeById(deps, updateMember, presentMember),
     ),
   );
 }
@@ -142,9 +116,7 @@ function removeMemberRoute(app: FastifyInstance, deps: Deps): void {
       params: memberParams,
       responses: { 200: written('Member', 'The member, removed.') },
     }),
-    idempotentWrite(deps, 200, async (tx, organizationId, request) =>
-      presentMember(await removeMember(tx, deps, organizationId, request.params.id, requestActor(request))),
-    ),
+    idempotentWrite(deps, 200, actOnId(deps, removeMember, presentMember)),
   );
 }
 

@@ -15,49 +15,33 @@ import { ENVIRONMENTS } from '../../domain/apiKeys.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import { CONTACT_NAME_CHARS_MAX, CONTACT_ROLES, LAUNCH_PRODUCTS } from '../../domain/organizationProfile.ts';
 import { emailSchema } from '../authorizationSchemas.ts';
+import { retrieveOwn } from '../readRoutes.ts';
+import { makeFromBody } from '../routeEffects.ts';
 import {
   closedObjectSchema,
   found,
   idempotentWrite,
   LIST_PROBLEMS,
-  organizationOf,
   readOperation,
   writeOperation,
   written,
 } from '../routeKit.ts';
+import { apiObjectSchema, someOfSchema } from '../schemaBuilders.ts';
 import { idSchema, nullableIdSchema, timestampSchema } from '../schemas.ts';
 
 const TAGS = ['Organization'];
 const PHONE_PATTERN = '^\\+[1-9][0-9]{6,14}$';
 
-const productsSchema = {
-  type: 'array',
-  minItems: 1,
-  maxItems: LAUNCH_PRODUCTS.length,
-  items: { type: 'string', enum: LAUNCH_PRODUCTS },
-  description:
-    'The products the organization launches; each has its own launch gates. `mobile_money` until named otherwise.',
-} as const;
+const productsSchema = someOfSchema(
+  LAUNCH_PRODUCTS,
+  'The products the organization launches; each has its own launch gates. `mobile_money` until named otherwise.',
+);
 
-export const organizationSchema = {
-  $id: 'Organization',
-  type: 'object',
-  description:
-    'Your organization: the business customer whose KYB stands for it, the products it launches and the people it names for its launch. The launch gates read these.',
-  required: [
-    'object',
-    'id',
-    'name',
-    'environment',
-    'legal_entity',
-    'products',
-    'contacts',
-    'webhook_subscriptions_enabled',
-    'created_at',
-    'updated_at',
-  ],
-  properties: {
-    object: { type: 'string', enum: ['organization'] },
+export const organizationSchema = apiObjectSchema(
+  'Organization',
+  'organization',
+  'Your organization: the business customer whose KYB stands for it, the products it launches and the people it names for its launch. The launch gates read these.',
+  {
     id: idSchema(ID_PREFIXES.organization, 'Organization id.'),
     name: {
       type: 'string',
@@ -91,7 +75,7 @@ export const organizationSchema = {
     created_at: timestampSchema,
     updated_at: { ...timestampSchema, description: 'When the profile or a contact last changed.' },
   },
-} as const;
+);
 
 function presentOrganization(view: OrganizationView, environment: string) {
   return {
@@ -128,8 +112,7 @@ function getOrganizationRoute(app: FastifyInstance, deps: Deps): void {
       responses: { 200: found('Organization', 'The organization.') },
       problems: ORGANIZATION_READ_PROBLEMS,
     }),
-    async (request) =>
-      presentOrganization(await getOrganization(deps, organizationOf(request)), deps.environment),
+    retrieveOwn(deps, getOrganization, (view) => presentOrganization(view, deps.environment)),
   );
 }
 
@@ -154,11 +137,10 @@ function updateOrganizationRoute(app: FastifyInstance, deps: Deps): void {
       },
       responses: { 200: written('Organization', 'The organization.') },
     }),
-    idempotentWrite(deps, 200, async (tx, organizationId, request) =>
-      presentOrganization(
-        await updateOrganizationProfile(tx, deps, organizationId, request.body),
-        deps.environment,
-      ),
+    idempotentWrite(
+      deps,
+      200,
+      makeFromBody(deps, updateOrganizationProfile, (view) => presentOrganization(view, deps.environment)),
     ),
   );
 }

@@ -12,24 +12,28 @@ import {
   type PolicyUpdateInput,
   updatePolicy,
 } from '../../app/policies.ts';
+import type { Policy } from '../../domain/decisions/policies.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import { principalOf, requestActor } from '../auth.ts';
 import { presentPolicy, presentPolicyChange } from '../authorizationPresenters.ts';
 import { policyBodySchema } from '../authorizationSchemas.ts';
 import { type ListQuery, pageRequestOf, presentList } from '../presenters.ts';
+import { pagedList } from '../readRoutes.ts';
 import {
-  closedObjectSchema,
-  cursorPageSchema,
   found,
   idempotentOutcome,
-  LIST_PROBLEMS,
   organizationOf,
-  presentPage,
   readOperation,
   writeOperation,
   written,
 } from '../routeKit.ts';
-import { idParamsSchema, listEnvelopeSchema, listQuerySchema, pageLimitSchema } from '../schemas.ts';
+import { idParamsSchema } from '../schemas.ts';
+import {
+  getCurrentVersionRoute,
+  getVersionRoute,
+  listVersionsRoute,
+  type VersionedSetting,
+} from '../versionedSettingRoutes.ts';
 
 const TAGS = ['Policies'];
 
@@ -38,21 +42,24 @@ async function presentPolicyChangeOf(deps: Deps, organizationId: string, change:
   return presentPolicyChange(change, await latestApprovalIdOfChange(deps, organizationId, change.id));
 }
 
+/** The policy as its versions are read. */
+const POLICY: VersionedSetting<Policy> = {
+  path: '/v1/policies',
+  tags: TAGS,
+  schema: 'Policy',
+  getCurrent: getCurrentPolicy,
+  getVersion: getPolicyVersion,
+  listVersions,
+  present: presentPolicy,
+};
+
 function getPolicyRoute(app: FastifyInstance, deps: Deps): void {
-  app.get(
-    '/v1/policies',
-    readOperation({
-      scope: 'read',
-      operationId: 'getPolicy',
-      summary: 'Retrieve the current policy',
-      description:
-        'The organization’s authorization policy as it stands: ordered rules and a default. Before any change it is version 1: no rules, every transfer allowed.',
-      tags: TAGS,
-      responses: { 200: found('Policy', 'The current version.') },
-      problems: LIST_PROBLEMS,
-    }),
-    async (request) => presentPolicy(await getCurrentPolicy(deps, organizationOf(request))),
-  );
+  getCurrentVersionRoute(app, deps, POLICY, {
+    operationId: 'getPolicy',
+    summary: 'Retrieve the current policy',
+    description:
+      'The organization’s authorization policy as it stands: ordered rules and a default. Before any change it is version 1: no rules, every transfer allowed.',
+  });
 }
 
 /** Applied at once (200), or waiting as a policy change for the approval the policy asks for (202). */
@@ -89,59 +96,19 @@ function updatePolicyRoute(app: FastifyInstance, deps: Deps): void {
 }
 
 function listPolicyVersionsRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Querystring: { limit: number; before_version?: number } }>(
-    '/v1/policies/versions',
-    readOperation({
-      scope: 'read',
-      operationId: 'listPolicyVersions',
-      summary: 'List policy versions',
-      description: 'Newest first; page with `before_version` (the last version of the previous page).',
-      tags: TAGS,
-      querystring: closedObjectSchema({
-        limit: pageLimitSchema('versions'),
-        before_version: {
-          type: 'integer',
-          minimum: 1,
-          description: 'Only versions below this one (the `next_cursor` of the previous page).',
-        },
-      }),
-      responses: {
-        200: found(
-          cursorPageSchema('Policy', { type: 'integer', param: 'before_version' }),
-          'A page of versions.',
-        ),
-      },
-      problems: LIST_PROBLEMS,
-    }),
-    async (request) => {
-      const page = await listVersions(deps, organizationOf(request), {
-        limit: request.query.limit,
-        beforeVersion: request.query.before_version,
-      });
-      return presentPage(page, presentPolicy, (policy) => policy.version);
-    },
-  );
+  listVersionsRoute(app, deps, POLICY, {
+    operationId: 'listPolicyVersions',
+    summary: 'List policy versions',
+  });
 }
 
 function getPolicyVersionRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Params: { version: number } }>(
-    '/v1/policies/versions/:version',
-    readOperation({
-      scope: 'read',
-      operationId: 'getPolicyVersion',
-      summary: 'Retrieve a policy version',
-      description: 'The version a decision names (`authorization.policy_version` on a transfer).',
-      tags: TAGS,
-      params: {
-        type: 'object',
-        required: ['version'],
-        properties: { version: { type: 'integer', minimum: 1, description: 'The policy version.' } },
-      },
-      responses: { 200: found('Policy', 'That version.') },
-    }),
-    async (request) =>
-      presentPolicy(await getPolicyVersion(deps, organizationOf(request), request.params.version)),
-  );
+  getVersionRoute(app, deps, POLICY, {
+    operationId: 'getPolicyVersion',
+    summary: 'Retrieve a policy version',
+    description: 'The version a decision names (`authorization.policy_version` on a transfer).',
+    parameter: 'The policy version.',
+  });
 }
 
 function listPolicyChangesRoute(app: FastifyInstance, deps: Deps): void {
@@ -153,9 +120,7 @@ function listPolicyChangesRoute(app: FastifyInstance, deps: Deps): void {
       summary: 'List proposed policy changes',
       description: 'Newest first: changes that needed approval, with what became of them.',
       tags: TAGS,
-      querystring: listQuerySchema(ID_PREFIXES.policyChange),
-      responses: { 200: listEnvelopeSchema('PolicyChange', 'A page of policy changes.') },
-      problems: LIST_PROBLEMS,
+      ...pagedList('PolicyChange', 'A page of policy changes.', ID_PREFIXES.policyChange),
     }),
     async (request) => {
       const organizationId = organizationOf(request);

@@ -15,19 +15,18 @@ import {
 import { requestActor } from '../auth.ts';
 import { presentReview } from '../compliancePresenters.ts';
 import { textSchema } from '../complianceSchemas.ts';
-import { type ListQuery, pageRequestOf, presentList } from '../presenters.ts';
+import type { ListQuery } from '../presenters.ts';
+import { pagedList, retrieveByIdRoute } from '../readRoutes.ts';
 import {
   closedObjectSchema,
   found,
   idempotentWrite,
-  LIST_PROBLEMS,
-  organizationOf,
   readOperation,
-  retrieveById,
+  retrieveFilteredPage,
   writeOperation,
   written,
 } from '../routeKit.ts';
-import { idParamsSchema, idSchema, listEnvelopeSchema, listQuerySchema } from '../schemas.ts';
+import { idParamsSchema, idSchema } from '../schemas.ts';
 import { travelRuleRequestSchema } from '../transferSchemas.ts';
 
 const TAGS = ['Reviews'];
@@ -71,40 +70,30 @@ function listReviewsRoute(app: FastifyInstance, deps: Deps): void {
       summary: 'List review cases',
       description: 'Newest first. Filter `status=open` for the work queue.',
       tags: TAGS,
-      querystring: listQuerySchema(ID_PREFIXES.review, {
+      ...pagedList('Review', 'A page of review cases.', ID_PREFIXES.review, {
         status: { type: 'string', enum: REVIEW_STATUSES, description: 'Only cases in this status.' },
         kind: { type: 'string', enum: REVIEW_KINDS, description: 'Only cases of this kind.' },
         transfer: idSchema(ID_PREFIXES.transfer, 'Only the cases of this transfer.'),
       }),
-      responses: { 200: listEnvelopeSchema('Review', 'A page of review cases.') },
-      problems: LIST_PROBLEMS,
     }),
-    async (request) => {
-      const { status, kind, transfer } = request.query;
-      const page = await listReviews(deps, organizationOf(request), {
-        ...pageRequestOf(request.query),
-        status,
-        kind,
-        transferId: transfer,
-      });
-      return presentList(page, presentReview);
-    },
+    retrieveFilteredPage(
+      deps,
+      listReviews,
+      ({ status, kind, transfer }) => ({ status, kind, transferId: transfer }),
+      presentReview,
+    ),
   );
 }
 
 function getReviewRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Params: { id: string } }>(
-    '/v1/reviews/:id',
-    readOperation({
-      scope: 'compliance',
-      operationId: 'getReview',
-      summary: 'Retrieve a review case',
-      tags: TAGS,
-      params: reviewParams,
-      responses: { 200: found('Review', 'The case.') },
-    }),
-    retrieveById(deps, getReview, presentReview),
-  );
+  retrieveByIdRoute(app, deps, '/v1/reviews/:id', getReview, presentReview, {
+    scope: 'compliance',
+    operationId: 'getReview',
+    summary: 'Retrieve a review case',
+    tags: TAGS,
+    params: reviewParams,
+    responses: { 200: found('Review', 'The case.') },
+  });
 }
 
 function decideReviewRoute(app: FastifyInstance, deps: Deps, decision: ReviewDecision): void {

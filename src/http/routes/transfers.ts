@@ -9,19 +9,19 @@ import { cancelTransfer } from '../../app/transferStatusChanges.ts';
 import { createTransfer, getTransfer, listTransfers } from '../../app/transfers.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import { TRANSFER_STATUSES, type TransferStatus } from '../../domain/transfers.ts';
-import { principalOf, requestActor } from '../auth.ts';
+import { principalOf } from '../auth.ts';
 import { type ListQuery, presentTransfer } from '../presenters.ts';
+import { pagedList, retrieveByIdRoute } from '../readRoutes.ts';
+import { actOnId } from '../routeEffects.ts';
 import {
   found,
   idempotentWrite,
-  LIST_PROBLEMS,
   readOperation,
-  retrieveById,
   retrieveFilteredPage,
   writeOperation,
   written,
 } from '../routeKit.ts';
-import { idParamsSchema, idSchema, listEnvelopeSchema, listQuerySchema } from '../schemas.ts';
+import { idParamsSchema, idSchema } from '../schemas.ts';
 import { transferCreateBodySchema } from '../transferSchemas.ts';
 import { idempotencyContextOf, sendOutcome } from '../writes.ts';
 
@@ -66,12 +66,10 @@ function listTransfersRoute(app: FastifyInstance, deps: Deps): void {
       summary: 'List transfers',
       description: 'Newest first; filter by status, wallet (as source or destination) and creation time.',
       tags: TAGS,
-      querystring: listQuerySchema(ID_PREFIXES.transfer, {
+      ...pagedList('Transfer', 'A page of transfers.', ID_PREFIXES.transfer, {
         status: { type: 'string', enum: TRANSFER_STATUSES, description: 'Only transfers in this status.' },
         wallet: idSchema(ID_PREFIXES.wallet, 'Only transfers from or to this wallet.'),
       }),
-      responses: { 200: listEnvelopeSchema('Transfer', 'A page of transfers.') },
-      problems: LIST_PROBLEMS,
     }),
     retrieveFilteredPage(
       deps,
@@ -83,18 +81,14 @@ function listTransfersRoute(app: FastifyInstance, deps: Deps): void {
 }
 
 function getTransferRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Params: { id: string } }>(
-    '/v1/transfers/:id',
-    readOperation({
-      scope: 'read',
-      operationId: 'getTransfer',
-      summary: 'Retrieve a transfer',
-      tags: TAGS,
-      params: transferParams,
-      responses: { 200: found('Transfer', 'The transfer.') },
-    }),
-    retrieveById(deps, getTransfer, presentTransfer),
-  );
+  retrieveByIdRoute(app, deps, '/v1/transfers/:id', getTransfer, presentTransfer, {
+    scope: 'read',
+    operationId: 'getTransfer',
+    summary: 'Retrieve a transfer',
+    tags: TAGS,
+    params: transferParams,
+    responses: { 200: found('Transfer', 'The transfer.') },
+  });
 }
 
 function cancelTransferRoute(app: FastifyInstance, deps: Deps): void {
@@ -110,11 +104,7 @@ function cancelTransferRoute(app: FastifyInstance, deps: Deps): void {
       params: transferParams,
       responses: { 200: written('Transfer', 'The canceled transfer.') },
     }),
-    idempotentWrite(deps, 200, async (tx, organizationId, request) =>
-      presentTransfer(
-        await cancelTransfer(tx, deps, organizationId, request.params.id, requestActor(request)),
-      ),
-    ),
+    idempotentWrite(deps, 200, actOnId(deps, cancelTransfer, presentTransfer)),
   );
 }
 

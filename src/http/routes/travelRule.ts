@@ -25,14 +25,13 @@ import { routeLimitMinor } from '../../domain/stablecoins.ts';
 import type { Transfer } from '../../domain/transferRecord.ts';
 import { principalOf } from '../auth.ts';
 import { WRITE_PROBLEMS } from '../problems.ts';
+import { retrieveByIdRoute, retrieveOwn } from '../readRoutes.ts';
 import {
   closedObjectSchema,
   found,
   idempotentWrite,
   LIST_PROBLEMS,
-  organizationOf,
   readOperation,
-  retrieveById,
   retrieveWholeList,
   wholeListSchema,
   withoutNotFound,
@@ -189,7 +188,7 @@ function getTravelRuleSettingsRoute(app: FastifyInstance, deps: Deps): void {
       responses: { 200: found('TravelRuleSettings', 'The settings.') },
       problems: LIST_PROBLEMS,
     }),
-    async (request) => presentSettings(await getTravelRuleSettings(deps, organizationOf(request))),
+    retrieveOwn(deps, getTravelRuleSettings, presentSettings),
   );
 }
 
@@ -222,9 +221,13 @@ function setTravelRuleSettingsRoute(app: FastifyInstance, deps: Deps): void {
 }
 
 function getTransferTravelRuleRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Params: { id: string } }>(
+  retrieveByIdRoute(
+    app,
+    deps,
     '/v1/transfers/:id/travel-rule',
-    readOperation({
+    getTransferTravelRule,
+    ({ transfer, record }) => presentTravelRuleRecord(transfer, record),
+    {
       scope: 'compliance',
       operationId: 'getTransferTravelRule',
       summary: 'Retrieve a transfer’s Travel Rule data',
@@ -233,10 +236,7 @@ function getTransferTravelRuleRoute(app: FastifyInstance, deps: Deps): void {
       tags: TAGS,
       params: idParamsSchema(ID_PREFIXES.transfer, 'Transfer id.'),
       responses: { 200: found('TravelRuleRecord', 'The Travel Rule data.') },
-    }),
-    retrieveById(deps, getTransferTravelRule, ({ transfer, record }) =>
-      presentTravelRuleRecord(transfer, record),
-    ),
+    },
   );
 }
 

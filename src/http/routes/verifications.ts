@@ -1,15 +1,15 @@
 import type { FastifyInstance } from 'fastify';
 import { getCustomer } from '../../app/customers.ts';
-import type { Deps } from '../../app/deps.ts';
+import type { Deps, Queryable } from '../../app/deps.ts';
 import { setRiskOverride } from '../../app/risk.ts';
 import {
   decideVerificationByOperator,
   getVerification,
   listCustomerVerifications,
-  type SubmissionScreening,
   screenSubmission,
   submitVerification,
 } from '../../app/verifications.ts';
+import type { EvidenceActor } from '../../domain/evidence.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import { RISK_LEVELS, RISK_OVERRIDE_REASON_LENGTH_MAX, type RiskLevel } from '../../domain/risk.ts';
 import {
@@ -21,19 +21,19 @@ import {
 import { requestActor } from '../auth.ts';
 import { presentVerification } from '../compliancePresenters.ts';
 import { textSchema, verificationSubmissionSchema } from '../complianceSchemas.ts';
-import { type ListQuery, pageRequestOf, presentCustomer, presentList } from '../presenters.ts';
+import { type ListQuery, presentCustomer } from '../presenters.ts';
+import { retrieveByIdRoute, retrievePageOfId } from '../readRoutes.ts';
+import { actOnId } from '../routeEffects.ts';
 import {
   closedObjectSchema,
   found,
   idempotentWrite,
-  organizationOf,
+  preparedWrite,
   readOperation,
-  retrieveById,
   writeOperation,
   written,
 } from '../routeKit.ts';
 import { idParamsSchema, listEnvelopeSchema, listQuerySchema } from '../schemas.ts';
-import { sendWrite } from '../writes.ts';
 
 const TAGS = ['Verifications'];
 const customerParams = idParamsSchema(ID_PREFIXES.customer, 'Customer id.');
@@ -62,24 +62,21 @@ function submitVerificationRoute(app: FastifyInstance, deps: Deps): void {
       body: verificationSubmissionSchema,
       responses: { 201: written('Verification', 'The verification.') },
     }),
-    (request, reply) =>
-      sendWrite<SubmissionScreening>(
-        deps,
-        request,
-        reply,
-        async (tx, organizationId, screening) => ({
-          status: 201,
-          body: presentVerification(
-            await submitVerification(tx, deps, organizationId, request.params.id, request.body, screening),
-          ),
-        }),
-        // Screened before the key's transaction opens: it reads the customer and the sanctions list.
-        async (organizationId) => {
-          const customer = await getCustomer(deps, organizationId, request.params.id);
-          checkSubmission(request.body, customer.type, deps.now());
-          return screenSubmission(deps, request.body);
-        },
-      ),
+    preparedWrite(
+      deps,
+      // Screened before the key's transaction opens: it reads the customer and the sanctions list.
+      async (organizationId, request) => {
+        const customer = await getCustomer(deps, organizationId, request.params.id);
+        checkSubmission(request.body, customer.type, deps.now());
+        return screenSubmission(deps, request.body);
+      },
+      async (tx, organizationId, request, screening) => ({
+        status: 201,
+        body: presentVerification(
+          await submitVerification(tx, deps, organizationId, request.params.id, request.body, screening),
+        ),
+      }),
+    ),
   );
 }
 
@@ -96,32 +93,19 @@ function listVerificationsRoute(app: FastifyInstance, deps: Deps): void {
       querystring: listQuerySchema(ID_PREFIXES.verification),
       responses: { 200: listEnvelopeSchema('Verification', 'A page of verifications.') },
     }),
-    async (request) =>
-      presentList(
-        await listCustomerVerifications(
-          deps,
-          organizationOf(request),
-          request.params.id,
-          pageRequestOf(request.query),
-        ),
-        presentVerification,
-      ),
+    retrievePageOfId(deps, listCustomerVerifications, presentVerification),
   );
 }
 
 function getVerificationRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Params: { id: string } }>(
-    '/v1/verifications/:id',
-    readOperation({
-      scope: 'read',
-      operationId: 'getVerification',
-      summary: 'Retrieve a verification',
-      tags: TAGS,
-      params: verificationParams,
-      responses: { 200: found('Verification', 'The verification.') },
-    }),
-    retrieveById(deps, getVerification, presentVerification),
-  );
+  retrieveByIdRoute(app, deps, '/v1/verifications/:id', getVerification, presentVerification, {
+    scope: 'read',
+    operationId: 'getVerification',
+    summary: 'Retrieve a verification',
+    tags: TAGS,
+    params: verificationParams,
+    responses: { 200: found('Verification', 'The verification.') },
+  });
 }
 
 function decideVerificationRoute(app: FastifyInstance, deps: Deps, decision: OperatorDecision): void {
@@ -191,6 +175,17 @@ function overrideCustomerRiskRoute(app: FastifyInstance, deps: Deps): void {
   );
 }
 
+/** The customer's risk level derived again: its override set to none. */
+function clearRiskOverride(
+  tx: Queryable,
+  deps: Deps,
+  organizationId: string,
+  id: string,
+  actor: EvidenceActor,
+) {
+  return setRiskOverride(tx, deps, organizationId, id, undefined, actor);
+}
+
 function clearCustomerRiskOverrideRoute(app: FastifyInstance, deps: Deps): void {
   app.delete<{ Params: { id: string } }>(
     '/v1/customers/:id/risk',
@@ -203,11 +198,7 @@ function clearCustomerRiskOverrideRoute(app: FastifyInstance, deps: Deps): void 
       params: customerParams,
       responses: { 200: written('Customer', 'The customer.') },
     }),
-    idempotentWrite(deps, 200, async (tx, organizationId, request) =>
-      presentCustomer(
-        await setRiskOverride(tx, deps, organizationId, request.params.id, undefined, requestActor(request)),
-      ),
-    ),
+    idempotentWrite(deps, 200, actOnId(deps, clearRiskOverride, presentCustomer)),
   );
 }
 

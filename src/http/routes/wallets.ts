@@ -13,29 +13,21 @@ import {
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import type { Currency } from '../../domain/money.ts';
 import { WALLET_STATUSES, type WalletStatus } from '../../domain/wallets.ts';
-import { requestActor } from '../auth.ts';
 import { instantQuerySchema } from '../digitalAccountSchemas.ts';
 import { type ListQuery, presentBalance, presentWallet } from '../presenters.ts';
+import { pagedList, retrieveByIdRoute } from '../readRoutes.ts';
+import { changeById, makeFromBody } from '../routeEffects.ts';
 import {
   closedObjectSchema,
   found,
   idempotentWrite,
-  LIST_PROBLEMS,
   organizationOf,
   readOperation,
-  retrieveById,
   retrieveFilteredPage,
   writeOperation,
   written,
 } from '../routeKit.ts';
-import {
-  currencySchema,
-  idParamsSchema,
-  idSchema,
-  listEnvelopeSchema,
-  listQuerySchema,
-  metadataSchema,
-} from '../schemas.ts';
+import { currencySchema, idParamsSchema, idSchema, metadataSchema } from '../schemas.ts';
 import { walletCreateBodySchema } from '../walletSchemas.ts';
 
 export const WALLET_TAGS = ['Wallets'];
@@ -55,9 +47,7 @@ function createWalletRoute(app: FastifyInstance, deps: Deps): void {
       body: walletCreateBodySchema,
       responses: { 201: written('Wallet', 'The wallet.') },
     }),
-    idempotentWrite(deps, 201, async (tx, organizationId, request) =>
-      presentWallet(await createWallet(tx, deps, organizationId, request.body)),
-    ),
+    idempotentWrite(deps, 201, makeFromBody(deps, createWallet, presentWallet)),
   );
 }
 
@@ -75,11 +65,7 @@ function updateWalletRoute(app: FastifyInstance, deps: Deps): void {
       body: closedObjectSchema({ metadata: metadataSchema }, ['metadata']),
       responses: { 200: written('Wallet', 'The wallet.') },
     }),
-    idempotentWrite(deps, 200, async (tx, organizationId, request) =>
-      presentWallet(
-        await updateWallet(tx, deps, organizationId, request.params.id, request.body, requestActor(request)),
-      ),
-    ),
+    idempotentWrite(deps, 200, changeById(deps, updateWallet, presentWallet)),
   );
 }
 
@@ -93,13 +79,11 @@ function listWalletsRoute(app: FastifyInstance, deps: Deps): void {
       description:
         'Newest first, with cursor pagination; filter by owner, currency, status and creation time.',
       tags: WALLET_TAGS,
-      querystring: listQuerySchema(ID_PREFIXES.wallet, {
+      ...pagedList('Wallet', 'A page of wallets.', ID_PREFIXES.wallet, {
         owner: idSchema(ID_PREFIXES.customer, 'Only wallets of this customer.'),
         currency: { ...currencySchema, description: 'Only wallets of this currency.' },
         status: { type: 'string', enum: WALLET_STATUSES, description: 'Only wallets in this status.' },
       }),
-      responses: { 200: listEnvelopeSchema('Wallet', 'A page of wallets.') },
-      problems: LIST_PROBLEMS,
     }),
     retrieveFilteredPage(
       deps,
@@ -111,18 +95,14 @@ function listWalletsRoute(app: FastifyInstance, deps: Deps): void {
 }
 
 function getWalletRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Params: { id: string } }>(
-    '/v1/wallets/:id',
-    readOperation({
-      scope: 'read',
-      operationId: 'getWallet',
-      summary: 'Retrieve a wallet',
-      tags: WALLET_TAGS,
-      params: walletParams,
-      responses: { 200: found('Wallet', 'The wallet.') },
-    }),
-    retrieveById(deps, getWallet, presentWallet),
-  );
+  retrieveByIdRoute(app, deps, '/v1/wallets/:id', getWallet, presentWallet, {
+    scope: 'read',
+    operationId: 'getWallet',
+    summary: 'Retrieve a wallet',
+    tags: WALLET_TAGS,
+    params: walletParams,
+    responses: { 200: found('Wallet', 'The wallet.') },
+  });
 }
 
 function getWalletBalanceRoute(app: FastifyInstance, deps: Deps): void {

@@ -1,0 +1,77 @@
+/**
+ * The reads most resources have, whole or in part, built on routeKit: the route of a read by id, the
+ * handler of a read of what the organization has one of (a setting, its profile), the handler of a list of
+ * what one resource holds, and the documented parts of a list of the organization's records paged by id.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Deps } from '../app/deps.ts';
+import type { IdPrefix } from '../domain/ids.ts';
+import type { Page, PageRequest } from '../domain/pagination.ts';
+import { type ListQuery, pageRequestOf, presentList } from './presenters.ts';
+import {
+  LIST_PROBLEMS,
+  type OperationSpec,
+  organizationOf,
+  readOperation,
+  retrieveById,
+} from './routeKit.ts';
+import { listEnvelopeSchema, listQuerySchema } from './schemas.ts';
+
+/** The route of a read of one resource by its `id` (GET `path`): `retrieveById`'s handler with its options. */
+export function retrieveByIdRoute<Found, Wire>(
+  app: FastifyInstance,
+  deps: Deps,
+  path: string,
+  get: (deps: Deps, organizationId: string, id: string) => Promise<Found>,
+  present: (found: Found) => Wire,
+  spec: OperationSpec,
+): void {
+  app.get<{ Params: { id: string } }>(path, readOperation(spec), retrieveById(deps, get, present));
+}
+
+/**
+ * The handler of a read of what the key's organization has one of (a setting, its profile): `get` finds it
+ * (or what an organization starts with), and it is answered presented.
+ */
+export function retrieveOwn<Found, Wire>(
+  deps: Deps,
+  get: (deps: Deps, organizationId: string) => Promise<Found>,
+  present: (found: Found) => Wire,
+) {
+  return async (request: FastifyRequest): Promise<Wire> => present(await get(deps, organizationOf(request)));
+}
+
+/**
+ * The handler of a list paged by id of what one resource holds (a customer's verifications, a wallet's
+ * evidence): `list` pages the records of the resource the path's `id` names, in the key's organization,
+ * and the page is answered presented.
+ */
+export function retrievePageOfId<Item extends { id: string }, Wire>(
+  deps: Deps,
+  list: (deps: Deps, organizationId: string, id: string, page: PageRequest) => Promise<Page<Item>>,
+  present: (item: Item) => Wire,
+) {
+  return async (request: FastifyRequest<{ Params: { id: string }; Querystring: ListQuery }>) =>
+    presentList(
+      await list(deps, organizationOf(request), request.params.id, pageRequestOf(request.query)),
+      present,
+    );
+}
+
+/**
+ * What an operation listing the organization's records paged by id says besides its words: its query
+ * string (the page's, then the list's own `filters`), its 200 (a page of `itemRef`) and its problems (no
+ * 404: it addresses no one resource). Spread into `readOperation`'s spec.
+ */
+export function pagedList(
+  itemRef: string,
+  description: string,
+  idPrefix: IdPrefix | readonly IdPrefix[],
+  filters?: Record<string, unknown>,
+) {
+  return {
+    querystring: listQuerySchema(idPrefix, filters),
+    responses: { 200: listEnvelopeSchema(itemRef, description) },
+    problems: LIST_PROBLEMS,
+  };
+}

@@ -1,0 +1,85 @@
+/**
+ * The effects of idempotent writes that call one app function with what the request names (the path's
+ * `:id`, the body, the calling key as the actor) and answer what it returns, presented: what
+ * `idempotentWrite` and `governedIdempotentWrite` run, built from the function and its presenter.
+ *
+ * ```ts
+ * idempotentWrite(deps, 200, actOnId(deps, cancelTransfer, presentTransfer))
+ * ```
+ */
+import type { FastifyRequest, RouteGenericInterface } from 'fastify';
+import type { Deps, Queryable } from '../app/deps.ts';
+import type { EvidenceActor } from '../domain/evidence.ts';
+import { requestActor } from './auth.ts';
+
+/** An effect as an idempotent write runs it: in the key's transaction, for the key's organization. */
+type Effect<Route extends RouteGenericInterface, Wire> = (
+  tx: Queryable,
+  organizationId: string,
+  request: FastifyRequest<Route>,
+) => Promise<Wire>;
+
+/**
+ * The request's body as its route declares it: Fastify's type for it stays unresolved while `Body` is a
+ * type parameter, and resolves to `Body` itself for every body a route declares.
+ */
+function bodyOf<Body>(request: FastifyRequest<{ Body: Body }>): Body {
+  return request.body as Body;
+}
+
+/** The calling key acts on the resource the path's `:id` names: `act(tx, deps, organizationId, id, actor)`. */
+export function actOnId<Result, Wire>(
+  deps: Deps,
+  act: (
+    tx: Queryable,
+    deps: Deps,
+    organizationId: string,
+    id: string,
+    actor: EvidenceActor,
+  ) => Promise<Result>,
+  present: (result: Result) => Wire,
+): Effect<{ Params: { id: string } }, Wire> {
+  return async (tx, organizationId, request) =>
+    present(await act(tx, deps, organizationId, request.params.id, requestActor(request)));
+}
+
+/**
+ * The calling key changes the resource the path's `:id` names as the body says:
+ * `change(tx, deps, organizationId, id, body, actor)`.
+ */
+export function changeById<Body, Result, Wire>(
+  deps: Deps,
+  change: (
+    tx: Queryable,
+    deps: Deps,
+    organizationId: string,
+    id: string,
+    body: Body,
+    actor: EvidenceActor,
+  ) => Promise<Result>,
+  present: (result: Result) => Wire,
+): Effect<{ Params: { id: string }; Body: Body }, Wire> {
+  return async (tx, organizationId, request) =>
+    present(
+      await change(tx, deps, organizationId, request.params.id, bodyOf(request), requestActor(request)),
+    );
+}
+
+/**
+ * The body makes (or sets) something for the key's organization: `make(tx, deps, organizationId, body,
+ * actor)`; a function that records no actor takes the first four only.
+ */
+export function makeFromBody<Body, Result, Wire>(
+  deps: Deps,
+  make: (
+    tx: Queryable,
+    deps: Deps,
+    organizationId: string,
+    body: Body,
+    actor: EvidenceActor,
+  ) => Promise<Result>,
+  present: (result: Result) => Wire,
+): Effect<{ Body: Body }, Wire> {
+  return async (tx, organizationId, request) =>
+    present(await make(tx, deps, organizationId, bodyOf(request), requestActor(request)));
+}

@@ -1,0 +1,36 @@
+/**
+ * Builders of the JSON schemas that the API's objects and bodies repeat: an object whose fields are all
+ * required (each named once, not again in `required`), and a non-empty choice from a fixed list.
+ */
+
+/**
+ * The schema of an object the API answers with, a shared component named by `$id`: its `object` field
+ * says what kind it is, and every field is always present (null where it has no value), so all are
+ * `required`, in the order given. Properties that already hold an `object` field keep it first.
+ */
+export function apiObjectSchema<const Kind extends string, const Properties extends Record<string, unknown>>(
+  $id: string,
+  object: Kind,
+  description: string,
+  properties: Properties,
+) {
+  const fields = { object: { type: 'string', enum: [object] } as const, ...properties };
+  return {
+    $id,
+    type: 'object',
+    description,
+    required: Object.keys(fields) as (keyof typeof fields & string)[],
+    properties: fields,
+  } as const;
+}
+
+/** A choice of some of `values`: at least one, and no more entries than there are values. */
+export function someOfSchema<const Value extends string>(values: readonly Value[], description?: string) {
+  return {
+    type: 'array',
+    minItems: 1,
+    maxItems: values.length,
+    items: { type: 'string', enum: values },
+    ...(description === undefined ? {} : { description }),
+  } as const;
+}
