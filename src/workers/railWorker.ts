@@ -107,20 +107,29 @@ function transferFields(transfer: Transfer, extra: Record<string, string> = {}):
  * Claims the next due transfer not yet seen in this pass. Claiming a pending transfer is the hand-off:
  * it becomes `processing` here, before the rail is called, so a cancel can never race a payout that is
  * already under way. Returns undefined when nothing is due; `transfer` is missing when the one found could
- * not be claimed (logged, and pushed back so it is not retried at once).
+ * not be claimed (logged, and pushed back so it is not retried at once); `again` when the one found was
+ * already stepped in this pass (left as it is).
  */
 async function claimNext(
   deps: Deps,
   seen: readonly string[],
   leaseMs: number,
   log: RailWorkerLog,
-): Promise<{ id: string; transfer?: Transfer } | undefined> {
+): Promise<{ id: string; transfer?: Transfer; again?: true } | undefined> {
   let found: Transfer | undefined;
+  let steppedAlready: string | undefined;
   try {
     const transfer = await deps.store.transaction(async (tx) => {
       const now = deps.now();
       const [due] = await claimDueRailChecks(tx, now, 1, seen);
       if (!due) return undefined;
+      // The query's exclusion list is the one this lane had when it issued it; under load it can run after
+      // another lane of this pass stepped the same transfer (and its answer made it due again). One step a
+      // pass: leave it as it is for the next one.
+      if (seen.includes(due.id)) {
+        steppedAlready = due.id;
+        return undefined;
+      }
       found = due;
       const leaseUntil = new Date(now.getTime() + leaseMs);
       if (due.status === 'pending') {
@@ -130,6 +139,7 @@ async function claimNext(
       await saveTransfer(tx, leased);
       return leased;
     });
+    if (steppedAlready !== undefined) return { id: steppedAlready, again: true };
     // A hand-off the release gate refused failed the transfer instead: there is nothing to ask the rail.
     if (transfer?.status === 'failed') return { id: transfer.id };
     return transfer && { id: transfer.id, transfer };
@@ -306,6 +316,7 @@ export async function runRailWorkerOnce(
         done = true;
         return;
       }
+      if (claimed.again) continue;
       seen.push(claimed.id);
       if (claimed.transfer) await workOn(deps, resolve, claimed.transfer, callTimeoutMs, log);
     }
