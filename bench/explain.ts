@@ -12,10 +12,11 @@ import os from 'node:os';
 import { RETENTION_PRUNE_BATCH_EVENTS } from '../src/config/retention.ts';
 import { slidRange, type TallySpec, windowRange } from '../src/domain/activityTally.ts';
 import { AML_HISTORY_TRANSFERS_MAX } from '../src/domain/decisions/aml.ts';
-import { STATEMENT_ENTRIES_MAX } from '../src/domain/digitalAccounts.ts';
 import { PAGE_SIZE_DEFAULT } from '../src/domain/pagination.ts';
 import { WEBHOOK_SUBSCRIPTION_IN_FLIGHT_MAX } from '../src/domain/webhooks.ts';
 import { QUEUE_DEPTH_COUNT_MAX } from '../src/metrics.ts';
+import { STATEMENT_ENTRIES_MAX } from '../src/modules/digitalAccounts/domain.ts';
+import { listStatementMovements, readStatementFrame } from '../src/modules/digitalAccounts/repository.ts';
 import {
   findOpenHold,
   listJournalEntries,
@@ -29,16 +30,12 @@ import { WEBHOOK_DISPATCH_BATCH_ROWS } from '../src/modules/webhooks/workers/dis
 import { migrate } from '../src/store/migrate.ts';
 import { createSchema, dropSchema, openPostgresStore } from '../src/store/postgres.ts';
 import { listCustomers } from '../src/store/repositories/customers.ts';
-import {
-  listStatementMovements,
-  readStatementFrame,
-  walletBalanceAsOf,
-} from '../src/store/repositories/digitalAccounts.ts';
 import { listEvents } from '../src/store/repositories/events.ts';
 import { openTransferCounts, subscriptionQueues } from '../src/store/repositories/operations.ts';
 import { pruneEventsBatch } from '../src/store/repositories/retention.ts';
 import { findTransferByRailReference, listTransfers } from '../src/store/repositories/transfers.ts';
 import { readWalletActivity, tallyWalletActivity } from '../src/store/repositories/walletActivity.ts';
+import { walletBalanceAsOf } from '../src/store/repositories/walletBalances.ts';
 import { listWallets } from '../src/store/repositories/wallets.ts';
 import type { Queryable, Store } from '../src/store/store.ts';
 import {

@@ -5,21 +5,21 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { parseInstant } from '../src/domain/days.ts';
+import { AppError } from '../src/domain/errors.ts';
+import { balanceInstant } from '../src/domain/wallets.ts';
 import {
   ACCOUNT_NUMBER_DIGITS,
   accountNumberCheckCharacter,
   accountNumberFromRandom,
-  balanceInstant,
   buildStatement,
   describeMovement,
   isValidAccountNumber,
   normaliseAccountNumber,
-  parseInstant,
   STATEMENT_PERIOD_DAYS_MAX,
   type StatementMovement,
   statementPeriod,
-} from '../src/domain/digitalAccounts.ts';
-import { AppError } from '../src/domain/errors.ts';
+} from '../src/modules/digitalAccounts/domain.ts';
 
 /** ISO/IEC 7064 MOD 11-2 as the standard states it (the pure system's recursion), independent of the library. */
 function referenceCheckCharacter(body: string): string {

@@ -11,9 +11,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { issueApiKey } from '../src/app/apiKeys.ts';
 import { monotonicIdGenerator } from '../src/app/deps.ts';
-import { accountNumberFromRandom, isValidAccountNumber } from '../src/domain/digitalAccounts.ts';
 import { formatId, ID_PREFIXES } from '../src/domain/ids.ts';
-import { insertWalletAccountDetails } from '../src/store/repositories/digitalAccounts.ts';
+import { accountNumberFromRandom, isValidAccountNumber } from '../src/modules/digitalAccounts/domain.ts';
+import { insertWalletAccountDetails } from '../src/modules/digitalAccounts/repository.ts';
 import { rfc4180Rows } from './support/csv.ts';
 import {
   type ApiResponse,

@@ -4,12 +4,12 @@
  * use cases' imports have no cycles. `systemDeps` adds these to every `Deps` it builds.
  */
 
+import { digitalAccountsOnWalletCreated } from '../modules/digitalAccounts/index.ts';
 import { LOAN_APPROVALS, LOAN_DAY_WORK } from '../modules/lending/index.ts';
 import { PAYMENT_BATCH_APPROVALS } from '../modules/paymentBatches/index.ts';
 import { refuseSavingsSource, SAVINGS_DAY_WORK } from '../modules/savings/index.ts';
 import { decideHeldDeposit } from '../modules/stablecoins/index.ts';
 import type { Deps } from './deps.ts';
-import { digitalAccountsOnWalletCreated } from './digitalAccounts.ts';
 import { GOVERNED_CHANGE_APPROVALS } from './governedChangeDecisions.ts';
 import { CHANGE_KINDS } from './governedChangeKinds.ts';
 import { POLICY_CHANGE_APPROVALS } from './policies.ts';

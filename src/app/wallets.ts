@@ -5,8 +5,9 @@ import { type EvidenceActor, valueDigest } from '../domain/evidence.ts';
 import type { Metadata } from '../domain/metadata.ts';
 import type { Currency } from '../domain/money.ts';
 import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
-import type { Wallet, WalletStatus } from '../domain/wallets.ts';
+import { type Balances, balanceInstant, type Wallet, type WalletStatus } from '../domain/wallets.ts';
 import { findCustomer } from '../store/repositories/customers.ts';
+import { walletBalanceAsOf } from '../store/repositories/walletBalances.ts';
 import {
   findWallet,
   insertWallet,
@@ -144,4 +145,25 @@ export async function listWallets(
 ): Promise<Page<Wallet>> {
   const rows = await listWalletRows(deps.store, organizationId, request, request.limit + 1);
   return toPage(rows, request.limit);
+}
+
+/** A wallet's balances as of an instant (entries created strictly before it), exactly. */
+export async function getWalletBalanceAsOf(
+  deps: Deps,
+  organizationId: string,
+  walletId: string,
+  asOfText: string,
+): Promise<{ wallet: Wallet; balances: Balances; asOf: Date }> {
+  const asOf = balanceInstant(asOfText, deps.now());
+  const wallet = await findWallet(deps.store, organizationId, walletId);
+  if (!wallet) throw resourceMissing('wallet', walletId);
+  const read = await walletBalanceAsOf(deps.store, walletId, asOf);
+  if (!read) throw new Error(`wallet ${walletId} has no ledger account`);
+  // As walletBalances defines them: available is what was posted less what was held.
+  const balances: Balances = {
+    currentMinor: read.currentMinor,
+    pendingMinor: read.pendingMinor,
+    availableMinor: read.currentMinor - read.pendingMinor,
+  };
+  return { wallet, balances, asOf };
 }

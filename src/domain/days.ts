@@ -35,3 +35,31 @@ export function parseDay(value: string, param: string): string {
   }
   return value;
 }
+
+/** RFC 3339 with its offset, to the millisecond at most (every entry is stamped to the millisecond). */
+const INSTANT_PATTERN = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,3})?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/** Which end of a day a date names: `from` its first instant, `to` and `as_of` the first instant after it. */
+export type DayEnd = 'start' | 'end';
+
+/**
+ * A bound as given on the wire: a date (`YYYY-MM-DD`, a UTC day, its start or its end as `end` says) or an
+ * instant (RFC 3339 with its offset, to the millisecond).
+ */
+export function parseInstant(value: string, param: string, dayEnd: DayEnd): Date {
+  if (DATE_PATTERN.test(value)) {
+    const day = parseDay(value, param);
+    return dayEnd === 'start' ? new Date(`${day}T00:00:00Z`) : endOfDay(day);
+  }
+  const time = INSTANT_PATTERN.test(value) ? Date.parse(value) : Number.NaN;
+  if (Number.isNaN(time)) {
+    throw validationError(
+      param,
+      `${param} must be a date (YYYY-MM-DD) or a time (RFC 3339 with its offset, to the millisecond)`,
+      'invalid_format',
+    );
+  }
+  // Date.parse rolls 2026-02-30T… over to March; the date part must name a real day.
+  parseDay(value.slice(0, 10), param);
+  return new Date(time);
+}

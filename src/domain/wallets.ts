@@ -1,4 +1,5 @@
-import type { WalletAccountDetails } from './digitalAccounts.ts';
+import { parseInstant } from './days.ts';
+import { validationError } from './errors.ts';
 import type { Currency } from './money.ts';
 
 export const WALLET_STATUSES = ['active', 'frozen', 'closed'] as const;
@@ -84,3 +85,32 @@ export const WALLET_STATUS_REASONS: readonly WalletStatusReason[] = [
 
 /** The free-text note an operator may add to a status change. */
 export const WALLET_STATUS_NOTE_LENGTH_MAX = 500;
+
+/** What a wallet carries once it has account details: fixed when issued, never changed or reused. */
+export interface WalletAccountDetails {
+  walletId: string;
+  organizationId: string;
+  accountNumber: string;
+  /** The bank code and name the number was issued under (a later settings change does not rewrite them). */
+  bankCode: string;
+  bankName: string;
+  /** The wallet's virtual account reference (`MK…`), made with the details if the wallet had none. */
+  virtualReference: string;
+  createdAt: Date;
+}
+
+/**
+ * The instant a balance is read as of: entries created strictly before it count. A date names the end of
+ * that UTC day. Not later than `now`: the balance of a time still to come is not known.
+ */
+export function balanceInstant(asOf: string, now: Date): Date {
+  const instant = parseInstant(asOf, 'as_of', 'end');
+  if (instant.getTime() > now.getTime()) {
+    throw validationError(
+      'as_of',
+      `as_of must not be later than now (${now.toISOString()}); a date names the end of that UTC day`,
+      'out_of_range',
+    );
+  }
+  return instant;
+}

@@ -30,7 +30,6 @@ import { registerAuth } from './auth.ts';
 import { AUTHORIZATION_SCHEMAS } from './authorizationSchemas.ts';
 import { registerBodyParsing } from './bodyParser.ts';
 import { COMPLIANCE_SCHEMAS } from './complianceSchemas.ts';
-import { DIGITAL_ACCOUNT_SCHEMAS } from './digitalAccountSchemas.ts';
 import { FEE_SCHEMAS } from './feeSchemas.ts';
 import { eagerSerializerFactory, lazySerializerFactory } from './lazySerializers.ts';
 import { createHttpMetrics, type HttpMetrics } from './metrics.ts';
@@ -55,7 +54,6 @@ import { API_KEY_SCHEMAS, apiKeyRoutes } from './routes/apiKeys.ts';
 import { approvalRoutes } from './routes/approvals.ts';
 import { changeRoutes, changeSchema } from './routes/changes.ts';
 import { customerRoutes } from './routes/customers.ts';
-import { digitalAccountRoutes } from './routes/digitalAccounts.ts';
 import { eventRoutes } from './routes/events.ts';
 import { evidenceRoutes } from './routes/evidence.ts';
 import { feeRoutes } from './routes/fees.ts';
@@ -219,7 +217,6 @@ function addSchemas(app: FastifyInstance): void {
     changeSchema,
     ...FEE_SCHEMAS,
     organizationSchema,
-    ...DIGITAL_ACCOUNT_SCHEMAS,
     ...HTTP_MODULES.flatMap((module) => module.schemas),
   ]) {
     app.addSchema(schema);
@@ -385,7 +382,6 @@ function addRoutes(
   feeRoutes(app, deps);
   approvalRoutes(app, deps);
   changeRoutes(app, deps);
-  digitalAccountRoutes(app, deps);
   travelRuleRoutes(app, deps);
   organizationRoutes(app, deps);
   if (deps.environment === 'sandbox') sandboxRoutes(app, deps);

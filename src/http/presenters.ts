@@ -3,14 +3,13 @@
 import type { Customer } from '../app/customers.ts';
 import type { Environment } from '../domain/apiKeys.ts';
 import { tierOf } from '../domain/decisions/limits.ts';
-import type { WalletAccountDetails } from '../domain/digitalAccounts.ts';
 import { validationError } from '../domain/errors.ts';
 import { type EventRecord, eventEnvelope } from '../domain/events.ts';
 import { type Currency, formatAmount } from '../domain/money.ts';
 import type { Page, PageRequest } from '../domain/pagination.ts';
 import { effectiveRiskLevel } from '../domain/risk.ts';
 import { feeOf, type Transfer } from '../domain/transferRecord.ts';
-import type { Balances, Wallet } from '../domain/wallets.ts';
+import type { Balances, Wallet, WalletAccountDetails } from '../domain/wallets.ts';
 import { netBalances, walletBalances } from '../modules/ledger/domain/ledger.ts';
 import type { JournalEntry, LedgerAccount } from '../modules/ledger/index.ts';
 

@@ -145,3 +145,18 @@ export const walletCreateBodySchema = {
     metadata: metadataSchema,
   },
 } as const;
+
+/** The shortest instant the query string takes, in characters: a date (`2026-11-30`). */
+const INSTANT_TEXT_LENGTH_MIN = 10;
+
+/** The longest, in characters: room above a time to the millisecond with its offset (29); the domain checks the form. */
+const INSTANT_TEXT_LENGTH_MAX = 35;
+
+/** An instant as the query string takes it: a date or an RFC 3339 time (read and checked by the domain). */
+export const instantQuerySchema = (description: string) =>
+  ({
+    type: 'string',
+    minLength: INSTANT_TEXT_LENGTH_MIN,
+    maxLength: INSTANT_TEXT_LENGTH_MAX,
+    description,
+  }) as const;

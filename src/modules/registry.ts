@@ -4,6 +4,7 @@
  */
 import type { HttpModule } from '../http/httpModule.ts';
 import { collectionsHttp, collectionsSandboxHttp } from './collections/index.ts';
+import { digitalAccountsHttp } from './digitalAccounts/index.ts';
 import { exportsHttp } from './exports/index.ts';
 import { launchGatesHttp } from './launchGates/index.ts';
 import { ledgerHttp } from './ledger/index.ts';
@@ -19,6 +20,7 @@ import { webhooksHttp } from './webhooks/index.ts';
 
 export const HTTP_MODULES: readonly HttpModule[] = [
   ledgerHttp,
+  digitalAccountsHttp,
   collectionsHttp,
   collectionsSandboxHttp,
   stablecoinsHttp,

@@ -29,6 +29,7 @@ export type ArchitectureRule =
  */
 export const MODULE_ORDER = [
   'ledger',
+  'digitalAccounts',
   'collections',
   'stablecoins',
   'treasury',

@@ -9140,21 +9140,6 @@ export interface ListChangesQuery {
     | 'launch_gate_override';
 }
 
-export interface SetDigitalAccountSettingsRequest {
-  /** The sponsor bank’s code as a payer’s bank needs it beside the account number (a national bank and branch code, or a BIC): 2-11 letters or digits, stored upper-cased. */
-  bank_code: string;
-  bank_name: string;
-}
-
-export interface GetWalletStatementQuery {
-  /** The start: a date (`2026-11-01`, its first instant, UTC) or a time (RFC 3339 with its offset). */
-  from: string;
-  /** The end, excluded: a date (`2026-11-30`, the end of that UTC day) or a time (RFC 3339 with its offset). */
-  to: string;
-  /** JSON (default) or CSV; otherwise `Accept` decides. */
-  format?: 'json' | 'csv';
-}
-
 /** Every route. */
 export interface ListDigitalAssetRoutesResponse {
   object: 'list';
@@ -9262,6 +9247,21 @@ export interface ListLedgerAccountsQuery {
     | 'GBP'
     | 'USDC'
     | 'USDT';
+}
+
+export interface SetDigitalAccountSettingsRequest {
+  /** The sponsor bank’s code as a payer’s bank needs it beside the account number (a national bank and branch code, or a BIC): 2-11 letters or digits, stored upper-cased. */
+  bank_code: string;
+  bank_name: string;
+}
+
+export interface GetWalletStatementQuery {
+  /** The start: a date (`2026-11-01`, its first instant, UTC) or a time (RFC 3339 with its offset). */
+  from: string;
+  /** The end, excluded: a date (`2026-11-30`, the end of that UTC day) or a time (RFC 3339 with its offset). */
+  to: string;
+  /** JSON (default) or CSV; otherwise `Accept` decides. */
+  format?: 'json' | 'csv';
 }
 
 export interface ListCollectionsQuery {
@@ -10620,21 +10620,6 @@ export interface MkobaOperations {
   getChange(id: string, options?: RequestOptions): Promise<Change>;
   /** Cancel a pending change: `POST /v1/changes/{id}/cancel`. */
   cancelChange(id: string, options?: RequestOptions): Promise<Change>;
-  /** Retrieve the digital-account settings: `GET /v1/digital-accounts/settings`. */
-  getDigitalAccountSettings(options?: RequestOptions): Promise<DigitalAccountSettings>;
-  /** Set the digital-account settings: `PUT /v1/digital-accounts/settings`. */
-  setDigitalAccountSettings(
-    body: SetDigitalAccountSettingsRequest,
-    options?: RequestOptions,
-  ): Promise<DigitalAccountSettings>;
-  /** Give a wallet its account details: `POST /v1/wallets/{id}/account-details`. */
-  createAccountDetails(id: string, options?: RequestOptions): Promise<AccountDetails>;
-  /** Retrieve a wallet’s statement: `GET /v1/wallets/{id}/statement`. */
-  getWalletStatement(
-    id: string,
-    query: GetWalletStatementQuery,
-    options?: RequestOptions,
-  ): Promise<WalletStatement>;
   /** List digital-asset routes: `GET /v1/digital-asset-routes`. */
   listDigitalAssetRoutes(options?: RequestOptions): Promise<ListDigitalAssetRoutesResponse>;
   /** Enable or disable a digital-asset route: `PUT /v1/digital-asset-routes/{asset}/{network}`. */
@@ -10676,6 +10661,21 @@ export interface MkobaOperations {
   listLedgerEntries(query?: ListLedgerEntriesQuery, options?: RequestOptions): Promise<List<JournalEntry>>;
   /** List ledger accounts: `GET /v1/ledger/accounts`. */
   listLedgerAccounts(query?: ListLedgerAccountsQuery, options?: RequestOptions): Promise<List<LedgerAccount>>;
+  /** Retrieve the digital-account settings: `GET /v1/digital-accounts/settings`. */
+  getDigitalAccountSettings(options?: RequestOptions): Promise<DigitalAccountSettings>;
+  /** Set the digital-account settings: `PUT /v1/digital-accounts/settings`. */
+  setDigitalAccountSettings(
+    body: SetDigitalAccountSettingsRequest,
+    options?: RequestOptions,
+  ): Promise<DigitalAccountSettings>;
+  /** Give a wallet its account details: `POST /v1/wallets/{id}/account-details`. */
+  createAccountDetails(id: string, options?: RequestOptions): Promise<AccountDetails>;
+  /** Retrieve a wallet’s statement: `GET /v1/wallets/{id}/statement`. */
+  getWalletStatement(
+    id: string,
+    query: GetWalletStatementQuery,
+    options?: RequestOptions,
+  ): Promise<WalletStatement>;
   /** List collections: `GET /v1/collections`. */
   listCollections(query?: ListCollectionsQuery, options?: RequestOptions): Promise<List<Collection>>;
   /** Collect from a payer: `POST /v1/collections`. */
@@ -11508,38 +11508,6 @@ export const OPERATIONS = {
     query: false,
     response: 'json',
   },
-  getDigitalAccountSettings: {
-    method: 'GET',
-    path: '/v1/digital-accounts/settings',
-    pathParams: [],
-    body: 'none',
-    query: false,
-    response: 'json',
-  },
-  setDigitalAccountSettings: {
-    method: 'PUT',
-    path: '/v1/digital-accounts/settings',
-    pathParams: [],
-    body: 'required',
-    query: false,
-    response: 'json',
-  },
-  createAccountDetails: {
-    method: 'POST',
-    path: '/v1/wallets/{id}/account-details',
-    pathParams: ['id'],
-    body: 'none',
-    query: false,
-    response: 'json',
-  },
-  getWalletStatement: {
-    method: 'GET',
-    path: '/v1/wallets/{id}/statement',
-    pathParams: ['id'],
-    body: 'none',
-    query: true,
-    response: 'json',
-  },
   listDigitalAssetRoutes: {
     method: 'GET',
     path: '/v1/digital-asset-routes',
@@ -11640,6 +11608,38 @@ export const OPERATIONS = {
     method: 'GET',
     path: '/v1/ledger/accounts',
     pathParams: [],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  getDigitalAccountSettings: {
+    method: 'GET',
+    path: '/v1/digital-accounts/settings',
+    pathParams: [],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  setDigitalAccountSettings: {
+    method: 'PUT',
+    path: '/v1/digital-accounts/settings',
+    pathParams: [],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  createAccountDetails: {
+    method: 'POST',
+    path: '/v1/wallets/{id}/account-details',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  getWalletStatement: {
+    method: 'GET',
+    path: '/v1/wallets/{id}/statement',
+    pathParams: ['id'],
     body: 'none',
     query: true,
     response: 'json',

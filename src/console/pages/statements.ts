@@ -3,8 +3,12 @@
  * balance, every entry with the balance after it, and the same statement as a CSV download. The `read`
  * scope, like the API. The period defaults to this month so far (UTC).
  */
-import { getWalletStatement } from '../../app/digitalAccounts.ts';
-import { presentStatement, statementCsv, statementFileName } from '../../http/digitalAccountSchemas.ts';
+import {
+  getWalletStatement,
+  presentStatement,
+  statementCsv,
+  statementFileName,
+} from '../../modules/digitalAccounts/index.ts';
 import { html } from '../html.ts';
 import { CONSOLE_PREFIX, fields, link, table, time } from '../layout.ts';
 import type { ConsoleRoutes } from '../routing.ts';

@@ -1,11 +1,11 @@
 /** Wallets: created, changed, listed and read, and a wallet's balance now or as of an instant. */
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../app/deps.ts';
-import { getWalletBalanceAsOf } from '../../app/digitalAccounts.ts';
 import {
   type CreateWalletInput,
   createWallet,
   getWallet,
+  getWalletBalanceAsOf,
   listWallets,
   updateWallet,
   type WalletChange,
@@ -13,7 +13,6 @@ import {
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import type { Currency } from '../../domain/money.ts';
 import { WALLET_STATUSES, type WalletStatus } from '../../domain/wallets.ts';
-import { instantQuerySchema } from '../digitalAccountSchemas.ts';
 import { type ListQuery, presentBalance, presentWallet } from '../presenters.ts';
 import { pagedList, retrieveByIdRoute } from '../readRoutes.ts';
 import { changeById, makeFromBody } from '../routeEffects.ts';
@@ -28,7 +27,7 @@ import {
   written,
 } from '../routeKit.ts';
 import { currencySchema, idParamsSchema, idSchema, metadataSchema } from '../schemas.ts';
-import { walletCreateBodySchema } from '../walletSchemas.ts';
+import { instantQuerySchema, walletCreateBodySchema } from '../walletSchemas.ts';
 
 export const WALLET_TAGS = ['Wallets'];
 /** The path parameters of a route on one wallet, `/v1/wallets/:id/…`. */

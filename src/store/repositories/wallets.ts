@@ -1,9 +1,8 @@
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import type { Currency } from '../../domain/money.ts';
-import type { Wallet, WalletStatus, WalletStatusReason } from '../../domain/wallets.ts';
+import type { Wallet, WalletAccountDetails, WalletStatus, WalletStatusReason } from '../../domain/wallets.ts';
 import { walletBalances } from '../../modules/ledger/domain/ledger.ts';
 import type { Queryable } from '../store.ts';
-import { ACCOUNT_DETAILS_COLUMNS, ACCOUNT_DETAILS_JOIN, accountDetailsFromRow } from './digitalAccounts.ts';
 import {
   accountSumsFromRow,
   idRangeConditions,
@@ -12,6 +11,27 @@ import {
   toDate,
   toJsonObject,
 } from './rows.ts';
+
+/** A wallet's account details and virtual reference, as reads of wallets (`w`) embed them. */
+export const ACCOUNT_DETAILS_JOIN = `LEFT JOIN wallet_account_details d ON d.wallet_id = w.id
+  LEFT JOIN wallet_virtual_accounts v ON v.wallet_id = w.id`;
+
+export const ACCOUNT_DETAILS_COLUMNS =
+  'd.account_number, d.bank_code, d.bank_name, d.created_at AS details_created_at, v.reference AS virtual_reference';
+
+/** The details embedded in a wallet row (ACCOUNT_DETAILS_COLUMNS), or null while it has none. */
+export function accountDetailsFromRow(row: Record<string, unknown>): WalletAccountDetails | null {
+  if (row.account_number === null || row.account_number === undefined) return null;
+  return {
+    walletId: String(row.id),
+    organizationId: String(row.organization_id),
+    accountNumber: String(row.account_number),
+    bankCode: String(row.bank_code),
+    bankName: String(row.bank_name),
+    virtualReference: String(row.virtual_reference),
+    createdAt: toDate(row.details_created_at),
+  };
+}
 
 const WALLET_COLUMNS = 'id, organization_id, owner_id, currency, status, metadata, created_at, updated_at';
 /** A wallet with its balances, which live on its ledger account (same id), and its account details. */

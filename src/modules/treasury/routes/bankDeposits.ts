@@ -5,7 +5,6 @@
 import type { FastifyInstance } from 'fastify';
 import { actorIdOf } from '../../../app/apiKeyAuthentication.ts';
 import type { Deps } from '../../../app/deps.ts';
-import { ensureVirtualAccount, getVirtualAccount } from '../../../app/digitalAccounts.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { principalOf } from '../../../http/auth.ts';
 import {
@@ -19,6 +18,7 @@ import {
 import { idParamsSchema, timestampSchema } from '../../../http/schemas.ts';
 import { sendWrite } from '../../../http/writes.ts';
 import { BANK_DEPOSITS_PER_REPORT_MAX, presentCollection } from '../../collections/index.ts';
+import { ensureVirtualAccount, getVirtualAccount } from '../../digitalAccounts/index.ts';
 import type { BankDepositOutcome, VirtualAccount } from '../useCases/bankDeposits.ts';
 import {
   BANK_REFERENCE_LENGTH_MAX,

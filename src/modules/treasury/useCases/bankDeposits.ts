@@ -9,14 +9,9 @@
 import type { Deps } from '../../../app/deps.ts';
 import { newEvent, recordEvents } from '../../../app/events.ts';
 import { creditFromRail } from '../../../app/railCredits.ts';
-import { isValidAccountNumber, isValidVirtualAccountReference } from '../../../domain/digitalAccounts.ts';
 import { AppError, type FieldError } from '../../../domain/errors.ts';
 import { type Currency, checkSingleAmount, isCurrency, parseAmount } from '../../../domain/money.ts';
 import type { Wallet } from '../../../domain/wallets.ts';
-import {
-  findVirtualAccountByReference,
-  findWalletIdByAccountNumber,
-} from '../../../store/repositories/digitalAccounts.ts';
 import { findWallet } from '../../../store/repositories/wallets.ts';
 import type { Queryable } from '../../../store/store.ts';
 import {
@@ -27,10 +22,16 @@ import {
   insertCollection,
   lockBankDepositReports,
 } from '../../collections/index.ts';
+import {
+  findVirtualAccountByReference,
+  findWalletIdByAccountNumber,
+  isValidAccountNumber,
+  isValidVirtualAccountReference,
+} from '../../digitalAccounts/index.ts';
 import { openException } from './reconciliationExceptions.ts';
 
 // Record types the HTTP edge presents, given through the use case layer (src/http never imports the store).
-export type { VirtualAccount } from '../../../store/repositories/digitalAccounts.ts';
+export type { VirtualAccount } from '../../digitalAccounts/index.ts';
 
 /** Characters of the bank's reference for a deposit, and of a payer's name, at most. */
 export const BANK_REFERENCE_LENGTH_MAX = 100;

@@ -3,34 +3,20 @@
  * 4180, formula cells neutralised, as exports write it: csvRecords), and their schemas.
  */
 
-import { csvRecords } from '../domain/csv.ts';
+import { csvRecords } from '../../../domain/csv.ts';
+import { ID_PREFIXES } from '../../../domain/ids.ts';
+import { formatAmount } from '../../../domain/money.ts';
+import { presentAccountDetailsFields } from '../../../http/presenters.ts';
+import { closedObjectSchema } from '../../../http/routeKit.ts';
+import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
+import { currencySchema, idSchema, timestampSchema } from '../../../http/schemas.ts';
+import { accountDetailsProperties } from '../../../http/walletSchemas.ts';
 import {
   BANK_NAME_LENGTH_MAX,
   type DigitalAccountSettings,
   STATEMENT_ENTRIES_MAX,
   type Statement,
-} from '../domain/digitalAccounts.ts';
-import { ID_PREFIXES } from '../domain/ids.ts';
-import { formatAmount } from '../domain/money.ts';
-import { presentAccountDetailsFields } from './presenters.ts';
-import { closedObjectSchema } from './routeKit.ts';
-import { apiObjectSchema } from './schemaBuilders.ts';
-import { currencySchema, idSchema, timestampSchema } from './schemas.ts';
-import { accountDetailsProperties } from './walletSchemas.ts';
-
-/** The shortest instant the query string takes, in characters: a date (`2026-11-30`). */
-const INSTANT_TEXT_LENGTH_MIN = 10;
-/** The longest, in characters: room above a time to the millisecond with its offset (29); the domain checks the form. */
-const INSTANT_TEXT_LENGTH_MAX = 35;
-
-/** An instant as the query string takes it: a date or an RFC 3339 time (read and checked by the domain). */
-export const instantQuerySchema = (description: string) =>
-  ({
-    type: 'string',
-    minLength: INSTANT_TEXT_LENGTH_MIN,
-    maxLength: INSTANT_TEXT_LENGTH_MAX,
-    description,
-  }) as const;
+} from '../domain.ts';
 
 const signedAmountSchema = (description: string) =>
   ({ type: 'string', pattern: '^-?[0-9]+(\\.[0-9]+)?$', description, examples: ['-250.00'] }) as const;

@@ -3,10 +3,19 @@
  * account details a wallet is given (on creation once the setting exists, or on request for a wallet made
  * before), the virtual account reference payers quote in a bank transfer, statements of a period and balances as of an instant, read from the ledger's entries.
  */
+
+import type { Deps, WalletCreatedHook } from '../../app/deps.ts';
+import { appendEvidence } from '../../app/evidence.ts';
+import { AppError, resourceMissing } from '../../domain/errors.ts';
+import type { EvidenceActor } from '../../domain/evidence.ts';
+import type { Transfer } from '../../domain/transferRecord.ts';
+import { maskedDestination, maskedPhone } from '../../domain/transferRecord.ts';
+import type { Wallet, WalletAccountDetails } from '../../domain/wallets.ts';
+import { findWallet } from '../../store/repositories/wallets.ts';
+import type { Queryable } from '../../store/store.ts';
 import {
   ACCOUNT_NUMBER_RANDOM_BYTES,
   accountNumberFromRandom,
-  balanceInstant,
   buildStatement,
   type DigitalAccountSettings,
   describeMovement,
@@ -18,13 +27,7 @@ import {
   statementTooLarge,
   VIRTUAL_ACCOUNT_DIGITS,
   virtualAccountReference,
-  type WalletAccountDetails,
-} from '../domain/digitalAccounts.ts';
-import { AppError, resourceMissing } from '../domain/errors.ts';
-import type { EvidenceActor } from '../domain/evidence.ts';
-import type { Transfer } from '../domain/transferRecord.ts';
-import { maskedDestination, maskedPhone } from '../domain/transferRecord.ts';
-import type { Balances, Wallet } from '../domain/wallets.ts';
+} from './domain.ts';
 import {
   findDigitalAccountSettings,
   findVirtualAccountOfWallet,
@@ -37,12 +40,7 @@ import {
   readStatementFrame,
   saveDigitalAccountSettings,
   type VirtualAccount,
-  walletBalanceAsOf,
-} from '../store/repositories/digitalAccounts.ts';
-import { findWallet } from '../store/repositories/wallets.ts';
-import type { Queryable } from '../store/store.ts';
-import type { Deps, WalletCreatedHook } from './deps.ts';
-import { appendEvidence } from './evidence.ts';
+} from './repository.ts';
 
 /** Tries at drawing an account number nobody holds (about 8 × 10^10 numbers: a clash is rare). */
 const ACCOUNT_NUMBER_DRAWS_MAX = 5;
@@ -167,27 +165,6 @@ export async function ensureAccountDetails(
   const settings = await findDigitalAccountSettings(tx, organizationId);
   if (!settings) throw notConfigured();
   return issueAccountDetails(tx, deps, wallet, settings);
-}
-
-/** A wallet's balances as of an instant (entries created strictly before it), exactly. */
-export async function getWalletBalanceAsOf(
-  deps: Deps,
-  organizationId: string,
-  walletId: string,
-  asOfText: string,
-): Promise<{ wallet: Wallet; balances: Balances; asOf: Date }> {
-  const asOf = balanceInstant(asOfText, deps.now());
-  const wallet = await findWallet(deps.store, organizationId, walletId);
-  if (!wallet) throw resourceMissing('wallet', walletId);
-  const read = await walletBalanceAsOf(deps.store, walletId, asOf);
-  if (!read) throw new Error(`wallet ${walletId} has no ledger account`);
-  // As walletBalances defines them: available is what was posted less what was held.
-  const balances: Balances = {
-    currentMinor: read.currentMinor,
-    pendingMinor: read.pendingMinor,
-    availableMinor: read.currentMinor - read.pendingMinor,
-  };
-  return { wallet, balances, asOf };
 }
 
 function movementOf(row: MovementRow): StatementMovement {

@@ -4,27 +4,11 @@
  * instant is `GET /v1/wallets/{id}/balance?as_of=…` (routes/wallets.ts).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Deps } from '../../app/deps.ts';
-import {
-  ensureAccountDetails,
-  getDigitalAccountSettings,
-  getWalletStatement,
-  putDigitalAccountSettings,
-} from '../../app/digitalAccounts.ts';
-import { STATEMENT_ENTRIES_MAX, STATEMENT_PERIOD_DAYS_MAX } from '../../domain/digitalAccounts.ts';
-import {
-  digitalAccountSettingsBodySchema,
-  instantQuerySchema,
-  presentDigitalAccountSettings,
-  presentStatement,
-  STATEMENT_CSV_HEADER,
-  statementCsv,
-  statementFileName,
-} from '../digitalAccountSchemas.ts';
-import { presentAccountDetails } from '../presenters.ts';
-import { READ_PROBLEMS, WRITE_PROBLEMS } from '../problems.ts';
-import { retrieveOwn } from '../readRoutes.ts';
-import { makeFromBody } from '../routeEffects.ts';
+import type { Deps } from '../../../app/deps.ts';
+import { presentAccountDetails } from '../../../http/presenters.ts';
+import { READ_PROBLEMS, WRITE_PROBLEMS } from '../../../http/problems.ts';
+import { retrieveOwn } from '../../../http/readRoutes.ts';
+import { makeFromBody } from '../../../http/routeEffects.ts';
 import {
   closedObjectSchema,
   createOrFindWrite,
@@ -35,8 +19,24 @@ import {
   withoutNotFound,
   writeOperation,
   written,
-} from '../routeKit.ts';
-import { walletParams } from './wallets.ts';
+} from '../../../http/routeKit.ts';
+import { walletParams } from '../../../http/routes/wallets.ts';
+import { instantQuerySchema } from '../../../http/walletSchemas.ts';
+import { STATEMENT_ENTRIES_MAX, STATEMENT_PERIOD_DAYS_MAX } from '../domain.ts';
+import {
+  ensureAccountDetails,
+  getDigitalAccountSettings,
+  getWalletStatement,
+  putDigitalAccountSettings,
+} from '../useCases.ts';
+import {
+  digitalAccountSettingsBodySchema,
+  presentDigitalAccountSettings,
+  presentStatement,
+  STATEMENT_CSV_HEADER,
+  statementCsv,
+  statementFileName,
+} from './schemas.ts';
 
 const TAGS = ['Digital accounts'];
 

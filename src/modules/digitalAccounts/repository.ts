@@ -1,17 +1,18 @@
 /**
- * Digital accounts: the organization's sponsor-bank setting, the account details issued to wallets, and the
- * ledger reads behind statements and balances as of an instant.
- *
- * A wallet's account (same id as the wallet) keeps running sums that are current at all times; entries are
- * append-only and stamped with `created_at`. So a past balance is the current one less what entries created
- * at or after the instant moved, and only the account's postings since are read, index-only from
- * postings_account_entry_idx (which carries each posting's side, phase and amount), with the entries' own
- * `created_at` read only for the two hours of ids around the instant (entryIdWindow).
+ * Digital accounts: the organization's sponsor-bank setting, the account details issued to wallets, virtual
+ * accounts, and the ledger reads behind statements (read as balances as of an instant are: walletBalances.ts).
  */
-import type { DigitalAccountSettings, WalletAccountDetails } from '../../domain/digitalAccounts.ts';
-import { ID_PREFIXES } from '../../domain/ids.ts';
-import type { Queryable } from '../store.ts';
-import { idBoundsOfCreated, toBigInt, toDate, toJsonObject } from './rows.ts';
+
+import type { WalletAccountDetails } from '../../domain/wallets.ts';
+import { toBigInt, toDate, toJsonObject } from '../../store/repositories/rows.ts';
+import { entryIdWindow, POSTED_NET, sinceSql } from '../../store/repositories/walletBalances.ts';
+import {
+  ACCOUNT_DETAILS_COLUMNS,
+  ACCOUNT_DETAILS_JOIN,
+  accountDetailsFromRow,
+} from '../../store/repositories/wallets.ts';
+import type { Queryable } from '../../store/store.ts';
+import type { DigitalAccountSettings } from './domain.ts';
 
 export async function findDigitalAccountSettings(
   db: Queryable,
@@ -57,26 +58,6 @@ export async function insertWalletAccountDetails(
   return rows.length === 1;
 }
 
-/** A wallet's account details and virtual reference, as reads of wallets (`w`) embed them. */
-export const ACCOUNT_DETAILS_JOIN = `LEFT JOIN wallet_account_details d ON d.wallet_id = w.id
-  LEFT JOIN wallet_virtual_accounts v ON v.wallet_id = w.id`;
-export const ACCOUNT_DETAILS_COLUMNS =
-  'd.account_number, d.bank_code, d.bank_name, d.created_at AS details_created_at, v.reference AS virtual_reference';
-
-/** The details embedded in a wallet row (ACCOUNT_DETAILS_COLUMNS), or null while it has none. */
-export function accountDetailsFromRow(row: Record<string, unknown>): WalletAccountDetails | null {
-  if (row.account_number === null || row.account_number === undefined) return null;
-  return {
-    walletId: String(row.id),
-    organizationId: String(row.organization_id),
-    accountNumber: String(row.account_number),
-    bankCode: String(row.bank_code),
-    bankName: String(row.bank_name),
-    virtualReference: String(row.virtual_reference),
-    createdAt: toDate(row.details_created_at),
-  };
-}
-
 export async function findWalletAccountDetails(
   db: Queryable,
   organizationId: string,
@@ -110,61 +91,6 @@ export async function findWalletIdByAccountNumber(
  */
 export async function readOneSnapshot(tx: Queryable): Promise<void> {
   await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
-}
-
-/**
- * The ids that may belong to entries created around an instant: an entry's id carries the millisecond it was
- * made, within ID_TIME_SKEW_MS_MAX of its `created_at` (rows.ts), so every entry with an id below `lo` was
- * created before the instant and every one above `hi` at or after it. Only the entries between (two hours of
- * them) need their `created_at` read. `lo` '' and `hi` past every id when a bound would include them all.
- */
-function entryIdWindow(at: Date): { lo: string; hi: string } {
-  const bounds = idBoundsOfCreated(ID_PREFIXES.journalEntry, { createdGte: at, createdLte: at });
-  return { lo: bounds.idGte ?? '', hi: bounds.idLte ?? `${ID_PREFIXES.journalEntry}_~` };
-}
-
-/**
- * SQL for what the account's entries created at or after an instant moved, summed by `expression` over
- * their postings `p`: the postings above the instant's id window straight from the covering index
- * postings_account_entry_idx (no entry read), plus those inside it whose entry's `created_at` says so.
- * `$1` is the account; `at`, `lo` and `hi` name the instant's parameters.
- */
-function sinceSql(expression: string, filter: string, at: string, lo: string, hi: string): string {
-  return `((SELECT coalesce(sum(${expression}), 0) FROM postings p
-             WHERE p.account_id = $1 AND ${filter} AND p.entry_id > ${hi})
-         + (SELECT coalesce(sum(${expression}), 0) FROM postings p JOIN journal_entries e ON e.id = p.entry_id
-             WHERE p.account_id = $1 AND ${filter} AND p.entry_id >= ${lo} AND p.entry_id <= ${hi}
-               AND e.created_at >= ${at}))`;
-}
-
-const POSTED_NET = "CASE WHEN p.side = 'credit' THEN p.amount_minor ELSE -p.amount_minor END";
-/** What a posting did to the held sum (debits pending): a hold adds, its release or its posting takes off. */
-const PENDING_DELTA = `CASE WHEN p.phase = 'pending' THEN p.amount_minor
-                            WHEN p.phase = 'voided' OR p.releases_hold THEN -p.amount_minor ELSE 0 END`;
-
-/**
- * A wallet account's posted and held balance as of `asOf`: entries created strictly before it count. One
- * statement, so the current sums and the entries since are one snapshot. Undefined for no such account.
- */
-export async function walletBalanceAsOf(
-  db: Queryable,
-  walletId: string,
-  asOf: Date,
-): Promise<{ currentMinor: bigint; pendingMinor: bigint } | undefined> {
-  const { lo, hi } = entryIdWindow(asOf);
-  const [row] = await db.query(
-    `SELECT (a.credits_posted - a.debits_posted - ${sinceSql(POSTED_NET, "p.phase = 'posted'", '$2', '$3', '$4')})::text AS current_minor,
-            (a.debits_pending - ${sinceSql(PENDING_DELTA, "p.side = 'debit'", '$2', '$3', '$4')})::text AS pending_minor
-       FROM ledger_accounts a
-      WHERE a.id = $1 AND a.kind = 'wallet'`,
-    [walletId, asOf, lo, hi],
-  );
-  return (
-    row && {
-      currentMinor: toBigInt(row.current_minor),
-      pendingMinor: toBigInt(row.pending_minor),
-    }
-  );
 }
 
 /** The posted balance of a wallet account at the start and at the end of a period, one snapshot. */

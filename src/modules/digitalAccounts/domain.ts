@@ -5,9 +5,10 @@
  * running balance. No I/O, no clock: `now` and random bytes are arguments.
  */
 import { Mod11_2 } from '@konfirm/iso7064';
-import { DAY_MS, dayOf, endOfDay, parseDay } from './days.ts';
-import { AppError, validationError } from './errors.ts';
-import type { Currency } from './money.ts';
+import { DAY_MS, dayOf, parseInstant } from '../../domain/days.ts';
+import { AppError, validationError } from '../../domain/errors.ts';
+import type { Currency } from '../../domain/money.ts';
+import type { WalletAccountDetails } from '../../domain/wallets.ts';
 
 /** Digits of an account number: ACCOUNT_NUMBER_BODY_DIGITS drawn at random, then one check digit. */
 export const ACCOUNT_NUMBER_DIGITS = 12;
@@ -94,19 +95,6 @@ export function parseDigitalAccountSettings(input: { bank_code: string; bank_nam
   return { bankCode, bankName };
 }
 
-/** What a wallet carries once it has account details: fixed when issued, never changed or reused. */
-export interface WalletAccountDetails {
-  walletId: string;
-  organizationId: string;
-  accountNumber: string;
-  /** The bank code and name the number was issued under (a later settings change does not rewrite them). */
-  bankCode: string;
-  bankName: string;
-  /** The wallet's virtual account reference (`MK…`), made with the details if the wallet had none. */
-  virtualReference: string;
-  createdAt: Date;
-}
-
 // ---------------------------------------------------------------------------------------------------------
 // Statements and balances as of an instant
 
@@ -114,51 +102,6 @@ export interface WalletAccountDetails {
 export const STATEMENT_PERIOD_DAYS_MAX = 366;
 /** Entries one statement lists at most; a period holding more is a 422 `statement_too_large`. */
 export const STATEMENT_ENTRIES_MAX = 10_000;
-
-const DATE_PATTERN = /^\d{4}-\d{2}-\d{2}$/;
-/** RFC 3339 with its offset, to the millisecond at most (every entry is stamped to the millisecond). */
-const INSTANT_PATTERN = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,3})?([Zz]|[+-]\d{2}:\d{2})$/;
-
-/** Which end of a day a date names: `from` its first instant, `to` and `as_of` the first instant after it. */
-export type DayEnd = 'start' | 'end';
-
-/**
- * A bound as given on the wire: a date (`YYYY-MM-DD`, a UTC day, its start or its end as `end` says) or an
- * instant (RFC 3339 with its offset, to the millisecond).
- */
-export function parseInstant(value: string, param: string, dayEnd: DayEnd): Date {
-  if (DATE_PATTERN.test(value)) {
-    const day = parseDay(value, param);
-    return dayEnd === 'start' ? new Date(`${day}T00:00:00Z`) : endOfDay(day);
-  }
-  const time = INSTANT_PATTERN.test(value) ? Date.parse(value) : Number.NaN;
-  if (Number.isNaN(time)) {
-    throw validationError(
-      param,
-      `${param} must be a date (YYYY-MM-DD) or a time (RFC 3339 with its offset, to the millisecond)`,
-      'invalid_format',
-    );
-  }
-  // Date.parse rolls 2026-02-30T… over to March; the date part must name a real day.
-  parseDay(value.slice(0, 10), param);
-  return new Date(time);
-}
-
-/**
- * The instant a balance is read as of: entries created strictly before it count. A date names the end of
- * that UTC day. Not later than `now`: the balance of a time still to come is not known.
- */
-export function balanceInstant(asOf: string, now: Date): Date {
-  const instant = parseInstant(asOf, 'as_of', 'end');
-  if (instant.getTime() > now.getTime()) {
-    throw validationError(
-      'as_of',
-      `as_of must not be later than now (${now.toISOString()}); a date names the end of that UTC day`,
-      'out_of_range',
-    );
-  }
-  return instant;
-}
 
 /**
  * A statement's period: entries created at or after `from` and strictly before `to` (half-open, so
