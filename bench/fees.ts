@@ -11,7 +11,7 @@
  *    A fee adds a third account to the batch's one lock statement and a third posting to its inserts, so
  *    the statements per transfer should be the same in both rows: no round trip per transfer.
  */
-import { issueApiKey } from '../src/app/apiKeys.ts';
+
 import { systemDeps } from '../src/app/deps.ts';
 import { defaultRateLimitSettings } from '../src/config.ts';
 import {
@@ -24,6 +24,7 @@ import {
 import { formatAmount, SUPPORTED_CURRENCIES } from '../src/domain/money.ts';
 import { RAILS, type Rail, railBounds } from '../src/domain/transfers.ts';
 import { buildApp } from '../src/http/app.ts';
+import { issueApiKey } from '../src/modules/apiKeys/useCases/keys.ts';
 import { migrate } from '../src/store/migrate.ts';
 import { openPgliteStore } from '../src/store/pglite.ts';
 import type { Queryable, Store } from '../src/store/store.ts';

@@ -5,12 +5,13 @@
  * advance, with the month's capitalisation: one entry and one event per account). Prints the wall time and
  * the accounts accrued per second for each, and the statements and transactions per account-day.
  */
-import { issueApiKey } from '../src/app/apiKeys.ts';
+
 import { createCustomer } from '../src/app/customers.ts';
 import { systemDeps } from '../src/app/deps.ts';
 import { updateOrganizationProfile } from '../src/app/organizationProfile.ts';
 import { fundWallet } from '../src/app/railCredits.ts';
 import { addDays } from '../src/domain/days.ts';
+import { issueApiKey } from '../src/modules/apiKeys/useCases/keys.ts';
 import { openSavingsAccount } from '../src/modules/savings/useCases/accounts.ts';
 import { accrueSavingsThrough } from '../src/modules/savings/useCases/dayWork.ts';
 import { createSavingsProduct } from '../src/modules/savings/useCases/products.ts';

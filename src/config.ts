@@ -14,7 +14,8 @@ import { loadPostgresSettings, type PostgresSettings } from './config/postgres.t
 import { loadRetentionSettings, type RetentionSettings } from './config/retention.ts';
 import { ConfigError, nonEmpty } from './config/variables.ts';
 import { loadWebhookSettings, type WebhookSettings } from './config/webhooks.ts';
-import { ENVIRONMENTS, type Environment, isLiveEnvironment, parseApiKey } from './domain/apiKeys.ts';
+import { ENVIRONMENTS, type Environment, isLiveEnvironment } from './domain/access.ts';
+import { parseApiKey } from './domain/apiKeys.ts';
 import { CONVERSION_RATE_BAND_BPS_DEFAULT, CONVERSION_RATE_BAND_BPS_MAX } from './domain/conversions.ts';
 import type { PilotCaps } from './domain/decisions/pilotCaps.ts';
 import type { TokenBucket } from './domain/rateLimits.ts';

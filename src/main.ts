@@ -15,7 +15,7 @@ import { startControlServer } from './cli/controlChannel.ts';
 import { requireEncryptionKey } from './config/encryption.ts';
 import { IDEMPOTENCY_PRUNE_INTERVAL_MS, RETENTION_PRUNE_INTERVAL_MS } from './config/retention.ts';
 import type { Config } from './config.ts';
-import type { Environment } from './domain/apiKeys.ts';
+import type { Environment } from './domain/access.ts';
 import type { Keyring } from './domain/sealing.ts';
 import {
   COLLECTION_WORKER_INTERVAL_MS,

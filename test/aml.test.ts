@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdminCommand } from '../src/app/admin.ts';
-import { issueApiKey } from '../src/app/apiKeys.ts';
+import { issueApiKey } from '../src/modules/apiKeys/useCases/keys.ts';
 import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
 import { balanceOf, expectLedgerHealthy } from './support/ledger.ts';
 import { memberKeyIn } from './support/organizations.ts';

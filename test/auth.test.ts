@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_KEY_CACHE_TTL_MS } from '../src/app/apiKeyAuthentication.ts';
-import { issueApiKey, revokeKey } from '../src/app/apiKeys.ts';
+import { issueApiKey, revokeKey } from '../src/modules/apiKeys/useCases/keys.ts';
 import { api, BACKENDS, newOrganizationKey, startTestApp, type TestApp } from './support/harness.ts';
 
 /** Every authenticated route, so each auth check runs against all of them. */

@@ -6,7 +6,7 @@
  */
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { issueApiKey } from '../src/app/apiKeys.ts';
+import { issueApiKey } from '../src/modules/apiKeys/useCases/keys.ts';
 import { COLLECTION_EXPIRY_MS } from '../src/modules/collections/domain.ts';
 import {
   type CollectionRailResolver,

@@ -16,10 +16,10 @@ import { AxeBuilder } from '@axe-core/playwright';
 import { type Browser, type BrowserContext, chromium, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdminCommand } from '../src/app/admin.ts';
-import { issueApiKey } from '../src/app/apiKeys.ts';
 import { SANDBOX_ORGANIZATION_NAME } from '../src/app/seed.ts';
 import { loadConfig } from '../src/config.ts';
 import { type RunningServer, startServer } from '../src/main.ts';
+import { issueApiKey } from '../src/modules/apiKeys/useCases/keys.ts';
 import { type Receiver, startReceiver } from './support/receiver.ts';
 
 const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find(

@@ -9,9 +9,9 @@
  * the service writes in real time), so the history is what it would have been.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { issueApiKey } from '../src/app/apiKeys.ts';
 import { monotonicIdGenerator } from '../src/app/deps.ts';
 import { formatId, ID_PREFIXES } from '../src/domain/ids.ts';
+import { issueApiKey } from '../src/modules/apiKeys/useCases/keys.ts';
 import { accountNumberFromRandom, isValidAccountNumber } from '../src/modules/digitalAccounts/domain.ts';
 import { insertWalletAccountDetails } from '../src/modules/digitalAccounts/repository.ts';
 import { rfc4180Rows } from './support/csv.ts';

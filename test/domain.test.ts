@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { monotonicIdGenerator } from '../src/app/deps.ts';
-import { formatApiKey, grantsScope, parseApiKey } from '../src/domain/apiKeys.ts';
+import { grantsScope } from '../src/domain/access.ts';
+import { formatApiKey, parseApiKey } from '../src/domain/apiKeys.ts';
 import { csvRecords } from '../src/domain/csv.ts';
 import { AppError } from '../src/domain/errors.ts';
 import { canonicalJson, requestFingerprint } from '../src/domain/idempotency.ts';

@@ -7,9 +7,9 @@ import { createHash, randomBytes } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdminCommand } from '../src/app/admin.ts';
-import { issueApiKey } from '../src/app/apiKeys.ts';
 import { appendEvidence, SYSTEM_ACTOR } from '../src/app/evidence.ts';
 import { EVIDENCE_GENESIS_HASH, type EvidenceDraft } from '../src/domain/evidence.ts';
+import { issueApiKey } from '../src/modules/apiKeys/useCases/keys.ts';
 import {
   api,
   BACKENDS,

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { issueApiKey } from '../src/app/apiKeys.ts';
+import { issueApiKey } from '../src/modules/apiKeys/useCases/keys.ts';
 import { EXPORT_LEASE_MS, EXPORT_RETENTION_MS } from '../src/modules/exports/domain.ts';
 import { leaseExport } from '../src/modules/exports/repository.ts';
 import { exportFormatters } from '../src/modules/exports/routes/formats.ts';

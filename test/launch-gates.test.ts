@@ -8,8 +8,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdminCommand } from '../src/app/admin.ts';
-import { issueApiKey } from '../src/app/apiKeys.ts';
 import { defaultWebhookSettings } from '../src/config/webhooks.ts';
+import { issueApiKey } from '../src/modules/apiKeys/useCases/keys.ts';
 import { LAUNCH_GATES } from '../src/modules/launchGates/domain.ts';
 import { LaunchGatesOpenError } from '../src/modules/launchGates/useCases.ts';
 import { launchGateWalker } from '../src/modules/launchGates/workers.ts';

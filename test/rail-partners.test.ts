@@ -9,11 +9,11 @@ import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdminCommand } from '../src/app/admin.ts';
-import { issueApiKey } from '../src/app/apiKeys.ts';
 import type { Deps } from '../src/app/deps.ts';
 import { fundWallet } from '../src/app/railCredits.ts';
 import { missingMasterKeys } from '../src/app/secretsAtRest.ts';
 import { keyringOf, MASTER_KEY_BYTES } from '../src/domain/sealing.ts';
+import { issueApiKey } from '../src/modules/apiKeys/useCases/keys.ts';
 import { PARTNER_RAIL_FACTORIES } from '../src/modules/railPartners/partners/factories.ts';
 import { RAIL_CALLBACK_MATCH_GRACE_MS } from '../src/modules/railPartners/useCases/callbacks.ts';
 import {

@@ -4,7 +4,6 @@ import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '../packages/sdk/src/index.ts';
-import { issueApiKey } from '../src/app/apiKeys.ts';
 import { ConfigError } from '../src/config/variables.ts';
 import {
   defaultRateLimitSettings,
@@ -25,6 +24,7 @@ import {
 } from '../src/domain/rateLimits.ts';
 import { buildApp } from '../src/http/app.ts';
 import { memoryBucketStore } from '../src/http/rateLimitStore.ts';
+import { issueApiKey } from '../src/modules/apiKeys/useCases/keys.ts';
 import { api, BACKENDS, newOrganizationKey, startTestApp, type TestApp } from './support/harness.ts';
 
 /** The Redis the shared-bucket tests use (`.ci/run` sets it and starts the local Redis if it is down). */

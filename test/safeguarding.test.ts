@@ -9,8 +9,8 @@
  * clock, so entries are never stamped later than the real time.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { issueApiKey } from '../src/app/apiKeys.ts';
 import { addDays, dayOf } from '../src/domain/days.ts';
+import { issueApiKey } from '../src/modules/apiKeys/useCases/keys.ts';
 import { runSafeguardingChecks } from '../src/modules/treasury/useCases/safeguarding.ts';
 import {
   type ApiResponse,

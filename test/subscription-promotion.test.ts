@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AdminResult, runAdminCommand } from '../src/app/admin.ts';
-import { issueApiKey } from '../src/app/apiKeys.ts';
+import { issueApiKey } from '../src/modules/apiKeys/useCases/keys.ts';
 import { liveSecrets, openStoredSecret } from '../src/modules/webhooks/repository/secrets.ts';
 import { api, BACKENDS, type TestApp } from './support/harness.ts';
 import { newOrganization } from './support/organizations.ts';

@@ -9,8 +9,8 @@
  * check runs with the clock at noon today.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { issueApiKey } from '../src/app/apiKeys.ts';
 import { addDays, dayOf } from '../src/domain/days.ts';
+import { issueApiKey } from '../src/modules/apiKeys/useCases/keys.ts';
 import { runDepositWorkerOnce } from '../src/modules/stablecoins/workers.ts';
 import { runSafeguardingChecks } from '../src/modules/treasury/useCases/safeguarding.ts';
 import { type ApiResponse, api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';

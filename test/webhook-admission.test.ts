@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runAdminCommand } from '../src/app/admin.ts';
-import { issueApiKey } from '../src/app/apiKeys.ts';
+import { issueApiKey } from '../src/modules/apiKeys/useCases/keys.ts';
 import {
   api,
   BACKENDS,

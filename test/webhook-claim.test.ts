@@ -6,7 +6,7 @@
  * stepped clock, so their due times are known.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { issueApiKey } from '../src/app/apiKeys.ts';
+import { issueApiKey } from '../src/modules/apiKeys/useCases/keys.ts';
 import { type ClaimedDelivery, claimDueDeliveries } from '../src/modules/webhooks/repository/claims.ts';
 import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
 

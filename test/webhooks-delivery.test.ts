@@ -10,7 +10,6 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { issueApiKey } from '../src/app/apiKeys.ts';
 import type { Deps } from '../src/app/deps.ts';
 import { defaultWebhookSettings } from '../src/config/webhooks.ts';
 import {
@@ -22,6 +21,7 @@ import {
   WEBHOOK_RESPONSE_BODY_CHARS_MAX,
   WEBHOOK_SUBSCRIPTION_IN_FLIGHT_MAX,
 } from '../src/domain/webhooks.ts';
+import { issueApiKey } from '../src/modules/apiKeys/useCases/keys.ts';
 import { claimDueDeliveries } from '../src/modules/webhooks/repository/claims.ts';
 import { finishDelivery } from '../src/modules/webhooks/repository/deliveries.ts';
 import { activeSecrets, rotateSecret } from '../src/modules/webhooks/repository/secrets.ts';

@@ -6,7 +6,6 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { issueApiKey } from '../src/app/apiKeys.ts';
 import { ConfigError } from '../src/config/variables.ts';
 import { defaultWebhookSettings } from '../src/config/webhooks.ts';
 import { loadConfig } from '../src/config.ts';
@@ -23,6 +22,7 @@ import {
   WEBHOOK_RETRY_JITTER_FRACTION,
   WEBHOOK_RETRY_SCHEDULE_SECONDS_DEFAULT,
 } from '../src/domain/webhooks.ts';
+import { issueApiKey } from '../src/modules/apiKeys/useCases/keys.ts';
 import { findSubscription, saveSubscription } from '../src/modules/webhooks/repository/subscriptions.ts';
 import { emitTestEvent } from '../src/modules/webhooks/useCases/testEvents.ts';
 import { dispatchWebhooksOnce } from '../src/modules/webhooks/workers/dispatcher.ts';

@@ -4,8 +4,9 @@
  * core's records are in adminCore.ts; here, those on modules' records (keys issued behind the launch gates,
  * exports, webhook admission and promotion, launch gates), and the one command table over both.
  */
-import { SCOPES, type Scope } from '../domain/apiKeys.ts';
+import { SCOPES, type Scope } from '../domain/access.ts';
 import { LAUNCH_PRODUCTS, type LaunchProduct } from '../domain/organizationProfile.ts';
+import { issueOperatorKey } from '../modules/apiKeys/index.ts';
 import {
   EXPORT_FORMATS,
   EXPORT_TYPES,
@@ -37,7 +38,6 @@ import {
   isStringList,
   runCoreAdminCommand,
 } from './adminCore.ts';
-import { issueOperatorKey } from './apiKeys.ts';
 import type { Deps } from './deps.ts';
 import { SYSTEM_ACTOR } from './evidence.ts';
 import { proposeIfGoverned } from './governedChanges.ts';

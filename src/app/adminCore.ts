@@ -1,12 +1,12 @@
 /**
- * The operator commands on the shared core's records: API keys listed and revoked, members, console sign-in
- * links, migrations, the ledger's and the evidence chains' checks, secrets re-wrapped, and sanctions lists.
- * admin.ts adds the commands on modules' records and is what the CLI and the control channel call.
+ * The operator commands, part one: API keys listed and revoked, members, console sign-in links, migrations,
+ * the ledger's and the evidence chains' checks, secrets re-wrapped, and sanctions lists. admin.ts adds the
+ * rest and is what the CLI and the control channel call; both are edges that put modules together.
  */
 import type { Member } from '../domain/members.ts';
+import { listOrganizationKeys, revokeKey } from '../modules/apiKeys/index.ts';
 import { type LedgerViolation, verifyLedger } from '../modules/ledger/index.ts';
 import { migrate } from '../store/migrate.ts';
-import { listOrganizationKeys, revokeKey } from './apiKeys.ts';
 import { issueSignInLink } from './console/session.ts';
 import type { Deps } from './deps.ts';
 import { type EvidenceChainReport, verifyEvidence } from './evidence.ts';

@@ -2,9 +2,10 @@
  * Authenticating a request by its API key: the Authorization header checked and the key found by its hash,
  * through a short per-process cache that a change to members or keys clears; the principal it yields.
  */
-import { type Environment, hashApiKey, parseApiKey } from '../domain/apiKeys.ts';
+
+import { type Environment, effectiveScopes, type MemberRole } from '../domain/access.ts';
+import { hashApiKey, parseApiKey } from '../domain/apiKeys.ts';
 import { AppError } from '../domain/errors.ts';
-import { effectiveScopes, type MemberRole } from '../domain/members.ts';
 import { type ApiKeyWithMember, findApiKeyByHash } from '../store/repositories/apiKeys.ts';
 import type { Deps } from './deps.ts';
 

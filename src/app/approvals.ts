@@ -8,6 +8,8 @@
  * on is its own use case's `ApprovableResource`, handed in through `deps.approvableResources` by the
  * composition root, so this file imports none of them.
  */
+
+import type { MemberRole } from '../domain/access.ts';
 import {
   type Approval,
   type ApprovalResourceType,
@@ -24,7 +26,6 @@ import type { PolicyDecision } from '../domain/decisions/policies.ts';
 import { AppError, resourceMissing } from '../domain/errors.ts';
 import type { EventRecord } from '../domain/events.ts';
 import type { EvidenceActor, EvidenceDraft } from '../domain/evidence.ts';
-import type { MemberRole } from '../domain/members.ts';
 import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
 import {
   type ApprovalFilter,

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { lookup } from 'node:dns/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Environment } from '../domain/apiKeys.ts';
+import type { Environment } from '../domain/access.ts';
 import type { PilotCaps } from '../domain/decisions/pilotCaps.ts';
 import type { TravelRuleInput } from '../domain/decisions/travelRule.ts';
 import type { EvidenceActor } from '../domain/evidence.ts';

@@ -12,6 +12,7 @@ import { parseRoles } from '../domain/members.ts';
 import type { LaunchProduct } from '../domain/organizationProfile.ts';
 import { open, seal } from '../domain/sealing.ts';
 import { routeLimitMinor } from '../domain/stablecoins.ts';
+import { applyPendingOwnKey, parsePendingKeyPayload } from '../modules/apiKeys/index.ts';
 import type { LaunchGate } from '../modules/launchGates/index.ts';
 import { overrideLaunchGatesFor } from '../modules/launchGates/index.ts';
 import { configureRailPartner, updateRailPartner } from '../modules/railPartners/index.ts';
@@ -27,7 +28,6 @@ import { setRouteStatus } from './digitalAssetRoutes.ts';
 import { updateFeeSchedule } from './fees.ts';
 import type { ApplyInput, ChangeKind, RegisteredChangeKind } from './governedChanges.ts';
 import { addMember, updateMember } from './members.ts';
-import { applyPendingOwnKey, parsePendingKeyPayload } from './ownApiKeyIssuing.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: a stored request body; its use case checks every field.
 type Body = Record<string, any>;

@@ -3,15 +3,11 @@
  * for a member follow the change at once in this process (the key cache is dropped) and within
  * API_KEY_CACHE_TTL_MS elsewhere.
  */
+
+import type { MemberRole } from '../domain/access.ts';
 import { AppError, resourceMissing, validationError } from '../domain/errors.ts';
 import type { EvidenceActor } from '../domain/evidence.ts';
-import {
-  MEMBER_NAME_CHARS_MAX,
-  type Member,
-  type MemberRole,
-  normaliseEmail,
-  parseRoles,
-} from '../domain/members.ts';
+import { MEMBER_NAME_CHARS_MAX, type Member, normaliseEmail, parseRoles } from '../domain/members.ts';
 import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
 import {
   findMember,
@@ -24,9 +20,9 @@ import {
 import { findOrganizationByName } from '../store/repositories/organizations.ts';
 import type { Queryable } from '../store/store.ts';
 import { forgetCachedKeys } from './apiKeyAuthentication.ts';
-import { ensureOrganizationNamed } from './apiKeys.ts';
 import type { Deps } from './deps.ts';
 import { appendEvidence, SYSTEM_ACTOR } from './evidence.ts';
+import { ensureOrganizationNamed } from './organizationProfile.ts';
 
 export interface AddMemberInput {
   email: string;

@@ -20,6 +20,7 @@ import {
   saveProfile,
 } from '../store/repositories/organizationProfiles.ts';
 import {
+  ensureOrganization,
   findOrganization,
   lockOrganization,
   type OrganizationRow,
@@ -134,4 +135,15 @@ export async function nameContacts(
   const organization = await lockedOrganization(tx, organizationId);
   await replaceContacts(tx, organizationId, contacts, deps.now());
   return viewOf(tx, organization);
+}
+
+/** The organization of that name, created if new (the CLI's way in). */
+export function ensureOrganizationNamed(tx: Queryable, deps: Deps, name: string) {
+  return ensureOrganization(tx, {
+    id: deps.newId('organization'),
+    name,
+    // Production organizations subscribe to webhooks once the operator enables it; the sandbox's can at once.
+    webhookSubscriptionsEnabled: deps.environment === 'sandbox',
+    createdAt: deps.now(),
+  });
 }

@@ -9,11 +9,11 @@
 import { hashApiKey } from '../domain/apiKeys.ts';
 import { AppError } from '../domain/errors.ts';
 import type { Currency } from '../domain/money.ts';
+import { issueApiKeyIn } from '../modules/apiKeys/index.ts';
 import { sandboxFunding } from '../modules/collections/index.ts';
 import { ensureAccountDetails, putDigitalAccountSettings } from '../modules/digitalAccounts/index.ts';
 import { findApiKeyByHash } from '../store/repositories/apiKeys.ts';
 import { claimSeed } from '../store/repositories/seeds.ts';
-import { issueApiKeyIn } from './apiKeys.ts';
 import { type CreateCustomerInput, createCustomer } from './customers.ts';
 import type { Deps } from './deps.ts';
 import { SYSTEM_ACTOR } from './evidence.ts';

@@ -3,7 +3,7 @@
  * `mkoba keys revoke KEY_ID`: an organization's API keys, each recorded with the OS user who ran the command.
  */
 import type { Config } from '../config.ts';
-import { DEFAULT_SCOPES, SCOPES, type Scope } from '../domain/apiKeys.ts';
+import { DEFAULT_SCOPES, SCOPES, type Scope } from '../domain/access.ts';
 import { operatorName, organizationOrSandbox, runAdmin } from './runAdmin.ts';
 import { UsageError } from './usageError.ts';
 

@@ -2,7 +2,7 @@
  * Where this deployment is reached (MKOBA_PUBLIC_URL), and the sandbox deployment's database that pilot and
  * production read launch gates from (MKOBA_SANDBOX_DATABASE_URL).
  */
-import { type Environment, isLiveEnvironment } from '../domain/apiKeys.ts';
+import { type Environment, isLiveEnvironment } from '../domain/access.ts';
 import { ConfigError, nonEmpty } from './variables.ts';
 
 /** MKOBA_PUBLIC_URL: an absolute http(s) URL without query or fragment (https in pilot and production). */

@@ -1,6 +1,6 @@
 /** MKOBA_ENCRYPTION_KEY and MKOBA_ENCRYPTION_KEYS_PREVIOUS read, and where a configuration must set a key. */
 import type { Config } from '../config.ts';
-import { isLiveEnvironment } from '../domain/apiKeys.ts';
+import { isLiveEnvironment } from '../domain/access.ts';
 import { MASTER_KEY_BYTES, parseMasterKey } from '../domain/sealing.ts';
 import { ConfigError, nonEmpty } from './variables.ts';
 

@@ -1,5 +1,5 @@
 /** MKOBA_PILOT_TRANSFERS_PER_DAY_MAX and MKOBA_PILOT_AMOUNT_PER_DAY_MAX: the caps a pilot runs under. */
-import type { Environment } from '../domain/apiKeys.ts';
+import type { Environment } from '../domain/access.ts';
 import type { PilotCaps } from '../domain/decisions/pilotCaps.ts';
 import { type Currency, isCurrency, parseAmount } from '../domain/money.ts';
 import { ConfigError, nonEmpty } from './variables.ts';

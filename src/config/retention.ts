@@ -1,5 +1,5 @@
 /** How long history is kept (MKOBA_RETENTION_DAYS), and how often expired records and idempotency keys are pruned. */
-import type { Environment } from '../domain/apiKeys.ts';
+import type { Environment } from '../domain/access.ts';
 import { ConfigError, nonEmpty } from './variables.ts';
 
 export const IDEMPOTENCY_PRUNE_INTERVAL_MS = 60_000;

@@ -2,7 +2,7 @@
  * Webhook delivery (MKOBA_WEBHOOK_*): the retry schedule, an attempt's time-out, when a failing endpoint is
  * disabled, how many deliveries a subscription has in flight, and whether private addresses are allowed.
  */
-import type { Environment } from '../domain/apiKeys.ts';
+import type { Environment } from '../domain/access.ts';
 import {
   parseRetrySchedule,
   WEBHOOK_DISABLE_AFTER_FAILING_HOURS,

@@ -1,7 +1,7 @@
 /** The console's page shell and the small components its pages share. */
 import type { ConsoleIdentity } from '../app/console/session.ts';
 import type { PartyNames } from '../app/console/views.ts';
-import { grantsScope, type Scope } from '../domain/apiKeys.ts';
+import { grantsScope, type Scope } from '../domain/access.ts';
 import { csrfTokenOf } from '../domain/console.ts';
 import { html, type Renderable, type SafeHtml } from './html.ts';
 

@@ -12,7 +12,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { type ConsoleIdentity, loadSession } from '../app/console/session.ts';
 import type { Deps } from '../app/deps.ts';
 import { runIdempotent } from '../app/idempotency.ts';
-import { grantsScope, type Scope } from '../domain/apiKeys.ts';
+import { grantsScope, type Scope } from '../domain/access.ts';
 import { CONSOLE_SESSION_IDLE_MINUTES, csrfTokenMatches } from '../domain/console.ts';
 import { AppError } from '../domain/errors.ts';
 import { requestFingerprint } from '../domain/idempotency.ts';

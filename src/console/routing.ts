@@ -7,7 +7,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ConsoleIdentity } from '../app/console/session.ts';
 import type { Deps } from '../app/deps.ts';
 import type { IdempotentOutcome, WriteResult } from '../app/idempotency.ts';
-import type { Scope } from '../domain/apiKeys.ts';
+import type { Scope } from '../domain/access.ts';
 import { CONSOLE_SESSION_COOKIE_PLAIN, CONSOLE_SESSION_COOKIE_SECURE } from '../domain/console.ts';
 import { AppError } from '../domain/errors.ts';
 import type { AuthFailureLimiter } from '../http/rateLimit.ts';

@@ -3,8 +3,9 @@
  * reaches a decision once: the quorum approves it, one rejection rejects it, its expiry expires it, and
  * canceling its resource cancels it. Who may vote is decided here; the use case only loads and writes.
  */
+
+import type { MemberRole } from './access.ts';
 import { AppError } from './errors.ts';
-import type { MemberRole } from './members.ts';
 
 export const APPROVAL_STATUSES = ['pending', 'approved', 'rejected', 'expired', 'canceled'] as const;
 export type ApprovalStatus = (typeof APPROVAL_STATUSES)[number];

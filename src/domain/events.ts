@@ -1,5 +1,5 @@
 /** Event types, payloads and the envelope (the spec's section 2.4, spelling 1: snake_case). */
-import type { Environment } from './apiKeys.ts';
+import type { Environment } from './access.ts';
 import { CONVERSION_EVENT_TYPES } from './conversions.ts';
 import { formatAmount } from './money.ts';
 import {

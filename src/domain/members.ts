@@ -1,25 +1,10 @@
 /**
- * An organization's members: the people who act through keys, each with signer roles. A role grants API
- * scopes, and approval rules name the roles whose votes count. A key that acts for a member never has more
- * than the member's roles grant.
+ * An organization's members: the people who act through keys, each with signer roles (the roles and the
+ * scopes they grant are the core's, src/domain/access.ts), their emails and names; approval rules name the
+ * roles whose votes count.
  */
-import type { Scope } from './apiKeys.ts';
+import { MEMBER_ROLES, type MemberRole, type MemberStatus } from './access.ts';
 import { validationError } from './errors.ts';
-
-export const MEMBER_ROLES = ['initiator', 'approver', 'admin', 'compliance', 'viewer'] as const;
-export type MemberRole = (typeof MEMBER_ROLES)[number];
-
-export const MEMBER_STATUSES = ['active', 'removed'] as const;
-export type MemberStatus = (typeof MEMBER_STATUSES)[number];
-
-/** What each role may do through the API; an approver's votes are checked against the rule, not a scope. */
-export const ROLE_SCOPES: Record<MemberRole, readonly Scope[]> = {
-  viewer: ['read'],
-  approver: ['read'],
-  initiator: ['read', 'write'],
-  compliance: ['read', 'compliance'],
-  admin: ['read', 'write', 'admin'],
-};
 
 /** The longest email address a mailbox can have (RFC 5321's path limit less the brackets). */
 export const MEMBER_EMAIL_CHARS_MAX = 254;
@@ -35,18 +20,6 @@ export interface Member {
   createdBy: string;
   createdAt: Date;
   updatedAt: Date;
-}
-
-/** The scopes a member's roles grant, in SCOPES order without repeats. */
-export function scopesOfRoles(roles: readonly MemberRole[]): Scope[] {
-  const granted = new Set(roles.flatMap((role) => ROLE_SCOPES[role]));
-  return (['read', 'write', 'compliance', 'admin'] as const).filter((scope) => granted.has(scope));
-}
-
-/** A key acting for a member keeps only the scopes both the key and the member's roles grant. */
-export function effectiveScopes(keyScopes: readonly string[], roles: readonly MemberRole[]): string[] {
-  const allowed = new Set<string>(scopesOfRoles(roles));
-  return keyScopes.filter((scope) => allowed.has(scope));
 }
 
 const EMAIL_PATTERN =

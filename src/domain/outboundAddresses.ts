@@ -9,7 +9,7 @@
  * checked when the URL is configured and again at every connect (src/outbound/guard.ts), so DNS cannot
  * steer a call to a forbidden address later (rebinding).
  */
-import type { Environment } from './apiKeys.ts';
+import type { Environment } from './access.ts';
 
 export type UrlVerdict = { ok: true } | { ok: false; reason: string };
 

@@ -50,7 +50,6 @@ import { PROBLEM_CONTENT_TYPE, problemCodeOf, problemType, sendProblem, toAppErr
 import { registerProductCheck } from './products.ts';
 import { registerRateLimits } from './rateLimit.ts';
 import { amlRoutes } from './routes/aml.ts';
-import { API_KEY_SCHEMAS, apiKeyRoutes } from './routes/apiKeys.ts';
 import { approvalRoutes } from './routes/approvals.ts';
 import { changeRoutes, changeSchema } from './routes/changes.ts';
 import { customerRoutes } from './routes/customers.ts';
@@ -212,7 +211,6 @@ function addSchemas(app: FastifyInstance): void {
     ...SHARED_SCHEMAS,
     ...COMPLIANCE_SCHEMAS,
     ...AUTHORIZATION_SCHEMAS,
-    ...API_KEY_SCHEMAS,
     ...TRAVEL_RULE_SCHEMAS,
     changeSchema,
     ...FEE_SCHEMAS,
@@ -377,7 +375,6 @@ function addRoutes(
   reviewRoutes(app, deps);
   amlRoutes(app, deps);
   memberRoutes(app, deps);
-  apiKeyRoutes(app, deps);
   policyRoutes(app, deps);
   feeRoutes(app, deps);
   approvalRoutes(app, deps);

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { authenticate, type Principal } from '../app/apiKeyAuthentication.ts';
 import type { Deps } from '../app/deps.ts';
 import { apiKeyActor } from '../app/evidence.ts';
-import { grantsScope, type Scope } from '../domain/apiKeys.ts';
+import { grantsScope, type Scope } from '../domain/access.ts';
 import { AppError } from '../domain/errors.ts';
 import type { EvidenceActor } from '../domain/evidence.ts';
 

@@ -1,4 +1,6 @@
 /** JSON Schemas of members, policies and approvals: the shapes the routes send and the document describes. */
+
+import { MEMBER_ROLES, MEMBER_STATUSES } from '../domain/access.ts';
 import { APPROVAL_RESOURCE_TYPES, APPROVAL_STATUSES, VOTE_DECISIONS } from '../domain/approvals.ts';
 import { KYC_STATUSES } from '../domain/customers.ts';
 import {
@@ -14,12 +16,7 @@ import {
 } from '../domain/decisions/policies.ts';
 import { GOVERNED_CHANGE_KINDS } from '../domain/governedChanges.ts';
 import { ID_PREFIXES } from '../domain/ids.ts';
-import {
-  MEMBER_EMAIL_CHARS_MAX,
-  MEMBER_NAME_CHARS_MAX,
-  MEMBER_ROLES,
-  MEMBER_STATUSES,
-} from '../domain/members.ts';
+import { MEMBER_EMAIL_CHARS_MAX, MEMBER_NAME_CHARS_MAX } from '../domain/members.ts';
 import { RISK_LEVELS } from '../domain/risk.ts';
 import { DESTINATION_TYPES, RAILS } from '../domain/transfers.ts';
 import { apiObjectSchema, someOfSchema } from './schemaBuilders.ts';

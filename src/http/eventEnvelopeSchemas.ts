@@ -3,7 +3,7 @@
  * event type's envelope in both spellings (`…Event`, `…EventCamel`), and the OpenAPI document's
  * `webhooks`, one delivery per event type, built from them.
  */
-import { ENVIRONMENTS } from '../domain/apiKeys.ts';
+import { ENVIRONMENTS } from '../domain/access.ts';
 import { EVENT_TYPES, type EventType } from '../domain/events.ts';
 import { ID_PREFIXES } from '../domain/ids.ts';
 import { LAUNCH_PRODUCTS } from '../domain/organizationProfile.ts';

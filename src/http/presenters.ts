@@ -1,7 +1,7 @@
 /** Domain records to their wire form: snake_case fields, decimal-string amounts, ISO 8601 times. */
 
 import type { Customer } from '../app/customers.ts';
-import type { Environment } from '../domain/apiKeys.ts';
+import type { Environment } from '../domain/access.ts';
 import { tierOf } from '../domain/decisions/limits.ts';
 import { validationError } from '../domain/errors.ts';
 import { type EventRecord, eventEnvelope } from '../domain/events.ts';

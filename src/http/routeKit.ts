@@ -20,7 +20,7 @@
  */
 import type { FastifyContextConfig, FastifyReply, FastifyRequest, RouteGenericInterface } from 'fastify';
 import type { Deps, Queryable } from '../app/deps.ts';
-import type { Scope } from '../domain/apiKeys.ts';
+import type { Scope } from '../domain/access.ts';
 import type { LaunchProduct } from '../domain/organizationProfile.ts';
 import type { Page, PageRequest } from '../domain/pagination.ts';
 import { BEARER_SECURITY, principalOf } from './auth.ts';

@@ -3,6 +3,7 @@
  * are added. A new module adds its `…Http` here; `src/http/app.ts` adds each one's schemas, then its routes.
  */
 import type { HttpModule } from '../http/httpModule.ts';
+import { apiKeysHttp } from './apiKeys/index.ts';
 import { collectionsHttp, collectionsSandboxHttp } from './collections/index.ts';
 import { digitalAccountsHttp } from './digitalAccounts/index.ts';
 import { exportsHttp } from './exports/index.ts';
@@ -21,6 +22,7 @@ import { webhooksHttp } from './webhooks/index.ts';
 export const HTTP_MODULES: readonly HttpModule[] = [
   ledgerHttp,
   digitalAccountsHttp,
+  apiKeysHttp,
   collectionsHttp,
   collectionsSandboxHttp,
   stablecoinsHttp,

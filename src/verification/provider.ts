@@ -6,7 +6,7 @@
  * from src/outbound/guard.ts (HTTPS to public addresses in pilot and production, each connection checked),
  * never the global `fetch` (test/insider/edges.test.ts fails on a server file that does).
  */
-import type { Environment } from '../domain/apiKeys.ts';
+import type { Environment } from '../domain/access.ts';
 import {
   type ProviderOutcome,
   sandboxOutcome,

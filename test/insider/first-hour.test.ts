@@ -8,10 +8,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdminCommand } from '../../src/app/admin.ts';
-import { issueApiKey } from '../../src/app/apiKeys.ts';
 import { REQUEST_BODY_BYTES_MAX } from '../../src/config.ts';
 import { METADATA_KEY_LENGTH_MAX } from '../../src/domain/metadata.ts';
 import { PAYLOAD_VERSION_LATEST } from '../../src/domain/payloadVersions.ts';
+import { issueApiKey } from '../../src/modules/apiKeys/useCases/keys.ts';
 import { api, BACKENDS, startTestApp, type TestApp } from '../support/harness.ts';
 import { newOrganization } from '../support/organizations.ts';
 import {

@@ -7,12 +7,12 @@
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { issueApiKey } from '../../src/app/apiKeys.ts';
 import { SANDBOX_ORGANIZATION_NAME } from '../../src/app/seed.ts';
 import { REQUEST_BODY_DEPTH_MAX } from '../../src/config.ts';
-import { SCOPES } from '../../src/domain/apiKeys.ts';
+import { SCOPES } from '../../src/domain/access.ts';
 import { jsonNestingDepth } from '../../src/http/bodyParser.ts';
 import { toAppError } from '../../src/http/problems.ts';
+import { issueApiKey } from '../../src/modules/apiKeys/useCases/keys.ts';
 import { BACKENDS, startTestApp, TEST_DATABASE_URL, type TestApp } from '../support/harness.ts';
 
 interface Parameter {

@@ -30,6 +30,7 @@ export type ArchitectureRule =
 export const MODULE_ORDER = [
   'ledger',
   'digitalAccounts',
+  'apiKeys',
   'collections',
   'stablecoins',
   'treasury',
@@ -67,7 +68,9 @@ const EDGES = [
   'src/store/repositories/console.ts',
   // The registry of governed change kinds, handed to governed changes as `deps.changeKinds`.
   'src/app/governedChangeKinds.ts',
+  // The operator commands the CLI and the control channel run, in two files.
   'src/app/admin.ts',
+  'src/app/adminCore.ts',
   'src/app/seed.ts',
   'src/modules/registry.ts',
   // The webhook payload schemas document every module's events with that module's resource schema.

@@ -1,7 +1,7 @@
 /** A fresh organization with an admin key and members with keys, for authorization tests. */
 import { randomBytes } from 'node:crypto';
 import { runAdminCommand } from '../../src/app/admin.ts';
-import { issueApiKey } from '../../src/app/apiKeys.ts';
+import { issueApiKey } from '../../src/modules/apiKeys/useCases/keys.ts';
 import { TEST_OPERATOR, type TestApp } from './harness.ts';
 
 export interface TestOrganization {

@@ -877,86 +877,6 @@ export interface Approval {
   decided_at: string | null;
 }
 
-/** An API key as the organization sees it: never the key itself nor its hash, only the characters kept for display. A key acts for a member (its scopes capped by that member’s roles at every request) or, a server key, for no member: a server key never votes, clears, rejects, freezes or unfreezes. */
-export interface ApiKey {
-  object: 'api_key';
-  /** API key id. */
-  id: string;
-  /** The key’s first characters, for recognising it. */
-  display_prefix: string;
-  /** The scopes it was issued with; a member’s key gets at each request only those the member’s roles still grant. */
-  scopes: Array<'read' | 'write' | 'compliance' | 'admin'>;
-  /** The member it acts for; null for a server key. */
-  member: string | null;
-  description: string | null;
-  /** Who created it: the member who made it for themself, `operator:<user>` (the operator’s CLI on the server, also recorded as evidence), `seed` (the sandbox’s first key), or `unrecorded` (keys older than this field). */
-  created_by: string;
-  created_at: string;
-  revoked_at: string | null;
-}
-
-/** A new key: the ApiKey with the key itself, shown in this answer only. */
-export interface CreatedApiKey {
-  object: 'api_key';
-  /** API key id. */
-  id: string;
-  /** The key’s first characters, for recognising it. */
-  display_prefix: string;
-  /** The scopes it was issued with; a member’s key gets at each request only those the member’s roles still grant. */
-  scopes: Array<'read' | 'write' | 'compliance' | 'admin'>;
-  /** The member it acts for; null for a server key. */
-  member: string | null;
-  description: string | null;
-  /** Who created it: the member who made it for themself, `operator:<user>` (the operator’s CLI on the server, also recorded as evidence), `seed` (the sandbox’s first key), or `unrecorded` (keys older than this field). */
-  created_by: string;
-  created_at: string;
-  revoked_at: string | null;
-  /** The key. Only its hash is stored: copy it now. */
-  key: string;
-}
-
-/** A key waiting for approval: the Change (kind `api_key`) with the key itself, shown in this answer only. The key does not authenticate (401 `invalid_api_key`) until another member approves the change; the approving vote stores it for you with the scopes your roles then grant (`target_id` is its id, `payload.key_id`). Rejected, expired or canceled, it never works. */
-export interface PendingApiKey {
-  object: 'change';
-  /** Change id. */
-  id: string;
-  kind:
-    | 'role_grant'
-    | 'api_key'
-    | 'policy'
-    | 'conversion_rate'
-    | 'fee_schedule'
-    | 'aml_rule'
-    | 'digital_asset_route'
-    | 'rail_partner'
-    | 'trust_account'
-    | 'launch_gate_override';
-  /** What it does: `add`, `update`, `create`, `set`, `close` or `override`. */
-  action: string;
-  /** The resource changed; for a creation, the new resource once applied. */
-  target_id: string | null;
-  /** The request as proposed; secrets (rail partner credentials, a waiting key’s hash) show as `[sealed]`. A key waiting for approval shows its `key_id`, `display_prefix`, `scopes` and `description`, never the key. */
-  payload: Record<string, unknown>;
-  /** `pending`; `applied`; `failed` (approved, but no longer possible: see `failure`); `rejected`; `expired`; `canceled` by its proposer. */
-  status: 'pending' | 'applied' | 'failed' | 'rejected' | 'expired' | 'canceled';
-  /** The member (or key) who proposed it. */
-  proposed_by: string;
-  /** Its approval. */
-  approval: string | null;
-  policy_version: number;
-  /** The policy rule that asked for approval. */
-  rule: string;
-  failure: {
-    code: string;
-    detail: string;
-  } | null;
-  created_at: string;
-  decided_at: string | null;
-  applied_at: string | null;
-  /** The key. Neither it nor its hash is shown again: copy it now. */
-  key: string;
-}
-
 /** An asset on a network, and whether the organization allows transfers on it. */
 export interface DigitalAssetRoute {
   object: 'digital_asset_route';
@@ -1265,6 +1185,86 @@ export interface WalletStatement {
     /** The posted balance after this entry. */
     balance: string;
   }>;
+}
+
+/** An API key as the organization sees it: never the key itself nor its hash, only the characters kept for display. A key acts for a member (its scopes capped by that member’s roles at every request) or, a server key, for no member: a server key never votes, clears, rejects, freezes or unfreezes. */
+export interface ApiKey {
+  object: 'api_key';
+  /** API key id. */
+  id: string;
+  /** The key’s first characters, for recognising it. */
+  display_prefix: string;
+  /** The scopes it was issued with; a member’s key gets at each request only those the member’s roles still grant. */
+  scopes: Array<'read' | 'write' | 'compliance' | 'admin'>;
+  /** The member it acts for; null for a server key. */
+  member: string | null;
+  description: string | null;
+  /** Who created it: the member who made it for themself, `operator:<user>` (the operator’s CLI on the server, also recorded as evidence), `seed` (the sandbox’s first key), or `unrecorded` (keys older than this field). */
+  created_by: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+/** A new key: the ApiKey with the key itself, shown in this answer only. */
+export interface CreatedApiKey {
+  object: 'api_key';
+  /** API key id. */
+  id: string;
+  /** The key’s first characters, for recognising it. */
+  display_prefix: string;
+  /** The scopes it was issued with; a member’s key gets at each request only those the member’s roles still grant. */
+  scopes: Array<'read' | 'write' | 'compliance' | 'admin'>;
+  /** The member it acts for; null for a server key. */
+  member: string | null;
+  description: string | null;
+  /** Who created it: the member who made it for themself, `operator:<user>` (the operator’s CLI on the server, also recorded as evidence), `seed` (the sandbox’s first key), or `unrecorded` (keys older than this field). */
+  created_by: string;
+  created_at: string;
+  revoked_at: string | null;
+  /** The key. Only its hash is stored: copy it now. */
+  key: string;
+}
+
+/** A key waiting for approval: the Change (kind `api_key`) with the key itself, shown in this answer only. The key does not authenticate (401 `invalid_api_key`) until another member approves the change; the approving vote stores it for you with the scopes your roles then grant (`target_id` is its id, `payload.key_id`). Rejected, expired or canceled, it never works. */
+export interface PendingApiKey {
+  object: 'change';
+  /** Change id. */
+  id: string;
+  kind:
+    | 'role_grant'
+    | 'api_key'
+    | 'policy'
+    | 'conversion_rate'
+    | 'fee_schedule'
+    | 'aml_rule'
+    | 'digital_asset_route'
+    | 'rail_partner'
+    | 'trust_account'
+    | 'launch_gate_override';
+  /** What it does: `add`, `update`, `create`, `set`, `close` or `override`. */
+  action: string;
+  /** The resource changed; for a creation, the new resource once applied. */
+  target_id: string | null;
+  /** The request as proposed; secrets (rail partner credentials, a waiting key’s hash) show as `[sealed]`. A key waiting for approval shows its `key_id`, `display_prefix`, `scopes` and `description`, never the key. */
+  payload: Record<string, unknown>;
+  /** `pending`; `applied`; `failed` (approved, but no longer possible: see `failure`); `rejected`; `expired`; `canceled` by its proposer. */
+  status: 'pending' | 'applied' | 'failed' | 'rejected' | 'expired' | 'canceled';
+  /** The member (or key) who proposed it. */
+  proposed_by: string;
+  /** Its approval. */
+  approval: string | null;
+  policy_version: number;
+  /** The policy rule that asked for approval. */
+  rule: string;
+  failure: {
+    code: string;
+    detail: string;
+  } | null;
+  created_at: string;
+  decided_at: string | null;
+  applied_at: string | null;
+  /** The key. Neither it nor its hash is shown again: copy it now. */
+  key: string;
 }
 
 /** Money asked of a payer into a wallet: `pending` (created) → `processing` (the payer was asked) → `succeeded` (the wallet is credited by the inbound `transfer`) or `failed` (`failure_code`; `collection_expired` when the payer did not answer within 15 minutes). */
@@ -8807,22 +8807,6 @@ export interface UpdateMemberRequest {
   name?: string;
 }
 
-export interface ListApiKeysQuery {
-  /** How many objects to return: 1 to 100, 20 by default. */
-  limit?: number;
-  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
-  starting_after?: string;
-  /** Only objects created at or after this time. */
-  'created[gte]'?: string | Date;
-  /** Only objects created at or before this time. */
-  'created[lte]'?: string | Date;
-}
-
-export interface CreateApiKeyRequest {
-  scopes?: Array<'read' | 'write' | 'compliance' | 'admin'>;
-  description?: string;
-}
-
 export interface UpdatePolicyRequest {
   rules: Array<{
     /** Unique in the policy; decisions name it. */
@@ -9262,6 +9246,22 @@ export interface GetWalletStatementQuery {
   to: string;
   /** JSON (default) or CSV; otherwise `Accept` decides. */
   format?: 'json' | 'csv';
+}
+
+export interface ListApiKeysQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+}
+
+export interface CreateApiKeyRequest {
+  scopes?: Array<'read' | 'write' | 'compliance' | 'admin'>;
+  description?: string;
 }
 
 export interface ListCollectionsQuery {
@@ -10575,12 +10575,6 @@ export interface MkobaOperations {
   removeMember(id: string, options?: RequestOptions): Promise<Member>;
   /** Change a member’s roles or name: `PATCH /v1/members/{id}`. */
   updateMember(id: string, body?: UpdateMemberRequest, options?: RequestOptions): Promise<Member>;
-  /** List API keys: `GET /v1/api-keys`. */
-  listApiKeys(query?: ListApiKeysQuery, options?: RequestOptions): Promise<List<ApiKey>>;
-  /** Create a key for yourself: `POST /v1/api-keys`. */
-  createApiKey(body?: CreateApiKeyRequest, options?: RequestOptions): Promise<CreatedApiKey>;
-  /** Revoke an API key: `POST /v1/api-keys/{id}/revoke`. */
-  revokeApiKey(id: string, options?: RequestOptions): Promise<ApiKey>;
   /** Retrieve the current policy: `GET /v1/policies`. */
   getPolicy(options?: RequestOptions): Promise<Policy>;
   /** Replace the policy: `PUT /v1/policies`. */
@@ -10676,6 +10670,12 @@ export interface MkobaOperations {
     query: GetWalletStatementQuery,
     options?: RequestOptions,
   ): Promise<WalletStatement>;
+  /** List API keys: `GET /v1/api-keys`. */
+  listApiKeys(query?: ListApiKeysQuery, options?: RequestOptions): Promise<List<ApiKey>>;
+  /** Create a key for yourself: `POST /v1/api-keys`. */
+  createApiKey(body?: CreateApiKeyRequest, options?: RequestOptions): Promise<CreatedApiKey>;
+  /** Revoke an API key: `POST /v1/api-keys/{id}/revoke`. */
+  revokeApiKey(id: string, options?: RequestOptions): Promise<ApiKey>;
   /** List collections: `GET /v1/collections`. */
   listCollections(query?: ListCollectionsQuery, options?: RequestOptions): Promise<List<Collection>>;
   /** Collect from a payer: `POST /v1/collections`. */
@@ -11340,30 +11340,6 @@ export const OPERATIONS = {
     query: false,
     response: 'json',
   },
-  listApiKeys: {
-    method: 'GET',
-    path: '/v1/api-keys',
-    pathParams: [],
-    body: 'none',
-    query: true,
-    response: 'json',
-  },
-  createApiKey: {
-    method: 'POST',
-    path: '/v1/api-keys',
-    pathParams: [],
-    body: 'optional',
-    query: false,
-    response: 'json',
-  },
-  revokeApiKey: {
-    method: 'POST',
-    path: '/v1/api-keys/{id}/revoke',
-    pathParams: ['id'],
-    body: 'none',
-    query: false,
-    response: 'json',
-  },
   getPolicy: {
     method: 'GET',
     path: '/v1/policies',
@@ -11642,6 +11618,30 @@ export const OPERATIONS = {
     pathParams: ['id'],
     body: 'none',
     query: true,
+    response: 'json',
+  },
+  listApiKeys: {
+    method: 'GET',
+    path: '/v1/api-keys',
+    pathParams: [],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  createApiKey: {
+    method: 'POST',
+    path: '/v1/api-keys',
+    pathParams: [],
+    body: 'optional',
+    query: false,
+    response: 'json',
+  },
+  revokeApiKey: {
+    method: 'POST',
+    path: '/v1/api-keys/{id}/revoke',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
     response: 'json',
   },
   listCollections: {

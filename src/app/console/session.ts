@@ -6,7 +6,8 @@
  * a key acting for the member does.
  */
 import { hash, verify } from '@node-rs/argon2';
-import type { Scope } from '../../domain/apiKeys.ts';
+import type { Scope } from '../../domain/access.ts';
+import { type MemberRole, scopesOfRoles } from '../../domain/access.ts';
 import type { Voter } from '../../domain/approvals.ts';
 import {
   CONSOLE_PASSWORD_CHARS_MAX,
@@ -22,7 +23,7 @@ import {
 } from '../../domain/console.ts';
 import { AppError, validationError } from '../../domain/errors.ts';
 import type { EvidenceActor } from '../../domain/evidence.ts';
-import { type MemberRole, normaliseEmail, scopesOfRoles } from '../../domain/members.ts';
+import { normaliseEmail } from '../../domain/members.ts';
 import {
   endSession,
   endSessionsOfMember,

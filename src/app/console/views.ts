@@ -7,9 +7,15 @@ import { resourceMissing } from '../../domain/errors.ts';
 import { normaliseEmail } from '../../domain/members.ts';
 import { type Page, toPage } from '../../domain/pagination.ts';
 import type { Transfer } from '../../domain/transferRecord.ts';
+import {
+  createOwnApiKeyGoverned,
+  listApiKeys,
+  type OwnKeyOutcome,
+  revokeOrganizationKeyIn,
+} from '../../modules/apiKeys/index.ts';
 import type { DeliveryView } from '../../modules/webhooks/index.ts';
 import { findSubscription } from '../../modules/webhooks/index.ts';
-import { type ApiKeyRow, listApiKeys } from '../../store/repositories/apiKeys.ts';
+import type { ApiKeyRow } from '../../store/repositories/apiKeys.ts';
 import {
   type BucketCount,
   findPartyNames,
@@ -23,9 +29,7 @@ import {
   transfersPerHour,
   type VolumeRow,
 } from '../../store/repositories/console.ts';
-import { revokeOrganizationKeyIn } from '../apiKeys.ts';
 import type { Deps } from '../deps.ts';
-import { createOwnApiKeyGoverned, type OwnKeyOutcome } from '../ownApiKeys.ts';
 import { type ConsoleIdentity, consoleActor } from './session.ts';
 
 /** The home page's chart spans this many hours back from now. */

@@ -5,6 +5,7 @@
 
 import { getApproval, listApprovals, voteOnApproval } from '../../app/approvals.ts';
 import { type ConsoleIdentity, consoleActor, consoleVoter } from '../../app/console/session.ts';
+import { MEMBER_ROLES, type MemberRole } from '../../domain/access.ts';
 import {
   APPROVAL_COMMENT_CHARS_MAX,
   APPROVAL_STATUSES,
@@ -15,7 +16,6 @@ import {
 } from '../../domain/approvals.ts';
 import { validationError } from '../../domain/errors.ts';
 import { ID_PREFIXES, idPattern } from '../../domain/ids.ts';
-import { MEMBER_ROLES, type MemberRole } from '../../domain/members.ts';
 import { presentApproval } from '../../http/authorizationPresenters.ts';
 import { html } from '../html.ts';
 import {

@@ -5,7 +5,7 @@
  */
 
 import type { ConsoleIdentity } from '../../app/console/session.ts';
-import { grantsScope } from '../../domain/apiKeys.ts';
+import { grantsScope } from '../../domain/access.ts';
 import { AppError, validationError } from '../../domain/errors.ts';
 import {
   createExport,

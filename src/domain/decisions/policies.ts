@@ -5,13 +5,14 @@
  * `require_approval` with a quorum. First match wins; the default applies to a transfer no rule matches,
  * and a policy change that no rule names is allowed.
  */
+
+import type { MemberRole } from '../access.ts';
 import type { KycStatus } from '../customers.ts';
 import {
   DEFAULT_CHANGE_RULE_ID,
   DEFAULT_GOVERNED_KINDS,
   type GovernedChangeKind,
 } from '../governedChanges.ts';
-import type { MemberRole } from '../members.ts';
 import { type Currency, formatAmount } from '../money.ts';
 import type { RiskLevel } from '../risk.ts';
 import type { DestinationType, Rail } from '../transfers.ts';

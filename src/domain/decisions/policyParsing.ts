@@ -2,11 +2,12 @@
  * Parsing a policy body from its wire form (also its stored form): rules with their matchers, actions and
  * approval requirements, and the default, checked field by field; the first fault is a 400 naming it.
  */
+
+import { MEMBER_ROLES } from '../access.ts';
 import { KYC_STATUSES } from '../customers.ts';
 import { validationError } from '../errors.ts';
 import { GOVERNED_CHANGE_KINDS } from '../governedChanges.ts';
 import { isId } from '../ids.ts';
-import { MEMBER_ROLES } from '../members.ts';
 import { type Currency, isCurrency, parseAmount } from '../money.ts';
 import { RISK_LEVELS } from '../risk.ts';
 import { DESTINATION_TYPES, RAILS } from '../transfers.ts';

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { getApproval, listApprovals, voteOnApproval, voterOf } from '../../app/approvals.ts';
 import type { Deps } from '../../app/deps.ts';
+import { MEMBER_ROLES, type MemberRole } from '../../domain/access.ts';
 import {
   APPROVAL_COMMENT_CHARS_MAX,
   APPROVAL_RESOURCE_TYPES,
@@ -11,7 +12,6 @@ import {
   type VoteDecision,
 } from '../../domain/approvals.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
-import { MEMBER_ROLES, type MemberRole } from '../../domain/members.ts';
 import { principalOf, requestActor } from '../auth.ts';
 import { presentApproval } from '../authorizationPresenters.ts';
 import type { ListQuery } from '../presenters.ts';

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../app/deps.ts';
 import { addMember, getMember, listMembers, removeMember, updateMember } from '../../app/members.ts';
+import { MEMBER_ROLES, MEMBER_STATUSES, type MemberRole, type MemberStatus } from '../../domain/access.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
-import { MEMBER_ROLES, MEMBER_STATUSES, type MemberRole, type MemberStatus } from '../../domain/members.ts';
 import { presentMember } from '../authorizationPresenters.ts';
 import { memberCreateBodySchema, memberUpdateBodySchema } from '../authorizationSchemas.ts';
 import type { ListQuery } from '../presenters.ts';

@@ -11,7 +11,7 @@ import {
   type ProfileChange,
   updateOrganizationProfile,
 } from '../../app/organizationProfile.ts';
-import { ENVIRONMENTS } from '../../domain/apiKeys.ts';
+import { ENVIRONMENTS } from '../../domain/access.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import { CONTACT_NAME_CHARS_MAX, CONTACT_ROLES, LAUNCH_PRODUCTS } from '../../domain/organizationProfile.ts';
 import { emailSchema } from '../authorizationSchemas.ts';

@@ -6,7 +6,7 @@ import {
   type WalletStatusAction,
   type WalletStatusChange,
 } from '../../app/walletStatus.ts';
-import type { Scope } from '../../domain/apiKeys.ts';
+import type { Scope } from '../../domain/access.ts';
 import {
   WALLET_CLOSE_REASONS,
   WALLET_FREEZE_REASONS,

@@ -9,11 +9,11 @@
  * Past 400 lines: the sandbox's evaluation and pilot/production's reading of it are one record's two sides.
  */
 
-import { ensureOrganizationNamed } from '../../app/apiKeys.ts';
 import type { Deps } from '../../app/deps.ts';
 import { newEvent, recordEvents } from '../../app/events.ts';
 import { appendEvidence, SYSTEM_ACTOR } from '../../app/evidence.ts';
-import { isLiveEnvironment } from '../../domain/apiKeys.ts';
+import { ensureOrganizationNamed } from '../../app/organizationProfile.ts';
+import { isLiveEnvironment } from '../../domain/access.ts';
 import { AppError, validationError } from '../../domain/errors.ts';
 import type { EventRecord } from '../../domain/events.ts';
 import type { EvidenceDraft } from '../../domain/evidence.ts';

@@ -1,8 +1,11 @@
-import type { Environment } from '../../domain/apiKeys.ts';
-import { ID_PREFIXES } from '../../domain/ids.ts';
-import type { MemberRole, MemberStatus } from '../../domain/members.ts';
+/**
+ * API keys as authentication reads them: the key record (its columns and row form, shared with the API keys
+ * module that issues, lists and revokes keys) and the lookup of a presented key by its hash, with its member.
+ */
+
+import type { Environment, MemberRole, MemberStatus } from '../../domain/access.ts';
 import type { Queryable } from '../store.ts';
-import { type KeysetFilter, keysetConditions, toDate } from './rows.ts';
+import { toDate } from './rows.ts';
 
 export interface ApiKeyRow {
   id: string;
@@ -25,10 +28,11 @@ export interface ApiKeyWithMember extends ApiKeyRow {
   member: { id: string; email: string; roles: MemberRole[]; status: MemberStatus } | null;
 }
 
-const COLUMNS =
+/** The columns of a key record, in the order insertApiKey binds them. */
+export const API_KEY_COLUMNS =
   'id, organization_id, environment, key_hash, display_prefix, scopes, created_at, revoked_at, member_id, created_by, description';
 
-function fromRow(row: Record<string, unknown>): ApiKeyRow {
+export function apiKeyFromRow(row: Record<string, unknown>): ApiKeyRow {
   return {
     id: String(row.id),
     organizationId: String(row.organization_id),
@@ -44,28 +48,12 @@ function fromRow(row: Record<string, unknown>): ApiKeyRow {
   };
 }
 
-export async function insertApiKey(db: Queryable, key: ApiKeyRow): Promise<void> {
-  await db.query(`INSERT INTO api_keys (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`, [
-    key.id,
-    key.organizationId,
-    key.environment,
-    key.keyHash,
-    key.displayPrefix,
-    key.scopes,
-    key.createdAt,
-    key.revokedAt,
-    key.memberId,
-    key.createdBy,
-    key.description,
-  ]);
-}
-
 export async function findApiKeyByHash(
   db: Queryable,
   keyHash: string,
 ): Promise<ApiKeyWithMember | undefined> {
   const [row] = await db.query(
-    `SELECT ${COLUMNS.split(', ')
+    `SELECT ${API_KEY_COLUMNS.split(', ')
       .map((c) => `k.${c}`)
       .join(', ')}, m.email AS member_email, m.roles AS member_roles, m.status AS member_status
        FROM api_keys k LEFT JOIN members m ON m.id = k.member_id
@@ -74,7 +62,7 @@ export async function findApiKeyByHash(
   );
   if (!row) return undefined;
   return {
-    ...fromRow(row),
+    ...apiKeyFromRow(row),
     member:
       row.member_id === null
         ? null
@@ -85,48 +73,4 @@ export async function findApiKeyByHash(
             status: row.member_status as MemberStatus,
           },
   };
-}
-
-export async function listApiKeys(db: Queryable, organizationId: string): Promise<ApiKeyRow[]> {
-  const rows = await db.query(`SELECT ${COLUMNS} FROM api_keys WHERE organization_id = $1 ORDER BY id`, [
-    organizationId,
-  ]);
-  return rows.map(fromRow);
-}
-
-/** A newest-first page of the organization's keys (limit + 1 rows: toPage says whether more exist). */
-export async function listApiKeysPage(
-  db: Queryable,
-  organizationId: string,
-  filter: KeysetFilter,
-  rowsMax: number,
-): Promise<ApiKeyRow[]> {
-  const params: unknown[] = [organizationId];
-  const conditions = ['organization_id = $1', ...keysetConditions(filter, params, '', ID_PREFIXES.apiKey)];
-  params.push(rowsMax);
-  const rows = await db.query(
-    `SELECT ${COLUMNS} FROM api_keys WHERE ${conditions.join(' AND ')} ORDER BY id DESC LIMIT $${params.length}`,
-    params,
-  );
-  return rows.map(fromRow);
-}
-
-export async function findApiKey(
-  db: Queryable,
-  organizationId: string,
-  id: string,
-): Promise<ApiKeyRow | undefined> {
-  const [row] = await db.query(`SELECT ${COLUMNS} FROM api_keys WHERE organization_id = $1 AND id = $2`, [
-    organizationId,
-    id,
-  ]);
-  return row && fromRow(row);
-}
-
-export async function revokeApiKey(db: Queryable, id: string, now: Date): Promise<ApiKeyRow | undefined> {
-  const [row] = await db.query(
-    `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1 RETURNING ${COLUMNS}`,
-    [id, now],
-  );
-  return row && fromRow(row);
 }

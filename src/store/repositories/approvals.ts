@@ -1,3 +1,4 @@
+import type { MemberRole } from '../../domain/access.ts';
 import type {
   Approval,
   ApprovalResourceType,
@@ -6,7 +7,6 @@ import type {
   VoteDecision,
 } from '../../domain/approvals.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
-import type { MemberRole } from '../../domain/members.ts';
 import type { Queryable } from '../store.ts';
 import { type KeysetFilter, listNewestFirst, toDate } from './rows.ts';
 

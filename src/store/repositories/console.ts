@@ -4,9 +4,11 @@
  * beside customer and wallet ids).
  * Past 400 lines: every query here is the console's alone, read by src/app/console and nothing else.
  */
+
+import type { MemberRole, MemberStatus } from '../../domain/access.ts';
 import type { ConsoleSessionEndReason, ConsoleSignInMethod } from '../../domain/console.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
-import type { Member, MemberRole, MemberStatus } from '../../domain/members.ts';
+import type { Member } from '../../domain/members.ts';
 import type { Transfer } from '../../domain/transferRecord.ts';
 import type { TransferStatus } from '../../domain/transfers.ts';
 import type { AttemptRecord, DeliveryView } from '../../modules/webhooks/index.ts';

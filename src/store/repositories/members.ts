@@ -1,5 +1,6 @@
+import type { MemberRole, MemberStatus } from '../../domain/access.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
-import type { Member, MemberRole, MemberStatus } from '../../domain/members.ts';
+import type { Member } from '../../domain/members.ts';
 import type { Queryable } from '../store.ts';
 import { type KeysetFilter, keysetConditions, toDate } from './rows.ts';
 

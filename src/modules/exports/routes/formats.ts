@@ -4,7 +4,7 @@
  * composition root, so the worker writes what the API shows.
  */
 
-import type { Environment } from '../../../domain/apiKeys.ts';
+import type { Environment } from '../../../domain/access.ts';
 import type { EventRecord } from '../../../domain/events.ts';
 import type { EvidenceRecord } from '../../../domain/evidence.ts';
 import { formatAmount } from '../../../domain/money.ts';

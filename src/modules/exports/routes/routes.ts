@@ -5,7 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import { actorIdOf } from '../../../app/apiKeyAuthentication.ts';
 import type { Deps } from '../../../app/deps.ts';
-import { grantsScope } from '../../../domain/apiKeys.ts';
+import { grantsScope } from '../../../domain/access.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { principalOf } from '../../../http/auth.ts';

@@ -5,10 +5,9 @@
  * shown once; one evidence record names the operator, what was copied and what was not.
  */
 
-import { checkOperatorName } from '../../../app/apiKeys.ts';
 import type { Deps } from '../../../app/deps.ts';
 import { appendEvidence, SYSTEM_ACTOR } from '../../../app/evidence.ts';
-import { isLiveEnvironment } from '../../../domain/apiKeys.ts';
+import { isLiveEnvironment } from '../../../domain/access.ts';
 import { AppError, validationError } from '../../../domain/errors.ts';
 import { isPayloadVersion, PAYLOAD_VERSIONS } from '../../../domain/payloadVersions.ts';
 import { formatWebhookSecret, WEBHOOK_SECRET_RANDOM_BYTES } from '../../../domain/signing.ts';
@@ -19,6 +18,7 @@ import {
   type OrganizationRow,
 } from '../../../store/repositories/organizations.ts';
 import type { Queryable } from '../../../store/store.ts';
+import { checkOperatorName } from '../../apiKeys/index.ts';
 import {
   insertPromotedSubscription,
   listPromotableSubscriptions,

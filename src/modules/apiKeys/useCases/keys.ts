@@ -3,35 +3,25 @@
  * revoked. Keys are shown once and stored only as a hash. A member's own keys are issued in
  * ownApiKeyIssuing.ts; requests are authenticated in apiKeyAuthentication.ts.
  */
-import {
-  DEFAULT_SCOPES,
-  displayPrefix,
-  formatApiKey,
-  hashApiKey,
-  SCOPES,
-  type Scope,
-} from '../domain/apiKeys.ts';
-import { resourceMissing, validationError } from '../domain/errors.ts';
-import type { EvidenceActor } from '../domain/evidence.ts';
-import { normaliseEmail, scopesOfRoles } from '../domain/members.ts';
-import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
-import {
-  type ApiKeyRow,
-  findApiKey,
-  insertApiKey,
-  listApiKeys,
-  listApiKeysPage,
-  revokeApiKey,
-} from '../store/repositories/apiKeys.ts';
-import { findMemberByEmail } from '../store/repositories/members.ts';
-import { ensureOrganization, findOrganizationByName } from '../store/repositories/organizations.ts';
-import type { Queryable } from '../store/store.ts';
-import { forgetCachedKey, forgetCachedKeys } from './apiKeyAuthentication.ts';
-import type { Deps } from './deps.ts';
-import { appendEvidence, SYSTEM_ACTOR } from './evidence.ts';
+
+import { forgetCachedKey, forgetCachedKeys } from '../../../app/apiKeyAuthentication.ts';
+import type { Deps } from '../../../app/deps.ts';
+import { appendEvidence, SYSTEM_ACTOR } from '../../../app/evidence.ts';
+import { ensureOrganizationNamed } from '../../../app/organizationProfile.ts';
+import { DEFAULT_SCOPES, SCOPES, type Scope, scopesOfRoles } from '../../../domain/access.ts';
+import { displayPrefix, formatApiKey, hashApiKey } from '../../../domain/apiKeys.ts';
+import { resourceMissing, validationError } from '../../../domain/errors.ts';
+import type { EvidenceActor } from '../../../domain/evidence.ts';
+import { normaliseEmail } from '../../../domain/members.ts';
+import { type Page, type PageRequest, toPage } from '../../../domain/pagination.ts';
+import type { ApiKeyRow } from '../../../store/repositories/apiKeys.ts';
+import { findMemberByEmail } from '../../../store/repositories/members.ts';
+import { findOrganizationByName } from '../../../store/repositories/organizations.ts';
+import type { Queryable } from '../../../store/store.ts';
+import { findApiKey, insertApiKey, listApiKeys, listApiKeysPage, revokeApiKey } from '../repository.ts';
 
 // Record types the HTTP edge presents, given through the use case layer (src/http never imports the store).
-export type { ApiKeyRow } from '../store/repositories/apiKeys.ts';
+export type { ApiKeyRow } from '../../../store/repositories/apiKeys.ts';
 
 /** The longest description a key may carry: a short note by its creator. */
 export const API_KEY_DESCRIPTION_CHARS_MAX = 200;
@@ -57,17 +47,6 @@ export interface IssueKeyInput {
    * the sandbox's seed; `operator` when server-side code issues it without naming anyone.
    */
   createdBy?: string | undefined;
-}
-
-/** The organization of that name, created if new (the CLI's way in). */
-export function ensureOrganizationNamed(tx: Queryable, deps: Deps, name: string) {
-  return ensureOrganization(tx, {
-    id: deps.newId('organization'),
-    name,
-    // Production organizations subscribe to webhooks once the operator enables it; the sandbox's can at once.
-    webhookSubscriptionsEnabled: deps.environment === 'sandbox',
-    createdAt: deps.now(),
-  });
 }
 
 export async function issueApiKeyIn(tx: Queryable, deps: Deps, input: IssueKeyInput): Promise<IssuedKey> {

@@ -1,15 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { actorIdOf } from '../../app/apiKeyAuthentication.ts';
-import type { ApiKeyRow } from '../../app/apiKeys.ts';
-import { API_KEY_DESCRIPTION_CHARS_MAX, listKeysPage, revokeOrganizationKeyIn } from '../../app/apiKeys.ts';
 import type { Deps } from '../../app/deps.ts';
-import { createOwnApiKeyGoverned } from '../../app/ownApiKeys.ts';
-import { SCOPES } from '../../domain/apiKeys.ts';
+import { SCOPES } from '../../domain/access.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
-import { principalOf, requestActor } from '../auth.ts';
-import type { ListQuery } from '../presenters.ts';
-import { pagedList } from '../readRoutes.ts';
-import { actOnId } from '../routeEffects.ts';
+import { principalOf, requestActor } from '../../http/auth.ts';
+import type { ListQuery } from '../../http/presenters.ts';
+import { pagedList } from '../../http/readRoutes.ts';
+import { actOnId } from '../../http/routeEffects.ts';
 import {
   closedObjectSchema,
   idempotentOutcome,
@@ -18,10 +15,13 @@ import {
   retrievePage,
   writeOperation,
   written,
-} from '../routeKit.ts';
-import { apiObjectSchema, someOfSchema } from '../schemaBuilders.ts';
-import { idParamsSchema, idSchema, nullableTimestampSchema, timestampSchema } from '../schemas.ts';
-import { changeSchema, presentChange } from './changes.ts';
+} from '../../http/routeKit.ts';
+import { changeSchema, presentChange } from '../../http/routes/changes.ts';
+import { apiObjectSchema, someOfSchema } from '../../http/schemaBuilders.ts';
+import { idParamsSchema, idSchema, nullableTimestampSchema, timestampSchema } from '../../http/schemas.ts';
+import type { ApiKeyRow } from './useCases/keys.ts';
+import { API_KEY_DESCRIPTION_CHARS_MAX, listKeysPage, revokeOrganizationKeyIn } from './useCases/keys.ts';
+import { createOwnApiKeyGoverned } from './useCases/ownKeys.ts';
 
 const TAGS = ['API keys'];
 

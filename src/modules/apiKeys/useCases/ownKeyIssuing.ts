@@ -3,15 +3,18 @@
  * with its evidence, and the pending form a key waiting for approval keeps until its approving vote stores
  * it (applyPendingOwnKey). ownApiKeys.ts asks the organization's policy which of the two a key takes.
  */
-import { displayPrefix, formatApiKey, hashApiKey, SCOPES, type Scope } from '../domain/apiKeys.ts';
-import { AppError, validationError } from '../domain/errors.ts';
-import type { EvidenceActor } from '../domain/evidence.ts';
-import { type Member, normaliseEmail, scopesOfRoles } from '../domain/members.ts';
-import { type ApiKeyRow, findApiKey, findApiKeyByHash, insertApiKey } from '../store/repositories/apiKeys.ts';
-import { findMember } from '../store/repositories/members.ts';
-import type { Queryable } from '../store/store.ts';
-import { API_KEY_DESCRIPTION_CHARS_MAX, type IssuedKey, recordKeyCreated } from './apiKeys.ts';
-import type { Deps } from './deps.ts';
+
+import type { Deps } from '../../../app/deps.ts';
+import { SCOPES, type Scope, scopesOfRoles } from '../../../domain/access.ts';
+import { displayPrefix, formatApiKey, hashApiKey } from '../../../domain/apiKeys.ts';
+import { AppError, validationError } from '../../../domain/errors.ts';
+import type { EvidenceActor } from '../../../domain/evidence.ts';
+import { type Member, normaliseEmail } from '../../../domain/members.ts';
+import { type ApiKeyRow, findApiKeyByHash } from '../../../store/repositories/apiKeys.ts';
+import { findMember } from '../../../store/repositories/members.ts';
+import type { Queryable } from '../../../store/store.ts';
+import { findApiKey, insertApiKey } from '../repository.ts';
+import { API_KEY_DESCRIPTION_CHARS_MAX, type IssuedKey, recordKeyCreated } from './keys.ts';
 
 /** Who asks for a key through the API or the console: the request's principal or the console's member. */
 export interface KeyRequester {

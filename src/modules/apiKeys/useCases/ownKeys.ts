@@ -5,18 +5,19 @@
  * (sealed) and display prefix: the key does not exist, so does not authenticate, until the approving vote
  * stores it (applyPendingOwnKey). Rejected, expired or canceled, it never works.
  */
-import type { GovernedChange } from '../domain/governedChanges.ts';
-import type { ApiKeyRow } from '../store/repositories/apiKeys.ts';
-import type { Queryable } from '../store/store.ts';
-import type { Deps } from './deps.ts';
-import { proposeIfGoverned } from './governedChanges.ts';
+
+import type { Deps } from '../../../app/deps.ts';
+import { proposeIfGoverned } from '../../../app/governedChanges.ts';
+import type { GovernedChange } from '../../../domain/governedChanges.ts';
+import type { ApiKeyRow } from '../../../store/repositories/apiKeys.ts';
+import type { Queryable } from '../../../store/store.ts';
 import {
   insertOwnApiKey,
   type KeyRequester,
   type OwnKeyInput,
   pendingKeyPayload,
   planOwnApiKey,
-} from './ownApiKeyIssuing.ts';
+} from './ownKeyIssuing.ts';
 
 export type OwnKeyOutcome =
   /** Stored: it works from the commit on. */

@@ -1,0 +1,72 @@
+/**
+ * API keys' records as the organization manages them: issued, listed, found and revoked. A key read to
+ * authenticate a request is the core's (src/store/repositories/apiKeys.ts), which defines the record.
+ */
+import { ID_PREFIXES } from '../../domain/ids.ts';
+import { API_KEY_COLUMNS, type ApiKeyRow, apiKeyFromRow } from '../../store/repositories/apiKeys.ts';
+import { type KeysetFilter, keysetConditions } from '../../store/repositories/rows.ts';
+import type { Queryable } from '../../store/store.ts';
+
+export async function insertApiKey(db: Queryable, key: ApiKeyRow): Promise<void> {
+  await db.query(
+    `INSERT INTO api_keys (${API_KEY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+    [
+      key.id,
+      key.organizationId,
+      key.environment,
+      key.keyHash,
+      key.displayPrefix,
+      key.scopes,
+      key.createdAt,
+      key.revokedAt,
+      key.memberId,
+      key.createdBy,
+      key.description,
+    ],
+  );
+}
+
+export async function listApiKeys(db: Queryable, organizationId: string): Promise<ApiKeyRow[]> {
+  const rows = await db.query(
+    `SELECT ${API_KEY_COLUMNS} FROM api_keys WHERE organization_id = $1 ORDER BY id`,
+    [organizationId],
+  );
+  return rows.map(apiKeyFromRow);
+}
+
+/** A newest-first page of the organization's keys (limit + 1 rows: toPage says whether more exist). */
+export async function listApiKeysPage(
+  db: Queryable,
+  organizationId: string,
+  filter: KeysetFilter,
+  rowsMax: number,
+): Promise<ApiKeyRow[]> {
+  const params: unknown[] = [organizationId];
+  const conditions = ['organization_id = $1', ...keysetConditions(filter, params, '', ID_PREFIXES.apiKey)];
+  params.push(rowsMax);
+  const rows = await db.query(
+    `SELECT ${API_KEY_COLUMNS} FROM api_keys WHERE ${conditions.join(' AND ')} ORDER BY id DESC LIMIT $${params.length}`,
+    params,
+  );
+  return rows.map(apiKeyFromRow);
+}
+
+export async function findApiKey(
+  db: Queryable,
+  organizationId: string,
+  id: string,
+): Promise<ApiKeyRow | undefined> {
+  const [row] = await db.query(
+    `SELECT ${API_KEY_COLUMNS} FROM api_keys WHERE organization_id = $1 AND id = $2`,
+    [organizationId, id],
+  );
+  return row && apiKeyFromRow(row);
+}
+
+export async function revokeApiKey(db: Queryable, id: string, now: Date): Promise<ApiKeyRow | undefined> {
+  const [row] = await db.query(
+    `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1 RETURNING ${API_KEY_COLUMNS}`,
+    [id, now],
+  );
+  return row && apiKeyFromRow(row);
+}
