@@ -2,7 +2,6 @@
  * Evidence: use cases append their compliance decisions in their own transaction (so a decision and its
  * record commit together or not at all); operators list a resource's records and verify every chain.
  */
-import { resourceMissing } from '../domain/errors.ts';
 import {
   type ChainBreak,
   type ChainHead,
@@ -15,7 +14,6 @@ import {
   findChainBreak,
 } from '../domain/evidence.ts';
 import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
-import { findCustomer } from '../store/repositories/customers.ts';
 import {
   type EvidenceSubject,
   findChainHead,
@@ -26,8 +24,6 @@ import {
   lockChainHead,
   readChain,
 } from '../store/repositories/evidence.ts';
-import { findTransfer } from '../store/repositories/transfers.ts';
-import { findWallet } from '../store/repositories/wallets.ts';
 import type { Queryable, Store } from '../store/store.ts';
 import { beginWholeHistorySnapshot } from '../store/transactions.ts';
 import type { Deps } from './deps.ts';
@@ -82,6 +78,9 @@ export async function appendEvidence(
   return appended;
 }
 
+/** Finds the organization's resource an evidence list is about, or throws its 404 (its owner's `get…`). */
+export type EvidenceSubjectFinder = (deps: Deps, organizationId: string, id: string) => Promise<unknown>;
+
 /** A resource's evidence, newest first; 404 when the resource is not the organization's. */
 export async function listEvidence(
   deps: Deps,
@@ -89,14 +88,9 @@ export async function listEvidence(
   subject: EvidenceSubject,
   subjectId: string,
   page: PageRequest,
+  requireSubject: EvidenceSubjectFinder,
 ): Promise<Page<EvidenceRecord>> {
-  const exists =
-    subject === 'transfer'
-      ? await findTransfer(deps.store, organizationId, subjectId)
-      : subject === 'customer'
-        ? await findCustomer(deps.store, organizationId, subjectId)
-        : await findWallet(deps.store, organizationId, subjectId);
-  if (!exists) throw resourceMissing(subject, subjectId);
+  await requireSubject(deps, organizationId, subjectId);
   const rows = await listEvidenceOf(deps.store, organizationId, subject, subjectId, page, page.limit + 1);
   return toPage(rows, page.limit);
 }

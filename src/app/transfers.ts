@@ -5,6 +5,7 @@
  */
 import { policyNeeds } from '../domain/decisions/policies.ts';
 import { AppError, resourceMissing } from '../domain/errors.ts';
+import type { EvidenceRecord } from '../domain/evidence.ts';
 import { decideFee, type FeeDecision } from '../domain/fees.ts';
 import { isId } from '../domain/ids.ts';
 import type { Metadata } from '../domain/metadata.ts';
@@ -39,7 +40,7 @@ import {
   checkTransferRequest,
 } from './transferRequests.ts';
 import { screenCounterparty } from './transferScreening.ts';
-import { prepareTravelRule } from './travelRule.ts';
+import { prepareTravelRule, travelRuleRecordOf } from './travelRule.ts';
 import { findWalletIdentities } from './walletIdentities.ts';
 
 export interface TransferServices {
@@ -265,6 +266,16 @@ export async function getTransfer(deps: Deps, organizationId: string, id: string
   const transfer = await findTransfer(deps.store, organizationId, id);
   if (!transfer) throw resourceMissing('transfer', id);
   return transfer;
+}
+
+/** A transfer's Travel Rule data for an operator, with the transfer; 404 for either missing. */
+export async function getTransferTravelRule(
+  deps: Deps,
+  organizationId: string,
+  id: string,
+): Promise<{ transfer: Transfer; record: EvidenceRecord }> {
+  const transfer = await getTransfer(deps, organizationId, id);
+  return { transfer, record: await travelRuleRecordOf(deps, organizationId, transfer) };
 }
 
 export async function listTransfers(

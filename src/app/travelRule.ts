@@ -17,11 +17,10 @@ import {
   travelRuleRequired,
 } from '../domain/decisions/travelRule.ts';
 import { type CryptoAddressDestination, DIGITAL_ASSETS } from '../domain/digitalAssets.ts';
-import { AppError, type FieldError, resourceMissing, validationError } from '../domain/errors.ts';
+import { AppError, type FieldError, validationError } from '../domain/errors.ts';
 import type { EvidenceActor, EvidenceDraft, EvidenceRecord } from '../domain/evidence.ts';
 import type { Transfer, TravelRuleLink } from '../domain/transferRecord.ts';
 import { findEvidenceRecord } from '../store/repositories/evidence.ts';
-import { findTransfer } from '../store/repositories/transfers.ts';
 import {
   findTravelRuleSettings,
   insertTravelRuleSettingsIfAbsent,
@@ -216,14 +215,12 @@ function travelRuleDataRefused(errors: FieldError[], decision: TravelRuleDecisio
   });
 }
 
-/** A transfer's Travel Rule data for an operator: the evidence record the transfer names. */
-export async function getTransferTravelRule(
+/** A transfer's Travel Rule data for an operator: the evidence record the transfer names; 404 when none. */
+export async function travelRuleRecordOf(
   deps: Deps,
   organizationId: string,
-  transferId: string,
-): Promise<{ transfer: Transfer; record: EvidenceRecord }> {
-  const transfer = await findTransfer(deps.store, organizationId, transferId);
-  if (!transfer) throw resourceMissing('transfer', transferId);
+  transfer: Transfer,
+): Promise<EvidenceRecord> {
   const record =
     transfer.travelRule &&
     (await findEvidenceRecord(deps.store, organizationId, transfer.travelRule.evidenceId));
@@ -232,8 +229,8 @@ export async function getTransferTravelRule(
       status: 404,
       code: 'resource_missing',
       title: 'Resource not found',
-      detail: `Transfer '${transferId}' carries no Travel Rule data.`,
+      detail: `Transfer '${transfer.id}' carries no Travel Rule data.`,
     });
   }
-  return { transfer, record };
+  return record;
 }

@@ -29,7 +29,8 @@ import { HTTP_MODULES } from '../modules/registry.ts';
 import { registerAuth } from './auth.ts';
 import { AUTHORIZATION_SCHEMAS } from './authorizationSchemas.ts';
 import { registerBodyParsing } from './bodyParser.ts';
-import { COMPLIANCE_SCHEMAS } from './complianceSchemas.ts';
+import { COMPLIANCE_SCHEMAS, VERIFICATION_DOCUMENT_SCHEMAS } from './complianceSchemas.ts';
+import { CUSTOMER_SCHEMAS } from './customerSchemas.ts';
 import { FEE_SCHEMAS } from './feeSchemas.ts';
 import { eagerSerializerFactory, lazySerializerFactory } from './lazySerializers.ts';
 import { createHttpMetrics, type HttpMetrics } from './metrics.ts';
@@ -68,8 +69,11 @@ import { verificationRoutes } from './routes/verifications.ts';
 import { walletStatusRoutes } from './routes/walletStatus.ts';
 import { walletRoutes } from './routes/wallets.ts';
 import { SHARED_SCHEMAS } from './sharedSchemas.ts';
+import { DOCUMENT_ONLY_SCHEMAS } from './transferDestinationSchemas.ts';
+import { TRANSFER_SCHEMAS } from './transferSchemas.ts';
 import { TRAVEL_RULE_SCHEMAS } from './travelRuleSchemas.ts';
 import { validatorCompiler } from './validation.ts';
+import { WALLET_SCHEMAS } from './walletSchemas.ts';
 
 export interface BuildAppOptions {
   deps: Deps;
@@ -205,10 +209,16 @@ function answerUnparsableRequest(deps: Deps, error: Error, socket: Duplex): void
   );
 }
 
+/** Every component that exists only in the document: transfer destinations, verification submissions. */
+const DOCUMENT_COMPONENTS = { ...DOCUMENT_ONLY_SCHEMAS, ...VERIFICATION_DOCUMENT_SCHEMAS };
+
 /** Every named schema, the core's and each module's, before any route refers to one by `$id`. */
 function addSchemas(app: FastifyInstance): void {
   for (const schema of [
     ...SHARED_SCHEMAS,
+    ...WALLET_SCHEMAS,
+    ...CUSTOMER_SCHEMAS,
+    ...TRANSFER_SCHEMAS,
     ...COMPLIANCE_SCHEMAS,
     ...AUTHORIZATION_SCHEMAS,
     ...TRAVEL_RULE_SCHEMAS,
@@ -325,7 +335,7 @@ async function registerDocs(app: FastifyInstance): Promise<void> {
   await app.register(swagger, {
     openapi: OPENAPI_DOCUMENT_BASE,
     transform: documentRouteSchema,
-    transformObject: (input) => documentOptionalBodies(documentObject(input)),
+    transformObject: (input) => documentOptionalBodies(documentObject(DOCUMENT_COMPONENTS)(input)),
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `Schema${i}`) },
   });
   // The reference page and its assets (swagger-ui-dist) are served by this process, so it works with

@@ -4,18 +4,8 @@ import type { Verification } from '../app/verifications.ts';
 import type { AmlAlert } from '../domain/amlAlerts.ts';
 import type { AmlRule } from '../domain/decisions/aml.ts';
 import { presentAmlParameters } from '../domain/decisions/amlRuleParameters.ts';
-import type { EvidenceRecord } from '../domain/evidence.ts';
 import type { ReviewCase } from '../domain/reviews.ts';
 import { maskedSubmission } from '../domain/verifications.ts';
-
-/** The record as it was hashed, plus `object` and `hash`: a reader can re-hash it without our code. */
-export function presentEvidence(record: EvidenceRecord) {
-  return {
-    object: 'evidence',
-    ...(JSON.parse(record.payload) as Record<string, unknown>),
-    hash: record.hash,
-  };
-}
 
 export function presentReview(review: ReviewCase) {
   return {

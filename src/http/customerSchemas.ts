@@ -111,3 +111,6 @@ export const customerUpdateBodySchema = {
     metadata: metadataSchema,
   },
 } as const;
+
+/** The customer's response schemas, registered by $id. */
+export const CUSTOMER_SCHEMAS = [customerSchema];

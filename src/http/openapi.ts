@@ -3,10 +3,8 @@ import type { SwaggerTransformObject } from '@fastify/swagger';
 import type { FastifyRequest, FastifySchema } from 'fastify';
 import { PORT_DEFAULT } from '../config.ts';
 import { API_VERSION } from '../domain/version.ts';
-import { VERIFICATION_DOCUMENT_SCHEMAS } from './complianceSchemas.ts';
 import { eventEnvelopeComponents, webhooksDocument } from './eventEnvelopeSchemas.ts';
 import { DOCUMENTED_AS } from './schemas.ts';
-import { DOCUMENT_ONLY_SCHEMAS } from './transferDestinationSchemas.ts';
 
 export { API_VERSION };
 
@@ -234,23 +232,23 @@ export function documentForRequest<T extends object>(
   return { ...document, servers: [{ url, description: SERVED_FROM }] };
 }
 
-/** Every component that exists only in the document: transfer destinations, verification submissions. */
-const DOCUMENT_COMPONENTS: Record<string, object> = {
-  ...DOCUMENT_ONLY_SCHEMAS,
-  ...VERIFICATION_DOCUMENT_SCHEMAS,
-};
+/**
+ * Components that exist only in the document (transfer destinations, verification submissions), by name:
+ * a route's schema marked `DOCUMENTED_AS` a name is documented as a reference to that component.
+ */
+export type DocumentComponents = Readonly<Record<string, object>>;
 
-function referenceTo(name: string): { $ref: string } {
-  if (!(name in DOCUMENT_COMPONENTS)) throw new Error(`no document-only schema named ${name}`);
-  return { $ref: `#/components/schemas/${name}` };
-}
-
-function replaceMarkedSchemas(node: unknown): unknown {
-  if (Array.isArray(node)) return node.map(replaceMarkedSchemas);
+function replaceMarkedSchemas(node: unknown, components: DocumentComponents): unknown {
+  if (Array.isArray(node)) return node.map((item) => replaceMarkedSchemas(item, components));
   if (node === null || typeof node !== 'object') return node;
   const name = (node as Record<string, unknown>)[DOCUMENTED_AS];
-  if (typeof name === 'string') return referenceTo(name);
-  return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, replaceMarkedSchemas(value)]));
+  if (typeof name === 'string') {
+    if (!(name in components)) throw new Error(`no document-only schema named ${name}`);
+    return { $ref: `#/components/schemas/${name}` };
+  }
+  return Object.fromEntries(
+    Object.entries(node).map(([key, value]) => [key, replaceMarkedSchemas(value, components)]),
+  );
 }
 
 /**
@@ -258,24 +256,26 @@ function replaceMarkedSchemas(node: unknown): unknown {
  * to that component, the document-only components are added, and the `webhooks` (each event type's
  * delivery, from src/http/eventSchemas.ts) with their envelope components.
  */
-export const documentObject: SwaggerTransformObject = (input) => {
-  if (!('openapiObject' in input)) throw new Error('only OpenAPI 3 documents are generated');
-  const document = replaceMarkedSchemas(input.openapiObject) as typeof input.openapiObject & {
-    components?: { schemas?: Record<string, unknown> };
-  };
-  return {
-    ...document,
-    webhooks: replaceMarkedSchemas(webhooksDocument()),
-    components: {
-      ...document.components,
-      schemas: {
-        ...document.components?.schemas,
-        ...DOCUMENT_COMPONENTS,
-        ...(replaceMarkedSchemas(eventEnvelopeComponents()) as Record<string, unknown>),
+export function documentObject(components: DocumentComponents): SwaggerTransformObject {
+  return (input) => {
+    if (!('openapiObject' in input)) throw new Error('only OpenAPI 3 documents are generated');
+    const document = replaceMarkedSchemas(input.openapiObject, components) as typeof input.openapiObject & {
+      components?: { schemas?: Record<string, unknown> };
+    };
+    return {
+      ...document,
+      webhooks: replaceMarkedSchemas(webhooksDocument(), components),
+      components: {
+        ...document.components,
+        schemas: {
+          ...document.components?.schemas,
+          ...components,
+          ...(replaceMarkedSchemas(eventEnvelopeComponents(), components) as Record<string, unknown>),
+        },
       },
-    },
-  } as typeof input.openapiObject;
-};
+    } as typeof input.openapiObject;
+  };
+}
 
 /** Request headers as the document spells them; route schemas name them in lower case. */
 export const DOCUMENTED_HEADER_NAMES = ['Idempotency-Key'] as const;

@@ -1,24 +1,9 @@
 /**
- * The response schemas of the core resources, registered by $id so routes share them and the OpenAPI
- * document names them as components (in this order).
+ * The response schemas of the core's resources (problems, events, the ledger's entries and accounts),
+ * registered by $id so routes share them and the OpenAPI document names them as components.
  */
-
-import { customerSchema } from './customerSchemas.ts';
 import { eventSchema } from './eventEnvelopeSchemas.ts';
 import { journalEntrySchema, ledgerAccountSchema } from './ledgerSchemas.ts';
 import { problemSchema } from './schemas.ts';
-import { transferEventDataSchema, transferSchema } from './transferSchemas.ts';
-import { accountDetailsSchema, balanceSchema, walletSchema } from './walletSchemas.ts';
 
-export const SHARED_SCHEMAS = [
-  problemSchema,
-  walletSchema,
-  accountDetailsSchema,
-  balanceSchema,
-  customerSchema,
-  transferSchema,
-  transferEventDataSchema,
-  eventSchema,
-  journalEntrySchema,
-  ledgerAccountSchema,
-];
+export const SHARED_SCHEMAS = [problemSchema, eventSchema, journalEntrySchema, ledgerAccountSchema];

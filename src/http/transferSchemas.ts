@@ -16,6 +16,7 @@ import {
   timestampSchema,
 } from './schemas.ts';
 import { DESTINATION_FIELD_LENGTH_MAX, DESTINATION_PROPERTIES_MAX } from './transferDestinationSchemas.ts';
+import { travelRuleRequestSchema } from './travelRuleSchemas.ts';
 
 /** A transfer destination as stored and returned: its `type` and that type's fields, all strings. */
 export const transferDestinationSchema = {
@@ -141,54 +142,6 @@ export const transferSchema = {
   },
 } as const;
 
-/** A Travel Rule text field: its content rules (length, format) are checked with the rule, as a 422. */
-function travelRuleField(description: string, example: string) {
-  return { type: 'string', maxLength: TRAVEL_RULE_FIELD_LENGTH_MAX, description, examples: [example] };
-}
-/** Bounds a field's size in the body; content rules are stricter (src/domain/decisions/travelRule.ts). */
-const TRAVEL_RULE_FIELD_LENGTH_MAX = 1_000;
-
-export const travelRuleRequestSchema = {
-  type: 'object',
-  description:
-    'Travel Rule data, for a `crypto_address` destination: required when the amount in USD reaches the threshold of the originating customer’s jurisdiction (1,000.00 by default; see `GET /v1/travel-rule/settings`), otherwise optional. Missing or malformed data, when required, is a 422 `travel_rule_required` that names every field at fault. Kept as evidence, never echoed.',
-  additionalProperties: false,
-  properties: {
-    originator: {
-      type: 'object',
-      description:
-        'Who sends: `name`, `account`, and at least one of `address`, `national_id` or `date_of_birth`.',
-      additionalProperties: false,
-      properties: {
-        name: travelRuleField('Full name, at most 200 characters.', 'Amina Wanjiru'),
-        account: travelRuleField(
-          'The originator’s account: the paying wallet or an account number.',
-          'wallet_01jcz3m5e7x8y9a0b1c2d3e4f5',
-        ),
-        address: travelRuleField('Postal address, at most 500 characters.', '12 Moi Avenue, Nairobi, KE'),
-        national_id: travelRuleField('National identity number: 4-32 letters, digits or dashes.', 'A1234567'),
-        date_of_birth: travelRuleField('YYYY-MM-DD.', '1990-04-12'),
-      },
-    },
-    beneficiary: {
-      type: 'object',
-      description: 'Who receives: `name`; `account` defaults to the destination address.',
-      additionalProperties: false,
-      properties: {
-        name: travelRuleField('Full name, at most 200 characters.', 'Juma Otieno'),
-        account: travelRuleField(
-          'The beneficiary’s account; the destination address when omitted.',
-          '0x52908400098527886e0f7030069857d2e4169ee7',
-        ),
-        institution: travelRuleField(
-          'The receiving institution (a VASP), when known.',
-          'Example Exchange Ltd',
-        ),
-      },
-    },
-  },
-} as const;
-
 export const transferCreateBodySchema = {
   type: 'object',
   additionalProperties: false,
@@ -257,3 +210,6 @@ export const transferEventDataSchema = {
     metadata: metadataSchema,
   },
 } as const;
+
+/** The transfer's response schemas, registered by $id. */
+export const TRANSFER_SCHEMAS = [transferSchema, transferEventDataSchema];

@@ -160,3 +160,6 @@ export const instantQuerySchema = (description: string) =>
     maxLength: INSTANT_TEXT_LENGTH_MAX,
     description,
   }) as const;
+
+/** The wallet's response schemas, registered by $id. */
+export const WALLET_SCHEMAS = [walletSchema, accountDetailsSchema, balanceSchema];

@@ -38,6 +38,145 @@ export interface Problem {
   request_id: string;
 }
 
+/** A change to a resource, recorded in the same transaction as the change. The same envelope is the body of a webhook delivery; receivers deduplicate on `id`. */
+export interface Event {
+  /** Event id. */
+  id: string;
+  object: 'event';
+  /** What happened: one of `transfer.created`, `transfer.processing`, `transfer.settled`, `transfer.failed`, `transfer.canceled`, `transfer.returned`, `transfer.rejected`, `transfer.expired`, `wallet.frozen`, `wallet.unfrozen`, `wallet.closed`, `wallet.updated`, `customer.verification.updated`, `customer.updated`, `aml.alert.opened`, `aml.alert.resolved`, `payment_batch.created`, `payment_batch.pending_approval`, `payment_batch.processing`, `payment_batch.completed`, `payment_batch.partially_failed`, `payment_batch.failed`, `payment_batch.canceled`, `collection.created`, `collection.processing`, `collection.succeeded`, `collection.failed`, `deposit.detected`, `deposit.held_for_review`, `deposit.credited`, `deposit.rejected`, `deposit.reorged`, `conversion.completed`, `loan.applied`, `loan.approved`, `loan.rejected`, `loan.canceled`, `loan.disbursed`, `loan.repayment_received`, `loan.overdue`, `loan.paid_off`, `loan.written_off`, `approval.updated`, `policy.updated`, `fee_schedule.updated`, `export.ready`, `export.failed`, `ledger.matched`, `reconciliation.statement.imported`, `reconciliation.exception.opened`, `reconciliation.exception.resolved`, `webhook_subscription.disabled`, `rail_partner.paused`, `rail_partner.resumed`, `safeguarding.shortfall`, `test_clock.advanced`, `safeguarding.sweep.recorded`, `launch_gate.updated`, `change.updated`, `savings.account.opened`, `savings.notice.given`, `savings.withdrawal.completed`, `savings.interest.capitalized`. New types may be added; ignore the ones you do not know. */
+  type: string;
+  /** When the change happened (UTC). */
+  created_at: string;
+  /** The environment that wrote it. */
+  environment: 'sandbox' | 'pilot' | 'production';
+  /** The product family the event's resource belongs to; `mkoba` in payload versions before 2026-12-06. */
+  product: 'mobile_money' | 'digital_banking' | 'stablecoins' | 'mkoba';
+  /** The payload version the event is rendered in (a CHANGELOG.md date): the newest here unless `api_version` asks for another; a subscription’s deliveries use its pinned version. */
+  api_version: '2026-11-22' | '2026-11-26' | '2026-11-28' | '2026-12-06';
+  /** The resource the event is about, per type: the `webhooks` of this document give each type’s shape. A transfer for `transfer.*` events; for `wallet.*` events `{wallet_id, owner, currency, status, status_reason, status_changed_at}`; for `aml.alert.*` events `{alert_id, status, rule_id, rule_type, action, transfer_id, wallet_id, customer_id, disposition}`; for `customer.verification.updated`, `{verification_id, customer_id, status, reason, kyc_status, tier}`; for `webhook_subscription.disabled`, `{subscription_id, url, reason, failing_since}`; for `launch_gate.updated`, `{product, gate, state, previous_state, evidence, evidence_record, updated_at}`. */
+  data: TransferEventData | Record<string, unknown>;
+}
+
+/** One balanced, append-only change to the ledger: for each currency and phase, its postings debit as much as they credit. */
+export interface JournalEntry {
+  /** Journal entry id. */
+  id: string;
+  object: 'journal_entry';
+  /** The transfer that caused the entry. */
+  transfer: string | null;
+  /** `hold` reserves funds (pending postings); `post` makes a hold final; `void` releases it; `direct` moves money at once; `reversal` gives a settled transfer back. */
+  kind: 'hold' | 'post' | 'void' | 'direct' | 'reversal';
+  /** For `post` and `void`: the hold entry they make final or release. */
+  hold_entry: string | null;
+  created_at: string;
+  /** The lines of the entry, in order. */
+  postings: Array<{
+    /** The ledger account (a wallet id for wallets). */
+    account: string;
+    side: 'debit' | 'credit';
+    /** `pending` adds to the side's pending sum; `posted` adds to its posted sum; `voided` takes the amount off its pending sum. */
+    phase: 'pending' | 'posted' | 'voided';
+    /** On a posted line: the amount also leaves the pending sum (a hold made final). */
+    releases_hold: boolean;
+    /** Positive decimal string at the currency exponent. */
+    amount: string;
+    /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
+    currency:
+      | 'KES'
+      | 'UGX'
+      | 'TZS'
+      | 'RWF'
+      | 'NGN'
+      | 'GHS'
+      | 'ZAR'
+      | 'XOF'
+      | 'XAF'
+      | 'ZMW'
+      | 'MWK'
+      | 'ETB'
+      | 'EGP'
+      | 'MAD'
+      | 'USD'
+      | 'EUR'
+      | 'GBP'
+      | 'USDC'
+      | 'USDT';
+  }>;
+}
+
+/** An account of the double-entry ledger with its four running sums. Signed nets are credits minus debits; over all accounts of one currency they sum to zero. */
+export interface LedgerAccount {
+  /** Account id: the wallet id for a wallet, `acct_…` otherwise. */
+  id: string;
+  object: 'ledger_account';
+  /** `wallet`: a customer wallet. `rail_settlement`: money held at a rail partner, its float (debited when a collection arrives). `rail_clearing`: money paid out through a rail (credited when a payout is held and posted). `payment_batch_reserve`: what a running payment batch still has to pay. `reconciliation_adjustment` and `rail_fee`: differences and fees booked from reconciliation. `fee_income`: fees customers paid. `conversion`: the treasury’s side of a mint or redeem. `trust`: customer money held at trust banks or, for USDC and USDT, at a custodian (debited when a bank or on-chain deposit arrives and by a sweep into trust, credited by a sweep out). */
+  kind:
+    | 'wallet'
+    | 'rail_settlement'
+    | 'rail_clearing'
+    | 'payment_batch_reserve'
+    | 'reconciliation_adjustment'
+    | 'rail_fee'
+    | 'fee_income'
+    | 'conversion'
+    | 'trust'
+    | 'interest_expense'
+    | 'interest_payable'
+    | 'loan_receivable'
+    | 'loan_interest_income'
+    | 'loan_fee_income'
+    | 'loan_penalty_income'
+    | 'loan_loss';
+  /** The wallet, for a wallet account. */
+  wallet: string | null;
+  /** The rail, for a system account. */
+  rail: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset' | null;
+  /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
+  currency:
+    | 'KES'
+    | 'UGX'
+    | 'TZS'
+    | 'RWF'
+    | 'NGN'
+    | 'GHS'
+    | 'ZAR'
+    | 'XOF'
+    | 'XAF'
+    | 'ZMW'
+    | 'MWK'
+    | 'ETB'
+    | 'EGP'
+    | 'MAD'
+    | 'USD'
+    | 'EUR'
+    | 'GBP'
+    | 'USDC'
+    | 'USDT';
+  /** Held debits: pending, neither posted nor voided yet. */
+  debits_pending: string;
+  /** Final debits. */
+  debits_posted: string;
+  /** Held credits. */
+  credits_pending: string;
+  /** Final credits. */
+  credits_posted: string;
+  /** credits_pending − debits_pending (signed). */
+  net_pending: string;
+  /** credits_posted − debits_posted (signed): for a wallet its current balance; negative is a debit balance. */
+  net_posted: string;
+  /** A wallet account's balances, exactly as `GET /v1/wallets/{id}/balance`; null for system accounts. */
+  balance: {
+    /** What may be spent now: current minus pending. */
+    available: string;
+    /** Held for outgoing transfers not yet settled. */
+    pending: string;
+    /** Posted balance. */
+    current: string;
+  } | null;
+  created_at: string;
+  updated_at: string;
+}
+
 /** A wallet holds money of one currency for one customer. */
 export interface Wallet {
   /** Wallet id. */
@@ -329,145 +468,6 @@ export interface TransferEventData {
   failure_code: string | null;
   /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
   metadata: Record<string, string>;
-}
-
-/** A change to a resource, recorded in the same transaction as the change. The same envelope is the body of a webhook delivery; receivers deduplicate on `id`. */
-export interface Event {
-  /** Event id. */
-  id: string;
-  object: 'event';
-  /** What happened: one of `transfer.created`, `transfer.processing`, `transfer.settled`, `transfer.failed`, `transfer.canceled`, `transfer.returned`, `transfer.rejected`, `transfer.expired`, `wallet.frozen`, `wallet.unfrozen`, `wallet.closed`, `wallet.updated`, `customer.verification.updated`, `customer.updated`, `aml.alert.opened`, `aml.alert.resolved`, `payment_batch.created`, `payment_batch.pending_approval`, `payment_batch.processing`, `payment_batch.completed`, `payment_batch.partially_failed`, `payment_batch.failed`, `payment_batch.canceled`, `collection.created`, `collection.processing`, `collection.succeeded`, `collection.failed`, `deposit.detected`, `deposit.held_for_review`, `deposit.credited`, `deposit.rejected`, `deposit.reorged`, `conversion.completed`, `loan.applied`, `loan.approved`, `loan.rejected`, `loan.canceled`, `loan.disbursed`, `loan.repayment_received`, `loan.overdue`, `loan.paid_off`, `loan.written_off`, `approval.updated`, `policy.updated`, `fee_schedule.updated`, `export.ready`, `export.failed`, `ledger.matched`, `reconciliation.statement.imported`, `reconciliation.exception.opened`, `reconciliation.exception.resolved`, `webhook_subscription.disabled`, `rail_partner.paused`, `rail_partner.resumed`, `safeguarding.shortfall`, `test_clock.advanced`, `safeguarding.sweep.recorded`, `launch_gate.updated`, `change.updated`, `savings.account.opened`, `savings.notice.given`, `savings.withdrawal.completed`, `savings.interest.capitalized`. New types may be added; ignore the ones you do not know. */
-  type: string;
-  /** When the change happened (UTC). */
-  created_at: string;
-  /** The environment that wrote it. */
-  environment: 'sandbox' | 'pilot' | 'production';
-  /** The product family the event's resource belongs to; `mkoba` in payload versions before 2026-12-06. */
-  product: 'mobile_money' | 'digital_banking' | 'stablecoins' | 'mkoba';
-  /** The payload version the event is rendered in (a CHANGELOG.md date): the newest here unless `api_version` asks for another; a subscription’s deliveries use its pinned version. */
-  api_version: '2026-11-22' | '2026-11-26' | '2026-11-28' | '2026-12-06';
-  /** The resource the event is about, per type: the `webhooks` of this document give each type’s shape. A transfer for `transfer.*` events; for `wallet.*` events `{wallet_id, owner, currency, status, status_reason, status_changed_at}`; for `aml.alert.*` events `{alert_id, status, rule_id, rule_type, action, transfer_id, wallet_id, customer_id, disposition}`; for `customer.verification.updated`, `{verification_id, customer_id, status, reason, kyc_status, tier}`; for `webhook_subscription.disabled`, `{subscription_id, url, reason, failing_since}`; for `launch_gate.updated`, `{product, gate, state, previous_state, evidence, evidence_record, updated_at}`. */
-  data: TransferEventData | Record<string, unknown>;
-}
-
-/** One balanced, append-only change to the ledger: for each currency and phase, its postings debit as much as they credit. */
-export interface JournalEntry {
-  /** Journal entry id. */
-  id: string;
-  object: 'journal_entry';
-  /** The transfer that caused the entry. */
-  transfer: string | null;
-  /** `hold` reserves funds (pending postings); `post` makes a hold final; `void` releases it; `direct` moves money at once; `reversal` gives a settled transfer back. */
-  kind: 'hold' | 'post' | 'void' | 'direct' | 'reversal';
-  /** For `post` and `void`: the hold entry they make final or release. */
-  hold_entry: string | null;
-  created_at: string;
-  /** The lines of the entry, in order. */
-  postings: Array<{
-    /** The ledger account (a wallet id for wallets). */
-    account: string;
-    side: 'debit' | 'credit';
-    /** `pending` adds to the side's pending sum; `posted` adds to its posted sum; `voided` takes the amount off its pending sum. */
-    phase: 'pending' | 'posted' | 'voided';
-    /** On a posted line: the amount also leaves the pending sum (a hold made final). */
-    releases_hold: boolean;
-    /** Positive decimal string at the currency exponent. */
-    amount: string;
-    /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
-    currency:
-      | 'KES'
-      | 'UGX'
-      | 'TZS'
-      | 'RWF'
-      | 'NGN'
-      | 'GHS'
-      | 'ZAR'
-      | 'XOF'
-      | 'XAF'
-      | 'ZMW'
-      | 'MWK'
-      | 'ETB'
-      | 'EGP'
-      | 'MAD'
-      | 'USD'
-      | 'EUR'
-      | 'GBP'
-      | 'USDC'
-      | 'USDT';
-  }>;
-}
-
-/** An account of the double-entry ledger with its four running sums. Signed nets are credits minus debits; over all accounts of one currency they sum to zero. */
-export interface LedgerAccount {
-  /** Account id: the wallet id for a wallet, `acct_…` otherwise. */
-  id: string;
-  object: 'ledger_account';
-  /** `wallet`: a customer wallet. `rail_settlement`: money held at a rail partner, its float (debited when a collection arrives). `rail_clearing`: money paid out through a rail (credited when a payout is held and posted). `payment_batch_reserve`: what a running payment batch still has to pay. `reconciliation_adjustment` and `rail_fee`: differences and fees booked from reconciliation. `fee_income`: fees customers paid. `conversion`: the treasury’s side of a mint or redeem. `trust`: customer money held at trust banks or, for USDC and USDT, at a custodian (debited when a bank or on-chain deposit arrives and by a sweep into trust, credited by a sweep out). */
-  kind:
-    | 'wallet'
-    | 'rail_settlement'
-    | 'rail_clearing'
-    | 'payment_batch_reserve'
-    | 'reconciliation_adjustment'
-    | 'rail_fee'
-    | 'fee_income'
-    | 'conversion'
-    | 'trust'
-    | 'interest_expense'
-    | 'interest_payable'
-    | 'loan_receivable'
-    | 'loan_interest_income'
-    | 'loan_fee_income'
-    | 'loan_penalty_income'
-    | 'loan_loss';
-  /** The wallet, for a wallet account. */
-  wallet: string | null;
-  /** The rail, for a system account. */
-  rail: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset' | null;
-  /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
-  currency:
-    | 'KES'
-    | 'UGX'
-    | 'TZS'
-    | 'RWF'
-    | 'NGN'
-    | 'GHS'
-    | 'ZAR'
-    | 'XOF'
-    | 'XAF'
-    | 'ZMW'
-    | 'MWK'
-    | 'ETB'
-    | 'EGP'
-    | 'MAD'
-    | 'USD'
-    | 'EUR'
-    | 'GBP'
-    | 'USDC'
-    | 'USDT';
-  /** Held debits: pending, neither posted nor voided yet. */
-  debits_pending: string;
-  /** Final debits. */
-  debits_posted: string;
-  /** Held credits. */
-  credits_pending: string;
-  /** Final credits. */
-  credits_posted: string;
-  /** credits_pending − debits_pending (signed). */
-  net_pending: string;
-  /** credits_posted − debits_posted (signed): for a wallet its current balance; negative is a debit balance. */
-  net_posted: string;
-  /** A wallet account's balances, exactly as `GET /v1/wallets/{id}/balance`; null for system accounts. */
-  balance: {
-    /** What may be spent now: current minus pending. */
-    available: string;
-    /** Held for outgoing transfers not yet settled. */
-    pending: string;
-    /** Posted balance. */
-    current: string;
-  } | null;
-  created_at: string;
-  updated_at: string;
 }
 
 /** One compliance decision, append-only and hash-chained per organization. Every field but `object` and `hash` is the record as it was hashed: canonicalise those fields with RFC 8785 (JSON Canonicalization Scheme) and the SHA-256 of that text, in lower-case hex, is `hash`; the next record names it as its `previous_hash`. */
@@ -8253,6 +8253,17 @@ export interface UpdateCustomerRequest {
   metadata?: Record<string, string>;
 }
 
+export interface ListCustomerEvidenceQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+}
+
 export interface ListVerificationsQuery {
   /** How many objects to return: 1 to 100, 20 by default. */
   limit?: number;
@@ -8371,6 +8382,17 @@ export interface GetWalletBalanceQuery {
   as_of?: string;
 }
 
+export interface ListWalletEvidenceQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+}
+
 export interface FreezeWalletRequest {
   /** Why; recorded on the wallet and as evidence. */
   reason:
@@ -8479,6 +8501,75 @@ export interface CreateTransferRequest {
       institution?: string;
     };
   };
+}
+
+export interface QuoteTransferRequest {
+  /** The paying wallet. */
+  source: string;
+  destination: TransferDestinationRequest;
+  /** A decimal string ("1500.00"); a JSON number is accepted only when exact at the currency exponent. Each rail takes amounts within its bounds for the currency. */
+  amount: string | number;
+  /** Must be the source wallet currency. */
+  currency:
+    | 'KES'
+    | 'UGX'
+    | 'TZS'
+    | 'RWF'
+    | 'NGN'
+    | 'GHS'
+    | 'ZAR'
+    | 'XOF'
+    | 'XAF'
+    | 'ZMW'
+    | 'MWK'
+    | 'ETB'
+    | 'EGP'
+    | 'MAD'
+    | 'USD'
+    | 'EUR'
+    | 'GBP'
+    | 'USDC'
+    | 'USDT';
+  /** Optional; must match the destination type when given. */
+  rail?: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset';
+  /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
+  metadata?: Record<string, string>;
+  /** Travel Rule data, for a `crypto_address` destination: required when the amount in USD reaches the threshold of the originating customer’s jurisdiction (1,000.00 by default; see `GET /v1/travel-rule/settings`), otherwise optional. Missing or malformed data, when required, is a 422 `travel_rule_required` that names every field at fault. Kept as evidence, never echoed. */
+  travel_rule?: {
+    /** Who sends: `name`, `account`, and at least one of `address`, `national_id` or `date_of_birth`. */
+    originator?: {
+      /** Full name, at most 200 characters. */
+      name?: string;
+      /** The originator’s account: the paying wallet or an account number. */
+      account?: string;
+      /** Postal address, at most 500 characters. */
+      address?: string;
+      /** National identity number: 4-32 letters, digits or dashes. */
+      national_id?: string;
+      /** YYYY-MM-DD. */
+      date_of_birth?: string;
+    };
+    /** Who receives: `name`; `account` defaults to the destination address. */
+    beneficiary?: {
+      /** Full name, at most 200 characters. */
+      name?: string;
+      /** The beneficiary’s account; the destination address when omitted. */
+      account?: string;
+      /** The receiving institution (a VASP), when known. */
+      institution?: string;
+    };
+  };
+}
+
+export interface ListTransferEvidenceQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
 }
 
 export interface ListEventsQuery {
@@ -8629,39 +8720,6 @@ export interface ListEvidenceQuery {
     | 'customer.update'
     | 'wallet.update'
     | 'webhook_subscription.promote';
-}
-
-export interface ListTransferEvidenceQuery {
-  /** How many objects to return: 1 to 100, 20 by default. */
-  limit?: number;
-  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
-  starting_after?: string;
-  /** Only objects created at or after this time. */
-  'created[gte]'?: string | Date;
-  /** Only objects created at or before this time. */
-  'created[lte]'?: string | Date;
-}
-
-export interface ListCustomerEvidenceQuery {
-  /** How many objects to return: 1 to 100, 20 by default. */
-  limit?: number;
-  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
-  starting_after?: string;
-  /** Only objects created at or after this time. */
-  'created[gte]'?: string | Date;
-  /** Only objects created at or before this time. */
-  'created[lte]'?: string | Date;
-}
-
-export interface ListWalletEvidenceQuery {
-  /** How many objects to return: 1 to 100, 20 by default. */
-  limit?: number;
-  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
-  starting_after?: string;
-  /** Only objects created at or after this time. */
-  'created[gte]'?: string | Date;
-  /** Only objects created at or before this time. */
-  'created[lte]'?: string | Date;
 }
 
 export interface ListReviewsQuery {
@@ -9006,64 +9064,6 @@ export interface ListFeeScheduleVersionsQuery {
   limit?: number;
   /** Only versions below this one (the `next_cursor` of the previous page). */
   before_version?: number;
-}
-
-export interface QuoteTransferRequest {
-  /** The paying wallet. */
-  source: string;
-  destination: TransferDestinationRequest;
-  /** A decimal string ("1500.00"); a JSON number is accepted only when exact at the currency exponent. Each rail takes amounts within its bounds for the currency. */
-  amount: string | number;
-  /** Must be the source wallet currency. */
-  currency:
-    | 'KES'
-    | 'UGX'
-    | 'TZS'
-    | 'RWF'
-    | 'NGN'
-    | 'GHS'
-    | 'ZAR'
-    | 'XOF'
-    | 'XAF'
-    | 'ZMW'
-    | 'MWK'
-    | 'ETB'
-    | 'EGP'
-    | 'MAD'
-    | 'USD'
-    | 'EUR'
-    | 'GBP'
-    | 'USDC'
-    | 'USDT';
-  /** Optional; must match the destination type when given. */
-  rail?: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset';
-  /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
-  metadata?: Record<string, string>;
-  /** Travel Rule data, for a `crypto_address` destination: required when the amount in USD reaches the threshold of the originating customer’s jurisdiction (1,000.00 by default; see `GET /v1/travel-rule/settings`), otherwise optional. Missing or malformed data, when required, is a 422 `travel_rule_required` that names every field at fault. Kept as evidence, never echoed. */
-  travel_rule?: {
-    /** Who sends: `name`, `account`, and at least one of `address`, `national_id` or `date_of_birth`. */
-    originator?: {
-      /** Full name, at most 200 characters. */
-      name?: string;
-      /** The originator’s account: the paying wallet or an account number. */
-      account?: string;
-      /** Postal address, at most 500 characters. */
-      address?: string;
-      /** National identity number: 4-32 letters, digits or dashes. */
-      national_id?: string;
-      /** YYYY-MM-DD. */
-      date_of_birth?: string;
-    };
-    /** Who receives: `name`; `account` defaults to the destination address. */
-    beneficiary?: {
-      /** Full name, at most 200 characters. */
-      name?: string;
-      /** The beneficiary’s account; the destination address when omitted. */
-      account?: string;
-      /** The receiving institution (a VASP), when known. */
-      institution?: string;
-    };
-  };
 }
 
 export interface ListApprovalsQuery {
@@ -10455,6 +10455,12 @@ export interface MkobaOperations {
   getCustomer(id: string, options?: RequestOptions): Promise<Customer>;
   /** Update a customer: `PATCH /v1/customers/{id}`. */
   updateCustomer(id: string, body?: UpdateCustomerRequest, options?: RequestOptions): Promise<Customer>;
+  /** List a customer's evidence: `GET /v1/customers/{id}/evidence`. */
+  listCustomerEvidence(
+    id: string,
+    query?: ListCustomerEvidenceQuery,
+    options?: RequestOptions,
+  ): Promise<List<Evidence>>;
   /** List a customer’s verifications: `GET /v1/customers/{id}/verifications`. */
   listVerifications(
     id: string,
@@ -10505,6 +10511,12 @@ export interface MkobaOperations {
   updateWallet(id: string, body: UpdateWalletRequest, options?: RequestOptions): Promise<Wallet>;
   /** Retrieve a wallet's balance: `GET /v1/wallets/{id}/balance`. */
   getWalletBalance(id: string, query?: GetWalletBalanceQuery, options?: RequestOptions): Promise<Balance>;
+  /** List a wallet's evidence: `GET /v1/wallets/{id}/evidence`. */
+  listWalletEvidence(
+    id: string,
+    query?: ListWalletEvidenceQuery,
+    options?: RequestOptions,
+  ): Promise<List<Evidence>>;
   /** Freeze a wallet: `POST /v1/wallets/{id}/freeze`. */
   freezeWallet(id: string, body: FreezeWalletRequest, options?: RequestOptions): Promise<Wallet>;
   /** Unfreeze a wallet: `POST /v1/wallets/{id}/unfreeze`. */
@@ -10519,30 +10531,22 @@ export interface MkobaOperations {
   getTransfer(id: string, options?: RequestOptions): Promise<Transfer>;
   /** Cancel a transfer: `POST /v1/transfers/{id}/cancel`. */
   cancelTransfer(id: string, options?: RequestOptions): Promise<Transfer>;
-  /** List events: `GET /v1/events`. */
-  listEvents(query?: ListEventsQuery, options?: RequestOptions): Promise<List<Event | EventCamel>>;
-  /** Retrieve an event: `GET /v1/events/{id}`. */
-  getEvent(id: string, query?: GetEventQuery, options?: RequestOptions): Promise<Event | EventCamel>;
-  /** List the organization’s evidence: `GET /v1/evidence`. */
-  listEvidence(query?: ListEvidenceQuery, options?: RequestOptions): Promise<List<Evidence>>;
+  /** Retrieve a transfer’s Travel Rule data: `GET /v1/transfers/{id}/travel-rule`. */
+  getTransferTravelRule(id: string, options?: RequestOptions): Promise<TravelRuleRecord>;
+  /** Quote a transfer: `POST /v1/transfers/quote`. */
+  quoteTransfer(body: QuoteTransferRequest, options?: RequestOptions): Promise<TransferQuote>;
   /** List a transfer's evidence: `GET /v1/transfers/{id}/evidence`. */
   listTransferEvidence(
     id: string,
     query?: ListTransferEvidenceQuery,
     options?: RequestOptions,
   ): Promise<List<Evidence>>;
-  /** List a customer's evidence: `GET /v1/customers/{id}/evidence`. */
-  listCustomerEvidence(
-    id: string,
-    query?: ListCustomerEvidenceQuery,
-    options?: RequestOptions,
-  ): Promise<List<Evidence>>;
-  /** List a wallet's evidence: `GET /v1/wallets/{id}/evidence`. */
-  listWalletEvidence(
-    id: string,
-    query?: ListWalletEvidenceQuery,
-    options?: RequestOptions,
-  ): Promise<List<Evidence>>;
+  /** List events: `GET /v1/events`. */
+  listEvents(query?: ListEventsQuery, options?: RequestOptions): Promise<List<Event | EventCamel>>;
+  /** Retrieve an event: `GET /v1/events/{id}`. */
+  getEvent(id: string, query?: GetEventQuery, options?: RequestOptions): Promise<Event | EventCamel>;
+  /** List the organization’s evidence: `GET /v1/evidence`. */
+  listEvidence(query?: ListEvidenceQuery, options?: RequestOptions): Promise<List<Evidence>>;
   /** List review cases: `GET /v1/reviews`. */
   listReviews(query?: ListReviewsQuery, options?: RequestOptions): Promise<List<Review>>;
   /** Retrieve a review case: `GET /v1/reviews/{id}`. */
@@ -10598,8 +10602,6 @@ export interface MkobaOperations {
   ): Promise<List<FeeSchedule>>;
   /** Retrieve a fee schedule version: `GET /v1/fee-schedule/versions/{version}`. */
   getFeeScheduleVersion(version: string, options?: RequestOptions): Promise<FeeSchedule>;
-  /** Quote a transfer: `POST /v1/transfers/quote`. */
-  quoteTransfer(body: QuoteTransferRequest, options?: RequestOptions): Promise<TransferQuote>;
   /** List approvals: `GET /v1/approvals`. */
   listApprovals(query?: ListApprovalsQuery, options?: RequestOptions): Promise<List<Approval>>;
   /** Retrieve an approval: `GET /v1/approvals/{id}`. */
@@ -10630,8 +10632,6 @@ export interface MkobaOperations {
     body: SetTravelRuleSettingsRequest,
     options?: RequestOptions,
   ): Promise<TravelRuleSettings>;
-  /** Retrieve a transfer’s Travel Rule data: `GET /v1/transfers/{id}/travel-rule`. */
-  getTransferTravelRule(id: string, options?: RequestOptions): Promise<TravelRuleRecord>;
   /** Retrieve your organization: `GET /v1/organization`. */
   getOrganization(options?: RequestOptions): Promise<Organization>;
   /** Name your legal entity and products: `PATCH /v1/organization`. */
@@ -11004,6 +11004,14 @@ export const OPERATIONS = {
     query: false,
     response: 'json',
   },
+  listCustomerEvidence: {
+    method: 'GET',
+    path: '/v1/customers/{id}/evidence',
+    pathParams: ['id'],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
   listVerifications: {
     method: 'GET',
     path: '/v1/customers/{id}/verifications',
@@ -11108,6 +11116,14 @@ export const OPERATIONS = {
     query: true,
     response: 'json',
   },
+  listWalletEvidence: {
+    method: 'GET',
+    path: '/v1/wallets/{id}/evidence',
+    pathParams: ['id'],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
   freezeWallet: {
     method: 'POST',
     path: '/v1/wallets/{id}/freeze',
@@ -11164,6 +11180,30 @@ export const OPERATIONS = {
     query: false,
     response: 'json',
   },
+  getTransferTravelRule: {
+    method: 'GET',
+    path: '/v1/transfers/{id}/travel-rule',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  quoteTransfer: {
+    method: 'POST',
+    path: '/v1/transfers/quote',
+    pathParams: [],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  listTransferEvidence: {
+    method: 'GET',
+    path: '/v1/transfers/{id}/evidence',
+    pathParams: ['id'],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
   listEvents: {
     method: 'GET',
     path: '/v1/events',
@@ -11184,30 +11224,6 @@ export const OPERATIONS = {
     method: 'GET',
     path: '/v1/evidence',
     pathParams: [],
-    body: 'none',
-    query: true,
-    response: 'json',
-  },
-  listTransferEvidence: {
-    method: 'GET',
-    path: '/v1/transfers/{id}/evidence',
-    pathParams: ['id'],
-    body: 'none',
-    query: true,
-    response: 'json',
-  },
-  listCustomerEvidence: {
-    method: 'GET',
-    path: '/v1/customers/{id}/evidence',
-    pathParams: ['id'],
-    body: 'none',
-    query: true,
-    response: 'json',
-  },
-  listWalletEvidence: {
-    method: 'GET',
-    path: '/v1/wallets/{id}/evidence',
-    pathParams: ['id'],
     body: 'none',
     query: true,
     response: 'json',
@@ -11420,14 +11436,6 @@ export const OPERATIONS = {
     query: false,
     response: 'json',
   },
-  quoteTransfer: {
-    method: 'POST',
-    path: '/v1/transfers/quote',
-    pathParams: [],
-    body: 'required',
-    query: false,
-    response: 'json',
-  },
   listApprovals: {
     method: 'GET',
     path: '/v1/approvals',
@@ -11513,14 +11521,6 @@ export const OPERATIONS = {
     path: '/v1/travel-rule/settings',
     pathParams: [],
     body: 'required',
-    query: false,
-    response: 'json',
-  },
-  getTransferTravelRule: {
-    method: 'GET',
-    path: '/v1/transfers/{id}/travel-rule',
-    pathParams: ['id'],
-    body: 'none',
     query: false,
     response: 'json',
   },

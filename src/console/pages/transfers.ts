@@ -165,7 +165,7 @@ async function transferDetail(routes: ConsoleRoutes, identity: ConsoleIdentity, 
     listEvents(deps, org, { limit: TRANSFER_EVENTS_MAX, resourceId: transfer.id }),
     listJournalEntries(deps, org, { limit: PAGE_SIZE_MAX, transferId: transfer.id }),
     can(identity, 'compliance')
-      ? listEvidence(deps, org, 'transfer', transfer.id, { limit: PAGE_SIZE_MAX })
+      ? listEvidence(deps, org, 'transfer', transfer.id, { limit: PAGE_SIZE_MAX }, getTransfer)
       : Promise.resolve(undefined),
   ]);
   const names = await partyNames(deps, org, {

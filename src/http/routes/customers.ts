@@ -24,6 +24,7 @@ import {
   written,
 } from '../routeKit.ts';
 import { idParamsSchema } from '../schemas.ts';
+import { subjectEvidenceRoute } from './evidence.ts';
 
 const TAGS = ['Customers'];
 const customerParams = idParamsSchema(ID_PREFIXES.customer, 'Customer id.');
@@ -95,4 +96,11 @@ export function customerRoutes(app: FastifyInstance, deps: Deps): void {
   listCustomersRoute(app, deps);
   getCustomerRoute(app, deps);
   updateCustomerRoute(app, deps);
+  subjectEvidenceRoute(app, deps, {
+    subject: 'customer',
+    path: '/v1/customers/:id/evidence',
+    prefix: ID_PREFIXES.customer,
+    operationId: 'listCustomerEvidence',
+    requireSubject: getCustomer,
+  });
 }

@@ -1,42 +1,19 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../app/deps.ts';
-import type { EvidenceSubject } from '../../app/evidence.ts';
-import { listEvidence, listOrganizationEvidenceRecords } from '../../app/evidence.ts';
-import { EVIDENCE_KINDS, type EvidenceKind } from '../../domain/evidence.ts';
+import {
+  type EvidenceSubject,
+  type EvidenceSubjectFinder,
+  listEvidence,
+  listOrganizationEvidenceRecords,
+} from '../../app/evidence.ts';
+import { EVIDENCE_KINDS, type EvidenceKind, type EvidenceRecord } from '../../domain/evidence.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
-import { presentEvidence } from '../compliancePresenters.ts';
 import type { ListQuery } from '../presenters.ts';
 import { retrievePageOfId } from '../readRoutes.ts';
 import { LIST_PROBLEMS, readOperation, retrieveFilteredPage } from '../routeKit.ts';
 import { idParamsSchema, listEnvelopeSchema, listQuerySchema } from '../schemas.ts';
 
 const TAGS = ['Evidence'];
-
-const SUBJECTS: {
-  subject: EvidenceSubject;
-  path: string;
-  prefix: (typeof ID_PREFIXES)[keyof typeof ID_PREFIXES];
-  operationId: string;
-}[] = [
-  {
-    subject: 'transfer',
-    path: '/v1/transfers/:id/evidence',
-    prefix: ID_PREFIXES.transfer,
-    operationId: 'listTransferEvidence',
-  },
-  {
-    subject: 'customer',
-    path: '/v1/customers/:id/evidence',
-    prefix: ID_PREFIXES.customer,
-    operationId: 'listCustomerEvidence',
-  },
-  {
-    subject: 'wallet',
-    path: '/v1/wallets/:id/evidence',
-    prefix: ID_PREFIXES.wallet,
-    operationId: 'listWalletEvidence',
-  },
-];
 
 const evidencePageSchema = listEnvelopeSchema('Evidence', 'A page of evidence records.');
 
@@ -65,10 +42,20 @@ function listOrganizationEvidenceRoute(app: FastifyInstance, deps: Deps): void {
   );
 }
 
-function listSubjectEvidenceRoute(
+/** A resource whose evidence has a route of its own, added by the resource's routes. */
+export interface EvidenceSubjectRoute {
+  subject: EvidenceSubject;
+  path: string;
+  prefix: (typeof ID_PREFIXES)[keyof typeof ID_PREFIXES];
+  operationId: string;
+  requireSubject: EvidenceSubjectFinder;
+}
+
+/** `GET <path>`: the resource's compliance evidence, operators only (the `compliance` scope), newest first. */
+export function subjectEvidenceRoute(
   app: FastifyInstance,
   deps: Deps,
-  { subject, path, prefix, operationId }: (typeof SUBJECTS)[number],
+  { subject, path, prefix, operationId, requireSubject }: EvidenceSubjectRoute,
 ): void {
   app.get<{ Params: { id: string }; Querystring: ListQuery }>(
     path,
@@ -84,14 +71,23 @@ function listSubjectEvidenceRoute(
     }),
     retrievePageOfId(
       deps,
-      (deps, organizationId, id, page) => listEvidence(deps, organizationId, subject, id, page),
+      (deps, organizationId, id, page) =>
+        listEvidence(deps, organizationId, subject, id, page, requireSubject),
       presentEvidence,
     ),
   );
 }
 
-/** A resource's compliance evidence: operators only (the `compliance` scope), newest first. */
+/** The organization's whole evidence chain; each resource's own evidence is its routes' (subjectEvidenceRoute). */
 export function evidenceRoutes(app: FastifyInstance, deps: Deps): void {
   listOrganizationEvidenceRoute(app, deps);
-  for (const subject of SUBJECTS) listSubjectEvidenceRoute(app, deps, subject);
+}
+
+/** The record as it was hashed, plus `object` and `hash`: a reader can re-hash it without our code. */
+export function presentEvidence(record: EvidenceRecord) {
+  return {
+    object: 'evidence',
+    ...(JSON.parse(record.payload) as Record<string, unknown>),
+    hash: record.hash,
+  };
 }

@@ -1,4 +1,4 @@
-/** The fee schedule (read by any key, changed by admins), its versions, and transfer quotes. */
+/** The fee schedule (read by any key, changed by admins) and its versions. */
 import type { FastifyInstance } from 'fastify';
 import { actorIdOf } from '../../app/apiKeyAuthentication.ts';
 import type { Deps } from '../../app/deps.ts';
@@ -10,14 +10,10 @@ import {
   listVersions,
   updateFeeSchedule,
 } from '../../app/fees.ts';
-import type { CreateTransferRequest } from '../../app/transferRequests.ts';
-import { quoteTransfer, type TransferQuote } from '../../app/transfers.ts';
 import { type FeeSchedule, feeRuleJson } from '../../domain/fees.ts';
-import { formatAmount } from '../../domain/money.ts';
 import { principalOf, requestActor } from '../auth.ts';
 import { feeScheduleBodySchema } from '../feeSchemas.ts';
-import { organizationOf, preparedWrite, writeOperation, written } from '../routeKit.ts';
-import { transferCreateBodySchema } from '../transferSchemas.ts';
+import { organizationOf, writeOperation, written } from '../routeKit.ts';
 import {
   getCurrentVersionRoute,
   getVersionRoute,
@@ -27,7 +23,8 @@ import {
 import { sendWrite } from '../writes.ts';
 import { governedWrite, pendingChangeResponse } from './changes.ts';
 
-const TAGS = ['Fees'];
+export const FEE_TAGS = ['Fees'];
+const TAGS = FEE_TAGS;
 
 export function presentFeeSchedule(schedule: FeeSchedule) {
   return {
@@ -36,19 +33,6 @@ export function presentFeeSchedule(schedule: FeeSchedule) {
     rules: schedule.rules.map(feeRuleJson),
     created_by: schedule.createdBy,
     created_at: schedule.createdAt.toISOString(),
-  };
-}
-
-export function presentTransferQuote(quote: TransferQuote) {
-  const money = (minor: bigint) => formatAmount(minor, quote.currency);
-  return {
-    object: 'transfer_quote',
-    amount: money(quote.amountMinor),
-    fee: money(quote.fee.feeMinor),
-    total: money(quote.totalMinor),
-    currency: quote.currency,
-    rail: quote.rail,
-    fee_schedule: { version: quote.fee.scheduleVersion, rule: quote.fee.rule },
   };
 }
 
@@ -132,36 +116,9 @@ function getFeeScheduleVersionRoute(app: FastifyInstance, deps: Deps): void {
   });
 }
 
-function quoteTransferRoute(app: FastifyInstance, deps: Deps): void {
-  app.post<{ Body: CreateTransferRequest }>(
-    '/v1/transfers/quote',
-    writeOperation({
-      scope: 'read',
-      operationId: 'quoteTransfer',
-      summary: 'Quote a transfer',
-      description:
-        'Takes the body of `POST /v1/transfers` and answers what that transfer would cost now, creating nothing: the amount, the fee of the organization’s current fee schedule, the total the source wallet is debited, and the schedule version and rule that decided the fee. The request is checked as a new transfer is (currency, destination, rail and its bounds; a fault is the same 400 or 404), but not its funds, compliance or policy. A read, so it needs only `read`; like every POST it honours `Idempotency-Key`: a retry with the same key and body answers the first quote again.',
-      tags: ['Transfers', ...TAGS],
-      body: transferCreateBodySchema,
-      responses: { 200: written('TransferQuote', 'The quote.') },
-    }),
-    preparedWrite(
-      deps,
-      // Computed before the key's transaction opens: the fee schedule is read through the process cache,
-      // as a new transfer reads it (on the embedded database a read inside that transaction would wait for it).
-      (organizationId, request) => quoteTransfer(deps, organizationId, request.body),
-      async (_tx, _organizationId, _request, quote) => ({
-        status: 200,
-        body: presentTransferQuote(quote),
-      }),
-    ),
-  );
-}
-
 export function feeRoutes(app: FastifyInstance, deps: Deps): void {
   getFeeScheduleRoute(app, deps);
   updateFeeScheduleRoute(app, deps);
   listFeeScheduleVersionsRoute(app, deps);
   getFeeScheduleVersionRoute(app, deps);
-  quoteTransferRoute(app, deps);
 }

@@ -27,7 +27,7 @@ import {
   written,
 } from '../routeKit.ts';
 import { idParamsSchema, idSchema } from '../schemas.ts';
-import { travelRuleRequestSchema } from '../transferSchemas.ts';
+import { travelRuleRequestSchema } from '../travelRuleSchemas.ts';
 
 const TAGS = ['Reviews'];
 const reviewParams = idParamsSchema(ID_PREFIXES.review, 'Review id.');

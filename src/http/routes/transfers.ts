@@ -1,4 +1,7 @@
-/** Transfers: created through the batch ledger writer, listed and read, and canceled before their rail has them. */
+/**
+ * Transfers: created through the batch ledger writer, quoted, listed and read, canceled before their rail has
+ * them; and a transfer's evidence and Travel Rule data for operators.
+ */
 import type { FastifyInstance } from 'fastify';
 import { actorIdOf } from '../../app/apiKeyAuthentication.ts';
 import type { Deps } from '../../app/deps.ts';
@@ -6,8 +9,16 @@ import { settleOutcome } from '../../app/idempotency.ts';
 import type { LedgerWriter } from '../../app/posting/writer.ts';
 import type { CreateTransferRequest } from '../../app/transferRequests.ts';
 import { cancelTransfer } from '../../app/transferStatusChanges.ts';
-import { createTransfer, getTransfer, listTransfers } from '../../app/transfers.ts';
+import {
+  createTransfer,
+  getTransfer,
+  getTransferTravelRule,
+  listTransfers,
+  quoteTransfer,
+  type TransferQuote,
+} from '../../app/transfers.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
+import { formatAmount } from '../../domain/money.ts';
 import { TRANSFER_STATUSES, type TransferStatus } from '../../domain/transfers.ts';
 import { principalOf } from '../auth.ts';
 import { type ListQuery, presentTransfer } from '../presenters.ts';
@@ -16,6 +27,7 @@ import { actOnId } from '../routeEffects.ts';
 import {
   found,
   idempotentWrite,
+  preparedWrite,
   readOperation,
   retrieveFilteredPage,
   writeOperation,
@@ -24,6 +36,9 @@ import {
 import { idParamsSchema, idSchema } from '../schemas.ts';
 import { transferCreateBodySchema } from '../transferSchemas.ts';
 import { idempotencyContextOf, sendOutcome } from '../writes.ts';
+import { subjectEvidenceRoute } from './evidence.ts';
+import { FEE_TAGS } from './fees.ts';
+import { presentTravelRuleRecord, TRAVEL_RULE_TAGS } from './travelRule.ts';
 
 const TAGS = ['Transfers'];
 const transferParams = idParamsSchema(ID_PREFIXES.transfer, 'Transfer id.');
@@ -108,9 +123,77 @@ function cancelTransferRoute(app: FastifyInstance, deps: Deps): void {
   );
 }
 
+function getTransferTravelRuleRoute(app: FastifyInstance, deps: Deps): void {
+  retrieveByIdRoute(
+    app,
+    deps,
+    '/v1/transfers/:id/travel-rule',
+    getTransferTravelRule,
+    ({ transfer, record }) => presentTravelRuleRecord(transfer, record),
+    {
+      scope: 'compliance',
+      operationId: 'getTransferTravelRule',
+      summary: 'Retrieve a transfer’s Travel Rule data',
+      description:
+        'The originator and beneficiary data the transfer carried, with the threshold, jurisdiction and converted amount that applied; 404 when it carried none. Needs the `compliance` scope.',
+      tags: TRAVEL_RULE_TAGS,
+      params: idParamsSchema(ID_PREFIXES.transfer, 'Transfer id.'),
+      responses: { 200: found('TravelRuleRecord', 'The Travel Rule data.') },
+    },
+  );
+}
+
 export function transferRoutes(app: FastifyInstance, deps: Deps, writer: LedgerWriter): void {
   createTransferRoute(app, deps, writer);
   listTransfersRoute(app, deps);
   getTransferRoute(app, deps);
   cancelTransferRoute(app, deps);
+  getTransferTravelRuleRoute(app, deps);
+  quoteTransferRoute(app, deps);
+  subjectEvidenceRoute(app, deps, {
+    subject: 'transfer',
+    path: '/v1/transfers/:id/evidence',
+    prefix: ID_PREFIXES.transfer,
+    operationId: 'listTransferEvidence',
+    requireSubject: getTransfer,
+  });
+}
+
+export function presentTransferQuote(quote: TransferQuote) {
+  const money = (minor: bigint) => formatAmount(minor, quote.currency);
+  return {
+    object: 'transfer_quote',
+    amount: money(quote.amountMinor),
+    fee: money(quote.fee.feeMinor),
+    total: money(quote.totalMinor),
+    currency: quote.currency,
+    rail: quote.rail,
+    fee_schedule: { version: quote.fee.scheduleVersion, rule: quote.fee.rule },
+  };
+}
+
+function quoteTransferRoute(app: FastifyInstance, deps: Deps): void {
+  app.post<{ Body: CreateTransferRequest }>(
+    '/v1/transfers/quote',
+    writeOperation({
+      scope: 'read',
+      operationId: 'quoteTransfer',
+      summary: 'Quote a transfer',
+      description:
+        'Takes the body of `POST /v1/transfers` and answers what that transfer would cost now, creating nothing: the amount, the fee of the organization’s current fee schedule, the total the source wallet is debited, and the schedule version and rule that decided the fee. The request is checked as a new transfer is (currency, destination, rail and its bounds; a fault is the same 400 or 404), but not its funds, compliance or policy. A read, so it needs only `read`; like every POST it honours `Idempotency-Key`: a retry with the same key and body answers the first quote again.',
+      tags: ['Transfers', ...FEE_TAGS],
+      body: transferCreateBodySchema,
+      responses: { 200: written('TransferQuote', 'The quote.') },
+    }),
+    preparedWrite(
+      deps,
+      // Computed before the key's transaction opens: the fee schedule is read through the process cache,
+      // as a new transfer reads it (on the embedded database a read inside that transaction would wait for it).
+      (organizationId, request) => quoteTransfer(deps, organizationId, request.body),
+      async (_tx, _organizationId, _request, quote) => ({
+        status: 200,
+        body: presentTransferQuote(quote),
+      }),
+    ),
+  );
 }

@@ -3,7 +3,6 @@ import type { Deps } from '../../app/deps.ts';
 import { listRoutes, setRouteStatus } from '../../app/digitalAssetRoutes.ts';
 import { apiKeyActor } from '../../app/evidence.ts';
 import {
-  getTransferTravelRule,
   getTravelRuleSettings,
   putTravelRuleSettings,
   type TravelRuleSettingsView,
@@ -19,13 +18,12 @@ import {
   type RouteStatus,
 } from '../../domain/digitalAssets.ts';
 import type { EvidenceRecord } from '../../domain/evidence.ts';
-import { ID_PREFIXES } from '../../domain/ids.ts';
 import { formatAmount } from '../../domain/money.ts';
 import { routeLimitMinor } from '../../domain/stablecoins.ts';
 import type { Transfer } from '../../domain/transferRecord.ts';
 import { principalOf } from '../auth.ts';
 import { WRITE_PROBLEMS } from '../problems.ts';
-import { retrieveByIdRoute, retrieveOwn } from '../readRoutes.ts';
+import { retrieveOwn } from '../readRoutes.ts';
 import {
   closedObjectSchema,
   found,
@@ -38,11 +36,11 @@ import {
   writeOperation,
   written,
 } from '../routeKit.ts';
-import { idParamsSchema } from '../schemas.ts';
 import { travelRuleSettingsFields } from '../travelRuleSchemas.ts';
 import { governedIdempotentWrite, pendingChangeResponse } from './changes.ts';
 
-const TAGS = ['Travel Rule'];
+export const TRAVEL_RULE_TAGS = ['Travel Rule'];
+const TAGS = TRAVEL_RULE_TAGS;
 
 function presentRoute(route: DigitalAssetRoute) {
   return {
@@ -67,7 +65,7 @@ function presentSettings(view: TravelRuleSettingsView) {
 }
 
 /** The evidence record's data, as the operator's read shows it. */
-function presentTravelRuleRecord(transfer: Transfer, record: EvidenceRecord) {
+export function presentTravelRuleRecord(transfer: Transfer, record: EvidenceRecord) {
   const d = record.data;
   return {
     object: 'travel_rule',
@@ -220,34 +218,13 @@ function setTravelRuleSettingsRoute(app: FastifyInstance, deps: Deps): void {
   );
 }
 
-function getTransferTravelRuleRoute(app: FastifyInstance, deps: Deps): void {
-  retrieveByIdRoute(
-    app,
-    deps,
-    '/v1/transfers/:id/travel-rule',
-    getTransferTravelRule,
-    ({ transfer, record }) => presentTravelRuleRecord(transfer, record),
-    {
-      scope: 'compliance',
-      operationId: 'getTransferTravelRule',
-      summary: 'Retrieve a transfer’s Travel Rule data',
-      description:
-        'The originator and beneficiary data the transfer carried, with the threshold, jurisdiction and converted amount that applied; 404 when it carried none. Needs the `compliance` scope.',
-      tags: TAGS,
-      params: idParamsSchema(ID_PREFIXES.transfer, 'Transfer id.'),
-      responses: { 200: found('TravelRuleRecord', 'The Travel Rule data.') },
-    },
-  );
-}
-
 /**
  * Digital-asset routes and Travel Rule settings: anyone may read them (`read`), operators change them
- * (`compliance`); a transfer's Travel Rule data is for operators only.
+ * (`compliance`). A transfer's Travel Rule data, for operators only, is a transfers route.
  */
 export function travelRuleRoutes(app: FastifyInstance, deps: Deps): void {
   listDigitalAssetRoutesRoute(app, deps);
   setDigitalAssetRouteRoute(app, deps);
   getTravelRuleSettingsRoute(app, deps);
   setTravelRuleSettingsRoute(app, deps);
-  getTransferTravelRuleRoute(app, deps);
 }

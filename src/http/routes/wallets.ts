@@ -28,6 +28,7 @@ import {
 } from '../routeKit.ts';
 import { currencySchema, idParamsSchema, idSchema, metadataSchema } from '../schemas.ts';
 import { instantQuerySchema, walletCreateBodySchema } from '../walletSchemas.ts';
+import { subjectEvidenceRoute } from './evidence.ts';
 
 export const WALLET_TAGS = ['Wallets'];
 /** The path parameters of a route on one wallet, `/v1/wallets/:id/…`. */
@@ -144,4 +145,11 @@ export function walletRoutes(app: FastifyInstance, deps: Deps): void {
   listWalletsRoute(app, deps);
   getWalletRoute(app, deps);
   getWalletBalanceRoute(app, deps);
+  subjectEvidenceRoute(app, deps, {
+    subject: 'wallet',
+    path: '/v1/wallets/:id/evidence',
+    prefix: ID_PREFIXES.wallet,
+    operationId: 'listWalletEvidence',
+    requireSubject: getWallet,
+  });
 }

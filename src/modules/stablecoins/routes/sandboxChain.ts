@@ -20,7 +20,7 @@ import {
   written,
 } from '../../../http/routeKit.ts';
 import { idParamsSchema } from '../../../http/schemas.ts';
-import { travelRuleRequestSchema } from '../../../http/transferSchemas.ts';
+import { travelRuleRequestSchema } from '../../../http/travelRuleSchemas.ts';
 import {
   advanceSandboxChain,
   type ChainDepositInput,
