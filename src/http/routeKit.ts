@@ -58,6 +58,12 @@ export interface OperationSpec extends OperationParts {
   product?: LaunchProduct;
 }
 
+/**
+ * Who may call an operation (its scope and product) and where the document lists it (its tags): what the
+ * operations on one resource mostly share, spread into each one's spec.
+ */
+export type OperationAccess = Pick<OperationSpec, 'scope' | 'product' | 'tags'>;
+
 /** Who may call an operation: the route's config (scope, product) and the document's security. */
 interface Access {
   config: FastifyContextConfig;

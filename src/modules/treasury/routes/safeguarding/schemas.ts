@@ -3,6 +3,9 @@
  * reports comparing them with customer money, and the sweeps between a rail's float and the trust account.
  */
 import { ID_PREFIXES } from '../../../../domain/ids.ts';
+import { SUPPORTED_CURRENCIES } from '../../../../domain/money.ts';
+import { enumFilter } from '../../../../http/readRoutes.ts';
+import type { OperationAccess } from '../../../../http/routeKit.ts';
 import { currencySchema, idSchema, nullableIdSchema, timestampSchema } from '../../../../http/schemas.ts';
 import {
   SAFEGUARDING_BALANCE_STATUSES,
@@ -13,6 +16,10 @@ import {
 import { SWEEP_DIRECTIONS, SWEEP_RAILS } from '../../domain/trustLedger.ts';
 
 export const TAGS = ['Safeguarding'];
+/** Operators read and record safeguarding's figures: the `compliance` scope. */
+export const OPERATORS: OperationAccess = { scope: 'compliance', tags: TAGS };
+/** A list's filter on the currency. */
+export const currencyFilter = (description: string) => enumFilter(SUPPORTED_CURRENCIES, description);
 export const dateSchema = (description: string) => ({ type: 'string', format: 'date', description }) as const;
 const nullableDateSchema = (description: string) =>
   ({ type: ['string', 'null'], format: 'date', description }) as const;
