@@ -64,6 +64,21 @@ export interface OperationSpec extends OperationParts {
  */
 export type OperationAccess = Pick<OperationSpec, 'scope' | 'product' | 'tags'>;
 
+/**
+ * The access of a group of operations (listed under `tags`, of `product` when it has one) by the scope each
+ * needs: `...ACCESS.read` in a read's spec, `...ACCESS.admin` in a configuring write's.
+ */
+export function accessByScope(tags: string[], product?: LaunchProduct): Record<Scope, OperationAccess> {
+  const access = (scope: Scope): OperationAccess =>
+    product === undefined ? { scope, tags } : { scope, product, tags };
+  return {
+    read: access('read'),
+    write: access('write'),
+    admin: access('admin'),
+    compliance: access('compliance'),
+  };
+}
+
 /** Who may call an operation: the route's config (scope, product) and the document's security. */
 interface Access {
   config: FastifyContextConfig;

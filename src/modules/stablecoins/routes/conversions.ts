@@ -26,7 +26,7 @@ import {
   prepareConversion,
 } from '../useCases/conversions.ts';
 import { presentConversion, presentQuote } from './presenters.ts';
-import { READS, WRITES } from './schemas.ts';
+import { ACCESS } from './schemas.ts';
 
 const quoteBody = closedObjectSchema(
   {
@@ -45,7 +45,7 @@ function createConversionQuoteRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Body: QuoteInput }>(
     '/v1/conversions/quote',
     writeOperation({
-      ...WRITES,
+      ...ACCESS.write,
       operationId: 'createConversionQuote',
       summary: 'Quote a conversion',
       description: `Quotes converting \`amount\` (in the source wallet’s currency) from one of a customer’s wallets to another of theirs: fiat to USDC or USDT (mint) or back (redeem), at the organization’s rate, the credited amount rounded down to the minor unit, with the fee the organization’s fee schedule charges conversions from the source currency (rail \`conversion\`) on top. Valid for ${CONVERSION_QUOTE_TTL_MS / 1000} seconds. A pair without a rate is a 422 \`rate_unavailable\`.`,
@@ -74,7 +74,7 @@ function createConversionQuoteRoute(app: FastifyInstance, deps: Deps): void {
 
 function getConversionQuoteRoute(app: FastifyInstance, deps: Deps): void {
   retrieveByIdRoute(app, deps, '/v1/conversions/quotes/:id', getQuote, presentQuote, {
-    ...READS,
+    ...ACCESS.read,
     operationId: 'getConversionQuote',
     summary: 'Retrieve a quote',
     ...foundById(idParamsSchema(ID_PREFIXES.conversionQuote, 'Quote id.'), 'ConversionQuote', 'The quote.'),
@@ -85,7 +85,7 @@ function createConversionRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Body: { quote: string } }>(
     '/v1/conversions',
     writeOperation({
-      ...WRITES,
+      ...ACCESS.write,
       operationId: 'createConversion',
       summary: 'Execute a quote',
       description:
@@ -120,7 +120,7 @@ function listConversionsRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{ Querystring: ListQuery }>(
     '/v1/conversions',
     readOperation({
-      ...READS,
+      ...ACCESS.read,
       operationId: 'listConversions',
       summary: 'List conversions',
       description: 'Newest first.',
@@ -132,7 +132,7 @@ function listConversionsRoute(app: FastifyInstance, deps: Deps): void {
 
 function getConversionRoute(app: FastifyInstance, deps: Deps): void {
   retrieveByIdRoute(app, deps, '/v1/conversions/:id', getConversion, presentConversion, {
-    ...READS,
+    ...ACCESS.read,
     operationId: 'getConversion',
     summary: 'Retrieve a conversion',
     ...foundById(idParamsSchema(ID_PREFIXES.conversion, 'Conversion id.'), 'Conversion', 'The conversion.'),

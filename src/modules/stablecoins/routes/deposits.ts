@@ -24,7 +24,7 @@ import {
 } from '../useCases/depositAddresses.ts';
 import { getDeposit, listOrganizationDeposits } from '../useCases/deposits.ts';
 import { presentDeposit, presentDepositAddress } from './presenters.ts';
-import { networkSchema, READS, WRITES } from './schemas.ts';
+import { ACCESS, networkSchema } from './schemas.ts';
 
 const walletParams = idParamsSchema(ID_PREFIXES.wallet, 'Wallet id.');
 
@@ -32,7 +32,7 @@ function createDepositAddressRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Params: { id: string }; Body: { network: DigitalAssetNetwork } }>(
     '/v1/wallets/:id/deposit-addresses',
     writeOperation({
-      ...WRITES,
+      ...ACCESS.write,
       operationId: 'createDepositAddress',
       summary: 'Get a deposit address',
       description:
@@ -70,7 +70,7 @@ function listDepositAddressesRoute(app: FastifyInstance, deps: Deps): void {
     walletDepositAddresses,
     (addresses) => presentWholeList(addresses, presentDepositAddress),
     {
-      ...READS,
+      ...ACCESS.read,
       operationId: 'listDepositAddresses',
       summary: 'List a wallet’s deposit addresses',
       ...foundById(
@@ -86,7 +86,7 @@ function listDepositsRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{ Querystring: ListQuery & { status?: DepositStatus; wallet?: string } }>(
     '/v1/deposits',
     readOperation({
-      ...READS,
+      ...ACCESS.read,
       operationId: 'listDeposits',
       summary: 'List deposits',
       description: 'Newest first.',
@@ -106,7 +106,7 @@ function listDepositsRoute(app: FastifyInstance, deps: Deps): void {
 
 function getDepositRoute(app: FastifyInstance, deps: Deps): void {
   retrieveByIdRoute(app, deps, '/v1/deposits/:id', getDeposit, presentDeposit, {
-    ...READS,
+    ...ACCESS.read,
     operationId: 'getDeposit',
     summary: 'Retrieve a deposit',
     ...foundById(idParamsSchema(ID_PREFIXES.deposit, 'Deposit id.'), 'Deposit', 'The deposit.'),

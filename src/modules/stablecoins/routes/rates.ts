@@ -21,7 +21,7 @@ import {
 } from '../../../http/routes/changes.ts';
 import { getConversionRates, putConversionRates } from '../useCases/conversionRates.ts';
 import { presentRates } from './presenters.ts';
-import { READS, rateText, TAGS } from './schemas.ts';
+import { ACCESS, rateText, TAGS } from './schemas.ts';
 
 /** The whole table, one entry a direction. */
 const ratesBody = closedObjectSchema(
@@ -46,7 +46,7 @@ function getConversionRatesRoute(app: FastifyInstance, deps: Deps): void {
   app.get(
     '/v1/conversion-rates',
     readOperation({
-      ...READS,
+      ...ACCESS.read,
       operationId: 'getConversionRates',
       summary: 'Retrieve the conversion rates',
       description:

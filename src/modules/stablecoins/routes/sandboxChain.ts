@@ -12,9 +12,9 @@ import { numberSourceOf } from '../../../domain/jsonNumbers.ts';
 import { LOG_INDEX_MAX, TRANSACTION_HASH_PATTERN } from '../../../domain/stablecoins.ts';
 import { actOnId, makeFromBody } from '../../../http/routeEffects.ts';
 import {
+  accessByScope,
   closedObjectSchema,
   idempotentWrite,
-  type OperationAccess,
   preparedWrite,
   presentWholeList,
   wholeListSchema,
@@ -34,7 +34,7 @@ import { presentDeposit } from './presenters.ts';
 import { networkSchema } from './schemas.ts';
 
 /** The simulated chain's operations: a `write` key of an organization with stablecoins, in the sandbox. */
-const SANDBOX_WRITES: OperationAccess = { scope: 'write', product: 'stablecoins', tags: ['Sandbox'] };
+const SANDBOX = accessByScope(['Sandbox'], 'stablecoins');
 
 const chainDepositBody = closedObjectSchema(
   {
@@ -65,7 +65,7 @@ function chainDepositRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Body: ChainDepositInput }>(
     '/v1/sandbox/chain/deposits',
     writeOperation({
-      ...SANDBOX_WRITES,
+      ...SANDBOX.write,
       operationId: 'sandboxChainDeposit',
       summary: 'Send a deposit on the simulated chain (sandbox)',
       description:
@@ -98,7 +98,7 @@ function chainAdvanceRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Body: { network: string; blocks: number } }>(
     '/v1/sandbox/chain/advance',
     writeOperation({
-      ...SANDBOX_WRITES,
+      ...SANDBOX.write,
       operationId: 'sandboxChainAdvance',
       summary: 'Advance the simulated chain (sandbox)',
       description:
@@ -124,7 +124,7 @@ function chainReorgRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Params: { id: string } }>(
     '/v1/sandbox/chain/deposits/:id/reorg',
     writeOperation({
-      ...SANDBOX_WRITES,
+      ...SANDBOX.write,
       operationId: 'sandboxChainReorg',
       summary: 'Reorganise a deposit away (sandbox)',
       description:

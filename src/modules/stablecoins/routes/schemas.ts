@@ -14,7 +14,7 @@ import {
   DEPOSIT_CONFIRMATIONS_REQUIRED,
   DEPOSIT_STATUSES,
 } from '../../../domain/stablecoins.ts';
-import type { OperationAccess } from '../../../http/routeKit.ts';
+import { accessByScope } from '../../../http/routeKit.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
 import {
   feeScheduleDecisionSchema,
@@ -24,10 +24,7 @@ import {
 } from '../../../http/schemas.ts';
 
 export const TAGS = ['Stablecoins'];
-/** Any key reads the stablecoin records of an organization that has the product. */
-export const READS: OperationAccess = { scope: 'read', product: 'stablecoins', tags: TAGS };
-/** A `write` key moves them. */
-export const WRITES: OperationAccess = { scope: 'write', product: 'stablecoins', tags: TAGS };
+export const ACCESS = accessByScope(TAGS, 'stablecoins');
 
 /** A network a stablecoin moves on. */
 export const networkSchema = { type: 'string', enum: DIGITAL_ASSET_NETWORKS } as const;

@@ -9,9 +9,9 @@ import { requiredUploadFields, rowsOfCsvUpload } from '../../../http/csvUpload.t
 import type { ListQuery } from '../../../http/presenters.ts';
 import { enumFilter, foundById, pagedList, retrieveByIdRoute } from '../../../http/readRoutes.ts';
 import {
+  accessByScope,
   closedObjectSchema,
   idempotentWrite,
-  type OperationAccess,
   readOperation,
   retrieveFilteredPage,
   writeOperation,
@@ -37,7 +37,7 @@ import { presentException, presentStatement } from './reconciliationPresenters.t
 
 const TAGS = ['Reconciliation'];
 /** Statements and exceptions are operators' records: the `compliance` scope. */
-const OPERATORS: OperationAccess = { scope: 'compliance', tags: TAGS };
+const ACCESS = accessByScope(TAGS);
 /** A statement upload may be this large (10,000 lines). */
 export const STATEMENT_BODY_BYTES_MAX = 4 * 1024 * 1024;
 /** An exception is open until an operator resolves it. */
@@ -157,7 +157,7 @@ function importStatementRoute(app: FastifyInstance, deps: Deps): void {
     '/v1/reconciliation/statements',
     {
       ...writeOperation({
-        ...OPERATORS,
+        ...ACCESS.compliance,
         operationId: 'importStatement',
         summary: 'Import a rail statement',
         description:
@@ -184,7 +184,7 @@ function importStatementRoute(app: FastifyInstance, deps: Deps): void {
 
 function getStatementRoute(app: FastifyInstance, deps: Deps): void {
   retrieveByIdRoute(app, deps, '/v1/reconciliation/statements/:id', getStatement, presentStatement, {
-    ...OPERATORS,
+    ...ACCESS.compliance,
     operationId: 'getStatement',
     summary: 'Retrieve an imported statement',
     ...foundById(idParamsSchema(ID_PREFIXES.statement, 'Statement id.'), 'Statement', 'The statement.'),
@@ -201,7 +201,7 @@ function listExceptionsRoute(app: FastifyInstance, deps: Deps): void {
   }>(
     '/v1/reconciliation/exceptions',
     readOperation({
-      ...OPERATORS,
+      ...ACCESS.compliance,
       operationId: 'listReconciliationExceptions',
       summary: 'List reconciliation exceptions',
       description: 'Newest first; `status=open` is the queue.',
@@ -222,7 +222,7 @@ function listExceptionsRoute(app: FastifyInstance, deps: Deps): void {
 
 function getExceptionRoute(app: FastifyInstance, deps: Deps): void {
   retrieveByIdRoute(app, deps, '/v1/reconciliation/exceptions/:id', getException, presentException, {
-    ...OPERATORS,
+    ...ACCESS.compliance,
     operationId: 'getReconciliationException',
     summary: 'Retrieve a reconciliation exception',
     ...foundById(exceptionParams, 'ReconciliationException', 'The exception.'),
@@ -233,7 +233,7 @@ function resolveExceptionRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Params: { id: string }; Body: ResolveInput }>(
     '/v1/reconciliation/exceptions/:id/resolve',
     writeOperation({
-      ...OPERATORS,
+      ...ACCESS.compliance,
       operationId: 'resolveReconciliationException',
       summary: 'Resolve a reconciliation exception',
       description:

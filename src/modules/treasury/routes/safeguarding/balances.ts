@@ -21,7 +21,7 @@ import {
   reportSafeguardingBalance,
 } from '../../useCases/safeguardingBalances.ts';
 import { presentSafeguardingBalance } from './presenters.ts';
-import { dateSchema, OPERATORS } from './schemas.ts';
+import { ACCESS, dateSchema } from './schemas.ts';
 
 // Spelled out: the published document lists `required` before `additionalProperties` in this body.
 const reportBalanceBody = {
@@ -50,7 +50,7 @@ function reportSafeguardingBalanceRoute(app: FastifyInstance, deps: Deps): void 
   app.post<{ Body: ReportBalanceInput }>(
     '/v1/safeguarding/balances',
     writeOperation({
-      ...OPERATORS,
+      ...ACCESS.compliance,
       operationId: 'reportSafeguardingBalance',
       summary: 'Report a trust account’s closing balance',
       description:
@@ -72,7 +72,7 @@ function listSafeguardingBalancesRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{ Querystring: ListQuery & { trust_account?: string } }>(
     '/v1/safeguarding/balances',
     readOperation({
-      ...OPERATORS,
+      ...ACCESS.compliance,
       operationId: 'listSafeguardingBalances',
       summary: 'List reported closing balances',
       description: 'Newest first, current and superseded.',

@@ -14,7 +14,7 @@ import {
 } from '../../domain/safeguarding.ts';
 import { getSafeguardingReport, listSafeguardingReports } from '../../useCases/safeguarding.ts';
 import { presentSafeguardingReport } from './presenters.ts';
-import { currencyFilter, dateSchema, OPERATORS } from './schemas.ts';
+import { ACCESS, currencyFilter, dateSchema } from './schemas.ts';
 
 type ReportQuery = ListQuery & {
   currency?: Currency;
@@ -27,7 +27,7 @@ function listSafeguardingReportsRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{ Querystring: ReportQuery }>(
     '/v1/safeguarding/reports',
     readOperation({
-      ...OPERATORS,
+      ...ACCESS.compliance,
       operationId: 'listSafeguardingReports',
       summary: 'List daily safeguarding reports',
       description: `Newest first: a report per currency and day, written an hour after the day ends (UTC) for each of the last ${SAFEGUARDING_LOOKBACK_DAYS} days, with both figures and their difference.`,
@@ -60,7 +60,7 @@ function getSafeguardingReportRoute(app: FastifyInstance, deps: Deps): void {
     getSafeguardingReport,
     presentSafeguardingReport,
     {
-      ...OPERATORS,
+      ...ACCESS.compliance,
       operationId: 'getSafeguardingReport',
       summary: 'Retrieve a safeguarding report',
       ...foundById(

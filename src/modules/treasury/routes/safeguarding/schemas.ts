@@ -5,7 +5,7 @@
 import { ID_PREFIXES } from '../../../../domain/ids.ts';
 import { SUPPORTED_CURRENCIES } from '../../../../domain/money.ts';
 import { enumFilter } from '../../../../http/readRoutes.ts';
-import type { OperationAccess } from '../../../../http/routeKit.ts';
+import { accessByScope } from '../../../../http/routeKit.ts';
 import { currencySchema, idSchema, nullableIdSchema, timestampSchema } from '../../../../http/schemas.ts';
 import {
   SAFEGUARDING_BALANCE_STATUSES,
@@ -16,8 +16,8 @@ import {
 import { SWEEP_DIRECTIONS, SWEEP_RAILS } from '../../domain/trustLedger.ts';
 
 export const TAGS = ['Safeguarding'];
-/** Operators read and record safeguarding's figures: the `compliance` scope. */
-export const OPERATORS: OperationAccess = { scope: 'compliance', tags: TAGS };
+/** Operators read and record safeguarding's figures (`compliance`); admins configure the trust accounts. */
+export const ACCESS = accessByScope(TAGS);
 /** A list's filter on the currency. */
 export const currencyFilter = (description: string) => enumFilter(SUPPORTED_CURRENCIES, description);
 export const dateSchema = (description: string) => ({ type: 'string', format: 'date', description }) as const;

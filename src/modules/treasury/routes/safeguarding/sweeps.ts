@@ -26,7 +26,7 @@ import {
   recordSweep,
 } from '../../useCases/trustLedger.ts';
 import { presentSafeguardingSweep } from './presenters.ts';
-import { currencyFilter, dateSchema, directionSchema, OPERATORS, railSchema } from './schemas.ts';
+import { ACCESS, currencyFilter, dateSchema, directionSchema, railSchema } from './schemas.ts';
 
 // Spelled out: the published document lists `required` before `additionalProperties` in this body.
 const recordSweepBody = {
@@ -56,7 +56,7 @@ function recordSweepRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Body: RecordSweepInput }>(
     '/v1/safeguarding/sweeps',
     writeOperation({
-      ...OPERATORS,
+      ...ACCESS.compliance,
       operationId: 'recordSafeguardingSweep',
       summary: 'Record a sweep between a rail’s float and the trust account',
       description:
@@ -78,7 +78,7 @@ function listSweepsRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{ Querystring: ListQuery & { currency?: Currency } }>(
     '/v1/safeguarding/sweeps',
     readOperation({
-      ...OPERATORS,
+      ...ACCESS.compliance,
       operationId: 'listSafeguardingSweeps',
       summary: 'List sweeps',
       description: 'Newest first.',
@@ -97,7 +97,7 @@ function listSweepsRoute(app: FastifyInstance, deps: Deps): void {
 
 function getSweepRoute(app: FastifyInstance, deps: Deps): void {
   retrieveByIdRoute(app, deps, '/v1/safeguarding/sweeps/:id', getSweep, presentSafeguardingSweep, {
-    ...OPERATORS,
+    ...ACCESS.compliance,
     operationId: 'getSafeguardingSweep',
     summary: 'Retrieve a sweep',
     ...foundById(

@@ -7,13 +7,7 @@ import { textSchema } from '../../../../http/complianceSchemas.ts';
 import type { ListQuery } from '../../../../http/presenters.ts';
 import { enumFilter, foundById, pagedList, retrieveByIdRoute } from '../../../../http/readRoutes.ts';
 import { actOnId, makeFromBody } from '../../../../http/routeEffects.ts';
-import {
-  type OperationAccess,
-  readOperation,
-  retrieveFilteredPage,
-  writeOperation,
-  written,
-} from '../../../../http/routeKit.ts';
+import { readOperation, retrieveFilteredPage, writeOperation, written } from '../../../../http/routeKit.ts';
 import {
   governedIdempotentWrite,
   pendingChangeResponse,
@@ -36,10 +30,8 @@ import {
   listOrganizationTrustAccounts,
 } from '../../useCases/trustAccounts.ts';
 import { presentTrustAccount } from './presenters.ts';
-import { currencyFilter, dateSchema, TAGS, trustAccountTypeSchema } from './schemas.ts';
+import { ACCESS, currencyFilter, dateSchema, trustAccountTypeSchema } from './schemas.ts';
 
-/** Admins configure the trust accounts. */
-const ADMINS: OperationAccess = { scope: 'admin', tags: TAGS };
 const accountParams = idParamsSchema(ID_PREFIXES.trustAccount, 'Trust account id.');
 
 // The bodies are spelled out: the published document lists `required` before `additionalProperties` in them.
@@ -76,7 +68,7 @@ function createTrustAccountRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Body: CreateTrustAccountInput }>(
     '/v1/trust-accounts',
     writeOperation({
-      ...ADMINS,
+      ...ACCESS.admin,
       operationId: 'createTrustAccount',
       summary: 'Configure a trust account',
       description:
@@ -99,7 +91,7 @@ function listTrustAccountsRoute(app: FastifyInstance, deps: Deps): void {
   }>(
     '/v1/trust-accounts',
     readOperation({
-      ...ADMINS,
+      ...ACCESS.admin,
       operationId: 'listTrustAccounts',
       summary: 'List trust accounts',
       description: 'Newest first, active and closed.',
@@ -120,7 +112,7 @@ function listTrustAccountsRoute(app: FastifyInstance, deps: Deps): void {
 
 function getTrustAccountRoute(app: FastifyInstance, deps: Deps): void {
   retrieveByIdRoute(app, deps, '/v1/trust-accounts/:id', getTrustAccount, presentTrustAccount, {
-    ...ADMINS,
+    ...ACCESS.admin,
     operationId: 'getTrustAccount',
     summary: 'Retrieve a trust account',
     ...foundById(accountParams, 'TrustAccount', 'The trust account.'),
@@ -134,7 +126,7 @@ function closeTrustAccountRoute(app: FastifyInstance, deps: Deps): void {
   app.patch<CloseRoute>(
     '/v1/trust-accounts/:id',
     writeOperation({
-      ...ADMINS,
+      ...ACCESS.admin,
       operationId: 'updateTrustAccount',
       summary: 'Close a trust account',
       description:
