@@ -15,7 +15,7 @@ import {
 } from '../../domain/safeguarding.ts';
 import { SWEEP_DIRECTIONS, SWEEP_RAILS } from '../../domain/trustLedger.ts';
 
-export const TAGS = ['Safeguarding'];
+const TAGS = ['Safeguarding'];
 /** Operators read and record safeguarding's figures (`compliance`); admins configure the trust accounts. */
 export const ACCESS = accessByScope(TAGS);
 /** A list's filter on the currency. */
