@@ -1,7 +1,8 @@
 /**
- * The reads most resources have, whole or in part, built on routeKit: the route of a read by id, the
- * handler of a read of what the organization has one of (a setting, its profile), the handler of a list of
- * what one resource holds, and the documented parts of a list of the organization's records paged by id.
+ * The reads most resources have, whole or in part, built on routeKit: the route of a read by id and the
+ * documented parts of one, the handler of a read of what the organization has one of (a setting, its
+ * profile), the handler of a list of what one resource holds, and the documented parts of a list of the
+ * organization's records paged by id with its filters.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Deps } from '../app/deps.ts';
@@ -9,6 +10,7 @@ import type { IdPrefix } from '../domain/ids.ts';
 import type { Page, PageRequest } from '../domain/pagination.ts';
 import { type ListQuery, pageRequestOf, presentList } from './presenters.ts';
 import {
+  found,
   LIST_PROBLEMS,
   type OperationSpec,
   organizationOf,
@@ -27,6 +29,14 @@ export function retrieveByIdRoute<Found, Wire>(
   spec: OperationSpec,
 ): void {
   app.get<{ Params: { id: string } }>(path, readOperation(spec), retrieveById(deps, get, present));
+}
+
+/**
+ * What an operation reading one resource by its `id` says besides its words: the path's `id` (`params`) and
+ * its 200 (`schema`, with the description of the resource found). Spread into `readOperation`'s spec.
+ */
+export function foundById(params: object, schema: string | object, description?: string) {
+  return { params, responses: { 200: found(schema, description) } };
 }
 
 /**
@@ -74,4 +84,9 @@ export function pagedList(
     responses: { 200: listEnvelopeSchema(itemRef, description) },
     problems: LIST_PROBLEMS,
   };
+}
+
+/** A list's filter on a field with a fixed set of values: only the records with the value given. */
+export function enumFilter<const Value extends string>(values: readonly Value[], description: string) {
+  return { type: 'string', enum: values, description } as const;
 }

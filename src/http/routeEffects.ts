@@ -1,16 +1,18 @@
 /**
  * The effects of idempotent writes that call one app function with what the request names (the path's
  * `:id`, the body, the calling key as the actor) and answer what it returns, presented: what
- * `idempotentWrite` and `governedIdempotentWrite` run, built from the function and its presenter.
+ * `idempotentWrite`, `governedIdempotentWrite` and `createOrFindWrite` run, built from the function and its
+ * presenter.
  *
  * ```ts
  * idempotentWrite(deps, 200, actOnId(deps, cancelTransfer, presentTransfer))
  * ```
  */
 import type { FastifyRequest, RouteGenericInterface } from 'fastify';
+import { actorIdOf } from '../app/apiKeyAuthentication.ts';
 import type { Deps, Queryable } from '../app/deps.ts';
 import type { EvidenceActor } from '../domain/evidence.ts';
-import { requestActor } from './auth.ts';
+import { principalOf, requestActor } from './auth.ts';
 
 /** An effect as an idempotent write runs it: in the key's transaction, for the key's organization. */
 type Effect<Route extends RouteGenericInterface, Wire> = (
@@ -82,4 +84,28 @@ export function makeFromBody<Body, Result, Wire>(
 ): Effect<{ Body: Body }, Wire> {
   return async (tx, organizationId, request) =>
     present(await make(tx, deps, organizationId, bodyOf(request), requestActor(request)));
+}
+
+/**
+ * The body reports something the organization records once (a figure, a movement at the bank):
+ * `record(tx, deps, organizationId, body, actor, createdBy)` records it, or finds the same one recorded
+ * (`created` false), and what it holds is answered presented. What `createOrFindWrite` runs.
+ */
+export function recordFromBody<Body, Result extends { created: boolean }, Wire>(
+  deps: Deps,
+  record: (
+    tx: Queryable,
+    deps: Deps,
+    organizationId: string,
+    body: Body,
+    actor: EvidenceActor,
+    createdBy: string,
+  ) => Promise<Result>,
+  present: (result: Result) => Wire,
+): Effect<{ Body: Body }, { created: boolean; body: Wire }> {
+  return async (tx, organizationId, request) => {
+    const actorId = actorIdOf(principalOf(request));
+    const result = await record(tx, deps, organizationId, bodyOf(request), requestActor(request), actorId);
+    return { created: result.created, body: present(result) };
+  };
 }

@@ -58,6 +58,27 @@ export interface OperationSpec extends OperationParts {
   product?: LaunchProduct;
 }
 
+/**
+ * Who may call an operation (its scope and product) and where the document lists it (its tags): what the
+ * operations on one resource mostly share, spread into each one's spec.
+ */
+export type OperationAccess = Pick<OperationSpec, 'scope' | 'product' | 'tags'>;
+
+/**
+ * The access of a group of operations (listed under `tags`, of `product` when it has one) by the scope each
+ * needs: `...ACCESS.read` in a read's spec, `...ACCESS.admin` in a configuring write's.
+ */
+export function accessByScope(tags: string[], product?: LaunchProduct): Record<Scope, OperationAccess> {
+  const access = (scope: Scope): OperationAccess =>
+    product === undefined ? { scope, tags } : { scope, product, tags };
+  return {
+    read: access('read'),
+    write: access('write'),
+    admin: access('admin'),
+    compliance: access('compliance'),
+  };
+}
+
 /** Who may call an operation: the route's config (scope, product) and the document's security. */
 interface Access {
   config: FastifyContextConfig;

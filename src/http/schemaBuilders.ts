@@ -1,7 +1,16 @@
 /**
  * Builders of the JSON schemas that the API's objects and bodies repeat: an object whose fields are all
- * required (each named once, not again in `required`), and a non-empty choice from a fixed list.
+ * required (each named once, not again in `required`), open or closed, and a non-empty choice from a fixed
+ * list.
  */
+
+/** An API object's fields: its `object` field first (unless `properties` already hold one), then these. */
+function objectFields<const Kind extends string, const Properties extends Record<string, unknown>>(
+  object: Kind,
+  properties: Properties,
+) {
+  return { object: { type: 'string', enum: [object] } as const, ...properties };
+}
 
 /**
  * The schema of an object the API answers with, a shared component named by `$id`: its `object` field
@@ -14,11 +23,29 @@ export function apiObjectSchema<const Kind extends string, const Properties exte
   description: string,
   properties: Properties,
 ) {
-  const fields = { object: { type: 'string', enum: [object] } as const, ...properties };
+  const fields = objectFields(object, properties);
   return {
     $id,
     type: 'object',
     description,
+    required: Object.keys(fields) as (keyof typeof fields & string)[],
+    properties: fields,
+  } as const;
+}
+
+/**
+ * The schema of an API object as `apiObjectSchema` builds it, but closed (no fields besides these) and
+ * without words of its own: the savings module's objects.
+ */
+export function closedApiObjectSchema<
+  const Kind extends string,
+  const Properties extends Record<string, unknown>,
+>($id: string, object: Kind, properties: Properties) {
+  const fields = objectFields(object, properties);
+  return {
+    $id,
+    type: 'object',
+    additionalProperties: false,
     required: Object.keys(fields) as (keyof typeof fields & string)[],
     properties: fields,
   } as const;

@@ -7,21 +7,20 @@ import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../app/deps.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import { LAUNCH_PRODUCTS, type LaunchProduct } from '../../domain/organizationProfile.ts';
+import { enumFilter } from '../../http/readRoutes.ts';
 import { closedObjectSchema, LIST_PROBLEMS, organizationOf, readOperation } from '../../http/routeKit.ts';
+import { apiObjectSchema } from '../../http/schemaBuilders.ts';
 import { listEnvelopeSchema, nullableIdSchema, timestampSchema } from '../../http/schemas.ts';
 import { LAUNCH_GATE_STATES, LAUNCH_GATES, type LaunchGateView } from './domain.ts';
 import { launchGatesOf } from './useCases.ts';
 
 const TAGS = ['Launch gates'];
 
-export const launchGateSchema = {
-  $id: 'LaunchGate',
-  type: 'object',
-  description:
-    'One check of one product that must pass before pilot or production keys are issued: `business_verified` (the legal entity’s KYB), `contacts_named` (technical, compliance, finance), `policies_configured` (a policy you wrote), `webhook_endpoint_verified` (an endpoint answered 2xx to a signed test event), `sandbox_scenario_completed` (payouts on the product’s rails settled, failed, timed out and returned), `reconciliation_run` (a statement for one of its rails imported).',
-  required: ['object', 'product', 'gate', 'state', 'evidence', 'evidence_record', 'override', 'updated_at'],
-  properties: {
-    object: { type: 'string', enum: ['launch_gate'] },
+export const launchGateSchema = apiObjectSchema(
+  'LaunchGate',
+  'launch_gate',
+  'One check of one product that must pass before pilot or production keys are issued: `business_verified` (the legal entity’s KYB), `contacts_named` (technical, compliance, finance), `policies_configured` (a policy you wrote), `webhook_endpoint_verified` (an endpoint answered 2xx to a signed test event), `sandbox_scenario_completed` (payouts on the product’s rails settled, failed, timed out and returned), `reconciliation_run` (a statement for one of its rails imported).',
+  {
     product: { type: 'string', enum: LAUNCH_PRODUCTS },
     gate: { type: 'string', enum: LAUNCH_GATES },
     state: {
@@ -55,7 +54,7 @@ export const launchGateSchema = {
       description: 'When the state last changed; for a passed gate, when what passed it happened.',
     },
   },
-} as const;
+);
 
 function presentLaunchGate(g: LaunchGateView) {
   return {
@@ -85,7 +84,7 @@ export function launchGateRoutes(app: FastifyInstance, deps: Deps): void {
         'Every gate of every product you launch, in a fixed order (one page). In the sandbox this evaluates them now, recording each change with a `launch_gate.updated` event and an evidence record; in pilot and production it shows the sandbox’s record for the organization of the same name, with the overrides recorded here. Keys for pilot or production are issued only when no gate is `open`.',
       tags: TAGS,
       querystring: closedObjectSchema({
-        product: { type: 'string', enum: LAUNCH_PRODUCTS, description: 'Only this product’s gates.' },
+        product: enumFilter(LAUNCH_PRODUCTS, 'Only this product’s gates.'),
       }),
       responses: { 200: listEnvelopeSchema('LaunchGate', 'The gates.') },
       problems: LIST_PROBLEMS,

@@ -5,8 +5,9 @@ import { ID_PREFIXES } from '../../domain/ids.ts';
 import type { Currency } from '../../domain/money.ts';
 import { LEDGER_ACCOUNT_ID_PREFIXES } from '../../http/ledgerSchemas.ts';
 import { type ListQuery, presentJournalEntry, presentLedgerAccount } from '../../http/presenters.ts';
-import { LIST_PROBLEMS, readOperation, retrieveFilteredPage } from '../../http/routeKit.ts';
-import { currencySchema, idSchema, listEnvelopeSchema, listQuerySchema } from '../../http/schemas.ts';
+import { enumFilter, pagedList } from '../../http/readRoutes.ts';
+import { readOperation, retrieveFilteredPage } from '../../http/routeKit.ts';
+import { currencySchema, idSchema } from '../../http/schemas.ts';
 import { ACCOUNT_KINDS, type AccountKind } from './domain/ledger.ts';
 import { listJournalEntries, listLedgerAccounts } from './useCases/accounts.ts';
 
@@ -24,12 +25,10 @@ function listLedgerEntriesRoute(app: FastifyInstance, deps: Deps): void {
       description:
         'Newest first, each with its postings. A rail transfer shows a `hold` and later the `post` (settled) or `void` (failed, canceled) that refers to it; an internal transfer or a collection one `direct` entry; a return a `reversal`.',
       tags: TAGS,
-      querystring: listQuerySchema(ID_PREFIXES.journalEntry, {
+      ...pagedList('JournalEntry', 'A page of journal entries.', ID_PREFIXES.journalEntry, {
         wallet: idSchema(ID_PREFIXES.wallet, "Only entries that post to this wallet's account."),
         transfer: idSchema(ID_PREFIXES.transfer, 'Only entries of this transfer.'),
       }),
-      responses: { 200: listEnvelopeSchema('JournalEntry', 'A page of journal entries.') },
-      problems: LIST_PROBLEMS,
     }),
     retrieveFilteredPage(
       deps,
@@ -53,12 +52,10 @@ function listLedgerAccountsRoute(app: FastifyInstance, deps: Deps): void {
       description:
         "Every account of your organization with its four sums and signed nets (credits − debits): wallets, with the same `balance` as the wallet's, and the rails' settlement and clearing accounts. Ordered by id, descending: wallets newest first, then system accounts. Per currency, the nets of all accounts sum to zero.",
       tags: TAGS,
-      querystring: listQuerySchema(LEDGER_ACCOUNT_ID_PREFIXES, {
-        kind: { type: 'string', enum: ACCOUNT_KINDS, description: 'Only accounts of this kind.' },
+      ...pagedList('LedgerAccount', 'A page of ledger accounts.', LEDGER_ACCOUNT_ID_PREFIXES, {
+        kind: enumFilter(ACCOUNT_KINDS, 'Only accounts of this kind.'),
         currency: { ...currencySchema, description: 'Only accounts of this currency.' },
       }),
-      responses: { 200: listEnvelopeSchema('LedgerAccount', 'A page of ledger accounts.') },
-      problems: LIST_PROBLEMS,
     }),
     retrieveFilteredPage(
       deps,

@@ -8,21 +8,19 @@ import { formatAmount } from '../../../domain/money.ts';
 import { MOBILE_NETWORKS } from '../../../domain/transfers.ts';
 import { principalOf } from '../../../http/auth.ts';
 import type { ListQuery } from '../../../http/presenters.ts';
+import { enumFilter, foundById, pagedList, retrieveByIdRoute } from '../../../http/readRoutes.ts';
 import {
-  found,
+  accessByScope,
   idempotentWrite,
-  LIST_PROBLEMS,
   readOperation,
-  retrieveById,
   retrieveFilteredPage,
   writeOperation,
   written,
 } from '../../../http/routeKit.ts';
+import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
 import {
   idParamsSchema,
   idSchema,
-  listEnvelopeSchema,
-  listQuerySchema,
   metadataSchema,
   nullableTimestampSchema,
   timestampSchema,
@@ -44,34 +42,13 @@ import {
 } from '../useCases.ts';
 
 const TAGS = ['Collections'];
+const ACCESS = accessByScope(TAGS);
 
-export const collectionSchema = {
-  $id: 'Collection',
-  type: 'object',
-  description: `Money asked of a payer into a wallet: \`pending\` (created) → \`processing\` (the payer was asked) → \`succeeded\` (the wallet is credited by the inbound \`transfer\`) or \`failed\` (\`failure_code\`; \`collection_expired\` when the payer did not answer within ${COLLECTION_EXPIRY_MS / 60_000} minutes).`,
-  required: [
-    'object',
-    'id',
-    'wallet',
-    'amount',
-    'currency',
-    'method',
-    'rail',
-    'payer',
-    'reference',
-    'description',
-    'status',
-    'failure_code',
-    'transfer',
-    'metadata',
-    'created_at',
-    'updated_at',
-    'expires_at',
-    'succeeded_at',
-    'failed_at',
-  ],
-  properties: {
-    object: { type: 'string', enum: ['collection'] },
+export const collectionSchema = apiObjectSchema(
+  'Collection',
+  'collection',
+  `Money asked of a payer into a wallet: \`pending\` (created) → \`processing\` (the payer was asked) → \`succeeded\` (the wallet is credited by the inbound \`transfer\`) or \`failed\` (\`failure_code\`; \`collection_expired\` when the payer did not answer within ${COLLECTION_EXPIRY_MS / 60_000} minutes).`,
+  {
     id: idSchema(ID_PREFIXES.collection, 'Collection id.'),
     wallet: idSchema(ID_PREFIXES.wallet, 'The wallet credited.'),
     amount: { type: 'string', description: 'Decimal string in major units.' },
@@ -123,7 +100,7 @@ export const collectionSchema = {
     succeeded_at: nullableTimestampSchema,
     failed_at: nullableTimestampSchema,
   },
-} as const;
+);
 
 export function presentCollection(c: Collection) {
   return {
@@ -191,12 +168,11 @@ function createCollectionRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Body: CreateCollectionInput }>(
     '/v1/collections',
     writeOperation({
-      scope: 'write',
+      ...ACCESS.write,
       operationId: 'createCollection',
       summary: 'Collect from a payer',
       description:
         'Asks a payer to pay into a wallet: a mobile-money request-to-pay, which the payer approves on their phone. Nothing is posted until the rail confirms; then the wallet is credited by an inbound transfer (`collection.succeeded`). The payer is asked through the organization’s rail partner for the network (in the sandbox, by a simulation with the sandbox’s magic numbers when none is configured). A closed wallet is a 409.',
-      tags: TAGS,
       body: collectionCreateBody,
       responses: { 201: written('Collection', 'The collection.') },
     }),
@@ -212,21 +188,14 @@ function listCollectionsRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{ Querystring: ListQuery & { status?: CollectionStatus; wallet?: string } }>(
     '/v1/collections',
     readOperation({
-      scope: 'read',
+      ...ACCESS.read,
       operationId: 'listCollections',
       summary: 'List collections',
       description: 'Newest first.',
-      tags: TAGS,
-      querystring: listQuerySchema(ID_PREFIXES.collection, {
-        status: {
-          type: 'string',
-          enum: COLLECTION_STATUSES,
-          description: 'Only collections in this status.',
-        },
+      ...pagedList('Collection', 'A page of collections.', ID_PREFIXES.collection, {
+        status: enumFilter(COLLECTION_STATUSES, 'Only collections in this status.'),
         wallet: idSchema(ID_PREFIXES.wallet, 'Only collections into this wallet.'),
       }),
-      responses: { 200: listEnvelopeSchema('Collection', 'A page of collections.') },
-      problems: LIST_PROBLEMS,
     }),
     retrieveFilteredPage(
       deps,
@@ -238,18 +207,12 @@ function listCollectionsRoute(app: FastifyInstance, deps: Deps): void {
 }
 
 function getCollectionRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Params: { id: string } }>(
-    '/v1/collections/:id',
-    readOperation({
-      scope: 'read',
-      operationId: 'getCollection',
-      summary: 'Retrieve a collection',
-      tags: TAGS,
-      params: idParamsSchema(ID_PREFIXES.collection, 'Collection id.'),
-      responses: { 200: found('Collection', 'The collection.') },
-    }),
-    retrieveById(deps, getCollection, presentCollection),
-  );
+  retrieveByIdRoute(app, deps, '/v1/collections/:id', getCollection, presentCollection, {
+    ...ACCESS.read,
+    operationId: 'getCollection',
+    summary: 'Retrieve a collection',
+    ...foundById(idParamsSchema(ID_PREFIXES.collection, 'Collection id.'), 'Collection', 'The collection.'),
+  });
 }
 
 export function collectionRoutes(app: FastifyInstance, deps: Deps): void {

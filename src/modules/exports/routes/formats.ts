@@ -11,7 +11,7 @@ import { formatAmount } from '../../../domain/money.ts';
 import { feeOf, type Transfer } from '../../../domain/transferRecord.ts';
 import { presentEvent, presentJournalEntry, presentTransfer } from '../../../http/presenters.ts';
 import { presentEvidence } from '../../../http/routes/evidence.ts';
-import type { JournalEntry } from '../../ledger/index.ts';
+import type { JournalEntry, Posting } from '../../ledger/index.ts';
 import type { ReconciliationException } from '../../treasury/index.ts';
 import { presentException } from '../../treasury/index.ts';
 import type { ExportFormatter, ExportFormatters } from '../useCases/sources.ts';
@@ -25,173 +25,125 @@ function destinationName(destination: Transfer['destination']): string | null {
   return null;
 }
 
-/** A transfer a row, its destination and metadata as JSON. */
-const transferFormat: ExportFormatter = {
-  csvHeader: [
-    'id',
-    'created_at',
-    'direction',
-    'status',
-    'source',
-    'destination_type',
-    'destination_name',
-    'destination',
-    'amount',
-    'currency',
-    'rail',
-    'rail_reference',
-    'ledger_state',
-    'failure_code',
-    'settled_at',
-    'created_by',
-    'metadata',
-    'fee',
-  ],
-  csvRows: (record) => {
-    const t = record as Transfer;
-    return [
-      [
-        t.id,
-        t.createdAt.toISOString(),
-        t.direction,
-        t.status,
-        t.sourceWalletId,
-        t.destination.type,
-        destinationName(t.destination),
-        JSON.stringify(t.destination),
-        formatAmount(t.amountMinor, t.currency),
-        t.currency,
-        t.rail,
-        t.railReference,
-        t.ledgerState,
-        t.failureCode,
-        iso(t.settledAt),
-        t.createdBy,
-        JSON.stringify(t.metadata),
-        formatAmount(feeOf(t), t.currency),
-      ],
-    ];
-  },
-  json: (record) => presentTransfer(record as Transfer),
-};
+/** A CSV column: its header, and its cell in a row (null: an empty cell). */
+type Column<Row> = readonly [header: string, cell: (row: Row) => string | null];
 
-/** A ledger entry a row per posting. */
-const ledgerEntryFormat: ExportFormatter = {
-  csvHeader: [
-    'entry',
-    'created_at',
-    'kind',
-    'transfer',
-    'hold_entry',
-    'account',
-    'side',
-    'phase',
-    'amount',
-    'currency',
-  ],
-  csvRows: (record) => {
-    const e = record as JournalEntry;
-    return e.postings.map((p) => [
-      e.id,
-      e.createdAt.toISOString(),
-      e.kind,
-      e.transferId,
-      e.holdEntryId,
-      p.accountId,
-      p.side,
-      p.phase,
-      formatAmount(p.amountMinor, p.currency),
-      p.currency,
-    ]);
-  },
-  json: (record) => presentJournalEntry(record as JournalEntry),
-};
-
-/** An event a row, its data as JSON. */
-function eventFormat(environment: Environment): ExportFormatter {
+/**
+ * A type's format: its CSV columns, named once beside their cells, over the rows `rowsOf` makes of a
+ * record (one row a record, or one a posting), and its JSON line, the record's API form.
+ */
+function exportFormat<Item, Row>(
+  columns: readonly Column<Row>[],
+  rowsOf: (record: Item) => Row[],
+  json: (record: Item) => unknown,
+): ExportFormatter {
   return {
-    csvHeader: ['id', 'created_at', 'type', 'resource', 'data'],
-    csvRows: (record) => {
-      const e = record as EventRecord;
-      return [[e.id, e.createdAt.toISOString(), e.type, e.resourceId, JSON.stringify(e.data)]];
-    },
-    json: (record) => presentEvent(record as EventRecord, environment),
+    csvHeader: columns.map(([header]) => header),
+    csvRows: (record) => rowsOf(record as Item).map((row) => columns.map(([, cell]) => cell(row))),
+    json: (record) => json(record as Item),
   };
 }
 
-/** An evidence record a row. */
-const evidenceFormat: ExportFormatter = {
-  csvHeader: [
-    'id',
-    'sequence',
-    'created_at',
-    'kind',
-    'transfer',
-    'customer',
-    'wallet',
-    'previous_hash',
-    'hash',
-    'payload',
+/** A record that is its only row. */
+const oneRow = <Item>(record: Item): Item[] => [record];
+
+/** A transfer a row, its destination and metadata as JSON. */
+const transferFormat = exportFormat<Transfer, Transfer>(
+  [
+    ['id', (t) => t.id],
+    ['created_at', (t) => t.createdAt.toISOString()],
+    ['direction', (t) => t.direction],
+    ['status', (t) => t.status],
+    ['source', (t) => t.sourceWalletId],
+    ['destination_type', (t) => t.destination.type],
+    ['destination_name', (t) => destinationName(t.destination)],
+    ['destination', (t) => JSON.stringify(t.destination)],
+    ['amount', (t) => formatAmount(t.amountMinor, t.currency)],
+    ['currency', (t) => t.currency],
+    ['rail', (t) => t.rail],
+    ['rail_reference', (t) => t.railReference],
+    ['ledger_state', (t) => t.ledgerState],
+    ['failure_code', (t) => t.failureCode],
+    ['settled_at', (t) => iso(t.settledAt)],
+    ['created_by', (t) => t.createdBy],
+    ['metadata', (t) => JSON.stringify(t.metadata)],
+    ['fee', (t) => formatAmount(feeOf(t), t.currency)],
   ],
-  csvRows: (record) => {
-    const r = record as EvidenceRecord;
-    return [
-      [
-        r.id,
-        String(r.sequence),
-        r.createdAt.toISOString(),
-        r.kind,
-        r.transferId,
-        r.customerId,
-        r.walletId,
-        r.previousHash,
-        r.hash,
-        r.payload,
-      ],
-    ];
-  },
-  json: (record) => presentEvidence(record as EvidenceRecord),
-};
+  oneRow,
+  presentTransfer,
+);
+
+/** A ledger entry a row per posting. */
+const ledgerEntryFormat = exportFormat<JournalEntry, { entry: JournalEntry; posting: Posting }>(
+  [
+    ['entry', ({ entry }) => entry.id],
+    ['created_at', ({ entry }) => entry.createdAt.toISOString()],
+    ['kind', ({ entry }) => entry.kind],
+    ['transfer', ({ entry }) => entry.transferId],
+    ['hold_entry', ({ entry }) => entry.holdEntryId],
+    ['account', ({ posting }) => posting.accountId],
+    ['side', ({ posting }) => posting.side],
+    ['phase', ({ posting }) => posting.phase],
+    ['amount', ({ posting }) => formatAmount(posting.amountMinor, posting.currency)],
+    ['currency', ({ posting }) => posting.currency],
+  ],
+  (entry) => entry.postings.map((posting) => ({ entry, posting })),
+  presentJournalEntry,
+);
+
+/** An event a row, its data as JSON. */
+function eventFormat(environment: Environment): ExportFormatter {
+  return exportFormat<EventRecord, EventRecord>(
+    [
+      ['id', (e) => e.id],
+      ['created_at', (e) => e.createdAt.toISOString()],
+      ['type', (e) => e.type],
+      ['resource', (e) => e.resourceId],
+      ['data', (e) => JSON.stringify(e.data)],
+    ],
+    oneRow,
+    (e) => presentEvent(e, environment),
+  );
+}
+
+/** An evidence record a row. */
+const evidenceFormat = exportFormat<EvidenceRecord, EvidenceRecord>(
+  [
+    ['id', (r) => r.id],
+    ['sequence', (r) => String(r.sequence)],
+    ['created_at', (r) => r.createdAt.toISOString()],
+    ['kind', (r) => r.kind],
+    ['transfer', (r) => r.transferId],
+    ['customer', (r) => r.customerId],
+    ['wallet', (r) => r.walletId],
+    ['previous_hash', (r) => r.previousHash],
+    ['hash', (r) => r.hash],
+    ['payload', (r) => r.payload],
+  ],
+  oneRow,
+  presentEvidence,
+);
 
 /** A reconciliation exception a row, its details as JSON. */
-const reconciliationExceptionFormat: ExportFormatter = {
-  csvHeader: [
-    'id',
-    'created_at',
-    'kind',
-    'status',
-    'transfer',
-    'statement',
-    'line',
-    'details',
-    'resolution',
-    'note',
-    'resolved_by',
-    'journal_entry',
-    'resolved_at',
+const reconciliationExceptionFormat = exportFormat<ReconciliationException, ReconciliationException>(
+  [
+    ['id', (e) => e.id],
+    ['created_at', (e) => e.createdAt.toISOString()],
+    ['kind', (e) => e.kind],
+    ['status', (e) => e.status],
+    ['transfer', (e) => e.transferId],
+    ['statement', (e) => e.statementId],
+    ['line', (e) => (e.line === null ? null : String(e.line))],
+    ['details', (e) => JSON.stringify(e.details)],
+    ['resolution', (e) => e.resolution],
+    ['note', (e) => e.note],
+    ['resolved_by', (e) => e.resolvedBy],
+    ['journal_entry', (e) => e.journalEntryId],
+    ['resolved_at', (e) => iso(e.resolvedAt)],
   ],
-  csvRows: (record) => {
-    const e = record as ReconciliationException;
-    return [
-      [
-        e.id,
-        e.createdAt.toISOString(),
-        e.kind,
-        e.status,
-        e.transferId,
-        e.statementId,
-        e.line === null ? null : String(e.line),
-        JSON.stringify(e.details),
-        e.resolution,
-        e.note,
-        e.resolvedBy,
-        e.journalEntryId,
-        iso(e.resolvedAt),
-      ],
-    ];
-  },
-  json: (record) => presentException(record as ReconciliationException),
-};
+  oneRow,
+  presentException,
+);
 
 export function exportFormatters(environment: Environment): ExportFormatters {
   return {

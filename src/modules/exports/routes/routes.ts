@@ -11,17 +11,17 @@ import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { principalOf } from '../../../http/auth.ts';
 import type { ListQuery } from '../../../http/presenters.ts';
 import { READ_PROBLEMS } from '../../../http/problems.ts';
+import { foundById, pagedList, retrieveByIdRoute } from '../../../http/readRoutes.ts';
 import {
+  accessByScope,
   found,
   idempotentWrite,
-  LIST_PROBLEMS,
   readOperation,
-  retrieveById,
   retrievePage,
   writeOperation,
   written,
 } from '../../../http/routeKit.ts';
-import { idParamsSchema, listEnvelopeSchema, listQuerySchema } from '../../../http/schemas.ts';
+import { idParamsSchema } from '../../../http/schemas.ts';
 import { EXPORT_FORMATS, EXPORT_TYPES, type ExportType, OPERATOR_EXPORT_TYPES } from '../domain.ts';
 import {
   type CreateExportInput,
@@ -33,6 +33,7 @@ import {
 import { presentExport } from './presenters.ts';
 
 const TAGS = ['Exports'];
+const ACCESS = accessByScope(TAGS);
 const exportParams = idParamsSchema(ID_PREFIXES.export, 'Export id.');
 
 const CONTENT_TYPES = { csv: 'text/csv; charset=utf-8', jsonl: 'application/x-ndjson' } as const;
@@ -56,12 +57,11 @@ function createExportRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Body: CreateExportInput }>(
     '/v1/exports',
     writeOperation({
-      scope: 'read',
+      ...ACCESS.read,
       operationId: 'createExport',
       summary: 'Start an export',
       description:
         "Starts an asynchronous export of the organization’s `transfers`, `ledger_entries`, `events`, or, with the `compliance` scope, `evidence` or `reconciliation_exceptions`, created in `[from, to]`, as CSV (RFC 4180; cells that a spreadsheet would run as a formula are prefixed with `'`) or JSON lines (each record’s API form). Follow it with `GET /v1/exports/{id}` or `export.ready`; download it with `GET /v1/exports/{id}/download`.",
-      tags: TAGS,
       body: {
         type: 'object',
         required: ['type', 'format'],
@@ -97,45 +97,35 @@ function listExportsRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{ Querystring: ListQuery }>(
     '/v1/exports',
     readOperation({
-      scope: 'read',
+      ...ACCESS.read,
       operationId: 'listExports',
       summary: 'List exports',
       description: 'Newest first.',
-      tags: TAGS,
-      querystring: listQuerySchema(ID_PREFIXES.export),
-      responses: { 200: listEnvelopeSchema('Export', 'A page of exports.') },
-      problems: LIST_PROBLEMS,
+      ...pagedList('Export', 'A page of exports.', ID_PREFIXES.export),
     }),
     retrievePage(deps, listOrganizationExports, presentExport),
   );
 }
 
 function getExportRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Params: { id: string } }>(
-    '/v1/exports/:id',
-    readOperation({
-      scope: 'read',
-      operationId: 'getExport',
-      summary: 'Retrieve an export',
-      description: 'Its status and progress (`rows_written` of `rows_estimated`).',
-      tags: TAGS,
-      params: exportParams,
-      responses: { 200: found('Export', 'The export.') },
-    }),
-    retrieveById(deps, getExport, presentExport),
-  );
+  retrieveByIdRoute(app, deps, '/v1/exports/:id', getExport, presentExport, {
+    ...ACCESS.read,
+    operationId: 'getExport',
+    summary: 'Retrieve an export',
+    description: 'Its status and progress (`rows_written` of `rows_estimated`).',
+    ...foundById(exportParams, 'Export', 'The export.'),
+  });
 }
 
 function downloadExportRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{ Params: { id: string } }>(
     '/v1/exports/:id/download',
     readOperation({
-      scope: 'read',
+      ...ACCESS.read,
       operationId: 'downloadExport',
       summary: 'Download an export',
       description:
         'Streams the finished file (`Content-Type` text/csv or application/x-ndjson, with its SHA-256 in `Digest`-style `X-Content-SHA256`). An export not yet ready, or expired, is a 409.',
-      tags: TAGS,
       params: exportParams,
       responses: {
         200: found(

@@ -1,34 +1,14 @@
 /** An export job as the API shows it. */
 import { ID_PREFIXES } from '../../../domain/ids.ts';
+import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
 import { idSchema, nullableTimestampSchema, timestampSchema } from '../../../http/schemas.ts';
 import { EXPORT_FORMATS, EXPORT_STATUSES, EXPORT_TYPES } from '../domain.ts';
 
-export const exportSchema = {
-  $id: 'Export',
-  type: 'object',
-  description:
-    'An export job: `queued` → `running` (with progress) → `ready` (download it; `export.ready` is emitted) or `failed`; a ready file is kept 7 days, then `expired`.',
-  required: [
-    'object',
-    'id',
-    'type',
-    'format',
-    'from',
-    'to',
-    'status',
-    'rows_written',
-    'rows_estimated',
-    'bytes',
-    'sha256',
-    'error',
-    'created_by',
-    'created_at',
-    'started_at',
-    'finished_at',
-    'expires_at',
-  ],
-  properties: {
-    object: { type: 'string', enum: ['export'] },
+export const exportSchema = apiObjectSchema(
+  'Export',
+  'export',
+  'An export job: `queued` → `running` (with progress) → `ready` (download it; `export.ready` is emitted) or `failed`; a ready file is kept 7 days, then `expired`.',
+  {
     id: idSchema(ID_PREFIXES.export, 'Export id.'),
     type: { type: 'string', enum: EXPORT_TYPES },
     format: { type: 'string', enum: EXPORT_FORMATS },
@@ -52,4 +32,4 @@ export const exportSchema = {
     finished_at: nullableTimestampSchema,
     expires_at: nullableTimestampSchema,
   },
-} as const;
+);

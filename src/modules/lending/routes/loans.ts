@@ -6,18 +6,17 @@ import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { numberSourceOf } from '../../../domain/jsonNumbers.ts';
 import { principalOf, requestActor } from '../../../http/auth.ts';
 import { type ListQuery, pageRequestOf, presentList } from '../../../http/presenters.ts';
+import { enumFilter, foundById, pagedList, retrieveByIdRoute } from '../../../http/readRoutes.ts';
+import { actOnId, changeById } from '../../../http/routeEffects.ts';
 import {
   closedObjectSchema,
-  found,
   idempotentWrite,
-  LIST_PROBLEMS,
   organizationOf,
   readOperation,
-  retrieveById,
   writeOperation,
   written,
 } from '../../../http/routeKit.ts';
-import { idSchema, listEnvelopeSchema, listQuerySchema } from '../../../http/schemas.ts';
+import { idSchema } from '../../../http/schemas.ts';
 import { sendWrite } from '../../../http/writes.ts';
 import { LOAN_STATUSES, LOAN_WRITE_OFF_REASON_CHARS_MAX, type LoanStatus } from '../domain/loans.ts';
 import {
@@ -30,7 +29,7 @@ import { disburseLoan } from '../useCases/disbursement.ts';
 import { getLoan, listOrganizationLoans } from '../useCases/loans.ts';
 import { writeOffLoan } from '../useCases/writeOff.ts';
 import { presentLoan } from './presenters.ts';
-import { loanIdParams, TAGS } from './schemas.ts';
+import { ACCESS, loanIdParams } from './schemas.ts';
 
 const applicationBody = closedObjectSchema(
   {
@@ -48,13 +47,11 @@ function applyForLoanRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Body: LoanApplicationInput }>(
     '/v1/loans',
     writeOperation({
-      scope: 'write',
-      product: 'digital_banking',
+      ...ACCESS.write,
       operationId: 'applyForLoan',
       summary: 'Apply for a loan',
       description:
         'An application for `principal` on a product, to be lent to `wallet` (its currency the product’s, active). The organization’s policy decides it at once with its `loan` rules: `allow` (the loan is `approved`), `deny` (`rejected`, reason `policy_denied`) or `require_approval` (`pending_approval`, with an approval members vote on). With no `loan` rule, it is approved. Emits `loan.applied`, and `loan.approved` or `loan.rejected` when decided.',
-      tags: TAGS,
       body: applicationBody,
       responses: { 201: written('Loan', 'The loan, decided.') },
     }),
@@ -93,18 +90,14 @@ function listLoansRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{ Querystring: ListQuery & { status?: LoanStatus; wallet?: string } }>(
     '/v1/loans',
     readOperation({
-      scope: 'read',
-      product: 'digital_banking',
+      ...ACCESS.read,
       operationId: 'listLoans',
       summary: 'List loans',
       description: 'Newest first; filter by status or wallet.',
-      tags: TAGS,
-      querystring: listQuerySchema(ID_PREFIXES.loan, {
-        status: { type: 'string', enum: LOAN_STATUSES, description: 'Only loans in this status.' },
+      ...pagedList('Loan', 'A page of loans.', ID_PREFIXES.loan, {
+        status: enumFilter(LOAN_STATUSES, 'Only loans in this status.'),
         wallet: idSchema(ID_PREFIXES.wallet, 'Only this wallet’s loans.'),
       }),
-      responses: { 200: listEnvelopeSchema('Loan', 'A page of loans.') },
-      problems: LIST_PROBLEMS,
     }),
     async (request) => {
       const page = await listOrganizationLoans(deps, organizationOf(request), {
@@ -120,39 +113,28 @@ function listLoansRoute(app: FastifyInstance, deps: Deps): void {
 }
 
 function getLoanRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Params: { id: string } }>(
-    '/v1/loans/:id',
-    readOperation({
-      scope: 'read',
-      product: 'digital_banking',
-      operationId: 'getLoan',
-      summary: 'Retrieve a loan',
-      description: 'With its schedule, what is paid and outstanding, and its arrears.',
-      tags: TAGS,
-      params: loanIdParams,
-      responses: { 200: found('Loan', 'The loan.') },
-    }),
-    retrieveById(deps, getLoan, presentLoan),
-  );
+  retrieveByIdRoute(app, deps, '/v1/loans/:id', getLoan, presentLoan, {
+    ...ACCESS.read,
+    operationId: 'getLoan',
+    summary: 'Retrieve a loan',
+    description: 'With its schedule, what is paid and outstanding, and its arrears.',
+    ...foundById(loanIdParams, 'Loan', 'The loan.'),
+  });
 }
 
 function cancelLoanRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Params: { id: string } }>(
     '/v1/loans/:id/cancel',
     writeOperation({
-      scope: 'write',
-      product: 'digital_banking',
+      ...ACCESS.write,
       operationId: 'cancelLoan',
       summary: 'Cancel a loan application',
       description:
         'Withdraws a loan that is `pending_approval` (its approval is canceled) or `approved` and not yet disbursed; it ends `canceled`. Any other status is a 409 `invalid_state_transition`. Emits `loan.canceled`.',
-      tags: TAGS,
       params: loanIdParams,
       responses: { 200: written('Loan', 'The loan, canceled.') },
     }),
-    idempotentWrite(deps, 200, async (tx, organizationId, request) =>
-      presentLoan(await cancelLoan(tx, deps, organizationId, request.params.id, requestActor(request))),
-    ),
+    idempotentWrite(deps, 200, actOnId(deps, cancelLoan, presentLoan)),
   );
 }
 
@@ -160,19 +142,15 @@ function disburseLoanRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Params: { id: string } }>(
     '/v1/loans/:id/disburse',
     writeOperation({
-      scope: 'write',
-      product: 'digital_banking',
+      ...ACCESS.write,
       operationId: 'disburseLoan',
       summary: 'Disburse a loan',
       description:
         'Pays an `approved` loan’s principal into the borrower’s wallet (the organization’s loan receivable is debited) and fixes its schedule from the organization’s today. Once: a loan already disbursed, or not approved, is a 409 `invalid_state_transition`; a wallet that cannot receive a 409 `wallet_not_active`. Emits `loan.disbursed`.',
-      tags: TAGS,
       params: loanIdParams,
       responses: { 200: written('Loan', 'The loan, active.') },
     }),
-    idempotentWrite(deps, 200, async (tx, organizationId, request) =>
-      presentLoan(await disburseLoan(tx, deps, organizationId, request.params.id)),
-    ),
+    idempotentWrite(deps, 200, actOnId(deps, disburseLoan, presentLoan)),
   );
 }
 
@@ -189,13 +167,11 @@ export function writeOffLoanRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Params: { id: string }; Body: { reason: string } }>(
     '/v1/loans/:id/write-off',
     writeOperation({
-      scope: 'admin',
-      product: 'digital_banking',
+      ...ACCESS.admin,
       operationId: 'writeOffLoan',
       summary: 'Write a loan off',
       description:
         'An operator ends an `active` loan as a loss: the principal still owed moves from the loan receivable to loan losses through the ledger; unpaid interest, fees and penalty (never booked as income) are recorded as forgone in the evidence with the reason. Emits `loan.written_off`.',
-      tags: TAGS,
       params: loanIdParams,
       body: closedObjectSchema(
         { reason: { type: 'string', minLength: 1, maxLength: LOAN_WRITE_OFF_REASON_CHARS_MAX } },
@@ -203,10 +179,6 @@ export function writeOffLoanRoute(app: FastifyInstance, deps: Deps): void {
       ),
       responses: { 200: written('Loan', 'The loan, written off.') },
     }),
-    idempotentWrite(deps, 200, async (tx, organizationId, request) =>
-      presentLoan(
-        await writeOffLoan(tx, deps, organizationId, request.params.id, request.body, requestActor(request)),
-      ),
-    ),
+    idempotentWrite(deps, 200, changeById(deps, writeOffLoan, presentLoan)),
   );
 }

@@ -7,20 +7,18 @@ import { numberSourceOf } from '../../../domain/jsonNumbers.ts';
 import { SUPPORTED_CURRENCIES } from '../../../domain/money.ts';
 import { principalOf } from '../../../http/auth.ts';
 import type { ListQuery } from '../../../http/presenters.ts';
-import { READ_PROBLEMS, WRITE_PROBLEMS } from '../../../http/problems.ts';
+import { WRITE_PROBLEMS } from '../../../http/problems.ts';
+import { foundById, pagedList, retrieveByIdRoute } from '../../../http/readRoutes.ts';
 import {
   closedObjectSchema,
-  found,
   idempotentWrite,
-  LIST_PROBLEMS,
   readOperation,
-  retrieveById,
   retrievePage,
   withoutNotFound,
   writeOperation,
   written,
 } from '../../../http/routeKit.ts';
-import { idParamsSchema, listEnvelopeSchema, listQuerySchema } from '../../../http/schemas.ts';
+import { idParamsSchema } from '../../../http/schemas.ts';
 import { LOAN_PRODUCT_NAME_CHARS_MAX } from '../domain/loans.ts';
 import {
   createLoanProduct,
@@ -29,7 +27,7 @@ import {
   listOrganizationLoanProducts,
 } from '../useCases/products.ts';
 import { presentLoanProduct } from './presenters.ts';
-import { TAGS, termsProperties } from './schemas.ts';
+import { ACCESS, termsProperties } from './schemas.ts';
 
 const principalBound = {
   type: ['string', 'number'],
@@ -51,13 +49,11 @@ function createLoanProductRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Body: LoanProductInput }>(
     '/v1/loan-products',
     writeOperation({
-      scope: 'admin',
-      product: 'digital_banking',
+      ...ACCESS.admin,
       operationId: 'createLoanProduct',
       summary: 'Create a loan product',
       description:
         'A product’s terms: rate, term, amortisation (flat or declining balance), origination fee, grace period, penalty rate, and the principal it lends between. Products never change; a new offer is a new product.',
-      tags: TAGS,
       body: createLoanProductBody,
       responses: { 201: written('LoanProduct', 'The product.') },
       problems: withoutNotFound(WRITE_PROBLEMS),
@@ -77,35 +73,23 @@ function listLoanProductsRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{ Querystring: ListQuery }>(
     '/v1/loan-products',
     readOperation({
-      scope: 'read',
-      product: 'digital_banking',
+      ...ACCESS.read,
       operationId: 'listLoanProducts',
       summary: 'List loan products',
       description: 'Newest first.',
-      tags: TAGS,
-      querystring: listQuerySchema(ID_PREFIXES.loanProduct),
-      responses: { 200: listEnvelopeSchema('LoanProduct', 'A page of loan products.') },
-      problems: LIST_PROBLEMS,
+      ...pagedList('LoanProduct', 'A page of loan products.', ID_PREFIXES.loanProduct),
     }),
     retrievePage(deps, listOrganizationLoanProducts, presentLoanProduct),
   );
 }
 
 function getLoanProductRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Params: { id: string } }>(
-    '/v1/loan-products/:id',
-    readOperation({
-      scope: 'read',
-      product: 'digital_banking',
-      operationId: 'getLoanProduct',
-      summary: 'Retrieve a loan product',
-      tags: TAGS,
-      params: idParamsSchema(ID_PREFIXES.loanProduct, 'Loan product id.'),
-      responses: { 200: found('LoanProduct', 'The product.') },
-      problems: READ_PROBLEMS,
-    }),
-    retrieveById(deps, getLoanProduct, presentLoanProduct),
-  );
+  retrieveByIdRoute(app, deps, '/v1/loan-products/:id', getLoanProduct, presentLoanProduct, {
+    ...ACCESS.read,
+    operationId: 'getLoanProduct',
+    summary: 'Retrieve a loan product',
+    ...foundById(idParamsSchema(ID_PREFIXES.loanProduct, 'Loan product id.'), 'LoanProduct', 'The product.'),
+  });
 }
 
 export function loanProductRoutes(app: FastifyInstance, deps: Deps): void {

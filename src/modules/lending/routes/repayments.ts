@@ -18,7 +18,7 @@ import { listEnvelopeSchema, listQuerySchema } from '../../../http/schemas.ts';
 import { listLoanRepayments } from '../useCases/loans.ts';
 import { repayLoan } from '../useCases/repayments.ts';
 import { presentLoanRepayment } from './presenters.ts';
-import { loanIdParams, TAGS } from './schemas.ts';
+import { ACCESS, loanIdParams, TAGS } from './schemas.ts';
 
 function repayLoanRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Params: { id: string }; Body: { amount: string | number } }>(
@@ -61,12 +61,10 @@ function listLoanRepaymentsRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{ Params: { id: string }; Querystring: ListQuery }>(
     '/v1/loans/:id/repayments',
     readOperation({
-      scope: 'read',
-      product: 'digital_banking',
+      ...ACCESS.read,
       operationId: 'listLoanRepayments',
       summary: 'List a loan’s repayments',
       description: 'Manual and automatic, newest first.',
-      tags: TAGS,
       params: loanIdParams,
       querystring: listQuerySchema(ID_PREFIXES.loanRepayment),
       responses: { 200: listEnvelopeSchema('LoanRepayment', 'A page of repayments.') },

@@ -1,6 +1,8 @@
 /** The lending module's wire format: loan products, loans with their schedules and arrears, repayments. */
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { SUPPORTED_CURRENCIES } from '../../../domain/money.ts';
+import { accessByScope } from '../../../http/routeKit.ts';
+import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
 import { idParamsSchema, idSchema, nullableTimestampSchema, timestampSchema } from '../../../http/schemas.ts';
 import {
   ARREARS_BUCKET_NAMES,
@@ -14,6 +16,7 @@ import {
 } from '../domain/loans.ts';
 
 export const TAGS = ['Lending'];
+export const ACCESS = accessByScope(TAGS, 'digital_banking');
 const amountField = (description: string) => ({ type: 'string', description }) as const;
 const dayField = (description: string) => ({ type: 'string', format: 'date', description }) as const;
 const nullableDay = (description: string) =>
@@ -53,23 +56,11 @@ export const termsProperties = {
   ),
 } as const;
 
-export const loanProductSchema = {
-  $id: 'LoanProduct',
-  type: 'object',
-  description:
-    'What an organization lends on. A product never changes; loans keep the terms they were made with.',
-  required: [
-    'object',
-    'id',
-    'name',
-    'currency',
-    ...Object.keys(termsProperties),
-    'min_principal',
-    'max_principal',
-    'created_at',
-  ],
-  properties: {
-    object: { type: 'string', enum: ['loan_product'] },
+export const loanProductSchema = apiObjectSchema(
+  'LoanProduct',
+  'loan_product',
+  'What an organization lends on. A product never changes; loans keep the terms they were made with.',
+  {
     id: idSchema(ID_PREFIXES.loanProduct, 'Loan product id.'),
     name: { type: 'string' },
     currency: { type: 'string', enum: SUPPORTED_CURRENCIES },
@@ -78,7 +69,7 @@ export const loanProductSchema = {
     max_principal: amountField('The largest principal lent.'),
     created_at: timestampSchema,
   },
-} as const;
+);
 
 const moneyParts = (what: string) => ({
   type: 'object',
@@ -91,39 +82,11 @@ const moneyParts = (what: string) => ({
   },
 });
 
-export const loanSchema = {
-  $id: 'Loan',
-  type: 'object',
-  description: `A loan from application to its end. \`pending_approval\` while its approval waits; \`approved\` until disbursed; \`rejected\` by the policy or its approval; \`canceled\` when withdrawn before disbursement; \`active\` once disbursed; \`paid_off\` or \`written_off\` at its end. Days are the organization’s (its test clock in the sandbox). Arrears buckets by days past due: ${ARREARS_BUCKETS.map((b) => `\`${b.name}\` from ${b.fromDays}`).join(', ')}.`,
-  required: [
-    'object',
-    'id',
-    'product',
-    'customer',
-    'wallet',
-    'currency',
-    'principal',
-    'terms',
-    'status',
-    'status_reason',
-    'decision',
-    'approval',
-    'disbursed_at',
-    'disbursed_on',
-    'processed_through',
-    'outstanding',
-    'paid',
-    'arrears',
-    'next_due_date',
-    'schedule',
-    'written_off',
-    'write_off_reason',
-    'created_at',
-    'updated_at',
-    'closed_at',
-  ],
-  properties: {
-    object: { type: 'string', enum: ['loan'] },
+export const loanSchema = apiObjectSchema(
+  'Loan',
+  'loan',
+  `A loan from application to its end. \`pending_approval\` while its approval waits; \`approved\` until disbursed; \`rejected\` by the policy or its approval; \`canceled\` when withdrawn before disbursement; \`active\` once disbursed; \`paid_off\` or \`written_off\` at its end. Days are the organization’s (its test clock in the sandbox). Arrears buckets by days past due: ${ARREARS_BUCKETS.map((b) => `\`${b.name}\` from ${b.fromDays}`).join(', ')}.`,
+  {
     id: idSchema(ID_PREFIXES.loan, 'Loan id.'),
     product: idSchema(ID_PREFIXES.loanProduct, 'The product it was lent on.'),
     customer: idSchema(ID_PREFIXES.customer, 'The borrower.'),
@@ -209,27 +172,13 @@ export const loanSchema = {
     updated_at: timestampSchema,
     closed_at: nullableTimestampSchema,
   },
-} as const;
+);
 
-export const loanRepaymentSchema = {
-  $id: 'LoanRepayment',
-  type: 'object',
-  description:
-    'Money taken from the borrower’s wallet for a loan, and how it was allocated: penalty, then each instalment’s fee, interest and principal, oldest first.',
-  required: [
-    'object',
-    'id',
-    'loan',
-    'source',
-    'day',
-    'amount',
-    'currency',
-    'allocation',
-    'journal_entry',
-    'created_at',
-  ],
-  properties: {
-    object: { type: 'string', enum: ['loan_repayment'] },
+export const loanRepaymentSchema = apiObjectSchema(
+  'LoanRepayment',
+  'loan_repayment',
+  'Money taken from the borrower’s wallet for a loan, and how it was allocated: penalty, then each instalment’s fee, interest and principal, oldest first.',
+  {
     id: idSchema(ID_PREFIXES.loanRepayment, 'Repayment id.'),
     loan: idSchema(ID_PREFIXES.loan, 'The loan.'),
     source: {
@@ -244,7 +193,7 @@ export const loanRepaymentSchema = {
     journal_entry: { type: 'string', description: 'The ledger entry that moved it.' },
     created_at: timestampSchema,
   },
-} as const;
+);
 
 export const LOAN_SCHEMAS = [loanProductSchema, loanSchema, loanRepaymentSchema];
 

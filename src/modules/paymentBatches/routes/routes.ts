@@ -1,30 +1,27 @@
+/** Payment batches: submitted as JSON or an uploaded CSV, listed and followed, their items paged, canceled. */
 import type { FastifyInstance } from 'fastify';
 import { actorIdOf } from '../../../app/apiKeyAuthentication.ts';
 import type { Deps } from '../../../app/deps.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
-import { principalOf, requestActor } from '../../../http/auth.ts';
+import { principalOf } from '../../../http/auth.ts';
 import { requiredUploadFields, rowsOfCsvUpload } from '../../../http/csvUpload.ts';
-import { type ListQuery, pageRequestOf, presentList } from '../../../http/presenters.ts';
+import type { ListQuery } from '../../../http/presenters.ts';
+import { enumFilter, foundById, pagedList, retrieveByIdRoute } from '../../../http/readRoutes.ts';
+import { actOnId } from '../../../http/routeEffects.ts';
 import {
+  accessByScope,
   closedObjectSchema,
   cursorPageSchema,
   found,
   idempotentWrite,
-  LIST_PROBLEMS,
   organizationOf,
   presentPage,
   readOperation,
-  retrieveById,
+  retrieveFilteredPage,
   writeOperation,
   written,
 } from '../../../http/routeKit.ts';
-import {
-  idParamsSchema,
-  idSchema,
-  listEnvelopeSchema,
-  listQuerySchema,
-  pageLimitSchema,
-} from '../../../http/schemas.ts';
+import { idParamsSchema, idSchema, pageLimitSchema } from '../../../http/schemas.ts';
 import {
   PAYMENT_BATCH_BODY_BYTES_MAX,
   PAYMENT_BATCH_ITEM_STATUSES,
@@ -40,6 +37,7 @@ import { presentItem, presentPaymentBatch } from './presenters.ts';
 import { paymentBatchBodySchema } from './schemas.ts';
 
 const TAGS = ['Payment batches'];
+const ACCESS = accessByScope(TAGS);
 const batchParams = idParamsSchema(ID_PREFIXES.paymentBatch, 'Payment batch id.');
 
 interface BatchBody {
@@ -81,13 +79,12 @@ function submitPaymentBatchRoute(app: FastifyInstance, deps: Deps): void {
     '/v1/payment-batches',
     {
       ...writeOperation({
-        scope: 'write',
+        ...ACCESS.write,
         config: { acceptsCsv: true },
         operationId: 'createPaymentBatch',
         summary: 'Submit a payment batch',
         description:
           'JSON (`application/json`), or a CSV upload (`text/csv`, RFC 4180, a header row with `reference`, `amount`, `type` and the destination’s fields, or `wallet`; `source`, `currency` and `reference` then go in the query string). Every item is checked first: a faulty item refuses the whole batch with 422 `payment_batch_invalid`, listing each fault with its `row` and `param`; nothing is submitted. An accepted batch is `validating` (202); follow it with `GET /v1/payment-batches/{id}` or the `payment_batch.*` events. A `reference` already used is a 409 `duplicate_reference`: a batch is paid once, and each item’s transfer carries its own idempotency key, so no item is ever paid twice.',
-        tags: TAGS,
         querystring: uploadQuerySchema,
         body: {
           content: {
@@ -117,45 +114,26 @@ function listPaymentBatchesRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{ Querystring: ListQuery & { status?: PaymentBatchStatus } }>(
     '/v1/payment-batches',
     readOperation({
-      scope: 'read',
+      ...ACCESS.read,
       operationId: 'listPaymentBatches',
       summary: 'List payment batches',
       description: 'Newest first.',
-      tags: TAGS,
-      querystring: listQuerySchema(ID_PREFIXES.paymentBatch, {
-        status: {
-          type: 'string',
-          enum: PAYMENT_BATCH_STATUSES,
-          description: 'Only batches in this status.',
-        },
+      ...pagedList('PaymentBatch', 'A page of payment batches.', ID_PREFIXES.paymentBatch, {
+        status: enumFilter(PAYMENT_BATCH_STATUSES, 'Only batches in this status.'),
       }),
-      responses: { 200: listEnvelopeSchema('PaymentBatch', 'A page of payment batches.') },
-      problems: LIST_PROBLEMS,
     }),
-    async (request) => {
-      const page = await listBatches(deps, organizationOf(request), {
-        ...pageRequestOf(request.query),
-        status: request.query.status,
-      });
-      return presentList(page, presentPaymentBatch);
-    },
+    retrieveFilteredPage(deps, listBatches, (query) => ({ status: query.status }), presentPaymentBatch),
   );
 }
 
 function getPaymentBatchRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Params: { id: string } }>(
-    '/v1/payment-batches/:id',
-    readOperation({
-      scope: 'read',
-      operationId: 'getPaymentBatch',
-      summary: 'Retrieve a payment batch',
-      description: 'Its status and counts: poll it, or follow the `payment_batch.*` events.',
-      tags: TAGS,
-      params: batchParams,
-      responses: { 200: found('PaymentBatch', 'The batch.') },
-    }),
-    retrieveById(deps, getPaymentBatch, presentPaymentBatch),
-  );
+  retrieveByIdRoute(app, deps, '/v1/payment-batches/:id', getPaymentBatch, presentPaymentBatch, {
+    ...ACCESS.read,
+    operationId: 'getPaymentBatch',
+    summary: 'Retrieve a payment batch',
+    description: 'Its status and counts: poll it, or follow the `payment_batch.*` events.',
+    ...foundById(batchParams, 'PaymentBatch', 'The batch.'),
+  });
 }
 
 const itemsQuerySchema = closedObjectSchema({
@@ -165,11 +143,7 @@ const itemsQuerySchema = closedObjectSchema({
     minimum: 0,
     description: 'The last row of the previous page (its `next_cursor`).',
   },
-  status: {
-    type: 'string',
-    enum: PAYMENT_BATCH_ITEM_STATUSES,
-    description: 'Only items in this status.',
-  },
+  status: enumFilter(PAYMENT_BATCH_ITEM_STATUSES, 'Only items in this status.'),
 });
 
 function listPaymentBatchItemsRoute(app: FastifyInstance, deps: Deps): void {
@@ -179,11 +153,10 @@ function listPaymentBatchItemsRoute(app: FastifyInstance, deps: Deps): void {
   }>(
     '/v1/payment-batches/:id/items',
     readOperation({
-      scope: 'read',
+      ...ACCESS.read,
       operationId: 'listPaymentBatchItems',
       summary: 'List a batch’s items',
       description: 'In row order, with each item’s result: the transfer it became, or why it failed.',
-      tags: TAGS,
       params: batchParams,
       querystring: itemsQuerySchema,
       responses: {
@@ -210,20 +183,15 @@ function cancelPaymentBatchRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Params: { id: string } }>(
     '/v1/payment-batches/:id/cancel',
     writeOperation({
-      scope: 'write',
+      ...ACCESS.write,
       operationId: 'cancelPaymentBatch',
       summary: 'Cancel a payment batch',
       description:
         'Cancels the items not yet run and releases what the batch holds; items already run stay as they are (their transfers follow their own course). A finished batch is a 409 `invalid_state_transition`.',
-      tags: TAGS,
       params: batchParams,
       responses: { 200: written('PaymentBatch', 'The batch, canceled.') },
     }),
-    idempotentWrite(deps, 200, async (tx, organizationId, request) =>
-      presentPaymentBatch(
-        await cancelPaymentBatch(tx, deps, organizationId, request.params.id, requestActor(request)),
-      ),
-    ),
+    idempotentWrite(deps, 200, actOnId(deps, cancelPaymentBatch, presentPaymentBatch)),
   );
 }
 

@@ -1,6 +1,7 @@
 /** JSON Schemas of payment batches and their items. */
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { RAILS } from '../../../domain/transfers.ts';
+import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
 import {
   currencySchema,
   idSchema,
@@ -11,36 +12,11 @@ import {
 import { transferDestinationSchema } from '../../../http/transferSchemas.ts';
 import { PAYMENT_BATCH_ITEM_STATUSES, PAYMENT_BATCH_ITEMS_MAX, PAYMENT_BATCH_STATUSES } from '../domain.ts';
 
-export const paymentBatchSchema = {
-  $id: 'PaymentBatch',
-  type: 'object',
-  description:
-    'Many payouts from one wallet. `validating` (accepted; the worker authorizes it and holds its total) → `pending_approval` (one approval covers every item) or `processing` (items run in chunks, each an ordinary transfer) → `completed`, `partially_failed` or `failed`; `canceled` at any point before it finishes.',
-  required: [
-    'object',
-    'id',
-    'reference',
-    'status',
-    'failure_code',
-    'source',
-    'currency',
-    'total',
-    'fees',
-    'reserved',
-    'items',
-    'succeeded',
-    'failed',
-    'canceled',
-    'authorization',
-    'approval',
-    'created_by',
-    'metadata',
-    'created_at',
-    'updated_at',
-    'finished_at',
-  ],
-  properties: {
-    object: { type: 'string', enum: ['payment_batch'] },
+export const paymentBatchSchema = apiObjectSchema(
+  'PaymentBatch',
+  'payment_batch',
+  'Many payouts from one wallet. `validating` (accepted; the worker authorizes it and holds its total) → `pending_approval` (one approval covers every item) or `processing` (items run in chunks, each an ordinary transfer) → `completed`, `partially_failed` or `failed`; `canceled` at any point before it finishes.',
+  {
     id: idSchema(ID_PREFIXES.paymentBatch, 'Payment batch id.'),
     reference: {
       type: 'string',
@@ -85,7 +61,7 @@ export const paymentBatchSchema = {
     updated_at: timestampSchema,
     finished_at: nullableTimestampSchema,
   },
-} as const;
+);
 
 export const paymentBatchItemSchema = {
   $id: 'PaymentBatchItem',

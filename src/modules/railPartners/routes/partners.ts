@@ -2,25 +2,27 @@
  * Rail partners (admins): which partner carries a rail for the organization, with its settings and
  * write-only credentials; and the callbacks partners sent (operators), stored as they arrived.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest, RouteGenericInterface } from 'fastify';
-import type { Deps, Queryable } from '../../../app/deps.ts';
-import type { ChangeRequest } from '../../../app/governedChanges.ts';
+import type { FastifyInstance } from 'fastify';
+import type { Deps } from '../../../app/deps.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
-import { requestActor } from '../../../http/auth.ts';
 import type { ListQuery } from '../../../http/presenters.ts';
+import { enumFilter, foundById, pagedList, retrieveByIdRoute } from '../../../http/readRoutes.ts';
+import { changeById, makeFromBody } from '../../../http/routeEffects.ts';
 import {
-  found,
-  LIST_PROBLEMS,
+  accessByScope,
   readOperation,
-  retrieveById,
   retrieveFilteredPage,
   retrievePage,
   writeOperation,
   written,
 } from '../../../http/routeKit.ts';
-import { governedWrite, pendingChangeResponse } from '../../../http/routes/changes.ts';
-import { idParamsSchema, idSchema, listEnvelopeSchema, listQuerySchema } from '../../../http/schemas.ts';
-import { sendWrite } from '../../../http/writes.ts';
+import {
+  governedIdempotentWrite,
+  pendingChangeResponse,
+  proposedChangeOfId,
+  proposedCreation,
+} from '../../../http/routes/changes.ts';
+import { idParamsSchema, idSchema } from '../../../http/schemas.ts';
 import {
   RAIL_CALLBACK_STATUSES,
   RAIL_PARTNER_FIELD_LENGTH_MAX,
@@ -42,6 +44,8 @@ import {
 } from '../useCases/partners.ts';
 import { TAGS } from './schemas.ts';
 
+/** Admins configure the partners; operators (`compliance`) read the callbacks. */
+const ACCESS = accessByScope(TAGS);
 const partnerParams = idParamsSchema(ID_PREFIXES.railPartner, 'Rail partner id.');
 
 const fieldsSchema = (description: string) => ({
@@ -82,40 +86,15 @@ function presentRailCallback(c: RailCallback) {
   };
 }
 
-/**
- * The handler of an idempotent write of a partner's configuration, a governed setting: proposed for
- * approval when the policy asks (202 with the change), else `write` runs now and the configuration is
- * answered with `status`.
- */
-function governedPartnerWrite<Route extends RouteGenericInterface>(
-  deps: Deps,
-  status: number,
-  changeOf: (request: FastifyRequest<Route>) => ChangeRequest,
-  write: (
-    tx: Queryable,
-    organizationId: string,
-    request: FastifyRequest<Route>,
-  ) => Promise<RailPartnerConfig>,
-) {
-  return (request: FastifyRequest<Route>, reply: FastifyReply): Promise<FastifyReply> =>
-    sendWrite(deps, request, reply, async (tx, organizationId) =>
-      governedWrite(tx, deps, organizationId, request, changeOf(request), async () => ({
-        status,
-        body: presentRailPartner(deps, await write(tx, organizationId, request)),
-      })),
-    );
-}
-
 function createRailPartnerRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Body: ConfigureRailPartnerInput }>(
     '/v1/rail-partners',
     writeOperation({
-      scope: 'admin',
+      ...ACCESS.admin,
       operationId: 'createRailPartner',
       summary: 'Configure a rail partner',
       description:
         'Names the partner that carries a rail (and network) for the organization, with its settings and credentials. The credentials are sealed at rest with the master key and never shown again. One active partner per rail and network: another is a 409 `rail_partner_exists`. The change is recorded as evidence (`rail_partner.update`), naming the fields set, never their values.',
-      tags: TAGS,
       body: {
         type: 'object',
         required: ['partner', 'settings', 'credentials'],
@@ -128,12 +107,11 @@ function createRailPartnerRoute(app: FastifyInstance, deps: Deps): void {
       },
       responses: { 201: written('RailPartner', 'The configuration.'), 202: pendingChangeResponse },
     }),
-    governedPartnerWrite(
+    governedIdempotentWrite(
       deps,
       201,
-      (request) => ({ kind: 'rail_partner', action: 'create', targetId: null, payload: request.body }),
-      (tx, organizationId, request) =>
-        configureRailPartner(tx, deps, organizationId, request.body, requestActor(request)),
+      proposedCreation('rail_partner', 'create'),
+      makeFromBody(deps, configureRailPartner, (config) => presentRailPartner(deps, config)),
     ),
   );
 }
@@ -142,44 +120,44 @@ function listRailPartnersRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{ Querystring: ListQuery }>(
     '/v1/rail-partners',
     readOperation({
-      scope: 'admin',
+      ...ACCESS.admin,
       operationId: 'listRailPartners',
       summary: 'List rail partners',
       description: 'Newest first, active and disabled.',
-      tags: TAGS,
-      querystring: listQuerySchema(ID_PREFIXES.railPartner),
-      responses: { 200: listEnvelopeSchema('RailPartner', 'A page of rail partner configurations.') },
-      problems: LIST_PROBLEMS,
+      ...pagedList('RailPartner', 'A page of rail partner configurations.', ID_PREFIXES.railPartner),
     }),
     retrievePage(deps, listRailPartners, (config) => presentRailPartner(deps, config)),
   );
 }
 
 function getRailPartnerRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Params: { id: string } }>(
+  retrieveByIdRoute(
+    app,
+    deps,
     '/v1/rail-partners/:id',
-    readOperation({
-      scope: 'admin',
+    getRailPartner,
+    (config) => presentRailPartner(deps, config),
+    {
+      ...ACCESS.admin,
       operationId: 'getRailPartner',
       summary: 'Retrieve a rail partner',
-      tags: TAGS,
-      params: partnerParams,
-      responses: { 200: found('RailPartner', 'The configuration.') },
-    }),
-    retrieveById(deps, getRailPartner, (config) => presentRailPartner(deps, config)),
+      ...foundById(partnerParams, 'RailPartner', 'The configuration.'),
+    },
   );
 }
 
+/** An update names the partner configuration in its path and the changes in its body. */
+type UpdateRoute = { Params: { id: string }; Body: UpdateRailPartnerInput };
+
 function updateRailPartnerRoute(app: FastifyInstance, deps: Deps): void {
-  app.patch<{ Params: { id: string }; Body: UpdateRailPartnerInput }>(
+  app.patch<UpdateRoute>(
     '/v1/rail-partners/:id',
     writeOperation({
-      scope: 'admin',
+      ...ACCESS.admin,
       operationId: 'updateRailPartner',
       summary: 'Update a rail partner',
       description:
         'Changes settings, rotates credentials (those given replace their namesakes; the rest are kept), or disables (`status: disabled`) or re-activates it. A disabled partner carries no new payouts (they fail `rail_not_configured`) but its callback address still takes late callbacks.',
-      tags: TAGS,
       params: partnerParams,
       body: {
         type: 'object',
@@ -193,17 +171,11 @@ function updateRailPartnerRoute(app: FastifyInstance, deps: Deps): void {
       },
       responses: { 200: written('RailPartner', 'The configuration.'), 202: pendingChangeResponse },
     }),
-    governedPartnerWrite(
+    governedIdempotentWrite<UpdateRoute>(
       deps,
       200,
-      (request) => ({
-        kind: 'rail_partner',
-        action: 'update',
-        targetId: request.params.id,
-        payload: request.body,
-      }),
-      (tx, organizationId, request) =>
-        updateRailPartner(tx, deps, organizationId, request.params.id, request.body, requestActor(request)),
+      proposedChangeOfId('rail_partner', 'update'),
+      changeById(deps, updateRailPartner, (config) => presentRailPartner(deps, config)),
     ),
   );
 }
@@ -212,30 +184,20 @@ function listRailCallbacksRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{ Querystring: ListQuery & { status?: RailCallbackStatus; transfer?: string } }>(
     '/v1/rail-callbacks',
     readOperation({
-      scope: 'compliance',
+      ...ACCESS.compliance,
       operationId: 'listRailCallbacks',
       summary: 'List partner callbacks',
       description:
         'Newest first: every callback partners sent to the organization’s callback addresses, as it arrived, with what applying it made of it. For operators (the `compliance` scope).',
-      tags: TAGS,
-      querystring: listQuerySchema(ID_PREFIXES.railCallback, {
-        status: {
-          type: 'string',
-          enum: RAIL_CALLBACK_STATUSES,
-          description: 'Only callbacks in this status.',
-        },
+      ...pagedList('RailCallback', 'A page of callbacks.', ID_PREFIXES.railCallback, {
+        status: enumFilter(RAIL_CALLBACK_STATUSES, 'Only callbacks in this status.'),
         transfer: idSchema(ID_PREFIXES.transfer, 'Only callbacks applied to this transfer.'),
       }),
-      responses: { 200: listEnvelopeSchema('RailCallback', 'A page of callbacks.') },
-      problems: LIST_PROBLEMS,
     }),
     retrieveFilteredPage(
       deps,
       listOrganizationRailCallbacks,
-      (query: { status?: RailCallbackStatus; transfer?: string }) => ({
-        status: query.status,
-        transferId: query.transfer,
-      }),
+      (query) => ({ status: query.status, transferId: query.transfer }),
       presentRailCallback,
     ),
   );

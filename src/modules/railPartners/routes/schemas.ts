@@ -1,6 +1,7 @@
 /** The rail partners module's wire format: a partner's configuration, and a callback a partner sent. */
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { RAILS } from '../../../domain/transfers.ts';
+import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
 import { idSchema, nullableTimestampSchema, timestampSchema } from '../../../http/schemas.ts';
 import {
   RAIL_CALLBACK_STATUSES,
@@ -18,25 +19,11 @@ const partnerFieldsDescription = Object.entries(RAIL_PARTNER_SHAPES)
   )
   .join('. ');
 
-export const railPartnerSchema = {
-  $id: 'RailPartner',
-  type: 'object',
-  description: `A partner that carries a rail (and mobile-money network) for the organization. ${partnerFieldsDescription}.`,
-  required: [
-    'object',
-    'id',
-    'partner',
-    'rail',
-    'network',
-    'status',
-    'settings',
-    'credentials',
-    'callback_url',
-    'created_at',
-    'updated_at',
-  ],
-  properties: {
-    object: { type: 'string', enum: ['rail_partner'] },
+export const railPartnerSchema = apiObjectSchema(
+  'RailPartner',
+  'rail_partner',
+  `A partner that carries a rail (and mobile-money network) for the organization. ${partnerFieldsDescription}.`,
+  {
     id: idSchema(ID_PREFIXES.railPartner, 'Rail partner id.'),
     partner: { type: 'string', enum: RAIL_PARTNERS },
     rail: { type: 'string', enum: RAILS },
@@ -57,28 +44,13 @@ export const railPartnerSchema = {
     created_at: timestampSchema,
     updated_at: timestampSchema,
   },
-} as const;
+);
 
-export const railCallbackSchema = {
-  $id: 'RailCallback',
-  type: 'object',
-  description:
-    'A callback a partner sent, stored as it arrived before it was acknowledged, and what applying it made of it.',
-  required: [
-    'object',
-    'id',
-    'rail_partner',
-    'partner',
-    'path',
-    'status',
-    'transfer',
-    'detail',
-    'body',
-    'received_at',
-    'processed_at',
-  ],
-  properties: {
-    object: { type: 'string', enum: ['rail_callback'] },
+export const railCallbackSchema = apiObjectSchema(
+  'RailCallback',
+  'rail_callback',
+  'A callback a partner sent, stored as it arrived before it was acknowledged, and what applying it made of it.',
+  {
     id: idSchema(ID_PREFIXES.railCallback, 'Callback id.'),
     rail_partner: idSchema(ID_PREFIXES.railPartner, 'The configuration whose address it came to.'),
     partner: { type: 'string' },
@@ -95,4 +67,4 @@ export const railCallbackSchema = {
     received_at: timestampSchema,
     processed_at: nullableTimestampSchema,
   },
-} as const;
+);

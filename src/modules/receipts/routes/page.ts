@@ -1,5 +1,6 @@
 /** The printable receipt: one self-contained HTML page (inline styles, no scripts), every value escaped. */
 import { type Receipt, receiptFields } from '../domain.ts';
+import { receiptRows } from './rows.ts';
 
 const ESCAPES: Record<string, string> = {
   '&': '&amp;',
@@ -15,21 +16,8 @@ function escapeHtml(value: string): string {
 
 export function receiptHtml(receipt: Receipt, verifyUrl: string): string {
   const f = receiptFields(receipt);
-  const rows: [string, string | null][] = [
-    ['Amount', `${f.amount} ${f.currency}`],
-    ['Fee', `${f.fee} ${f.currency}`],
-    ['Total debited', `${f.total} ${f.currency}`],
-    ['Status', f.status],
-    ['Settled', f.settled_at],
-    ['From wallet', f.source],
-    ['To', f.destination],
-    ['Rail', f.rail],
-    ['Rail reference', f.rail_reference],
-    ['Transfer', f.transfer],
-    ['Journal entry', f.journal_entry],
-    ['Issued', f.issued_at],
-  ];
-  const body = rows
+
+  const body = receiptRows(f)
     .map(
       ([label, value]) =>
         `<tr><th scope="row">${escapeHtml(label)}</th><td>${escapeHtml(value ?? '—')}</td></tr>`,

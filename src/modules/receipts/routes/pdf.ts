@@ -4,6 +4,7 @@
  * and PDFKit derives the file ID from the document info, so the same receipt gives the same bytes.
  */
 import { type Receipt, receiptFields } from '../domain.ts';
+import { receiptRows } from './rows.ts';
 
 /** PostScript points (1/72 inch): about 2 cm. */
 const PAGE_MARGIN_PT = 56;
@@ -65,21 +66,7 @@ export async function receiptPdf(receipt: Receipt, verifyUrl: string): Promise<B
   doc.font(BOLD_FONT).fontSize(TITLE_FONT_SIZE_PT).text('Payment receipt');
   doc.font(FONT).fontSize(BODY_FONT_SIZE_PT).text(showable(f.organization)).moveDown();
 
-  const rows: [string, string | null][] = [
-    ['Amount', `${f.amount} ${f.currency}`],
-    ['Fee', `${f.fee} ${f.currency}`],
-    ['Total debited', `${f.total} ${f.currency}`],
-    ['Status', f.status],
-    ['Settled', f.settled_at],
-    ['From wallet', f.source],
-    ['To', f.destination],
-    ['Rail', f.rail],
-    ['Rail reference', f.rail_reference],
-    ['Transfer', f.transfer],
-    ['Journal entry', f.journal_entry],
-    ['Issued', f.issued_at],
-  ];
-  for (const [label, value] of rows) {
+  for (const [label, value] of receiptRows(f)) {
     const top = doc.y;
     doc.font(BOLD_FONT).text(label, left, top, { width: LABEL_COLUMN_PT });
     const labelBottom = doc.y;

@@ -1,3 +1,4 @@
+/** Receipts: a settled transfer's receipt (JSON, a printable page or a PDF), and the public check of its code. */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Deps } from '../../../app/deps.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';

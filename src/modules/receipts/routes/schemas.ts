@@ -1,33 +1,14 @@
 /** The receipt of a settled transfer, as JSON. */
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { RAILS, TRANSFER_STATUSES } from '../../../domain/transfers.ts';
+import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
 import { currencySchema, idSchema, timestampSchema } from '../../../http/schemas.ts';
 
-export const receiptSchema = {
-  $id: 'Receipt',
-  type: 'object',
-  description:
-    'A receipt of a settled transfer, with the journal entry that made it final and a verification code anyone can check.',
-  required: [
-    'object',
-    'code',
-    'organization',
-    'transfer',
-    'amount',
-    'fee',
-    'total',
-    'currency',
-    'rail',
-    'rail_reference',
-    'journal_entry',
-    'source',
-    'destination',
-    'status',
-    'settled_at',
-    'issued_at',
-  ],
-  properties: {
-    object: { type: 'string', enum: ['receipt'] },
+export const receiptSchema = apiObjectSchema(
+  'Receipt',
+  'receipt',
+  'A receipt of a settled transfer, with the journal entry that made it final and a verification code anyone can check.',
+  {
     code: {
       type: 'string',
       description: 'The verification code: `MKR-` and five groups of four characters.',
@@ -57,4 +38,4 @@ export const receiptSchema = {
     settled_at: { type: ['string', 'null'], format: 'date-time' },
     issued_at: timestampSchema,
   },
-} as const;
+);

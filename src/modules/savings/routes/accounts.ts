@@ -3,6 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../../app/deps.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import type { Metadata } from '../../../domain/metadata.ts';
+import { foundById, retrieveByIdRoute } from '../../../http/readRoutes.ts';
+import { makeFromBody } from '../../../http/routeEffects.ts';
 import {
   closedObjectSchema,
   cursorPageSchema,
@@ -12,7 +14,6 @@ import {
   organizationOf,
   presentPage,
   readOperation,
-  retrieveById,
   writeOperation,
   written,
 } from '../../../http/routeKit.ts';
@@ -31,19 +32,17 @@ import {
   savingsAccountJson,
 } from '../useCases/accounts.ts';
 import { presentAccrual } from './presenters.ts';
-import { DAY, pageQuery, TAGS } from './schemas.ts';
+import { ACCESS, DAY, pageQuery } from './schemas.ts';
 
 function openSavingsAccountRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Body: { product: string; owner: string; metadata?: Metadata } }>(
     '/v1/savings-accounts',
     writeOperation({
-      scope: 'write',
-      product: 'digital_banking',
+      ...ACCESS.write,
       operationId: 'openSavingsAccount',
       summary: 'Open a savings account',
       description:
         'Opens a wallet of the product’s currency for the customer, as an account of the product (its id is the wallet’s), emitting `savings.account.opened`. Money comes in by any transfer to the wallet; it leaves only as a withdrawal (POST …/withdrawals): a transfer, payment batch or conversion from it is a 422 `savings_account_cannot_send`.',
-      tags: TAGS,
       body: closedObjectSchema(
         {
           product: idSchema(ID_PREFIXES.savingsProduct, 'The product.'),
@@ -54,9 +53,7 @@ function openSavingsAccountRoute(app: FastifyInstance, deps: Deps): void {
       ),
       responses: { 201: written('SavingsAccount', 'The account.') },
     }),
-    idempotentWrite(deps, 201, async (tx, organizationId, request) =>
-      savingsAccountJson(await openSavingsAccount(tx, deps, organizationId, request.body)),
-    ),
+    idempotentWrite(deps, 201, makeFromBody(deps, openSavingsAccount, savingsAccountJson)),
   );
 }
 
@@ -64,12 +61,10 @@ function listSavingsAccountsRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{ Querystring: { limit: number; starting_after?: string; product?: string } }>(
     '/v1/savings-accounts',
     readOperation({
-      scope: 'read',
-      product: 'digital_banking',
+      ...ACCESS.read,
       operationId: 'listSavingsAccounts',
       summary: 'List savings accounts',
       description: 'Newest first; filter by product.',
-      tags: TAGS,
       querystring: pageQuery(ID_PREFIXES.wallet, {
         product: idSchema(ID_PREFIXES.savingsProduct, 'Only accounts of this product.'),
       }),
@@ -88,32 +83,26 @@ function listSavingsAccountsRoute(app: FastifyInstance, deps: Deps): void {
 }
 
 function getSavingsAccountRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Params: { id: string } }>(
-    '/v1/savings-accounts/:id',
-    readOperation({
-      scope: 'read',
-      product: 'digital_banking',
-      operationId: 'getSavingsAccount',
-      summary: 'Retrieve a savings account',
-      tags: TAGS,
-      params: idParamsSchema(ID_PREFIXES.wallet, 'The savings account (its wallet id).'),
-      responses: { 200: found('SavingsAccount') },
-    }),
-    retrieveById(deps, getSavingsAccount, savingsAccountJson),
-  );
+  retrieveByIdRoute(app, deps, '/v1/savings-accounts/:id', getSavingsAccount, savingsAccountJson, {
+    ...ACCESS.read,
+    operationId: 'getSavingsAccount',
+    summary: 'Retrieve a savings account',
+    ...foundById(
+      idParamsSchema(ID_PREFIXES.wallet, 'The savings account (its wallet id).'),
+      'SavingsAccount',
+    ),
+  });
 }
 
 function listSavingsAccrualsRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{ Params: { id: string }; Querystring: { limit: number; before_day?: string } }>(
     '/v1/savings-accounts/:id/accruals',
     readOperation({
-      scope: 'read',
-      product: 'digital_banking',
+      ...ACCESS.read,
       operationId: 'listSavingsAccruals',
       summary: 'List a savings account’s daily accruals',
       description:
         'Newest day first; page with `before_day` (the `next_cursor` of the previous page). Each day shows the balance, rate and day-count fraction it accrued at and its exact interest.',
-      tags: TAGS,
       params: idParamsSchema(ID_PREFIXES.wallet, 'The savings account.'),
       querystring: closedObjectSchema({
         limit: pageLimitSchema('days'),

@@ -25,7 +25,7 @@ import {
   listSavingsProducts,
 } from '../useCases/products.ts';
 import { presentSavingsProduct } from './presenters.ts';
-import { DAY, pageQuery, productBody, rateBps, TAGS } from './schemas.ts';
+import { ACCESS, DAY, pageQuery, productBody, rateBps } from './schemas.ts';
 
 const productParams = idParamsSchema(ID_PREFIXES.savingsProduct, 'The product.');
 
@@ -38,13 +38,11 @@ function createSavingsProductRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Body: CreateSavingsProductInput }>(
     '/v1/savings-products',
     writeOperation({
-      scope: 'admin',
-      product: 'digital_banking',
+      ...ACCESS.admin,
       operationId: 'createSavingsProduct',
       summary: 'Create a savings product',
       description:
         'A product’s terms are fixed once created; its rate is effective-dated (POST …/rates). Interest accrues daily on each account’s closing balance and is capitalised on each month’s last day, by the organization’s clock.',
-      tags: TAGS,
       body: productBody,
       responses: { 201: written('SavingsProduct', 'The product.') },
     }),
@@ -65,12 +63,10 @@ function listSavingsProductsRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{ Querystring: { limit: number; starting_after?: string } }>(
     '/v1/savings-products',
     readOperation({
-      scope: 'read',
-      product: 'digital_banking',
+      ...ACCESS.read,
       operationId: 'listSavingsProducts',
       summary: 'List savings products',
       description: 'Newest first.',
-      tags: TAGS,
       querystring: pageQuery(ID_PREFIXES.savingsProduct),
       responses: { 200: listEnvelopeSchema('SavingsProduct', 'A page of products.') },
       problems: LIST_PROBLEMS,
@@ -91,11 +87,9 @@ function getSavingsProductRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{ Params: { id: string } }>(
     '/v1/savings-products/:id',
     readOperation({
-      scope: 'read',
-      product: 'digital_banking',
+      ...ACCESS.read,
       operationId: 'getSavingsProduct',
       summary: 'Retrieve a savings product',
-      tags: TAGS,
       params: productParams,
       responses: { 200: found('SavingsProduct') },
     }),
@@ -113,13 +107,11 @@ function addSavingsRateRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Params: { id: string }; Body: { annual_rate_bps: number; effective_from?: string } }>(
     '/v1/savings-products/:id/rates',
     writeOperation({
-      scope: 'admin',
-      product: 'digital_banking',
+      ...ACCESS.admin,
       operationId: 'addSavingsProductRate',
       summary: 'Change a savings product’s rate from a day on',
       description:
         'Appends a rate in force from `effective_from` (today on the organization’s clock by default) until the next one. Never earlier than today (422 `savings_rate_in_past`): days already accrued keep their rate. A second rate from the same day is a 409 `savings_rate_exists`.',
-      tags: TAGS,
       params: productParams,
       body: closedObjectSchema(
         {

@@ -1,5 +1,7 @@
 /** The savings module's wire format: products with their rates, accounts, daily accruals, notices, withdrawals. */
 import { ID_PREFIXES } from '../../../domain/ids.ts';
+import { accessByScope } from '../../../http/routeKit.ts';
+import { closedApiObjectSchema } from '../../../http/schemaBuilders.ts';
 import {
   amountSchema,
   currencySchema,
@@ -20,6 +22,7 @@ import {
 } from '../domain.ts';
 
 export const TAGS = ['Savings'];
+export const ACCESS = accessByScope(TAGS, 'digital_banking');
 export const DAY = { type: 'string', format: 'date' } as const;
 const NULLABLE_DAY = { type: ['string', 'null'], format: 'date' } as const;
 
@@ -36,217 +39,114 @@ export const rateBps = {
   description: 'Annual rate in basis points (450 = 4.50 % a year).',
 } as const;
 
-export const savingsProductSchema = {
-  $id: 'SavingsProduct',
-  type: 'object',
-  additionalProperties: false,
-  required: [
-    'object',
-    'id',
-    'name',
-    'currency',
-    'annual_rate_bps',
-    'rates',
-    'day_count',
-    'minimum_balance',
-    'access',
-    'notice_days',
-    'term_days',
-    'early_withdrawal_penalty_bps',
-    'metadata',
-    'created_by',
-    'created_at',
-  ],
-  properties: {
-    object: { type: 'string', enum: ['savings_product'] },
-    id: idSchema(ID_PREFIXES.savingsProduct, 'The product.'),
-    name: { type: 'string' },
-    currency: currencySchema,
-    annual_rate_bps: { ...rateBps, description: 'The rate in force today on the organization’s clock.' },
-    rates: {
-      type: 'array',
-      description: 'Every rate, oldest first: each in force from its day until the next one’s.',
-      items: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['effective_from', 'annual_rate_bps'],
-        properties: { effective_from: DAY, annual_rate_bps: rateBps },
-      },
-    },
-    day_count: { type: 'string', enum: DAY_COUNT_CONVENTIONS },
-    minimum_balance: amountSchema('What a withdrawal must leave behind, unless it takes everything.'),
-    access: { type: 'string', enum: SAVINGS_ACCESS_TYPES },
-    notice_days: { type: ['integer', 'null'] },
-    term_days: { type: ['integer', 'null'] },
-    early_withdrawal_penalty_bps: { type: ['integer', 'null'] },
-    metadata: metadataSchema,
-    created_by: { type: 'string' },
-    created_at: timestampSchema,
-  },
-} as const;
-
-export const savingsAccountSchema = {
-  $id: 'SavingsAccount',
-  type: 'object',
-  additionalProperties: false,
-  required: [
-    'object',
-    'id',
-    'wallet',
-    'product',
-    'owner',
-    'currency',
-    'status',
-    'balance',
-    'opened_on',
-    'matures_on',
-    'accrued_through',
-    'accrued_interest',
-    'interest_paid',
-    'metadata',
-    'created_at',
-  ],
-  properties: {
-    object: { type: 'string', enum: ['savings_account'] },
-    id: idSchema(ID_PREFIXES.wallet, 'The savings account: the id of its wallet.'),
-    wallet: idSchema(ID_PREFIXES.wallet, 'The wallet (the same id).'),
-    product: idSchema(ID_PREFIXES.savingsProduct, 'Its product.'),
-    owner: idSchema(ID_PREFIXES.customer, 'The customer it belongs to.'),
-    currency: currencySchema,
-    status: { type: 'string', description: 'The wallet’s status.' },
-    balance: amountSchema('The wallet’s current balance.'),
-    opened_on: {
-      ...DAY,
-      description: 'The day it opened, on the organization’s clock: the first day it accrues.',
-    },
-    matures_on: { ...NULLABLE_DAY, description: 'A fixed-term account’s maturity day; null otherwise.' },
-    accrued_through: { ...DAY, description: 'The last day accrued.' },
-    accrued_interest: {
+export const savingsProductSchema = closedApiObjectSchema('SavingsProduct', 'savings_product', {
+  id: idSchema(ID_PREFIXES.savingsProduct, 'The product.'),
+  name: { type: 'string' },
+  currency: currencySchema,
+  annual_rate_bps: { ...rateBps, description: 'The rate in force today on the organization’s clock.' },
+  rates: {
+    type: 'array',
+    description: 'Every rate, oldest first: each in force from its day until the next one’s.',
+    items: {
       type: 'object',
       additionalProperties: false,
-      required: ['payable', 'residual_numerator', 'denominator'],
-      description:
-        'Interest accrued and not yet capitalised: the whole units booked as payable, and the residual below one unit as an exact fraction.',
-      properties: {
-        payable: amountSchema('Whole minor units accrued, capitalised at the month’s end.'),
-        residual_numerator: { type: 'string', pattern: '^[0-9]+$' },
-        denominator: { type: 'string', enum: [ACCRUAL_DENOMINATOR.toString()] },
-      },
+      required: ['effective_from', 'annual_rate_bps'],
+      properties: { effective_from: DAY, annual_rate_bps: rateBps },
     },
-    interest_paid: amountSchema('Interest capitalised into the account so far.'),
-    metadata: metadataSchema,
-    created_at: timestampSchema,
   },
-} as const;
+  day_count: { type: 'string', enum: DAY_COUNT_CONVENTIONS },
+  minimum_balance: amountSchema('What a withdrawal must leave behind, unless it takes everything.'),
+  access: { type: 'string', enum: SAVINGS_ACCESS_TYPES },
+  notice_days: { type: ['integer', 'null'] },
+  term_days: { type: ['integer', 'null'] },
+  early_withdrawal_penalty_bps: { type: ['integer', 'null'] },
+  metadata: metadataSchema,
+  created_by: { type: 'string' },
+  created_at: timestampSchema,
+});
 
-export const savingsAccrualSchema = {
-  $id: 'SavingsAccrual',
-  type: 'object',
-  additionalProperties: false,
-  required: [
-    'object',
-    'savings_account',
-    'day',
-    'balance',
-    'annual_rate_bps',
-    'day_count_fraction',
-    'interest_numerator',
-    'accrued_numerator',
-    'denominator',
-    'booked',
-    'capitalized',
-    'booking_entry',
-    'capitalization_entry',
-  ],
-  properties: {
-    object: { type: 'string', enum: ['savings_accrual'] },
-    savings_account: idSchema(ID_PREFIXES.wallet, 'The savings account.'),
-    day: DAY,
-    balance: { type: 'string', description: 'The closing balance the day accrued on.' },
-    annual_rate_bps: rateBps,
-    day_count_fraction: {
-      type: 'string',
-      pattern: '^[0-9]+/(360|365)$',
-      description: 'The part of a year the day counted for (`1/365`, `0/360` …).',
-    },
-    interest_numerator: {
-      type: 'string',
-      description: 'The day’s interest in minor units, over `denominator`: exact.',
-    },
-    accrued_numerator: {
-      type: 'string',
-      description: 'The account’s accrued interest after the day, over `denominator`.',
-    },
-    denominator: { type: 'string', enum: [ACCRUAL_DENOMINATOR.toString()] },
-    booked: amountSchema('Whole units the day booked from interest expense to interest payable.'),
-    capitalized: amountSchema('Whole units capitalised into the wallet that day (a month’s last day).'),
-    booking_entry: { type: ['string', 'null'] },
-    capitalization_entry: { type: ['string', 'null'] },
+export const savingsAccountSchema = closedApiObjectSchema('SavingsAccount', 'savings_account', {
+  id: idSchema(ID_PREFIXES.wallet, 'The savings account: the id of its wallet.'),
+  wallet: idSchema(ID_PREFIXES.wallet, 'The wallet (the same id).'),
+  product: idSchema(ID_PREFIXES.savingsProduct, 'Its product.'),
+  owner: idSchema(ID_PREFIXES.customer, 'The customer it belongs to.'),
+  currency: currencySchema,
+  status: { type: 'string', description: 'The wallet’s status.' },
+  balance: amountSchema('The wallet’s current balance.'),
+  opened_on: {
+    ...DAY,
+    description: 'The day it opened, on the organization’s clock: the first day it accrues.',
   },
-} as const;
+  matures_on: { ...NULLABLE_DAY, description: 'A fixed-term account’s maturity day; null otherwise.' },
+  accrued_through: { ...DAY, description: 'The last day accrued.' },
+  accrued_interest: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['payable', 'residual_numerator', 'denominator'],
+    description:
+      'Interest accrued and not yet capitalised: the whole units booked as payable, and the residual below one unit as an exact fraction.',
+    properties: {
+      payable: amountSchema('Whole minor units accrued, capitalised at the month’s end.'),
+      residual_numerator: { type: 'string', pattern: '^[0-9]+$' },
+      denominator: { type: 'string', enum: [ACCRUAL_DENOMINATOR.toString()] },
+    },
+  },
+  interest_paid: amountSchema('Interest capitalised into the account so far.'),
+  metadata: metadataSchema,
+  created_at: timestampSchema,
+});
 
-export const savingsNoticeSchema = {
-  $id: 'SavingsNotice',
-  type: 'object',
-  additionalProperties: false,
-  required: [
-    'object',
-    'id',
-    'savings_account',
-    'amount',
-    'currency',
-    'given_on',
-    'available_on',
-    'status',
-    'created_at',
-  ],
-  properties: {
-    object: { type: 'string', enum: ['savings_notice'] },
-    id: idSchema(ID_PREFIXES.savingsNotice, 'The notice.'),
-    savings_account: idSchema(ID_PREFIXES.wallet, 'The savings account.'),
-    amount: amountSchema('What may be withdrawn under it, at most.'),
-    currency: currencySchema,
-    given_on: DAY,
-    available_on: {
-      ...DAY,
-      description: 'From this day on the organization’s clock the money may be withdrawn.',
-    },
-    status: { type: 'string', enum: ['open', 'used'] },
-    created_at: timestampSchema,
+export const savingsAccrualSchema = closedApiObjectSchema('SavingsAccrual', 'savings_accrual', {
+  savings_account: idSchema(ID_PREFIXES.wallet, 'The savings account.'),
+  day: DAY,
+  balance: { type: 'string', description: 'The closing balance the day accrued on.' },
+  annual_rate_bps: rateBps,
+  day_count_fraction: {
+    type: 'string',
+    pattern: '^[0-9]+/(360|365)$',
+    description: 'The part of a year the day counted for (`1/365`, `0/360` …).',
   },
-} as const;
+  interest_numerator: {
+    type: 'string',
+    description: 'The day’s interest in minor units, over `denominator`: exact.',
+  },
+  accrued_numerator: {
+    type: 'string',
+    description: 'The account’s accrued interest after the day, over `denominator`.',
+  },
+  denominator: { type: 'string', enum: [ACCRUAL_DENOMINATOR.toString()] },
+  booked: amountSchema('Whole units the day booked from interest expense to interest payable.'),
+  capitalized: amountSchema('Whole units capitalised into the wallet that day (a month’s last day).'),
+  booking_entry: { type: ['string', 'null'] },
+  capitalization_entry: { type: ['string', 'null'] },
+});
 
-export const savingsWithdrawalSchema = {
-  $id: 'SavingsWithdrawal',
-  type: 'object',
-  additionalProperties: false,
-  required: [
-    'object',
-    'id',
-    'savings_account',
-    'destination',
-    'amount',
-    'penalty',
-    'currency',
-    'notice',
-    'day',
-    'journal_entry',
-    'created_at',
-  ],
-  properties: {
-    object: { type: 'string', enum: ['savings_withdrawal'] },
-    id: idSchema(ID_PREFIXES.savingsWithdrawal, 'The withdrawal.'),
-    savings_account: idSchema(ID_PREFIXES.wallet, 'The savings account.'),
-    destination: idSchema(ID_PREFIXES.wallet, 'The wallet paid: one of the same owner.'),
-    amount: amountSchema('What the destination received.'),
-    penalty: amountSchema('The early-withdrawal penalty the account paid besides (0 if none).'),
-    currency: currencySchema,
-    notice: { type: ['string', 'null'], description: 'The notice it used, for a notice product.' },
-    day: DAY,
-    journal_entry: { type: 'string' },
-    created_at: timestampSchema,
+export const savingsNoticeSchema = closedApiObjectSchema('SavingsNotice', 'savings_notice', {
+  id: idSchema(ID_PREFIXES.savingsNotice, 'The notice.'),
+  savings_account: idSchema(ID_PREFIXES.wallet, 'The savings account.'),
+  amount: amountSchema('What may be withdrawn under it, at most.'),
+  currency: currencySchema,
+  given_on: DAY,
+  available_on: {
+    ...DAY,
+    description: 'From this day on the organization’s clock the money may be withdrawn.',
   },
-} as const;
+  status: { type: 'string', enum: ['open', 'used'] },
+  created_at: timestampSchema,
+});
+
+export const savingsWithdrawalSchema = closedApiObjectSchema('SavingsWithdrawal', 'savings_withdrawal', {
+  id: idSchema(ID_PREFIXES.savingsWithdrawal, 'The withdrawal.'),
+  savings_account: idSchema(ID_PREFIXES.wallet, 'The savings account.'),
+  destination: idSchema(ID_PREFIXES.wallet, 'The wallet paid: one of the same owner.'),
+  amount: amountSchema('What the destination received.'),
+  penalty: amountSchema('The early-withdrawal penalty the account paid besides (0 if none).'),
+  currency: currencySchema,
+  notice: { type: ['string', 'null'], description: 'The notice it used, for a notice product.' },
+  day: DAY,
+  journal_entry: { type: 'string' },
+  created_at: timestampSchema,
+});
 
 export const SAVINGS_SCHEMAS = [
   savingsProductSchema,

@@ -22,7 +22,7 @@ import {
   type WithdrawalInput,
   withdrawSavings,
 } from '../useCases/withdrawals.ts';
-import { amountBody, TAGS } from './schemas.ts';
+import { ACCESS, amountBody, TAGS } from './schemas.ts';
 
 const accountParams = idParamsSchema(ID_PREFIXES.wallet, 'The savings account.');
 
@@ -57,12 +57,10 @@ function listSavingsNoticesRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{ Params: { id: string }; Querystring: { limit: number } }>(
     '/v1/savings-accounts/:id/notices',
     readOperation({
-      scope: 'read',
-      product: 'digital_banking',
+      ...ACCESS.read,
       operationId: 'listSavingsNotices',
       summary: 'List a savings account’s notices',
       description: 'Newest first.',
-      tags: TAGS,
       params: accountParams,
       querystring: closedObjectSchema({ limit: pageLimitSchema('notices') }),
       responses: { 200: found(wholeListSchema('SavingsNotice'), 'The newest notices.') },

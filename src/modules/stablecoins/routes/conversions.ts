@@ -8,18 +8,16 @@ import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { numberSourceOf } from '../../../domain/jsonNumbers.ts';
 import { principalOf } from '../../../http/auth.ts';
 import type { ListQuery } from '../../../http/presenters.ts';
+import { foundById, pagedList, retrieveByIdRoute } from '../../../http/readRoutes.ts';
 import {
   closedObjectSchema,
-  found,
-  LIST_PROBLEMS,
   preparedWrite,
   readOperation,
-  retrieveById,
   retrievePage,
   writeOperation,
   written,
 } from '../../../http/routeKit.ts';
-import { idParamsSchema, idSchema, listEnvelopeSchema, listQuerySchema } from '../../../http/schemas.ts';
+import { idParamsSchema, idSchema } from '../../../http/schemas.ts';
 import { createQuote, getQuote, prepareQuote, type QuoteInput } from '../useCases/conversionQuotes.ts';
 import {
   executeQuote,
@@ -28,7 +26,7 @@ import {
   prepareConversion,
 } from '../useCases/conversions.ts';
 import { presentConversion, presentQuote } from './presenters.ts';
-import { TAGS } from './schemas.ts';
+import { ACCESS } from './schemas.ts';
 
 const quoteBody = closedObjectSchema(
   {
@@ -47,12 +45,10 @@ function createConversionQuoteRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Body: QuoteInput }>(
     '/v1/conversions/quote',
     writeOperation({
-      scope: 'write',
-      product: 'stablecoins',
+      ...ACCESS.write,
       operationId: 'createConversionQuote',
       summary: 'Quote a conversion',
       description: `Quotes converting \`amount\` (in the source wallet’s currency) from one of a customer’s wallets to another of theirs: fiat to USDC or USDT (mint) or back (redeem), at the organization’s rate, the credited amount rounded down to the minor unit, with the fee the organization’s fee schedule charges conversions from the source currency (rail \`conversion\`) on top. Valid for ${CONVERSION_QUOTE_TTL_MS / 1000} seconds. A pair without a rate is a 422 \`rate_unavailable\`.`,
-      tags: TAGS,
       body: quoteBody,
       responses: { 201: written('ConversionQuote', 'The quote.') },
     }),
@@ -77,32 +73,23 @@ function createConversionQuoteRoute(app: FastifyInstance, deps: Deps): void {
 }
 
 function getConversionQuoteRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Params: { id: string } }>(
-    '/v1/conversions/quotes/:id',
-    readOperation({
-      scope: 'read',
-      product: 'stablecoins',
-      operationId: 'getConversionQuote',
-      summary: 'Retrieve a quote',
-      tags: TAGS,
-      params: idParamsSchema(ID_PREFIXES.conversionQuote, 'Quote id.'),
-      responses: { 200: found('ConversionQuote', 'The quote.') },
-    }),
-    retrieveById(deps, getQuote, presentQuote),
-  );
+  retrieveByIdRoute(app, deps, '/v1/conversions/quotes/:id', getQuote, presentQuote, {
+    ...ACCESS.read,
+    operationId: 'getConversionQuote',
+    summary: 'Retrieve a quote',
+    ...foundById(idParamsSchema(ID_PREFIXES.conversionQuote, 'Quote id.'), 'ConversionQuote', 'The quote.'),
+  });
 }
 
 function createConversionRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Body: { quote: string } }>(
     '/v1/conversions',
     writeOperation({
-      scope: 'write',
-      product: 'stablecoins',
+      ...ACCESS.write,
       operationId: 'createConversion',
       summary: 'Execute a quote',
       description:
         'Debits the source wallet (amount + fee) and credits the destination wallet by the quote’s amounts, in one transaction through the posting module, the fee to fee income. Decided as a transfer of the source amount is: the customer’s tier limits (a 422 `limit_exceeded` on `quote`, with `limit` and `remaining`) and the AML rules (`block` or `review`: a 422 `compliance_blocked`, its evidence and alerts recorded). Once per quote: a quote already executed is a 409; an expired one a 422 `quote_expired`; one whose credited amount is more than the band (5 % by default) from what the rate in force now gives a 422 `rate_out_of_band` (ask for a new quote), and one whose pair has no rate any more a 422 `rate_unavailable`; a source wallet without amount + fee available a 422 `insufficient_funds`; a frozen or closed one a 409 `wallet_not_active`. Nothing moves on a refusal.',
-      tags: TAGS,
       body: closedObjectSchema({ quote: idSchema(ID_PREFIXES.conversionQuote, 'The quote to execute.') }, [
         'quote',
       ]),
@@ -133,34 +120,23 @@ function listConversionsRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{ Querystring: ListQuery }>(
     '/v1/conversions',
     readOperation({
-      scope: 'read',
-      product: 'stablecoins',
+      ...ACCESS.read,
       operationId: 'listConversions',
       summary: 'List conversions',
       description: 'Newest first.',
-      tags: TAGS,
-      querystring: listQuerySchema(ID_PREFIXES.conversion),
-      responses: { 200: listEnvelopeSchema('Conversion', 'A page of conversions.') },
-      problems: LIST_PROBLEMS,
+      ...pagedList('Conversion', 'A page of conversions.', ID_PREFIXES.conversion),
     }),
     retrievePage(deps, listOrganizationConversions, presentConversion),
   );
 }
 
 function getConversionRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Params: { id: string } }>(
-    '/v1/conversions/:id',
-    readOperation({
-      scope: 'read',
-      product: 'stablecoins',
-      operationId: 'getConversion',
-      summary: 'Retrieve a conversion',
-      tags: TAGS,
-      params: idParamsSchema(ID_PREFIXES.conversion, 'Conversion id.'),
-      responses: { 200: found('Conversion', 'The conversion.') },
-    }),
-    retrieveById(deps, getConversion, presentConversion),
-  );
+  retrieveByIdRoute(app, deps, '/v1/conversions/:id', getConversion, presentConversion, {
+    ...ACCESS.read,
+    operationId: 'getConversion',
+    summary: 'Retrieve a conversion',
+    ...foundById(idParamsSchema(ID_PREFIXES.conversion, 'Conversion id.'), 'Conversion', 'The conversion.'),
+  });
 }
 
 /** Quotes and their execution, in the order the document lists them. */

@@ -4,21 +4,19 @@ import type { Deps } from '../../../app/deps.ts';
 import type { DigitalAssetNetwork } from '../../../domain/digitalAssets.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { DEPOSIT_STATUSES, type DepositStatus } from '../../../domain/stablecoins.ts';
-import { type ListQuery, pageRequestOf, presentList } from '../../../http/presenters.ts';
+import type { ListQuery } from '../../../http/presenters.ts';
+import { enumFilter, foundById, pagedList, retrieveByIdRoute } from '../../../http/readRoutes.ts';
 import {
   closedObjectSchema,
-  found,
-  LIST_PROBLEMS,
-  organizationOf,
   preparedWrite,
   presentWholeList,
   readOperation,
-  retrieveById,
+  retrieveFilteredPage,
   wholeListSchema,
   writeOperation,
   written,
 } from '../../../http/routeKit.ts';
-import { idParamsSchema, idSchema, listEnvelopeSchema, listQuerySchema } from '../../../http/schemas.ts';
+import { idParamsSchema, idSchema } from '../../../http/schemas.ts';
 import {
   issueDepositAddress,
   prepareDepositAddress,
@@ -26,7 +24,7 @@ import {
 } from '../useCases/depositAddresses.ts';
 import { getDeposit, listOrganizationDeposits } from '../useCases/deposits.ts';
 import { presentDeposit, presentDepositAddress } from './presenters.ts';
-import { networkSchema, TAGS } from './schemas.ts';
+import { ACCESS, networkSchema } from './schemas.ts';
 
 const walletParams = idParamsSchema(ID_PREFIXES.wallet, 'Wallet id.');
 
@@ -34,13 +32,11 @@ function createDepositAddressRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Params: { id: string }; Body: { network: DigitalAssetNetwork } }>(
     '/v1/wallets/:id/deposit-addresses',
     writeOperation({
-      scope: 'write',
-      product: 'stablecoins',
+      ...ACCESS.write,
       operationId: 'createDepositAddress',
       summary: 'Get a deposit address',
       description:
         'The wallet’s address on the network, issued on the first request (201) and the same one after (200). The wallet must hold USDC or USDT, and its asset’s route on the network must be enabled (422 `route_not_approved`). In the sandbox the address lives on the simulated chain; in production there is no custody provider yet, so this is a 422 `custody_not_configured`.',
-      tags: TAGS,
       params: walletParams,
       body: closedObjectSchema({ network: networkSchema }, ['network']),
       responses: {
@@ -67,22 +63,22 @@ function createDepositAddressRoute(app: FastifyInstance, deps: Deps): void {
 }
 
 function listDepositAddressesRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Params: { id: string } }>(
+  retrieveByIdRoute(
+    app,
+    deps,
     '/v1/wallets/:id/deposit-addresses',
-    readOperation({
-      scope: 'read',
-      product: 'stablecoins',
+    walletDepositAddresses,
+    (addresses) => presentWholeList(addresses, presentDepositAddress),
+    {
+      ...ACCESS.read,
       operationId: 'listDepositAddresses',
       summary: 'List a wallet’s deposit addresses',
-      tags: TAGS,
-      params: walletParams,
-      responses: {
-        200: found(wholeListSchema('DepositAddress'), 'Every address issued for the wallet, oldest first.'),
-      },
-    }),
-    retrieveById(deps, walletDepositAddresses, (addresses) =>
-      presentWholeList(addresses, presentDepositAddress),
-    ),
+      ...foundById(
+        walletParams,
+        wholeListSchema('DepositAddress'),
+        'Every address issued for the wallet, oldest first.',
+      ),
+    },
   );
 }
 
@@ -90,45 +86,31 @@ function listDepositsRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{ Querystring: ListQuery & { status?: DepositStatus; wallet?: string } }>(
     '/v1/deposits',
     readOperation({
-      scope: 'read',
-      product: 'stablecoins',
+      ...ACCESS.read,
       operationId: 'listDeposits',
       summary: 'List deposits',
       description: 'Newest first.',
-      tags: TAGS,
-      querystring: listQuerySchema(ID_PREFIXES.deposit, {
-        status: { type: 'string', enum: DEPOSIT_STATUSES, description: 'Only deposits in this status.' },
+      ...pagedList('Deposit', 'A page of deposits.', ID_PREFIXES.deposit, {
+        status: enumFilter(DEPOSIT_STATUSES, 'Only deposits in this status.'),
         wallet: idSchema(ID_PREFIXES.wallet, 'Only deposits to this wallet.'),
       }),
-      responses: { 200: listEnvelopeSchema('Deposit', 'A page of deposits.') },
-      problems: LIST_PROBLEMS,
     }),
-    async (request) =>
-      presentList(
-        await listOrganizationDeposits(deps, organizationOf(request), {
-          ...pageRequestOf(request.query),
-          status: request.query.status,
-          walletId: request.query.wallet,
-        }),
-        presentDeposit,
-      ),
+    retrieveFilteredPage(
+      deps,
+      listOrganizationDeposits,
+      (query) => ({ status: query.status, walletId: query.wallet }),
+      presentDeposit,
+    ),
   );
 }
 
 function getDepositRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Params: { id: string } }>(
-    '/v1/deposits/:id',
-    readOperation({
-      scope: 'read',
-      product: 'stablecoins',
-      operationId: 'getDeposit',
-      summary: 'Retrieve a deposit',
-      tags: TAGS,
-      params: idParamsSchema(ID_PREFIXES.deposit, 'Deposit id.'),
-      responses: { 200: found('Deposit', 'The deposit.') },
-    }),
-    retrieveById(deps, getDeposit, presentDeposit),
-  );
+  retrieveByIdRoute(app, deps, '/v1/deposits/:id', getDeposit, presentDeposit, {
+    ...ACCESS.read,
+    operationId: 'getDeposit',
+    summary: 'Retrieve a deposit',
+    ...foundById(idParamsSchema(ID_PREFIXES.deposit, 'Deposit id.'), 'Deposit', 'The deposit.'),
+  });
 }
 
 /** A wallet's deposit addresses, then the deposits, in the order the document lists them. */

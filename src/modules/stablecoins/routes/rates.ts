@@ -2,8 +2,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../../app/deps.ts';
 import { CONVERSION_RATES_MAX } from '../../../domain/conversions.ts';
-import { requestActor } from '../../../http/auth.ts';
 import { WRITE_PROBLEMS } from '../../../http/problems.ts';
+import { makeFromBody } from '../../../http/routeEffects.ts';
 import {
   closedObjectSchema,
   found,
@@ -14,11 +14,14 @@ import {
   writeOperation,
   written,
 } from '../../../http/routeKit.ts';
-import { governedWrite, pendingChangeResponse } from '../../../http/routes/changes.ts';
-import { sendWrite } from '../../../http/writes.ts';
+import {
+  governedIdempotentWrite,
+  pendingChangeResponse,
+  proposedCreation,
+} from '../../../http/routes/changes.ts';
 import { getConversionRates, putConversionRates } from '../useCases/conversionRates.ts';
 import { presentRates } from './presenters.ts';
-import { rateText, TAGS } from './schemas.ts';
+import { ACCESS, rateText, TAGS } from './schemas.ts';
 
 /** The whole table, one entry a direction. */
 const ratesBody = closedObjectSchema(
@@ -43,13 +46,11 @@ function getConversionRatesRoute(app: FastifyInstance, deps: Deps): void {
   app.get(
     '/v1/conversion-rates',
     readOperation({
-      scope: 'read',
-      product: 'stablecoins',
+      ...ACCESS.read,
       operationId: 'getConversionRates',
       summary: 'Retrieve the conversion rates',
       description:
         'The rates quotes use. The sandbox starts with USD one to one with USDC and USDT and KES at 0.0077 (128.5 back); production starts with none.',
-      tags: TAGS,
       responses: { 200: found('ConversionRates', 'The rates.') },
       problems: LIST_PROBLEMS,
     }),
@@ -72,22 +73,12 @@ function setConversionRatesRoute(app: FastifyInstance, deps: Deps): void {
       responses: { 200: written('ConversionRates', 'The rates.'), 202: pendingChangeResponse },
       problems: withoutNotFound(WRITE_PROBLEMS),
     }),
-    (request, reply) =>
-      sendWrite(deps, request, reply, async (tx, organizationId) =>
-        governedWrite(
-          tx,
-          deps,
-          organizationId,
-          request,
-          { kind: 'conversion_rate', action: 'set', targetId: null, payload: request.body },
-          async () => ({
-            status: 200,
-            body: presentRates(
-              await putConversionRates(tx, deps, organizationId, request.body, requestActor(request)),
-            ),
-          }),
-        ),
-      ),
+    governedIdempotentWrite(
+      deps,
+      200,
+      proposedCreation('conversion_rate', 'set'),
+      makeFromBody(deps, putConversionRates, presentRates),
+    ),
   );
 }
 

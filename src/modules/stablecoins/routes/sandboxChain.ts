@@ -10,7 +10,9 @@ import { getTravelRuleSettings } from '../../../app/travelRule.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { numberSourceOf } from '../../../domain/jsonNumbers.ts';
 import { LOG_INDEX_MAX, TRANSACTION_HASH_PATTERN } from '../../../domain/stablecoins.ts';
+import { actOnId, makeFromBody } from '../../../http/routeEffects.ts';
 import {
+  accessByScope,
   closedObjectSchema,
   idempotentWrite,
   preparedWrite,
@@ -31,7 +33,8 @@ import {
 import { presentDeposit } from './presenters.ts';
 import { networkSchema } from './schemas.ts';
 
-const TAGS = ['Sandbox'];
+/** The simulated chain's operations: a `write` key of an organization with stablecoins, in the sandbox. */
+const SANDBOX = accessByScope(['Sandbox'], 'stablecoins');
 
 const chainDepositBody = closedObjectSchema(
   {
@@ -62,13 +65,11 @@ function chainDepositRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Body: ChainDepositInput }>(
     '/v1/sandbox/chain/deposits',
     writeOperation({
-      scope: 'write',
-      product: 'stablecoins',
+      ...SANDBOX.write,
       operationId: 'sandboxChainDeposit',
       summary: 'Send a deposit on the simulated chain (sandbox)',
       description:
         'A transfer of the address’s asset to one of your deposit addresses appears on the simulated chain with `confirmations` (default 0): a `pending` deposit (`deposit.detected`, 201). The deposit worker credits it once it has its network’s confirmations (`POST /v1/sandbox/chain/advance`). The same `tx_hash` and `log_index` reported again for the same address and amount is the same deposit (200) and is credited once; `travel_rule` carries the originator’s data.',
-      tags: TAGS,
       body: chainDepositBody,
       responses: {
         200: written('Deposit', 'The deposit, reported before.'),
@@ -97,13 +98,11 @@ function chainAdvanceRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Body: { network: string; blocks: number } }>(
     '/v1/sandbox/chain/advance',
     writeOperation({
-      scope: 'write',
-      product: 'stablecoins',
+      ...SANDBOX.write,
       operationId: 'sandboxChainAdvance',
       summary: 'Advance the simulated chain (sandbox)',
       description:
         'The network’s chain moves on by `blocks`: each pending deposit of yours on it that the chain still holds gains that many confirmations, and the deposit worker looks at it again.',
-      tags: TAGS,
       body: closedObjectSchema(
         {
           network: networkSchema,
@@ -113,8 +112,10 @@ function chainAdvanceRoute(app: FastifyInstance, deps: Deps): void {
       ),
       responses: { 200: written(wholeListSchema('Deposit'), 'The deposits that gained confirmations.') },
     }),
-    idempotentWrite(deps, 200, async (tx, organizationId, request) =>
-      presentWholeList(await advanceSandboxChain(tx, deps, organizationId, request.body), presentDeposit),
+    idempotentWrite(
+      deps,
+      200,
+      makeFromBody(deps, advanceSandboxChain, (deposits) => presentWholeList(deposits, presentDeposit)),
     ),
   );
 }
@@ -123,19 +124,15 @@ function chainReorgRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Params: { id: string } }>(
     '/v1/sandbox/chain/deposits/:id/reorg',
     writeOperation({
-      scope: 'write',
-      product: 'stablecoins',
+      ...SANDBOX.write,
       operationId: 'sandboxChainReorg',
       summary: 'Reorganise a deposit away (sandbox)',
       description:
         'A reorganisation of the simulated chain drops the deposit’s transaction before it is final: the deposit worker then marks it `reorged` (`deposit.reorged`) and it is never credited. A deposit that has its confirmations is final: a 409.',
-      tags: TAGS,
       params: idParamsSchema(ID_PREFIXES.deposit, 'Deposit id.'),
       responses: { 200: written('Deposit', 'The deposit, its transaction dropped.') },
     }),
-    idempotentWrite(deps, 200, async (tx, organizationId, request) =>
-      presentDeposit(await reorgSandboxDeposit(tx, deps, organizationId, request.params.id)),
-    ),
+    idempotentWrite(deps, 200, actOnId(deps, reorgSandboxDeposit, presentDeposit)),
   );
 }
 

@@ -14,6 +14,8 @@ import {
   DEPOSIT_CONFIRMATIONS_REQUIRED,
   DEPOSIT_STATUSES,
 } from '../../../domain/stablecoins.ts';
+import { accessByScope } from '../../../http/routeKit.ts';
+import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
 import {
   feeScheduleDecisionSchema,
   idSchema,
@@ -22,20 +24,18 @@ import {
 } from '../../../http/schemas.ts';
 
 export const TAGS = ['Stablecoins'];
+export const ACCESS = accessByScope(TAGS, 'stablecoins');
 
 /** A network a stablecoin moves on. */
 export const networkSchema = { type: 'string', enum: DIGITAL_ASSET_NETWORKS } as const;
 
 const amountField = (description: string) => ({ type: 'string', description }) as const;
 
-export const depositAddressSchema = {
-  $id: 'DepositAddress',
-  type: 'object',
-  description:
-    'An address on a network that credits a stablecoin wallet: transfers of the wallet’s asset to it become deposits. One per wallet and network; it does not change.',
-  required: ['object', 'id', 'wallet', 'asset', 'network', 'address', 'created_at'],
-  properties: {
-    object: { type: 'string', enum: ['deposit_address'] },
+export const depositAddressSchema = apiObjectSchema(
+  'DepositAddress',
+  'deposit_address',
+  'An address on a network that credits a stablecoin wallet: transfers of the wallet’s asset to it become deposits. One per wallet and network; it does not change.',
+  {
     id: idSchema(ID_PREFIXES.depositAddress, 'Deposit address id.'),
     wallet: idSchema(ID_PREFIXES.wallet, 'The wallet it credits.'),
     asset: { type: 'string', enum: DIGITAL_ASSETS },
@@ -46,44 +46,19 @@ export const depositAddressSchema = {
     },
     created_at: timestampSchema,
   },
-} as const;
+);
 
-export const depositSchema = {
-  $id: 'Deposit',
-  type: 'object',
-  description: `A transfer of a stablecoin to a deposit address, seen on chain. \`pending\` while it gathers confirmations; \`credited\` once it has \`required_confirmations\` (${Object.entries(
+export const depositSchema = apiObjectSchema(
+  'Deposit',
+  'deposit',
+  `A transfer of a stablecoin to a deposit address, seen on chain. \`pending\` while it gathers confirmations; \`credited\` once it has \`required_confirmations\` (${Object.entries(
     DEPOSIT_CONFIRMATIONS_REQUIRED,
   )
     .map(([n, c]) => `${n} ${c}`)
     .join(
       ', ',
     )}): the wallet is credited by the inbound \`transfer\`; \`held_for_review\` instead when the Travel Rule required the originator’s data and it did not come: not credited until a compliance operator decides (a \`travel_rule\` review case), then \`credited\` or \`rejected\` (never credited, owed back to its sender); \`reorged\` when a reorganisation of the chain dropped it before it was final: never credited. A chain transfer (network, \`tx_hash\`, \`log_index\`) is credited once.`,
-  required: [
-    'object',
-    'id',
-    'wallet',
-    'deposit_address',
-    'amount',
-    'currency',
-    'network',
-    'address',
-    'tx_hash',
-    'log_index',
-    'confirmations',
-    'required_confirmations',
-    'chain_state',
-    'status',
-    'transfer',
-    'travel_rule',
-    'created_at',
-    'updated_at',
-    'credited_at',
-    'reorged_at',
-    'held_at',
-    'rejected_at',
-  ],
-  properties: {
-    object: { type: 'string', enum: ['deposit'] },
+  {
     id: idSchema(ID_PREFIXES.deposit, 'Deposit id.'),
     wallet: idSchema(ID_PREFIXES.wallet, 'The wallet credited.'),
     deposit_address: idSchema(ID_PREFIXES.depositAddress, 'The deposit address paid.'),
@@ -120,7 +95,7 @@ export const depositSchema = {
     held_at: { ...nullableTimestampSchema, description: 'When it was held for review.' },
     rejected_at: { ...nullableTimestampSchema, description: 'When an operator rejected it.' },
   },
-} as const;
+);
 
 export const rateText = {
   type: 'string',
@@ -129,14 +104,11 @@ export const rateText = {
   examples: ['0.0077'],
 } as const;
 
-export const conversionRatesSchema = {
-  $id: 'ConversionRates',
-  type: 'object',
-  description:
-    'The organization’s conversion rates between fiat currencies and stablecoins, each direction its own.',
-  required: ['object', 'data'],
-  properties: {
-    object: { type: 'string', enum: ['conversion_rates'] },
+export const conversionRatesSchema = apiObjectSchema(
+  'ConversionRates',
+  'conversion_rates',
+  'The organization’s conversion rates between fiat currencies and stablecoins, each direction its own.',
+  {
     data: {
       type: 'array',
       items: {
@@ -156,7 +128,7 @@ export const conversionRatesSchema = {
       },
     },
   },
-} as const;
+);
 
 const conversionFields = {
   direction: {
@@ -204,14 +176,11 @@ export const conversionQuoteSchema = {
   },
 } as const;
 
-export const conversionSchema = {
-  $id: 'Conversion',
-  type: 'object',
-  description:
-    'A quote executed: the source wallet debited and the destination wallet credited in one transaction, through the organization’s conversion accounts (two journal entries, one per currency, each balanced).',
-  required: ['object', 'id', 'quote', 'journal_entries', ...Object.keys(conversionFields)],
-  properties: {
-    object: { type: 'string', enum: ['conversion'] },
+export const conversionSchema = apiObjectSchema(
+  'Conversion',
+  'conversion',
+  'A quote executed: the source wallet debited and the destination wallet credited in one transaction, through the organization’s conversion accounts (two journal entries, one per currency, each balanced).',
+  {
     id: idSchema(ID_PREFIXES.conversion, 'Conversion id.'),
     quote: idSchema(ID_PREFIXES.conversionQuote, 'The quote executed.'),
     journal_entries: {
@@ -221,7 +190,7 @@ export const conversionSchema = {
     },
     ...conversionFields,
   },
-} as const;
+);
 
 export const STABLECOIN_SCHEMAS = [
   depositAddressSchema,

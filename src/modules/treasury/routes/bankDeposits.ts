@@ -7,16 +7,9 @@ import { actorIdOf } from '../../../app/apiKeyAuthentication.ts';
 import type { Deps } from '../../../app/deps.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { principalOf } from '../../../http/auth.ts';
-import {
-  found,
-  idempotentWrite,
-  readOperation,
-  retrieveById,
-  writeOperation,
-  written,
-} from '../../../http/routeKit.ts';
+import { foundById, retrieveByIdRoute } from '../../../http/readRoutes.ts';
+import { createOrFindWrite, idempotentWrite, writeOperation, written } from '../../../http/routeKit.ts';
 import { idParamsSchema, timestampSchema } from '../../../http/schemas.ts';
-import { sendWrite } from '../../../http/writes.ts';
 import { BANK_DEPOSITS_PER_REPORT_MAX, presentCollection } from '../../collections/index.ts';
 import { ensureVirtualAccount, getVirtualAccount } from '../../digitalAccounts/index.ts';
 import type { BankDepositOutcome, VirtualAccount } from '../useCases/bankDeposits.ts';
@@ -152,29 +145,23 @@ function createVirtualAccountRoute(app: FastifyInstance, deps: Deps): void {
         201: written(virtualAccountResponse, 'The wallet’s reference, made now.'),
       },
     }),
-    (request, reply) =>
-      sendWrite(deps, request, reply, async (tx, organizationId) => {
-        const { account, created } = await ensureVirtualAccount(tx, deps, organizationId, request.params.id);
-        return { status: created ? 201 : 200, body: presentVirtualAccount(account) };
-      }),
+    createOrFindWrite(deps, async (tx, organizationId, request) => {
+      const { account, created } = await ensureVirtualAccount(tx, deps, organizationId, request.params.id);
+      return { created, body: presentVirtualAccount(account) };
+    }),
   );
 }
 
 function getVirtualAccountRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Params: { id: string } }>(
-    '/v1/wallets/:id/virtual-account',
-    readOperation({
-      scope: 'read',
-      product: 'digital_banking',
-      operationId: 'getVirtualAccount',
-      summary: 'Retrieve a wallet’s virtual account reference',
-      description: 'A 404 until one was made with `POST`.',
-      tags: TAGS,
-      params: walletParams,
-      responses: { 200: found(virtualAccountResponse, 'The wallet’s reference.') },
-    }),
-    retrieveById(deps, getVirtualAccount, presentVirtualAccount),
-  );
+  retrieveByIdRoute(app, deps, '/v1/wallets/:id/virtual-account', getVirtualAccount, presentVirtualAccount, {
+    scope: 'read',
+    product: 'digital_banking',
+    operationId: 'getVirtualAccount',
+    summary: 'Retrieve a wallet’s virtual account reference',
+    description: 'A 404 until one was made with `POST`.',
+    tags: TAGS,
+    ...foundById(walletParams, virtualAccountResponse, 'The wallet’s reference.'),
+  });
 }
 
 function recordBankDepositsRoute(app: FastifyInstance, deps: Deps): void {

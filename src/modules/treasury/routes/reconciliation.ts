@@ -6,26 +6,19 @@ import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { RAILS } from '../../../domain/transfers.ts';
 import { principalOf, requestActor } from '../../../http/auth.ts';
 import { requiredUploadFields, rowsOfCsvUpload } from '../../../http/csvUpload.ts';
-import { type ListQuery, pageRequestOf, presentList } from '../../../http/presenters.ts';
+import type { ListQuery } from '../../../http/presenters.ts';
+import { enumFilter, foundById, pagedList, retrieveByIdRoute } from '../../../http/readRoutes.ts';
 import {
+  accessByScope,
   closedObjectSchema,
-  found,
   idempotentWrite,
-  LIST_PROBLEMS,
-  organizationOf,
   readOperation,
-  retrieveById,
+  retrieveFilteredPage,
   writeOperation,
   written,
 } from '../../../http/routeKit.ts';
-import {
-  idParamsSchema,
-  idSchema,
-  listEnvelopeSchema,
-  listQuerySchema,
-  nullableTimestampSchema,
-  timestampSchema,
-} from '../../../http/schemas.ts';
+import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
+import { idParamsSchema, idSchema, nullableTimestampSchema, timestampSchema } from '../../../http/schemas.ts';
 import {
   EXCEPTION_KINDS,
   type ExceptionKind,
@@ -43,6 +36,8 @@ import {
 import { presentException, presentStatement } from './reconciliationPresenters.ts';
 
 const TAGS = ['Reconciliation'];
+/** Statements and exceptions are operators' records: the `compliance` scope. */
+const ACCESS = accessByScope(TAGS);
 /** A statement upload may be this large (10,000 lines). */
 export const STATEMENT_BODY_BYTES_MAX = 4 * 1024 * 1024;
 /** An exception is open until an operator resolves it. */
@@ -78,29 +73,11 @@ export const statementSchema = {
   },
 } as const;
 
-export const reconciliationExceptionSchema = {
-  $id: 'ReconciliationException',
-  type: 'object',
-  description:
-    'A difference between a statement and the ledger, for an operator: `unmatched_line` (the rail reports a payout the ledger does not know), `amount_mismatch`, `fee_mismatch` (the rail charged a fee), `status_mismatch` (the rail says failed, the ledger settled, or the reverse), `missing_from_statement` (a settled transfer the statement leaves out), `safeguarding_shortfall` (the daily safeguarding check found less in the trust accounts than customers hold) and `trust_balance_mismatch` (the banks’ trust balance differs from the ledger’s trust account that day), both resolved with `manual_match` and a note. `open` until resolved with an action.',
-  required: [
-    'object',
-    'id',
-    'kind',
-    'status',
-    'transfer',
-    'statement',
-    'line',
-    'details',
-    'resolution',
-    'note',
-    'resolved_by',
-    'journal_entry',
-    'created_at',
-    'resolved_at',
-  ],
-  properties: {
-    object: { type: 'string', enum: ['reconciliation_exception'] },
+export const reconciliationExceptionSchema = apiObjectSchema(
+  'ReconciliationException',
+  'reconciliation_exception',
+  'A difference between a statement and the ledger, for an operator: `unmatched_line` (the rail reports a payout the ledger does not know), `amount_mismatch`, `fee_mismatch` (the rail charged a fee), `status_mismatch` (the rail says failed, the ledger settled, or the reverse), `missing_from_statement` (a settled transfer the statement leaves out), `safeguarding_shortfall` (the daily safeguarding check found less in the trust accounts than customers hold) and `trust_balance_mismatch` (the banks’ trust balance differs from the ledger’s trust account that day), both resolved with `manual_match` and a note. `open` until resolved with an action.',
+  {
     id: idSchema(ID_PREFIXES.reconciliationException, 'Exception id.'),
     kind: { type: 'string', enum: EXCEPTION_KINDS },
     status: { type: 'string', enum: EXCEPTION_STATES },
@@ -122,7 +99,7 @@ export const reconciliationExceptionSchema = {
     created_at: timestampSchema,
     resolved_at: nullableTimestampSchema,
   },
-} as const;
+);
 
 const lineSchema = {
   type: 'object',
@@ -180,12 +157,11 @@ function importStatementRoute(app: FastifyInstance, deps: Deps): void {
     '/v1/reconciliation/statements',
     {
       ...writeOperation({
-        scope: 'compliance',
+        ...ACCESS.compliance,
         operationId: 'importStatement',
         summary: 'Import a rail statement',
         description:
           'JSON (`{rail, from, to, lines}`), or CSV (`text/csv`; columns `rail_reference, amount, currency, value_date, status, fees`; `rail`, `from` and `to` in the query string). Every line is checked first (422 `statement_invalid` with each fault’s `row`); then lines are matched with transfers (by rail reference, then amount and date, then one line to several transfers), timed-out transfers are settled or failed as reported, matched transfers become `ledger_state: matched`, and each difference opens an exception. The same statement imported again is a 409 `statement_already_imported`.',
-        tags: TAGS,
         querystring: closedObjectSchema({
           rail: { type: 'string', enum: RAILS, description: 'With a CSV upload: the rail.' },
           from: { type: 'string', description: 'With a CSV upload: the first day, YYYY-MM-DD.' },
@@ -207,18 +183,12 @@ function importStatementRoute(app: FastifyInstance, deps: Deps): void {
 }
 
 function getStatementRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Params: { id: string } }>(
-    '/v1/reconciliation/statements/:id',
-    readOperation({
-      scope: 'compliance',
-      operationId: 'getStatement',
-      summary: 'Retrieve an imported statement',
-      tags: TAGS,
-      params: idParamsSchema(ID_PREFIXES.statement, 'Statement id.'),
-      responses: { 200: found('Statement', 'The statement.') },
-    }),
-    retrieveById(deps, getStatement, presentStatement),
-  );
+  retrieveByIdRoute(app, deps, '/v1/reconciliation/statements/:id', getStatement, presentStatement, {
+    ...ACCESS.compliance,
+    operationId: 'getStatement',
+    summary: 'Retrieve an imported statement',
+    ...foundById(idParamsSchema(ID_PREFIXES.statement, 'Statement id.'), 'Statement', 'The statement.'),
+  });
 }
 
 function listExceptionsRoute(app: FastifyInstance, deps: Deps): void {
@@ -231,57 +201,43 @@ function listExceptionsRoute(app: FastifyInstance, deps: Deps): void {
   }>(
     '/v1/reconciliation/exceptions',
     readOperation({
-      scope: 'compliance',
+      ...ACCESS.compliance,
       operationId: 'listReconciliationExceptions',
       summary: 'List reconciliation exceptions',
       description: 'Newest first; `status=open` is the queue.',
-      tags: TAGS,
-      querystring: listQuerySchema(ID_PREFIXES.reconciliationException, {
-        status: { type: 'string', enum: EXCEPTION_STATES, description: 'Only exceptions in this state.' },
-        kind: { type: 'string', enum: EXCEPTION_KINDS, description: 'Only exceptions of this kind.' },
+      ...pagedList('ReconciliationException', 'A page of exceptions.', ID_PREFIXES.reconciliationException, {
+        status: enumFilter(EXCEPTION_STATES, 'Only exceptions in this state.'),
+        kind: enumFilter(EXCEPTION_KINDS, 'Only exceptions of this kind.'),
         transfer: idSchema(ID_PREFIXES.transfer, 'Only the exceptions of this transfer.'),
       }),
-      responses: { 200: listEnvelopeSchema('ReconciliationException', 'A page of exceptions.') },
-      problems: LIST_PROBLEMS,
     }),
-    async (request) => {
-      const { status, kind, transfer } = request.query;
-      const page = await listReconciliationExceptions(deps, organizationOf(request), {
-        ...pageRequestOf(request.query),
-        status,
-        kind,
-        transferId: transfer,
-      });
-      return presentList(page, presentException);
-    },
+    retrieveFilteredPage(
+      deps,
+      listReconciliationExceptions,
+      ({ status, kind, transfer }) => ({ status, kind, transferId: transfer }),
+      presentException,
+    ),
   );
 }
 
 function getExceptionRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Params: { id: string } }>(
-    '/v1/reconciliation/exceptions/:id',
-    readOperation({
-      scope: 'compliance',
-      operationId: 'getReconciliationException',
-      summary: 'Retrieve a reconciliation exception',
-      tags: TAGS,
-      params: exceptionParams,
-      responses: { 200: found('ReconciliationException', 'The exception.') },
-    }),
-    retrieveById(deps, getException, presentException),
-  );
+  retrieveByIdRoute(app, deps, '/v1/reconciliation/exceptions/:id', getException, presentException, {
+    ...ACCESS.compliance,
+    operationId: 'getReconciliationException',
+    summary: 'Retrieve a reconciliation exception',
+    ...foundById(exceptionParams, 'ReconciliationException', 'The exception.'),
+  });
 }
 
 function resolveExceptionRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Params: { id: string }; Body: ResolveInput }>(
     '/v1/reconciliation/exceptions/:id/resolve',
     writeOperation({
-      scope: 'compliance',
+      ...ACCESS.compliance,
       operationId: 'resolveReconciliationException',
       summary: 'Resolve a reconciliation exception',
       description:
         '`manual_match` (accept the pairing; for an unmatched line, name the `transfer` it pays), `write_off` (an amount difference or an unknown line, booked between the rail’s clearing account and its `reconciliation_adjustment` account), `book_fee` (the rail’s fee, booked to its `rail_fee` account), or `refund` (a transfer the rail says never went out goes back to the paying wallet). Each needs a `note`; each is recorded with who, as evidence. When a transfer’s last open exception is resolved it becomes `ledger_state: matched`. A resolved exception is a 409.',
-      tags: TAGS,
       params: exceptionParams,
       body: {
         type: 'object',

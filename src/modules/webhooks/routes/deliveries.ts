@@ -3,13 +3,11 @@ import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../../app/deps.ts';
 import { EVENT_TYPES, type EventType } from '../../../domain/events.ts';
 import { presentEvent } from '../../../http/presenters.ts';
+import { foundById, retrieveByIdRoute } from '../../../http/readRoutes.ts';
 import {
   closedObjectSchema,
-  found,
   idempotentWrite,
-  organizationOf,
   presentWholeList,
-  readOperation,
   wholeListSchema,
   writeOperation,
   written,
@@ -17,29 +15,25 @@ import {
 import { eventDeliveries, redeliverEvent } from '../useCases/deliveries.ts';
 import { emitTestEvent } from '../useCases/testEvents.ts';
 import { presentDelivery } from './presenters.ts';
-import { eventParams, requeuedSchema, TAGS } from './schemas.ts';
+import { ACCESS, eventParams, requeuedSchema } from './schemas.ts';
 
 function listEventDeliveriesRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Params: { id: string } }>(
+  retrieveByIdRoute(
+    app,
+    deps,
     '/v1/events/:id/deliveries',
-    readOperation({
-      scope: 'read',
+    eventDeliveries,
+    (deliveries) => presentWholeList(deliveries, presentDelivery),
+    {
+      ...ACCESS.read,
       operationId: 'listEventDeliveries',
       summary: "List an event's deliveries and attempts",
-      tags: TAGS,
-      params: eventParams,
-      responses: {
-        200: found(
-          wholeListSchema('WebhookDelivery'),
-          'Every delivery of the event, each with its attempt log.',
-        ),
-      },
-    }),
-    async (request) =>
-      presentWholeList(
-        await eventDeliveries(deps, organizationOf(request), request.params.id),
-        presentDelivery,
+      ...foundById(
+        eventParams,
+        wholeListSchema('WebhookDelivery'),
+        'Every delivery of the event, each with its attempt log.',
       ),
+    },
   );
 }
 
@@ -47,11 +41,10 @@ function redeliverEventRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Params: { id: string } }>(
     '/v1/events/:id/redeliver',
     writeOperation({
-      scope: 'write',
+      ...ACCESS.write,
       operationId: 'redeliverEvent',
       summary: 'Re-send an event now',
       description: 'Queues the event, due now, for every enabled subscription that wants its type.',
-      tags: TAGS,
       params: eventParams,
       responses: {
         202: written(requeuedSchema('event', 'subscriptions'), 'How many subscriptions it was queued for.'),

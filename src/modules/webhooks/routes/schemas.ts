@@ -12,9 +12,11 @@ import {
   WEBHOOK_EVENT_TYPES_MAX,
   WEBHOOK_URL_LENGTH_MAX,
 } from '../../../domain/webhooks.ts';
+import { accessByScope } from '../../../http/routeKit.ts';
 import { idParamsSchema, idSchema, timestampSchema } from '../../../http/schemas.ts';
 
-export const TAGS = ['Webhooks'];
+const TAGS = ['Webhooks'];
+export const ACCESS = accessByScope(TAGS);
 
 /** An `api_version` as given: a date is 10 characters; longer text is refused before it is looked up. */
 const API_VERSION_LENGTH_MAX = 32;

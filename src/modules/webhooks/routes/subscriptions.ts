@@ -13,17 +13,15 @@ import {
 } from '../../../domain/webhooks.ts';
 import type { ListQuery } from '../../../http/presenters.ts';
 import { problemResponses, READ_PROBLEMS, WRITE_PROBLEMS } from '../../../http/problems.ts';
+import { foundById, pagedList, retrieveByIdRoute } from '../../../http/readRoutes.ts';
 import {
-  found,
   idempotentWrite,
-  LIST_PROBLEMS,
   readOperation,
-  retrieveById,
   retrievePage,
   writeOperation,
   written,
 } from '../../../http/routeKit.ts';
-import { listEnvelopeSchema, listQuerySchema, timestampSchema } from '../../../http/schemas.ts';
+import { timestampSchema } from '../../../http/schemas.ts';
 import { sendWrite } from '../../../http/writes.ts';
 import { type CheckedWebhookUrl, prepareSubscriptionUrl } from '../useCases/checks.ts';
 import { recoverSubscription } from '../useCases/deliveries.ts';
@@ -39,7 +37,7 @@ import {
   WEBHOOK_SECRET_ROTATION_GRACE_HOURS_MAX,
 } from '../useCases/subscriptions.ts';
 import { presentSubscription } from './presenters.ts';
-import { eventsSchema, requeuedSchema, subscriptionFields, subscriptionParams, TAGS } from './schemas.ts';
+import { ACCESS, eventsSchema, requeuedSchema, subscriptionFields, subscriptionParams } from './schemas.ts';
 
 const createBody = {
   type: 'object',
@@ -65,14 +63,13 @@ function createSubscriptionRoute(app: FastifyInstance, deps: Deps, path: string,
   app.post<{ Body: SubscriptionInput }>(
     path,
     writeOperation({
-      scope: 'write',
+      ...ACCESS.write,
       operationId,
       summary: path.startsWith('/v1')
         ? 'Create a webhook subscription'
         : 'Create a webhook subscription (spec path)',
       description:
         'Returns the signing secret (`whsec_…`) in this response only. The spec gives this path without `/v1`; both paths behave the same.',
-      tags: TAGS,
       body: createBody,
       responses: {
         201: written('WebhookSubscription', 'The subscription, with its secret.'),
@@ -102,34 +99,28 @@ function listSubscriptionsRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{ Querystring: ListQuery }>(
     '/v1/webhook-subscriptions',
     readOperation({
-      scope: 'read',
+      ...ACCESS.read,
       operationId: 'listWebhookSubscriptions',
       summary: 'List webhook subscriptions',
-      tags: TAGS,
-      querystring: listQuerySchema(ID_PREFIXES.webhookSubscription),
-      responses: { 200: listEnvelopeSchema('WebhookSubscription', 'A page of subscriptions.') },
-      problems: LIST_PROBLEMS,
+      ...pagedList('WebhookSubscription', 'A page of subscriptions.', ID_PREFIXES.webhookSubscription),
     }),
     retrievePage(deps, listSubscriptions, (s) => presentSubscription(s)),
   );
 }
 
 function getSubscriptionRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Params: { id: string } }>(
+  retrieveByIdRoute(
+    app,
+    deps,
     '/v1/webhook-subscriptions/:id',
-    readOperation({
-      scope: 'read',
+    (d, organizationId, id) => getSubscription(d.store, organizationId, id),
+    (s) => presentSubscription(s),
+    {
+      ...ACCESS.read,
       operationId: 'getWebhookSubscription',
       summary: 'Retrieve a webhook subscription',
-      tags: TAGS,
-      params: subscriptionParams,
-      responses: { 200: found('WebhookSubscription', 'The subscription.') },
-    }),
-    retrieveById(
-      deps,
-      (d, organizationId, id) => getSubscription(d.store, organizationId, id),
-      (s) => presentSubscription(s),
-    ),
+      ...foundById(subscriptionParams, 'WebhookSubscription', 'The subscription.'),
+    },
   );
 }
 
@@ -137,12 +128,11 @@ function updateSubscriptionRoute(app: FastifyInstance, deps: Deps): void {
   app.patch<{ Params: { id: string }; Body: SubscriptionUpdate }>(
     '/v1/webhook-subscriptions/:id',
     writeOperation({
-      scope: 'write',
+      ...ACCESS.write,
       operationId: 'updateWebhookSubscription',
       summary: 'Update a webhook subscription',
       description:
         'Change the URL, event types, description, payload format, payload version (forward only), or enable/disable it. Re-enabling starts a fresh failure window. A new `url` is a new endpoint: while the operator has not enabled the organization’s own subscriptions (`webhook_subscriptions_enabled` false) it is a 403 `subscriptions_not_enabled`, as creating one is.',
-      tags: TAGS,
       params: subscriptionParams,
       body: {
         type: 'object',
@@ -186,11 +176,10 @@ function deleteSubscriptionRoute(app: FastifyInstance, deps: Deps): void {
   app.delete<{ Params: { id: string } }>(
     '/v1/webhook-subscriptions/:id',
     writeOperation({
-      scope: 'write',
+      ...ACCESS.write,
       operationId: 'deleteWebhookSubscription',
       summary: 'Delete a webhook subscription',
       description: 'Stops deliveries to it. Its delivery log stays readable through the events.',
-      tags: TAGS,
       params: subscriptionParams,
       responses: {
         200: written(
@@ -216,11 +205,10 @@ function rotateSecretRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Params: { id: string }; Body: { grace_period_hours?: number } | undefined }>(
     '/v1/webhook-subscriptions/:id/rotate-secret',
     writeOperation({
-      scope: 'write',
+      ...ACCESS.write,
       operationId: 'rotateWebhookSubscriptionSecret',
       summary: 'Rotate the signing secret',
       description: `Returns a new secret once. The old one keeps signing alongside it (one \`v1=\` each) for the grace period, ${WEBHOOK_SECRET_ROTATION_GRACE_HOURS_DEFAULT} h by default. At most ${WEBHOOK_SIGNING_SECRETS_MAX} secrets sign at once: a rotation past that retires the oldest at once and lists them in \`secrets_retired_early\`. The body is optional.`,
-      tags: TAGS,
       params: subscriptionParams,
       body: {
         type: ['object', 'null'],
@@ -261,12 +249,11 @@ function recoverSubscriptionRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Params: { id: string }; Body: { since: string } }>(
     '/v1/webhook-subscriptions/:id/recover',
     writeOperation({
-      scope: 'write',
+      ...ACCESS.write,
       operationId: 'recoverWebhookSubscription',
       summary: 'Re-send everything since a time',
       description:
         'Queues, due now, every event since `since` that the subscription wants (including ones delivered before).',
-      tags: TAGS,
       params: subscriptionParams,
       body: {
         type: 'object',

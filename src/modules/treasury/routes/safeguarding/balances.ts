@@ -1,20 +1,19 @@
 /** Closing balances of trust accounts, as their bank statements report them (operators: the `compliance` scope). */
 import type { FastifyInstance } from 'fastify';
-import { actorIdOf } from '../../../../app/apiKeyAuthentication.ts';
 import type { Deps } from '../../../../app/deps.ts';
 import { ID_PREFIXES } from '../../../../domain/ids.ts';
-import { principalOf, requestActor } from '../../../../http/auth.ts';
 import { textSchema } from '../../../../http/complianceSchemas.ts';
-import { type ListQuery, pageRequestOf, presentList } from '../../../../http/presenters.ts';
+import type { ListQuery } from '../../../../http/presenters.ts';
+import { pagedList } from '../../../../http/readRoutes.ts';
+import { recordFromBody } from '../../../../http/routeEffects.ts';
 import {
   createOrFindWrite,
-  LIST_PROBLEMS,
-  organizationOf,
   readOperation,
+  retrieveFilteredPage,
   writeOperation,
   written,
 } from '../../../../http/routeKit.ts';
-import { idSchema, listEnvelopeSchema, listQuerySchema } from '../../../../http/schemas.ts';
+import { idSchema } from '../../../../http/schemas.ts';
 import { SAFEGUARDING_NOTE_LENGTH_MAX } from '../../domain/safeguarding.ts';
 import {
   listSafeguardingBalances,
@@ -22,7 +21,7 @@ import {
   reportSafeguardingBalance,
 } from '../../useCases/safeguardingBalances.ts';
 import { presentSafeguardingBalance } from './presenters.ts';
-import { dateSchema, TAGS } from './schemas.ts';
+import { ACCESS, dateSchema } from './schemas.ts';
 
 // Spelled out: the published document lists `required` before `additionalProperties` in this body.
 const reportBalanceBody = {
@@ -51,29 +50,21 @@ function reportSafeguardingBalanceRoute(app: FastifyInstance, deps: Deps): void 
   app.post<{ Body: ReportBalanceInput }>(
     '/v1/safeguarding/balances',
     writeOperation({
-      scope: 'compliance',
+      ...ACCESS.compliance,
       operationId: 'reportSafeguardingBalance',
       summary: 'Report a trust account’s closing balance',
       description:
         'The closing balance of a trust account for a day (today, UTC, or earlier, within the days the account counts), as its bank statement reports it, in the account’s currency. One figure per account and day: the same figure again is a 200 with the recorded one; a different one is a 409 `safeguarding_balance_conflict`, unless it names the figure it corrects in `replaces`, with a `note`, and then supersedes it (201). A day already checked is judged again on the new figure. Recorded as evidence (`safeguarding.balance`).',
-      tags: TAGS,
       body: reportBalanceBody,
       responses: {
         200: written('SafeguardingBalance', 'The same figure was reported before: the recorded one.'),
         201: written('SafeguardingBalance', 'The closing balance, recorded.'),
       },
     }),
-    createOrFindWrite(deps, async (tx, organizationId, request) => {
-      const { balance, created } = await reportSafeguardingBalance(
-        tx,
-        deps,
-        organizationId,
-        request.body,
-        requestActor(request),
-        actorIdOf(principalOf(request)),
-      );
-      return { created, body: presentSafeguardingBalance(balance) };
-    }),
+    createOrFindWrite(
+      deps,
+      recordFromBody(deps, reportSafeguardingBalance, ({ balance }) => presentSafeguardingBalance(balance)),
+    ),
   );
 }
 
@@ -81,25 +72,20 @@ function listSafeguardingBalancesRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{ Querystring: ListQuery & { trust_account?: string } }>(
     '/v1/safeguarding/balances',
     readOperation({
-      scope: 'compliance',
+      ...ACCESS.compliance,
       operationId: 'listSafeguardingBalances',
       summary: 'List reported closing balances',
       description: 'Newest first, current and superseded.',
-      tags: TAGS,
-      querystring: listQuerySchema(ID_PREFIXES.safeguardingBalance, {
+      ...pagedList('SafeguardingBalance', 'A page of closing balances.', ID_PREFIXES.safeguardingBalance, {
         trust_account: idSchema(ID_PREFIXES.trustAccount, 'Only the balances of this trust account.'),
       }),
-      responses: { 200: listEnvelopeSchema('SafeguardingBalance', 'A page of closing balances.') },
-      problems: LIST_PROBLEMS,
     }),
-    async (request) =>
-      presentList(
-        await listSafeguardingBalances(deps, organizationOf(request), {
-          ...pageRequestOf(request.query),
-          trustAccountId: request.query.trust_account,
-        }),
-        presentSafeguardingBalance,
-      ),
+    retrieveFilteredPage(
+      deps,
+      listSafeguardingBalances,
+      (query) => ({ trustAccountId: query.trust_account }),
+      presentSafeguardingBalance,
+    ),
   );
 }
 

@@ -3,6 +3,9 @@
  * reports comparing them with customer money, and the sweeps between a rail's float and the trust account.
  */
 import { ID_PREFIXES } from '../../../../domain/ids.ts';
+import { SUPPORTED_CURRENCIES } from '../../../../domain/money.ts';
+import { enumFilter } from '../../../../http/readRoutes.ts';
+import { accessByScope } from '../../../../http/routeKit.ts';
 import { currencySchema, idSchema, nullableIdSchema, timestampSchema } from '../../../../http/schemas.ts';
 import {
   SAFEGUARDING_BALANCE_STATUSES,
@@ -12,7 +15,11 @@ import {
 } from '../../domain/safeguarding.ts';
 import { SWEEP_DIRECTIONS, SWEEP_RAILS } from '../../domain/trustLedger.ts';
 
-export const TAGS = ['Safeguarding'];
+const TAGS = ['Safeguarding'];
+/** Operators read and record safeguarding's figures (`compliance`); admins configure the trust accounts. */
+export const ACCESS = accessByScope(TAGS);
+/** A list's filter on the currency. */
+export const currencyFilter = (description: string) => enumFilter(SUPPORTED_CURRENCIES, description);
 export const dateSchema = (description: string) => ({ type: 'string', format: 'date', description }) as const;
 const nullableDateSchema = (description: string) =>
   ({ type: ['string', 'null'], format: 'date', description }) as const;

@@ -3,30 +3,21 @@
  * account, recorded and posted to the ledger's trust account.
  */
 import type { FastifyInstance } from 'fastify';
-import { actorIdOf } from '../../../../app/apiKeyAuthentication.ts';
 import type { Deps } from '../../../../app/deps.ts';
 import { ID_PREFIXES } from '../../../../domain/ids.ts';
-import { type Currency, SUPPORTED_CURRENCIES } from '../../../../domain/money.ts';
-import { principalOf, requestActor } from '../../../../http/auth.ts';
+import type { Currency } from '../../../../domain/money.ts';
 import { textSchema } from '../../../../http/complianceSchemas.ts';
-import { type ListQuery, pageRequestOf, presentList } from '../../../../http/presenters.ts';
+import type { ListQuery } from '../../../../http/presenters.ts';
+import { foundById, pagedList, retrieveByIdRoute } from '../../../../http/readRoutes.ts';
+import { recordFromBody } from '../../../../http/routeEffects.ts';
 import {
   createOrFindWrite,
-  found,
-  LIST_PROBLEMS,
-  organizationOf,
   readOperation,
-  retrieveById,
+  retrieveFilteredPage,
   writeOperation,
   written,
 } from '../../../../http/routeKit.ts';
-import {
-  currencySchema,
-  idParamsSchema,
-  idSchema,
-  listEnvelopeSchema,
-  listQuerySchema,
-} from '../../../../http/schemas.ts';
+import { currencySchema, idParamsSchema, idSchema } from '../../../../http/schemas.ts';
 import { SWEEP_REFERENCE_LENGTH_MAX } from '../../domain/trustLedger.ts';
 import {
   getSweep,
@@ -35,7 +26,7 @@ import {
   recordSweep,
 } from '../../useCases/trustLedger.ts';
 import { presentSafeguardingSweep } from './presenters.ts';
-import { dateSchema, directionSchema, railSchema, TAGS } from './schemas.ts';
+import { ACCESS, currencyFilter, dateSchema, directionSchema, railSchema } from './schemas.ts';
 
 // Spelled out: the published document lists `required` before `additionalProperties` in this body.
 const recordSweepBody = {
@@ -65,29 +56,21 @@ function recordSweepRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Body: RecordSweepInput }>(
     '/v1/safeguarding/sweeps',
     writeOperation({
-      scope: 'compliance',
+      ...ACCESS.compliance,
       operationId: 'recordSafeguardingSweep',
       summary: 'Record a sweep between a rail’s float and the trust account',
       description:
         'Money moved at the banks between a rail partner’s float (e.g. the M-Pesa utility account) and the trust account, in either direction, posted at once as one balanced ledger entry: `to_trust` debits the currency’s `trust` account and credits the rail’s `rail_settlement` account, `from_trust` the reverse. `reference` identifies the movement: the same reference (rail and currency) with the same figures is a 200 with the recorded sweep; with other figures a 409 `duplicate_reference`. `value_date` is today (UTC) or earlier; a `trust_account`, if named, holds the currency and counts on that day. Event `safeguarding.sweep.recorded`; evidence `safeguarding.sweep`.',
-      tags: TAGS,
       body: recordSweepBody,
       responses: {
         200: written('SafeguardingSweep', 'The same sweep was recorded before: the recorded one.'),
         201: written('SafeguardingSweep', 'The sweep, recorded and posted.'),
       },
     }),
-    createOrFindWrite(deps, async (tx, organizationId, request) => {
-      const { sweep, created } = await recordSweep(
-        tx,
-        deps,
-        organizationId,
-        request.body,
-        requestActor(request),
-        actorIdOf(principalOf(request)),
-      );
-      return { created, body: presentSafeguardingSweep(sweep) };
-    }),
+    createOrFindWrite(
+      deps,
+      recordFromBody(deps, recordSweep, ({ sweep }) => presentSafeguardingSweep(sweep)),
+    ),
   );
 }
 
@@ -95,45 +78,34 @@ function listSweepsRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{ Querystring: ListQuery & { currency?: Currency } }>(
     '/v1/safeguarding/sweeps',
     readOperation({
-      scope: 'compliance',
+      ...ACCESS.compliance,
       operationId: 'listSafeguardingSweeps',
       summary: 'List sweeps',
       description: 'Newest first.',
-      tags: TAGS,
-      querystring: listQuerySchema(ID_PREFIXES.safeguardingSweep, {
-        currency: {
-          type: 'string',
-          enum: SUPPORTED_CURRENCIES,
-          description: 'Only sweeps in this currency.',
-        },
+      ...pagedList('SafeguardingSweep', 'A page of sweeps.', ID_PREFIXES.safeguardingSweep, {
+        currency: currencyFilter('Only sweeps in this currency.'),
       }),
-      responses: { 200: listEnvelopeSchema('SafeguardingSweep', 'A page of sweeps.') },
-      problems: LIST_PROBLEMS,
     }),
-    async (request) =>
-      presentList(
-        await listOrganizationSweeps(deps, organizationOf(request), {
-          ...pageRequestOf(request.query),
-          currency: request.query.currency,
-        }),
-        presentSafeguardingSweep,
-      ),
+    retrieveFilteredPage(
+      deps,
+      listOrganizationSweeps,
+      (query) => ({ currency: query.currency }),
+      presentSafeguardingSweep,
+    ),
   );
 }
 
 function getSweepRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Params: { id: string } }>(
-    '/v1/safeguarding/sweeps/:id',
-    readOperation({
-      scope: 'compliance',
-      operationId: 'getSafeguardingSweep',
-      summary: 'Retrieve a sweep',
-      tags: TAGS,
-      params: idParamsSchema(ID_PREFIXES.safeguardingSweep, 'Sweep id.'),
-      responses: { 200: found('SafeguardingSweep', 'The sweep.') },
-    }),
-    retrieveById(deps, getSweep, presentSafeguardingSweep),
-  );
+  retrieveByIdRoute(app, deps, '/v1/safeguarding/sweeps/:id', getSweep, presentSafeguardingSweep, {
+    ...ACCESS.compliance,
+    operationId: 'getSafeguardingSweep',
+    summary: 'Retrieve a sweep',
+    ...foundById(
+      idParamsSchema(ID_PREFIXES.safeguardingSweep, 'Sweep id.'),
+      'SafeguardingSweep',
+      'The sweep.',
+    ),
+  });
 }
 
 export function safeguardingSweepRoutes(app: FastifyInstance, deps: Deps): void {
