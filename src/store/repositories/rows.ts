@@ -17,6 +17,22 @@ export function toJsonObject<T>(value: unknown): T {
   return (typeof value === 'string' ? JSON.parse(value) : value) as T;
 }
 
+/** Nullable columns: `null` (or a column the row lacks) stays `null`, anything else is converted. */
+export const nullableText = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
+export const nullableDate = (v: unknown): Date | null => (v === null || v === undefined ? null : toDate(v));
+export const nullableBigInt = (v: unknown): bigint | null =>
+  v === null || v === undefined ? null : toBigInt(v);
+export const nullableNumber = (v: unknown): number | null =>
+  v === null || v === undefined ? null : Number(v);
+export const nullableBoolean = (v: unknown): boolean | null =>
+  v === null || v === undefined ? null : v === true;
+/** A `date` column read as `YYYY-MM-DD` (the SELECTs cast it to text). */
+export const nullableDay = (v: unknown): string | null =>
+  v === null || v === undefined ? null : String(v).slice(0, 10);
+
+/** The row lock a read takes when its caller will write the row in the same transaction. */
+export const forUpdateClause = (forUpdate: boolean | undefined): string => (forUpdate ? ' FOR UPDATE' : '');
+
 /** Keyset pagination over ids that sort by creation: newest first. */
 export interface KeysetFilter {
   startingAfter?: string | undefined;
