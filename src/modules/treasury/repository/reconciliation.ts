@@ -1,3 +1,4 @@
+/** Reconciliation: imported statements and their lines, the transfers they match, and the exception queue. */
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import type { Currency } from '../../../domain/money.ts';
 import {
