@@ -2,19 +2,13 @@
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import type { Currency } from '../../domain/money.ts';
 import {
+  byStatusAndWallet,
   dueRecordsClaimer,
   newestFirstLister,
   organizationRecordFinder,
   type RecordTable,
 } from '../../store/repositories/records.ts';
-import {
-  type KeysetFilter,
-  nullableDate,
-  nullableText,
-  toBigInt,
-  toDate,
-  toJsonObject,
-} from '../../store/repositories/rows.ts';
+import { nullableDate, nullableText, toBigInt, toDate, toJsonObject } from '../../store/repositories/rows.ts';
 import type { Queryable } from '../../store/store.ts';
 import type { Collection, CollectionStatus } from './domain.ts';
 
@@ -135,13 +129,7 @@ export async function findCollectionByPartnerReference(
 /** Due collections, claimed: skipped by any other worker until this transaction ends. */
 export const claimDueCollections = dueRecordsClaimer(COLLECTIONS);
 
-export const listCollections = newestFirstLister(
-  COLLECTIONS,
-  (filter: KeysetFilter & { status?: CollectionStatus | undefined; walletId?: string | undefined }) => [
-    ['status', filter.status],
-    ['wallet_id', filter.walletId],
-  ],
-);
+export const listCollections = newestFirstLister(COLLECTIONS, byStatusAndWallet<CollectionStatus>);
 
 /** Whether the organization has recorded a bank deposit with this bank reference. */
 export async function findCollectionByBankReference(

@@ -1,17 +1,12 @@
 /** Export jobs: their rows, the worker's lease, its progress and outcome, and the expiry of old files. */
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import {
+  byStatus,
   newestFirstLister,
   organizationRecordFinder,
   type RecordTable,
 } from '../../store/repositories/records.ts';
-import {
-  type KeysetFilter,
-  nullableDate,
-  nullableText,
-  toBigInt,
-  toDate,
-} from '../../store/repositories/rows.ts';
+import { nullableDate, nullableText, toBigInt, toDate } from '../../store/repositories/rows.ts';
 import type { Queryable } from '../../store/store.ts';
 import type { ExportFormat, ExportJob, ExportStatus, ExportType } from './domain.ts';
 
@@ -69,10 +64,7 @@ export async function insertExport(db: Queryable, job: ExportJob): Promise<void>
 
 export const findExport = organizationRecordFinder(EXPORTS);
 
-export const listExports = newestFirstLister(
-  EXPORTS,
-  (filter: KeysetFilter & { status?: ExportStatus | undefined }) => [['status', filter.status]],
-);
+export const listExports = newestFirstLister(EXPORTS, byStatus<ExportStatus>);
 
 /** Takes a queued export, or a running one whose worker's lease ran out, for `leaseMs`. */
 export async function leaseExport(

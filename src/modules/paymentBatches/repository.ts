@@ -4,18 +4,13 @@ import type { Metadata } from '../../domain/metadata.ts';
 import type { Currency } from '../../domain/money.ts';
 import type { Destination, Rail } from '../../domain/transfers.ts';
 import {
+  byStatus,
   newestFirstLister,
   organizationRecordFinder,
   type RecordTable,
+  type StatusFilter,
 } from '../../store/repositories/records.ts';
-import {
-  type KeysetFilter,
-  nullableDate,
-  nullableText,
-  toBigInt,
-  toDate,
-  toJsonObject,
-} from '../../store/repositories/rows.ts';
+import { nullableDate, nullableText, toBigInt, toDate, toJsonObject } from '../../store/repositories/rows.ts';
 import type { Queryable } from '../../store/store.ts';
 import type { PaymentBatch, PaymentBatchItem, PaymentBatchItemStatus, PaymentBatchStatus } from './domain.ts';
 
@@ -290,13 +285,9 @@ export async function listItems(
   return rows.map(itemFromRow);
 }
 
-export interface BatchFilter extends KeysetFilter {
-  status?: PaymentBatchStatus | undefined;
-}
+export type BatchFilter = StatusFilter<PaymentBatchStatus>;
 
-export const listPaymentBatches = newestFirstLister(BATCHES, (filter: BatchFilter) => [
-  ['status', filter.status],
-]);
+export const listPaymentBatches = newestFirstLister(BATCHES, byStatus<PaymentBatchStatus>);
 
 /** Fails every pending item with one reason (a batch refused before it ran); returns how many. */
 export async function failPendingItems(

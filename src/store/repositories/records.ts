@@ -68,3 +68,14 @@ export function dueRecordsClaimer<T>(table: Pick<RecordTable<T>, 'name' | 'colum
     return rows.map(table.fromRow);
   };
 }
+
+/** A list narrowed to one status of its records. */
+export type StatusFilter<S> = KeysetFilter & { status?: S | undefined };
+export const byStatus = <S>(filter: StatusFilter<S>): EqualityFilters => [['status', filter.status]];
+
+/** A list of wallets' records narrowed to one status, one wallet, or both. */
+export type StatusAndWalletFilter<S> = StatusFilter<S> & { walletId?: string | undefined };
+export const byStatusAndWallet = <S>(filter: StatusAndWalletFilter<S>): EqualityFilters => [
+  ['status', filter.status],
+  ['wallet_id', filter.walletId],
+];

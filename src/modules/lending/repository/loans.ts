@@ -2,12 +2,12 @@
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import type { Currency } from '../../../domain/money.ts';
 import {
+  byStatusAndWallet,
   newestFirstLister,
   organizationRecordFinder,
   type RecordTable,
 } from '../../../store/repositories/records.ts';
 import {
-  type KeysetFilter,
   nullableBigInt,
   nullableDate,
   nullableDay,
@@ -140,13 +140,7 @@ export async function saveLoan(db: Queryable, l: Loan): Promise<void> {
 
 export const findLoan = organizationRecordFinder(LOANS);
 
-export const listLoans = newestFirstLister(
-  LOANS,
-  (filter: KeysetFilter & { status?: LoanStatus | undefined; walletId?: string | undefined }) => [
-    ['status', filter.status],
-    ['wallet_id', filter.walletId],
-  ],
-);
+export const listLoans = newestFirstLister(LOANS, byStatusAndWallet<LoanStatus>);
 
 /** Active loans of the organization whose days are not done through `throughDay`, oldest first. */
 export async function loansWithDaysToDo(

@@ -3,6 +3,7 @@ import type { DigitalAsset, DigitalAssetNetwork } from '../../../domain/digitalA
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import type { ChainTransactionState, Deposit, DepositStatus } from '../../../domain/stablecoins.ts';
 import {
+  byStatusAndWallet,
   dueRecordsClaimer,
   newestFirstLister,
   organizationRecordFinder,
@@ -10,7 +11,6 @@ import {
 } from '../../../store/repositories/records.ts';
 import {
   forUpdateClause,
-  type KeysetFilter,
   nullableBoolean,
   nullableDate,
   nullableText,
@@ -165,10 +165,4 @@ export async function lockPendingDeposits(
 /** Due deposits, claimed: skipped by any other worker until this transaction ends. */
 export const claimDueDeposits = dueRecordsClaimer(DEPOSITS);
 
-export const listDeposits = newestFirstLister(
-  DEPOSITS,
-  (filter: KeysetFilter & { status?: DepositStatus | undefined; walletId?: string | undefined }) => [
-    ['status', filter.status],
-    ['wallet_id', filter.walletId],
-  ],
-);
+export const listDeposits = newestFirstLister(DEPOSITS, byStatusAndWallet<DepositStatus>);
