@@ -1,13 +1,14 @@
+/** Collections: their rows, the lookups by partner and bank reference, and the worker's claim of due ones. */
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import type { Currency } from '../../domain/money.ts';
 import {
-  claimDueRows,
-  type KeysetFilter,
-  listNewestFirst,
-  toBigInt,
-  toDate,
-  toJsonObject,
-} from '../../store/repositories/rows.ts';
+  byStatusAndWallet,
+  dueRecordsClaimer,
+  newestFirstLister,
+  organizationRecordFinder,
+  type RecordTable,
+} from '../../store/repositories/records.ts';
+import { nullableDate, nullableText, toBigInt, toDate, toJsonObject } from '../../store/repositories/rows.ts';
 import type { Queryable } from '../../store/store.ts';
 import type { Collection, CollectionStatus } from './domain.ts';
 
@@ -17,8 +18,6 @@ const COLUMNS = `id, organization_id, wallet_id, amount_minor, currency, method,
   expires_at, succeeded_at, failed_at`;
 
 function fromRow(row: Record<string, unknown>): Collection {
-  const text = (v: unknown) => (v === null || v === undefined ? null : String(v));
-  const date = (v: unknown) => (v === null || v === undefined ? null : toDate(v));
   return {
     id: String(row.id),
     organizationId: String(row.organization_id),
@@ -27,26 +26,33 @@ function fromRow(row: Record<string, unknown>): Collection {
     currency: String(row.currency) as Currency,
     method: row.method as Collection['method'],
     rail: row.rail as Collection['rail'],
-    network: text(row.network),
-    payerPhone: text(row.payer_phone),
-    bankReference: text(row.bank_reference),
-    payerName: text(row.payer_name),
+    network: nullableText(row.network),
+    payerPhone: nullableText(row.payer_phone),
+    bankReference: nullableText(row.bank_reference),
+    payerName: nullableText(row.payer_name),
     reference: String(row.reference),
     description: String(row.description),
     status: row.status as CollectionStatus,
-    failureCode: text(row.failure_code),
-    partnerReference: text(row.partner_reference),
-    nextCheckAt: date(row.next_check_at),
-    transferId: text(row.transfer_id),
+    failureCode: nullableText(row.failure_code),
+    partnerReference: nullableText(row.partner_reference),
+    nextCheckAt: nullableDate(row.next_check_at),
+    transferId: nullableText(row.transfer_id),
     metadata: toJsonObject<Record<string, string>>(row.metadata),
-    createdBy: text(row.created_by),
+    createdBy: nullableText(row.created_by),
     createdAt: toDate(row.created_at),
     updatedAt: toDate(row.updated_at),
     expiresAt: toDate(row.expires_at),
-    succeededAt: date(row.succeeded_at),
-    failedAt: date(row.failed_at),
+    succeededAt: nullableDate(row.succeeded_at),
+    failedAt: nullableDate(row.failed_at),
   };
 }
+
+const COLLECTIONS: RecordTable<Collection> = {
+  name: 'collections',
+  columns: COLUMNS,
+  prefix: ID_PREFIXES.collection,
+  fromRow,
+};
 
 export async function insertCollection(db: Queryable, c: Collection): Promise<void> {
   await db.query(
@@ -105,18 +111,7 @@ export async function saveCollection(db: Queryable, c: Collection): Promise<void
   );
 }
 
-export async function findCollection(
-  db: Queryable,
-  organizationId: string,
-  id: string,
-  options: { forUpdate?: boolean } = {},
-): Promise<Collection | undefined> {
-  const [row] = await db.query(
-    `SELECT ${COLUMNS} FROM collections WHERE organization_id = $1 AND id = $2${options.forUpdate ? ' FOR UPDATE' : ''}`,
-    [organizationId, id],
-  );
-  return row && fromRow(row);
-}
+export const findCollection = organizationRecordFinder(COLLECTIONS);
 
 /** The collection a partner's reference names, locked. */
 export async function findCollectionByPartnerReference(
@@ -132,36 +127,9 @@ export async function findCollectionByPartnerReference(
 }
 
 /** Due collections, claimed: skipped by any other worker until this transaction ends. */
-export async function claimDueCollections(
-  db: Queryable,
-  now: Date,
-  rowsMax: number,
-  excludedIds: readonly string[],
-): Promise<Collection[]> {
-  const rows = await claimDueRows(db, { table: 'collections', columns: COLUMNS, now, rowsMax, excludedIds });
-  return rows.map(fromRow);
-}
+export const claimDueCollections = dueRecordsClaimer(COLLECTIONS);
 
-export async function listCollections(
-  db: Queryable,
-  organizationId: string,
-  filter: KeysetFilter & { status?: CollectionStatus | undefined; walletId?: string | undefined },
-  rowsMax: number,
-): Promise<Collection[]> {
-  const rows = await listNewestFirst(db, {
-    table: 'collections',
-    columns: COLUMNS,
-    prefix: ID_PREFIXES.collection,
-    organizationId,
-    filter,
-    equal: [
-      ['status', filter.status],
-      ['wallet_id', filter.walletId],
-    ],
-    rowsMax,
-  });
-  return rows.map(fromRow);
-}
+export const listCollections = newestFirstLister(COLLECTIONS, byStatusAndWallet<CollectionStatus>);
 
 /** Whether the organization has recorded a bank deposit with this bank reference. */
 export async function findCollectionByBankReference(

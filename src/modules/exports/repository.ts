@@ -1,5 +1,12 @@
+/** Export jobs: their rows, the worker's lease, its progress and outcome, and the expiry of old files. */
 import { ID_PREFIXES } from '../../domain/ids.ts';
-import { type KeysetFilter, listNewestFirst, toBigInt, toDate } from '../../store/repositories/rows.ts';
+import {
+  byStatus,
+  newestFirstLister,
+  organizationRecordFinder,
+  type RecordTable,
+} from '../../store/repositories/records.ts';
+import { nullableDate, nullableText, toBigInt, toDate } from '../../store/repositories/rows.ts';
 import type { Queryable } from '../../store/store.ts';
 import type { ExportFormat, ExportJob, ExportStatus, ExportType } from './domain.ts';
 
@@ -7,30 +14,35 @@ const COLUMNS = `id, organization_id, type, format, created_from, created_to, st
   sha256, file_name, error, created_by, created_at, started_at, finished_at, expires_at`;
 
 function fromRow(row: Record<string, unknown>): ExportJob {
-  const date = (v: unknown) => (v === null || v === undefined ? null : toDate(v));
-  const text = (v: unknown) => (v === null || v === undefined ? null : String(v));
   const count = (v: unknown) => (v === null || v === undefined ? null : Number(toBigInt(v)));
   return {
     id: String(row.id),
     organizationId: String(row.organization_id),
     type: row.type as ExportType,
     format: row.format as ExportFormat,
-    from: date(row.created_from),
-    to: date(row.created_to),
+    from: nullableDate(row.created_from),
+    to: nullableDate(row.created_to),
     status: row.status as ExportStatus,
     rowsWritten: Number(toBigInt(row.rows_written)),
     rowsEstimated: count(row.rows_estimated),
     bytes: count(row.bytes),
-    sha256: text(row.sha256),
-    fileName: text(row.file_name),
-    error: text(row.error),
+    sha256: nullableText(row.sha256),
+    fileName: nullableText(row.file_name),
+    error: nullableText(row.error),
     createdBy: String(row.created_by),
     createdAt: toDate(row.created_at),
-    startedAt: date(row.started_at),
-    finishedAt: date(row.finished_at),
-    expiresAt: date(row.expires_at),
+    startedAt: nullableDate(row.started_at),
+    finishedAt: nullableDate(row.finished_at),
+    expiresAt: nullableDate(row.expires_at),
   };
 }
+
+const EXPORTS: RecordTable<ExportJob> = {
+  name: 'exports',
+  columns: COLUMNS,
+  prefix: ID_PREFIXES.export,
+  fromRow,
+};
 
 export async function insertExport(db: Queryable, job: ExportJob): Promise<void> {
   await db.query(
@@ -50,35 +62,9 @@ export async function insertExport(db: Queryable, job: ExportJob): Promise<void>
   );
 }
 
-export async function findExport(
-  db: Queryable,
-  organizationId: string,
-  id: string,
-): Promise<ExportJob | undefined> {
-  const [row] = await db.query(`SELECT ${COLUMNS} FROM exports WHERE organization_id = $1 AND id = $2`, [
-    organizationId,
-    id,
-  ]);
-  return row && fromRow(row);
-}
+export const findExport = organizationRecordFinder(EXPORTS);
 
-export async function listExports(
-  db: Queryable,
-  organizationId: string,
-  filter: KeysetFilter & { status?: ExportStatus | undefined },
-  rowsMax: number,
-): Promise<ExportJob[]> {
-  const rows = await listNewestFirst(db, {
-    table: 'exports',
-    columns: COLUMNS,
-    prefix: ID_PREFIXES.export,
-    organizationId,
-    filter,
-    equal: [['status', filter.status]],
-    rowsMax,
-  });
-  return rows.map(fromRow);
-}
+export const listExports = newestFirstLister(EXPORTS, byStatus<ExportStatus>);
 
 /** Takes a queued export, or a running one whose worker's lease ran out, for `leaseMs`. */
 export async function leaseExport(

@@ -5,7 +5,13 @@
 import type { EvidenceValue } from '../../domain/evidence.ts';
 import type { LaunchProduct } from '../../domain/organizationProfile.ts';
 import type { Rail } from '../../domain/transfers.ts';
-import { toDate, toJsonObject } from '../../store/repositories/rows.ts';
+import {
+  nullableDate,
+  nullableNumber,
+  nullableText,
+  toDate,
+  toJsonObject,
+} from '../../store/repositories/rows.ts';
 import type { Queryable } from '../../store/store.ts';
 import type {
   LaunchGate,
@@ -27,7 +33,7 @@ function gateFromRow(row: Record<string, unknown>): RecordedLaunchGate {
     state: row.state as LaunchGateState,
     evidence: toJsonObject<{ readonly [key: string]: EvidenceValue }>(row.evidence),
     updatedAt: toDate(row.updated_at),
-    evidenceRecordId: row.evidence_record_id === null ? null : String(row.evidence_record_id),
+    evidenceRecordId: nullableText(row.evidence_record_id),
   };
 }
 
@@ -157,8 +163,8 @@ export async function findLegalEntityFacts(
         : {
             id: String(row.verification_id),
             status: String(row.status),
-            decidedBy: row.decided_by === null ? null : String(row.decided_by),
-            decidedAt: row.decided_at === null ? null : toDate(row.decided_at),
+            decidedBy: nullableText(row.decided_by),
+            decidedAt: nullableDate(row.decided_at),
           },
   };
 }
@@ -208,7 +214,7 @@ export async function findAcknowledgedTestEvent(
     url: String(row.url),
     eventId: String(row.event_id),
     eventType: String(row.type),
-    statusCode: row.last_status_code === null ? null : Number(row.last_status_code),
+    statusCode: nullableNumber(row.last_status_code),
     at: toDate(row.succeeded_at),
   };
 }

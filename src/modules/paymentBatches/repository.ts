@@ -1,14 +1,16 @@
+/** Payment batches and their items: rows, the runner's lease, and items' outcomes written in bulk. */
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import type { Metadata } from '../../domain/metadata.ts';
 import type { Currency } from '../../domain/money.ts';
 import type { Destination, Rail } from '../../domain/transfers.ts';
 import {
-  type KeysetFilter,
-  listNewestFirst,
-  toBigInt,
-  toDate,
-  toJsonObject,
-} from '../../store/repositories/rows.ts';
+  byStatus,
+  newestFirstLister,
+  organizationRecordFinder,
+  type RecordTable,
+  type StatusFilter,
+} from '../../store/repositories/records.ts';
+import { nullableDate, nullableText, toBigInt, toDate, toJsonObject } from '../../store/repositories/rows.ts';
 import type { Queryable } from '../../store/store.ts';
 import type { PaymentBatch, PaymentBatchItem, PaymentBatchItemStatus, PaymentBatchStatus } from './domain.ts';
 
@@ -17,7 +19,6 @@ const COLUMNS = `id, organization_id, reference, source_wallet_id, currency, sta
   approval_id, authorization_decision, metadata, created_at, updated_at, finished_at, fee_total_minor`;
 
 function fromRow(row: Record<string, unknown>): PaymentBatch {
-  const text = (v: unknown) => (v === null || v === undefined ? null : String(v));
   const stored =
     row.authorization_decision === null
       ? null
@@ -29,17 +30,17 @@ function fromRow(row: Record<string, unknown>): PaymentBatch {
     sourceWalletId: String(row.source_wallet_id),
     currency: row.currency as Currency,
     status: row.status as PaymentBatchStatus,
-    failureCode: text(row.failure_code),
+    failureCode: nullableText(row.failure_code),
     itemCount: Number(row.item_count),
     totalMinor: toBigInt(row.total_minor),
     feeTotalMinor: toBigInt(row.fee_total_minor),
     succeededCount: Number(row.succeeded_count),
     failedCount: Number(row.failed_count),
     canceledCount: Number(row.canceled_count),
-    reservationEntryId: text(row.reservation_entry_id),
+    reservationEntryId: nullableText(row.reservation_entry_id),
     reservedMinor: toBigInt(row.reserved_minor),
     createdBy: String(row.created_by),
-    approvalId: text(row.approval_id),
+    approvalId: nullableText(row.approval_id),
     authorization: stored && {
       decision: String(stored.decision),
       policyVersion: Number(stored.policy_version),
@@ -48,9 +49,16 @@ function fromRow(row: Record<string, unknown>): PaymentBatch {
     metadata: toJsonObject<Metadata>(row.metadata),
     createdAt: toDate(row.created_at),
     updatedAt: toDate(row.updated_at),
-    finishedAt: row.finished_at === null ? null : toDate(row.finished_at),
+    finishedAt: nullableDate(row.finished_at),
   };
 }
+
+const BATCHES: RecordTable<PaymentBatch> = {
+  name: 'payment_batches',
+  columns: COLUMNS,
+  prefix: ID_PREFIXES.paymentBatch,
+  fromRow,
+};
 
 /** Inserts a batch, or returns undefined when its reference is taken in the organization. */
 export async function insertPaymentBatch(db: Queryable, b: PaymentBatch): Promise<boolean> {
@@ -126,18 +134,7 @@ export async function insertPaymentBatchItems(
   }
 }
 
-export async function findPaymentBatch(
-  db: Queryable,
-  organizationId: string,
-  id: string,
-  options: { forUpdate?: boolean } = {},
-): Promise<PaymentBatch | undefined> {
-  const [row] = await db.query(
-    `SELECT ${COLUMNS} FROM payment_batches WHERE organization_id = $1 AND id = $2${options.forUpdate ? ' FOR UPDATE' : ''}`,
-    [organizationId, id],
-  );
-  return row && fromRow(row);
-}
+export const findPaymentBatch = organizationRecordFinder(BATCHES);
 
 /** Writes every mutable field of a batch. */
 export async function savePaymentBatch(db: Queryable, b: PaymentBatch): Promise<void> {
@@ -193,13 +190,12 @@ export async function releaseBatchLease(db: Queryable, id: string): Promise<void
 }
 
 function itemFromRow(row: Record<string, unknown>): PaymentBatchItem {
-  const text = (v: unknown) => (v === null || v === undefined ? null : String(v));
   return {
     batchId: String(row.batch_id),
     position: Number(row.position),
     reference: String(row.reference),
     destination: toJsonObject<Destination>(row.destination),
-    destinationWalletId: text(row.destination_wallet_id),
+    destinationWalletId: nullableText(row.destination_wallet_id),
     rail: row.rail as Rail,
     amountMinor: toBigInt(row.amount_minor),
     fee:
@@ -208,13 +204,13 @@ function itemFromRow(row: Record<string, unknown>): PaymentBatchItem {
         : {
             feeMinor: toBigInt(row.fee_minor),
             scheduleVersion: Number(row.fee_schedule_version),
-            rule: text(row.fee_rule),
+            rule: nullableText(row.fee_rule),
           },
     metadata: toJsonObject<Metadata>(row.metadata),
     status: row.status as PaymentBatchItemStatus,
-    transferId: text(row.transfer_id),
-    failureCode: text(row.failure_code),
-    failureDetail: text(row.failure_detail),
+    transferId: nullableText(row.transfer_id),
+    failureCode: nullableText(row.failure_code),
+    failureDetail: nullableText(row.failure_detail),
     updatedAt: toDate(row.updated_at),
   };
 }
@@ -289,27 +285,9 @@ export async function listItems(
   return rows.map(itemFromRow);
 }
 
-export interface BatchFilter extends KeysetFilter {
-  status?: PaymentBatchStatus | undefined;
-}
+export type BatchFilter = StatusFilter<PaymentBatchStatus>;
 
-export async function listPaymentBatches(
-  db: Queryable,
-  organizationId: string,
-  filter: BatchFilter,
-  rowsMax: number,
-): Promise<PaymentBatch[]> {
-  const rows = await listNewestFirst(db, {
-    table: 'payment_batches',
-    columns: COLUMNS,
-    prefix: ID_PREFIXES.paymentBatch,
-    organizationId,
-    filter,
-    equal: [['status', filter.status]],
-    rowsMax,
-  });
-  return rows.map(fromRow);
-}
+export const listPaymentBatches = newestFirstLister(BATCHES, byStatus<PaymentBatchStatus>);
 
 /** Fails every pending item with one reason (a batch refused before it ran); returns how many. */
 export async function failPendingItems(

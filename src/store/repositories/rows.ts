@@ -17,6 +17,22 @@ export function toJsonObject<T>(value: unknown): T {
   return (typeof value === 'string' ? JSON.parse(value) : value) as T;
 }
 
+/** Nullable columns: `null` (or a column the row lacks) stays `null`, anything else is converted. */
+export const nullableText = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
+export const nullableDate = (v: unknown): Date | null => (v === null || v === undefined ? null : toDate(v));
+export const nullableBigInt = (v: unknown): bigint | null =>
+  v === null || v === undefined ? null : toBigInt(v);
+export const nullableNumber = (v: unknown): number | null =>
+  v === null || v === undefined ? null : Number(v);
+export const nullableBoolean = (v: unknown): boolean | null =>
+  v === null || v === undefined ? null : v === true;
+/** A `date` column read as `YYYY-MM-DD` (the SELECTs cast it to text). */
+export const nullableDay = (v: unknown): string | null =>
+  v === null || v === undefined ? null : String(v).slice(0, 10);
+
+/** The row lock a read takes when its caller will write the row in the same transaction. */
+export const forUpdateClause = (forUpdate: boolean | undefined): string => (forUpdate ? ' FOR UPDATE' : '');
+
 /** Keyset pagination over ids that sort by creation: newest first. */
 export interface KeysetFilter {
   startingAfter?: string | undefined;
@@ -94,13 +110,25 @@ export function keysetConditions(
   alias = '',
   idPrefix?: IdPrefix,
 ): string[] {
-  const conditions = idRangeConditions(filter, params, `${alias}id`, idPrefix);
-  if (filter.createdGte !== undefined) {
-    params.push(filter.createdGte);
+  return [
+    ...idRangeConditions(filter, params, `${alias}id`, idPrefix),
+    ...createdAtConditions(filter, params, alias),
+  ];
+}
+
+/** The created_at conditions of a created range (either end may be open), their values added to `params`. */
+function createdAtConditions(
+  range: Pick<KeysetFilter, 'createdGte' | 'createdLte'>,
+  params: unknown[],
+  alias = '',
+): string[] {
+  const conditions: string[] = [];
+  if (range.createdGte !== undefined) {
+    params.push(range.createdGte);
     conditions.push(`${alias}created_at >= $${params.length}`);
   }
-  if (filter.createdLte !== undefined) {
-    params.push(filter.createdLte);
+  if (range.createdLte !== undefined) {
+    params.push(range.createdLte);
     conditions.push(`${alias}created_at <= $${params.length}`);
   }
   return conditions;
@@ -169,10 +197,8 @@ export async function readAscending(
 ): Promise<Record<string, unknown>[]> {
   const params: unknown[] = [query.organizationId];
   const conditions = ['organization_id = $1'];
-  const bounds = idBoundsOfCreated(query.prefix, {
-    createdGte: query.range.from,
-    createdLte: query.range.to,
-  });
+  const created = { createdGte: query.range.from, createdLte: query.range.to };
+  const bounds = idBoundsOfCreated(query.prefix, created);
   const lower = query.afterId !== undefined && (bounds.idGte === undefined || query.afterId >= bounds.idGte);
   if (lower) {
     params.push(query.afterId);
@@ -185,14 +211,7 @@ export async function readAscending(
     params.push(bounds.idLte);
     conditions.push(`id <= $${params.length}`);
   }
-  if (query.range.from !== undefined) {
-    params.push(query.range.from);
-    conditions.push(`created_at >= $${params.length}`);
-  }
-  if (query.range.to !== undefined) {
-    params.push(query.range.to);
-    conditions.push(`created_at <= $${params.length}`);
-  }
+  conditions.push(...createdAtConditions(created, params));
   params.push(query.rowsMax);
   return db.query(
     `SELECT ${query.columns} FROM ${query.table} WHERE ${conditions.join(' AND ')} ORDER BY id LIMIT $${params.length}`,
@@ -206,15 +225,10 @@ export async function countInRange(
   query: { table: string; prefix: IdPrefix; organizationId: string; range: CreatedRange },
 ): Promise<number> {
   const params: unknown[] = [query.organizationId];
-  const conditions = ['organization_id = $1'];
-  if (query.range.from !== undefined) {
-    params.push(query.range.from);
-    conditions.push(`created_at >= $${params.length}`);
-  }
-  if (query.range.to !== undefined) {
-    params.push(query.range.to);
-    conditions.push(`created_at <= $${params.length}`);
-  }
+  const conditions = [
+    'organization_id = $1',
+    ...createdAtConditions({ createdGte: query.range.from, createdLte: query.range.to }, params),
+  ];
   const [row] = await db.query(
     `SELECT count(*)::int AS n FROM ${query.table} WHERE ${conditions.join(' AND ')}`,
     params,

@@ -1,3 +1,4 @@
+/** Ledger accounts and journal entries: accounts locked in id order, sums written, entries with their postings. */
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import type { Currency } from '../../../domain/money.ts';
 import { lockingAccounts } from '../../../store/lockOrder.ts';
@@ -6,6 +7,7 @@ import {
   idRangeConditions,
   type KeysetFilter,
   keysetConditions,
+  nullableText,
   toBigInt,
   toDate,
 } from '../../../store/repositories/rows.ts';
@@ -41,8 +43,8 @@ function accountFromRow(row: Record<string, unknown>): LedgerAccount {
     id: String(row.id),
     organizationId: String(row.organization_id),
     kind: row.kind as AccountKind,
-    walletId: row.wallet_id === null ? null : String(row.wallet_id),
-    rail: row.rail === null ? null : String(row.rail),
+    walletId: nullableText(row.wallet_id),
+    rail: nullableText(row.rail),
     currency: row.currency as Currency,
     ...accountSumsFromRow(row),
     createdAt: toDate(row.created_at),
@@ -114,7 +116,7 @@ export async function lockAccounts(
       String(row.id),
       {
         ...accountFromRow(row),
-        walletStatus: row.wallet_status === null ? null : String(row.wallet_status),
+        walletStatus: nullableText(row.wallet_status),
         overdraftLimitMinor: toBigInt(row.overdraft_limit_minor),
       },
     ]),
@@ -235,9 +237,9 @@ function entryFromRow(row: Record<string, unknown>, postings: Posting[]): Journa
   return {
     id: String(row.id),
     organizationId: String(row.organization_id),
-    transferId: row.transfer_id === null ? null : String(row.transfer_id),
+    transferId: nullableText(row.transfer_id),
     kind: row.kind as JournalEntry['kind'],
-    holdEntryId: row.hold_entry_id === null ? null : String(row.hold_entry_id),
+    holdEntryId: nullableText(row.hold_entry_id),
     createdAt: toDate(row.created_at),
     postings,
   };
@@ -286,18 +288,7 @@ export async function listJournalEntries(
       WHERE ${conditions.join(' AND ')} ORDER BY e.id DESC LIMIT $${params.length}`,
     params,
   );
-  if (entries.length === 0) return [];
-  const postings = await db.query(
-    'SELECT * FROM postings WHERE entry_id = ANY($1::text[]) ORDER BY entry_id, line',
-    [entries.map((e) => e.id)],
-  );
-  const byEntry = new Map<string, Posting[]>();
-  for (const row of postings) {
-    const list = byEntry.get(String(row.entry_id)) ?? [];
-    list.push(postingFromRow(row));
-    byEntry.set(String(row.entry_id), list);
-  }
-  return entries.map((e) => entryFromRow(e, byEntry.get(String(e.id)) ?? []));
+  return withPostings(db, entries);
 }
 
 export interface AccountFilter extends KeysetFilter {

@@ -1,9 +1,7 @@
 /** A loan's instalments (its schedule and what was paid of each) and its repayments. */
-import type { KeysetFilter } from '../../../store/repositories/rows.ts';
-import { toBigInt, toDate } from '../../../store/repositories/rows.ts';
+import { type KeysetFilter, nullableText, toBigInt, toDate } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 import type { Instalment, LoanRepayment, LoanRepaymentSource } from '../domain/loans.ts';
-import { nullableText } from './rows.ts';
 
 function instalmentFromRow(row: Record<string, unknown>): Instalment {
   return {

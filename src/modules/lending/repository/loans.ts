@@ -1,10 +1,22 @@
 /** Loans: their rows, the writes of their life, and the reads of the day work. */
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import type { Currency } from '../../../domain/money.ts';
-import { type KeysetFilter, listNewestFirst, toBigInt, toDate } from '../../../store/repositories/rows.ts';
+import {
+  byStatusAndWallet,
+  newestFirstLister,
+  organizationRecordFinder,
+  type RecordTable,
+} from '../../../store/repositories/records.ts';
+import {
+  nullableBigInt,
+  nullableDate,
+  nullableDay,
+  nullableText,
+  toBigInt,
+  toDate,
+} from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 import type { ArrearsBucket, Loan, LoanAmortisation, LoanStatus } from '../domain/loans.ts';
-import { nullableBigInt, nullableDate, nullableDay, nullableText } from './rows.ts';
 
 const LOAN_COLUMNS = `id, organization_id, product_id, customer_id, wallet_id, currency, principal_minor,
   interest_rate_bps, term_months, amortisation, origination_fee_bps, grace_period_months, penalty_rate_bps,
@@ -53,6 +65,13 @@ function loanFromRow(row: Record<string, unknown>): Loan {
     closedAt: nullableDate(row.closed_at),
   };
 }
+
+const LOANS: RecordTable<Loan> = {
+  name: 'loans',
+  columns: LOAN_COLUMNS,
+  prefix: ID_PREFIXES.loan,
+  fromRow: loanFromRow,
+};
 
 export async function insertLoan(db: Queryable, l: Loan): Promise<void> {
   await db.query(
@@ -119,39 +138,9 @@ export async function saveLoan(db: Queryable, l: Loan): Promise<void> {
   );
 }
 
-export async function findLoan(
-  db: Queryable,
-  organizationId: string,
-  id: string,
-  options: { forUpdate?: boolean } = {},
-): Promise<Loan | undefined> {
-  const [row] = await db.query(
-    `SELECT ${LOAN_COLUMNS} FROM loans WHERE organization_id = $1 AND id = $2${options.forUpdate ? ' FOR UPDATE' : ''}`,
-    [organizationId, id],
-  );
-  return row ? loanFromRow(row) : undefined;
-}
+export const findLoan = organizationRecordFinder(LOANS);
 
-export async function listLoans(
-  db: Queryable,
-  organizationId: string,
-  filter: KeysetFilter & { status?: LoanStatus | undefined; walletId?: string | undefined },
-  rowsMax: number,
-): Promise<Loan[]> {
-  const rows = await listNewestFirst(db, {
-    table: 'loans',
-    columns: LOAN_COLUMNS,
-    prefix: ID_PREFIXES.loan,
-    organizationId,
-    filter,
-    equal: [
-      ['status', filter.status],
-      ['wallet_id', filter.walletId],
-    ],
-    rowsMax,
-  });
-  return rows.map(loanFromRow);
-}
+export const listLoans = newestFirstLister(LOANS, byStatusAndWallet<LoanStatus>);
 
 /** Active loans of the organization whose days are not done through `throughDay`, oldest first. */
 export async function loansWithDaysToDo(

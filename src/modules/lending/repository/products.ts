@@ -1,7 +1,12 @@
 /** Loan products: the terms loans are lent on. */
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import type { Currency } from '../../../domain/money.ts';
-import { type KeysetFilter, listNewestFirst, toBigInt, toDate } from '../../../store/repositories/rows.ts';
+import {
+  newestFirstLister,
+  organizationRecordFinder,
+  type RecordTable,
+} from '../../../store/repositories/records.ts';
+import { toBigInt, toDate } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 import type { LoanAmortisation, LoanProduct } from '../domain/loans.ts';
 
@@ -25,6 +30,13 @@ function productFromRow(row: Record<string, unknown>): LoanProduct {
     createdAt: toDate(row.created_at),
   };
 }
+
+const PRODUCTS: RecordTable<LoanProduct> = {
+  name: 'loan_products',
+  columns: PRODUCT_COLUMNS,
+  prefix: ID_PREFIXES.loanProduct,
+  fromRow: productFromRow,
+};
 
 export async function insertLoanProduct(
   db: Queryable,
@@ -52,32 +64,6 @@ export async function insertLoanProduct(
   );
 }
 
-export async function findLoanProduct(
-  db: Queryable,
-  organizationId: string,
-  id: string,
-): Promise<LoanProduct | undefined> {
-  const [row] = await db.query(
-    `SELECT ${PRODUCT_COLUMNS} FROM loan_products WHERE organization_id = $1 AND id = $2`,
-    [organizationId, id],
-  );
-  return row ? productFromRow(row) : undefined;
-}
+export const findLoanProduct = organizationRecordFinder(PRODUCTS);
 
-export async function listLoanProducts(
-  db: Queryable,
-  organizationId: string,
-  filter: KeysetFilter,
-  rowsMax: number,
-): Promise<LoanProduct[]> {
-  const rows = await listNewestFirst(db, {
-    table: 'loan_products',
-    columns: PRODUCT_COLUMNS,
-    prefix: ID_PREFIXES.loanProduct,
-    organizationId,
-    filter,
-    equal: [],
-    rowsMax,
-  });
-  return rows.map(productFromRow);
-}
+export const listLoanProducts = newestFirstLister(PRODUCTS);

@@ -1,7 +1,14 @@
+/** Rail partners' callbacks: stored as they arrived (duplicates marked), then applied, deferred or listed. */
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import {
+  newestFirstLister,
+  organizationRecordFinder,
+  type RecordTable,
+} from '../../../store/repositories/records.ts';
+import {
   type KeysetFilter,
-  listNewestFirst,
+  nullableDate,
+  nullableText,
   toDate,
   toJsonObject,
 } from '../../../store/repositories/rows.ts';
@@ -29,7 +36,6 @@ const COLUMNS = `id, organization_id, config_id, partner, path, headers, raw_bod
   received_at, next_attempt_at, processed_at`;
 
 function fromRow(row: Record<string, unknown>): RailCallback {
-  const text = (v: unknown) => (v === null || v === undefined ? null : String(v));
   return {
     id: String(row.id),
     organizationId: String(row.organization_id),
@@ -40,13 +46,20 @@ function fromRow(row: Record<string, unknown>): RailCallback {
     rawBody: String(row.raw_body),
     bodySha256: String(row.body_sha256),
     status: row.status as RailCallbackStatus,
-    transferId: text(row.transfer_id),
-    detail: text(row.detail),
+    transferId: nullableText(row.transfer_id),
+    detail: nullableText(row.detail),
     receivedAt: toDate(row.received_at),
-    nextAttemptAt: row.next_attempt_at === null ? null : toDate(row.next_attempt_at),
-    processedAt: row.processed_at === null ? null : toDate(row.processed_at),
+    nextAttemptAt: nullableDate(row.next_attempt_at),
+    processedAt: nullableDate(row.processed_at),
   };
 }
+
+const CALLBACKS: RecordTable<RailCallback> = {
+  name: 'rail_callbacks',
+  columns: COLUMNS,
+  prefix: ID_PREFIXES.railCallback,
+  fromRow,
+};
 
 /**
  * Stores a callback as it arrived. The same bytes on the same path as an earlier one are stored too, as
@@ -140,35 +153,12 @@ export async function dueRailCallbackIds(db: Queryable, now: Date, rowsMax: numb
   return rows.map((r) => String(r.id));
 }
 
-export async function findRailCallback(
-  db: Queryable,
-  organizationId: string,
-  id: string,
-): Promise<RailCallback | undefined> {
-  const [row] = await db.query(
-    `SELECT ${COLUMNS} FROM rail_callbacks WHERE organization_id = $1 AND id = $2`,
-    [organizationId, id],
-  );
-  return row && fromRow(row);
-}
+export const findRailCallback = organizationRecordFinder(CALLBACKS);
 
-export async function listRailCallbacks(
-  db: Queryable,
-  organizationId: string,
-  filter: KeysetFilter & { status?: RailCallbackStatus | undefined; transferId?: string | undefined },
-  rowsMax: number,
-): Promise<RailCallback[]> {
-  const rows = await listNewestFirst(db, {
-    table: 'rail_callbacks',
-    columns: COLUMNS,
-    prefix: ID_PREFIXES.railCallback,
-    organizationId,
-    filter,
-    equal: [
-      ['status', filter.status],
-      ['transfer_id', filter.transferId],
-    ],
-    rowsMax,
-  });
-  return rows.map(fromRow);
-}
+export const listRailCallbacks = newestFirstLister(
+  CALLBACKS,
+  (filter: KeysetFilter & { status?: RailCallbackStatus | undefined; transferId?: string | undefined }) => [
+    ['status', filter.status],
+    ['transfer_id', filter.transferId],
+  ],
+);

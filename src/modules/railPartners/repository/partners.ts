@@ -1,11 +1,12 @@
+/** Rail partner configurations: sealed credentials, the active partner of a rail, and rewrapping. */
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import type { Rail } from '../../../domain/transfers.ts';
 import {
-  type KeysetFilter,
-  listNewestFirst,
-  toDate,
-  toJsonObject,
-} from '../../../store/repositories/rows.ts';
+  newestFirstLister,
+  organizationRecordFinder,
+  type RecordTable,
+} from '../../../store/repositories/records.ts';
+import { nullableText, toDate, toJsonObject } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 import type { RailPartnerConfig, RailPartnerName, RailPartnerStatus } from '../domain.ts';
 
@@ -17,7 +18,7 @@ function fromRow(row: Record<string, unknown>): RailPartnerConfig {
     id: String(row.id),
     organizationId: String(row.organization_id),
     rail: row.rail as Rail,
-    network: row.network === null ? null : String(row.network),
+    network: nullableText(row.network),
     partner: row.partner as RailPartnerName,
     status: row.status as RailPartnerStatus,
     settings: toJsonObject<Record<string, string>>(row.settings),
@@ -28,6 +29,13 @@ function fromRow(row: Record<string, unknown>): RailPartnerConfig {
     updatedAt: toDate(row.updated_at),
   };
 }
+
+const CONFIGS: RecordTable<RailPartnerConfig> = {
+  name: 'rail_partner_configs',
+  columns: COLUMNS,
+  prefix: ID_PREFIXES.railPartner,
+  fromRow,
+};
 
 /** False when the organization already has an active partner on the rail and network. */
 export async function insertRailPartnerConfig(
@@ -81,18 +89,7 @@ export async function updateRailPartnerConfig(
   );
 }
 
-export async function findRailPartnerConfig(
-  db: Queryable,
-  organizationId: string,
-  id: string,
-  options: { forUpdate?: boolean } = {},
-): Promise<RailPartnerConfig | undefined> {
-  const [row] = await db.query(
-    `SELECT ${COLUMNS} FROM rail_partner_configs WHERE organization_id = $1 AND id = $2${options.forUpdate ? ' FOR UPDATE' : ''}`,
-    [organizationId, id],
-  );
-  return row && fromRow(row);
-}
+export const findRailPartnerConfig = organizationRecordFinder(CONFIGS);
 
 /** The configuration a callback path names, whatever its organization: the token is the credential. */
 export async function findRailPartnerConfigByToken(
@@ -136,23 +133,7 @@ export async function findActiveRailPartner(
   return row && fromRow(row);
 }
 
-export async function listRailPartnerConfigs(
-  db: Queryable,
-  organizationId: string,
-  filter: KeysetFilter,
-  rowsMax: number,
-): Promise<RailPartnerConfig[]> {
-  const rows = await listNewestFirst(db, {
-    table: 'rail_partner_configs',
-    columns: COLUMNS,
-    prefix: ID_PREFIXES.railPartner,
-    organizationId,
-    filter,
-    equal: [],
-    rowsMax,
-  });
-  return rows.map(fromRow);
-}
+export const listRailPartnerConfigs = newestFirstLister(CONFIGS);
 
 /** Key ids that sealed stored credentials: for refusing a keyring that cannot open them. */
 export async function railPartnerCredentialKeyIds(db: Queryable): Promise<string[]> {

@@ -1,5 +1,5 @@
 /** Savings accounts (wallets of a product): their rows, and the reads and writes of the daily accrual. */
-import { toBigInt, toDate } from '../../../store/repositories/rows.ts';
+import { nullableText, toBigInt, toDate } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 
 export interface SavingsAccount {
@@ -26,7 +26,7 @@ function accountFromRow(row: Record<string, unknown>): SavingsAccount {
     organizationId: String(row.organization_id),
     productId: String(row.product_id),
     openedOn: String(row.opened_on),
-    maturesOn: row.matures_on === null ? null : String(row.matures_on),
+    maturesOn: nullableText(row.matures_on),
     accruedThrough: String(row.accrued_through),
     accruedParts: toBigInt(row.accrued_parts),
     payableMinor: toBigInt(row.payable_minor),

@@ -1,5 +1,5 @@
 /** Savings accounts' daily accruals: one row an account and day, what the day accrued, booked and capitalised. */
-import { toBigInt, toDate } from '../../../store/repositories/rows.ts';
+import { nullableText, toBigInt, toDate } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 
 export interface SavingsAccrualRow {
@@ -78,8 +78,8 @@ export async function listSavingsAccruals(
     accruedPartsAfter: toBigInt(row.accrued_parts_after),
     bookedMinor: toBigInt(row.booked_minor),
     capitalizedMinor: toBigInt(row.capitalized_minor),
-    bookingEntryId: row.booking_entry_id === null ? null : String(row.booking_entry_id),
-    capitalizationEntryId: row.capitalization_entry_id === null ? null : String(row.capitalization_entry_id),
+    bookingEntryId: nullableText(row.booking_entry_id),
+    capitalizationEntryId: nullableText(row.capitalization_entry_id),
     createdAt: toDate(row.created_at),
   }));
 }

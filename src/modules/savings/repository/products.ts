@@ -1,7 +1,7 @@
 /** Savings products and their effective-dated rates. */
 import type { Metadata } from '../../../domain/metadata.ts';
 import type { Currency } from '../../../domain/money.ts';
-import { toBigInt, toDate, toJsonObject } from '../../../store/repositories/rows.ts';
+import { nullableNumber, toBigInt, toDate, toJsonObject } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 import type { DayCountConvention, SavingsAccessType, SavingsProductTerms, SavingsRate } from '../domain.ts';
 
@@ -20,7 +20,6 @@ const PRODUCT_COLUMNS = `id, organization_id, name, currency, day_count, minimum
   term_days, early_withdrawal_penalty_bps, metadata, created_by, created_at`;
 
 function productFromRow(row: Record<string, unknown>, rates: SavingsRate[]): SavingsProduct {
-  const int = (v: unknown) => (v === null ? null : Number(v));
   return {
     id: String(row.id),
     organizationId: String(row.organization_id),
@@ -29,9 +28,9 @@ function productFromRow(row: Record<string, unknown>, rates: SavingsRate[]): Sav
     dayCount: row.day_count as DayCountConvention,
     minimumBalanceMinor: toBigInt(row.minimum_balance_minor),
     access: row.access as SavingsAccessType,
-    noticeDays: int(row.notice_days),
-    termDays: int(row.term_days),
-    earlyWithdrawalPenaltyBps: int(row.early_withdrawal_penalty_bps),
+    noticeDays: nullableNumber(row.notice_days),
+    termDays: nullableNumber(row.term_days),
+    earlyWithdrawalPenaltyBps: nullableNumber(row.early_withdrawal_penalty_bps),
     metadata: toJsonObject<Metadata>(row.metadata),
     createdBy: String(row.created_by),
     createdAt: toDate(row.created_at),

@@ -1,4 +1,6 @@
 /** Withdrawal notices and withdrawals from savings accounts. */
+import { ID_PREFIXES } from '../../../domain/ids.ts';
+import { organizationRecordFinder, type RecordTable } from '../../../store/repositories/records.ts';
 import { toBigInt, toDate } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 import type { NoticeFacts } from '../domain.ts';
@@ -41,6 +43,13 @@ function noticeFromRow(row: Record<string, unknown>): SavingsNotice {
   };
 }
 
+const NOTICES: RecordTable<SavingsNotice> = {
+  name: 'savings_notices',
+  columns: NOTICE_COLUMNS,
+  prefix: ID_PREFIXES.savingsNotice,
+  fromRow: noticeFromRow,
+};
+
 export async function insertSavingsNotice(db: Queryable, n: SavingsNotice): Promise<void> {
   await db.query(
     `INSERT INTO savings_notices (id, organization_id, wallet_id, amount_minor, given_on, available_on, status,
@@ -59,17 +68,7 @@ export async function insertSavingsNotice(db: Queryable, n: SavingsNotice): Prom
   );
 }
 
-export async function findSavingsNotice(
-  db: Queryable,
-  organizationId: string,
-  id: string,
-): Promise<SavingsNotice | undefined> {
-  const [row] = await db.query(
-    `SELECT ${NOTICE_COLUMNS} FROM savings_notices WHERE organization_id = $1 AND id = $2`,
-    [organizationId, id],
-  );
-  return row ? noticeFromRow(row) : undefined;
-}
+export const findSavingsNotice = organizationRecordFinder(NOTICES);
 
 export async function listSavingsNotices(
   db: Queryable,

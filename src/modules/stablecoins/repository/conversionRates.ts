@@ -1,10 +1,7 @@
 /** Conversion rates: the table in force per organization, and the versions every change appends. */
 import type { Currency } from '../../../domain/money.ts';
-import { toDate } from '../../../store/repositories/rows.ts';
+import { forUpdateClause, nullableText, toDate } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
-
-const text = (v: unknown) => (v === null || v === undefined ? null : String(v));
-const lock = (forUpdate: boolean | undefined) => (forUpdate ? ' FOR UPDATE' : '');
 
 export interface StoredConversionRate {
   organizationId: string;
@@ -24,7 +21,7 @@ function rateFromRow(row: Record<string, unknown>): StoredConversionRate {
     from: String(row.from_currency) as Currency,
     to: String(row.to_currency) as Currency,
     rate: String(row.rate),
-    versionId: text(row.version_id),
+    versionId: nullableText(row.version_id),
     updatedAt: toDate(row.updated_at),
   };
 }
@@ -36,7 +33,7 @@ export async function listConversionRates(
 ): Promise<StoredConversionRate[]> {
   const rows = await db.query(
     `SELECT ${RATE_COLUMNS} FROM conversion_rates
-      WHERE organization_id = $1 ORDER BY from_currency, to_currency${lock(options.forUpdate)}`,
+      WHERE organization_id = $1 ORDER BY from_currency, to_currency${forUpdateClause(options.forUpdate)}`,
     [organizationId],
   );
   return rows.map(rateFromRow);

@@ -3,17 +3,21 @@ import type { DigitalAsset, DigitalAssetNetwork } from '../../../domain/digitalA
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import type { ChainTransactionState, Deposit, DepositStatus } from '../../../domain/stablecoins.ts';
 import {
-  claimDueRows,
-  type KeysetFilter,
-  listNewestFirst,
+  byStatusAndWallet,
+  dueRecordsClaimer,
+  newestFirstLister,
+  organizationRecordFinder,
+  type RecordTable,
+} from '../../../store/repositories/records.ts';
+import {
+  forUpdateClause,
+  nullableBoolean,
+  nullableDate,
+  nullableText,
   toBigInt,
   toDate,
 } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
-
-const text = (v: unknown) => (v === null || v === undefined ? null : String(v));
-const date = (v: unknown) => (v === null || v === undefined ? null : toDate(v));
-const lock = (forUpdate: boolean | undefined) => (forUpdate ? ' FOR UPDATE' : '');
 
 const DEPOSIT_COLUMNS = `id, organization_id, wallet_id, deposit_address_id, asset, network, address, tx_hash, log_index,
   amount_minor, confirmations, chain_state, required_confirmations, status, transfer_id, travel_rule_evidence_id,
@@ -36,19 +40,26 @@ function depositFromRow(row: Record<string, unknown>): Deposit {
     chainState: row.chain_state as ChainTransactionState,
     requiredConfirmations: Number(row.required_confirmations),
     status: row.status as DepositStatus,
-    transferId: text(row.transfer_id),
-    travelRuleEvidenceId: text(row.travel_rule_evidence_id),
-    travelRuleRequired: row.travel_rule_required === null ? null : row.travel_rule_required === true,
-    nextCheckAt: date(row.next_check_at),
+    transferId: nullableText(row.transfer_id),
+    travelRuleEvidenceId: nullableText(row.travel_rule_evidence_id),
+    travelRuleRequired: nullableBoolean(row.travel_rule_required),
+    nextCheckAt: nullableDate(row.next_check_at),
     createdAt: toDate(row.created_at),
     updatedAt: toDate(row.updated_at),
-    creditedAt: date(row.credited_at),
-    reorgedAt: date(row.reorged_at),
-    travelRuleReceived: row.travel_rule_received === null ? null : row.travel_rule_received === true,
-    heldAt: date(row.held_at),
-    rejectedAt: date(row.rejected_at),
+    creditedAt: nullableDate(row.credited_at),
+    reorgedAt: nullableDate(row.reorged_at),
+    travelRuleReceived: nullableBoolean(row.travel_rule_received),
+    heldAt: nullableDate(row.held_at),
+    rejectedAt: nullableDate(row.rejected_at),
   };
 }
+
+const DEPOSITS: RecordTable<Deposit> = {
+  name: 'deposits',
+  columns: DEPOSIT_COLUMNS,
+  prefix: ID_PREFIXES.deposit,
+  fromRow: depositFromRow,
+};
 
 /**
  * Records a deposit unless the chain transfer (network, hash, log index) is already a live deposit: the
@@ -119,18 +130,7 @@ export async function saveDeposit(db: Queryable, d: Deposit): Promise<void> {
   );
 }
 
-export async function findDeposit(
-  db: Queryable,
-  organizationId: string,
-  id: string,
-  options: { forUpdate?: boolean } = {},
-): Promise<Deposit | undefined> {
-  const [row] = await db.query(
-    `SELECT ${DEPOSIT_COLUMNS} FROM deposits WHERE organization_id = $1 AND id = $2${lock(options.forUpdate)}`,
-    [organizationId, id],
-  );
-  return row && depositFromRow(row);
-}
+export const findDeposit = organizationRecordFinder(DEPOSITS);
 
 /** The live deposit of a chain transfer (not a reorged one), locked when asked. */
 export async function findDepositByChainTransfer(
@@ -142,7 +142,7 @@ export async function findDepositByChainTransfer(
 ): Promise<Deposit | undefined> {
   const [row] = await db.query(
     `SELECT ${DEPOSIT_COLUMNS} FROM deposits
-      WHERE network = $1 AND tx_hash = $2 AND log_index = $3 AND status <> 'reorged'${lock(options.forUpdate)}`,
+      WHERE network = $1 AND tx_hash = $2 AND log_index = $3 AND status <> 'reorged'${forUpdateClause(options.forUpdate)}`,
     [network, txHash, logIndex],
   );
   return row && depositFromRow(row);
@@ -163,39 +163,6 @@ export async function lockPendingDeposits(
 }
 
 /** Due deposits, claimed: skipped by any other worker until this transaction ends. */
-export async function claimDueDeposits(
-  db: Queryable,
-  now: Date,
-  rowsMax: number,
-  excludedIds: readonly string[],
-): Promise<Deposit[]> {
-  const rows = await claimDueRows(db, {
-    table: 'deposits',
-    columns: DEPOSIT_COLUMNS,
-    now,
-    rowsMax,
-    excludedIds,
-  });
-  return rows.map(depositFromRow);
-}
+export const claimDueDeposits = dueRecordsClaimer(DEPOSITS);
 
-export async function listDeposits(
-  db: Queryable,
-  organizationId: string,
-  filter: KeysetFilter & { status?: DepositStatus | undefined; walletId?: string | undefined },
-  rowsMax: number,
-): Promise<Deposit[]> {
-  const rows = await listNewestFirst(db, {
-    table: 'deposits',
-    columns: DEPOSIT_COLUMNS,
-    prefix: ID_PREFIXES.deposit,
-    organizationId,
-    filter,
-    equal: [
-      ['status', filter.status],
-      ['wallet_id', filter.walletId],
-    ],
-    rowsMax,
-  });
-  return rows.map(depositFromRow);
-}
+export const listDeposits = newestFirstLister(DEPOSITS, byStatusAndWallet<DepositStatus>);

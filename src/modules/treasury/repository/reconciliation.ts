@@ -1,8 +1,16 @@
+/** Reconciliation: imported statements and their lines, the transfers they match, and the exception queue. */
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import type { Currency } from '../../../domain/money.ts';
 import {
+  newestFirstLister,
+  organizationRecordFinder,
+  type RecordTable,
+} from '../../../store/repositories/records.ts';
+import {
   type KeysetFilter,
-  listNewestFirst,
+  nullableDate,
+  nullableNumber,
+  nullableText,
   toBigInt,
   toDate,
   toJsonObject,
@@ -48,6 +56,13 @@ function statementFromRow(row: Record<string, unknown>): StatementRow {
   };
 }
 
+const STATEMENTS: RecordTable<StatementRow> = {
+  name: 'reconciliation_statements',
+  columns: STATEMENT_COLUMNS,
+  prefix: ID_PREFIXES.statement,
+  fromRow: statementFromRow,
+};
+
 /** Inserts a statement; false when the organization imported the same content before. */
 export async function insertStatement(db: Queryable, s: StatementRow): Promise<boolean> {
   const rows = await db.query(
@@ -84,17 +99,7 @@ export async function findStatementByContent(
   return row && statementFromRow(row);
 }
 
-export async function findStatement(
-  db: Queryable,
-  organizationId: string,
-  id: string,
-): Promise<StatementRow | undefined> {
-  const [row] = await db.query(
-    `SELECT ${STATEMENT_COLUMNS} FROM reconciliation_statements WHERE organization_id = $1 AND id = $2`,
-    [organizationId, id],
-  );
-  return row && statementFromRow(row);
-}
+export const findStatement = organizationRecordFinder(STATEMENTS);
 
 export async function saveStatementCounts(db: Queryable, s: StatementRow): Promise<void> {
   await db.query(
@@ -171,7 +176,7 @@ export async function findCandidates(
 function candidateOf(r: Record<string, unknown>): MatchCandidate {
   return {
     id: String(r.id),
-    railReference: r.rail_reference === null ? null : String(r.rail_reference),
+    railReference: nullableText(r.rail_reference),
     amountMinor: toBigInt(r.amount_minor),
     currency: r.currency as Currency,
     status: String(r.status),
@@ -242,24 +247,30 @@ export const EXCEPTION_COLUMNS = `id, organization_id, statement_id, line, trans
   resolved_by, journal_entry_id, created_at, resolved_at`;
 
 export function exceptionFromRow(row: Record<string, unknown>): ReconciliationException {
-  const text = (v: unknown) => (v === null || v === undefined ? null : String(v));
   return {
     id: String(row.id),
     organizationId: String(row.organization_id),
-    statementId: text(row.statement_id),
-    line: row.line === null ? null : Number(row.line),
-    transferId: text(row.transfer_id),
+    statementId: nullableText(row.statement_id),
+    line: nullableNumber(row.line),
+    transferId: nullableText(row.transfer_id),
     kind: row.kind as ExceptionKind,
     status: row.status as 'open' | 'resolved',
     details: toJsonObject<Record<string, string | number | null>>(row.details),
-    resolution: text(row.resolution) as ResolutionAction | null,
-    note: text(row.note),
-    resolvedBy: text(row.resolved_by),
-    journalEntryId: text(row.journal_entry_id),
+    resolution: nullableText(row.resolution) as ResolutionAction | null,
+    note: nullableText(row.note),
+    resolvedBy: nullableText(row.resolved_by),
+    journalEntryId: nullableText(row.journal_entry_id),
     createdAt: toDate(row.created_at),
-    resolvedAt: row.resolved_at === null ? null : toDate(row.resolved_at),
+    resolvedAt: nullableDate(row.resolved_at),
   };
 }
+
+const EXCEPTIONS: RecordTable<ReconciliationException> = {
+  name: 'reconciliation_exceptions',
+  columns: EXCEPTION_COLUMNS,
+  prefix: ID_PREFIXES.reconciliationException,
+  fromRow: exceptionFromRow,
+};
 
 export async function insertExceptions(
   db: Queryable,
@@ -283,18 +294,7 @@ export async function insertExceptions(
   }
 }
 
-export async function findException(
-  db: Queryable,
-  organizationId: string,
-  id: string,
-  options: { forUpdate?: boolean } = {},
-): Promise<ReconciliationException | undefined> {
-  const [row] = await db.query(
-    `SELECT ${EXCEPTION_COLUMNS} FROM reconciliation_exceptions WHERE organization_id = $1 AND id = $2${options.forUpdate ? ' FOR UPDATE' : ''}`,
-    [organizationId, id],
-  );
-  return row && exceptionFromRow(row);
-}
+export const findException = organizationRecordFinder(EXCEPTIONS);
 
 export async function saveResolution(db: Queryable, e: ReconciliationException): Promise<void> {
   await db.query(
@@ -318,24 +318,8 @@ export interface ExceptionFilter extends KeysetFilter {
   transferId?: string | undefined;
 }
 
-export async function listExceptions(
-  db: Queryable,
-  organizationId: string,
-  filter: ExceptionFilter,
-  rowsMax: number,
-): Promise<ReconciliationException[]> {
-  const rows = await listNewestFirst(db, {
-    table: 'reconciliation_exceptions',
-    columns: EXCEPTION_COLUMNS,
-    prefix: ID_PREFIXES.reconciliationException,
-    organizationId,
-    filter,
-    equal: [
-      ['status', filter.status],
-      ['kind', filter.kind],
-      ['transfer_id', filter.transferId],
-    ],
-    rowsMax,
-  });
-  return rows.map(exceptionFromRow);
-}
+export const listExceptions = newestFirstLister(EXCEPTIONS, (filter: ExceptionFilter) => [
+  ['status', filter.status],
+  ['kind', filter.kind],
+  ['transfer_id', filter.transferId],
+]);

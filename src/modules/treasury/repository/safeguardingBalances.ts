@@ -4,11 +4,14 @@
  */
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import type { Currency } from '../../../domain/money.ts';
-import { type KeysetFilter, listNewestFirst, toBigInt, toDate } from '../../../store/repositories/rows.ts';
+import {
+  newestFirstLister,
+  organizationRecordFinder,
+  type RecordTable,
+} from '../../../store/repositories/records.ts';
+import { type KeysetFilter, nullableText, toBigInt, toDate } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 import type { SafeguardingBalance, SafeguardingBalanceStatus } from '../domain/safeguarding.ts';
-
-const text = (v: unknown) => (v === null || v === undefined ? null : String(v));
 
 const BALANCE_COLUMNS = `id, organization_id, trust_account_id, currency, balance_date::text AS balance_date,
   closing_balance_minor, status, replaces_id, note, created_by, created_at`;
@@ -22,12 +25,19 @@ function balanceFromRow(row: Record<string, unknown>): SafeguardingBalance {
     date: String(row.balance_date),
     closingBalanceMinor: toBigInt(row.closing_balance_minor),
     status: row.status as SafeguardingBalanceStatus,
-    replacesId: text(row.replaces_id),
-    note: text(row.note),
+    replacesId: nullableText(row.replaces_id),
+    note: nullableText(row.note),
     createdBy: String(row.created_by),
     createdAt: toDate(row.created_at),
   };
 }
+
+const BALANCES: RecordTable<SafeguardingBalance> = {
+  name: 'safeguarding_balances',
+  columns: BALANCE_COLUMNS,
+  prefix: ID_PREFIXES.safeguardingBalance,
+  fromRow: balanceFromRow,
+};
 
 export async function insertBalance(db: Queryable, b: SafeguardingBalance): Promise<void> {
   await db.query(
@@ -69,36 +79,12 @@ export async function currentBalances(
   return rows.map(balanceFromRow);
 }
 
-export async function findBalance(
-  db: Queryable,
-  organizationId: string,
-  id: string,
-): Promise<SafeguardingBalance | undefined> {
-  const [row] = await db.query(
-    `SELECT ${BALANCE_COLUMNS} FROM safeguarding_balances WHERE organization_id = $1 AND id = $2`,
-    [organizationId, id],
-  );
-  return row && balanceFromRow(row);
-}
+export const findBalance = organizationRecordFinder(BALANCES);
 
 export interface BalanceFilter extends KeysetFilter {
   trustAccountId?: string | undefined;
 }
 
-export async function listBalances(
-  db: Queryable,
-  organizationId: string,
-  filter: BalanceFilter,
-  rowsMax: number,
-): Promise<SafeguardingBalance[]> {
-  const rows = await listNewestFirst(db, {
-    table: 'safeguarding_balances',
-    columns: BALANCE_COLUMNS,
-    prefix: ID_PREFIXES.safeguardingBalance,
-    organizationId,
-    filter,
-    equal: [['trust_account_id', filter.trustAccountId]],
-    rowsMax,
-  });
-  return rows.map(balanceFromRow);
-}
+export const listBalances = newestFirstLister(BALANCES, (filter: BalanceFilter) => [
+  ['trust_account_id', filter.trustAccountId],
+]);

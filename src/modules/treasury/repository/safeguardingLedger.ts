@@ -33,6 +33,22 @@ export async function walletCurrenciesSince(
 }
 
 /**
+ * The condition that bounds journal entry ids (in `column`) to those that can have been created at or after
+ * `asOf` (idBoundsOfCreated), its value added to `params`; empty when no id bound applies.
+ */
+function entryIdBoundSince(asOf: Date, params: unknown[], column: string): string {
+  const { idGte } = idBoundsOfCreated(ID_PREFIXES.journalEntry, { createdGte: asOf });
+  if (idGte === undefined) return '';
+  params.push(idGte);
+  return `AND ${column} >= $${params.length}`;
+}
+
+/** A balance as of a past instant: what it holds now (`current_minor`) less what posted since (`since_minor`). */
+function balanceAsOf(row: Record<string, unknown> | undefined): bigint {
+  return BigInt(String(row?.current_minor ?? '0')) - BigInt(String(row?.since_minor ?? '0'));
+}
+
+/**
  * Customer money in a currency as of `asOf`, exactly, in minor units: the posted balances of every wallet
  * of the organization in that currency, less what entries created at or after `asOf` posted to them. The
  * running sums are current; entries are append-only and stamped, so the past is the present minus what
@@ -46,12 +62,7 @@ export async function customerMoneyAsOf(
   asOf: Date,
 ): Promise<bigint> {
   const params: unknown[] = [organizationId, currency, asOf];
-  const { idGte } = idBoundsOfCreated(ID_PREFIXES.journalEntry, { createdGte: asOf });
-  let idBound = '';
-  if (idGte !== undefined) {
-    params.push(idGte);
-    idBound = `AND e.id >= $${params.length}`;
-  }
+  const idBound = entryIdBoundSince(asOf, params, 'e.id');
   const [row] = await db.query(
     `SELECT
        (SELECT coalesce(sum(a.credits_posted - a.debits_posted), 0)::text FROM ledger_accounts a
@@ -64,7 +75,7 @@ export async function customerMoneyAsOf(
            AND p.phase = 'posted' AND a.kind = 'wallet') AS since_minor`,
     params,
   );
-  return BigInt(String(row?.current_minor ?? '0')) - BigInt(String(row?.since_minor ?? '0'));
+  return balanceAsOf(row);
 }
 
 /**
@@ -81,12 +92,7 @@ export async function ledgerTrustBalanceAsOf(
   asOf: Date,
 ): Promise<bigint> {
   const params: unknown[] = [organizationId, currency, asOf];
-  const { idGte } = idBoundsOfCreated(ID_PREFIXES.journalEntry, { createdGte: asOf });
-  let idBound = '';
-  if (idGte !== undefined) {
-    params.push(idGte);
-    idBound = `AND p.entry_id >= $${params.length}`;
-  }
+  const idBound = entryIdBoundSince(asOf, params, 'p.entry_id');
   const [row] = await db.query(
     `WITH trust AS (
        SELECT id, debits_posted, credits_posted FROM ledger_accounts
@@ -101,5 +107,5 @@ export async function ledgerTrustBalanceAsOf(
          WHERE p.phase = 'posted' AND e.created_at >= $3 ${idBound}) AS since_minor`,
     params,
   );
-  return BigInt(String(row?.current_minor ?? '0')) - BigInt(String(row?.since_minor ?? '0'));
+  return balanceAsOf(row);
 }

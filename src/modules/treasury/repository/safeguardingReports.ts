@@ -5,12 +5,18 @@
  */
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import type { Currency } from '../../../domain/money.ts';
-import { type KeysetFilter, keysetConditions, toBigInt, toDate } from '../../../store/repositories/rows.ts';
+import { organizationRecordFinder, type RecordTable } from '../../../store/repositories/records.ts';
+import {
+  type KeysetFilter,
+  keysetConditions,
+  nullableBigInt,
+  nullableText,
+  toBigInt,
+  toDate,
+  toJsonObject,
+} from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 import type { ReportedTrustBalance, SafeguardingReportStatus } from '../domain/safeguarding.ts';
-
-const text = (v: unknown) => (v === null || v === undefined ? null : String(v));
-const nullableMinor = (v: unknown) => (v === null || v === undefined ? null : toBigInt(v));
 
 export interface SafeguardingReport {
   id: string;
@@ -47,9 +53,7 @@ interface StoredTrustBalance {
 }
 
 function reportFromRow(row: Record<string, unknown>): SafeguardingReport {
-  const stored = (
-    typeof row.trust_balances === 'string' ? JSON.parse(row.trust_balances) : row.trust_balances
-  ) as StoredTrustBalance[];
+  const stored = toJsonObject<StoredTrustBalance[]>(row.trust_balances);
   return {
     id: String(row.id),
     organizationId: String(row.organization_id),
@@ -57,22 +61,29 @@ function reportFromRow(row: Record<string, unknown>): SafeguardingReport {
     date: String(row.report_date),
     status: row.status as SafeguardingReportStatus,
     customerMoneyMinor: toBigInt(row.customer_money_minor),
-    trustBalanceMinor: row.trust_balance_minor === null ? null : toBigInt(row.trust_balance_minor),
-    differenceMinor: row.difference_minor === null ? null : toBigInt(row.difference_minor),
+    trustBalanceMinor: nullableBigInt(row.trust_balance_minor),
+    differenceMinor: nullableBigInt(row.difference_minor),
     trustBalances: stored.map((b) => ({
       trustAccountId: b.trust_account,
       balanceId: b.balance,
-      closingBalanceMinor: b.closing_balance_minor === null ? null : BigInt(b.closing_balance_minor),
+      closingBalanceMinor: nullableBigInt(b.closing_balance_minor),
     })),
-    ledgerTrustBalanceMinor: nullableMinor(row.ledger_trust_balance_minor),
-    ledgerDifferenceMinor: nullableMinor(row.ledger_difference_minor),
+    ledgerTrustBalanceMinor: nullableBigInt(row.ledger_trust_balance_minor),
+    ledgerDifferenceMinor: nullableBigInt(row.ledger_difference_minor),
     asOf: toDate(row.as_of),
-    exceptionId: text(row.exception_id),
-    mismatchExceptionId: text(row.mismatch_exception_id),
+    exceptionId: nullableText(row.exception_id),
+    mismatchExceptionId: nullableText(row.mismatch_exception_id),
     createdAt: toDate(row.created_at),
     updatedAt: toDate(row.updated_at),
   };
 }
+
+const REPORTS: RecordTable<SafeguardingReport> = {
+  name: 'safeguarding_reports',
+  columns: REPORT_COLUMNS,
+  prefix: ID_PREFIXES.safeguardingReport,
+  fromRow: reportFromRow,
+};
 
 function storedTrustBalances(balances: readonly ReportedTrustBalance[]): string {
   return JSON.stringify(
@@ -135,17 +146,7 @@ export async function saveReport(db: Queryable, r: SafeguardingReport): Promise<
   );
 }
 
-export async function findReport(
-  db: Queryable,
-  organizationId: string,
-  id: string,
-): Promise<SafeguardingReport | undefined> {
-  const [row] = await db.query(
-    `SELECT ${REPORT_COLUMNS} FROM safeguarding_reports WHERE organization_id = $1 AND id = $2`,
-    [organizationId, id],
-  );
-  return row && reportFromRow(row);
-}
+export const findReport = organizationRecordFinder(REPORTS);
 
 /** The day's report of a currency, locked (the caller holds the currency's trust accounts first). */
 export async function lockReportOfDay(

@@ -1,7 +1,12 @@
 /** Sweeps between a rail partner's float and the trust account, as operators recorded them. */
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import type { Currency } from '../../../domain/money.ts';
-import { type KeysetFilter, listNewestFirst, toBigInt, toDate } from '../../../store/repositories/rows.ts';
+import {
+  newestFirstLister,
+  organizationRecordFinder,
+  type RecordTable,
+} from '../../../store/repositories/records.ts';
+import { type KeysetFilter, nullableText, toBigInt, toDate } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 import type { SafeguardingSweep, SweepDirection, SweepRail } from '../domain/trustLedger.ts';
 
@@ -18,12 +23,19 @@ function sweepFromRow(row: Record<string, unknown>): SafeguardingSweep {
     amountMinor: toBigInt(row.amount_minor),
     reference: String(row.reference),
     valueDate: String(row.value_date),
-    trustAccountId: row.trust_account_id === null ? null : String(row.trust_account_id),
+    trustAccountId: nullableText(row.trust_account_id),
     journalEntryId: String(row.journal_entry_id),
     createdBy: String(row.created_by),
     createdAt: toDate(row.created_at),
   };
 }
+
+const SWEEPS: RecordTable<SafeguardingSweep> = {
+  name: 'safeguarding_sweeps',
+  columns: SWEEP_COLUMNS,
+  prefix: ID_PREFIXES.safeguardingSweep,
+  fromRow: sweepFromRow,
+};
 
 export async function insertSweep(db: Queryable, s: SafeguardingSweep): Promise<void> {
   await db.query(
@@ -63,37 +75,11 @@ export async function findSweepByReference(
   return row && sweepFromRow(row);
 }
 
-export async function findSweep(
-  db: Queryable,
-  organizationId: string,
-  id: string,
-): Promise<SafeguardingSweep | undefined> {
-  const [row] = await db.query(
-    `SELECT ${SWEEP_COLUMNS} FROM safeguarding_sweeps WHERE organization_id = $1 AND id = $2`,
-    [organizationId, id],
-  );
-  return row && sweepFromRow(row);
-}
+export const findSweep = organizationRecordFinder(SWEEPS);
 
 export interface SweepFilter extends KeysetFilter {
   currency?: Currency | undefined;
 }
 
 /** Newest first; a currency is served by safeguarding_sweeps_currency_idx. */
-export async function listSweeps(
-  db: Queryable,
-  organizationId: string,
-  filter: SweepFilter,
-  rowsMax: number,
-): Promise<SafeguardingSweep[]> {
-  const rows = await listNewestFirst(db, {
-    table: 'safeguarding_sweeps',
-    columns: SWEEP_COLUMNS,
-    prefix: ID_PREFIXES.safeguardingSweep,
-    organizationId,
-    filter,
-    equal: [['currency', filter.currency]],
-    rowsMax,
-  });
-  return rows.map(sweepFromRow);
-}
+export const listSweeps = newestFirstLister(SWEEPS, (filter: SweepFilter) => [['currency', filter.currency]]);

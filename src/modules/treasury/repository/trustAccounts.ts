@@ -4,11 +4,14 @@
  */
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import type { Currency } from '../../../domain/money.ts';
-import { type KeysetFilter, listNewestFirst, toDate } from '../../../store/repositories/rows.ts';
+import {
+  newestFirstLister,
+  organizationRecordFinder,
+  type RecordTable,
+} from '../../../store/repositories/records.ts';
+import { type KeysetFilter, nullableText, toDate } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 import type { TrustAccount, TrustAccountStatus, TrustAccountType } from '../domain/safeguarding.ts';
-
-const text = (v: unknown) => (v === null || v === undefined ? null : String(v));
 
 const ACCOUNT_COLUMNS = `id, organization_id, currency, type, bank, account_reference, status,
   active_from::text AS active_from, closed_on::text AS closed_on, created_at, updated_at`;
@@ -23,11 +26,18 @@ function accountFromRow(row: Record<string, unknown>): TrustAccount {
     accountReference: String(row.account_reference),
     status: row.status as TrustAccountStatus,
     activeFrom: String(row.active_from),
-    closedOn: text(row.closed_on),
+    closedOn: nullableText(row.closed_on),
     createdAt: toDate(row.created_at),
     updatedAt: toDate(row.updated_at),
   };
 }
+
+const TRUST_ACCOUNTS: RecordTable<TrustAccount> = {
+  name: 'trust_accounts',
+  columns: ACCOUNT_COLUMNS,
+  prefix: ID_PREFIXES.trustAccount,
+  fromRow: accountFromRow,
+};
 
 /** False when the organization already has an active account with this bank and reference. */
 export async function insertTrustAccount(db: Queryable, a: TrustAccount): Promise<boolean> {
@@ -59,17 +69,7 @@ export async function closeTrustAccount(db: Queryable, a: TrustAccount): Promise
   );
 }
 
-export async function findTrustAccount(
-  db: Queryable,
-  organizationId: string,
-  id: string,
-): Promise<TrustAccount | undefined> {
-  const [row] = await db.query(
-    `SELECT ${ACCOUNT_COLUMNS} FROM trust_accounts WHERE organization_id = $1 AND id = $2`,
-    [organizationId, id],
-  );
-  return row && accountFromRow(row);
-}
+export const findTrustAccount = organizationRecordFinder(TRUST_ACCOUNTS);
 
 /**
  * Locks every trust account of an organization in a currency, in id order, and returns them. Reporting a
@@ -103,27 +103,11 @@ export interface TrustAccountFilter extends KeysetFilter {
   type?: TrustAccountType | undefined;
 }
 
-export async function listTrustAccounts(
-  db: Queryable,
-  organizationId: string,
-  filter: TrustAccountFilter,
-  rowsMax: number,
-): Promise<TrustAccount[]> {
-  const rows = await listNewestFirst(db, {
-    table: 'trust_accounts',
-    columns: ACCOUNT_COLUMNS,
-    prefix: ID_PREFIXES.trustAccount,
-    organizationId,
-    filter,
-    equal: [
-      ['currency', filter.currency],
-      ['status', filter.status],
-      ['type', filter.type],
-    ],
-    rowsMax,
-  });
-  return rows.map(accountFromRow);
-}
+export const listTrustAccounts = newestFirstLister(TRUST_ACCOUNTS, (filter: TrustAccountFilter) => [
+  ['currency', filter.currency],
+  ['status', filter.status],
+  ['type', filter.type],
+]);
 
 /**
  * Organizations with a trust account after `afterId`, in id order: the ones the daily check covers, a page

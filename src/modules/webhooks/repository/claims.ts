@@ -2,7 +2,7 @@
 import type { PayloadVersion } from '../../../domain/payloadVersions.ts';
 import { WEBHOOK_SIGNING_SECRETS_MAX } from '../../../domain/signing.ts';
 import type { PayloadFormat } from '../../../domain/webhooks.ts';
-import { toDate } from '../../../store/repositories/rows.ts';
+import { toDate, toJsonObject } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 import { SECRET_COLUMNS, type StoredSecret, secretFromRow } from './secrets.ts';
 
@@ -81,18 +81,13 @@ function claimedFromRow(r: Record<string, unknown>): ClaimedDelivery {
     subscriptionId: String(r.subscription_id),
     attempts: Number(r.attempts),
     eventType: String(r.event_type),
-    eventData: (typeof r.event_data === 'string' ? JSON.parse(r.event_data) : r.event_data) as Record<
-      string,
-      unknown
-    >,
+    eventData: toJsonObject<Record<string, unknown>>(r.event_data),
     eventCreatedAt: toDate(r.event_created_at),
     url: String(r.url),
     payloadFormat: r.payload_format as PayloadFormat,
     apiVersion: r.api_version as PayloadVersion,
     subscriptionFailing: r.subscription_failing === true,
-    secrets: (
-      (typeof r.secrets === 'string' ? JSON.parse(r.secrets) : r.secrets) as Record<string, unknown>[]
-    ).map(secretFromRow),
+    secrets: toJsonObject<Record<string, unknown>[]>(r.secrets).map(secretFromRow),
   };
 }
 

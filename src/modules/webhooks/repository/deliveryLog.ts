@@ -1,8 +1,7 @@
 /** An event's deliveries as the log shows them, each with its attempts. */
-import { toDate } from '../../../store/repositories/rows.ts';
+import { nullableDate, nullableNumber, nullableText, toDate } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 import type { AttemptRecord } from './deliveries.ts';
-import { optionalDate } from './rows.ts';
 
 export interface DeliveryView {
   id: string;
@@ -43,10 +42,10 @@ export async function listDeliveriesOfEvent(
     status: String(d.status),
     attempts: Number(d.attempts),
     nextAttemptAt: toDate(d.next_attempt_at),
-    lastAttemptAt: optionalDate(d.last_attempt_at),
-    lastStatusCode: d.last_status_code === null ? null : Number(d.last_status_code),
-    lastError: d.last_error === null ? null : String(d.last_error),
-    succeededAt: optionalDate(d.succeeded_at),
+    lastAttemptAt: nullableDate(d.last_attempt_at),
+    lastStatusCode: nullableNumber(d.last_status_code),
+    lastError: nullableText(d.last_error),
+    succeededAt: nullableDate(d.succeeded_at),
     createdAt: toDate(d.created_at),
     log: attempts
       .filter((a) => a.delivery_id === d.id)
@@ -55,9 +54,9 @@ export async function listDeliveriesOfEvent(
         attempt: Number(a.attempt),
         startedAt: toDate(a.started_at),
         durationMs: Number(a.duration_ms),
-        statusCode: a.status_code === null ? null : Number(a.status_code),
-        errorClass: a.error_class === null ? null : String(a.error_class),
-        responseBody: a.response_body === null ? null : String(a.response_body),
+        statusCode: nullableNumber(a.status_code),
+        errorClass: nullableText(a.error_class),
+        responseBody: nullableText(a.response_body),
       })),
   }));
 }

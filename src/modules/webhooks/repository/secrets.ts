@@ -5,7 +5,7 @@
 import { type Keyring, open } from '../../../domain/sealing.ts';
 import { WEBHOOK_SIGNING_SECRETS_MAX } from '../../../domain/signing.ts';
 import { webhookSecretContext } from '../../../domain/webhooks.ts';
-import { toDate } from '../../../store/repositories/rows.ts';
+import { nullableText, toDate } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 
 /** A secret as stored: sealed (src/domain/sealing.ts) under a data key wrapped by master key `keyId`. */
@@ -38,8 +38,8 @@ export function secretFromRow(row: Record<string, unknown>): StoredSecret {
     id: String(row.id),
     subscriptionId: String(row.subscription_id),
     createdAt: toDate(row.created_at),
-    sealed: row.sealed_secret === null ? null : String(row.sealed_secret),
-    legacyPlaintext: row.legacy_plaintext_secret === null ? null : String(row.legacy_plaintext_secret),
+    sealed: nullableText(row.sealed_secret),
+    legacyPlaintext: nullableText(row.legacy_plaintext_secret),
   };
 }
 

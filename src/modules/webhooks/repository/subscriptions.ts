@@ -2,9 +2,14 @@
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import type { PayloadVersion } from '../../../domain/payloadVersions.ts';
 import type { PayloadFormat, SubscriptionStatus } from '../../../domain/webhooks.ts';
-import { type KeysetFilter, keysetConditions, toDate } from '../../../store/repositories/rows.ts';
+import {
+  type KeysetFilter,
+  keysetConditions,
+  nullableDate,
+  nullableText,
+  toDate,
+} from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
-import { optionalDate } from './rows.ts';
 import { insertSecret, type SealedSecret } from './secrets.ts';
 
 export interface Subscription {
@@ -32,12 +37,12 @@ function fromRow(row: Record<string, unknown>): Subscription {
     organizationId: String(row.organization_id),
     url: String(row.url),
     events: row.events as string[],
-    description: row.description === null ? null : String(row.description),
+    description: nullableText(row.description),
     payloadFormat: row.payload_format as PayloadFormat,
     apiVersion: row.api_version as PayloadVersion,
     status: row.status as SubscriptionStatus,
-    disabledReason: row.disabled_reason === null ? null : String(row.disabled_reason),
-    failingSince: optionalDate(row.failing_since),
+    disabledReason: nullableText(row.disabled_reason),
+    failingSince: nullableDate(row.failing_since),
     createdAt: toDate(row.created_at),
     updatedAt: toDate(row.updated_at),
   };

@@ -1,0 +1,81 @@
+/**
+ * Reads shared by the tables of one record type per row, built from the table's description: an
+ * organization's record by id, its records newest first a page at a time, and a worker queue's due records.
+ */
+import type { IdPrefix } from '../../domain/ids.ts';
+import type { Queryable } from '../store.ts';
+import { claimDueRows, forUpdateClause, type KeysetFilter, listNewestFirst } from './rows.ts';
+
+/** A table as its repository reads it: its name, the columns it selects, its ids' prefix and its row mapper. */
+export interface RecordTable<T> {
+  name: string;
+  columns: string;
+  prefix: IdPrefix;
+  fromRow: (row: Record<string, unknown>) => T;
+}
+
+/** Equality filters of a list, as `[column, value]`; a value left undefined filters nothing. */
+export type EqualityFilters = readonly (readonly [string, unknown])[];
+
+/** Finds an organization's record by id; `forUpdate` locks its row until the transaction ends. */
+export function organizationRecordFinder<T>(table: RecordTable<T>) {
+  return async (
+    db: Queryable,
+    organizationId: string,
+    id: string,
+    options: { forUpdate?: boolean } = {},
+  ): Promise<T | undefined> => {
+    const [row] = await db.query(
+      `SELECT ${table.columns} FROM ${table.name} WHERE organization_id = $1 AND id = $2${forUpdateClause(options.forUpdate)}`,
+      [organizationId, id],
+    );
+    return row && table.fromRow(row);
+  };
+}
+
+/**
+ * Lists an organization's records newest first, a page at a time (listNewestFirst), narrowed by the
+ * equality filters `equal` reads from the list's filter.
+ */
+export function newestFirstLister<T, F extends KeysetFilter = KeysetFilter>(
+  table: RecordTable<T>,
+  equal: (filter: F) => EqualityFilters = () => [],
+) {
+  return async (db: Queryable, organizationId: string, filter: F, rowsMax: number): Promise<T[]> => {
+    const rows = await listNewestFirst(db, {
+      table: table.name,
+      columns: table.columns,
+      prefix: table.prefix,
+      organizationId,
+      filter,
+      equal: equal(filter),
+      rowsMax,
+    });
+    return rows.map(table.fromRow);
+  };
+}
+
+/** Claims a worker queue's due records (claimDueRows): skipped by any other worker until this transaction ends. */
+export function dueRecordsClaimer<T>(table: Pick<RecordTable<T>, 'name' | 'columns' | 'fromRow'>) {
+  return async (db: Queryable, now: Date, rowsMax: number, excludedIds: readonly string[]): Promise<T[]> => {
+    const rows = await claimDueRows(db, {
+      table: table.name,
+      columns: table.columns,
+      now,
+      rowsMax,
+      excludedIds,
+    });
+    return rows.map(table.fromRow);
+  };
+}
+
+/** A list narrowed to one status of its records. */
+export type StatusFilter<S> = KeysetFilter & { status?: S | undefined };
+export const byStatus = <S>(filter: StatusFilter<S>): EqualityFilters => [['status', filter.status]];
+
+/** A list of wallets' records narrowed to one status, one wallet, or both. */
+export type StatusAndWalletFilter<S> = StatusFilter<S> & { walletId?: string | undefined };
+export const byStatusAndWallet = <S>(filter: StatusAndWalletFilter<S>): EqualityFilters => [
+  ['status', filter.status],
+  ['wallet_id', filter.walletId],
+];
