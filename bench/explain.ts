@@ -22,6 +22,7 @@ import {
   listJournalEntries,
   listLedgerAccounts,
 } from '../src/modules/ledger/repository/ledger.ts';
+import { findTransferByRailReference, listTransfers } from '../src/modules/transfers/repository.ts';
 import { claimDueDeliveries } from '../src/modules/webhooks/repository/claims.ts';
 import { eventsSince } from '../src/modules/webhooks/repository/requeue.ts';
 import { listSubscriptions } from '../src/modules/webhooks/repository/subscriptions.ts';
@@ -33,7 +34,6 @@ import { listCustomers } from '../src/store/repositories/customers.ts';
 import { listEvents } from '../src/store/repositories/events.ts';
 import { openTransferCounts, subscriptionQueues } from '../src/store/repositories/operations.ts';
 import { pruneEventsBatch } from '../src/store/repositories/retention.ts';
-import { findTransferByRailReference, listTransfers } from '../src/store/repositories/transfers.ts';
 import { readWalletActivity, tallyWalletActivity } from '../src/store/repositories/walletActivity.ts';
 import { walletBalanceAsOf } from '../src/store/repositories/walletBalances.ts';
 import { listWallets } from '../src/store/repositories/wallets.ts';

@@ -9,13 +9,13 @@
 import { createCustomer } from '../src/app/customers.ts';
 import { systemDeps } from '../src/app/deps.ts';
 import { updateOrganizationProfile } from '../src/app/organizationProfile.ts';
-import { fundWallet } from '../src/app/railCredits.ts';
 import { addDays } from '../src/domain/days.ts';
 import { issueApiKey } from '../src/modules/apiKeys/useCases/keys.ts';
 import { openSavingsAccount } from '../src/modules/savings/useCases/accounts.ts';
 import { accrueSavingsThrough } from '../src/modules/savings/useCases/dayWork.ts';
 import { createSavingsProduct } from '../src/modules/savings/useCases/products.ts';
 import { utcDay } from '../src/modules/testClock/domain.ts';
+import { fundWallet } from '../src/modules/transfers/useCases/railCredits.ts';
 import { migrate } from '../src/store/migrate.ts';
 import { openPgliteStore } from '../src/store/pglite.ts';
 import type { Queryable, Store } from '../src/store/store.ts';

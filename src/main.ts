@@ -8,7 +8,6 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { type Deps, systemDeps } from './app/deps.ts';
-import { LedgerWriter } from './app/posting/writer.ts';
 import { watchSanctionsList } from './app/sanctions/screeningIndex.ts';
 import { SANDBOX_ORGANIZATION_NAME, seedSandbox } from './app/seed.ts';
 import { startControlServer } from './cli/controlChannel.ts';
@@ -37,6 +36,14 @@ import {
 } from './modules/railPartners/index.ts';
 import { DEPOSIT_WORKER_INTERVAL_MS, runDepositWorkerOnce } from './modules/stablecoins/index.ts';
 import { DAY_WORKER_INTERVAL_MS, runDayWorkerOnce } from './modules/testClock/index.ts';
+import {
+  LedgerWriter,
+  RAIL_WORKER_INTERVAL_MS,
+  type RailResolver,
+  type RailWorkerLog,
+  registryResolver,
+  runRailWorkerOnce,
+} from './modules/transfers/index.ts';
 import { runSafeguardingWorkerOnce, SAFEGUARDING_WORKER_INTERVAL_MS } from './modules/treasury/index.ts';
 import { httpWebhookSender, startWebhookDispatcher } from './modules/webhooks/index.ts';
 import { startPartnerSimulators } from './partnerSimulators.ts';
@@ -50,13 +57,6 @@ import type { Store } from './store/store.ts';
 import { APPROVAL_EXPIRY_INTERVAL_MS, runApprovalExpiryOnce } from './workers/approvalExpiry.ts';
 import { pruneExpiredIdempotencyRecords } from './workers/idempotencyPruner.ts';
 import { startPeriodic, type Worker } from './workers/periodic.ts';
-import {
-  RAIL_WORKER_INTERVAL_MS,
-  type RailResolver,
-  type RailWorkerLog,
-  registryResolver,
-  runRailWorkerOnce,
-} from './workers/railWorker.ts';
 import { pruneExpiredHistory } from './workers/retentionPruner.ts';
 import { runVerificationWorkerOnce, VERIFICATION_WORKER_INTERVAL_MS } from './workers/verificationWorker.ts';
 

@@ -7,8 +7,8 @@
  * events and its receipt show the fee; the ledger verifies after each.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LedgerWriter } from '../src/app/posting/writer.ts';
 import { runPaymentBatchPass } from '../src/modules/paymentBatches/workers.ts';
+import { LedgerWriter } from '../src/modules/transfers/useCases/posting/writer.ts';
 import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
 import { balanceOf, drainRails, expectLedgerHealthy, fundedWallet, mobileMoney } from './support/ledger.ts';
 import { newOrganization, type TestOrganization } from './support/organizations.ts';

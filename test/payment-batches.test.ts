@@ -5,11 +5,11 @@
  * keys), resumes after a worker dies, and can be canceled; the ledger stays exact.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LedgerWriter } from '../src/app/posting/writer.ts';
 import { PAYMENT_BATCH_LEASE_MS } from '../src/modules/paymentBatches/domain.ts';
 import { leaseRunnableBatch } from '../src/modules/paymentBatches/repository.ts';
 import { runPaymentBatchWorkerOnce } from '../src/modules/paymentBatches/useCases/worker.ts';
 import { runPaymentBatchPass } from '../src/modules/paymentBatches/workers.ts';
+import { LedgerWriter } from '../src/modules/transfers/useCases/posting/writer.ts';
 import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
 import { balanceOf, drainRails, expectLedgerHealthy, fundedWallet, mobileMoney } from './support/ledger.ts';
 import { newOrganization } from './support/organizations.ts';

@@ -6,11 +6,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdminCommand } from '../src/app/admin.ts';
-import { fundWallet } from '../src/app/railCredits.ts';
 import { ConfigError } from '../src/config/variables.ts';
 import { loadConfig } from '../src/config.ts';
 import { decidePilotCap } from '../src/domain/decisions/pilotCaps.ts';
 import { issueApiKey } from '../src/modules/apiKeys/useCases/keys.ts';
+import { fundWallet } from '../src/modules/transfers/useCases/railCredits.ts';
 import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
 import { expectLedgerHealthy, mobileMoney } from './support/ledger.ts';
 import { newOrganization, type TestOrganization } from './support/organizations.ts';

@@ -30,8 +30,8 @@ import {
 } from '../src/modules/ledger/domain/ledger.ts';
 import { decideDebit } from '../src/modules/ledger/domain/posting.ts';
 import { verifyLedger } from '../src/modules/ledger/useCases/verify.ts';
+import { runRailWorkerOnce } from '../src/modules/transfers/workers.ts';
 import { sandboxRails } from '../src/rails/sandbox.ts';
-import { runRailWorkerOnce } from '../src/workers/railWorker.ts';
 import { api, BACKENDS, type Backend, startTestApp, type TestApp } from './support/harness.ts';
 import { balanceOf, drainRails, fundedWallet, mobileMoney } from './support/ledger.ts';
 

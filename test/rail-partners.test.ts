@@ -10,7 +10,6 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdminCommand } from '../src/app/admin.ts';
 import type { Deps } from '../src/app/deps.ts';
-import { fundWallet } from '../src/app/railCredits.ts';
 import { missingMasterKeys } from '../src/app/secretsAtRest.ts';
 import { keyringOf, MASTER_KEY_BYTES } from '../src/domain/sealing.ts';
 import { issueApiKey } from '../src/modules/apiKeys/useCases/keys.ts';
@@ -23,13 +22,14 @@ import {
 } from '../src/modules/railPartners/useCases/directory.ts';
 import { ensureSimulatedRailPartner } from '../src/modules/railPartners/useCases/partners.ts';
 import { runRailCallbackSweepOnce } from '../src/modules/railPartners/workers.ts';
+import { fundWallet } from '../src/modules/transfers/useCases/railCredits.ts';
+import { RAIL_NOT_CONFIGURED_FAILURE, runRailWorkerOnce } from '../src/modules/transfers/workers.ts';
 import {
   DARAJA_SIMULATOR_DEFAULT_CREDENTIALS,
   type DarajaSimulator,
   startDarajaSimulator,
 } from '../src/simulators/mpesaDaraja/index.ts';
 import { startMomoSimulator } from '../src/simulators/mtnMomo/index.ts';
-import { RAIL_NOT_CONFIGURED_FAILURE, runRailWorkerOnce } from '../src/workers/railWorker.ts';
 import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
 import { expectLedgerHealthy, fundedWallet, mobileMoney } from './support/ledger.ts';
 import { newOrganization, type TestOrganization } from './support/organizations.ts';

@@ -8,6 +8,13 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { hashApiKey } from '../src/domain/apiKeys.ts';
 import type { Transfer } from '../src/domain/transferRecord.ts';
+import { listTransfers } from '../src/modules/transfers/repository.ts';
+import {
+  RAIL_REFERENCE_CONFLICT_REASON,
+  RAIL_RESULT_TIMEOUT_MS,
+  type RailWorkerLog,
+  runRailWorkerOnce,
+} from '../src/modules/transfers/workers.ts';
 import type {
   RailAdapter,
   RailOutcome,
@@ -17,13 +24,6 @@ import type {
 } from '../src/rails/rail.ts';
 import { simulatedRail } from '../src/rails/sandbox.ts';
 import { findApiKeyByHash } from '../src/store/repositories/apiKeys.ts';
-import { listTransfers } from '../src/store/repositories/transfers.ts';
-import {
-  RAIL_REFERENCE_CONFLICT_REASON,
-  RAIL_RESULT_TIMEOUT_MS,
-  type RailWorkerLog,
-  runRailWorkerOnce,
-} from '../src/workers/railWorker.ts';
 import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
 import { balanceOf, expectLedgerHealthy, fundedWallet, mobileMoney } from './support/ledger.ts';
 import { REFUSED_REFERENCE_MESSAGE, refuseRailReferences } from './support/railFaults.ts';

@@ -5,9 +5,9 @@
  * once, with a balanced entry where money moves; the ledger stays exact.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runRailWorkerOnce } from '../src/modules/transfers/workers.ts';
 import type { RailAdapter } from '../src/rails/rail.ts';
 import { sandboxRails } from '../src/rails/sandbox.ts';
-import { runRailWorkerOnce } from '../src/workers/railWorker.ts';
 import { api, BACKENDS, newOrganizationKey, startTestApp, type TestApp } from './support/harness.ts';
 import { balanceOf, drainRails, expectLedgerHealthy, fundedWallet, mobileMoney } from './support/ledger.ts';
 import { newOrganization } from './support/organizations.ts';

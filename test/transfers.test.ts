@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RAIL_POLL_WINDOW_OVER_REASON, RAIL_STATUS_POLL_WINDOW_MS } from '../src/workers/railWorker.ts';
+import {
+  RAIL_POLL_WINDOW_OVER_REASON,
+  RAIL_STATUS_POLL_WINDOW_MS,
+} from '../src/modules/transfers/workers.ts';
 import { api, BACKENDS, newOrganizationKey, startTestApp, type TestApp } from './support/harness.ts';
 import { balanceOf, drainRails, expectLedgerHealthy, fundedWallet, mobileMoney } from './support/ledger.ts';
 

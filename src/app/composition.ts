@@ -9,11 +9,11 @@ import { LOAN_APPROVALS, LOAN_DAY_WORK } from '../modules/lending/index.ts';
 import { PAYMENT_BATCH_APPROVALS } from '../modules/paymentBatches/index.ts';
 import { refuseSavingsSource, SAVINGS_DAY_WORK } from '../modules/savings/index.ts';
 import { decideHeldDeposit } from '../modules/stablecoins/index.ts';
+import { decideReviewedTransfer, TRANSFER_APPROVALS } from '../modules/transfers/index.ts';
 import type { Deps } from './deps.ts';
 import { GOVERNED_CHANGE_APPROVALS } from './governedChangeDecisions.ts';
 import { CHANGE_KINDS } from './governedChangeKinds.ts';
 import { POLICY_CHANGE_APPROVALS } from './policies.ts';
-import { decideReviewedTransfer, TRANSFER_APPROVALS } from './transferApprovals.ts';
 
 export type UseCaseHooks = Pick<
   Deps,

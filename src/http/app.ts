@@ -13,7 +13,6 @@ import Fastify, {
   LogController,
 } from 'fastify';
 import type { Deps } from '../app/deps.ts';
-import { LedgerWriter } from '../app/posting/writer.ts';
 import {
   defaultRateLimitSettings,
   LEDGER_WRITER_LANES_DEFAULT,
@@ -26,6 +25,7 @@ import { consolePlugin } from '../console/plugin.ts';
 import { AppError, validationError } from '../domain/errors.ts';
 import { createServiceMetrics } from '../metrics.ts';
 import { HTTP_MODULES } from '../modules/registry.ts';
+import { DOCUMENT_ONLY_SCHEMAS } from '../modules/transfers/index.ts';
 import { registerAuth } from './auth.ts';
 import { AUTHORIZATION_SCHEMAS } from './authorizationSchemas.ts';
 import { registerBodyParsing } from './bodyParser.ts';
@@ -61,16 +61,12 @@ import { memberRoutes } from './routes/members.ts';
 import { organizationRoutes, organizationSchema } from './routes/organization.ts';
 import { policyRoutes } from './routes/policies.ts';
 import { reviewRoutes } from './routes/reviews.ts';
-import { sandboxRoutes } from './routes/sandbox.ts';
 import { systemRoutes } from './routes/system.ts';
-import { transferRoutes } from './routes/transfers.ts';
 import { travelRuleRoutes } from './routes/travelRule.ts';
 import { verificationRoutes } from './routes/verifications.ts';
 import { walletStatusRoutes } from './routes/walletStatus.ts';
 import { walletRoutes } from './routes/wallets.ts';
 import { SHARED_SCHEMAS } from './sharedSchemas.ts';
-import { DOCUMENT_ONLY_SCHEMAS } from './transferDestinationSchemas.ts';
-import { TRANSFER_SCHEMAS } from './transferSchemas.ts';
 import { TRAVEL_RULE_SCHEMAS } from './travelRuleSchemas.ts';
 import { validatorCompiler } from './validation.ts';
 import { WALLET_SCHEMAS } from './walletSchemas.ts';
@@ -218,7 +214,6 @@ function addSchemas(app: FastifyInstance): void {
     ...SHARED_SCHEMAS,
     ...WALLET_SCHEMAS,
     ...CUSTOMER_SCHEMAS,
-    ...TRANSFER_SCHEMAS,
     ...COMPLIANCE_SCHEMAS,
     ...AUTHORIZATION_SCHEMAS,
     ...TRAVEL_RULE_SCHEMAS,
@@ -379,7 +374,6 @@ function addRoutes(
   verificationRoutes(app, deps);
   walletRoutes(app, deps);
   walletStatusRoutes(app, deps);
-  transferRoutes(app, deps, new LedgerWriter(deps, ledgerWriterLanes));
   eventRoutes(app, deps);
   evidenceRoutes(app, deps);
   reviewRoutes(app, deps);
@@ -391,8 +385,8 @@ function addRoutes(
   changeRoutes(app, deps);
   travelRuleRoutes(app, deps);
   organizationRoutes(app, deps);
-  if (deps.environment === 'sandbox') sandboxRoutes(app, deps);
   for (const module of HTTP_MODULES) {
-    if (!module.sandboxOnly || deps.environment === 'sandbox') module.routes(app, deps);
+    if (!module.sandboxOnly || deps.environment === 'sandbox')
+      module.routes(app, deps, { ledgerWriterLanes });
   }
 }

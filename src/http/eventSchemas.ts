@@ -14,6 +14,7 @@ import {
   savingsNoticeSchema,
   savingsWithdrawalSchema,
 } from '../modules/savings/index.ts';
+import { transferEventDataSchema } from '../modules/transfers/index.ts';
 import {
   amlAlertData,
   amount,
@@ -37,7 +38,6 @@ import {
   walletData,
 } from './eventDataSchemas.ts';
 import { currencySchema, metadataSchema, nullableTimestampSchema, timestampSchema } from './schemas.ts';
-import { transferEventDataSchema } from './transferSchemas.ts';
 
 /** A route's response schema, inlined as an event's data: the same fields, without its component name. */
 function inlined(schema: { $id: string }): Schema {

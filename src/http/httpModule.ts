@@ -6,11 +6,17 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../app/deps.ts';
 
+/** The process's settings the HTTP edge hands every module's routes. */
+export interface HttpRouteOptions {
+  /** How many ledger writer lanes new transfers are spread over (src/config.ts). */
+  ledgerWriterLanes: number;
+}
+
 export interface HttpModule {
   /** Named schemas (each with its `$id`), added before any route so every module's routes can refer to them. */
   readonly schemas: readonly { readonly $id: string }[];
   /** Adds the module's routes. */
-  routes(app: FastifyInstance, deps: Deps): void;
+  routes(app: FastifyInstance, deps: Deps, options: HttpRouteOptions): void;
   /** Routes that exist only in the sandbox (a test clock, a simulated chain). */
   readonly sandboxOnly?: boolean;
 }

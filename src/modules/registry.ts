@@ -16,6 +16,7 @@ import { receiptsHttp } from './receipts/index.ts';
 import { savingsHttp } from './savings/index.ts';
 import { stablecoinsHttp, stablecoinsSandboxHttp } from './stablecoins/index.ts';
 import { testClockHttp } from './testClock/index.ts';
+import { transfersHttp, transfersSandboxHttp } from './transfers/index.ts';
 import { treasuryHttp, treasurySandboxHttp } from './treasury/index.ts';
 import { webhooksHttp } from './webhooks/index.ts';
 
@@ -23,6 +24,8 @@ export const HTTP_MODULES: readonly HttpModule[] = [
   ledgerHttp,
   digitalAccountsHttp,
   apiKeysHttp,
+  transfersHttp,
+  transfersSandboxHttp,
   collectionsHttp,
   collectionsSandboxHttp,
   stablecoinsHttp,

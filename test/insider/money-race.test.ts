@@ -7,9 +7,9 @@
  * verifies.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LedgerWriter } from '../../src/app/posting/writer.ts';
 import { parseAmount } from '../../src/domain/money.ts';
 import { runPaymentBatchPass } from '../../src/modules/paymentBatches/workers.ts';
+import { LedgerWriter } from '../../src/modules/transfers/useCases/posting/writer.ts';
 import { api, BACKENDS, createCustomer, startTestApp, type TestApp } from '../support/harness.ts';
 import { balanceOf, drainRails, expectLedgerHealthy, mobileMoney } from '../support/ledger.ts';
 import { newOrganization } from '../support/organizations.ts';

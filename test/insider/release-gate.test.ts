@@ -7,9 +7,9 @@
  * exact. One scenario per kind in WAITING_MOVEMENTS: a kind added without one fails here.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LedgerWriter } from '../../src/app/posting/writer.ts';
 import { WAITING_MOVEMENTS, type WaitingMovement } from '../../src/modules/ledger/domain/posting.ts';
 import { runPaymentBatchPass } from '../../src/modules/paymentBatches/workers.ts';
+import { LedgerWriter } from '../../src/modules/transfers/useCases/posting/writer.ts';
 import { api, BACKENDS, createCustomer, startTestApp, type TestApp } from '../support/harness.ts';
 import { balanceOf, drainRails, expectLedgerHealthy, fundedWallet, mobileMoney } from '../support/ledger.ts';
 import { newOrganization, type TestOrganization } from '../support/organizations.ts';

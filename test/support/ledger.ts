@@ -1,7 +1,7 @@
 import { expect } from 'vitest';
 import { verifyLedger } from '../../src/modules/ledger/useCases/verify.ts';
+import { runRailWorkerOnce } from '../../src/modules/transfers/workers.ts';
 import { sandboxRails } from '../../src/rails/sandbox.ts';
-import { runRailWorkerOnce } from '../../src/workers/railWorker.ts';
 import { api, createCustomer, type TestApp } from './harness.ts';
 
 export async function expectLedgerHealthy(t: TestApp): Promise<void> {

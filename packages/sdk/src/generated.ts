@@ -328,148 +328,6 @@ export interface Customer {
   updated_at: string;
 }
 
-/** A movement of money out of (or into) a wallet, with its status and ledger state. */
-export interface Transfer {
-  /** Transfer id. */
-  id: string;
-  object: 'transfer';
-  /** `outbound`: paid out of a wallet; `inbound`: collected into one. */
-  direction: 'outbound' | 'inbound';
-  /** The paying wallet; null for inbound collections. */
-  source: string | null;
-  destination: TransferDestination;
-  /** Decimal string at the currency exponent. */
-  amount: string;
-  /** The fee the sender pays on top of `amount`, at the currency exponent (`0.00` when none): the source wallet is debited amount + fee. See `fee_schedule`. */
-  fee: string;
-  /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
-  currency:
-    | 'KES'
-    | 'UGX'
-    | 'TZS'
-    | 'RWF'
-    | 'NGN'
-    | 'GHS'
-    | 'ZAR'
-    | 'XOF'
-    | 'XAF'
-    | 'ZMW'
-    | 'MWK'
-    | 'ETB'
-    | 'EGP'
-    | 'MAD'
-    | 'USD'
-    | 'EUR'
-    | 'GBP'
-    | 'USDC'
-    | 'USDT';
-  rail: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset';
-  status:
-    | 'pending_approval'
-    | 'in_review'
-    | 'pending'
-    | 'processing'
-    | 'settled'
-    | 'failed'
-    | 'rejected'
-    | 'expired'
-    | 'canceled'
-    | 'returned';
-  /** Why it is in this status, e.g. `rail_timeout` while processing. */
-  status_reason: string | null;
-  /** Why it failed, e.g. `recipient_not_registered`. */
-  failure_code: string | null;
-  ledger_state: 'pending' | 'posted' | 'matched' | 'exception' | 'voided';
-  /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
-  metadata: Record<string, string>;
-  created_at: string;
-  updated_at: string;
-  processing_at: string | null;
-  settled_at: string | null;
-  failed_at: string | null;
-  canceled_at: string | null;
-  returned_at: string | null;
-  /** Who created it: the member (`mem_…`) the API key acts for, else the API key (`key_…`); null for money that arrived from a rail. */
-  created_by: string | null;
-  /** The authorization policy’s decision: `allow`, or `require_approval` (the transfer waited `pending_approval`), with the policy version and the rule (`default` when no rule matched) that decided. Null for money that arrived from a rail and for transfers made before policies existed. */
-  authorization: {
-    decision: 'allow' | 'require_approval';
-    policy_version: number;
-    rule: string;
-  } | null;
-  /** The approval it waits for (or waited for), if its policy asked for one. */
-  approval: string | null;
-  /** The rail’s own reference for the payout once it has one: on the `digital_asset` rail, the transaction hash (`0x` and 64 hexadecimal digits). */
-  rail_reference: string | null;
-  /** Whether the transfer carries Travel Rule data: the reference of the evidence record that holds it (operators read it with `GET /v1/transfers/{id}/travel-rule`), and whether its amount required it. Null when it carries none. The data itself is never shown here nor in events. */
-  travel_rule: {
-    /** The evidence record (`evd_…`) that holds the data. */
-    reference: string;
-    /** True when the amount reached the threshold. */
-    required: boolean;
-  } | null;
-  /** Which fee schedule version and rule decided `fee` (`rule` null: the version has no rule for this rail and currency, so no fee). Null for money that arrived and for transfers made before fees existed. */
-  fee_schedule: {
-    /** The fee schedule version. */
-    version: number;
-    /** The rule’s `id`, or null when no rule applied. */
-    rule: string | null;
-  } | null;
-}
-
-/** The `data` of a `transfer.*` event: the transfer as it stood when the event was written, so a receiver can act on the state without fetching it. */
-export interface TransferEventData {
-  /** The transfer the event is about. */
-  transfer_id: string;
-  status:
-    | 'pending_approval'
-    | 'in_review'
-    | 'pending'
-    | 'processing'
-    | 'settled'
-    | 'failed'
-    | 'rejected'
-    | 'expired'
-    | 'canceled'
-    | 'returned';
-  rail: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset';
-  ledger_state: 'pending' | 'posted' | 'matched' | 'exception' | 'voided';
-  /** Decimal string at the currency exponent. */
-  amount: string;
-  /** The fee the sender pays on top of `amount` (`0.00` when none). */
-  fee: string;
-  /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
-  currency:
-    | 'KES'
-    | 'UGX'
-    | 'TZS'
-    | 'RWF'
-    | 'NGN'
-    | 'GHS'
-    | 'ZAR'
-    | 'XOF'
-    | 'XAF'
-    | 'ZMW'
-    | 'MWK'
-    | 'ETB'
-    | 'EGP'
-    | 'MAD'
-    | 'USD'
-    | 'EUR'
-    | 'GBP'
-    | 'USDC'
-    | 'USDT';
-  /** `outbound`: paid out of a wallet; `inbound`: collected into one. */
-  direction: 'outbound' | 'inbound';
-  /** The paying wallet; null for inbound collections. */
-  source: string | null;
-  destination: TransferDestination;
-  /** Why it failed, when it did. */
-  failure_code: string | null;
-  /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
-  metadata: Record<string, string>;
-}
-
 /** One compliance decision, append-only and hash-chained per organization. Every field but `object` and `hash` is the record as it was hashed: canonicalise those fields with RFC 8785 (JSON Canonicalization Scheme) and the SHA-256 of that text, in lower-case hex, is `hash`; the next record names it as its `previous_hash`. */
 export interface Evidence {
   object: 'evidence';
@@ -1265,6 +1123,148 @@ export interface PendingApiKey {
   applied_at: string | null;
   /** The key. Neither it nor its hash is shown again: copy it now. */
   key: string;
+}
+
+/** A movement of money out of (or into) a wallet, with its status and ledger state. */
+export interface Transfer {
+  /** Transfer id. */
+  id: string;
+  object: 'transfer';
+  /** `outbound`: paid out of a wallet; `inbound`: collected into one. */
+  direction: 'outbound' | 'inbound';
+  /** The paying wallet; null for inbound collections. */
+  source: string | null;
+  destination: TransferDestination;
+  /** Decimal string at the currency exponent. */
+  amount: string;
+  /** The fee the sender pays on top of `amount`, at the currency exponent (`0.00` when none): the source wallet is debited amount + fee. See `fee_schedule`. */
+  fee: string;
+  /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
+  currency:
+    | 'KES'
+    | 'UGX'
+    | 'TZS'
+    | 'RWF'
+    | 'NGN'
+    | 'GHS'
+    | 'ZAR'
+    | 'XOF'
+    | 'XAF'
+    | 'ZMW'
+    | 'MWK'
+    | 'ETB'
+    | 'EGP'
+    | 'MAD'
+    | 'USD'
+    | 'EUR'
+    | 'GBP'
+    | 'USDC'
+    | 'USDT';
+  rail: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset';
+  status:
+    | 'pending_approval'
+    | 'in_review'
+    | 'pending'
+    | 'processing'
+    | 'settled'
+    | 'failed'
+    | 'rejected'
+    | 'expired'
+    | 'canceled'
+    | 'returned';
+  /** Why it is in this status, e.g. `rail_timeout` while processing. */
+  status_reason: string | null;
+  /** Why it failed, e.g. `recipient_not_registered`. */
+  failure_code: string | null;
+  ledger_state: 'pending' | 'posted' | 'matched' | 'exception' | 'voided';
+  /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
+  metadata: Record<string, string>;
+  created_at: string;
+  updated_at: string;
+  processing_at: string | null;
+  settled_at: string | null;
+  failed_at: string | null;
+  canceled_at: string | null;
+  returned_at: string | null;
+  /** Who created it: the member (`mem_…`) the API key acts for, else the API key (`key_…`); null for money that arrived from a rail. */
+  created_by: string | null;
+  /** The authorization policy’s decision: `allow`, or `require_approval` (the transfer waited `pending_approval`), with the policy version and the rule (`default` when no rule matched) that decided. Null for money that arrived from a rail and for transfers made before policies existed. */
+  authorization: {
+    decision: 'allow' | 'require_approval';
+    policy_version: number;
+    rule: string;
+  } | null;
+  /** The approval it waits for (or waited for), if its policy asked for one. */
+  approval: string | null;
+  /** The rail’s own reference for the payout once it has one: on the `digital_asset` rail, the transaction hash (`0x` and 64 hexadecimal digits). */
+  rail_reference: string | null;
+  /** Whether the transfer carries Travel Rule data: the reference of the evidence record that holds it (operators read it with `GET /v1/transfers/{id}/travel-rule`), and whether its amount required it. Null when it carries none. The data itself is never shown here nor in events. */
+  travel_rule: {
+    /** The evidence record (`evd_…`) that holds the data. */
+    reference: string;
+    /** True when the amount reached the threshold. */
+    required: boolean;
+  } | null;
+  /** Which fee schedule version and rule decided `fee` (`rule` null: the version has no rule for this rail and currency, so no fee). Null for money that arrived and for transfers made before fees existed. */
+  fee_schedule: {
+    /** The fee schedule version. */
+    version: number;
+    /** The rule’s `id`, or null when no rule applied. */
+    rule: string | null;
+  } | null;
+}
+
+/** The `data` of a `transfer.*` event: the transfer as it stood when the event was written, so a receiver can act on the state without fetching it. */
+export interface TransferEventData {
+  /** The transfer the event is about. */
+  transfer_id: string;
+  status:
+    | 'pending_approval'
+    | 'in_review'
+    | 'pending'
+    | 'processing'
+    | 'settled'
+    | 'failed'
+    | 'rejected'
+    | 'expired'
+    | 'canceled'
+    | 'returned';
+  rail: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset';
+  ledger_state: 'pending' | 'posted' | 'matched' | 'exception' | 'voided';
+  /** Decimal string at the currency exponent. */
+  amount: string;
+  /** The fee the sender pays on top of `amount` (`0.00` when none). */
+  fee: string;
+  /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
+  currency:
+    | 'KES'
+    | 'UGX'
+    | 'TZS'
+    | 'RWF'
+    | 'NGN'
+    | 'GHS'
+    | 'ZAR'
+    | 'XOF'
+    | 'XAF'
+    | 'ZMW'
+    | 'MWK'
+    | 'ETB'
+    | 'EGP'
+    | 'MAD'
+    | 'USD'
+    | 'EUR'
+    | 'GBP'
+    | 'USDC'
+    | 'USDT';
+  /** `outbound`: paid out of a wallet; `inbound`: collected into one. */
+  direction: 'outbound' | 'inbound';
+  /** The paying wallet; null for inbound collections. */
+  source: string | null;
+  destination: TransferDestination;
+  /** Why it failed, when it did. */
+  failure_code: string | null;
+  /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
+  metadata: Record<string, string>;
 }
 
 /** Money asked of a payer into a wallet: `pending` (created) → `processing` (the payer was asked) → `succeeded` (the wallet is credited by the inbound `transfer`) or `failed` (`failure_code`; `collection_expired` when the payer did not answer within 15 minutes). */
@@ -8420,158 +8420,6 @@ export interface CloseWalletRequest {
   note?: string;
 }
 
-export interface ListTransfersQuery {
-  /** How many objects to return: 1 to 100, 20 by default. */
-  limit?: number;
-  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
-  starting_after?: string;
-  /** Only objects created at or after this time. */
-  'created[gte]'?: string | Date;
-  /** Only objects created at or before this time. */
-  'created[lte]'?: string | Date;
-  /** Only transfers in this status. */
-  status?:
-    | 'pending_approval'
-    | 'in_review'
-    | 'pending'
-    | 'processing'
-    | 'settled'
-    | 'failed'
-    | 'rejected'
-    | 'expired'
-    | 'canceled'
-    | 'returned';
-  /** Only transfers from or to this wallet. */
-  wallet?: string;
-}
-
-export interface CreateTransferRequest {
-  /** The paying wallet. */
-  source: string;
-  destination: TransferDestinationRequest;
-  /** A decimal string ("1500.00"); a JSON number is accepted only when exact at the currency exponent. Each rail takes amounts within its bounds for the currency. */
-  amount: string | number;
-  /** Must be the source wallet currency. */
-  currency:
-    | 'KES'
-    | 'UGX'
-    | 'TZS'
-    | 'RWF'
-    | 'NGN'
-    | 'GHS'
-    | 'ZAR'
-    | 'XOF'
-    | 'XAF'
-    | 'ZMW'
-    | 'MWK'
-    | 'ETB'
-    | 'EGP'
-    | 'MAD'
-    | 'USD'
-    | 'EUR'
-    | 'GBP'
-    | 'USDC'
-    | 'USDT';
-  /** Optional; must match the destination type when given. */
-  rail?: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset';
-  /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
-  metadata?: Record<string, string>;
-  /** Travel Rule data, for a `crypto_address` destination: required when the amount in USD reaches the threshold of the originating customer’s jurisdiction (1,000.00 by default; see `GET /v1/travel-rule/settings`), otherwise optional. Missing or malformed data, when required, is a 422 `travel_rule_required` that names every field at fault. Kept as evidence, never echoed. */
-  travel_rule?: {
-    /** Who sends: `name`, `account`, and at least one of `address`, `national_id` or `date_of_birth`. */
-    originator?: {
-      /** Full name, at most 200 characters. */
-      name?: string;
-      /** The originator’s account: the paying wallet or an account number. */
-      account?: string;
-      /** Postal address, at most 500 characters. */
-      address?: string;
-      /** National identity number: 4-32 letters, digits or dashes. */
-      national_id?: string;
-      /** YYYY-MM-DD. */
-      date_of_birth?: string;
-    };
-    /** Who receives: `name`; `account` defaults to the destination address. */
-    beneficiary?: {
-      /** Full name, at most 200 characters. */
-      name?: string;
-      /** The beneficiary’s account; the destination address when omitted. */
-      account?: string;
-      /** The receiving institution (a VASP), when known. */
-      institution?: string;
-    };
-  };
-}
-
-export interface QuoteTransferRequest {
-  /** The paying wallet. */
-  source: string;
-  destination: TransferDestinationRequest;
-  /** A decimal string ("1500.00"); a JSON number is accepted only when exact at the currency exponent. Each rail takes amounts within its bounds for the currency. */
-  amount: string | number;
-  /** Must be the source wallet currency. */
-  currency:
-    | 'KES'
-    | 'UGX'
-    | 'TZS'
-    | 'RWF'
-    | 'NGN'
-    | 'GHS'
-    | 'ZAR'
-    | 'XOF'
-    | 'XAF'
-    | 'ZMW'
-    | 'MWK'
-    | 'ETB'
-    | 'EGP'
-    | 'MAD'
-    | 'USD'
-    | 'EUR'
-    | 'GBP'
-    | 'USDC'
-    | 'USDT';
-  /** Optional; must match the destination type when given. */
-  rail?: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset';
-  /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
-  metadata?: Record<string, string>;
-  /** Travel Rule data, for a `crypto_address` destination: required when the amount in USD reaches the threshold of the originating customer’s jurisdiction (1,000.00 by default; see `GET /v1/travel-rule/settings`), otherwise optional. Missing or malformed data, when required, is a 422 `travel_rule_required` that names every field at fault. Kept as evidence, never echoed. */
-  travel_rule?: {
-    /** Who sends: `name`, `account`, and at least one of `address`, `national_id` or `date_of_birth`. */
-    originator?: {
-      /** Full name, at most 200 characters. */
-      name?: string;
-      /** The originator’s account: the paying wallet or an account number. */
-      account?: string;
-      /** Postal address, at most 500 characters. */
-      address?: string;
-      /** National identity number: 4-32 letters, digits or dashes. */
-      national_id?: string;
-      /** YYYY-MM-DD. */
-      date_of_birth?: string;
-    };
-    /** Who receives: `name`; `account` defaults to the destination address. */
-    beneficiary?: {
-      /** Full name, at most 200 characters. */
-      name?: string;
-      /** The beneficiary’s account; the destination address when omitted. */
-      account?: string;
-      /** The receiving institution (a VASP), when known. */
-      institution?: string;
-    };
-  };
-}
-
-export interface ListTransferEvidenceQuery {
-  /** How many objects to return: 1 to 100, 20 by default. */
-  limit?: number;
-  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
-  starting_after?: string;
-  /** Only objects created at or after this time. */
-  'created[gte]'?: string | Date;
-  /** Only objects created at or before this time. */
-  'created[lte]'?: string | Date;
-}
-
 export interface ListEventsQuery {
   /** How many objects to return: 1 to 100, 20 by default. */
   limit?: number;
@@ -9163,11 +9011,6 @@ export interface NameOrganizationContactsRequest {
   }>;
 }
 
-export type SandboxFailTransferRequest = {
-  /** The failure code to record (snake_case); default `sandbox_forced_failure`. */
-  failure_code?: string;
-} | null;
-
 export interface ListLedgerEntriesQuery {
   /** How many objects to return: 1 to 100, 20 by default. */
   limit?: number;
@@ -9263,6 +9106,163 @@ export interface CreateApiKeyRequest {
   scopes?: Array<'read' | 'write' | 'compliance' | 'admin'>;
   description?: string;
 }
+
+export interface ListTransfersQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+  /** Only transfers in this status. */
+  status?:
+    | 'pending_approval'
+    | 'in_review'
+    | 'pending'
+    | 'processing'
+    | 'settled'
+    | 'failed'
+    | 'rejected'
+    | 'expired'
+    | 'canceled'
+    | 'returned';
+  /** Only transfers from or to this wallet. */
+  wallet?: string;
+}
+
+export interface CreateTransferRequest {
+  /** The paying wallet. */
+  source: string;
+  destination: TransferDestinationRequest;
+  /** A decimal string ("1500.00"); a JSON number is accepted only when exact at the currency exponent. Each rail takes amounts within its bounds for the currency. */
+  amount: string | number;
+  /** Must be the source wallet currency. */
+  currency:
+    | 'KES'
+    | 'UGX'
+    | 'TZS'
+    | 'RWF'
+    | 'NGN'
+    | 'GHS'
+    | 'ZAR'
+    | 'XOF'
+    | 'XAF'
+    | 'ZMW'
+    | 'MWK'
+    | 'ETB'
+    | 'EGP'
+    | 'MAD'
+    | 'USD'
+    | 'EUR'
+    | 'GBP'
+    | 'USDC'
+    | 'USDT';
+  /** Optional; must match the destination type when given. */
+  rail?: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset';
+  /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
+  metadata?: Record<string, string>;
+  /** Travel Rule data, for a `crypto_address` destination: required when the amount in USD reaches the threshold of the originating customer’s jurisdiction (1,000.00 by default; see `GET /v1/travel-rule/settings`), otherwise optional. Missing or malformed data, when required, is a 422 `travel_rule_required` that names every field at fault. Kept as evidence, never echoed. */
+  travel_rule?: {
+    /** Who sends: `name`, `account`, and at least one of `address`, `national_id` or `date_of_birth`. */
+    originator?: {
+      /** Full name, at most 200 characters. */
+      name?: string;
+      /** The originator’s account: the paying wallet or an account number. */
+      account?: string;
+      /** Postal address, at most 500 characters. */
+      address?: string;
+      /** National identity number: 4-32 letters, digits or dashes. */
+      national_id?: string;
+      /** YYYY-MM-DD. */
+      date_of_birth?: string;
+    };
+    /** Who receives: `name`; `account` defaults to the destination address. */
+    beneficiary?: {
+      /** Full name, at most 200 characters. */
+      name?: string;
+      /** The beneficiary’s account; the destination address when omitted. */
+      account?: string;
+      /** The receiving institution (a VASP), when known. */
+      institution?: string;
+    };
+  };
+}
+
+export interface QuoteTransferRequest {
+  /** The paying wallet. */
+  source: string;
+  destination: TransferDestinationRequest;
+  /** A decimal string ("1500.00"); a JSON number is accepted only when exact at the currency exponent. Each rail takes amounts within its bounds for the currency. */
+  amount: string | number;
+  /** Must be the source wallet currency. */
+  currency:
+    | 'KES'
+    | 'UGX'
+    | 'TZS'
+    | 'RWF'
+    | 'NGN'
+    | 'GHS'
+    | 'ZAR'
+    | 'XOF'
+    | 'XAF'
+    | 'ZMW'
+    | 'MWK'
+    | 'ETB'
+    | 'EGP'
+    | 'MAD'
+    | 'USD'
+    | 'EUR'
+    | 'GBP'
+    | 'USDC'
+    | 'USDT';
+  /** Optional; must match the destination type when given. */
+  rail?: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset';
+  /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
+  metadata?: Record<string, string>;
+  /** Travel Rule data, for a `crypto_address` destination: required when the amount in USD reaches the threshold of the originating customer’s jurisdiction (1,000.00 by default; see `GET /v1/travel-rule/settings`), otherwise optional. Missing or malformed data, when required, is a 422 `travel_rule_required` that names every field at fault. Kept as evidence, never echoed. */
+  travel_rule?: {
+    /** Who sends: `name`, `account`, and at least one of `address`, `national_id` or `date_of_birth`. */
+    originator?: {
+      /** Full name, at most 200 characters. */
+      name?: string;
+      /** The originator’s account: the paying wallet or an account number. */
+      account?: string;
+      /** Postal address, at most 500 characters. */
+      address?: string;
+      /** National identity number: 4-32 letters, digits or dashes. */
+      national_id?: string;
+      /** YYYY-MM-DD. */
+      date_of_birth?: string;
+    };
+    /** Who receives: `name`; `account` defaults to the destination address. */
+    beneficiary?: {
+      /** Full name, at most 200 characters. */
+      name?: string;
+      /** The beneficiary’s account; the destination address when omitted. */
+      account?: string;
+      /** The receiving institution (a VASP), when known. */
+      institution?: string;
+    };
+  };
+}
+
+export interface ListTransferEvidenceQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+}
+
+export type SandboxFailTransferRequest = {
+  /** The failure code to record (snake_case); default `sandbox_forced_failure`. */
+  failure_code?: string;
+} | null;
 
 export interface ListCollectionsQuery {
   /** How many objects to return: 1 to 100, 20 by default. */
@@ -10523,24 +10523,6 @@ export interface MkobaOperations {
   unfreezeWallet(id: string, body: UnfreezeWalletRequest, options?: RequestOptions): Promise<Wallet>;
   /** Close a wallet: `POST /v1/wallets/{id}/close`. */
   closeWallet(id: string, body: CloseWalletRequest, options?: RequestOptions): Promise<Wallet>;
-  /** List transfers: `GET /v1/transfers`. */
-  listTransfers(query?: ListTransfersQuery, options?: RequestOptions): Promise<List<Transfer>>;
-  /** Create a transfer: `POST /v1/transfers`. */
-  createTransfer(body: CreateTransferRequest, options?: RequestOptions): Promise<Transfer>;
-  /** Retrieve a transfer: `GET /v1/transfers/{id}`. */
-  getTransfer(id: string, options?: RequestOptions): Promise<Transfer>;
-  /** Cancel a transfer: `POST /v1/transfers/{id}/cancel`. */
-  cancelTransfer(id: string, options?: RequestOptions): Promise<Transfer>;
-  /** Retrieve a transfer’s Travel Rule data: `GET /v1/transfers/{id}/travel-rule`. */
-  getTransferTravelRule(id: string, options?: RequestOptions): Promise<TravelRuleRecord>;
-  /** Quote a transfer: `POST /v1/transfers/quote`. */
-  quoteTransfer(body: QuoteTransferRequest, options?: RequestOptions): Promise<TransferQuote>;
-  /** List a transfer's evidence: `GET /v1/transfers/{id}/evidence`. */
-  listTransferEvidence(
-    id: string,
-    query?: ListTransferEvidenceQuery,
-    options?: RequestOptions,
-  ): Promise<List<Evidence>>;
   /** List events: `GET /v1/events`. */
   listEvents(query?: ListEventsQuery, options?: RequestOptions): Promise<List<Event | EventCamel>>;
   /** Retrieve an event: `GET /v1/events/{id}`. */
@@ -10641,16 +10623,6 @@ export interface MkobaOperations {
     body: NameOrganizationContactsRequest,
     options?: RequestOptions,
   ): Promise<Organization>;
-  /** Settle a transfer (sandbox): `POST /v1/sandbox/transfers/{id}/settle`. */
-  sandboxSettleTransfer(id: string, options?: RequestOptions): Promise<Transfer>;
-  /** Fail a transfer (sandbox): `POST /v1/sandbox/transfers/{id}/fail`. */
-  sandboxFailTransfer(
-    id: string,
-    body?: SandboxFailTransferRequest,
-    options?: RequestOptions,
-  ): Promise<Transfer>;
-  /** Return a transfer (sandbox): `POST /v1/sandbox/transfers/{id}/return`. */
-  sandboxReturnTransfer(id: string, options?: RequestOptions): Promise<Transfer>;
   /** List journal entries: `GET /v1/ledger/entries`. */
   listLedgerEntries(query?: ListLedgerEntriesQuery, options?: RequestOptions): Promise<List<JournalEntry>>;
   /** List ledger accounts: `GET /v1/ledger/accounts`. */
@@ -10676,6 +10648,34 @@ export interface MkobaOperations {
   createApiKey(body?: CreateApiKeyRequest, options?: RequestOptions): Promise<CreatedApiKey>;
   /** Revoke an API key: `POST /v1/api-keys/{id}/revoke`. */
   revokeApiKey(id: string, options?: RequestOptions): Promise<ApiKey>;
+  /** List transfers: `GET /v1/transfers`. */
+  listTransfers(query?: ListTransfersQuery, options?: RequestOptions): Promise<List<Transfer>>;
+  /** Create a transfer: `POST /v1/transfers`. */
+  createTransfer(body: CreateTransferRequest, options?: RequestOptions): Promise<Transfer>;
+  /** Retrieve a transfer: `GET /v1/transfers/{id}`. */
+  getTransfer(id: string, options?: RequestOptions): Promise<Transfer>;
+  /** Cancel a transfer: `POST /v1/transfers/{id}/cancel`. */
+  cancelTransfer(id: string, options?: RequestOptions): Promise<Transfer>;
+  /** Retrieve a transfer’s Travel Rule data: `GET /v1/transfers/{id}/travel-rule`. */
+  getTransferTravelRule(id: string, options?: RequestOptions): Promise<TravelRuleRecord>;
+  /** Quote a transfer: `POST /v1/transfers/quote`. */
+  quoteTransfer(body: QuoteTransferRequest, options?: RequestOptions): Promise<TransferQuote>;
+  /** List a transfer's evidence: `GET /v1/transfers/{id}/evidence`. */
+  listTransferEvidence(
+    id: string,
+    query?: ListTransferEvidenceQuery,
+    options?: RequestOptions,
+  ): Promise<List<Evidence>>;
+  /** Settle a transfer (sandbox): `POST /v1/sandbox/transfers/{id}/settle`. */
+  sandboxSettleTransfer(id: string, options?: RequestOptions): Promise<Transfer>;
+  /** Fail a transfer (sandbox): `POST /v1/sandbox/transfers/{id}/fail`. */
+  sandboxFailTransfer(
+    id: string,
+    body?: SandboxFailTransferRequest,
+    options?: RequestOptions,
+  ): Promise<Transfer>;
+  /** Return a transfer (sandbox): `POST /v1/sandbox/transfers/{id}/return`. */
+  sandboxReturnTransfer(id: string, options?: RequestOptions): Promise<Transfer>;
   /** List collections: `GET /v1/collections`. */
   listCollections(query?: ListCollectionsQuery, options?: RequestOptions): Promise<List<Collection>>;
   /** Collect from a payer: `POST /v1/collections`. */
@@ -11148,62 +11148,6 @@ export const OPERATIONS = {
     query: false,
     response: 'json',
   },
-  listTransfers: {
-    method: 'GET',
-    path: '/v1/transfers',
-    pathParams: [],
-    body: 'none',
-    query: true,
-    response: 'json',
-  },
-  createTransfer: {
-    method: 'POST',
-    path: '/v1/transfers',
-    pathParams: [],
-    body: 'required',
-    query: false,
-    response: 'json',
-  },
-  getTransfer: {
-    method: 'GET',
-    path: '/v1/transfers/{id}',
-    pathParams: ['id'],
-    body: 'none',
-    query: false,
-    response: 'json',
-  },
-  cancelTransfer: {
-    method: 'POST',
-    path: '/v1/transfers/{id}/cancel',
-    pathParams: ['id'],
-    body: 'none',
-    query: false,
-    response: 'json',
-  },
-  getTransferTravelRule: {
-    method: 'GET',
-    path: '/v1/transfers/{id}/travel-rule',
-    pathParams: ['id'],
-    body: 'none',
-    query: false,
-    response: 'json',
-  },
-  quoteTransfer: {
-    method: 'POST',
-    path: '/v1/transfers/quote',
-    pathParams: [],
-    body: 'required',
-    query: false,
-    response: 'json',
-  },
-  listTransferEvidence: {
-    method: 'GET',
-    path: '/v1/transfers/{id}/evidence',
-    pathParams: ['id'],
-    body: 'none',
-    query: true,
-    response: 'json',
-  },
   listEvents: {
     method: 'GET',
     path: '/v1/events',
@@ -11548,30 +11492,6 @@ export const OPERATIONS = {
     query: false,
     response: 'json',
   },
-  sandboxSettleTransfer: {
-    method: 'POST',
-    path: '/v1/sandbox/transfers/{id}/settle',
-    pathParams: ['id'],
-    body: 'none',
-    query: false,
-    response: 'json',
-  },
-  sandboxFailTransfer: {
-    method: 'POST',
-    path: '/v1/sandbox/transfers/{id}/fail',
-    pathParams: ['id'],
-    body: 'optional',
-    query: false,
-    response: 'json',
-  },
-  sandboxReturnTransfer: {
-    method: 'POST',
-    path: '/v1/sandbox/transfers/{id}/return',
-    pathParams: ['id'],
-    body: 'none',
-    query: false,
-    response: 'json',
-  },
   listLedgerEntries: {
     method: 'GET',
     path: '/v1/ledger/entries',
@@ -11639,6 +11559,86 @@ export const OPERATIONS = {
   revokeApiKey: {
     method: 'POST',
     path: '/v1/api-keys/{id}/revoke',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  listTransfers: {
+    method: 'GET',
+    path: '/v1/transfers',
+    pathParams: [],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  createTransfer: {
+    method: 'POST',
+    path: '/v1/transfers',
+    pathParams: [],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  getTransfer: {
+    method: 'GET',
+    path: '/v1/transfers/{id}',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  cancelTransfer: {
+    method: 'POST',
+    path: '/v1/transfers/{id}/cancel',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  getTransferTravelRule: {
+    method: 'GET',
+    path: '/v1/transfers/{id}/travel-rule',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  quoteTransfer: {
+    method: 'POST',
+    path: '/v1/transfers/quote',
+    pathParams: [],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  listTransferEvidence: {
+    method: 'GET',
+    path: '/v1/transfers/{id}/evidence',
+    pathParams: ['id'],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  sandboxSettleTransfer: {
+    method: 'POST',
+    path: '/v1/sandbox/transfers/{id}/settle',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  sandboxFailTransfer: {
+    method: 'POST',
+    path: '/v1/sandbox/transfers/{id}/fail',
+    pathParams: ['id'],
+    body: 'optional',
+    query: false,
+    response: 'json',
+  },
+  sandboxReturnTransfer: {
+    method: 'POST',
+    path: '/v1/sandbox/transfers/{id}/return',
     pathParams: ['id'],
     body: 'none',
     query: false,

@@ -7,7 +7,6 @@ import type { ConsoleIdentity } from '../../app/console/session.ts';
 import { type PartyNames, partyNames, searchTransfers } from '../../app/console/views.ts';
 import { listEvents } from '../../app/events.ts';
 import { listEvidence } from '../../app/evidence.ts';
-import { getTransfer } from '../../app/transfers.ts';
 import { validationError } from '../../domain/errors.ts';
 import { ID_PREFIXES, idPattern } from '../../domain/ids.ts';
 import { formatAmount } from '../../domain/money.ts';
@@ -16,6 +15,7 @@ import type { Transfer } from '../../domain/transferRecord.ts';
 import { TRANSFER_STATUSES, type TransferStatus } from '../../domain/transfers.ts';
 import { presentTransfer } from '../../http/presenters.ts';
 import { listJournalEntries } from '../../modules/ledger/index.ts';
+import { getTransfer } from '../../modules/transfers/index.ts';
 import { eventDeliveries } from '../../modules/webhooks/index.ts';
 import { html, type Renderable } from '../html.ts';
 import {

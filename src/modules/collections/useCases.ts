@@ -7,7 +7,6 @@
 
 import type { Deps } from '../../app/deps.ts';
 import { newEvent, recordEvents } from '../../app/events.ts';
-import { creditFromRail, fundWallet } from '../../app/railCredits.ts';
 import { PHONE_PATTERN } from '../../domain/customers.ts';
 import { AppError, resourceMissing, validationError } from '../../domain/errors.ts';
 import { numberSourceOf } from '../../domain/jsonNumbers.ts';
@@ -24,6 +23,7 @@ import {
 import type { Wallet } from '../../domain/wallets.ts';
 import { findWallet } from '../../store/repositories/wallets.ts';
 import type { Queryable } from '../../store/store.ts';
+import { creditFromRail, fundWallet } from '../transfers/index.ts';
 import {
   COLLECTION_DESCRIPTION_LENGTH_MAX,
   COLLECTION_EXPIRY_MS,

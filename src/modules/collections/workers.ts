@@ -20,7 +20,7 @@ import {
   type RailWorkerLog,
   stderrRailWorkerLog,
   withTimeout,
-} from '../../workers/railWorker.ts';
+} from '../transfers/index.ts';
 import { COLLECTION_EXPIRED_FAILURE, COLLECTION_RAIL_NOT_CONFIGURED, type Collection } from './domain.ts';
 import { claimDueCollections, findCollection, saveCollection } from './repository.ts';
 import { moveCollection } from './useCases.ts';

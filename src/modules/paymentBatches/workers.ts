@@ -4,7 +4,7 @@
  * Any number of processes may run it; a batch whose worker died is taken over when its lease runs out.
  */
 import type { Deps } from '../../app/deps.ts';
-import type { LedgerWriter } from '../../app/posting/writer.ts';
+import type { LedgerWriter } from '../transfers/index.ts';
 import { runPaymentBatchWorkerOnce } from './useCases/worker.ts';
 
 /** How often the worker looks for runnable batches. */

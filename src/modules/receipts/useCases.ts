@@ -6,7 +6,7 @@
 import type { Deps } from '../../app/deps.ts';
 import { AppError, resourceMissing } from '../../domain/errors.ts';
 import { findOrganization } from '../../store/repositories/organizations.ts';
-import { findTransfer } from '../../store/repositories/transfers.ts';
+import { findTransfer } from '../transfers/index.ts';
 import {
   formatReceiptCode,
   normaliseReceiptCode,

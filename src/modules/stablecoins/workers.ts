@@ -9,7 +9,7 @@
 import type { Deps } from '../../app/deps.ts';
 import { AppError } from '../../domain/errors.ts';
 import type { Deposit } from '../../domain/stablecoins.ts';
-import { type RailWorkerLog, stderrRailWorkerLog } from '../../workers/railWorker.ts';
+import { type RailWorkerLog, stderrRailWorkerLog } from '../transfers/index.ts';
 import { claimDueDeposits, findDeposit, saveDeposit } from './repository/deposits.ts';
 import { decideDeposit } from './useCases/deposits.ts';
 

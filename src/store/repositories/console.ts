@@ -11,10 +11,10 @@ import { ID_PREFIXES } from '../../domain/ids.ts';
 import type { Member } from '../../domain/members.ts';
 import type { Transfer } from '../../domain/transferRecord.ts';
 import type { TransferStatus } from '../../domain/transfers.ts';
+import { TRANSFER_COLUMNS, transferFromRow } from '../../modules/transfers/index.ts';
 import type { AttemptRecord, DeliveryView } from '../../modules/webhooks/index.ts';
 import type { Queryable } from '../store.ts';
 import { keysetConditions, toBigInt, toDate } from './rows.ts';
-import { TRANSFER_COLUMNS, transferFromRow } from './transfers.ts';
 
 // Passwords ---------------------------------------------------------------------------------------------
 

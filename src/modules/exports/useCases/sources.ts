@@ -8,9 +8,9 @@ import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { EVENT_COLUMNS, eventFromRow } from '../../../store/repositories/events.ts';
 import { EVIDENCE_COLUMNS, evidenceFromRow } from '../../../store/repositories/evidence.ts';
 import { type CreatedRange, readAscending } from '../../../store/repositories/rows.ts';
-import { TRANSFER_COLUMNS, transferFromRow } from '../../../store/repositories/transfers.ts';
 import type { Queryable } from '../../../store/store.ts';
 import { JOURNAL_ENTRY_COLUMNS, withPostings } from '../../ledger/index.ts';
+import { TRANSFER_COLUMNS, transferFromRow } from '../../transfers/index.ts';
 import { EXCEPTION_COLUMNS, exceptionFromRow } from '../../treasury/index.ts';
 import { EXPORT_PAGE_ROWS, type ExportType } from '../domain.ts';
 

@@ -9,7 +9,7 @@ import {
   nullableTimestampSchema,
   timestampSchema,
 } from '../../../http/schemas.ts';
-import { transferDestinationSchema } from '../../../http/transferSchemas.ts';
+import { transferDestinationSchema } from '../../transfers/index.ts';
 import { PAYMENT_BATCH_ITEM_STATUSES, PAYMENT_BATCH_ITEMS_MAX, PAYMENT_BATCH_STATUSES } from '../domain.ts';
 
 export const paymentBatchSchema = apiObjectSchema(

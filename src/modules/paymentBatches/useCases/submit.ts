@@ -6,7 +6,6 @@
 import type { Deps } from '../../../app/deps.ts';
 import { recordEvents } from '../../../app/events.ts';
 import { currentFeeScheduleIn } from '../../../app/fees.ts';
-import { checkTransferRequest } from '../../../app/transferRequests.ts';
 import { AppError, type FieldError, resourceMissing, validationError } from '../../../domain/errors.ts';
 import { decideFee, type FeeSchedule } from '../../../domain/fees.ts';
 import type { Metadata } from '../../../domain/metadata.ts';
@@ -15,6 +14,7 @@ import type { Wallet } from '../../../domain/wallets.ts';
 import { findWallets } from '../../../store/repositories/wallets.ts';
 import type { Queryable } from '../../../store/store.ts';
 import { guardMovementSource } from '../../ledger/index.ts';
+import { checkTransferRequest } from '../../transfers/index.ts';
 import {
   PAYMENT_BATCH_ITEMS_MAX,
   PAYMENT_BATCH_REFERENCE_PATTERN,

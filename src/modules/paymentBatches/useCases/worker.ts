@@ -4,7 +4,7 @@
  */
 
 import type { Deps } from '../../../app/deps.ts';
-import type { LedgerWriter } from '../../../app/posting/writer.ts';
+import type { LedgerWriter } from '../../transfers/index.ts';
 import { PAYMENT_BATCH_LEASE_MS } from '../domain.ts';
 import { leaseRunnableBatch, releaseBatchLease } from '../repository.ts';
 import { authorizeAndReserve } from './authorize.ts';

@@ -5,14 +5,8 @@
  */
 
 import type { Deps } from '../../../app/deps.ts';
-import { applyStatusChange } from '../../../app/transferStatusChanges.ts';
 import type { Transfer } from '../../../domain/transferRecord.ts';
 import type { CallbackReport } from '../../../rails/partner.ts';
-import {
-  findTransfer,
-  findTransferByRailReference,
-  saveTransfer,
-} from '../../../store/repositories/transfers.ts';
 import type { Queryable } from '../../../store/store.ts';
 import {
   type Collection,
@@ -21,6 +15,12 @@ import {
   isFinalCollection,
   moveCollection,
 } from '../../collections/index.ts';
+import {
+  applyStatusChange,
+  findTransfer,
+  findTransferByRailReference,
+  saveTransfer,
+} from '../../transfers/index.ts';
 import { openException } from '../../treasury/index.ts';
 import type { RailCallbackStatus } from '../domain.ts';
 import type { RailCallback } from '../repository/callbacks.ts';

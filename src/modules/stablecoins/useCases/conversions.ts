@@ -19,7 +19,6 @@ import type { Deps } from '../../../app/deps.ts';
 import { newEvent, recordEvents } from '../../../app/events.ts';
 import { appendEvidence } from '../../../app/evidence.ts';
 import { feeIncomeAccount } from '../../../app/fees.ts';
-import { LimitGuard } from '../../../app/posting/limitGuard.ts';
 import { requireProduct } from '../../../app/products.ts';
 import {
   amountWithinBand,
@@ -42,6 +41,7 @@ import {
   refusalError,
   transferPostings,
 } from '../../ledger/index.ts';
+import { LimitGuard } from '../../transfers/index.ts';
 import { findConversionQuote, markQuoteExecuted } from '../repository/conversionQuotes.ts';
 import { findConversionRate, type StoredConversionRate } from '../repository/conversionRates.ts';
 import { findConversion, insertConversion, listConversions } from '../repository/conversions.ts';

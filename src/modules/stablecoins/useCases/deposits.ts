@@ -17,7 +17,6 @@
 import type { Deps } from '../../../app/deps.ts';
 import { newEvent, recordEvents } from '../../../app/events.ts';
 import { appendEvidence, SYSTEM_ACTOR } from '../../../app/evidence.ts';
-import { creditFromRail } from '../../../app/railCredits.ts';
 import { checkTravelRuleData, type TravelRuleInput } from '../../../domain/decisions/travelRule.ts';
 import { AppError, type FieldError, resourceMissing, validationError } from '../../../domain/errors.ts';
 import type { EventRecord } from '../../../domain/events.ts';
@@ -30,6 +29,7 @@ import { findEvidenceRecord } from '../../../store/repositories/evidence.ts';
 import { insertReviewCases } from '../../../store/repositories/reviews.ts';
 import { findWallet } from '../../../store/repositories/wallets.ts';
 import type { Queryable } from '../../../store/store.ts';
+import { creditFromRail } from '../../transfers/index.ts';
 import { findDeposit, listDeposits, saveDeposit } from '../repository/deposits.ts';
 
 export function depositEventData(d: Deposit): Record<string, unknown> {

@@ -8,7 +8,6 @@
 
 import type { Deps } from '../../../app/deps.ts';
 import { newEvent, recordEvents } from '../../../app/events.ts';
-import { creditFromRail } from '../../../app/railCredits.ts';
 import { AppError, type FieldError } from '../../../domain/errors.ts';
 import { type Currency, checkSingleAmount, isCurrency, parseAmount } from '../../../domain/money.ts';
 import type { Wallet } from '../../../domain/wallets.ts';
@@ -28,6 +27,7 @@ import {
   isValidAccountNumber,
   isValidVirtualAccountReference,
 } from '../../digitalAccounts/index.ts';
+import { creditFromRail } from '../../transfers/index.ts';
 import { openException } from './reconciliationExceptions.ts';
 
 // Record types the HTTP edge presents, given through the use case layer (src/http never imports the store).

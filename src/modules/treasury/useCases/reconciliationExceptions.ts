@@ -7,14 +7,13 @@
 
 import type { Deps } from '../../../app/deps.ts';
 import { newEvent, recordEvents } from '../../../app/events.ts';
-import { lockTransfer } from '../../../app/transferStatusChanges.ts';
 import { resourceMissing } from '../../../domain/errors.ts';
 import type { EventRecord } from '../../../domain/events.ts';
 import { formatAmount } from '../../../domain/money.ts';
 import { type Page, type PageRequest, toPage } from '../../../domain/pagination.ts';
 import type { Transfer } from '../../../domain/transferRecord.ts';
-import { saveTransfer } from '../../../store/repositories/transfers.ts';
 import type { Queryable } from '../../../store/store.ts';
+import { lockTransfer, saveTransfer } from '../../transfers/index.ts';
 import type { ExceptionKind } from '../domain/reconciliation.ts';
 import {
   type ExceptionFilter,

@@ -7,15 +7,14 @@
 import type { Deps } from '../../../app/deps.ts';
 import { recordEvents } from '../../../app/events.ts';
 import { appendEvidence } from '../../../app/evidence.ts';
-import { applyStatusChange, lockTransfer } from '../../../app/transferStatusChanges.ts';
 import { AppError, resourceMissing, validationError } from '../../../domain/errors.ts';
 import type { EventRecord } from '../../../domain/events.ts';
 import type { EvidenceActor } from '../../../domain/evidence.ts';
 import type { Currency } from '../../../domain/money.ts';
 import type { Transfer } from '../../../domain/transferRecord.ts';
-import { saveTransfer } from '../../../store/repositories/transfers.ts';
 import type { Queryable } from '../../../store/store.ts';
 import { directPostings, ensureSystemAccount, postEntry } from '../../ledger/index.ts';
+import { applyStatusChange, lockTransfer, saveTransfer } from '../../transfers/index.ts';
 import type { ExceptionKind, ResolutionAction } from '../domain/reconciliation.ts';
 import {
   countOpenExceptionsOf,

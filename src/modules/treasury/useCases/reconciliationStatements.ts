@@ -8,15 +8,14 @@
 import { createHash } from 'node:crypto';
 import type { Deps } from '../../../app/deps.ts';
 import { newEvent, recordEvents } from '../../../app/events.ts';
-import { applyStatusChange, lockTransfer } from '../../../app/transferStatusChanges.ts';
 import { DAY_MS } from '../../../domain/days.ts';
 import { AppError, resourceMissing, validationError } from '../../../domain/errors.ts';
 import type { EventRecord } from '../../../domain/events.ts';
 import { isCurrency, parseAmount } from '../../../domain/money.ts';
 import type { Transfer } from '../../../domain/transferRecord.ts';
 import { RAILS, type Rail } from '../../../domain/transfers.ts';
-import { saveTransfer } from '../../../store/repositories/transfers.ts';
 import type { Queryable } from '../../../store/store.ts';
+import { applyStatusChange, lockTransfer, saveTransfer } from '../../transfers/index.ts';
 import {
   type LineResult,
   matchStatement,

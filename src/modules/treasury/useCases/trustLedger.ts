@@ -1,7 +1,7 @@
 /**
  * The trust ledger: the organization's `trust` ledger account per currency (customer money held at trust
  * banks, or for USDC and USDT at a custodian), and the sweeps operators record between a rail partner's float
- * and it. Bank and on-chain deposits reach it through `creditFromRail` (src/app/railCredits.ts); a sweep is one
+ * and it. Bank and on-chain deposits reach it through `creditFromRail` (src/modules/transfers/useCases/railCredits.ts); a sweep is one
  * balanced entry through the posting module, with its record, evidence and event in the same transaction.
  */
 

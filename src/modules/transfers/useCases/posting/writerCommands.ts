@@ -3,15 +3,16 @@
  * before the writer), a refusal recorded under its key, and a payment batch chunk's results with the steps
  * its transaction runs around the writer's.
  */
-import type { Policy } from '../../domain/decisions/policies.ts';
-import type { ScreeningSummary } from '../../domain/decisions/transferCompliance.ts';
-import type { AppError } from '../../domain/errors.ts';
-import type { EvidenceDraft } from '../../domain/evidence.ts';
-import type { Transfer } from '../../domain/transferRecord.ts';
-import type { PostingSession, WaitingMovement } from '../../modules/ledger/index.ts';
-import type { Queryable } from '../../store/store.ts';
-import type { CustomerPolicyFacts } from '../customerPolicyFacts.ts';
-import type { IdempotencyContext, IdempotentOutcome } from '../idempotency.ts';
+
+import type { CustomerPolicyFacts } from '../../../../app/customerPolicyFacts.ts';
+import type { IdempotencyContext, IdempotentOutcome } from '../../../../app/idempotency.ts';
+import type { Policy } from '../../../../domain/decisions/policies.ts';
+import type { ScreeningSummary } from '../../../../domain/decisions/transferCompliance.ts';
+import type { AppError } from '../../../../domain/errors.ts';
+import type { EvidenceDraft } from '../../../../domain/evidence.ts';
+import type { Transfer } from '../../../../domain/transferRecord.ts';
+import type { Queryable } from '../../../../store/store.ts';
+import type { PostingSession, WaitingMovement } from '../../../ledger/index.ts';
 
 export interface TransferCommand {
   kind: 'transfer';

@@ -1,12 +1,12 @@
 /** Sandbox-only routes that drive transfers as if the rail had answered. Not registered in production. */
 import type { FastifyInstance } from 'fastify';
-import type { Deps } from '../../app/deps.ts';
-import { applyStatusChange, lockTransfer } from '../../app/transferStatusChanges.ts';
-import { ID_PREFIXES } from '../../domain/ids.ts';
-import type { TransferStatus } from '../../domain/transfers.ts';
-import { presentTransfer } from '../presenters.ts';
-import { idempotentWrite, writeOperation, written } from '../routeKit.ts';
-import { idParamsSchema } from '../schemas.ts';
+import type { Deps } from '../../../app/deps.ts';
+import { ID_PREFIXES } from '../../../domain/ids.ts';
+import type { TransferStatus } from '../../../domain/transfers.ts';
+import { presentTransfer } from '../../../http/presenters.ts';
+import { idempotentWrite, writeOperation, written } from '../../../http/routeKit.ts';
+import { idParamsSchema } from '../../../http/schemas.ts';
+import { applyStatusChange, lockTransfer } from '../useCases/statusChanges.ts';
 
 const TAGS = ['Sandbox'];
 const FAILURE_CODE_PATTERN = '^[a-z][a-z0-9_]{0,63}$';

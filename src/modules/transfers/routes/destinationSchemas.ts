@@ -2,21 +2,21 @@
  * A transfer's destination as the OpenAPI document describes it: one object per destination type, told
  * apart by `type`, and the limits on a destination field that the transfer's create body applies too.
  */
-import { PHONE_PATTERN } from '../domain/customers.ts';
+import { PHONE_PATTERN } from '../../../domain/customers.ts';
 import {
   ADDRESS_FORMATS,
   DIGITAL_ASSET_NETWORK_FAMILIES,
   DIGITAL_ASSET_NETWORKS,
   DIGITAL_ASSETS,
-} from '../domain/digitalAssets.ts';
-import { ID_PREFIXES } from '../domain/ids.ts';
+} from '../../../domain/digitalAssets.ts';
+import { ID_PREFIXES } from '../../../domain/ids.ts';
 import {
   DESTINATION_TYPES,
   type DestinationType,
   MOBILE_NETWORK_COUNTRY_CODES,
   MOBILE_NETWORKS,
-} from '../domain/transfers.ts';
-import { componentRef, idSchema } from './schemas.ts';
+} from '../../../domain/transfers.ts';
+import { componentRef, idSchema } from '../../../http/schemas.ts';
 
 /** The longest value of one destination field (a phone number, an account number, a token). */
 export const DESTINATION_FIELD_LENGTH_MAX = 64;
@@ -52,7 +52,7 @@ function destinationVariant(
 const accountText = (what: string) => `${what}: 1-34 letters, digits, spaces or dashes.`;
 
 /**
- * Each destination type's fields, as src/app/transferRequests.ts checks them. The examples are accepted by the
+ * Each destination type's fields, as src/modules/transfers/useCases/requests.ts checks them. The examples are accepted by the
  * sandbox (test/openapi.test.ts sends each one).
  */
 const DESTINATION_VARIANTS: Record<DestinationType, { name: string; schema: object }> = {

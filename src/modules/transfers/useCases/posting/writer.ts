@@ -6,35 +6,39 @@
  * and idempotency records. One commit then carries many transfers. The keys' claims are in batchClaims.ts,
  * one command's decision in transferDecision.ts.
  */
-import { LEDGER_WRITER_LANES_MAX } from '../../config.ts';
-import type { Approval } from '../../domain/approvals.ts';
-import { SQLSTATE, sqlState } from '../../domain/databaseErrors.ts';
-import { AppError } from '../../domain/errors.ts';
-import type { EventRecord } from '../../domain/events.ts';
-import type { ChainHead, EvidenceDraft } from '../../domain/evidence.ts';
-import type { ReviewCase } from '../../domain/reviews.ts';
-import type { Transfer } from '../../domain/transferRecord.ts';
-import { PostingSession } from '../../modules/ledger/index.ts';
-import { QueryPipeline } from '../../store/queryPipeline.ts';
-import { insertApprovals } from '../../store/repositories/approvals.ts';
-import { lockChainHeads } from '../../store/repositories/evidence.ts';
-import { findIdempotencyRecords, tryLockIdempotencyKeys } from '../../store/repositories/idempotency.ts';
-import { type EnabledSubscription, findEnabledSubscriptions } from '../../store/repositories/outbox.ts';
-import { insertReviewCases } from '../../store/repositories/reviews.ts';
-import { insertTransfers } from '../../store/repositories/transfers.ts';
-import { StatementChain } from '../../store/statementChain.ts';
-import type { Queryable } from '../../store/store.ts';
-import { type AmlAlertDraft, openAmlAlerts } from '../aml/alerts.ts';
-import type { Deps } from '../deps.ts';
-import { recordEvents } from '../events.ts';
-import { appendEvidence } from '../evidence.ts';
+
+import { type AmlAlertDraft, openAmlAlerts } from '../../../../app/aml/alerts.ts';
+import type { Deps } from '../../../../app/deps.ts';
+import { recordEvents } from '../../../../app/events.ts';
+import { appendEvidence } from '../../../../app/evidence.ts';
 import {
   failureResult,
   type IdempotencyContext,
   type IdempotentOutcome,
   outcomeOf,
   recordIdempotentResults,
-} from '../idempotency.ts';
+} from '../../../../app/idempotency.ts';
+import { LEDGER_WRITER_LANES_MAX } from '../../../../config.ts';
+import type { Approval } from '../../../../domain/approvals.ts';
+import { SQLSTATE, sqlState } from '../../../../domain/databaseErrors.ts';
+import { AppError } from '../../../../domain/errors.ts';
+import type { EventRecord } from '../../../../domain/events.ts';
+import type { ChainHead, EvidenceDraft } from '../../../../domain/evidence.ts';
+import type { ReviewCase } from '../../../../domain/reviews.ts';
+import type { Transfer } from '../../../../domain/transferRecord.ts';
+import { QueryPipeline } from '../../../../store/queryPipeline.ts';
+import { insertApprovals } from '../../../../store/repositories/approvals.ts';
+import { lockChainHeads } from '../../../../store/repositories/evidence.ts';
+import {
+  findIdempotencyRecords,
+  tryLockIdempotencyKeys,
+} from '../../../../store/repositories/idempotency.ts';
+import { type EnabledSubscription, findEnabledSubscriptions } from '../../../../store/repositories/outbox.ts';
+import { insertReviewCases } from '../../../../store/repositories/reviews.ts';
+import { StatementChain } from '../../../../store/statementChain.ts';
+import type { Queryable } from '../../../../store/store.ts';
+import { PostingSession } from '../../../ledger/index.ts';
+import { insertTransfers } from '../../repository.ts';
 import { AmlBatchMonitor } from './amlMonitor.ts';
 import { policyActivityOf } from './amlWalletFacts.ts';
 import {

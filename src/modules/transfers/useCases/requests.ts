@@ -3,13 +3,13 @@
  * field, then currency, rail, amount and the rail's bounds and step, and a wallet destination's existence and
  * currency. Shared by new transfers, quotes and payment batch items.
  */
-import type { TravelRuleInput } from '../domain/decisions/travelRule.ts';
-import { cryptoAddressDestination } from '../domain/digitalAssets.ts';
-import { resourceMissing, validationError } from '../domain/errors.ts';
-import { isId } from '../domain/ids.ts';
-import { numberSourceOf } from '../domain/jsonNumbers.ts';
-import type { Metadata } from '../domain/metadata.ts';
-import { type Currency, checkSingleAmount, isCurrency, parseAmount } from '../domain/money.ts';
+import type { TravelRuleInput } from '../../../domain/decisions/travelRule.ts';
+import { cryptoAddressDestination } from '../../../domain/digitalAssets.ts';
+import { resourceMissing, validationError } from '../../../domain/errors.ts';
+import { isId } from '../../../domain/ids.ts';
+import { numberSourceOf } from '../../../domain/jsonNumbers.ts';
+import type { Metadata } from '../../../domain/metadata.ts';
+import { type Currency, checkSingleAmount, isCurrency, parseAmount } from '../../../domain/money.ts';
 import {
   checkRailAmountStep,
   DESTINATION_TYPES,
@@ -23,8 +23,8 @@ import {
   type Rail,
   railBounds,
   railBoundsSentence,
-} from '../domain/transfers.ts';
-import type { WalletIdentity } from '../domain/wallets.ts';
+} from '../../../domain/transfers.ts';
+import type { WalletIdentity } from '../../../domain/wallets.ts';
 
 const PHONE_PATTERN = /^\+[1-9][0-9]{6,14}$/;
 const ACCOUNT_TEXT_PATTERN = /^[A-Za-z0-9 -]{1,34}$/;

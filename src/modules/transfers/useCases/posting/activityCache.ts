@@ -3,9 +3,9 @@
  * movements in its window (or, for a busy wallet, its counts as of its last batch) and the destinations it
  * looked up. An entry is used only while the wallet's ledger sums are what this process left them at.
  */
-import type { MovementTally } from '../../domain/activityTally.ts';
-import type { AmlMovement } from '../../domain/decisions/aml.ts';
-import type { AccountSums } from '../../modules/ledger/domain/ledger.ts';
+import type { MovementTally } from '../../../../domain/activityTally.ts';
+import type { AmlMovement } from '../../../../domain/decisions/aml.ts';
+import type { AccountSums } from '../../../ledger/index.ts';
 
 /**
  * Wallets whose activity a process keeps between batches. A hot wallet's batches then skip re-reading the

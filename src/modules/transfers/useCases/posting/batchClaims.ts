@@ -4,14 +4,15 @@
  * (live), answered from its key's record, told the key is in flight, or (the same request again within the
  * batch) given the live command's outcome as a replay.
  */
-import { AppError } from '../../domain/errors.ts';
+
+import { type IdempotentOutcome, inFlightError, judgeRecord } from '../../../../app/idempotency.ts';
+import { AppError } from '../../../../domain/errors.ts';
 import {
   deleteIdempotencyRecord,
   type IdempotencyRecord,
   type ScopedKey,
-} from '../../store/repositories/idempotency.ts';
-import type { Queryable } from '../../store/store.ts';
-import { type IdempotentOutcome, inFlightError, judgeRecord } from '../idempotency.ts';
+} from '../../../../store/repositories/idempotency.ts';
+import type { Queryable } from '../../../../store/store.ts';
 import type { WriterCommand } from './writerCommands.ts';
 
 /** What the batch answers each command, by its index, and which commands it decides. */

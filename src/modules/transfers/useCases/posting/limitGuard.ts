@@ -14,18 +14,18 @@ import {
   limitPeriods,
   limitSentence,
   tierOf,
-} from '../../domain/decisions/limits.ts';
-import { AppError } from '../../domain/errors.ts';
-import { formatAmount } from '../../domain/money.ts';
-import type { Transfer } from '../../domain/transferRecord.ts';
+} from '../../../../domain/decisions/limits.ts';
+import { AppError } from '../../../../domain/errors.ts';
+import { formatAmount } from '../../../../domain/money.ts';
+import type { Transfer } from '../../../../domain/transferRecord.ts';
 import {
   type LockedUsage,
   lockLimitUsage,
   saveLimitUsage,
   type UsageKey,
   usageKeyOf,
-} from '../../store/repositories/limitUsage.ts';
-import type { Queryable } from '../../store/store.ts';
+} from '../../../../store/repositories/limitUsage.ts';
+import type { Queryable } from '../../../../store/store.ts';
 
 /** What counts against a tier limit: money a customer sends out of a wallet (a transfer or a conversion). */
 export interface LimitedTransfer {

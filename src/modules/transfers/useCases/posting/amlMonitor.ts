@@ -5,6 +5,9 @@
  * accepts is added to what the next one from the same wallet sees. Two transfers racing from one wallet
  * therefore cannot both slip under a velocity or structuring rule.
  */
+
+import { loadAmlRules } from '../../../../app/aml/rules.ts';
+import type { Deps } from '../../../../app/deps.ts';
 import {
   addTallies,
   distinctSpecs,
@@ -15,7 +18,7 @@ import {
   tallyKey,
   tallyList,
   windowRange,
-} from '../../domain/activityTally.ts';
+} from '../../../../domain/activityTally.ts';
 import {
   AML_HISTORY_TRANSFERS_MAX,
   type AmlHit,
@@ -24,18 +27,16 @@ import {
   amlTallySpecs,
   applicableRules,
   evaluateAmlRules,
-} from '../../domain/decisions/aml.ts';
-import type { Transfer } from '../../domain/transferRecord.ts';
-import type { AccountSums } from '../../modules/ledger/domain/ledger.ts';
+} from '../../../../domain/decisions/aml.ts';
+import type { Transfer } from '../../../../domain/transferRecord.ts';
 import {
   readWalletActivity,
   type TallyQuery,
   tallyWalletActivity,
   type WalletActivity,
-} from '../../store/repositories/walletActivity.ts';
-import type { Queryable } from '../../store/store.ts';
-import { loadAmlRules } from '../aml/rules.ts';
-import type { Deps } from '../deps.ts';
+} from '../../../../store/repositories/walletActivity.ts';
+import type { Queryable } from '../../../../store/store.ts';
+import type { AccountSums } from '../../../ledger/index.ts';
 import { activityCacheOf, type CachedActivity, type KeptCounts, sumsKeyOf } from './activityCache.ts';
 import {
   type BusyWallet,

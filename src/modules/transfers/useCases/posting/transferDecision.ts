@@ -5,27 +5,28 @@
  * counts what it accepts into the batch's guards, and returns the new transfer with what the batch writes
  * beside it, or the refusal.
  */
-import type { Approval } from '../../domain/approvals.ts';
-import { AWAITING_APPROVAL_STATUS_REASON } from '../../domain/approvals.ts';
-import { evaluatePolicy, type PolicyDecision } from '../../domain/decisions/policies.ts';
+
+import type { AmlAlertDraft } from '../../../../app/aml/alerts.ts';
+import { approvalEvent, newApproval } from '../../../../app/approvals.ts';
+import type { Deps } from '../../../../app/deps.ts';
+import { transferEvent } from '../../../../app/events.ts';
+import { SYSTEM_ACTOR } from '../../../../app/evidence.ts';
+import type { Approval } from '../../../../domain/approvals.ts';
+import { AWAITING_APPROVAL_STATUS_REASON } from '../../../../domain/approvals.ts';
+import { evaluatePolicy, type PolicyDecision } from '../../../../domain/decisions/policies.ts';
 import {
   decideTransferCompliance,
   type RuleHit,
   type TransferComplianceDecision,
-} from '../../domain/decisions/transferCompliance.ts';
-import { AppError } from '../../domain/errors.ts';
-import type { EventRecord } from '../../domain/events.ts';
-import type { EvidenceDraft } from '../../domain/evidence.ts';
-import { formatAmount } from '../../domain/money.ts';
-import { IN_REVIEW_STATUS_REASON, type ReviewCase } from '../../domain/reviews.ts';
-import { feeOf, type Transfer } from '../../domain/transferRecord.ts';
-import type { Destination } from '../../domain/transfers.ts';
-import { type PostingSession, refusalError, transferPostings } from '../../modules/ledger/index.ts';
-import type { AmlAlertDraft } from '../aml/alerts.ts';
-import { approvalEvent, newApproval } from '../approvals.ts';
-import type { Deps } from '../deps.ts';
-import { transferEvent } from '../events.ts';
-import { SYSTEM_ACTOR } from '../evidence.ts';
+} from '../../../../domain/decisions/transferCompliance.ts';
+import { AppError } from '../../../../domain/errors.ts';
+import type { EventRecord } from '../../../../domain/events.ts';
+import type { EvidenceDraft } from '../../../../domain/evidence.ts';
+import { formatAmount } from '../../../../domain/money.ts';
+import { IN_REVIEW_STATUS_REASON, type ReviewCase } from '../../../../domain/reviews.ts';
+import { feeOf, type Transfer } from '../../../../domain/transferRecord.ts';
+import type { Destination } from '../../../../domain/transfers.ts';
+import { type PostingSession, refusalError, transferPostings } from '../../../ledger/index.ts';
 import type { AmlBatchMonitor } from './amlMonitor.ts';
 import type { LimitGuard } from './limitGuard.ts';
 import type { PilotCapGuard } from './pilotCapGuard.ts';

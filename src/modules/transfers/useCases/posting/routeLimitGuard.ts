@@ -6,13 +6,14 @@
  * Nothing is stored: today's sum is read from the transfers themselves, so a withdrawal that fails or is
  * canceled gives its amount back without any bookkeeping.
  */
-import { limitPeriods } from '../../domain/decisions/limits.ts';
-import type { DigitalAssetRoute } from '../../domain/digitalAssets.ts';
-import type { AppError } from '../../domain/errors.ts';
-import type { Transfer } from '../../domain/transferRecord.ts';
-import { lockRoutesWithDayUsage } from '../../store/repositories/travelRule.ts';
-import type { Queryable } from '../../store/store.ts';
-import { routeLimitRefusal } from '../digitalAssetRoutes.ts';
+
+import { routeLimitRefusal } from '../../../../app/digitalAssetRoutes.ts';
+import { limitPeriods } from '../../../../domain/decisions/limits.ts';
+import type { DigitalAssetRoute } from '../../../../domain/digitalAssets.ts';
+import type { AppError } from '../../../../domain/errors.ts';
+import type { Transfer } from '../../../../domain/transferRecord.ts';
+import { lockRoutesWithDayUsage } from '../../../../store/repositories/travelRule.ts';
+import type { Queryable } from '../../../../store/store.ts';
 
 type LockedRoute = DigitalAssetRoute & { usedTodayMinor: bigint };
 

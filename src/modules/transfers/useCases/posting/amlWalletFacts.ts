@@ -14,11 +14,11 @@ import {
   type TallySpec,
   tallyKey,
   tallyList,
-} from '../../domain/activityTally.ts';
-import { AML_HISTORY_TRANSFERS_MAX, type AmlMovement } from '../../domain/decisions/aml.ts';
-import { type Policy, policyNeeds } from '../../domain/decisions/policies.ts';
-import type { Transfer } from '../../domain/transferRecord.ts';
-import type { CountedMovements } from '../../store/repositories/walletActivity.ts';
+} from '../../../../domain/activityTally.ts';
+import { AML_HISTORY_TRANSFERS_MAX, type AmlMovement } from '../../../../domain/decisions/aml.ts';
+import { type Policy, policyNeeds } from '../../../../domain/decisions/policies.ts';
+import type { Transfer } from '../../../../domain/transferRecord.ts';
+import type { CountedMovements } from '../../../../store/repositories/walletActivity.ts';
 import {
   AML_ACTIVITY_CACHE_DESTINATIONS_MAX,
   type CachedActivity,

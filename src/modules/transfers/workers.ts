@@ -11,17 +11,12 @@
  * failure with one transfer (the rail throws or is too slow, recording throws) is logged and the pass goes
  * on with the next.
  */
-import type { Deps } from '../app/deps.ts';
-import { applyStatusChange, type StatusChange } from '../app/transferStatusChanges.ts';
-import type { Transfer } from '../domain/transferRecord.ts';
-import { RailPartnerUnavailableError, type ResolvedRail } from '../rails/partner.ts';
-import { RAIL_TIMEOUT_REASON, type RailRegistry } from '../rails/rail.ts';
-import {
-  claimDueRailChecks,
-  deferRailCheck,
-  findTransfer,
-  saveTransfer,
-} from '../store/repositories/transfers.ts';
+import type { Deps } from '../../app/deps.ts';
+import type { Transfer } from '../../domain/transferRecord.ts';
+import { RailPartnerUnavailableError, type ResolvedRail } from '../../rails/partner.ts';
+import { RAIL_TIMEOUT_REASON, type RailRegistry } from '../../rails/rail.ts';
+import { claimDueRailChecks, deferRailCheck, findTransfer, saveTransfer } from './repository.ts';
+import { applyStatusChange, type StatusChange } from './useCases/statusChanges.ts';
 
 export const RAIL_WORKER_INTERVAL_MS = 200;
 /** The most transfers one pass takes to the rail. */

@@ -2,8 +2,8 @@
  * Transfers on the wire: the transfer, its destination as stored, its create body with the Travel Rule
  * data it may carry, and the data of every `transfer.*` event.
  */
-import { ID_PREFIXES } from '../domain/ids.ts';
-import { DESTINATION_TYPES, LEDGER_STATES, RAILS, TRANSFER_STATUSES } from '../domain/transfers.ts';
+import { ID_PREFIXES } from '../../../domain/ids.ts';
+import { DESTINATION_TYPES, LEDGER_STATES, RAILS, TRANSFER_STATUSES } from '../../../domain/transfers.ts';
 import {
   amountSchema,
   currencySchema,
@@ -14,9 +14,9 @@ import {
   nullableIdSchema,
   nullableTimestampSchema,
   timestampSchema,
-} from './schemas.ts';
-import { DESTINATION_FIELD_LENGTH_MAX, DESTINATION_PROPERTIES_MAX } from './transferDestinationSchemas.ts';
-import { travelRuleRequestSchema } from './travelRuleSchemas.ts';
+} from '../../../http/schemas.ts';
+import { travelRuleRequestSchema } from '../../../http/travelRuleSchemas.ts';
+import { DESTINATION_FIELD_LENGTH_MAX, DESTINATION_PROPERTIES_MAX } from './destinationSchemas.ts';
 
 /** A transfer destination as stored and returned: its `type` and that type's fields, all strings. */
 export const transferDestinationSchema = {

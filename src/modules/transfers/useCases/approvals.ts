@@ -3,17 +3,18 @@
  * the rail (or settled, when internal), or given its hold back when rejected or expired. And a transfer as a
  * review case's subject: sent on, or to approval, when the case is cleared; rejected when it is rejected.
  */
-import { type Approval, AWAITING_APPROVAL_STATUS_REASON } from '../domain/approvals.ts';
-import { DEFAULT_RULE_ID } from '../domain/decisions/policies.ts';
-import { AppError } from '../domain/errors.ts';
-import type { EvidenceActor } from '../domain/evidence.ts';
-import { REVIEW_REJECTED_STATUS_REASON } from '../domain/reviews.ts';
-import type { Transfer } from '../domain/transferRecord.ts';
-import { findPolicyVersion } from '../store/repositories/policies.ts';
-import type { Queryable } from '../store/store.ts';
-import { type ApprovableResource, newApproval, openApproval } from './approvals.ts';
-import type { Deps } from './deps.ts';
-import { applyStatusChange, lockTransfer } from './transferStatusChanges.ts';
+
+import { type ApprovableResource, newApproval, openApproval } from '../../../app/approvals.ts';
+import type { Deps } from '../../../app/deps.ts';
+import { type Approval, AWAITING_APPROVAL_STATUS_REASON } from '../../../domain/approvals.ts';
+import { DEFAULT_RULE_ID } from '../../../domain/decisions/policies.ts';
+import { AppError } from '../../../domain/errors.ts';
+import type { EvidenceActor } from '../../../domain/evidence.ts';
+import { REVIEW_REJECTED_STATUS_REASON } from '../../../domain/reviews.ts';
+import type { Transfer } from '../../../domain/transferRecord.ts';
+import { findPolicyVersion } from '../../../store/repositories/policies.ts';
+import type { Queryable } from '../../../store/store.ts';
+import { applyStatusChange, lockTransfer } from './statusChanges.ts';
 
 /**
  * A transfer held for review whose policy also asked for approval: once the review clears it waits

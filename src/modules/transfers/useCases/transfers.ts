@@ -3,45 +3,38 @@
  * what one would cost, and reads. Status changes are in transferStatusChanges.ts, money a rail reports
  * received in railCredits.ts.
  */
-import { policyNeeds } from '../domain/decisions/policies.ts';
-import { AppError, resourceMissing } from '../domain/errors.ts';
-import type { EvidenceRecord } from '../domain/evidence.ts';
-import { decideFee, type FeeDecision } from '../domain/fees.ts';
-import { isId } from '../domain/ids.ts';
-import type { Metadata } from '../domain/metadata.ts';
-import type { Currency } from '../domain/money.ts';
-import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
-import type { Transfer } from '../domain/transferRecord.ts';
-import type { Rail } from '../domain/transfers.ts';
-import type { Wallet, WalletIdentity } from '../domain/wallets.ts';
-import { ensureSystemAccount, guardMovementSource } from '../modules/ledger/index.ts';
-import {
-  findTransfer,
-  listTransfers as listTransferRows,
-  type TransferFilter,
-} from '../store/repositories/transfers.ts';
-import { findWallets } from '../store/repositories/wallets.ts';
-import { readCustomerPolicyFacts } from './customerPolicyFacts.ts';
-import type { Deps } from './deps.ts';
-import { feeIncomeAccount, loadFeeSchedule } from './fees.ts';
+
+import { readCustomerPolicyFacts } from '../../../app/customerPolicyFacts.ts';
+import type { Deps } from '../../../app/deps.ts';
+import { feeIncomeAccount, loadFeeSchedule } from '../../../app/fees.ts';
 import {
   findStoredOutcome,
   type IdempotencyContext,
   type IdempotentOutcome,
   isRecordedFailure,
-} from './idempotency.ts';
-import { loadPolicy } from './policies.ts';
+} from '../../../app/idempotency.ts';
+import { loadPolicy } from '../../../app/policies.ts';
+import { requireProductOfMovement } from '../../../app/products.ts';
+import { screenCounterparty } from '../../../app/transferScreening.ts';
+import { prepareTravelRule, travelRuleRecordOf } from '../../../app/travelRule.ts';
+import { findWalletIdentities } from '../../../app/walletIdentities.ts';
+import { policyNeeds } from '../../../domain/decisions/policies.ts';
+import { AppError, resourceMissing } from '../../../domain/errors.ts';
+import type { EvidenceRecord } from '../../../domain/evidence.ts';
+import { decideFee, type FeeDecision } from '../../../domain/fees.ts';
+import { isId } from '../../../domain/ids.ts';
+import type { Metadata } from '../../../domain/metadata.ts';
+import type { Currency } from '../../../domain/money.ts';
+import { type Page, type PageRequest, toPage } from '../../../domain/pagination.ts';
+import type { Transfer } from '../../../domain/transferRecord.ts';
+import type { Rail } from '../../../domain/transfers.ts';
+import type { Wallet, WalletIdentity } from '../../../domain/wallets.ts';
+import { findWallets } from '../../../store/repositories/wallets.ts';
+import { ensureSystemAccount, guardMovementSource } from '../../ledger/index.ts';
+import { findTransfer, listTransfers as listTransferRows, type TransferFilter } from '../repository.ts';
 import type { LedgerWriter } from './posting/writer.ts';
 import type { TransferCommand } from './posting/writerCommands.ts';
-import { requireProductOfMovement } from './products.ts';
-import {
-  type CheckedTransfer,
-  type CreateTransferRequest,
-  checkTransferRequest,
-} from './transferRequests.ts';
-import { screenCounterparty } from './transferScreening.ts';
-import { prepareTravelRule, travelRuleRecordOf } from './travelRule.ts';
-import { findWalletIdentities } from './walletIdentities.ts';
+import { type CheckedTransfer, type CreateTransferRequest, checkTransferRequest } from './requests.ts';
 
 export interface TransferServices {
   deps: Deps;

@@ -3,13 +3,20 @@
  * an inbound transfer posted from the account that received it. A credit to a frozen wallet is held for
  * review instead, with its case and evidence.
  */
-import { resourceMissing } from '../domain/errors.ts';
-import type { EventRecord } from '../domain/events.ts';
-import type { Metadata } from '../domain/metadata.ts';
-import { checkSingleAmount, formatAmount, parseAmount } from '../domain/money.ts';
-import { IN_REVIEW_STATUS_REASON } from '../domain/reviews.ts';
-import type { Transfer } from '../domain/transferRecord.ts';
-import type { Wallet } from '../domain/wallets.ts';
+
+import type { Deps } from '../../../app/deps.ts';
+import { recordEvents, transferEvent } from '../../../app/events.ts';
+import { appendEvidence, SYSTEM_ACTOR } from '../../../app/evidence.ts';
+import { resourceMissing } from '../../../domain/errors.ts';
+import type { EventRecord } from '../../../domain/events.ts';
+import type { Metadata } from '../../../domain/metadata.ts';
+import { checkSingleAmount, formatAmount, parseAmount } from '../../../domain/money.ts';
+import { IN_REVIEW_STATUS_REASON } from '../../../domain/reviews.ts';
+import type { Transfer } from '../../../domain/transferRecord.ts';
+import type { Wallet } from '../../../domain/wallets.ts';
+import { insertReviewCases } from '../../../store/repositories/reviews.ts';
+import { findWallet } from '../../../store/repositories/wallets.ts';
+import type { Queryable } from '../../../store/store.ts';
 import {
   directPostings,
   ensureSystemAccount,
@@ -18,14 +25,8 @@ import {
   postEntry,
   refusalError,
   trustLedgerAccount,
-} from '../modules/ledger/index.ts';
-import { insertReviewCases } from '../store/repositories/reviews.ts';
-import { insertTransfer } from '../store/repositories/transfers.ts';
-import { findWallet } from '../store/repositories/wallets.ts';
-import type { Queryable } from '../store/store.ts';
-import type { Deps } from './deps.ts';
-import { recordEvents, transferEvent } from './events.ts';
-import { appendEvidence, SYSTEM_ACTOR } from './evidence.ts';
+} from '../../ledger/index.ts';
+import { insertTransfer } from '../repository.ts';
 
 /**
  * Sandbox collection: money arrives in a wallet from a simulated mobile-money payer, as a settled inbound

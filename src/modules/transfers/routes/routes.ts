@@ -3,27 +3,16 @@
  * them; and a transfer's evidence and Travel Rule data for operators.
  */
 import type { FastifyInstance } from 'fastify';
-import { actorIdOf } from '../../app/apiKeyAuthentication.ts';
-import type { Deps } from '../../app/deps.ts';
-import { settleOutcome } from '../../app/idempotency.ts';
-import type { LedgerWriter } from '../../app/posting/writer.ts';
-import type { CreateTransferRequest } from '../../app/transferRequests.ts';
-import { cancelTransfer } from '../../app/transferStatusChanges.ts';
-import {
-  createTransfer,
-  getTransfer,
-  getTransferTravelRule,
-  listTransfers,
-  quoteTransfer,
-  type TransferQuote,
-} from '../../app/transfers.ts';
-import { ID_PREFIXES } from '../../domain/ids.ts';
-import { formatAmount } from '../../domain/money.ts';
-import { TRANSFER_STATUSES, type TransferStatus } from '../../domain/transfers.ts';
-import { principalOf } from '../auth.ts';
-import { type ListQuery, presentTransfer } from '../presenters.ts';
-import { pagedList, retrieveByIdRoute } from '../readRoutes.ts';
-import { actOnId } from '../routeEffects.ts';
+import { actorIdOf } from '../../../app/apiKeyAuthentication.ts';
+import type { Deps } from '../../../app/deps.ts';
+import { settleOutcome } from '../../../app/idempotency.ts';
+import { ID_PREFIXES } from '../../../domain/ids.ts';
+import { formatAmount } from '../../../domain/money.ts';
+import { TRANSFER_STATUSES, type TransferStatus } from '../../../domain/transfers.ts';
+import { principalOf } from '../../../http/auth.ts';
+import { type ListQuery, presentTransfer } from '../../../http/presenters.ts';
+import { pagedList, retrieveByIdRoute } from '../../../http/readRoutes.ts';
+import { actOnId } from '../../../http/routeEffects.ts';
 import {
   found,
   idempotentWrite,
@@ -32,13 +21,24 @@ import {
   retrieveFilteredPage,
   writeOperation,
   written,
-} from '../routeKit.ts';
-import { idParamsSchema, idSchema } from '../schemas.ts';
-import { transferCreateBodySchema } from '../transferSchemas.ts';
-import { idempotencyContextOf, sendOutcome } from '../writes.ts';
-import { subjectEvidenceRoute } from './evidence.ts';
-import { FEE_TAGS } from './fees.ts';
-import { presentTravelRuleRecord, TRAVEL_RULE_TAGS } from './travelRule.ts';
+} from '../../../http/routeKit.ts';
+import { subjectEvidenceRoute } from '../../../http/routes/evidence.ts';
+import { FEE_TAGS } from '../../../http/routes/fees.ts';
+import { presentTravelRuleRecord, TRAVEL_RULE_TAGS } from '../../../http/routes/travelRule.ts';
+import { idParamsSchema, idSchema } from '../../../http/schemas.ts';
+import { idempotencyContextOf, sendOutcome } from '../../../http/writes.ts';
+import type { LedgerWriter } from '../useCases/posting/writer.ts';
+import type { CreateTransferRequest } from '../useCases/requests.ts';
+import { cancelTransfer } from '../useCases/statusChanges.ts';
+import {
+  createTransfer,
+  getTransfer,
+  getTransferTravelRule,
+  listTransfers,
+  quoteTransfer,
+  type TransferQuote,
+} from '../useCases/transfers.ts';
+import { transferCreateBodySchema } from './schemas.ts';
 
 const TAGS = ['Transfers'];
 const transferParams = idParamsSchema(ID_PREFIXES.transfer, 'Transfer id.');

@@ -3,19 +3,30 @@
  * posts the hold, fail and cancel void it, return reverses a settled transfer), and money that waited passed
  * through the release gate again first. A cancel on request is one such change.
  */
-import { limitBasisOf, limitPeriods } from '../domain/decisions/limits.ts';
-import { evaluatePolicy, type PolicyDecision } from '../domain/decisions/policies.ts';
-import { AppError, resourceMissing, validationError } from '../domain/errors.ts';
-import type { EvidenceActor, EvidenceDraft, EvidenceValue } from '../domain/evidence.ts';
-import { effectiveRiskLevel } from '../domain/risk.ts';
-import { feeOf, type Transfer } from '../domain/transferRecord.ts';
+
+import { cancelApprovalOf } from '../../../app/approvals.ts';
+import type { Deps } from '../../../app/deps.ts';
+import { recordEvents, statusEvent } from '../../../app/events.ts';
+import { appendEvidence, SYSTEM_ACTOR } from '../../../app/evidence.ts';
+import { feeIncomeAccount } from '../../../app/fees.ts';
+import { limitBasisOf, limitPeriods } from '../../../domain/decisions/limits.ts';
+import { evaluatePolicy, type PolicyDecision } from '../../../domain/decisions/policies.ts';
+import { AppError, resourceMissing, validationError } from '../../../domain/errors.ts';
+import type { EvidenceActor, EvidenceDraft, EvidenceValue } from '../../../domain/evidence.ts';
+import { effectiveRiskLevel } from '../../../domain/risk.ts';
+import { feeOf, type Transfer } from '../../../domain/transferRecord.ts';
 import {
   type Destination,
   type LedgerState,
   releasedMovement,
   type TransferStatus,
   transition,
-} from '../domain/transfers.ts';
+} from '../../../domain/transfers.ts';
+import { type Customer, findCustomer } from '../../../store/repositories/customers.ts';
+import { releaseLimitUsage } from '../../../store/repositories/limitUsage.ts';
+import { findCurrentPolicy } from '../../../store/repositories/policies.ts';
+import { findWallet } from '../../../store/repositories/wallets.ts';
+import type { Queryable } from '../../../store/store.ts';
 import {
   ensureSystemAccount,
   findOpenHold,
@@ -25,18 +36,8 @@ import {
   postHoldPostings,
   reversalPostings,
   voidHoldPostings,
-} from '../modules/ledger/index.ts';
-import { type Customer, findCustomer } from '../store/repositories/customers.ts';
-import { releaseLimitUsage } from '../store/repositories/limitUsage.ts';
-import { findCurrentPolicy } from '../store/repositories/policies.ts';
-import { findTransfer, saveTransfer } from '../store/repositories/transfers.ts';
-import { findWallet } from '../store/repositories/wallets.ts';
-import type { Queryable } from '../store/store.ts';
-import { cancelApprovalOf } from './approvals.ts';
-import type { Deps } from './deps.ts';
-import { recordEvents, statusEvent } from './events.ts';
-import { appendEvidence, SYSTEM_ACTOR } from './evidence.ts';
-import { feeIncomeAccount } from './fees.ts';
+} from '../../ledger/index.ts';
+import { findTransfer, saveTransfer } from '../repository.ts';
 import { LimitGuard } from './posting/limitGuard.ts';
 import { PilotCapGuard, releasePilotCap } from './posting/pilotCapGuard.ts';
 

@@ -4,15 +4,17 @@
  * decided over them in order (so two transfers racing for the last of a cap, in one batch or in two lanes
  * or processes, cannot both pass), and the new counts and sums are written with one statement.
  */
-import { limitPeriods } from '../../domain/decisions/limits.ts';
+
+import type { Deps } from '../../../../app/deps.ts';
+import { limitPeriods } from '../../../../domain/decisions/limits.ts';
 import {
   decidePilotCap,
   type PilotCaps,
   pilotCapRemaining,
   pilotCapSentence,
-} from '../../domain/decisions/pilotCaps.ts';
-import { AppError } from '../../domain/errors.ts';
-import type { Transfer } from '../../domain/transferRecord.ts';
+} from '../../../../domain/decisions/pilotCaps.ts';
+import { AppError } from '../../../../domain/errors.ts';
+import type { Transfer } from '../../../../domain/transferRecord.ts';
 import {
   type LockedPilotUsage,
   lockPilotUsage,
@@ -20,9 +22,8 @@ import {
   pilotUsageKeyOf,
   releasePilotUsage,
   savePilotUsage,
-} from '../../store/repositories/pilotCapUsage.ts';
-import type { Queryable } from '../../store/store.ts';
-import type { Deps } from '../deps.ts';
+} from '../../../../store/repositories/pilotCapUsage.ts';
+import type { Queryable } from '../../../../store/store.ts';
 
 function keyOf(transfer: Transfer, at: Date): PilotUsageKey {
   return { organizationId: transfer.organizationId, currency: transfer.currency, day: limitPeriods(at).day };

@@ -3,8 +3,14 @@ import type { Metadata } from '../../domain/metadata.ts';
 import type { Currency } from '../../domain/money.ts';
 import type { Transfer, TransferAuthorization, TransferDirection } from '../../domain/transferRecord.ts';
 import type { LedgerState, Rail, TransferStatus } from '../../domain/transfers.ts';
-import type { Queryable } from '../store.ts';
-import { type KeysetFilter, keysetConditions, toBigInt, toDate, toJsonObject } from './rows.ts';
+import {
+  type KeysetFilter,
+  keysetConditions,
+  toBigInt,
+  toDate,
+  toJsonObject,
+} from '../../store/repositories/rows.ts';
+import type { Queryable } from '../../store/store.ts';
 
 const COLUMNS = [
   'id',
