@@ -74,45 +74,47 @@ export async function findReportedCollection(
   );
 }
 
+/** The final statuses that agree with a reported settlement or failure, for each kind of record. */
+const AGREEING_FINAL_STATUSES: Record<
+  CallbackSubject['noun'],
+  { settled: readonly string[]; failed: readonly string[] }
+> = {
+  collection: { settled: ['succeeded'], failed: ['failed'] },
+  transfer: { settled: ['settled'], failed: FINAL_FAILED },
+};
+
 /**
- * The payout or collection a callback names, as its comparison and its exceptions see it: whether its
- * final status is a settlement or a failure, and what it was for.
+ * The payout or collection a callback names, as its comparison and its exceptions see it: the record and
+ * the transfer it stands for (a collection's may not exist yet).
  */
 interface CallbackSubject {
   noun: 'collection' | 'transfer';
-  organizationId: string;
+  record: { organizationId: string; status: string; amountMinor: bigint; currency: string };
   transferId: string | null;
-  status: string;
-  isSettled: boolean;
-  isFailed: boolean;
-  amountMinor: bigint;
-  currency: string;
 }
 
 function collectionSubject(collection: Collection): CallbackSubject {
-  return {
-    noun: 'collection',
-    organizationId: collection.organizationId,
-    transferId: collection.transferId,
-    status: collection.status,
-    isSettled: collection.status === 'succeeded',
-    isFailed: collection.status === 'failed',
-    amountMinor: collection.amountMinor,
-    currency: collection.currency,
-  };
+  return { noun: 'collection', record: collection, transferId: collection.transferId };
 }
 
 function transferSubject(transfer: Transfer): CallbackSubject {
-  return {
-    noun: 'transfer',
-    organizationId: transfer.organizationId,
-    transferId: transfer.id,
-    status: transfer.status,
-    isSettled: transfer.status === 'settled',
-    isFailed: FINAL_FAILED.includes(transfer.status),
-    amountMinor: transfer.amountMinor,
-    currency: transfer.currency,
-  };
+  return { noun: 'transfer', record: transfer, transferId: transfer.id };
+}
+
+/** Opens an exception about the subject's transfer (or its collection, when it has none yet). */
+function openSubjectException(
+  tx: Queryable,
+  deps: Deps,
+  subject: CallbackSubject,
+  kind: 'amount_mismatch' | 'late_callback',
+  details: CallbackExceptionDetails,
+) {
+  return openException(tx, deps, {
+    organizationId: subject.record.organizationId,
+    transferId: subject.transferId,
+    kind,
+    details,
+  });
 }
 
 /**
@@ -130,20 +132,15 @@ async function settledAmountEffect(
   if (
     report.outcome.kind !== 'settled' ||
     report.amountMinor === undefined ||
-    report.amountMinor === subject.amountMinor
+    report.amountMinor === subject.record.amountMinor
   ) {
     return { status: 'applied', transferId: subject.transferId, detail: null };
   }
-  await openException(tx, deps, {
-    organizationId: subject.organizationId,
-    transferId: subject.transferId,
-    kind: 'amount_mismatch',
-    details: {
-      ...details,
-      statement_amount_minor: report.amountMinor.toString(),
-      ledger_amount_minor: subject.amountMinor.toString(),
-      currency: subject.currency,
-    },
+  await openSubjectException(tx, deps, subject, 'amount_mismatch', {
+    ...details,
+    statement_amount_minor: report.amountMinor.toString(),
+    ledger_amount_minor: subject.record.amountMinor.toString(),
+    currency: subject.record.currency,
   });
   return { status: 'exception', transferId: subject.transferId, detail: mismatch };
 }
@@ -157,22 +154,21 @@ async function compareFinal(
   details: CallbackExceptionDetails,
 ): Promise<CallbackEffect> {
   const outcome = report.outcome;
+  const { record } = subject;
   const agrees =
     outcome.kind === 'processing' ||
-    (outcome.kind === 'settled' && subject.isSettled) ||
-    (outcome.kind === 'failed' && subject.isFailed);
+    AGREEING_FINAL_STATUSES[subject.noun][outcome.kind].includes(record.status);
   if (agrees)
-    return { status: 'unchanged', transferId: subject.transferId, detail: `already ${subject.status}` };
-  await openException(tx, deps, {
-    organizationId: subject.organizationId,
-    transferId: subject.transferId,
-    kind: 'late_callback',
-    details: { ...details, amount_minor: subject.amountMinor.toString(), currency: subject.currency },
+    return { status: 'unchanged', transferId: subject.transferId, detail: `already ${record.status}` };
+  await openSubjectException(tx, deps, subject, 'late_callback', {
+    ...details,
+    amount_minor: record.amountMinor.toString(),
+    currency: record.currency,
   });
   return {
     status: 'exception',
     transferId: subject.transferId,
-    detail: `reported ${outcome.kind} for a ${subject.noun} already ${subject.status}`,
+    detail: `reported ${outcome.kind} for a ${subject.noun} already ${record.status}`,
   };
 }
 
@@ -237,23 +233,13 @@ export async function applyToTransfer(
   details: CallbackExceptionDetails,
   now: Date,
 ): Promise<CallbackEffect> {
-  if (transfer.status === 'pending' || transfer.status === 'processing')
-    return moveOpenTransfer(tx, deps, transfer, report, details, now);
-  return compareFinal(tx, deps, transferSubject(transfer), report, {
-    ...details,
-    transfer_status: transfer.status,
-  });
-}
-
-/** A payout still open records the partner's reference, and settles or fails as reported. */
-async function moveOpenTransfer(
-  tx: Queryable,
-  deps: Deps,
-  transfer: Transfer,
-  report: NamingReport,
-  details: CallbackExceptionDetails,
-  now: Date,
-): Promise<CallbackEffect> {
+  if (transfer.status !== 'pending' && transfer.status !== 'processing') {
+    return compareFinal(tx, deps, transferSubject(transfer), report, {
+      ...details,
+      transfer_status: transfer.status,
+    });
+  }
+  // Still open: it records the partner's reference, and settles or fails as reported.
   const outcome = report.outcome;
   if (outcome.kind === 'processing') {
     await saveTransfer(tx, {
