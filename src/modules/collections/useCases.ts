@@ -8,6 +8,7 @@
 import type { Deps } from '../../app/deps.ts';
 import { newEvent, recordEvents } from '../../app/events.ts';
 import { creditFromRail, fundWallet } from '../../app/railCredits.ts';
+import { closedWalletError } from '../../domain/closedWallet.ts';
 import { PHONE_PATTERN } from '../../domain/customers.ts';
 import { AppError, resourceMissing, validationError } from '../../domain/errors.ts';
 import { numberSourceOf } from '../../domain/jsonNumbers.ts';
@@ -31,6 +32,7 @@ import {
   type Collection,
   type CollectionStatus,
   canMoveCollection,
+  succeededCollection,
 } from './domain.ts';
 import { findCollection, insertCollection, listCollections, saveCollection } from './repository.ts';
 
@@ -80,15 +82,7 @@ async function receivingWallet(
 ): Promise<Wallet> {
   const wallet = await findWallet(tx, organizationId, input.wallet);
   if (!wallet) throw resourceMissing('wallet', input.wallet, 'wallet');
-  if (wallet.status === 'closed') {
-    throw new AppError({
-      status: 409,
-      code: 'invalid_state_transition',
-      title: 'Wallet closed',
-      detail: `Wallet ${wallet.id} is closed: it receives nothing.`,
-      param: 'wallet',
-    });
-  }
+  if (wallet.status === 'closed') throw closedWalletError(wallet.id, 'wallet');
   if (input.currency !== undefined && (!isCurrency(input.currency) || input.currency !== wallet.currency)) {
     throw validationError(
       'currency',
@@ -246,33 +240,25 @@ export async function sandboxFunding(
 ): Promise<Transfer> {
   const transfer = await fundWallet(tx, deps, organizationId, walletId, amount, metadata, amountText);
   const now = deps.now();
-  const collection: Collection = {
-    id: deps.newId('collection'),
-    organizationId,
-    walletId,
-    amountMinor: transfer.amountMinor,
-    currency: transfer.currency,
-    method: 'sandbox',
-    rail: 'mobile_money',
-    network: null,
-    payerPhone: null,
-    bankReference: null,
-    payerName: null,
-    reference: transfer.id,
-    description: 'Sandbox funding',
-    status: 'succeeded',
-    failureCode: null,
-    partnerReference: null,
-    nextCheckAt: null,
-    transferId: transfer.id,
-    metadata,
-    createdBy: null,
-    createdAt: now,
-    updatedAt: now,
-    expiresAt: now,
-    succeededAt: now,
-    failedAt: null,
-  };
+  const collection = succeededCollection(
+    {
+      id: deps.newId('collection'),
+      organizationId,
+      walletId,
+      amountMinor: transfer.amountMinor,
+      currency: transfer.currency,
+      method: 'sandbox',
+      rail: 'mobile_money',
+      bankReference: null,
+      payerName: null,
+      reference: transfer.id,
+      description: 'Sandbox funding',
+      transferId: transfer.id,
+      metadata,
+      createdBy: null,
+    },
+    now,
+  );
   await insertCollection(tx, collection);
   await recordEvents(tx, deps, [collectionEvent(deps, collection, now)]);
   return transfer;
