@@ -8,13 +8,13 @@
 import type { Deps } from '../../app/deps.ts';
 import { newEvent, recordEvents } from '../../app/events.ts';
 import { creditFromRail, fundWallet } from '../../app/railCredits.ts';
+import { getById, listPage } from '../../app/reads.ts';
 import { closedWalletError } from '../../domain/closedWallet.ts';
 import { PHONE_PATTERN } from '../../domain/customers.ts';
 import { AppError, resourceMissing, validationError } from '../../domain/errors.ts';
 import { numberSourceOf } from '../../domain/jsonNumbers.ts';
 import type { Metadata } from '../../domain/metadata.ts';
 import { checkSingleAmount, formatAmount, isCurrency, parseAmount } from '../../domain/money.ts';
-import { type Page, type PageRequest, toPage } from '../../domain/pagination.ts';
 import type { Transfer } from '../../domain/transferRecord.ts';
 import {
   checkRailAmountStep,
@@ -264,16 +264,6 @@ export async function sandboxFunding(
   return transfer;
 }
 
-export async function getCollection(deps: Deps, organizationId: string, id: string): Promise<Collection> {
-  const collection = await findCollection(deps.store, organizationId, id);
-  if (!collection) throw resourceMissing('collection', id);
-  return collection;
-}
+export const getCollection = getById<Collection>(findCollection, 'collection');
 
-export async function listOrganizationCollections(
-  deps: Deps,
-  organizationId: string,
-  request: PageRequest & { status?: CollectionStatus | undefined; walletId?: string | undefined },
-): Promise<Page<Collection>> {
-  return toPage(await listCollections(deps.store, organizationId, request, request.limit + 1), request.limit);
-}
+export const listOrganizationCollections = listPage(listCollections);

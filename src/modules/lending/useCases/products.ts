@@ -1,7 +1,8 @@
 /** Loan products: the terms an organization lends on, created once and read. */
 
 import type { Deps } from '../../../app/deps.ts';
-import { resourceMissing, validationError } from '../../../domain/errors.ts';
+import { getById } from '../../../app/reads.ts';
+import { validationError } from '../../../domain/errors.ts';
 import { type Currency, checkSingleAmount, isCurrency, parseAmount } from '../../../domain/money.ts';
 import { type Page, type PageRequest, toPage } from '../../../domain/pagination.ts';
 import type { Queryable } from '../../../store/store.ts';
@@ -68,11 +69,7 @@ export async function createLoanProduct(
   return product;
 }
 
-export async function getLoanProduct(deps: Deps, organizationId: string, id: string): Promise<LoanProduct> {
-  const product = await findLoanProduct(deps.store, organizationId, id);
-  if (!product) throw resourceMissing('loan product', id);
-  return product;
-}
+export const getLoanProduct = getById<LoanProduct>(findLoanProduct, 'loan product');
 
 export async function listOrganizationLoanProducts(
   deps: Deps,

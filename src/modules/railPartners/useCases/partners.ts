@@ -6,6 +6,7 @@
 
 import type { Deps } from '../../../app/deps.ts';
 import { appendEvidence, SYSTEM_ACTOR } from '../../../app/evidence.ts';
+import { getById } from '../../../app/reads.ts';
 import { SQLSTATE, sqlState } from '../../../domain/databaseErrors.ts';
 import { AppError, resourceMissing, validationError } from '../../../domain/errors.ts';
 import type { EvidenceActor } from '../../../domain/evidence.ts';
@@ -216,15 +217,7 @@ export async function updateRailPartner(
   return updated;
 }
 
-export async function getRailPartner(
-  deps: Deps,
-  organizationId: string,
-  id: string,
-): Promise<RailPartnerConfig> {
-  const config = await findRailPartnerConfig(deps.store, organizationId, id);
-  if (!config) throw resourceMissing('rail_partner', id);
-  return config;
-}
+export const getRailPartner = getById<RailPartnerConfig>(findRailPartnerConfig, 'rail_partner');
 
 export async function listRailPartners(
   deps: Deps,

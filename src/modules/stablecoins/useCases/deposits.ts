@@ -18,12 +18,12 @@ import type { Deps } from '../../../app/deps.ts';
 import { newEvent, recordEvents } from '../../../app/events.ts';
 import { appendEvidence, SYSTEM_ACTOR } from '../../../app/evidence.ts';
 import { creditFromRail } from '../../../app/railCredits.ts';
+import { getById, listPage } from '../../../app/reads.ts';
 import { checkTravelRuleData, type TravelRuleInput } from '../../../domain/decisions/travelRule.ts';
 import { AppError, type FieldError, resourceMissing, validationError } from '../../../domain/errors.ts';
 import type { EventRecord } from '../../../domain/events.ts';
 import { formatAmount } from '../../../domain/money.ts';
-import { type Page, type PageRequest, toPage } from '../../../domain/pagination.ts';
-import { type Deposit, type DepositStatus, judgeDeposit } from '../../../domain/stablecoins.ts';
+import { type Deposit, judgeDeposit } from '../../../domain/stablecoins.ts';
 import type { Wallet } from '../../../domain/wallets.ts';
 import { findCustomer } from '../../../store/repositories/customers.ts';
 import { findEvidenceRecord } from '../../../store/repositories/evidence.ts';
@@ -317,16 +317,6 @@ export async function decideHeldDeposit(
   return clearHeldDeposit(tx, deps, deposit, input, reviewId, now);
 }
 
-export async function getDeposit(deps: Deps, organizationId: string, id: string): Promise<Deposit> {
-  const deposit = await findDeposit(deps.store, organizationId, id);
-  if (!deposit) throw resourceMissing('deposit', id);
-  return deposit;
-}
+export const getDeposit = getById<Deposit>(findDeposit, 'deposit');
 
-export async function listOrganizationDeposits(
-  deps: Deps,
-  organizationId: string,
-  request: PageRequest & { status?: DepositStatus | undefined; walletId?: string | undefined },
-): Promise<Page<Deposit>> {
-  return toPage(await listDeposits(deps.store, organizationId, request, request.limit + 1), request.limit);
-}
+export const listOrganizationDeposits = listPage(listDeposits);

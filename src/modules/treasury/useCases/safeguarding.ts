@@ -13,8 +13,8 @@
 import type { Deps } from '../../../app/deps.ts';
 import { newEvent, recordEvents } from '../../../app/events.ts';
 import { appendEvidence, SYSTEM_ACTOR } from '../../../app/evidence.ts';
+import { getById } from '../../../app/reads.ts';
 import { endOfDay, parseDay } from '../../../domain/days.ts';
-import { resourceMissing } from '../../../domain/errors.ts';
 import type { EventRecord } from '../../../domain/events.ts';
 import { type Currency, formatAmount, SUPPORTED_CURRENCIES } from '../../../domain/money.ts';
 import { type Page, type PageRequest, toPage } from '../../../domain/pagination.ts';
@@ -356,15 +356,7 @@ export async function rejudgeDay(
 // ---------------------------------------------------------------------------------------------------------
 // Reports
 
-export async function getSafeguardingReport(
-  deps: Deps,
-  organizationId: string,
-  id: string,
-): Promise<SafeguardingReport> {
-  const report = await findReport(deps.store, organizationId, id);
-  if (!report) throw resourceMissing('safeguarding report', id);
-  return report;
-}
+export const getSafeguardingReport = getById<SafeguardingReport>(findReport, 'safeguarding report');
 
 export async function listSafeguardingReports(
   deps: Deps,
