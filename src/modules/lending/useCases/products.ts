@@ -5,6 +5,7 @@ import { getById } from '../../../app/reads.ts';
 import { validationError } from '../../../domain/errors.ts';
 import { type Currency, checkSingleAmount, isCurrency, parseAmount } from '../../../domain/money.ts';
 import { type Page, type PageRequest, toPage } from '../../../domain/pagination.ts';
+import { requiredText } from '../../../domain/requiredText.ts';
 import type { Queryable } from '../../../store/store.ts';
 import { LOAN_PRODUCT_NAME_CHARS_MAX, type LoanProduct, parseLoanTerms } from '../domain/loans.ts';
 import { findLoanProduct, insertLoanProduct, listLoanProducts } from '../repository/products.ts';
@@ -30,14 +31,7 @@ export async function createLoanProduct(
   createdBy: string | null,
   sources: { minPrincipal?: string | undefined; maxPrincipal?: string | undefined } = {},
 ): Promise<LoanProduct> {
-  const name = input.name.trim();
-  if (name.length === 0 || name.length > LOAN_PRODUCT_NAME_CHARS_MAX) {
-    throw validationError(
-      'name',
-      `name must be 1 to ${LOAN_PRODUCT_NAME_CHARS_MAX} characters`,
-      'invalid_length',
-    );
-  }
+  const name = requiredText(input.name, 'name', LOAN_PRODUCT_NAME_CHARS_MAX, 'invalid_length');
   if (!isCurrency(input.currency)) {
     throw validationError('currency', 'currency is not a supported currency', 'invalid_value');
   }

@@ -29,7 +29,7 @@ import {
   savePaymentBatch,
 } from '../repository.ts';
 import { statusEvent } from './events.ts';
-import { refuseBatch, releaseReservation } from './reservation.ts';
+import { endReleasedBatch, refuseBatch, releaseReservation } from './reservation.ts';
 
 export const getPaymentBatch = getById<PaymentBatch>(findPaymentBatch, 'payment batch');
 
@@ -69,16 +69,13 @@ export async function cancelPaymentBatch(
   // After the hold is released: the approval's evidence takes the chain head, the last lock of the order.
   if (batch.status === 'pending_approval') await cancelApprovalOf(tx, deps, batch.id, actor);
   const canceled = await cancelPendingItems(tx, batch.id, now);
-  const ended: PaymentBatch = {
-    ...released,
-    status: 'canceled',
-    canceledCount: released.canceledCount + canceled,
-    updatedAt: now,
-    finishedAt: now,
-  };
-  await savePaymentBatch(tx, ended);
-  await recordEvents(tx, deps, [statusEvent(deps, ended, now)]);
-  return ended;
+  return endReleasedBatch(
+    tx,
+    deps,
+    released,
+    { status: 'canceled', canceledCount: released.canceledCount + canceled },
+    now,
+  );
 }
 
 /** A batch's approval was decided (the caller holds the batch's lock): it runs, or it ends releasing its hold. */
