@@ -56,6 +56,19 @@ export const depositEvent = (deps: Deps, type: string, d: Deposit, now: Date): E
     now,
   );
 
+/** Saves a deposit that has just moved and records the event that says so; answers the deposit. */
+async function saveMovedDeposit(
+  tx: Queryable,
+  deps: Deps,
+  moved: Deposit,
+  type: string,
+  now: Date,
+): Promise<Deposit> {
+  await saveDeposit(tx, moved);
+  await recordEvents(tx, deps, [depositEvent(deps, type, moved, now)]);
+  return moved;
+}
+
 /**
  * Travel Rule data given for a deposit, its beneficiary filled in: the beneficiary is our own customer,
  * named from the customer record unless the sender said more.
@@ -115,9 +128,7 @@ export async function decideDeposit(tx: Queryable, deps: Deps, deposit: Deposit)
         updatedAt: now,
         reorgedAt: now,
       };
-      await saveDeposit(tx, reorged);
-      await recordEvents(tx, deps, [depositEvent(deps, 'deposit.reorged', reorged, now)]);
-      return reorged;
+      return saveMovedDeposit(tx, deps, reorged, 'deposit.reorged', now);
     }
     case 'credit': {
       const wallet = await findWallet(tx, deposit.organizationId, deposit.walletId);
@@ -139,9 +150,7 @@ export async function decideDeposit(tx: Queryable, deps: Deps, deposit: Deposit)
         updatedAt: now,
         creditedAt: now,
       };
-      await saveDeposit(tx, credited);
-      await recordEvents(tx, deps, [depositEvent(deps, 'deposit.credited', credited, now)]);
-      return credited;
+      return saveMovedDeposit(tx, deps, credited, 'deposit.credited', now);
     }
   }
 }
@@ -232,9 +241,7 @@ async function rejectHeldDeposit(
     );
   }
   const rejected: Deposit = { ...deposit, status: 'rejected', updatedAt: now, rejectedAt: now };
-  await saveDeposit(tx, rejected);
-  await recordEvents(tx, deps, [depositEvent(deps, 'deposit.rejected', rejected, now)]);
-  return rejected;
+  return saveMovedDeposit(tx, deps, rejected, 'deposit.rejected', now);
 }
 
 /**
