@@ -51,6 +51,27 @@ export function csrfField(token: string): SafeHtml {
   return html`<input type="hidden" name="_csrf" value="${csrfTokenOf(token)}">`;
 }
 
+/** The hidden fields every write form carries: the CSRF token and the form's once-only key. */
+export function writeFormFields(identity: ConsoleIdentity, formKey: string): SafeHtml {
+  return html`${csrfField(identity.token)}<input type="hidden" name="_form" value="${formKey}">`;
+}
+
+/** An open item's form in its table row (its fields and buttons posting to `action`), or once settled, who settled it. */
+export function rowFormOrSettler(
+  item: { open: boolean; settledBy: string | null },
+  action: string,
+  identity: ConsoleIdentity,
+  formKey: string,
+  controls: SafeHtml,
+) {
+  return !item.open
+    ? html`by <code>${item.settledBy ?? '—'}</code>`
+    : html`<form method="post" action="${action}" class="row-form">
+          ${writeFormFields(identity, formKey)}
+          ${controls}
+        </form>`;
+}
+
 export function page(options: PageOptions): SafeHtml {
   const { identity } = options;
   const nav = identity
@@ -152,12 +173,15 @@ export function walletCell(names: PartyNames, id: string | null | undefined) {
     : wallet;
 }
 
+/** A page of a list as the use cases return it: enough to link the next one. */
+export interface ListedPage {
+  data: readonly { id: string }[];
+  hasMore: boolean;
+}
+
 /** "Older →" when there is another page: keyset pagination, as the API's `starting_after`. */
-export function nextPageLink(
-  path: string,
-  query: Record<string, string | undefined>,
-  lastId: string | undefined,
-) {
+export function nextPageLink(path: string, query: Record<string, string | undefined>, page: ListedPage) {
+  const lastId = page.hasMore ? page.data.at(-1)?.id : undefined;
   if (lastId === undefined) return '';
   const params = new URLSearchParams();
   for (const [k, v] of Object.entries(query))

@@ -2,6 +2,8 @@
  * What a page says after a write redirected to it (`?notice=code`): a fixed set of sentences, so nothing
  * from the URL is ever shown as text.
  */
+import type { FastifyReply } from 'fastify';
+
 export const NOTICES = {
   signed_out: 'You are signed out.',
   password_set: 'Your password is set. Other sessions of yours were signed out.',
@@ -26,4 +28,9 @@ export function noticeOf(query: unknown): string | undefined {
 
 export function withNotice(path: string, code: NoticeCode): string {
   return `${path}${path.includes('?') ? '&' : '?'}notice=${code}`;
+}
+
+/** The redirect that ends a write (post/redirect/get): back to `path`, saying what happened. */
+export function redirectWithNotice(reply: FastifyReply, path: string, code: NoticeCode): FastifyReply {
+  return reply.redirect(withNotice(path, code), 303);
 }

@@ -9,11 +9,15 @@ import type { Deps } from '../app/deps.ts';
 import type { IdempotentOutcome, WriteResult } from '../app/idempotency.ts';
 import type { Scope } from '../domain/access.ts';
 import { CONSOLE_SESSION_COOKIE_PLAIN, CONSOLE_SESSION_COOKIE_SECURE } from '../domain/console.ts';
-import { AppError } from '../domain/errors.ts';
+import { AppError, validationError } from '../domain/errors.ts';
+import { type IdPrefix, idPattern } from '../domain/ids.ts';
 import type { AuthFailureLimiter } from '../http/rateLimit.ts';
 import type { Queryable } from '../store/store.ts';
 import type { Renderable } from './html.ts';
 import { CONSOLE_PREFIX } from './layout.ts';
+
+/** Rows a list page shows. */
+export const CONSOLE_LIST_ROWS = 50;
 
 /** The pre-session cookie that keys the CSRF token of the sign-in forms (login CSRF). */
 const PRESESSION_COOKIE_SECURE = '__Host-mkoba_console_pre';
@@ -116,6 +120,34 @@ export function field(body: unknown, name: string): string | undefined {
   const value = (body as FormBody | undefined)?.[name];
   const text = Array.isArray(value) ? value[0] : value;
   return text === undefined ? undefined : text;
+}
+
+/** A note or comment as the API takes it: optional, trimmed, at most `max` characters. */
+export function optionalNote(value: string | undefined, param: string, max: number): string | undefined {
+  const text = value?.trim();
+  if (!text) return undefined;
+  if ([...text].length > max)
+    throw validationError(param, `${param} must be at most ${max} characters.`, 'out_of_range');
+  return text;
+}
+
+/** The value when it is an id of this kind, else undefined (a page's `after` cursor, a form's id field). */
+export function idOfKind(value: string | undefined, prefix: IdPrefix): string | undefined {
+  return value && new RegExp(idPattern(prefix)).test(value) ? value : undefined;
+}
+
+/**
+ * Runs a form's write through `routes.write` (once per rendered form, in one transaction), recorded with the
+ * status the API answers with, and returns its body; a recorded refusal is thrown (see settle).
+ */
+export async function recordWrite(
+  routes: ConsoleRoutes,
+  request: FastifyRequest,
+  identity: ConsoleIdentity,
+  status: number,
+  effect: (tx: Queryable) => Promise<unknown>,
+): Promise<unknown> {
+  return settle(await routes.write(request, identity, async (tx) => ({ status, body: await effect(tx) })));
 }
 
 /** Turns a recorded failure into the error it was, so the error page shows it (a replay shows it again). */

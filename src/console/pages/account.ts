@@ -3,7 +3,7 @@ import { changePassword, hasPassword } from '../../app/console/session.ts';
 import { CONSOLE_PASSWORD_CHARS_MAX, CONSOLE_PASSWORD_CHARS_MIN } from '../../domain/console.ts';
 import { html } from '../html.ts';
 import { CONSOLE_PREFIX, csrfField, fields } from '../layout.ts';
-import { noticeOf, withNotice } from '../notices.ts';
+import { noticeOf, redirectWithNotice } from '../notices.ts';
 import { type ConsoleRoutes, field } from '../routing.ts';
 
 export function accountPages(routes: ConsoleRoutes): void {
@@ -46,6 +46,6 @@ export function accountPages(routes: ConsoleRoutes): void {
       password: field(request.body, 'password') ?? '',
       confirmation: field(request.body, 'confirmation') ?? '',
     });
-    return reply.redirect(withNotice(`${CONSOLE_PREFIX}/account`, 'password_set'), 303);
+    return redirectWithNotice(reply, `${CONSOLE_PREFIX}/account`, 'password_set');
   });
 }

@@ -15,7 +15,7 @@ import { PAGE_SIZE_MAX } from '../../domain/pagination.ts';
 import { API_KEY_DESCRIPTION_CHARS_MAX } from '../../modules/apiKeys/index.ts';
 import { html } from '../html.ts';
 import { CONSOLE_PREFIX, csrfField, statusBadge, table, time } from '../layout.ts';
-import { noticeOf, withNotice } from '../notices.ts';
+import { noticeOf, redirectWithNotice } from '../notices.ts';
 import type { ConsoleRoutes, FormBody, Handler } from '../routing.ts';
 import { field } from '../routing.ts';
 
@@ -155,7 +155,7 @@ function revokeKey(routes: ConsoleRoutes): Handler {
       throw validationError('id', `'${id}' is not an API key id (key_…).`, 'invalid_format');
     }
     await revokeOrganizationKey(routes.deps, identity, id);
-    return reply.redirect(withNotice(SECTION, 'key_revoked'), 303);
+    return redirectWithNotice(reply, SECTION, 'key_revoked');
   };
 }
 

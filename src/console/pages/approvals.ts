@@ -15,39 +15,36 @@ import {
   voteRefusal,
 } from '../../domain/approvals.ts';
 import { validationError } from '../../domain/errors.ts';
-import { ID_PREFIXES, idPattern } from '../../domain/ids.ts';
+import { ID_PREFIXES } from '../../domain/ids.ts';
 import { presentApproval } from '../../http/authorizationPresenters.ts';
 import { html } from '../html.ts';
 import {
   CONSOLE_PREFIX,
-  csrfField,
   fields,
   link,
   nextPageLink,
   statusBadge,
   table,
   time,
+  writeFormFields,
 } from '../layout.ts';
-import { noticeOf, withNotice } from '../notices.ts';
-import { type ConsoleRoutes, field, type Handler, settle } from '../routing.ts';
-import { CONSOLE_LIST_ROWS } from './customers.ts';
+import { noticeOf, redirectWithNotice } from '../notices.ts';
+import {
+  CONSOLE_LIST_ROWS,
+  type ConsoleRoutes,
+  field,
+  type Handler,
+  idOfKind,
+  optionalNote,
+  recordWrite,
+} from '../routing.ts';
 
 const SECTION = `${CONSOLE_PREFIX}/approvals`;
-const APPROVAL_ID = new RegExp(idPattern(ID_PREFIXES.approval));
 
 function resourceLink(type: string, id: string) {
   return type === 'transfer'
     ? link(`${CONSOLE_PREFIX}/transfers/${id}`, html`<code>${id}</code>`)
     : html`<code>${id}</code>`;
-}
-
-/** A comment as the API takes it: optional, at most APPROVAL_COMMENT_CHARS_MAX characters. */
-export function optionalNote(value: string | undefined, param: string, max: number): string | undefined {
-  const text = value?.trim();
-  if (!text) return undefined;
-  if ([...text].length > max)
-    throw validationError(param, `${param} must be at most ${max} characters.`, 'out_of_range');
-  return text;
 }
 
 /** The status filter asked for: 'all' is none, an unknown one is the pending queue. */
@@ -85,7 +82,7 @@ function approvalQueue(routes: ConsoleRoutes): Handler {
     const page = await listApprovals(routes.deps, identity.organizationId, {
       limit: CONSOLE_LIST_ROWS,
       status,
-      startingAfter: q.after && APPROVAL_ID.test(q.after) ? q.after : undefined,
+      startingAfter: idOfKind(q.after, ID_PREFIXES.approval),
     });
     const now = routes.deps.now();
     return routes.render(reply, {
@@ -104,7 +101,7 @@ ${table(
   ['Approval', 'For', 'Rule', 'Votes', 'Initiated by', 'Expires', 'Status', 'You'],
   approvalRows(page.data, identity, now),
   'No approvals here.',
-)}${nextPageLink(SECTION, { status: q.status }, page.hasMore ? page.data.at(-1)?.id : undefined)}`,
+)}${nextPageLink(SECTION, { status: q.status }, page)}`,
     });
   };
 }
@@ -134,8 +131,7 @@ function approvalFields(approval: Approval, identity: ConsoleIdentity) {
 function voteForm(approval: Approval, identity: ConsoleIdentity, formKey: string) {
   const eligibleRoles = identity.member.roles.filter((r) => approval.roles.includes(r));
   return html`<form method="post" action="${SECTION}/${approval.id}/vote" class="stack narrow">
-  ${csrfField(identity.token)}
-  <input type="hidden" name="_form" value="${formKey}">
+  ${writeFormFields(identity, formKey)}
   <label for="comment">Comment <span class="hint">(kept with your vote and in the evidence)</span></label>
   <textarea id="comment" name="comment" rows="3" maxlength="${APPROVAL_COMMENT_CHARS_MAX}"></textarea>
   ${
@@ -196,24 +192,21 @@ function vote(routes: ConsoleRoutes): Handler {
     const { decision, role } = voteOf(request.body);
     const comment = optionalNote(field(request.body, 'comment'), 'comment', APPROVAL_COMMENT_CHARS_MAX);
     const id = request.params.id ?? '';
-    settle(
-      await routes.write(request, identity, async (tx) => ({
-        status: 200,
-        body: presentApproval(
-          await voteOnApproval(
-            tx,
-            routes.deps,
-            identity.organizationId,
-            id,
-            decision,
-            { comment, role },
-            consoleVoter(identity),
-            consoleActor(identity),
-          ),
+    await recordWrite(routes, request, identity, 200, async (tx) =>
+      presentApproval(
+        await voteOnApproval(
+          tx,
+          routes.deps,
+          identity.organizationId,
+          id,
+          decision,
+          { comment, role },
+          consoleVoter(identity),
+          consoleActor(identity),
         ),
-      })),
+      ),
     );
-    return reply.redirect(withNotice(`${SECTION}/${id}`, 'voted'), 303);
+    return redirectWithNotice(reply, `${SECTION}/${id}`, 'voted');
   };
 }
 

@@ -1,7 +1,7 @@
 /** Payment batches and each batch's items with their results; a running batch can be canceled (`write`). */
 import { type ConsoleIdentity, consoleActor } from '../../app/console/session.ts';
 import { type PartyNames, partyNames } from '../../app/console/views.ts';
-import { ID_PREFIXES, idPattern } from '../../domain/ids.ts';
+import { ID_PREFIXES } from '../../domain/ids.ts';
 import {
   cancelPaymentBatch,
   getPaymentBatch,
@@ -17,7 +17,6 @@ import { html } from '../html.ts';
 import {
   CONSOLE_PREFIX,
   can,
-  csrfField,
   fields,
   link,
   nextPageLink,
@@ -26,10 +25,10 @@ import {
   table,
   time,
   walletCell,
+  writeFormFields,
 } from '../layout.ts';
-import { noticeOf, withNotice } from '../notices.ts';
-import { type ConsoleRoutes, type Handler, settle } from '../routing.ts';
-import { CONSOLE_LIST_ROWS } from './customers.ts';
+import { noticeOf, redirectWithNotice } from '../notices.ts';
+import { CONSOLE_LIST_ROWS, type ConsoleRoutes, type Handler, idOfKind, recordWrite } from '../routing.ts';
 import { destinationCell } from './transfers.ts';
 
 /** Items a batch's page shows at once (paged by row). */
@@ -46,8 +45,7 @@ function batchList(routes: ConsoleRoutes): Handler {
     const q = request.query;
     const page = await listBatches(routes.deps, identity.organizationId, {
       limit: CONSOLE_LIST_ROWS,
-      startingAfter:
-        q.after && new RegExp(idPattern(ID_PREFIXES.paymentBatch)).test(q.after) ? q.after : undefined,
+      startingAfter: idOfKind(q.after, ID_PREFIXES.paymentBatch),
     });
     return routes.render(reply, {
       title: 'Payment batches',
@@ -69,7 +67,7 @@ function batchList(routes: ConsoleRoutes): Handler {
             time(b.created_at),
           ]),
         'No payment batches yet. Submit one with mkoba batches submit or POST /v1/payment-batches.',
-      )}${nextPageLink(SECTION, {}, page.hasMore ? page.data.at(-1)?.id : undefined)}`,
+      )}${nextPageLink(SECTION, {}, page)}`,
     });
   };
 }
@@ -96,7 +94,7 @@ function cancelControl(routes: ConsoleRoutes, identity: ConsoleIdentity, batch: 
   return isFinishedBatch(batch.status)
     ? ''
     : can(identity, 'write')
-      ? html`<form method="post" action="${SECTION}/${batch.id}/cancel">${csrfField(identity.token)}<input type="hidden" name="_form" value="${routes.formKey()}">
+      ? html`<form method="post" action="${SECTION}/${batch.id}/cancel">${writeFormFields(identity, routes.formKey())}
           <button type="submit" class="danger" data-confirm="Cancel this batch? Items not yet paid are canceled.">Cancel batch</button></form>`
       : roleNote(identity, 'write', 'cancel it');
 }
@@ -172,15 +170,12 @@ ${itemsTable(batch, items, names)}${nextRowsLink(b.id, items, status)}`,
 function cancelBatch(routes: ConsoleRoutes): Handler {
   return async (request, reply, identity) => {
     const id = request.params.id ?? '';
-    settle(
-      await routes.write(request, identity, async (tx) => ({
-        status: 200,
-        body: presentPaymentBatch(
-          await cancelPaymentBatch(tx, routes.deps, identity.organizationId, id, consoleActor(identity)),
-        ),
-      })),
+    await recordWrite(routes, request, identity, 200, async (tx) =>
+      presentPaymentBatch(
+        await cancelPaymentBatch(tx, routes.deps, identity.organizationId, id, consoleActor(identity)),
+      ),
     );
-    return reply.redirect(withNotice(`${SECTION}/${id}`, 'batch_canceled'), 303);
+    return redirectWithNotice(reply, `${SECTION}/${id}`, 'batch_canceled');
   };
 }
 

@@ -5,25 +5,22 @@ import { type PartyNames, partyNames } from '../../app/console/views.ts';
 import { decideReview, listReviews } from '../../app/reviews.ts';
 import { AML_DISPOSITIONS, type AmlDisposition } from '../../domain/amlAlerts.ts';
 import { validationError } from '../../domain/errors.ts';
-import { ID_PREFIXES, idPattern } from '../../domain/ids.ts';
+import { ID_PREFIXES } from '../../domain/ids.ts';
 import { REVIEW_NOTE_LENGTH_MAX, type ReviewDecision } from '../../domain/reviews.ts';
 import { presentAmlAlert, presentReview } from '../../http/compliancePresenters.ts';
 import { html } from '../html.ts';
 import {
   CONSOLE_PREFIX,
-  csrfField,
   customerCell,
   jsonBlock,
   link,
-  nextPageLink,
+  rowFormOrSettler,
   statusBadge,
-  table,
   time,
 } from '../layout.ts';
-import { noticeOf, withNotice } from '../notices.ts';
-import { type ConsoleRoutes, field, type Handler, settle } from '../routing.ts';
-import { optionalNote } from './approvals.ts';
-import { CONSOLE_LIST_ROWS } from './customers.ts';
+import { redirectWithNotice } from '../notices.ts';
+import { type OpenQueue, openQueuePage } from '../queues.ts';
+import { type ConsoleRoutes, field, type Handler, optionalNote, recordWrite } from '../routing.ts';
 
 function transferLink(id: string | null) {
   return id ? link(`${CONSOLE_PREFIX}/transfers/${id}`, html`<code>${id}</code>`) : '—';
@@ -35,25 +32,22 @@ function partyCell(names: PartyNames, customerId: string | null, walletId: strin
   return html`${customerCell(names, customer)}${walletId ? html`<br>${link(`${CONSOLE_PREFIX}/wallets/${walletId}`, html`<code>${walletId}</code>`)}` : ''}`;
 }
 
-function openFilter(value: string | undefined): 'open' | undefined {
-  return value === 'all' ? undefined : 'open';
-}
-
 type Review = Awaited<ReturnType<typeof listReviews>>['data'][number];
 type AmlAlert = Awaited<ReturnType<typeof listAlerts>>['data'][number];
 type PresentedAlert = ReturnType<typeof presentAmlAlert>;
 
 /** A case's decision: who decided it, or (open) the form to clear or reject it with a note. */
 function reviewDecision(routes: ConsoleRoutes, identity: ConsoleIdentity, r: Review) {
-  return r.status !== 'open'
-    ? html`by <code>${r.decidedBy ?? '—'}</code>`
-    : html`<form method="post" action="${CONSOLE_PREFIX}/reviews/${r.id}/decide" class="row-form">
-          ${csrfField(identity.token)}<input type="hidden" name="_form" value="${routes.formKey()}">
-          <label for="note-${r.id}">Note</label>
+  return rowFormOrSettler(
+    { open: r.status === 'open', settledBy: r.decidedBy },
+    `${CONSOLE_PREFIX}/reviews/${r.id}/decide`,
+    identity,
+    routes.formKey(),
+    html`<label for="note-${r.id}">Note</label>
           <input id="note-${r.id}" name="note" type="text" maxlength="${REVIEW_NOTE_LENGTH_MAX}">
           <button type="submit" name="decision" value="clear">Clear</button>
-          <button type="submit" name="decision" value="reject" class="danger" data-confirm="Reject this case? The transfer is rejected.">Reject</button>
-        </form>`;
+          <button type="submit" name="decision" value="reject" class="danger" data-confirm="Reject this case? The transfer is rejected.">Reject</button>`,
+  );
 }
 
 /** The review cases' rows, each with its findings and its decision (or the form to decide it). */
@@ -70,34 +64,33 @@ function reviewRows(routes: ConsoleRoutes, identity: ConsoleIdentity, reviews: R
   ]);
 }
 
+const REVIEW_QUEUE: OpenQueue = {
+  title: 'Review cases',
+  section: `${CONSOLE_PREFIX}/reviews`,
+  idPrefix: ID_PREFIXES.review,
+  items: 'review cases',
+  itemsShort: 'cases',
+  settled: 'decided',
+  headers: ['Case', 'Kind', 'Customer', 'Transfer', 'Findings', 'Status', 'Created', 'Decide'],
+};
+
+/** The names beside the customers and wallets that cases or alerts are about. */
+function namesOfParties(
+  routes: ConsoleRoutes,
+  identity: ConsoleIdentity,
+  items: readonly { customerId: string | null; walletId: string | null }[],
+) {
+  return partyNames(routes.deps, identity.organizationId, {
+    customers: items.map((i) => i.customerId),
+    wallets: items.map((i) => i.walletId),
+  });
+}
+
 /** GET /reviews: the open review cases (or all). */
 function reviewQueue(routes: ConsoleRoutes): Handler {
-  return async (request, reply, identity) => {
-    const q = request.query;
-    const status = openFilter(q.status);
-    const page = await listReviews(routes.deps, identity.organizationId, {
-      limit: CONSOLE_LIST_ROWS,
-      status,
-      startingAfter: q.after && new RegExp(idPattern(ID_PREFIXES.review)).test(q.after) ? q.after : undefined,
-    });
-    const names = await partyNames(routes.deps, identity.organizationId, {
-      customers: page.data.map((r) => r.customerId),
-      wallets: page.data.map((r) => r.walletId),
-    });
-    return routes.render(reply, {
-      title: 'Review cases',
-      identity,
-      section: `${CONSOLE_PREFIX}/reviews`,
-      notice: noticeOf(q),
-      body: html`<p>${status ? link(`${CONSOLE_PREFIX}/reviews?status=all`, 'Show decided cases too') : link(`${CONSOLE_PREFIX}/reviews`, 'Show open cases only')}</p>
-${table(
-  'Review cases, newest first',
-  ['Case', 'Kind', 'Customer', 'Transfer', 'Findings', 'Status', 'Created', 'Decide'],
-  reviewRows(routes, identity, page.data, names),
-  status ? 'No open review cases.' : 'No review cases.',
-)}${nextPageLink(`${CONSOLE_PREFIX}/reviews`, { status: q.status }, page.hasMore ? page.data.at(-1)?.id : undefined)}`,
-    });
-  };
+  return openQueuePage(routes, REVIEW_QUEUE, listReviews, async (reviews, identity) =>
+    reviewRows(routes, identity, reviews, await namesOfParties(routes, identity, reviews)),
+  );
 }
 
 /** POST /reviews/:id/decide: clears or rejects a case with an optional note. */
@@ -108,38 +101,36 @@ function decideCase(routes: ConsoleRoutes): Handler {
       throw validationError('decision', 'Choose clear or reject.', 'invalid_value');
     }
     const note = optionalNote(field(request.body, 'note'), 'note', REVIEW_NOTE_LENGTH_MAX);
-    settle(
-      await routes.write(request, identity, async (tx) => ({
-        status: 200,
-        body: presentReview(
-          await decideReview(
-            tx,
-            routes.deps,
-            identity.organizationId,
-            request.params.id ?? '',
-            decision as ReviewDecision,
-            { note },
-            consoleActor(identity),
-          ),
+    await recordWrite(routes, request, identity, 200, async (tx) =>
+      presentReview(
+        await decideReview(
+          tx,
+          routes.deps,
+          identity.organizationId,
+          request.params.id ?? '',
+          decision as ReviewDecision,
+          { note },
+          consoleActor(identity),
         ),
-      })),
+      ),
     );
-    return reply.redirect(withNotice(`${CONSOLE_PREFIX}/reviews`, 'review_decided'), 303);
+    return redirectWithNotice(reply, REVIEW_QUEUE.section, 'review_decided');
   };
 }
 
 /** An alert's resolution: who resolved it, or (open) the form to resolve it with a disposition. */
 function alertResolution(routes: ConsoleRoutes, identity: ConsoleIdentity, a: PresentedAlert) {
-  return a.status !== 'open'
-    ? html`by <code>${a.resolved_by ?? '—'}</code>`
-    : html`<form method="post" action="${CONSOLE_PREFIX}/alerts/${a.id}/resolve" class="row-form">
-          ${csrfField(identity.token)}<input type="hidden" name="_form" value="${routes.formKey()}">
-          <label for="disp-${a.id}">Disposition</label>
+  return rowFormOrSettler(
+    { open: a.status === 'open', settledBy: a.resolved_by },
+    `${CONSOLE_PREFIX}/alerts/${a.id}/resolve`,
+    identity,
+    routes.formKey(),
+    html`<label for="disp-${a.id}">Disposition</label>
           <select id="disp-${a.id}" name="disposition">${AML_DISPOSITIONS.map((d) => html`<option value="${d}">${d.replace(/_/g, ' ')}</option>`)}</select>
           <label for="anote-${a.id}">Note</label>
           <input id="anote-${a.id}" name="note" type="text" maxlength="${AML_ALERT_NOTE_LENGTH_MAX}">
-          <button type="submit">Resolve</button>
-        </form>`;
+          <button type="submit">Resolve</button>`,
+  );
 }
 
 /** The alerts' rows, each with its rule, action and reason, and its resolution (or the form). */
@@ -159,35 +150,21 @@ function alertRows(routes: ConsoleRoutes, identity: ConsoleIdentity, alerts: Aml
     ]);
 }
 
+const ALERT_QUEUE: OpenQueue = {
+  title: 'AML alerts',
+  section: `${CONSOLE_PREFIX}/alerts`,
+  idPrefix: ID_PREFIXES.amlAlert,
+  items: 'AML alerts',
+  itemsShort: 'alerts',
+  settled: 'resolved',
+  headers: ['Alert', 'Rule', 'Action', 'Customer', 'Transfer', 'Reason', 'Status', 'Created', 'Resolve'],
+};
+
 /** GET /alerts: the open AML alerts (or all). */
 function alertQueue(routes: ConsoleRoutes): Handler {
-  return async (request, reply, identity) => {
-    const q = request.query;
-    const status = openFilter(q.status);
-    const page = await listAlerts(routes.deps, identity.organizationId, {
-      limit: CONSOLE_LIST_ROWS,
-      status,
-      startingAfter:
-        q.after && new RegExp(idPattern(ID_PREFIXES.amlAlert)).test(q.after) ? q.after : undefined,
-    });
-    const names = await partyNames(routes.deps, identity.organizationId, {
-      customers: page.data.map((a) => a.customerId),
-      wallets: page.data.map((a) => a.walletId),
-    });
-    return routes.render(reply, {
-      title: 'AML alerts',
-      identity,
-      section: `${CONSOLE_PREFIX}/alerts`,
-      notice: noticeOf(q),
-      body: html`<p>${status ? link(`${CONSOLE_PREFIX}/alerts?status=all`, 'Show resolved alerts too') : link(`${CONSOLE_PREFIX}/alerts`, 'Show open alerts only')}</p>
-${table(
-  'AML alerts, newest first',
-  ['Alert', 'Rule', 'Action', 'Customer', 'Transfer', 'Reason', 'Status', 'Created', 'Resolve'],
-  alertRows(routes, identity, page.data, names),
-  status ? 'No open AML alerts.' : 'No AML alerts.',
-)}${nextPageLink(`${CONSOLE_PREFIX}/alerts`, { status: q.status }, page.hasMore ? page.data.at(-1)?.id : undefined)}`,
-    });
-  };
+  return openQueuePage(routes, ALERT_QUEUE, listAlerts, async (alerts, identity) =>
+    alertRows(routes, identity, alerts, await namesOfParties(routes, identity, alerts)),
+  );
 }
 
 /** POST /alerts/:id/resolve: resolves an alert with a disposition and an optional note. */
@@ -198,22 +175,19 @@ function resolveAlert(routes: ConsoleRoutes): Handler {
       throw validationError('disposition', `Choose one of ${AML_DISPOSITIONS.join(', ')}.`, 'invalid_value');
     }
     const note = optionalNote(field(request.body, 'note'), 'note', AML_ALERT_NOTE_LENGTH_MAX);
-    settle(
-      await routes.write(request, identity, async (tx) => ({
-        status: 200,
-        body: presentAmlAlert(
-          await resolveAmlAlert(
-            tx,
-            routes.deps,
-            identity.organizationId,
-            request.params.id ?? '',
-            { disposition: disposition as AmlDisposition, note },
-            consoleActor(identity),
-          ),
+    await recordWrite(routes, request, identity, 200, async (tx) =>
+      presentAmlAlert(
+        await resolveAmlAlert(
+          tx,
+          routes.deps,
+          identity.organizationId,
+          request.params.id ?? '',
+          { disposition: disposition as AmlDisposition, note },
+          consoleActor(identity),
         ),
-      })),
+      ),
     );
-    return reply.redirect(withNotice(`${CONSOLE_PREFIX}/alerts`, 'alert_resolved'), 303);
+    return redirectWithNotice(reply, ALERT_QUEUE.section, 'alert_resolved');
   };
 }
 

@@ -2,7 +2,7 @@
 import { type PartyNames, partyNames } from '../../app/console/views.ts';
 import { getCustomer, listCustomers } from '../../app/customers.ts';
 import { getWallet, listWallets } from '../../app/wallets.ts';
-import { ID_PREFIXES, type IdPrefix, idPattern } from '../../domain/ids.ts';
+import { ID_PREFIXES } from '../../domain/ids.ts';
 import { type Currency, isCurrency, SUPPORTED_CURRENCIES } from '../../domain/money.ts';
 import { PAGE_SIZE_MAX } from '../../domain/pagination.ts';
 import { WALLET_STATUSES, type WalletStatus } from '../../domain/wallets.ts';
@@ -19,11 +19,9 @@ import {
   table,
   time,
 } from '../layout.ts';
-import type { ConsoleRoutes, Handler } from '../routing.ts';
+import { CONSOLE_LIST_ROWS, type ConsoleRoutes, type Handler, idOfKind } from '../routing.ts';
 import { TRANSFER_HEADERS, transferRows, walletIdsOf } from './transfers.ts';
 
-/** Rows a list page shows. */
-export const CONSOLE_LIST_ROWS = 50;
 /** A wallet's page shows its latest transfers. */
 const WALLET_TRANSFERS_ROWS = 20;
 
@@ -43,17 +41,12 @@ function walletRows(wallets: ReturnType<typeof presentWallet>[], names?: PartyNa
 const WALLET_HEADERS = ['Wallet', 'Currency', 'Available', 'Pending', 'Current', 'Status'];
 const WALLET_LIST_HEADERS = ['Wallet', 'Owner', ...WALLET_HEADERS.slice(1)];
 
-/** A page's `after` cursor, when it is an id of the listed kind. */
-function afterOf(value: string | undefined, prefix: IdPrefix) {
-  return value && new RegExp(idPattern(prefix)).test(value) ? value : undefined;
-}
-
 /** GET /customers: customers, newest first. */
 function customerList(routes: ConsoleRoutes): Handler {
   return async (request, reply, identity) => {
     const page = await listCustomers(routes.deps, identity.organizationId, {
       limit: CONSOLE_LIST_ROWS,
-      startingAfter: afterOf(request.query.after, ID_PREFIXES.customer),
+      startingAfter: idOfKind(request.query.after, ID_PREFIXES.customer),
     });
     return routes.render(reply, {
       title: 'Customers',
@@ -73,7 +66,7 @@ function customerList(routes: ConsoleRoutes): Handler {
             time(c.created_at),
           ]),
         'No customers yet.',
-      )}${nextPageLink(`${CONSOLE_PREFIX}/customers`, {}, page.hasMore ? page.data.at(-1)?.id : undefined)}`,
+      )}${nextPageLink(`${CONSOLE_PREFIX}/customers`, {}, page)}`,
     });
   };
 }
@@ -121,7 +114,7 @@ function walletList(routes: ConsoleRoutes): Handler {
       limit: CONSOLE_LIST_ROWS,
       currency,
       status,
-      startingAfter: afterOf(q.after, ID_PREFIXES.wallet),
+      startingAfter: idOfKind(q.after, ID_PREFIXES.wallet),
     });
     const names = await partyNames(routes.deps, identity.organizationId, {
       customers: page.data.map((w) => w.ownerId),
@@ -138,7 +131,7 @@ function walletList(routes: ConsoleRoutes): Handler {
   <div><button type="submit">Filter</button></div>
 </form>
 ${table('Wallets and balances, newest first', WALLET_LIST_HEADERS, walletRows(page.data.map(presentWallet), names), 'No wallets.')}
-${nextPageLink(`${CONSOLE_PREFIX}/wallets`, { currency, status }, page.hasMore ? page.data.at(-1)?.id : undefined)}`,
+${nextPageLink(`${CONSOLE_PREFIX}/wallets`, { currency, status }, page)}`,
     });
   };
 }

@@ -20,10 +20,9 @@ import {
   presentExport,
 } from '../../modules/exports/index.ts';
 import { html } from '../html.ts';
-import { CONSOLE_PREFIX, csrfField, statusBadge, table, time } from '../layout.ts';
-import { noticeOf, withNotice } from '../notices.ts';
-import { type ConsoleRoutes, field, type Handler, settle } from '../routing.ts';
-import { CONSOLE_LIST_ROWS } from './customers.ts';
+import { CONSOLE_PREFIX, statusBadge, table, time, writeFormFields } from '../layout.ts';
+import { noticeOf, redirectWithNotice } from '../notices.ts';
+import { CONSOLE_LIST_ROWS, type ConsoleRoutes, field, type Handler, recordWrite } from '../routing.ts';
 import { dayBound } from './transfers.ts';
 
 const SECTION = `${CONSOLE_PREFIX}/exports`;
@@ -55,7 +54,7 @@ function progress(e: ReturnType<typeof presentExport>) {
 function startExportForm(routes: ConsoleRoutes, identity: ConsoleIdentity) {
   const compliance = grantsScope(identity.scopes, 'compliance');
   return html`<form method="post" action="${SECTION}" class="search">
-  ${csrfField(identity.token)}<input type="hidden" name="_form" value="${routes.formKey()}">
+  ${writeFormFields(identity, routes.formKey())}
   <div><label for="etype">Type</label><select id="etype" name="type">
     ${EXPORT_TYPES.filter((t) => compliance || !OPERATOR_EXPORT_TYPES.includes(t)).map((t) => html`<option value="${t}">${t.replace(/_/g, ' ')}</option>`)}
   </select></div>
@@ -128,21 +127,18 @@ function startExport(routes: ConsoleRoutes): Handler {
     const { type, format } = exportRequestOf(request.body, identity);
     const from = dayBound(field(request.body, 'from'), 'from', false);
     const to = dayBound(field(request.body, 'to'), 'to', true);
-    settle(
-      await routes.write(request, identity, async (tx) => ({
-        status: 202,
-        body: presentExport(
-          await createExport(
-            tx,
-            routes.deps,
-            identity.organizationId,
-            { type, format, from: from?.toISOString(), to: to?.toISOString() },
-            identity.member.id,
-          ),
+    await recordWrite(routes, request, identity, 202, async (tx) =>
+      presentExport(
+        await createExport(
+          tx,
+          routes.deps,
+          identity.organizationId,
+          { type, format, from: from?.toISOString(), to: to?.toISOString() },
+          identity.member.id,
         ),
-      })),
+      ),
     );
-    return reply.redirect(withNotice(SECTION, 'export_started'), 303);
+    return redirectWithNotice(reply, SECTION, 'export_started');
   };
 }
 

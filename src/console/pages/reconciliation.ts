@@ -10,19 +10,10 @@ import {
   resolveException,
 } from '../../modules/treasury/index.ts';
 import { html } from '../html.ts';
-import {
-  CONSOLE_PREFIX,
-  csrfField,
-  jsonBlock,
-  link,
-  nextPageLink,
-  statusBadge,
-  table,
-  time,
-} from '../layout.ts';
-import { noticeOf, withNotice } from '../notices.ts';
-import { type ConsoleRoutes, field, type Handler, settle } from '../routing.ts';
-import { CONSOLE_LIST_ROWS } from './customers.ts';
+import { CONSOLE_PREFIX, jsonBlock, link, rowFormOrSettler, statusBadge, time } from '../layout.ts';
+import { redirectWithNotice } from '../notices.ts';
+import { type OpenQueue, openQueuePage } from '../queues.ts';
+import { type ConsoleRoutes, field, type Handler, recordWrite } from '../routing.ts';
 
 /** The API's limit on a resolution's note. */
 export const RESOLUTION_NOTE_CHARS_MAX = 1_000;
@@ -32,18 +23,19 @@ type PresentedException = ReturnType<typeof presentException>;
 
 /** An exception's resolution: who resolved it, or (open) the form to resolve it with an action and a note. */
 function resolution(routes: ConsoleRoutes, identity: ConsoleIdentity, e: PresentedException) {
-  return e.status !== 'open'
-    ? html`by <code>${e.resolved_by ?? '—'}</code>`
-    : html`<form method="post" action="${SECTION}/${e.id}/resolve" class="row-form">
-          ${csrfField(identity.token)}<input type="hidden" name="_form" value="${routes.formKey()}">
-          <label for="action-${e.id}">Action</label>
+  return rowFormOrSettler(
+    { open: e.status === 'open', settledBy: e.resolved_by },
+    `${SECTION}/${e.id}/resolve`,
+    identity,
+    routes.formKey(),
+    html`<label for="action-${e.id}">Action</label>
           <select id="action-${e.id}" name="action">${RESOLUTION_ACTIONS.map((a) => html`<option value="${a}">${a.replace(/_/g, ' ')}</option>`)}</select>
           <label for="rnote-${e.id}">Note</label>
           <input id="rnote-${e.id}" name="note" type="text" required maxlength="${RESOLUTION_NOTE_CHARS_MAX}">
           <label for="rtr-${e.id}">Transfer <span class="hint">(manual match of an unmatched line)</span></label>
           <input id="rtr-${e.id}" name="transfer" type="text" placeholder="tr_…">
-          <button type="submit">Resolve</button>
-        </form>`;
+          <button type="submit">Resolve</button>`,
+  );
 }
 
 /** The exceptions' rows, each with its details and its resolution (or the form). */
@@ -59,33 +51,21 @@ function exceptionRows(routes: ConsoleRoutes, identity: ConsoleIdentity, excepti
   ]);
 }
 
+const EXCEPTION_QUEUE: OpenQueue = {
+  title: 'Reconciliation exceptions',
+  section: SECTION,
+  idPrefix: ID_PREFIXES.reconciliationException,
+  items: 'exceptions',
+  itemsShort: 'exceptions',
+  settled: 'resolved',
+  headers: ['Exception', 'Kind', 'Transfer', 'Details', 'Status', 'Created', 'Resolve'],
+};
+
 /** GET /reconciliation: the open exceptions (or all). */
 function exceptionQueue(routes: ConsoleRoutes): Handler {
-  return async (request, reply, identity) => {
-    const q = request.query;
-    const status = q.status === 'all' ? undefined : ('open' as const);
-    const page = await listReconciliationExceptions(routes.deps, identity.organizationId, {
-      limit: CONSOLE_LIST_ROWS,
-      status,
-      startingAfter:
-        q.after && new RegExp(idPattern(ID_PREFIXES.reconciliationException)).test(q.after)
-          ? q.after
-          : undefined,
-    });
-    return routes.render(reply, {
-      title: 'Reconciliation exceptions',
-      identity,
-      section: SECTION,
-      notice: noticeOf(q),
-      body: html`<p>${status ? link(`${SECTION}?status=all`, 'Show resolved exceptions too') : link(SECTION, 'Show open exceptions only')}</p>
-${table(
-  'Reconciliation exceptions, newest first',
-  ['Exception', 'Kind', 'Transfer', 'Details', 'Status', 'Created', 'Resolve'],
-  exceptionRows(routes, identity, page.data.map(presentException)),
-  status ? 'No open exceptions.' : 'No exceptions.',
-)}${nextPageLink(SECTION, { status: q.status }, page.hasMore ? page.data.at(-1)?.id : undefined)}`,
-    });
-  };
+  return openQueuePage(routes, EXCEPTION_QUEUE, listReconciliationExceptions, (exceptions, identity) =>
+    exceptionRows(routes, identity, exceptions.map(presentException)),
+  );
 }
 
 /** The resolution a form asks for: an action, a note saying why, and (a manual match) the transfer. */
@@ -117,23 +97,20 @@ function resolutionOf(body: unknown): {
 function resolve(routes: ConsoleRoutes): Handler {
   return async (request, reply, identity) => {
     const { action, note, transfer } = resolutionOf(request.body);
-    settle(
-      await routes.write(request, identity, async (tx) => ({
-        status: 200,
-        body: presentException(
-          await resolveException(
-            tx,
-            routes.deps,
-            identity.organizationId,
-            request.params.id ?? '',
-            { action, note, transfer },
-            consoleActor(identity),
-            identity.member.id,
-          ),
+    await recordWrite(routes, request, identity, 200, async (tx) =>
+      presentException(
+        await resolveException(
+          tx,
+          routes.deps,
+          identity.organizationId,
+          request.params.id ?? '',
+          { action, note, transfer },
+          consoleActor(identity),
+          identity.member.id,
         ),
-      })),
+      ),
     );
-    return reply.redirect(withNotice(SECTION, 'exception_resolved'), 303);
+    return redirectWithNotice(reply, SECTION, 'exception_resolved');
   };
 }
 

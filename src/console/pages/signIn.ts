@@ -17,7 +17,7 @@ import {
 import { AppError } from '../../domain/errors.ts';
 import { html } from '../html.ts';
 import { CONSOLE_PREFIX } from '../layout.ts';
-import { noticeOf, withNotice } from '../notices.ts';
+import { noticeOf, redirectWithNotice, withNotice } from '../notices.ts';
 import {
   type ConsoleRoutes,
   clearSessionCookie,
@@ -183,7 +183,7 @@ function endSession(routes: ConsoleRoutes): Handler {
   return async (request, reply, identity) => {
     await signOut(routes.deps, identity);
     clearSessionCookie(request, reply);
-    return reply.redirect(withNotice(`${CONSOLE_PREFIX}/sign-in`, 'signed_out'), 303);
+    return redirectWithNotice(reply, `${CONSOLE_PREFIX}/sign-in`, 'signed_out');
   };
 }
 

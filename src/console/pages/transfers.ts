@@ -30,7 +30,7 @@ import {
   time,
   walletCell,
 } from '../layout.ts';
-import type { ConsoleRoutes, Handler } from '../routing.ts';
+import { type ConsoleRoutes, type Handler, idOfKind } from '../routing.ts';
 
 /** Rows a search page shows. */
 export const CONSOLE_SEARCH_ROWS = 50;
@@ -139,7 +139,7 @@ function transferSearch(routes: ConsoleRoutes): Handler {
       phone: phone?.slice(0, 32),
       createdGte: dayBound(q.from, 'from', false),
       createdLte: dayBound(q.to, 'to', true),
-      startingAfter: q.after && TRANSFER_ID.test(q.after) ? q.after : undefined,
+      startingAfter: idOfKind(q.after, ID_PREFIXES.transfer),
     });
     const presented = page.data.map(presentTransfer);
     const names = await partyNames(routes.deps, identity.organizationId, {
@@ -151,7 +151,7 @@ function transferSearch(routes: ConsoleRoutes): Handler {
       section: SECTION,
       body: html`${searchForm(q, { status, reference, phone })}
 ${table('Transfers, newest first', TRANSFER_HEADERS, transferRows(presented, names), 'No transfer matches.')}
-${nextPageLink(SECTION, { status, reference, phone, from: q.from, to: q.to }, page.hasMore ? page.data.at(-1)?.id : undefined)}`,
+${nextPageLink(SECTION, { status, reference, phone, from: q.from, to: q.to }, page)}`,
     });
   };
 }

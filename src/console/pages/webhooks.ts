@@ -8,7 +8,7 @@ import type { ConsoleIdentity } from '../../app/console/session.ts';
 import { subscriptionDeliveryLog } from '../../app/console/views.ts';
 import { resourceMissing, validationError } from '../../domain/errors.ts';
 import { EVENT_TYPES, type EventType } from '../../domain/events.ts';
-import { ID_PREFIXES, idPattern } from '../../domain/ids.ts';
+import { ID_PREFIXES } from '../../domain/ids.ts';
 import { WEBHOOK_SECRET_ROTATION_GRACE_HOURS_DEFAULT } from '../../domain/webhooks.ts';
 import {
   emitTestEvent,
@@ -25,17 +25,24 @@ import { html, type SafeHtml } from '../html.ts';
 import {
   CONSOLE_PREFIX,
   can,
-  csrfField,
   fields,
   link,
   roleNote,
   statusBadge,
   table,
   time,
+  writeFormFields,
 } from '../layout.ts';
-import { noticeOf, withNotice } from '../notices.ts';
-import { type ConsoleRoutes, field, type Handler, settle } from '../routing.ts';
-import { CONSOLE_LIST_ROWS } from './customers.ts';
+import { noticeOf, redirectWithNotice } from '../notices.ts';
+import {
+  CONSOLE_LIST_ROWS,
+  type ConsoleRoutes,
+  field,
+  type Handler,
+  idOfKind,
+  recordWrite,
+  settle,
+} from '../routing.ts';
 
 const SECTION = `${CONSOLE_PREFIX}/webhooks`;
 /** A response body is shown up to this many characters (the service stores at most a few KiB of it). */
@@ -172,7 +179,7 @@ function deliveryLog(
       html`${statusBadge(d.status)}${d.last_error ? html`<br><span class="hint">${d.last_error}</span>` : ''}`,
       attemptList(d),
       writer
-        ? html`<form method="post" action="${CONSOLE_PREFIX}/events/${d.event}/redeliver">${csrfField(identity.token)}<input type="hidden" name="_form" value="${routes.formKey()}"><input type="hidden" name="subscription" value="${subscription.id}"><button type="submit">Redeliver</button></form>`
+        ? html`<form method="post" action="${CONSOLE_PREFIX}/events/${d.event}/redeliver">${writeFormFields(identity, routes.formKey())}<input type="hidden" name="subscription" value="${subscription.id}"><button type="submit">Redeliver</button></form>`
         : time(d.created_at),
     ]),
     'No deliveries yet.',
@@ -196,7 +203,7 @@ async function renderSubscriptionPage(
   );
   const form: ActionForm = (action, body) =>
     html`<form method="post" action="${SECTION}/${subscription.id}/${action}" class="stack">
-        ${csrfField(identity.token)}<input type="hidden" name="_form" value="${routes.formKey()}">
+        ${writeFormFields(identity, routes.formKey())}
         ${body}</form>`;
   return routes.render(reply, {
     title: `Subscription ${subscription.id}`,
@@ -273,15 +280,10 @@ function recover(routes: ConsoleRoutes): Handler {
   return async (request, reply, identity) => {
     const since = sinceOf(field(request.body, 'since'));
     const id = request.params.id ?? '';
-    settle(
-      await routes.write(request, identity, async (tx) => ({
-        status: 202,
-        body: {
-          requeued: (await recoverSubscription(tx, routes.deps, identity.organizationId, id, since)).requeued,
-        },
-      })),
-    );
-    return reply.redirect(withNotice(`${SECTION}/${id}`, 'recovered'), 303);
+    await recordWrite(routes, request, identity, 202, async (tx) => ({
+      requeued: (await recoverSubscription(tx, routes.deps, identity.organizationId, id, since)).requeued,
+    }));
+    return redirectWithNotice(reply, `${SECTION}/${id}`, 'recovered');
   };
 }
 
@@ -296,13 +298,11 @@ function sendTestEvent(routes: ConsoleRoutes): Handler {
     }
     const id = request.params.id ?? '';
     await getSubscription(deps.store, identity.organizationId, id);
-    settle(
-      await routes.write(request, identity, async (tx) => {
-        const event = await emitTestEvent(tx, deps, identity.organizationId, type as EventType);
-        return { status: 201, body: { id: event.id } };
-      }),
-    );
-    return reply.redirect(withNotice(`${SECTION}/${id}`, 'test_event'), 303);
+    await recordWrite(routes, request, identity, 201, async (tx) => {
+      const event = await emitTestEvent(tx, deps, identity.organizationId, type as EventType);
+      return { id: event.id };
+    });
+    return redirectWithNotice(reply, `${SECTION}/${id}`, 'test_event');
   };
 }
 
@@ -310,17 +310,11 @@ function sendTestEvent(routes: ConsoleRoutes): Handler {
 function redeliver(routes: ConsoleRoutes): Handler {
   return async (request, reply, identity) => {
     const id = request.params.id ?? '';
-    settle(
-      await routes.write(request, identity, async (tx) => ({
-        status: 202,
-        body: { subscriptions: await redeliverEvent(tx, routes.deps, identity.organizationId, id) },
-      })),
-    );
-    const subscription = field(request.body, 'subscription') ?? '';
-    const back = new RegExp(idPattern(ID_PREFIXES.webhookSubscription)).test(subscription)
-      ? `${SECTION}/${subscription}`
-      : SECTION;
-    return reply.redirect(withNotice(back, 'redelivered'), 303);
+    await recordWrite(routes, request, identity, 202, async (tx) => ({
+      subscriptions: await redeliverEvent(tx, routes.deps, identity.organizationId, id),
+    }));
+    const subscription = idOfKind(field(request.body, 'subscription'), ID_PREFIXES.webhookSubscription);
+    return redirectWithNotice(reply, subscription ? `${SECTION}/${subscription}` : SECTION, 'redelivered');
   };
 }
 

@@ -73,3 +73,43 @@ export interface Collection {
   succeededAt: Date | null;
   failedAt: Date | null;
 }
+
+/** What a collection that succeeded as it was recorded says of itself (the rest is the same for all). */
+export type SucceededCollectionFields = Pick<
+  Collection,
+  | 'id'
+  | 'organizationId'
+  | 'walletId'
+  | 'amountMinor'
+  | 'currency'
+  | 'method'
+  | 'rail'
+  | 'bankReference'
+  | 'payerName'
+  | 'reference'
+  | 'description'
+  | 'transferId'
+  | 'metadata'
+  | 'createdBy'
+>;
+
+/**
+ * A collection recorded already succeeded, its money credited in the same transaction (sandbox funding, a
+ * bank deposit): no payer phone or network, nothing left for the worker, every time `now`.
+ */
+export function succeededCollection(fields: SucceededCollectionFields, now: Date): Collection {
+  return {
+    ...fields,
+    network: null,
+    payerPhone: null,
+    status: 'succeeded',
+    failureCode: null,
+    partnerReference: null,
+    nextCheckAt: null,
+    createdAt: now,
+    updatedAt: now,
+    expiresAt: now,
+    succeededAt: now,
+    failedAt: null,
+  };
+}

@@ -7,7 +7,12 @@ import type { HttpModule } from '../../http/httpModule.ts';
 import { collectionRoutes, collectionSchema } from './routes/collections.ts';
 import { sandboxFundingRoutes } from './routes/sandbox.ts';
 
-export { BANK_DEPOSITS_PER_REPORT_MAX, type Collection, isFinalCollection } from './domain.ts';
+export {
+  BANK_DEPOSITS_PER_REPORT_MAX,
+  type Collection,
+  isFinalCollection,
+  succeededCollection,
+} from './domain.ts';
 export {
   findCollection,
   findCollectionByBankReference,

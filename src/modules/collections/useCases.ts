@@ -7,12 +7,13 @@
 
 import type { Deps } from '../../app/deps.ts';
 import { newEvent, recordEvents } from '../../app/events.ts';
+import { getById, listPage } from '../../app/reads.ts';
+import { closedWalletError } from '../../domain/closedWallet.ts';
 import { PHONE_PATTERN } from '../../domain/customers.ts';
 import { AppError, resourceMissing, validationError } from '../../domain/errors.ts';
 import { numberSourceOf } from '../../domain/jsonNumbers.ts';
 import type { Metadata } from '../../domain/metadata.ts';
 import { checkSingleAmount, formatAmount, isCurrency, parseAmount } from '../../domain/money.ts';
-import { type Page, type PageRequest, toPage } from '../../domain/pagination.ts';
 import type { Transfer } from '../../domain/transferRecord.ts';
 import {
   checkRailAmountStep,
@@ -31,6 +32,7 @@ import {
   type Collection,
   type CollectionStatus,
   canMoveCollection,
+  succeededCollection,
 } from './domain.ts';
 import { findCollection, insertCollection, listCollections, saveCollection } from './repository.ts';
 
@@ -80,15 +82,7 @@ async function receivingWallet(
 ): Promise<Wallet> {
   const wallet = await findWallet(tx, organizationId, input.wallet);
   if (!wallet) throw resourceMissing('wallet', input.wallet, 'wallet');
-  if (wallet.status === 'closed') {
-    throw new AppError({
-      status: 409,
-      code: 'invalid_state_transition',
-      title: 'Wallet closed',
-      detail: `Wallet ${wallet.id} is closed: it receives nothing.`,
-      param: 'wallet',
-    });
-  }
+  if (wallet.status === 'closed') throw closedWalletError(wallet.id, 'wallet');
   if (input.currency !== undefined && (!isCurrency(input.currency) || input.currency !== wallet.currency)) {
     throw validationError(
       'currency',
@@ -246,48 +240,30 @@ export async function sandboxFunding(
 ): Promise<Transfer> {
   const transfer = await fundWallet(tx, deps, organizationId, walletId, amount, metadata, amountText);
   const now = deps.now();
-  const collection: Collection = {
-    id: deps.newId('collection'),
-    organizationId,
-    walletId,
-    amountMinor: transfer.amountMinor,
-    currency: transfer.currency,
-    method: 'sandbox',
-    rail: 'mobile_money',
-    network: null,
-    payerPhone: null,
-    bankReference: null,
-    payerName: null,
-    reference: transfer.id,
-    description: 'Sandbox funding',
-    status: 'succeeded',
-    failureCode: null,
-    partnerReference: null,
-    nextCheckAt: null,
-    transferId: transfer.id,
-    metadata,
-    createdBy: null,
-    createdAt: now,
-    updatedAt: now,
-    expiresAt: now,
-    succeededAt: now,
-    failedAt: null,
-  };
+  const collection = succeededCollection(
+    {
+      id: deps.newId('collection'),
+      organizationId,
+      walletId,
+      amountMinor: transfer.amountMinor,
+      currency: transfer.currency,
+      method: 'sandbox',
+      rail: 'mobile_money',
+      bankReference: null,
+      payerName: null,
+      reference: transfer.id,
+      description: 'Sandbox funding',
+      transferId: transfer.id,
+      metadata,
+      createdBy: null,
+    },
+    now,
+  );
   await insertCollection(tx, collection);
   await recordEvents(tx, deps, [collectionEvent(deps, collection, now)]);
   return transfer;
 }
 
-export async function getCollection(deps: Deps, organizationId: string, id: string): Promise<Collection> {
-  const collection = await findCollection(deps.store, organizationId, id);
-  if (!collection) throw resourceMissing('collection', id);
-  return collection;
-}
+export const getCollection = getById<Collection>(findCollection, 'collection');
 
-export async function listOrganizationCollections(
-  deps: Deps,
-  organizationId: string,
-  request: PageRequest & { status?: CollectionStatus | undefined; walletId?: string | undefined },
-): Promise<Page<Collection>> {
-  return toPage(await listCollections(deps.store, organizationId, request, request.limit + 1), request.limit);
-}
+export const listOrganizationCollections = listPage(listCollections);

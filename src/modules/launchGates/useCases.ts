@@ -22,6 +22,7 @@ import {
   type LaunchProduct,
   PRODUCT_RAILS,
 } from '../../domain/organizationProfile.ts';
+import { requiredText } from '../../domain/requiredText.ts';
 import { findProfile, listContacts } from '../../store/repositories/organizationProfiles.ts';
 import {
   findOrganization,
@@ -341,15 +342,7 @@ function checkOverride(deps: Deps, input: Pick<OverrideInput, 'reason'>): string
       'not_live',
     );
   }
-  const reason = input.reason.trim();
-  if (reason.length === 0 || reason.length > LAUNCH_GATE_OVERRIDE_REASON_CHARS_MAX) {
-    throw validationError(
-      'reason',
-      `reason must be 1 to ${LAUNCH_GATE_OVERRIDE_REASON_CHARS_MAX} characters`,
-      'out_of_range',
-    );
-  }
-  return reason;
+  return requiredText(input.reason, 'reason', LAUNCH_GATE_OVERRIDE_REASON_CHARS_MAX, 'out_of_range');
 }
 
 async function overrideSeenGates(

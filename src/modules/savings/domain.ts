@@ -277,7 +277,8 @@ export interface WithdrawalDecision {
   penaltyReason: 'none' | 'early_withdrawal';
 }
 
-function refusal(detail: string, param: string, reason: string): AppError {
+/** 422 `savings_withdrawal_refused`: the product's rules refuse the withdrawal, `reason` saying which. */
+export function withdrawalRefusal(detail: string, param: string, reason: string): AppError {
   return new AppError({
     status: 422,
     code: 'savings_withdrawal_refused',
@@ -310,24 +311,28 @@ export function decideWithdrawal(facts: WithdrawalFacts): WithdrawalDecision {
   if (terms.access === 'notice') {
     const notice = facts.notice;
     if (!notice) {
-      throw refusal(
+      throw withdrawalRefusal(
         `Money leaves this account ${terms.noticeDays} days after a notice: give one (POST …/notices), then withdraw naming it.`,
         'notice',
         'notice_required',
       );
     }
     if (notice.status !== 'open') {
-      throw refusal(`Notice ${notice.id} is ${notice.status}.`, 'notice', 'notice_not_open');
+      throw withdrawalRefusal(`Notice ${notice.id} is ${notice.status}.`, 'notice', 'notice_not_open');
     }
     if (notice.availableOn > facts.today) {
-      throw refusal(
+      throw withdrawalRefusal(
         `Notice ${notice.id} makes the money available on ${notice.availableOn}; today is ${facts.today}.`,
         'notice',
         'notice_period_running',
       );
     }
     if (facts.amountMinor > notice.amountMinor) {
-      throw refusal(`The amount is more than notice ${notice.id} gave.`, 'amount', 'amount_exceeds_notice');
+      throw withdrawalRefusal(
+        `The amount is more than notice ${notice.id} gave.`,
+        'amount',
+        'amount_exceeds_notice',
+      );
     }
   } else if (facts.notice) {
     throw validationError('notice', 'only a notice product’s withdrawals name a notice', 'not_applicable');
@@ -338,7 +343,7 @@ export function decideWithdrawal(facts: WithdrawalFacts): WithdrawalDecision {
     : 0n;
   const left = facts.balanceMinor - facts.amountMinor - penaltyMinor;
   if (left > 0n && left < terms.minimumBalanceMinor) {
-    throw refusal(
+    throw withdrawalRefusal(
       'The withdrawal would leave less than the product’s minimum balance: withdraw less, or everything.',
       'amount',
       'below_minimum_balance',

@@ -48,6 +48,17 @@ export interface SignInLinkRow {
   usedAt: Date | null;
 }
 
+/** The columns a sign-in link and a session share: the token's hash, whose it is, and when it was made. */
+function tokenRowOf(row: Record<string, unknown>) {
+  return {
+    id: String(row.id),
+    tokenHash: String(row.token_hash),
+    organizationId: String(row.organization_id),
+    memberId: String(row.member_id),
+    createdAt: toDate(row.created_at),
+  };
+}
+
 export async function insertSignInLink(db: Queryable, link: SignInLinkRow): Promise<void> {
   await db.query(
     `INSERT INTO console_sign_in_links (id, token_hash, organization_id, member_id, created_at, expires_at, used_at)
@@ -81,11 +92,7 @@ export async function useSignInLink(
   );
   if (!row) return undefined;
   return {
-    id: String(row.id),
-    tokenHash: String(row.token_hash),
-    organizationId: String(row.organization_id),
-    memberId: String(row.member_id),
-    createdAt: toDate(row.created_at),
+    ...tokenRowOf(row),
     expiresAt: toDate(row.expires_at),
     usedAt: toDate(row.used_at),
   };
@@ -146,27 +153,36 @@ export async function findLiveSession(
   );
   if (!row) return undefined;
   return {
-    id: String(row.id),
-    tokenHash: String(row.token_hash),
-    organizationId: String(row.organization_id),
-    memberId: String(row.member_id),
+    ...tokenRowOf(row),
     method: row.method as ConsoleSignInMethod,
-    createdAt: toDate(row.created_at),
     lastSeenAt: toDate(row.last_seen_at),
     endedAt: null,
     endReason: null,
     organizationName: String(row.organization_name),
-    member: {
-      id: String(row.member_id),
-      organizationId: String(row.organization_id),
-      email: String(row.email),
-      name: row.name === null ? null : String(row.name),
-      roles: row.roles as MemberRole[],
-      status: row.status as MemberStatus,
-      createdBy: String(row.created_by),
-      createdAt: toDate(row.member_created_at),
-      updatedAt: toDate(row.member_updated_at),
-    },
+    member: memberOfJoinedRow(row, row.member_id, row.member_created_at, row.member_updated_at),
+  };
+}
+
+/**
+ * The member of a row that joined members (email, name, roles, status, created_by, organization_id), with
+ * the columns that the query had to rename beside another table's given apart.
+ */
+function memberOfJoinedRow(
+  row: Record<string, unknown>,
+  id: unknown,
+  createdAt: unknown,
+  updatedAt: unknown,
+) {
+  return {
+    id: String(id),
+    organizationId: String(row.organization_id),
+    email: String(row.email),
+    name: row.name === null ? null : String(row.name),
+    roles: row.roles as MemberRole[],
+    status: row.status as MemberStatus,
+    createdBy: String(row.created_by),
+    createdAt: toDate(createdAt),
+    updatedAt: toDate(updatedAt),
   };
 }
 
@@ -219,6 +235,12 @@ export interface TransferSearch {
   startingAfter?: string | undefined;
 }
 
+/** Adds a query parameter and returns its placeholder (`$n`). */
+function bind(params: unknown[], value: unknown): string {
+  params.push(value);
+  return `$${params.length}`;
+}
+
 /** Newest first; each condition given must hold. */
 export async function searchTransfers(
   db: Queryable,
@@ -228,31 +250,34 @@ export async function searchTransfers(
 ): Promise<Transfer[]> {
   const params: unknown[] = [organizationId];
   const conditions = ['organization_id = $1', ...keysetConditions(search, params, '', ID_PREFIXES.transfer)];
-  if (search.status !== undefined) {
-    params.push(search.status);
-    conditions.push(`status = $${params.length}`);
-  }
+  if (search.status !== undefined) conditions.push(`status = ${bind(params, search.status)}`);
   if (search.phone !== undefined) {
-    params.push(search.phone);
-    conditions.push(`destination ? 'phone' AND destination ->> 'phone' = $${params.length}`);
+    conditions.push(`destination ? 'phone' AND destination ->> 'phone' = ${bind(params, search.phone)}`);
   }
   if (search.reference !== undefined) {
-    params.push(search.reference);
-    const p = `$${params.length}`;
+    const p = bind(params, search.reference);
     conditions.push(
       `(rail_reference = ${p} OR metadata ->> 'reference' = ${p} OR destination ->> 'account_reference' = ${p})`,
     );
   }
-  params.push(rowsMax);
   const rows = await db.query(
     `SELECT ${TRANSFER_COLUMNS} FROM transfers WHERE ${conditions.join(' AND ')}
-      ORDER BY id DESC LIMIT $${params.length}`,
+      ORDER BY id DESC LIMIT ${bind(params, rowsMax)}`,
     params,
   );
   return rows.map(transferFromRow);
 }
 
 // The day's figures -------------------------------------------------------------------------------------
+
+/**
+ * A read of an organization's transfers created in [from, to), grouped: `sql` takes the organization as $1
+ * and the range as $2 and $3, and each row it returns is mapped by `fromRow`.
+ */
+function createdRangeRead<T>(sql: string, fromRow: (row: Record<string, unknown>) => T) {
+  return async (db: Queryable, organizationId: string, from: Date, to: Date): Promise<T[]> =>
+    (await db.query(sql, [organizationId, from, to])).map(fromRow);
+}
 
 export interface VolumeRow {
   currency: string;
@@ -261,24 +286,16 @@ export interface VolumeRow {
 }
 
 /** Outbound and inbound transfers created in [from, to) that settled, by currency. */
-export async function settledVolume(
-  db: Queryable,
-  organizationId: string,
-  from: Date,
-  to: Date,
-): Promise<VolumeRow[]> {
-  const rows = await db.query(
-    `SELECT currency, count(*) AS n, sum(amount_minor) AS amount FROM transfers
+export const settledVolume = createdRangeRead<VolumeRow>(
+  `SELECT currency, count(*) AS n, sum(amount_minor) AS amount FROM transfers
       WHERE organization_id = $1 AND created_at >= $2 AND created_at < $3 AND status = 'settled'
       GROUP BY currency ORDER BY currency`,
-    [organizationId, from, to],
-  );
-  return rows.map((r) => ({
+  (r) => ({
     currency: String(r.currency),
     count: Number(r.n),
     amountMinor: toBigInt(r.amount),
-  }));
-}
+  }),
+);
 
 export interface RailOutcomeRow {
   rail: string;
@@ -288,29 +305,21 @@ export interface RailOutcomeRow {
 }
 
 /** Per rail, transfers created in [from, to): settled, failed (failed or returned) and still in flight. */
-export async function railOutcomes(
-  db: Queryable,
-  organizationId: string,
-  from: Date,
-  to: Date,
-): Promise<RailOutcomeRow[]> {
-  const rows = await db.query(
-    `SELECT rail,
+export const railOutcomes = createdRangeRead<RailOutcomeRow>(
+  `SELECT rail,
             count(*) FILTER (WHERE status = 'settled') AS settled,
             count(*) FILTER (WHERE status IN ('failed', 'returned')) AS failed,
             count(*) FILTER (WHERE status IN ('pending', 'processing', 'pending_approval', 'in_review')) AS in_flight
        FROM transfers
       WHERE organization_id = $1 AND created_at >= $2 AND created_at < $3
       GROUP BY rail ORDER BY rail`,
-    [organizationId, from, to],
-  );
-  return rows.map((r) => ({
+  (r) => ({
     rail: String(r.rail),
     settled: Number(r.settled),
     failed: Number(r.failed),
     inFlight: Number(r.in_flight),
-  }));
-}
+  }),
+);
 
 export interface BucketCount {
   bucketStart: Date;
@@ -320,28 +329,20 @@ export interface BucketCount {
 }
 
 /** Transfers created in [from, to), counted per hour (UTC), with how many of them settled and failed. */
-export async function transfersPerHour(
-  db: Queryable,
-  organizationId: string,
-  from: Date,
-  to: Date,
-): Promise<BucketCount[]> {
-  const rows = await db.query(
-    `SELECT floor(extract(epoch FROM created_at) / 3600)::bigint AS hour, count(*) AS created,
+export const transfersPerHour = createdRangeRead<BucketCount>(
+  `SELECT floor(extract(epoch FROM created_at) / 3600)::bigint AS hour, count(*) AS created,
             count(*) FILTER (WHERE status = 'settled') AS settled,
             count(*) FILTER (WHERE status IN ('failed', 'returned')) AS failed
        FROM transfers
       WHERE organization_id = $1 AND created_at >= $2 AND created_at < $3
       GROUP BY hour ORDER BY hour`,
-    [organizationId, from, to],
-  );
-  return rows.map((r) => ({
+  (r) => ({
     bucketStart: new Date(Number(toBigInt(r.hour)) * 3_600_000),
     created: Number(r.created),
     settled: Number(r.settled),
     failed: Number(r.failed),
-  }));
-}
+  }),
+);
 
 /** The open work of the queues the home page links to. */
 export async function openQueueCounts(
@@ -441,17 +442,7 @@ export async function findSignInCandidates(
   return rows.map((row) => ({
     organizationName: String(row.organization_name),
     passwordHash: row.password_hash === null ? null : String(row.password_hash),
-    member: {
-      id: String(row.id),
-      organizationId: String(row.organization_id),
-      email: String(row.email),
-      name: row.name === null ? null : String(row.name),
-      roles: row.roles as MemberRole[],
-      status: row.status as MemberStatus,
-      createdBy: String(row.created_by),
-      createdAt: toDate(row.created_at),
-      updatedAt: toDate(row.updated_at),
-    },
+    member: memberOfJoinedRow(row, row.id, row.created_at, row.updated_at),
   }));
 }
 

@@ -2,11 +2,12 @@
  * Export jobs: created `queued` for the worker, read, and their finished file opened for download from the
  * organization's folder of the export directory.
  */
+
 import { createReadStream, type ReadStream } from 'node:fs';
 import path from 'node:path';
 import type { Deps } from '../../../app/deps.ts';
-import { AppError, resourceMissing, validationError } from '../../../domain/errors.ts';
-import { type Page, type PageRequest, toPage } from '../../../domain/pagination.ts';
+import { getById, listPage } from '../../../app/reads.ts';
+import { AppError, validationError } from '../../../domain/errors.ts';
 import type { Queryable } from '../../../store/store.ts';
 import type { ExportFormat, ExportJob, ExportType } from '../domain.ts';
 import { findExport, insertExport, listExports } from '../repository.ts';
@@ -60,19 +61,9 @@ export async function createExport(
   return job;
 }
 
-export async function getExport(deps: Deps, organizationId: string, id: string): Promise<ExportJob> {
-  const job = await findExport(deps.store, organizationId, id);
-  if (!job) throw resourceMissing('export', id);
-  return job;
-}
+export const getExport = getById<ExportJob>(findExport, 'export');
 
-export async function listOrganizationExports(
-  deps: Deps,
-  organizationId: string,
-  request: PageRequest,
-): Promise<Page<ExportJob>> {
-  return toPage(await listExports(deps.store, organizationId, request, request.limit + 1), request.limit);
-}
+export const listOrganizationExports = listPage(listExports);
 
 /** Where a job's file is written: the organization's folder of the export directory. */
 export function fileOf(deps: Deps, job: Pick<ExportJob, 'organizationId' | 'id' | 'format'>): string {

@@ -137,18 +137,21 @@ function line(
   return { accountId, side, phase, releasesHold, amountMinor, currency };
 }
 
-/** Reserves funds: the debit and credit wait in the pending sums until posted or voided. */
-export function holdPostings(
-  debitAccountId: string,
-  creditAccountId: string,
-  amountMinor: bigint,
-  currency: Currency,
-): Posting[] {
-  return [
-    line(debitAccountId, 'debit', 'pending', amountMinor, currency),
-    line(creditAccountId, 'credit', 'pending', amountMinor, currency),
+/** A debit and a credit of the same amount, both in `phase`. */
+function balancedPostings(phase: PostingPhase) {
+  return (
+    debitAccountId: string,
+    creditAccountId: string,
+    amountMinor: bigint,
+    currency: Currency,
+  ): Posting[] => [
+    line(debitAccountId, 'debit', phase, amountMinor, currency),
+    line(creditAccountId, 'credit', phase, amountMinor, currency),
   ];
 }
+
+/** Reserves funds: the debit and credit wait in the pending sums until posted or voided. */
+export const holdPostings = balancedPostings('pending');
 
 /** Makes a hold final: each pending line becomes posted and leaves the pending sum. */
 export function postHoldPostings(hold: readonly Posting[]): Posting[] {
@@ -161,17 +164,7 @@ export function voidHoldPostings(hold: readonly Posting[]): Posting[] {
 }
 
 /** A movement that is final at once (internal transfers, collections, returns). */
-export function directPostings(
-  debitAccountId: string,
-  creditAccountId: string,
-  amountMinor: bigint,
-  currency: Currency,
-): Posting[] {
-  return [
-    line(debitAccountId, 'debit', 'posted', amountMinor, currency),
-    line(creditAccountId, 'credit', 'posted', amountMinor, currency),
-  ];
-}
+export const directPostings = balancedPostings('posted');
 
 /** A transfer's fee and the account it goes to (the organization's fee income in the currency). */
 export interface FeeLine {

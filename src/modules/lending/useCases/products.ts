@@ -1,9 +1,11 @@
 /** Loan products: the terms an organization lends on, created once and read. */
 
 import type { Deps } from '../../../app/deps.ts';
-import { resourceMissing, validationError } from '../../../domain/errors.ts';
+import { getById } from '../../../app/reads.ts';
+import { validationError } from '../../../domain/errors.ts';
 import { type Currency, checkSingleAmount, isCurrency, parseAmount } from '../../../domain/money.ts';
 import { type Page, type PageRequest, toPage } from '../../../domain/pagination.ts';
+import { requiredText } from '../../../domain/requiredText.ts';
 import type { Queryable } from '../../../store/store.ts';
 import { LOAN_PRODUCT_NAME_CHARS_MAX, type LoanProduct, parseLoanTerms } from '../domain/loans.ts';
 import { findLoanProduct, insertLoanProduct, listLoanProducts } from '../repository/products.ts';
@@ -29,14 +31,7 @@ export async function createLoanProduct(
   createdBy: string | null,
   sources: { minPrincipal?: string | undefined; maxPrincipal?: string | undefined } = {},
 ): Promise<LoanProduct> {
-  const name = input.name.trim();
-  if (name.length === 0 || name.length > LOAN_PRODUCT_NAME_CHARS_MAX) {
-    throw validationError(
-      'name',
-      `name must be 1 to ${LOAN_PRODUCT_NAME_CHARS_MAX} characters`,
-      'invalid_length',
-    );
-  }
+  const name = requiredText(input.name, 'name', LOAN_PRODUCT_NAME_CHARS_MAX, 'invalid_length');
   if (!isCurrency(input.currency)) {
     throw validationError('currency', 'currency is not a supported currency', 'invalid_value');
   }
@@ -68,11 +63,7 @@ export async function createLoanProduct(
   return product;
 }
 
-export async function getLoanProduct(deps: Deps, organizationId: string, id: string): Promise<LoanProduct> {
-  const product = await findLoanProduct(deps.store, organizationId, id);
-  if (!product) throw resourceMissing('loan product', id);
-  return product;
-}
+export const getLoanProduct = getById<LoanProduct>(findLoanProduct, 'loan product');
 
 export async function listOrganizationLoanProducts(
   deps: Deps,

@@ -6,9 +6,9 @@
 import type { Deps } from '../../../app/deps.ts';
 import { recordEvents } from '../../../app/events.ts';
 import { appendEvidence } from '../../../app/evidence.ts';
-import { validationError } from '../../../domain/errors.ts';
 import type { EvidenceActor, EvidenceDraft } from '../../../domain/evidence.ts';
 import { formatAmount } from '../../../domain/money.ts';
+import { requiredText } from '../../../domain/requiredText.ts';
 import type { Queryable } from '../../../store/store.ts';
 import { directEntry, PostingSession, refusalError } from '../../ledger/index.ts';
 import { organizationNow, utcDay } from '../../testClock/index.ts';
@@ -27,15 +27,7 @@ import { type LoanView, loanEvent, lockLoan } from './loans.ts';
 
 /** A write-off's reason, trimmed: 1 to LOAN_WRITE_OFF_REASON_CHARS_MAX characters. */
 function checkWriteOffReason(raw: string): string {
-  const reason = raw.trim();
-  if (reason.length === 0 || reason.length > LOAN_WRITE_OFF_REASON_CHARS_MAX) {
-    throw validationError(
-      'reason',
-      `reason must be 1 to ${LOAN_WRITE_OFF_REASON_CHARS_MAX} characters`,
-      'invalid_length',
-    );
-  }
-  return reason;
+  return requiredText(raw, 'reason', LOAN_WRITE_OFF_REASON_CHARS_MAX, 'invalid_length');
 }
 
 /**

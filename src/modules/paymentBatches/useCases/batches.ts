@@ -8,10 +8,10 @@
 import { type ApprovableResource, cancelApprovalOf } from '../../../app/approvals.ts';
 import type { Deps } from '../../../app/deps.ts';
 import { recordEvents } from '../../../app/events.ts';
+import { getById, listPage } from '../../../app/reads.ts';
 import type { Approval } from '../../../domain/approvals.ts';
 import { AppError, resourceMissing } from '../../../domain/errors.ts';
 import type { EvidenceActor } from '../../../domain/evidence.ts';
-import { type Page, type PageRequest, toPage } from '../../../domain/pagination.ts';
 import type { Queryable } from '../../../store/store.ts';
 import {
   isFinishedBatch,
@@ -29,24 +29,11 @@ import {
   savePaymentBatch,
 } from '../repository.ts';
 import { statusEvent } from './events.ts';
-import { refuseBatch, releaseReservation } from './reservation.ts';
+import { endReleasedBatch, refuseBatch, releaseReservation } from './reservation.ts';
 
-export async function getPaymentBatch(deps: Deps, organizationId: string, id: string): Promise<PaymentBatch> {
-  const batch = await findPaymentBatch(deps.store, organizationId, id);
-  if (!batch) throw resourceMissing('payment batch', id);
-  return batch;
-}
+export const getPaymentBatch = getById<PaymentBatch>(findPaymentBatch, 'payment batch');
 
-export async function listBatches(
-  deps: Deps,
-  organizationId: string,
-  request: PageRequest & Omit<BatchFilter, keyof PageRequest>,
-): Promise<Page<PaymentBatch>> {
-  return toPage(
-    await listPaymentBatches(deps.store, organizationId, request, request.limit + 1),
-    request.limit,
-  );
-}
+export const listBatches = listPage<BatchFilter, PaymentBatch>(listPaymentBatches);
 
 export async function listBatchItems(
   deps: Deps,
@@ -82,16 +69,13 @@ export async function cancelPaymentBatch(
   // After the hold is released: the approval's evidence takes the chain head, the last lock of the order.
   if (batch.status === 'pending_approval') await cancelApprovalOf(tx, deps, batch.id, actor);
   const canceled = await cancelPendingItems(tx, batch.id, now);
-  const ended: PaymentBatch = {
-    ...released,
-    status: 'canceled',
-    canceledCount: released.canceledCount + canceled,
-    updatedAt: now,
-    finishedAt: now,
-  };
-  await savePaymentBatch(tx, ended);
-  await recordEvents(tx, deps, [statusEvent(deps, ended, now)]);
-  return ended;
+  return endReleasedBatch(
+    tx,
+    deps,
+    released,
+    { status: 'canceled', canceledCount: released.canceledCount + canceled },
+    now,
+  );
 }
 
 /** A batch's approval was decided (the caller holds the batch's lock): it runs, or it ends releasing its hold. */

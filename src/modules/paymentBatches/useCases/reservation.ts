@@ -92,6 +92,23 @@ export async function releaseReservation(
   return { ...batch, reservationEntryId: null, reservedMinor: 0n };
 }
 
+/**
+ * Ends a batch whose hold is released, as `ending` says (its final status and counts), finished now; saves it
+ * and records its status event.
+ */
+export async function endReleasedBatch(
+  tx: Queryable,
+  deps: Deps,
+  released: PaymentBatch,
+  ending: Pick<PaymentBatch, 'status'> & Partial<PaymentBatch>,
+  now: Date,
+): Promise<PaymentBatch> {
+  const ended: PaymentBatch = { ...released, ...ending, updatedAt: now, finishedAt: now };
+  await savePaymentBatch(tx, ended);
+  await recordEvents(tx, deps, [statusEvent(deps, ended, now)]);
+  return ended;
+}
+
 /** Ends a batch that never ran: its items failed with one reason, whatever it held released. */
 export async function refuseBatch(
   tx: Queryable,
@@ -103,15 +120,11 @@ export async function refuseBatch(
 ): Promise<PaymentBatch> {
   const released = await releaseReservation(tx, deps, batch, now);
   const failed = await failPendingItems(tx, batch.id, code, detail, now);
-  const ended: PaymentBatch = {
-    ...released,
-    status: 'failed',
-    failureCode: code,
-    failedCount: released.failedCount + failed,
-    updatedAt: now,
-    finishedAt: now,
-  };
-  await savePaymentBatch(tx, ended);
-  await recordEvents(tx, deps, [statusEvent(deps, ended, now)]);
-  return ended;
+  return endReleasedBatch(
+    tx,
+    deps,
+    released,
+    { status: 'failed', failureCode: code, failedCount: released.failedCount + failed },
+    now,
+  );
 }

@@ -74,6 +74,104 @@ export async function findReportedCollection(
   );
 }
 
+/** The final statuses that agree with a reported settlement or failure, for each kind of record. */
+const AGREEING_FINAL_STATUSES: Record<
+  CallbackSubject['noun'],
+  { settled: readonly string[]; failed: readonly string[] }
+> = {
+  collection: { settled: ['succeeded'], failed: ['failed'] },
+  transfer: { settled: ['settled'], failed: FINAL_FAILED },
+};
+
+/**
+ * The payout or collection a callback names, as its comparison and its exceptions see it: the record and
+ * the transfer it stands for (a collection's may not exist yet).
+ */
+interface CallbackSubject {
+  noun: 'collection' | 'transfer';
+  record: { organizationId: string; status: string; amountMinor: bigint; currency: string };
+  transferId: string | null;
+}
+
+function collectionSubject(collection: Collection): CallbackSubject {
+  return { noun: 'collection', record: collection, transferId: collection.transferId };
+}
+
+function transferSubject(transfer: Transfer): CallbackSubject {
+  return { noun: 'transfer', record: transfer, transferId: transfer.id };
+}
+
+/** Opens an exception about the subject's transfer (or its collection, when it has none yet). */
+function openSubjectException(
+  tx: Queryable,
+  deps: Deps,
+  subject: CallbackSubject,
+  kind: 'amount_mismatch' | 'late_callback',
+  details: CallbackExceptionDetails,
+) {
+  return openException(tx, deps, {
+    organizationId: subject.record.organizationId,
+    transferId: subject.transferId,
+    kind,
+    details,
+  });
+}
+
+/**
+ * After a move to the reported outcome: a settlement reported for another amount than recorded opens an
+ * amount mismatch exception (saying `mismatch`); anything else applied.
+ */
+async function settledAmountEffect(
+  tx: Queryable,
+  deps: Deps,
+  subject: CallbackSubject,
+  report: NamingReport,
+  details: CallbackExceptionDetails,
+  mismatch: string,
+): Promise<CallbackEffect> {
+  if (
+    report.outcome.kind !== 'settled' ||
+    report.amountMinor === undefined ||
+    report.amountMinor === subject.record.amountMinor
+  ) {
+    return { status: 'applied', transferId: subject.transferId, detail: null };
+  }
+  await openSubjectException(tx, deps, subject, 'amount_mismatch', {
+    ...details,
+    statement_amount_minor: report.amountMinor.toString(),
+    ledger_amount_minor: subject.record.amountMinor.toString(),
+    currency: subject.record.currency,
+  });
+  return { status: 'exception', transferId: subject.transferId, detail: mismatch };
+}
+
+/** A final payout or collection: a callback that agrees changes nothing, one that contradicts is a late callback. */
+async function compareFinal(
+  tx: Queryable,
+  deps: Deps,
+  subject: CallbackSubject,
+  report: NamingReport,
+  details: CallbackExceptionDetails,
+): Promise<CallbackEffect> {
+  const outcome = report.outcome;
+  const { record } = subject;
+  const agrees =
+    outcome.kind === 'processing' ||
+    AGREEING_FINAL_STATUSES[subject.noun][outcome.kind].includes(record.status);
+  if (agrees)
+    return { status: 'unchanged', transferId: subject.transferId, detail: `already ${record.status}` };
+  await openSubjectException(tx, deps, subject, 'late_callback', {
+    ...details,
+    amount_minor: record.amountMinor.toString(),
+    currency: record.currency,
+  });
+  return {
+    status: 'exception',
+    transferId: subject.transferId,
+    detail: `reported ${outcome.kind} for a ${subject.noun} already ${record.status}`,
+  };
+}
+
 /** What a collection's callback does: moves it once; agreeing again changes nothing; contradicting is an exception. */
 export async function applyToCollection(
   tx: Queryable,
@@ -82,7 +180,13 @@ export async function applyToCollection(
   report: NamingReport,
 ): Promise<CallbackEffect> {
   if (!isFinalCollection(collection.status)) return moveOpenCollection(tx, deps, collection, report);
-  return compareFinalCollection(tx, deps, collection, report);
+  return compareFinal(tx, deps, collectionSubject(collection), report, {
+    collection_id: collection.id,
+    reference: report.reference,
+    reported: report.outcome.kind,
+    collection_status: collection.status,
+    rail: collection.rail,
+  });
 }
 
 /** A collection still open moves to the reported outcome (through processing when it was pending). */
@@ -110,61 +214,14 @@ async function moveOpenCollection(
       ? { to: 'succeeded', partnerReference: current.partnerReference ?? report.reference }
       : { to: 'failed', failureCode: outcome.failureCode },
   );
-  if (
-    outcome.kind === 'settled' &&
-    report.amountMinor !== undefined &&
-    report.amountMinor !== collection.amountMinor
-  ) {
-    await openException(tx, deps, {
-      organizationId: collection.organizationId,
-      transferId: moved.transferId,
-      kind: 'amount_mismatch',
-      details: {
-        collection_id: collection.id,
-        statement_amount_minor: report.amountMinor.toString(),
-        ledger_amount_minor: collection.amountMinor.toString(),
-        rail: collection.rail,
-        currency: collection.currency,
-      },
-    });
-    return { status: 'exception', transferId: moved.transferId, detail: 'paid another amount than asked' };
-  }
-  return { status: 'applied', transferId: moved.transferId, detail: null };
-}
-
-/** A final collection: a callback that agrees changes nothing, one that contradicts is a late callback. */
-async function compareFinalCollection(
-  tx: Queryable,
-  deps: Deps,
-  collection: Collection,
-  report: NamingReport,
-): Promise<CallbackEffect> {
-  const outcome = report.outcome;
-  const agrees =
-    outcome.kind === 'processing' ||
-    (outcome.kind === 'settled' && collection.status === 'succeeded') ||
-    (outcome.kind === 'failed' && collection.status === 'failed');
-  if (agrees)
-    return { status: 'unchanged', transferId: collection.transferId, detail: `already ${collection.status}` };
-  await openException(tx, deps, {
-    organizationId: collection.organizationId,
-    transferId: collection.transferId,
-    kind: 'late_callback',
-    details: {
-      collection_id: collection.id,
-      reference: report.reference,
-      reported: outcome.kind,
-      collection_status: collection.status,
-      amount_minor: collection.amountMinor.toString(),
-      currency: collection.currency,
-      rail: collection.rail,
-    },
-  });
-  return {
-    status: 'exception',
-    transferId: collection.transferId,
-    detail: `reported ${outcome.kind} for a collection already ${collection.status}`,
-  };
+  return settledAmountEffect(
+    tx,
+    deps,
+    { ...collectionSubject(collection), transferId: moved.transferId },
+    report,
+    { collection_id: collection.id, rail: collection.rail },
+    'paid another amount than asked',
+  );
 }
 
 /** What a payout's callback does: moves it once; agreeing again changes nothing; contradicting is an exception. */
@@ -176,20 +233,13 @@ export async function applyToTransfer(
   details: CallbackExceptionDetails,
   now: Date,
 ): Promise<CallbackEffect> {
-  if (transfer.status === 'pending' || transfer.status === 'processing')
-    return moveOpenTransfer(tx, deps, transfer, report, details, now);
-  return compareFinalTransfer(tx, deps, transfer, report, details);
-}
-
-/** A payout still open records the partner's reference, and settles or fails as reported. */
-async function moveOpenTransfer(
-  tx: Queryable,
-  deps: Deps,
-  transfer: Transfer,
-  report: NamingReport,
-  details: CallbackExceptionDetails,
-  now: Date,
-): Promise<CallbackEffect> {
+  if (transfer.status !== 'pending' && transfer.status !== 'processing') {
+    return compareFinal(tx, deps, transferSubject(transfer), report, {
+      ...details,
+      transfer_status: transfer.status,
+    });
+  }
+  // Still open: it records the partner's reference, and settles or fails as reported.
   const outcome = report.outcome;
   if (outcome.kind === 'processing') {
     await saveTransfer(tx, {
@@ -209,59 +259,12 @@ async function moveOpenTransfer(
       ? { to: 'settled', railReference, reason: 'settled_per_callback' }
       : { to: 'failed', failureCode: outcome.failureCode, railReference, reason: 'failed_per_callback' },
   );
-  if (
-    outcome.kind === 'settled' &&
-    report.amountMinor !== undefined &&
-    report.amountMinor !== transfer.amountMinor
-  ) {
-    await openException(tx, deps, {
-      organizationId: transfer.organizationId,
-      transferId: transfer.id,
-      kind: 'amount_mismatch',
-      details: {
-        ...details,
-        statement_amount_minor: report.amountMinor.toString(),
-        ledger_amount_minor: transfer.amountMinor.toString(),
-        currency: transfer.currency,
-      },
-    });
-    return {
-      status: 'exception',
-      transferId: transfer.id,
-      detail: 'settled for another amount than the transfer',
-    };
-  }
-  return { status: 'applied', transferId: transfer.id, detail: null };
-}
-
-/** A final payout: a callback that agrees changes nothing, one that contradicts is a late callback. */
-async function compareFinalTransfer(
-  tx: Queryable,
-  deps: Deps,
-  transfer: Transfer,
-  report: NamingReport,
-  details: CallbackExceptionDetails,
-): Promise<CallbackEffect> {
-  const outcome = report.outcome;
-  const agrees =
-    outcome.kind === 'processing' ||
-    (outcome.kind === 'settled' && transfer.status === 'settled') ||
-    (outcome.kind === 'failed' && FINAL_FAILED.includes(transfer.status));
-  if (agrees) return { status: 'unchanged', transferId: transfer.id, detail: `already ${transfer.status}` };
-  await openException(tx, deps, {
-    organizationId: transfer.organizationId,
-    transferId: transfer.id,
-    kind: 'late_callback',
-    details: {
-      ...details,
-      transfer_status: transfer.status,
-      amount_minor: transfer.amountMinor.toString(),
-      currency: transfer.currency,
-    },
-  });
-  return {
-    status: 'exception',
-    transferId: transfer.id,
-    detail: `reported ${outcome.kind} for a transfer already ${transfer.status}`,
-  };
+  return settledAmountEffect(
+    tx,
+    deps,
+    transferSubject(transfer),
+    report,
+    details,
+    'settled for another amount than the transfer',
+  );
 }

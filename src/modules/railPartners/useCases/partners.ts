@@ -6,6 +6,7 @@
 
 import type { Deps } from '../../../app/deps.ts';
 import { appendEvidence, SYSTEM_ACTOR } from '../../../app/evidence.ts';
+import { getById, listPage } from '../../../app/reads.ts';
 import { SQLSTATE, sqlState } from '../../../domain/databaseErrors.ts';
 import { AppError, resourceMissing, validationError } from '../../../domain/errors.ts';
 import type { EvidenceActor } from '../../../domain/evidence.ts';
@@ -15,7 +16,7 @@ import {
   outboundPolicyFor,
   urlHost,
 } from '../../../domain/outboundAddresses.ts';
-import { type Page, type PageRequest, toPage } from '../../../domain/pagination.ts';
+import type { PageRequest } from '../../../domain/pagination.ts';
 import { open, seal, sealedKeyId } from '../../../domain/sealing.ts';
 import { resolveWithin } from '../../../outbound/guard.ts';
 import type { Queryable } from '../../../store/store.ts';
@@ -216,24 +217,9 @@ export async function updateRailPartner(
   return updated;
 }
 
-export async function getRailPartner(
-  deps: Deps,
-  organizationId: string,
-  id: string,
-): Promise<RailPartnerConfig> {
-  const config = await findRailPartnerConfig(deps.store, organizationId, id);
-  if (!config) throw resourceMissing('rail_partner', id);
-  return config;
-}
+export const getRailPartner = getById<RailPartnerConfig>(findRailPartnerConfig, 'rail_partner');
 
-export async function listRailPartners(
-  deps: Deps,
-  organizationId: string,
-  request: PageRequest,
-): Promise<Page<RailPartnerConfig>> {
-  const rows = await listRailPartnerConfigs(deps.store, organizationId, request, request.limit + 1);
-  return toPage(rows, request.limit);
-}
+export const listRailPartners = listPage<PageRequest, RailPartnerConfig>(listRailPartnerConfigs);
 
 /** Where the partner sends callbacks for this configuration, or null without a public URL to build it on. */
 export function callbackBaseUrl(deps: Deps, config: RailPartnerConfig): string | null {

@@ -4,6 +4,7 @@
  */
 
 import type { Deps } from '../../../app/deps.ts';
+import { getById } from '../../../app/reads.ts';
 import { AppError, resourceMissing, validationError } from '../../../domain/errors.ts';
 import { numberSourceOf } from '../../../domain/jsonNumbers.ts';
 import type { Metadata } from '../../../domain/metadata.ts';
@@ -101,15 +102,7 @@ export async function createSavingsProduct(
   return product;
 }
 
-export async function getSavingsProduct(
-  deps: Deps,
-  organizationId: string,
-  id: string,
-): Promise<SavingsProduct> {
-  const product = await findSavingsProduct(deps.store, organizationId, id);
-  if (!product) throw resourceMissing('savings_product', id);
-  return product;
-}
+export const getSavingsProduct = getById<SavingsProduct>(findSavingsProduct, 'savings_product');
 
 export async function listSavingsProducts(
   deps: Deps,

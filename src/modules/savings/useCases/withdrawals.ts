@@ -8,7 +8,7 @@ import type { Deps } from '../../../app/deps.ts';
 import { newEvent, recordEvents } from '../../../app/events.ts';
 import { feeIncomeAccount } from '../../../app/fees.ts';
 import { addDays } from '../../../domain/days.ts';
-import { AppError, resourceMissing, validationError } from '../../../domain/errors.ts';
+import { resourceMissing, validationError } from '../../../domain/errors.ts';
 import { numberSourceOf } from '../../../domain/jsonNumbers.ts';
 import { type Currency, checkSingleAmount, formatAmount, parseAmount } from '../../../domain/money.ts';
 import type { Wallet } from '../../../domain/wallets.ts';
@@ -22,7 +22,7 @@ import {
   refusalError,
   walletBalances,
 } from '../../ledger/index.ts';
-import { decideWithdrawal } from '../domain.ts';
+import { decideWithdrawal, withdrawalRefusal } from '../domain.ts';
 import { findSavingsAccount, type SavingsAccount } from '../repository/accounts.ts';
 import { findSavingsProduct } from '../repository/products.ts';
 import {
@@ -37,17 +37,6 @@ import {
 import { organizationToday } from './today.ts';
 
 export type { SavingsNotice, SavingsWithdrawal };
-
-function refused(detail: string, param: string, reason: string): AppError {
-  return new AppError({
-    status: 422,
-    code: 'savings_withdrawal_refused',
-    title: 'Withdrawal refused by the product’s rules',
-    detail,
-    param,
-    extensions: { reason },
-  });
-}
 
 async function lockedAccount(
   tx: Queryable,
@@ -75,7 +64,7 @@ export async function giveSavingsNotice(
     product.currency,
   );
   if (product.access !== 'notice' || product.noticeDays === null) {
-    throw refused(
+    throw withdrawalRefusal(
       `Product ${product.id} is ${product.access === 'instant' ? 'instant access' : 'a fixed term'}: its withdrawals need no notice.`,
       'amount',
       'notice_not_applicable',
@@ -166,7 +155,7 @@ async function checkDestination(
   if (destination.id === walletId)
     throw validationError('destination', 'a wallet cannot pay itself', 'same_as_source');
   if (destination.ownerId !== source.ownerId) {
-    throw refused(
+    throw withdrawalRefusal(
       `Money leaves a savings account only to a wallet of its owner (${source.ownerId}).`,
       'destination',
       'destination_not_owner',

@@ -7,6 +7,7 @@
 import type { Deps } from '../../../app/deps.ts';
 import { loadFeeSchedule } from '../../../app/fees.ts';
 import { requireProduct } from '../../../app/products.ts';
+import { getById } from '../../../app/reads.ts';
 import {
   CONVERSION_QUOTE_TTL_MS,
   type ConversionDirection,
@@ -177,8 +178,4 @@ export async function createQuote(
   return quote;
 }
 
-export async function getQuote(deps: Deps, organizationId: string, id: string): Promise<ConversionQuote> {
-  const quote = await findConversionQuote(deps.store, organizationId, id);
-  if (!quote) throw resourceMissing('conversion quote', id);
-  return quote;
-}
+export const getQuote = getById<ConversionQuote>(findConversionQuote, 'conversion quote');

@@ -20,6 +20,7 @@ import { newEvent, recordEvents } from '../../../app/events.ts';
 import { appendEvidence } from '../../../app/evidence.ts';
 import { feeIncomeAccount } from '../../../app/fees.ts';
 import { requireProduct } from '../../../app/products.ts';
+import { getById, listPage } from '../../../app/reads.ts';
 import {
   amountWithinBand,
   type Conversion,
@@ -32,7 +33,6 @@ import { decideTransferCompliance } from '../../../domain/decisions/transferComp
 import { AppError, resourceMissing } from '../../../domain/errors.ts';
 import type { EvidenceDraft } from '../../../domain/evidence.ts';
 import { type Currency, formatAmount } from '../../../domain/money.ts';
-import { type Page, type PageRequest, toPage } from '../../../domain/pagination.ts';
 import type { Queryable } from '../../../store/store.ts';
 import {
   directPostings,
@@ -357,16 +357,6 @@ export async function executeQuote(
   return { conversion };
 }
 
-export async function getConversion(deps: Deps, organizationId: string, id: string): Promise<Conversion> {
-  const conversion = await findConversion(deps.store, organizationId, id);
-  if (!conversion) throw resourceMissing('conversion', id);
-  return conversion;
-}
+export const getConversion = getById<Conversion>(findConversion, 'conversion');
 
-export async function listOrganizationConversions(
-  deps: Deps,
-  organizationId: string,
-  request: PageRequest,
-): Promise<Page<Conversion>> {
-  return toPage(await listConversions(deps.store, organizationId, request, request.limit + 1), request.limit);
-}
+export const listOrganizationConversions = listPage(listConversions);

@@ -6,6 +6,7 @@
 
 import type { Deps } from '../../../app/deps.ts';
 import { requireApprovedRoute } from '../../../app/digitalAssetRoutes.ts';
+import { closedWalletError } from '../../../domain/closedWallet.ts';
 import {
   DIGITAL_ASSET_NETWORKS,
   type DigitalAssetNetwork,
@@ -81,14 +82,7 @@ export async function issueDepositAddress(
   network: DigitalAssetNetwork,
 ): Promise<{ address: DepositAddress; created: boolean }> {
   const { wallet, asset } = await stablecoinWallet(tx, organizationId, walletId, 'id');
-  if (wallet.status === 'closed') {
-    throw new AppError({
-      status: 409,
-      code: 'invalid_state_transition',
-      title: 'Wallet closed',
-      detail: `Wallet ${wallet.id} is closed: it receives nothing.`,
-    });
-  }
+  if (wallet.status === 'closed') throw closedWalletError(wallet.id);
   const candidate: DepositAddress = {
     id: deps.newId('depositAddress'),
     organizationId,

@@ -17,12 +17,12 @@
 import type { Deps } from '../../../app/deps.ts';
 import { newEvent, recordEvents } from '../../../app/events.ts';
 import { appendEvidence, SYSTEM_ACTOR } from '../../../app/evidence.ts';
+import { getById, listPage } from '../../../app/reads.ts';
 import { checkTravelRuleData, type TravelRuleInput } from '../../../domain/decisions/travelRule.ts';
 import { AppError, type FieldError, resourceMissing, validationError } from '../../../domain/errors.ts';
 import type { EventRecord } from '../../../domain/events.ts';
 import { formatAmount } from '../../../domain/money.ts';
-import { type Page, type PageRequest, toPage } from '../../../domain/pagination.ts';
-import { type Deposit, type DepositStatus, judgeDeposit } from '../../../domain/stablecoins.ts';
+import { type Deposit, judgeDeposit } from '../../../domain/stablecoins.ts';
 import type { Wallet } from '../../../domain/wallets.ts';
 import { findCustomer } from '../../../store/repositories/customers.ts';
 import { findEvidenceRecord } from '../../../store/repositories/evidence.ts';
@@ -55,6 +55,19 @@ export const depositEvent = (deps: Deps, type: string, d: Deposit, now: Date): E
     { organizationId: d.organizationId, type, resourceId: d.id, data: depositEventData(d) },
     now,
   );
+
+/** Saves a deposit that has just moved and records the event that says so; answers the deposit. */
+async function saveMovedDeposit(
+  tx: Queryable,
+  deps: Deps,
+  moved: Deposit,
+  type: string,
+  now: Date,
+): Promise<Deposit> {
+  await saveDeposit(tx, moved);
+  await recordEvents(tx, deps, [depositEvent(deps, type, moved, now)]);
+  return moved;
+}
 
 /**
  * Travel Rule data given for a deposit, its beneficiary filled in: the beneficiary is our own customer,
@@ -115,9 +128,7 @@ export async function decideDeposit(tx: Queryable, deps: Deps, deposit: Deposit)
         updatedAt: now,
         reorgedAt: now,
       };
-      await saveDeposit(tx, reorged);
-      await recordEvents(tx, deps, [depositEvent(deps, 'deposit.reorged', reorged, now)]);
-      return reorged;
+      return saveMovedDeposit(tx, deps, reorged, 'deposit.reorged', now);
     }
     case 'credit': {
       const wallet = await findWallet(tx, deposit.organizationId, deposit.walletId);
@@ -139,9 +150,7 @@ export async function decideDeposit(tx: Queryable, deps: Deps, deposit: Deposit)
         updatedAt: now,
         creditedAt: now,
       };
-      await saveDeposit(tx, credited);
-      await recordEvents(tx, deps, [depositEvent(deps, 'deposit.credited', credited, now)]);
-      return credited;
+      return saveMovedDeposit(tx, deps, credited, 'deposit.credited', now);
     }
   }
 }
@@ -232,9 +241,7 @@ async function rejectHeldDeposit(
     );
   }
   const rejected: Deposit = { ...deposit, status: 'rejected', updatedAt: now, rejectedAt: now };
-  await saveDeposit(tx, rejected);
-  await recordEvents(tx, deps, [depositEvent(deps, 'deposit.rejected', rejected, now)]);
-  return rejected;
+  return saveMovedDeposit(tx, deps, rejected, 'deposit.rejected', now);
 }
 
 /**
@@ -317,16 +324,6 @@ export async function decideHeldDeposit(
   return clearHeldDeposit(tx, deps, deposit, input, reviewId, now);
 }
 
-export async function getDeposit(deps: Deps, organizationId: string, id: string): Promise<Deposit> {
-  const deposit = await findDeposit(deps.store, organizationId, id);
-  if (!deposit) throw resourceMissing('deposit', id);
-  return deposit;
-}
+export const getDeposit = getById<Deposit>(findDeposit, 'deposit');
 
-export async function listOrganizationDeposits(
-  deps: Deps,
-  organizationId: string,
-  request: PageRequest & { status?: DepositStatus | undefined; walletId?: string | undefined },
-): Promise<Page<Deposit>> {
-  return toPage(await listDeposits(deps.store, organizationId, request, request.limit + 1), request.limit);
-}
+export const listOrganizationDeposits = listPage(listDeposits);

@@ -160,30 +160,48 @@ function pairByReference(
   }
 }
 
+/** Pairs each line not paired yet with the candidates `choose` picks for it, when it picks any. */
+function pairEachUnpaired(
+  pairing: Pairing,
+  lines: readonly StatementLine[],
+  choose: (line: StatementLine) => MatchCandidate[] | undefined,
+): void {
+  for (const line of lines) {
+    if (pairing.results.has(line.line)) continue;
+    const chosen = choose(line);
+    if (chosen) pair(pairing, line, chosen);
+  }
+}
+
+/** The candidates not paired yet in the line's currency whose day lies within the date tolerance of it. */
+function unpairedNear(
+  pairing: Pairing,
+  line: StatementLine,
+  candidates: readonly MatchCandidate[],
+): MatchCandidate[] {
+  return candidates.filter(
+    (c) =>
+      !pairing.used.has(c.id) &&
+      c.currency === line.currency &&
+      daysBetween(c.day, line.valueDate) <= RECONCILIATION_DATE_TOLERANCE_DAYS,
+  );
+}
+
 /** 2. By currency, amount and date, for lines without a known reference: the nearest day first. */
 function pairByAmountAndDate(
   pairing: Pairing,
   lines: readonly StatementLine[],
   candidates: readonly MatchCandidate[],
 ): void {
-  for (const line of lines) {
-    if (pairing.results.has(line.line)) continue;
-    const near = candidates
-      .filter((c) => !pairing.used.has(c.id))
-      .filter(
-        (c) =>
-          c.currency === line.currency &&
-          abs(c.amountMinor - line.amountMinor) <= RECONCILIATION_AMOUNT_TOLERANCE_MINOR &&
-          daysBetween(c.day, line.valueDate) <= RECONCILIATION_DATE_TOLERANCE_DAYS,
-      )
+  pairEachUnpaired(pairing, lines, (line) => {
+    const near = unpairedNear(pairing, line, candidates)
+      .filter((c) => abs(c.amountMinor - line.amountMinor) <= RECONCILIATION_AMOUNT_TOLERANCE_MINOR)
       .sort(
         (a, b) =>
           daysBetween(a.day, line.valueDate) - daysBetween(b.day, line.valueDate) || (a.id < b.id ? -1 : 1),
       );
-    const t = near[0];
-    if (!t) continue;
-    pair(pairing, line, [t]);
-  }
+    return near[0] ? [near[0]] : undefined;
+  });
 }
 
 /** 3. One line covering several transfers: the largest candidates of its currency and dates searched. */
@@ -192,23 +210,14 @@ function pairByGroup(
   lines: readonly StatementLine[],
   candidates: readonly MatchCandidate[],
 ): void {
-  for (const line of lines) {
-    if (pairing.results.has(line.line)) continue;
-    const pool = candidates
-      .filter((c) => !pairing.used.has(c.id))
-      .filter(
-        (c) =>
-          c.currency === line.currency &&
-          daysBetween(c.day, line.valueDate) <= RECONCILIATION_DATE_TOLERANCE_DAYS,
-      )
+  pairEachUnpaired(pairing, lines, (line) => {
+    const pool = unpairedNear(pairing, line, candidates)
       .sort((a, b) =>
         a.amountMinor > b.amountMinor ? -1 : a.amountMinor < b.amountMinor ? 1 : a.id < b.id ? -1 : 1,
       )
       .slice(0, RECONCILIATION_GROUP_CANDIDATES_MAX);
-    const group = groupSumming(pool, line.amountMinor);
-    if (!group) continue;
-    pair(pairing, line, group);
-  }
+    return groupSumming(pool, line.amountMinor);
+  });
 }
 
 /** A line no transfer was found for. */

@@ -20,6 +20,7 @@ import {
   findCollectionByBankReference,
   insertCollection,
   lockBankDepositReports,
+  succeededCollection,
 } from '../../collections/index.ts';
 import {
   findVirtualAccountByReference,
@@ -240,33 +241,25 @@ async function creditDeposit(
     // Virtual accounts are references on the trust account: the trust bank received the money.
     receivedInto: 'trust',
   });
-  const collection: Collection = {
-    id,
-    organizationId,
-    walletId: wallet.id,
-    amountMinor: d.amountMinor,
-    currency: wallet.currency,
-    method: 'bank_deposit',
-    rail: 'bank',
-    network: null,
-    payerPhone: null,
-    bankReference: d.bankReference,
-    payerName: d.payerName,
-    reference: d.reference,
-    description: 'Bank deposit',
-    status: 'succeeded',
-    failureCode: null,
-    partnerReference: null,
-    nextCheckAt: null,
-    transferId: credit.id,
-    metadata: {},
-    createdBy,
-    createdAt: now,
-    updatedAt: now,
-    expiresAt: now,
-    succeededAt: now,
-    failedAt: null,
-  };
+  const collection = succeededCollection(
+    {
+      id,
+      organizationId,
+      walletId: wallet.id,
+      amountMinor: d.amountMinor,
+      currency: wallet.currency,
+      method: 'bank_deposit',
+      rail: 'bank',
+      bankReference: d.bankReference,
+      payerName: d.payerName,
+      reference: d.reference,
+      description: 'Bank deposit',
+      transferId: credit.id,
+      metadata: {},
+      createdBy,
+    },
+    now,
+  );
   await insertCollection(tx, collection);
   await recordEvents(tx, deps, [
     newEvent(

@@ -7,10 +7,9 @@
 
 import type { Deps } from '../../../app/deps.ts';
 import { newEvent, recordEvents } from '../../../app/events.ts';
-import { resourceMissing } from '../../../domain/errors.ts';
+import { getById, listPage } from '../../../app/reads.ts';
 import type { EventRecord } from '../../../domain/events.ts';
 import { formatAmount } from '../../../domain/money.ts';
-import { type Page, type PageRequest, toPage } from '../../../domain/pagination.ts';
 import type { Transfer } from '../../../domain/transferRecord.ts';
 import type { Queryable } from '../../../store/store.ts';
 import { lockTransfer, saveTransfer } from '../../transfers/index.ts';
@@ -137,20 +136,8 @@ export async function openException(
   return exception;
 }
 
-export async function getException(
-  deps: Deps,
-  organizationId: string,
-  id: string,
-): Promise<ReconciliationException> {
-  const e = await findException(deps.store, organizationId, id);
-  if (!e) throw resourceMissing('reconciliation exception', id);
-  return e;
-}
+export const getException = getById<ReconciliationException>(findException, 'reconciliation exception');
 
-export async function listReconciliationExceptions(
-  deps: Deps,
-  organizationId: string,
-  request: PageRequest & Omit<ExceptionFilter, keyof PageRequest>,
-): Promise<Page<ReconciliationException>> {
-  return toPage(await listExceptions(deps.store, organizationId, request, request.limit + 1), request.limit);
-}
+export const listReconciliationExceptions = listPage<ExceptionFilter, ReconciliationException>(
+  listExceptions,
+);

@@ -5,11 +5,13 @@
  * difference, and every settled transfer the statement leaves out, opens an exception
  * (`ledger_state: exception`, reconciliationExceptions.ts).
  */
+
 import { createHash } from 'node:crypto';
 import type { Deps } from '../../../app/deps.ts';
 import { newEvent, recordEvents } from '../../../app/events.ts';
+import { getById } from '../../../app/reads.ts';
 import { DAY_MS } from '../../../domain/days.ts';
-import { AppError, resourceMissing, validationError } from '../../../domain/errors.ts';
+import { AppError, validationError } from '../../../domain/errors.ts';
 import type { EventRecord } from '../../../domain/events.ts';
 import { isCurrency, parseAmount } from '../../../domain/money.ts';
 import type { Transfer } from '../../../domain/transferRecord.ts';
@@ -362,8 +364,4 @@ export async function importStatement(
   return statement;
 }
 
-export async function getStatement(deps: Deps, organizationId: string, id: string): Promise<StatementRow> {
-  const statement = await findStatement(deps.store, organizationId, id);
-  if (!statement) throw resourceMissing('statement', id);
-  return statement;
-}
+export const getStatement = getById<StatementRow>(findStatement, 'statement');

@@ -13,8 +13,8 @@
 import type { Deps } from '../../../app/deps.ts';
 import { newEvent, recordEvents } from '../../../app/events.ts';
 import { appendEvidence, SYSTEM_ACTOR } from '../../../app/evidence.ts';
+import { getById } from '../../../app/reads.ts';
 import { endOfDay, parseDay } from '../../../domain/days.ts';
-import { resourceMissing } from '../../../domain/errors.ts';
 import type { EventRecord } from '../../../domain/events.ts';
 import { type Currency, formatAmount, SUPPORTED_CURRENCIES } from '../../../domain/money.ts';
 import { type Page, type PageRequest, toPage } from '../../../domain/pagination.ts';
@@ -107,24 +107,32 @@ export function shortfallEventData(report: SafeguardingReport): Record<string, u
 const mismatchedWithLedger = (r: SafeguardingReport) =>
   decideTrustLedger(r.trustBalanceMinor, r.ledgerTrustBalanceMinor).mismatched;
 
+/** Opens an exception about a report: its id, currency and date, and the figures that tell what is wrong. */
+function openReportException(
+  tx: Queryable,
+  deps: Deps,
+  report: SafeguardingReport,
+  kind: 'trust_balance_mismatch' | 'safeguarding_shortfall',
+  figures: Record<string, string | null>,
+) {
+  return openException(tx, deps, {
+    organizationId: report.organizationId,
+    transferId: null,
+    kind,
+    details: { report_id: report.id, currency: report.currency, date: report.date, ...figures },
+  });
+}
+
 /** A report whose bank figure has come to differ from the ledger's: a `trust_balance_mismatch` exception. */
 async function openTrustBalanceMismatch(
   tx: Queryable,
   deps: Deps,
   report: SafeguardingReport,
 ): Promise<SafeguardingReport> {
-  const exception = await openException(tx, deps, {
-    organizationId: report.organizationId,
-    transferId: null,
-    kind: 'trust_balance_mismatch',
-    details: {
-      report_id: report.id,
-      currency: report.currency,
-      date: report.date,
-      trust_balance_minor: minorText(report.trustBalanceMinor),
-      ledger_trust_balance_minor: minorText(report.ledgerTrustBalanceMinor),
-      difference_minor: minorText(report.ledgerDifferenceMinor),
-    },
+  const exception = await openReportException(tx, deps, report, 'trust_balance_mismatch', {
+    trust_balance_minor: minorText(report.trustBalanceMinor),
+    ledger_trust_balance_minor: minorText(report.ledgerTrustBalanceMinor),
+    difference_minor: minorText(report.ledgerDifferenceMinor),
   });
   const recorded = { ...report, mismatchExceptionId: exception.id };
   await saveReport(tx, recorded);
@@ -137,18 +145,10 @@ async function openShortfall(
   deps: Deps,
   report: SafeguardingReport,
 ): Promise<SafeguardingReport> {
-  const exception = await openException(tx, deps, {
-    organizationId: report.organizationId,
-    transferId: null,
-    kind: 'safeguarding_shortfall',
-    details: {
-      report_id: report.id,
-      currency: report.currency,
-      date: report.date,
-      customer_money_minor: minorText(report.customerMoneyMinor),
-      trust_balance_minor: minorText(report.trustBalanceMinor),
-      shortfall_minor: minorText(report.differenceMinor === null ? null : -report.differenceMinor),
-    },
+  const exception = await openReportException(tx, deps, report, 'safeguarding_shortfall', {
+    customer_money_minor: minorText(report.customerMoneyMinor),
+    trust_balance_minor: minorText(report.trustBalanceMinor),
+    shortfall_minor: minorText(report.differenceMinor === null ? null : -report.differenceMinor),
   });
   const recorded = { ...report, exceptionId: exception.id };
   await saveReport(tx, recorded);
@@ -356,15 +356,7 @@ export async function rejudgeDay(
 // ---------------------------------------------------------------------------------------------------------
 // Reports
 
-export async function getSafeguardingReport(
-  deps: Deps,
-  organizationId: string,
-  id: string,
-): Promise<SafeguardingReport> {
-  const report = await findReport(deps.store, organizationId, id);
-  if (!report) throw resourceMissing('safeguarding report', id);
-  return report;
-}
+export const getSafeguardingReport = getById<SafeguardingReport>(findReport, 'safeguarding report');
 
 export async function listSafeguardingReports(
   deps: Deps,

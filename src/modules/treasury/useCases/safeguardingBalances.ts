@@ -6,11 +6,11 @@
 
 import type { Deps } from '../../../app/deps.ts';
 import { appendEvidence } from '../../../app/evidence.ts';
+import { listPage } from '../../../app/reads.ts';
 import { dayOf, parseDay } from '../../../domain/days.ts';
 import { AppError, resourceMissing, validationError } from '../../../domain/errors.ts';
 import type { EvidenceActor } from '../../../domain/evidence.ts';
 import { type Currency, formatAmount, parseAmount } from '../../../domain/money.ts';
-import { type Page, type PageRequest, toPage } from '../../../domain/pagination.ts';
 import type { Queryable } from '../../../store/store.ts';
 import { countsOn, type SafeguardingBalance, type TrustAccount } from '../domain/safeguarding.ts';
 import {
@@ -188,10 +188,4 @@ export async function reportSafeguardingBalance(
   return { balance, created: true };
 }
 
-export async function listSafeguardingBalances(
-  deps: Deps,
-  organizationId: string,
-  request: PageRequest & Omit<BalanceFilter, keyof PageRequest>,
-): Promise<Page<SafeguardingBalance>> {
-  return toPage(await listBalances(deps.store, organizationId, request, request.limit + 1), request.limit);
-}
+export const listSafeguardingBalances = listPage<BalanceFilter, SafeguardingBalance>(listBalances);

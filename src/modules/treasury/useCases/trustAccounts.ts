@@ -6,11 +6,11 @@
 
 import type { Deps } from '../../../app/deps.ts';
 import { appendEvidence } from '../../../app/evidence.ts';
+import { getById, listPage } from '../../../app/reads.ts';
 import { dayOf, parseDay } from '../../../domain/days.ts';
 import { AppError, resourceMissing } from '../../../domain/errors.ts';
 import type { EvidenceActor } from '../../../domain/evidence.ts';
 import type { Currency } from '../../../domain/money.ts';
-import { type Page, type PageRequest, toPage } from '../../../domain/pagination.ts';
 import type { Queryable } from '../../../store/store.ts';
 import { checkTrustAccountType, type TrustAccount, type TrustAccountType } from '../domain/safeguarding.ts';
 import {
@@ -119,19 +119,6 @@ export async function closeTrustAccountFor(
   return closed;
 }
 
-export async function getTrustAccount(deps: Deps, organizationId: string, id: string): Promise<TrustAccount> {
-  const account = await findTrustAccount(deps.store, organizationId, id);
-  if (!account) throw resourceMissing('trust account', id);
-  return account;
-}
+export const getTrustAccount = getById<TrustAccount>(findTrustAccount, 'trust account');
 
-export async function listOrganizationTrustAccounts(
-  deps: Deps,
-  organizationId: string,
-  request: PageRequest & Omit<TrustAccountFilter, keyof PageRequest>,
-): Promise<Page<TrustAccount>> {
-  return toPage(
-    await listTrustAccounts(deps.store, organizationId, request, request.limit + 1),
-    request.limit,
-  );
-}
+export const listOrganizationTrustAccounts = listPage<TrustAccountFilter, TrustAccount>(listTrustAccounts);

@@ -8,11 +8,11 @@
 import type { Deps } from '../../../app/deps.ts';
 import { newEvent, recordEvents } from '../../../app/events.ts';
 import { appendEvidence } from '../../../app/evidence.ts';
+import { getById, listPage } from '../../../app/reads.ts';
 import { dayOf, parseDay } from '../../../domain/days.ts';
 import { AppError, resourceMissing, validationError } from '../../../domain/errors.ts';
 import type { EvidenceActor } from '../../../domain/evidence.ts';
 import { type Currency, checkSingleAmount, formatAmount, parseAmount } from '../../../domain/money.ts';
-import { type Page, type PageRequest, toPage } from '../../../domain/pagination.ts';
 import type { Queryable } from '../../../store/store.ts';
 import { ensureSystemAccount, PostingSession, refusalError, trustLedgerAccount } from '../../ledger/index.ts';
 import { countsOn } from '../domain/safeguarding.ts';
@@ -269,16 +269,6 @@ export async function recordSweep(
   return { sweep, created: true };
 }
 
-export async function getSweep(deps: Deps, organizationId: string, id: string): Promise<SafeguardingSweep> {
-  const sweep = await findSweep(deps.store, organizationId, id);
-  if (!sweep) throw resourceMissing('safeguarding sweep', id);
-  return sweep;
-}
+export const getSweep = getById<SafeguardingSweep>(findSweep, 'safeguarding sweep');
 
-export async function listOrganizationSweeps(
-  deps: Deps,
-  organizationId: string,
-  request: PageRequest & Omit<SweepFilter, keyof PageRequest>,
-): Promise<Page<SafeguardingSweep>> {
-  return toPage(await listSweeps(deps.store, organizationId, request, request.limit + 1), request.limit);
-}
+export const listOrganizationSweeps = listPage<SweepFilter, SafeguardingSweep>(listSweeps);
