@@ -14,17 +14,17 @@
 
 import { systemDeps } from '../src/app/deps.ts';
 import { defaultRateLimitSettings } from '../src/config.ts';
+import { formatAmount, SUPPORTED_CURRENCIES } from '../src/domain/money.ts';
+import { RAILS, type Rail, railBounds } from '../src/domain/transfers.ts';
+import { buildApp } from '../src/http/app.ts';
+import { issueApiKey } from '../src/modules/apiKeys/useCases/keys.ts';
 import {
   decideFee,
   FEE_CONVERSION_RAIL,
   FEE_TIERS_MAX,
   type FeeSchedule,
   feeRulesFromStored,
-} from '../src/domain/fees.ts';
-import { formatAmount, SUPPORTED_CURRENCIES } from '../src/domain/money.ts';
-import { RAILS, type Rail, railBounds } from '../src/domain/transfers.ts';
-import { buildApp } from '../src/http/app.ts';
-import { issueApiKey } from '../src/modules/apiKeys/useCases/keys.ts';
+} from '../src/modules/fees/domain.ts';
 import { migrate } from '../src/store/migrate.ts';
 import { openPgliteStore } from '../src/store/pglite.ts';
 import type { Queryable, Store } from '../src/store/store.ts';

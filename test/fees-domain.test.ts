@@ -18,7 +18,7 @@ import {
   feeRulesFromStored,
   parseFeeRules,
   percentageOf,
-} from '../src/domain/fees.ts';
+} from '../src/modules/fees/domain.ts';
 import {
   applyPosting,
   isBalanced,

@@ -7,12 +7,12 @@
  */
 
 import type { DigitalAsset, DigitalAssetNetwork } from '../domain/digitalAssets.ts';
-import { parseFeeRules } from '../domain/fees.ts';
 import { parseRoles } from '../domain/members.ts';
 import type { LaunchProduct } from '../domain/organizationProfile.ts';
 import { open, seal } from '../domain/sealing.ts';
 import { routeLimitMinor } from '../domain/stablecoins.ts';
 import { applyPendingOwnKey, parsePendingKeyPayload } from '../modules/apiKeys/index.ts';
+import { parseFeeRules, updateFeeSchedule } from '../modules/fees/index.ts';
 import type { LaunchGate } from '../modules/launchGates/index.ts';
 import { overrideLaunchGatesFor } from '../modules/launchGates/index.ts';
 import { configureRailPartner, updateRailPartner } from '../modules/railPartners/index.ts';
@@ -25,7 +25,6 @@ import {
 import { closeTrustAccountFor, createTrustAccount } from '../modules/treasury/index.ts';
 import { createRule, updateRule } from './aml/rules.ts';
 import { setRouteStatus } from './digitalAssetRoutes.ts';
-import { updateFeeSchedule } from './fees.ts';
 import type { ApplyInput, ChangeKind, RegisteredChangeKind } from './governedChanges.ts';
 import { addMember, updateMember } from './members.ts';
 

@@ -1,4 +1,3 @@
-import type { FeeDecision } from './fees.ts';
 import type { Metadata } from './metadata.ts';
 import type { Currency } from './money.ts';
 import type { Destination, LedgerState, Rail, TransferStatus } from './transfers.ts';
@@ -94,4 +93,11 @@ export function maskedDestination(destination: Transfer['destination']): string 
     default:
       return destination.type;
   }
+}
+
+/** What decided a transfer's fee: the amount, the schedule version, and the rule (null: none for its rail and currency). */
+export interface FeeDecision {
+  feeMinor: bigint;
+  scheduleVersion: number;
+  rule: string | null;
 }

@@ -31,7 +31,6 @@ import { AUTHORIZATION_SCHEMAS } from './authorizationSchemas.ts';
 import { registerBodyParsing } from './bodyParser.ts';
 import { COMPLIANCE_SCHEMAS, VERIFICATION_DOCUMENT_SCHEMAS } from './complianceSchemas.ts';
 import { CUSTOMER_SCHEMAS } from './customerSchemas.ts';
-import { FEE_SCHEMAS } from './feeSchemas.ts';
 import { eagerSerializerFactory, lazySerializerFactory } from './lazySerializers.ts';
 import { createHttpMetrics, type HttpMetrics } from './metrics.ts';
 import {
@@ -56,7 +55,6 @@ import { changeRoutes, changeSchema } from './routes/changes.ts';
 import { customerRoutes } from './routes/customers.ts';
 import { eventRoutes } from './routes/events.ts';
 import { evidenceRoutes } from './routes/evidence.ts';
-import { feeRoutes } from './routes/fees.ts';
 import { memberRoutes } from './routes/members.ts';
 import { organizationRoutes, organizationSchema } from './routes/organization.ts';
 import { policyRoutes } from './routes/policies.ts';
@@ -218,7 +216,6 @@ function addSchemas(app: FastifyInstance): void {
     ...AUTHORIZATION_SCHEMAS,
     ...TRAVEL_RULE_SCHEMAS,
     changeSchema,
-    ...FEE_SCHEMAS,
     organizationSchema,
     ...HTTP_MODULES.flatMap((module) => module.schemas),
   ]) {
@@ -380,7 +377,6 @@ function addRoutes(
   amlRoutes(app, deps);
   memberRoutes(app, deps);
   policyRoutes(app, deps);
-  feeRoutes(app, deps);
   approvalRoutes(app, deps);
   changeRoutes(app, deps);
   travelRuleRoutes(app, deps);

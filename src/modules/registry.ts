@@ -7,6 +7,7 @@ import { apiKeysHttp } from './apiKeys/index.ts';
 import { collectionsHttp, collectionsSandboxHttp } from './collections/index.ts';
 import { digitalAccountsHttp } from './digitalAccounts/index.ts';
 import { exportsHttp } from './exports/index.ts';
+import { feesHttp } from './fees/index.ts';
 import { launchGatesHttp } from './launchGates/index.ts';
 import { ledgerHttp } from './ledger/index.ts';
 import { lendingHttp } from './lending/index.ts';
@@ -24,6 +25,7 @@ export const HTTP_MODULES: readonly HttpModule[] = [
   ledgerHttp,
   digitalAccountsHttp,
   apiKeysHttp,
+  feesHttp,
   transfersHttp,
   transfersSandboxHttp,
   collectionsHttp,

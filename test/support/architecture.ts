@@ -31,6 +31,7 @@ export const MODULE_ORDER = [
   'ledger',
   'digitalAccounts',
   'apiKeys',
+  'fees',
   'transfers',
   'collections',
   'stablecoins',

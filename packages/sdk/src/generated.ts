@@ -837,103 +837,6 @@ export interface Change {
   applied_at: string | null;
 }
 
-/** The fee for transfers on one rail in one currency, or for conversions (rail `conversion`) from one currency (one rule per pair; a transfer or conversion with no rule pays none). `type` says which fields apply: `fixed` takes `fixed`; `percentage` takes `percent_bps` with an optional `min` and `max`; `tiered` takes `tiers`. A percentage is rounded half up to the minor unit (0.5 % of 101.00 is 0.505, charged 0.51), before `min` and `max` apply. */
-export interface FeeRule {
-  /** Unique in the schedule; transfers name the rule that decided their fee. */
-  id: string;
-  /** The rail the rule prices (`internal`: wallet to wallet), or `conversion`: mint and redeem, priced in the currency converted from. */
-  rail: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset' | 'conversion';
-  /** The currency; the rail must carry it (any supported currency for `conversion`). */
-  currency:
-    | 'KES'
-    | 'UGX'
-    | 'TZS'
-    | 'RWF'
-    | 'NGN'
-    | 'GHS'
-    | 'ZAR'
-    | 'XOF'
-    | 'XAF'
-    | 'ZMW'
-    | 'MWK'
-    | 'ETB'
-    | 'EGP'
-    | 'MAD'
-    | 'USD'
-    | 'EUR'
-    | 'GBP'
-    | 'USDC'
-    | 'USDT';
-  type: 'fixed' | 'percentage' | 'tiered';
-  /** For `fixed`: the fee, whatever the amount. */
-  fixed?: string;
-  /** For `percentage`: basis points of the amount (150 = 1.5 %; at most 10000, 100 %). */
-  percent_bps?: number;
-  /** For `percentage`: the least fee charged; null or left out for none. */
-  min?: string | null;
-  /** For `percentage`: the most fee charged; null or left out for none. */
-  max?: string | null;
-  /** For `tiered`: 1 to 20 bands in increasing order of `up_to`. */
-  tiers?: Array<{
-    /** The largest amount in the band; left out on the last band. */
-    up_to?: string;
-    /** A fixed part, in the rule’s currency. */
-    fixed?: string;
-    /** A percentage part in basis points (100 = 1 %), rounded half up. */
-    percent_bps?: number;
-  }>;
-}
-
-/** An organization’s fee schedule at one version. Every change makes a new version; every transfer names the version and rule that decided its fee. Before any change it is version 1, with no rules: no fees. */
-export interface FeeSchedule {
-  object: 'fee_schedule';
-  version: number;
-  rules: Array<FeeRule>;
-  /** The member or API key that wrote this version, or `system`. */
-  created_by: string;
-  created_at: string;
-}
-
-/** What a transfer would cost now: the fee the organization’s current fee schedule charges, and the total the source wallet is debited (and must have available). */
-export interface TransferQuote {
-  object: 'transfer_quote';
-  /** What the destination receives, at the currency exponent. */
-  amount: string;
-  /** The fee (`0.00` when none). */
-  fee: string;
-  /** Amount + fee: what the source wallet is debited. */
-  total: string;
-  /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
-  currency:
-    | 'KES'
-    | 'UGX'
-    | 'TZS'
-    | 'RWF'
-    | 'NGN'
-    | 'GHS'
-    | 'ZAR'
-    | 'XOF'
-    | 'XAF'
-    | 'ZMW'
-    | 'MWK'
-    | 'ETB'
-    | 'EGP'
-    | 'MAD'
-    | 'USD'
-    | 'EUR'
-    | 'GBP'
-    | 'USDC'
-    | 'USDT';
-  rail: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset';
-  /** The fee schedule version and rule that decided the fee; a transfer created while this version is current is charged the same. */
-  fee_schedule: {
-    /** The fee schedule version. */
-    version: number;
-    /** The rule’s `id`, or null when no rule applied. */
-    rule: string | null;
-  };
-}
-
 /** Your organization: the business customer whose KYB stands for it, the products it launches and the people it names for its launch. The launch gates read these. */
 export interface Organization {
   object: 'organization';
@@ -1123,6 +1026,103 @@ export interface PendingApiKey {
   applied_at: string | null;
   /** The key. Neither it nor its hash is shown again: copy it now. */
   key: string;
+}
+
+/** The fee for transfers on one rail in one currency, or for conversions (rail `conversion`) from one currency (one rule per pair; a transfer or conversion with no rule pays none). `type` says which fields apply: `fixed` takes `fixed`; `percentage` takes `percent_bps` with an optional `min` and `max`; `tiered` takes `tiers`. A percentage is rounded half up to the minor unit (0.5 % of 101.00 is 0.505, charged 0.51), before `min` and `max` apply. */
+export interface FeeRule {
+  /** Unique in the schedule; transfers name the rule that decided their fee. */
+  id: string;
+  /** The rail the rule prices (`internal`: wallet to wallet), or `conversion`: mint and redeem, priced in the currency converted from. */
+  rail: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset' | 'conversion';
+  /** The currency; the rail must carry it (any supported currency for `conversion`). */
+  currency:
+    | 'KES'
+    | 'UGX'
+    | 'TZS'
+    | 'RWF'
+    | 'NGN'
+    | 'GHS'
+    | 'ZAR'
+    | 'XOF'
+    | 'XAF'
+    | 'ZMW'
+    | 'MWK'
+    | 'ETB'
+    | 'EGP'
+    | 'MAD'
+    | 'USD'
+    | 'EUR'
+    | 'GBP'
+    | 'USDC'
+    | 'USDT';
+  type: 'fixed' | 'percentage' | 'tiered';
+  /** For `fixed`: the fee, whatever the amount. */
+  fixed?: string;
+  /** For `percentage`: basis points of the amount (150 = 1.5 %; at most 10000, 100 %). */
+  percent_bps?: number;
+  /** For `percentage`: the least fee charged; null or left out for none. */
+  min?: string | null;
+  /** For `percentage`: the most fee charged; null or left out for none. */
+  max?: string | null;
+  /** For `tiered`: 1 to 20 bands in increasing order of `up_to`. */
+  tiers?: Array<{
+    /** The largest amount in the band; left out on the last band. */
+    up_to?: string;
+    /** A fixed part, in the rule’s currency. */
+    fixed?: string;
+    /** A percentage part in basis points (100 = 1 %), rounded half up. */
+    percent_bps?: number;
+  }>;
+}
+
+/** An organization’s fee schedule at one version. Every change makes a new version; every transfer names the version and rule that decided its fee. Before any change it is version 1, with no rules: no fees. */
+export interface FeeSchedule {
+  object: 'fee_schedule';
+  version: number;
+  rules: Array<FeeRule>;
+  /** The member or API key that wrote this version, or `system`. */
+  created_by: string;
+  created_at: string;
+}
+
+/** What a transfer would cost now: the fee the organization’s current fee schedule charges, and the total the source wallet is debited (and must have available). */
+export interface TransferQuote {
+  object: 'transfer_quote';
+  /** What the destination receives, at the currency exponent. */
+  amount: string;
+  /** The fee (`0.00` when none). */
+  fee: string;
+  /** Amount + fee: what the source wallet is debited. */
+  total: string;
+  /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
+  currency:
+    | 'KES'
+    | 'UGX'
+    | 'TZS'
+    | 'RWF'
+    | 'NGN'
+    | 'GHS'
+    | 'ZAR'
+    | 'XOF'
+    | 'XAF'
+    | 'ZMW'
+    | 'MWK'
+    | 'ETB'
+    | 'EGP'
+    | 'MAD'
+    | 'USD'
+    | 'EUR'
+    | 'GBP'
+    | 'USDC'
+    | 'USDT';
+  rail: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset';
+  /** The fee schedule version and rule that decided the fee; a transfer created while this version is current is charged the same. */
+  fee_schedule: {
+    /** The fee schedule version. */
+    version: number;
+    /** The rule’s `id`, or null when no rule applied. */
+    rule: string | null;
+  };
 }
 
 /** A movement of money out of (or into) a wallet, with its status and ledger state. */
@@ -8856,64 +8856,6 @@ export interface ListPolicyChangesQuery {
   'created[lte]'?: string | Date;
 }
 
-export interface UpdateFeeScheduleRequest {
-  /** The whole schedule, at most 100 rules: it replaces the current one. An empty list charges no fees. */
-  rules: Array<{
-    /** Unique in the schedule; transfers name the rule that decided their fee. */
-    id: string;
-    /** The rail the rule prices (`internal`: wallet to wallet), or `conversion`: mint and redeem, priced in the currency converted from. */
-    rail: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset' | 'conversion';
-    /** The currency; the rail must carry it (any supported currency for `conversion`). */
-    currency:
-      | 'KES'
-      | 'UGX'
-      | 'TZS'
-      | 'RWF'
-      | 'NGN'
-      | 'GHS'
-      | 'ZAR'
-      | 'XOF'
-      | 'XAF'
-      | 'ZMW'
-      | 'MWK'
-      | 'ETB'
-      | 'EGP'
-      | 'MAD'
-      | 'USD'
-      | 'EUR'
-      | 'GBP'
-      | 'USDC'
-      | 'USDT';
-    type: 'fixed' | 'percentage' | 'tiered';
-    /** For `fixed`: the fee, whatever the amount. */
-    fixed?: string;
-    /** For `percentage`: basis points of the amount (150 = 1.5 %; at most 10000, 100 %). */
-    percent_bps?: number;
-    /** For `percentage`: the least fee charged; null or left out for none. */
-    min?: string | null;
-    /** For `percentage`: the most fee charged; null or left out for none. */
-    max?: string | null;
-    /** For `tiered`: 1 to 20 bands in increasing order of `up_to`. */
-    tiers?: Array<{
-      /** The largest amount in the band; left out on the last band. */
-      up_to?: string;
-      /** A fixed part, in the rule’s currency. */
-      fixed?: string;
-      /** A percentage part in basis points (100 = 1 %), rounded half up. */
-      percent_bps?: number;
-    }>;
-  }>;
-  /** The version this change was written against: if the schedule has moved on, 409 `fee_schedule_version_conflict`. */
-  base_version?: number;
-}
-
-export interface ListFeeScheduleVersionsQuery {
-  /** How many versions to return: 1 to 100, 20 by default. */
-  limit?: number;
-  /** Only versions below this one (the `next_cursor` of the previous page). */
-  before_version?: number;
-}
-
 export interface ListApprovalsQuery {
   /** How many objects to return: 1 to 100, 20 by default. */
   limit?: number;
@@ -9105,6 +9047,64 @@ export interface ListApiKeysQuery {
 export interface CreateApiKeyRequest {
   scopes?: Array<'read' | 'write' | 'compliance' | 'admin'>;
   description?: string;
+}
+
+export interface UpdateFeeScheduleRequest {
+  /** The whole schedule, at most 100 rules: it replaces the current one. An empty list charges no fees. */
+  rules: Array<{
+    /** Unique in the schedule; transfers name the rule that decided their fee. */
+    id: string;
+    /** The rail the rule prices (`internal`: wallet to wallet), or `conversion`: mint and redeem, priced in the currency converted from. */
+    rail: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset' | 'conversion';
+    /** The currency; the rail must carry it (any supported currency for `conversion`). */
+    currency:
+      | 'KES'
+      | 'UGX'
+      | 'TZS'
+      | 'RWF'
+      | 'NGN'
+      | 'GHS'
+      | 'ZAR'
+      | 'XOF'
+      | 'XAF'
+      | 'ZMW'
+      | 'MWK'
+      | 'ETB'
+      | 'EGP'
+      | 'MAD'
+      | 'USD'
+      | 'EUR'
+      | 'GBP'
+      | 'USDC'
+      | 'USDT';
+    type: 'fixed' | 'percentage' | 'tiered';
+    /** For `fixed`: the fee, whatever the amount. */
+    fixed?: string;
+    /** For `percentage`: basis points of the amount (150 = 1.5 %; at most 10000, 100 %). */
+    percent_bps?: number;
+    /** For `percentage`: the least fee charged; null or left out for none. */
+    min?: string | null;
+    /** For `percentage`: the most fee charged; null or left out for none. */
+    max?: string | null;
+    /** For `tiered`: 1 to 20 bands in increasing order of `up_to`. */
+    tiers?: Array<{
+      /** The largest amount in the band; left out on the last band. */
+      up_to?: string;
+      /** A fixed part, in the rule’s currency. */
+      fixed?: string;
+      /** A percentage part in basis points (100 = 1 %), rounded half up. */
+      percent_bps?: number;
+    }>;
+  }>;
+  /** The version this change was written against: if the schedule has moved on, 409 `fee_schedule_version_conflict`. */
+  base_version?: number;
+}
+
+export interface ListFeeScheduleVersionsQuery {
+  /** How many versions to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** Only versions below this one (the `next_cursor` of the previous page). */
+  before_version?: number;
 }
 
 export interface ListTransfersQuery {
@@ -10573,17 +10573,6 @@ export interface MkobaOperations {
   listPolicyChanges(query?: ListPolicyChangesQuery, options?: RequestOptions): Promise<List<PolicyChange>>;
   /** Retrieve a proposed policy change: `GET /v1/policy-changes/{id}`. */
   getPolicyChange(id: string, options?: RequestOptions): Promise<PolicyChange>;
-  /** Retrieve the current fee schedule: `GET /v1/fee-schedule`. */
-  getFeeSchedule(options?: RequestOptions): Promise<FeeSchedule>;
-  /** Replace the fee schedule: `PUT /v1/fee-schedule`. */
-  updateFeeSchedule(body: UpdateFeeScheduleRequest, options?: RequestOptions): Promise<FeeSchedule>;
-  /** List fee schedule versions: `GET /v1/fee-schedule/versions`. */
-  listFeeScheduleVersions(
-    query?: ListFeeScheduleVersionsQuery,
-    options?: RequestOptions,
-  ): Promise<List<FeeSchedule>>;
-  /** Retrieve a fee schedule version: `GET /v1/fee-schedule/versions/{version}`. */
-  getFeeScheduleVersion(version: string, options?: RequestOptions): Promise<FeeSchedule>;
   /** List approvals: `GET /v1/approvals`. */
   listApprovals(query?: ListApprovalsQuery, options?: RequestOptions): Promise<List<Approval>>;
   /** Retrieve an approval: `GET /v1/approvals/{id}`. */
@@ -10648,6 +10637,17 @@ export interface MkobaOperations {
   createApiKey(body?: CreateApiKeyRequest, options?: RequestOptions): Promise<CreatedApiKey>;
   /** Revoke an API key: `POST /v1/api-keys/{id}/revoke`. */
   revokeApiKey(id: string, options?: RequestOptions): Promise<ApiKey>;
+  /** Retrieve the current fee schedule: `GET /v1/fee-schedule`. */
+  getFeeSchedule(options?: RequestOptions): Promise<FeeSchedule>;
+  /** Replace the fee schedule: `PUT /v1/fee-schedule`. */
+  updateFeeSchedule(body: UpdateFeeScheduleRequest, options?: RequestOptions): Promise<FeeSchedule>;
+  /** List fee schedule versions: `GET /v1/fee-schedule/versions`. */
+  listFeeScheduleVersions(
+    query?: ListFeeScheduleVersionsQuery,
+    options?: RequestOptions,
+  ): Promise<List<FeeSchedule>>;
+  /** Retrieve a fee schedule version: `GET /v1/fee-schedule/versions/{version}`. */
+  getFeeScheduleVersion(version: string, options?: RequestOptions): Promise<FeeSchedule>;
   /** List transfers: `GET /v1/transfers`. */
   listTransfers(query?: ListTransfersQuery, options?: RequestOptions): Promise<List<Transfer>>;
   /** Create a transfer: `POST /v1/transfers`. */
@@ -11348,38 +11348,6 @@ export const OPERATIONS = {
     query: false,
     response: 'json',
   },
-  getFeeSchedule: {
-    method: 'GET',
-    path: '/v1/fee-schedule',
-    pathParams: [],
-    body: 'none',
-    query: false,
-    response: 'json',
-  },
-  updateFeeSchedule: {
-    method: 'PUT',
-    path: '/v1/fee-schedule',
-    pathParams: [],
-    body: 'required',
-    query: false,
-    response: 'json',
-  },
-  listFeeScheduleVersions: {
-    method: 'GET',
-    path: '/v1/fee-schedule/versions',
-    pathParams: [],
-    body: 'none',
-    query: true,
-    response: 'json',
-  },
-  getFeeScheduleVersion: {
-    method: 'GET',
-    path: '/v1/fee-schedule/versions/{version}',
-    pathParams: ['version'],
-    body: 'none',
-    query: false,
-    response: 'json',
-  },
   listApprovals: {
     method: 'GET',
     path: '/v1/approvals',
@@ -11560,6 +11528,38 @@ export const OPERATIONS = {
     method: 'POST',
     path: '/v1/api-keys/{id}/revoke',
     pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  getFeeSchedule: {
+    method: 'GET',
+    path: '/v1/fee-schedule',
+    pathParams: [],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  updateFeeSchedule: {
+    method: 'PUT',
+    path: '/v1/fee-schedule',
+    pathParams: [],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  listFeeScheduleVersions: {
+    method: 'GET',
+    path: '/v1/fee-schedule/versions',
+    pathParams: [],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  getFeeScheduleVersion: {
+    method: 'GET',
+    path: '/v1/fee-schedule/versions/{version}',
+    pathParams: ['version'],
     body: 'none',
     query: false,
     response: 'json',

@@ -2,9 +2,10 @@
  * Payment batches, pure: the vocabulary, the limits, the CSV layout of an uploaded batch, and the batch's
  * status once its items have run.
  */
-import type { FeeDecision } from '../../domain/fees.ts';
+
 import type { Metadata } from '../../domain/metadata.ts';
 import type { Currency } from '../../domain/money.ts';
+import type { FeeDecision } from '../../domain/transferRecord.ts';
 import type { Destination, Rail } from '../../domain/transfers.ts';
 
 /** The most items one batch carries. */

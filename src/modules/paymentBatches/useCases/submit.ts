@@ -5,14 +5,13 @@
 
 import type { Deps } from '../../../app/deps.ts';
 import { recordEvents } from '../../../app/events.ts';
-import { currentFeeScheduleIn } from '../../../app/fees.ts';
 import { AppError, type FieldError, resourceMissing, validationError } from '../../../domain/errors.ts';
-import { decideFee, type FeeSchedule } from '../../../domain/fees.ts';
 import type { Metadata } from '../../../domain/metadata.ts';
 import { isCurrency } from '../../../domain/money.ts';
 import type { Wallet } from '../../../domain/wallets.ts';
 import { findWallets } from '../../../store/repositories/wallets.ts';
 import type { Queryable } from '../../../store/store.ts';
+import { currentFeeScheduleIn, decideFee, type FeeSchedule } from '../../fees/index.ts';
 import { guardMovementSource } from '../../ledger/index.ts';
 import { checkTransferRequest } from '../../transfers/index.ts';
 import {

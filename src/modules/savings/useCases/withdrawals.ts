@@ -6,7 +6,6 @@
 
 import type { Deps } from '../../../app/deps.ts';
 import { newEvent, recordEvents } from '../../../app/events.ts';
-import { feeIncomeAccount } from '../../../app/fees.ts';
 import { addDays } from '../../../domain/days.ts';
 import { resourceMissing, validationError } from '../../../domain/errors.ts';
 import { numberSourceOf } from '../../../domain/jsonNumbers.ts';
@@ -14,6 +13,7 @@ import { type Currency, checkSingleAmount, formatAmount, parseAmount } from '../
 import type { Wallet } from '../../../domain/wallets.ts';
 import { findWallet } from '../../../store/repositories/wallets.ts';
 import type { Queryable } from '../../../store/store.ts';
+import { feeIncomeAccount } from '../../fees/index.ts';
 import {
   directEntry,
   directPostings,

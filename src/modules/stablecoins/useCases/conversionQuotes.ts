@@ -5,7 +5,6 @@
  */
 
 import type { Deps } from '../../../app/deps.ts';
-import { loadFeeSchedule } from '../../../app/fees.ts';
 import { requireProduct } from '../../../app/products.ts';
 import { getById } from '../../../app/reads.ts';
 import {
@@ -20,12 +19,12 @@ import {
 import { formatRate } from '../../../domain/decisions/travelRule.ts';
 import { isDigitalAsset } from '../../../domain/digitalAssets.ts';
 import { AppError, resourceMissing, validationError } from '../../../domain/errors.ts';
-import { decideFee, FEE_CONVERSION_RAIL, type FeeSchedule } from '../../../domain/fees.ts';
 import { isId } from '../../../domain/ids.ts';
 import { type Currency, checkSingleAmount, parseAmount } from '../../../domain/money.ts';
 import type { Wallet } from '../../../domain/wallets.ts';
 import { findWallets } from '../../../store/repositories/wallets.ts';
 import type { Queryable } from '../../../store/store.ts';
+import { decideFee, FEE_CONVERSION_RAIL, type FeeSchedule, loadFeeSchedule } from '../../fees/index.ts';
 import { guardMovementSource } from '../../ledger/index.ts';
 import { findConversionQuote, insertConversionQuote } from '../repository/conversionQuotes.ts';
 import { findConversionRate, type StoredConversionRate } from '../repository/conversionRates.ts';

@@ -18,7 +18,6 @@ import { loadAmlRules } from '../../../app/aml/rules.ts';
 import type { Deps } from '../../../app/deps.ts';
 import { newEvent, recordEvents } from '../../../app/events.ts';
 import { appendEvidence } from '../../../app/evidence.ts';
-import { feeIncomeAccount } from '../../../app/fees.ts';
 import { requireProduct } from '../../../app/products.ts';
 import { getById, listPage } from '../../../app/reads.ts';
 import {
@@ -34,6 +33,7 @@ import { AppError, resourceMissing } from '../../../domain/errors.ts';
 import type { EvidenceDraft } from '../../../domain/evidence.ts';
 import { type Currency, formatAmount } from '../../../domain/money.ts';
 import type { Queryable } from '../../../store/store.ts';
+import { feeIncomeAccount } from '../../fees/index.ts';
 import {
   directPostings,
   ensureSystemAccount,

@@ -8,7 +8,6 @@ import { cancelApprovalOf } from '../../../app/approvals.ts';
 import type { Deps } from '../../../app/deps.ts';
 import { recordEvents, statusEvent } from '../../../app/events.ts';
 import { appendEvidence, SYSTEM_ACTOR } from '../../../app/evidence.ts';
-import { feeIncomeAccount } from '../../../app/fees.ts';
 import { limitBasisOf, limitPeriods } from '../../../domain/decisions/limits.ts';
 import { evaluatePolicy, type PolicyDecision } from '../../../domain/decisions/policies.ts';
 import { AppError, resourceMissing, validationError } from '../../../domain/errors.ts';
@@ -27,6 +26,7 @@ import { releaseLimitUsage } from '../../../store/repositories/limitUsage.ts';
 import { findCurrentPolicy } from '../../../store/repositories/policies.ts';
 import { findWallet } from '../../../store/repositories/wallets.ts';
 import type { Queryable } from '../../../store/store.ts';
+import { feeIncomeAccount } from '../../fees/index.ts';
 import {
   ensureSystemAccount,
   findOpenHold,

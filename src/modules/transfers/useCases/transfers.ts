@@ -6,7 +6,6 @@
 
 import { readCustomerPolicyFacts } from '../../../app/customerPolicyFacts.ts';
 import type { Deps } from '../../../app/deps.ts';
-import { feeIncomeAccount, loadFeeSchedule } from '../../../app/fees.ts';
 import {
   findStoredOutcome,
   type IdempotencyContext,
@@ -21,15 +20,15 @@ import { findWalletIdentities } from '../../../app/walletIdentities.ts';
 import { policyNeeds } from '../../../domain/decisions/policies.ts';
 import { AppError, resourceMissing } from '../../../domain/errors.ts';
 import type { EvidenceRecord } from '../../../domain/evidence.ts';
-import { decideFee, type FeeDecision } from '../../../domain/fees.ts';
 import { isId } from '../../../domain/ids.ts';
 import type { Metadata } from '../../../domain/metadata.ts';
 import type { Currency } from '../../../domain/money.ts';
 import { type Page, type PageRequest, toPage } from '../../../domain/pagination.ts';
-import type { Transfer } from '../../../domain/transferRecord.ts';
+import type { FeeDecision, Transfer } from '../../../domain/transferRecord.ts';
 import type { Rail } from '../../../domain/transfers.ts';
 import type { Wallet, WalletIdentity } from '../../../domain/wallets.ts';
 import { findWallets } from '../../../store/repositories/wallets.ts';
+import { decideFee, feeIncomeAccount, loadFeeSchedule } from '../../fees/index.ts';
 import { ensureSystemAccount, guardMovementSource } from '../../ledger/index.ts';
 import { findTransfer, listTransfers as listTransferRows, type TransferFilter } from '../repository.ts';
 import type { LedgerWriter } from './posting/writer.ts';

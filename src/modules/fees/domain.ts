@@ -10,9 +10,16 @@
  * non-negative, so up is away from zero). 0.5 % of 101.00 KES is 0.505 KES, charged as 0.51 KES. Only the
  * percentage part is rounded; fixed parts are exact, and a minimum or maximum applies after rounding.
  */
-import { validationError } from './errors.ts';
-import { type Currency, formatAmount, isCurrency, parseAmount, singleAmountMinorMax } from './money.ts';
-import { RAILS, railBounds } from './transfers.ts';
+import { validationError } from '../../domain/errors.ts';
+import {
+  type Currency,
+  formatAmount,
+  isCurrency,
+  parseAmount,
+  singleAmountMinorMax,
+} from '../../domain/money.ts';
+import type { FeeDecision } from '../../domain/transferRecord.ts';
+import { RAILS, railBounds } from '../../domain/transfers.ts';
 
 export const FEE_RULE_TYPES = ['fixed', 'percentage', 'tiered'] as const;
 
@@ -63,13 +70,6 @@ export interface FeeSchedule {
   rules: FeeRule[];
   createdBy: string;
   createdAt: Date;
-}
-
-/** What decided a transfer's fee: the amount, the schedule version, and the rule (null: none for its rail and currency). */
-export interface FeeDecision {
-  feeMinor: bigint;
-  scheduleVersion: number;
-  rule: string | null;
 }
 
 /** The facts a fee depends on. */

@@ -1,14 +1,20 @@
 /** Fee schedules and transfer quotes on the wire. */
+
+import { RAILS } from '../../../domain/transfers.ts';
+import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
+import {
+  amountSchema,
+  currencySchema,
+  feeScheduleDecisionSchema,
+  timestampSchema,
+} from '../../../http/schemas.ts';
 import {
   FEE_PERCENT_BPS_MAX,
   FEE_RAILS,
   FEE_RULE_TYPES,
   FEE_SCHEDULE_RULES_MAX,
   FEE_TIERS_MAX,
-} from '../domain/fees.ts';
-import { RAILS } from '../domain/transfers.ts';
-import { apiObjectSchema } from './schemaBuilders.ts';
-import { amountSchema, currencySchema, feeScheduleDecisionSchema, timestampSchema } from './schemas.ts';
+} from '../domain.ts';
 
 const basisPoints = (description: string) =>
   ({ type: 'integer', minimum: 0, maximum: FEE_PERCENT_BPS_MAX, description, examples: [150] }) as const;

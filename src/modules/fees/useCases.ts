@@ -4,23 +4,24 @@
  * through a short per-process cache, as the ledger writer reads the policy, so deciding a fee costs no
  * database round trip; the fee income account each fee is posted to is looked up once per process.
  */
-import { AppError, resourceMissing } from '../domain/errors.ts';
-import type { EventRecord } from '../domain/events.ts';
-import type { EvidenceActor } from '../domain/evidence.ts';
-import { type FeeSchedule, feeRuleJson, initialFeeSchedule, parseFeeRules } from '../domain/fees.ts';
-import type { Currency } from '../domain/money.ts';
-import { ensureSystemAccount } from '../modules/ledger/index.ts';
+
+import type { Deps } from '../../app/deps.ts';
+import { newEvent, recordEvents } from '../../app/events.ts';
+import { appendEvidence } from '../../app/evidence.ts';
+import { AppError, resourceMissing } from '../../domain/errors.ts';
+import type { EventRecord } from '../../domain/events.ts';
+import type { EvidenceActor } from '../../domain/evidence.ts';
+import type { Currency } from '../../domain/money.ts';
+import type { Queryable, Store } from '../../store/store.ts';
+import { ensureSystemAccount } from '../ledger/index.ts';
+import { type FeeSchedule, feeRuleJson, initialFeeSchedule, parseFeeRules } from './domain.ts';
 import {
   findCurrentFeeSchedule,
   findFeeScheduleVersion,
   insertFeeScheduleVersion,
   listFeeScheduleVersions,
   lockFeeScheduleWrites,
-} from '../store/repositories/feeSchedules.ts';
-import type { Queryable, Store } from '../store/store.ts';
-import type { Deps } from './deps.ts';
-import { newEvent, recordEvents } from './events.ts';
-import { appendEvidence } from './evidence.ts';
+} from './repository.ts';
 
 /**
  * How long a process keeps an organization's fee schedule before reading it again: a change made through

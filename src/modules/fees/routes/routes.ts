@@ -1,7 +1,18 @@
 /** The fee schedule (read by any key, changed by admins) and its versions. */
 import type { FastifyInstance } from 'fastify';
-import { actorIdOf } from '../../app/apiKeyAuthentication.ts';
-import type { Deps } from '../../app/deps.ts';
+import { actorIdOf } from '../../../app/apiKeyAuthentication.ts';
+import type { Deps } from '../../../app/deps.ts';
+import { principalOf, requestActor } from '../../../http/auth.ts';
+import { organizationOf, writeOperation, written } from '../../../http/routeKit.ts';
+import { governedWrite, pendingChangeResponse } from '../../../http/routes/changes.ts';
+import {
+  getCurrentVersionRoute,
+  getVersionRoute,
+  listVersionsRoute,
+  type VersionedSetting,
+} from '../../../http/versionedSettingRoutes.ts';
+import { sendWrite } from '../../../http/writes.ts';
+import { type FeeSchedule, feeRuleJson } from '../domain.ts';
 import {
   type FeeScheduleUpdateInput,
   forgetFeeSchedule,
@@ -9,19 +20,8 @@ import {
   getFeeScheduleVersion,
   listVersions,
   updateFeeSchedule,
-} from '../../app/fees.ts';
-import { type FeeSchedule, feeRuleJson } from '../../domain/fees.ts';
-import { principalOf, requestActor } from '../auth.ts';
-import { feeScheduleBodySchema } from '../feeSchemas.ts';
-import { organizationOf, writeOperation, written } from '../routeKit.ts';
-import {
-  getCurrentVersionRoute,
-  getVersionRoute,
-  listVersionsRoute,
-  type VersionedSetting,
-} from '../versionedSettingRoutes.ts';
-import { sendWrite } from '../writes.ts';
-import { governedWrite, pendingChangeResponse } from './changes.ts';
+} from '../useCases.ts';
+import { feeScheduleBodySchema } from './schemas.ts';
 
 export const FEE_TAGS = ['Fees'];
 const TAGS = FEE_TAGS;

@@ -1,6 +1,6 @@
-import { type FeeSchedule, feeRuleJson, feeRulesFromStored } from '../../domain/fees.ts';
-import type { Queryable } from '../store.ts';
-import { toDate, toJsonObject } from './rows.ts';
+import { toDate, toJsonObject } from '../../store/repositories/rows.ts';
+import type { Queryable } from '../../store/store.ts';
+import { type FeeSchedule, feeRuleJson, feeRulesFromStored } from './domain.ts';
 
 const COLUMNS = 'organization_id, version, rules, created_by, created_at';
 
