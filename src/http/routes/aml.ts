@@ -1,3 +1,4 @@
+/** AML rules (listed, created, read, changed: governed) and alerts (listed, read, resolved). */
 import type { FastifyInstance } from 'fastify';
 import { AML_ALERT_NOTE_LENGTH_MAX, getAmlAlert, listAlerts, resolveAmlAlert } from '../../app/aml/alerts.ts';
 import { type AmlRuleInput, createRule, getRule, listRules, updateRule } from '../../app/aml/rules.ts';
@@ -19,29 +20,24 @@ import { ID_PREFIXES } from '../../domain/ids.ts';
 import { presentAmlAlert, presentAmlRule } from '../compliancePresenters.ts';
 import { textSchema } from '../complianceSchemas.ts';
 import type { ListQuery } from '../presenters.ts';
-import { pagedList, retrieveByIdRoute } from '../readRoutes.ts';
+import { enumFilter, foundById, pagedList, retrieveByIdRoute } from '../readRoutes.ts';
 import { changeById, makeFromBody } from '../routeEffects.ts';
 import {
+  accessByScope,
   closedObjectSchema,
   found,
-  idempotentWrite,
   LIST_PROBLEMS,
   readOperation,
   retrieveFilteredPage,
   retrieveWholeList,
   wholeListSchema,
-  writeOperation,
   written,
 } from '../routeKit.ts';
 import { idParamsSchema, idSchema } from '../schemas.ts';
-import {
-  governedIdempotentWrite,
-  pendingChangeResponse,
-  proposedChangeOfId,
-  proposedCreation,
-} from './changes.ts';
+import { writeRoute } from '../writeRoutes.ts';
+import { governedWriteRoute, proposedChangeOfId, proposedCreation, writtenOrPending } from './changes.ts';
 
-const TAGS = ['AML'];
+const ACCESS = accessByScope(['AML']);
 const ruleParams = idParamsSchema(ID_PREFIXES.amlRule, 'Rule id.');
 const alertParams = idParamsSchema(ID_PREFIXES.amlAlert, 'Alert id.');
 const ruleFields = {
@@ -69,13 +65,12 @@ type AlertQuery = ListQuery & {
 };
 
 const alertFilters = {
-  status: { type: 'string', enum: AML_ALERT_STATUSES, description: 'Only open or only resolved alerts.' },
-  rule_type: { type: 'string', enum: AML_RULE_TYPES, description: 'Only alerts of this kind of rule.' },
-  action: {
-    type: 'string',
-    enum: ['alert', 'review'],
-    description: 'Only alerts whose rule let the transfer through (`alert`) or held it (`review`).',
-  },
+  status: enumFilter(AML_ALERT_STATUSES, 'Only open or only resolved alerts.'),
+  rule_type: enumFilter(AML_RULE_TYPES, 'Only alerts of this kind of rule.'),
+  action: enumFilter(
+    ['alert', 'review'],
+    'Only alerts whose rule let the transfer through (`alert`) or held it (`review`).',
+  ),
   wallet: idSchema(ID_PREFIXES.wallet, 'Only alerts on this wallet.'),
   customer: idSchema(ID_PREFIXES.customer, 'Only alerts on this customer’s wallets.'),
   transfer: idSchema(ID_PREFIXES.transfer, 'Only alerts of this transfer.'),
@@ -85,12 +80,11 @@ function listAmlRulesRoute(app: FastifyInstance, deps: Deps): void {
   app.get(
     '/v1/aml/rules',
     readOperation({
-      scope: 'compliance',
+      ...ACCESS.compliance,
       operationId: 'listAmlRules',
       summary: 'List AML rules',
       description:
         'The organization’s rules in the order they are evaluated; an organization starts with the defaults (docs/COMPLIANCE.md).',
-      tags: TAGS,
       responses: { 200: found(wholeListSchema('AmlRule'), 'Every rule.') },
       problems: LIST_PROBLEMS,
     }),
@@ -99,63 +93,59 @@ function listAmlRulesRoute(app: FastifyInstance, deps: Deps): void {
 }
 
 function createAmlRuleRoute(app: FastifyInstance, deps: Deps): void {
-  app.post<{ Body: NewRuleBody }>(
+  governedWriteRoute<{ Body: NewRuleBody }>(
+    app,
+    deps,
+    'POST',
     '/v1/aml/rules',
-    writeOperation({
-      scope: 'compliance',
+    201,
+    proposedCreation('aml_rule', 'create'),
+    makeFromBody(deps, createRule, presentAmlRule),
+    {
+      ...ACCESS.compliance,
       operationId: 'createAmlRule',
       summary: 'Create an AML rule',
       description:
         'Recorded as evidence (`aml.rules.update`). Takes effect within 5 seconds in every process.',
-      tags: TAGS,
       body: closedObjectSchema({ ...ruleFields, type: { type: 'string', enum: AML_RULE_TYPES } }, [
         'name',
         'type',
         'parameters',
         'action',
       ]),
-      responses: { 201: written('AmlRule', 'The rule.'), 202: pendingChangeResponse },
-    }),
-    governedIdempotentWrite(
-      deps,
-      201,
-      proposedCreation('aml_rule', 'create'),
-      makeFromBody(deps, createRule, presentAmlRule),
-    ),
+      responses: writtenOrPending(201, 'AmlRule', 'The rule.'),
+    },
   );
 }
 
 function getAmlRuleRoute(app: FastifyInstance, deps: Deps): void {
   retrieveByIdRoute(app, deps, '/v1/aml/rules/:id', getRule, presentAmlRule, {
-    scope: 'compliance',
+    ...ACCESS.compliance,
     operationId: 'getAmlRule',
     summary: 'Retrieve an AML rule',
-    tags: TAGS,
-    params: ruleParams,
-    responses: { 200: found('AmlRule', 'The rule.') },
+    ...foundById(ruleParams, 'AmlRule', 'The rule.'),
   });
 }
 
 function updateAmlRuleRoute(app: FastifyInstance, deps: Deps): void {
-  app.patch<{ Params: { id: string }; Body: Omit<AmlRuleInput, 'type'> }>(
+  governedWriteRoute<{ Params: { id: string }; Body: Omit<AmlRuleInput, 'type'> }>(
+    app,
+    deps,
+    'PATCH',
     '/v1/aml/rules/:id',
-    writeOperation({
-      scope: 'compliance',
+    200,
+    proposedChangeOfId('aml_rule', 'update'),
+    changeById(deps, updateRule, presentAmlRule),
+    {
+      ...ACCESS.compliance,
       operationId: 'updateAmlRule',
       summary: 'Change an AML rule',
       description:
         'Changes its name, parameters (of its own type, given whole), action or whether it is enabled; the version goes up by one. Recorded as evidence with the rule before and after.',
-      tags: TAGS,
       params: ruleParams,
       body: { type: 'object', additionalProperties: false, minProperties: 1, properties: ruleFields },
-      responses: { 200: written('AmlRule', 'The rule.'), 202: pendingChangeResponse },
-    }),
-    governedIdempotentWrite(
-      deps,
-      200,
-      proposedChangeOfId('aml_rule', 'update'),
-      changeById(deps, updateRule, presentAmlRule),
-    ),
+      responses: writtenOrPending(200, 'AmlRule', 'The rule.'),
+    },
   );
 }
 
@@ -163,11 +153,10 @@ function listAmlAlertsRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{ Querystring: AlertQuery }>(
     '/v1/aml/alerts',
     readOperation({
-      scope: 'compliance',
+      ...ACCESS.compliance,
       operationId: 'listAmlAlerts',
       summary: 'List AML alerts',
       description: 'Newest first. Filter `status=open` for the work queue.',
-      tags: TAGS,
       ...pagedList('AmlAlert', 'A page of alerts.', ID_PREFIXES.amlAlert, alertFilters),
     }),
     retrieveFilteredPage(
@@ -188,25 +177,27 @@ function listAmlAlertsRoute(app: FastifyInstance, deps: Deps): void {
 
 function getAmlAlertRoute(app: FastifyInstance, deps: Deps): void {
   retrieveByIdRoute(app, deps, '/v1/aml/alerts/:id', getAmlAlert, presentAmlAlert, {
-    scope: 'compliance',
+    ...ACCESS.compliance,
     operationId: 'getAmlAlert',
     summary: 'Retrieve an AML alert',
-    tags: TAGS,
-    params: alertParams,
-    responses: { 200: found('AmlAlert', 'The alert.') },
+    ...foundById(alertParams, 'AmlAlert', 'The alert.'),
   });
 }
 
 function resolveAmlAlertRoute(app: FastifyInstance, deps: Deps): void {
-  app.post<{ Params: { id: string }; Body: { disposition: AmlDisposition; note?: string } }>(
+  writeRoute<{ Params: { id: string }; Body: { disposition: AmlDisposition; note?: string } }>(
+    app,
+    deps,
+    'POST',
     '/v1/aml/alerts/:id/resolve',
-    writeOperation({
-      scope: 'compliance',
+    200,
+    changeById(deps, resolveAmlAlert, presentAmlAlert),
+    {
+      ...ACCESS.compliance,
       operationId: 'resolveAmlAlert',
       summary: 'Resolve an AML alert',
       description:
         'Closes an open alert with a disposition: `false_positive`, `escalated` (taken further inside) or `reported` (filed with the authority). Emits `aml.alert.resolved`; recorded as evidence. A resolved alert is a 409 `invalid_state_transition`.',
-      tags: TAGS,
       params: alertParams,
       body: closedObjectSchema(
         {
@@ -216,8 +207,7 @@ function resolveAmlAlertRoute(app: FastifyInstance, deps: Deps): void {
         ['disposition'],
       ),
       responses: { 200: written('AmlAlert', 'The resolved alert.') },
-    }),
-    idempotentWrite(deps, 200, changeById(deps, resolveAmlAlert, presentAmlAlert)),
+    },
   );
 }
 

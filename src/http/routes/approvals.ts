@@ -1,3 +1,4 @@
+/** Approvals: listed and read, and the votes that approve or reject them. */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { getApproval, listApprovals, voteOnApproval, voterOf } from '../../app/approvals.ts';
 import type { Deps } from '../../app/deps.ts';
@@ -15,19 +16,19 @@ import { ID_PREFIXES } from '../../domain/ids.ts';
 import { principalOf, requestActor } from '../auth.ts';
 import { presentApproval } from '../authorizationPresenters.ts';
 import type { ListQuery } from '../presenters.ts';
-import { pagedList, retrieveByIdRoute } from '../readRoutes.ts';
+import { enumFilter, foundById, pagedList, retrieveByIdRoute } from '../readRoutes.ts';
 import {
+  accessByScope,
   closedObjectSchema,
-  found,
   idempotentWrite,
   readOperation,
   retrieveFilteredPage,
   writeOperation,
-  written,
 } from '../routeKit.ts';
 import { idParamsSchema } from '../schemas.ts';
+import { writtenById } from '../writeRoutes.ts';
 
-const TAGS = ['Approvals'];
+const ACCESS = accessByScope(['Approvals']);
 const approvalParams = idParamsSchema(ID_PREFIXES.approval, 'Approval id.');
 
 /** The calling member as a voter: the key must act for a member (403 `member_required`). */
@@ -47,19 +48,14 @@ function listApprovalsRoute(app: FastifyInstance, deps: Deps): void {
   }>(
     '/v1/approvals',
     readOperation({
-      scope: 'read',
+      ...ACCESS.read,
       operationId: 'listApprovals',
       summary: 'List approvals',
       description:
         'Newest first. `status=pending` is the queue; `can_act=true` keeps the pending approvals the calling member may vote on now (the key must act for a member).',
-      tags: TAGS,
       ...pagedList('Approval', 'A page of approvals.', ID_PREFIXES.approval, {
-        status: { type: 'string', enum: APPROVAL_STATUSES, description: 'Only approvals in this status.' },
-        resource_type: {
-          type: 'string',
-          enum: APPROVAL_RESOURCE_TYPES,
-          description: 'Only approvals of this kind of resource.',
-        },
+        status: enumFilter(APPROVAL_STATUSES, 'Only approvals in this status.'),
+        resource_type: enumFilter(APPROVAL_RESOURCE_TYPES, 'Only approvals of this kind of resource.'),
         resource: {
           type: 'string',
           maxLength: 64,
@@ -84,12 +80,10 @@ function listApprovalsRoute(app: FastifyInstance, deps: Deps): void {
 
 function getApprovalRoute(app: FastifyInstance, deps: Deps): void {
   retrieveByIdRoute(app, deps, '/v1/approvals/:id', getApproval, presentApproval, {
-    scope: 'read',
+    ...ACCESS.read,
     operationId: 'getApproval',
     summary: 'Retrieve an approval',
-    tags: TAGS,
-    params: approvalParams,
-    responses: { 200: found('Approval', 'The approval with its votes.') },
+    ...foundById(approvalParams, 'Approval', 'The approval with its votes.'),
   });
 }
 
@@ -127,12 +121,10 @@ function voteRoute(app: FastifyInstance, deps: Deps, decision: VoteDecision): vo
   app.post<{ Params: { id: string }; Body: { comment?: string; role?: MemberRole } }>(
     `/v1/approvals/:id/${decision}`,
     writeOperation({
-      scope: 'read',
+      ...ACCESS.read,
       ...VOTE_WORDS[decision],
-      tags: TAGS,
-      params: approvalParams,
       body: voteBodySchema,
-      responses: { 200: written('Approval', 'The approval after the vote.') },
+      ...writtenById(approvalParams, 'Approval', 'The approval after the vote.'),
     }),
     idempotentWrite(deps, 200, async (tx, organizationId, request) =>
       presentApproval(

@@ -13,21 +13,21 @@ import {
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import { requestActor } from '../auth.ts';
 import type { ListQuery } from '../presenters.ts';
-import { pagedList, retrieveByIdRoute } from '../readRoutes.ts';
+import { enumFilter, foundById, pagedList, retrieveByIdRoute } from '../readRoutes.ts';
 import { actOnId } from '../routeEffects.ts';
 import {
-  found,
+  accessByScope,
   idempotentOutcome,
-  idempotentWrite,
+  type OperationSpec,
   readOperation,
   retrieveFilteredPage,
-  writeOperation,
   written,
 } from '../routeKit.ts';
 import { apiObjectSchema } from '../schemaBuilders.ts';
 import { idParamsSchema, idSchema, nullableTimestampSchema, timestampSchema } from '../schemas.ts';
+import { registerWrite, type WriteMethod, writeRoute, writtenById } from '../writeRoutes.ts';
 
-const TAGS = ['Changes'];
+const ACCESS = accessByScope(['Changes']);
 const changeParams = idParamsSchema(ID_PREFIXES.governedChange, 'Change id.');
 
 /** A stored payload as shown: sealed secrets (rail credentials, a waiting key's hash) are named, never shown. */
@@ -107,18 +107,13 @@ function listChangesRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{ Querystring: ListQuery & { status?: GovernedChangeStatus; kind?: GovernedChangeKind } }>(
     '/v1/changes',
     readOperation({
-      scope: 'read',
+      ...ACCESS.read,
       operationId: 'listChanges',
       summary: 'List governed changes',
       description: 'Newest first: changes that waited for approval, with what became of them.',
-      tags: TAGS,
       ...pagedList('Change', 'A page of changes.', ID_PREFIXES.governedChange, {
-        status: {
-          type: 'string',
-          enum: GOVERNED_CHANGE_STATUSES,
-          description: 'Only changes in this status.',
-        },
-        kind: { type: 'string', enum: GOVERNED_CHANGE_KINDS, description: 'Only changes of this kind.' },
+        status: enumFilter(GOVERNED_CHANGE_STATUSES, 'Only changes in this status.'),
+        kind: enumFilter(GOVERNED_CHANGE_KINDS, 'Only changes of this kind.'),
       }),
     }),
     retrieveFilteredPage(deps, listChanges, ({ status, kind }) => ({ status, kind }), presentChange),
@@ -127,29 +122,29 @@ function listChangesRoute(app: FastifyInstance, deps: Deps): void {
 
 function getChangeRoute(app: FastifyInstance, deps: Deps): void {
   retrieveByIdRoute(app, deps, '/v1/changes/:id', getGovernedChange, presentChange, {
-    scope: 'read',
+    ...ACCESS.read,
     operationId: 'getChange',
     summary: 'Retrieve a governed change',
-    tags: TAGS,
-    params: changeParams,
-    responses: { 200: found('Change', 'The change.') },
+    ...foundById(changeParams, 'Change', 'The change.'),
   });
 }
 
 function cancelChangeRoute(app: FastifyInstance, deps: Deps): void {
-  app.post<{ Params: { id: string } }>(
+  writeRoute<{ Params: { id: string } }>(
+    app,
+    deps,
+    'POST',
     '/v1/changes/:id/cancel',
-    writeOperation({
-      scope: 'read',
+    200,
+    actOnId(deps, cancelGovernedChange, presentChange),
+    {
+      ...ACCESS.read,
       operationId: 'cancelChange',
       summary: 'Cancel a pending change',
       description:
         'Withdraws a pending change: its approval is canceled and the change is never made. Only its proposer may (403 `not_proposer`); a change no longer pending is a 409 `invalid_state_transition`.',
-      tags: TAGS,
-      params: changeParams,
-      responses: { 200: written('Change', 'The change, canceled.') },
-    }),
-    idempotentWrite(deps, 200, actOnId(deps, cancelGovernedChange, presentChange)),
+      ...writtenById(changeParams, 'Change', 'The change, canceled.'),
+    },
   );
 }
 
@@ -207,6 +202,29 @@ export function governedIdempotentWrite<Route extends RouteGenericInterface>(
       body: await effect(tx, organizationId, request),
     })),
   );
+}
+
+/**
+ * The route of an idempotent write of a governed change (`method` `path`): the change `changeOf` names is
+ * proposed for approval when the policy asks (202 with the change), else `effect` runs now and is answered
+ * with `status`; documented as `spec` says (`writtenOrPending` gives its responses).
+ */
+export function governedWriteRoute<Route extends RouteGenericInterface>(
+  app: FastifyInstance,
+  deps: Deps,
+  method: WriteMethod,
+  path: string,
+  status: number,
+  changeOf: (request: FastifyRequest<Route>) => ChangeRequest,
+  effect: (tx: Queryable, organizationId: string, request: FastifyRequest<Route>) => Promise<unknown>,
+  spec: OperationSpec,
+): void {
+  registerWrite(app, method, path, spec, governedIdempotentWrite(deps, status, changeOf, effect));
+}
+
+/** The responses of a governed write: `status` with the resource written (`schema`), or 202 with the change. */
+export function writtenOrPending(status: 200 | 201, schema: string, description: string) {
+  return { [status]: written(schema, description), 202: pendingChangeResponse };
 }
 
 /** The governed change of a creation: the request's body, proposed as `kind`'s `action` on no resource yet. */

@@ -28,6 +28,7 @@ import {
 } from '../routeKit.ts';
 import { apiObjectSchema, someOfSchema } from '../schemaBuilders.ts';
 import { idSchema, nullableIdSchema, timestampSchema } from '../schemas.ts';
+import { writeRoute } from '../writeRoutes.ts';
 
 const TAGS = ['Organization'];
 const PHONE_PATTERN = '^\\+[1-9][0-9]{6,14}$';
@@ -117,9 +118,14 @@ function getOrganizationRoute(app: FastifyInstance, deps: Deps): void {
 }
 
 function updateOrganizationRoute(app: FastifyInstance, deps: Deps): void {
-  app.patch<{ Body: ProfileChange }>(
+  writeRoute<{ Body: ProfileChange }>(
+    app,
+    deps,
+    'PATCH',
     '/v1/organization',
-    writeOperation({
+    200,
+    makeFromBody(deps, updateOrganizationProfile, (view) => presentOrganization(view, deps.environment)),
+    {
       scope: 'admin',
       operationId: 'updateOrganization',
       summary: 'Name your legal entity and products',
@@ -136,12 +142,7 @@ function updateOrganizationRoute(app: FastifyInstance, deps: Deps): void {
         },
       },
       responses: { 200: written('Organization', 'The organization.') },
-    }),
-    idempotentWrite(
-      deps,
-      200,
-      makeFromBody(deps, updateOrganizationProfile, (view) => presentOrganization(view, deps.environment)),
-    ),
+    },
   );
 }
 

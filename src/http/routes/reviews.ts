@@ -1,3 +1,4 @@
+/** Review cases: listed and read, and the operator decisions that clear or reject them. */
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../app/deps.ts';
 import { decideReview, getReview, listReviews } from '../../app/reviews.ts';
@@ -16,20 +17,20 @@ import { requestActor } from '../auth.ts';
 import { presentReview } from '../compliancePresenters.ts';
 import { textSchema } from '../complianceSchemas.ts';
 import type { ListQuery } from '../presenters.ts';
-import { pagedList, retrieveByIdRoute } from '../readRoutes.ts';
+import { enumFilter, foundById, pagedList, retrieveByIdRoute } from '../readRoutes.ts';
 import {
+  accessByScope,
   closedObjectSchema,
-  found,
   idempotentWrite,
   readOperation,
   retrieveFilteredPage,
   writeOperation,
-  written,
 } from '../routeKit.ts';
 import { idParamsSchema, idSchema } from '../schemas.ts';
 import { travelRuleRequestSchema } from '../travelRuleSchemas.ts';
+import { writtenById } from '../writeRoutes.ts';
 
-const TAGS = ['Reviews'];
+const ACCESS = accessByScope(['Reviews']);
 const reviewParams = idParamsSchema(ID_PREFIXES.review, 'Review id.');
 
 /** What each decision's operation says, and what its body takes besides the note. */
@@ -65,14 +66,13 @@ function listReviewsRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{ Querystring: ListQuery & { status?: ReviewStatus; kind?: ReviewKind; transfer?: string } }>(
     '/v1/reviews',
     readOperation({
-      scope: 'compliance',
+      ...ACCESS.compliance,
       operationId: 'listReviews',
       summary: 'List review cases',
       description: 'Newest first. Filter `status=open` for the work queue.',
-      tags: TAGS,
       ...pagedList('Review', 'A page of review cases.', ID_PREFIXES.review, {
-        status: { type: 'string', enum: REVIEW_STATUSES, description: 'Only cases in this status.' },
-        kind: { type: 'string', enum: REVIEW_KINDS, description: 'Only cases of this kind.' },
+        status: enumFilter(REVIEW_STATUSES, 'Only cases in this status.'),
+        kind: enumFilter(REVIEW_KINDS, 'Only cases of this kind.'),
         transfer: idSchema(ID_PREFIXES.transfer, 'Only the cases of this transfer.'),
       }),
     }),
@@ -87,12 +87,10 @@ function listReviewsRoute(app: FastifyInstance, deps: Deps): void {
 
 function getReviewRoute(app: FastifyInstance, deps: Deps): void {
   retrieveByIdRoute(app, deps, '/v1/reviews/:id', getReview, presentReview, {
-    scope: 'compliance',
+    ...ACCESS.compliance,
     operationId: 'getReview',
     summary: 'Retrieve a review case',
-    tags: TAGS,
-    params: reviewParams,
-    responses: { 200: found('Review', 'The case.') },
+    ...foundById(reviewParams, 'Review', 'The case.'),
   });
 }
 
@@ -104,15 +102,13 @@ function decideReviewRoute(app: FastifyInstance, deps: Deps, decision: ReviewDec
   }>(
     `/v1/reviews/:id/${decision}`,
     writeOperation({
-      scope: 'compliance',
+      ...ACCESS.compliance,
       ...operation,
-      tags: TAGS,
-      params: reviewParams,
       body: closedObjectSchema({
         note: textSchema(REVIEW_NOTE_LENGTH_MAX, 'Why; kept on the case and in the evidence.'),
         ...bodyProperties,
       }),
-      responses: { 200: written('Review', 'The decided case.') },
+      ...writtenById(reviewParams, 'Review', 'The decided case.'),
     }),
     idempotentWrite(deps, 200, async (tx, organizationId, request) =>
       presentReview(

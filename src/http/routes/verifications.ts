@@ -1,3 +1,4 @@
+/** Verifications: submitted, listed and read, operators' decisions on them, and a customer's risk override. */
 import type { FastifyInstance } from 'fastify';
 import { getCustomer } from '../../app/customers.ts';
 import type { Deps, Queryable } from '../../app/deps.ts';
@@ -22,11 +23,11 @@ import { requestActor } from '../auth.ts';
 import { presentVerification } from '../compliancePresenters.ts';
 import { textSchema, verificationSubmissionSchema } from '../complianceSchemas.ts';
 import { type ListQuery, presentCustomer } from '../presenters.ts';
-import { retrieveByIdRoute, retrievePageOfId } from '../readRoutes.ts';
+import { foundById, retrieveByIdRoute, retrievePageOfId } from '../readRoutes.ts';
 import { actOnId } from '../routeEffects.ts';
 import {
+  accessByScope,
   closedObjectSchema,
-  found,
   idempotentWrite,
   preparedWrite,
   readOperation,
@@ -34,8 +35,11 @@ import {
   written,
 } from '../routeKit.ts';
 import { idParamsSchema, listEnvelopeSchema, listQuerySchema } from '../schemas.ts';
+import { writeRoute, writtenById } from '../writeRoutes.ts';
 
-const TAGS = ['Verifications'];
+const ACCESS = accessByScope(['Verifications']);
+/** The risk override is documented with the customer it changes. */
+const RISK_ACCESS = accessByScope(['Customers']).compliance;
 const customerParams = idParamsSchema(ID_PREFIXES.customer, 'Customer id.');
 const verificationParams = idParamsSchema(ID_PREFIXES.verification, 'Verification id.');
 
@@ -52,12 +56,11 @@ function submitVerificationRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Params: { id: string }; Body: VerificationSubmission }>(
     '/v1/customers/:id/verifications',
     writeOperation({
-      scope: 'write',
+      ...ACCESS.write,
       operationId: 'createVerification',
       summary: 'Submit a verification',
       description:
         'Submits identity data for KYC (individuals) or KYB (businesses). The names are screened against the sanctions list; in the sandbox a simulated provider decides by magic numbers (README), in production an operator decides. The customer’s `kyc_status` follows; `customer.verification.updated` is emitted. A customer with a verification pending gets a 409.',
-      tags: TAGS,
       params: customerParams,
       body: verificationSubmissionSchema,
       responses: { 201: written('Verification', 'The verification.') },
@@ -84,11 +87,10 @@ function listVerificationsRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{ Params: { id: string }; Querystring: ListQuery }>(
     '/v1/customers/:id/verifications',
     readOperation({
-      scope: 'read',
+      ...ACCESS.read,
       operationId: 'listVerifications',
       summary: 'List a customer’s verifications',
       description: 'Newest first: the history of what was submitted and decided.',
-      tags: TAGS,
       params: customerParams,
       querystring: listQuerySchema(ID_PREFIXES.verification),
       responses: { 200: listEnvelopeSchema('Verification', 'A page of verifications.') },
@@ -99,12 +101,10 @@ function listVerificationsRoute(app: FastifyInstance, deps: Deps): void {
 
 function getVerificationRoute(app: FastifyInstance, deps: Deps): void {
   retrieveByIdRoute(app, deps, '/v1/verifications/:id', getVerification, presentVerification, {
-    scope: 'read',
+    ...ACCESS.read,
     operationId: 'getVerification',
     summary: 'Retrieve a verification',
-    tags: TAGS,
-    params: verificationParams,
-    responses: { 200: found('Verification', 'The verification.') },
+    ...foundById(verificationParams, 'Verification', 'The verification.'),
   });
 }
 
@@ -113,16 +113,14 @@ function decideVerificationRoute(app: FastifyInstance, deps: Deps, decision: Ope
   app.post<{ Params: { id: string }; Body: { reason?: VerificationReason } }>(
     `/v1/verifications/:id/${decision.path}`,
     writeOperation({
-      scope: 'compliance',
+      ...ACCESS.compliance,
       operationId: `${decision.path === 'request_documents' ? 'requestVerificationDocuments' : `${decision.path}Verification`}`,
       summary: decision.summary,
       description: `An operator's decision on a pending verification (the \`compliance\` scope): it becomes \`${decision.status}\`, and so does the customer's \`kyc_status\`. Recorded as evidence. A decided verification, or one held by an open screening review, is a 409.`,
-      tags: TAGS,
-      params: verificationParams,
       body: needsReason
         ? closedObjectSchema({ reason: { type: 'string', enum: VERIFICATION_REASONS } }, ['reason'])
         : closedObjectSchema({}, []),
-      responses: { 200: written('Verification', 'The verification.') },
+      ...writtenById(verificationParams, 'Verification', 'The verification.'),
     }),
     idempotentWrite(deps, 200, async (tx, organizationId, request) =>
       presentVerification(
@@ -145,12 +143,10 @@ function overrideCustomerRiskRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Params: { id: string }; Body: { risk_level: RiskLevel; reason: string } }>(
     '/v1/customers/:id/risk',
     writeOperation({
-      scope: 'compliance',
+      ...RISK_ACCESS,
       operationId: 'overrideCustomerRisk',
       summary: 'Override a customer’s risk level',
       description: 'An operator sets the risk level (the `compliance` scope); recorded as evidence.',
-      tags: ['Customers'],
-      params: customerParams,
       body: closedObjectSchema(
         {
           risk_level: { type: 'string', enum: RISK_LEVELS },
@@ -158,7 +154,7 @@ function overrideCustomerRiskRoute(app: FastifyInstance, deps: Deps): void {
         },
         ['risk_level', 'reason'],
       ),
-      responses: { 200: written('Customer', 'The customer.') },
+      ...writtenById(customerParams, 'Customer', 'The customer.'),
     }),
     idempotentWrite(deps, 200, async (tx, organizationId, request) =>
       presentCustomer(
@@ -187,18 +183,20 @@ function clearRiskOverride(
 }
 
 function clearCustomerRiskOverrideRoute(app: FastifyInstance, deps: Deps): void {
-  app.delete<{ Params: { id: string } }>(
+  writeRoute<{ Params: { id: string } }>(
+    app,
+    deps,
+    'DELETE',
     '/v1/customers/:id/risk',
-    writeOperation({
-      scope: 'compliance',
+    200,
+    actOnId(deps, clearRiskOverride, presentCustomer),
+    {
+      ...RISK_ACCESS,
       operationId: 'clearCustomerRiskOverride',
       summary: 'Clear a risk override',
       description: 'The risk level is derived again; recorded as evidence.',
-      tags: ['Customers'],
-      params: customerParams,
-      responses: { 200: written('Customer', 'The customer.') },
-    }),
-    idempotentWrite(deps, 200, actOnId(deps, clearRiskOverride, presentCustomer)),
+      ...writtenById(customerParams, 'Customer', 'The customer.'),
+    },
   );
 }
 

@@ -14,58 +14,64 @@ import { ID_PREFIXES } from '../../domain/ids.ts';
 import type { Currency } from '../../domain/money.ts';
 import { WALLET_STATUSES, type WalletStatus } from '../../domain/wallets.ts';
 import { type ListQuery, presentBalance, presentWallet } from '../presenters.ts';
-import { pagedList, retrieveByIdRoute } from '../readRoutes.ts';
+import { enumFilter, foundById, pagedList, retrieveByIdRoute } from '../readRoutes.ts';
 import { changeById, makeFromBody } from '../routeEffects.ts';
 import {
+  accessByScope,
   closedObjectSchema,
   found,
-  idempotentWrite,
   organizationOf,
   readOperation,
   retrieveFilteredPage,
-  writeOperation,
   written,
 } from '../routeKit.ts';
 import { currencySchema, idParamsSchema, idSchema, metadataSchema } from '../schemas.ts';
 import { instantQuerySchema, walletCreateBodySchema } from '../walletSchemas.ts';
+import { writeRoute, writtenById } from '../writeRoutes.ts';
 import { subjectEvidenceRoute } from './evidence.ts';
 
 export const WALLET_TAGS = ['Wallets'];
+const ACCESS = accessByScope(WALLET_TAGS);
 /** The path parameters of a route on one wallet, `/v1/wallets/:id/…`. */
 export const walletParams = idParamsSchema(ID_PREFIXES.wallet, 'Wallet id.');
 
 function createWalletRoute(app: FastifyInstance, deps: Deps): void {
-  app.post<{ Body: CreateWalletInput }>(
+  writeRoute<{ Body: CreateWalletInput }>(
+    app,
+    deps,
+    'POST',
     '/v1/wallets',
-    writeOperation({
-      scope: 'write',
+    201,
+    makeFromBody(deps, createWallet, presentWallet),
+    {
+      ...ACCESS.write,
       operationId: 'createWallet',
       summary: 'Create a wallet',
       description:
         'Creates a wallet of one currency for a customer of your organization, with zero balances. An `owner` of another organization is a 404.',
-      tags: WALLET_TAGS,
       body: walletCreateBodySchema,
       responses: { 201: written('Wallet', 'The wallet.') },
-    }),
-    idempotentWrite(deps, 201, makeFromBody(deps, createWallet, presentWallet)),
+    },
   );
 }
 
 function updateWalletRoute(app: FastifyInstance, deps: Deps): void {
-  app.patch<{ Params: { id: string }; Body: WalletChange }>(
+  writeRoute<{ Params: { id: string }; Body: WalletChange }>(
+    app,
+    deps,
+    'PATCH',
     '/v1/wallets/:id',
-    writeOperation({
-      scope: 'write',
+    200,
+    changeById(deps, updateWallet, presentWallet),
+    {
+      ...ACCESS.write,
       operationId: 'updateWallet',
       summary: 'Update a wallet',
       description:
         'Replaces the wallet’s `metadata` (its owner and currency never change). A closed wallet is a 409 `wallet_not_active`; a frozen one may change, since metadata moves no money. Recorded as evidence (`wallet.update`: who, and digests of the old and new metadata); emits `wallet.updated`. Sending the metadata it has changes nothing and emits nothing.',
-      tags: WALLET_TAGS,
-      params: walletParams,
       body: closedObjectSchema({ metadata: metadataSchema }, ['metadata']),
-      responses: { 200: written('Wallet', 'The wallet.') },
-    }),
-    idempotentWrite(deps, 200, changeById(deps, updateWallet, presentWallet)),
+      ...writtenById(walletParams, 'Wallet', 'The wallet.'),
+    },
   );
 }
 
@@ -73,16 +79,15 @@ function listWalletsRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{ Querystring: ListQuery & { owner?: string; currency?: Currency; status?: WalletStatus } }>(
     '/v1/wallets',
     readOperation({
-      scope: 'read',
+      ...ACCESS.read,
       operationId: 'listWallets',
       summary: 'List wallets',
       description:
         'Newest first, with cursor pagination; filter by owner, currency, status and creation time.',
-      tags: WALLET_TAGS,
       ...pagedList('Wallet', 'A page of wallets.', ID_PREFIXES.wallet, {
         owner: idSchema(ID_PREFIXES.customer, 'Only wallets of this customer.'),
         currency: { ...currencySchema, description: 'Only wallets of this currency.' },
-        status: { type: 'string', enum: WALLET_STATUSES, description: 'Only wallets in this status.' },
+        status: enumFilter(WALLET_STATUSES, 'Only wallets in this status.'),
       }),
     }),
     retrieveFilteredPage(
@@ -96,12 +101,10 @@ function listWalletsRoute(app: FastifyInstance, deps: Deps): void {
 
 function getWalletRoute(app: FastifyInstance, deps: Deps): void {
   retrieveByIdRoute(app, deps, '/v1/wallets/:id', getWallet, presentWallet, {
-    scope: 'read',
+    ...ACCESS.read,
     operationId: 'getWallet',
     summary: 'Retrieve a wallet',
-    tags: WALLET_TAGS,
-    params: walletParams,
-    responses: { 200: found('Wallet', 'The wallet.') },
+    ...foundById(walletParams, 'Wallet', 'The wallet.'),
   });
 }
 
@@ -109,12 +112,11 @@ function getWalletBalanceRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{ Params: { id: string }; Querystring: { as_of?: string } }>(
     '/v1/wallets/:id/balance',
     readOperation({
-      scope: 'read',
+      ...ACCESS.read,
       operationId: 'getWalletBalance',
       summary: "Retrieve a wallet's balance",
       description:
         '`available` = `current` − `pending`; all three are decimal strings in the wallet currency. With `as_of`, the balances as they were at that instant, exactly: what entries created strictly before it posted and held (the same rule as a statement’s `closing_balance`); `as_of` later than now is a 400.',
-      tags: WALLET_TAGS,
       params: walletParams,
       querystring: closedObjectSchema({
         as_of: instantQuerySchema(
