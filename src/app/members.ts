@@ -8,7 +8,6 @@ import type { MemberRole } from '../domain/access.ts';
 import { AppError, resourceMissing, validationError } from '../domain/errors.ts';
 import type { EvidenceActor } from '../domain/evidence.ts';
 import { MEMBER_NAME_CHARS_MAX, type Member, normaliseEmail, parseRoles } from '../domain/members.ts';
-import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
 import {
   findMember,
   findMemberByEmail,
@@ -23,6 +22,7 @@ import { forgetCachedKeys } from './apiKeyAuthentication.ts';
 import type { Deps } from './deps.ts';
 import { appendEvidence, SYSTEM_ACTOR } from './evidence.ts';
 import { ensureOrganizationNamed } from './organizationProfile.ts';
+import { getById, listPage } from './reads.ts';
 
 export interface AddMemberInput {
   email: string;
@@ -133,19 +133,9 @@ export async function addMember(
   return member;
 }
 
-export async function getMember(deps: Deps, organizationId: string, id: string): Promise<Member> {
-  const member = await findMember(deps.store, organizationId, id);
-  if (!member) throw resourceMissing('member', id);
-  return member;
-}
+export const getMember = getById<Member>(findMember, 'member');
 
-export async function listMembers(
-  deps: Deps,
-  organizationId: string,
-  request: PageRequest & Omit<MemberFilter, keyof PageRequest>,
-): Promise<Page<Member>> {
-  return toPage(await listMemberRows(deps.store, organizationId, request, request.limit + 1), request.limit);
-}
+export const listMembers = listPage<MemberFilter, Member>(listMemberRows);
 
 export interface UpdateMemberInput {
   roles?: readonly string[] | undefined;

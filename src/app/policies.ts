@@ -19,7 +19,6 @@ import { parsePolicyBody } from '../domain/decisions/policyParsing.ts';
 import { AppError, resourceMissing } from '../domain/errors.ts';
 import type { EventRecord } from '../domain/events.ts';
 import type { EvidenceActor } from '../domain/evidence.ts';
-import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
 import { findLatestApprovalIdOf } from '../store/repositories/approvals.ts';
 import {
   findCurrentPolicy,
@@ -39,6 +38,7 @@ import { type ApprovableResource, newApproval, openApproval } from './approvals.
 import type { Deps } from './deps.ts';
 import { newEvent, recordEvents } from './events.ts';
 import { appendEvidence } from './evidence.ts';
+import { getById, listPage } from './reads.ts';
 
 // Record types the HTTP edge presents, given through the use case layer (src/http never imports the store).
 export type { PolicyChange } from '../store/repositories/policies.ts';
@@ -357,22 +357,9 @@ export async function decidePolicyChange(
   return decided.status;
 }
 
-export async function getPolicyChange(deps: Deps, organizationId: string, id: string): Promise<PolicyChange> {
-  const change = await findPolicyChange(deps.store, organizationId, id);
-  if (!change) throw resourceMissing('policy change', id);
-  return change;
-}
+export const getPolicyChange = getById<PolicyChange>(findPolicyChange, 'policy change');
 
-export async function listChanges(
-  deps: Deps,
-  organizationId: string,
-  request: PageRequest & KeysetFilter,
-): Promise<Page<PolicyChange>> {
-  return toPage(
-    await listPolicyChanges(deps.store, organizationId, request, request.limit + 1),
-    request.limit,
-  );
-}
+export const listChanges = listPage<KeysetFilter, PolicyChange>(listPolicyChanges);
 
 /** A policy change as an approval's resource. */
 export const POLICY_CHANGE_APPROVALS: ApprovableResource & { type: 'policy_change' } = {

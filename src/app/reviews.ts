@@ -8,7 +8,6 @@
 import type { TravelRuleInput } from '../domain/decisions/travelRule.ts';
 import { AppError, resourceMissing, validationError } from '../domain/errors.ts';
 import { type EvidenceActor, type EvidenceDraft, requireMemberActor } from '../domain/evidence.ts';
-import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
 import {
   freezesWalletOnReject,
   isOpenReview,
@@ -25,22 +24,13 @@ import { findWallet } from '../store/repositories/wallets.ts';
 import type { Queryable } from '../store/store.ts';
 import type { Deps } from './deps.ts';
 import { appendEvidence } from './evidence.ts';
+import { getById, listPage } from './reads.ts';
 import { continueAfterScreening } from './verifications.ts';
 import { changeWalletStatus } from './walletStatus.ts';
 
-export async function getReview(deps: Deps, organizationId: string, id: string): Promise<ReviewCase> {
-  const review = await findReviewCase(deps.store, organizationId, id);
-  if (!review) throw resourceMissing('review', id);
-  return review;
-}
+export const getReview = getById<ReviewCase>(findReviewCase, 'review');
 
-export async function listReviews(
-  deps: Deps,
-  organizationId: string,
-  request: PageRequest & Omit<ReviewFilter, keyof PageRequest>,
-): Promise<Page<ReviewCase>> {
-  return toPage(await listReviewCases(deps.store, organizationId, request, request.limit + 1), request.limit);
-}
+export const listReviews = listPage<ReviewFilter, ReviewCase>(listReviewCases);
 
 export interface ReviewDecisionInput {
   note?: string | undefined;

@@ -33,6 +33,7 @@ import { verificationProviderFor } from '../verification/provider.ts';
 import type { Deps } from './deps.ts';
 import { newEvent, recordEvents } from './events.ts';
 import { appendEvidence, SYSTEM_ACTOR } from './evidence.ts';
+import { getById } from './reads.ts';
 import { screenParties } from './sanctions/screenParty.ts';
 import { hitFinding } from './transferScreening.ts';
 
@@ -325,11 +326,7 @@ export async function runDueVerifications(deps: Deps): Promise<number> {
   });
 }
 
-export async function getVerification(deps: Deps, organizationId: string, id: string): Promise<Verification> {
-  const verification = await findVerification(deps.store, organizationId, id);
-  if (!verification) throw resourceMissing('verification', id);
-  return verification;
-}
+export const getVerification = getById<Verification>(findVerification, 'verification');
 
 export async function listCustomerVerifications(
   deps: Deps,

@@ -9,7 +9,6 @@ import type { AmlHit } from '../../domain/decisions/aml.ts';
 import { AppError, resourceMissing } from '../../domain/errors.ts';
 import type { EventRecord } from '../../domain/events.ts';
 import { type EvidenceActor, requireMemberActor } from '../../domain/evidence.ts';
-import { type Page, type PageRequest, toPage } from '../../domain/pagination.ts';
 import {
   type AmlAlertFilter,
   findAmlAlert,
@@ -21,6 +20,7 @@ import type { Queryable } from '../../store/store.ts';
 import type { Deps } from '../deps.ts';
 import { newEvent, recordEvents } from '../events.ts';
 import { appendEvidence } from '../evidence.ts';
+import { getById, listPage } from '../reads.ts';
 
 /** The operator's note on a resolution. */
 export const AML_ALERT_NOTE_LENGTH_MAX = 1_000;
@@ -123,19 +123,9 @@ export async function openAmlAlerts(
   return opened;
 }
 
-export async function getAmlAlert(deps: Deps, organizationId: string, id: string): Promise<AmlAlert> {
-  const alert = await findAmlAlert(deps.store, organizationId, id);
-  if (!alert) throw resourceMissing('aml_alert', id);
-  return alert;
-}
+export const getAmlAlert = getById<AmlAlert>(findAmlAlert, 'aml_alert');
 
-export async function listAlerts(
-  deps: Deps,
-  organizationId: string,
-  request: PageRequest & Omit<AmlAlertFilter, keyof PageRequest>,
-): Promise<Page<AmlAlert>> {
-  return toPage(await listAmlAlerts(deps.store, organizationId, request, request.limit + 1), request.limit);
-}
+export const listAlerts = listPage<AmlAlertFilter, AmlAlert>(listAmlAlerts);
 
 /** Resolves an open alert once: its row is locked, so two resolutions racing end with one. */
 export async function resolveAmlAlert(

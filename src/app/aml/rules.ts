@@ -24,6 +24,7 @@ import {
 import type { Queryable, Store } from '../../store/store.ts';
 import type { Deps } from '../deps.ts';
 import { appendEvidence, SYSTEM_ACTOR } from '../evidence.ts';
+import { getById } from '../reads.ts';
 
 /**
  * How long a process keeps an organization's rules before reading them again: a change made through
@@ -106,11 +107,7 @@ export async function loadAmlRules(deps: Deps, organizationId: string): Promise<
   return rules;
 }
 
-export async function getRule(deps: Deps, organizationId: string, id: string): Promise<AmlRule> {
-  const rule = await findAmlRule(deps.store, organizationId, id);
-  if (!rule) throw resourceMissing('aml_rule', id);
-  return rule;
-}
+export const getRule = getById<AmlRule>(findAmlRule, 'aml_rule');
 
 export interface AmlRuleInput {
   name?: string | undefined;
