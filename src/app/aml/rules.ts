@@ -21,9 +21,10 @@ import {
   listAmlRules,
   updateAmlRule,
 } from '../../store/repositories/aml.ts';
-import type { Queryable, Store } from '../../store/store.ts';
+import type { Queryable } from '../../store/store.ts';
 import type { Deps } from '../deps.ts';
 import { appendEvidence, SYSTEM_ACTOR } from '../evidence.ts';
+import { organizationCache } from '../organizationCache.ts';
 import { getById } from '../reads.ts';
 
 /**
@@ -36,16 +37,7 @@ export const AML_RULES_CACHE_ENTRIES_MAX = 10_000;
 /** Rules one organization may have. */
 export const AML_RULES_PER_ORGANIZATION_MAX = 200;
 
-const caches = new WeakMap<Store, Map<string, { rules: AmlRule[]; fetchedAtMs: number }>>();
-
-function cacheOf(store: Store) {
-  let cache = caches.get(store);
-  if (!cache) {
-    cache = new Map();
-    caches.set(store, cache);
-  }
-  return cache;
-}
+const rulesCache = organizationCache<AmlRule[]>(AML_RULES_CACHE_TTL_MS, AML_RULES_CACHE_ENTRIES_MAX);
 
 /** A rule as evidence records it. */
 function ruleEvidence(rule: AmlRule) {
@@ -94,17 +86,9 @@ export async function listRules(deps: Deps, organizationId: string): Promise<Aml
 
 /** The hot path's read: cached per process for AML_RULES_CACHE_TTL_MS. */
 export async function loadAmlRules(deps: Deps, organizationId: string): Promise<AmlRule[]> {
-  const cache = cacheOf(deps.store);
-  const nowMs = deps.now().getTime();
-  const cached = cache.get(organizationId);
-  if (cached && nowMs - cached.fetchedAtMs < AML_RULES_CACHE_TTL_MS && nowMs >= cached.fetchedAtMs) {
-    return cached.rules;
-  }
-  const rules = await listRules(deps, organizationId);
-  cache.delete(organizationId);
-  if (cache.size >= AML_RULES_CACHE_ENTRIES_MAX) cache.delete(cache.keys().next().value as string);
-  cache.set(organizationId, { rules, fetchedAtMs: nowMs });
-  return rules;
+  return rulesCache.read(deps.store, organizationId, deps.now().getTime(), () =>
+    listRules(deps, organizationId),
+  );
 }
 
 export const getRule = getById<AmlRule>(findAmlRule, 'aml_rule');
@@ -168,7 +152,7 @@ export async function createRule(
       data: { change: 'create', before: null, after: ruleEvidence(rule) },
     },
   ]);
-  cacheOf(deps.store).delete(organizationId);
+  rulesCache.forget(deps.store, organizationId);
   return rule;
 }
 
@@ -204,6 +188,6 @@ export async function updateRule(
       data: { change: 'update', before: ruleEvidence(before), after: ruleEvidence(after) },
     },
   ]);
-  cacheOf(deps.store).delete(organizationId);
+  rulesCache.forget(deps.store, organizationId);
   return after;
 }
