@@ -5,7 +5,6 @@ import {
   decideCustomerChange,
 } from '../domain/customers.ts';
 import { tierOf } from '../domain/decisions/limits.ts';
-import { resourceMissing } from '../domain/errors.ts';
 import { type EvidenceActor, type EvidenceValue, valueDigest } from '../domain/evidence.ts';
 import type { Metadata } from '../domain/metadata.ts';
 import type { Address } from '../domain/verifications.ts';
@@ -21,7 +20,10 @@ import type { Queryable } from '../store/store.ts';
 import type { Deps } from './deps.ts';
 import { newEvent, recordEvents } from './events.ts';
 import { appendEvidence } from './evidence.ts';
-import { getById, listPage } from './reads.ts';
+import { getById, listPage, lockById } from './reads.ts';
+
+/** The customer with this id, its row locked for the transaction; 404 when there is none. */
+const lockCustomer = lockById(findCustomer, 'customer');
 
 // Record types the HTTP edge presents, given through the use case layer (src/http never imports the store).
 export type { Customer } from '../store/repositories/customers.ts';
@@ -99,8 +101,7 @@ export async function updateCustomer(
   change: CustomerChange,
   actor: EvidenceActor,
 ): Promise<Customer> {
-  const customer = await findCustomer(tx, organizationId, id, { forUpdate: true });
-  if (!customer) throw resourceMissing('customer', id);
+  const customer = await lockCustomer(tx, organizationId, id);
   const changed = CUSTOMER_CHANGE_FIELDS.filter(
     (field) => change[field] !== undefined && !sameValue(customer[field], change[field]),
   );

@@ -5,7 +5,7 @@
  */
 
 import type { MemberRole } from '../domain/access.ts';
-import { AppError, resourceMissing, validationError } from '../domain/errors.ts';
+import { AppError, validationError } from '../domain/errors.ts';
 import type { EvidenceActor } from '../domain/evidence.ts';
 import { MEMBER_NAME_CHARS_MAX, type Member, normaliseEmail, parseRoles } from '../domain/members.ts';
 import {
@@ -22,7 +22,10 @@ import { forgetCachedKeys } from './apiKeyAuthentication.ts';
 import type { Deps } from './deps.ts';
 import { appendEvidence, SYSTEM_ACTOR } from './evidence.ts';
 import { ensureOrganizationNamed } from './organizationProfile.ts';
-import { getById, listPage } from './reads.ts';
+import { getById, listPage, lockById } from './reads.ts';
+
+/** The member with this id, its row locked for the transaction; 404 when there is none. */
+const lockMember = lockById(findMember, 'member');
 
 export interface AddMemberInput {
   email: string;
@@ -151,8 +154,7 @@ export async function updateMember(
   input: UpdateMemberInput,
   actor: EvidenceActor,
 ): Promise<Member> {
-  const member = await findMember(tx, organizationId, id, { forUpdate: true });
-  if (!member) throw resourceMissing('member', id);
+  const member = await lockMember(tx, organizationId, id);
   if (member.status !== 'active') {
     throw new AppError({
       status: 409,
@@ -183,8 +185,7 @@ export async function removeMember(
   id: string,
   actor: EvidenceActor,
 ): Promise<Member> {
-  const member = await findMember(tx, organizationId, id, { forUpdate: true });
-  if (!member) throw resourceMissing('member', id);
+  const member = await lockMember(tx, organizationId, id);
   if (member.status === 'removed') return member;
   const removed: Member = { ...member, status: 'removed', updatedAt: deps.now() };
   await saveMember(tx, removed);

@@ -6,7 +6,7 @@
  * transfer's or deposit's change, the freeze, the events and the evidence commit together.
  */
 import type { TravelRuleInput } from '../domain/decisions/travelRule.ts';
-import { AppError, resourceMissing, validationError } from '../domain/errors.ts';
+import { AppError, validationError } from '../domain/errors.ts';
 import { type EvidenceActor, type EvidenceDraft, requireMemberActor } from '../domain/evidence.ts';
 import {
   freezesWalletOnReject,
@@ -24,9 +24,12 @@ import { findWallet } from '../store/repositories/wallets.ts';
 import type { Queryable } from '../store/store.ts';
 import type { Deps } from './deps.ts';
 import { appendEvidence } from './evidence.ts';
-import { getById, listPage } from './reads.ts';
+import { getById, listPage, lockById } from './reads.ts';
 import { continueAfterScreening } from './verifications.ts';
 import { changeWalletStatus } from './walletStatus.ts';
+
+/** The review with this id, its row locked for the transaction; 404 when there is none. */
+const lockReviewCase = lockById(findReviewCase, 'review');
 
 export const getReview = getById<ReviewCase>(findReviewCase, 'review');
 
@@ -102,8 +105,7 @@ async function lockOpenReview(
   input: ReviewDecisionInput,
   actor: EvidenceActor,
 ): Promise<ReviewCase> {
-  const review = await findReviewCase(tx, organizationId, id, { forUpdate: true });
-  if (!review) throw resourceMissing('review', id);
+  const review = await lockReviewCase(tx, organizationId, id);
   // Clearing or rejecting is a person's decision: never a server key's, whatever its scopes.
   requireMemberActor(actor, `${decision} a review`);
   if (!isOpenReview(review.status)) {

@@ -11,7 +11,7 @@ import {
 } from '../../domain/decisions/aml.ts';
 import { defaultAmlRules } from '../../domain/decisions/amlDefaultRules.ts';
 import { parseAmlParameters, presentAmlParameters } from '../../domain/decisions/amlRuleParameters.ts';
-import { AppError, resourceMissing, validationError } from '../../domain/errors.ts';
+import { AppError, validationError } from '../../domain/errors.ts';
 import type { EvidenceActor } from '../../domain/evidence.ts';
 import {
   claimAmlRuleSet,
@@ -25,7 +25,10 @@ import type { Queryable } from '../../store/store.ts';
 import type { Deps } from '../deps.ts';
 import { appendEvidence, SYSTEM_ACTOR } from '../evidence.ts';
 import { organizationCache } from '../organizationCache.ts';
-import { getById } from '../reads.ts';
+import { getById, lockById } from '../reads.ts';
+
+/** The aml rule with this id, its row locked for the transaction; 404 when there is none. */
+const lockAmlRule = lockById(findAmlRule, 'aml_rule');
 
 /**
  * How long a process keeps an organization's rules before reading them again: a change made through
@@ -165,8 +168,7 @@ export async function updateRule(
   input: Omit<AmlRuleInput, 'type'>,
   actor: EvidenceActor,
 ): Promise<AmlRule> {
-  const before = await findAmlRule(tx, organizationId, id, { forUpdate: true });
-  if (!before) throw resourceMissing('aml_rule', id);
+  const before = await lockAmlRule(tx, organizationId, id);
   const after: AmlRule = {
     ...before,
     name: input.name === undefined ? before.name : checkedName(input.name),
