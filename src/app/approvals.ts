@@ -42,6 +42,7 @@ import type { PrincipalMember } from './apiKeyAuthentication.ts';
 import type { Deps } from './deps.ts';
 import { newEvent, recordEvents } from './events.ts';
 import { appendEvidence, SYSTEM_ACTOR } from './evidence.ts';
+import { getById } from './reads.ts';
 
 /** Expired approvals one pass of the expiry worker decides at most. */
 export const APPROVAL_EXPIRY_BATCH_MAX = 100;
@@ -141,11 +142,7 @@ export async function openApproval(tx: Queryable, deps: Deps, approval: Approval
   await recordEvents(tx, deps, [approvalEvent(deps, approval, approval.createdAt)]);
 }
 
-export async function getApproval(deps: Deps, organizationId: string, id: string): Promise<Approval> {
-  const approval = await findApproval(deps.store, organizationId, id);
-  if (!approval) throw resourceMissing('approval', id);
-  return approval;
-}
+export const getApproval = getById<Approval>(findApproval, 'approval');
 
 /** The most rows a `can_act` listing reads to fill one page (the filter runs after the read). */
 export const APPROVAL_CAN_ACT_SCAN_ROWS_MAX = 1_000;

@@ -5,13 +5,12 @@ import {
   decideCustomerChange,
 } from '../domain/customers.ts';
 import { tierOf } from '../domain/decisions/limits.ts';
-import { resourceMissing } from '../domain/errors.ts';
 import { type EvidenceActor, type EvidenceValue, valueDigest } from '../domain/evidence.ts';
 import type { Metadata } from '../domain/metadata.ts';
-import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
 import type { Address } from '../domain/verifications.ts';
 import {
   type Customer,
+  type CustomerFilter,
   findCustomer,
   insertCustomer,
   listCustomers as listCustomerRows,
@@ -21,6 +20,10 @@ import type { Queryable } from '../store/store.ts';
 import type { Deps } from './deps.ts';
 import { newEvent, recordEvents } from './events.ts';
 import { appendEvidence } from './evidence.ts';
+import { getById, listPage, lockById } from './reads.ts';
+
+/** The customer with this id, its row locked for the transaction; 404 when there is none. */
+const lockCustomer = lockById(findCustomer, 'customer');
 
 // Record types the HTTP edge presents, given through the use case layer (src/http never imports the store).
 export type { Customer } from '../store/repositories/customers.ts';
@@ -98,8 +101,7 @@ export async function updateCustomer(
   change: CustomerChange,
   actor: EvidenceActor,
 ): Promise<Customer> {
-  const customer = await findCustomer(tx, organizationId, id, { forUpdate: true });
-  if (!customer) throw resourceMissing('customer', id);
+  const customer = await lockCustomer(tx, organizationId, id);
   const changed = CUSTOMER_CHANGE_FIELDS.filter(
     (field) => change[field] !== undefined && !sameValue(customer[field], change[field]),
   );
@@ -157,17 +159,6 @@ export async function updateCustomer(
   return updated;
 }
 
-export async function getCustomer(deps: Deps, organizationId: string, id: string): Promise<Customer> {
-  const customer = await findCustomer(deps.store, organizationId, id);
-  if (!customer) throw resourceMissing('customer', id);
-  return customer;
-}
+export const getCustomer = getById<Customer>(findCustomer, 'customer');
 
-export async function listCustomers(
-  deps: Deps,
-  organizationId: string,
-  page: PageRequest & { type?: CustomerType | undefined },
-): Promise<Page<Customer>> {
-  const rows = await listCustomerRows(deps.store, organizationId, page, page.limit + 1);
-  return toPage(rows, page.limit);
-}
+export const listCustomers = listPage<CustomerFilter, Customer>(listCustomerRows);

@@ -1,5 +1,4 @@
 /** Events: building the outbox rows that state changes write, and reading them back. */
-import { resourceMissing } from '../domain/errors.ts';
 import {
   type EventRecord,
   type EventType,
@@ -7,12 +6,13 @@ import {
   type TransferEventType,
   transferEventData,
 } from '../domain/events.ts';
-import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
+import type { PageRequest } from '../domain/pagination.ts';
 import type { Transfer } from '../domain/transferRecord.ts';
 import { findEvent, insertEvents, listEvents as listEventRows } from '../store/repositories/events.ts';
 import { type EnabledSubscription, enqueueDeliveriesForEvents } from '../store/repositories/outbox.ts';
 import type { Queryable } from '../store/store.ts';
 import type { Deps } from './deps.ts';
+import { getById, listPage } from './reads.ts';
 
 /** A new outbox row about one resource, as it stands `now`. */
 export function newEvent(deps: Deps, fields: Omit<EventRecord, 'id' | 'createdAt'>, now: Date): EventRecord {
@@ -43,11 +43,7 @@ export function statusEvent(deps: Deps, transfer: Transfer, now: Date): EventRec
   return type ? [transferEvent(deps, type, transfer, now)] : [];
 }
 
-export async function getEvent(deps: Deps, organizationId: string, id: string): Promise<EventRecord> {
-  const event = await findEvent(deps.store, organizationId, id);
-  if (!event) throw resourceMissing('event', id);
-  return event;
-}
+export const getEvent = getById<EventRecord>(findEvent, 'event');
 
 export interface EventListRequest extends PageRequest {
   type?: EventType | undefined;
@@ -56,14 +52,7 @@ export interface EventListRequest extends PageRequest {
   deliverySuccess?: boolean | undefined;
 }
 
-export async function listEvents(
-  deps: Deps,
-  organizationId: string,
-  request: EventListRequest,
-): Promise<Page<EventRecord>> {
-  const rows = await listEventRows(deps.store, organizationId, request, request.limit + 1);
-  return toPage(rows, request.limit);
-}
+export const listEvents = listPage<Omit<EventListRequest, keyof PageRequest>, EventRecord>(listEventRows);
 
 /**
  * Writes events to the outbox and, in the same transaction, a webhook delivery for every subscription that

@@ -27,6 +27,7 @@ import {
 import type { Queryable, Store } from '../store/store.ts';
 import { beginWholeHistorySnapshot } from '../store/transactions.ts';
 import type { Deps } from './deps.ts';
+import { listPage } from './reads.ts';
 
 // Record types the HTTP edge presents, given through the use case layer (src/http never imports the store).
 export type { EvidenceSubject } from '../store/repositories/evidence.ts';
@@ -96,13 +97,9 @@ export async function listEvidence(
 }
 
 /** The organization's whole chain, newest first, optionally of one kind. */
-export async function listOrganizationEvidenceRecords(
-  deps: Deps,
-  organizationId: string,
-  page: PageRequest & { kind?: EvidenceKind | undefined },
-): Promise<Page<EvidenceRecord>> {
-  return toPage(await listOrganizationEvidence(deps.store, organizationId, page, page.limit + 1), page.limit);
-}
+export const listOrganizationEvidenceRecords = listPage<{ kind?: EvidenceKind | undefined }, EvidenceRecord>(
+  listOrganizationEvidence,
+);
 
 export interface EvidenceChainReport {
   organizationId: string;

@@ -7,7 +7,7 @@
  * every resource.
  */
 import type { Approval } from '../domain/approvals.ts';
-import { AppError, resourceMissing } from '../domain/errors.ts';
+import { AppError } from '../domain/errors.ts';
 import type { EvidenceActor, EvidenceDraft } from '../domain/evidence.ts';
 import type { GovernedChange } from '../domain/governedChanges.ts';
 import { findPendingApprovalOf, saveApprovalStatus } from '../store/repositories/approvals.ts';
@@ -19,6 +19,10 @@ import type { Deps } from './deps.ts';
 import { recordEvents } from './events.ts';
 import { apiKeyActor, appendEvidence } from './evidence.ts';
 import { changeEvent, proposerOf, type RegisteredChangeKind } from './governedChanges.ts';
+import { lockById } from './reads.ts';
+
+/** The change with this id, its row locked for the transaction; 404 when there is none. */
+const lockGovernedChange = lockById(findGovernedChange, 'change');
 
 function actorOfProposer(change: GovernedChange): EvidenceActor {
   if (change.proposedByKey === null) return { type: 'system' };
@@ -141,8 +145,7 @@ export async function cancelGovernedChange(
   id: string,
   actor: EvidenceActor,
 ): Promise<GovernedChange> {
-  const change = await findGovernedChange(tx, organizationId, id, { forUpdate: true });
-  if (!change) throw resourceMissing('change', id);
+  const change = await lockGovernedChange(tx, organizationId, id);
   if (proposerOf(actor).id !== change.proposedBy) {
     throw new AppError({
       status: 403,

@@ -18,7 +18,7 @@ import {
   evaluatePolicy,
   type PolicyDecision,
 } from '../domain/decisions/policies.ts';
-import { AppError, resourceMissing, validationError } from '../domain/errors.ts';
+import { AppError, validationError } from '../domain/errors.ts';
 import type { EventRecord } from '../domain/events.ts';
 import type { EvidenceActor, EvidenceDraft } from '../domain/evidence.ts';
 import {
@@ -26,7 +26,6 @@ import {
   type GovernedChange,
   type GovernedChangeKind,
 } from '../domain/governedChanges.ts';
-import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
 import {
   findGovernedChange,
   type GovernedChangeFilter,
@@ -40,6 +39,7 @@ import type { Deps } from './deps.ts';
 import { newEvent, recordEvents } from './events.ts';
 import { appendEvidence } from './evidence.ts';
 import { currentPolicyIn } from './policies.ts';
+import { getById, listPage } from './reads.ts';
 
 /** Who proposes a change: the member (or, for a key acting for no member, the key) and their key. */
 export interface Proposer {
@@ -265,26 +265,9 @@ function proposalEvidence(
   };
 }
 
-export async function getGovernedChange(
-  deps: Deps,
-  organizationId: string,
-  id: string,
-): Promise<GovernedChange> {
-  const change = await findGovernedChange(deps.store, organizationId, id);
-  if (!change) throw resourceMissing('change', id);
-  return change;
-}
+export const getGovernedChange = getById<GovernedChange>(findGovernedChange, 'change');
 
-export async function listChanges(
-  deps: Deps,
-  organizationId: string,
-  request: PageRequest & Omit<GovernedChangeFilter, keyof PageRequest>,
-): Promise<Page<GovernedChange>> {
-  return toPage(
-    await listGovernedChanges(deps.store, organizationId, request, request.limit + 1),
-    request.limit,
-  );
-}
+export const listChanges = listPage<GovernedChangeFilter, GovernedChange>(listGovernedChanges);
 
 /** A change as a route proposes it: the kind, what it does, to what, and the request's body. */
 export interface ChangeRequest {

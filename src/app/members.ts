@@ -5,10 +5,9 @@
  */
 
 import type { MemberRole } from '../domain/access.ts';
-import { AppError, resourceMissing, validationError } from '../domain/errors.ts';
+import { AppError, validationError } from '../domain/errors.ts';
 import type { EvidenceActor } from '../domain/evidence.ts';
 import { MEMBER_NAME_CHARS_MAX, type Member, normaliseEmail, parseRoles } from '../domain/members.ts';
-import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
 import {
   findMember,
   findMemberByEmail,
@@ -23,6 +22,10 @@ import { forgetCachedKeys } from './apiKeyAuthentication.ts';
 import type { Deps } from './deps.ts';
 import { appendEvidence, SYSTEM_ACTOR } from './evidence.ts';
 import { ensureOrganizationNamed } from './organizationProfile.ts';
+import { getById, listPage, lockById } from './reads.ts';
+
+/** The member with this id, its row locked for the transaction; 404 when there is none. */
+const lockMember = lockById(findMember, 'member');
 
 export interface AddMemberInput {
   email: string;
@@ -133,19 +136,9 @@ export async function addMember(
   return member;
 }
 
-export async function getMember(deps: Deps, organizationId: string, id: string): Promise<Member> {
-  const member = await findMember(deps.store, organizationId, id);
-  if (!member) throw resourceMissing('member', id);
-  return member;
-}
+export const getMember = getById<Member>(findMember, 'member');
 
-export async function listMembers(
-  deps: Deps,
-  organizationId: string,
-  request: PageRequest & Omit<MemberFilter, keyof PageRequest>,
-): Promise<Page<Member>> {
-  return toPage(await listMemberRows(deps.store, organizationId, request, request.limit + 1), request.limit);
-}
+export const listMembers = listPage<MemberFilter, Member>(listMemberRows);
 
 export interface UpdateMemberInput {
   roles?: readonly string[] | undefined;
@@ -161,8 +154,7 @@ export async function updateMember(
   input: UpdateMemberInput,
   actor: EvidenceActor,
 ): Promise<Member> {
-  const member = await findMember(tx, organizationId, id, { forUpdate: true });
-  if (!member) throw resourceMissing('member', id);
+  const member = await lockMember(tx, organizationId, id);
   if (member.status !== 'active') {
     throw new AppError({
       status: 409,
@@ -193,8 +185,7 @@ export async function removeMember(
   id: string,
   actor: EvidenceActor,
 ): Promise<Member> {
-  const member = await findMember(tx, organizationId, id, { forUpdate: true });
-  if (!member) throw resourceMissing('member', id);
+  const member = await lockMember(tx, organizationId, id);
   if (member.status === 'removed') return member;
   const removed: Member = { ...member, status: 'removed', updatedAt: deps.now() };
   await saveMember(tx, removed);

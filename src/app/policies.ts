@@ -19,7 +19,6 @@ import { parsePolicyBody } from '../domain/decisions/policyParsing.ts';
 import { AppError, resourceMissing } from '../domain/errors.ts';
 import type { EventRecord } from '../domain/events.ts';
 import type { EvidenceActor } from '../domain/evidence.ts';
-import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
 import { findLatestApprovalIdOf } from '../store/repositories/approvals.ts';
 import {
   findCurrentPolicy,
@@ -34,11 +33,13 @@ import {
   savePolicyChange,
 } from '../store/repositories/policies.ts';
 import type { KeysetFilter } from '../store/repositories/rows.ts';
-import type { Queryable, Store } from '../store/store.ts';
+import type { Queryable } from '../store/store.ts';
 import { type ApprovableResource, newApproval, openApproval } from './approvals.ts';
 import type { Deps } from './deps.ts';
 import { newEvent, recordEvents } from './events.ts';
 import { appendEvidence } from './evidence.ts';
+import { organizationCache } from './organizationCache.ts';
+import { getById, listPage } from './reads.ts';
 
 // Record types the HTTP edge presents, given through the use case layer (src/http never imports the store).
 export type { PolicyChange } from '../store/repositories/policies.ts';
@@ -51,16 +52,7 @@ export const POLICY_CACHE_TTL_MS = 5_000;
 /** Organizations whose policy one process keeps at most. */
 export const POLICY_CACHE_ENTRIES_MAX = 10_000;
 
-const caches = new WeakMap<Store, Map<string, { policy: Policy; fetchedAtMs: number }>>();
-
-function cacheOf(store: Store) {
-  let cache = caches.get(store);
-  if (!cache) {
-    cache = new Map();
-    caches.set(store, cache);
-  }
-  return cache;
-}
+const policyCache = organizationCache<Policy>(POLICY_CACHE_TTL_MS, POLICY_CACHE_ENTRIES_MAX);
 
 /**
  * The first version every organization has: every transfer allowed; in pilot and production, one rule:
@@ -92,23 +84,18 @@ export async function currentPolicyIn(tx: Queryable, deps: Deps, organizationId:
 
 /** The organization's current policy, through the process cache (the ledger writer's read). */
 export async function loadPolicy(deps: Deps, organizationId: string): Promise<Policy> {
-  const cache = cacheOf(deps.store);
-  const nowMs = Date.now();
-  const cached = cache.get(organizationId);
-  if (cached && nowMs - cached.fetchedAtMs < POLICY_CACHE_TTL_MS && nowMs >= cached.fetchedAtMs) {
-    return cached.policy;
-  }
-  const policy =
-    (await findCurrentPolicy(deps.store, organizationId)) ??
-    (await deps.store.transaction((tx) => currentPolicyIn(tx, deps, organizationId)));
-  cache.delete(organizationId);
-  if (cache.size >= POLICY_CACHE_ENTRIES_MAX) cache.delete(cache.keys().next().value as string);
-  cache.set(organizationId, { policy, fetchedAtMs: nowMs });
-  return policy;
+  return policyCache.read(
+    deps.store,
+    organizationId,
+    Date.now(),
+    async () =>
+      (await findCurrentPolicy(deps.store, organizationId)) ??
+      (await deps.store.transaction((tx) => currentPolicyIn(tx, deps, organizationId))),
+  );
 }
 
 function forgetPolicy(deps: Deps, organizationId: string): void {
-  cacheOf(deps.store).delete(organizationId);
+  policyCache.forget(deps.store, organizationId);
 }
 
 export async function getCurrentPolicy(deps: Deps, organizationId: string): Promise<Policy> {
@@ -357,22 +344,9 @@ export async function decidePolicyChange(
   return decided.status;
 }
 
-export async function getPolicyChange(deps: Deps, organizationId: string, id: string): Promise<PolicyChange> {
-  const change = await findPolicyChange(deps.store, organizationId, id);
-  if (!change) throw resourceMissing('policy change', id);
-  return change;
-}
+export const getPolicyChange = getById<PolicyChange>(findPolicyChange, 'policy change');
 
-export async function listChanges(
-  deps: Deps,
-  organizationId: string,
-  request: PageRequest & KeysetFilter,
-): Promise<Page<PolicyChange>> {
-  return toPage(
-    await listPolicyChanges(deps.store, organizationId, request, request.limit + 1),
-    request.limit,
-  );
-}
+export const listChanges = listPage<KeysetFilter, PolicyChange>(listPolicyChanges);
 
 /** A policy change as an approval's resource. */
 export const POLICY_CHANGE_APPROVALS: ApprovableResource & { type: 'policy_change' } = {

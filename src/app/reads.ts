@@ -1,6 +1,6 @@
 /**
- * The two reads most capabilities offer over an organization's records, made from their repository's
- * reads: one by id (404 when the organization has no such record) and a newest-first page.
+ * The reads most capabilities make of an organization's records, built from their repository's reads: one
+ * by id (404 when the organization has no such record), the same with its row locked, and a newest-first page.
  */
 import { resourceMissing } from '../domain/errors.ts';
 import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
@@ -10,6 +10,14 @@ import type { Deps } from './deps.ts';
 /** A repository's read of one of an organization's records by id. */
 type FindById<T> = (db: Queryable, organizationId: string, id: string) => Promise<T | undefined>;
 
+/** A repository's read of one record by id that can lock its row for the reading transaction. */
+type FindLockable<T> = (
+  db: Queryable,
+  organizationId: string,
+  id: string,
+  options: { forUpdate?: boolean },
+) => Promise<T | undefined>;
+
 /** A repository's read of up to `rowsMax` of an organization's records that pass a filter, newest first. */
 type ListRows<F, T> = (db: Queryable, organizationId: string, filter: F, rowsMax: number) => Promise<T[]>;
 
@@ -17,6 +25,15 @@ type ListRows<F, T> = (db: Queryable, organizationId: string, filter: F, rowsMax
 export function getById<T>(find: FindById<T>, what: string) {
   return async (deps: Deps, organizationId: string, id: string): Promise<T> => {
     const record = await find(deps.store, organizationId, id);
+    if (!record) throw resourceMissing(what, id);
+    return record;
+  };
+}
+
+/** The locked read over `find`: the record with this id, its row locked until `tx` ends, or 404 naming it `what`. */
+export function lockById<T>(find: FindLockable<T>, what: string) {
+  return async (tx: Queryable, organizationId: string, id: string): Promise<T> => {
+    const record = await find(tx, organizationId, id, { forUpdate: true });
     if (!record) throw resourceMissing(what, id);
     return record;
   };

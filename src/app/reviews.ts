@@ -6,9 +6,8 @@
  * transfer's or deposit's change, the freeze, the events and the evidence commit together.
  */
 import type { TravelRuleInput } from '../domain/decisions/travelRule.ts';
-import { AppError, resourceMissing, validationError } from '../domain/errors.ts';
+import { AppError, validationError } from '../domain/errors.ts';
 import { type EvidenceActor, type EvidenceDraft, requireMemberActor } from '../domain/evidence.ts';
-import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
 import {
   freezesWalletOnReject,
   isOpenReview,
@@ -25,22 +24,16 @@ import { findWallet } from '../store/repositories/wallets.ts';
 import type { Queryable } from '../store/store.ts';
 import type { Deps } from './deps.ts';
 import { appendEvidence } from './evidence.ts';
+import { getById, listPage, lockById } from './reads.ts';
 import { continueAfterScreening } from './verifications.ts';
 import { changeWalletStatus } from './walletStatus.ts';
 
-export async function getReview(deps: Deps, organizationId: string, id: string): Promise<ReviewCase> {
-  const review = await findReviewCase(deps.store, organizationId, id);
-  if (!review) throw resourceMissing('review', id);
-  return review;
-}
+/** The review with this id, its row locked for the transaction; 404 when there is none. */
+const lockReviewCase = lockById(findReviewCase, 'review');
 
-export async function listReviews(
-  deps: Deps,
-  organizationId: string,
-  request: PageRequest & Omit<ReviewFilter, keyof PageRequest>,
-): Promise<Page<ReviewCase>> {
-  return toPage(await listReviewCases(deps.store, organizationId, request, request.limit + 1), request.limit);
-}
+export const getReview = getById<ReviewCase>(findReviewCase, 'review');
+
+export const listReviews = listPage<ReviewFilter, ReviewCase>(listReviewCases);
 
 export interface ReviewDecisionInput {
   note?: string | undefined;
@@ -112,8 +105,7 @@ async function lockOpenReview(
   input: ReviewDecisionInput,
   actor: EvidenceActor,
 ): Promise<ReviewCase> {
-  const review = await findReviewCase(tx, organizationId, id, { forUpdate: true });
-  if (!review) throw resourceMissing('review', id);
+  const review = await lockReviewCase(tx, organizationId, id);
   // Clearing or rejecting is a person's decision: never a server key's, whatever its scopes.
   requireMemberActor(actor, `${decision} a review`);
   if (!isOpenReview(review.status)) {

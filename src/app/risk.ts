@@ -1,11 +1,14 @@
 /** An operator's override of a customer's risk level (or its removal), recorded as evidence. */
-import { resourceMissing } from '../domain/errors.ts';
 import type { EvidenceActor } from '../domain/evidence.ts';
 import { deriveRiskLevel, type RiskLevel } from '../domain/risk.ts';
 import { type Customer, findCustomer, saveCustomerCompliance } from '../store/repositories/customers.ts';
 import type { Queryable } from '../store/store.ts';
 import type { Deps } from './deps.ts';
 import { appendEvidence } from './evidence.ts';
+import { lockById } from './reads.ts';
+
+/** The customer with this id, its row locked for the transaction; 404 when there is none. */
+const lockCustomer = lockById(findCustomer, 'customer');
 
 export async function setRiskOverride(
   tx: Queryable,
@@ -15,8 +18,7 @@ export async function setRiskOverride(
   override: { level: RiskLevel; reason: string } | undefined,
   actor: EvidenceActor,
 ): Promise<Customer> {
-  const customer = await findCustomer(tx, organizationId, customerId, { forUpdate: true });
-  if (!customer) throw resourceMissing('customer', customerId);
+  const customer = await lockCustomer(tx, organizationId, customerId);
   const updated: Customer = {
     ...customer,
     riskOverride: override?.level ?? null,

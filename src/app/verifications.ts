@@ -33,8 +33,14 @@ import { verificationProviderFor } from '../verification/provider.ts';
 import type { Deps } from './deps.ts';
 import { newEvent, recordEvents } from './events.ts';
 import { appendEvidence, SYSTEM_ACTOR } from './evidence.ts';
+import { getById, lockById } from './reads.ts';
 import { screenParties } from './sanctions/screenParty.ts';
 import { hitFinding } from './transferScreening.ts';
+
+/** The customer with this id, its row locked for the transaction; 404 when there is none. */
+const lockCustomer = lockById(findCustomer, 'customer');
+/** The verification with this id, its row locked for the transaction; 404 when there is none. */
+const lockVerification = lockById(findVerification, 'verification');
 
 // Record types the HTTP edge presents, given through the use case layer (src/http never imports the store).
 export type { Verification } from '../store/repositories/verifications.ts';
@@ -154,8 +160,7 @@ export async function submitVerification(
   submission: VerificationSubmission,
   screening: SubmissionScreening,
 ): Promise<Verification> {
-  const customer = await findCustomer(tx, organizationId, customerId, { forUpdate: true });
-  if (!customer) throw resourceMissing('customer', customerId);
+  const customer = await lockCustomer(tx, organizationId, customerId);
   if (!maySubmitVerification(customer.kycStatus)) {
     throw new AppError({
       status: 409,
@@ -235,8 +240,7 @@ export async function decideVerificationByOperator(
     | { status: 'rejected' | 'documents_required'; reason: VerificationReason },
   actor: EvidenceActor,
 ): Promise<Verification> {
-  const verification = await findVerification(tx, organizationId, id, { forUpdate: true });
-  if (!verification) throw resourceMissing('verification', id);
+  const verification = await lockVerification(tx, organizationId, id);
   if (verification.status === 'pending' && (await findOpenReviewOfVerification(tx, verification.id))) {
     throw new AppError({
       status: 409,
@@ -325,11 +329,7 @@ export async function runDueVerifications(deps: Deps): Promise<number> {
   });
 }
 
-export async function getVerification(deps: Deps, organizationId: string, id: string): Promise<Verification> {
-  const verification = await findVerification(deps.store, organizationId, id);
-  if (!verification) throw resourceMissing('verification', id);
-  return verification;
-}
+export const getVerification = getById<Verification>(findVerification, 'verification');
 
 export async function listCustomerVerifications(
   deps: Deps,

@@ -4,7 +4,7 @@ import { walletEventData } from '../domain/events.ts';
 import { type EvidenceActor, valueDigest } from '../domain/evidence.ts';
 import type { Metadata } from '../domain/metadata.ts';
 import type { Currency } from '../domain/money.ts';
-import { type Page, type PageRequest, toPage } from '../domain/pagination.ts';
+import type { PageRequest } from '../domain/pagination.ts';
 import { type Balances, balanceInstant, type Wallet, type WalletStatus } from '../domain/wallets.ts';
 import { findCustomer } from '../store/repositories/customers.ts';
 import { walletBalanceAsOf } from '../store/repositories/walletBalances.ts';
@@ -20,6 +20,7 @@ import type { Deps } from './deps.ts';
 import { newEvent, recordEvents } from './events.ts';
 import { appendEvidence } from './evidence.ts';
 import { requireProduct } from './products.ts';
+import { getById, listPage } from './reads.ts';
 
 export interface CreateWalletInput {
   owner: string;
@@ -126,11 +127,7 @@ export async function updateWallet(
   return updated;
 }
 
-export async function getWallet(deps: Deps, organizationId: string, id: string): Promise<Wallet> {
-  const wallet = await findWallet(deps.store, organizationId, id);
-  if (!wallet) throw resourceMissing('wallet', id);
-  return wallet;
-}
+export const getWallet = getById<Wallet>(findWallet, 'wallet');
 
 export interface WalletListRequest extends PageRequest {
   ownerId?: string | undefined;
@@ -138,14 +135,7 @@ export interface WalletListRequest extends PageRequest {
   status?: WalletStatus | undefined;
 }
 
-export async function listWallets(
-  deps: Deps,
-  organizationId: string,
-  request: WalletListRequest,
-): Promise<Page<Wallet>> {
-  const rows = await listWalletRows(deps.store, organizationId, request, request.limit + 1);
-  return toPage(rows, request.limit);
-}
+export const listWallets = listPage<Omit<WalletListRequest, keyof PageRequest>, Wallet>(listWalletRows);
 
 /** A wallet's balances as of an instant (entries created strictly before it), exactly. */
 export async function getWalletBalanceAsOf(

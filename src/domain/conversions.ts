@@ -174,9 +174,8 @@ export function conversionDirection(
 export const CONVERSION_QUOTE_STATUSES = ['open', 'executed'] as const;
 export type ConversionQuoteStatus = (typeof CONVERSION_QUOTE_STATUSES)[number];
 
-export interface ConversionQuote {
-  id: string;
-  organizationId: string;
+/** The terms a quote fixes and the conversion that executes it carries unchanged. */
+export interface ConversionTerms {
   customerId: string;
   fromWalletId: string;
   toWalletId: string;
@@ -194,30 +193,21 @@ export interface ConversionQuote {
   /** The fee schedule version that decided the fee and its rule (null: none for conversions from the currency). */
   feeScheduleVersion: number | null;
   feeRule: string | null;
+}
+
+export interface ConversionQuote extends ConversionTerms {
+  id: string;
+  organizationId: string;
   status: ConversionQuoteStatus;
   conversionId: string | null;
   createdAt: Date;
   expiresAt: Date;
 }
 
-export interface Conversion {
+export interface Conversion extends ConversionTerms {
   id: string;
   organizationId: string;
   quoteId: string;
-  customerId: string;
-  fromWalletId: string;
-  toWalletId: string;
-  direction: ConversionDirection;
-  fromCurrency: Currency;
-  toCurrency: Currency;
-  fromAmountMinor: bigint;
-  toAmountMinor: bigint;
-  rate: string;
-  /** The rate version its quote was given at (null: quoted before rates had versions). */
-  rateVersionId: string | null;
-  feeMinor: bigint;
-  feeScheduleVersion: number | null;
-  feeRule: string | null;
   /** The entry in `from`'s currency (wallet → conversion account) and the one in `to`'s. */
   debitEntryId: string;
   creditEntryId: string;

@@ -6,10 +6,9 @@
 
 import type { AmlAlert, AmlDisposition } from '../../domain/amlAlerts.ts';
 import type { AmlHit } from '../../domain/decisions/aml.ts';
-import { AppError, resourceMissing } from '../../domain/errors.ts';
+import { AppError } from '../../domain/errors.ts';
 import type { EventRecord } from '../../domain/events.ts';
 import { type EvidenceActor, requireMemberActor } from '../../domain/evidence.ts';
-import { type Page, type PageRequest, toPage } from '../../domain/pagination.ts';
 import {
   type AmlAlertFilter,
   findAmlAlert,
@@ -21,6 +20,10 @@ import type { Queryable } from '../../store/store.ts';
 import type { Deps } from '../deps.ts';
 import { newEvent, recordEvents } from '../events.ts';
 import { appendEvidence } from '../evidence.ts';
+import { getById, listPage, lockById } from '../reads.ts';
+
+/** The aml alert with this id, its row locked for the transaction; 404 when there is none. */
+const lockAmlAlert = lockById(findAmlAlert, 'aml_alert');
 
 /** The operator's note on a resolution. */
 export const AML_ALERT_NOTE_LENGTH_MAX = 1_000;
@@ -123,19 +126,9 @@ export async function openAmlAlerts(
   return opened;
 }
 
-export async function getAmlAlert(deps: Deps, organizationId: string, id: string): Promise<AmlAlert> {
-  const alert = await findAmlAlert(deps.store, organizationId, id);
-  if (!alert) throw resourceMissing('aml_alert', id);
-  return alert;
-}
+export const getAmlAlert = getById<AmlAlert>(findAmlAlert, 'aml_alert');
 
-export async function listAlerts(
-  deps: Deps,
-  organizationId: string,
-  request: PageRequest & Omit<AmlAlertFilter, keyof PageRequest>,
-): Promise<Page<AmlAlert>> {
-  return toPage(await listAmlAlerts(deps.store, organizationId, request, request.limit + 1), request.limit);
-}
+export const listAlerts = listPage<AmlAlertFilter, AmlAlert>(listAmlAlerts);
 
 /** Resolves an open alert once: its row is locked, so two resolutions racing end with one. */
 export async function resolveAmlAlert(
@@ -146,8 +139,7 @@ export async function resolveAmlAlert(
   input: { disposition: AmlDisposition; note?: string | undefined },
   actor: EvidenceActor,
 ): Promise<AmlAlert> {
-  const alert = await findAmlAlert(tx, organizationId, id, { forUpdate: true });
-  if (!alert) throw resourceMissing('aml_alert', id);
+  const alert = await lockAmlAlert(tx, organizationId, id);
   // Resolving (a false positive clears it) is a person's decision: never a server key's.
   requireMemberActor(actor, 'resolve an AML alert');
   if (alert.status !== 'open') {

@@ -11,7 +11,7 @@ import {
 } from '../../domain/decisions/aml.ts';
 import { defaultAmlRules } from '../../domain/decisions/amlDefaultRules.ts';
 import { parseAmlParameters, presentAmlParameters } from '../../domain/decisions/amlRuleParameters.ts';
-import { AppError, resourceMissing, validationError } from '../../domain/errors.ts';
+import { AppError, validationError } from '../../domain/errors.ts';
 import type { EvidenceActor } from '../../domain/evidence.ts';
 import {
   claimAmlRuleSet,
@@ -21,9 +21,14 @@ import {
   listAmlRules,
   updateAmlRule,
 } from '../../store/repositories/aml.ts';
-import type { Queryable, Store } from '../../store/store.ts';
+import type { Queryable } from '../../store/store.ts';
 import type { Deps } from '../deps.ts';
 import { appendEvidence, SYSTEM_ACTOR } from '../evidence.ts';
+import { organizationCache } from '../organizationCache.ts';
+import { getById, lockById } from '../reads.ts';
+
+/** The aml rule with this id, its row locked for the transaction; 404 when there is none. */
+const lockAmlRule = lockById(findAmlRule, 'aml_rule');
 
 /**
  * How long a process keeps an organization's rules before reading them again: a change made through
@@ -35,16 +40,7 @@ export const AML_RULES_CACHE_ENTRIES_MAX = 10_000;
 /** Rules one organization may have. */
 export const AML_RULES_PER_ORGANIZATION_MAX = 200;
 
-const caches = new WeakMap<Store, Map<string, { rules: AmlRule[]; fetchedAtMs: number }>>();
-
-function cacheOf(store: Store) {
-  let cache = caches.get(store);
-  if (!cache) {
-    cache = new Map();
-    caches.set(store, cache);
-  }
-  return cache;
-}
+const rulesCache = organizationCache<AmlRule[]>(AML_RULES_CACHE_TTL_MS, AML_RULES_CACHE_ENTRIES_MAX);
 
 /** A rule as evidence records it. */
 function ruleEvidence(rule: AmlRule) {
@@ -93,24 +89,12 @@ export async function listRules(deps: Deps, organizationId: string): Promise<Aml
 
 /** The hot path's read: cached per process for AML_RULES_CACHE_TTL_MS. */
 export async function loadAmlRules(deps: Deps, organizationId: string): Promise<AmlRule[]> {
-  const cache = cacheOf(deps.store);
-  const nowMs = deps.now().getTime();
-  const cached = cache.get(organizationId);
-  if (cached && nowMs - cached.fetchedAtMs < AML_RULES_CACHE_TTL_MS && nowMs >= cached.fetchedAtMs) {
-    return cached.rules;
-  }
-  const rules = await listRules(deps, organizationId);
-  cache.delete(organizationId);
-  if (cache.size >= AML_RULES_CACHE_ENTRIES_MAX) cache.delete(cache.keys().next().value as string);
-  cache.set(organizationId, { rules, fetchedAtMs: nowMs });
-  return rules;
+  return rulesCache.read(deps.store, organizationId, deps.now().getTime(), () =>
+    listRules(deps, organizationId),
+  );
 }
 
-export async function getRule(deps: Deps, organizationId: string, id: string): Promise<AmlRule> {
-  const rule = await findAmlRule(deps.store, organizationId, id);
-  if (!rule) throw resourceMissing('aml_rule', id);
-  return rule;
-}
+export const getRule = getById<AmlRule>(findAmlRule, 'aml_rule');
 
 export interface AmlRuleInput {
   name?: string | undefined;
@@ -171,7 +155,7 @@ export async function createRule(
       data: { change: 'create', before: null, after: ruleEvidence(rule) },
     },
   ]);
-  cacheOf(deps.store).delete(organizationId);
+  rulesCache.forget(deps.store, organizationId);
   return rule;
 }
 
@@ -184,8 +168,7 @@ export async function updateRule(
   input: Omit<AmlRuleInput, 'type'>,
   actor: EvidenceActor,
 ): Promise<AmlRule> {
-  const before = await findAmlRule(tx, organizationId, id, { forUpdate: true });
-  if (!before) throw resourceMissing('aml_rule', id);
+  const before = await lockAmlRule(tx, organizationId, id);
   const after: AmlRule = {
     ...before,
     name: input.name === undefined ? before.name : checkedName(input.name),
@@ -207,6 +190,6 @@ export async function updateRule(
       data: { change: 'update', before: ruleEvidence(before), after: ruleEvidence(after) },
     },
   ]);
-  cacheOf(deps.store).delete(organizationId);
+  rulesCache.forget(deps.store, organizationId);
   return after;
 }

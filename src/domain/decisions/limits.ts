@@ -107,25 +107,23 @@ export function decideLimits(
 ): LimitRefusal | undefined {
   const limits = TIER_LIMITS_MINOR[tier][currency];
   if (!limits) return undefined;
-  const remaining = (cap: bigint, used: bigint) => (cap > used ? cap - used : 0n);
   if (amountMinor > limits.singleMinor) {
     return { limit: 'single', tier, limitMinor: limits.singleMinor, remainingMinor: limits.singleMinor };
   }
-  if (usage.dayMinor + amountMinor > limits.dailySumMinor) {
-    return {
-      limit: 'daily_sum',
-      tier,
-      limitMinor: limits.dailySumMinor,
-      remainingMinor: remaining(limits.dailySumMinor, usage.dayMinor),
-    };
-  }
-  if (usage.monthMinor + amountMinor > limits.monthlySumMinor) {
-    return {
-      limit: 'monthly_sum',
-      tier,
-      limitMinor: limits.monthlySumMinor,
-      remainingMinor: remaining(limits.monthlySumMinor, usage.monthMinor),
-    };
+  // The day's sum before the month's: a refusal names the first limit broken in this order.
+  const sums = [
+    ['daily_sum', limits.dailySumMinor, usage.dayMinor],
+    ['monthly_sum', limits.monthlySumMinor, usage.monthMinor],
+  ] as const;
+  for (const [limit, capMinor, usedMinor] of sums) {
+    if (usedMinor + amountMinor > capMinor) {
+      return {
+        limit,
+        tier,
+        limitMinor: capMinor,
+        remainingMinor: capMinor > usedMinor ? capMinor - usedMinor : 0n,
+      };
+    }
   }
   return undefined;
 }

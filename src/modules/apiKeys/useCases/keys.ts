@@ -8,12 +8,13 @@ import { forgetCachedKey, forgetCachedKeys } from '../../../app/apiKeyAuthentica
 import type { Deps } from '../../../app/deps.ts';
 import { appendEvidence, SYSTEM_ACTOR } from '../../../app/evidence.ts';
 import { ensureOrganizationNamed } from '../../../app/organizationProfile.ts';
+import { listPage } from '../../../app/reads.ts';
 import { DEFAULT_SCOPES, SCOPES, type Scope, scopesOfRoles } from '../../../domain/access.ts';
 import { displayPrefix, formatApiKey, hashApiKey } from '../../../domain/apiKeys.ts';
 import { resourceMissing, validationError } from '../../../domain/errors.ts';
 import type { EvidenceActor } from '../../../domain/evidence.ts';
 import { normaliseEmail } from '../../../domain/members.ts';
-import { type Page, type PageRequest, toPage } from '../../../domain/pagination.ts';
+import type { PageRequest } from '../../../domain/pagination.ts';
 import type { ApiKeyRow } from '../../../store/repositories/apiKeys.ts';
 import { findMemberByEmail } from '../../../store/repositories/members.ts';
 import { findOrganizationByName } from '../../../store/repositories/organizations.ts';
@@ -163,13 +164,7 @@ export async function recordKeyCreated(
 }
 
 /** A newest-first page of the organization's keys (never their hashes outside this process). */
-export async function listKeysPage(
-  deps: Deps,
-  organizationId: string,
-  page: PageRequest,
-): Promise<Page<ApiKeyRow>> {
-  return toPage(await listApiKeysPage(deps.store, organizationId, page, page.limit + 1), page.limit);
-}
+export const listKeysPage = listPage<PageRequest, ApiKeyRow>(listApiKeysPage);
 
 /**
  * An admin revokes one of the organization's keys (any of them: revoking takes power away, it never gives

@@ -8,9 +8,10 @@ import { cancelApprovalOf } from '../../../app/approvals.ts';
 import type { Deps } from '../../../app/deps.ts';
 import { recordEvents, statusEvent } from '../../../app/events.ts';
 import { appendEvidence, SYSTEM_ACTOR } from '../../../app/evidence.ts';
+import { lockById } from '../../../app/reads.ts';
 import { limitBasisOf, limitPeriods } from '../../../domain/decisions/limits.ts';
 import { evaluatePolicy, type PolicyDecision } from '../../../domain/decisions/policies.ts';
-import { AppError, resourceMissing, validationError } from '../../../domain/errors.ts';
+import { AppError, validationError } from '../../../domain/errors.ts';
 import type { EvidenceActor, EvidenceDraft, EvidenceValue } from '../../../domain/evidence.ts';
 import { effectiveRiskLevel } from '../../../domain/risk.ts';
 import { feeOf, type Transfer } from '../../../domain/transferRecord.ts';
@@ -331,11 +332,7 @@ async function policyInForceDenies(
 }
 
 /** Loads and locks a transfer for a status change, or 404s. */
-export async function lockTransfer(tx: Queryable, organizationId: string, id: string): Promise<Transfer> {
-  const transfer = await findTransfer(tx, organizationId, id, { forUpdate: true });
-  if (!transfer) throw resourceMissing('transfer', id);
-  return transfer;
-}
+export const lockTransfer = lockById<Transfer>(findTransfer, 'transfer');
 
 export async function cancelTransfer(
   tx: Queryable,

@@ -14,6 +14,7 @@ import {
 } from '../../../app/idempotency.ts';
 import { loadPolicy } from '../../../app/policies.ts';
 import { requireProductOfMovement } from '../../../app/products.ts';
+import { getById, listPage } from '../../../app/reads.ts';
 import { screenCounterparty } from '../../../app/transferScreening.ts';
 import { prepareTravelRule, travelRuleRecordOf } from '../../../app/travelRule.ts';
 import { findWalletIdentities } from '../../../app/walletIdentities.ts';
@@ -23,7 +24,6 @@ import type { EvidenceRecord } from '../../../domain/evidence.ts';
 import { isId } from '../../../domain/ids.ts';
 import type { Metadata } from '../../../domain/metadata.ts';
 import type { Currency } from '../../../domain/money.ts';
-import { type Page, type PageRequest, toPage } from '../../../domain/pagination.ts';
 import type { FeeDecision, Transfer } from '../../../domain/transferRecord.ts';
 import type { Rail } from '../../../domain/transfers.ts';
 import type { Wallet, WalletIdentity } from '../../../domain/wallets.ts';
@@ -254,11 +254,7 @@ export async function quoteTransfer(
   return { currency, rail, amountMinor, fee, totalMinor: amountMinor + fee.feeMinor };
 }
 
-export async function getTransfer(deps: Deps, organizationId: string, id: string): Promise<Transfer> {
-  const transfer = await findTransfer(deps.store, organizationId, id);
-  if (!transfer) throw resourceMissing('transfer', id);
-  return transfer;
-}
+export const getTransfer = getById<Transfer>(findTransfer, 'transfer');
 
 /** A transfer's Travel Rule data for an operator, with the transfer; 404 for either missing. */
 export async function getTransferTravelRule(
@@ -270,11 +266,4 @@ export async function getTransferTravelRule(
   return { transfer, record: await travelRuleRecordOf(deps, organizationId, transfer) };
 }
 
-export async function listTransfers(
-  deps: Deps,
-  organizationId: string,
-  request: PageRequest & Omit<TransferFilter, keyof PageRequest>,
-): Promise<Page<Transfer>> {
-  const rows = await listTransferRows(deps.store, organizationId, request, request.limit + 1);
-  return toPage(rows, request.limit);
-}
+export const listTransfers = listPage<TransferFilter, Transfer>(listTransferRows);

@@ -1,0 +1,47 @@
+/**
+ * A process cache of one value per organization (its policy, its AML rules), kept apart per store and
+ * read again once older than its time to live; when full, the one loaded longest ago goes.
+ */
+import type { Store } from '../store/store.ts';
+
+interface CachedValue<V> {
+  value: V;
+  fetchedAtMs: number;
+}
+
+/** A value per organization that hot paths read through `read` and changes drop through `forget`. */
+export interface OrganizationCache<V> {
+  /** The cached value when read less than the time to live before `nowMs`, else `load`'s, kept. */
+  read(store: Store, organizationId: string, nowMs: number, load: () => Promise<V>): Promise<V>;
+  /** Drops the organization's value, so the next read loads it again. */
+  forget(store: Store, organizationId: string): void;
+}
+
+export function organizationCache<V>(ttlMs: number, entriesMax: number): OrganizationCache<V> {
+  const caches = new WeakMap<Store, Map<string, CachedValue<V>>>();
+  const cacheOf = (store: Store): Map<string, CachedValue<V>> => {
+    let cache = caches.get(store);
+    if (!cache) {
+      cache = new Map();
+      caches.set(store, cache);
+    }
+    return cache;
+  };
+  return {
+    async read(store, organizationId, nowMs, load) {
+      const cache = cacheOf(store);
+      const cached = cache.get(organizationId);
+      // A clock that went back makes the entry stale too.
+      if (cached && nowMs - cached.fetchedAtMs < ttlMs && nowMs >= cached.fetchedAtMs) return cached.value;
+      const value = await load();
+      // Deleted first, so the entry is set again last in the Map's order (the oldest goes when full).
+      cache.delete(organizationId);
+      if (cache.size >= entriesMax) cache.delete(cache.keys().next().value as string);
+      cache.set(organizationId, { value, fetchedAtMs: nowMs });
+      return value;
+    },
+    forget(store, organizationId) {
+      cacheOf(store).delete(organizationId);
+    },
+  };
+}
