@@ -4,7 +4,11 @@
  */
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import { API_KEY_COLUMNS, type ApiKeyRow, apiKeyFromRow } from '../../store/repositories/apiKeys.ts';
-import { type KeysetFilter, keysetConditions } from '../../store/repositories/rows.ts';
+import {
+  newestFirstLister,
+  organizationRecordFinder,
+  type RecordTable,
+} from '../../store/repositories/records.ts';
 import type { Queryable } from '../../store/store.ts';
 
 export async function insertApiKey(db: Queryable, key: ApiKeyRow): Promise<void> {
@@ -34,34 +38,17 @@ export async function listApiKeys(db: Queryable, organizationId: string): Promis
   return rows.map(apiKeyFromRow);
 }
 
-/** A newest-first page of the organization's keys (limit + 1 rows: toPage says whether more exist). */
-export async function listApiKeysPage(
-  db: Queryable,
-  organizationId: string,
-  filter: KeysetFilter,
-  rowsMax: number,
-): Promise<ApiKeyRow[]> {
-  const params: unknown[] = [organizationId];
-  const conditions = ['organization_id = $1', ...keysetConditions(filter, params, '', ID_PREFIXES.apiKey)];
-  params.push(rowsMax);
-  const rows = await db.query(
-    `SELECT ${API_KEY_COLUMNS} FROM api_keys WHERE ${conditions.join(' AND ')} ORDER BY id DESC LIMIT $${params.length}`,
-    params,
-  );
-  return rows.map(apiKeyFromRow);
-}
+const API_KEYS: RecordTable<ApiKeyRow> = {
+  name: 'api_keys',
+  columns: API_KEY_COLUMNS,
+  prefix: ID_PREFIXES.apiKey,
+  fromRow: apiKeyFromRow,
+};
 
-export async function findApiKey(
-  db: Queryable,
-  organizationId: string,
-  id: string,
-): Promise<ApiKeyRow | undefined> {
-  const [row] = await db.query(
-    `SELECT ${API_KEY_COLUMNS} FROM api_keys WHERE organization_id = $1 AND id = $2`,
-    [organizationId, id],
-  );
-  return row && apiKeyFromRow(row);
-}
+/** A newest-first page of the organization's keys (limit + 1 rows: toPage says whether more exist). */
+export const listApiKeysPage = newestFirstLister(API_KEYS);
+
+export const findApiKey = organizationRecordFinder(API_KEYS);
 
 export async function revokeApiKey(db: Queryable, id: string, now: Date): Promise<ApiKeyRow | undefined> {
   const [row] = await db.query(

@@ -4,7 +4,8 @@
  */
 
 import type { WalletAccountDetails } from '../../domain/wallets.ts';
-import { toBigInt, toDate, toJsonObject } from '../../store/repositories/rows.ts';
+import { organizationRecordFinder } from '../../store/repositories/records.ts';
+import { nullableText, toBigInt, toDate, toJsonObject } from '../../store/repositories/rows.ts';
 import { entryIdWindow, POSTED_NET, sinceSql } from '../../store/repositories/walletBalances.ts';
 import {
   ACCOUNT_DETAILS_COLUMNS,
@@ -198,16 +199,15 @@ export async function listStatementMovements(
         : {
             id: String(row.transfer_id),
             direction: row.direction as 'outbound' | 'inbound',
-            sourceWalletId: row.source_wallet_id === null ? null : String(row.source_wallet_id),
-            destinationWalletId:
-              row.destination_wallet_id === null ? null : String(row.destination_wallet_id),
+            sourceWalletId: nullableText(row.source_wallet_id),
+            destinationWalletId: nullableText(row.destination_wallet_id),
             destination: toJsonObject<Record<string, unknown>>(row.destination),
             rail: String(row.rail),
-            railReference: row.rail_reference === null ? null : String(row.rail_reference),
-            statusReason: row.status_reason === null ? null : String(row.status_reason),
+            railReference: nullableText(row.rail_reference),
+            statusReason: nullableText(row.status_reason),
           },
-    payerName: row.payer_name === null ? null : String(row.payer_name),
-    payerPhone: row.payer_phone === null ? null : String(row.payer_phone),
+    payerName: nullableText(row.payer_name),
+    payerPhone: nullableText(row.payer_phone),
   }));
 }
 
@@ -236,29 +236,16 @@ export async function insertVirtualAccount(db: Queryable, account: VirtualAccoun
   return rows.length === 1;
 }
 
-export async function findVirtualAccountOfWallet(
-  db: Queryable,
-  organizationId: string,
-  walletId: string,
-): Promise<VirtualAccount | undefined> {
-  const [row] = await db.query(
-    'SELECT wallet_id, organization_id, reference, created_at FROM wallet_virtual_accounts WHERE organization_id = $1 AND wallet_id = $2',
-    [organizationId, walletId],
-  );
-  return row && virtualAccountFromRow(row);
-}
+/** The virtual accounts table as its finders read it. */
+const VIRTUAL_ACCOUNTS = {
+  name: 'wallet_virtual_accounts',
+  columns: 'wallet_id, organization_id, reference, created_at',
+  fromRow: virtualAccountFromRow,
+};
 
-export async function findVirtualAccountByReference(
-  db: Queryable,
-  organizationId: string,
-  reference: string,
-): Promise<VirtualAccount | undefined> {
-  const [row] = await db.query(
-    'SELECT wallet_id, organization_id, reference, created_at FROM wallet_virtual_accounts WHERE organization_id = $1 AND reference = $2',
-    [organizationId, reference],
-  );
-  return row && virtualAccountFromRow(row);
-}
+export const findVirtualAccountOfWallet = organizationRecordFinder(VIRTUAL_ACCOUNTS, 'wallet_id');
+
+export const findVirtualAccountByReference = organizationRecordFinder(VIRTUAL_ACCOUNTS, 'reference');
 
 export function virtualAccountFromRow(row: Record<string, unknown>): VirtualAccount {
   return {

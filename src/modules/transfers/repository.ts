@@ -3,9 +3,12 @@ import type { Metadata } from '../../domain/metadata.ts';
 import type { Currency } from '../../domain/money.ts';
 import type { Transfer, TransferAuthorization, TransferDirection } from '../../domain/transferRecord.ts';
 import type { LedgerState, Rail, TransferStatus } from '../../domain/transfers.ts';
+import { organizationRecordFinder } from '../../store/repositories/records.ts';
 import {
   type KeysetFilter,
-  keysetConditions,
+  newestFirstConditions,
+  nullableDate,
+  nullableText,
   toBigInt,
   toDate,
   toJsonObject,
@@ -47,38 +50,35 @@ const COLUMNS = [
   'fee_rule',
 ] as const;
 
-const optionalDate = (value: unknown) => (value === null || value === undefined ? null : toDate(value));
-const optionalText = (value: unknown) => (value === null || value === undefined ? null : String(value));
-
 export function transferFromRow(row: Record<string, unknown>): Transfer {
   return {
     id: String(row.id),
     organizationId: String(row.organization_id),
     direction: row.direction as TransferDirection,
-    sourceWalletId: optionalText(row.source_wallet_id),
+    sourceWalletId: nullableText(row.source_wallet_id),
     destination: toJsonObject<Transfer['destination']>(row.destination),
-    destinationWalletId: optionalText(row.destination_wallet_id),
+    destinationWalletId: nullableText(row.destination_wallet_id),
     amountMinor: toBigInt(row.amount_minor),
     currency: row.currency as Currency,
     rail: row.rail as Rail,
-    network: optionalText(row.network),
+    network: nullableText(row.network),
     status: row.status as TransferStatus,
-    statusReason: optionalText(row.status_reason),
-    failureCode: optionalText(row.failure_code),
+    statusReason: nullableText(row.status_reason),
+    failureCode: nullableText(row.failure_code),
     ledgerState: row.ledger_state as LedgerState,
     metadata: toJsonObject<Metadata>(row.metadata),
-    railReference: optionalText(row.rail_reference),
-    nextRailCheckAt: optionalDate(row.next_rail_check_at),
+    railReference: nullableText(row.rail_reference),
+    nextRailCheckAt: nullableDate(row.next_rail_check_at),
     createdAt: toDate(row.created_at),
     updatedAt: toDate(row.updated_at),
-    processingAt: optionalDate(row.processing_at),
-    settledAt: optionalDate(row.settled_at),
-    failedAt: optionalDate(row.failed_at),
-    canceledAt: optionalDate(row.canceled_at),
-    returnedAt: optionalDate(row.returned_at),
-    createdBy: optionalText(row.created_by),
+    processingAt: nullableDate(row.processing_at),
+    settledAt: nullableDate(row.settled_at),
+    failedAt: nullableDate(row.failed_at),
+    canceledAt: nullableDate(row.canceled_at),
+    returnedAt: nullableDate(row.returned_at),
+    createdBy: nullableText(row.created_by),
     authorization: authorizationFromStored(row.authorization_decision),
-    approvalId: optionalText(row.approval_id),
+    approvalId: nullableText(row.approval_id),
     travelRule:
       row.travel_rule_evidence_id === null || row.travel_rule_evidence_id === undefined
         ? null
@@ -89,7 +89,7 @@ export function transferFromRow(row: Record<string, unknown>): Transfer {
         : {
             feeMinor: toBigInt(row.fee_minor),
             scheduleVersion: Number(row.fee_schedule_version),
-            rule: optionalText(row.fee_rule),
+            rule: nullableText(row.fee_rule),
           },
   };
 }
@@ -223,18 +223,11 @@ export async function saveTransfer(db: Queryable, t: Transfer): Promise<void> {
   );
 }
 
-export async function findTransfer(
-  db: Queryable,
-  organizationId: string,
-  id: string,
-  options: { forUpdate?: boolean } = {},
-): Promise<Transfer | undefined> {
-  const [row] = await db.query(
-    `SELECT ${COLUMNS.join(', ')} FROM transfers WHERE organization_id = $1 AND id = $2${options.forUpdate ? ' FOR UPDATE' : ''}`,
-    [organizationId, id],
-  );
-  return row && transferFromRow(row);
-}
+export const findTransfer = organizationRecordFinder({
+  name: 'transfers',
+  columns: COLUMNS.join(', '),
+  fromRow: transferFromRow,
+});
 
 export interface TransferFilter extends KeysetFilter {
   status?: TransferStatus | undefined;
@@ -253,12 +246,12 @@ export async function listTransfers(
   filter: TransferFilter,
   rowsMax: number,
 ): Promise<Transfer[]> {
-  const params: unknown[] = [organizationId];
-  const conditions = ['organization_id = $1', ...keysetConditions(filter, params, '', ID_PREFIXES.transfer)];
-  if (filter.status !== undefined) {
-    params.push(filter.status);
-    conditions.push(`status = $${params.length}`);
-  }
+  const { conditions, params } = newestFirstConditions({
+    prefix: ID_PREFIXES.transfer,
+    organizationId,
+    filter,
+    equal: [['status', filter.status]],
+  });
   params.push(rowsMax);
   const limit = `$${params.length}`;
   if (filter.walletId === undefined) {

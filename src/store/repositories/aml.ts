@@ -1,9 +1,11 @@
+/** AML rules (one set per organization, claimed once) and the alerts they open: written, found and listed. */
 import type { AmlAlert, AmlAlertStatus, AmlDisposition } from '../../domain/amlAlerts.ts';
 import type { AmlAction, AmlRule, AmlRuleType } from '../../domain/decisions/aml.ts';
 import { amlParametersFromStored, storedAmlParameters } from '../../domain/decisions/amlRuleParameters.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import type { Queryable } from '../store.ts';
-import { type KeysetFilter, listNewestFirst, toDate, toJsonObject } from './rows.ts';
+import { newestFirstLister, organizationRecordFinder, type RecordTable } from './records.ts';
+import { type KeysetFilter, nullableDate, nullableText, toDate, toJsonObject } from './rows.ts';
 
 const RULE_COLUMNS =
   'id, organization_id, name, type, currency, parameters, action, enabled, version, created_at, updated_at';
@@ -83,24 +85,16 @@ export async function listAmlRules(db: Queryable, organizationId: string): Promi
   return rows.map(ruleFromRow);
 }
 
-export async function findAmlRule(
-  db: Queryable,
-  organizationId: string,
-  id: string,
-  options: { forUpdate?: boolean } = {},
-): Promise<AmlRule | undefined> {
-  const [row] = await db.query(
-    `SELECT ${RULE_COLUMNS} FROM aml_rules WHERE organization_id = $1 AND id = $2${options.forUpdate ? ' FOR UPDATE' : ''}`,
-    [organizationId, id],
-  );
-  return row && ruleFromRow(row);
-}
+export const findAmlRule = organizationRecordFinder({
+  name: 'aml_rules',
+  columns: RULE_COLUMNS,
+  fromRow: ruleFromRow,
+});
 
 const ALERT_COLUMNS =
   'id, organization_id, rule_id, rule_type, rule_version, action, transfer_id, wallet_id, customer_id, status, reason, observed, disposition, note, resolved_by, created_at, resolved_at, conversion_quote_id';
 
 function alertFromRow(row: Record<string, unknown>): AmlAlert {
-  const optional = (v: unknown) => (v === null ? null : String(v));
   return {
     id: String(row.id),
     organizationId: String(row.organization_id),
@@ -108,18 +102,18 @@ function alertFromRow(row: Record<string, unknown>): AmlAlert {
     ruleType: row.rule_type as AmlRuleType,
     ruleVersion: Number(row.rule_version),
     action: row.action as AmlAlert['action'],
-    transferId: optional(row.transfer_id),
-    conversionQuoteId: optional(row.conversion_quote_id),
+    transferId: nullableText(row.transfer_id),
+    conversionQuoteId: nullableText(row.conversion_quote_id),
     walletId: String(row.wallet_id),
     customerId: String(row.customer_id),
     status: row.status as AmlAlertStatus,
     reason: String(row.reason),
     observed: toJsonObject<Record<string, string | number>>(row.observed),
     disposition: row.disposition === null ? null : (row.disposition as AmlDisposition),
-    note: optional(row.note),
-    resolvedBy: optional(row.resolved_by),
+    note: nullableText(row.note),
+    resolvedBy: nullableText(row.resolved_by),
     createdAt: toDate(row.created_at),
-    resolvedAt: row.resolved_at === null ? null : toDate(row.resolved_at),
+    resolvedAt: nullableDate(row.resolved_at),
   };
 }
 
@@ -161,18 +155,14 @@ export async function insertAmlAlerts(db: Queryable, alerts: readonly AmlAlert[]
   return alerts.filter((a) => opened.has(a.id));
 }
 
-export async function findAmlAlert(
-  db: Queryable,
-  organizationId: string,
-  id: string,
-  options: { forUpdate?: boolean } = {},
-): Promise<AmlAlert | undefined> {
-  const [row] = await db.query(
-    `SELECT ${ALERT_COLUMNS} FROM aml_alerts WHERE organization_id = $1 AND id = $2${options.forUpdate ? ' FOR UPDATE' : ''}`,
-    [organizationId, id],
-  );
-  return row && alertFromRow(row);
-}
+const AML_ALERTS: RecordTable<AmlAlert> = {
+  name: 'aml_alerts',
+  columns: ALERT_COLUMNS,
+  prefix: ID_PREFIXES.amlAlert,
+  fromRow: alertFromRow,
+};
+
+export const findAmlAlert = organizationRecordFinder(AML_ALERTS);
 
 export async function saveAmlAlertResolution(db: Queryable, alert: AmlAlert): Promise<void> {
   await db.query(
@@ -192,30 +182,14 @@ export interface AmlAlertFilter extends KeysetFilter {
 }
 
 /** Newest first; each filter has an index beginning with the organization. */
-export async function listAmlAlerts(
-  db: Queryable,
-  organizationId: string,
-  filter: AmlAlertFilter,
-  rowsMax: number,
-): Promise<AmlAlert[]> {
-  const rows = await listNewestFirst(db, {
-    table: 'aml_alerts',
-    columns: ALERT_COLUMNS,
-    prefix: ID_PREFIXES.amlAlert,
-    organizationId,
-    filter,
-    equal: [
-      ['status', filter.status],
-      ['rule_type', filter.ruleType],
-      ['action', filter.action],
-      ['wallet_id', filter.walletId],
-      ['customer_id', filter.customerId],
-      ['transfer_id', filter.transferId],
-    ],
-    rowsMax,
-  });
-  return rows.map(alertFromRow);
-}
+export const listAmlAlerts = newestFirstLister(AML_ALERTS, (filter: AmlAlertFilter) => [
+  ['status', filter.status],
+  ['rule_type', filter.ruleType],
+  ['action', filter.action],
+  ['wallet_id', filter.walletId],
+  ['customer_id', filter.customerId],
+  ['transfer_id', filter.transferId],
+]);
 
 /** Open alerts per customer, for the risk level. */
 export async function countOpenAmlAlerts(

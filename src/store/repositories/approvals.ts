@@ -1,3 +1,4 @@
+/** Approvals: opened in batches by the ledger writer, voted on, expired, found with their votes and listed. */
 import type { MemberRole } from '../../domain/access.ts';
 import type {
   Approval,
@@ -8,7 +9,8 @@ import type {
 } from '../../domain/approvals.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import type { Queryable } from '../store.ts';
-import { type KeysetFilter, listNewestFirst, toDate } from './rows.ts';
+import { organizationRecordFinder } from './records.ts';
+import { type KeysetFilter, listNewestFirst, nullableDate, nullableText, toDate } from './rows.ts';
 
 const COLUMNS =
   'id, organization_id, resource_type, resource_id, status, policy_version, rule, quorum, roles, distinct_roles, initiated_by, expires_at, created_at, decided_at';
@@ -28,7 +30,7 @@ function fromRow(row: Record<string, unknown>, votes: ApprovalVote[]): Approval 
     initiatedBy: String(row.initiated_by),
     expiresAt: toDate(row.expires_at),
     createdAt: toDate(row.created_at),
-    decidedAt: row.decided_at === null ? null : toDate(row.decided_at),
+    decidedAt: nullableDate(row.decided_at),
     votes,
   };
 }
@@ -50,7 +52,7 @@ async function votesOf(db: Queryable, approvalIds: readonly string[]): Promise<M
       email: String(row.email),
       role: row.role as MemberRole,
       decision: row.decision as VoteDecision,
-      comment: row.comment === null ? null : String(row.comment),
+      comment: nullableText(row.comment),
       apiKeyId: String(row.api_key_id),
       createdAt: toDate(row.created_at),
     });
@@ -96,17 +98,21 @@ export async function insertApprovals(db: Queryable, approvals: readonly Approva
   );
 }
 
+/** An approval's row as stored, before its votes are read. */
+const findApprovalRow = organizationRecordFinder({
+  name: 'approvals',
+  columns: COLUMNS,
+  fromRow: (row) => row,
+});
+
 export async function findApproval(
   db: Queryable,
   organizationId: string,
   id: string,
   options: { forUpdate?: boolean } = {},
 ): Promise<Approval | undefined> {
-  const rows = await db.query(
-    `SELECT ${COLUMNS} FROM approvals WHERE organization_id = $1 AND id = $2${options.forUpdate ? ' FOR UPDATE' : ''}`,
-    [organizationId, id],
-  );
-  return (await withVotes(db, rows))[0];
+  const row = await findApprovalRow(db, organizationId, id, options);
+  return (await withVotes(db, row ? [row] : []))[0];
 }
 
 /** The pending approval of a resource, locked. */

@@ -1,10 +1,12 @@
+/** Customers: their records (with their open AML alerts counted), written, found and listed newest first. */
 import type { CustomerType, KycStatus } from '../../domain/customers.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import type { Metadata } from '../../domain/metadata.ts';
 import type { RiskLevel } from '../../domain/risk.ts';
 import type { Address } from '../../domain/verifications.ts';
 import type { Queryable } from '../store.ts';
-import { type KeysetFilter, keysetConditions, toDate, toJsonObject } from './rows.ts';
+import { newestFirstLister, organizationRecordFinder, type RecordTable } from './records.ts';
+import { type KeysetFilter, nullableText, toDate, toJsonObject } from './rows.ts';
 
 export interface Customer {
   id: string;
@@ -42,12 +44,12 @@ function fromRow(row: Record<string, unknown>): Customer {
     organizationId: String(row.organization_id),
     type: row.type as CustomerType,
     name: String(row.name),
-    email: row.email === null ? null : String(row.email),
-    phone: row.phone === null ? null : String(row.phone),
+    email: nullableText(row.email),
+    phone: nullableText(row.phone),
     address: row.address === null || row.address === undefined ? null : toJsonObject<Address>(row.address),
     kycStatus: row.kyc_status as KycStatus,
     riskOverride: row.risk_override === null ? null : (row.risk_override as RiskLevel),
-    riskOverrideReason: row.risk_override_reason === null ? null : String(row.risk_override_reason),
+    riskOverrideReason: nullableText(row.risk_override_reason),
     sanctionsHit: row.sanctions_hit === true,
     openAlerts: Number(row.open_alerts ?? 0),
     metadata: toJsonObject<Metadata>(row.metadata),
@@ -105,39 +107,19 @@ export async function saveCustomerCompliance(db: Queryable, c: Customer): Promis
   );
 }
 
-export async function findCustomer(
-  db: Queryable,
-  organizationId: string,
-  id: string,
-  options: { forUpdate?: boolean } = {},
-): Promise<Customer | undefined> {
-  const [row] = await db.query(
-    `SELECT ${SELECT_COLUMNS} FROM customers WHERE organization_id = $1 AND id = $2${options.forUpdate ? ' FOR UPDATE' : ''}`,
-    [organizationId, id],
-  );
-  return row && fromRow(row);
-}
+const CUSTOMERS: RecordTable<Customer> = {
+  name: 'customers',
+  columns: SELECT_COLUMNS,
+  prefix: ID_PREFIXES.customer,
+  fromRow,
+};
+
+export const findCustomer = organizationRecordFinder(CUSTOMERS);
 
 export interface CustomerFilter extends KeysetFilter {
   type?: CustomerType | undefined;
 }
 
-export async function listCustomers(
-  db: Queryable,
-  organizationId: string,
-  filter: CustomerFilter,
-  rowsMax: number,
-): Promise<Customer[]> {
-  const params: unknown[] = [organizationId];
-  const conditions = ['organization_id = $1', ...keysetConditions(filter, params, '', ID_PREFIXES.customer)];
-  if (filter.type !== undefined) {
-    params.push(filter.type);
-    conditions.push(`type = $${params.length}`);
-  }
-  params.push(rowsMax);
-  const rows = await db.query(
-    `SELECT ${SELECT_COLUMNS} FROM customers WHERE ${conditions.join(' AND ')} ORDER BY id DESC LIMIT $${params.length}`,
-    params,
-  );
-  return rows.map(fromRow);
-}
+export const listCustomers = newestFirstLister(CUSTOMERS, (filter: CustomerFilter) => [
+  ['type', filter.type],
+]);

@@ -1,9 +1,14 @@
+/** The event outbox: events appended in batches, found by id and listed newest first. */
 import type { EventRecord } from '../../domain/events.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import type { Queryable } from '../store.ts';
-import { type KeysetFilter, keysetConditions, toDate, toJsonObject } from './rows.ts';
+import { organizationRecordFinder } from './records.ts';
+import { type KeysetFilter, newestFirstConditions, nullableText, toDate, toJsonObject } from './rows.ts';
 
 export type { EventRecord };
+
+/** The columns an event is read with (for readers outside this file, such as exports). */
+export const EVENT_COLUMNS = 'id, organization_id, type, resource_id, data, created_at';
 
 /** Appends outbox rows; one statement for any number of events. */
 export async function insertEvents(db: Queryable, events: readonly EventRecord[]): Promise<void> {
@@ -29,23 +34,17 @@ export function eventFromRow(row: Record<string, unknown>): EventRecord {
     id: String(row.id),
     organizationId: String(row.organization_id),
     type: String(row.type),
-    resourceId: row.resource_id === null ? null : String(row.resource_id),
+    resourceId: nullableText(row.resource_id),
     data: toJsonObject<Record<string, unknown>>(row.data),
     createdAt: toDate(row.created_at),
   };
 }
 
-export async function findEvent(
-  db: Queryable,
-  organizationId: string,
-  id: string,
-): Promise<EventRecord | undefined> {
-  const [row] = await db.query(
-    'SELECT id, organization_id, type, resource_id, data, created_at FROM events WHERE organization_id = $1 AND id = $2',
-    [organizationId, id],
-  );
-  return row && eventFromRow(row);
-}
+export const findEvent = organizationRecordFinder({
+  name: 'events',
+  columns: EVENT_COLUMNS,
+  fromRow: eventFromRow,
+});
 
 export interface EventFilter extends KeysetFilter {
   type?: string | undefined;
@@ -60,16 +59,15 @@ export async function listEvents(
   filter: EventFilter,
   rowsMax: number,
 ): Promise<EventRecord[]> {
-  const params: unknown[] = [organizationId];
-  const conditions = ['organization_id = $1', ...keysetConditions(filter, params, '', ID_PREFIXES.event)];
-  for (const [column, value] of [
-    ['type', filter.type],
-    ['resource_id', filter.resourceId],
-  ] as const) {
-    if (value === undefined) continue;
-    params.push(value);
-    conditions.push(`${column} = $${params.length}`);
-  }
+  const { conditions, params } = newestFirstConditions({
+    prefix: ID_PREFIXES.event,
+    organizationId,
+    filter,
+    equal: [
+      ['type', filter.type],
+      ['resource_id', filter.resourceId],
+    ],
+  });
   if (filter.deliverySuccess === false) {
     conditions.push(
       "EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = events.id AND d.status <> 'succeeded')",
@@ -82,12 +80,9 @@ export async function listEvents(
   }
   params.push(rowsMax);
   const rows = await db.query(
-    `SELECT id, organization_id, type, resource_id, data, created_at FROM events
+    `SELECT ${EVENT_COLUMNS} FROM events
       WHERE ${conditions.join(' AND ')} ORDER BY id DESC LIMIT $${params.length}`,
     params,
   );
   return rows.map(eventFromRow);
 }
-
-/** The columns an event is read with (for readers outside this file, such as exports). */
-export const EVENT_COLUMNS = 'id, organization_id, type, resource_id, data, created_at';

@@ -1,3 +1,4 @@
+/** Governed changes: proposals that wait for an approval, their decisions, found by id and listed newest first. */
 import type {
   GovernedChange,
   GovernedChangeKind,
@@ -5,7 +6,8 @@ import type {
 } from '../../domain/governedChanges.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import type { Queryable } from '../store.ts';
-import { type KeysetFilter, listNewestFirst, toDate, toJsonObject } from './rows.ts';
+import { newestFirstLister, organizationRecordFinder, type RecordTable } from './records.ts';
+import { type KeysetFilter, nullableDate, nullableText, toDate, toJsonObject } from './rows.ts';
 
 const COLUMNS =
   'id, organization_id, kind, action, target_id, payload, status, proposed_by, proposed_by_key, approval_id, policy_version, rule, failure, created_at, decided_at, applied_at';
@@ -16,18 +18,18 @@ function changeFromRow(row: Record<string, unknown>): GovernedChange {
     organizationId: String(row.organization_id),
     kind: row.kind as GovernedChangeKind,
     action: String(row.action),
-    targetId: row.target_id === null ? null : String(row.target_id),
+    targetId: nullableText(row.target_id),
     payload: toJsonObject(row.payload),
     status: row.status as GovernedChangeStatus,
     proposedBy: String(row.proposed_by),
-    proposedByKey: row.proposed_by_key === null ? null : String(row.proposed_by_key),
-    approvalId: row.approval_id === null ? null : String(row.approval_id),
+    proposedByKey: nullableText(row.proposed_by_key),
+    approvalId: nullableText(row.approval_id),
     policyVersion: Number(row.policy_version),
     rule: String(row.rule),
     failure: row.failure === null ? null : toJsonObject(row.failure),
     createdAt: toDate(row.created_at),
-    decidedAt: row.decided_at === null ? null : toDate(row.decided_at),
-    appliedAt: row.applied_at === null ? null : toDate(row.applied_at),
+    decidedAt: nullableDate(row.decided_at),
+    appliedAt: nullableDate(row.applied_at),
   };
 }
 
@@ -74,41 +76,21 @@ export async function saveGovernedChange(db: Queryable, change: GovernedChange):
   );
 }
 
-export async function findGovernedChange(
-  db: Queryable,
-  organizationId: string,
-  id: string,
-  options: { forUpdate?: boolean } = {},
-): Promise<GovernedChange | undefined> {
-  const [row] = await db.query(
-    `SELECT ${COLUMNS} FROM governed_changes WHERE organization_id = $1 AND id = $2${options.forUpdate ? ' FOR UPDATE' : ''}`,
-    [organizationId, id],
-  );
-  return row ? changeFromRow(row) : undefined;
-}
+const GOVERNED_CHANGES: RecordTable<GovernedChange> = {
+  name: 'governed_changes',
+  columns: COLUMNS,
+  prefix: ID_PREFIXES.governedChange,
+  fromRow: changeFromRow,
+};
+
+export const findGovernedChange = organizationRecordFinder(GOVERNED_CHANGES);
 
 export interface GovernedChangeFilter extends KeysetFilter {
   status?: GovernedChangeStatus | undefined;
   kind?: GovernedChangeKind | undefined;
 }
 
-export async function listGovernedChanges(
-  db: Queryable,
-  organizationId: string,
-  filter: GovernedChangeFilter,
-  rowsMax: number,
-): Promise<GovernedChange[]> {
-  const rows = await listNewestFirst(db, {
-    table: 'governed_changes',
-    columns: COLUMNS,
-    prefix: ID_PREFIXES.governedChange,
-    organizationId,
-    filter,
-    equal: [
-      ['status', filter.status],
-      ['kind', filter.kind],
-    ],
-    rowsMax,
-  });
-  return rows.map(changeFromRow);
-}
+export const listGovernedChanges = newestFirstLister(GOVERNED_CHANGES, (filter: GovernedChangeFilter) => [
+  ['status', filter.status],
+  ['kind', filter.kind],
+]);

@@ -1,8 +1,10 @@
+/** Members of an organization: their records, found by id or email, and listed newest first. */
 import type { MemberRole, MemberStatus } from '../../domain/access.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import type { Member } from '../../domain/members.ts';
 import type { Queryable } from '../store.ts';
-import { type KeysetFilter, keysetConditions, toDate } from './rows.ts';
+import { organizationRecordFinder, type RecordTable } from './records.ts';
+import { type KeysetFilter, listNewestFirst, nullableText, toDate } from './rows.ts';
 
 const COLUMNS = 'id, organization_id, email, name, roles, status, created_by, created_at, updated_at';
 
@@ -11,7 +13,7 @@ function fromRow(row: Record<string, unknown>): Member {
     id: String(row.id),
     organizationId: String(row.organization_id),
     email: String(row.email),
-    name: row.name === null ? null : String(row.name),
+    name: nullableText(row.name),
     roles: row.roles as MemberRole[],
     status: row.status as MemberStatus,
     createdBy: String(row.created_by),
@@ -40,31 +42,16 @@ export async function insertMember(db: Queryable, member: Member): Promise<Membe
   return row && fromRow(row);
 }
 
-export async function findMember(
-  db: Queryable,
-  organizationId: string,
-  id: string,
-  options: { forUpdate?: boolean } = {},
-): Promise<Member | undefined> {
-  const [row] = await db.query(
-    `SELECT ${COLUMNS} FROM members WHERE organization_id = $1 AND id = $2${options.forUpdate ? ' FOR UPDATE' : ''}`,
-    [organizationId, id],
-  );
-  return row && fromRow(row);
-}
+const MEMBERS: RecordTable<Member> = {
+  name: 'members',
+  columns: COLUMNS,
+  prefix: ID_PREFIXES.member,
+  fromRow,
+};
 
-export async function findMemberByEmail(
-  db: Queryable,
-  organizationId: string,
-  email: string,
-  options: { forUpdate?: boolean } = {},
-): Promise<Member | undefined> {
-  const [row] = await db.query(
-    `SELECT ${COLUMNS} FROM members WHERE organization_id = $1 AND email = $2${options.forUpdate ? ' FOR UPDATE' : ''}`,
-    [organizationId, email],
-  );
-  return row && fromRow(row);
-}
+export const findMember = organizationRecordFinder(MEMBERS);
+
+export const findMemberByEmail = organizationRecordFinder(MEMBERS, 'email');
 
 /** Members by id, for presenting votes and initiators. */
 export async function findMembers(db: Queryable, ids: readonly string[]): Promise<Map<string, Member>> {
@@ -97,20 +84,19 @@ export async function listMembers(
   filter: MemberFilter,
   rowsMax: number,
 ): Promise<Member[]> {
-  const params: unknown[] = [organizationId];
-  const conditions = ['organization_id = $1', ...keysetConditions(filter, params, '', ID_PREFIXES.member)];
-  if (filter.status !== undefined) {
-    params.push(filter.status);
-    conditions.push(`status = $${params.length}`);
-  }
-  if (filter.role !== undefined) {
-    params.push(filter.role);
-    conditions.push(`$${params.length} = ANY(roles)`);
-  }
-  params.push(rowsMax);
-  const rows = await db.query(
-    `SELECT ${COLUMNS} FROM members WHERE ${conditions.join(' AND ')} ORDER BY id DESC LIMIT $${params.length}`,
-    params,
-  );
+  const rows = await listNewestFirst(db, {
+    table: MEMBERS.name,
+    columns: COLUMNS,
+    prefix: MEMBERS.prefix,
+    organizationId,
+    filter,
+    equal: [['status', filter.status]],
+    moreConditions: (params) => {
+      if (filter.role === undefined) return [];
+      params.push(filter.role);
+      return [`$${params.length} = ANY(roles)`];
+    },
+    rowsMax,
+  });
   return rows.map(fromRow);
 }

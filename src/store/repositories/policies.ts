@@ -1,8 +1,10 @@
+/** Policies: an organization's versions (written one after another, never forked) and proposed changes. */
 import type { Policy } from '../../domain/decisions/policies.ts';
 import { defaultRuleJson, ruleJson, rulesFromStored } from '../../domain/decisions/policyJson.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import type { Queryable } from '../store.ts';
-import { type KeysetFilter, listNewestFirst, toDate, toJsonObject } from './rows.ts';
+import { newestFirstLister, organizationRecordFinder, type RecordTable } from './records.ts';
+import { nullableDate, nullableNumber, nullableText, toDate, toJsonObject } from './rows.ts';
 
 const COLUMNS = 'organization_id, version, rules, default_rule, created_by, approval_id, created_at';
 
@@ -14,7 +16,7 @@ function fromRow(row: Record<string, unknown>): Policy {
     rules,
     defaultRule,
     createdBy: String(row.created_by),
-    approvalId: row.approval_id === null ? null : String(row.approval_id),
+    approvalId: nullableText(row.approval_id),
     createdAt: toDate(row.created_at),
   };
 }
@@ -106,12 +108,12 @@ function changeFromRow(row: Record<string, unknown>): PolicyChange {
     organizationId: String(row.organization_id),
     status: row.status as PolicyChangeStatus,
     baseVersion: Number(row.base_version),
-    appliedVersion: row.applied_version === null ? null : Number(row.applied_version),
+    appliedVersion: nullableNumber(row.applied_version),
     rules,
     defaultRule,
     createdBy: String(row.created_by),
     createdAt: toDate(row.created_at),
-    decidedAt: row.decided_at === null ? null : toDate(row.decided_at),
+    decidedAt: nullableDate(row.decided_at),
   };
 }
 
@@ -133,18 +135,14 @@ export async function insertPolicyChange(db: Queryable, change: PolicyChange): P
   );
 }
 
-export async function findPolicyChange(
-  db: Queryable,
-  organizationId: string,
-  id: string,
-  options: { forUpdate?: boolean } = {},
-): Promise<PolicyChange | undefined> {
-  const [row] = await db.query(
-    `SELECT ${CHANGE_COLUMNS} FROM policy_changes WHERE organization_id = $1 AND id = $2${options.forUpdate ? ' FOR UPDATE' : ''}`,
-    [organizationId, id],
-  );
-  return row && changeFromRow(row);
-}
+const POLICY_CHANGES: RecordTable<PolicyChange> = {
+  name: 'policy_changes',
+  columns: CHANGE_COLUMNS,
+  prefix: ID_PREFIXES.policyChange,
+  fromRow: changeFromRow,
+};
+
+export const findPolicyChange = organizationRecordFinder(POLICY_CHANGES);
 
 export async function savePolicyChange(db: Queryable, change: PolicyChange): Promise<void> {
   await db.query(
@@ -154,20 +152,4 @@ export async function savePolicyChange(db: Queryable, change: PolicyChange): Pro
 }
 
 /** Newest first, served by (organization_id, id). */
-export async function listPolicyChanges(
-  db: Queryable,
-  organizationId: string,
-  filter: KeysetFilter,
-  rowsMax: number,
-): Promise<PolicyChange[]> {
-  const rows = await listNewestFirst(db, {
-    table: 'policy_changes',
-    columns: CHANGE_COLUMNS,
-    prefix: ID_PREFIXES.policyChange,
-    organizationId,
-    filter,
-    equal: [],
-    rowsMax,
-  });
-  return rows.map(changeFromRow);
-}
+export const listPolicyChanges = newestFirstLister(POLICY_CHANGES);

@@ -17,17 +17,23 @@ export interface RecordTable<T> {
 /** Equality filters of a list, as `[column, value]`; a value left undefined filters nothing. */
 export type EqualityFilters = readonly (readonly [string, unknown])[];
 
-/** Finds an organization's record by id; `forUpdate` locks its row until the transaction ends. */
-export function organizationRecordFinder<T>(table: RecordTable<T>) {
+/**
+ * Finds an organization's record by id, or by another column unique in the organization (`keyColumn`);
+ * `forUpdate` locks its row until the transaction ends.
+ */
+export function organizationRecordFinder<T>(
+  table: Pick<RecordTable<T>, 'name' | 'columns' | 'fromRow'>,
+  keyColumn = 'id',
+) {
   return async (
     db: Queryable,
     organizationId: string,
-    id: string,
+    key: string,
     options: { forUpdate?: boolean } = {},
   ): Promise<T | undefined> => {
     const [row] = await db.query(
-      `SELECT ${table.columns} FROM ${table.name} WHERE organization_id = $1 AND id = $2${forUpdateClause(options.forUpdate)}`,
-      [organizationId, id],
+      `SELECT ${table.columns} FROM ${table.name} WHERE organization_id = $1 AND ${keyColumn} = $2${forUpdateClause(options.forUpdate)}`,
+      [organizationId, key],
     );
     return row && table.fromRow(row);
   };

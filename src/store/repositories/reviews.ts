@@ -1,28 +1,29 @@
+/** Review cases: opened in batches, decided by an operator, found by id or verification, listed newest first. */
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import type { ReviewCase, ReviewFindings, ReviewKind, ReviewStatus } from '../../domain/reviews.ts';
 import type { Queryable } from '../store.ts';
-import { type KeysetFilter, listNewestFirst, toDate, toJsonObject } from './rows.ts';
+import { newestFirstLister, organizationRecordFinder, type RecordTable } from './records.ts';
+import { type KeysetFilter, nullableDate, nullableText, toDate, toJsonObject } from './rows.ts';
 
 const COLUMNS =
   'id, organization_id, kind, status, transfer_id, customer_id, wallet_id, verification_id, findings, note, decided_by, created_at, decided_at, deposit_id';
 
 function fromRow(row: Record<string, unknown>): ReviewCase {
-  const optional = (v: unknown) => (v === null ? null : String(v));
   return {
     id: String(row.id),
     organizationId: String(row.organization_id),
     kind: row.kind as ReviewKind,
     status: row.status as ReviewStatus,
-    transferId: optional(row.transfer_id),
-    customerId: optional(row.customer_id),
-    walletId: optional(row.wallet_id),
-    verificationId: optional(row.verification_id),
-    depositId: optional(row.deposit_id),
+    transferId: nullableText(row.transfer_id),
+    customerId: nullableText(row.customer_id),
+    walletId: nullableText(row.wallet_id),
+    verificationId: nullableText(row.verification_id),
+    depositId: nullableText(row.deposit_id),
     findings: toJsonObject<ReviewFindings>(row.findings),
-    note: optional(row.note),
-    decidedBy: optional(row.decided_by),
+    note: nullableText(row.note),
+    decidedBy: nullableText(row.decided_by),
     createdAt: toDate(row.created_at),
-    decidedAt: row.decided_at === null ? null : toDate(row.decided_at),
+    decidedAt: nullableDate(row.decided_at),
   };
 }
 
@@ -55,18 +56,14 @@ export async function insertReviewCases(db: Queryable, cases: readonly ReviewCas
   );
 }
 
-export async function findReviewCase(
-  db: Queryable,
-  organizationId: string,
-  id: string,
-  options: { forUpdate?: boolean } = {},
-): Promise<ReviewCase | undefined> {
-  const [row] = await db.query(
-    `SELECT ${COLUMNS} FROM review_cases WHERE organization_id = $1 AND id = $2${options.forUpdate ? ' FOR UPDATE' : ''}`,
-    [organizationId, id],
-  );
-  return row && fromRow(row);
-}
+const REVIEW_CASES: RecordTable<ReviewCase> = {
+  name: 'review_cases',
+  columns: COLUMNS,
+  prefix: ID_PREFIXES.review,
+  fromRow,
+};
+
+export const findReviewCase = organizationRecordFinder(REVIEW_CASES);
 
 /** Records an operator's decision on a case. */
 export async function saveReviewDecision(db: Queryable, review: ReviewCase): Promise<void> {
@@ -95,24 +92,8 @@ export interface ReviewFilter extends KeysetFilter {
 }
 
 /** Newest first; served by (organization_id, status, id) or (organization_id, id). */
-export async function listReviewCases(
-  db: Queryable,
-  organizationId: string,
-  filter: ReviewFilter,
-  rowsMax: number,
-): Promise<ReviewCase[]> {
-  const rows = await listNewestFirst(db, {
-    table: 'review_cases',
-    columns: COLUMNS,
-    prefix: ID_PREFIXES.review,
-    organizationId,
-    filter,
-    equal: [
-      ['status', filter.status],
-      ['kind', filter.kind],
-      ['transfer_id', filter.transferId],
-    ],
-    rowsMax,
-  });
-  return rows.map(fromRow);
-}
+export const listReviewCases = newestFirstLister(REVIEW_CASES, (filter: ReviewFilter) => [
+  ['status', filter.status],
+  ['kind', filter.kind],
+  ['transfer_id', filter.transferId],
+]);

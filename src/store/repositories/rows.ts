@@ -1,3 +1,7 @@
+/**
+ * Storage pieces shared by the repositories: conversions of driver values, keyset and created-range
+ * conditions, newest-first and oldest-first page reads, range counts and claims of due rows.
+ */
 import { formatId, ID_RANDOM_BYTES, ID_TIME_CHARS, type IdPrefix } from '../../domain/ids.ts';
 import type { AccountSums } from '../../modules/ledger/domain/ledger.ts';
 import type { Queryable } from '../store.ts';
@@ -143,22 +147,22 @@ export function accountSumsFromRow(row: Record<string, unknown>): AccountSums {
   };
 }
 
+/** A page of an organization's rows newest first: what narrows it, before its SQL is written. */
+export interface NewestFirstQuery {
+  prefix: IdPrefix;
+  organizationId: string;
+  filter: KeysetFilter;
+  /** `[column, value]`: `column = value` for each value that is set. */
+  equal: readonly (readonly [string, unknown])[];
+  /** Conditions other than equality, after the equalities; each adds its values to `params`. */
+  moreConditions?: ((params: unknown[]) => string[]) | undefined;
+}
+
 /**
- * A newest-first page of a table's rows for an organization: its keyset conditions and the equality filters
- * given (`column = value` for each value that is set), served by an (organization_id, …, id) index.
+ * The WHERE conditions of a newest-first page and their params: the organization ($1), its keyset
+ * conditions, the equality filters that are set, then any further conditions.
  */
-export async function listNewestFirst(
-  db: Queryable,
-  query: {
-    table: string;
-    columns: string;
-    prefix: IdPrefix;
-    organizationId: string;
-    filter: KeysetFilter;
-    equal: readonly (readonly [string, unknown])[];
-    rowsMax: number;
-  },
-): Promise<Record<string, unknown>[]> {
+export function newestFirstConditions(query: NewestFirstQuery): { conditions: string[]; params: unknown[] } {
   const params: unknown[] = [query.organizationId];
   const conditions = ['organization_id = $1', ...keysetConditions(query.filter, params, '', query.prefix)];
   for (const [column, value] of query.equal) {
@@ -166,6 +170,19 @@ export async function listNewestFirst(
     params.push(value);
     conditions.push(`${column} = $${params.length}`);
   }
+  if (query.moreConditions !== undefined) conditions.push(...query.moreConditions(params));
+  return { conditions, params };
+}
+
+/**
+ * A newest-first page of a table's rows for an organization (newestFirstConditions), served by an
+ * (organization_id, …, id) index.
+ */
+export async function listNewestFirst(
+  db: Queryable,
+  query: NewestFirstQuery & { table: string; columns: string; rowsMax: number },
+): Promise<Record<string, unknown>[]> {
+  const { conditions, params } = newestFirstConditions(query);
   params.push(query.rowsMax);
   return db.query(
     `SELECT ${query.columns} FROM ${query.table} WHERE ${conditions.join(' AND ')} ORDER BY id DESC LIMIT $${params.length}`,

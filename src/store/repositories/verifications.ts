@@ -1,3 +1,4 @@
+/** Customers' identity verifications: submitted, decided (now or when due), found and listed. */
 import type { EvidenceValue } from '../../domain/evidence.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import type {
@@ -6,7 +7,15 @@ import type {
   VerificationSubmission,
 } from '../../domain/verifications.ts';
 import type { Queryable } from '../store.ts';
-import { type KeysetFilter, keysetConditions, toDate, toJsonObject } from './rows.ts';
+import { organizationRecordFinder } from './records.ts';
+import {
+  type KeysetFilter,
+  keysetConditions,
+  nullableDate,
+  nullableText,
+  toDate,
+  toJsonObject,
+} from './rows.ts';
 
 export interface Verification {
   id: string;
@@ -37,10 +46,10 @@ function fromRow(row: Record<string, unknown>): Verification {
     reason: row.reason === null ? null : (row.reason as VerificationReason),
     submission: toJsonObject<VerificationSubmission>(row.submission),
     screening: row.screening === null ? null : toJsonObject(row.screening),
-    decidedBy: row.decided_by === null ? null : String(row.decided_by),
-    decideAt: row.decide_at === null ? null : toDate(row.decide_at),
+    decidedBy: nullableText(row.decided_by),
+    decideAt: nullableDate(row.decide_at),
     createdAt: toDate(row.created_at),
-    decidedAt: row.decided_at === null ? null : toDate(row.decided_at),
+    decidedAt: nullableDate(row.decided_at),
   };
 }
 
@@ -70,18 +79,11 @@ export async function saveVerificationDecision(db: Queryable, v: Verification): 
   );
 }
 
-export async function findVerification(
-  db: Queryable,
-  organizationId: string,
-  id: string,
-  options: { forUpdate?: boolean } = {},
-): Promise<Verification | undefined> {
-  const [row] = await db.query(
-    `SELECT ${COLUMNS} FROM verifications WHERE organization_id = $1 AND id = $2${options.forUpdate ? ' FOR UPDATE' : ''}`,
-    [organizationId, id],
-  );
-  return row && fromRow(row);
-}
+export const findVerification = organizationRecordFinder({
+  name: 'verifications',
+  columns: COLUMNS,
+  fromRow,
+});
 
 /** A customer's verifications, newest first. */
 export async function listVerifications(
