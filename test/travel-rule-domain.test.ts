@@ -8,13 +8,13 @@ import {
   checkTravelRuleData,
   decideTravelRule,
   defaultTravelRuleSettings,
-  parseRate,
   parseTravelRuleSettings,
   presentTravelRuleSettings,
   type TravelRuleSettings,
 } from '../src/domain/decisions/travelRule.ts';
 import { addressMatchesNetwork, cryptoAddressDestination } from '../src/domain/digitalAssets.ts';
 import { AppError } from '../src/domain/errors.ts';
+import { parseRate } from '../src/domain/rates.ts';
 import { simulatedTransactionHash } from '../src/rails/sandbox.ts';
 
 const TODAY = new Date('2026-11-24T12:00:00Z');

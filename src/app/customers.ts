@@ -1,4 +1,5 @@
 import {
+  type Address,
   CUSTOMER_CHANGE_FIELDS,
   type CustomerChangeField,
   type CustomerType,
@@ -7,7 +8,6 @@ import {
 import { tierOf } from '../domain/decisions/limits.ts';
 import { type EvidenceActor, type EvidenceValue, valueDigest } from '../domain/evidence.ts';
 import type { Metadata } from '../domain/metadata.ts';
-import type { Address } from '../domain/verifications.ts';
 import {
   type Customer,
   type CustomerFilter,

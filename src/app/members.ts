@@ -5,9 +5,10 @@
  */
 
 import type { MemberRole } from '../domain/access.ts';
+import { normaliseEmail } from '../domain/contactDetails.ts';
 import { AppError, validationError } from '../domain/errors.ts';
 import type { EvidenceActor } from '../domain/evidence.ts';
-import { MEMBER_NAME_CHARS_MAX, type Member, normaliseEmail, parseRoles } from '../domain/members.ts';
+import { MEMBER_NAME_CHARS_MAX, type Member, parseRoles } from '../domain/members.ts';
 import {
   findMember,
   findMemberByEmail,

@@ -3,8 +3,9 @@
  * arithmetic and its rounding rule, the band a change or a quote is held to, round trips that would create
  * money), quotes and conversions. No I/O, no clock.
  */
-import { formatRate, parseRate, type UsdRate } from './decisions/travelRule.ts';
+
 import { type Currency, exponentOf } from './money.ts';
+import { type ExactRate, formatRate, parseRate } from './rates.ts';
 
 export const CONVERSION_EVENT_TYPES = ['conversion.completed'] as const;
 
@@ -16,7 +17,7 @@ export const CONVERSION_DIRECTIONS = ['mint', 'redeem'] as const;
 export type ConversionDirection = (typeof CONVERSION_DIRECTIONS)[number];
 
 /** A rate: units of `to` for one unit of `from`, an exact decimal (numerator / 10^scale). */
-export type ConversionRate = UsdRate;
+export type ConversionRate = ExactRate;
 
 export interface ConversionRateEntry {
   from: Currency;

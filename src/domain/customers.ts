@@ -7,10 +7,17 @@ export type CustomerType = (typeof CUSTOMER_TYPES)[number];
 export const KYC_STATUSES = ['unverified', 'pending', 'verified', 'rejected', 'documents_required'] as const;
 export type KycStatus = (typeof KYC_STATUSES)[number];
 
+/** A customer's postal address, as given and as a verification checks it. */
+export interface Address {
+  line1: string;
+  line2?: string | undefined;
+  city: string;
+  region?: string | undefined;
+  postal_code?: string | undefined;
+  country: string;
+}
+
 export const CUSTOMER_NAME_LENGTH_MAX = 200;
-export const EMAIL_LENGTH_MAX = 254;
-/** E.164: a plus, a country code that does not start with 0, at most 15 digits in all. */
-export const PHONE_PATTERN = '^\\+[1-9][0-9]{6,14}$';
 
 /** The fields `PATCH /v1/customers/{id}` may change; `type` and the compliance fields never change there. */
 export const CUSTOMER_CHANGE_FIELDS = ['name', 'email', 'phone', 'address', 'metadata'] as const;

@@ -6,8 +6,6 @@
 import { MEMBER_ROLES, type MemberRole, type MemberStatus } from './access.ts';
 import { validationError } from './errors.ts';
 
-/** The longest email address a mailbox can have (RFC 5321's path limit less the brackets). */
-export const MEMBER_EMAIL_CHARS_MAX = 254;
 export const MEMBER_NAME_CHARS_MAX = 200;
 
 export interface Member {
@@ -20,22 +18,6 @@ export interface Member {
   createdBy: string;
   createdAt: Date;
   updatedAt: Date;
-}
-
-const EMAIL_PATTERN =
-  /^[^\s@"(),:;<>[\\\]]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$/;
-
-/** An email as members are keyed by it: trimmed and lower-cased, or a 400 naming `param`. */
-export function normaliseEmail(raw: string, param = 'email'): string {
-  const email = raw.trim().toLowerCase();
-  if (email.length === 0 || email.length > MEMBER_EMAIL_CHARS_MAX || !EMAIL_PATTERN.test(email)) {
-    throw validationError(
-      param,
-      `${param} must be an email address such as ana@example.com`,
-      'invalid_format',
-    );
-  }
-  return email;
 }
 
 /** Roles as given: at least one, each known, without repeats (order kept). */

@@ -3,8 +3,8 @@
  * product a movement belongs to, and the named contacts (each role once). The launch gates, the product
  * check every movement passes and the organization's profile all read these.
  */
+import { normaliseEmail } from './contactDetails.ts';
 import { validationError } from './errors.ts';
-import { normaliseEmail } from './members.ts';
 import type { Rail } from './transfers.ts';
 
 /** The product families an organization launches (spec section 1); each has its own gates. */

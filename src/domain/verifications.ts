@@ -3,6 +3,7 @@
  * customer's `kyc_status`, the reasons a verification is not passed, and what an integrator may see of the
  * personal data (national id numbers masked to their last 4 characters).
  */
+import type { Address } from './customers.ts';
 import { AppError, type FieldError, validationError, validationErrors } from './errors.ts';
 
 export const VERIFICATION_STATUSES = ['pending', 'verified', 'rejected', 'documents_required'] as const;
@@ -76,15 +77,6 @@ export const ID_NUMBER_VISIBLE_CHARS = 4;
 export interface NationalId {
   type: NationalIdType;
   number: string;
-}
-
-export interface Address {
-  line1: string;
-  line2?: string | undefined;
-  city: string;
-  region?: string | undefined;
-  postal_code?: string | undefined;
-  country: string;
 }
 
 export interface BeneficialOwner {

@@ -16,11 +16,17 @@ import {
 } from '../domain/decisions/policies.ts';
 import { GOVERNED_CHANGE_KINDS } from '../domain/governedChanges.ts';
 import { ID_PREFIXES } from '../domain/ids.ts';
-import { MEMBER_EMAIL_CHARS_MAX, MEMBER_NAME_CHARS_MAX } from '../domain/members.ts';
+import { MEMBER_NAME_CHARS_MAX } from '../domain/members.ts';
 import { RISK_LEVELS } from '../domain/risk.ts';
 import { DESTINATION_TYPES, RAILS } from '../domain/transfers.ts';
 import { apiObjectSchema, someOfSchema } from './schemaBuilders.ts';
-import { currencySchema, idSchema, nullableTimestampSchema, timestampSchema } from './schemas.ts';
+import {
+  currencySchema,
+  emailSchema,
+  idSchema,
+  nullableTimestampSchema,
+  timestampSchema,
+} from './schemas.ts';
 
 const rolesSchema = someOfSchema(
   MEMBER_ROLES,
@@ -46,11 +52,6 @@ export const memberSchema = apiObjectSchema(
     updated_at: timestampSchema,
   },
 );
-
-/** A person's email as a request gives it (a member's, an organization's contact), with an example. */
-export function emailSchema(example: string) {
-  return { type: 'string', minLength: 3, maxLength: MEMBER_EMAIL_CHARS_MAX, examples: [example] } as const;
-}
 
 const memberNameSchema = { type: 'string', minLength: 1, maxLength: MEMBER_NAME_CHARS_MAX } as const;
 

@@ -4,7 +4,7 @@
  */
 
 import { AML_ALERT_STATUSES, AML_DISPOSITIONS } from '../domain/amlAlerts.ts';
-import { PHONE_PATTERN } from '../domain/customers.ts';
+import { PHONE_PATTERN } from '../domain/contactDetails.ts';
 import { AML_ACTIONS, AML_RULE_TYPES } from '../domain/decisions/aml.ts';
 import { EVIDENCE_KINDS } from '../domain/evidence.ts';
 import { ID_PREFIXES } from '../domain/ids.ts';

@@ -1,11 +1,6 @@
 /** Customers on the wire: the customer, its postal address, and its create and update bodies. */
-import {
-  CUSTOMER_NAME_LENGTH_MAX,
-  CUSTOMER_TYPES,
-  EMAIL_LENGTH_MAX,
-  KYC_STATUSES,
-  PHONE_PATTERN,
-} from '../domain/customers.ts';
+import { EMAIL_CHARS_MAX, PHONE_PATTERN } from '../domain/contactDetails.ts';
+import { CUSTOMER_NAME_LENGTH_MAX, CUSTOMER_TYPES, KYC_STATUSES } from '../domain/customers.ts';
 import { TIERS } from '../domain/decisions/limits.ts';
 import { ID_PREFIXES } from '../domain/ids.ts';
 import { RISK_LEVELS } from '../domain/risk.ts';
@@ -88,7 +83,7 @@ export const customerCreateBodySchema = {
   properties: {
     type: { type: 'string', enum: CUSTOMER_TYPES },
     name: { type: 'string', minLength: 1, maxLength: CUSTOMER_NAME_LENGTH_MAX },
-    email: { type: 'string', format: 'email', maxLength: EMAIL_LENGTH_MAX },
+    email: { type: 'string', format: 'email', maxLength: EMAIL_CHARS_MAX },
     phone: {
       type: 'string',
       pattern: PHONE_PATTERN,

@@ -7,6 +7,7 @@
  * a sibling `<family>Schemas.ts` (sharedSchemas.ts lists the core resources' components).
  */
 
+import { EMAIL_CHARS_MAX } from '../domain/contactDetails.ts';
 import { PILOT_CAPS } from '../domain/decisions/pilotCaps.ts';
 import { IDEMPOTENCY_KEY_PATTERN } from '../domain/idempotency.ts';
 import { type IdPrefix, idPattern } from '../domain/ids.ts';
@@ -208,4 +209,9 @@ export const componentRef = (name: string) => ({ $ref: `#/components/schemas/${n
 /** Path parameters of a route addressing one resource by its `id`. */
 export function idParamsSchema(prefix: IdPrefix | readonly IdPrefix[], description: string) {
   return { type: 'object', required: ['id'], properties: { id: idSchema(prefix, description) } } as const;
+}
+
+/** A person's email as a request gives it (a member's, an organization's contact), with an example. */
+export function emailSchema(example: string) {
+  return { type: 'string', minLength: 3, maxLength: EMAIL_CHARS_MAX, examples: [example] } as const;
 }

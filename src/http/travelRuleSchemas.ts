@@ -1,13 +1,9 @@
 /** Response schemas of digital-asset routes and the Travel Rule (settings, a transfer's data). */
-import {
-  DEFAULT_JURISDICTION,
-  RATE_FRACTION_DIGITS_MAX,
-  RATE_INTEGER_DIGITS_MAX,
-  TRAVEL_RULE_JURISDICTIONS_MAX,
-} from '../domain/decisions/travelRule.ts';
+import { DEFAULT_JURISDICTION, TRAVEL_RULE_JURISDICTIONS_MAX } from '../domain/decisions/travelRule.ts';
 import { DIGITAL_ASSET_NETWORKS, DIGITAL_ASSETS, ROUTE_STATUSES } from '../domain/digitalAssets.ts';
 import { ID_PREFIXES } from '../domain/ids.ts';
 import { SUPPORTED_CURRENCIES } from '../domain/money.ts';
+import { RATE_FRACTION_DIGITS_MAX, RATE_PATTERN_SOURCE } from '../domain/rates.ts';
 import { apiObjectSchema } from './schemaBuilders.ts';
 import { idSchema, timestampSchema } from './schemas.ts';
 
@@ -46,7 +42,7 @@ const usdAmountSchema = {
 
 const rateSchema = {
   type: 'string',
-  pattern: `^[0-9]{1,${RATE_INTEGER_DIGITS_MAX}}(\\.[0-9]{1,${RATE_FRACTION_DIGITS_MAX}})?$`,
+  pattern: RATE_PATTERN_SOURCE,
   description: `USD for one unit of the currency: a positive decimal string, at most ${RATE_FRACTION_DIGITS_MAX} decimals.`,
   examples: ['0.0077'],
 } as const;

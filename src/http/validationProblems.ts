@@ -2,7 +2,7 @@
  * Schema validation failures in our words: Ajv's issues become field errors (a `param`, a code and a
  * sentence naming the field), each reported once, for the `validation_error` problem.
  */
-import { PHONE_PATTERN } from '../domain/customers.ts';
+import { PHONE_PATTERN } from '../domain/contactDetails.ts';
 import { type AppError, type FieldError, validationErrors } from '../domain/errors.ts';
 import { IDEMPOTENCY_KEY_LENGTH_MAX, IDEMPOTENCY_KEY_PATTERN } from '../domain/idempotency.ts';
 

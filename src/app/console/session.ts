@@ -5,6 +5,7 @@
  * member is removed. A session acts with exactly the scopes the member's roles grant at each request, as
  * a key acting for the member does.
  */
+
 import { hash, verify } from '@node-rs/argon2';
 import type { Scope } from '../../domain/access.ts';
 import { type MemberRole, scopesOfRoles } from '../../domain/access.ts';
@@ -21,9 +22,9 @@ import {
   sessionExpiry,
   sessionNeedsTouch,
 } from '../../domain/console.ts';
+import { normaliseEmail } from '../../domain/contactDetails.ts';
 import { AppError, validationError } from '../../domain/errors.ts';
 import type { EvidenceActor } from '../../domain/evidence.ts';
-import { normaliseEmail } from '../../domain/members.ts';
 import {
   endSession,
   endSessionsOfMember,

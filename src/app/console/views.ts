@@ -3,8 +3,8 @@
  * subscription's delivery log, the names beside customer and wallet ids, and the organization's API keys (an
  * admin creates their own, and revokes any).
  */
+import { normaliseEmail } from '../../domain/contactDetails.ts';
 import { resourceMissing } from '../../domain/errors.ts';
-import { normaliseEmail } from '../../domain/members.ts';
 import { type Page, toPage } from '../../domain/pagination.ts';
 import type { Transfer } from '../../domain/transferRecord.ts';
 import {

@@ -13,7 +13,11 @@ import {
   isCurrency,
   parseAmount,
 } from '../money.ts';
+import { type ExactRate, formatDecimal, formatRate, parseRate } from '../rates.ts';
 import { checkDateOfBirth, ID_NUMBER_PATTERN } from '../verifications.ts';
+
+/** The USD value of one unit of a currency. */
+export type UsdRate = ExactRate;
 
 /** The threshold that applies where a transfer's jurisdiction has none of its own. */
 export const DEFAULT_JURISDICTION = 'default';
@@ -21,9 +25,6 @@ export const DEFAULT_JURISDICTION = 'default';
 export const DEFAULT_THRESHOLD_USD_MINOR = 1_000_00n;
 /** Jurisdiction entries (countries, and `default`) one organization may set. */
 export const TRAVEL_RULE_JURISDICTIONS_MAX = 250;
-/** Digits a rate may have after the decimal point, and before it. */
-export const RATE_FRACTION_DIGITS_MAX = 12;
-export const RATE_INTEGER_DIGITS_MAX = 9;
 
 /** What one unit of a currency is worth in USD, as the rates table starts. */
 export const DEFAULT_USD_RATES: Readonly<Partial<Record<Currency, string>>> = {
@@ -46,12 +47,6 @@ export const TRAVEL_RULE_NAME_LENGTH_MAX = 200;
 export const TRAVEL_RULE_ACCOUNT_LENGTH_MAX = 200;
 export const TRAVEL_RULE_ADDRESS_LENGTH_MAX = 500;
 
-/** A rate as an exact decimal: numerator / 10^scale. */
-export interface UsdRate {
-  numerator: bigint;
-  scale: number;
-}
-
 export interface TravelRuleSettings {
   /** USD cents by jurisdiction: `default` and ISO 3166-1 alpha-2 country codes. */
   thresholdsUsdMinor: Readonly<Record<string, bigint>>;
@@ -59,40 +54,7 @@ export interface TravelRuleSettings {
   rates: Readonly<Partial<Record<Currency, UsdRate>>>;
 }
 
-const RATE_PATTERN = new RegExp(
-  `^[0-9]{1,${RATE_INTEGER_DIGITS_MAX}}(\\.[0-9]{1,${RATE_FRACTION_DIGITS_MAX}})?$`,
-);
 const COUNTRY_PATTERN = /^[A-Z]{2}$/;
-
-/** Parses "0.0077" into 77 / 10^4; a 400 naming `param` unless it is a positive decimal within bounds. */
-export function parseRate(text: string, param: string): UsdRate {
-  if (!RATE_PATTERN.test(text)) {
-    throw validationError(
-      param,
-      `${param} must be a decimal string with at most ${RATE_INTEGER_DIGITS_MAX} digits before the point and ${RATE_FRACTION_DIGITS_MAX} after it, e.g. "0.0077"`,
-      'invalid_format',
-    );
-  }
-  const [whole = '', fraction = ''] = text.split('.');
-  const trimmed = fraction.replace(/0+$/, '');
-  const rate = { numerator: BigInt(`${whole}${trimmed}`), scale: trimmed.length };
-  if (rate.numerator === 0n)
-    throw validationError(param, `${param} must be greater than zero`, 'not_positive');
-  return rate;
-}
-
-/** An exact decimal numerator / 10^scale, with at least `minFraction` and otherwise no trailing zeros. */
-function formatDecimal(numerator: bigint, scale: number, minFraction = 0): string {
-  const digits = numerator.toString().padStart(scale + 1, '0');
-  const whole = digits.slice(0, digits.length - scale);
-  let fraction = digits.slice(digits.length - scale).replace(/0+$/, '');
-  fraction = fraction.padEnd(minFraction, '0');
-  return fraction === '' ? whole : `${whole}.${fraction}`;
-}
-
-export function formatRate(rate: UsdRate): string {
-  return formatDecimal(rate.numerator, rate.scale);
-}
 
 export function defaultTravelRuleSettings(): TravelRuleSettings {
   return {

@@ -12,9 +12,9 @@ import {
   updateOrganizationProfile,
 } from '../../app/organizationProfile.ts';
 import { ENVIRONMENTS } from '../../domain/access.ts';
+import { PHONE_PATTERN } from '../../domain/contactDetails.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import { CONTACT_NAME_CHARS_MAX, CONTACT_ROLES, LAUNCH_PRODUCTS } from '../../domain/organizationProfile.ts';
-import { emailSchema } from '../authorizationSchemas.ts';
 import { retrieveOwn } from '../readRoutes.ts';
 import { makeFromBody } from '../routeEffects.ts';
 import {
@@ -27,11 +27,10 @@ import {
   written,
 } from '../routeKit.ts';
 import { apiObjectSchema, someOfSchema } from '../schemaBuilders.ts';
-import { idSchema, nullableIdSchema, timestampSchema } from '../schemas.ts';
+import { emailSchema, idSchema, nullableIdSchema, timestampSchema } from '../schemas.ts';
 import { writeRoute } from '../writeRoutes.ts';
 
 const TAGS = ['Organization'];
-const PHONE_PATTERN = '^\\+[1-9][0-9]{6,14}$';
 
 const productsSchema = someOfSchema(
   LAUNCH_PRODUCTS,

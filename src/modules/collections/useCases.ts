@@ -9,7 +9,7 @@ import type { Deps } from '../../app/deps.ts';
 import { newEvent, recordEvents } from '../../app/events.ts';
 import { getById, listPage } from '../../app/reads.ts';
 import { closedWalletError } from '../../domain/closedWallet.ts';
-import { PHONE_PATTERN } from '../../domain/customers.ts';
+import { PHONE_PATTERN } from '../../domain/contactDetails.ts';
 import { AppError, resourceMissing, validationError } from '../../domain/errors.ts';
 import { numberSourceOf } from '../../domain/jsonNumbers.ts';
 import type { Metadata } from '../../domain/metadata.ts';

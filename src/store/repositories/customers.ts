@@ -1,9 +1,9 @@
 /** Customers: their records (with their open AML alerts counted), written, found and listed newest first. */
-import type { CustomerType, KycStatus } from '../../domain/customers.ts';
+
+import type { Address, CustomerType, KycStatus } from '../../domain/customers.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import type { Metadata } from '../../domain/metadata.ts';
 import type { RiskLevel } from '../../domain/risk.ts';
-import type { Address } from '../../domain/verifications.ts';
 import type { Queryable } from '../store.ts';
 import { newestFirstLister, organizationRecordFinder, type RecordTable } from './records.ts';
 import { type KeysetFilter, nullableText, toDate, toJsonObject } from './rows.ts';

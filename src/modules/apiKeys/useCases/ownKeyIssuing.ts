@@ -7,9 +7,10 @@
 import type { Deps } from '../../../app/deps.ts';
 import { SCOPES, type Scope, scopesOfRoles } from '../../../domain/access.ts';
 import { displayPrefix, formatApiKey, hashApiKey } from '../../../domain/apiKeys.ts';
+import { normaliseEmail } from '../../../domain/contactDetails.ts';
 import { AppError, validationError } from '../../../domain/errors.ts';
 import type { EvidenceActor } from '../../../domain/evidence.ts';
-import { type Member, normaliseEmail } from '../../../domain/members.ts';
+import type { Member } from '../../../domain/members.ts';
 import { type ApiKeyRow, findApiKeyByHash } from '../../../store/repositories/apiKeys.ts';
 import { findMember } from '../../../store/repositories/members.ts';
 import type { Queryable } from '../../../store/store.ts';

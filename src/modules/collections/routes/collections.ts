@@ -1,8 +1,9 @@
 /** Collections: asking a payer to pay into a wallet (mobile-money request-to-pay). */
+
 import type { FastifyInstance } from 'fastify';
 import { actorIdOf } from '../../../app/apiKeyAuthentication.ts';
 import type { Deps } from '../../../app/deps.ts';
-import { PHONE_PATTERN } from '../../../domain/customers.ts';
+import { PHONE_PATTERN } from '../../../domain/contactDetails.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { formatAmount } from '../../../domain/money.ts';
 import { MOBILE_NETWORKS } from '../../../domain/transfers.ts';

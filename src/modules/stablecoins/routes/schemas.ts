@@ -5,10 +5,10 @@ import {
   CONVERSION_QUOTE_STATUSES,
   CONVERSION_QUOTE_TTL_MS,
 } from '../../../domain/conversions.ts';
-import { RATE_FRACTION_DIGITS_MAX, RATE_INTEGER_DIGITS_MAX } from '../../../domain/decisions/travelRule.ts';
 import { DIGITAL_ASSET_NETWORKS, DIGITAL_ASSETS } from '../../../domain/digitalAssets.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { SUPPORTED_CURRENCIES } from '../../../domain/money.ts';
+import { RATE_FRACTION_DIGITS_MAX, RATE_PATTERN_SOURCE } from '../../../domain/rates.ts';
 import {
   CHAIN_TRANSACTION_STATES,
   DEPOSIT_CONFIRMATIONS_REQUIRED,
@@ -99,7 +99,7 @@ export const depositSchema = apiObjectSchema(
 
 export const rateText = {
   type: 'string',
-  pattern: `^[0-9]{1,${RATE_INTEGER_DIGITS_MAX}}(\\.[0-9]{1,${RATE_FRACTION_DIGITS_MAX}})?$`,
+  pattern: RATE_PATTERN_SOURCE,
   description: `Units of \`to\` for one unit of \`from\`: a positive decimal string, at most ${RATE_FRACTION_DIGITS_MAX} decimals.`,
   examples: ['0.0077'],
 } as const;

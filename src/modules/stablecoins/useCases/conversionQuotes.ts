@@ -16,11 +16,11 @@ import {
   convertAmount,
   parseConversionRate,
 } from '../../../domain/conversions.ts';
-import { formatRate } from '../../../domain/decisions/travelRule.ts';
 import { isDigitalAsset } from '../../../domain/digitalAssets.ts';
 import { AppError, resourceMissing, validationError } from '../../../domain/errors.ts';
 import { isId } from '../../../domain/ids.ts';
 import { type Currency, checkSingleAmount, parseAmount } from '../../../domain/money.ts';
+import { formatRate } from '../../../domain/rates.ts';
 import type { Wallet } from '../../../domain/wallets.ts';
 import { findWallets } from '../../../store/repositories/wallets.ts';
 import type { Queryable } from '../../../store/store.ts';

@@ -20,11 +20,11 @@ import {
   SANDBOX_DEFAULT_CONVERSION_RATES,
 } from '../../../domain/conversions.ts';
 import type { ApprovalRequirement } from '../../../domain/decisions/policies.ts';
-import { formatRate } from '../../../domain/decisions/travelRule.ts';
 import { isDigitalAsset } from '../../../domain/digitalAssets.ts';
 import { AppError, validationError } from '../../../domain/errors.ts';
 import type { EvidenceActor } from '../../../domain/evidence.ts';
 import { type Currency, isCurrency } from '../../../domain/money.ts';
+import { formatRate } from '../../../domain/rates.ts';
 import type { Queryable } from '../../../store/store.ts';
 import {
   type ConversionRateVersion,

@@ -2,7 +2,7 @@
  * A transfer's destination as the OpenAPI document describes it: one object per destination type, told
  * apart by `type`, and the limits on a destination field that the transfer's create body applies too.
  */
-import { PHONE_PATTERN } from '../../../domain/customers.ts';
+import { PHONE_PATTERN } from '../../../domain/contactDetails.ts';
 import {
   ADDRESS_FORMATS,
   DIGITAL_ASSET_NETWORK_FAMILIES,

@@ -3,6 +3,7 @@
  * field, then currency, rail, amount and the rail's bounds and step, and a wallet destination's existence and
  * currency. Shared by new transfers, quotes and payment batch items.
  */
+import { PHONE_PATTERN } from '../../../domain/contactDetails.ts';
 import type { TravelRuleInput } from '../../../domain/decisions/travelRule.ts';
 import { cryptoAddressDestination } from '../../../domain/digitalAssets.ts';
 import { resourceMissing, validationError } from '../../../domain/errors.ts';
@@ -26,7 +27,7 @@ import {
 } from '../../../domain/transfers.ts';
 import type { WalletIdentity } from '../../../domain/wallets.ts';
 
-const PHONE_PATTERN = /^\+[1-9][0-9]{6,14}$/;
+const PHONE = new RegExp(PHONE_PATTERN);
 const ACCOUNT_TEXT_PATTERN = /^[A-Za-z0-9 -]{1,34}$/;
 
 /** The request as the HTTP edge hands it over, after JSON Schema validation of shapes. */
@@ -153,7 +154,7 @@ function mobileMoneyDestination(fields: DestinationFields): Destination {
       'invalid_value',
     );
   }
-  const phone = fields.need('phone', PHONE_PATTERN, 'must be in international format, e.g. +254712345678');
+  const phone = fields.need('phone', PHONE, 'must be in international format, e.g. +254712345678');
   if (!phoneMatchesNetwork(phone, network as MobileNetwork)) {
     throw validationError(
       'destination.phone',
