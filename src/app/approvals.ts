@@ -39,7 +39,7 @@ import {
 } from '../store/repositories/approvals.ts';
 import type { Queryable } from '../store/store.ts';
 import type { PrincipalMember } from './apiKeyAuthentication.ts';
-import type { Deps } from './deps.ts';
+import type { Deps, LockedResource } from './deps.ts';
 import { newEvent, recordEvents } from './events.ts';
 import { appendEvidence, SYSTEM_ACTOR } from './evidence.ts';
 import { getById } from './reads.ts';
@@ -48,24 +48,6 @@ import { getById } from './reads.ts';
 export const APPROVAL_EXPIRY_BATCH_MAX = 100;
 /** How often the expiry worker looks: an approval expires at most this long after its time. */
 export const APPROVAL_EXPIRY_INTERVAL_MS = 1_000;
-
-/** A resource locked for an approval's decision, and how to move it on once the approval is decided. */
-export interface LockedResource {
-  /** The transfer the approval's evidence names, when the resource is one. */
-  transferId?: string;
-  /** Moves the resource on after the approval was decided; its status then, or null when it has none. */
-  settle(tx: Queryable, deps: Deps, approval: Approval, actor: EvidenceActor): Promise<string | null>;
-}
-
-/** What an approval needs of one resource type: supplied by the use case that owns the resource. */
-export interface ApprovableResource {
-  type: ApprovalResourceType;
-  /** Locks the resource (before the approval is locked: the one order every decision takes). */
-  lock(tx: Queryable, organizationId: string, resourceId: string): Promise<LockedResource>;
-}
-
-/** One handler per resource type an approval can be opened on. */
-export type ApprovableResources = { readonly [T in ApprovalResourceType]: ApprovableResource & { type: T } };
 
 /** The `data` of an `approval.updated` event: the approval as it stands, with its votes. */
 export function approvalEventData(approval: Approval): Record<string, unknown> {

@@ -5,9 +5,12 @@ import { lookup } from 'node:dns/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Environment } from '../domain/access.ts';
+import type { Approval, ApprovalResourceType } from '../domain/approvals.ts';
 import type { PilotCaps } from '../domain/decisions/pilotCaps.ts';
+import type { ApprovalRequirement } from '../domain/decisions/policies.ts';
 import type { TravelRuleInput } from '../domain/decisions/travelRule.ts';
 import type { EvidenceActor } from '../domain/evidence.ts';
+import type { GovernedChangeKind } from '../domain/governedChanges.ts';
 import { formatId, ID_PREFIXES, ID_RANDOM_BYTES, type IdKind } from '../domain/ids.ts';
 import type { ScreeningIndex } from '../domain/screening/screeningIndex.ts';
 import { type Keyring, keyringOf } from '../domain/sealing.ts';
@@ -16,9 +19,7 @@ import type { Wallet } from '../domain/wallets.ts';
 import { createServiceMetrics, type ServiceMetrics } from '../metrics.ts';
 import type { PartnerRailFactories } from '../rails/partner.ts';
 import type { Queryable, Store } from '../store/store.ts';
-import type { ApprovableResources } from './approvals.ts';
 import { useCaseHooks } from './composition.ts';
-import type { ChangeKind, RegisteredChangeKind } from './governedChanges.ts';
 
 // The driver interface's types, for the layers that hand a transaction on without importing the store.
 export type { Queryable, Store } from '../store/store.ts';
@@ -80,6 +81,69 @@ export interface DayWork {
   catchUp(deps: Deps, organizationId: string, throughDay: string): Promise<void>;
 }
 
+/** A resource locked for an approval's decision, and how to move it on once the approval is decided. */
+export interface LockedResource {
+  /** The transfer the approval's evidence names, when the resource is one. */
+  transferId?: string;
+  /** Moves the resource on after the approval was decided; its status then, or null when it has none. */
+  settle(tx: Queryable, deps: Deps, approval: Approval, actor: EvidenceActor): Promise<string | null>;
+}
+
+/** What an approval needs of one resource type: supplied by the use case that owns the resource. */
+export interface ApprovableResource {
+  type: ApprovalResourceType;
+  /** Locks the resource (before the approval is locked: the one order every decision takes). */
+  lock(tx: Queryable, organizationId: string, resourceId: string): Promise<LockedResource>;
+}
+
+/** One handler per resource type an approval can be opened on. */
+export type ApprovableResources = { readonly [T in ApprovalResourceType]: ApprovableResource & { type: T } };
+
+/** A change as a route proposes it: the kind, what it does, to what, and the request's body. */
+export interface ChangeRequest {
+  kind: RegisteredChangeKind;
+  action: string;
+  /** The resource changed (a member, a rule, a route…), or null for a creation. */
+  targetId: string | null;
+  /** The request's body (an object; its JSON is what is stored). */
+  payload: object;
+}
+
+export interface ApplyInput {
+  organizationId: string;
+  action: string;
+  targetId: string | null;
+  payload: Record<string, unknown>;
+  /** The proposer (member or key id), for use cases that record who created a version. */
+  proposedBy: string;
+  actor: EvidenceActor;
+}
+
+export interface ChangeKind {
+  /** Whether this request is governed at all (an API key with only `read`/`write` is not); default yes. */
+  governs?(request: ChangeRequest): boolean;
+  /** Checks without the database that name the faulty field (the dry run of `apply` checks the rest). */
+  check?(deps: Deps, request: ChangeRequest): void;
+  /** Seals the secrets of a payload before it is stored, and opens them to apply it. */
+  seal?(deps: Deps, changeId: string, payload: Record<string, unknown>): Record<string, unknown>;
+  open?(deps: Deps, changeId: string, payload: Record<string, unknown>): Record<string, unknown>;
+  /**
+   * Why this change needs a second member whatever the policy says (a conversion rate moved past its band),
+   * or undefined when the policy alone decides.
+   */
+  intrinsicApproval?(
+    tx: Queryable,
+    deps: Deps,
+    organizationId: string,
+    request: ChangeRequest,
+  ): Promise<{ rule: string; approval: ApprovalRequirement } | undefined>;
+  /** Makes the change; the new resource's id for a creation. */
+  apply(tx: Queryable, deps: Deps, input: ApplyInput): Promise<{ targetId: string | null }>;
+}
+
+/** A kind of change this registry makes (the `policy` kind keeps its own record). */
+export type RegisteredChangeKind = Exclude<GovernedChangeKind, 'policy'>;
+
 export interface Deps {
   store: Store;
   environment: Environment;
@@ -128,7 +192,7 @@ export interface Deps {
    * What lower use cases call on higher ones without importing them, filled by the composition root
    * (`useCaseHooks` in src/app/composition.ts, through `systemDeps`).
    */
-  /** How approvals lock and move on each resource type (src/app/approvals.ts). */
+  /** How approvals lock and move on each resource type (approvals, src/app/approvals.ts). */
   approvableResources: ApprovableResources;
   /** How a decided review case moves the transfer or deposit it holds (src/app/reviews.ts). */
   reviewSubjects: ReviewSubjects;

@@ -6,6 +6,7 @@
  * approval's resource (this change) is locked before the approval on every path, as approvals.ts does for
  * every resource.
  */
+
 import type { Approval } from '../domain/approvals.ts';
 import { AppError } from '../domain/errors.ts';
 import type { EvidenceActor, EvidenceDraft } from '../domain/evidence.ts';
@@ -14,11 +15,11 @@ import { findPendingApprovalOf, saveApprovalStatus } from '../store/repositories
 import { findGovernedChange, saveGovernedChange } from '../store/repositories/governedChanges.ts';
 import type { Queryable } from '../store/store.ts';
 import { releaseSavepoint, rollbackToSavepoint, setSavepoint } from '../store/transactions.ts';
-import { type ApprovableResource, approvalEvent } from './approvals.ts';
-import type { Deps } from './deps.ts';
+import { approvalEvent } from './approvals.ts';
+import type { ApprovableResource, Deps, RegisteredChangeKind } from './deps.ts';
 import { recordEvents } from './events.ts';
 import { apiKeyActor, appendEvidence } from './evidence.ts';
-import { changeEvent, proposerOf, type RegisteredChangeKind } from './governedChanges.ts';
+import { changeEvent, proposerOf } from './governedChanges.ts';
 import { lockById } from './reads.ts';
 
 /** The change with this id, its row locked for the transaction; 404 when there is none. */

@@ -24,8 +24,8 @@ import {
 } from '../modules/stablecoins/index.ts';
 import { closeTrustAccountFor, createTrustAccount } from '../modules/treasury/index.ts';
 import { createRule, updateRule } from './aml/rules.ts';
+import type { ApplyInput, ChangeKind, RegisteredChangeKind } from './deps.ts';
 import { setRouteStatus } from './digitalAssetRoutes.ts';
-import type { ApplyInput, ChangeKind, RegisteredChangeKind } from './governedChanges.ts';
 import { addMember, updateMember } from './members.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: a stored request body; its use case checks every field.

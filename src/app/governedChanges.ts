@@ -13,11 +13,7 @@
  * updatePolicy in policies.ts, which asks the same `change` rules.
  */
 import type { Approval } from '../domain/approvals.ts';
-import {
-  type ApprovalRequirement,
-  evaluatePolicy,
-  type PolicyDecision,
-} from '../domain/decisions/policies.ts';
+import { evaluatePolicy, type PolicyDecision } from '../domain/decisions/policies.ts';
 import { AppError, validationError } from '../domain/errors.ts';
 import type { EventRecord } from '../domain/events.ts';
 import type { EvidenceActor, EvidenceDraft } from '../domain/evidence.ts';
@@ -35,7 +31,7 @@ import {
 import type { Queryable } from '../store/store.ts';
 import { releaseSavepoint, rollbackToSavepoint, setSavepoint } from '../store/transactions.ts';
 import { newApproval, openApproval } from './approvals.ts';
-import type { Deps } from './deps.ts';
+import type { ChangeRequest, Deps } from './deps.ts';
 import { newEvent, recordEvents } from './events.ts';
 import { appendEvidence } from './evidence.ts';
 import { currentPolicyIn } from './policies.ts';
@@ -268,48 +264,3 @@ function proposalEvidence(
 export const getGovernedChange = getById<GovernedChange>(findGovernedChange, 'change');
 
 export const listChanges = listPage<GovernedChangeFilter, GovernedChange>(listGovernedChanges);
-
-/** A change as a route proposes it: the kind, what it does, to what, and the request's body. */
-export interface ChangeRequest {
-  kind: RegisteredChangeKind;
-  action: string;
-  /** The resource changed (a member, a rule, a route…), or null for a creation. */
-  targetId: string | null;
-  /** The request's body (an object; its JSON is what is stored). */
-  payload: object;
-}
-
-export interface ApplyInput {
-  organizationId: string;
-  action: string;
-  targetId: string | null;
-  payload: Record<string, unknown>;
-  /** The proposer (member or key id), for use cases that record who created a version. */
-  proposedBy: string;
-  actor: EvidenceActor;
-}
-
-export interface ChangeKind {
-  /** Whether this request is governed at all (an API key with only `read`/`write` is not); default yes. */
-  governs?(request: ChangeRequest): boolean;
-  /** Checks without the database that name the faulty field (the dry run of `apply` checks the rest). */
-  check?(deps: Deps, request: ChangeRequest): void;
-  /** Seals the secrets of a payload before it is stored, and opens them to apply it. */
-  seal?(deps: Deps, changeId: string, payload: Record<string, unknown>): Record<string, unknown>;
-  open?(deps: Deps, changeId: string, payload: Record<string, unknown>): Record<string, unknown>;
-  /**
-   * Why this change needs a second member whatever the policy says (a conversion rate moved past its band),
-   * or undefined when the policy alone decides.
-   */
-  intrinsicApproval?(
-    tx: Queryable,
-    deps: Deps,
-    organizationId: string,
-    request: ChangeRequest,
-  ): Promise<{ rule: string; approval: ApprovalRequirement } | undefined>;
-  /** Makes the change; the new resource's id for a creation. */
-  apply(tx: Queryable, deps: Deps, input: ApplyInput): Promise<{ targetId: string | null }>;
-}
-
-/** A kind of change this registry makes (the `policy` kind keeps its own record). */
-export type RegisteredChangeKind = Exclude<GovernedChangeKind, 'policy'>;

@@ -34,8 +34,8 @@ import {
 } from '../store/repositories/policies.ts';
 import type { KeysetFilter } from '../store/repositories/rows.ts';
 import type { Queryable } from '../store/store.ts';
-import { type ApprovableResource, newApproval, openApproval } from './approvals.ts';
-import type { Deps } from './deps.ts';
+import { newApproval, openApproval } from './approvals.ts';
+import type { ApprovableResource, Deps } from './deps.ts';
 import { newEvent, recordEvents } from './events.ts';
 import { appendEvidence } from './evidence.ts';
 import { organizationCache } from './organizationCache.ts';

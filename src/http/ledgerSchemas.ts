@@ -1,4 +1,5 @@
 /** The ledger on the wire: journal entries with their postings, and ledger accounts with their sums. */
+
 import { ID_PREFIXES } from '../domain/ids.ts';
 import { RAILS } from '../domain/transfers.ts';
 import {
@@ -7,8 +8,14 @@ import {
   POSTING_PHASES,
   POSTING_SIDES,
 } from '../modules/ledger/domain/ledger.ts';
-import { amountSchema, currencySchema, idSchema, nullableIdSchema, timestampSchema } from './schemas.ts';
-import { balanceProperties } from './walletSchemas.ts';
+import {
+  amountSchema,
+  balanceProperties,
+  currencySchema,
+  idSchema,
+  nullableIdSchema,
+  timestampSchema,
+} from './schemas.ts';
 
 /** An amount that may be negative: a signed net. */
 function signedAmountSchema(description: string) {

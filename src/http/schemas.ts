@@ -215,3 +215,18 @@ export function idParamsSchema(prefix: IdPrefix | readonly IdPrefix[], descripti
 export function emailSchema(example: string) {
   return { type: 'string', minLength: 3, maxLength: EMAIL_CHARS_MAX, examples: [example] } as const;
 }
+
+/** A wallet's three balances, as the wallet, its balance and its ledger account show them. */
+export const balanceProperties = {
+  available: {
+    type: 'string',
+    description: 'What may be spent now: current minus pending.',
+    examples: ['1500.00'],
+  },
+  pending: {
+    type: 'string',
+    description: 'Held for outgoing transfers not yet settled.',
+    examples: ['0.00'],
+  },
+  current: { type: 'string', description: 'Posted balance.', examples: ['1500.00'] },
+} as const;

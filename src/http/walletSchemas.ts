@@ -1,22 +1,7 @@
 /** Wallets on the wire: the wallet with its balances and account details, its balance, and its create body. */
 import { ID_PREFIXES } from '../domain/ids.ts';
 import { WALLET_STATUS_REASONS, WALLET_STATUSES } from '../domain/wallets.ts';
-import { currencySchema, idSchema, metadataSchema, timestampSchema } from './schemas.ts';
-
-/** A wallet's three balances, as the wallet, its balance and its ledger account show them. */
-export const balanceProperties = {
-  available: {
-    type: 'string',
-    description: 'What may be spent now: current minus pending.',
-    examples: ['1500.00'],
-  },
-  pending: {
-    type: 'string',
-    description: 'Held for outgoing transfers not yet settled.',
-    examples: ['0.00'],
-  },
-  current: { type: 'string', description: 'Posted balance.', examples: ['1500.00'] },
-} as const;
+import { balanceProperties, currencySchema, idSchema, metadataSchema, timestampSchema } from './schemas.ts';
 
 /** A wallet's account details, as the wallet embeds them and `POST /v1/wallets/{id}/account-details` answers. */
 export const accountDetailsProperties = {

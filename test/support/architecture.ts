@@ -59,6 +59,8 @@ export const SEAM_MODULES: readonly string[] = ['ledger'];
  */
 const EDGES = [
   'src/main.ts',
+  // The HTTP process's start: the sanctions list watch and the server, put together.
+  'src/serverHttp.ts',
   'src/cli/',
   'src/console/',
   'src/http/app.ts',

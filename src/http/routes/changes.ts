@@ -1,7 +1,6 @@
 import type { FastifyInstance, FastifyRequest, RouteGenericInterface } from 'fastify';
-import type { Deps, Queryable } from '../../app/deps.ts';
+import type { ChangeRequest, Deps, Queryable, RegisteredChangeKind } from '../../app/deps.ts';
 import { cancelGovernedChange } from '../../app/governedChangeDecisions.ts';
-import type { ChangeRequest, RegisteredChangeKind } from '../../app/governedChanges.ts';
 import { getGovernedChange, listChanges, proposeIfGoverned } from '../../app/governedChanges.ts';
 import {
   GOVERNED_CHANGE_KINDS,

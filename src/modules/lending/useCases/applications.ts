@@ -4,14 +4,9 @@
  * withdrawn before disbursement. A loan application is an approval's resource (`LOAN_APPROVALS`).
  */
 
-import {
-  type ApprovableResource,
-  cancelApprovalOf,
-  newApproval,
-  openApproval,
-} from '../../../app/approvals.ts';
+import { cancelApprovalOf, newApproval, openApproval } from '../../../app/approvals.ts';
 import { readCustomerPolicyFacts } from '../../../app/customerPolicyFacts.ts';
-import type { Deps } from '../../../app/deps.ts';
+import type { ApprovableResource, Deps } from '../../../app/deps.ts';
 import { recordEvents } from '../../../app/events.ts';
 import { appendEvidence } from '../../../app/evidence.ts';
 import { loadPolicy } from '../../../app/policies.ts';

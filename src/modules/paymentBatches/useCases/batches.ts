@@ -5,8 +5,8 @@
  * reservation's accounts.
  */
 
-import { type ApprovableResource, cancelApprovalOf } from '../../../app/approvals.ts';
-import type { Deps } from '../../../app/deps.ts';
+import { cancelApprovalOf } from '../../../app/approvals.ts';
+import type { ApprovableResource, Deps } from '../../../app/deps.ts';
 import { recordEvents } from '../../../app/events.ts';
 import { getById, listPage } from '../../../app/reads.ts';
 import type { Approval } from '../../../domain/approvals.ts';

@@ -4,8 +4,8 @@
  * review case's subject: sent on, or to approval, when the case is cleared; rejected when it is rejected.
  */
 
-import { type ApprovableResource, newApproval, openApproval } from '../../../app/approvals.ts';
-import type { Deps } from '../../../app/deps.ts';
+import { newApproval, openApproval } from '../../../app/approvals.ts';
+import type { ApprovableResource, Deps } from '../../../app/deps.ts';
 import { type Approval, AWAITING_APPROVAL_STATUS_REASON } from '../../../domain/approvals.ts';
 import { DEFAULT_RULE_ID } from '../../../domain/decisions/policies.ts';
 import { AppError } from '../../../domain/errors.ts';
