@@ -15,6 +15,7 @@ import { AML_HISTORY_TRANSFERS_MAX } from '../src/domain/decisions/aml.ts';
 import { PAGE_SIZE_DEFAULT } from '../src/domain/pagination.ts';
 import { WEBHOOK_SUBSCRIPTION_IN_FLIGHT_MAX } from '../src/domain/webhooks.ts';
 import { QUEUE_DEPTH_COUNT_MAX } from '../src/metrics.ts';
+import { listCustomers } from '../src/modules/customers/repository.ts';
 import { STATEMENT_ENTRIES_MAX } from '../src/modules/digitalAccounts/domain.ts';
 import { listStatementMovements, readStatementFrame } from '../src/modules/digitalAccounts/repository.ts';
 import {
@@ -23,6 +24,7 @@ import {
   listLedgerAccounts,
 } from '../src/modules/ledger/repository/ledger.ts';
 import { findTransferByRailReference, listTransfers } from '../src/modules/transfers/repository.ts';
+import { listWallets } from '../src/modules/wallets/repository.ts';
 import { claimDueDeliveries } from '../src/modules/webhooks/repository/claims.ts';
 import { eventsSince } from '../src/modules/webhooks/repository/requeue.ts';
 import { listSubscriptions } from '../src/modules/webhooks/repository/subscriptions.ts';
@@ -30,13 +32,11 @@ import { WEBHOOK_RECOVER_EVENTS_MAX } from '../src/modules/webhooks/useCases/del
 import { WEBHOOK_DISPATCH_BATCH_ROWS } from '../src/modules/webhooks/workers/dispatcher.ts';
 import { migrate } from '../src/store/migrate.ts';
 import { createSchema, dropSchema, openPostgresStore } from '../src/store/postgres.ts';
-import { listCustomers } from '../src/store/repositories/customers.ts';
 import { listEvents } from '../src/store/repositories/events.ts';
 import { openTransferCounts, subscriptionQueues } from '../src/store/repositories/operations.ts';
 import { pruneEventsBatch } from '../src/store/repositories/retention.ts';
 import { readWalletActivity, tallyWalletActivity } from '../src/store/repositories/walletActivity.ts';
 import { walletBalanceAsOf } from '../src/store/repositories/walletBalances.ts';
-import { listWallets } from '../src/store/repositories/wallets.ts';
 import type { Queryable, Store } from '../src/store/store.ts';
 import {
   addManySubscriptions,

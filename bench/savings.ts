@@ -6,11 +6,11 @@
  * the accounts accrued per second for each, and the statements and transactions per account-day.
  */
 
-import { createCustomer } from '../src/app/customers.ts';
 import { systemDeps } from '../src/app/deps.ts';
-import { updateOrganizationProfile } from '../src/app/organizationProfile.ts';
 import { addDays } from '../src/domain/days.ts';
 import { issueApiKey } from '../src/modules/apiKeys/useCases/keys.ts';
+import { createCustomer } from '../src/modules/customers/index.ts';
+import { updateOrganizationProfile } from '../src/modules/organization/index.ts';
 import { openSavingsAccount } from '../src/modules/savings/useCases/accounts.ts';
 import { accrueSavingsThrough } from '../src/modules/savings/useCases/dayWork.ts';
 import { createSavingsProduct } from '../src/modules/savings/useCases/products.ts';

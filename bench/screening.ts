@@ -14,15 +14,15 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { systemDeps } from '../src/app/deps.ts';
-import { importSanctionsList } from '../src/app/sanctions/importList.ts';
+import { SANCTIONS_LIST_COLUMNS } from '../src/domain/screening/listFile.ts';
+import { ScreeningIndex } from '../src/domain/screening/screeningIndex.ts';
+import { importSanctionsList } from '../src/modules/compliance/useCases/sanctions/importList.ts';
 import {
   buildScreeningIndex,
   screeningIndexInUse,
   watchSanctionsList,
-} from '../src/app/sanctions/screeningIndex.ts';
-import { screenParty } from '../src/app/sanctions/screenParty.ts';
-import { SANCTIONS_LIST_COLUMNS } from '../src/domain/screening/listFile.ts';
-import { ScreeningIndex } from '../src/domain/screening/screeningIndex.ts';
+} from '../src/modules/compliance/useCases/sanctions/screeningIndex.ts';
+import { screenParty } from '../src/modules/compliance/useCases/sanctions/screenParty.ts';
 import { migrate } from '../src/store/migrate.ts';
 import { openPgliteStore } from '../src/store/pglite.ts';
 import { createSchema, dropSchema, openPostgresStore } from '../src/store/postgres.ts';

@@ -8,7 +8,6 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { type Deps, systemDeps } from './app/deps.ts';
-import { watchSanctionsList } from './app/sanctions/screeningIndex.ts';
 import { SANDBOX_ORGANIZATION_NAME, seedSandbox } from './app/seed.ts';
 import { startControlServer } from './cli/controlChannel.ts';
 import { requireEncryptionKey } from './config/encryption.ts';
@@ -16,6 +15,7 @@ import { IDEMPOTENCY_PRUNE_INTERVAL_MS, RETENTION_PRUNE_INTERVAL_MS } from './co
 import type { Config } from './config.ts';
 import type { Environment } from './domain/access.ts';
 import type { Keyring } from './domain/sealing.ts';
+import { APPROVAL_EXPIRY_INTERVAL_MS, runApprovalExpiryOnce } from './modules/authorization/index.ts';
 import {
   COLLECTION_WORKER_INTERVAL_MS,
   type CollectionRailResolver,
@@ -23,6 +23,11 @@ import {
   runCollectionWorkerOnce,
   simulatedCollectionRail,
 } from './modules/collections/index.ts';
+import {
+  runVerificationWorkerOnce,
+  VERIFICATION_WORKER_INTERVAL_MS,
+  watchSanctionsList,
+} from './modules/compliance/index.ts';
 import { EXPORT_WORKER_INTERVAL_MS, exportFormatters, runExportWorkerOnce } from './modules/exports/index.ts';
 import { LAUNCH_GATE_WORKER_INTERVAL_MS, launchGateWalker } from './modules/launchGates/index.ts';
 import { PAYMENT_BATCH_WORKER_INTERVAL_MS, runPaymentBatchPass } from './modules/paymentBatches/index.ts';
@@ -54,11 +59,9 @@ import { buildServerApp, listenAt, type StartServerOptions, type Stops } from '.
 import { migrate } from './store/migrate.ts';
 import { findOrganizationByName } from './store/repositories/organizations.ts';
 import type { Store } from './store/store.ts';
-import { APPROVAL_EXPIRY_INTERVAL_MS, runApprovalExpiryOnce } from './workers/approvalExpiry.ts';
 import { pruneExpiredIdempotencyRecords } from './workers/idempotencyPruner.ts';
 import { startPeriodic, type Worker } from './workers/periodic.ts';
 import { pruneExpiredHistory } from './workers/retentionPruner.ts';
-import { runVerificationWorkerOnce, VERIFICATION_WORKER_INTERVAL_MS } from './workers/verificationWorker.ts';
 
 /** Deps of a serving or working process: the configured keys and webhook address rules. */
 function processDeps(store: Store, config: Config, keyring: Keyring, launchGateSource?: Store): Deps {

@@ -5,9 +5,9 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from './app/deps.ts';
-import { watchSanctionsList } from './app/sanctions/screeningIndex.ts';
 import { ConfigError } from './config/variables.ts';
 import type { Config } from './config.ts';
+import { watchSanctionsList } from './modules/compliance/index.ts';
 
 /** One JSON line per request (see src/http/app.ts) is written at this level. */
 export const LOG_LEVEL_DEFAULT = 'info';

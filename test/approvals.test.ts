@@ -5,7 +5,7 @@
  * an `approval.updated` event; the ledger stays exact throughout.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expireDueApprovals } from '../src/app/approvals.ts';
+import { expireDueApprovals } from '../src/modules/authorization/useCases/approvals.ts';
 import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
 import { balanceOf, drainRails, expectLedgerHealthy, fundedWallet, mobileMoney } from './support/ledger.ts';
 import { newOrganization, type TestOrganization } from './support/organizations.ts';

@@ -10,11 +10,11 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdminCommand } from '../src/app/admin.ts';
-import { expireDueApprovals } from '../src/app/approvals.ts';
-import { proposeIfGoverned } from '../src/app/governedChanges.ts';
 import type { EvidenceActor } from '../src/domain/evidence.ts';
 import { DEFAULT_CHANGE_RULE_ID, GOVERNED_CHANGE_KINDS } from '../src/domain/governedChanges.ts';
 import { issueApiKey, listOrganizationKeys } from '../src/modules/apiKeys/useCases/keys.ts';
+import { expireDueApprovals } from '../src/modules/authorization/useCases/approvals.ts';
+import { proposeIfGoverned } from '../src/modules/authorization/useCases/governedChanges.ts';
 import { signedIn } from './support/console.ts';
 import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
 import { newOrganization, type TestOrganization } from './support/organizations.ts';

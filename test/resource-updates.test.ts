@@ -6,8 +6,8 @@
 import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runDueVerifications } from '../src/app/verifications.ts';
 import { SANDBOX_VERIFICATION_DELAY_MS } from '../src/domain/verifications.ts';
+import { runDueVerifications } from '../src/modules/compliance/useCases/verifications.ts';
 import {
   type ApiResponse,
   api,

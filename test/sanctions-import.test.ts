@@ -13,20 +13,23 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdminCommand } from '../src/app/admin.ts';
 import { type Deps, systemDeps } from '../src/app/deps.ts';
+import { seedSandbox } from '../src/app/seed.ts';
+import { SANCTIONS_LIST_COLUMNS } from '../src/domain/screening/listFile.ts';
 import {
   importSanctionsList,
   SANCTIONS_IMPORT_BATCH_ROWS,
   SanctionsImportError,
-} from '../src/app/sanctions/importList.ts';
-import { SAMPLE_SANCTIONS_LIST_FILE, seedSampleSanctionsList } from '../src/app/sanctions/sampleList.ts';
+} from '../src/modules/compliance/useCases/sanctions/importList.ts';
+import {
+  SAMPLE_SANCTIONS_LIST_FILE,
+  seedSampleSanctionsList,
+} from '../src/modules/compliance/useCases/sanctions/sampleList.ts';
 import {
   SANCTIONS_LIST_CHECK_INTERVAL_MS,
   screeningIndexSettled,
   watchSanctionsList,
-} from '../src/app/sanctions/screeningIndex.ts';
-import { screenParty } from '../src/app/sanctions/screenParty.ts';
-import { seedSandbox } from '../src/app/seed.ts';
-import { SANCTIONS_LIST_COLUMNS } from '../src/domain/screening/listFile.ts';
+} from '../src/modules/compliance/useCases/sanctions/screeningIndex.ts';
+import { screenParty } from '../src/modules/compliance/useCases/sanctions/screenParty.ts';
 import { migrate } from '../src/store/migrate.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from './support/harness.ts';
 

@@ -14,15 +14,15 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdminCommand } from '../src/app/admin.ts';
 import type { Deps } from '../src/app/deps.ts';
+import { SANCTIONS_LIST_COLUMNS } from '../src/domain/screening/listFile.ts';
+import type { ScreeningIndex } from '../src/domain/screening/screeningIndex.ts';
+import { buildApp } from '../src/http/app.ts';
 import {
   buildScreeningIndex,
   SANCTIONS_LIST_CHECK_INTERVAL_MS,
   screeningIndexSettled,
   watchSanctionsList,
-} from '../src/app/sanctions/screeningIndex.ts';
-import { SANCTIONS_LIST_COLUMNS } from '../src/domain/screening/listFile.ts';
-import type { ScreeningIndex } from '../src/domain/screening/screeningIndex.ts';
-import { buildApp } from '../src/http/app.ts';
+} from '../src/modules/compliance/useCases/sanctions/screeningIndex.ts';
 import { closeRailPartnerDirectory } from '../src/modules/railPartners/useCases/directory.ts';
 import { openPostgresStore } from '../src/store/postgres.ts';
 import type { Store } from '../src/store/store.ts';

@@ -7,7 +7,6 @@ import { readFileSync } from 'node:fs';
 import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
 import { generateScreeningData } from '../bench/screening.ts';
-import { SAMPLE_SANCTIONS_LIST_FILE } from '../src/app/sanctions/sampleList.ts';
 import {
   readHeader,
   readRecord,
@@ -28,6 +27,7 @@ import {
   type ScreeningListEntry,
   sharedWordsMin,
 } from '../src/domain/screening/screeningIndex.ts';
+import { SAMPLE_SANCTIONS_LIST_FILE } from '../src/modules/compliance/useCases/sanctions/sampleList.ts';
 
 function entry(
   entryId: string,

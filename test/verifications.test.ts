@@ -5,9 +5,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdminCommand } from '../src/app/admin.ts';
-import { runDueVerifications } from '../src/app/verifications.ts';
 import { SANDBOX_VERIFICATION_DELAY_MS } from '../src/domain/verifications.ts';
 import { issueApiKey } from '../src/modules/apiKeys/useCases/keys.ts';
+import { runDueVerifications } from '../src/modules/compliance/useCases/verifications.ts';
 import {
   api,
   BACKENDS,

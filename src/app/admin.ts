@@ -7,6 +7,8 @@
 import { SCOPES, type Scope } from '../domain/access.ts';
 import { LAUNCH_PRODUCTS, type LaunchProduct } from '../domain/organizationProfile.ts';
 import { issueOperatorKey } from '../modules/apiKeys/index.ts';
+import { proposeIfGoverned } from '../modules/authorization/index.ts';
+import type { SanctionsImportProgress } from '../modules/compliance/index.ts';
 import {
   EXPORT_FORMATS,
   EXPORT_TYPES,
@@ -40,8 +42,6 @@ import {
 } from './adminCore.ts';
 import type { Deps } from './deps.ts';
 import { SYSTEM_ACTOR } from './evidence.ts';
-import { proposeIfGoverned } from './governedChanges.ts';
-import type { SanctionsImportProgress } from './sanctions/importList.ts';
 
 export type AdminCommand =
   | CoreAdminCommand

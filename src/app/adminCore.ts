@@ -3,20 +3,25 @@
  * the ledger's and the evidence chains' checks, secrets re-wrapped, and sanctions lists. admin.ts adds the
  * rest and is what the CLI and the control channel call; both are edges that put modules together.
  */
-import type { Member } from '../domain/members.ts';
+
 import { listOrganizationKeys, revokeKey } from '../modules/apiKeys/index.ts';
-import { type LedgerViolation, verifyLedger } from '../modules/ledger/index.ts';
-import { migrate } from '../store/migrate.ts';
-import { issueSignInLink } from './console/session.ts';
-import type { Deps } from './deps.ts';
-import { type EvidenceChainReport, verifyEvidence } from './evidence.ts';
-import { addMemberToOrganization, listMembersOfOrganization, removeMemberOfOrganization } from './members.ts';
+import type { Member } from '../modules/authorization/index.ts';
+import {
+  addMemberToOrganization,
+  listMembersOfOrganization,
+  removeMemberOfOrganization,
+} from '../modules/authorization/index.ts';
 import {
   importSanctionsList,
   listSanctionsListVersions,
   type SanctionsImportProgress,
   type SanctionsImportSummary,
-} from './sanctions/importList.ts';
+} from '../modules/compliance/index.ts';
+import { type LedgerViolation, verifyLedger } from '../modules/ledger/index.ts';
+import { migrate } from '../store/migrate.ts';
+import { issueSignInLink } from './console/session.ts';
+import type { Deps } from './deps.ts';
+import { type EvidenceChainReport, verifyEvidence } from './evidence.ts';
 import { rewrapSecrets } from './secretsAtRest.ts';
 
 export type CoreAdminCommand =

@@ -4,6 +4,7 @@
  * use cases' imports have no cycles. `systemDeps` adds these to every `Deps` it builds.
  */
 
+import { GOVERNED_CHANGE_APPROVALS, POLICY_CHANGE_APPROVALS } from '../modules/authorization/index.ts';
 import { digitalAccountsOnWalletCreated } from '../modules/digitalAccounts/index.ts';
 import { LOAN_APPROVALS, LOAN_DAY_WORK } from '../modules/lending/index.ts';
 import { PAYMENT_BATCH_APPROVALS } from '../modules/paymentBatches/index.ts';
@@ -11,9 +12,7 @@ import { refuseSavingsSource, SAVINGS_DAY_WORK } from '../modules/savings/index.
 import { decideHeldDeposit } from '../modules/stablecoins/index.ts';
 import { decideReviewedTransfer, TRANSFER_APPROVALS } from '../modules/transfers/index.ts';
 import type { Deps } from './deps.ts';
-import { GOVERNED_CHANGE_APPROVALS } from './governedChangeDecisions.ts';
 import { CHANGE_KINDS } from './governedChangeKinds.ts';
-import { POLICY_CHANGE_APPROVALS } from './policies.ts';
 
 export type UseCaseHooks = Pick<
   Deps,
@@ -27,7 +26,7 @@ export type UseCaseHooks = Pick<
 
 export function useCaseHooks(): UseCaseHooks {
   return {
-    // Approvals (src/app/approvals.ts) lock and move on each resource type through its owner's handler.
+    // Approvals (src/modules/authorization/useCases/approvals.ts) lock and move on each resource type through its owner's handler.
     approvableResources: {
       transfer: TRANSFER_APPROVALS,
       policy_change: POLICY_CHANGE_APPROVALS,
@@ -35,7 +34,7 @@ export function useCaseHooks(): UseCaseHooks {
       loan: LOAN_APPROVALS,
       change: GOVERNED_CHANGE_APPROVALS,
     },
-    // Reviews (src/app/reviews.ts): a decided case moves the transfer or deposit it holds through its owner.
+    // Reviews (src/modules/compliance/useCases/reviews.ts): a decided case moves the transfer or deposit it holds through its owner.
     reviewSubjects: { transfer: decideReviewedTransfer, deposit: decideHeldDeposit },
     // Transfers, payment batches and conversions: money leaves a savings account only as a withdrawal.
     movementSourceGuards: [refuseSavingsSource],

@@ -185,16 +185,16 @@ export interface Deps {
   conversionRateBandBps?: number | undefined;
   /**
    * How this process builds a sanctions list version's screening index; buildScreeningIndex
-   * (src/app/sanctions/screeningIndex.ts) when absent. Tests hold a build open with their own.
+   * (src/modules/compliance/useCases/sanctions/screeningIndex.ts) when absent. Tests hold a build open with their own.
    */
   buildScreeningIndex?: (store: Store, versionId: string) => Promise<ScreeningIndex>;
   /*
    * What lower use cases call on higher ones without importing them, filled by the composition root
    * (`useCaseHooks` in src/app/composition.ts, through `systemDeps`).
    */
-  /** How approvals lock and move on each resource type (approvals, src/app/approvals.ts). */
+  /** How approvals lock and move on each resource type (approvals, src/modules/authorization/useCases/approvals.ts). */
   approvableResources: ApprovableResources;
-  /** How a decided review case moves the transfer or deposit it holds (src/app/reviews.ts). */
+  /** How a decided review case moves the transfer or deposit it holds (src/modules/compliance/useCases/reviews.ts). */
   reviewSubjects: ReviewSubjects;
   /** Checks on the source wallet of every transfer, payment batch item and conversion. */
   movementSourceGuards: readonly MovementSourceGuard[];
@@ -202,7 +202,7 @@ export interface Deps {
   walletCreatedHooks: readonly WalletCreatedHook[];
   /** Every product's day work, in the order a day runs: what the day worker and a test clock's advance run. */
   dayWork: readonly DayWork[];
-  /** How each kind of governed change is checked and made (src/app/governedChanges.ts). */
+  /** How each kind of governed change is checked and made (src/modules/authorization/useCases/governedChanges.ts). */
   changeKinds: Readonly<Record<RegisteredChangeKind, ChangeKind>>;
 }
 

@@ -7,11 +7,12 @@
  */
 
 import type { DigitalAsset, DigitalAssetNetwork } from '../domain/digitalAssets.ts';
-import { parseRoles } from '../domain/members.ts';
 import type { LaunchProduct } from '../domain/organizationProfile.ts';
 import { open, seal } from '../domain/sealing.ts';
 import { routeLimitMinor } from '../domain/stablecoins.ts';
 import { applyPendingOwnKey, parsePendingKeyPayload } from '../modules/apiKeys/index.ts';
+import { addMember, parseRoles, updateMember } from '../modules/authorization/index.ts';
+import { createRule, setRouteStatus, updateRule } from '../modules/compliance/index.ts';
 import { parseFeeRules, updateFeeSchedule } from '../modules/fees/index.ts';
 import type { LaunchGate } from '../modules/launchGates/index.ts';
 import { overrideLaunchGatesFor } from '../modules/launchGates/index.ts';
@@ -23,10 +24,7 @@ import {
   RATE_BAND_RULE_ID,
 } from '../modules/stablecoins/index.ts';
 import { closeTrustAccountFor, createTrustAccount } from '../modules/treasury/index.ts';
-import { createRule, updateRule } from './aml/rules.ts';
 import type { ApplyInput, ChangeKind, RegisteredChangeKind } from './deps.ts';
-import { setRouteStatus } from './digitalAssetRoutes.ts';
-import { addMember, updateMember } from './members.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: a stored request body; its use case checks every field.
 type Body = Record<string, any>;

@@ -11,15 +11,14 @@ import { AppError } from '../domain/errors.ts';
 import type { Currency } from '../domain/money.ts';
 import { issueApiKeyIn } from '../modules/apiKeys/index.ts';
 import { sandboxFunding } from '../modules/collections/index.ts';
+import { seedSampleSanctionsList, seedVerifiedCustomers } from '../modules/compliance/index.ts';
+import { type CreateCustomerInput, createCustomer } from '../modules/customers/index.ts';
 import { ensureAccountDetails, putDigitalAccountSettings } from '../modules/digitalAccounts/index.ts';
+import { createWallet } from '../modules/wallets/index.ts';
 import { findApiKeyByHash } from '../store/repositories/apiKeys.ts';
 import { claimSeed } from '../store/repositories/seeds.ts';
-import { type CreateCustomerInput, createCustomer } from './customers.ts';
 import type { Deps } from './deps.ts';
 import { SYSTEM_ACTOR } from './evidence.ts';
-import { seedSampleSanctionsList } from './sanctions/sampleList.ts';
-import { seedVerifiedCustomers } from './seedVerifications.ts';
-import { createWallet } from './wallets.ts';
 
 export const SANDBOX_ORGANIZATION_NAME = 'Mkoba Sandbox';
 const SANDBOX_SEED_NAME = 'sandbox_v1';

@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { SingleBar } from 'cli-progress';
 import type { AdminCommand, AdminProgress, AdminResult } from '../app/admin.ts';
-import type { SanctionsImportProgress } from '../app/sanctions/importList.ts';
+import type { SanctionsImportProgress } from '../modules/compliance/index.ts';
 import { UsageError } from './usageError.ts';
 
 type Io = { out: (line: string) => void; err: (line: string) => void };

@@ -1,7 +1,7 @@
 /**
  * Digital-asset destinations: the stablecoins the `digital_asset` rail carries, the networks it names, how
  * an address is checked on each network family, and the routes (asset on a network) an organization starts
- * with. Routes themselves are data per organization (src/app/digitalAssetRoutes.ts).
+ * with. Routes themselves are data per organization (src/modules/compliance/useCases/digitalAssetRoutes.ts).
  *
  * Addresses are checked with maintained, audited primitives rather than patterns alone: Keccak-256 from
  * @noble/hashes for EIP-55 checksums, SHA-256 from the same package for Tron's base58check, and base58 from

@@ -25,12 +25,8 @@ import { consolePlugin } from '../console/plugin.ts';
 import { AppError, validationError } from '../domain/errors.ts';
 import { createServiceMetrics } from '../metrics.ts';
 import { HTTP_MODULES } from '../modules/registry.ts';
-import { DOCUMENT_ONLY_SCHEMAS } from '../modules/transfers/index.ts';
 import { registerAuth } from './auth.ts';
-import { AUTHORIZATION_SCHEMAS } from './authorizationSchemas.ts';
 import { registerBodyParsing } from './bodyParser.ts';
-import { COMPLIANCE_SCHEMAS, VERIFICATION_DOCUMENT_SCHEMAS } from './complianceSchemas.ts';
-import { CUSTOMER_SCHEMAS } from './customerSchemas.ts';
 import { eagerSerializerFactory, lazySerializerFactory } from './lazySerializers.ts';
 import { createHttpMetrics, type HttpMetrics } from './metrics.ts';
 import {
@@ -49,25 +45,11 @@ import {
 import { PROBLEM_CONTENT_TYPE, problemCodeOf, problemType, sendProblem, toAppError } from './problems.ts';
 import { registerProductCheck } from './products.ts';
 import { registerRateLimits } from './rateLimit.ts';
-import { amlRoutes } from './routes/aml.ts';
-import { approvalRoutes } from './routes/approvals.ts';
-import { changeRoutes, changeSchema } from './routes/changes.ts';
-import { customerRoutes } from './routes/customers.ts';
 import { eventRoutes } from './routes/events.ts';
 import { evidenceRoutes } from './routes/evidence.ts';
-import { memberRoutes } from './routes/members.ts';
-import { organizationRoutes, organizationSchema } from './routes/organization.ts';
-import { policyRoutes } from './routes/policies.ts';
-import { reviewRoutes } from './routes/reviews.ts';
 import { systemRoutes } from './routes/system.ts';
-import { travelRuleRoutes } from './routes/travelRule.ts';
-import { verificationRoutes } from './routes/verifications.ts';
-import { walletStatusRoutes } from './routes/walletStatus.ts';
-import { walletRoutes } from './routes/wallets.ts';
 import { SHARED_SCHEMAS } from './sharedSchemas.ts';
-import { TRAVEL_RULE_SCHEMAS } from './travelRuleSchemas.ts';
 import { validatorCompiler } from './validation.ts';
-import { WALLET_SCHEMAS } from './walletSchemas.ts';
 
 export interface BuildAppOptions {
   deps: Deps;
@@ -203,22 +185,15 @@ function answerUnparsableRequest(deps: Deps, error: Error, socket: Duplex): void
   );
 }
 
-/** Every component that exists only in the document: transfer destinations, verification submissions. */
-const DOCUMENT_COMPONENTS = { ...DOCUMENT_ONLY_SCHEMAS, ...VERIFICATION_DOCUMENT_SCHEMAS };
+/** Every component that exists only in the document (transfer destinations, verification submissions). */
+const DOCUMENT_COMPONENTS = Object.assign(
+  {},
+  ...HTTP_MODULES.map((module) => module.documentComponents ?? {}),
+);
 
 /** Every named schema, the core's and each module's, before any route refers to one by `$id`. */
 function addSchemas(app: FastifyInstance): void {
-  for (const schema of [
-    ...SHARED_SCHEMAS,
-    ...WALLET_SCHEMAS,
-    ...CUSTOMER_SCHEMAS,
-    ...COMPLIANCE_SCHEMAS,
-    ...AUTHORIZATION_SCHEMAS,
-    ...TRAVEL_RULE_SCHEMAS,
-    changeSchema,
-    organizationSchema,
-    ...HTTP_MODULES.flatMap((module) => module.schemas),
-  ]) {
+  for (const schema of [...SHARED_SCHEMAS, ...HTTP_MODULES.flatMap((module) => module.schemas)]) {
     app.addSchema(schema);
   }
 }
@@ -367,20 +342,8 @@ function addRoutes(
 ): void {
   const { metrics, metricsToken, ledgerWriterLanes } = options;
   systemRoutes(app, deps, metrics, metricsToken);
-  customerRoutes(app, deps);
-  verificationRoutes(app, deps);
-  walletRoutes(app, deps);
-  walletStatusRoutes(app, deps);
   eventRoutes(app, deps);
   evidenceRoutes(app, deps);
-  reviewRoutes(app, deps);
-  amlRoutes(app, deps);
-  memberRoutes(app, deps);
-  policyRoutes(app, deps);
-  approvalRoutes(app, deps);
-  changeRoutes(app, deps);
-  travelRuleRoutes(app, deps);
-  organizationRoutes(app, deps);
   for (const module of HTTP_MODULES) {
     if (!module.sandboxOnly || deps.environment === 'sandbox')
       module.routes(app, deps, { ledgerWriterLanes });

@@ -17,6 +17,11 @@ export interface HttpModule {
   readonly schemas: readonly { readonly $id: string }[];
   /** Adds the module's routes. */
   routes(app: FastifyInstance, deps: Deps, options: HttpRouteOptions): void;
+  /**
+   * Components that exist only in the OpenAPI document (a request body's variants, which routes validate
+   * with their own code), by name.
+   */
+  readonly documentComponents?: Readonly<Record<string, object>>;
   /** Routes that exist only in the sandbox (a test clock, a simulated chain). */
   readonly sandboxOnly?: boolean;
 }

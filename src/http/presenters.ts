@@ -1,80 +1,14 @@
 /** Domain records to their wire form: snake_case fields, decimal-string amounts, ISO 8601 times. */
 
-import type { Customer } from '../app/customers.ts';
 import type { Environment } from '../domain/access.ts';
-import { tierOf } from '../domain/decisions/limits.ts';
 import { validationError } from '../domain/errors.ts';
 import { type EventRecord, eventEnvelope } from '../domain/events.ts';
 import { type Currency, formatAmount } from '../domain/money.ts';
 import type { Page, PageRequest } from '../domain/pagination.ts';
-import { effectiveRiskLevel } from '../domain/risk.ts';
 import { feeOf, type Transfer } from '../domain/transferRecord.ts';
-import type { Balances, Wallet, WalletAccountDetails } from '../domain/wallets.ts';
+import type { Balances } from '../domain/wallets.ts';
 import { netBalances, walletBalances } from '../modules/ledger/domain/ledger.ts';
 import type { JournalEntry, LedgerAccount } from '../modules/ledger/index.ts';
-
-export function presentBalances(wallet: Balances & { currency: Currency }) {
-  return {
-    available: formatAmount(wallet.availableMinor, wallet.currency),
-    pending: formatAmount(wallet.pendingMinor, wallet.currency),
-    current: formatAmount(wallet.currentMinor, wallet.currency),
-  };
-}
-
-/** A wallet's account details as the wallet embeds them (without `object` and `wallet`). */
-export function presentAccountDetailsFields(details: WalletAccountDetails) {
-  return {
-    account_number: details.accountNumber,
-    bank_code: details.bankCode,
-    bank_name: details.bankName,
-    virtual_reference: details.virtualReference,
-    created_at: details.createdAt.toISOString(),
-  };
-}
-
-export function presentAccountDetails(details: WalletAccountDetails) {
-  return { object: 'account_details', wallet: details.walletId, ...presentAccountDetailsFields(details) };
-}
-
-export function presentWallet(wallet: Wallet) {
-  return {
-    id: wallet.id,
-    object: 'wallet',
-    owner: wallet.ownerId,
-    currency: wallet.currency,
-    status: wallet.status,
-    status_reason: wallet.statusReason,
-    status_changed_at: wallet.statusChangedAt?.toISOString() ?? null,
-    balance: presentBalances(wallet),
-    account_details: wallet.accountDetails && presentAccountDetailsFields(wallet.accountDetails),
-    metadata: wallet.metadata,
-    created_at: wallet.createdAt.toISOString(),
-    updated_at: wallet.updatedAt.toISOString(),
-  };
-}
-
-export function presentBalance(wallet: Wallet) {
-  return { object: 'balance', wallet: wallet.id, currency: wallet.currency, ...presentBalances(wallet) };
-}
-
-export function presentCustomer(customer: Customer) {
-  return {
-    id: customer.id,
-    object: 'customer',
-    type: customer.type,
-    name: customer.name,
-    email: customer.email,
-    phone: customer.phone,
-    address: customer.address,
-    kyc_status: customer.kycStatus,
-    tier: tierOf(customer.kycStatus, customer.type),
-    risk_level: effectiveRiskLevel(customer, customer.riskOverride),
-    risk_level_overridden: customer.riskOverride !== null,
-    metadata: customer.metadata,
-    created_at: customer.createdAt.toISOString(),
-    updated_at: customer.updatedAt.toISOString(),
-  };
-}
 
 export function presentList<T extends { id: string }, W>(page: Page<T>, present: (item: T) => W) {
   const last = page.data.at(-1);
@@ -210,5 +144,13 @@ export function presentLedgerAccount(account: LedgerAccount) {
         : null,
     created_at: account.createdAt.toISOString(),
     updated_at: account.updatedAt.toISOString(),
+  };
+}
+
+export function presentBalances(wallet: Balances & { currency: Currency }) {
+  return {
+    available: formatAmount(wallet.availableMinor, wallet.currency),
+    pending: formatAmount(wallet.pendingMinor, wallet.currency),
+    current: formatAmount(wallet.currentMinor, wallet.currency),
   };
 }

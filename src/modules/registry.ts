@@ -4,13 +4,17 @@
  */
 import type { HttpModule } from '../http/httpModule.ts';
 import { apiKeysHttp } from './apiKeys/index.ts';
+import { authorizationHttp } from './authorization/index.ts';
 import { collectionsHttp, collectionsSandboxHttp } from './collections/index.ts';
+import { complianceHttp } from './compliance/index.ts';
+import { customersHttp } from './customers/index.ts';
 import { digitalAccountsHttp } from './digitalAccounts/index.ts';
 import { exportsHttp } from './exports/index.ts';
 import { feesHttp } from './fees/index.ts';
 import { launchGatesHttp } from './launchGates/index.ts';
 import { ledgerHttp } from './ledger/index.ts';
 import { lendingHttp } from './lending/index.ts';
+import { organizationHttp } from './organization/index.ts';
 import { paymentBatchesHttp } from './paymentBatches/index.ts';
 import { railPartnersHttp } from './railPartners/index.ts';
 import { receiptsHttp } from './receipts/index.ts';
@@ -19,10 +23,16 @@ import { stablecoinsHttp, stablecoinsSandboxHttp } from './stablecoins/index.ts'
 import { testClockHttp } from './testClock/index.ts';
 import { transfersHttp, transfersSandboxHttp } from './transfers/index.ts';
 import { treasuryHttp, treasurySandboxHttp } from './treasury/index.ts';
+import { walletsHttp } from './wallets/index.ts';
 import { webhooksHttp } from './webhooks/index.ts';
 
 export const HTTP_MODULES: readonly HttpModule[] = [
   ledgerHttp,
+  customersHttp,
+  organizationHttp,
+  walletsHttp,
+  authorizationHttp,
+  complianceHttp,
   digitalAccountsHttp,
   apiKeysHttp,
   feesHttp,

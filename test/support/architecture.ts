@@ -29,6 +29,11 @@ export type ArchitectureRule =
  */
 export const MODULE_ORDER = [
   'ledger',
+  'customers',
+  'organization',
+  'wallets',
+  'authorization',
+  'compliance',
   'digitalAccounts',
   'apiKeys',
   'fees',

@@ -177,6 +177,64 @@ export interface LedgerAccount {
   updated_at: string;
 }
 
+/** A person or business that owns wallets. */
+export interface Customer {
+  /** Customer id. */
+  id: string;
+  object: 'customer';
+  type: 'individual' | 'business';
+  name: string;
+  email: string | null;
+  phone: string | null;
+  address: {
+    line1: string;
+    line2?: string;
+    city: string;
+    region?: string;
+    postal_code?: string;
+    /** ISO 3166-1 alpha-2. */
+    country: string;
+  } | null;
+  /** Follows the customer’s latest verification (`POST /v1/customers/{id}/verifications`). */
+  kyc_status: 'unverified' | 'pending' | 'verified' | 'rejected' | 'documents_required';
+  /** 0 until verified; 1 a verified individual, 2 a verified business. Sets the transfer limits. */
+  tier: 0 | 1 | 2;
+  /** Derived from verification, a confirmed sanctions match and open AML alerts, unless overridden by an operator. */
+  risk_level: 'low' | 'medium' | 'high';
+  risk_level_overridden: boolean;
+  /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
+  metadata: Record<string, string>;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Your organization: the business customer whose KYB stands for it, the products it launches and the people it names for its launch. The launch gates read these. */
+export interface Organization {
+  object: 'organization';
+  /** Organization id. */
+  id: string;
+  /** As the operator named it; the same name in the sandbox and in pilot or production. */
+  name: string;
+  /** The environment of this deployment. */
+  environment: 'sandbox' | 'pilot' | 'production';
+  /** The business customer whose KYB stands for the organization (the `business_verified` gate). */
+  legal_entity: string | null;
+  /** The products the organization launches; each has its own launch gates. `mobile_money` until named otherwise. */
+  products: Array<'mobile_money' | 'digital_banking' | 'stablecoins'>;
+  contacts: Array<{
+    role: 'technical' | 'compliance' | 'finance';
+    name: string;
+    email: string;
+    phone: string | null;
+    updated_at: string;
+  }>;
+  /** Whether the organization manages its own webhook subscriptions (`POST /v1/webhook-subscriptions`). The operator’s switch: on in the sandbox; off in pilot and production, where subscriptions are set up from the ones reviewed in the sandbox (`mkoba subscriptions promote`) until the operator turns it on. While off, creating one or changing one’s `url` is a 403 `subscriptions_not_enabled`. */
+  webhook_subscriptions_enabled: boolean;
+  created_at: string;
+  /** When the profile or a contact last changed. */
+  updated_at: string;
+}
+
 /** A wallet holds money of one currency for one customer. */
 export interface Wallet {
   /** Wallet id. */
@@ -295,224 +353,6 @@ export interface Balance {
   current: string;
   /** Present when asked with `as_of`: the instant the balances are as of (entries created strictly before it count). */
   as_of?: string;
-}
-
-/** A person or business that owns wallets. */
-export interface Customer {
-  /** Customer id. */
-  id: string;
-  object: 'customer';
-  type: 'individual' | 'business';
-  name: string;
-  email: string | null;
-  phone: string | null;
-  address: {
-    line1: string;
-    line2?: string;
-    city: string;
-    region?: string;
-    postal_code?: string;
-    /** ISO 3166-1 alpha-2. */
-    country: string;
-  } | null;
-  /** Follows the customer’s latest verification (`POST /v1/customers/{id}/verifications`). */
-  kyc_status: 'unverified' | 'pending' | 'verified' | 'rejected' | 'documents_required';
-  /** 0 until verified; 1 a verified individual, 2 a verified business. Sets the transfer limits. */
-  tier: 0 | 1 | 2;
-  /** Derived from verification, a confirmed sanctions match and open AML alerts, unless overridden by an operator. */
-  risk_level: 'low' | 'medium' | 'high';
-  risk_level_overridden: boolean;
-  /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
-  metadata: Record<string, string>;
-  created_at: string;
-  updated_at: string;
-}
-
-/** One compliance decision, append-only and hash-chained per organization. Every field but `object` and `hash` is the record as it was hashed: canonicalise those fields with RFC 8785 (JSON Canonicalization Scheme) and the SHA-256 of that text, in lower-case hex, is `hash`; the next record names it as its `previous_hash`. */
-export interface Evidence {
-  object: 'evidence';
-  /** Evidence id. */
-  id: string;
-  /** The organization whose chain holds the record. */
-  organization_id: string;
-  /** Place in the organization’s chain, from 1. */
-  sequence: number;
-  /** The `hash` of the record before this one; 64 zeros for the first record. */
-  previous_hash: string;
-  /** What was decided. */
-  kind:
-    | 'transfer.decision'
-    | 'transfer.release'
-    | 'verification.result'
-    | 'screening.result'
-    | 'limit.decision'
-    | 'aml.evaluation'
-    | 'review.disposition'
-    | 'alert.disposition'
-    | 'wallet.freeze'
-    | 'wallet.unfreeze'
-    | 'wallet.close'
-    | 'risk.override'
-    | 'aml.rules.update'
-    | 'member.update'
-    | 'policy.update'
-    | 'policy.decision'
-    | 'approval.vote'
-    | 'approval.decision'
-    | 'payment_batch.decision'
-    | 'reconciliation.resolution'
-    | 'transfer.travel_rule'
-    | 'travel_rule.settings.update'
-    | 'digital_asset.routes.update'
-    | 'rail_partner.update'
-    | 'rail_callback.exception'
-    | 'fee_schedule.update'
-    | 'trust_account.update'
-    | 'safeguarding.balance'
-    | 'safeguarding.check'
-    | 'safeguarding.sweep'
-    | 'deposit.travel_rule'
-    | 'conversion.rates.update'
-    | 'deposit.decision'
-    | 'conversion.decision'
-    | 'launch_gate.update'
-    | 'launch_gate.override'
-    | 'loan.decision'
-    | 'loan.write_off'
-    | 'digital_accounts.settings.update'
-    | 'api_key.created'
-    | 'api_key.revoked'
-    | 'change.proposal'
-    | 'change.application'
-    | 'customer.update'
-    | 'wallet.update'
-    | 'webhook_subscription.promote';
-  /** `system` for the service’s own decisions, the id of the API key an operator used, or the id of the console session (`csn_…`) a member signed in with. */
-  actor: string;
-  /** The member the API key acts for, or who signed in to the console session; present only then (and then part of what is hashed). */
-  actor_member?: string;
-  /** The transfer the decision concerns, if any. */
-  transfer_id: string | null;
-  /** The customer the decision concerns, if any. */
-  customer_id: string | null;
-  /** The wallet the decision concerns, if any. */
-  wallet_id: string | null;
-  /** The decision: its inputs, the rule, list or version that decided, and the outcome. */
-  data: Record<string, unknown>;
-  created_at: string;
-  /** SHA-256 of the canonical record. */
-  hash: string;
-}
-
-/** A compliance review case: a transfer held `in_review` (its funds held) because its counterparty matched the sanctions list (`screening`), an AML rule asked for review (`aml`) or its wallet is frozen (`frozen_wallet`); or a stablecoin deposit held uncredited because the Travel Rule required the originator’s data and it did not come (`travel_rule`). An operator clears it (the transfer goes on; the deposit, given the data, is credited) or rejects it (the transfer is rejected and its hold released; the deposit is owed back). */
-export interface Review {
-  object: 'review';
-  /** Review id. */
-  id: string;
-  kind: 'screening' | 'aml' | 'frozen_wallet' | 'travel_rule';
-  status: 'open' | 'cleared' | 'rejected';
-  /** The held transfer. */
-  transfer: string | null;
-  /** The held stablecoin deposit (a `travel_rule` case). */
-  deposit: string | null;
-  /** The customer it concerns. */
-  customer: string | null;
-  /** The paying wallet. */
-  wallet: string | null;
-  /** What opened the case: `screening` (list version, the name screened, the entries matched and their scores), `aml_hits` (each rule, its version, the reason and what was observed), or a `reason` with the facts (`credit_to_frozen_wallet`; `travel_rule_missing` with the deposit’s amount, network, transaction and the evidence record of the missing data). */
-  findings: Record<string, unknown>;
-  /** The operator’s note on the decision. */
-  note: string | null;
-  /** The API key that decided it. */
-  decided_by: string | null;
-  created_at: string;
-  decided_at: string | null;
-}
-
-/** An AML transaction-monitoring rule of the organization, evaluated on every new transfer in its currency. `parameters` depend on `type` (money as decimal strings in the currency, windows in seconds, shares in basis points). */
-export interface AmlRule {
-  object: 'aml_rule';
-  /** Rule id. */
-  id: string;
-  name: string;
-  type:
-    | 'single_transfer_threshold'
-    | 'velocity'
-    | 'structuring'
-    | 'rapid_movement'
-    | 'new_counterparty_high_value';
-  parameters: Record<string, unknown>;
-  /** `alert` opens an alert and lets the transfer through; `review` holds it `in_review`; `block` refuses it (422 `compliance_blocked`). */
-  action: 'alert' | 'review' | 'block';
-  enabled: boolean;
-  /** One more on every change; evidence names the version that decided. */
-  version: number;
-  created_at: string;
-  updated_at: string;
-}
-
-/** What an AML rule saw in a transfer, or in a conversion (`conversion_quote`: the quote whose execution fired it). At most one alert per wallet and rule is open at a time. */
-export interface AmlAlert {
-  object: 'aml_alert';
-  /** Alert id. */
-  id: string;
-  status: 'open' | 'resolved';
-  /** The rule that fired. */
-  rule: string;
-  rule_type:
-    | 'single_transfer_threshold'
-    | 'velocity'
-    | 'structuring'
-    | 'rapid_movement'
-    | 'new_counterparty_high_value';
-  rule_version: number;
-  action: 'alert' | 'review';
-  /** The transfer that fired it; null when a conversion did. */
-  transfer: string | null;
-  /** The conversion quote whose execution fired it (the conversion it became, or one refused); null for a transfer. */
-  conversion_quote: string | null;
-  /** The paying wallet. */
-  wallet: string;
-  /** The paying wallet’s owner. */
-  customer: string;
-  reason: string;
-  /** What the rule measured. */
-  observed: Record<string, unknown>;
-  disposition: 'false_positive' | 'escalated' | 'reported' | null;
-  note: string | null;
-  /** The API key that resolved it. */
-  resolved_by: string | null;
-  created_at: string;
-  resolved_at: string | null;
-}
-
-/** A KYC (individual) or KYB (business) verification: what was submitted (id numbers masked to their last 4 characters) and its outcome. */
-export interface Verification {
-  object: 'verification';
-  /** Verification id. */
-  id: string;
-  /** The customer verified. */
-  customer: string;
-  type: 'individual' | 'business';
-  status: 'pending' | 'verified' | 'rejected' | 'documents_required';
-  /** Why it did not pass. */
-  reason:
-    | 'identity_mismatch'
-    | 'document_expired'
-    | 'documents_unreadable'
-    | 'address_unverified'
-    | 'underage'
-    | 'sanctions_match'
-    | 'registration_not_found'
-    | 'beneficial_owner_unverified'
-    | 'other'
-    | null;
-  /** As submitted, id numbers masked. */
-  submission: Record<string, unknown>;
-  /** The verification provider (the sandbox simulator) or an operator; null while pending. */
-  decided_by: 'provider' | 'operator' | null;
-  created_at: string;
-  decided_at: string | null;
 }
 
 /** A person of the organization, by email, with signer roles. API keys may act for a member (`mkoba keys create --member EMAIL`): such a key never has more than the member’s roles grant, and what it does is recorded as the member’s. */
@@ -735,6 +575,233 @@ export interface Approval {
   decided_at: string | null;
 }
 
+/** A sensitive change (a role grant, an elevated key, a conversion rate, a fee schedule, an AML rule, a digital-asset route, a rail partner, a trust account, a launch-gate override) waiting for the approval a `change` rule of the policy asks for, and what became of it. The vote that approves it applies it, in the same transaction; its proposer never votes on it. See docs/APPROVALS.md. */
+export interface Change {
+  object: 'change';
+  /** Change id. */
+  id: string;
+  kind:
+    | 'role_grant'
+    | 'api_key'
+    | 'policy'
+    | 'conversion_rate'
+    | 'fee_schedule'
+    | 'aml_rule'
+    | 'digital_asset_route'
+    | 'rail_partner'
+    | 'trust_account'
+    | 'launch_gate_override';
+  /** What it does: `add`, `update`, `create`, `set`, `close` or `override`. */
+  action: string;
+  /** The resource changed; for a creation, the new resource once applied. */
+  target_id: string | null;
+  /** The request as proposed; secrets (rail partner credentials, a waiting key’s hash) show as `[sealed]`. A key waiting for approval shows its `key_id`, `display_prefix`, `scopes` and `description`, never the key. */
+  payload: Record<string, unknown>;
+  /** `pending`; `applied`; `failed` (approved, but no longer possible: see `failure`); `rejected`; `expired`; `canceled` by its proposer. */
+  status: 'pending' | 'applied' | 'failed' | 'rejected' | 'expired' | 'canceled';
+  /** The member (or key) who proposed it. */
+  proposed_by: string;
+  /** Its approval. */
+  approval: string | null;
+  policy_version: number;
+  /** The policy rule that asked for approval. */
+  rule: string;
+  failure: {
+    code: string;
+    detail: string;
+  } | null;
+  created_at: string;
+  decided_at: string | null;
+  applied_at: string | null;
+}
+
+/** One compliance decision, append-only and hash-chained per organization. Every field but `object` and `hash` is the record as it was hashed: canonicalise those fields with RFC 8785 (JSON Canonicalization Scheme) and the SHA-256 of that text, in lower-case hex, is `hash`; the next record names it as its `previous_hash`. */
+export interface Evidence {
+  object: 'evidence';
+  /** Evidence id. */
+  id: string;
+  /** The organization whose chain holds the record. */
+  organization_id: string;
+  /** Place in the organization’s chain, from 1. */
+  sequence: number;
+  /** The `hash` of the record before this one; 64 zeros for the first record. */
+  previous_hash: string;
+  /** What was decided. */
+  kind:
+    | 'transfer.decision'
+    | 'transfer.release'
+    | 'verification.result'
+    | 'screening.result'
+    | 'limit.decision'
+    | 'aml.evaluation'
+    | 'review.disposition'
+    | 'alert.disposition'
+    | 'wallet.freeze'
+    | 'wallet.unfreeze'
+    | 'wallet.close'
+    | 'risk.override'
+    | 'aml.rules.update'
+    | 'member.update'
+    | 'policy.update'
+    | 'policy.decision'
+    | 'approval.vote'
+    | 'approval.decision'
+    | 'payment_batch.decision'
+    | 'reconciliation.resolution'
+    | 'transfer.travel_rule'
+    | 'travel_rule.settings.update'
+    | 'digital_asset.routes.update'
+    | 'rail_partner.update'
+    | 'rail_callback.exception'
+    | 'fee_schedule.update'
+    | 'trust_account.update'
+    | 'safeguarding.balance'
+    | 'safeguarding.check'
+    | 'safeguarding.sweep'
+    | 'deposit.travel_rule'
+    | 'conversion.rates.update'
+    | 'deposit.decision'
+    | 'conversion.decision'
+    | 'launch_gate.update'
+    | 'launch_gate.override'
+    | 'loan.decision'
+    | 'loan.write_off'
+    | 'digital_accounts.settings.update'
+    | 'api_key.created'
+    | 'api_key.revoked'
+    | 'change.proposal'
+    | 'change.application'
+    | 'customer.update'
+    | 'wallet.update'
+    | 'webhook_subscription.promote';
+  /** `system` for the service’s own decisions, the id of the API key an operator used, or the id of the console session (`csn_…`) a member signed in with. */
+  actor: string;
+  /** The member the API key acts for, or who signed in to the console session; present only then (and then part of what is hashed). */
+  actor_member?: string;
+  /** The transfer the decision concerns, if any. */
+  transfer_id: string | null;
+  /** The customer the decision concerns, if any. */
+  customer_id: string | null;
+  /** The wallet the decision concerns, if any. */
+  wallet_id: string | null;
+  /** The decision: its inputs, the rule, list or version that decided, and the outcome. */
+  data: Record<string, unknown>;
+  created_at: string;
+  /** SHA-256 of the canonical record. */
+  hash: string;
+}
+
+/** A compliance review case: a transfer held `in_review` (its funds held) because its counterparty matched the sanctions list (`screening`), an AML rule asked for review (`aml`) or its wallet is frozen (`frozen_wallet`); or a stablecoin deposit held uncredited because the Travel Rule required the originator’s data and it did not come (`travel_rule`). An operator clears it (the transfer goes on; the deposit, given the data, is credited) or rejects it (the transfer is rejected and its hold released; the deposit is owed back). */
+export interface Review {
+  object: 'review';
+  /** Review id. */
+  id: string;
+  kind: 'screening' | 'aml' | 'frozen_wallet' | 'travel_rule';
+  status: 'open' | 'cleared' | 'rejected';
+  /** The held transfer. */
+  transfer: string | null;
+  /** The held stablecoin deposit (a `travel_rule` case). */
+  deposit: string | null;
+  /** The customer it concerns. */
+  customer: string | null;
+  /** The paying wallet. */
+  wallet: string | null;
+  /** What opened the case: `screening` (list version, the name screened, the entries matched and their scores), `aml_hits` (each rule, its version, the reason and what was observed), or a `reason` with the facts (`credit_to_frozen_wallet`; `travel_rule_missing` with the deposit’s amount, network, transaction and the evidence record of the missing data). */
+  findings: Record<string, unknown>;
+  /** The operator’s note on the decision. */
+  note: string | null;
+  /** The API key that decided it. */
+  decided_by: string | null;
+  created_at: string;
+  decided_at: string | null;
+}
+
+/** An AML transaction-monitoring rule of the organization, evaluated on every new transfer in its currency. `parameters` depend on `type` (money as decimal strings in the currency, windows in seconds, shares in basis points). */
+export interface AmlRule {
+  object: 'aml_rule';
+  /** Rule id. */
+  id: string;
+  name: string;
+  type:
+    | 'single_transfer_threshold'
+    | 'velocity'
+    | 'structuring'
+    | 'rapid_movement'
+    | 'new_counterparty_high_value';
+  parameters: Record<string, unknown>;
+  /** `alert` opens an alert and lets the transfer through; `review` holds it `in_review`; `block` refuses it (422 `compliance_blocked`). */
+  action: 'alert' | 'review' | 'block';
+  enabled: boolean;
+  /** One more on every change; evidence names the version that decided. */
+  version: number;
+  created_at: string;
+  updated_at: string;
+}
+
+/** What an AML rule saw in a transfer, or in a conversion (`conversion_quote`: the quote whose execution fired it). At most one alert per wallet and rule is open at a time. */
+export interface AmlAlert {
+  object: 'aml_alert';
+  /** Alert id. */
+  id: string;
+  status: 'open' | 'resolved';
+  /** The rule that fired. */
+  rule: string;
+  rule_type:
+    | 'single_transfer_threshold'
+    | 'velocity'
+    | 'structuring'
+    | 'rapid_movement'
+    | 'new_counterparty_high_value';
+  rule_version: number;
+  action: 'alert' | 'review';
+  /** The transfer that fired it; null when a conversion did. */
+  transfer: string | null;
+  /** The conversion quote whose execution fired it (the conversion it became, or one refused); null for a transfer. */
+  conversion_quote: string | null;
+  /** The paying wallet. */
+  wallet: string;
+  /** The paying wallet’s owner. */
+  customer: string;
+  reason: string;
+  /** What the rule measured. */
+  observed: Record<string, unknown>;
+  disposition: 'false_positive' | 'escalated' | 'reported' | null;
+  note: string | null;
+  /** The API key that resolved it. */
+  resolved_by: string | null;
+  created_at: string;
+  resolved_at: string | null;
+}
+
+/** A KYC (individual) or KYB (business) verification: what was submitted (id numbers masked to their last 4 characters) and its outcome. */
+export interface Verification {
+  object: 'verification';
+  /** Verification id. */
+  id: string;
+  /** The customer verified. */
+  customer: string;
+  type: 'individual' | 'business';
+  status: 'pending' | 'verified' | 'rejected' | 'documents_required';
+  /** Why it did not pass. */
+  reason:
+    | 'identity_mismatch'
+    | 'document_expired'
+    | 'documents_unreadable'
+    | 'address_unverified'
+    | 'underage'
+    | 'sanctions_match'
+    | 'registration_not_found'
+    | 'beneficial_owner_unverified'
+    | 'other'
+    | null;
+  /** As submitted, id numbers masked. */
+  submission: Record<string, unknown>;
+  /** The verification provider (the sandbox simulator) or an operator; null while pending. */
+  decided_by: 'provider' | 'operator' | null;
+  created_at: string;
+  decided_at: string | null;
+}
+
 /** An asset on a network, and whether the organization allows transfers on it. */
 export interface DigitalAssetRoute {
   object: 'digital_asset_route';
@@ -795,73 +862,6 @@ export interface TravelRuleRecord {
     institution: string | null;
   };
   created_at: string;
-}
-
-/** A sensitive change (a role grant, an elevated key, a conversion rate, a fee schedule, an AML rule, a digital-asset route, a rail partner, a trust account, a launch-gate override) waiting for the approval a `change` rule of the policy asks for, and what became of it. The vote that approves it applies it, in the same transaction; its proposer never votes on it. See docs/APPROVALS.md. */
-export interface Change {
-  object: 'change';
-  /** Change id. */
-  id: string;
-  kind:
-    | 'role_grant'
-    | 'api_key'
-    | 'policy'
-    | 'conversion_rate'
-    | 'fee_schedule'
-    | 'aml_rule'
-    | 'digital_asset_route'
-    | 'rail_partner'
-    | 'trust_account'
-    | 'launch_gate_override';
-  /** What it does: `add`, `update`, `create`, `set`, `close` or `override`. */
-  action: string;
-  /** The resource changed; for a creation, the new resource once applied. */
-  target_id: string | null;
-  /** The request as proposed; secrets (rail partner credentials, a waiting key’s hash) show as `[sealed]`. A key waiting for approval shows its `key_id`, `display_prefix`, `scopes` and `description`, never the key. */
-  payload: Record<string, unknown>;
-  /** `pending`; `applied`; `failed` (approved, but no longer possible: see `failure`); `rejected`; `expired`; `canceled` by its proposer. */
-  status: 'pending' | 'applied' | 'failed' | 'rejected' | 'expired' | 'canceled';
-  /** The member (or key) who proposed it. */
-  proposed_by: string;
-  /** Its approval. */
-  approval: string | null;
-  policy_version: number;
-  /** The policy rule that asked for approval. */
-  rule: string;
-  failure: {
-    code: string;
-    detail: string;
-  } | null;
-  created_at: string;
-  decided_at: string | null;
-  applied_at: string | null;
-}
-
-/** Your organization: the business customer whose KYB stands for it, the products it launches and the people it names for its launch. The launch gates read these. */
-export interface Organization {
-  object: 'organization';
-  /** Organization id. */
-  id: string;
-  /** As the operator named it; the same name in the sandbox and in pilot or production. */
-  name: string;
-  /** The environment of this deployment. */
-  environment: 'sandbox' | 'pilot' | 'production';
-  /** The business customer whose KYB stands for the organization (the `business_verified` gate). */
-  legal_entity: string | null;
-  /** The products the organization launches; each has its own launch gates. `mobile_money` until named otherwise. */
-  products: Array<'mobile_money' | 'digital_banking' | 'stablecoins'>;
-  contacts: Array<{
-    role: 'technical' | 'compliance' | 'finance';
-    name: string;
-    email: string;
-    phone: string | null;
-    updated_at: string;
-  }>;
-  /** Whether the organization manages its own webhook subscriptions (`POST /v1/webhook-subscriptions`). The operator’s switch: on in the sandbox; off in pilot and production, where subscriptions are set up from the ones reviewed in the sandbox (`mkoba subscriptions promote`) until the operator turns it on. While off, creating one or changing one’s `url` is a 403 `subscriptions_not_enabled`. */
-  webhook_subscriptions_enabled: boolean;
-  created_at: string;
-  /** When the profile or a contact last changed. */
-  updated_at: string;
 }
 
 /** The sponsor bank the organization issues account numbers under. `bank_code` and `bank_name` are null (and no wallet gets account details) until an admin sets them. */
@@ -2472,6 +2472,55 @@ export interface WebhookDelivery {
   }>;
 }
 
+/** KYC of an individual customer. */
+export interface IndividualVerificationSubmission {
+  /** The customer’s type. */
+  type: 'individual';
+  legal_name: string;
+  /** YYYY-MM-DD. */
+  date_of_birth: string;
+  national_id: {
+    type: 'national_id' | 'passport' | 'alien_id' | 'driving_licence';
+    /** Shown back masked to its last 4 characters. */
+    number: string;
+  };
+  /** E.164. */
+  phone: string;
+  address: {
+    line1: string;
+    line2?: string;
+    city: string;
+    region?: string;
+    postal_code?: string;
+    /** ISO 3166-1 alpha-2. */
+    country: string;
+  };
+}
+
+/** KYB of a business customer, with its beneficial owners. */
+export interface BusinessVerificationSubmission {
+  /** The customer’s type. */
+  type: 'business';
+  legal_name: string;
+  registration_number: string;
+  /** ISO 3166-1 alpha-2: where it is registered. */
+  country: string;
+  /** Every owner of 25 % or more; shares in basis points, at most 10,000 in all. */
+  beneficial_owners: Array<{
+    name: string;
+    date_of_birth: string;
+    national_id: {
+      type: 'national_id' | 'passport' | 'alien_id' | 'driving_licence';
+      /** Shown back masked to its last 4 characters. */
+      number: string;
+    };
+    ownership_bp: number;
+  }>;
+}
+
+/** One form per customer type, told apart by `type`: an individual sends `legal_name`, `date_of_birth`, `national_id`, `phone`, `address`; a business `legal_name`, `registration_number`, `country`, `beneficial_owners`. Every missing or unknown field is named in one 400 answer. */
+export type VerificationSubmission = IndividualVerificationSubmission | BusinessVerificationSubmission;
+
 /** A mobile-money account (rail `mobile_money`). */
 export interface MobileMoneyDestination {
   type: 'mobile_money';
@@ -2547,55 +2596,6 @@ export type TransferDestination =
 
 /** Form A: a destination object (its `type` decides the rail). Form B: a wallet id, for a transfer to another wallet of your organization on the `internal` rail. */
 export type TransferDestinationRequest = TransferDestination | string;
-
-/** KYC of an individual customer. */
-export interface IndividualVerificationSubmission {
-  /** The customer’s type. */
-  type: 'individual';
-  legal_name: string;
-  /** YYYY-MM-DD. */
-  date_of_birth: string;
-  national_id: {
-    type: 'national_id' | 'passport' | 'alien_id' | 'driving_licence';
-    /** Shown back masked to its last 4 characters. */
-    number: string;
-  };
-  /** E.164. */
-  phone: string;
-  address: {
-    line1: string;
-    line2?: string;
-    city: string;
-    region?: string;
-    postal_code?: string;
-    /** ISO 3166-1 alpha-2. */
-    country: string;
-  };
-}
-
-/** KYB of a business customer, with its beneficial owners. */
-export interface BusinessVerificationSubmission {
-  /** The customer’s type. */
-  type: 'business';
-  legal_name: string;
-  registration_number: string;
-  /** ISO 3166-1 alpha-2: where it is registered. */
-  country: string;
-  /** Every owner of 25 % or more; shares in basis points, at most 10,000 in all. */
-  beneficial_owners: Array<{
-    name: string;
-    date_of_birth: string;
-    national_id: {
-      type: 'national_id' | 'passport' | 'alien_id' | 'driving_licence';
-      /** Shown back masked to its last 4 characters. */
-      number: string;
-    };
-    ownership_bp: number;
-  }>;
-}
-
-/** One form per customer type, told apart by `type`: an individual sends `legal_name`, `date_of_birth`, `national_id`, `phone`, `address`; a business `legal_name`, `registration_number`, `country`, `beneficial_owners`. Every missing or unknown field is named in one 400 answer. */
-export type VerificationSubmission = IndividualVerificationSubmission | BusinessVerificationSubmission;
 
 /** A `transfer.created` event (snake_case spelling). */
 export interface TransferCreatedEvent {
@@ -8203,223 +8203,6 @@ export interface ReadyResponse {
   status: string;
 }
 
-export interface ListCustomersQuery {
-  /** How many objects to return: 1 to 100, 20 by default. */
-  limit?: number;
-  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
-  starting_after?: string;
-  /** Only objects created at or after this time. */
-  'created[gte]'?: string | Date;
-  /** Only objects created at or before this time. */
-  'created[lte]'?: string | Date;
-  /** Only customers of this type. */
-  type?: 'individual' | 'business';
-}
-
-export interface CreateCustomerRequest {
-  type: 'individual' | 'business';
-  name: string;
-  email?: string;
-  /** International (E.164) format, e.g. +254712345678. */
-  phone?: string;
-  address?: {
-    line1: string;
-    line2?: string;
-    city: string;
-    region?: string;
-    postal_code?: string;
-    /** ISO 3166-1 alpha-2. */
-    country: string;
-  };
-  /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
-  metadata?: Record<string, string>;
-}
-
-export interface UpdateCustomerRequest {
-  name?: string;
-  email?: string | null;
-  /** International (E.164) format, e.g. +254712345678. */
-  phone?: string | null;
-  address?: {
-    line1: string;
-    line2?: string;
-    city: string;
-    region?: string;
-    postal_code?: string;
-    /** ISO 3166-1 alpha-2. */
-    country: string;
-  } | null;
-  /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
-  metadata?: Record<string, string>;
-}
-
-export interface ListCustomerEvidenceQuery {
-  /** How many objects to return: 1 to 100, 20 by default. */
-  limit?: number;
-  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
-  starting_after?: string;
-  /** Only objects created at or after this time. */
-  'created[gte]'?: string | Date;
-  /** Only objects created at or before this time. */
-  'created[lte]'?: string | Date;
-}
-
-export interface ListVerificationsQuery {
-  /** How many objects to return: 1 to 100, 20 by default. */
-  limit?: number;
-  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
-  starting_after?: string;
-  /** Only objects created at or after this time. */
-  'created[gte]'?: string | Date;
-  /** Only objects created at or before this time. */
-  'created[lte]'?: string | Date;
-}
-
-export type ApproveVerificationRequest = Record<string, never>;
-
-export interface RejectVerificationRequest {
-  reason:
-    | 'identity_mismatch'
-    | 'document_expired'
-    | 'documents_unreadable'
-    | 'address_unverified'
-    | 'underage'
-    | 'sanctions_match'
-    | 'registration_not_found'
-    | 'beneficial_owner_unverified'
-    | 'other';
-}
-
-export interface RequestVerificationDocumentsRequest {
-  reason:
-    | 'identity_mismatch'
-    | 'document_expired'
-    | 'documents_unreadable'
-    | 'address_unverified'
-    | 'underage'
-    | 'sanctions_match'
-    | 'registration_not_found'
-    | 'beneficial_owner_unverified'
-    | 'other';
-}
-
-export interface OverrideCustomerRiskRequest {
-  risk_level: 'low' | 'medium' | 'high';
-  reason: string;
-}
-
-export interface ListWalletsQuery {
-  /** How many objects to return: 1 to 100, 20 by default. */
-  limit?: number;
-  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
-  starting_after?: string;
-  /** Only objects created at or after this time. */
-  'created[gte]'?: string | Date;
-  /** Only objects created at or before this time. */
-  'created[lte]'?: string | Date;
-  /** Only wallets of this customer. */
-  owner?: string;
-  /** Only wallets of this currency. */
-  currency?:
-    | 'KES'
-    | 'UGX'
-    | 'TZS'
-    | 'RWF'
-    | 'NGN'
-    | 'GHS'
-    | 'ZAR'
-    | 'XOF'
-    | 'XAF'
-    | 'ZMW'
-    | 'MWK'
-    | 'ETB'
-    | 'EGP'
-    | 'MAD'
-    | 'USD'
-    | 'EUR'
-    | 'GBP'
-    | 'USDC'
-    | 'USDT';
-  /** Only wallets in this status. */
-  status?: 'active' | 'frozen' | 'closed';
-}
-
-export interface CreateWalletRequest {
-  /** The customer who owns the wallet: a customer of your organization. */
-  owner: string;
-  /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
-  currency:
-    | 'KES'
-    | 'UGX'
-    | 'TZS'
-    | 'RWF'
-    | 'NGN'
-    | 'GHS'
-    | 'ZAR'
-    | 'XOF'
-    | 'XAF'
-    | 'ZMW'
-    | 'MWK'
-    | 'ETB'
-    | 'EGP'
-    | 'MAD'
-    | 'USD'
-    | 'EUR'
-    | 'GBP'
-    | 'USDC'
-    | 'USDT';
-  /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
-  metadata?: Record<string, string>;
-}
-
-export interface UpdateWalletRequest {
-  /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
-  metadata: Record<string, string>;
-}
-
-export interface GetWalletBalanceQuery {
-  /** A time (RFC 3339 with its offset, to the millisecond) or a date (`2026-11-30`: the end of that UTC day). */
-  as_of?: string;
-}
-
-export interface ListWalletEvidenceQuery {
-  /** How many objects to return: 1 to 100, 20 by default. */
-  limit?: number;
-  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
-  starting_after?: string;
-  /** Only objects created at or after this time. */
-  'created[gte]'?: string | Date;
-  /** Only objects created at or before this time. */
-  'created[lte]'?: string | Date;
-}
-
-export interface FreezeWalletRequest {
-  /** Why; recorded on the wallet and as evidence. */
-  reason:
-    | 'compliance_review'
-    | 'sanctions_match'
-    | 'fraud_suspected'
-    | 'court_order'
-    | 'customer_request'
-    | 'other';
-  /** Free text for the evidence record (a case reference, an order number). */
-  note?: string;
-}
-
-export interface UnfreezeWalletRequest {
-  /** Why; recorded on the wallet and as evidence. */
-  reason: 'review_cleared' | 'false_positive' | 'court_order_lifted' | 'customer_request' | 'other';
-  /** Free text for the evidence record (a case reference, an order number). */
-  note?: string;
-}
-
-export interface CloseWalletRequest {
-  /** Why; recorded on the wallet and as evidence. */
-  reason: 'customer_request' | 'account_consolidation' | 'other';
-  /** Free text for the evidence record (a case reference, an order number). */
-  note?: string;
-}
-
 export interface ListEventsQuery {
   /** How many objects to return: 1 to 100, 20 by default. */
   limit?: number;
@@ -8570,7 +8353,7 @@ export interface ListEvidenceQuery {
     | 'webhook_subscription.promote';
 }
 
-export interface ListReviewsQuery {
+export interface ListLedgerEntriesQuery {
   /** How many objects to return: 1 to 100, 20 by default. */
   limit?: number;
   /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
@@ -8579,109 +8362,248 @@ export interface ListReviewsQuery {
   'created[gte]'?: string | Date;
   /** Only objects created at or before this time. */
   'created[lte]'?: string | Date;
-  /** Only cases in this status. */
-  status?: 'open' | 'cleared' | 'rejected';
-  /** Only cases of this kind. */
-  kind?: 'screening' | 'aml' | 'frozen_wallet' | 'travel_rule';
-  /** Only the cases of this transfer. */
-  transfer?: string;
-}
-
-export interface ClearReviewRequest {
-  /** Why; kept on the case and in the evidence. */
-  note?: string;
-  /** A held stablecoin deposit only (a `travel_rule` case): the originator’s data as the sending institution supplied it, checked like a deposit report’s (a 400 naming each field). The beneficiary defaults to the wallet’s customer. */
-  travel_rule?: {
-    /** Who sends: `name`, `account`, and at least one of `address`, `national_id` or `date_of_birth`. */
-    originator?: {
-      /** Full name, at most 200 characters. */
-      name?: string;
-      /** The originator’s account: the paying wallet or an account number. */
-      account?: string;
-      /** Postal address, at most 500 characters. */
-      address?: string;
-      /** National identity number: 4-32 letters, digits or dashes. */
-      national_id?: string;
-      /** YYYY-MM-DD. */
-      date_of_birth?: string;
-    };
-    /** Who receives: `name`; `account` defaults to the destination address. */
-    beneficiary?: {
-      /** Full name, at most 200 characters. */
-      name?: string;
-      /** The beneficiary’s account; the destination address when omitted. */
-      account?: string;
-      /** The receiving institution (a VASP), when known. */
-      institution?: string;
-    };
-  };
-}
-
-export interface RejectReviewRequest {
-  /** Why; kept on the case and in the evidence. */
-  note?: string;
-  /** Freeze the paying wallet too (default: true for screening, false otherwise). */
-  freeze_wallet?: boolean;
-}
-
-/** Every rule. */
-export interface ListAmlRulesResponse {
-  object: 'list';
-  data: Array<AmlRule>;
-}
-
-export interface CreateAmlRuleRequest {
-  name: string;
-  /** By `type`: `single_transfer_threshold` and `new_counterparty_high_value` {currency, amount}; `velocity` {currency, window_seconds, count_max?, amount_max?}; `structuring` {currency, threshold, margin_bp, count_min, window_seconds}; `rapid_movement` {currency, window_seconds, share_bp, amount_min}. Money as decimal strings. */
-  parameters: Record<string, unknown>;
-  action: 'alert' | 'review' | 'block';
-  enabled?: boolean;
-  type:
-    | 'single_transfer_threshold'
-    | 'velocity'
-    | 'structuring'
-    | 'rapid_movement'
-    | 'new_counterparty_high_value';
-}
-
-export interface UpdateAmlRuleRequest {
-  name?: string;
-  /** By `type`: `single_transfer_threshold` and `new_counterparty_high_value` {currency, amount}; `velocity` {currency, window_seconds, count_max?, amount_max?}; `structuring` {currency, threshold, margin_bp, count_min, window_seconds}; `rapid_movement` {currency, window_seconds, share_bp, amount_min}. Money as decimal strings. */
-  parameters?: Record<string, unknown>;
-  action?: 'alert' | 'review' | 'block';
-  enabled?: boolean;
-}
-
-export interface ListAmlAlertsQuery {
-  /** How many objects to return: 1 to 100, 20 by default. */
-  limit?: number;
-  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
-  starting_after?: string;
-  /** Only objects created at or after this time. */
-  'created[gte]'?: string | Date;
-  /** Only objects created at or before this time. */
-  'created[lte]'?: string | Date;
-  /** Only open or only resolved alerts. */
-  status?: 'open' | 'resolved';
-  /** Only alerts of this kind of rule. */
-  rule_type?:
-    | 'single_transfer_threshold'
-    | 'velocity'
-    | 'structuring'
-    | 'rapid_movement'
-    | 'new_counterparty_high_value';
-  /** Only alerts whose rule let the transfer through (`alert`) or held it (`review`). */
-  action?: 'alert' | 'review';
-  /** Only alerts on this wallet. */
+  /** Only entries that post to this wallet's account. */
   wallet?: string;
-  /** Only alerts on this customer’s wallets. */
-  customer?: string;
-  /** Only alerts of this transfer. */
+  /** Only entries of this transfer. */
   transfer?: string;
 }
 
-export interface ResolveAmlAlertRequest {
-  disposition: 'false_positive' | 'escalated' | 'reported';
+export interface ListLedgerAccountsQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+  /** Only accounts of this kind. */
+  kind?:
+    | 'wallet'
+    | 'rail_settlement'
+    | 'rail_clearing'
+    | 'payment_batch_reserve'
+    | 'reconciliation_adjustment'
+    | 'rail_fee'
+    | 'fee_income'
+    | 'conversion'
+    | 'trust'
+    | 'interest_expense'
+    | 'interest_payable'
+    | 'loan_receivable'
+    | 'loan_interest_income'
+    | 'loan_fee_income'
+    | 'loan_penalty_income'
+    | 'loan_loss';
+  /** Only accounts of this currency. */
+  currency?:
+    | 'KES'
+    | 'UGX'
+    | 'TZS'
+    | 'RWF'
+    | 'NGN'
+    | 'GHS'
+    | 'ZAR'
+    | 'XOF'
+    | 'XAF'
+    | 'ZMW'
+    | 'MWK'
+    | 'ETB'
+    | 'EGP'
+    | 'MAD'
+    | 'USD'
+    | 'EUR'
+    | 'GBP'
+    | 'USDC'
+    | 'USDT';
+}
+
+export interface ListCustomersQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+  /** Only customers of this type. */
+  type?: 'individual' | 'business';
+}
+
+export interface CreateCustomerRequest {
+  type: 'individual' | 'business';
+  name: string;
+  email?: string;
+  /** International (E.164) format, e.g. +254712345678. */
+  phone?: string;
+  address?: {
+    line1: string;
+    line2?: string;
+    city: string;
+    region?: string;
+    postal_code?: string;
+    /** ISO 3166-1 alpha-2. */
+    country: string;
+  };
+  /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
+  metadata?: Record<string, string>;
+}
+
+export interface UpdateCustomerRequest {
+  name?: string;
+  email?: string | null;
+  /** International (E.164) format, e.g. +254712345678. */
+  phone?: string | null;
+  address?: {
+    line1: string;
+    line2?: string;
+    city: string;
+    region?: string;
+    postal_code?: string;
+    /** ISO 3166-1 alpha-2. */
+    country: string;
+  } | null;
+  /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
+  metadata?: Record<string, string>;
+}
+
+export interface ListCustomerEvidenceQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+}
+
+export interface UpdateOrganizationRequest {
+  /** A business customer id, or null. */
+  legal_entity?: string | null;
+  /** The products the organization launches; each has its own launch gates. `mobile_money` until named otherwise. */
+  products?: Array<'mobile_money' | 'digital_banking' | 'stablecoins'>;
+}
+
+export interface NameOrganizationContactsRequest {
+  contacts: Array<{
+    role: 'technical' | 'compliance' | 'finance';
+    name: string;
+    email: string;
+    phone?: string;
+  }>;
+}
+
+export interface ListWalletsQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+  /** Only wallets of this customer. */
+  owner?: string;
+  /** Only wallets of this currency. */
+  currency?:
+    | 'KES'
+    | 'UGX'
+    | 'TZS'
+    | 'RWF'
+    | 'NGN'
+    | 'GHS'
+    | 'ZAR'
+    | 'XOF'
+    | 'XAF'
+    | 'ZMW'
+    | 'MWK'
+    | 'ETB'
+    | 'EGP'
+    | 'MAD'
+    | 'USD'
+    | 'EUR'
+    | 'GBP'
+    | 'USDC'
+    | 'USDT';
+  /** Only wallets in this status. */
+  status?: 'active' | 'frozen' | 'closed';
+}
+
+export interface CreateWalletRequest {
+  /** The customer who owns the wallet: a customer of your organization. */
+  owner: string;
+  /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
+  currency:
+    | 'KES'
+    | 'UGX'
+    | 'TZS'
+    | 'RWF'
+    | 'NGN'
+    | 'GHS'
+    | 'ZAR'
+    | 'XOF'
+    | 'XAF'
+    | 'ZMW'
+    | 'MWK'
+    | 'ETB'
+    | 'EGP'
+    | 'MAD'
+    | 'USD'
+    | 'EUR'
+    | 'GBP'
+    | 'USDC'
+    | 'USDT';
+  /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
+  metadata?: Record<string, string>;
+}
+
+export interface UpdateWalletRequest {
+  /** Your own key/value pairs: at most 50 keys of up to 40 characters, string values of up to 500. */
+  metadata: Record<string, string>;
+}
+
+export interface GetWalletBalanceQuery {
+  /** A time (RFC 3339 with its offset, to the millisecond) or a date (`2026-11-30`: the end of that UTC day). */
+  as_of?: string;
+}
+
+export interface ListWalletEvidenceQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+}
+
+export interface FreezeWalletRequest {
+  /** Why; recorded on the wallet and as evidence. */
+  reason:
+    | 'compliance_review'
+    | 'sanctions_match'
+    | 'fraud_suspected'
+    | 'court_order'
+    | 'customer_request'
+    | 'other';
+  /** Free text for the evidence record (a case reference, an order number). */
+  note?: string;
+}
+
+export interface UnfreezeWalletRequest {
+  /** Why; recorded on the wallet and as evidence. */
+  reason: 'review_cleared' | 'false_positive' | 'court_order_lifted' | 'customer_request' | 'other';
+  /** Free text for the evidence record (a case reference, an order number). */
+  note?: string;
+}
+
+export interface CloseWalletRequest {
+  /** Why; recorded on the wallet and as evidence. */
+  reason: 'customer_request' | 'account_consolidation' | 'other';
+  /** Free text for the evidence record (a case reference, an order number). */
   note?: string;
 }
 
@@ -8914,6 +8836,165 @@ export interface ListChangesQuery {
     | 'launch_gate_override';
 }
 
+export interface ListVerificationsQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+}
+
+export type ApproveVerificationRequest = Record<string, never>;
+
+export interface RejectVerificationRequest {
+  reason:
+    | 'identity_mismatch'
+    | 'document_expired'
+    | 'documents_unreadable'
+    | 'address_unverified'
+    | 'underage'
+    | 'sanctions_match'
+    | 'registration_not_found'
+    | 'beneficial_owner_unverified'
+    | 'other';
+}
+
+export interface RequestVerificationDocumentsRequest {
+  reason:
+    | 'identity_mismatch'
+    | 'document_expired'
+    | 'documents_unreadable'
+    | 'address_unverified'
+    | 'underage'
+    | 'sanctions_match'
+    | 'registration_not_found'
+    | 'beneficial_owner_unverified'
+    | 'other';
+}
+
+export interface OverrideCustomerRiskRequest {
+  risk_level: 'low' | 'medium' | 'high';
+  reason: string;
+}
+
+export interface ListReviewsQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+  /** Only cases in this status. */
+  status?: 'open' | 'cleared' | 'rejected';
+  /** Only cases of this kind. */
+  kind?: 'screening' | 'aml' | 'frozen_wallet' | 'travel_rule';
+  /** Only the cases of this transfer. */
+  transfer?: string;
+}
+
+export interface ClearReviewRequest {
+  /** Why; kept on the case and in the evidence. */
+  note?: string;
+  /** A held stablecoin deposit only (a `travel_rule` case): the originator’s data as the sending institution supplied it, checked like a deposit report’s (a 400 naming each field). The beneficiary defaults to the wallet’s customer. */
+  travel_rule?: {
+    /** Who sends: `name`, `account`, and at least one of `address`, `national_id` or `date_of_birth`. */
+    originator?: {
+      /** Full name, at most 200 characters. */
+      name?: string;
+      /** The originator’s account: the paying wallet or an account number. */
+      account?: string;
+      /** Postal address, at most 500 characters. */
+      address?: string;
+      /** National identity number: 4-32 letters, digits or dashes. */
+      national_id?: string;
+      /** YYYY-MM-DD. */
+      date_of_birth?: string;
+    };
+    /** Who receives: `name`; `account` defaults to the destination address. */
+    beneficiary?: {
+      /** Full name, at most 200 characters. */
+      name?: string;
+      /** The beneficiary’s account; the destination address when omitted. */
+      account?: string;
+      /** The receiving institution (a VASP), when known. */
+      institution?: string;
+    };
+  };
+}
+
+export interface RejectReviewRequest {
+  /** Why; kept on the case and in the evidence. */
+  note?: string;
+  /** Freeze the paying wallet too (default: true for screening, false otherwise). */
+  freeze_wallet?: boolean;
+}
+
+/** Every rule. */
+export interface ListAmlRulesResponse {
+  object: 'list';
+  data: Array<AmlRule>;
+}
+
+export interface CreateAmlRuleRequest {
+  name: string;
+  /** By `type`: `single_transfer_threshold` and `new_counterparty_high_value` {currency, amount}; `velocity` {currency, window_seconds, count_max?, amount_max?}; `structuring` {currency, threshold, margin_bp, count_min, window_seconds}; `rapid_movement` {currency, window_seconds, share_bp, amount_min}. Money as decimal strings. */
+  parameters: Record<string, unknown>;
+  action: 'alert' | 'review' | 'block';
+  enabled?: boolean;
+  type:
+    | 'single_transfer_threshold'
+    | 'velocity'
+    | 'structuring'
+    | 'rapid_movement'
+    | 'new_counterparty_high_value';
+}
+
+export interface UpdateAmlRuleRequest {
+  name?: string;
+  /** By `type`: `single_transfer_threshold` and `new_counterparty_high_value` {currency, amount}; `velocity` {currency, window_seconds, count_max?, amount_max?}; `structuring` {currency, threshold, margin_bp, count_min, window_seconds}; `rapid_movement` {currency, window_seconds, share_bp, amount_min}. Money as decimal strings. */
+  parameters?: Record<string, unknown>;
+  action?: 'alert' | 'review' | 'block';
+  enabled?: boolean;
+}
+
+export interface ListAmlAlertsQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+  /** Only open or only resolved alerts. */
+  status?: 'open' | 'resolved';
+  /** Only alerts of this kind of rule. */
+  rule_type?:
+    | 'single_transfer_threshold'
+    | 'velocity'
+    | 'structuring'
+    | 'rapid_movement'
+    | 'new_counterparty_high_value';
+  /** Only alerts whose rule let the transfer through (`alert`) or held it (`review`). */
+  action?: 'alert' | 'review';
+  /** Only alerts on this wallet. */
+  wallet?: string;
+  /** Only alerts on this customer’s wallets. */
+  customer?: string;
+  /** Only alerts of this transfer. */
+  transfer?: string;
+}
+
+export interface ResolveAmlAlertRequest {
+  disposition: 'false_positive' | 'escalated' | 'reported';
+  note?: string;
+}
+
 /** Every route. */
 export interface ListDigitalAssetRoutesResponse {
   object: 'list';
@@ -8935,87 +9016,6 @@ export interface SetTravelRuleSettingsRequest {
   thresholds: Record<string, string>;
   /** USD value of one unit of each currency, used to convert amounts exactly (no floating point). Must include USDC and USDT. */
   rates: Record<string, string>;
-}
-
-export interface UpdateOrganizationRequest {
-  /** A business customer id, or null. */
-  legal_entity?: string | null;
-  /** The products the organization launches; each has its own launch gates. `mobile_money` until named otherwise. */
-  products?: Array<'mobile_money' | 'digital_banking' | 'stablecoins'>;
-}
-
-export interface NameOrganizationContactsRequest {
-  contacts: Array<{
-    role: 'technical' | 'compliance' | 'finance';
-    name: string;
-    email: string;
-    phone?: string;
-  }>;
-}
-
-export interface ListLedgerEntriesQuery {
-  /** How many objects to return: 1 to 100, 20 by default. */
-  limit?: number;
-  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
-  starting_after?: string;
-  /** Only objects created at or after this time. */
-  'created[gte]'?: string | Date;
-  /** Only objects created at or before this time. */
-  'created[lte]'?: string | Date;
-  /** Only entries that post to this wallet's account. */
-  wallet?: string;
-  /** Only entries of this transfer. */
-  transfer?: string;
-}
-
-export interface ListLedgerAccountsQuery {
-  /** How many objects to return: 1 to 100, 20 by default. */
-  limit?: number;
-  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
-  starting_after?: string;
-  /** Only objects created at or after this time. */
-  'created[gte]'?: string | Date;
-  /** Only objects created at or before this time. */
-  'created[lte]'?: string | Date;
-  /** Only accounts of this kind. */
-  kind?:
-    | 'wallet'
-    | 'rail_settlement'
-    | 'rail_clearing'
-    | 'payment_batch_reserve'
-    | 'reconciliation_adjustment'
-    | 'rail_fee'
-    | 'fee_income'
-    | 'conversion'
-    | 'trust'
-    | 'interest_expense'
-    | 'interest_payable'
-    | 'loan_receivable'
-    | 'loan_interest_income'
-    | 'loan_fee_income'
-    | 'loan_penalty_income'
-    | 'loan_loss';
-  /** Only accounts of this currency. */
-  currency?:
-    | 'KES'
-    | 'UGX'
-    | 'TZS'
-    | 'RWF'
-    | 'NGN'
-    | 'GHS'
-    | 'ZAR'
-    | 'XOF'
-    | 'XAF'
-    | 'ZMW'
-    | 'MWK'
-    | 'ETB'
-    | 'EGP'
-    | 'MAD'
-    | 'USD'
-    | 'EUR'
-    | 'GBP'
-    | 'USDC'
-    | 'USDT';
 }
 
 export interface SetDigitalAccountSettingsRequest {
@@ -10447,6 +10447,16 @@ export interface MkobaOperations {
   ready(options?: RequestOptions): Promise<ReadyResponse>;
   /** Prometheus metrics: `GET /metrics`. */
   metrics(options?: RequestOptions): Promise<string>;
+  /** List events: `GET /v1/events`. */
+  listEvents(query?: ListEventsQuery, options?: RequestOptions): Promise<List<Event | EventCamel>>;
+  /** Retrieve an event: `GET /v1/events/{id}`. */
+  getEvent(id: string, query?: GetEventQuery, options?: RequestOptions): Promise<Event | EventCamel>;
+  /** List the organization’s evidence: `GET /v1/evidence`. */
+  listEvidence(query?: ListEvidenceQuery, options?: RequestOptions): Promise<List<Evidence>>;
+  /** List journal entries: `GET /v1/ledger/entries`. */
+  listLedgerEntries(query?: ListLedgerEntriesQuery, options?: RequestOptions): Promise<List<JournalEntry>>;
+  /** List ledger accounts: `GET /v1/ledger/accounts`. */
+  listLedgerAccounts(query?: ListLedgerAccountsQuery, options?: RequestOptions): Promise<List<LedgerAccount>>;
   /** List customers: `GET /v1/customers`. */
   listCustomers(query?: ListCustomersQuery, options?: RequestOptions): Promise<List<Customer>>;
   /** Create a customer: `POST /v1/customers`. */
@@ -10461,6 +10471,73 @@ export interface MkobaOperations {
     query?: ListCustomerEvidenceQuery,
     options?: RequestOptions,
   ): Promise<List<Evidence>>;
+  /** Retrieve your organization: `GET /v1/organization`. */
+  getOrganization(options?: RequestOptions): Promise<Organization>;
+  /** Name your legal entity and products: `PATCH /v1/organization`. */
+  updateOrganization(body?: UpdateOrganizationRequest, options?: RequestOptions): Promise<Organization>;
+  /** Name your contacts: `PUT /v1/organization/contacts`. */
+  nameOrganizationContacts(
+    body: NameOrganizationContactsRequest,
+    options?: RequestOptions,
+  ): Promise<Organization>;
+  /** List wallets: `GET /v1/wallets`. */
+  listWallets(query?: ListWalletsQuery, options?: RequestOptions): Promise<List<Wallet>>;
+  /** Create a wallet: `POST /v1/wallets`. */
+  createWallet(body: CreateWalletRequest, options?: RequestOptions): Promise<Wallet>;
+  /** Retrieve a wallet: `GET /v1/wallets/{id}`. */
+  getWallet(id: string, options?: RequestOptions): Promise<Wallet>;
+  /** Update a wallet: `PATCH /v1/wallets/{id}`. */
+  updateWallet(id: string, body: UpdateWalletRequest, options?: RequestOptions): Promise<Wallet>;
+  /** Retrieve a wallet's balance: `GET /v1/wallets/{id}/balance`. */
+  getWalletBalance(id: string, query?: GetWalletBalanceQuery, options?: RequestOptions): Promise<Balance>;
+  /** List a wallet's evidence: `GET /v1/wallets/{id}/evidence`. */
+  listWalletEvidence(
+    id: string,
+    query?: ListWalletEvidenceQuery,
+    options?: RequestOptions,
+  ): Promise<List<Evidence>>;
+  /** Freeze a wallet: `POST /v1/wallets/{id}/freeze`. */
+  freezeWallet(id: string, body: FreezeWalletRequest, options?: RequestOptions): Promise<Wallet>;
+  /** Unfreeze a wallet: `POST /v1/wallets/{id}/unfreeze`. */
+  unfreezeWallet(id: string, body: UnfreezeWalletRequest, options?: RequestOptions): Promise<Wallet>;
+  /** Close a wallet: `POST /v1/wallets/{id}/close`. */
+  closeWallet(id: string, body: CloseWalletRequest, options?: RequestOptions): Promise<Wallet>;
+  /** List members: `GET /v1/members`. */
+  listMembers(query?: ListMembersQuery, options?: RequestOptions): Promise<List<Member>>;
+  /** Add a member: `POST /v1/members`. */
+  createMember(body: CreateMemberRequest, options?: RequestOptions): Promise<Member>;
+  /** Retrieve a member: `GET /v1/members/{id}`. */
+  getMember(id: string, options?: RequestOptions): Promise<Member>;
+  /** Remove a member: `DELETE /v1/members/{id}`. */
+  removeMember(id: string, options?: RequestOptions): Promise<Member>;
+  /** Change a member’s roles or name: `PATCH /v1/members/{id}`. */
+  updateMember(id: string, body?: UpdateMemberRequest, options?: RequestOptions): Promise<Member>;
+  /** Retrieve the current policy: `GET /v1/policies`. */
+  getPolicy(options?: RequestOptions): Promise<Policy>;
+  /** Replace the policy: `PUT /v1/policies`. */
+  updatePolicy(body: UpdatePolicyRequest, options?: RequestOptions): Promise<Policy>;
+  /** List policy versions: `GET /v1/policies/versions`. */
+  listPolicyVersions(query?: ListPolicyVersionsQuery, options?: RequestOptions): Promise<List<Policy>>;
+  /** Retrieve a policy version: `GET /v1/policies/versions/{version}`. */
+  getPolicyVersion(version: string, options?: RequestOptions): Promise<Policy>;
+  /** List proposed policy changes: `GET /v1/policy-changes`. */
+  listPolicyChanges(query?: ListPolicyChangesQuery, options?: RequestOptions): Promise<List<PolicyChange>>;
+  /** Retrieve a proposed policy change: `GET /v1/policy-changes/{id}`. */
+  getPolicyChange(id: string, options?: RequestOptions): Promise<PolicyChange>;
+  /** List approvals: `GET /v1/approvals`. */
+  listApprovals(query?: ListApprovalsQuery, options?: RequestOptions): Promise<List<Approval>>;
+  /** Retrieve an approval: `GET /v1/approvals/{id}`. */
+  getApproval(id: string, options?: RequestOptions): Promise<Approval>;
+  /** Approve: `POST /v1/approvals/{id}/approve`. */
+  approveApproval(id: string, body?: ApproveApprovalRequest, options?: RequestOptions): Promise<Approval>;
+  /** Reject: `POST /v1/approvals/{id}/reject`. */
+  rejectApproval(id: string, body?: RejectApprovalRequest, options?: RequestOptions): Promise<Approval>;
+  /** List governed changes: `GET /v1/changes`. */
+  listChanges(query?: ListChangesQuery, options?: RequestOptions): Promise<List<Change>>;
+  /** Retrieve a governed change: `GET /v1/changes/{id}`. */
+  getChange(id: string, options?: RequestOptions): Promise<Change>;
+  /** Cancel a pending change: `POST /v1/changes/{id}/cancel`. */
+  cancelChange(id: string, options?: RequestOptions): Promise<Change>;
   /** List a customer’s verifications: `GET /v1/customers/{id}/verifications`. */
   listVerifications(
     id: string,
@@ -10501,34 +10578,6 @@ export interface MkobaOperations {
   ): Promise<Customer>;
   /** Clear a risk override: `DELETE /v1/customers/{id}/risk`. */
   clearCustomerRiskOverride(id: string, options?: RequestOptions): Promise<Customer>;
-  /** List wallets: `GET /v1/wallets`. */
-  listWallets(query?: ListWalletsQuery, options?: RequestOptions): Promise<List<Wallet>>;
-  /** Create a wallet: `POST /v1/wallets`. */
-  createWallet(body: CreateWalletRequest, options?: RequestOptions): Promise<Wallet>;
-  /** Retrieve a wallet: `GET /v1/wallets/{id}`. */
-  getWallet(id: string, options?: RequestOptions): Promise<Wallet>;
-  /** Update a wallet: `PATCH /v1/wallets/{id}`. */
-  updateWallet(id: string, body: UpdateWalletRequest, options?: RequestOptions): Promise<Wallet>;
-  /** Retrieve a wallet's balance: `GET /v1/wallets/{id}/balance`. */
-  getWalletBalance(id: string, query?: GetWalletBalanceQuery, options?: RequestOptions): Promise<Balance>;
-  /** List a wallet's evidence: `GET /v1/wallets/{id}/evidence`. */
-  listWalletEvidence(
-    id: string,
-    query?: ListWalletEvidenceQuery,
-    options?: RequestOptions,
-  ): Promise<List<Evidence>>;
-  /** Freeze a wallet: `POST /v1/wallets/{id}/freeze`. */
-  freezeWallet(id: string, body: FreezeWalletRequest, options?: RequestOptions): Promise<Wallet>;
-  /** Unfreeze a wallet: `POST /v1/wallets/{id}/unfreeze`. */
-  unfreezeWallet(id: string, body: UnfreezeWalletRequest, options?: RequestOptions): Promise<Wallet>;
-  /** Close a wallet: `POST /v1/wallets/{id}/close`. */
-  closeWallet(id: string, body: CloseWalletRequest, options?: RequestOptions): Promise<Wallet>;
-  /** List events: `GET /v1/events`. */
-  listEvents(query?: ListEventsQuery, options?: RequestOptions): Promise<List<Event | EventCamel>>;
-  /** Retrieve an event: `GET /v1/events/{id}`. */
-  getEvent(id: string, query?: GetEventQuery, options?: RequestOptions): Promise<Event | EventCamel>;
-  /** List the organization’s evidence: `GET /v1/evidence`. */
-  listEvidence(query?: ListEvidenceQuery, options?: RequestOptions): Promise<List<Evidence>>;
   /** List review cases: `GET /v1/reviews`. */
   listReviews(query?: ListReviewsQuery, options?: RequestOptions): Promise<List<Review>>;
   /** Retrieve a review case: `GET /v1/reviews/{id}`. */
@@ -10551,42 +10600,6 @@ export interface MkobaOperations {
   getAmlAlert(id: string, options?: RequestOptions): Promise<AmlAlert>;
   /** Resolve an AML alert: `POST /v1/aml/alerts/{id}/resolve`. */
   resolveAmlAlert(id: string, body: ResolveAmlAlertRequest, options?: RequestOptions): Promise<AmlAlert>;
-  /** List members: `GET /v1/members`. */
-  listMembers(query?: ListMembersQuery, options?: RequestOptions): Promise<List<Member>>;
-  /** Add a member: `POST /v1/members`. */
-  createMember(body: CreateMemberRequest, options?: RequestOptions): Promise<Member>;
-  /** Retrieve a member: `GET /v1/members/{id}`. */
-  getMember(id: string, options?: RequestOptions): Promise<Member>;
-  /** Remove a member: `DELETE /v1/members/{id}`. */
-  removeMember(id: string, options?: RequestOptions): Promise<Member>;
-  /** Change a member’s roles or name: `PATCH /v1/members/{id}`. */
-  updateMember(id: string, body?: UpdateMemberRequest, options?: RequestOptions): Promise<Member>;
-  /** Retrieve the current policy: `GET /v1/policies`. */
-  getPolicy(options?: RequestOptions): Promise<Policy>;
-  /** Replace the policy: `PUT /v1/policies`. */
-  updatePolicy(body: UpdatePolicyRequest, options?: RequestOptions): Promise<Policy>;
-  /** List policy versions: `GET /v1/policies/versions`. */
-  listPolicyVersions(query?: ListPolicyVersionsQuery, options?: RequestOptions): Promise<List<Policy>>;
-  /** Retrieve a policy version: `GET /v1/policies/versions/{version}`. */
-  getPolicyVersion(version: string, options?: RequestOptions): Promise<Policy>;
-  /** List proposed policy changes: `GET /v1/policy-changes`. */
-  listPolicyChanges(query?: ListPolicyChangesQuery, options?: RequestOptions): Promise<List<PolicyChange>>;
-  /** Retrieve a proposed policy change: `GET /v1/policy-changes/{id}`. */
-  getPolicyChange(id: string, options?: RequestOptions): Promise<PolicyChange>;
-  /** List approvals: `GET /v1/approvals`. */
-  listApprovals(query?: ListApprovalsQuery, options?: RequestOptions): Promise<List<Approval>>;
-  /** Retrieve an approval: `GET /v1/approvals/{id}`. */
-  getApproval(id: string, options?: RequestOptions): Promise<Approval>;
-  /** Approve: `POST /v1/approvals/{id}/approve`. */
-  approveApproval(id: string, body?: ApproveApprovalRequest, options?: RequestOptions): Promise<Approval>;
-  /** Reject: `POST /v1/approvals/{id}/reject`. */
-  rejectApproval(id: string, body?: RejectApprovalRequest, options?: RequestOptions): Promise<Approval>;
-  /** List governed changes: `GET /v1/changes`. */
-  listChanges(query?: ListChangesQuery, options?: RequestOptions): Promise<List<Change>>;
-  /** Retrieve a governed change: `GET /v1/changes/{id}`. */
-  getChange(id: string, options?: RequestOptions): Promise<Change>;
-  /** Cancel a pending change: `POST /v1/changes/{id}/cancel`. */
-  cancelChange(id: string, options?: RequestOptions): Promise<Change>;
   /** List digital-asset routes: `GET /v1/digital-asset-routes`. */
   listDigitalAssetRoutes(options?: RequestOptions): Promise<ListDigitalAssetRoutesResponse>;
   /** Enable or disable a digital-asset route: `PUT /v1/digital-asset-routes/{asset}/{network}`. */
@@ -10603,19 +10616,6 @@ export interface MkobaOperations {
     body: SetTravelRuleSettingsRequest,
     options?: RequestOptions,
   ): Promise<TravelRuleSettings>;
-  /** Retrieve your organization: `GET /v1/organization`. */
-  getOrganization(options?: RequestOptions): Promise<Organization>;
-  /** Name your legal entity and products: `PATCH /v1/organization`. */
-  updateOrganization(body?: UpdateOrganizationRequest, options?: RequestOptions): Promise<Organization>;
-  /** Name your contacts: `PUT /v1/organization/contacts`. */
-  nameOrganizationContacts(
-    body: NameOrganizationContactsRequest,
-    options?: RequestOptions,
-  ): Promise<Organization>;
-  /** List journal entries: `GET /v1/ledger/entries`. */
-  listLedgerEntries(query?: ListLedgerEntriesQuery, options?: RequestOptions): Promise<List<JournalEntry>>;
-  /** List ledger accounts: `GET /v1/ledger/accounts`. */
-  listLedgerAccounts(query?: ListLedgerAccountsQuery, options?: RequestOptions): Promise<List<LedgerAccount>>;
   /** Retrieve the digital-account settings: `GET /v1/digital-accounts/settings`. */
   getDigitalAccountSettings(options?: RequestOptions): Promise<DigitalAccountSettings>;
   /** Set the digital-account settings: `PUT /v1/digital-accounts/settings`. */
@@ -10972,6 +10972,46 @@ export const OPERATIONS = {
   health: { method: 'GET', path: '/healthz', pathParams: [], body: 'none', query: false, response: 'json' },
   ready: { method: 'GET', path: '/readyz', pathParams: [], body: 'none', query: false, response: 'json' },
   metrics: { method: 'GET', path: '/metrics', pathParams: [], body: 'none', query: false, response: 'text' },
+  listEvents: {
+    method: 'GET',
+    path: '/v1/events',
+    pathParams: [],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  getEvent: {
+    method: 'GET',
+    path: '/v1/events/{id}',
+    pathParams: ['id'],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  listEvidence: {
+    method: 'GET',
+    path: '/v1/evidence',
+    pathParams: [],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  listLedgerEntries: {
+    method: 'GET',
+    path: '/v1/ledger/entries',
+    pathParams: [],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  listLedgerAccounts: {
+    method: 'GET',
+    path: '/v1/ledger/accounts',
+    pathParams: [],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
   listCustomers: {
     method: 'GET',
     path: '/v1/customers',
@@ -11012,67 +11052,27 @@ export const OPERATIONS = {
     query: true,
     response: 'json',
   },
-  listVerifications: {
+  getOrganization: {
     method: 'GET',
-    path: '/v1/customers/{id}/verifications',
-    pathParams: ['id'],
-    body: 'none',
-    query: true,
-    response: 'json',
-  },
-  createVerification: {
-    method: 'POST',
-    path: '/v1/customers/{id}/verifications',
-    pathParams: ['id'],
-    body: 'required',
-    query: false,
-    response: 'json',
-  },
-  getVerification: {
-    method: 'GET',
-    path: '/v1/verifications/{id}',
-    pathParams: ['id'],
+    path: '/v1/organization',
+    pathParams: [],
     body: 'none',
     query: false,
     response: 'json',
   },
-  approveVerification: {
-    method: 'POST',
-    path: '/v1/verifications/{id}/approve',
-    pathParams: ['id'],
+  updateOrganization: {
+    method: 'PATCH',
+    path: '/v1/organization',
+    pathParams: [],
     body: 'optional',
     query: false,
     response: 'json',
   },
-  rejectVerification: {
-    method: 'POST',
-    path: '/v1/verifications/{id}/reject',
-    pathParams: ['id'],
+  nameOrganizationContacts: {
+    method: 'PUT',
+    path: '/v1/organization/contacts',
+    pathParams: [],
     body: 'required',
-    query: false,
-    response: 'json',
-  },
-  requestVerificationDocuments: {
-    method: 'POST',
-    path: '/v1/verifications/{id}/request_documents',
-    pathParams: ['id'],
-    body: 'required',
-    query: false,
-    response: 'json',
-  },
-  overrideCustomerRisk: {
-    method: 'POST',
-    path: '/v1/customers/{id}/risk',
-    pathParams: ['id'],
-    body: 'required',
-    query: false,
-    response: 'json',
-  },
-  clearCustomerRiskOverride: {
-    method: 'DELETE',
-    path: '/v1/customers/{id}/risk',
-    pathParams: ['id'],
-    body: 'none',
     query: false,
     response: 'json',
   },
@@ -11143,118 +11143,6 @@ export const OPERATIONS = {
   closeWallet: {
     method: 'POST',
     path: '/v1/wallets/{id}/close',
-    pathParams: ['id'],
-    body: 'required',
-    query: false,
-    response: 'json',
-  },
-  listEvents: {
-    method: 'GET',
-    path: '/v1/events',
-    pathParams: [],
-    body: 'none',
-    query: true,
-    response: 'json',
-  },
-  getEvent: {
-    method: 'GET',
-    path: '/v1/events/{id}',
-    pathParams: ['id'],
-    body: 'none',
-    query: true,
-    response: 'json',
-  },
-  listEvidence: {
-    method: 'GET',
-    path: '/v1/evidence',
-    pathParams: [],
-    body: 'none',
-    query: true,
-    response: 'json',
-  },
-  listReviews: {
-    method: 'GET',
-    path: '/v1/reviews',
-    pathParams: [],
-    body: 'none',
-    query: true,
-    response: 'json',
-  },
-  getReview: {
-    method: 'GET',
-    path: '/v1/reviews/{id}',
-    pathParams: ['id'],
-    body: 'none',
-    query: false,
-    response: 'json',
-  },
-  clearReview: {
-    method: 'POST',
-    path: '/v1/reviews/{id}/clear',
-    pathParams: ['id'],
-    body: 'optional',
-    query: false,
-    response: 'json',
-  },
-  rejectReview: {
-    method: 'POST',
-    path: '/v1/reviews/{id}/reject',
-    pathParams: ['id'],
-    body: 'optional',
-    query: false,
-    response: 'json',
-  },
-  listAmlRules: {
-    method: 'GET',
-    path: '/v1/aml/rules',
-    pathParams: [],
-    body: 'none',
-    query: false,
-    response: 'json',
-  },
-  createAmlRule: {
-    method: 'POST',
-    path: '/v1/aml/rules',
-    pathParams: [],
-    body: 'required',
-    query: false,
-    response: 'json',
-  },
-  getAmlRule: {
-    method: 'GET',
-    path: '/v1/aml/rules/{id}',
-    pathParams: ['id'],
-    body: 'none',
-    query: false,
-    response: 'json',
-  },
-  updateAmlRule: {
-    method: 'PATCH',
-    path: '/v1/aml/rules/{id}',
-    pathParams: ['id'],
-    body: 'optional',
-    query: false,
-    response: 'json',
-  },
-  listAmlAlerts: {
-    method: 'GET',
-    path: '/v1/aml/alerts',
-    pathParams: [],
-    body: 'none',
-    query: true,
-    response: 'json',
-  },
-  getAmlAlert: {
-    method: 'GET',
-    path: '/v1/aml/alerts/{id}',
-    pathParams: ['id'],
-    body: 'none',
-    query: false,
-    response: 'json',
-  },
-  resolveAmlAlert: {
-    method: 'POST',
-    path: '/v1/aml/alerts/{id}/resolve',
     pathParams: ['id'],
     body: 'required',
     query: false,
@@ -11404,6 +11292,158 @@ export const OPERATIONS = {
     query: false,
     response: 'json',
   },
+  listVerifications: {
+    method: 'GET',
+    path: '/v1/customers/{id}/verifications',
+    pathParams: ['id'],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  createVerification: {
+    method: 'POST',
+    path: '/v1/customers/{id}/verifications',
+    pathParams: ['id'],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  getVerification: {
+    method: 'GET',
+    path: '/v1/verifications/{id}',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  approveVerification: {
+    method: 'POST',
+    path: '/v1/verifications/{id}/approve',
+    pathParams: ['id'],
+    body: 'optional',
+    query: false,
+    response: 'json',
+  },
+  rejectVerification: {
+    method: 'POST',
+    path: '/v1/verifications/{id}/reject',
+    pathParams: ['id'],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  requestVerificationDocuments: {
+    method: 'POST',
+    path: '/v1/verifications/{id}/request_documents',
+    pathParams: ['id'],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  overrideCustomerRisk: {
+    method: 'POST',
+    path: '/v1/customers/{id}/risk',
+    pathParams: ['id'],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  clearCustomerRiskOverride: {
+    method: 'DELETE',
+    path: '/v1/customers/{id}/risk',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  listReviews: {
+    method: 'GET',
+    path: '/v1/reviews',
+    pathParams: [],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  getReview: {
+    method: 'GET',
+    path: '/v1/reviews/{id}',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  clearReview: {
+    method: 'POST',
+    path: '/v1/reviews/{id}/clear',
+    pathParams: ['id'],
+    body: 'optional',
+    query: false,
+    response: 'json',
+  },
+  rejectReview: {
+    method: 'POST',
+    path: '/v1/reviews/{id}/reject',
+    pathParams: ['id'],
+    body: 'optional',
+    query: false,
+    response: 'json',
+  },
+  listAmlRules: {
+    method: 'GET',
+    path: '/v1/aml/rules',
+    pathParams: [],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  createAmlRule: {
+    method: 'POST',
+    path: '/v1/aml/rules',
+    pathParams: [],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  getAmlRule: {
+    method: 'GET',
+    path: '/v1/aml/rules/{id}',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  updateAmlRule: {
+    method: 'PATCH',
+    path: '/v1/aml/rules/{id}',
+    pathParams: ['id'],
+    body: 'optional',
+    query: false,
+    response: 'json',
+  },
+  listAmlAlerts: {
+    method: 'GET',
+    path: '/v1/aml/alerts',
+    pathParams: [],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  getAmlAlert: {
+    method: 'GET',
+    path: '/v1/aml/alerts/{id}',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  resolveAmlAlert: {
+    method: 'POST',
+    path: '/v1/aml/alerts/{id}/resolve',
+    pathParams: ['id'],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
   listDigitalAssetRoutes: {
     method: 'GET',
     path: '/v1/digital-asset-routes',
@@ -11434,46 +11474,6 @@ export const OPERATIONS = {
     pathParams: [],
     body: 'required',
     query: false,
-    response: 'json',
-  },
-  getOrganization: {
-    method: 'GET',
-    path: '/v1/organization',
-    pathParams: [],
-    body: 'none',
-    query: false,
-    response: 'json',
-  },
-  updateOrganization: {
-    method: 'PATCH',
-    path: '/v1/organization',
-    pathParams: [],
-    body: 'optional',
-    query: false,
-    response: 'json',
-  },
-  nameOrganizationContacts: {
-    method: 'PUT',
-    path: '/v1/organization/contacts',
-    pathParams: [],
-    body: 'required',
-    query: false,
-    response: 'json',
-  },
-  listLedgerEntries: {
-    method: 'GET',
-    path: '/v1/ledger/entries',
-    pathParams: [],
-    body: 'none',
-    query: true,
-    response: 'json',
-  },
-  listLedgerAccounts: {
-    method: 'GET',
-    path: '/v1/ledger/accounts',
-    pathParams: [],
-    body: 'none',
-    query: true,
     response: 'json',
   },
   getDigitalAccountSettings: {

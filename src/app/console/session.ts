@@ -25,6 +25,7 @@ import {
 import { normaliseEmail } from '../../domain/contactDetails.ts';
 import { AppError, validationError } from '../../domain/errors.ts';
 import type { EvidenceActor } from '../../domain/evidence.ts';
+import { findMember, findMemberByEmail, voterOf } from '../../modules/authorization/index.ts';
 import {
   endSession,
   endSessionsOfMember,
@@ -37,10 +38,8 @@ import {
   touchSession,
   useSignInLink,
 } from '../../store/repositories/console.ts';
-import { findMember, findMemberByEmail } from '../../store/repositories/members.ts';
 import { findOrganization, findOrganizationByName } from '../../store/repositories/organizations.ts';
 import type { Queryable } from '../../store/store.ts';
-import { voterOf } from '../approvals.ts';
 import type { Deps } from '../deps.ts';
 
 /** Organizations one email is looked up in at sign-in; beyond this the member names the organization. */

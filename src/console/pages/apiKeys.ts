@@ -7,12 +7,12 @@
 import type { FastifyReply } from 'fastify';
 import type { ConsoleIdentity } from '../../app/console/session.ts';
 import { createOrganizationKey, organizationKeys, revokeOrganizationKey } from '../../app/console/views.ts';
-import { listMembers } from '../../app/members.ts';
 import { SCOPES } from '../../domain/access.ts';
 import { validationError } from '../../domain/errors.ts';
 import { ID_PREFIXES, idPattern } from '../../domain/ids.ts';
 import { PAGE_SIZE_MAX } from '../../domain/pagination.ts';
 import { API_KEY_DESCRIPTION_CHARS_MAX } from '../../modules/apiKeys/index.ts';
+import { listMembers } from '../../modules/authorization/index.ts';
 import { html } from '../html.ts';
 import { CONSOLE_PREFIX, csrfField, statusBadge, table, time } from '../layout.ts';
 import { noticeOf, redirectWithNotice } from '../notices.ts';

@@ -3,7 +3,6 @@
  * rules as the API (the initiator never votes: maker ≠ checker; a role the rule names; one vote each).
  */
 
-import { getApproval, listApprovals, voteOnApproval } from '../../app/approvals.ts';
 import { type ConsoleIdentity, consoleActor, consoleVoter } from '../../app/console/session.ts';
 import { MEMBER_ROLES, type MemberRole } from '../../domain/access.ts';
 import {
@@ -16,7 +15,12 @@ import {
 } from '../../domain/approvals.ts';
 import { validationError } from '../../domain/errors.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
-import { presentApproval } from '../../http/authorizationPresenters.ts';
+import {
+  getApproval,
+  listApprovals,
+  presentApproval,
+  voteOnApproval,
+} from '../../modules/authorization/index.ts';
 import { html } from '../html.ts';
 import {
   CONSOLE_PREFIX,

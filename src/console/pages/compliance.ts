@@ -1,13 +1,20 @@
 /** Review cases (clear or reject) and AML alerts (resolve with a disposition): the `compliance` scope. */
-import { AML_ALERT_NOTE_LENGTH_MAX, listAlerts, resolveAmlAlert } from '../../app/aml/alerts.ts';
+
 import { type ConsoleIdentity, consoleActor } from '../../app/console/session.ts';
 import { type PartyNames, partyNames } from '../../app/console/views.ts';
-import { decideReview, listReviews } from '../../app/reviews.ts';
 import { AML_DISPOSITIONS, type AmlDisposition } from '../../domain/amlAlerts.ts';
 import { validationError } from '../../domain/errors.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import { REVIEW_NOTE_LENGTH_MAX, type ReviewDecision } from '../../domain/reviews.ts';
-import { presentAmlAlert, presentReview } from '../../http/compliancePresenters.ts';
+import {
+  AML_ALERT_NOTE_LENGTH_MAX,
+  decideReview,
+  listAlerts,
+  listReviews,
+  presentAmlAlert,
+  presentReview,
+  resolveAmlAlert,
+} from '../../modules/compliance/index.ts';
 import { html } from '../html.ts';
 import {
   CONSOLE_PREFIX,

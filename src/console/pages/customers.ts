@@ -1,13 +1,14 @@
 /** Customers with their wallets, and wallets with their balances and recent transfers. */
+
 import { type PartyNames, partyNames } from '../../app/console/views.ts';
-import { getCustomer, listCustomers } from '../../app/customers.ts';
-import { getWallet, listWallets } from '../../app/wallets.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import { type Currency, isCurrency, SUPPORTED_CURRENCIES } from '../../domain/money.ts';
 import { PAGE_SIZE_MAX } from '../../domain/pagination.ts';
 import { WALLET_STATUSES, type WalletStatus } from '../../domain/wallets.ts';
-import { presentCustomer, presentTransfer, presentWallet } from '../../http/presenters.ts';
+import { presentTransfer } from '../../http/presenters.ts';
+import { getCustomer, listCustomers, presentCustomer } from '../../modules/customers/index.ts';
 import { listTransfers } from '../../modules/transfers/index.ts';
+import { getWallet, listWallets, presentWallet } from '../../modules/wallets/index.ts';
 import { html } from '../html.ts';
 import {
   CONSOLE_PREFIX,

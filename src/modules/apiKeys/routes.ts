@@ -16,9 +16,9 @@ import {
   writeOperation,
   written,
 } from '../../http/routeKit.ts';
-import { changeSchema, presentChange } from '../../http/routes/changes.ts';
 import { apiObjectSchema, someOfSchema } from '../../http/schemaBuilders.ts';
 import { idParamsSchema, idSchema, nullableTimestampSchema, timestampSchema } from '../../http/schemas.ts';
+import { changeSchema, presentChange } from '../authorization/index.ts';
 import type { ApiKeyRow } from './useCases/keys.ts';
 import { API_KEY_DESCRIPTION_CHARS_MAX, listKeysPage, revokeOrganizationKeyIn } from './useCases/keys.ts';
 import { createOwnApiKeyGoverned } from './useCases/ownKeys.ts';

@@ -22,9 +22,9 @@ import {
   phoneMatchesNetwork,
 } from '../../domain/transfers.ts';
 import type { Wallet } from '../../domain/wallets.ts';
-import { findWallet } from '../../store/repositories/wallets.ts';
 import type { Queryable } from '../../store/store.ts';
 import { creditFromRail, fundWallet } from '../transfers/index.ts';
+import { findWallet } from '../wallets/index.ts';
 import {
   COLLECTION_DESCRIPTION_LENGTH_MAX,
   COLLECTION_EXPIRY_MS,

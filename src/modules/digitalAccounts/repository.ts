@@ -7,12 +7,8 @@ import type { WalletAccountDetails } from '../../domain/wallets.ts';
 import { organizationRecordFinder } from '../../store/repositories/records.ts';
 import { nullableText, toBigInt, toDate, toJsonObject } from '../../store/repositories/rows.ts';
 import { entryIdWindow, POSTED_NET, sinceSql } from '../../store/repositories/walletBalances.ts';
-import {
-  ACCOUNT_DETAILS_COLUMNS,
-  ACCOUNT_DETAILS_JOIN,
-  accountDetailsFromRow,
-} from '../../store/repositories/wallets.ts';
 import type { Queryable } from '../../store/store.ts';
+import { ACCOUNT_DETAILS_COLUMNS, ACCOUNT_DETAILS_JOIN, accountDetailsFromRow } from '../wallets/index.ts';
 import type { DigitalAccountSettings } from './domain.ts';
 
 export async function findDigitalAccountSettings(

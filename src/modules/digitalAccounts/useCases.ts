@@ -11,8 +11,8 @@ import type { EvidenceActor } from '../../domain/evidence.ts';
 import type { Transfer } from '../../domain/transferRecord.ts';
 import { maskedDestination, maskedPhone } from '../../domain/transferRecord.ts';
 import type { Wallet, WalletAccountDetails } from '../../domain/wallets.ts';
-import { findWallet } from '../../store/repositories/wallets.ts';
 import type { Queryable } from '../../store/store.ts';
+import { findWallet } from '../wallets/index.ts';
 import {
   ACCOUNT_NUMBER_RANDOM_BYTES,
   accountNumberFromRandom,

@@ -12,7 +12,6 @@
 import type { Deps } from '../../app/deps.ts';
 import { newEvent, recordEvents } from '../../app/events.ts';
 import { appendEvidence, SYSTEM_ACTOR } from '../../app/evidence.ts';
-import { ensureOrganizationNamed } from '../../app/organizationProfile.ts';
 import { isLiveEnvironment } from '../../domain/access.ts';
 import { AppError, validationError } from '../../domain/errors.ts';
 import type { EventRecord } from '../../domain/events.ts';
@@ -30,6 +29,7 @@ import {
   lockOrganization,
 } from '../../store/repositories/organizations.ts';
 import type { Queryable, Store } from '../../store/store.ts';
+import { ensureOrganizationNamed } from '../organization/index.ts';
 import {
   evaluateLaunchGates as decideLaunchGates,
   gateKey,

@@ -6,7 +6,9 @@
  * core's vocabulary (src/domain/transfers.ts, src/domain/transferRecord.ts).
  * Other modules, the composition root and the edges import this file only.
  */
+
 import type { HttpModule } from '../../http/httpModule.ts';
+import { DOCUMENT_ONLY_SCHEMAS } from './routes/destinationSchemas.ts';
 import { transferRoutes } from './routes/routes.ts';
 import { sandboxRoutes } from './routes/sandbox.ts';
 import { TRANSFER_SCHEMAS } from './routes/schemas.ts';
@@ -19,7 +21,6 @@ export {
   TRANSFER_COLUMNS,
   transferFromRow,
 } from './repository.ts';
-export { DOCUMENT_ONLY_SCHEMAS } from './routes/destinationSchemas.ts';
 export { transferDestinationSchema, transferEventDataSchema } from './routes/schemas.ts';
 export { decideReviewedTransfer, TRANSFER_APPROVALS } from './useCases/approvals.ts';
 export { LimitGuard } from './useCases/posting/limitGuard.ts';
@@ -44,6 +45,7 @@ export {
 /** The module's face on the HTTP edge: its routes create through a writer with the process's lanes. */
 export const transfersHttp: HttpModule = {
   schemas: TRANSFER_SCHEMAS,
+  documentComponents: DOCUMENT_ONLY_SCHEMAS,
   routes: (app, deps, { ledgerWriterLanes }) =>
     transferRoutes(app, deps, new LedgerWriter(deps, ledgerWriterLanes)),
 };

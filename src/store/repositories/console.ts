@@ -8,9 +8,9 @@
 import type { MemberRole, MemberStatus } from '../../domain/access.ts';
 import type { ConsoleSessionEndReason, ConsoleSignInMethod } from '../../domain/console.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
-import type { Member } from '../../domain/members.ts';
 import type { Transfer } from '../../domain/transferRecord.ts';
 import type { TransferStatus } from '../../domain/transfers.ts';
+import type { Member } from '../../modules/authorization/index.ts';
 import { TRANSFER_COLUMNS, transferFromRow } from '../../modules/transfers/index.ts';
 import type { AttemptRecord, DeliveryView } from '../../modules/webhooks/index.ts';
 import type { Queryable } from '../store.ts';

@@ -7,7 +7,6 @@
 import { forgetCachedKey, forgetCachedKeys } from '../../../app/apiKeyAuthentication.ts';
 import type { Deps } from '../../../app/deps.ts';
 import { appendEvidence, SYSTEM_ACTOR } from '../../../app/evidence.ts';
-import { ensureOrganizationNamed } from '../../../app/organizationProfile.ts';
 import { listPage } from '../../../app/reads.ts';
 import { DEFAULT_SCOPES, SCOPES, type Scope, scopesOfRoles } from '../../../domain/access.ts';
 import { displayPrefix, formatApiKey, hashApiKey } from '../../../domain/apiKeys.ts';
@@ -16,9 +15,10 @@ import { resourceMissing, validationError } from '../../../domain/errors.ts';
 import type { EvidenceActor } from '../../../domain/evidence.ts';
 import type { PageRequest } from '../../../domain/pagination.ts';
 import type { ApiKeyRow } from '../../../store/repositories/apiKeys.ts';
-import { findMemberByEmail } from '../../../store/repositories/members.ts';
 import { findOrganizationByName } from '../../../store/repositories/organizations.ts';
 import type { Queryable } from '../../../store/store.ts';
+import { findMemberByEmail } from '../../authorization/index.ts';
+import { ensureOrganizationNamed } from '../../organization/index.ts';
 import { findApiKey, insertApiKey, listApiKeys, listApiKeysPage, revokeApiKey } from '../repository.ts';
 
 // Record types the HTTP edge presents, given through the use case layer (src/http never imports the store).

@@ -10,10 +10,10 @@ import { displayPrefix, formatApiKey, hashApiKey } from '../../../domain/apiKeys
 import { normaliseEmail } from '../../../domain/contactDetails.ts';
 import { AppError, validationError } from '../../../domain/errors.ts';
 import type { EvidenceActor } from '../../../domain/evidence.ts';
-import type { Member } from '../../../domain/members.ts';
 import { type ApiKeyRow, findApiKeyByHash } from '../../../store/repositories/apiKeys.ts';
-import { findMember } from '../../../store/repositories/members.ts';
 import type { Queryable } from '../../../store/store.ts';
+import type { Member } from '../../authorization/index.ts';
+import { findMember } from '../../authorization/index.ts';
 import { findApiKey, insertApiKey } from '../repository.ts';
 import { API_KEY_DESCRIPTION_CHARS_MAX, type IssuedKey, recordKeyCreated } from './keys.ts';
 

@@ -7,10 +7,10 @@
  */
 
 import type { Deps } from '../../../app/deps.ts';
-import { proposeIfGoverned } from '../../../app/governedChanges.ts';
 import type { GovernedChange } from '../../../domain/governedChanges.ts';
 import type { ApiKeyRow } from '../../../store/repositories/apiKeys.ts';
 import type { Queryable } from '../../../store/store.ts';
+import { proposeIfGoverned } from '../../authorization/index.ts';
 import {
   insertOwnApiKey,
   type KeyRequester,

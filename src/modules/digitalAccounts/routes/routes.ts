@@ -3,9 +3,9 @@
  * (what outsiders pay it by), and its statement of a period as JSON or CSV. A wallet's balance as of an
  * instant is `GET /v1/wallets/{id}/balance?as_of=…` (routes/wallets.ts).
  */
+
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Deps } from '../../../app/deps.ts';
-import { presentAccountDetails } from '../../../http/presenters.ts';
 import { READ_PROBLEMS, WRITE_PROBLEMS } from '../../../http/problems.ts';
 import { retrieveOwn } from '../../../http/readRoutes.ts';
 import { makeFromBody } from '../../../http/routeEffects.ts';
@@ -20,8 +20,7 @@ import {
   writeOperation,
   written,
 } from '../../../http/routeKit.ts';
-import { walletParams } from '../../../http/routes/wallets.ts';
-import { instantQuerySchema } from '../../../http/walletSchemas.ts';
+import { instantQuerySchema, presentAccountDetails, walletParams } from '../../wallets/index.ts';
 import { STATEMENT_ENTRIES_MAX, STATEMENT_PERIOD_DAYS_MAX } from '../domain.ts';
 import {
   ensureAccountDetails,

@@ -6,11 +6,10 @@
 import { csvRecords } from '../../../domain/csv.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { formatAmount } from '../../../domain/money.ts';
-import { presentAccountDetailsFields } from '../../../http/presenters.ts';
 import { closedObjectSchema } from '../../../http/routeKit.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
 import { currencySchema, idSchema, timestampSchema } from '../../../http/schemas.ts';
-import { accountDetailsProperties } from '../../../http/walletSchemas.ts';
+import { accountDetailsProperties, presentAccountDetailsFields } from '../../wallets/index.ts';
 import {
   BANK_NAME_LENGTH_MAX,
   type DigitalAccountSettings,

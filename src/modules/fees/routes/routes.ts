@@ -4,7 +4,6 @@ import { actorIdOf } from '../../../app/apiKeyAuthentication.ts';
 import type { Deps } from '../../../app/deps.ts';
 import { principalOf, requestActor } from '../../../http/auth.ts';
 import { organizationOf, writeOperation, written } from '../../../http/routeKit.ts';
-import { governedWrite, pendingChangeResponse } from '../../../http/routes/changes.ts';
 import {
   getCurrentVersionRoute,
   getVersionRoute,
@@ -12,6 +11,7 @@ import {
   type VersionedSetting,
 } from '../../../http/versionedSettingRoutes.ts';
 import { sendWrite } from '../../../http/writes.ts';
+import { governedWrite, pendingChangeResponse } from '../../authorization/index.ts';
 import { type FeeSchedule, feeRuleJson } from '../domain.ts';
 import {
   type FeeScheduleUpdateInput,

@@ -4,12 +4,9 @@
  * withdrawn before disbursement. A loan application is an approval's resource (`LOAN_APPROVALS`).
  */
 
-import { cancelApprovalOf, newApproval, openApproval } from '../../../app/approvals.ts';
-import { readCustomerPolicyFacts } from '../../../app/customerPolicyFacts.ts';
 import type { ApprovableResource, Deps } from '../../../app/deps.ts';
 import { recordEvents } from '../../../app/events.ts';
 import { appendEvidence } from '../../../app/evidence.ts';
-import { loadPolicy } from '../../../app/policies.ts';
 import { requireProduct } from '../../../app/products.ts';
 import type { Approval } from '../../../domain/approvals.ts';
 import { evaluatePolicy, type PolicyDecision } from '../../../domain/decisions/policies.ts';
@@ -17,8 +14,10 @@ import { AppError, resourceMissing, validationError } from '../../../domain/erro
 import type { EvidenceActor, EvidenceDraft } from '../../../domain/evidence.ts';
 import { ID_PREFIXES, isId } from '../../../domain/ids.ts';
 import { checkSingleAmount, formatAmount, parseAmount } from '../../../domain/money.ts';
-import { findWallets } from '../../../store/repositories/wallets.ts';
 import type { Queryable } from '../../../store/store.ts';
+import { cancelApprovalOf, loadPolicy, newApproval, openApproval } from '../../authorization/index.ts';
+import { readCustomerPolicyFacts } from '../../customers/index.ts';
+import { findWallets } from '../../wallets/index.ts';
 import {
   checkPrincipal,
   type Loan,

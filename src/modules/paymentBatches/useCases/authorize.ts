@@ -4,12 +4,9 @@
  * one its wallet cannot hold, fails before any item runs.
  */
 
-import { newApproval, openApproval } from '../../../app/approvals.ts';
-import { readCustomerPolicyFacts } from '../../../app/customerPolicyFacts.ts';
 import type { Deps } from '../../../app/deps.ts';
 import { recordEvents } from '../../../app/events.ts';
 import { appendEvidence, SYSTEM_ACTOR } from '../../../app/evidence.ts';
-import { loadPolicy } from '../../../app/policies.ts';
 import {
   decideBatchAuthorization,
   type PolicyDecision,
@@ -18,9 +15,11 @@ import {
 import type { EvidenceDraft } from '../../../domain/evidence.ts';
 import { formatAmount } from '../../../domain/money.ts';
 import type { Destination } from '../../../domain/transfers.ts';
-import { findWallets } from '../../../store/repositories/wallets.ts';
 import type { Queryable } from '../../../store/store.ts';
+import { loadPolicy, newApproval, openApproval } from '../../authorization/index.ts';
+import { readCustomerPolicyFacts } from '../../customers/index.ts';
 import { PostingSession, refusalError } from '../../ledger/index.ts';
+import { findWallets } from '../../wallets/index.ts';
 import { PAYMENT_BATCH_ITEMS_MAX, type PaymentBatch, type PaymentBatchItem } from '../domain.ts';
 import { findPaymentBatch, listItems, savePaymentBatch } from '../repository.ts';
 import { statusEvent } from './events.ts';

@@ -5,7 +5,6 @@
  * reservation's accounts.
  */
 
-import { cancelApprovalOf } from '../../../app/approvals.ts';
 import type { ApprovableResource, Deps } from '../../../app/deps.ts';
 import { recordEvents } from '../../../app/events.ts';
 import { getById, listPage } from '../../../app/reads.ts';
@@ -13,6 +12,7 @@ import type { Approval } from '../../../domain/approvals.ts';
 import { AppError, resourceMissing } from '../../../domain/errors.ts';
 import type { EvidenceActor } from '../../../domain/evidence.ts';
 import type { Queryable } from '../../../store/store.ts';
+import { cancelApprovalOf } from '../../authorization/index.ts';
 import {
   isFinishedBatch,
   type PaymentBatch,

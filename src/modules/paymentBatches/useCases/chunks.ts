@@ -10,11 +10,11 @@ import { recordEvents } from '../../../app/events.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { requestFingerprint } from '../../../domain/idempotency.ts';
 import { formatAmount } from '../../../domain/money.ts';
-import { findWallets } from '../../../store/repositories/wallets.ts';
 import type { Queryable } from '../../../store/store.ts';
 import { findJournalEntry, type JournalEntry, refusalError } from '../../ledger/index.ts';
 import type { ChunkResult, LedgerWriter, TransferCommand } from '../../transfers/index.ts';
 import { prepareTransfer } from '../../transfers/index.ts';
+import { findWallets } from '../../wallets/index.ts';
 import {
   finishedStatus,
   PAYMENT_BATCH_CHUNK_ITEMS,

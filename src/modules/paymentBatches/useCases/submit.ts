@@ -9,11 +9,11 @@ import { AppError, type FieldError, resourceMissing, validationError } from '../
 import type { Metadata } from '../../../domain/metadata.ts';
 import { isCurrency } from '../../../domain/money.ts';
 import type { Wallet } from '../../../domain/wallets.ts';
-import { findWallets } from '../../../store/repositories/wallets.ts';
 import type { Queryable } from '../../../store/store.ts';
 import { currentFeeScheduleIn, decideFee, type FeeSchedule } from '../../fees/index.ts';
 import { guardMovementSource } from '../../ledger/index.ts';
 import { checkTransferRequest } from '../../transfers/index.ts';
+import { findWallets } from '../../wallets/index.ts';
 import {
   PAYMENT_BATCH_ITEMS_MAX,
   PAYMENT_BATCH_REFERENCE_PATTERN,

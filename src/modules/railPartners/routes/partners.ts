@@ -16,13 +16,13 @@ import {
   writeOperation,
   written,
 } from '../../../http/routeKit.ts';
+import { idParamsSchema, idSchema } from '../../../http/schemas.ts';
 import {
   governedIdempotentWrite,
   pendingChangeResponse,
   proposedChangeOfId,
   proposedCreation,
-} from '../../../http/routes/changes.ts';
-import { idParamsSchema, idSchema } from '../../../http/schemas.ts';
+} from '../../authorization/index.ts';
 import {
   RAIL_CALLBACK_STATUSES,
   RAIL_PARTNER_FIELD_LENGTH_MAX,

@@ -6,13 +6,12 @@
 import type { Deps } from '../../../app/deps.ts';
 import { newEvent, recordEvents } from '../../../app/events.ts';
 import { requireProduct } from '../../../app/products.ts';
-import { createWallet } from '../../../app/wallets.ts';
 import { resourceMissing } from '../../../domain/errors.ts';
 import type { Metadata } from '../../../domain/metadata.ts';
 import { type Currency, formatAmount } from '../../../domain/money.ts';
 import { type Page, toPage } from '../../../domain/pagination.ts';
-import { findWallet } from '../../../store/repositories/wallets.ts';
 import type { Queryable } from '../../../store/store.ts';
+import { createWallet, findWallet } from '../../wallets/index.ts';
 import { ACCRUAL_DENOMINATOR, maturityDay, previousDay } from '../domain.ts';
 import {
   findSavingsAccount,

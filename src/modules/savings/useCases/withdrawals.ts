@@ -11,7 +11,6 @@ import { resourceMissing, validationError } from '../../../domain/errors.ts';
 import { numberSourceOf } from '../../../domain/jsonNumbers.ts';
 import { type Currency, checkSingleAmount, formatAmount, parseAmount } from '../../../domain/money.ts';
 import type { Wallet } from '../../../domain/wallets.ts';
-import { findWallet } from '../../../store/repositories/wallets.ts';
 import type { Queryable } from '../../../store/store.ts';
 import { feeIncomeAccount } from '../../fees/index.ts';
 import {
@@ -22,6 +21,7 @@ import {
   refusalError,
   walletBalances,
 } from '../../ledger/index.ts';
+import { findWallet } from '../../wallets/index.ts';
 import { decideWithdrawal, withdrawalRefusal } from '../domain.ts';
 import { findSavingsAccount, type SavingsAccount } from '../repository/accounts.ts';
 import { findSavingsProduct } from '../repository/products.ts';

@@ -18,7 +18,7 @@ import {
   governedIdempotentWrite,
   pendingChangeResponse,
   proposedCreation,
-} from '../../../http/routes/changes.ts';
+} from '../../authorization/index.ts';
 import { getConversionRates, putConversionRates } from '../useCases/conversionRates.ts';
 import { presentRates } from './presenters.ts';
 import { ACCESS, rateText, TAGS } from './schemas.ts';

@@ -6,7 +6,6 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../../app/deps.ts';
-import { getTravelRuleSettings } from '../../../app/travelRule.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { numberSourceOf } from '../../../domain/jsonNumbers.ts';
 import { LOG_INDEX_MAX, TRANSACTION_HASH_PATTERN } from '../../../domain/stablecoins.ts';
@@ -22,7 +21,7 @@ import {
   written,
 } from '../../../http/routeKit.ts';
 import { idParamsSchema } from '../../../http/schemas.ts';
-import { travelRuleRequestSchema } from '../../../http/travelRuleSchemas.ts';
+import { getTravelRuleSettings, travelRuleRequestSchema } from '../../compliance/index.ts';
 import {
   advanceSandboxChain,
   type ChainDepositInput,

@@ -11,7 +11,6 @@
 import type { Deps } from '../../../app/deps.ts';
 import { recordEvents } from '../../../app/events.ts';
 import { appendEvidence, SYSTEM_ACTOR } from '../../../app/evidence.ts';
-import type { TravelRuleSettingsView } from '../../../app/travelRule.ts';
 import {
   checkTravelRuleData,
   decideTravelRule,
@@ -28,9 +27,10 @@ import {
   simulatedChainTransactionHash,
 } from '../../../domain/stablecoins.ts';
 import type { Wallet } from '../../../domain/wallets.ts';
-import { findVerifiedCountry } from '../../../store/repositories/verifications.ts';
-import { findWallet } from '../../../store/repositories/wallets.ts';
 import type { Queryable } from '../../../store/store.ts';
+import type { TravelRuleSettingsView } from '../../compliance/index.ts';
+import { findVerifiedCountry } from '../../compliance/index.ts';
+import { findWallet } from '../../wallets/index.ts';
 import { findDepositAddressByAddress } from '../repository/depositAddresses.ts';
 import {
   findDeposit,

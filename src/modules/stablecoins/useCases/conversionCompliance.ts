@@ -4,7 +4,6 @@
  * the refusal when a rule blocks it or asks for a review a conversion cannot wait for.
  */
 
-import type { AmlAlertDraft } from '../../../app/aml/alerts.ts';
 import { SYSTEM_ACTOR } from '../../../app/evidence.ts';
 import { countedTally, NO_MOVEMENTS, tallyKey, windowRange } from '../../../domain/activityTally.ts';
 import { CONVERSION_QUOTE_TTL_MS, type ConversionQuote } from '../../../domain/conversions.ts';
@@ -23,6 +22,7 @@ import type { EvidenceDraft } from '../../../domain/evidence.ts';
 import { formatAmount } from '../../../domain/money.ts';
 import { readWalletActivity, tallyWalletActivity } from '../../../store/repositories/walletActivity.ts';
 import type { Queryable } from '../../../store/store.ts';
+import type { AmlAlertDraft } from '../../compliance/index.ts';
 
 /** The 422 of a refused conversion, naming the rule that blocked it or asked for a review. */
 export function conversionBlocked(ruleName: string | undefined, review: boolean): AppError {

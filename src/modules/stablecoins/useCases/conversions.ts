@@ -13,8 +13,6 @@
  * one after the other.
  */
 
-import { type AmlAlertDraft, openAmlAlerts } from '../../../app/aml/alerts.ts';
-import { loadAmlRules } from '../../../app/aml/rules.ts';
 import type { Deps } from '../../../app/deps.ts';
 import { newEvent, recordEvents } from '../../../app/events.ts';
 import { appendEvidence } from '../../../app/evidence.ts';
@@ -33,6 +31,7 @@ import { AppError, resourceMissing } from '../../../domain/errors.ts';
 import type { EvidenceDraft } from '../../../domain/evidence.ts';
 import { type Currency, formatAmount } from '../../../domain/money.ts';
 import type { Queryable } from '../../../store/store.ts';
+import { type AmlAlertDraft, loadAmlRules, openAmlAlerts } from '../../compliance/index.ts';
 import { feeIncomeAccount } from '../../fees/index.ts';
 import {
   directPostings,

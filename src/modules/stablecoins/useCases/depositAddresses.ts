@@ -5,7 +5,6 @@
  */
 
 import type { Deps } from '../../../app/deps.ts';
-import { requireApprovedRoute } from '../../../app/digitalAssetRoutes.ts';
 import { closedWalletError } from '../../../domain/closedWallet.ts';
 import {
   DIGITAL_ASSET_NETWORKS,
@@ -15,8 +14,9 @@ import {
 } from '../../../domain/digitalAssets.ts';
 import { AppError, resourceMissing, validationError } from '../../../domain/errors.ts';
 import { type DepositAddress, sandboxDepositAddress } from '../../../domain/stablecoins.ts';
-import { findWallet } from '../../../store/repositories/wallets.ts';
 import type { Queryable } from '../../../store/store.ts';
+import { requireApprovedRoute } from '../../compliance/index.ts';
+import { findWallet } from '../../wallets/index.ts';
 import { insertDepositAddressIfAbsent, listDepositAddresses } from '../repository/depositAddresses.ts';
 
 function custodyNotConfigured(): AppError {

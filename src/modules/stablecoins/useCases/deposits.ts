@@ -24,12 +24,12 @@ import type { EventRecord } from '../../../domain/events.ts';
 import { formatAmount } from '../../../domain/money.ts';
 import { type Deposit, judgeDeposit } from '../../../domain/stablecoins.ts';
 import type { Wallet } from '../../../domain/wallets.ts';
-import { findCustomer } from '../../../store/repositories/customers.ts';
 import { findEvidenceRecord } from '../../../store/repositories/evidence.ts';
-import { insertReviewCases } from '../../../store/repositories/reviews.ts';
-import { findWallet } from '../../../store/repositories/wallets.ts';
 import type { Queryable } from '../../../store/store.ts';
+import { insertReviewCases } from '../../compliance/index.ts';
+import { findCustomer } from '../../customers/index.ts';
 import { creditFromRail } from '../../transfers/index.ts';
+import { findWallet } from '../../wallets/index.ts';
 import { findDeposit, listDeposits, saveDeposit } from '../repository/deposits.ts';
 
 export function depositEventData(d: Deposit): Record<string, unknown> {

@@ -23,9 +23,9 @@ import {
   written,
 } from '../../../http/routeKit.ts';
 import { subjectEvidenceRoute } from '../../../http/routes/evidence.ts';
-import { presentTravelRuleRecord, TRAVEL_RULE_TAGS } from '../../../http/routes/travelRule.ts';
 import { idParamsSchema, idSchema } from '../../../http/schemas.ts';
 import { idempotencyContextOf, sendOutcome } from '../../../http/writes.ts';
+import { presentTravelRuleRecord, TRAVEL_RULE_TAGS } from '../../compliance/index.ts';
 import { FEE_TAGS } from '../../fees/index.ts';
 import type { LedgerWriter } from '../useCases/posting/writer.ts';
 import type { CreateTransferRequest } from '../useCases/requests.ts';

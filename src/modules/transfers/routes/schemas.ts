@@ -15,7 +15,7 @@ import {
   nullableTimestampSchema,
   timestampSchema,
 } from '../../../http/schemas.ts';
-import { travelRuleRequestSchema } from '../../../http/travelRuleSchemas.ts';
+import { travelRuleRequestSchema } from '../../compliance/index.ts';
 import { DESTINATION_FIELD_LENGTH_MAX, DESTINATION_PROPERTIES_MAX } from './destinationSchemas.ts';
 
 /** A transfer destination as stored and returned: its `type` and that type's fields, all strings. */

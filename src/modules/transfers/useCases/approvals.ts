@@ -4,7 +4,6 @@
  * review case's subject: sent on, or to approval, when the case is cleared; rejected when it is rejected.
  */
 
-import { newApproval, openApproval } from '../../../app/approvals.ts';
 import type { ApprovableResource, Deps } from '../../../app/deps.ts';
 import { type Approval, AWAITING_APPROVAL_STATUS_REASON } from '../../../domain/approvals.ts';
 import { DEFAULT_RULE_ID } from '../../../domain/decisions/policies.ts';
@@ -12,8 +11,8 @@ import { AppError } from '../../../domain/errors.ts';
 import type { EvidenceActor } from '../../../domain/evidence.ts';
 import { REVIEW_REJECTED_STATUS_REASON } from '../../../domain/reviews.ts';
 import type { Transfer } from '../../../domain/transferRecord.ts';
-import { findPolicyVersion } from '../../../store/repositories/policies.ts';
 import type { Queryable } from '../../../store/store.ts';
+import { findPolicyVersion, newApproval, openApproval } from '../../authorization/index.ts';
 import { applyStatusChange, lockTransfer } from './statusChanges.ts';
 
 /**

@@ -14,9 +14,8 @@ import { checkSingleAmount, formatAmount, parseAmount } from '../../../domain/mo
 import { IN_REVIEW_STATUS_REASON } from '../../../domain/reviews.ts';
 import type { Transfer } from '../../../domain/transferRecord.ts';
 import type { Wallet } from '../../../domain/wallets.ts';
-import { insertReviewCases } from '../../../store/repositories/reviews.ts';
-import { findWallet } from '../../../store/repositories/wallets.ts';
 import type { Queryable } from '../../../store/store.ts';
+import { insertReviewCases } from '../../compliance/index.ts';
 import {
   directPostings,
   ensureSystemAccount,
@@ -26,6 +25,7 @@ import {
   refusalError,
   trustLedgerAccount,
 } from '../../ledger/index.ts';
+import { findWallet } from '../../wallets/index.ts';
 import { insertTransfer } from '../repository.ts';
 
 /**

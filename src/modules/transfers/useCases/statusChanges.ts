@@ -4,7 +4,6 @@
  * through the release gate again first. A cancel on request is one such change.
  */
 
-import { cancelApprovalOf } from '../../../app/approvals.ts';
 import type { Deps } from '../../../app/deps.ts';
 import { recordEvents, statusEvent } from '../../../app/events.ts';
 import { appendEvidence, SYSTEM_ACTOR } from '../../../app/evidence.ts';
@@ -22,11 +21,10 @@ import {
   type TransferStatus,
   transition,
 } from '../../../domain/transfers.ts';
-import { type Customer, findCustomer } from '../../../store/repositories/customers.ts';
 import { releaseLimitUsage } from '../../../store/repositories/limitUsage.ts';
-import { findCurrentPolicy } from '../../../store/repositories/policies.ts';
-import { findWallet } from '../../../store/repositories/wallets.ts';
 import type { Queryable } from '../../../store/store.ts';
+import { cancelApprovalOf, findCurrentPolicy } from '../../authorization/index.ts';
+import { type Customer, findCustomer } from '../../customers/index.ts';
 import { feeIncomeAccount } from '../../fees/index.ts';
 import {
   ensureSystemAccount,
@@ -38,6 +36,7 @@ import {
   reversalPostings,
   voidHoldPostings,
 } from '../../ledger/index.ts';
+import { findWallet } from '../../wallets/index.ts';
 import { findTransfer, saveTransfer } from '../repository.ts';
 import { LimitGuard } from './posting/limitGuard.ts';
 import { PilotCapGuard, releasePilotCap } from './posting/pilotCapGuard.ts';

@@ -4,7 +4,6 @@
  * received in railCredits.ts.
  */
 
-import { readCustomerPolicyFacts } from '../../../app/customerPolicyFacts.ts';
 import type { Deps } from '../../../app/deps.ts';
 import {
   findStoredOutcome,
@@ -12,12 +11,8 @@ import {
   type IdempotentOutcome,
   isRecordedFailure,
 } from '../../../app/idempotency.ts';
-import { loadPolicy } from '../../../app/policies.ts';
 import { requireProductOfMovement } from '../../../app/products.ts';
 import { getById, listPage } from '../../../app/reads.ts';
-import { screenCounterparty } from '../../../app/transferScreening.ts';
-import { prepareTravelRule, travelRuleRecordOf } from '../../../app/travelRule.ts';
-import { findWalletIdentities } from '../../../app/walletIdentities.ts';
 import { policyNeeds } from '../../../domain/decisions/policies.ts';
 import { AppError, resourceMissing } from '../../../domain/errors.ts';
 import type { EvidenceRecord } from '../../../domain/evidence.ts';
@@ -27,9 +22,12 @@ import type { Currency } from '../../../domain/money.ts';
 import type { FeeDecision, Transfer } from '../../../domain/transferRecord.ts';
 import type { Rail } from '../../../domain/transfers.ts';
 import type { Wallet, WalletIdentity } from '../../../domain/wallets.ts';
-import { findWallets } from '../../../store/repositories/wallets.ts';
+import { loadPolicy } from '../../authorization/index.ts';
+import { prepareTravelRule, screenCounterparty, travelRuleRecordOf } from '../../compliance/index.ts';
+import { readCustomerPolicyFacts } from '../../customers/index.ts';
 import { decideFee, feeIncomeAccount, loadFeeSchedule } from '../../fees/index.ts';
 import { ensureSystemAccount, guardMovementSource } from '../../ledger/index.ts';
+import { findWalletIdentities, findWallets } from '../../wallets/index.ts';
 import { findTransfer, listTransfers as listTransferRows, type TransferFilter } from '../repository.ts';
 import type { LedgerWriter } from './posting/writer.ts';
 import type { TransferCommand } from './posting/writerCommands.ts';

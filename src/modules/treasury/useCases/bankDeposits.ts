@@ -11,7 +11,6 @@ import { newEvent, recordEvents } from '../../../app/events.ts';
 import { AppError, type FieldError } from '../../../domain/errors.ts';
 import { type Currency, checkSingleAmount, isCurrency, parseAmount } from '../../../domain/money.ts';
 import type { Wallet } from '../../../domain/wallets.ts';
-import { findWallet } from '../../../store/repositories/wallets.ts';
 import type { Queryable } from '../../../store/store.ts';
 import {
   BANK_DEPOSITS_PER_REPORT_MAX,
@@ -29,6 +28,7 @@ import {
   isValidVirtualAccountReference,
 } from '../../digitalAccounts/index.ts';
 import { creditFromRail } from '../../transfers/index.ts';
+import { findWallet } from '../../wallets/index.ts';
 import { openException } from './reconciliationExceptions.ts';
 
 // Record types the HTTP edge presents, given through the use case layer (src/http never imports the store).

@@ -3,7 +3,7 @@
  * payload, written to the outbox and delivered like any other. Each type's sample comes from its builder in
  * `SAMPLE_BUILDERS`, over a sample transfer and wallet every builder may show.
  */
-import { approvalEventData } from '../../../app/approvals.ts';
+
 import type { Deps } from '../../../app/deps.ts';
 import { newEvent, recordEvents } from '../../../app/events.ts';
 import type { Approval } from '../../../domain/approvals.ts';
@@ -21,6 +21,7 @@ import {
 import type { Transfer } from '../../../domain/transferRecord.ts';
 import type { Wallet } from '../../../domain/wallets.ts';
 import type { Queryable } from '../../../store/store.ts';
+import { approvalEventData } from '../../authorization/index.ts';
 
 /** A sample payload for a test event of any known type (sandbox `POST /v1/sandbox/events`, `mkoba trigger`). */
 export async function emitTestEvent(

@@ -6,7 +6,6 @@
  * therefore cannot both slip under a velocity or structuring rule.
  */
 
-import { loadAmlRules } from '../../../../app/aml/rules.ts';
 import type { Deps } from '../../../../app/deps.ts';
 import {
   addTallies,
@@ -36,6 +35,7 @@ import {
   type WalletActivity,
 } from '../../../../store/repositories/walletActivity.ts';
 import type { Queryable } from '../../../../store/store.ts';
+import { loadAmlRules } from '../../../compliance/index.ts';
 import type { AccountSums } from '../../../ledger/index.ts';
 import { activityCacheOf, type CachedActivity, type KeptCounts, sumsKeyOf } from './activityCache.ts';
 import {

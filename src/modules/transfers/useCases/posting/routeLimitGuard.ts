@@ -7,13 +7,12 @@
  * canceled gives its amount back without any bookkeeping.
  */
 
-import { routeLimitRefusal } from '../../../../app/digitalAssetRoutes.ts';
 import { limitPeriods } from '../../../../domain/decisions/limits.ts';
 import type { DigitalAssetRoute } from '../../../../domain/digitalAssets.ts';
 import type { AppError } from '../../../../domain/errors.ts';
 import type { Transfer } from '../../../../domain/transferRecord.ts';
-import { lockRoutesWithDayUsage } from '../../../../store/repositories/travelRule.ts';
 import type { Queryable } from '../../../../store/store.ts';
+import { lockRoutesWithDayUsage, routeLimitRefusal } from '../../../compliance/index.ts';
 
 type LockedRoute = DigitalAssetRoute & { usedTodayMinor: bigint };
 

@@ -6,8 +6,6 @@
  * beside it, or the refusal.
  */
 
-import type { AmlAlertDraft } from '../../../../app/aml/alerts.ts';
-import { approvalEvent, newApproval } from '../../../../app/approvals.ts';
 import type { Deps } from '../../../../app/deps.ts';
 import { transferEvent } from '../../../../app/events.ts';
 import { SYSTEM_ACTOR } from '../../../../app/evidence.ts';
@@ -26,6 +24,8 @@ import { formatAmount } from '../../../../domain/money.ts';
 import { IN_REVIEW_STATUS_REASON, type ReviewCase } from '../../../../domain/reviews.ts';
 import { feeOf, type Transfer } from '../../../../domain/transferRecord.ts';
 import type { Destination } from '../../../../domain/transfers.ts';
+import { approvalEvent, newApproval } from '../../../authorization/index.ts';
+import type { AmlAlertDraft } from '../../../compliance/index.ts';
 import { type PostingSession, refusalError, transferPostings } from '../../../ledger/index.ts';
 import type { AmlBatchMonitor } from './amlMonitor.ts';
 import type { LimitGuard } from './limitGuard.ts';

@@ -7,7 +7,6 @@
  * one command's decision in transferDecision.ts.
  */
 
-import { type AmlAlertDraft, openAmlAlerts } from '../../../../app/aml/alerts.ts';
 import type { Deps } from '../../../../app/deps.ts';
 import { recordEvents } from '../../../../app/events.ts';
 import { appendEvidence } from '../../../../app/evidence.ts';
@@ -27,16 +26,16 @@ import type { ChainHead, EvidenceDraft } from '../../../../domain/evidence.ts';
 import type { ReviewCase } from '../../../../domain/reviews.ts';
 import type { Transfer } from '../../../../domain/transferRecord.ts';
 import { QueryPipeline } from '../../../../store/queryPipeline.ts';
-import { insertApprovals } from '../../../../store/repositories/approvals.ts';
 import { lockChainHeads } from '../../../../store/repositories/evidence.ts';
 import {
   findIdempotencyRecords,
   tryLockIdempotencyKeys,
 } from '../../../../store/repositories/idempotency.ts';
 import { type EnabledSubscription, findEnabledSubscriptions } from '../../../../store/repositories/outbox.ts';
-import { insertReviewCases } from '../../../../store/repositories/reviews.ts';
 import { StatementChain } from '../../../../store/statementChain.ts';
 import type { Queryable } from '../../../../store/store.ts';
+import { insertApprovals } from '../../../authorization/index.ts';
+import { type AmlAlertDraft, insertReviewCases, openAmlAlerts } from '../../../compliance/index.ts';
 import { PostingSession } from '../../../ledger/index.ts';
 import { insertTransfers } from '../../repository.ts';
 import { AmlBatchMonitor } from './amlMonitor.ts';

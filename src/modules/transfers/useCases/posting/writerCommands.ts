@@ -4,7 +4,6 @@
  * its transaction runs around the writer's.
  */
 
-import type { CustomerPolicyFacts } from '../../../../app/customerPolicyFacts.ts';
 import type { IdempotencyContext, IdempotentOutcome } from '../../../../app/idempotency.ts';
 import type { Policy } from '../../../../domain/decisions/policies.ts';
 import type { ScreeningSummary } from '../../../../domain/decisions/transferCompliance.ts';
@@ -12,6 +11,7 @@ import type { AppError } from '../../../../domain/errors.ts';
 import type { EvidenceDraft } from '../../../../domain/evidence.ts';
 import type { Transfer } from '../../../../domain/transferRecord.ts';
 import type { Queryable } from '../../../../store/store.ts';
+import type { CustomerPolicyFacts } from '../../../customers/index.ts';
 import type { PostingSession, WaitingMovement } from '../../../ledger/index.ts';
 
 export interface TransferCommand {

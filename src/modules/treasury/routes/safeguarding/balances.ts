@@ -2,7 +2,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../../../app/deps.ts';
 import { ID_PREFIXES } from '../../../../domain/ids.ts';
-import { textSchema } from '../../../../http/complianceSchemas.ts';
 import type { ListQuery } from '../../../../http/presenters.ts';
 import { pagedList } from '../../../../http/readRoutes.ts';
 import { recordFromBody } from '../../../../http/routeEffects.ts';
@@ -14,6 +13,7 @@ import {
   written,
 } from '../../../../http/routeKit.ts';
 import { idSchema } from '../../../../http/schemas.ts';
+import { textSchema } from '../../../compliance/index.ts';
 import { SAFEGUARDING_NOTE_LENGTH_MAX } from '../../domain/safeguarding.ts';
 import {
   listSafeguardingBalances,

@@ -6,7 +6,6 @@ import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../../../app/deps.ts';
 import { ID_PREFIXES } from '../../../../domain/ids.ts';
 import type { Currency } from '../../../../domain/money.ts';
-import { textSchema } from '../../../../http/complianceSchemas.ts';
 import type { ListQuery } from '../../../../http/presenters.ts';
 import { foundById, pagedList, retrieveByIdRoute } from '../../../../http/readRoutes.ts';
 import { recordFromBody } from '../../../../http/routeEffects.ts';
@@ -18,6 +17,7 @@ import {
   written,
 } from '../../../../http/routeKit.ts';
 import { currencySchema, idParamsSchema, idSchema } from '../../../../http/schemas.ts';
+import { textSchema } from '../../../compliance/index.ts';
 import { SWEEP_REFERENCE_LENGTH_MAX } from '../../domain/trustLedger.ts';
 import {
   getSweep,

@@ -3,18 +3,18 @@ import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../../../app/deps.ts';
 import { ID_PREFIXES } from '../../../../domain/ids.ts';
 import type { Currency } from '../../../../domain/money.ts';
-import { textSchema } from '../../../../http/complianceSchemas.ts';
 import type { ListQuery } from '../../../../http/presenters.ts';
 import { enumFilter, foundById, pagedList, retrieveByIdRoute } from '../../../../http/readRoutes.ts';
 import { actOnId, makeFromBody } from '../../../../http/routeEffects.ts';
 import { readOperation, retrieveFilteredPage, writeOperation, written } from '../../../../http/routeKit.ts';
+import { currencySchema, idParamsSchema } from '../../../../http/schemas.ts';
 import {
   governedIdempotentWrite,
   pendingChangeResponse,
   proposedChangeOfId,
   proposedCreation,
-} from '../../../../http/routes/changes.ts';
-import { currencySchema, idParamsSchema } from '../../../../http/schemas.ts';
+} from '../../../authorization/index.ts';
+import { textSchema } from '../../../compliance/index.ts';
 import {
   TRUST_ACCOUNT_FIELD_LENGTH_MAX,
   TRUST_ACCOUNT_STATUSES,

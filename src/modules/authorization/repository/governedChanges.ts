@@ -1,0 +1,106 @@
+/** Governed changes: proposals that wait for an approval, their decisions, found by id and listed newest first. */
+import type {
+  GovernedChange,
+  GovernedChangeKind,
+  GovernedChangeStatus,
+} from '../../../domain/governedChanges.ts';
+import { ID_PREFIXES } from '../../../domain/ids.ts';
+import {
+  newestFirstLister,
+  organizationRecordFinder,
+  type RecordTable,
+} from '../../../store/repositories/records.ts';
+import {
+  type KeysetFilter,
+  nullableDate,
+  nullableText,
+  toDate,
+  toJsonObject,
+} from '../../../store/repositories/rows.ts';
+import type { Queryable } from '../../../store/store.ts';
+
+const COLUMNS =
+  'id, organization_id, kind, action, target_id, payload, status, proposed_by, proposed_by_key, approval_id, policy_version, rule, failure, created_at, decided_at, applied_at';
+
+function changeFromRow(row: Record<string, unknown>): GovernedChange {
+  return {
+    id: String(row.id),
+    organizationId: String(row.organization_id),
+    kind: row.kind as GovernedChangeKind,
+    action: String(row.action),
+    targetId: nullableText(row.target_id),
+    payload: toJsonObject(row.payload),
+    status: row.status as GovernedChangeStatus,
+    proposedBy: String(row.proposed_by),
+    proposedByKey: nullableText(row.proposed_by_key),
+    approvalId: nullableText(row.approval_id),
+    policyVersion: Number(row.policy_version),
+    rule: String(row.rule),
+    failure: row.failure === null ? null : toJsonObject(row.failure),
+    createdAt: toDate(row.created_at),
+    decidedAt: nullableDate(row.decided_at),
+    appliedAt: nullableDate(row.applied_at),
+  };
+}
+
+export async function insertGovernedChange(db: Queryable, change: GovernedChange): Promise<void> {
+  await db.query(
+    `INSERT INTO governed_changes (${COLUMNS})
+     VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10, $11, $12, $13::jsonb, $14, $15, $16)`,
+    [
+      change.id,
+      change.organizationId,
+      change.kind,
+      change.action,
+      change.targetId,
+      JSON.stringify(change.payload),
+      change.status,
+      change.proposedBy,
+      change.proposedByKey,
+      change.approvalId,
+      change.policyVersion,
+      change.rule,
+      change.failure === null ? null : JSON.stringify(change.failure),
+      change.createdAt,
+      change.decidedAt,
+      change.appliedAt,
+    ],
+  );
+}
+
+/** Its decision: status, target (a creation's new id), failure and times. */
+export async function saveGovernedChange(db: Queryable, change: GovernedChange): Promise<void> {
+  await db.query(
+    `UPDATE governed_changes
+        SET status = $3, target_id = $4, failure = $5::jsonb, decided_at = $6, applied_at = $7
+      WHERE organization_id = $1 AND id = $2`,
+    [
+      change.organizationId,
+      change.id,
+      change.status,
+      change.targetId,
+      change.failure === null ? null : JSON.stringify(change.failure),
+      change.decidedAt,
+      change.appliedAt,
+    ],
+  );
+}
+
+const GOVERNED_CHANGES: RecordTable<GovernedChange> = {
+  name: 'governed_changes',
+  columns: COLUMNS,
+  prefix: ID_PREFIXES.governedChange,
+  fromRow: changeFromRow,
+};
+
+export const findGovernedChange = organizationRecordFinder(GOVERNED_CHANGES);
+
+export interface GovernedChangeFilter extends KeysetFilter {
+  status?: GovernedChangeStatus | undefined;
+  kind?: GovernedChangeKind | undefined;
+}
+
+export const listGovernedChanges = newestFirstLister(GOVERNED_CHANGES, (filter: GovernedChangeFilter) => [
+  ['status', filter.status],
+  ['kind', filter.kind],
+]);

@@ -1,0 +1,107 @@
+/** Members of an organization: their records, found by id or email, and listed newest first. */
+import type { MemberRole, MemberStatus } from '../../../domain/access.ts';
+import { ID_PREFIXES } from '../../../domain/ids.ts';
+import { organizationRecordFinder, type RecordTable } from '../../../store/repositories/records.ts';
+import {
+  type KeysetFilter,
+  listNewestFirst,
+  nullableText,
+  toDate,
+} from '../../../store/repositories/rows.ts';
+import type { Queryable } from '../../../store/store.ts';
+import type { Member } from '../domain.ts';
+
+const COLUMNS = 'id, organization_id, email, name, roles, status, created_by, created_at, updated_at';
+
+function fromRow(row: Record<string, unknown>): Member {
+  return {
+    id: String(row.id),
+    organizationId: String(row.organization_id),
+    email: String(row.email),
+    name: nullableText(row.name),
+    roles: row.roles as MemberRole[],
+    status: row.status as MemberStatus,
+    createdBy: String(row.created_by),
+    createdAt: toDate(row.created_at),
+    updatedAt: toDate(row.updated_at),
+  };
+}
+
+/** Inserts a member, or returns undefined when the organization already has one with that email. */
+export async function insertMember(db: Queryable, member: Member): Promise<Member | undefined> {
+  const [row] = await db.query(
+    `INSERT INTO members (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+       ON CONFLICT (organization_id, email) DO NOTHING RETURNING ${COLUMNS}`,
+    [
+      member.id,
+      member.organizationId,
+      member.email,
+      member.name,
+      member.roles,
+      member.status,
+      member.createdBy,
+      member.createdAt,
+      member.updatedAt,
+    ],
+  );
+  return row && fromRow(row);
+}
+
+const MEMBERS: RecordTable<Member> = {
+  name: 'members',
+  columns: COLUMNS,
+  prefix: ID_PREFIXES.member,
+  fromRow,
+};
+
+export const findMember = organizationRecordFinder(MEMBERS);
+
+export const findMemberByEmail = organizationRecordFinder(MEMBERS, 'email');
+
+/** Members by id, for presenting votes and initiators. */
+export async function findMembers(db: Queryable, ids: readonly string[]): Promise<Map<string, Member>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db.query(`SELECT ${COLUMNS} FROM members WHERE id = ANY($1::text[])`, [
+    [...new Set(ids)],
+  ]);
+  return new Map(rows.map((r) => [String(r.id), fromRow(r)]));
+}
+
+export async function saveMember(db: Queryable, member: Member): Promise<void> {
+  await db.query('UPDATE members SET name = $2, roles = $3, status = $4, updated_at = $5 WHERE id = $1', [
+    member.id,
+    member.name,
+    member.roles,
+    member.status,
+    member.updatedAt,
+  ]);
+}
+
+export interface MemberFilter extends KeysetFilter {
+  status?: MemberStatus | undefined;
+  role?: MemberRole | undefined;
+}
+
+/** Newest first, served by (organization_id, id). */
+export async function listMembers(
+  db: Queryable,
+  organizationId: string,
+  filter: MemberFilter,
+  rowsMax: number,
+): Promise<Member[]> {
+  const rows = await listNewestFirst(db, {
+    table: MEMBERS.name,
+    columns: COLUMNS,
+    prefix: MEMBERS.prefix,
+    organizationId,
+    filter,
+    equal: [['status', filter.status]],
+    moreConditions: (params) => {
+      if (filter.role === undefined) return [];
+      params.push(filter.role);
+      return [`$${params.length} = ANY(roles)`];
+    },
+    rowsMax,
+  });
+  return rows.map(fromRow);
+}

@@ -1,0 +1,165 @@
+import type { FastifyInstance } from 'fastify';
+import { actorIdOf } from '../../../app/apiKeyAuthentication.ts';
+import type { Deps } from '../../../app/deps.ts';
+import type { Policy } from '../../../domain/decisions/policies.ts';
+import { ID_PREFIXES } from '../../../domain/ids.ts';
+import { principalOf, requestActor } from '../../../http/auth.ts';
+import { type ListQuery, pageRequestOf, presentList } from '../../../http/presenters.ts';
+import { pagedList } from '../../../http/readRoutes.ts';
+import {
+  found,
+  idempotentOutcome,
+  organizationOf,
+  readOperation,
+  writeOperation,
+  written,
+} from '../../../http/routeKit.ts';
+import { idParamsSchema } from '../../../http/schemas.ts';
+import {
+  getCurrentVersionRoute,
+  getVersionRoute,
+  listVersionsRoute,
+  type VersionedSetting,
+} from '../../../http/versionedSettingRoutes.ts';
+import {
+  getCurrentPolicy,
+  getPolicyChange,
+  getPolicyVersion,
+  latestApprovalIdOfChange,
+  listChanges,
+  listVersions,
+  type PolicyChange,
+  type PolicyUpdateInput,
+  updatePolicy,
+} from '../useCases/policies.ts';
+import { presentPolicy, presentPolicyChange } from './presenters.ts';
+import { policyBodySchema } from './schemas.ts';
+
+const TAGS = ['Policies'];
+
+/** A policy change as shown, with the approval it last asked for. */
+async function presentPolicyChangeOf(deps: Deps, organizationId: string, change: PolicyChange) {
+  return presentPolicyChange(change, await latestApprovalIdOfChange(deps, organizationId, change.id));
+}
+
+/** The policy as its versions are read. */
+const POLICY: VersionedSetting<Policy> = {
+  path: '/v1/policies',
+  tags: TAGS,
+  schema: 'Policy',
+  getCurrent: getCurrentPolicy,
+  getVersion: getPolicyVersion,
+  listVersions,
+  present: presentPolicy,
+};
+
+function getPolicyRoute(app: FastifyInstance, deps: Deps): void {
+  getCurrentVersionRoute(app, deps, POLICY, {
+    operationId: 'getPolicy',
+    summary: 'Retrieve the current policy',
+    description:
+      'The organization’s authorization policy as it stands: ordered rules and a default. Before any change it is version 1: no rules, every transfer allowed.',
+  });
+}
+
+/** Applied at once (200), or waiting as a policy change for the approval the policy asks for (202). */
+function updatePolicyRoute(app: FastifyInstance, deps: Deps): void {
+  app.put<{ Body: PolicyUpdateInput }>(
+    '/v1/policies',
+    writeOperation({
+      scope: 'admin',
+      operationId: 'updatePolicy',
+      summary: 'Replace the policy',
+      description:
+        'Writes the rules and default as the next version (200, `policy.updated`). When the current policy has a `policy.update` rule that requires approval, the change waits instead (202, a `policy_change` with its approval) and is applied once approved; its proposer cannot approve it. A `deny` rule on `policy.update` is a 422 `policy_denied`. Each rule is checked field by field: a fault is a 400 naming it (`rules[2].approval.quorum`).',
+      tags: TAGS,
+      body: policyBodySchema,
+      responses: {
+        200: written('Policy', 'The new version.'),
+        202: written('PolicyChange', 'The change, waiting for its approval.'),
+      },
+    }),
+    idempotentOutcome(deps, async (tx, organizationId, request) => {
+      const result = await updatePolicy(
+        tx,
+        deps,
+        organizationId,
+        request.body,
+        actorIdOf(principalOf(request)),
+        requestActor(request),
+      );
+      return result.kind === 'applied'
+        ? { status: 200, body: presentPolicy(result.policy) }
+        : { status: 202, body: presentPolicyChange(result.change, result.approval.id) };
+    }),
+  );
+}
+
+function listPolicyVersionsRoute(app: FastifyInstance, deps: Deps): void {
+  listVersionsRoute(app, deps, POLICY, {
+    operationId: 'listPolicyVersions',
+    summary: 'List policy versions',
+  });
+}
+
+function getPolicyVersionRoute(app: FastifyInstance, deps: Deps): void {
+  getVersionRoute(app, deps, POLICY, {
+    operationId: 'getPolicyVersion',
+    summary: 'Retrieve a policy version',
+    description: 'The version a decision names (`authorization.policy_version` on a transfer).',
+    parameter: 'The policy version.',
+  });
+}
+
+function listPolicyChangesRoute(app: FastifyInstance, deps: Deps): void {
+  app.get<{ Querystring: ListQuery }>(
+    '/v1/policy-changes',
+    readOperation({
+      scope: 'read',
+      operationId: 'listPolicyChanges',
+      summary: 'List proposed policy changes',
+      description: 'Newest first: changes that needed approval, with what became of them.',
+      tags: TAGS,
+      ...pagedList('PolicyChange', 'A page of policy changes.', ID_PREFIXES.policyChange),
+    }),
+    async (request) => {
+      const organizationId = organizationOf(request);
+      const page = await listChanges(deps, organizationId, pageRequestOf(request.query));
+      // One change at a time, in the page's order: each looks up its latest approval.
+      const shown = [];
+      for (const change of page.data) {
+        shown.push({ id: change.id, wire: await presentPolicyChangeOf(deps, organizationId, change) });
+      }
+      return presentList({ data: shown, hasMore: page.hasMore }, (item) => item.wire);
+    },
+  );
+}
+
+function getPolicyChangeRoute(app: FastifyInstance, deps: Deps): void {
+  app.get<{ Params: { id: string } }>(
+    '/v1/policy-changes/:id',
+    readOperation({
+      scope: 'read',
+      operationId: 'getPolicyChange',
+      summary: 'Retrieve a proposed policy change',
+      tags: TAGS,
+      params: idParamsSchema(ID_PREFIXES.policyChange, 'Policy change id.'),
+      responses: { 200: found('PolicyChange', 'The change.') },
+    }),
+    async (request) => {
+      const organizationId = organizationOf(request);
+      const change = await getPolicyChange(deps, organizationId, request.params.id);
+      return presentPolicyChangeOf(deps, organizationId, change);
+    },
+  );
+}
+
+/** The authorization policy: read by any key, changed by admins (through an approval when it says so). */
+export function policyRoutes(app: FastifyInstance, deps: Deps): void {
+  getPolicyRoute(app, deps);
+  updatePolicyRoute(app, deps);
+  listPolicyVersionsRoute(app, deps);
+  getPolicyVersionRoute(app, deps);
+  listPolicyChangesRoute(app, deps);
+  getPolicyChangeRoute(app, deps);
+}

@@ -1,0 +1,215 @@
+/** AML rules (one set per organization, claimed once) and the alerts they open: written, found and listed. */
+import type { AmlAlert, AmlAlertStatus, AmlDisposition } from '../../../domain/amlAlerts.ts';
+import type { AmlAction, AmlRule, AmlRuleType } from '../../../domain/decisions/aml.ts';
+import { amlParametersFromStored, storedAmlParameters } from '../../../domain/decisions/amlRuleParameters.ts';
+import { ID_PREFIXES } from '../../../domain/ids.ts';
+import {
+  newestFirstLister,
+  organizationRecordFinder,
+  type RecordTable,
+} from '../../../store/repositories/records.ts';
+import {
+  type KeysetFilter,
+  nullableDate,
+  nullableText,
+  toDate,
+  toJsonObject,
+} from '../../../store/repositories/rows.ts';
+import type { Queryable } from '../../../store/store.ts';
+
+const RULE_COLUMNS =
+  'id, organization_id, name, type, currency, parameters, action, enabled, version, created_at, updated_at';
+
+function ruleFromRow(row: Record<string, unknown>): AmlRule {
+  return {
+    id: String(row.id),
+    organizationId: String(row.organization_id),
+    name: String(row.name),
+    parameters: amlParametersFromStored({
+      ...toJsonObject<Record<string, unknown>>(row.parameters),
+      type: row.type,
+      currency: row.currency,
+    }),
+    action: row.action as AmlAction,
+    enabled: row.enabled === true,
+    version: Number(row.version),
+    createdAt: toDate(row.created_at),
+    updatedAt: toDate(row.updated_at),
+  };
+}
+
+/** Claims the organization's rule set; true when this call created it (and must write its rules). */
+export async function claimAmlRuleSet(db: Queryable, organizationId: string, now: Date): Promise<boolean> {
+  const rows = await db.query(
+    `INSERT INTO aml_rule_sets (organization_id, created_at) VALUES ($1, $2)
+     ON CONFLICT (organization_id) DO NOTHING RETURNING organization_id`,
+    [organizationId, now],
+  );
+  return rows.length === 1;
+}
+
+export async function hasAmlRuleSet(db: Queryable, organizationId: string): Promise<boolean> {
+  const rows = await db.query('SELECT 1 FROM aml_rule_sets WHERE organization_id = $1', [organizationId]);
+  return rows.length === 1;
+}
+
+function ruleParams(rule: AmlRule): unknown[] {
+  const { type, currency, ...rest } = storedAmlParameters(rule.parameters);
+  return [
+    rule.id,
+    rule.organizationId,
+    rule.name,
+    type,
+    currency,
+    JSON.stringify(rest),
+    rule.action,
+    rule.enabled,
+    rule.version,
+    rule.createdAt,
+    rule.updatedAt,
+  ];
+}
+
+export async function insertAmlRule(db: Queryable, rule: AmlRule): Promise<void> {
+  await db.query(
+    `INSERT INTO aml_rules (${RULE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10, $11)`,
+    ruleParams(rule),
+  );
+}
+
+export async function updateAmlRule(db: Queryable, rule: AmlRule): Promise<void> {
+  const [id, , name, , currency, parameters, action, enabled, version, , updatedAt] = ruleParams(rule);
+  await db.query(
+    `UPDATE aml_rules SET name = $2, currency = $3, parameters = $4::jsonb, action = $5, enabled = $6,
+            version = $7, updated_at = $8 WHERE id = $1`,
+    [id, name, currency, parameters, action, enabled, version, updatedAt],
+  );
+}
+
+/** An organization's rules in creation order (the order they are evaluated and listed in). */
+export async function listAmlRules(db: Queryable, organizationId: string): Promise<AmlRule[]> {
+  const rows = await db.query(
+    `SELECT ${RULE_COLUMNS} FROM aml_rules WHERE organization_id = $1 ORDER BY id`,
+    [organizationId],
+  );
+  return rows.map(ruleFromRow);
+}
+
+export const findAmlRule = organizationRecordFinder({
+  name: 'aml_rules',
+  columns: RULE_COLUMNS,
+  fromRow: ruleFromRow,
+});
+
+const ALERT_COLUMNS =
+  'id, organization_id, rule_id, rule_type, rule_version, action, transfer_id, wallet_id, customer_id, status, reason, observed, disposition, note, resolved_by, created_at, resolved_at, conversion_quote_id';
+
+function alertFromRow(row: Record<string, unknown>): AmlAlert {
+  return {
+    id: String(row.id),
+    organizationId: String(row.organization_id),
+    ruleId: String(row.rule_id),
+    ruleType: row.rule_type as AmlRuleType,
+    ruleVersion: Number(row.rule_version),
+    action: row.action as AmlAlert['action'],
+    transferId: nullableText(row.transfer_id),
+    conversionQuoteId: nullableText(row.conversion_quote_id),
+    walletId: String(row.wallet_id),
+    customerId: String(row.customer_id),
+    status: row.status as AmlAlertStatus,
+    reason: String(row.reason),
+    observed: toJsonObject<Record<string, string | number>>(row.observed),
+    disposition: row.disposition === null ? null : (row.disposition as AmlDisposition),
+    note: nullableText(row.note),
+    resolvedBy: nullableText(row.resolved_by),
+    createdAt: toDate(row.created_at),
+    resolvedAt: nullableDate(row.resolved_at),
+  };
+}
+
+/**
+ * Opens alerts with one statement; an alert for a wallet and rule that already has one open is skipped
+ * (the unique index decides, across processes). Returns the alerts opened.
+ */
+export async function insertAmlAlerts(db: Queryable, alerts: readonly AmlAlert[]): Promise<AmlAlert[]> {
+  if (alerts.length === 0) return [];
+  const column = <T>(pick: (a: AmlAlert) => T) => alerts.map(pick);
+  const rows = await db.query(
+    `INSERT INTO aml_alerts (id, organization_id, rule_id, rule_type, rule_version, action, transfer_id, wallet_id,
+                             customer_id, status, reason, observed, created_at, conversion_quote_id)
+     SELECT v.id, v.organization_id, v.rule_id, v.rule_type, v.rule_version, v.action, v.transfer_id, v.wallet_id,
+            v.customer_id, 'open', v.reason, v.observed::jsonb, v.created_at, v.conversion_quote_id
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::text[], $7::text[], $8::text[],
+                   $9::text[], $10::text[], $11::text[], $12::timestamptz[], $13::text[])
+         AS v(id, organization_id, rule_id, rule_type, rule_version, action, transfer_id, wallet_id, customer_id,
+              reason, observed, created_at, conversion_quote_id)
+     ON CONFLICT (wallet_id, rule_id) WHERE status = 'open' DO NOTHING
+     RETURNING id`,
+    [
+      column((a) => a.id),
+      column((a) => a.organizationId),
+      column((a) => a.ruleId),
+      column((a) => a.ruleType),
+      column((a) => a.ruleVersion),
+      column((a) => a.action),
+      column((a) => a.transferId),
+      column((a) => a.walletId),
+      column((a) => a.customerId),
+      column((a) => a.reason),
+      column((a) => JSON.stringify(a.observed)),
+      column((a) => a.createdAt.toISOString()),
+      column((a) => a.conversionQuoteId),
+    ],
+  );
+  const opened = new Set(rows.map((r) => String(r.id)));
+  return alerts.filter((a) => opened.has(a.id));
+}
+
+const AML_ALERTS: RecordTable<AmlAlert> = {
+  name: 'aml_alerts',
+  columns: ALERT_COLUMNS,
+  prefix: ID_PREFIXES.amlAlert,
+  fromRow: alertFromRow,
+};
+
+export const findAmlAlert = organizationRecordFinder(AML_ALERTS);
+
+export async function saveAmlAlertResolution(db: Queryable, alert: AmlAlert): Promise<void> {
+  await db.query(
+    `UPDATE aml_alerts SET status = $2, disposition = $3, note = $4, resolved_by = $5, resolved_at = $6
+      WHERE id = $1`,
+    [alert.id, alert.status, alert.disposition, alert.note, alert.resolvedBy, alert.resolvedAt],
+  );
+}
+
+export interface AmlAlertFilter extends KeysetFilter {
+  status?: AmlAlertStatus | undefined;
+  ruleType?: AmlRuleType | undefined;
+  action?: AmlAction | undefined;
+  walletId?: string | undefined;
+  customerId?: string | undefined;
+  transferId?: string | undefined;
+}
+
+/** Newest first; each filter has an index beginning with the organization. */
+export const listAmlAlerts = newestFirstLister(AML_ALERTS, (filter: AmlAlertFilter) => [
+  ['status', filter.status],
+  ['rule_type', filter.ruleType],
+  ['action', filter.action],
+  ['wallet_id', filter.walletId],
+  ['customer_id', filter.customerId],
+  ['transfer_id', filter.transferId],
+]);
+
+/** Open alerts per customer, for the risk level. */
+export async function countOpenAmlAlerts(
+  db: Queryable,
+  organizationId: string,
+  customerId: string,
+): Promise<number> {
+  const [row] = await db.query(
+    `SELECT count(*)::int AS n FROM aml_alerts WHERE organization_id = $1 AND customer_id = $2 AND status = 'open'`,
+    [organizationId, customerId],
+  );
+  return Number(row?.n ?? 0);
+}

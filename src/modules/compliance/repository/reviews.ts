@@ -1,0 +1,109 @@
+/** Review cases: opened in batches, decided by an operator, found by id or verification, listed newest first. */
+import { ID_PREFIXES } from '../../../domain/ids.ts';
+import type { ReviewCase, ReviewFindings, ReviewKind, ReviewStatus } from '../../../domain/reviews.ts';
+import {
+  newestFirstLister,
+  organizationRecordFinder,
+  type RecordTable,
+} from '../../../store/repositories/records.ts';
+import {
+  type KeysetFilter,
+  nullableDate,
+  nullableText,
+  toDate,
+  toJsonObject,
+} from '../../../store/repositories/rows.ts';
+import type { Queryable } from '../../../store/store.ts';
+
+const COLUMNS =
+  'id, organization_id, kind, status, transfer_id, customer_id, wallet_id, verification_id, findings, note, decided_by, created_at, decided_at, deposit_id';
+
+function fromRow(row: Record<string, unknown>): ReviewCase {
+  return {
+    id: String(row.id),
+    organizationId: String(row.organization_id),
+    kind: row.kind as ReviewKind,
+    status: row.status as ReviewStatus,
+    transferId: nullableText(row.transfer_id),
+    customerId: nullableText(row.customer_id),
+    walletId: nullableText(row.wallet_id),
+    verificationId: nullableText(row.verification_id),
+    depositId: nullableText(row.deposit_id),
+    findings: toJsonObject<ReviewFindings>(row.findings),
+    note: nullableText(row.note),
+    decidedBy: nullableText(row.decided_by),
+    createdAt: toDate(row.created_at),
+    decidedAt: nullableDate(row.decided_at),
+  };
+}
+
+/** Opens many cases with one statement (the ledger writer's batch). */
+export async function insertReviewCases(db: Queryable, cases: readonly ReviewCase[]): Promise<void> {
+  if (cases.length === 0) return;
+  const column = <T>(pick: (c: ReviewCase) => T) => cases.map(pick);
+  await db.query(
+    `INSERT INTO review_cases (id, organization_id, kind, status, transfer_id, customer_id, wallet_id, verification_id,
+                               findings, created_at, deposit_id)
+     SELECT v.id, v.organization_id, v.kind, v.status, v.transfer_id, v.customer_id, v.wallet_id, v.verification_id,
+            v.findings::jsonb, v.created_at, v.deposit_id
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+                   $9::timestamptz[], $10::text[], $11::text[])
+         AS v(id, organization_id, kind, status, transfer_id, customer_id, wallet_id, findings, created_at, verification_id,
+              deposit_id)`,
+    [
+      column((c) => c.id),
+      column((c) => c.organizationId),
+      column((c) => c.kind),
+      column((c) => c.status),
+      column((c) => c.transferId),
+      column((c) => c.customerId),
+      column((c) => c.walletId),
+      column((c) => JSON.stringify(c.findings)),
+      column((c) => c.createdAt.toISOString()),
+      column((c) => c.verificationId),
+      column((c) => c.depositId),
+    ],
+  );
+}
+
+const REVIEW_CASES: RecordTable<ReviewCase> = {
+  name: 'review_cases',
+  columns: COLUMNS,
+  prefix: ID_PREFIXES.review,
+  fromRow,
+};
+
+export const findReviewCase = organizationRecordFinder(REVIEW_CASES);
+
+/** Records an operator's decision on a case. */
+export async function saveReviewDecision(db: Queryable, review: ReviewCase): Promise<void> {
+  await db.query(
+    'UPDATE review_cases SET status = $2, note = $3, decided_by = $4, decided_at = $5 WHERE id = $1',
+    [review.id, review.status, review.note, review.decidedBy, review.decidedAt],
+  );
+}
+
+/** The open case holding a verification, if any. */
+export async function findOpenReviewOfVerification(
+  db: Queryable,
+  verificationId: string,
+): Promise<ReviewCase | undefined> {
+  const [row] = await db.query(
+    `SELECT ${COLUMNS} FROM review_cases WHERE verification_id = $1 AND status = 'open'`,
+    [verificationId],
+  );
+  return row && fromRow(row);
+}
+
+export interface ReviewFilter extends KeysetFilter {
+  status?: ReviewStatus | undefined;
+  kind?: ReviewKind | undefined;
+  transferId?: string | undefined;
+}
+
+/** Newest first; served by (organization_id, status, id) or (organization_id, id). */
+export const listReviewCases = newestFirstLister(REVIEW_CASES, (filter: ReviewFilter) => [
+  ['status', filter.status],
+  ['kind', filter.kind],
+  ['transfer_id', filter.transferId],
+]);

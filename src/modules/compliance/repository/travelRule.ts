@@ -1,0 +1,201 @@
+/** Digital-asset routes and Travel Rule settings, per organization. */
+import type {
+  DigitalAsset,
+  DigitalAssetNetwork,
+  DigitalAssetRoute,
+  RouteStatus,
+} from '../../../domain/digitalAssets.ts';
+import { toBigInt, toDate, toJsonObject } from '../../../store/repositories/rows.ts';
+import type { Queryable } from '../../../store/store.ts';
+
+function routeFromRow(row: Record<string, unknown>): DigitalAssetRoute {
+  return {
+    organizationId: String(row.organization_id),
+    asset: row.asset as DigitalAsset,
+    network: row.network as DigitalAssetNetwork,
+    status: row.status as RouteStatus,
+    singleMaxMinor: row.single_max_minor === null ? null : toBigInt(row.single_max_minor),
+    dailyMaxMinor: row.daily_max_minor === null ? null : toBigInt(row.daily_max_minor),
+    updatedAt: toDate(row.updated_at),
+  };
+}
+
+const ROUTE_COLUMNS =
+  'organization_id, asset, network, status, updated_at, single_max_minor, daily_max_minor';
+
+export async function hasDigitalAssetRoutes(db: Queryable, organizationId: string): Promise<boolean> {
+  const rows = await db.query('SELECT 1 FROM digital_asset_routes WHERE organization_id = $1 LIMIT 1', [
+    organizationId,
+  ]);
+  return rows.length > 0;
+}
+
+/**
+ * Adds routes the organization does not have yet, with one statement; returns those it added (none when
+ * another transaction added them first: its insert is waited for, then skipped).
+ */
+export async function insertMissingRoutes(
+  db: Queryable,
+  routes: readonly DigitalAssetRoute[],
+): Promise<DigitalAssetRoute[]> {
+  if (routes.length === 0) return [];
+  const rows = await db.query(
+    `INSERT INTO digital_asset_routes (organization_id, asset, network, status, updated_at)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[])
+     ON CONFLICT (organization_id, asset, network) DO NOTHING
+     RETURNING ${ROUTE_COLUMNS}`,
+    [
+      routes.map((r) => r.organizationId),
+      routes.map((r) => r.asset),
+      routes.map((r) => r.network),
+      routes.map((r) => r.status),
+      routes.map((r) => r.updatedAt.toISOString()),
+    ],
+  );
+  return rows.map(routeFromRow);
+}
+
+export async function listDigitalAssetRoutes(
+  db: Queryable,
+  organizationId: string,
+): Promise<DigitalAssetRoute[]> {
+  const rows = await db.query(
+    `SELECT ${ROUTE_COLUMNS} FROM digital_asset_routes WHERE organization_id = $1 ORDER BY asset, network`,
+    [organizationId],
+  );
+  return rows.map(routeFromRow);
+}
+
+export async function findDigitalAssetRoute(
+  db: Queryable,
+  organizationId: string,
+  asset: DigitalAsset,
+  network: DigitalAssetNetwork,
+  options: { forUpdate?: boolean } = {},
+): Promise<DigitalAssetRoute | undefined> {
+  const [row] = await db.query(
+    `SELECT ${ROUTE_COLUMNS} FROM digital_asset_routes
+      WHERE organization_id = $1 AND asset = $2 AND network = $3${options.forUpdate ? ' FOR UPDATE' : ''}`,
+    [organizationId, asset, network],
+  );
+  return row && routeFromRow(row);
+}
+
+export async function saveDigitalAssetRoute(db: Queryable, route: DigitalAssetRoute): Promise<void> {
+  await db.query(
+    `INSERT INTO digital_asset_routes (${ROUTE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)
+     ON CONFLICT (organization_id, asset, network)
+     DO UPDATE SET status = $4, updated_at = $5, single_max_minor = $6, daily_max_minor = $7`,
+    [
+      route.organizationId,
+      route.asset,
+      route.network,
+      route.status,
+      route.updatedAt,
+      route.singleMaxMinor?.toString() ?? null,
+      route.dailyMaxMinor?.toString() ?? null,
+    ],
+  );
+}
+
+/** Travel Rule settings as stored: decimal strings, as the API shows them. */
+export interface StoredTravelRuleSettings {
+  organizationId: string;
+  thresholds: Record<string, string>;
+  rates: Record<string, string>;
+  updatedAt: Date;
+}
+
+function settingsFromRow(row: Record<string, unknown>): StoredTravelRuleSettings {
+  return {
+    organizationId: String(row.organization_id),
+    thresholds: toJsonObject<Record<string, string>>(row.thresholds),
+    rates: toJsonObject<Record<string, string>>(row.rates),
+    updatedAt: toDate(row.updated_at),
+  };
+}
+
+const SETTINGS_COLUMNS = 'organization_id, thresholds, rates, updated_at';
+
+export async function findTravelRuleSettings(
+  db: Queryable,
+  organizationId: string,
+  options: { forUpdate?: boolean } = {},
+): Promise<StoredTravelRuleSettings | undefined> {
+  const [row] = await db.query(
+    `SELECT ${SETTINGS_COLUMNS} FROM travel_rule_settings WHERE organization_id = $1${options.forUpdate ? ' FOR UPDATE' : ''}`,
+    [organizationId],
+  );
+  return row && settingsFromRow(row);
+}
+
+/** Writes the settings unless the organization has some; true when this call wrote them. */
+export async function insertTravelRuleSettingsIfAbsent(
+  db: Queryable,
+  settings: StoredTravelRuleSettings,
+): Promise<boolean> {
+  const rows = await db.query(
+    `INSERT INTO travel_rule_settings (${SETTINGS_COLUMNS}) VALUES ($1, $2::jsonb, $3::jsonb, $4)
+     ON CONFLICT (organization_id) DO NOTHING RETURNING organization_id`,
+    [
+      settings.organizationId,
+      JSON.stringify(settings.thresholds),
+      JSON.stringify(settings.rates),
+      settings.updatedAt,
+    ],
+  );
+  return rows.length > 0;
+}
+
+export async function saveTravelRuleSettings(
+  db: Queryable,
+  settings: StoredTravelRuleSettings,
+): Promise<void> {
+  await db.query(
+    `INSERT INTO travel_rule_settings (${SETTINGS_COLUMNS}) VALUES ($1, $2::jsonb, $3::jsonb, $4)
+     ON CONFLICT (organization_id) DO UPDATE SET thresholds = $2::jsonb, rates = $3::jsonb, updated_at = $4`,
+    [
+      settings.organizationId,
+      JSON.stringify(settings.thresholds),
+      JSON.stringify(settings.rates),
+      settings.updatedAt,
+    ],
+  );
+}
+
+/**
+ * Locks the routes of a writer batch's withdrawals (in key order, so batches never deadlock on them) and
+ * reads, for those with a daily limit, what the organization has withdrawn on each today: outbound
+ * digital-asset transfers created since `dayStart` that moved or may still move money.
+ */
+export async function lockRoutesWithDayUsage(
+  db: Queryable,
+  keys: readonly { organizationId: string; asset: string; network: string }[],
+  dayStart: Date,
+): Promise<(DigitalAssetRoute & { usedTodayMinor: bigint })[]> {
+  if (keys.length === 0) return [];
+  const sorted = [
+    ...new Map(keys.map((k) => [`${k.organizationId}\u0000${k.asset}\u0000${k.network}`, k])).entries(),
+  ]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([, k]) => k);
+  const rows = await db.query(
+    `WITH wanted AS (
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) AS w (organization_id, asset, network)
+     ), locked AS (
+       SELECT r.* FROM digital_asset_routes r JOIN wanted w USING (organization_id, asset, network)
+        ORDER BY r.organization_id, r.asset, r.network FOR UPDATE OF r
+     )
+     SELECT l.organization_id, l.asset, l.network, l.status, l.updated_at, l.single_max_minor, l.daily_max_minor,
+            CASE WHEN l.daily_max_minor IS NULL THEN 0 ELSE (
+              SELECT COALESCE(sum(t.amount_minor), 0) FROM transfers t
+               WHERE t.organization_id = l.organization_id AND t.currency = l.asset
+                 AND t.rail = 'digital_asset' AND t.direction = 'outbound' AND t.created_at >= $4
+                 AND t.destination ->> 'network' = l.network
+                 AND t.status NOT IN ('failed', 'canceled', 'rejected', 'expired')
+            ) END AS used_today_minor
+       FROM locked l`,
+    [sorted.map((k) => k.organizationId), sorted.map((k) => k.asset), sorted.map((k) => k.network), dayStart],
+  );
+  return rows.map((row) => ({ ...routeFromRow(row), usedTodayMinor: toBigInt(row.used_today_minor) }));
+}

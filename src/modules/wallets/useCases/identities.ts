@@ -1,0 +1,50 @@
+/**
+ * Wallets' identities (organization, owner, currency) kept per process: they never change once a wallet
+ * exists, so a transfer from a wallet this process has seen needs no read before the writer. What does change
+ * (the wallet's status, its balance) is checked by the writer on the account row it locks.
+ */
+
+import type { Deps } from '../../../app/deps.ts';
+import type { WalletIdentity } from '../../../domain/wallets.ts';
+import type { Store } from '../../../store/store.ts';
+import { findWallets } from '../repository.ts';
+
+/** Wallet identities one process keeps at most (about 200 bytes each); the oldest is dropped first. */
+export const WALLET_IDENTITY_CACHE_ENTRIES_MAX = 100_000;
+
+const caches = new WeakMap<Store, Map<string, WalletIdentity>>();
+
+const cacheKey = (organizationId: string, walletId: string) => `${organizationId}\u0000${walletId}`;
+
+/** The organization's wallets among `ids` that exist (a wallet of another organization is absent). */
+export async function findWalletIdentities(
+  deps: Deps,
+  organizationId: string,
+  ids: readonly string[],
+): Promise<Map<string, WalletIdentity>> {
+  let cache = caches.get(deps.store);
+  if (!cache) {
+    cache = new Map();
+    caches.set(deps.store, cache);
+  }
+  const found = new Map<string, WalletIdentity>();
+  const missing: string[] = [];
+  for (const id of ids) {
+    const known = cache.get(cacheKey(organizationId, id));
+    if (known) found.set(id, known);
+    else missing.push(id);
+  }
+  if (missing.length === 0) return found;
+  for (const wallet of (await findWallets(deps.store, organizationId, missing)).values()) {
+    const identity: WalletIdentity = {
+      id: wallet.id,
+      organizationId: wallet.organizationId,
+      ownerId: wallet.ownerId,
+      currency: wallet.currency,
+    };
+    found.set(wallet.id, identity);
+    if (cache.size >= WALLET_IDENTITY_CACHE_ENTRIES_MAX) cache.delete(cache.keys().next().value as string);
+    cache.set(cacheKey(organizationId, wallet.id), identity);
+  }
+  return found;
+}
