@@ -14,6 +14,12 @@ export interface VersionTable<T> {
   lockName: string;
 }
 
+/** A page of versions: those below `beforeVersion` (all when undefined), `rowsMax` at most. */
+export interface VersionPage {
+  beforeVersion: number | undefined;
+  rowsMax: number;
+}
+
 /** The reads of `table`'s versions, and the lock its writers take. */
 export function versionedRecords<T>(table: VersionTable<T>) {
   return {
@@ -34,17 +40,12 @@ export function versionedRecords<T>(table: VersionTable<T>) {
       return row && table.fromRow(row);
     },
 
-    /** Newest first, below `beforeVersion` when given; served by the primary key. */
-    async listVersions(
-      db: Queryable,
-      organizationId: string,
-      beforeVersion: number | undefined,
-      rowsMax: number,
-    ): Promise<T[]> {
+    /** Newest first, up to `rowsMax` below `beforeVersion` (when given); served by the primary key. */
+    async listVersions(db: Queryable, organizationId: string, page: VersionPage): Promise<T[]> {
       const rows = await db.query(
         `SELECT ${table.columns} FROM ${table.name} WHERE organization_id = $1 AND ($2::int IS NULL OR version < $2)
       ORDER BY version DESC LIMIT $3`,
-        [organizationId, beforeVersion ?? null, rowsMax],
+        [organizationId, page.beforeVersion ?? null, page.rowsMax],
       );
       return rows.map(table.fromRow);
     },
