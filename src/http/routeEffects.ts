@@ -109,3 +109,59 @@ export function recordFromBody<Body, Result extends { created: boolean }, Wire>(
     return { created: result.created, body: present(result) };
   };
 }
+
+/**
+ * An app function on the resource a path's `:id` names: `(tx, deps, organizationId, id, ...args, actor)`,
+ * `args` being what the request asks of it.
+ */
+type OnId<Args extends unknown[], Result> = (
+  tx: Queryable,
+  deps: Deps,
+  organizationId: string,
+  id: string,
+  ...rest: [...args: Args, actor: EvidenceActor]
+) => Promise<Result>;
+
+/**
+ * As `changeById`, with what the app function takes read from the body by `inputOf` (the wire's names to
+ * the app's): `change(tx, deps, organizationId, id, inputOf(body), actor)`.
+ */
+export function changeByIdFrom<Body, Input, Result, Wire>(
+  deps: Deps,
+  inputOf: (body: Body) => Input,
+  change: OnId<[input: Input], Result>,
+  present: (result: Result) => Wire,
+): Effect<{ Params: { id: string }; Body: Body }, Wire> {
+  return async (tx, organizationId, request) =>
+    present(
+      await change(
+        tx,
+        deps,
+        organizationId,
+        request.params.id,
+        inputOf(bodyOf(request)),
+        requestActor(request),
+      ),
+    );
+}
+
+/**
+ * The calling key takes the route's `action` (one of those a resource's paths name, `/v1/wallets/:id/freeze`)
+ * on the resource the path's `:id` names, with what `inputOf` reads from the body:
+ * `take(tx, deps, organizationId, id, action, input, actor)`.
+ */
+export function actionOnId<Action, Body, Input, Result, Wire>(
+  deps: Deps,
+  action: Action,
+  inputOf: (body: Body) => Input,
+  take: OnId<[action: Action, input: Input], Result>,
+  present: (result: Result) => Wire,
+): Effect<{ Params: { id: string }; Body: Body }, Wire> {
+  return changeByIdFrom(
+    deps,
+    inputOf,
+    (tx, deps, organizationId, id, input: Input, actor) =>
+      take(tx, deps, organizationId, id, action, input, actor),
+    present,
+  );
+}

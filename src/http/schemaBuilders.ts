@@ -61,3 +61,11 @@ export function someOfSchema<const Value extends string>(values: readonly Value[
     ...(description === undefined ? {} : { description }),
   } as const;
 }
+
+/**
+ * The body of a change (a PATCH): a closed object whose fields are all optional, at least one of them
+ * given; a field left out keeps its value.
+ */
+export function changeBodySchema<const Properties extends Record<string, unknown>>(properties: Properties) {
+  return { type: 'object', additionalProperties: false, minProperties: 1, properties } as const;
+}

@@ -19,7 +19,7 @@ import {
   writeOperation,
   written,
 } from '../../http/routeKit.ts';
-import { apiObjectSchema, someOfSchema } from '../../http/schemaBuilders.ts';
+import { apiObjectSchema, changeBodySchema, someOfSchema } from '../../http/schemaBuilders.ts';
 import { emailSchema, idSchema, nullableIdSchema, timestampSchema } from '../../http/schemas.ts';
 import { writeRoute } from '../../http/writeRoutes.ts';
 import {
@@ -131,15 +131,10 @@ function updateOrganizationRoute(app: FastifyInstance, deps: Deps): void {
       description:
         '`legal_entity`: a business customer of yours whose verified KYB stands for the organization (400 `not_business` for an individual, 404 for an unknown one; `null` clears it). `products`: what you launch. The launch gates follow at their next evaluation.',
       tags: TAGS,
-      body: {
-        type: 'object',
-        additionalProperties: false,
-        minProperties: 1,
-        properties: {
-          legal_entity: nullableIdSchema(ID_PREFIXES.customer, 'A business customer id, or null.'),
-          products: productsSchema,
-        },
-      },
+      body: changeBodySchema({
+        legal_entity: nullableIdSchema(ID_PREFIXES.customer, 'A business customer id, or null.'),
+        products: productsSchema,
+      }),
       responses: { 200: written('Organization', 'The organization.') },
     },
   );

@@ -14,12 +14,22 @@ import {
   toDate,
   toJsonObject,
 } from '../../../store/repositories/rows.ts';
+import { versionedRecords } from '../../../store/repositories/versions.ts';
 import type { Queryable } from '../../../store/store.ts';
+
+/** The rules and default of a version or a proposed change, as their two jsonb columns store them. */
+function storedRules({ rules, defaultRule }: Pick<Policy, 'rules' | 'defaultRule'>): [string, string] {
+  return [JSON.stringify(rules.map(ruleJson)), JSON.stringify(defaultRuleJson(defaultRule))];
+}
+
+function rulesOfRow(row: Record<string, unknown>): Pick<Policy, 'rules' | 'defaultRule'> {
+  return rulesFromStored(toJsonObject(row.rules), toJsonObject(row.default_rule));
+}
 
 const COLUMNS = 'organization_id, version, rules, default_rule, created_by, approval_id, created_at';
 
 function fromRow(row: Record<string, unknown>): Policy {
-  const { rules, defaultRule } = rulesFromStored(toJsonObject(row.rules), toJsonObject(row.default_rule));
+  const { rules, defaultRule } = rulesOfRow(row);
   return {
     organizationId: String(row.organization_id),
     version: Number(row.version),
@@ -31,41 +41,20 @@ function fromRow(row: Record<string, unknown>): Policy {
   };
 }
 
+const POLICY_VERSIONS = versionedRecords({
+  name: 'policy_versions',
+  columns: COLUMNS,
+  fromRow,
+  lockName: 'mkoba.policy',
+});
+
 /** The organization's newest policy version, if it has written one. */
-export async function findCurrentPolicy(db: Queryable, organizationId: string): Promise<Policy | undefined> {
-  const [row] = await db.query(
-    `SELECT ${COLUMNS} FROM policy_versions WHERE organization_id = $1 ORDER BY version DESC LIMIT 1`,
-    [organizationId],
-  );
-  return row && fromRow(row);
-}
-
-export async function findPolicyVersion(
-  db: Queryable,
-  organizationId: string,
-  version: number,
-): Promise<Policy | undefined> {
-  const [row] = await db.query(
-    `SELECT ${COLUMNS} FROM policy_versions WHERE organization_id = $1 AND version = $2`,
-    [organizationId, version],
-  );
-  return row && fromRow(row);
-}
-
+export const findCurrentPolicy = POLICY_VERSIONS.findCurrent;
+export const findPolicyVersion = POLICY_VERSIONS.findVersion;
 /** Newest first, served by the primary key. */
-export async function listPolicyVersions(
-  db: Queryable,
-  organizationId: string,
-  beforeVersion: number | undefined,
-  rowsMax: number,
-): Promise<Policy[]> {
-  const rows = await db.query(
-    `SELECT ${COLUMNS} FROM policy_versions WHERE organization_id = $1 AND ($2::int IS NULL OR version < $2)
-      ORDER BY version DESC LIMIT $3`,
-    [organizationId, beforeVersion ?? null, rowsMax],
-  );
-  return rows.map(fromRow);
-}
+export const listPolicyVersions = POLICY_VERSIONS.listVersions;
+/** Serialises policy writers of one organization for the rest of the transaction. */
+export const lockPolicyWrites = POLICY_VERSIONS.lockWrites;
 
 /**
  * Writes the next version. The primary key makes two writers racing for one version number fail the
@@ -77,18 +66,12 @@ export async function insertPolicyVersion(db: Queryable, policy: Policy): Promis
     [
       policy.organizationId,
       policy.version,
-      JSON.stringify(policy.rules.map(ruleJson)),
-      JSON.stringify(defaultRuleJson(policy.defaultRule)),
+      ...storedRules(policy),
       policy.createdBy,
       policy.approvalId,
       policy.createdAt,
     ],
   );
-}
-
-/** Serialises policy writers of one organization for the rest of the transaction. */
-export async function lockPolicyWrites(db: Queryable, organizationId: string): Promise<void> {
-  await db.query("SELECT pg_advisory_xact_lock(hashtext('mkoba.policy'), hashtext($1))", [organizationId]);
 }
 
 // ---- proposed changes waiting for approval ----
@@ -112,7 +95,7 @@ const CHANGE_COLUMNS =
   'id, organization_id, status, base_version, applied_version, rules, default_rule, created_by, created_at, decided_at';
 
 function changeFromRow(row: Record<string, unknown>): PolicyChange {
-  const { rules, defaultRule } = rulesFromStored(toJsonObject(row.rules), toJsonObject(row.default_rule));
+  const { rules, defaultRule } = rulesOfRow(row);
   return {
     id: String(row.id),
     organizationId: String(row.organization_id),
@@ -136,8 +119,7 @@ export async function insertPolicyChange(db: Queryable, change: PolicyChange): P
       change.status,
       change.baseVersion,
       change.appliedVersion,
-      JSON.stringify(change.rules.map(ruleJson)),
-      JSON.stringify(defaultRuleJson(change.defaultRule)),
+      ...storedRules(change),
       change.createdBy,
       change.createdAt,
       change.decidedAt,

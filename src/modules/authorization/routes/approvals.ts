@@ -18,13 +18,11 @@ import { enumFilter, foundById, pagedList, retrieveByIdRoute } from '../../../ht
 import {
   accessByScope,
   closedObjectSchema,
-  idempotentWrite,
   readOperation,
   retrieveFilteredPage,
-  writeOperation,
 } from '../../../http/routeKit.ts';
 import { idParamsSchema } from '../../../http/schemas.ts';
-import { writtenById } from '../../../http/writeRoutes.ts';
+import { writeRoute, writtenById } from '../../../http/writeRoutes.ts';
 import { getApproval, listApprovals, voteOnApproval, voterOf } from '../useCases/approvals.ts';
 import { presentApproval } from './presenters.ts';
 
@@ -118,15 +116,13 @@ const voteBodySchema = closedObjectSchema({
 });
 
 function voteRoute(app: FastifyInstance, deps: Deps, decision: VoteDecision): void {
-  app.post<{ Params: { id: string }; Body: { comment?: string; role?: MemberRole } }>(
+  writeRoute<{ Params: { id: string }; Body: { comment?: string; role?: MemberRole } }>(
+    app,
+    deps,
+    'POST',
     `/v1/approvals/:id/${decision}`,
-    writeOperation({
-      ...ACCESS.read,
-      ...VOTE_WORDS[decision],
-      body: voteBodySchema,
-      ...writtenById(approvalParams, 'Approval', 'The approval after the vote.'),
-    }),
-    idempotentWrite(deps, 200, async (tx, organizationId, request) =>
+    200,
+    async (tx, organizationId, request) =>
       presentApproval(
         await voteOnApproval(
           tx,
@@ -139,7 +135,12 @@ function voteRoute(app: FastifyInstance, deps: Deps, decision: VoteDecision): vo
           requestActor(request),
         ),
       ),
-    ),
+    {
+      ...ACCESS.read,
+      ...VOTE_WORDS[decision],
+      body: voteBodySchema,
+      ...writtenById(approvalParams, 'Approval', 'The approval after the vote.'),
+    },
   );
 }
 

@@ -1,3 +1,4 @@
+/** Governed changes: listed, read and canceled, and the governed write routes other modules' routes use. */
 import type { FastifyInstance, FastifyRequest, RouteGenericInterface } from 'fastify';
 import type { ChangeRequest, Deps, Queryable, RegisteredChangeKind } from '../../../app/deps.ts';
 import {

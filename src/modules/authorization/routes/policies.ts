@@ -1,3 +1,7 @@
+/**
+ * The authorization policy: the current version and every version read, the policy replaced (through an
+ * approval when it asks for one), and the proposed changes that waited.
+ */
 import type { FastifyInstance } from 'fastify';
 import { actorIdOf } from '../../../app/apiKeyAuthentication.ts';
 import type { Deps } from '../../../app/deps.ts';

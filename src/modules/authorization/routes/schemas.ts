@@ -18,7 +18,7 @@ import { GOVERNED_CHANGE_KINDS } from '../../../domain/governedChanges.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { RISK_LEVELS } from '../../../domain/risk.ts';
 import { DESTINATION_TYPES, RAILS } from '../../../domain/transfers.ts';
-import { apiObjectSchema, someOfSchema } from '../../../http/schemaBuilders.ts';
+import { apiObjectSchema, changeBodySchema, someOfSchema } from '../../../http/schemaBuilders.ts';
 import {
   currencySchema,
   emailSchema,
@@ -62,12 +62,7 @@ export const memberCreateBodySchema = {
   properties: { email: emailSchema('ana@example.com'), roles: rolesSchema, name: memberNameSchema },
 } as const;
 
-export const memberUpdateBodySchema = {
-  type: 'object',
-  additionalProperties: false,
-  minProperties: 1,
-  properties: { roles: rolesSchema, name: memberNameSchema },
-} as const;
+export const memberUpdateBodySchema = changeBodySchema({ roles: rolesSchema, name: memberNameSchema });
 
 const approvalRequirementSchema = {
   type: ['object', 'null'],

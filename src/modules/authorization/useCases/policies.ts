@@ -119,7 +119,10 @@ export async function listVersions(
   organizationId: string,
   request: { limit: number; beforeVersion?: number | undefined },
 ): Promise<{ data: Policy[]; hasMore: boolean }> {
-  const rows = await listPolicyVersions(deps.store, organizationId, request.beforeVersion, request.limit + 1);
+  const rows = await listPolicyVersions(deps.store, organizationId, {
+    beforeVersion: request.beforeVersion,
+    rowsMax: request.limit + 1,
+  });
   if (rows.length === 0 && request.beforeVersion === undefined) {
     return { data: [initialPolicy(deps, organizationId, deps.now())], hasMore: false };
   }

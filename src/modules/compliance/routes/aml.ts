@@ -29,6 +29,7 @@ import {
   wholeListSchema,
   written,
 } from '../../../http/routeKit.ts';
+import { changeBodySchema } from '../../../http/schemaBuilders.ts';
 import { idParamsSchema, idSchema } from '../../../http/schemas.ts';
 import { writeRoute } from '../../../http/writeRoutes.ts';
 import {
@@ -153,7 +154,7 @@ function updateAmlRuleRoute(app: FastifyInstance, deps: Deps): void {
       description:
         'Changes its name, parameters (of its own type, given whole), action or whether it is enabled; the version goes up by one. Recorded as evidence with the rule before and after.',
       params: ruleParams,
-      body: { type: 'object', additionalProperties: false, minProperties: 1, properties: ruleFields },
+      body: changeBodySchema(ruleFields),
       responses: writtenOrPending(200, 'AmlRule', 'The rule.'),
     },
   );

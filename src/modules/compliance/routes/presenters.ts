@@ -2,9 +2,9 @@
 
 import type { AmlAlert } from '../../../domain/amlAlerts.ts';
 import type { AmlRule } from '../../../domain/decisions/aml.ts';
-import { presentAmlParameters } from '../../../domain/decisions/amlRuleParameters.ts';
 import type { ReviewCase } from '../../../domain/reviews.ts';
 import { maskedSubmission } from '../../../domain/verifications.ts';
+import { amlRuleFields } from '../domain.ts';
 import type { Verification } from '../useCases/verifications.ts';
 
 export function presentReview(review: ReviewCase) {
@@ -28,13 +28,7 @@ export function presentReview(review: ReviewCase) {
 export function presentAmlRule(rule: AmlRule) {
   return {
     object: 'aml_rule',
-    id: rule.id,
-    name: rule.name,
-    type: rule.parameters.type,
-    parameters: presentAmlParameters(rule.parameters),
-    action: rule.action,
-    enabled: rule.enabled,
-    version: rule.version,
+    ...amlRuleFields(rule),
     created_at: rule.createdAt.toISOString(),
     updated_at: rule.updatedAt.toISOString(),
   };

@@ -12,20 +12,18 @@ import {
   type ReviewKind,
   type ReviewStatus,
 } from '../../../domain/reviews.ts';
-import { requestActor } from '../../../http/auth.ts';
 import type { ListQuery } from '../../../http/presenters.ts';
 import { enumFilter, foundById, pagedList, retrieveByIdRoute } from '../../../http/readRoutes.ts';
+import { actionOnId } from '../../../http/routeEffects.ts';
 import {
   accessByScope,
   closedObjectSchema,
-  idempotentWrite,
   readOperation,
   retrieveFilteredPage,
-  writeOperation,
 } from '../../../http/routeKit.ts';
 import { idParamsSchema, idSchema } from '../../../http/schemas.ts';
-import { writtenById } from '../../../http/writeRoutes.ts';
-import { decideReview, getReview, listReviews } from '../useCases/reviews.ts';
+import { writeRoute, writtenById } from '../../../http/writeRoutes.ts';
+import { decideReview, getReview, listReviews, type ReviewDecisionInput } from '../useCases/reviews.ts';
 import { presentReview } from './presenters.ts';
 import { textSchema } from './schemas.ts';
 import { travelRuleRequestSchema } from './travelRuleSchemas.ts';
@@ -94,14 +92,23 @@ function getReviewRoute(app: FastifyInstance, deps: Deps): void {
   });
 }
 
+/** The body of a decision, every field optional (a decision may come with no body at all). */
+type DecisionBody = { note?: string; freeze_wallet?: boolean; travel_rule?: TravelRuleInput } | undefined;
+
+function decisionInputOf(body: DecisionBody): ReviewDecisionInput {
+  return { note: body?.note, freezeWallet: body?.freeze_wallet, travelRule: body?.travel_rule };
+}
+
 function decideReviewRoute(app: FastifyInstance, deps: Deps, decision: ReviewDecision): void {
   const { bodyProperties, ...operation } = DECISION_OPERATIONS[decision];
-  app.post<{
-    Params: { id: string };
-    Body: { note?: string; freeze_wallet?: boolean; travel_rule?: TravelRuleInput };
-  }>(
+  writeRoute<{ Params: { id: string }; Body: DecisionBody }>(
+    app,
+    deps,
+    'POST',
     `/v1/reviews/:id/${decision}`,
-    writeOperation({
+    200,
+    actionOnId(deps, decision, decisionInputOf, decideReview, presentReview),
+    {
       ...ACCESS.compliance,
       ...operation,
       body: closedObjectSchema({
@@ -109,24 +116,7 @@ function decideReviewRoute(app: FastifyInstance, deps: Deps, decision: ReviewDec
         ...bodyProperties,
       }),
       ...writtenById(reviewParams, 'Review', 'The decided case.'),
-    }),
-    idempotentWrite(deps, 200, async (tx, organizationId, request) =>
-      presentReview(
-        await decideReview(
-          tx,
-          deps,
-          organizationId,
-          request.params.id,
-          decision,
-          {
-            note: request.body?.note,
-            freezeWallet: request.body?.freeze_wallet,
-            travelRule: request.body?.travel_rule,
-          },
-          requestActor(request),
-        ),
-      ),
-    ),
+    },
   );
 }
 

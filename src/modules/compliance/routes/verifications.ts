@@ -1,8 +1,7 @@
 /** Verifications: submitted, listed and read, operators' decisions on them, and a customer's risk override. */
 
 import type { FastifyInstance } from 'fastify';
-import type { Deps, Queryable } from '../../../app/deps.ts';
-import type { EvidenceActor } from '../../../domain/evidence.ts';
+import type { Deps } from '../../../app/deps.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { RISK_LEVELS, RISK_OVERRIDE_REASON_LENGTH_MAX, type RiskLevel } from '../../../domain/risk.ts';
 import {
@@ -11,14 +10,12 @@ import {
   type VerificationReason,
   type VerificationSubmission,
 } from '../../../domain/verifications.ts';
-import { requestActor } from '../../../http/auth.ts';
 import type { ListQuery } from '../../../http/presenters.ts';
 import { foundById, retrieveByIdRoute, retrievePageOfId } from '../../../http/readRoutes.ts';
-import { actOnId } from '../../../http/routeEffects.ts';
+import { changeByIdFrom } from '../../../http/routeEffects.ts';
 import {
   accessByScope,
   closedObjectSchema,
-  idempotentWrite,
   preparedWrite,
   readOperation,
   writeOperation,
@@ -111,9 +108,22 @@ function getVerificationRoute(app: FastifyInstance, deps: Deps): void {
 
 function decideVerificationRoute(app: FastifyInstance, deps: Deps, decision: OperatorDecision): void {
   const needsReason = decision.status !== 'verified';
-  app.post<{ Params: { id: string }; Body: { reason?: VerificationReason } }>(
+  writeRoute<{ Params: { id: string }; Body: { reason?: VerificationReason } }>(
+    app,
+    deps,
+    'POST',
     `/v1/verifications/:id/${decision.path}`,
-    writeOperation({
+    200,
+    changeByIdFrom(
+      deps,
+      (body: { reason?: VerificationReason }) =>
+        decision.status === 'verified'
+          ? { status: 'verified' as const }
+          : { status: decision.status, reason: body?.reason ?? 'other' },
+      decideVerificationByOperator,
+      presentVerification,
+    ),
+    {
       ...ACCESS.compliance,
       operationId: `${decision.path === 'request_documents' ? 'requestVerificationDocuments' : `${decision.path}Verification`}`,
       summary: decision.summary,
@@ -122,28 +132,26 @@ function decideVerificationRoute(app: FastifyInstance, deps: Deps, decision: Ope
         ? closedObjectSchema({ reason: { type: 'string', enum: VERIFICATION_REASONS } }, ['reason'])
         : closedObjectSchema({}, []),
       ...writtenById(verificationParams, 'Verification', 'The verification.'),
-    }),
-    idempotentWrite(deps, 200, async (tx, organizationId, request) =>
-      presentVerification(
-        await decideVerificationByOperator(
-          tx,
-          deps,
-          organizationId,
-          request.params.id,
-          decision.status === 'verified'
-            ? { status: 'verified' }
-            : { status: decision.status, reason: request.body?.reason ?? 'other' },
-          requestActor(request),
-        ),
-      ),
-    ),
+    },
   );
 }
 
+type RiskOverrideBody = { risk_level: RiskLevel; reason: string };
+
 function overrideCustomerRiskRoute(app: FastifyInstance, deps: Deps): void {
-  app.post<{ Params: { id: string }; Body: { risk_level: RiskLevel; reason: string } }>(
+  writeRoute<{ Params: { id: string }; Body: RiskOverrideBody }>(
+    app,
+    deps,
+    'POST',
     '/v1/customers/:id/risk',
-    writeOperation({
+    200,
+    changeByIdFrom(
+      deps,
+      (body: RiskOverrideBody) => ({ level: body.risk_level, reason: body.reason }),
+      setRiskOverride,
+      presentCustomer,
+    ),
+    {
       ...RISK_ACCESS,
       operationId: 'overrideCustomerRisk',
       summary: 'Override a customer’s risk level',
@@ -156,41 +164,19 @@ function overrideCustomerRiskRoute(app: FastifyInstance, deps: Deps): void {
         ['risk_level', 'reason'],
       ),
       ...writtenById(customerParams, 'Customer', 'The customer.'),
-    }),
-    idempotentWrite(deps, 200, async (tx, organizationId, request) =>
-      presentCustomer(
-        await setRiskOverride(
-          tx,
-          deps,
-          organizationId,
-          request.params.id,
-          { level: request.body.risk_level, reason: request.body.reason },
-          requestActor(request),
-        ),
-      ),
-    ),
+    },
   );
 }
 
-/** The customer's risk level derived again: its override set to none. */
-function clearRiskOverride(
-  tx: Queryable,
-  deps: Deps,
-  organizationId: string,
-  id: string,
-  actor: EvidenceActor,
-) {
-  return setRiskOverride(tx, deps, organizationId, id, undefined, actor);
-}
-
 function clearCustomerRiskOverrideRoute(app: FastifyInstance, deps: Deps): void {
-  writeRoute<{ Params: { id: string } }>(
+  writeRoute<{ Params: { id: string }; Body: undefined }>(
     app,
     deps,
     'DELETE',
     '/v1/customers/:id/risk',
     200,
-    actOnId(deps, clearRiskOverride, presentCustomer),
+    // No override: the risk level is derived again.
+    changeByIdFrom(deps, () => undefined, setRiskOverride, presentCustomer),
     {
       ...RISK_ACCESS,
       operationId: 'clearCustomerRiskOverride',

@@ -9,6 +9,8 @@ import {
   COUNTRY_PATTERN,
   POSTAL_CODE_LENGTH_MAX,
 } from '../../../domain/verifications.ts';
+import { closedObjectSchema } from '../../../http/routeKit.ts';
+import { changeBodySchema } from '../../../http/schemaBuilders.ts';
 import { idSchema, metadataSchema, timestampSchema } from '../../../http/schemas.ts';
 
 const addressLine = { type: 'string', minLength: 1, maxLength: ADDRESS_LINE_LENGTH_MAX } as const;
@@ -80,11 +82,8 @@ export const customerSchema = {
   },
 } as const;
 
-export const customerCreateBodySchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['type', 'name'],
-  properties: {
+export const customerCreateBodySchema = closedObjectSchema(
+  {
     type: { type: 'string', enum: CUSTOMER_TYPES },
     name: { type: 'string', minLength: 1, maxLength: CUSTOMER_NAME_LENGTH_MAX },
     email: { type: 'string', format: 'email', maxLength: EMAIL_CHARS_MAX },
@@ -96,20 +95,16 @@ export const customerCreateBodySchema = {
     address: postalAddressSchema,
     metadata: metadataSchema,
   },
-} as const;
+  ['type', 'name'],
+);
 
-export const customerUpdateBodySchema = {
-  type: 'object',
-  additionalProperties: false,
-  minProperties: 1,
-  properties: {
-    name: customerCreateBodySchema.properties.name,
-    email: { ...customerCreateBodySchema.properties.email, type: ['string', 'null'] },
-    phone: { ...customerCreateBodySchema.properties.phone, type: ['string', 'null'] },
-    address: { ...postalAddressSchema, type: ['object', 'null'] },
-    metadata: metadataSchema,
-  },
-} as const;
+export const customerUpdateBodySchema = changeBodySchema({
+  name: customerCreateBodySchema.properties.name,
+  email: { ...customerCreateBodySchema.properties.email, type: ['string', 'null'] },
+  phone: { ...customerCreateBodySchema.properties.phone, type: ['string', 'null'] },
+  address: { ...postalAddressSchema, type: ['object', 'null'] },
+  metadata: metadataSchema,
+});
 
 /** The customer's response schemas, registered by $id. */
 export const CUSTOMER_SCHEMAS = [customerSchema];

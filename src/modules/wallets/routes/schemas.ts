@@ -1,6 +1,8 @@
 /** Wallets on the wire: the wallet with its balances and account details, its balance, and its create body. */
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { WALLET_STATUS_REASONS, WALLET_STATUSES } from '../../../domain/wallets.ts';
+import { closedObjectSchema } from '../../../http/routeKit.ts';
+import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
 import {
   balanceProperties,
   currencySchema,
@@ -32,25 +34,13 @@ export const accountDetailsProperties = {
   },
   created_at: timestampSchema,
 } as const;
-const ACCOUNT_DETAILS_REQUIRED = [
-  'account_number',
-  'bank_code',
-  'bank_name',
-  'virtual_reference',
-  'created_at',
-] as const;
 
-export const accountDetailsSchema = {
-  $id: 'AccountDetails',
-  type: 'object',
-  description: 'What outsiders pay a wallet by (a digital account): issued once, never changed.',
-  required: ['object', 'wallet', ...ACCOUNT_DETAILS_REQUIRED],
-  properties: {
-    object: { type: 'string', enum: ['account_details'] },
-    wallet: idSchema(ID_PREFIXES.wallet, 'Wallet id.'),
-    ...accountDetailsProperties,
-  },
-} as const;
+export const accountDetailsSchema = apiObjectSchema(
+  'AccountDetails',
+  'account_details',
+  'What outsiders pay a wallet by (a digital account): issued once, never changed.',
+  { wallet: idSchema(ID_PREFIXES.wallet, 'Wallet id.'), ...accountDetailsProperties },
+);
 
 export const walletSchema = {
   $id: 'Wallet',
@@ -96,7 +86,7 @@ export const walletSchema = {
       type: ['object', 'null'],
       description:
         'Its digital account: what outsiders pay it by. Issued when the wallet is created once the organization has digital-account settings, or with `POST /v1/wallets/{id}/account-details`; null until then.',
-      required: [...ACCOUNT_DETAILS_REQUIRED],
+      required: Object.keys(accountDetailsProperties),
       properties: accountDetailsProperties,
     },
     metadata: metadataSchema,
@@ -123,11 +113,8 @@ export const balanceSchema = {
   },
 } as const;
 
-export const walletCreateBodySchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['owner', 'currency'],
-  properties: {
+export const walletCreateBodySchema = closedObjectSchema(
+  {
     owner: idSchema(
       ID_PREFIXES.customer,
       'The customer who owns the wallet: a customer of your organization.',
@@ -135,7 +122,8 @@ export const walletCreateBodySchema = {
     currency: currencySchema,
     metadata: metadataSchema,
   },
-} as const;
+  ['owner', 'currency'],
+);
 
 /** The shortest instant the query string takes, in characters: a date (`2026-11-30`). */
 const INSTANT_TEXT_LENGTH_MIN = 10;

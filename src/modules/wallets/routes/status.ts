@@ -9,8 +9,9 @@ import {
   WALLET_STATUS_NOTE_LENGTH_MAX,
   WALLET_UNFREEZE_REASONS,
 } from '../../../domain/wallets.ts';
-import { requestActor } from '../../../http/auth.ts';
-import { closedObjectSchema, idempotentWrite, writeOperation, written } from '../../../http/routeKit.ts';
+import { actionOnId } from '../../../http/routeEffects.ts';
+import { closedObjectSchema, written } from '../../../http/routeKit.ts';
+import { writeRoute } from '../../../http/writeRoutes.ts';
 import { changeWalletStatus, type WalletStatusAction, type WalletStatusChange } from '../useCases/status.ts';
 import { presentWallet } from './presenters.ts';
 import { WALLET_TAGS, walletParams } from './routes.ts';
@@ -70,32 +71,21 @@ function statusChangeBody(reasons: readonly string[]) {
 
 /** Freeze, unfreeze and close: status changes with a reason, each an idempotent write. */
 export function walletStatusRoutes(app: FastifyInstance, deps: Deps): void {
-  for (const { action, scope, reasons, operationId, summary, description } of ROUTES) {
-    app.post<{ Params: { id: string }; Body: WalletStatusChange }>(
+  for (const { action, reasons, ...operation } of ROUTES) {
+    writeRoute<{ Params: { id: string }; Body: WalletStatusChange }>(
+      app,
+      deps,
+      'POST',
       `/v1/wallets/:id/${action}`,
-      writeOperation({
-        scope,
-        operationId,
-        summary,
-        description,
+      200,
+      actionOnId(deps, action, (body: WalletStatusChange) => body, changeWalletStatus, presentWallet),
+      {
+        ...operation,
         tags: WALLET_TAGS,
         params: walletParams,
         body: statusChangeBody(reasons),
         responses: { 200: written('Wallet', 'The wallet after the change.') },
-      }),
-      idempotentWrite(deps, 200, async (tx, organizationId, request) =>
-        presentWallet(
-          await changeWalletStatus(
-            tx,
-            deps,
-            organizationId,
-            request.params.id,
-            action,
-            request.body,
-            requestActor(request),
-          ),
-        ),
-      ),
+      },
     );
   }
 }

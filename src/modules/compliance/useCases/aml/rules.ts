@@ -15,10 +15,11 @@ import {
   type AmlRuleType,
 } from '../../../../domain/decisions/aml.ts';
 import { defaultAmlRules } from '../../../../domain/decisions/amlDefaultRules.ts';
-import { parseAmlParameters, presentAmlParameters } from '../../../../domain/decisions/amlRuleParameters.ts';
+import { parseAmlParameters } from '../../../../domain/decisions/amlRuleParameters.ts';
 import { AppError, validationError } from '../../../../domain/errors.ts';
 import type { EvidenceActor } from '../../../../domain/evidence.ts';
 import type { Queryable } from '../../../../store/store.ts';
+import { amlRuleFields } from '../../domain.ts';
 import {
   claimAmlRuleSet,
   findAmlRule,
@@ -43,19 +44,6 @@ export const AML_RULES_PER_ORGANIZATION_MAX = 200;
 
 const rulesCache = organizationCache<AmlRule[]>(AML_RULES_CACHE_TTL_MS, AML_RULES_CACHE_ENTRIES_MAX);
 
-/** A rule as evidence records it. */
-function ruleEvidence(rule: AmlRule) {
-  return {
-    id: rule.id,
-    name: rule.name,
-    type: rule.parameters.type,
-    parameters: presentAmlParameters(rule.parameters),
-    action: rule.action,
-    enabled: rule.enabled,
-    version: rule.version,
-  };
-}
-
 /** Writes the defaults in the caller's transaction if the organization has no rule set yet. */
 async function ensureDefaults(tx: Queryable, deps: Deps, organizationId: string): Promise<void> {
   if (await hasAmlRuleSet(tx, organizationId)) return;
@@ -75,7 +63,7 @@ async function ensureDefaults(tx: Queryable, deps: Deps, organizationId: string)
       organizationId,
       kind: 'aml.rules.update',
       actor: SYSTEM_ACTOR,
-      data: { change: 'defaults', rules: rules.map(ruleEvidence) },
+      data: { change: 'defaults', rules: rules.map(amlRuleFields) },
     },
   ]);
 }
@@ -153,7 +141,7 @@ export async function createRule(
       organizationId,
       kind: 'aml.rules.update',
       actor,
-      data: { change: 'create', before: null, after: ruleEvidence(rule) },
+      data: { change: 'create', before: null, after: amlRuleFields(rule) },
     },
   ]);
   rulesCache.forget(deps.store, organizationId);
@@ -188,7 +176,7 @@ export async function updateRule(
       organizationId,
       kind: 'aml.rules.update',
       actor,
-      data: { change: 'update', before: ruleEvidence(before), after: ruleEvidence(after) },
+      data: { change: 'update', before: amlRuleFields(before), after: amlRuleFields(after) },
     },
   ]);
   rulesCache.forget(deps.store, organizationId);
