@@ -1,3 +1,7 @@
+/**
+ * Wallets' rows: inserted, their status and metadata changed, locked, found one or many at a time (with their
+ * account details joined and their balances read from the ledger), and listed by keyset.
+ */
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import type { Currency } from '../../domain/money.ts';
 import type { Wallet, WalletAccountDetails, WalletStatus, WalletStatusReason } from '../../domain/wallets.ts';

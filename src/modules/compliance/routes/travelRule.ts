@@ -1,3 +1,8 @@
+/**
+ * The Travel Rule's routes: the organization's settings (thresholds and USD rates) and the approved
+ * digital-asset routes with their limits (a governed change), both changed with the `compliance` scope and
+ * recorded as evidence; and a transfer's Travel Rule data as its evidence recorded it.
+ */
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../../app/deps.ts';
 import { apiKeyActor } from '../../../app/evidence.ts';

@@ -1,3 +1,8 @@
+/**
+ * Customers created, changed, read and listed. Each write is one transaction with its `customer.*` event and
+ * its evidence; a change of a verified fact drops the customer back to `unverified` (the core's
+ * `decideCustomerChange`), so the tier its limits follow is never one the new facts did not earn.
+ */
 import type { Deps } from '../../../app/deps.ts';
 import { newEvent, recordEvents } from '../../../app/events.ts';
 import { appendEvidence } from '../../../app/evidence.ts';

@@ -1,3 +1,8 @@
+/**
+ * Wallets created (with the product check, the owner's existence and the hooks other modules add in the
+ * creating transaction), their metadata changed, read, listed, and their balance as of an instant. Status
+ * changes are in `status.ts`, under the lock every movement of the wallet takes.
+ */
 import type { Deps } from '../../../app/deps.ts';
 import { newEvent, recordEvents } from '../../../app/events.ts';
 import { appendEvidence } from '../../../app/evidence.ts';
