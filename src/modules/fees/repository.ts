@@ -1,18 +1,17 @@
+import { computed, rowMapper } from '../../store/repositories/rowMappers.ts';
 import { toDate, toJsonObject } from '../../store/repositories/rows.ts';
 import type { Queryable } from '../../store/store.ts';
 import { type FeeSchedule, feeRuleJson, feeRulesFromStored } from './domain.ts';
 
 const COLUMNS = 'organization_id, version, rules, created_by, created_at';
 
-function fromRow(row: Record<string, unknown>): FeeSchedule {
-  return {
-    organizationId: String(row.organization_id),
-    version: Number(row.version),
-    rules: feeRulesFromStored(toJsonObject(row.rules)),
-    createdBy: String(row.created_by),
-    createdAt: toDate(row.created_at),
-  };
-}
+const fromRow = rowMapper<FeeSchedule>({
+  organizationId: String,
+  version: Number,
+  rules: computed((row) => feeRulesFromStored(toJsonObject(row.rules))),
+  createdBy: String,
+  createdAt: toDate,
+});
 
 /** The organization's newest fee schedule version, if one is stored. */
 export async function findCurrentFeeSchedule(

@@ -2,7 +2,7 @@
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import type { Metadata } from '../../domain/metadata.ts';
 import type { Currency } from '../../domain/money.ts';
-import type { Destination, Rail } from '../../domain/transfers.ts';
+import type { Destination } from '../../domain/transfers.ts';
 import {
   byStatus,
   newestFirstLister,
@@ -10,7 +10,15 @@ import {
   type RecordTable,
   type StatusFilter,
 } from '../../store/repositories/records.ts';
-import { nullableDate, nullableText, toBigInt, toDate, toJsonObject } from '../../store/repositories/rows.ts';
+import { computed, rowMapper, stored } from '../../store/repositories/rowMappers.ts';
+import {
+  feeDecisionFromRow,
+  nullableDate,
+  nullableText,
+  toBigInt,
+  toDate,
+  toJsonObject,
+} from '../../store/repositories/rows.ts';
 import type { Queryable } from '../../store/store.ts';
 import type { PaymentBatch, PaymentBatchItem, PaymentBatchItemStatus, PaymentBatchStatus } from './domain.ts';
 
@@ -189,31 +197,22 @@ export async function releaseBatchLease(db: Queryable, id: string): Promise<void
   await db.query('UPDATE payment_batches SET lease_until = NULL WHERE id = $1', [id]);
 }
 
-function itemFromRow(row: Record<string, unknown>): PaymentBatchItem {
-  return {
-    batchId: String(row.batch_id),
-    position: Number(row.position),
-    reference: String(row.reference),
-    destination: toJsonObject<Destination>(row.destination),
-    destinationWalletId: nullableText(row.destination_wallet_id),
-    rail: row.rail as Rail,
-    amountMinor: toBigInt(row.amount_minor),
-    fee:
-      row.fee_schedule_version === null || row.fee_schedule_version === undefined
-        ? null
-        : {
-            feeMinor: toBigInt(row.fee_minor),
-            scheduleVersion: Number(row.fee_schedule_version),
-            rule: nullableText(row.fee_rule),
-          },
-    metadata: toJsonObject<Metadata>(row.metadata),
-    status: row.status as PaymentBatchItemStatus,
-    transferId: nullableText(row.transfer_id),
-    failureCode: nullableText(row.failure_code),
-    failureDetail: nullableText(row.failure_detail),
-    updatedAt: toDate(row.updated_at),
-  };
-}
+const itemFromRow = rowMapper<PaymentBatchItem>({
+  batchId: String,
+  position: Number,
+  reference: String,
+  destination: toJsonObject<Destination>,
+  destinationWalletId: nullableText,
+  rail: stored,
+  amountMinor: toBigInt,
+  fee: computed(feeDecisionFromRow),
+  metadata: toJsonObject<Metadata>,
+  status: stored,
+  transferId: nullableText,
+  failureCode: nullableText,
+  failureDetail: nullableText,
+  updatedAt: toDate,
+});
 
 const ITEM_COLUMNS = `batch_id, position, reference, destination, destination_wallet_id, rail, amount_minor, metadata,
   status, transfer_id, failure_code, failure_detail, updated_at, fee_minor, fee_schedule_version, fee_rule`;

@@ -3,6 +3,7 @@
  * conditions, newest-first and oldest-first page reads, range counts and claims of due rows.
  */
 import { formatId, ID_RANDOM_BYTES, ID_TIME_CHARS, type IdPrefix } from '../../domain/ids.ts';
+import type { FeeDecision } from '../../domain/transferRecord.ts';
 import type { AccountSums } from '../../modules/ledger/domain/ledger.ts';
 import type { Queryable } from '../store.ts';
 
@@ -145,6 +146,17 @@ export function accountSumsFromRow(row: Record<string, unknown>): AccountSums {
     creditsPending: toBigInt(row.credits_pending),
     creditsPosted: toBigInt(row.credits_posted),
   };
+}
+
+/** The fee decided for a transfer (fee_minor, fee_schedule_version, fee_rule), or null on rows made before fees. */
+export function feeDecisionFromRow(row: Record<string, unknown>): FeeDecision | null {
+  return row.fee_schedule_version === null || row.fee_schedule_version === undefined
+    ? null
+    : {
+        feeMinor: toBigInt(row.fee_minor),
+        scheduleVersion: Number(row.fee_schedule_version),
+        rule: nullableText(row.fee_rule),
+      };
 }
 
 /** A page of an organization's rows newest first: what narrows it, before its SQL is written. */

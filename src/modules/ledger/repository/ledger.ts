@@ -2,6 +2,7 @@
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import type { Currency } from '../../../domain/money.ts';
 import { lockingAccounts } from '../../../store/lockOrder.ts';
+import { computed, rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
 import {
   accountSumsFromRow,
   idRangeConditions,
@@ -12,14 +13,7 @@ import {
   toDate,
 } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
-import type {
-  AccountKind,
-  AccountSums,
-  JournalEntryKind,
-  Posting,
-  PostingPhase,
-  PostingSide,
-} from '../domain/ledger.ts';
+import type { AccountKind, AccountSums, JournalEntryKind, Posting } from '../domain/ledger.ts';
 import type { PostingAccount } from '../domain/posting.ts';
 
 export type { AccountKind };
@@ -197,16 +191,14 @@ export async function insertJournalEntries(db: Queryable, entries: readonly Jour
   );
 }
 
-function postingFromRow(row: Record<string, unknown>): Posting {
-  return {
-    accountId: String(row.account_id),
-    side: row.side as PostingSide,
-    phase: row.phase as PostingPhase,
-    releasesHold: row.releases_hold === true,
-    amountMinor: toBigInt(row.amount_minor),
-    currency: row.currency as Currency,
-  };
-}
+const postingFromRow = rowMapper<Posting>({
+  accountId: String,
+  side: stored,
+  phase: stored,
+  releasesHold: computed((row) => row.releases_hold === true),
+  amountMinor: toBigInt,
+  currency: stored,
+});
 
 /** The open hold of a transfer: a hold entry with no post or void referring to it. */
 export async function findOpenHold(db: Queryable, transferId: string): Promise<JournalEntry | undefined> {
