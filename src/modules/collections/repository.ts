@@ -130,17 +130,7 @@ export const claimDueCollections = dueRecordsClaimer(COLLECTIONS);
 export const listCollections = newestFirstLister(COLLECTIONS, byStatusAndWallet<CollectionStatus>);
 
 /** Whether the organization has recorded a bank deposit with this bank reference. */
-export async function findCollectionByBankReference(
-  db: Queryable,
-  organizationId: string,
-  bankReference: string,
-): Promise<Collection | undefined> {
-  const [row] = await db.query(
-    `SELECT ${COLUMNS} FROM collections WHERE organization_id = $1 AND bank_reference = $2`,
-    [organizationId, bankReference],
-  );
-  return row && fromRow(row);
-}
+export const findCollectionByBankReference = organizationRecordFinder(COLLECTIONS, 'bank_reference');
 
 /**
  * Serialises bank deposit reports of one organization (its row locked until the transaction ends), so two

@@ -1,3 +1,4 @@
+import { organizationRecordFinder } from '../../store/repositories/records.ts';
 import { computed, rowMapper } from '../../store/repositories/rowMappers.ts';
 import { toDate, toJsonObject } from '../../store/repositories/rows.ts';
 import type { Queryable } from '../../store/store.ts';
@@ -25,17 +26,10 @@ export async function findCurrentFeeSchedule(
   return row && fromRow(row);
 }
 
-export async function findFeeScheduleVersion(
-  db: Queryable,
-  organizationId: string,
-  version: number,
-): Promise<FeeSchedule | undefined> {
-  const [row] = await db.query(
-    `SELECT ${COLUMNS} FROM fee_schedule_versions WHERE organization_id = $1 AND version = $2`,
-    [organizationId, version],
-  );
-  return row && fromRow(row);
-}
+/** The fee schedule versions as their finder reads them. */
+const VERSIONS = { name: 'fee_schedule_versions', columns: COLUMNS, fromRow };
+
+export const findFeeScheduleVersion = organizationRecordFinder<FeeSchedule, number>(VERSIONS, 'version');
 
 /** Newest first, served by the primary key. */
 export async function listFeeScheduleVersions(

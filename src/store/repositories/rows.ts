@@ -6,6 +6,7 @@ import { formatId, ID_RANDOM_BYTES, ID_TIME_CHARS, type IdPrefix } from '../../d
 import type { FeeDecision } from '../../domain/transferRecord.ts';
 import type { AccountSums } from '../../modules/ledger/domain/ledger.ts';
 import type { Queryable } from '../store.ts';
+import { type RowFields, rowMapper } from './rowMappers.ts';
 
 /** Conversions from driver values: int8 arrives as a string (pg) or a number/bigint (PGlite). */
 export function toBigInt(value: unknown): bigint {
@@ -139,14 +140,15 @@ function createdAtConditions(
   return conditions;
 }
 
-export function accountSumsFromRow(row: Record<string, unknown>): AccountSums {
-  return {
-    debitsPending: toBigInt(row.debits_pending),
-    debitsPosted: toBigInt(row.debits_posted),
-    creditsPending: toBigInt(row.credits_pending),
-    creditsPosted: toBigInt(row.credits_posted),
-  };
-}
+/** An account's four sums, as the ledger's accounts and wallets' balance reads select them. */
+export const ACCOUNT_SUMS_FIELDS: RowFields<AccountSums> = {
+  debitsPending: toBigInt,
+  debitsPosted: toBigInt,
+  creditsPending: toBigInt,
+  creditsPosted: toBigInt,
+};
+
+export const accountSumsFromRow = rowMapper(ACCOUNT_SUMS_FIELDS);
 
 /** The fee decided for a transfer (fee_minor, fee_schedule_version, fee_rule), or null on rows made before fees. */
 export function feeDecisionFromRow(row: Record<string, unknown>): FeeDecision | null {

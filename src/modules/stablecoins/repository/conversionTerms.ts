@@ -4,7 +4,7 @@
  */
 import type { Conversion, ConversionQuote } from '../../../domain/conversions.ts';
 import type { Currency } from '../../../domain/money.ts';
-import { column, rowMapper, stored, text } from '../../../store/repositories/rowMappers.ts';
+import { column, type RowFields, stored, text } from '../../../store/repositories/rowMappers.ts';
 import { nullableNumber, nullableText, toBigInt, toDate } from '../../../store/repositories/rows.ts';
 
 export type QuotedTerms = Pick<
@@ -27,7 +27,8 @@ export type QuotedTerms = Pick<
   | 'createdAt'
 >;
 
-export const quotedTermsFromRow = rowMapper<QuotedTerms>({
+/** How the quoted terms are read, from a quote's row or a conversion's. */
+export const QUOTED_TERMS_FIELDS: RowFields<QuotedTerms> = {
   id: String,
   organizationId: String,
   customerId: String,
@@ -44,7 +45,7 @@ export const quotedTermsFromRow = rowMapper<QuotedTerms>({
   feeRule: nullableText,
   rateVersionId: nullableText,
   createdAt: toDate,
-});
+};
 
 /** customer_id … fee_minor: the run of columns both inserts give in this order. */
 export function quotedAmountParams(t: QuotedTerms): unknown[] {

@@ -86,17 +86,7 @@ export async function insertStatement(db: Queryable, s: StatementRow): Promise<b
   return rows.length === 1;
 }
 
-export async function findStatementByContent(
-  db: Queryable,
-  organizationId: string,
-  sha256: string,
-): Promise<StatementRow | undefined> {
-  const [row] = await db.query(
-    `SELECT ${STATEMENT_COLUMNS} FROM reconciliation_statements WHERE organization_id = $1 AND content_sha256 = $2`,
-    [organizationId, sha256],
-  );
-  return row && statementFromRow(row);
-}
+export const findStatementByContent = organizationRecordFinder(STATEMENTS, 'content_sha256');
 
 export const findStatement = organizationRecordFinder(STATEMENTS);
 
