@@ -1,8 +1,8 @@
 /**
  * The reads most resources have, whole or in part, built on routeKit: the route of a read by id and the
- * documented parts of one, the handler of a read of what the organization has one of (a setting, its
- * profile), the handler of a list of what one resource holds, and the documented parts of a list of the
- * organization's records paged by id with its filters.
+ * documented parts of one, a resource's list and read by id registered together, the handler of a read of
+ * what the organization has one of (a setting, its profile), the handler of a list of what one resource
+ * holds, and the documented parts of a list of the organization's records paged by id with its filters.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Deps } from '../app/deps.ts';
@@ -16,6 +16,7 @@ import {
   organizationOf,
   readOperation,
   retrieveById,
+  retrieveFilteredPage,
 } from './routeKit.ts';
 import { listEnvelopeSchema, listQuerySchema } from './schemas.ts';
 
@@ -89,4 +90,39 @@ export function pagedList(
 /** A list's filter on a field with a fixed set of values: only the records with the value given. */
 export function enumFilter<const Value extends string>(values: readonly Value[], description: string) {
   return { type: 'string', enum: values, description } as const;
+}
+
+/**
+ * The reads of one resource, registered together: its list (GET `path`, the key's organization's records
+ * paged by id) and its read by id (GET `path/:id`), both answered with `present`.
+ */
+export interface ResourceReads<Item extends { id: string }, Wire, Query, Filters> {
+  path: string;
+  present: (item: Item) => Wire;
+  /** The list's operation: its words, with `pagedList` for its documented parts. */
+  list: OperationSpec;
+  /** The page of the key's organization's records the list answers. */
+  page: (deps: Deps, organizationId: string, request: PageRequest & Filters) => Promise<Page<Item>>;
+  /** The list request's filters from the query's own (none: the page's only). */
+  filtersOf?: (query: Query, request: FastifyRequest) => Filters;
+  /** The read's operation: its words, with `foundById` for its documented parts. */
+  retrieve: OperationSpec;
+  /** The record the read finds (a 404 when the organization has none with the id). */
+  get: (deps: Deps, organizationId: string, id: string) => Promise<Item>;
+}
+
+/** The list and the read by id of one resource (`ResourceReads`), the list first. */
+export function listAndRetrieveRoutes<Item extends { id: string }, Wire, Query = object, Filters = object>(
+  app: FastifyInstance,
+  deps: Deps,
+  reads: ResourceReads<Item, Wire, Query, Filters>,
+): void {
+  const filtersOf = reads.filtersOf ?? (() => ({}) as Filters);
+  const listPage = retrieveFilteredPage(deps, reads.page, filtersOf, reads.present);
+  // Fastify cannot resolve the query's type while `Query` is a type parameter; the list's schema
+  // (`reads.list`) validates it as `Query` before the handler runs.
+  app.get(reads.path, readOperation(reads.list), (request) =>
+    listPage(request as FastifyRequest & { query: ListQuery & Query }),
+  );
+  retrieveByIdRoute(app, deps, `${reads.path}/:id`, reads.get, reads.present, reads.retrieve);
 }

@@ -1,6 +1,5 @@
 /** Collections: their rows, the lookups by partner and bank reference, and the worker's claim of due ones. */
 import { ID_PREFIXES } from '../../domain/ids.ts';
-import type { Currency } from '../../domain/money.ts';
 import {
   byStatusAndWallet,
   dueRecordsClaimer,
@@ -8,6 +7,7 @@ import {
   organizationRecordFinder,
   type RecordTable,
 } from '../../store/repositories/records.ts';
+import { rowMapper, stored, text } from '../../store/repositories/rowMappers.ts';
 import { nullableDate, nullableText, toBigInt, toDate, toJsonObject } from '../../store/repositories/rows.ts';
 import type { Queryable } from '../../store/store.ts';
 import type { Collection, CollectionStatus } from './domain.ts';
@@ -17,35 +17,33 @@ const COLUMNS = `id, organization_id, wallet_id, amount_minor, currency, method,
   status, failure_code, partner_reference, next_check_at, transfer_id, metadata, created_by, created_at, updated_at,
   expires_at, succeeded_at, failed_at`;
 
-function fromRow(row: Record<string, unknown>): Collection {
-  return {
-    id: String(row.id),
-    organizationId: String(row.organization_id),
-    walletId: String(row.wallet_id),
-    amountMinor: toBigInt(row.amount_minor),
-    currency: String(row.currency) as Currency,
-    method: row.method as Collection['method'],
-    rail: row.rail as Collection['rail'],
-    network: nullableText(row.network),
-    payerPhone: nullableText(row.payer_phone),
-    bankReference: nullableText(row.bank_reference),
-    payerName: nullableText(row.payer_name),
-    reference: String(row.reference),
-    description: String(row.description),
-    status: row.status as CollectionStatus,
-    failureCode: nullableText(row.failure_code),
-    partnerReference: nullableText(row.partner_reference),
-    nextCheckAt: nullableDate(row.next_check_at),
-    transferId: nullableText(row.transfer_id),
-    metadata: toJsonObject<Record<string, string>>(row.metadata),
-    createdBy: nullableText(row.created_by),
-    createdAt: toDate(row.created_at),
-    updatedAt: toDate(row.updated_at),
-    expiresAt: toDate(row.expires_at),
-    succeededAt: nullableDate(row.succeeded_at),
-    failedAt: nullableDate(row.failed_at),
-  };
-}
+const fromRow = rowMapper<Collection>({
+  id: String,
+  organizationId: String,
+  walletId: String,
+  amountMinor: toBigInt,
+  currency: text,
+  method: stored,
+  rail: stored,
+  network: nullableText,
+  payerPhone: nullableText,
+  bankReference: nullableText,
+  payerName: nullableText,
+  reference: String,
+  description: String,
+  status: stored,
+  failureCode: nullableText,
+  partnerReference: nullableText,
+  nextCheckAt: nullableDate,
+  transferId: nullableText,
+  metadata: toJsonObject<Record<string, string>>,
+  createdBy: nullableText,
+  createdAt: toDate,
+  updatedAt: toDate,
+  expiresAt: toDate,
+  succeededAt: nullableDate,
+  failedAt: nullableDate,
+});
 
 const COLLECTIONS: RecordTable<Collection> = {
   name: 'collections',
@@ -132,17 +130,7 @@ export const claimDueCollections = dueRecordsClaimer(COLLECTIONS);
 export const listCollections = newestFirstLister(COLLECTIONS, byStatusAndWallet<CollectionStatus>);
 
 /** Whether the organization has recorded a bank deposit with this bank reference. */
-export async function findCollectionByBankReference(
-  db: Queryable,
-  organizationId: string,
-  bankReference: string,
-): Promise<Collection | undefined> {
-  const [row] = await db.query(
-    `SELECT ${COLUMNS} FROM collections WHERE organization_id = $1 AND bank_reference = $2`,
-    [organizationId, bankReference],
-  );
-  return row && fromRow(row);
-}
+export const findCollectionByBankReference = organizationRecordFinder(COLLECTIONS, 'bank_reference');
 
 /**
  * Serialises bank deposit reports of one organization (its row locked until the transaction ends), so two

@@ -5,6 +5,7 @@
 
 import type { WalletAccountDetails } from '../../domain/wallets.ts';
 import { organizationRecordFinder } from '../../store/repositories/records.ts';
+import { rowMapper } from '../../store/repositories/rowMappers.ts';
 import { nullableText, toBigInt, toDate, toJsonObject } from '../../store/repositories/rows.ts';
 import { entryIdWindow, POSTED_NET, sinceSql } from '../../store/repositories/walletBalances.ts';
 import type { Queryable } from '../../store/store.ts';
@@ -232,6 +233,13 @@ export async function insertVirtualAccount(db: Queryable, account: VirtualAccoun
   return rows.length === 1;
 }
 
+export const virtualAccountFromRow = rowMapper<VirtualAccount>({
+  walletId: String,
+  organizationId: String,
+  reference: String,
+  createdAt: toDate,
+});
+
 /** The virtual accounts table as its finders read it. */
 const VIRTUAL_ACCOUNTS = {
   name: 'wallet_virtual_accounts',
@@ -242,12 +250,3 @@ const VIRTUAL_ACCOUNTS = {
 export const findVirtualAccountOfWallet = organizationRecordFinder(VIRTUAL_ACCOUNTS, 'wallet_id');
 
 export const findVirtualAccountByReference = organizationRecordFinder(VIRTUAL_ACCOUNTS, 'reference');
-
-export function virtualAccountFromRow(row: Record<string, unknown>): VirtualAccount {
-  return {
-    walletId: String(row.wallet_id),
-    organizationId: String(row.organization_id),
-    reference: String(row.reference),
-    createdAt: toDate(row.created_at),
-  };
-}

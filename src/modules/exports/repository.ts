@@ -6,36 +6,37 @@ import {
   organizationRecordFinder,
   type RecordTable,
 } from '../../store/repositories/records.ts';
+import { column, rowMapper, stored } from '../../store/repositories/rowMappers.ts';
 import { nullableDate, nullableText, toBigInt, toDate } from '../../store/repositories/rows.ts';
 import type { Queryable } from '../../store/store.ts';
-import type { ExportFormat, ExportJob, ExportStatus, ExportType } from './domain.ts';
+import type { ExportJob, ExportStatus } from './domain.ts';
 
 const COLUMNS = `id, organization_id, type, format, created_from, created_to, status, rows_written, rows_estimated, bytes,
   sha256, file_name, error, created_by, created_at, started_at, finished_at, expires_at`;
 
-function fromRow(row: Record<string, unknown>): ExportJob {
-  const count = (v: unknown) => (v === null || v === undefined ? null : Number(toBigInt(v)));
-  return {
-    id: String(row.id),
-    organizationId: String(row.organization_id),
-    type: row.type as ExportType,
-    format: row.format as ExportFormat,
-    from: nullableDate(row.created_from),
-    to: nullableDate(row.created_to),
-    status: row.status as ExportStatus,
-    rowsWritten: Number(toBigInt(row.rows_written)),
-    rowsEstimated: count(row.rows_estimated),
-    bytes: count(row.bytes),
-    sha256: nullableText(row.sha256),
-    fileName: nullableText(row.file_name),
-    error: nullableText(row.error),
-    createdBy: String(row.created_by),
-    createdAt: toDate(row.created_at),
-    startedAt: nullableDate(row.started_at),
-    finishedAt: nullableDate(row.finished_at),
-    expiresAt: nullableDate(row.expires_at),
-  };
-}
+/** A count column that may be unset (bigint, read as a number). */
+const nullableCount = (v: unknown) => (v === null || v === undefined ? null : Number(toBigInt(v)));
+
+const fromRow = rowMapper<ExportJob>({
+  id: String,
+  organizationId: String,
+  type: stored,
+  format: stored,
+  from: column('created_from', nullableDate),
+  to: column('created_to', nullableDate),
+  status: stored,
+  rowsWritten: (v) => Number(toBigInt(v)),
+  rowsEstimated: nullableCount,
+  bytes: nullableCount,
+  sha256: nullableText,
+  fileName: nullableText,
+  error: nullableText,
+  createdBy: String,
+  createdAt: toDate,
+  startedAt: nullableDate,
+  finishedAt: nullableDate,
+  expiresAt: nullableDate,
+});
 
 const EXPORTS: RecordTable<ExportJob> = {
   name: 'exports',

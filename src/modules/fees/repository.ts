@@ -1,18 +1,18 @@
+import { organizationRecordFinder } from '../../store/repositories/records.ts';
+import { computed, rowMapper } from '../../store/repositories/rowMappers.ts';
 import { toDate, toJsonObject } from '../../store/repositories/rows.ts';
 import type { Queryable } from '../../store/store.ts';
 import { type FeeSchedule, feeRuleJson, feeRulesFromStored } from './domain.ts';
 
 const COLUMNS = 'organization_id, version, rules, created_by, created_at';
 
-function fromRow(row: Record<string, unknown>): FeeSchedule {
-  return {
-    organizationId: String(row.organization_id),
-    version: Number(row.version),
-    rules: feeRulesFromStored(toJsonObject(row.rules)),
-    createdBy: String(row.created_by),
-    createdAt: toDate(row.created_at),
-  };
-}
+const fromRow = rowMapper<FeeSchedule>({
+  organizationId: String,
+  version: Number,
+  rules: computed((row) => feeRulesFromStored(toJsonObject(row.rules))),
+  createdBy: String,
+  createdAt: toDate,
+});
 
 /** The organization's newest fee schedule version, if one is stored. */
 export async function findCurrentFeeSchedule(
@@ -26,17 +26,10 @@ export async function findCurrentFeeSchedule(
   return row && fromRow(row);
 }
 
-export async function findFeeScheduleVersion(
-  db: Queryable,
-  organizationId: string,
-  version: number,
-): Promise<FeeSchedule | undefined> {
-  const [row] = await db.query(
-    `SELECT ${COLUMNS} FROM fee_schedule_versions WHERE organization_id = $1 AND version = $2`,
-    [organizationId, version],
-  );
-  return row && fromRow(row);
-}
+/** The fee schedule versions as their finder reads them. */
+const VERSIONS = { name: 'fee_schedule_versions', columns: COLUMNS, fromRow };
+
+export const findFeeScheduleVersion = organizationRecordFinder<FeeSchedule, number>(VERSIONS, 'version');
 
 /** Newest first, served by the primary key. */
 export async function listFeeScheduleVersions(

@@ -5,6 +5,7 @@
 import type { EvidenceValue } from '../../domain/evidence.ts';
 import type { LaunchProduct } from '../../domain/organizationProfile.ts';
 import type { Rail } from '../../domain/transfers.ts';
+import { rowMapper, stored } from '../../store/repositories/rowMappers.ts';
 import {
   nullableDate,
   nullableNumber,
@@ -17,7 +18,6 @@ import type {
   LaunchGate,
   LaunchGateFacts,
   LaunchGateOverride,
-  LaunchGateState,
   LegalEntityFacts,
   RecordedLaunchGate,
   ScenarioFact,
@@ -26,16 +26,14 @@ import type {
 
 const GATE_COLUMNS = 'product, gate, state, evidence, evidence_record_id, updated_at';
 
-function gateFromRow(row: Record<string, unknown>): RecordedLaunchGate {
-  return {
-    product: row.product as LaunchProduct,
-    gate: row.gate as LaunchGate,
-    state: row.state as LaunchGateState,
-    evidence: toJsonObject<{ readonly [key: string]: EvidenceValue }>(row.evidence),
-    updatedAt: toDate(row.updated_at),
-    evidenceRecordId: nullableText(row.evidence_record_id),
-  };
-}
+const gateFromRow = rowMapper<RecordedLaunchGate>({
+  product: stored,
+  gate: stored,
+  state: stored,
+  evidence: toJsonObject<{ readonly [key: string]: EvidenceValue }>,
+  updatedAt: toDate,
+  evidenceRecordId: nullableText,
+});
 
 export async function listGateRows(db: Queryable, organizationId: string): Promise<RecordedLaunchGate[]> {
   const rows = await db.query(

@@ -1,8 +1,7 @@
 /** Payment batches and their items: rows, the runner's lease, and items' outcomes written in bulk. */
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import type { Metadata } from '../../domain/metadata.ts';
-import type { Currency } from '../../domain/money.ts';
-import type { Destination, Rail } from '../../domain/transfers.ts';
+import type { Destination } from '../../domain/transfers.ts';
 import {
   byStatus,
   newestFirstLister,
@@ -10,7 +9,15 @@ import {
   type RecordTable,
   type StatusFilter,
 } from '../../store/repositories/records.ts';
-import { nullableDate, nullableText, toBigInt, toDate, toJsonObject } from '../../store/repositories/rows.ts';
+import { column, computed, rowMapper, stored } from '../../store/repositories/rowMappers.ts';
+import {
+  feeDecisionFromRow,
+  nullableDate,
+  nullableText,
+  toBigInt,
+  toDate,
+  toJsonObject,
+} from '../../store/repositories/rows.ts';
 import type { Queryable } from '../../store/store.ts';
 import type { PaymentBatch, PaymentBatchItem, PaymentBatchItemStatus, PaymentBatchStatus } from './domain.ts';
 
@@ -18,40 +25,42 @@ const COLUMNS = `id, organization_id, reference, source_wallet_id, currency, sta
   total_minor, succeeded_count, failed_count, canceled_count, reservation_entry_id, reserved_minor, created_by,
   approval_id, authorization_decision, metadata, created_at, updated_at, finished_at, fee_total_minor`;
 
-function fromRow(row: Record<string, unknown>): PaymentBatch {
-  const stored =
-    row.authorization_decision === null
-      ? null
-      : toJsonObject<Record<string, unknown>>(row.authorization_decision);
-  return {
-    id: String(row.id),
-    organizationId: String(row.organization_id),
-    reference: String(row.reference),
-    sourceWalletId: String(row.source_wallet_id),
-    currency: row.currency as Currency,
-    status: row.status as PaymentBatchStatus,
-    failureCode: nullableText(row.failure_code),
-    itemCount: Number(row.item_count),
-    totalMinor: toBigInt(row.total_minor),
-    feeTotalMinor: toBigInt(row.fee_total_minor),
-    succeededCount: Number(row.succeeded_count),
-    failedCount: Number(row.failed_count),
-    canceledCount: Number(row.canceled_count),
-    reservationEntryId: nullableText(row.reservation_entry_id),
-    reservedMinor: toBigInt(row.reserved_minor),
-    createdBy: String(row.created_by),
-    approvalId: nullableText(row.approval_id),
-    authorization: stored && {
+/** The authorization decision stored with the batch, if it was decided by policy. */
+function batchAuthorizationOf(value: unknown): PaymentBatch['authorization'] {
+  const stored = value === null ? null : toJsonObject<Record<string, unknown>>(value);
+  return (
+    stored && {
       decision: String(stored.decision),
       policyVersion: Number(stored.policy_version),
       rule: String(stored.rule),
-    },
-    metadata: toJsonObject<Metadata>(row.metadata),
-    createdAt: toDate(row.created_at),
-    updatedAt: toDate(row.updated_at),
-    finishedAt: nullableDate(row.finished_at),
-  };
+    }
+  );
 }
+
+const fromRow = rowMapper<PaymentBatch>({
+  id: String,
+  organizationId: String,
+  reference: String,
+  sourceWalletId: String,
+  currency: stored,
+  status: stored,
+  failureCode: nullableText,
+  itemCount: Number,
+  totalMinor: toBigInt,
+  feeTotalMinor: toBigInt,
+  succeededCount: Number,
+  failedCount: Number,
+  canceledCount: Number,
+  reservationEntryId: nullableText,
+  reservedMinor: toBigInt,
+  createdBy: String,
+  approvalId: nullableText,
+  authorization: column('authorization_decision', batchAuthorizationOf),
+  metadata: toJsonObject<Metadata>,
+  createdAt: toDate,
+  updatedAt: toDate,
+  finishedAt: nullableDate,
+});
 
 const BATCHES: RecordTable<PaymentBatch> = {
   name: 'payment_batches',
@@ -85,17 +94,7 @@ export async function insertPaymentBatch(db: Queryable, b: PaymentBatch): Promis
   return rows.length === 1;
 }
 
-export async function findPaymentBatchByReference(
-  db: Queryable,
-  organizationId: string,
-  reference: string,
-): Promise<PaymentBatch | undefined> {
-  const [row] = await db.query(
-    `SELECT ${COLUMNS} FROM payment_batches WHERE organization_id = $1 AND reference = $2`,
-    [organizationId, reference],
-  );
-  return row && fromRow(row);
-}
+export const findPaymentBatchByReference = organizationRecordFinder(BATCHES, 'reference');
 
 /** Writes a batch's items with one statement per thousand. */
 export async function insertPaymentBatchItems(
@@ -189,31 +188,22 @@ export async function releaseBatchLease(db: Queryable, id: string): Promise<void
   await db.query('UPDATE payment_batches SET lease_until = NULL WHERE id = $1', [id]);
 }
 
-function itemFromRow(row: Record<string, unknown>): PaymentBatchItem {
-  return {
-    batchId: String(row.batch_id),
-    position: Number(row.position),
-    reference: String(row.reference),
-    destination: toJsonObject<Destination>(row.destination),
-    destinationWalletId: nullableText(row.destination_wallet_id),
-    rail: row.rail as Rail,
-    amountMinor: toBigInt(row.amount_minor),
-    fee:
-      row.fee_schedule_version === null || row.fee_schedule_version === undefined
-        ? null
-        : {
-            feeMinor: toBigInt(row.fee_minor),
-            scheduleVersion: Number(row.fee_schedule_version),
-            rule: nullableText(row.fee_rule),
-          },
-    metadata: toJsonObject<Metadata>(row.metadata),
-    status: row.status as PaymentBatchItemStatus,
-    transferId: nullableText(row.transfer_id),
-    failureCode: nullableText(row.failure_code),
-    failureDetail: nullableText(row.failure_detail),
-    updatedAt: toDate(row.updated_at),
-  };
-}
+const itemFromRow = rowMapper<PaymentBatchItem>({
+  batchId: String,
+  position: Number,
+  reference: String,
+  destination: toJsonObject<Destination>,
+  destinationWalletId: nullableText,
+  rail: stored,
+  amountMinor: toBigInt,
+  fee: computed(feeDecisionFromRow),
+  metadata: toJsonObject<Metadata>,
+  status: stored,
+  transferId: nullableText,
+  failureCode: nullableText,
+  failureDetail: nullableText,
+  updatedAt: toDate,
+});
 
 const ITEM_COLUMNS = `batch_id, position, reference, destination, destination_wallet_id, rail, amount_minor, metadata,
   status, transfer_id, failure_code, failure_detail, updated_at, fee_minor, fee_schedule_version, fee_rule`;

@@ -1,3 +1,4 @@
+import { rowMapper } from '../../store/repositories/rowMappers.ts';
 import { toDate } from '../../store/repositories/rows.ts';
 import type { Queryable } from '../../store/store.ts';
 
@@ -9,15 +10,13 @@ export interface ReceiptRow {
   issuedAt: Date;
 }
 
-function fromRow(row: Record<string, unknown>): ReceiptRow {
-  return {
-    code: String(row.code),
-    organizationId: String(row.organization_id),
-    transferId: String(row.transfer_id),
-    entryId: String(row.entry_id),
-    issuedAt: toDate(row.issued_at),
-  };
-}
+const fromRow = rowMapper<ReceiptRow>({
+  code: String,
+  organizationId: String,
+  transferId: String,
+  entryId: String,
+  issuedAt: toDate,
+});
 
 /** Issues a receipt, or returns the one the transfer already has (one per transfer, whoever asks first). */
 export async function issueReceiptRow(db: Queryable, receipt: ReceiptRow): Promise<ReceiptRow> {

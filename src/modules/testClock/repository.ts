@@ -1,15 +1,14 @@
+import { rowMapper } from '../../store/repositories/rowMappers.ts';
 import { toDate } from '../../store/repositories/rows.ts';
 import type { Queryable } from '../../store/store.ts';
 import type { TestClock } from './domain.ts';
 
-function fromRow(row: Record<string, unknown>): TestClock {
-  return {
-    organizationId: String(row.organization_id),
-    offsetMs: Number(row.offset_ms),
-    advances: Number(row.advances),
-    advancedAt: toDate(row.advanced_at),
-  };
-}
+const fromRow = rowMapper<TestClock>({
+  organizationId: String,
+  offsetMs: Number,
+  advances: Number,
+  advancedAt: toDate,
+});
 
 function unadvanced(organizationId: string): TestClock {
   return { organizationId, offsetMs: 0, advances: 0, advancedAt: null };

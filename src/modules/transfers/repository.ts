@@ -1,10 +1,11 @@
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import type { Metadata } from '../../domain/metadata.ts';
-import type { Currency } from '../../domain/money.ts';
-import type { Transfer, TransferAuthorization, TransferDirection } from '../../domain/transferRecord.ts';
-import type { LedgerState, Rail, TransferStatus } from '../../domain/transfers.ts';
+import type { Transfer, TransferAuthorization } from '../../domain/transferRecord.ts';
+import type { TransferStatus } from '../../domain/transfers.ts';
 import { organizationRecordFinder } from '../../store/repositories/records.ts';
+import { column, computed, rowMapper, stored } from '../../store/repositories/rowMappers.ts';
 import {
+  feeDecisionFromRow,
   type KeysetFilter,
   newestFirstConditions,
   nullableDate,
@@ -50,49 +51,41 @@ const COLUMNS = [
   'fee_rule',
 ] as const;
 
-export function transferFromRow(row: Record<string, unknown>): Transfer {
-  return {
-    id: String(row.id),
-    organizationId: String(row.organization_id),
-    direction: row.direction as TransferDirection,
-    sourceWalletId: nullableText(row.source_wallet_id),
-    destination: toJsonObject<Transfer['destination']>(row.destination),
-    destinationWalletId: nullableText(row.destination_wallet_id),
-    amountMinor: toBigInt(row.amount_minor),
-    currency: row.currency as Currency,
-    rail: row.rail as Rail,
-    network: nullableText(row.network),
-    status: row.status as TransferStatus,
-    statusReason: nullableText(row.status_reason),
-    failureCode: nullableText(row.failure_code),
-    ledgerState: row.ledger_state as LedgerState,
-    metadata: toJsonObject<Metadata>(row.metadata),
-    railReference: nullableText(row.rail_reference),
-    nextRailCheckAt: nullableDate(row.next_rail_check_at),
-    createdAt: toDate(row.created_at),
-    updatedAt: toDate(row.updated_at),
-    processingAt: nullableDate(row.processing_at),
-    settledAt: nullableDate(row.settled_at),
-    failedAt: nullableDate(row.failed_at),
-    canceledAt: nullableDate(row.canceled_at),
-    returnedAt: nullableDate(row.returned_at),
-    createdBy: nullableText(row.created_by),
-    authorization: authorizationFromStored(row.authorization_decision),
-    approvalId: nullableText(row.approval_id),
-    travelRule:
-      row.travel_rule_evidence_id === null || row.travel_rule_evidence_id === undefined
-        ? null
-        : { evidenceId: String(row.travel_rule_evidence_id), required: row.travel_rule_required === true },
-    fee:
-      row.fee_schedule_version === null || row.fee_schedule_version === undefined
-        ? null
-        : {
-            feeMinor: toBigInt(row.fee_minor),
-            scheduleVersion: Number(row.fee_schedule_version),
-            rule: nullableText(row.fee_rule),
-          },
-  };
-}
+export const transferFromRow = rowMapper<Transfer>({
+  id: String,
+  organizationId: String,
+  direction: stored,
+  sourceWalletId: nullableText,
+  destination: toJsonObject<Transfer['destination']>,
+  destinationWalletId: nullableText,
+  amountMinor: toBigInt,
+  currency: stored,
+  rail: stored,
+  network: nullableText,
+  status: stored,
+  statusReason: nullableText,
+  failureCode: nullableText,
+  ledgerState: stored,
+  metadata: toJsonObject<Metadata>,
+  railReference: nullableText,
+  nextRailCheckAt: nullableDate,
+  createdAt: toDate,
+  updatedAt: toDate,
+  processingAt: nullableDate,
+  settledAt: nullableDate,
+  failedAt: nullableDate,
+  canceledAt: nullableDate,
+  returnedAt: nullableDate,
+  createdBy: nullableText,
+  authorization: column('authorization_decision', authorizationFromStored),
+  approvalId: nullableText,
+  travelRule: computed((row) =>
+    row.travel_rule_evidence_id === null || row.travel_rule_evidence_id === undefined
+      ? null
+      : { evidenceId: String(row.travel_rule_evidence_id), required: row.travel_rule_required === true },
+  ),
+  fee: computed(feeDecisionFromRow),
+});
 
 function authorizationFromStored(value: unknown): TransferAuthorization | null {
   if (value === null || value === undefined) return null;

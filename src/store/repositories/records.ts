@@ -18,17 +18,17 @@ export interface RecordTable<T> {
 export type EqualityFilters = readonly (readonly [string, unknown])[];
 
 /**
- * Finds an organization's record by id, or by another column unique in the organization (`keyColumn`);
- * `forUpdate` locks its row until the transaction ends.
+ * Finds an organization's record by id, or by another column unique in the organization (`keyColumn`, a
+ * number's when `Key` says so); `forUpdate` locks its row until the transaction ends.
  */
-export function organizationRecordFinder<T>(
+export function organizationRecordFinder<T, Key extends string | number = string>(
   table: Pick<RecordTable<T>, 'name' | 'columns' | 'fromRow'>,
   keyColumn = 'id',
 ) {
   return async (
     db: Queryable,
     organizationId: string,
-    key: string,
+    key: Key,
     options: { forUpdate?: boolean } = {},
   ): Promise<T | undefined> => {
     const [row] = await db.query(

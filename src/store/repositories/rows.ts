@@ -3,8 +3,10 @@
  * conditions, newest-first and oldest-first page reads, range counts and claims of due rows.
  */
 import { formatId, ID_RANDOM_BYTES, ID_TIME_CHARS, type IdPrefix } from '../../domain/ids.ts';
+import type { FeeDecision } from '../../domain/transferRecord.ts';
 import type { AccountSums } from '../../modules/ledger/domain/ledger.ts';
 import type { Queryable } from '../store.ts';
+import { type RowFields, rowMapper } from './rowMappers.ts';
 
 /** Conversions from driver values: int8 arrives as a string (pg) or a number/bigint (PGlite). */
 export function toBigInt(value: unknown): bigint {
@@ -138,13 +140,25 @@ function createdAtConditions(
   return conditions;
 }
 
-export function accountSumsFromRow(row: Record<string, unknown>): AccountSums {
-  return {
-    debitsPending: toBigInt(row.debits_pending),
-    debitsPosted: toBigInt(row.debits_posted),
-    creditsPending: toBigInt(row.credits_pending),
-    creditsPosted: toBigInt(row.credits_posted),
-  };
+/** An account's four sums, as the ledger's accounts and wallets' balance reads select them. */
+export const ACCOUNT_SUMS_FIELDS: RowFields<AccountSums> = {
+  debitsPending: toBigInt,
+  debitsPosted: toBigInt,
+  creditsPending: toBigInt,
+  creditsPosted: toBigInt,
+};
+
+export const accountSumsFromRow = rowMapper(ACCOUNT_SUMS_FIELDS);
+
+/** The fee decided for a transfer (fee_minor, fee_schedule_version, fee_rule), or null on rows made before fees. */
+export function feeDecisionFromRow(row: Record<string, unknown>): FeeDecision | null {
+  return row.fee_schedule_version === null || row.fee_schedule_version === undefined
+    ? null
+    : {
+        feeMinor: toBigInt(row.fee_minor),
+        scheduleVersion: Number(row.fee_schedule_version),
+        rule: nullableText(row.fee_rule),
+      };
 }
 
 /** A page of an organization's rows newest first: what narrows it, before its SQL is written. */

@@ -8,16 +8,8 @@ import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { formatAmount } from '../../../domain/money.ts';
 import { MOBILE_NETWORKS } from '../../../domain/transfers.ts';
 import { principalOf } from '../../../http/auth.ts';
-import type { ListQuery } from '../../../http/presenters.ts';
-import { enumFilter, foundById, pagedList, retrieveByIdRoute } from '../../../http/readRoutes.ts';
-import {
-  accessByScope,
-  idempotentWrite,
-  readOperation,
-  retrieveFilteredPage,
-  writeOperation,
-  written,
-} from '../../../http/routeKit.ts';
+import { enumFilter, foundById, listAndRetrieveRoutes, pagedList } from '../../../http/readRoutes.ts';
+import { accessByScope, idempotentWrite, writeOperation, written } from '../../../http/routeKit.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
 import {
   idParamsSchema,
@@ -185,10 +177,11 @@ function createCollectionRoute(app: FastifyInstance, deps: Deps): void {
   );
 }
 
-function listCollectionsRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Querystring: ListQuery & { status?: CollectionStatus; wallet?: string } }>(
-    '/v1/collections',
-    readOperation({
+function collectionsReadRoutes(app: FastifyInstance, deps: Deps): void {
+  listAndRetrieveRoutes(app, deps, {
+    path: '/v1/collections',
+    present: presentCollection,
+    list: {
       ...ACCESS.read,
       operationId: 'listCollections',
       summary: 'List collections',
@@ -197,27 +190,23 @@ function listCollectionsRoute(app: FastifyInstance, deps: Deps): void {
         status: enumFilter(COLLECTION_STATUSES, 'Only collections in this status.'),
         wallet: idSchema(ID_PREFIXES.wallet, 'Only collections into this wallet.'),
       }),
+    },
+    page: listOrganizationCollections,
+    filtersOf: (query: { status?: CollectionStatus; wallet?: string }) => ({
+      status: query.status,
+      walletId: query.wallet,
     }),
-    retrieveFilteredPage(
-      deps,
-      listOrganizationCollections,
-      (query) => ({ status: query.status, walletId: query.wallet }),
-      presentCollection,
-    ),
-  );
-}
-
-function getCollectionRoute(app: FastifyInstance, deps: Deps): void {
-  retrieveByIdRoute(app, deps, '/v1/collections/:id', getCollection, presentCollection, {
-    ...ACCESS.read,
-    operationId: 'getCollection',
-    summary: 'Retrieve a collection',
-    ...foundById(idParamsSchema(ID_PREFIXES.collection, 'Collection id.'), 'Collection', 'The collection.'),
+    retrieve: {
+      ...ACCESS.read,
+      operationId: 'getCollection',
+      summary: 'Retrieve a collection',
+      ...foundById(idParamsSchema(ID_PREFIXES.collection, 'Collection id.'), 'Collection', 'The collection.'),
+    },
+    get: getCollection,
   });
 }
 
 export function collectionRoutes(app: FastifyInstance, deps: Deps): void {
   createCollectionRoute(app, deps);
-  listCollectionsRoute(app, deps);
-  getCollectionRoute(app, deps);
+  collectionsReadRoutes(app, deps);
 }

@@ -9,15 +9,13 @@ import { grantsScope } from '../../../domain/access.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { principalOf } from '../../../http/auth.ts';
-import type { ListQuery } from '../../../http/presenters.ts';
 import { READ_PROBLEMS } from '../../../http/problems.ts';
-import { foundById, pagedList, retrieveByIdRoute } from '../../../http/readRoutes.ts';
+import { foundById, listAndRetrieveRoutes, pagedList } from '../../../http/readRoutes.ts';
 import {
   accessByScope,
   found,
   idempotentWrite,
   readOperation,
-  retrievePage,
   writeOperation,
   written,
 } from '../../../http/routeKit.ts';
@@ -93,27 +91,26 @@ function createExportRoute(app: FastifyInstance, deps: Deps): void {
   );
 }
 
-function listExportsRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Querystring: ListQuery }>(
-    '/v1/exports',
-    readOperation({
+function exportsReadRoutes(app: FastifyInstance, deps: Deps): void {
+  listAndRetrieveRoutes(app, deps, {
+    path: '/v1/exports',
+    present: presentExport,
+    list: {
       ...ACCESS.read,
       operationId: 'listExports',
       summary: 'List exports',
       description: 'Newest first.',
       ...pagedList('Export', 'A page of exports.', ID_PREFIXES.export),
-    }),
-    retrievePage(deps, listOrganizationExports, presentExport),
-  );
-}
-
-function getExportRoute(app: FastifyInstance, deps: Deps): void {
-  retrieveByIdRoute(app, deps, '/v1/exports/:id', getExport, presentExport, {
-    ...ACCESS.read,
-    operationId: 'getExport',
-    summary: 'Retrieve an export',
-    description: 'Its status and progress (`rows_written` of `rows_estimated`).',
-    ...foundById(exportParams, 'Export', 'The export.'),
+    },
+    page: listOrganizationExports,
+    retrieve: {
+      ...ACCESS.read,
+      operationId: 'getExport',
+      summary: 'Retrieve an export',
+      description: 'Its status and progress (`rows_written` of `rows_estimated`).',
+      ...foundById(exportParams, 'Export', 'The export.'),
+    },
+    get: getExport,
   });
 }
 
@@ -158,7 +155,6 @@ function downloadExportRoute(app: FastifyInstance, deps: Deps): void {
 
 export function exportRoutes(app: FastifyInstance, deps: Deps): void {
   createExportRoute(app, deps);
-  listExportsRoute(app, deps);
-  getExportRoute(app, deps);
+  exportsReadRoutes(app, deps);
   downloadExportRoute(app, deps);
 }

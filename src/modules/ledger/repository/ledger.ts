@@ -2,8 +2,9 @@
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import type { Currency } from '../../../domain/money.ts';
 import { lockingAccounts } from '../../../store/lockOrder.ts';
+import { computed, rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
 import {
-  accountSumsFromRow,
+  ACCOUNT_SUMS_FIELDS,
   idRangeConditions,
   type KeysetFilter,
   keysetConditions,
@@ -12,14 +13,7 @@ import {
   toDate,
 } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
-import type {
-  AccountKind,
-  AccountSums,
-  JournalEntryKind,
-  Posting,
-  PostingPhase,
-  PostingSide,
-} from '../domain/ledger.ts';
+import type { AccountKind, AccountSums, JournalEntryKind, Posting } from '../domain/ledger.ts';
 import type { PostingAccount } from '../domain/posting.ts';
 
 export type { AccountKind };
@@ -38,19 +32,17 @@ export interface LedgerAccount extends AccountSums {
 const ACCOUNT_COLUMNS =
   'id, organization_id, kind, wallet_id, rail, currency, debits_pending, debits_posted, credits_pending, credits_posted, created_at, updated_at';
 
-function accountFromRow(row: Record<string, unknown>): LedgerAccount {
-  return {
-    id: String(row.id),
-    organizationId: String(row.organization_id),
-    kind: row.kind as AccountKind,
-    walletId: nullableText(row.wallet_id),
-    rail: nullableText(row.rail),
-    currency: row.currency as Currency,
-    ...accountSumsFromRow(row),
-    createdAt: toDate(row.created_at),
-    updatedAt: toDate(row.updated_at),
-  };
-}
+const accountFromRow = rowMapper<LedgerAccount>({
+  id: String,
+  organizationId: String,
+  kind: stored,
+  walletId: nullableText,
+  rail: nullableText,
+  currency: stored,
+  ...ACCOUNT_SUMS_FIELDS,
+  createdAt: toDate,
+  updatedAt: toDate,
+});
 
 /** Finds or creates an organization's system account for a rail and currency; returns its id. */
 export async function ensureSystemAccount(
@@ -197,16 +189,14 @@ export async function insertJournalEntries(db: Queryable, entries: readonly Jour
   );
 }
 
-function postingFromRow(row: Record<string, unknown>): Posting {
-  return {
-    accountId: String(row.account_id),
-    side: row.side as PostingSide,
-    phase: row.phase as PostingPhase,
-    releasesHold: row.releases_hold === true,
-    amountMinor: toBigInt(row.amount_minor),
-    currency: row.currency as Currency,
-  };
-}
+const postingFromRow = rowMapper<Posting>({
+  accountId: String,
+  side: stored,
+  phase: stored,
+  releasesHold: computed((row) => row.releases_hold === true),
+  amountMinor: toBigInt,
+  currency: stored,
+});
 
 /** The open hold of a transfer: a hold entry with no post or void referring to it. */
 export async function findOpenHold(db: Queryable, transferId: string): Promise<JournalEntry | undefined> {
@@ -233,16 +223,17 @@ export async function findJournalEntry(db: Queryable, id: string): Promise<Journ
   return entryFromRow(entry, postings.map(postingFromRow));
 }
 
+const entryFieldsFromRow = rowMapper<Omit<JournalEntry, 'postings'>>({
+  id: String,
+  organizationId: String,
+  transferId: nullableText,
+  kind: stored,
+  holdEntryId: nullableText,
+  createdAt: toDate,
+});
+
 function entryFromRow(row: Record<string, unknown>, postings: Posting[]): JournalEntry {
-  return {
-    id: String(row.id),
-    organizationId: String(row.organization_id),
-    transferId: nullableText(row.transfer_id),
-    kind: row.kind as JournalEntry['kind'],
-    holdEntryId: nullableText(row.hold_entry_id),
-    createdAt: toDate(row.created_at),
-    postings,
-  };
+  return { ...entryFieldsFromRow(row), postings };
 }
 
 export interface EntryFilter extends KeysetFilter {

@@ -1,20 +1,19 @@
 /** A loan's instalments (its schedule and what was paid of each) and its repayments. */
+import { computed, rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
 import { type KeysetFilter, nullableText, toBigInt, toDate } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
-import type { Instalment, LoanRepayment, LoanRepaymentSource } from '../domain/loans.ts';
+import type { Instalment, LoanRepayment } from '../domain/loans.ts';
 
-function instalmentFromRow(row: Record<string, unknown>): Instalment {
-  return {
-    number: Number(row.number),
-    dueDate: String(row.due_date).slice(0, 10),
-    principalMinor: toBigInt(row.principal_minor),
-    interestMinor: toBigInt(row.interest_minor),
-    feeMinor: toBigInt(row.fee_minor),
-    principalPaidMinor: toBigInt(row.principal_paid_minor),
-    interestPaidMinor: toBigInt(row.interest_paid_minor),
-    feePaidMinor: toBigInt(row.fee_paid_minor),
-  };
-}
+const instalmentFromRow = rowMapper<Instalment>({
+  number: Number,
+  dueDate: computed((row) => String(row.due_date).slice(0, 10)),
+  principalMinor: toBigInt,
+  interestMinor: toBigInt,
+  feeMinor: toBigInt,
+  principalPaidMinor: toBigInt,
+  interestPaidMinor: toBigInt,
+  feePaidMinor: toBigInt,
+});
 
 export async function insertInstalments(
   db: Queryable,
@@ -65,23 +64,21 @@ export async function saveInstalmentsPaid(
 const REPAYMENT_COLUMNS = `id, organization_id, loan_id, source, day::text AS day, amount_minor, penalty_minor,
   fee_minor, interest_minor, principal_minor, journal_entry_id, created_by, created_at`;
 
-function repaymentFromRow(row: Record<string, unknown>): LoanRepayment {
-  return {
-    id: String(row.id),
-    organizationId: String(row.organization_id),
-    loanId: String(row.loan_id),
-    source: row.source as LoanRepaymentSource,
-    day: String(row.day).slice(0, 10),
-    amountMinor: toBigInt(row.amount_minor),
-    penaltyMinor: toBigInt(row.penalty_minor),
-    feeMinor: toBigInt(row.fee_minor),
-    interestMinor: toBigInt(row.interest_minor),
-    principalMinor: toBigInt(row.principal_minor),
-    journalEntryId: String(row.journal_entry_id),
-    createdBy: nullableText(row.created_by),
-    createdAt: toDate(row.created_at),
-  };
-}
+const repaymentFromRow = rowMapper<LoanRepayment>({
+  id: String,
+  organizationId: String,
+  loanId: String,
+  source: stored,
+  day: computed((row) => String(row.day).slice(0, 10)),
+  amountMinor: toBigInt,
+  penaltyMinor: toBigInt,
+  feeMinor: toBigInt,
+  interestMinor: toBigInt,
+  principalMinor: toBigInt,
+  journalEntryId: String,
+  createdBy: nullableText,
+  createdAt: toDate,
+});
 
 export async function insertRepayment(db: Queryable, r: LoanRepayment): Promise<void> {
   await db.query(

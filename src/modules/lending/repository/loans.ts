@@ -1,12 +1,12 @@
 /** Loans: their rows, the writes of their life, and the reads of the day work. */
 import { ID_PREFIXES } from '../../../domain/ids.ts';
-import type { Currency } from '../../../domain/money.ts';
 import {
   byStatusAndWallet,
   newestFirstLister,
   organizationRecordFinder,
   type RecordTable,
 } from '../../../store/repositories/records.ts';
+import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
 import {
   nullableBigInt,
   nullableDate,
@@ -16,7 +16,8 @@ import {
   toDate,
 } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
-import type { ArrearsBucket, Loan, LoanAmortisation, LoanStatus } from '../domain/loans.ts';
+import type { Loan, LoanStatus } from '../domain/loans.ts';
+import { LOAN_TERMS_FIELDS } from './products.ts';
 
 const LOAN_COLUMNS = `id, organization_id, product_id, customer_id, wallet_id, currency, principal_minor,
   interest_rate_bps, term_months, amortisation, origination_fee_bps, grace_period_months, penalty_rate_bps,
@@ -26,45 +27,37 @@ const LOAN_COLUMNS = `id, organization_id, product_id, customer_id, wallet_id, c
   days_past_due, arrears_bucket, write_off_entry_id, written_off_minor, write_off_reason, created_by,
   created_at, updated_at, closed_at`;
 
-function loanFromRow(row: Record<string, unknown>): Loan {
-  return {
-    id: String(row.id),
-    organizationId: String(row.organization_id),
-    productId: String(row.product_id),
-    customerId: String(row.customer_id),
-    walletId: String(row.wallet_id),
-    currency: row.currency as Currency,
-    principalMinor: toBigInt(row.principal_minor),
-    interestRateBps: Number(row.interest_rate_bps),
-    termMonths: Number(row.term_months),
-    amortisation: row.amortisation as LoanAmortisation,
-    originationFeeBps: Number(row.origination_fee_bps),
-    gracePeriodMonths: Number(row.grace_period_months),
-    penaltyRateBps: Number(row.penalty_rate_bps),
-    status: row.status as LoanStatus,
-    statusReason: nullableText(row.status_reason),
-    policyVersion: Number(row.policy_version),
-    policyRule: String(row.policy_rule),
-    policyDecision: row.policy_decision as Loan['policyDecision'],
-    approvalId: nullableText(row.approval_id),
-    disbursementEntryId: nullableText(row.disbursement_entry_id),
-    disbursedAt: nullableDate(row.disbursed_at),
-    disbursedOn: nullableDay(row.disbursed_on),
-    processedThrough: nullableDay(row.processed_through),
-    penaltyBasisMinorDays: toBigInt(row.penalty_basis_minor_days),
-    penaltyAccruedMinor: toBigInt(row.penalty_accrued_minor),
-    penaltyPaidMinor: toBigInt(row.penalty_paid_minor),
-    daysPastDue: Number(row.days_past_due),
-    arrearsBucket: row.arrears_bucket as ArrearsBucket,
-    writeOffEntryId: nullableText(row.write_off_entry_id),
-    writtenOffMinor: nullableBigInt(row.written_off_minor),
-    writeOffReason: nullableText(row.write_off_reason),
-    createdBy: nullableText(row.created_by),
-    createdAt: toDate(row.created_at),
-    updatedAt: toDate(row.updated_at),
-    closedAt: nullableDate(row.closed_at),
-  };
-}
+const loanFromRow = rowMapper<Loan>({
+  id: String,
+  organizationId: String,
+  productId: String,
+  customerId: String,
+  walletId: String,
+  ...LOAN_TERMS_FIELDS,
+  principalMinor: toBigInt,
+  status: stored,
+  statusReason: nullableText,
+  policyVersion: Number,
+  policyRule: String,
+  policyDecision: stored,
+  approvalId: nullableText,
+  disbursementEntryId: nullableText,
+  disbursedAt: nullableDate,
+  disbursedOn: nullableDay,
+  processedThrough: nullableDay,
+  penaltyBasisMinorDays: toBigInt,
+  penaltyAccruedMinor: toBigInt,
+  penaltyPaidMinor: toBigInt,
+  daysPastDue: Number,
+  arrearsBucket: stored,
+  writeOffEntryId: nullableText,
+  writtenOffMinor: nullableBigInt,
+  writeOffReason: nullableText,
+  createdBy: nullableText,
+  createdAt: toDate,
+  updatedAt: toDate,
+  closedAt: nullableDate,
+});
 
 const LOANS: RecordTable<Loan> = {
   name: 'loans',

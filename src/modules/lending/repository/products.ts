@@ -1,35 +1,38 @@
 /** Loan products: the terms loans are lent on. */
 import { ID_PREFIXES } from '../../../domain/ids.ts';
-import type { Currency } from '../../../domain/money.ts';
 import {
   newestFirstLister,
   organizationRecordFinder,
   type RecordTable,
 } from '../../../store/repositories/records.ts';
+import { type RowFields, rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
 import { toBigInt, toDate } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
-import type { LoanAmortisation, LoanProduct } from '../domain/loans.ts';
+import type { LoanProduct, LoanTerms } from '../domain/loans.ts';
 
 const PRODUCT_COLUMNS =
   'id, organization_id, name, currency, interest_rate_bps, term_months, amortisation, origination_fee_bps, grace_period_months, penalty_rate_bps, min_principal_minor, max_principal_minor, created_by, created_at';
 
-function productFromRow(row: Record<string, unknown>): LoanProduct {
-  return {
-    id: String(row.id),
-    organizationId: String(row.organization_id),
-    name: String(row.name),
-    currency: row.currency as Currency,
-    interestRateBps: Number(row.interest_rate_bps),
-    termMonths: Number(row.term_months),
-    amortisation: row.amortisation as LoanAmortisation,
-    originationFeeBps: Number(row.origination_fee_bps),
-    gracePeriodMonths: Number(row.grace_period_months),
-    penaltyRateBps: Number(row.penalty_rate_bps),
-    minPrincipalMinor: toBigInt(row.min_principal_minor),
-    maxPrincipalMinor: toBigInt(row.max_principal_minor),
-    createdAt: toDate(row.created_at),
-  };
-}
+/** A product's terms as its row holds them; a loan's row holds a copy, read the same. */
+export const LOAN_TERMS_FIELDS: RowFields<LoanTerms> = {
+  currency: stored,
+  interestRateBps: Number,
+  termMonths: Number,
+  amortisation: stored,
+  originationFeeBps: Number,
+  gracePeriodMonths: Number,
+  penaltyRateBps: Number,
+};
+
+const productFromRow = rowMapper<LoanProduct>({
+  id: String,
+  organizationId: String,
+  name: String,
+  ...LOAN_TERMS_FIELDS,
+  minPrincipalMinor: toBigInt,
+  maxPrincipalMinor: toBigInt,
+  createdAt: toDate,
+});
 
 const PRODUCTS: RecordTable<LoanProduct> = {
   name: 'loan_products',

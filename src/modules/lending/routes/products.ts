@@ -6,14 +6,11 @@ import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { numberSourceOf } from '../../../domain/jsonNumbers.ts';
 import { SUPPORTED_CURRENCIES } from '../../../domain/money.ts';
 import { principalOf } from '../../../http/auth.ts';
-import type { ListQuery } from '../../../http/presenters.ts';
 import { WRITE_PROBLEMS } from '../../../http/problems.ts';
-import { foundById, pagedList, retrieveByIdRoute } from '../../../http/readRoutes.ts';
+import { foundById, listAndRetrieveRoutes, pagedList } from '../../../http/readRoutes.ts';
 import {
   closedObjectSchema,
   idempotentWrite,
-  readOperation,
-  retrievePage,
   withoutNotFound,
   writeOperation,
   written,
@@ -69,31 +66,33 @@ function createLoanProductRoute(app: FastifyInstance, deps: Deps): void {
   );
 }
 
-function listLoanProductsRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Querystring: ListQuery }>(
-    '/v1/loan-products',
-    readOperation({
+function loanProductsReadRoutes(app: FastifyInstance, deps: Deps): void {
+  listAndRetrieveRoutes(app, deps, {
+    path: '/v1/loan-products',
+    present: presentLoanProduct,
+    list: {
       ...ACCESS.read,
       operationId: 'listLoanProducts',
       summary: 'List loan products',
       description: 'Newest first.',
       ...pagedList('LoanProduct', 'A page of loan products.', ID_PREFIXES.loanProduct),
-    }),
-    retrievePage(deps, listOrganizationLoanProducts, presentLoanProduct),
-  );
-}
-
-function getLoanProductRoute(app: FastifyInstance, deps: Deps): void {
-  retrieveByIdRoute(app, deps, '/v1/loan-products/:id', getLoanProduct, presentLoanProduct, {
-    ...ACCESS.read,
-    operationId: 'getLoanProduct',
-    summary: 'Retrieve a loan product',
-    ...foundById(idParamsSchema(ID_PREFIXES.loanProduct, 'Loan product id.'), 'LoanProduct', 'The product.'),
+    },
+    page: listOrganizationLoanProducts,
+    retrieve: {
+      ...ACCESS.read,
+      operationId: 'getLoanProduct',
+      summary: 'Retrieve a loan product',
+      ...foundById(
+        idParamsSchema(ID_PREFIXES.loanProduct, 'Loan product id.'),
+        'LoanProduct',
+        'The product.',
+      ),
+    },
+    get: getLoanProduct,
   });
 }
 
 export function loanProductRoutes(app: FastifyInstance, deps: Deps): void {
   createLoanProductRoute(app, deps);
-  listLoanProductsRoute(app, deps);
-  getLoanProductRoute(app, deps);
+  loanProductsReadRoutes(app, deps);
 }

@@ -5,8 +5,7 @@ import type { Deps } from '../../../app/deps.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { principalOf } from '../../../http/auth.ts';
 import { requiredUploadFields, rowsOfCsvUpload } from '../../../http/csvUpload.ts';
-import type { ListQuery } from '../../../http/presenters.ts';
-import { enumFilter, foundById, pagedList, retrieveByIdRoute } from '../../../http/readRoutes.ts';
+import { enumFilter, foundById, listAndRetrieveRoutes, pagedList } from '../../../http/readRoutes.ts';
 import { actOnId } from '../../../http/routeEffects.ts';
 import {
   accessByScope,
@@ -17,7 +16,6 @@ import {
   organizationOf,
   presentPage,
   readOperation,
-  retrieveFilteredPage,
   writeOperation,
   written,
 } from '../../../http/routeKit.ts';
@@ -110,10 +108,11 @@ function submitPaymentBatchRoute(app: FastifyInstance, deps: Deps): void {
   );
 }
 
-function listPaymentBatchesRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Querystring: ListQuery & { status?: PaymentBatchStatus } }>(
-    '/v1/payment-batches',
-    readOperation({
+function paymentBatchesReadRoutes(app: FastifyInstance, deps: Deps): void {
+  listAndRetrieveRoutes(app, deps, {
+    path: '/v1/payment-batches',
+    present: presentPaymentBatch,
+    list: {
       ...ACCESS.read,
       operationId: 'listPaymentBatches',
       summary: 'List payment batches',
@@ -121,18 +120,17 @@ function listPaymentBatchesRoute(app: FastifyInstance, deps: Deps): void {
       ...pagedList('PaymentBatch', 'A page of payment batches.', ID_PREFIXES.paymentBatch, {
         status: enumFilter(PAYMENT_BATCH_STATUSES, 'Only batches in this status.'),
       }),
-    }),
-    retrieveFilteredPage(deps, listBatches, (query) => ({ status: query.status }), presentPaymentBatch),
-  );
-}
-
-function getPaymentBatchRoute(app: FastifyInstance, deps: Deps): void {
-  retrieveByIdRoute(app, deps, '/v1/payment-batches/:id', getPaymentBatch, presentPaymentBatch, {
-    ...ACCESS.read,
-    operationId: 'getPaymentBatch',
-    summary: 'Retrieve a payment batch',
-    description: 'Its status and counts: poll it, or follow the `payment_batch.*` events.',
-    ...foundById(batchParams, 'PaymentBatch', 'The batch.'),
+    },
+    page: listBatches,
+    filtersOf: (query: { status?: PaymentBatchStatus }) => ({ status: query.status }),
+    retrieve: {
+      ...ACCESS.read,
+      operationId: 'getPaymentBatch',
+      summary: 'Retrieve a payment batch',
+      description: 'Its status and counts: poll it, or follow the `payment_batch.*` events.',
+      ...foundById(batchParams, 'PaymentBatch', 'The batch.'),
+    },
+    get: getPaymentBatch,
   });
 }
 
@@ -198,8 +196,7 @@ function cancelPaymentBatchRoute(app: FastifyInstance, deps: Deps): void {
 /** Payment batches: submit (JSON or an uploaded CSV), follow, page the items, cancel. */
 export function paymentBatchRoutes(app: FastifyInstance, deps: Deps): void {
   submitPaymentBatchRoute(app, deps);
-  listPaymentBatchesRoute(app, deps);
-  getPaymentBatchRoute(app, deps);
+  paymentBatchesReadRoutes(app, deps);
   listPaymentBatchItemsRoute(app, deps);
   cancelPaymentBatchRoute(app, deps);
 }

@@ -5,6 +5,7 @@ import {
   organizationRecordFinder,
   type RecordTable,
 } from '../../../store/repositories/records.ts';
+import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
 import {
   type KeysetFilter,
   nullableDate,
@@ -35,24 +36,22 @@ export interface RailCallback {
 const COLUMNS = `id, organization_id, config_id, partner, path, headers, raw_body, body_sha256, status, transfer_id, detail,
   received_at, next_attempt_at, processed_at`;
 
-function fromRow(row: Record<string, unknown>): RailCallback {
-  return {
-    id: String(row.id),
-    organizationId: String(row.organization_id),
-    configId: String(row.config_id),
-    partner: String(row.partner),
-    path: String(row.path),
-    headers: toJsonObject<Record<string, string>>(row.headers),
-    rawBody: String(row.raw_body),
-    bodySha256: String(row.body_sha256),
-    status: row.status as RailCallbackStatus,
-    transferId: nullableText(row.transfer_id),
-    detail: nullableText(row.detail),
-    receivedAt: toDate(row.received_at),
-    nextAttemptAt: nullableDate(row.next_attempt_at),
-    processedAt: nullableDate(row.processed_at),
-  };
-}
+const fromRow = rowMapper<RailCallback>({
+  id: String,
+  organizationId: String,
+  configId: String,
+  partner: String,
+  path: String,
+  headers: toJsonObject<Record<string, string>>,
+  rawBody: String,
+  bodySha256: String,
+  status: stored,
+  transferId: nullableText,
+  detail: nullableText,
+  receivedAt: toDate,
+  nextAttemptAt: nullableDate,
+  processedAt: nullableDate,
+});
 
 const CALLBACKS: RecordTable<RailCallback> = {
   name: 'rail_callbacks',

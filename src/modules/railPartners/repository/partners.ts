@@ -6,29 +6,28 @@ import {
   organizationRecordFinder,
   type RecordTable,
 } from '../../../store/repositories/records.ts';
+import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
 import { nullableText, toDate, toJsonObject } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
-import type { RailPartnerConfig, RailPartnerName, RailPartnerStatus } from '../domain.ts';
+import type { RailPartnerConfig } from '../domain.ts';
 
 const COLUMNS = `id, organization_id, rail, network, partner, status, settings, credential_names, sealed_credentials,
   callback_token, created_at, updated_at`;
 
-function fromRow(row: Record<string, unknown>): RailPartnerConfig {
-  return {
-    id: String(row.id),
-    organizationId: String(row.organization_id),
-    rail: row.rail as Rail,
-    network: nullableText(row.network),
-    partner: row.partner as RailPartnerName,
-    status: row.status as RailPartnerStatus,
-    settings: toJsonObject<Record<string, string>>(row.settings),
-    credentialNames: toJsonObject<string[]>(row.credential_names),
-    sealedCredentials: String(row.sealed_credentials),
-    callbackToken: String(row.callback_token),
-    createdAt: toDate(row.created_at),
-    updatedAt: toDate(row.updated_at),
-  };
-}
+const fromRow = rowMapper<RailPartnerConfig>({
+  id: String,
+  organizationId: String,
+  rail: stored,
+  network: nullableText,
+  partner: stored,
+  status: stored,
+  settings: toJsonObject<Record<string, string>>,
+  credentialNames: toJsonObject<string[]>,
+  sealedCredentials: String,
+  callbackToken: String,
+  createdAt: toDate,
+  updatedAt: toDate,
+});
 
 const CONFIGS: RecordTable<RailPartnerConfig> = {
   name: 'rail_partner_configs',

@@ -6,13 +6,12 @@ import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../../app/deps.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import type { ListQuery } from '../../../http/presenters.ts';
-import { enumFilter, foundById, pagedList, retrieveByIdRoute } from '../../../http/readRoutes.ts';
+import { enumFilter, foundById, listAndRetrieveRoutes, pagedList } from '../../../http/readRoutes.ts';
 import { changeById, makeFromBody } from '../../../http/routeEffects.ts';
 import {
   accessByScope,
   readOperation,
   retrieveFilteredPage,
-  retrievePage,
   writeOperation,
   written,
 } from '../../../http/routeKit.ts';
@@ -116,34 +115,26 @@ function createRailPartnerRoute(app: FastifyInstance, deps: Deps): void {
   );
 }
 
-function listRailPartnersRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Querystring: ListQuery }>(
-    '/v1/rail-partners',
-    readOperation({
+function railPartnersReadRoutes(app: FastifyInstance, deps: Deps): void {
+  listAndRetrieveRoutes(app, deps, {
+    path: '/v1/rail-partners',
+    present: (config: RailPartnerConfig) => presentRailPartner(deps, config),
+    list: {
       ...ACCESS.admin,
       operationId: 'listRailPartners',
       summary: 'List rail partners',
       description: 'Newest first, active and disabled.',
       ...pagedList('RailPartner', 'A page of rail partner configurations.', ID_PREFIXES.railPartner),
-    }),
-    retrievePage(deps, listRailPartners, (config) => presentRailPartner(deps, config)),
-  );
-}
-
-function getRailPartnerRoute(app: FastifyInstance, deps: Deps): void {
-  retrieveByIdRoute(
-    app,
-    deps,
-    '/v1/rail-partners/:id',
-    getRailPartner,
-    (config) => presentRailPartner(deps, config),
-    {
+    },
+    page: listRailPartners,
+    retrieve: {
       ...ACCESS.admin,
       operationId: 'getRailPartner',
       summary: 'Retrieve a rail partner',
       ...foundById(partnerParams, 'RailPartner', 'The configuration.'),
     },
-  );
+    get: getRailPartner,
+  });
 }
 
 /** An update names the partner configuration in its path and the changes in its body. */
@@ -205,8 +196,7 @@ function listRailCallbacksRoute(app: FastifyInstance, deps: Deps): void {
 
 export function railPartnerRoutes(app: FastifyInstance, deps: Deps): void {
   createRailPartnerRoute(app, deps);
-  listRailPartnersRoute(app, deps);
-  getRailPartnerRoute(app, deps);
+  railPartnersReadRoutes(app, deps);
   updateRailPartnerRoute(app, deps);
   listRailCallbacksRoute(app, deps);
 }

@@ -1,4 +1,5 @@
 /** Savings accounts (wallets of a product): their rows, and the reads and writes of the daily accrual. */
+import { rowMapper } from '../../../store/repositories/rowMappers.ts';
 import { nullableText, toBigInt, toDate } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 
@@ -20,21 +21,19 @@ const ACCOUNT_COLUMNS = `wallet_id, organization_id, product_id, opened_on::text
   matures_on::text AS matures_on, accrued_through::text AS accrued_through, accrued_parts, payable_minor,
   interest_paid_minor, created_at, updated_at`;
 
-function accountFromRow(row: Record<string, unknown>): SavingsAccount {
-  return {
-    walletId: String(row.wallet_id),
-    organizationId: String(row.organization_id),
-    productId: String(row.product_id),
-    openedOn: String(row.opened_on),
-    maturesOn: nullableText(row.matures_on),
-    accruedThrough: String(row.accrued_through),
-    accruedParts: toBigInt(row.accrued_parts),
-    payableMinor: toBigInt(row.payable_minor),
-    interestPaidMinor: toBigInt(row.interest_paid_minor),
-    createdAt: toDate(row.created_at),
-    updatedAt: toDate(row.updated_at),
-  };
-}
+const accountFromRow = rowMapper<SavingsAccount>({
+  walletId: String,
+  organizationId: String,
+  productId: String,
+  openedOn: String,
+  maturesOn: nullableText,
+  accruedThrough: String,
+  accruedParts: toBigInt,
+  payableMinor: toBigInt,
+  interestPaidMinor: toBigInt,
+  createdAt: toDate,
+  updatedAt: toDate,
+});
 
 export async function insertSavingsAccount(db: Queryable, a: SavingsAccount): Promise<void> {
   await db.query(

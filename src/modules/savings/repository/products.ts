@@ -1,9 +1,10 @@
 /** Savings products and their effective-dated rates. */
 import type { Metadata } from '../../../domain/metadata.ts';
 import type { Currency } from '../../../domain/money.ts';
+import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
 import { nullableNumber, toBigInt, toDate, toJsonObject } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
-import type { DayCountConvention, SavingsAccessType, SavingsProductTerms, SavingsRate } from '../domain.ts';
+import type { SavingsProductTerms, SavingsRate } from '../domain.ts';
 
 export interface SavingsProduct extends SavingsProductTerms {
   id: string;
@@ -19,23 +20,24 @@ export interface SavingsProduct extends SavingsProductTerms {
 const PRODUCT_COLUMNS = `id, organization_id, name, currency, day_count, minimum_balance_minor, access, notice_days,
   term_days, early_withdrawal_penalty_bps, metadata, created_by, created_at`;
 
+const productFieldsFromRow = rowMapper<Omit<SavingsProduct, 'rates'>>({
+  id: String,
+  organizationId: String,
+  name: String,
+  currency: stored,
+  dayCount: stored,
+  minimumBalanceMinor: toBigInt,
+  access: stored,
+  noticeDays: nullableNumber,
+  termDays: nullableNumber,
+  earlyWithdrawalPenaltyBps: nullableNumber,
+  metadata: toJsonObject<Metadata>,
+  createdBy: String,
+  createdAt: toDate,
+});
+
 function productFromRow(row: Record<string, unknown>, rates: SavingsRate[]): SavingsProduct {
-  return {
-    id: String(row.id),
-    organizationId: String(row.organization_id),
-    name: String(row.name),
-    currency: row.currency as Currency,
-    dayCount: row.day_count as DayCountConvention,
-    minimumBalanceMinor: toBigInt(row.minimum_balance_minor),
-    access: row.access as SavingsAccessType,
-    noticeDays: nullableNumber(row.notice_days),
-    termDays: nullableNumber(row.term_days),
-    earlyWithdrawalPenaltyBps: nullableNumber(row.early_withdrawal_penalty_bps),
-    metadata: toJsonObject<Metadata>(row.metadata),
-    createdBy: String(row.created_by),
-    createdAt: toDate(row.created_at),
-    rates,
-  };
+  return { ...productFieldsFromRow(row), rates };
 }
 
 async function ratesOf(db: Queryable, productIds: readonly string[]): Promise<Map<string, SavingsRate[]>> {

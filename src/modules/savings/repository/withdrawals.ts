@@ -1,6 +1,7 @@
 /** Withdrawal notices and withdrawals from savings accounts. */
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { organizationRecordFinder, type RecordTable } from '../../../store/repositories/records.ts';
+import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
 import { toBigInt, toDate } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 import type { NoticeFacts } from '../domain.ts';
@@ -29,19 +30,17 @@ export interface SavingsWithdrawal {
 const NOTICE_COLUMNS = `id, organization_id, wallet_id, amount_minor, given_on::text AS given_on,
   available_on::text AS available_on, status, created_at, updated_at`;
 
-function noticeFromRow(row: Record<string, unknown>): SavingsNotice {
-  return {
-    id: String(row.id),
-    organizationId: String(row.organization_id),
-    walletId: String(row.wallet_id),
-    amountMinor: toBigInt(row.amount_minor),
-    givenOn: String(row.given_on),
-    availableOn: String(row.available_on),
-    status: row.status as SavingsNotice['status'],
-    createdAt: toDate(row.created_at),
-    updatedAt: toDate(row.updated_at),
-  };
-}
+const noticeFromRow = rowMapper<SavingsNotice>({
+  id: String,
+  organizationId: String,
+  walletId: String,
+  amountMinor: toBigInt,
+  givenOn: String,
+  availableOn: String,
+  status: stored,
+  createdAt: toDate,
+  updatedAt: toDate,
+});
 
 const NOTICES: RecordTable<SavingsNotice> = {
   name: 'savings_notices',

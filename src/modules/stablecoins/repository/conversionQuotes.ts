@@ -1,24 +1,23 @@
 /** Conversion quotes: a rate and both amounts fixed for a while, executed once. */
 
-import type { ConversionQuote, ConversionQuoteStatus } from '../../../domain/conversions.ts';
+import type { ConversionQuote } from '../../../domain/conversions.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { organizationRecordFinder, type RecordTable } from '../../../store/repositories/records.ts';
+import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
 import { nullableText, toDate } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
-import { pricingSourceParams, quotedAmountParams, quotedTermsFromRow } from './conversionTerms.ts';
+import { pricingSourceParams, QUOTED_TERMS_FIELDS, quotedAmountParams } from './conversionTerms.ts';
 
 const QUOTE_COLUMNS = `id, organization_id, customer_id, from_wallet_id, to_wallet_id, direction, from_currency, to_currency,
   from_amount_minor, to_amount_minor, rate, fee_minor, status, conversion_id, created_at, expires_at, fee_schedule_version,
   fee_rule, rate_version_id`;
 
-function quoteFromRow(row: Record<string, unknown>): ConversionQuote {
-  return {
-    ...quotedTermsFromRow(row),
-    status: row.status as ConversionQuoteStatus,
-    conversionId: nullableText(row.conversion_id),
-    expiresAt: toDate(row.expires_at),
-  };
-}
+const quoteFromRow = rowMapper<ConversionQuote>({
+  ...QUOTED_TERMS_FIELDS,
+  status: stored,
+  conversionId: nullableText,
+  expiresAt: toDate,
+});
 
 const QUOTES: RecordTable<ConversionQuote> = {
   name: 'conversion_quotes',

@@ -1,5 +1,6 @@
 /** Conversion rates: the table in force per organization, and the versions every change appends. */
 import type { Currency } from '../../../domain/money.ts';
+import { column, rowMapper, text } from '../../../store/repositories/rowMappers.ts';
 import { forUpdateClause, nullableText, toDate } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 
@@ -15,16 +16,14 @@ export interface StoredConversionRate {
 
 const RATE_COLUMNS = 'organization_id, from_currency, to_currency, rate, version_id, updated_at';
 
-function rateFromRow(row: Record<string, unknown>): StoredConversionRate {
-  return {
-    organizationId: String(row.organization_id),
-    from: String(row.from_currency) as Currency,
-    to: String(row.to_currency) as Currency,
-    rate: String(row.rate),
-    versionId: nullableText(row.version_id),
-    updatedAt: toDate(row.updated_at),
-  };
-}
+const rateFromRow = rowMapper<StoredConversionRate>({
+  organizationId: String,
+  from: column('from_currency', text<Currency>),
+  to: column('to_currency', text<Currency>),
+  rate: String,
+  versionId: nullableText,
+  updatedAt: toDate,
+});
 
 export async function listConversionRates(
   db: Queryable,

@@ -2,8 +2,9 @@
  * The terms a quote fixes and its conversion carries: the columns conversion_quotes and conversions share,
  * read into both records and written as both inserts' parameters, in their column order.
  */
-import type { Conversion, ConversionDirection, ConversionQuote } from '../../../domain/conversions.ts';
+import type { Conversion, ConversionQuote } from '../../../domain/conversions.ts';
 import type { Currency } from '../../../domain/money.ts';
+import { column, type RowFields, stored, text } from '../../../store/repositories/rowMappers.ts';
 import { nullableNumber, nullableText, toBigInt, toDate } from '../../../store/repositories/rows.ts';
 
 export type QuotedTerms = Pick<
@@ -26,26 +27,25 @@ export type QuotedTerms = Pick<
   | 'createdAt'
 >;
 
-export function quotedTermsFromRow(row: Record<string, unknown>): QuotedTerms {
-  return {
-    id: String(row.id),
-    organizationId: String(row.organization_id),
-    customerId: String(row.customer_id),
-    fromWalletId: String(row.from_wallet_id),
-    toWalletId: String(row.to_wallet_id),
-    direction: row.direction as ConversionDirection,
-    fromCurrency: String(row.from_currency) as Currency,
-    toCurrency: String(row.to_currency) as Currency,
-    fromAmountMinor: toBigInt(row.from_amount_minor),
-    toAmountMinor: toBigInt(row.to_amount_minor),
-    rate: String(row.rate),
-    feeMinor: toBigInt(row.fee_minor),
-    feeScheduleVersion: nullableNumber(row.fee_schedule_version),
-    feeRule: nullableText(row.fee_rule),
-    rateVersionId: nullableText(row.rate_version_id),
-    createdAt: toDate(row.created_at),
-  };
-}
+/** How the quoted terms are read, from a quote's row or a conversion's. */
+export const QUOTED_TERMS_FIELDS: RowFields<QuotedTerms> = {
+  id: String,
+  organizationId: String,
+  customerId: String,
+  fromWalletId: String,
+  toWalletId: String,
+  direction: stored,
+  fromCurrency: column('from_currency', text<Currency>),
+  toCurrency: column('to_currency', text<Currency>),
+  fromAmountMinor: toBigInt,
+  toAmountMinor: toBigInt,
+  rate: String,
+  feeMinor: toBigInt,
+  feeScheduleVersion: nullableNumber,
+  feeRule: nullableText,
+  rateVersionId: nullableText,
+  createdAt: toDate,
+};
 
 /** customer_id … fee_minor: the run of columns both inserts give in this order. */
 export function quotedAmountParams(t: QuotedTerms): unknown[] {

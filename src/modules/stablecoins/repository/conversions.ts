@@ -7,23 +7,22 @@ import {
   organizationRecordFinder,
   type RecordTable,
 } from '../../../store/repositories/records.ts';
+import { rowMapper } from '../../../store/repositories/rowMappers.ts';
 import { nullableText } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
-import { pricingSourceParams, quotedAmountParams, quotedTermsFromRow } from './conversionTerms.ts';
+import { pricingSourceParams, QUOTED_TERMS_FIELDS, quotedAmountParams } from './conversionTerms.ts';
 
 const CONVERSION_COLUMNS = `id, organization_id, quote_id, customer_id, from_wallet_id, to_wallet_id, direction, from_currency,
   to_currency, from_amount_minor, to_amount_minor, rate, fee_minor, debit_entry_id, credit_entry_id, created_by, created_at,
   fee_schedule_version, fee_rule, rate_version_id`;
 
-function conversionFromRow(row: Record<string, unknown>): Conversion {
-  return {
-    ...quotedTermsFromRow(row),
-    quoteId: String(row.quote_id),
-    debitEntryId: String(row.debit_entry_id),
-    creditEntryId: String(row.credit_entry_id),
-    createdBy: nullableText(row.created_by),
-  };
-}
+const conversionFromRow = rowMapper<Conversion>({
+  ...QUOTED_TERMS_FIELDS,
+  quoteId: String,
+  debitEntryId: String,
+  creditEntryId: String,
+  createdBy: nullableText,
+});
 
 const CONVERSIONS: RecordTable<Conversion> = {
   name: 'conversions',

@@ -1,22 +1,21 @@
 /** Deposit addresses: a stablecoin wallet's address on each network, issued once. */
-import type { DigitalAsset, DigitalAssetNetwork } from '../../../domain/digitalAssets.ts';
+import type { DigitalAssetNetwork } from '../../../domain/digitalAssets.ts';
 import type { DepositAddress } from '../../../domain/stablecoins.ts';
+import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
 import { toDate } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 
 const ADDRESS_COLUMNS = 'id, organization_id, wallet_id, asset, network, address, created_at';
 
-function addressFromRow(row: Record<string, unknown>): DepositAddress {
-  return {
-    id: String(row.id),
-    organizationId: String(row.organization_id),
-    walletId: String(row.wallet_id),
-    asset: row.asset as DigitalAsset,
-    network: row.network as DigitalAssetNetwork,
-    address: String(row.address),
-    createdAt: toDate(row.created_at),
-  };
-}
+const addressFromRow = rowMapper<DepositAddress>({
+  id: String,
+  organizationId: String,
+  walletId: String,
+  asset: stored,
+  network: stored,
+  address: String,
+  createdAt: toDate,
+});
 
 /**
  * Inserts the wallet's address on the network unless it has one; returns the one it has either way. No

@@ -1,7 +1,7 @@
 /** Stablecoin deposits seen on chain: recorded once per chain transfer, saved as they move, claimed by the deposit worker. */
-import type { DigitalAsset, DigitalAssetNetwork } from '../../../domain/digitalAssets.ts';
+import type { DigitalAssetNetwork } from '../../../domain/digitalAssets.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
-import type { ChainTransactionState, Deposit, DepositStatus } from '../../../domain/stablecoins.ts';
+import type { Deposit, DepositStatus } from '../../../domain/stablecoins.ts';
 import {
   byStatusAndWallet,
   dueRecordsClaimer,
@@ -9,6 +9,7 @@ import {
   organizationRecordFinder,
   type RecordTable,
 } from '../../../store/repositories/records.ts';
+import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
 import {
   forUpdateClause,
   nullableBoolean,
@@ -24,35 +25,33 @@ const DEPOSIT_COLUMNS = `id, organization_id, wallet_id, deposit_address_id, ass
   travel_rule_required, next_check_at, created_at, updated_at, credited_at, reorged_at, travel_rule_received, held_at,
   rejected_at`;
 
-function depositFromRow(row: Record<string, unknown>): Deposit {
-  return {
-    id: String(row.id),
-    organizationId: String(row.organization_id),
-    walletId: String(row.wallet_id),
-    depositAddressId: String(row.deposit_address_id),
-    asset: row.asset as DigitalAsset,
-    network: row.network as DigitalAssetNetwork,
-    address: String(row.address),
-    txHash: String(row.tx_hash),
-    logIndex: Number(row.log_index),
-    amountMinor: toBigInt(row.amount_minor),
-    confirmations: Number(row.confirmations),
-    chainState: row.chain_state as ChainTransactionState,
-    requiredConfirmations: Number(row.required_confirmations),
-    status: row.status as DepositStatus,
-    transferId: nullableText(row.transfer_id),
-    travelRuleEvidenceId: nullableText(row.travel_rule_evidence_id),
-    travelRuleRequired: nullableBoolean(row.travel_rule_required),
-    nextCheckAt: nullableDate(row.next_check_at),
-    createdAt: toDate(row.created_at),
-    updatedAt: toDate(row.updated_at),
-    creditedAt: nullableDate(row.credited_at),
-    reorgedAt: nullableDate(row.reorged_at),
-    travelRuleReceived: nullableBoolean(row.travel_rule_received),
-    heldAt: nullableDate(row.held_at),
-    rejectedAt: nullableDate(row.rejected_at),
-  };
-}
+const depositFromRow = rowMapper<Deposit>({
+  id: String,
+  organizationId: String,
+  walletId: String,
+  depositAddressId: String,
+  asset: stored,
+  network: stored,
+  address: String,
+  txHash: String,
+  logIndex: Number,
+  amountMinor: toBigInt,
+  confirmations: Number,
+  chainState: stored,
+  requiredConfirmations: Number,
+  status: stored,
+  transferId: nullableText,
+  travelRuleEvidenceId: nullableText,
+  travelRuleRequired: nullableBoolean,
+  nextCheckAt: nullableDate,
+  createdAt: toDate,
+  updatedAt: toDate,
+  creditedAt: nullableDate,
+  reorgedAt: nullableDate,
+  travelRuleReceived: nullableBoolean,
+  heldAt: nullableDate,
+  rejectedAt: nullableDate,
+});
 
 const DEPOSITS: RecordTable<Deposit> = {
   name: 'deposits',

@@ -7,16 +7,8 @@ import { CONVERSION_QUOTE_TTL_MS } from '../../../domain/conversions.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { numberSourceOf } from '../../../domain/jsonNumbers.ts';
 import { principalOf } from '../../../http/auth.ts';
-import type { ListQuery } from '../../../http/presenters.ts';
-import { foundById, pagedList, retrieveByIdRoute } from '../../../http/readRoutes.ts';
-import {
-  closedObjectSchema,
-  preparedWrite,
-  readOperation,
-  retrievePage,
-  writeOperation,
-  written,
-} from '../../../http/routeKit.ts';
+import { foundById, listAndRetrieveRoutes, pagedList, retrieveByIdRoute } from '../../../http/readRoutes.ts';
+import { closedObjectSchema, preparedWrite, writeOperation, written } from '../../../http/routeKit.ts';
 import { idParamsSchema, idSchema } from '../../../http/schemas.ts';
 import { createQuote, getQuote, prepareQuote, type QuoteInput } from '../useCases/conversionQuotes.ts';
 import {
@@ -116,26 +108,25 @@ function createConversionRoute(app: FastifyInstance, deps: Deps): void {
   );
 }
 
-function listConversionsRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Querystring: ListQuery }>(
-    '/v1/conversions',
-    readOperation({
+function conversionsReadRoutes(app: FastifyInstance, deps: Deps): void {
+  listAndRetrieveRoutes(app, deps, {
+    path: '/v1/conversions',
+    present: presentConversion,
+    list: {
       ...ACCESS.read,
       operationId: 'listConversions',
       summary: 'List conversions',
       description: 'Newest first.',
       ...pagedList('Conversion', 'A page of conversions.', ID_PREFIXES.conversion),
-    }),
-    retrievePage(deps, listOrganizationConversions, presentConversion),
-  );
-}
-
-function getConversionRoute(app: FastifyInstance, deps: Deps): void {
-  retrieveByIdRoute(app, deps, '/v1/conversions/:id', getConversion, presentConversion, {
-    ...ACCESS.read,
-    operationId: 'getConversion',
-    summary: 'Retrieve a conversion',
-    ...foundById(idParamsSchema(ID_PREFIXES.conversion, 'Conversion id.'), 'Conversion', 'The conversion.'),
+    },
+    page: listOrganizationConversions,
+    retrieve: {
+      ...ACCESS.read,
+      operationId: 'getConversion',
+      summary: 'Retrieve a conversion',
+      ...foundById(idParamsSchema(ID_PREFIXES.conversion, 'Conversion id.'), 'Conversion', 'The conversion.'),
+    },
+    get: getConversion,
   });
 }
 
@@ -144,6 +135,5 @@ export function conversionRoutes(app: FastifyInstance, deps: Deps): void {
   createConversionQuoteRoute(app, deps);
   getConversionQuoteRoute(app, deps);
   createConversionRoute(app, deps);
-  listConversionsRoute(app, deps);
-  getConversionRoute(app, deps);
+  conversionsReadRoutes(app, deps);
 }

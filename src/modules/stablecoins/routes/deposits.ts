@@ -4,14 +4,17 @@ import type { Deps } from '../../../app/deps.ts';
 import type { DigitalAssetNetwork } from '../../../domain/digitalAssets.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { DEPOSIT_STATUSES, type DepositStatus } from '../../../domain/stablecoins.ts';
-import type { ListQuery } from '../../../http/presenters.ts';
-import { enumFilter, foundById, pagedList, retrieveByIdRoute } from '../../../http/readRoutes.ts';
+import {
+  enumFilter,
+  foundById,
+  listAndRetrieveRoutes,
+  pagedList,
+  retrieveByIdRoute,
+} from '../../../http/readRoutes.ts';
 import {
   closedObjectSchema,
   preparedWrite,
   presentWholeList,
-  readOperation,
-  retrieveFilteredPage,
   wholeListSchema,
   writeOperation,
   written,
@@ -82,10 +85,11 @@ function listDepositAddressesRoute(app: FastifyInstance, deps: Deps): void {
   );
 }
 
-function listDepositsRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Querystring: ListQuery & { status?: DepositStatus; wallet?: string } }>(
-    '/v1/deposits',
-    readOperation({
+function depositsReadRoutes(app: FastifyInstance, deps: Deps): void {
+  listAndRetrieveRoutes(app, deps, {
+    path: '/v1/deposits',
+    present: presentDeposit,
+    list: {
       ...ACCESS.read,
       operationId: 'listDeposits',
       summary: 'List deposits',
@@ -94,22 +98,19 @@ function listDepositsRoute(app: FastifyInstance, deps: Deps): void {
         status: enumFilter(DEPOSIT_STATUSES, 'Only deposits in this status.'),
         wallet: idSchema(ID_PREFIXES.wallet, 'Only deposits to this wallet.'),
       }),
+    },
+    page: listOrganizationDeposits,
+    filtersOf: (query: { status?: DepositStatus; wallet?: string }) => ({
+      status: query.status,
+      walletId: query.wallet,
     }),
-    retrieveFilteredPage(
-      deps,
-      listOrganizationDeposits,
-      (query) => ({ status: query.status, walletId: query.wallet }),
-      presentDeposit,
-    ),
-  );
-}
-
-function getDepositRoute(app: FastifyInstance, deps: Deps): void {
-  retrieveByIdRoute(app, deps, '/v1/deposits/:id', getDeposit, presentDeposit, {
-    ...ACCESS.read,
-    operationId: 'getDeposit',
-    summary: 'Retrieve a deposit',
-    ...foundById(idParamsSchema(ID_PREFIXES.deposit, 'Deposit id.'), 'Deposit', 'The deposit.'),
+    retrieve: {
+      ...ACCESS.read,
+      operationId: 'getDeposit',
+      summary: 'Retrieve a deposit',
+      ...foundById(idParamsSchema(ID_PREFIXES.deposit, 'Deposit id.'), 'Deposit', 'The deposit.'),
+    },
+    get: getDeposit,
   });
 }
 
@@ -117,6 +118,5 @@ function getDepositRoute(app: FastifyInstance, deps: Deps): void {
 export function depositRoutes(app: FastifyInstance, deps: Deps): void {
   createDepositAddressRoute(app, deps);
   listDepositAddressesRoute(app, deps);
-  listDepositsRoute(app, deps);
-  getDepositRoute(app, deps);
+  depositsReadRoutes(app, deps);
 }

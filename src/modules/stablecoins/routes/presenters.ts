@@ -4,6 +4,8 @@ import type { Conversion, ConversionQuote } from '../../../domain/conversions.ts
 import { formatAmount } from '../../../domain/money.ts';
 import type { Deposit, DepositAddress } from '../../../domain/stablecoins.ts';
 import type { StoredConversionRate } from '../useCases/conversionRates.ts';
+import { conversionTermsWire } from '../useCases/conversions.ts';
+import { depositOnChainWire } from '../useCases/deposits.ts';
 
 export function presentDepositAddress(a: DepositAddress) {
   return {
@@ -23,14 +25,7 @@ export function presentDeposit(d: Deposit) {
     id: d.id,
     wallet: d.walletId,
     deposit_address: d.depositAddressId,
-    amount: formatAmount(d.amountMinor, d.asset),
-    currency: d.asset,
-    network: d.network,
-    address: d.address,
-    tx_hash: d.txHash,
-    log_index: d.logIndex,
-    confirmations: d.confirmations,
-    required_confirmations: d.requiredConfirmations,
+    ...depositOnChainWire(d),
     chain_state: d.chainState,
     status: d.status,
     transfer: d.transferId,
@@ -53,14 +48,7 @@ export function presentDeposit(d: Deposit) {
 
 function conversionCommon(c: ConversionQuote | Conversion) {
   return {
-    direction: c.direction,
-    from_wallet: c.fromWalletId,
-    to_wallet: c.toWalletId,
-    from_amount: formatAmount(c.fromAmountMinor, c.fromCurrency),
-    from_currency: c.fromCurrency,
-    to_amount: formatAmount(c.toAmountMinor, c.toCurrency),
-    to_currency: c.toCurrency,
-    rate: c.rate,
+    ...conversionTermsWire(c),
     rate_version: c.rateVersionId,
     fee: formatAmount(c.feeMinor, c.fromCurrency),
     total: formatAmount(c.fromAmountMinor + c.feeMinor, c.fromCurrency),

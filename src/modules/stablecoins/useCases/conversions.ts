@@ -52,10 +52,9 @@ import {
 } from './conversionCompliance.ts';
 import { rateBandBps } from './conversionRates.ts';
 
-export function conversionEventData(c: Conversion): Record<string, unknown> {
+/** What a quote fixes and its conversion carries, in wire form: the part their events and API objects share. */
+export function conversionTermsWire(c: ConversionQuote | Conversion) {
   return {
-    conversion_id: c.id,
-    quote: c.quoteId,
     direction: c.direction,
     from_wallet: c.fromWalletId,
     to_wallet: c.toWalletId,
@@ -64,6 +63,14 @@ export function conversionEventData(c: Conversion): Record<string, unknown> {
     to_amount: formatAmount(c.toAmountMinor, c.toCurrency),
     to_currency: c.toCurrency,
     rate: c.rate,
+  };
+}
+
+export function conversionEventData(c: Conversion): Record<string, unknown> {
+  return {
+    conversion_id: c.id,
+    quote: c.quoteId,
+    ...conversionTermsWire(c),
     fee: formatAmount(c.feeMinor, c.fromCurrency),
   };
 }

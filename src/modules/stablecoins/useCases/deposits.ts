@@ -32,11 +32,9 @@ import { creditFromRail } from '../../transfers/index.ts';
 import { findWallet } from '../../wallets/index.ts';
 import { findDeposit, listDeposits, saveDeposit } from '../repository/deposits.ts';
 
-export function depositEventData(d: Deposit): Record<string, unknown> {
+/** A deposit's amount and chain transfer in wire form: the part its events and its API object share. */
+export function depositOnChainWire(d: Deposit) {
   return {
-    deposit_id: d.id,
-    status: d.status,
-    wallet: d.walletId,
     amount: formatAmount(d.amountMinor, d.asset),
     currency: d.asset,
     network: d.network,
@@ -45,6 +43,15 @@ export function depositEventData(d: Deposit): Record<string, unknown> {
     log_index: d.logIndex,
     confirmations: d.confirmations,
     required_confirmations: d.requiredConfirmations,
+  };
+}
+
+export function depositEventData(d: Deposit): Record<string, unknown> {
+  return {
+    deposit_id: d.id,
+    status: d.status,
+    wallet: d.walletId,
+    ...depositOnChainWire(d),
     transfer: d.transferId,
   };
 }

@@ -10,18 +10,10 @@ import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { formatAmount } from '../../../domain/money.ts';
 import { TRANSFER_STATUSES, type TransferStatus } from '../../../domain/transfers.ts';
 import { principalOf } from '../../../http/auth.ts';
-import { type ListQuery, presentTransfer } from '../../../http/presenters.ts';
-import { pagedList, retrieveByIdRoute } from '../../../http/readRoutes.ts';
+import { presentTransfer } from '../../../http/presenters.ts';
+import { listAndRetrieveRoutes, pagedList, retrieveByIdRoute } from '../../../http/readRoutes.ts';
 import { actOnId } from '../../../http/routeEffects.ts';
-import {
-  found,
-  idempotentWrite,
-  preparedWrite,
-  readOperation,
-  retrieveFilteredPage,
-  writeOperation,
-  written,
-} from '../../../http/routeKit.ts';
+import { found, idempotentWrite, preparedWrite, writeOperation, written } from '../../../http/routeKit.ts';
 import { subjectEvidenceRoute } from '../../../http/routes/evidence.ts';
 import { idParamsSchema, idSchema } from '../../../http/schemas.ts';
 import { idempotencyContextOf, sendOutcome } from '../../../http/writes.ts';
@@ -72,10 +64,11 @@ function createTransferRoute(app: FastifyInstance, deps: Deps, writer: LedgerWri
   );
 }
 
-function listTransfersRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Querystring: ListQuery & { status?: TransferStatus; wallet?: string } }>(
-    '/v1/transfers',
-    readOperation({
+function transfersReadRoutes(app: FastifyInstance, deps: Deps): void {
+  listAndRetrieveRoutes(app, deps, {
+    path: '/v1/transfers',
+    present: presentTransfer,
+    list: {
       scope: 'read',
       operationId: 'listTransfers',
       summary: 'List transfers',
@@ -85,24 +78,21 @@ function listTransfersRoute(app: FastifyInstance, deps: Deps): void {
         status: { type: 'string', enum: TRANSFER_STATUSES, description: 'Only transfers in this status.' },
         wallet: idSchema(ID_PREFIXES.wallet, 'Only transfers from or to this wallet.'),
       }),
+    },
+    page: listTransfers,
+    filtersOf: (query: { status?: TransferStatus; wallet?: string }) => ({
+      status: query.status,
+      walletId: query.wallet,
     }),
-    retrieveFilteredPage(
-      deps,
-      listTransfers,
-      (query) => ({ status: query.status, walletId: query.wallet }),
-      presentTransfer,
-    ),
-  );
-}
-
-function getTransferRoute(app: FastifyInstance, deps: Deps): void {
-  retrieveByIdRoute(app, deps, '/v1/transfers/:id', getTransfer, presentTransfer, {
-    scope: 'read',
-    operationId: 'getTransfer',
-    summary: 'Retrieve a transfer',
-    tags: TAGS,
-    params: transferParams,
-    responses: { 200: found('Transfer', 'The transfer.') },
+    retrieve: {
+      scope: 'read',
+      operationId: 'getTransfer',
+      summary: 'Retrieve a transfer',
+      tags: TAGS,
+      params: transferParams,
+      responses: { 200: found('Transfer', 'The transfer.') },
+    },
+    get: getTransfer,
   });
 }
 
@@ -145,8 +135,7 @@ function getTransferTravelRuleRoute(app: FastifyInstance, deps: Deps): void {
 
 export function transferRoutes(app: FastifyInstance, deps: Deps, writer: LedgerWriter): void {
   createTransferRoute(app, deps, writer);
-  listTransfersRoute(app, deps);
-  getTransferRoute(app, deps);
+  transfersReadRoutes(app, deps);
   cancelTransferRoute(app, deps);
   getTransferTravelRuleRoute(app, deps);
   quoteTransferRoute(app, deps);

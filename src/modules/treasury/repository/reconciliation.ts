@@ -6,6 +6,7 @@ import {
   organizationRecordFinder,
   type RecordTable,
 } from '../../../store/repositories/records.ts';
+import { computed, rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
 import {
   type KeysetFilter,
   nullableDate,
@@ -40,21 +41,19 @@ export interface StatementRow {
 const STATEMENT_COLUMNS = `id, organization_id, rail, period_from::text AS period_from, period_to::text AS period_to,
   content_sha256, line_count, matched_count, exception_count, created_by, created_at`;
 
-function statementFromRow(row: Record<string, unknown>): StatementRow {
-  return {
-    id: String(row.id),
-    organizationId: String(row.organization_id),
-    rail: String(row.rail),
-    periodFrom: String(row.period_from),
-    periodTo: String(row.period_to),
-    contentSha256: String(row.content_sha256),
-    lineCount: Number(row.line_count),
-    matchedCount: Number(row.matched_count),
-    exceptionCount: Number(row.exception_count),
-    createdBy: String(row.created_by),
-    createdAt: toDate(row.created_at),
-  };
-}
+const statementFromRow = rowMapper<StatementRow>({
+  id: String,
+  organizationId: String,
+  rail: String,
+  periodFrom: String,
+  periodTo: String,
+  contentSha256: String,
+  lineCount: Number,
+  matchedCount: Number,
+  exceptionCount: Number,
+  createdBy: String,
+  createdAt: toDate,
+});
 
 const STATEMENTS: RecordTable<StatementRow> = {
   name: 'reconciliation_statements',
@@ -87,17 +86,7 @@ export async function insertStatement(db: Queryable, s: StatementRow): Promise<b
   return rows.length === 1;
 }
 
-export async function findStatementByContent(
-  db: Queryable,
-  organizationId: string,
-  sha256: string,
-): Promise<StatementRow | undefined> {
-  const [row] = await db.query(
-    `SELECT ${STATEMENT_COLUMNS} FROM reconciliation_statements WHERE organization_id = $1 AND content_sha256 = $2`,
-    [organizationId, sha256],
-  );
-  return row && statementFromRow(row);
-}
+export const findStatementByContent = organizationRecordFinder(STATEMENTS, 'content_sha256');
 
 export const findStatement = organizationRecordFinder(STATEMENTS);
 
@@ -246,24 +235,22 @@ export interface ReconciliationException {
 export const EXCEPTION_COLUMNS = `id, organization_id, statement_id, line, transfer_id, kind, status, details, resolution, note,
   resolved_by, journal_entry_id, created_at, resolved_at`;
 
-export function exceptionFromRow(row: Record<string, unknown>): ReconciliationException {
-  return {
-    id: String(row.id),
-    organizationId: String(row.organization_id),
-    statementId: nullableText(row.statement_id),
-    line: nullableNumber(row.line),
-    transferId: nullableText(row.transfer_id),
-    kind: row.kind as ExceptionKind,
-    status: row.status as 'open' | 'resolved',
-    details: toJsonObject<Record<string, string | number | null>>(row.details),
-    resolution: nullableText(row.resolution) as ResolutionAction | null,
-    note: nullableText(row.note),
-    resolvedBy: nullableText(row.resolved_by),
-    journalEntryId: nullableText(row.journal_entry_id),
-    createdAt: toDate(row.created_at),
-    resolvedAt: nullableDate(row.resolved_at),
-  };
-}
+export const exceptionFromRow = rowMapper<ReconciliationException>({
+  id: String,
+  organizationId: String,
+  statementId: nullableText,
+  line: nullableNumber,
+  transferId: nullableText,
+  kind: stored,
+  status: stored,
+  details: toJsonObject<Record<string, string | number | null>>,
+  resolution: computed((row) => nullableText(row.resolution) as ResolutionAction | null),
+  note: nullableText,
+  resolvedBy: nullableText,
+  journalEntryId: nullableText,
+  createdAt: toDate,
+  resolvedAt: nullableDate,
+});
 
 const EXCEPTIONS: RecordTable<ReconciliationException> = {
   name: 'reconciliation_exceptions',

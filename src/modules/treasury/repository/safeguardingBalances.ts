@@ -3,34 +3,32 @@
  * supersedes the one it replaces.
  */
 import { ID_PREFIXES } from '../../../domain/ids.ts';
-import type { Currency } from '../../../domain/money.ts';
 import {
   newestFirstLister,
   organizationRecordFinder,
   type RecordTable,
 } from '../../../store/repositories/records.ts';
+import { column, rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
 import { type KeysetFilter, nullableText, toBigInt, toDate } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
-import type { SafeguardingBalance, SafeguardingBalanceStatus } from '../domain/safeguarding.ts';
+import type { SafeguardingBalance } from '../domain/safeguarding.ts';
 
 const BALANCE_COLUMNS = `id, organization_id, trust_account_id, currency, balance_date::text AS balance_date,
   closing_balance_minor, status, replaces_id, note, created_by, created_at`;
 
-function balanceFromRow(row: Record<string, unknown>): SafeguardingBalance {
-  return {
-    id: String(row.id),
-    organizationId: String(row.organization_id),
-    trustAccountId: String(row.trust_account_id),
-    currency: row.currency as Currency,
-    date: String(row.balance_date),
-    closingBalanceMinor: toBigInt(row.closing_balance_minor),
-    status: row.status as SafeguardingBalanceStatus,
-    replacesId: nullableText(row.replaces_id),
-    note: nullableText(row.note),
-    createdBy: String(row.created_by),
-    createdAt: toDate(row.created_at),
-  };
-}
+const balanceFromRow = rowMapper<SafeguardingBalance>({
+  id: String,
+  organizationId: String,
+  trustAccountId: String,
+  currency: stored,
+  date: column('balance_date', String),
+  closingBalanceMinor: toBigInt,
+  status: stored,
+  replacesId: nullableText,
+  note: nullableText,
+  createdBy: String,
+  createdAt: toDate,
+});
 
 const BALANCES: RecordTable<SafeguardingBalance> = {
   name: 'safeguarding_balances',

@@ -6,6 +6,7 @@
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import type { Currency } from '../../../domain/money.ts';
 import { organizationRecordFinder, type RecordTable } from '../../../store/repositories/records.ts';
+import { column, rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
 import {
   type KeysetFilter,
   keysetConditions,
@@ -52,31 +53,33 @@ interface StoredTrustBalance {
   closing_balance_minor: string | null;
 }
 
-function reportFromRow(row: Record<string, unknown>): SafeguardingReport {
-  const stored = toJsonObject<StoredTrustBalance[]>(row.trust_balances);
-  return {
-    id: String(row.id),
-    organizationId: String(row.organization_id),
-    currency: row.currency as Currency,
-    date: String(row.report_date),
-    status: row.status as SafeguardingReportStatus,
-    customerMoneyMinor: toBigInt(row.customer_money_minor),
-    trustBalanceMinor: nullableBigInt(row.trust_balance_minor),
-    differenceMinor: nullableBigInt(row.difference_minor),
-    trustBalances: stored.map((b) => ({
-      trustAccountId: b.trust_account,
-      balanceId: b.balance,
-      closingBalanceMinor: nullableBigInt(b.closing_balance_minor),
-    })),
-    ledgerTrustBalanceMinor: nullableBigInt(row.ledger_trust_balance_minor),
-    ledgerDifferenceMinor: nullableBigInt(row.ledger_difference_minor),
-    asOf: toDate(row.as_of),
-    exceptionId: nullableText(row.exception_id),
-    mismatchExceptionId: nullableText(row.mismatch_exception_id),
-    createdAt: toDate(row.created_at),
-    updatedAt: toDate(row.updated_at),
-  };
+/** The trust accounts' balances a report was decided on, as stored with it. */
+function trustBalancesOf(value: unknown): ReportedTrustBalance[] {
+  return toJsonObject<StoredTrustBalance[]>(value).map((b) => ({
+    trustAccountId: b.trust_account,
+    balanceId: b.balance,
+    closingBalanceMinor: nullableBigInt(b.closing_balance_minor),
+  }));
 }
+
+const reportFromRow = rowMapper<SafeguardingReport>({
+  id: String,
+  organizationId: String,
+  currency: stored,
+  date: column('report_date', String),
+  status: stored,
+  customerMoneyMinor: toBigInt,
+  trustBalanceMinor: nullableBigInt,
+  differenceMinor: nullableBigInt,
+  trustBalances: trustBalancesOf,
+  ledgerTrustBalanceMinor: nullableBigInt,
+  ledgerDifferenceMinor: nullableBigInt,
+  asOf: toDate,
+  exceptionId: nullableText,
+  mismatchExceptionId: nullableText,
+  createdAt: toDate,
+  updatedAt: toDate,
+});
 
 const REPORTS: RecordTable<SafeguardingReport> = {
   name: 'safeguarding_reports',

@@ -6,29 +6,28 @@ import {
   organizationRecordFinder,
   type RecordTable,
 } from '../../../store/repositories/records.ts';
+import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
 import { type KeysetFilter, nullableText, toBigInt, toDate } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
-import type { SafeguardingSweep, SweepDirection, SweepRail } from '../domain/trustLedger.ts';
+import type { SafeguardingSweep, SweepRail } from '../domain/trustLedger.ts';
 
 const SWEEP_COLUMNS = `id, organization_id, currency, rail, direction, amount_minor, reference,
   value_date::text AS value_date, trust_account_id, journal_entry_id, created_by, created_at`;
 
-function sweepFromRow(row: Record<string, unknown>): SafeguardingSweep {
-  return {
-    id: String(row.id),
-    organizationId: String(row.organization_id),
-    currency: row.currency as Currency,
-    rail: row.rail as SweepRail,
-    direction: row.direction as SweepDirection,
-    amountMinor: toBigInt(row.amount_minor),
-    reference: String(row.reference),
-    valueDate: String(row.value_date),
-    trustAccountId: nullableText(row.trust_account_id),
-    journalEntryId: String(row.journal_entry_id),
-    createdBy: String(row.created_by),
-    createdAt: toDate(row.created_at),
-  };
-}
+const sweepFromRow = rowMapper<SafeguardingSweep>({
+  id: String,
+  organizationId: String,
+  currency: stored,
+  rail: stored,
+  direction: stored,
+  amountMinor: toBigInt,
+  reference: String,
+  valueDate: String,
+  trustAccountId: nullableText,
+  journalEntryId: String,
+  createdBy: String,
+  createdAt: toDate,
+});
 
 const SWEEPS: RecordTable<SafeguardingSweep> = {
   name: 'safeguarding_sweeps',

@@ -9,6 +9,7 @@ import {
   organizationRecordFinder,
   type RecordTable,
 } from '../../../store/repositories/records.ts';
+import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
 import { type KeysetFilter, nullableText, toDate } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 import type { TrustAccount, TrustAccountStatus, TrustAccountType } from '../domain/safeguarding.ts';
@@ -16,21 +17,19 @@ import type { TrustAccount, TrustAccountStatus, TrustAccountType } from '../doma
 const ACCOUNT_COLUMNS = `id, organization_id, currency, type, bank, account_reference, status,
   active_from::text AS active_from, closed_on::text AS closed_on, created_at, updated_at`;
 
-function accountFromRow(row: Record<string, unknown>): TrustAccount {
-  return {
-    id: String(row.id),
-    organizationId: String(row.organization_id),
-    currency: row.currency as Currency,
-    type: row.type as TrustAccountType,
-    bank: String(row.bank),
-    accountReference: String(row.account_reference),
-    status: row.status as TrustAccountStatus,
-    activeFrom: String(row.active_from),
-    closedOn: nullableText(row.closed_on),
-    createdAt: toDate(row.created_at),
-    updatedAt: toDate(row.updated_at),
-  };
-}
+const accountFromRow = rowMapper<TrustAccount>({
+  id: String,
+  organizationId: String,
+  currency: stored,
+  type: stored,
+  bank: String,
+  accountReference: String,
+  status: stored,
+  activeFrom: String,
+  closedOn: nullableText,
+  createdAt: toDate,
+  updatedAt: toDate,
+});
 
 const TRUST_ACCOUNTS: RecordTable<TrustAccount> = {
   name: 'trust_accounts',

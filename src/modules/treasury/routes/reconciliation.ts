@@ -6,14 +6,17 @@ import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { RAILS } from '../../../domain/transfers.ts';
 import { principalOf, requestActor } from '../../../http/auth.ts';
 import { requiredUploadFields, rowsOfCsvUpload } from '../../../http/csvUpload.ts';
-import type { ListQuery } from '../../../http/presenters.ts';
-import { enumFilter, foundById, pagedList, retrieveByIdRoute } from '../../../http/readRoutes.ts';
+import {
+  enumFilter,
+  foundById,
+  listAndRetrieveRoutes,
+  pagedList,
+  retrieveByIdRoute,
+} from '../../../http/readRoutes.ts';
 import {
   accessByScope,
   closedObjectSchema,
   idempotentWrite,
-  readOperation,
-  retrieveFilteredPage,
   writeOperation,
   written,
 } from '../../../http/routeKit.ts';
@@ -191,16 +194,11 @@ function getStatementRoute(app: FastifyInstance, deps: Deps): void {
   });
 }
 
-function listExceptionsRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{
-    Querystring: ListQuery & {
-      status?: (typeof EXCEPTION_STATES)[number];
-      kind?: ExceptionKind;
-      transfer?: string;
-    };
-  }>(
-    '/v1/reconciliation/exceptions',
-    readOperation({
+function exceptionsReadRoutes(app: FastifyInstance, deps: Deps): void {
+  listAndRetrieveRoutes(app, deps, {
+    path: '/v1/reconciliation/exceptions',
+    present: presentException,
+    list: {
       ...ACCESS.compliance,
       operationId: 'listReconciliationExceptions',
       summary: 'List reconciliation exceptions',
@@ -210,22 +208,24 @@ function listExceptionsRoute(app: FastifyInstance, deps: Deps): void {
         kind: enumFilter(EXCEPTION_KINDS, 'Only exceptions of this kind.'),
         transfer: idSchema(ID_PREFIXES.transfer, 'Only the exceptions of this transfer.'),
       }),
-    }),
-    retrieveFilteredPage(
-      deps,
-      listReconciliationExceptions,
-      ({ status, kind, transfer }) => ({ status, kind, transferId: transfer }),
-      presentException,
-    ),
-  );
-}
-
-function getExceptionRoute(app: FastifyInstance, deps: Deps): void {
-  retrieveByIdRoute(app, deps, '/v1/reconciliation/exceptions/:id', getException, presentException, {
-    ...ACCESS.compliance,
-    operationId: 'getReconciliationException',
-    summary: 'Retrieve a reconciliation exception',
-    ...foundById(exceptionParams, 'ReconciliationException', 'The exception.'),
+    },
+    page: listReconciliationExceptions,
+    filtersOf: ({
+      status,
+      kind,
+      transfer,
+    }: {
+      status?: (typeof EXCEPTION_STATES)[number];
+      kind?: ExceptionKind;
+      transfer?: string;
+    }) => ({ status, kind, transferId: transfer }),
+    retrieve: {
+      ...ACCESS.compliance,
+      operationId: 'getReconciliationException',
+      summary: 'Retrieve a reconciliation exception',
+      ...foundById(exceptionParams, 'ReconciliationException', 'The exception.'),
+    },
+    get: getException,
   });
 }
 
@@ -273,7 +273,6 @@ function resolveExceptionRoute(app: FastifyInstance, deps: Deps): void {
 export function reconciliationRoutes(app: FastifyInstance, deps: Deps): void {
   importStatementRoute(app, deps);
   getStatementRoute(app, deps);
-  listExceptionsRoute(app, deps);
-  getExceptionRoute(app, deps);
+  exceptionsReadRoutes(app, deps);
   resolveExceptionRoute(app, deps);
 }

@@ -5,6 +5,7 @@
 import { type Keyring, open } from '../../../domain/sealing.ts';
 import { WEBHOOK_SIGNING_SECRETS_MAX } from '../../../domain/signing.ts';
 import { webhookSecretContext } from '../../../domain/webhooks.ts';
+import { column, rowMapper } from '../../../store/repositories/rowMappers.ts';
 import { nullableText, toDate } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 
@@ -33,15 +34,13 @@ export interface StoredSecret {
 
 export const SECRET_COLUMNS = 'id, subscription_id, created_at, sealed_secret, legacy_plaintext_secret';
 
-export function secretFromRow(row: Record<string, unknown>): StoredSecret {
-  return {
-    id: String(row.id),
-    subscriptionId: String(row.subscription_id),
-    createdAt: toDate(row.created_at),
-    sealed: nullableText(row.sealed_secret),
-    legacyPlaintext: nullableText(row.legacy_plaintext_secret),
-  };
-}
+export const secretFromRow = rowMapper<StoredSecret>({
+  id: String,
+  subscriptionId: String,
+  createdAt: toDate,
+  sealed: column('sealed_secret', nullableText),
+  legacyPlaintext: column('legacy_plaintext_secret', nullableText),
+});
 
 /** A stored secret in clear. */
 export function openStoredSecret(keyring: Keyring, secret: StoredSecret): string {

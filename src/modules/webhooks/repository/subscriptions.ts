@@ -2,6 +2,7 @@
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import type { PayloadVersion } from '../../../domain/payloadVersions.ts';
 import type { PayloadFormat, SubscriptionStatus } from '../../../domain/webhooks.ts';
+import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
 import {
   type KeysetFilter,
   keysetConditions,
@@ -31,22 +32,20 @@ export interface Subscription {
 const COLUMNS =
   'id, organization_id, url, events, description, payload_format, status, disabled_reason, failing_since, created_at, updated_at, api_version';
 
-function fromRow(row: Record<string, unknown>): Subscription {
-  return {
-    id: String(row.id),
-    organizationId: String(row.organization_id),
-    url: String(row.url),
-    events: row.events as string[],
-    description: nullableText(row.description),
-    payloadFormat: row.payload_format as PayloadFormat,
-    apiVersion: row.api_version as PayloadVersion,
-    status: row.status as SubscriptionStatus,
-    disabledReason: nullableText(row.disabled_reason),
-    failingSince: nullableDate(row.failing_since),
-    createdAt: toDate(row.created_at),
-    updatedAt: toDate(row.updated_at),
-  };
-}
+const fromRow = rowMapper<Subscription>({
+  id: String,
+  organizationId: String,
+  url: String,
+  events: stored,
+  description: nullableText,
+  payloadFormat: stored,
+  apiVersion: stored,
+  status: stored,
+  disabledReason: nullableText,
+  failingSince: nullableDate,
+  createdAt: toDate,
+  updatedAt: toDate,
+});
 
 export async function insertSubscription(
   db: Queryable,

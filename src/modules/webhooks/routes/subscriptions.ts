@@ -11,16 +11,9 @@ import {
   WEBHOOK_DESCRIPTION_LENGTH_MAX,
   WEBHOOK_SECRET_ROTATION_GRACE_HOURS_DEFAULT,
 } from '../../../domain/webhooks.ts';
-import type { ListQuery } from '../../../http/presenters.ts';
 import { problemResponses, READ_PROBLEMS, WRITE_PROBLEMS } from '../../../http/problems.ts';
-import { foundById, pagedList, retrieveByIdRoute } from '../../../http/readRoutes.ts';
-import {
-  idempotentWrite,
-  readOperation,
-  retrievePage,
-  writeOperation,
-  written,
-} from '../../../http/routeKit.ts';
+import { foundById, listAndRetrieveRoutes, pagedList } from '../../../http/readRoutes.ts';
+import { idempotentWrite, writeOperation, written } from '../../../http/routeKit.ts';
 import { timestampSchema } from '../../../http/schemas.ts';
 import { sendWrite } from '../../../http/writes.ts';
 import { type CheckedWebhookUrl, prepareSubscriptionUrl } from '../useCases/checks.ts';
@@ -31,6 +24,7 @@ import {
   listSubscriptions,
   removeSubscription,
   rotateSubscriptionSecret,
+  type Subscription,
   type SubscriptionInput,
   type SubscriptionUpdate,
   updateSubscription,
@@ -95,33 +89,25 @@ function createSubscriptionRoute(app: FastifyInstance, deps: Deps, path: string,
   );
 }
 
-function listSubscriptionsRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Querystring: ListQuery }>(
-    '/v1/webhook-subscriptions',
-    readOperation({
+function subscriptionsReadRoutes(app: FastifyInstance, deps: Deps): void {
+  listAndRetrieveRoutes(app, deps, {
+    path: '/v1/webhook-subscriptions',
+    present: (s: Subscription) => presentSubscription(s),
+    list: {
       ...ACCESS.read,
       operationId: 'listWebhookSubscriptions',
       summary: 'List webhook subscriptions',
       ...pagedList('WebhookSubscription', 'A page of subscriptions.', ID_PREFIXES.webhookSubscription),
-    }),
-    retrievePage(deps, listSubscriptions, (s) => presentSubscription(s)),
-  );
-}
-
-function getSubscriptionRoute(app: FastifyInstance, deps: Deps): void {
-  retrieveByIdRoute(
-    app,
-    deps,
-    '/v1/webhook-subscriptions/:id',
-    (d, organizationId, id) => getSubscription(d.store, organizationId, id),
-    (s) => presentSubscription(s),
-    {
+    },
+    page: listSubscriptions,
+    retrieve: {
       ...ACCESS.read,
       operationId: 'getWebhookSubscription',
       summary: 'Retrieve a webhook subscription',
       ...foundById(subscriptionParams, 'WebhookSubscription', 'The subscription.'),
     },
-  );
+    get: (d, organizationId, id) => getSubscription(d.store, organizationId, id),
+  });
 }
 
 function updateSubscriptionRoute(app: FastifyInstance, deps: Deps): void {
@@ -281,8 +267,7 @@ function recoverSubscriptionRoute(app: FastifyInstance, deps: Deps): void {
 export function subscriptionRoutes(app: FastifyInstance, deps: Deps): void {
   createSubscriptionRoute(app, deps, '/webhook-subscriptions', 'createWebhookSubscriptionUnversioned');
   createSubscriptionRoute(app, deps, '/v1/webhook-subscriptions', 'createWebhookSubscription');
-  listSubscriptionsRoute(app, deps);
-  getSubscriptionRoute(app, deps);
+  subscriptionsReadRoutes(app, deps);
   updateSubscriptionRoute(app, deps);
   deleteSubscriptionRoute(app, deps);
   rotateSecretRoute(app, deps);

@@ -3,9 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../../../app/deps.ts';
 import { ID_PREFIXES } from '../../../../domain/ids.ts';
 import type { Currency } from '../../../../domain/money.ts';
-import type { ListQuery } from '../../../../http/presenters.ts';
-import { enumFilter, foundById, pagedList, retrieveByIdRoute } from '../../../../http/readRoutes.ts';
-import { readOperation, retrieveFilteredPage } from '../../../../http/routeKit.ts';
+import { enumFilter, foundById, listAndRetrieveRoutes, pagedList } from '../../../../http/readRoutes.ts';
 import { idParamsSchema } from '../../../../http/schemas.ts';
 import {
   SAFEGUARDING_LOOKBACK_DAYS,
@@ -16,17 +14,20 @@ import { getSafeguardingReport, listSafeguardingReports } from '../../useCases/s
 import { presentSafeguardingReport } from './presenters.ts';
 import { ACCESS, currencyFilter, dateSchema } from './schemas.ts';
 
-type ReportQuery = ListQuery & {
+/** The reports' own filters: a currency, a verdict, a range of days. */
+interface ReportFilters {
   currency?: Currency;
   status?: SafeguardingReportStatus;
   'date[gte]'?: string;
   'date[lte]'?: string;
-};
+}
 
-function listSafeguardingReportsRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Querystring: ReportQuery }>(
-    '/v1/safeguarding/reports',
-    readOperation({
+/** The daily reports, listed and read. */
+export function safeguardingReportRoutes(app: FastifyInstance, deps: Deps): void {
+  listAndRetrieveRoutes(app, deps, {
+    path: '/v1/safeguarding/reports',
+    present: presentSafeguardingReport,
+    list: {
       ...ACCESS.compliance,
       operationId: 'listSafeguardingReports',
       summary: 'List daily safeguarding reports',
@@ -37,29 +38,15 @@ function listSafeguardingReportsRoute(app: FastifyInstance, deps: Deps): void {
         'date[gte]': dateSchema('Only days on or after this one.'),
         'date[lte]': dateSchema('Only days on or before this one.'),
       }),
+    },
+    page: listSafeguardingReports,
+    filtersOf: (query: ReportFilters) => ({
+      currency: query.currency,
+      status: query.status,
+      dateGte: query['date[gte]'],
+      dateLte: query['date[lte]'],
     }),
-    retrieveFilteredPage(
-      deps,
-      listSafeguardingReports,
-      (query) => ({
-        currency: query.currency,
-        status: query.status,
-        dateGte: query['date[gte]'],
-        dateLte: query['date[lte]'],
-      }),
-      presentSafeguardingReport,
-    ),
-  );
-}
-
-function getSafeguardingReportRoute(app: FastifyInstance, deps: Deps): void {
-  retrieveByIdRoute(
-    app,
-    deps,
-    '/v1/safeguarding/reports/:id',
-    getSafeguardingReport,
-    presentSafeguardingReport,
-    {
+    retrieve: {
       ...ACCESS.compliance,
       operationId: 'getSafeguardingReport',
       summary: 'Retrieve a safeguarding report',
@@ -69,11 +56,6 @@ function getSafeguardingReportRoute(app: FastifyInstance, deps: Deps): void {
         'The report.',
       ),
     },
-  );
-}
-
-/** The daily reports, listed and read. */
-export function safeguardingReportRoutes(app: FastifyInstance, deps: Deps): void {
-  listSafeguardingReportsRoute(app, deps);
-  getSafeguardingReportRoute(app, deps);
+    get: getSafeguardingReport,
+  });
 }

@@ -6,16 +6,9 @@ import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../../../app/deps.ts';
 import { ID_PREFIXES } from '../../../../domain/ids.ts';
 import type { Currency } from '../../../../domain/money.ts';
-import type { ListQuery } from '../../../../http/presenters.ts';
-import { foundById, pagedList, retrieveByIdRoute } from '../../../../http/readRoutes.ts';
+import { foundById, listAndRetrieveRoutes, pagedList } from '../../../../http/readRoutes.ts';
 import { recordFromBody } from '../../../../http/routeEffects.ts';
-import {
-  createOrFindWrite,
-  readOperation,
-  retrieveFilteredPage,
-  writeOperation,
-  written,
-} from '../../../../http/routeKit.ts';
+import { createOrFindWrite, writeOperation, written } from '../../../../http/routeKit.ts';
 import { currencySchema, idParamsSchema, idSchema } from '../../../../http/schemas.ts';
 import { textSchema } from '../../../compliance/index.ts';
 import { SWEEP_REFERENCE_LENGTH_MAX } from '../../domain/trustLedger.ts';
@@ -74,10 +67,11 @@ function recordSweepRoute(app: FastifyInstance, deps: Deps): void {
   );
 }
 
-function listSweepsRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Querystring: ListQuery & { currency?: Currency } }>(
-    '/v1/safeguarding/sweeps',
-    readOperation({
+function sweepsReadRoutes(app: FastifyInstance, deps: Deps): void {
+  listAndRetrieveRoutes(app, deps, {
+    path: '/v1/safeguarding/sweeps',
+    present: presentSafeguardingSweep,
+    list: {
       ...ACCESS.compliance,
       operationId: 'listSafeguardingSweeps',
       summary: 'List sweeps',
@@ -85,31 +79,24 @@ function listSweepsRoute(app: FastifyInstance, deps: Deps): void {
       ...pagedList('SafeguardingSweep', 'A page of sweeps.', ID_PREFIXES.safeguardingSweep, {
         currency: currencyFilter('Only sweeps in this currency.'),
       }),
-    }),
-    retrieveFilteredPage(
-      deps,
-      listOrganizationSweeps,
-      (query) => ({ currency: query.currency }),
-      presentSafeguardingSweep,
-    ),
-  );
-}
-
-function getSweepRoute(app: FastifyInstance, deps: Deps): void {
-  retrieveByIdRoute(app, deps, '/v1/safeguarding/sweeps/:id', getSweep, presentSafeguardingSweep, {
-    ...ACCESS.compliance,
-    operationId: 'getSafeguardingSweep',
-    summary: 'Retrieve a sweep',
-    ...foundById(
-      idParamsSchema(ID_PREFIXES.safeguardingSweep, 'Sweep id.'),
-      'SafeguardingSweep',
-      'The sweep.',
-    ),
+    },
+    page: listOrganizationSweeps,
+    filtersOf: (query: { currency?: Currency }) => ({ currency: query.currency }),
+    retrieve: {
+      ...ACCESS.compliance,
+      operationId: 'getSafeguardingSweep',
+      summary: 'Retrieve a sweep',
+      ...foundById(
+        idParamsSchema(ID_PREFIXES.safeguardingSweep, 'Sweep id.'),
+        'SafeguardingSweep',
+        'The sweep.',
+      ),
+    },
+    get: getSweep,
   });
 }
 
 export function safeguardingSweepRoutes(app: FastifyInstance, deps: Deps): void {
   recordSweepRoute(app, deps);
-  listSweepsRoute(app, deps);
-  getSweepRoute(app, deps);
+  sweepsReadRoutes(app, deps);
 }

@@ -3,10 +3,9 @@ import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../../../app/deps.ts';
 import { ID_PREFIXES } from '../../../../domain/ids.ts';
 import type { Currency } from '../../../../domain/money.ts';
-import type { ListQuery } from '../../../../http/presenters.ts';
-import { enumFilter, foundById, pagedList, retrieveByIdRoute } from '../../../../http/readRoutes.ts';
+import { enumFilter, foundById, listAndRetrieveRoutes, pagedList } from '../../../../http/readRoutes.ts';
 import { actOnId, makeFromBody } from '../../../../http/routeEffects.ts';
-import { readOperation, retrieveFilteredPage, writeOperation, written } from '../../../../http/routeKit.ts';
+import { writeOperation, written } from '../../../../http/routeKit.ts';
 import { currencySchema, idParamsSchema } from '../../../../http/schemas.ts';
 import {
   governedIdempotentWrite,
@@ -85,12 +84,11 @@ function createTrustAccountRoute(app: FastifyInstance, deps: Deps): void {
   );
 }
 
-function listTrustAccountsRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{
-    Querystring: ListQuery & { currency?: Currency; status?: TrustAccountStatus; type?: TrustAccountType };
-  }>(
-    '/v1/trust-accounts',
-    readOperation({
+function trustAccountsReadRoutes(app: FastifyInstance, deps: Deps): void {
+  listAndRetrieveRoutes(app, deps, {
+    path: '/v1/trust-accounts',
+    present: presentTrustAccount,
+    list: {
       ...ACCESS.admin,
       operationId: 'listTrustAccounts',
       summary: 'List trust accounts',
@@ -100,22 +98,20 @@ function listTrustAccountsRoute(app: FastifyInstance, deps: Deps): void {
         status: enumFilter(TRUST_ACCOUNT_STATUSES, 'Only accounts in this status.'),
         type: enumFilter(TRUST_ACCOUNT_TYPES, 'Only accounts of this type.'),
       }),
+    },
+    page: listOrganizationTrustAccounts,
+    filtersOf: (query: { currency?: Currency; status?: TrustAccountStatus; type?: TrustAccountType }) => ({
+      currency: query.currency,
+      status: query.status,
+      type: query.type,
     }),
-    retrieveFilteredPage(
-      deps,
-      listOrganizationTrustAccounts,
-      (query) => ({ currency: query.currency, status: query.status, type: query.type }),
-      presentTrustAccount,
-    ),
-  );
-}
-
-function getTrustAccountRoute(app: FastifyInstance, deps: Deps): void {
-  retrieveByIdRoute(app, deps, '/v1/trust-accounts/:id', getTrustAccount, presentTrustAccount, {
-    ...ACCESS.admin,
-    operationId: 'getTrustAccount',
-    summary: 'Retrieve a trust account',
-    ...foundById(accountParams, 'TrustAccount', 'The trust account.'),
+    retrieve: {
+      ...ACCESS.admin,
+      operationId: 'getTrustAccount',
+      summary: 'Retrieve a trust account',
+      ...foundById(accountParams, 'TrustAccount', 'The trust account.'),
+    },
+    get: getTrustAccount,
   });
 }
 
@@ -147,7 +143,6 @@ function closeTrustAccountRoute(app: FastifyInstance, deps: Deps): void {
 /** Trust accounts, in the order the document lists them. */
 export function trustAccountRoutes(app: FastifyInstance, deps: Deps): void {
   createTrustAccountRoute(app, deps);
-  listTrustAccountsRoute(app, deps);
-  getTrustAccountRoute(app, deps);
+  trustAccountsReadRoutes(app, deps);
   closeTrustAccountRoute(app, deps);
 }

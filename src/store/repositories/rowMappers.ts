@@ -1,0 +1,69 @@
+/**
+ * Row mappers built from a description of the record they return: each field says how it is read from the
+ * row (by one of rows.ts's converters, from the column named after it), and the mapper reads them in the
+ * order given. What most repositories otherwise spell out a field at a time.
+ *
+ * ```ts
+ * const addressFromRow = rowMapper<DepositAddress>({
+ *   id: String, walletId: String, network: stored, createdAt: toDate, date: column('balance_date', String),
+ * });
+ * ```
+ */
+
+/** A converter of one column's value, as the driver gives it, to a field's. */
+export type ColumnRead<V> = (value: unknown) => V;
+
+/** A field read otherwise than from its own column: another column, or several. */
+export interface RowRead<V> {
+  ofRow: (row: Record<string, unknown>) => V;
+}
+
+/**
+ * How each field of `T` is read: a converter of the column named after the field in snake_case
+ * (`walletId` from `wallet_id`), or a `column(…)` or `computed(…)` read.
+ */
+export type RowFields<T> = { [K in keyof T]-?: ColumnRead<T[K]> | RowRead<T[K]> };
+
+/** The field is `name`'s column converted by `read`: for a field not named after its column. */
+export function column<V>(name: string, read: ColumnRead<V>): RowRead<V> {
+  return { ofRow: (row) => read(row[name]) };
+}
+
+/** The field is computed from the whole row (from several columns, or a column's value with a default). */
+export function computed<V>(ofRow: (row: Record<string, unknown>) => V): RowRead<V> {
+  return { ofRow };
+}
+
+/**
+ * A column's value as the driver gives it, typed as the field's (a status, a currency, an enum's text:
+ * values the schema already constrains), with no conversion.
+ */
+export function stored<T>(value: unknown): T {
+  return value as T;
+}
+
+/** A text column's value as a string, typed as the field's (a currency, a status): `String(value)`. */
+export function text<T extends string>(value: unknown): T {
+  return String(value) as T;
+}
+
+/** A field's column: its name in snake_case (`createdAt` → `created_at`, `fee2Minor` → `fee2_minor`). */
+function columnOf(field: string): string {
+  return field.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+}
+
+/** The mapper of a row to a `T`, its fields read as `fields` describes, in that order. */
+export function rowMapper<T>(fields: RowFields<T>): (row: Record<string, unknown>) => T {
+  const reads = Object.entries<ColumnRead<unknown> | RowRead<unknown>>(fields).map(
+    ([field, read]): [string, (row: Record<string, unknown>) => unknown] => {
+      if (typeof read !== 'function') return [field, read.ofRow];
+      const name = columnOf(field);
+      return [field, (row) => read(row[name])];
+    },
+  );
+  return (row) => {
+    const record: Record<string, unknown> = {};
+    for (const [field, read] of reads) record[field] = read(row);
+    return record as T;
+  };
+}
