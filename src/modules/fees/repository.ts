@@ -1,6 +1,10 @@
-import { organizationRecordFinder } from '../../store/repositories/records.ts';
+/**
+ * The fee schedule's versions: written one number at a time under the writers' lock, read by number or
+ * newest first.
+ */
 import { computed, rowMapper } from '../../store/repositories/rowMappers.ts';
 import { toDate, toJsonObject } from '../../store/repositories/rows.ts';
+import { versionedRecords } from '../../store/repositories/versions.ts';
 import type { Queryable } from '../../store/store.ts';
 import { type FeeSchedule, feeRuleJson, feeRulesFromStored } from './domain.ts';
 
@@ -14,38 +18,18 @@ const fromRow = rowMapper<FeeSchedule>({
   createdAt: toDate,
 });
 
+const FEE_SCHEDULE_VERSIONS = versionedRecords({
+  name: 'fee_schedule_versions',
+  columns: COLUMNS,
+  fromRow,
+  lockName: 'mkoba.fee_schedule',
+});
+
 /** The organization's newest fee schedule version, if one is stored. */
-export async function findCurrentFeeSchedule(
-  db: Queryable,
-  organizationId: string,
-): Promise<FeeSchedule | undefined> {
-  const [row] = await db.query(
-    `SELECT ${COLUMNS} FROM fee_schedule_versions WHERE organization_id = $1 ORDER BY version DESC LIMIT 1`,
-    [organizationId],
-  );
-  return row && fromRow(row);
-}
-
-/** The fee schedule versions as their finder reads them. */
-const VERSIONS = { name: 'fee_schedule_versions', columns: COLUMNS, fromRow };
-
-export const findFeeScheduleVersion = organizationRecordFinder<FeeSchedule, number>(VERSIONS, 'version');
-
+export const findCurrentFeeSchedule = FEE_SCHEDULE_VERSIONS.findCurrent;
+export const findFeeScheduleVersion = FEE_SCHEDULE_VERSIONS.findVersion;
 /** Newest first, served by the primary key. */
-export async function listFeeScheduleVersions(
-  db: Queryable,
-  organizationId: string,
-  beforeVersion: number | undefined,
-  rowsMax: number,
-): Promise<FeeSchedule[]> {
-  const rows = await db.query(
-    `SELECT ${COLUMNS} FROM fee_schedule_versions
-      WHERE organization_id = $1 AND ($2::int IS NULL OR version < $2)
-      ORDER BY version DESC LIMIT $3`,
-    [organizationId, beforeVersion ?? null, rowsMax],
-  );
-  return rows.map(fromRow);
-}
+export const listFeeScheduleVersions = FEE_SCHEDULE_VERSIONS.listVersions;
 
 /** Writes a version. The primary key refuses a second writer of the same number, so versions never fork. */
 export async function insertFeeScheduleVersion(db: Queryable, schedule: FeeSchedule): Promise<void> {
@@ -59,8 +43,4 @@ export async function insertFeeScheduleVersion(db: Queryable, schedule: FeeSched
 }
 
 /** Serialises fee schedule writers of one organization for the rest of the transaction. */
-export async function lockFeeScheduleWrites(db: Queryable, organizationId: string): Promise<void> {
-  await db.query("SELECT pg_advisory_xact_lock(hashtext('mkoba.fee_schedule'), hashtext($1))", [
-    organizationId,
-  ]);
-}
+export const lockFeeScheduleWrites = FEE_SCHEDULE_VERSIONS.lockWrites;

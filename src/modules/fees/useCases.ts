@@ -149,12 +149,10 @@ export async function listVersions(
   organizationId: string,
   request: { limit: number; beforeVersion?: number | undefined },
 ): Promise<{ data: FeeSchedule[]; hasMore: boolean }> {
-  const rows = await listFeeScheduleVersions(
-    deps.store,
-    organizationId,
-    request.beforeVersion,
-    request.limit + 1,
-  );
+  const rows = await listFeeScheduleVersions(deps.store, organizationId, {
+    beforeVersion: request.beforeVersion,
+    rowsMax: request.limit + 1,
+  });
   if (rows.length === 0 && request.beforeVersion === undefined) {
     return { data: [initialFeeSchedule(organizationId, deps.now())], hasMore: false };
   }
