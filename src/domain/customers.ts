@@ -1,3 +1,7 @@
+/**
+ * Customers, pure: their types, KYC statuses and address, the fields a change may touch, and what a change
+ * of a verified fact does to the customer's verification.
+ */
 import { AppError } from './errors.ts';
 
 export const CUSTOMER_TYPES = ['individual', 'business'] as const;

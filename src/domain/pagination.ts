@@ -1,3 +1,4 @@
+/** A page of a list: its size bounds, the request's cursor and what a page answers. */
 export const PAGE_SIZE_DEFAULT = 20;
 export const PAGE_SIZE_MAX = 100;
 

@@ -1,3 +1,7 @@
+/**
+ * The transfer record as every capability reads it (its authorization, Travel Rule link and fee), and its
+ * destination masked for logs, receipts and the console.
+ */
 import type { Metadata } from './metadata.ts';
 import type { Currency } from './money.ts';
 import type { Destination, LedgerState, Rail, TransferStatus } from './transfers.ts';

@@ -1,3 +1,7 @@
+/**
+ * Wallets, pure: statuses and the transitions between them with their reasons, balances, identities and the
+ * account details a wallet carries.
+ */
 import { parseInstant } from './days.ts';
 import { validationError } from './errors.ts';
 import type { Currency } from './money.ts';

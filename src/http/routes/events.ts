@@ -1,3 +1,4 @@
+/** Events' routes: the organization's events listed and read, as webhooks deliver them. */
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../app/deps.ts';
 import { getEvent, listEvents } from '../../app/events.ts';

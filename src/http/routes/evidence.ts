@@ -1,3 +1,7 @@
+/**
+ * Evidence's routes: the organization's evidence listed, and the evidence of one subject (a transfer, customer
+ * or wallet) on that subject's own path, added by the module that owns it.
+ */
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../app/deps.ts';
 import {

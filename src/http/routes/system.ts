@@ -1,3 +1,4 @@
+/** The service's own routes: health, readiness and the Prometheus metrics (behind their bearer token). */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../app/deps.ts';

@@ -1,3 +1,7 @@
+/**
+ * API keys' routes: listed and revoked, and a member's own new key (a governed change when it carries more
+ * than `read`/`write`); a key's secret is shown once, when it is created.
+ */
 import type { FastifyInstance } from 'fastify';
 import { actorIdOf } from '../../app/apiKeyAuthentication.ts';
 import type { Deps } from '../../app/deps.ts';

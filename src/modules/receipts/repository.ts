@@ -1,3 +1,7 @@
+/**
+ * Receipts' rows: issued once per transfer, found by their public code; and the transfer's final entry they
+ * name.
+ */
 import { rowMapper } from '../../store/repositories/rowMappers.ts';
 import { toDate } from '../../store/repositories/rows.ts';
 import type { Queryable } from '../../store/store.ts';

@@ -1,3 +1,7 @@
+/**
+ * Test clocks' rows: an organization's clock found or locked, saved as it advances, and the offsets of the
+ * organizations whose clocks were advanced.
+ */
 import { rowMapper } from '../../store/repositories/rowMappers.ts';
 import { toDate } from '../../store/repositories/rows.ts';
 import type { Queryable } from '../../store/store.ts';

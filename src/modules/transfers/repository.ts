@@ -1,3 +1,7 @@
+/**
+ * Transfers' rows: inserted one at a time or in a batch, saved as they move, found by id or rail reference,
+ * listed by keyset, and the due rail checks claimed and deferred by the rail worker.
+ */
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import type { Metadata } from '../../domain/metadata.ts';
 import type { Transfer, TransferAuthorization } from '../../domain/transferRecord.ts';

@@ -1,3 +1,7 @@
+/**
+ * Evidence's rows: appended under the organization's chain head (locked), listed per organization or per
+ * subject, and the organizations with a chain, for `mkoba evidence verify`.
+ */
 import type {
   ChainHead,
   EvidenceActor,

@@ -1,3 +1,7 @@
+/**
+ * Idempotency records' rows: the per-key transaction lock, the stored answer found, written and deleted (one
+ * key or a batch of them).
+ */
 import type { Queryable } from '../store.ts';
 import { toDate } from './rows.ts';
 

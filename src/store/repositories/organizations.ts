@@ -1,3 +1,7 @@
+/**
+ * Organizations' rows: found by id or name, locked, listed by id, created once by name, and the switch for
+ * their own webhook subscriptions.
+ */
 import type { Queryable } from '../store.ts';
 import { toDate } from './rows.ts';
 

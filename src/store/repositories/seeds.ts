@@ -1,3 +1,4 @@
+/** Seeds claimed once per database, and the database's ping. */
 import type { Queryable } from '../store.ts';
 
 /** Claims a named one-time seed; false when some earlier run already claimed it. */
