@@ -46,6 +46,20 @@ const POLL_MS = 10;
 /** Long enough for a callback due now to have arrived, when checking that one did not. */
 const QUIET_PERIOD_MS = 100;
 const OAUTH_PATH = '/oauth/v1/generate';
+/** The Transaction Status request's fields as Safaricom's page publishes them. */
+const PUBLISHED_STATUS_QUERY_FIELDS = [
+  'Initiator',
+  'SecurityCredential',
+  'CommandID',
+  'TransactionID',
+  'OriginalConversationID',
+  'PartyA',
+  'IdentifierType',
+  'ResultURL',
+  'QueueTimeOutURL',
+  'Remarks',
+  'Occasion',
+];
 
 const PHONE = {
   settle: '+254700000000',
@@ -422,6 +436,27 @@ describe('payouts (B2C)', () => {
       partnerTransactionId: payment?.receipt,
       amountMinor: 1_500_00n,
     });
+  });
+
+  it('sends the status query in the published request shape, naming the payout OriginalConversationID', async () => {
+    const transfer = await submitted(PHONE.settle);
+    await statusReport(transfer);
+    const query = simulator.requests.find(
+      (r) => r.path === '/mpesa/transactionstatus/v1/query' && r.rawBody.includes(transfer.id),
+    );
+    const body = query?.body as Record<string, unknown>;
+    expect(
+      Object.keys(body).every((key) => PUBLISHED_STATUS_QUERY_FIELDS.includes(key)),
+      query?.rawBody,
+    ).toBe(true);
+    expect(body).toMatchObject({
+      Initiator: DARAJA_SIMULATOR_DEFAULT_CREDENTIALS.initiatorName,
+      CommandID: 'TransactionStatusQuery',
+      OriginalConversationID: transfer.id,
+      PartyA: DARAJA_SIMULATOR_DEFAULT_CREDENTIALS.shortCode,
+      IdentifierType: '4',
+    });
+    expect(body).not.toHaveProperty('OriginatorConversationID');
   });
 
   it('refuses amounts M-Pesa cannot move without asking Daraja', async () => {

@@ -1,5 +1,6 @@
 /**
- * Daraja's Transaction Status API: a query names a B2C payment by OriginatorConversationID or receipt, is
+ * Daraja's Transaction Status API: a query names a B2C payment by its receipt (`TransactionID`) or by the
+ * payment's OriginatorConversationID, sent as `OriginalConversationID` (the published request's name), is
  * accepted at once, and its result (the payment as it stands when the result is sent) is POSTed to the
  * query's ResultURL.
  */
@@ -67,9 +68,9 @@ function checkStatusQuery(
   if (!nonEmptyString(body.SecurityCredential)) return invalidField('SecurityCredential');
   if (body.CommandID !== 'TransactionStatusQuery') return invalidField('CommandID');
   const transactionId = nonEmptyString(body.TransactionID) ? body.TransactionID : undefined;
-  const originator = nonEmptyString(body.OriginatorConversationID)
-    ? body.OriginatorConversationID
-    : undefined;
+  // The published request names the payment's id OriginalConversationID; any other spelling is ignored,
+  // as Daraja ignores fields it does not know.
+  const originator = nonEmptyString(body.OriginalConversationID) ? body.OriginalConversationID : undefined;
   if (transactionId === undefined && originator === undefined) return invalidField('TransactionID');
   if (!SHORTCODE.test(String(body.PartyA ?? ''))) return invalidField('PartyA');
   if (!['1', '2', '4'].includes(String(body.IdentifierType))) return invalidField('IdentifierType');

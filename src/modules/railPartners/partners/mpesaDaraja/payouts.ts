@@ -1,6 +1,7 @@
 /**
  * M-Pesa payouts through Daraja (rail.ts): B2C under our idempotency reference as the
- * OriginatorConversationID, and the Transaction Status query that asks for a payout's result again.
+ * OriginatorConversationID, and the Transaction Status query that asks for a payout's result again by that
+ * id (the query's `OriginalConversationID`).
  */
 
 import type { Transfer } from '../../../../domain/transferRecord.ts';
@@ -92,7 +93,8 @@ export async function checkPayout(
     Initiator: config.initiatorName,
     SecurityCredential: config.securityCredential,
     CommandID: 'TransactionStatusQuery',
-    OriginatorConversationID: reference,
+    // The published request's name for the payout's OriginatorConversationID (we know no receipt yet).
+    OriginalConversationID: reference,
     PartyA: config.shortCode,
     IdentifierType: '4', // PartyA is an organization shortcode
     ResultURL: `${callbackBase}/${DARAJA_CALLBACK_PATHS.statusResult}`,

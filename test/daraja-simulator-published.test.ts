@@ -1,0 +1,141 @@
+/**
+ * The Daraja simulator against Safaricom's published request shapes, sent as any client would send them
+ * (plain fetch, no adapter): each case is a row of the table in docs/rails/mpesa-daraja.md.
+ */
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  DARAJA_SIMULATOR_DEFAULT_CREDENTIALS,
+  type DarajaSimulator,
+  startDarajaSimulator,
+} from '../src/simulators/mpesaDaraja/index.ts';
+import { type Receiver, startReceiver } from './support/receiver.ts';
+
+/** How long a test waits for a callback, and how often it looks. */
+const CALLBACK_WAIT_MS = 3_000;
+const POLL_MS = 10;
+
+const STATUS_PATH = '/mpesa/transactionstatus/v1/query';
+const B2C_PATH = '/mpesa/b2c/v3/paymentrequest';
+
+let simulator: DarajaSimulator;
+let receiver: Receiver;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function token(target = simulator): Promise<string> {
+  const { consumerKey, consumerSecret } = DARAJA_SIMULATOR_DEFAULT_CREDENTIALS;
+  const basic = Buffer.from(`${consumerKey}:${consumerSecret}`).toString('base64');
+  const response = await fetch(`${target.url}/oauth/v1/generate?grant_type=client_credentials`, {
+    headers: { authorization: `Basic ${basic}` },
+  });
+  const body = (await response.json()) as { access_token: string };
+  return body.access_token;
+}
+
+async function post(
+  path: string,
+  body: unknown,
+  bearer?: string,
+  target = simulator,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const response = await fetch(`${target.url}${path}`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${bearer ?? (await token(target))}`,
+      'content-type': 'application/json',
+    },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+/** The first callback body received after `before` that mentions `id`. */
+async function callbackMentioning(id: string, before = 0): Promise<Record<string, unknown>> {
+  const deadline = Date.now() + CALLBACK_WAIT_MS;
+  for (;;) {
+    const found = receiver.received.slice(before).find((r) => r.body.includes(id));
+    if (found) return JSON.parse(found.body) as Record<string, unknown>;
+    if (Date.now() > deadline) throw new Error(`no callback mentioning ${id}`);
+    await sleep(POLL_MS);
+  }
+}
+
+/** A B2C request in the published shape. */
+function b2cRequest(originator: string, overrides: Record<string, unknown> = {}) {
+  return {
+    OriginatorConversationID: originator,
+    InitiatorName: DARAJA_SIMULATOR_DEFAULT_CREDENTIALS.initiatorName,
+    SecurityCredential: DARAJA_SIMULATOR_DEFAULT_CREDENTIALS.securityCredential,
+    CommandID: 'BusinessPayment',
+    Amount: '10',
+    PartyA: DARAJA_SIMULATOR_DEFAULT_CREDENTIALS.shortCode,
+    PartyB: '254708374149',
+    Remarks: 'Test remarks',
+    QueueTimeOutURL: `${receiver.url}/b2c/timeout`,
+    ResultURL: `${receiver.url}/b2c/result`,
+    Occassion: 'Test',
+    ...overrides,
+  };
+}
+
+/** A Transaction Status request in the published shape (by OriginalConversationID). */
+function statusRequest(overrides: Record<string, unknown> = {}) {
+  return {
+    Initiator: DARAJA_SIMULATOR_DEFAULT_CREDENTIALS.initiatorName,
+    SecurityCredential: DARAJA_SIMULATOR_DEFAULT_CREDENTIALS.securityCredential,
+    CommandID: 'TransactionStatusQuery',
+    TransactionID: '',
+    OriginalConversationID: '',
+    PartyA: DARAJA_SIMULATOR_DEFAULT_CREDENTIALS.shortCode,
+    IdentifierType: '4',
+    ResultURL: `${receiver.url}/status/result`,
+    QueueTimeOutURL: `${receiver.url}/status/timeout`,
+    Remarks: 'OK',
+    Occasion: 'OK',
+    ...overrides,
+  };
+}
+
+beforeAll(async () => {
+  simulator = await startDarajaSimulator();
+  receiver = await startReceiver('/callbacks');
+});
+
+afterAll(async () => {
+  await simulator?.close();
+  await receiver?.close();
+});
+
+describe('Transaction Status (published request)', () => {
+  it('finds a payment by OriginalConversationID and by TransactionID', async () => {
+    const originator = `oc-${Date.now()}`;
+    expect((await post(B2C_PATH, b2cRequest(originator))).status).toBe(200);
+    await callbackMentioning(originator);
+    const receipt = simulator.payments.find((p) => p.originatorConversationId === originator)?.receipt ?? '';
+
+    for (const named of [{ OriginalConversationID: originator }, { TransactionID: receipt }]) {
+      const before = receiver.received.length;
+      const answer = await post(STATUS_PATH, statusRequest(named));
+      expect(answer, JSON.stringify(named)).toMatchObject({ status: 200, body: { ResponseCode: '0' } });
+      const result = (await callbackMentioning(originator, before)).Result as Record<string, unknown>;
+      expect(result.ResultCode).toBe(0);
+      expect(JSON.stringify(result.ResultParameters)).toContain(receipt);
+    }
+  });
+
+  it('ignores the unpublished OriginatorConversationID: a query naming nothing else is refused', async () => {
+    const answer = await post(
+      STATUS_PATH,
+      statusRequest({
+        TransactionID: undefined,
+        OriginalConversationID: undefined,
+        OriginatorConversationID: 'x',
+      }),
+    );
+    expect(answer).toMatchObject({
+      status: 400,
+      body: { errorCode: '400.002.02', errorMessage: 'Bad Request - Invalid TransactionID' },
+    });
+  });
+});
