@@ -15,6 +15,7 @@ import { type Receiver, startReceiver } from './support/receiver.ts';
 const CALLBACK_WAIT_MS = 3_000;
 const POLL_MS = 10;
 
+const STK_PUSH_PATH = '/mpesa/stkpush/v1/processrequest';
 const STATUS_PATH = '/mpesa/transactionstatus/v1/query';
 const B2C_PATH = '/mpesa/b2c/v3/paymentrequest';
 
@@ -97,6 +98,26 @@ function statusRequest(overrides: Record<string, unknown> = {}) {
   };
 }
 
+/** An M-Pesa Express request in the published shape, signed with the simulator's passkey. */
+function stkRequest(phone: string, overrides: Record<string, unknown> = {}) {
+  const { stkShortCode, passkey } = DARAJA_SIMULATOR_DEFAULT_CREDENTIALS;
+  const timestamp = '20260101120000';
+  return {
+    BusinessShortCode: stkShortCode,
+    Password: Buffer.from(`${stkShortCode}${passkey}${timestamp}`).toString('base64'),
+    Timestamp: timestamp,
+    TransactionType: 'CustomerPayBillOnline',
+    Amount: '1',
+    PartyA: phone,
+    PartyB: stkShortCode,
+    PhoneNumber: phone,
+    CallBackURL: `${receiver.url}/stk`,
+    AccountReference: 'Test',
+    TransactionDesc: 'Test',
+    ...overrides,
+  };
+}
+
 beforeAll(async () => {
   simulator = await startDarajaSimulator();
   receiver = await startReceiver('/callbacks');
@@ -136,6 +157,21 @@ describe('Transaction Status (published request)', () => {
     expect(answer).toMatchObject({
       status: 400,
       body: { errorCode: '400.002.02', errorMessage: 'Bad Request - Invalid TransactionID' },
+    });
+  });
+});
+
+describe('M-Pesa Express (published request)', () => {
+  it('accepts a push without the optional TransactionDesc, and refuses one past 13 characters', async () => {
+    const without = await post(STK_PUSH_PATH, stkRequest('254711000101', { TransactionDesc: undefined }));
+    expect(without).toMatchObject({ status: 200, body: { ResponseCode: '0' } });
+    const tooLong = await post(
+      STK_PUSH_PATH,
+      stkRequest('254711000102', { TransactionDesc: 'x'.repeat(14) }),
+    );
+    expect(tooLong).toMatchObject({
+      status: 400,
+      body: { errorCode: '400.002.02', errorMessage: 'Bad Request - Invalid TransactionDesc' },
     });
   });
 });

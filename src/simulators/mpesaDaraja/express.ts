@@ -138,7 +138,12 @@ function checkPush(
   if (!absoluteUrl(body.CallBackURL)) return invalidField('CallBackURL');
   if (!boundedText(body.AccountReference, ACCOUNT_REFERENCE_MAX_CHARS))
     return invalidField('AccountReference');
-  if (!boundedText(body.TransactionDesc, TRANSACTION_DESC_MAX_CHARS)) return invalidField('TransactionDesc');
+  // Optional on the published page; when sent, held to its limit.
+  if (
+    body.TransactionDesc !== undefined &&
+    !boundedText(body.TransactionDesc, TRANSACTION_DESC_MAX_CHARS, true)
+  )
+    return invalidField('TransactionDesc');
   return { amount, phoneNumber };
 }
 
