@@ -3,8 +3,10 @@
  * (plain fetch, no adapter): each case is a row of the table in docs/rails/mpesa-daraja.md.
  */
 
+import { constants, publicEncrypt, X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  DARAJA_SIMULATOR_CERTIFICATE_PATH,
   DARAJA_SIMULATOR_DEFAULT_CREDENTIALS,
   type DarajaSimulator,
   startDarajaSimulator,
@@ -173,5 +175,53 @@ describe('M-Pesa Express (published request)', () => {
       status: 400,
       body: { errorCode: '400.002.02', errorMessage: 'Bad Request - Invalid TransactionDesc' },
     });
+  });
+});
+
+describe('SecurityCredential (the initiator password under the published certificate)', () => {
+  /** What a client does with the certificate it downloaded: RSA, PKCS #1 v1.5, base64. */
+  const encrypt = (password: string, certificatePem: string) =>
+    publicEncrypt(
+      { key: new X509Certificate(certificatePem).publicKey, padding: constants.RSA_PKCS1_PADDING },
+      Buffer.from(password),
+    ).toString('base64');
+
+  async function b2cResultCode(credential: string): Promise<unknown> {
+    const originator = `sc-${Date.now()}-${Math.random()}`;
+    const answer = await post(B2C_PATH, b2cRequest(originator, { SecurityCredential: credential }));
+    expect(answer.status).toBe(200);
+    return ((await callbackMentioning(originator)).Result as Record<string, unknown>).ResultCode;
+  }
+
+  it('publishes its certificate, and pays a request whose credential was encrypted with it', async () => {
+    const response = await fetch(`${simulator.url}${DARAJA_SIMULATOR_CERTIFICATE_PATH}`);
+    expect(response.status).toBe(200);
+    const pem = await response.text();
+    expect(new X509Certificate(pem).publicKey.asymmetricKeyType).toBe('rsa');
+    expect(await b2cResultCode(encrypt(DARAJA_SIMULATOR_DEFAULT_CREDENTIALS.initiatorPassword, pem))).toBe(0);
+  });
+
+  it('fails a wrong password, or a credential that is not encrypted, with ResultCode 2001', async () => {
+    const pem = await (await fetch(`${simulator.url}${DARAJA_SIMULATOR_CERTIFICATE_PATH}`)).text();
+    for (const credential of [encrypt('not-the-password', pem), 'plain-text-password', 'c2hvcnQ=']) {
+      const originator = `sc-${Date.now()}-${Math.random()}`;
+      await post(B2C_PATH, b2cRequest(originator, { SecurityCredential: credential }));
+      const result = (await callbackMentioning(originator)).Result as Record<string, unknown>;
+      expect(result, credential).toMatchObject({
+        ResultCode: 2001,
+        ResultDesc: 'The initiator information is invalid.',
+      });
+    }
+  });
+
+  it('answers a status query with a wrong credential with ResultCode 2001', async () => {
+    const before = receiver.received.length;
+    const occasion = `occ-${Date.now()}`;
+    await post(
+      STATUS_PATH,
+      statusRequest({ TransactionID: 'NLJ41HAY6Q', SecurityCredential: 'wrong', Occasion: occasion }),
+    );
+    const result = (await callbackMentioning(occasion, before)).Result as Record<string, unknown>;
+    expect(result.ResultCode).toBe(2001);
   });
 });

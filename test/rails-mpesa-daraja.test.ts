@@ -26,6 +26,7 @@ import {
 } from '../src/rails/partner.ts';
 import { SANDBOX_PHONE_BEHAVIOURS } from '../src/rails/sandbox.ts';
 import {
+  DARAJA_SIMULATOR_CERTIFICATE_PATH,
   DARAJA_SIMULATOR_DEFAULT_CREDENTIALS,
   DARAJA_SIMULATOR_PHONE_BEHAVIOURS,
   type DarajaSimulator,
@@ -264,6 +265,33 @@ describe('OAuth', () => {
     );
     expect(attempts).toHaveLength(2);
     expect(paymentsFor(transfer.id)).toHaveLength(1);
+  });
+
+  it('encrypts the initiator password with the configured certificate when given one', async () => {
+    const certificate = await (await fetch(`${simulator.url}${DARAJA_SIMULATOR_CERTIFICATE_PATH}`)).text();
+    const { initiatorPassword } = DARAJA_SIMULATOR_DEFAULT_CREDENTIALS;
+    const encrypting = newRail({ securityCredential: undefined, initiatorPassword, certificate });
+    const settled = await submitted(PHONE.settle, encrypting);
+    expect(await reportFor(DARAJA_CALLBACK_PATHS.b2cResult, settled.id)).toMatchObject({
+      outcome: { kind: 'settled' },
+    });
+    const sent = simulator.requests.find((r) => r.rawBody.includes(settled.id))?.body as Record<
+      string,
+      unknown
+    >;
+    expect(sent.SecurityCredential).not.toContain(initiatorPassword);
+
+    const wrong = newRail({ securityCredential: undefined, initiatorPassword: 'not-it', certificate });
+    const refused = await submitted(PHONE.settle, wrong);
+    expect(await reportFor(DARAJA_CALLBACK_PATHS.b2cResult, refused.id)).toMatchObject({
+      outcome: { kind: 'failed', failureCode: 'partner_configuration_error' },
+    });
+
+    const broken = newRail({ initiatorPassword, certificate: 'not a certificate' });
+    const transfer = payout(PHONE.settle);
+    await expect(broken.submit({ idempotencyReference: transfer.id, transfer }, new Date())).rejects.toThrow(
+      DarajaAuthError,
+    );
   });
 
   it('fails clearly with a wrong consumer secret, and asks for nothing else', async () => {

@@ -6,6 +6,7 @@
  * A repeated OriginatorConversationID is refused (HTTP 500, `500.002.1001` "Duplicate
  * OriginatorConversationID") and makes no second payment; Daraja does not replay the first answer.
  */
+
 import { behaviourOf, type DarajaSimulatedOutcome } from './behaviours.ts';
 import { schedule, scheduleResult } from './callbacks.ts';
 import {
@@ -15,6 +16,7 @@ import {
   receiptNumber,
   requestIdLike,
 } from './formats.ts';
+import { initiatorValid } from './securityCredential.ts';
 import {
   ACCEPTED_DESC,
   ApiAnswer,
@@ -56,9 +58,7 @@ export function b2cPaymentRequest(
   if (behaviour.kind === 'refuse') {
     return new ApiAnswer(behaviour.status, errorBody(behaviour.errorCode, behaviour.errorMessage));
   }
-  const credentialsValid =
-    body.InitiatorName === state.config.initiatorName &&
-    body.SecurityCredential === state.config.securityCredential;
+  const credentialsValid = initiatorValid(state.config, body.InitiatorName, body.SecurityCredential);
   const outcome: DarajaSimulatedOutcome = credentialsValid
     ? behaviour
     : { kind: 'decline', resultCode: 2001, resultDesc: 'The initiator information is invalid.' };

@@ -7,6 +7,10 @@ import type http from 'node:http';
 import { SANDBOX_DELAYED_SETTLEMENT_MS } from '../../rails/sandbox.ts';
 import type { DarajaSimulatedOutcome } from './behaviours.ts';
 import { requestIdLike } from './formats.ts';
+import { DARAJA_SIMULATOR_CERTIFICATE_PEM, encryptSecurityCredential } from './securityCredential.ts';
+
+/** The sandbox initiator's password: what a SecurityCredential must decrypt to. */
+const DEFAULT_INITIATOR_PASSWORD = 'sim-initiator-password';
 
 export const DARAJA_SIMULATOR_DEFAULT_CREDENTIALS = {
   consumerKey: 'sim-consumer-key',
@@ -16,7 +20,12 @@ export const DARAJA_SIMULATOR_DEFAULT_CREDENTIALS = {
   /** The Lipa na M-Pesa (paybill) shortcode: STK BusinessShortCode. */
   stkShortCode: '174379',
   initiatorName: 'testapi',
-  securityCredential: 'sim-security-credential',
+  initiatorPassword: DEFAULT_INITIATOR_PASSWORD,
+  /**
+   * The initiator's password encrypted with the simulator's certificate, as a client sends it. Any valid
+   * encryption of the password is accepted (the padding is random, so each process computes a new one).
+   */
+  securityCredential: encryptSecurityCredential(DEFAULT_INITIATOR_PASSWORD, DARAJA_SIMULATOR_CERTIFICATE_PEM),
   passkey: 'sim-passkey',
 } as const;
 
@@ -39,7 +48,8 @@ export interface DarajaSimulatorOptions {
   shortCode?: string;
   stkShortCode?: string;
   initiatorName?: string;
-  securityCredential?: string;
+  /** The password a SecurityCredential must decrypt to (under the simulator's certificate). */
+  initiatorPassword?: string;
   passkey?: string;
   tokenLifetimeSeconds?: number;
   callbackDelayMs?: number;
@@ -161,6 +171,8 @@ export class ApiAnswer {
   constructor(
     readonly status: number,
     readonly body: unknown,
+    /** Set for an answer that is not JSON: the body is then written as the text it is. */
+    readonly contentType?: string,
   ) {}
 }
 

@@ -6,6 +6,7 @@
  */
 import { schedule } from './callbacks.ts';
 import { compactDateTime, conversationId, placeholderTransactionId, requestIdLike } from './formats.ts';
+import { initiatorValid } from './securityCredential.ts';
 import {
   ACCEPTED_DESC,
   ApiAnswer,
@@ -30,9 +31,7 @@ export function transactionStatusQuery(state: DarajaState, body: Record<string, 
   if (checked instanceof ApiAnswer) return checked;
   const { transactionId, originator, occasion } = checked;
   const query: StatusQuery = { originatorConversationId: requestIdLike(), conversationId: conversationId() };
-  const credentialsValid =
-    body.Initiator === state.config.initiatorName &&
-    body.SecurityCredential === state.config.securityCredential;
+  const credentialsValid = initiatorValid(state.config, body.Initiator, body.SecurityCredential);
   const payment =
     (originator !== undefined ? state.paymentsByOriginator.get(originator) : undefined) ??
     state.payments.find((p) => transactionId !== undefined && p.receipt === transactionId);
