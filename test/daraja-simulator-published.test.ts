@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   DARAJA_SIMULATOR_CERTIFICATE_PATH,
   DARAJA_SIMULATOR_DEFAULT_CREDENTIALS,
+  DARAJA_TOKEN_LIFETIME_SECONDS,
   type DarajaSimulator,
   startDarajaSimulator,
 } from '../src/simulators/mpesaDaraja/index.ts';
@@ -223,5 +224,43 @@ describe('SecurityCredential (the initiator password under the published certifi
     );
     const result = (await callbackMentioning(occasion, before)).Result as Record<string, unknown>;
     expect(result.ResultCode).toBe(2001);
+  });
+});
+
+describe('Authorization (tokens)', () => {
+  it('invalidates the previous token when a new one is issued', async () => {
+    const first = await token();
+    const second = await token();
+    const refused = await post(B2C_PATH, b2cRequest(`tok-${Date.now()}-1`), first);
+    expect(refused).toMatchObject({ status: 401, body: { errorCode: '401.002.01' } });
+    expect((await post(B2C_PATH, b2cRequest(`tok-${Date.now()}-2`), second)).status).toBe(200);
+  });
+
+  it('refuses a bad token with each family’s published code and status', async () => {
+    expect(await post(STATUS_PATH, statusRequest({ TransactionID: 'NLJ41HAY6Q' }), 'nope')).toMatchObject({
+      status: 401,
+      body: { errorCode: '401.002.01' },
+    });
+    expect(await post(STK_PUSH_PATH, stkRequest('254711000103'), 'nope')).toMatchObject({
+      status: 404,
+      body: { errorCode: '404.001.03', errorMessage: 'Invalid Access Token' },
+    });
+  });
+
+  it('expires a token after expires_in seconds by the simulator’s clock', async () => {
+    let now = Date.parse('2026-12-06T10:00:00Z');
+    const clocked = await startDarajaSimulator({ now: () => new Date(now) });
+    try {
+      const bearer = await token(clocked);
+      const body = { CheckoutRequestID: 'ws_CO_none' };
+      expect((await post('/mpesa/stkpushquery/v1/query', body, bearer, clocked)).status).toBe(400);
+      now += DARAJA_TOKEN_LIFETIME_SECONDS * 1000;
+      expect(await post('/mpesa/stkpushquery/v1/query', body, bearer, clocked)).toMatchObject({
+        status: 404,
+        body: { errorCode: '404.001.03' },
+      });
+    } finally {
+      await clocked.close();
+    }
   });
 });

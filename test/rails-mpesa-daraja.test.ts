@@ -294,6 +294,16 @@ describe('OAuth', () => {
     );
   });
 
+  it('takes a new token when another client of the same app has replaced its own', async () => {
+    const adapter = newRail();
+    await submitted(PHONE.settle, adapter);
+    const before = oauthRequests();
+    await submitted(PHONE.settle, newRail()); // a new token for the app: the first adapter's is now invalid
+    const transfer = await submitted(PHONE.settle, adapter);
+    expect(oauthRequests() - before).toBe(2);
+    expect(paymentsFor(transfer.id)).toHaveLength(1);
+  });
+
   it('fails clearly with a wrong consumer secret, and asks for nothing else', async () => {
     const adapter = newRail({ consumerSecret: 'not-the-secret' });
     const before = simulator.requests.length;

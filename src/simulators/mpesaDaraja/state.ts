@@ -58,6 +58,8 @@ export interface DarajaSimulatorOptions {
   delayedSettlementMs?: number;
   /** Added before every answer (OAuth included). */
   latencyMs?: number;
+  /** The simulator's clock (token expiry, prompt time-outs, the times it reports); the real one by default. */
+  now?: () => Date;
 }
 
 export interface DarajaReceivedRequest {
@@ -133,6 +135,7 @@ export function darajaConfig(options: DarajaSimulatorOptions) {
 /** Everything one simulator keeps, shared by its APIs; the record arrays are the ones its controls expose. */
 export interface DarajaState {
   config: DarajaConfig;
+  now: () => Date;
   /** token → expiry (epoch ms) */
   tokens: Map<string, number>;
   scheduled: Set<ScheduledCallback>;
@@ -151,6 +154,7 @@ export interface DarajaState {
 export function newDarajaState(options: DarajaSimulatorOptions): DarajaState {
   return {
     config: darajaConfig(options),
+    now: options.now ?? (() => new Date()),
     tokens: new Map(),
     scheduled: new Set(),
     inFlight: new Set(),
