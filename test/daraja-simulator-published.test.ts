@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   DARAJA_SIMULATOR_CERTIFICATE_PATH,
   DARAJA_SIMULATOR_DEFAULT_CREDENTIALS,
+  DARAJA_STK_PROMPT_TIMEOUT_MS,
   DARAJA_TOKEN_LIFETIME_SECONDS,
   type DarajaSimulator,
   startDarajaSimulator,
@@ -261,6 +262,70 @@ describe('Authorization (tokens)', () => {
       });
     } finally {
       await clocked.close();
+    }
+  });
+});
+
+describe('M-Pesa Express prompts end at the time-out', () => {
+  const QUERY_PATH = '/mpesa/stkpushquery/v1/query';
+
+  async function query(target: DarajaSimulator, checkoutRequestId: unknown) {
+    const { stkShortCode, passkey } = DARAJA_SIMULATOR_DEFAULT_CREDENTIALS;
+    const timestamp = '20260101120000';
+    const Password = Buffer.from(`${stkShortCode}${passkey}${timestamp}`).toString('base64');
+    const body = {
+      BusinessShortCode: stkShortCode,
+      Password,
+      Timestamp: timestamp,
+      CheckoutRequestID: checkoutRequestId,
+    };
+    return post(QUERY_PATH, body, undefined, target);
+  }
+
+  it('locks the phone while a prompt is open, then ends it with 1037 (or 1019) and releases the lock', async () => {
+    let now = Date.parse('2026-12-06T10:00:00Z');
+    const clocked = await startDarajaSimulator({ now: () => new Date(now) });
+    try {
+      const unanswered = await post(STK_PUSH_PATH, stkRequest('254700000003'), undefined, clocked);
+      const expiring = await post(STK_PUSH_PATH, stkRequest('254700000022'), undefined, clocked);
+      expect(await query(clocked, unanswered.body.CheckoutRequestID)).toMatchObject({
+        status: 500,
+        body: { errorCode: '500.001.1001', errorMessage: 'The transaction is being processed' },
+      });
+      expect(await post(STK_PUSH_PATH, stkRequest('254700000003'), undefined, clocked)).toMatchObject({
+        status: 500,
+        body: {
+          errorCode: '500.001.1001',
+          errorMessage: expect.stringMatching(/^Unable to lock subscriber/),
+        },
+      });
+
+      now += DARAJA_STK_PROMPT_TIMEOUT_MS;
+      expect(await query(clocked, unanswered.body.CheckoutRequestID)).toMatchObject({
+        status: 200,
+        body: { ResultCode: '1037', ResultDesc: 'DS timeout user cannot be reached' },
+      });
+      expect(await query(clocked, expiring.body.CheckoutRequestID)).toMatchObject({
+        status: 200,
+        body: { ResultCode: '1019', ResultDesc: 'Transaction has expired.' },
+      });
+      const again = await post(STK_PUSH_PATH, stkRequest('254700000003'), undefined, clocked);
+      expect(again).toMatchObject({ status: 200, body: { ResponseCode: '0' } });
+    } finally {
+      await clocked.close();
+    }
+  });
+
+  it('keeps a phone’s lock to the simulator instance that holds it', async () => {
+    const first = await startDarajaSimulator();
+    const second = await startDarajaSimulator();
+    try {
+      expect((await post(STK_PUSH_PATH, stkRequest('254700000003'), undefined, first)).status).toBe(200);
+      expect((await post(STK_PUSH_PATH, stkRequest('254700000003'), undefined, first)).status).toBe(500);
+      expect((await post(STK_PUSH_PATH, stkRequest('254700000003'), undefined, second)).status).toBe(200);
+    } finally {
+      await first.close();
+      await second.close();
     }
   });
 });

@@ -29,6 +29,7 @@ import {
   DARAJA_SIMULATOR_CERTIFICATE_PATH,
   DARAJA_SIMULATOR_DEFAULT_CREDENTIALS,
   DARAJA_SIMULATOR_PHONE_BEHAVIOURS,
+  DARAJA_STK_PROMPT_TIMEOUT_MS,
   type DarajaSimulator,
   startDarajaSimulator,
 } from '../src/simulators/mpesaDaraja/index.ts';
@@ -77,6 +78,7 @@ const PHONE = {
   queueTimeout: '+254700000016',
   stkCancelled: '+254700000020',
   stkUnreachable: '+254700000021',
+  stkExpired: '+254700000022',
 } as const;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -585,6 +587,35 @@ describe('collections (M-Pesa Express)', () => {
       failureCode: 'payer_busy',
     });
     expect(simulator.pushes.filter((p) => p.phoneNumber === PHONE.timeout.slice(1))).toHaveLength(1);
+  });
+});
+
+describe('collections whose prompt times out', () => {
+  it('reads the query after the prompt time-out as payer_unreachable (1037) or collection_expired (1019)', async () => {
+    let now = Date.now();
+    const clocked = await startDarajaSimulator({ now: () => new Date(now) });
+    try {
+      const adapter = mpesaDarajaRail(config({ baseUrl: clocked.url }), { baseUrl: receiver.baseUrl });
+      const unanswered = await adapter.collect(collection(PHONE.timeout), new Date(now));
+      const expiring = await adapter.collect(collection(PHONE.stkExpired), new Date(now));
+      if (!unanswered.accepted || !expiring.accepted) throw new Error('refused');
+      expect(await adapter.checkCollection(unanswered.reference, 'x', new Date(now))).toMatchObject({
+        kind: 'processing',
+      });
+      now += DARAJA_STK_PROMPT_TIMEOUT_MS;
+      expect(await adapter.checkCollection(unanswered.reference, 'x', new Date(now))).toEqual({
+        kind: 'failed',
+        failureCode: 'payer_unreachable',
+        reference: unanswered.reference,
+      });
+      expect(await adapter.checkCollection(expiring.reference, 'x', new Date(now))).toEqual({
+        kind: 'failed',
+        failureCode: 'collection_expired',
+        reference: expiring.reference,
+      });
+    } finally {
+      await clocked.close();
+    }
   });
 });
 

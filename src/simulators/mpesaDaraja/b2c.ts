@@ -69,7 +69,7 @@ export function b2cPaymentRequest(
     partyB,
     amount,
     outcome,
-    acceptedAt: new Date(),
+    acceptedAt: state.now(),
   };
   state.paymentsByOriginator.set(originatorConversationId, payment);
   state.payments.push(payment);
@@ -128,7 +128,7 @@ function schedulePaymentResult(
     String(body.ResultURL),
     () => b2cResultBody(payment),
     () => {
-      payment.completedAt ??= new Date();
+      payment.completedAt ??= state.now();
     },
   );
 }

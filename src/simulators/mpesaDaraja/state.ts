@@ -37,6 +37,12 @@ export const DARAJA_SIMULATOR_CALLBACK_DELAY_MS = 0;
 export const DARAJA_SIMULATOR_LATE_CALLBACK_DELAY_MS = 30_000;
 /** The simulator gives up POSTing a callback after this long; it does not retry (Daraja's retries are undocumented). */
 export const DARAJA_SIMULATOR_CALLBACK_TIMEOUT_MS = 10_000;
+/**
+ * An STK prompt nobody answers ends this long after it was sent (the lock on the phone with it), with
+ * ResultCode 1037, or 1019 for the expiring number. Assumed: Daraja's pages give no figure; integrators
+ * report about a minute, and the adapter's first query (90 s) comes after it.
+ */
+export const DARAJA_STK_PROMPT_TIMEOUT_MS = 60_000;
 /** Larger request bodies are refused as an invalid payload. */
 export const DARAJA_SIMULATOR_MAX_BODY_BYTES = 64 * 1024;
 
@@ -94,6 +100,8 @@ export interface DarajaSimulatedPayment {
 }
 
 export interface DarajaSimulatedPush {
+  /** The paybill or till that asked: a phone's prompt lock is per organization shortcode. */
+  businessShortCode: string;
   merchantRequestId: string;
   checkoutRequestId: string;
   receipt: string;
@@ -143,6 +151,8 @@ export interface DarajaState {
   hanging: Set<http.ServerResponse>;
   paymentsByOriginator: Map<string, DarajaSimulatedPayment>;
   pushesByCheckout: Map<string, DarajaSimulatedPush>;
+  /** Pushes whose prompt may still be open: each holds its phone's lock until it ends or times out. */
+  openPushes: Set<DarajaSimulatedPush>;
   failures: { remaining: number; status: number };
   closed: boolean;
   requests: DarajaReceivedRequest[];
@@ -161,6 +171,7 @@ export function newDarajaState(options: DarajaSimulatorOptions): DarajaState {
     hanging: new Set(),
     paymentsByOriginator: new Map(),
     pushesByCheckout: new Map(),
+    openPushes: new Set(),
     failures: { remaining: 0, status: 500 },
     closed: false,
     requests: [],
