@@ -329,3 +329,61 @@ describe('M-Pesa Express prompts end at the time-out', () => {
     }
   });
 });
+
+describe('field rules and value formats (published samples)', () => {
+  it('holds B2C Remarks to 2–100 characters with the published error', async () => {
+    for (const [remarks, status] of [
+      ['x', 400],
+      ['ok', 200],
+      ['x'.repeat(100), 200],
+      ['x'.repeat(101), 400],
+    ] as const) {
+      const answer = await post(
+        B2C_PATH,
+        b2cRequest(`rm-${Date.now()}-${remarks.length}`, { Remarks: remarks }),
+      );
+      expect(answer.status, `${remarks.length} characters`).toBe(status);
+      if (status === 400) {
+        expect(answer.body).toMatchObject({
+          errorCode: '400.002.02',
+          errorMessage: 'Bad Request - Invalid Remarks',
+        });
+      }
+    }
+  });
+
+  it('answers with the samples’ value types: expires_in, ResponseCode and the STK query ResultCode as strings', async () => {
+    const { consumerKey, consumerSecret } = DARAJA_SIMULATOR_DEFAULT_CREDENTIALS;
+    const basic = Buffer.from(`${consumerKey}:${consumerSecret}`).toString('base64');
+    const oauth = await fetch(`${simulator.url}/oauth/v1/generate?grant_type=client_credentials`, {
+      headers: { authorization: `Basic ${basic}` },
+    });
+    expect(await oauth.json()).toMatchObject({ access_token: expect.any(String), expires_in: '3599' });
+
+    const originator = `fmt-${Date.now()}`;
+    const accepted = await post(B2C_PATH, b2cRequest(originator, { Amount: 10 }));
+    expect(accepted.body).toMatchObject({ ResponseCode: '0', OriginatorConversationID: originator });
+    const result = (await callbackMentioning(originator)).Result as {
+      ResultParameters: { ResultParameter: Array<{ Key: string; Value: unknown }> };
+    };
+    const completed = result.ResultParameters.ResultParameter.find(
+      (p) => p.Key === 'TransactionCompletedDateTime',
+    );
+    expect(completed?.Value).toMatch(/^\d{2}\.\d{2}\.\d{4} \d{2}:\d{2}:\d{2}$/);
+    expect(result.ResultParameters.ResultParameter.find((p) => p.Key === 'TransactionAmount')?.Value).toBe(
+      10,
+    );
+  });
+
+  it('takes the samples’ numeric fields as numbers (Transaction Status PartyA and IdentifierType)', async () => {
+    const answer = await post(
+      STATUS_PATH,
+      statusRequest({
+        TransactionID: 'NLJ41HAY6Q',
+        PartyA: Number(DARAJA_SIMULATOR_DEFAULT_CREDENTIALS.shortCode),
+        IdentifierType: 4,
+      }),
+    );
+    expect(answer).toMatchObject({ status: 200, body: { ResponseCode: '0' } });
+  });
+});

@@ -28,6 +28,7 @@ import {
 } from './state.ts';
 import {
   absoluteUrl,
+  B2C_REMARKS_MIN_CHARS,
   boundedText,
   nonEmptyString,
   REMARKS_MAX_CHARS,
@@ -101,7 +102,11 @@ function checkPaymentRequest(
   if (!SHORTCODE.test(String(body.PartyA ?? ''))) return invalidField('PartyA');
   const partyB = String(body.PartyB ?? '');
   if (!SAFARICOM_MSISDN.test(partyB)) return invalidField('PartyB');
-  if (!boundedText(body.Remarks, REMARKS_MAX_CHARS)) return invalidField('Remarks');
+  if (
+    !boundedText(body.Remarks, REMARKS_MAX_CHARS) ||
+    String(body.Remarks).trim().length < B2C_REMARKS_MIN_CHARS
+  )
+    return invalidField('Remarks');
   if (!absoluteUrl(body.QueueTimeOutURL)) return invalidField('QueueTimeOutURL');
   if (!absoluteUrl(body.ResultURL)) return invalidField('ResultURL');
   // Daraja's sample spells it "Occassion"; both spellings are accepted, neither is required.
