@@ -26,8 +26,10 @@ import {
 } from '../src/rails/partner.ts';
 import { SANDBOX_PHONE_BEHAVIOURS } from '../src/rails/sandbox.ts';
 import {
+  DARAJA_SIMULATOR_CERTIFICATE_PATH,
   DARAJA_SIMULATOR_DEFAULT_CREDENTIALS,
   DARAJA_SIMULATOR_PHONE_BEHAVIOURS,
+  DARAJA_STK_PROMPT_TIMEOUT_MS,
   type DarajaSimulator,
   startDarajaSimulator,
 } from '../src/simulators/mpesaDaraja/index.ts';
@@ -46,6 +48,20 @@ const POLL_MS = 10;
 /** Long enough for a callback due now to have arrived, when checking that one did not. */
 const QUIET_PERIOD_MS = 100;
 const OAUTH_PATH = '/oauth/v1/generate';
+/** The Transaction Status request's fields as Safaricom's page publishes them. */
+const PUBLISHED_STATUS_QUERY_FIELDS = [
+  'Initiator',
+  'SecurityCredential',
+  'CommandID',
+  'TransactionID',
+  'OriginalConversationID',
+  'PartyA',
+  'IdentifierType',
+  'ResultURL',
+  'QueueTimeOutURL',
+  'Remarks',
+  'Occasion',
+];
 
 const PHONE = {
   settle: '+254700000000',
@@ -62,6 +78,7 @@ const PHONE = {
   queueTimeout: '+254700000016',
   stkCancelled: '+254700000020',
   stkUnreachable: '+254700000021',
+  stkExpired: '+254700000022',
 } as const;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -252,6 +269,43 @@ describe('OAuth', () => {
     expect(paymentsFor(transfer.id)).toHaveLength(1);
   });
 
+  it('encrypts the initiator password with the configured certificate when given one', async () => {
+    const certificate = await (await fetch(`${simulator.url}${DARAJA_SIMULATOR_CERTIFICATE_PATH}`)).text();
+    const { initiatorPassword } = DARAJA_SIMULATOR_DEFAULT_CREDENTIALS;
+    const encrypting = newRail({ securityCredential: undefined, initiatorPassword, certificate });
+    const settled = await submitted(PHONE.settle, encrypting);
+    expect(await reportFor(DARAJA_CALLBACK_PATHS.b2cResult, settled.id)).toMatchObject({
+      outcome: { kind: 'settled' },
+    });
+    const sent = simulator.requests.find((r) => r.rawBody.includes(settled.id))?.body as Record<
+      string,
+      unknown
+    >;
+    expect(sent.SecurityCredential).not.toContain(initiatorPassword);
+
+    const wrong = newRail({ securityCredential: undefined, initiatorPassword: 'not-it', certificate });
+    const refused = await submitted(PHONE.settle, wrong);
+    expect(await reportFor(DARAJA_CALLBACK_PATHS.b2cResult, refused.id)).toMatchObject({
+      outcome: { kind: 'failed', failureCode: 'partner_configuration_error' },
+    });
+
+    const broken = newRail({ initiatorPassword, certificate: 'not a certificate' });
+    const transfer = payout(PHONE.settle);
+    await expect(broken.submit({ idempotencyReference: transfer.id, transfer }, new Date())).rejects.toThrow(
+      DarajaAuthError,
+    );
+  });
+
+  it('takes a new token when another client of the same app has replaced its own', async () => {
+    const adapter = newRail();
+    await submitted(PHONE.settle, adapter);
+    const before = oauthRequests();
+    await submitted(PHONE.settle, newRail()); // a new token for the app: the first adapter's is now invalid
+    const transfer = await submitted(PHONE.settle, adapter);
+    expect(oauthRequests() - before).toBe(2);
+    expect(paymentsFor(transfer.id)).toHaveLength(1);
+  });
+
   it('fails clearly with a wrong consumer secret, and asks for nothing else', async () => {
     const adapter = newRail({ consumerSecret: 'not-the-secret' });
     const before = simulator.requests.length;
@@ -424,6 +478,27 @@ describe('payouts (B2C)', () => {
     });
   });
 
+  it('sends the status query in the published request shape, naming the payout OriginalConversationID', async () => {
+    const transfer = await submitted(PHONE.settle);
+    await statusReport(transfer);
+    const query = simulator.requests.find(
+      (r) => r.path === '/mpesa/transactionstatus/v1/query' && r.rawBody.includes(transfer.id),
+    );
+    const body = query?.body as Record<string, unknown>;
+    expect(
+      Object.keys(body).every((key) => PUBLISHED_STATUS_QUERY_FIELDS.includes(key)),
+      query?.rawBody,
+    ).toBe(true);
+    expect(body).toMatchObject({
+      Initiator: DARAJA_SIMULATOR_DEFAULT_CREDENTIALS.initiatorName,
+      CommandID: 'TransactionStatusQuery',
+      OriginalConversationID: transfer.id,
+      PartyA: DARAJA_SIMULATOR_DEFAULT_CREDENTIALS.shortCode,
+      IdentifierType: '4',
+    });
+    expect(body).not.toHaveProperty('OriginatorConversationID');
+  });
+
   it('refuses amounts M-Pesa cannot move without asking Daraja', async () => {
     const before = simulator.requests.length;
     for (const transfer of [
@@ -512,6 +587,35 @@ describe('collections (M-Pesa Express)', () => {
       failureCode: 'payer_busy',
     });
     expect(simulator.pushes.filter((p) => p.phoneNumber === PHONE.timeout.slice(1))).toHaveLength(1);
+  });
+});
+
+describe('collections whose prompt times out', () => {
+  it('reads the query after the prompt time-out as payer_unreachable (1037) or collection_expired (1019)', async () => {
+    let now = Date.now();
+    const clocked = await startDarajaSimulator({ now: () => new Date(now) });
+    try {
+      const adapter = mpesaDarajaRail(config({ baseUrl: clocked.url }), { baseUrl: receiver.baseUrl });
+      const unanswered = await adapter.collect(collection(PHONE.timeout), new Date(now));
+      const expiring = await adapter.collect(collection(PHONE.stkExpired), new Date(now));
+      if (!unanswered.accepted || !expiring.accepted) throw new Error('refused');
+      expect(await adapter.checkCollection(unanswered.reference, 'x', new Date(now))).toMatchObject({
+        kind: 'processing',
+      });
+      now += DARAJA_STK_PROMPT_TIMEOUT_MS;
+      expect(await adapter.checkCollection(unanswered.reference, 'x', new Date(now))).toEqual({
+        kind: 'failed',
+        failureCode: 'payer_unreachable',
+        reference: unanswered.reference,
+      });
+      expect(await adapter.checkCollection(expiring.reference, 'x', new Date(now))).toEqual({
+        kind: 'failed',
+        failureCode: 'collection_expired',
+        reference: expiring.reference,
+      });
+    } finally {
+      await clocked.close();
+    }
   });
 });
 

@@ -1727,7 +1727,7 @@ export interface SafeguardingSweep {
   created_at: string;
 }
 
-/** A partner that carries a rail (and mobile-money network) for the organization. `mpesa_daraja` (mobile_money, mpesa): settings `base_url`, `short_code`, `initiator_name`, `stk_short_code`, `stk_transaction_type`, `stk_party_b`, `b2c_command_id`; credentials `consumer_key`, `consumer_secret`, `security_credential`, `passkey`. `mtn_momo` (mobile_money, mtn): settings `base_url`, `target_environment`; credentials `api_user`, `api_key`, `collection_subscription_key`, `disbursement_subscription_key`. */
+/** A partner that carries a rail (and mobile-money network) for the organization. `mpesa_daraja` (mobile_money, mpesa): settings `base_url`, `short_code`, `initiator_name`, `stk_short_code`, `stk_transaction_type`, `stk_party_b`, `b2c_command_id`, `security_certificate`; credentials `consumer_key`, `consumer_secret`, `security_credential`, `passkey`, `initiator_password`. `mtn_momo` (mobile_money, mtn): settings `base_url`, `target_environment`; credentials `api_user`, `api_key`, `collection_subscription_key`, `disbursement_subscription_key`. */
 export interface RailPartner {
   object: 'rail_partner';
   /** Rail partner id. */

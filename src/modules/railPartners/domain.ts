@@ -23,6 +23,8 @@ interface PartnerShape {
   optionalSettings: readonly string[];
   /** Secrets: sealed at rest, write-only. */
   credentials: readonly string[];
+  /** Optional credentials among them. */
+  optionalCredentials: readonly string[];
 }
 
 export const RAIL_PARTNER_SHAPES: Record<RailPartnerName, PartnerShape> = {
@@ -37,9 +39,19 @@ export const RAIL_PARTNER_SHAPES: Record<RailPartnerName, PartnerShape> = {
       'stk_transaction_type',
       'stk_party_b',
       'b2c_command_id',
+      'security_certificate',
     ],
-    optionalSettings: ['stk_short_code', 'stk_transaction_type', 'stk_party_b', 'b2c_command_id'],
-    credentials: ['consumer_key', 'consumer_secret', 'security_credential', 'passkey'],
+    optionalSettings: [
+      'stk_short_code',
+      'stk_transaction_type',
+      'stk_party_b',
+      'b2c_command_id',
+      'security_certificate',
+    ],
+    // The security credential pre-encrypted, or the initiator's password for the adapter to encrypt with
+    // settings.security_certificate (Safaricom's certificate, PEM): one of the two (checkDarajaInitiator).
+    credentials: ['consumer_key', 'consumer_secret', 'security_credential', 'passkey', 'initiator_password'],
+    optionalCredentials: ['security_credential', 'initiator_password'],
   },
   mtn_momo: {
     rail: 'mobile_money',
@@ -47,6 +59,7 @@ export const RAIL_PARTNER_SHAPES: Record<RailPartnerName, PartnerShape> = {
     settings: ['base_url', 'target_environment'],
     optionalSettings: [],
     credentials: ['api_user', 'api_key', 'collection_subscription_key', 'disbursement_subscription_key'],
+    optionalCredentials: [],
   },
 };
 
@@ -172,12 +185,38 @@ export function checkRailPartnerFields(
     out.credentials = checkFields(
       'credentials',
       input.credentials ?? {},
-      shape.credentials,
-      [],
+      shape.credentials.filter((c) => !shape.optionalCredentials.includes(c)),
+      shape.optionalCredentials,
       options.partial,
     );
   }
+  if (partner === 'mpesa_daraja' && !options.partial) checkDarajaInitiator(out);
   return out;
+}
+
+/**
+ * M-Pesa's initiator authenticates by a SecurityCredential: given pre-encrypted (`security_credential`),
+ * or made by the adapter from `initiator_password` and the certificate (`settings.security_certificate`).
+ */
+function checkDarajaInitiator(fields: {
+  settings?: Record<string, string>;
+  credentials?: Record<string, string>;
+}): void {
+  const credentials = fields.credentials ?? {};
+  if (credentials.security_credential === undefined && credentials.initiator_password === undefined) {
+    throw validationError(
+      'credentials.security_credential',
+      'security_credential is required, or initiator_password with settings.security_certificate',
+      'missing',
+    );
+  }
+  if (credentials.initiator_password !== undefined && fields.settings?.security_certificate === undefined) {
+    throw validationError(
+      'settings.security_certificate',
+      'security_certificate is required with credentials.initiator_password',
+      'missing',
+    );
+  }
 }
 
 /** The sealing context of an organization's credentials for one partner configuration. */

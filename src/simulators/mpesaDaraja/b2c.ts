@@ -6,6 +6,7 @@
  * A repeated OriginatorConversationID is refused (HTTP 500, `500.002.1001` "Duplicate
  * OriginatorConversationID") and makes no second payment; Daraja does not replay the first answer.
  */
+
 import { behaviourOf, type DarajaSimulatedOutcome } from './behaviours.ts';
 import { schedule, scheduleResult } from './callbacks.ts';
 import {
@@ -15,6 +16,7 @@ import {
   receiptNumber,
   requestIdLike,
 } from './formats.ts';
+import { initiatorValid } from './securityCredential.ts';
 import {
   ACCEPTED_DESC,
   ApiAnswer,
@@ -26,6 +28,7 @@ import {
 } from './state.ts';
 import {
   absoluteUrl,
+  B2C_REMARKS_MIN_CHARS,
   boundedText,
   nonEmptyString,
   REMARKS_MAX_CHARS,
@@ -56,9 +59,7 @@ export function b2cPaymentRequest(
   if (behaviour.kind === 'refuse') {
     return new ApiAnswer(behaviour.status, errorBody(behaviour.errorCode, behaviour.errorMessage));
   }
-  const credentialsValid =
-    body.InitiatorName === state.config.initiatorName &&
-    body.SecurityCredential === state.config.securityCredential;
+  const credentialsValid = initiatorValid(state.config, body.InitiatorName, body.SecurityCredential);
   const outcome: DarajaSimulatedOutcome = credentialsValid
     ? behaviour
     : { kind: 'decline', resultCode: 2001, resultDesc: 'The initiator information is invalid.' };
@@ -69,7 +70,7 @@ export function b2cPaymentRequest(
     partyB,
     amount,
     outcome,
-    acceptedAt: new Date(),
+    acceptedAt: state.now(),
   };
   state.paymentsByOriginator.set(originatorConversationId, payment);
   state.payments.push(payment);
@@ -101,7 +102,11 @@ function checkPaymentRequest(
   if (!SHORTCODE.test(String(body.PartyA ?? ''))) return invalidField('PartyA');
   const partyB = String(body.PartyB ?? '');
   if (!SAFARICOM_MSISDN.test(partyB)) return invalidField('PartyB');
-  if (!boundedText(body.Remarks, REMARKS_MAX_CHARS)) return invalidField('Remarks');
+  if (
+    !boundedText(body.Remarks, REMARKS_MAX_CHARS) ||
+    String(body.Remarks).trim().length < B2C_REMARKS_MIN_CHARS
+  )
+    return invalidField('Remarks');
   if (!absoluteUrl(body.QueueTimeOutURL)) return invalidField('QueueTimeOutURL');
   if (!absoluteUrl(body.ResultURL)) return invalidField('ResultURL');
   // Daraja's sample spells it "Occassion"; both spellings are accepted, neither is required.
@@ -128,7 +133,7 @@ function schedulePaymentResult(
     String(body.ResultURL),
     () => b2cResultBody(payment),
     () => {
-      payment.completedAt ??= new Date();
+      payment.completedAt ??= state.now();
     },
   );
 }

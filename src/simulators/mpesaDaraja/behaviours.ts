@@ -9,8 +9,11 @@ export type DarajaSimulatedOutcome =
   | { kind: 'complete'; callback: 'once' | 'twice' | 'late' | 'malformed'; afterDelayedSettlement?: boolean }
   /** M-Pesa processes the request and declines it with this ResultCode (in the result callback). */
   | { kind: 'decline'; resultCode: number | string; resultDesc: string }
-  /** Accepted, then nothing: no callback ever; queries say it is still being processed. */
-  | { kind: 'never_complete' }
+  /**
+   * Accepted, then nothing: no callback ever; queries say it is still being processed. An STK prompt
+   * still ends at DARAJA_STK_PROMPT_TIMEOUT_MS, with ResultCode 1037 (or 1019 when `expires`).
+   */
+  | { kind: 'never_complete'; expires?: boolean }
   /** The API refuses the request synchronously with this HTTP status and Daraja error body. */
   | { kind: 'refuse'; status: number; errorCode: string; errorMessage: string }
   /** The request is carried out but the API never answers (the client times out). */
@@ -105,6 +108,8 @@ export const DARAJA_SIMULATOR_PHONE_BEHAVIOURS: Record<string, DarajaPhoneBehavi
     payout: COMPLETE,
     collection: { kind: 'decline', resultCode: 1037, resultDesc: 'DS timeout user cannot be reached' },
   },
+  // STK: the prompt is never answered and ends, at the prompt time-out, as expired (ResultCode 1019)
+  '+254700000022': { payout: COMPLETE, collection: { kind: 'never_complete', expires: true } },
 };
 
 /** The behaviour for a Daraja MSISDN (no `+`); any number not in the table completes. */

@@ -7,11 +7,12 @@
  * The only guard is M-Pesa's own: a push to a phone that already has a prompt open is refused (HTTP 500,
  * `500.001.1001` "Unable to lock subscriber, ...").
  */
-import { behaviourOf } from './behaviours.ts';
+import { behaviourOf, type DarajaSimulatedOutcome } from './behaviours.ts';
 import { scheduleResult } from './callbacks.ts';
 import { checkoutRequestId, compactDateTime, receiptNumber, requestIdLike } from './formats.ts';
 import {
   ApiAnswer,
+  DARAJA_STK_PROMPT_TIMEOUT_MS,
   type DarajaSimulatedPush,
   type DarajaState,
   errorBody,
@@ -35,6 +36,18 @@ export const STK_QUERY_PATH = '/mpesa/stkpushquery/v1/query';
 
 const STK_TRANSACTION_TYPES = new Set(['CustomerPayBillOnline', 'CustomerBuyGoodsOnline']);
 
+/** How an unanswered prompt ends at the time-out, as Daraja's result codes name it. */
+const PROMPT_UNANSWERED: DarajaSimulatedOutcome = {
+  kind: 'decline',
+  resultCode: 1037,
+  resultDesc: 'DS timeout user cannot be reached',
+};
+const PROMPT_EXPIRED: DarajaSimulatedOutcome = {
+  kind: 'decline',
+  resultCode: 1019,
+  resultDesc: 'Transaction has expired.',
+};
+
 /** POST /mpesa/stkpush/v1/processrequest */
 export function stkPush(state: DarajaState, body: Record<string, unknown>): ApiAnswer | 'hang' {
   const checked = checkPush(state, body);
@@ -45,7 +58,9 @@ export function stkPush(state: DarajaState, body: Record<string, unknown>): ApiA
     return new ApiAnswer(behaviour.status, errorBody(behaviour.errorCode, behaviour.errorMessage));
   }
   // M-Pesa's one guard against a second prompt: the payer's phone is locked while one is open.
-  if (state.pushes.some((p) => p.phoneNumber === phoneNumber && p.completedAt === undefined)) {
+  endTimedOutPrompts(state);
+  const shortCode = String(body.BusinessShortCode);
+  if ([...state.openPushes].some((p) => p.phoneNumber === phoneNumber && p.businessShortCode === shortCode)) {
     return new ApiAnswer(
       500,
       errorBody(
@@ -55,6 +70,7 @@ export function stkPush(state: DarajaState, body: Record<string, unknown>): ApiA
     );
   }
   const push: DarajaSimulatedPush = {
+    businessShortCode: shortCode,
     merchantRequestId: requestIdLike(),
     checkoutRequestId: checkoutRequestId(),
     receipt: receiptNumber(),
@@ -62,17 +78,19 @@ export function stkPush(state: DarajaState, body: Record<string, unknown>): ApiA
     amount,
     accountReference: String(body.AccountReference),
     outcome: behaviour,
-    acceptedAt: new Date(),
+    acceptedAt: state.now(),
   };
   state.pushesByCheckout.set(push.checkoutRequestId, push);
   state.pushes.push(push);
+  state.openPushes.add(push);
   scheduleResult(
     state,
     behaviour,
     String(body.CallBackURL),
     () => stkCallbackBody(push),
     () => {
-      push.completedAt ??= new Date();
+      push.completedAt ??= state.now();
+      state.openPushes.delete(push);
     },
   );
   if (behaviour.kind === 'hang') return 'hang';
@@ -91,6 +109,7 @@ export function stkQuery(state: DarajaState, body: Record<string, unknown>): Api
   if (refusal) return refusal;
   const push = state.pushesByCheckout.get(String(body.CheckoutRequestID ?? ''));
   if (!push) return new ApiAnswer(400, errorBody('400.002.02', 'Bad Request - Invalid CheckoutRequestID'));
+  endTimedOutPrompts(state);
   if (push.completedAt === undefined) {
     return new ApiAnswer(500, errorBody('500.001.1001', 'The transaction is being processed'));
   }
@@ -104,6 +123,26 @@ export function stkQuery(state: DarajaState, body: Record<string, unknown>): Api
     ResultCode: String(declined?.resultCode ?? 0),
     ResultDesc: declined?.resultDesc ?? SUCCESS_DESC,
   });
+}
+
+/**
+ * Prompts open past DARAJA_STK_PROMPT_TIMEOUT_MS (by the simulator's clock) end as M-Pesa ends them, and
+ * release their phone's lock. Seen by the query and the next push; no callback is POSTed for it.
+ */
+function endTimedOutPrompts(state: DarajaState): void {
+  const now = state.now().getTime();
+  for (const push of state.openPushes) {
+    if (push.completedAt !== undefined) {
+      state.openPushes.delete(push);
+      continue;
+    }
+    const endsAt = push.acceptedAt.getTime() + DARAJA_STK_PROMPT_TIMEOUT_MS;
+    if (now < endsAt) continue;
+    const expires = push.outcome.kind === 'never_complete' && push.outcome.expires === true;
+    push.outcome = expires ? PROMPT_EXPIRED : PROMPT_UNANSWERED;
+    push.completedAt = new Date(endsAt);
+    state.openPushes.delete(push);
+  }
 }
 
 /** The shortcode, timestamp and password both Express APIs carry: Daraja's refusal, or null when they hold. */
@@ -138,7 +177,12 @@ function checkPush(
   if (!absoluteUrl(body.CallBackURL)) return invalidField('CallBackURL');
   if (!boundedText(body.AccountReference, ACCOUNT_REFERENCE_MAX_CHARS))
     return invalidField('AccountReference');
-  if (!boundedText(body.TransactionDesc, TRANSACTION_DESC_MAX_CHARS)) return invalidField('TransactionDesc');
+  // Optional on the published page; when sent, held to its limit.
+  if (
+    body.TransactionDesc !== undefined &&
+    !boundedText(body.TransactionDesc, TRANSACTION_DESC_MAX_CHARS, true)
+  )
+    return invalidField('TransactionDesc');
   return { amount, phoneNumber };
 }
 
@@ -162,7 +206,7 @@ function stkCallbackBody(push: DarajaSimulatedPush): unknown {
             { Name: 'Amount', Value: push.amount },
             { Name: 'MpesaReceiptNumber', Value: push.receipt },
             { Name: 'Balance' },
-            { Name: 'TransactionDate', Value: compactDateTime(push.completedAt ?? new Date()) },
+            { Name: 'TransactionDate', Value: compactDateTime(push.completedAt ?? push.acceptedAt) },
             { Name: 'PhoneNumber', Value: Number(push.phoneNumber) },
           ],
         },

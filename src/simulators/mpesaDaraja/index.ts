@@ -16,7 +16,7 @@
  * Where it is not documented (marked "assumed"), the choice is the one the adapter must survive.
  *
  * One file per API: oauth.ts, b2c.ts, express.ts (STK push and query), transactionStatus.ts; shared:
- * state.ts (options, records, answers), validation.ts, callbacks.ts, formats.ts (ids and times),
+ * securityCredential.ts (the certificate it publishes and the initiator check), state.ts (options, records, answers), validation.ts, callbacks.ts, formats.ts (ids and times),
  * behaviours.ts (the magic numbers); server.ts wires them into the HTTP server.
  */
 export {
@@ -24,6 +24,11 @@ export {
   type DarajaPhoneBehaviour,
   type DarajaSimulatedOutcome,
 } from './behaviours.ts';
+export {
+  DARAJA_SIMULATOR_CERTIFICATE_PATH,
+  DARAJA_SIMULATOR_CERTIFICATE_PEM,
+  encryptSecurityCredential,
+} from './securityCredential.ts';
 export { type DarajaSimulator, startDarajaSimulator } from './server.ts';
 export {
   DARAJA_SIMULATOR_CALLBACK_DELAY_MS,
@@ -31,6 +36,7 @@ export {
   DARAJA_SIMULATOR_DEFAULT_CREDENTIALS,
   DARAJA_SIMULATOR_LATE_CALLBACK_DELAY_MS,
   DARAJA_SIMULATOR_MAX_BODY_BYTES,
+  DARAJA_STK_PROMPT_TIMEOUT_MS,
   DARAJA_TOKEN_LIFETIME_SECONDS,
   type DarajaCallbackDelivery,
   type DarajaReceivedRequest,

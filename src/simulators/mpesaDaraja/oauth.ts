@@ -1,6 +1,7 @@
 /**
  * Daraja's OAuth API: a consumer key and secret (HTTP Basic) buy an hour's access token, and each M-Pesa API
- * refuses a missing, unknown or expired token with its own error body.
+ * refuses a missing, unknown or expired token with its own error body. A new token invalidates the app's
+ * previous one (Daraja's authorization FAQ), so clients sharing one app's keys must share its token.
  */
 import { randomBytes } from 'node:crypto';
 import type http from 'node:http';
@@ -30,7 +31,9 @@ export function generateToken(
     return new ApiAnswer(400, errorBody('400.008.01', 'Invalid Authentication passed'));
   }
   const token = randomBytes(21).toString('base64url');
-  state.tokens.set(token, Date.now() + config.tokenLifetimeSeconds * 1000);
+  // One app (one key and secret) per simulator: its new token replaces every earlier one.
+  state.tokens.clear();
+  state.tokens.set(token, state.now().getTime() + config.tokenLifetimeSeconds * 1000);
   return new ApiAnswer(200, { access_token: token, expires_in: String(config.tokenLifetimeSeconds) });
 }
 
@@ -43,9 +46,10 @@ export function tokenRefusal(
   const match = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '');
   const token = match?.[1];
   const expiresAt = token === undefined ? undefined : state.tokens.get(token);
-  if (expiresAt !== undefined && expiresAt > Date.now()) return null;
+  if (expiresAt !== undefined && expiresAt > state.now().getTime()) return null;
   if (token !== undefined) state.tokens.delete(token);
+  // Each family's published code, with the HTTP status the code begins with, as Daraja's codes do.
   return family === 'express'
-    ? new ApiAnswer(401, errorBody('404.001.03', 'Invalid Access Token'))
+    ? new ApiAnswer(404, errorBody('404.001.03', 'Invalid Access Token'))
     : new ApiAnswer(401, errorBody('401.002.01', `Error Occurred - Invalid Access Token - ${token ?? ''}`));
 }

@@ -1,7 +1,8 @@
 /**
  * The Daraja simulator's HTTP server: reads and records each request, routes it to its API (OAuth, B2C,
  * M-Pesa Express, Transaction Status) after the checks every M-Pesa API shares (method, forced failures,
- * access token, JSON body), and writes the answer, or leaves it hanging. Also the simulator's controls.
+ * access token, JSON body), and writes the answer, or leaves it hanging; it also publishes the simulator's
+ * certificate (securityCredential.ts). Also the simulator's controls.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -9,6 +10,7 @@ import { B2C_PATHS, b2cPaymentRequest } from './b2c.ts';
 import { idle, send } from './callbacks.ts';
 import { STK_PUSH_PATH, STK_QUERY_PATH, stkPush, stkQuery } from './express.ts';
 import { generateToken, OAUTH_PATH, tokenRefusal } from './oauth.ts';
+import { DARAJA_SIMULATOR_CERTIFICATE_PATH, DARAJA_SIMULATOR_CERTIFICATE_PEM } from './securityCredential.ts';
 import {
   ApiAnswer,
   DARAJA_SIMULATOR_MAX_BODY_BYTES,
@@ -23,6 +25,9 @@ import {
 } from './state.ts';
 import { TRANSACTION_STATUS_PATH, transactionStatusQuery } from './transactionStatus.ts';
 import { parseObject } from './validation.ts';
+
+/** The simulator's certificate is served as PEM text. */
+const CERTIFICATE_CONTENT_TYPE = 'application/x-pem-file';
 
 export interface DarajaSimulator {
   /** The base URL, without a trailing slash: the adapter's `baseUrl`. */
@@ -148,9 +153,9 @@ async function respond(
     response.on('close', () => hanging.delete(response));
     return;
   }
-  const text = JSON.stringify(answer.body);
+  const text = answer.contentType === undefined ? JSON.stringify(answer.body) : String(answer.body);
   response.writeHead(answer.status, {
-    'content-type': 'application/json',
+    'content-type': answer.contentType ?? 'application/json',
     'content-length': Buffer.byteLength(text),
   });
   response.end(text);
@@ -164,6 +169,9 @@ async function route(
   const url = new URL(request.url ?? '/', 'http://simulator');
   const path = url.pathname;
   const method = request.method ?? 'GET';
+  if (path === DARAJA_SIMULATOR_CERTIFICATE_PATH && method === 'GET') {
+    return new ApiAnswer(200, DARAJA_SIMULATOR_CERTIFICATE_PEM, CERTIFICATE_CONTENT_TYPE);
+  }
   if (path === OAUTH_PATH) {
     if (method !== 'GET') return new ApiAnswer(405, errorBody('405.001', `${method} Method Not Allowed`));
     return generateToken(state, request, url.searchParams);

@@ -7,6 +7,10 @@ import type http from 'node:http';
 import { SANDBOX_DELAYED_SETTLEMENT_MS } from '../../rails/sandbox.ts';
 import type { DarajaSimulatedOutcome } from './behaviours.ts';
 import { requestIdLike } from './formats.ts';
+import { DARAJA_SIMULATOR_CERTIFICATE_PEM, encryptSecurityCredential } from './securityCredential.ts';
+
+/** The sandbox initiator's password: what a SecurityCredential must decrypt to. */
+const DEFAULT_INITIATOR_PASSWORD = 'sim-initiator-password';
 
 export const DARAJA_SIMULATOR_DEFAULT_CREDENTIALS = {
   consumerKey: 'sim-consumer-key',
@@ -16,7 +20,12 @@ export const DARAJA_SIMULATOR_DEFAULT_CREDENTIALS = {
   /** The Lipa na M-Pesa (paybill) shortcode: STK BusinessShortCode. */
   stkShortCode: '174379',
   initiatorName: 'testapi',
-  securityCredential: 'sim-security-credential',
+  initiatorPassword: DEFAULT_INITIATOR_PASSWORD,
+  /**
+   * The initiator's password encrypted with the simulator's certificate, as a client sends it. Any valid
+   * encryption of the password is accepted (the padding is random, so each process computes a new one).
+   */
+  securityCredential: encryptSecurityCredential(DEFAULT_INITIATOR_PASSWORD, DARAJA_SIMULATOR_CERTIFICATE_PEM),
   passkey: 'sim-passkey',
 } as const;
 
@@ -28,6 +37,12 @@ export const DARAJA_SIMULATOR_CALLBACK_DELAY_MS = 0;
 export const DARAJA_SIMULATOR_LATE_CALLBACK_DELAY_MS = 30_000;
 /** The simulator gives up POSTing a callback after this long; it does not retry (Daraja's retries are undocumented). */
 export const DARAJA_SIMULATOR_CALLBACK_TIMEOUT_MS = 10_000;
+/**
+ * An STK prompt nobody answers ends this long after it was sent (the lock on the phone with it), with
+ * ResultCode 1037, or 1019 for the expiring number. Assumed: Daraja's pages give no figure; integrators
+ * report about a minute, and the adapter's first query (90 s) comes after it.
+ */
+export const DARAJA_STK_PROMPT_TIMEOUT_MS = 60_000;
 /** Larger request bodies are refused as an invalid payload. */
 export const DARAJA_SIMULATOR_MAX_BODY_BYTES = 64 * 1024;
 
@@ -39,7 +54,8 @@ export interface DarajaSimulatorOptions {
   shortCode?: string;
   stkShortCode?: string;
   initiatorName?: string;
-  securityCredential?: string;
+  /** The password a SecurityCredential must decrypt to (under the simulator's certificate). */
+  initiatorPassword?: string;
   passkey?: string;
   tokenLifetimeSeconds?: number;
   callbackDelayMs?: number;
@@ -48,6 +64,8 @@ export interface DarajaSimulatorOptions {
   delayedSettlementMs?: number;
   /** Added before every answer (OAuth included). */
   latencyMs?: number;
+  /** The simulator's clock (token expiry, prompt time-outs, the times it reports); the real one by default. */
+  now?: () => Date;
 }
 
 export interface DarajaReceivedRequest {
@@ -82,6 +100,8 @@ export interface DarajaSimulatedPayment {
 }
 
 export interface DarajaSimulatedPush {
+  /** The paybill or till that asked: a phone's prompt lock is per organization shortcode. */
+  businessShortCode: string;
   merchantRequestId: string;
   checkoutRequestId: string;
   receipt: string;
@@ -123,6 +143,7 @@ export function darajaConfig(options: DarajaSimulatorOptions) {
 /** Everything one simulator keeps, shared by its APIs; the record arrays are the ones its controls expose. */
 export interface DarajaState {
   config: DarajaConfig;
+  now: () => Date;
   /** token → expiry (epoch ms) */
   tokens: Map<string, number>;
   scheduled: Set<ScheduledCallback>;
@@ -130,6 +151,8 @@ export interface DarajaState {
   hanging: Set<http.ServerResponse>;
   paymentsByOriginator: Map<string, DarajaSimulatedPayment>;
   pushesByCheckout: Map<string, DarajaSimulatedPush>;
+  /** Pushes whose prompt may still be open: each holds its phone's lock until it ends or times out. */
+  openPushes: Set<DarajaSimulatedPush>;
   failures: { remaining: number; status: number };
   closed: boolean;
   requests: DarajaReceivedRequest[];
@@ -141,12 +164,14 @@ export interface DarajaState {
 export function newDarajaState(options: DarajaSimulatorOptions): DarajaState {
   return {
     config: darajaConfig(options),
+    now: options.now ?? (() => new Date()),
     tokens: new Map(),
     scheduled: new Set(),
     inFlight: new Set(),
     hanging: new Set(),
     paymentsByOriginator: new Map(),
     pushesByCheckout: new Map(),
+    openPushes: new Set(),
     failures: { remaining: 0, status: 500 },
     closed: false,
     requests: [],
@@ -161,6 +186,8 @@ export class ApiAnswer {
   constructor(
     readonly status: number,
     readonly body: unknown,
+    /** Set for an answer that is not JSON: the body is then written as the text it is. */
+    readonly contentType?: string,
   ) {}
 }
 

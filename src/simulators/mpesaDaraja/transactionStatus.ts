@@ -1,10 +1,12 @@
 /**
- * Daraja's Transaction Status API: a query names a B2C payment by OriginatorConversationID or receipt, is
+ * Daraja's Transaction Status API: a query names a B2C payment by its receipt (`TransactionID`) or by the
+ * payment's OriginatorConversationID, sent as `OriginalConversationID` (the published request's name), is
  * accepted at once, and its result (the payment as it stands when the result is sent) is POSTed to the
  * query's ResultURL.
  */
 import { schedule } from './callbacks.ts';
 import { compactDateTime, conversationId, placeholderTransactionId, requestIdLike } from './formats.ts';
+import { initiatorValid } from './securityCredential.ts';
 import {
   ACCEPTED_DESC,
   ApiAnswer,
@@ -29,9 +31,7 @@ export function transactionStatusQuery(state: DarajaState, body: Record<string, 
   if (checked instanceof ApiAnswer) return checked;
   const { transactionId, originator, occasion } = checked;
   const query: StatusQuery = { originatorConversationId: requestIdLike(), conversationId: conversationId() };
-  const credentialsValid =
-    body.Initiator === state.config.initiatorName &&
-    body.SecurityCredential === state.config.securityCredential;
+  const credentialsValid = initiatorValid(state.config, body.Initiator, body.SecurityCredential);
   const payment =
     (originator !== undefined ? state.paymentsByOriginator.get(originator) : undefined) ??
     state.payments.find((p) => transactionId !== undefined && p.receipt === transactionId);
@@ -67,9 +67,9 @@ function checkStatusQuery(
   if (!nonEmptyString(body.SecurityCredential)) return invalidField('SecurityCredential');
   if (body.CommandID !== 'TransactionStatusQuery') return invalidField('CommandID');
   const transactionId = nonEmptyString(body.TransactionID) ? body.TransactionID : undefined;
-  const originator = nonEmptyString(body.OriginatorConversationID)
-    ? body.OriginatorConversationID
-    : undefined;
+  // The published request names the payment's id OriginalConversationID; any other spelling is ignored,
+  // as Daraja ignores fields it does not know.
+  const originator = nonEmptyString(body.OriginalConversationID) ? body.OriginalConversationID : undefined;
   if (transactionId === undefined && originator === undefined) return invalidField('TransactionID');
   if (!SHORTCODE.test(String(body.PartyA ?? ''))) return invalidField('PartyA');
   if (!['1', '2', '4'].includes(String(body.IdentifierType))) return invalidField('IdentifierType');

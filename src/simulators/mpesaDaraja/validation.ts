@@ -9,6 +9,8 @@ export const SHORTCODE = /^\d{5,7}$/;
 export const STK_TIMESTAMP = /^\d{14}$/;
 /** Daraja's published limits on free text (B2C Remarks/Occasion: 100; STK AccountReference: 12, TransactionDesc: 13). */
 export const REMARKS_MAX_CHARS = 100;
+/** B2C Remarks: the published page asks for 2 to 100 characters. */
+export const B2C_REMARKS_MIN_CHARS = 2;
 export const ACCOUNT_REFERENCE_MAX_CHARS = 12;
 export const TRANSACTION_DESC_MAX_CHARS = 13;
 

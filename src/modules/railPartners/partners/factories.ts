@@ -19,7 +19,9 @@ export const PARTNER_RAIL_FACTORIES: Readonly<Record<RailPartnerName, PartnerRai
         initiatorName: settings.initiator_name ?? '',
         consumerKey: credentials.consumer_key ?? '',
         consumerSecret: credentials.consumer_secret ?? '',
-        securityCredential: credentials.security_credential ?? '',
+        ...(credentials.security_credential ? { securityCredential: credentials.security_credential } : {}),
+        ...(credentials.initiator_password ? { initiatorPassword: credentials.initiator_password } : {}),
+        ...(settings.security_certificate ? { certificate: settings.security_certificate } : {}),
         passkey: credentials.passkey ?? '',
         ...(settings.stk_short_code ? { stkShortCode: settings.stk_short_code } : {}),
         ...(settings.stk_transaction_type

@@ -3,6 +3,7 @@
  * OAuth access token it caches, and the requests every operation sends through the outbound address guard.
  */
 
+import { constants, publicEncrypt, X509Certificate } from 'node:crypto';
 import type { OutboundFetch, OutboundRequestInit } from '../../../../outbound/guard.ts';
 import type { CallbackTarget } from '../../../../rails/partner.ts';
 import {
@@ -33,8 +34,15 @@ export interface MpesaDarajaConfig {
   shortCode: string;
   /** The API operator created on the M-Pesa organization portal. */
   initiatorName: string;
-  /** The initiator's password encrypted with Safaricom's public certificate, base64. */
-  securityCredential: string;
+  /**
+   * The initiator's password encrypted with Safaricom's public certificate, base64: the pre-encrypted
+   * credential. Not needed when `initiatorPassword` and `certificate` are given (they take precedence).
+   */
+  securityCredential?: string;
+  /** The initiator's password, to be encrypted here with `certificate`. */
+  initiatorPassword?: string;
+  /** Safaricom's public certificate (PEM, X.509) for the environment `baseUrl` names. */
+  certificate?: string;
   /** The Lipa na M-Pesa Online passkey, for STK passwords. */
   passkey: string;
   /** The STK BusinessShortCode (paybill or store number); the B2C shortCode when they are one account. */
@@ -89,6 +97,8 @@ export interface DarajaConnection {
   token: { value: string; refreshAt: number } | undefined;
   /** The token request under way, so that calls at once share one token. */
   tokenRequest: Promise<string> | undefined;
+  /** The SecurityCredential, once made (encrypting once is enough: any valid encryption is accepted). */
+  securityCredential: string | undefined;
 }
 
 export function darajaConnection(config: MpesaDarajaConfig, callbacks: CallbackTarget): DarajaConnection {
@@ -100,7 +110,33 @@ export function darajaConnection(config: MpesaDarajaConfig, callbacks: CallbackT
     stkShortCode: config.stkShortCode ?? config.shortCode,
     token: undefined,
     tokenRequest: undefined,
+    securityCredential: undefined,
   };
+}
+
+/**
+ * The request's SecurityCredential: the initiator's password encrypted with the configured certificate
+ * (RSA, PKCS #1 v1.5 padding, base64, as Safaricom documents), or else the pre-encrypted one.
+ */
+export function securityCredential(connection: DarajaConnection): string {
+  if (connection.securityCredential !== undefined) return connection.securityCredential;
+  const { initiatorPassword, certificate, securityCredential: preEncrypted } = connection.config;
+  let credential = preEncrypted ?? '';
+  if (initiatorPassword && certificate) {
+    let key: X509Certificate['publicKey'];
+    try {
+      key = new X509Certificate(certificate).publicKey;
+    } catch {
+      throw new DarajaAuthError('The configured Daraja certificate is not a PEM X.509 certificate');
+    }
+    const encrypted = publicEncrypt(
+      { key, padding: constants.RSA_PKCS1_PADDING },
+      Buffer.from(initiatorPassword, 'utf8'),
+    );
+    credential = encrypted.toString('base64');
+  }
+  connection.securityCredential = credential;
+  return credential;
 }
 
 async function send(

@@ -1,11 +1,18 @@
 /**
  * M-Pesa payouts through Daraja (rail.ts): B2C under our idempotency reference as the
- * OriginatorConversationID, and the Transaction Status query that asks for a payout's result again.
+ * OriginatorConversationID, and the Transaction Status query that asks for a payout's result again by that
+ * id (the query's `OriginalConversationID`).
  */
 
 import type { Transfer } from '../../../../domain/transferRecord.ts';
 import type { RailOutcome, SubmitRequest, SubmitResult } from '../../../../rails/rail.ts';
-import { type DarajaConnection, DarajaProtocolError, post, unexpected } from './connection.ts';
+import {
+  type DarajaConnection,
+  DarajaProtocolError,
+  post,
+  securityCredential,
+  unexpected,
+} from './connection.ts';
 import {
   DARAJA_CALLBACK_PATHS,
   DARAJA_UNKNOWN_RESULT_FAILURE_CODE,
@@ -47,7 +54,7 @@ export async function submitPayout(
   const answer = await post(connection, PATHS.b2c, {
     OriginatorConversationID: idempotencyReference,
     InitiatorName: config.initiatorName,
-    SecurityCredential: config.securityCredential,
+    SecurityCredential: securityCredential(connection),
     CommandID: config.b2cCommandId ?? 'BusinessPayment',
     Amount: shillings,
     PartyA: config.shortCode,
@@ -90,9 +97,10 @@ export async function checkPayout(
   if (!reference) throw new DarajaProtocolError(`Transfer ${transfer.id} has no Daraja reference to check`);
   const answer = await post(connection, PATHS.transactionStatus, {
     Initiator: config.initiatorName,
-    SecurityCredential: config.securityCredential,
+    SecurityCredential: securityCredential(connection),
     CommandID: 'TransactionStatusQuery',
-    OriginatorConversationID: reference,
+    // The published request's name for the payout's OriginatorConversationID (we know no receipt yet).
+    OriginalConversationID: reference,
     PartyA: config.shortCode,
     IdentifierType: '4', // PartyA is an organization shortcode
     ResultURL: `${callbackBase}/${DARAJA_CALLBACK_PATHS.statusResult}`,
