@@ -293,7 +293,8 @@ describe('payouts (disbursement transfer)', () => {
     expect(post?.path).toBe('/disbursement/v1_0/transfer');
     expect(post?.status).toBe(202);
     expect(post?.headers['x-callback-url']).toBe(`${receiver.url}${callbackPath}/disbursement`);
-    expect(post?.headers['x-target-environment']).toBe('sandbox');
+    // The simulator stands for MTN Uganda unless told otherwise (UGX, as these transfers are).
+    expect(post?.headers['x-target-environment']).toBe('mtnuganda');
     expect(post?.headers.authorization).toMatch(/^Bearer /);
     expect(JSON.parse(post?.body ?? '')).toEqual({
       amount: '25000',
@@ -678,12 +679,28 @@ describe('amounts and references', () => {
     expect(minorUnitsOfMomoAmount('1.505', 'GHS')).toBeUndefined();
     expect(minorUnitsOfMomoAmount('1e3', 'GHS')).toBeUndefined();
 
-    // Over the wire both ways: GHS to an MTN Ghana number, the callback's amount back in pesewas.
-    const { transfer } = await submitted('+233240000001', 150_075n, 'GHS');
-    const [post] = postsFor(momoReferenceId(transfer.id, 'disbursement'));
-    expect(JSON.parse(post?.body ?? '')).toMatchObject({ amount: '1500.75', currency: 'GHS' });
-    const [callback] = await callbacksAbout(transfer.id);
-    expect(rail.parseCallback(callback as ArrivedCallback)).toMatchObject({ amountMinor: 150_075n });
+    // Over the wire both ways: GHS to an MTN Ghana number, through MTN Ghana (whose accounts hold GHS), the
+    // callback's amount back in pesewas.
+    const ghana = await startMomoSimulator({
+      targetEnvironment: 'mtnghana',
+      processingMs: TEST_PROCESSING_MS,
+    });
+    try {
+      const ghanaRail = mtnMomoRail(configFor(ghana), { baseUrl: `${receiver.url}${callbackPath}` });
+      const transfer = transferTo('+233240000001', 150_075n, 'GHS');
+      const result = await ghanaRail.submit({ idempotencyReference: transfer.id, transfer }, new Date());
+      expect(result.accepted).toBe(true);
+      const post = ghana.requests.find(
+        (request) => request.headers['x-reference-id'] === momoReferenceId(transfer.id, 'disbursement'),
+      );
+      expect(JSON.parse(post?.body ?? '')).toMatchObject({ amount: '1500.75', currency: 'GHS' });
+      const [delivery] = await ghana.waitForCallbacks({ externalId: transfer.id });
+      expect(ghanaRail.parseCallback(arrived(delivery as MomoCallbackDelivery))).toMatchObject({
+        amountMinor: 150_075n,
+      });
+    } finally {
+      await ghana.close();
+    }
   });
 
   it('refuses an amount or currency MoMo cannot carry, without calling MTN', async () => {
@@ -709,6 +726,27 @@ describe('amounts and references', () => {
       failureCode: 'currency_not_supported',
     });
     expect(sim.requests.length).toBe(start);
+  });
+
+  it("reads INVALID_CURRENCY (UGX to MTN's EUR-only sandbox) as currency_not_supported, nothing made", async () => {
+    const eurOnly = await startMomoSimulator({
+      targetEnvironment: 'sandbox',
+      processingMs: TEST_PROCESSING_MS,
+    });
+    try {
+      const sandboxRail = mtnMomoRail(configFor(eurOnly), { baseUrl: `${receiver.url}${callbackPath}` });
+      const transfer = transferTo(NUMBER.succeed);
+      expect(await sandboxRail.submit({ idempotencyReference: transfer.id, transfer }, new Date())).toEqual({
+        accepted: false,
+        failureCode: 'currency_not_supported',
+      });
+      expect(
+        await sandboxRail.collect(collectionRequest('+46733123499', 5_000n, 'EUR'), new Date()),
+      ).toMatchObject({ accepted: true });
+      expect(eurOnly.resources('disbursement')).toHaveLength(0);
+    } finally {
+      await eurOnly.close();
+    }
   });
 
   it('derives one UUID version 4 X-Reference-Id per idempotency reference and product', () => {

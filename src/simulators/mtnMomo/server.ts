@@ -209,7 +209,7 @@ function answer(
   if (subscriptionKey !== state.subscriptionKeys[route.product]) {
     return { status: 401, body: INVALID_SUBSCRIPTION_KEY_BODY };
   }
-  if (route.action === 'token') return issueToken(state, route.product, headers.authorization);
+  if (route.action === 'token') return issueToken(state, route.product, headers.authorization, text);
   if (!authorizeBearer(state, route.product, headers.authorization))
     return { status: 401, body: INVALID_TOKEN_BODY };
   if (headers['x-target-environment'] !== state.credentials.targetEnvironment) {

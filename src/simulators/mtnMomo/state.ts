@@ -5,6 +5,7 @@
  */
 import type http from 'node:http';
 import { SANDBOX_DELAYED_SETTLEMENT_MS } from '../../rails/sandbox.ts';
+import { currenciesOf, MOMO_SIMULATOR_DEFAULT_ENVIRONMENT } from './environments.ts';
 
 export type MomoProduct = 'collection' | 'disbursement';
 export type MomoStatus = 'PENDING' | 'SUCCESSFUL' | 'FAILED';
@@ -29,11 +30,17 @@ export interface MomoSimulatorOptions {
   apiKey?: string;
   collectionSubscriptionKey?: string;
   disbursementSubscriptionKey?: string;
-  /** The X-Target-Environment the simulator answers to; MTN's sandbox is `sandbox`. */
+  /**
+   * The X-Target-Environment the simulator answers to: `mtnuganda` unless given; MTN's sandbox is `sandbox`
+   * (EUR only).
+   */
   targetEnvironment?: string;
   /** When set, an X-Callback-Url on another host is refused, as MTN refuses one off the registered host. */
   providerCallbackHost?: string;
-  /** When set, a currency outside this list is refused with MTN's INVALID_CURRENCY (the sandbox takes EUR). */
+  /**
+   * The currencies taken, others refused with MTN's INVALID_CURRENCY; the target environment's own currency
+   * (MOMO_ENVIRONMENT_CURRENCIES) unless given.
+   */
   currencies?: readonly string[];
   tokenLifetimeSeconds?: number;
   processingMs?: number;
@@ -134,7 +141,7 @@ export interface MomoRoute {
 export type MomoConfig = ReturnType<typeof momoConfig>;
 
 /** The options over the defaults: timings, callback method, and the host and currencies MTN would check. */
-export function momoConfig(options: MomoSimulatorOptions) {
+export function momoConfig(options: MomoSimulatorOptions, targetEnvironment: string) {
   return {
     tokenLifetimeSeconds: options.tokenLifetimeSeconds ?? MOMO_SIMULATOR_TOKEN_LIFETIME_SECONDS,
     processingMs: options.processingMs ?? MOMO_SIMULATOR_PROCESSING_MS,
@@ -143,7 +150,7 @@ export function momoConfig(options: MomoSimulatorOptions) {
     callbackMethod: options.callbackMethod ?? 'PUT',
     latencyMs: options.latencyMs ?? 0,
     providerCallbackHost: options.providerCallbackHost,
-    currencies: options.currencies,
+    currencies: currenciesOf(targetEnvironment, options.currencies),
   };
 }
 
@@ -171,7 +178,7 @@ export function newMomoState(options: MomoSimulatorOptions): MomoState {
     apiKey: options.apiKey ?? 'momo-simulator-api-key',
     collectionSubscriptionKey: options.collectionSubscriptionKey ?? 'momo-simulator-collection-key',
     disbursementSubscriptionKey: options.disbursementSubscriptionKey ?? 'momo-simulator-disbursement-key',
-    targetEnvironment: options.targetEnvironment ?? 'sandbox',
+    targetEnvironment: options.targetEnvironment ?? MOMO_SIMULATOR_DEFAULT_ENVIRONMENT,
   };
   return {
     credentials,
@@ -179,7 +186,7 @@ export function newMomoState(options: MomoSimulatorOptions): MomoState {
       collection: credentials.collectionSubscriptionKey,
       disbursement: credentials.disbursementSubscriptionKey,
     },
-    config: momoConfig(options),
+    config: momoConfig(options, credentials.targetEnvironment),
     requests: [],
     callbacks: [],
     stored: new Map(),

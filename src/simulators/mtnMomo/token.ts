@@ -11,12 +11,23 @@ export const TOKEN_ROUTE: MomoRoute = {
   action: 'token',
 };
 
-/** POST /{product}/token/ */
-export function issueToken(state: MomoState, product: MomoProduct, header: string | undefined): Answer {
+/**
+ * POST /{product}/token/. MTN's common-errors page: "Inputting a Body in an API that is not supported e.g.
+ * /Token API" is a 400; whitespace alone is no body.
+ */
+export function issueToken(
+  state: MomoState,
+  product: MomoProduct,
+  header: string | undefined,
+  text: string,
+): Answer {
   const { apiUser, apiKey } = state.credentials;
   const { tokenLifetimeSeconds } = state.config;
   const expected = `Basic ${Buffer.from(`${apiUser}:${apiKey}`).toString('base64')}`;
   if (header !== expected) return { status: 401, body: { error: 'login_failed' } };
+  if (text.trim() !== '') {
+    return { status: 400, body: { message: 'The token API takes no request body.' } };
+  }
   const accessToken = randomBytes(24).toString('base64url');
   state.tokens.set(accessToken, { product, expiresAt: Date.now() + tokenLifetimeSeconds * 1000 });
   return {

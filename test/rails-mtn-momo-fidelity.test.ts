@@ -1,0 +1,205 @@
+/**
+ * The MoMo simulator against MTN's published pages, row by row of docs/rails/mtn-momo.md: raw HTTP as any
+ * client would send it (no adapter), so each published field, route and error is checked as MTN gives it.
+ */
+
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type MomoSimulator, startMomoSimulator } from '../src/simulators/mtnMomo/index.ts';
+
+type Product = 'collection' | 'disbursement';
+
+const PATH: Record<Product, string> = {
+  collection: '/collection/v1_0/requesttopay',
+  disbursement: '/disbursement/v1_0/transfer',
+};
+const PARTY: Record<Product, 'payer' | 'payee'> = { collection: 'payer', disbursement: 'payee' };
+
+let uganda: MomoSimulator;
+let sandbox: MomoSimulator;
+
+beforeAll(async () => {
+  uganda = await startMomoSimulator({ processingMs: 10 });
+  sandbox = await startMomoSimulator({ targetEnvironment: 'sandbox', processingMs: 10 });
+});
+
+afterAll(async () => {
+  await uganda?.close();
+  await sandbox?.close();
+});
+
+function subscriptionKey(sim: MomoSimulator, product: Product): string {
+  return product === 'collection'
+    ? sim.credentials.collectionSubscriptionKey
+    : sim.credentials.disbursementSubscriptionKey;
+}
+
+function basic(sim: MomoSimulator): string {
+  const { apiUser, apiKey } = sim.credentials;
+  return `Basic ${Buffer.from(`${apiUser}:${apiKey}`).toString('base64')}`;
+}
+
+async function answerOf(response: Response): Promise<{ status: number; body: unknown }> {
+  const text = await response.text();
+  return { status: response.status, body: text === '' ? undefined : JSON.parse(text) };
+}
+
+async function tokenRequest(sim: MomoSimulator, product: Product, body?: string) {
+  return answerOf(
+    await fetch(`${sim.url}/${product}/token/`, {
+      method: 'POST',
+      headers: { Authorization: basic(sim), 'Ocp-Apim-Subscription-Key': subscriptionKey(sim, product) },
+      ...(body === undefined ? {} : { body }),
+    }),
+  );
+}
+
+async function bearer(sim: MomoSimulator, product: Product): Promise<string> {
+  const answer = await tokenRequest(sim, product);
+  return `Bearer ${(answer.body as { access_token: string }).access_token}`;
+}
+
+/** Product API headers, as MTN's reference lists them. */
+async function apiHeaders(sim: MomoSimulator, product: Product): Promise<Record<string, string>> {
+  return {
+    Authorization: await bearer(sim, product),
+    'X-Target-Environment': sim.credentials.targetEnvironment,
+    'Ocp-Apim-Subscription-Key': subscriptionKey(sim, product),
+  };
+}
+
+/** A request-to-pay or transfer body, with overrides. */
+function requestBody(product: Product, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    amount: '100',
+    currency: 'UGX',
+    externalId: `ext_${randomUUID()}`,
+    [PARTY[product]]: { partyIdType: 'MSISDN', partyId: '256770000000' },
+    payerMessage: 'Invoice 12',
+    payeeNote: 'Invoice 12',
+    ...overrides,
+  };
+}
+
+async function create(sim: MomoSimulator, product: Product, body: Record<string, unknown>) {
+  const referenceId = randomUUID();
+  const answer = await answerOf(
+    await fetch(`${sim.url}${PATH[product]}`, {
+      method: 'POST',
+      headers: {
+        ...(await apiHeaders(sim, product)),
+        'X-Reference-Id': referenceId,
+        'Content-Type': 'application/json',
+      },
+      body: JSON.stringify(body),
+    }),
+  );
+  return { ...answer, referenceId };
+}
+
+async function read(sim: MomoSimulator, path: string, product: Product) {
+  return answerOf(await fetch(`${sim.url}${path}`, { headers: await apiHeaders(sim, product) }));
+}
+
+describe('currency: the target environment currency', () => {
+  it('takes only EUR in the sandbox, only UGX in MTN Uganda; others are 500 INVALID_CURRENCY', async () => {
+    for (const product of ['collection', 'disbursement'] as const) {
+      const sandboxEur = await create(sandbox, product, requestBody(product, { currency: 'EUR' }));
+      expect(sandboxEur.status).toBe(202);
+      const sandboxUgx = await create(sandbox, product, requestBody(product, { currency: 'UGX' }));
+      expect(sandboxUgx).toMatchObject({ status: 500, body: { code: 'INVALID_CURRENCY' } });
+      expect((await read(sandbox, `${PATH[product]}/${sandboxUgx.referenceId}`, product)).status).toBe(404);
+      expect((await create(uganda, product, requestBody(product))).status).toBe(202);
+      const ugandaEur = await create(uganda, product, requestBody(product, { currency: 'EUR' }));
+      expect(ugandaEur).toMatchObject({ status: 500, body: { code: 'INVALID_CURRENCY' } });
+    }
+  });
+
+  it('takes the currencies it is given over its environment', async () => {
+    const both = await startMomoSimulator({ targetEnvironment: 'sandbox', currencies: ['EUR', 'UGX'] });
+    try {
+      expect((await create(both, 'disbursement', requestBody('disbursement'))).status).toBe(202);
+    } finally {
+      await both.close();
+    }
+  });
+});
+
+describe('notes: payerMessage and payeeNote', () => {
+  it('refuses an apostrophe and more than 160 characters with 400; other punctuation passes', async () => {
+    for (const product of ['collection', 'disbursement'] as const) {
+      for (const field of ['payerMessage', 'payeeNote']) {
+        const apostrophe = await create(uganda, product, requestBody(product, { [field]: "Kato's shop" }));
+        expect(apostrophe.status, `${product} ${field}`).toBe(400);
+        const long = await create(uganda, product, requestBody(product, { [field]: 'x'.repeat(161) }));
+        expect(long.status).toBe(400);
+        const longest = await create(uganda, product, requestBody(product, { [field]: 'x'.repeat(160) }));
+        expect(longest.status).toBe(202);
+        const marks = await create(
+          uganda,
+          product,
+          requestBody(product, { [field]: 'Order #12 & co! (50%)' }),
+        );
+        expect(marks.status).toBe(202);
+      }
+    }
+  });
+});
+
+describe('token: POST /{product}/token/', () => {
+  it('refuses a body with 400, and gives a token without one', async () => {
+    expect(await tokenRequest(uganda, 'collection', '{"grant_type":"client_credentials"}')).toMatchObject({
+      status: 400,
+    });
+    expect(await tokenRequest(uganda, 'disbursement', '{}')).toMatchObject({ status: 400 });
+    expect(await tokenRequest(uganda, 'collection')).toMatchObject({
+      status: 200,
+      body: { token_type: 'access_token', expires_in: 3600 },
+    });
+    expect(await tokenRequest(uganda, 'collection', '')).toMatchObject({ status: 200 });
+  });
+});
+
+describe('party: partyIdType MSISDN, EMAIL or PARTY_CODE', () => {
+  it('takes each type in its own form, and answers it back on GET', async () => {
+    for (const product of ['collection', 'disbursement'] as const) {
+      for (const party of [
+        { partyIdType: 'MSISDN', partyId: '256770000000' },
+        { partyIdType: 'EMAIL', partyId: 'kato@example.ug' },
+        { partyIdType: 'PARTY_CODE', partyId: randomUUID() },
+      ]) {
+        const created = await create(uganda, product, requestBody(product, { [PARTY[product]]: party }));
+        expect(created.status, JSON.stringify(party)).toBe(202);
+        const got = await read(uganda, `${PATH[product]}/${created.referenceId}`, product);
+        expect(got.body).toMatchObject({ [PARTY[product]]: party });
+      }
+    }
+  });
+
+  it("refuses an id not in its type's form with the not-found code, and an unknown type with 400", async () => {
+    const notFound = { collection: 'PAYER_NOT_FOUND', disbursement: 'PAYEE_NOT_FOUND' } as const;
+    for (const product of ['collection', 'disbursement'] as const) {
+      for (const party of [
+        { partyIdType: 'MSISDN', partyId: 'kato@example.ug' },
+        { partyIdType: 'EMAIL', partyId: '256770000000' },
+        { partyIdType: 'EMAIL', partyId: 'kato at example.ug' },
+        { partyIdType: 'PARTY_CODE', partyId: 'kato' },
+      ]) {
+        const refused = await create(uganda, product, requestBody(product, { [PARTY[product]]: party }));
+        expect(refused, JSON.stringify(party)).toMatchObject({
+          status: 400,
+          body: { code: notFound[product] },
+        });
+      }
+      for (const party of [
+        { partyIdType: 'msisdn', partyId: '256770000000' },
+        { partyIdType: 'ALIAS', partyId: 'kato' },
+        { partyIdType: 'MSISDN', partyId: 256770000000 },
+      ]) {
+        const refused = await create(uganda, product, requestBody(product, { [PARTY[product]]: party }));
+        expect(refused.status, JSON.stringify(party)).toBe(400);
+        expect((refused.body as { code?: string }).code).toBeUndefined();
+      }
+    }
+  });
+});
