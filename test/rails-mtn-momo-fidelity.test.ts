@@ -203,3 +203,107 @@ describe('party: partyIdType MSISDN, EMAIL or PARTY_CODE', () => {
     }
   });
 });
+
+describe('account balance: GET /{product}/v1_0/account/balance', () => {
+  it("answers each product account's available balance in the environment's currency", async () => {
+    for (const product of ['collection', 'disbursement'] as const) {
+      expect(await read(uganda, `/${product}/v1_0/account/balance`, product)).toEqual({
+        status: 200,
+        body: { availableBalance: '1000000', currency: 'UGX' },
+      });
+      expect(await read(sandbox, `/${product}/v1_0/account/balance`, product)).toMatchObject({
+        body: { currency: 'EUR' },
+      });
+    }
+    const changed = await startMomoSimulator({ balances: { disbursement: '0' } });
+    try {
+      expect(await read(changed, '/disbursement/v1_0/account/balance', 'disbursement')).toMatchObject({
+        body: { availableBalance: '0' },
+      });
+      changed.setBalance('collection', '-25.5');
+      expect(await read(changed, '/collection/v1_0/account/balance', 'collection')).toMatchObject({
+        body: { availableBalance: '-25.5' },
+      });
+    } finally {
+      await changed.close();
+    }
+  });
+
+  it('asks for the bearer token and target environment as every product API does', async () => {
+    const path = '/disbursement/v1_0/account/balance';
+    const headers = await apiHeaders(uganda, 'disbursement');
+    const noToken = await fetch(`${uganda.url}${path}`, { headers: { ...headers, Authorization: '' } });
+    expect(noToken.status).toBe(401);
+    const collectionToken = await fetch(`${uganda.url}${path}`, {
+      headers: { ...headers, Authorization: await bearer(uganda, 'collection') },
+    });
+    expect(collectionToken.status).toBe(401);
+    const wrongEnvironment = await answerOf(
+      await fetch(`${uganda.url}${path}`, { headers: { ...headers, 'X-Target-Environment': 'sandbox' } }),
+    );
+    expect(wrongEnvironment).toMatchObject({ status: 500, body: { code: 'NOT_ALLOWED_TARGET_ENVIRONMENT' } });
+  });
+});
+
+describe('account holder: GET /{product}/v1_0/accountholder/{accountHolderIdType}/{accountHolderId}/active', () => {
+  const active = (sim: MomoSimulator, product: Product, type: string, id: string) =>
+    read(sim, `/${product}/v1_0/accountholder/${type}/${encodeURIComponent(id)}/active`, product);
+
+  it('answers {result}: true for an account holder, false for our inactive number', async () => {
+    for (const product of ['collection', 'disbursement'] as const) {
+      expect(await active(uganda, product, 'msisdn', '256770000000')).toEqual({
+        status: 200,
+        body: { result: true },
+      });
+      expect(await active(uganda, product, 'msisdn', '256770000016')).toEqual({
+        status: 200,
+        body: { result: false },
+      });
+      expect(await active(uganda, product, 'email', 'kato@example.ug')).toMatchObject({
+        body: { result: true },
+      });
+      expect(await active(uganda, product, 'party_code', randomUUID())).toMatchObject({
+        body: { result: true },
+      });
+    }
+  });
+
+  it("answers MTN's sandbox test account holders as its Sandbox Use Cases page names them", async () => {
+    const cases: Array<[string, string, { status: number; body: unknown }]> = [];
+    const answers = {
+      NotFound: { status: 200, body: { result: false } },
+      NotActive: { status: 200, body: { result: false } },
+      NotAllowed: { status: 500, body: { code: 'NOT_ALLOWED' } },
+      NotAllowedTargetEnvironment: { status: 500, body: { code: 'NOT_ALLOWED_TARGET_ENVIRONMENT' } },
+      InternalProcessingError: { status: 500, body: { code: 'INTERNAL_PROCESSING_ERROR' } },
+      ServiceUnavailable: { status: 503, body: { code: 'SERVICE_UNAVAILABLE' } },
+    };
+    const numbers = ['NotFound', 'NotActive', 'NotAllowed', 'NotAllowedTargetEnvironment'] as const;
+    const more = ['InternalProcessingError', 'ServiceUnavailable'] as const;
+    [...numbers, ...more].forEach((name, index) => {
+      cases.push(['msisdn', `4673312345${index}`, answers[name]]);
+      cases.push(['email', `${name.toLowerCase()}@email.com`, answers[name]]);
+    });
+    cases.push(['party_code', '5cecb5a7-8bd0-4f49-87b1-8eb9ecc7b7bc', answers.NotFound]);
+    cases.push(['party_code', 'b0040b3c-b426-4a90-af6e-673e65861cd7', answers.NotActive]);
+    cases.push(['party_code', '4d5f500f-c385-4901-9be5-25b6d36ad220', answers.NotAllowed]);
+    cases.push(['party_code', 'd2265f9b-0c22-496d-908f-79a65ad66266', answers.NotAllowedTargetEnvironment]);
+    cases.push(['party_code', '8f548a78-ceb8-4d12-a243-5640b91e91a4', answers.InternalProcessingError]);
+    cases.push(['party_code', '585c07a4-2c80-42f7-9e73-e586b36dee68', answers.ServiceUnavailable]);
+    for (const [type, id, expected] of cases) {
+      expect(await active(sandbox, 'collection', type, id), `${type} ${id}`).toMatchObject(expected);
+    }
+  });
+
+  it('refuses an id type not in small letters or not MTN’s, and an id not of its type, with 400', async () => {
+    const refused = 'MSISDN:256770000000 alias:kato msisdn:kato email:256770000000 party_code:not-a-uuid';
+    for (const pair of refused.split(' ')) {
+      const [type = '', id = ''] = pair.split(':');
+      expect((await active(uganda, 'disbursement', type, id)).status, pair).toBe(400);
+    }
+    const malformed = await fetch(`${uganda.url}/collection/v1_0/accountholder/msisdn/%zz/active`, {
+      headers: await apiHeaders(uganda, 'collection'),
+    });
+    expect(malformed.status).toBe(404);
+  });
+});

@@ -15,7 +15,7 @@ import {
   momoAmountOf,
   momoReferenceId,
 } from '../src/modules/railPartners/partners/mtnMomo/protocol.ts';
-import { mtnMomoRail } from '../src/modules/railPartners/partners/mtnMomo/rail.ts';
+import { mtnMomoAccountBalance, mtnMomoRail } from '../src/modules/railPartners/partners/mtnMomo/rail.ts';
 import { MOMO_STATUS_POLL_INTERVAL_MS } from '../src/modules/railPartners/partners/mtnMomo/requests.ts';
 import { guardedFetch } from '../src/outbound/guard.ts';
 import { type ArrivedCallback, MalformedCallbackError, type PartnerRail } from '../src/rails/partner.ts';
@@ -52,6 +52,7 @@ const NUMBER = {
   approvalRejected: '+256770000013',
   expired: '+256770000014',
   refusedOnPost: '+256770000015',
+  notActive: '+256770000016',
 } as const;
 
 interface ReceivedCallback {
@@ -241,16 +242,27 @@ describe('access tokens', () => {
     expect(requestsTo('/collection/token/', start)).toHaveLength(1);
 
     sim.expireTokens();
+    const expiredAt = sim.requests.length;
     const afterExpiry = transferTo(NUMBER.succeed);
     const result = await fresh.submit(
       { idempotencyReference: afterExpiry.id, transfer: afterExpiry },
       new Date(),
     );
     expect(result.accepted).toBe(true);
+    // A payout's first call is the account-holder check: it gets the 401, a fresh token and one more try.
+    const activePath = '/disbursement/v1_0/accountholder/msisdn/256770000000/active';
+    expect(requestsTo(activePath, expiredAt).map((request) => request.status)).toEqual([401, 200]);
     const reference = momoReferenceId(afterExpiry.id, 'disbursement');
-    expect(postsFor(reference).map((request) => request.status)).toEqual([401, 202]);
+    expect(postsFor(reference).map((request) => request.status)).toEqual([202]);
     expect(requestsTo('/disbursement/token/', start)).toHaveLength(2);
     expect(requestsTo('/collection/token/', start)).toHaveLength(1);
+    // A POST that gets the 401 (a collection makes no check first) gets a fresh token and one more try too.
+    sim.expireTokens();
+    const collection = collectionRequest(NUMBER.succeed);
+    expect(await fresh.collect(collection, new Date())).toMatchObject({ accepted: true });
+    const collectionReference = momoReferenceId(collection.idempotencyReference, 'collection');
+    expect(postsFor(collectionReference).map((request) => request.status)).toEqual([401, 202]);
+    expect(requestsTo('/collection/token/', start)).toHaveLength(2);
     // The token request is HTTP Basic with the API user and key, under the product's subscription key.
     const [tokenRequest] = requestsTo('/disbursement/token/', start);
     const basic = Buffer.from(`${sim.credentials.apiUser}:${sim.credentials.apiKey}`).toString('base64');
@@ -427,7 +439,8 @@ describe('payouts (disbursement transfer)', () => {
 
     const transfer = transferTo(NUMBER.succeed);
     const request = { idempotencyReference: transfer.id, transfer };
-    sim.failNext(1, 503);
+    // The gateway fails the payout's account-holder check (which it then goes on without) and its POST.
+    sim.failNext(2, 503);
     await expect(rail.submit(request, new Date())).rejects.toThrow(/SERVICE_UNAVAILABLE/);
     const retried = await rail.submit(request, new Date());
     expect(retried).toMatchObject({
@@ -476,6 +489,101 @@ describe('payouts (disbursement transfer)', () => {
     expect(
       await rail.submit({ idempotencyReference: otherNetwork.id, transfer: otherNetwork }, new Date()),
     ).toEqual({ accepted: false, failureCode: 'destination_not_supported' });
+  });
+});
+
+describe('the account: the account-holder check before a payout, and balances', () => {
+  const activeOf = (msisdn: string) => `/disbursement/v1_0/accountholder/msisdn/${msisdn}/active`;
+
+  it('fails a payout to a payee MTN says is not active with recipient_not_active, making nothing', async () => {
+    for (const phone of [NUMBER.notActive, '+46733123450', '+46733123451']) {
+      const transfer = transferTo(phone);
+      expect(await rail.submit({ idempotencyReference: transfer.id, transfer }, new Date()), phone).toEqual({
+        accepted: false,
+        failureCode: 'recipient_not_active',
+      });
+      expect(requestsTo(activeOf(phone.slice(1))).at(-1)?.status).toBe(200);
+      expect(postsFor(momoReferenceId(transfer.id, 'disbursement'))).toHaveLength(0);
+    }
+  });
+
+  it('goes on without the check when it has no answer: MTN decides the transfer', async () => {
+    for (const phone of ['+46733123452', '+46733123454', '+46733123455']) {
+      const transfer = transferTo(phone);
+      const result = await rail.submit({ idempotencyReference: transfer.id, transfer }, new Date());
+      expect(result, phone).toMatchObject({ accepted: true });
+      expect(requestsTo(activeOf(phone.slice(1))).at(-1)?.status).toBeGreaterThanOrEqual(500);
+    }
+  });
+
+  it('answers accepted for a payout an earlier attempt made, even once the payee is not active', async () => {
+    const transfer = transferTo(NUMBER.notActive);
+    const reference = momoReferenceId(transfer.id, 'disbursement');
+    // The earlier attempt's POST, as the adapter sends it, reached MTN before the payee stopped being active.
+    const token = await fetch(`${sim.url}/disbursement/token/`, {
+      method: 'POST',
+      headers: {
+        Authorization: `Basic ${Buffer.from(`${sim.credentials.apiUser}:${sim.credentials.apiKey}`).toString('base64')}`,
+        'Ocp-Apim-Subscription-Key': sim.credentials.disbursementSubscriptionKey,
+      },
+    });
+    const { access_token: accessToken } = (await token.json()) as { access_token: string };
+    const made = await fetch(`${sim.url}/disbursement/v1_0/transfer`, {
+      method: 'POST',
+      headers: {
+        Authorization: `Bearer ${accessToken}`,
+        'X-Reference-Id': reference,
+        'X-Target-Environment': sim.credentials.targetEnvironment,
+        'Ocp-Apim-Subscription-Key': sim.credentials.disbursementSubscriptionKey,
+        'Content-Type': 'application/json',
+      },
+      body: JSON.stringify({
+        amount: '25000',
+        currency: 'UGX',
+        externalId: transfer.id,
+        payee: { partyIdType: 'MSISDN', partyId: NUMBER.notActive.slice(1) },
+      }),
+    });
+    expect(made.status).toBe(202);
+    const now = new Date();
+    expect(await rail.submit({ idempotencyReference: transfer.id, transfer }, now)).toEqual({
+      accepted: true,
+      reference,
+      checkAt: laterBy(now, MOMO_STATUS_POLL_INTERVAL_MS),
+    });
+    expect(
+      sim.resources('disbursement').filter((resource) => resource.externalId === transfer.id),
+    ).toHaveLength(1);
+    await sim.whenIdle();
+    expect(await rail.check({ ...transfer, railReference: reference }, new Date())).toEqual({
+      kind: 'failed',
+      failureCode: 'recipient_not_allowed',
+    });
+  });
+
+  it('reads a product account balance exactly, in minor units', async () => {
+    const accounts = await startMomoSimulator({
+      targetEnvironment: 'mtnghana',
+      balances: { disbursement: '1500.75', collection: '-5' },
+    });
+    try {
+      const config = configFor(accounts);
+      expect(await mtnMomoAccountBalance(config, 'disbursement')).toEqual({
+        currency: 'GHS',
+        availableMinor: 150_075n,
+      });
+      expect(await mtnMomoAccountBalance(config, 'collection')).toEqual({
+        currency: 'GHS',
+        availableMinor: -500n,
+      });
+      accounts.setBalance('disbursement', '1.505');
+      await expect(mtnMomoAccountBalance(config, 'disbursement')).rejects.toThrow(/not a GHS amount/);
+      await expect(
+        mtnMomoAccountBalance(configFor(accounts, { targetEnvironment: 'mtnuganda' }), 'collection'),
+      ).rejects.toThrow(/HTTP 500: NOT_ALLOWED_TARGET_ENVIRONMENT/);
+    } finally {
+      await accounts.close();
+    }
   });
 });
 

@@ -37,6 +37,8 @@ export type MomoSimulatorBehaviour =
 
 export interface MomoSimulatorNumber {
   behaviour: MomoSimulatorBehaviour;
+  /** false: the account-holder-active check answers `{result: false}` for it (true unless said). */
+  active?: false;
   /** The SANDBOX_PHONE_BEHAVIOURS number whose outcome this one mirrors on an MTN (Uganda) number. */
   mirrors?: string;
 }
@@ -82,7 +84,65 @@ export const MOMO_SIMULATOR_NUMBERS: Readonly<Record<string, MomoSimulatorNumber
       reasons: { disbursement: 'PAYEE_NOT_FOUND', collection: 'PAYER_NOT_FOUND' },
     },
   },
+  '+256770000016': {
+    behaviour: {
+      kind: 'fail',
+      reasons: { disbursement: 'PAYEE_NOT_ALLOWED_TO_RECEIVE', collection: 'PAYER_NOT_FOUND' },
+    },
+    active: false,
+  },
 };
+
+/** What MTN's sandbox answers an account-holder-active check about one of its test account holders. */
+export type MomoAccountHolderCase =
+  | 'NotFound'
+  | 'NotActive'
+  | 'NotAllowed'
+  | 'NotAllowedTargetEnvironment'
+  | 'InternalProcessingError'
+  | 'ServiceUnavailable';
+
+/**
+ * MTN's sandbox test account holders (its Sandbox Use Cases page, AccountHolderActive…), by party type and
+ * id, as the page lists them.
+ */
+export const MOMO_SANDBOX_ACCOUNT_HOLDERS: Readonly<
+  Record<'MSISDN' | 'EMAIL' | 'PARTY_CODE', Readonly<Record<string, MomoAccountHolderCase>>>
+> = {
+  MSISDN: {
+    '46733123450': 'NotFound',
+    '46733123451': 'NotActive',
+    '46733123452': 'NotAllowed',
+    '46733123453': 'NotAllowedTargetEnvironment',
+    '46733123454': 'InternalProcessingError',
+    '46733123455': 'ServiceUnavailable',
+  },
+  EMAIL: {
+    'notfound@email.com': 'NotFound',
+    'notactive@email.com': 'NotActive',
+    'notallowed@email.com': 'NotAllowed',
+    'notallowedtargetenvironment@email.com': 'NotAllowedTargetEnvironment',
+    'internalprocessingerror@email.com': 'InternalProcessingError',
+    'serviceunavailable@email.com': 'ServiceUnavailable',
+  },
+  PARTY_CODE: {
+    '5cecb5a7-8bd0-4f49-87b1-8eb9ecc7b7bc': 'NotFound',
+    'b0040b3c-b426-4a90-af6e-673e65861cd7': 'NotActive',
+    '4d5f500f-c385-4901-9be5-25b6d36ad220': 'NotAllowed',
+    'd2265f9b-0c22-496d-908f-79a65ad66266': 'NotAllowedTargetEnvironment',
+    '8f548a78-ceb8-4d12-a243-5640b91e91a4': 'InternalProcessingError',
+    '585c07a4-2c80-42f7-9e73-e586b36dee68': 'ServiceUnavailable',
+  },
+};
+
+/** The sandbox case of an account holder, or undefined for one MTN's page does not list. */
+export function accountHolderCaseOf(partyIdType: string, id: string): MomoAccountHolderCase | undefined {
+  const table = Object.hasOwn(MOMO_SANDBOX_ACCOUNT_HOLDERS, partyIdType)
+    ? MOMO_SANDBOX_ACCOUNT_HOLDERS[partyIdType as keyof typeof MOMO_SANDBOX_ACCOUNT_HOLDERS]
+    : undefined;
+  const key = partyIdType === 'EMAIL' ? id.toLowerCase() : id;
+  return table !== undefined && Object.hasOwn(table, key) ? table[key] : undefined;
+}
 
 /** The behaviour for an MTN partyId (no `+`); any number not in the table succeeds. */
 export function behaviourOf(partyId: string | undefined): MomoSimulatorBehaviour {

@@ -18,6 +18,8 @@ export const MOMO_SIMULATOR_PROCESSING_MS = 50;
 export const MOMO_SIMULATOR_LATE_CALLBACK_DELAY_MS = 2_000;
 /** MTN's platform gives a callback 2 seconds to be answered. */
 export const MOMO_SIMULATOR_CALLBACK_TIMEOUT_MS = 2_000;
+/** Each product account's available balance unless given, in major units of its currency. */
+export const MOMO_SIMULATOR_DEFAULT_BALANCE = '1000000';
 /** How long waitForCallbacks and whenIdle wait unless told otherwise. */
 export const MOMO_SIMULATOR_WAIT_TIMEOUT_MS = 5_000;
 
@@ -42,6 +44,8 @@ export interface MomoSimulatorOptions {
    * (MOMO_ENVIRONMENT_CURRENCIES) unless given.
    */
   currencies?: readonly string[];
+  /** Each product account's available balance (a decimal string, as MTN answers it); MOMO_SIMULATOR_DEFAULT_BALANCE. */
+  balances?: Partial<Record<MomoProduct, string>>;
   tokenLifetimeSeconds?: number;
   processingMs?: number;
   /** How long the settle-after-a-delay number stays PENDING; the sandbox rail's delay unless given. */
@@ -135,7 +139,7 @@ export interface MomoProductApi {
 export interface MomoRoute {
   pattern: RegExp;
   method: string;
-  action: 'token' | 'create' | 'read';
+  action: 'token' | 'create' | 'read' | 'balance' | 'active';
 }
 
 export type MomoConfig = ReturnType<typeof momoConfig>;
@@ -162,6 +166,9 @@ export interface MomoState {
   requests: MomoReceivedRequest[];
   callbacks: MomoCallbackDelivery[];
   stored: Map<string, StoredRequest>;
+  /** Each product account's available balance, and the currency it is held in (the environment's). */
+  balances: Record<MomoProduct, string>;
+  balanceCurrency: string;
   tokens: Map<string, { product: MomoProduct; expiresAt: number }>;
   failures: Array<500 | 503>;
   timers: Set<NodeJS.Timeout>;
@@ -180,13 +187,19 @@ export function newMomoState(options: MomoSimulatorOptions): MomoState {
     disbursementSubscriptionKey: options.disbursementSubscriptionKey ?? 'momo-simulator-disbursement-key',
     targetEnvironment: options.targetEnvironment ?? MOMO_SIMULATOR_DEFAULT_ENVIRONMENT,
   };
+  const config = momoConfig(options, credentials.targetEnvironment);
   return {
     credentials,
     subscriptionKeys: {
       collection: credentials.collectionSubscriptionKey,
       disbursement: credentials.disbursementSubscriptionKey,
     },
-    config: momoConfig(options, credentials.targetEnvironment),
+    config,
+    balances: {
+      collection: options.balances?.collection ?? MOMO_SIMULATOR_DEFAULT_BALANCE,
+      disbursement: options.balances?.disbursement ?? MOMO_SIMULATOR_DEFAULT_BALANCE,
+    },
+    balanceCurrency: config.currencies?.[0] ?? 'EUR',
     requests: [],
     callbacks: [],
     stored: new Map(),
