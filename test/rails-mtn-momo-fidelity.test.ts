@@ -307,3 +307,77 @@ describe('account holder: GET /{product}/v1_0/accountholder/{accountHolderIdType
     expect(malformed.status).toBe(404);
   });
 });
+
+describe('sandbox provisioning: /v1_0/apiuser', () => {
+  const provision = (
+    path: string,
+    init: { method?: string; headers?: Record<string, string>; body?: string },
+  ) =>
+    fetch(`${sandbox.url}${path}`, {
+      method: init.method ?? 'GET',
+      headers: {
+        'Ocp-Apim-Subscription-Key': sandbox.credentials.collectionSubscriptionKey,
+        ...init.headers,
+      },
+      ...(init.body === undefined ? {} : { body: init.body }),
+    }).then(answerOf);
+  const createUser = (userId: string, body = '{"providerCallbackHost": "callbacks.example.com"}') =>
+    provision('/v1_0/apiuser', {
+      method: 'POST',
+      headers: { 'X-Reference-Id': userId, 'Content-Type': 'application/json' },
+      body,
+    });
+
+  it('makes an API user, reads it back, gives it a key that buys tokens; a new key replaces the old', async () => {
+    const userId = randomUUID();
+    expect(await createUser(userId)).toEqual({ status: 201, body: undefined });
+    expect(await provision(`/v1_0/apiuser/${userId}`, {})).toEqual({
+      status: 200,
+      body: { providerCallbackHost: 'callbacks.example.com', targetEnvironment: 'sandbox' },
+    });
+    const first = await provision(`/v1_0/apiuser/${userId}/apikey`, { method: 'POST' });
+    expect(first).toMatchObject({ status: 201, body: { apiKey: expect.stringMatching(/^[0-9a-f]{32}$/) } });
+    const tokenWith = (apiKey: string) =>
+      fetch(`${sandbox.url}/disbursement/token/`, {
+        method: 'POST',
+        headers: {
+          Authorization: `Basic ${Buffer.from(`${userId}:${apiKey}`).toString('base64')}`,
+          'Ocp-Apim-Subscription-Key': sandbox.credentials.disbursementSubscriptionKey,
+        },
+      }).then(answerOf);
+    const firstKey = (first.body as { apiKey: string }).apiKey;
+    expect(await tokenWith(firstKey)).toMatchObject({ status: 200, body: { token_type: 'access_token' } });
+    const second = await provision(`/v1_0/apiuser/${userId}/apikey`, {
+      method: 'POST',
+      headers: { 'Ocp-Apim-Subscription-Key': sandbox.credentials.disbursementSubscriptionKey },
+    });
+    const secondKey = (second.body as { apiKey: string }).apiKey;
+    expect(secondKey).not.toBe(firstKey);
+    expect(await tokenWith(firstKey)).toEqual({ status: 401, body: { error: 'login_failed' } });
+    expect(await tokenWith(secondKey)).toMatchObject({ status: 200 });
+  });
+
+  it("answers MTN's errors: 409 for a used id, 400 for a bad one or body, 404 for an unknown user, 401 for a key", async () => {
+    const userId = randomUUID();
+    expect((await createUser(userId)).status).toBe(201);
+    expect(await createUser(userId)).toMatchObject({ status: 409, body: { code: 'RESOURCE_ALREADY_EXIST' } });
+    expect(await createUser(sandbox.credentials.apiUser)).toMatchObject({ status: 409 });
+    expect((await createUser('not-a-uuid')).status).toBe(400);
+    expect((await createUser(randomUUID(), '{}')).status).toBe(400);
+    expect((await createUser(randomUUID(), 'not json')).status).toBe(400);
+    expect((await createUser(randomUUID(), '{"providerCallbackHost": 42}')).status).toBe(400);
+    const unknown = randomUUID();
+    expect(await provision(`/v1_0/apiuser/${unknown}`, {})).toMatchObject({
+      status: 404,
+      body: { code: 'RESOURCE_NOT_FOUND' },
+    });
+    expect((await provision(`/v1_0/apiuser/${unknown}/apikey`, { method: 'POST' })).status).toBe(404);
+    expect((await provision('/v1_0/apiuser/not-a-uuid', {})).status).toBe(400);
+    const noKey = await fetch(`${sandbox.url}/v1_0/apiuser/${userId}`).then(answerOf);
+    expect(noKey).toMatchObject({ status: 401, body: { statusCode: 401 } });
+    const wrongKey = await provision(`/v1_0/apiuser/${userId}`, {
+      headers: { 'Ocp-Apim-Subscription-Key': 'not-a-key' },
+    });
+    expect(wrongKey.status).toBe(401);
+  });
+});

@@ -9,6 +9,7 @@ import { ACCOUNT_ROUTES, readAccountHolderActive, readBalance } from './account.
 import { waitUntil } from './callbacks.ts';
 import { COLLECTION_API } from './collection.ts';
 import { DISBURSEMENT_API } from './disbursement.ts';
+import { answerProvisioning, provisioningRouteOf } from './provisioning.ts';
 import { createRequest, readRequest } from './requests.ts';
 import {
   type Answer,
@@ -214,12 +215,21 @@ function answer(
 ): Answer | undefined {
   const failure = state.failures.shift();
   if (failure !== undefined) return { status: failure, body: ERROR_BODY_OF_STATUS[failure] };
-  const route = routeOf(method, pathname);
-  if (!route) return { status: 404, body: NOT_FOUND_ROUTE_BODY };
+  const provisioning = provisioningRouteOf(method, pathname);
+  const route = provisioning === undefined ? routeOf(method, pathname) : undefined;
+  if (provisioning === undefined && route === undefined) return { status: 404, body: NOT_FOUND_ROUTE_BODY };
   const subscriptionKey = headers['ocp-apim-subscription-key'];
   if (subscriptionKey === undefined) return { status: 401, body: MISSING_SUBSCRIPTION_KEY_BODY };
-  if (subscriptionKey !== state.subscriptionKeys[route.product]) {
+  // Provisioning takes any product's subscription key; a product's API only its own.
+  const keys =
+    route === undefined ? Object.values(state.subscriptionKeys) : [state.subscriptionKeys[route.product]];
+  if (typeof subscriptionKey !== 'string' || !keys.includes(subscriptionKey)) {
     return { status: 401, body: INVALID_SUBSCRIPTION_KEY_BODY };
+  }
+  if (route === undefined) {
+    return provisioning === undefined
+      ? { status: 404, body: NOT_FOUND_ROUTE_BODY }
+      : answerProvisioning(state, provisioning, headers, text);
   }
   if (route.action === 'token') return issueToken(state, route.product, headers.authorization, text);
   if (!authorizeBearer(state, route.product, headers.authorization))

@@ -169,7 +169,10 @@ export interface MomoState {
   /** Each product account's available balance, and the currency it is held in (the environment's). */
   balances: Record<MomoProduct, string>;
   balanceCurrency: string;
-  tokens: Map<string, { product: MomoProduct; expiresAt: number }>;
+  /** Each token: its product, the API user it was issued to, and when it expires (epoch ms). */
+  tokens: Map<string, { product: MomoProduct; apiUser: string; expiresAt: number }>;
+  /** API users made through the provisioning API, by id: the callback host they registered, their key. */
+  apiUsers: Map<string, { providerCallbackHost: string; apiKey?: string }>;
   failures: Array<500 | 503>;
   timers: Set<NodeJS.Timeout>;
   /** Scheduled finalizations and callbacks in flight: the simulator is idle when none are left. */
@@ -204,6 +207,7 @@ export function newMomoState(options: MomoSimulatorOptions): MomoState {
     callbacks: [],
     stored: new Map(),
     tokens: new Map(),
+    apiUsers: new Map(),
     failures: [],
     timers: new Set(),
     busy: 0,
