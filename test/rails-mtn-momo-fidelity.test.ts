@@ -4,6 +4,8 @@
  */
 
 import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MomoSimulator, startMomoSimulator } from '../src/simulators/mtnMomo/index.ts';
 
@@ -81,7 +83,13 @@ function requestBody(product: Product, overrides: Record<string, unknown> = {}):
   };
 }
 
-async function create(sim: MomoSimulator, product: Product, body: Record<string, unknown>) {
+/** POSTs a request-to-pay or transfer under a new X-Reference-Id, with any headers over the usual ones. */
+async function create(
+  sim: MomoSimulator,
+  product: Product,
+  body: Record<string, unknown>,
+  extraHeaders: Record<string, string> = {},
+) {
   const referenceId = randomUUID();
   const answer = await answerOf(
     await fetch(`${sim.url}${PATH[product]}`, {
@@ -90,6 +98,7 @@ async function create(sim: MomoSimulator, product: Product, body: Record<string,
         ...(await apiHeaders(sim, product)),
         'X-Reference-Id': referenceId,
         'Content-Type': 'application/json',
+        ...extraHeaders,
       },
       body: JSON.stringify(body),
     }),
@@ -379,5 +388,244 @@ describe('sandbox provisioning: /v1_0/apiuser', () => {
       headers: { 'Ocp-Apim-Subscription-Key': 'not-a-key' },
     });
     expect(wrongKey.status).toBe(401);
+  });
+});
+
+/** A local callback listener answering `status` (or never, for 0); records what it gets. */
+async function listener(status: number) {
+  const received: Array<{ method: string; body: string }> = [];
+  const server = http.createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk: Buffer) => {
+      body += chunk.toString('utf8');
+    });
+    request.on('end', () => {
+      received.push({ method: request.method ?? '', body });
+      if (status !== 0) response.writeHead(status).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const { port } = server.address() as AddressInfo;
+  return {
+    port,
+    received,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** A callback URL at a local port, on the loopback address's name `127.0.0.1`. */
+const loopback = (port: number, product: Product) => `http://127.0.0.1:${port}/momo/${product}`;
+
+/** A POST with an X-Callback-Url, under a given bearer token. */
+function createWithCallback(
+  sim: MomoSimulator,
+  product: Product,
+  callbackUrl: string,
+  body = requestBody(product),
+  authorization?: string,
+) {
+  return create(sim, product, body, {
+    'X-Callback-Url': callbackUrl,
+    ...(authorization === undefined ? {} : { Authorization: authorization }),
+  });
+}
+
+describe('callbacks: the registered host, the method and body, the retries', () => {
+  it("refuses a callback URL off the API user's providerCallbackHost with 500 INVALID_CALLBACK_URL_HOST", async () => {
+    const receiver = await listener(200);
+    try {
+      for (const registered of ['localhost', 'http://localhost:8000/callback']) {
+        const userId = randomUUID();
+        const headers = { 'Ocp-Apim-Subscription-Key': sandbox.credentials.collectionSubscriptionKey };
+        await fetch(`${sandbox.url}/v1_0/apiuser`, {
+          method: 'POST',
+          headers: { ...headers, 'X-Reference-Id': userId },
+          body: JSON.stringify({ providerCallbackHost: registered }),
+        });
+        const keyAnswer = await fetch(`${sandbox.url}/v1_0/apiuser/${userId}/apikey`, {
+          method: 'POST',
+          headers,
+        });
+        const { apiKey } = (await keyAnswer.json()) as { apiKey: string };
+        const token = await fetch(`${sandbox.url}/collection/token/`, {
+          method: 'POST',
+          headers: {
+            ...headers,
+            Authorization: `Basic ${Buffer.from(`${userId}:${apiKey}`).toString('base64')}`,
+          },
+        });
+        const bearerOfUser = `Bearer ${((await token.json()) as { access_token: string }).access_token}`;
+        const body = requestBody('collection', { currency: 'EUR' });
+        const offHost = await createWithCallback(
+          sandbox,
+          'collection',
+          loopback(receiver.port, 'collection'),
+          body,
+          bearerOfUser,
+        );
+        expect(offHost, registered).toMatchObject({
+          status: 500,
+          body: { code: 'INVALID_CALLBACK_URL_HOST' },
+        });
+        const onHost = await createWithCallback(
+          sandbox,
+          'collection',
+          `http://localhost:${receiver.port}/momo/collection`,
+          { ...body, externalId: `ext_${randomUUID()}` },
+          bearerOfUser,
+        );
+        expect(onHost.status, registered).toBe(202);
+      }
+      // The simulator's own API user registers nothing unless given a host: any host is taken.
+      const anyHost = await createWithCallback(
+        sandbox,
+        'collection',
+        loopback(receiver.port, 'collection'),
+        requestBody('collection', { currency: 'EUR' }),
+      );
+      expect(anyHost.status).toBe(202);
+      const registeredSim = await startMomoSimulator({ providerCallbackHost: 'localhost' });
+      try {
+        const refused = await createWithCallback(
+          registeredSim,
+          'disbursement',
+          loopback(receiver.port, 'disbursement'),
+        );
+        expect(refused).toMatchObject({ status: 500, body: { code: 'INVALID_CALLBACK_URL_HOST' } });
+      } finally {
+        await registeredSim.close();
+      }
+      await sandbox.whenIdle();
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('sends the callback once to a listener that answers, whatever its status, with the body GET answers', async () => {
+    for (const status of [200, 500]) {
+      const receiver = await listener(status);
+      try {
+        const sent = await createWithCallback(
+          uganda,
+          'disbursement',
+          loopback(receiver.port, 'disbursement'),
+        );
+        await uganda.whenIdle();
+        const got = await read(uganda, `${PATH.disbursement}/${sent.referenceId}`, 'disbursement');
+        expect(receiver.received).toEqual([{ method: 'PUT', body: JSON.stringify(got.body) }]);
+        const deliveries = uganda.callbacks.filter((delivery) => delivery.referenceId === sent.referenceId);
+        expect(deliveries.map((delivery) => [delivery.attempt, delivery.status])).toEqual([[0, status]]);
+      } finally {
+        await receiver.close();
+      }
+    }
+  });
+
+  it('sends a callback nobody answers again: the quick retries, then the short block, then stops', async () => {
+    const gone = await listener(200);
+    await gone.close();
+    const retries = { quickCount: 3, quickIntervalMs: 20, shortBlockCount: 2, shortBlockIntervalMs: 60 };
+    const retrying = await startMomoSimulator({ processingMs: 10, callbackRetries: retries });
+    const once = await startMomoSimulator({ processingMs: 10, callbackRetries: false });
+    try {
+      const url = loopback(gone.port, 'disbursement');
+      const sent = await createWithCallback(retrying, 'disbursement', url);
+      await retrying.whenIdle();
+      const deliveries = retrying.callbacks.filter((delivery) => delivery.referenceId === sent.referenceId);
+      expect(deliveries.map((delivery) => delivery.attempt)).toEqual([0, 1, 2, 3, 4, 5]);
+      expect(
+        deliveries.every((delivery) => delivery.error !== undefined && delivery.status === undefined),
+      ).toBe(true);
+      const gaps = deliveries.slice(1).map((delivery, index) => delivery.at - (deliveries[index]?.at ?? 0));
+      expect(gaps.slice(0, 3).every((gap) => gap >= retries.quickIntervalMs)).toBe(true);
+      expect(gaps.slice(3).every((gap) => gap >= retries.shortBlockIntervalMs)).toBe(true);
+      const single = await createWithCallback(once, 'disbursement', url);
+      await once.whenIdle();
+      expect(once.callbacks.filter((delivery) => delivery.referenceId === single.referenceId)).toHaveLength(
+        1,
+      );
+    } finally {
+      await retrying.close();
+      await once.close();
+    }
+  });
+});
+
+describe("MTN's sandbox test numbers", () => {
+  it('end each request-to-pay and transfer as the Sandbox Use Cases page names it; any other number succeeds', async () => {
+    const delayed = 150;
+    const mtnSandbox = await startMomoSimulator({
+      targetEnvironment: 'sandbox',
+      processingMs: 10,
+      delayedSettlementMs: delayed,
+    });
+    try {
+      const expected: Record<Product, Record<string, string>> = {
+        collection: {
+          '46733123450': 'FAILED INTERNAL_PROCESSING_ERROR',
+          '46733123451': 'FAILED APPROVAL_REJECTED',
+          '46733123452': 'FAILED EXPIRED',
+          '46733123453': 'PENDING',
+          '46733123455': 'FAILED PAYER_NOT_FOUND',
+          '46733123456': 'FAILED PAYEE_NOT_ALLOWED_TO_RECEIVE',
+          '46733123457': 'FAILED NOT_ALLOWED',
+          '46733123458': 'FAILED NOT_ALLOWED_TARGET_ENVIRONMENT',
+          '46733123459': 'FAILED INVALID_CALLBACK_URL_HOST',
+          '46733123460': 'FAILED INVALID_CURRENCY',
+          '46733123461': 'FAILED INTERNAL_PROCESSING_ERROR',
+          '46733123462': 'FAILED SERVICE_UNAVAILABLE',
+          '46733123463': 'FAILED COULD_NOT_PERFORM_TRANSACTION',
+          '46733123499': 'SUCCESSFUL',
+        },
+        disbursement: {
+          '46733123450': 'FAILED INTERNAL_PROCESSING_ERROR',
+          '46733123451': 'FAILED APPROVAL_REJECTED',
+          '46733123452': 'FAILED EXPIRED',
+          '46733123453': 'PENDING',
+          '46733123455': 'FAILED NOT_ENOUGH_FUNDS',
+          '46733123456': 'FAILED PAYER_LIMIT_REACHED',
+          '46733123457': 'FAILED PAYEE_NOT_FOUND',
+          '46733123458': 'FAILED NOT_ALLOWED',
+          '46733123459': 'FAILED NOT_ALLOWED_TARGET_ENVIRONMENT',
+          '46733123460': 'FAILED INVALID_CALLBACK_URL_HOST',
+          '46733123461': 'FAILED INVALID_CURRENCY',
+          '46733123462': 'FAILED INTERNAL_PROCESSING_ERROR',
+          '46733123463': 'FAILED SERVICE_UNAVAILABLE',
+          '46733123499': 'SUCCESSFUL',
+        },
+      };
+      const statusOf = async (product: Product, referenceId: string) => {
+        const { body } = await read(mtnSandbox, `${PATH[product]}/${referenceId}`, product);
+        const { status, reason } = body as { status: string; reason?: string };
+        return reason === undefined ? status : `${status} ${reason}`;
+      };
+      for (const product of ['collection', 'disbursement'] as const) {
+        const made: Array<[string, string]> = [];
+        for (const msisdn of [...Object.keys(expected[product]), '46733123454']) {
+          const party = { partyIdType: 'MSISDN', partyId: msisdn };
+          const body = requestBody(product, { currency: 'EUR', [PARTY[product]]: party });
+          const created = await create(mtnSandbox, product, body);
+          expect(created.status, msisdn).toBe(202);
+          made.push([msisdn, created.referenceId]);
+        }
+        const delayedReference = made.at(-1)?.[1] ?? '';
+        expect(await statusOf(product, delayedReference)).toBe('PENDING');
+        await mtnSandbox.whenIdle();
+        for (const [msisdn, referenceId] of made.slice(0, -1)) {
+          expect(await statusOf(product, referenceId), `${product} ${msisdn}`).toBe(
+            expected[product][msisdn],
+          );
+        }
+        expect(await statusOf(product, delayedReference), `${product} 46733123454 (Delayed)`).toBe(
+          'SUCCESSFUL',
+        );
+      }
+    } finally {
+      await mtnSandbox.close();
+    }
   });
 });

@@ -561,6 +561,22 @@ describe('the account: the account-holder check before a payout, and balances', 
     });
   });
 
+  it("reads MTN's sandbox test numbers' outcomes with their failure codes", async () => {
+    const payout = await submitted('+46733123457');
+    const [callback] = await callbacksAbout(payout.transfer.id);
+    expect(rail.parseCallback(callback as ArrivedCallback)).toMatchObject({
+      outcome: { kind: 'failed', failureCode: 'recipient_not_registered' },
+    });
+    const request = collectionRequest('+46733123451');
+    const result = await rail.collect(request, new Date());
+    if (!result.accepted) throw new Error(`refused: ${result.failureCode}`);
+    await callbacksAbout(request.idempotencyReference);
+    expect(await rail.checkCollection(result.reference, request.idempotencyReference, new Date())).toEqual({
+      kind: 'failed',
+      failureCode: 'payer_declined',
+    });
+  });
+
   it('reads a product account balance exactly, in minor units', async () => {
     const accounts = await startMomoSimulator({
       targetEnvironment: 'mtnghana',

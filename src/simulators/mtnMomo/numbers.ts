@@ -144,7 +144,40 @@ export function accountHolderCaseOf(partyIdType: string, id: string): MomoAccoun
   return table !== undefined && Object.hasOwn(table, key) ? table[key] : undefined;
 }
 
-/** The behaviour for an MTN partyId (no `+`); any number not in the table succeeds. */
+/** A sandbox test number that fails with MTN's reason for each product (payer / payee). */
+const failing = (collection: string, disbursement: string): MomoSimulatorBehaviour => ({
+  kind: 'fail',
+  reasons: { collection, disbursement },
+});
+
+/**
+ * MTN's own sandbox test numbers (its Sandbox Use Cases page: RequestToPayPayer… for a request-to-pay's payer,
+ * TransferPayee… for a transfer's payee), by partyId. The page names each case, not its answer: a named
+ * reason is the FAILED request's `reason`, Ongoing stays PENDING, Delayed settles after delayedSettlementMs.
+ * "Any other number results in Success."
+ */
+export const MOMO_SANDBOX_NUMBERS: Readonly<Record<string, MomoSimulatorBehaviour>> = {
+  '46733123450': failing('INTERNAL_PROCESSING_ERROR', 'INTERNAL_PROCESSING_ERROR'), // …Failed
+  '46733123451': failing('APPROVAL_REJECTED', 'APPROVAL_REJECTED'), // …Rejected
+  '46733123452': failing('EXPIRED', 'EXPIRED'), // …Expired
+  '46733123453': { kind: 'stay_pending' }, // …Ongoing
+  '46733123454': { kind: 'succeed_after_delay' }, // …Delayed
+  '46733123455': failing('PAYER_NOT_FOUND', 'NOT_ENOUGH_FUNDS'),
+  '46733123456': failing('PAYEE_NOT_ALLOWED_TO_RECEIVE', 'PAYER_LIMIT_REACHED'),
+  '46733123457': failing('NOT_ALLOWED', 'PAYEE_NOT_FOUND'),
+  '46733123458': failing('NOT_ALLOWED_TARGET_ENVIRONMENT', 'NOT_ALLOWED'),
+  '46733123459': failing('INVALID_CALLBACK_URL_HOST', 'NOT_ALLOWED_TARGET_ENVIRONMENT'),
+  '46733123460': failing('INVALID_CURRENCY', 'INVALID_CALLBACK_URL_HOST'),
+  '46733123461': failing('INTERNAL_PROCESSING_ERROR', 'INVALID_CURRENCY'),
+  '46733123462': failing('SERVICE_UNAVAILABLE', 'INTERNAL_PROCESSING_ERROR'),
+  '46733123463': failing('COULD_NOT_PERFORM_TRANSACTION', 'SERVICE_UNAVAILABLE'),
+};
+
+/** The behaviour for an MTN partyId (no `+`): ours, then MTN's sandbox numbers; any other number succeeds. */
 export function behaviourOf(partyId: string | undefined): MomoSimulatorBehaviour {
-  return MOMO_SIMULATOR_NUMBERS[`+${partyId}`]?.behaviour ?? { kind: 'succeed' };
+  const sandbox =
+    partyId !== undefined && Object.hasOwn(MOMO_SANDBOX_NUMBERS, partyId)
+      ? MOMO_SANDBOX_NUMBERS[partyId]
+      : undefined;
+  return MOMO_SIMULATOR_NUMBERS[`+${partyId}`]?.behaviour ?? sandbox ?? { kind: 'succeed' };
 }

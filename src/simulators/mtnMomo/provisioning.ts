@@ -27,18 +27,6 @@ export function provisioningRouteOf(method: string, pathname: string): Provision
   return undefined;
 }
 
-/**
- * The host a providerCallbackHost names: MTN's pages ask for a host name, and its sandbox also takes a URL
- * (its own examples register `http://localhost:8000/callback`), whose host is then the one.
- */
-export function callbackHostOf(providerCallbackHost: string): string {
-  try {
-    return new URL(providerCallbackHost).hostname.toLowerCase();
-  } catch {
-    return providerCallbackHost.trim().toLowerCase();
-  }
-}
-
 const NOT_FOUND = {
   status: 404,
   body: { code: 'RESOURCE_NOT_FOUND', message: 'Requested resource was not found.' },

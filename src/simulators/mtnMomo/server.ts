@@ -232,8 +232,8 @@ function answer(
       : answerProvisioning(state, provisioning, headers, text);
   }
   if (route.action === 'token') return issueToken(state, route.product, headers.authorization, text);
-  if (!authorizeBearer(state, route.product, headers.authorization))
-    return { status: 401, body: INVALID_TOKEN_BODY };
+  const apiUser = authorizeBearer(state, route.product, headers.authorization);
+  if (apiUser === undefined) return { status: 401, body: INVALID_TOKEN_BODY };
   if (headers['x-target-environment'] !== state.credentials.targetEnvironment) {
     return {
       status: 500,
@@ -248,7 +248,7 @@ function answer(
   if (route.action === 'active') return readAccountHolderActive(first, second);
   const api = PRODUCT_APIS[route.product];
   if (route.action === 'read') return readRequest(state, api, first);
-  return createRequest(state, api, headers, text);
+  return createRequest(state, api, headers, text, apiUser);
 }
 
 function routeOf(method: string, pathname: string): Route | undefined {

@@ -20,6 +20,17 @@ export const MOMO_SIMULATOR_LATE_CALLBACK_DELAY_MS = 2_000;
 export const MOMO_SIMULATOR_CALLBACK_TIMEOUT_MS = 2_000;
 /** Each product account's available balance unless given, in major units of its currency. */
 export const MOMO_SIMULATOR_DEFAULT_BALANCE = '1000000';
+/**
+ * How MTN's callback page says a callback nobody answers is sent again: 20 more times a second apart, then
+ * ("short block") 30 times 2 minutes apart. After that MTN retries hourly "until it is automatically
+ * unblocked", which the simulator does not keep up: it stops.
+ */
+export const MOMO_SIMULATOR_CALLBACK_RETRIES: MomoCallbackRetries = {
+  quickCount: 20,
+  quickIntervalMs: 1_000,
+  shortBlockCount: 30,
+  shortBlockIntervalMs: 120_000,
+};
 /** How long waitForCallbacks and whenIdle wait unless told otherwise. */
 export const MOMO_SIMULATOR_WAIT_TIMEOUT_MS = 5_000;
 
@@ -57,8 +68,21 @@ export interface MomoSimulatorOptions {
    * PUT unless given.
    */
   callbackMethod?: 'PUT' | 'POST';
+  /**
+   * How a callback that gets no answer (no HTTP response within 2 s) is sent again:
+   * MOMO_SIMULATOR_CALLBACK_RETRIES unless given; false sends each once, as MTN's other callback page says.
+   */
+  callbackRetries?: MomoCallbackRetries | false;
   /** Delay before every answer. */
   latencyMs?: number;
+}
+
+/** The retries of a callback that got no answer: `quickCount` at `quickIntervalMs`, then the short block's. */
+export interface MomoCallbackRetries {
+  quickCount: number;
+  quickIntervalMs: number;
+  shortBlockCount: number;
+  shortBlockIntervalMs: number;
 }
 
 export interface MomoReceivedRequest {
@@ -80,6 +104,8 @@ export interface MomoCallbackDelivery {
   url: string;
   method: 'PUT' | 'POST';
   body: string;
+  /** 0 for the first delivery, then each retry's number. */
+  attempt: number;
   /** The receiver's status, or undefined when the delivery did not get an answer (see error). */
   status?: number;
   error?: string;
@@ -152,6 +178,7 @@ export function momoConfig(options: MomoSimulatorOptions, targetEnvironment: str
     delayedSettlementMs: options.delayedSettlementMs ?? SANDBOX_DELAYED_SETTLEMENT_MS,
     lateCallbackDelayMs: options.lateCallbackDelayMs ?? MOMO_SIMULATOR_LATE_CALLBACK_DELAY_MS,
     callbackMethod: options.callbackMethod ?? 'PUT',
+    callbackRetries: options.callbackRetries ?? MOMO_SIMULATOR_CALLBACK_RETRIES,
     latencyMs: options.latencyMs ?? 0,
     providerCallbackHost: options.providerCallbackHost,
     currencies: currenciesOf(targetEnvironment, options.currencies),

@@ -48,9 +48,14 @@ function apiUserOf(state: MomoState, header: string | undefined): string | undef
   return provisioned?.apiKey !== undefined && provisioned.apiKey === key ? user : undefined;
 }
 
-/** Whether the Authorization header carries an unexpired token issued for this product. */
-export function authorizeBearer(state: MomoState, product: MomoProduct, header: string | undefined): boolean {
+/** The API user of the unexpired token for this product the Authorization header carries, if it carries one. */
+export function authorizeBearer(
+  state: MomoState,
+  product: MomoProduct,
+  header: string | undefined,
+): string | undefined {
   const token = header?.startsWith('Bearer ') ? header.slice('Bearer '.length) : undefined;
   const issued = token === undefined ? undefined : state.tokens.get(token);
-  return issued !== undefined && issued.product === product && issued.expiresAt > Date.now();
+  const valid = issued !== undefined && issued.product === product && issued.expiresAt > Date.now();
+  return valid ? issued.apiUser : undefined;
 }

@@ -51,12 +51,13 @@ export function validateCreate(
   api: MomoProductApi,
   headers: http.IncomingHttpHeaders,
   text: string,
+  callbackHost: string | undefined,
 ): Answer | CheckedCreate {
   const referenceId = headers['x-reference-id'];
   if (typeof referenceId !== 'string' || !UUID_V4_PATTERN.test(referenceId)) {
     return { status: 400, body: { message: 'X-Reference-Id must be a UUID version 4.' } };
   }
-  const callback = checkCallbackUrl(config, headers['x-callback-url']);
+  const callback = checkCallbackUrl(callbackHost, headers['x-callback-url']);
   if ('refusal' in callback) return callback.refusal;
   const parsed = parseBody(text);
   if ('refusal' in parsed) return parsed.refusal;
@@ -78,9 +79,21 @@ export function validateCreate(
   return { referenceId, resource, ...(callbackUrl === undefined ? {} : { callbackUrl }) };
 }
 
+/**
+ * The host a providerCallbackHost names: MTN's pages ask for a host name, and its sandbox also takes a URL
+ * (its own examples register `http://localhost:8000/callback`), whose host is then the one.
+ */
+export function callbackHostOf(providerCallbackHost: string): string {
+  try {
+    return new URL(providerCallbackHost).hostname.toLowerCase();
+  } catch {
+    return providerCallbackHost.trim().toLowerCase();
+  }
+}
+
 /** An absent X-Callback-Url is no callback; a present one must be absolute http(s), on the registered host. */
 function checkCallbackUrl(
-  config: MomoConfig,
+  callbackHost: string | undefined,
   callbackHeader: string | string[] | undefined,
 ): Checked<{ callbackUrl: string | undefined }> {
   if (callbackHeader === undefined) return { callbackUrl: undefined };
@@ -94,7 +107,7 @@ function checkCallbackUrl(
   if (!parsed || !/^https?:$/.test(parsed.protocol)) {
     return { refusal: { status: 400, body: { message: 'X-Callback-Url is not an absolute http(s) URL.' } } };
   }
-  if (config.providerCallbackHost !== undefined && parsed.hostname !== config.providerCallbackHost) {
+  if (callbackHost !== undefined && parsed.hostname.toLowerCase() !== callbackHost) {
     return {
       refusal: {
         status: 500,
