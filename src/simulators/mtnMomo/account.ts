@@ -33,13 +33,13 @@ export function readBalance(state: MomoState, product: MomoProduct): Answer {
 
 /**
  * GET /{product}/v1_0/accountholder/{accountHolderIdType}/{accountHolderId}/active: `{result}`. The id type
- * is the party type in small letters (msisdn, email, party_code), as the reference says; an id not in its
- * type's form is a 400. MTN's sandbox test account holders answer as named: not found or not active is
+ * is a party type (msisdn, email, party_code, in any case); an id not in its type's form is a 400. MTN's sandbox test account holders answer as named: not found or not active is
  * `{result: false}`, the others MTN's error.
  */
 export function readAccountHolderActive(idType: string, id: string): Answer {
+  // The reference lists the types in small letters; capitals (`MSISDN`, which public clients send) are taken too.
   const partyIdType = idType.toUpperCase();
-  const valid = idType === idType.toLowerCase() && Object.hasOwn(MOMO_PARTY_ID_TYPES, partyIdType);
+  const valid = Object.hasOwn(MOMO_PARTY_ID_TYPES, partyIdType);
   if (!valid || !MOMO_PARTY_ID_TYPES[partyIdType]?.(id)) {
     return {
       status: 400,
