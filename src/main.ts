@@ -301,7 +301,7 @@ export async function startSandboxSimulators(
   log: (line: string) => void,
 ): Promise<() => Promise<void>> {
   const organization = await findOrganizationByName(deps.store, SANDBOX_ORGANIZATION_NAME);
-  const simulators = await startPartnerSimulators();
+  const simulators = await startPartnerSimulators(deps.publicUrl);
   if (!organization) return simulators.stop;
   const configured = [];
   for (const config of simulators.configs) {

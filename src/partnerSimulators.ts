@@ -23,9 +23,14 @@ export interface RunningPartnerSimulators {
   stop(): Promise<void>;
 }
 
-export async function startPartnerSimulators(): Promise<RunningPartnerSimulators> {
+/**
+ * `publicUrl` is where the service's callbacks arrive: MoMo's API user is registered with its host, so a
+ * callback URL on any other host is refused with INVALID_CALLBACK_URL_HOST, as MTN refuses one.
+ */
+export async function startPartnerSimulators(publicUrl?: string | null): Promise<RunningPartnerSimulators> {
   const daraja = await startDarajaSimulator();
-  const momo = await startMomoSimulator();
+  const callbackHost = publicUrl && URL.canParse(publicUrl) ? new URL(publicUrl).hostname : undefined;
+  const momo = await startMomoSimulator(callbackHost ? { providerCallbackHost: callbackHost } : {});
   const stop = async () => {
     await daraja.close();
     await momo.close();

@@ -15,7 +15,7 @@ import {
   momoAmountOf,
   momoReferenceId,
 } from '../src/modules/railPartners/partners/mtnMomo/protocol.ts';
-import { mtnMomoRail } from '../src/modules/railPartners/partners/mtnMomo/rail.ts';
+import { mtnMomoAccountBalance, mtnMomoRail } from '../src/modules/railPartners/partners/mtnMomo/rail.ts';
 import { MOMO_STATUS_POLL_INTERVAL_MS } from '../src/modules/railPartners/partners/mtnMomo/requests.ts';
 import { guardedFetch } from '../src/outbound/guard.ts';
 import { type ArrivedCallback, MalformedCallbackError, type PartnerRail } from '../src/rails/partner.ts';
@@ -52,6 +52,7 @@ const NUMBER = {
   approvalRejected: '+256770000013',
   expired: '+256770000014',
   refusedOnPost: '+256770000015',
+  notActive: '+256770000016',
 } as const;
 
 interface ReceivedCallback {
@@ -241,16 +242,27 @@ describe('access tokens', () => {
     expect(requestsTo('/collection/token/', start)).toHaveLength(1);
 
     sim.expireTokens();
+    const expiredAt = sim.requests.length;
     const afterExpiry = transferTo(NUMBER.succeed);
     const result = await fresh.submit(
       { idempotencyReference: afterExpiry.id, transfer: afterExpiry },
       new Date(),
     );
     expect(result.accepted).toBe(true);
+    // A payout's first call is the account-holder check: it gets the 401, a fresh token and one more try.
+    const activePath = '/disbursement/v1_0/accountholder/msisdn/256770000000/active';
+    expect(requestsTo(activePath, expiredAt).map((request) => request.status)).toEqual([401, 200]);
     const reference = momoReferenceId(afterExpiry.id, 'disbursement');
-    expect(postsFor(reference).map((request) => request.status)).toEqual([401, 202]);
+    expect(postsFor(reference).map((request) => request.status)).toEqual([202]);
     expect(requestsTo('/disbursement/token/', start)).toHaveLength(2);
     expect(requestsTo('/collection/token/', start)).toHaveLength(1);
+    // A POST that gets the 401 (a collection makes no check first) gets a fresh token and one more try too.
+    sim.expireTokens();
+    const collection = collectionRequest(NUMBER.succeed);
+    expect(await fresh.collect(collection, new Date())).toMatchObject({ accepted: true });
+    const collectionReference = momoReferenceId(collection.idempotencyReference, 'collection');
+    expect(postsFor(collectionReference).map((request) => request.status)).toEqual([401, 202]);
+    expect(requestsTo('/collection/token/', start)).toHaveLength(2);
     // The token request is HTTP Basic with the API user and key, under the product's subscription key.
     const [tokenRequest] = requestsTo('/disbursement/token/', start);
     const basic = Buffer.from(`${sim.credentials.apiUser}:${sim.credentials.apiKey}`).toString('base64');
@@ -293,7 +305,8 @@ describe('payouts (disbursement transfer)', () => {
     expect(post?.path).toBe('/disbursement/v1_0/transfer');
     expect(post?.status).toBe(202);
     expect(post?.headers['x-callback-url']).toBe(`${receiver.url}${callbackPath}/disbursement`);
-    expect(post?.headers['x-target-environment']).toBe('sandbox');
+    // The simulator stands for MTN Uganda unless told otherwise (UGX, as these transfers are).
+    expect(post?.headers['x-target-environment']).toBe('mtnuganda');
     expect(post?.headers.authorization).toMatch(/^Bearer /);
     expect(JSON.parse(post?.body ?? '')).toEqual({
       amount: '25000',
@@ -426,7 +439,8 @@ describe('payouts (disbursement transfer)', () => {
 
     const transfer = transferTo(NUMBER.succeed);
     const request = { idempotencyReference: transfer.id, transfer };
-    sim.failNext(1, 503);
+    // The gateway fails the payout's account-holder check (which it then goes on without) and its POST.
+    sim.failNext(2, 503);
     await expect(rail.submit(request, new Date())).rejects.toThrow(/SERVICE_UNAVAILABLE/);
     const retried = await rail.submit(request, new Date());
     expect(retried).toMatchObject({
@@ -475,6 +489,117 @@ describe('payouts (disbursement transfer)', () => {
     expect(
       await rail.submit({ idempotencyReference: otherNetwork.id, transfer: otherNetwork }, new Date()),
     ).toEqual({ accepted: false, failureCode: 'destination_not_supported' });
+  });
+});
+
+describe('the account: the account-holder check before a payout, and balances', () => {
+  const activeOf = (msisdn: string) => `/disbursement/v1_0/accountholder/msisdn/${msisdn}/active`;
+
+  it('fails a payout to a payee MTN says is not active with recipient_not_active, making nothing', async () => {
+    for (const phone of [NUMBER.notActive, '+46733123450', '+46733123451']) {
+      const transfer = transferTo(phone);
+      expect(await rail.submit({ idempotencyReference: transfer.id, transfer }, new Date()), phone).toEqual({
+        accepted: false,
+        failureCode: 'recipient_not_active',
+      });
+      expect(requestsTo(activeOf(phone.slice(1))).at(-1)?.status).toBe(200);
+      expect(postsFor(momoReferenceId(transfer.id, 'disbursement'))).toHaveLength(0);
+    }
+  });
+
+  it('goes on without the check when it has no answer: MTN decides the transfer', async () => {
+    for (const phone of ['+46733123452', '+46733123454', '+46733123455']) {
+      const transfer = transferTo(phone);
+      const result = await rail.submit({ idempotencyReference: transfer.id, transfer }, new Date());
+      expect(result, phone).toMatchObject({ accepted: true });
+      expect(requestsTo(activeOf(phone.slice(1))).at(-1)?.status).toBeGreaterThanOrEqual(500);
+    }
+  });
+
+  it('answers accepted for a payout an earlier attempt made, even once the payee is not active', async () => {
+    const transfer = transferTo(NUMBER.notActive);
+    const reference = momoReferenceId(transfer.id, 'disbursement');
+    // The earlier attempt's POST, as the adapter sends it, reached MTN before the payee stopped being active.
+    const token = await fetch(`${sim.url}/disbursement/token/`, {
+      method: 'POST',
+      headers: {
+        Authorization: `Basic ${Buffer.from(`${sim.credentials.apiUser}:${sim.credentials.apiKey}`).toString('base64')}`,
+        'Ocp-Apim-Subscription-Key': sim.credentials.disbursementSubscriptionKey,
+      },
+    });
+    const { access_token: accessToken } = (await token.json()) as { access_token: string };
+    const made = await fetch(`${sim.url}/disbursement/v1_0/transfer`, {
+      method: 'POST',
+      headers: {
+        Authorization: `Bearer ${accessToken}`,
+        'X-Reference-Id': reference,
+        'X-Target-Environment': sim.credentials.targetEnvironment,
+        'Ocp-Apim-Subscription-Key': sim.credentials.disbursementSubscriptionKey,
+        'Content-Type': 'application/json',
+      },
+      body: JSON.stringify({
+        amount: '25000',
+        currency: 'UGX',
+        externalId: transfer.id,
+        payee: { partyIdType: 'MSISDN', partyId: NUMBER.notActive.slice(1) },
+      }),
+    });
+    expect(made.status).toBe(202);
+    const now = new Date();
+    expect(await rail.submit({ idempotencyReference: transfer.id, transfer }, now)).toEqual({
+      accepted: true,
+      reference,
+      checkAt: laterBy(now, MOMO_STATUS_POLL_INTERVAL_MS),
+    });
+    expect(
+      sim.resources('disbursement').filter((resource) => resource.externalId === transfer.id),
+    ).toHaveLength(1);
+    await sim.whenIdle();
+    expect(await rail.check({ ...transfer, railReference: reference }, new Date())).toEqual({
+      kind: 'failed',
+      failureCode: 'recipient_not_allowed',
+    });
+  });
+
+  it("reads MTN's sandbox test numbers' outcomes with their failure codes", async () => {
+    const payout = await submitted('+46733123457');
+    const [callback] = await callbacksAbout(payout.transfer.id);
+    expect(rail.parseCallback(callback as ArrivedCallback)).toMatchObject({
+      outcome: { kind: 'failed', failureCode: 'recipient_not_registered' },
+    });
+    const request = collectionRequest('+46733123451');
+    const result = await rail.collect(request, new Date());
+    if (!result.accepted) throw new Error(`refused: ${result.failureCode}`);
+    await callbacksAbout(request.idempotencyReference);
+    expect(await rail.checkCollection(result.reference, request.idempotencyReference, new Date())).toEqual({
+      kind: 'failed',
+      failureCode: 'payer_declined',
+    });
+  });
+
+  it('reads a product account balance exactly, in minor units', async () => {
+    const accounts = await startMomoSimulator({
+      targetEnvironment: 'mtnghana',
+      balances: { disbursement: '1500.75', collection: '-5' },
+    });
+    try {
+      const config = configFor(accounts);
+      expect(await mtnMomoAccountBalance(config, 'disbursement')).toEqual({
+        currency: 'GHS',
+        availableMinor: 150_075n,
+      });
+      expect(await mtnMomoAccountBalance(config, 'collection')).toEqual({
+        currency: 'GHS',
+        availableMinor: -500n,
+      });
+      accounts.setBalance('disbursement', '1.505');
+      await expect(mtnMomoAccountBalance(config, 'disbursement')).rejects.toThrow(/not a GHS amount/);
+      await expect(
+        mtnMomoAccountBalance(configFor(accounts, { targetEnvironment: 'mtnuganda' }), 'collection'),
+      ).rejects.toThrow(/HTTP 500: NOT_ALLOWED_TARGET_ENVIRONMENT/);
+    } finally {
+      await accounts.close();
+    }
   });
 });
 
@@ -678,12 +803,28 @@ describe('amounts and references', () => {
     expect(minorUnitsOfMomoAmount('1.505', 'GHS')).toBeUndefined();
     expect(minorUnitsOfMomoAmount('1e3', 'GHS')).toBeUndefined();
 
-    // Over the wire both ways: GHS to an MTN Ghana number, the callback's amount back in pesewas.
-    const { transfer } = await submitted('+233240000001', 150_075n, 'GHS');
-    const [post] = postsFor(momoReferenceId(transfer.id, 'disbursement'));
-    expect(JSON.parse(post?.body ?? '')).toMatchObject({ amount: '1500.75', currency: 'GHS' });
-    const [callback] = await callbacksAbout(transfer.id);
-    expect(rail.parseCallback(callback as ArrivedCallback)).toMatchObject({ amountMinor: 150_075n });
+    // Over the wire both ways: GHS to an MTN Ghana number, through MTN Ghana (whose accounts hold GHS), the
+    // callback's amount back in pesewas.
+    const ghana = await startMomoSimulator({
+      targetEnvironment: 'mtnghana',
+      processingMs: TEST_PROCESSING_MS,
+    });
+    try {
+      const ghanaRail = mtnMomoRail(configFor(ghana), { baseUrl: `${receiver.url}${callbackPath}` });
+      const transfer = transferTo('+233240000001', 150_075n, 'GHS');
+      const result = await ghanaRail.submit({ idempotencyReference: transfer.id, transfer }, new Date());
+      expect(result.accepted).toBe(true);
+      const post = ghana.requests.find(
+        (request) => request.headers['x-reference-id'] === momoReferenceId(transfer.id, 'disbursement'),
+      );
+      expect(JSON.parse(post?.body ?? '')).toMatchObject({ amount: '1500.75', currency: 'GHS' });
+      const [delivery] = await ghana.waitForCallbacks({ externalId: transfer.id });
+      expect(ghanaRail.parseCallback(arrived(delivery as MomoCallbackDelivery))).toMatchObject({
+        amountMinor: 150_075n,
+      });
+    } finally {
+      await ghana.close();
+    }
   });
 
   it('refuses an amount or currency MoMo cannot carry, without calling MTN', async () => {
@@ -709,6 +850,27 @@ describe('amounts and references', () => {
       failureCode: 'currency_not_supported',
     });
     expect(sim.requests.length).toBe(start);
+  });
+
+  it("reads INVALID_CURRENCY (UGX to MTN's EUR-only sandbox) as currency_not_supported, nothing made", async () => {
+    const eurOnly = await startMomoSimulator({
+      targetEnvironment: 'sandbox',
+      processingMs: TEST_PROCESSING_MS,
+    });
+    try {
+      const sandboxRail = mtnMomoRail(configFor(eurOnly), { baseUrl: `${receiver.url}${callbackPath}` });
+      const transfer = transferTo(NUMBER.succeed);
+      expect(await sandboxRail.submit({ idempotencyReference: transfer.id, transfer }, new Date())).toEqual({
+        accepted: false,
+        failureCode: 'currency_not_supported',
+      });
+      expect(
+        await sandboxRail.collect(collectionRequest('+46733123499', 5_000n, 'EUR'), new Date()),
+      ).toMatchObject({ accepted: true });
+      expect(eurOnly.resources('disbursement')).toHaveLength(0);
+    } finally {
+      await eurOnly.close();
+    }
   });
 
   it('derives one UUID version 4 X-Reference-Id per idempotency reference and product', () => {

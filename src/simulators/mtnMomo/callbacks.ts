@@ -1,12 +1,13 @@
 /**
  * How the MoMo simulator moves an accepted request to its outcome: scheduled work (counted, so the simulator
  * knows when it is idle), the final status, and the callback sent to the request's X-Callback-Url once (or
- * twice, late, cut short, or never, as its number says).
+ * twice, late, cut short, or never, as its number says), and again as MTN retries one nobody answers.
  */
 import type { MomoSimulatorBehaviour } from './numbers.ts';
 import {
   MOMO_SIMULATOR_CALLBACK_TIMEOUT_MS,
   type MomoCallbackDelivery,
+  type MomoCallbackRetries,
   type MomoState,
   presented,
   type StoredRequest,
@@ -89,9 +90,10 @@ function finalize(state: MomoState, entry: StoredRequest, reason: string | undef
   }
 }
 
-async function deliver(state: MomoState, entry: StoredRequest, body: string): Promise<void> {
+/** Sends a request's callback; one that gets no answer is sent again as MTN's retries say. */
+async function deliver(state: MomoState, entry: StoredRequest, body: string, attempt = 0): Promise<void> {
   if (entry.callbackUrl === undefined || state.closed) return;
-  const { callbackMethod } = state.config;
+  const { callbackMethod, callbackRetries } = state.config;
   const delivery: MomoCallbackDelivery = {
     product: entry.product,
     referenceId: entry.referenceId,
@@ -99,6 +101,7 @@ async function deliver(state: MomoState, entry: StoredRequest, body: string): Pr
     url: entry.callbackUrl,
     method: callbackMethod,
     body,
+    attempt,
     at: Date.now(),
   };
   try {
@@ -114,6 +117,17 @@ async function deliver(state: MomoState, entry: StoredRequest, body: string): Pr
     delivery.error = error instanceof Error ? error.message : String(error);
   }
   state.callbacks.push(delivery);
+  // Any HTTP answer is an answer (MTN retries only a callback "the partner system does not respond" to).
+  const delay = delivery.error === undefined ? undefined : retryDelayMs(callbackRetries, attempt);
+  if (delay !== undefined) schedule(state, delay, () => deliver(state, entry, body, attempt + 1));
+}
+
+/** How long after attempt `attempt` failed the next is sent, or undefined when there is none. */
+function retryDelayMs(retries: MomoCallbackRetries | false, attempt: number): number | undefined {
+  if (retries === false) return undefined;
+  if (attempt < retries.quickCount) return retries.quickIntervalMs;
+  if (attempt < retries.quickCount + retries.shortBlockCount) return retries.shortBlockIntervalMs;
+  return undefined;
 }
 
 function notify(state: MomoState): void {

@@ -13,18 +13,22 @@
  * records, state), numbers.ts (the magic numbers); server.ts wires them into the HTTP server.
  */
 export {
+  MOMO_SANDBOX_ACCOUNT_HOLDERS,
+  MOMO_SANDBOX_NUMBERS,
   MOMO_SIMULATOR_NUMBERS,
   type MomoSimulatorBehaviour,
   type MomoSimulatorNumber,
 } from './numbers.ts';
 export { type MomoSimulator, startMomoSimulator } from './server.ts';
 export {
+  MOMO_SIMULATOR_CALLBACK_RETRIES,
   MOMO_SIMULATOR_CALLBACK_TIMEOUT_MS,
   MOMO_SIMULATOR_LATE_CALLBACK_DELAY_MS,
   MOMO_SIMULATOR_PROCESSING_MS,
   MOMO_SIMULATOR_TOKEN_LIFETIME_SECONDS,
   MOMO_SIMULATOR_WAIT_TIMEOUT_MS,
   type MomoCallbackDelivery,
+  type MomoCallbackRetries,
   type MomoProduct,
   type MomoReceivedRequest,
   type MomoResource,

@@ -37,6 +37,8 @@ export type MomoSimulatorBehaviour =
 
 export interface MomoSimulatorNumber {
   behaviour: MomoSimulatorBehaviour;
+  /** false: the account-holder-active check answers `{result: false}` for it (true unless said). */
+  active?: false;
   /** The SANDBOX_PHONE_BEHAVIOURS number whose outcome this one mirrors on an MTN (Uganda) number. */
   mirrors?: string;
 }
@@ -82,9 +84,100 @@ export const MOMO_SIMULATOR_NUMBERS: Readonly<Record<string, MomoSimulatorNumber
       reasons: { disbursement: 'PAYEE_NOT_FOUND', collection: 'PAYER_NOT_FOUND' },
     },
   },
+  '+256770000016': {
+    behaviour: {
+      kind: 'fail',
+      reasons: { disbursement: 'PAYEE_NOT_ALLOWED_TO_RECEIVE', collection: 'PAYER_NOT_FOUND' },
+    },
+    active: false,
+  },
 };
 
-/** The behaviour for an MTN partyId (no `+`); any number not in the table succeeds. */
+/** What MTN's sandbox answers an account-holder-active check about one of its test account holders. */
+export type MomoAccountHolderCase =
+  | 'NotFound'
+  | 'NotActive'
+  | 'NotAllowed'
+  | 'NotAllowedTargetEnvironment'
+  | 'InternalProcessingError'
+  | 'ServiceUnavailable';
+
+/**
+ * MTN's sandbox test account holders (its Sandbox Use Cases page, AccountHolderActive…), by party type and
+ * id, as the page lists them.
+ */
+export const MOMO_SANDBOX_ACCOUNT_HOLDERS: Readonly<
+  Record<'MSISDN' | 'EMAIL' | 'PARTY_CODE', Readonly<Record<string, MomoAccountHolderCase>>>
+> = {
+  MSISDN: {
+    '46733123450': 'NotFound',
+    '46733123451': 'NotActive',
+    '46733123452': 'NotAllowed',
+    '46733123453': 'NotAllowedTargetEnvironment',
+    '46733123454': 'InternalProcessingError',
+    '46733123455': 'ServiceUnavailable',
+  },
+  EMAIL: {
+    'notfound@email.com': 'NotFound',
+    'notactive@email.com': 'NotActive',
+    'notallowed@email.com': 'NotAllowed',
+    'notallowedtargetenvironment@email.com': 'NotAllowedTargetEnvironment',
+    'internalprocessingerror@email.com': 'InternalProcessingError',
+    'serviceunavailable@email.com': 'ServiceUnavailable',
+  },
+  PARTY_CODE: {
+    '5cecb5a7-8bd0-4f49-87b1-8eb9ecc7b7bc': 'NotFound',
+    'b0040b3c-b426-4a90-af6e-673e65861cd7': 'NotActive',
+    '4d5f500f-c385-4901-9be5-25b6d36ad220': 'NotAllowed',
+    'd2265f9b-0c22-496d-908f-79a65ad66266': 'NotAllowedTargetEnvironment',
+    '8f548a78-ceb8-4d12-a243-5640b91e91a4': 'InternalProcessingError',
+    '585c07a4-2c80-42f7-9e73-e586b36dee68': 'ServiceUnavailable',
+  },
+};
+
+/** The sandbox case of an account holder, or undefined for one MTN's page does not list. */
+export function accountHolderCaseOf(partyIdType: string, id: string): MomoAccountHolderCase | undefined {
+  const table = Object.hasOwn(MOMO_SANDBOX_ACCOUNT_HOLDERS, partyIdType)
+    ? MOMO_SANDBOX_ACCOUNT_HOLDERS[partyIdType as keyof typeof MOMO_SANDBOX_ACCOUNT_HOLDERS]
+    : undefined;
+  const key = partyIdType === 'EMAIL' ? id.toLowerCase() : id;
+  return table !== undefined && Object.hasOwn(table, key) ? table[key] : undefined;
+}
+
+/** A sandbox test number that fails with MTN's reason for each product (payer / payee). */
+const failing = (collection: string, disbursement: string): MomoSimulatorBehaviour => ({
+  kind: 'fail',
+  reasons: { collection, disbursement },
+});
+
+/**
+ * MTN's own sandbox test numbers (its Sandbox Use Cases page: RequestToPayPayer… for a request-to-pay's payer,
+ * TransferPayee… for a transfer's payee), by partyId. The page names each case, not its answer: a named
+ * reason is the FAILED request's `reason`, Ongoing stays PENDING, Delayed settles after delayedSettlementMs.
+ * "Any other number results in Success."
+ */
+export const MOMO_SANDBOX_NUMBERS: Readonly<Record<string, MomoSimulatorBehaviour>> = {
+  '46733123450': failing('INTERNAL_PROCESSING_ERROR', 'INTERNAL_PROCESSING_ERROR'), // …Failed
+  '46733123451': failing('APPROVAL_REJECTED', 'APPROVAL_REJECTED'), // …Rejected
+  '46733123452': failing('EXPIRED', 'EXPIRED'), // …Expired
+  '46733123453': { kind: 'stay_pending' }, // …Ongoing
+  '46733123454': { kind: 'succeed_after_delay' }, // …Delayed
+  '46733123455': failing('PAYER_NOT_FOUND', 'NOT_ENOUGH_FUNDS'),
+  '46733123456': failing('PAYEE_NOT_ALLOWED_TO_RECEIVE', 'PAYER_LIMIT_REACHED'),
+  '46733123457': failing('NOT_ALLOWED', 'PAYEE_NOT_FOUND'),
+  '46733123458': failing('NOT_ALLOWED_TARGET_ENVIRONMENT', 'NOT_ALLOWED'),
+  '46733123459': failing('INVALID_CALLBACK_URL_HOST', 'NOT_ALLOWED_TARGET_ENVIRONMENT'),
+  '46733123460': failing('INVALID_CURRENCY', 'INVALID_CALLBACK_URL_HOST'),
+  '46733123461': failing('INTERNAL_PROCESSING_ERROR', 'INVALID_CURRENCY'),
+  '46733123462': failing('SERVICE_UNAVAILABLE', 'INTERNAL_PROCESSING_ERROR'),
+  '46733123463': failing('COULD_NOT_PERFORM_TRANSACTION', 'SERVICE_UNAVAILABLE'),
+};
+
+/** The behaviour for an MTN partyId (no `+`): ours, then MTN's sandbox numbers; any other number succeeds. */
 export function behaviourOf(partyId: string | undefined): MomoSimulatorBehaviour {
-  return MOMO_SIMULATOR_NUMBERS[`+${partyId}`]?.behaviour ?? { kind: 'succeed' };
+  const sandbox =
+    partyId !== undefined && Object.hasOwn(MOMO_SANDBOX_NUMBERS, partyId)
+      ? MOMO_SANDBOX_NUMBERS[partyId]
+      : undefined;
+  return MOMO_SIMULATOR_NUMBERS[`+${partyId}`]?.behaviour ?? sandbox ?? { kind: 'succeed' };
 }

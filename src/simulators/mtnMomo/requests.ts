@@ -15,16 +15,26 @@ import {
   presented,
   type StoredRequest,
 } from './state.ts';
-import { validateCreate } from './validation.ts';
+import { callbackHostOf, validateCreate } from './validation.ts';
 
-/** POST a request-to-pay or transfer; undefined for one left hanging. */
+/**
+ * The callback host registered for the API user whose token made the request: a provisioned user's
+ * providerCallbackHost, or the simulator's own user's (its option), undefined when none is registered.
+ */
+function registeredCallbackHost(state: MomoState, apiUser: string): string | undefined {
+  const registered = state.apiUsers.get(apiUser)?.providerCallbackHost ?? state.config.providerCallbackHost;
+  return registered === undefined ? undefined : callbackHostOf(registered);
+}
+
+/** POST a request-to-pay or transfer, by the API user whose token it carries; undefined for one left hanging. */
 export function createRequest(
   state: MomoState,
   api: MomoProductApi,
   headers: http.IncomingHttpHeaders,
   text: string,
+  apiUser: string,
 ): Answer | undefined {
-  const checked = validateCreate(state.config, api, headers, text);
+  const checked = validateCreate(state.config, api, headers, text, registeredCallbackHost(state, apiUser));
   if ('status' in checked) return checked;
   const key = keyOf(api.product, checked.referenceId);
   if (state.stored.has(key)) {

@@ -5,9 +5,11 @@
  * the simulator's controls.
  */
 import http from 'node:http';
+import { ACCOUNT_ROUTES, readAccountHolderActive, readBalance } from './account.ts';
 import { waitUntil } from './callbacks.ts';
 import { COLLECTION_API } from './collection.ts';
 import { DISBURSEMENT_API } from './disbursement.ts';
+import { answerProvisioning, provisioningRouteOf } from './provisioning.ts';
 import { createRequest, readRequest } from './requests.ts';
 import {
   type Answer,
@@ -40,6 +42,8 @@ export interface MomoSimulator {
   resource(product: MomoProduct, referenceId: string): MomoResource | undefined;
   /** Every request created for a product, oldest first. */
   resources(product: MomoProduct): Array<MomoResource & { referenceId: string }>;
+  /** The product account's available balance from now on (a decimal string, as MTN answers it). */
+  setBalance(product: MomoProduct, availableBalance: string): void;
   /** Every issued access token stops working, as an expired one does. */
   expireTokens(): void;
   /** The next `count` requests, whatever they are, are answered `status` with MTN's error body. */
@@ -79,12 +83,18 @@ const PRODUCT_APIS: Record<MomoProduct, MomoProductApi> = {
   disbursement: DISBURSEMENT_API,
 };
 
-const ROUTES: MomoRoute[] = [TOKEN_ROUTE, ...COLLECTION_API.routes, ...DISBURSEMENT_API.routes];
+const ROUTES: MomoRoute[] = [
+  TOKEN_ROUTE,
+  ...COLLECTION_API.routes,
+  ...DISBURSEMENT_API.routes,
+  ...ACCOUNT_ROUTES,
+];
 
 interface Route {
   product: MomoProduct;
   action: MomoRoute['action'];
-  referenceId?: string;
+  /** The path's parameters after the product, decoded: a reference id, or an id type and id. */
+  params: string[];
 }
 
 export async function startMomoSimulator(options: MomoSimulatorOptions = {}): Promise<MomoSimulator> {
@@ -116,6 +126,9 @@ function simulatorControls(state: MomoState, server: http.Server, url: string): 
       [...stored.values()]
         .filter((entry) => entry.product === product)
         .map((entry) => ({ ...presented(structuredClone(entry.resource)), referenceId: entry.referenceId })),
+    setBalance: (product, availableBalance) => {
+      state.balances[product] = availableBalance;
+    },
     expireTokens: () => state.tokens.clear(),
     failNext: (count, status) => {
       for (let i = 0; i < count; i += 1) state.failures.push(status);
@@ -202,16 +215,25 @@ function answer(
 ): Answer | undefined {
   const failure = state.failures.shift();
   if (failure !== undefined) return { status: failure, body: ERROR_BODY_OF_STATUS[failure] };
-  const route = routeOf(method, pathname);
-  if (!route) return { status: 404, body: NOT_FOUND_ROUTE_BODY };
+  const provisioning = provisioningRouteOf(method, pathname);
+  const route = provisioning === undefined ? routeOf(method, pathname) : undefined;
+  if (provisioning === undefined && route === undefined) return { status: 404, body: NOT_FOUND_ROUTE_BODY };
   const subscriptionKey = headers['ocp-apim-subscription-key'];
   if (subscriptionKey === undefined) return { status: 401, body: MISSING_SUBSCRIPTION_KEY_BODY };
-  if (subscriptionKey !== state.subscriptionKeys[route.product]) {
+  // Provisioning takes any product's subscription key; a product's API only its own.
+  const keys =
+    route === undefined ? Object.values(state.subscriptionKeys) : [state.subscriptionKeys[route.product]];
+  if (typeof subscriptionKey !== 'string' || !keys.includes(subscriptionKey)) {
     return { status: 401, body: INVALID_SUBSCRIPTION_KEY_BODY };
   }
-  if (route.action === 'token') return issueToken(state, route.product, headers.authorization);
-  if (!authorizeBearer(state, route.product, headers.authorization))
-    return { status: 401, body: INVALID_TOKEN_BODY };
+  if (route === undefined) {
+    return provisioning === undefined
+      ? { status: 404, body: NOT_FOUND_ROUTE_BODY }
+      : answerProvisioning(state, provisioning, headers, text);
+  }
+  if (route.action === 'token') return issueToken(state, route.product, headers.authorization, text);
+  const apiUser = authorizeBearer(state, route.product, headers.authorization);
+  if (apiUser === undefined) return { status: 401, body: INVALID_TOKEN_BODY };
   if (headers['x-target-environment'] !== state.credentials.targetEnvironment) {
     return {
       status: 500,
@@ -221,20 +243,33 @@ function answer(
       },
     };
   }
+  const [first = '', second = ''] = route.params;
+  if (route.action === 'balance') return readBalance(state, route.product);
+  if (route.action === 'active') return readAccountHolderActive(first, second);
   const api = PRODUCT_APIS[route.product];
-  if (route.action === 'read') return readRequest(state, api, route.referenceId ?? '');
-  return createRequest(state, api, headers, text);
+  if (route.action === 'read') return readRequest(state, api, first);
+  return createRequest(state, api, headers, text, apiUser);
 }
 
 function routeOf(method: string, pathname: string): Route | undefined {
   for (const route of ROUTES) {
     const match = route.pattern.exec(pathname);
     if (match && method === route.method) {
-      const referenceId = match[2] === undefined ? undefined : decodeURIComponent(match[2]);
-      return { product: match[1] as MomoProduct, action: route.action, referenceId };
+      const params = match.slice(2).map((param) => decodedOrUndefined(param ?? ''));
+      // A malformed escape (`%zz`) names no resource: the gateway's 404, not an error of ours.
+      if (params.some((param) => param === undefined)) return undefined;
+      return { product: match[1] as MomoProduct, action: route.action, params: params as string[] };
     }
   }
   return undefined;
+}
+
+function decodedOrUndefined(text: string): string | undefined {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return undefined;
+  }
 }
 
 function readBody(request: http.IncomingMessage): Promise<string> {

@@ -5,6 +5,7 @@
  */
 import type http from 'node:http';
 import { SANDBOX_DELAYED_SETTLEMENT_MS } from '../../rails/sandbox.ts';
+import { currenciesOf, MOMO_SIMULATOR_DEFAULT_ENVIRONMENT } from './environments.ts';
 
 export type MomoProduct = 'collection' | 'disbursement';
 export type MomoStatus = 'PENDING' | 'SUCCESSFUL' | 'FAILED';
@@ -17,6 +18,19 @@ export const MOMO_SIMULATOR_PROCESSING_MS = 50;
 export const MOMO_SIMULATOR_LATE_CALLBACK_DELAY_MS = 2_000;
 /** MTN's platform gives a callback 2 seconds to be answered. */
 export const MOMO_SIMULATOR_CALLBACK_TIMEOUT_MS = 2_000;
+/** Each product account's available balance unless given, in major units of its currency. */
+export const MOMO_SIMULATOR_DEFAULT_BALANCE = '1000000';
+/**
+ * How MTN's callback page says a callback nobody answers is sent again: 20 more times a second apart, then
+ * ("short block") 30 times 2 minutes apart. After that MTN retries hourly "until it is automatically
+ * unblocked", which the simulator does not keep up: it stops.
+ */
+export const MOMO_SIMULATOR_CALLBACK_RETRIES: MomoCallbackRetries = {
+  quickCount: 20,
+  quickIntervalMs: 1_000,
+  shortBlockCount: 30,
+  shortBlockIntervalMs: 120_000,
+};
 /** How long waitForCallbacks and whenIdle wait unless told otherwise. */
 export const MOMO_SIMULATOR_WAIT_TIMEOUT_MS = 5_000;
 
@@ -29,12 +43,20 @@ export interface MomoSimulatorOptions {
   apiKey?: string;
   collectionSubscriptionKey?: string;
   disbursementSubscriptionKey?: string;
-  /** The X-Target-Environment the simulator answers to; MTN's sandbox is `sandbox`. */
+  /**
+   * The X-Target-Environment the simulator answers to: `mtnuganda` unless given; MTN's sandbox is `sandbox`
+   * (EUR only).
+   */
   targetEnvironment?: string;
   /** When set, an X-Callback-Url on another host is refused, as MTN refuses one off the registered host. */
   providerCallbackHost?: string;
-  /** When set, a currency outside this list is refused with MTN's INVALID_CURRENCY (the sandbox takes EUR). */
+  /**
+   * The currencies taken, others refused with MTN's INVALID_CURRENCY; the target environment's own currency
+   * (MOMO_ENVIRONMENT_CURRENCIES) unless given.
+   */
   currencies?: readonly string[];
+  /** Each product account's available balance (a decimal string, as MTN answers it); MOMO_SIMULATOR_DEFAULT_BALANCE. */
+  balances?: Partial<Record<MomoProduct, string>>;
   tokenLifetimeSeconds?: number;
   processingMs?: number;
   /** How long the settle-after-a-delay number stays PENDING; the sandbox rail's delay unless given. */
@@ -46,8 +68,21 @@ export interface MomoSimulatorOptions {
    * PUT unless given.
    */
   callbackMethod?: 'PUT' | 'POST';
+  /**
+   * How a callback that gets no answer (no HTTP response within 2 s) is sent again:
+   * MOMO_SIMULATOR_CALLBACK_RETRIES unless given; false sends each once, as MTN's other callback page says.
+   */
+  callbackRetries?: MomoCallbackRetries | false;
   /** Delay before every answer. */
   latencyMs?: number;
+}
+
+/** The retries of a callback that got no answer: `quickCount` at `quickIntervalMs`, then the short block's. */
+export interface MomoCallbackRetries {
+  quickCount: number;
+  quickIntervalMs: number;
+  shortBlockCount: number;
+  shortBlockIntervalMs: number;
 }
 
 export interface MomoReceivedRequest {
@@ -69,6 +104,8 @@ export interface MomoCallbackDelivery {
   url: string;
   method: 'PUT' | 'POST';
   body: string;
+  /** 0 for the first delivery, then each retry's number. */
+  attempt: number;
   /** The receiver's status, or undefined when the delivery did not get an answer (see error). */
   status?: number;
   error?: string;
@@ -128,22 +165,23 @@ export interface MomoProductApi {
 export interface MomoRoute {
   pattern: RegExp;
   method: string;
-  action: 'token' | 'create' | 'read';
+  action: 'token' | 'create' | 'read' | 'balance' | 'active';
 }
 
 export type MomoConfig = ReturnType<typeof momoConfig>;
 
 /** The options over the defaults: timings, callback method, and the host and currencies MTN would check. */
-export function momoConfig(options: MomoSimulatorOptions) {
+export function momoConfig(options: MomoSimulatorOptions, targetEnvironment: string) {
   return {
     tokenLifetimeSeconds: options.tokenLifetimeSeconds ?? MOMO_SIMULATOR_TOKEN_LIFETIME_SECONDS,
     processingMs: options.processingMs ?? MOMO_SIMULATOR_PROCESSING_MS,
     delayedSettlementMs: options.delayedSettlementMs ?? SANDBOX_DELAYED_SETTLEMENT_MS,
     lateCallbackDelayMs: options.lateCallbackDelayMs ?? MOMO_SIMULATOR_LATE_CALLBACK_DELAY_MS,
     callbackMethod: options.callbackMethod ?? 'PUT',
+    callbackRetries: options.callbackRetries ?? MOMO_SIMULATOR_CALLBACK_RETRIES,
     latencyMs: options.latencyMs ?? 0,
     providerCallbackHost: options.providerCallbackHost,
-    currencies: options.currencies,
+    currencies: currenciesOf(targetEnvironment, options.currencies),
   };
 }
 
@@ -155,7 +193,13 @@ export interface MomoState {
   requests: MomoReceivedRequest[];
   callbacks: MomoCallbackDelivery[];
   stored: Map<string, StoredRequest>;
-  tokens: Map<string, { product: MomoProduct; expiresAt: number }>;
+  /** Each product account's available balance, and the currency it is held in (the environment's). */
+  balances: Record<MomoProduct, string>;
+  balanceCurrency: string;
+  /** Each token: its product, the API user it was issued to, and when it expires (epoch ms). */
+  tokens: Map<string, { product: MomoProduct; apiUser: string; expiresAt: number }>;
+  /** API users made through the provisioning API, by id: the callback host they registered, their key. */
+  apiUsers: Map<string, { providerCallbackHost: string; apiKey?: string }>;
   failures: Array<500 | 503>;
   timers: Set<NodeJS.Timeout>;
   /** Scheduled finalizations and callbacks in flight: the simulator is idle when none are left. */
@@ -171,19 +215,26 @@ export function newMomoState(options: MomoSimulatorOptions): MomoState {
     apiKey: options.apiKey ?? 'momo-simulator-api-key',
     collectionSubscriptionKey: options.collectionSubscriptionKey ?? 'momo-simulator-collection-key',
     disbursementSubscriptionKey: options.disbursementSubscriptionKey ?? 'momo-simulator-disbursement-key',
-    targetEnvironment: options.targetEnvironment ?? 'sandbox',
+    targetEnvironment: options.targetEnvironment ?? MOMO_SIMULATOR_DEFAULT_ENVIRONMENT,
   };
+  const config = momoConfig(options, credentials.targetEnvironment);
   return {
     credentials,
     subscriptionKeys: {
       collection: credentials.collectionSubscriptionKey,
       disbursement: credentials.disbursementSubscriptionKey,
     },
-    config: momoConfig(options),
+    config,
+    balances: {
+      collection: options.balances?.collection ?? MOMO_SIMULATOR_DEFAULT_BALANCE,
+      disbursement: options.balances?.disbursement ?? MOMO_SIMULATOR_DEFAULT_BALANCE,
+    },
+    balanceCurrency: config.currencies?.[0] ?? 'EUR',
     requests: [],
     callbacks: [],
     stored: new Map(),
     tokens: new Map(),
+    apiUsers: new Map(),
     failures: [],
     timers: new Set(),
     busy: 0,

@@ -8,9 +8,30 @@ import type { Answer, MomoConfig, MomoProductApi, MomoResource } from './state.t
 
 /** MTN refuses a payerMessage or payeeNote longer than this. */
 export const MOMO_NOTE_MAX_CHARS = 160;
+/**
+ * The characters MTN's common-errors page names as refused in a request body: "unsupported special
+ * characters ... for example an apostrophe". The apostrophe is the only one it names, so the only one refused.
+ */
+export const MOMO_REFUSED_NOTE_CHARACTERS = /'/;
 
-const UUID_V4_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
+export const UUID_V4_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
+const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const MSISDN_PATTERN = /^\d{8,15}$/;
+/** An email address as the reference's EMAIL party carries it: one @, no spaces, a dotted domain. */
+const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+/** The longest EMAIL partyId read (RFC 5321's path limit). */
+const EMAIL_MAX_CHARS = 254;
+
+/**
+ * The party id types MTN's reference lists for a payer or payee (Party.partyIdType), each with the form its
+ * partyId takes: an MSISDN with its country code, an email address, or a party code (a UUID, as the sandbox's
+ * party codes are).
+ */
+export const MOMO_PARTY_ID_TYPES: Readonly<Record<string, (partyId: string) => boolean>> = {
+  MSISDN: (partyId) => MSISDN_PATTERN.test(partyId),
+  EMAIL: (partyId) => partyId.length <= EMAIL_MAX_CHARS && EMAIL_PATTERN.test(partyId),
+  PARTY_CODE: (partyId) => UUID_PATTERN.test(partyId),
+};
 const AMOUNT_PATTERN = /^\d+(?:\.\d+)?$/;
 const CURRENCY_PATTERN = /^[A-Z]{3}$/;
 
@@ -30,12 +51,13 @@ export function validateCreate(
   api: MomoProductApi,
   headers: http.IncomingHttpHeaders,
   text: string,
+  callbackHost: string | undefined,
 ): Answer | CheckedCreate {
   const referenceId = headers['x-reference-id'];
   if (typeof referenceId !== 'string' || !UUID_V4_PATTERN.test(referenceId)) {
     return { status: 400, body: { message: 'X-Reference-Id must be a UUID version 4.' } };
   }
-  const callback = checkCallbackUrl(config, headers['x-callback-url']);
+  const callback = checkCallbackUrl(callbackHost, headers['x-callback-url']);
   if ('refusal' in callback) return callback.refusal;
   const parsed = parseBody(text);
   if ('refusal' in parsed) return parsed.refusal;
@@ -48,7 +70,7 @@ export function validateCreate(
     amount,
     currency,
     externalId,
-    [api.partyKey]: { partyIdType: 'MSISDN', partyId: party.partyId },
+    [api.partyKey]: { partyIdType: party.partyIdType, partyId: party.partyId },
     ...(typeof payerMessage === 'string' ? { payerMessage } : {}),
     ...(typeof payeeNote === 'string' ? { payeeNote } : {}),
     status: 'PENDING',
@@ -57,9 +79,21 @@ export function validateCreate(
   return { referenceId, resource, ...(callbackUrl === undefined ? {} : { callbackUrl }) };
 }
 
+/**
+ * The host a providerCallbackHost names: MTN's pages ask for a host name, and its sandbox also takes a URL
+ * (its own examples register `http://localhost:8000/callback`), whose host is then the one.
+ */
+export function callbackHostOf(providerCallbackHost: string): string {
+  try {
+    return new URL(providerCallbackHost).hostname.toLowerCase();
+  } catch {
+    return providerCallbackHost.trim().toLowerCase();
+  }
+}
+
 /** An absent X-Callback-Url is no callback; a present one must be absolute http(s), on the registered host. */
 function checkCallbackUrl(
-  config: MomoConfig,
+  callbackHost: string | undefined,
   callbackHeader: string | string[] | undefined,
 ): Checked<{ callbackUrl: string | undefined }> {
   if (callbackHeader === undefined) return { callbackUrl: undefined };
@@ -73,7 +107,7 @@ function checkCallbackUrl(
   if (!parsed || !/^https?:$/.test(parsed.protocol)) {
     return { refusal: { status: 400, body: { message: 'X-Callback-Url is not an absolute http(s) URL.' } } };
   }
-  if (config.providerCallbackHost !== undefined && parsed.hostname !== config.providerCallbackHost) {
+  if (callbackHost !== undefined && parsed.hostname.toLowerCase() !== callbackHost) {
     return {
       refusal: {
         status: 500,
@@ -140,31 +174,41 @@ function checkFields(
         },
       };
     }
+    if (typeof value === 'string' && MOMO_REFUSED_NOTE_CHARACTERS.test(value)) {
+      return { refusal: { status: 400, body: { message: `${name} has a character MTN does not support.` } } };
+    }
   }
   return { amount, currency, externalId, payerMessage, payeeNote };
 }
 
-/** The payer (request-to-pay) or payee (transfer): an MSISDN party with the country code. */
-function checkParty(api: MomoProductApi, body: Record<string, unknown>): Checked<{ partyId: string }> {
+/** The payer (request-to-pay) or payee (transfer): a party of a type MTN lists, its id in that type's form. */
+function checkParty(
+  api: MomoProductApi,
+  body: Record<string, unknown>,
+): Checked<{ partyIdType: string; partyId: string }> {
   const party = body[api.partyKey];
-  if (!isRecord(party) || party.partyIdType !== 'MSISDN' || typeof party.partyId !== 'string') {
+  const types = Object.keys(MOMO_PARTY_ID_TYPES).join(', ');
+  const partyIdType = isRecord(party) ? party.partyIdType : undefined;
+  if (
+    !isRecord(party) ||
+    typeof partyIdType !== 'string' ||
+    !Object.hasOwn(MOMO_PARTY_ID_TYPES, partyIdType) ||
+    typeof party.partyId !== 'string'
+  ) {
     return {
       refusal: {
         status: 400,
-        body: { message: `${api.partyKey} must be {"partyIdType": "MSISDN", "partyId"}.` },
+        body: { message: `${api.partyKey} must be {"partyIdType": one of ${types}, "partyId"}.` },
       },
     };
   }
-  if (!MSISDN_PATTERN.test(party.partyId)) {
+  if (!MOMO_PARTY_ID_TYPES[partyIdType]?.(party.partyId)) {
     // MTN names this case under the not-found reasons: "MSISDN format must include country code".
-    return {
-      refusal: {
-        status: 400,
-        body: { code: api.partyNotFound, message: 'MSISDN format must include country code.' },
-      },
-    };
+    const message =
+      partyIdType === 'MSISDN' ? 'MSISDN format must include country code.' : `Not a valid ${partyIdType}.`;
+    return { refusal: { status: 400, body: { code: api.partyNotFound, message } } };
   }
-  return { partyId: party.partyId };
+  return { partyIdType, partyId: party.partyId };
 }
 
 export function isRecord(value: unknown): value is Record<string, unknown> {

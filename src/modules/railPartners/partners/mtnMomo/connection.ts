@@ -9,9 +9,10 @@ import type { CallbackTarget } from '../../../../rails/partner.ts';
 import { isRecord, type MomoProduct, PATHS, parseJson } from './protocol.ts';
 
 /**
- * One HTTP request's time limit. A call makes at most five requests (token, POST, a fresh token and the
- * POST again after a 401, GET after a 409), so a whole call ends within the rail worker's 20-second
- * RAIL_CALL_TIMEOUT_MS.
+ * One HTTP request's time limit. A call makes at most five requests of this limit (token, POST, a fresh
+ * token and the POST again after a 401, GET after a 409), so those end within the rail worker's 20-second
+ * RAIL_CALL_TIMEOUT_MS; a payout's account-holder check before them has its own shorter limit
+ * (MOMO_ACTIVE_CHECK_TIMEOUT_MS), which the worker's 30-second claim lease covers.
  */
 export const MOMO_REQUEST_TIMEOUT_MS = 4_000;
 /** MTN's guidance: refresh an access token 10 minutes before it expires (they live 60 minutes). */
@@ -99,6 +100,7 @@ async function exchange(
   path: string,
   headers: Record<string, string>,
   body?: string,
+  timeoutMs = connection.requestTimeoutMs,
 ): Promise<MomoAnswer> {
   let text: string;
   let status: number;
@@ -107,7 +109,7 @@ async function exchange(
       method,
       headers,
       ...(body === undefined ? {} : { body }),
-      signal: AbortSignal.timeout(connection.requestTimeoutMs),
+      signal: AbortSignal.timeout(timeoutMs),
     });
     status = response.status;
     text = await response.text();
@@ -115,7 +117,7 @@ async function exchange(
     const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
     throw new MtnMomoError(
       timedOut
-        ? `MTN MoMo did not answer ${method} ${path} within ${connection.requestTimeoutMs} ms`
+        ? `MTN MoMo did not answer ${method} ${path} within ${timeoutMs} ms`
         : `MTN MoMo ${method} ${path} failed: ${error instanceof Error ? error.message : String(error)}`,
     );
   }
@@ -178,7 +180,10 @@ async function tokenFor(connection: MomoConnection, product: MomoProduct): Promi
   return token;
 }
 
-/** An API call with the product's bearer token; a 401 gets a fresh token and one more try. */
+/**
+ * An API call with the product's bearer token; a 401 gets a fresh token and one more try. `timeoutMs` limits
+ * the call's own requests (not the token's): the connection's requestTimeoutMs unless given.
+ */
 export async function authorized(
   connection: MomoConnection,
   product: MomoProduct,
@@ -186,6 +191,7 @@ export async function authorized(
   path: string,
   extraHeaders: Record<string, string> = {},
   body?: string,
+  timeoutMs = connection.requestTimeoutMs,
 ): Promise<MomoAnswer> {
   for (let attempt = 1; ; attempt += 1) {
     const token = await tokenFor(connection, product);
@@ -200,6 +206,7 @@ export async function authorized(
         ...extraHeaders,
       },
       body,
+      timeoutMs,
     );
     if (answer.status !== 401) return answer;
     if (connection.tokens.get(product) === token) connection.tokens.delete(product);

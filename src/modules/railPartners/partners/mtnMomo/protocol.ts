@@ -38,6 +38,11 @@ export const MOMO_REASON_FAILURE_CODES: Readonly<Record<string, string>> = {
   SERVICE_UNAVAILABLE: 'partner_unavailable',
 };
 export const MOMO_UNKNOWN_REASON_FAILURE_CODE = 'partner_rejected';
+/**
+ * A payout refused before it is made because MTN's account-holder check answers that the payee is not an
+ * active MoMo account holder (not registered, or not active: the check does not say which).
+ */
+export const MOMO_PAYEE_NOT_ACTIVE_FAILURE_CODE = 'recipient_not_active';
 
 /**
  * Reasons MTN's error table lists as answers to the POST itself (HTTP 500) that say the request can never

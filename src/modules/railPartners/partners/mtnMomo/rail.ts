@@ -14,14 +14,16 @@
  * poller confirms every outcome with GET. parseCallback only reads the body.
  *
  * This file puts the adapter together; its parts: connection.ts (configuration, the error, tokens,
- * requests), requests.ts (transfers, requests-to-pay, their status), callbacks.ts (parseCallback),
- * protocol.ts (MTN's products, codes, reference ids and amounts).
+ * requests), requests.ts (transfers, requests-to-pay, their status), account.ts (balances and the
+ * account-holder check a payout makes first), callbacks.ts (parseCallback), protocol.ts (MTN's products,
+ * codes, reference ids and amounts).
  */
 
 import type { CallbackTarget, PartnerRail } from '../../../../rails/partner.ts';
+import { type MomoAccountBalance, momoAccountBalance } from './account.ts';
 import { parseMomoCallback } from './callbacks.ts';
 import { type MtnMomoConfig, momoConnection } from './connection.ts';
-import { MTN_MOMO_PARTNER } from './protocol.ts';
+import { type MomoProduct, MTN_MOMO_PARTNER } from './protocol.ts';
 import { checkPayout, checkRequest, collect, submitPayout } from './requests.ts';
 
 export function mtnMomoRail(config: MtnMomoConfig, callbacks: CallbackTarget): PartnerRail {
@@ -35,4 +37,16 @@ export function mtnMomoRail(config: MtnMomoConfig, callbacks: CallbackTarget): P
       checkRequest(connection, 'collection', reference, idempotencyReference, now),
     parseCallback: parseMomoCallback,
   };
+}
+
+/**
+ * A product account's available balance (the disbursement account pays payouts, the collection account
+ * receives collections). The rail interface has no balance operation, so this stands beside it; it takes its
+ * own token. Throws MtnMomoError when MTN gives no balance.
+ */
+export function mtnMomoAccountBalance(
+  config: MtnMomoConfig,
+  product: MomoProduct,
+): Promise<MomoAccountBalance> {
+  return momoAccountBalance(momoConnection(config, { baseUrl: '' }), product);
 }

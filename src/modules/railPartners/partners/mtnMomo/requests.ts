@@ -7,10 +7,12 @@
 import type { Transfer } from '../../../../domain/transferRecord.ts';
 import type { CollectionRequest, CollectResult } from '../../../../rails/partner.ts';
 import type { RailOutcome, SubmitRequest, SubmitResult } from '../../../../rails/rail.ts';
+import { momoAccountHolderActive } from './account.ts';
 import { authorized, describe, fetchResource, type MomoConnection, MtnMomoError } from './connection.ts';
 import {
   failureCodeOfMomoReason,
   MOMO_CURRENCIES,
+  MOMO_PAYEE_NOT_ACTIVE_FAILURE_CODE,
   MOMO_SYNCHRONOUS_REFUSAL_REASONS,
   type MomoProduct,
   momoAmountOf,
@@ -132,7 +134,10 @@ export async function checkRequest(
   return outcomeOf(resource, referenceId, now);
 }
 
-/** A payout as a disbursement transfer, refused here when MTN could not carry it. */
+/**
+ * A payout as a disbursement transfer, refused here when MTN could not carry it, or when MTN says the payee is
+ * not an active account holder (MOMO_PAYEE_NOT_ACTIVE_FAILURE_CODE).
+ */
 export async function submitPayout(
   connection: MomoConnection,
   { idempotencyReference, transfer }: SubmitRequest,
@@ -147,6 +152,16 @@ export async function submitPayout(
   }
   const amount = momoAmountOf(transfer.amountMinor, transfer.currency);
   if (amount === undefined) return { accepted: false, failureCode: 'amount_not_supported' };
+  const payee = msisdnOf(destination.phone);
+  if ((await momoAccountHolderActive(connection, 'disbursement', 'msisdn', payee)) === false) {
+    // Refused only if no earlier attempt made the transfer: one that did is MTN's to decide, not ours.
+    const earlier = await fetchResource(
+      connection,
+      'disbursement',
+      momoReferenceId(idempotencyReference, 'disbursement'),
+    );
+    if (earlier === undefined) return { accepted: false, failureCode: MOMO_PAYEE_NOT_ACTIVE_FAILURE_CODE };
+  }
   return createRequest(
     connection,
     'disbursement',
@@ -155,7 +170,7 @@ export async function submitPayout(
       amount,
       currency: transfer.currency,
       externalId: idempotencyReference,
-      payee: { partyIdType: 'MSISDN', partyId: msisdnOf(destination.phone) },
+      payee: { partyIdType: 'MSISDN', partyId: payee },
       payerMessage: momoNote(idempotencyReference),
       payeeNote: momoNote(idempotencyReference),
     },
