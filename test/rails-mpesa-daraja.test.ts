@@ -33,6 +33,7 @@ import {
   type DarajaSimulator,
   startDarajaSimulator,
 } from '../src/simulators/mpesaDaraja/index.ts';
+import { mobileMoneyPayout } from './support/payouts.ts';
 
 /** The delayed-settlement number's delay here (the sandbox's 10 s would slow the suite). */
 const TEST_DELAYED_SETTLEMENT_MS = 300;
@@ -149,37 +150,11 @@ function newRail(overrides: Partial<MpesaDarajaConfig> = {}): PartnerRail {
 }
 
 function payout(phone: string, overrides: Partial<Transfer> = {}): Transfer {
-  const now = new Date();
-  return {
-    id: `tr_${randomUUID().replaceAll('-', '')}`,
+  return mobileMoneyPayout(phone, 'mpesa', {
     organizationId: 'org_daraja_test',
-    direction: 'outbound',
     sourceWalletId: 'wallet_daraja_test',
-    destination: { type: 'mobile_money', network: 'mpesa', phone },
-    destinationWalletId: null,
-    amountMinor: 1_500_00n,
-    currency: 'KES',
-    rail: 'mobile_money',
-    network: 'mpesa',
-    status: 'processing',
-    statusReason: null,
-    failureCode: null,
-    ledgerState: 'pending',
-    metadata: {},
-    railReference: null,
-    nextRailCheckAt: null,
-    createdAt: now,
-    updatedAt: now,
-    processingAt: now,
-    settledAt: null,
-    failedAt: null,
-    canceledAt: null,
-    returnedAt: null,
-    createdBy: null,
-    authorization: null,
-    approvalId: null,
     ...overrides,
-  };
+  });
 }
 
 function collection(phone: string, amountMinor = 250_00n) {

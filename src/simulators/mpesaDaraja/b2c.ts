@@ -49,7 +49,7 @@ export function b2cPaymentRequest(
 ): ApiAnswer | 'hang' {
   const checked = checkPaymentRequest(path, body);
   if (checked instanceof ApiAnswer) return checked;
-  const { amount, partyB } = checked;
+  const { amount, partyA, partyB } = checked;
   const originator = body.OriginatorConversationID;
   const originatorConversationId = nonEmptyString(originator) ? originator : requestIdLike();
   if (state.paymentsByOriginator.has(originatorConversationId)) {
@@ -67,6 +67,7 @@ export function b2cPaymentRequest(
     originatorConversationId,
     conversationId: conversationId(),
     receipt: receiptNumber(),
+    partyA,
     partyB,
     amount,
     outcome,
@@ -88,7 +89,7 @@ export function b2cPaymentRequest(
 function checkPaymentRequest(
   path: string,
   body: Record<string, unknown>,
-): ApiAnswer | { amount: number; partyB: string } {
+): ApiAnswer | { amount: number; partyA: string; partyB: string } {
   const version3 = path.includes('/v3/');
   const originator = body.OriginatorConversationID;
   if (version3 && !nonEmptyString(originator)) return invalidField('OriginatorConversationID');
@@ -99,7 +100,8 @@ function checkPaymentRequest(
   if (!B2C_COMMAND_IDS.has(String(body.CommandID))) return invalidField('CommandID');
   const amount = wholeAmount(body.Amount);
   if (amount === null) return invalidField('Amount');
-  if (!SHORTCODE.test(String(body.PartyA ?? ''))) return invalidField('PartyA');
+  const partyA = String(body.PartyA ?? '');
+  if (!SHORTCODE.test(partyA)) return invalidField('PartyA');
   const partyB = String(body.PartyB ?? '');
   if (!SAFARICOM_MSISDN.test(partyB)) return invalidField('PartyB');
   if (
@@ -113,7 +115,7 @@ function checkPaymentRequest(
   const occasion = body.Occassion ?? body.Occasion;
   if (occasion !== undefined && !boundedText(occasion, REMARKS_MAX_CHARS, true))
     return invalidField('Occasion');
-  return { amount, partyB };
+  return { amount, partyA, partyB };
 }
 
 /** A payment that times out in the queue gets only the queue notice; any other, the result its outcome says. */

@@ -1,11 +1,12 @@
 /**
  * The Daraja simulator's HTTP server: reads and records each request, routes it to its API (OAuth, B2C,
- * M-Pesa Express, Transaction Status) after the checks every M-Pesa API shares (method, forced failures,
+ * M-Pesa Express, Transaction Status, Account Balance) after the checks every M-Pesa API shares (method, forced failures,
  * access token, JSON body), and writes the answer, or leaves it hanging; it also publishes the simulator's
  * certificate (securityCredential.ts). Also the simulator's controls.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { ACCOUNT_BALANCE_PATH, accountBalanceQuery } from './accountBalance.ts';
 import { B2C_PATHS, b2cPaymentRequest } from './b2c.ts';
 import { idle, send } from './callbacks.ts';
 import { STK_PUSH_PATH, STK_QUERY_PATH, stkPush, stkQuery } from './express.ts';
@@ -177,7 +178,8 @@ async function route(
     return generateToken(state, request, url.searchParams);
   }
   const express = path === STK_PUSH_PATH || path === STK_QUERY_PATH;
-  if (!express && !B2C_PATHS.has(path) && path !== TRANSACTION_STATUS_PATH) {
+  const resultApi = B2C_PATHS.has(path) || path === TRANSACTION_STATUS_PATH || path === ACCOUNT_BALANCE_PATH;
+  if (!express && !resultApi) {
     return new ApiAnswer(404, errorBody('404.001.01', 'Resource not found'));
   }
   if (method !== 'POST') return new ApiAnswer(405, errorBody('405.001', `${method} Method Not Allowed`));
@@ -191,6 +193,7 @@ async function route(
   if (!body) return new ApiAnswer(400, errorBody('400.002.05', 'Invalid Request Payload'));
   if (B2C_PATHS.has(path)) return b2cPaymentRequest(state, path, body);
   if (path === TRANSACTION_STATUS_PATH) return transactionStatusQuery(state, body);
+  if (path === ACCOUNT_BALANCE_PATH) return accountBalanceQuery(state, body);
   if (path === STK_PUSH_PATH) return stkPush(state, body);
   return stkQuery(state, body);
 }

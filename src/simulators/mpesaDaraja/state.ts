@@ -91,6 +91,8 @@ export interface DarajaSimulatedPayment {
   originatorConversationId: string;
   conversationId: string;
   receipt: string;
+  /** The shortcode paying: its Utility Account is debited (accountBalance.ts). */
+  partyA: string;
   partyB: string;
   amount: number;
   outcome: DarajaSimulatedOutcome;

@@ -1,6 +1,7 @@
 /**
  * What arrives at the M-Pesa adapter's callback URLs (rail.ts), read: B2C results, queue time-out notices,
- * Transaction Status results and STK callbacks. Pure. Daraja does not sign callbacks, so this only reads
+ * Transaction Status results, STK callbacks and Account Balance results (checked, then `ignored`: they
+ * move no money; accountBalance.ts reads their amounts). Pure. Daraja does not sign callbacks, so this only reads
  * their shape.
  */
 
@@ -9,6 +10,8 @@ import {
   type CallbackReport,
   MalformedCallbackError,
 } from '../../../../rails/partner.ts';
+import { parseDarajaBalanceResult } from './accountBalance.ts';
+import { keyValues, objectField, requiredString, resultCodeOf } from './callbackFields.ts';
 import {
   collectionFailureCode,
   DARAJA_CALLBACK_PATHS,
@@ -32,11 +35,15 @@ export function parseDarajaCallback(callback: ArrivedCallback): CallbackReport {
       return parseB2cResult(body);
     case DARAJA_CALLBACK_PATHS.b2cQueueTimeout:
     case DARAJA_CALLBACK_PATHS.statusQueueTimeout:
+    case DARAJA_CALLBACK_PATHS.balanceQueueTimeout:
       return parseQueueTimeout(body, callback.path);
     case DARAJA_CALLBACK_PATHS.statusResult:
       return parseStatusResult(body);
     case DARAJA_CALLBACK_PATHS.stk:
       return parseStkCallback(body);
+    case DARAJA_CALLBACK_PATHS.balanceResult:
+      parseDarajaBalanceResult(body);
+      return { kind: 'ignored', reason: 'account_balance_result' };
     default:
       throw new MalformedCallbackError(`No Daraja callback is expected at ${callback.path}`);
   }
@@ -65,13 +72,19 @@ function parseB2cResult(body: Record<string, unknown>): CallbackReport {
   };
 }
 
+const QUEUE_TIMEOUT_REASONS: Record<string, string> = {
+  [DARAJA_CALLBACK_PATHS.b2cQueueTimeout]: 'b2c_queue_timeout',
+  [DARAJA_CALLBACK_PATHS.statusQueueTimeout]: 'status_queue_timeout',
+  [DARAJA_CALLBACK_PATHS.balanceQueueTimeout]: 'balance_queue_timeout',
+};
+
 /** Daraja's queue time-out notice: the request waited too long in Daraja's queue. It decides nothing. */
 function parseQueueTimeout(body: Record<string, unknown>, path: string): CallbackReport {
   const result = objectField(body, 'Result', 'queue time-out notice');
   requiredString(result, 'OriginatorConversationID', 'queue time-out notice');
   return {
     kind: 'ignored',
-    reason: path === DARAJA_CALLBACK_PATHS.b2cQueueTimeout ? 'b2c_queue_timeout' : 'status_queue_timeout',
+    reason: QUEUE_TIMEOUT_REASONS[path] ?? 'queue_timeout',
   };
 }
 
@@ -148,48 +161,6 @@ function parseStkCallback(body: Record<string, unknown>): CallbackReport {
     partnerTransactionId: receipt,
     amountMinor: amountMinorOf(items.get('Amount'), 'STK callback Amount'),
   };
-}
-
-function objectField(parent: Record<string, unknown>, key: string, what: string): Record<string, unknown> {
-  const value = parent[key];
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new MalformedCallbackError(`${what} has no ${key} object`);
-  }
-  return value as Record<string, unknown>;
-}
-
-function requiredString(parent: Record<string, unknown>, key: string, what: string): string {
-  const value = parent[key];
-  if (typeof value !== 'string' || value === '') throw new MalformedCallbackError(`${what} has no ${key}`);
-  return value;
-}
-
-/** ResultCode is a number in results (0, 2040) but may be a string ("0", "SFC_IC0003"). */
-function resultCodeOf(parent: Record<string, unknown>, what: string): string {
-  const value = parent.ResultCode;
-  if (typeof value === 'number' && Number.isInteger(value)) return String(value);
-  if (typeof value === 'string' && value.trim() !== '') return value.trim();
-  throw new MalformedCallbackError(`${what} has no ResultCode`);
-}
-
-/** Daraja's lists of {Key|Name, Value} (a lone item may come as an object): a map of the values. */
-function keyValues(
-  container: unknown,
-  listKey: string,
-  nameKey: 'Key' | 'Name',
-  what: string,
-): Map<string, unknown> {
-  const list = (container as Record<string, unknown> | undefined)?.[listKey];
-  const items = Array.isArray(list) ? list : typeof list === 'object' && list !== null ? [list] : undefined;
-  if (!items) throw new MalformedCallbackError(`${what} has no ${listKey} list`);
-  const values = new Map<string, unknown>();
-  for (const item of items) {
-    const name = (item as Record<string, unknown> | null)?.[nameKey];
-    if (typeof name !== 'string')
-      throw new MalformedCallbackError(`${what} has a ${listKey} without a ${nameKey}`);
-    values.set(name, (item as Record<string, unknown>).Value);
-  }
-  return values;
 }
 
 /** Daraja amounts are shillings (10, 10.00, "10.00"); in minor units, exactly, or malformed. */

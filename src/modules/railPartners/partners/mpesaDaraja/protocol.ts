@@ -24,6 +24,7 @@ export const PATHS = {
   transactionStatus: '/mpesa/transactionstatus/v1/query',
   stkPush: '/mpesa/stkpush/v1/processrequest',
   stkQuery: '/mpesa/stkpushquery/v1/query',
+  accountBalance: '/mpesa/accountbalance/v1/query',
 } as const;
 
 /** Callback paths under the organization's callback base URL. */
@@ -33,6 +34,8 @@ export const DARAJA_CALLBACK_PATHS = {
   statusResult: 'status/result',
   statusQueueTimeout: 'status/timeout',
   stk: 'stk',
+  balanceResult: 'balance/result',
+  balanceQueueTimeout: 'balance/timeout',
 } as const;
 
 /** The failure code for a ResultCode neither table names; the raw callback (stored first) keeps Daraja's code. */

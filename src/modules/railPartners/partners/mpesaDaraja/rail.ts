@@ -22,16 +22,24 @@
  *
  * This file puts the adapter together; its parts: connection.ts (configuration, errors, the token, requests),
  * payouts.ts (B2C, Transaction Status), collections.ts (STK push and query), callbacks.ts (parseCallback),
+ * callbackFields.ts (reading callback bodies), accountBalance.ts (the balance query and its result),
  * protocol.ts (Daraja's paths, codes and limits).
  */
 
 import type { CallbackTarget, PartnerRail } from '../../../../rails/partner.ts';
+import { type DarajaBalanceQuery, queryAccountBalance } from './accountBalance.ts';
 import { parseDarajaCallback } from './callbacks.ts';
 import { checkCollection, collect, type RememberedPushes } from './collections.ts';
 import { darajaConnection, type MpesaDarajaConfig } from './connection.ts';
 import { checkPayout, submitPayout } from './payouts.ts';
 
-export function mpesaDarajaRail(config: MpesaDarajaConfig, callbacks: CallbackTarget): PartnerRail {
+/** The partner rail, plus Daraja's Account Balance query (no rail interface method asks for balances yet). */
+export interface MpesaDarajaRail extends PartnerRail {
+  /** Asks for the shortcode's balances; they arrive at `balance/result` (accountBalance.ts reads them). */
+  queryAccountBalance(): Promise<DarajaBalanceQuery>;
+}
+
+export function mpesaDarajaRail(config: MpesaDarajaConfig, callbacks: CallbackTarget): MpesaDarajaRail {
   const connection = darajaConnection(config, callbacks);
   const pushes: RememberedPushes = new Map();
   return {
@@ -41,5 +49,6 @@ export function mpesaDarajaRail(config: MpesaDarajaConfig, callbacks: CallbackTa
     collect: (request, now) => collect(connection, pushes, request, now),
     checkCollection: (reference, _idempotencyReference, now) => checkCollection(connection, reference, now),
     parseCallback: parseDarajaCallback,
+    queryAccountBalance: () => queryAccountBalance(connection),
   };
 }
