@@ -5,6 +5,7 @@
  * idempotent partner pays once; a partner that answers with a second reference is recorded, not ignored.
  * A failure with one transfer is logged and does not stop the rest of the pass.
  */
+
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { hashApiKey } from '../src/domain/apiKeys.ts';
 import type { Transfer } from '../src/domain/transferRecord.ts';
@@ -26,6 +27,7 @@ import { simulatedRail } from '../src/rails/sandbox.ts';
 import { findApiKeyByHash } from '../src/store/repositories/apiKeys.ts';
 import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
 import { balanceOf, expectLedgerHealthy, fundedWallet, mobileMoney } from './support/ledger.ts';
+import { mobileMoneyPayout } from './support/payouts.ts';
 import { REFUSED_REFERENCE_MESSAGE, refuseRailReferences } from './support/railFaults.ts';
 
 /** Transfers queued before the two workers start. */
@@ -482,34 +484,10 @@ function phoneOf(transfer: Transfer): string | undefined {
 
 /** A transfer record for calling the simulator directly. */
 function queueless(id: string): Transfer {
-  const at = new Date();
-  return {
+  return mobileMoneyPayout(SETTLE_PHONE, 'mpesa', {
     id,
     organizationId: 'org_test',
-    direction: 'outbound',
     sourceWalletId: null,
-    destination: { type: 'mobile_money', network: 'mpesa', phone: SETTLE_PHONE },
-    destinationWalletId: null,
     amountMinor: 1_000n,
-    currency: 'KES',
-    rail: 'mobile_money',
-    network: 'mpesa',
-    status: 'processing',
-    statusReason: null,
-    failureCode: null,
-    ledgerState: 'pending',
-    metadata: {},
-    railReference: null,
-    nextRailCheckAt: null,
-    createdAt: at,
-    updatedAt: at,
-    processingAt: at,
-    settledAt: null,
-    failedAt: null,
-    canceledAt: null,
-    returnedAt: null,
-    createdBy: null,
-    authorization: null,
-    approvalId: null,
-  };
+  });
 }

@@ -26,6 +26,7 @@ import {
   type MomoSimulator,
   startMomoSimulator,
 } from '../src/simulators/mtnMomo/index.ts';
+import { mobileMoneyPayout } from './support/payouts.ts';
 
 /** Short simulator delays, so the file stays fast. */
 const TEST_PROCESSING_MS = 20;
@@ -144,36 +145,15 @@ function transferTo(
   currency: Currency = 'UGX',
   network = 'mtn',
 ): Transfer {
-  const now = new Date();
-  return {
+  return mobileMoneyPayout(phone, network as 'mtn', {
     id: `tr_${randomUUID()}`,
     organizationId: 'org_momo_test',
-    direction: 'outbound',
     sourceWalletId: 'wal_momo_test',
-    destination: { type: 'mobile_money', network: network as 'mtn', phone },
-    destinationWalletId: null,
     amountMinor,
     currency,
-    rail: 'mobile_money',
     network,
-    status: 'processing',
-    statusReason: null,
-    failureCode: null,
     ledgerState: 'posted',
-    metadata: {},
-    railReference: null,
-    nextRailCheckAt: null,
-    createdAt: now,
-    updatedAt: now,
-    processingAt: now,
-    settledAt: null,
-    failedAt: null,
-    canceledAt: null,
-    returnedAt: null,
-    createdBy: null,
-    authorization: null,
-    approvalId: null,
-  };
+  });
 }
 
 /** Submits a payout and returns the transfer as the worker records it: with the rail's reference. */
