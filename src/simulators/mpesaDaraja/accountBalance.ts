@@ -2,7 +2,8 @@
  * Daraja's Account Balance API: a query for a shortcode's balances is checked as Daraja checks it, accepted
  * at once, and its result (the `AccountBalance` string of the published sample, accounts joined by `&`,
  * each `Name|Currency|amounts…`) is POSTed to the query's ResultURL. A shortcode's Utility Account is the
- * documented starting float plus the STK payments it collected, minus the B2C payments it made; the other
+ * documented starting float plus the STK and B2B paybill payments it received, minus the B2C and B2B
+ * payments it made; the other
  * accounts of the sample are reported at zero.
  */
 import { schedule } from './callbacks.ts';
@@ -113,7 +114,10 @@ function balanceResultBody(
   };
 }
 
-/** The starting float, plus STK payments collected under the shortcode, minus B2C payments made from it. */
+/**
+ * The starting float, plus STK payments collected under the shortcode and B2B paybill payments to it, minus
+ * B2C and B2B payments made from it.
+ */
 export function utilityCents(state: DarajaState, shortCode: string): bigint {
   let shillings = BigInt(DARAJA_SIMULATOR_STARTING_FLOAT_SHILLINGS);
   for (const push of state.pushes) {
@@ -121,6 +125,7 @@ export function utilityCents(state: DarajaState, shortCode: string): bigint {
   }
   for (const payment of state.payments) {
     if (payment.partyA === shortCode && moved(payment)) shillings -= BigInt(payment.amount);
+    if (payment.creditsUtilityOf === shortCode && moved(payment)) shillings += BigInt(payment.amount);
   }
   return shillings * CENTS_PER_SHILLING;
 }
@@ -135,12 +140,13 @@ function moved(record: { outcome: { kind: string }; completedAt?: Date }): boole
 /** `Name|KES|current|available|reserved|uncleared` per account, joined by `&`, as the sample writes it. */
 function accountBalanceText(utility: bigint): string {
   return SAMPLE_ACCOUNTS.map((name) => {
-    const amount = decimal(name === 'Utility Account' ? utility : 0n);
+    const amount = decimalShillings(name === 'Utility Account' ? utility : 0n);
     return `${name}|KES|${amount}|${amount}|0.00|0.00`;
   }).join('&');
 }
 
-function decimal(cents: bigint): string {
+/** Cents written as shillings with two decimals (negative with `-`), as Daraja's samples write amounts. */
+export function decimalShillings(cents: bigint): string {
   const sign = cents < 0n ? '-' : '';
   const magnitude = cents < 0n ? -cents : cents;
   return `${sign}${magnitude / CENTS_PER_SHILLING}.${String(magnitude % CENTS_PER_SHILLING).padStart(2, '0')}`;

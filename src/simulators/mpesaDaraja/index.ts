@@ -1,5 +1,5 @@
 /**
- * A Safaricom Daraja (M-Pesa) partner simulator: a real HTTP server that speaks the OAuth, B2C, M-Pesa
+ * A Safaricom Daraja (M-Pesa) partner simulator: a real HTTP server that speaks the OAuth, B2C, B2B, M-Pesa
  * Express (STK push and its query), Transaction Status and Account Balance APIs with Daraja's field names,
  * result codes and error bodies, and POSTs the asynchronous results to the callback URLs a request names.
  *
@@ -15,11 +15,12 @@
  *    `500.001.1001` "Unable to lock subscriber, ...").
  * Where it is not documented (marked "assumed"), the choice is the one the adapter must survive.
  *
- * One file per API: oauth.ts, b2c.ts, express.ts (STK push and query), transactionStatus.ts, accountBalance.ts; shared:
+ * One file per API: oauth.ts, b2c.ts, b2b.ts, express.ts (STK push and query), transactionStatus.ts, accountBalance.ts; shared:
  * securityCredential.ts (the certificate it publishes and the initiator check), state.ts (options, records, answers), validation.ts, callbacks.ts, formats.ts (ids and times),
  * behaviours.ts (the magic numbers); server.ts wires them into the HTTP server.
  */
 export { ACCOUNT_BALANCE_PATH, DARAJA_SIMULATOR_STARTING_FLOAT_SHILLINGS } from './accountBalance.ts';
+export { B2B_PATH } from './b2b.ts';
 export {
   DARAJA_SIMULATOR_PHONE_BEHAVIOURS,
   type DarajaPhoneBehaviour,
@@ -45,3 +46,4 @@ export {
   type DarajaSimulatedPush,
   type DarajaSimulatorOptions,
 } from './state.ts';
+export { B2B_ACCOUNT_REFERENCE_MAX_CHARS } from './validation.ts';

@@ -1,5 +1,5 @@
 /**
- * The Daraja simulator's HTTP server: reads and records each request, routes it to its API (OAuth, B2C,
+ * The Daraja simulator's HTTP server: reads and records each request, routes it to its API (OAuth, B2C, B2B,
  * M-Pesa Express, Transaction Status, Account Balance) after the checks every M-Pesa API shares (method, forced failures,
  * access token, JSON body), and writes the answer, or leaves it hanging; it also publishes the simulator's
  * certificate (securityCredential.ts). Also the simulator's controls.
@@ -7,6 +7,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ACCOUNT_BALANCE_PATH, accountBalanceQuery } from './accountBalance.ts';
+import { B2B_PATH, b2bPaymentRequest } from './b2b.ts';
 import { B2C_PATHS, b2cPaymentRequest } from './b2c.ts';
 import { idle, send } from './callbacks.ts';
 import { STK_PUSH_PATH, STK_QUERY_PATH, stkPush, stkQuery } from './express.ts';
@@ -37,7 +38,7 @@ export interface DarajaSimulator {
   requests: DarajaReceivedRequest[];
   /** Every callback POSTed, with the receiver's answer. */
   deliveries: DarajaCallbackDelivery[];
-  /** B2C requests M-Pesa accepted for processing (one per OriginatorConversationID). */
+  /** B2C and B2B requests M-Pesa accepted for processing (one per OriginatorConversationID). */
   payments: DarajaSimulatedPayment[];
   /** STK pushes sent to payers' phones. */
   pushes: DarajaSimulatedPush[];
@@ -178,7 +179,11 @@ async function route(
     return generateToken(state, request, url.searchParams);
   }
   const express = path === STK_PUSH_PATH || path === STK_QUERY_PATH;
-  const resultApi = B2C_PATHS.has(path) || path === TRANSACTION_STATUS_PATH || path === ACCOUNT_BALANCE_PATH;
+  const resultApi =
+    B2C_PATHS.has(path) ||
+    path === B2B_PATH ||
+    path === TRANSACTION_STATUS_PATH ||
+    path === ACCOUNT_BALANCE_PATH;
   if (!express && !resultApi) {
     return new ApiAnswer(404, errorBody('404.001.01', 'Resource not found'));
   }
@@ -192,6 +197,7 @@ async function route(
   const body = parseObject(rawBody);
   if (!body) return new ApiAnswer(400, errorBody('400.002.05', 'Invalid Request Payload'));
   if (B2C_PATHS.has(path)) return b2cPaymentRequest(state, path, body);
+  if (path === B2B_PATH) return b2bPaymentRequest(state, body);
   if (path === TRANSACTION_STATUS_PATH) return transactionStatusQuery(state, body);
   if (path === ACCOUNT_BALANCE_PATH) return accountBalanceQuery(state, body);
   if (path === STK_PUSH_PATH) return stkPush(state, body);

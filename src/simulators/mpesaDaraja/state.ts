@@ -99,6 +99,8 @@ export interface DarajaSimulatedPayment {
   acceptedAt: Date;
   /** When M-Pesa finished with it; undefined while it is still being processed (or never will be). */
   completedAt?: Date;
+  /** B2B paybill payments: the shortcode whose Utility Account is credited (b2b.ts). */
+  creditsUtilityOf?: string;
 }
 
 export interface DarajaSimulatedPush {

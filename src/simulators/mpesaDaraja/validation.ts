@@ -12,6 +12,11 @@ export const REMARKS_MAX_CHARS = 100;
 /** B2C Remarks: the published page asks for 2 to 100 characters. */
 export const B2C_REMARKS_MIN_CHARS = 2;
 export const ACCOUNT_REFERENCE_MAX_CHARS = 12;
+/** B2B AccountReference (the paybill account number): at most 13 characters. */
+export const B2B_ACCOUNT_REFERENCE_MAX_CHARS = 13;
+/** Identifier types (B2B SenderIdentifierType/RecieverIdentifierType): 4 an organization shortcode, 2 a till. */
+export const SHORTCODE_IDENTIFIER_TYPE = '4';
+export const TILL_IDENTIFIER_TYPE = '2';
 export const TRANSACTION_DESC_MAX_CHARS = 13;
 
 export function parseObject(text: string): Record<string, unknown> | null {

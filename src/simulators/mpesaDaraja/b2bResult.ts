@@ -1,0 +1,86 @@
+/**
+ * The result a B2B payment request's ResultURL receives, in the shape of Safaricom's published sample: on
+ * success the paying account's balance and the amount as the sample writes them (computed in integer
+ * cents), otherwise only the result code; `ReferenceData` echoes the bill reference and the queue URL.
+ */
+import { decimalShillings } from './accountBalance.ts';
+import { compactDateTime, placeholderTransactionId } from './formats.ts';
+import { type DarajaSimulatedPayment, type DarajaState, SUCCESS_DESC } from './state.ts';
+
+/** Shillings to cents, for the result's amounts (written with two decimals). */
+export const CENTS_PER_SHILLING = 100n;
+
+/** What a valid B2B request asks for. */
+export interface B2BRequest {
+  commandId: string;
+  amount: number;
+  partyA: string;
+  partyB: string;
+  accountReference?: string;
+}
+
+/** The published result: on success the balances and amounts as the sample writes them, else only the code. */
+export function b2bResultBody(
+  state: DarajaState,
+  payment: DarajaSimulatedPayment,
+  request: B2BRequest,
+  body: Record<string, unknown>,
+  utilityBefore: bigint,
+): unknown {
+  const referenceItems = [
+    ...(request.accountReference === undefined
+      ? []
+      : [{ Key: 'BillReferenceNumber', Value: request.accountReference }]),
+    { Key: 'QueueTimeoutURL', Value: String(body.QueueTimeOutURL) },
+  ];
+  const envelope = {
+    ResultType: 0,
+    OriginatorConversationID: payment.originatorConversationId,
+    ConversationID: payment.conversationId,
+  };
+  if (payment.outcome.kind === 'decline') {
+    return {
+      Result: {
+        ...envelope,
+        ResultCode: payment.outcome.resultCode,
+        ResultDesc: payment.outcome.resultDesc,
+        TransactionID: placeholderTransactionId(payment.receipt),
+        ReferenceData: { ReferenceItem: referenceItems },
+      },
+    };
+  }
+  const after = utilityBefore - BigInt(payment.amount) * CENTS_PER_SHILLING;
+  const balance = amountObject(after);
+  return {
+    Result: {
+      ...envelope,
+      ResultCode: 0,
+      ResultDesc: SUCCESS_DESC,
+      TransactionID: payment.receipt,
+      ResultParameters: {
+        ResultParameter: [
+          { Key: 'DebitAccountBalance', Value: balance },
+          { Key: 'Amount', Value: decimalShillings(BigInt(payment.amount) * CENTS_PER_SHILLING) },
+          { Key: 'DebitPartyAffectedAccountBalance', Value: utilityAccountText(after) },
+          { Key: 'TransCompletedTime', Value: String(compactDateTime(payment.completedAt ?? state.now())) },
+          { Key: 'DebitPartyCharges', Value: '' },
+          { Key: 'ReceiverPartyPublicName', Value: `${request.partyB} - Simulated Business` },
+          { Key: 'Currency', Value: 'KES' },
+          { Key: 'InitiatorAccountCurrentBalance', Value: balance },
+        ],
+      },
+      ReferenceData: { ReferenceItem: referenceItems },
+    },
+  };
+}
+
+/** `{Amount={CurrencyCode=KES, MinimumAmount=<cents>, BasicAmount=<shillings.cents>}}`, as the sample writes it. */
+function amountObject(cents: bigint): string {
+  return `{Amount={CurrencyCode=KES, MinimumAmount=${cents}, BasicAmount=${decimalShillings(cents)}}}`;
+}
+
+/** The debited account, as the Account Balance string writes one account. */
+function utilityAccountText(cents: bigint): string {
+  const amount = decimalShillings(cents);
+  return `Utility Account|KES|${amount}|${amount}|0.00|0.00`;
+}
