@@ -21,6 +21,8 @@ function line(fields: Partial<StatementLine>): StatementLine {
   return {
     line: lineNumber,
     railReference: null,
+    externalReference: null,
+    direction: 'outbound',
     amountMinor: 1_000n,
     currency: 'KES',
     valueDate: DAY,
@@ -34,6 +36,8 @@ function transfer(id: string, fields: Partial<MatchCandidate> = {}): MatchCandid
   return {
     id,
     railReference: `ref_${id}`,
+    direction: 'outbound',
+    collectionId: null,
     amountMinor: 1_000n,
     currency: 'KES',
     status: 'settled',
