@@ -110,7 +110,7 @@ describe.each(BACKENDS)('partner statement formats on %s', (backend) => {
     const statement = await sandboxStatement(key, 'mpesa_org_statement');
     expect(statement.statusCode, statement.body).toBe(200);
     expect(statement.data).toMatchObject({ object: 'statement', format: 'mpesa_org_statement' });
-    expect(statement.data.lines).toBeUndefined();
+    expect(statement.data.lines).toHaveLength(3);
     const content = statement.data.content as string;
     expect(content.split('\r\n')[0]).toBe(MPESA_STATEMENT_COLUMNS.join(','));
     expect(content).toContain('"-1,250.00"');

@@ -9473,6 +9473,8 @@ export interface ImportStatementRequest {
     value_date: string;
     status: 'settled' | 'failed';
     fees?: string;
+    /** `outbound` (a payout, the default) or `inbound` (money in: a collection). */
+    direction?: 'outbound' | 'inbound';
   }>;
 }
 
@@ -9483,6 +9485,8 @@ export interface ImportStatementQuery {
   from?: string;
   /** With a CSV upload: the last day, YYYY-MM-DD. */
   to?: string;
+  /** The statement’s format: `mkoba_json` (ours, the default), or a partner’s export uploaded as CSV: `mpesa_org_statement`, `momo_transaction_report`. */
+  format?: 'mkoba_json' | 'mpesa_org_statement' | 'momo_transaction_report';
 }
 
 export interface ListReconciliationExceptionsQuery {
@@ -9730,6 +9734,8 @@ export interface CreateSandboxStatementRequest {
   from: string;
   /** YYYY-MM-DD */
   to: string;
+  /** Default `mkoba_json`. */
+  format?: 'mkoba_json' | 'mpesa_org_statement' | 'momo_transaction_report';
   mismatches?: Array<'amount' | 'fee' | 'status' | 'omit' | 'unknown' | 'no_reference'>;
 }
 
@@ -9739,6 +9745,10 @@ export interface CreateSandboxStatementResponse {
   rail: string;
   from: string;
   to: string;
+  format: 'mkoba_json' | 'mpesa_org_statement' | 'momo_transaction_report';
+  /** A partner’s export (CSV), for `format` other than `mkoba_json`: upload it as `text/csv`. */
+  content?: string;
+  /** The statement as our own lines (`mkoba_json`), whatever `format` asked for. */
   lines: Array<{
     rail_reference?: string | null;
     amount?: string;
@@ -9746,6 +9756,7 @@ export interface CreateSandboxStatementResponse {
     value_date?: string;
     status?: string;
     fees?: string;
+    direction?: 'outbound' | 'inbound';
   }>;
 }
 

@@ -72,6 +72,7 @@ export const MOMO_UTC_OFFSET_MINUTES: Partial<Record<Currency, number>> = {
 
 const MPESA_STATUSES: Record<string, StatementLineStatus> = {
   completed: 'settled',
+  attempted: 'failed',
   failed: 'failed',
   cancelled: 'failed',
   declined: 'failed',

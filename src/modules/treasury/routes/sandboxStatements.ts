@@ -15,7 +15,7 @@ const TAGS = ['Sandbox'];
 
 const statementSchema = {
   type: 'object',
-  required: ['object', 'rail', 'from', 'to', 'format'],
+  required: ['object', 'rail', 'from', 'to', 'format', 'lines'],
   properties: {
     object: { type: 'string', enum: ['statement'] },
     rail: { type: 'string' },
@@ -28,7 +28,7 @@ const statementSchema = {
     },
     lines: {
       type: 'array',
-      description: 'Our own lines, for `format: mkoba_json`.',
+      description: 'The statement as our own lines (`mkoba_json`), whatever `format` asked for.',
       items: {
         type: 'object',
         properties: {

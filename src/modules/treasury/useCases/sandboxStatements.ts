@@ -36,7 +36,7 @@ const UNKNOWN_LINE_CURRENCY = {
 
 /**
  * The sandbox rail's statement for a period, ready to import (`POST /v1/reconciliation/statements`): our
- * own `lines`, or a partner's export as CSV text in `content` (upload it as `text/csv` with the same format).
+ * own `lines`, and for a partner's format its export as CSV text in `content` (upload it as `text/csv`).
  */
 export async function sandboxStatement(tx: Queryable, organizationId: string, input: SandboxStatementInput) {
   const rail = checkStatementRail(input.rail);
@@ -58,19 +58,16 @@ export async function sandboxStatement(tx: Queryable, organizationId: string, in
     input.to,
     UNKNOWN_LINE_CURRENCY[format],
   );
+  // Our own lines carry no partner's echo of our id: the rail reference is theirs.
   const statement = {
     object: 'statement' as const,
     rail: input.rail,
     from: input.from,
     to: input.to,
     format,
+    lines: lines.map(({ external_reference: _echo, ...line }) => line),
   };
-  if (format !== 'mkoba_json') {
-    return {
-      ...statement,
-      content: stringify(PARTNER_STATEMENT_WRITERS[format](lines), { record_delimiter: 'windows' }),
-    };
-  }
-  // Our own lines carry no partner's echo of our id: the rail reference is theirs.
-  return { ...statement, lines: lines.map(({ external_reference: _echo, ...line }) => line) };
+  if (format === 'mkoba_json') return statement;
+  const records = PARTNER_STATEMENT_WRITERS[format](lines);
+  return { ...statement, content: stringify(records, { record_delimiter: 'windows' }) };
 }
