@@ -132,14 +132,16 @@ const CANDIDATE_COLUMNS = `t.id, t.rail_reference, t.amount_minor, t.currency, t
   to_char(COALESCE(t.settled_at, t.processing_at, t.created_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day`;
 
 /**
- * The transfers a rail's statement reports: payouts, and the credits of collections asked of a payer (money
- * in). Not the sandbox's funding (no payer, no rail) nor bank deposits, which the bank's own report brings.
+ * The transfers a rail's statement reports: payouts, and money in the partner named (a credit with its
+ * reference): a collection asked of a payer, or a payment the partner reported with no collection behind it.
+ * Not the sandbox's funding (no rail, no reference) nor a bank deposit, which the bank's own report brings.
  * `$1` is the organization, `$2` the rail, `$3` the network (null: any).
  */
 const STATEMENT_TRANSFERS = `transfers t
-  LEFT JOIN collections c ON c.organization_id = t.organization_id AND c.transfer_id = t.id AND c.method = 'mobile_money'
+  LEFT JOIN collections c ON c.organization_id = t.organization_id AND c.transfer_id = t.id
   WHERE t.organization_id = $1 AND t.rail = $2 AND ($3::text IS NULL OR t.network = $3)
-    AND (t.direction = 'outbound' OR c.id IS NOT NULL)`;
+    AND (t.direction = 'outbound'
+         OR (t.rail_reference IS NOT NULL AND (c.id IS NULL OR c.method = 'mobile_money')))`;
 
 /** Which of a rail's transfers a statement covers: all of them, or one network's (a partner's own report). */
 export interface StatementScope {
@@ -209,7 +211,7 @@ export async function findCarriedPayouts(
   return rows.map(candidateOf);
 }
 
-/** Settled, unmatched payouts and collection credits of the rail that settled in [from, to]. */
+/** Settled, unmatched payouts and credits (money in) of the rail that settled in [from, to]. */
 export async function findUnreportedSettled(
   db: Queryable,
   scope: StatementScope,
