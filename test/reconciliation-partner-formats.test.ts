@@ -161,6 +161,15 @@ describe.each(BACKENDS)('partner statement formats on %s', (backend) => {
     });
     expect(json.statusCode, json.body).toBe(201);
     expect(json.data).toMatchObject({ lines: 2, matched: 2, exceptions: 0 });
+    // The same lines as our CSV (a `direction` column) are the same statement: imported once only.
+    const columns = ['rail_reference', 'amount', 'currency', 'value_date', 'status', 'fees', 'direction'];
+    const csv = [
+      columns.join(','),
+      ...own.data.lines.map((l: Record<string, string>) => columns.map((c) => l[c]).join(',')),
+    ].join('\n');
+    const asCsv = await importCsv(key, 'mkoba_json', csv);
+    expect(asCsv.statusCode, asCsv.body).toBe(409);
+    expect(asCsv.data.code).toBe('statement_already_imported');
     await expectLedgerHealthy(t);
   });
 
