@@ -38,6 +38,7 @@ import {
   DARAJA_CALLBACK_PATHS,
   DARAJA_PAYOUT_FAILURE_CODES,
   DARAJA_UNKNOWN_RESULT_FAILURE_CODE,
+  type DarajaAnswer,
   PATHS,
   parseObject,
   printable,
@@ -112,7 +113,7 @@ export async function submitB2bPayout(
   // A token problem is found before the request is recorded: nothing has gone out yet.
   await prepareToken(connection);
   if (!(await journal.begin(transfer.id))) return accepted;
-  let answer: Awaited<ReturnType<typeof post>>;
+  let answer: DarajaAnswer;
   try {
     answer = await post(connection, B2B_PATH, b2bRequestBody(connection, transfer, target, shillings));
   } catch (error) {
@@ -164,7 +165,7 @@ function b2bRequestBody(
 }
 
 /** A refused field: PartyB is the paybill or till here, not a phone. */
-function refusedB2bFailureCode(answer: Awaited<ReturnType<typeof post>>): string {
+function refusedB2bFailureCode(answer: DarajaAnswer): string {
   const message = stringField(answer.body, 'errorMessage') ?? '';
   if (/Invalid\s+PartyB\b/i.test(message)) return 'invalid_account';
   if (/Invalid\s+AccountReference\b/i.test(message)) return 'invalid_account_reference';
