@@ -291,21 +291,42 @@ describe.each(BACKENDS)('M-Pesa B2B payouts on %s', (backend) => {
   });
 
   it('a submit retried after the worker gave up on it sends no second request: one payment', async () => {
-    const { org, wallet } = await configured();
+    const { org, wallet, partner } = await configured();
     const id = await send(org.key, wallet, paybill('888880', 'RETRY-1'), '25.00');
     const paymentsBefore = sim.payments.length;
+    // Slow answers, and a result that is lost, so that nothing but the retry can move the payout.
     sim.setLatency(SLOW_SIMULATOR_MS);
+    t.deps.publicUrl = DEAD_PUBLIC_URL;
     try {
       await work({ callTimeoutMs: IMPATIENT_CALL_TIMEOUT_MS });
-      expect((await transferOf(org.key, id)).status_reason).toBe('rail_unavailable');
+      expect(await transferOf(org.key, id)).toMatchObject({
+        status: 'processing',
+        status_reason: 'rail_unavailable',
+        rail_reference: null,
+      });
       // The abandoned call still reaches M-Pesa, which pays.
       await eventually(
         async () => sim.payments.length,
         (count) => count === paymentsBefore + 1,
       );
+      await eventually(
+        async () => sim.deliveries.filter((d) => d.url.endsWith(`/b2b/result/${id}`)).length,
+        (count) => count === 1,
+      );
     } finally {
       sim.setLatency(0);
+      t.deps.publicUrl = publicUrl;
     }
+    // The worker submits again (a new adapter: the configuration changed): the recorded request is not repeated.
+    await api(t, 'PATCH', `/v1/rail-partners/${partner}`, {
+      key: org.key,
+      body: { credentials: { consumer_secret: DARAJA_SIMULATOR_DEFAULT_CREDENTIALS.consumerSecret } },
+    });
+    await dueNow(id);
+    await work();
+    expect(await transferOf(org.key, id)).toMatchObject({ status: 'processing', rail_reference: id });
+    expect(b2bRequestsFor(id)).toHaveLength(1);
+    // Its status query settles it.
     await dueNow(id);
     await work();
     await sim.idle();
