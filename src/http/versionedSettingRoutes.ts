@@ -33,6 +33,34 @@ export interface VersionedSetting<Version extends { version: number }> {
     request: { limit: number; beforeVersion?: number | undefined },
   ) => Promise<Page<Version>>;
   present: (version: Version) => unknown;
+  /** The setting's name in operation ids (`FeeSchedule`) and in words (`fee schedule`). */
+  name: { operation: string; words: string };
+  /** What the current version is, and where a version's number is found. */
+  descriptions: { current: string; version: string };
+}
+
+/** The three reads of a versioned setting: the current version, the versions, one version. */
+export function versionedSettingReadRoutes<Version extends { version: number }>(
+  app: FastifyInstance,
+  deps: Deps,
+  setting: VersionedSetting<Version>,
+): void {
+  const { operation, words } = setting.name;
+  getCurrentVersionRoute(app, deps, setting, {
+    operationId: `get${operation}`,
+    summary: `Retrieve the current ${words}`,
+    description: setting.descriptions.current,
+  });
+  listVersionsRoute(app, deps, setting, {
+    operationId: `list${operation}Versions`,
+    summary: `List ${words} versions`,
+  });
+  getVersionRoute(app, deps, setting, {
+    operationId: `get${operation}Version`,
+    summary: `Retrieve a ${words} version`,
+    description: setting.descriptions.version,
+    parameter: `The ${words} version.`,
+  });
 }
 
 /** An operation's own words. */
@@ -43,7 +71,7 @@ interface Words {
 }
 
 /** The current version: any key reads it, and an organization that never wrote one reads the first. */
-export function getCurrentVersionRoute<Version extends { version: number }>(
+function getCurrentVersionRoute<Version extends { version: number }>(
   app: FastifyInstance,
   deps: Deps,
   setting: VersionedSetting<Version>,
@@ -72,7 +100,7 @@ const versionsQuerySchema = closedObjectSchema({
 });
 
 /** Every version, newest first, a page at a time: each page's cursor is its last version's number. */
-export function listVersionsRoute<Version extends { version: number }>(
+function listVersionsRoute<Version extends { version: number }>(
   app: FastifyInstance,
   deps: Deps,
   setting: VersionedSetting<Version>,
@@ -105,7 +133,7 @@ export function listVersionsRoute<Version extends { version: number }>(
 }
 
 /** One version by its number (the one a transfer or a decision names); a 404 when there is none. */
-export function getVersionRoute<Version extends { version: number }>(
+function getVersionRoute<Version extends { version: number }>(
   app: FastifyInstance,
   deps: Deps,
   setting: VersionedSetting<Version>,

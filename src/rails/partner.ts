@@ -74,12 +74,30 @@ export interface PartnerRail extends RailAdapter {
   parseCallback(callback: ArrivedCallback): CallbackReport;
 }
 
+/**
+ * A durable record of payout requests, for an adapter whose partner API takes no idempotency key (M-Pesa
+ * B2B): a request is recorded before it goes out, so a repeated submit can tell one may already have
+ * reached the partner, and must not send another (it would be a second payment).
+ */
+export interface PayoutRequestJournal {
+  /** Records that a request for the payout is about to go out; false when one was recorded before. */
+  begin(transferId: string): Promise<boolean>;
+  /** The partner acknowledged the payout's request under this id. */
+  acknowledge(transferId: string, partnerRequestId: string): Promise<void>;
+  /** The partner refused the request outright (it reached no payment system): a later submit may send one. */
+  release(transferId: string): Promise<void>;
+  /** The partner's id for the payout's request, once acknowledged. */
+  partnerRequestId(transferId: string): Promise<string | undefined>;
+}
+
 export type PartnerRailFactory = (
   fields: {
     settings: Record<string, string>;
     credentials: Record<string, string>;
     /** Where the adapter may connect: the outbound address guard's policy for this deployment. */
     addressPolicy: OutboundAddressPolicy;
+    /** The configuration's payout request journal (kept in the database by the directory). */
+    payoutRequests?: PayoutRequestJournal;
   },
   callbacks: CallbackTarget,
 ) => PartnerRail;

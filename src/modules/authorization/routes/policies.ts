@@ -19,12 +19,7 @@ import {
   written,
 } from '../../../http/routeKit.ts';
 import { idParamsSchema } from '../../../http/schemas.ts';
-import {
-  getCurrentVersionRoute,
-  getVersionRoute,
-  listVersionsRoute,
-  type VersionedSetting,
-} from '../../../http/versionedSettingRoutes.ts';
+import { type VersionedSetting, versionedSettingReadRoutes } from '../../../http/versionedSettingRoutes.ts';
 import {
   getCurrentPolicy,
   getPolicyChange,
@@ -55,16 +50,13 @@ const POLICY: VersionedSetting<Policy> = {
   getVersion: getPolicyVersion,
   listVersions,
   present: presentPolicy,
-};
-
-function getPolicyRoute(app: FastifyInstance, deps: Deps): void {
-  getCurrentVersionRoute(app, deps, POLICY, {
-    operationId: 'getPolicy',
-    summary: 'Retrieve the current policy',
-    description:
+  name: { operation: 'Policy', words: 'policy' },
+  descriptions: {
+    current:
       'The organization’s authorization policy as it stands: ordered rules and a default. Before any change it is version 1: no rules, every transfer allowed.',
-  });
-}
+    version: 'The version a decision names (`authorization.policy_version` on a transfer).',
+  },
+};
 
 /** Applied at once (200), or waiting as a policy change for the approval the policy asks for (202). */
 function updatePolicyRoute(app: FastifyInstance, deps: Deps): void {
@@ -97,22 +89,6 @@ function updatePolicyRoute(app: FastifyInstance, deps: Deps): void {
         : { status: 202, body: presentPolicyChange(result.change, result.approval.id) };
     }),
   );
-}
-
-function listPolicyVersionsRoute(app: FastifyInstance, deps: Deps): void {
-  listVersionsRoute(app, deps, POLICY, {
-    operationId: 'listPolicyVersions',
-    summary: 'List policy versions',
-  });
-}
-
-function getPolicyVersionRoute(app: FastifyInstance, deps: Deps): void {
-  getVersionRoute(app, deps, POLICY, {
-    operationId: 'getPolicyVersion',
-    summary: 'Retrieve a policy version',
-    description: 'The version a decision names (`authorization.policy_version` on a transfer).',
-    parameter: 'The policy version.',
-  });
 }
 
 function listPolicyChangesRoute(app: FastifyInstance, deps: Deps): void {
@@ -160,10 +136,8 @@ function getPolicyChangeRoute(app: FastifyInstance, deps: Deps): void {
 
 /** The authorization policy: read by any key, changed by admins (through an approval when it says so). */
 export function policyRoutes(app: FastifyInstance, deps: Deps): void {
-  getPolicyRoute(app, deps);
+  versionedSettingReadRoutes(app, deps, POLICY);
   updatePolicyRoute(app, deps);
-  listPolicyVersionsRoute(app, deps);
-  getPolicyVersionRoute(app, deps);
   listPolicyChangesRoute(app, deps);
   getPolicyChangeRoute(app, deps);
 }

@@ -4,12 +4,7 @@ import { actorIdOf } from '../../../app/apiKeyAuthentication.ts';
 import type { Deps } from '../../../app/deps.ts';
 import { principalOf, requestActor } from '../../../http/auth.ts';
 import { organizationOf, writeOperation, written } from '../../../http/routeKit.ts';
-import {
-  getCurrentVersionRoute,
-  getVersionRoute,
-  listVersionsRoute,
-  type VersionedSetting,
-} from '../../../http/versionedSettingRoutes.ts';
+import { type VersionedSetting, versionedSettingReadRoutes } from '../../../http/versionedSettingRoutes.ts';
 import { sendWrite } from '../../../http/writes.ts';
 import { governedWrite, pendingChangeResponse } from '../../authorization/index.ts';
 import { type FeeSchedule, feeRuleJson } from '../domain.ts';
@@ -45,16 +40,13 @@ const FEE_SCHEDULE: VersionedSetting<FeeSchedule> = {
   getVersion: getFeeScheduleVersion,
   listVersions,
   present: presentFeeSchedule,
-};
-
-function getFeeScheduleRoute(app: FastifyInstance, deps: Deps): void {
-  getCurrentVersionRoute(app, deps, FEE_SCHEDULE, {
-    operationId: 'getFeeSchedule',
-    summary: 'Retrieve the current fee schedule',
-    description:
+  name: { operation: 'FeeSchedule', words: 'fee schedule' },
+  descriptions: {
+    current:
       'The organization’s fee rules as they stand: one per rail and currency. Before any change it is version 1, with no rules: no fees.',
-  });
-}
+    version: 'The version a transfer’s fee names (`fee_schedule.version` on a transfer or a quote).',
+  },
+};
 
 function updateFeeScheduleRoute(app: FastifyInstance, deps: Deps): void {
   app.put<{ Body: FeeScheduleUpdateInput }>(
@@ -100,25 +92,7 @@ function updateFeeScheduleRoute(app: FastifyInstance, deps: Deps): void {
   );
 }
 
-function listFeeScheduleVersionsRoute(app: FastifyInstance, deps: Deps): void {
-  listVersionsRoute(app, deps, FEE_SCHEDULE, {
-    operationId: 'listFeeScheduleVersions',
-    summary: 'List fee schedule versions',
-  });
-}
-
-function getFeeScheduleVersionRoute(app: FastifyInstance, deps: Deps): void {
-  getVersionRoute(app, deps, FEE_SCHEDULE, {
-    operationId: 'getFeeScheduleVersion',
-    summary: 'Retrieve a fee schedule version',
-    description: 'The version a transfer’s fee names (`fee_schedule.version` on a transfer or a quote).',
-    parameter: 'The fee schedule version.',
-  });
-}
-
 export function feeRoutes(app: FastifyInstance, deps: Deps): void {
-  getFeeScheduleRoute(app, deps);
+  versionedSettingReadRoutes(app, deps, FEE_SCHEDULE);
   updateFeeScheduleRoute(app, deps);
-  listFeeScheduleVersionsRoute(app, deps);
-  getFeeScheduleVersionRoute(app, deps);
 }

@@ -14,7 +14,7 @@ import { type Page, type PageRequest, toPage } from '../../../domain/pagination.
 import { type CallbackReport, MalformedCallbackError } from '../../../rails/partner.ts';
 import type { Queryable } from '../../../store/store.ts';
 import { openException } from '../../treasury/index.ts';
-import type { RailCallbackStatus, RailPartnerConfig } from '../domain.ts';
+import { type RailCallbackStatus, type RailPartnerConfig, railsCarriedBy } from '../domain.ts';
 import {
   deferRailCallback,
   finishRailCallback,
@@ -185,7 +185,7 @@ async function effectOf(
       return { ...(await applyToCollection(tx, deps, collection, report)), collectionId: collection.id };
   }
   const transfer =
-    report.kind === 'payout' ? await findReported(tx, callback, config.rail, report) : undefined;
+    report.kind === 'payout' ? await findReported(tx, callback, railsCarriedBy(config), report) : undefined;
   const details: CallbackExceptionDetails = {
     partner: config.partner,
     callback_id: callback.id,

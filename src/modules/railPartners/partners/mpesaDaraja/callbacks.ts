@@ -96,7 +96,7 @@ const FAILED_TRANSACTION_STATUSES = new Set(['failed', 'declined', 'cancelled', 
  * OriginatorConversationID among the ResultParameters, or, when M-Pesa found nothing, by the Occasion we
  * sent (echoed in ReferenceData). Anything short of a final status changes nothing: the next check asks again.
  */
-function parseStatusResult(body: Record<string, unknown>): CallbackReport {
+export function parseStatusResult(body: Record<string, unknown>): CallbackReport {
   const result = objectField(body, 'Result', 'status result');
   const code = resultCodeOf(result, 'status result');
   const parameters =
@@ -164,7 +164,7 @@ function parseStkCallback(body: Record<string, unknown>): CallbackReport {
 }
 
 /** Daraja amounts are shillings (10, 10.00, "10.00"); in minor units, exactly, or malformed. */
-function amountMinorOf(value: unknown, what: string): bigint {
+export function amountMinorOf(value: unknown, what: string): bigint {
   const text = typeof value === 'number' ? String(value) : typeof value === 'string' ? value.trim() : '';
   const match = /^(\d+)(?:\.(\d{1,2}))?$/.exec(text);
   if (!match?.[1]) throw new MalformedCallbackError(`${what} is not an amount`);

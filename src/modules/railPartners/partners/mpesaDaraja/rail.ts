@@ -20,14 +20,24 @@
  * Daraja does not sign callbacks. The guard is the unguessable token in the callback base URL (and, in
  * production, allow-listing Safaricom's callback IP addresses); parseCallback only reads the shape.
  *
+ * B2B (paybills and tills) has no idempotency key: b2b.ts records each request in the payout request journal
+ * before it goes out and never sends one twice.
+ *
  * This file puts the adapter together; its parts: connection.ts (configuration, errors, the token, requests),
- * payouts.ts (B2C, Transaction Status), collections.ts (STK push and query), callbacks.ts (parseCallback),
+ * payouts.ts (B2C, Transaction Status), b2b.ts (B2B to paybills and tills), collections.ts (STK push and query), callbacks.ts (parseCallback),
  * callbackFields.ts (reading callback bodies), accountBalance.ts (the balance query and its result),
  * protocol.ts (Daraja's paths, codes and limits).
  */
 
-import type { CallbackTarget, PartnerRail } from '../../../../rails/partner.ts';
+import type { CallbackTarget, PartnerRail, PayoutRequestJournal } from '../../../../rails/partner.ts';
 import { type DarajaBalanceQuery, queryAccountBalance } from './accountBalance.ts';
+import {
+  checkB2bPayout,
+  isB2bPayout,
+  memoryPayoutRequestJournal,
+  parseB2bCallback,
+  submitB2bPayout,
+} from './b2b.ts';
 import { parseDarajaCallback } from './callbacks.ts';
 import { checkCollection, collect, type RememberedPushes } from './collections.ts';
 import { darajaConnection, type MpesaDarajaConfig } from './connection.ts';
@@ -39,16 +49,27 @@ export interface MpesaDarajaRail extends PartnerRail {
   queryAccountBalance(): Promise<DarajaBalanceQuery>;
 }
 
-export function mpesaDarajaRail(config: MpesaDarajaConfig, callbacks: CallbackTarget): MpesaDarajaRail {
+/** `payoutRequests`: where B2B requests are recorded; one in this instance's memory when not given (tests). */
+export function mpesaDarajaRail(
+  config: MpesaDarajaConfig,
+  callbacks: CallbackTarget,
+  payoutRequests: PayoutRequestJournal = memoryPayoutRequestJournal(),
+): MpesaDarajaRail {
   const connection = darajaConnection(config, callbacks);
   const pushes: RememberedPushes = new Map();
   return {
     partner: 'mpesa_daraja',
-    submit: (request, now) => submitPayout(connection, request, now),
-    check: (transfer, now) => checkPayout(connection, transfer, now),
+    submit: (request, now) =>
+      isB2bPayout(request.transfer)
+        ? submitB2bPayout(connection, payoutRequests, request, now)
+        : submitPayout(connection, request, now),
+    check: (transfer, now) =>
+      isB2bPayout(transfer)
+        ? checkB2bPayout(connection, payoutRequests, transfer, now)
+        : checkPayout(connection, transfer, now),
     collect: (request, now) => collect(connection, pushes, request, now),
     checkCollection: (reference, _idempotencyReference, now) => checkCollection(connection, reference, now),
-    parseCallback: parseDarajaCallback,
+    parseCallback: (callback) => parseB2bCallback(callback) ?? parseDarajaCallback(callback),
     queryAccountBalance: () => queryAccountBalance(connection),
   };
 }
