@@ -35,17 +35,10 @@ describe.each(BACKENDS)('partner statement formats on %s', (backend) => {
   const collectionRail = simulatedCollectionRail();
   const work = () => runCollectionWorkerOnce(t.deps, async () => collectionRail, { log: () => {} });
 
-  async function payout(
-    key: string,
-    wallet: string,
-    phone: string,
-    amount: string,
-    currency: string,
-    network: string,
-  ) {
+  async function payout(key: string, wallet: string, destination: object, amount: string, currency: string) {
     const created = await api(t, 'POST', '/v1/transfers', {
       key,
-      body: { source: wallet, destination: mobileMoney(phone, network), amount, currency },
+      body: { source: wallet, destination, amount, currency },
     });
     expect(created.statusCode, created.body).toBe(201);
     return created.data.id as string;
@@ -101,24 +94,40 @@ describe.each(BACKENDS)('partner statement formats on %s', (backend) => {
     const { key } = await newOrganization(t);
     const wallet = await fundedWallet(t, '2000.00', 'KES', key);
     const payouts = [
-      await payout(key, wallet, '+254711000901', '1250.00', 'KES', 'mpesa'),
-      await payout(key, wallet, '+254711000902', '11.00', 'KES', 'mpesa'),
+      await payout(key, wallet, mobileMoney('+254711000901', 'mpesa'), '1250.00', 'KES'),
+      await payout(key, wallet, mobileMoney('+254711000902', 'mpesa'), '11.00', 'KES'),
     ];
     await drainRails(t);
+    const paybill = { type: 'paybill', business_number: '888880', account_reference: 'INV-1' };
+    payouts.push(await payout(key, wallet, paybill, '30.00', 'KES'));
+    await drainRails(t);
     const credit = await collection(key, wallet, '+254700000000', '25.00', 'mpesa');
+    // Another network's payout is not on M-Pesa's statement.
+    const mtn = await fundedWallet(t, '500000', 'UGX', key);
+    await payout(key, mtn, mobileMoney('+256772000009', 'mtn'), '1000', 'UGX');
+    await drainRails(t);
 
     const statement = await sandboxStatement(key, 'mpesa_org_statement');
     expect(statement.statusCode, statement.body).toBe(200);
     expect(statement.data).toMatchObject({ object: 'statement', format: 'mpesa_org_statement' });
-    expect(statement.data.lines).toHaveLength(3);
+    expect(statement.data.lines).toHaveLength(4);
     const content = statement.data.content as string;
     expect(content.split('\r\n')[0]).toBe(MPESA_STATEMENT_COLUMNS.join(','));
     expect(content).toContain('"-1,250.00"');
     expect(content).toContain(`simcol_`);
 
+    const wrongRail = await api(
+      t,
+      'POST',
+      `/v1/reconciliation/statements?rail=bank&from=${today()}&to=${today()}&format=mpesa_org_statement`,
+      { key, body: content, headers: CSV },
+    );
+    expect(wrongRail.statusCode).toBe(400);
+    expect(wrongRail.data).toMatchObject({ code: 'validation_error', param: 'rail' });
+
     const imported = await importCsv(key, 'mpesa_org_statement', content);
     expect(imported.statusCode, imported.body).toBe(201);
-    expect(imported.data).toMatchObject({ lines: 3, matched: 3, exceptions: 0 });
+    expect(imported.data).toMatchObject({ lines: 4, matched: 4, exceptions: 0 });
     for (const id of [...payouts, credit]) expect((await transferOf(key, id)).ledger_state).toBe('matched');
     expect(await openExceptions(key)).toEqual([]);
     const again = await importCsv(key, 'mpesa_org_statement', content);
@@ -129,7 +138,7 @@ describe.each(BACKENDS)('partner statement formats on %s', (backend) => {
   it('reconciles an MTN MoMo transaction report, and our own lines carry money in too', async () => {
     const { key } = await newOrganization(t);
     const wallet = await fundedWallet(t, '500000', 'UGX', key);
-    const sent = await payout(key, wallet, '+256772000001', '15000', 'UGX', 'mtn');
+    const sent = await payout(key, wallet, mobileMoney('+256772000001', 'mtn'), '15000', 'UGX');
     await drainRails(t);
     const credit = await collection(key, wallet, '+256772000002', '7000', 'mtn');
 
@@ -176,7 +185,7 @@ describe.each(BACKENDS)('partner statement formats on %s', (backend) => {
   it('opens the right exception for a wrong amount, an unknown receipt, a charge and a missing collection', async () => {
     const { key } = await newOrganization(t);
     const wallet = await fundedWallet(t, '1000.00', 'KES', key);
-    const sent = await payout(key, wallet, '+254711000903', '40.00', 'KES', 'mpesa');
+    const sent = await payout(key, wallet, mobileMoney('+254711000903', 'mpesa'), '40.00', 'KES');
     await drainRails(t);
     const paidIn = await collection(key, wallet, '+254700000000', '30.00', 'mpesa');
     const missing = await collection(key, wallet, '+254700000000', '31.00', 'mpesa');
@@ -232,7 +241,7 @@ describe.each(BACKENDS)('partner statement formats on %s', (backend) => {
   it('a sandbox statement with deliberate differences opens them in the partner formats too', async () => {
     const { key } = await newOrganization(t);
     const wallet = await fundedWallet(t, '1000.00', 'KES', key);
-    await payout(key, wallet, '+254711000904', '20.00', 'KES', 'mpesa');
+    await payout(key, wallet, mobileMoney('+254711000904', 'mpesa'), '20.00', 'KES');
     await drainRails(t);
     const statement = await sandboxStatement(key, 'mpesa_org_statement', ['fee', 'unknown']);
     expect(statement.data.content).toContain('Business Payment Charge');
@@ -246,7 +255,7 @@ describe.each(BACKENDS)('partner statement formats on %s', (backend) => {
   it('refuses malformed rows with their row and column, and writes nothing', async () => {
     const { key } = await newOrganization(t);
     const wallet = await fundedWallet(t, '1000.00', 'KES', key);
-    const sent = await payout(key, wallet, '+254711000905', '12.00', 'KES', 'mpesa');
+    const sent = await payout(key, wallet, mobileMoney('+254711000905', 'mpesa'), '12.00', 'KES');
     await drainRails(t);
     const ref = (await transferOf(key, sent)).rail_reference;
     const mpesa = [

@@ -6,6 +6,7 @@
  * Columns and their sources: docs/rails/mpesa-daraja.md and docs/rails/mtn-momo.md.
  */
 import { type Currency, parseAmount } from '../../../domain/money.ts';
+import type { Rail } from '../../../domain/transfers.ts';
 import type {
   StatementDirection,
   StatementFault,
@@ -18,10 +19,19 @@ export const STATEMENT_FORMATS = ['mkoba_json', 'mpesa_org_statement', 'momo_tra
 export type StatementFormat = (typeof STATEMENT_FORMATS)[number];
 export type PartnerStatementFormat = Exclude<StatementFormat, 'mkoba_json'>;
 
-/** The mobile network whose movements each partner format reports. */
+/** The mobile network whose movements each partner format reports (on the `mobile_money` rail). */
 export const NETWORK_OF_FORMAT: Record<PartnerStatementFormat, string> = {
   mpesa_org_statement: 'mpesa',
   momo_transaction_report: 'mtn',
+};
+
+/**
+ * The rails each partner's report covers, all in one file: M-Pesa's organization statement lists its B2C
+ * payouts and collections (`mobile_money`) and its B2B payments to paybills and tills alike.
+ */
+export const RAILS_OF_FORMAT: Record<PartnerStatementFormat, readonly Rail[]> = {
+  mpesa_org_statement: ['mobile_money', 'paybill', 'till'],
+  momo_transaction_report: ['mobile_money'],
 };
 
 /** The M-Pesa organization statement's columns as the org portal names them. */

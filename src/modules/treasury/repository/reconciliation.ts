@@ -135,18 +135,22 @@ const CANDIDATE_COLUMNS = `t.id, t.rail_reference, t.amount_minor, t.currency, t
  * The transfers a rail's statement reports: payouts, and money in the partner named (a credit with its
  * reference): a collection asked of a payer, or a payment the partner reported with no collection behind it.
  * Not the sandbox's funding (no rail, no reference) nor a bank deposit, which the bank's own report brings.
- * `$1` is the organization, `$2` the rail, `$3` the network (null: any).
+ * `$1` is the organization, `$2` the rails, `$3` the mobile network (null: any).
  */
 const STATEMENT_TRANSFERS = `transfers t
   LEFT JOIN collections c ON c.organization_id = t.organization_id AND c.transfer_id = t.id
-  WHERE t.organization_id = $1 AND t.rail = $2 AND ($3::text IS NULL OR t.network = $3)
+  WHERE t.organization_id = $1 AND t.rail = ANY($2::text[])
+    AND ($3::text IS NULL OR t.rail <> 'mobile_money' OR t.network = $3)
     AND (t.direction = 'outbound'
          OR (t.rail_reference IS NOT NULL AND (c.id IS NULL OR c.method = 'mobile_money')))`;
 
-/** Which of a rail's transfers a statement covers: all of them, or one network's (a partner's own report). */
-export interface StatementScope {
+/** Which transfers a statement covers: its rail's, or a partner's rails and, on mobile money, its network's. */
+export interface StatementScope extends StatementCoverage {
   organizationId: string;
-  rail: string;
+}
+export interface StatementCoverage {
+  rails: readonly string[];
+  /** The mobile network a partner's own report covers on `mobile_money`; null: every network. */
   network: string | null;
 }
 
@@ -170,7 +174,7 @@ export async function findCandidates(
              OR (t.ledger_state IN ('posted', 'pending', 'voided')
                  AND COALESCE(t.settled_at, t.processing_at, t.created_at) BETWEEN $5 AND $6))
       ORDER BY t.id`,
-    [scope.organizationId, scope.rail, scope.network, references, from, to],
+    [scope.organizationId, scope.rails, scope.network, references, from, to],
   );
   return rows.map(candidateOf);
 }
@@ -206,7 +210,7 @@ export async function findCarriedPayouts(
         AND t.status IN ('processing', 'settled', 'failed', 'returned', 'in_review')
         AND COALESCE(t.settled_at, t.processing_at, t.created_at) BETWEEN $4 AND $5
       ORDER BY t.id`,
-    [scope.organizationId, scope.rail, scope.network, from, to],
+    [scope.organizationId, scope.rails, scope.network, from, to],
   );
   return rows.map(candidateOf);
 }
@@ -222,7 +226,7 @@ export async function findUnreportedSettled(
     `SELECT t.id FROM ${STATEMENT_TRANSFERS} AND t.ledger_state = 'posted' AND t.status = 'settled'
         AND t.settled_at BETWEEN $4 AND $5
       ORDER BY t.id`,
-    [scope.organizationId, scope.rail, scope.network, from, to],
+    [scope.organizationId, scope.rails, scope.network, from, to],
   );
   return rows.map((r) => String(r.id));
 }

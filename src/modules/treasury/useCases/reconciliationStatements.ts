@@ -33,11 +33,12 @@ import {
   insertLines,
   insertStatement,
   type ReconciliationException,
+  type StatementCoverage,
   type StatementRow,
   type StatementScope,
 } from '../repository/reconciliation.ts';
 import { exceptionEvent, ledgerMatchedEvent, newException } from './reconciliationExceptions.ts';
-import { type StatementContent, statementLinesOf } from './statementFormats.ts';
+import { type StatementContent, statementCoverage, statementLinesOf } from './statementFormats.ts';
 
 // The record type the HTTP edge presents, given through the use case layer (src/http never imports the store).
 export type { StatementRow } from '../repository/reconciliation.ts';
@@ -98,14 +99,14 @@ function checkStatement(input: ImportStatementInput): {
   from: Date;
   to: Date;
   lines: StatementLine[];
-  network: string | null;
+  coverage: StatementCoverage;
 } {
   const rail = checkStatementRail(input.rail);
   const from = dayStart(input.from, 'from');
   const to = dayStart(input.to, 'to');
   if (to < from) throw validationError('to', 'to must not be before from', 'out_of_range');
-  const { lines, network } = statementLinesOf(input);
-  return { rail, from, to, lines, network };
+  const { format, lines } = statementLinesOf(input);
+  return { rail, from, to, lines, coverage: statementCoverage(format, rail) };
 }
 
 /** The lines matched with the rail's transfers of the period, widened by the date tolerance either side. */
@@ -146,8 +147,7 @@ interface ImportScope {
   organizationId: string;
   statementId: string;
   rail: Rail;
-  /** A partner's own report covers its network only; null: the whole rail. */
-  network: string | null;
+  coverage: StatementCoverage;
   now: Date;
 }
 
@@ -251,17 +251,12 @@ async function missingFromStatement(
   from: Date,
   toEnd: Date,
 ): Promise<ReconciliationException[]> {
-  const { tx, deps, organizationId, statementId, rail, network, now } = scope;
+  const { tx, deps, organizationId, statementId, rail, coverage, now } = scope;
   const exceptions: ReconciliationException[] = [];
   const cutoff = Math.min(toEnd.getTime(), now.getTime() - RECONCILIATION_MISSING_CUTOFF_DAYS * DAY_MS);
   if (cutoff < from.getTime()) return exceptions;
   const reported = new Set(results.flatMap((r) => r.transferIds));
-  const unreported = await findUnreportedSettled(
-    tx,
-    { organizationId, rail, network },
-    from,
-    new Date(cutoff),
-  );
+  const unreported = await findUnreportedSettled(tx, { organizationId, ...coverage }, from, new Date(cutoff));
   for (const id of unreported) {
     if (reported.has(id)) continue;
     let transfer = await lockTransfer(tx, organizationId, id);
@@ -339,14 +334,14 @@ export async function importStatement(
   input: ImportStatementInput,
   createdBy: string,
 ): Promise<StatementRow> {
-  const { rail, from, to, lines, network } = checkStatement(input);
+  const { rail, from, to, lines, coverage } = checkStatement(input);
   const now = deps.now();
   const toEnd = new Date(to.getTime() + DAY_MS - 1);
-  const results = await matchWithTransfers(tx, { organizationId, rail, network }, lines, from, toEnd);
+  const results = await matchWithTransfers(tx, { organizationId, ...coverage }, lines, from, toEnd);
   const hash = contentHash(rail, input.from, input.to, results);
   await refuseImportedBefore(tx, organizationId, hash);
   const statementId = deps.newId('statement');
-  const scope: ImportScope = { tx, deps, organizationId, statementId, rail, network, now };
+  const scope: ImportScope = { tx, deps, organizationId, statementId, rail, coverage, now };
   const applied = await applyLines(scope, results);
   applied.exceptions.push(...(await missingFromStatement(scope, results, from, toEnd)));
   const statement: StatementRow = {

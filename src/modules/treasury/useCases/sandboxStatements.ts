@@ -6,7 +6,6 @@
 import { stringify } from 'csv-stringify/sync';
 import { DAY_MS } from '../../../domain/days.ts';
 import type { Queryable } from '../../../store/store.ts';
-import { NETWORK_OF_FORMAT } from '../domain/partnerStatements.ts';
 import { PARTNER_STATEMENT_WRITERS } from '../domain/partnerStatementWriters.ts';
 import {
   SANDBOX_STATEMENT_MISMATCHES,
@@ -15,7 +14,7 @@ import {
 } from '../domain/sandboxStatements.ts';
 import { findCarriedPayouts } from '../repository/reconciliation.ts';
 import { checkStatementRail, dayStart } from './reconciliationStatements.ts';
-import { checkStatementFormat } from './statementFormats.ts';
+import { checkStatementFormat, statementCoverage } from './statementFormats.ts';
 
 export { SANDBOX_STATEMENT_MISMATCHES };
 
@@ -44,11 +43,10 @@ export async function sandboxStatement(tx: Queryable, organizationId: string, in
   const from = dayStart(input.from, 'from');
   const to = dayStart(input.to, 'to');
   // What the rail carried, not what the ledger still has to match: a real rail's statement knows nothing
-  // of our matching. A partner's report covers its own network only.
-  const network = format === 'mkoba_json' ? null : NETWORK_OF_FORMAT[format];
+  // of our matching. A partner's report covers its own rails and network.
   const carried = await findCarriedPayouts(
     tx,
-    { organizationId, rail, network },
+    { organizationId, ...statementCoverage(format, rail) },
     from,
     new Date(to.getTime() + DAY_MS - 1),
   );

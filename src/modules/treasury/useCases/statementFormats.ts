@@ -8,6 +8,7 @@ import { isCurrency, parseAmount } from '../../../domain/money.ts';
 import {
   NETWORK_OF_FORMAT,
   PARTNER_STATEMENT_READERS,
+  RAILS_OF_FORMAT,
   STATEMENT_FORMATS,
   type StatementFormat,
 } from '../domain/partnerStatements.ts';
@@ -17,6 +18,7 @@ import {
   type StatementFault,
   type StatementLine,
 } from '../domain/reconciliation.ts';
+import type { StatementCoverage } from '../repository/reconciliation.ts';
 
 /** Rows of preamble a partner's export may print above its header (title, period, account), at most. */
 export const PARTNER_PREAMBLE_ROWS_MAX = 20;
@@ -60,11 +62,23 @@ const tooMany = () =>
     'out_of_range',
   );
 
-/** The statement's lines, checked, and the network a partner's own report covers (null: the whole rail). */
+/**
+ * The transfers a statement of `rail` in `format` covers: that rail's, or, for a partner's own report,
+ * every rail the partner carries (the rail named must be one) and on mobile money its network only.
+ */
+export function statementCoverage(format: StatementFormat, rail: string): StatementCoverage {
+  if (format === 'mkoba_json') return { rails: [rail], network: null };
+  const rails = RAILS_OF_FORMAT[format];
+  if (!(rails as readonly string[]).includes(rail)) {
+    throw validationError('rail', `a ${format} covers the rails ${rails.join(', ')}`, 'invalid_value');
+  }
+  return { rails, network: NETWORK_OF_FORMAT[format] };
+}
+
+/** The statement's lines, checked, in the format they came in. */
 export function statementLinesOf(input: StatementContent): {
   format: StatementFormat;
   lines: StatementLine[];
-  network: string | null;
 } {
   const format = checkStatementFormat(input.format);
   if (format === 'mkoba_json') {
@@ -72,7 +86,7 @@ export function statementLinesOf(input: StatementContent): {
     if (raw.length > RECONCILIATION_STATEMENT_LINES_MAX) throw tooMany();
     const { lines, faults } = parseStatementLines(raw, (v, c, p) => parseAmount(v, c, p), isCurrency);
     refuseFaults(faults);
-    return { format, lines, network: null };
+    return { format, lines };
   }
   if (!input.records) {
     throw validationError('format', `${format} is read from a CSV upload (text/csv)`, 'invalid_value');
@@ -80,5 +94,5 @@ export function statementLinesOf(input: StatementContent): {
   const { lines, faults } = PARTNER_STATEMENT_READERS[format](input.records);
   refuseFaults(faults);
   if (lines.length > RECONCILIATION_STATEMENT_LINES_MAX) throw tooMany();
-  return { format, lines, network: NETWORK_OF_FORMAT[format] };
+  return { format, lines };
 }
