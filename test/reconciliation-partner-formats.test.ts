@@ -84,6 +84,7 @@ describe.each(BACKENDS)('partner statement formats on %s', (backend) => {
 
   const openExceptions = async (key: string) =>
     (await api(t, 'GET', '/v1/reconciliation/exceptions?status=open', { key })).data.data as {
+      id: string;
       kind: string;
       transfer: string | null;
       line: number | null;
@@ -236,6 +237,36 @@ describe.each(BACKENDS)('partner statement formats on %s', (backend) => {
     });
     expect((await transferOf(key, paidIn)).ledger_state).toBe('exception');
     expect((await transferOf(key, missing)).ledger_state).toBe('exception');
+
+    // Money in is resolved the other way round: more received than credited is a gain into the float
+    // the credit landed in; there is no paying wallet to refund.
+    const resolve = (id: string, body: Record<string, unknown>) =>
+      api(t, 'POST', `/v1/reconciliation/exceptions/${id}/resolve`, { key, body });
+    const refund = await resolve(String(byKind.missing_from_statement?.id), { action: 'refund', note: 'x' });
+    expect(refund.statusCode, refund.body).toBe(422);
+    const entriesOf = async (transfer: string) =>
+      (await api(t, 'GET', `/v1/ledger/entries?transfer=${transfer}`, { key })).data.data as {
+        id: string;
+        postings: { account: string; side: string; amount: string }[];
+      }[];
+    const [creditEntry] = await entriesOf(paidIn);
+    const float = creditEntry?.postings.find((p) => p.side === 'debit')?.account;
+    const writeOff = await resolve(String(byKind.amount_mismatch?.id), {
+      action: 'write_off',
+      note: 'rounding',
+    });
+    expect(writeOff.statusCode, writeOff.body).toBe(200);
+    const adjustment = (await entriesOf(paidIn)).find((e) => e.id === writeOff.data.journal_entry);
+    expect(adjustment?.postings).toContainEqual(
+      expect.objectContaining({ account: float, side: 'debit', amount: '0.01' }),
+    );
+    expect((await transferOf(key, paidIn)).ledger_state).toBe('matched');
+    const unknown = await resolve(String(byKind.unmatched_line?.id), {
+      action: 'write_off',
+      note: 'a payer we cannot name',
+    });
+    expect(unknown.statusCode, unknown.body).toBe(200);
+    await expectLedgerHealthy(t);
   });
 
   it('a sandbox statement with deliberate differences opens them in the partner formats too', async () => {

@@ -197,9 +197,16 @@ async function applyLineToTransfer(
   return transfer;
 }
 
-/** The exceptions a line's differences open, each on the transfer it concerns. */
-function lineExceptions(scope: ImportScope, result: LineResult): ReconciliationException[] {
-  const { deps, organizationId, statementId, rail, now } = scope;
+/**
+ * The exceptions a line's differences open, each on the transfer it concerns and naming that transfer's
+ * rail (a partner's statement covers several), else the statement's.
+ */
+function lineExceptions(
+  scope: ImportScope,
+  result: LineResult,
+  locked: ReadonlyMap<string, Transfer>,
+): ReconciliationException[] {
+  const { deps, organizationId, statementId, now } = scope;
   return result.findings.flatMap((finding) => {
     if (finding.kind === 'matched') return [];
     const transferId =
@@ -214,7 +221,7 @@ function lineExceptions(scope: ImportScope, result: LineResult): ReconciliationE
         finding.kind,
         {
           ...finding.details,
-          rail,
+          rail: (transferId === null ? undefined : locked.get(transferId)?.rail) ?? scope.rail,
           currency: result.line.currency,
           ...(result.line.direction === 'inbound' ? { direction: 'inbound' } : {}),
         },
@@ -239,7 +246,7 @@ async function applyLines(scope: ImportScope, results: readonly LineResult[]): P
       if (matched) applied.matchedIds.add(id);
       locked.set(id, transfer);
     }
-    if (!matched) applied.exceptions.push(...lineExceptions(scope, result));
+    if (!matched) applied.exceptions.push(...lineExceptions(scope, result, locked));
   }
   return applied;
 }
@@ -251,7 +258,7 @@ async function missingFromStatement(
   from: Date,
   toEnd: Date,
 ): Promise<ReconciliationException[]> {
-  const { tx, deps, organizationId, statementId, rail, coverage, now } = scope;
+  const { tx, deps, organizationId, statementId, coverage, now } = scope;
   const exceptions: ReconciliationException[] = [];
   const cutoff = Math.min(toEnd.getTime(), now.getTime() - RECONCILIATION_MISSING_CUTOFF_DAYS * DAY_MS);
   if (cutoff < from.getTime()) return exceptions;
@@ -272,7 +279,7 @@ async function missingFromStatement(
         id,
         'missing_from_statement',
         {
-          rail,
+          rail: transfer.rail,
           currency: transfer.currency,
           amount_minor: transfer.amountMinor.toString(),
           ...(transfer.direction === 'inbound' ? { direction: 'inbound' } : {}),
