@@ -1508,7 +1508,7 @@ export interface Statement {
   created_at: string;
 }
 
-/** A difference between a statement and the ledger, for an operator: `unmatched_line` (the rail reports a payout the ledger does not know), `amount_mismatch`, `fee_mismatch` (the rail charged a fee), `status_mismatch` (the rail says failed, the ledger settled, or the reverse), `missing_from_statement` (a settled transfer the statement leaves out), `safeguarding_shortfall` (the daily safeguarding check found less in the trust accounts than customers hold) and `trust_balance_mismatch` (the banks’ trust balance differs from the ledger’s trust account that day), both resolved with `manual_match` and a note. `open` until resolved with an action. */
+/** A difference between a statement and the ledger, for an operator: `unmatched_line` (the rail reports a payout, or money in, the ledger does not know), `amount_mismatch`, `fee_mismatch` (the rail charged a fee), `status_mismatch` (the rail says failed, the ledger settled, or the reverse), `missing_from_statement` (a settled transfer, payout or credit, the statement leaves out; money in says `direction: inbound` in `details`), `safeguarding_shortfall` (the daily safeguarding check found less in the trust accounts than customers hold) and `trust_balance_mismatch` (the banks’ trust balance differs from the ledger’s trust account that day), both resolved with `manual_match` and a note. `open` until resolved with an action. */
 export interface ReconciliationException {
   object: 'reconciliation_exception';
   /** Exception id. */
