@@ -14,7 +14,7 @@ import {
   startDarajaSimulator,
 } from '../src/simulators/mpesaDaraja/index.ts';
 import { configureSimulatedDaraja } from './support/daraja.ts';
-import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
+import { api, BACKENDS, newOrganizationKey, startTestApp, type TestApp } from './support/harness.ts';
 import { balanceOf, expectLedgerHealthy, fundedWallet } from './support/ledger.ts';
 import { newOrganization, type TestOrganization } from './support/organizations.ts';
 
@@ -24,8 +24,10 @@ const PAYBILL = CREDENTIALS.stkShortCode;
 const PAYER = '254708374149';
 /** Late confirmations are held until the test delivers them. */
 const TEST_LATE_CALLBACK_DELAY_MS = 60_000;
+/** A port nothing listens on (discard): no answer comes from it. */
+const UNREACHABLE_PORT = 9;
 /** A validation address nothing listens on: M-Pesa gets no answer. */
-const DEAD_VALIDATION_URL = 'http://127.0.0.1:9/validation';
+const DEAD_VALIDATION_URL = `http://127.0.0.1:${UNREACHABLE_PORT}/validation`;
 /** M-Pesa's wait for a validation answer, shortened for the dead address above. */
 const TEST_VALIDATION_TIMEOUT_MS = 500;
 
@@ -42,6 +44,7 @@ describe.each(BACKENDS)('M-Pesa C2B on %s', (backend) => {
   let sim: DarajaSimulator;
   let org: TestOrganization;
   let callbackUrl: string;
+  let partnerId: string;
 
   beforeAll(async () => {
     t = await startTestApp(backend, 'sandbox');
@@ -51,13 +54,25 @@ describe.each(BACKENDS)('M-Pesa C2B on %s', (backend) => {
     org = await newOrganization(t);
     const configured = await configureSimulatedDaraja(t, org.key, sim, { stk_short_code: PAYBILL });
     callbackUrl = configured.callbackUrl;
-    const rail = configured.rail;
-    const registered = await rail.registerC2BUrls();
-    expect(registered).toMatchObject({
-      shortCode: PAYBILL,
-      confirmationUrl: `${callbackUrl}/c2b/confirmation`,
-      validationUrl: `${callbackUrl}/c2b/validation`,
-    });
+    partnerId = configured.id;
+    // An admin registers the addresses (once: a retry with the same key replays, registering nothing more).
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const registered = await api(t, 'POST', `/v1/rail-partners/${partnerId}/credit-urls`, {
+        key: org.key,
+        headers: { 'idempotency-key': 'register-c2b' },
+      });
+      expect(registered.statusCode, registered.body).toBe(200);
+      expect(registered.data).toMatchObject({
+        object: 'rail_partner_credit_urls',
+        rail_partner: partnerId,
+        partner: 'mpesa_daraja',
+        account: PAYBILL,
+        confirmation_url: `${callbackUrl}/c2b/confirmation`,
+        validation_url: `${callbackUrl}/c2b/validation`,
+        when_unanswered: 'Completed',
+      });
+    }
+    expect(sim.requests.filter((r) => r.path === '/mpesa/c2b/v2/registerurl')).toHaveLength(1);
     expect(sim.c2bRegistrations.get(PAYBILL)).toEqual({
       shortCode: PAYBILL,
       responseType: 'Completed',
@@ -313,6 +328,32 @@ describe.each(BACKENDS)('M-Pesa C2B on %s', (backend) => {
     ]);
     expect(opened[0]?.details).toMatchObject({ rail: 'mobile_money', network: 'mpesa', currency: 'KES' });
     await expectLedgerHealthy(t);
+  });
+
+  it('registering is an admin action on an active partner that answers', async () => {
+    const writer = await newOrganizationKey(t, ['read', 'write']);
+    expect(
+      (await api(t, 'POST', `/v1/rail-partners/${partnerId}/credit-urls`, { key: writer })).statusCode,
+    ).toBe(403);
+    const other = await newOrganization(t);
+    const unreachable = await configureSimulatedDaraja(t, other.key, {
+      url: `http://127.0.0.1:${UNREACHABLE_PORT}`,
+    } as DarajaSimulator);
+    const failed = await api(t, 'POST', `/v1/rail-partners/${unreachable.id}/credit-urls`, {
+      key: other.key,
+    });
+    expect(failed.statusCode, failed.body).toBe(503);
+    expect(failed.data.code).toBe('rail_unavailable');
+    const disabled = await api(t, 'PATCH', `/v1/rail-partners/${unreachable.id}`, {
+      key: other.key,
+      body: { status: 'disabled' },
+    });
+    expect(disabled.statusCode, disabled.body).toBe(200);
+    const refused = await api(t, 'POST', `/v1/rail-partners/${unreachable.id}/credit-urls`, {
+      key: other.key,
+    });
+    expect(refused.statusCode).toBe(409);
+    expect(refused.data.code).toBe('credit_urls_not_registrable');
   });
 
   it("keeps the paybill's Utility Account as Account Balance reports it", async () => {

@@ -98,6 +98,18 @@ export interface PartnerRail extends RailAdapter {
   parseCallback(callback: ArrivedCallback): CallbackReport;
   /** The body to answer a credit callback with, in the partner's shape (partners that send credit callbacks). */
   answerCredit?(report: CreditReport, decision: CreditDecision): Record<string, unknown>;
+  /** Tells the partner where to send credit callbacks, where it asks for them once rather than per request. */
+  registerCreditUrls?(): Promise<CreditUrlRegistration>;
+}
+
+/** What a partner was told about credit callbacks: for which account, where, and what happens unanswered. */
+export interface CreditUrlRegistration {
+  /** The partner's account payers pay (M-Pesa: the paybill or till). */
+  account: string;
+  validationUrl: string;
+  confirmationUrl: string;
+  /** Whether the partner completes (`Completed`) or cancels (`Cancelled`) a payment whose validation is unanswered. */
+  whenUnanswered: 'Completed' | 'Cancelled';
 }
 
 export type PartnerRailFactory = (

@@ -15,14 +15,14 @@ const CREDENTIALS = DARAJA_SIMULATOR_DEFAULT_CREDENTIALS;
 
 /**
  * Configures the organization's `mpesa_daraja` partner (through the API) with the simulator's credentials,
- * plus any further `settings`; returns its callback address and an adapter that names it.
+ * plus any further `settings`; returns its id, its callback address and an adapter that names it.
  */
 export async function configureSimulatedDaraja(
   t: TestApp,
   key: string,
   sim: DarajaSimulator,
   settings: Record<string, string> = {},
-): Promise<{ callbackUrl: string; rail: MpesaDarajaRail }> {
+): Promise<{ id: string; callbackUrl: string; rail: MpesaDarajaRail }> {
   const created = await api(t, 'POST', '/v1/rail-partners', {
     key,
     body: {
@@ -52,5 +52,5 @@ export async function configureSimulatedDaraja(
     },
     { baseUrl: callbackUrl },
   );
-  return { callbackUrl, rail };
+  return { id: created.data.id as string, callbackUrl, rail };
 }

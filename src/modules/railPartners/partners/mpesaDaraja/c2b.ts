@@ -5,17 +5,22 @@
  * rejection code cancels the payment before the payer's money moves).
  */
 
-import { type CreditDecision, type CreditReport, MalformedCallbackError } from '../../../../rails/partner.ts';
+import {
+  type CreditDecision,
+  type CreditReport,
+  type CreditUrlRegistration,
+  MalformedCallbackError,
+} from '../../../../rails/partner.ts';
 import { amountMinorOf, requiredString } from './callbackFields.ts';
 import { type DarajaConnection, post, unexpected } from './connection.ts';
-import { DARAJA_CALLBACK_PATHS, PATHS, stringField } from './protocol.ts';
+import { DARAJA_CALLBACK_PATHS, PATHS } from './protocol.ts';
 
 /**
  * What M-Pesa does with a payment when our validation URL does not answer in time: `Completed` lets it
  * through (its confirmation is then credited, or lands in the exception queue), so an outage of ours never
  * turns payers away.
  */
-export const DARAJA_C2B_RESPONSE_TYPE = 'Completed';
+export const DARAJA_C2B_RESPONSE_TYPE: CreditUrlRegistration['whenUnanswered'] = 'Completed';
 
 /** The published validation rejection codes this adapter answers with, by our reason. */
 export const DARAJA_C2B_REJECTION_CODES: Record<
@@ -27,19 +32,11 @@ export const DARAJA_C2B_REJECTION_CODES: Record<
   account_unavailable: 'C2B00016', // Other Error: the wallet exists but may not take money now
 };
 
-/** What Daraja accepted: the registration's id (Daraja spells the field OriginatorCoversationID). */
-export interface DarajaC2BRegistration {
-  shortCode: string;
-  originatorConversationId: string | null;
-  confirmationUrl: string;
-  validationUrl: string;
-}
-
 /** Registers the organization's C2B URLs for the paybill or till payers pay; throws when Daraja refuses. */
 export async function registerC2BUrls(
   connection: DarajaConnection,
   shortCode: string,
-): Promise<DarajaC2BRegistration> {
+): Promise<CreditUrlRegistration> {
   const confirmationUrl = `${connection.callbackBase}/${DARAJA_CALLBACK_PATHS.c2bConfirmation}`;
   const validationUrl = `${connection.callbackBase}/${DARAJA_CALLBACK_PATHS.c2bValidation}`;
   const answer = await post(connection, PATHS.c2bRegisterUrl, {
@@ -51,15 +48,7 @@ export async function registerC2BUrls(
   if (answer.status !== 200 || String(answer.body?.ResponseCode ?? '0') !== '0') {
     return unexpected(PATHS.c2bRegisterUrl, answer);
   }
-  return {
-    shortCode,
-    originatorConversationId:
-      stringField(answer.body, 'OriginatorCoversationID') ??
-      stringField(answer.body, 'OriginatorConversationID') ??
-      null,
-    confirmationUrl,
-    validationUrl,
-  };
+  return { account: shortCode, confirmationUrl, validationUrl, whenUnanswered: DARAJA_C2B_RESPONSE_TYPE };
 }
 
 /** A C2B validation or confirmation body; throws MalformedCallbackError for one not in the published shape. */

@@ -27,9 +27,9 @@
  * protocol.ts (Daraja's paths, codes and limits).
  */
 
-import type { CallbackTarget, PartnerRail } from '../../../../rails/partner.ts';
+import type { CallbackTarget, CreditUrlRegistration, PartnerRail } from '../../../../rails/partner.ts';
 import { type DarajaBalanceQuery, queryAccountBalance } from './accountBalance.ts';
-import { answerC2BCredit, type DarajaC2BRegistration, registerC2BUrls } from './c2b.ts';
+import { answerC2BCredit, registerC2BUrls } from './c2b.ts';
 import { parseDarajaCallback } from './callbacks.ts';
 import { checkCollection, collect, type RememberedPushes } from './collections.ts';
 import { darajaConnection, type MpesaDarajaConfig } from './connection.ts';
@@ -40,7 +40,7 @@ export interface MpesaDarajaRail extends PartnerRail {
   /** Asks for the shortcode's balances; they arrive at `balance/result` (accountBalance.ts reads them). */
   queryAccountBalance(): Promise<DarajaBalanceQuery>;
   /** Registers our C2B validation and confirmation URLs for the paybill or till payers pay (c2b.ts). */
-  registerC2BUrls(): Promise<DarajaC2BRegistration>;
+  registerCreditUrls(): Promise<CreditUrlRegistration>;
 }
 
 export function mpesaDarajaRail(config: MpesaDarajaConfig, callbacks: CallbackTarget): MpesaDarajaRail {
@@ -55,7 +55,7 @@ export function mpesaDarajaRail(config: MpesaDarajaConfig, callbacks: CallbackTa
     parseCallback: parseDarajaCallback,
     queryAccountBalance: () => queryAccountBalance(connection),
     // Payers pay the Lipa na M-Pesa paybill or till, the STK shortcode.
-    registerC2BUrls: () => registerC2BUrls(connection, config.stkShortCode ?? config.shortCode),
+    registerCreditUrls: () => registerC2BUrls(connection, config.stkShortCode ?? config.shortCode),
     answerCredit: answerC2BCredit,
   };
 }
