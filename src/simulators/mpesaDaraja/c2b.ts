@@ -134,7 +134,7 @@ export function simulateC2BPayment(state: DarajaState, body: Record<string, unkn
     msisdn,
     billRefNumber: typeof billRef === 'string' ? billRef : '',
   });
-  return acknowledgement('Accept the service request successfully.');
+  return acknowledgement('Success');
 }
 
 /** Runs a payment, counted among the simulator's in-flight work so `idle()` waits for its validation. */
