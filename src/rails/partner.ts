@@ -73,7 +73,7 @@ export interface CreditReport {
 /** Whether a payer's payment may complete: the answer to a `validation` credit report. */
 export type CreditDecision =
   | { accepted: true }
-  | { accepted: false; reason: 'unknown_account' | 'account_unavailable' | 'invalid_amount' };
+  | { accepted: false; reason: 'unknown_account' | 'account_unavailable' };
 
 /** A callback as it arrived: the bytes are kept so a signature can be checked over exactly them. */
 export interface ArrivedCallback {

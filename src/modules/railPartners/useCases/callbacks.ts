@@ -107,8 +107,7 @@ export async function receiveRailCallback(
     processedAt: null,
   };
   const { stored } = await deps.store.transaction((tx) => insertRailCallback(tx, callback));
-  const answer = () =>
-    creditCallbackAnswer(deps.store, directory.adapterFor(config), config.organizationId, callback);
+  const answer = () => creditCallbackAnswer(deps.store, directory, config, callback);
   if (stored.status === 'duplicate') {
     deps.metrics?.observeRailCallback(config.partner, 'duplicate');
     return { callbackId: stored.id, status: 'duplicate', answer: await answer() };

@@ -22,6 +22,7 @@ import type { RailPartnerConfig } from '../domain.ts';
 import type { RailCallback } from '../repository/callbacks.ts';
 import { claimRailPartnerCredit, recordRailPartnerCredit } from '../repository/credits.ts';
 import type { CallbackEffect } from './callbackEffects.ts';
+import type { RailPartnerDirectory } from './directory.ts';
 
 /** Why a credit report's payment cannot be credited to a wallet, or the wallet that takes it. */
 type CreditTarget =
@@ -135,19 +136,24 @@ export async function applyCreditReport(
  */
 export async function creditCallbackAnswer(
   db: Queryable,
-  adapter: PartnerRail,
-  organizationId: string,
+  directory: RailPartnerDirectory,
+  config: RailPartnerConfig,
   callback: ArrivedCallback,
 ): Promise<Record<string, unknown> | undefined> {
-  if (!adapter.answerCredit) return undefined;
+  let adapter: PartnerRail;
   let report: CallbackReport;
   try {
+    adapter = directory.adapterFor(config);
+    if (!adapter.answerCredit) return undefined;
     report = adapter.parseCallback(callback);
   } catch {
+    // No adapter here, or a body it cannot read: answered as any other callback.
     return undefined;
   }
   if (report.kind !== 'credit') return undefined;
   const decision: CreditDecision =
-    report.stage === 'validation' ? await decideCredit(db, organizationId, report) : { accepted: true };
-  return adapter.answerCredit(report, decision);
+    report.stage === 'validation'
+      ? await decideCredit(db, config.organizationId, report)
+      : { accepted: true };
+  return adapter.answerCredit?.(report, decision);
 }

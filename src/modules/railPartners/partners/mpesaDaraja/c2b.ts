@@ -28,7 +28,6 @@ export const DARAJA_C2B_REJECTION_CODES: Record<
   string
 > = {
   unknown_account: 'C2B00012', // Invalid Account Number
-  invalid_amount: 'C2B00013', // Invalid Amount
   account_unavailable: 'C2B00016', // Other Error: the wallet exists but may not take money now
 };
 
