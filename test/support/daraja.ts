@@ -1,4 +1,7 @@
-/** An organization's M-Pesa partner configured against a Daraja simulator, and the adapter on its callback address. */
+/**
+ * Daraja simulator helpers for tests: an organization's M-Pesa partner configured against a simulator (and the
+ * adapter on its callback address), and a Daraja API call made as any client makes it.
+ */
 import { expect } from 'vitest';
 import {
   type MpesaDarajaRail,
@@ -53,4 +56,24 @@ export async function configureSimulatedDaraja(
     { baseUrl: callbackUrl },
   );
   return { id: created.data.id as string, callbackUrl, rail };
+}
+
+/** A Daraja API call with a fresh token, as any client makes it. */
+export async function darajaPost(
+  sim: DarajaSimulator,
+  path: string,
+  body: Record<string, unknown>,
+): Promise<{ status: number; body: unknown }> {
+  const basic = Buffer.from(`${CREDENTIALS.consumerKey}:${CREDENTIALS.consumerSecret}`).toString('base64');
+  const token = (await (
+    await fetch(`${sim.url}/oauth/v1/generate?grant_type=client_credentials`, {
+      headers: { authorization: `Basic ${basic}` },
+    })
+  ).json()) as { access_token: string };
+  const response = await fetch(`${sim.url}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token.access_token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, body: await response.json() };
 }

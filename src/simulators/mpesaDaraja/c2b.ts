@@ -30,8 +30,6 @@ const C2B_COMMANDS: Record<string, string> = {
   CustomerBuyGoodsOnline: 'Buy Goods',
 };
 const RESPONSE_TYPES = new Set(['Completed', 'Cancelled']);
-/** The published validation rejection codes. */
-export const C2B_REJECTION_CODES = ['C2B00011', 'C2B00012', 'C2B00013', 'C2B00014', 'C2B00015', 'C2B00016'];
 
 export interface DarajaC2BRegistration {
   shortCode: string;
@@ -56,7 +54,7 @@ export interface DarajaC2BPaymentInput {
 }
 
 /** C2B's records, per simulator. */
-export interface DarajaC2BState {
+interface DarajaC2BState {
   registrations: Map<string, DarajaC2BRegistration>;
   /** Shortcodes whose payments are asked of the ValidationURL (off by default, as on M-Pesa). */
   externalValidation: Set<string>;
@@ -65,7 +63,7 @@ export interface DarajaC2BState {
 
 const c2bStates = new WeakMap<DarajaState, DarajaC2BState>();
 
-export function c2bState(state: DarajaState): DarajaC2BState {
+function c2bState(state: DarajaState): DarajaC2BState {
   let c2b = c2bStates.get(state);
   if (!c2b) {
     c2b = {
