@@ -48,8 +48,32 @@ export type CallbackReport =
       /** The amount the partner reports, in minor units, where it gives one (compared with ours). */
       amountMinor?: bigint;
     }
+  /** Money a payer sent on their own to the organization (M-Pesa C2B: a paybill or till payment). */
+  | CreditReport
   /** A callback the partner sends that changes nothing (an acknowledgement, a queue time-out notice). */
   | { kind: 'ignored'; reason: string };
+
+/**
+ * A payer's own payment into the organization, naming the account it is for: asked about before it
+ * completes (`validation`, answered at once with a CreditDecision) or reported completed (`confirmation`).
+ */
+export interface CreditReport {
+  kind: 'credit';
+  stage: 'validation' | 'confirmation';
+  /** The partner's id for the payment (M-Pesa's TransID): one payment, one credit. */
+  partnerTransactionId: string;
+  /** What the payer quoted to name the account (a wallet's reference), as sent. */
+  accountReference: string;
+  amountMinor: bigint;
+  currency: Currency;
+  /** The payer as the partner shows them (a masked number, a first name), for people to read. */
+  payer: string;
+}
+
+/** Whether a payer's payment may complete: the answer to a `validation` credit report. */
+export type CreditDecision =
+  | { accepted: true }
+  | { accepted: false; reason: 'unknown_account' | 'account_unavailable' };
 
 /** A callback as it arrived: the bytes are kept so a signature can be checked over exactly them. */
 export interface ArrivedCallback {
@@ -72,6 +96,20 @@ export interface PartnerRail extends RailAdapter {
   checkCollection(reference: string, idempotencyReference: string, now: Date): Promise<RailOutcome>;
   /** Pure: throws MalformedCallbackError for a body it cannot read; verifies a signature where the partner signs. */
   parseCallback(callback: ArrivedCallback): CallbackReport;
+  /** The body to answer a credit callback with, in the partner's shape (partners that send credit callbacks). */
+  answerCredit?(report: CreditReport, decision: CreditDecision): Record<string, unknown>;
+  /** Tells the partner where to send credit callbacks, where it asks for them once rather than per request. */
+  registerCreditUrls?(): Promise<CreditUrlRegistration>;
+}
+
+/** What a partner was told about credit callbacks: for which account, where, and what happens unanswered. */
+export interface CreditUrlRegistration {
+  /** The partner's account payers pay (M-Pesa: the paybill or till). */
+  account: string;
+  validationUrl: string;
+  confirmationUrl: string;
+  /** Whether the partner completes (`Completed`) or cancels (`Cancelled`) a payment whose validation is unanswered. */
+  whenUnanswered: 'Completed' | 'Cancelled';
 }
 
 /**

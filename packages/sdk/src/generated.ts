@@ -1764,6 +1764,21 @@ export interface RailCallback {
   processed_at: string | null;
 }
 
+/** What a partner was told about payers’ own payments (M-Pesa C2B): the account payers pay, where the partner asks before a payment completes and where it confirms one, and what it does with a payment when the validation address does not answer. */
+export interface RailPartnerCreditUrls {
+  object: 'rail_partner_credit_urls';
+  /** The configuration registered. */
+  rail_partner: string;
+  partner: 'mpesa_daraja' | 'mtn_momo';
+  /** The partner’s account payers pay (M-Pesa: the paybill or till). */
+  account: string;
+  validation_url: string;
+  confirmation_url: string;
+  /** M-Pesa’s ResponseType: `Completed` lets a payment through when validation does not answer. */
+  when_unanswered: 'Completed' | 'Cancelled';
+  registered_at: string;
+}
+
 /** One check of one product that must pass before pilot or production keys are issued: `business_verified` (the legal entity’s KYB), `contacts_named` (technical, compliance, finance), `policies_configured` (a policy you wrote), `webhook_endpoint_verified` (an endpoint answered 2xx to a signed test event), `sandbox_scenario_completed` (payouts on the product’s rails settled, failed, timed out and returned), `reconciliation_run` (a statement for one of its rails imported). */
 export interface LaunchGate {
   object: 'launch_gate';
@@ -10823,6 +10838,8 @@ export interface MkobaOperations {
   ): Promise<RailPartner>;
   /** List partner callbacks: `GET /v1/rail-callbacks`. */
   listRailCallbacks(query?: ListRailCallbacksQuery, options?: RequestOptions): Promise<List<RailCallback>>;
+  /** Register payment notification addresses with a partner: `POST /v1/rail-partners/{id}/credit-urls`. */
+  registerRailPartnerCreditUrls(id: string, options?: RequestOptions): Promise<RailPartnerCreditUrls>;
   /** Create a webhook subscription (spec path): `POST /webhook-subscriptions`. */
   createWebhookSubscriptionUnversioned(
     body: CreateWebhookSubscriptionUnversionedRequest,
@@ -11997,6 +12014,14 @@ export const OPERATIONS = {
     pathParams: [],
     body: 'none',
     query: true,
+    response: 'json',
+  },
+  registerRailPartnerCreditUrls: {
+    method: 'POST',
+    path: '/v1/rail-partners/{id}/credit-urls',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
     response: 'json',
   },
   createWebhookSubscriptionUnversioned: {
