@@ -1,6 +1,6 @@
 /**
  * A Safaricom Daraja (M-Pesa) partner simulator: a real HTTP server that speaks the OAuth, B2C, B2B, M-Pesa
- * Express (STK push and its query), Transaction Status and Account Balance APIs with Daraja's field names,
+ * Express (STK push and its query), Transaction Status, Account Balance and Reversal APIs with Daraja's field names,
  * result codes and error bodies, and POSTs the asynchronous results to the callback URLs a request names.
  *
  * Outcomes are chosen by the payee's (B2C PartyB) or payer's (STK PhoneNumber) number:
@@ -15,7 +15,7 @@
  *    `500.001.1001` "Unable to lock subscriber, ...").
  * Where it is not documented (marked "assumed"), the choice is the one the adapter must survive.
  *
- * One file per API: oauth.ts, b2c.ts, b2b.ts, express.ts (STK push and query), transactionStatus.ts, accountBalance.ts; shared:
+ * One file per API: oauth.ts, b2c.ts, b2b.ts, express.ts (STK push and query), transactionStatus.ts, accountBalance.ts, reversal.ts; shared:
  * securityCredential.ts (the certificate it publishes and the initiator check), state.ts (options, records, answers), validation.ts, callbacks.ts, formats.ts (ids and times),
  * behaviours.ts (the magic numbers); server.ts wires them into the HTTP server.
  */
@@ -26,6 +26,7 @@ export {
   type DarajaPhoneBehaviour,
   type DarajaSimulatedOutcome,
 } from './behaviours.ts';
+export { REVERSAL_PATH } from './reversal.ts';
 export {
   DARAJA_SIMULATOR_CERTIFICATE_PATH,
   DARAJA_SIMULATOR_CERTIFICATE_PEM,

@@ -1,6 +1,6 @@
 /**
  * The Daraja simulator's HTTP server: reads and records each request, routes it to its API (OAuth, B2C, B2B,
- * M-Pesa Express, Transaction Status, Account Balance) after the checks every M-Pesa API shares (method, forced failures,
+ * M-Pesa Express, Transaction Status, Account Balance, Reversal) after the checks every M-Pesa API shares (method, forced failures,
  * access token, JSON body), and writes the answer, or leaves it hanging; it also publishes the simulator's
  * certificate (securityCredential.ts). Also the simulator's controls.
  */
@@ -12,6 +12,7 @@ import { B2C_PATHS, b2cPaymentRequest } from './b2c.ts';
 import { idle, send } from './callbacks.ts';
 import { STK_PUSH_PATH, STK_QUERY_PATH, stkPush, stkQuery } from './express.ts';
 import { generateToken, OAUTH_PATH, tokenRefusal } from './oauth.ts';
+import { REVERSAL_PATH, reversalRequest } from './reversal.ts';
 import { DARAJA_SIMULATOR_CERTIFICATE_PATH, DARAJA_SIMULATOR_CERTIFICATE_PEM } from './securityCredential.ts';
 import {
   ApiAnswer,
@@ -48,8 +49,11 @@ export interface DarajaSimulator {
   failNext(count: number, status: number): void;
   /** Delay before every answer from now on. */
   setLatency(ms: number): void;
-  /** POSTs every scheduled callback now (late and delayed ones too) and waits for all deliveries to finish. */
-  deliverPendingCallbacks(): Promise<void>;
+  /**
+   * POSTs every scheduled callback now (late and delayed ones too), or only those whose URL `only` accepts,
+   * and waits for all deliveries to finish.
+   */
+  deliverPendingCallbacks(only?: (url: string) => boolean): Promise<void>;
   /** Waits for callbacks already being POSTed (not those scheduled for later). */
   idle(): Promise<void>;
   close(): Promise<void>;
@@ -95,8 +99,9 @@ function simulatorControls(state: DarajaState): DarajaSimulator {
     setLatency(ms) {
       state.config.latencyMs = ms;
     },
-    async deliverPendingCallbacks() {
+    async deliverPendingCallbacks(only) {
       for (const callback of [...state.scheduled]) {
+        if (only && !only(callback.url)) continue;
         clearTimeout(callback.timer);
         send(state, callback);
       }
@@ -183,7 +188,8 @@ async function route(
     B2C_PATHS.has(path) ||
     path === B2B_PATH ||
     path === TRANSACTION_STATUS_PATH ||
-    path === ACCOUNT_BALANCE_PATH;
+    path === ACCOUNT_BALANCE_PATH ||
+    path === REVERSAL_PATH;
   if (!express && !resultApi) {
     return new ApiAnswer(404, errorBody('404.001.01', 'Resource not found'));
   }
@@ -200,6 +206,7 @@ async function route(
   if (path === B2B_PATH) return b2bPaymentRequest(state, body);
   if (path === TRANSACTION_STATUS_PATH) return transactionStatusQuery(state, body);
   if (path === ACCOUNT_BALANCE_PATH) return accountBalanceQuery(state, body);
+  if (path === REVERSAL_PATH) return reversalRequest(state, body);
   if (path === STK_PUSH_PATH) return stkPush(state, body);
   return stkQuery(state, body);
 }
