@@ -45,6 +45,7 @@ export type ErrorCode =
   | 'statement_invalid'
   | 'statement_already_imported'
   | 'rail_partner_exists'
+  | 'reversal_not_supported'
   | 'trust_account_exists'
   | 'safeguarding_balance_conflict'
   | 'callback_unknown'

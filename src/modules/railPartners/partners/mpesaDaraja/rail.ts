@@ -1,6 +1,6 @@
 /**
  * Safaricom M-Pesa through Daraja: payouts by B2C, collections by M-Pesa Express (STK push), payout status
- * by the Transaction Status API. Daraja answers requests synchronously with an acceptance and reports the
+ * by the Transaction Status API, reversals of settled payouts by the Reversal API. Daraja answers requests synchronously with an acceptance and reports the
  * outcome later by POSTing to the callback URLs each request names; this adapter builds those URLs under
  * the organization's callback base and reads what arrives there (parseCallback).
  *
@@ -22,7 +22,7 @@
  *
  * This file puts the adapter together; its parts: connection.ts (configuration, errors, the token, requests),
  * payouts.ts (B2C, Transaction Status), collections.ts (STK push and query), callbacks.ts (parseCallback),
- * callbackFields.ts (reading callback bodies), accountBalance.ts (the balance query and its result),
+ * callbackFields.ts (reading callback bodies), accountBalance.ts (the balance query and its result), reversal.ts (reversals of settled payouts),
  * protocol.ts (Daraja's paths, codes and limits).
  */
 
@@ -32,6 +32,7 @@ import { parseDarajaCallback } from './callbacks.ts';
 import { checkCollection, collect, type RememberedPushes } from './collections.ts';
 import { darajaConnection, type MpesaDarajaConfig } from './connection.ts';
 import { checkPayout, submitPayout } from './payouts.ts';
+import { checkReversal, reversePayout } from './reversal.ts';
 
 /** The partner rail, plus Daraja's Account Balance query (no rail interface method asks for balances yet). */
 export interface MpesaDarajaRail extends PartnerRail {
@@ -50,5 +51,8 @@ export function mpesaDarajaRail(config: MpesaDarajaConfig, callbacks: CallbackTa
     checkCollection: (reference, _idempotencyReference, now) => checkCollection(connection, reference, now),
     parseCallback: parseDarajaCallback,
     queryAccountBalance: () => queryAccountBalance(connection),
+    reverse: (request, now) => reversePayout(connection, request, now),
+    checkReversal: (reference, idempotencyReference, now) =>
+      checkReversal(connection, reference, idempotencyReference, now),
   };
 }
