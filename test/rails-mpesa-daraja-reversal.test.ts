@@ -13,6 +13,7 @@ import { railPartnerDirectory } from '../src/modules/railPartners/useCases/direc
 import { runRailReversalWorkerOnce } from '../src/modules/railPartners/workers.ts';
 import { runRailWorkerOnce } from '../src/modules/transfers/workers.ts';
 import { guardedFetch } from '../src/outbound/guard.ts';
+import { MalformedCallbackError } from '../src/rails/partner.ts';
 import {
   DARAJA_SIMULATOR_DEFAULT_CREDENTIALS,
   type DarajaSimulator,
@@ -285,6 +286,96 @@ describe.each(BACKENDS)('M-Pesa reversals on %s', (backend) => {
     const records = evidence.data.data as { kind: string; data: Record<string, unknown> }[];
     expect(records.find((r) => r.kind === 'transfer.reversal')?.data).toMatchObject({
       reason: 'Paid the wrong customer',
+    });
+  });
+});
+
+describe('reading reversal callbacks (parseCallback)', () => {
+  const rail = mpesaDarajaRail(
+    { fetch: guardedFetch('allow_loopback'), baseUrl: 'http://127.0.0.1:9', ...CREDENTIALS },
+    { baseUrl: 'http://127.0.0.1:9/callbacks/token' },
+  );
+  const parse = (path: string, body: unknown) =>
+    rail.parseCallback({ path, headers: {}, rawBody: JSON.stringify(body) });
+  const envelope = {
+    ResultType: 0,
+    OriginatorConversationID: '1234-5678-1',
+    ConversationID: 'AG_20261206_00aa',
+  };
+
+  it('reads a success with both receipts and the amount in minor units', () => {
+    const report = parse('reversal/result', {
+      Result: {
+        ...envelope,
+        ResultCode: 0,
+        TransactionID: 'SKE52PAWR9',
+        ResultParameters: {
+          ResultParameter: [
+            { Key: 'Amount', Value: 1.0 },
+            { Key: 'OriginalTransactionID', Value: 'SKC82PACB8' },
+          ],
+        },
+      },
+    });
+    expect(report).toMatchObject({
+      kind: 'reversal',
+      reference: '1234-5678-1',
+      outcome: { kind: 'settled' },
+      partnerTransactionId: 'SKE52PAWR9',
+      originalTransactionId: 'SKC82PACB8',
+      amountMinor: 100n,
+    });
+  });
+
+  it('reads the published refusals, and a success without its receipts is malformed', () => {
+    for (const [code, failureCode] of [
+      ['R000001', 'already_reversed'],
+      ['R000002', 'original_transaction_invalid'],
+      [2001, 'partner_configuration_error'],
+    ] as const) {
+      const report = parse('reversal/result', {
+        Result: { ...envelope, ResultCode: code, TransactionID: 'SKE0000000' },
+      });
+      expect(report).toMatchObject({ kind: 'reversal', outcome: { kind: 'failed', failureCode } });
+    }
+    expect(() =>
+      parse('reversal/result', {
+        Result: { ...envelope, ResultCode: 0, ResultParameters: { ResultParameter: [] } },
+      }),
+    ).toThrow(MalformedCallbackError);
+  });
+
+  it('reads a Transaction Status result about a reversal; queue notices and not-found decide nothing', () => {
+    const status = (transactionStatus: string, resultCode = 0) =>
+      parse('reversal/status/result', {
+        Result: {
+          ...envelope,
+          ResultCode: resultCode,
+          ResultParameters: {
+            ResultParameter: [
+              { Key: 'OriginatorConversationID', Value: '9999-1-1' },
+              { Key: 'TransactionStatus', Value: transactionStatus },
+              { Key: 'Amount', Value: 100 },
+              { Key: 'ReceiptNo', Value: 'SKE52PAWR9' },
+            ],
+          },
+        },
+      });
+    expect(status('Completed')).toMatchObject({
+      kind: 'reversal',
+      reference: '9999-1-1',
+      outcome: { kind: 'settled' },
+      amountMinor: 10_000n,
+    });
+    expect(status('Failed')).toMatchObject({ kind: 'reversal', outcome: { kind: 'failed' } });
+    expect(status('Pending')).toEqual({ kind: 'ignored', reason: 'reversal_status_pending' });
+    expect(parse('reversal/status/result', { Result: { ...envelope, ResultCode: 2033 } })).toEqual({
+      kind: 'ignored',
+      reason: 'reversal_status_query_result_2033',
+    });
+    expect(parse('reversal/timeout', { Result: envelope })).toEqual({
+      kind: 'ignored',
+      reason: 'reversal_queue_timeout',
     });
   });
 });
