@@ -49,6 +49,8 @@ async function ask(deps: Deps, directory: RailPartnerDirectory, r: RailReversal)
   if (!reverse || !checkReversal) return { kind: 'refused', failureCode: 'reversal_not_supported' };
   try {
     if (r.status === 'requested') {
+      // Returned meanwhile (a reconciliation refund, the sandbox): there is nothing left to send back.
+      if (transfer.status !== 'settled') return { kind: 'refused', failureCode: 'transfer_not_settled' };
       const sent = await withTimeout(
         rail.call(() =>
           reverse(
