@@ -13,12 +13,14 @@ import { railPartnerDirectory } from '../src/modules/railPartners/useCases/direc
 import { runRailReversalWorkerOnce } from '../src/modules/railPartners/workers.ts';
 import { runRailWorkerOnce } from '../src/modules/transfers/workers.ts';
 import { guardedFetch } from '../src/outbound/guard.ts';
+import { darajaSimulatorPartner, momoSimulatorPartner } from '../src/partnerSimulators.ts';
 import { MalformedCallbackError } from '../src/rails/partner.ts';
 import {
   DARAJA_SIMULATOR_DEFAULT_CREDENTIALS,
   type DarajaSimulator,
   startDarajaSimulator,
 } from '../src/simulators/mpesaDaraja/index.ts';
+import { startMomoSimulator } from '../src/simulators/mtnMomo/index.ts';
 import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
 import { balanceOf, expectLedgerHealthy, fundedWallet, mobileMoney } from './support/ledger.ts';
 import { newOrganization, type TestOrganization } from './support/organizations.ts';
@@ -58,20 +60,7 @@ describe.each(BACKENDS)('M-Pesa reversals on %s', (backend) => {
     const org = await newOrganization(t);
     const created = await api(t, 'POST', '/v1/rail-partners', {
       key: org.key,
-      body: {
-        partner: 'mpesa_daraja',
-        settings: {
-          base_url: sim.url,
-          short_code: CREDENTIALS.shortCode,
-          initiator_name: CREDENTIALS.initiatorName,
-        },
-        credentials: {
-          consumer_key: CREDENTIALS.consumerKey,
-          consumer_secret: CREDENTIALS.consumerSecret,
-          security_credential: CREDENTIALS.securityCredential,
-          passkey: CREDENTIALS.passkey,
-        },
-      },
+      body: darajaSimulatorPartner(sim.url),
     });
     expect(created.statusCode, created.body).toBe(201);
     const wallet = await fundedWallet(t, '1000.00', 'KES', org.key);
@@ -267,6 +256,52 @@ describe.each(BACKENDS)('M-Pesa reversals on %s', (backend) => {
     });
     expect(missingReason.statusCode).toBe(400);
     expect(missingReason.data.param).toBe('reason');
+  });
+
+  it('answers a partner that cannot reverse (MTN MoMo) with reversal_not_supported', async () => {
+    const momo = await startMomoSimulator();
+    try {
+      const org = await newOrganization(t);
+      const created = await api(t, 'POST', '/v1/rail-partners', {
+        key: org.key,
+        body: momoSimulatorPartner(momo),
+      });
+      expect(created.statusCode, created.body).toBe(201);
+      const ugx = await fundedWallet(t, '50000', 'UGX', org.key);
+      const sent = await api(t, 'POST', '/v1/transfers', {
+        key: org.key,
+        body: {
+          source: ugx,
+          destination: mobileMoney('+256770000000', 'mtn'),
+          amount: '1500',
+          currency: 'UGX',
+        },
+      });
+      expect(sent.statusCode, sent.body).toBe(201);
+      const id = sent.data.id as string;
+      const settled = await api(t, 'POST', `/v1/sandbox/transfers/${id}/settle`, {
+        key: org.key,
+        headers: { 'idempotency-key': `settle-${id}` },
+      });
+      expect(settled.data.status).toBe('settled');
+      const refused = await reverse(org.key, id, `rev-${id}`);
+      expect(refused.statusCode).toBe(422);
+      expect(refused.data).toMatchObject({ code: 'reversal_not_supported', param: 'id' });
+    } finally {
+      await momo.close();
+    }
+  });
+
+  it('records one reversal when two requests race, and both answer it', async () => {
+    const { org, wallet } = await configured();
+    const id = await payout(org, wallet, SETTLING_PHONE);
+    const [first, second] = await Promise.all([
+      reverse(org.key, id, `race-a-${id}`),
+      reverse(org.key, id, `race-b-${id}`, 'The other operator'),
+    ]);
+    expect([first.statusCode, second.statusCode]).toEqual([200, 200]);
+    expect(first.data.id).toBe(second.data.id);
+    expect(await eventsOf(org, id, 'rail_reversal.updated')).toHaveLength(1);
   });
 
   it('refuses an insider without the compliance role, and records nothing', async () => {
