@@ -256,6 +256,9 @@ describe.each(BACKENDS)('M-Pesa reversals on %s', (backend) => {
     });
     expect(missingReason.statusCode).toBe(400);
     expect(missingReason.data.param).toBe('reason');
+    const blankReason = await reverse(org.key, undecided, `blank-${undecided}`, '   ');
+    expect(blankReason.statusCode).toBe(400);
+    expect(blankReason.data).toMatchObject({ code: 'validation_error', param: 'reason' });
   });
 
   it('answers a partner that cannot reverse (MTN MoMo) with reversal_not_supported', async () => {

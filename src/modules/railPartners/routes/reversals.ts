@@ -52,7 +52,7 @@ function requestReversalRoute(app: FastifyInstance, deps: Deps): void {
       requestReversal(tx, deps, railPartnerDirectory(deps), {
         organizationId,
         transferId: request.params.id,
-        reason: request.body.reason.trim() || request.body.reason,
+        reason: request.body.reason.trim(),
         actor: requestActor(request),
         actorId: actorIdOf(principalOf(request)),
       }),

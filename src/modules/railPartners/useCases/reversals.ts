@@ -7,11 +7,11 @@
 import type { Deps } from '../../../app/deps.ts';
 import { newEvent, recordEvents } from '../../../app/events.ts';
 import { appendEvidence } from '../../../app/evidence.ts';
-import { AppError } from '../../../domain/errors.ts';
+import { AppError, validationError } from '../../../domain/errors.ts';
 import type { EvidenceActor } from '../../../domain/evidence.ts';
 import { formatAmount } from '../../../domain/money.ts';
 import type { Transfer } from '../../../domain/transferRecord.ts';
-import type { PartnerRail } from '../../../rails/partner.ts';
+import { type CallbackReport, MalformedCallbackError, type PartnerRail } from '../../../rails/partner.ts';
 import type { Queryable } from '../../../store/store.ts';
 import { findTransfer, lockTransfer } from '../../transfers/index.ts';
 import type { RailPartnerConfig } from '../domain.ts';
@@ -120,11 +120,18 @@ async function payoutReceipt(tx: Queryable, adapter: PartnerRail, transfer: Tran
   );
   for (const callback of callbacks) {
     if (callback.status !== 'applied' && callback.status !== 'unchanged') continue;
-    const report = adapter.parseCallback({
-      path: callback.path,
-      headers: callback.headers,
-      rawBody: callback.rawBody,
-    });
+    let report: CallbackReport;
+    try {
+      report = adapter.parseCallback({
+        path: callback.path,
+        headers: callback.headers,
+        rawBody: callback.rawBody,
+      });
+    } catch (error) {
+      // Read once already; one this adapter no longer reads names no receipt.
+      if (error instanceof MalformedCallbackError) continue;
+      throw error;
+    }
     if (report.kind === 'payout' && report.outcome.kind === 'settled' && report.partnerTransactionId) {
       return report.partnerTransactionId;
     }
@@ -150,6 +157,7 @@ export async function requestReversal(
     actorId: string;
   },
 ): Promise<PresentedReversal> {
+  if (input.reason.trim() === '') throw validationError('reason', 'A reason is required.', 'required');
   const transfer = await lockTransfer(tx, input.organizationId, input.transferId);
   const existing = await findRailReversalOfTransfer(tx, input.organizationId, transfer.id);
   if (existing) return presentReversal(existing, transfer);
