@@ -463,6 +463,7 @@ export interface PolicyRule {
       | 'rail_partner'
       | 'trust_account'
       | 'launch_gate_override'
+      | 'transfer_reversal'
     >;
   };
   /** `allow`; `deny` (422 `policy_denied` naming the rule); `require_approval` (the transfer waits `pending_approval` with its funds held). */
@@ -590,7 +591,8 @@ export interface Change {
     | 'digital_asset_route'
     | 'rail_partner'
     | 'trust_account'
-    | 'launch_gate_override';
+    | 'launch_gate_override'
+    | 'transfer_reversal';
   /** What it does: `add`, `update`, `create`, `set`, `close` or `override`. */
   action: string;
   /** The resource changed; for a creation, the new resource once applied. */
@@ -1002,7 +1004,8 @@ export interface PendingApiKey {
     | 'digital_asset_route'
     | 'rail_partner'
     | 'trust_account'
-    | 'launch_gate_override';
+    | 'launch_gate_override'
+    | 'transfer_reversal';
   /** What it does: `add`, `update`, `create`, `set`, `close` or `override`. */
   action: string;
   /** The resource changed; for a creation, the new resource once applied. */
@@ -8918,6 +8921,7 @@ export interface UpdatePolicyRequest {
         | 'rail_partner'
         | 'trust_account'
         | 'launch_gate_override'
+        | 'transfer_reversal'
       >;
     };
     /** `allow`; `deny` (422 `policy_denied` naming the rule); `require_approval` (the transfer waits `pending_approval` with its funds held). */
@@ -9026,7 +9030,8 @@ export interface ListChangesQuery {
     | 'digital_asset_route'
     | 'rail_partner'
     | 'trust_account'
-    | 'launch_gate_override';
+    | 'launch_gate_override'
+    | 'transfer_reversal';
 }
 
 export interface ListVerificationsQuery {

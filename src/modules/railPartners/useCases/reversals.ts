@@ -22,7 +22,7 @@ import {
   insertRailReversal,
   type RailReversal,
 } from '../repository/reversals.ts';
-import type { RailPartnerDirectory } from './directory.ts';
+import { type RailPartnerDirectory, railPartnerDirectory } from './directory.ts';
 
 // Record types the HTTP edge presents, given through the use case layer (src/http never imports the store).
 export type { RailReversal, RailReversalStatus } from '../repository/reversals.ts';
@@ -148,7 +148,6 @@ async function payoutReceipt(tx: Queryable, adapter: PartnerRail, transfer: Tran
 export async function requestReversal(
   tx: Queryable,
   deps: Deps,
-  directory: RailPartnerDirectory,
   input: {
     organizationId: string;
     transferId: string;
@@ -170,7 +169,7 @@ export async function requestReversal(
       param: 'id',
     });
   }
-  const { config, adapter } = await reversingPartner(tx, directory, transfer);
+  const { config, adapter } = await reversingPartner(tx, railPartnerDirectory(deps), transfer);
   const now = deps.now();
   const reversal: RailReversal = {
     id: deps.newId('railReversal'),
