@@ -7,6 +7,7 @@
  */
 
 import type { DigitalAsset, DigitalAssetNetwork } from '../domain/digitalAssets.ts';
+import { validationError } from '../domain/errors.ts';
 import type { LaunchProduct } from '../domain/organizationProfile.ts';
 import { open, seal } from '../domain/sealing.ts';
 import { routeLimitMinor } from '../domain/stablecoins.ts';
@@ -16,7 +17,12 @@ import { createRule, setRouteStatus, updateRule } from '../modules/compliance/in
 import { parseFeeRules, updateFeeSchedule } from '../modules/fees/index.ts';
 import type { LaunchGate } from '../modules/launchGates/index.ts';
 import { overrideLaunchGatesFor } from '../modules/launchGates/index.ts';
-import { configureRailPartner, updateRailPartner } from '../modules/railPartners/index.ts';
+import {
+  configureRailPartner,
+  REVERSAL_REASON_MAX_CHARS,
+  requestReversal,
+  updateRailPartner,
+} from '../modules/railPartners/index.ts';
 import {
   applyRateChange,
   planRateChange,
@@ -245,6 +251,29 @@ export const CHANGE_KINDS: Record<RegisteredChangeKind, ChangeKind> = {
         products: body.products as LaunchProduct[] | undefined,
       });
       return { targetId: null };
+    },
+  },
+  transfer_reversal: {
+    // The payload is the operator's reason; the target is the settled payout. Applied, it records the
+    // reversal for the worker to send, as the route does when no approval is needed.
+    check: (_deps, request) => {
+      if (request.action !== 'request') return unknownAction('transfer_reversal', request.action);
+      const reason = (request.payload as Body).reason;
+      if (typeof reason !== 'string' || reason.trim() === '' || reason.length > REVERSAL_REASON_MAX_CHARS) {
+        throw validationError('reason', 'A reason is required.', 'required');
+      }
+    },
+    async apply(tx, deps, input) {
+      if (input.action !== 'request') return unknownAction('transfer_reversal', input.action);
+      const transferId = target(input);
+      await requestReversal(tx, deps, {
+        organizationId: input.organizationId,
+        transferId,
+        reason: String((input.payload as Body).reason),
+        actor: input.actor,
+        actorId: input.proposedBy,
+      });
+      return { targetId: transferId };
     },
   },
 };

@@ -9,7 +9,8 @@
  */
 import type { Currency } from '../domain/money.ts';
 import type { OutboundAddressPolicy } from '../domain/outboundAddresses.ts';
-import type { RailAdapter, RailOutcome } from './rail.ts';
+import type { Transfer } from '../domain/transferRecord.ts';
+import type { RailAdapter, RailOutcome, SubmitResult } from './rail.ts';
 
 /** Where the partner must send its callbacks for one organization, ending without a slash. */
 export interface CallbackTarget {
@@ -34,11 +35,22 @@ export type CollectResult =
   /** `reference` is the partner's id for the request; the same for every call with one idempotency reference. */
   { accepted: true; reference: string; checkAt: Date } | { accepted: false; failureCode: string };
 
+/** A settled payout sent back by the partner: the money returns to the paying wallet once it confirms. */
+export interface ReversalRequest {
+  /** Our reversal's id: sent where the partner echoes it, so a result can name it. */
+  idempotencyReference: string;
+  transfer: Transfer;
+  /** The partner's receipt for the payout to reverse, as its settling callback reported it. */
+  partnerTransactionId: string;
+  /** Why, as the partner's free text allows. */
+  remarks: string;
+}
+
 /** What a callback says, once parsed. */
 export type CallbackReport =
   | {
-      kind: 'payout' | 'collection';
-      /** The partner's id for the payout or collection, as `submit` or `collect` returned it. */
+      kind: 'payout' | 'collection' | 'reversal';
+      /** The partner's id for the payout, collection or reversal, as `submit`, `collect` or `reverse` returned it. */
       reference: string;
       /** Our idempotency reference (the transfer or collection id), when the partner echoes it. */
       idempotencyReference?: string;
@@ -47,6 +59,8 @@ export type CallbackReport =
       partnerTransactionId?: string;
       /** The amount the partner reports, in minor units, where it gives one (compared with ours). */
       amountMinor?: bigint;
+      /** A reversal's: the partner's receipt of the payout it undid, where the partner names it. */
+      originalTransactionId?: string;
     }
   /** Money a payer sent on their own to the organization (M-Pesa C2B: a paybill or till payment). */
   | CreditReport
@@ -100,6 +114,13 @@ export interface PartnerRail extends RailAdapter {
   answerCredit?(report: CreditReport, decision: CreditDecision): Record<string, unknown>;
   /** Tells the partner where to send credit callbacks, where it asks for them once rather than per request. */
   registerCreditUrls?(): Promise<CreditUrlRegistration>;
+  /**
+   * Asks the partner to reverse a settled payout (optional: a partner without one cannot reverse). Accepted
+   * is not done: the result arrives as a `reversal` callback, or `checkReversal` asks for it.
+   */
+  reverse?(request: ReversalRequest, now: Date): Promise<SubmitResult>;
+  /** Asks again about an accepted reversal whose result has not come; the answer may arrive as a callback. */
+  checkReversal?(reference: string, idempotencyReference: string, now: Date): Promise<RailOutcome>;
 }
 
 /** What a partner was told about credit callbacks: for which account, where, and what happens unanswered. */

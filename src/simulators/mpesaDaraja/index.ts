@@ -1,8 +1,8 @@
 /**
  * A Safaricom Daraja (M-Pesa) partner simulator: a real HTTP server that speaks the OAuth, B2C, B2B, M-Pesa
- * Express (STK push and its query), Transaction Status, Account Balance and C2B (Register URL, simulate) APIs
- * with Daraja's field names, result codes and error bodies, and POSTs the asynchronous results to the callback
- * URLs a request names.
+ * Express (STK push and its query), Transaction Status, Account Balance, C2B (Register URL, simulate) and
+ * Reversal APIs with Daraja's field names, result codes and error bodies, and POSTs the asynchronous results
+ * to the callback URLs a request names.
  *
  * Outcomes are chosen by the payee's (B2C PartyB) or payer's (STK PhoneNumber) number:
  * DARAJA_SIMULATOR_PHONE_BEHAVIOURS. The sandbox's magic numbers (SANDBOX_PHONE_BEHAVIOURS) give the same
@@ -17,7 +17,7 @@
  * Where it is not documented (marked "assumed"), the choice is the one the adapter must survive.
  *
  * One file per API: oauth.ts, b2c.ts, b2b.ts, express.ts (STK push and query), transactionStatus.ts, accountBalance.ts,
- * c2b.ts (Register URL, simulate, validation and confirmation); shared:
+ * c2b.ts (Register URL, simulate, validation and confirmation), reversal.ts; shared:
  * securityCredential.ts (the certificate it publishes and the initiator check), state.ts (options, records, answers), validation.ts, callbacks.ts, formats.ts (ids and times),
  * behaviours.ts (the magic numbers); server.ts wires them into the HTTP server.
  */
@@ -37,6 +37,7 @@ export {
   type DarajaC2BPaymentInput,
   type DarajaC2BRegistration,
 } from './c2b.ts';
+export { REVERSAL_PATH } from './reversal.ts';
 export {
   DARAJA_SIMULATOR_CERTIFICATE_PATH,
   DARAJA_SIMULATOR_CERTIFICATE_PEM,

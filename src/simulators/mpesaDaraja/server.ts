@@ -1,6 +1,6 @@
 /**
  * The Daraja simulator's HTTP server: reads and records each request, routes it to its API (OAuth, B2C, B2B,
- * M-Pesa Express, Transaction Status, Account Balance) after the checks every M-Pesa API shares (method, forced failures,
+ * M-Pesa Express, Transaction Status, Account Balance, Reversal) after the checks every M-Pesa API shares (method, forced failures,
  * access token, JSON body; C2B in c2b.ts), and writes the answer, or leaves it hanging; it also publishes the simulator's
  * certificate (securityCredential.ts). Also the simulator's controls.
  */
@@ -20,6 +20,7 @@ import {
 import { idle, send } from './callbacks.ts';
 import { STK_PUSH_PATH, STK_QUERY_PATH, stkPush, stkQuery } from './express.ts';
 import { generateToken, OAUTH_PATH, tokenRefusal } from './oauth.ts';
+import { REVERSAL_PATH, reversalRequest } from './reversal.ts';
 import { DARAJA_SIMULATOR_CERTIFICATE_PATH, DARAJA_SIMULATOR_CERTIFICATE_PEM } from './securityCredential.ts';
 import {
   ApiAnswer,
@@ -56,8 +57,11 @@ export interface DarajaSimulator extends C2BControls {
   failNext(count: number, status: number): void;
   /** Delay before every answer from now on. */
   setLatency(ms: number): void;
-  /** POSTs every scheduled callback now (late and delayed ones too) and waits for all deliveries to finish. */
-  deliverPendingCallbacks(): Promise<void>;
+  /**
+   * POSTs every scheduled callback now (late and delayed ones too), or only those whose URL `only` accepts,
+   * and waits for all deliveries to finish.
+   */
+  deliverPendingCallbacks(only?: (url: string) => boolean): Promise<void>;
   /** Waits for callbacks already being POSTed (not those scheduled for later). */
   idle(): Promise<void>;
   close(): Promise<void>;
@@ -104,8 +108,9 @@ function simulatorControls(state: DarajaState): DarajaSimulator {
     setLatency(ms) {
       state.config.latencyMs = ms;
     },
-    async deliverPendingCallbacks() {
+    async deliverPendingCallbacks(only) {
       for (const callback of [...state.scheduled]) {
+        if (only && !only(callback.url)) continue;
         clearTimeout(callback.timer);
         send(state, callback);
       }
@@ -194,7 +199,8 @@ async function route(
     path === TRANSACTION_STATUS_PATH ||
     path === ACCOUNT_BALANCE_PATH ||
     C2B_REGISTER_PATHS.has(path) ||
-    C2B_SIMULATE_PATHS.has(path);
+    C2B_SIMULATE_PATHS.has(path) ||
+    path === REVERSAL_PATH;
   if (!express && !resultApi) {
     return new ApiAnswer(404, errorBody('404.001.01', 'Resource not found'));
   }
@@ -213,6 +219,7 @@ async function route(
   if (path === ACCOUNT_BALANCE_PATH) return accountBalanceQuery(state, body);
   if (C2B_REGISTER_PATHS.has(path)) return registerC2BUrls(state, body);
   if (C2B_SIMULATE_PATHS.has(path)) return simulateC2BPayment(state, body);
+  if (path === REVERSAL_PATH) return reversalRequest(state, body);
   if (path === STK_PUSH_PATH) return stkPush(state, body);
   return stkQuery(state, body);
 }

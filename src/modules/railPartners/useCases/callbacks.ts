@@ -5,8 +5,8 @@
  * agrees with what is recorded changes nothing; one about a payout we cannot find, or contradicting a
  * final one, goes to the reconciliation exception queue. A callback that arrives before the rail worker
  * has recorded the partner's reference is tried again for RAIL_CALLBACK_MATCH_GRACE_MS first. What a
- * callback does to the payout or collection it names is callbackEffects.ts; a payer's own payment (a credit
- * report) is creditCallbacks.ts.
+ * callback does to the payout or collection it names is callbackEffects.ts; to a reversal, reversalEffects.ts;
+ * a payer's own payment (a credit report) is creditCallbacks.ts.
  */
 import { createHash } from 'node:crypto';
 import type { Deps } from '../../../app/deps.ts';
@@ -36,6 +36,7 @@ import {
 } from './callbackEffects.ts';
 import { applyCreditReport, creditCallbackAnswer } from './creditCallbacks.ts';
 import type { RailPartnerDirectory } from './directory.ts';
+import { applyReversalReport } from './reversalEffects.ts';
 
 // Record types the HTTP edge presents, given through the use case layer (src/http never imports the store).
 export type { RailCallback } from '../repository/callbacks.ts';
@@ -185,6 +186,10 @@ async function effectOf(
   }
   if (report.kind === 'ignored') return { status: 'ignored', transferId: null, detail: report.reason };
   if (report.kind === 'credit') return applyCreditReport(tx, deps, callback, config, report);
+  if (report.kind === 'reversal') {
+    const reversed = await applyReversalReport(tx, deps, callback, config, report);
+    if (reversed) return reversed;
+  }
   if (report.kind === 'collection') {
     const collection = await findReportedCollection(tx, callback, report);
     if (collection)

@@ -1,6 +1,7 @@
 /**
  * What arrives at the M-Pesa adapter's callback URLs (rail.ts), read: B2C results, queue time-out notices,
- * Transaction Status results, STK callbacks, C2B validations and confirmations (c2b.ts) and Account Balance results (checked, then `ignored`: they
+ * Transaction Status results, STK callbacks, C2B validations and confirmations (c2b.ts),
+ * reversal results (reversal.ts) and Account Balance results (checked, then `ignored`: they
  * move no money; accountBalance.ts reads their amounts). Pure. Daraja does not sign callbacks, so this only reads
  * their shape.
  */
@@ -20,6 +21,7 @@ import {
   parseObject,
   payoutFailureCode,
 } from './protocol.ts';
+import { isReversalCallbackPath, parseReversalCallback } from './reversal.ts';
 
 /** B2C result codes that say nothing about the payout: the first request's own result decides. */
 const PAYOUT_RESULT_CODES_TO_IGNORE: Record<string, string> = {
@@ -49,6 +51,7 @@ export function parseDarajaCallback(callback: ArrivedCallback): CallbackReport {
       parseDarajaBalanceResult(body);
       return { kind: 'ignored', reason: 'account_balance_result' };
     default:
+      if (isReversalCallbackPath(callback.path)) return parseReversalCallback(body, callback.path);
       throw new MalformedCallbackError(`No Daraja callback is expected at ${callback.path}`);
   }
 }

@@ -1,6 +1,7 @@
 /**
  * Safaricom M-Pesa through Daraja: payouts by B2C, collections by M-Pesa Express (STK push), payout status
- * by the Transaction Status API, and payers' own payments to the paybill or till (C2B). Daraja answers requests synchronously with an acceptance and reports the
+ * by the Transaction Status API, payers' own payments to the paybill or till (C2B),
+ * and reversals of settled payouts by the Reversal API. Daraja answers requests synchronously with an acceptance and reports the
  * outcome later by POSTing to the callback URLs each request names; this adapter builds those URLs under
  * the organization's callback base and reads what arrives there (parseCallback).
  *
@@ -26,8 +27,8 @@
  * This file puts the adapter together; its parts: connection.ts (configuration, errors, the token, requests),
  * payouts.ts (B2C, Transaction Status), b2b.ts (B2B to paybills and tills), collections.ts (STK push and
  * query), callbacks.ts (parseCallback), callbackFields.ts (reading callback bodies), accountBalance.ts (the
- * balance query and its result), c2b.ts (C2B URL registration, validation and confirmation), protocol.ts
- * (Daraja's paths, codes and limits).
+ * balance query and its result), c2b.ts (C2B URL registration, validation and confirmation), reversal.ts
+ * (reversals of settled payouts), protocol.ts (Daraja's paths, codes and limits).
  */
 
 import type {
@@ -49,6 +50,7 @@ import { parseDarajaCallback } from './callbacks.ts';
 import { checkCollection, collect, type RememberedPushes } from './collections.ts';
 import { darajaConnection, type MpesaDarajaConfig } from './connection.ts';
 import { checkPayout, submitPayout } from './payouts.ts';
+import { checkReversal, reversePayout } from './reversal.ts';
 
 /** The partner rail, plus Daraja's Account Balance query (no rail interface method asks for balances yet). */
 export interface MpesaDarajaRail extends PartnerRail {
@@ -83,5 +85,8 @@ export function mpesaDarajaRail(
     // Payers pay the Lipa na M-Pesa paybill or till, the STK shortcode.
     registerCreditUrls: () => registerC2BUrls(connection, config.stkShortCode ?? config.shortCode),
     answerCredit: answerC2BCredit,
+    reverse: (request, now) => reversePayout(connection, request, now),
+    checkReversal: (reference, idempotencyReference, now) =>
+      checkReversal(connection, reference, idempotencyReference, now),
   };
 }
