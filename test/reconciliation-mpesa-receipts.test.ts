@@ -2,9 +2,12 @@
  * An M-Pesa organization statement against money that really came through Daraja: a payer's own paybill
  * payment (C2B), credited by the simulator's confirmation over real HTTP with M-Pesa's TransID as its rail
  * reference, is matched by the statement's Receipt No.; a receipt paid in for another amount opens an
- * exception on that credit.
+ * exception on that credit. A B2C payout keeps the receipt its result reported (`partner_receipt`), and the
+ * statement's Receipt No. matches it, not the request id Mkoba sent.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { railPartnerDirectory } from '../src/modules/railPartners/useCases/directory.ts';
+import { runRailWorkerOnce } from '../src/modules/transfers/workers.ts';
 import {
   DARAJA_SIMULATOR_DEFAULT_CREDENTIALS,
   type DarajaSimulator,
@@ -12,7 +15,7 @@ import {
 } from '../src/simulators/mpesaDaraja/index.ts';
 import { configureSimulatedDaraja } from './support/daraja.ts';
 import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
-import { expectLedgerHealthy, fundedWallet } from './support/ledger.ts';
+import { expectLedgerHealthy, fundedWallet, mobileMoney } from './support/ledger.ts';
 import { newOrganization } from './support/organizations.ts';
 
 const PAYBILL = DARAJA_SIMULATOR_DEFAULT_CREDENTIALS.stkShortCode;
@@ -31,6 +34,15 @@ describe.each(BACKENDS)('an M-Pesa statement matched by receipt on %s', (backend
     t.deps.publicUrl = await t.app.listen({ port: 0, host: '127.0.0.1' });
   });
   afterAll(() => Promise.all([sim?.close(), t?.close()]));
+
+  /** Imports an M-Pesa organization statement (CSV) for today. */
+  const importStatement = (key: string, statement: string) =>
+    api(
+      t,
+      'POST',
+      `/v1/reconciliation/statements?rail=mobile_money&from=${today()}&to=${today()}&format=mpesa_org_statement`,
+      { key, body: statement, headers: { 'content-type': 'text/csv' } },
+    );
 
   it('matches a payer’s paybill payment by its receipt, and a wrong amount on it is an exception', async () => {
     const { key } = await newOrganization(t);
@@ -66,12 +78,7 @@ describe.each(BACKENDS)('an M-Pesa statement matched by receipt on %s', (backend
       `${first},${nairobiNow()},Customer Payment,Completed,250.00,,`,
       `${second},${nairobiNow()},Customer Payment,Completed,"3,000.00",,`,
     ].join('\r\n');
-    const imported = await api(
-      t,
-      'POST',
-      `/v1/reconciliation/statements?rail=mobile_money&from=${today()}&to=${today()}&format=mpesa_org_statement`,
-      { key, body: statement, headers: { 'content-type': 'text/csv' } },
-    );
+    const imported = await importStatement(key, statement);
     expect(imported.statusCode, imported.body).toBe(201);
     expect(imported.data).toMatchObject({ lines: 2, matched: 1, exceptions: 1 });
     const ledgerState = async (id: string | undefined) =>
@@ -92,6 +99,32 @@ describe.each(BACKENDS)('an M-Pesa statement matched by receipt on %s', (backend
         }),
       }),
     ]);
+    await expectLedgerHealthy(t);
+  });
+
+  it('keeps a B2C payout’s M-Pesa receipt, and matches the statement’s Receipt No. with it', async () => {
+    const { key } = await newOrganization(t);
+    await configureSimulatedDaraja(t, key, sim);
+    const wallet = await fundedWallet(t, '1000.00', 'KES', key);
+    const created = await api(t, 'POST', '/v1/transfers', {
+      key,
+      body: { source: wallet, destination: mobileMoney('+254700000000'), amount: '120.00', currency: 'KES' },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const id = created.data.id as string;
+    expect(created.data.partner_receipt).toBeNull();
+    await runRailWorkerOnce(t.deps, (transfer) => railPartnerDirectory(t.deps).forTransfer(transfer));
+    await sim.deliverPendingCallbacks();
+    const receipt = sim.payments.find((p) => p.originatorConversationId === id)?.receipt;
+    expect(receipt).toMatch(/^[A-Z0-9]{10}$/);
+    const settled = (await api(t, 'GET', `/v1/transfers/${id}`, { key })).data;
+    expect(settled).toMatchObject({ status: 'settled', rail_reference: id, partner_receipt: receipt });
+
+    const statement = [HEADER, `${receipt},${nairobiNow()},Business Payment,Completed,,120.00,`].join('\r\n');
+    const imported = await importStatement(key, statement);
+    expect(imported.statusCode, imported.body).toBe(201);
+    expect(imported.data).toMatchObject({ lines: 1, matched: 1, exceptions: 0 });
+    expect((await api(t, 'GET', `/v1/transfers/${id}`, { key })).data.ledger_state).toBe('matched');
     await expectLedgerHealthy(t);
   });
 });

@@ -1202,6 +1202,8 @@ export interface Transfer {
   approval: string | null;
   /** The rail’s own reference for the payout once it has one: on the `digital_asset` rail, the transaction hash (`0x` and 64 hexadecimal digits). */
   rail_reference: string | null;
+  /** The partner’s receipt for the money moved, once the partner reports it: M-Pesa’s receipt number (the one the customer’s SMS shows) for a payout settled by its result, or the payer’s payment for a paybill credit (C2B). Matched against the partner’s statement in reconciliation. Null until then, and on rails without one. */
+  partner_receipt: string | null;
   /** Whether the transfer carries Travel Rule data: the reference of the evidence record that holds it (operators read it with `GET /v1/transfers/{id}/travel-rule`), and whether its amount required it. Null when it carries none. The data itself is never shown here nor in events. */
   travel_rule: {
     /** The evidence record (`evd_…`) that holds the data. */

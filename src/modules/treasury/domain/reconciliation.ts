@@ -66,6 +66,8 @@ export interface StatementLine {
 export interface MatchCandidate {
   id: string;
   railReference: string | null;
+  /** The partner's receipt for the money moved, when it reported one (M-Pesa's receipt number). */
+  partnerReceipt: string | null;
   direction: StatementDirection;
   /** The collection that made an inbound transfer (money in), else null. */
   collectionId: string | null;
@@ -154,7 +156,7 @@ function pair(pairing: Pairing, line: StatementLine, transfers: readonly MatchCa
   });
 }
 
-/** 1. By the rail's reference. */
+/** 1. By the rail's reference or the partner's receipt. */
 function pairByReference(
   pairing: Pairing,
   lines: readonly StatementLine[],
@@ -164,6 +166,7 @@ function pairByReference(
   const byOurId = new Map<string, MatchCandidate>();
   for (const c of candidates) {
     if (c.railReference) byReference.set(`${c.direction}:${c.railReference}`, c);
+    if (c.partnerReceipt) byReference.set(`${c.direction}:${c.partnerReceipt}`, c);
     byOurId.set(`${c.direction}:${c.id}`, c);
     if (c.collectionId) byOurId.set(`${c.direction}:${c.collectionId}`, c);
   }

@@ -56,7 +56,8 @@ export function sandboxStatementLines(
     const status: 'settled' | 'failed' = t.status === 'failed' ? 'failed' : 'settled';
     const feeUnit = formatAmount(1n, t.currency).includes('.') ? 100n : 1n;
     const line: SandboxStatementLine = {
-      rail_reference: t.railReference,
+      // The partner's receipt where it gave one, as its statement lists it; else the rail's reference.
+      rail_reference: t.partnerReceipt ?? t.railReference,
       direction: t.direction,
       external_reference: t.collectionId ?? t.id,
       amount: formatAmount(t.amountMinor, t.currency),

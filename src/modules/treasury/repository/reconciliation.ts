@@ -128,7 +128,7 @@ export async function insertLines(
 }
 
 /** A transfer as matching reads it (candidateOf): its day is when it settled, or else went to the rail. */
-const CANDIDATE_COLUMNS = `t.id, t.rail_reference, t.amount_minor, t.currency, t.status, t.direction, c.id AS collection_id,
+const CANDIDATE_COLUMNS = `t.id, t.rail_reference, t.partner_receipt, t.amount_minor, t.currency, t.status, t.direction, c.id AS collection_id,
   to_char(COALESCE(t.settled_at, t.processing_at, t.created_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day`;
 
 /**
@@ -158,7 +158,7 @@ export interface StatementCoverage {
  * The transfers a statement's lines may name: any the lines name by rail reference, matched by an earlier
  * statement or not (statements overlap: a line agreeing with a matched payout matches it again, one
  * disagreeing is an exception), and the unmatched ones of the window, for lines without a reference.
- * Served by the rail-reference and (organization, rail, ledger_state, settled_at) indexes.
+ * Served by the rail-reference, partner-receipt and (organization, rail, ledger_state, settled_at) indexes.
  */
 export async function findCandidates(
   db: Queryable,
@@ -170,7 +170,8 @@ export async function findCandidates(
   const rows = await db.query(
     `SELECT ${CANDIDATE_COLUMNS}
        FROM ${STATEMENT_TRANSFERS}
-        AND (t.rail_reference = ANY($4::text[]) OR t.id = ANY($4::text[]) OR c.id = ANY($4::text[])
+        AND (t.rail_reference = ANY($4::text[]) OR t.partner_receipt = ANY($4::text[]) OR t.id = ANY($4::text[])
+             OR c.id = ANY($4::text[])
              OR (t.ledger_state IN ('posted', 'pending', 'voided')
                  AND COALESCE(t.settled_at, t.processing_at, t.created_at) BETWEEN $5 AND $6))
       ORDER BY t.id`,
@@ -183,6 +184,7 @@ function candidateOf(r: Record<string, unknown>): MatchCandidate {
   return {
     id: String(r.id),
     railReference: nullableText(r.rail_reference),
+    partnerReceipt: nullableText(r.partner_receipt),
     direction: r.direction === 'inbound' ? 'inbound' : 'outbound',
     collectionId: nullableText(r.collection_id),
     amountMinor: toBigInt(r.amount_minor),
