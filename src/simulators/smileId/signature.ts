@@ -1,39 +1,9 @@
 /**
- * Smile ID's request signature (the scheme of its v1 APIs and of smile-identity-core's Signature class):
- * base64(HMAC-SHA256(api_key, timestamp + partner_id + "sid_request")), with `timestamp` an ISO 8601 time.
- * The same signature, over Smile ID's own timestamp, signs its answers from /job_status and its callbacks.
+ * The simulator signs and checks with the core's Smile ID signature (src/domain/smileIdSignature.ts), the
+ * one the verification provider uses: the scheme of Smile ID's v1 APIs and of smile-identity-core.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
-
-/** The constant Smile ID appends to the signed text. */
-const SIGNED_SUFFIX = 'sid_request';
-
-export function smileIdSignature(partnerId: string, apiKey: string, timestamp: string): string {
-  return createHmac('sha256', apiKey)
-    .update(timestamp, 'utf8')
-    .update(partnerId, 'utf8')
-    .update(SIGNED_SUFFIX, 'utf8')
-    .digest('base64');
-}
-
-/** Whether `signature` is the one `timestamp` gives, compared in constant time. */
-export function smileIdSignatureMatches(
-  partnerId: string,
-  apiKey: string,
-  timestamp: string,
-  signature: string,
-): boolean {
-  const expected = Buffer.from(smileIdSignature(partnerId, apiKey, timestamp), 'base64');
-  const actual = Buffer.from(signature, 'base64');
-  return expected.length === actual.length && timingSafeEqual(expected, actual);
-}
-
-/** A fresh timestamp and its signature, as Smile ID signs what it sends. */
-export function signedNow(
-  partnerId: string,
-  apiKey: string,
-  now: Date,
-): { timestamp: string; signature: string } {
-  const timestamp = now.toISOString();
-  return { timestamp, signature: smileIdSignature(partnerId, apiKey, timestamp) };
-}
+export {
+  smileIdSignature,
+  smileIdSignatureMatches,
+  smileIdSigned as signedNow,
+} from '../../domain/smileIdSignature.ts';
