@@ -16,14 +16,8 @@ import {
 } from '../src/modules/compliance/index.ts';
 import { findSmileIdConfig, listSmileIdCallbacks } from '../src/modules/compliance/repository/smileId.ts';
 import { type SmileIdSimulator, startSmileIdSimulator } from '../src/simulators/smileId/index.ts';
-import {
-  api,
-  BACKENDS,
-  complianceKey,
-  createCustomer,
-  startTestApp,
-  type TestApp,
-} from './support/harness.ts';
+import { api, BACKENDS, createCustomer, startTestApp, type TestApp } from './support/harness.ts';
+import { newOrganization, type TestOrganization } from './support/organizations.ts';
 
 /** How long a test waits for a callback to be applied, and how often it looks. */
 const WAIT_MS = 3_000;
@@ -63,21 +57,28 @@ function business(registrationNumber: string, country = 'KE') {
 describe.each(BACKENDS)('Smile ID as the verification provider on %s', (backend) => {
   let t: TestApp;
   let simulator: SmileIdSimulator;
+  let org: TestOrganization;
+
+  const call = (
+    method: 'GET' | 'POST' | 'PUT',
+    url: string,
+    options: { body?: unknown; key?: string | null } = {},
+  ) => api(t, method, url, { key: org.key, ...options });
 
   beforeAll(async () => {
     t = await startTestApp(backend, 'sandbox');
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     t.deps.publicUrl = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
     simulator = await startSmileIdSimulator();
-    await t.deps.store.transaction((tx) =>
-      configureSmileId(
-        tx,
-        t.deps,
-        t.organizationId,
-        { base_url: simulator.apiUrl, partner_id: simulator.partnerId, api_key: simulator.apiKey },
-        SYSTEM_ACTOR,
-      ),
-    );
+    org = await newOrganization(t);
+    const configured = await call('PUT', '/v1/verification_provider', {
+      body: {
+        provider: 'smile_id',
+        settings: { base_url: simulator.apiUrl, partner_id: simulator.partnerId },
+        credentials: { api_key: simulator.apiKey },
+      },
+    });
+    expect(configured.statusCode, configured.body).toBe(200);
   });
   afterAll(async () => {
     await simulator?.close();
@@ -87,15 +88,15 @@ describe.each(BACKENDS)('Smile ID as the verification provider on %s', (backend)
   async function submitted(body: unknown, type: 'individual' | 'business' = 'individual') {
     const customer =
       type === 'individual'
-        ? await createCustomer(t)
-        : (await api(t, 'POST', '/v1/customers', { body: { type: 'business', name: 'Tembo' } })).data.id;
-    const response = await api(t, 'POST', `/v1/customers/${customer}/verifications`, { body });
+        ? await createCustomer(t, org.key)
+        : (await call('POST', '/v1/customers', { body: { type: 'business', name: 'Tembo' } })).data.id;
+    const response = await call('POST', `/v1/customers/${customer}/verifications`, { body });
     expect(response.statusCode, response.body).toBe(201);
     expect(response.data).toMatchObject({ status: 'pending', decided_by: null });
     return response.data.id as string;
   }
 
-  const verification = async (id: string) => (await api(t, 'GET', `/v1/verifications/${id}`)).data;
+  const verification = async (id: string) => (await call('GET', `/v1/verifications/${id}`)).data;
 
   /** Waits until the verification is no longer pending (a callback applied it). */
   async function decided(id: string) {
@@ -108,7 +109,7 @@ describe.each(BACKENDS)('Smile ID as the verification provider on %s', (backend)
     throw new Error(`verification ${id} was not decided`);
   }
 
-  const callbacksOf = (id: string) => listSmileIdCallbacks(t.deps.store, t.organizationId, id);
+  const callbacksOf = (id: string) => listSmileIdCallbacks(t.deps.store, org.organizationId, id);
 
   it('sends a KYC as a signed async job; the signed callback verifies it, as smile_id with the code', async () => {
     const id = await submitted(individual('27001234'));
@@ -209,10 +210,8 @@ describe.each(BACKENDS)('Smile ID as the verification provider on %s', (backend)
     );
     await runSmileIdJobsOnce(t.deps);
     expect(simulator.requests.some((r) => r.rawBody.includes(id))).toBe(false);
-    const approved = await api(t, 'POST', `/v1/verifications/${id}/approve`, {
-      key: await complianceKey(t),
-      body: {},
-    });
+    const officer = await org.member(['compliance']);
+    const approved = await call('POST', `/v1/verifications/${id}/approve`, { key: officer.key, body: {} });
     expect(approved.statusCode, approved.body).toBe(200);
     expect(approved.data).toMatchObject({ status: 'verified', decided_by: 'operator' });
   });
@@ -220,7 +219,7 @@ describe.each(BACKENDS)('Smile ID as the verification provider on %s', (backend)
   it('a forged callback is stored and changes nothing; an unknown callback address is a 404', async () => {
     const id = await submitted(individual('27009004'));
     await runSmileIdJobsOnce(t.deps);
-    const config = await findSmileIdConfig(t.deps.store, t.organizationId);
+    const config = await findSmileIdConfig(t.deps.store, org.organizationId);
     const forged = {
       ResultCode: '1012',
       PartnerParams: { job_id: id, user_id: 'x', job_type: 5 },
@@ -228,22 +227,36 @@ describe.each(BACKENDS)('Smile ID as the verification provider on %s', (backend)
       signature: Buffer.from('not the signature').toString('base64'),
     };
     const url = `/v1/verification_provider/callbacks/${config?.callbackToken}`;
-    const refused = await api(t, 'POST', url, { key: null, body: forged });
+    const refused = await call('POST', url, { key: null, body: forged });
     expect(refused.statusCode).toBe(400);
     expect(refused.data).toMatchObject({ code: 'callback_malformed' });
     expect(await verification(id)).toMatchObject({ status: 'pending' });
     expect((await callbacksOf(id)).map((c) => c.outcome)).toEqual(['bad_signature']);
-    const unknown = await api(t, 'POST', `/v1/verification_provider/callbacks/${'A'.repeat(43)}`, {
+    const unknown = await call('POST', `/v1/verification_provider/callbacks/${'A'.repeat(43)}`, {
       key: null,
       body: forged,
     });
     expect(unknown.statusCode).toBe(404);
   });
 
-  it('keeps the API key sealed at rest', async () => {
+  it('shows the configuration back without its key, which is sealed at rest', async () => {
+    const shown = await call('GET', '/v1/verification_provider');
+    expect(shown.statusCode, shown.body).toBe(200);
+    expect(shown.data).toEqual({
+      object: 'verification_provider',
+      provider: 'smile_id',
+      settings: { base_url: simulator.apiUrl, partner_id: simulator.partnerId },
+      credentials: ['api_key'],
+      callback_url: expect.stringMatching(/\/v1\/verification_provider\/callbacks\/[A-Za-z0-9_-]{43}$/),
+      created_at: expect.any(String),
+      updated_at: expect.any(String),
+    });
+    expect(shown.body).not.toContain(simulator.apiKey);
+    const writer = await call('GET', '/v1/verification_provider', { key: t.key });
+    expect(writer.statusCode).toBe(403);
     const [row] = await t.deps.store.query(
       'SELECT settings, sealed_credentials FROM verification_provider_configs WHERE organization_id = $1',
-      [t.organizationId],
+      [org.organizationId],
     );
     expect(String(row?.sealed_credentials)).not.toContain(simulator.apiKey);
     expect(row?.settings).toEqual({ base_url: simulator.apiUrl, partner_id: simulator.partnerId });
@@ -266,13 +279,13 @@ describe.each(BACKENDS)('Smile ID in production on %s', (backend) => {
           tx,
           t.deps,
           t.organizationId,
-          { base_url, partner_id: '2001', api_key: 'k' },
+          { provider: 'smile_id', settings: { base_url, partner_id: '2001' }, credentials: { api_key: 'k' } },
           SYSTEM_ACTOR,
         ),
       );
     await expect(configure('http://127.0.0.1:9/v1')).rejects.toMatchObject({
       status: 400,
-      errors: [{ param: 'base_url', code: 'invalid_url' }],
+      errors: [{ param: 'settings.base_url', code: 'invalid_url' }],
     });
     await expect(configure('https://api.smileidentity.com/v1')).resolves.toMatchObject({
       settings: { base_url: 'https://api.smileidentity.com/v1' },

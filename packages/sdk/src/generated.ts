@@ -461,6 +461,7 @@ export interface PolicyRule {
       | 'aml_rule'
       | 'digital_asset_route'
       | 'rail_partner'
+      | 'verification_provider'
       | 'trust_account'
       | 'launch_gate_override'
     >;
@@ -589,6 +590,7 @@ export interface Change {
     | 'aml_rule'
     | 'digital_asset_route'
     | 'rail_partner'
+    | 'verification_provider'
     | 'trust_account'
     | 'launch_gate_override';
   /** What it does: `add`, `update`, `create`, `set`, `close` or `override`. */
@@ -865,6 +867,22 @@ export interface TravelRuleRecord {
   created_at: string;
 }
 
+/** The organization’s verification provider: Smile ID, which then decides its KYC and KYB verifications in every environment (docs/rails/smile-id.md). */
+export interface VerificationProvider {
+  object: 'verification_provider';
+  provider: 'smile_id';
+  settings: {
+    base_url: string;
+    partner_id: string;
+  };
+  /** The names of the credentials held (`api_key`). Their values are sealed at rest and never shown again. */
+  credentials: Array<string>;
+  /** Where Smile ID POSTs results (each job names it); its last segment is an unguessable token. Null without MKOBA_PUBLIC_URL. */
+  callback_url: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
 /** The sponsor bank the organization issues account numbers under. `bank_code` and `bank_name` are null (and no wallet gets account details) until an admin sets them. */
 export interface DigitalAccountSettings {
   object: 'digital_account_settings';
@@ -1001,6 +1019,7 @@ export interface PendingApiKey {
     | 'aml_rule'
     | 'digital_asset_route'
     | 'rail_partner'
+    | 'verification_provider'
     | 'trust_account'
     | 'launch_gate_override';
   /** What it does: `add`, `update`, `create`, `set`, `close` or `override`. */
@@ -8725,6 +8744,7 @@ export interface UpdatePolicyRequest {
         | 'aml_rule'
         | 'digital_asset_route'
         | 'rail_partner'
+        | 'verification_provider'
         | 'trust_account'
         | 'launch_gate_override'
       >;
@@ -8834,6 +8854,7 @@ export interface ListChangesQuery {
     | 'aml_rule'
     | 'digital_asset_route'
     | 'rail_partner'
+    | 'verification_provider'
     | 'trust_account'
     | 'launch_gate_override';
 }
@@ -8880,6 +8901,17 @@ export interface RequestVerificationDocumentsRequest {
 export interface OverrideCustomerRiskRequest {
   risk_level: 'low' | 'medium' | 'high';
   reason: string;
+}
+
+export interface SetVerificationProviderRequest {
+  provider: 'smile_id';
+  settings: {
+    base_url: string;
+    partner_id: string;
+  };
+  credentials: {
+    api_key: string;
+  };
 }
 
 export interface ListReviewsQuery {
@@ -10580,6 +10612,13 @@ export interface MkobaOperations {
   ): Promise<Customer>;
   /** Clear a risk override: `DELETE /v1/customers/{id}/risk`. */
   clearCustomerRiskOverride(id: string, options?: RequestOptions): Promise<Customer>;
+  /** Retrieve the verification provider: `GET /v1/verification_provider`. */
+  getVerificationProvider(options?: RequestOptions): Promise<VerificationProvider>;
+  /** Configure the verification provider: `PUT /v1/verification_provider`. */
+  setVerificationProvider(
+    body: SetVerificationProviderRequest,
+    options?: RequestOptions,
+  ): Promise<VerificationProvider>;
   /** List review cases: `GET /v1/reviews`. */
   listReviews(query?: ListReviewsQuery, options?: RequestOptions): Promise<List<Review>>;
   /** Retrieve a review case: `GET /v1/reviews/{id}`. */
@@ -11355,6 +11394,22 @@ export const OPERATIONS = {
     path: '/v1/customers/{id}/risk',
     pathParams: ['id'],
     body: 'none',
+    query: false,
+    response: 'json',
+  },
+  getVerificationProvider: {
+    method: 'GET',
+    path: '/v1/verification_provider',
+    pathParams: [],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  setVerificationProvider: {
+    method: 'PUT',
+    path: '/v1/verification_provider',
+    pathParams: [],
+    body: 'required',
     query: false,
     response: 'json',
   },

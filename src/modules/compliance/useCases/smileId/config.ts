@@ -6,7 +6,7 @@
  */
 import type { Deps } from '../../../../app/deps.ts';
 import { appendEvidence } from '../../../../app/evidence.ts';
-import { validationError } from '../../../../domain/errors.ts';
+import { resourceMissing, validationError } from '../../../../domain/errors.ts';
 import type { EvidenceActor } from '../../../../domain/evidence.ts';
 import { checkOutboundUrl, outboundPolicyFor } from '../../../../domain/outboundAddresses.ts';
 import { open, seal } from '../../../../domain/sealing.ts';
@@ -18,10 +18,11 @@ const CALLBACK_TOKEN_BYTES = 32;
 /** The longest partner id or API key taken. */
 const SMILE_ID_FIELD_LENGTH_MAX = 200;
 
+/** As rail partners are configured: the provider, its settings (shown back) and credentials (write-only). */
 export interface SmileIdConfigInput {
-  base_url: string;
-  partner_id: string;
-  api_key: string;
+  provider: 'smile_id';
+  settings: { base_url: string; partner_id: string };
+  credentials: { api_key: string };
 }
 
 export type { SmileIdConfig } from '../../repository/smileId.ts';
@@ -42,11 +43,12 @@ export async function configureSmileId(
   input: SmileIdConfigInput,
   actor: EvidenceActor,
 ): Promise<SmileIdConfig> {
-  const baseUrl = checkField(input.base_url, 'base_url').replace(/\/+$/, '');
+  if (input.provider !== 'smile_id') throw validationError('provider', 'provider must be smile_id');
+  const baseUrl = checkField(input.settings?.base_url, 'settings.base_url').replace(/\/+$/, '');
   const verdict = checkOutboundUrl(baseUrl, outboundPolicyFor(deps.environment));
-  if (!verdict.ok) throw validationError('base_url', `base_url ${verdict.reason}`, 'invalid_url');
-  const partnerId = checkField(input.partner_id, 'partner_id');
-  const apiKey = checkField(input.api_key, 'api_key');
+  if (!verdict.ok) throw validationError('settings.base_url', `base_url ${verdict.reason}`, 'invalid_url');
+  const partnerId = checkField(input.settings?.partner_id, 'settings.partner_id');
+  const apiKey = checkField(input.credentials?.api_key, 'credentials.api_key');
   const existing = await findSmileIdConfig(tx, organizationId);
   const now = deps.now();
   const config = await upsertSmileIdConfig(tx, {
@@ -91,6 +93,13 @@ export function openSmileIdApiKey(deps: Deps, config: SmileIdConfig): string {
 export function smileIdCallbackUrl(deps: Deps, config: SmileIdConfig): string | null {
   if (!deps.publicUrl) return null;
   return `${deps.publicUrl.replace(/\/+$/, '')}/v1/verification_provider/callbacks/${config.callbackToken}`;
+}
+
+/** The organization's configuration; 404 when it has configured no verification provider. */
+export async function getSmileIdConfig(deps: Deps, organizationId: string): Promise<SmileIdConfig> {
+  const config = await findSmileIdConfig(deps.store, organizationId);
+  if (config === undefined) throw resourceMissing('verification_provider', organizationId);
+  return config;
 }
 
 export { findSmileIdConfig };
