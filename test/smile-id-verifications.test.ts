@@ -15,6 +15,10 @@ import {
   SMILE_ID_RETRY_AFTER_MS,
 } from '../src/modules/compliance/index.ts';
 import { findSmileIdConfig, listSmileIdCallbacks } from '../src/modules/compliance/repository/smileId.ts';
+import {
+  isSmileIdPaused,
+  SMILE_ID_CALLS_BEFORE_PAUSE,
+} from '../src/modules/compliance/useCases/smileId/guard.ts';
 import { type SmileIdSimulator, startSmileIdSimulator } from '../src/simulators/smileId/index.ts';
 import { api, BACKENDS, createCustomer, startTestApp, type TestApp } from './support/harness.ts';
 import { newOrganization, type TestOrganization } from './support/organizations.ts';
@@ -237,6 +241,41 @@ describe.each(BACKENDS)('Smile ID as the verification provider on %s', (backend)
       body: forged,
     });
     expect(unknown.statusCode).toBe(404);
+  });
+
+  it('repeated unavailability pauses an organization’s calls to Smile ID: the jobs wait, nothing is lost', async () => {
+    const other = await newOrganization(t);
+    const configured = await api(t, 'PUT', '/v1/verification_provider', {
+      key: other.key,
+      body: {
+        provider: 'smile_id',
+        settings: { base_url: simulator.apiUrl, partner_id: simulator.partnerId },
+        credentials: { api_key: simulator.apiKey },
+      },
+    });
+    expect(configured.statusCode, configured.body).toBe(200);
+    const ids: string[] = [];
+    for (let i = 0; i < SMILE_ID_CALLS_BEFORE_PAUSE + 2; i += 1) {
+      const customer = await createCustomer(t, other.key);
+      const response = await api(t, 'POST', `/v1/customers/${customer}/verifications`, {
+        key: other.key,
+        body: individual(`2700${5100 + i}`),
+      });
+      ids.push(response.data.id);
+    }
+    simulator.failNext(1_000, 503);
+    try {
+      await runSmileIdJobsOnce(t.deps);
+    } finally {
+      simulator.failNext(0, 503);
+    }
+    const reached = ids.filter((id) => simulator.requests.some((r) => r.rawBody.includes(id)));
+    expect(reached).toHaveLength(SMILE_ID_CALLS_BEFORE_PAUSE);
+    expect(isSmileIdPaused(other.organizationId)).toBe(true);
+    for (const id of ids) {
+      const shown = await api(t, 'GET', `/v1/verifications/${id}`, { key: other.key });
+      expect(shown.data).toMatchObject({ status: 'pending' });
+    }
   });
 
   it('shows the configuration back without its key, which is sealed at rest', async () => {

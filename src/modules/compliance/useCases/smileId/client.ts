@@ -3,7 +3,7 @@
  * policy): an async lookup (`/async_id_verification`, `/async_business_verification`) and `/job_status`,
  * each signed (src/domain/smileIdSignature.ts) and bounded in time. An answer that is not Smile ID's
  * (a 5xx, a time-out, a /job_status answer whose signature does not confirm) throws, and the worker tries
- * again later.
+ * again later. Every call goes through the organization's circuit breaker and rate limit (guard.ts).
  */
 import type { Deps } from '../../../../app/deps.ts';
 import type { OutboundAddressPolicy } from '../../../../domain/outboundAddresses.ts';
@@ -11,7 +11,10 @@ import { outboundPolicyFor } from '../../../../domain/outboundAddresses.ts';
 import { smileIdSignatureMatches, smileIdSigned } from '../../../../domain/smileIdSignature.ts';
 import { guardedFetch, type OutboundFetch } from '../../../../outbound/guard.ts';
 import type { SmileIdConfig, SmileIdJobRecord } from '../../repository/smileId.ts';
+import { guardedSmileIdCall, SmileIdUnavailableError } from './guard.ts';
 import { SMILE_ID_JOB_TYPES, type SmileIdLookup } from './mapping.ts';
+
+export { SmileIdUnavailableError };
 
 /** How long one call to Smile ID may take. */
 export const SMILE_ID_REQUEST_TIMEOUT_MS = 15_000;
@@ -19,8 +22,6 @@ export const SMILE_ID_REQUEST_TIMEOUT_MS = 15_000;
 const SOURCE_SDK = { source_sdk: 'rest_api', source_sdk_version: '1.0.0' } as const;
 /** Smile ID's error codes for a job_id it has already (the job exists: poll it). */
 const JOB_EXISTS_CODE = '2215';
-
-export class SmileIdUnavailableError extends Error {}
 
 export type SubmitAnswer =
   | { kind: 'accepted'; smileJobId: string | null }
@@ -42,7 +43,17 @@ function fetchFor(deps: Deps): OutboundFetch {
   return fetch;
 }
 
-async function post(
+/** A POST through the organization's circuit breaker and rate limit (guard.ts). */
+function post(
+  deps: Deps,
+  config: SmileIdConfig,
+  path: string,
+  body: Record<string, unknown>,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  return guardedSmileIdCall(deps, config.organizationId, () => unguardedPost(deps, config, path, body));
+}
+
+async function unguardedPost(
   deps: Deps,
   config: SmileIdConfig,
   path: string,
