@@ -37,9 +37,11 @@ import {
   ensureSimulatedRailPartner,
   PARTNER_RAIL_FACTORIES,
   RAIL_CALLBACK_SWEEP_INTERVAL_MS,
+  RAIL_REVERSAL_WORKER_INTERVAL_MS,
   type RailPartnerDirectory,
   railPartnerDirectory,
   runRailCallbackSweepOnce,
+  runRailReversalWorkerOnce,
 } from './modules/railPartners/index.ts';
 import { DEPOSIT_WORKER_INTERVAL_MS, runDepositWorkerOnce } from './modules/stablecoins/index.ts';
 import { DAY_WORKER_INTERVAL_MS, runDayWorkerOnce } from './modules/testClock/index.ts';
@@ -284,6 +286,11 @@ function railWork(deps: Deps, config: Config, railLog: RailWorkerLog): PeriodicW
       () => runCollectionWorkerOnce(deps, resolveCollectionRail, { log: railLog }),
     ],
     ['rail-callback-sweep', RAIL_CALLBACK_SWEEP_INTERVAL_MS, () => runRailCallbackSweepOnce(deps, directory)],
+    [
+      'rail-reversal-worker',
+      RAIL_REVERSAL_WORKER_INTERVAL_MS,
+      () => runRailReversalWorkerOnce(deps, directory),
+    ],
     // Deposits are decided wherever they come from (the simulated chain today, a custody provider later).
     ['deposit-worker', DEPOSIT_WORKER_INTERVAL_MS, () => runDepositWorkerOnce(deps, { log: railLog })],
   ];

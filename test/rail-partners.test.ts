@@ -30,24 +30,14 @@ import {
   startDarajaSimulator,
 } from '../src/simulators/mpesaDaraja/index.ts';
 import { startMomoSimulator } from '../src/simulators/mtnMomo/index.ts';
+import { eventually } from './support/eventually.ts';
 import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
 import { expectLedgerHealthy, fundedWallet, mobileMoney } from './support/ledger.ts';
 import { newOrganization, type TestOrganization } from './support/organizations.ts';
 
-const CALLBACK_WAIT_MS = 5_000;
 /** How long the pause lasts in the circuit-breaker test. */
 const TEST_PAUSE_MS = 3_000;
-const POLL_MS = 20;
 const SECRET = 'consumer-secret-never-shown';
-
-async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  const until = Date.now() + CALLBACK_WAIT_MS;
-  for (;;) {
-    const value = await read();
-    if (done(value) || Date.now() > until) return value;
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-  }
-}
 
 describe.each(BACKENDS)('rail partners on %s', (backend) => {
   let t: TestApp;

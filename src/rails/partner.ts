@@ -9,7 +9,8 @@
  */
 import type { Currency } from '../domain/money.ts';
 import type { OutboundAddressPolicy } from '../domain/outboundAddresses.ts';
-import type { RailAdapter, RailOutcome } from './rail.ts';
+import type { Transfer } from '../domain/transferRecord.ts';
+import type { RailAdapter, RailOutcome, SubmitResult } from './rail.ts';
 
 /** Where the partner must send its callbacks for one organization, ending without a slash. */
 export interface CallbackTarget {
@@ -34,11 +35,22 @@ export type CollectResult =
   /** `reference` is the partner's id for the request; the same for every call with one idempotency reference. */
   { accepted: true; reference: string; checkAt: Date } | { accepted: false; failureCode: string };
 
+/** A settled payout sent back by the partner: the money returns to the paying wallet once it confirms. */
+export interface ReversalRequest {
+  /** Our reversal's id: sent where the partner echoes it, so a result can name it. */
+  idempotencyReference: string;
+  transfer: Transfer;
+  /** The partner's receipt for the payout to reverse, as its settling callback reported it. */
+  partnerTransactionId: string;
+  /** Why, as the partner's free text allows. */
+  remarks: string;
+}
+
 /** What a callback says, once parsed. */
 export type CallbackReport =
   | {
-      kind: 'payout' | 'collection';
-      /** The partner's id for the payout or collection, as `submit` or `collect` returned it. */
+      kind: 'payout' | 'collection' | 'reversal';
+      /** The partner's id for the payout, collection or reversal, as `submit`, `collect` or `reverse` returned it. */
       reference: string;
       /** Our idempotency reference (the transfer or collection id), when the partner echoes it. */
       idempotencyReference?: string;
@@ -47,9 +59,35 @@ export type CallbackReport =
       partnerTransactionId?: string;
       /** The amount the partner reports, in minor units, where it gives one (compared with ours). */
       amountMinor?: bigint;
+      /** A reversal's: the partner's receipt of the payout it undid, where the partner names it. */
+      originalTransactionId?: string;
     }
+  /** Money a payer sent on their own to the organization (M-Pesa C2B: a paybill or till payment). */
+  | CreditReport
   /** A callback the partner sends that changes nothing (an acknowledgement, a queue time-out notice). */
   | { kind: 'ignored'; reason: string };
+
+/**
+ * A payer's own payment into the organization, naming the account it is for: asked about before it
+ * completes (`validation`, answered at once with a CreditDecision) or reported completed (`confirmation`).
+ */
+export interface CreditReport {
+  kind: 'credit';
+  stage: 'validation' | 'confirmation';
+  /** The partner's id for the payment (M-Pesa's TransID): one payment, one credit. */
+  partnerTransactionId: string;
+  /** What the payer quoted to name the account (a wallet's reference), as sent. */
+  accountReference: string;
+  amountMinor: bigint;
+  currency: Currency;
+  /** The payer as the partner shows them (a masked number, a first name), for people to read. */
+  payer: string;
+}
+
+/** Whether a payer's payment may complete: the answer to a `validation` credit report. */
+export type CreditDecision =
+  | { accepted: true }
+  | { accepted: false; reason: 'unknown_account' | 'account_unavailable' };
 
 /** A callback as it arrived: the bytes are kept so a signature can be checked over exactly them. */
 export interface ArrivedCallback {
@@ -72,6 +110,43 @@ export interface PartnerRail extends RailAdapter {
   checkCollection(reference: string, idempotencyReference: string, now: Date): Promise<RailOutcome>;
   /** Pure: throws MalformedCallbackError for a body it cannot read; verifies a signature where the partner signs. */
   parseCallback(callback: ArrivedCallback): CallbackReport;
+  /** The body to answer a credit callback with, in the partner's shape (partners that send credit callbacks). */
+  answerCredit?(report: CreditReport, decision: CreditDecision): Record<string, unknown>;
+  /** Tells the partner where to send credit callbacks, where it asks for them once rather than per request. */
+  registerCreditUrls?(): Promise<CreditUrlRegistration>;
+  /**
+   * Asks the partner to reverse a settled payout (optional: a partner without one cannot reverse). Accepted
+   * is not done: the result arrives as a `reversal` callback, or `checkReversal` asks for it.
+   */
+  reverse?(request: ReversalRequest, now: Date): Promise<SubmitResult>;
+  /** Asks again about an accepted reversal whose result has not come; the answer may arrive as a callback. */
+  checkReversal?(reference: string, idempotencyReference: string, now: Date): Promise<RailOutcome>;
+}
+
+/** What a partner was told about credit callbacks: for which account, where, and what happens unanswered. */
+export interface CreditUrlRegistration {
+  /** The partner's account payers pay (M-Pesa: the paybill or till). */
+  account: string;
+  validationUrl: string;
+  confirmationUrl: string;
+  /** Whether the partner completes (`Completed`) or cancels (`Cancelled`) a payment whose validation is unanswered. */
+  whenUnanswered: 'Completed' | 'Cancelled';
+}
+
+/**
+ * A durable record of payout requests, for an adapter whose partner API takes no idempotency key (M-Pesa
+ * B2B): a request is recorded before it goes out, so a repeated submit can tell one may already have
+ * reached the partner, and must not send another (it would be a second payment).
+ */
+export interface PayoutRequestJournal {
+  /** Records that a request for the payout is about to go out; false when one was recorded before. */
+  begin(transferId: string): Promise<boolean>;
+  /** The partner acknowledged the payout's request under this id. */
+  acknowledge(transferId: string, partnerRequestId: string): Promise<void>;
+  /** The partner refused the request outright (it reached no payment system): a later submit may send one. */
+  release(transferId: string): Promise<void>;
+  /** The partner's id for the payout's request, once acknowledged. */
+  partnerRequestId(transferId: string): Promise<string | undefined>;
 }
 
 export type PartnerRailFactory = (
@@ -80,6 +155,8 @@ export type PartnerRailFactory = (
     credentials: Record<string, string>;
     /** Where the adapter may connect: the outbound address guard's policy for this deployment. */
     addressPolicy: OutboundAddressPolicy;
+    /** The configuration's payout request journal (kept in the database by the directory). */
+    payoutRequests?: PayoutRequestJournal;
   },
   callbacks: CallbackTarget,
 ) => PartnerRail;

@@ -43,7 +43,7 @@ export interface Event {
   /** Event id. */
   id: string;
   object: 'event';
-  /** What happened: one of `transfer.created`, `transfer.processing`, `transfer.settled`, `transfer.failed`, `transfer.canceled`, `transfer.returned`, `transfer.rejected`, `transfer.expired`, `wallet.frozen`, `wallet.unfrozen`, `wallet.closed`, `wallet.updated`, `customer.verification.updated`, `customer.updated`, `aml.alert.opened`, `aml.alert.resolved`, `payment_batch.created`, `payment_batch.pending_approval`, `payment_batch.processing`, `payment_batch.completed`, `payment_batch.partially_failed`, `payment_batch.failed`, `payment_batch.canceled`, `collection.created`, `collection.processing`, `collection.succeeded`, `collection.failed`, `deposit.detected`, `deposit.held_for_review`, `deposit.credited`, `deposit.rejected`, `deposit.reorged`, `conversion.completed`, `loan.applied`, `loan.approved`, `loan.rejected`, `loan.canceled`, `loan.disbursed`, `loan.repayment_received`, `loan.overdue`, `loan.paid_off`, `loan.written_off`, `approval.updated`, `policy.updated`, `fee_schedule.updated`, `export.ready`, `export.failed`, `ledger.matched`, `reconciliation.statement.imported`, `reconciliation.exception.opened`, `reconciliation.exception.resolved`, `webhook_subscription.disabled`, `rail_partner.paused`, `rail_partner.resumed`, `safeguarding.shortfall`, `test_clock.advanced`, `safeguarding.sweep.recorded`, `launch_gate.updated`, `change.updated`, `savings.account.opened`, `savings.notice.given`, `savings.withdrawal.completed`, `savings.interest.capitalized`. New types may be added; ignore the ones you do not know. */
+  /** What happened: one of `transfer.created`, `transfer.processing`, `transfer.settled`, `transfer.failed`, `transfer.canceled`, `transfer.returned`, `transfer.rejected`, `transfer.expired`, `wallet.frozen`, `wallet.unfrozen`, `wallet.closed`, `wallet.updated`, `customer.verification.updated`, `customer.updated`, `aml.alert.opened`, `aml.alert.resolved`, `payment_batch.created`, `payment_batch.pending_approval`, `payment_batch.processing`, `payment_batch.completed`, `payment_batch.partially_failed`, `payment_batch.failed`, `payment_batch.canceled`, `collection.created`, `collection.processing`, `collection.succeeded`, `collection.failed`, `deposit.detected`, `deposit.held_for_review`, `deposit.credited`, `deposit.rejected`, `deposit.reorged`, `conversion.completed`, `loan.applied`, `loan.approved`, `loan.rejected`, `loan.canceled`, `loan.disbursed`, `loan.repayment_received`, `loan.overdue`, `loan.paid_off`, `loan.written_off`, `approval.updated`, `policy.updated`, `fee_schedule.updated`, `export.ready`, `export.failed`, `ledger.matched`, `reconciliation.statement.imported`, `reconciliation.exception.opened`, `reconciliation.exception.resolved`, `webhook_subscription.disabled`, `rail_partner.paused`, `rail_partner.resumed`, `rail_reversal.updated`, `safeguarding.shortfall`, `test_clock.advanced`, `safeguarding.sweep.recorded`, `launch_gate.updated`, `change.updated`, `savings.account.opened`, `savings.notice.given`, `savings.withdrawal.completed`, `savings.interest.capitalized`. New types may be added; ignore the ones you do not know. */
   type: string;
   /** When the change happened (UTC). */
   created_at: string;
@@ -655,6 +655,7 @@ export interface Evidence {
     | 'digital_asset.routes.update'
     | 'rail_partner.update'
     | 'rail_callback.exception'
+    | 'transfer.reversal'
     | 'verification_provider.update'
     | 'fee_schedule.update'
     | 'trust_account.update'
@@ -1784,6 +1785,70 @@ export interface RailCallback {
   processed_at: string | null;
 }
 
+/** What a partner was told about payers’ own payments (M-Pesa C2B): the account payers pay, where the partner asks before a payment completes and where it confirms one, and what it does with a payment when the validation address does not answer. */
+export interface RailPartnerCreditUrls {
+  object: 'rail_partner_credit_urls';
+  /** The configuration registered. */
+  rail_partner: string;
+  partner: 'mpesa_daraja' | 'mtn_momo';
+  /** The partner’s account payers pay (M-Pesa: the paybill or till). */
+  account: string;
+  validation_url: string;
+  confirmation_url: string;
+  /** M-Pesa’s ResponseType: `Completed` lets a payment through when validation does not answer. */
+  when_unanswered: 'Completed' | 'Cancelled';
+  registered_at: string;
+}
+
+/** A settled payout sent back through the rail partner that paid it: `requested` (recorded, not yet acknowledged by the partner), `sent` (acknowledged; its result is awaited or asked for), `succeeded` (the transfer is `returned`), or `refused` (the transfer stays `settled`; `failure_code` says why). */
+export interface TransferReversal {
+  object: 'transfer_reversal';
+  /** Reversal id. */
+  id: string;
+  /** The payout reversed. */
+  transfer: string;
+  status: 'requested' | 'sent' | 'succeeded' | 'refused';
+  /** Why, as the operator who asked wrote it. */
+  reason: string;
+  /** The member (or the key acting for none) who asked. */
+  requested_by: string;
+  partner: string;
+  rail: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset';
+  /** The payout’s amount, sent back whole. */
+  amount: string;
+  /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
+  currency:
+    | 'KES'
+    | 'UGX'
+    | 'TZS'
+    | 'RWF'
+    | 'NGN'
+    | 'GHS'
+    | 'ZAR'
+    | 'XOF'
+    | 'XAF'
+    | 'ZMW'
+    | 'MWK'
+    | 'ETB'
+    | 'EGP'
+    | 'MAD'
+    | 'USD'
+    | 'EUR'
+    | 'GBP'
+    | 'USDC'
+    | 'USDT';
+  /** The partner’s receipt of the payout. */
+  original_transaction_id: string;
+  /** The partner’s id for the reversal request. */
+  partner_reference: string | null;
+  /** The partner’s receipt of the reversal. */
+  partner_transaction_id: string | null;
+  /** Why the partner refused it: `already_reversed`, `original_transaction_invalid`, `partner_configuration_error`, `insufficient_funds`, `partner_rejected`, … */
+  failure_code: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
 /** One check of one product that must pass before pilot or production keys are issued: `business_verified` (the legal entity’s KYB), `contacts_named` (technical, compliance, finance), `policies_configured` (a policy you wrote), `webhook_endpoint_verified` (an endpoint answered 2xx to a signed test event), `sandbox_scenario_completed` (payouts on the product’s rails settled, failed, timed out and returned), `reconciliation_run` (a statement for one of its rails imported). */
 export interface LaunchGate {
   object: 'launch_gate';
@@ -2422,7 +2487,7 @@ export interface EventCamel {
   /** Event id. */
   id: string;
   object: 'event';
-  /** What happened: one of `transfer.created`, `transfer.processing`, `transfer.settled`, `transfer.failed`, `transfer.canceled`, `transfer.returned`, `transfer.rejected`, `transfer.expired`, `wallet.frozen`, `wallet.unfrozen`, `wallet.closed`, `wallet.updated`, `customer.verification.updated`, `customer.updated`, `aml.alert.opened`, `aml.alert.resolved`, `payment_batch.created`, `payment_batch.pending_approval`, `payment_batch.processing`, `payment_batch.completed`, `payment_batch.partially_failed`, `payment_batch.failed`, `payment_batch.canceled`, `collection.created`, `collection.processing`, `collection.succeeded`, `collection.failed`, `deposit.detected`, `deposit.held_for_review`, `deposit.credited`, `deposit.rejected`, `deposit.reorged`, `conversion.completed`, `loan.applied`, `loan.approved`, `loan.rejected`, `loan.canceled`, `loan.disbursed`, `loan.repayment_received`, `loan.overdue`, `loan.paid_off`, `loan.written_off`, `approval.updated`, `policy.updated`, `fee_schedule.updated`, `export.ready`, `export.failed`, `ledger.matched`, `reconciliation.statement.imported`, `reconciliation.exception.opened`, `reconciliation.exception.resolved`, `webhook_subscription.disabled`, `rail_partner.paused`, `rail_partner.resumed`, `safeguarding.shortfall`, `test_clock.advanced`, `safeguarding.sweep.recorded`, `launch_gate.updated`, `change.updated`, `savings.account.opened`, `savings.notice.given`, `savings.withdrawal.completed`, `savings.interest.capitalized`. New types may be added; ignore the ones you do not know. */
+  /** What happened: one of `transfer.created`, `transfer.processing`, `transfer.settled`, `transfer.failed`, `transfer.canceled`, `transfer.returned`, `transfer.rejected`, `transfer.expired`, `wallet.frozen`, `wallet.unfrozen`, `wallet.closed`, `wallet.updated`, `customer.verification.updated`, `customer.updated`, `aml.alert.opened`, `aml.alert.resolved`, `payment_batch.created`, `payment_batch.pending_approval`, `payment_batch.processing`, `payment_batch.completed`, `payment_batch.partially_failed`, `payment_batch.failed`, `payment_batch.canceled`, `collection.created`, `collection.processing`, `collection.succeeded`, `collection.failed`, `deposit.detected`, `deposit.held_for_review`, `deposit.credited`, `deposit.rejected`, `deposit.reorged`, `conversion.completed`, `loan.applied`, `loan.approved`, `loan.rejected`, `loan.canceled`, `loan.disbursed`, `loan.repayment_received`, `loan.overdue`, `loan.paid_off`, `loan.written_off`, `approval.updated`, `policy.updated`, `fee_schedule.updated`, `export.ready`, `export.failed`, `ledger.matched`, `reconciliation.statement.imported`, `reconciliation.exception.opened`, `reconciliation.exception.resolved`, `webhook_subscription.disabled`, `rail_partner.paused`, `rail_partner.resumed`, `rail_reversal.updated`, `safeguarding.shortfall`, `test_clock.advanced`, `safeguarding.sweep.recorded`, `launch_gate.updated`, `change.updated`, `savings.account.opened`, `savings.notice.given`, `savings.withdrawal.completed`, `savings.interest.capitalized`. New types may be added; ignore the ones you do not know. */
   type: string;
   /** When the change happened (UTC). */
   createdAt: string;
@@ -7407,6 +7472,132 @@ export interface RailPartnerResumedEventCamel {
   };
 }
 
+/** A `rail_reversal.updated` event (snake_case spelling). */
+export interface RailReversalUpdatedEvent {
+  /** Event id: deduplicate on it. */
+  id: string;
+  object: 'event';
+  type: 'rail_reversal.updated';
+  /** When the change happened (UTC). */
+  created_at: string;
+  environment: 'sandbox' | 'pilot' | 'production';
+  /** The product family the resource belongs to; `mkoba` in payload versions before 2026-12-06. */
+  product: 'mobile_money' | 'digital_banking' | 'stablecoins' | 'mkoba';
+  /** The payload version the event is rendered in: the subscription’s pinned version. */
+  api_version: '2026-11-22' | '2026-11-26' | '2026-11-28' | '2026-12-06';
+  /** A settled payout sent back through the rail partner that paid it: `requested` (recorded, not yet acknowledged by the partner), `sent` (acknowledged; its result is awaited or asked for), `succeeded` (the transfer is `returned`), or `refused` (the transfer stays `settled`; `failure_code` says why). */
+  data: {
+    object: 'transfer_reversal';
+    /** Reversal id. */
+    id: string;
+    /** The payout reversed. */
+    transfer: string;
+    status: 'requested' | 'sent' | 'succeeded' | 'refused';
+    /** Why, as the operator who asked wrote it. */
+    reason: string;
+    /** The member (or the key acting for none) who asked. */
+    requested_by: string;
+    partner: string;
+    rail: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset';
+    /** The payout’s amount, sent back whole. */
+    amount: string;
+    /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
+    currency:
+      | 'KES'
+      | 'UGX'
+      | 'TZS'
+      | 'RWF'
+      | 'NGN'
+      | 'GHS'
+      | 'ZAR'
+      | 'XOF'
+      | 'XAF'
+      | 'ZMW'
+      | 'MWK'
+      | 'ETB'
+      | 'EGP'
+      | 'MAD'
+      | 'USD'
+      | 'EUR'
+      | 'GBP'
+      | 'USDC'
+      | 'USDT';
+    /** The partner’s receipt of the payout. */
+    original_transaction_id: string;
+    /** The partner’s id for the reversal request. */
+    partner_reference: string | null;
+    /** The partner’s receipt of the reversal. */
+    partner_transaction_id: string | null;
+    /** Why the partner refused it: `already_reversed`, `original_transaction_invalid`, `partner_configuration_error`, `insufficient_funds`, `partner_rejected`, … */
+    failure_code: string | null;
+    created_at: string;
+    updated_at: string;
+  };
+}
+
+/** A `rail_reversal.updated` event (camelCase spelling). */
+export interface RailReversalUpdatedEventCamel {
+  /** Event id: deduplicate on it. */
+  id: string;
+  object: 'event';
+  type: 'rail_reversal.updated';
+  /** When the change happened (UTC). */
+  createdAt: string;
+  environment: 'sandbox' | 'pilot' | 'production';
+  /** The product family the resource belongs to; `mkoba` in payload versions before 2026-12-06. */
+  product: 'mobile_money' | 'digital_banking' | 'stablecoins' | 'mkoba';
+  /** The payload version the event is rendered in: the subscription’s pinned version. */
+  apiVersion: '2026-11-22' | '2026-11-26' | '2026-11-28' | '2026-12-06';
+  /** A settled payout sent back through the rail partner that paid it: `requested` (recorded, not yet acknowledged by the partner), `sent` (acknowledged; its result is awaited or asked for), `succeeded` (the transfer is `returned`), or `refused` (the transfer stays `settled`; `failure_code` says why). */
+  data: {
+    object: 'transfer_reversal';
+    /** Reversal id. */
+    id: string;
+    /** The payout reversed. */
+    transfer: string;
+    status: 'requested' | 'sent' | 'succeeded' | 'refused';
+    /** Why, as the operator who asked wrote it. */
+    reason: string;
+    /** The member (or the key acting for none) who asked. */
+    requestedBy: string;
+    partner: string;
+    rail: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset';
+    /** The payout’s amount, sent back whole. */
+    amount: string;
+    /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
+    currency:
+      | 'KES'
+      | 'UGX'
+      | 'TZS'
+      | 'RWF'
+      | 'NGN'
+      | 'GHS'
+      | 'ZAR'
+      | 'XOF'
+      | 'XAF'
+      | 'ZMW'
+      | 'MWK'
+      | 'ETB'
+      | 'EGP'
+      | 'MAD'
+      | 'USD'
+      | 'EUR'
+      | 'GBP'
+      | 'USDC'
+      | 'USDT';
+    /** The partner’s receipt of the payout. */
+    originalTransactionId: string;
+    /** The partner’s id for the reversal request. */
+    partnerReference: string | null;
+    /** The partner’s receipt of the reversal. */
+    partnerTransactionId: string | null;
+    /** Why the partner refused it: `already_reversed`, `original_transaction_invalid`, `partner_configuration_error`, `insufficient_funds`, `partner_rejected`, … */
+    failureCode: string | null;
+    createdAt: string;
+    updatedAt: string;
+  };
+}
+
 /** A `safeguarding.shortfall` event (snake_case spelling). */
 export interface SafeguardingShortfallEvent {
   /** Event id: deduplicate on it. */
@@ -8288,6 +8479,7 @@ export interface ListEventsQuery {
     | 'webhook_subscription.disabled'
     | 'rail_partner.paused'
     | 'rail_partner.resumed'
+    | 'rail_reversal.updated'
     | 'safeguarding.shortfall'
     | 'test_clock.advanced'
     | 'safeguarding.sweep.recorded'
@@ -8350,6 +8542,7 @@ export interface ListEvidenceQuery {
     | 'digital_asset.routes.update'
     | 'rail_partner.update'
     | 'rail_callback.exception'
+    | 'transfer.reversal'
     | 'verification_provider.update'
     | 'fee_schedule.update'
     | 'trust_account.update'
@@ -9825,10 +10018,15 @@ export interface ListRailCallbacksQuery {
   transfer?: string;
 }
 
+export interface ReverseTransferRequest {
+  /** Why the payout is reversed (recorded with who asked). */
+  reason: string;
+}
+
 export interface CreateWebhookSubscriptionUnversionedRequest {
   /** An HTTPS endpoint you own, publicly reachable: loopback, private, link-local and reserved addresses are refused, and a host name must resolve to public addresses only. A sandbox started with MKOBA_WEBHOOK_ALLOW_PRIVATE=1 (local development) also takes those, and plain HTTP to them. */
   url: string;
-  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, wallet.updated, customer.verification.updated, customer.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, loan.applied, loan.approved, loan.rejected, loan.canceled, loan.disbursed, loan.repayment_received, loan.overdue, loan.paid_off, loan.written_off, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated, change.updated, savings.account.opened, savings.notice.given, savings.withdrawal.completed, savings.interest.capitalized), or `*` for all. */
+  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, wallet.updated, customer.verification.updated, customer.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, loan.applied, loan.approved, loan.rejected, loan.canceled, loan.disbursed, loan.repayment_received, loan.overdue, loan.paid_off, loan.written_off, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, rail_reversal.updated, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated, change.updated, savings.account.opened, savings.notice.given, savings.withdrawal.completed, savings.interest.capitalized), or `*` for all. */
   events: Array<string>;
   description?: string;
   /** `snake_case` (default: `created_at`, `data.transfer_id`) or `camel_case` (`createdAt`, `data.transferId`). */
@@ -9851,7 +10049,7 @@ export interface ListWebhookSubscriptionsQuery {
 export interface CreateWebhookSubscriptionRequest {
   /** An HTTPS endpoint you own, publicly reachable: loopback, private, link-local and reserved addresses are refused, and a host name must resolve to public addresses only. A sandbox started with MKOBA_WEBHOOK_ALLOW_PRIVATE=1 (local development) also takes those, and plain HTTP to them. */
   url: string;
-  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, wallet.updated, customer.verification.updated, customer.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, loan.applied, loan.approved, loan.rejected, loan.canceled, loan.disbursed, loan.repayment_received, loan.overdue, loan.paid_off, loan.written_off, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated, change.updated, savings.account.opened, savings.notice.given, savings.withdrawal.completed, savings.interest.capitalized), or `*` for all. */
+  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, wallet.updated, customer.verification.updated, customer.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, loan.applied, loan.approved, loan.rejected, loan.canceled, loan.disbursed, loan.repayment_received, loan.overdue, loan.paid_off, loan.written_off, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, rail_reversal.updated, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated, change.updated, savings.account.opened, savings.notice.given, savings.withdrawal.completed, savings.interest.capitalized), or `*` for all. */
   events: Array<string>;
   description?: string;
   /** `snake_case` (default: `created_at`, `data.transfer_id`) or `camel_case` (`createdAt`, `data.transferId`). */
@@ -9870,7 +10068,7 @@ export interface DeleteWebhookSubscriptionResponse {
 export interface UpdateWebhookSubscriptionRequest {
   /** An HTTPS endpoint you own, publicly reachable: loopback, private, link-local and reserved addresses are refused, and a host name must resolve to public addresses only. A sandbox started with MKOBA_WEBHOOK_ALLOW_PRIVATE=1 (local development) also takes those, and plain HTTP to them. */
   url?: string;
-  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, wallet.updated, customer.verification.updated, customer.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, loan.applied, loan.approved, loan.rejected, loan.canceled, loan.disbursed, loan.repayment_received, loan.overdue, loan.paid_off, loan.written_off, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated, change.updated, savings.account.opened, savings.notice.given, savings.withdrawal.completed, savings.interest.capitalized), or `*` for all. */
+  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, wallet.updated, customer.verification.updated, customer.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, loan.applied, loan.approved, loan.rejected, loan.canceled, loan.disbursed, loan.repayment_received, loan.overdue, loan.paid_off, loan.written_off, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, rail_reversal.updated, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated, change.updated, savings.account.opened, savings.notice.given, savings.withdrawal.completed, savings.interest.capitalized), or `*` for all. */
   events?: Array<string>;
   description?: string | null;
   /** `snake_case` (default: `created_at`, `data.transfer_id`) or `camel_case` (`createdAt`, `data.transferId`). */
@@ -9965,6 +10163,7 @@ export interface SandboxEmitEventRequest {
     | 'webhook_subscription.disabled'
     | 'rail_partner.paused'
     | 'rail_partner.resumed'
+    | 'rail_reversal.updated'
     | 'safeguarding.shortfall'
     | 'test_clock.advanced'
     | 'safeguarding.sweep.recorded'
@@ -10323,6 +10522,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'webhook_subscription.disabled',
   'rail_partner.paused',
   'rail_partner.resumed',
+  'rail_reversal.updated',
   'safeguarding.shortfall',
   'test_clock.advanced',
   'safeguarding.sweep.recorded',
@@ -10392,6 +10592,7 @@ export interface WebhookEventsSnakeCase {
   'webhook_subscription.disabled': WebhookSubscriptionDisabledEvent;
   'rail_partner.paused': RailPartnerPausedEvent;
   'rail_partner.resumed': RailPartnerResumedEvent;
+  'rail_reversal.updated': RailReversalUpdatedEvent;
   'safeguarding.shortfall': SafeguardingShortfallEvent;
   'test_clock.advanced': TestClockAdvancedEvent;
   'safeguarding.sweep.recorded': SafeguardingSweepRecordedEvent;
@@ -10458,6 +10659,7 @@ export interface WebhookEventsCamelCase {
   'webhook_subscription.disabled': WebhookSubscriptionDisabledEventCamel;
   'rail_partner.paused': RailPartnerPausedEventCamel;
   'rail_partner.resumed': RailPartnerResumedEventCamel;
+  'rail_reversal.updated': RailReversalUpdatedEventCamel;
   'safeguarding.shortfall': SafeguardingShortfallEventCamel;
   'test_clock.advanced': TestClockAdvancedEventCamel;
   'safeguarding.sweep.recorded': SafeguardingSweepRecordedEventCamel;
@@ -10853,6 +11055,16 @@ export interface MkobaOperations {
   ): Promise<RailPartner>;
   /** List partner callbacks: `GET /v1/rail-callbacks`. */
   listRailCallbacks(query?: ListRailCallbacksQuery, options?: RequestOptions): Promise<List<RailCallback>>;
+  /** Register payment notification addresses with a partner: `POST /v1/rail-partners/{id}/credit-urls`. */
+  registerRailPartnerCreditUrls(id: string, options?: RequestOptions): Promise<RailPartnerCreditUrls>;
+  /** Reverse a settled payout through its rail partner: `POST /v1/transfers/{id}/reverse`. */
+  reverseTransfer(
+    id: string,
+    body: ReverseTransferRequest,
+    options?: RequestOptions,
+  ): Promise<TransferReversal>;
+  /** Retrieve a payout’s reversal: `GET /v1/transfers/{id}/reversal`. */
+  getTransferReversal(id: string, options?: RequestOptions): Promise<TransferReversal>;
   /** Create a webhook subscription (spec path): `POST /webhook-subscriptions`. */
   createWebhookSubscriptionUnversioned(
     body: CreateWebhookSubscriptionUnversionedRequest,
@@ -12043,6 +12255,30 @@ export const OPERATIONS = {
     pathParams: [],
     body: 'none',
     query: true,
+    response: 'json',
+  },
+  registerRailPartnerCreditUrls: {
+    method: 'POST',
+    path: '/v1/rail-partners/{id}/credit-urls',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  reverseTransfer: {
+    method: 'POST',
+    path: '/v1/transfers/{id}/reverse',
+    pathParams: ['id'],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  getTransferReversal: {
+    method: 'GET',
+    path: '/v1/transfers/{id}/reversal',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
     response: 'json',
   },
   createWebhookSubscriptionUnversioned: {

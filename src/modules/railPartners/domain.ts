@@ -17,6 +17,8 @@ interface PartnerShape {
   rail: Rail;
   /** The mobile-money network it carries (null: every destination on the rail). */
   network: string | null;
+  /** Other rails whose payouts the same configuration carries (M-Pesa's paybills and tills). */
+  alsoCarries: readonly Rail[];
   /** Non-secret settings, shown back to operators. */
   settings: readonly string[];
   /** Optional settings among them. */
@@ -31,6 +33,8 @@ export const RAIL_PARTNER_SHAPES: Record<RailPartnerName, PartnerShape> = {
   mpesa_daraja: {
     rail: 'mobile_money',
     network: 'mpesa',
+    // Paybills and tills are M-Pesa accounts too: paid by B2B from the same shortcode and credentials.
+    alsoCarries: ['paybill', 'till'],
     settings: [
       'base_url',
       'short_code',
@@ -56,12 +60,31 @@ export const RAIL_PARTNER_SHAPES: Record<RailPartnerName, PartnerShape> = {
   mtn_momo: {
     rail: 'mobile_money',
     network: 'mtn',
+    alsoCarries: [],
     settings: ['base_url', 'target_environment'],
     optionalSettings: [],
     credentials: ['api_user', 'api_key', 'collection_subscription_key', 'disbursement_subscription_key'],
     optionalCredentials: [],
   },
 };
+
+/**
+ * The rail and network under which the configuration carrying a payout's rail and network is kept: a
+ * rail another partner's shape also carries (paybill, till) is looked up under that partner's own rail
+ * and network, so the organization's M-Pesa configuration carries them without a configuration of its own.
+ */
+export function railPartnerLookup(
+  rail: Rail,
+  network: string | null,
+): { rail: Rail; network: string | null } {
+  const carrier = Object.values(RAIL_PARTNER_SHAPES).find((shape) => shape.alsoCarries.includes(rail));
+  return carrier ? { rail: carrier.rail, network: carrier.network } : { rail, network };
+}
+
+/** Every rail a configuration's payouts may be on: its own, and those its partner's shape also carries. */
+export function railsCarriedBy(config: Pick<RailPartnerConfig, 'partner' | 'rail'>): readonly Rail[] {
+  return [config.rail, ...RAIL_PARTNER_SHAPES[config.partner].alsoCarries];
+}
 
 /** Settings that take one of a few values. */
 const SETTING_VALUES: Record<string, readonly string[]> = {

@@ -10,7 +10,7 @@ import { mpesaDarajaRail } from './mpesaDaraja/rail.ts';
 import { mtnMomoRail } from './mtnMomo/rail.ts';
 
 export const PARTNER_RAIL_FACTORIES: Readonly<Record<RailPartnerName, PartnerRailFactory>> = {
-  mpesa_daraja: ({ settings, credentials, addressPolicy }, callbacks) =>
+  mpesa_daraja: ({ settings, credentials, addressPolicy, payoutRequests }, callbacks) =>
     mpesaDarajaRail(
       {
         fetch: guardedFetch(addressPolicy),
@@ -42,6 +42,7 @@ export const PARTNER_RAIL_FACTORIES: Readonly<Record<RailPartnerName, PartnerRai
           : {}),
       },
       callbacks,
+      payoutRequests,
     ),
   mtn_momo: ({ settings, credentials, addressPolicy }, callbacks) =>
     mtnMomoRail(

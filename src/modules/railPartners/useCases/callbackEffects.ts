@@ -40,22 +40,32 @@ export interface CallbackEffect {
 /** What a payout callback's exception records about it, whatever the exception. */
 export type CallbackExceptionDetails = Record<string, string>;
 
-/** The payout a callback names, locked: by the partner's reference, or by our idempotency reference. */
+/**
+ * The payout a callback names, locked: by the partner's reference, or by our idempotency reference; on any
+ * of the rails the callback's configuration carries.
+ */
 export async function findReported(
   tx: Queryable,
   callback: RailCallback,
-  rail: Transfer['rail'],
+  rails: readonly Transfer['rail'][],
   report: NamingReport,
 ): Promise<Transfer | undefined> {
-  const byReference = await findTransferByRailReference(tx, callback.organizationId, rail, report.reference);
-  if (byReference) return findTransfer(tx, callback.organizationId, byReference, { forUpdate: true });
+  for (const rail of rails) {
+    const byReference = await findTransferByRailReference(
+      tx,
+      callback.organizationId,
+      rail,
+      report.reference,
+    );
+    if (byReference) return findTransfer(tx, callback.organizationId, byReference, { forUpdate: true });
+  }
   if (report.idempotencyReference === undefined) return undefined;
   const byId = await findTransfer(tx, callback.organizationId, report.idempotencyReference, {
     forUpdate: true,
   });
   // The rail worker may have recorded this very reference between the look-up above and the lock.
   const sameReference = byId?.railReference === null || byId?.railReference === report.reference;
-  return byId && byId.rail === rail && sameReference ? byId : undefined;
+  return byId && rails.includes(byId.rail) && sameReference ? byId : undefined;
 }
 
 /** The collection a callback names: by the partner's reference, or locked by our idempotency reference. */

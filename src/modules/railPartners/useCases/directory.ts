@@ -21,9 +21,10 @@ import {
   type ResolvedPartnerRail,
   type ResolvedRail,
 } from '../../../rails/partner.ts';
-import type { RailPartnerConfig } from '../domain.ts';
+import { type RailPartnerConfig, railPartnerLookup } from '../domain.ts';
 import { findActiveRailPartner } from '../repository/partners.ts';
 import { callbackBaseUrl, openRailPartnerCredentials } from './partners.ts';
+import { payoutRequestJournal } from './payoutRequests.ts';
 
 /** How long an open circuit refuses calls before it lets one through to try the partner again. */
 export const RAIL_PARTNER_PAUSE_MS = 30_000;
@@ -76,13 +77,17 @@ export class RailPartnerDirectory {
     return this.forRail(transfer.organizationId, transfer.rail, transfer.network);
   }
 
-  /** The organization's active partner for a rail and network, guarded, or undefined. */
+  /**
+   * The organization's active partner for a rail and network, guarded, or undefined. A rail another
+   * partner also carries (paybill, till: M-Pesa's) is found under that partner's rail and network.
+   */
   async forRail(
     organizationId: string,
     rail: Transfer['rail'],
     network: string | null,
   ): Promise<ResolvedPartnerRail | undefined> {
-    const config = await findActiveRailPartner(this.deps.store, organizationId, rail, network);
+    const lookup = railPartnerLookup(rail, network);
+    const config = await findActiveRailPartner(this.deps.store, organizationId, lookup.rail, lookup.network);
     if (!config) return undefined;
     return this.guarded(config);
   }
@@ -150,6 +155,7 @@ export class RailPartnerDirectory {
         settings: config.settings,
         credentials: openRailPartnerCredentials(this.deps, config),
         addressPolicy: outboundPolicyFor(this.deps.environment),
+        payoutRequests: payoutRequestJournal(this.deps, config),
       },
       { baseUrl: base },
     );

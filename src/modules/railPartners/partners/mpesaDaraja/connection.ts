@@ -197,6 +197,11 @@ async function accessToken(connection: DarajaConnection): Promise<string> {
   return connection.tokenRequest;
 }
 
+/** Makes sure a token is at hand before a request that must not be sent twice (b2b.ts). */
+export async function prepareToken(connection: DarajaConnection): Promise<void> {
+  await accessToken(connection);
+}
+
 /** POSTs with a bearer token; a refused token is replaced and the request sent once more. */
 export async function post(
   connection: DarajaConnection,

@@ -1,0 +1,53 @@
+/** Payout requests sent to a partner without an idempotency key: recorded before they go out, then acknowledged. */
+import type { Queryable } from '../../../store/store.ts';
+
+/** True when this call recorded the request; false when one was recorded for the payout before. */
+export async function insertPayoutRequest(
+  db: Queryable,
+  request: { transferId: string; organizationId: string; configId: string; sentAt: Date },
+): Promise<boolean> {
+  const inserted = await db.query(
+    `INSERT INTO rail_payout_requests (transfer_id, organization_id, config_id, sent_at)
+     VALUES ($1, $2, $3, $4) ON CONFLICT (transfer_id) DO NOTHING RETURNING transfer_id`,
+    [request.transferId, request.organizationId, request.configId, request.sentAt],
+  );
+  return inserted.length === 1;
+}
+
+export async function acknowledgePayoutRequest(
+  db: Queryable,
+  organizationId: string,
+  transferId: string,
+  partnerRequestId: string,
+  at: Date,
+): Promise<void> {
+  await db.query(
+    `UPDATE rail_payout_requests SET partner_request_id = $3, acknowledged_at = $4
+     WHERE organization_id = $1 AND transfer_id = $2 AND partner_request_id IS NULL`,
+    [organizationId, transferId, partnerRequestId, at],
+  );
+}
+
+/** Forgets a request the partner refused outright (it never reached the payment system). */
+export async function deletePayoutRequest(
+  db: Queryable,
+  organizationId: string,
+  transferId: string,
+): Promise<void> {
+  await db.query(
+    'DELETE FROM rail_payout_requests WHERE organization_id = $1 AND transfer_id = $2 AND partner_request_id IS NULL',
+    [organizationId, transferId],
+  );
+}
+
+export async function findPayoutRequestPartnerId(
+  db: Queryable,
+  organizationId: string,
+  transferId: string,
+): Promise<string | undefined> {
+  const [row] = await db.query(
+    'SELECT partner_request_id FROM rail_payout_requests WHERE organization_id = $1 AND transfer_id = $2',
+    [organizationId, transferId],
+  );
+  return typeof row?.partner_request_id === 'string' ? row.partner_request_id : undefined;
+}
