@@ -153,6 +153,17 @@ describe.each(BACKENDS)('Smile ID as the verification provider on %s', (backend)
     expect(await decided(id)).toMatchObject({ status, reason, decided_by: 'provider' });
   });
 
+  it('an individual under 18 is rejected as underage at once, and not sent to Smile ID', async () => {
+    const customer = await createCustomer(t, org.key);
+    const response = await call('POST', `/v1/customers/${customer}/verifications`, {
+      body: individual('27004321', { date_of_birth: `${new Date().getUTCFullYear() - 15}-01-01` }),
+    });
+    expect(response.statusCode, response.body).toBe(201);
+    expect(response.data).toMatchObject({ status: 'rejected', reason: 'underage', decided_by: 'provider' });
+    await runSmileIdJobsOnce(t.deps);
+    expect(simulator.requests.some((r) => r.rawBody.includes(response.data.id))).toBe(false);
+  });
+
   it('a callback sent twice is applied once: the second is stored as a duplicate', async () => {
     const id = await submitted(individual('27009003'));
     await runSmileIdJobsOnce(t.deps);

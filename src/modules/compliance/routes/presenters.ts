@@ -57,8 +57,8 @@ export function presentAmlAlert(alert: AmlAlert) {
   };
 }
 
-/** The deciders shown as `provider`: the sandbox's simulated provider and Smile ID. */
-const PROVIDER_DECIDERS = new Set(['sandbox_provider', 'smile_id']);
+/** The deciders shown as `provider`: the sandbox's simulated provider, Smile ID, and the age rule before it. */
+const PROVIDER_DECIDERS = new Set(['sandbox_provider', 'smile_id', 'age_rule']);
 
 /** What the integrator sees of a verification: id numbers masked, nothing of the sanctions list. */
 export function presentVerification(v: Verification) {

@@ -34,6 +34,7 @@ import {
   type Verification,
 } from '../repository/verifications.ts';
 import { screenParties } from './sanctions/screenParty.ts';
+import { AGE_RULE_DECIDER, underageOutcome } from './smileId/mapping.ts';
 import { hasSmileId, queueSmileIdJob } from './smileId/queue.ts';
 import { hitFinding } from './transferScreening.ts';
 import { verificationProviderFor } from './verificationProvider.ts';
@@ -195,14 +196,17 @@ export async function submitVerification(
     createdAt: now,
     decidedAt: null,
   };
-  // An organization that configured Smile ID has it decide (queued below); otherwise the environment's provider.
+  // An organization that configured Smile ID has it decide (queued below), after Mkoba's own age rule;
+  // otherwise the environment's provider.
   const smileId = screening.decision === 'clear' && (await hasSmileId(tx, organizationId));
   const provider = verificationProviderFor(deps.environment);
+  const underage = smileId ? underageOutcome(submission, now) : undefined;
+  if (underage) verification = applyOutcome(verification, underage, AGE_RULE_DECIDER, now);
   if (screening.decision === 'clear' && !smileId && provider) {
     verification = applyOutcome(verification, provider.decide(submission, now), provider.name, now);
   }
   await insertVerification(tx, verification);
-  if (smileId) await queueSmileIdJob(tx, deps, verification);
+  if (smileId && verification.status === 'pending') await queueSmileIdJob(tx, deps, verification);
   await appendEvidence(tx, deps, [
     {
       organizationId,
@@ -310,7 +314,12 @@ export async function continueAfterScreening(
     );
     return;
   }
-  if (await queueSmileIdJob(tx, deps, verification)) return;
+  if (await hasSmileId(tx, organizationId)) {
+    const underage = underageOutcome(verification.submission, deps.now());
+    if (underage === undefined) await queueSmileIdJob(tx, deps, verification);
+    else await finishVerification(tx, deps, verification, underage, SYSTEM_ACTOR, { name: AGE_RULE_DECIDER });
+    return;
+  }
   const provider = verificationProviderFor(deps.environment);
   if (provider) {
     await finishVerification(

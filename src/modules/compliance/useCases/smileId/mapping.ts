@@ -3,7 +3,12 @@
  * ID type and number, and Nigeria's business type), and what a result code decides (a status and reason,
  * or no decision, left to an operator). Submissions Smile ID cannot look up are not sent.
  */
-import type { ProviderOutcome, VerificationSubmission } from '../../../../domain/verifications.ts';
+import {
+  ADULT_AGE_YEARS,
+  ageInYears,
+  type ProviderOutcome,
+  type VerificationSubmission,
+} from '../../../../domain/verifications.ts';
 
 /** Smile ID's job types: 5 Enhanced/Basic KYC, 7 Business Verification. */
 export const SMILE_ID_JOB_TYPES = { kyc: 5, kyb: 7 } as const;
@@ -92,4 +97,21 @@ export function outcomeOfResultCode(resultCode: string, product: 'kyc' | 'kyb'):
     default:
       return undefined;
   }
+}
+
+/** Who is recorded as having rejected an individual under age before Smile ID was asked. */
+export const AGE_RULE_DECIDER = 'age_rule';
+
+/**
+ * Mkoba's own rule, which Smile ID does not apply: an individual under ADULT_AGE_YEARS is rejected as
+ * `underage` at once, and not sent.
+ */
+export function underageOutcome(
+  submission: VerificationSubmission,
+  today: Date,
+): ProviderOutcome | undefined {
+  if (submission.type !== 'individual') return undefined;
+  return ageInYears(submission.date_of_birth, today) < ADULT_AGE_YEARS
+    ? { status: 'rejected', reason: 'underage' }
+    : undefined;
 }
