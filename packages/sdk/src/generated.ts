@@ -461,6 +461,7 @@ export interface PolicyRule {
       | 'aml_rule'
       | 'digital_asset_route'
       | 'rail_partner'
+      | 'verification_provider'
       | 'trust_account'
       | 'launch_gate_override'
       | 'transfer_reversal'
@@ -590,6 +591,7 @@ export interface Change {
     | 'aml_rule'
     | 'digital_asset_route'
     | 'rail_partner'
+    | 'verification_provider'
     | 'trust_account'
     | 'launch_gate_override'
     | 'transfer_reversal';
@@ -656,6 +658,7 @@ export interface Evidence {
     | 'rail_partner.update'
     | 'rail_callback.exception'
     | 'transfer.reversal'
+    | 'verification_provider.update'
     | 'fee_schedule.update'
     | 'trust_account.update'
     | 'safeguarding.balance'
@@ -867,6 +870,22 @@ export interface TravelRuleRecord {
   created_at: string;
 }
 
+/** The organization’s verification provider: Smile ID, which then decides its KYC and KYB verifications in every environment (docs/rails/smile-id.md). */
+export interface VerificationProvider {
+  object: 'verification_provider';
+  provider: 'smile_id';
+  settings: {
+    base_url: string;
+    partner_id: string;
+  };
+  /** The names of the credentials held (`api_key`). Their values are sealed at rest and never shown again. */
+  credentials: Array<string>;
+  /** Where Smile ID POSTs results (each job names it); its last segment is an unguessable token. Null without MKOBA_PUBLIC_URL. */
+  callback_url: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
 /** The sponsor bank the organization issues account numbers under. `bank_code` and `bank_name` are null (and no wallet gets account details) until an admin sets them. */
 export interface DigitalAccountSettings {
   object: 'digital_account_settings';
@@ -1003,6 +1022,7 @@ export interface PendingApiKey {
     | 'aml_rule'
     | 'digital_asset_route'
     | 'rail_partner'
+    | 'verification_provider'
     | 'trust_account'
     | 'launch_gate_override'
     | 'transfer_reversal';
@@ -8528,6 +8548,7 @@ export interface ListEvidenceQuery {
     | 'rail_partner.update'
     | 'rail_callback.exception'
     | 'transfer.reversal'
+    | 'verification_provider.update'
     | 'fee_schedule.update'
     | 'trust_account.update'
     | 'safeguarding.balance'
@@ -8921,6 +8942,7 @@ export interface UpdatePolicyRequest {
         | 'aml_rule'
         | 'digital_asset_route'
         | 'rail_partner'
+        | 'verification_provider'
         | 'trust_account'
         | 'launch_gate_override'
         | 'transfer_reversal'
@@ -9031,6 +9053,7 @@ export interface ListChangesQuery {
     | 'aml_rule'
     | 'digital_asset_route'
     | 'rail_partner'
+    | 'verification_provider'
     | 'trust_account'
     | 'launch_gate_override'
     | 'transfer_reversal';
@@ -9078,6 +9101,17 @@ export interface RequestVerificationDocumentsRequest {
 export interface OverrideCustomerRiskRequest {
   risk_level: 'low' | 'medium' | 'high';
   reason: string;
+}
+
+export interface SetVerificationProviderRequest {
+  provider: 'smile_id';
+  settings: {
+    base_url: string;
+    partner_id: string;
+  };
+  credentials: {
+    api_key: string;
+  };
 }
 
 export interface ListReviewsQuery {
@@ -10798,6 +10832,13 @@ export interface MkobaOperations {
   ): Promise<Customer>;
   /** Clear a risk override: `DELETE /v1/customers/{id}/risk`. */
   clearCustomerRiskOverride(id: string, options?: RequestOptions): Promise<Customer>;
+  /** Retrieve the verification provider: `GET /v1/verification_provider`. */
+  getVerificationProvider(options?: RequestOptions): Promise<VerificationProvider>;
+  /** Configure the verification provider: `PUT /v1/verification_provider`. */
+  setVerificationProvider(
+    body: SetVerificationProviderRequest,
+    options?: RequestOptions,
+  ): Promise<VerificationProvider>;
   /** List review cases: `GET /v1/reviews`. */
   listReviews(query?: ListReviewsQuery, options?: RequestOptions): Promise<List<Review>>;
   /** Retrieve a review case: `GET /v1/reviews/{id}`. */
@@ -11583,6 +11624,22 @@ export const OPERATIONS = {
     path: '/v1/customers/{id}/risk',
     pathParams: ['id'],
     body: 'none',
+    query: false,
+    response: 'json',
+  },
+  getVerificationProvider: {
+    method: 'GET',
+    path: '/v1/verification_provider',
+    pathParams: [],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  setVerificationProvider: {
+    method: 'PUT',
+    path: '/v1/verification_provider',
+    pathParams: [],
+    body: 'required',
     query: false,
     response: 'json',
   },
