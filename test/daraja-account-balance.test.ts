@@ -215,7 +215,22 @@ describe('Account Balance through the adapter', () => {
       headers: {},
       rawBody: arrived.raw,
     });
-    expect(report).toEqual({ kind: 'ignored', reason: 'account_balance_result' });
+    // Read into the rail interface's balances report, naming the query by its OriginatorConversationID.
+    expect(report).toMatchObject({
+      kind: 'balances',
+      reference: asked.originatorConversationId,
+      outcome: {
+        kind: 'reported',
+        accounts: expect.arrayContaining([
+          {
+            account: 'Utility Account',
+            currency: 'KES',
+            availableMinor: FLOAT_MINOR - 1_500_00n,
+            currentMinor: FLOAT_MINOR - 1_500_00n,
+          },
+        ]),
+      },
+    });
 
     const paybill = await query(balanceRequest({ PartyA: CREDENTIALS.stkShortCode }));
     const collected = await callbackMentioning(String(paybill.body.OriginatorConversationID));

@@ -46,6 +46,7 @@ export type ErrorCode =
   | 'statement_already_imported'
   | 'rail_partner_exists'
   | 'credit_urls_not_registrable'
+  | 'balances_not_available'
   | 'reversal_not_supported'
   | 'trust_account_exists'
   | 'safeguarding_balance_conflict'

@@ -95,6 +95,7 @@ export const EVENT_TYPES = [
   'rail_partner.paused',
   'rail_partner.resumed',
   'rail_reversal.updated',
+  'rail_partner_balance.updated',
   'safeguarding.shortfall',
   'test_clock.advanced',
   'safeguarding.sweep.recorded',

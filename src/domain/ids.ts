@@ -32,6 +32,7 @@ export const ID_PREFIXES = {
   railPartner: 'rp',
   railCallback: 'rcb',
   railReversal: 'rrv',
+  railBalanceQuery: 'rbq',
   collection: 'col',
   trustAccount: 'ta',
   safeguardingBalance: 'sgb',

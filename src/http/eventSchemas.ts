@@ -9,7 +9,7 @@
 import { AML_ALERT_EVENT_TYPES, type EventType, TRANSFER_EVENT_TYPES } from '../domain/events.ts';
 import { LAUNCH_PRODUCTS } from '../domain/organizationProfile.ts';
 import { RAILS } from '../domain/transfers.ts';
-import { transferReversalSchema } from '../modules/railPartners/index.ts';
+import { railPartnerBalanceQuerySchema, transferReversalSchema } from '../modules/railPartners/index.ts';
 import {
   savingsAccountSchema,
   savingsNoticeSchema,
@@ -156,6 +156,7 @@ export const EVENT_DATA_SCHEMAS: Record<EventType, Schema> = {
   'rail_partner.paused': railPartnerData(true),
   'rail_partner.resumed': railPartnerData(false),
   'rail_reversal.updated': inlined(transferReversalSchema),
+  'rail_partner_balance.updated': inlined(railPartnerBalanceQuerySchema),
   'safeguarding.shortfall': record('The day’s safeguarding report that found a shortfall.', {
     report_id: text,
     currency: currencySchema,

@@ -7,9 +7,11 @@
  * and parsing is pure: it names the payout or collection the callback is about and its outcome; applying
  * it (once, idempotently) is the application's job, not the adapter's.
  */
+
 import type { Currency } from '../domain/money.ts';
 import type { OutboundAddressPolicy } from '../domain/outboundAddresses.ts';
 import type { Transfer } from '../domain/transferRecord.ts';
+import type { BalanceQueryAnswer, BalancesReport } from './balances.ts';
 import type { RailAdapter, RailOutcome, SubmitResult } from './rail.ts';
 
 /** Where the partner must send its callbacks for one organization, ending without a slash. */
@@ -64,6 +66,8 @@ export type CallbackReport =
     }
   /** Money a payer sent on their own to the organization (M-Pesa C2B: a paybill or till payment). */
   | CreditReport
+  /** The result of a balance query the partner answers by callback (M-Pesa's Account Balance). */
+  | BalancesReport
   /** A callback the partner sends that changes nothing (an acknowledgement, a queue time-out notice). */
   | { kind: 'ignored'; reason: string };
 
@@ -121,6 +125,8 @@ export interface PartnerRail extends RailAdapter {
   reverse?(request: ReversalRequest, now: Date): Promise<SubmitResult>;
   /** Asks again about an accepted reversal whose result has not come; the answer may arrive as a callback. */
   checkReversal?(reference: string, idempotencyReference: string, now: Date): Promise<RailOutcome>;
+  /** Asks for the partner's own account balances (optional: a partner without a balance API has none). */
+  queryBalances?(now: Date): Promise<BalanceQueryAnswer>;
 }
 
 /** What a partner was told about credit callbacks: for which account, where, and what happens unanswered. */

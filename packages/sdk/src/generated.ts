@@ -43,7 +43,7 @@ export interface Event {
   /** Event id. */
   id: string;
   object: 'event';
-  /** What happened: one of `transfer.created`, `transfer.processing`, `transfer.settled`, `transfer.failed`, `transfer.canceled`, `transfer.returned`, `transfer.rejected`, `transfer.expired`, `wallet.frozen`, `wallet.unfrozen`, `wallet.closed`, `wallet.updated`, `customer.verification.updated`, `customer.updated`, `aml.alert.opened`, `aml.alert.resolved`, `payment_batch.created`, `payment_batch.pending_approval`, `payment_batch.processing`, `payment_batch.completed`, `payment_batch.partially_failed`, `payment_batch.failed`, `payment_batch.canceled`, `collection.created`, `collection.processing`, `collection.succeeded`, `collection.failed`, `deposit.detected`, `deposit.held_for_review`, `deposit.credited`, `deposit.rejected`, `deposit.reorged`, `conversion.completed`, `loan.applied`, `loan.approved`, `loan.rejected`, `loan.canceled`, `loan.disbursed`, `loan.repayment_received`, `loan.overdue`, `loan.paid_off`, `loan.written_off`, `approval.updated`, `policy.updated`, `fee_schedule.updated`, `export.ready`, `export.failed`, `ledger.matched`, `reconciliation.statement.imported`, `reconciliation.exception.opened`, `reconciliation.exception.resolved`, `webhook_subscription.disabled`, `rail_partner.paused`, `rail_partner.resumed`, `rail_reversal.updated`, `safeguarding.shortfall`, `test_clock.advanced`, `safeguarding.sweep.recorded`, `launch_gate.updated`, `change.updated`, `savings.account.opened`, `savings.notice.given`, `savings.withdrawal.completed`, `savings.interest.capitalized`. New types may be added; ignore the ones you do not know. */
+  /** What happened: one of `transfer.created`, `transfer.processing`, `transfer.settled`, `transfer.failed`, `transfer.canceled`, `transfer.returned`, `transfer.rejected`, `transfer.expired`, `wallet.frozen`, `wallet.unfrozen`, `wallet.closed`, `wallet.updated`, `customer.verification.updated`, `customer.updated`, `aml.alert.opened`, `aml.alert.resolved`, `payment_batch.created`, `payment_batch.pending_approval`, `payment_batch.processing`, `payment_batch.completed`, `payment_batch.partially_failed`, `payment_batch.failed`, `payment_batch.canceled`, `collection.created`, `collection.processing`, `collection.succeeded`, `collection.failed`, `deposit.detected`, `deposit.held_for_review`, `deposit.credited`, `deposit.rejected`, `deposit.reorged`, `conversion.completed`, `loan.applied`, `loan.approved`, `loan.rejected`, `loan.canceled`, `loan.disbursed`, `loan.repayment_received`, `loan.overdue`, `loan.paid_off`, `loan.written_off`, `approval.updated`, `policy.updated`, `fee_schedule.updated`, `export.ready`, `export.failed`, `ledger.matched`, `reconciliation.statement.imported`, `reconciliation.exception.opened`, `reconciliation.exception.resolved`, `webhook_subscription.disabled`, `rail_partner.paused`, `rail_partner.resumed`, `rail_reversal.updated`, `rail_partner_balance.updated`, `safeguarding.shortfall`, `test_clock.advanced`, `safeguarding.sweep.recorded`, `launch_gate.updated`, `change.updated`, `savings.account.opened`, `savings.notice.given`, `savings.withdrawal.completed`, `savings.interest.capitalized`. New types may be added; ignore the ones you do not know. */
   type: string;
   /** When the change happened (UTC). */
   created_at: string;
@@ -1854,6 +1854,53 @@ export interface TransferReversal {
   updated_at: string;
 }
 
+/** A query of a rail partner’s own account balances (the float it pays payouts from and collects into): `reported` with the accounts as the partner reported them, `requested` until a partner that answers by callback (M-Pesa’s Account Balance) does, or `failed` with the partner’s reason. */
+export interface RailPartnerBalanceQuery {
+  object: 'rail_partner_balance_query';
+  /** Balance query id. */
+  id: string;
+  /** The partner configuration asked. */
+  rail_partner: string;
+  partner: string;
+  status: 'requested' | 'reported' | 'failed';
+  /** The partner’s accounts as reported; null until then. */
+  accounts: Array<{
+    /** The partner’s name for it (M-Pesa: `Utility Account`, …; MTN MoMo: `disbursement`, `collection`). */
+    account: string;
+    /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
+    currency:
+      | 'KES'
+      | 'UGX'
+      | 'TZS'
+      | 'RWF'
+      | 'NGN'
+      | 'GHS'
+      | 'ZAR'
+      | 'XOF'
+      | 'XAF'
+      | 'ZMW'
+      | 'MWK'
+      | 'ETB'
+      | 'EGP'
+      | 'MAD'
+      | 'USD'
+      | 'EUR'
+      | 'GBP'
+      | 'USDC'
+      | 'USDT';
+    /** What the account can pay out now. */
+    available: string;
+    /** The account’s whole balance, where the partner reports one apart from the available amount. */
+    current: string | null;
+  }> | null;
+  /** Why the partner gave no balances: `partner_configuration_error`, `partner_rejected`. */
+  failure_code: string | null;
+  /** The member (or the key acting for none) who asked. */
+  requested_by: string;
+  created_at: string;
+  reported_at: string | null;
+}
+
 /** One check of one product that must pass before pilot or production keys are issued: `business_verified` (the legal entity’s KYB), `contacts_named` (technical, compliance, finance), `policies_configured` (a policy you wrote), `webhook_endpoint_verified` (an endpoint answered 2xx to a signed test event), `sandbox_scenario_completed` (payouts on the product’s rails settled, failed, timed out and returned), `reconciliation_run` (a statement for one of its rails imported). */
 export interface LaunchGate {
   object: 'launch_gate';
@@ -2492,7 +2539,7 @@ export interface EventCamel {
   /** Event id. */
   id: string;
   object: 'event';
-  /** What happened: one of `transfer.created`, `transfer.processing`, `transfer.settled`, `transfer.failed`, `transfer.canceled`, `transfer.returned`, `transfer.rejected`, `transfer.expired`, `wallet.frozen`, `wallet.unfrozen`, `wallet.closed`, `wallet.updated`, `customer.verification.updated`, `customer.updated`, `aml.alert.opened`, `aml.alert.resolved`, `payment_batch.created`, `payment_batch.pending_approval`, `payment_batch.processing`, `payment_batch.completed`, `payment_batch.partially_failed`, `payment_batch.failed`, `payment_batch.canceled`, `collection.created`, `collection.processing`, `collection.succeeded`, `collection.failed`, `deposit.detected`, `deposit.held_for_review`, `deposit.credited`, `deposit.rejected`, `deposit.reorged`, `conversion.completed`, `loan.applied`, `loan.approved`, `loan.rejected`, `loan.canceled`, `loan.disbursed`, `loan.repayment_received`, `loan.overdue`, `loan.paid_off`, `loan.written_off`, `approval.updated`, `policy.updated`, `fee_schedule.updated`, `export.ready`, `export.failed`, `ledger.matched`, `reconciliation.statement.imported`, `reconciliation.exception.opened`, `reconciliation.exception.resolved`, `webhook_subscription.disabled`, `rail_partner.paused`, `rail_partner.resumed`, `rail_reversal.updated`, `safeguarding.shortfall`, `test_clock.advanced`, `safeguarding.sweep.recorded`, `launch_gate.updated`, `change.updated`, `savings.account.opened`, `savings.notice.given`, `savings.withdrawal.completed`, `savings.interest.capitalized`. New types may be added; ignore the ones you do not know. */
+  /** What happened: one of `transfer.created`, `transfer.processing`, `transfer.settled`, `transfer.failed`, `transfer.canceled`, `transfer.returned`, `transfer.rejected`, `transfer.expired`, `wallet.frozen`, `wallet.unfrozen`, `wallet.closed`, `wallet.updated`, `customer.verification.updated`, `customer.updated`, `aml.alert.opened`, `aml.alert.resolved`, `payment_batch.created`, `payment_batch.pending_approval`, `payment_batch.processing`, `payment_batch.completed`, `payment_batch.partially_failed`, `payment_batch.failed`, `payment_batch.canceled`, `collection.created`, `collection.processing`, `collection.succeeded`, `collection.failed`, `deposit.detected`, `deposit.held_for_review`, `deposit.credited`, `deposit.rejected`, `deposit.reorged`, `conversion.completed`, `loan.applied`, `loan.approved`, `loan.rejected`, `loan.canceled`, `loan.disbursed`, `loan.repayment_received`, `loan.overdue`, `loan.paid_off`, `loan.written_off`, `approval.updated`, `policy.updated`, `fee_schedule.updated`, `export.ready`, `export.failed`, `ledger.matched`, `reconciliation.statement.imported`, `reconciliation.exception.opened`, `reconciliation.exception.resolved`, `webhook_subscription.disabled`, `rail_partner.paused`, `rail_partner.resumed`, `rail_reversal.updated`, `rail_partner_balance.updated`, `safeguarding.shortfall`, `test_clock.advanced`, `safeguarding.sweep.recorded`, `launch_gate.updated`, `change.updated`, `savings.account.opened`, `savings.notice.given`, `savings.withdrawal.completed`, `savings.interest.capitalized`. New types may be added; ignore the ones you do not know. */
   type: string;
   /** When the change happened (UTC). */
   createdAt: string;
@@ -7603,6 +7650,128 @@ export interface RailReversalUpdatedEventCamel {
   };
 }
 
+/** A `rail_partner_balance.updated` event (snake_case spelling). */
+export interface RailPartnerBalanceUpdatedEvent {
+  /** Event id: deduplicate on it. */
+  id: string;
+  object: 'event';
+  type: 'rail_partner_balance.updated';
+  /** When the change happened (UTC). */
+  created_at: string;
+  environment: 'sandbox' | 'pilot' | 'production';
+  /** The product family the resource belongs to; `mkoba` in payload versions before 2026-12-06. */
+  product: 'mobile_money' | 'digital_banking' | 'stablecoins' | 'mkoba';
+  /** The payload version the event is rendered in: the subscription’s pinned version. */
+  api_version: '2026-11-22' | '2026-11-26' | '2026-11-28' | '2026-12-06';
+  /** A query of a rail partner’s own account balances (the float it pays payouts from and collects into): `reported` with the accounts as the partner reported them, `requested` until a partner that answers by callback (M-Pesa’s Account Balance) does, or `failed` with the partner’s reason. */
+  data: {
+    object: 'rail_partner_balance_query';
+    /** Balance query id. */
+    id: string;
+    /** The partner configuration asked. */
+    rail_partner: string;
+    partner: string;
+    status: 'requested' | 'reported' | 'failed';
+    /** The partner’s accounts as reported; null until then. */
+    accounts: Array<{
+      /** The partner’s name for it (M-Pesa: `Utility Account`, …; MTN MoMo: `disbursement`, `collection`). */
+      account: string;
+      /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
+      currency:
+        | 'KES'
+        | 'UGX'
+        | 'TZS'
+        | 'RWF'
+        | 'NGN'
+        | 'GHS'
+        | 'ZAR'
+        | 'XOF'
+        | 'XAF'
+        | 'ZMW'
+        | 'MWK'
+        | 'ETB'
+        | 'EGP'
+        | 'MAD'
+        | 'USD'
+        | 'EUR'
+        | 'GBP'
+        | 'USDC'
+        | 'USDT';
+      /** What the account can pay out now. */
+      available: string;
+      /** The account’s whole balance, where the partner reports one apart from the available amount. */
+      current: string | null;
+    }> | null;
+    /** Why the partner gave no balances: `partner_configuration_error`, `partner_rejected`. */
+    failure_code: string | null;
+    /** The member (or the key acting for none) who asked. */
+    requested_by: string;
+    created_at: string;
+    reported_at: string | null;
+  };
+}
+
+/** A `rail_partner_balance.updated` event (camelCase spelling). */
+export interface RailPartnerBalanceUpdatedEventCamel {
+  /** Event id: deduplicate on it. */
+  id: string;
+  object: 'event';
+  type: 'rail_partner_balance.updated';
+  /** When the change happened (UTC). */
+  createdAt: string;
+  environment: 'sandbox' | 'pilot' | 'production';
+  /** The product family the resource belongs to; `mkoba` in payload versions before 2026-12-06. */
+  product: 'mobile_money' | 'digital_banking' | 'stablecoins' | 'mkoba';
+  /** The payload version the event is rendered in: the subscription’s pinned version. */
+  apiVersion: '2026-11-22' | '2026-11-26' | '2026-11-28' | '2026-12-06';
+  /** A query of a rail partner’s own account balances (the float it pays payouts from and collects into): `reported` with the accounts as the partner reported them, `requested` until a partner that answers by callback (M-Pesa’s Account Balance) does, or `failed` with the partner’s reason. */
+  data: {
+    object: 'rail_partner_balance_query';
+    /** Balance query id. */
+    id: string;
+    /** The partner configuration asked. */
+    railPartner: string;
+    partner: string;
+    status: 'requested' | 'reported' | 'failed';
+    /** The partner’s accounts as reported; null until then. */
+    accounts: Array<{
+      /** The partner’s name for it (M-Pesa: `Utility Account`, …; MTN MoMo: `disbursement`, `collection`). */
+      account: string;
+      /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
+      currency:
+        | 'KES'
+        | 'UGX'
+        | 'TZS'
+        | 'RWF'
+        | 'NGN'
+        | 'GHS'
+        | 'ZAR'
+        | 'XOF'
+        | 'XAF'
+        | 'ZMW'
+        | 'MWK'
+        | 'ETB'
+        | 'EGP'
+        | 'MAD'
+        | 'USD'
+        | 'EUR'
+        | 'GBP'
+        | 'USDC'
+        | 'USDT';
+      /** What the account can pay out now. */
+      available: string;
+      /** The account’s whole balance, where the partner reports one apart from the available amount. */
+      current: string | null;
+    }> | null;
+    /** Why the partner gave no balances: `partner_configuration_error`, `partner_rejected`. */
+    failureCode: string | null;
+    /** The member (or the key acting for none) who asked. */
+    requestedBy: string;
+    createdAt: string;
+    reportedAt: string | null;
+  };
+}
+
 /** A `safeguarding.shortfall` event (snake_case spelling). */
 export interface SafeguardingShortfallEvent {
   /** Event id: deduplicate on it. */
@@ -8485,6 +8654,7 @@ export interface ListEventsQuery {
     | 'rail_partner.paused'
     | 'rail_partner.resumed'
     | 'rail_reversal.updated'
+    | 'rail_partner_balance.updated'
     | 'safeguarding.shortfall'
     | 'test_clock.advanced'
     | 'safeguarding.sweep.recorded'
@@ -10041,10 +10211,21 @@ export interface ReverseTransferRequest {
   reason: string;
 }
 
+export interface ListRailPartnerBalanceQueriesQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+}
+
 export interface CreateWebhookSubscriptionUnversionedRequest {
   /** An HTTPS endpoint you own, publicly reachable: loopback, private, link-local and reserved addresses are refused, and a host name must resolve to public addresses only. A sandbox started with MKOBA_WEBHOOK_ALLOW_PRIVATE=1 (local development) also takes those, and plain HTTP to them. */
   url: string;
-  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, wallet.updated, customer.verification.updated, customer.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, loan.applied, loan.approved, loan.rejected, loan.canceled, loan.disbursed, loan.repayment_received, loan.overdue, loan.paid_off, loan.written_off, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, rail_reversal.updated, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated, change.updated, savings.account.opened, savings.notice.given, savings.withdrawal.completed, savings.interest.capitalized), or `*` for all. */
+  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, wallet.updated, customer.verification.updated, customer.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, loan.applied, loan.approved, loan.rejected, loan.canceled, loan.disbursed, loan.repayment_received, loan.overdue, loan.paid_off, loan.written_off, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, rail_reversal.updated, rail_partner_balance.updated, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated, change.updated, savings.account.opened, savings.notice.given, savings.withdrawal.completed, savings.interest.capitalized), or `*` for all. */
   events: Array<string>;
   description?: string;
   /** `snake_case` (default: `created_at`, `data.transfer_id`) or `camel_case` (`createdAt`, `data.transferId`). */
@@ -10067,7 +10248,7 @@ export interface ListWebhookSubscriptionsQuery {
 export interface CreateWebhookSubscriptionRequest {
   /** An HTTPS endpoint you own, publicly reachable: loopback, private, link-local and reserved addresses are refused, and a host name must resolve to public addresses only. A sandbox started with MKOBA_WEBHOOK_ALLOW_PRIVATE=1 (local development) also takes those, and plain HTTP to them. */
   url: string;
-  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, wallet.updated, customer.verification.updated, customer.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, loan.applied, loan.approved, loan.rejected, loan.canceled, loan.disbursed, loan.repayment_received, loan.overdue, loan.paid_off, loan.written_off, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, rail_reversal.updated, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated, change.updated, savings.account.opened, savings.notice.given, savings.withdrawal.completed, savings.interest.capitalized), or `*` for all. */
+  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, wallet.updated, customer.verification.updated, customer.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, loan.applied, loan.approved, loan.rejected, loan.canceled, loan.disbursed, loan.repayment_received, loan.overdue, loan.paid_off, loan.written_off, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, rail_reversal.updated, rail_partner_balance.updated, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated, change.updated, savings.account.opened, savings.notice.given, savings.withdrawal.completed, savings.interest.capitalized), or `*` for all. */
   events: Array<string>;
   description?: string;
   /** `snake_case` (default: `created_at`, `data.transfer_id`) or `camel_case` (`createdAt`, `data.transferId`). */
@@ -10086,7 +10267,7 @@ export interface DeleteWebhookSubscriptionResponse {
 export interface UpdateWebhookSubscriptionRequest {
   /** An HTTPS endpoint you own, publicly reachable: loopback, private, link-local and reserved addresses are refused, and a host name must resolve to public addresses only. A sandbox started with MKOBA_WEBHOOK_ALLOW_PRIVATE=1 (local development) also takes those, and plain HTTP to them. */
   url?: string;
-  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, wallet.updated, customer.verification.updated, customer.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, loan.applied, loan.approved, loan.rejected, loan.canceled, loan.disbursed, loan.repayment_received, loan.overdue, loan.paid_off, loan.written_off, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, rail_reversal.updated, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated, change.updated, savings.account.opened, savings.notice.given, savings.withdrawal.completed, savings.interest.capitalized), or `*` for all. */
+  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, wallet.updated, customer.verification.updated, customer.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, loan.applied, loan.approved, loan.rejected, loan.canceled, loan.disbursed, loan.repayment_received, loan.overdue, loan.paid_off, loan.written_off, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, rail_reversal.updated, rail_partner_balance.updated, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated, change.updated, savings.account.opened, savings.notice.given, savings.withdrawal.completed, savings.interest.capitalized), or `*` for all. */
   events?: Array<string>;
   description?: string | null;
   /** `snake_case` (default: `created_at`, `data.transfer_id`) or `camel_case` (`createdAt`, `data.transferId`). */
@@ -10182,6 +10363,7 @@ export interface SandboxEmitEventRequest {
     | 'rail_partner.paused'
     | 'rail_partner.resumed'
     | 'rail_reversal.updated'
+    | 'rail_partner_balance.updated'
     | 'safeguarding.shortfall'
     | 'test_clock.advanced'
     | 'safeguarding.sweep.recorded'
@@ -10541,6 +10723,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'rail_partner.paused',
   'rail_partner.resumed',
   'rail_reversal.updated',
+  'rail_partner_balance.updated',
   'safeguarding.shortfall',
   'test_clock.advanced',
   'safeguarding.sweep.recorded',
@@ -10611,6 +10794,7 @@ export interface WebhookEventsSnakeCase {
   'rail_partner.paused': RailPartnerPausedEvent;
   'rail_partner.resumed': RailPartnerResumedEvent;
   'rail_reversal.updated': RailReversalUpdatedEvent;
+  'rail_partner_balance.updated': RailPartnerBalanceUpdatedEvent;
   'safeguarding.shortfall': SafeguardingShortfallEvent;
   'test_clock.advanced': TestClockAdvancedEvent;
   'safeguarding.sweep.recorded': SafeguardingSweepRecordedEvent;
@@ -10678,6 +10862,7 @@ export interface WebhookEventsCamelCase {
   'rail_partner.paused': RailPartnerPausedEventCamel;
   'rail_partner.resumed': RailPartnerResumedEventCamel;
   'rail_reversal.updated': RailReversalUpdatedEventCamel;
+  'rail_partner_balance.updated': RailPartnerBalanceUpdatedEventCamel;
   'safeguarding.shortfall': SafeguardingShortfallEventCamel;
   'test_clock.advanced': TestClockAdvancedEventCamel;
   'safeguarding.sweep.recorded': SafeguardingSweepRecordedEventCamel;
@@ -11083,6 +11268,16 @@ export interface MkobaOperations {
   ): Promise<TransferReversal>;
   /** Retrieve a payout’s reversal: `GET /v1/transfers/{id}/reversal`. */
   getTransferReversal(id: string, options?: RequestOptions): Promise<TransferReversal>;
+  /** List a partner’s balance queries: `GET /v1/rail-partners/{id}/balance-queries`. */
+  listRailPartnerBalanceQueries(
+    id: string,
+    query?: ListRailPartnerBalanceQueriesQuery,
+    options?: RequestOptions,
+  ): Promise<List<RailPartnerBalanceQuery>>;
+  /** Ask a partner for its account balances: `POST /v1/rail-partners/{id}/balance-queries`. */
+  queryRailPartnerBalances(id: string, options?: RequestOptions): Promise<RailPartnerBalanceQuery>;
+  /** Retrieve a balance query: `GET /v1/rail-partner-balance-queries/{id}`. */
+  getRailPartnerBalanceQuery(id: string, options?: RequestOptions): Promise<RailPartnerBalanceQuery>;
   /** Create a webhook subscription (spec path): `POST /webhook-subscriptions`. */
   createWebhookSubscriptionUnversioned(
     body: CreateWebhookSubscriptionUnversionedRequest,
@@ -12294,6 +12489,30 @@ export const OPERATIONS = {
   getTransferReversal: {
     method: 'GET',
     path: '/v1/transfers/{id}/reversal',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  listRailPartnerBalanceQueries: {
+    method: 'GET',
+    path: '/v1/rail-partners/{id}/balance-queries',
+    pathParams: ['id'],
+    body: 'none',
+    query: true,
+    response: 'json',
+  },
+  queryRailPartnerBalances: {
+    method: 'POST',
+    path: '/v1/rail-partners/{id}/balance-queries',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  getRailPartnerBalanceQuery: {
+    method: 'GET',
+    path: '/v1/rail-partner-balance-queries/{id}',
     pathParams: ['id'],
     body: 'none',
     query: false,

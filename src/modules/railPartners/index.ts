@@ -7,6 +7,7 @@
  * Other modules, the composition root and the edges import this file only.
  */
 import type { HttpModule } from '../../http/httpModule.ts';
+import { balanceQueryRoutes, railPartnerBalanceQuerySchema } from './routes/balanceQueries.ts';
 import { railCallbackRoutes } from './routes/callbacks.ts';
 import { creditUrlsRoute } from './routes/creditUrls.ts';
 import { railPartnerRoutes } from './routes/partners.ts';
@@ -20,6 +21,7 @@ export {
   railPartnerCredentialKeyIds,
   updateRailPartnerConfig,
 } from './repository/partners.ts';
+export { railPartnerBalanceQuerySchema } from './routes/balanceQueries.ts';
 export { railCallbackRoutes } from './routes/callbacks.ts';
 export { railPartnerRoutes } from './routes/partners.ts';
 export { transferReversalSchema } from './routes/reversalSchema.ts';
@@ -36,11 +38,18 @@ export {
 
 /** The module's face on the HTTP edge: partners' configuration, and the callback endpoints partners call. */
 export const railPartnersHttp: HttpModule = {
-  schemas: [railPartnerSchema, railCallbackSchema, railPartnerCreditUrlsSchema, transferReversalSchema],
+  schemas: [
+    railPartnerSchema,
+    railCallbackSchema,
+    railPartnerCreditUrlsSchema,
+    transferReversalSchema,
+    railPartnerBalanceQuerySchema,
+  ],
   routes: (app, deps) => {
     railPartnerRoutes(app, deps);
     creditUrlsRoute(app, deps);
     railCallbackRoutes(app, deps);
     reversalRoutes(app, deps);
+    balanceQueryRoutes(app, deps);
   },
 };

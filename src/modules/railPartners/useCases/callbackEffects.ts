@@ -28,7 +28,7 @@ import type { RailCallback } from '../repository/callbacks.ts';
 const FINAL_FAILED: readonly Transfer['status'][] = ['failed', 'canceled', 'rejected', 'expired', 'returned'];
 
 /** A callback that names a payout or a collection (not an ignored one). */
-export type NamingReport = Extract<CallbackReport, { reference: string }>;
+export type NamingReport = Extract<CallbackReport, { kind: 'payout' | 'collection' | 'reversal' }>;
 
 /** What applying a callback came to, recorded on it: its status, the transfer it touched, and why. */
 export interface CallbackEffect {

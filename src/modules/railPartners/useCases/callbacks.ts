@@ -25,6 +25,7 @@ import {
   type RailCallback,
 } from '../repository/callbacks.ts';
 import { findRailPartnerConfig, findRailPartnerConfigByToken } from '../repository/partners.ts';
+import { applyBalancesReport } from './balanceQueries.ts';
 import {
   applyToCollection,
   applyToTransfer,
@@ -186,6 +187,7 @@ async function effectOf(
   }
   if (report.kind === 'ignored') return { status: 'ignored', transferId: null, detail: report.reason };
   if (report.kind === 'credit') return applyCreditReport(tx, deps, callback, config, report);
+  if (report.kind === 'balances') return applyBalancesReport(tx, deps, config, report);
   if (report.kind === 'reversal') {
     const reversed = await applyReversalReport(tx, deps, callback, config, report);
     if (reversed) return reversed;

@@ -1,10 +1,11 @@
 /**
  * M-Pesa Account Balance through Daraja (rail.ts): asks for the B2C shortcode's balances (the answer is an
  * acceptance; the balances arrive at `balance/result`), and reads that result into exact minor units per
- * account. Nothing consumes the balances yet: parseCallback records the result as `ignored`, and this
- * reader is what a float or safeguarding check would call on the stored callback.
+ * account, and into the rail interface's balances report (the query it answers is recorded by the service).
  */
 
+import { isCurrency } from '../../../../domain/money.ts';
+import type { BalancesReport } from '../../../../rails/balances.ts';
 import { MalformedCallbackError } from '../../../../rails/partner.ts';
 import { keyValues, objectField, requiredString, resultCodeOf } from './callbackFields.ts';
 import { type DarajaConnection, post, securityCredential, unexpected } from './connection.ts';
@@ -114,4 +115,42 @@ function signedMinor(text: string, account: string): bigint {
     throw new MalformedCallbackError(`balance result ${account} amount "${text}" is not an amount`);
   const magnitude = BigInt(match[2]) * KES_MINOR_PER_SHILLING + BigInt((match[3] ?? '').padEnd(2, '0'));
   return match[1] === '-' ? -magnitude : magnitude;
+}
+
+/** Result codes of a balance query that mean our configuration is wrong, as for payouts. */
+const CONFIGURATION_RESULT_CODES = new Set(['2001']);
+
+/** An Account Balance result as the rail interface reports it: the query's balances, or why there are none. */
+export function darajaBalancesReport(body: Record<string, unknown>): BalancesReport {
+  const result = parseDarajaBalanceResult(body);
+  if (result.kind === 'failed') {
+    return {
+      kind: 'balances',
+      reference: result.originatorConversationId,
+      outcome: {
+        kind: 'failed',
+        failureCode: CONFIGURATION_RESULT_CODES.has(result.resultCode)
+          ? 'partner_configuration_error'
+          : 'partner_rejected',
+      },
+    };
+  }
+  const accounts = result.accounts.map((a) => {
+    if (!isCurrency(a.currency)) {
+      throw new MalformedCallbackError(
+        `balance result ${a.account} is in "${a.currency}", no currency we know`,
+      );
+    }
+    return {
+      account: a.account,
+      currency: a.currency,
+      availableMinor: a.availableMinor,
+      currentMinor: a.currentMinor,
+    };
+  });
+  return {
+    kind: 'balances',
+    reference: result.originatorConversationId,
+    outcome: { kind: 'reported', accounts },
+  };
 }

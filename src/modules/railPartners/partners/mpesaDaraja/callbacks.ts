@@ -11,7 +11,7 @@ import {
   type CallbackReport,
   MalformedCallbackError,
 } from '../../../../rails/partner.ts';
-import { parseDarajaBalanceResult } from './accountBalance.ts';
+import { darajaBalancesReport } from './accountBalance.ts';
 import { parseC2BCallback } from './c2b.ts';
 import { amountMinorOf, keyValues, objectField, requiredString, resultCodeOf } from './callbackFields.ts';
 import {
@@ -48,8 +48,7 @@ export function parseDarajaCallback(callback: ArrivedCallback): CallbackReport {
     case DARAJA_CALLBACK_PATHS.c2bConfirmation:
       return parseC2BCallback(body, 'confirmation');
     case DARAJA_CALLBACK_PATHS.balanceResult:
-      parseDarajaBalanceResult(body);
-      return { kind: 'ignored', reason: 'account_balance_result' };
+      return darajaBalancesReport(body);
     default:
       if (isReversalCallbackPath(callback.path)) return parseReversalCallback(body, callback.path);
       throw new MalformedCallbackError(`No Daraja callback is expected at ${callback.path}`);

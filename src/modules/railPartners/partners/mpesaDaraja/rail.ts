@@ -82,6 +82,11 @@ export function mpesaDarajaRail(
     checkCollection: (reference, _idempotencyReference, now) => checkCollection(connection, reference, now),
     parseCallback: (callback) => parseB2bCallback(callback) ?? parseDarajaCallback(callback),
     queryAccountBalance: () => queryAccountBalance(connection),
+    // Answered by callback: the result names the query by its OriginatorConversationID.
+    queryBalances: async () => ({
+      kind: 'requested',
+      reference: (await queryAccountBalance(connection)).originatorConversationId,
+    }),
     // Payers pay the Lipa na M-Pesa paybill or till, the STK shortcode.
     registerCreditUrls: () => registerC2BUrls(connection, config.stkShortCode ?? config.shortCode),
     answerCredit: answerC2BCredit,

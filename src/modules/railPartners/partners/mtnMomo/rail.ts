@@ -36,6 +36,20 @@ export function mtnMomoRail(config: MtnMomoConfig, callbacks: CallbackTarget): P
     checkCollection: (reference, idempotencyReference, now) =>
       checkRequest(connection, 'collection', reference, idempotencyReference, now),
     parseCallback: parseMomoCallback,
+    // MTN answers at once: the disbursement account pays payouts, the collection account takes collections.
+    queryBalances: async () => {
+      const products = ['disbursement', 'collection'] as const;
+      const balances = await Promise.all(products.map((product) => momoAccountBalance(connection, product)));
+      return {
+        kind: 'reported',
+        accounts: balances.map((b, i) => ({
+          account: products[i] as string,
+          currency: b.currency,
+          availableMinor: b.availableMinor,
+          currentMinor: null,
+        })),
+      };
+    },
   };
 }
 

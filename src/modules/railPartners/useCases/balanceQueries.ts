@@ -1,0 +1,182 @@
+/**
+ * An operator's query of a rail partner's own account balances, through the rail interface
+ * (PartnerRail.queryBalances): the call goes out before any transaction, through the partner's circuit
+ * breaker; the answer is recorded, `reported` at once (MTN MoMo) or `requested` until the partner's result
+ * callback reports the balances (M-Pesa's Account Balance), applied once. Each result is a
+ * `rail_partner_balance.updated` event, so a platform can watch its float at the partner.
+ */
+import type { Deps } from '../../../app/deps.ts';
+import { newEvent, recordEvents } from '../../../app/events.ts';
+import { AppError, resourceMissing } from '../../../domain/errors.ts';
+import { formatAmount } from '../../../domain/money.ts';
+import { type Page, type PageRequest, toPage } from '../../../domain/pagination.ts';
+import type { BalanceQueryAnswer, BalancesReport } from '../../../rails/balances.ts';
+import { RailPartnerUnavailableError } from '../../../rails/partner.ts';
+import type { Queryable } from '../../../store/store.ts';
+import type { RailPartnerConfig } from '../domain.ts';
+import {
+  type BalanceQuery,
+  findBalanceQuery,
+  insertBalanceQuery,
+  listBalanceQueries,
+  lockBalanceQueryByReference,
+  saveBalanceQueryResult,
+} from '../repository/balanceQueries.ts';
+import type { CallbackEffect } from './callbackEffects.ts';
+import type { RailPartnerDirectory } from './directory.ts';
+import { getRailPartner } from './partners.ts';
+
+// The record type the HTTP edge presents, given through the use case layer (src/http never imports the store).
+export type { BalanceQuery } from '../repository/balanceQueries.ts';
+export { BALANCE_QUERY_STATUSES } from '../repository/balanceQueries.ts';
+
+export interface BalancesAsked {
+  config: RailPartnerConfig;
+  answer: BalanceQueryAnswer;
+}
+
+/** Asks the configuration's partner for its balances; refuses a disabled partner or one without a balance API. */
+export async function askPartnerBalances(
+  deps: Deps,
+  directory: RailPartnerDirectory,
+  organizationId: string,
+  configId: string,
+): Promise<BalancesAsked> {
+  const config = await getRailPartner(deps, organizationId, configId);
+  const rail = directory.guarded(config);
+  const query = rail.adapter.queryBalances?.bind(rail.adapter);
+  if (config.status !== 'active' || !query) {
+    throw new AppError({
+      status: 409,
+      code: 'balances_not_available',
+      title: 'No balances to ask for',
+      detail:
+        config.status !== 'active'
+          ? 'The partner is disabled; only an active partner is asked.'
+          : `${config.partner} has no balance query.`,
+      param: 'id',
+    });
+  }
+  try {
+    return { config, answer: await rail.call(() => query(deps.now())) };
+  } catch (error) {
+    // Paused, rate limited, unreachable or refusing: nothing was asked, and asking again is safe.
+    throw new AppError({
+      status: 503,
+      code: 'rail_unavailable',
+      title: 'Partner unavailable',
+      detail: `${config.partner} did not answer the balance query: ${error instanceof Error ? error.message : String(error)}`,
+      retryAfterSeconds:
+        error instanceof RailPartnerUnavailableError ? Math.ceil(error.retryAfterMs / 1000) : undefined,
+    });
+  }
+}
+
+/** Records what the partner answered, in the write's transaction: reported now, or waiting for its callback. */
+export async function recordBalanceQuery(
+  tx: Queryable,
+  deps: Deps,
+  asked: BalancesAsked,
+  requestedBy: string,
+): Promise<BalanceQuery> {
+  const now = deps.now();
+  const { config, answer } = asked;
+  const query: BalanceQuery = {
+    id: deps.newId('railBalanceQuery'),
+    organizationId: config.organizationId,
+    configId: config.id,
+    partner: config.partner,
+    status: answer.kind === 'reported' ? 'reported' : 'requested',
+    partnerReference: answer.kind === 'requested' ? answer.reference : null,
+    accounts: answer.kind === 'reported' ? answer.accounts : null,
+    failureCode: null,
+    requestedBy,
+    createdAt: now,
+    reportedAt: answer.kind === 'reported' ? now : null,
+  };
+  await insertBalanceQuery(tx, query);
+  if (query.status === 'reported') await recordBalanceEvent(tx, deps, query);
+  return query;
+}
+
+/** A partner's balance result: the query it names reported (or failed) once; a repeat changes nothing. */
+export async function applyBalancesReport(
+  tx: Queryable,
+  deps: Deps,
+  config: RailPartnerConfig,
+  report: BalancesReport,
+): Promise<CallbackEffect> {
+  const query = await lockBalanceQueryByReference(tx, config.id, report.reference);
+  if (!query) return { status: 'ignored', transferId: null, detail: 'no balance query has this reference' };
+  if (query.status !== 'requested') {
+    return { status: 'unchanged', transferId: null, detail: `balance query ${query.id} is ${query.status}` };
+  }
+  const outcome = report.outcome;
+  const reported: BalanceQuery = {
+    ...query,
+    status: outcome.kind,
+    accounts: outcome.kind === 'reported' ? outcome.accounts : null,
+    failureCode: outcome.kind === 'failed' ? outcome.failureCode : null,
+    reportedAt: deps.now(),
+  };
+  await saveBalanceQueryResult(tx, reported);
+  await recordBalanceEvent(tx, deps, reported);
+  return { status: 'applied', transferId: null, detail: `balance query ${query.id} ${outcome.kind}` };
+}
+
+/** A balance query as the API and its event show it. */
+export function presentBalanceQuery(q: BalanceQuery) {
+  return {
+    object: 'rail_partner_balance_query' as const,
+    id: q.id,
+    rail_partner: q.configId,
+    partner: q.partner,
+    status: q.status,
+    accounts:
+      q.accounts?.map((a) => ({
+        account: a.account,
+        currency: a.currency,
+        available: formatAmount(a.availableMinor, a.currency),
+        current: a.currentMinor === null ? null : formatAmount(a.currentMinor, a.currency),
+      })) ?? null,
+    failure_code: q.failureCode,
+    requested_by: q.requestedBy,
+    created_at: q.createdAt.toISOString(),
+    reported_at: q.reportedAt ? q.reportedAt.toISOString() : null,
+  };
+}
+
+async function recordBalanceEvent(tx: Queryable, deps: Deps, query: BalanceQuery): Promise<void> {
+  await recordEvents(tx, deps, [
+    newEvent(
+      deps,
+      {
+        organizationId: query.organizationId,
+        type: 'rail_partner_balance.updated',
+        resourceId: query.configId,
+        data: presentBalanceQuery(query),
+      },
+      deps.now(),
+    ),
+  ]);
+}
+
+/** A partner configuration's balance queries, newest first, a page at a time. */
+export async function listPartnerBalanceQueries(
+  deps: Deps,
+  organizationId: string,
+  request: PageRequest & { configId: string },
+): Promise<Page<BalanceQuery>> {
+  await getRailPartner(deps, organizationId, request.configId);
+  return toPage(
+    await listBalanceQueries(deps.store, organizationId, request, request.limit + 1),
+    request.limit,
+  );
+}
+
+/** One balance query of the organization's; a 404 when it has none with the id. */
+export async function getBalanceQuery(deps: Deps, organizationId: string, id: string): Promise<BalanceQuery> {
+  const query = await findBalanceQuery(deps.store, organizationId, id);
+  if (!query) throw resourceMissing('rail partner balance query', id, 'id');
+  return query;
+}
