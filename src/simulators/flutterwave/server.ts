@@ -44,6 +44,8 @@ export interface FlutterwaveSimulator {
   payIntoVirtualAccount(deposit: SimulatedBankDeposit): Promise<FlutterwaveCharge>;
   /** Sends a final transfer's `transfer.completed` again (Flutterwave may send one more than once). */
   resendTransferWebhook(id: number): Promise<void>;
+  /** From now on webhooks are recorded but never delivered (true), or delivered again (false). */
+  loseWebhooks(lost: boolean): void;
   /** Where webhooks without a `callback_url` go (the dashboard setting). */
   setWebhookUrl(url: string | undefined): void;
   /** The next `count` requests, whatever they are, are answered `status` with an error body. */
@@ -130,6 +132,9 @@ function controls(state: FlutterwaveState, server: http.Server, url: string): Fl
       const stored = state.transfers.get(id);
       if (stored === undefined) throw new Error(`no transfer ${id}`);
       await sendWebhook(state, transferCompleted(stored));
+    },
+    loseWebhooks: (lost) => {
+      state.config.webhooksLost = lost;
     },
     setWebhookUrl: (webhookUrl) => {
       state.config.webhookUrl = webhookUrl;

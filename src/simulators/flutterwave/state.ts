@@ -137,6 +137,8 @@ export interface FlutterwaveState {
     webhookRetries: number;
     latencyMs: number;
     webhookUrl: string | undefined;
+    /** Webhooks are recorded but never reach the receiver (a missing callback, for polling to recover). */
+    webhooksLost: boolean;
   };
   requests: FlutterwaveReceivedRequest[];
   webhooks: FlutterwaveWebhookDelivery[];
@@ -168,6 +170,7 @@ export function newFlutterwaveState(options: FlutterwaveSimulatorOptions): Flutt
       webhookRetries: options.webhookRetries ?? FLUTTERWAVE_SIMULATOR_WEBHOOK_RETRIES,
       latencyMs: 0,
       webhookUrl: options.webhookUrl,
+      webhooksLost: false,
     },
     requests: [],
     webhooks: [],

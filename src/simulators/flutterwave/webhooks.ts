@@ -67,6 +67,10 @@ export async function sendWebhook(
     attempt,
     at: Date.now(),
   };
+  if (state.config.webhooksLost) {
+    state.webhooks.push({ ...delivery, error: 'lost on the way (simulated)' });
+    return;
+  }
   Object.assign(
     delivery,
     await sendCallback(
