@@ -1,8 +1,9 @@
 /**
  * Flutterwave bank payouts and bank deposits through the service, over real HTTP both ways: the rail worker
  * resolves the account and sends the transfer to the Flutterwave simulator, whose signed webhooks come back to
- * the organization's callback address. A payout settles or fails once whatever arrives twice, late, forged or
- * not at all (then polling finds it); an account that does not resolve, or resolves to another name, fails
+ * the organization’s callback address. A payout settles or fails once whatever arrives twice, late, out of
+ * order (a contradicting result is an exception, no money moves), forged or not at all (then polling finds
+ * it); an account that does not resolve, or resolves to another name, fails
  * before anything is sent; a bank transfer into a wallet's virtual account number credits that wallet once.
  */
 import type { AddressInfo } from 'node:net';
@@ -116,6 +117,22 @@ describe.each(BACKENDS)('Flutterwave on %s', (backend) => {
     expect(about.map((callback) => callback.status).sort()).toEqual(['applied', 'duplicate']);
     expect((await balanceOf(t, wallet, org.key)).available).toBe('8500.00');
     expect(sim.transfers().filter((transfer) => transfer.reference === id)).toHaveLength(1);
+    // Out of order: a genuine-looking FAILED after the payout settled moves no money; it is an exception.
+    const [settling] = sim.webhooks.filter((delivery) => delivery.id === flutterwave?.id);
+    const contradicting = JSON.parse(settling?.body ?? '{}');
+    contradicting.data.status = 'FAILED';
+    const late = await fetch(settling?.url ?? '', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'verif-hash': sim.credentials.secretHash },
+      body: JSON.stringify(contradicting),
+    });
+    expect(late.status).toBe(200);
+    expect((await callbacksOf(id)).map((callback) => callback.status).sort()).toEqual([
+      'applied',
+      'exception',
+    ]);
+    expect(await transferOf(id)).toMatchObject({ status: 'settled' });
+    expect((await balanceOf(t, wallet, org.key)).available).toBe('8500.00');
     await expectLedgerHealthy(t);
   });
 
