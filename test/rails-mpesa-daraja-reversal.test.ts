@@ -326,6 +326,56 @@ describe.each(BACKENDS)('M-Pesa reversals on %s', (backend) => {
       reason: 'Paid the wrong customer',
     });
   });
+
+  it('waits for a second member when the policy governs reversals, and its proposer cannot approve it', async () => {
+    const { org, wallet } = await configured();
+    const id = await payout(org, wallet, SETTLING_PHONE);
+    const policy = await api(t, 'PUT', '/v1/policies', {
+      key: org.key,
+      headers: { 'idempotency-key': `policy-${id}` },
+      body: {
+        rules: [
+          {
+            id: 'second-admin-for-reversals',
+            applies_to: 'change',
+            match: { kinds: ['transfer_reversal'] },
+            action: 'require_approval',
+            approval: { quorum: 1, roles: ['admin'] },
+          },
+        ],
+      },
+    });
+    expect(policy.statusCode, policy.body).toBe(200);
+    const proposer = await org.member(['admin', 'compliance']);
+    const approver = await org.member(['admin']);
+
+    const proposed = await reverse(proposer.key, id, `rev-governed-${id}`);
+    expect(proposed.statusCode, proposed.body).toBe(202);
+    expect(proposed.data).toMatchObject({ kind: 'transfer_reversal', action: 'request', target_id: id });
+    // Nothing is asked of the partner while it waits.
+    expect((await api(t, 'GET', `/v1/transfers/${id}/reversal`, { key: org.key })).statusCode).toBe(404);
+    const approvalId = proposed.data.approval as string;
+    const own = await api(t, 'POST', `/v1/approvals/${approvalId}/approve`, { key: proposer.key, body: {} });
+    expect(own.statusCode).toBe(403);
+    expect(own.data.code).toBe('self_approval_forbidden');
+    // A key acting for no member does not vote either.
+    expect(
+      (await api(t, 'POST', `/v1/approvals/${approvalId}/approve`, { key: org.key, body: {} })).statusCode,
+    ).toBe(403);
+
+    const approved = await api(t, 'POST', `/v1/approvals/${approvalId}/approve`, {
+      key: approver.key,
+      body: {},
+    });
+    expect(approved.statusCode, approved.body).toBe(200);
+    const reversal = await api(t, 'GET', `/v1/transfers/${id}/reversal`, { key: org.key });
+    expect(reversal.data).toMatchObject({ status: 'requested', requested_by: proposer.id });
+    await reversalWork();
+    await deliver('reversal/result');
+    expect((await transferOf(org, id)).status).toBe('returned');
+    expect(await returnEntries(org, id)).toHaveLength(1);
+    await expectLedgerHealthy(t);
+  });
 });
 
 describe('reading reversal callbacks (parseCallback)', () => {

@@ -26,6 +26,7 @@ export { transferReversalSchema } from './routes/reversalSchema.ts';
 export { railCallbackSchema, railPartnerSchema } from './routes/schemas.ts';
 export { type RailPartnerDirectory, railPartnerDirectory } from './useCases/directory.ts';
 export { configureRailPartner, ensureSimulatedRailPartner, updateRailPartner } from './useCases/partners.ts';
+export { REVERSAL_REASON_MAX_CHARS, requestReversal } from './useCases/reversals.ts';
 export {
   RAIL_CALLBACK_SWEEP_INTERVAL_MS,
   RAIL_REVERSAL_WORKER_INTERVAL_MS,

@@ -119,6 +119,7 @@ export async function applyCreditReport(
     rail: config.rail,
     network: config.network,
     railReference: report.partnerTransactionId,
+    partnerReceipt: report.partnerTransactionId,
     statusReason: config.rail === 'bank' ? 'bank_deposit' : 'mobile_money_deposit',
     metadata: { account_reference: report.accountReference, payer: report.payer },
   });

@@ -22,7 +22,7 @@ import {
   insertRailReversal,
   type RailReversal,
 } from '../repository/reversals.ts';
-import type { RailPartnerDirectory } from './directory.ts';
+import { type RailPartnerDirectory, railPartnerDirectory } from './directory.ts';
 
 // Record types the HTTP edge presents, given through the use case layer (src/http never imports the store).
 export type { RailReversal, RailReversalStatus } from '../repository/reversals.ts';
@@ -110,8 +110,12 @@ async function reversingPartner(
   return { config, adapter };
 }
 
-/** The partner's receipt of the settled payout, read again from the callback that settled it. */
+/**
+ * The partner's receipt of the settled payout: the transfer's own, or (a payout settled before transfers kept
+ * receipts) read again from the callback that settled it.
+ */
 async function payoutReceipt(tx: Queryable, adapter: PartnerRail, transfer: Transfer): Promise<string> {
+  if (transfer.partnerReceipt !== null) return transfer.partnerReceipt;
   const callbacks = await listRailCallbacks(
     tx,
     transfer.organizationId,
@@ -148,7 +152,6 @@ async function payoutReceipt(tx: Queryable, adapter: PartnerRail, transfer: Tran
 export async function requestReversal(
   tx: Queryable,
   deps: Deps,
-  directory: RailPartnerDirectory,
   input: {
     organizationId: string;
     transferId: string;
@@ -170,7 +173,7 @@ export async function requestReversal(
       param: 'id',
     });
   }
-  const { config, adapter } = await reversingPartner(tx, directory, transfer);
+  const { config, adapter } = await reversingPartner(tx, railPartnerDirectory(deps), transfer);
   const now = deps.now();
   const reversal: RailReversal = {
     id: deps.newId('railReversal'),
