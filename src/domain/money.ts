@@ -122,6 +122,19 @@ export function checkSingleAmount(minor: bigint, currency: Currency, param = 'am
   return minor;
 }
 
+/**
+ * A plain decimal's exact minor units, read on the text: "1500.75" GHS → 150075n. Undefined for text that is
+ * not a plain non-negative decimal, or has more decimals than the currency carries ("1.50" UGX).
+ */
+export function minorUnitsOfDecimal(text: string, currency: Currency): bigint | undefined {
+  const match = /^(\d+)(?:\.(\d+))?$/.exec(text);
+  if (!match) return undefined;
+  const exponent = exponentOf(currency);
+  const fraction = (match[2] ?? '').replace(/0+$/, '');
+  if (fraction.length > exponent) return undefined;
+  return BigInt(`${match[1]}${fraction.padEnd(exponent, '0')}`);
+}
+
 /** Renders minor units at the currency's exact exponent: 150000n KES → "1500.00". */
 export function formatAmount(minor: bigint, currency: Currency): string {
   const exponent = exponentOf(currency);

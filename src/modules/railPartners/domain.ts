@@ -7,7 +7,7 @@ import { validationError } from '../../domain/errors.ts';
 import { checkOutboundUrl, type OutboundAddressPolicy } from '../../domain/outboundAddresses.ts';
 import type { Rail } from '../../domain/transfers.ts';
 
-export const RAIL_PARTNERS = ['mpesa_daraja', 'mtn_momo'] as const;
+export const RAIL_PARTNERS = ['mpesa_daraja', 'mtn_momo', 'flutterwave'] as const;
 export type RailPartnerName = (typeof RAIL_PARTNERS)[number];
 
 export const RAIL_PARTNER_STATUSES = ['active', 'disabled'] as const;
@@ -64,6 +64,17 @@ export const RAIL_PARTNER_SHAPES: Record<RailPartnerName, PartnerShape> = {
     settings: ['base_url', 'target_environment'],
     optionalSettings: [],
     credentials: ['api_user', 'api_key', 'collection_subscription_key', 'disbursement_subscription_key'],
+    optionalCredentials: [],
+  },
+  // Bank payouts (every bank on the rail) and bank deposits into virtual account numbers.
+  flutterwave: {
+    rail: 'bank',
+    network: null,
+    alsoCarries: [],
+    settings: ['base_url'],
+    optionalSettings: [],
+    // The secret key signs every call; the secret hash (set on the dashboard) verifies its webhooks.
+    credentials: ['secret_key', 'secret_hash'],
     optionalCredentials: [],
   },
 };

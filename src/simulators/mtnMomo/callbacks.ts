@@ -3,6 +3,7 @@
  * knows when it is idle), the final status, and the callback sent to the request's X-Callback-Url once (or
  * twice, late, cut short, or never, as its number says), and again as MTN retries one nobody answers.
  */
+import { schedule, sendCallback } from '../shared.ts';
 import type { MomoSimulatorBehaviour } from './numbers.ts';
 import {
   MOMO_SIMULATOR_CALLBACK_TIMEOUT_MS,
@@ -63,21 +64,6 @@ export function advance(state: MomoState, entry: StoredRequest, behaviour: MomoS
   }
 }
 
-/** Runs `task` after `ms`, counting it as scheduled work until it (and its callbacks) are done. */
-function schedule(state: MomoState, ms: number, task: () => Promise<void> | void): void {
-  state.busy += 1;
-  const timer = setTimeout(async () => {
-    state.timers.delete(timer);
-    try {
-      await task();
-    } finally {
-      state.busy -= 1;
-      notify(state);
-    }
-  }, ms);
-  state.timers.add(timer);
-}
-
 /** A request's final status: SUCCESSFUL with a new financialTransactionId, or FAILED with MTN's reason. */
 function finalize(state: MomoState, entry: StoredRequest, reason: string | undefined): void {
   if (reason === undefined) {
@@ -104,18 +90,8 @@ async function deliver(state: MomoState, entry: StoredRequest, body: string, att
     attempt,
     at: Date.now(),
   };
-  try {
-    const response = await fetch(entry.callbackUrl, {
-      method: callbackMethod,
-      headers: { 'Content-Type': 'application/json' },
-      body,
-      signal: AbortSignal.timeout(MOMO_SIMULATOR_CALLBACK_TIMEOUT_MS),
-    });
-    await response.arrayBuffer();
-    delivery.status = response.status;
-  } catch (error) {
-    delivery.error = error instanceof Error ? error.message : String(error);
-  }
+  const request = { method: callbackMethod, headers: { 'Content-Type': 'application/json' }, body };
+  Object.assign(delivery, await sendCallback(entry.callbackUrl, request, MOMO_SIMULATOR_CALLBACK_TIMEOUT_MS));
   state.callbacks.push(delivery);
   // Any HTTP answer is an answer (MTN retries only a callback "the partner system does not respond" to).
   const delay = delivery.error === undefined ? undefined : retryDelayMs(callbackRetries, attempt);
@@ -128,33 +104,4 @@ function retryDelayMs(retries: MomoCallbackRetries | false, attempt: number): nu
   if (attempt < retries.quickCount) return retries.quickIntervalMs;
   if (attempt < retries.quickCount + retries.shortBlockCount) return retries.shortBlockIntervalMs;
   return undefined;
-}
-
-function notify(state: MomoState): void {
-  for (const listener of [...state.listeners]) listener();
-}
-
-/** Resolves with `ready()`'s value once it has one, checking now and after each piece of scheduled work. */
-export function waitUntil<T>(
-  state: MomoState,
-  ready: () => T | undefined,
-  timeoutMs: number,
-  what: string,
-): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const check = () => {
-      const value = ready();
-      if (value === undefined) return false;
-      state.listeners.delete(check);
-      clearTimeout(timer);
-      resolve(value);
-      return true;
-    };
-    const timer = setTimeout(() => {
-      state.listeners.delete(check);
-      reject(new Error(`MoMo simulator: timed out after ${timeoutMs} ms waiting for ${what}`));
-    }, timeoutMs);
-    state.listeners.add(check);
-    check();
-  });
 }

@@ -4,9 +4,9 @@
  * its product's API (token, collection, disbursement), and writes the answer, or leaves it hanging. Also
  * the simulator's controls.
  */
-import http from 'node:http';
+import type http from 'node:http';
+import { arrivingRequest, closeSimulator, listenSimulator, readRequestBody, waitFor } from '../shared.ts';
 import { ACCOUNT_ROUTES, readAccountHolderActive, readBalance } from './account.ts';
-import { waitUntil } from './callbacks.ts';
 import { COLLECTION_API } from './collection.ts';
 import { DISBURSEMENT_API } from './disbursement.ts';
 import { answerProvisioning, provisioningRouteOf } from './provisioning.ts';
@@ -99,15 +99,11 @@ interface Route {
 
 export async function startMomoSimulator(options: MomoSimulatorOptions = {}): Promise<MomoSimulator> {
   const state = newMomoState(options);
-  const server = http.createServer((request, response) => receive(state, request, response));
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
-  });
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('the simulator has no TCP address');
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  return simulatorControls(state, server, `http://${host}:${address.port}`);
+  const { server, url } = await listenSimulator(
+    (request, response) => receive(state, request, response),
+    options,
+  );
+  return simulatorControls(state, server, url);
 }
 
 /** The simulator as its user sees it, over the state its products share. */
@@ -139,7 +135,7 @@ function simulatorControls(state: MomoState, server: http.Server, url: string): 
     waitForCallbacks: ({ externalId, count = 1, timeoutMs = MOMO_SIMULATOR_WAIT_TIMEOUT_MS } = {}) => {
       const matching = () =>
         callbacks.filter((delivery) => externalId === undefined || delivery.externalId === externalId);
-      return waitUntil(
+      return waitFor(
         state,
         () => {
           const found = matching();
@@ -150,22 +146,14 @@ function simulatorControls(state: MomoState, server: http.Server, url: string): 
       );
     },
     whenIdle: async (timeoutMs = MOMO_SIMULATOR_WAIT_TIMEOUT_MS) => {
-      await waitUntil(
+      await waitFor(
         state,
         () => (state.busy === 0 ? true : undefined),
         timeoutMs,
         'scheduled work to finish',
       );
     },
-    close: () => {
-      state.closed = true;
-      for (const timer of state.timers) clearTimeout(timer);
-      state.timers.clear();
-      return new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      });
-    },
+    close: () => closeSimulator(state, server),
   };
 }
 
@@ -175,17 +163,10 @@ async function receive(
   request: http.IncomingMessage,
   response: http.ServerResponse,
 ): Promise<void> {
-  const record: MomoReceivedRequest = {
-    method: request.method ?? 'GET',
-    path: request.url ?? '/',
-    headers: request.headers,
-    body: '',
-    status: 0,
-    at: Date.now(),
-  };
+  const record: MomoReceivedRequest = arrivingRequest(request);
   state.requests.push(record);
   try {
-    record.body = await readBody(request);
+    record.body = await readRequestBody(request, REQUEST_BODY_MAX_BYTES);
   } catch {
     record.status = 413;
     response.writeHead(413).end();
@@ -270,24 +251,6 @@ function decodedOrUndefined(text: string): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-function readBody(request: http.IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let size = 0;
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > REQUEST_BODY_MAX_BYTES) {
-        reject(new Error('request body too large'));
-        request.destroy();
-        return;
-      }
-      chunks.push(chunk);
-    });
-    request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    request.on('error', reject);
-  });
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -6,6 +6,7 @@
 import { guardedFetch } from '../../../outbound/guard.ts';
 import type { PartnerRailFactory } from '../../../rails/partner.ts';
 import type { RailPartnerName } from '../domain.ts';
+import { flutterwaveRail } from './flutterwave/rail.ts';
 import { mpesaDarajaRail } from './mpesaDaraja/rail.ts';
 import { mtnMomoRail } from './mtnMomo/rail.ts';
 
@@ -54,6 +55,16 @@ export const PARTNER_RAIL_FACTORIES: Readonly<Record<RailPartnerName, PartnerRai
         apiKey: credentials.api_key ?? '',
         collectionSubscriptionKey: credentials.collection_subscription_key ?? '',
         disbursementSubscriptionKey: credentials.disbursement_subscription_key ?? '',
+      },
+      callbacks,
+    ),
+  flutterwave: ({ settings, credentials, addressPolicy }, callbacks) =>
+    flutterwaveRail(
+      {
+        fetch: guardedFetch(addressPolicy),
+        baseUrl: settings.base_url ?? '',
+        secretKey: credentials.secret_key ?? '',
+        secretHash: credentials.secret_hash ?? '',
       },
       callbacks,
     ),

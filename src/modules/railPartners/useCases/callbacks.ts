@@ -51,7 +51,16 @@ export const RAIL_CALLBACK_ERROR_RETRY_MS = 60_000;
 /** Bytes of a callback body at most (partners send a few kilobytes). */
 export const RAIL_CALLBACK_BODY_BYTES_MAX = 64 * 1024;
 /** Headers kept with a callback: what a signature or a dispute needs, not cookies or hop-by-hop ones. */
-const KEPT_HEADERS = ['content-type', 'user-agent', 'x-forwarded-for', 'x-signature', 'x-callback-signature'];
+const KEPT_HEADERS = [
+  'content-type',
+  'user-agent',
+  'x-forwarded-for',
+  'x-signature',
+  'x-callback-signature',
+  'flutterwave-signature',
+];
+/** Headers that carry a shared secret as is (Flutterwave's `verif-hash`): kept only as `<name>-sha256`. */
+const DIGESTED_HEADERS = ['verif-hash'];
 
 export interface ArrivingCallback {
   rail: string;
@@ -67,6 +76,8 @@ export interface CallbackReceipt {
   /** The body the partner expects back, where it reads one (a C2B validation's decision); creditCallbacks.ts. */
   answer?: Record<string, unknown> | undefined;
 }
+
+const sha256Hex = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
 function unknownCallbackTarget(): AppError {
   return new AppError({
@@ -92,6 +103,10 @@ export async function receiveRailCallback(
     const value = arriving.headers[name];
     if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
   }
+  for (const name of DIGESTED_HEADERS) {
+    const value = arriving.headers[name];
+    if (typeof value === 'string') headers[`${name}-sha256`] = sha256Hex(value);
+  }
   const callback: RailCallback = {
     id: deps.newId('railCallback'),
     organizationId: config.organizationId,
@@ -100,7 +115,7 @@ export async function receiveRailCallback(
     path: arriving.path,
     headers,
     rawBody: arriving.rawBody,
-    bodySha256: createHash('sha256').update(arriving.rawBody, 'utf8').digest('hex'),
+    bodySha256: sha256Hex(arriving.rawBody),
     status: 'received',
     transferId: null,
     detail: null,

@@ -120,7 +120,7 @@ export async function applyCreditReport(
     network: config.network,
     railReference: report.partnerTransactionId,
     partnerReceipt: report.partnerTransactionId,
-    statusReason: 'mobile_money_deposit',
+    statusReason: config.rail === 'bank' ? 'bank_deposit' : 'mobile_money_deposit',
     metadata: { account_reference: report.accountReference, payer: report.payer },
   });
   await recordRailPartnerCredit(tx, key, { transferId: transfer.id, exceptionId: null });

@@ -5,7 +5,7 @@
  */
 
 import { createHash } from 'node:crypto';
-import { type Currency, exponentOf } from '../../../../domain/money.ts';
+import { type Currency, exponentOf, minorUnitsOfDecimal } from '../../../../domain/money.ts';
 
 export const MTN_MOMO_PARTNER = 'mtn_momo';
 
@@ -113,13 +113,7 @@ const MOMO_AMOUNT_TEXT_MAX_CHARS = 40;
  * decimal, or that the currency cannot carry ("1.50" UGX: UGX has no minor unit).
  */
 export function minorUnitsOfMomoAmount(text: string, currency: Currency): bigint | undefined {
-  if (text.length > MOMO_AMOUNT_TEXT_MAX_CHARS) return undefined;
-  const match = /^(\d+)(?:\.(\d+))?$/.exec(text);
-  if (!match) return undefined;
-  const exponent = exponentOf(currency);
-  const fraction = (match[2] ?? '').replace(/0+$/, '');
-  if (fraction.length > exponent) return undefined;
-  return BigInt(`${match[1]}${fraction.padEnd(exponent, '0')}`);
+  return text.length > MOMO_AMOUNT_TEXT_MAX_CHARS ? undefined : minorUnitsOfDecimal(text, currency);
 }
 
 /** MTN refuses some characters (an apostrophe, for one) in notes: keep letters, digits and plain marks. */

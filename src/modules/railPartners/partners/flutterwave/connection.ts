@@ -1,0 +1,107 @@
+/**
+ * One Flutterwave adapter's connection (rail.ts): its configuration, the error a call throws, the v3 calls
+ * it makes through the outbound address guard, and the conversions between Mkoba's integer minor units and
+ * Flutterwave's major-unit JSON numbers (done on the text, never through a float).
+ */
+import { type Currency, minorUnitsOfDecimal } from '../../../../domain/money.ts';
+import type { OutboundFetch } from '../../../../outbound/guard.ts';
+
+export const FLUTTERWAVE_PARTNER = 'flutterwave';
+/**
+ * One HTTP request's time limit. A payout makes at most three requests (resolve, POST, and a GET by reference
+ * after a refused repeat), so it ends within the rail worker's 20-second RAIL_CALL_TIMEOUT_MS.
+ */
+export const FLUTTERWAVE_REQUEST_TIMEOUT_MS = 5_000;
+/** Characters of an amount's text at most, before it is read (a longer one is no amount of ours). */
+const AMOUNT_TEXT_MAX_CHARS = 32;
+
+export interface FlutterwaveConfig {
+  /** The outbound address guard's fetch (src/outbound/guard.ts). */
+  fetch: OutboundFetch;
+  /** `https://api.flutterwave.com` in production, or a simulator's URL (without `/v3`). */
+  baseUrl: string;
+  /** The secret key: `Authorization: Bearer …` on every call. */
+  secretKey: string;
+  /** The secret hash set on Flutterwave's dashboard: what verifies a webhook. */
+  secretHash: string;
+  /** FLUTTERWAVE_REQUEST_TIMEOUT_MS unless given. */
+  requestTimeoutMs?: number;
+}
+
+/** A call to Flutterwave that did not give a usable answer: the worker retries, the message says why. */
+export class FlutterwaveError extends Error {
+  override name = 'FlutterwaveError';
+  constructor(
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message);
+  }
+}
+
+/** Flutterwave's answer: the HTTP status and its `{status, message, data}` envelope, as far as it has one. */
+export interface FlutterwaveAnswer {
+  status: number;
+  ok: boolean;
+  message: string;
+  data: unknown;
+  /** The envelope's `meta`, where a list has one. */
+  meta: unknown;
+}
+
+export const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** One v3 call; throws FlutterwaveError when nothing readable comes back in time. */
+export async function flutterwaveCall(
+  config: FlutterwaveConfig,
+  method: 'GET' | 'POST',
+  path: string,
+  body?: string,
+): Promise<FlutterwaveAnswer> {
+  const timeoutMs = config.requestTimeoutMs ?? FLUTTERWAVE_REQUEST_TIMEOUT_MS;
+  let status: number;
+  let text: string;
+  try {
+    const response = await config.fetch(`${config.baseUrl.replace(/\/+$/, '')}${path}`, {
+      method,
+      headers: {
+        Authorization: `Bearer ${config.secretKey}`,
+        Accept: 'application/json',
+        ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+      },
+      ...(body === undefined ? {} : { body }),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    status = response.status;
+    text = await response.text();
+  } catch (error) {
+    const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
+    throw new FlutterwaveError(
+      timedOut
+        ? `Flutterwave did not answer ${method} ${path} within ${timeoutMs} ms`
+        : `Flutterwave could not be reached for ${method} ${path}: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  const envelope = isRecord(parsed) ? parsed : {};
+  return {
+    status,
+    ok: status >= 200 && status < 300 && envelope.status === 'success',
+    message: typeof envelope.message === 'string' ? envelope.message : '',
+    data: envelope.data,
+    meta: envelope.meta,
+  };
+}
+
+/** Flutterwave's amount (a JSON number or a decimal string) in minor units; undefined when it is not one. */
+export function minorUnitsOfFlutterwaveAmount(value: unknown, currency: Currency): bigint | undefined {
+  const text = typeof value === 'number' ? String(value) : typeof value === 'string' ? value : undefined;
+  if (text === undefined || text.length > AMOUNT_TEXT_MAX_CHARS) return undefined;
+  return minorUnitsOfDecimal(text, currency);
+}

@@ -1,0 +1,81 @@
+/**
+ * Flutterwave (v3 API) as a partner rail on the `bank` rail: payouts to bank accounts through Transfers
+ * (payouts.ts: name resolution first, our transfer id as the idempotent `reference`), their outcome by the
+ * `transfer.completed` webhook or by polling, and money in through static virtual account numbers, one per
+ * wallet, made with the wallet's reference as `tx_ref` so that `charge.completed` names the wallet to credit
+ * (callbacks.ts). Flutterwave has no request-to-pay for bank accounts: `collect` refuses.
+ *
+ * Webhooks: set the dashboard's webhook URL to `{callback base}/webhooks`; transfers carry their own
+ * `callback_url` (`{callback base}/transfers`). Both are verified with the dashboard's secret hash.
+ */
+import type { Currency } from '../../../../domain/money.ts';
+import type { CallbackTarget, PartnerRail } from '../../../../rails/partner.ts';
+import { parseFlutterwaveCallback } from './callbacks.ts';
+import {
+  FLUTTERWAVE_PARTNER,
+  type FlutterwaveConfig,
+  FlutterwaveError,
+  flutterwaveCall,
+  isRecord,
+} from './connection.ts';
+import { checkPayout, submitPayout } from './payouts.ts';
+
+export { type FlutterwaveConfig, FlutterwaveError } from './connection.ts';
+
+/** What `collect` answers: Flutterwave cannot ask a bank account holder to pay. */
+export const FLUTTERWAVE_COLLECT_FAILURE_CODE = 'collection_not_supported';
+
+export function flutterwaveRail(config: FlutterwaveConfig, callbacks: CallbackTarget): PartnerRail {
+  return {
+    partner: FLUTTERWAVE_PARTNER,
+    submit: (request, now) => submitPayout(config, callbacks, request, now),
+    check: (transfer, now) => checkPayout(config, transfer, now),
+    collect: async () => ({ accepted: false, failureCode: FLUTTERWAVE_COLLECT_FAILURE_CODE }),
+    checkCollection: async () => ({ kind: 'failed', failureCode: FLUTTERWAVE_COLLECT_FAILURE_CODE }),
+    parseCallback: (callback) => parseFlutterwaveCallback(config.secretHash, callback),
+  };
+}
+
+export interface WalletVirtualAccountRequest {
+  /** The wallet's reference (its virtual account reference): the account's `tx_ref`, named by each deposit. */
+  walletReference: string;
+  email: string;
+  /** The account holder's BVN: Flutterwave requires one for a static account. */
+  bvn: string;
+  currency: Currency;
+}
+
+export interface WalletVirtualAccount {
+  accountNumber: string;
+  bankName: string;
+  orderRef: string;
+}
+
+/** A static virtual account number for a wallet: bank transfers into it arrive as `charge.completed`. */
+export async function flutterwaveWalletVirtualAccount(
+  config: FlutterwaveConfig,
+  request: WalletVirtualAccountRequest,
+): Promise<WalletVirtualAccount> {
+  const answer = await flutterwaveCall(
+    config,
+    'POST',
+    '/v3/virtual-account-numbers',
+    JSON.stringify({
+      email: request.email,
+      is_permanent: true,
+      bvn: request.bvn,
+      tx_ref: request.walletReference,
+      currency: request.currency,
+      narration: request.walletReference,
+    }),
+  );
+  const data = isRecord(answer.data) ? answer.data : {};
+  const { account_number: accountNumber, bank_name: bankName, order_ref: orderRef } = data;
+  if (!answer.ok || typeof accountNumber !== 'string' || typeof orderRef !== 'string') {
+    throw new FlutterwaveError(
+      `Flutterwave made no virtual account: ${answer.status} ${answer.message}`,
+      answer.status,
+    );
+  }
+  return { accountNumber, bankName: typeof bankName === 'string' ? bankName : '', orderRef };
+}

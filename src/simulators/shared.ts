@@ -1,0 +1,126 @@
+/**
+ * What every partner simulator's HTTP side needs, whatever partner it plays: listening on a loopback port,
+ * reading a bounded request body, scheduled work it can wait for (so a test knows when it is idle), posting
+ * a callback, and closing. New simulators use these; the older ones keep their own copies for now.
+ */
+import http from 'node:http';
+
+/** The part of a simulator's state that scheduled work and waits use. */
+export interface SimulatorWork {
+  busy: number;
+  closed: boolean;
+  timers: Set<NodeJS.Timeout>;
+  listeners: Set<() => void>;
+}
+
+/** Starts `handler` as an HTTP server; answers its base URL (no trailing slash). */
+export async function listenSimulator(
+  handler: http.RequestListener,
+  options: { host?: string; port?: number },
+): Promise<{ server: http.Server; url: string }> {
+  const server = http.createServer(handler);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
+  });
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('the simulator has no TCP address');
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return { server, url: `http://${host}:${address.port}` };
+}
+
+/** Stops scheduled work and the server, dropping open connections. */
+export function closeSimulator(work: SimulatorWork, server: http.Server): Promise<void> {
+  work.closed = true;
+  for (const timer of work.timers) clearTimeout(timer);
+  work.timers.clear();
+  return new Promise<void>((resolve) => {
+    server.closeAllConnections();
+    server.close(() => resolve());
+  });
+}
+
+/** The request's body as text; rejects (and drops the connection) past `maxBytes`. */
+export function readRequestBody(request: http.IncomingMessage, maxBytes: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    request.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBytes) {
+        reject(new Error('request body too large'));
+        request.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    request.on('error', reject);
+  });
+}
+
+/** Runs `task` after `ms`, counting it as scheduled work until it is done. */
+export function schedule(work: SimulatorWork, ms: number, task: () => Promise<void> | void): void {
+  work.busy += 1;
+  const timer = setTimeout(async () => {
+    work.timers.delete(timer);
+    try {
+      await task();
+    } finally {
+      work.busy -= 1;
+      for (const listener of [...work.listeners]) listener();
+    }
+  }, ms);
+  work.timers.add(timer);
+}
+
+/** Resolves with `ready()`'s value once it has one, checking now and after each piece of scheduled work. */
+export function waitFor<T>(
+  work: SimulatorWork,
+  ready: () => T | undefined,
+  timeoutMs: number,
+  what: string,
+): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      const value = ready();
+      if (value === undefined) return;
+      work.listeners.delete(check);
+      clearTimeout(timer);
+      resolve(value);
+    };
+    const timer = setTimeout(() => {
+      work.listeners.delete(check);
+      reject(new Error(`simulator: timed out after ${timeoutMs} ms waiting for ${what}`));
+    }, timeoutMs);
+    work.listeners.add(check);
+    check();
+  });
+}
+
+/** The record of a request as it arrives, before its body is read or it is answered (status 0). */
+export function arrivingRequest(request: http.IncomingMessage) {
+  return {
+    method: request.method ?? 'GET',
+    path: request.url ?? '/',
+    headers: request.headers,
+    body: '',
+    status: 0,
+    at: Date.now(),
+  };
+}
+
+/** Sends a callback; answers the receiver's status, or the error that kept it from answering. */
+export async function sendCallback(
+  url: string,
+  request: { method: string; headers: Record<string, string>; body: string },
+  timeoutMs: number,
+): Promise<{ status?: number; error?: string }> {
+  try {
+    const response = await fetch(url, { ...request, signal: AbortSignal.timeout(timeoutMs) });
+    await response.arrayBuffer();
+    return { status: response.status };
+  } catch (error) {
+    return { error: error instanceof Error ? error.message : String(error) };
+  }
+}
