@@ -2,6 +2,8 @@
 import http from 'node:http';
 
 export interface Received {
+  /** The request's path (and query), as sent. */
+  path: string;
   headers: http.IncomingHttpHeaders;
   body: string;
   at: number;
@@ -29,7 +31,7 @@ export async function startReceiver(path = '/hooks'): Promise<Receiver> {
       body += chunk;
     });
     request.on('end', () => {
-      const entry = { headers: request.headers, body, at: Date.now() };
+      const entry = { path: request.url ?? '', headers: request.headers, body, at: Date.now() };
       receiver.received.push(entry);
       const answer = receiver.respond(entry);
       const send = () => {

@@ -19,7 +19,7 @@
  * One file per API: oauth.ts, b2c.ts, b2b.ts, express.ts (STK push and query), transactionStatus.ts, accountBalance.ts,
  * c2b.ts (Register URL, simulate, validation and confirmation), reversal.ts; shared:
  * securityCredential.ts (the certificate it publishes and the initiator check), state.ts (options, records, answers), validation.ts, callbacks.ts, formats.ts (ids and times),
- * behaviours.ts (the magic numbers); server.ts wires them into the HTTP server.
+ * behaviours.ts (the magic numbers), tls.ts (its HTTPS mode's certificate); server.ts wires them into the HTTP server.
  */
 export { ACCOUNT_BALANCE_PATH, DARAJA_SIMULATOR_STARTING_FLOAT_SHILLINGS } from './accountBalance.ts';
 export { B2B_PATH } from './b2b.ts';
@@ -43,7 +43,7 @@ export {
   DARAJA_SIMULATOR_CERTIFICATE_PEM,
   encryptSecurityCredential,
 } from './securityCredential.ts';
-export { type DarajaSimulator, startDarajaSimulator } from './server.ts';
+export { type DarajaSimulator, type DarajaSimulatorStartOptions, startDarajaSimulator } from './server.ts';
 export {
   DARAJA_SIMULATOR_CALLBACK_DELAY_MS,
   DARAJA_SIMULATOR_CALLBACK_TIMEOUT_MS,
@@ -59,4 +59,8 @@ export {
   type DarajaSimulatedPush,
   type DarajaSimulatorOptions,
 } from './state.ts';
+export {
+  DARAJA_SANDBOX_HOST,
+  DARAJA_SIMULATOR_TLS_CERTIFICATE_PEM,
+} from './tls.ts';
 export { B2B_ACCOUNT_REFERENCE_MAX_CHARS } from './validation.ts';

@@ -2,10 +2,10 @@
  * The Daraja simulator's HTTP server: reads and records each request, routes it to its API (OAuth, B2C, B2B,
  * M-Pesa Express, Transaction Status, Account Balance, Reversal) after the checks every M-Pesa API shares (method, forced failures,
  * access token, JSON body; C2B in c2b.ts), and writes the answer, or leaves it hanging; it also publishes the simulator's
- * certificate (securityCredential.ts). Also the simulator's controls.
+ * certificate (securityCredential.ts). Speaks HTTPS when started with `tls` (tls.ts). Also the simulator's controls.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
+import { listenSimulator } from '../listen.ts';
 import { ACCOUNT_BALANCE_PATH, accountBalanceQuery } from './accountBalance.ts';
 import { B2B_PATH, b2bPaymentRequest } from './b2b.ts';
 import { B2C_PATHS, b2cPaymentRequest } from './b2c.ts';
@@ -34,14 +34,20 @@ import {
   errorBody,
   newDarajaState,
 } from './state.ts';
+import { DARAJA_SIMULATOR_TLS_CERTIFICATE_PEM, DARAJA_SIMULATOR_TLS_PRIVATE_KEY_PEM } from './tls.ts';
 import { TRANSACTION_STATUS_PATH, transactionStatusQuery } from './transactionStatus.ts';
 import { parseObject } from './validation.ts';
 
 /** The simulator's certificate is served as PEM text. */
 const CERTIFICATE_CONTENT_TYPE = 'application/x-pem-file';
 
+export interface DarajaSimulatorStartOptions extends DarajaSimulatorOptions {
+  /** Speak HTTPS under the simulator's certificate for Safaricom's hosts (tls.ts) instead of HTTP. */
+  tls?: boolean;
+}
+
 export interface DarajaSimulator extends C2BControls {
-  /** The base URL, without a trailing slash: the adapter's `baseUrl`. */
+  /** The base URL, without a trailing slash (`https://…` when started with `tls`): the adapter's `baseUrl`. */
   url: string;
   /** Every request received, OAuth included, in arrival order. */
   requests: DarajaReceivedRequest[];
@@ -67,17 +73,18 @@ export interface DarajaSimulator extends C2BControls {
   close(): Promise<void>;
 }
 
-export async function startDarajaSimulator(options: DarajaSimulatorOptions = {}): Promise<DarajaSimulator> {
+export async function startDarajaSimulator(
+  options: DarajaSimulatorStartOptions = {},
+): Promise<DarajaSimulator> {
   const state = newDarajaState(options);
   const simulator = simulatorControls(state);
-  const server = http.createServer((request, response) => receive(state, request, response));
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
+  const tls = { cert: DARAJA_SIMULATOR_TLS_CERTIFICATE_PEM, key: DARAJA_SIMULATOR_TLS_PRIVATE_KEY_PEM };
+  const { server, url } = await listenSimulator((request, response) => receive(state, request, response), {
+    port: options.port,
+    host: options.host,
+    tls: options.tls ? tls : undefined,
   });
-  const address = server.address() as AddressInfo;
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  simulator.url = `http://${host}:${address.port}`;
+  simulator.url = url;
   simulator.close = async () => {
     state.closed = true;
     for (const callback of state.scheduled) clearTimeout(callback.timer);

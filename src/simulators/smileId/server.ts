@@ -3,9 +3,8 @@
  * four lookups, /job_status, /services) after the checks they share (method, forced failures, a JSON
  * object body), and writes the answer. Also the simulator's controls.
  */
-import http from 'node:http';
-import https from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
+import { listenSimulator } from '../listen.ts';
 import { idle, send } from './callbacks.ts';
 import { jobStatus, LOOKUPS, SMILE_ID_PATHS, services, submitLookup } from './jobs.ts';
 import {
@@ -53,19 +52,12 @@ export async function startSmileIdSimulator(
   const state = newSmileIdState(options);
   const handler = (request: http.IncomingMessage, response: http.ServerResponse) =>
     receive(state, request, response);
-  const server = options.tls
-    ? https.createServer(
-        { cert: SMILE_ID_SIMULATOR_CERTIFICATE_PEM, key: SMILE_ID_SIMULATOR_PRIVATE_KEY_PEM },
-        handler,
-      )
-    : http.createServer(handler);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
+  const tls = { cert: SMILE_ID_SIMULATOR_CERTIFICATE_PEM, key: SMILE_ID_SIMULATOR_PRIVATE_KEY_PEM };
+  const { server, url } = await listenSimulator(handler, {
+    port: options.port,
+    host: options.host,
+    tls: options.tls ? tls : undefined,
   });
-  const address = server.address() as AddressInfo;
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  const url = `${options.tls ? 'https' : 'http'}://${host}:${address.port}`;
   const simulator: SmileIdSimulator = {
     url,
     apiUrl: `${url}/v1`,
