@@ -1,9 +1,11 @@
 /**
  * Payers' own payments a partner reports (M-Pesa C2B): a validation is answered by whether the account
  * reference the payer quoted names a wallet that can take the money (the wallet's virtual account reference
- * or account number, as for bank deposits); a confirmation credits that wallet once per partner transaction,
- * through the rail-credit path every rail credit takes (a frozen wallet's credit is held for review), and a
- * confirmation no wallet can take goes to the reconciliation exception queue as an `unmatched_deposit`.
+ * or account number, as for bank deposits); a confirmation claims the payment once per partner transaction.
+ * Where the partner's adapter can verify a payment (`verifyCredit`: its callbacks are not signed), the claim
+ * waits `verifying` until the partner's own answer (creditVerification.ts); otherwise it is credited at once.
+ * Crediting goes through the rail-credit path every rail credit takes (a frozen wallet's credit is held for
+ * review), and a payment no wallet can take goes to the reconciliation exception queue as an `unmatched_deposit`.
  */
 import type { Deps } from '../../../app/deps.ts';
 import type { Wallet } from '../../../domain/wallets.ts';
@@ -20,7 +22,14 @@ import { normalizePayerReference, openException, walletIdOfReference } from '../
 import { findWallet } from '../../wallets/index.ts';
 import type { RailPartnerConfig } from '../domain.ts';
 import type { RailCallback } from '../repository/callbacks.ts';
-import { claimRailPartnerCredit, recordRailPartnerCredit } from '../repository/credits.ts';
+import { findRailCallback } from '../repository/callbacks.ts';
+import {
+  claimRailPartnerCredit,
+  findRailPartnerCredit,
+  type RailPartnerCredit,
+  railPartnerCreditKey,
+  recordRailPartnerCredit,
+} from '../repository/credits.ts';
 import type { CallbackEffect } from './callbackEffects.ts';
 import type { RailPartnerDirectory } from './directory.ts';
 
@@ -64,13 +73,14 @@ export async function decideCredit(
   return { accepted: true };
 }
 
-/** What a credit callback does: a validation changes nothing (its answer is the decision); a confirmation credits once. */
+/** What a credit callback does: a validation changes nothing (its answer is the decision); a confirmation claims once. */
 export async function applyCreditReport(
   tx: Queryable,
   deps: Deps,
   callback: RailCallback,
   config: RailPartnerConfig,
   report: CreditReport,
+  adapter: PartnerRail,
 ): Promise<CallbackEffect> {
   if (report.stage === 'validation') {
     const decision = await decideCredit(tx, callback.organizationId, report);
@@ -80,27 +90,129 @@ export async function applyCreditReport(
       detail: decision.accepted ? 'validation accepted' : `validation rejected: ${decision.reason}`,
     };
   }
-  const key = {
-    organizationId: callback.organizationId,
+  const key = railPartnerCreditKey(config, report.partnerTransactionId);
+  const verifies = adapter.verifyCredit !== undefined;
+  if (
+    !(await claimRailPartnerCredit(
+      tx,
+      key,
+      callback.id,
+      deps.now(),
+      verifies ? { configId: config.id } : undefined,
+    ))
+  ) {
+    return confirmedAgain(tx, deps, { callback, config, adapter }, report);
+  }
+  if (verifies) return { status: 'applied', transferId: null, detail: CREDIT_AWAITING_VERIFICATION };
+  return creditClaimedPayment(tx, deps, callback.id, config, report);
+}
+
+/** The credit report of the callback that claimed a payment, read again (parsing is pure). */
+export async function claimedReport(
+  db: Queryable,
+  adapter: PartnerRail,
+  credit: RailPartnerCredit,
+): Promise<CreditReport | undefined> {
+  const callback = await findRailCallback(db, credit.organizationId, credit.callbackId);
+  if (!callback) return undefined;
+  try {
+    const report = adapter.parseCallback(callback);
+    return report.kind === 'credit' ? report : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** What an exception about a payer's payment records, whatever went wrong with it. */
+export function creditExceptionDetails(
+  config: RailPartnerConfig,
+  callbackId: string,
+  report: CreditReport,
+  reason: string,
+): Record<string, string> {
+  return {
     partner: config.partner,
-    partnerTransactionId: report.partnerTransactionId,
+    callback_id: callbackId,
+    reference: report.partnerTransactionId,
+    partner_transaction_id: report.partnerTransactionId,
+    account_reference: report.accountReference,
+    amount_minor: report.amountMinor.toString(),
+    currency: report.currency,
+    rail: config.rail,
+    reason,
   };
-  if (!(await claimRailPartnerCredit(tx, key, callback.id, deps.now()))) {
+}
+
+/**
+ * A confirmation of a payment already claimed: the same payment sent again changes nothing. One telling
+ * another story (another amount or account reference) is a forgery or a fault: an exception names it, and a
+ * payment still verifying is then not credited (which story is true is for people to tell).
+ */
+async function confirmedAgain(
+  tx: Queryable,
+  deps: Deps,
+  { callback, config, adapter }: { callback: RailCallback; config: RailPartnerConfig; adapter: PartnerRail },
+  report: CreditReport,
+): Promise<CallbackEffect> {
+  const key = railPartnerCreditKey(config, report.partnerTransactionId);
+  const credit = await findRailPartnerCredit(tx, key, { forUpdate: true });
+  const first = credit && (await claimedReport(tx, adapter, credit));
+  const sameStory =
+    first !== undefined &&
+    first.amountMinor === report.amountMinor &&
+    normalizePayerReference(first.accountReference) === normalizePayerReference(report.accountReference);
+  if (!credit || !first || sameStory) {
     return {
       status: 'unchanged',
       transferId: null,
       detail: `payment ${report.partnerTransactionId} already applied`,
     };
   }
-  const target = await creditTarget(tx, callback.organizationId, report);
+  const exception = await openException(tx, deps, {
+    organizationId: callback.organizationId,
+    transferId: null,
+    kind: 'unmatched_callback',
+    details: {
+      ...creditExceptionDetails(config, callback.id, report, 'conflicting_confirmation'),
+      reported: 'conflicting_confirmation',
+      first_callback_id: credit.callbackId,
+      credited_transfer_id: credit.transferId,
+    },
+  });
+  if (credit.status === 'verifying') {
+    await recordRailPartnerCredit(tx, key, {
+      transferId: null,
+      exceptionId: exception.id,
+      status: 'unverified',
+    });
+  }
+  return { status: 'exception', transferId: null, detail: 'another confirmation of this payment differs' };
+}
+
+/** What a confirmation claimed now records until the partner's answer: nothing is credited yet. */
+export const CREDIT_AWAITING_VERIFICATION = 'awaiting verification with the partner';
+
+/**
+ * Credits a claimed payment to the wallet its reference names (held for review when frozen), or opens an
+ * `unmatched_deposit` exception when no wallet can take it; records what it became.
+ */
+export async function creditClaimedPayment(
+  tx: Queryable,
+  deps: Deps,
+  claimingCallbackId: string,
+  config: RailPartnerConfig,
+  report: CreditReport,
+): Promise<CallbackEffect> {
+  const key = railPartnerCreditKey(config, report.partnerTransactionId);
+  const target = await creditTarget(tx, config.organizationId, report);
   if (!target.wallet) {
     const exception = await openException(tx, deps, {
-      organizationId: callback.organizationId,
+      organizationId: config.organizationId,
       transferId: null,
       kind: 'unmatched_deposit',
       details: {
         partner: config.partner,
-        callback_id: callback.id,
+        callback_id: claimingCallbackId,
         partner_transaction_id: report.partnerTransactionId,
         reference: report.accountReference,
         amount_minor: report.amountMinor.toString(),
