@@ -36,6 +36,23 @@ const PAYER = '254708374149';
 /** Callbacks wait for the test to deliver them (a result must not race the worker recording its question). */
 const TEST_CALLBACK_DELAY_MS = 60_000;
 
+/** The published Transaction Status result's ResultParameter keys, in its order. */
+const STATUS_RESULT_KEYS = [
+  'DebitPartyName',
+  'CreditPartyName',
+  'OriginatorConversationID',
+  'InitiatedTime',
+  'DebitAccountType',
+  'DebitPartyCharges',
+  'TransactionReason',
+  'ReasonType',
+  'TransactionStatus',
+  'FinalisedTime',
+  'Amount',
+  'ConversationID',
+  'ReceiptNo',
+];
+
 interface StoredCallback {
   path: string;
   status: string;
@@ -155,6 +172,18 @@ describe.each(BACKENDS)('M-Pesa C2B verification on %s', (backend) => {
 
     // The same result again (the same bytes, then other bytes), and the worker again: nothing changes twice.
     const result = sim.deliveries.find((d) => d.url.endsWith(`/c2b/verify/${payment.transId}`));
+    // The result as the published sample has it, about the C2B payment.
+    const published = JSON.parse(result?.body ?? '{}').Result;
+    expect(published).toMatchObject({ ResultCode: 0, TransactionID: payment.transId });
+    const parameters = published.ResultParameters.ResultParameter as { Key: string; Value?: unknown }[];
+    expect(parameters.map((p) => p.Key)).toEqual(STATUS_RESULT_KEYS);
+    expect(Object.fromEntries(parameters.map((p) => [p.Key, p.Value]))).toMatchObject({
+      DebitPartyName: `${PAYER} - SIMULATED`,
+      CreditPartyName: `${PAYBILL} - Simulated Business`,
+      TransactionStatus: 'Completed',
+      Amount: 120,
+      ReceiptNo: payment.transId,
+    });
     await post(`c2b/verify/${payment.transId}`, JSON.parse(result?.body ?? '{}'));
     await post(`c2b/verify/${payment.transId}`, JSON.parse(result?.body ?? '{}'), 1);
     expect(await runRailCreditVerificationWorkerOnce(t.deps, railPartnerDirectory(t.deps))).toBe(0);
