@@ -5,10 +5,11 @@
  * same amount; a forged one (a TransID M-Pesa never issued, a real one with a larger amount, another
  * paybill's, a second story about a claimed payment, a forged status result) credits nothing and opens an
  * exception; repeated results change nothing twice, an unanswered question is asked again, and a payment
- * never vouched for within the window is refused.
+ * never vouched for within the window is refused. Last, the adapter's reading of each kind of result.
  */
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseC2BVerification } from '../src/modules/railPartners/partners/mpesaDaraja/c2bVerification.ts';
 import { CREDIT_VERIFICATION_ANSWER_GRACE_MS } from '../src/modules/railPartners/useCases/creditVerification.ts';
 import {
   RAIL_CREDIT_VERIFICATION_RETRY_MS,
@@ -19,6 +20,7 @@ import {
   runRailCallbackSweepOnce,
   runRailCreditVerificationWorkerOnce,
 } from '../src/modules/railPartners/workers.ts';
+import { MalformedCallbackError } from '../src/rails/partner.ts';
 import {
   DARAJA_SIMULATOR_DEFAULT_CREDENTIALS,
   type DarajaSimulator,
@@ -351,5 +353,61 @@ describe.each(BACKENDS)('M-Pesa C2B verification on %s', (backend) => {
     expect(statusQueriesFor(forged)).toHaveLength(0);
     expect(await credits(wallet)).toHaveLength(1);
     await expectLedgerHealthy(t);
+  });
+});
+
+describe('a C2B verification result read by the adapter', () => {
+  const transId = 'QABC123456';
+  const result = (code: number, parameters?: Record<string, unknown>) => ({
+    Result: {
+      ConversationID: 'AG_20261206_0000abc',
+      ResultCode: code,
+      ...(parameters && {
+        ResultParameters: {
+          ResultParameter: Object.entries(parameters).map(([Key, Value]) => ({ Key, Value })),
+        },
+      }),
+    },
+  });
+  const read = (body: unknown) =>
+    parseC2BVerification(body as Record<string, unknown>, `c2b/verify/${transId}`, PAYBILL);
+  const completed = {
+    CreditPartyName: `${PAYBILL} - Business`,
+    TransactionStatus: 'Completed',
+    Amount: '120.00',
+    ReceiptNo: transId,
+  };
+
+  it.each([
+    [
+      'completed to our paybill',
+      result(0, completed),
+      { outcome: 'completed', amountMinor: 12_000n, toOurAccount: true },
+    ],
+    [
+      'another receiver',
+      result(0, { ...completed, CreditPartyName: `${OTHER_PAYBILL} - Other` }),
+      { outcome: 'completed', toOurAccount: false },
+    ],
+    [
+      'an answer about another receipt',
+      result(0, { ...completed, ReceiptNo: 'QOTHER0001' }),
+      { outcome: 'not_found' },
+    ],
+    ['failed', result(0, { ...completed, TransactionStatus: 'Failed' }), { outcome: 'failed' }],
+    ['still pending', result(0, { ...completed, TransactionStatus: 'Pending' }), { outcome: 'pending' }],
+    ['not found', result(2033), { outcome: 'not_found' }],
+    ['our initiator refused', result(2001), { outcome: 'pending' }],
+  ])('%s', (_name, body, expected) => {
+    expect(read(body)).toMatchObject({
+      kind: 'credit_verification',
+      partnerTransactionId: transId,
+      queryReference: 'AG_20261206_0000abc',
+      ...expected,
+    });
+  });
+
+  it('a result without the query ConversationID is malformed', () => {
+    expect(() => read({ Result: { ResultCode: 0 } })).toThrow(MalformedCallbackError);
   });
 });
