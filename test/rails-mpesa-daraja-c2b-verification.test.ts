@@ -10,6 +10,7 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseC2BVerification } from '../src/modules/railPartners/partners/mpesaDaraja/c2bVerification.ts';
+import { RAIL_CREDIT_UNCONFIRMED_CHECK_AFTER_MS } from '../src/modules/railPartners/useCases/creditCallbacks.ts';
 import { CREDIT_VERIFICATION_ANSWER_GRACE_MS } from '../src/modules/railPartners/useCases/creditVerification.ts';
 import {
   RAIL_CREDIT_VERIFICATION_RETRY_MS,
@@ -304,6 +305,42 @@ describe.each(BACKENDS)('M-Pesa C2B verification on %s', (backend) => {
     ]);
     expect(await credits(victim.wallet)).toEqual([]);
     expect(await credits(thief.wallet)).toEqual([]);
+    await expectLedgerHealthy(t);
+  });
+
+  it('a validated payment whose confirmation never comes is credited once M-Pesa vouches for it', async () => {
+    const { wallet, reference } = await walletWithReference();
+    sim.setC2BExternalValidation(PAYBILL, true);
+    const payment = await (async () => {
+      try {
+        return await sim.pushC2BPayment({
+          shortCode: PAYBILL,
+          amount: 55,
+          msisdn: PAYER,
+          billRefNumber: reference,
+          confirmation: 'none',
+        });
+      } finally {
+        sim.setC2BExternalValidation(PAYBILL, false);
+      }
+    })();
+    expect(payment).toMatchObject({ status: 'completed', decidedBy: 'accepted' });
+    // A validation anyone could POST, for a payment M-Pesa never made.
+    await post('c2b/validation', { ...confirmation('QVALIDONLY', reference, 700), OrgAccountBalance: '' });
+    await verify();
+    expect(statusQueriesFor(payment.transId)).toHaveLength(0);
+    t.deps.now = () => new Date(Date.now() + RAIL_CREDIT_UNCONFIRMED_CHECK_AFTER_MS + 1_000);
+    try {
+      await verify();
+    } finally {
+      t.deps.now = realNow;
+    }
+    expect(await credits(wallet)).toMatchObject([{ rail_reference: payment.transId, amount: '55.00' }]);
+    expect((await callbacksOf('QVALIDONLY')).map((c) => [c.path, c.status, c.detail])).toEqual([
+      ['c2b/validation', 'ignored', 'validation accepted'],
+      ['c2b/verify/QVALIDONLY', 'ignored', 'the validated payment did not complete'],
+    ]);
+    expect(await exceptionsOf('QVALIDONLY')).toEqual([]);
     await expectLedgerHealthy(t);
   });
 

@@ -7,8 +7,16 @@ import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
 import { forUpdateClause, nullableDate, nullableText, toDate } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 
-/** `verifying` until the partner confirms the payment (`applied`) or does not (`unverified`). */
-export type RailPartnerCreditStatus = 'verifying' | 'applied' | 'unverified';
+/**
+ * `verifying` until the partner confirms the payment (`applied`) or does not (`unverified`); `unconfirmed`
+ * while a payment we accepted at validation has had no confirmation (asked about later all the same).
+ */
+export type RailPartnerCreditStatus = 'unconfirmed' | 'verifying' | 'applied' | 'unverified';
+
+/** Whether the payment still waits for the partner's answer. */
+export function isAwaitingVerification(status: RailPartnerCreditStatus): boolean {
+  return status === 'verifying' || status === 'unconfirmed';
+}
 
 export interface RailPartnerCredit {
   organizationId: string;
@@ -68,7 +76,7 @@ export async function claimRailPartnerCredit(
   key: RailPartnerCreditKey,
   callbackId: string,
   now: Date,
-  verification?: { configId: string },
+  verification?: { configId: string; status: 'verifying' | 'unconfirmed'; nextCheckAt: Date },
 ): Promise<boolean> {
   const rows = await db.query(
     `INSERT INTO rail_partner_credits (organization_id, partner, partner_transaction_id, callback_id, created_at,
@@ -82,10 +90,9 @@ export async function claimRailPartnerCredit(
       key.partnerTransactionId,
       callbackId,
       now,
-      verification ? 'verifying' : 'applied',
+      verification?.status ?? 'applied',
       verification?.configId ?? null,
-      // Asked about at once: the verification worker's next pass.
-      verification ? now : null,
+      verification?.nextCheckAt ?? null,
     ],
   );
   return rows.length === 1;
@@ -133,7 +140,7 @@ export async function claimDueRailPartnerCredit(
   const skipped = seen.map((k) => `${k.organizationId} ${k.partner} ${k.partnerTransactionId}`);
   const [row] = await db.query(
     `SELECT ${COLUMNS} FROM rail_partner_credits
-     WHERE status = 'verifying' AND next_check_at <= $1
+     WHERE status IN ('verifying', 'unconfirmed') AND next_check_at <= $1
        AND NOT (organization_id || ' ' || partner || ' ' || partner_transaction_id = ANY($2::text[]))
      ORDER BY next_check_at LIMIT 1 FOR UPDATE SKIP LOCKED`,
     [now, skipped],
@@ -156,7 +163,8 @@ export async function saveRailPartnerCreditCheck(
 ): Promise<void> {
   await db.query(
     `UPDATE rail_partner_credits SET query_reference = $4, verification_attempts = $5, next_check_at = $6
-     WHERE organization_id = $1 AND partner = $2 AND partner_transaction_id = $3 AND status = 'verifying'`,
+     WHERE organization_id = $1 AND partner = $2 AND partner_transaction_id = $3
+       AND status IN ('verifying', 'unconfirmed')`,
     [
       credit.organizationId,
       credit.partner,
@@ -165,5 +173,23 @@ export async function saveRailPartnerCreditCheck(
       credit.verificationAttempts,
       credit.nextCheckAt,
     ],
+  );
+}
+
+/**
+ * A confirmation takes over the claim its validation made (or one closed because the payment was not found
+ * then, without an exception): the payment is verifying, asked about at once.
+ */
+export async function confirmRailPartnerCredit(
+  db: Queryable,
+  key: RailPartnerCreditKey,
+  callbackId: string,
+  now: Date,
+): Promise<void> {
+  await db.query(
+    `UPDATE rail_partner_credits SET status = 'verifying', callback_id = $4, next_check_at = $5, query_reference = NULL
+     WHERE organization_id = $1 AND partner = $2 AND partner_transaction_id = $3
+       AND (status = 'unconfirmed' OR (status = 'unverified' AND exception_id IS NULL AND transfer_id IS NULL))`,
+    [key.organizationId, key.partner, key.partnerTransactionId, callbackId, now],
   );
 }

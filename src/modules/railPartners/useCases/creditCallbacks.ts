@@ -25,7 +25,9 @@ import type { RailCallback } from '../repository/callbacks.ts';
 import { findRailCallback } from '../repository/callbacks.ts';
 import {
   claimRailPartnerCredit,
+  confirmRailPartnerCredit,
   findRailPartnerCredit,
+  isAwaitingVerification,
   type RailPartnerCredit,
   railPartnerCreditKey,
   recordRailPartnerCredit,
@@ -73,7 +75,17 @@ export async function decideCredit(
   return { accepted: true };
 }
 
-/** What a credit callback does: a validation changes nothing (its answer is the decision); a confirmation claims once. */
+/**
+ * A payment accepted at validation whose confirmation has not come is asked about this much later
+ * (confirmations follow in seconds; the ask is then the only thing that credits it).
+ */
+export const RAIL_CREDIT_UNCONFIRMED_CHECK_AFTER_MS = 5 * 60_000;
+
+/**
+ * What a credit callback does: a validation moves nothing (its answer is the decision; an accepted one is
+ * claimed `unconfirmed` where the partner verifies, so a missing confirmation is recovered); a confirmation
+ * claims the payment once.
+ */
 export async function applyCreditReport(
   tx: Queryable,
   deps: Deps,
@@ -82,25 +94,28 @@ export async function applyCreditReport(
   report: CreditReport,
   adapter: PartnerRail,
 ): Promise<CallbackEffect> {
+  const key = railPartnerCreditKey(config, report.partnerTransactionId);
+  const verifies = adapter.verifyCredit !== undefined;
+  const now = deps.now();
   if (report.stage === 'validation') {
     const decision = await decideCredit(tx, callback.organizationId, report);
+    if (decision.accepted && verifies) {
+      await claimRailPartnerCredit(tx, key, callback.id, now, {
+        configId: config.id,
+        status: 'unconfirmed',
+        nextCheckAt: new Date(now.getTime() + RAIL_CREDIT_UNCONFIRMED_CHECK_AFTER_MS),
+      });
+    }
     return {
       status: 'ignored',
       transferId: null,
       detail: decision.accepted ? 'validation accepted' : `validation rejected: ${decision.reason}`,
     };
   }
-  const key = railPartnerCreditKey(config, report.partnerTransactionId);
-  const verifies = adapter.verifyCredit !== undefined;
-  if (
-    !(await claimRailPartnerCredit(
-      tx,
-      key,
-      callback.id,
-      deps.now(),
-      verifies ? { configId: config.id } : undefined,
-    ))
-  ) {
+  const claim = verifies
+    ? { configId: config.id, status: 'verifying' as const, nextCheckAt: now }
+    : undefined;
+  if (!(await claimRailPartnerCredit(tx, key, callback.id, now, claim))) {
     return confirmedAgain(tx, deps, { callback, config, adapter }, report);
   }
   if (verifies) return { status: 'applied', transferId: null, detail: CREDIT_AWAITING_VERIFICATION };
@@ -161,6 +176,14 @@ async function confirmedAgain(
     first !== undefined &&
     first.amountMinor === report.amountMinor &&
     normalizePayerReference(first.accountReference) === normalizePayerReference(report.accountReference);
+  const takenOver =
+    credit !== undefined &&
+    (credit.status === 'unconfirmed' || (credit.status === 'unverified' && credit.exceptionId === null));
+  if (credit && takenOver && (sameStory || !first)) {
+    // The confirmation of a payment we accepted at validation (or closed as not found then).
+    await confirmRailPartnerCredit(tx, key, callback.id, deps.now());
+    return { status: 'applied', transferId: null, detail: CREDIT_AWAITING_VERIFICATION };
+  }
   if (!credit || !first || sameStory) {
     return {
       status: 'unchanged',
@@ -179,7 +202,7 @@ async function confirmedAgain(
       credited_transfer_id: credit.transferId,
     },
   });
-  if (credit.status === 'verifying') {
+  if (isAwaitingVerification(credit.status)) {
     await recordRailPartnerCredit(tx, key, {
       transferId: null,
       exceptionId: exception.id,

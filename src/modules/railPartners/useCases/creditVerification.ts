@@ -15,6 +15,7 @@ import type { RailPartnerConfig } from '../domain.ts';
 import { deferRailCallback, type RailCallback } from '../repository/callbacks.ts';
 import {
   findRailPartnerCredit,
+  isAwaitingVerification,
   type RailPartnerCredit,
   railPartnerCreditKey,
   recordRailPartnerCredit,
@@ -75,6 +76,15 @@ export async function settleCreditVerification(
   if (reason === undefined && report !== undefined) {
     return creditClaimedPayment(tx, deps, credit.callbackId, config, report);
   }
+  const neverHappened =
+    verification !== 'unanswered' &&
+    (verification.outcome === 'not_found' || verification.outcome === 'failed');
+  if (credit.status === 'unconfirmed' && neverHappened) {
+    // Validated, never confirmed, and M-Pesa has no completed payment: nothing to credit or to report. A
+    // confirmation arriving after all takes the claim over and is asked about again.
+    await recordRailPartnerCredit(tx, credit, { transferId: null, exceptionId: null, status: 'unverified' });
+    return { status: 'ignored', transferId: null, detail: 'the validated payment did not complete' };
+  }
   const claimed =
     report === undefined
       ? { partner: config.partner, reference: credit.partnerTransactionId, rail: config.rail }
@@ -118,7 +128,7 @@ export async function applyCreditVerificationReport(
   const key = railPartnerCreditKey(config, verification.partnerTransactionId);
   const credit = await findRailPartnerCredit(tx, key, { forUpdate: true });
   if (!credit) return { status: 'ignored', transferId: null, detail: 'no payment awaits this verification' };
-  if (credit.status !== 'verifying') {
+  if (!isAwaitingVerification(credit.status)) {
     return {
       status: 'unchanged',
       transferId: credit.transferId,

@@ -12,6 +12,7 @@ import { RAIL_CALL_TIMEOUT_MS, RAIL_CLAIM_LEASE_MS, withTimeout } from '../../tr
 import {
   claimDueRailPartnerCredit,
   findRailPartnerCredit,
+  isAwaitingVerification,
   type RailPartnerCredit,
   type RailPartnerCreditKey,
   saveRailPartnerCreditCheck,
@@ -84,7 +85,7 @@ async function record(
 ): Promise<void> {
   await deps.store.transaction(async (tx) => {
     const current = await findRailPartnerCredit(tx, leased, { forUpdate: true });
-    if (current?.status !== 'verifying') return;
+    if (!current || !isAwaitingVerification(current.status)) return;
     const config =
       current.configId && (await findRailPartnerConfig(tx, current.organizationId, current.configId));
     const now = deps.now();
