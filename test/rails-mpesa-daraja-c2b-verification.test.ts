@@ -300,8 +300,15 @@ describe.each(BACKENDS)('M-Pesa C2B verification on %s', (backend) => {
       ['verify', 'received'],
       ['confirmation', 'exception'],
     ]);
-    expect((await exceptionsOf(payment.transId)).map((e) => e.details.reported)).toEqual([
-      'conflicting_confirmation',
+    expect(await exceptionsOf(payment.transId)).toMatchObject([
+      {
+        kind: 'unmatched_callback',
+        details: {
+          reason: 'unverified_credit',
+          reported: 'conflicting_confirmation',
+          account_reference: thief.reference,
+        },
+      },
     ]);
     expect(await credits(victim.wallet)).toEqual([]);
     expect(await credits(thief.wallet)).toEqual([]);

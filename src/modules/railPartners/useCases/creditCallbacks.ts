@@ -159,9 +159,10 @@ export function creditExceptionDetails(
 }
 
 /**
- * A confirmation of a payment already claimed: the same payment sent again changes nothing. One telling
- * another story (another amount or account reference) is a forgery or a fault: an exception names it, and a
- * payment still verifying is then not credited (which story is true is for people to tell).
+ * A confirmation of a payment already claimed: the same payment sent again changes nothing, and the first
+ * confirmation of one claimed at validation takes the claim over (verifying). One telling another story
+ * (another amount or account reference) is a forgery or a fault: an exception names it, and a payment still
+ * awaiting verification is then not credited (which story is true is for people to tell).
  */
 async function confirmedAgain(
   tx: Queryable,
@@ -196,7 +197,7 @@ async function confirmedAgain(
     transferId: null,
     kind: 'unmatched_callback',
     details: {
-      ...creditExceptionDetails(config, callback.id, report, 'conflicting_confirmation'),
+      ...creditExceptionDetails(config, callback.id, report, 'unverified_credit'),
       reported: 'conflicting_confirmation',
       first_callback_id: credit.callbackId,
       credited_transfer_id: credit.transferId,
