@@ -24,7 +24,9 @@ import {
   simulatedCollectionRail,
 } from './modules/collections/index.ts';
 import {
+  runSmileIdWorkerOnce,
   runVerificationWorkerOnce,
+  SMILE_ID_WORKER_INTERVAL_MS,
   VERIFICATION_WORKER_INTERVAL_MS,
   watchSanctionsList,
 } from './modules/compliance/index.ts';
@@ -216,6 +218,12 @@ export function startWorkers(
     ),
   ];
   workers.push(...startEach(railWork(deps, config, railLog), onError));
+  workers.push(
+    ...startEach(
+      [['smile-id-verifications', SMILE_ID_WORKER_INTERVAL_MS, () => runSmileIdWorkerOnce(deps)]],
+      onError,
+    ),
+  );
   // Only a simulated verification provider exists so far: production does not simulate a verification.
   // Launch gates are decided where the organization integrates; pilot and production read that record.
   if (config.environment === 'sandbox') {

@@ -13,7 +13,7 @@ import { open, seal } from '../domain/sealing.ts';
 import { routeLimitMinor } from '../domain/stablecoins.ts';
 import { applyPendingOwnKey, parsePendingKeyPayload } from '../modules/apiKeys/index.ts';
 import { addMember, parseRoles, updateMember } from '../modules/authorization/index.ts';
-import { createRule, setRouteStatus, updateRule } from '../modules/compliance/index.ts';
+import { configureSmileId, createRule, setRouteStatus, updateRule } from '../modules/compliance/index.ts';
 import { parseFeeRules, updateFeeSchedule } from '../modules/fees/index.ts';
 import type { LaunchGate } from '../modules/launchGates/index.ts';
 import { overrideLaunchGatesFor } from '../modules/launchGates/index.ts';
@@ -34,6 +34,32 @@ import type { ApplyInput, ChangeKind, RegisteredChangeKind } from './deps.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: a stored request body; its use case checks every field.
 type Body = Record<string, any>;
+
+/** A payload's `credentials`, sealed while its change waits for approval, opened to apply it. */
+const CREDENTIALS_SEALED_WHILE_WAITING: Pick<ChangeKind, 'seal' | 'open'> = {
+  seal(deps, changeId, payload) {
+    if (payload.credentials === undefined) return payload;
+    return {
+      ...payload,
+      credentials: {
+        sealed: seal(
+          deps.keyring,
+          JSON.stringify(payload.credentials),
+          changeSecretsContext(changeId),
+          deps.randomBytes,
+        ),
+      },
+    };
+  },
+  open(deps, changeId, payload) {
+    const sealed = (payload.credentials as Body | undefined)?.sealed;
+    if (typeof sealed !== 'string') return payload;
+    return {
+      ...payload,
+      credentials: JSON.parse(open(deps.keyring, sealed, changeSecretsContext(changeId))),
+    };
+  },
+};
 
 function unknownAction(kind: string, action: string): never {
   throw new Error(`no ${kind} change does '${action}'`);
@@ -182,28 +208,7 @@ export const CHANGE_KINDS: Record<RegisteredChangeKind, ChangeKind> = {
   },
   rail_partner: {
     // Credentials are sealed while the change waits, and never shown.
-    seal(deps, changeId, payload) {
-      if (payload.credentials === undefined) return payload;
-      return {
-        ...payload,
-        credentials: {
-          sealed: seal(
-            deps.keyring,
-            JSON.stringify(payload.credentials),
-            changeSecretsContext(changeId),
-            deps.randomBytes,
-          ),
-        },
-      };
-    },
-    open(deps, changeId, payload) {
-      const sealed = (payload.credentials as Body | undefined)?.sealed;
-      if (typeof sealed !== 'string') return payload;
-      return {
-        ...payload,
-        credentials: JSON.parse(open(deps.keyring, sealed, changeSecretsContext(changeId))),
-      };
-    },
+    ...CREDENTIALS_SEALED_WHILE_WAITING,
     async apply(tx, deps, input) {
       if (input.action === 'create') {
         const config = await configureRailPartner(
@@ -220,6 +225,15 @@ export const CHANGE_KINDS: Record<RegisteredChangeKind, ChangeKind> = {
         return { targetId: null };
       }
       return unknownAction('rail_partner', input.action);
+    },
+  },
+  verification_provider: {
+    // The API key is sealed while the change waits, and never shown.
+    ...CREDENTIALS_SEALED_WHILE_WAITING,
+    async apply(tx, deps, input) {
+      if (input.action !== 'configure') return unknownAction('verification_provider', input.action);
+      await configureSmileId(tx, deps, input.organizationId, input.payload as never, input.actor);
+      return { targetId: input.organizationId };
     },
   },
   trust_account: {

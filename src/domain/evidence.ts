@@ -40,6 +40,7 @@ export const EVIDENCE_KINDS = [
   'rail_partner.update',
   'rail_callback.exception',
   'transfer.reversal',
+  'verification_provider.update',
   'fee_schedule.update',
   'trust_account.update',
   'safeguarding.balance',

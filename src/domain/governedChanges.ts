@@ -1,8 +1,8 @@
 /**
  * Governed changes, pure: the sensitive settings of an organization (who holds which role, elevated keys,
  * the authorization policy, conversion rates, fee schedules, AML rules, digital-asset routes, rail partners,
- * trust accounts, launch-gate overrides) and operators' reversals of settled payouts change through one
- * mechanism. The organization's policy decides,
+ * the verification provider, trust accounts, launch-gate overrides) and operators' reversals of settled
+ * payouts change through one mechanism. The organization's policy decides,
  * per kind, whether a change applies at once or waits for other members' approval (a `change` rule naming
  * the kind); a waiting change is applied in the transaction of the vote that approves it.
  */
@@ -17,6 +17,7 @@ export const GOVERNED_CHANGE_KINDS = [
   'aml_rule',
   'digital_asset_route',
   'rail_partner',
+  'verification_provider',
   'trust_account',
   'launch_gate_override',
   'transfer_reversal',

@@ -461,6 +461,7 @@ export interface PolicyRule {
       | 'aml_rule'
       | 'digital_asset_route'
       | 'rail_partner'
+      | 'verification_provider'
       | 'trust_account'
       | 'launch_gate_override'
       | 'transfer_reversal'
@@ -590,6 +591,7 @@ export interface Change {
     | 'aml_rule'
     | 'digital_asset_route'
     | 'rail_partner'
+    | 'verification_provider'
     | 'trust_account'
     | 'launch_gate_override'
     | 'transfer_reversal';
@@ -656,6 +658,7 @@ export interface Evidence {
     | 'rail_partner.update'
     | 'rail_callback.exception'
     | 'transfer.reversal'
+    | 'verification_provider.update'
     | 'fee_schedule.update'
     | 'trust_account.update'
     | 'safeguarding.balance'
@@ -867,6 +870,22 @@ export interface TravelRuleRecord {
   created_at: string;
 }
 
+/** The organization’s verification provider: Smile ID, which then decides its KYC and KYB verifications in every environment (docs/rails/smile-id.md). */
+export interface VerificationProvider {
+  object: 'verification_provider';
+  provider: 'smile_id';
+  settings: {
+    base_url: string;
+    partner_id: string;
+  };
+  /** The names of the credentials held (`api_key`). Their values are sealed at rest and never shown again. */
+  credentials: Array<string>;
+  /** Where Smile ID POSTs results (each job names it); its last segment is an unguessable token. Null without MKOBA_PUBLIC_URL. */
+  callback_url: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
 /** The sponsor bank the organization issues account numbers under. `bank_code` and `bank_name` are null (and no wallet gets account details) until an admin sets them. */
 export interface DigitalAccountSettings {
   object: 'digital_account_settings';
@@ -1003,6 +1022,7 @@ export interface PendingApiKey {
     | 'aml_rule'
     | 'digital_asset_route'
     | 'rail_partner'
+    | 'verification_provider'
     | 'trust_account'
     | 'launch_gate_override'
     | 'transfer_reversal';
@@ -1202,6 +1222,8 @@ export interface Transfer {
   approval: string | null;
   /** The rail’s own reference for the payout once it has one: on the `digital_asset` rail, the transaction hash (`0x` and 64 hexadecimal digits). */
   rail_reference: string | null;
+  /** The partner’s receipt for the money moved, once the partner reports it: M-Pesa’s receipt number (the one the customer’s SMS shows) for a payout settled by its result, or the payer’s payment for a paybill credit (C2B). Matched against the partner’s statement in reconciliation. Null until then, and on rails without one. */
+  partner_receipt: string | null;
   /** Whether the transfer carries Travel Rule data: the reference of the evidence record that holds it (operators read it with `GET /v1/transfers/{id}/travel-rule`), and whether its amount required it. Null when it carries none. The data itself is never shown here nor in events. */
   travel_rule: {
     /** The evidence record (`evd_…`) that holds the data. */
@@ -1512,7 +1534,7 @@ export interface Statement {
   created_at: string;
 }
 
-/** A difference between a statement and the ledger, for an operator: `unmatched_line` (the rail reports a payout the ledger does not know), `amount_mismatch`, `fee_mismatch` (the rail charged a fee), `status_mismatch` (the rail says failed, the ledger settled, or the reverse), `missing_from_statement` (a settled transfer the statement leaves out), `safeguarding_shortfall` (the daily safeguarding check found less in the trust accounts than customers hold) and `trust_balance_mismatch` (the banks’ trust balance differs from the ledger’s trust account that day), both resolved with `manual_match` and a note. `open` until resolved with an action. */
+/** A difference between a statement and the ledger, for an operator: `unmatched_line` (the rail reports a payout, or money in, the ledger does not know), `amount_mismatch`, `fee_mismatch` (the rail charged a fee), `status_mismatch` (the rail says failed, the ledger settled, or the reverse), `missing_from_statement` (a settled transfer, payout or credit, the statement leaves out; money in says `direction: inbound` in `details`), `safeguarding_shortfall` (the daily safeguarding check found less in the trust accounts than customers hold) and `trust_balance_mismatch` (the banks’ trust balance differs from the ledger’s trust account that day), both resolved with `manual_match` and a note. `open` until resolved with an action. */
 export interface ReconciliationException {
   object: 'reconciliation_exception';
   /** Exception id. */
@@ -8526,6 +8548,7 @@ export interface ListEvidenceQuery {
     | 'rail_partner.update'
     | 'rail_callback.exception'
     | 'transfer.reversal'
+    | 'verification_provider.update'
     | 'fee_schedule.update'
     | 'trust_account.update'
     | 'safeguarding.balance'
@@ -8919,6 +8942,7 @@ export interface UpdatePolicyRequest {
         | 'aml_rule'
         | 'digital_asset_route'
         | 'rail_partner'
+        | 'verification_provider'
         | 'trust_account'
         | 'launch_gate_override'
         | 'transfer_reversal'
@@ -9029,6 +9053,7 @@ export interface ListChangesQuery {
     | 'aml_rule'
     | 'digital_asset_route'
     | 'rail_partner'
+    | 'verification_provider'
     | 'trust_account'
     | 'launch_gate_override'
     | 'transfer_reversal';
@@ -9076,6 +9101,17 @@ export interface RequestVerificationDocumentsRequest {
 export interface OverrideCustomerRiskRequest {
   risk_level: 'low' | 'medium' | 'high';
   reason: string;
+}
+
+export interface SetVerificationProviderRequest {
+  provider: 'smile_id';
+  settings: {
+    base_url: string;
+    partner_id: string;
+  };
+  credentials: {
+    api_key: string;
+  };
 }
 
 export interface ListReviewsQuery {
@@ -9671,6 +9707,8 @@ export interface ImportStatementRequest {
     value_date: string;
     status: 'settled' | 'failed';
     fees?: string;
+    /** `outbound` (a payout, the default) or `inbound` (money in: a collection). */
+    direction?: 'outbound' | 'inbound';
   }>;
 }
 
@@ -9681,6 +9719,8 @@ export interface ImportStatementQuery {
   from?: string;
   /** With a CSV upload: the last day, YYYY-MM-DD. */
   to?: string;
+  /** The statement’s format: `mkoba_json` (ours, the default), or a partner’s export uploaded as CSV: `mpesa_org_statement`, `momo_transaction_report`. */
+  format?: 'mkoba_json' | 'mpesa_org_statement' | 'momo_transaction_report';
 }
 
 export interface ListReconciliationExceptionsQuery {
@@ -9928,6 +9968,8 @@ export interface CreateSandboxStatementRequest {
   from: string;
   /** YYYY-MM-DD */
   to: string;
+  /** Default `mkoba_json`. */
+  format?: 'mkoba_json' | 'mpesa_org_statement' | 'momo_transaction_report';
   mismatches?: Array<'amount' | 'fee' | 'status' | 'omit' | 'unknown' | 'no_reference'>;
 }
 
@@ -9937,6 +9979,10 @@ export interface CreateSandboxStatementResponse {
   rail: string;
   from: string;
   to: string;
+  format: 'mkoba_json' | 'mpesa_org_statement' | 'momo_transaction_report';
+  /** A partner’s export (CSV), for `format` other than `mkoba_json`: upload it as `text/csv`. */
+  content?: string;
+  /** The statement as our own lines (`mkoba_json`), whatever `format` asked for. */
   lines: Array<{
     rail_reference?: string | null;
     amount?: string;
@@ -9944,6 +9990,7 @@ export interface CreateSandboxStatementResponse {
     value_date?: string;
     status?: string;
     fees?: string;
+    direction?: 'outbound' | 'inbound';
   }>;
 }
 
@@ -10785,6 +10832,13 @@ export interface MkobaOperations {
   ): Promise<Customer>;
   /** Clear a risk override: `DELETE /v1/customers/{id}/risk`. */
   clearCustomerRiskOverride(id: string, options?: RequestOptions): Promise<Customer>;
+  /** Retrieve the verification provider: `GET /v1/verification_provider`. */
+  getVerificationProvider(options?: RequestOptions): Promise<VerificationProvider>;
+  /** Configure the verification provider: `PUT /v1/verification_provider`. */
+  setVerificationProvider(
+    body: SetVerificationProviderRequest,
+    options?: RequestOptions,
+  ): Promise<VerificationProvider>;
   /** List review cases: `GET /v1/reviews`. */
   listReviews(query?: ListReviewsQuery, options?: RequestOptions): Promise<List<Review>>;
   /** Retrieve a review case: `GET /v1/reviews/{id}`. */
@@ -11570,6 +11624,22 @@ export const OPERATIONS = {
     path: '/v1/customers/{id}/risk',
     pathParams: ['id'],
     body: 'none',
+    query: false,
+    response: 'json',
+  },
+  getVerificationProvider: {
+    method: 'GET',
+    path: '/v1/verification_provider',
+    pathParams: [],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  setVerificationProvider: {
+    method: 'PUT',
+    path: '/v1/verification_provider',
+    pathParams: [],
+    body: 'required',
     query: false,
     response: 'json',
   },

@@ -255,6 +255,7 @@ export async function creditClaimedPayment(
     rail: config.rail,
     network: config.network,
     railReference: report.partnerTransactionId,
+    partnerReceipt: report.partnerTransactionId,
     statusReason: 'mobile_money_deposit',
     metadata: { account_reference: report.accountReference, payer: report.payer },
   });

@@ -110,8 +110,12 @@ async function reversingPartner(
   return { config, adapter };
 }
 
-/** The partner's receipt of the settled payout, read again from the callback that settled it. */
+/**
+ * The partner's receipt of the settled payout: the transfer's own, or (a payout settled before transfers kept
+ * receipts) read again from the callback that settled it.
+ */
 async function payoutReceipt(tx: Queryable, adapter: PartnerRail, transfer: Transfer): Promise<string> {
+  if (transfer.partnerReceipt !== null) return transfer.partnerReceipt;
   const callbacks = await listRailCallbacks(
     tx,
     transfer.organizationId,
