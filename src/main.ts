@@ -37,10 +37,12 @@ import {
   ensureSimulatedRailPartner,
   PARTNER_RAIL_FACTORIES,
   RAIL_CALLBACK_SWEEP_INTERVAL_MS,
+  RAIL_CREDIT_VERIFICATION_WORKER_INTERVAL_MS,
   RAIL_REVERSAL_WORKER_INTERVAL_MS,
   type RailPartnerDirectory,
   railPartnerDirectory,
   runRailCallbackSweepOnce,
+  runRailCreditVerificationWorkerOnce,
   runRailReversalWorkerOnce,
 } from './modules/railPartners/index.ts';
 import { DEPOSIT_WORKER_INTERVAL_MS, runDepositWorkerOnce } from './modules/stablecoins/index.ts';
@@ -290,6 +292,11 @@ function railWork(deps: Deps, config: Config, railLog: RailWorkerLog): PeriodicW
       'rail-reversal-worker',
       RAIL_REVERSAL_WORKER_INTERVAL_MS,
       () => runRailReversalWorkerOnce(deps, directory),
+    ],
+    [
+      'rail-credit-verification-worker',
+      RAIL_CREDIT_VERIFICATION_WORKER_INTERVAL_MS,
+      () => runRailCreditVerificationWorkerOnce(deps, directory),
     ],
     // Deposits are decided wherever they come from (the simulated chain today, a custody provider later).
     ['deposit-worker', DEPOSIT_WORKER_INTERVAL_MS, () => runDepositWorkerOnce(deps, { log: railLog })],

@@ -1,11 +1,16 @@
 /**
  * M-Pesa C2B (payers paying the organization's paybill on their own) end to end, over real HTTP both ways:
  * the adapter registers the service's callback addresses with the Daraja simulator, the simulator's payments
- * ask the service's validation address and POST confirmations to it, and the service credits the wallet the
- * payer's account reference names, once per M-Pesa transaction, whatever arrives twice, late or not at all.
+ * ask the service's validation address and POST confirmations to it, the verification worker asks
+ * Transaction Status about each confirmed payment, and the service credits the wallet the payer's account
+ * reference names once M-Pesa's answer vouches for it, once per M-Pesa transaction, whatever arrives twice,
+ * late or not at all.
  */
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { CREDIT_AWAITING_VERIFICATION } from '../src/modules/railPartners/useCases/creditCallbacks.ts';
+import { railPartnerDirectory } from '../src/modules/railPartners/useCases/directory.ts';
+import { runRailCreditVerificationWorkerOnce } from '../src/modules/railPartners/workers.ts';
 import {
   type C2BConfirmationDelivery,
   DARAJA_SIMULATOR_DEFAULT_CREDENTIALS,
@@ -30,6 +35,8 @@ const UNREACHABLE_PORT = 9;
 const DEAD_VALIDATION_URL = `http://127.0.0.1:${UNREACHABLE_PORT}/validation`;
 /** M-Pesa's wait for a validation answer, shortened for the dead address above. */
 const TEST_VALIDATION_TIMEOUT_MS = 500;
+/** What a confirmation's callback records until M-Pesa's answer. */
+const AWAITING = CREDIT_AWAITING_VERIFICATION;
 
 interface StoredCallback {
   path: string;
@@ -50,7 +57,11 @@ describe.each(BACKENDS)('M-Pesa C2B on %s', (backend) => {
     t = await startTestApp(backend, 'sandbox');
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     t.deps.publicUrl = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-    sim = await startDarajaSimulator({ lateCallbackDelayMs: TEST_LATE_CALLBACK_DELAY_MS });
+    // Results wait for the test to deliver them: a verification result must not race the worker recording its question.
+    sim = await startDarajaSimulator({
+      lateCallbackDelayMs: TEST_LATE_CALLBACK_DELAY_MS,
+      callbackDelayMs: TEST_LATE_CALLBACK_DELAY_MS,
+    });
     org = await newOrganization(t);
     const configured = await configureSimulatedDaraja(t, org.key, sim, { stk_short_code: PAYBILL });
     callbackUrl = configured.callbackUrl;
@@ -104,8 +115,17 @@ describe.each(BACKENDS)('M-Pesa C2B on %s', (backend) => {
       billRefNumber,
       confirmation,
     });
-    if (confirmation !== 'late') await sim.deliverPendingCallbacks();
+    if (confirmation !== 'late') {
+      await sim.deliverPendingCallbacks();
+      await verify();
+    }
     return payment;
+  }
+
+  /** The verification worker asks M-Pesa about confirmed payments; its answers are delivered. */
+  async function verify() {
+    await runRailCreditVerificationWorkerOnce(t.deps, railPartnerDirectory(t.deps));
+    await sim.deliverPendingCallbacks();
   }
 
   const callbacks = async () =>
@@ -135,7 +155,8 @@ describe.each(BACKENDS)('M-Pesa C2B on %s', (backend) => {
 
     expect((await callbacksOf(payment.transId)).map((c) => [c.path, c.status, c.detail])).toEqual([
       ['c2b/validation', 'ignored', 'validation accepted'],
-      ['c2b/confirmation', 'applied', null],
+      ['c2b/confirmation', 'applied', AWAITING],
+      [`c2b/verify/${payment.transId}`, 'applied', null],
     ]);
     const [credit, ...others] = await inbound(wallet);
     expect(others).toEqual([]);
@@ -156,6 +177,7 @@ describe.each(BACKENDS)('M-Pesa C2B on %s', (backend) => {
     expect(answered.map((d) => [d.url.split('/').slice(-2).join('/'), d.status])).toEqual([
       ['c2b/validation', 200],
       ['c2b/confirmation', 200],
+      [`verify/${payment.transId}`, 200],
     ]);
     const confirmation = JSON.parse(answered[1]?.body ?? '{}') as Record<string, string>;
     expect(Object.keys(confirmation)).toEqual([
@@ -204,9 +226,9 @@ describe.each(BACKENDS)('M-Pesa C2B on %s', (backend) => {
     const { wallet, reference } = await walletWithReference();
     const twice = await pay(reference, 10, 'twice');
     const stored = await callbacksOf(twice.transId);
-    expect(stored.map((c) => c.status).sort()).toEqual(['applied', 'duplicate', 'ignored']);
+    expect(stored.map((c) => c.status).sort()).toEqual(['applied', 'applied', 'duplicate', 'ignored']);
     // The same payment re-sent in other bytes (M-Pesa retrying): recognised by its TransID.
-    const applied = stored.find((c) => c.status === 'applied');
+    const applied = stored.find((c) => c.status === 'applied' && c.path === 'c2b/confirmation');
     const body = JSON.parse(applied?.body ?? '{}') as Record<string, string>;
     const resent = await fetch(`${callbackUrl}/c2b/confirmation`, {
       method: 'POST',
@@ -222,7 +244,7 @@ describe.each(BACKENDS)('M-Pesa C2B on %s', (backend) => {
       body: JSON.stringify({ ...body, OrgAccountBalance: '' }, null, 2),
     });
     expect(await lateValidation.json()).toEqual({ ResultCode: '0', ResultDesc: 'Accepted' });
-    expect((await callbacksOf(twice.transId)).slice(3).map((c) => [c.status, c.detail])).toEqual([
+    expect((await callbacksOf(twice.transId)).slice(4).map((c) => [c.status, c.detail])).toEqual([
       ['unchanged', `payment ${twice.transId} already applied`],
       ['ignored', 'validation accepted'],
     ]);
@@ -232,6 +254,8 @@ describe.each(BACKENDS)('M-Pesa C2B on %s', (backend) => {
     expect(late.status).toBe('completed');
     expect(await inbound(wallet)).toHaveLength(1);
     await sim.deliverPendingCallbacks();
+    expect(await inbound(wallet)).toHaveLength(1);
+    await verify();
     expect((await inbound(wallet)).map((c) => c.rail_reference).sort()).toEqual(
       [twice.transId, late.transId].sort(),
     );
@@ -247,6 +271,7 @@ describe.each(BACKENDS)('M-Pesa C2B on %s', (backend) => {
     expect(payment.decidedBy).toBeUndefined();
     expect((await callbacksOf(payment.transId)).map((c) => [c.path, c.status])).toEqual([
       ['c2b/confirmation', 'applied'],
+      [`c2b/verify/${payment.transId}`, 'applied'],
     ]);
     const missing = await pay(reference, 5, 'none');
     expect(missing.status).toBe('completed');
@@ -298,6 +323,7 @@ describe.each(BACKENDS)('M-Pesa C2B on %s', (backend) => {
     sim.setC2BExternalValidation(PAYBILL, false);
     const held = await pay(reference, 20);
     expect((await callbacksOf(held.transId)).map((c) => [c.status, c.detail])).toEqual([
+      ['applied', AWAITING],
       ['applied', 'held for review: the wallet is frozen'],
     ]);
     expect(await inbound(wallet)).toMatchObject([{ status: 'in_review', rail_reference: held.transId }]);
@@ -317,7 +343,7 @@ describe.each(BACKENDS)('M-Pesa C2B on %s', (backend) => {
     const toClosed = await pay(reference, 12, 'twice');
     const unknown = await pay('SOMEONE ELSE', 13);
     expect((await callbacksOf(toClosed.transId)).map((c) => `${c.status}: ${c.detail ?? ''}`).sort()).toEqual(
-      ['duplicate: ', 'exception: the wallet is closed'],
+      [`applied: ${AWAITING}`, 'duplicate: ', 'exception: the wallet is closed'],
     );
     const opened = (await openDeposits()).slice(0, (await openDeposits()).length - before);
     expect(

@@ -1,6 +1,6 @@
 /**
  * An M-Pesa organization statement against money that really came through Daraja: a payer's own paybill
- * payment (C2B), credited by the simulator's confirmation over real HTTP with M-Pesa's TransID as its rail
+ * payment (C2B), credited over real HTTP once Transaction Status vouches for its confirmation, with M-Pesa's TransID as its rail
  * reference, is matched by the statement's Receipt No.; a receipt paid in for another amount opens an
  * exception on that credit. A B2C payout keeps the receipt its result reported (`partner_receipt`), and the
  * statement's Receipt No. matches it, not the request id Mkoba sent.
@@ -13,7 +13,7 @@ import {
   type DarajaSimulator,
   startDarajaSimulator,
 } from '../src/simulators/mpesaDaraja/index.ts';
-import { configureSimulatedDaraja } from './support/daraja.ts';
+import { configureSimulatedDaraja, verifyC2BCredits } from './support/daraja.ts';
 import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
 import { expectLedgerHealthy, fundedWallet, mobileMoney } from './support/ledger.ts';
 import { newOrganization } from './support/organizations.ts';
@@ -65,6 +65,7 @@ describe.each(BACKENDS)('an M-Pesa statement matched by receipt on %s', (backend
       );
     }
     await sim.deliverPendingCallbacks();
+    await verifyC2BCredits(t, sim);
     const [first, second] = payments.map((p) => p.transId);
     const credits = (await api(t, 'GET', `/v1/transfers?wallet=${wallet}`, { key })).data.data as {
       id: string;

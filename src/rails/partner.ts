@@ -68,6 +68,8 @@ export type CallbackReport =
   | CreditReport
   /** The result of a balance query the partner answers by callback (M-Pesa's Account Balance). */
   | BalancesReport
+  /** The partner's own answer about such a payment, asked for before it is credited. */
+  | CreditVerificationReport
   /** A callback the partner sends that changes nothing (an acknowledgement, a queue time-out notice). */
   | { kind: 'ignored'; reason: string };
 
@@ -87,6 +89,33 @@ export interface CreditReport {
   /** The payer as the partner shows them (a masked number, a first name), for people to read. */
   payer: string;
 }
+
+/**
+ * What the partner itself says about a payer's payment a credit callback reported (asked with `verifyCredit`,
+ * because credit callbacks are not signed): only a `completed` payment, of the reported amount, received by
+ * our own account, is credited.
+ */
+export interface CreditVerificationReport {
+  kind: 'credit_verification';
+  /** The payment asked about: the credit report's `partnerTransactionId`. */
+  partnerTransactionId: string;
+  /**
+   * The partner's id for the question this answers (M-Pesa: the query's ConversationID), as `verifyCredit`
+   * returned it: an answer echoing no question we asked is not believed. Absent for a synchronous answer.
+   */
+  queryReference?: string;
+  /** `pending`: the partner cannot tell yet (or could not answer): asked again later. */
+  outcome: 'completed' | 'not_found' | 'failed' | 'pending';
+  /** The amount the partner says moved, in minor units (a completed payment's). */
+  amountMinor?: bigint;
+  /** The receiving account as the partner names it, for people to read. */
+  receiver?: string;
+  /** Whether that account is the organization's own (the one payers pay). */
+  toOurAccount: boolean;
+}
+
+/** How `verifyCredit` went: the partner answered at once, or will answer at a callback naming `queryReference`. */
+export type CreditVerificationAsk = { answer: CreditVerificationReport } | { queryReference: string };
 
 /** Whether a payer's payment may complete: the answer to a `validation` credit report. */
 export type CreditDecision =
@@ -118,6 +147,12 @@ export interface PartnerRail extends RailAdapter {
   answerCredit?(report: CreditReport, decision: CreditDecision): Record<string, unknown>;
   /** Tells the partner where to send credit callbacks, where it asks for them once rather than per request. */
   registerCreditUrls?(): Promise<CreditUrlRegistration>;
+  /**
+   * Asks the partner about a payment a credit callback reported, before it is credited. A partner with it
+   * has every confirmation held `verifying` until the answer; one without it credits a confirmation at once
+   * (its callbacks are trusted as they arrive: signed, or guarded by the callback address alone).
+   */
+  verifyCredit?(report: CreditReport, now: Date): Promise<CreditVerificationAsk>;
   /**
    * Asks the partner to reverse a settled payout (optional: a partner without one cannot reverse). Accepted
    * is not done: the result arrives as a `reversal` callback, or `checkReversal` asks for it.

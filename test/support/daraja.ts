@@ -1,12 +1,19 @@
 /**
  * Daraja simulator helpers for tests: an organization's M-Pesa partner configured against a simulator (and the
- * adapter on its callback address), and a Daraja API call made as any client makes it.
+ * adapter on its callback address), a Daraja API call made as any client makes it, and C2B confirmations
+ * carried through their verification.
  */
 import { expect } from 'vitest';
 import {
   type MpesaDarajaRail,
   mpesaDarajaRail,
 } from '../../src/modules/railPartners/partners/mpesaDaraja/rail.ts';
+import { CREDIT_VERIFICATION_ANSWER_RETRY_MS } from '../../src/modules/railPartners/useCases/creditVerification.ts';
+import { railPartnerDirectory } from '../../src/modules/railPartners/useCases/directory.ts';
+import {
+  runRailCallbackSweepOnce,
+  runRailCreditVerificationWorkerOnce,
+} from '../../src/modules/railPartners/workers.ts';
 import { guardedFetch } from '../../src/outbound/guard.ts';
 import {
   DARAJA_SIMULATOR_DEFAULT_CREDENTIALS,
@@ -76,4 +83,22 @@ export async function darajaPost(
     body: JSON.stringify(body),
   });
   return { status: response.status, body: await response.json() };
+}
+
+/**
+ * Carries the C2B confirmations the service holds through their verification: the worker asks the
+ * simulator's Transaction Status, its results are delivered, and a result that arrived before the worker
+ * recorded its question (the simulator answers at once) is applied by the sweep a retry later.
+ */
+export async function verifyC2BCredits(t: TestApp, sim: DarajaSimulator): Promise<void> {
+  const directory = railPartnerDirectory(t.deps);
+  await runRailCreditVerificationWorkerOnce(t.deps, directory);
+  await sim.deliverPendingCallbacks();
+  const now = t.deps.now;
+  t.deps.now = () => new Date(now().getTime() + CREDIT_VERIFICATION_ANSWER_RETRY_MS + 1_000);
+  try {
+    await runRailCallbackSweepOnce(t.deps, directory);
+  } finally {
+    t.deps.now = now;
+  }
 }

@@ -31,8 +31,10 @@ export { configureRailPartner, ensureSimulatedRailPartner, updateRailPartner } f
 export { REVERSAL_REASON_MAX_CHARS, requestReversal } from './useCases/reversals.ts';
 export {
   RAIL_CALLBACK_SWEEP_INTERVAL_MS,
+  RAIL_CREDIT_VERIFICATION_WORKER_INTERVAL_MS,
   RAIL_REVERSAL_WORKER_INTERVAL_MS,
   runRailCallbackSweepOnce,
+  runRailCreditVerificationWorkerOnce,
   runRailReversalWorkerOnce,
 } from './workers.ts';
 

@@ -31,5 +31,10 @@ export async function runRailCallbackSweepOnce(deps: Deps, directory: RailPartne
   return ids.length;
 }
 
+/** Payers' payments asked of their partner before they are credited (useCases/creditVerificationWorker.ts). */
+export {
+  RAIL_CREDIT_VERIFICATION_WORKER_INTERVAL_MS,
+  runRailCreditVerificationWorkerOnce,
+} from './useCases/creditVerificationWorker.ts';
 /** Operators' reversals sent to their partner and asked about again (useCases/reversalWorker.ts). */
 export { RAIL_REVERSAL_WORKER_INTERVAL_MS, runRailReversalWorkerOnce } from './useCases/reversalWorker.ts';

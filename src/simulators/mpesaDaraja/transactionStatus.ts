@@ -1,8 +1,9 @@
 /**
  * Daraja's Transaction Status API: a query names a B2C payment by its receipt (`TransactionID`) or by the
- * payment's OriginatorConversationID, sent as `OriginalConversationID` (the published request's name), is
- * accepted at once, and its result (the payment as it stands when the result is sent) is POSTed to the
- * query's ResultURL.
+ * payment's OriginatorConversationID, sent as `OriginalConversationID` (the published request's name), or a
+ * completed C2B payment to the query's `PartyA` by its TransID (`TransactionID`), is accepted at once, and
+ * its result (the payment as it stands when the result is sent) is POSTed to the query's ResultURL. A
+ * TransactionID M-Pesa never issued (a forged one) is not found: ResultCode `2033`.
  */
 import { schedule } from './callbacks.ts';
 import { compactDateTime, conversationId, placeholderTransactionId, requestIdLike } from './formats.ts';
@@ -10,6 +11,7 @@ import { initiatorValid } from './securityCredential.ts';
 import {
   ACCEPTED_DESC,
   ApiAnswer,
+  type DarajaSimulatedC2BPayment,
   type DarajaSimulatedPayment,
   type DarajaState,
   invalidField,
@@ -35,6 +37,13 @@ export function transactionStatusQuery(state: DarajaState, body: Record<string, 
   const payment =
     (originator !== undefined ? state.paymentsByOriginator.get(originator) : undefined) ??
     state.payments.find((p) => transactionId !== undefined && p.receipt === transactionId);
+  const c2bPayment =
+    payment === undefined && transactionId !== undefined
+      ? state.c2bPayments.find(
+          (p) =>
+            p.transId === transactionId && p.status === 'completed' && p.shortCode === String(body.PartyA),
+        )
+      : undefined;
   // Built when sent: it reports the payment as it stands then.
   schedule(
     state,
@@ -45,7 +54,7 @@ export function transactionStatusQuery(state: DarajaState, body: Record<string, 
           state.config.shortCode,
           query,
           credentialsValid,
-          payment,
+          c2bPayment ?? payment,
           typeof occasion === 'string' ? occasion : undefined,
         ),
       ),
@@ -87,7 +96,7 @@ function statusResultBody(
   shortCode: string,
   query: StatusQuery,
   credentialsValid: boolean,
-  payment: DarajaSimulatedPayment | undefined,
+  payment: DarajaSimulatedPayment | DarajaSimulatedC2BPayment | undefined,
   occasion: string | undefined,
 ): unknown {
   const envelope = (code: number, desc: string, transactionId: string) => ({
@@ -101,6 +110,14 @@ function statusResultBody(
   });
   if (!credentialsValid) {
     return { Result: envelope(2001, 'The initiator information is invalid.', 'NLJ0000000') };
+  }
+  if (payment !== undefined && 'transId' in payment) {
+    return {
+      Result: {
+        ...envelope(0, SUCCESS_DESC, payment.transId),
+        ResultParameters: { ResultParameter: c2bStatusParameters(payment) },
+      },
+    };
   }
   if (payment === undefined || payment.outcome.kind === 'queue_timeout') {
     return {
@@ -154,5 +171,32 @@ function paymentStatusParameters(
     { Key: 'Amount', Value: payment.amount },
     { Key: 'ConversationID', Value: payment.conversationId },
     completed ? { Key: 'ReceiptNo', Value: payment.receipt } : { Key: 'ReceiptNo' },
+  ];
+}
+
+/**
+ * A completed C2B payment's ResultParameter list, in the published sample's order: the payer debited, our
+ * paybill or till credited (`"<shortcode> - <name>"`, as the sample writes parties), its TransID the receipt.
+ * The sample is a B2C payment's; the C2B values of DebitAccountType and ReasonType are assumed.
+ */
+function c2bStatusParameters(payment: DarajaSimulatedC2BPayment): Array<{ Key: string; Value?: unknown }> {
+  const at = compactDateTime(payment.at);
+  return [
+    { Key: 'DebitPartyName', Value: `${payment.msisdn} - ${payment.firstName}` },
+    { Key: 'CreditPartyName', Value: `${payment.shortCode} - Simulated Business` },
+    { Key: 'OriginatorConversationID' },
+    { Key: 'InitiatedTime', Value: at },
+    { Key: 'DebitAccountType', Value: 'MMF Account For Customer' },
+    { Key: 'DebitPartyCharges' },
+    { Key: 'TransactionReason' },
+    {
+      Key: 'ReasonType',
+      Value: payment.commandId === 'CustomerBuyGoodsOnline' ? 'Buy Goods Online' : 'Pay Bill Online',
+    },
+    { Key: 'TransactionStatus', Value: 'Completed' },
+    { Key: 'FinalisedTime', Value: at },
+    { Key: 'Amount', Value: payment.amount },
+    { Key: 'ConversationID' },
+    { Key: 'ReceiptNo', Value: payment.transId },
   ];
 }

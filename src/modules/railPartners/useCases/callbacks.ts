@@ -6,7 +6,8 @@
  * final one, goes to the reconciliation exception queue. A callback that arrives before the rail worker
  * has recorded the partner's reference is tried again for RAIL_CALLBACK_MATCH_GRACE_MS first. What a
  * callback does to the payout or collection it names is callbackEffects.ts; to a reversal, reversalEffects.ts;
- * a payer's own payment (a credit report) is creditCallbacks.ts.
+ * a payer's own payment (a credit report) is creditCallbacks.ts, and the partner's answer verifying one
+ * creditVerification.ts.
  */
 import { createHash } from 'node:crypto';
 import type { Deps } from '../../../app/deps.ts';
@@ -36,6 +37,7 @@ import {
   type NamingReport,
 } from './callbackEffects.ts';
 import { applyCreditReport, creditCallbackAnswer } from './creditCallbacks.ts';
+import { applyCreditVerificationReport } from './creditVerification.ts';
 import type { RailPartnerDirectory } from './directory.ts';
 import { applyReversalReport } from './reversalEffects.ts';
 
@@ -189,8 +191,9 @@ async function effectOf(
   now: Date,
 ): Promise<(CallbackEffect & { collectionId?: string }) | 'deferred'> {
   let report: CallbackReport;
+  const adapter = directory.adapterFor(config);
   try {
-    report = directory.adapterFor(config).parseCallback({
+    report = adapter.parseCallback({
       path: callback.path,
       headers: callback.headers,
       rawBody: callback.rawBody,
@@ -201,7 +204,10 @@ async function effectOf(
     throw error;
   }
   if (report.kind === 'ignored') return { status: 'ignored', transferId: null, detail: report.reason };
-  if (report.kind === 'credit') return applyCreditReport(tx, deps, callback, config, report);
+  if (report.kind === 'credit') return applyCreditReport(tx, deps, callback, config, report, adapter);
+  if (report.kind === 'credit_verification') {
+    return applyCreditVerificationReport(tx, deps, callback, config, adapter, report);
+  }
   if (report.kind === 'balances') return applyBalancesReport(tx, deps, config, report);
   if (report.kind === 'reversal') {
     const reversed = await applyReversalReport(tx, deps, callback, config, report);

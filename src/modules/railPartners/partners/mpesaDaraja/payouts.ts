@@ -88,19 +88,30 @@ export async function submitPayout(
 
 /**
  * Sends a Transaction Status query naming a request by its OriginatorConversationID (the published
- * request's `OriginalConversationID`); the result arrives at `resultPath`. Throws unless Daraja accepts.
+ * request's `OriginalConversationID`), or a payment by its receipt (`TransactionID`, with `byReceipt`); the
+ * result arrives at `resultPath`. Throws unless Daraja accepts; returns the query's ConversationID, which
+ * the result echoes.
  */
 export async function askTransactionStatus(
   connection: DarajaConnection,
-  query: { reference: string; occasion: string; remarks: string; resultPath: string; timeoutPath: string },
-): Promise<void> {
+  query: {
+    reference: string;
+    occasion: string;
+    remarks: string;
+    resultPath: string;
+    timeoutPath: string;
+    byReceipt?: boolean;
+    /** The shortcode the payment is on; the B2C shortcode when not given. */
+    partyA?: string;
+  },
+): Promise<string | undefined> {
   const { config, callbackBase } = connection;
   const answer = await post(connection, PATHS.transactionStatus, {
     Initiator: config.initiatorName,
     SecurityCredential: securityCredential(connection),
     CommandID: 'TransactionStatusQuery',
-    OriginalConversationID: query.reference,
-    PartyA: config.shortCode,
+    [query.byReceipt ? 'TransactionID' : 'OriginalConversationID']: query.reference,
+    PartyA: query.partyA ?? config.shortCode,
     IdentifierType: '4', // PartyA is an organization shortcode
     ResultURL: `${callbackBase}/${query.resultPath}`,
     QueueTimeOutURL: `${callbackBase}/${query.timeoutPath}`,
@@ -111,6 +122,7 @@ export async function askTransactionStatus(
   if (answer.status !== 200 || String(answer.body?.ResponseCode) !== '0') {
     unexpected(PATHS.transactionStatus, answer);
   }
+  return stringField(answer.body, 'ConversationID');
 }
 
 /** Asks for a Transaction Status result (it arrives at `status/result`) and looks again later. */

@@ -27,7 +27,8 @@
  * This file puts the adapter together; its parts: connection.ts (configuration, errors, the token, requests),
  * payouts.ts (B2C, Transaction Status), b2b.ts (B2B to paybills and tills), collections.ts (STK push and
  * query), callbacks.ts (parseCallback), callbackFields.ts (reading callback bodies), accountBalance.ts (the
- * balance query and its result), c2b.ts (C2B URL registration, validation and confirmation), reversal.ts
+ * balance query and its result), c2b.ts (C2B URL registration, validation and confirmation),
+ * c2bVerification.ts (asking Transaction Status about a confirmed C2B payment before it is credited), reversal.ts
  * (reversals of settled payouts), protocol.ts (Daraja's paths, codes and limits).
  */
 
@@ -46,6 +47,7 @@ import {
   submitB2bPayout,
 } from './b2b.ts';
 import { answerC2BCredit, registerC2BUrls } from './c2b.ts';
+import { parseC2BVerificationCallback, verifyC2BPayment } from './c2bVerification.ts';
 import { parseDarajaCallback } from './callbacks.ts';
 import { checkCollection, collect, type RememberedPushes } from './collections.ts';
 import { darajaConnection, type MpesaDarajaConfig } from './connection.ts';
@@ -68,6 +70,8 @@ export function mpesaDarajaRail(
 ): MpesaDarajaRail {
   const connection = darajaConnection(config, callbacks);
   const pushes: RememberedPushes = new Map();
+  // Payers pay the Lipa na M-Pesa paybill or till, the STK shortcode.
+  const paybill = config.stkShortCode ?? config.shortCode;
   return {
     partner: 'mpesa_daraja',
     submit: (request, now) =>
@@ -80,16 +84,20 @@ export function mpesaDarajaRail(
         : checkPayout(connection, transfer, now),
     collect: (request, now) => collect(connection, pushes, request, now),
     checkCollection: (reference, _idempotencyReference, now) => checkCollection(connection, reference, now),
-    parseCallback: (callback) => parseB2bCallback(callback) ?? parseDarajaCallback(callback),
+    parseCallback: (callback) =>
+      parseB2bCallback(callback) ??
+      parseC2BVerificationCallback(callback, paybill) ??
+      parseDarajaCallback(callback),
     queryAccountBalance: () => queryAccountBalance(connection),
     // Answered by callback: the result names the query by its OriginatorConversationID.
     queryBalances: async () => ({
       kind: 'requested',
       reference: (await queryAccountBalance(connection)).originatorConversationId,
     }),
-    // Payers pay the Lipa na M-Pesa paybill or till, the STK shortcode.
-    registerCreditUrls: () => registerC2BUrls(connection, config.stkShortCode ?? config.shortCode),
+    registerCreditUrls: () => registerC2BUrls(connection, paybill),
     answerCredit: answerC2BCredit,
+    // Daraja does not sign C2B confirmations: each is asked of Transaction Status before it is credited.
+    verifyCredit: (report) => verifyC2BPayment(connection, paybill, report),
     reverse: (request, now) => reversePayout(connection, request, now),
     checkReversal: (reference, idempotencyReference, now) =>
       checkReversal(connection, reference, idempotencyReference, now),
