@@ -3,6 +3,7 @@
  * knows when it is idle), the final status, and the callback sent to the request's X-Callback-Url once (or
  * twice, late, cut short, or never, as its number says), and again as MTN retries one nobody answers.
  */
+import { waitUntil as waitForCondition } from '../plumbing.ts';
 import type { MomoSimulatorBehaviour } from './numbers.ts';
 import {
   MOMO_SIMULATOR_CALLBACK_TIMEOUT_MS,
@@ -141,20 +142,5 @@ export function waitUntil<T>(
   timeoutMs: number,
   what: string,
 ): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const check = () => {
-      const value = ready();
-      if (value === undefined) return false;
-      state.listeners.delete(check);
-      clearTimeout(timer);
-      resolve(value);
-      return true;
-    };
-    const timer = setTimeout(() => {
-      state.listeners.delete(check);
-      reject(new Error(`MoMo simulator: timed out after ${timeoutMs} ms waiting for ${what}`));
-    }, timeoutMs);
-    state.listeners.add(check);
-    check();
-  });
+  return waitForCondition(state.listeners, ready, timeoutMs, `MoMo: ${what}`);
 }

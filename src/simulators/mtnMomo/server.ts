@@ -5,6 +5,7 @@
  * the simulator's controls.
  */
 import http from 'node:http';
+import { closeSimulator, decodedOrUndefined, listenOn, readBody, receivedRequest } from '../plumbing.ts';
 import { ACCOUNT_ROUTES, readAccountHolderActive, readBalance } from './account.ts';
 import { waitUntil } from './callbacks.ts';
 import { COLLECTION_API } from './collection.ts';
@@ -100,14 +101,8 @@ interface Route {
 export async function startMomoSimulator(options: MomoSimulatorOptions = {}): Promise<MomoSimulator> {
   const state = newMomoState(options);
   const server = http.createServer((request, response) => receive(state, request, response));
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
-  });
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('the simulator has no TCP address');
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  return simulatorControls(state, server, `http://${host}:${address.port}`);
+  const origin = await listenOn(server, options.port, options.host);
+  return simulatorControls(state, server, origin);
 }
 
 /** The simulator as its user sees it, over the state its products share. */
@@ -159,12 +154,7 @@ function simulatorControls(state: MomoState, server: http.Server, url: string): 
     },
     close: () => {
       state.closed = true;
-      for (const timer of state.timers) clearTimeout(timer);
-      state.timers.clear();
-      return new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      });
+      return closeSimulator(server, state.timers);
     },
   };
 }
@@ -175,17 +165,10 @@ async function receive(
   request: http.IncomingMessage,
   response: http.ServerResponse,
 ): Promise<void> {
-  const record: MomoReceivedRequest = {
-    method: request.method ?? 'GET',
-    path: request.url ?? '/',
-    headers: request.headers,
-    body: '',
-    status: 0,
-    at: Date.now(),
-  };
+  const record: MomoReceivedRequest = receivedRequest(request);
   state.requests.push(record);
   try {
-    record.body = await readBody(request);
+    record.body = await readBody(request, REQUEST_BODY_MAX_BYTES);
   } catch {
     record.status = 413;
     response.writeHead(413).end();
@@ -262,32 +245,6 @@ function routeOf(method: string, pathname: string): Route | undefined {
     }
   }
   return undefined;
-}
-
-function decodedOrUndefined(text: string): string | undefined {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return undefined;
-  }
-}
-
-function readBody(request: http.IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let size = 0;
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > REQUEST_BODY_MAX_BYTES) {
-        reject(new Error('request body too large'));
-        request.destroy();
-        return;
-      }
-      chunks.push(chunk);
-    });
-    request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    request.on('error', reject);
-  });
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
