@@ -1727,12 +1727,12 @@ export interface SafeguardingSweep {
   created_at: string;
 }
 
-/** A partner that carries a rail (and mobile-money network) for the organization. `mpesa_daraja` (mobile_money, mpesa): settings `base_url`, `short_code`, `initiator_name`, `stk_short_code`, `stk_transaction_type`, `stk_party_b`, `b2c_command_id`, `security_certificate`; credentials `consumer_key`, `consumer_secret`, `security_credential`, `passkey`, `initiator_password`. `mtn_momo` (mobile_money, mtn): settings `base_url`, `target_environment`; credentials `api_user`, `api_key`, `collection_subscription_key`, `disbursement_subscription_key`. */
+/** A partner that carries a rail (and mobile-money network) for the organization. `mpesa_daraja` (mobile_money, mpesa): settings `base_url`, `short_code`, `initiator_name`, `stk_short_code`, `stk_transaction_type`, `stk_party_b`, `b2c_command_id`, `security_certificate`; credentials `consumer_key`, `consumer_secret`, `security_credential`, `passkey`, `initiator_password`. `mtn_momo` (mobile_money, mtn): settings `base_url`, `target_environment`; credentials `api_user`, `api_key`, `collection_subscription_key`, `disbursement_subscription_key`. `fireblocks` (digital_asset): settings `base_url`, `source_vault_account_id`, `webhook_public_key`; credentials `api_key`, `private_key`. */
 export interface RailPartner {
   object: 'rail_partner';
   /** Rail partner id. */
   id: string;
-  partner: 'mpesa_daraja' | 'mtn_momo';
+  partner: 'mpesa_daraja' | 'mtn_momo' | 'fireblocks';
   rail: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset';
   network: string | null;
   status: 'active' | 'disabled';
@@ -9761,7 +9761,7 @@ export interface ListRailPartnersQuery {
 }
 
 export interface CreateRailPartnerRequest {
-  partner: 'mpesa_daraja' | 'mtn_momo';
+  partner: 'mpesa_daraja' | 'mtn_momo' | 'fireblocks';
   /** The partner’s settings (shown back). */
   settings: Record<string, string>;
   /** The partner’s secrets (write-only). */

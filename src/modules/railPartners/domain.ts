@@ -7,7 +7,7 @@ import { validationError } from '../../domain/errors.ts';
 import { checkOutboundUrl, type OutboundAddressPolicy } from '../../domain/outboundAddresses.ts';
 import type { Rail } from '../../domain/transfers.ts';
 
-export const RAIL_PARTNERS = ['mpesa_daraja', 'mtn_momo'] as const;
+export const RAIL_PARTNERS = ['mpesa_daraja', 'mtn_momo', 'fireblocks'] as const;
 export type RailPartnerName = (typeof RAIL_PARTNERS)[number];
 
 export const RAIL_PARTNER_STATUSES = ['active', 'disabled'] as const;
@@ -64,6 +64,16 @@ export const RAIL_PARTNER_SHAPES: Record<RailPartnerName, PartnerShape> = {
     settings: ['base_url', 'target_environment'],
     optionalSettings: [],
     credentials: ['api_user', 'api_key', 'collection_subscription_key', 'disbursement_subscription_key'],
+    optionalCredentials: [],
+  },
+  // Custody: digital-asset payouts out of a Fireblocks vault account, on every network (docs/rails/fireblocks.md).
+  fireblocks: {
+    rail: 'digital_asset',
+    network: null,
+    alsoCarries: [],
+    settings: ['base_url', 'source_vault_account_id', 'webhook_public_key'],
+    optionalSettings: [],
+    credentials: ['api_key', 'private_key'],
     optionalCredentials: [],
   },
 };

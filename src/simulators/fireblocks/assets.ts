@@ -23,6 +23,7 @@ export const FIREBLOCKS_SIMULATOR_ASSETS: Readonly<Record<string, FireblocksSimu
   USDC_POLYGON_NXTB: { asset: 'USDC', network: 'polygon', decimals: 6 },
   USDT_POLYGON: { asset: 'USDT', network: 'polygon', decimals: 6 },
   USDC_BASECHAIN_ETH_5I5C: { asset: 'USDC', network: 'base', decimals: 6 },
+  USDT_BASECHAIN_ETH: { asset: 'USDT', network: 'base', decimals: 6 },
   USDC_ARB_3SBJ: { asset: 'USDC', network: 'arbitrum', decimals: 6 },
   USDT_ARB: { asset: 'USDT', network: 'arbitrum', decimals: 6 },
   SOL_USDC_PTHX: { asset: 'USDC', network: 'solana', decimals: 6 },

@@ -47,7 +47,14 @@ export const RAIL_CALLBACK_ERROR_RETRY_MS = 60_000;
 /** Bytes of a callback body at most (partners send a few kilobytes). */
 export const RAIL_CALLBACK_BODY_BYTES_MAX = 64 * 1024;
 /** Headers kept with a callback: what a signature or a dispute needs, not cookies or hop-by-hop ones. */
-const KEPT_HEADERS = ['content-type', 'user-agent', 'x-forwarded-for', 'x-signature', 'x-callback-signature'];
+const KEPT_HEADERS = [
+  'content-type',
+  'user-agent',
+  'x-forwarded-for',
+  'x-signature',
+  'x-callback-signature',
+  'fireblocks-signature',
+];
 
 export interface ArrivingCallback {
   rail: string;
