@@ -1,10 +1,11 @@
 /**
- * Digital-asset payouts through Fireblocks: an organization configures Fireblocks as its custody partner
+ * Custody through Fireblocks, payouts and deposit addresses: an organization configures Fireblocks as its custody partner
  * (API key and private key sealed like every partner's credentials), the rail worker sends each
  * `digital_asset` payout as a Fireblocks transaction with externalTxId = the transfer's id to the
  * Fireblocks simulator (a real HTTP server), and the simulator's signed webhooks come back over real HTTP to
  * the service's callback address. Completed, failed, cancelled, missing and repeated webhooks, a forged
  * one, and a retried submit (never a second transaction) are each tested; the ledger verifies after each.
+ * Its wallets' deposit addresses are then their Fireblocks vault accounts' (one vault account per wallet).
  */
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -182,6 +183,43 @@ describe.each(BACKENDS)('Fireblocks payouts on %s', (backend) => {
     expect(transactionsFor(id)).toHaveLength(2);
     expect(transactionsFor(id)[1]?.status).toBe(400);
     await sim.whenIdle();
+  });
+
+  it('issues deposit addresses from a vault account per wallet, the same one when asked again', async () => {
+    const { key } = await configured();
+    const usdc = await fundedWallet(t, '0', 'USDC', key);
+    const usdt = await fundedWallet(t, '0', 'USDT', key);
+    const ask = (wallet: string, network: string) =>
+      api(t, 'POST', `/v1/wallets/${wallet}/deposit-addresses`, { key, body: { network } });
+    const first = await ask(usdc, 'ethereum');
+    expect(first.statusCode, first.body).toBe(201);
+    const again = await ask(usdc, 'ethereum');
+    expect(again.statusCode).toBe(200);
+    expect(again.data.address).toBe(first.data.address);
+    const tron = await ask(usdt, 'tron');
+    expect(tron.statusCode, tron.body).toBe(201);
+    expect(tron.data.address).toMatch(/^T/);
+    const vaults = await fireblocksRequest(
+      config,
+      'GET',
+      `/vault/accounts_paged?namePrefix=${encodeURIComponent(`mkoba ${usdc}`)}`,
+    );
+    const [vault] = (vaults.body as { accounts: Array<{ id: string; customerRefId: string }> }).accounts;
+    expect(vault?.customerRefId).toBe(usdc);
+    const addresses = await fireblocksRequest(
+      config,
+      'GET',
+      `/vault/accounts/${vault?.id}/USDC/addresses_paginated`,
+    );
+    expect((addresses.body as { addresses: Array<{ address: string }> }).addresses[0]?.address).toBe(
+      first.data.address,
+    );
+    const unanswered = await fundedWallet(t, '0', 'USDC', key);
+    sim.failNext(1, 503);
+    const refused = await ask(unanswered, 'ethereum');
+    expect(refused.statusCode).toBe(503);
+    expect(refused.data).toMatchObject({ code: 'service_unavailable', param: 'network' });
+    expect((await ask(unanswered, 'ethereum')).statusCode).toBe(201);
   });
 
   it('refuses a webhook its signature does not verify, and ignores deposits and statuses on the way', () => {

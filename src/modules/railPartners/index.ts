@@ -18,6 +18,7 @@ export {
 export { railCallbackRoutes } from './routes/callbacks.ts';
 export { railPartnerRoutes } from './routes/partners.ts';
 export { railCallbackSchema, railPartnerSchema } from './routes/schemas.ts';
+export { custodyDepositAddress } from './useCases/custody.ts';
 export { type RailPartnerDirectory, railPartnerDirectory } from './useCases/directory.ts';
 export { configureRailPartner, ensureSimulatedRailPartner, updateRailPartner } from './useCases/partners.ts';
 export { RAIL_CALLBACK_SWEEP_INTERVAL_MS, runRailCallbackSweepOnce } from './workers.ts';

@@ -11,6 +11,7 @@
  * poller still confirms every outcome with GET by externalTxId.
  */
 import { createVerify } from 'node:crypto';
+import type { DigitalAsset, DigitalAssetNetwork } from '../../../../domain/digitalAssets.ts';
 import type { Transfer } from '../../../../domain/transferRecord.ts';
 import {
   type ArrivedCallback,
@@ -20,6 +21,7 @@ import {
 } from '../../../../rails/partner.ts';
 import type { RailOutcome, SubmitRequest, SubmitResult } from '../../../../rails/rail.ts';
 import { type FireblocksConfig, FireblocksError, fireblocksRequest } from './connection.ts';
+import { fireblocksDepositAddress } from './custody.ts';
 import {
   FIREBLOCKS_ASSET_IDS,
   FIREBLOCKS_PARTNER,
@@ -33,9 +35,15 @@ import {
 /** Fireblocks' webhook types that speak of a transaction. */
 const TRANSACTION_WEBHOOKS = ['TRANSACTION_CREATED', 'TRANSACTION_STATUS_UPDATED'];
 
-export function fireblocksRail(config: FireblocksConfig): PartnerRail {
+/** A partner rail that also keeps wallets' deposits in custody. */
+export interface CustodyPartnerRail extends PartnerRail {
+  depositAddress(walletId: string, asset: DigitalAsset, network: DigitalAssetNetwork): Promise<string>;
+}
+
+export function fireblocksRail(config: FireblocksConfig): CustodyPartnerRail {
   return {
     partner: FIREBLOCKS_PARTNER,
+    depositAddress: (walletId, asset, network) => fireblocksDepositAddress(config, walletId, asset, network),
     submit: (request, now) => submitPayout(config, request, now),
     check: (transfer, now) => checkPayout(config, transfer, now),
     collect: async () => ({ accepted: false, failureCode: 'not_supported' }),
