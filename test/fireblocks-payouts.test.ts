@@ -19,6 +19,7 @@ import {
   parseFireblocksWebhook,
 } from '../src/modules/railPartners/partners/fireblocks/rail.ts';
 import { railPartnerDirectory } from '../src/modules/railPartners/useCases/directory.ts';
+import { runDepositWorkerOnce } from '../src/modules/stablecoins/workers.ts';
 import { runRailWorkerOnce } from '../src/modules/transfers/workers.ts';
 import { MalformedCallbackError } from '../src/rails/partner.ts';
 import {
@@ -220,6 +221,41 @@ describe.each(BACKENDS)('Fireblocks payouts on %s', (backend) => {
     expect(refused.statusCode).toBe(503);
     expect(refused.data).toMatchObject({ code: 'service_unavailable', param: 'network' });
     expect((await ask(unanswered, 'ethereum')).statusCode).toBe(201);
+  });
+
+  it('credits a deposit Fireblocks announces by signed webhook once, through the deposit worker', async () => {
+    const { key } = await configured();
+    const wallet = await fundedWallet(t, '0', 'USDC', key);
+    const issued = await api(t, 'POST', `/v1/wallets/${wallet}/deposit-addresses`, {
+      key,
+      body: { network: 'ethereum' },
+    });
+    expect(issued.statusCode, issued.body).toBe(201);
+    const vaults = await fireblocksRequest(
+      config,
+      'GET',
+      `/vault/accounts_paged?namePrefix=${encodeURIComponent(`mkoba ${wallet}`)}`,
+    );
+    const vaultId = (vaults.body as { accounts: Array<{ id: string }> }).accounts[0]?.id ?? '';
+    const once = sim.deposit({ vaultAccountId: vaultId, assetId: 'USDC', amount: '42.5' });
+    const twice = sim.deposit({ vaultAccountId: vaultId, assetId: 'USDC', amount: '18.18' });
+    await sim.whenIdle();
+    const deposits = async () =>
+      (await api(t, 'GET', `/v1/deposits?wallet=${wallet}`, { key })).data.data as Array<{
+        tx_hash: string;
+        amount: string;
+      }>;
+    const recorded = await eventually(deposits, (list) => list.length === 2);
+    expect(recorded.map((d) => [d.tx_hash, d.amount]).sort()).toEqual(
+      [
+        [sim.transaction(once.id)?.txHash, '42.500000'],
+        [sim.transaction(twice.id)?.txHash, '18.180000'],
+      ].sort(),
+    );
+    for (let i = 0; i < 3; i++) await runDepositWorkerOnce(t.deps, { log: () => {} });
+    const balance = await api(t, 'GET', `/v1/wallets/${wallet}`, { key });
+    expect(balance.data.balance).toMatchObject({ available: '60.680000' });
+    await expectLedgerHealthy(t);
   });
 
   it('refuses a webhook its signature does not verify, and ignores deposits and statuses on the way', () => {

@@ -48,6 +48,7 @@ export {
   prepareTravelRule,
   type TravelRuleSettingsView,
   travelRuleRecordOf,
+  travelRuleSettingsIn,
 } from './useCases/travelRule.ts';
 export { runVerificationWorkerOnce, VERIFICATION_WORKER_INTERVAL_MS } from './workers/verifications.ts';
 

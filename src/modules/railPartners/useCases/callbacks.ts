@@ -33,6 +33,7 @@ import {
   findReportedCollection,
   type NamingReport,
 } from './callbackEffects.ts';
+import { applyCustodyDeposit } from './custodyDeposits.ts';
 import type { RailPartnerDirectory } from './directory.ts';
 
 // Record types the HTTP edge presents, given through the use case layer (src/http never imports the store).
@@ -175,11 +176,11 @@ async function effectOf(
 ): Promise<(CallbackEffect & { collectionId?: string }) | 'deferred'> {
   let report: CallbackReport;
   try {
-    report = directory.adapterFor(config).parseCallback({
-      path: callback.path,
-      headers: callback.headers,
-      rawBody: callback.rawBody,
-    });
+    const adapter = directory.adapterFor(config);
+    const arrived = { path: callback.path, headers: callback.headers, rawBody: callback.rawBody };
+    const deposit = adapter.parseDeposit?.(arrived);
+    if (deposit) return applyCustodyDeposit(tx, deps, callback.organizationId, deposit);
+    report = adapter.parseCallback(arrived);
   } catch (error) {
     if (error instanceof MalformedCallbackError)
       return { status: 'malformed', transferId: null, detail: error.message };

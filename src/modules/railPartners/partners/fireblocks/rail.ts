@@ -16,6 +16,7 @@ import type { Transfer } from '../../../../domain/transferRecord.ts';
 import {
   type ArrivedCallback,
   type CallbackReport,
+  type CustodyDepositReport,
   MalformedCallbackError,
   type PartnerRail,
 } from '../../../../rails/partner.ts';
@@ -49,6 +50,7 @@ export function fireblocksRail(config: FireblocksConfig): CustodyPartnerRail {
     collect: async () => ({ accepted: false, failureCode: 'not_supported' }),
     checkCollection: async () => ({ kind: 'failed', failureCode: 'not_supported' }),
     parseCallback: (callback) => parseFireblocksWebhook(config, callback),
+    parseDeposit: (callback) => parseFireblocksDeposit(config, callback),
   };
 }
 
@@ -109,11 +111,11 @@ async function checkPayout(config: FireblocksConfig, transfer: Transfer, now: Da
   return outcomeOfStatus(found.status, found.subStatus, found.id as string, now);
 }
 
-/** A webhook, its signature verified; a transaction's status read as a payout report. */
-export function parseFireblocksWebhook(
+/** A webhook's event, its Fireblocks-Signature verified with the configured public key. */
+function verifiedEvent(
   config: Pick<FireblocksConfig, 'webhookPublicKey'>,
   callback: ArrivedCallback,
-): CallbackReport {
+): Record<string, unknown> & { type: string } {
   const signature = callback.headers['fireblocks-signature'];
   if (signature === undefined)
     throw new MalformedCallbackError('The Fireblocks webhook has no Fireblocks-Signature');
@@ -131,6 +133,49 @@ export function parseFireblocksWebhook(
   if (!isRecord(event) || typeof event.type !== 'string') {
     throw new MalformedCallbackError('The Fireblocks webhook has no type');
   }
+  return event as Record<string, unknown> & { type: string };
+}
+
+/** The network of a Fireblocks asset id, by FIREBLOCKS_ASSET_IDS. */
+function networkOfAssetId(assetId: unknown): DigitalAssetNetwork | undefined {
+  const entry = Object.entries(FIREBLOCKS_ASSET_IDS).find(([, ids]) =>
+    Object.values(ids).includes(String(assetId)),
+  );
+  return entry?.[0] as DigitalAssetNetwork | undefined;
+}
+
+/** A completed transaction into a vault from outside: a deposit to one of the wallets' addresses. */
+export function parseFireblocksDeposit(
+  config: Pick<FireblocksConfig, 'webhookPublicKey'>,
+  callback: ArrivedCallback,
+): CustodyDepositReport | undefined {
+  const event = verifiedEvent(config, callback);
+  const data = event.data;
+  if (!TRANSACTION_WEBHOOKS.includes(event.type) || !isRecord(data) || data.status !== 'COMPLETED')
+    return undefined;
+  if (!isRecord(data.destination) || data.destination.type !== 'VAULT_ACCOUNT') return undefined;
+  if (isRecord(data.source) && data.source.type === 'VAULT_ACCOUNT') return undefined;
+  const network = networkOfAssetId(data.assetId);
+  const amount = isRecord(data.amountInfo) ? data.amountInfo.amount : undefined;
+  const { destinationAddress: address, txHash } = data;
+  if (
+    network === undefined ||
+    typeof amount !== 'string' ||
+    typeof address !== 'string' ||
+    typeof txHash !== 'string'
+  ) {
+    return undefined;
+  }
+  const logIndex = typeof data.index === 'number' && Number.isSafeInteger(data.index) ? data.index : 0;
+  return { network, address, amount, txHash, logIndex };
+}
+
+/** A webhook, its signature verified; a transaction's status read as a payout report. */
+export function parseFireblocksWebhook(
+  config: Pick<FireblocksConfig, 'webhookPublicKey'>,
+  callback: ArrivedCallback,
+): CallbackReport {
+  const event = verifiedEvent(config, callback);
   if (!TRANSACTION_WEBHOOKS.includes(event.type)) return { kind: 'ignored', reason: `${event.type} webhook` };
   const data = event.data;
   if (!isRecord(data) || typeof data.id !== 'string') {
