@@ -32,11 +32,13 @@ import { EXPORT_WORKER_INTERVAL_MS, exportFormatters, runExportWorkerOnce } from
 import { LAUNCH_GATE_WORKER_INTERVAL_MS, launchGateWalker } from './modules/launchGates/index.ts';
 import { PAYMENT_BATCH_WORKER_INTERVAL_MS, runPaymentBatchPass } from './modules/paymentBatches/index.ts';
 import {
+  CUSTODY_DEPOSIT_POLL_INTERVAL_MS,
   ensureSimulatedRailPartner,
   PARTNER_RAIL_FACTORIES,
   RAIL_CALLBACK_SWEEP_INTERVAL_MS,
   type RailPartnerDirectory,
   railPartnerDirectory,
+  runCustodyDepositPollOnce,
   runRailCallbackSweepOnce,
 } from './modules/railPartners/index.ts';
 import { DEPOSIT_WORKER_INTERVAL_MS, runDepositWorkerOnce } from './modules/stablecoins/index.ts';
@@ -276,6 +278,12 @@ function railWork(deps: Deps, config: Config, railLog: RailWorkerLog): PeriodicW
       () => runCollectionWorkerOnce(deps, resolveCollectionRail, { log: railLog }),
     ],
     ['rail-callback-sweep', RAIL_CALLBACK_SWEEP_INTERVAL_MS, () => runRailCallbackSweepOnce(deps, directory)],
+    // Deposits a custody partner completed whose webhook never came.
+    [
+      'custody-deposit-poll',
+      CUSTODY_DEPOSIT_POLL_INTERVAL_MS,
+      () => runCustodyDepositPollOnce(deps, directory),
+    ],
     // Deposits are decided wherever they come from (the simulated chain today, a custody provider later).
     ['deposit-worker', DEPOSIT_WORKER_INTERVAL_MS, () => runDepositWorkerOnce(deps, { log: railLog })],
   ];

@@ -10,6 +10,7 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { payoutRailResolver } from '../src/main.ts';
+import { runCustodyDepositPollOnce } from '../src/modules/railPartners/custodyWorkers.ts';
 import {
   type FireblocksConfig,
   fireblocksRequest,
@@ -86,6 +87,21 @@ describe.each(BACKENDS)('Fireblocks payouts on %s', (backend) => {
     sim.setWebhookUrl(`${created.data.callback_url}/webhook`);
     const wallet = await fundedWallet(t, '500.000000', 'USDC', org.key);
     return { key: org.key, wallet };
+  }
+
+  /** A configured organization's new USDC wallet with its ethereum deposit address issued, and its vault account. */
+  async function walletInCustody() {
+    const { key } = await configured();
+    const wallet = await fundedWallet(t, '0', 'USDC', key);
+    const issued = await api(t, 'POST', `/v1/wallets/${wallet}/deposit-addresses`, {
+      key,
+      body: { network: 'ethereum' },
+    });
+    expect(issued.statusCode, issued.body).toBe(201);
+    const name = encodeURIComponent(`mkoba ${wallet}`);
+    const vaults = await fireblocksRequest(config, 'GET', `/vault/accounts_paged?namePrefix=${name}`);
+    const vaultId = (vaults.body as { accounts: Array<{ id: string }> }).accounts[0]?.id ?? '';
+    return { key, wallet, vaultId };
   }
 
   const work = () =>
@@ -224,19 +240,7 @@ describe.each(BACKENDS)('Fireblocks payouts on %s', (backend) => {
   });
 
   it('credits a deposit Fireblocks announces by signed webhook once, through the deposit worker', async () => {
-    const { key } = await configured();
-    const wallet = await fundedWallet(t, '0', 'USDC', key);
-    const issued = await api(t, 'POST', `/v1/wallets/${wallet}/deposit-addresses`, {
-      key,
-      body: { network: 'ethereum' },
-    });
-    expect(issued.statusCode, issued.body).toBe(201);
-    const vaults = await fireblocksRequest(
-      config,
-      'GET',
-      `/vault/accounts_paged?namePrefix=${encodeURIComponent(`mkoba ${wallet}`)}`,
-    );
-    const vaultId = (vaults.body as { accounts: Array<{ id: string }> }).accounts[0]?.id ?? '';
+    const { key, wallet, vaultId } = await walletInCustody();
     const once = sim.deposit({ vaultAccountId: vaultId, assetId: 'USDC', amount: '42.5' });
     const twice = sim.deposit({ vaultAccountId: vaultId, assetId: 'USDC', amount: '18.18' });
     await sim.whenIdle();
@@ -255,6 +259,24 @@ describe.each(BACKENDS)('Fireblocks payouts on %s', (backend) => {
     for (let i = 0; i < 3; i++) await runDepositWorkerOnce(t.deps, { log: () => {} });
     const balance = await api(t, 'GET', `/v1/wallets/${wallet}`, { key });
     expect(balance.data.balance).toMatchObject({ available: '60.680000' });
+    await expectLedgerHealthy(t);
+  });
+
+  it('finds a deposit whose webhook never came by polling, and records it once', async () => {
+    const { key, wallet, vaultId } = await walletInCustody();
+    const silent = sim.deposit({ vaultAccountId: vaultId, assetId: 'USDC', amount: '17.17' });
+    await sim.whenIdle();
+    expect(sim.webhooks.filter((w) => w.transactionId === silent.id)).toEqual([]);
+    const deposits = async () =>
+      (await api(t, 'GET', `/v1/deposits?wallet=${wallet}`, { key })).data.data as unknown[];
+    expect(await deposits()).toEqual([]);
+    const directory = railPartnerDirectory(t.deps);
+    expect(await runCustodyDepositPollOnce(t.deps, directory)).toBeGreaterThanOrEqual(1);
+    expect(await runCustodyDepositPollOnce(t.deps, directory)).toBe(0);
+    expect(await deposits()).toHaveLength(1);
+    for (let i = 0; i < 3; i++) await runDepositWorkerOnce(t.deps, { log: () => {} });
+    const balance = await api(t, 'GET', `/v1/wallets/${wallet}`, { key });
+    expect(balance.data.balance).toMatchObject({ available: '17.170000' });
     await expectLedgerHealthy(t);
   });
 

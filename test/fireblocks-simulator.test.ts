@@ -390,6 +390,19 @@ describe('incoming deposits', () => {
     ]);
     const wallet = await fireblocks.vaults.getVaultAccountAsset({ vaultAccountId, assetId: 'USDC' });
     expect(wallet.data.total).toBe('42.5');
+    const listed = await fireblocks.transactions.getTransactions({
+      status: 'COMPLETED',
+      destType: 'VAULT_ACCOUNT',
+      destId: vaultAccountId,
+      after: String(deposit.createdAt - 1),
+      assets: 'USDC',
+      limit: 10,
+    });
+    expect(listed.data.map((transaction) => transaction.id)).toEqual([deposit.id]);
+    expect(await refusal(fireblocks.transactions.getTransactions({ limit: 501 }))).toMatchObject({
+      status: 400,
+      body: { code: 1400 },
+    });
   });
 });
 

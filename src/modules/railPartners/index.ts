@@ -9,6 +9,7 @@ import { railCallbackRoutes } from './routes/callbacks.ts';
 import { railPartnerRoutes } from './routes/partners.ts';
 import { railCallbackSchema, railPartnerSchema } from './routes/schemas.ts';
 
+export { CUSTODY_DEPOSIT_POLL_INTERVAL_MS, runCustodyDepositPollOnce } from './custodyWorkers.ts';
 export { PARTNER_RAIL_FACTORIES } from './partners/factories.ts';
 export {
   railPartnerConfigsNotWrappedBy,

@@ -33,6 +33,7 @@ import {
   announceDeposit,
   createTransaction,
   type IncomingDeposit,
+  listTransactions,
   readTransaction,
   readTransactionByExternalTxId,
 } from './transactions.ts';
@@ -233,6 +234,7 @@ route('POST', /^\/v1\/vault\/accounts\/([^/]+)\/([^/]+)\/addresses$/, (state, [i
 route('POST', /^\/v1\/transactions$/, (state, _params, body, { apiKey }) =>
   createTransaction(state, body, apiKey),
 );
+route('GET', /^\/v1\/transactions$/, (state, _params, _body, { query }) => listTransactions(state, query));
 route('GET', /^\/v1\/transactions\/external_tx_id\/([^/]+)$/, (state, [externalTxId = '']) =>
   readTransactionByExternalTxId(state, externalTxId),
 );

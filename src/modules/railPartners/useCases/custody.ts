@@ -18,7 +18,7 @@ function custodyUnavailable(error: unknown): AppError {
   });
 }
 
-function isCustodyRail(adapter: object): adapter is CustodyPartnerRail {
+export function isCustodyRail(adapter: object): adapter is CustodyPartnerRail {
   return 'depositAddress' in adapter && typeof adapter.depositAddress === 'function';
 }
 

@@ -4,6 +4,7 @@
  * outcome with the failure code its sub-status means.
  */
 import type { DigitalAsset, DigitalAssetNetwork } from '../../../../domain/digitalAssets.ts';
+import type { CustodyDepositReport } from '../../../../rails/partner.ts';
 import type { RailOutcome } from '../../../../rails/rail.ts';
 
 export const FIREBLOCKS_PARTNER = 'fireblocks';
@@ -77,4 +78,32 @@ export function outcomeOfStatus(
 
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The network of a Fireblocks asset id, by FIREBLOCKS_ASSET_IDS. */
+function networkOfAssetId(assetId: unknown): DigitalAssetNetwork | undefined {
+  const entry = Object.entries(FIREBLOCKS_ASSET_IDS).find(([, ids]) =>
+    Object.values(ids).includes(String(assetId)),
+  );
+  return entry?.[0] as DigitalAssetNetwork | undefined;
+}
+
+/** A completed transaction into a vault from outside, as a deposit to one of the wallets' addresses. */
+export function depositOfTransaction(data: unknown): CustodyDepositReport | undefined {
+  if (!isRecord(data) || data.status !== 'COMPLETED') return undefined;
+  if (!isRecord(data.destination) || data.destination.type !== 'VAULT_ACCOUNT') return undefined;
+  if (isRecord(data.source) && data.source.type === 'VAULT_ACCOUNT') return undefined;
+  const network = networkOfAssetId(data.assetId);
+  const amount = isRecord(data.amountInfo) ? data.amountInfo.amount : undefined;
+  const { destinationAddress: address, txHash } = data;
+  if (
+    network === undefined ||
+    typeof amount !== 'string' ||
+    typeof address !== 'string' ||
+    typeof txHash !== 'string'
+  ) {
+    return undefined;
+  }
+  const logIndex = typeof data.index === 'number' && Number.isSafeInteger(data.index) ? data.index : 0;
+  return { network, address, amount, txHash, logIndex };
 }

@@ -22,8 +22,9 @@ import {
 } from '../../../../rails/partner.ts';
 import type { RailOutcome, SubmitRequest, SubmitResult } from '../../../../rails/rail.ts';
 import { type FireblocksConfig, FireblocksError, fireblocksRequest } from './connection.ts';
-import { fireblocksDepositAddress } from './custody.ts';
+import { fireblocksDepositAddress, fireblocksRecentDeposits } from './custody.ts';
 import {
+  depositOfTransaction,
   FIREBLOCKS_ASSET_IDS,
   FIREBLOCKS_PARTNER,
   FIREBLOCKS_STATUS_POLL_INTERVAL_MS,
@@ -39,12 +40,15 @@ const TRANSACTION_WEBHOOKS = ['TRANSACTION_CREATED', 'TRANSACTION_STATUS_UPDATED
 /** A partner rail that also keeps wallets' deposits in custody. */
 export interface CustodyPartnerRail extends PartnerRail {
   depositAddress(walletId: string, asset: DigitalAsset, network: DigitalAssetNetwork): Promise<string>;
+  /** Deposits completed after `after`, newest first (to find those whose webhook never came). */
+  recentDeposits(after: Date): Promise<CustodyDepositReport[]>;
 }
 
 export function fireblocksRail(config: FireblocksConfig): CustodyPartnerRail {
   return {
     partner: FIREBLOCKS_PARTNER,
     depositAddress: (walletId, asset, network) => fireblocksDepositAddress(config, walletId, asset, network),
+    recentDeposits: (after) => fireblocksRecentDeposits(config, after),
     submit: (request, now) => submitPayout(config, request, now),
     check: (transfer, now) => checkPayout(config, transfer, now),
     collect: async () => ({ accepted: false, failureCode: 'not_supported' }),
@@ -136,38 +140,13 @@ function verifiedEvent(
   return event as Record<string, unknown> & { type: string };
 }
 
-/** The network of a Fireblocks asset id, by FIREBLOCKS_ASSET_IDS. */
-function networkOfAssetId(assetId: unknown): DigitalAssetNetwork | undefined {
-  const entry = Object.entries(FIREBLOCKS_ASSET_IDS).find(([, ids]) =>
-    Object.values(ids).includes(String(assetId)),
-  );
-  return entry?.[0] as DigitalAssetNetwork | undefined;
-}
-
-/** A completed transaction into a vault from outside: a deposit to one of the wallets' addresses. */
+/** A webhook's deposit, its signature verified; undefined when it reports none. */
 export function parseFireblocksDeposit(
   config: Pick<FireblocksConfig, 'webhookPublicKey'>,
   callback: ArrivedCallback,
 ): CustodyDepositReport | undefined {
   const event = verifiedEvent(config, callback);
-  const data = event.data;
-  if (!TRANSACTION_WEBHOOKS.includes(event.type) || !isRecord(data) || data.status !== 'COMPLETED')
-    return undefined;
-  if (!isRecord(data.destination) || data.destination.type !== 'VAULT_ACCOUNT') return undefined;
-  if (isRecord(data.source) && data.source.type === 'VAULT_ACCOUNT') return undefined;
-  const network = networkOfAssetId(data.assetId);
-  const amount = isRecord(data.amountInfo) ? data.amountInfo.amount : undefined;
-  const { destinationAddress: address, txHash } = data;
-  if (
-    network === undefined ||
-    typeof amount !== 'string' ||
-    typeof address !== 'string' ||
-    typeof txHash !== 'string'
-  ) {
-    return undefined;
-  }
-  const logIndex = typeof data.index === 'number' && Number.isSafeInteger(data.index) ? data.index : 0;
-  return { network, address, amount, txHash, logIndex };
+  return TRANSACTION_WEBHOOKS.includes(event.type) ? depositOfTransaction(event.data) : undefined;
 }
 
 /** A webhook, its signature verified; a transaction's status read as a payout report. */
