@@ -24,7 +24,9 @@ import {
   simulatedCollectionRail,
 } from './modules/collections/index.ts';
 import {
+  runSmileIdWorkerOnce,
   runVerificationWorkerOnce,
+  SMILE_ID_WORKER_INTERVAL_MS,
   VERIFICATION_WORKER_INTERVAL_MS,
   watchSanctionsList,
 } from './modules/compliance/index.ts';
@@ -36,10 +38,12 @@ import {
   ensureSimulatedRailPartner,
   PARTNER_RAIL_FACTORIES,
   RAIL_CALLBACK_SWEEP_INTERVAL_MS,
+  RAIL_REVERSAL_WORKER_INTERVAL_MS,
   type RailPartnerDirectory,
   railPartnerDirectory,
   runCustodyDepositPollOnce,
   runRailCallbackSweepOnce,
+  runRailReversalWorkerOnce,
 } from './modules/railPartners/index.ts';
 import { DEPOSIT_WORKER_INTERVAL_MS, runDepositWorkerOnce } from './modules/stablecoins/index.ts';
 import { DAY_WORKER_INTERVAL_MS, runDayWorkerOnce } from './modules/testClock/index.ts';
@@ -214,6 +218,12 @@ export function startWorkers(
     ),
   ];
   workers.push(...startEach(railWork(deps, config, railLog), onError));
+  workers.push(
+    ...startEach(
+      [['smile-id-verifications', SMILE_ID_WORKER_INTERVAL_MS, () => runSmileIdWorkerOnce(deps)]],
+      onError,
+    ),
+  );
   // Only a simulated verification provider exists so far: production does not simulate a verification.
   // Launch gates are decided where the organization integrates; pilot and production read that record.
   if (config.environment === 'sandbox') {
@@ -283,6 +293,11 @@ function railWork(deps: Deps, config: Config, railLog: RailWorkerLog): PeriodicW
       'custody-deposit-poll',
       CUSTODY_DEPOSIT_POLL_INTERVAL_MS,
       () => runCustodyDepositPollOnce(deps, directory),
+    ],
+    [
+      'rail-reversal-worker',
+      RAIL_REVERSAL_WORKER_INTERVAL_MS,
+      () => runRailReversalWorkerOnce(deps, directory),
     ],
     // Deposits are decided wherever they come from (the simulated chain today, a custody provider later).
     ['deposit-worker', DEPOSIT_WORKER_INTERVAL_MS, () => runDepositWorkerOnce(deps, { log: railLog })],

@@ -229,6 +229,13 @@ describe.each(BACKENDS)('collections on %s', (backend) => {
     ).toMatchObject({
       status: 'succeeded',
     });
+    // The credit keeps M-Pesa's receipt (MpesaReceiptNumber), as the payer's SMS and the statement show it.
+    const paidCredit = (
+      await api(t, 'GET', `/v1/transfers/${(await collectionOf(key, paid)).transfer}`, { key })
+    ).data;
+    const paidPush = daraja.pushes.find((p) => p.amount === 40 && p.phoneNumber === '254700000000');
+    expect(paidCredit.partner_receipt).toBe(paidPush?.receipt);
+    expect(paidCredit.partner_receipt).toMatch(/^[A-Z0-9]{10}$/);
     expect(
       await eventually(
         () => collectionOf(key, cancelled),

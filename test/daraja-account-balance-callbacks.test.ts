@@ -7,20 +7,17 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDarajaBalanceResult } from '../src/modules/railPartners/partners/mpesaDaraja/accountBalance.ts';
-import { mpesaDarajaRail } from '../src/modules/railPartners/partners/mpesaDaraja/rail.ts';
-import { guardedFetch } from '../src/outbound/guard.ts';
 import {
-  DARAJA_SIMULATOR_DEFAULT_CREDENTIALS,
   DARAJA_SIMULATOR_STARTING_FLOAT_SHILLINGS,
   type DarajaSimulator,
   startDarajaSimulator,
 } from '../src/simulators/mpesaDaraja/index.ts';
+import { configureSimulatedDaraja } from './support/daraja.ts';
 import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
 import { newOrganization } from './support/organizations.ts';
 
 const CALLBACK_WAIT_MS = 5_000;
 const POLL_MS = 20;
-const CREDENTIALS = DARAJA_SIMULATOR_DEFAULT_CREDENTIALS;
 
 interface StoredCallback {
   path: string;
@@ -46,29 +43,7 @@ describe.each(BACKENDS)('Daraja balance results on %s', (backend) => {
 
   it('stores the result, records it once as ignored, and reads it exactly', async () => {
     const org = await newOrganization(t);
-    const created = await api(t, 'POST', '/v1/rail-partners', {
-      key: org.key,
-      body: {
-        partner: 'mpesa_daraja',
-        settings: {
-          base_url: sim.url,
-          short_code: CREDENTIALS.shortCode,
-          initiator_name: CREDENTIALS.initiatorName,
-        },
-        credentials: {
-          consumer_key: CREDENTIALS.consumerKey,
-          consumer_secret: CREDENTIALS.consumerSecret,
-          security_credential: CREDENTIALS.securityCredential,
-          passkey: CREDENTIALS.passkey,
-        },
-      },
-    });
-    expect(created.statusCode, created.body).toBe(201);
-    const callbackUrl = created.data.callback_url as string;
-    const rail = mpesaDarajaRail(
-      { fetch: guardedFetch('allow_loopback'), baseUrl: sim.url, ...CREDENTIALS },
-      { baseUrl: callbackUrl },
-    );
+    const { callbackUrl, rail } = await configureSimulatedDaraja(t, org.key, sim);
 
     const asked = await rail.queryAccountBalance();
     await sim.idle();

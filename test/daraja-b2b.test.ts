@@ -5,49 +5,41 @@
  * docs/rails/mpesa-daraja.md's tables.
  */
 
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  ACCOUNT_BALANCE_PATH,
   B2B_PATH,
   DARAJA_SIMULATOR_STARTING_FLOAT_SHILLINGS,
   type DarajaSimulator,
   DARAJA_SIMULATOR_DEFAULT_CREDENTIALS as SIM,
   startDarajaSimulator,
 } from '../src/simulators/mpesaDaraja/index.ts';
+import {
+  type DarajaRawClient,
+  darajaRawClient,
+  expectAcknowledged,
+  resultParameters,
+} from './support/darajaRaw.ts';
 import { type Receiver, startReceiver } from './support/receiver.ts';
 
-/** The longest wait for a result callback, and the interval between looks, in milliseconds. */
-const RESULT_WAIT = { timeout: 3_000, interval: 10 };
 /** The starting float in cents. */
 const FLOAT_CENTS = BigInt(DARAJA_SIMULATOR_STARTING_FLOAT_SHILLINGS) * 100n;
 
 let simulator: DarajaSimulator;
 let receiver: Receiver;
-/** One token for the whole file: a newer one would replace it. */
-let bearer: string;
+let raw: DarajaRawClient;
+const post = (path: string, body: Record<string, unknown>, token?: string) => raw.post(path, body, token);
+const callbackMentioning = (id: string) => raw.callbackMentioning(id);
+const utilityOf = (shortCode: string) => raw.utilityOf(shortCode);
+const parameters = resultParameters;
 
 beforeAll(async () => {
   [simulator, receiver] = await Promise.all([startDarajaSimulator({ port: 0 }), startReceiver()]);
-  const basic = Buffer.from(`${SIM.consumerKey}:${SIM.consumerSecret}`).toString('base64');
-  const issued = await fetch(`${simulator.url}/oauth/v1/generate?grant_type=client_credentials`, {
-    headers: { authorization: `Basic ${basic}` },
-  });
-  bearer = ((await issued.json()) as { access_token: string }).access_token;
+  raw = await darajaRawClient(simulator, receiver);
 });
 
 afterAll(async () => {
   await Promise.all([simulator.close(), receiver.close()]);
 });
-
-/** POSTs a JSON body to the simulator as any client does; the answer's status and JSON body. */
-async function post(path: string, body: Record<string, unknown>, token = bearer) {
-  const answer = await fetch(new URL(path, simulator.url), {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-    body: JSON.stringify(body),
-  });
-  return { status: answer.status, body: (await answer.json()) as Record<string, unknown> };
-}
 
 /** The published paybill request, with the simulator's credentials. */
 function payBill(overrides: Record<string, unknown> = {}) {
@@ -69,15 +61,6 @@ function payBill(overrides: Record<string, unknown> = {}) {
   };
 }
 
-/** The `Result` of the first callback received that names `id`. */
-function callbackMentioning(id: string): Promise<Record<string, unknown>> {
-  return vi.waitFor(() => {
-    const callback = receiver.received.find((r) => r.body.includes(id));
-    if (callback === undefined) throw new Error(`no callback mentioning ${id}`);
-    return (JSON.parse(callback.body) as { Result: Record<string, unknown> }).Result;
-  }, RESULT_WAIT);
-}
-
 /** A paybill request with these overrides, acknowledged, and the result its ResultURL received. */
 async function paid(overrides: Record<string, unknown>) {
   const accepted = await post(B2B_PATH, payBill(overrides));
@@ -85,49 +68,9 @@ async function paid(overrides: Record<string, unknown>) {
   return { accepted, result: await callbackMentioning(String(accepted.body.OriginatorConversationID)) };
 }
 
-function parameters(result: Record<string, unknown>): Record<string, unknown> {
-  const list = (result.ResultParameters as { ResultParameter: { Key: string; Value: unknown }[] })
-    .ResultParameter;
-  return Object.fromEntries(list.map((p) => [p.Key, p.Value]));
-}
-
-/** Cents from a two-decimal amount, exactly (no floats). */
-function cents(text: string): bigint {
-  const match = /^(-?)(\d+)\.(\d{2})$/.exec(text);
-  if (!match) throw new Error(`not an amount: ${text}`);
-  const magnitude = BigInt(match[2] ?? '0') * 100n + BigInt(match[3] ?? '0');
-  return match[1] === '-' ? -magnitude : magnitude;
-}
-
-/** The Utility Account Account Balance reports for a shortcode, in cents. */
-async function utilityOf(shortCode: string): Promise<bigint> {
-  const accepted = await post(ACCOUNT_BALANCE_PATH, {
-    Initiator: SIM.initiatorName,
-    SecurityCredential: SIM.securityCredential,
-    CommandID: 'AccountBalance',
-    PartyA: shortCode,
-    IdentifierType: '4',
-    Remarks: 'ok',
-    QueueTimeOutURL: `${receiver.url}/balance/timeout`,
-    ResultURL: `${receiver.url}/balance/result`,
-  });
-  const result = await callbackMentioning(String(accepted.body.OriginatorConversationID));
-  const utility = String(parameters(result).AccountBalance)
-    .split('&')
-    .find((account) => account.startsWith('Utility Account|'));
-  return cents(String(utility?.split('|')[2]));
-}
-
 describe('B2B payment request in the simulator (published request)', () => {
   it('acknowledges the published request with the two ids and ResponseCode "0"', async () => {
-    const accepted = await post(B2B_PATH, payBill());
-    expect(accepted.status).toBe(200);
-    expect(accepted.body).toEqual({
-      OriginatorConversationID: expect.stringMatching(/^\d+-\d+-\d+$/),
-      ConversationID: expect.stringMatching(/^AG_\d{8}_[0-9a-f]+$/),
-      ResponseCode: '0',
-      ResponseDescription: 'Accept the service request successfully.',
-    });
+    expectAcknowledged(await post(B2B_PATH, payBill()));
   });
 
   it('refuses each missing or malformed field with the published 400.002.02', async () => {

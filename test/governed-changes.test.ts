@@ -492,7 +492,7 @@ describe.each(BACKENDS)('the default of pilot and production on %s', (backend) =
       expect.objectContaining({
         id: DEFAULT_CHANGE_RULE_ID,
         applies_to: 'change',
-        match: { kinds: ['role_grant', 'api_key', 'policy', 'conversion_rate'] },
+        match: { kinds: ['role_grant', 'api_key', 'policy', 'conversion_rate', 'transfer_reversal'] },
         action: 'require_approval',
         approval: expect.objectContaining({ quorum: 1, roles: ['admin'] }),
       }),

@@ -219,7 +219,11 @@ describe.each(BACKENDS)('M-Pesa B2B payouts on %s', (backend) => {
     await work();
     await sim.idle();
     expect((await settledOrFailed(org.key, id)).status).toBe('settled');
-    const delivered = sim.deliveries.find((d) => d.url.endsWith(`/b2b/result/${id}`));
+    // The simulator records a delivery once its answer is read, just after the service applied it.
+    const delivered = await eventually(
+      async () => sim.deliveries.find((d) => d.url.endsWith(`/b2b/result/${id}`)),
+      (delivery) => delivery !== undefined,
+    );
     if (!delivered) throw new Error('no result was delivered');
     const repost = () =>
       fetch(delivered.url, {

@@ -21,6 +21,8 @@ function line(fields: Partial<StatementLine>): StatementLine {
   return {
     line: lineNumber,
     railReference: null,
+    externalReference: null,
+    direction: 'outbound',
     amountMinor: 1_000n,
     currency: 'KES',
     valueDate: DAY,
@@ -34,6 +36,9 @@ function transfer(id: string, fields: Partial<MatchCandidate> = {}): MatchCandid
   return {
     id,
     railReference: `ref_${id}`,
+    partnerReceipt: null,
+    direction: 'outbound',
+    collectionId: null,
     amountMinor: 1_000n,
     currency: 'KES',
     status: 'settled',
@@ -49,6 +54,14 @@ describe('matchStatement', () => {
     const [result] = matchStatement(
       [line({ railReference: 'ref_b' })],
       [transfer('a', { railReference: null }), transfer('b')],
+    );
+    expect(result).toMatchObject({ transferIds: ['b'], findings: [{ kind: 'matched' }] });
+  });
+
+  it('pairs by the partner receipt a line whose reference is the receipt (an M-Pesa statement), not the request id', () => {
+    const [result] = matchStatement(
+      [line({ railReference: 'SKC82PACB8' })],
+      [transfer('a'), transfer('b', { railReference: 'AG_20261206_0001', partnerReceipt: 'SKC82PACB8' })],
     );
     expect(result).toMatchObject({ transferIds: ['b'], findings: [{ kind: 'matched' }] });
   });

@@ -7,16 +7,22 @@
  */
 
 import type { DigitalAsset, DigitalAssetNetwork } from '../domain/digitalAssets.ts';
+import { validationError } from '../domain/errors.ts';
 import type { LaunchProduct } from '../domain/organizationProfile.ts';
 import { open, seal } from '../domain/sealing.ts';
 import { routeLimitMinor } from '../domain/stablecoins.ts';
 import { applyPendingOwnKey, parsePendingKeyPayload } from '../modules/apiKeys/index.ts';
 import { addMember, parseRoles, updateMember } from '../modules/authorization/index.ts';
-import { createRule, setRouteStatus, updateRule } from '../modules/compliance/index.ts';
+import { configureSmileId, createRule, setRouteStatus, updateRule } from '../modules/compliance/index.ts';
 import { parseFeeRules, updateFeeSchedule } from '../modules/fees/index.ts';
 import type { LaunchGate } from '../modules/launchGates/index.ts';
 import { overrideLaunchGatesFor } from '../modules/launchGates/index.ts';
-import { configureRailPartner, updateRailPartner } from '../modules/railPartners/index.ts';
+import {
+  configureRailPartner,
+  REVERSAL_REASON_MAX_CHARS,
+  requestReversal,
+  updateRailPartner,
+} from '../modules/railPartners/index.ts';
 import {
   applyRateChange,
   planRateChange,
@@ -28,6 +34,32 @@ import type { ApplyInput, ChangeKind, RegisteredChangeKind } from './deps.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: a stored request body; its use case checks every field.
 type Body = Record<string, any>;
+
+/** A payload's `credentials`, sealed while its change waits for approval, opened to apply it. */
+const CREDENTIALS_SEALED_WHILE_WAITING: Pick<ChangeKind, 'seal' | 'open'> = {
+  seal(deps, changeId, payload) {
+    if (payload.credentials === undefined) return payload;
+    return {
+      ...payload,
+      credentials: {
+        sealed: seal(
+          deps.keyring,
+          JSON.stringify(payload.credentials),
+          changeSecretsContext(changeId),
+          deps.randomBytes,
+        ),
+      },
+    };
+  },
+  open(deps, changeId, payload) {
+    const sealed = (payload.credentials as Body | undefined)?.sealed;
+    if (typeof sealed !== 'string') return payload;
+    return {
+      ...payload,
+      credentials: JSON.parse(open(deps.keyring, sealed, changeSecretsContext(changeId))),
+    };
+  },
+};
 
 function unknownAction(kind: string, action: string): never {
   throw new Error(`no ${kind} change does '${action}'`);
@@ -176,28 +208,7 @@ export const CHANGE_KINDS: Record<RegisteredChangeKind, ChangeKind> = {
   },
   rail_partner: {
     // Credentials are sealed while the change waits, and never shown.
-    seal(deps, changeId, payload) {
-      if (payload.credentials === undefined) return payload;
-      return {
-        ...payload,
-        credentials: {
-          sealed: seal(
-            deps.keyring,
-            JSON.stringify(payload.credentials),
-            changeSecretsContext(changeId),
-            deps.randomBytes,
-          ),
-        },
-      };
-    },
-    open(deps, changeId, payload) {
-      const sealed = (payload.credentials as Body | undefined)?.sealed;
-      if (typeof sealed !== 'string') return payload;
-      return {
-        ...payload,
-        credentials: JSON.parse(open(deps.keyring, sealed, changeSecretsContext(changeId))),
-      };
-    },
+    ...CREDENTIALS_SEALED_WHILE_WAITING,
     async apply(tx, deps, input) {
       if (input.action === 'create') {
         const config = await configureRailPartner(
@@ -214,6 +225,15 @@ export const CHANGE_KINDS: Record<RegisteredChangeKind, ChangeKind> = {
         return { targetId: null };
       }
       return unknownAction('rail_partner', input.action);
+    },
+  },
+  verification_provider: {
+    // The API key is sealed while the change waits, and never shown.
+    ...CREDENTIALS_SEALED_WHILE_WAITING,
+    async apply(tx, deps, input) {
+      if (input.action !== 'configure') return unknownAction('verification_provider', input.action);
+      await configureSmileId(tx, deps, input.organizationId, input.payload as never, input.actor);
+      return { targetId: input.organizationId };
     },
   },
   trust_account: {
@@ -245,6 +265,29 @@ export const CHANGE_KINDS: Record<RegisteredChangeKind, ChangeKind> = {
         products: body.products as LaunchProduct[] | undefined,
       });
       return { targetId: null };
+    },
+  },
+  transfer_reversal: {
+    // The payload is the operator's reason; the target is the settled payout. Applied, it records the
+    // reversal for the worker to send, as the route does when no approval is needed.
+    check: (_deps, request) => {
+      if (request.action !== 'request') return unknownAction('transfer_reversal', request.action);
+      const reason = (request.payload as Body).reason;
+      if (typeof reason !== 'string' || reason.trim() === '' || reason.length > REVERSAL_REASON_MAX_CHARS) {
+        throw validationError('reason', 'A reason is required.', 'required');
+      }
+    },
+    async apply(tx, deps, input) {
+      if (input.action !== 'request') return unknownAction('transfer_reversal', input.action);
+      const transferId = target(input);
+      await requestReversal(tx, deps, {
+        organizationId: input.organizationId,
+        transferId,
+        reason: String((input.payload as Body).reason),
+        actor: input.actor,
+        actorId: input.proposedBy,
+      });
+      return { targetId: transferId };
     },
   },
 };

@@ -45,6 +45,8 @@ export type ErrorCode =
   | 'statement_invalid'
   | 'statement_already_imported'
   | 'rail_partner_exists'
+  | 'credit_urls_not_registrable'
+  | 'reversal_not_supported'
   | 'trust_account_exists'
   | 'safeguarding_balance_conflict'
   | 'callback_unknown'

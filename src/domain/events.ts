@@ -94,6 +94,7 @@ export const EVENT_TYPES = [
   'webhook_subscription.disabled',
   'rail_partner.paused',
   'rail_partner.resumed',
+  'rail_reversal.updated',
   'safeguarding.shortfall',
   'test_clock.advanced',
   'safeguarding.sweep.recorded',

@@ -39,6 +39,8 @@ export const EVIDENCE_KINDS = [
   'digital_asset.routes.update',
   'rail_partner.update',
   'rail_callback.exception',
+  'transfer.reversal',
+  'verification_provider.update',
   'fee_schedule.update',
   'trust_account.update',
   'safeguarding.balance',

@@ -1,7 +1,8 @@
 /**
  * Governed changes, pure: the sensitive settings of an organization (who holds which role, elevated keys,
  * the authorization policy, conversion rates, fee schedules, AML rules, digital-asset routes, rail partners,
- * trust accounts, launch-gate overrides) change through one mechanism. The organization's policy decides,
+ * the verification provider, trust accounts, launch-gate overrides) and operators' reversals of settled
+ * payouts change through one mechanism. The organization's policy decides,
  * per kind, whether a change applies at once or waits for other members' approval (a `change` rule naming
  * the kind); a waiting change is applied in the transaction of the vote that approves it.
  */
@@ -16,8 +17,10 @@ export const GOVERNED_CHANGE_KINDS = [
   'aml_rule',
   'digital_asset_route',
   'rail_partner',
+  'verification_provider',
   'trust_account',
   'launch_gate_override',
+  'transfer_reversal',
 ] as const;
 export type GovernedChangeKind = (typeof GOVERNED_CHANGE_KINDS)[number];
 
@@ -41,12 +44,16 @@ export type GovernedChangeStatus = (typeof GOVERNED_CHANGE_STATUSES)[number];
 
 /** The rule id of the default that pilot and production organizations start with. */
 export const DEFAULT_CHANGE_RULE_ID = 'second-admin-for-sensitive-changes';
-/** The kinds that default governs: role grants, elevated keys, the policy and conversion rates. */
+/**
+ * The kinds that default governs: role grants, elevated keys, the policy, conversion rates and reversals of
+ * settled payouts (money brought back into a wallet at one operator's word).
+ */
 export const DEFAULT_GOVERNED_KINDS: readonly GovernedChangeKind[] = [
   'role_grant',
   'api_key',
   'policy',
   'conversion_rate',
+  'transfer_reversal',
 ];
 
 /** The largest payload a proposed change stores, in characters of its JSON. */

@@ -31,6 +31,7 @@ export const ID_PREFIXES = {
   governedChange: 'chg',
   railPartner: 'rp',
   railCallback: 'rcb',
+  railReversal: 'rrv',
   collection: 'col',
   trustAccount: 'ta',
   safeguardingBalance: 'sgb',

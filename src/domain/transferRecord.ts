@@ -38,6 +38,8 @@ export interface Transfer {
   ledgerState: LedgerState;
   metadata: Metadata;
   railReference: string | null;
+  /** The partner's receipt for the money moved (M-Pesa's receipt number), once the partner reports it. */
+  partnerReceipt: string | null;
   nextRailCheckAt: Date | null;
   createdAt: Date;
   updatedAt: Date;

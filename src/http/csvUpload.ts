@@ -2,18 +2,28 @@
  * CSV uploads (RFC 4180, parsed by csv-parse): rows keyed by their lower-cased header, and the query
  * parameters that stand in for a JSON body's top-level fields.
  */
-import { parse } from 'csv-parse/sync';
+import { type Options, parse } from 'csv-parse/sync';
 import { validationError } from '../domain/errors.ts';
 
 /** The rows of an uploaded CSV, at most `maxRows` of them read (one more is read to tell "too many"). */
 export function rowsOfCsvUpload(text: string, maxRows: number): Record<string, string>[] {
+  return parsedCsv(text, {
+    columns: (header: string[]) => header.map((h) => h.trim().toLowerCase()),
+    to_line: maxRows + 2,
+  }) as Record<string, string>[];
+}
+
+/**
+ * The records of an uploaded CSV as cells, rows of any length (a partner's export may print a preamble
+ * above its header), at most `maxRecords` of them read.
+ */
+export function recordsOfCsvUpload(text: string, maxRecords: number): string[][] {
+  return parsedCsv(text, { relax_column_count: true, to_line: maxRecords + 1 }) as string[][];
+}
+
+function parsedCsv(text: string, options: Options): unknown {
   try {
-    return parse(text, {
-      columns: (header: string[]) => header.map((h) => h.trim().toLowerCase()),
-      skip_empty_lines: true,
-      bom: true,
-      to_line: maxRows + 2,
-    }) as Record<string, string>[];
+    return parse(text, { skip_empty_lines: true, bom: true, ...options });
   } catch (error) {
     const e = error as Error & { lines?: number };
     throw validationError(

@@ -9,6 +9,7 @@
 import { AML_ALERT_EVENT_TYPES, type EventType, TRANSFER_EVENT_TYPES } from '../domain/events.ts';
 import { LAUNCH_PRODUCTS } from '../domain/organizationProfile.ts';
 import { RAILS } from '../domain/transfers.ts';
+import { transferReversalSchema } from '../modules/railPartners/index.ts';
 import {
   savingsAccountSchema,
   savingsNoticeSchema,
@@ -154,6 +155,7 @@ export const EVENT_DATA_SCHEMAS: Record<EventType, Schema> = {
   }),
   'rail_partner.paused': railPartnerData(true),
   'rail_partner.resumed': railPartnerData(false),
+  'rail_reversal.updated': inlined(transferReversalSchema),
   'safeguarding.shortfall': record('The day’s safeguarding report that found a shortfall.', {
     report_id: text,
     currency: currencySchema,

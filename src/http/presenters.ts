@@ -90,6 +90,7 @@ export function presentTransfer(t: Transfer) {
     },
     approval: t.approvalId,
     rail_reference: t.railReference,
+    partner_receipt: t.partnerReceipt,
     travel_rule: t.travelRule
       ? { reference: t.travelRule.evidenceId, required: t.travelRule.required }
       : null,

@@ -9,7 +9,8 @@
  */
 import type { Currency } from '../domain/money.ts';
 import type { OutboundAddressPolicy } from '../domain/outboundAddresses.ts';
-import type { RailAdapter, RailOutcome } from './rail.ts';
+import type { Transfer } from '../domain/transferRecord.ts';
+import type { RailAdapter, RailOutcome, SubmitResult } from './rail.ts';
 
 /** Where the partner must send its callbacks for one organization, ending without a slash. */
 export interface CallbackTarget {
@@ -34,11 +35,22 @@ export type CollectResult =
   /** `reference` is the partner's id for the request; the same for every call with one idempotency reference. */
   { accepted: true; reference: string; checkAt: Date } | { accepted: false; failureCode: string };
 
+/** A settled payout sent back by the partner: the money returns to the paying wallet once it confirms. */
+export interface ReversalRequest {
+  /** Our reversal's id: sent where the partner echoes it, so a result can name it. */
+  idempotencyReference: string;
+  transfer: Transfer;
+  /** The partner's receipt for the payout to reverse, as its settling callback reported it. */
+  partnerTransactionId: string;
+  /** Why, as the partner's free text allows. */
+  remarks: string;
+}
+
 /** What a callback says, once parsed. */
 export type CallbackReport =
   | {
-      kind: 'payout' | 'collection';
-      /** The partner's id for the payout or collection, as `submit` or `collect` returned it. */
+      kind: 'payout' | 'collection' | 'reversal';
+      /** The partner's id for the payout, collection or reversal, as `submit`, `collect` or `reverse` returned it. */
       reference: string;
       /** Our idempotency reference (the transfer or collection id), when the partner echoes it. */
       idempotencyReference?: string;
@@ -47,11 +59,36 @@ export type CallbackReport =
       partnerTransactionId?: string;
       /** The amount the partner reports, in minor units, where it gives one (compared with ours). */
       amountMinor?: bigint;
+      /** A reversal's: the partner's receipt of the payout it undid, where the partner names it. */
+      originalTransactionId?: string;
     }
+  /** Money a payer sent on their own to the organization (M-Pesa C2B: a paybill or till payment). */
+  | CreditReport
   /** A callback the partner sends that changes nothing (an acknowledgement, a queue time-out notice). */
   | { kind: 'ignored'; reason: string };
 
-/** A callback as it arrived: the bytes are kept so a signature can be checked over exactly them. */
+/**
+ * A payer's own payment into the organization, naming the account it is for: asked about before it
+ * completes (`validation`, answered at once with a CreditDecision) or reported completed (`confirmation`).
+ */
+export interface CreditReport {
+  kind: 'credit';
+  stage: 'validation' | 'confirmation';
+  /** The partner's id for the payment (M-Pesa's TransID): one payment, one credit. */
+  partnerTransactionId: string;
+  /** What the payer quoted to name the account (a wallet's reference), as sent. */
+  accountReference: string;
+  amountMinor: bigint;
+  currency: Currency;
+  /** The payer as the partner shows them (a masked number, a first name), for people to read. */
+  payer: string;
+}
+
+/** Whether a payer's payment may complete: the answer to a `validation` credit report. */
+export type CreditDecision =
+  | { accepted: true }
+  | { accepted: false; reason: 'unknown_account' | 'account_unavailable' };
+
 /**
  * Money a custody partner holds for us arrived at one of the organization's deposit addresses and is final
  * on the partner's side (Fireblocks: COMPLETED); recorded as a chain deposit with its confirmations.
@@ -65,6 +102,7 @@ export interface CustodyDepositReport {
   logIndex: number;
 }
 
+/** A callback as it arrived: the bytes are kept so a signature can be checked over exactly them. */
 export interface ArrivedCallback {
   /** The path after the organization's token, for instance `b2c/result` or `stk`. */
   path: string;
@@ -90,6 +128,27 @@ export interface PartnerRail extends RailAdapter {
    * read by parseCallback). Throws MalformedCallbackError as parseCallback does.
    */
   parseDeposit?(callback: ArrivedCallback): CustodyDepositReport | undefined;
+  /** The body to answer a credit callback with, in the partner's shape (partners that send credit callbacks). */
+  answerCredit?(report: CreditReport, decision: CreditDecision): Record<string, unknown>;
+  /** Tells the partner where to send credit callbacks, where it asks for them once rather than per request. */
+  registerCreditUrls?(): Promise<CreditUrlRegistration>;
+  /**
+   * Asks the partner to reverse a settled payout (optional: a partner without one cannot reverse). Accepted
+   * is not done: the result arrives as a `reversal` callback, or `checkReversal` asks for it.
+   */
+  reverse?(request: ReversalRequest, now: Date): Promise<SubmitResult>;
+  /** Asks again about an accepted reversal whose result has not come; the answer may arrive as a callback. */
+  checkReversal?(reference: string, idempotencyReference: string, now: Date): Promise<RailOutcome>;
+}
+
+/** What a partner was told about credit callbacks: for which account, where, and what happens unanswered. */
+export interface CreditUrlRegistration {
+  /** The partner's account payers pay (M-Pesa: the paybill or till). */
+  account: string;
+  validationUrl: string;
+  confirmationUrl: string;
+  /** Whether the partner completes (`Completed`) or cancels (`Cancelled`) a payment whose validation is unanswered. */
+  whenUnanswered: 'Completed' | 'Cancelled';
 }
 
 /**

@@ -25,6 +25,7 @@ export function mobileMoneyPayout(
     ledgerState: 'pending',
     metadata: {},
     railReference: null,
+    partnerReceipt: null,
     nextRailCheckAt: null,
     createdAt: now,
     updatedAt: now,

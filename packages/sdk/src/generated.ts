@@ -43,7 +43,7 @@ export interface Event {
   /** Event id. */
   id: string;
   object: 'event';
-  /** What happened: one of `transfer.created`, `transfer.processing`, `transfer.settled`, `transfer.failed`, `transfer.canceled`, `transfer.returned`, `transfer.rejected`, `transfer.expired`, `wallet.frozen`, `wallet.unfrozen`, `wallet.closed`, `wallet.updated`, `customer.verification.updated`, `customer.updated`, `aml.alert.opened`, `aml.alert.resolved`, `payment_batch.created`, `payment_batch.pending_approval`, `payment_batch.processing`, `payment_batch.completed`, `payment_batch.partially_failed`, `payment_batch.failed`, `payment_batch.canceled`, `collection.created`, `collection.processing`, `collection.succeeded`, `collection.failed`, `deposit.detected`, `deposit.held_for_review`, `deposit.credited`, `deposit.rejected`, `deposit.reorged`, `conversion.completed`, `loan.applied`, `loan.approved`, `loan.rejected`, `loan.canceled`, `loan.disbursed`, `loan.repayment_received`, `loan.overdue`, `loan.paid_off`, `loan.written_off`, `approval.updated`, `policy.updated`, `fee_schedule.updated`, `export.ready`, `export.failed`, `ledger.matched`, `reconciliation.statement.imported`, `reconciliation.exception.opened`, `reconciliation.exception.resolved`, `webhook_subscription.disabled`, `rail_partner.paused`, `rail_partner.resumed`, `safeguarding.shortfall`, `test_clock.advanced`, `safeguarding.sweep.recorded`, `launch_gate.updated`, `change.updated`, `savings.account.opened`, `savings.notice.given`, `savings.withdrawal.completed`, `savings.interest.capitalized`. New types may be added; ignore the ones you do not know. */
+  /** What happened: one of `transfer.created`, `transfer.processing`, `transfer.settled`, `transfer.failed`, `transfer.canceled`, `transfer.returned`, `transfer.rejected`, `transfer.expired`, `wallet.frozen`, `wallet.unfrozen`, `wallet.closed`, `wallet.updated`, `customer.verification.updated`, `customer.updated`, `aml.alert.opened`, `aml.alert.resolved`, `payment_batch.created`, `payment_batch.pending_approval`, `payment_batch.processing`, `payment_batch.completed`, `payment_batch.partially_failed`, `payment_batch.failed`, `payment_batch.canceled`, `collection.created`, `collection.processing`, `collection.succeeded`, `collection.failed`, `deposit.detected`, `deposit.held_for_review`, `deposit.credited`, `deposit.rejected`, `deposit.reorged`, `conversion.completed`, `loan.applied`, `loan.approved`, `loan.rejected`, `loan.canceled`, `loan.disbursed`, `loan.repayment_received`, `loan.overdue`, `loan.paid_off`, `loan.written_off`, `approval.updated`, `policy.updated`, `fee_schedule.updated`, `export.ready`, `export.failed`, `ledger.matched`, `reconciliation.statement.imported`, `reconciliation.exception.opened`, `reconciliation.exception.resolved`, `webhook_subscription.disabled`, `rail_partner.paused`, `rail_partner.resumed`, `rail_reversal.updated`, `safeguarding.shortfall`, `test_clock.advanced`, `safeguarding.sweep.recorded`, `launch_gate.updated`, `change.updated`, `savings.account.opened`, `savings.notice.given`, `savings.withdrawal.completed`, `savings.interest.capitalized`. New types may be added; ignore the ones you do not know. */
   type: string;
   /** When the change happened (UTC). */
   created_at: string;
@@ -461,8 +461,10 @@ export interface PolicyRule {
       | 'aml_rule'
       | 'digital_asset_route'
       | 'rail_partner'
+      | 'verification_provider'
       | 'trust_account'
       | 'launch_gate_override'
+      | 'transfer_reversal'
     >;
   };
   /** `allow`; `deny` (422 `policy_denied` naming the rule); `require_approval` (the transfer waits `pending_approval` with its funds held). */
@@ -589,8 +591,10 @@ export interface Change {
     | 'aml_rule'
     | 'digital_asset_route'
     | 'rail_partner'
+    | 'verification_provider'
     | 'trust_account'
-    | 'launch_gate_override';
+    | 'launch_gate_override'
+    | 'transfer_reversal';
   /** What it does: `add`, `update`, `create`, `set`, `close` or `override`. */
   action: string;
   /** The resource changed; for a creation, the new resource once applied. */
@@ -653,6 +657,8 @@ export interface Evidence {
     | 'digital_asset.routes.update'
     | 'rail_partner.update'
     | 'rail_callback.exception'
+    | 'transfer.reversal'
+    | 'verification_provider.update'
     | 'fee_schedule.update'
     | 'trust_account.update'
     | 'safeguarding.balance'
@@ -864,6 +870,22 @@ export interface TravelRuleRecord {
   created_at: string;
 }
 
+/** The organization’s verification provider: Smile ID, which then decides its KYC and KYB verifications in every environment (docs/rails/smile-id.md). */
+export interface VerificationProvider {
+  object: 'verification_provider';
+  provider: 'smile_id';
+  settings: {
+    base_url: string;
+    partner_id: string;
+  };
+  /** The names of the credentials held (`api_key`). Their values are sealed at rest and never shown again. */
+  credentials: Array<string>;
+  /** Where Smile ID POSTs results (each job names it); its last segment is an unguessable token. Null without MKOBA_PUBLIC_URL. */
+  callback_url: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
 /** The sponsor bank the organization issues account numbers under. `bank_code` and `bank_name` are null (and no wallet gets account details) until an admin sets them. */
 export interface DigitalAccountSettings {
   object: 'digital_account_settings';
@@ -1000,8 +1022,10 @@ export interface PendingApiKey {
     | 'aml_rule'
     | 'digital_asset_route'
     | 'rail_partner'
+    | 'verification_provider'
     | 'trust_account'
-    | 'launch_gate_override';
+    | 'launch_gate_override'
+    | 'transfer_reversal';
   /** What it does: `add`, `update`, `create`, `set`, `close` or `override`. */
   action: string;
   /** The resource changed; for a creation, the new resource once applied. */
@@ -1198,6 +1222,8 @@ export interface Transfer {
   approval: string | null;
   /** The rail’s own reference for the payout once it has one: on the `digital_asset` rail, the transaction hash (`0x` and 64 hexadecimal digits). */
   rail_reference: string | null;
+  /** The partner’s receipt for the money moved, once the partner reports it: M-Pesa’s receipt number (the one the customer’s SMS shows) for a payout settled by its result, or the payer’s payment for a paybill credit (C2B). Matched against the partner’s statement in reconciliation. Null until then, and on rails without one. */
+  partner_receipt: string | null;
   /** Whether the transfer carries Travel Rule data: the reference of the evidence record that holds it (operators read it with `GET /v1/transfers/{id}/travel-rule`), and whether its amount required it. Null when it carries none. The data itself is never shown here nor in events. */
   travel_rule: {
     /** The evidence record (`evd_…`) that holds the data. */
@@ -1508,7 +1534,7 @@ export interface Statement {
   created_at: string;
 }
 
-/** A difference between a statement and the ledger, for an operator: `unmatched_line` (the rail reports a payout the ledger does not know), `amount_mismatch`, `fee_mismatch` (the rail charged a fee), `status_mismatch` (the rail says failed, the ledger settled, or the reverse), `missing_from_statement` (a settled transfer the statement leaves out), `safeguarding_shortfall` (the daily safeguarding check found less in the trust accounts than customers hold) and `trust_balance_mismatch` (the banks’ trust balance differs from the ledger’s trust account that day), both resolved with `manual_match` and a note. `open` until resolved with an action. */
+/** A difference between a statement and the ledger, for an operator: `unmatched_line` (the rail reports a payout, or money in, the ledger does not know), `amount_mismatch`, `fee_mismatch` (the rail charged a fee), `status_mismatch` (the rail says failed, the ledger settled, or the reverse), `missing_from_statement` (a settled transfer, payout or credit, the statement leaves out; money in says `direction: inbound` in `details`), `safeguarding_shortfall` (the daily safeguarding check found less in the trust accounts than customers hold) and `trust_balance_mismatch` (the banks’ trust balance differs from the ledger’s trust account that day), both resolved with `manual_match` and a note. `open` until resolved with an action. */
 export interface ReconciliationException {
   object: 'reconciliation_exception';
   /** Exception id. */
@@ -1762,6 +1788,70 @@ export interface RailCallback {
   body: string;
   received_at: string;
   processed_at: string | null;
+}
+
+/** What a partner was told about payers’ own payments (M-Pesa C2B): the account payers pay, where the partner asks before a payment completes and where it confirms one, and what it does with a payment when the validation address does not answer. */
+export interface RailPartnerCreditUrls {
+  object: 'rail_partner_credit_urls';
+  /** The configuration registered. */
+  rail_partner: string;
+  partner: 'mpesa_daraja' | 'mtn_momo' | 'fireblocks';
+  /** The partner’s account payers pay (M-Pesa: the paybill or till). */
+  account: string;
+  validation_url: string;
+  confirmation_url: string;
+  /** M-Pesa’s ResponseType: `Completed` lets a payment through when validation does not answer. */
+  when_unanswered: 'Completed' | 'Cancelled';
+  registered_at: string;
+}
+
+/** A settled payout sent back through the rail partner that paid it: `requested` (recorded, not yet acknowledged by the partner), `sent` (acknowledged; its result is awaited or asked for), `succeeded` (the transfer is `returned`), or `refused` (the transfer stays `settled`; `failure_code` says why). */
+export interface TransferReversal {
+  object: 'transfer_reversal';
+  /** Reversal id. */
+  id: string;
+  /** The payout reversed. */
+  transfer: string;
+  status: 'requested' | 'sent' | 'succeeded' | 'refused';
+  /** Why, as the operator who asked wrote it. */
+  reason: string;
+  /** The member (or the key acting for none) who asked. */
+  requested_by: string;
+  partner: string;
+  rail: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset';
+  /** The payout’s amount, sent back whole. */
+  amount: string;
+  /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
+  currency:
+    | 'KES'
+    | 'UGX'
+    | 'TZS'
+    | 'RWF'
+    | 'NGN'
+    | 'GHS'
+    | 'ZAR'
+    | 'XOF'
+    | 'XAF'
+    | 'ZMW'
+    | 'MWK'
+    | 'ETB'
+    | 'EGP'
+    | 'MAD'
+    | 'USD'
+    | 'EUR'
+    | 'GBP'
+    | 'USDC'
+    | 'USDT';
+  /** The partner’s receipt of the payout. */
+  original_transaction_id: string;
+  /** The partner’s id for the reversal request. */
+  partner_reference: string | null;
+  /** The partner’s receipt of the reversal. */
+  partner_transaction_id: string | null;
+  /** Why the partner refused it: `already_reversed`, `original_transaction_invalid`, `partner_configuration_error`, `insufficient_funds`, `partner_rejected`, … */
+  failure_code: string | null;
+  created_at: string;
+  updated_at: string;
 }
 
 /** One check of one product that must pass before pilot or production keys are issued: `business_verified` (the legal entity’s KYB), `contacts_named` (technical, compliance, finance), `policies_configured` (a policy you wrote), `webhook_endpoint_verified` (an endpoint answered 2xx to a signed test event), `sandbox_scenario_completed` (payouts on the product’s rails settled, failed, timed out and returned), `reconciliation_run` (a statement for one of its rails imported). */
@@ -2402,7 +2492,7 @@ export interface EventCamel {
   /** Event id. */
   id: string;
   object: 'event';
-  /** What happened: one of `transfer.created`, `transfer.processing`, `transfer.settled`, `transfer.failed`, `transfer.canceled`, `transfer.returned`, `transfer.rejected`, `transfer.expired`, `wallet.frozen`, `wallet.unfrozen`, `wallet.closed`, `wallet.updated`, `customer.verification.updated`, `customer.updated`, `aml.alert.opened`, `aml.alert.resolved`, `payment_batch.created`, `payment_batch.pending_approval`, `payment_batch.processing`, `payment_batch.completed`, `payment_batch.partially_failed`, `payment_batch.failed`, `payment_batch.canceled`, `collection.created`, `collection.processing`, `collection.succeeded`, `collection.failed`, `deposit.detected`, `deposit.held_for_review`, `deposit.credited`, `deposit.rejected`, `deposit.reorged`, `conversion.completed`, `loan.applied`, `loan.approved`, `loan.rejected`, `loan.canceled`, `loan.disbursed`, `loan.repayment_received`, `loan.overdue`, `loan.paid_off`, `loan.written_off`, `approval.updated`, `policy.updated`, `fee_schedule.updated`, `export.ready`, `export.failed`, `ledger.matched`, `reconciliation.statement.imported`, `reconciliation.exception.opened`, `reconciliation.exception.resolved`, `webhook_subscription.disabled`, `rail_partner.paused`, `rail_partner.resumed`, `safeguarding.shortfall`, `test_clock.advanced`, `safeguarding.sweep.recorded`, `launch_gate.updated`, `change.updated`, `savings.account.opened`, `savings.notice.given`, `savings.withdrawal.completed`, `savings.interest.capitalized`. New types may be added; ignore the ones you do not know. */
+  /** What happened: one of `transfer.created`, `transfer.processing`, `transfer.settled`, `transfer.failed`, `transfer.canceled`, `transfer.returned`, `transfer.rejected`, `transfer.expired`, `wallet.frozen`, `wallet.unfrozen`, `wallet.closed`, `wallet.updated`, `customer.verification.updated`, `customer.updated`, `aml.alert.opened`, `aml.alert.resolved`, `payment_batch.created`, `payment_batch.pending_approval`, `payment_batch.processing`, `payment_batch.completed`, `payment_batch.partially_failed`, `payment_batch.failed`, `payment_batch.canceled`, `collection.created`, `collection.processing`, `collection.succeeded`, `collection.failed`, `deposit.detected`, `deposit.held_for_review`, `deposit.credited`, `deposit.rejected`, `deposit.reorged`, `conversion.completed`, `loan.applied`, `loan.approved`, `loan.rejected`, `loan.canceled`, `loan.disbursed`, `loan.repayment_received`, `loan.overdue`, `loan.paid_off`, `loan.written_off`, `approval.updated`, `policy.updated`, `fee_schedule.updated`, `export.ready`, `export.failed`, `ledger.matched`, `reconciliation.statement.imported`, `reconciliation.exception.opened`, `reconciliation.exception.resolved`, `webhook_subscription.disabled`, `rail_partner.paused`, `rail_partner.resumed`, `rail_reversal.updated`, `safeguarding.shortfall`, `test_clock.advanced`, `safeguarding.sweep.recorded`, `launch_gate.updated`, `change.updated`, `savings.account.opened`, `savings.notice.given`, `savings.withdrawal.completed`, `savings.interest.capitalized`. New types may be added; ignore the ones you do not know. */
   type: string;
   /** When the change happened (UTC). */
   createdAt: string;
@@ -7387,6 +7477,132 @@ export interface RailPartnerResumedEventCamel {
   };
 }
 
+/** A `rail_reversal.updated` event (snake_case spelling). */
+export interface RailReversalUpdatedEvent {
+  /** Event id: deduplicate on it. */
+  id: string;
+  object: 'event';
+  type: 'rail_reversal.updated';
+  /** When the change happened (UTC). */
+  created_at: string;
+  environment: 'sandbox' | 'pilot' | 'production';
+  /** The product family the resource belongs to; `mkoba` in payload versions before 2026-12-06. */
+  product: 'mobile_money' | 'digital_banking' | 'stablecoins' | 'mkoba';
+  /** The payload version the event is rendered in: the subscription’s pinned version. */
+  api_version: '2026-11-22' | '2026-11-26' | '2026-11-28' | '2026-12-06';
+  /** A settled payout sent back through the rail partner that paid it: `requested` (recorded, not yet acknowledged by the partner), `sent` (acknowledged; its result is awaited or asked for), `succeeded` (the transfer is `returned`), or `refused` (the transfer stays `settled`; `failure_code` says why). */
+  data: {
+    object: 'transfer_reversal';
+    /** Reversal id. */
+    id: string;
+    /** The payout reversed. */
+    transfer: string;
+    status: 'requested' | 'sent' | 'succeeded' | 'refused';
+    /** Why, as the operator who asked wrote it. */
+    reason: string;
+    /** The member (or the key acting for none) who asked. */
+    requested_by: string;
+    partner: string;
+    rail: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset';
+    /** The payout’s amount, sent back whole. */
+    amount: string;
+    /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
+    currency:
+      | 'KES'
+      | 'UGX'
+      | 'TZS'
+      | 'RWF'
+      | 'NGN'
+      | 'GHS'
+      | 'ZAR'
+      | 'XOF'
+      | 'XAF'
+      | 'ZMW'
+      | 'MWK'
+      | 'ETB'
+      | 'EGP'
+      | 'MAD'
+      | 'USD'
+      | 'EUR'
+      | 'GBP'
+      | 'USDC'
+      | 'USDT';
+    /** The partner’s receipt of the payout. */
+    original_transaction_id: string;
+    /** The partner’s id for the reversal request. */
+    partner_reference: string | null;
+    /** The partner’s receipt of the reversal. */
+    partner_transaction_id: string | null;
+    /** Why the partner refused it: `already_reversed`, `original_transaction_invalid`, `partner_configuration_error`, `insufficient_funds`, `partner_rejected`, … */
+    failure_code: string | null;
+    created_at: string;
+    updated_at: string;
+  };
+}
+
+/** A `rail_reversal.updated` event (camelCase spelling). */
+export interface RailReversalUpdatedEventCamel {
+  /** Event id: deduplicate on it. */
+  id: string;
+  object: 'event';
+  type: 'rail_reversal.updated';
+  /** When the change happened (UTC). */
+  createdAt: string;
+  environment: 'sandbox' | 'pilot' | 'production';
+  /** The product family the resource belongs to; `mkoba` in payload versions before 2026-12-06. */
+  product: 'mobile_money' | 'digital_banking' | 'stablecoins' | 'mkoba';
+  /** The payload version the event is rendered in: the subscription’s pinned version. */
+  apiVersion: '2026-11-22' | '2026-11-26' | '2026-11-28' | '2026-12-06';
+  /** A settled payout sent back through the rail partner that paid it: `requested` (recorded, not yet acknowledged by the partner), `sent` (acknowledged; its result is awaited or asked for), `succeeded` (the transfer is `returned`), or `refused` (the transfer stays `settled`; `failure_code` says why). */
+  data: {
+    object: 'transfer_reversal';
+    /** Reversal id. */
+    id: string;
+    /** The payout reversed. */
+    transfer: string;
+    status: 'requested' | 'sent' | 'succeeded' | 'refused';
+    /** Why, as the operator who asked wrote it. */
+    reason: string;
+    /** The member (or the key acting for none) who asked. */
+    requestedBy: string;
+    partner: string;
+    rail: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset';
+    /** The payout’s amount, sent back whole. */
+    amount: string;
+    /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
+    currency:
+      | 'KES'
+      | 'UGX'
+      | 'TZS'
+      | 'RWF'
+      | 'NGN'
+      | 'GHS'
+      | 'ZAR'
+      | 'XOF'
+      | 'XAF'
+      | 'ZMW'
+      | 'MWK'
+      | 'ETB'
+      | 'EGP'
+      | 'MAD'
+      | 'USD'
+      | 'EUR'
+      | 'GBP'
+      | 'USDC'
+      | 'USDT';
+    /** The partner’s receipt of the payout. */
+    originalTransactionId: string;
+    /** The partner’s id for the reversal request. */
+    partnerReference: string | null;
+    /** The partner’s receipt of the reversal. */
+    partnerTransactionId: string | null;
+    /** Why the partner refused it: `already_reversed`, `original_transaction_invalid`, `partner_configuration_error`, `insufficient_funds`, `partner_rejected`, … */
+    failureCode: string | null;
+    createdAt: string;
+    updatedAt: string;
+  };
+}
+
 /** A `safeguarding.shortfall` event (snake_case spelling). */
 export interface SafeguardingShortfallEvent {
   /** Event id: deduplicate on it. */
@@ -8268,6 +8484,7 @@ export interface ListEventsQuery {
     | 'webhook_subscription.disabled'
     | 'rail_partner.paused'
     | 'rail_partner.resumed'
+    | 'rail_reversal.updated'
     | 'safeguarding.shortfall'
     | 'test_clock.advanced'
     | 'safeguarding.sweep.recorded'
@@ -8330,6 +8547,8 @@ export interface ListEvidenceQuery {
     | 'digital_asset.routes.update'
     | 'rail_partner.update'
     | 'rail_callback.exception'
+    | 'transfer.reversal'
+    | 'verification_provider.update'
     | 'fee_schedule.update'
     | 'trust_account.update'
     | 'safeguarding.balance'
@@ -8723,8 +8942,10 @@ export interface UpdatePolicyRequest {
         | 'aml_rule'
         | 'digital_asset_route'
         | 'rail_partner'
+        | 'verification_provider'
         | 'trust_account'
         | 'launch_gate_override'
+        | 'transfer_reversal'
       >;
     };
     /** `allow`; `deny` (422 `policy_denied` naming the rule); `require_approval` (the transfer waits `pending_approval` with its funds held). */
@@ -8832,8 +9053,10 @@ export interface ListChangesQuery {
     | 'aml_rule'
     | 'digital_asset_route'
     | 'rail_partner'
+    | 'verification_provider'
     | 'trust_account'
-    | 'launch_gate_override';
+    | 'launch_gate_override'
+    | 'transfer_reversal';
 }
 
 export interface ListVerificationsQuery {
@@ -8878,6 +9101,17 @@ export interface RequestVerificationDocumentsRequest {
 export interface OverrideCustomerRiskRequest {
   risk_level: 'low' | 'medium' | 'high';
   reason: string;
+}
+
+export interface SetVerificationProviderRequest {
+  provider: 'smile_id';
+  settings: {
+    base_url: string;
+    partner_id: string;
+  };
+  credentials: {
+    api_key: string;
+  };
 }
 
 export interface ListReviewsQuery {
@@ -9473,6 +9707,8 @@ export interface ImportStatementRequest {
     value_date: string;
     status: 'settled' | 'failed';
     fees?: string;
+    /** `outbound` (a payout, the default) or `inbound` (money in: a collection). */
+    direction?: 'outbound' | 'inbound';
   }>;
 }
 
@@ -9483,6 +9719,8 @@ export interface ImportStatementQuery {
   from?: string;
   /** With a CSV upload: the last day, YYYY-MM-DD. */
   to?: string;
+  /** The statement’s format: `mkoba_json` (ours, the default), or a partner’s export uploaded as CSV: `mpesa_org_statement`, `momo_transaction_report`. */
+  format?: 'mkoba_json' | 'mpesa_org_statement' | 'momo_transaction_report';
 }
 
 export interface ListReconciliationExceptionsQuery {
@@ -9730,6 +9968,8 @@ export interface CreateSandboxStatementRequest {
   from: string;
   /** YYYY-MM-DD */
   to: string;
+  /** Default `mkoba_json`. */
+  format?: 'mkoba_json' | 'mpesa_org_statement' | 'momo_transaction_report';
   mismatches?: Array<'amount' | 'fee' | 'status' | 'omit' | 'unknown' | 'no_reference'>;
 }
 
@@ -9739,6 +9979,10 @@ export interface CreateSandboxStatementResponse {
   rail: string;
   from: string;
   to: string;
+  format: 'mkoba_json' | 'mpesa_org_statement' | 'momo_transaction_report';
+  /** A partner’s export (CSV), for `format` other than `mkoba_json`: upload it as `text/csv`. */
+  content?: string;
+  /** The statement as our own lines (`mkoba_json`), whatever `format` asked for. */
   lines: Array<{
     rail_reference?: string | null;
     amount?: string;
@@ -9746,6 +9990,7 @@ export interface CreateSandboxStatementResponse {
     value_date?: string;
     status?: string;
     fees?: string;
+    direction?: 'outbound' | 'inbound';
   }>;
 }
 
@@ -9791,10 +10036,15 @@ export interface ListRailCallbacksQuery {
   transfer?: string;
 }
 
+export interface ReverseTransferRequest {
+  /** Why the payout is reversed (recorded with who asked). */
+  reason: string;
+}
+
 export interface CreateWebhookSubscriptionUnversionedRequest {
   /** An HTTPS endpoint you own, publicly reachable: loopback, private, link-local and reserved addresses are refused, and a host name must resolve to public addresses only. A sandbox started with MKOBA_WEBHOOK_ALLOW_PRIVATE=1 (local development) also takes those, and plain HTTP to them. */
   url: string;
-  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, wallet.updated, customer.verification.updated, customer.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, loan.applied, loan.approved, loan.rejected, loan.canceled, loan.disbursed, loan.repayment_received, loan.overdue, loan.paid_off, loan.written_off, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated, change.updated, savings.account.opened, savings.notice.given, savings.withdrawal.completed, savings.interest.capitalized), or `*` for all. */
+  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, wallet.updated, customer.verification.updated, customer.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, loan.applied, loan.approved, loan.rejected, loan.canceled, loan.disbursed, loan.repayment_received, loan.overdue, loan.paid_off, loan.written_off, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, rail_reversal.updated, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated, change.updated, savings.account.opened, savings.notice.given, savings.withdrawal.completed, savings.interest.capitalized), or `*` for all. */
   events: Array<string>;
   description?: string;
   /** `snake_case` (default: `created_at`, `data.transfer_id`) or `camel_case` (`createdAt`, `data.transferId`). */
@@ -9817,7 +10067,7 @@ export interface ListWebhookSubscriptionsQuery {
 export interface CreateWebhookSubscriptionRequest {
   /** An HTTPS endpoint you own, publicly reachable: loopback, private, link-local and reserved addresses are refused, and a host name must resolve to public addresses only. A sandbox started with MKOBA_WEBHOOK_ALLOW_PRIVATE=1 (local development) also takes those, and plain HTTP to them. */
   url: string;
-  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, wallet.updated, customer.verification.updated, customer.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, loan.applied, loan.approved, loan.rejected, loan.canceled, loan.disbursed, loan.repayment_received, loan.overdue, loan.paid_off, loan.written_off, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated, change.updated, savings.account.opened, savings.notice.given, savings.withdrawal.completed, savings.interest.capitalized), or `*` for all. */
+  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, wallet.updated, customer.verification.updated, customer.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, loan.applied, loan.approved, loan.rejected, loan.canceled, loan.disbursed, loan.repayment_received, loan.overdue, loan.paid_off, loan.written_off, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, rail_reversal.updated, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated, change.updated, savings.account.opened, savings.notice.given, savings.withdrawal.completed, savings.interest.capitalized), or `*` for all. */
   events: Array<string>;
   description?: string;
   /** `snake_case` (default: `created_at`, `data.transfer_id`) or `camel_case` (`createdAt`, `data.transferId`). */
@@ -9836,7 +10086,7 @@ export interface DeleteWebhookSubscriptionResponse {
 export interface UpdateWebhookSubscriptionRequest {
   /** An HTTPS endpoint you own, publicly reachable: loopback, private, link-local and reserved addresses are refused, and a host name must resolve to public addresses only. A sandbox started with MKOBA_WEBHOOK_ALLOW_PRIVATE=1 (local development) also takes those, and plain HTTP to them. */
   url?: string;
-  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, wallet.updated, customer.verification.updated, customer.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, loan.applied, loan.approved, loan.rejected, loan.canceled, loan.disbursed, loan.repayment_received, loan.overdue, loan.paid_off, loan.written_off, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated, change.updated, savings.account.opened, savings.notice.given, savings.withdrawal.completed, savings.interest.capitalized), or `*` for all. */
+  /** Event types to receive (transfer.created, transfer.processing, transfer.settled, transfer.failed, transfer.canceled, transfer.returned, transfer.rejected, transfer.expired, wallet.frozen, wallet.unfrozen, wallet.closed, wallet.updated, customer.verification.updated, customer.updated, aml.alert.opened, aml.alert.resolved, payment_batch.created, payment_batch.pending_approval, payment_batch.processing, payment_batch.completed, payment_batch.partially_failed, payment_batch.failed, payment_batch.canceled, collection.created, collection.processing, collection.succeeded, collection.failed, deposit.detected, deposit.held_for_review, deposit.credited, deposit.rejected, deposit.reorged, conversion.completed, loan.applied, loan.approved, loan.rejected, loan.canceled, loan.disbursed, loan.repayment_received, loan.overdue, loan.paid_off, loan.written_off, approval.updated, policy.updated, fee_schedule.updated, export.ready, export.failed, ledger.matched, reconciliation.statement.imported, reconciliation.exception.opened, reconciliation.exception.resolved, webhook_subscription.disabled, rail_partner.paused, rail_partner.resumed, rail_reversal.updated, safeguarding.shortfall, test_clock.advanced, safeguarding.sweep.recorded, launch_gate.updated, change.updated, savings.account.opened, savings.notice.given, savings.withdrawal.completed, savings.interest.capitalized), or `*` for all. */
   events?: Array<string>;
   description?: string | null;
   /** `snake_case` (default: `created_at`, `data.transfer_id`) or `camel_case` (`createdAt`, `data.transferId`). */
@@ -9931,6 +10181,7 @@ export interface SandboxEmitEventRequest {
     | 'webhook_subscription.disabled'
     | 'rail_partner.paused'
     | 'rail_partner.resumed'
+    | 'rail_reversal.updated'
     | 'safeguarding.shortfall'
     | 'test_clock.advanced'
     | 'safeguarding.sweep.recorded'
@@ -10289,6 +10540,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'webhook_subscription.disabled',
   'rail_partner.paused',
   'rail_partner.resumed',
+  'rail_reversal.updated',
   'safeguarding.shortfall',
   'test_clock.advanced',
   'safeguarding.sweep.recorded',
@@ -10358,6 +10610,7 @@ export interface WebhookEventsSnakeCase {
   'webhook_subscription.disabled': WebhookSubscriptionDisabledEvent;
   'rail_partner.paused': RailPartnerPausedEvent;
   'rail_partner.resumed': RailPartnerResumedEvent;
+  'rail_reversal.updated': RailReversalUpdatedEvent;
   'safeguarding.shortfall': SafeguardingShortfallEvent;
   'test_clock.advanced': TestClockAdvancedEvent;
   'safeguarding.sweep.recorded': SafeguardingSweepRecordedEvent;
@@ -10424,6 +10677,7 @@ export interface WebhookEventsCamelCase {
   'webhook_subscription.disabled': WebhookSubscriptionDisabledEventCamel;
   'rail_partner.paused': RailPartnerPausedEventCamel;
   'rail_partner.resumed': RailPartnerResumedEventCamel;
+  'rail_reversal.updated': RailReversalUpdatedEventCamel;
   'safeguarding.shortfall': SafeguardingShortfallEventCamel;
   'test_clock.advanced': TestClockAdvancedEventCamel;
   'safeguarding.sweep.recorded': SafeguardingSweepRecordedEventCamel;
@@ -10578,6 +10832,13 @@ export interface MkobaOperations {
   ): Promise<Customer>;
   /** Clear a risk override: `DELETE /v1/customers/{id}/risk`. */
   clearCustomerRiskOverride(id: string, options?: RequestOptions): Promise<Customer>;
+  /** Retrieve the verification provider: `GET /v1/verification_provider`. */
+  getVerificationProvider(options?: RequestOptions): Promise<VerificationProvider>;
+  /** Configure the verification provider: `PUT /v1/verification_provider`. */
+  setVerificationProvider(
+    body: SetVerificationProviderRequest,
+    options?: RequestOptions,
+  ): Promise<VerificationProvider>;
   /** List review cases: `GET /v1/reviews`. */
   listReviews(query?: ListReviewsQuery, options?: RequestOptions): Promise<List<Review>>;
   /** Retrieve a review case: `GET /v1/reviews/{id}`. */
@@ -10812,6 +11073,16 @@ export interface MkobaOperations {
   ): Promise<RailPartner>;
   /** List partner callbacks: `GET /v1/rail-callbacks`. */
   listRailCallbacks(query?: ListRailCallbacksQuery, options?: RequestOptions): Promise<List<RailCallback>>;
+  /** Register payment notification addresses with a partner: `POST /v1/rail-partners/{id}/credit-urls`. */
+  registerRailPartnerCreditUrls(id: string, options?: RequestOptions): Promise<RailPartnerCreditUrls>;
+  /** Reverse a settled payout through its rail partner: `POST /v1/transfers/{id}/reverse`. */
+  reverseTransfer(
+    id: string,
+    body: ReverseTransferRequest,
+    options?: RequestOptions,
+  ): Promise<TransferReversal>;
+  /** Retrieve a payout’s reversal: `GET /v1/transfers/{id}/reversal`. */
+  getTransferReversal(id: string, options?: RequestOptions): Promise<TransferReversal>;
   /** Create a webhook subscription (spec path): `POST /webhook-subscriptions`. */
   createWebhookSubscriptionUnversioned(
     body: CreateWebhookSubscriptionUnversionedRequest,
@@ -11353,6 +11624,22 @@ export const OPERATIONS = {
     path: '/v1/customers/{id}/risk',
     pathParams: ['id'],
     body: 'none',
+    query: false,
+    response: 'json',
+  },
+  getVerificationProvider: {
+    method: 'GET',
+    path: '/v1/verification_provider',
+    pathParams: [],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  setVerificationProvider: {
+    method: 'PUT',
+    path: '/v1/verification_provider',
+    pathParams: [],
+    body: 'required',
     query: false,
     response: 'json',
   },
@@ -11986,6 +12273,30 @@ export const OPERATIONS = {
     pathParams: [],
     body: 'none',
     query: true,
+    response: 'json',
+  },
+  registerRailPartnerCreditUrls: {
+    method: 'POST',
+    path: '/v1/rail-partners/{id}/credit-urls',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  reverseTransfer: {
+    method: 'POST',
+    path: '/v1/transfers/{id}/reverse',
+    pathParams: ['id'],
+    body: 'required',
+    query: false,
+    response: 'json',
+  },
+  getTransferReversal: {
+    method: 'GET',
+    path: '/v1/transfers/{id}/reversal',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
     response: 'json',
   },
   createWebhookSubscriptionUnversioned: {

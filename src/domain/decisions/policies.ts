@@ -109,8 +109,8 @@ export interface Policy {
 export const INITIAL_DEFAULT_RULE: DefaultPolicyRule = { action: 'allow', approval: null };
 
 /**
- * The rule pilot and production organizations start with: a role grant, an elevated key, a policy change
- * or a conversion rate waits for one other `admin`'s approval. The sandbox starts without it.
+ * The rule pilot and production organizations start with: a role grant, an elevated key, a policy change,
+ * a conversion rate or a payout's reversal waits for one other `admin`'s approval. The sandbox starts without it.
  */
 export const DEFAULT_CHANGE_RULE: PolicyRule = {
   id: DEFAULT_CHANGE_RULE_ID,

@@ -172,6 +172,8 @@ export interface CollectionChange {
   to: CollectionStatus;
   failureCode?: string | undefined;
   partnerReference?: string | undefined;
+  /** The partner's receipt for the money paid (M-Pesa's receipt number), kept on the credit. */
+  partnerReceipt?: string | undefined;
   nextCheckAt?: Date | null | undefined;
 }
 
@@ -203,6 +205,7 @@ export async function moveCollection(
       rail: collection.rail,
       network: collection.network,
       railReference: change.partnerReference ?? collection.partnerReference,
+      partnerReceipt: change.partnerReceipt ?? null,
       statusReason: 'collection',
       metadata: { ...collection.metadata, collection: collection.id },
     });

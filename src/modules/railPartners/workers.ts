@@ -30,3 +30,6 @@ export async function runRailCallbackSweepOnce(deps: Deps, directory: RailPartne
   }
   return ids.length;
 }
+
+/** Operators' reversals sent to their partner and asked about again (useCases/reversalWorker.ts). */
+export { RAIL_REVERSAL_WORKER_INTERVAL_MS, runRailReversalWorkerOnce } from './useCases/reversalWorker.ts';

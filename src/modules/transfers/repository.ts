@@ -53,6 +53,7 @@ const COLUMNS = [
   'fee_minor',
   'fee_schedule_version',
   'fee_rule',
+  'partner_receipt',
 ] as const;
 
 export const transferFromRow = rowMapper<Transfer>({
@@ -89,6 +90,7 @@ export const transferFromRow = rowMapper<Transfer>({
       : { evidenceId: String(row.travel_rule_evidence_id), required: row.travel_rule_required === true },
   ),
   fee: computed(feeDecisionFromRow),
+  partnerReceipt: nullableText,
 });
 
 function authorizationFromStored(value: unknown): TransferAuthorization | null {
@@ -141,6 +143,7 @@ function toParams(t: Transfer): unknown[] {
     (t.fee?.feeMinor ?? 0n).toString(),
     t.fee?.scheduleVersion ?? null,
     t.fee?.rule ?? null,
+    t.partnerReceipt,
   ];
 }
 
@@ -199,7 +202,7 @@ export async function saveTransfer(db: Queryable, t: Transfer): Promise<void> {
   await db.query(
     `UPDATE transfers SET status = $2, status_reason = $3, failure_code = $4, ledger_state = $5,
         rail_reference = $6, next_rail_check_at = $7, updated_at = $8, processing_at = $9, settled_at = $10,
-        failed_at = $11, canceled_at = $12, returned_at = $13, approval_id = $14
+        failed_at = $11, canceled_at = $12, returned_at = $13, approval_id = $14, partner_receipt = $15
       WHERE id = $1`,
     [
       t.id,
@@ -216,6 +219,7 @@ export async function saveTransfer(db: Queryable, t: Transfer): Promise<void> {
       t.canceledAt,
       t.returnedAt,
       t.approvalId,
+      t.partnerReceipt,
     ],
   );
 }

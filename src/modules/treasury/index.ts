@@ -13,6 +13,7 @@ import { sandboxStatementRoutes } from './routes/sandboxStatements.ts';
 export { RESOLUTION_ACTIONS, type ResolutionAction } from './domain/reconciliation.ts';
 export { EXCEPTION_COLUMNS, exceptionFromRow } from './repository/reconciliation.ts';
 export { presentException } from './routes/reconciliationPresenters.ts';
+export { normalizePayerReference, walletIdOfReference } from './useCases/bankDeposits.ts';
 export {
   listReconciliationExceptions,
   openException,

@@ -2,7 +2,7 @@
  * Daraja's Account Balance API: a query for a shortcode's balances is checked as Daraja checks it, accepted
  * at once, and its result (the `AccountBalance` string of the published sample, accounts joined by `&`,
  * each `Name|Currency|amounts…`) is POSTed to the query's ResultURL. A shortcode's Utility Account is the
- * documented starting float plus the STK and B2B paybill payments it received, minus the B2C and B2B
+ * documented starting float plus the STK, C2B and B2B paybill payments it received, minus the B2C and B2B
  * payments it made; the other
  * accounts of the sample are reported at zero.
  */
@@ -115,13 +115,17 @@ function balanceResultBody(
 }
 
 /**
- * The starting float, plus STK payments collected under the shortcode and B2B paybill payments to it, minus
- * B2C and B2B payments made from it.
+ * The starting float, plus STK payments collected under the shortcode, C2B payments completed to it and B2B
+ * paybill payments to it, minus B2C and B2B payments made from it.
  */
 export function utilityCents(state: DarajaState, shortCode: string): bigint {
   let shillings = BigInt(DARAJA_SIMULATOR_STARTING_FLOAT_SHILLINGS);
   for (const push of state.pushes) {
     if (push.businessShortCode === shortCode && moved(push)) shillings += BigInt(push.amount);
+  }
+  for (const payment of state.c2bPayments) {
+    if (payment.shortCode === shortCode && payment.status === 'completed')
+      shillings += BigInt(payment.amount);
   }
   for (const payment of state.payments) {
     if (payment.partyA === shortCode && moved(payment)) shillings -= BigInt(payment.amount);

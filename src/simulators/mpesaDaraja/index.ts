@@ -1,7 +1,8 @@
 /**
  * A Safaricom Daraja (M-Pesa) partner simulator: a real HTTP server that speaks the OAuth, B2C, B2B, M-Pesa
- * Express (STK push and its query), Transaction Status and Account Balance APIs with Daraja's field names,
- * result codes and error bodies, and POSTs the asynchronous results to the callback URLs a request names.
+ * Express (STK push and its query), Transaction Status, Account Balance, C2B (Register URL, simulate) and
+ * Reversal APIs with Daraja's field names, result codes and error bodies, and POSTs the asynchronous results
+ * to the callback URLs a request names.
  *
  * Outcomes are chosen by the payee's (B2C PartyB) or payer's (STK PhoneNumber) number:
  * DARAJA_SIMULATOR_PHONE_BEHAVIOURS. The sandbox's magic numbers (SANDBOX_PHONE_BEHAVIOURS) give the same
@@ -15,7 +16,8 @@
  *    `500.001.1001` "Unable to lock subscriber, ...").
  * Where it is not documented (marked "assumed"), the choice is the one the adapter must survive.
  *
- * One file per API: oauth.ts, b2c.ts, b2b.ts, express.ts (STK push and query), transactionStatus.ts, accountBalance.ts; shared:
+ * One file per API: oauth.ts, b2c.ts, b2b.ts, express.ts (STK push and query), transactionStatus.ts, accountBalance.ts,
+ * c2b.ts (Register URL, simulate, validation and confirmation), reversal.ts; shared:
  * securityCredential.ts (the certificate it publishes and the initiator check), state.ts (options, records, answers), validation.ts, callbacks.ts, formats.ts (ids and times),
  * behaviours.ts (the magic numbers); server.ts wires them into the HTTP server.
  */
@@ -26,6 +28,16 @@ export {
   type DarajaPhoneBehaviour,
   type DarajaSimulatedOutcome,
 } from './behaviours.ts';
+export {
+  C2B_BILL_REF_MAX_CHARS,
+  C2B_REGISTER_PATHS,
+  C2B_SIMULATE_PATHS,
+  type C2BConfirmationDelivery,
+  DARAJA_C2B_VALIDATION_TIMEOUT_MS,
+  type DarajaC2BPaymentInput,
+  type DarajaC2BRegistration,
+} from './c2b.ts';
+export { REVERSAL_PATH } from './reversal.ts';
 export {
   DARAJA_SIMULATOR_CERTIFICATE_PATH,
   DARAJA_SIMULATOR_CERTIFICATE_PEM,
@@ -42,6 +54,7 @@ export {
   DARAJA_TOKEN_LIFETIME_SECONDS,
   type DarajaCallbackDelivery,
   type DarajaReceivedRequest,
+  type DarajaSimulatedC2BPayment,
   type DarajaSimulatedPayment,
   type DarajaSimulatedPush,
   type DarajaSimulatorOptions,

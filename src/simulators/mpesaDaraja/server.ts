@@ -1,7 +1,7 @@
 /**
  * The Daraja simulator's HTTP server: reads and records each request, routes it to its API (OAuth, B2C, B2B,
- * M-Pesa Express, Transaction Status, Account Balance) after the checks every M-Pesa API shares (method, forced failures,
- * access token, JSON body), and writes the answer, or leaves it hanging; it also publishes the simulator's
+ * M-Pesa Express, Transaction Status, Account Balance, Reversal) after the checks every M-Pesa API shares (method, forced failures,
+ * access token, JSON body; C2B in c2b.ts), and writes the answer, or leaves it hanging; it also publishes the simulator's
  * certificate (securityCredential.ts). Also the simulator's controls.
  */
 import http from 'node:http';
@@ -9,9 +9,18 @@ import type { AddressInfo } from 'node:net';
 import { ACCOUNT_BALANCE_PATH, accountBalanceQuery } from './accountBalance.ts';
 import { B2B_PATH, b2bPaymentRequest } from './b2b.ts';
 import { B2C_PATHS, b2cPaymentRequest } from './b2c.ts';
+import {
+  C2B_REGISTER_PATHS,
+  C2B_SIMULATE_PATHS,
+  type C2BControls,
+  c2bControls,
+  registerC2BUrls,
+  simulateC2BPayment,
+} from './c2b.ts';
 import { idle, send } from './callbacks.ts';
 import { STK_PUSH_PATH, STK_QUERY_PATH, stkPush, stkQuery } from './express.ts';
 import { generateToken, OAUTH_PATH, tokenRefusal } from './oauth.ts';
+import { REVERSAL_PATH, reversalRequest } from './reversal.ts';
 import { DARAJA_SIMULATOR_CERTIFICATE_PATH, DARAJA_SIMULATOR_CERTIFICATE_PEM } from './securityCredential.ts';
 import {
   ApiAnswer,
@@ -31,7 +40,7 @@ import { parseObject } from './validation.ts';
 /** The simulator's certificate is served as PEM text. */
 const CERTIFICATE_CONTENT_TYPE = 'application/x-pem-file';
 
-export interface DarajaSimulator {
+export interface DarajaSimulator extends C2BControls {
   /** The base URL, without a trailing slash: the adapter's `baseUrl`. */
   url: string;
   /** Every request received, OAuth included, in arrival order. */
@@ -48,8 +57,11 @@ export interface DarajaSimulator {
   failNext(count: number, status: number): void;
   /** Delay before every answer from now on. */
   setLatency(ms: number): void;
-  /** POSTs every scheduled callback now (late and delayed ones too) and waits for all deliveries to finish. */
-  deliverPendingCallbacks(): Promise<void>;
+  /**
+   * POSTs every scheduled callback now (late and delayed ones too), or only those whose URL `only` accepts,
+   * and waits for all deliveries to finish.
+   */
+  deliverPendingCallbacks(only?: (url: string) => boolean): Promise<void>;
   /** Waits for callbacks already being POSTed (not those scheduled for later). */
   idle(): Promise<void>;
   close(): Promise<void>;
@@ -81,6 +93,7 @@ export async function startDarajaSimulator(options: DarajaSimulatorOptions = {})
 /** The simulator as its user sees it, over the state its APIs share (`url` and `close` are set once listening). */
 function simulatorControls(state: DarajaState): DarajaSimulator {
   const simulator: DarajaSimulator = {
+    ...c2bControls(state),
     url: '',
     requests: state.requests,
     deliveries: state.deliveries,
@@ -95,8 +108,9 @@ function simulatorControls(state: DarajaState): DarajaSimulator {
     setLatency(ms) {
       state.config.latencyMs = ms;
     },
-    async deliverPendingCallbacks() {
+    async deliverPendingCallbacks(only) {
       for (const callback of [...state.scheduled]) {
+        if (only && !only(callback.url)) continue;
         clearTimeout(callback.timer);
         send(state, callback);
       }
@@ -183,7 +197,10 @@ async function route(
     B2C_PATHS.has(path) ||
     path === B2B_PATH ||
     path === TRANSACTION_STATUS_PATH ||
-    path === ACCOUNT_BALANCE_PATH;
+    path === ACCOUNT_BALANCE_PATH ||
+    C2B_REGISTER_PATHS.has(path) ||
+    C2B_SIMULATE_PATHS.has(path) ||
+    path === REVERSAL_PATH;
   if (!express && !resultApi) {
     return new ApiAnswer(404, errorBody('404.001.01', 'Resource not found'));
   }
@@ -200,6 +217,9 @@ async function route(
   if (path === B2B_PATH) return b2bPaymentRequest(state, body);
   if (path === TRANSACTION_STATUS_PATH) return transactionStatusQuery(state, body);
   if (path === ACCOUNT_BALANCE_PATH) return accountBalanceQuery(state, body);
+  if (C2B_REGISTER_PATHS.has(path)) return registerC2BUrls(state, body);
+  if (C2B_SIMULATE_PATHS.has(path)) return simulateC2BPayment(state, body);
+  if (path === REVERSAL_PATH) return reversalRequest(state, body);
   if (path === STK_PUSH_PATH) return stkPush(state, body);
   return stkQuery(state, body);
 }

@@ -117,6 +117,22 @@ export interface DarajaSimulatedPush {
   completedAt?: Date;
 }
 
+/** A payer's C2B payment to a paybill or till (c2b.ts). */
+export interface DarajaSimulatedC2BPayment {
+  transId: string;
+  shortCode: string;
+  commandId: string;
+  amount: number;
+  msisdn: string;
+  billRefNumber: string;
+  firstName: string;
+  at: Date;
+  /** `completed` credits the shortcode's Utility Account (accountBalance.ts); `cancelled` moved nothing. */
+  status: 'validating' | 'completed' | 'cancelled';
+  /** What decided it: `accepted`, the rejection code answered, or `response_type` when validation did not answer. */
+  decidedBy?: string;
+}
+
 export const SUCCESS_DESC = 'The service request is processed successfully.';
 export const ACCEPTED_DESC = 'Accept the service request successfully.';
 
@@ -163,6 +179,7 @@ export interface DarajaState {
   deliveries: DarajaCallbackDelivery[];
   payments: DarajaSimulatedPayment[];
   pushes: DarajaSimulatedPush[];
+  c2bPayments: DarajaSimulatedC2BPayment[];
 }
 
 export function newDarajaState(options: DarajaSimulatorOptions): DarajaState {
@@ -182,6 +199,7 @@ export function newDarajaState(options: DarajaSimulatorOptions): DarajaState {
     deliveries: [],
     payments: [],
     pushes: [],
+    c2bPayments: [],
   };
 }
 

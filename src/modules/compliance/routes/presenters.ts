@@ -57,6 +57,9 @@ export function presentAmlAlert(alert: AmlAlert) {
   };
 }
 
+/** The deciders shown as `provider`: the sandbox's simulated provider, Smile ID, and the age rule before it. */
+const PROVIDER_DECIDERS = new Set(['sandbox_provider', 'smile_id', 'age_rule']);
+
 /** What the integrator sees of a verification: id numbers masked, nothing of the sanctions list. */
 export function presentVerification(v: Verification) {
   return {
@@ -67,7 +70,7 @@ export function presentVerification(v: Verification) {
     status: v.status,
     reason: v.reason,
     submission: maskedSubmission(v.submission),
-    decided_by: v.decidedBy === null ? null : v.decidedBy === 'sandbox_provider' ? 'provider' : 'operator',
+    decided_by: v.decidedBy === null ? null : PROVIDER_DECIDERS.has(v.decidedBy) ? 'provider' : 'operator',
     created_at: v.createdAt.toISOString(),
     decided_at: v.decidedAt?.toISOString() ?? null,
   };

@@ -1,7 +1,8 @@
 /**
- * Who decides a verification. The sandbox has a simulated provider that decides from magic numbers; a
- * production deployment has no provider yet, so its verifications wait for an operator's decision
- * (`POST /v1/verifications/{id}/approve` or `/reject`). A real provider adapter goes behind this interface,
+ * Who decides a verification. The sandbox has a simulated provider that decides from magic numbers; an
+ * organization configured with Smile ID has Smile ID decide, asynchronously (useCases/smileId/); otherwise
+ * a production verification waits for an operator's decision (`POST /v1/verifications/{id}/approve` or
+ * `/reject`). A synchronous provider adapter goes behind this interface,
  * and calls its provider only through the outbound address guard: `guardedFetch(outboundPolicyFor(environment))`
  * from src/outbound/guard.ts (HTTPS to public addresses in pilot and production, each connection checked),
  * never the global `fetch` (test/insider/edges.test.ts fails on a server file that does).

@@ -34,6 +34,8 @@ import {
   type Verification,
 } from '../repository/verifications.ts';
 import { screenParties } from './sanctions/screenParty.ts';
+import { AGE_RULE_DECIDER, underageOutcome } from './smileId/mapping.ts';
+import { hasSmileId, queueSmileIdJob } from './smileId/queue.ts';
 import { hitFinding } from './transferScreening.ts';
 import { verificationProviderFor } from './verificationProvider.ts';
 
@@ -121,7 +123,13 @@ async function recordChange(tx: Queryable, deps: Deps, v: Verification, customer
   await recordEvents(tx, deps, [event]);
 }
 
-function resultEvidence(v: Verification, actor: EvidenceActor) {
+/** Who decided, as a provider records it: its name, and the result code it answered with. */
+export interface ProviderDecider {
+  name: string;
+  resultCode?: string;
+}
+
+function resultEvidence(v: Verification, actor: EvidenceActor, resultCode?: string) {
   return {
     organizationId: v.organizationId,
     kind: 'verification.result' as const,
@@ -132,6 +140,7 @@ function resultEvidence(v: Verification, actor: EvidenceActor) {
       status: v.status,
       reason: v.reason,
       decided_by: v.decidedBy,
+      ...(resultCode === undefined ? {} : { provider_result_code: resultCode }),
       submission: maskedSubmission(v.submission) as { readonly [key: string]: EvidenceValue },
     },
   };
@@ -187,11 +196,17 @@ export async function submitVerification(
     createdAt: now,
     decidedAt: null,
   };
+  // An organization that configured Smile ID has it decide (queued below), after Mkoba's own age rule;
+  // otherwise the environment's provider.
+  const smileId = screening.decision === 'clear' && (await hasSmileId(tx, organizationId));
   const provider = verificationProviderFor(deps.environment);
-  if (screening.decision === 'clear' && provider) {
+  const underage = smileId ? underageOutcome(submission, now) : undefined;
+  if (underage) verification = applyOutcome(verification, underage, AGE_RULE_DECIDER, now);
+  if (screening.decision === 'clear' && !smileId && provider) {
     verification = applyOutcome(verification, provider.decide(submission, now), provider.name, now);
   }
   await insertVerification(tx, verification);
+  if (smileId && verification.status === 'pending') await queueSmileIdJob(tx, deps, verification);
   await appendEvidence(tx, deps, [
     {
       organizationId,
@@ -258,17 +273,18 @@ async function finishVerification(
   verification: Verification,
   outcome: ProviderOutcome,
   actor: EvidenceActor,
+  decider?: ProviderDecider,
 ): Promise<Verification> {
   const customer = await findCustomer(tx, verification.organizationId, verification.customerId, {
     forUpdate: true,
   });
   if (!customer) throw resourceMissing('customer', verification.customerId);
   const now = deps.now();
-  const decidedBy = actor.type === 'system' ? 'sandbox_provider' : actor.id;
+  const decidedBy = decider?.name ?? (actor.type === 'system' ? 'sandbox_provider' : actor.id);
   const decided = applyOutcome(verification, outcome, decidedBy, now);
   await saveVerificationDecision(tx, decided);
   if (decided.status !== 'pending') {
-    await appendEvidence(tx, deps, [resultEvidence(decided, actor)]);
+    await appendEvidence(tx, deps, [resultEvidence(decided, actor, decider?.resultCode)]);
     await recordChange(tx, deps, decided, customer, now);
   }
   return decided;
@@ -298,6 +314,12 @@ export async function continueAfterScreening(
     );
     return;
   }
+  if (await hasSmileId(tx, organizationId)) {
+    const underage = underageOutcome(verification.submission, deps.now());
+    if (underage === undefined) await queueSmileIdJob(tx, deps, verification);
+    else await finishVerification(tx, deps, verification, underage, SYSTEM_ACTOR, { name: AGE_RULE_DECIDER });
+    return;
+  }
   const provider = verificationProviderFor(deps.environment);
   if (provider) {
     await finishVerification(
@@ -308,6 +330,20 @@ export async function continueAfterScreening(
       SYSTEM_ACTOR,
     );
   }
+}
+
+/** A provider's decision on a pending verification (Smile ID's result); none once it is decided. */
+export async function decideVerificationByProvider(
+  tx: Queryable,
+  deps: Deps,
+  organizationId: string,
+  verificationId: string,
+  outcome: ProviderOutcome,
+  decider: ProviderDecider,
+): Promise<Verification | undefined> {
+  const verification = await findVerification(tx, organizationId, verificationId, { forUpdate: true });
+  if (verification?.status !== 'pending') return undefined;
+  return finishVerification(tx, deps, verification, outcome, SYSTEM_ACTOR, decider);
 }
 
 /** One pass of the sandbox provider's deferred decisions; returns how many it decided. */

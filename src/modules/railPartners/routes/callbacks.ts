@@ -1,9 +1,10 @@
 /**
  * Where partners call back: `/v1/rails/{rail}/callbacks/{token}/…`, no API key (the unguessable path token
  * names the organization's partner configuration). The body is stored exactly as sent before the answer
- * goes back; a 200 means "stored", whatever applying it found.
+ * goes back; a 200 means "stored", whatever applying it found. A callback whose partner reads the answer (a
+ * C2B validation) is answered in the partner's shape.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../../../app/deps.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { RAILS } from '../../../domain/transfers.ts';
@@ -24,6 +25,7 @@ interface CallbackParams {
 async function receiveCallback(
   deps: Deps,
   request: FastifyRequest<{ Params: CallbackParams; Body: string | undefined }>,
+  reply: FastifyReply,
 ) {
   const receipt = await receiveRailCallback(deps, railPartnerDirectory(deps), {
     rail: request.params.rail,
@@ -40,6 +42,8 @@ async function receiveCallback(
       detail: `The callback was stored as ${receipt.callbackId} but is not in the partner's shape, so it changed nothing.`,
     });
   }
+  // A partner that reads our answer (a C2B validation's decision) gets it in its own shape, as JSON text.
+  if (receipt.answer) return reply.type('application/json').send(JSON.stringify(receipt.answer));
   return { received: true, id: receipt.callbackId, status: receipt.status };
 }
 
@@ -80,7 +84,7 @@ export function railCallbackRoutes(app: FastifyInstance, deps: Deps): void {
         responses: { 200: found(receiptSchema, 'Stored (and applied where it could be).') },
         problems: [400, 404, 413, 429, 500, 503],
       }),
-      handler: (request) => receiveCallback(deps, request),
+      handler: (request, reply) => receiveCallback(deps, request, reply),
     });
   }
 }

@@ -68,3 +68,26 @@ export const railCallbackSchema = apiObjectSchema(
     processed_at: nullableTimestampSchema,
   },
 );
+
+export const railPartnerCreditUrlsSchema = apiObjectSchema(
+  'RailPartnerCreditUrls',
+  'rail_partner_credit_urls',
+  'What a partner was told about payers’ own payments (M-Pesa C2B): the account payers pay, where the partner asks before a payment completes and where it confirms one, and what it does with a payment when the validation address does not answer.',
+  {
+    rail_partner: idSchema(ID_PREFIXES.railPartner, 'The configuration registered.'),
+    partner: { type: 'string', enum: RAIL_PARTNERS },
+    account: {
+      type: 'string',
+      description: 'The partner’s account payers pay (M-Pesa: the paybill or till).',
+    },
+    validation_url: { type: 'string' },
+    confirmation_url: { type: 'string' },
+    when_unanswered: {
+      type: 'string',
+      enum: ['Completed', 'Cancelled'],
+      description:
+        'M-Pesa’s ResponseType: `Completed` lets a payment through when validation does not answer.',
+    },
+    registered_at: timestampSchema,
+  },
+);

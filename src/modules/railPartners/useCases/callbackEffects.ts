@@ -221,7 +221,11 @@ async function moveOpenCollection(
     deps,
     current,
     outcome.kind === 'settled'
-      ? { to: 'succeeded', partnerReference: current.partnerReference ?? report.reference }
+      ? {
+          to: 'succeeded',
+          partnerReference: current.partnerReference ?? report.reference,
+          partnerReceipt: report.partnerTransactionId,
+        }
       : { to: 'failed', failureCode: outcome.failureCode },
   );
   return settledAmountEffect(
@@ -266,7 +270,12 @@ export async function applyToTransfer(
     deps,
     transfer,
     outcome.kind === 'settled'
-      ? { to: 'settled', railReference, reason: 'settled_per_callback' }
+      ? {
+          to: 'settled',
+          railReference,
+          partnerReceipt: report.partnerTransactionId,
+          reason: 'settled_per_callback',
+        }
       : { to: 'failed', failureCode: outcome.failureCode, railReference, reason: 'failed_per_callback' },
   );
   return settledAmountEffect(

@@ -5,7 +5,8 @@
  * agrees with what is recorded changes nothing; one about a payout we cannot find, or contradicting a
  * final one, goes to the reconciliation exception queue. A callback that arrives before the rail worker
  * has recorded the partner's reference is tried again for RAIL_CALLBACK_MATCH_GRACE_MS first. What a
- * callback does to the payout or collection it names is callbackEffects.ts.
+ * callback does to the payout or collection it names is callbackEffects.ts; to a reversal, reversalEffects.ts;
+ * a payer's own payment (a credit report) is creditCallbacks.ts.
  */
 import { createHash } from 'node:crypto';
 import type { Deps } from '../../../app/deps.ts';
@@ -33,8 +34,10 @@ import {
   findReportedCollection,
   type NamingReport,
 } from './callbackEffects.ts';
+import { applyCreditReport, creditCallbackAnswer } from './creditCallbacks.ts';
 import { applyCustodyDeposit } from './custodyDeposits.ts';
 import type { RailPartnerDirectory } from './directory.ts';
+import { applyReversalReport } from './reversalEffects.ts';
 
 // Record types the HTTP edge presents, given through the use case layer (src/http never imports the store).
 export type { RailCallback } from '../repository/callbacks.ts';
@@ -68,6 +71,8 @@ export interface ArrivingCallback {
 export interface CallbackReceipt {
   callbackId: string;
   status: RailCallbackStatus;
+  /** The body the partner expects back, where it reads one (a C2B validation's decision); creditCallbacks.ts. */
+  answer?: Record<string, unknown> | undefined;
 }
 
 function unknownCallbackTarget(): AppError {
@@ -111,9 +116,10 @@ export async function receiveRailCallback(
     processedAt: null,
   };
   const { stored } = await deps.store.transaction((tx) => insertRailCallback(tx, callback));
+  const answer = () => creditCallbackAnswer(deps.store, directory, config, callback);
   if (stored.status === 'duplicate') {
     deps.metrics?.observeRailCallback(config.partner, 'duplicate');
-    return { callbackId: stored.id, status: 'duplicate' };
+    return { callbackId: stored.id, status: 'duplicate', answer: await answer() };
   }
   let status: RailCallbackStatus = 'received';
   try {
@@ -127,7 +133,7 @@ export async function receiveRailCallback(
       `apply failed: ${error instanceof Error ? error.message : String(error)}`,
     );
   }
-  return { callbackId: stored.id, status };
+  return { callbackId: stored.id, status, answer: await answer() };
 }
 
 /**
@@ -187,6 +193,11 @@ async function effectOf(
     throw error;
   }
   if (report.kind === 'ignored') return { status: 'ignored', transferId: null, detail: report.reason };
+  if (report.kind === 'credit') return applyCreditReport(tx, deps, callback, config, report);
+  if (report.kind === 'reversal') {
+    const reversed = await applyReversalReport(tx, deps, callback, config, report);
+    if (reversed) return reversed;
+  }
   if (report.kind === 'collection') {
     const collection = await findReportedCollection(tx, callback, report);
     if (collection)

@@ -81,7 +81,8 @@ export function openRailPartnerCredentials(deps: Deps, config: RailPartnerConfig
 const callbackToken = (deps: Deps) =>
   Buffer.from(deps.randomBytes(CALLBACK_TOKEN_BYTES)).toString('base64url');
 
-async function recordChange(
+/** The evidence of a change to a partner configuration (`rail_partner.update`), naming fields, never values. */
+export async function recordChange(
   tx: Queryable,
   deps: Deps,
   config: RailPartnerConfig,

@@ -63,6 +63,7 @@ export const transferSchema = {
     'authorization',
     'approval',
     'rail_reference',
+    'partner_receipt',
     'travel_rule',
     'fee',
     'fee_schedule',
@@ -123,6 +124,11 @@ export const transferSchema = {
       type: ['string', 'null'],
       description:
         'The rail’s own reference for the payout once it has one: on the `digital_asset` rail, the transaction hash (`0x` and 64 hexadecimal digits).',
+    },
+    partner_receipt: {
+      type: ['string', 'null'],
+      description:
+        'The partner’s receipt for the money moved, once the partner reports it: M-Pesa’s receipt number (the one the customer’s SMS shows) for a payout settled by its result, or the payer’s payment for a paybill credit (C2B). Matched against the partner’s statement in reconciliation. Null until then, and on rails without one.',
     },
     travel_rule: {
       type: ['object', 'null'],

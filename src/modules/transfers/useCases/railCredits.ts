@@ -65,6 +65,8 @@ export interface RailCredit {
   rail: Transfer['rail'];
   network: string | null;
   railReference: string | null;
+  /** The partner's receipt for the payment (M-Pesa's TransID), where it gives one. */
+  partnerReceipt?: string | null | undefined;
   /** Why the money arrived, shown as the transfer's `status_reason`. */
   statusReason: string;
   metadata: Metadata;
@@ -160,6 +162,7 @@ function inboundTransfer(deps: Deps, wallet: Wallet, credit: RailCredit, held: b
     ledgerState: held ? 'pending' : 'posted',
     metadata: credit.metadata,
     railReference: credit.railReference,
+    partnerReceipt: credit.partnerReceipt ?? null,
     nextRailCheckAt: null,
     createdAt: now,
     updatedAt: now,

@@ -48,6 +48,8 @@ export interface StatusChange {
   /** When the rail should be asked again; null takes the transfer off the rail queue. */
   nextRailCheckAt?: Date | null | undefined;
   railReference?: string | undefined;
+  /** The partner's receipt for the money moved, when the partner reports one. */
+  partnerReceipt?: string | undefined;
   /** The approval it now waits for. */
   approvalId?: string | undefined;
 }
@@ -186,6 +188,7 @@ function changedTransfer(
     failureCode: change.failureCode ?? (to === 'failed' ? 'rail_error' : transfer.failureCode),
     statusReason: change.reason ?? null,
     railReference: change.railReference ?? transfer.railReference,
+    partnerReceipt: change.partnerReceipt ?? transfer.partnerReceipt,
     approvalId: change.approvalId ?? transfer.approvalId,
     nextRailCheckAt: change.nextRailCheckAt === undefined ? null : change.nextRailCheckAt,
     updatedAt: now,

@@ -207,6 +207,7 @@ function newOutboundTransfer(
     ledgerState: 'pending',
     metadata: metadata ?? {},
     railReference: null,
+    partnerReceipt: null,
     nextRailCheckAt: null,
     createdAt: now,
     updatedAt: now,

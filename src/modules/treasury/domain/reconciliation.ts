@@ -21,6 +21,9 @@ export const RECONCILIATION_STATEMENT_LINES_MAX = 10_000;
 
 export const STATEMENT_LINE_STATUSES = ['settled', 'failed'] as const;
 export type StatementLineStatus = (typeof STATEMENT_LINE_STATUSES)[number];
+/** Money out of the organization's partner account (payouts) or into it (collections). */
+export const STATEMENT_DIRECTIONS = ['outbound', 'inbound'] as const;
+export type StatementDirection = (typeof STATEMENT_DIRECTIONS)[number];
 
 export const EXCEPTION_KINDS = [
   'unmatched_line',
@@ -46,7 +49,11 @@ export type ResolutionAction = (typeof RESOLUTION_ACTIONS)[number];
 
 export interface StatementLine {
   line: number;
+  /** The partner's id for the movement (a receipt, a financial transaction id). */
   railReference: string | null;
+  /** Our id as the partner echoes it (MTN's externalId: the transfer or collection id), when it does. */
+  externalReference: string | null;
+  direction: StatementDirection;
   amountMinor: bigint;
   currency: Currency;
   /** YYYY-MM-DD. */
@@ -59,6 +66,11 @@ export interface StatementLine {
 export interface MatchCandidate {
   id: string;
   railReference: string | null;
+  /** The partner's receipt for the money moved, when it reported one (M-Pesa's receipt number). */
+  partnerReceipt: string | null;
+  direction: StatementDirection;
+  /** The collection that made an inbound transfer (money in), else null. */
+  collectionId: string | null;
   amountMinor: bigint;
   currency: Currency;
   status: string;
@@ -144,17 +156,24 @@ function pair(pairing: Pairing, line: StatementLine, transfers: readonly MatchCa
   });
 }
 
-/** 1. By the rail's reference. */
+/** 1. By the rail's reference or the partner's receipt. */
 function pairByReference(
   pairing: Pairing,
   lines: readonly StatementLine[],
   candidates: readonly MatchCandidate[],
 ): void {
-  const byReference = new Map(
-    candidates.filter((c) => c.railReference).map((c) => [c.railReference as string, c]),
-  );
+  const byReference = new Map<string, MatchCandidate>();
+  const byOurId = new Map<string, MatchCandidate>();
+  for (const c of candidates) {
+    if (c.railReference) byReference.set(`${c.direction}:${c.railReference}`, c);
+    if (c.partnerReceipt) byReference.set(`${c.direction}:${c.partnerReceipt}`, c);
+    byOurId.set(`${c.direction}:${c.id}`, c);
+    if (c.collectionId) byOurId.set(`${c.direction}:${c.collectionId}`, c);
+  }
   for (const line of lines) {
-    const t = line.railReference ? byReference.get(line.railReference) : undefined;
+    const t =
+      (line.railReference ? byReference.get(`${line.direction}:${line.railReference}`) : undefined) ??
+      (line.externalReference ? byOurId.get(`${line.direction}:${line.externalReference}`) : undefined);
     if (!t || pairing.used.has(t.id)) continue;
     pair(pairing, line, [t]);
   }
@@ -173,7 +192,7 @@ function pairEachUnpaired(
   }
 }
 
-/** The candidates not paired yet in the line's currency whose day lies within the date tolerance of it. */
+/** The candidates not paired yet in the line's direction and currency whose day lies within the date tolerance of it. */
 function unpairedNear(
   pairing: Pairing,
   line: StatementLine,
@@ -182,6 +201,7 @@ function unpairedNear(
   return candidates.filter(
     (c) =>
       !pairing.used.has(c.id) &&
+      c.direction === line.direction &&
       c.currency === line.currency &&
       daysBetween(c.day, line.valueDate) <= RECONCILIATION_DATE_TOLERANCE_DAYS,
   );
@@ -232,6 +252,8 @@ function unmatchedLine(line: StatementLine): LineResult {
           rail_reference: line.railReference,
           amount_minor: line.amountMinor.toString(),
           value_date: line.valueDate,
+          // Money in says so; money out keeps the details it always had.
+          ...(line.direction === 'inbound' ? { direction: line.direction } : {}),
         },
       },
     ],
@@ -296,6 +318,14 @@ export function parseStatementLines(
     }
     const reference =
       typeof r.rail_reference === 'string' && r.rail_reference.trim() !== '' ? r.rail_reference.trim() : null;
+    const direction =
+      r.direction === undefined || r.direction === null || r.direction === ''
+        ? 'outbound'
+        : String(r.direction).trim().toLowerCase();
+    if (!(STATEMENT_DIRECTIONS as readonly string[]).includes(direction)) {
+      fault('direction', 'invalid_value', `direction must be one of: ${STATEMENT_DIRECTIONS.join(', ')}`);
+      return;
+    }
     try {
       const amountMinor = parseMinor(r.amount, currency, `lines.${i}.amount`);
       const fees = r.fees === undefined || r.fees === null || r.fees === '' ? '0' : r.fees;
@@ -303,6 +333,8 @@ export function parseStatementLines(
       lines.push({
         line: row,
         railReference: reference,
+        externalReference: null,
+        direction: direction as StatementDirection,
         amountMinor,
         currency,
         valueDate,

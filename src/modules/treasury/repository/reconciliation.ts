@@ -127,37 +127,55 @@ export async function insertLines(
   );
 }
 
-/**
- * The transfers a statement may report: those of the rail named by any of the lines' references, and
- * those of the rail and period (widened by the date tolerance) not yet matched. Served by the rail-reference
- * and (organization, rail, ledger_state, settled_at) indexes.
- */
 /** A transfer as matching reads it (candidateOf): its day is when it settled, or else went to the rail. */
-const CANDIDATE_COLUMNS = `id, rail_reference, amount_minor, currency, status,
-  to_char(COALESCE(settled_at, processing_at, created_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day`;
+const CANDIDATE_COLUMNS = `t.id, t.rail_reference, t.partner_receipt, t.amount_minor, t.currency, t.status, t.direction, c.id AS collection_id,
+  to_char(COALESCE(t.settled_at, t.processing_at, t.created_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day`;
+
+/**
+ * The transfers a rail's statement reports: payouts, and money in the partner named (a credit with its
+ * reference): a collection asked of a payer, or a payment the partner reported with no collection behind it.
+ * Not the sandbox's funding (no rail, no reference) nor a bank deposit, which the bank's own report brings.
+ * `$1` is the organization, `$2` the rails, `$3` the mobile network (null: any).
+ */
+const STATEMENT_TRANSFERS = `transfers t
+  LEFT JOIN collections c ON c.organization_id = t.organization_id AND c.transfer_id = t.id
+  WHERE t.organization_id = $1 AND t.rail = ANY($2::text[])
+    AND ($3::text IS NULL OR t.rail <> 'mobile_money' OR t.network = $3)
+    AND (t.direction = 'outbound'
+         OR (t.rail_reference IS NOT NULL AND (c.id IS NULL OR c.method = 'mobile_money')))`;
+
+/** Which transfers a statement covers: its rail's, or a partner's rails and, on mobile money, its network's. */
+export interface StatementScope extends StatementCoverage {
+  organizationId: string;
+}
+export interface StatementCoverage {
+  rails: readonly string[];
+  /** The mobile network a partner's own report covers on `mobile_money`; null: every network. */
+  network: string | null;
+}
 
 /**
  * The transfers a statement's lines may name: any the lines name by rail reference, matched by an earlier
  * statement or not (statements overlap: a line agreeing with a matched payout matches it again, one
  * disagreeing is an exception), and the unmatched ones of the window, for lines without a reference.
+ * Served by the rail-reference, partner-receipt and (organization, rail, ledger_state, settled_at) indexes.
  */
 export async function findCandidates(
   db: Queryable,
-  organizationId: string,
-  rail: string,
+  scope: StatementScope,
   references: readonly string[],
   from: Date,
   to: Date,
 ): Promise<MatchCandidate[]> {
   const rows = await db.query(
     `SELECT ${CANDIDATE_COLUMNS}
-       FROM transfers
-      WHERE organization_id = $1 AND rail = $2 AND direction = 'outbound'
-        AND (rail_reference = ANY($3::text[])
-             OR (ledger_state IN ('posted', 'pending', 'voided')
-                 AND COALESCE(settled_at, processing_at, created_at) BETWEEN $4 AND $5))
-      ORDER BY id`,
-    [organizationId, rail, references, from, to],
+       FROM ${STATEMENT_TRANSFERS}
+        AND (t.rail_reference = ANY($4::text[]) OR t.partner_receipt = ANY($4::text[]) OR t.id = ANY($4::text[])
+             OR c.id = ANY($4::text[])
+             OR (t.ledger_state IN ('posted', 'pending', 'voided')
+                 AND COALESCE(t.settled_at, t.processing_at, t.created_at) BETWEEN $5 AND $6))
+      ORDER BY t.id`,
+    [scope.organizationId, scope.rails, scope.network, references, from, to],
   );
   return rows.map(candidateOf);
 }
@@ -166,6 +184,9 @@ function candidateOf(r: Record<string, unknown>): MatchCandidate {
   return {
     id: String(r.id),
     railReference: nullableText(r.rail_reference),
+    partnerReceipt: nullableText(r.partner_receipt),
+    direction: r.direction === 'inbound' ? 'inbound' : 'outbound',
+    collectionId: nullableText(r.collection_id),
     amountMinor: toBigInt(r.amount_minor),
     currency: r.currency as Currency,
     status: String(r.status),
@@ -174,43 +195,40 @@ function candidateOf(r: Record<string, unknown>): MatchCandidate {
 }
 
 /**
- * The payouts the rail carried in [from, to], whatever the ledger made of them since (matched, exception):
- * handed to the partner and accepted (it named a reference), then processing, settled, failed or returned.
- * A transfer refused before it reached the partner has no reference and is not the rail's.
+ * The payouts and collections the rail carried in [from, to], whatever the ledger made of them since
+ * (matched, exception): a payout handed to the partner and accepted (it named a reference), then
+ * processing, settled, failed or returned; a collection's credit (settled, or held for review). A transfer
+ * refused before it reached the partner has no reference and is not the rail's.
  */
 export async function findCarriedPayouts(
   db: Queryable,
-  organizationId: string,
-  rail: string,
+  scope: StatementScope,
   from: Date,
   to: Date,
 ): Promise<MatchCandidate[]> {
   const rows = await db.query(
     `SELECT ${CANDIDATE_COLUMNS}
-       FROM transfers
-      WHERE organization_id = $1 AND rail = $2 AND direction = 'outbound' AND rail_reference IS NOT NULL
-        AND status IN ('processing', 'settled', 'failed', 'returned')
-        AND COALESCE(settled_at, processing_at, created_at) BETWEEN $3 AND $4
-      ORDER BY id`,
-    [organizationId, rail, from, to],
+       FROM ${STATEMENT_TRANSFERS} AND t.rail_reference IS NOT NULL
+        AND t.status IN ('processing', 'settled', 'failed', 'returned', 'in_review')
+        AND COALESCE(t.settled_at, t.processing_at, t.created_at) BETWEEN $4 AND $5
+      ORDER BY t.id`,
+    [scope.organizationId, scope.rails, scope.network, from, to],
   );
   return rows.map(candidateOf);
 }
 
-/** Settled, unmatched transfers of the rail that settled in [from, to] and are not in `seen`. */
+/** Settled, unmatched payouts and credits (money in) of the rail that settled in [from, to]. */
 export async function findUnreportedSettled(
   db: Queryable,
-  organizationId: string,
-  rail: string,
+  scope: StatementScope,
   from: Date,
   to: Date,
 ): Promise<string[]> {
   const rows = await db.query(
-    `SELECT id FROM transfers
-      WHERE organization_id = $1 AND rail = $2 AND direction = 'outbound' AND ledger_state = 'posted' AND status = 'settled'
-        AND settled_at BETWEEN $3 AND $4
-      ORDER BY id`,
-    [organizationId, rail, from, to],
+    `SELECT t.id FROM ${STATEMENT_TRANSFERS} AND t.ledger_state = 'posted' AND t.status = 'settled'
+        AND t.settled_at BETWEEN $4 AND $5
+      ORDER BY t.id`,
+    [scope.organizationId, scope.rails, scope.network, from, to],
   );
   return rows.map((r) => String(r.id));
 }

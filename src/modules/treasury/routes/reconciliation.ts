@@ -5,7 +5,7 @@ import type { Deps } from '../../../app/deps.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { RAILS } from '../../../domain/transfers.ts';
 import { principalOf, requestActor } from '../../../http/auth.ts';
-import { requiredUploadFields, rowsOfCsvUpload } from '../../../http/csvUpload.ts';
+import { recordsOfCsvUpload, requiredUploadFields, rowsOfCsvUpload } from '../../../http/csvUpload.ts';
 import {
   enumFilter,
   foundById,
@@ -22,11 +22,13 @@ import {
 } from '../../../http/routeKit.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
 import { idParamsSchema, idSchema, nullableTimestampSchema, timestampSchema } from '../../../http/schemas.ts';
+import { STATEMENT_FORMATS } from '../domain/partnerStatements.ts';
 import {
   EXCEPTION_KINDS,
   type ExceptionKind,
   RECONCILIATION_STATEMENT_LINES_MAX,
   RESOLUTION_ACTIONS,
+  STATEMENT_DIRECTIONS,
   STATEMENT_LINE_STATUSES,
 } from '../domain/reconciliation.ts';
 import { getException, listReconciliationExceptions } from '../useCases/reconciliationExceptions.ts';
@@ -36,6 +38,7 @@ import {
   type ImportStatementInput,
   importStatement,
 } from '../useCases/reconciliationStatements.ts';
+import { PARTNER_PREAMBLE_ROWS_MAX } from '../useCases/statementFormats.ts';
 import { presentException, presentStatement } from './reconciliationPresenters.ts';
 
 const TAGS = ['Reconciliation'];
@@ -79,7 +82,7 @@ export const statementSchema = {
 export const reconciliationExceptionSchema = apiObjectSchema(
   'ReconciliationException',
   'reconciliation_exception',
-  'A difference between a statement and the ledger, for an operator: `unmatched_line` (the rail reports a payout the ledger does not know), `amount_mismatch`, `fee_mismatch` (the rail charged a fee), `status_mismatch` (the rail says failed, the ledger settled, or the reverse), `missing_from_statement` (a settled transfer the statement leaves out), `safeguarding_shortfall` (the daily safeguarding check found less in the trust accounts than customers hold) and `trust_balance_mismatch` (the banks’ trust balance differs from the ledger’s trust account that day), both resolved with `manual_match` and a note. `open` until resolved with an action.',
+  'A difference between a statement and the ledger, for an operator: `unmatched_line` (the rail reports a payout, or money in, the ledger does not know), `amount_mismatch`, `fee_mismatch` (the rail charged a fee), `status_mismatch` (the rail says failed, the ledger settled, or the reverse), `missing_from_statement` (a settled transfer, payout or credit, the statement leaves out; money in says `direction: inbound` in `details`), `safeguarding_shortfall` (the daily safeguarding check found less in the trust accounts than customers hold) and `trust_balance_mismatch` (the banks’ trust balance differs from the ledger’s trust account that day), both resolved with `manual_match` and a note. `open` until resolved with an action.',
   {
     id: idSchema(ID_PREFIXES.reconciliationException, 'Exception id.'),
     kind: { type: 'string', enum: EXCEPTION_KINDS },
@@ -114,6 +117,11 @@ const lineSchema = {
     value_date: { type: 'string', description: 'YYYY-MM-DD' },
     status: { type: 'string', enum: STATEMENT_LINE_STATUSES },
     fees: { type: 'string' },
+    direction: {
+      type: 'string',
+      enum: STATEMENT_DIRECTIONS,
+      description: '`outbound` (a payout, the default) or `inbound` (money in: a collection).',
+    },
   },
 } as const;
 
@@ -134,7 +142,11 @@ const statementBody = {
       },
     },
     'text/csv': {
-      schema: { type: 'string', description: 'The statement as CSV with a header row.' },
+      schema: {
+        type: 'string',
+        description:
+          'The statement as CSV with a header row: our columns (`format=mkoba_json`), or a partner’s export as its portal gives it (`format=mpesa_org_statement`, `format=momo_transaction_report`).',
+      },
     },
   },
 } as const;
@@ -144,15 +156,23 @@ interface StatementQuery {
   rail?: string;
   from?: string;
   to?: string;
+  format?: string;
 }
 
 /** A statement as the request carries it: the JSON body, or the CSV upload's rows with the query's fields. */
 function statementInputOf(body: ImportStatementInput | string, query: StatementQuery): ImportStatementInput {
-  if (typeof body !== 'string') return body;
-  return {
-    ...requiredUploadFields(query, ['rail', 'from', 'to']),
-    lines: rowsOfCsvUpload(body, RECONCILIATION_STATEMENT_LINES_MAX),
-  };
+  const { format } = query;
+  if (typeof body !== 'string') return { ...body, format };
+  const fields = requiredUploadFields(query, ['rail', 'from', 'to']);
+  // A partner's export is read as the partner wrote it (a preamble, its own column names).
+  if (format !== undefined && format !== 'mkoba_json') {
+    const records = recordsOfCsvUpload(
+      body,
+      RECONCILIATION_STATEMENT_LINES_MAX + PARTNER_PREAMBLE_ROWS_MAX + 1,
+    );
+    return { ...fields, format, records };
+  }
+  return { ...fields, format, lines: rowsOfCsvUpload(body, RECONCILIATION_STATEMENT_LINES_MAX) };
 }
 
 function importStatementRoute(app: FastifyInstance, deps: Deps): void {
@@ -164,11 +184,17 @@ function importStatementRoute(app: FastifyInstance, deps: Deps): void {
         operationId: 'importStatement',
         summary: 'Import a rail statement',
         description:
-          'JSON (`{rail, from, to, lines}`), or CSV (`text/csv`; columns `rail_reference, amount, currency, value_date, status, fees`; `rail`, `from` and `to` in the query string). Every line is checked first (422 `statement_invalid` with each fault’s `row`); then lines are matched with transfers (by rail reference, then amount and date, then one line to several transfers), timed-out transfers are settled or failed as reported, matched transfers become `ledger_state: matched`, and each difference opens an exception. The same statement imported again is a 409 `statement_already_imported`.',
+          'JSON (`{rail, from, to, lines}`), or CSV (`text/csv`; columns `rail_reference, amount, currency, value_date, status, fees, direction`; `rail`, `from` and `to` in the query string). `format` in the query string names a partner’s own export instead, uploaded as CSV: `mpesa_org_statement` (Safaricom’s M-Pesa organization statement) or `momo_transaction_report` (MTN MoMo’s transaction report); those cover the partner’s rails (M-Pesa: `mobile_money` on the `mpesa` network, `paybill`, `till`; MoMo: `mobile_money` on `mtn`), `rail` being one of them. Lines are money out (payouts) or in (collections’ credits), each matched with its own direction. Every line is checked first (422 `statement_invalid` with each fault’s `row`); then lines are matched with transfers (by rail reference, then amount and date, then one line to several transfers), timed-out transfers are settled or failed as reported, matched transfers become `ledger_state: matched`, and each difference opens an exception. The same statement imported again is a 409 `statement_already_imported`.',
         querystring: closedObjectSchema({
           rail: { type: 'string', enum: RAILS, description: 'With a CSV upload: the rail.' },
           from: { type: 'string', description: 'With a CSV upload: the first day, YYYY-MM-DD.' },
           to: { type: 'string', description: 'With a CSV upload: the last day, YYYY-MM-DD.' },
+          format: {
+            type: 'string',
+            enum: STATEMENT_FORMATS,
+            description:
+              'The statement’s format: `mkoba_json` (ours, the default), or a partner’s export uploaded as CSV: `mpesa_org_statement`, `momo_transaction_report`.',
+          },
         }),
         body: statementBody,
         responses: { 201: written('Statement', 'The statement, applied.') },

@@ -43,11 +43,17 @@ function isWellFormedReference(reference: string): boolean {
   return isValidVirtualAccountReference(reference) || isValidAccountNumber(reference);
 }
 
+/** A reference as payers type it, spaces and dashes dropped, upper-cased; a mistyped one is not guessed at. */
+export function normalizePayerReference(reference: string): string {
+  return reference.trim().toUpperCase().replace(/[\s-]/g, '');
+}
+
 /**
  * The wallet a deposit is for: the reference a payer quoted is the wallet's virtual reference (`MK…`) or its
- * account number (docs/PRODUCTS.md), told apart by their shapes; undefined when it names none.
+ * account number (docs/PRODUCTS.md), told apart by their shapes; undefined when it names none. M-Pesa C2B
+ * payments name their wallet the same way (the rail partners' credit callbacks).
  */
-async function walletIdOfReference(
+export async function walletIdOfReference(
   tx: Queryable,
   organizationId: string,
   reference: string,
@@ -108,9 +114,8 @@ function parseDeposit(d: BankDepositInput, i: number, faults: FieldError[]): Par
     );
     return undefined;
   }
-  // Spaces and dashes as payers type them; a mistyped reference is not guessed at but recorded as an
-  // exception for a person, like an unknown one.
-  const reference = d.reference.trim().toUpperCase().replace(/[\s-]/g, '');
+  // A mistyped reference is recorded as an exception for a person, like an unknown one.
+  const reference = normalizePayerReference(d.reference);
   const currency = d.currency.trim().toUpperCase();
   if (!isCurrency(currency)) {
     fault('currency', 'invalid_value', 'currency must be a supported ISO 4217 code');

@@ -70,7 +70,10 @@ interface ActionEffect {
   journalEntryId: string | null;
 }
 
-async function accountOf(r: Resolution, kind: 'rail_clearing' | 'reconciliation_adjustment' | 'rail_fee') {
+async function accountOf(
+  r: Resolution,
+  kind: 'rail_clearing' | 'rail_settlement' | 'reconciliation_adjustment' | 'rail_fee',
+) {
   return ensureSystemAccount(r.tx, {
     id: r.deps.newId('ledgerAccount'),
     organizationId: r.organizationId,
@@ -79,6 +82,14 @@ async function accountOf(r: Resolution, kind: 'rail_clearing' | 'reconciliation_
     currency: r.currency,
     now: r.deps.now(),
   });
+}
+
+/**
+ * The rail's account a difference is booked against: its clearing account for money out, and for money in
+ * the partner's float it landed in (rail_settlement, as a rail credit books it).
+ */
+function railAccountOf(r: Resolution) {
+  return accountOf(r, r.e.details.direction === 'inbound' ? 'rail_settlement' : 'rail_clearing');
 }
 
 /** A balanced adjustment entry in the exception's currency, on its transfer if it has one. */
@@ -161,12 +172,15 @@ async function writeOff(r: Resolution): Promise<ActionEffect> {
     e.kind === 'amount_mismatch'
       ? BigInt(String(e.details.statement_amount_minor)) - BigInt(String(e.details.ledger_amount_minor))
       : BigInt(String(e.details.amount_minor));
-  const clearing = await accountOf(r, 'rail_clearing');
+  // Money in runs the other way round: more received than the ledger credited is a gain.
+  const inbound = e.details.direction === 'inbound';
+  const clearing = await railAccountOf(r);
   const adjustment = await accountOf(r, 'reconciliation_adjustment');
+  const paidOut = inbound ? -difference : difference;
   let journalEntryId: string | null = null;
-  // The rail moved more than the ledger says: the difference is a loss booked out of clearing; less: a gain.
-  if (difference > 0n) journalEntryId = await postAdjustment(r, adjustment, clearing, difference);
-  else if (difference < 0n) journalEntryId = await postAdjustment(r, clearing, adjustment, -difference);
+  // The rail paid out more than the ledger says: the difference is a loss booked out of clearing; less: a gain.
+  if (paidOut > 0n) journalEntryId = await postAdjustment(r, adjustment, clearing, paidOut);
+  else if (paidOut < 0n) journalEntryId = await postAdjustment(r, clearing, adjustment, -paidOut);
   return { transferId: e.transferId, journalEntryId };
 }
 
@@ -174,7 +188,7 @@ async function bookFee(r: Resolution): Promise<ActionEffect> {
   const { e } = r;
   if (e.kind !== 'fee_mismatch')
     throw refuseAction('book_fee', e.kind, 'only a fee the rail charged is booked');
-  const clearing = await accountOf(r, 'rail_clearing');
+  const clearing = await railAccountOf(r);
   const fees = await accountOf(r, 'rail_fee');
   const journalEntryId = await postAdjustment(r, fees, clearing, BigInt(String(e.details.fees_minor)));
   return { transferId: e.transferId, journalEntryId };
@@ -184,6 +198,9 @@ async function refund(r: Resolution): Promise<ActionEffect> {
   const { e } = r;
   if (e.transferId === null) throw refuseAction('refund', e.kind, 'there is no transfer to refund');
   const t = await lockTransfer(r.tx, r.organizationId, e.transferId);
+  if (t.direction === 'inbound') {
+    throw refuseAction('refund', e.kind, 'money in has no paying wallet of ours; write it off or match it');
+  }
   if (t.status !== 'settled')
     throw refuseAction('refund', e.kind, `transfer ${t.id} is ${t.status}, not settled`);
   // The rail says the money never left: it goes back to the paying wallet (a reversal entry).

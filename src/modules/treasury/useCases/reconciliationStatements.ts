@@ -13,7 +13,6 @@ import { getById } from '../../../app/reads.ts';
 import { DAY_MS } from '../../../domain/days.ts';
 import { AppError, validationError } from '../../../domain/errors.ts';
 import type { EventRecord } from '../../../domain/events.ts';
-import { isCurrency, parseAmount } from '../../../domain/money.ts';
 import type { Transfer } from '../../../domain/transferRecord.ts';
 import { RAILS, type Rail } from '../../../domain/transfers.ts';
 import type { Queryable } from '../../../store/store.ts';
@@ -21,10 +20,8 @@ import { applyStatusChange, lockTransfer, saveTransfer } from '../../transfers/i
 import {
   type LineResult,
   matchStatement,
-  parseStatementLines,
   RECONCILIATION_DATE_TOLERANCE_DAYS,
   RECONCILIATION_MISSING_CUTOFF_DAYS,
-  RECONCILIATION_STATEMENT_LINES_MAX,
   type StatementLine,
 } from '../domain/reconciliation.ts';
 import {
@@ -36,17 +33,19 @@ import {
   insertLines,
   insertStatement,
   type ReconciliationException,
+  type StatementCoverage,
   type StatementRow,
+  type StatementScope,
 } from '../repository/reconciliation.ts';
 import { exceptionEvent, ledgerMatchedEvent, newException } from './reconciliationExceptions.ts';
+import { type StatementContent, statementCoverage, statementLinesOf } from './statementFormats.ts';
 
 // The record type the HTTP edge presents, given through the use case layer (src/http never imports the store).
 export type { StatementRow } from '../repository/reconciliation.ts';
-export interface ImportStatementInput {
+export interface ImportStatementInput extends StatementContent {
   rail: string;
   from: string;
   to: string;
-  lines: readonly unknown[];
 }
 
 const DATE_PATTERN = /^\d{4}-\d{2}-\d{2}$/;
@@ -85,6 +84,9 @@ function contentHash(
     l.valueDate,
     l.status,
     l.feesMinor.toString(),
+    // Only what earlier lines never had, so a statement imported before hashes as it did then.
+    ...(l.direction === 'inbound' ? ['inbound'] : []),
+    ...(l.externalReference ? [`external:${l.externalReference}`] : []),
   ]);
   return createHash('sha256')
     .update(JSON.stringify([rail, from, to, lines]))
@@ -97,37 +99,20 @@ function checkStatement(input: ImportStatementInput): {
   from: Date;
   to: Date;
   lines: StatementLine[];
+  coverage: StatementCoverage;
 } {
   const rail = checkStatementRail(input.rail);
   const from = dayStart(input.from, 'from');
   const to = dayStart(input.to, 'to');
   if (to < from) throw validationError('to', 'to must not be before from', 'out_of_range');
-  if (input.lines.length > RECONCILIATION_STATEMENT_LINES_MAX) {
-    throw validationError(
-      'lines',
-      `a statement has at most ${RECONCILIATION_STATEMENT_LINES_MAX} lines`,
-      'out_of_range',
-    );
-  }
-  const { lines, faults } = parseStatementLines(input.lines, (v, c, p) => parseAmount(v, c, p), isCurrency);
-  if (faults.length > 0) {
-    throw new AppError({
-      status: 422,
-      code: 'statement_invalid',
-      title: 'Invalid statement',
-      detail: `${faults.length} line(s) are invalid; nothing was imported. Each is listed in errors with its row and field.`,
-      param: faults[0]?.param,
-      errors: faults,
-    });
-  }
-  return { rail, from, to, lines };
+  const { format, lines } = statementLinesOf(input);
+  return { rail, from, to, lines, coverage: statementCoverage(format, rail) };
 }
 
 /** The lines matched with the rail's transfers of the period, widened by the date tolerance either side. */
 async function matchWithTransfers(
   tx: Queryable,
-  organizationId: string,
-  rail: Rail,
+  statementScope: StatementScope,
   lines: readonly StatementLine[],
   from: Date,
   toEnd: Date,
@@ -135,9 +120,8 @@ async function matchWithTransfers(
   const window = RECONCILIATION_DATE_TOLERANCE_DAYS * DAY_MS;
   const candidates = await findCandidates(
     tx,
-    organizationId,
-    rail,
-    lines.flatMap((l) => (l.railReference ? [l.railReference] : [])),
+    statementScope,
+    lines.flatMap((l) => [l.railReference, l.externalReference].filter((r): r is string => r !== null)),
     new Date(from.getTime() - window),
     new Date(toEnd.getTime() + window),
   );
@@ -163,6 +147,7 @@ interface ImportScope {
   organizationId: string;
   statementId: string;
   rail: Rail;
+  coverage: StatementCoverage;
   now: Date;
 }
 
@@ -212,9 +197,16 @@ async function applyLineToTransfer(
   return transfer;
 }
 
-/** The exceptions a line's differences open, each on the transfer it concerns. */
-function lineExceptions(scope: ImportScope, result: LineResult): ReconciliationException[] {
-  const { deps, organizationId, statementId, rail, now } = scope;
+/**
+ * The exceptions a line's differences open, each on the transfer it concerns and naming that transfer's
+ * rail (a partner's statement covers several), else the statement's.
+ */
+function lineExceptions(
+  scope: ImportScope,
+  result: LineResult,
+  locked: ReadonlyMap<string, Transfer>,
+): ReconciliationException[] {
+  const { deps, organizationId, statementId, now } = scope;
   return result.findings.flatMap((finding) => {
     if (finding.kind === 'matched') return [];
     const transferId =
@@ -227,7 +219,12 @@ function lineExceptions(scope: ImportScope, result: LineResult): ReconciliationE
         result.line.line,
         transferId,
         finding.kind,
-        { ...finding.details, rail, currency: result.line.currency },
+        {
+          ...finding.details,
+          rail: (transferId === null ? undefined : locked.get(transferId)?.rail) ?? scope.rail,
+          currency: result.line.currency,
+          ...(result.line.direction === 'inbound' ? { direction: 'inbound' } : {}),
+        },
         now,
       ),
     ];
@@ -249,7 +246,7 @@ async function applyLines(scope: ImportScope, results: readonly LineResult[]): P
       if (matched) applied.matchedIds.add(id);
       locked.set(id, transfer);
     }
-    if (!matched) applied.exceptions.push(...lineExceptions(scope, result));
+    if (!matched) applied.exceptions.push(...lineExceptions(scope, result, locked));
   }
   return applied;
 }
@@ -261,12 +258,13 @@ async function missingFromStatement(
   from: Date,
   toEnd: Date,
 ): Promise<ReconciliationException[]> {
-  const { tx, deps, organizationId, statementId, rail, now } = scope;
+  const { tx, deps, organizationId, statementId, coverage, now } = scope;
   const exceptions: ReconciliationException[] = [];
   const cutoff = Math.min(toEnd.getTime(), now.getTime() - RECONCILIATION_MISSING_CUTOFF_DAYS * DAY_MS);
   if (cutoff < from.getTime()) return exceptions;
   const reported = new Set(results.flatMap((r) => r.transferIds));
-  for (const id of await findUnreportedSettled(tx, organizationId, rail, from, new Date(cutoff))) {
+  const unreported = await findUnreportedSettled(tx, { organizationId, ...coverage }, from, new Date(cutoff));
+  for (const id of unreported) {
     if (reported.has(id)) continue;
     let transfer = await lockTransfer(tx, organizationId, id);
     if (transfer.ledgerState !== 'posted') continue;
@@ -280,7 +278,12 @@ async function missingFromStatement(
         null,
         id,
         'missing_from_statement',
-        { rail, currency: transfer.currency, amount_minor: transfer.amountMinor.toString() },
+        {
+          rail: transfer.rail,
+          currency: transfer.currency,
+          amount_minor: transfer.amountMinor.toString(),
+          ...(transfer.direction === 'inbound' ? { direction: 'inbound' } : {}),
+        },
         now,
       ),
     );
@@ -338,13 +341,14 @@ export async function importStatement(
   input: ImportStatementInput,
   createdBy: string,
 ): Promise<StatementRow> {
-  const { rail, from, to, lines } = checkStatement(input);
+  const { rail, from, to, lines, coverage } = checkStatement(input);
   const now = deps.now();
   const toEnd = new Date(to.getTime() + DAY_MS - 1);
-  const results = await matchWithTransfers(tx, organizationId, rail, lines, from, toEnd);
+  const results = await matchWithTransfers(tx, { organizationId, ...coverage }, lines, from, toEnd);
   const hash = contentHash(rail, input.from, input.to, results);
   await refuseImportedBefore(tx, organizationId, hash);
-  const scope: ImportScope = { tx, deps, organizationId, statementId: deps.newId('statement'), rail, now };
+  const statementId = deps.newId('statement');
+  const scope: ImportScope = { tx, deps, organizationId, statementId, rail, coverage, now };
   const applied = await applyLines(scope, results);
   applied.exceptions.push(...(await missingFromStatement(scope, results, from, toEnd)));
   const statement: StatementRow = {

@@ -93,6 +93,7 @@ function sampleTransfer(deps: Deps, organizationId: string, type: EventType, now
     ledgerState,
     metadata: { test_event: 'true' },
     railReference: null,
+    partnerReceipt: null,
     nextRailCheckAt: null,
     createdAt: now,
     updatedAt: now,

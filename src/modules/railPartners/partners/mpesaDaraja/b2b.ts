@@ -22,8 +22,8 @@ import {
   type PayoutRequestJournal,
 } from '../../../../rails/partner.ts';
 import type { RailOutcome, SubmitRequest, SubmitResult } from '../../../../rails/rail.ts';
-import { keyValues, objectField, requiredString, resultCodeOf } from './callbackFields.ts';
-import { amountMinorOf, parseStatusResult } from './callbacks.ts';
+import { amountMinorOf, keyValues, objectField, requiredString, resultCodeOf } from './callbackFields.ts';
+import { parseStatusResult } from './callbacks.ts';
 import {
   DarajaAuthError,
   type DarajaConnection,
@@ -229,7 +229,7 @@ export function parseB2bCallback(callback: ArrivedCallback): CallbackReport | un
 
 /** A status result about a B2B payout names it by the transfer id in its URL. */
 function namedBy(report: CallbackReport, transferId: string): CallbackReport {
-  if (report.kind === 'ignored' || report.outcome.kind === 'processing') return report;
+  if (report.kind !== 'payout' || report.outcome.kind === 'processing') return report;
   return {
     ...report,
     reference: transferId,

@@ -1,10 +1,11 @@
 /**
- * Reading the fields of Daraja's callback bodies (callbacks.ts, accountBalance.ts): required objects and
- * strings, ResultCode in either type, and the {Key|Name, Value} lists results carry. Pure; a body that lacks
+ * Reading the fields of Daraja's callback bodies (callbacks.ts, accountBalance.ts, c2b.ts): required objects
+ * and strings, ResultCode in either type, amounts in shillings, and the {Key|Name, Value} lists results carry. Pure; a body that lacks
  * what is asked throws MalformedCallbackError.
  */
 
 import { MalformedCallbackError } from '../../../../rails/partner.ts';
+import { KES_MINOR_PER_SHILLING } from './protocol.ts';
 
 export function objectField(
   parent: Record<string, unknown>,
@@ -50,4 +51,12 @@ export function keyValues(
     values.set(name, (item as Record<string, unknown>).Value);
   }
   return values;
+}
+
+/** Daraja amounts are shillings (10, 10.00, "10.00"); in minor units, exactly, or malformed. */
+export function amountMinorOf(value: unknown, what: string): bigint {
+  const text = typeof value === 'number' ? String(value) : typeof value === 'string' ? value.trim() : '';
+  const match = /^(\d+)(?:\.(\d{1,2}))?$/.exec(text);
+  if (!match?.[1]) throw new MalformedCallbackError(`${what} is not an amount`);
+  return BigInt(match[1]) * KES_MINOR_PER_SHILLING + BigInt((match[2] ?? '').padEnd(2, '0'));
 }

@@ -1,6 +1,7 @@
 /**
  * What arrives at the M-Pesa adapter's callback URLs (rail.ts), read: B2C results, queue time-out notices,
- * Transaction Status results, STK callbacks and Account Balance results (checked, then `ignored`: they
+ * Transaction Status results, STK callbacks, C2B validations and confirmations (c2b.ts),
+ * reversal results (reversal.ts) and Account Balance results (checked, then `ignored`: they
  * move no money; accountBalance.ts reads their amounts). Pure. Daraja does not sign callbacks, so this only reads
  * their shape.
  */
@@ -11,15 +12,16 @@ import {
   MalformedCallbackError,
 } from '../../../../rails/partner.ts';
 import { parseDarajaBalanceResult } from './accountBalance.ts';
-import { keyValues, objectField, requiredString, resultCodeOf } from './callbackFields.ts';
+import { parseC2BCallback } from './c2b.ts';
+import { amountMinorOf, keyValues, objectField, requiredString, resultCodeOf } from './callbackFields.ts';
 import {
   collectionFailureCode,
   DARAJA_CALLBACK_PATHS,
   DARAJA_UNKNOWN_RESULT_FAILURE_CODE,
-  KES_MINOR_PER_SHILLING,
   parseObject,
   payoutFailureCode,
 } from './protocol.ts';
+import { isReversalCallbackPath, parseReversalCallback } from './reversal.ts';
 
 /** B2C result codes that say nothing about the payout: the first request's own result decides. */
 const PAYOUT_RESULT_CODES_TO_IGNORE: Record<string, string> = {
@@ -41,10 +43,15 @@ export function parseDarajaCallback(callback: ArrivedCallback): CallbackReport {
       return parseStatusResult(body);
     case DARAJA_CALLBACK_PATHS.stk:
       return parseStkCallback(body);
+    case DARAJA_CALLBACK_PATHS.c2bValidation:
+      return parseC2BCallback(body, 'validation');
+    case DARAJA_CALLBACK_PATHS.c2bConfirmation:
+      return parseC2BCallback(body, 'confirmation');
     case DARAJA_CALLBACK_PATHS.balanceResult:
       parseDarajaBalanceResult(body);
       return { kind: 'ignored', reason: 'account_balance_result' };
     default:
+      if (isReversalCallbackPath(callback.path)) return parseReversalCallback(body, callback.path);
       throw new MalformedCallbackError(`No Daraja callback is expected at ${callback.path}`);
   }
 }
@@ -161,12 +168,4 @@ function parseStkCallback(body: Record<string, unknown>): CallbackReport {
     partnerTransactionId: receipt,
     amountMinor: amountMinorOf(items.get('Amount'), 'STK callback Amount'),
   };
-}
-
-/** Daraja amounts are shillings (10, 10.00, "10.00"); in minor units, exactly, or malformed. */
-export function amountMinorOf(value: unknown, what: string): bigint {
-  const text = typeof value === 'number' ? String(value) : typeof value === 'string' ? value.trim() : '';
-  const match = /^(\d+)(?:\.(\d{1,2}))?$/.exec(text);
-  if (!match?.[1]) throw new MalformedCallbackError(`${what} is not an amount`);
-  return BigInt(match[1]) * KES_MINOR_PER_SHILLING + BigInt((match[2] ?? '').padEnd(2, '0'));
 }

@@ -86,32 +86,49 @@ export async function submitPayout(
   return unexpected(PATHS.b2c, answer);
 }
 
+/**
+ * Sends a Transaction Status query naming a request by its OriginatorConversationID (the published
+ * request's `OriginalConversationID`); the result arrives at `resultPath`. Throws unless Daraja accepts.
+ */
+export async function askTransactionStatus(
+  connection: DarajaConnection,
+  query: { reference: string; occasion: string; remarks: string; resultPath: string; timeoutPath: string },
+): Promise<void> {
+  const { config, callbackBase } = connection;
+  const answer = await post(connection, PATHS.transactionStatus, {
+    Initiator: config.initiatorName,
+    SecurityCredential: securityCredential(connection),
+    CommandID: 'TransactionStatusQuery',
+    OriginalConversationID: query.reference,
+    PartyA: config.shortCode,
+    IdentifierType: '4', // PartyA is an organization shortcode
+    ResultURL: `${callbackBase}/${query.resultPath}`,
+    QueueTimeOutURL: `${callbackBase}/${query.timeoutPath}`,
+    Remarks: query.remarks,
+    // Echoed in the result's ReferenceData: names the request even when M-Pesa cannot find it.
+    Occasion: printable(query.occasion, REMARKS_MAX_CHARS),
+  });
+  if (answer.status !== 200 || String(answer.body?.ResponseCode) !== '0') {
+    unexpected(PATHS.transactionStatus, answer);
+  }
+}
+
 /** Asks for a Transaction Status result (it arrives at `status/result`) and looks again later. */
 export async function checkPayout(
   connection: DarajaConnection,
   transfer: Transfer,
   now: Date,
 ): Promise<RailOutcome> {
-  const { config, callbackBase } = connection;
   const reference = transfer.railReference;
   if (!reference) throw new DarajaProtocolError(`Transfer ${transfer.id} has no Daraja reference to check`);
-  const answer = await post(connection, PATHS.transactionStatus, {
-    Initiator: config.initiatorName,
-    SecurityCredential: securityCredential(connection),
-    CommandID: 'TransactionStatusQuery',
-    // The published request's name for the payout's OriginatorConversationID (we know no receipt yet).
-    OriginalConversationID: reference,
-    PartyA: config.shortCode,
-    IdentifierType: '4', // PartyA is an organization shortcode
-    ResultURL: `${callbackBase}/${DARAJA_CALLBACK_PATHS.statusResult}`,
-    QueueTimeOutURL: `${callbackBase}/${DARAJA_CALLBACK_PATHS.statusQueueTimeout}`,
-    Remarks: 'Payout status',
-    // Echoed in the result's ReferenceData: names the payout even when M-Pesa cannot find it.
-    Occasion: printable(reference, REMARKS_MAX_CHARS),
+  // We know no receipt yet: the payout is named by its OriginatorConversationID, echoed as the Occasion.
+  await askTransactionStatus(connection, {
+    reference,
+    occasion: reference,
+    remarks: 'Payout status',
+    resultPath: DARAJA_CALLBACK_PATHS.statusResult,
+    timeoutPath: DARAJA_CALLBACK_PATHS.statusQueueTimeout,
   });
-  if (answer.status !== 200 || String(answer.body?.ResponseCode) !== '0') {
-    return unexpected(PATHS.transactionStatus, answer);
-  }
   return {
     kind: 'processing',
     checkAt: new Date(now.getTime() + DARAJA_STATUS_POLL_INTERVAL_MS),

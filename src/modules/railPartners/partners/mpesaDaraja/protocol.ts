@@ -25,6 +25,7 @@ export const PATHS = {
   stkPush: '/mpesa/stkpush/v1/processrequest',
   stkQuery: '/mpesa/stkpushquery/v1/query',
   accountBalance: '/mpesa/accountbalance/v1/query',
+  c2bRegisterUrl: '/mpesa/c2b/v2/registerurl',
 } as const;
 
 /** Callback paths under the organization's callback base URL. */
@@ -36,6 +37,8 @@ export const DARAJA_CALLBACK_PATHS = {
   stk: 'stk',
   balanceResult: 'balance/result',
   balanceQueueTimeout: 'balance/timeout',
+  c2bValidation: 'c2b/validation',
+  c2bConfirmation: 'c2b/confirmation',
 } as const;
 
 /** The failure code for a ResultCode neither table names; the raw callback (stored first) keeps Daraja's code. */

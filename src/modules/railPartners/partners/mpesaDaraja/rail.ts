@@ -1,6 +1,7 @@
 /**
  * Safaricom M-Pesa through Daraja: payouts by B2C, collections by M-Pesa Express (STK push), payout status
- * by the Transaction Status API. Daraja answers requests synchronously with an acceptance and reports the
+ * by the Transaction Status API, payers' own payments to the paybill or till (C2B),
+ * and reversals of settled payouts by the Reversal API. Daraja answers requests synchronously with an acceptance and reports the
  * outcome later by POSTing to the callback URLs each request names; this adapter builds those URLs under
  * the organization's callback base and reads what arrives there (parseCallback).
  *
@@ -24,12 +25,18 @@
  * before it goes out and never sends one twice.
  *
  * This file puts the adapter together; its parts: connection.ts (configuration, errors, the token, requests),
- * payouts.ts (B2C, Transaction Status), b2b.ts (B2B to paybills and tills), collections.ts (STK push and query), callbacks.ts (parseCallback),
- * callbackFields.ts (reading callback bodies), accountBalance.ts (the balance query and its result),
- * protocol.ts (Daraja's paths, codes and limits).
+ * payouts.ts (B2C, Transaction Status), b2b.ts (B2B to paybills and tills), collections.ts (STK push and
+ * query), callbacks.ts (parseCallback), callbackFields.ts (reading callback bodies), accountBalance.ts (the
+ * balance query and its result), c2b.ts (C2B URL registration, validation and confirmation), reversal.ts
+ * (reversals of settled payouts), protocol.ts (Daraja's paths, codes and limits).
  */
 
-import type { CallbackTarget, PartnerRail, PayoutRequestJournal } from '../../../../rails/partner.ts';
+import type {
+  CallbackTarget,
+  CreditUrlRegistration,
+  PartnerRail,
+  PayoutRequestJournal,
+} from '../../../../rails/partner.ts';
 import { type DarajaBalanceQuery, queryAccountBalance } from './accountBalance.ts';
 import {
   checkB2bPayout,
@@ -38,15 +45,19 @@ import {
   parseB2bCallback,
   submitB2bPayout,
 } from './b2b.ts';
+import { answerC2BCredit, registerC2BUrls } from './c2b.ts';
 import { parseDarajaCallback } from './callbacks.ts';
 import { checkCollection, collect, type RememberedPushes } from './collections.ts';
 import { darajaConnection, type MpesaDarajaConfig } from './connection.ts';
 import { checkPayout, submitPayout } from './payouts.ts';
+import { checkReversal, reversePayout } from './reversal.ts';
 
 /** The partner rail, plus Daraja's Account Balance query (no rail interface method asks for balances yet). */
 export interface MpesaDarajaRail extends PartnerRail {
   /** Asks for the shortcode's balances; they arrive at `balance/result` (accountBalance.ts reads them). */
   queryAccountBalance(): Promise<DarajaBalanceQuery>;
+  /** Registers our C2B validation and confirmation URLs for the paybill or till payers pay (c2b.ts). */
+  registerCreditUrls(): Promise<CreditUrlRegistration>;
 }
 
 /** `payoutRequests`: where B2B requests are recorded; one in this instance's memory when not given (tests). */
@@ -71,5 +82,11 @@ export function mpesaDarajaRail(
     checkCollection: (reference, _idempotencyReference, now) => checkCollection(connection, reference, now),
     parseCallback: (callback) => parseB2bCallback(callback) ?? parseDarajaCallback(callback),
     queryAccountBalance: () => queryAccountBalance(connection),
+    // Payers pay the Lipa na M-Pesa paybill or till, the STK shortcode.
+    registerCreditUrls: () => registerC2BUrls(connection, config.stkShortCode ?? config.shortCode),
+    answerCredit: answerC2BCredit,
+    reverse: (request, now) => reversePayout(connection, request, now),
+    checkReversal: (reference, idempotencyReference, now) =>
+      checkReversal(connection, reference, idempotencyReference, now),
   };
 }

@@ -1,0 +1,241 @@
+/**
+ * Smile ID as a verification provider: an organization's configuration (found by organization or by its
+ * callback token), the jobs verifications were sent as (due ones leased so two workers never take the
+ * same), and the callbacks received.
+ */
+import { nullableDate, nullableText, toDate, toJsonObject } from '../../../store/repositories/rows.ts';
+import type { Queryable } from '../../../store/store.ts';
+
+export interface SmileIdConfig {
+  organizationId: string;
+  settings: { base_url: string; partner_id: string };
+  sealedCredentials: string;
+  callbackToken: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export type SmileIdJobState = 'submitting' | 'submitted' | 'decided' | 'refused';
+
+export interface SmileIdJobRecord {
+  verificationId: string;
+  organizationId: string;
+  jobId: string;
+  userId: string;
+  product: 'kyc' | 'kyb';
+  state: SmileIdJobState;
+  smileJobId: string | null;
+  resultCode: string | null;
+  nextAttemptAt: Date | null;
+  attempts: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface SmileIdCallbackRecord {
+  id: string;
+  organizationId: string;
+  jobId: string | null;
+  body: string;
+  bodySha256: string;
+  outcome: 'applied' | 'duplicate' | 'bad_signature' | 'unknown_job' | 'malformed' | 'undecided';
+  receivedAt: Date;
+}
+
+const CONFIG_COLUMNS =
+  'organization_id, settings, sealed_credentials, callback_token, created_at, updated_at';
+
+function configFromRow(row: Record<string, unknown>): SmileIdConfig {
+  return {
+    organizationId: String(row.organization_id),
+    settings: toJsonObject<SmileIdConfig['settings']>(row.settings),
+    sealedCredentials: String(row.sealed_credentials),
+    callbackToken: String(row.callback_token),
+    createdAt: toDate(row.created_at),
+    updatedAt: toDate(row.updated_at),
+  };
+}
+
+/** Creates or replaces the organization's configuration; the callback token is kept once made. */
+export async function upsertSmileIdConfig(db: Queryable, config: SmileIdConfig): Promise<SmileIdConfig> {
+  const [row] = await db.query(
+    `INSERT INTO verification_provider_configs (provider, ${CONFIG_COLUMNS})
+     VALUES ('smile_id', $1, $2::jsonb, $3, $4, $5, $6)
+     ON CONFLICT (organization_id) DO UPDATE
+        SET settings = excluded.settings, sealed_credentials = excluded.sealed_credentials,
+            updated_at = excluded.updated_at
+     RETURNING ${CONFIG_COLUMNS}`,
+    [
+      config.organizationId,
+      JSON.stringify(config.settings),
+      config.sealedCredentials,
+      config.callbackToken,
+      config.createdAt,
+      config.updatedAt,
+    ],
+  );
+  return configFromRow(row as Record<string, unknown>);
+}
+
+export async function findSmileIdConfig(
+  db: Queryable,
+  organizationId: string,
+): Promise<SmileIdConfig | undefined> {
+  const [row] = await db.query(
+    `SELECT ${CONFIG_COLUMNS} FROM verification_provider_configs WHERE organization_id = $1`,
+    [organizationId],
+  );
+  return row ? configFromRow(row) : undefined;
+}
+
+export async function findSmileIdConfigByToken(
+  db: Queryable,
+  token: string,
+): Promise<SmileIdConfig | undefined> {
+  const [row] = await db.query(
+    `SELECT ${CONFIG_COLUMNS} FROM verification_provider_configs WHERE callback_token = $1`,
+    [token],
+  );
+  return row ? configFromRow(row) : undefined;
+}
+
+const JOB_COLUMNS =
+  'verification_id, organization_id, job_id, user_id, product, state, smile_job_id, result_code, next_attempt_at, attempts, created_at, updated_at';
+
+function jobFromRow(row: Record<string, unknown>): SmileIdJobRecord {
+  return {
+    verificationId: String(row.verification_id),
+    organizationId: String(row.organization_id),
+    jobId: String(row.job_id),
+    userId: String(row.user_id),
+    product: row.product as 'kyc' | 'kyb',
+    state: row.state as SmileIdJobState,
+    smileJobId: nullableText(row.smile_job_id),
+    resultCode: nullableText(row.result_code),
+    nextAttemptAt: nullableDate(row.next_attempt_at),
+    attempts: Number(row.attempts),
+    createdAt: toDate(row.created_at),
+    updatedAt: toDate(row.updated_at),
+  };
+}
+
+export async function insertSmileIdJob(db: Queryable, job: SmileIdJobRecord): Promise<void> {
+  await db.query(
+    `INSERT INTO verification_jobs (provider, ${JOB_COLUMNS})
+     VALUES ('smile_id', $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+    [
+      job.verificationId,
+      job.organizationId,
+      job.jobId,
+      job.userId,
+      job.product,
+      job.state,
+      job.smileJobId,
+      job.resultCode,
+      job.nextAttemptAt,
+      job.attempts,
+      job.createdAt,
+      job.updatedAt,
+    ],
+  );
+}
+
+export async function saveSmileIdJob(db: Queryable, job: SmileIdJobRecord): Promise<void> {
+  await db.query(
+    `UPDATE verification_jobs
+        SET state = $2, smile_job_id = $3, result_code = $4, next_attempt_at = $5, attempts = $6, updated_at = $7
+      WHERE verification_id = $1`,
+    [
+      job.verificationId,
+      job.state,
+      job.smileJobId,
+      job.resultCode,
+      job.nextAttemptAt,
+      job.attempts,
+      job.updatedAt,
+    ],
+  );
+}
+
+/** The job with this job_id of the organization, locked for the transaction. */
+export async function lockSmileIdJob(
+  db: Queryable,
+  organizationId: string,
+  jobId: string,
+): Promise<SmileIdJobRecord | undefined> {
+  const [row] = await db.query(
+    `SELECT ${JOB_COLUMNS} FROM verification_jobs WHERE organization_id = $1 AND job_id = $2 FOR UPDATE`,
+    [organizationId, jobId],
+  );
+  return row ? jobFromRow(row) : undefined;
+}
+
+/**
+ * Due jobs, oldest first, leased: their next attempt is pushed to `leaseUntil` (and counted) in the claiming
+ * statement, so another worker skips them while this one calls Smile ID outside any transaction.
+ */
+export async function leaseDueSmileIdJobs(
+  db: Queryable,
+  now: Date,
+  leaseUntil: Date,
+  rowsMax: number,
+): Promise<SmileIdJobRecord[]> {
+  const rows = await db.query(
+    `UPDATE verification_jobs SET next_attempt_at = $2, attempts = attempts + 1
+      WHERE verification_id IN (
+        SELECT verification_id FROM verification_jobs
+         WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= $1
+         ORDER BY next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED)
+      RETURNING ${JOB_COLUMNS}`,
+    [now, leaseUntil, rowsMax],
+  );
+  return rows.map(jobFromRow);
+}
+
+export async function insertSmileIdCallback(db: Queryable, callback: SmileIdCallbackRecord): Promise<void> {
+  await db.query(
+    `INSERT INTO verification_callbacks (id, organization_id, job_id, body, body_sha256, outcome, received_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+    [
+      callback.id,
+      callback.organizationId,
+      callback.jobId,
+      callback.body,
+      callback.bodySha256,
+      callback.outcome,
+      callback.receivedAt,
+    ],
+  );
+}
+
+/** The callbacks received about a job, oldest first (operators' and tests' view). */
+export async function listSmileIdCallbacks(
+  db: Queryable,
+  organizationId: string,
+  jobId: string,
+): Promise<SmileIdCallbackRecord[]> {
+  const rows = await db.query(
+    `SELECT id, organization_id, job_id, body, body_sha256, outcome, received_at
+       FROM verification_callbacks WHERE organization_id = $1 AND job_id = $2 ORDER BY received_at, id`,
+    [organizationId, jobId],
+  );
+  return rows.map((row) => ({
+    id: String(row.id),
+    organizationId: String(row.organization_id),
+    jobId: nullableText(row.job_id),
+    body: String(row.body),
+    bodySha256: String(row.body_sha256),
+    outcome: row.outcome as SmileIdCallbackRecord['outcome'],
+    receivedAt: toDate(row.received_at),
+  }));
+}
+
+export async function findSmileIdJobOfVerification(
+  db: Queryable,
+  verificationId: string,
+): Promise<SmileIdJobRecord | undefined> {
+  const [row] = await db.query(`SELECT ${JOB_COLUMNS} FROM verification_jobs WHERE verification_id = $1`, [
+    verificationId,
+  ]);
+  return row ? jobFromRow(row) : undefined;
+}

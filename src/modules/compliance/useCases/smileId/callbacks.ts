@@ -1,0 +1,99 @@
+/**
+ * Smile ID's callbacks: each is stored as sent, with what it was found to be, in the transaction that
+ * applies it. Its `signature` must confirm over its `timestamp` with the organization's API key; its
+ * `PartnerParams.job_id` names the job. A repeated, late or out-of-order one changes nothing twice
+ * (applySmileIdResult); one that does not confirm, or is not Smile ID's shape, changes nothing.
+ */
+import { createHash } from 'node:crypto';
+import type { Deps } from '../../../../app/deps.ts';
+import { AppError } from '../../../../domain/errors.ts';
+import { smileIdSignatureMatches } from '../../../../domain/smileIdSignature.ts';
+import {
+  findSmileIdConfigByToken,
+  insertSmileIdCallback,
+  type SmileIdCallbackRecord,
+} from '../../repository/smileId.ts';
+import { openSmileIdApiKey } from './config.ts';
+import { applySmileIdResult } from './jobs.ts';
+
+/** The largest callback body taken (Smile ID's page asks receivers to take up to 1.5 MB). */
+export const SMILE_ID_CALLBACK_BODY_BYTES_MAX = 1_572_864;
+
+export interface SmileIdCallbackReceipt {
+  id: string;
+  status: SmileIdCallbackRecord['outcome'];
+}
+
+function parsed(rawBody: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(rawBody);
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function jobIdOf(body: Record<string, unknown> | undefined): string | null {
+  const params = body?.PartnerParams;
+  if (typeof params !== 'object' || params === null) return null;
+  const jobId = (params as Record<string, unknown>).job_id;
+  return typeof jobId === 'string' ? jobId : null;
+}
+
+export async function receiveSmileIdCallback(
+  deps: Deps,
+  token: string,
+  rawBody: string,
+): Promise<SmileIdCallbackReceipt> {
+  const config = await findSmileIdConfigByToken(deps.store, token);
+  if (config === undefined) {
+    throw new AppError({
+      status: 404,
+      code: 'callback_unknown',
+      title: 'Unknown callback address',
+      detail: 'No verification provider configuration has this callback address.',
+    });
+  }
+  const body = parsed(rawBody);
+  const jobId = jobIdOf(body);
+  const { timestamp, signature } = body ?? {};
+  const confirmed =
+    typeof timestamp === 'string' &&
+    typeof signature === 'string' &&
+    smileIdSignatureMatches(
+      config.settings.partner_id,
+      openSmileIdApiKey(deps, config),
+      timestamp,
+      signature,
+    );
+  const record = await deps.store.transaction(async (tx) => {
+    const outcome: SmileIdCallbackRecord['outcome'] =
+      body === undefined || jobId === null
+        ? 'malformed'
+        : !confirmed
+          ? 'bad_signature'
+          : await applySmileIdResult(tx, deps, config.organizationId, jobId, body);
+    const callback: SmileIdCallbackRecord = {
+      id: `vcb_${Buffer.from(deps.randomBytes(16)).toString('hex')}`,
+      organizationId: config.organizationId,
+      jobId,
+      body: rawBody,
+      bodySha256: createHash('sha256').update(rawBody).digest('hex'),
+      outcome,
+      receivedAt: deps.now(),
+    };
+    await insertSmileIdCallback(tx, callback);
+    return callback;
+  });
+  if (record.outcome === 'malformed' || record.outcome === 'bad_signature') {
+    throw new AppError({
+      status: 400,
+      code: 'callback_malformed',
+      title: 'Callback not accepted',
+      detail: `The callback was stored as ${record.id} but ${record.outcome === 'malformed' ? 'is not in Smile ID’s shape' : 'its signature does not confirm'}, so it changed nothing.`,
+    });
+  }
+  return { id: record.id, status: record.outcome };
+}

@@ -1,0 +1,142 @@
+/**
+ * Calls to Smile ID's v1 API, only through the outbound address guard (`guardedFetch` under the deployment's
+ * policy): an async lookup (`/async_id_verification`, `/async_business_verification`) and `/job_status`,
+ * each signed (src/domain/smileIdSignature.ts) and bounded in time. An answer that is not Smile ID's
+ * (a 5xx, a time-out, a /job_status answer whose signature does not confirm) throws, and the worker tries
+ * again later. Every call goes through the organization's circuit breaker and rate limit (guard.ts).
+ */
+import type { Deps } from '../../../../app/deps.ts';
+import type { OutboundAddressPolicy } from '../../../../domain/outboundAddresses.ts';
+import { outboundPolicyFor } from '../../../../domain/outboundAddresses.ts';
+import { smileIdSignatureMatches, smileIdSigned } from '../../../../domain/smileIdSignature.ts';
+import { guardedFetch, type OutboundFetch } from '../../../../outbound/guard.ts';
+import type { SmileIdConfig, SmileIdJobRecord } from '../../repository/smileId.ts';
+import { guardedSmileIdCall, SmileIdUnavailableError } from './guard.ts';
+import { SMILE_ID_JOB_TYPES, type SmileIdLookup } from './mapping.ts';
+
+export { SmileIdUnavailableError };
+
+/** How long one call to Smile ID may take. */
+export const SMILE_ID_REQUEST_TIMEOUT_MS = 15_000;
+/** What Mkoba sends as `source_sdk` and `source_sdk_version` (Smile ID asks REST callers for these). */
+const SOURCE_SDK = { source_sdk: 'rest_api', source_sdk_version: '1.0.0' } as const;
+/** Smile ID's error codes for a job_id it has already (the job exists: poll it). */
+const JOB_EXISTS_CODE = '2215';
+
+export type SubmitAnswer =
+  | { kind: 'accepted'; smileJobId: string | null }
+  | { kind: 'exists' }
+  | { kind: 'refused'; code: string; error: string };
+
+export type JobStatusAnswer = { complete: false } | { complete: true; result: Record<string, unknown> };
+
+const fetches = new Map<OutboundAddressPolicy, OutboundFetch>();
+
+/** One guarded fetch per policy per process, so its keep-alive connections are reused. */
+function fetchFor(deps: Deps): OutboundFetch {
+  const policy = outboundPolicyFor(deps.environment);
+  let fetch = fetches.get(policy);
+  if (fetch === undefined) {
+    fetch = guardedFetch(policy);
+    fetches.set(policy, fetch);
+  }
+  return fetch;
+}
+
+/** A POST through the organization's circuit breaker and rate limit (guard.ts). */
+function post(
+  deps: Deps,
+  config: SmileIdConfig,
+  path: string,
+  body: Record<string, unknown>,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  return guardedSmileIdCall(deps, config.organizationId, () => unguardedPost(deps, config, path, body));
+}
+
+async function unguardedPost(
+  deps: Deps,
+  config: SmileIdConfig,
+  path: string,
+  body: Record<string, unknown>,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  let response: Response;
+  try {
+    response = await fetchFor(deps)(`${config.settings.base_url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(SMILE_ID_REQUEST_TIMEOUT_MS),
+    });
+  } catch (error) {
+    throw new SmileIdUnavailableError(`Smile ID did not answer ${path}: ${String(error)}`);
+  }
+  const text = await response.text();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  if (response.status >= 500 || typeof parsed !== 'object' || parsed === null) {
+    throw new SmileIdUnavailableError(`Smile ID answered ${path} with ${response.status}`);
+  }
+  return { status: response.status, body: parsed as Record<string, unknown> };
+}
+
+/** Sends a verification as an async job; its result comes to `callbackUrl` (and to /job_status). */
+export async function submitSmileIdJob(
+  deps: Deps,
+  config: SmileIdConfig,
+  apiKey: string,
+  job: SmileIdJobRecord,
+  lookup: SmileIdLookup,
+  callbackUrl: string,
+): Promise<SubmitAnswer> {
+  const { partner_id } = config.settings;
+  const path = lookup.product === 'kyc' ? '/async_id_verification' : '/async_business_verification';
+  const answer = await post(deps, config, path, {
+    partner_id,
+    ...smileIdSigned(partner_id, apiKey, deps.now()),
+    ...SOURCE_SDK,
+    ...lookup.idInfo,
+    partner_params: { user_id: job.userId, job_id: job.jobId, job_type: SMILE_ID_JOB_TYPES[lookup.product] },
+    callback_url: callbackUrl,
+  });
+  if (answer.status === 200 && answer.body.success === true) {
+    const smileJobId = answer.body.smile_job_id;
+    return { kind: 'accepted', smileJobId: typeof smileJobId === 'string' ? smileJobId : null };
+  }
+  const code = String(answer.body.code ?? answer.status);
+  if (code === JOB_EXISTS_CODE) return { kind: 'exists' };
+  return { kind: 'refused', code, error: String(answer.body.error ?? '') };
+}
+
+/** The job's status; throws when Smile ID is unavailable or its answer's signature does not confirm. */
+export async function fetchSmileIdJobStatus(
+  deps: Deps,
+  config: SmileIdConfig,
+  apiKey: string,
+  job: SmileIdJobRecord,
+): Promise<JobStatusAnswer> {
+  const { partner_id } = config.settings;
+  const answer = await post(deps, config, '/job_status', {
+    partner_id,
+    ...smileIdSigned(partner_id, apiKey, deps.now()),
+    user_id: job.userId,
+    job_id: job.jobId,
+    history: false,
+    image_links: false,
+  });
+  const { timestamp, signature } = answer.body;
+  const signed =
+    typeof timestamp === 'string' &&
+    typeof signature === 'string' &&
+    smileIdSignatureMatches(partner_id, apiKey, timestamp, signature);
+  if (answer.status !== 200 || !signed) {
+    throw new SmileIdUnavailableError(`Smile ID's job status for ${job.jobId} could not be confirmed`);
+  }
+  const result = answer.body.result;
+  if (answer.body.job_complete !== true || typeof result !== 'object' || result === null)
+    return { complete: false };
+  return { complete: true, result: result as Record<string, unknown> };
+}

@@ -1,0 +1,303 @@
+/**
+ * Partner settlement reports read into statement lines, pure: Safaricom's M-Pesa organization statement
+ * (the org portal's CSV export) and MTN MoMo's transaction report (the partner portal's CSV export), each
+ * row checked column by column. Amounts are decimal strings read into integer minor units; times are the
+ * partner's local time, read as UTC; money in and money out are told apart as each format tells them.
+ * Columns and their sources: docs/rails/mpesa-daraja.md and docs/rails/mtn-momo.md.
+ */
+import { type Currency, parseAmount } from '../../../domain/money.ts';
+import type { Rail } from '../../../domain/transfers.ts';
+import type {
+  StatementDirection,
+  StatementFault,
+  StatementLine,
+  StatementLineStatus,
+} from './reconciliation.ts';
+
+/** `mkoba_json`: our own lines (JSON, or CSV with our column names); the others are partners' exports. */
+export const STATEMENT_FORMATS = ['mkoba_json', 'mpesa_org_statement', 'momo_transaction_report'] as const;
+export type StatementFormat = (typeof STATEMENT_FORMATS)[number];
+export type PartnerStatementFormat = Exclude<StatementFormat, 'mkoba_json'>;
+
+/** The mobile network whose movements each partner format reports (on the `mobile_money` rail). */
+export const NETWORK_OF_FORMAT: Record<PartnerStatementFormat, string> = {
+  mpesa_org_statement: 'mpesa',
+  momo_transaction_report: 'mtn',
+};
+
+/**
+ * The rails each partner's report covers, all in one file: M-Pesa's organization statement lists its B2C
+ * payouts and collections (`mobile_money`) and its B2B payments to paybills and tills alike.
+ */
+export const RAILS_OF_FORMAT: Record<PartnerStatementFormat, readonly Rail[]> = {
+  mpesa_org_statement: ['mobile_money', 'paybill', 'till'],
+  momo_transaction_report: ['mobile_money'],
+};
+
+/** The M-Pesa organization statement's columns as the org portal names them. */
+export const MPESA_STATEMENT_COLUMNS = [
+  'Receipt No.',
+  'Completion Time',
+  'Initiation Time',
+  'Details',
+  'Transaction Status',
+  'Paid In',
+  'Withdrawn',
+  'Balance',
+  'Balance Confirmed',
+  'Reason Type',
+  'Other Party Info',
+  'Linked Transaction ID',
+  'A/C No.',
+] as const;
+const MPESA_REQUIRED = ['Receipt No.', 'Completion Time', 'Transaction Status', 'Paid In', 'Withdrawn'];
+/** Safaricom Kenya's statements are in Kenyan shillings, in Nairobi time (UTC+3, no daylight saving). */
+export const MPESA_STATEMENT_CURRENCY: Currency = 'KES';
+export const MPESA_UTC_OFFSET_MINUTES = 180;
+
+/** The MoMo transaction report's columns as the partner portal names them. */
+export const MOMO_REPORT_COLUMNS = [
+  'Id',
+  'External Transaction Id',
+  'Date',
+  'Status',
+  'Type',
+  'From',
+  'To',
+  'Amount',
+  'Currency',
+  'Fee',
+  'Balance',
+] as const;
+const MOMO_REQUIRED = ['Id', 'Date', 'Status', 'Amount', 'Currency'];
+/** A MoMo report's local time, by the market its currency names (none of these keeps daylight saving). */
+export const MOMO_UTC_OFFSET_MINUTES: Partial<Record<Currency, number>> = {
+  UGX: 180,
+  RWF: 120,
+  GHS: 0,
+  ZAR: 120,
+  // MTN's sandbox reports in euros; its time is read as UTC.
+  EUR: 0,
+};
+
+const MPESA_STATUSES: Record<string, StatementLineStatus> = {
+  completed: 'settled',
+  attempted: 'failed',
+  failed: 'failed',
+  cancelled: 'failed',
+  declined: 'failed',
+  expired: 'failed',
+};
+const MOMO_STATUSES: Record<string, StatementLineStatus | 'not_final'> = {
+  successful: 'settled',
+  failed: 'failed',
+  rejected: 'failed',
+  timeout: 'failed',
+  pending: 'not_final',
+  ongoing: 'not_final',
+};
+
+/** A column name as compared: case, surrounding space and a trailing full stop do not matter. */
+const normalized = (name: string) => name.trim().toLowerCase().replace(/\.$/, '').replace(/\s+/g, ' ');
+
+/** One data row of a partner file, its cells by published column name, and the fault it reports. */
+interface Row {
+  index: number;
+  cell: (column: string) => string;
+  fault: (column: string, code: string, message: string) => void;
+}
+
+/** The file's rows after its header (the first record naming `keyColumn`; the portal may print a preamble). */
+function rowsOf(
+  records: readonly (readonly string[])[],
+  columns: readonly string[],
+  required: readonly string[],
+  faults: StatementFault[],
+): Row[] {
+  const headerAt = records.findIndex((r) => r.some((c) => normalized(c) === normalized(required[0] ?? '')));
+  const header = (records[headerAt] ?? []).map(normalized);
+  const missing = required.filter((c) => !header.includes(normalized(c)));
+  if (headerAt < 0 || missing.length > 0) {
+    for (const column of headerAt < 0 ? required : missing) {
+      faults.push({
+        row: 0,
+        param: `header.${column}`,
+        code: 'missing',
+        message: `the column ${column} is missing`,
+      });
+    }
+    return [];
+  }
+  const at = new Map(columns.map((c) => [c, header.indexOf(normalized(c))]));
+  return records.slice(headerAt + 1).flatMap((record, index) => {
+    if (record.every((c) => c.trim() === '')) return [];
+    return [
+      {
+        index,
+        cell: (column: string) => (record[at.get(column) ?? -1] ?? '').trim(),
+        fault: (column: string, code: string, message: string) =>
+          faults.push({
+            row: index + 1,
+            param: `lines.${index}.${column}`,
+            code,
+            message: `row ${index + 1}, ${column}: ${message}`,
+          }),
+      },
+    ];
+  });
+}
+
+const THOUSANDS = /^\d{1,3}(,\d{3})+(\.\d+)?$/;
+
+/** A partner's decimal amount (a sign and thousands separators allowed) in minor units, or undefined. */
+function amountOf(
+  row: Row,
+  column: string,
+  currency: Currency,
+): { minor: bigint; negative: boolean } | undefined {
+  const text = row.cell(column);
+  if (text === '') return { minor: 0n, negative: false };
+  const negative = text.startsWith('-');
+  const unsigned = negative ? text.slice(1).trim() : text;
+  const plain = THOUSANDS.test(unsigned) ? unsigned.replaceAll(',', '') : unsigned;
+  try {
+    return { minor: parseAmount(plain, currency, column), negative };
+  } catch (error) {
+    const first = (error as { errors?: { code: string; message: string }[] }).errors?.[0];
+    row.fault(column, first?.code ?? 'invalid_format', first?.message ?? `'${text}' is not an amount`);
+    return undefined;
+  }
+}
+
+const LOCAL_TIME = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2})(?::(\d{2}))?$/;
+const ZONED_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
+
+/** The UTC day of a partner's local `YYYY-MM-DD HH:mm[:ss]` (or of a time that names its own offset). */
+function utcDayOf(row: Row, column: string, offsetMinutes: number): string | undefined {
+  const text = row.cell(column);
+  if (ZONED_TIME.test(text) && !Number.isNaN(Date.parse(text))) {
+    return new Date(Date.parse(text)).toISOString().slice(0, 10);
+  }
+  const m = LOCAL_TIME.exec(text);
+  const [y, mo, d, h, mi, s] = (m?.slice(1) ?? []).map((part) => Number(part ?? 0));
+  const local = m ? new Date(Date.UTC(y as number, (mo as number) - 1, d, h, mi, s)) : undefined;
+  // A time that rolled over (2026-02-30, 24:10) is not the time written.
+  const written = `${m?.[1]}-${m?.[2]}-${m?.[3]}T${m?.[4]}:${m?.[5]}:${m?.[6] ?? '00'}`;
+  if (!local || local.toISOString().slice(0, 19) !== written) {
+    row.fault(column, 'invalid_format', `'${text}' is not a time such as 2026-12-06 14:30:00`);
+    return undefined;
+  }
+  return new Date(local.getTime() - offsetMinutes * 60_000).toISOString().slice(0, 10);
+}
+
+function statusOf<S extends string>(row: Row, column: string, statuses: Record<string, S>): S | undefined {
+  const status = statuses[row.cell(column).toLowerCase()];
+  if (status === undefined) {
+    row.fault(column, 'invalid_value', `'${row.cell(column)}' is not a status this format reports`);
+  }
+  return status;
+}
+
+/** An M-Pesa row as read, before its charges are folded into the movement they were charged on. */
+interface MpesaEntry {
+  line: StatementLine;
+  /** The receipt a charge row names (Linked Transaction ID, else its own Receipt No.), or null. */
+  chargeOf: string | null;
+}
+
+function mpesaEntry(row: Row): MpesaEntry | undefined {
+  const receipt = row.cell('Receipt No.');
+  if (receipt === '') row.fault('Receipt No.', 'missing', 'every row has a receipt number');
+  const valueDate = utcDayOf(row, 'Completion Time', MPESA_UTC_OFFSET_MINUTES);
+  const status = statusOf(row, 'Transaction Status', MPESA_STATUSES);
+  const paidIn = amountOf(row, 'Paid In', MPESA_STATEMENT_CURRENCY);
+  const withdrawn = amountOf(row, 'Withdrawn', MPESA_STATEMENT_CURRENCY);
+  if (!paidIn || !withdrawn || !valueDate || !status || receipt === '') return undefined;
+  if ((paidIn.minor === 0n) === (withdrawn.minor === 0n)) {
+    row.fault('Paid In', 'invalid_value', 'exactly one of Paid In and Withdrawn holds the amount');
+    return undefined;
+  }
+  const direction: StatementDirection = paidIn.minor > 0n ? 'inbound' : 'outbound';
+  const isCharge = /charge/i.test(row.cell('Reason Type'));
+  return {
+    line: {
+      line: row.index + 1,
+      railReference: receipt,
+      externalReference: null,
+      direction,
+      amountMinor: direction === 'inbound' ? paidIn.minor : withdrawn.minor,
+      currency: MPESA_STATEMENT_CURRENCY,
+      valueDate,
+      status,
+      feesMinor: 0n,
+    },
+    chargeOf: isCharge ? row.cell('Linked Transaction ID') || receipt : null,
+  };
+}
+
+/** An M-Pesa organization statement's movements; a charge row becomes the fee of the movement it names. */
+export function readMpesaOrgStatement(records: readonly (readonly string[])[]) {
+  const faults: StatementFault[] = [];
+  const rows = rowsOf(records, MPESA_STATEMENT_COLUMNS, MPESA_REQUIRED, faults);
+  const entries = rows.flatMap((row) => mpesaEntry(row) ?? []);
+  const movements = new Map(
+    entries.filter((e) => e.chargeOf === null).map((e) => [e.line.railReference as string, e.line]),
+  );
+  const lines: StatementLine[] = [];
+  for (const entry of entries) {
+    const charged = entry.chargeOf === null ? undefined : movements.get(entry.chargeOf);
+    if (charged && entry.line.direction === 'outbound') charged.feesMinor += entry.line.amountMinor;
+    else lines.push(entry.line);
+  }
+  return { lines, faults };
+}
+
+function momoLine(row: Row): StatementLine | 'not_final' | undefined {
+  const reference = row.cell('Id');
+  if (reference === '') row.fault('Id', 'missing', 'every row has the financial transaction id');
+  const currency = row.cell('Currency').toUpperCase();
+  const offset = MOMO_UTC_OFFSET_MINUTES[currency as Currency];
+  const status = statusOf(row, 'Status', MOMO_STATUSES);
+  if (status === 'not_final') return status;
+  const known = offset !== undefined;
+  if (!known) row.fault('Currency', 'invalid_value', `'${currency}' is not a currency MoMo reports here`);
+  const valueDate = utcDayOf(row, 'Date', offset ?? 0);
+  if (!known || !status || !valueDate || reference === '') return undefined;
+  const amount = amountOf(row, 'Amount', currency as Currency);
+  const fee = amountOf(row, 'Fee', currency as Currency);
+  if (!amount || !fee) return undefined;
+  if (amount.minor === 0n) {
+    row.fault('Amount', 'not_positive', 'the amount is not zero: negative for money out, positive for in');
+    return undefined;
+  }
+  return {
+    line: row.index + 1,
+    railReference: reference,
+    externalReference: row.cell('External Transaction Id') || null,
+    direction: amount.negative ? 'outbound' : 'inbound',
+    amountMinor: amount.minor,
+    currency: currency as Currency,
+    valueDate,
+    status,
+    feesMinor: fee.minor,
+  };
+}
+
+/** A MoMo transaction report's movements; one still pending at MTN is not on the statement yet. */
+export function readMomoTransactionReport(records: readonly (readonly string[])[]) {
+  const faults: StatementFault[] = [];
+  const rows = rowsOf(records, MOMO_REPORT_COLUMNS, MOMO_REQUIRED, faults);
+  const lines = rows.flatMap((row) => {
+    const line = momoLine(row);
+    return line === undefined || line === 'not_final' ? [] : [line];
+  });
+  return { lines, faults };
+}
+
+export const PARTNER_STATEMENT_READERS: Record<
+  PartnerStatementFormat,
+  (records: readonly (readonly string[])[]) => { lines: StatementLine[]; faults: StatementFault[] }
+> = {
+  mpesa_org_statement: readMpesaOrgStatement,
+  momo_transaction_report: readMomoTransactionReport,
+};
