@@ -4,7 +4,8 @@
  * are imported when first needed, so that CLI commands that use neither (help, a command handed to the
  * running server, a configuration error) start quickly. Beside it: the store a process opens
  * (processStore.ts), its keys and secrets at rest (processSecrets.ts), the server's HTTP side
- * (serverHttp.ts) and the sandbox's partner simulators (partnerSimulators.ts).
+ * (serverHttp.ts), the rail side's work (railWork.ts) and the sandbox's partner simulators
+ * (partnerSimulators.ts).
  */
 import type { FastifyInstance } from 'fastify';
 import { type Deps, systemDeps } from './app/deps.ts';
@@ -34,6 +35,7 @@ import { EXPORT_WORKER_INTERVAL_MS, exportFormatters, runExportWorkerOnce } from
 import { LAUNCH_GATE_WORKER_INTERVAL_MS, launchGateWalker } from './modules/launchGates/index.ts';
 import { PAYMENT_BATCH_WORKER_INTERVAL_MS, runPaymentBatchPass } from './modules/paymentBatches/index.ts';
 import {
+  CUSTODY_DEPOSIT_POLL_INTERVAL_MS,
   ensureSimulatedRailPartner,
   PARTNER_RAIL_FACTORIES,
   RAIL_CALLBACK_SWEEP_INTERVAL_MS,
@@ -41,6 +43,7 @@ import {
   RAIL_REVERSAL_WORKER_INTERVAL_MS,
   type RailPartnerDirectory,
   railPartnerDirectory,
+  runCustodyDepositPollOnce,
   runRailCallbackSweepOnce,
   runRailCreditVerificationWorkerOnce,
   runRailReversalWorkerOnce,
@@ -57,10 +60,10 @@ import {
 } from './modules/transfers/index.ts';
 import { runSafeguardingWorkerOnce, SAFEGUARDING_WORKER_INTERVAL_MS } from './modules/treasury/index.ts';
 import { httpWebhookSender, startWebhookDispatcher } from './modules/webhooks/index.ts';
-import { startPartnerSimulators } from './partnerSimulators.ts';
 import { loadKeyring, openSecretsAtRest, rememberSandboxKey } from './processSecrets.ts';
 import { DataDirBusyError, type OpenedStore, openLaunchGateSource, openStore } from './processStore.ts';
 import { sandboxRails } from './rails/sandbox.ts';
+import { type PeriodicWork, railWork, startSandboxSimulators } from './railWork.ts';
 import { buildServerApp, listenAt, type StartServerOptions, type Stops } from './serverHttp.ts';
 import { migrate } from './store/migrate.ts';
 import { findOrganizationByName } from './store/repositories/organizations.ts';
@@ -183,9 +186,6 @@ async function startServerWork(
   }
 }
 
-/** A periodic pass: its name (as errors report it), its interval, and the pass. */
-type PeriodicWork = readonly [name: string, intervalMs: number, tick: () => Promise<unknown>];
-
 function startEach(work: readonly PeriodicWork[], onError: (name: string, error: unknown) => void): Worker[] {
   return work.map(([name, intervalMs, tick]) => startPeriodic(name, intervalMs, tick, onError));
 }
@@ -269,71 +269,6 @@ function recordsWork(
       },
     ],
   ];
-}
-
-/** Payouts, collections and partners' callbacks through the rails, and deposits. */
-function railWork(deps: Deps, config: Config, railLog: RailWorkerLog): PeriodicWork[] {
-  const directory = railPartnerDirectory(deps);
-  const resolveRail = payoutRailResolver(directory, config.environment);
-  const simulatedCollections = config.environment === 'sandbox' ? simulatedCollectionRail() : undefined;
-  const resolveCollectionRail: CollectionRailResolver = async (collection) => {
-    const partner = await directory.forRail(collection.organizationId, collection.rail, collection.network);
-    return partner ? partnerCollectionRail(partner) : simulatedCollections;
-  };
-  return [
-    ['rail-worker', RAIL_WORKER_INTERVAL_MS, () => runRailWorkerOnce(deps, resolveRail, { log: railLog })],
-    [
-      'collection-worker',
-      COLLECTION_WORKER_INTERVAL_MS,
-      () => runCollectionWorkerOnce(deps, resolveCollectionRail, { log: railLog }),
-    ],
-    ['rail-callback-sweep', RAIL_CALLBACK_SWEEP_INTERVAL_MS, () => runRailCallbackSweepOnce(deps, directory)],
-    [
-      'rail-reversal-worker',
-      RAIL_REVERSAL_WORKER_INTERVAL_MS,
-      () => runRailReversalWorkerOnce(deps, directory),
-    ],
-    [
-      'rail-credit-verification-worker',
-      RAIL_CREDIT_VERIFICATION_WORKER_INTERVAL_MS,
-      () => runRailCreditVerificationWorkerOnce(deps, directory),
-    ],
-    // Deposits are decided wherever they come from (the simulated chain today, a custody provider later).
-    ['deposit-worker', DEPOSIT_WORKER_INTERVAL_MS, () => runDepositWorkerOnce(deps, { log: railLog })],
-  ];
-}
-
-/**
- * Where the rail worker sends a payout: the organization's configured rail partner; in the sandbox, a rail
- * without one is carried by the simulated rails. Production has no simulation: a rail no partner carries
- * fails the transfer.
- */
-export function payoutRailResolver(directory: RailPartnerDirectory, environment: Environment): RailResolver {
-  const simulated = environment === 'sandbox' ? registryResolver(sandboxRails()) : undefined;
-  return async (transfer) =>
-    (await directory.forTransfer(transfer)) ?? (simulated ? simulated(transfer) : undefined);
-}
-
-/**
- * The sandbox's partner simulators, in this process: the sandbox organization's M-Pesa and MTN partners point
- * at them, so its sandbox payouts and collections run through the production adapters. Returns the stop.
- */
-export async function startSandboxSimulators(
-  deps: Deps,
-  log: (line: string) => void,
-): Promise<() => Promise<void>> {
-  const organization = await findOrganizationByName(deps.store, SANDBOX_ORGANIZATION_NAME);
-  const simulators = await startPartnerSimulators(deps.publicUrl);
-  if (!organization) return simulators.stop;
-  const configured = [];
-  for (const config of simulators.configs) {
-    configured.push(await ensureSimulatedRailPartner(deps, organization.id, config));
-  }
-  const names = configured.filter((c) => c !== undefined).map((c) => c.partner);
-  log(
-    `sandbox partner simulators: M-Pesa Daraja at ${simulators.darajaUrl}, MTN MoMo at ${simulators.momoUrl}${names.length ? ` (carrying ${names.join(', ')})` : ''}`,
-  );
-  return simulators.stop;
 }
 
 /** `mkoba worker`: the background work without the API, until stopped. */

@@ -8,7 +8,7 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Transfer } from '../src/domain/transferRecord.ts';
-import { payoutRailResolver, startSandboxSimulators } from '../src/main.ts';
+import { payoutRailResolver, startSandboxSimulators } from '../src/railWork.ts';
 import type { MpesaDarajaConfig } from '../src/modules/railPartners/partners/mpesaDaraja/connection.ts';
 import { mpesaDarajaRail } from '../src/modules/railPartners/partners/mpesaDaraja/rail.ts';
 import { railPartnerDirectory } from '../src/modules/railPartners/useCases/directory.ts';

@@ -1,7 +1,7 @@
 /**
  * The sandbox scenario launch gate on the sandbox as `npm start` lays it out: the seeded organization's
  * M-Pesa payouts go through the Daraja adapter to the partner simulator (a real HTTP server whose callbacks
- * come back over real HTTP), as the server wires them (startSandboxSimulators, payoutRailResolver). The test
+ * come back over real HTTP), as the server wires them (startSandboxSimulators, payoutRailResolver in src/railWork.ts). The test
  * follows docs/GOING-LIVE.md's steps for the gate: `+254700000000` settles, `+254700000001` fails,
  * `+254700000003` is never answered and, once the rail's result time-out has passed, shows
  * `status_reason: rail_timeout`; a settled one is returned; the gate passes. Time is moved with the
@@ -9,7 +9,7 @@
  */
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { payoutRailResolver, startSandboxSimulators } from '../src/main.ts';
+import { payoutRailResolver, startSandboxSimulators } from '../src/railWork.ts';
 import { railPartnerDirectory } from '../src/modules/railPartners/useCases/directory.ts';
 import { RAIL_RESULT_TIMEOUT_MS, runRailWorkerOnce } from '../src/modules/transfers/workers.ts';
 import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';

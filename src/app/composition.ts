@@ -8,6 +8,7 @@ import { GOVERNED_CHANGE_APPROVALS, POLICY_CHANGE_APPROVALS } from '../modules/a
 import { digitalAccountsOnWalletCreated } from '../modules/digitalAccounts/index.ts';
 import { LOAN_APPROVALS, LOAN_DAY_WORK } from '../modules/lending/index.ts';
 import { PAYMENT_BATCH_APPROVALS } from '../modules/paymentBatches/index.ts';
+import { custodyDepositAddress } from '../modules/railPartners/index.ts';
 import { refuseSavingsSource, SAVINGS_DAY_WORK } from '../modules/savings/index.ts';
 import { decideHeldDeposit } from '../modules/stablecoins/index.ts';
 import { decideReviewedTransfer, TRANSFER_APPROVALS } from '../modules/transfers/index.ts';
@@ -22,6 +23,7 @@ export type UseCaseHooks = Pick<
   | 'walletCreatedHooks'
   | 'dayWork'
   | 'changeKinds'
+  | 'custodyDepositAddress'
 >;
 
 export function useCaseHooks(): UseCaseHooks {
@@ -44,5 +46,7 @@ export function useCaseHooks(): UseCaseHooks {
     dayWork: [SAVINGS_DAY_WORK, LOAN_DAY_WORK],
     // Governed changes: each kind's checks and the use case that makes it, from the module that owns it.
     changeKinds: CHANGE_KINDS,
+    // Stablecoins' deposit addresses outside the simulated chain: the organization's custody partner.
+    custodyDepositAddress,
   };
 }

@@ -9,6 +9,7 @@ import type { Approval, ApprovalResourceType } from '../domain/approvals.ts';
 import type { PilotCaps } from '../domain/decisions/pilotCaps.ts';
 import type { ApprovalRequirement } from '../domain/decisions/policies.ts';
 import type { TravelRuleInput } from '../domain/decisions/travelRule.ts';
+import type { DigitalAsset, DigitalAssetNetwork } from '../domain/digitalAssets.ts';
 import type { EvidenceActor } from '../domain/evidence.ts';
 import type { GovernedChangeKind } from '../domain/governedChanges.ts';
 import { formatId, ID_PREFIXES, ID_RANDOM_BYTES, type IdKind } from '../domain/ids.ts';
@@ -144,6 +145,15 @@ export interface ChangeKind {
 /** A kind of change this registry makes (the `policy` kind keeps its own record). */
 export type RegisteredChangeKind = Exclude<GovernedChangeKind, 'policy'>;
 
+/**
+ * A custody provider's deposit address for a wallet's asset on a network (railPartners: the organization's
+ * Fireblocks), or undefined when the organization has no custody provider for the network.
+ */
+export type CustodyDepositAddress = (
+  deps: Deps,
+  request: { organizationId: string; walletId: string; asset: DigitalAsset; network: DigitalAssetNetwork },
+) => Promise<string | undefined>;
+
 export interface Deps {
   store: Store;
   environment: Environment;
@@ -202,6 +212,8 @@ export interface Deps {
   walletCreatedHooks: readonly WalletCreatedHook[];
   /** Every product's day work, in the order a day runs: what the day worker and a test clock's advance run. */
   dayWork: readonly DayWork[];
+  /** Where stablecoin deposit addresses come from outside the simulated chain (railPartners' custody). */
+  custodyDepositAddress: CustodyDepositAddress;
   /** How each kind of governed change is checked and made (src/modules/authorization/useCases/governedChanges.ts). */
   changeKinds: Readonly<Record<RegisteredChangeKind, ChangeKind>>;
 }

@@ -122,6 +122,19 @@ export type CreditDecision =
   | { accepted: true }
   | { accepted: false; reason: 'unknown_account' | 'account_unavailable' };
 
+/**
+ * Money a custody partner holds for us arrived at one of the organization's deposit addresses and is final
+ * on the partner's side (Fireblocks: COMPLETED); recorded as a chain deposit with its confirmations.
+ */
+export interface CustodyDepositReport {
+  network: string;
+  address: string;
+  /** A decimal string in the asset's units. */
+  amount: string;
+  txHash: string;
+  logIndex: number;
+}
+
 /** A callback as it arrived: the bytes are kept so a signature can be checked over exactly them. */
 export interface ArrivedCallback {
   /** The path after the organization's token, for instance `b2c/result` or `stk`. */
@@ -143,6 +156,11 @@ export interface PartnerRail extends RailAdapter {
   checkCollection(reference: string, idempotencyReference: string, now: Date): Promise<RailOutcome>;
   /** Pure: throws MalformedCallbackError for a body it cannot read; verifies a signature where the partner signs. */
   parseCallback(callback: ArrivedCallback): CallbackReport;
+  /**
+   * A custody partner's: the deposit a callback reports, or undefined when it reports none (it is then
+   * read by parseCallback). Throws MalformedCallbackError as parseCallback does.
+   */
+  parseDeposit?(callback: ArrivedCallback): CustodyDepositReport | undefined;
   /** The body to answer a credit callback with, in the partner's shape (partners that send credit callbacks). */
   answerCredit?(report: CreditReport, decision: CreditDecision): Record<string, unknown>;
   /** Tells the partner where to send credit callbacks, where it asks for them once rather than per request. */

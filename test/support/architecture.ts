@@ -64,6 +64,8 @@ export const SEAM_MODULES: readonly string[] = ['ledger'];
  */
 const EDGES = [
   'src/main.ts',
+  // The composition root's rail side: the passes that move money through rail partners, put together.
+  'src/railWork.ts',
   // The HTTP process's start: the sanctions list watch and the server, put together.
   'src/serverHttp.ts',
   'src/cli/',

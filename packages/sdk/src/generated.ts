@@ -1753,12 +1753,12 @@ export interface SafeguardingSweep {
   created_at: string;
 }
 
-/** A partner that carries a rail (and mobile-money network) for the organization. `mpesa_daraja` (mobile_money, mpesa): settings `base_url`, `short_code`, `initiator_name`, `stk_short_code`, `stk_transaction_type`, `stk_party_b`, `b2c_command_id`, `security_certificate`; credentials `consumer_key`, `consumer_secret`, `security_credential`, `passkey`, `initiator_password`. `mtn_momo` (mobile_money, mtn): settings `base_url`, `target_environment`; credentials `api_user`, `api_key`, `collection_subscription_key`, `disbursement_subscription_key`. `flutterwave` (bank): settings `base_url`; credentials `secret_key`, `secret_hash`. */
+/** A partner that carries a rail (and mobile-money network) for the organization. `mpesa_daraja` (mobile_money, mpesa): settings `base_url`, `short_code`, `initiator_name`, `stk_short_code`, `stk_transaction_type`, `stk_party_b`, `b2c_command_id`, `security_certificate`; credentials `consumer_key`, `consumer_secret`, `security_credential`, `passkey`, `initiator_password`. `mtn_momo` (mobile_money, mtn): settings `base_url`, `target_environment`; credentials `api_user`, `api_key`, `collection_subscription_key`, `disbursement_subscription_key`. `flutterwave` (bank): settings `base_url`; credentials `secret_key`, `secret_hash`. `fireblocks` (digital_asset): settings `base_url`, `source_vault_account_id`, `webhook_public_key`; credentials `api_key`, `private_key`. */
 export interface RailPartner {
   object: 'rail_partner';
   /** Rail partner id. */
   id: string;
-  partner: 'mpesa_daraja' | 'mtn_momo' | 'flutterwave';
+  partner: 'mpesa_daraja' | 'mtn_momo' | 'flutterwave' | 'fireblocks';
   rail: 'mobile_money' | 'bank' | 'paybill' | 'till' | 'card' | 'internal' | 'digital_asset';
   network: string | null;
   status: 'active' | 'disabled';
@@ -1795,7 +1795,7 @@ export interface RailPartnerCreditUrls {
   object: 'rail_partner_credit_urls';
   /** The configuration registered. */
   rail_partner: string;
-  partner: 'mpesa_daraja' | 'mtn_momo' | 'flutterwave';
+  partner: 'mpesa_daraja' | 'mtn_momo' | 'flutterwave' | 'fireblocks';
   /** The partner’s account payers pay (M-Pesa: the paybill or till). */
   account: string;
   validation_url: string;
@@ -10176,7 +10176,7 @@ export interface ListRailPartnersQuery {
 }
 
 export interface CreateRailPartnerRequest {
-  partner: 'mpesa_daraja' | 'mtn_momo' | 'flutterwave';
+  partner: 'mpesa_daraja' | 'mtn_momo' | 'flutterwave' | 'fireblocks';
   /** The partner’s settings (shown back). */
   settings: Record<string, string>;
   /** The partner’s secrets (write-only). */

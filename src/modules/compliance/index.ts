@@ -62,6 +62,7 @@ export {
   prepareTravelRule,
   type TravelRuleSettingsView,
   travelRuleRecordOf,
+  travelRuleSettingsIn,
 } from './useCases/travelRule.ts';
 export {
   runSmileIdWorkerOnce,

@@ -7,7 +7,7 @@ import { validationError } from '../../domain/errors.ts';
 import { checkOutboundUrl, type OutboundAddressPolicy } from '../../domain/outboundAddresses.ts';
 import type { Rail } from '../../domain/transfers.ts';
 
-export const RAIL_PARTNERS = ['mpesa_daraja', 'mtn_momo', 'flutterwave'] as const;
+export const RAIL_PARTNERS = ['mpesa_daraja', 'mtn_momo', 'flutterwave', 'fireblocks'] as const;
 export type RailPartnerName = (typeof RAIL_PARTNERS)[number];
 
 export const RAIL_PARTNER_STATUSES = ['active', 'disabled'] as const;
@@ -75,6 +75,16 @@ export const RAIL_PARTNER_SHAPES: Record<RailPartnerName, PartnerShape> = {
     optionalSettings: [],
     // The secret key signs every call; the secret hash (set on the dashboard) verifies its webhooks.
     credentials: ['secret_key', 'secret_hash'],
+    optionalCredentials: [],
+  },
+  // Custody: digital-asset payouts out of a Fireblocks vault account, on every network (docs/rails/fireblocks.md).
+  fireblocks: {
+    rail: 'digital_asset',
+    network: null,
+    alsoCarries: [],
+    settings: ['base_url', 'source_vault_account_id', 'webhook_public_key'],
+    optionalSettings: [],
+    credentials: ['api_key', 'private_key'],
     optionalCredentials: [],
   },
 };

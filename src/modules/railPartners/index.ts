@@ -15,6 +15,7 @@ import { transferReversalSchema } from './routes/reversalSchema.ts';
 import { reversalRoutes } from './routes/reversals.ts';
 import { railCallbackSchema, railPartnerCreditUrlsSchema, railPartnerSchema } from './routes/schemas.ts';
 
+export { CUSTODY_DEPOSIT_POLL_INTERVAL_MS, runCustodyDepositPollOnce } from './custodyWorkers.ts';
 export { PARTNER_RAIL_FACTORIES } from './partners/factories.ts';
 export {
   railPartnerConfigsNotWrappedBy,
@@ -26,6 +27,7 @@ export { railCallbackRoutes } from './routes/callbacks.ts';
 export { railPartnerRoutes } from './routes/partners.ts';
 export { transferReversalSchema } from './routes/reversalSchema.ts';
 export { railCallbackSchema, railPartnerSchema } from './routes/schemas.ts';
+export { custodyDepositAddress } from './useCases/custody.ts';
 export { type RailPartnerDirectory, railPartnerDirectory } from './useCases/directory.ts';
 export { configureRailPartner, ensureSimulatedRailPartner, updateRailPartner } from './useCases/partners.ts';
 export { REVERSAL_REASON_MAX_CHARS, requestReversal } from './useCases/reversals.ts';

@@ -3,8 +3,8 @@
  * and sent, the requests it holds (as GET answers them), the state every product shares, and MTN's
  * platform error bodies.
  */
-import type http from 'node:http';
 import { SANDBOX_DELAYED_SETTLEMENT_MS } from '../../rails/sandbox.ts';
+import type { SimulatorReceivedRequest } from '../plumbing.ts';
 import { currenciesOf, MOMO_SIMULATOR_DEFAULT_ENVIRONMENT } from './environments.ts';
 
 export type MomoProduct = 'collection' | 'disbursement';
@@ -85,17 +85,7 @@ export interface MomoCallbackRetries {
   shortBlockIntervalMs: number;
 }
 
-export interface MomoReceivedRequest {
-  method: string;
-  /** The path with its query, as sent. */
-  path: string;
-  /** Lower-case header names. */
-  headers: http.IncomingHttpHeaders;
-  body: string;
-  /** The status answered; 0 while unanswered (a hanging request). */
-  status: number;
-  at: number;
-}
+export type MomoReceivedRequest = SimulatorReceivedRequest;
 
 export interface MomoCallbackDelivery {
   product: MomoProduct;

@@ -77,6 +77,21 @@ export async function getTravelRuleSettings(
   return parseStored(stored);
 }
 
+/** The organization's settings read inside a transaction `tx` (a callback's), the defaults written first if need be. */
+export async function travelRuleSettingsIn(
+  tx: Queryable,
+  deps: Deps,
+  organizationId: string,
+): Promise<TravelRuleSettingsView> {
+  let stored = await findTravelRuleSettings(tx, organizationId);
+  if (!stored) {
+    await ensureDefaultSettings(tx, deps, organizationId);
+    stored = await findTravelRuleSettings(tx, organizationId);
+  }
+  if (!stored) throw new Error(`travel rule settings of ${organizationId} were not written`);
+  return parseStored(stored);
+}
+
 /** Replaces the settings whole; a 400 names the first entry at fault. Recorded as evidence. */
 export async function putTravelRuleSettings(
   tx: Queryable,

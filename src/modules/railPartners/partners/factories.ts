@@ -6,6 +6,7 @@
 import { guardedFetch } from '../../../outbound/guard.ts';
 import type { PartnerRailFactory } from '../../../rails/partner.ts';
 import type { RailPartnerName } from '../domain.ts';
+import { fireblocksRail } from './fireblocks/rail.ts';
 import { flutterwaveRail } from './flutterwave/rail.ts';
 import { mpesaDarajaRail } from './mpesaDaraja/rail.ts';
 import { mtnMomoRail } from './mtnMomo/rail.ts';
@@ -68,4 +69,13 @@ export const PARTNER_RAIL_FACTORIES: Readonly<Record<RailPartnerName, PartnerRai
       },
       callbacks,
     ),
+  fireblocks: ({ settings, credentials, addressPolicy }) =>
+    fireblocksRail({
+      fetch: guardedFetch(addressPolicy),
+      baseUrl: settings.base_url ?? '',
+      sourceVaultAccountId: settings.source_vault_account_id ?? '',
+      webhookPublicKey: settings.webhook_public_key ?? '',
+      apiKey: credentials.api_key ?? '',
+      privateKey: credentials.private_key ?? '',
+    }),
 };

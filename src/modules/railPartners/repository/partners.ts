@@ -132,6 +132,19 @@ export async function findActiveRailPartner(
   return row && fromRow(row);
 }
 
+/** Every organization's active configuration of one partner, oldest first, at most `limit`. */
+export async function activeRailPartnersOf(
+  db: Queryable,
+  partner: string,
+  limit: number,
+): Promise<RailPartnerConfig[]> {
+  const rows = await db.query(
+    `SELECT ${COLUMNS} FROM rail_partner_configs WHERE partner = $1 AND status = 'active' ORDER BY id LIMIT $2`,
+    [partner, limit],
+  );
+  return rows.map(fromRow);
+}
+
 export const listRailPartnerConfigs = newestFirstLister(CONFIGS);
 
 /** Key ids that sealed stored credentials: for refusing a keyring that cannot open them. */

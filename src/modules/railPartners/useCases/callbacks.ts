@@ -38,6 +38,7 @@ import {
 } from './callbackEffects.ts';
 import { applyCreditReport, creditCallbackAnswer } from './creditCallbacks.ts';
 import { applyCreditVerificationReport } from './creditVerification.ts';
+import { applyCustodyDeposit } from './custodyDeposits.ts';
 import type { RailPartnerDirectory } from './directory.ts';
 import { applyReversalReport } from './reversalEffects.ts';
 
@@ -60,6 +61,7 @@ const KEPT_HEADERS = [
   'x-signature',
   'x-callback-signature',
   'flutterwave-signature',
+  'fireblocks-signature',
 ];
 /** Headers that carry a shared secret as is (Flutterwave's `verif-hash`): kept only as `<name>-sha256`. */
 const DIGESTED_HEADERS = ['verif-hash'];
@@ -193,11 +195,10 @@ async function effectOf(
   let report: CallbackReport;
   const adapter = directory.adapterFor(config);
   try {
-    report = adapter.parseCallback({
-      path: callback.path,
-      headers: callback.headers,
-      rawBody: callback.rawBody,
-    });
+    const arrived = { path: callback.path, headers: callback.headers, rawBody: callback.rawBody };
+    const deposit = adapter.parseDeposit?.(arrived);
+    if (deposit) return applyCustodyDeposit(tx, deps, callback.organizationId, deposit);
+    report = adapter.parseCallback(arrived);
   } catch (error) {
     if (error instanceof MalformedCallbackError)
       return { status: 'malformed', transferId: null, detail: error.message };

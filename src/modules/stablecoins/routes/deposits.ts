@@ -39,7 +39,7 @@ function createDepositAddressRoute(app: FastifyInstance, deps: Deps): void {
       operationId: 'createDepositAddress',
       summary: 'Get a deposit address',
       description:
-        'The wallet’s address on the network, issued on the first request (201) and the same one after (200). The wallet must hold USDC or USDT, and its asset’s route on the network must be enabled (422 `route_not_approved`). In the sandbox the address lives on the simulated chain; in production there is no custody provider yet, so this is a 422 `custody_not_configured`.',
+        'The wallet’s address on the network, issued on the first request (201) and the same one after (200). The wallet must hold USDC or USDT, and its asset’s route on the network must be enabled (422 `route_not_approved`). Where the organization has configured a custody partner (Fireblocks) the address is its vault account’s for the wallet (503 `service_unavailable` when the provider does not answer); otherwise the sandbox issues one on its simulated chain and pilot and production answer 422 `custody_not_configured`.',
       params: walletParams,
       body: closedObjectSchema({ network: networkSchema }, ['network']),
       responses: {
@@ -51,13 +51,14 @@ function createDepositAddressRoute(app: FastifyInstance, deps: Deps): void {
       deps,
       (organizationId, request) =>
         prepareDepositAddress(deps, organizationId, request.params.id, request.body.network),
-      async (tx, organizationId, request) => {
+      async (tx, organizationId, request, custodied) => {
         const { address, created } = await issueDepositAddress(
           tx,
           deps,
           organizationId,
           request.params.id,
           request.body.network,
+          custodied,
         );
         return { status: created ? 201 : 200, body: presentDepositAddress(address) };
       },

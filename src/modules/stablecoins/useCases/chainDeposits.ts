@@ -29,7 +29,7 @@ import {
 import type { Wallet } from '../../../domain/wallets.ts';
 import type { Queryable } from '../../../store/store.ts';
 import type { TravelRuleSettingsView } from '../../compliance/index.ts';
-import { findVerifiedCountry } from '../../compliance/index.ts';
+import { findVerifiedCountry, travelRuleSettingsIn } from '../../compliance/index.ts';
 import { findWallet } from '../../wallets/index.ts';
 import { findDepositAddressByAddress } from '../repository/depositAddresses.ts';
 import {
@@ -183,6 +183,36 @@ export async function recordChainDeposit(
   if (travelRule) await appendEvidence(tx, deps, [travelRule.evidence]);
   await recordEvents(tx, deps, [depositEvent(deps, 'deposit.detected', inserted, now)]);
   return { deposit: inserted, created: true };
+}
+
+/**
+ * A deposit a custody provider reports final (Fireblocks: COMPLETED after its own confirmation policy):
+ * recorded as a chain deposit that already has the network's confirmations, so the deposit worker credits
+ * it at once (or holds it for review); the same report again changes nothing.
+ */
+export async function recordCustodyDeposit(
+  tx: Queryable,
+  deps: Deps,
+  organizationId: string,
+  report: { network: string; address: string; amount: string; txHash: string; logIndex: number },
+): Promise<{ depositId: string; created: boolean }> {
+  const network = requireNetwork(report.network, 'network');
+  const settings = await travelRuleSettingsIn(tx, deps, organizationId);
+  const { deposit, created } = await recordChainDeposit(
+    tx,
+    deps,
+    organizationId,
+    {
+      network,
+      address: report.address,
+      amount: report.amount,
+      tx_hash: report.txHash,
+      log_index: report.logIndex,
+      confirmations: DEPOSIT_CONFIRMATIONS_REQUIRED[network],
+    },
+    settings,
+  );
+  return { depositId: deposit.id, created };
 }
 
 function repeated(existing: Deposit, same: boolean): { deposit: Deposit; created: boolean } {

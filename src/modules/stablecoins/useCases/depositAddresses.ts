@@ -1,7 +1,7 @@
 /**
  * Deposit addresses: a stablecoin wallet's address on a network, issued on first request and the same one
- * after. The sandbox issues them on its simulated chain; production refuses, as there is no custody
- * provider to hold their keys and watch the chain yet.
+ * after: from the organization's custody provider (Fireblocks) where one is configured; else the sandbox
+ * issues them on its simulated chain and other deployments refuse, as nobody would hold their keys.
  */
 
 import type { Deps } from '../../../app/deps.ts';
@@ -59,27 +59,40 @@ async function stablecoinWallet(db: Queryable, organizationId: string, walletId:
 /**
  * The checks of a new deposit address that read outside the transaction (the route, with the
  * organization's defaults written on first use): the wallet holds a stablecoin, and its route on the
- * network is enabled. Production refuses first: there is no custody provider to hold the address's keys.
+ * network is enabled; then the address from the organization's custody provider (Fireblocks: the wallet's
+ * vault account), called here, outside the transaction. Without a custody provider the sandbox issues one
+ * on its simulated chain (undefined) and other deployments refuse: nobody would hold the address's keys.
  */
 export async function prepareDepositAddress(
   deps: Deps,
   organizationId: string,
   walletId: string,
   network: string,
-): Promise<void> {
+): Promise<string | undefined> {
   const checkedNetwork = requireNetwork(network, 'network');
-  if (deps.environment !== 'sandbox') throw custodyNotConfigured();
   const { asset } = await stablecoinWallet(deps.store, organizationId, walletId, 'id');
   await requireApprovedRoute(deps, organizationId, asset, checkedNetwork, 'network');
+  const custodied = await deps.custodyDepositAddress(deps, {
+    organizationId,
+    walletId,
+    asset,
+    network: checkedNetwork,
+  });
+  if (custodied === undefined && deps.environment !== 'sandbox') throw custodyNotConfigured();
+  return custodied;
 }
 
-/** The wallet's address on the network, issued on first request (the same one after). */
+/**
+ * The wallet's address on the network, issued on first request (the same one after): the custody
+ * provider's (`custodied`, from prepareDepositAddress), else the simulated chain's.
+ */
 export async function issueDepositAddress(
   tx: Queryable,
   deps: Deps,
   organizationId: string,
   walletId: string,
   network: DigitalAssetNetwork,
+  custodied?: string,
 ): Promise<{ address: DepositAddress; created: boolean }> {
   const { wallet, asset } = await stablecoinWallet(tx, organizationId, walletId, 'id');
   if (wallet.status === 'closed') throw closedWalletError(wallet.id);
@@ -89,7 +102,7 @@ export async function issueDepositAddress(
     walletId,
     asset,
     network,
-    address: sandboxDepositAddress(walletId, network),
+    address: custodied ?? sandboxDepositAddress(walletId, network),
     createdAt: deps.now(),
   };
   const address = await insertDepositAddressIfAbsent(tx, candidate);

@@ -1,0 +1,98 @@
+/**
+ * A connection to Fireblocks' API: its configuration, the per-request JWT Fireblocks authenticates by
+ * (RS256 with the API user's private key; claims uri, nonce, iat, exp, sub, bodyHash), and one request
+ * through the outbound guard's fetch with a time limit. See docs/rails/fireblocks.md.
+ */
+import { createHash, createSign, randomUUID } from 'node:crypto';
+import type { OutboundFetch } from '../../../../outbound/guard.ts';
+
+/** Fireblocks refuses a token living 30 s or more (its authentication page); 25 s leaves room. */
+export const FIREBLOCKS_TOKEN_LIFETIME_SECONDS = 25;
+/** Per-request time limit. */
+export const FIREBLOCKS_REQUEST_TIMEOUT_MS = 5_000;
+
+export interface FireblocksConfig {
+  /** The outbound address guard's fetch (src/outbound/guard.ts). */
+  fetch: OutboundFetch;
+  /** Ends in `/v1`: `https://api.fireblocks.io/v1`, or a simulator's. */
+  baseUrl: string;
+  apiKey: string;
+  /** The API user's RSA private key, PEM. */
+  privateKey: string;
+  /** The PEM public key Fireblocks' webhooks are verified with (its published key, or a simulator's). */
+  webhookPublicKey: string;
+  /** The vault account payouts are sent from. */
+  sourceVaultAccountId: string;
+  requestTimeoutMs?: number;
+}
+
+/** A call to Fireblocks that got no usable answer: the rail worker retries (the externalTxId keeps it safe). */
+export class FireblocksError extends Error {
+  override name = 'FireblocksError';
+}
+
+export interface FireblocksAnswer {
+  status: number;
+  body: unknown;
+}
+
+function base64UrlJson(value: object): string {
+  return Buffer.from(JSON.stringify(value)).toString('base64url');
+}
+
+/** The bearer token for one request: `uri` is the path and query under the host, `/v1/…`. */
+export function fireblocksToken(
+  config: FireblocksConfig,
+  uri: string,
+  body: string,
+  nowSeconds: number,
+): string {
+  const claims = {
+    uri,
+    nonce: randomUUID(),
+    iat: nowSeconds,
+    exp: nowSeconds + FIREBLOCKS_TOKEN_LIFETIME_SECONDS,
+    sub: config.apiKey,
+    bodyHash: createHash('sha256').update(body).digest('hex'),
+  };
+  const unsigned = `${base64UrlJson({ alg: 'RS256', typ: 'JWT' })}.${base64UrlJson(claims)}`;
+  const signature = createSign('RSA-SHA256').update(unsigned).sign(config.privateKey, 'base64url');
+  return `${unsigned}.${signature}`;
+}
+
+/** One request; throws FireblocksError when no answer came (a time-out, a network error). */
+export async function fireblocksRequest(
+  config: FireblocksConfig,
+  method: 'GET' | 'POST',
+  path: string,
+  payload?: object,
+): Promise<FireblocksAnswer> {
+  const url = new URL(`${config.baseUrl.replace(/\/+$/, '')}${path}`);
+  const body = payload === undefined ? '' : JSON.stringify(payload);
+  const token = fireblocksToken(config, `${url.pathname}${url.search}`, body, Math.floor(Date.now() / 1000));
+  let response: Response;
+  try {
+    response = await config.fetch(url.toString(), {
+      method,
+      headers: {
+        'X-API-Key': config.apiKey,
+        Authorization: `Bearer ${token}`,
+        'Content-Type': 'application/json',
+      },
+      body: method === 'GET' ? undefined : body,
+      signal: AbortSignal.timeout(config.requestTimeoutMs ?? FIREBLOCKS_REQUEST_TIMEOUT_MS),
+    });
+  } catch (error) {
+    throw new FireblocksError(
+      `Fireblocks ${method} ${path}: ${error instanceof Error ? error.message : error}`,
+    );
+  }
+  const text = await response.text();
+  let parsed: unknown;
+  try {
+    parsed = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  return { status: response.status, body: parsed };
+}

@@ -1,0 +1,89 @@
+/**
+ * Fireblocks custody of a wallet's deposits: one vault account per Mkoba wallet (named after it, its
+ * customerRefId the wallet id), an asset wallet in it per asset and network, and that asset wallet's first
+ * address as the wallet's deposit address. Found again by name before anything is created, so asking twice
+ * gives the same address. And the deposits completed lately, for those whose webhook never came.
+ */
+import type { DigitalAsset, DigitalAssetNetwork } from '../../../../domain/digitalAssets.ts';
+import type { CustodyDepositReport } from '../../../../rails/partner.ts';
+import { type FireblocksConfig, FireblocksError, fireblocksRequest } from './connection.ts';
+import { depositOfTransaction, FIREBLOCKS_ASSET_IDS, isRecord } from './protocol.ts';
+
+/** Transactions one look for missed deposits reads at most (Fireblocks' page limit). */
+export const FIREBLOCKS_DEPOSIT_PAGE = 500;
+
+/** The vault account name of a wallet's custody. */
+export const vaultNameOf = (walletId: string) => `mkoba ${walletId}`;
+
+function answered(answer: { status: number; body: unknown }, what: string): Record<string, unknown> {
+  if (answer.status !== 200 || !isRecord(answer.body)) {
+    throw new FireblocksError(`Fireblocks answered ${answer.status} to ${what}`);
+  }
+  return answer.body;
+}
+
+/** The wallet's vault account, made when there is none: its id and the asset ids it holds. */
+async function walletVault(config: FireblocksConfig, walletId: string) {
+  const name = vaultNameOf(walletId);
+  const query = new URLSearchParams({ namePrefix: name, limit: '10' });
+  const page = answered(
+    await fireblocksRequest(config, 'GET', `/vault/accounts_paged?${query}`),
+    'a vault lookup',
+  );
+  const accounts = Array.isArray(page.accounts) ? page.accounts.filter(isRecord) : [];
+  const found =
+    accounts.find((account) => account.name === name) ??
+    answered(
+      await fireblocksRequest(config, 'POST', '/vault/accounts', {
+        name,
+        customerRefId: walletId,
+        hiddenOnUI: true,
+      }),
+      'a new vault account',
+    );
+  if (typeof found.id !== 'string')
+    throw new FireblocksError('Fireblocks gave a vault account without an id');
+  const assets = Array.isArray(found.assets) ? found.assets.filter(isRecord).map((asset) => asset.id) : [];
+  return { id: found.id, assets };
+}
+
+/** The deposit address of the wallet's asset on the network, from its vault account (made as needed). */
+export async function fireblocksDepositAddress(
+  config: FireblocksConfig,
+  walletId: string,
+  asset: DigitalAsset,
+  network: DigitalAssetNetwork,
+): Promise<string> {
+  const assetId = FIREBLOCKS_ASSET_IDS[network][asset];
+  const vault = await walletVault(config, walletId);
+  const base = `/vault/accounts/${encodeURIComponent(vault.id)}/${encodeURIComponent(assetId)}`;
+  if (!vault.assets.includes(assetId)) {
+    const created = answered(await fireblocksRequest(config, 'POST', base), 'a new asset wallet');
+    if (typeof created.address === 'string' && created.address !== '') return created.address;
+  }
+  const listed = answered(
+    await fireblocksRequest(config, 'GET', `${base}/addresses_paginated?limit=1`),
+    'an address lookup',
+  );
+  const [first] = Array.isArray(listed.addresses) ? listed.addresses.filter(isRecord) : [];
+  if (typeof first?.address !== 'string') throw new FireblocksError('Fireblocks gave no deposit address');
+  return first.address;
+}
+
+/** Completed transfers into vault accounts from outside since `after`, read as deposits. */
+export async function fireblocksRecentDeposits(
+  config: FireblocksConfig,
+  after: Date,
+): Promise<CustodyDepositReport[]> {
+  const query = new URLSearchParams({
+    status: 'COMPLETED',
+    destType: 'VAULT_ACCOUNT',
+    after: String(after.getTime()),
+    limit: String(FIREBLOCKS_DEPOSIT_PAGE),
+  });
+  const listed = await fireblocksRequest(config, 'GET', `/transactions?${query}`);
+  if (listed.status !== 200 || !Array.isArray(listed.body)) {
+    throw new FireblocksError(`Fireblocks answered ${listed.status} to a transaction list`);
+  }
+  return listed.body.map(depositOfTransaction).filter((deposit) => deposit !== undefined);
+}

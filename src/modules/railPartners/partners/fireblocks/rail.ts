@@ -1,0 +1,179 @@
+/**
+ * Fireblocks as a partner rail: `digital_asset` payouts out of the organization's vault account as
+ * Fireblocks transactions to a one-time address, followed by Fireblocks' signed webhooks and by polling.
+ *
+ * Idempotency: the transaction's externalTxId is the transfer's id, and Fireblocks refuses a second
+ * transaction with one it has seen. A submit whose answer was lost, or that is refused, first looks the
+ * transfer up by externalTxId: a transaction found is the payout's, never a second one.
+ *
+ * Webhooks: each carries Fireblocks-Signature, the base64 RSA-SHA512 signature of the raw body by
+ * Fireblocks' key; parseCallback refuses one the configured public key does not verify. The rail worker's
+ * poller still confirms every outcome with GET by externalTxId.
+ */
+import { createVerify } from 'node:crypto';
+import type { DigitalAsset, DigitalAssetNetwork } from '../../../../domain/digitalAssets.ts';
+import type { Transfer } from '../../../../domain/transferRecord.ts';
+import {
+  type ArrivedCallback,
+  type CallbackReport,
+  type CustodyDepositReport,
+  MalformedCallbackError,
+  type PartnerRail,
+} from '../../../../rails/partner.ts';
+import type { RailOutcome, SubmitRequest, SubmitResult } from '../../../../rails/rail.ts';
+import { type FireblocksConfig, FireblocksError, fireblocksRequest } from './connection.ts';
+import { fireblocksDepositAddress, fireblocksRecentDeposits } from './custody.ts';
+import {
+  depositOfTransaction,
+  FIREBLOCKS_ASSET_IDS,
+  FIREBLOCKS_PARTNER,
+  FIREBLOCKS_STATUS_POLL_INTERVAL_MS,
+  fireblocksAmount,
+  isRecord,
+  minorOfFireblocksAmount,
+  outcomeOfStatus,
+} from './protocol.ts';
+
+/** Fireblocks' webhook types that speak of a transaction. */
+const TRANSACTION_WEBHOOKS = ['TRANSACTION_CREATED', 'TRANSACTION_STATUS_UPDATED'];
+
+/** A partner rail that also keeps wallets' deposits in custody. */
+export interface CustodyPartnerRail extends PartnerRail {
+  depositAddress(walletId: string, asset: DigitalAsset, network: DigitalAssetNetwork): Promise<string>;
+  /** Deposits completed after `after`, newest first (to find those whose webhook never came). */
+  recentDeposits(after: Date): Promise<CustodyDepositReport[]>;
+}
+
+export function fireblocksRail(config: FireblocksConfig): CustodyPartnerRail {
+  return {
+    partner: FIREBLOCKS_PARTNER,
+    depositAddress: (walletId, asset, network) => fireblocksDepositAddress(config, walletId, asset, network),
+    recentDeposits: (after) => fireblocksRecentDeposits(config, after),
+    submit: (request, now) => submitPayout(config, request, now),
+    check: (transfer, now) => checkPayout(config, transfer, now),
+    collect: async () => ({ accepted: false, failureCode: 'not_supported' }),
+    checkCollection: async () => ({ kind: 'failed', failureCode: 'not_supported' }),
+    parseCallback: (callback) => parseFireblocksWebhook(config, callback),
+    parseDeposit: (callback) => parseFireblocksDeposit(config, callback),
+  };
+}
+
+/** The transaction Fireblocks holds under the transfer's id as externalTxId, or undefined. */
+async function findByExternalTxId(config: FireblocksConfig, transferId: string) {
+  const found = await fireblocksRequest(
+    config,
+    'GET',
+    `/transactions/external_tx_id/${encodeURIComponent(transferId)}`,
+  );
+  if (found.status === 404) return undefined;
+  if (found.status !== 200 || !isRecord(found.body) || typeof found.body.id !== 'string') {
+    throw new FireblocksError(`Fireblocks answered ${found.status} looking up transfer ${transferId}`);
+  }
+  return found.body;
+}
+
+async function submitPayout(
+  config: FireblocksConfig,
+  request: SubmitRequest,
+  now: Date,
+): Promise<SubmitResult> {
+  const { transfer, idempotencyReference } = request;
+  const destination = transfer.destination;
+  if (destination.type !== 'crypto_address')
+    return { accepted: false, failureCode: 'destination_not_supported' };
+  const checkAt = new Date(now.getTime() + FIREBLOCKS_STATUS_POLL_INTERVAL_MS);
+  let created: Awaited<ReturnType<typeof fireblocksRequest>>;
+  try {
+    created = await fireblocksRequest(config, 'POST', '/transactions', {
+      operation: 'TRANSFER',
+      assetId: FIREBLOCKS_ASSET_IDS[destination.network][destination.asset],
+      amount: fireblocksAmount(transfer.amountMinor),
+      source: { type: 'VAULT_ACCOUNT', id: config.sourceVaultAccountId },
+      destination: { type: 'ONE_TIME_ADDRESS', oneTimeAddress: { address: destination.address } },
+      externalTxId: idempotencyReference,
+      note: `Mkoba transfer ${transfer.id}`,
+    });
+  } catch (error) {
+    // No answer: the transaction may exist; only Fireblocks' own record can say.
+    const existing = await findByExternalTxId(config, idempotencyReference);
+    if (existing) return { accepted: true, reference: existing.id as string, checkAt };
+    throw error;
+  }
+  if (created.status === 200 && isRecord(created.body) && typeof created.body.id === 'string') {
+    return { accepted: true, reference: created.body.id, checkAt };
+  }
+  // A refusal may be Fireblocks' "externalTxId already used": the earlier submit's transaction is the payout.
+  const existing = await findByExternalTxId(config, idempotencyReference);
+  if (existing) return { accepted: true, reference: existing.id as string, checkAt };
+  if (created.status >= 500) throw new FireblocksError(`Fireblocks answered ${created.status} to a payout`);
+  return { accepted: false, failureCode: 'partner_rejected' };
+}
+
+async function checkPayout(config: FireblocksConfig, transfer: Transfer, now: Date): Promise<RailOutcome> {
+  const found = await findByExternalTxId(config, transfer.id);
+  if (!found) return { kind: 'failed', failureCode: 'partner_not_found' };
+  return outcomeOfStatus(found.status, found.subStatus, found.id as string, now);
+}
+
+/** A webhook's event, its Fireblocks-Signature verified with the configured public key. */
+function verifiedEvent(
+  config: Pick<FireblocksConfig, 'webhookPublicKey'>,
+  callback: ArrivedCallback,
+): Record<string, unknown> & { type: string } {
+  const signature = callback.headers['fireblocks-signature'];
+  if (signature === undefined)
+    throw new MalformedCallbackError('The Fireblocks webhook has no Fireblocks-Signature');
+  const verifier = createVerify('RSA-SHA512');
+  verifier.update(callback.rawBody);
+  if (!verifier.verify(config.webhookPublicKey, signature, 'base64')) {
+    throw new MalformedCallbackError('The Fireblocks webhook signature does not verify');
+  }
+  let event: unknown;
+  try {
+    event = JSON.parse(callback.rawBody);
+  } catch {
+    throw new MalformedCallbackError('The Fireblocks webhook body is not JSON');
+  }
+  if (!isRecord(event) || typeof event.type !== 'string') {
+    throw new MalformedCallbackError('The Fireblocks webhook has no type');
+  }
+  return event as Record<string, unknown> & { type: string };
+}
+
+/** A webhook's deposit, its signature verified; undefined when it reports none. */
+export function parseFireblocksDeposit(
+  config: Pick<FireblocksConfig, 'webhookPublicKey'>,
+  callback: ArrivedCallback,
+): CustodyDepositReport | undefined {
+  const event = verifiedEvent(config, callback);
+  return TRANSACTION_WEBHOOKS.includes(event.type) ? depositOfTransaction(event.data) : undefined;
+}
+
+/** A webhook, its signature verified; a transaction's status read as a payout report. */
+export function parseFireblocksWebhook(
+  config: Pick<FireblocksConfig, 'webhookPublicKey'>,
+  callback: ArrivedCallback,
+): CallbackReport {
+  const event = verifiedEvent(config, callback);
+  if (!TRANSACTION_WEBHOOKS.includes(event.type)) return { kind: 'ignored', reason: `${event.type} webhook` };
+  const data = event.data;
+  if (!isRecord(data) || typeof data.id !== 'string') {
+    throw new MalformedCallbackError('The Fireblocks webhook carries no transaction');
+  }
+  if (!isRecord(data.source) || data.source.type !== 'VAULT_ACCOUNT') {
+    // An incoming deposit, or a transfer not out of a vault: no payout of ours.
+    return { kind: 'ignored', reason: 'not an outgoing vault transaction' };
+  }
+  const amountMinor = minorOfFireblocksAmount(isRecord(data.amountInfo) ? data.amountInfo.amount : undefined);
+  const outcome = outcomeOfStatus(data.status, data.subStatus, data.id, new Date(0));
+  // A status on the way (SUBMITTED … CONFIRMING) changes nothing of ours; the poller keeps its schedule.
+  if (outcome.kind === 'processing') return { kind: 'ignored', reason: `status ${String(data.status)}` };
+  return {
+    kind: 'payout',
+    reference: data.id,
+    ...(typeof data.externalTxId === 'string' ? { idempotencyReference: data.externalTxId } : {}),
+    outcome,
+    ...(typeof data.txHash === 'string' && data.txHash !== '' ? { partnerTransactionId: data.txHash } : {}),
+    ...(amountMinor === undefined ? {} : { amountMinor }),
+  };
+}

@@ -1,0 +1,115 @@
+/**
+ * The rail side of a process, beside the composition root (main.ts): the periodic passes that move money
+ * through rail partners (payouts, collections, partners' callbacks, reversals, credit verification, custody
+ * deposits, deposits), where a payout goes (its partner, or in the sandbox the simulated rails), and the
+ * sandbox's partner simulators wired to the sandbox organization.
+ */
+import type { Deps } from './app/deps.ts';
+import { SANDBOX_ORGANIZATION_NAME } from './app/seed.ts';
+import type { Config } from './config.ts';
+import type { Environment } from './domain/access.ts';
+import {
+  COLLECTION_WORKER_INTERVAL_MS,
+  type CollectionRailResolver,
+  partnerCollectionRail,
+  runCollectionWorkerOnce,
+  simulatedCollectionRail,
+} from './modules/collections/index.ts';
+import {
+  CUSTODY_DEPOSIT_POLL_INTERVAL_MS,
+  ensureSimulatedRailPartner,
+  RAIL_CALLBACK_SWEEP_INTERVAL_MS,
+  RAIL_CREDIT_VERIFICATION_WORKER_INTERVAL_MS,
+  RAIL_REVERSAL_WORKER_INTERVAL_MS,
+  type RailPartnerDirectory,
+  railPartnerDirectory,
+  runCustodyDepositPollOnce,
+  runRailCallbackSweepOnce,
+  runRailCreditVerificationWorkerOnce,
+  runRailReversalWorkerOnce,
+} from './modules/railPartners/index.ts';
+import { DEPOSIT_WORKER_INTERVAL_MS, runDepositWorkerOnce } from './modules/stablecoins/index.ts';
+import {
+  RAIL_WORKER_INTERVAL_MS,
+  type RailResolver,
+  type RailWorkerLog,
+  registryResolver,
+  runRailWorkerOnce,
+} from './modules/transfers/index.ts';
+import { startPartnerSimulators } from './partnerSimulators.ts';
+import { sandboxRails } from './rails/sandbox.ts';
+import { findOrganizationByName } from './store/repositories/organizations.ts';
+
+/** A periodic pass: its name (as errors report it), its interval, and the pass. */
+export type PeriodicWork = readonly [name: string, intervalMs: number, tick: () => Promise<unknown>];
+
+/** Payouts, collections and partners' callbacks through the rails, and deposits. */
+export function railWork(deps: Deps, config: Config, railLog: RailWorkerLog): PeriodicWork[] {
+  const directory = railPartnerDirectory(deps);
+  const resolveRail = payoutRailResolver(directory, config.environment);
+  const simulatedCollections = config.environment === 'sandbox' ? simulatedCollectionRail() : undefined;
+  const resolveCollectionRail: CollectionRailResolver = async (collection) => {
+    const partner = await directory.forRail(collection.organizationId, collection.rail, collection.network);
+    return partner ? partnerCollectionRail(partner) : simulatedCollections;
+  };
+  return [
+    ['rail-worker', RAIL_WORKER_INTERVAL_MS, () => runRailWorkerOnce(deps, resolveRail, { log: railLog })],
+    [
+      'collection-worker',
+      COLLECTION_WORKER_INTERVAL_MS,
+      () => runCollectionWorkerOnce(deps, resolveCollectionRail, { log: railLog }),
+    ],
+    ['rail-callback-sweep', RAIL_CALLBACK_SWEEP_INTERVAL_MS, () => runRailCallbackSweepOnce(deps, directory)],
+    // Deposits a custody partner completed whose webhook never came.
+    [
+      'custody-deposit-poll',
+      CUSTODY_DEPOSIT_POLL_INTERVAL_MS,
+      () => runCustodyDepositPollOnce(deps, directory),
+    ],
+    [
+      'rail-reversal-worker',
+      RAIL_REVERSAL_WORKER_INTERVAL_MS,
+      () => runRailReversalWorkerOnce(deps, directory),
+    ],
+    [
+      'rail-credit-verification-worker',
+      RAIL_CREDIT_VERIFICATION_WORKER_INTERVAL_MS,
+      () => runRailCreditVerificationWorkerOnce(deps, directory),
+    ],
+    // Deposits are decided wherever they come from (the simulated chain today, a custody provider later).
+    ['deposit-worker', DEPOSIT_WORKER_INTERVAL_MS, () => runDepositWorkerOnce(deps, { log: railLog })],
+  ];
+}
+
+/**
+ * Where the rail worker sends a payout: the organization's configured rail partner; in the sandbox, a rail
+ * without one is carried by the simulated rails. Production has no simulation: a rail no partner carries
+ * fails the transfer.
+ */
+export function payoutRailResolver(directory: RailPartnerDirectory, environment: Environment): RailResolver {
+  const simulated = environment === 'sandbox' ? registryResolver(sandboxRails()) : undefined;
+  return async (transfer) =>
+    (await directory.forTransfer(transfer)) ?? (simulated ? simulated(transfer) : undefined);
+}
+
+/**
+ * The sandbox's partner simulators, in this process: the sandbox organization's M-Pesa and MTN partners point
+ * at them, so its sandbox payouts and collections run through the production adapters. Returns the stop.
+ */
+export async function startSandboxSimulators(
+  deps: Deps,
+  log: (line: string) => void,
+): Promise<() => Promise<void>> {
+  const organization = await findOrganizationByName(deps.store, SANDBOX_ORGANIZATION_NAME);
+  const simulators = await startPartnerSimulators(deps.publicUrl);
+  if (!organization) return simulators.stop;
+  const configured = [];
+  for (const config of simulators.configs) {
+    configured.push(await ensureSimulatedRailPartner(deps, organization.id, config));
+  }
+  const names = configured.filter((c) => c !== undefined).map((c) => c.partner);
+  log(
+    `sandbox partner simulators: M-Pesa Daraja at ${simulators.darajaUrl}, MTN MoMo at ${simulators.momoUrl}${names.length ? ` (carrying ${names.join(', ')})` : ''}`,
+  );
+  return simulators.stop;
+}

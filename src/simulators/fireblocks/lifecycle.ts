@@ -1,0 +1,174 @@
+/**
+ * How the Fireblocks simulator moves a transaction through Fireblocks' statuses, one step at a time, and
+ * announces each change by webhook: TRANSACTION_CREATED when it appears, TRANSACTION_STATUS_UPDATED on
+ * every status after, each body `{type, tenantId, timestamp, data}` signed RSA-SHA512 with the simulator's
+ * webhook key in the Fireblocks-Signature header (base64), as Fireblocks' "Validate Requests" page says.
+ * Balances move when a transaction is final: an outgoing one's locked amount leaves the vault on
+ * COMPLETED and is released otherwise; an incoming one is credited on COMPLETED.
+ */
+import { createSign } from 'node:crypto';
+import { simulatedChainTransactionHash } from '../../domain/stablecoins.ts';
+import { FIREBLOCKS_SIMULATOR_ASSETS } from './assets.ts';
+import {
+  FIREBLOCKS_SIMULATOR_CONFIRMATIONS,
+  FIREBLOCKS_SIMULATOR_WEBHOOK_TIMEOUT_MS,
+  type FireblocksOutcome,
+  type FireblocksState,
+  type FireblocksTransactionStatus,
+  type FireblocksWebhookDelivery,
+  type StoredTransaction,
+} from './state.ts';
+import { findVault } from './vaults.ts';
+import { FIREBLOCKS_SIMULATOR_WEBHOOK_PRIVATE_KEY } from './webhookKey.ts';
+
+type Step = readonly [FireblocksTransactionStatus, string];
+
+const SIGNING: Step[] = [
+  ['PENDING_SIGNATURE', ''],
+  ['BROADCASTING', ''],
+];
+const CONFIRMING: Step = ['CONFIRMING', 'PENDING_BLOCKCHAIN_CONFIRMATIONS'];
+const COMPLETED: Step = ['COMPLETED', 'CONFIRMED'];
+
+/** The statuses after SUBMITTED an outgoing transaction goes through, by its outcome. */
+const OUTGOING_STEPS: Record<FireblocksOutcome, Step[]> = {
+  complete: [...SIGNING, CONFIRMING, COMPLETED],
+  no_webhooks: [...SIGNING, CONFIRMING, COMPLETED],
+  duplicate_webhooks: [...SIGNING, CONFIRMING, COMPLETED],
+  fail: [...SIGNING, ['FAILED', 'INTERNAL_ERROR']],
+  insufficient_funds: [['FAILED', 'INSUFFICIENT_FUNDS']],
+  cancel: [
+    ['PENDING_SIGNATURE', ''],
+    ['CANCELLED', 'CANCELLED_BY_USER'],
+  ],
+  block: [['BLOCKED', 'BLOCKED_BY_POLICY']],
+  reject: [
+    ['PENDING_SIGNATURE', ''],
+    ['REJECTED', 'REJECTED_BY_USER'],
+  ],
+  stuck: [...SIGNING],
+};
+
+/** Announces a new transaction and schedules the rest of its life. */
+export function advance(state: FireblocksState, stored: StoredTransaction): void {
+  const steps = stored.direction === 'incoming' ? [COMPLETED] : OUTGOING_STEPS[stored.outcome];
+  const run = async () => {
+    await announce(state, stored, 'TRANSACTION_CREATED');
+    for (const [status, subStatus] of steps) {
+      await sleep(state, state.config.stepMs);
+      if (state.closed) return;
+      move(state, stored, status, subStatus);
+      notify(state);
+      await announce(state, stored, 'TRANSACTION_STATUS_UPDATED');
+    }
+  };
+  state.busy += 1;
+  run().finally(() => {
+    state.busy -= 1;
+    notify(state);
+  });
+}
+
+function move(
+  state: FireblocksState,
+  stored: StoredTransaction,
+  status: FireblocksTransactionStatus,
+  subStatus: string,
+): void {
+  const { transaction } = stored;
+  transaction.status = status;
+  transaction.subStatus = subStatus;
+  transaction.lastUpdated = Date.now();
+  if (status === 'BROADCASTING' || status === 'CONFIRMING') {
+    const network = FIREBLOCKS_SIMULATOR_ASSETS[transaction.assetId]?.network ?? 'ethereum';
+    transaction.txHash ||= simulatedChainTransactionHash(`fireblocks\u0000${transaction.id}`, network);
+  }
+  if (status === 'COMPLETED') transaction.numOfConfirmations = FIREBLOCKS_SIMULATOR_CONFIRMATIONS;
+  const wallet = findVault(state, stored.vaultAccountId)?.assets.get(transaction.assetId);
+  if (!wallet || !isFinal(status)) return;
+  if (stored.direction === 'incoming') {
+    if (status === 'COMPLETED') wallet.totalUnits += stored.units;
+    return;
+  }
+  if (stored.outcome === 'insufficient_funds') return; // nothing was locked
+  wallet.lockedUnits -= stored.units;
+  if (status === 'COMPLETED') wallet.totalUnits -= stored.units;
+}
+
+function isFinal(status: FireblocksTransactionStatus): boolean {
+  return ['COMPLETED', 'FAILED', 'CANCELLED', 'BLOCKED', 'REJECTED'].includes(status);
+}
+
+/** Sends the transaction's webhook (none, or twice, as its outcome says) and waits for the answers. */
+async function announce(
+  state: FireblocksState,
+  stored: StoredTransaction,
+  type: FireblocksWebhookDelivery['type'],
+): Promise<void> {
+  const url = state.config.webhookUrl;
+  if (url === undefined || state.closed || stored.outcome === 'no_webhooks') return;
+  const body = JSON.stringify({
+    type,
+    tenantId: state.config.tenantId,
+    timestamp: Date.now(),
+    data: stored.transaction,
+  });
+  const signature = signWebhookBody(body);
+  const times = stored.outcome === 'duplicate_webhooks' ? 2 : 1;
+  for (let i = 0; i < times; i += 1) await deliver(state, stored, type, url, body, signature);
+}
+
+/** Base64(RSA-SHA512(private key, body)): the Fireblocks-Signature header. */
+export function signWebhookBody(body: string, privateKey = FIREBLOCKS_SIMULATOR_WEBHOOK_PRIVATE_KEY): string {
+  const signer = createSign('RSA-SHA512');
+  signer.update(body);
+  return signer.sign(privateKey, 'base64');
+}
+
+async function deliver(
+  state: FireblocksState,
+  stored: StoredTransaction,
+  type: FireblocksWebhookDelivery['type'],
+  url: string,
+  body: string,
+  signature: string,
+): Promise<void> {
+  const delivery: FireblocksWebhookDelivery = {
+    type,
+    transactionId: stored.transaction.id,
+    externalTxId: stored.transaction.externalTxId,
+    status: stored.transaction.status,
+    url,
+    body,
+    signature,
+    at: Date.now(),
+  };
+  try {
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'Fireblocks-Signature': signature },
+      body,
+      signal: AbortSignal.timeout(FIREBLOCKS_SIMULATOR_WEBHOOK_TIMEOUT_MS),
+    });
+    await response.arrayBuffer();
+    delivery.responseStatus = response.status;
+  } catch (error) {
+    delivery.error = error instanceof Error ? error.message : String(error);
+  }
+  state.webhooks.push(delivery);
+  notify(state);
+}
+
+function sleep(state: FireblocksState, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      state.timers.delete(timer);
+      resolve();
+    }, ms);
+    state.timers.add(timer);
+  });
+}
+
+function notify(state: FireblocksState): void {
+  for (const listener of [...state.listeners]) listener();
+}

@@ -1,0 +1,280 @@
+/**
+ * The Fireblocks simulator's HTTP server: reads and records each request, authenticates it as Fireblocks
+ * does (X-API-Key and a signed JWT per request), routes it to the vault or transactions API, and writes
+ * the answer. Also the simulator's controls: funding a vault, announcing an incoming deposit, forcing
+ * failures, waiting for webhooks and statuses.
+ */
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
+import http from 'node:http';
+import {
+  closeSimulator,
+  decodedOrUndefined,
+  listenOn,
+  readBody,
+  receivedRequest,
+  waitUntil,
+} from '../plumbing.ts';
+import { atomicAmount, FIREBLOCKS_SIMULATOR_ASSETS } from './assets.ts';
+import { authenticate } from './auth.ts';
+import {
+  type Answer,
+  FIREBLOCKS_SIMULATOR_BODY_MAX_BYTES,
+  FIREBLOCKS_SIMULATOR_WAIT_TIMEOUT_MS,
+  type FireblocksReceivedRequest,
+  type FireblocksSimulatorOptions,
+  type FireblocksState,
+  type FireblocksTransaction,
+  type FireblocksTransactionStatus,
+  type FireblocksWebhookDelivery,
+  fireblocksError,
+  newFireblocksState,
+} from './state.ts';
+import {
+  announceDeposit,
+  createTransaction,
+  type IncomingDeposit,
+  listTransactions,
+  readTransaction,
+  readTransactionByExternalTxId,
+} from './transactions.ts';
+import {
+  addAddress,
+  createVaultAccount,
+  createVaultAsset,
+  findVault,
+  listAddresses,
+  listVaultsPaged,
+  presentVault,
+  readVault,
+  readVaultAsset,
+} from './vaults.ts';
+import { FIREBLOCKS_SIMULATOR_WEBHOOK_PUBLIC_KEY } from './webhookKey.ts';
+
+export interface FireblocksSimulator {
+  /** The base URL an SDK is given: the server's origin with Fireblocks' `/v1`. */
+  baseUrl: string;
+  /** The default API user (when no apiUsers were given): its API key and PEM private key. */
+  credentials: { apiKey: string; secretKey: string };
+  /** The PEM public key webhooks are verified with, published as Fireblocks publishes its own. */
+  webhookPublicKey: string;
+  readonly requests: readonly FireblocksReceivedRequest[];
+  readonly webhooks: readonly FireblocksWebhookDelivery[];
+  setWebhookUrl(url: string | undefined): void;
+  registerApiUser(apiKey: string, publicKeyPem: string): void;
+  /** Sets a vault's asset wallet balance (a decimal string), as funding it on chain would. */
+  setBalance(vaultAccountId: string, assetId: string, amount: string): void;
+  /** An incoming deposit to a vault address, announced by webhook and credited once COMPLETED. */
+  deposit(deposit: IncomingDeposit): FireblocksTransaction;
+  transaction(id: string): FireblocksTransaction | undefined;
+  /** The next `count` requests, whatever they are, are answered `status`. */
+  failNext(count: number, status: 500 | 503): void;
+  waitForStatus(
+    id: string,
+    status: FireblocksTransactionStatus,
+    timeoutMs?: number,
+  ): Promise<FireblocksTransaction>;
+  waitForWebhooks(filter?: {
+    transactionId?: string;
+    count?: number;
+    timeoutMs?: number;
+  }): Promise<FireblocksWebhookDelivery[]>;
+  /** Resolves once every transaction's scheduled life has run. */
+  whenIdle(timeoutMs?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startFireblocksSimulator(
+  options: FireblocksSimulatorOptions = {},
+): Promise<FireblocksSimulator> {
+  let credentials = { apiKey: '', secretKey: '' };
+  let apiUsers = options.apiUsers;
+  if (apiUsers === undefined) {
+    const pair = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    credentials = {
+      apiKey: randomUUID(),
+      secretKey: pair.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    };
+    apiUsers = { [credentials.apiKey]: pair.publicKey.export({ type: 'spki', format: 'pem' }).toString() };
+  }
+  const state = newFireblocksState(options, apiUsers);
+  const server = http.createServer((request, response) => receive(state, request, response));
+  const origin = await listenOn(server, options.port, options.host);
+  return controls(state, server, `${origin}/v1`, credentials);
+}
+
+function controls(
+  state: FireblocksState,
+  server: http.Server,
+  baseUrl: string,
+  credentials: FireblocksSimulator['credentials'],
+): FireblocksSimulator {
+  return {
+    baseUrl,
+    credentials,
+    webhookPublicKey: FIREBLOCKS_SIMULATOR_WEBHOOK_PUBLIC_KEY,
+    requests: state.requests,
+    webhooks: state.webhooks,
+    setWebhookUrl: (url) => {
+      state.config.webhookUrl = url;
+    },
+    registerApiUser: (apiKey, publicKeyPem) => {
+      state.apiUsers.set(apiKey, publicKeyPem);
+    },
+    setBalance: (vaultAccountId, assetId, amount) => {
+      const wallet = findVault(state, vaultAccountId)?.assets.get(assetId);
+      const units = atomicAmount(amount, FIREBLOCKS_SIMULATOR_ASSETS[assetId]?.decimals ?? 0);
+      if (!wallet || units === undefined)
+        throw new Error('setBalance: no such asset wallet, or a bad amount');
+      wallet.totalUnits = units;
+    },
+    deposit: (deposit) => announceDeposit(state, deposit),
+    transaction: (id) => {
+      const stored = state.transactions.get(id);
+      return stored ? structuredClone(stored.transaction) : undefined;
+    },
+    failNext: (count, status) => {
+      for (let i = 0; i < count; i += 1) state.failures.push(status);
+    },
+    waitForStatus: (id, status, timeoutMs = FIREBLOCKS_SIMULATOR_WAIT_TIMEOUT_MS) =>
+      waitUntil(
+        state.listeners,
+        () => {
+          const transaction = state.transactions.get(id)?.transaction;
+          return transaction?.status === status ? structuredClone(transaction) : undefined;
+        },
+        timeoutMs,
+        `transaction ${id} to be ${status}`,
+      ),
+    waitForWebhooks: ({ transactionId, count = 1, timeoutMs = FIREBLOCKS_SIMULATOR_WAIT_TIMEOUT_MS } = {}) =>
+      waitUntil(
+        state.listeners,
+        () => {
+          const found = state.webhooks.filter(
+            (delivery) => transactionId === undefined || delivery.transactionId === transactionId,
+          );
+          return found.length >= count ? found : undefined;
+        },
+        timeoutMs,
+        `${count} webhook(s)`,
+      ),
+    whenIdle: async (timeoutMs = FIREBLOCKS_SIMULATOR_WAIT_TIMEOUT_MS) => {
+      await waitUntil(
+        state.listeners,
+        () => (state.busy === 0 ? true : undefined),
+        timeoutMs,
+        'scheduled work',
+      );
+    },
+    close: () => {
+      state.closed = true;
+      return closeSimulator(server, state.timers);
+    },
+  };
+}
+
+async function receive(
+  state: FireblocksState,
+  request: http.IncomingMessage,
+  response: http.ServerResponse,
+): Promise<void> {
+  const record: FireblocksReceivedRequest = receivedRequest(request);
+  state.requests.push(record);
+  let result: Answer;
+  try {
+    record.body = await readBody(request, FIREBLOCKS_SIMULATOR_BODY_MAX_BYTES);
+    result = answer(state, record);
+  } catch {
+    result = fireblocksError(413, 413, 'Request body too large');
+  }
+  record.status = result.status;
+  response
+    .writeHead(result.status, { 'Content-Type': 'application/json; charset=utf-8' })
+    .end(JSON.stringify(result.body));
+}
+
+const ROUTES: Array<{ method: string; pattern: RegExp; handle: Handler }> = [];
+type Handler = (
+  state: FireblocksState,
+  params: string[],
+  body: Record<string, unknown>,
+  context: Context,
+) => Answer;
+interface Context {
+  query: URLSearchParams;
+  apiKey: string;
+}
+
+function route(method: string, pattern: RegExp, handle: Handler): void {
+  ROUTES.push({ method, pattern, handle });
+}
+
+route('POST', /^\/v1\/vault\/accounts$/, (state, _params, body) => createVaultAccount(state, body));
+route('GET', /^\/v1\/vault\/accounts$/, (state) => ({ status: 200, body: state.vaults.map(presentVault) }));
+route('GET', /^\/v1\/vault\/accounts_paged$/, (state, _params, _body, { query }) =>
+  listVaultsPaged(state, query),
+);
+route('GET', /^\/v1\/vault\/accounts\/([^/]+)$/, (state, [id = '']) => readVault(state, id));
+route('POST', /^\/v1\/vault\/accounts\/([^/]+)\/([^/]+)$/, (state, [id = '', asset = '']) =>
+  createVaultAsset(state, id, asset),
+);
+route('GET', /^\/v1\/vault\/accounts\/([^/]+)\/([^/]+)$/, (state, [id = '', asset = '']) =>
+  readVaultAsset(state, id, asset),
+);
+route('GET', /^\/v1\/vault\/accounts\/([^/]+)\/([^/]+)\/addresses$/, (state, [id = '', asset = '']) =>
+  listAddresses(state, id, asset),
+);
+route(
+  'GET',
+  /^\/v1\/vault\/accounts\/([^/]+)\/([^/]+)\/addresses_paginated$/,
+  (state, [id = '', asset = ''], _body, { query }) => listAddresses(state, id, asset, query),
+);
+route('POST', /^\/v1\/vault\/accounts\/([^/]+)\/([^/]+)\/addresses$/, (state, [id = '', asset = ''], body) =>
+  addAddress(state, id, asset, body),
+);
+route('POST', /^\/v1\/transactions$/, (state, _params, body, { apiKey }) =>
+  createTransaction(state, body, apiKey),
+);
+route('GET', /^\/v1\/transactions$/, (state, _params, _body, { query }) => listTransactions(state, query));
+route('GET', /^\/v1\/transactions\/external_tx_id\/([^/]+)$/, (state, [externalTxId = '']) =>
+  readTransactionByExternalTxId(state, externalTxId),
+);
+route('GET', /^\/v1\/transactions\/([^/]+)$/, (state, [id = '']) => readTransaction(state, id));
+
+const NOT_FOUND: Answer = fireblocksError(404, 404, 'Not found');
+const UNAVAILABLE: Answer = fireblocksError(503, 503, 'Service unavailable');
+
+function answer(state: FireblocksState, record: FireblocksReceivedRequest): Answer {
+  const failure = state.failures.shift();
+  if (failure !== undefined) return { ...UNAVAILABLE, status: failure };
+  const url = new URL(record.path, 'http://simulator.invalid');
+  const found = ROUTES.map((candidate) => ({ candidate, match: candidate.pattern.exec(url.pathname) })).find(
+    ({ candidate, match }) => match !== null && candidate.method === record.method,
+  );
+  if (!found?.match) return NOT_FOUND;
+  const refusal = authenticate(
+    state,
+    record.path,
+    record.headers,
+    record.body,
+    Math.floor(Date.now() / 1000),
+  );
+  if (refusal) return refusal;
+  let body: Record<string, unknown> = {};
+  if (record.method === 'POST' && record.body !== '') {
+    try {
+      const parsed: unknown = JSON.parse(record.body);
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+        throw new Error('not an object');
+      body = parsed as Record<string, unknown>;
+    } catch {
+      return fireblocksError(400, 1400, 'The request body is not a JSON object');
+    }
+  }
+  const params = found.match.slice(1).map((param) => decodedOrUndefined(param ?? ''));
+  // A malformed escape (`%zz`) names no resource.
+  if (params.some((param) => param === undefined)) return NOT_FOUND;
+  return found.candidate.handle(state, params as string[], body, {
+    query: url.searchParams,
+    apiKey: String(record.headers['x-api-key']),
+  });
+}

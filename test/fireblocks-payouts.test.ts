@@ -1,0 +1,314 @@
+/**
+ * Custody through Fireblocks, payouts and deposit addresses: an organization configures Fireblocks as its custody partner
+ * (API key and private key sealed like every partner's credentials), the rail worker sends each
+ * `digital_asset` payout as a Fireblocks transaction with externalTxId = the transfer's id to the
+ * Fireblocks simulator (a real HTTP server), and the simulator's signed webhooks come back over real HTTP to
+ * the service's callback address. Completed, failed, cancelled, missing and repeated webhooks, a forged
+ * one, and a retried submit (never a second transaction) are each tested; the ledger verifies after each.
+ * Its wallets' deposit addresses are then their Fireblocks vault accounts' (one vault account per wallet).
+ */
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { payoutRailResolver } from '../src/railWork.ts';
+import { runCustodyDepositPollOnce } from '../src/modules/railPartners/custodyWorkers.ts';
+import {
+  type FireblocksConfig,
+  fireblocksRequest,
+} from '../src/modules/railPartners/partners/fireblocks/connection.ts';
+import {
+  fireblocksRail,
+  parseFireblocksWebhook,
+} from '../src/modules/railPartners/partners/fireblocks/rail.ts';
+import { railPartnerDirectory } from '../src/modules/railPartners/useCases/directory.ts';
+import { runDepositWorkerOnce } from '../src/modules/stablecoins/workers.ts';
+import { runRailWorkerOnce } from '../src/modules/transfers/workers.ts';
+import { MalformedCallbackError } from '../src/rails/partner.ts';
+import {
+  type FireblocksSimulator,
+  signWebhookBody,
+  startFireblocksSimulator,
+} from '../src/simulators/fireblocks/index.ts';
+import { eventually } from './support/eventually.ts';
+import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
+import { expectLedgerHealthy, fundedWallet } from './support/ledger.ts';
+import { newOrganization } from './support/organizations.ts';
+
+const PAYEE = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
+const toPayee = { type: 'crypto_address', asset: 'USDC', network: 'ethereum', address: PAYEE };
+
+describe.each(BACKENDS)('Fireblocks payouts on %s', (backend) => {
+  let t: TestApp;
+  let sim: FireblocksSimulator;
+  let config: FireblocksConfig;
+  let vaultAccountId: string;
+
+  beforeAll(async () => {
+    t = await startTestApp(backend, 'sandbox');
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    t.deps.publicUrl = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+    sim = await startFireblocksSimulator({ stepMs: 5 });
+    config = {
+      fetch: (url, init) => fetch(url, init as RequestInit),
+      baseUrl: sim.baseUrl,
+      apiKey: sim.credentials.apiKey,
+      privateKey: sim.credentials.secretKey,
+      webhookPublicKey: sim.webhookPublicKey,
+      sourceVaultAccountId: '',
+    };
+    const vault = await fireblocksRequest(config, 'POST', '/vault/accounts', { name: 'treasury' });
+    vaultAccountId = (vault.body as { id: string }).id;
+    config.sourceVaultAccountId = vaultAccountId;
+    await fireblocksRequest(config, 'POST', `/vault/accounts/${vaultAccountId}/USDC`);
+    sim.setBalance(vaultAccountId, 'USDC', '1000');
+  });
+  afterAll(async () => {
+    await sim?.close();
+    await t?.close();
+  });
+
+  /** A new organization with Fireblocks configured (its webhooks to the service) and a funded USDC wallet. */
+  async function configured() {
+    const org = await newOrganization(t);
+    const created = await api(t, 'POST', '/v1/rail-partners', {
+      key: org.key,
+      body: {
+        partner: 'fireblocks',
+        settings: {
+          base_url: sim.baseUrl,
+          source_vault_account_id: vaultAccountId,
+          webhook_public_key: sim.webhookPublicKey,
+        },
+        credentials: { api_key: sim.credentials.apiKey, private_key: sim.credentials.secretKey },
+      },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    expect(created.data).toMatchObject({ partner: 'fireblocks', rail: 'digital_asset', network: null });
+    expect(created.body).not.toContain('PRIVATE KEY');
+    sim.setWebhookUrl(`${created.data.callback_url}/webhook`);
+    const wallet = await fundedWallet(t, '500.000000', 'USDC', org.key);
+    return { key: org.key, wallet };
+  }
+
+  /** A configured organization's new USDC wallet with its ethereum deposit address issued, and its vault account. */
+  async function walletInCustody() {
+    const { key } = await configured();
+    const wallet = await fundedWallet(t, '0', 'USDC', key);
+    const issued = await api(t, 'POST', `/v1/wallets/${wallet}/deposit-addresses`, {
+      key,
+      body: { network: 'ethereum' },
+    });
+    expect(issued.statusCode, issued.body).toBe(201);
+    const name = encodeURIComponent(`mkoba ${wallet}`);
+    const vaults = await fireblocksRequest(config, 'GET', `/vault/accounts_paged?namePrefix=${name}`);
+    const vaultId = (vaults.body as { accounts: Array<{ id: string }> }).accounts[0]?.id ?? '';
+    return { key, wallet, vaultId };
+  }
+
+  const work = () =>
+    runRailWorkerOnce(t.deps, payoutRailResolver(railPartnerDirectory(t.deps), 'production'), {
+      log: () => {},
+    });
+  async function send(key: string, wallet: string, amount: string) {
+    const created = await api(t, 'POST', '/v1/transfers', {
+      key,
+      body: { source: wallet, destination: toPayee, amount, currency: 'USDC' },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    return created.data.id as string;
+  }
+  const transferOf = async (key: string, id: string) =>
+    (await api(t, 'GET', `/v1/transfers/${id}`, { key })).data;
+  const final = (key: string, id: string) =>
+    eventually(
+      () => transferOf(key, id),
+      (tr) => tr.status === 'settled' || tr.status === 'failed',
+    );
+  const dueNow = (id: string) =>
+    t.db.store.query('UPDATE transfers SET next_rail_check_at = $2 WHERE id = $1', [id, new Date()]);
+  const transactionsFor = (transferId: string) =>
+    sim.requests.filter(
+      (r) => r.method === 'POST' && r.path === '/v1/transactions' && r.body.includes(transferId),
+    );
+
+  it('sends a payout as a transaction with externalTxId = the transfer, settled by its signed webhook', async () => {
+    const { key, wallet } = await configured();
+    const id = await send(key, wallet, '25.500000');
+    await work();
+    await sim.whenIdle();
+    const settled = await final(key, id);
+    expect(settled.status).toBe('settled');
+    const sent = JSON.parse(transactionsFor(id)[0]?.body ?? '{}');
+    expect(sent).toMatchObject({
+      externalTxId: id,
+      assetId: 'USDC',
+      amount: '25.5',
+      source: { type: 'VAULT_ACCOUNT', id: vaultAccountId },
+      destination: { type: 'ONE_TIME_ADDRESS', oneTimeAddress: { address: PAYEE } },
+    });
+    const callbacks = (await api(t, 'GET', `/v1/rail-callbacks?transfer=${id}`, { key })).data.data as {
+      status: string;
+    }[];
+    expect(callbacks.map((c) => c.status)).toContain('applied');
+    await expectLedgerHealthy(t);
+  });
+
+  it.each([
+    ['13.130000', 'partner_error'],
+    ['14.140000', 'partner_canceled'],
+    ['15.150000', 'partner_not_allowed'],
+    ['16.160000', 'partner_rejected'],
+  ])('fails amount %s %s and returns the money', async (amount, failureCode) => {
+    const { key, wallet } = await configured();
+    const id = await send(key, wallet, amount);
+    await work();
+    await sim.whenIdle();
+    const failed = await final(key, id);
+    expect(failed).toMatchObject({ status: 'failed', failure_code: failureCode });
+    const balance = await api(t, 'GET', `/v1/wallets/${wallet}`, { key });
+    expect(balance.data.balance).toMatchObject({ available: '500.000000' });
+    await expectLedgerHealthy(t);
+  });
+
+  it('settles by polling when no webhook comes, and a repeated webhook changes nothing twice', async () => {
+    const { key, wallet } = await configured();
+    const silent = await send(key, wallet, '17.170000');
+    const twice = await send(key, wallet, '18.180000');
+    await work();
+    await sim.whenIdle();
+    expect((await transferOf(key, silent)).status).not.toBe('settled');
+    await dueNow(silent);
+    await work();
+    expect((await final(key, silent)).status).toBe('settled');
+    expect((await final(key, twice)).status).toBe('settled');
+    const entries = (await api(t, 'GET', `/v1/ledger/entries?transfer=${twice}`, { key })).data
+      .data as unknown[];
+    const silentEntries = (await api(t, 'GET', `/v1/ledger/entries?transfer=${silent}`, { key })).data
+      .data as unknown[];
+    expect(entries.length).toBe(silentEntries.length);
+    await expectLedgerHealthy(t);
+  });
+
+  it('a retried submit finds the first transaction by externalTxId: never a second one', async () => {
+    const rail = fireblocksRail(config);
+    const { key, wallet } = await configured();
+    const id = await send(key, wallet, '3.000000');
+    const transfer = { id, amountMinor: 3_000000n, destination: toPayee } as never;
+    const first = await rail.submit({ idempotencyReference: id, transfer }, new Date());
+    const again = await rail.submit({ idempotencyReference: id, transfer }, new Date());
+    expect(first).toMatchObject({ accepted: true });
+    expect(again).toEqual({ ...first, checkAt: expect.any(Date) });
+    expect(transactionsFor(id)).toHaveLength(2);
+    expect(transactionsFor(id)[1]?.status).toBe(400);
+    await sim.whenIdle();
+  });
+
+  it('issues deposit addresses from a vault account per wallet, the same one when asked again', async () => {
+    const { key } = await configured();
+    const usdc = await fundedWallet(t, '0', 'USDC', key);
+    const usdt = await fundedWallet(t, '0', 'USDT', key);
+    const ask = (wallet: string, network: string) =>
+      api(t, 'POST', `/v1/wallets/${wallet}/deposit-addresses`, { key, body: { network } });
+    const first = await ask(usdc, 'ethereum');
+    expect(first.statusCode, first.body).toBe(201);
+    const again = await ask(usdc, 'ethereum');
+    expect(again.statusCode).toBe(200);
+    expect(again.data.address).toBe(first.data.address);
+    const tron = await ask(usdt, 'tron');
+    expect(tron.statusCode, tron.body).toBe(201);
+    expect(tron.data.address).toMatch(/^T/);
+    const vaults = await fireblocksRequest(
+      config,
+      'GET',
+      `/vault/accounts_paged?namePrefix=${encodeURIComponent(`mkoba ${usdc}`)}`,
+    );
+    const [vault] = (vaults.body as { accounts: Array<{ id: string; customerRefId: string }> }).accounts;
+    expect(vault?.customerRefId).toBe(usdc);
+    const addresses = await fireblocksRequest(
+      config,
+      'GET',
+      `/vault/accounts/${vault?.id}/USDC/addresses_paginated`,
+    );
+    expect((addresses.body as { addresses: Array<{ address: string }> }).addresses[0]?.address).toBe(
+      first.data.address,
+    );
+    const unanswered = await fundedWallet(t, '0', 'USDC', key);
+    sim.failNext(1, 503);
+    const refused = await ask(unanswered, 'ethereum');
+    expect(refused.statusCode).toBe(503);
+    expect(refused.data).toMatchObject({ code: 'service_unavailable', param: 'network' });
+    expect((await ask(unanswered, 'ethereum')).statusCode).toBe(201);
+  });
+
+  it('credits a deposit Fireblocks announces by signed webhook once, through the deposit worker', async () => {
+    const { key, wallet, vaultId } = await walletInCustody();
+    const once = sim.deposit({ vaultAccountId: vaultId, assetId: 'USDC', amount: '42.5' });
+    const twice = sim.deposit({ vaultAccountId: vaultId, assetId: 'USDC', amount: '18.18' });
+    await sim.whenIdle();
+    const deposits = async () =>
+      (await api(t, 'GET', `/v1/deposits?wallet=${wallet}`, { key })).data.data as Array<{
+        tx_hash: string;
+        amount: string;
+      }>;
+    const recorded = await eventually(deposits, (list) => list.length === 2);
+    expect(recorded.map((d) => [d.tx_hash, d.amount]).sort()).toEqual(
+      [
+        [sim.transaction(once.id)?.txHash, '42.500000'],
+        [sim.transaction(twice.id)?.txHash, '18.180000'],
+      ].sort(),
+    );
+    for (let i = 0; i < 3; i++) await runDepositWorkerOnce(t.deps, { log: () => {} });
+    const balance = await api(t, 'GET', `/v1/wallets/${wallet}`, { key });
+    expect(balance.data.balance).toMatchObject({ available: '60.680000' });
+    await expectLedgerHealthy(t);
+  });
+
+  it('finds a deposit whose webhook never came by polling, and records it once', async () => {
+    const { key, wallet, vaultId } = await walletInCustody();
+    const silent = sim.deposit({ vaultAccountId: vaultId, assetId: 'USDC', amount: '17.17' });
+    await sim.whenIdle();
+    expect(sim.webhooks.filter((w) => w.transactionId === silent.id)).toEqual([]);
+    const deposits = async () =>
+      (await api(t, 'GET', `/v1/deposits?wallet=${wallet}`, { key })).data.data as unknown[];
+    expect(await deposits()).toEqual([]);
+    const directory = railPartnerDirectory(t.deps);
+    expect(await runCustodyDepositPollOnce(t.deps, directory)).toBeGreaterThanOrEqual(1);
+    expect(await runCustodyDepositPollOnce(t.deps, directory)).toBe(0);
+    expect(await deposits()).toHaveLength(1);
+    for (let i = 0; i < 3; i++) await runDepositWorkerOnce(t.deps, { log: () => {} });
+    const balance = await api(t, 'GET', `/v1/wallets/${wallet}`, { key });
+    expect(balance.data.balance).toMatchObject({ available: '17.170000' });
+    await expectLedgerHealthy(t);
+  });
+
+  it('refuses a webhook its signature does not verify, and ignores deposits and statuses on the way', () => {
+    const body = JSON.stringify({
+      type: 'TRANSACTION_STATUS_UPDATED',
+      data: { id: 'x', status: 'COMPLETED' },
+    });
+    const forged = {
+      path: 'webhook',
+      rawBody: body,
+      headers: { 'fireblocks-signature': signWebhookBody('{}') },
+    };
+    expect(() => parseFireblocksWebhook(config, forged)).toThrow(MalformedCallbackError);
+    const unsigned = { path: 'webhook', rawBody: body, headers: {} };
+    expect(() => parseFireblocksWebhook(config, unsigned)).toThrow(MalformedCallbackError);
+    const signed = (event: object) => {
+      const rawBody = JSON.stringify(event);
+      return { path: 'webhook', rawBody, headers: { 'fireblocks-signature': signWebhookBody(rawBody) } };
+    };
+    const deposit = { id: 'd', status: 'COMPLETED', source: { type: 'UNKNOWN' } };
+    expect(
+      parseFireblocksWebhook(config, signed({ type: 'TRANSACTION_CREATED', data: deposit })),
+    ).toMatchObject({
+      kind: 'ignored',
+    });
+    const onTheWay = { id: 'o', status: 'BROADCASTING', source: { type: 'VAULT_ACCOUNT', id: '0' } };
+    expect(
+      parseFireblocksWebhook(config, signed({ type: 'TRANSACTION_STATUS_UPDATED', data: onTheWay })),
+    ).toMatchObject({ kind: 'ignored' });
+    expect(parseFireblocksWebhook(config, signed({ type: 'VAULT_ACCOUNT_ADDED', data: {} }))).toMatchObject({
+      kind: 'ignored',
+    });
+  });
+});
