@@ -14,16 +14,8 @@ import { startControlServer } from './cli/controlChannel.ts';
 import { requireEncryptionKey } from './config/encryption.ts';
 import { IDEMPOTENCY_PRUNE_INTERVAL_MS, RETENTION_PRUNE_INTERVAL_MS } from './config/retention.ts';
 import type { Config } from './config.ts';
-import type { Environment } from './domain/access.ts';
 import type { Keyring } from './domain/sealing.ts';
 import { APPROVAL_EXPIRY_INTERVAL_MS, runApprovalExpiryOnce } from './modules/authorization/index.ts';
-import {
-  COLLECTION_WORKER_INTERVAL_MS,
-  type CollectionRailResolver,
-  partnerCollectionRail,
-  runCollectionWorkerOnce,
-  simulatedCollectionRail,
-} from './modules/collections/index.ts';
 import {
   runSmileIdWorkerOnce,
   runVerificationWorkerOnce,
@@ -34,39 +26,16 @@ import {
 import { EXPORT_WORKER_INTERVAL_MS, exportFormatters, runExportWorkerOnce } from './modules/exports/index.ts';
 import { LAUNCH_GATE_WORKER_INTERVAL_MS, launchGateWalker } from './modules/launchGates/index.ts';
 import { PAYMENT_BATCH_WORKER_INTERVAL_MS, runPaymentBatchPass } from './modules/paymentBatches/index.ts';
-import {
-  CUSTODY_DEPOSIT_POLL_INTERVAL_MS,
-  ensureSimulatedRailPartner,
-  PARTNER_RAIL_FACTORIES,
-  RAIL_CALLBACK_SWEEP_INTERVAL_MS,
-  RAIL_CREDIT_VERIFICATION_WORKER_INTERVAL_MS,
-  RAIL_REVERSAL_WORKER_INTERVAL_MS,
-  type RailPartnerDirectory,
-  railPartnerDirectory,
-  runCustodyDepositPollOnce,
-  runRailCallbackSweepOnce,
-  runRailCreditVerificationWorkerOnce,
-  runRailReversalWorkerOnce,
-} from './modules/railPartners/index.ts';
-import { DEPOSIT_WORKER_INTERVAL_MS, runDepositWorkerOnce } from './modules/stablecoins/index.ts';
+import { PARTNER_RAIL_FACTORIES } from './modules/railPartners/index.ts';
 import { DAY_WORKER_INTERVAL_MS, runDayWorkerOnce } from './modules/testClock/index.ts';
-import {
-  LedgerWriter,
-  RAIL_WORKER_INTERVAL_MS,
-  type RailResolver,
-  type RailWorkerLog,
-  registryResolver,
-  runRailWorkerOnce,
-} from './modules/transfers/index.ts';
+import { LedgerWriter, type RailWorkerLog } from './modules/transfers/index.ts';
 import { runSafeguardingWorkerOnce, SAFEGUARDING_WORKER_INTERVAL_MS } from './modules/treasury/index.ts';
 import { httpWebhookSender, startWebhookDispatcher } from './modules/webhooks/index.ts';
 import { loadKeyring, openSecretsAtRest, rememberSandboxKey } from './processSecrets.ts';
 import { DataDirBusyError, type OpenedStore, openLaunchGateSource, openStore } from './processStore.ts';
-import { sandboxRails } from './rails/sandbox.ts';
 import { type PeriodicWork, railWork, startSandboxSimulators } from './railWork.ts';
 import { buildServerApp, listenAt, type StartServerOptions, type Stops } from './serverHttp.ts';
 import { migrate } from './store/migrate.ts';
-import { findOrganizationByName } from './store/repositories/organizations.ts';
 import type { Store } from './store/store.ts';
 import { pruneExpiredIdempotencyRecords } from './workers/idempotencyPruner.ts';
 import { startPeriodic, type Worker } from './workers/periodic.ts';

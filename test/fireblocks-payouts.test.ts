@@ -9,7 +9,6 @@
  */
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { payoutRailResolver } from '../src/railWork.ts';
 import { runCustodyDepositPollOnce } from '../src/modules/railPartners/custodyWorkers.ts';
 import {
   type FireblocksConfig,
@@ -23,6 +22,7 @@ import { railPartnerDirectory } from '../src/modules/railPartners/useCases/direc
 import { runDepositWorkerOnce } from '../src/modules/stablecoins/workers.ts';
 import { runRailWorkerOnce } from '../src/modules/transfers/workers.ts';
 import { MalformedCallbackError } from '../src/rails/partner.ts';
+import { payoutRailResolver } from '../src/railWork.ts';
 import {
   type FireblocksSimulator,
   signWebhookBody,

@@ -8,13 +8,13 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Transfer } from '../src/domain/transferRecord.ts';
-import { payoutRailResolver, startSandboxSimulators } from '../src/railWork.ts';
 import type { MpesaDarajaConfig } from '../src/modules/railPartners/partners/mpesaDaraja/connection.ts';
 import { mpesaDarajaRail } from '../src/modules/railPartners/partners/mpesaDaraja/rail.ts';
 import { railPartnerDirectory } from '../src/modules/railPartners/useCases/directory.ts';
 import { RAIL_NOT_CONFIGURED_FAILURE, runRailWorkerOnce } from '../src/modules/transfers/workers.ts';
 import { guardedFetch } from '../src/outbound/guard.ts';
 import { MalformedCallbackError, type PartnerRail } from '../src/rails/partner.ts';
+import { payoutRailResolver, startSandboxSimulators } from '../src/railWork.ts';
 import {
   B2B_PATH,
   DARAJA_SIMULATOR_DEFAULT_CREDENTIALS,

@@ -9,9 +9,9 @@
  */
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { payoutRailResolver, startSandboxSimulators } from '../src/railWork.ts';
 import { railPartnerDirectory } from '../src/modules/railPartners/useCases/directory.ts';
 import { RAIL_RESULT_TIMEOUT_MS, runRailWorkerOnce } from '../src/modules/transfers/workers.ts';
+import { payoutRailResolver, startSandboxSimulators } from '../src/railWork.ts';
 import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
 import { expectLedgerHealthy, fundedWallet, mobilePayout } from './support/ledger.ts';
 

@@ -1,9 +1,13 @@
 /**
- * What every partner simulator's HTTP side needs, whatever partner it plays: listening on a loopback port,
- * reading a bounded request body, scheduled work it can wait for (so a test knows when it is idle), posting
- * a callback, and closing. New simulators use these; the older ones keep their own copies for now.
+ * What every partner simulator's HTTP side needs, whatever partner it plays: listening on a loopback port
+ * (plain HTTP, or HTTPS under the simulator's own fixed test certificate, for clients that only speak HTTPS
+ * or only reach a partner's fixed host name), recording a request as it arrives, reading a bounded body,
+ * decoding a path parameter, scheduled work it can wait for (so a test knows when it is idle), posting a
+ * callback, and closing.
  */
 import http from 'node:http';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
 
 /** The part of a simulator's state that scheduled work and waits use. */
 export interface SimulatorWork {
@@ -13,20 +17,35 @@ export interface SimulatorWork {
   listeners: Set<() => void>;
 }
 
-/** Starts `handler` as an HTTP server; answers its base URL (no trailing slash). */
+/** A simulator's TLS identity: a certificate (PEM) and its private key (PEM). Test keys only. */
+export interface SimulatorTlsIdentity {
+  cert: string;
+  key: string;
+}
+
+export interface SimulatorListenOptions {
+  port?: number | undefined;
+  host?: string | undefined;
+  /** When set, the simulator speaks HTTPS with this identity. */
+  tls?: SimulatorTlsIdentity | undefined;
+}
+
+/**
+ * Starts `handler` on the port and address asked for (an ephemeral port on 127.0.0.1 by default); answers
+ * the server and its origin, without a trailing slash: `https://…` under TLS, `http://…` otherwise.
+ */
 export async function listenSimulator(
   handler: http.RequestListener,
-  options: { host?: string; port?: number },
+  options: SimulatorListenOptions,
 ): Promise<{ server: http.Server; url: string }> {
-  const server = http.createServer(handler);
+  const server = options.tls ? https.createServer(options.tls, handler) : http.createServer(handler);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
   });
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('the simulator has no TCP address');
+  const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  return { server, url: `http://${host}:${address.port}` };
+  return { server, url: `${options.tls ? 'https' : 'http'}://${host}:${address.port}` };
 }
 
 /** Stops scheduled work and the server, dropping open connections. */
@@ -76,7 +95,7 @@ export function schedule(work: SimulatorWork, ms: number, task: () => Promise<vo
 
 /** Resolves with `ready()`'s value once it has one, checking now and after each piece of scheduled work. */
 export function waitFor<T>(
-  work: SimulatorWork,
+  work: Pick<SimulatorWork, 'listeners'>,
   ready: () => T | undefined,
   timeoutMs: number,
   what: string,
@@ -98,8 +117,30 @@ export function waitFor<T>(
   });
 }
 
+/** A request a simulator received, as its tests read it. */
+export interface SimulatorReceivedRequest {
+  method: string;
+  /** The path with its query, as sent. */
+  path: string;
+  /** Lower-case header names. */
+  headers: http.IncomingHttpHeaders;
+  body: string;
+  /** The status answered; 0 while unanswered (a hanging request). */
+  status: number;
+  at: number;
+}
+
+/** A path parameter decoded, or undefined for a malformed escape (`%zz`), which names no resource. */
+export function decodedOrUndefined(text: string): string | undefined {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return undefined;
+  }
+}
+
 /** The record of a request as it arrives, before its body is read or it is answered (status 0). */
-export function arrivingRequest(request: http.IncomingMessage) {
+export function arrivingRequest(request: http.IncomingMessage): SimulatorReceivedRequest {
   return {
     method: request.method ?? 'GET',
     path: request.url ?? '/',

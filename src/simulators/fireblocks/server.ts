@@ -5,15 +5,15 @@
  * failures, waiting for webhooks and statuses.
  */
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
-import http from 'node:http';
+import type http from 'node:http';
 import {
+  arrivingRequest,
   closeSimulator,
   decodedOrUndefined,
-  listenOn,
-  readBody,
-  receivedRequest,
-  waitUntil,
-} from '../plumbing.ts';
+  listenSimulator,
+  readRequestBody,
+  waitFor,
+} from '../shared.ts';
 import { atomicAmount, FIREBLOCKS_SIMULATOR_ASSETS } from './assets.ts';
 import { authenticate } from './auth.ts';
 import {
@@ -97,9 +97,11 @@ export async function startFireblocksSimulator(
     apiUsers = { [credentials.apiKey]: pair.publicKey.export({ type: 'spki', format: 'pem' }).toString() };
   }
   const state = newFireblocksState(options, apiUsers);
-  const server = http.createServer((request, response) => receive(state, request, response));
-  const origin = await listenOn(server, options.port, options.host);
-  return controls(state, server, `${origin}/v1`, credentials);
+  const { server, url } = await listenSimulator(
+    (request, response) => receive(state, request, response),
+    options,
+  );
+  return controls(state, server, `${url}/v1`, credentials);
 }
 
 function controls(
@@ -136,8 +138,8 @@ function controls(
       for (let i = 0; i < count; i += 1) state.failures.push(status);
     },
     waitForStatus: (id, status, timeoutMs = FIREBLOCKS_SIMULATOR_WAIT_TIMEOUT_MS) =>
-      waitUntil(
-        state.listeners,
+      waitFor(
+        state,
         () => {
           const transaction = state.transactions.get(id)?.transaction;
           return transaction?.status === status ? structuredClone(transaction) : undefined;
@@ -146,8 +148,8 @@ function controls(
         `transaction ${id} to be ${status}`,
       ),
     waitForWebhooks: ({ transactionId, count = 1, timeoutMs = FIREBLOCKS_SIMULATOR_WAIT_TIMEOUT_MS } = {}) =>
-      waitUntil(
-        state.listeners,
+      waitFor(
+        state,
         () => {
           const found = state.webhooks.filter(
             (delivery) => transactionId === undefined || delivery.transactionId === transactionId,
@@ -158,17 +160,9 @@ function controls(
         `${count} webhook(s)`,
       ),
     whenIdle: async (timeoutMs = FIREBLOCKS_SIMULATOR_WAIT_TIMEOUT_MS) => {
-      await waitUntil(
-        state.listeners,
-        () => (state.busy === 0 ? true : undefined),
-        timeoutMs,
-        'scheduled work',
-      );
+      await waitFor(state, () => (state.busy === 0 ? true : undefined), timeoutMs, 'scheduled work');
     },
-    close: () => {
-      state.closed = true;
-      return closeSimulator(server, state.timers);
-    },
+    close: () => closeSimulator(state, server),
   };
 }
 
@@ -177,11 +171,11 @@ async function receive(
   request: http.IncomingMessage,
   response: http.ServerResponse,
 ): Promise<void> {
-  const record: FireblocksReceivedRequest = receivedRequest(request);
+  const record: FireblocksReceivedRequest = arrivingRequest(request);
   state.requests.push(record);
   let result: Answer;
   try {
-    record.body = await readBody(request, FIREBLOCKS_SIMULATOR_BODY_MAX_BYTES);
+    record.body = await readRequestBody(request, FIREBLOCKS_SIMULATOR_BODY_MAX_BYTES);
     result = answer(state, record);
   } catch {
     result = fireblocksError(413, 413, 'Request body too large');

@@ -3,7 +3,7 @@
  * accepts, the vault accounts with their asset wallets and addresses, the transactions (as GET answers
  * them), the records of what it received and sent, and Fireblocks' error body.
  */
-import type { SimulatorReceivedRequest } from '../plumbing.ts';
+import type { SimulatorReceivedRequest } from '../shared.ts';
 
 /** How long each step of a transaction's life cycle takes (SUBMITTED → … → COMPLETED). */
 export const FIREBLOCKS_SIMULATOR_STEP_MS = 20;

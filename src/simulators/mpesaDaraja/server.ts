@@ -5,7 +5,7 @@
  * certificate (securityCredential.ts). Speaks HTTPS when started with `tls` (tls.ts). Also the simulator's controls.
  */
 import type http from 'node:http';
-import { listenSimulator } from '../listen.ts';
+import { listenSimulator } from '../shared.ts';
 import { ACCOUNT_BALANCE_PATH, accountBalanceQuery } from './accountBalance.ts';
 import { B2B_PATH, b2bPaymentRequest } from './b2b.ts';
 import { B2C_PATHS, b2cPaymentRequest } from './b2c.ts';

@@ -4,7 +4,7 @@
  * platform error bodies.
  */
 import { SANDBOX_DELAYED_SETTLEMENT_MS } from '../../rails/sandbox.ts';
-import type { SimulatorReceivedRequest } from '../plumbing.ts';
+import type { SimulatorReceivedRequest } from '../shared.ts';
 import { currenciesOf, MOMO_SIMULATOR_DEFAULT_ENVIRONMENT } from './environments.ts';
 
 export type MomoProduct = 'collection' | 'disbursement';

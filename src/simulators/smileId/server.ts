@@ -4,7 +4,7 @@
  * object body), and writes the answer. Also the simulator's controls.
  */
 import type http from 'node:http';
-import { listenSimulator } from '../listen.ts';
+import { listenSimulator } from '../shared.ts';
 import { idle, send } from './callbacks.ts';
 import { jobStatus, LOOKUPS, SMILE_ID_PATHS, services, submitLookup } from './jobs.ts';
 import {
