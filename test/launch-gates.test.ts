@@ -3,8 +3,8 @@
  * sandbox (contacts named, the legal entity's KYB verified, a policy written, a signed test event
  * acknowledged, the scenario's settle, fail, time-out and return, a statement reconciled), each change
  * with its `launch_gate.updated` event and evidence record. A pilot deployment linked to that sandbox
- * refuses keys naming the open gates, issues `sk_pilot_` keys once they pass, and records an operator's
- * override as evidence.
+ * refuses keys naming the open gates (and, for a key that moves money, a product whose rails no partner
+ * carries in the pilot), issues `sk_pilot_` keys once they pass, and records an operator's override as evidence.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdminCommand } from '../src/app/admin.ts';
@@ -19,6 +19,10 @@ import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts'
 import { drainRails, expectLedgerHealthy, fundedWallet, mobilePayout } from './support/ledger.ts';
 import { newOrganization, type TestOrganization } from './support/organizations.ts';
 import { type Receiver, startReceiver } from './support/receiver.ts';
+
+/** The provider gate's refusal for a mobile-money organization with no partner in the pilot. */
+const NO_MOBILE_MONEY_PROVIDER =
+  'mobile_money/rail_providers_configured (missing: mobile_money (mpesa_daraja or mtn_momo))';
 
 const today = () => new Date().toISOString().slice(0, 10);
 
@@ -79,6 +83,31 @@ describe.each(BACKENDS)('launch gates on %s', (backend) => {
     return runAdminCommand(pilot.deps, { name: 'keys.create', organization: name, operator: 'ops' });
   }
 
+  /** The pilot's MTN MoMo partner, configured with an admin key (which the provider gate does not hold back). */
+  async function configureMomoInPilot(name: string) {
+    const adminKey = await runAdminCommand(pilot.deps, {
+      name: 'keys.create',
+      organization: name,
+      scopes: ['admin'],
+      operator: 'ops',
+    });
+    if (adminKey.name !== 'keys.create') throw new Error('unexpected result');
+    const created = await api(pilot, 'POST', '/v1/rail-partners', {
+      key: adminKey.key,
+      body: {
+        partner: 'mtn_momo',
+        settings: { base_url: 'https://proxy.momoapi.mtn.com', target_environment: 'mtnuganda' },
+        credentials: {
+          api_user: 'pilot-user',
+          api_key: 'pilot-key',
+          collection_subscription_key: 'pilot-collection',
+          disbursement_subscription_key: 'pilot-disbursement',
+        },
+      },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+  }
+
   it('lists every gate of the product open, naming what is missing; the organization shows its profile', async () => {
     const org = await newOrganization(sandbox);
     const listed = await api(sandbox, 'GET', '/v1/launch-gates', { key: org.key });
@@ -124,7 +153,10 @@ describe.each(BACKENDS)('launch gates on %s', (backend) => {
     // No pilot key while the gates are open: the refusal names them.
     const refused = await keysCreate(org.name).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(LaunchGatesOpenError);
-    expect((refused as LaunchGatesOpenError).openGates).toEqual(LAUNCH_GATES.map((g) => `mobile_money/${g}`));
+    expect((refused as LaunchGatesOpenError).openGates).toEqual([
+      ...LAUNCH_GATES.map((g) => `mobile_money/${g}`),
+      NO_MOBILE_MONEY_PROVIDER,
+    ]);
     expect((refused as Error).message).toContain('mobile_money/contacts_named');
 
     // Contacts: two of three leave it open; the third passes it.
@@ -305,7 +337,10 @@ describe.each(BACKENDS)('launch gates on %s', (backend) => {
 
     // Pilot still refuses, naming only the gate left.
     const stillOpen = await keysCreate(org.name).catch((e: unknown) => e);
-    expect((stillOpen as LaunchGatesOpenError).openGates).toEqual(['mobile_money/reconciliation_run']);
+    expect((stillOpen as LaunchGatesOpenError).openGates).toEqual([
+      'mobile_money/reconciliation_run',
+      NO_MOBILE_MONEY_PROVIDER,
+    ]);
 
     // Reconciliation: the rail's statement imported once.
     const statement = await api(sandbox, 'POST', '/v1/sandbox/statements', {
@@ -325,6 +360,11 @@ describe.each(BACKENDS)('launch gates on %s', (backend) => {
     });
     expect(Object.values(all).every((g) => g.state === 'passed')).toBe(true);
     expect((await gateEvents(org)).map((e) => e.data.gate).sort()).toEqual([...LAUNCH_GATES].sort());
+
+    // Still no key that moves money while no partner carries the product's rail in the pilot.
+    const noPartner = await keysCreate(org.name).catch((e: unknown) => e);
+    expect((noPartner as LaunchGatesOpenError).openGates).toEqual([NO_MOBILE_MONEY_PROVIDER]);
+    await configureMomoInPilot(org.name);
 
     // The pilot issues the key now, and shows the sandbox's record of each gate.
     const issued = await keysCreate(org.name);
@@ -415,6 +455,7 @@ describe.each(BACKENDS)('launch gates on %s', (backend) => {
       'mobile_money/webhook_endpoint_verified',
       'mobile_money/sandbox_scenario_completed',
       'mobile_money/reconciliation_run',
+      NO_MOBILE_MONEY_PROVIDER,
     ]);
     const rest = await runAdminCommand(pilot.deps, {
       name: 'launch-gates.override',
@@ -423,6 +464,7 @@ describe.each(BACKENDS)('launch gates on %s', (backend) => {
     });
     if (rest.name !== 'launch-gates.override') throw new Error('unexpected result');
     expect(rest.overridden).toHaveLength(4);
+    await configureMomoInPilot(org.name);
     const evidenceRecord = rest.overridden[0]?.evidenceRecord;
     expect(
       rest.overridden.every((g) => g.evidenceRecord === evidenceRecord && g.state === 'overridden'),
@@ -553,7 +595,10 @@ describe.each(BACKENDS)('launch gates on %s', (backend) => {
     try {
       const refused = (await keysCreate('Unlinked Ltd').catch((e: unknown) => e)) as LaunchGatesOpenError;
       expect(refused).toBeInstanceOf(LaunchGatesOpenError);
-      expect(refused.openGates).toHaveLength(LAUNCH_GATES.length);
+      expect(refused.openGates).toEqual([
+        ...LAUNCH_GATES.map((g) => `mobile_money/${g}`),
+        NO_MOBILE_MONEY_PROVIDER,
+      ]);
       const listed = await runAdminCommand(pilot.deps, {
         name: 'launch-gates.list',
         organization: 'Unlinked Ltd',
@@ -571,7 +616,7 @@ describe.each(BACKENDS)('launch gates on %s', (backend) => {
     const unknown = (await keysCreate('Never In The Sandbox').catch(
       (e: unknown) => e,
     )) as LaunchGatesOpenError;
-    expect(unknown.openGates).toHaveLength(LAUNCH_GATES.length);
+    expect(unknown.openGates).toHaveLength(LAUNCH_GATES.length + 1);
     const listed = await runAdminCommand(pilot.deps, {
       name: 'launch-gates.list',
       organization: 'Never In The Sandbox',

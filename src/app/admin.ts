@@ -215,7 +215,7 @@ async function createKey(
   command: Extract<AdminCommand, { name: 'keys.create' }>,
 ): Promise<AdminResult> {
   // Pilot and production keys wait for the organization's launch gates (docs/GOING-LIVE.md).
-  await requireLaunchGatesPassed(deps, command.organization);
+  await requireLaunchGatesPassed(deps, command.organization, command.scopes);
   const issued = await issueOperatorKey(deps, {
     organizationName: command.organization,
     scopes: command.scopes,

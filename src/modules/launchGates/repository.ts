@@ -275,3 +275,20 @@ export async function findFirstStatement(
     at: toDate(row.created_at),
   };
 }
+
+/** The rail partners an organization configured in this deployment, active or not (no credentials read). */
+export async function listConfiguredProviders(
+  db: Queryable,
+  organizationId: string,
+): Promise<{ partner: string; rail: Rail; network: string | null; status: string }[]> {
+  const rows = await db.query(
+    `SELECT partner, rail, network, status FROM rail_partner_configs WHERE organization_id = $1 ORDER BY id`,
+    [organizationId],
+  );
+  return rows.map((row) => ({
+    partner: String(row.partner),
+    rail: row.rail as Rail,
+    network: nullableText(row.network),
+    status: String(row.status),
+  }));
+}

@@ -12,7 +12,7 @@
 import type { Deps } from '../../app/deps.ts';
 import { newEvent, recordEvents } from '../../app/events.ts';
 import { appendEvidence, SYSTEM_ACTOR } from '../../app/evidence.ts';
-import { isLiveEnvironment } from '../../domain/access.ts';
+import { isLiveEnvironment, type Scope } from '../../domain/access.ts';
 import { AppError, validationError } from '../../domain/errors.ts';
 import type { EventRecord } from '../../domain/events.ts';
 import type { EvidenceDraft } from '../../domain/evidence.ts';
@@ -44,6 +44,8 @@ import {
   SCENARIO_OUTCOMES,
   settledHistoricalGates,
 } from './domain.ts';
+import { keyMayMoveMoney, providerGatesOf } from './providerGate.ts';
+import { openProviderGateNames, RAIL_PROVIDERS_GATE, sandboxOnlyNotes } from './providers.ts';
 import {
   findAcknowledgedTestEvent,
   findFirstStatement,
@@ -270,21 +272,39 @@ export class LaunchGatesOpenError extends Error {
     readonly organizationName: string,
     readonly environment: string,
     readonly openGates: readonly string[],
+    /** What stays sandbox-only for the products launched (card payouts), said alongside. */
+    readonly notes: readonly string[] = [],
   ) {
     super(
       `no ${environment} key for '${organizationName}': ${openGates.length} launch gate(s) open: ${openGates.join(', ')}. ` +
-        `See 'mkoba launch-gates list --organization ${JSON.stringify(organizationName)}'; an operator may record an override with 'mkoba launch-gates override'.`,
+        `See 'mkoba launch-gates list --organization ${JSON.stringify(organizationName)}'; an operator may record an override with 'mkoba launch-gates override'` +
+        (openGates.some((g) => g.includes(RAIL_PROVIDERS_GATE))
+          ? `; rail partners are configured with an admin key (--scopes admin), which this gate does not hold back.`
+          : '.') +
+        (notes.length > 0 ? ` Note: ${notes.join('; ')}.` : ''),
     );
     this.name = 'LaunchGatesOpenError';
   }
 }
 
-/** Pilot and production keys are issued only once every gate of the organization passed (or was overridden). */
-export async function requireLaunchGatesPassed(deps: Deps, organizationName: string): Promise<void> {
+/**
+ * Pilot and production keys are issued only once every gate of the organization passed (or was overridden)
+ * and, for a key that may move money, every launched product's rails have an active partner here.
+ */
+export async function requireLaunchGatesPassed(
+  deps: Deps,
+  organizationName: string,
+  scopes?: readonly Scope[] | undefined,
+): Promise<void> {
   if (!isLiveEnvironment(deps.environment)) return;
   const { gates } = await launchGatesOf(deps, { name: organizationName });
   const open = openGateNames(gates);
-  if (open.length > 0) throw new LaunchGatesOpenError(organizationName, deps.environment, open);
+  const sandboxProducts = gates.length > 0 ? [...new Set(gates.map((g) => g.product))] : undefined;
+  const providers = await providerGatesOf(deps, organizationName, sandboxProducts);
+  if (keyMayMoveMoney(scopes)) open.push(...openProviderGateNames(providers));
+  if (open.length > 0) {
+    throw new LaunchGatesOpenError(organizationName, deps.environment, open, sandboxOnlyNotes(providers));
+  }
 }
 
 export interface OverrideInput {

@@ -1,0 +1,32 @@
+/**
+ * The rail-provider gate where keys are issued (pilot, production): reads the organization's configured
+ * rail partners in this deployment and decides each launched product's gate (providers.ts).
+ */
+import type { Deps } from '../../app/deps.ts';
+import type { Scope } from '../../domain/access.ts';
+import { DEFAULT_LAUNCH_PRODUCTS, type LaunchProduct } from '../../domain/organizationProfile.ts';
+import { findProfile } from '../../store/repositories/organizationProfiles.ts';
+import { findOrganizationByName } from '../../store/repositories/organizations.ts';
+import { decideProviderGates, type ProviderGateDecision } from './providers.ts';
+import { listConfiguredProviders } from './repository.ts';
+
+/** Whether a key with these scopes may move money (no scopes named: the integrator's `read`, `write`). */
+export function keyMayMoveMoney(scopes: readonly Scope[] | undefined): boolean {
+  return scopes === undefined || scopes.includes('write');
+}
+
+/**
+ * Each launched product's provider gate in this deployment. The products are the organization's own here,
+ * else the sandbox's record of them; an organization not yet here has no partners configured.
+ */
+export async function providerGatesOf(
+  deps: Deps,
+  organizationName: string,
+  sandboxProducts: readonly LaunchProduct[] | undefined,
+): Promise<ProviderGateDecision[]> {
+  const organization = await findOrganizationByName(deps.store, organizationName);
+  const localProducts = organization ? (await findProfile(deps.store, organization.id))?.products : undefined;
+  const products = localProducts ?? sandboxProducts ?? DEFAULT_LAUNCH_PRODUCTS;
+  const providers = organization ? await listConfiguredProviders(deps.store, organization.id) : [];
+  return decideProviderGates(products, providers);
+}

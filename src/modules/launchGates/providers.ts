@@ -1,0 +1,93 @@
+/**
+ * The rail-provider gate: a pilot or production key that may move money (`write`) is issued only when
+ * every product the organization launches has an active rail partner configured in this deployment for
+ * each rail it needs (docs/GOING-LIVE.md). Decided where keys are issued, from that deployment's own
+ * configurations: the sandbox's are simulators and prove nothing about production. Keys without `write`
+ * pass it, so an organization can configure its partners with an admin key first.
+ */
+import type { LaunchProduct } from '../../domain/organizationProfile.ts';
+import type { Rail } from '../../domain/transfers.ts';
+
+/** The gate's name where it is reported, after `product/`. */
+export const RAIL_PROVIDERS_GATE = 'rail_providers_configured';
+
+/** A configured partner, as the gate reads it. */
+export interface ConfiguredProvider {
+  partner: string;
+  rail: Rail;
+  network: string | null;
+  status: string;
+}
+
+/** One rail a product needs, and the partners that carry it in production. */
+interface ProviderNeed {
+  rail: Rail;
+  partners: readonly string[];
+}
+
+/**
+ * What each product needs in production. Card payouts have no production partner: they stay sandbox-only,
+ * and a product that offers them is told so (SANDBOX_ONLY_RAILS) rather than refused.
+ */
+export const PRODUCT_PROVIDER_NEEDS: Record<LaunchProduct, readonly ProviderNeed[]> = {
+  mobile_money: [{ rail: 'mobile_money', partners: ['mpesa_daraja', 'mtn_momo'] }],
+  digital_banking: [{ rail: 'bank', partners: ['flutterwave'] }],
+  // Fireblocks carries digital-asset payouts and holds the custody behind deposit addresses.
+  stablecoins: [{ rail: 'digital_asset', partners: ['fireblocks'] }],
+};
+
+/** Rails a product offers in the sandbox that no production partner carries yet. */
+export const SANDBOX_ONLY_RAILS: Partial<Record<LaunchProduct, readonly Rail[]>> = {
+  digital_banking: ['card'],
+};
+
+export interface ProviderGateDecision {
+  product: LaunchProduct;
+  state: 'open' | 'passed';
+  /** The active partners that carry the product's rails, `partner:rail[:network]`. */
+  configured: string[];
+  /** What is missing, `rail (partner or partner)`. */
+  missing: string[];
+  sandboxOnly: readonly Rail[];
+}
+
+const describeProvider = (p: ConfiguredProvider) =>
+  [p.partner, p.rail, ...(p.network ? [p.network] : [])].join(':');
+
+/** Each launched product's provider gate over the deployment's configured partners. */
+export function decideProviderGates(
+  products: readonly LaunchProduct[],
+  providers: readonly ConfiguredProvider[],
+): ProviderGateDecision[] {
+  const active = providers.filter((p) => p.status === 'active');
+  return products.map((product) => {
+    const configured: string[] = [];
+    const missing: string[] = [];
+    for (const need of PRODUCT_PROVIDER_NEEDS[product]) {
+      const carrying = active.filter((p) => p.rail === need.rail && need.partners.includes(p.partner));
+      if (carrying.length === 0) missing.push(`${need.rail} (${need.partners.join(' or ')})`);
+      configured.push(...carrying.map(describeProvider));
+    }
+    return {
+      product,
+      state: missing.length === 0 ? 'passed' : 'open',
+      configured,
+      missing,
+      sandboxOnly: SANDBOX_ONLY_RAILS[product] ?? [],
+    };
+  });
+}
+
+/** The open provider gates as the refusal names them: `product/rail_providers_configured (missing: …)`. */
+export function openProviderGateNames(decisions: readonly ProviderGateDecision[]): string[] {
+  return decisions
+    .filter((d) => d.state === 'open')
+    .map((d) => `${d.product}/${RAIL_PROVIDERS_GATE} (missing: ${d.missing.join(', ')})`);
+}
+
+/** What the refusal adds about rails that stay sandbox-only, e.g. card payouts. */
+export function sandboxOnlyNotes(decisions: readonly ProviderGateDecision[]): string[] {
+  return decisions
+    .filter((d) => d.sandboxOnly.length > 0)
+    .map((d) => `${d.product}: ${d.sandboxOnly.join(', ')} payouts are sandbox-only`);
+}

@@ -1,0 +1,144 @@
+/**
+ * The rail-provider gate through the operator's `keys create`: in a pilot linked to its sandbox, with the
+ * sandbox's gates overridden, a key that may move money waits until every launched product's rails have an
+ * active partner configured in the pilot (mobile money: M-Pesa or MoMo; digital banking: Flutterwave on
+ * the bank rail; stablecoins: Fireblocks), naming what is missing; a disabled partner does not count; a key
+ * without `write` passes it, so the organization can configure its partners; card payouts are said to be
+ * sandbox-only.
+ */
+import { generateKeyPairSync } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runAdminCommand } from '../src/app/admin.ts';
+import { LaunchGatesOpenError } from '../src/modules/launchGates/useCases.ts';
+import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
+import { newOrganization } from './support/organizations.ts';
+
+const PEM = generateKeyPairSync('rsa', {
+  modulusLength: 2048,
+  publicKeyEncoding: { type: 'spki', format: 'pem' },
+  privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+});
+
+const PARTNER_BODIES = {
+  mtn_momo: {
+    partner: 'mtn_momo',
+    settings: { base_url: 'https://proxy.momoapi.mtn.com', target_environment: 'mtnuganda' },
+    credentials: {
+      api_user: 'u',
+      api_key: 'k',
+      collection_subscription_key: 'c',
+      disbursement_subscription_key: 'd',
+    },
+  },
+  flutterwave: {
+    partner: 'flutterwave',
+    settings: { base_url: 'https://api.flutterwave.com' },
+    credentials: { secret_key: 'FLWSECK-x', secret_hash: 'hash' },
+  },
+  fireblocks: {
+    partner: 'fireblocks',
+    settings: {
+      base_url: 'https://api.fireblocks.io',
+      source_vault_account_id: '0',
+      webhook_public_key: PEM.publicKey,
+    },
+    credentials: { api_key: 'fb-key', private_key: PEM.privateKey },
+  },
+};
+
+describe.each(BACKENDS)('the rail-provider launch gate on %s', (backend) => {
+  let sandbox: TestApp;
+  let pilot: TestApp;
+
+  beforeAll(async () => {
+    sandbox = await startTestApp(backend, 'sandbox');
+    pilot = await startTestApp(backend, 'pilot');
+    pilot.deps.launchGateSource = sandbox.db.store;
+  });
+  afterAll(async () => {
+    await pilot.close();
+    await sandbox.close();
+  });
+
+  const keysCreate = (organization: string, scopes?: ('read' | 'write' | 'admin')[]) =>
+    runAdminCommand(pilot.deps, { name: 'keys.create', organization, operator: 'ops', scopes });
+
+  async function refusal(organization: string): Promise<LaunchGatesOpenError> {
+    const refused = await keysCreate(organization).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(LaunchGatesOpenError);
+    return refused as LaunchGatesOpenError;
+  }
+
+  it('refuses a key that moves money until each product has an active partner, naming what is missing', async () => {
+    const org = await newOrganization(sandbox);
+    const patched = await api(sandbox, 'PATCH', '/v1/organization', {
+      key: org.key,
+      body: { products: ['mobile_money', 'digital_banking', 'stablecoins'] },
+    });
+    expect(patched.statusCode, patched.body).toBe(200);
+    await api(sandbox, 'GET', '/v1/launch-gates', { key: org.key });
+    const overridden = await runAdminCommand(pilot.deps, {
+      name: 'launch-gates.override',
+      organization: org.name,
+      reason: 'rehearsed on the partner sandboxes',
+    });
+    expect(overridden.name === 'launch-gates.override' && overridden.overridden).toHaveLength(18);
+
+    const first = await refusal(org.name);
+    expect(first.openGates).toEqual([
+      'mobile_money/rail_providers_configured (missing: mobile_money (mpesa_daraja or mtn_momo))',
+      'digital_banking/rail_providers_configured (missing: bank (flutterwave))',
+      'stablecoins/rail_providers_configured (missing: digital_asset (fireblocks))',
+    ]);
+    expect(first.notes).toEqual(['digital_banking: card payouts are sandbox-only']);
+    expect(first.message).toContain('card payouts are sandbox-only');
+    expect(first.message).toContain('--scopes admin');
+
+    // An admin key moves no money: the organization gets it, and configures its partners with it.
+    const admin = await keysCreate(org.name, ['admin']);
+    if (admin.name !== 'keys.create') throw new Error('unexpected result');
+    const configure = async (body: object) => {
+      const created = await api(pilot, 'POST', '/v1/rail-partners', { key: admin.key, body });
+      expect(created.statusCode, created.body).toBe(201);
+      return created.data.id as string;
+    };
+    await configure(PARTNER_BODIES.mtn_momo);
+    const flutterwave = await configure(PARTNER_BODIES.flutterwave);
+    expect((await refusal(org.name)).openGates).toEqual([
+      'stablecoins/rail_providers_configured (missing: digital_asset (fireblocks))',
+    ]);
+    await configure(PARTNER_BODIES.fireblocks);
+
+    // A disabled partner carries nothing: the product's gate opens again.
+    const disabled = await api(pilot, 'PATCH', `/v1/rail-partners/${flutterwave}`, {
+      key: admin.key,
+      body: { status: 'disabled' },
+    });
+    expect(disabled.statusCode, disabled.body).toBe(200);
+    expect((await refusal(org.name)).openGates).toEqual([
+      'digital_banking/rail_providers_configured (missing: bank (flutterwave))',
+    ]);
+    await api(pilot, 'PATCH', `/v1/rail-partners/${flutterwave}`, {
+      key: admin.key,
+      body: { status: 'active' },
+    });
+    const issued = await keysCreate(org.name);
+    expect(issued.name === 'keys.create' && issued.key).toMatch(/^sk_pilot_/);
+  });
+
+  it('read-only and compliance keys pass it; an organization new to the pilot has no partner', async () => {
+    const org = await newOrganization(sandbox);
+    await api(sandbox, 'GET', '/v1/launch-gates', { key: org.key });
+    await runAdminCommand(pilot.deps, {
+      name: 'launch-gates.override',
+      organization: org.name,
+      reason: 'rehearsed elsewhere',
+    });
+    expect((await refusal(org.name)).openGates).toEqual([
+      'mobile_money/rail_providers_configured (missing: mobile_money (mpesa_daraja or mtn_momo))',
+    ]);
+    const read = await keysCreate(org.name, ['read']);
+    expect(read.name === 'keys.create' && read.key).toMatch(/^sk_pilot_/);
+    expect((await refusal(org.name)).notes).toEqual([]);
+  });
+});
