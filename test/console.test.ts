@@ -5,7 +5,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdminCommand } from '../src/app/admin.ts';
+import { newEvent, recordEvents } from '../src/app/events.ts';
 import { CONSOLE_SESSION_IDLE_MINUTES } from '../src/domain/console.ts';
+import { momoSimulatorPartner } from '../src/partnerSimulators.ts';
+import { startMomoSimulator } from '../src/simulators/mtnMomo/index.ts';
 import { ConsoleClient, signedIn, signInLinkToken, useLink } from './support/console.ts';
 import { api, BACKENDS, startTestApp, TEST_RATE_LIMITS, type TestApp } from './support/harness.ts';
 import { expectLedgerHealthy, fundedWallet, mobileMoney } from './support/ledger.ts';
@@ -302,6 +305,81 @@ describe.each(BACKENDS)('operator console on %s', (backend) => {
     const open = listed.filter((g) => g.state === 'open').length;
     expect(page.body).toContain(`${open} of ${listed.length} gates open`);
     for (const g of listed) expect(page.body).toContain(g.gate.replace(/_/g, ' '));
+  });
+
+  it('shows each configured rail partner with its health to admins: status, circuit, callbacks, balance query', async () => {
+    const client = await signedIn(t, org.name, admin.email);
+    // Callback addresses exist only with a public URL (MKOBA_PUBLIC_URL).
+    t.deps.publicUrl = 'https://mkoba.example.com';
+    const momo = await startMomoSimulator();
+    const created = await api(t, 'POST', '/v1/rail-partners', {
+      key: admin.key,
+      body: momoSimulatorPartner(momo),
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const configId = created.data.id as string;
+    // MoMo answers a balance query at once.
+    const asked = await api(t, 'POST', `/v1/rail-partners/${configId}/balance-queries`, {
+      key: admin.key,
+      headers: { 'idempotency-key': `console-balance-${configId}` },
+    });
+    await momo.close();
+    t.deps.publicUrl = undefined;
+    expect(asked.statusCode, asked.body).toBe(201);
+    expect(asked.data.status).toBe('reported');
+    // Two callbacks not in MoMo's shape: stored and marked malformed, as a partner's bad callbacks are.
+    for (const body of ['{"not":"momo"}', '{"still":"not momo"}']) {
+      const sent = await t.app.inject({
+        method: 'POST',
+        url: `${new URL(created.data.callback_url).pathname}/disbursement`,
+        headers: { 'content-type': 'application/json' },
+        payload: body,
+      });
+      expect(sent.statusCode, sent.body).toBe(400);
+    }
+    const stored = await api(t, 'GET', '/v1/rail-callbacks?limit=10', { key: admin.key });
+    expect(stored.statusCode, stored.body).toBe(200);
+    const mine = (stored.data.data as { rail_partner: string; status: string; received_at: string }[]).filter(
+      (c) => c.rail_partner === configId,
+    );
+    expect(mine.map((c) => c.status)).toEqual(['malformed', 'malformed']);
+    // The breaker's announcement, as the worker records it when the partner keeps failing.
+    const pausedAt = new Date();
+    await t.deps.store.transaction((tx) =>
+      recordEvents(tx, t.deps, [
+        newEvent(
+          t.deps,
+          {
+            organizationId: org.organizationId,
+            type: 'rail_partner.paused',
+            resourceId: configId,
+            data: { rail_partner_id: configId, partner: 'mtn_momo', paused_for_ms: 60_000 },
+          },
+          pausedAt,
+        ),
+      ]),
+    );
+
+    const page = await client.get('/console/rail-partners');
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain('Configured rail partners and their health');
+    const row = page.body.slice(page.body.indexOf(configId));
+    expect(row).toContain('mobile_money (mtn)');
+    expect(row).toContain('status-active');
+    expect(row).toContain(`until <time datetime="${new Date(pausedAt.getTime() + 60_000).toISOString()}"`);
+    expect(row).toContain(`<time datetime="${mine[0]?.received_at}"`);
+    expect(row).toContain('malformed 2');
+    expect(row).toContain(`status-reported"`);
+    expect(row).toContain(`<time datetime="${asked.data.reported_at}"`);
+    expect(page.body).toContain('1 of');
+    expect(page.body).toContain('sandbox-only');
+
+    // Disabled, it says so; a viewer, like a key without `admin`, is refused the page.
+    await api(t, 'PATCH', `/v1/rail-partners/${configId}`, { key: admin.key, body: { status: 'disabled' } });
+    expect((await client.get('/console/rail-partners')).body).toContain('status-disabled');
+    const viewerClient = await signedIn(t, org.name, viewer.email);
+    expect((await viewerClient.get('/console/rail-partners')).statusCode).toBe(403);
+    expect((await api(t, 'GET', '/v1/rail-partners', { key: viewer.key })).statusCode).toBe(403);
   });
 
   it('shows a wallet’s statement as the API gives it, and downloads the same statement as CSV', async () => {

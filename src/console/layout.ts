@@ -29,6 +29,7 @@ export const NAV_ITEMS: NavItem[] = [
   { href: `${CONSOLE_PREFIX}/api-keys`, label: 'API keys', scope: 'admin' },
   { href: `${CONSOLE_PREFIX}/exports`, label: 'Exports', scope: 'read' },
   { href: `${CONSOLE_PREFIX}/launch-gates`, label: 'Launch gates', scope: 'read' },
+  { href: `${CONSOLE_PREFIX}/rail-partners`, label: 'Rail partners', scope: 'admin' },
 ];
 
 export interface PageOptions {

@@ -29,6 +29,7 @@ import { customerPages } from './pages/customers.ts';
 import { exportPages } from './pages/exports.ts';
 import { homePage } from './pages/home.ts';
 import { launchGatePages } from './pages/launchGates.ts';
+import { railPartnerPages } from './pages/railPartners.ts';
 import { reconciliationPages } from './pages/reconciliation.ts';
 import { signInPages } from './pages/signIn.ts';
 import { statementPages } from './pages/statements.ts';
@@ -291,6 +292,7 @@ const PAGE_MODULES: ((routes: ConsoleRoutes) => void)[] = [
   exportPages,
   launchGatePages,
   statementPages,
+  railPartnerPages,
 ];
 
 export async function consolePlugin(app: FastifyInstance, options: ConsoleOptions): Promise<void> {

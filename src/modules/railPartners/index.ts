@@ -29,6 +29,11 @@ export { transferReversalSchema } from './routes/reversalSchema.ts';
 export { railCallbackSchema, railPartnerSchema } from './routes/schemas.ts';
 export { custodyDepositAddress } from './useCases/custody.ts';
 export { type RailPartnerDirectory, railPartnerDirectory } from './useCases/directory.ts';
+export {
+  RAIL_PARTNER_HEALTH_WINDOW_HOURS,
+  type RailPartnerHealth,
+  railPartnerHealth,
+} from './useCases/health.ts';
 export { configureRailPartner, ensureSimulatedRailPartner, updateRailPartner } from './useCases/partners.ts';
 export { REVERSAL_REASON_MAX_CHARS, requestReversal } from './useCases/reversals.ts';
 export {

@@ -1,0 +1,115 @@
+/**
+ * What the console's rail-partner page shows of each configuration's health, read in a few grouped
+ * queries: its recent callbacks by status, its last callback, its last balance query, and the last
+ * pause or resumption its circuit breaker announced.
+ */
+import { nullableDate, nullableText, toDate, toJsonObject } from '../../../store/repositories/rows.ts';
+import type { Queryable } from '../../../store/store.ts';
+
+export interface LastCallback {
+  status: string;
+  receivedAt: Date;
+}
+
+export interface LastBalanceQuery {
+  id: string;
+  status: string;
+  failureCode: string | null;
+  createdAt: Date;
+  reportedAt: Date | null;
+}
+
+export interface LastPauseEvent {
+  paused: boolean;
+  pausedForMs: number | null;
+  at: Date;
+}
+
+/** Per configuration, its callbacks received since `since`, counted by status. */
+export async function countCallbacksByStatus(
+  db: Queryable,
+  organizationId: string,
+  since: Date,
+): Promise<Map<string, Record<string, number>>> {
+  const rows = await db.query(
+    `SELECT config_id, status, count(*) AS n FROM rail_callbacks
+      WHERE organization_id = $1 AND received_at >= $2 GROUP BY config_id, status`,
+    [organizationId, since],
+  );
+  const counts = new Map<string, Record<string, number>>();
+  for (const row of rows) {
+    const byStatus = counts.get(String(row.config_id)) ?? {};
+    byStatus[String(row.status)] = Number(row.n);
+    counts.set(String(row.config_id), byStatus);
+  }
+  return counts;
+}
+
+/** Per configuration, the last callback it received. */
+export async function lastCallbacks(
+  db: Queryable,
+  organizationId: string,
+): Promise<Map<string, LastCallback>> {
+  const rows = await db.query(
+    `SELECT DISTINCT ON (config_id) config_id, status, received_at FROM rail_callbacks
+      WHERE organization_id = $1 ORDER BY config_id, received_at DESC, id DESC`,
+    [organizationId],
+  );
+  return new Map(
+    rows.map((row) => [
+      String(row.config_id),
+      { status: String(row.status), receivedAt: toDate(row.received_at) },
+    ]),
+  );
+}
+
+/** Per configuration, the last balance query asked of it. */
+export async function lastBalanceQueries(
+  db: Queryable,
+  organizationId: string,
+): Promise<Map<string, LastBalanceQuery>> {
+  const rows = await db.query(
+    `SELECT DISTINCT ON (config_id) config_id, id, status, failure_code, created_at, reported_at
+       FROM rail_partner_balance_queries
+      WHERE organization_id = $1 ORDER BY config_id, created_at DESC, id DESC`,
+    [organizationId],
+  );
+  return new Map(
+    rows.map((row) => [
+      String(row.config_id),
+      {
+        id: String(row.id),
+        status: String(row.status),
+        failureCode: nullableText(row.failure_code),
+        createdAt: toDate(row.created_at),
+        reportedAt: nullableDate(row.reported_at),
+      },
+    ]),
+  );
+}
+
+/** Per configuration, the last `rail_partner.paused` or `rail_partner.resumed` event announced for it. */
+export async function lastPauseEvents(
+  db: Queryable,
+  organizationId: string,
+): Promise<Map<string, LastPauseEvent>> {
+  const rows = await db.query(
+    `SELECT DISTINCT ON (resource_id) resource_id, type, data, created_at FROM events
+      WHERE organization_id = $1 AND type IN ('rail_partner.paused', 'rail_partner.resumed')
+      ORDER BY resource_id, created_at DESC, id DESC`,
+    [organizationId],
+  );
+  return new Map(
+    rows.map((row) => {
+      const data = toJsonObject<{ paused_for_ms?: number }>(row.data);
+      return [
+        String(row.resource_id),
+        {
+          paused: row.type === 'rail_partner.paused',
+          pausedForMs: typeof data.paused_for_ms === 'number' ? data.paused_for_ms : null,
+          at: toDate(row.created_at),
+        },
+      ];
+    }),
+  );
+}
