@@ -400,6 +400,13 @@ describe.skipIf(!CHROMIUM)('operator console in Chromium', { timeout: BROWSER_TE
     await page.getByText('contacts named').first().waitFor();
   });
 
+  it('rail partners: the page, with what a deployment without partners means', async () => {
+    // This server runs no partner simulators: its organization has no rail partner configured.
+    await open(page, '/console/rail-partners', '18c-rail-partners');
+    await page.getByText('No rail partner is configured').waitFor();
+    await page.getByText('they are sandbox-only').waitFor();
+  });
+
   it('the API reference at /docs loads its document from /v1/openapi.json, under Mkoba’s name', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     context.setDefaultTimeout(STEP_TIMEOUT_MS);
