@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdminCommand } from '../src/app/admin.ts';
 import { newEvent, recordEvents } from '../src/app/events.ts';
 import { CONSOLE_SESSION_IDLE_MINUTES } from '../src/domain/console.ts';
+import { RAIL_PARTNER_HEALTH_WINDOW_HOURS } from '../src/modules/railPartners/index.ts';
 import { momoSimulatorPartner } from '../src/partnerSimulators.ts';
 import { startMomoSimulator } from '../src/simulators/mtnMomo/index.ts';
 import { ConsoleClient, signedIn, signInLinkToken, useLink } from './support/console.ts';
@@ -377,6 +378,18 @@ describe.each(BACKENDS)('operator console on %s', (backend) => {
     // Disabled, it says so; a viewer, like a key without `admin`, is refused the page.
     await api(t, 'PATCH', `/v1/rail-partners/${configId}`, { key: admin.key, body: { status: 'disabled' } });
     expect((await client.get('/console/rail-partners')).body).toContain('status-disabled');
+    // A day later the callbacks are out of the window, the pause is over; the last callback is still shown.
+    t.deps.now = () => new Date(Date.now() + (RAIL_PARTNER_HEALTH_WINDOW_HOURS + 1) * 3_600_000);
+    try {
+      // Signed in again: the first session has long gone idle by then.
+      const later = await (await signedIn(t, org.name, admin.email)).get('/console/rail-partners');
+      const laterRow = later.body.slice(later.body.indexOf(configId));
+      expect(laterRow).not.toContain('received 2');
+      expect(laterRow).toContain('closed');
+      expect(laterRow).toContain(`<time datetime="${mine[0]?.received_at}"`);
+    } finally {
+      t.deps.now = realNow;
+    }
     const viewerClient = await signedIn(t, org.name, viewer.email);
     expect((await viewerClient.get('/console/rail-partners')).statusCode).toBe(403);
     expect((await api(t, 'GET', '/v1/rail-partners', { key: viewer.key })).statusCode).toBe(403);

@@ -3,7 +3,14 @@
  * queries: its recent callbacks by status, its last callback, its last balance query, and the last
  * pause or resumption its circuit breaker announced.
  */
-import { nullableDate, nullableText, toDate, toJsonObject } from '../../../store/repositories/rows.ts';
+import { ID_PREFIXES } from '../../../domain/ids.ts';
+import {
+  idBoundsOfCreated,
+  nullableDate,
+  nullableText,
+  toDate,
+  toJsonObject,
+} from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 
 export interface LastCallback {
@@ -25,16 +32,21 @@ export interface LastPauseEvent {
   at: Date;
 }
 
-/** Per configuration, its callbacks received since `since`, counted by status. */
+/**
+ * Per configuration, its callbacks received since `since`, counted by status. The id bound lets the
+ * (organization_id, id) index serve the window; received_at decides.
+ */
 export async function countCallbacksByStatus(
   db: Queryable,
   organizationId: string,
   since: Date,
 ): Promise<Map<string, Record<string, number>>> {
+  const { idGte } = idBoundsOfCreated(ID_PREFIXES.railCallback, { createdGte: since });
   const rows = await db.query(
     `SELECT config_id, status, count(*) AS n FROM rail_callbacks
-      WHERE organization_id = $1 AND received_at >= $2 GROUP BY config_id, status`,
-    [organizationId, since],
+      WHERE organization_id = $1 AND received_at >= $2 AND ($3::text IS NULL OR id >= $3)
+      GROUP BY config_id, status`,
+    [organizationId, since, idGte ?? null],
   );
   const counts = new Map<string, Record<string, number>>();
   for (const row of rows) {
@@ -51,8 +63,10 @@ export async function lastCallbacks(
   organizationId: string,
 ): Promise<Map<string, LastCallback>> {
   const rows = await db.query(
-    `SELECT DISTINCT ON (config_id) config_id, status, received_at FROM rail_callbacks
-      WHERE organization_id = $1 ORDER BY config_id, received_at DESC, id DESC`,
+    `SELECT c.id AS config_id, cb.status, cb.received_at FROM rail_partner_configs c
+       CROSS JOIN LATERAL (SELECT status, received_at FROM rail_callbacks
+         WHERE organization_id = c.organization_id AND config_id = c.id ORDER BY id DESC LIMIT 1) cb
+      WHERE c.organization_id = $1`,
     [organizationId],
   );
   return new Map(
@@ -94,9 +108,12 @@ export async function lastPauseEvents(
   organizationId: string,
 ): Promise<Map<string, LastPauseEvent>> {
   const rows = await db.query(
-    `SELECT DISTINCT ON (resource_id) resource_id, type, data, created_at FROM events
-      WHERE organization_id = $1 AND type IN ('rail_partner.paused', 'rail_partner.resumed')
-      ORDER BY resource_id, created_at DESC, id DESC`,
+    `SELECT c.id AS resource_id, e.type, e.data, e.created_at FROM rail_partner_configs c
+       CROSS JOIN LATERAL (SELECT type, data, created_at FROM events
+         WHERE resource_id = c.id AND organization_id = c.organization_id
+           AND type IN ('rail_partner.paused', 'rail_partner.resumed')
+         ORDER BY id DESC LIMIT 1) e
+      WHERE c.organization_id = $1`,
     [organizationId],
   );
   return new Map(
