@@ -93,6 +93,19 @@ describe.each(BACKENDS)('the rail-provider launch gate on %s', (backend) => {
     expect(first.notes).toEqual(['digital_banking: card payouts are sandbox-only']);
     expect(first.message).toContain('card payouts are sandbox-only');
     expect(first.message).toContain('--scopes admin');
+    // `mkoba launch-gates list` shows them after the recorded gates, decided now.
+    const listed = await runAdminCommand(pilot.deps, { name: 'launch-gates.list', organization: org.name });
+    if (listed.name !== 'launch-gates.list') throw new Error('unexpected result');
+    expect(listed.gates.filter((g) => g.gate === 'rail_providers_configured')).toMatchObject([
+      { product: 'mobile_money', state: 'open', evidence: { configured: [] }, evidenceRecord: null },
+      {
+        product: 'digital_banking',
+        state: 'open',
+        evidence: { missing: ['bank (flutterwave)'], sandbox_only: ['card'] },
+      },
+      { product: 'stablecoins', state: 'open', evidence: { missing: ['digital_asset (fireblocks)'] } },
+    ]);
+    expect(listed.gates.slice(-3).map((g) => g.gate)).toEqual(Array(3).fill('rail_providers_configured'));
 
     // An admin key moves no money: the organization gets it, and configures its partners with it.
     const admin = await keysCreate(org.name, ['admin']);
@@ -124,6 +137,15 @@ describe.each(BACKENDS)('the rail-provider launch gate on %s', (backend) => {
     });
     const issued = await keysCreate(org.name);
     expect(issued.name === 'keys.create' && issued.key).toMatch(/^sk_pilot_/);
+    const passed = await runAdminCommand(pilot.deps, { name: 'launch-gates.list', organization: org.name });
+    if (passed.name !== 'launch-gates.list') throw new Error('unexpected result');
+    expect(
+      passed.gates.filter((g) => g.gate === 'rail_providers_configured').map((g) => [g.state, g.evidence]),
+    ).toEqual([
+      ['passed', { configured: ['mtn_momo:mobile_money:mtn'] }],
+      ['passed', { configured: ['flutterwave:bank'], sandbox_only: ['card'] }],
+      ['passed', { configured: ['fireblocks:digital_asset'] }],
+    ]);
   });
 
   it('read-only and compliance keys pass it; an organization new to the pilot has no partner', async () => {

@@ -24,6 +24,9 @@ import {
   type LaunchGateView,
   launchGatesOf,
   overrideLaunchGates,
+  type ProviderGateDecision,
+  RAIL_PROVIDERS_GATE,
+  railProviderGatesBeside,
   requireLaunchGatesPassed,
 } from '../modules/launchGates/index.ts';
 import {
@@ -101,6 +104,23 @@ function launchGateLine(g: LaunchGateView): LaunchGateLine {
     evidence: g.evidence,
     evidenceRecord: g.evidenceRecordId,
     overrideReason: g.override?.reason ?? null,
+  };
+}
+
+/** A rail-provider gate as listed: decided now, from this deployment's partners, never recorded. */
+function providerGateLine(p: ProviderGateDecision, now: string): LaunchGateLine {
+  return {
+    product: p.product,
+    gate: RAIL_PROVIDERS_GATE,
+    state: p.state,
+    updatedAt: now,
+    evidence: {
+      configured: p.configured,
+      ...(p.missing.length > 0 ? { missing: p.missing } : {}),
+      ...(p.sandboxOnly.length > 0 ? { sandbox_only: [...p.sandboxOnly] } : {}),
+    },
+    evidenceRecord: null,
+    overrideReason: null,
   };
 }
 
@@ -197,10 +217,12 @@ export async function runAdminCommand(
       };
     case 'launch-gates.list': {
       const listing = await launchGatesOf(deps, { name: command.organization });
+      const providers = await railProviderGatesBeside(deps, command.organization, listing.gates);
+      const now = deps.now().toISOString();
       return {
         name: 'launch-gates.list',
         organizationId: listing.organizationId ?? null,
-        gates: listing.gates.map(launchGateLine),
+        gates: [...listing.gates.map(launchGateLine), ...providers.map((p) => providerGateLine(p, now))],
       };
     }
     case 'launch-gates.override':

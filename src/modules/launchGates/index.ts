@@ -6,6 +6,8 @@ import type { HttpModule } from '../../http/httpModule.ts';
 import { launchGateRoutes, launchGateSchema } from './routes.ts';
 
 export { LAUNCH_GATES, type LaunchGate, type LaunchGateView } from './domain.ts';
+export { railProviderGatesBeside } from './providerGate.ts';
+export { type ProviderGateDecision, RAIL_PROVIDERS_GATE } from './providers.ts';
 export { launchGateRoutes, launchGateSchema } from './routes.ts';
 export {
   launchGatesOf,

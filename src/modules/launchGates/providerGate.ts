@@ -3,7 +3,7 @@
  * rail partners in this deployment and decides each launched product's gate (providers.ts).
  */
 import type { Deps } from '../../app/deps.ts';
-import type { Scope } from '../../domain/access.ts';
+import { isLiveEnvironment, type Scope } from '../../domain/access.ts';
 import { DEFAULT_LAUNCH_PRODUCTS, type LaunchProduct } from '../../domain/organizationProfile.ts';
 import { findProfile } from '../../store/repositories/organizationProfiles.ts';
 import { findOrganizationByName } from '../../store/repositories/organizations.ts';
@@ -29,4 +29,18 @@ export async function providerGatesOf(
   const products = localProducts ?? sandboxProducts ?? DEFAULT_LAUNCH_PRODUCTS;
   const providers = organization ? await listConfiguredProviders(deps.store, organization.id) : [];
   return decideProviderGates(products, providers);
+}
+
+/**
+ * The provider gates beside the recorded ones a deployment lists (`gates`, whose products they follow):
+ * none in the sandbox, where keys are never gated.
+ */
+export async function railProviderGatesBeside(
+  deps: Deps,
+  organizationName: string,
+  gates: readonly { product: LaunchProduct }[],
+): Promise<ProviderGateDecision[]> {
+  if (!isLiveEnvironment(deps.environment)) return [];
+  const sandboxProducts = gates.length > 0 ? [...new Set(gates.map((g) => g.product))] : undefined;
+  return providerGatesOf(deps, organizationName, sandboxProducts);
 }

@@ -44,7 +44,7 @@ import {
   SCENARIO_OUTCOMES,
   settledHistoricalGates,
 } from './domain.ts';
-import { keyMayMoveMoney, providerGatesOf } from './providerGate.ts';
+import { keyMayMoveMoney, railProviderGatesBeside } from './providerGate.ts';
 import { openProviderGateNames, RAIL_PROVIDERS_GATE, sandboxOnlyNotes } from './providers.ts';
 import {
   findAcknowledgedTestEvent,
@@ -299,8 +299,7 @@ export async function requireLaunchGatesPassed(
   if (!isLiveEnvironment(deps.environment)) return;
   const { gates } = await launchGatesOf(deps, { name: organizationName });
   const open = openGateNames(gates);
-  const sandboxProducts = gates.length > 0 ? [...new Set(gates.map((g) => g.product))] : undefined;
-  const providers = await providerGatesOf(deps, organizationName, sandboxProducts);
+  const providers = await railProviderGatesBeside(deps, organizationName, gates);
   if (keyMayMoveMoney(scopes)) open.push(...openProviderGateNames(providers));
   if (open.length > 0) {
     throw new LaunchGatesOpenError(organizationName, deps.environment, open, sandboxOnlyNotes(providers));
