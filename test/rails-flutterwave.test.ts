@@ -9,6 +9,7 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { flutterwaveWalletVirtualAccount } from '../src/modules/railPartners/partners/flutterwave/rail.ts';
+import { runRailCreditVerificationWorkerOnce } from '../src/modules/railPartners/useCases/creditVerificationWorker.ts';
 import { railPartnerDirectory } from '../src/modules/railPartners/useCases/directory.ts';
 import { runRailWorkerOnce } from '../src/modules/transfers/workers.ts';
 import { guardedFetch } from '../src/outbound/guard.ts';
@@ -76,6 +77,37 @@ describe.each(BACKENDS)('Flutterwave on %s', (backend) => {
       .data as StoredCallback[];
   const allCallbacks = async () =>
     (await api(t, 'GET', '/v1/rail-callbacks?limit=100', { key: org.key })).data.data as StoredCallback[];
+
+  const verifyDeposits = () => runRailCreditVerificationWorkerOnce(t.deps, railPartnerDirectory(t.deps));
+  const verifiesOf = (charge: number) =>
+    sim.requests.filter((request) => request.path === `/v3/transactions/${charge}/verify`);
+  const exceptionsOf = async (charge: number) =>
+    (
+      (await api(t, 'GET', '/v1/reconciliation/exceptions?status=open&limit=100', { key: org.key })).data
+        .data as { kind: string; details: Record<string, string | null> }[]
+    ).filter((e) => e.details.partner_transaction_id === String(charge));
+
+  /** An NGN wallet and the Flutterwave virtual account number bank transfers to it go to. */
+  async function walletWithAccountNumber(): Promise<{ wallet: string; accountNumber: string }> {
+    const wallet = await fundedWallet(t, '0', 'NGN', org.key);
+    const made = await api(t, 'POST', `/v1/wallets/${wallet}/virtual-account`, { key: org.key });
+    expect(made.statusCode, made.body).toBe(201);
+    const account = await flutterwaveWalletVirtualAccount(
+      {
+        fetch: guardedFetch('allow_loopback'),
+        baseUrl: sim.url,
+        secretKey: sim.credentials.secretKey,
+        secretHash: sim.credentials.secretHash,
+      },
+      {
+        walletReference: made.data.reference as string,
+        email: 'payer@example.com',
+        bvn: '12345678901',
+        currency: 'NGN',
+      },
+    );
+    return { wallet, accountNumber: account.accountNumber };
+  }
 
   /** A bank payout of 1,500.00 KES from a funded wallet, submitted by the rail worker. */
   async function payout(accountNumber: string, accountName?: string) {
@@ -201,30 +233,18 @@ describe.each(BACKENDS)('Flutterwave on %s', (backend) => {
   });
 
   it('credits a bank transfer into a wallet’s virtual account number to that wallet, once', async () => {
-    const wallet = await fundedWallet(t, '0', 'NGN', org.key);
-    const made = await api(t, 'POST', `/v1/wallets/${wallet}/virtual-account`, { key: org.key });
-    expect(made.statusCode, made.body).toBe(201);
-    const account = await flutterwaveWalletVirtualAccount(
-      {
-        fetch: guardedFetch('allow_loopback'),
-        baseUrl: sim.url,
-        secretKey: sim.credentials.secretKey,
-        secretHash: sim.credentials.secretHash,
-      },
-      {
-        walletReference: made.data.reference as string,
-        email: 'payer@example.com',
-        bvn: '12345678901',
-        currency: 'NGN',
-      },
-    );
+    const { wallet, accountNumber } = await walletWithAccountNumber();
     const charge = await sim.payIntoVirtualAccount({
-      accountNumber: account.accountNumber,
+      accountNumber,
       amount: 2500.5,
       payerName: 'Chidi Eze',
     });
     const [delivery] = await sim.waitForWebhooks({ id: charge.id });
     expect(delivery, JSON.stringify(delivery)).toMatchObject({ status: 200 });
+    // Held until Flutterwave's verify vouches for it.
+    expect((await balanceOf(t, wallet, org.key)).available).toBe('0.00');
+    await verifyDeposits();
+    expect(verifiesOf(charge.id)).toHaveLength(1);
     expect((await balanceOf(t, wallet, org.key)).available).toBe('2500.50');
     // The same webhook again (same bytes), and the same charge re-sent with other bytes: nothing twice.
     await fetch(delivery?.url ?? '', { method: 'POST', headers: delivery?.headers, body: delivery?.body });
@@ -239,7 +259,35 @@ describe.each(BACKENDS)('Flutterwave on %s', (backend) => {
       .map((callback) => callback.status)
       .sort();
     expect(statuses).toEqual(['applied', 'duplicate', 'unchanged']);
+    await verifyDeposits();
+    expect(verifiesOf(charge.id)).toHaveLength(1);
     expect((await balanceOf(t, wallet, org.key)).available).toBe('2500.50');
     await expectLedgerHealthy(t);
   });
+
+  it.each([
+    ['amount', { amount: 9000 }, 'amount_minor'],
+    ['status', { status: 'failed' as const }, 'did not complete'],
+    ['currency', { currency: 'KES' }, 'amount_minor none'],
+  ])(
+    'credits nothing when the verify answer disagrees (%s), and opens an exception',
+    async (_, changes, why) => {
+      const { wallet, accountNumber } = await walletWithAccountNumber();
+      const charge = await sim.payIntoVirtualAccount({ accountNumber, amount: 900 });
+      await sim.waitForWebhooks({ id: charge.id });
+      sim.amendCharge(charge.id, changes);
+      await verifyDeposits();
+      await verifyDeposits();
+      expect(verifiesOf(charge.id)).toHaveLength(1);
+      expect((await balanceOf(t, wallet, org.key)).available).toBe('0.00');
+      const [exception, ...others] = await exceptionsOf(charge.id);
+      expect(others).toEqual([]);
+      expect(exception).toMatchObject({
+        kind: 'unmatched_callback',
+        details: { reason: 'unverified_credit' },
+      });
+      expect(exception?.details.detail).toContain(why);
+      await expectLedgerHealthy(t);
+    },
+  );
 });

@@ -3,7 +3,8 @@
  * (payouts.ts: name resolution first, our transfer id as the idempotent `reference`), their outcome by the
  * `transfer.completed` webhook or by polling, and money in through static virtual account numbers, one per
  * wallet, made with the wallet's reference as `tx_ref` so that `charge.completed` names the wallet to credit
- * (callbacks.ts). Flutterwave has no request-to-pay for bank accounts: `collect` refuses.
+ * (callbacks.ts), each credited only once GET /v3/transactions/{id}/verify vouches for it (deposits.ts).
+ * Flutterwave has no request-to-pay for bank accounts: `collect` refuses.
  *
  * Webhooks: set the dashboard's webhook URL to `{callback base}/webhooks`; transfers carry their own
  * `callback_url` (`{callback base}/transfers`). Both are verified with the dashboard's secret hash.
@@ -18,6 +19,7 @@ import {
   flutterwaveCall,
   isRecord,
 } from './connection.ts';
+import { verifyFlutterwaveDeposit } from './deposits.ts';
 import { checkPayout, submitPayout } from './payouts.ts';
 
 export { type FlutterwaveConfig, FlutterwaveError } from './connection.ts';
@@ -33,6 +35,7 @@ export function flutterwaveRail(config: FlutterwaveConfig, callbacks: CallbackTa
     collect: async () => ({ accepted: false, failureCode: FLUTTERWAVE_COLLECT_FAILURE_CODE }),
     checkCollection: async () => ({ kind: 'failed', failureCode: FLUTTERWAVE_COLLECT_FAILURE_CODE }),
     parseCallback: (callback) => parseFlutterwaveCallback(config.secretHash, callback),
+    verifyCredit: (report) => verifyFlutterwaveDeposit(config, report),
   };
 }
 
