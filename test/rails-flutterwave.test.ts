@@ -8,11 +8,9 @@
  */
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { flutterwaveWalletVirtualAccount } from '../src/modules/railPartners/partners/flutterwave/rail.ts';
 import { runRailCreditVerificationWorkerOnce } from '../src/modules/railPartners/useCases/creditVerificationWorker.ts';
 import { railPartnerDirectory } from '../src/modules/railPartners/useCases/directory.ts';
 import { runRailWorkerOnce } from '../src/modules/transfers/workers.ts';
-import { guardedFetch } from '../src/outbound/guard.ts';
 import {
   FLUTTERWAVE_SIMULATOR_ACCOUNTS,
   type FlutterwaveSimulator,
@@ -87,26 +85,21 @@ describe.each(BACKENDS)('Flutterwave on %s', (backend) => {
         .data as { kind: string; details: Record<string, string | null> }[]
     ).filter((e) => e.details.partner_transaction_id === String(charge));
 
-  /** An NGN wallet and the Flutterwave virtual account number bank transfers to it go to. */
+  const BVN = '22123456789';
+  const accountRequestsFor = (reference: string) =>
+    sim.requests.filter(
+      (request) => request.path === '/v3/virtual-account-numbers' && request.body.includes(reference),
+    );
+
+  /** An NGN wallet and the Flutterwave virtual account number it was given through the API. */
   async function walletWithAccountNumber(): Promise<{ wallet: string; accountNumber: string }> {
     const wallet = await fundedWallet(t, '0', 'NGN', org.key);
-    const made = await api(t, 'POST', `/v1/wallets/${wallet}/virtual-account`, { key: org.key });
+    const made = await api(t, 'POST', `/v1/wallets/${wallet}/virtual-account`, {
+      key: org.key,
+      body: { bvn: BVN, email: 'holder@example.com' },
+    });
     expect(made.statusCode, made.body).toBe(201);
-    const account = await flutterwaveWalletVirtualAccount(
-      {
-        fetch: guardedFetch('allow_loopback'),
-        baseUrl: sim.url,
-        secretKey: sim.credentials.secretKey,
-        secretHash: sim.credentials.secretHash,
-      },
-      {
-        walletReference: made.data.reference as string,
-        email: 'payer@example.com',
-        bvn: '12345678901',
-        currency: 'NGN',
-      },
-    );
-    return { wallet, accountNumber: account.accountNumber };
+    return { wallet, accountNumber: made.data.account_number as string };
   }
 
   /** A bank payout of 1,500.00 KES from a funded wallet, submitted by the rail worker. */
@@ -290,4 +283,67 @@ describe.each(BACKENDS)('Flutterwave on %s', (backend) => {
       await expectLedgerHealthy(t);
     },
   );
+
+  it('gives an NGN wallet its Flutterwave account number once: a retry asks Flutterwave nothing, the BVN is never echoed', async () => {
+    const wallet = await fundedWallet(t, '0', 'NGN', org.key);
+    const path = `/v1/wallets/${wallet}/virtual-account`;
+    const withoutBvn = await api(t, 'POST', path, { key: org.key, body: { email: 'holder@example.com' } });
+    expect(withoutBvn.statusCode, withoutBvn.body).toBe(422);
+    expect(withoutBvn.data).toMatchObject({ code: 'validation_error', param: 'bvn' });
+    const badBvn = await api(t, 'POST', path, { key: org.key, body: { bvn: '123', email: 'h@example.com' } });
+    expect(badBvn.data).toMatchObject({ code: 'validation_error', param: 'bvn' });
+    expect(badBvn.body).not.toContain('123"');
+    const noEmail = await api(t, 'POST', path, { key: org.key, body: { bvn: BVN } });
+    expect(noEmail.data).toMatchObject({ code: 'validation_error', param: 'email' });
+
+    const made = await api(t, 'POST', path, {
+      key: org.key,
+      body: { bvn: BVN, email: 'holder@example.com' },
+    });
+    expect(made.statusCode, made.body).toBe(201);
+    const reference = made.data.reference as string;
+    const [issued] = sim.virtualAccounts().filter((a) => a.account_number === made.data.account_number);
+    expect(made.data).toEqual({
+      object: 'virtual_account',
+      wallet,
+      reference,
+      created_at: expect.any(String),
+      account_number: issued?.account_number,
+      bank_name: issued?.bank_name,
+      partner: 'flutterwave',
+    });
+    expect(JSON.parse(accountRequestsFor(reference)[0]?.body ?? '{}')).toMatchObject({
+      tx_ref: reference,
+      is_permanent: true,
+      bvn: BVN,
+      currency: 'NGN',
+    });
+    // Again, without and with the BVN, and with an Idempotency-Key twice: the same account, no second request.
+    const again = await api(t, 'POST', path, { key: org.key });
+    const keyed = {
+      key: org.key,
+      body: { bvn: BVN, email: 'holder@example.com' },
+      headers: { 'idempotency-key': `va-${wallet}` },
+    };
+    const first = await api(t, 'POST', path, keyed);
+    const replayed = await api(t, 'POST', path, keyed);
+    for (const answer of [again, first, replayed]) {
+      expect(answer.statusCode, answer.body).toBe(200);
+      expect(answer.data).toEqual(made.data);
+    }
+    expect(accountRequestsFor(reference)).toHaveLength(1);
+    for (const answer of [made, again, first, replayed, withoutBvn, noEmail])
+      expect(answer.body).not.toContain(BVN);
+    const read = await api(t, 'GET', path, { key: org.key });
+    expect(read.body).not.toContain(BVN);
+  });
+
+  it('answers a wallet Flutterwave issues no account for (KES) with its reference alone, as before', async () => {
+    const wallet = await fundedWallet(t, '0', 'KES', org.key);
+    const requests = sim.requests.length;
+    const made = await api(t, 'POST', `/v1/wallets/${wallet}/virtual-account`, { key: org.key });
+    expect(made.statusCode, made.body).toBe(201);
+    expect(Object.keys(made.data).sort()).toEqual(['created_at', 'object', 'reference', 'wallet']);
+    expect(sim.requests.length).toBe(requests);
+  });
 });

@@ -8,10 +8,10 @@ import type { Deps } from '../../../app/deps.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { principalOf } from '../../../http/auth.ts';
 import { foundById, retrieveByIdRoute } from '../../../http/readRoutes.ts';
-import { createOrFindWrite, idempotentWrite, writeOperation, written } from '../../../http/routeKit.ts';
+import { idempotentWrite, writeOperation, written } from '../../../http/routeKit.ts';
 import { idParamsSchema, timestampSchema } from '../../../http/schemas.ts';
 import { BANK_DEPOSITS_PER_REPORT_MAX, presentCollection } from '../../collections/index.ts';
-import { ensureVirtualAccount, getVirtualAccount } from '../../digitalAccounts/index.ts';
+import { getVirtualAccount } from '../../digitalAccounts/index.ts';
 import type { BankDepositOutcome, VirtualAccount } from '../useCases/bankDeposits.ts';
 import {
   BANK_REFERENCE_LENGTH_MAX,
@@ -25,7 +25,8 @@ const walletParams = idParamsSchema(ID_PREFIXES.wallet, 'Wallet id.');
 /** Characters of what a payer quoted: a virtual account reference or an account number, spaces and dashes included. */
 const PAYER_REFERENCE_LENGTH_MAX = 64;
 
-const virtualAccountResponse = {
+/** A wallet's virtual account; the POST that makes it is the rail partners' (it may ask a bank partner). */
+export const virtualAccountResponse = {
   type: 'object',
   required: ['object', 'wallet', 'reference', 'created_at'],
   properties: {
@@ -40,7 +41,7 @@ const virtualAccountResponse = {
   },
 } as const;
 
-const presentVirtualAccount = (a: VirtualAccount) => ({
+export const presentVirtualAccount = (a: VirtualAccount) => ({
   object: 'virtual_account',
   wallet: a.walletId,
   reference: a.reference,
@@ -128,30 +129,6 @@ function presentBankDepositReport(outcomes: readonly BankDepositOutcome[]) {
   };
 }
 
-function createVirtualAccountRoute(app: FastifyInstance, deps: Deps): void {
-  app.post<{ Params: { id: string } }>(
-    '/v1/wallets/:id/virtual-account',
-    writeOperation({
-      scope: 'write',
-      product: 'digital_banking',
-      operationId: 'createVirtualAccount',
-      summary: 'Give a wallet a virtual account reference',
-      description:
-        'The reference a payer quotes on a bank transfer so the deposit is credited to this wallet. Made on the first call (201); later calls answer the same one (200).',
-      tags: TAGS,
-      params: walletParams,
-      responses: {
-        200: written(virtualAccountResponse, 'The wallet’s reference, made before.'),
-        201: written(virtualAccountResponse, 'The wallet’s reference, made now.'),
-      },
-    }),
-    createOrFindWrite(deps, async (tx, organizationId, request) => {
-      const { account, created } = await ensureVirtualAccount(tx, deps, organizationId, request.params.id);
-      return { created, body: presentVirtualAccount(account) };
-    }),
-  );
-}
-
 function getVirtualAccountRoute(app: FastifyInstance, deps: Deps): void {
   retrieveByIdRoute(app, deps, '/v1/wallets/:id/virtual-account', getVirtualAccount, presentVirtualAccount, {
     scope: 'read',
@@ -191,7 +168,6 @@ function recordBankDepositsRoute(app: FastifyInstance, deps: Deps): void {
 }
 
 export function bankDepositRoutes(app: FastifyInstance, deps: Deps): void {
-  createVirtualAccountRoute(app, deps);
   getVirtualAccountRoute(app, deps);
   recordBankDepositsRoute(app, deps);
 }
