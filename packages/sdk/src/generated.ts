@@ -9829,6 +9829,13 @@ export interface GetVirtualAccountResponse {
   created_at: string;
 }
 
+export interface CreateVirtualAccountRequest {
+  /** The account holder’s Bank Verification Number (11 digits), required where the bank partner issues an account number (Flutterwave, NGN wallets). Sent to the partner only: never stored or returned. */
+  bvn?: string;
+  /** The account holder’s email address, required with `bvn`. */
+  email?: string;
+}
+
 /** The wallet’s reference, made before. */
 export interface CreateVirtualAccountResponse {
   object: 'virtual_account';
@@ -9836,6 +9843,12 @@ export interface CreateVirtualAccountResponse {
   /** What the payer quotes on a bank transfer: `MK`, 10 digits and 2 check digits (ISO 7064 mod 97-10), so a mistyped one is caught. */
   reference: string;
   created_at: string;
+  /** The wallet’s own bank account number, where the bank partner issued one: payers send bank transfers to it. */
+  account_number?: string;
+  /** The bank that account number is at. */
+  bank_name?: string;
+  /** The rail partner that issued it (`flutterwave`). */
+  partner?: string;
 }
 
 export interface RecordBankDepositsRequest {
@@ -11171,7 +11184,11 @@ export interface MkobaOperations {
   /** Retrieve a wallet’s virtual account reference: `GET /v1/wallets/{id}/virtual-account`. */
   getVirtualAccount(id: string, options?: RequestOptions): Promise<GetVirtualAccountResponse>;
   /** Give a wallet a virtual account reference: `POST /v1/wallets/{id}/virtual-account`. */
-  createVirtualAccount(id: string, options?: RequestOptions): Promise<CreateVirtualAccountResponse>;
+  createVirtualAccount(
+    id: string,
+    body?: CreateVirtualAccountRequest,
+    options?: RequestOptions,
+  ): Promise<CreateVirtualAccountResponse>;
   /** Record deposits the bank reported: `POST /v1/bank-deposits`. */
   recordBankDeposits(
     body: RecordBankDepositsRequest,
@@ -12282,7 +12299,7 @@ export const OPERATIONS = {
     method: 'POST',
     path: '/v1/wallets/{id}/virtual-account',
     pathParams: ['id'],
-    body: 'none',
+    body: 'optional',
     query: false,
     response: 'json',
   },
