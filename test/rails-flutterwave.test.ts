@@ -346,4 +346,20 @@ describe.each(BACKENDS)('Flutterwave on %s', (backend) => {
     expect(Object.keys(made.data).sort()).toEqual(['created_at', 'object', 'reference', 'wallet']);
     expect(sim.requests.length).toBe(requests);
   });
+
+  it('records nothing when Flutterwave cannot be reached (503 rail_unavailable); asking again issues one account', async () => {
+    const wallet = await fundedWallet(t, '0', 'NGN', org.key);
+    const path = `/v1/wallets/${wallet}/virtual-account`;
+    const holder = { bvn: BVN, email: 'holder@example.com' };
+    sim.failNext(1, 503);
+    const refused = await api(t, 'POST', path, { key: org.key, body: holder });
+    expect(refused.statusCode, refused.body).toBe(503);
+    expect(refused.data).toMatchObject({ code: 'rail_unavailable' });
+    expect(refused.body).not.toContain(BVN);
+    const made = await api(t, 'POST', path, { key: org.key, body: holder });
+    expect(made.statusCode, made.body).toBe(201);
+    expect(made.data.account_number).toEqual(expect.any(String));
+    const issued = sim.virtualAccounts().filter((a) => a.account_number === made.data.account_number);
+    expect(issued).toHaveLength(1);
+  });
 });
