@@ -335,6 +335,8 @@ describe.each(BACKENDS)('Flutterwave on %s', (backend) => {
     for (const answer of [made, again, first, replayed, withoutBvn, noEmail])
       expect(answer.body).not.toContain(BVN);
     const read = await api(t, 'GET', path, { key: org.key });
+    expect(read.statusCode, read.body).toBe(200);
+    expect(read.data).toEqual(made.data);
     expect(read.body).not.toContain(BVN);
   });
 

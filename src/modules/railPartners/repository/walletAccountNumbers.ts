@@ -36,16 +36,18 @@ const fromRow = rowMapper<WalletPartnerAccount>({
   createdAt: toDate,
 });
 
+/** The wallet's account from `partner`, or (no partner named) from whichever partner issued it first. */
 export async function findWalletPartnerAccount(
   db: Queryable,
   organizationId: string,
   walletId: string,
-  partner: string,
+  partner?: string,
 ): Promise<WalletPartnerAccount | undefined> {
   const [row] = await db.query(
     `SELECT ${COLUMNS} FROM wallet_partner_accounts
-     WHERE organization_id = $1 AND wallet_id = $2 AND partner = $3`,
-    [organizationId, walletId, partner],
+     WHERE organization_id = $1 AND wallet_id = $2 AND ($3::text IS NULL OR partner = $3)
+     ORDER BY created_at LIMIT 1`,
+    [organizationId, walletId, partner ?? null],
   );
   return row && fromRow(row);
 }

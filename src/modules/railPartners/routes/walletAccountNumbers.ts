@@ -1,5 +1,5 @@
 /**
- * `POST /v1/wallets/{id}/virtual-account`: the wallet's virtual account reference, and, where the
+ * `POST` and `GET /v1/wallets/{id}/virtual-account`: the wallet's virtual account reference, and, where the
  * organization's active bank partner issues them (Flutterwave), the wallet's own bank account number from
  * that partner, asked for before the write's transaction (walletAccountNumbers.ts).
  */
@@ -7,16 +7,19 @@ import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../../app/deps.ts';
 import { validationError } from '../../../domain/errors.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
+import { foundById, retrieveByIdRoute } from '../../../http/readRoutes.ts';
 import { preparedWrite, writeOperation, written } from '../../../http/routeKit.ts';
 import { idParamsSchema } from '../../../http/schemas.ts';
 import { presentVirtualAccount, virtualAccountResponse } from '../../treasury/index.ts';
 import { railPartnerDirectory } from '../useCases/directory.ts';
 import {
   ACCOUNT_EMAIL_LENGTH_MAX,
+  getWalletAccounts,
   type PreparedWalletAccount,
   prepareWalletAccountNumber,
   recordWalletAccountNumber,
   type WalletAccountNumberInput,
+  type WalletAccounts,
   type WalletPartnerAccount,
 } from '../useCases/walletAccountNumbers.ts';
 
@@ -57,7 +60,32 @@ const response = {
 const presentPartnerAccount = (a: WalletPartnerAccount | undefined) =>
   a === undefined ? {} : { account_number: a.accountNumber, bank_name: a.bankName, partner: a.partner };
 
-export function walletAccountNumberRoute(app: FastifyInstance, deps: Deps): void {
+const presentWalletAccounts = ({ account, partnerAccount }: WalletAccounts) => ({
+  ...presentVirtualAccount(account),
+  ...presentPartnerAccount(partnerAccount),
+});
+
+const walletParams = idParamsSchema(ID_PREFIXES.wallet, 'Wallet id.');
+
+function getWalletAccountsRoute(app: FastifyInstance, deps: Deps): void {
+  retrieveByIdRoute(app, deps, '/v1/wallets/:id/virtual-account', getWalletAccounts, presentWalletAccounts, {
+    scope: 'read',
+    product: 'digital_banking',
+    operationId: 'getVirtualAccount',
+    summary: 'Retrieve a wallet’s virtual account reference',
+    description:
+      'A 404 until one was made with `POST`. With the wallet’s bank account number (`account_number`, `bank_name`, `partner`) where a partner issued one.',
+    tags: ['Collections'],
+    ...foundById(walletParams, response, 'The wallet’s reference.'),
+  });
+}
+
+export function walletAccountNumberRoutes(app: FastifyInstance, deps: Deps): void {
+  createWalletAccountsRoute(app, deps);
+  getWalletAccountsRoute(app, deps);
+}
+
+function createWalletAccountsRoute(app: FastifyInstance, deps: Deps): void {
   app.post<Route>(
     '/v1/wallets/:id/virtual-account',
     {
@@ -105,10 +133,7 @@ export function walletAccountNumberRoute(app: FastifyInstance, deps: Deps): void
           request.params.id,
           prepared,
         );
-        return {
-          status: created ? 201 : 200,
-          body: { ...presentVirtualAccount(account), ...presentPartnerAccount(partnerAccount) },
-        };
+        return { status: created ? 201 : 200, body: presentWalletAccounts({ account, partnerAccount }) };
       },
     ),
   );

@@ -15,7 +15,7 @@ import {
   type WalletAccountNumberRequest,
 } from '../../../rails/partner.ts';
 import type { Queryable } from '../../../store/store.ts';
-import { ensureVirtualAccount, type VirtualAccount } from '../../digitalAccounts/index.ts';
+import { ensureVirtualAccount, getVirtualAccount, type VirtualAccount } from '../../digitalAccounts/index.ts';
 import { findWallet } from '../../wallets/index.ts';
 import type { RailPartnerConfig } from '../domain.ts';
 import { findActiveRailPartner } from '../repository/partners.ts';
@@ -126,7 +126,7 @@ export async function recordWalletAccountNumber(
   organizationId: string,
   walletId: string,
   prepared: PreparedWalletAccount,
-): Promise<{ account: VirtualAccount; partnerAccount?: WalletPartnerAccount; created: boolean }> {
+): Promise<WalletAccounts & { created: boolean }> {
   const { account, created } = await ensureVirtualAccount(tx, deps, organizationId, walletId);
   if (prepared.kind === 'plain') return { account, created };
   if (prepared.kind === 'stored') return { account, partnerAccount: prepared.account, created: false };
@@ -147,4 +147,20 @@ export async function recordWalletAccountNumber(
   // A racing request stored the wallet's account first: the partner gave it the same one.
   const first = await findWalletPartnerAccount(tx, organizationId, walletId, config.partner);
   return { account, partnerAccount: first ?? partnerAccount, created: false };
+}
+
+export interface WalletAccounts {
+  account: VirtualAccount;
+  partnerAccount?: WalletPartnerAccount;
+}
+
+/** The wallet's reference and, where a partner issued one, its account number: a 404 before the first POST. */
+export async function getWalletAccounts(
+  deps: Deps,
+  organizationId: string,
+  walletId: string,
+): Promise<WalletAccounts> {
+  const account = await getVirtualAccount(deps, organizationId, walletId);
+  const partnerAccount = await findWalletPartnerAccount(deps.store, organizationId, walletId);
+  return partnerAccount ? { account, partnerAccount } : { account };
 }

@@ -1,17 +1,15 @@
 /**
- * Bank transfers in: a wallet's virtual account reference (what a payer quotes), and the bank's report of
- * the deposits it received, imported by an operator.
+ * Bank transfers in: how a wallet's virtual account reference (what a payer quotes) is shown (its routes are
+ * the rail partners', railPartners/routes/walletAccountNumbers.ts), and the bank's report of the deposits it
+ * received, imported by an operator.
  */
 import type { FastifyInstance } from 'fastify';
 import { actorIdOf } from '../../../app/apiKeyAuthentication.ts';
 import type { Deps } from '../../../app/deps.ts';
-import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { principalOf } from '../../../http/auth.ts';
-import { foundById, retrieveByIdRoute } from '../../../http/readRoutes.ts';
 import { idempotentWrite, writeOperation, written } from '../../../http/routeKit.ts';
-import { idParamsSchema, timestampSchema } from '../../../http/schemas.ts';
+import { timestampSchema } from '../../../http/schemas.ts';
 import { BANK_DEPOSITS_PER_REPORT_MAX, presentCollection } from '../../collections/index.ts';
-import { getVirtualAccount } from '../../digitalAccounts/index.ts';
 import type { BankDepositOutcome, VirtualAccount } from '../useCases/bankDeposits.ts';
 import {
   BANK_REFERENCE_LENGTH_MAX,
@@ -21,11 +19,10 @@ import {
 } from '../useCases/bankDeposits.ts';
 
 const TAGS = ['Collections'];
-const walletParams = idParamsSchema(ID_PREFIXES.wallet, 'Wallet id.');
 /** Characters of what a payer quoted: a virtual account reference or an account number, spaces and dashes included. */
 const PAYER_REFERENCE_LENGTH_MAX = 64;
 
-/** A wallet's virtual account; the POST that makes it is the rail partners' (it may ask a bank partner). */
+/** A wallet's virtual account; its routes are the rail partners' (a bank partner may issue an account number). */
 export const virtualAccountResponse = {
   type: 'object',
   required: ['object', 'wallet', 'reference', 'created_at'],
@@ -129,18 +126,6 @@ function presentBankDepositReport(outcomes: readonly BankDepositOutcome[]) {
   };
 }
 
-function getVirtualAccountRoute(app: FastifyInstance, deps: Deps): void {
-  retrieveByIdRoute(app, deps, '/v1/wallets/:id/virtual-account', getVirtualAccount, presentVirtualAccount, {
-    scope: 'read',
-    product: 'digital_banking',
-    operationId: 'getVirtualAccount',
-    summary: 'Retrieve a wallet’s virtual account reference',
-    description: 'A 404 until one was made with `POST`.',
-    tags: TAGS,
-    ...foundById(walletParams, virtualAccountResponse, 'The wallet’s reference.'),
-  });
-}
-
 function recordBankDepositsRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Body: { deposits: BankDepositInput[] } }>(
     '/v1/bank-deposits',
@@ -168,6 +153,5 @@ function recordBankDepositsRoute(app: FastifyInstance, deps: Deps): void {
 }
 
 export function bankDepositRoutes(app: FastifyInstance, deps: Deps): void {
-  getVirtualAccountRoute(app, deps);
   recordBankDepositsRoute(app, deps);
 }
