@@ -321,7 +321,7 @@ describe('virtual account numbers and charge.completed', () => {
     expect(created.body.data).toMatchObject({ frequency: 1, amount: '100.00' });
   });
 
-  it('reports a bank transfer into a virtual account by charge.completed to the dashboard URL, and verifies it', async () => {
+  it('reports a bank transfer into a virtual account by charge.completed to the dashboard URL, and verifies it; a charge amended answers as amended', async () => {
     const created = await call('POST', '/v3/virtual-account-numbers', {
       email: 'c@example.com',
       is_permanent: true,
@@ -354,6 +354,10 @@ describe('virtual account numbers and charge.completed', () => {
       body: { data: { id: charge.id, status: 'successful', amount: 2500 } },
     });
     expect((await call('GET', '/v3/transactions/1/verify')).status).toBe(400);
+    sim.amendCharge(charge.id, { amount: 9000, status: 'failed' });
+    expect(await call('GET', `/v3/transactions/${charge.id}/verify`)).toMatchObject({
+      body: { data: { id: charge.id, status: 'failed', amount: 9000 } },
+    });
     await expect(sim.payIntoVirtualAccount({ accountNumber: '0000000000', amount: 1 })).rejects.toThrow();
   });
 });

@@ -8,10 +8,9 @@
  */
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { flutterwaveWalletVirtualAccount } from '../src/modules/railPartners/partners/flutterwave/rail.ts';
+import { runRailCreditVerificationWorkerOnce } from '../src/modules/railPartners/useCases/creditVerificationWorker.ts';
 import { railPartnerDirectory } from '../src/modules/railPartners/useCases/directory.ts';
 import { runRailWorkerOnce } from '../src/modules/transfers/workers.ts';
-import { guardedFetch } from '../src/outbound/guard.ts';
 import {
   FLUTTERWAVE_SIMULATOR_ACCOUNTS,
   type FlutterwaveSimulator,
@@ -76,6 +75,32 @@ describe.each(BACKENDS)('Flutterwave on %s', (backend) => {
       .data as StoredCallback[];
   const allCallbacks = async () =>
     (await api(t, 'GET', '/v1/rail-callbacks?limit=100', { key: org.key })).data.data as StoredCallback[];
+
+  const verifyDeposits = () => runRailCreditVerificationWorkerOnce(t.deps, railPartnerDirectory(t.deps));
+  const verifiesOf = (charge: number) =>
+    sim.requests.filter((request) => request.path === `/v3/transactions/${charge}/verify`);
+  const exceptionsOf = async (charge: number) =>
+    (
+      (await api(t, 'GET', '/v1/reconciliation/exceptions?status=open&limit=100', { key: org.key })).data
+        .data as { kind: string; details: Record<string, string | null> }[]
+    ).filter((e) => e.details.partner_transaction_id === String(charge));
+
+  const BVN = '22123456789';
+  const accountRequestsFor = (reference: string) =>
+    sim.requests.filter(
+      (request) => request.path === '/v3/virtual-account-numbers' && request.body.includes(reference),
+    );
+
+  /** An NGN wallet and the Flutterwave virtual account number it was given through the API. */
+  async function walletWithAccountNumber(): Promise<{ wallet: string; accountNumber: string }> {
+    const wallet = await fundedWallet(t, '0', 'NGN', org.key);
+    const made = await api(t, 'POST', `/v1/wallets/${wallet}/virtual-account`, {
+      key: org.key,
+      body: { bvn: BVN, email: 'holder@example.com' },
+    });
+    expect(made.statusCode, made.body).toBe(201);
+    return { wallet, accountNumber: made.data.account_number as string };
+  }
 
   /** A bank payout of 1,500.00 KES from a funded wallet, submitted by the rail worker. */
   async function payout(accountNumber: string, accountName?: string) {
@@ -201,30 +226,18 @@ describe.each(BACKENDS)('Flutterwave on %s', (backend) => {
   });
 
   it('credits a bank transfer into a wallet’s virtual account number to that wallet, once', async () => {
-    const wallet = await fundedWallet(t, '0', 'NGN', org.key);
-    const made = await api(t, 'POST', `/v1/wallets/${wallet}/virtual-account`, { key: org.key });
-    expect(made.statusCode, made.body).toBe(201);
-    const account = await flutterwaveWalletVirtualAccount(
-      {
-        fetch: guardedFetch('allow_loopback'),
-        baseUrl: sim.url,
-        secretKey: sim.credentials.secretKey,
-        secretHash: sim.credentials.secretHash,
-      },
-      {
-        walletReference: made.data.reference as string,
-        email: 'payer@example.com',
-        bvn: '12345678901',
-        currency: 'NGN',
-      },
-    );
+    const { wallet, accountNumber } = await walletWithAccountNumber();
     const charge = await sim.payIntoVirtualAccount({
-      accountNumber: account.accountNumber,
+      accountNumber,
       amount: 2500.5,
       payerName: 'Chidi Eze',
     });
     const [delivery] = await sim.waitForWebhooks({ id: charge.id });
     expect(delivery, JSON.stringify(delivery)).toMatchObject({ status: 200 });
+    // Held until Flutterwave's verify vouches for it.
+    expect((await balanceOf(t, wallet, org.key)).available).toBe('0.00');
+    await verifyDeposits();
+    expect(verifiesOf(charge.id)).toHaveLength(1);
     expect((await balanceOf(t, wallet, org.key)).available).toBe('2500.50');
     // The same webhook again (same bytes), and the same charge re-sent with other bytes: nothing twice.
     await fetch(delivery?.url ?? '', { method: 'POST', headers: delivery?.headers, body: delivery?.body });
@@ -239,7 +252,116 @@ describe.each(BACKENDS)('Flutterwave on %s', (backend) => {
       .map((callback) => callback.status)
       .sort();
     expect(statuses).toEqual(['applied', 'duplicate', 'unchanged']);
+    await verifyDeposits();
+    expect(verifiesOf(charge.id)).toHaveLength(1);
     expect((await balanceOf(t, wallet, org.key)).available).toBe('2500.50');
     await expectLedgerHealthy(t);
+  });
+
+  it.each([
+    ['amount', { amount: 9000 }, 'amount_minor'],
+    ['status', { status: 'failed' as const }, 'did not complete'],
+    ['currency', { currency: 'KES' }, 'amount_minor none'],
+  ])(
+    'credits nothing when the verify answer disagrees (%s), and opens an exception',
+    async (_, changes, why) => {
+      const { wallet, accountNumber } = await walletWithAccountNumber();
+      const charge = await sim.payIntoVirtualAccount({ accountNumber, amount: 900 });
+      await sim.waitForWebhooks({ id: charge.id });
+      sim.amendCharge(charge.id, changes);
+      await verifyDeposits();
+      await verifyDeposits();
+      expect(verifiesOf(charge.id)).toHaveLength(1);
+      expect((await balanceOf(t, wallet, org.key)).available).toBe('0.00');
+      const [exception, ...others] = await exceptionsOf(charge.id);
+      expect(others).toEqual([]);
+      expect(exception).toMatchObject({
+        kind: 'unmatched_callback',
+        details: { reason: 'unverified_credit' },
+      });
+      expect(exception?.details.detail).toContain(why);
+      await expectLedgerHealthy(t);
+    },
+  );
+
+  it('gives an NGN wallet its Flutterwave account number once: a retry asks Flutterwave nothing, the BVN is never echoed', async () => {
+    const wallet = await fundedWallet(t, '0', 'NGN', org.key);
+    const path = `/v1/wallets/${wallet}/virtual-account`;
+    const withoutBvn = await api(t, 'POST', path, { key: org.key, body: { email: 'holder@example.com' } });
+    expect(withoutBvn.statusCode, withoutBvn.body).toBe(422);
+    expect(withoutBvn.data).toMatchObject({ code: 'validation_error', param: 'bvn' });
+    const badBvn = await api(t, 'POST', path, { key: org.key, body: { bvn: '123', email: 'h@example.com' } });
+    expect(badBvn.data).toMatchObject({ code: 'validation_error', param: 'bvn' });
+    expect(badBvn.body).not.toContain('123"');
+    const noEmail = await api(t, 'POST', path, { key: org.key, body: { bvn: BVN } });
+    expect(noEmail.data).toMatchObject({ code: 'validation_error', param: 'email' });
+
+    const made = await api(t, 'POST', path, {
+      key: org.key,
+      body: { bvn: BVN, email: 'holder@example.com' },
+    });
+    expect(made.statusCode, made.body).toBe(201);
+    const reference = made.data.reference as string;
+    const [issued] = sim.virtualAccounts().filter((a) => a.account_number === made.data.account_number);
+    expect(made.data).toEqual({
+      object: 'virtual_account',
+      wallet,
+      reference,
+      created_at: expect.any(String),
+      account_number: issued?.account_number,
+      bank_name: issued?.bank_name,
+      partner: 'flutterwave',
+    });
+    expect(JSON.parse(accountRequestsFor(reference)[0]?.body ?? '{}')).toMatchObject({
+      tx_ref: reference,
+      is_permanent: true,
+      bvn: BVN,
+      currency: 'NGN',
+    });
+    // Again, without and with the BVN, and with an Idempotency-Key twice: the same account, no second request.
+    const again = await api(t, 'POST', path, { key: org.key });
+    const keyed = {
+      key: org.key,
+      body: { bvn: BVN, email: 'holder@example.com' },
+      headers: { 'idempotency-key': `va-${wallet}` },
+    };
+    const first = await api(t, 'POST', path, keyed);
+    const replayed = await api(t, 'POST', path, keyed);
+    for (const answer of [again, first, replayed]) {
+      expect(answer.statusCode, answer.body).toBe(200);
+      expect(answer.data).toEqual(made.data);
+    }
+    expect(accountRequestsFor(reference)).toHaveLength(1);
+    for (const answer of [made, again, first, replayed, withoutBvn, noEmail])
+      expect(answer.body).not.toContain(BVN);
+    const read = await api(t, 'GET', path, { key: org.key });
+    expect(read.statusCode, read.body).toBe(200);
+    expect(read.data).toEqual(made.data);
+    expect(read.body).not.toContain(BVN);
+  });
+
+  it('answers a wallet Flutterwave issues no account for (KES) with its reference alone, as before', async () => {
+    const wallet = await fundedWallet(t, '0', 'KES', org.key);
+    const requests = sim.requests.length;
+    const made = await api(t, 'POST', `/v1/wallets/${wallet}/virtual-account`, { key: org.key });
+    expect(made.statusCode, made.body).toBe(201);
+    expect(Object.keys(made.data).sort()).toEqual(['created_at', 'object', 'reference', 'wallet']);
+    expect(sim.requests.length).toBe(requests);
+  });
+
+  it('records nothing when Flutterwave cannot be reached (503 rail_unavailable); asking again issues one account', async () => {
+    const wallet = await fundedWallet(t, '0', 'NGN', org.key);
+    const path = `/v1/wallets/${wallet}/virtual-account`;
+    const holder = { bvn: BVN, email: 'holder@example.com' };
+    sim.failNext(1, 503);
+    const refused = await api(t, 'POST', path, { key: org.key, body: holder });
+    expect(refused.statusCode, refused.body).toBe(503);
+    expect(refused.data).toMatchObject({ code: 'rail_unavailable' });
+    expect(refused.body).not.toContain(BVN);
+    const made = await api(t, 'POST', path, { key: org.key, body: holder });
+    expect(made.statusCode, made.body).toBe(201);
+    expect(made.data.account_number).toEqual(expect.any(String));
+    const issued = sim.virtualAccounts().filter((a) => a.account_number === made.data.account_number);
+    expect(issued).toHaveLength(1);
   });
 });

@@ -117,6 +117,23 @@ export interface CreditVerificationReport {
 /** How `verifyCredit` went: the partner answered at once, or will answer at a callback naming `queryReference`. */
 export type CreditVerificationAsk = { answer: CreditVerificationReport } | { queryReference: string };
 
+/** A bank account number a partner issues for one wallet (Flutterwave: a static virtual account). */
+export interface WalletAccountNumberRequest {
+  /** The wallet's virtual account reference: the account's `tx_ref`, named by each deposit into it. */
+  walletReference: string;
+  email: string;
+  /** The holder's BVN, where the partner requires one: sent, never stored. */
+  bvn: string;
+  currency: Currency;
+}
+
+export interface WalletAccountNumber {
+  accountNumber: string;
+  bankName: string;
+  orderRef: string;
+  flwRef?: string;
+}
+
 /** Whether a payer's payment may complete: the answer to a `validation` credit report. */
 export type CreditDecision =
   | { accepted: true }
@@ -171,6 +188,8 @@ export interface PartnerRail extends RailAdapter {
    * (its callbacks are trusted as they arrive: signed, or guarded by the callback address alone).
    */
   verifyCredit?(report: CreditReport, now: Date): Promise<CreditVerificationAsk>;
+  /** Issues a wallet its own bank account number, where the partner can; asking again gives the same one. */
+  issueWalletAccountNumber?(request: WalletAccountNumberRequest): Promise<WalletAccountNumber>;
   /**
    * Asks the partner to reverse a settled payout (optional: a partner without one cannot reverse). Accepted
    * is not done: the result arrives as a `reversal` callback, or `checkReversal` asks for it.

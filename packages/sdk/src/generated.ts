@@ -9820,24 +9820,6 @@ export interface SandboxChainAdvanceResponse {
   data: Array<Deposit>;
 }
 
-/** The wallet’s reference. */
-export interface GetVirtualAccountResponse {
-  object: 'virtual_account';
-  wallet: string;
-  /** What the payer quotes on a bank transfer: `MK`, 10 digits and 2 check digits (ISO 7064 mod 97-10), so a mistyped one is caught. */
-  reference: string;
-  created_at: string;
-}
-
-/** The wallet’s reference, made before. */
-export interface CreateVirtualAccountResponse {
-  object: 'virtual_account';
-  wallet: string;
-  /** What the payer quotes on a bank transfer: `MK`, 10 digits and 2 check digits (ISO 7064 mod 97-10), so a mistyped one is caught. */
-  reference: string;
-  created_at: string;
-}
-
 export interface RecordBankDepositsRequest {
   deposits: Array<{
     /** The bank’s own reference for the deposit: one deposit, one credit. */
@@ -10220,6 +10202,43 @@ export interface ListRailPartnerBalanceQueriesQuery {
   'created[gte]'?: string | Date;
   /** Only objects created at or before this time. */
   'created[lte]'?: string | Date;
+}
+
+/** The wallet’s reference. */
+export interface GetVirtualAccountResponse {
+  object: 'virtual_account';
+  wallet: string;
+  /** What the payer quotes on a bank transfer: `MK`, 10 digits and 2 check digits (ISO 7064 mod 97-10), so a mistyped one is caught. */
+  reference: string;
+  created_at: string;
+  /** The wallet’s own bank account number, where the bank partner issued one: payers send bank transfers to it. */
+  account_number?: string;
+  /** The bank that account number is at. */
+  bank_name?: string;
+  /** The rail partner that issued it (`flutterwave`). */
+  partner?: string;
+}
+
+export interface CreateVirtualAccountRequest {
+  /** The account holder’s Bank Verification Number (11 digits), required where the bank partner issues an account number (Flutterwave, NGN wallets). Sent to the partner only: never stored or returned. */
+  bvn?: string;
+  /** The account holder’s email address, required with `bvn`. */
+  email?: string;
+}
+
+/** The wallet’s reference, made before. */
+export interface CreateVirtualAccountResponse {
+  object: 'virtual_account';
+  wallet: string;
+  /** What the payer quotes on a bank transfer: `MK`, 10 digits and 2 check digits (ISO 7064 mod 97-10), so a mistyped one is caught. */
+  reference: string;
+  created_at: string;
+  /** The wallet’s own bank account number, where the bank partner issued one: payers send bank transfers to it. */
+  account_number?: string;
+  /** The bank that account number is at. */
+  bank_name?: string;
+  /** The rail partner that issued it (`flutterwave`). */
+  partner?: string;
 }
 
 export interface CreateWebhookSubscriptionUnversionedRequest {
@@ -11168,10 +11187,6 @@ export interface MkobaOperations {
   ): Promise<SandboxChainAdvanceResponse>;
   /** Reorganise a deposit away (sandbox): `POST /v1/sandbox/chain/deposits/{id}/reorg`. */
   sandboxChainReorg(id: string, options?: RequestOptions): Promise<Deposit>;
-  /** Retrieve a wallet’s virtual account reference: `GET /v1/wallets/{id}/virtual-account`. */
-  getVirtualAccount(id: string, options?: RequestOptions): Promise<GetVirtualAccountResponse>;
-  /** Give a wallet a virtual account reference: `POST /v1/wallets/{id}/virtual-account`. */
-  createVirtualAccount(id: string, options?: RequestOptions): Promise<CreateVirtualAccountResponse>;
   /** Record deposits the bank reported: `POST /v1/bank-deposits`. */
   recordBankDeposits(
     body: RecordBankDepositsRequest,
@@ -11278,6 +11293,14 @@ export interface MkobaOperations {
   queryRailPartnerBalances(id: string, options?: RequestOptions): Promise<RailPartnerBalanceQuery>;
   /** Retrieve a balance query: `GET /v1/rail-partner-balance-queries/{id}`. */
   getRailPartnerBalanceQuery(id: string, options?: RequestOptions): Promise<RailPartnerBalanceQuery>;
+  /** Retrieve a wallet’s virtual account reference: `GET /v1/wallets/{id}/virtual-account`. */
+  getVirtualAccount(id: string, options?: RequestOptions): Promise<GetVirtualAccountResponse>;
+  /** Give a wallet a virtual account reference: `POST /v1/wallets/{id}/virtual-account`. */
+  createVirtualAccount(
+    id: string,
+    body?: CreateVirtualAccountRequest,
+    options?: RequestOptions,
+  ): Promise<CreateVirtualAccountResponse>;
   /** Create a webhook subscription (spec path): `POST /webhook-subscriptions`. */
   createWebhookSubscriptionUnversioned(
     body: CreateWebhookSubscriptionUnversionedRequest,
@@ -12270,22 +12293,6 @@ export const OPERATIONS = {
     query: false,
     response: 'json',
   },
-  getVirtualAccount: {
-    method: 'GET',
-    path: '/v1/wallets/{id}/virtual-account',
-    pathParams: ['id'],
-    body: 'none',
-    query: false,
-    response: 'json',
-  },
-  createVirtualAccount: {
-    method: 'POST',
-    path: '/v1/wallets/{id}/virtual-account',
-    pathParams: ['id'],
-    body: 'none',
-    query: false,
-    response: 'json',
-  },
   recordBankDeposits: {
     method: 'POST',
     path: '/v1/bank-deposits',
@@ -12515,6 +12522,22 @@ export const OPERATIONS = {
     path: '/v1/rail-partner-balance-queries/{id}',
     pathParams: ['id'],
     body: 'none',
+    query: false,
+    response: 'json',
+  },
+  getVirtualAccount: {
+    method: 'GET',
+    path: '/v1/wallets/{id}/virtual-account',
+    pathParams: ['id'],
+    body: 'none',
+    query: false,
+    response: 'json',
+  },
+  createVirtualAccount: {
+    method: 'POST',
+    path: '/v1/wallets/{id}/virtual-account',
+    pathParams: ['id'],
+    body: 'optional',
     query: false,
     response: 'json',
   },

@@ -14,6 +14,7 @@ import { railPartnerRoutes } from './routes/partners.ts';
 import { transferReversalSchema } from './routes/reversalSchema.ts';
 import { reversalRoutes } from './routes/reversals.ts';
 import { railCallbackSchema, railPartnerCreditUrlsSchema, railPartnerSchema } from './routes/schemas.ts';
+import { walletAccountNumberRoutes } from './routes/walletAccountNumbers.ts';
 
 export { CUSTODY_DEPOSIT_POLL_INTERVAL_MS, runCustodyDepositPollOnce } from './custodyWorkers.ts';
 export { PARTNER_RAIL_FACTORIES } from './partners/factories.ts';
@@ -60,5 +61,6 @@ export const railPartnersHttp: HttpModule = {
     railCallbackRoutes(app, deps);
     reversalRoutes(app, deps);
     balanceQueryRoutes(app, deps);
+    walletAccountNumberRoutes(app, deps);
   },
 };

@@ -12,6 +12,7 @@ import { sandboxStatementRoutes } from './routes/sandboxStatements.ts';
 
 export { RESOLUTION_ACTIONS, type ResolutionAction } from './domain/reconciliation.ts';
 export { EXCEPTION_COLUMNS, exceptionFromRow } from './repository/reconciliation.ts';
+export { presentVirtualAccount, virtualAccountResponse } from './routes/bankDeposits.ts';
 export { presentException } from './routes/reconciliationPresenters.ts';
 export { normalizePayerReference, walletIdOfReference } from './useCases/bankDeposits.ts';
 export {

@@ -42,6 +42,8 @@ export interface FlutterwaveSimulator {
   virtualAccounts(): FlutterwaveVirtualAccount[];
   /** A bank transfer into a virtual account number: sends `charge.completed` to the dashboard URL. */
   payIntoVirtualAccount(deposit: SimulatedBankDeposit): Promise<FlutterwaveCharge>;
+  /** What GET /v3/transactions/{id}/verify answers about a charge from now on (a webhook that lied). */
+  amendCharge(id: number, changes: Partial<Pick<FlutterwaveCharge, 'amount' | 'currency' | 'status'>>): void;
   /** Sends a final transfer's `transfer.completed` again (Flutterwave may send one more than once). */
   resendTransferWebhook(id: number): Promise<void>;
   /** From now on webhooks are recorded but never delivered (true), or delivered again (false). */
@@ -128,6 +130,11 @@ function controls(state: FlutterwaveState, server: http.Server, url: string): Fl
     virtualAccounts: () =>
       [...state.virtualAccounts.values()].map((stored) => structuredClone(stored.account)),
     payIntoVirtualAccount: (deposit) => payIntoVirtualAccount(state, deposit),
+    amendCharge: (id, changes) => {
+      const charge = state.charges.get(id);
+      if (charge === undefined) throw new Error(`no charge ${id}`);
+      state.charges.set(id, { ...charge, ...changes });
+    },
     resendTransferWebhook: async (id) => {
       const stored = state.transfers.get(id);
       if (stored === undefined) throw new Error(`no transfer ${id}`);

@@ -86,7 +86,7 @@ export interface FlutterwaveCharge {
   auth_model: string;
   ip: string;
   narration: string;
-  status: 'successful';
+  status: 'successful' | 'failed' | 'pending';
   payment_type: 'bank_transfer';
   created_at: string;
   account_id: number;

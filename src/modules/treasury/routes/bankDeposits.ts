@@ -1,17 +1,15 @@
 /**
- * Bank transfers in: a wallet's virtual account reference (what a payer quotes), and the bank's report of
- * the deposits it received, imported by an operator.
+ * Bank transfers in: how a wallet's virtual account reference (what a payer quotes) is shown (its routes are
+ * the rail partners', railPartners/routes/walletAccountNumbers.ts), and the bank's report of the deposits it
+ * received, imported by an operator.
  */
 import type { FastifyInstance } from 'fastify';
 import { actorIdOf } from '../../../app/apiKeyAuthentication.ts';
 import type { Deps } from '../../../app/deps.ts';
-import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { principalOf } from '../../../http/auth.ts';
-import { foundById, retrieveByIdRoute } from '../../../http/readRoutes.ts';
-import { createOrFindWrite, idempotentWrite, writeOperation, written } from '../../../http/routeKit.ts';
-import { idParamsSchema, timestampSchema } from '../../../http/schemas.ts';
+import { idempotentWrite, writeOperation, written } from '../../../http/routeKit.ts';
+import { timestampSchema } from '../../../http/schemas.ts';
 import { BANK_DEPOSITS_PER_REPORT_MAX, presentCollection } from '../../collections/index.ts';
-import { ensureVirtualAccount, getVirtualAccount } from '../../digitalAccounts/index.ts';
 import type { BankDepositOutcome, VirtualAccount } from '../useCases/bankDeposits.ts';
 import {
   BANK_REFERENCE_LENGTH_MAX,
@@ -21,11 +19,11 @@ import {
 } from '../useCases/bankDeposits.ts';
 
 const TAGS = ['Collections'];
-const walletParams = idParamsSchema(ID_PREFIXES.wallet, 'Wallet id.');
 /** Characters of what a payer quoted: a virtual account reference or an account number, spaces and dashes included. */
 const PAYER_REFERENCE_LENGTH_MAX = 64;
 
-const virtualAccountResponse = {
+/** A wallet's virtual account; its routes are the rail partners' (a bank partner may issue an account number). */
+export const virtualAccountResponse = {
   type: 'object',
   required: ['object', 'wallet', 'reference', 'created_at'],
   properties: {
@@ -40,7 +38,7 @@ const virtualAccountResponse = {
   },
 } as const;
 
-const presentVirtualAccount = (a: VirtualAccount) => ({
+export const presentVirtualAccount = (a: VirtualAccount) => ({
   object: 'virtual_account',
   wallet: a.walletId,
   reference: a.reference,
@@ -128,42 +126,6 @@ function presentBankDepositReport(outcomes: readonly BankDepositOutcome[]) {
   };
 }
 
-function createVirtualAccountRoute(app: FastifyInstance, deps: Deps): void {
-  app.post<{ Params: { id: string } }>(
-    '/v1/wallets/:id/virtual-account',
-    writeOperation({
-      scope: 'write',
-      product: 'digital_banking',
-      operationId: 'createVirtualAccount',
-      summary: 'Give a wallet a virtual account reference',
-      description:
-        'The reference a payer quotes on a bank transfer so the deposit is credited to this wallet. Made on the first call (201); later calls answer the same one (200).',
-      tags: TAGS,
-      params: walletParams,
-      responses: {
-        200: written(virtualAccountResponse, 'The wallet’s reference, made before.'),
-        201: written(virtualAccountResponse, 'The wallet’s reference, made now.'),
-      },
-    }),
-    createOrFindWrite(deps, async (tx, organizationId, request) => {
-      const { account, created } = await ensureVirtualAccount(tx, deps, organizationId, request.params.id);
-      return { created, body: presentVirtualAccount(account) };
-    }),
-  );
-}
-
-function getVirtualAccountRoute(app: FastifyInstance, deps: Deps): void {
-  retrieveByIdRoute(app, deps, '/v1/wallets/:id/virtual-account', getVirtualAccount, presentVirtualAccount, {
-    scope: 'read',
-    product: 'digital_banking',
-    operationId: 'getVirtualAccount',
-    summary: 'Retrieve a wallet’s virtual account reference',
-    description: 'A 404 until one was made with `POST`.',
-    tags: TAGS,
-    ...foundById(walletParams, virtualAccountResponse, 'The wallet’s reference.'),
-  });
-}
-
 function recordBankDepositsRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Body: { deposits: BankDepositInput[] } }>(
     '/v1/bank-deposits',
@@ -191,7 +153,5 @@ function recordBankDepositsRoute(app: FastifyInstance, deps: Deps): void {
 }
 
 export function bankDepositRoutes(app: FastifyInstance, deps: Deps): void {
-  createVirtualAccountRoute(app, deps);
-  getVirtualAccountRoute(app, deps);
   recordBankDepositsRoute(app, deps);
 }

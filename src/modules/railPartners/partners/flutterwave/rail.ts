@@ -3,13 +3,18 @@
  * (payouts.ts: name resolution first, our transfer id as the idempotent `reference`), their outcome by the
  * `transfer.completed` webhook or by polling, and money in through static virtual account numbers, one per
  * wallet, made with the wallet's reference as `tx_ref` so that `charge.completed` names the wallet to credit
- * (callbacks.ts). Flutterwave has no request-to-pay for bank accounts: `collect` refuses.
+ * (callbacks.ts), each credited only once GET /v3/transactions/{id}/verify vouches for it (deposits.ts).
+ * Flutterwave has no request-to-pay for bank accounts: `collect` refuses.
  *
  * Webhooks: set the dashboard's webhook URL to `{callback base}/webhooks`; transfers carry their own
  * `callback_url` (`{callback base}/transfers`). Both are verified with the dashboard's secret hash.
  */
-import type { Currency } from '../../../../domain/money.ts';
-import type { CallbackTarget, PartnerRail } from '../../../../rails/partner.ts';
+import type {
+  CallbackTarget,
+  PartnerRail,
+  WalletAccountNumber,
+  WalletAccountNumberRequest,
+} from '../../../../rails/partner.ts';
 import { parseFlutterwaveCallback } from './callbacks.ts';
 import {
   FLUTTERWAVE_PARTNER,
@@ -18,6 +23,7 @@ import {
   flutterwaveCall,
   isRecord,
 } from './connection.ts';
+import { verifyFlutterwaveDeposit } from './deposits.ts';
 import { checkPayout, submitPayout } from './payouts.ts';
 
 export { type FlutterwaveConfig, FlutterwaveError } from './connection.ts';
@@ -33,29 +39,19 @@ export function flutterwaveRail(config: FlutterwaveConfig, callbacks: CallbackTa
     collect: async () => ({ accepted: false, failureCode: FLUTTERWAVE_COLLECT_FAILURE_CODE }),
     checkCollection: async () => ({ kind: 'failed', failureCode: FLUTTERWAVE_COLLECT_FAILURE_CODE }),
     parseCallback: (callback) => parseFlutterwaveCallback(config.secretHash, callback),
+    verifyCredit: (report) => verifyFlutterwaveDeposit(config, report),
+    issueWalletAccountNumber: (request) => flutterwaveWalletVirtualAccount(config, request),
   };
 }
 
-export interface WalletVirtualAccountRequest {
-  /** The wallet's reference (its virtual account reference): the account's `tx_ref`, named by each deposit. */
-  walletReference: string;
-  email: string;
-  /** The account holder's BVN: Flutterwave requires one for a static account. */
-  bvn: string;
-  currency: Currency;
-}
-
-export interface WalletVirtualAccount {
-  accountNumber: string;
-  bankName: string;
-  orderRef: string;
-}
-
-/** A static virtual account number for a wallet: bank transfers into it arrive as `charge.completed`. */
+/**
+ * A static virtual account number for a wallet: bank transfers into it arrive as `charge.completed`. The
+ * `tx_ref` is the wallet's reference, so asking again with it answers the account made the first time.
+ */
 export async function flutterwaveWalletVirtualAccount(
   config: FlutterwaveConfig,
-  request: WalletVirtualAccountRequest,
-): Promise<WalletVirtualAccount> {
+  request: WalletAccountNumberRequest,
+): Promise<WalletAccountNumber> {
   const answer = await flutterwaveCall(
     config,
     'POST',
@@ -70,12 +66,17 @@ export async function flutterwaveWalletVirtualAccount(
     }),
   );
   const data = isRecord(answer.data) ? answer.data : {};
-  const { account_number: accountNumber, bank_name: bankName, order_ref: orderRef } = data;
+  const { account_number: accountNumber, bank_name: bankName, order_ref: orderRef, flw_ref: flwRef } = data;
   if (!answer.ok || typeof accountNumber !== 'string' || typeof orderRef !== 'string') {
     throw new FlutterwaveError(
       `Flutterwave made no virtual account: ${answer.status} ${answer.message}`,
       answer.status,
     );
   }
-  return { accountNumber, bankName: typeof bankName === 'string' ? bankName : '', orderRef };
+  return {
+    accountNumber,
+    bankName: typeof bankName === 'string' ? bankName : '',
+    orderRef,
+    ...(typeof flwRef === 'string' ? { flwRef } : {}),
+  };
 }

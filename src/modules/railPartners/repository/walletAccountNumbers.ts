@@ -1,0 +1,64 @@
+/**
+ * Wallets' bank account numbers a partner issued (Flutterwave static virtual accounts): one per wallet and
+ * partner, written once; a second writer finds the first's row.
+ */
+import { rowMapper } from '../../../store/repositories/rowMappers.ts';
+import { nullableText, toDate } from '../../../store/repositories/rows.ts';
+import type { Queryable } from '../../../store/store.ts';
+
+export interface WalletPartnerAccount {
+  walletId: string;
+  organizationId: string;
+  partner: string;
+  configId: string;
+  /** What the account was made with at the partner, and what its deposits name: the wallet's reference. */
+  txRef: string;
+  accountNumber: string;
+  bankName: string;
+  orderRef: string;
+  flwRef: string | null;
+  createdAt: Date;
+}
+
+const COLUMNS =
+  'wallet_id, organization_id, partner, config_id, tx_ref, account_number, bank_name, order_ref, flw_ref, created_at';
+
+const fromRow = rowMapper<WalletPartnerAccount>({
+  walletId: String,
+  organizationId: String,
+  partner: String,
+  configId: String,
+  txRef: String,
+  accountNumber: String,
+  bankName: String,
+  orderRef: String,
+  flwRef: nullableText,
+  createdAt: toDate,
+});
+
+/** The wallet's account from `partner`, or (no partner named) from whichever partner issued it first. */
+export async function findWalletPartnerAccount(
+  db: Queryable,
+  organizationId: string,
+  walletId: string,
+  partner?: string,
+): Promise<WalletPartnerAccount | undefined> {
+  const [row] = await db.query(
+    `SELECT ${COLUMNS} FROM wallet_partner_accounts
+     WHERE organization_id = $1 AND wallet_id = $2 AND ($3::text IS NULL OR partner = $3)
+     ORDER BY created_at LIMIT 1`,
+    [organizationId, walletId, partner ?? null],
+  );
+  return row && fromRow(row);
+}
+
+/** Records the account; false when the wallet had one from this partner already (that one stands). */
+export async function insertWalletPartnerAccount(db: Queryable, a: WalletPartnerAccount): Promise<boolean> {
+  const rows = await db.query(
+    `INSERT INTO wallet_partner_accounts (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+     ON CONFLICT (wallet_id, partner) DO NOTHING RETURNING wallet_id`,
+    // biome-ignore format: the columns' order, one line
+    [a.walletId, a.organizationId, a.partner, a.configId, a.txRef, a.accountNumber, a.bankName, a.orderRef, a.flwRef, a.createdAt],
+  );
+  return rows.length > 0;
+}
