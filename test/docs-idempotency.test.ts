@@ -1,7 +1,9 @@
 /**
  * The README tells integrators to send an `Idempotency-Key` with every write; its examples, and the
- * docs', do so. Every `curl` command in README.md and docs/*.md that writes (-X POST, PUT, PATCH or
- * DELETE, or a body with -d, which curl sends as a POST) must carry the header.
+ * docs', do so. Every `curl` command in README.md and docs/*.md that writes to the service (-X POST, PUT,
+ * PATCH or DELETE, or a body with -d, which curl sends as a POST) must carry the header. A call to a partner's
+ * API (the sandbox's Daraja simulator, `$DARAJA/…`, as a payer's payment is made there) is the partner's,
+ * which takes no such header.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -15,6 +17,9 @@ const DOCUMENTS = [
 ];
 const WRITE_METHOD = /(?:^|\s)(?:-X|--request)\s*'?(POST|PUT|PATCH|DELETE)\b/;
 const BODY_FLAG = /(?:^|\s)(?:-d|--data(?:-raw|-binary|-urlencode)?|-F|--form)\s/;
+/** A request to a partner's API rather than the service's: its URL (outside any quoted argument). */
+const PARTNER_API = /\s\$DARAJA\//;
+const QUOTED = /'[^']*'|"[^"]*"/g;
 
 /** Each `curl` command in `text`, whole: across `\` line continuations and quoted multi-line bodies. */
 function curlCommands(text: string): string[] {
@@ -40,7 +45,7 @@ function curlCommands(text: string): string[] {
 }
 
 function isWrite(command: string): boolean {
-  return WRITE_METHOD.test(command) || BODY_FLAG.test(command);
+  return (WRITE_METHOD.test(command) || BODY_FLAG.test(command)) && !PARTNER_API.test(command.replace(QUOTED, ''));
 }
 
 describe('curl examples in the README and the docs', () => {
@@ -56,6 +61,9 @@ describe('curl examples in the README and the docs', () => {
     expect(write).toContain('"currency": "KES"');
     expect(isWrite(read ?? '')).toBe(false);
     expect(isWrite(body ?? '')).toBe(true);
+    // A payment made at the partner's own API is the partner's request, not a write to the service.
+    expect(isWrite("curl -X POST $DARAJA/mpesa/c2b/v1/simulate -d '{}'")).toBe(false);
+    expect(isWrite("curl -X POST $BASE/v1/transfers -H 'X-Partner: $DARAJA/' -d '{}'")).toBe(true);
   });
 
   it('send an Idempotency-Key with every write', () => {
