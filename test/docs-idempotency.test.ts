@@ -45,7 +45,9 @@ function curlCommands(text: string): string[] {
 }
 
 function isWrite(command: string): boolean {
-  return (WRITE_METHOD.test(command) || BODY_FLAG.test(command)) && !PARTNER_API.test(command.replace(QUOTED, ''));
+  return (
+    (WRITE_METHOD.test(command) || BODY_FLAG.test(command)) && !PARTNER_API.test(command.replace(QUOTED, ''))
+  );
 }
 
 describe('curl examples in the README and the docs', () => {
