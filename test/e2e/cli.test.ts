@@ -650,7 +650,10 @@ describe.concurrent('production on PostgreSQL', TEST_OPTIONS, () => {
       expect(refused.code).toBe(1);
       expect(refused.stdout).toBe('');
       expect(refused.stderr).toMatch(
-        /no production key for 'Live Co': 6 launch gate\(s\) open: mobile_money\/business_verified, /,
+        /no production key for 'Live Co': 7 launch gate\(s\) open: mobile_money\/business_verified, /,
+      );
+      expect(refused.stderr).toContain(
+        'mobile_money/rail_providers_configured (missing: mobile_money (mpesa_daraja or mtn_momo))',
       );
       const overridden = await mkoba.run(
         ['launch-gates', 'override', '--organization', 'Live Co', '--reason', 'reviewed by the operator'],
@@ -658,6 +661,36 @@ describe.concurrent('production on PostgreSQL', TEST_OPTIONS, () => {
       );
       expect(overridden.code, overridden.stderr).toBe(0);
       expect(lines(overridden.stdout)).toHaveLength(6);
+      // The overrides cover the recorded gates, not a rail with no partner: an admin key (which moves no
+      // money) configures one first.
+      const stillRefused = await mkoba.run(['keys', 'create', '--organization', 'Live Co'], env);
+      expect(stillRefused.code).toBe(1);
+      expect(stillRefused.stderr).toContain('mobile_money/rail_providers_configured');
+      const admin = await mkoba.run(
+        ['keys', 'create', '--organization', 'Live Co', '--scopes', 'admin'],
+        env,
+      );
+      expect(admin.code, admin.stderr).toBe(0);
+      const partner = await http(
+        'POST',
+        `${banner.baseUrl}/rail-partners`,
+        onlyKey(admin.stdout, 'sk_live_'),
+        {
+          partner: 'mpesa_daraja',
+          settings: {
+            base_url: 'https://api.safaricom.co.ke',
+            short_code: '600996',
+            initiator_name: 'mkoba-api',
+          },
+          credentials: {
+            consumer_key: 'live-consumer-key',
+            consumer_secret: 'live-consumer-secret',
+            security_credential: 'live-security-credential',
+            passkey: 'live-passkey',
+          },
+        },
+      );
+      expect(partner.status, JSON.stringify(partner.body)).toBe(201);
       const created = await mkoba.run(['keys', 'create', '--organization', 'Live Co'], env);
       expect(created.code, created.stderr).toBe(0);
       const liveKey = onlyKey(created.stdout, 'sk_live_');

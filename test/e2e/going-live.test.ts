@@ -1,18 +1,19 @@
 /**
  * Going live with `mkoba` as an operator runs it: a sandbox and a pilot, each on its own PostgreSQL schema,
  * the pilot linked to the sandbox with MKOBA_SANDBOX_DATABASE_URL. `keys create` in the pilot refuses with
- * exit 1 naming the open gates the sandbox recorded; `launch-gates override` records the operator's reason;
- * then the pilot key is issued. PostgreSQL only: pilot and production never run on the embedded database.
+ * exit 1 naming the open gates the sandbox recorded and the pilot's rail with no partner; `launch-gates
+ * override` records the operator's reason; an admin key configures the pilot's M-Pesa partner; then the pilot
+ * key is issued. PostgreSQL only: pilot and production never run on the embedded database.
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSchema, dropSchema } from '../../src/store/postgres.ts';
 import { TEST_DATABASE_URL } from '../support/harness.ts';
-import { COMMAND_TIMEOUT_MS, MkobaProcesses, mkobaEnv } from './mkobaProcess.ts';
+import { COMMAND_TIMEOUT_MS, http, MkobaProcesses, mkobaEnv, waitForBanner } from './mkobaProcess.ts';
 
 const ORGANIZATION = 'Pilot Co';
-/** Nine commands in a row, each a process start, on a machine that may be busy. */
-const COMMANDS_TEST_TIMEOUT_MS = 4 * COMMAND_TIMEOUT_MS;
+/** Twelve commands and a server in a row, each a process start, on a machine that may be busy. */
+const COMMANDS_TEST_TIMEOUT_MS = 6 * COMMAND_TIMEOUT_MS;
 
 function lines(text: string): string[] {
   return text.split('\n').filter((line) => line.trim() !== '');
@@ -53,6 +54,8 @@ describe.concurrent('going live: a pilot linked to its sandbox', () => {
         MKOBA_ENV: 'pilot',
         DATABASE_URL: urls.pilot,
         MKOBA_SANDBOX_DATABASE_URL: urls.sandbox,
+        MKOBA_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+        PORT: '0',
       });
 
       // The organization integrates in the sandbox (sandbox keys need no gates), names its contacts there
@@ -72,11 +75,13 @@ describe.concurrent('going live: a pilot linked to its sandbox', () => {
       expect(refused.code).toBe(1);
       expect(refused.stdout).toBe('');
       expect(refused.stderr).toContain(
-        `no pilot key for '${ORGANIZATION}': 6 launch gate(s) open: mobile_money/business_verified, mobile_money/contacts_named, mobile_money/policies_configured, mobile_money/webhook_endpoint_verified, mobile_money/sandbox_scenario_completed, mobile_money/reconciliation_run.`,
+        `no pilot key for '${ORGANIZATION}': 7 launch gate(s) open: mobile_money/business_verified, mobile_money/contacts_named, mobile_money/policies_configured, mobile_money/webhook_endpoint_verified, mobile_money/sandbox_scenario_completed, mobile_money/reconciliation_run, mobile_money/rail_providers_configured (missing: mobile_money (mpesa_daraja or mtn_momo)).`,
       );
+      // The sandbox's recorded gates, then the pilot's own rail providers, decided now.
       const seen = await mkoba.run(['launch-gates', 'list', '--organization', ORGANIZATION], pilot);
       expect(seen.code, seen.stderr).toBe(0);
-      expect(lines(seen.stdout)).toEqual(lines(evaluated.stdout));
+      expect(lines(seen.stdout).slice(0, 6)).toEqual(lines(evaluated.stdout));
+      expect(lines(seen.stdout)[6]).toMatch(/^mobile_money\/rail_providers_configured\topen\b/);
 
       const usage = await mkoba.run(['launch-gates', 'override', '--organization', ORGANIZATION], pilot);
       expect(usage.code).toBe(2);
@@ -102,15 +107,42 @@ describe.concurrent('going live: a pilot linked to its sandbox', () => {
         /overrode 6 launch gate\(s\) of Pilot Co \(org_\S+\); recorded as evidence/,
       );
 
+      // The overrides cover the recorded gates, not a rail with no partner: an admin key (which moves no
+      // money) configures the pilot's M-Pesa partner, and then the key is issued.
+      const stillRefused = await mkoba.run(['keys', 'create', '--organization', ORGANIZATION], pilot);
+      expect(stillRefused.code).toBe(1);
+      expect(stillRefused.stderr).toContain('mobile_money/rail_providers_configured');
+      const admin = await mkoba.run(
+        ['keys', 'create', '--organization', ORGANIZATION, '--scopes', 'admin'],
+        pilot,
+      );
+      expect(admin.code, admin.stderr).toBe(0);
+      const server = await mkoba.start(['serve'], pilot);
+      const banner = await waitForBanner(server);
+      const partner = await http('POST', `${banner.baseUrl}/rail-partners`, admin.stdout.trim(), {
+        partner: 'mpesa_daraja',
+        settings: {
+          base_url: 'https://api.safaricom.co.ke',
+          short_code: '600996',
+          initiator_name: 'mkoba-api',
+        },
+        credentials: {
+          consumer_key: 'pilot-consumer-key',
+          consumer_secret: 'pilot-consumer-secret',
+          security_credential: 'pilot-security-credential',
+          passkey: 'pilot-passkey',
+        },
+      });
+      expect(partner.status, JSON.stringify(partner.body)).toBe(201);
       const issued = await mkoba.run(['keys', 'create', '--organization', ORGANIZATION], pilot);
       expect(issued.code, issued.stderr).toBe(0);
       expect(issued.stdout).toMatch(/^sk_pilot_[A-Za-z0-9]{32}\n$/);
 
-      // The override and the key the operator issued (`api_key.created`) are in the pilot's evidence chain,
-      // which verifies.
+      // The override, the two keys the operator issued (`api_key.created`) and the partner's configuration
+      // (`rail_partner.update`) are in the pilot's evidence chain, which verifies.
       const verified = await mkoba.run(['evidence', 'verify'], pilot);
       expect(verified.code, verified.stderr).toBe(0);
-      expect(verified.stderr).toMatch(/1 chain\(s\), 2 record\(s\), all intact/);
+      expect(verified.stderr).toMatch(/1 chain\(s\), 4 record\(s\), all intact/);
     },
   );
 });
