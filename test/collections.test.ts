@@ -4,6 +4,7 @@
  * posted until the rail confirms; then one inbound transfer credits the wallet, once, whatever the
  * duplicates; an unanswered request expires; the ledger verifies after.
  */
+
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueApiKey } from '../src/modules/apiKeys/useCases/keys.ts';
@@ -17,11 +18,8 @@ import {
 import { RAIL_CALLBACK_RETRY_MS } from '../src/modules/railPartners/useCases/callbacks.ts';
 import { railPartnerDirectory } from '../src/modules/railPartners/useCases/directory.ts';
 import { runRailCallbackSweepOnce } from '../src/modules/railPartners/workers.ts';
-import {
-  DARAJA_SIMULATOR_DEFAULT_CREDENTIALS,
-  type DarajaSimulator,
-  startDarajaSimulator,
-} from '../src/simulators/mpesaDaraja/index.ts';
+import { darajaSimulatorPartner } from '../src/partnerSimulators.ts';
+import { type DarajaSimulator, startDarajaSimulator } from '../src/simulators/mpesaDaraja/index.ts';
 import { type MomoSimulator, startMomoSimulator } from '../src/simulators/mtnMomo/index.ts';
 import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
 import { balanceOf, expectLedgerHealthy, fundedWallet } from './support/ledger.ts';
@@ -197,21 +195,7 @@ describe.each(BACKENDS)('collections on %s', (backend) => {
     const { key } = await newOrganization(t);
     const configured = await api(t, 'POST', '/v1/rail-partners', {
       key,
-      body: {
-        partner: 'mpesa_daraja',
-        settings: {
-          base_url: daraja.url,
-          short_code: DARAJA_SIMULATOR_DEFAULT_CREDENTIALS.shortCode,
-          initiator_name: DARAJA_SIMULATOR_DEFAULT_CREDENTIALS.initiatorName,
-          stk_short_code: DARAJA_SIMULATOR_DEFAULT_CREDENTIALS.stkShortCode,
-        },
-        credentials: {
-          consumer_key: DARAJA_SIMULATOR_DEFAULT_CREDENTIALS.consumerKey,
-          consumer_secret: DARAJA_SIMULATOR_DEFAULT_CREDENTIALS.consumerSecret,
-          security_credential: DARAJA_SIMULATOR_DEFAULT_CREDENTIALS.securityCredential,
-          passkey: DARAJA_SIMULATOR_DEFAULT_CREDENTIALS.passkey,
-        },
-      },
+      body: darajaSimulatorPartner(daraja.url),
     });
     expect(configured.statusCode, configured.body).toBe(201);
     const wallet = await fundedWallet(t, '0', 'KES', key);

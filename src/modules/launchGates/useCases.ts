@@ -6,7 +6,8 @@
  * read the sandbox's record of the organization of the same name through MKOBA_SANDBOX_DATABASE_URL, add
  * the overrides their operators recorded, and refuse keys while a gate is open (docs/GOING-LIVE.md).
  *
- * Past 400 lines: the sandbox's evaluation and pilot/production's reading of it are one record's two sides.
+ * Past 400 lines: the sandbox's evaluation and pilot/production's reading of it (with the deployment's own
+ * rail-provider check, decided where the key is asked for) are one record's two sides.
  */
 
 import type { Deps } from '../../app/deps.ts';
