@@ -33,6 +33,7 @@ export const ID_PREFIXES = {
   railCallback: 'rcb',
   railReversal: 'rrv',
   railBalanceQuery: 'rbq',
+  verificationProviderCall: 'vpc',
   collection: 'col',
   trustAccount: 'ta',
   safeguardingBalance: 'sgb',

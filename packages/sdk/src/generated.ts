@@ -886,6 +886,31 @@ export interface VerificationProvider {
   updated_at: string;
 }
 
+/** One call Mkoba sent to the verification provider (Smile ID), or one callback it received: what, about which job and verification, Smile ID’s HTTP status (for a callback, what Mkoba answered) and code, the outcome and how long it took. Never a request’s or answer’s body, names, ID numbers, signatures or keys. */
+export interface VerificationProviderCall {
+  object: 'verification_provider_call';
+  /** Call id. */
+  id: string;
+  provider: 'smile_id';
+  /** `submit` (an async job sent), `job_status` (a poll) or `callback` (a result received). */
+  kind: 'submit' | 'job_status' | 'callback';
+  /** The path called under `base_url`; null for a callback. */
+  path: string | null;
+  /** Smile ID’s `partner_params.job_id` (Mkoba’s own). */
+  job_id: string | null;
+  /** The verification the job is about. */
+  verification: string | null;
+  http_status: number | null;
+  /** Smile ID’s result code (`1012`, …) or error code (`2215`, …), when it gave one. */
+  result_code: string | null;
+  outcome: 'accepted' | 'refused' | 'timeout' | 'error';
+  /** A call: `complete`, `in_progress`, `bad_signature`, `unavailable`, `timeout`, `blocked_address`, `no_connection`. A callback: how it was applied (`applied`, `duplicate`, `undecided`, `bad_signature`, `unknown_job`, `malformed`). */
+  detail: string | null;
+  /** How long the call took; null for a callback. */
+  duration_ms: number | null;
+  at: string;
+}
+
 /** The sponsor bank the organization issues account numbers under. `bank_code` and `bank_name` are null (and no wallet gets account details) until an admin sets them. */
 export interface DigitalAccountSettings {
   object: 'digital_account_settings';
@@ -9284,6 +9309,23 @@ export interface SetVerificationProviderRequest {
   };
 }
 
+export interface ListVerificationProviderCallsQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+  /** Only those about this verification. */
+  verification?: string;
+  /** Only calls of this kind. */
+  kind?: 'submit' | 'job_status' | 'callback';
+  /** Only calls with this outcome. */
+  outcome?: 'accepted' | 'refused' | 'timeout' | 'error';
+}
+
 export interface ListReviewsQuery {
   /** How many objects to return: 1 to 100, 20 by default. */
   limit?: number;
@@ -11043,6 +11085,11 @@ export interface MkobaOperations {
     body: SetVerificationProviderRequest,
     options?: RequestOptions,
   ): Promise<VerificationProvider>;
+  /** List verification provider calls: `GET /v1/verification-provider-calls`. */
+  listVerificationProviderCalls(
+    query?: ListVerificationProviderCallsQuery,
+    options?: RequestOptions,
+  ): Promise<List<VerificationProviderCall>>;
   /** List review cases: `GET /v1/reviews`. */
   listReviews(query?: ListReviewsQuery, options?: RequestOptions): Promise<List<Review>>;
   /** Retrieve a review case: `GET /v1/reviews/{id}`. */
@@ -11859,6 +11906,14 @@ export const OPERATIONS = {
     pathParams: [],
     body: 'required',
     query: false,
+    response: 'json',
+  },
+  listVerificationProviderCalls: {
+    method: 'GET',
+    path: '/v1/verification-provider-calls',
+    pathParams: [],
+    body: 'none',
+    query: true,
     response: 'json',
   },
   listReviews: {

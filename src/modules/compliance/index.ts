@@ -15,7 +15,11 @@ import { COMPLIANCE_SCHEMAS, VERIFICATION_DOCUMENT_SCHEMAS } from './routes/sche
 import { smileIdCallbackRoutes } from './routes/smileIdCallbacks.ts';
 import { travelRuleRoutes } from './routes/travelRule.ts';
 import { TRAVEL_RULE_SCHEMAS } from './routes/travelRuleSchemas.ts';
-import { verificationProviderRoutes, verificationProviderSchema } from './routes/verificationProvider.ts';
+import {
+  verificationProviderCallSchema,
+  verificationProviderRoutes,
+  verificationProviderSchema,
+} from './routes/verificationProvider.ts';
 import { verificationRoutes } from './routes/verifications.ts';
 
 export { insertReviewCases } from './repository/reviews.ts';
@@ -73,7 +77,12 @@ export {
 
 /** The module's face on the HTTP edge: verifications, reviews, AML and the Travel Rule. */
 export const complianceHttp: HttpModule = {
-  schemas: [...COMPLIANCE_SCHEMAS, ...TRAVEL_RULE_SCHEMAS, verificationProviderSchema],
+  schemas: [
+    ...COMPLIANCE_SCHEMAS,
+    ...TRAVEL_RULE_SCHEMAS,
+    verificationProviderSchema,
+    verificationProviderCallSchema,
+  ],
   documentComponents: VERIFICATION_DOCUMENT_SCHEMAS,
   routes(app: FastifyInstance, deps: Deps) {
     verificationRoutes(app, deps);

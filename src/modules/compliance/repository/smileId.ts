@@ -157,6 +157,19 @@ export async function saveSmileIdJob(db: Queryable, job: SmileIdJobRecord): Prom
   );
 }
 
+/** The job with this job_id of the organization. */
+export async function findSmileIdJob(
+  db: Queryable,
+  organizationId: string,
+  jobId: string,
+): Promise<SmileIdJobRecord | undefined> {
+  const [row] = await db.query(
+    `SELECT ${JOB_COLUMNS} FROM verification_jobs WHERE organization_id = $1 AND job_id = $2`,
+    [organizationId, jobId],
+  );
+  return row ? jobFromRow(row) : undefined;
+}
+
 /** The job with this job_id of the organization, locked for the transaction. */
 export async function lockSmileIdJob(
   db: Queryable,

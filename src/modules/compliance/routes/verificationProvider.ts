@@ -5,16 +5,33 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../../app/deps.ts';
-import { retrieveOwn } from '../../../http/readRoutes.ts';
+import { ID_PREFIXES } from '../../../domain/ids.ts';
+import type { ListQuery } from '../../../http/presenters.ts';
+import { enumFilter, pagedList, retrieveOwn } from '../../../http/readRoutes.ts';
 import { makeFromBody } from '../../../http/routeEffects.ts';
-import { accessByScope, found, readOperation, writeOperation, written } from '../../../http/routeKit.ts';
+import {
+  accessByScope,
+  found,
+  readOperation,
+  retrieveFilteredPage,
+  writeOperation,
+  written,
+} from '../../../http/routeKit.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
-import { timestampSchema } from '../../../http/schemas.ts';
+import { idSchema, nullableIdSchema, timestampSchema } from '../../../http/schemas.ts';
 import {
   governedIdempotentWrite,
   pendingChangeResponse,
   proposedCreation,
 } from '../../authorization/index.ts';
+import {
+  listOrganizationSmileIdCalls,
+  SMILE_ID_CALL_KINDS,
+  SMILE_ID_CALL_OUTCOMES,
+  type SmileIdCallKind,
+  type SmileIdCallOutcome,
+  type SmileIdCallRecord,
+} from '../useCases/smileId/calls.ts';
 import {
   configureSmileId,
   getSmileIdConfig,
@@ -67,6 +84,90 @@ function present(deps: Deps, config: SmileIdConfig) {
   };
 }
 
+export const verificationProviderCallSchema = apiObjectSchema(
+  'VerificationProviderCall',
+  'verification_provider_call',
+  'One call Mkoba sent to the verification provider (Smile ID), or one callback it received: what, about which job and verification, Smile ID’s HTTP status (for a callback, what Mkoba answered) and code, the outcome and how long it took. Never a request’s or answer’s body, names, ID numbers, signatures or keys.',
+  {
+    id: idSchema(ID_PREFIXES.verificationProviderCall, 'Call id.'),
+    provider: { type: 'string', enum: ['smile_id'] },
+    kind: {
+      type: 'string',
+      enum: SMILE_ID_CALL_KINDS,
+      description: '`submit` (an async job sent), `job_status` (a poll) or `callback` (a result received).',
+    },
+    path: { type: ['string', 'null'], description: 'The path called under `base_url`; null for a callback.' },
+    job_id: { type: ['string', 'null'], description: 'Smile ID’s `partner_params.job_id` (Mkoba’s own).' },
+    verification: nullableIdSchema(ID_PREFIXES.verification, 'The verification the job is about.'),
+    http_status: { type: ['integer', 'null'] },
+    result_code: {
+      type: ['string', 'null'],
+      description: 'Smile ID’s result code (`1012`, …) or error code (`2215`, …), when it gave one.',
+    },
+    outcome: { type: 'string', enum: SMILE_ID_CALL_OUTCOMES },
+    detail: {
+      type: ['string', 'null'],
+      description:
+        'A call: `complete`, `in_progress`, `bad_signature`, `unavailable`, `timeout`, `blocked_address`, `no_connection`. A callback: how it was applied (`applied`, `duplicate`, `undecided`, `bad_signature`, `unknown_job`, `malformed`).',
+    },
+    duration_ms: { type: ['integer', 'null'], description: 'How long the call took; null for a callback.' },
+    at: timestampSchema,
+  },
+);
+
+function presentCall(call: SmileIdCallRecord) {
+  return {
+    object: 'verification_provider_call',
+    id: call.id,
+    provider: 'smile_id',
+    kind: call.kind,
+    path: call.path,
+    job_id: call.jobId,
+    verification: call.verificationId,
+    http_status: call.httpStatus,
+    result_code: call.resultCode,
+    outcome: call.outcome,
+    detail: call.detail,
+    duration_ms: call.durationMs,
+    at: call.at.toISOString(),
+  };
+}
+
+type CallsQuery = ListQuery & {
+  verification?: string;
+  kind?: SmileIdCallKind;
+  outcome?: SmileIdCallOutcome;
+};
+
+function listCallsRoute(app: FastifyInstance, deps: Deps): void {
+  app.get<{ Querystring: CallsQuery }>(
+    '/v1/verification-provider-calls',
+    readOperation({
+      ...ACCESS.compliance,
+      operationId: 'listVerificationProviderCalls',
+      summary: 'List verification provider calls',
+      description:
+        'Newest first: every call Mkoba sent to the organization’s Smile ID (job submissions, `/job_status` polls) and every callback it received, one by one, without personal data. For operators (the `compliance` scope), as `GET /v1/rail-callbacks` is for rail partners.',
+      ...pagedList(
+        'VerificationProviderCall',
+        'A page of calls and callbacks.',
+        ID_PREFIXES.verificationProviderCall,
+        {
+          verification: idSchema(ID_PREFIXES.verification, 'Only those about this verification.'),
+          kind: enumFilter(SMILE_ID_CALL_KINDS, 'Only calls of this kind.'),
+          outcome: enumFilter(SMILE_ID_CALL_OUTCOMES, 'Only calls with this outcome.'),
+        },
+      ),
+    }),
+    retrieveFilteredPage(
+      deps,
+      listOrganizationSmileIdCalls,
+      (query) => ({ verificationId: query.verification, kind: query.kind, outcome: query.outcome }),
+      presentCall,
+    ),
+  );
+}
+
 export function verificationProviderRoutes(app: FastifyInstance, deps: Deps): void {
   app.put<{ Body: SmileIdConfigInput }>(
     '/v1/verification_provider',
@@ -117,4 +218,5 @@ export function verificationProviderRoutes(app: FastifyInstance, deps: Deps): vo
     }),
     retrieveOwn(deps, getSmileIdConfig, (config: SmileIdConfig) => present(deps, config)),
   );
+  listCallsRoute(app, deps);
 }

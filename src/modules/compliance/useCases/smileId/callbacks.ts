@@ -2,17 +2,21 @@
  * Smile ID's callbacks: each is stored as sent, with what it was found to be, in the transaction that
  * applies it. Its `signature` must confirm over its `timestamp` with the organization's API key; its
  * `PartnerParams.job_id` names the job. A repeated, late or out-of-order one changes nothing twice
- * (applySmileIdResult); one that does not confirm, or is not Smile ID's shape, changes nothing.
+ * (applySmileIdResult); one that does not confirm, or is not Smile ID's shape, changes nothing. Each is
+ * also recorded among the organization's Smile ID calls (calls.ts), without its body.
  */
 import { createHash } from 'node:crypto';
 import type { Deps } from '../../../../app/deps.ts';
 import { AppError } from '../../../../domain/errors.ts';
 import { smileIdSignatureMatches } from '../../../../domain/smileIdSignature.ts';
+import type { Queryable } from '../../../../store/store.ts';
 import {
   findSmileIdConfigByToken,
+  findSmileIdJob,
   insertSmileIdCallback,
   type SmileIdCallbackRecord,
 } from '../../repository/smileId.ts';
+import { recordSmileIdCall, smileIdCode } from './calls.ts';
 import { openSmileIdApiKey } from './config.ts';
 import { applySmileIdResult } from './jobs.ts';
 
@@ -40,6 +44,33 @@ function jobIdOf(body: Record<string, unknown> | undefined): string | null {
   if (typeof params !== 'object' || params === null) return null;
   const jobId = (params as Record<string, unknown>).job_id;
   return typeof jobId === 'string' ? jobId : null;
+}
+
+/** What a callback was (accepted when it named a job and its signature confirmed), beside its stored body. */
+async function recordCallbackReceived(
+  tx: Queryable,
+  deps: Deps,
+  callback: SmileIdCallbackRecord,
+  body: Record<string, unknown> | undefined,
+): Promise<void> {
+  const refused = ['malformed', 'bad_signature', 'unknown_job'].includes(callback.outcome);
+  const job =
+    callback.jobId === null ? undefined : await findSmileIdJob(tx, callback.organizationId, callback.jobId);
+  await recordSmileIdCall(
+    deps,
+    callback.organizationId,
+    {
+      kind: 'callback',
+      job: job ?? null,
+      jobId: callback.jobId,
+      // What Mkoba answered Smile ID.
+      httpStatus: callback.outcome === 'malformed' || callback.outcome === 'bad_signature' ? 400 : 200,
+      resultCode: smileIdCode(body?.ResultCode),
+      outcome: refused ? 'refused' : 'accepted',
+      detail: callback.outcome,
+    },
+    tx,
+  );
 }
 
 export async function receiveSmileIdCallback(
@@ -85,6 +116,7 @@ export async function receiveSmileIdCallback(
       receivedAt: deps.now(),
     };
     await insertSmileIdCallback(tx, callback);
+    await recordCallbackReceived(tx, deps, callback, body);
     return callback;
   });
   if (record.outcome === 'malformed' || record.outcome === 'bad_signature') {

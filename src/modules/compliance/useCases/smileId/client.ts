@@ -3,7 +3,8 @@
  * policy): an async lookup (`/async_id_verification`, `/async_business_verification`) and `/job_status`,
  * each signed (src/domain/smileIdSignature.ts) and bounded in time. An answer that is not Smile ID's
  * (a 5xx, a time-out, a /job_status answer whose signature does not confirm) throws, and the worker tries
- * again later. Every call goes through the organization's circuit breaker and rate limit (guard.ts).
+ * again later. Every call goes through the organization's circuit breaker and rate limit (guard.ts), and
+ * each one sent is recorded (calls.ts).
  */
 import type { Deps } from '../../../../app/deps.ts';
 import type { OutboundAddressPolicy } from '../../../../domain/outboundAddresses.ts';
@@ -11,6 +12,13 @@ import { outboundPolicyFor } from '../../../../domain/outboundAddresses.ts';
 import { smileIdSignatureMatches, smileIdSigned } from '../../../../domain/smileIdSignature.ts';
 import { guardedFetch, type OutboundFetch } from '../../../../outbound/guard.ts';
 import type { SmileIdConfig, SmileIdJobRecord } from '../../repository/smileId.ts';
+import {
+  type AnswerVerdict,
+  jobStatusVerdict,
+  recordSmileIdCall,
+  submitVerdict,
+  unavailability,
+} from './calls.ts';
 import { guardedSmileIdCall, SmileIdUnavailableError } from './guard.ts';
 import { SMILE_ID_JOB_TYPES, type SmileIdLookup } from './mapping.ts';
 
@@ -20,8 +28,8 @@ export { SmileIdUnavailableError };
 export const SMILE_ID_REQUEST_TIMEOUT_MS = 15_000;
 /** What Mkoba sends as `source_sdk` and `source_sdk_version` (Smile ID asks REST callers for these). */
 const SOURCE_SDK = { source_sdk: 'rest_api', source_sdk_version: '1.0.0' } as const;
-/** Smile ID's error codes for a job_id it has already (the job exists: poll it). */
-const JOB_EXISTS_CODE = '2215';
+/** Smile ID's error code for a job_id it has already (the job exists: poll it). */
+export const JOB_EXISTS_CODE = '2215';
 
 export type SubmitAnswer =
   | { kind: 'accepted'; smileJobId: string | null }
@@ -43,14 +51,42 @@ function fetchFor(deps: Deps): OutboundFetch {
   return fetch;
 }
 
-/** A POST through the organization's circuit breaker and rate limit (guard.ts). */
+/** What a call is recorded as (calls.ts): its kind, and the job it is about. */
+interface CallOf {
+  kind: 'submit' | 'job_status';
+  job: SmileIdJobRecord;
+  /** What Smile ID's answer was: accepted, or refused with its code, or not confirmed. */
+  judge: (status: number, body: Record<string, unknown>) => AnswerVerdict;
+}
+
+/** A POST through the organization's circuit breaker and rate limit (guard.ts); only sent calls are recorded. */
 function post(
   deps: Deps,
   config: SmileIdConfig,
   path: string,
   body: Record<string, unknown>,
+  call: CallOf,
 ): Promise<{ status: number; body: Record<string, unknown> }> {
-  return guardedSmileIdCall(deps, config.organizationId, () => unguardedPost(deps, config, path, body));
+  return guardedSmileIdCall(deps, config.organizationId, async () => {
+    const started = performance.now();
+    const recordAs = (fields: AnswerVerdict & { httpStatus: number | null }) =>
+      recordSmileIdCall(deps, config.organizationId, {
+        ...fields,
+        kind: call.kind,
+        path,
+        job: call.job,
+        durationMs: Math.round(performance.now() - started),
+      });
+    let answer: { status: number; body: Record<string, unknown> };
+    try {
+      answer = await unguardedPost(deps, config, path, body);
+    } catch (error) {
+      await recordAs(unavailability(error));
+      throw error;
+    }
+    await recordAs({ httpStatus: answer.status, ...call.judge(answer.status, answer.body) });
+    return answer;
+  });
 }
 
 async function unguardedPost(
@@ -68,7 +104,7 @@ async function unguardedPost(
       signal: AbortSignal.timeout(SMILE_ID_REQUEST_TIMEOUT_MS),
     });
   } catch (error) {
-    throw new SmileIdUnavailableError(`Smile ID did not answer ${path}: ${String(error)}`);
+    throw new SmileIdUnavailableError(`Smile ID did not answer ${path}: ${String(error)}`, { cause: error });
   }
   const text = await response.text();
   let parsed: unknown;
@@ -78,7 +114,9 @@ async function unguardedPost(
     parsed = undefined;
   }
   if (response.status >= 500 || typeof parsed !== 'object' || parsed === null) {
-    throw new SmileIdUnavailableError(`Smile ID answered ${path} with ${response.status}`);
+    throw new SmileIdUnavailableError(`Smile ID answered ${path} with ${response.status}`, {
+      cause: { httpStatus: response.status },
+    });
   }
   return { status: response.status, body: parsed as Record<string, unknown> };
 }
@@ -94,14 +132,24 @@ export async function submitSmileIdJob(
 ): Promise<SubmitAnswer> {
   const { partner_id } = config.settings;
   const path = lookup.product === 'kyc' ? '/async_id_verification' : '/async_business_verification';
-  const answer = await post(deps, config, path, {
-    partner_id,
-    ...smileIdSigned(partner_id, apiKey, deps.now()),
-    ...SOURCE_SDK,
-    ...lookup.idInfo,
-    partner_params: { user_id: job.userId, job_id: job.jobId, job_type: SMILE_ID_JOB_TYPES[lookup.product] },
-    callback_url: callbackUrl,
-  });
+  const answer = await post(
+    deps,
+    config,
+    path,
+    {
+      partner_id,
+      ...smileIdSigned(partner_id, apiKey, deps.now()),
+      ...SOURCE_SDK,
+      ...lookup.idInfo,
+      partner_params: {
+        user_id: job.userId,
+        job_id: job.jobId,
+        job_type: SMILE_ID_JOB_TYPES[lookup.product],
+      },
+      callback_url: callbackUrl,
+    },
+    { kind: 'submit', job, judge: submitVerdict },
+  );
   if (answer.status === 200 && answer.body.success === true) {
     const smileJobId = answer.body.smile_job_id;
     return { kind: 'accepted', smileJobId: typeof smileJobId === 'string' ? smileJobId : null };
@@ -109,6 +157,14 @@ export async function submitSmileIdJob(
   const code = String(answer.body.code ?? answer.status);
   if (code === JOB_EXISTS_CODE) return { kind: 'exists' };
   return { kind: 'refused', code, error: String(answer.body.error ?? '') };
+}
+
+/** Whether an answer's `signature` confirms over its `timestamp` with the organization's key. */
+function signedBy(partnerId: string, apiKey: string) {
+  return ({ timestamp, signature }: Record<string, unknown>) =>
+    typeof timestamp === 'string' &&
+    typeof signature === 'string' &&
+    smileIdSignatureMatches(partnerId, apiKey, timestamp, signature);
 }
 
 /** The job's status; throws when Smile ID is unavailable or its answer's signature does not confirm. */
@@ -119,20 +175,25 @@ export async function fetchSmileIdJobStatus(
   job: SmileIdJobRecord,
 ): Promise<JobStatusAnswer> {
   const { partner_id } = config.settings;
-  const answer = await post(deps, config, '/job_status', {
-    partner_id,
-    ...smileIdSigned(partner_id, apiKey, deps.now()),
-    user_id: job.userId,
-    job_id: job.jobId,
-    history: false,
-    image_links: false,
-  });
-  const { timestamp, signature } = answer.body;
-  const signed =
-    typeof timestamp === 'string' &&
-    typeof signature === 'string' &&
-    smileIdSignatureMatches(partner_id, apiKey, timestamp, signature);
-  if (answer.status !== 200 || !signed) {
+  const answer = await post(
+    deps,
+    config,
+    '/job_status',
+    {
+      partner_id,
+      ...smileIdSigned(partner_id, apiKey, deps.now()),
+      user_id: job.userId,
+      job_id: job.jobId,
+      history: false,
+      image_links: false,
+    },
+    {
+      kind: 'job_status',
+      job,
+      judge: (status, body) => jobStatusVerdict(status, body, signedBy(partner_id, apiKey)),
+    },
+  );
+  if (answer.status !== 200 || !signedBy(partner_id, apiKey)(answer.body)) {
     throw new SmileIdUnavailableError(`Smile ID's job status for ${job.jobId} could not be confirmed`);
   }
   const result = answer.body.result;
