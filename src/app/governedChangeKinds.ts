@@ -13,7 +13,13 @@ import { open, seal } from '../domain/sealing.ts';
 import { routeLimitMinor } from '../domain/stablecoins.ts';
 import { applyPendingOwnKey, parsePendingKeyPayload } from '../modules/apiKeys/index.ts';
 import { addMember, parseRoles, updateMember } from '../modules/authorization/index.ts';
-import { configureSmileId, createRule, setRouteStatus, updateRule } from '../modules/compliance/index.ts';
+import {
+  configureSmileId,
+  createRule,
+  removeSmileId,
+  setRouteStatus,
+  updateRule,
+} from '../modules/compliance/index.ts';
 import { parseFeeRules, updateFeeSchedule } from '../modules/fees/index.ts';
 import type { LaunchGate } from '../modules/launchGates/index.ts';
 import { overrideLaunchGatesFor } from '../modules/launchGates/index.ts';
@@ -231,9 +237,15 @@ export const CHANGE_KINDS: Record<RegisteredChangeKind, ChangeKind> = {
     // The API key is sealed while the change waits, and never shown.
     ...CREDENTIALS_SEALED_WHILE_WAITING,
     async apply(tx, deps, input) {
-      if (input.action !== 'configure') return unknownAction('verification_provider', input.action);
-      await configureSmileId(tx, deps, input.organizationId, input.payload as never, input.actor);
-      return { targetId: input.organizationId };
+      if (input.action === 'configure') {
+        await configureSmileId(tx, deps, input.organizationId, input.payload as never, input.actor);
+        return { targetId: input.organizationId };
+      }
+      if (input.action === 'remove') {
+        await removeSmileId(tx, deps, input.organizationId, input.actor);
+        return { targetId: input.organizationId };
+      }
+      return unknownAction('verification_provider', input.action);
     },
   },
   trust_account: {

@@ -41,6 +41,7 @@ export const EVIDENCE_KINDS = [
   'rail_callback.exception',
   'transfer.reversal',
   'verification_provider.update',
+  'verification_provider.remove',
   'fee_schedule.update',
   'trust_account.update',
   'safeguarding.balance',

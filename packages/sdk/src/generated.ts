@@ -659,6 +659,7 @@ export interface Evidence {
     | 'rail_callback.exception'
     | 'transfer.reversal'
     | 'verification_provider.update'
+    | 'verification_provider.remove'
     | 'fee_schedule.update'
     | 'trust_account.update'
     | 'safeguarding.balance'
@@ -8744,6 +8745,7 @@ export interface ListEvidenceQuery {
     | 'rail_callback.exception'
     | 'transfer.reversal'
     | 'verification_provider.update'
+    | 'verification_provider.remove'
     | 'fee_schedule.update'
     | 'trust_account.update'
     | 'safeguarding.balance'
@@ -9307,6 +9309,15 @@ export interface SetVerificationProviderRequest {
   credentials: {
     api_key: string;
   };
+}
+
+/** Removed. */
+export interface RemoveVerificationProviderResponse {
+  object: 'verification_provider';
+  provider: 'smile_id';
+  deleted: true;
+  /** The verifications whose Smile ID jobs were in flight: they wait for an operator. */
+  withdrawn_verifications: Array<string>;
 }
 
 export interface ListVerificationProviderCallsQuery {
@@ -11085,6 +11096,8 @@ export interface MkobaOperations {
     body: SetVerificationProviderRequest,
     options?: RequestOptions,
   ): Promise<VerificationProvider>;
+  /** Remove the verification provider: `DELETE /v1/verification_provider`. */
+  removeVerificationProvider(options?: RequestOptions): Promise<RemoveVerificationProviderResponse>;
   /** List verification provider calls: `GET /v1/verification-provider-calls`. */
   listVerificationProviderCalls(
     query?: ListVerificationProviderCallsQuery,
@@ -11905,6 +11918,14 @@ export const OPERATIONS = {
     path: '/v1/verification_provider',
     pathParams: [],
     body: 'required',
+    query: false,
+    response: 'json',
+  },
+  removeVerificationProvider: {
+    method: 'DELETE',
+    path: '/v1/verification_provider',
+    pathParams: [],
+    body: 'none',
     query: false,
     response: 'json',
   },

@@ -17,6 +17,7 @@ import { AUTHORIZATION_SCHEMAS } from './routes/schemas.ts';
 
 export { type Member, parseRoles } from './domain.ts';
 export { insertApprovals } from './repository/approvals.ts';
+export { eraseDecidedChangeCredentials } from './repository/governedChanges.ts';
 export { findMember, findMemberByEmail } from './repository/members.ts';
 export { findCurrentPolicy, findPolicyVersion } from './repository/policies.ts';
 export {

@@ -60,6 +60,7 @@ export {
   SMILE_ID_POLL_AFTER_MS,
   SMILE_ID_RETRY_AFTER_MS,
 } from './useCases/smileId/jobs.ts';
+export { removeSmileId } from './useCases/smileId/removal.ts';
 export { screenCounterparty } from './useCases/transferScreening.ts';
 export {
   getTravelRuleSettings,

@@ -104,3 +104,23 @@ export const listGovernedChanges = newestFirstLister(GOVERNED_CHANGES, (filter: 
   ['status', filter.status],
   ['kind', filter.kind],
 ]);
+
+/**
+ * Erases the sealed `credentials` kept in the organization's decided changes of `kind` (their payloads
+ * as proposed): once the configuration they made is removed, no copy of its key remains. A change still
+ * pending keeps its own, to be applied or refused. Returns how many were erased.
+ */
+export async function eraseDecidedChangeCredentials(
+  db: Queryable,
+  organizationId: string,
+  kind: GovernedChangeKind,
+): Promise<number> {
+  const rows = await db.query(
+    `UPDATE governed_changes
+        SET payload = jsonb_set(payload, '{credentials}', '{"erased": true}'::jsonb)
+      WHERE organization_id = $1 AND kind = $2 AND status <> 'pending' AND payload ? 'credentials'
+      RETURNING id`,
+    [organizationId, kind],
+  );
+  return rows.length;
+}

@@ -15,7 +15,7 @@ export interface SmileIdConfig {
   updatedAt: Date;
 }
 
-export type SmileIdJobState = 'submitting' | 'submitted' | 'decided' | 'refused';
+export type SmileIdJobState = 'submitting' | 'submitted' | 'decided' | 'refused' | 'withdrawn';
 
 export interface SmileIdJobRecord {
   verificationId: string;
@@ -38,7 +38,14 @@ export interface SmileIdCallbackRecord {
   jobId: string | null;
   body: string;
   bodySha256: string;
-  outcome: 'applied' | 'duplicate' | 'bad_signature' | 'unknown_job' | 'malformed' | 'undecided';
+  outcome:
+    | 'applied'
+    | 'duplicate'
+    | 'bad_signature'
+    | 'unknown_job'
+    | 'malformed'
+    | 'undecided'
+    | 'withdrawn';
   receivedAt: Date;
 }
 
@@ -99,6 +106,18 @@ export async function findSmileIdConfigByToken(
   return row ? configFromRow(row) : undefined;
 }
 
+/** Deletes the organization's configuration, its sealed key with it; the row as it was, or undefined. */
+export async function deleteSmileIdConfig(
+  db: Queryable,
+  organizationId: string,
+): Promise<SmileIdConfig | undefined> {
+  const [row] = await db.query(
+    `DELETE FROM verification_provider_configs WHERE organization_id = $1 RETURNING ${CONFIG_COLUMNS}`,
+    [organizationId],
+  );
+  return row ? configFromRow(row) : undefined;
+}
+
 const JOB_COLUMNS =
   'verification_id, organization_id, job_id, user_id, product, state, smile_job_id, result_code, next_attempt_at, attempts, created_at, updated_at';
 
@@ -155,6 +174,21 @@ export async function saveSmileIdJob(db: Queryable, job: SmileIdJobRecord): Prom
       job.updatedAt,
     ],
   );
+}
+
+/** Withdraws the organization's jobs still to be sent or answered; their verifications' ids. */
+export async function withdrawSmileIdJobs(
+  db: Queryable,
+  organizationId: string,
+  now: Date,
+): Promise<string[]> {
+  const rows = await db.query(
+    `UPDATE verification_jobs SET state = 'withdrawn', next_attempt_at = NULL, updated_at = $2
+      WHERE organization_id = $1 AND state IN ('submitting', 'submitted')
+      RETURNING verification_id`,
+    [organizationId, now],
+  );
+  return rows.map((row) => String(row.verification_id)).sort();
 }
 
 /** The job with this job_id of the organization. */

@@ -6,6 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../../app/deps.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
+import { requestActor } from '../../../http/auth.ts';
 import type { ListQuery } from '../../../http/presenters.ts';
 import { enumFilter, pagedList, retrieveOwn } from '../../../http/readRoutes.ts';
 import { makeFromBody } from '../../../http/routeEffects.ts';
@@ -39,6 +40,7 @@ import {
   type SmileIdConfigInput,
   smileIdCallbackUrl,
 } from '../useCases/smileId/config.ts';
+import { removeSmileId, type SmileIdRemoval } from '../useCases/smileId/removal.ts';
 
 const ACCESS = accessByScope(['Verifications']);
 /** The longest setting or credential taken. */
@@ -218,5 +220,56 @@ export function verificationProviderRoutes(app: FastifyInstance, deps: Deps): vo
     }),
     retrieveOwn(deps, getSmileIdConfig, (config: SmileIdConfig) => present(deps, config)),
   );
+  removeRoute(app, deps);
   listCallsRoute(app, deps);
+}
+
+function removeRoute(app: FastifyInstance, deps: Deps): void {
+  app.delete(
+    '/v1/verification_provider',
+    writeOperation({
+      ...ACCESS.admin,
+      operationId: 'removeVerificationProvider',
+      summary: 'Remove the verification provider',
+      description:
+        'Removes the organization’s Smile ID configuration. Its sealed API key is destroyed (with the sealed copies its decided changes kept) and its callback address answers 404 from then on. Jobs in flight are withdrawn: their verifications stay `pending` for an operator (`POST /v1/verifications/{id}/approve`, `/reject`, `/request_documents`), since no result can be fetched or authenticated without the key. New verifications then go to the sandbox provider in the sandbox and wait for an operator elsewhere. Recorded as evidence (`verification_provider.remove`). A governed change (`verification_provider`, action `remove`), as configuring it is.',
+      responses: {
+        200: written(
+          {
+            type: 'object',
+            required: ['object', 'provider', 'deleted', 'withdrawn_verifications'],
+            properties: {
+              object: { type: 'string', enum: ['verification_provider'] },
+              provider: { type: 'string', enum: ['smile_id'] },
+              deleted: { type: 'boolean', enum: [true] },
+              withdrawn_verifications: {
+                type: 'array',
+                items: idSchema(ID_PREFIXES.verification, 'A verification now waiting for an operator.'),
+                description:
+                  'The verifications whose Smile ID jobs were in flight: they wait for an operator.',
+              },
+            },
+          },
+          'Removed.',
+        ),
+        202: pendingChangeResponse,
+      },
+    }),
+    governedIdempotentWrite(
+      deps,
+      200,
+      () => ({ kind: 'verification_provider', action: 'remove', targetId: null, payload: {} }),
+      async (tx, organizationId, request) =>
+        presentRemoval(await removeSmileId(tx, deps, organizationId, requestActor(request))),
+    ),
+  );
+}
+
+function presentRemoval(removal: SmileIdRemoval) {
+  return {
+    object: 'verification_provider',
+    provider: 'smile_id',
+    deleted: true,
+    withdrawn_verifications: removal.withdrawnVerificationIds,
+  };
 }

@@ -32,7 +32,7 @@ export const SMILE_ID_RETRY_AFTER_MS = 60_000;
 /** Who is recorded as having decided a verification Smile ID's result decided. */
 export const SMILE_ID_DECIDER = 'smile_id';
 
-export type AppliedResult = 'applied' | 'duplicate' | 'unknown_job' | 'undecided';
+export type AppliedResult = 'applied' | 'duplicate' | 'unknown_job' | 'undecided' | 'withdrawn';
 
 /**
  * Applies a job's result once, in the caller's transaction: the job is locked; a decided one changes
@@ -49,6 +49,8 @@ export async function applySmileIdResult(
   const job = await lockSmileIdJob(tx, organizationId, jobId);
   if (job === undefined) return 'unknown_job';
   if (job.state === 'decided') return 'duplicate';
+  // The configuration was removed while the job was in flight: an operator decides (removal.ts).
+  if (job.state === 'withdrawn') return 'withdrawn';
   const resultCode = String(result.ResultCode ?? '');
   const outcome = outcomeOfResultCode(resultCode, job.product);
   const smileJobId = typeof result.SmileJobID === 'string' ? result.SmileJobID : job.smileJobId;
@@ -98,7 +100,7 @@ async function reschedule(
   change: Partial<SmileIdJobRecord> = {},
 ) {
   const current = await lockSmileIdJob(tx, job.organizationId, job.jobId);
-  if (current === undefined || current.state === 'decided') return;
+  if (current === undefined || current.state === 'decided' || current.state === 'withdrawn') return;
   await saveSmileIdJob(tx, { ...current, ...change, nextAttemptAt: at, updatedAt: deps.now() });
 }
 
