@@ -16,6 +16,7 @@ import {
   type AnswerVerdict,
   jobStatusVerdict,
   recordSmileIdCall,
+  smileIdCode,
   submitVerdict,
   unavailability,
 } from './calls.ts';
@@ -36,7 +37,9 @@ export type SubmitAnswer =
   | { kind: 'exists' }
   | { kind: 'refused'; code: string; error: string };
 
-export type JobStatusAnswer = { complete: false } | { complete: true; result: Record<string, unknown> };
+export type JobStatusAnswer =
+  | { complete: false; known?: boolean }
+  | { complete: true; result: Record<string, unknown> };
 
 const fetches = new Map<OutboundAddressPolicy, OutboundFetch>();
 
@@ -193,6 +196,10 @@ export async function fetchSmileIdJobStatus(
       judge: (status, body) => jobStatusVerdict(status, body, signedBy(partner_id, apiKey)),
     },
   );
+  // Smile ID refuses (4xx, with its code) a job it does not know: never sent, or not accepted.
+  if (answer.status >= 400 && answer.status < 500 && smileIdCode(answer.body.code) !== null) {
+    return { complete: false, known: false };
+  }
   if (answer.status !== 200 || !signedBy(partner_id, apiKey)(answer.body)) {
     throw new SmileIdUnavailableError(`Smile ID's job status for ${job.jobId} could not be confirmed`);
   }

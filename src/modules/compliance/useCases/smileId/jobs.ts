@@ -115,15 +115,22 @@ async function submitJob(deps: Deps, config: SmileIdConfig, job: SmileIdJobRecor
     );
     return;
   }
-  const answer = await submitSmileIdJob(
-    deps,
-    config,
-    openSmileIdApiKey(deps, config),
-    job,
-    lookup,
-    callbackUrl,
-  );
+  const apiKey = openSmileIdApiKey(deps, config);
   const pollAt = new Date(now.getTime() + SMILE_ID_POLL_AFTER_MS);
+  if (job.attempts > 1) {
+    // An earlier attempt may have reached Smile ID, its answer never recorded (the process died, or the
+    // answer was lost): the job_id is ours, so ask before sending it again. Smile ID refusing a repeated
+    // job_id (2215) is the second guard.
+    const status = await fetchSmileIdJobStatus(deps, config, apiKey, job);
+    if (status.complete || status.known !== false) {
+      await deps.store.transaction(async (tx) => {
+        if (status.complete) await applySmileIdResult(tx, deps, job.organizationId, job.jobId, status.result);
+        else await reschedule(tx, deps, job, pollAt, { state: 'submitted' });
+      });
+      return;
+    }
+  }
+  const answer = await submitSmileIdJob(deps, config, apiKey, job, lookup, callbackUrl);
   await deps.store.transaction(async (tx) => {
     if (answer.kind === 'refused') {
       const current = await lockSmileIdJob(tx, job.organizationId, job.jobId);
