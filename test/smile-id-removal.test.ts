@@ -11,6 +11,7 @@ import { findSmileIdConfig } from '../src/modules/compliance/repository/smileId.
 import { api, BACKENDS, createCustomer } from './support/harness.ts';
 import { newOrganization } from './support/organizations.ts';
 import {
+  governVerificationProvider,
   kenyanIndividual,
   type SmileIdSetup,
   smileIdConfiguration,
@@ -96,22 +97,7 @@ describe.each(BACKENDS)('removing the Smile ID configuration on %s', (backend) =
 
   it('insider: one admin cannot remove it alone where the policy asks for a second; the second does', async () => {
     const other = await newOrganization(s.t);
-    const policy = await api(s.t, 'PUT', '/v1/policies', {
-      key: other.key,
-      headers: { 'idempotency-key': 'govern-provider' },
-      body: {
-        rules: [
-          {
-            id: 'second-admin-for-the-provider',
-            applies_to: 'change',
-            match: { kinds: ['verification_provider'] },
-            action: 'require_approval',
-            approval: { quorum: 1, roles: ['admin'] },
-          },
-        ],
-      },
-    });
-    expect(policy.statusCode, policy.body).toBe(200);
+    await governVerificationProvider(s.t, other.key);
     const [alice, bob] = [await other.member(['admin']), await other.member(['admin'])];
     const put = await api(s.t, 'PUT', '/v1/verification_provider', {
       key: alice.key,

@@ -22,6 +22,7 @@ import {
 import { type SmileIdSimulator, startSmileIdSimulator } from '../src/simulators/smileId/index.ts';
 import { api, BACKENDS, createCustomer, startTestApp, type TestApp } from './support/harness.ts';
 import { newOrganization, type TestOrganization } from './support/organizations.ts';
+import { governVerificationProvider, kenyanIndividual } from './support/smileId.ts';
 
 /** How long a test waits for a callback to be applied, and how often it looks. */
 const WAIT_MS = 3_000;
@@ -29,17 +30,7 @@ const POLL_MS = 10;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-function individual(idNumber: string, overrides: Record<string, unknown> = {}) {
-  return {
-    type: 'individual',
-    legal_name: 'Neema Wanjiku Mwangi',
-    date_of_birth: '1991-03-09',
-    national_id: { type: 'national_id', number: idNumber },
-    phone: '+254711555666',
-    address: { line1: '5 Kenyatta Road', city: 'Nakuru', country: 'KE' },
-    ...overrides,
-  };
-}
+const individual = kenyanIndividual;
 
 function business(registrationNumber: string, country = 'KE') {
   return {
@@ -291,22 +282,7 @@ describe.each(BACKENDS)('Smile ID as the verification provider on %s', (backend)
 
   it('waits for a second admin when the policy governs the verification provider, then applies it', async () => {
     const other = await newOrganization(t);
-    const policy = await api(t, 'PUT', '/v1/policies', {
-      key: other.key,
-      headers: { 'idempotency-key': 'govern-provider' },
-      body: {
-        rules: [
-          {
-            id: 'second-admin-for-the-provider',
-            applies_to: 'change',
-            match: { kinds: ['verification_provider'] },
-            action: 'require_approval',
-            approval: { quorum: 1, roles: ['admin'] },
-          },
-        ],
-      },
-    });
-    expect(policy.statusCode, policy.body).toBe(200);
+    await governVerificationProvider(t, other.key);
     const [alice, bob] = [await other.member(['admin']), await other.member(['admin'])];
     const proposed = await api(t, 'PUT', '/v1/verification_provider', {
       key: alice.key,

@@ -51,7 +51,7 @@ export async function startSmileIdSetup(backend: Backend): Promise<SmileIdSetup>
 }
 
 /** A Kenyan national ID submission: the simulator decides by the number's last four characters. */
-export function kenyanIndividual(idNumber: string) {
+export function kenyanIndividual(idNumber: string, overrides: Record<string, unknown> = {}) {
   return {
     type: 'individual',
     legal_name: 'Neema Wanjiku Mwangi',
@@ -59,7 +59,28 @@ export function kenyanIndividual(idNumber: string) {
     national_id: { type: 'national_id', number: idNumber },
     phone: '+254711555666',
     address: { line1: '5 Kenyatta Road', city: 'Nakuru', country: 'KE' },
+    ...overrides,
   };
+}
+
+/** Makes the organization's policy ask a second admin to approve any change of its verification provider. */
+export async function governVerificationProvider(t: TestApp, key: string): Promise<void> {
+  const policy = await api(t, 'PUT', '/v1/policies', {
+    key,
+    headers: { 'idempotency-key': 'govern-provider' },
+    body: {
+      rules: [
+        {
+          id: 'second-admin-for-the-provider',
+          applies_to: 'change',
+          match: { kinds: ['verification_provider'] },
+          action: 'require_approval',
+          approval: { quorum: 1, roles: ['admin'] },
+        },
+      ],
+    },
+  });
+  expect(policy.statusCode, policy.body).toBe(200);
 }
 
 /** A new customer's verification of this ID number, pending; its id. */
