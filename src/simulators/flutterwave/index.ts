@@ -9,6 +9,7 @@
  * in memory, per simulator.
  *
  * Files: state.ts (options, records, envelopes), accounts.ts (magic accounts, banks), transfers.ts,
+ * mobileMoney.ts (mobile-money transfers' operators, fields and magic wallet numbers),
  * collections.ts (virtual accounts, deposits, resolve, banks), webhooks.ts (signing, delivery,
  * verification), server.ts (HTTP and controls).
  */
@@ -20,6 +21,10 @@ export {
   type FlutterwaveSimulatorAccount,
 } from './accounts.ts';
 export type { SimulatedBankDeposit } from './collections.ts';
+export {
+  FLUTTERWAVE_MOBILE_MONEY_OPERATORS,
+  FLUTTERWAVE_SIMULATOR_WALLET_ENDINGS,
+} from './mobileMoney.ts';
 export { type FlutterwaveSimulator, startFlutterwaveSimulator } from './server.ts';
 export {
   FLUTTERWAVE_SIMULATOR_PROCESSING_MS,
