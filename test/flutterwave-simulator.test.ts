@@ -438,6 +438,63 @@ describe('virtual account numbers and charge.completed', () => {
   });
 });
 
+describe('settlements', () => {
+  it('settles the successful charges of a currency once, lists the settlement and reads it with its transactions', async () => {
+    const made = await call('POST', '/v3/virtual-account-numbers', {
+      email: 'settle@example.com',
+      is_permanent: true,
+      bvn: '12345678901',
+      tx_ref: 'settle-va',
+      currency: 'GHS',
+    });
+    const accountNumber = made.body.data.account_number as string;
+    const first = await sim.payIntoVirtualAccount({ accountNumber, amount: 1000 });
+    const second = await sim.payIntoVirtualAccount({ accountNumber, amount: 250.25 });
+    const { settlement } = sim.settle({ currency: 'GHS', appFee: 1.4 });
+    expect(settlement).toMatchObject({
+      status: 'completed',
+      currency: 'GHS',
+      gross_amount: 1250.25,
+      app_fee: 2.8,
+      net_amount: 1247.45,
+      transaction_count: 2,
+      meta: [first.id, second.id],
+    });
+    expect(() => sim.settle({ currency: 'GHS' })).toThrow(/no GHS charge/);
+    const listed = await call('GET', '/v3/settlements');
+    expect(listed).toMatchObject({
+      status: 200,
+      body: { status: 'success', meta: { page_info: { current_page: 1 } } },
+    });
+    const summary = listed.body.data.find((entry: { id: number }) => entry.id === settlement.id);
+    expect(summary).toMatchObject({ gross_amount: 1250.25 });
+    expect(summary.transactions).toBeUndefined();
+    const read = await call('GET', `/v3/settlements/${settlement.id}`);
+    expect(read.body.data).toMatchObject({
+      id: settlement.id,
+      meta: JSON.stringify([first.id, second.id]),
+      transactions: [
+        {
+          id: first.id,
+          tx_ref: 'settle-va',
+          charged_amount: 1000,
+          app_fee: 1.4,
+          settlement_amount: 998.6,
+          status: 'successful',
+          payment_entity: 'bank_transfer',
+          transaction_date: first.created_at.slice(0, 10),
+          currency: 'GHS',
+        },
+        { id: second.id, charged_amount: 250.25 },
+      ],
+    });
+    expect(await call('GET', '/v3/settlements/999')).toMatchObject({
+      status: 404,
+      body: { status: 'error', data: null },
+    });
+  });
+});
+
 describe('flutterwave-node-v3 (npm), unmodified, with the simulator as its base URL', () => {
   let flw: Flutterwave;
 
@@ -502,6 +559,18 @@ describe('flutterwave-node-v3 (npm), unmodified, with the simulator as its base 
       meta: { sender: 'Mkoba Ltd', sender_country: 'KE', mobile_number: '254700000000' },
     });
     expect(again).toMatchObject({ status: 'error' });
+  });
+
+  it('lists settlements and reads one with its transactions', async () => {
+    const all = await flw.Settlement.fetch_all();
+    expect(all).toMatchObject({ status: 'success', data: expect.any(Array) });
+    const [latest] = all.data;
+    expect(latest).toMatchObject({ id: expect.any(Number), currency: 'GHS' });
+    const one = await flw.Settlement.fetch({ id: String(latest.id) });
+    expect(one).toMatchObject({
+      status: 'success',
+      data: { id: latest.id, transactions: expect.any(Array) },
+    });
   });
 
   it('resolves an account, lists banks, creates a virtual account and verifies a deposit', async () => {

@@ -81,11 +81,25 @@ export function amountOf(
 const LOCAL_TIME = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2})(?::(\d{2}))?$/;
 const ZONED_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
 
-/** The UTC day of a partner's local `YYYY-MM-DD HH:mm[:ss]` (or of a time that names its own offset). */
-export function utcDayOf(row: Row, column: string, offsetMinutes: number): string | undefined {
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+
+/**
+ * The UTC day of a partner's local `YYYY-MM-DD HH:mm[:ss]` (or of a time that names its own offset); with
+ * `dayAlone`, a bare `YYYY-MM-DD` too (a format that prints the day only, Flutterwave's settled charges).
+ */
+export function utcDayOf(
+  row: Row,
+  column: string,
+  offsetMinutes: number,
+  dayAlone = false,
+): string | undefined {
   const text = row.cell(column);
   if (ZONED_TIME.test(text) && !Number.isNaN(Date.parse(text))) {
     return new Date(Date.parse(text)).toISOString().slice(0, 10);
+  }
+  if (dayAlone && DAY.test(text)) {
+    const day = new Date(`${text}T00:00:00Z`);
+    if (!Number.isNaN(day.getTime()) && day.toISOString().slice(0, 10) === text) return text;
   }
   const m = LOCAL_TIME.exec(text);
   const [y, mo, d, h, mi, s] = (m?.slice(1) ?? []).map((part) => Number(part ?? 0));

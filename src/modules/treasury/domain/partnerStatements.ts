@@ -16,14 +16,30 @@ import type {
 } from './reconciliation.ts';
 
 /** `mkoba_json`: our own lines (JSON, or CSV with our column names); the others are partners' exports. */
-export const STATEMENT_FORMATS = ['mkoba_json', 'mpesa_org_statement', 'momo_transaction_report'] as const;
+export const STATEMENT_FORMATS = [
+  'mkoba_json',
+  'mpesa_org_statement',
+  'momo_transaction_report',
+  'flutterwave_settlement',
+] as const;
 export type StatementFormat = (typeof STATEMENT_FORMATS)[number];
 export type PartnerStatementFormat = Exclude<StatementFormat, 'mkoba_json'>;
 
-/** The mobile network whose movements each partner format reports (on the `mobile_money` rail). */
-export const NETWORK_OF_FORMAT: Record<PartnerStatementFormat, string> = {
+/** The mobile network whose movements each partner format reports (on the `mobile_money` rail), or null. */
+export const NETWORK_OF_FORMAT: Record<PartnerStatementFormat, string | null> = {
   mpesa_org_statement: 'mpesa',
   momo_transaction_report: 'mtn',
+  flutterwave_settlement: null,
+};
+
+/**
+ * The one direction a partner's report lists, or null for both: Flutterwave's settlements are the charges
+ * it collected (money in); its transfers (payouts) are not in them.
+ */
+export const DIRECTION_OF_FORMAT: Record<PartnerStatementFormat, StatementDirection | null> = {
+  mpesa_org_statement: null,
+  momo_transaction_report: null,
+  flutterwave_settlement: 'inbound',
 };
 
 /**
@@ -33,6 +49,7 @@ export const NETWORK_OF_FORMAT: Record<PartnerStatementFormat, string> = {
 export const RAILS_OF_FORMAT: Record<PartnerStatementFormat, readonly Rail[]> = {
   mpesa_org_statement: ['mobile_money', 'paybill', 'till'],
   momo_transaction_report: ['mobile_money'],
+  flutterwave_settlement: ['bank'],
 };
 
 /** The M-Pesa organization statement's columns as the org portal names them. */
@@ -80,6 +97,41 @@ export const MOMO_UTC_OFFSET_MINUTES: Partial<Record<Currency, number>> = {
   // MTN's sandbox reports in euros; its time is read as UTC.
   EUR: 0,
 };
+
+/**
+ * Flutterwave's settlement, one row per transaction it settled: the fields GET /v3/settlements/{id} gives
+ * each of its `transactions`, named as there, with the settlement's own `id` as `settlement_id`.
+ */
+export const FLUTTERWAVE_SETTLEMENT_COLUMNS = [
+  'settlement_id',
+  'id',
+  'tx_ref',
+  'flw_ref',
+  'customer_email',
+  'charged_amount',
+  'app_fee',
+  'merchant_fee',
+  'stampduty_charge',
+  'settlement_amount',
+  'status',
+  'payment_entity',
+  'transaction_date',
+  'currency',
+] as const;
+const FLUTTERWAVE_REQUIRED = ['id', 'charged_amount', 'status', 'transaction_date', 'currency'];
+/** The fees Flutterwave takes from a settled charge, each its own field. */
+const FLUTTERWAVE_FEE_COLUMNS = ['app_fee', 'merchant_fee', 'stampduty_charge'] as const;
+/** The currencies of Flutterwave's settlements read here (its transaction dates are read as UTC days). */
+const FLUTTERWAVE_CURRENCIES: ReadonlySet<string> = new Set([
+  'NGN',
+  'GHS',
+  'KES',
+  'UGX',
+  'TZS',
+  'RWF',
+  'ZAR',
+  'USD',
+]);
 
 const MPESA_STATUSES: Record<string, StatementLineStatus> = {
   completed: 'settled',
@@ -194,10 +246,53 @@ export function readMomoTransactionReport(records: readonly (readonly string[])[
   return { lines, faults };
 }
 
+const FLUTTERWAVE_STATUSES: Record<string, StatementLineStatus> = {
+  successful: 'settled',
+  failed: 'failed',
+};
+
+function flutterwaveLine(row: Row): StatementLine | undefined {
+  const reference = row.cell('id');
+  if (reference === '') row.fault('id', 'missing', 'every row has the transaction id');
+  const currency = row.cell('currency').toUpperCase();
+  const known = FLUTTERWAVE_CURRENCIES.has(currency);
+  if (!known) row.fault('currency', 'invalid_value', `'${currency}' is not a settlement currency read here`);
+  const status = statusOf(row, 'status', FLUTTERWAVE_STATUSES);
+  const valueDate = utcDayOf(row, 'transaction_date', 0, true);
+  if (!known || !status || !valueDate || reference === '') return undefined;
+  const amount = amountOf(row, 'charged_amount', currency as Currency);
+  const fees = FLUTTERWAVE_FEE_COLUMNS.map((column) => amountOf(row, column, currency as Currency));
+  if (!amount || fees.some((fee) => fee === undefined)) return undefined;
+  if (amount.minor === 0n || amount.negative) {
+    row.fault('charged_amount', 'not_positive', 'a settled charge has a positive amount');
+    return undefined;
+  }
+  return {
+    line: row.index + 1,
+    railReference: reference,
+    externalReference: null,
+    direction: 'inbound',
+    amountMinor: amount.minor,
+    currency: currency as Currency,
+    valueDate,
+    status,
+    feesMinor: fees.reduce((sum, fee) => sum + (fee?.minor ?? 0n), 0n),
+  };
+}
+
+/** A Flutterwave settlement's transactions: each a charge collected (money in), its fees summed. */
+export function readFlutterwaveSettlement(records: readonly (readonly string[])[]) {
+  const faults: StatementFault[] = [];
+  const rows = rowsOf(records, FLUTTERWAVE_SETTLEMENT_COLUMNS, FLUTTERWAVE_REQUIRED, faults);
+  const lines = rows.flatMap((row) => flutterwaveLine(row) ?? []);
+  return { lines, faults };
+}
+
 export const PARTNER_STATEMENT_READERS: Record<
   PartnerStatementFormat,
   (records: readonly (readonly string[])[]) => { lines: StatementLine[]; faults: StatementFault[] }
 > = {
   mpesa_org_statement: readMpesaOrgStatement,
   momo_transaction_report: readMomoTransactionReport,
+  flutterwave_settlement: readFlutterwaveSettlement,
 };
