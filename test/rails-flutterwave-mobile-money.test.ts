@@ -2,13 +2,18 @@
  * Flutterwave's mobile-money transfers through the service, over real HTTP both ways: an organization with
  * no M-Pesa or MoMo partner of its own pays mobile-money wallets through Flutterwave (a contracted Daraja
  * wins for Safaricom), settled by webhook or polling once whatever arrives twice or late; a refused or
- * unsupported payout gives the money back.
+ * unsupported payout gives the money back. And a bank payout Flutterwave accepted while the worker died
+ * before recording it: the restarted worker finds it by its reference and pays nothing twice.
  */
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { railPartnerDirectory } from '../src/modules/railPartners/useCases/directory.ts';
+import {
+  closeRailPartnerDirectory,
+  railPartnerDirectory,
+} from '../src/modules/railPartners/useCases/directory.ts';
 import { type RailResolver, runRailWorkerOnce } from '../src/modules/transfers/workers.ts';
 import {
+  FLUTTERWAVE_SIMULATOR_ACCOUNTS,
   FLUTTERWAVE_SIMULATOR_WALLET_ENDINGS,
   type FlutterwaveSimulator,
   startFlutterwaveSimulator,
@@ -219,6 +224,61 @@ describe.each(BACKENDS)('Flutterwave mobile money on %s', (backend) => {
     expect((await callbacksAbout(id)).map((callback) => callback.status)).toEqual(['unchanged']);
     expect((await balanceOf(t, wallet, org.key)).available).toBe('80000');
     expect(atFlutterwave(id)).toHaveLength(1);
+    await expectLedgerHealthy(t);
+  });
+
+  it('a bank payout Flutterwave accepted while the worker died before recording it: found by reference after the restart, paid once', async () => {
+    sim.loseWebhooks(true);
+    const wallet = await fundedWallet(t, '10000.00', 'KES', org.key);
+    const created = await api(t, 'POST', '/v1/transfers', {
+      key: org.key,
+      body: {
+        source: wallet,
+        destination: {
+          type: 'bank_account',
+          bank_code: '044',
+          account_number: FLUTTERWAVE_SIMULATOR_ACCOUNTS.resolvesAndSucceeds.accountNumber,
+        },
+        amount: '2500.00',
+        currency: 'KES',
+      },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const id = created.data.id as string;
+    // The worker's process dies the moment Flutterwave's acceptance is back, before anything is written.
+    const diesAfterAcceptance: RailResolver = async (transfer) => {
+      const resolved = await directoryResolver(transfer);
+      if (resolved === undefined) return undefined;
+      const adapter = resolved.adapter;
+      return {
+        ...resolved,
+        adapter: {
+          ...adapter,
+          submit: async (request, now) => {
+            await adapter.submit(request, now);
+            throw new Error('the worker process died here');
+          },
+        },
+      };
+    };
+    await railWork(diesAfterAcceptance);
+    expect(await transferOf(id)).toMatchObject({ status: 'processing', rail_reference: null });
+    expect(atFlutterwave(id)).toHaveLength(1);
+    await sim.whenIdle();
+    // A new process: its own adapters and breakers, nothing remembered but what the database holds.
+    closeRailPartnerDirectory(t.deps);
+    await railWorkLater();
+    await sim.whenIdle();
+    await railWorkLater(2);
+    const [sent] = atFlutterwave(id);
+    expect(atFlutterwave(id)).toHaveLength(1);
+    // The restarted worker's POST under the same reference is refused; the GET by reference finds the first.
+    const posts = sim.requests.filter((r) => r.method === 'POST' && r.body.includes(id));
+    expect(posts.map((r) => r.status)).toEqual([200, 400]);
+    expect(sim.requests.some((r) => r.path === `/v3/transfers?reference=${id}`)).toBe(true);
+    expect(await transferOf(id)).toMatchObject({ status: 'settled', rail_reference: String(sent?.id) });
+    expect((await balanceOf(t, wallet, org.key)).available).toBe('7500.00');
+    sim.loseWebhooks(false);
     await expectLedgerHealthy(t);
   });
 });
