@@ -8,6 +8,7 @@ import Flutterwave from 'flutterwave-node-v3';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   FLUTTERWAVE_SIMULATOR_ACCOUNTS,
+  FLUTTERWAVE_SIMULATOR_WALLET_ENDINGS,
   type FlutterwaveSimulator,
   startFlutterwaveSimulator,
   verifyFlutterwaveWebhook,
@@ -220,6 +221,81 @@ describe('POST /v3/transfers and GET /v3/transfers/{id}', () => {
   });
 });
 
+describe('mobile-money transfers (POST /v3/transfers with an operator code)', () => {
+  const mobileTo = (number: string, reference: string, extra: Record<string, unknown> = {}) => ({
+    account_bank: 'MTN',
+    account_number: number,
+    amount: 15000,
+    currency: 'UGX',
+    beneficiary_name: 'Achieng Okello',
+    reference,
+    callback_url: callbacks.url,
+    ...extra,
+  });
+
+  it('pays a wallet SUCCESSFUL and reports it; a wallet ending 0041 FAILED; one ending 0042 stays PENDING', async () => {
+    const paid = await call('POST', '/v3/transfers', mobileTo('256770000001', 'mm-ok'));
+    expect(paid).toMatchObject({
+      status: 200,
+      body: { status: 'success', data: { status: 'NEW', bank_code: 'MTN', account_number: '256770000001' } },
+    });
+    const [delivered] = await sim.waitForWebhooks({ id: paid.body.data.id });
+    expect(JSON.parse(delivered?.body ?? '{}')).toMatchObject({
+      event: 'transfer.completed',
+      data: { status: 'SUCCESSFUL', reference: 'mm-ok', fullname: 'Achieng Okello' },
+    });
+    const failed = await call(
+      'POST',
+      '/v3/transfers',
+      mobileTo(`25677000${FLUTTERWAVE_SIMULATOR_WALLET_ENDINGS.fails}`, 'mm-fail'),
+    );
+    await sim.waitForWebhooks({ id: failed.body.data.id });
+    expect(sim.transfer(failed.body.data.id)).toMatchObject({
+      status: 'FAILED',
+      complete_message: expect.stringContaining('DISBURSE FAILED'),
+    });
+    const pending = await call(
+      'POST',
+      '/v3/transfers',
+      mobileTo(`25677000${FLUTTERWAVE_SIMULATOR_WALLET_ENDINGS.staysPending}`, 'mm-pending'),
+    );
+    await sim.whenIdle();
+    expect(sim.transfer(pending.body.data.id)?.status).toBe('PENDING');
+    expect(sim.webhooks.some((delivery) => delivery.id === pending.body.data.id)).toBe(false);
+  });
+
+  it('refuses an operator not listed for the currency, a number without its country code, no beneficiary_name, and M-Pesa Kenya without the sender in meta', async () => {
+    const refusals = [
+      mobileTo('256770000001', 'mm-r1', { account_bank: 'MPS' }),
+      mobileTo('770000001', 'mm-r2'),
+      mobileTo('256770000001', 'mm-r3', { beneficiary_name: undefined }),
+      mobileTo('254712000001', 'mm-r4', { account_bank: 'MPS', currency: 'KES' }),
+      mobileTo('254712000001', 'mm-r5', {
+        account_bank: 'MPS',
+        currency: 'KES',
+        meta: { sender: 'Mkoba Ltd', sender_country: 'KE' },
+      }),
+    ];
+    for (const body of refusals) {
+      expect(await call('POST', '/v3/transfers', body)).toMatchObject({
+        status: 400,
+        body: { status: 'error', data: null },
+      });
+    }
+    expect(sim.transfers().filter((transfer) => transfer.reference.startsWith('mm-r'))).toHaveLength(0);
+    const kenya = await call(
+      'POST',
+      '/v3/transfers',
+      mobileTo('254712000001', 'mm-ke', {
+        account_bank: 'MPS',
+        currency: 'KES',
+        meta: { sender: 'Mkoba Ltd', sender_country: 'KE', mobile_number: '254700000000' },
+      }),
+    );
+    expect(kenya).toMatchObject({ status: 200, body: { data: { bank_code: 'MPS', currency: 'KES' } } });
+  });
+});
+
 describe('webhook verification', () => {
   it('accepts the verif-hash or the body signature, and refuses a wrong hash or a changed body', async () => {
     const body = '{"event":"transfer.completed"}';
@@ -362,6 +438,63 @@ describe('virtual account numbers and charge.completed', () => {
   });
 });
 
+describe('settlements', () => {
+  it('settles the successful charges of a currency once, lists the settlement and reads it with its transactions', async () => {
+    const made = await call('POST', '/v3/virtual-account-numbers', {
+      email: 'settle@example.com',
+      is_permanent: true,
+      bvn: '12345678901',
+      tx_ref: 'settle-va',
+      currency: 'GHS',
+    });
+    const accountNumber = made.body.data.account_number as string;
+    const first = await sim.payIntoVirtualAccount({ accountNumber, amount: 1000 });
+    const second = await sim.payIntoVirtualAccount({ accountNumber, amount: 250.25 });
+    const { settlement } = sim.settle({ currency: 'GHS', appFee: 1.4 });
+    expect(settlement).toMatchObject({
+      status: 'completed',
+      currency: 'GHS',
+      gross_amount: 1250.25,
+      app_fee: 2.8,
+      net_amount: 1247.45,
+      transaction_count: 2,
+      meta: [first.id, second.id],
+    });
+    expect(() => sim.settle({ currency: 'GHS' })).toThrow(/no GHS charge/);
+    const listed = await call('GET', '/v3/settlements');
+    expect(listed).toMatchObject({
+      status: 200,
+      body: { status: 'success', meta: { page_info: { current_page: 1 } } },
+    });
+    const summary = listed.body.data.find((entry: { id: number }) => entry.id === settlement.id);
+    expect(summary).toMatchObject({ gross_amount: 1250.25 });
+    expect(summary.transactions).toBeUndefined();
+    const read = await call('GET', `/v3/settlements/${settlement.id}`);
+    expect(read.body.data).toMatchObject({
+      id: settlement.id,
+      meta: JSON.stringify([first.id, second.id]),
+      transactions: [
+        {
+          id: first.id,
+          tx_ref: 'settle-va',
+          charged_amount: 1000,
+          app_fee: 1.4,
+          settlement_amount: 998.6,
+          status: 'successful',
+          payment_entity: 'bank_transfer',
+          transaction_date: first.created_at.slice(0, 10),
+          currency: 'GHS',
+        },
+        { id: second.id, charged_amount: 250.25 },
+      ],
+    });
+    expect(await call('GET', '/v3/settlements/999')).toMatchObject({
+      status: 404,
+      body: { status: 'error', data: null },
+    });
+  });
+});
+
 describe('flutterwave-node-v3 (npm), unmodified, with the simulator as its base URL', () => {
   let flw: Flutterwave;
 
@@ -398,6 +531,46 @@ describe('flutterwave-node-v3 (npm), unmodified, with the simulator as its base 
     });
     const listed = await flw.Transfer.fetch({ reference: 'client-tr-1' });
     expect(listed.data.map((transfer: { id: number }) => transfer.id)).toEqual([created.data.id]);
+  });
+
+  it('initiates a mobile-money transfer (M-Pesa Kenya, sender in meta) and reads its outcome', async () => {
+    const created = await flw.Transfer.initiate({
+      account_bank: 'MPS',
+      account_number: '254712000077',
+      amount: 1200,
+      currency: 'KES',
+      beneficiary_name: 'Akinyi Kimwei',
+      reference: 'client-mm-1',
+      callback_url: callbacks.url,
+      meta: { sender: 'Mkoba Ltd', sender_country: 'KE', mobile_number: '254700000000' },
+    });
+    expect(created).toMatchObject({ status: 'success', data: { status: 'NEW', bank_code: 'MPS' } });
+    await sim.waitForWebhooks({ id: created.data.id });
+    expect(await flw.Transfer.get_a_transfer({ id: created.data.id })).toMatchObject({
+      data: { status: 'SUCCESSFUL', reference: 'client-mm-1' },
+    });
+    const again = await flw.Transfer.initiate({
+      account_bank: 'MPS',
+      account_number: '254712000077',
+      amount: 1200,
+      currency: 'KES',
+      beneficiary_name: 'Akinyi Kimwei',
+      reference: 'client-mm-1',
+      meta: { sender: 'Mkoba Ltd', sender_country: 'KE', mobile_number: '254700000000' },
+    });
+    expect(again).toMatchObject({ status: 'error' });
+  });
+
+  it('lists settlements and reads one with its transactions', async () => {
+    const all = await flw.Settlement.fetch_all();
+    expect(all).toMatchObject({ status: 'success', data: expect.any(Array) });
+    const [latest] = all.data;
+    expect(latest).toMatchObject({ id: expect.any(Number), currency: 'GHS' });
+    const one = await flw.Settlement.fetch({ id: String(latest.id) });
+    expect(one).toMatchObject({
+      status: 'success',
+      data: { id: latest.id, transactions: expect.any(Array) },
+    });
   });
 
   it('resolves an account, lists banks, creates a virtual account and verifies a deposit', async () => {

@@ -1779,7 +1779,7 @@ export interface SafeguardingSweep {
   created_at: string;
 }
 
-/** A partner that carries a rail (and mobile-money network) for the organization. `mpesa_daraja` (mobile_money, mpesa): settings `base_url`, `short_code`, `initiator_name`, `stk_short_code`, `stk_transaction_type`, `stk_party_b`, `b2c_command_id`, `security_certificate`; credentials `consumer_key`, `consumer_secret`, `security_credential`, `passkey`, `initiator_password`. `mtn_momo` (mobile_money, mtn): settings `base_url`, `target_environment`; credentials `api_user`, `api_key`, `collection_subscription_key`, `disbursement_subscription_key`. `flutterwave` (bank): settings `base_url`; credentials `secret_key`, `secret_hash`. `fireblocks` (digital_asset): settings `base_url`, `source_vault_account_id`, `webhook_public_key`; credentials `api_key`, `private_key`. */
+/** A partner that carries a rail (and mobile-money network) for the organization. `mpesa_daraja` (mobile_money, mpesa): settings `base_url`, `short_code`, `initiator_name`, `stk_short_code`, `stk_transaction_type`, `stk_party_b`, `b2c_command_id`, `security_certificate`; credentials `consumer_key`, `consumer_secret`, `security_credential`, `passkey`, `initiator_password`. `mtn_momo` (mobile_money, mtn): settings `base_url`, `target_environment`; credentials `api_user`, `api_key`, `collection_subscription_key`, `disbursement_subscription_key`. `flutterwave` (bank): settings `base_url`, `sender_name`, `sender_country`, `sender_mobile_number`; credentials `secret_key`, `secret_hash`. `fireblocks` (digital_asset): settings `base_url`, `source_vault_account_id`, `webhook_public_key`; credentials `api_key`, `private_key`. */
 export interface RailPartner {
   object: 'rail_partner';
   /** Rail partner id. */
@@ -9924,8 +9924,8 @@ export interface ImportStatementQuery {
   from?: string;
   /** With a CSV upload: the last day, YYYY-MM-DD. */
   to?: string;
-  /** The statement’s format: `mkoba_json` (ours, the default), or a partner’s export uploaded as CSV: `mpesa_org_statement`, `momo_transaction_report`. */
-  format?: 'mkoba_json' | 'mpesa_org_statement' | 'momo_transaction_report';
+  /** The statement’s format: `mkoba_json` (ours, the default), or a partner’s export uploaded as CSV: `mpesa_org_statement`, `momo_transaction_report`, `flutterwave_settlement`. */
+  format?: 'mkoba_json' | 'mpesa_org_statement' | 'momo_transaction_report' | 'flutterwave_settlement';
 }
 
 export interface ListReconciliationExceptionsQuery {
@@ -10174,7 +10174,7 @@ export interface CreateSandboxStatementRequest {
   /** YYYY-MM-DD */
   to: string;
   /** Default `mkoba_json`. */
-  format?: 'mkoba_json' | 'mpesa_org_statement' | 'momo_transaction_report';
+  format?: 'mkoba_json' | 'mpesa_org_statement' | 'momo_transaction_report' | 'flutterwave_settlement';
   mismatches?: Array<'amount' | 'fee' | 'status' | 'omit' | 'unknown' | 'no_reference'>;
 }
 
@@ -10184,7 +10184,7 @@ export interface CreateSandboxStatementResponse {
   rail: string;
   from: string;
   to: string;
-  format: 'mkoba_json' | 'mpesa_org_statement' | 'momo_transaction_report';
+  format: 'mkoba_json' | 'mpesa_org_statement' | 'momo_transaction_report' | 'flutterwave_settlement';
   /** A partner’s export (CSV), for `format` other than `mkoba_json`: upload it as `text/csv`. */
   content?: string;
   /** The statement as our own lines (`mkoba_json`), whatever `format` asked for. */

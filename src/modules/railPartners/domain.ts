@@ -5,7 +5,7 @@
  */
 import { validationError } from '../../domain/errors.ts';
 import { checkOutboundUrl, type OutboundAddressPolicy } from '../../domain/outboundAddresses.ts';
-import type { Rail } from '../../domain/transfers.ts';
+import type { MobileNetwork, Rail } from '../../domain/transfers.ts';
 
 export const RAIL_PARTNERS = ['mpesa_daraja', 'mtn_momo', 'flutterwave', 'fireblocks'] as const;
 export type RailPartnerName = (typeof RAIL_PARTNERS)[number];
@@ -19,6 +19,12 @@ interface PartnerShape {
   network: string | null;
   /** Other rails whose payouts the same configuration carries (M-Pesa's paybills and tills). */
   alsoCarries: readonly Rail[];
+  /**
+   * The mobile-money networks whose payouts it can carry. A partner whose own rail is not `mobile_money`
+   * (Flutterwave) carries a network's payouts only for an organization with no active partner of its own on
+   * that network (mobileMoneyCarriers).
+   */
+  mobileNetworks: readonly MobileNetwork[];
   /** Non-secret settings, shown back to operators. */
   settings: readonly string[];
   /** Optional settings among them. */
@@ -35,6 +41,7 @@ export const RAIL_PARTNER_SHAPES: Record<RailPartnerName, PartnerShape> = {
     network: 'mpesa',
     // Paybills and tills are M-Pesa accounts too: paid by B2B from the same shortcode and credentials.
     alsoCarries: ['paybill', 'till'],
+    mobileNetworks: ['mpesa'],
     settings: [
       'base_url',
       'short_code',
@@ -61,18 +68,23 @@ export const RAIL_PARTNER_SHAPES: Record<RailPartnerName, PartnerShape> = {
     rail: 'mobile_money',
     network: 'mtn',
     alsoCarries: [],
+    mobileNetworks: ['mtn'],
     settings: ['base_url', 'target_environment'],
     optionalSettings: [],
     credentials: ['api_user', 'api_key', 'collection_subscription_key', 'disbursement_subscription_key'],
     optionalCredentials: [],
   },
-  // Bank payouts (every bank on the rail) and bank deposits into virtual account numbers.
+  // Bank payouts (every bank on the rail) and bank deposits into virtual account numbers; mobile-money
+  // payouts on the networks its transfers reach (docs/rails/flutterwave.md) where no M-Pesa/MoMo partner is.
   flutterwave: {
     rail: 'bank',
     network: null,
     alsoCarries: [],
-    settings: ['base_url'],
-    optionalSettings: [],
+    mobileNetworks: ['mpesa', 'mtn', 'airtel', 'tigo', 'vodacom'],
+    // The sender Flutterwave requires on an M-Pesa Kenya transfer (`meta.sender`, `sender_country`,
+    // `mobile_number`).
+    settings: ['base_url', 'sender_name', 'sender_country', 'sender_mobile_number'],
+    optionalSettings: ['sender_name', 'sender_country', 'sender_mobile_number'],
     // The secret key signs every call; the secret hash (set on the dashboard) verifies its webhooks.
     credentials: ['secret_key', 'secret_hash'],
     optionalCredentials: [],
@@ -82,6 +94,7 @@ export const RAIL_PARTNER_SHAPES: Record<RailPartnerName, PartnerShape> = {
     rail: 'digital_asset',
     network: null,
     alsoCarries: [],
+    mobileNetworks: [],
     settings: ['base_url', 'source_vault_account_id', 'webhook_public_key'],
     optionalSettings: [],
     credentials: ['api_key', 'private_key'],
@@ -102,9 +115,26 @@ export function railPartnerLookup(
   return carrier ? { rail: carrier.rail, network: carrier.network } : { rail, network };
 }
 
-/** Every rail a configuration's payouts may be on: its own, and those its partner's shape also carries. */
+/**
+ * The partners that may carry a mobile-money payout on `network`, in the order they are tried: the network's
+ * own partners first (mobile_money on that network: a contracted Daraja wins for Safaricom, MoMo for MTN),
+ * then partners on another rail that declare the network (Flutterwave's mobile-money transfers), used only
+ * when the organization has none of the first.
+ */
+export function mobileMoneyCarriers(network: string): RailPartnerName[] {
+  const declaring = RAIL_PARTNERS.filter((name) =>
+    (RAIL_PARTNER_SHAPES[name].mobileNetworks as readonly string[]).includes(network),
+  );
+  const own = (name: RailPartnerName) => RAIL_PARTNER_SHAPES[name].rail === 'mobile_money';
+  return [...declaring.filter(own), ...declaring.filter((name) => !own(name))];
+}
+
+/** Every rail a configuration's payouts may be on: its own, those its shape also carries, mobile money. */
 export function railsCarriedBy(config: Pick<RailPartnerConfig, 'partner' | 'rail'>): readonly Rail[] {
-  return [config.rail, ...RAIL_PARTNER_SHAPES[config.partner].alsoCarries];
+  const shape = RAIL_PARTNER_SHAPES[config.partner];
+  const rails: Rail[] = [config.rail, ...shape.alsoCarries];
+  if (shape.mobileNetworks.length > 0 && !rails.includes('mobile_money')) rails.push('mobile_money');
+  return rails;
 }
 
 /** Settings that take one of a few values. */

@@ -1,7 +1,8 @@
 /**
  * The Flutterwave simulator's HTTP server: records each request, answers forced failures, checks the
  * secret key (`Authorization: Bearer …`), routes to the v3 endpoint, and writes Flutterwave's JSON
- * envelope. Also the simulator's controls (outcomes, webhooks again, deposits into virtual accounts).
+ * envelope. Also the simulator's controls (outcomes, webhooks again, deposits into virtual accounts,
+ * settlements).
  */
 import type http from 'node:http';
 import { arrivingRequest, closeSimulator, listenSimulator, readRequestBody, waitFor } from '../shared.ts';
@@ -14,6 +15,13 @@ import {
   type SimulatedBankDeposit,
   verifyTransaction,
 } from './collections.ts';
+import {
+  listSettlements,
+  readSettlement,
+  type SettleOptions,
+  type StoredSettlement,
+  settle,
+} from './settlements.ts';
 import {
   type Answer,
   FLUTTERWAVE_SIMULATOR_MAX_BODY_BYTES,
@@ -44,6 +52,8 @@ export interface FlutterwaveSimulator {
   payIntoVirtualAccount(deposit: SimulatedBankDeposit): Promise<FlutterwaveCharge>;
   /** What GET /v3/transactions/{id}/verify answers about a charge from now on (a webhook that lied). */
   amendCharge(id: number, changes: Partial<Pick<FlutterwaveCharge, 'amount' | 'currency' | 'status'>>): void;
+  /** Settles the successful charges of a currency not settled yet (GET /v3/settlements then lists it). */
+  settle(options: SettleOptions): StoredSettlement;
   /** Sends a final transfer's `transfer.completed` again (Flutterwave may send one more than once). */
   resendTransferWebhook(id: number): Promise<void>;
   /** From now on webhooks are recorded but never delivered (true), or delivered again (false). */
@@ -101,6 +111,12 @@ const ROUTES: Route[] = [
     pattern: /^\/v3\/virtual-account-numbers\/([^/]+)$/,
     answer: (state, [orderRef]) => readVirtualAccount(state, orderRef ?? ''),
   },
+  { method: 'GET', pattern: /^\/v3\/settlements$/, answer: (state) => listSettlements(state) },
+  {
+    method: 'GET',
+    pattern: /^\/v3\/settlements\/([^/]+)$/,
+    answer: (state, [id]) => readSettlement(state, id ?? ''),
+  },
   {
     method: 'GET',
     pattern: /^\/v3\/transactions\/([^/]+)\/verify$/,
@@ -130,6 +146,7 @@ function controls(state: FlutterwaveState, server: http.Server, url: string): Fl
     virtualAccounts: () =>
       [...state.virtualAccounts.values()].map((stored) => structuredClone(stored.account)),
     payIntoVirtualAccount: (deposit) => payIntoVirtualAccount(state, deposit),
+    settle: (options) => settle(state, options),
     amendCharge: (id, changes) => {
       const charge = state.charges.get(id);
       if (charge === undefined) throw new Error(`no charge ${id}`);

@@ -1,8 +1,10 @@
 /**
  * The Flutterwave simulator's options, records and in-memory state: transfers, virtual account numbers,
- * bank-transfer charges into them, every request received and every webhook delivery. Also the answer
+ * bank-transfer charges into them, their settlements, every request received and every webhook delivery. Also the answer
  * and error-body shapes every v3 endpoint shares (`{status, message, data}`).
  */
+
+import type { StoredSettlement } from './settlements.ts';
 
 /** How long a NEW transfer takes to reach its final status, unless the options say otherwise. */
 export const FLUTTERWAVE_SIMULATOR_PROCESSING_MS = 20;
@@ -145,6 +147,9 @@ export interface FlutterwaveState {
   transfers: Map<number, StoredTransfer>;
   virtualAccounts: Map<string, StoredVirtualAccount>;
   charges: Map<number, FlutterwaveCharge>;
+  /** Settlements by id (settlements.ts), and the charges already in one. */
+  settlements: Map<number, StoredSettlement>;
+  settled: Set<number>;
   failures: number[];
   sequence: number;
   busy: number;
@@ -177,6 +182,8 @@ export function newFlutterwaveState(options: FlutterwaveSimulatorOptions): Flutt
     transfers: new Map(),
     virtualAccounts: new Map(),
     charges: new Map(),
+    settlements: new Map(),
+    settled: new Set(),
     failures: [],
     sequence: 0,
     busy: 0,

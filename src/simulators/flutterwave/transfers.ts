@@ -5,7 +5,8 @@
  */
 
 import { schedule } from '../shared.ts';
-import { accountOf, bankNameOf } from './accounts.ts';
+import { accountOf, bankNameOf, type FlutterwaveAccountBehaviour } from './accounts.ts';
+import { isMobileMoneyOperator, mobileMoneyRefusal, walletBehaviour } from './mobileMoney.ts';
 import {
   type Answer,
   type FlutterwaveState,
@@ -55,7 +56,10 @@ export function createTransfer(state: FlutterwaveState, fields: Fields): Answer 
   if (given !== undefined && transfersWith(state, { reference: given }).length > 0) {
     return failure(400, 'Transfer with this reference already exists');
   }
-  const account = accountOf(accountNumber);
+  const mobile = isMobileMoneyOperator(accountBank);
+  const refusal = mobile ? mobileMoneyRefusal(fields, accountBank, currency, accountNumber) : undefined;
+  if (refusal !== undefined) return failure(400, refusal);
+  const account = mobile ? undefined : accountOf(accountNumber);
   const id = nextId(state);
   const transfer: FlutterwaveTransfer = {
     id,
@@ -74,24 +78,27 @@ export function createTransfer(state: FlutterwaveState, fields: Fields): Answer 
     complete_message: '',
     requires_approval: 0,
     is_approved: 1,
-    bank_name: bankNameOf(accountBank),
+    bank_name: mobile ? accountBank : bankNameOf(accountBank),
   };
   const stored: StoredTransfer = {
     transfer,
     webhookUrl: text(fields.callback_url) ?? state.config.webhookUrl,
   };
   state.transfers.set(id, stored);
-  advance(state, stored);
+  advance(state, stored, mobile ? walletBehaviour(accountNumber) : account?.behaviour);
   return success('Transfer Queued Successfully', structuredClone(transfer));
 }
 
-/** Moves a NEW transfer to PENDING at once, then to its final status as its account number says. */
-function advance(state: FlutterwaveState, stored: StoredTransfer): void {
-  const { transfer } = stored;
-  const behaviour = accountOf(transfer.account_number)?.behaviour ?? {
+/** Moves a NEW transfer to PENDING at once, then to its final status as its account or wallet says. */
+function advance(
+  state: FlutterwaveState,
+  stored: StoredTransfer,
+  behaviour: FlutterwaveAccountBehaviour = {
     kind: 'fail',
     completeMessage: 'DISBURSE FAILED: Invalid account number',
-  };
+  },
+): void {
+  const { transfer } = stored;
   schedule(state, 0, () => {
     transfer.status = 'PENDING';
   });

@@ -66,6 +66,15 @@ export const PARTNER_RAIL_FACTORIES: Readonly<Record<RailPartnerName, PartnerRai
         baseUrl: settings.base_url ?? '',
         secretKey: credentials.secret_key ?? '',
         secretHash: credentials.secret_hash ?? '',
+        ...(settings.sender_name && settings.sender_country && settings.sender_mobile_number
+          ? {
+              sender: {
+                name: settings.sender_name,
+                country: settings.sender_country,
+                mobileNumber: settings.sender_mobile_number,
+              },
+            }
+          : {}),
       },
       callbacks,
     ),

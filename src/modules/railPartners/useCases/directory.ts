@@ -21,7 +21,12 @@ import {
   type ResolvedPartnerRail,
   type ResolvedRail,
 } from '../../../rails/partner.ts';
-import { type RailPartnerConfig, railPartnerLookup } from '../domain.ts';
+import {
+  mobileMoneyCarriers,
+  RAIL_PARTNER_SHAPES,
+  type RailPartnerConfig,
+  railPartnerLookup,
+} from '../domain.ts';
 import { findActiveRailPartner } from '../repository/partners.ts';
 import { callbackBaseUrl, openRailPartnerCredentials } from './partners.ts';
 import { payoutRequestJournal } from './payoutRequests.ts';
@@ -86,10 +91,30 @@ export class RailPartnerDirectory {
     rail: Transfer['rail'],
     network: string | null,
   ): Promise<ResolvedPartnerRail | undefined> {
+    const config = await this.configFor(organizationId, rail, network);
+    return config && this.guarded(config);
+  }
+
+  /**
+   * The configuration that carries a rail and network. Mobile money: the network's own partner (M-Pesa,
+   * MoMo) when the organization has one active, else a partner on another rail that declares the network
+   * (Flutterwave's mobile-money transfers), in mobileMoneyCarriers' order.
+   */
+  private async configFor(
+    organizationId: string,
+    rail: Transfer['rail'],
+    network: string | null,
+  ): Promise<RailPartnerConfig | undefined> {
     const lookup = railPartnerLookup(rail, network);
-    const config = await findActiveRailPartner(this.deps.store, organizationId, lookup.rail, lookup.network);
-    if (!config) return undefined;
-    return this.guarded(config);
+    const store = this.deps.store;
+    const config = await findActiveRailPartner(store, organizationId, lookup.rail, lookup.network);
+    if (config || rail !== 'mobile_money' || network === null) return config;
+    for (const partner of mobileMoneyCarriers(network)) {
+      const shape = RAIL_PARTNER_SHAPES[partner];
+      const found = await findActiveRailPartner(store, organizationId, shape.rail, shape.network);
+      if (found?.partner === partner) return found;
+    }
+    return undefined;
   }
 
   guarded(config: RailPartnerConfig): ResolvedPartnerRail {

@@ -1,11 +1,12 @@
 /**
  * The sandbox's statements written in the partners' own export formats, pure: each line of a sandbox
- * statement (sandboxStatements.ts) as a row of the M-Pesa organization statement or of the MoMo transaction
- * report, with the columns, signs, statuses and local times the readers (partnerStatements.ts) take, so what
+ * statement (sandboxStatements.ts) as a row of the M-Pesa organization statement, of the MoMo transaction
+ * report or of a Flutterwave settlement, with the columns, signs, statuses and local times the readers (partnerStatements.ts) take, so what
  * the sandbox produces is what a partner's portal would let an operator download.
  */
 import type { Currency } from '../../../domain/money.ts';
 import {
+  FLUTTERWAVE_SETTLEMENT_COLUMNS,
   MOMO_REPORT_COLUMNS,
   MOMO_UTC_OFFSET_MINUTES,
   MPESA_STATEMENT_COLUMNS,
@@ -96,10 +97,34 @@ function momoRecords(lines: readonly SandboxStatementLine[]): string[][] {
   return records;
 }
 
+/** Flutterwave's settlement: one row per charge settled (money in), its fee as `app_fee`, the day alone. */
+function flutterwaveRecords(lines: readonly SandboxStatementLine[]): string[][] {
+  const records: string[][] = [[...FLUTTERWAVE_SETTLEMENT_COLUMNS]];
+  lines.forEach((l, i) => {
+    records.push(
+      rowOf(FLUTTERWAVE_SETTLEMENT_COLUMNS, {
+        settlement_id: 'SIMULATED',
+        id: l.rail_reference ?? `${i + 1}`,
+        tx_ref: l.external_reference ?? '',
+        charged_amount: l.amount,
+        app_fee: l.fees,
+        merchant_fee: '0',
+        stampduty_charge: '0',
+        status: l.status === 'settled' ? 'successful' : 'failed',
+        payment_entity: 'bank_transfer',
+        transaction_date: l.value_date,
+        currency: l.currency,
+      }),
+    );
+  });
+  return records;
+}
+
 export const PARTNER_STATEMENT_WRITERS: Record<
   PartnerStatementFormat,
   (lines: readonly SandboxStatementLine[]) => string[][]
 > = {
   mpesa_org_statement: mpesaRecords,
   momo_transaction_report: momoRecords,
+  flutterwave_settlement: flutterwaveRecords,
 };

@@ -5,8 +5,9 @@
  * partner's local time, read as UTC; money in and money out are told apart as each format tells them.
  * Columns and their sources: docs/rails/mpesa-daraja.md and docs/rails/mtn-momo.md.
  */
-import { type Currency, parseAmount } from '../../../domain/money.ts';
+import type { Currency } from '../../../domain/money.ts';
 import type { Rail } from '../../../domain/transfers.ts';
+import { amountOf, type Row, rowsOf, statusOf, utcDayOf } from './partnerStatementRows.ts';
 import type {
   StatementDirection,
   StatementFault,
@@ -15,14 +16,30 @@ import type {
 } from './reconciliation.ts';
 
 /** `mkoba_json`: our own lines (JSON, or CSV with our column names); the others are partners' exports. */
-export const STATEMENT_FORMATS = ['mkoba_json', 'mpesa_org_statement', 'momo_transaction_report'] as const;
+export const STATEMENT_FORMATS = [
+  'mkoba_json',
+  'mpesa_org_statement',
+  'momo_transaction_report',
+  'flutterwave_settlement',
+] as const;
 export type StatementFormat = (typeof STATEMENT_FORMATS)[number];
 export type PartnerStatementFormat = Exclude<StatementFormat, 'mkoba_json'>;
 
-/** The mobile network whose movements each partner format reports (on the `mobile_money` rail). */
-export const NETWORK_OF_FORMAT: Record<PartnerStatementFormat, string> = {
+/** The mobile network whose movements each partner format reports (on the `mobile_money` rail), or null. */
+export const NETWORK_OF_FORMAT: Record<PartnerStatementFormat, string | null> = {
   mpesa_org_statement: 'mpesa',
   momo_transaction_report: 'mtn',
+  flutterwave_settlement: null,
+};
+
+/**
+ * The one direction a partner's report lists, or null for both: Flutterwave's settlements are the charges
+ * it collected (money in); its transfers (payouts) are not in them.
+ */
+export const DIRECTION_OF_FORMAT: Record<PartnerStatementFormat, StatementDirection | null> = {
+  mpesa_org_statement: null,
+  momo_transaction_report: null,
+  flutterwave_settlement: 'inbound',
 };
 
 /**
@@ -32,6 +49,7 @@ export const NETWORK_OF_FORMAT: Record<PartnerStatementFormat, string> = {
 export const RAILS_OF_FORMAT: Record<PartnerStatementFormat, readonly Rail[]> = {
   mpesa_org_statement: ['mobile_money', 'paybill', 'till'],
   momo_transaction_report: ['mobile_money'],
+  flutterwave_settlement: ['bank'],
 };
 
 /** The M-Pesa organization statement's columns as the org portal names them. */
@@ -80,6 +98,41 @@ export const MOMO_UTC_OFFSET_MINUTES: Partial<Record<Currency, number>> = {
   EUR: 0,
 };
 
+/**
+ * Flutterwave's settlement, one row per transaction it settled: the fields GET /v3/settlements/{id} gives
+ * each of its `transactions`, named as there, with the settlement's own `id` as `settlement_id`.
+ */
+export const FLUTTERWAVE_SETTLEMENT_COLUMNS = [
+  'settlement_id',
+  'id',
+  'tx_ref',
+  'flw_ref',
+  'customer_email',
+  'charged_amount',
+  'app_fee',
+  'merchant_fee',
+  'stampduty_charge',
+  'settlement_amount',
+  'status',
+  'payment_entity',
+  'transaction_date',
+  'currency',
+] as const;
+const FLUTTERWAVE_REQUIRED = ['id', 'charged_amount', 'status', 'transaction_date', 'currency'];
+/** The fees Flutterwave takes from a settled charge, each its own field. */
+const FLUTTERWAVE_FEE_COLUMNS = ['app_fee', 'merchant_fee', 'stampduty_charge'] as const;
+/** The currencies of Flutterwave's settlements read here (its transaction dates are read as UTC days). */
+const FLUTTERWAVE_CURRENCIES: ReadonlySet<string> = new Set([
+  'NGN',
+  'GHS',
+  'KES',
+  'UGX',
+  'TZS',
+  'RWF',
+  'ZAR',
+  'USD',
+]);
+
 const MPESA_STATUSES: Record<string, StatementLineStatus> = {
   completed: 'settled',
   attempted: 'failed',
@@ -96,107 +149,6 @@ const MOMO_STATUSES: Record<string, StatementLineStatus | 'not_final'> = {
   pending: 'not_final',
   ongoing: 'not_final',
 };
-
-/** A column name as compared: case, surrounding space and a trailing full stop do not matter. */
-const normalized = (name: string) => name.trim().toLowerCase().replace(/\.$/, '').replace(/\s+/g, ' ');
-
-/** One data row of a partner file, its cells by published column name, and the fault it reports. */
-interface Row {
-  index: number;
-  cell: (column: string) => string;
-  fault: (column: string, code: string, message: string) => void;
-}
-
-/** The file's rows after its header (the first record naming `keyColumn`; the portal may print a preamble). */
-function rowsOf(
-  records: readonly (readonly string[])[],
-  columns: readonly string[],
-  required: readonly string[],
-  faults: StatementFault[],
-): Row[] {
-  const headerAt = records.findIndex((r) => r.some((c) => normalized(c) === normalized(required[0] ?? '')));
-  const header = (records[headerAt] ?? []).map(normalized);
-  const missing = required.filter((c) => !header.includes(normalized(c)));
-  if (headerAt < 0 || missing.length > 0) {
-    for (const column of headerAt < 0 ? required : missing) {
-      faults.push({
-        row: 0,
-        param: `header.${column}`,
-        code: 'missing',
-        message: `the column ${column} is missing`,
-      });
-    }
-    return [];
-  }
-  const at = new Map(columns.map((c) => [c, header.indexOf(normalized(c))]));
-  return records.slice(headerAt + 1).flatMap((record, index) => {
-    if (record.every((c) => c.trim() === '')) return [];
-    return [
-      {
-        index,
-        cell: (column: string) => (record[at.get(column) ?? -1] ?? '').trim(),
-        fault: (column: string, code: string, message: string) =>
-          faults.push({
-            row: index + 1,
-            param: `lines.${index}.${column}`,
-            code,
-            message: `row ${index + 1}, ${column}: ${message}`,
-          }),
-      },
-    ];
-  });
-}
-
-const THOUSANDS = /^\d{1,3}(,\d{3})+(\.\d+)?$/;
-
-/** A partner's decimal amount (a sign and thousands separators allowed) in minor units, or undefined. */
-function amountOf(
-  row: Row,
-  column: string,
-  currency: Currency,
-): { minor: bigint; negative: boolean } | undefined {
-  const text = row.cell(column);
-  if (text === '') return { minor: 0n, negative: false };
-  const negative = text.startsWith('-');
-  const unsigned = negative ? text.slice(1).trim() : text;
-  const plain = THOUSANDS.test(unsigned) ? unsigned.replaceAll(',', '') : unsigned;
-  try {
-    return { minor: parseAmount(plain, currency, column), negative };
-  } catch (error) {
-    const first = (error as { errors?: { code: string; message: string }[] }).errors?.[0];
-    row.fault(column, first?.code ?? 'invalid_format', first?.message ?? `'${text}' is not an amount`);
-    return undefined;
-  }
-}
-
-const LOCAL_TIME = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2})(?::(\d{2}))?$/;
-const ZONED_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
-
-/** The UTC day of a partner's local `YYYY-MM-DD HH:mm[:ss]` (or of a time that names its own offset). */
-function utcDayOf(row: Row, column: string, offsetMinutes: number): string | undefined {
-  const text = row.cell(column);
-  if (ZONED_TIME.test(text) && !Number.isNaN(Date.parse(text))) {
-    return new Date(Date.parse(text)).toISOString().slice(0, 10);
-  }
-  const m = LOCAL_TIME.exec(text);
-  const [y, mo, d, h, mi, s] = (m?.slice(1) ?? []).map((part) => Number(part ?? 0));
-  const local = m ? new Date(Date.UTC(y as number, (mo as number) - 1, d, h, mi, s)) : undefined;
-  // A time that rolled over (2026-02-30, 24:10) is not the time written.
-  const written = `${m?.[1]}-${m?.[2]}-${m?.[3]}T${m?.[4]}:${m?.[5]}:${m?.[6] ?? '00'}`;
-  if (!local || local.toISOString().slice(0, 19) !== written) {
-    row.fault(column, 'invalid_format', `'${text}' is not a time such as 2026-12-06 14:30:00`);
-    return undefined;
-  }
-  return new Date(local.getTime() - offsetMinutes * 60_000).toISOString().slice(0, 10);
-}
-
-function statusOf<S extends string>(row: Row, column: string, statuses: Record<string, S>): S | undefined {
-  const status = statuses[row.cell(column).toLowerCase()];
-  if (status === undefined) {
-    row.fault(column, 'invalid_value', `'${row.cell(column)}' is not a status this format reports`);
-  }
-  return status;
-}
 
 /** An M-Pesa row as read, before its charges are folded into the movement they were charged on. */
 interface MpesaEntry {
@@ -294,10 +246,53 @@ export function readMomoTransactionReport(records: readonly (readonly string[])[
   return { lines, faults };
 }
 
+const FLUTTERWAVE_STATUSES: Record<string, StatementLineStatus> = {
+  successful: 'settled',
+  failed: 'failed',
+};
+
+function flutterwaveLine(row: Row): StatementLine | undefined {
+  const reference = row.cell('id');
+  if (reference === '') row.fault('id', 'missing', 'every row has the transaction id');
+  const currency = row.cell('currency').toUpperCase();
+  const known = FLUTTERWAVE_CURRENCIES.has(currency);
+  if (!known) row.fault('currency', 'invalid_value', `'${currency}' is not a settlement currency read here`);
+  const status = statusOf(row, 'status', FLUTTERWAVE_STATUSES);
+  const valueDate = utcDayOf(row, 'transaction_date', 0, true);
+  if (!known || !status || !valueDate || reference === '') return undefined;
+  const amount = amountOf(row, 'charged_amount', currency as Currency);
+  const fees = FLUTTERWAVE_FEE_COLUMNS.map((column) => amountOf(row, column, currency as Currency));
+  if (!amount || fees.some((fee) => fee === undefined)) return undefined;
+  if (amount.minor === 0n || amount.negative) {
+    row.fault('charged_amount', 'not_positive', 'a settled charge has a positive amount');
+    return undefined;
+  }
+  return {
+    line: row.index + 1,
+    railReference: reference,
+    externalReference: null,
+    direction: 'inbound',
+    amountMinor: amount.minor,
+    currency: currency as Currency,
+    valueDate,
+    status,
+    feesMinor: fees.reduce((sum, fee) => sum + (fee?.minor ?? 0n), 0n),
+  };
+}
+
+/** A Flutterwave settlement's transactions: each a charge collected (money in), its fees summed. */
+export function readFlutterwaveSettlement(records: readonly (readonly string[])[]) {
+  const faults: StatementFault[] = [];
+  const rows = rowsOf(records, FLUTTERWAVE_SETTLEMENT_COLUMNS, FLUTTERWAVE_REQUIRED, faults);
+  const lines = rows.flatMap((row) => flutterwaveLine(row) ?? []);
+  return { lines, faults };
+}
+
 export const PARTNER_STATEMENT_READERS: Record<
   PartnerStatementFormat,
   (records: readonly (readonly string[])[]) => { lines: StatementLine[]; faults: StatementFault[] }
 > = {
   mpesa_org_statement: readMpesaOrgStatement,
   momo_transaction_report: readMomoTransactionReport,
+  flutterwave_settlement: readFlutterwaveSettlement,
 };

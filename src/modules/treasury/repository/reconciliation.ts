@@ -135,12 +135,14 @@ const CANDIDATE_COLUMNS = `t.id, t.rail_reference, t.partner_receipt, t.amount_m
  * The transfers a rail's statement reports: payouts, and money in the partner named (a credit with its
  * reference): a collection asked of a payer, or a payment the partner reported with no collection behind it.
  * Not the sandbox's funding (no rail, no reference) nor a bank deposit, which the bank's own report brings.
- * `$1` is the organization, `$2` the rails, `$3` the mobile network (null: any).
+ * `$1` is the organization, `$2` the rails, `$3` the mobile network (null: any), `$4` the direction (null:
+ * both).
  */
 const STATEMENT_TRANSFERS = `transfers t
   LEFT JOIN collections c ON c.organization_id = t.organization_id AND c.transfer_id = t.id
   WHERE t.organization_id = $1 AND t.rail = ANY($2::text[])
     AND ($3::text IS NULL OR t.rail <> 'mobile_money' OR t.network = $3)
+    AND ($4::text IS NULL OR t.direction = $4)
     AND (t.direction = 'outbound'
          OR (t.rail_reference IS NOT NULL AND (c.id IS NULL OR c.method = 'mobile_money')))`;
 
@@ -152,6 +154,8 @@ export interface StatementCoverage {
   rails: readonly string[];
   /** The mobile network a partner's own report covers on `mobile_money`; null: every network. */
   network: string | null;
+  /** The one direction a partner's report lists (Flutterwave's settlements: money in); null: both. */
+  direction: 'inbound' | 'outbound' | null;
 }
 
 /**
@@ -170,12 +174,12 @@ export async function findCandidates(
   const rows = await db.query(
     `SELECT ${CANDIDATE_COLUMNS}
        FROM ${STATEMENT_TRANSFERS}
-        AND (t.rail_reference = ANY($4::text[]) OR t.partner_receipt = ANY($4::text[]) OR t.id = ANY($4::text[])
-             OR c.id = ANY($4::text[])
+        AND (t.rail_reference = ANY($5::text[]) OR t.partner_receipt = ANY($5::text[]) OR t.id = ANY($5::text[])
+             OR c.id = ANY($5::text[])
              OR (t.ledger_state IN ('posted', 'pending', 'voided')
-                 AND COALESCE(t.settled_at, t.processing_at, t.created_at) BETWEEN $5 AND $6))
+                 AND COALESCE(t.settled_at, t.processing_at, t.created_at) BETWEEN $6 AND $7))
       ORDER BY t.id`,
-    [scope.organizationId, scope.rails, scope.network, references, from, to],
+    [scope.organizationId, scope.rails, scope.network, scope.direction, references, from, to],
   );
   return rows.map(candidateOf);
 }
@@ -210,9 +214,9 @@ export async function findCarriedPayouts(
     `SELECT ${CANDIDATE_COLUMNS}
        FROM ${STATEMENT_TRANSFERS} AND t.rail_reference IS NOT NULL
         AND t.status IN ('processing', 'settled', 'failed', 'returned', 'in_review')
-        AND COALESCE(t.settled_at, t.processing_at, t.created_at) BETWEEN $4 AND $5
+        AND COALESCE(t.settled_at, t.processing_at, t.created_at) BETWEEN $5 AND $6
       ORDER BY t.id`,
-    [scope.organizationId, scope.rails, scope.network, from, to],
+    [scope.organizationId, scope.rails, scope.network, scope.direction, from, to],
   );
   return rows.map(candidateOf);
 }
@@ -226,9 +230,9 @@ export async function findUnreportedSettled(
 ): Promise<string[]> {
   const rows = await db.query(
     `SELECT t.id FROM ${STATEMENT_TRANSFERS} AND t.ledger_state = 'posted' AND t.status = 'settled'
-        AND t.settled_at BETWEEN $4 AND $5
+        AND t.settled_at BETWEEN $5 AND $6
       ORDER BY t.id`,
-    [scope.organizationId, scope.rails, scope.network, from, to],
+    [scope.organizationId, scope.rails, scope.network, scope.direction, from, to],
   );
   return rows.map((r) => String(r.id));
 }

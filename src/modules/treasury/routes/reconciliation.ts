@@ -145,7 +145,7 @@ const statementBody = {
       schema: {
         type: 'string',
         description:
-          'The statement as CSV with a header row: our columns (`format=mkoba_json`), or a partner’s export as its portal gives it (`format=mpesa_org_statement`, `format=momo_transaction_report`).',
+          'The statement as CSV with a header row: our columns (`format=mkoba_json`), or a partner’s export as its portal gives it (`format=mpesa_org_statement`, `format=momo_transaction_report`), or a Flutterwave settlement’s transactions (`format=flutterwave_settlement`).',
       },
     },
   },
@@ -184,7 +184,7 @@ function importStatementRoute(app: FastifyInstance, deps: Deps): void {
         operationId: 'importStatement',
         summary: 'Import a rail statement',
         description:
-          'JSON (`{rail, from, to, lines}`), or CSV (`text/csv`; columns `rail_reference, amount, currency, value_date, status, fees, direction`; `rail`, `from` and `to` in the query string). `format` in the query string names a partner’s own export instead, uploaded as CSV: `mpesa_org_statement` (Safaricom’s M-Pesa organization statement) or `momo_transaction_report` (MTN MoMo’s transaction report); those cover the partner’s rails (M-Pesa: `mobile_money` on the `mpesa` network, `paybill`, `till`; MoMo: `mobile_money` on `mtn`), `rail` being one of them. Lines are money out (payouts) or in (collections’ credits), each matched with its own direction. Every line is checked first (422 `statement_invalid` with each fault’s `row`); then lines are matched with transfers (by rail reference, then amount and date, then one line to several transfers), timed-out transfers are settled or failed as reported, matched transfers become `ledger_state: matched`, and each difference opens an exception. The same statement imported again is a 409 `statement_already_imported`.',
+          'JSON (`{rail, from, to, lines}`), or CSV (`text/csv`; columns `rail_reference, amount, currency, value_date, status, fees, direction`; `rail`, `from` and `to` in the query string). `format` in the query string names a partner’s own export instead, uploaded as CSV: `mpesa_org_statement` (Safaricom’s M-Pesa organization statement), `momo_transaction_report` (MTN MoMo’s transaction report) or `flutterwave_settlement` (a Flutterwave settlement’s transactions, one row each, columns named as `GET /v3/settlements/{id}` names them); those cover the partner’s rails (M-Pesa: `mobile_money` on the `mpesa` network, `paybill`, `till`; MoMo: `mobile_money` on `mtn`; Flutterwave: `bank`, money in only), `rail` being one of them. Lines are money out (payouts) or in (collections’ credits), each matched with its own direction. Every line is checked first (422 `statement_invalid` with each fault’s `row`); then lines are matched with transfers (by rail reference, then amount and date, then one line to several transfers), timed-out transfers are settled or failed as reported, matched transfers become `ledger_state: matched`, and each difference opens an exception. The same statement imported again is a 409 `statement_already_imported`.',
         querystring: closedObjectSchema({
           rail: { type: 'string', enum: RAILS, description: 'With a CSV upload: the rail.' },
           from: { type: 'string', description: 'With a CSV upload: the first day, YYYY-MM-DD.' },
@@ -193,7 +193,7 @@ function importStatementRoute(app: FastifyInstance, deps: Deps): void {
             type: 'string',
             enum: STATEMENT_FORMATS,
             description:
-              'The statement’s format: `mkoba_json` (ours, the default), or a partner’s export uploaded as CSV: `mpesa_org_statement`, `momo_transaction_report`.',
+              'The statement’s format: `mkoba_json` (ours, the default), or a partner’s export uploaded as CSV: `mpesa_org_statement`, `momo_transaction_report`, `flutterwave_settlement`.',
           },
         }),
         body: statementBody,

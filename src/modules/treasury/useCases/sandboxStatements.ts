@@ -31,6 +31,7 @@ const UNKNOWN_LINE_CURRENCY = {
   mkoba_json: 'KES',
   mpesa_org_statement: 'KES',
   momo_transaction_report: 'UGX',
+  flutterwave_settlement: 'NGN',
 } as const;
 
 /**

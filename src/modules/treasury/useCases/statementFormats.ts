@@ -6,6 +6,7 @@
 import { AppError, validationError } from '../../../domain/errors.ts';
 import { isCurrency, parseAmount } from '../../../domain/money.ts';
 import {
+  DIRECTION_OF_FORMAT,
   NETWORK_OF_FORMAT,
   PARTNER_STATEMENT_READERS,
   RAILS_OF_FORMAT,
@@ -64,15 +65,16 @@ const tooMany = () =>
 
 /**
  * The transfers a statement of `rail` in `format` covers: that rail's, or, for a partner's own report,
- * every rail the partner carries (the rail named must be one) and on mobile money its network only.
+ * every rail the partner carries (the rail named must be one), on mobile money its network only, and the
+ * one direction it lists, if it lists one.
  */
 export function statementCoverage(format: StatementFormat, rail: string): StatementCoverage {
-  if (format === 'mkoba_json') return { rails: [rail], network: null };
+  if (format === 'mkoba_json') return { rails: [rail], network: null, direction: null };
   const rails = RAILS_OF_FORMAT[format];
   if (!(rails as readonly string[]).includes(rail)) {
     throw validationError('rail', `a ${format} covers the rails ${rails.join(', ')}`, 'invalid_value');
   }
-  return { rails, network: NETWORK_OF_FORMAT[format] };
+  return { rails, network: NETWORK_OF_FORMAT[format], direction: DIRECTION_OF_FORMAT[format] };
 }
 
 /** The statement's lines, checked, in the format they came in. */

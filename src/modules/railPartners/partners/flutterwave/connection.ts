@@ -26,6 +26,8 @@ export interface FlutterwaveConfig {
   secretHash: string;
   /** FLUTTERWAVE_REQUEST_TIMEOUT_MS unless given. */
   requestTimeoutMs?: number;
+  /** The sender an M-Pesa Kenya transfer names in its `meta` (Flutterwave requires it there). */
+  sender?: { name: string; country: string; mobileNumber: string };
 }
 
 /** A call to Flutterwave that did not give a usable answer: the worker retries, the message says why. */

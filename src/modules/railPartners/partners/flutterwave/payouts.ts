@@ -1,6 +1,7 @@
 /**
- * Bank-account payouts through Flutterwave's Transfers API: the account's name resolved first (an account
- * that does not resolve, or whose name is not the beneficiary's, fails at once and nothing is sent), then
+ * Bank-account and mobile-money payouts through Flutterwave's Transfers API: a bank account's name resolved
+ * first (an account that does not resolve, or whose name is not the beneficiary's, fails at once and nothing
+ * is sent), a mobile-money wallet by its operator code (mobileMoney.ts), then
  * POST /v3/transfers with our transfer id as its `reference`, Flutterwave's idempotency key: a repeat is
  * refused, and the first transfer is then found by that reference, so a retried submit never pays twice.
  * The outcome comes by `transfer.completed` (callbacks.ts) or GET /v3/transfers/{id} (`check`).
@@ -10,6 +11,7 @@ import type { Transfer } from '../../../../domain/transferRecord.ts';
 import type { CallbackTarget } from '../../../../rails/partner.ts';
 import type { RailOutcome, SubmitRequest, SubmitResult } from '../../../../rails/rail.ts';
 import { type FlutterwaveConfig, FlutterwaveError, flutterwaveCall, isRecord } from './connection.ts';
+import { type MobileMoneyTransferFields, mobileMoneyFields } from './mobileMoney.ts';
 
 /** How long until a transfer not yet final is looked at again with GET. */
 export const FLUTTERWAVE_STATUS_POLL_INTERVAL_MS = 30_000;
@@ -22,7 +24,7 @@ export const FLUTTERWAVE_FAILURE_CODES = {
   unresolvable: 'recipient_account_not_found',
   /** The account resolves to a name that is not the beneficiary's. */
   nameMismatch: 'recipient_name_mismatch',
-  /** Not a bank-account payout, or a destination Flutterwave cannot take. */
+  /** Neither a bank account nor a mobile-money wallet Flutterwave lists (network, currency), or no name. */
   destination: 'destination_not_supported',
   /** Flutterwave refused the transfer (a 400), or reported it FAILED. */
   rejected: 'partner_rejected',
@@ -44,10 +46,8 @@ export function sameAccountName(a: string, b: string): boolean {
 /** The bank account a payout goes to, or the failure code of one that cannot go. */
 async function resolvedAccount(
   config: FlutterwaveConfig,
-  transfer: Transfer,
-): Promise<{ bankCode: string; accountNumber: string; name: string } | { failureCode: string }> {
-  const destination = transfer.destination;
-  if (destination.type !== 'bank_account') return { failureCode: FLUTTERWAVE_FAILURE_CODES.destination };
+  destination: Extract<Transfer['destination'], { type: 'bank_account' }>,
+): Promise<MobileMoneyTransferFields | { failureCode: string }> {
   const resolved = await flutterwaveCall(
     config,
     'POST',
@@ -67,10 +67,29 @@ async function resolvedAccount(
   if (destination.account_name !== undefined && !sameAccountName(destination.account_name, name)) {
     return { failureCode: FLUTTERWAVE_FAILURE_CODES.nameMismatch };
   }
-  return { bankCode: destination.bank_code, accountNumber: destination.account_number, name };
+  return {
+    account_bank: destination.bank_code,
+    account_number: destination.account_number,
+    beneficiary_name: name,
+  };
 }
 
-/** Submits a payout: resolves the account, then POSTs the transfer under our transfer id as its reference. */
+/**
+ * Whom the transfer pays: a bank account once it resolves to the beneficiary's name, or a mobile-money
+ * wallet on a network and currency Flutterwave lists (mobileMoney.ts); else the failure code.
+ */
+async function payeeOf(
+  config: FlutterwaveConfig,
+  transfer: Transfer,
+): Promise<MobileMoneyTransferFields | { failureCode: string }> {
+  const destination = transfer.destination;
+  if (destination.type === 'bank_account') return resolvedAccount(config, destination);
+  if (destination.type !== 'mobile_money') return { failureCode: FLUTTERWAVE_FAILURE_CODES.destination };
+  const fields = mobileMoneyFields(config, destination, transfer.currency);
+  return 'unsupported' in fields ? { failureCode: FLUTTERWAVE_FAILURE_CODES.destination } : fields;
+}
+
+/** Submits a payout: finds the payee, then POSTs the transfer under our transfer id as its reference. */
 export async function submitPayout(
   config: FlutterwaveConfig,
   callbacks: CallbackTarget,
@@ -78,17 +97,18 @@ export async function submitPayout(
   now: Date,
 ): Promise<SubmitResult> {
   const { transfer, idempotencyReference } = request;
-  const account = await resolvedAccount(config, transfer);
-  if ('failureCode' in account) return { accepted: false, failureCode: account.failureCode };
+  const payee = await payeeOf(config, transfer);
+  if ('failureCode' in payee) return { accepted: false, failureCode: payee.failureCode };
   const fields = JSON.stringify({
-    account_bank: account.bankCode,
-    account_number: account.accountNumber,
+    account_bank: payee.account_bank,
+    account_number: payee.account_number,
     currency: transfer.currency,
     debit_currency: transfer.currency,
     narration: `Mkoba ${idempotencyReference}`.slice(0, NARRATION_MAX_CHARS),
     reference: idempotencyReference,
     callback_url: `${callbacks.baseUrl}/transfers`,
-    beneficiary_name: account.name,
+    beneficiary_name: payee.beneficiary_name,
+    ...(payee.meta === undefined ? {} : { meta: payee.meta }),
   });
   // The amount goes as a JSON number written from the integer minor units' text, never through a float.
   const body = `{"amount":${formatAmount(transfer.amountMinor, transfer.currency)},${fields.slice(1)}`;
