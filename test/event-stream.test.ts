@@ -28,6 +28,9 @@ import {
 
 const ARRIVAL_WAIT_MS = 30_000;
 const TEST_TIMEOUT_MS = 90_000;
+/** Clients writing events at once, each one request after another. */
+const CONCURRENT_WRITERS = 6;
+const EVENTS_PER_WRITER = 8;
 const quietLog = { failed: () => {}, notice: () => {} };
 
 /** Sandbox test events of `key`'s organization, one request at a time (so commit order is request order). */
@@ -143,9 +146,10 @@ describe.runIf(TEST_NATS_URL).each(BACKENDS)('event stream on NATS JetStream (%s
         mine.push(...(await emitEvents(t, t.key, 3)));
         theirs.push(...(await emitEvents(t, otherKey, 2)));
       }
+      const expected = [...(await outboxOrder(t, t.organizationId)), ...(await outboxOrder(t, otherId))];
       const messages = await eventually(
         () => readStream(url, settings.stream),
-        (m) => m.length >= mine.length + theirs.length,
+        (m) => m.length >= expected.length,
         ARRIVAL_WAIT_MS,
       );
       expectWellFormed(messages, settings.subjectPrefix);
@@ -169,6 +173,32 @@ describe.runIf(TEST_NATS_URL).each(BACKENDS)('event stream on NATS JetStream (%s
       });
     } finally {
       await worker?.stop();
+      await t.close();
+    }
+  });
+
+  it('skips nothing while writers commit concurrently: the stream holds the outbox, in its order', {
+    timeout: TEST_TIMEOUT_MS,
+  }, async () => {
+    const t = await startTestApp(backend);
+    const settings = uniqueStreamSettings(url);
+    streams.push(settings.stream);
+    const worker = startEventStreamPublisher(t.deps, settings, quietLog);
+    try {
+      const made = await Promise.all(
+        Array.from({ length: CONCURRENT_WRITERS }, () => emitEvents(t, t.key, EVENTS_PER_WRITER)),
+      );
+      const expected = await outboxOrder(t, t.organizationId);
+      const messages = await eventually(
+        () => readStream(url, settings.stream),
+        (m) => m.length >= expected.length,
+        ARRIVAL_WAIT_MS,
+      );
+      expectWellFormed(messages, settings.subjectPrefix);
+      expect(messages.map((m) => m.body.id)).toEqual(expected);
+      for (const ids of made) expect(inOrderOf(expected, ids)).toEqual(ids);
+    } finally {
+      await worker.stop();
       await t.close();
     }
   });
