@@ -9,6 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.ts';
 import { ConfigError } from '../src/config/variables.ts';
 import { loadConfig } from '../src/config.ts';
+import { createServiceMetrics, type ServiceMetrics } from '../src/metrics.ts';
 import {
   type EventStreamWorker,
   publishPendingEvents,
@@ -61,6 +62,12 @@ async function outboxOrder(t: TestApp, organizationId: string): Promise<string[]
 function inOrderOf(all: readonly string[], ids: readonly string[]): string[] {
   const wanted = new Set(ids);
   return all.filter((id) => wanted.has(id));
+}
+
+/** mkoba_event_stream_lag_seconds as a scrape reads it. */
+async function lagSeconds(metrics: ServiceMetrics): Promise<number> {
+  const text = await metrics.registry.getSingleMetricAsString('mkoba_event_stream_lag_seconds');
+  return Number(text.match(/^mkoba_event_stream_lag_seconds (\S+)$/m)?.[1]);
 }
 
 /** The events the stream holds for one organization, in stream order. */
@@ -280,6 +287,8 @@ describe.runIf(TEST_NATS_URL).each(BACKENDS)('event stream on NATS JetStream (%s
           (n) => n > 0,
           ARRIVAL_WAIT_MS,
         );
+        const metrics = createServiceMetrics(t.db.store, () => new Date(), { eventStream: settings.stream });
+        expect(await lagSeconds(metrics)).toBeGreaterThan(0);
         await nats.start();
 
         const all = await outboxOrder(t, t.organizationId);
@@ -291,6 +300,13 @@ describe.runIf(TEST_NATS_URL).each(BACKENDS)('event stream on NATS JetStream (%s
         expectWellFormed(messages, settings.subjectPrefix);
         expect(messages.map((m) => m.body.id)).toEqual(all);
         expect(inOrderOf(all, ids)).toEqual(ids);
+        expect(
+          await eventually(
+            () => lagSeconds(metrics),
+            (lag) => lag === 0,
+            ARRIVAL_WAIT_MS,
+          ),
+        ).toBe(0);
       } finally {
         await worker?.stop();
         await t.close();
