@@ -32,6 +32,8 @@ export interface StreamTarget {
   subjectPrefix: string;
   /** This process's name in leases: unique per running publisher. */
   owner: string;
+  /** True once the process is stopping: the pass records what was acknowledged and gives its leases back. */
+  stopping?: () => boolean;
 }
 
 export interface PassResult {
@@ -64,7 +66,9 @@ export async function publishPendingEvents(
   let failure: unknown;
   for (const organization of leased) {
     try {
-      if (failure === undefined) await publishOrganization(deps, target, publisher, organization, result);
+      if (failure === undefined && !target.stopping?.()) {
+        await publishOrganization(deps, target, publisher, organization, result);
+      }
     } catch (error) {
       failure = error;
     } finally {
@@ -91,6 +95,7 @@ async function publishOrganization(
     let acknowledged = 0;
     let failure: unknown;
     for (const { event } of batch) {
+      if (target.stopping?.()) break;
       if (deps.now().getTime() > leaseEndsAt - EVENT_STREAM_LEASE_MARGIN_MS) break;
       try {
         const ack = await publisher.publish(

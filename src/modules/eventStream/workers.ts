@@ -119,9 +119,14 @@ export function startEventStreamPublisher(
   onPass: (result: PassResult) => void = () => {},
 ): EventStreamWorker {
   const owner = `${hostname()}:${process.pid}:${deps.newId('event').slice(-8)}`;
-  const target = { stream: settings.stream, subjectPrefix: settings.subjectPrefix, owner };
-  const connection = new StreamConnection(settings, log);
   let stopped = false;
+  const target = {
+    stream: settings.stream,
+    subjectPrefix: settings.subjectPrefix,
+    owner,
+    stopping: () => stopped,
+  };
+  const connection = new StreamConnection(settings, log);
   let backoffMs: number | undefined;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
