@@ -12,6 +12,7 @@ import { loadConfig } from '../src/config.ts';
 import { createServiceMetrics, type ServiceMetrics } from '../src/metrics.ts';
 import {
   type EventStreamWorker,
+  type PassResult,
   publishPendingEvents,
   startEventStreamPublisher,
 } from '../src/modules/eventStream/index.ts';
@@ -184,13 +185,17 @@ describe.runIf(TEST_NATS_URL).each(BACKENDS)('event stream on NATS JetStream (%s
     }
   });
 
-  it('skips nothing while writers commit concurrently: the stream holds the outbox, in its order', {
+  it('skips nothing while writers commit concurrently, with two publishers at once: the stream holds the outbox, in its order, once', {
     timeout: TEST_TIMEOUT_MS,
   }, async () => {
     const t = await startTestApp(backend);
     const settings = uniqueStreamSettings(url);
     streams.push(settings.stream);
-    const worker = startEventStreamPublisher(t.deps, settings, quietLog);
+    // Two publishers, as two processes run them: the lease gives each organization to one at a time.
+    const passes: PassResult[] = [];
+    const workers = [1, 2].map(() =>
+      startEventStreamPublisher(t.deps, settings, quietLog, (pass) => passes.push(pass)),
+    );
     try {
       const made = await Promise.all(
         Array.from({ length: CONCURRENT_WRITERS }, () => emitEvents(t, t.key, EVENTS_PER_WRITER)),
@@ -204,8 +209,10 @@ describe.runIf(TEST_NATS_URL).each(BACKENDS)('event stream on NATS JetStream (%s
       expectWellFormed(messages, settings.subjectPrefix);
       expect(messages.map((m) => m.body.id)).toEqual(expected);
       for (const ids of made) expect(inOrderOf(expected, ids)).toEqual(ids);
+      // Neither sent what the other had published: no repeat even reached the stream.
+      expect(passes.reduce((sum, p) => sum + p.duplicates, 0)).toBe(0);
     } finally {
-      await worker.stop();
+      await Promise.all(workers.map((w) => w.stop()));
       await t.close();
     }
   });
