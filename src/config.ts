@@ -2,12 +2,13 @@
  * The environment schema: `Config` and `loadConfig`, with the process's own limits (its listener, request
  * bodies, rate limits, writer lanes, shutdown and start-up waits), each with its unit in its name. Each
  * other concern's variables are read in src/config/ (PostgreSQL, webhooks, encryption keys, retention,
- * pilot caps, metrics, the deployment's addresses).
+ * pilot caps, metrics, the event stream, the deployment's addresses).
  */
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { loadPublicUrl, loadSandboxDatabaseUrl } from './config/deployment.ts';
 import { type EncryptionSettings, loadEncryptionSettings } from './config/encryption.ts';
+import { type EventStreamSettings, loadEventStreamSettings } from './config/eventStream.ts';
 import { loadMetricsSettings, type MetricsSettings } from './config/metrics.ts';
 import { loadPilotCaps } from './config/pilot.ts';
 import { loadPostgresSettings, type PostgresSettings } from './config/postgres.ts';
@@ -94,6 +95,8 @@ export interface Config {
    */
   conversionRateBandBps: number;
   metrics: MetricsSettings;
+  /** MKOBA_EVENT_STREAM_URL and its companions: where events are published; undefined: nowhere. */
+  eventStream: EventStreamSettings | undefined;
 }
 
 /**
@@ -248,6 +251,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sandboxDatabaseUrl: loadSandboxDatabaseUrl(env, environment, databaseUrl),
     conversionRateBandBps: loadConversionRateBandBps(env),
     metrics: loadMetricsSettings(env),
+    eventStream: loadEventStreamSettings(env),
   };
 }
 

@@ -23,6 +23,7 @@ import {
   VERIFICATION_WORKER_INTERVAL_MS,
   watchSanctionsList,
 } from './modules/compliance/index.ts';
+import { startEventStreamPublisher } from './modules/eventStream/index.ts';
 import { EXPORT_WORKER_INTERVAL_MS, exportFormatters, runExportWorkerOnce } from './modules/exports/index.ts';
 import { LAUNCH_GATE_WORKER_INTERVAL_MS, launchGateWalker } from './modules/launchGates/index.ts';
 import { PAYMENT_BATCH_WORKER_INTERVAL_MS, runPaymentBatchPass } from './modules/paymentBatches/index.ts';
@@ -53,6 +54,7 @@ function processDeps(store: Store, config: Config, keyring: Keyring, launchGateS
     launchGateSource,
     conversionRateBandBps: config.conversionRateBandBps,
     metricsResourceLabels: config.metrics.resourceLabels,
+    eventStream: config.eventStream?.stream,
   });
 }
 
@@ -160,8 +162,9 @@ function startEach(work: readonly PeriodicWork[], onError: (name: string, error:
 }
 
 /**
- * The background work of a process: idempotency and retention pruning, the webhook dispatcher, and (sandbox) the rail
- * worker. `mkoba serve` runs them beside the API; `mkoba worker` runs them alone. Any number of processes
+ * The background work of a process: idempotency and retention pruning, the webhook dispatcher, the rail
+ * worker, and the event stream's publisher when MKOBA_EVENT_STREAM_URL is set. `mkoba serve` runs them
+ * beside the API; `mkoba worker` runs them alone. Any number of processes
  * may run them against one PostgreSQL: every queue is claimed with FOR UPDATE SKIP LOCKED.
  */
 export function startWorkers(
@@ -187,6 +190,14 @@ export function startWorkers(
     ),
   ];
   workers.push(...startEach(railWork(deps, config, railLog), onError));
+  if (config.eventStream) {
+    workers.push(
+      startEventStreamPublisher(deps, config.eventStream, {
+        failed: (error, retryInMs) => onError(`event-stream (retrying in ${retryInMs} ms)`, error),
+        notice: (message) => railLog('warn', `event stream: ${message}`, { worker: 'event-stream' }),
+      }),
+    );
+  }
   workers.push(
     ...startEach(
       [['smile-id-verifications', SMILE_ID_WORKER_INTERVAL_MS, () => runSmileIdWorkerOnce(deps)]],

@@ -1,11 +1,16 @@
 /**
  * The service's Prometheus registry: what the use cases, workers and HTTP edge observe (writer batches,
- * webhook outcomes, idempotency conflicts), figures read from the database at scrape time (open transfers,
- * webhook backlog, pool use), and Node's process metrics. One per process (src/app/deps.ts systemDeps);
- * the HTTP metrics of src/http/metrics.ts register in the same registry. docs/OPERATIONS.md lists them all.
+ * webhook outcomes, idempotency conflicts, event stream publishes), figures read from the database at
+ * scrape time (open transfers, webhook backlog, event stream lag, pool use), and Node's process metrics.
+ * One per process (src/app/deps.ts systemDeps); the HTTP metrics of src/http/metrics.ts register in the
+ * same registry. docs/OPERATIONS.md lists them all.
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import { openTransferCounts, subscriptionQueues } from './store/repositories/operations.ts';
+import {
+  oldestUnpublishedEventAt,
+  openTransferCounts,
+  subscriptionQueues,
+} from './store/repositories/operations.ts';
 import type { Store } from './store/store.ts';
 
 /** Subscriptions labelled in mkoba_webhook_queue_depth: the deepest ones, so the series stay few. */
@@ -32,7 +37,12 @@ export interface ServiceMetrics {
   setRailPartnerPaused(partner: string, configId: string, paused: boolean): void;
   /** One partner callback stored, by what applying it made of it. */
   observeRailCallback(partner: string, status: string): void;
+  /** One event sent to the event stream, by what JetStream made of it. */
+  observeEventStreamPublish(outcome: EventStreamPublishOutcome): void;
 }
+
+/** `stored`: acknowledged as new; `duplicate`: acknowledged as one the stream had (same Nats-Msg-Id); `failed`: no acknowledgement. */
+export type EventStreamPublishOutcome = 'stored' | 'duplicate' | 'failed';
 
 /** `ok`: the partner answered; `error`: it threw or timed out; `paused`: the circuit refused the call; `rate_limited`: no token. */
 export type RailPartnerCallOutcome = 'ok' | 'error' | 'paused' | 'rate_limited';
@@ -43,6 +53,8 @@ export interface ServiceMetricsOptions {
    * one page would otherwise list ids of every organization.
    */
   resourceLabels?: boolean;
+  /** The event stream published to (MKOBA_EVENT_STREAM_NAME), when one is configured: its lag is a gauge. */
+  eventStream?: string | undefined;
 }
 
 export function createServiceMetrics(
@@ -58,10 +70,12 @@ export function createServiceMetrics(
   const outcomes = requestOutcomeMetrics(registry);
   const guarded = scrapeGuard(registry);
   const railPartners = railPartnerMetrics(registry, resourceLabels);
+  const eventStream = eventStreamMetrics(registry);
   registerTransferGauges(registry, store, guarded);
   registerWebhookQueueGauges(registry, store, now, resourceLabels, guarded);
+  if (options.eventStream) registerEventStreamLag(registry, store, now, options.eventStream, guarded);
   if (store.stats) registerPoolGauges(registry, store.stats.bind(store));
-  return { registry, ...writer, ...outcomes, ...railPartners };
+  return { registry, ...writer, ...outcomes, ...railPartners, ...eventStream };
 }
 
 function ledgerWriterMetrics(registry: Registry): Pick<ServiceMetrics, 'observeWriterBatch'> {
@@ -180,6 +194,41 @@ function railPartnerMetrics(
       railCallbacks.inc({ partner, status });
     },
   };
+}
+
+function eventStreamMetrics(registry: Registry): Pick<ServiceMetrics, 'observeEventStreamPublish'> {
+  const publishes = new Counter({
+    name: 'mkoba_event_stream_publishes_total',
+    help: 'Events sent to the event stream by this process: stored, duplicate (the stream had it) or failed.',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  for (const outcome of ['stored', 'duplicate', 'failed'] as const) publishes.inc({ outcome }, 0);
+  return {
+    observeEventStreamPublish(outcome) {
+      publishes.inc({ outcome });
+    },
+  };
+}
+
+function registerEventStreamLag(
+  registry: Registry,
+  store: Store,
+  now: () => Date,
+  stream: string,
+  guarded: ScrapeGuard,
+): void {
+  new Gauge({
+    name: 'mkoba_event_stream_lag_seconds',
+    help: 'Age of the oldest event not yet acknowledged by the event stream (0 when none is waiting).',
+    registers: [registry],
+    async collect() {
+      await guarded('mkoba_event_stream_lag_seconds', this, async () => {
+        const oldest = await oldestUnpublishedEventAt(store, stream);
+        this.set(oldest ? Math.max(0, (now().getTime() - oldest.getTime()) / 1000) : 0);
+      });
+    },
+  });
 }
 
 function registerTransferGauges(registry: Registry, store: Store, guarded: ScrapeGuard): void {

@@ -231,6 +231,8 @@ export interface SystemDepsOptions {
   conversionRateBandBps?: number | undefined;
   /** Metrics keep subscription and rail partner ids as labels (MKOBA_METRICS_RESOURCE_LABELS=1). */
   metricsResourceLabels?: boolean;
+  /** The event stream published to (MKOBA_EVENT_STREAM_NAME), if any: metrics report its lag. */
+  eventStream?: string | undefined;
 }
 
 /**
@@ -272,6 +274,7 @@ export function systemDeps(store: Store, environment: Environment, options: Syst
     ...(options.conversionRateBandBps ? { conversionRateBandBps: options.conversionRateBandBps } : {}),
     metrics: createServiceMetrics(store, undefined, {
       resourceLabels: options.metricsResourceLabels ?? false,
+      eventStream: options.eventStream,
     }),
     now: () => new Date(),
     newId: monotonicIdGenerator(),

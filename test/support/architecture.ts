@@ -43,6 +43,7 @@ export const MODULE_ORDER = [
   'treasury',
   'testClock',
   'webhooks',
+  'eventStream',
   'railPartners',
   'receipts',
   'exports',

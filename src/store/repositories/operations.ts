@@ -56,3 +56,23 @@ export async function subscriptionQueues(
     oldestDueAt: r.oldest_due_at === null ? undefined : new Date(r.oldest_due_at),
   }));
 }
+
+/**
+ * When the oldest event the stream has not acknowledged was written, over every organization; undefined
+ * when none waits. One probe per organization into events_stream_order_idx, from its cursor.
+ */
+export async function oldestUnpublishedEventAt(db: Queryable, stream: string): Promise<Date | undefined> {
+  const rows = await db.query<{ oldest: Date | string | null }>(
+    `SELECT min(p.created_at) AS oldest
+       FROM organizations o
+       LEFT JOIN event_stream_cursors c ON c.stream = $1 AND c.organization_id = o.id
+      CROSS JOIN LATERAL (
+        SELECT e.created_at FROM events e
+         WHERE e.organization_id = o.id
+           AND (e.transaction_id, e.id) > (COALESCE(c.transaction_id, '0'::xid8), COALESCE(c.event_id, ''))
+         ORDER BY e.transaction_id, e.id LIMIT 1) p`,
+    [stream],
+  );
+  const oldest = rows[0]?.oldest;
+  return oldest === null || oldest === undefined ? undefined : new Date(oldest);
+}
