@@ -17,6 +17,7 @@ import {
 } from './modules/collections/index.ts';
 import {
   CUSTODY_DEPOSIT_POLL_INTERVAL_MS,
+  CUSTODY_RESERVE_POLL_INTERVAL_MS,
   ensureSimulatedRailPartner,
   RAIL_CALLBACK_SWEEP_INTERVAL_MS,
   RAIL_CREDIT_VERIFICATION_WORKER_INTERVAL_MS,
@@ -24,6 +25,7 @@ import {
   type RailPartnerDirectory,
   railPartnerDirectory,
   runCustodyDepositPollOnce,
+  runCustodyReservePassOnce,
   runRailCallbackSweepOnce,
   runRailCreditVerificationWorkerOnce,
   runRailReversalWorkerOnce,
@@ -65,6 +67,12 @@ export function railWork(deps: Deps, config: Config, railLog: RailWorkerLog): Pe
       'custody-deposit-poll',
       CUSTODY_DEPOSIT_POLL_INTERVAL_MS,
       () => runCustodyDepositPollOnce(deps, directory),
+    ],
+    // Custody partners' reserves, read as the closed day's closing balance for the safeguarding check.
+    [
+      'custody-reserve-poll',
+      CUSTODY_RESERVE_POLL_INTERVAL_MS,
+      () => runCustodyReservePassOnce(deps, directory),
     ],
     [
       'rail-reversal-worker',

@@ -5,15 +5,27 @@
  * gives the same address. And the deposits completed lately, for those whose webhook never came.
  */
 import type { DigitalAsset, DigitalAssetNetwork } from '../../../../domain/digitalAssets.ts';
+import type { PartnerAccountBalance } from '../../../../rails/balances.ts';
 import type { CustodyDepositReport } from '../../../../rails/partner.ts';
 import { type FireblocksConfig, FireblocksError, fireblocksRequest } from './connection.ts';
-import { depositOfTransaction, FIREBLOCKS_ASSET_IDS, isRecord } from './protocol.ts';
+import {
+  depositOfTransaction,
+  FIREBLOCKS_ASSET_IDS,
+  isRecord,
+  minorOfFireblocksAmount,
+  stablecoinOfAssetId,
+} from './protocol.ts';
 
 /** Transactions one look for missed deposits reads at most (Fireblocks' page limit). */
 export const FIREBLOCKS_DEPOSIT_PAGE = 500;
 
-/** The vault account name of a wallet's custody. */
-export const vaultNameOf = (walletId: string) => `mkoba ${walletId}`;
+/** The vault account name of a wallet's custody: the prefix the reserves read finds them all by. */
+const WALLET_VAULT_PREFIX = 'mkoba ';
+export const vaultNameOf = (walletId: string) => `${WALLET_VAULT_PREFIX}${walletId}`;
+/** Vault accounts one page of accounts_paged holds (Fireblocks' largest). */
+const FIREBLOCKS_VAULT_PAGE = 500;
+/** Pages one reserves read follows at most (100,000 wallets); past it the read fails rather than undercount. */
+const FIREBLOCKS_VAULT_PAGES_MAX = 200;
 
 function answered(answer: { status: number; body: unknown }, what: string): Record<string, unknown> {
   if (answer.status !== 200 || !isRecord(answer.body)) {
@@ -86,4 +98,56 @@ export async function fireblocksRecentDeposits(
     throw new FireblocksError(`Fireblocks answered ${listed.status} to a transaction list`);
   }
   return listed.body.map(depositOfTransaction).filter((deposit) => deposit !== undefined);
+}
+
+/** One asset wallet of a wallet's vault account as a balance: `current` is its total, `available` less locks. */
+function assetBalance(vaultId: string, asset: Record<string, unknown>): PartnerAccountBalance | undefined {
+  const currency = stablecoinOfAssetId(asset.id);
+  if (currency === undefined) return undefined;
+  const total = minorOfFireblocksAmount(asset.total);
+  const available = minorOfFireblocksAmount(asset.available);
+  if (total === undefined || available === undefined) {
+    throw new FireblocksError(`Fireblocks gave vault ${vaultId} an unreadable ${String(asset.id)} balance`);
+  }
+  return {
+    account: `vault ${vaultId} ${String(asset.id)}`,
+    currency,
+    availableMinor: available,
+    currentMinor: total,
+  };
+}
+
+/**
+ * The stablecoin balances of every wallet's vault account (those named `mkoba …`), each asset wallet one
+ * account, read page by page with accounts_paged. All or nothing: a page that does not answer, or more
+ * pages than FIREBLOCKS_VAULT_PAGES_MAX, fails the read, so a partial sum is never taken for the whole.
+ */
+export async function fireblocksWalletVaultBalances(
+  config: FireblocksConfig,
+): Promise<PartnerAccountBalance[]> {
+  const balances: PartnerAccountBalance[] = [];
+  let after: string | undefined;
+  for (let page = 0; page < FIREBLOCKS_VAULT_PAGES_MAX; page++) {
+    const query = new URLSearchParams({
+      namePrefix: WALLET_VAULT_PREFIX,
+      limit: String(FIREBLOCKS_VAULT_PAGE),
+      ...(after === undefined ? {} : { after }),
+    });
+    const listed = answered(
+      await fireblocksRequest(config, 'GET', `/vault/accounts_paged?${query}`),
+      'a vault list',
+    );
+    for (const vault of Array.isArray(listed.accounts) ? listed.accounts.filter(isRecord) : []) {
+      if (typeof vault.name !== 'string' || !vault.name.startsWith(WALLET_VAULT_PREFIX)) continue;
+      const assets = Array.isArray(vault.assets) ? vault.assets.filter(isRecord) : [];
+      for (const asset of assets) {
+        const balance = assetBalance(String(vault.id), asset);
+        if (balance) balances.push(balance);
+      }
+    }
+    const next = isRecord(listed.paging) ? listed.paging.after : undefined;
+    if (typeof next !== 'string' || next === '') return balances;
+    after = next;
+  }
+  throw new FireblocksError(`more than ${FIREBLOCKS_VAULT_PAGES_MAX} pages of vault accounts`);
 }

@@ -22,7 +22,11 @@ import {
 } from '../../../../rails/partner.ts';
 import type { RailOutcome, SubmitRequest, SubmitResult } from '../../../../rails/rail.ts';
 import { type FireblocksConfig, FireblocksError, fireblocksRequest } from './connection.ts';
-import { fireblocksDepositAddress, fireblocksRecentDeposits } from './custody.ts';
+import {
+  fireblocksDepositAddress,
+  fireblocksRecentDeposits,
+  fireblocksWalletVaultBalances,
+} from './custody.ts';
 import {
   depositOfTransaction,
   FIREBLOCKS_ASSET_IDS,
@@ -49,6 +53,7 @@ export function fireblocksRail(config: FireblocksConfig): CustodyPartnerRail {
     partner: FIREBLOCKS_PARTNER,
     depositAddress: (walletId, asset, network) => fireblocksDepositAddress(config, walletId, asset, network),
     recentDeposits: (after) => fireblocksRecentDeposits(config, after),
+    queryBalances: async () => ({ kind: 'reported', accounts: await fireblocksWalletVaultBalances(config) }),
     submit: (request, now) => submitPayout(config, request, now),
     check: (transfer, now) => checkPayout(config, transfer, now),
     collect: async () => ({ accepted: false, failureCode: 'not_supported' }),
