@@ -239,6 +239,32 @@ describe.each(BACKENDS)('Fireblocks payouts on %s', (backend) => {
     expect((await ask(unanswered, 'ethereum')).statusCode).toBe(201);
   });
 
+  it('two first requests for a wallet’s address at once end with one vault account and one address', async () => {
+    const { key } = await configured();
+    const wallet = await fundedWallet(t, '0', 'USDC', key);
+    const ask = () =>
+      api(t, 'POST', `/v1/wallets/${wallet}/deposit-addresses`, { key, body: { network: 'ethereum' } });
+    const [one, two] = await Promise.all([ask(), ask()]);
+    expect([one.statusCode, two.statusCode].sort(), `${one.body} ${two.body}`).toEqual([200, 201]);
+    expect(one.data.address).toBe(two.data.address);
+    // Both missed the lookup and asked Fireblocks for a vault account, with the same Idempotency-Key.
+    const creates = sim.requests.filter(
+      (r) => r.method === 'POST' && r.path === '/v1/vault/accounts' && r.body.includes(wallet),
+    );
+    expect(creates).toHaveLength(2);
+    expect(new Set(creates.map((r) => r.headers['idempotency-key'])).size).toBe(1);
+    const vaults = await fireblocksRequest(
+      config,
+      'GET',
+      `/vault/accounts_paged?namePrefix=${encodeURIComponent(`mkoba ${wallet}`)}`,
+    );
+    const accounts = (vaults.body as { accounts: Array<{ id: string; assets: unknown[] }> }).accounts;
+    expect(accounts).toHaveLength(1);
+    expect(accounts[0]?.assets).toHaveLength(1);
+    const listed = await api(t, 'GET', `/v1/wallets/${wallet}/deposit-addresses`, { key });
+    expect(listed.data.data).toHaveLength(1);
+  });
+
   it('credits a deposit Fireblocks announces by signed webhook once, through the deposit worker', async () => {
     const { key, wallet, vaultId } = await walletInCustody();
     const once = sim.deposit({ vaultAccountId: vaultId, assetId: 'USDC', amount: '42.5' });

@@ -7,7 +7,12 @@
 import type { DigitalAsset, DigitalAssetNetwork } from '../../../../domain/digitalAssets.ts';
 import type { PartnerAccountBalance } from '../../../../rails/balances.ts';
 import type { CustodyDepositReport } from '../../../../rails/partner.ts';
-import { type FireblocksConfig, FireblocksError, fireblocksRequest } from './connection.ts';
+import {
+  type FireblocksConfig,
+  FireblocksError,
+  fireblocksIdempotencyKey,
+  fireblocksRequest,
+} from './connection.ts';
 import {
   depositOfTransaction,
   FIREBLOCKS_ASSET_IDS,
@@ -46,11 +51,15 @@ async function walletVault(config: FireblocksConfig, walletId: string) {
   const found =
     accounts.find((account) => account.name === name) ??
     answered(
-      await fireblocksRequest(config, 'POST', '/vault/accounts', {
-        name,
-        customerRefId: walletId,
-        hiddenOnUI: true,
-      }),
+      // Two first requests at once both miss the lookup; the key makes Fireblocks create one vault account
+      // and answer both with it.
+      await fireblocksRequest(
+        config,
+        'POST',
+        '/vault/accounts',
+        { name, customerRefId: walletId, hiddenOnUI: true },
+        fireblocksIdempotencyKey(`vault account ${walletId}`),
+      ),
       'a new vault account',
     );
   if (typeof found.id !== 'string')
@@ -70,8 +79,14 @@ export async function fireblocksDepositAddress(
   const vault = await walletVault(config, walletId);
   const base = `/vault/accounts/${encodeURIComponent(vault.id)}/${encodeURIComponent(assetId)}`;
   if (!vault.assets.includes(assetId)) {
-    const created = answered(await fireblocksRequest(config, 'POST', base), 'a new asset wallet');
-    if (typeof created.address === 'string' && created.address !== '') return created.address;
+    const key = fireblocksIdempotencyKey(`asset wallet ${vault.id} ${assetId}`);
+    const created = await fireblocksRequest(config, 'POST', base, undefined, key);
+    // Refused (the asset wallet exists already, made by a request at the same moment): its address is listed.
+    if (created.status === 200 && isRecord(created.body) && typeof created.body.address === 'string') {
+      if (created.body.address !== '') return created.body.address;
+    } else if (created.status >= 500) {
+      throw new FireblocksError(`Fireblocks answered ${created.status} to a new asset wallet`);
+    }
   }
   const listed = answered(
     await fireblocksRequest(config, 'GET', `${base}/addresses_paginated?limit=1`),
