@@ -14,13 +14,14 @@ import {
   type FireblocksConfig,
   fireblocksRequest,
 } from '../src/modules/railPartners/partners/fireblocks/connection.ts';
+import { minorOfFireblocksAmount } from '../src/modules/railPartners/partners/fireblocks/protocol.ts';
 import {
   fireblocksRail,
   parseFireblocksWebhook,
 } from '../src/modules/railPartners/partners/fireblocks/rail.ts';
 import { railPartnerDirectory } from '../src/modules/railPartners/useCases/directory.ts';
 import { runDepositWorkerOnce } from '../src/modules/stablecoins/workers.ts';
-import { runRailWorkerOnce } from '../src/modules/transfers/workers.ts';
+import { type RailResolver, runRailWorkerOnce } from '../src/modules/transfers/workers.ts';
 import { MalformedCallbackError } from '../src/rails/partner.ts';
 import { payoutRailResolver } from '../src/railWork.ts';
 import {
@@ -200,6 +201,56 @@ describe.each(BACKENDS)('Fireblocks payouts on %s', (backend) => {
     expect(transactionsFor(id)).toHaveLength(2);
     expect(transactionsFor(id)[1]?.status).toBe(400);
     await sim.whenIdle();
+  });
+
+  it('a process killed after Fireblocks accepted a payout, before our record: the restart finds it by externalTxId, pays once', async () => {
+    const { key, wallet } = await configured();
+    await sim.whenIdle();
+    const vaultTotal = async () =>
+      (
+        (await fireblocksRequest(config, 'GET', `/vault/accounts/${vaultAccountId}/USDC`)).body as {
+          total: string;
+        }
+      ).total;
+    const before = minorOfFireblocksAmount(await vaultTotal()) as bigint;
+    const id = await send(key, wallet, '7.250000');
+    const resolve = payoutRailResolver(railPartnerDirectory(t.deps), 'production');
+    // The submit reaches Fireblocks and is accepted; the process dies before the answer is recorded, so
+    // the acceptance (Fireblocks' transaction id) is never written. Nothing after the submit runs.
+    const killedAfterAcceptance: RailResolver = async (transfer) => {
+      const resolved = await resolve(transfer);
+      if (!resolved) return resolved;
+      const adapter = resolved.adapter;
+      return {
+        ...resolved,
+        adapter: {
+          ...adapter,
+          submit: async (request, now) => {
+            await adapter.submit(request, now);
+            throw new Error('killed: the acceptance was never recorded');
+          },
+        },
+      };
+    };
+    await runRailWorkerOnce(t.deps, killedAfterAcceptance, { log: () => {} });
+    expect(transactionsFor(id).filter((r) => r.status === 200)).toHaveLength(1);
+    expect((await transferOf(key, id)).rail_reference ?? null).toBeNull();
+    // The restart: a new worker (a new directory) takes the transfer up again.
+    await dueNow(id);
+    await runRailWorkerOnce(t.deps, payoutRailResolver(railPartnerDirectory(t.deps), 'production'), {
+      log: () => {},
+    });
+    await sim.whenIdle();
+    const settled = await final(key, id);
+    expect(settled.status).toBe('settled');
+    const found = await fireblocksRequest(config, 'GET', `/transactions/external_tx_id/${id}`);
+    expect(settled.rail_reference).toBe((found.body as { id: string }).id);
+    // One transaction: the restart's submit was refused as a repeat of the externalTxId, then found by it.
+    expect(transactionsFor(id).map((r) => r.status)).toEqual([200, 400]);
+    expect(minorOfFireblocksAmount(await vaultTotal())).toBe(before - 7_250000n);
+    const balance = await api(t, 'GET', `/v1/wallets/${wallet}`, { key });
+    expect(balance.data.balance).toMatchObject({ current: '492.750000' });
+    await expectLedgerHealthy(t);
   });
 
   it('issues deposit addresses from a vault account per wallet, the same one when asked again', async () => {
