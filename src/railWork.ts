@@ -18,6 +18,7 @@ import {
 import {
   CUSTODY_DEPOSIT_POLL_INTERVAL_MS,
   CUSTODY_RESERVE_POLL_INTERVAL_MS,
+  CUSTODY_SWEEP_INTERVAL_MS,
   ensureSimulatedRailPartner,
   RAIL_CALLBACK_SWEEP_INTERVAL_MS,
   RAIL_CREDIT_VERIFICATION_WORKER_INTERVAL_MS,
@@ -26,6 +27,7 @@ import {
   railPartnerDirectory,
   runCustodyDepositPollOnce,
   runCustodyReservePassOnce,
+  runCustodySweepPassOnce,
   runRailCallbackSweepOnce,
   runRailCreditVerificationWorkerOnce,
   runRailReversalWorkerOnce,
@@ -74,6 +76,8 @@ export function railWork(deps: Deps, config: Config, railLog: RailWorkerLog): Pe
       CUSTODY_RESERVE_POLL_INTERVAL_MS,
       () => runCustodyReservePassOnce(deps, directory),
     ],
+    // Deposits swept out of wallets' vault accounts into the payout vault.
+    ['custody-sweep', CUSTODY_SWEEP_INTERVAL_MS, () => runCustodySweepPassOnce(deps, directory)],
     [
       'rail-reversal-worker',
       RAIL_REVERSAL_WORKER_INTERVAL_MS,

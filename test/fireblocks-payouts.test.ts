@@ -9,13 +9,17 @@
  */
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCustodyDepositPollOnce } from '../src/modules/railPartners/custodyWorkers.ts';
+import {
+  runCustodyDepositPollOnce,
+  runCustodySweepPassOnce,
+} from '../src/modules/railPartners/custodyWorkers.ts';
 import {
   type FireblocksConfig,
   fireblocksRequest,
 } from '../src/modules/railPartners/partners/fireblocks/connection.ts';
 import { minorOfFireblocksAmount } from '../src/modules/railPartners/partners/fireblocks/protocol.ts';
 import {
+  type CustodyPartnerRail,
   fireblocksRail,
   parseFireblocksWebhook,
 } from '../src/modules/railPartners/partners/fireblocks/rail.ts';
@@ -354,6 +358,115 @@ describe.each(BACKENDS)('Fireblocks payouts on %s', (backend) => {
     for (let i = 0; i < 3; i++) await runDepositWorkerOnce(t.deps, { log: () => {} });
     const balance = await api(t, 'GET', `/v1/wallets/${wallet}`, { key });
     expect(balance.data.balance).toMatchObject({ available: '17.170000' });
+    await expectLedgerHealthy(t);
+  });
+
+  /** A custodied wallet credited with a deposit of `amount` into its vault account. */
+  async function depositedInCustody(amount: string) {
+    const custodied = await walletInCustody();
+    sim.deposit({ vaultAccountId: custodied.vaultId, assetId: 'USDC', amount });
+    await sim.whenIdle();
+    await eventually(
+      async () =>
+        (await api(t, 'GET', `/v1/deposits?wallet=${custodied.wallet}`, { key: custodied.key })).data
+          .data as unknown[],
+      (list) => list.length === 1,
+    );
+    for (let i = 0; i < 3; i++) await runDepositWorkerOnce(t.deps, { log: () => {} });
+    return custodied;
+  }
+  const vaultTotal = async (vault: string) =>
+    minorOfFireblocksAmount(
+      ((await fireblocksRequest(config, 'GET', `/vault/accounts/${vault}/USDC`)).body as { total: string })
+        .total,
+    ) as bigint;
+  const sweepRequests = (vault: string) =>
+    sim.requests.filter(
+      (r) =>
+        r.method === 'POST' &&
+        r.path === '/v1/transactions' &&
+        JSON.parse(r.body).source?.id === vault &&
+        JSON.parse(r.body).destination?.type === 'VAULT_ACCOUNT',
+    );
+  const sweepsOf = async (key: string) =>
+    (await api(t, 'GET', '/v1/safeguarding/sweeps?currency=USDC', { key })).data.data as any[];
+  const sweepPass = (directory = railPartnerDirectory(t.deps)) => runCustodySweepPassOnce(t.deps, directory);
+
+  it('sweeps a wallet vault’s deposits into the payout vault once, as a from_trust sweep; the wallet keeps its balance', async () => {
+    // Other organizations' deposits from the tests before are swept first (into the same payout vault).
+    await sweepPass();
+    await sim.whenIdle();
+    await sweepPass();
+    const { key, wallet, vaultId } = await depositedInCustody('42.5');
+    const sourceBefore = await vaultTotal(vaultAccountId);
+    await sweepPass();
+    await sim.whenIdle();
+    expect(await sweepPass()).toBeGreaterThanOrEqual(1);
+    const [sent] = sweepRequests(vaultId);
+    expect(JSON.parse(sent?.body ?? '{}')).toMatchObject({
+      amount: '42.5',
+      destination: { type: 'VAULT_ACCOUNT', id: vaultAccountId },
+      externalTxId: expect.stringMatching(/^csw_/),
+    });
+    expect(await vaultTotal(vaultId)).toBe(0n);
+    expect(await vaultTotal(vaultAccountId)).toBe(sourceBefore + 42_500000n);
+    const found = await fireblocksRequest(
+      config,
+      'GET',
+      `/transactions/external_tx_id/${JSON.parse(sent?.body ?? '{}').externalTxId}`,
+    );
+    expect(await sweepsOf(key)).toMatchObject([
+      {
+        currency: 'USDC',
+        rail: 'digital_asset',
+        direction: 'from_trust',
+        amount: '42.500000',
+        reference: (found.body as { id: string }).id,
+      },
+    ]);
+    const balance = await api(t, 'GET', `/v1/wallets/${wallet}`, { key });
+    expect(balance.data.balance).toMatchObject({ available: '42.500000' });
+    // Nothing left to sweep: later passes send nothing more.
+    await sweepPass();
+    expect(sweepRequests(vaultId)).toHaveLength(1);
+    expect(await sweepsOf(key)).toHaveLength(1);
+    await expectLedgerHealthy(t);
+  });
+
+  it('leaves a vault holding less than the sweep minimum alone', async () => {
+    const { key, vaultId } = await depositedInCustody('9.999999');
+    await sweepPass();
+    expect(sweepRequests(vaultId)).toEqual([]);
+    expect(await sweepsOf(key)).toEqual([]);
+  });
+
+  it('a process killed after Fireblocks accepted a sweep, before our record: the restart finds it by externalTxId', async () => {
+    const { key, vaultId } = await depositedInCustody('30');
+    const directory = railPartnerDirectory(t.deps);
+    const killing = Object.create(directory) as typeof directory;
+    killing.guarded = (partnerConfig) => {
+      const resolved = directory.guarded(partnerConfig);
+      const adapter = resolved.adapter as CustodyPartnerRail;
+      return {
+        ...resolved,
+        adapter: {
+          ...adapter,
+          sweep: async (request, now) => {
+            await adapter.sweep(request, now);
+            throw new Error('killed: the acceptance was never recorded');
+          },
+        } satisfies CustodyPartnerRail,
+      };
+    };
+    await expect(sweepPass(killing)).rejects.toThrow(/killed/);
+    expect(sweepRequests(vaultId).map((r) => r.status)).toEqual([200]);
+    await sim.whenIdle();
+    await sweepPass();
+    await sim.whenIdle();
+    await sweepPass();
+    expect(sweepRequests(vaultId).map((r) => r.status)).toEqual([200, 400]);
+    expect(await vaultTotal(vaultId)).toBe(0n);
+    expect(await sweepsOf(key)).toMatchObject([{ direction: 'from_trust', amount: '30.000000' }]);
     await expectLedgerHealthy(t);
   });
 

@@ -350,7 +350,9 @@ describe('transactions through the SDK', () => {
     expect((await request({ assetId: 'NOPE' })).body.code).toBe(1006);
     expect(await request({ amount: '-1' })).toMatchObject({ status: 400, body: { code: 1400 } });
     expect(await request({ amount: '1.0000001' })).toMatchObject({ status: 400, body: { code: 1400 } });
-    expect(await request({ destination: { type: 'VAULT_ACCOUNT', id: '0' } })).toMatchObject({ status: 400 });
+    expect(await request({ destination: { type: 'VAULT_ACCOUNT' } })).toMatchObject({ status: 400 });
+    const toNoVault = await request({ destination: { type: 'VAULT_ACCOUNT', id: '9999' } });
+    expect(toNoVault).toMatchObject({ status: 404, body: { code: 1004 } });
     expect(await request({ operation: 'MINT' })).toMatchObject({ status: 400, body: { code: 1400 } });
     expect(await signedRequest('POST', '/transactions', { body: '[1]' })).toMatchObject({ status: 400 });
   });

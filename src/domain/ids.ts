@@ -33,6 +33,7 @@ export const ID_PREFIXES = {
   railCallback: 'rcb',
   railReversal: 'rrv',
   railBalanceQuery: 'rbq',
+  custodySweep: 'csw',
   collection: 'col',
   trustAccount: 'ta',
   safeguardingBalance: 'sgb',

@@ -9,6 +9,7 @@ import { activeRailPartnersOf } from './repository/partners.ts';
 import { isCustodyRail } from './useCases/custody.ts';
 import { applyCustodyDeposit } from './useCases/custodyDeposits.ts';
 import { readCustodyReserves, reserveDayAt } from './useCases/custodyReserves.ts';
+import { sweepCustody } from './useCases/custodySweeps.ts';
 import type { RailPartnerDirectory } from './useCases/directory.ts';
 
 /** How often custody partners are asked for missed deposits. */
@@ -80,4 +81,28 @@ export async function runCustodyReservePassOnce(
   }
   if (failures.length > 0) throw new Error(`custody reserves not read from ${failures.join('; ')}`);
   return recorded;
+}
+
+/** How often wallets' custody vault accounts are swept into the payout vault. */
+export const CUSTODY_SWEEP_INTERVAL_MS = 600_000;
+
+/**
+ * One sweep pass over every organization's active custody partner; returns how many sweeps completed. A
+ * partner that does not answer is passed over, the others still swept, and the pass then throws naming each.
+ */
+export async function runCustodySweepPassOnce(deps: Deps, directory: RailPartnerDirectory): Promise<number> {
+  let completed = 0;
+  const failures: string[] = [];
+  for (const config of await activeRailPartnersOf(deps.store, FIREBLOCKS_PARTNER, CUSTODY_CONFIGS_PER_PASS)) {
+    const resolved = directory.guarded(config);
+    const adapter = resolved.adapter;
+    if (!isCustodyRail(adapter)) continue;
+    try {
+      completed += await sweepCustody(deps, { ...resolved, adapter }, config);
+    } catch (error) {
+      failures.push(`${config.id}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  if (failures.length > 0) throw new Error(`custody not swept for ${failures.join('; ')}`);
+  return completed;
 }

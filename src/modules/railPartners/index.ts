@@ -19,8 +19,10 @@ import { walletAccountNumberRoutes } from './routes/walletAccountNumbers.ts';
 export {
   CUSTODY_DEPOSIT_POLL_INTERVAL_MS,
   CUSTODY_RESERVE_POLL_INTERVAL_MS,
+  CUSTODY_SWEEP_INTERVAL_MS,
   runCustodyDepositPollOnce,
   runCustodyReservePassOnce,
+  runCustodySweepPassOnce,
 } from './custodyWorkers.ts';
 export { PARTNER_RAIL_FACTORIES } from './partners/factories.ts';
 export {

@@ -27,6 +27,7 @@ export {
   recordCustodianBalance,
 } from './useCases/safeguardingBalances.ts';
 export { closeTrustAccountFor, createTrustAccount } from './useCases/trustAccounts.ts';
+export { recordSweep } from './useCases/trustLedger.ts';
 export { runSafeguardingWorkerOnce, SAFEGUARDING_WORKER_INTERVAL_MS } from './workers.ts';
 
 /** The module's face on the HTTP edge. */

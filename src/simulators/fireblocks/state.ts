@@ -95,6 +95,8 @@ export interface StoredTransaction {
   transaction: FireblocksTransaction;
   direction: 'outgoing' | 'incoming';
   vaultAccountId: string;
+  /** An outgoing transfer to another vault account: credited there on COMPLETED. */
+  destinationVaultId?: string;
   units: bigint;
   outcome: FireblocksOutcome;
 }

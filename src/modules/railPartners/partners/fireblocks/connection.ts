@@ -115,3 +115,26 @@ export async function fireblocksRequest(
   }
   return { status: response.status, body: parsed };
 }
+
+/** The transaction Fireblocks holds under an externalTxId (a transfer's or a sweep's id), or undefined. */
+export async function findByExternalTxId(
+  config: FireblocksConfig,
+  externalTxId: string,
+): Promise<Record<string, unknown> | undefined> {
+  const found = await fireblocksRequest(
+    config,
+    'GET',
+    `/transactions/external_tx_id/${encodeURIComponent(externalTxId)}`,
+  );
+  if (found.status === 404) return undefined;
+  const body = found.body;
+  if (
+    found.status !== 200 ||
+    typeof body !== 'object' ||
+    body === null ||
+    typeof (body as { id?: unknown }).id !== 'string'
+  ) {
+    throw new FireblocksError(`Fireblocks answered ${found.status} looking up ${externalTxId}`);
+  }
+  return body as Record<string, unknown>;
+}

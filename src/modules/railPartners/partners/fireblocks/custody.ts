@@ -115,8 +115,22 @@ export async function fireblocksRecentDeposits(
   return listed.body.map(depositOfTransaction).filter((deposit) => deposit !== undefined);
 }
 
-/** One asset wallet of a wallet's vault account as a balance: `current` is its total, `available` less locks. */
-function assetBalance(vaultId: string, asset: Record<string, unknown>): PartnerAccountBalance | undefined {
+/** A stablecoin asset wallet in a wallet's vault account, with its balance in minor units. */
+export interface CustodyVaultAsset {
+  /** The Mkoba wallet the vault account was made for (from its name). */
+  walletId: string;
+  vaultAccountId: string;
+  assetId: string;
+  currency: DigitalAsset;
+  totalMinor: bigint;
+  availableMinor: bigint;
+}
+
+function vaultAsset(
+  walletId: string,
+  vaultId: string,
+  asset: Record<string, unknown>,
+): CustodyVaultAsset | undefined {
   const currency = stablecoinOfAssetId(asset.id);
   if (currency === undefined) return undefined;
   const total = minorOfFireblocksAmount(asset.total);
@@ -125,22 +139,22 @@ function assetBalance(vaultId: string, asset: Record<string, unknown>): PartnerA
     throw new FireblocksError(`Fireblocks gave vault ${vaultId} an unreadable ${String(asset.id)} balance`);
   }
   return {
-    account: `vault ${vaultId} ${String(asset.id)}`,
+    walletId,
+    vaultAccountId: vaultId,
+    assetId: String(asset.id),
     currency,
+    totalMinor: total,
     availableMinor: available,
-    currentMinor: total,
   };
 }
 
 /**
- * The stablecoin balances of every wallet's vault account (those named `mkoba …`), each asset wallet one
- * account, read page by page with accounts_paged. All or nothing: a page that does not answer, or more
- * pages than FIREBLOCKS_VAULT_PAGES_MAX, fails the read, so a partial sum is never taken for the whole.
+ * The stablecoin asset wallets of every wallet's vault account (those named `mkoba …`), read page by page
+ * with accounts_paged. All or nothing: a page that does not answer, or more pages than
+ * FIREBLOCKS_VAULT_PAGES_MAX, fails the read, so a partial list is never taken for the whole.
  */
-export async function fireblocksWalletVaultBalances(
-  config: FireblocksConfig,
-): Promise<PartnerAccountBalance[]> {
-  const balances: PartnerAccountBalance[] = [];
+export async function fireblocksWalletVaultAssets(config: FireblocksConfig): Promise<CustodyVaultAsset[]> {
+  const found: CustodyVaultAsset[] = [];
   let after: string | undefined;
   for (let page = 0; page < FIREBLOCKS_VAULT_PAGES_MAX; page++) {
     const query = new URLSearchParams({
@@ -154,15 +168,26 @@ export async function fireblocksWalletVaultBalances(
     );
     for (const vault of Array.isArray(listed.accounts) ? listed.accounts.filter(isRecord) : []) {
       if (typeof vault.name !== 'string' || !vault.name.startsWith(WALLET_VAULT_PREFIX)) continue;
-      const assets = Array.isArray(vault.assets) ? vault.assets.filter(isRecord) : [];
-      for (const asset of assets) {
-        const balance = assetBalance(String(vault.id), asset);
-        if (balance) balances.push(balance);
+      for (const asset of Array.isArray(vault.assets) ? vault.assets.filter(isRecord) : []) {
+        const read = vaultAsset(vault.name.slice(WALLET_VAULT_PREFIX.length), String(vault.id), asset);
+        if (read) found.push(read);
       }
     }
     const next = isRecord(listed.paging) ? listed.paging.after : undefined;
-    if (typeof next !== 'string' || next === '') return balances;
+    if (typeof next !== 'string' || next === '') return found;
     after = next;
   }
   throw new FireblocksError(`more than ${FIREBLOCKS_VAULT_PAGES_MAX} pages of vault accounts`);
+}
+
+/** The wallet vaults' asset wallets as balances: `current` is the total, `available` less what is locked. */
+export async function fireblocksWalletVaultBalances(
+  config: FireblocksConfig,
+): Promise<PartnerAccountBalance[]> {
+  return (await fireblocksWalletVaultAssets(config)).map((a) => ({
+    account: `vault ${a.vaultAccountId} ${a.assetId}`,
+    currency: a.currency,
+    availableMinor: a.availableMinor,
+    currentMinor: a.totalMinor,
+  }));
 }
