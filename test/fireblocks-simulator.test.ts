@@ -117,6 +117,20 @@ async function signedRequest(
 }
 
 describe('vault accounts through the SDK', () => {
+  it('answers a POST again under the same Idempotency-Key with its first answer, creating nothing more', async () => {
+    const create = (idempotencyKey: string) =>
+      fireblocks.vaults.createVaultAccount({
+        createVaultAccountRequest: { name: 'mkoba-idempotent', customerRefId: 'w_idem' },
+        idempotencyKey,
+      });
+    const first = await create('idem-vault-1');
+    const again = await create('idem-vault-1');
+    expect(again.data).toEqual(first.data);
+    const other = await create('idem-vault-2');
+    expect(other.data.id).not.toBe(first.data.id);
+    await expect(create('k'.repeat(41))).rejects.toMatchObject({ response: { statusCode: 400 } });
+  });
+
   it('creates a vault account, reads it, lists it paged by name prefix', async () => {
     const created = await fireblocks.vaults.createVaultAccount({
       createVaultAccountRequest: { name: 'mkoba-wallet-1', customerRefId: 'w_1', hiddenOnUI: true },
