@@ -1,11 +1,14 @@
 /**
+ * Past 400 lines: every custody case (payouts, addresses, deposits, sweeps, crashes) shares one app and simulator.
+ *
  * Custody through Fireblocks, payouts and deposit addresses: an organization configures Fireblocks as its custody partner
  * (API key and private key sealed like every partner's credentials), the rail worker sends each
  * `digital_asset` payout as a Fireblocks transaction with externalTxId = the transfer's id to the
  * Fireblocks simulator (a real HTTP server), and the simulator's signed webhooks come back over real HTTP to
  * the service's callback address. Completed, failed, cancelled, missing and repeated webhooks, a forged
  * one, and a retried submit (never a second transaction) are each tested; the ledger verifies after each.
- * Its wallets' deposit addresses are then their Fireblocks vault accounts' (one vault account per wallet).
+ * Its wallets' deposit addresses are then their Fireblocks vault accounts' (one vault account per wallet,
+ * also when two first requests race), and deposits are swept into the payout vault once, even across a crash.
  */
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
