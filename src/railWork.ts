@@ -17,6 +17,8 @@ import {
 } from './modules/collections/index.ts';
 import {
   CUSTODY_DEPOSIT_POLL_INTERVAL_MS,
+  CUSTODY_RESERVE_POLL_INTERVAL_MS,
+  CUSTODY_SWEEP_INTERVAL_MS,
   ensureSimulatedRailPartner,
   RAIL_CALLBACK_SWEEP_INTERVAL_MS,
   RAIL_CREDIT_VERIFICATION_WORKER_INTERVAL_MS,
@@ -24,6 +26,8 @@ import {
   type RailPartnerDirectory,
   railPartnerDirectory,
   runCustodyDepositPollOnce,
+  runCustodyReservePassOnce,
+  runCustodySweepPassOnce,
   runRailCallbackSweepOnce,
   runRailCreditVerificationWorkerOnce,
   runRailReversalWorkerOnce,
@@ -66,6 +70,14 @@ export function railWork(deps: Deps, config: Config, railLog: RailWorkerLog): Pe
       CUSTODY_DEPOSIT_POLL_INTERVAL_MS,
       () => runCustodyDepositPollOnce(deps, directory),
     ],
+    // Custody partners' reserves, read as the closed day's closing balance for the safeguarding check.
+    [
+      'custody-reserve-poll',
+      CUSTODY_RESERVE_POLL_INTERVAL_MS,
+      () => runCustodyReservePassOnce(deps, directory),
+    ],
+    // Deposits swept out of wallets' vault accounts into the payout vault.
+    ['custody-sweep', CUSTODY_SWEEP_INTERVAL_MS, () => runCustodySweepPassOnce(deps, directory)],
     [
       'rail-reversal-worker',
       RAIL_REVERSAL_WORKER_INTERVAL_MS,

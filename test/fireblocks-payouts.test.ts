@@ -1,26 +1,34 @@
 /**
+ * Past 400 lines: every custody case (payouts, addresses, deposits, sweeps, crashes) shares one app and simulator.
+ *
  * Custody through Fireblocks, payouts and deposit addresses: an organization configures Fireblocks as its custody partner
  * (API key and private key sealed like every partner's credentials), the rail worker sends each
  * `digital_asset` payout as a Fireblocks transaction with externalTxId = the transfer's id to the
  * Fireblocks simulator (a real HTTP server), and the simulator's signed webhooks come back over real HTTP to
  * the service's callback address. Completed, failed, cancelled, missing and repeated webhooks, a forged
  * one, and a retried submit (never a second transaction) are each tested; the ledger verifies after each.
- * Its wallets' deposit addresses are then their Fireblocks vault accounts' (one vault account per wallet).
+ * Its wallets' deposit addresses are then their Fireblocks vault accounts' (one vault account per wallet,
+ * also when two first requests race), and deposits are swept into the payout vault once, even across a crash.
  */
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCustodyDepositPollOnce } from '../src/modules/railPartners/custodyWorkers.ts';
+import {
+  runCustodyDepositPollOnce,
+  runCustodySweepPassOnce,
+} from '../src/modules/railPartners/custodyWorkers.ts';
 import {
   type FireblocksConfig,
   fireblocksRequest,
 } from '../src/modules/railPartners/partners/fireblocks/connection.ts';
+import { minorOfFireblocksAmount } from '../src/modules/railPartners/partners/fireblocks/protocol.ts';
 import {
+  type CustodyPartnerRail,
   fireblocksRail,
   parseFireblocksWebhook,
 } from '../src/modules/railPartners/partners/fireblocks/rail.ts';
 import { railPartnerDirectory } from '../src/modules/railPartners/useCases/directory.ts';
 import { runDepositWorkerOnce } from '../src/modules/stablecoins/workers.ts';
-import { runRailWorkerOnce } from '../src/modules/transfers/workers.ts';
+import { type RailResolver, runRailWorkerOnce } from '../src/modules/transfers/workers.ts';
 import { MalformedCallbackError } from '../src/rails/partner.ts';
 import { payoutRailResolver } from '../src/railWork.ts';
 import {
@@ -202,6 +210,56 @@ describe.each(BACKENDS)('Fireblocks payouts on %s', (backend) => {
     await sim.whenIdle();
   });
 
+  it('a process killed after Fireblocks accepted a payout, before our record: the restart finds it by externalTxId, pays once', async () => {
+    const { key, wallet } = await configured();
+    await sim.whenIdle();
+    const vaultTotal = async () =>
+      (
+        (await fireblocksRequest(config, 'GET', `/vault/accounts/${vaultAccountId}/USDC`)).body as {
+          total: string;
+        }
+      ).total;
+    const before = minorOfFireblocksAmount(await vaultTotal()) as bigint;
+    const id = await send(key, wallet, '7.250000');
+    const resolve = payoutRailResolver(railPartnerDirectory(t.deps), 'production');
+    // The submit reaches Fireblocks and is accepted; the process dies before the answer is recorded, so
+    // the acceptance (Fireblocks' transaction id) is never written. Nothing after the submit runs.
+    const killedAfterAcceptance: RailResolver = async (transfer) => {
+      const resolved = await resolve(transfer);
+      if (!resolved) return resolved;
+      const adapter = resolved.adapter;
+      return {
+        ...resolved,
+        adapter: {
+          ...adapter,
+          submit: async (request, now) => {
+            await adapter.submit(request, now);
+            throw new Error('killed: the acceptance was never recorded');
+          },
+        },
+      };
+    };
+    await runRailWorkerOnce(t.deps, killedAfterAcceptance, { log: () => {} });
+    expect(transactionsFor(id).filter((r) => r.status === 200)).toHaveLength(1);
+    expect((await transferOf(key, id)).rail_reference ?? null).toBeNull();
+    // The restart: a new worker (a new directory) takes the transfer up again.
+    await dueNow(id);
+    await runRailWorkerOnce(t.deps, payoutRailResolver(railPartnerDirectory(t.deps), 'production'), {
+      log: () => {},
+    });
+    await sim.whenIdle();
+    const settled = await final(key, id);
+    expect(settled.status).toBe('settled');
+    const found = await fireblocksRequest(config, 'GET', `/transactions/external_tx_id/${id}`);
+    expect(settled.rail_reference).toBe((found.body as { id: string }).id);
+    // One transaction: the restart's submit was refused as a repeat of the externalTxId, then found by it.
+    expect(transactionsFor(id).map((r) => r.status)).toEqual([200, 400]);
+    expect(minorOfFireblocksAmount(await vaultTotal())).toBe(before - 7_250000n);
+    const balance = await api(t, 'GET', `/v1/wallets/${wallet}`, { key });
+    expect(balance.data.balance).toMatchObject({ current: '492.750000' });
+    await expectLedgerHealthy(t);
+  });
+
   it('issues deposit addresses from a vault account per wallet, the same one when asked again', async () => {
     const { key } = await configured();
     const usdc = await fundedWallet(t, '0', 'USDC', key);
@@ -237,6 +295,32 @@ describe.each(BACKENDS)('Fireblocks payouts on %s', (backend) => {
     expect(refused.statusCode).toBe(503);
     expect(refused.data).toMatchObject({ code: 'service_unavailable', param: 'network' });
     expect((await ask(unanswered, 'ethereum')).statusCode).toBe(201);
+  });
+
+  it('two first requests for a wallet’s address at once end with one vault account and one address', async () => {
+    const { key } = await configured();
+    const wallet = await fundedWallet(t, '0', 'USDC', key);
+    const ask = () =>
+      api(t, 'POST', `/v1/wallets/${wallet}/deposit-addresses`, { key, body: { network: 'ethereum' } });
+    const [one, two] = await Promise.all([ask(), ask()]);
+    expect([one.statusCode, two.statusCode].sort(), `${one.body} ${two.body}`).toEqual([200, 201]);
+    expect(one.data.address).toBe(two.data.address);
+    // Both missed the lookup and asked Fireblocks for a vault account, with the same Idempotency-Key.
+    const creates = sim.requests.filter(
+      (r) => r.method === 'POST' && r.path === '/v1/vault/accounts' && r.body.includes(wallet),
+    );
+    expect(creates).toHaveLength(2);
+    expect(new Set(creates.map((r) => r.headers['idempotency-key'])).size).toBe(1);
+    const vaults = await fireblocksRequest(
+      config,
+      'GET',
+      `/vault/accounts_paged?namePrefix=${encodeURIComponent(`mkoba ${wallet}`)}`,
+    );
+    const accounts = (vaults.body as { accounts: Array<{ id: string; assets: unknown[] }> }).accounts;
+    expect(accounts).toHaveLength(1);
+    expect(accounts[0]?.assets).toHaveLength(1);
+    const listed = await api(t, 'GET', `/v1/wallets/${wallet}/deposit-addresses`, { key });
+    expect(listed.data.data).toHaveLength(1);
   });
 
   it('credits a deposit Fireblocks announces by signed webhook once, through the deposit worker', async () => {
@@ -277,6 +361,115 @@ describe.each(BACKENDS)('Fireblocks payouts on %s', (backend) => {
     for (let i = 0; i < 3; i++) await runDepositWorkerOnce(t.deps, { log: () => {} });
     const balance = await api(t, 'GET', `/v1/wallets/${wallet}`, { key });
     expect(balance.data.balance).toMatchObject({ available: '17.170000' });
+    await expectLedgerHealthy(t);
+  });
+
+  /** A custodied wallet credited with a deposit of `amount` into its vault account. */
+  async function depositedInCustody(amount: string) {
+    const custodied = await walletInCustody();
+    sim.deposit({ vaultAccountId: custodied.vaultId, assetId: 'USDC', amount });
+    await sim.whenIdle();
+    await eventually(
+      async () =>
+        (await api(t, 'GET', `/v1/deposits?wallet=${custodied.wallet}`, { key: custodied.key })).data
+          .data as unknown[],
+      (list) => list.length === 1,
+    );
+    for (let i = 0; i < 3; i++) await runDepositWorkerOnce(t.deps, { log: () => {} });
+    return custodied;
+  }
+  const vaultTotal = async (vault: string) =>
+    minorOfFireblocksAmount(
+      ((await fireblocksRequest(config, 'GET', `/vault/accounts/${vault}/USDC`)).body as { total: string })
+        .total,
+    ) as bigint;
+  const sweepRequests = (vault: string) =>
+    sim.requests.filter(
+      (r) =>
+        r.method === 'POST' &&
+        r.path === '/v1/transactions' &&
+        JSON.parse(r.body).source?.id === vault &&
+        JSON.parse(r.body).destination?.type === 'VAULT_ACCOUNT',
+    );
+  const sweepsOf = async (key: string) =>
+    (await api(t, 'GET', '/v1/safeguarding/sweeps?currency=USDC', { key })).data.data as any[];
+  const sweepPass = (directory = railPartnerDirectory(t.deps)) => runCustodySweepPassOnce(t.deps, directory);
+
+  it('sweeps a wallet vault’s deposits into the payout vault once, as a from_trust sweep; the wallet keeps its balance', async () => {
+    // Other organizations' deposits from the tests before are swept first (into the same payout vault).
+    await sweepPass();
+    await sim.whenIdle();
+    await sweepPass();
+    const { key, wallet, vaultId } = await depositedInCustody('42.5');
+    const sourceBefore = await vaultTotal(vaultAccountId);
+    await sweepPass();
+    await sim.whenIdle();
+    expect(await sweepPass()).toBeGreaterThanOrEqual(1);
+    const [sent] = sweepRequests(vaultId);
+    expect(JSON.parse(sent?.body ?? '{}')).toMatchObject({
+      amount: '42.5',
+      destination: { type: 'VAULT_ACCOUNT', id: vaultAccountId },
+      externalTxId: expect.stringMatching(/^csw_/),
+    });
+    expect(await vaultTotal(vaultId)).toBe(0n);
+    expect(await vaultTotal(vaultAccountId)).toBe(sourceBefore + 42_500000n);
+    const found = await fireblocksRequest(
+      config,
+      'GET',
+      `/transactions/external_tx_id/${JSON.parse(sent?.body ?? '{}').externalTxId}`,
+    );
+    expect(await sweepsOf(key)).toMatchObject([
+      {
+        currency: 'USDC',
+        rail: 'digital_asset',
+        direction: 'from_trust',
+        amount: '42.500000',
+        reference: (found.body as { id: string }).id,
+      },
+    ]);
+    const balance = await api(t, 'GET', `/v1/wallets/${wallet}`, { key });
+    expect(balance.data.balance).toMatchObject({ available: '42.500000' });
+    // Nothing left to sweep: later passes send nothing more.
+    await sweepPass();
+    expect(sweepRequests(vaultId)).toHaveLength(1);
+    expect(await sweepsOf(key)).toHaveLength(1);
+    await expectLedgerHealthy(t);
+  });
+
+  it('leaves a vault holding less than the sweep minimum alone', async () => {
+    const { key, vaultId } = await depositedInCustody('9.999999');
+    await sweepPass();
+    expect(sweepRequests(vaultId)).toEqual([]);
+    expect(await sweepsOf(key)).toEqual([]);
+  });
+
+  it('a process killed after Fireblocks accepted a sweep, before our record: the restart finds it by externalTxId', async () => {
+    const { key, vaultId } = await depositedInCustody('30');
+    const directory = railPartnerDirectory(t.deps);
+    const killing = Object.create(directory) as typeof directory;
+    killing.guarded = (partnerConfig) => {
+      const resolved = directory.guarded(partnerConfig);
+      const adapter = resolved.adapter as CustodyPartnerRail;
+      return {
+        ...resolved,
+        adapter: {
+          ...adapter,
+          sweep: async (request, now) => {
+            await adapter.sweep(request, now);
+            throw new Error('killed: the acceptance was never recorded');
+          },
+        } satisfies CustodyPartnerRail,
+      };
+    };
+    await expect(sweepPass(killing)).rejects.toThrow(/killed/);
+    expect(sweepRequests(vaultId).map((r) => r.status)).toEqual([200]);
+    await sim.whenIdle();
+    await sweepPass();
+    await sim.whenIdle();
+    await sweepPass();
+    expect(sweepRequests(vaultId).map((r) => r.status)).toEqual([200, 400]);
+    expect(await vaultTotal(vaultId)).toBe(0n);
+    expect(await sweepsOf(key)).toMatchObject([{ direction: 'from_trust', amount: '30.000000' }]);
     await expectLedgerHealthy(t);
   });
 

@@ -117,6 +117,20 @@ async function signedRequest(
 }
 
 describe('vault accounts through the SDK', () => {
+  it('answers a POST again under the same Idempotency-Key with its first answer, creating nothing more', async () => {
+    const create = (idempotencyKey: string) =>
+      fireblocks.vaults.createVaultAccount({
+        createVaultAccountRequest: { name: 'mkoba-idempotent', customerRefId: 'w_idem' },
+        idempotencyKey,
+      });
+    const first = await create('idem-vault-1');
+    const again = await create('idem-vault-1');
+    expect(again.data).toEqual(first.data);
+    const other = await create('idem-vault-2');
+    expect(other.data.id).not.toBe(first.data.id);
+    await expect(create('k'.repeat(41))).rejects.toMatchObject({ response: { statusCode: 400 } });
+  });
+
   it('creates a vault account, reads it, lists it paged by name prefix', async () => {
     const created = await fireblocks.vaults.createVaultAccount({
       createVaultAccountRequest: { name: 'mkoba-wallet-1', customerRefId: 'w_1', hiddenOnUI: true },
@@ -350,7 +364,9 @@ describe('transactions through the SDK', () => {
     expect((await request({ assetId: 'NOPE' })).body.code).toBe(1006);
     expect(await request({ amount: '-1' })).toMatchObject({ status: 400, body: { code: 1400 } });
     expect(await request({ amount: '1.0000001' })).toMatchObject({ status: 400, body: { code: 1400 } });
-    expect(await request({ destination: { type: 'VAULT_ACCOUNT', id: '0' } })).toMatchObject({ status: 400 });
+    expect(await request({ destination: { type: 'VAULT_ACCOUNT' } })).toMatchObject({ status: 400 });
+    const toNoVault = await request({ destination: { type: 'VAULT_ACCOUNT', id: '9999' } });
+    expect(toNoVault).toMatchObject({ status: 404, body: { code: 1004 } });
     expect(await request({ operation: 'MINT' })).toMatchObject({ status: 400, body: { code: 1400 } });
     expect(await signedRequest('POST', '/transactions', { body: '[1]' })).toMatchObject({ status: 400 });
   });

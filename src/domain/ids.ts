@@ -34,6 +34,7 @@ export const ID_PREFIXES = {
   railReversal: 'rrv',
   railBalanceQuery: 'rbq',
   verificationProviderCall: 'vpc',
+  custodySweep: 'csw',
   collection: 'col',
   trustAccount: 'ta',
   safeguardingBalance: 'sgb',

@@ -1670,9 +1670,19 @@ export interface SafeguardingBalance {
   replaces: string | null;
   /** Why it was corrected. */
   note: string | null;
-  /** The member or API key that reported it. */
+  /** The member or API key that reported it; for a figure read from the custodian, `rail_partner:` and the partner configuration’s id. */
   created_by: string;
   created_at: string;
+  /** Where the figure comes from: `statement`, entered from the bank’s or custodian’s statement; `custodian`, read from the custody partner’s balances (Fireblocks’ vault accounts) by the given balance query at `read_at`. */
+  source: {
+    type: 'statement' | 'custodian';
+    /** The custody partner configuration asked. */
+    rail_partner: string | null;
+    /** The rail partner balance query that answered (`GET /v1/rail-partner-balance-queries/{id}`). */
+    balance_query: string | null;
+    /** When the custodian was read. */
+    read_at: string | null;
+  };
 }
 
 /** The daily safeguarding check of one currency: customer money (the sum of every customer wallet’s posted balance as of the end of the day, UTC) against the trust accounts’ closing balances for that day. `ok` when they are equal, `shortfall` when the trust accounts hold less (a `safeguarding_shortfall` reconciliation exception and a `safeguarding.shortfall` event), `excess` when more, `missing_balance` while a trust account that counts that day has no closing balance (reporting it judges the day again). The closing balances are also compared with the ledger’s trust account as of the same instant (`ledger_trust_balance`, `ledger_difference`): a difference opens a `trust_balance_mismatch` exception. */

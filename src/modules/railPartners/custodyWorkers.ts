@@ -8,6 +8,8 @@ import { FIREBLOCKS_PARTNER } from './partners/fireblocks/protocol.ts';
 import { activeRailPartnersOf } from './repository/partners.ts';
 import { isCustodyRail } from './useCases/custody.ts';
 import { applyCustodyDeposit } from './useCases/custodyDeposits.ts';
+import { readCustodyReserves, reserveDayAt } from './useCases/custodyReserves.ts';
+import { sweepCustody } from './useCases/custodySweeps.ts';
 import type { RailPartnerDirectory } from './useCases/directory.ts';
 
 /** How often custody partners are asked for missed deposits. */
@@ -46,4 +48,61 @@ export async function runCustodyDepositPollOnce(
   }
   if (failures.length > 0) throw new Error(`custody deposits not read from ${failures.join('; ')}`);
   return recorded;
+}
+
+/**
+ * How often custody partners' reserves are looked at. A pass outside the hour after midnight does nothing;
+ * inside it, each organization's custody wallets still waiting for the closed day's figure are read, so a
+ * read that failed is tried again on the next pass while the window lasts.
+ */
+export const CUSTODY_RESERVE_POLL_INTERVAL_MS = 300_000;
+
+/**
+ * One pass; returns how many closing balances it recorded. A partner that does not answer records a failed
+ * balance query and no figure; the others are still read, and the pass then throws naming each.
+ */
+export async function runCustodyReservePassOnce(
+  deps: Deps,
+  directory: RailPartnerDirectory,
+): Promise<number> {
+  const day = reserveDayAt(deps.now());
+  if (day === undefined) return 0;
+  let recorded = 0;
+  const failures: string[] = [];
+  for (const config of await activeRailPartnersOf(deps.store, FIREBLOCKS_PARTNER, CUSTODY_CONFIGS_PER_PASS)) {
+    try {
+      const read = await readCustodyReserves(deps, directory, config, day);
+      recorded += read.recorded.length;
+      if (read.query?.status === 'failed')
+        failures.push(`${config.id}: balance query ${read.query.id} failed`);
+    } catch (error) {
+      failures.push(`${config.id}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  if (failures.length > 0) throw new Error(`custody reserves not read from ${failures.join('; ')}`);
+  return recorded;
+}
+
+/** How often wallets' custody vault accounts are swept into the payout vault. */
+export const CUSTODY_SWEEP_INTERVAL_MS = 600_000;
+
+/**
+ * One sweep pass over every organization's active custody partner; returns how many sweeps completed. A
+ * partner that does not answer is passed over, the others still swept, and the pass then throws naming each.
+ */
+export async function runCustodySweepPassOnce(deps: Deps, directory: RailPartnerDirectory): Promise<number> {
+  let completed = 0;
+  const failures: string[] = [];
+  for (const config of await activeRailPartnersOf(deps.store, FIREBLOCKS_PARTNER, CUSTODY_CONFIGS_PER_PASS)) {
+    const resolved = directory.guarded(config);
+    const adapter = resolved.adapter;
+    if (!isCustodyRail(adapter)) continue;
+    try {
+      completed += await sweepCustody(deps, { ...resolved, adapter }, config);
+    } catch (error) {
+      failures.push(`${config.id}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  if (failures.length > 0) throw new Error(`custody not swept for ${failures.join('; ')}`);
+  return completed;
 }

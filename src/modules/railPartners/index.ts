@@ -16,7 +16,14 @@ import { reversalRoutes } from './routes/reversals.ts';
 import { railCallbackSchema, railPartnerCreditUrlsSchema, railPartnerSchema } from './routes/schemas.ts';
 import { walletAccountNumberRoutes } from './routes/walletAccountNumbers.ts';
 
-export { CUSTODY_DEPOSIT_POLL_INTERVAL_MS, runCustodyDepositPollOnce } from './custodyWorkers.ts';
+export {
+  CUSTODY_DEPOSIT_POLL_INTERVAL_MS,
+  CUSTODY_RESERVE_POLL_INTERVAL_MS,
+  CUSTODY_SWEEP_INTERVAL_MS,
+  runCustodyDepositPollOnce,
+  runCustodyReservePassOnce,
+  runCustodySweepPassOnce,
+} from './custodyWorkers.ts';
 export { PARTNER_RAIL_FACTORIES } from './partners/factories.ts';
 export {
   railPartnerConfigsNotWrappedBy,

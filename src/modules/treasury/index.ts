@@ -21,7 +21,13 @@ export {
   type ReconciliationException,
 } from './useCases/reconciliationExceptions.ts';
 export { resolveException } from './useCases/reconciliationResolutions.ts';
+export {
+  type CustodianBalanceInput,
+  custodianAccountsAwaitingBalance,
+  recordCustodianBalance,
+} from './useCases/safeguardingBalances.ts';
 export { closeTrustAccountFor, createTrustAccount } from './useCases/trustAccounts.ts';
+export { recordSweep } from './useCases/trustLedger.ts';
 export { runSafeguardingWorkerOnce, SAFEGUARDING_WORKER_INTERVAL_MS } from './workers.ts';
 
 /** The module's face on the HTTP edge. */

@@ -92,7 +92,11 @@ function move(
   }
   if (stored.outcome === 'insufficient_funds') return; // nothing was locked
   wallet.lockedUnits -= stored.units;
-  if (status === 'COMPLETED') wallet.totalUnits -= stored.units;
+  if (status !== 'COMPLETED') return;
+  wallet.totalUnits -= stored.units;
+  if (stored.destinationVaultId === undefined) return;
+  const destination = findVault(state, stored.destinationVaultId)?.assets.get(transaction.assetId);
+  if (destination) destination.totalUnits += stored.units;
 }
 
 function isFinal(status: FireblocksTransactionStatus): boolean {

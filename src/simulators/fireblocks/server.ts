@@ -267,8 +267,36 @@ function answer(state: FireblocksState, record: FireblocksReceivedRequest): Answ
   const params = found.match.slice(1).map((param) => decodedOrUndefined(param ?? ''));
   // A malformed escape (`%zz`) names no resource.
   if (params.some((param) => param === undefined)) return NOT_FOUND;
-  return found.candidate.handle(state, params as string[], body, {
-    query: url.searchParams,
-    apiKey: String(record.headers['x-api-key']),
-  });
+  const apiKey = String(record.headers['x-api-key']);
+  const handle = () =>
+    found.candidate.handle(state, params as string[], body, { query: url.searchParams, apiKey });
+  return record.method === 'POST'
+    ? idempotently(state, apiKey, record.headers['idempotency-key'], handle)
+    : handle();
+}
+
+/** Fireblocks' "API Idempotency" page: keys of at most 40 characters, answers replayed for 24 hours. */
+const IDEMPOTENCY_KEY_MAX_CHARS = 40;
+const IDEMPOTENCY_KEY_RETENTION_MS = 24 * 60 * 60 * 1_000;
+
+/**
+ * A POST with an Idempotency-Key: the first answer under the key is stored and every later request with
+ * it (from the same API user, for 24 hours) gets that answer, the operation not run again.
+ */
+function idempotently(
+  state: FireblocksState,
+  apiKey: string,
+  header: string | string[] | undefined,
+  handle: () => Answer,
+): Answer {
+  if (header === undefined) return handle();
+  const key = Array.isArray(header) ? header.join(',') : header;
+  if (key === '' || key.length > IDEMPOTENCY_KEY_MAX_CHARS) {
+    return fireblocksError(400, 1400, `Idempotency-Key must be 1 to ${IDEMPOTENCY_KEY_MAX_CHARS} characters`);
+  }
+  const stored = state.idempotent.get(`${apiKey}\u0000${key}`);
+  if (stored && Date.now() - stored.at < IDEMPOTENCY_KEY_RETENTION_MS) return stored.answer;
+  const answered = handle();
+  state.idempotent.set(`${apiKey}\u0000${key}`, { answer: answered, at: Date.now() });
+  return answered;
 }

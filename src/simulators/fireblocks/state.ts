@@ -95,6 +95,8 @@ export interface StoredTransaction {
   transaction: FireblocksTransaction;
   direction: 'outgoing' | 'incoming';
   vaultAccountId: string;
+  /** An outgoing transfer to another vault account: credited there on COMPLETED. */
+  destinationVaultId?: string;
   units: bigint;
   outcome: FireblocksOutcome;
 }
@@ -150,6 +152,8 @@ export interface FireblocksState {
   vaults: VaultAccount[];
   transactions: Map<string, StoredTransaction>;
   byExternalTxId: Map<string, string>;
+  /** POST answers by API key and Idempotency-Key, with when each was first answered (ms). */
+  idempotent: Map<string, { answer: Answer; at: number }>;
   nonces: Set<string>;
   requests: FireblocksReceivedRequest[];
   webhooks: FireblocksWebhookDelivery[];
@@ -175,6 +179,7 @@ export function newFireblocksState(
     vaults: [],
     transactions: new Map(),
     byExternalTxId: new Map(),
+    idempotent: new Map(),
     nonces: new Set(),
     requests: [],
     webhooks: [],

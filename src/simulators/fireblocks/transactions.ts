@@ -57,7 +57,10 @@ interface TransferRequest {
   assetId: string;
   decimals: number;
   vaultAccountId: string;
+  /** A ONE_TIME_ADDRESS's address; empty for a VAULT_ACCOUNT destination. */
   destinationAddress: string;
+  /** A VAULT_ACCOUNT destination's id. */
+  destinationVaultId?: string;
   units: bigint;
   externalTxId?: string;
   note?: string;
@@ -79,8 +82,14 @@ function transferRequest(body: Record<string, unknown>): TransferRequest | Answe
     return invalid('source must be a VAULT_ACCOUNT with an id');
   }
   const address = record(destination?.oneTimeAddress)?.address;
-  if (destination?.type !== 'ONE_TIME_ADDRESS' || typeof address !== 'string' || address === '') {
-    return invalid('destination must be a ONE_TIME_ADDRESS with oneTimeAddress.address');
+  const toVault = destination?.type === 'VAULT_ACCOUNT' && typeof destination.id === 'string';
+  if (
+    !toVault &&
+    (destination?.type !== 'ONE_TIME_ADDRESS' || typeof address !== 'string' || address === '')
+  ) {
+    return invalid(
+      'destination must be a ONE_TIME_ADDRESS with oneTimeAddress.address, or a VAULT_ACCOUNT with an id',
+    );
   }
   const units = atomicAmount(body.amount, asset.decimals);
   if (units === undefined || units <= 0n) return invalid('amount must be a positive decimal');
@@ -96,7 +105,8 @@ function transferRequest(body: Record<string, unknown>): TransferRequest | Answe
     assetId,
     decimals: asset.decimals,
     vaultAccountId: source.id,
-    destinationAddress: address,
+    destinationAddress: toVault ? '' : String(address),
+    ...(toVault ? { destinationVaultId: String(destination.id) } : {}),
     units,
     externalTxId: externalTxId as string | undefined,
     note: typeof note === 'string' ? note : undefined,
@@ -123,6 +133,12 @@ export function createTransaction(
   if (!vault) return vaultNotFound(request.vaultAccountId);
   const wallet = vault.assets.get(request.assetId);
   if (!wallet) return assetNotFound(request.assetId);
+  const target =
+    request.destinationVaultId === undefined ? undefined : findVault(state, request.destinationVaultId);
+  if (request.destinationVaultId !== undefined) {
+    if (!target) return vaultNotFound(request.destinationVaultId);
+    if (!target.assets.has(request.assetId)) return assetNotFound(request.assetId);
+  }
   const amountText = decimalAmount(units, request.decimals);
   let outcome = FIREBLOCKS_SIMULATOR_AMOUNTS[amountText] ?? 'complete';
   if (wallet.totalUnits - wallet.lockedUnits < units) outcome = 'insufficient_funds';
@@ -131,15 +147,26 @@ export function createTransaction(
     assetId: request.assetId,
     amountText,
     source: { id: vault.id, type: 'VAULT_ACCOUNT', name: vault.name, subType: '' },
-    destination: { id: '', type: 'ONE_TIME_ADDRESS', name: 'N/A', subType: '' },
+    destination: target
+      ? { id: target.id, type: 'VAULT_ACCOUNT', name: target.name, subType: '' }
+      : { id: '', type: 'ONE_TIME_ADDRESS', name: 'N/A', subType: '' },
     sourceAddress: '',
-    destinationAddress: request.destinationAddress,
+    destinationAddress: target
+      ? (target.assets.get(request.assetId)?.addresses[0]?.address ?? '')
+      : request.destinationAddress,
     createdBy: apiKey,
   });
   if (externalTxId !== undefined) transaction.externalTxId = externalTxId;
   if (request.note !== undefined) transaction.note = request.note;
   if (request.customerRefId !== undefined) transaction.customerRefId = request.customerRefId;
-  store(state, { transaction, direction: 'outgoing', vaultAccountId: vault.id, units, outcome });
+  store(state, {
+    transaction,
+    direction: 'outgoing',
+    vaultAccountId: vault.id,
+    ...(target ? { destinationVaultId: target.id } : {}),
+    units,
+    outcome,
+  });
   return { status: 200, body: { id: transaction.id, status: transaction.status } };
 }
 

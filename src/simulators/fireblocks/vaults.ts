@@ -107,9 +107,16 @@ export function readVault(state: FireblocksState, id: string): Answer {
   return vault ? { status: 200, body: presentVault(vault) } : vaultNotFound(id);
 }
 
-function newAddress(vault: VaultAccount, assetId: string, index: number, description: string) {
+/** An address of the vault's asset wallet; the workspace (tenant) is in the seed, so workspaces never share one. */
+function newAddress(
+  state: FireblocksState,
+  vault: VaultAccount,
+  assetId: string,
+  index: number,
+  description: string,
+) {
   const network = FIREBLOCKS_SIMULATOR_ASSETS[assetId]?.network ?? 'ethereum';
-  const seed = `fireblocks\u0000${vault.id}\u0000${assetId}\u0000${index}`;
+  const seed = `fireblocks\u0000${state.config.tenantId}\u0000${vault.id}\u0000${assetId}\u0000${index}`;
   return { address: sandboxDepositAddress(seed, network), description, bip44AddressIndex: index };
 }
 
@@ -121,7 +128,7 @@ export function createVaultAsset(state: FireblocksState, id: string, assetId: st
   if (vault.assets.has(assetId)) {
     return fireblocksError(400, ASSET_WALLET_EXISTS_CODE, `Asset wallet ${assetId} already exists`);
   }
-  const first = newAddress(vault, assetId, 0, '');
+  const first = newAddress(state, vault, assetId, 0, '');
   vault.assets.set(assetId, { id: assetId, totalUnits: 0n, lockedUnits: 0n, addresses: [first] });
   return {
     status: 200,
@@ -187,7 +194,7 @@ export function addAddress(
   const wallet = vault.assets.get(assetId);
   if (!wallet) return assetNotFound(assetId);
   const description = typeof body.description === 'string' ? body.description : '';
-  const entry = newAddress(vault, assetId, wallet.addresses.length, description);
+  const entry = newAddress(state, vault, assetId, wallet.addresses.length, description);
   wallet.addresses.push({
     ...entry,
     customerRefId: typeof body.customerRefId === 'string' ? body.customerRefId : undefined,

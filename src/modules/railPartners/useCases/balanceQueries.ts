@@ -146,7 +146,7 @@ export function presentBalanceQuery(q: BalanceQuery) {
   };
 }
 
-async function recordBalanceEvent(tx: Queryable, deps: Deps, query: BalanceQuery): Promise<void> {
+export async function recordBalanceEvent(tx: Queryable, deps: Deps, query: BalanceQuery): Promise<void> {
   await recordEvents(tx, deps, [
     newEvent(
       deps,

@@ -101,6 +101,15 @@ export interface SafeguardingBalance {
   note: string | null;
   createdBy: string;
   createdAt: Date;
+  /** Read from the custodian rather than entered from a statement: which partner, which query, when. */
+  source: CustodianReading | null;
+}
+
+/** A closing balance the custodian reported: its partner configuration, the balance query, when it was read. */
+export interface CustodianReading {
+  configId: string;
+  queryId: string;
+  readAt: Date;
 }
 
 /** One trust account's part in a report: the figure counted, or none reported. */

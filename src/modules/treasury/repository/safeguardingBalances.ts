@@ -8,13 +8,14 @@ import {
   organizationRecordFinder,
   type RecordTable,
 } from '../../../store/repositories/records.ts';
-import { column, rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
+import { column, computed, rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
 import { type KeysetFilter, nullableText, toBigInt, toDate } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 import type { SafeguardingBalance } from '../domain/safeguarding.ts';
 
 const BALANCE_COLUMNS = `id, organization_id, trust_account_id, currency, balance_date::text AS balance_date,
-  closing_balance_minor, status, replaces_id, note, created_by, created_at`;
+  closing_balance_minor, status, replaces_id, note, created_by, created_at, source_config_id, source_query_id,
+  source_read_at`;
 
 const balanceFromRow = rowMapper<SafeguardingBalance>({
   id: String,
@@ -28,6 +29,15 @@ const balanceFromRow = rowMapper<SafeguardingBalance>({
   note: nullableText,
   createdBy: String,
   createdAt: toDate,
+  source: computed((row) =>
+    row.source_config_id === null || row.source_config_id === undefined
+      ? null
+      : {
+          configId: String(row.source_config_id),
+          queryId: String(row.source_query_id),
+          readAt: toDate(row.source_read_at),
+        },
+  ),
 });
 
 const BALANCES: RecordTable<SafeguardingBalance> = {
@@ -40,8 +50,9 @@ const BALANCES: RecordTable<SafeguardingBalance> = {
 export async function insertBalance(db: Queryable, b: SafeguardingBalance): Promise<void> {
   await db.query(
     `INSERT INTO safeguarding_balances (id, organization_id, trust_account_id, currency, balance_date,
-       closing_balance_minor, status, replaces_id, note, created_by, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+       closing_balance_minor, status, replaces_id, note, created_by, created_at, source_config_id,
+       source_query_id, source_read_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
     [
       b.id,
       b.organizationId,
@@ -54,6 +65,9 @@ export async function insertBalance(db: Queryable, b: SafeguardingBalance): Prom
       b.note,
       b.createdBy,
       b.createdAt,
+      b.source?.configId ?? null,
+      b.source?.queryId ?? null,
+      b.source?.readAt ?? null,
     ],
   );
 }

@@ -12,7 +12,12 @@ import { AppError, resourceMissing, validationError } from '../../../domain/erro
 import type { EvidenceActor } from '../../../domain/evidence.ts';
 import { type Currency, formatAmount, parseAmount } from '../../../domain/money.ts';
 import type { Queryable } from '../../../store/store.ts';
-import { countsOn, type SafeguardingBalance, type TrustAccount } from '../domain/safeguarding.ts';
+import {
+  type CustodianReading,
+  countsOn,
+  type SafeguardingBalance,
+  type TrustAccount,
+} from '../domain/safeguarding.ts';
 import {
   type BalanceFilter,
   currentBalances,
@@ -20,7 +25,7 @@ import {
   listBalances,
   supersedeBalance,
 } from '../repository/safeguardingBalances.ts';
-import { findTrustAccount, lockTrustAccounts } from '../repository/trustAccounts.ts';
+import { findTrustAccount, lockTrustAccounts, trustAccountsOf } from '../repository/trustAccounts.ts';
 import { rejudgeDay } from './safeguarding.ts';
 
 export interface ReportBalanceInput {
@@ -181,11 +186,85 @@ export async function reportSafeguardingBalance(
     note: input.note ?? null,
     createdBy,
     createdAt: now,
+    source: null,
   };
   await insertBalance(tx, balance);
   await recordBalanceEvidence(tx, deps, balance, current, actor);
   await rejudgeDay(tx, deps, organizationId, account.currency, day, accounts);
   return { balance, created: true };
+}
+
+/** What the custodian reported a trust account held, read after the day ended. */
+export interface CustodianBalanceInput {
+  trustAccountId: string;
+  day: string;
+  closingBalanceMinor: bigint;
+  reading: CustodianReading;
+}
+
+/**
+ * Records a closing balance read from the custodian, unless the account already has a figure for the day
+ * (an operator's, or an earlier reading): that one stands and is returned with `created` false. Recorded
+ * like an operator's figure (evidence by the system, and the day judged again when already checked).
+ */
+export async function recordCustodianBalance(
+  tx: Queryable,
+  deps: Deps,
+  organizationId: string,
+  input: CustodianBalanceInput,
+): Promise<{ balance: SafeguardingBalance; created: boolean }> {
+  const found = await findTrustAccount(tx, organizationId, input.trustAccountId);
+  if (!found) throw resourceMissing('trust account', input.trustAccountId, 'trust_account');
+  const accounts = await lockTrustAccounts(tx, organizationId, found.currency);
+  const account = countingAccount(accounts, found.id, input.day);
+  const [current] = await currentBalances(tx, [account.id], input.day);
+  if (current) return { balance: current, created: false };
+  const balance: SafeguardingBalance = {
+    id: deps.newId('safeguardingBalance'),
+    organizationId,
+    trustAccountId: account.id,
+    currency: account.currency,
+    date: input.day,
+    closingBalanceMinor: input.closingBalanceMinor,
+    status: 'current',
+    replacesId: null,
+    note: null,
+    createdBy: `rail_partner:${input.reading.configId}`,
+    createdAt: deps.now(),
+    source: input.reading,
+  };
+  await insertBalance(tx, balance);
+  await recordBalanceEvidence(tx, deps, balance, undefined, { type: 'system' });
+  await rejudgeDay(tx, deps, organizationId, account.currency, input.day, accounts);
+  return { balance, created: true };
+}
+
+/**
+ * The organization's custody wallets at this custodian (its trust accounts of type `custody_wallet` whose
+ * `bank` names it, in any case) that count on the day and have no closing balance for it yet.
+ */
+export async function custodianAccountsAwaitingBalance(
+  db: Queryable,
+  organizationId: string,
+  custodian: string,
+  day: string,
+): Promise<TrustAccount[]> {
+  const accounts = (await trustAccountsOf(db, organizationId)).filter(
+    (a) =>
+      a.type === 'custody_wallet' &&
+      a.bank.trim().toLowerCase() === custodian.toLowerCase() &&
+      countsOn(a, day),
+  );
+  const reported = new Set(
+    (
+      await currentBalances(
+        db,
+        accounts.map((a) => a.id),
+        day,
+      )
+    ).map((b) => b.trustAccountId),
+  );
+  return accounts.filter((a) => !reported.has(a.id));
 }
 
 export const listSafeguardingBalances = listPage<BalanceFilter, SafeguardingBalance>(listBalances);

@@ -60,12 +60,30 @@ export function fireblocksToken(
   return `${unsigned}.${signature}`;
 }
 
-/** One request; throws FireblocksError when no answer came (a time-out, a network error). */
+/** Fireblocks' longest Idempotency-Key ("API Idempotency": at most 40 characters). */
+const IDEMPOTENCY_KEY_MAX_CHARS = 40;
+
+/**
+ * The Idempotency-Key of a POST that must happen once for a thing of ours (a wallet's vault account): a
+ * digest of what it is for, so every process derives the same key, within Fireblocks' 40 characters.
+ */
+export function fireblocksIdempotencyKey(purpose: string): string {
+  return `mkoba-${createHash('sha256').update(purpose).digest('base64url')}`.slice(
+    0,
+    IDEMPOTENCY_KEY_MAX_CHARS,
+  );
+}
+
+/**
+ * One request; throws FireblocksError when no answer came (a time-out, a network error). A POST with an
+ * idempotency key is answered by Fireblocks, for 24 hours, with the first answer under that key.
+ */
 export async function fireblocksRequest(
   config: FireblocksConfig,
   method: 'GET' | 'POST',
   path: string,
   payload?: object,
+  idempotencyKey?: string,
 ): Promise<FireblocksAnswer> {
   const url = new URL(`${config.baseUrl.replace(/\/+$/, '')}${path}`);
   const body = payload === undefined ? '' : JSON.stringify(payload);
@@ -78,6 +96,7 @@ export async function fireblocksRequest(
         'X-API-Key': config.apiKey,
         Authorization: `Bearer ${token}`,
         'Content-Type': 'application/json',
+        ...(idempotencyKey === undefined ? {} : { 'Idempotency-Key': idempotencyKey }),
       },
       body: method === 'GET' ? undefined : body,
       signal: AbortSignal.timeout(config.requestTimeoutMs ?? FIREBLOCKS_REQUEST_TIMEOUT_MS),
@@ -95,4 +114,27 @@ export async function fireblocksRequest(
     parsed = undefined;
   }
   return { status: response.status, body: parsed };
+}
+
+/** The transaction Fireblocks holds under an externalTxId (a transfer's or a sweep's id), or undefined. */
+export async function findByExternalTxId(
+  config: FireblocksConfig,
+  externalTxId: string,
+): Promise<Record<string, unknown> | undefined> {
+  const found = await fireblocksRequest(
+    config,
+    'GET',
+    `/transactions/external_tx_id/${encodeURIComponent(externalTxId)}`,
+  );
+  if (found.status === 404) return undefined;
+  const body = found.body;
+  if (
+    found.status !== 200 ||
+    typeof body !== 'object' ||
+    body === null ||
+    typeof (body as { id?: unknown }).id !== 'string'
+  ) {
+    throw new FireblocksError(`Fireblocks answered ${found.status} looking up ${externalTxId}`);
+  }
+  return body as Record<string, unknown>;
 }

@@ -5,15 +5,32 @@
  * gives the same address. And the deposits completed lately, for those whose webhook never came.
  */
 import type { DigitalAsset, DigitalAssetNetwork } from '../../../../domain/digitalAssets.ts';
+import type { PartnerAccountBalance } from '../../../../rails/balances.ts';
 import type { CustodyDepositReport } from '../../../../rails/partner.ts';
-import { type FireblocksConfig, FireblocksError, fireblocksRequest } from './connection.ts';
-import { depositOfTransaction, FIREBLOCKS_ASSET_IDS, isRecord } from './protocol.ts';
+import {
+  type FireblocksConfig,
+  FireblocksError,
+  fireblocksIdempotencyKey,
+  fireblocksRequest,
+} from './connection.ts';
+import {
+  depositOfTransaction,
+  FIREBLOCKS_ASSET_IDS,
+  isRecord,
+  minorOfFireblocksAmount,
+  stablecoinOfAssetId,
+} from './protocol.ts';
 
 /** Transactions one look for missed deposits reads at most (Fireblocks' page limit). */
 export const FIREBLOCKS_DEPOSIT_PAGE = 500;
 
-/** The vault account name of a wallet's custody. */
-export const vaultNameOf = (walletId: string) => `mkoba ${walletId}`;
+/** The vault account name of a wallet's custody: the prefix the reserves read finds them all by. */
+const WALLET_VAULT_PREFIX = 'mkoba ';
+export const vaultNameOf = (walletId: string) => `${WALLET_VAULT_PREFIX}${walletId}`;
+/** Vault accounts one page of accounts_paged holds (Fireblocks' largest). */
+const FIREBLOCKS_VAULT_PAGE = 500;
+/** Pages one reserves read follows at most (100,000 wallets); past it the read fails rather than undercount. */
+const FIREBLOCKS_VAULT_PAGES_MAX = 200;
 
 function answered(answer: { status: number; body: unknown }, what: string): Record<string, unknown> {
   if (answer.status !== 200 || !isRecord(answer.body)) {
@@ -34,11 +51,15 @@ async function walletVault(config: FireblocksConfig, walletId: string) {
   const found =
     accounts.find((account) => account.name === name) ??
     answered(
-      await fireblocksRequest(config, 'POST', '/vault/accounts', {
-        name,
-        customerRefId: walletId,
-        hiddenOnUI: true,
-      }),
+      // Two first requests at once both miss the lookup; the key makes Fireblocks create one vault account
+      // and answer both with it.
+      await fireblocksRequest(
+        config,
+        'POST',
+        '/vault/accounts',
+        { name, customerRefId: walletId, hiddenOnUI: true },
+        fireblocksIdempotencyKey(`vault account ${walletId}`),
+      ),
       'a new vault account',
     );
   if (typeof found.id !== 'string')
@@ -58,8 +79,14 @@ export async function fireblocksDepositAddress(
   const vault = await walletVault(config, walletId);
   const base = `/vault/accounts/${encodeURIComponent(vault.id)}/${encodeURIComponent(assetId)}`;
   if (!vault.assets.includes(assetId)) {
-    const created = answered(await fireblocksRequest(config, 'POST', base), 'a new asset wallet');
-    if (typeof created.address === 'string' && created.address !== '') return created.address;
+    const key = fireblocksIdempotencyKey(`asset wallet ${vault.id} ${assetId}`);
+    const created = await fireblocksRequest(config, 'POST', base, undefined, key);
+    // Refused (the asset wallet exists already, made by a request at the same moment): its address is listed.
+    if (created.status === 200 && isRecord(created.body) && typeof created.body.address === 'string') {
+      if (created.body.address !== '') return created.body.address;
+    } else if (created.status >= 500) {
+      throw new FireblocksError(`Fireblocks answered ${created.status} to a new asset wallet`);
+    }
   }
   const listed = answered(
     await fireblocksRequest(config, 'GET', `${base}/addresses_paginated?limit=1`),
@@ -86,4 +113,81 @@ export async function fireblocksRecentDeposits(
     throw new FireblocksError(`Fireblocks answered ${listed.status} to a transaction list`);
   }
   return listed.body.map(depositOfTransaction).filter((deposit) => deposit !== undefined);
+}
+
+/** A stablecoin asset wallet in a wallet's vault account, with its balance in minor units. */
+export interface CustodyVaultAsset {
+  /** The Mkoba wallet the vault account was made for (from its name). */
+  walletId: string;
+  vaultAccountId: string;
+  assetId: string;
+  currency: DigitalAsset;
+  totalMinor: bigint;
+  availableMinor: bigint;
+}
+
+function vaultAsset(
+  walletId: string,
+  vaultId: string,
+  asset: Record<string, unknown>,
+): CustodyVaultAsset | undefined {
+  const currency = stablecoinOfAssetId(asset.id);
+  if (currency === undefined) return undefined;
+  const total = minorOfFireblocksAmount(asset.total);
+  const available = minorOfFireblocksAmount(asset.available);
+  if (total === undefined || available === undefined) {
+    throw new FireblocksError(`Fireblocks gave vault ${vaultId} an unreadable ${String(asset.id)} balance`);
+  }
+  return {
+    walletId,
+    vaultAccountId: vaultId,
+    assetId: String(asset.id),
+    currency,
+    totalMinor: total,
+    availableMinor: available,
+  };
+}
+
+/**
+ * The stablecoin asset wallets of every wallet's vault account (those named `mkoba …`), read page by page
+ * with accounts_paged. All or nothing: a page that does not answer, or more pages than
+ * FIREBLOCKS_VAULT_PAGES_MAX, fails the read, so a partial list is never taken for the whole.
+ */
+export async function fireblocksWalletVaultAssets(config: FireblocksConfig): Promise<CustodyVaultAsset[]> {
+  const found: CustodyVaultAsset[] = [];
+  let after: string | undefined;
+  for (let page = 0; page < FIREBLOCKS_VAULT_PAGES_MAX; page++) {
+    const query = new URLSearchParams({
+      namePrefix: WALLET_VAULT_PREFIX,
+      limit: String(FIREBLOCKS_VAULT_PAGE),
+      ...(after === undefined ? {} : { after }),
+    });
+    const listed = answered(
+      await fireblocksRequest(config, 'GET', `/vault/accounts_paged?${query}`),
+      'a vault list',
+    );
+    for (const vault of Array.isArray(listed.accounts) ? listed.accounts.filter(isRecord) : []) {
+      if (typeof vault.name !== 'string' || !vault.name.startsWith(WALLET_VAULT_PREFIX)) continue;
+      for (const asset of Array.isArray(vault.assets) ? vault.assets.filter(isRecord) : []) {
+        const read = vaultAsset(vault.name.slice(WALLET_VAULT_PREFIX.length), String(vault.id), asset);
+        if (read) found.push(read);
+      }
+    }
+    const next = isRecord(listed.paging) ? listed.paging.after : undefined;
+    if (typeof next !== 'string' || next === '') return found;
+    after = next;
+  }
+  throw new FireblocksError(`more than ${FIREBLOCKS_VAULT_PAGES_MAX} pages of vault accounts`);
+}
+
+/** The wallet vaults' asset wallets as balances: `current` is the total, `available` less what is locked. */
+export async function fireblocksWalletVaultBalances(
+  config: FireblocksConfig,
+): Promise<PartnerAccountBalance[]> {
+  return (await fireblocksWalletVaultAssets(config)).map((a) => ({
+    account: `vault ${a.vaultAccountId} ${a.assetId}`,
+    currency: a.currency,
+    availableMinor: a.availableMinor,
+    currentMinor: a.totalMinor,
+  }));
 }

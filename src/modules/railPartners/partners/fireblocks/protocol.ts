@@ -88,6 +88,15 @@ function networkOfAssetId(assetId: unknown): DigitalAssetNetwork | undefined {
   return entry?.[0] as DigitalAssetNetwork | undefined;
 }
 
+/** The stablecoin a Fireblocks asset id holds, by FIREBLOCKS_ASSET_IDS; undefined for any other asset. */
+export function stablecoinOfAssetId(assetId: unknown): DigitalAsset | undefined {
+  for (const ids of Object.values(FIREBLOCKS_ASSET_IDS)) {
+    const found = (Object.keys(ids) as DigitalAsset[]).find((asset) => ids[asset] === assetId);
+    if (found) return found;
+  }
+  return undefined;
+}
+
 /** A completed transaction into a vault from outside, as a deposit to one of the wallets' addresses. */
 export function depositOfTransaction(data: unknown): CustodyDepositReport | undefined {
   if (!isRecord(data) || data.status !== 'COMPLETED') return undefined;

@@ -21,18 +21,29 @@ import {
   type PartnerRail,
 } from '../../../../rails/partner.ts';
 import type { RailOutcome, SubmitRequest, SubmitResult } from '../../../../rails/rail.ts';
-import { type FireblocksConfig, FireblocksError, fireblocksRequest } from './connection.ts';
-import { fireblocksDepositAddress, fireblocksRecentDeposits } from './custody.ts';
+import { type FireblocksConfig, findByExternalTxId } from './connection.ts';
+import {
+  type CustodyVaultAsset,
+  fireblocksDepositAddress,
+  fireblocksRecentDeposits,
+  fireblocksWalletVaultAssets,
+  fireblocksWalletVaultBalances,
+} from './custody.ts';
 import {
   depositOfTransaction,
   FIREBLOCKS_ASSET_IDS,
   FIREBLOCKS_PARTNER,
-  FIREBLOCKS_STATUS_POLL_INTERVAL_MS,
   fireblocksAmount,
   isRecord,
   minorOfFireblocksAmount,
   outcomeOfStatus,
 } from './protocol.ts';
+import {
+  type CustodySweepRequest,
+  checkFireblocksSweep,
+  createTransactionOnce,
+  submitFireblocksSweep,
+} from './sweeps.ts';
 
 /** Fireblocks' webhook types that speak of a transaction. */
 const TRANSACTION_WEBHOOKS = ['TRANSACTION_CREATED', 'TRANSACTION_STATUS_UPDATED'];
@@ -42,6 +53,12 @@ export interface CustodyPartnerRail extends PartnerRail {
   depositAddress(walletId: string, asset: DigitalAsset, network: DigitalAssetNetwork): Promise<string>;
   /** Deposits completed after `after`, newest first (to find those whose webhook never came). */
   recentDeposits(after: Date): Promise<CustodyDepositReport[]>;
+  /** Every wallet vault account's stablecoin asset wallets with their balances. */
+  walletVaultAssets(): Promise<CustodyVaultAsset[]>;
+  /** Moves an asset wallet's coins to the payout vault, once per externalTxId; throws when unanswered. */
+  sweep(request: CustodySweepRequest, now: Date): Promise<SubmitResult>;
+  /** A sweep's outcome by its externalTxId. */
+  checkSweep(externalTxId: string, now: Date): Promise<RailOutcome>;
 }
 
 export function fireblocksRail(config: FireblocksConfig): CustodyPartnerRail {
@@ -49,6 +66,10 @@ export function fireblocksRail(config: FireblocksConfig): CustodyPartnerRail {
     partner: FIREBLOCKS_PARTNER,
     depositAddress: (walletId, asset, network) => fireblocksDepositAddress(config, walletId, asset, network),
     recentDeposits: (after) => fireblocksRecentDeposits(config, after),
+    walletVaultAssets: () => fireblocksWalletVaultAssets(config),
+    sweep: (request, now) => submitFireblocksSweep(config, request, now),
+    checkSweep: (externalTxId, now) => checkFireblocksSweep(config, externalTxId, now),
+    queryBalances: async () => ({ kind: 'reported', accounts: await fireblocksWalletVaultBalances(config) }),
     submit: (request, now) => submitPayout(config, request, now),
     check: (transfer, now) => checkPayout(config, transfer, now),
     collect: async () => ({ accepted: false, failureCode: 'not_supported' }),
@@ -56,20 +77,6 @@ export function fireblocksRail(config: FireblocksConfig): CustodyPartnerRail {
     parseCallback: (callback) => parseFireblocksWebhook(config, callback),
     parseDeposit: (callback) => parseFireblocksDeposit(config, callback),
   };
-}
-
-/** The transaction Fireblocks holds under the transfer's id as externalTxId, or undefined. */
-async function findByExternalTxId(config: FireblocksConfig, transferId: string) {
-  const found = await fireblocksRequest(
-    config,
-    'GET',
-    `/transactions/external_tx_id/${encodeURIComponent(transferId)}`,
-  );
-  if (found.status === 404) return undefined;
-  if (found.status !== 200 || !isRecord(found.body) || typeof found.body.id !== 'string') {
-    throw new FireblocksError(`Fireblocks answered ${found.status} looking up transfer ${transferId}`);
-  }
-  return found.body;
 }
 
 async function submitPayout(
@@ -81,10 +88,9 @@ async function submitPayout(
   const destination = transfer.destination;
   if (destination.type !== 'crypto_address')
     return { accepted: false, failureCode: 'destination_not_supported' };
-  const checkAt = new Date(now.getTime() + FIREBLOCKS_STATUS_POLL_INTERVAL_MS);
-  let created: Awaited<ReturnType<typeof fireblocksRequest>>;
-  try {
-    created = await fireblocksRequest(config, 'POST', '/transactions', {
+  return createTransactionOnce(
+    config,
+    {
       operation: 'TRANSFER',
       assetId: FIREBLOCKS_ASSET_IDS[destination.network][destination.asset],
       amount: fireblocksAmount(transfer.amountMinor),
@@ -92,21 +98,9 @@ async function submitPayout(
       destination: { type: 'ONE_TIME_ADDRESS', oneTimeAddress: { address: destination.address } },
       externalTxId: idempotencyReference,
       note: `Mkoba transfer ${transfer.id}`,
-    });
-  } catch (error) {
-    // No answer: the transaction may exist; only Fireblocks' own record can say.
-    const existing = await findByExternalTxId(config, idempotencyReference);
-    if (existing) return { accepted: true, reference: existing.id as string, checkAt };
-    throw error;
-  }
-  if (created.status === 200 && isRecord(created.body) && typeof created.body.id === 'string') {
-    return { accepted: true, reference: created.body.id, checkAt };
-  }
-  // A refusal may be Fireblocks' "externalTxId already used": the earlier submit's transaction is the payout.
-  const existing = await findByExternalTxId(config, idempotencyReference);
-  if (existing) return { accepted: true, reference: existing.id as string, checkAt };
-  if (created.status >= 500) throw new FireblocksError(`Fireblocks answered ${created.status} to a payout`);
-  return { accepted: false, failureCode: 'partner_rejected' };
+    },
+    now,
+  );
 }
 
 async function checkPayout(config: FireblocksConfig, transfer: Transfer, now: Date): Promise<RailOutcome> {
@@ -163,6 +157,10 @@ export function parseFireblocksWebhook(
   if (!isRecord(data.source) || data.source.type !== 'VAULT_ACCOUNT') {
     // An incoming deposit, or a transfer not out of a vault: no payout of ours.
     return { kind: 'ignored', reason: 'not an outgoing vault transaction' };
+  }
+  if (isRecord(data.destination) && data.destination.type === 'VAULT_ACCOUNT') {
+    // Between our own vault accounts (a sweep): the sweep pass follows it by externalTxId.
+    return { kind: 'ignored', reason: 'a transfer between vault accounts' };
   }
   const amountMinor = minorOfFireblocksAmount(isRecord(data.amountInfo) ? data.amountInfo.amount : undefined);
   const outcome = outcomeOfStatus(data.status, data.subStatus, data.id, new Date(0));

@@ -35,6 +35,14 @@ export function presentSafeguardingBalance(b: SafeguardingBalance) {
     note: b.note,
     created_by: b.createdBy,
     created_at: b.createdAt.toISOString(),
+    source: b.source
+      ? {
+          type: 'custodian' as const,
+          rail_partner: b.source.configId,
+          balance_query: b.source.queryId,
+          read_at: b.source.readAt.toISOString(),
+        }
+      : { type: 'statement' as const, rail_partner: null, balance_query: null, read_at: null },
   };
 }
 

@@ -85,6 +85,7 @@ export const safeguardingBalanceSchema = {
     'note',
     'created_by',
     'created_at',
+    'source',
   ],
   properties: {
     object: { type: 'string', enum: ['safeguarding_balance'] },
@@ -99,8 +100,33 @@ export const safeguardingBalanceSchema = {
       description: 'The figure this one corrects.',
     },
     note: { type: ['string', 'null'], description: 'Why it was corrected.' },
-    created_by: { type: 'string', description: 'The member or API key that reported it.' },
+    created_by: {
+      type: 'string',
+      description:
+        'The member or API key that reported it; for a figure read from the custodian, `rail_partner:` and the partner configuration’s id.',
+    },
     created_at: timestampSchema,
+    source: {
+      type: 'object',
+      additionalProperties: false,
+      description:
+        'Where the figure comes from: `statement`, entered from the bank’s or custodian’s statement; `custodian`, read from the custody partner’s balances (Fireblocks’ vault accounts) by the given balance query at `read_at`.',
+      required: ['type', 'rail_partner', 'balance_query', 'read_at'],
+      properties: {
+        type: { type: 'string', enum: ['statement', 'custodian'] },
+        rail_partner: { type: ['string', 'null'], description: 'The custody partner configuration asked.' },
+        balance_query: {
+          type: ['string', 'null'],
+          description:
+            'The rail partner balance query that answered (`GET /v1/rail-partner-balance-queries/{id}`).',
+        },
+        read_at: {
+          type: ['string', 'null'],
+          format: 'date-time',
+          description: 'When the custodian was read.',
+        },
+      },
+    },
   },
 } as const;
 

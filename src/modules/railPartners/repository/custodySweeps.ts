@@ -1,0 +1,97 @@
+/** Sweeps out of wallets' custody vault accounts: made, found open, moved on. */
+
+import type { Currency } from '../../../domain/money.ts';
+import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
+import { nullableText, toBigInt, toDate } from '../../../store/repositories/rows.ts';
+import type { Queryable } from '../../../store/store.ts';
+
+export const CUSTODY_SWEEP_STATUSES = ['pending', 'submitted', 'completed', 'failed'] as const;
+export type CustodySweepStatus = (typeof CUSTODY_SWEEP_STATUSES)[number];
+
+export interface CustodySweep {
+  /** Also the partner transaction's externalTxId. */
+  id: string;
+  organizationId: string;
+  configId: string;
+  vaultAccountId: string;
+  assetId: string;
+  currency: Currency;
+  amountMinor: bigint;
+  status: CustodySweepStatus;
+  partnerTransactionId: string | null;
+  failureCode: string | null;
+  /** The trust ledger's sweep recorded once it completed. */
+  safeguardingSweepId: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+const COLUMNS = `id, organization_id, config_id, vault_account_id, asset_id, currency, amount_minor, status,
+  partner_transaction_id, failure_code, safeguarding_sweep_id, created_at, updated_at`;
+
+const fromRow = rowMapper<CustodySweep>({
+  id: String,
+  organizationId: String,
+  configId: String,
+  vaultAccountId: String,
+  assetId: String,
+  currency: stored,
+  amountMinor: toBigInt,
+  status: stored,
+  partnerTransactionId: nullableText,
+  failureCode: nullableText,
+  safeguardingSweepId: nullableText,
+  createdAt: toDate,
+  updatedAt: toDate,
+});
+
+/** Inserts the sweep unless its asset wallet has an open one already; whether it was inserted. */
+export async function insertSweepIfNoneOpen(db: Queryable, s: CustodySweep): Promise<boolean> {
+  const rows = await db.query(
+    `INSERT INTO custody_sweeps (${COLUMNS})
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+     ON CONFLICT (config_id, vault_account_id, asset_id) WHERE status IN ('pending', 'submitted') DO NOTHING
+     RETURNING id`,
+    [
+      s.id,
+      s.organizationId,
+      s.configId,
+      s.vaultAccountId,
+      s.assetId,
+      s.currency,
+      s.amountMinor.toString(),
+      s.status,
+      s.partnerTransactionId,
+      s.failureCode,
+      s.safeguardingSweepId,
+      s.createdAt,
+      s.updatedAt,
+    ],
+  );
+  return rows.length === 1;
+}
+
+/** The configuration's open sweeps (pending or submitted), oldest first. */
+export async function openSweepsOf(db: Queryable, configId: string, limit: number): Promise<CustodySweep[]> {
+  const rows = await db.query(
+    `SELECT ${COLUMNS} FROM custody_sweeps WHERE config_id = $1 AND status IN ('pending', 'submitted')
+      ORDER BY id LIMIT $2`,
+    [configId, limit],
+  );
+  return rows.map(fromRow);
+}
+
+/** A sweep locked until the transaction ends. */
+export async function lockSweep(db: Queryable, id: string): Promise<CustodySweep | undefined> {
+  const [row] = await db.query(`SELECT ${COLUMNS} FROM custody_sweeps WHERE id = $1 FOR UPDATE`, [id]);
+  return row && fromRow(row);
+}
+
+/** Records a sweep's new status, its partner transaction, failure and trust ledger sweep. */
+export async function saveSweep(db: Queryable, s: CustodySweep): Promise<void> {
+  await db.query(
+    `UPDATE custody_sweeps SET status = $2, partner_transaction_id = $3, failure_code = $4,
+       safeguarding_sweep_id = $5, updated_at = $6 WHERE id = $1`,
+    [s.id, s.status, s.partnerTransactionId, s.failureCode, s.safeguardingSweepId, s.updatedAt],
+  );
+}

@@ -1,0 +1,149 @@
+/**
+ * Sweeps of deposits out of wallets' custody vault accounts into the payout vault the partner pays payouts
+ * from (Fireblocks' `source_vault_account_id`). A sweep is recorded `pending` before the partner is asked,
+ * its id the partner transaction's externalTxId, so a process that dies after the partner accepted sends
+ * nothing again: the next pass submits the same externalTxId, which the partner refuses, and finds the
+ * transaction by it. Once the partner reports it completed, the trust ledger records it as a `from_trust`
+ * sweep on `digital_asset` (trust to the payout float, reference the partner's transaction id) in the same
+ * transaction that completes it; customer wallets do not change.
+ */
+import type { Deps } from '../../../app/deps.ts';
+import { dayOf } from '../../../domain/days.ts';
+import { formatAmount } from '../../../domain/money.ts';
+import type { ResolvedPartnerRail } from '../../../rails/partner.ts';
+import { recordSweep } from '../../treasury/index.ts';
+import { findWalletIdentities } from '../../wallets/index.ts';
+import type { RailPartnerConfig } from '../domain.ts';
+import type { CustodyVaultAsset } from '../partners/fireblocks/custody.ts';
+import type { CustodyPartnerRail } from '../partners/fireblocks/rail.ts';
+import {
+  type CustodySweep,
+  insertSweepIfNoneOpen,
+  lockSweep,
+  openSweepsOf,
+  saveSweep,
+} from '../repository/custodySweeps.ts';
+
+/** The least an asset wallet must hold before it is swept: 10 USDC or USDT (minor units, 6 decimals). */
+export const CUSTODY_SWEEP_MINIMUM_MINOR = 10_000000n;
+/** Open sweeps one pass follows per configuration at most; the rest wait for the next pass. */
+const OPEN_SWEEPS_PER_PASS = 200;
+/** Who the trust ledger's sweep names as having recorded it. */
+const SWEEP_RECORDER = 'custody_sweeps';
+
+type CustodyRail = ResolvedPartnerRail & { adapter: CustodyPartnerRail };
+
+/** Asks the partner to move a pending sweep (or finds it by externalTxId); records what it answered. */
+async function submitSweep(deps: Deps, rail: CustodyRail, sweep: CustodySweep): Promise<CustodySweep> {
+  const request = {
+    externalTxId: sweep.id,
+    vaultAccountId: sweep.vaultAccountId,
+    assetId: sweep.assetId,
+    amountMinor: sweep.amountMinor,
+  };
+  const submitted = await rail.call(() => rail.adapter.sweep(request, deps.now()));
+  const next: CustodySweep = submitted.accepted
+    ? { ...sweep, status: 'submitted', partnerTransactionId: submitted.reference, updatedAt: deps.now() }
+    : { ...sweep, status: 'failed', failureCode: submitted.failureCode, updatedAt: deps.now() };
+  await deps.store.transaction(async (tx) => {
+    const current = await lockSweep(tx, sweep.id);
+    if (current?.status === 'pending') await saveSweep(tx, next);
+  });
+  return next;
+}
+
+/** A submitted sweep's outcome: completed with its trust ledger sweep, failed, or still on its way. */
+async function followSweep(deps: Deps, rail: CustodyRail, sweep: CustodySweep): Promise<boolean> {
+  const outcome = await rail.call(() => rail.adapter.checkSweep(sweep.id, deps.now()));
+  if (outcome.kind === 'processing') return false;
+  return deps.store.transaction(async (tx) => {
+    const current = await lockSweep(tx, sweep.id);
+    if (current?.status !== 'submitted') return false;
+    const now = deps.now();
+    if (outcome.kind === 'failed') {
+      await saveSweep(tx, { ...current, status: 'failed', failureCode: outcome.failureCode, updatedAt: now });
+      return false;
+    }
+    const reference = current.partnerTransactionId ?? outcome.reference ?? current.id;
+    const { sweep: recorded } = await recordSweep(
+      tx,
+      deps,
+      current.organizationId,
+      {
+        currency: current.currency,
+        rail: 'digital_asset',
+        direction: 'from_trust',
+        amount: formatAmount(current.amountMinor, current.currency),
+        reference,
+        value_date: dayOf(now),
+      },
+      { type: 'system' },
+      SWEEP_RECORDER,
+    );
+    await saveSweep(tx, {
+      ...current,
+      status: 'completed',
+      safeguardingSweepId: recorded.id,
+      updatedAt: now,
+    });
+    return true;
+  });
+}
+
+/** A new pending sweep of everything available in the asset wallet; undefined when one is open already. */
+async function newSweep(
+  deps: Deps,
+  config: RailPartnerConfig,
+  asset: CustodyVaultAsset,
+): Promise<CustodySweep | undefined> {
+  const now = deps.now();
+  const sweep: CustodySweep = {
+    id: deps.newId('custodySweep'),
+    organizationId: config.organizationId,
+    configId: config.id,
+    vaultAccountId: asset.vaultAccountId,
+    assetId: asset.assetId,
+    currency: asset.currency,
+    amountMinor: asset.availableMinor,
+    status: 'pending',
+    partnerTransactionId: null,
+    failureCode: null,
+    safeguardingSweepId: null,
+    createdAt: now,
+    updatedAt: now,
+  };
+  return (await insertSweepIfNoneOpen(deps.store, sweep)) ? sweep : undefined;
+}
+
+/**
+ * One configuration's sweeps: open ones followed (a pending one, left by a process that died, submitted
+ * again under its externalTxId), then every wallet asset wallet holding at least
+ * CUSTODY_SWEEP_MINIMUM_MINOR and with no open sweep swept. Returns how many sweeps completed.
+ */
+export async function sweepCustody(
+  deps: Deps,
+  rail: CustodyRail,
+  config: RailPartnerConfig,
+): Promise<number> {
+  let completed = 0;
+  const open = await openSweepsOf(deps.store, config.id, OPEN_SWEEPS_PER_PASS);
+  for (const sweep of open) {
+    const current = sweep.status === 'pending' ? await submitSweep(deps, rail, sweep) : sweep;
+    if (current.status === 'submitted' && (await followSweep(deps, rail, current))) completed += 1;
+  }
+  const busy = new Set(open.map((s) => `${s.vaultAccountId}\u0000${s.assetId}`));
+  const assets = await rail.call(() => rail.adapter.walletVaultAssets());
+  // Only the organization's own wallets' vaults: a workspace shared with another organization holds theirs too.
+  const own = await findWalletIdentities(deps, config.organizationId, [
+    ...new Set(assets.map((a) => a.walletId)),
+  ]);
+  for (const asset of assets) {
+    if (!own.has(asset.walletId)) continue;
+    if (asset.vaultAccountId === config.settings.source_vault_account_id) continue;
+    if (asset.availableMinor < CUSTODY_SWEEP_MINIMUM_MINOR) continue;
+    if (busy.has(`${asset.vaultAccountId}\u0000${asset.assetId}`)) continue;
+    const sweep = await newSweep(deps, config, asset);
+    if (sweep) await submitSweep(deps, rail, sweep);
+  }
+  return completed;
+}
