@@ -54,7 +54,7 @@ export function findPgbench(): string | undefined {
 }
 
 /**
- * Runs the script with pgbench against `connectionString` (its `options` go to PGOPTIONS, which is how the
+ * Runs the script (the project's per-transfer SQL unless another is given) with pgbench against `connectionString` (its `options` go to PGOPTIONS, which is how the
  * schema is chosen) and reads per-transaction latencies from pgbench's transaction log.
  */
 export async function runPgbench(
@@ -63,11 +63,12 @@ export async function runPgbench(
   shape: TransferShape,
   identity: RunIdentity,
   budget: Budget,
+  script: string = pgbenchScript(shape),
 ): Promise<RunResult> {
   const work = mkdtempSync(path.join(tmpdir(), 'mkoba-pgbench-'));
   try {
     const scriptFile = path.join(work, 'transfer.sql');
-    writeFileSync(scriptFile, pgbenchScript(shape));
+    writeFileSync(scriptFile, script);
     const url = new URL(connectionString);
     const pgOptions = url.searchParams.get('options') ?? undefined;
     url.searchParams.delete('options');

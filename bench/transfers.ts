@@ -25,6 +25,7 @@ import { createSchema, dropSchema, openPostgresStore } from '../src/store/postgr
 import type { Store } from '../src/store/store.ts';
 import { ownCpuMs, processCpuMs, withCpu } from './cpu.ts';
 import { createWallets, driveTransfers } from './httpLoad.ts';
+import { minimalLedgerSchema, minimalLedgerScript } from './minimalLedger.ts';
 import {
   type Backend,
   type BenchValues,
@@ -253,6 +254,7 @@ async function benchBackend(
   const databaseUrl = backend === 'postgres' ? config.databaseUrl : undefined;
   const apiSchema = databaseUrl ? `bench_${suffix}_api` : undefined;
   const sqlSchema = databaseUrl ? `bench_${suffix}_sql` : undefined;
+  const minimalSchema = databaseUrl ? `bench_${suffix}_min` : undefined;
   const measured: Budget = { durationS: config.durationS, amount: config.amount, timeMaxS: config.timeMaxS };
   const warmup: Budget = { durationS: config.warmupS, amount: undefined, timeMaxS: config.timeMaxS };
   const windows = new Map<RunResult, [Date, Date]>();
@@ -261,9 +263,20 @@ async function benchBackend(
   const paced: Row[] = [];
   let sqlStore: Store | undefined;
   try {
-    if (databaseUrl && apiSchema && sqlSchema) {
+    if (databaseUrl && apiSchema && sqlSchema && minimalSchema) {
       await createSchema(databaseUrl, apiSchema);
       await createSchema(databaseUrl, sqlSchema);
+      await createSchema(databaseUrl, minimalSchema);
+      const minimalStore = await openPostgresStore({
+        connectionString: databaseUrl,
+        schema: minimalSchema,
+        poolConnectionsMax: 1,
+      });
+      try {
+        for (const sql of minimalLedgerSchema(config.sources, FUNDS_MINOR)) await minimalStore.query(sql);
+      } finally {
+        await minimalStore.close();
+      }
       // Set-up only: the loop opens a pool of its own per run and closes it, so that its idle connections do
       // not count against max_connections while pgbench runs (64 clients each would pass 100).
       sqlStore = await openPostgresStore({
@@ -317,6 +330,26 @@ async function benchBackend(
             idempotency,
           };
           const drivers: Driver[] = [];
+          if (databaseUrl && minimalSchema && pgbench) {
+            const connectionString = withSearchPath(databaseUrl, minimalSchema);
+            drivers.push([
+              'minimal ledger: pgbench',
+              (tag, budget) =>
+                withCpu(
+                  () => undefined,
+                  true,
+                  () =>
+                    runPgbench(
+                      pgbench,
+                      connectionString,
+                      shape,
+                      { ...identity, tag },
+                      budget,
+                      minimalLedgerScript(shape),
+                    ),
+                ),
+            ]);
+          }
           if (databaseUrl && sqlSchema && pgbench) {
             const connectionString = withSearchPath(databaseUrl, sqlSchema);
             drivers.push([
@@ -427,9 +460,10 @@ async function benchBackend(
     rows.push(...paced);
   } finally {
     await sqlStore?.close();
-    if (databaseUrl && apiSchema && sqlSchema) {
+    if (databaseUrl && apiSchema && sqlSchema && minimalSchema) {
       await dropSchema(databaseUrl, apiSchema);
       await dropSchema(databaseUrl, sqlSchema);
+      await dropSchema(databaseUrl, minimalSchema);
     }
     rmSync(work, { recursive: true, force: true });
   }
