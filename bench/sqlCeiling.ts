@@ -34,7 +34,7 @@ export interface RunIdentity {
   tag: string;
 }
 
-const PGBENCH_EXIT_GRACE_MS = 15_000;
+const EXIT_GRACE_MS = 15_000;
 const PGBENCH_THREADS_MAX = 2;
 
 /** pgbench from PATH or the Debian PostgreSQL packages; BENCH_PGBENCH overrides. */
@@ -132,7 +132,8 @@ export async function runPgbench(
   }
 }
 
-function runBounded(
+/** A child process with its output kept, ended (SIGTERM, then SIGKILL) if it runs past `timeoutMs`. */
+export function runBounded(
   command: string,
   args: string[],
   env: NodeJS.ProcessEnv,
@@ -149,7 +150,7 @@ function runBounded(
       stderr += chunk.toString('utf8');
     });
     const term = setTimeout(() => child.kill('SIGTERM'), timeoutMs);
-    const kill = setTimeout(() => child.kill('SIGKILL'), timeoutMs + PGBENCH_EXIT_GRACE_MS);
+    const kill = setTimeout(() => child.kill('SIGKILL'), timeoutMs + EXIT_GRACE_MS);
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(term);

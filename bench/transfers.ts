@@ -24,7 +24,7 @@ import { openPgliteStore } from '../src/store/pglite.ts';
 import { createSchema, dropSchema, openPostgresStore } from '../src/store/postgres.ts';
 import type { Store } from '../src/store/store.ts';
 import { ownCpuMs, processCpuMs, withCpu } from './cpu.ts';
-import { createWallets, driveTransfers } from './httpLoad.ts';
+import { createWallets, driveTransfers, type LoadOptions } from './httpLoad.ts';
 import { minimalLedgerSchema, minimalLedgerScript } from './minimalLedger.ts';
 import {
   type Backend,
@@ -45,6 +45,7 @@ import { checkLedger, openServerStore } from './serverLedger.ts';
 import { type Budget, findPgbench, type RunIdentity, runPgbench, runStoreLoop } from './sqlCeiling.ts';
 import { failureText, type RunResult } from './stats.ts';
 import { seedWalletStatements, type TransferShape } from './transferSql.ts';
+import { driveTransfersWrk, findWrk, WRK_INSTALL_HINT } from './wrkLoad.ts';
 
 export const TRANSFER_USAGE = `Transfers (POST /v1/transfers against the database's own ceiling):
 
@@ -65,6 +66,9 @@ export const TRANSFER_USAGE = `Transfers (POST /v1/transfers against the databas
 
   The server's resident memory is sampled every second: start, peak and end are printed, and one
   sample a minute (a soak: --rounds 1 --duration 600 --scenarios distinct --no-ceilings).
+
+  The API is driven by wrk when it is installed (apt-get install -y wrk; BENCH_WRK is its path, BENCH_WRK=0
+  uses autocannon), by autocannon otherwise and for --amount.
 
   BENCH_TIME_MAX_S caps any one run (default max(60, 4 x duration)); BENCH_PGBENCH is pgbench's path.
 `;
@@ -245,6 +249,7 @@ async function benchBackend(
   backend: Backend,
   config: Config,
   pgbench: string | undefined,
+  wrk: string | undefined,
   rows: Row[],
   serverNotes: string[],
 ): Promise<void> {
@@ -299,6 +304,11 @@ async function benchBackend(
       log(`${backend}: creating ${2 * config.sources} wallets and funding ${config.sources} through the API`);
       const wallets = await createWallets(api, config.sources, FUNDS_TEXT);
       rss = sampleRss(server.pid);
+      // wrk when installed (a C generator: little CPU taken from the server); autocannon otherwise, and for --amount.
+      const drive = (options: LoadOptions) =>
+        wrk && options.amount === undefined
+          ? driveTransfersWrk(wrk, api, wallets, options)
+          : driveTransfers(api, wallets, options);
       for (let round = 0; round < config.rounds; round++) {
         if (config.rounds > 1) log(`${backend}: round ${round + 1} of ${config.rounds}`);
         const warm = round === 0 && config.warmupS > 0;
@@ -306,17 +316,12 @@ async function benchBackend(
           const hot = scenario === 'hot';
           const idempotency = config.idempotency;
           const load = { connections: config.connections, timeMaxS: config.timeMaxS, hot, idempotency };
-          if (warm) await driveTransfers(api, wallets, { ...load, ...warmup, tag: `${scenario}-warmup` });
+          if (warm) await drive({ ...load, ...warmup, tag: `${scenario}-warmup` });
           const from = new Date();
           const result = await withCpu(
             () => processCpuMs(server.pid),
             measurePostgres,
-            () =>
-              driveTransfers(api, wallets, {
-                ...load,
-                ...measured,
-                tag: `${scenario}-${round}`,
-              }),
+            () => drive({ ...load, ...measured, tag: `${scenario}-${round}` }),
           );
           windows.set(result, [from, new Date()]);
           const driver = 'API: POST /v1/transfers';
@@ -512,7 +517,14 @@ export async function runTransferBench(values: BenchValues): Promise<number> {
   if (config.backends.includes('postgres') && !pgbench) {
     log('pgbench not found (install postgresql-client, or set BENCH_PGBENCH): node-postgres loop only');
   }
+  const wrk = findWrk();
+  if (!wrk) log(`wrk not found: the API is driven by autocannon, which takes more CPU (${WRK_INSTALL_HINT})`);
   const notes = machineNotes(config, pgbench);
+  notes.push(
+    wrk && config.amount === undefined
+      ? `load generator: wrk (${wrk}), ${Math.min(2, config.connections)} threads`
+      : 'load generator: autocannon (in Node)',
+  );
   if (config.databaseUrl && config.backends.includes('postgres')) {
     const version = await postgresVersion(config.databaseUrl);
     if (version) notes.push(version);
@@ -522,7 +534,7 @@ export async function runTransferBench(values: BenchValues): Promise<number> {
   const rows: Row[] = [];
   const serverNotes: string[] = [];
   for (const backend of config.backends) {
-    await benchBackend(backend, config, pgbench, rows, serverNotes);
+    await benchBackend(backend, config, pgbench, wrk, rows, serverNotes);
   }
   const order = (r: Row) =>
     config.backends.indexOf(r.backend) * 10 + config.scenarios.indexOf(r.scenario) * 2 + (r.isApi ? 0 : 1);
