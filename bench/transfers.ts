@@ -24,7 +24,7 @@ import { openPgliteStore } from '../src/store/pglite.ts';
 import { createSchema, dropSchema, openPostgresStore } from '../src/store/postgres.ts';
 import type { Store } from '../src/store/store.ts';
 import { ownCpuMs, processCpuMs, withCpu } from './cpu.ts';
-import { createWallets, driveTransfers, type LoadOptions } from './httpLoad.ts';
+import { createWallets, driveTransfers, fundWallet, type LoadOptions } from './httpLoad.ts';
 import { minimalLedgerSchema, minimalLedgerScript } from './minimalLedger.ts';
 import {
   type Backend,
@@ -45,6 +45,7 @@ import { checkLedger, openServerStore } from './serverLedger.ts';
 import { type Budget, findPgbench, type RunIdentity, runPgbench, runStoreLoop } from './sqlCeiling.ts';
 import { failureText, type RunResult } from './stats.ts';
 import { seedWalletStatements, type TransferShape } from './transferSql.ts';
+import { fundWorkingSet, seedWorkingSet } from './workingSet.ts';
 import { driveTransfersWrk, findWrk, WRK_INSTALL_HINT } from './wrkLoad.ts';
 
 export const TRANSFER_USAGE = `Transfers (POST /v1/transfers against the database's own ceiling):
@@ -53,7 +54,10 @@ export const TRANSFER_USAGE = `Transfers (POST /v1/transfers against the databas
   --warmup S           unmeasured run before the first round (BENCH_WARMUP_S, default 2)
   --rounds N           repeat everything N times, show the median run (BENCH_ROUNDS, default 3)
   --connections N      HTTP connections and SQL clients (BENCH_CONNECTIONS, default 16)
-  --wallets N          source wallets, as many again are destinations (BENCH_WALLETS, default 64)
+  --wallets N          source wallets, as many again are destinations (BENCH_WALLETS; default 10000 on
+                       PostgreSQL, seeded with SQL; 64 on PGlite, created through the API)
+  --customers N        customers the PostgreSQL wallets are spread over (BENCH_CUSTOMERS, default wallets / 2)
+  --business           one verified business customer owns every wallet (BENCH_BUSINESS=1)
   --amount N           transfers per run instead of a duration (BENCH_AMOUNT)
   --backends LIST      pglite,postgres (BENCH_BACKENDS)
   --scenarios LIST     distinct,hot (BENCH_SCENARIOS)
@@ -86,6 +90,8 @@ export const TRANSFER_OPTIONS = {
   'no-idempotency': { type: 'boolean' },
   paced: { type: 'boolean' },
   'no-ceilings': { type: 'boolean' },
+  customers: { type: 'string' },
+  business: { type: 'boolean' },
 } as const;
 
 type Scenario = 'distinct' | 'hot';
@@ -99,10 +105,13 @@ const DURATION_S_DEFAULT = 5;
 const WARMUP_S_DEFAULT = 2;
 const ROUNDS_DEFAULT = 3;
 const CONNECTIONS_DEFAULT = 16;
-const SOURCES_DEFAULT = 64;
+/** PostgreSQL: the working set of a platform (issue: thousands of wallets, mostly cold), seeded with SQL. */
+const SOURCES_DEFAULT_POSTGRES = 10_000;
+/** PGlite: wallets are created through the API, three requests each, on one embedded session. */
+const SOURCES_DEFAULT_PGLITE = 64;
 const DURATION_S_MAX = 600;
 const CONNECTIONS_MAX = 256;
-const SOURCES_MAX = 10_000;
+const SOURCES_MAX = 100_000;
 /** Round letters go into ids (a..i). */
 const ROUNDS_MAX = 9;
 /** Each source wallet is funded with this much: far more than any bounded run moves at 1.00 a transfer. */
@@ -113,7 +122,12 @@ interface Config {
   durationS: number;
   warmupS: number;
   connections: number;
+  /** Source wallets; per backend when not given (see sourcesOf). */
   sources: number;
+  sourcesGiven: boolean;
+  /** Customers the seeded (PostgreSQL) wallets are spread over; undefined: half the sources. */
+  customers: number | undefined;
+  business: boolean;
   amount: number | undefined;
   timeMaxS: number;
   backends: Backend[];
@@ -176,8 +190,14 @@ function readConfig(values: BenchValues): Config {
     // Each client of the raw-SQL run owns at least one source wallet.
     sources: Math.max(
       connections,
-      wholeNumber('wallets', text('wallets') ?? env.BENCH_WALLETS, SOURCES_DEFAULT, 1, SOURCES_MAX),
+      wholeNumber('wallets', text('wallets') ?? env.BENCH_WALLETS, SOURCES_DEFAULT_POSTGRES, 1, SOURCES_MAX),
     ),
+    sourcesGiven: (text('wallets') ?? env.BENCH_WALLETS) !== undefined,
+    customers: (() => {
+      const given = text('customers') ?? env.BENCH_CUSTOMERS;
+      return given === undefined ? undefined : wholeNumber('customers', given, 1, 1, SOURCES_MAX);
+    })(),
+    business: values.business === true || env.BENCH_BUSINESS === '1',
     amount,
     timeMaxS: wholeNumber('BENCH_TIME_MAX_S', env.BENCH_TIME_MAX_S, Math.max(60, 4 * durationS), 1, 3600),
     backends,
@@ -229,6 +249,40 @@ async function prepareCeilingDatabase(store: Store, config: Config): Promise<Omi
   return { organizationId: key.organization_id, keyHash: key.key_hash };
 }
 
+/** PGlite keeps its smaller default: its wallets are made through the API on one embedded session. */
+function backendConfig(config: Config, backend: Backend): Config {
+  if (backend === 'postgres' || config.sourcesGiven) return config;
+  return { ...config, sources: Math.max(config.connections, SOURCES_DEFAULT_PGLITE) };
+}
+
+/** The working set in the server's schema (bench/workingSet.ts): SQL rows, source 0 funded through the API. */
+async function seedServerWallets(
+  api: { origin: string; apiKey: string },
+  databaseUrl: string,
+  schema: string,
+  config: Config,
+): Promise<string[]> {
+  const store = await openPostgresStore({ connectionString: databaseUrl, schema, poolConnectionsMax: 2 });
+  try {
+    const [key] = await store.query<{ organization_id: string }>(
+      'SELECT organization_id FROM api_keys ORDER BY created_at LIMIT 1',
+    );
+    if (!key) throw new Error('the server created no API key');
+    const customers = config.business ? 1 : (config.customers ?? Math.max(1, Math.floor(config.sources / 2)));
+    const set = { sources: config.sources, customers, business: config.business, tag: 'bench' };
+    const started = performance.now();
+    const wallets = await seedWorkingSet(store, key.organization_id, set);
+    await fundWallet(api, wallets[0] as string, FUNDS_TEXT);
+    await fundWorkingSet(store, key.organization_id, set, FUNDS_MINOR);
+    log(
+      `postgres: seeded ${2 * config.sources} wallets of ${config.business ? 'one business customer' : `${customers} customers`} in ${fixed((performance.now() - started) / 1000, 1)} s`,
+    );
+    return wallets;
+  } finally {
+    await store.close();
+  }
+}
+
 type Driver = [name: string, run: (tag: string, budget: Budget) => Promise<RunResult>];
 
 /** The run with the median transfers/s (the lower one of the middle two), with the spread of all rounds. */
@@ -247,12 +301,13 @@ function medianRow(samples: Row[]): Row {
  */
 async function benchBackend(
   backend: Backend,
-  config: Config,
+  given: Config,
   pgbench: string | undefined,
   wrk: string | undefined,
   rows: Row[],
   serverNotes: string[],
 ): Promise<void> {
+  const config = backendConfig(given, backend);
   const work = mkdtempSync(path.join(os.tmpdir(), 'mkoba-bench-'));
   const dataDir = path.join(work, 'data');
   const suffix = randomBytes(5).toString('hex');
@@ -301,8 +356,10 @@ async function benchBackend(
     let rss: { stop(): RssSummary | undefined } | undefined;
     try {
       const api = { origin: server.origin, apiKey: server.apiKey };
-      log(`${backend}: creating ${2 * config.sources} wallets and funding ${config.sources} through the API`);
-      const wallets = await createWallets(api, config.sources, FUNDS_TEXT);
+      const wallets =
+        databaseUrl && apiSchema
+          ? await seedServerWallets(api, databaseUrl, apiSchema, config)
+          : await createWallets(api, config.sources, FUNDS_TEXT);
       rss = sampleRss(server.pid);
       // wrk when installed (a C generator: little CPU taken from the server); autocannon otherwise, and for --amount.
       const drive = (options: LoadOptions) =>

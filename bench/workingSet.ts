@@ -1,0 +1,125 @@
+/**
+ * The transfer case's working set on PostgreSQL, seeded in bulk with SQL into the server's own schema:
+ * thousands of customers and wallets through the API would take minutes of set-up (three requests a
+ * source wallet), and the point is the size of the set, not its creation. The rows are the ones the API's
+ * create routes write (`insertCustomer`, `insertWallet`: a customer, a wallet and its ledger account); what
+ * those routes also write (a `customer.created` event and an evidence record) is left out, as nothing a
+ * transfer reads depends on it. Funding stays a real posting: one sandbox funding through the API credits
+ * source 0, and one balanced journal entry from the account it debited (the rail's settlement account)
+ * credits every other source, so `ledger verify` holds afterwards. Then ANALYZE, as a database in service
+ * would have been.
+ *
+ * Ids keep the API's layout (prefix and 26 base32 characters); source i is wallet i, its destination
+ * wallet sources + i, and both belong to customer i mod customers (or to the one business customer).
+ */
+import type { Store } from '../src/store/store.ts';
+import { TRANSFER_CURRENCY } from './transferSql.ts';
+
+const ID_SUFFIX_LENGTH = 26;
+
+export interface WorkingSet {
+  sources: number;
+  /** Customers the wallets are spread over; 1 with `business`. */
+  customers: number;
+  /** One verified business customer owns every wallet. */
+  business: boolean;
+  /** A prefix that keeps these ids apart from anything else in the schema (lowercase letters). */
+  tag: string;
+}
+
+const padded = (prefix: string, tag: string, n: string) =>
+  `'${prefix}_${tag}' || lpad(${n}::text, ${ID_SUFFIX_LENGTH - tag.length}, '0')`;
+
+/** The wallet ids, in order: sources first, then their destinations. */
+export function workingSetWallets(set: WorkingSet): string[] {
+  return Array.from(
+    { length: 2 * set.sources },
+    (_, g) => `wallet_${set.tag}${String(g).padStart(ID_SUFFIX_LENGTH - set.tag.length, '0')}`,
+  );
+}
+
+/** Customers, wallets and ledger accounts; returns the wallet ids. */
+export async function seedWorkingSet(
+  store: Store,
+  organizationId: string,
+  set: WorkingSet,
+): Promise<string[]> {
+  if (!/^[a-z]{1,6}$/.test(set.tag)) throw new Error(`working set tag must be 1-6 lowercase letters`);
+  const customer = (n: string) => padded('cus', set.tag, n);
+  const wallet = (n: string) => padded('wallet', set.tag, n);
+  const customers = set.business ? 1 : set.customers;
+  await store.transaction(async (tx) => {
+    await tx.query(
+      `INSERT INTO customers (id, organization_id, type, name, kyc_status, metadata, created_at, updated_at)
+       SELECT ${customer('g')}, $1, $2, 'Bench Customer ' || g, $3, '{}'::jsonb, now(), now()
+         FROM generate_series(0, $4::int - 1) AS g`,
+      [
+        organizationId,
+        set.business ? 'business' : 'individual',
+        set.business ? 'verified' : 'unverified',
+        customers,
+      ],
+    );
+    await tx.query(
+      `INSERT INTO wallets (id, organization_id, owner_id, currency, status, metadata, created_at, updated_at)
+       SELECT ${wallet('g')}, $1, ${customer('(g % $2::int)')}, $3, 'active', '{}'::jsonb, now(), now()
+         FROM generate_series(0, 2 * $4::int - 1) AS g`,
+      [organizationId, customers, TRANSFER_CURRENCY, set.sources],
+    );
+    await tx.query(
+      `INSERT INTO ledger_accounts (id, organization_id, kind, wallet_id, currency, created_at, updated_at)
+       SELECT ${wallet('g')}, $1, 'wallet', ${wallet('g')}, $2, now(), now()
+         FROM generate_series(0, 2 * $3::int - 1) AS g`,
+      [organizationId, TRANSFER_CURRENCY, set.sources],
+    );
+  });
+  return workingSetWallets(set);
+}
+
+/**
+ * Credits sources 1.. with `fundsMinor` each from the account that source 0's (API) funding debited: one
+ * journal entry, its postings, and the account sums, in one transaction.
+ */
+export async function fundWorkingSet(
+  store: Store,
+  organizationId: string,
+  set: WorkingSet,
+  fundsMinor: bigint,
+): Promise<void> {
+  const [first] = workingSetWallets(set);
+  await store.transaction(async (tx) => {
+    const [from] = await tx.query<{ account_id: string }>(
+      `SELECT p.account_id FROM postings p
+         JOIN postings w ON w.entry_id = p.entry_id AND w.account_id = $1 AND w.side = 'credit'
+        WHERE p.side = 'debit' LIMIT 1`,
+      [first],
+    );
+    if (!from) throw new Error('source 0 was not funded through the API');
+    const entry = `je_${set.tag}${'0'.repeat(ID_SUFFIX_LENGTH - set.tag.length)}`;
+    const rest = set.sources - 1;
+    const total = fundsMinor * BigInt(rest);
+    await tx.query(
+      `INSERT INTO journal_entries (id, organization_id, transfer_id, kind, hold_entry_id, currency, created_at)
+       VALUES ($1, $2, NULL, 'direct', NULL, $3, now())`,
+      [entry, organizationId, TRANSFER_CURRENCY],
+    );
+    await tx.query(
+      `INSERT INTO postings (entry_id, line, account_id, side, phase, releases_hold, amount_minor, currency)
+       SELECT $1, 1, $2, 'debit', 'posted', false, $3::bigint, $4
+       UNION ALL
+       SELECT $1, g + 1, ${padded('wallet', set.tag, 'g')}, 'credit', 'posted', false, $5::bigint, $4
+         FROM generate_series(1, $6::int) AS g`,
+      [entry, from.account_id, total, TRANSFER_CURRENCY, fundsMinor, rest],
+    );
+    await tx.query(
+      'UPDATE ledger_accounts SET debits_posted = debits_posted + $2::bigint, updated_at = now() WHERE id = $1',
+      [from.account_id, total],
+    );
+    await tx.query(
+      `UPDATE ledger_accounts SET credits_posted = credits_posted + $1::bigint, updated_at = now()
+        WHERE id IN (SELECT ${padded('wallet', set.tag, 'g')} FROM generate_series(1, $2::int) AS g)`,
+      [fundsMinor, rest],
+    );
+  });
+  await store.exec('ANALYZE');
+}
