@@ -45,7 +45,7 @@ import { checkLedger, openServerStore } from './serverLedger.ts';
 import { type Budget, findPgbench, type RunIdentity, runPgbench, runStoreLoop } from './sqlCeiling.ts';
 import { failureText, type RunResult } from './stats.ts';
 import { seedWalletStatements, type TransferShape } from './transferSql.ts';
-import { fundWorkingSet, seedWorkingSet } from './workingSet.ts';
+import { fundWorkingSet, seedHistory, seedWorkingSet } from './workingSet.ts';
 import { driveTransfersWrk, findWrk, WRK_INSTALL_HINT } from './wrkLoad.ts';
 
 export const TRANSFER_USAGE = `Transfers (POST /v1/transfers against the database's own ceiling):
@@ -58,6 +58,8 @@ export const TRANSFER_USAGE = `Transfers (POST /v1/transfers against the databas
                        PostgreSQL, seeded with SQL; 64 on PGlite, created through the API)
   --customers N        customers the PostgreSQL wallets are spread over (BENCH_CUSTOMERS, default wallets / 2)
   --business           one verified business customer owns every wallet (BENCH_BUSINESS=1)
+  --history N          PostgreSQL: N settled transfers between the wallets already in the ledger, over the
+                       last 90 days, seeded with SQL (BENCH_HISTORY, default 0; the issue's case: 1000000)
   --amount N           transfers per run instead of a duration (BENCH_AMOUNT)
   --backends LIST      pglite,postgres (BENCH_BACKENDS)
   --scenarios LIST     distinct,hot (BENCH_SCENARIOS)
@@ -92,6 +94,7 @@ export const TRANSFER_OPTIONS = {
   'no-ceilings': { type: 'boolean' },
   customers: { type: 'string' },
   business: { type: 'boolean' },
+  history: { type: 'string' },
 } as const;
 
 type Scenario = 'distinct' | 'hot';
@@ -112,6 +115,9 @@ const SOURCES_DEFAULT_PGLITE = 64;
 const DURATION_S_MAX = 600;
 const CONNECTIONS_MAX = 256;
 const SOURCES_MAX = 100_000;
+const HISTORY_MAX = 10_000_000;
+/** A million transfers of history are a few statements of minutes each on a busy machine. */
+const SEED_STATEMENT_TIMEOUT_MS = 30 * 60_000;
 /** Round letters go into ids (a..i). */
 const ROUNDS_MAX = 9;
 /** Each source wallet is funded with this much: far more than any bounded run moves at 1.00 a transfer. */
@@ -128,6 +134,8 @@ interface Config {
   /** Customers the seeded (PostgreSQL) wallets are spread over; undefined: half the sources. */
   customers: number | undefined;
   business: boolean;
+  /** Settled transfers seeded into the ledger before the runs (PostgreSQL). */
+  history: number;
   amount: number | undefined;
   timeMaxS: number;
   backends: Backend[];
@@ -198,6 +206,7 @@ function readConfig(values: BenchValues): Config {
       return given === undefined ? undefined : wholeNumber('customers', given, 1, 1, SOURCES_MAX);
     })(),
     business: values.business === true || env.BENCH_BUSINESS === '1',
+    history: wholeNumber('history', text('history') ?? env.BENCH_HISTORY, 0, 0, HISTORY_MAX),
     amount,
     timeMaxS: wholeNumber('BENCH_TIME_MAX_S', env.BENCH_TIME_MAX_S, Math.max(60, 4 * durationS), 1, 3600),
     backends,
@@ -262,7 +271,12 @@ async function seedServerWallets(
   schema: string,
   config: Config,
 ): Promise<string[]> {
-  const store = await openPostgresStore({ connectionString: databaseUrl, schema, poolConnectionsMax: 2 });
+  const store = await openPostgresStore({
+    connectionString: databaseUrl,
+    schema,
+    poolConnectionsMax: 2,
+    statementTimeoutMs: SEED_STATEMENT_TIMEOUT_MS,
+  });
   try {
     const [key] = await store.query<{ organization_id: string }>(
       'SELECT organization_id FROM api_keys ORDER BY created_at LIMIT 1',
@@ -274,8 +288,9 @@ async function seedServerWallets(
     const wallets = await seedWorkingSet(store, key.organization_id, set);
     await fundWallet(api, wallets[0] as string, FUNDS_TEXT);
     await fundWorkingSet(store, key.organization_id, set, FUNDS_MINOR);
+    if (config.history > 0) await seedHistory(store, key.organization_id, set, config.history);
     log(
-      `postgres: seeded ${2 * config.sources} wallets of ${config.business ? 'one business customer' : `${customers} customers`} in ${fixed((performance.now() - started) / 1000, 1)} s`,
+      `postgres: seeded ${2 * config.sources} wallets of ${config.business ? 'one business customer' : `${customers} customers`}${config.history > 0 ? ` and ${config.history} transfers of history` : ''} in ${fixed((performance.now() - started) / 1000, 1)} s`,
     );
     return wallets;
   } finally {
@@ -538,7 +553,7 @@ function machineNotes(config: Config, pgbench: string | undefined): string[] {
       .loadavg()
       .map((l) => l.toFixed(2))
       .join(' ')}`,
-    `${config.connections} connections/clients, ${config.sources} source wallets (+${config.sources} destinations), ${config.amount === undefined ? `${config.durationS} s` : `${config.amount} transfers`} per run after ${config.warmupS} s warm-up, ${config.rounds} round${config.rounds > 1 ? 's (median run shown)' : ''}, Idempotency-Key ${config.idempotency ? 'on every request' : 'off'}`,
+    `${config.connections} connections/clients, ${config.sources} source wallets (+${config.sources} destinations; on PostgreSQL ${config.business ? 'all of one business customer' : `over ${config.customers ?? Math.max(1, Math.floor(config.sources / 2))} customers`}${config.history > 0 ? `, ${config.history} transfers of history` : ''}), ${config.amount === undefined ? `${config.durationS} s` : `${config.amount} transfers`} per run after ${config.warmupS} s warm-up, ${config.rounds} round${config.rounds > 1 ? 's (median run shown)' : ''}, Idempotency-Key ${config.idempotency ? 'on every request' : 'off'}`,
   ];
   if (pgbench) {
     const version = spawnSync(pgbench, ['--version'], { encoding: 'utf8' }).stdout.trim();

@@ -6,8 +6,8 @@
  * those routes also write (a `customer.created` event and an evidence record) is left out, as nothing a
  * transfer reads depends on it. Funding stays a real posting: one sandbox funding through the API credits
  * source 0, and one balanced journal entry from the account it debited (the rail's settlement account)
- * credits every other source, so `ledger verify` holds afterwards. Then ANALYZE, as a database in service
- * would have been.
+ * credits every other source, so `ledger verify` holds afterwards. Then the seeded tables are analyzed, as
+ * in a database in service.
  *
  * Ids keep the API's layout (prefix and 26 base32 characters); source i is wallet i, its destination
  * wallet sources + i, and both belong to customer i mod customers (or to the one business customer).
@@ -28,7 +28,7 @@ export interface WorkingSet {
 }
 
 const padded = (prefix: string, tag: string, n: string) =>
-  `'${prefix}_${tag}' || lpad(${n}::text, ${ID_SUFFIX_LENGTH - tag.length}, '0')`;
+  `'${prefix}_${tag}' || lpad((${n})::text, ${ID_SUFFIX_LENGTH - tag.length}, '0')`;
 
 /** The wallet ids, in order: sources first, then their destinations. */
 export function workingSetWallets(set: WorkingSet): string[] {
@@ -121,5 +121,80 @@ export async function fundWorkingSet(
       [fundsMinor, rest],
     );
   });
-  await store.exec('ANALYZE');
+  // Only the tables seeded here: an ANALYZE of the near-empty transfers or journal entries would make every
+  // connection plan its foreign-key checks on them as scans of one page, kept while the tables grow.
+  await store.exec('ANALYZE customers; ANALYZE wallets; ANALYZE ledger_accounts');
+}
+
+/** The history runs over the 90 days before the run (the AML windows reach back 30), the newest a minute old. */
+const HISTORY_SPAN_MS = 90 * 86_400_000;
+const HISTORY_END_BEFORE_MS = 60_000;
+const ID_ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
+/** Each history transfer moves 1.00, as the measured ones do. */
+const HISTORY_AMOUNT_MINOR = 100;
+
+/**
+ * `rows` settled wallet-to-wallet transfers already in the ledger, spread evenly over the last 90 days:
+ * transfer i moves from source i mod N to its destination, with its journal entry and two postings, and the
+ * account sums moved to match (so `ledger verify` holds). Ids have the API's layout (time first), so the
+ * queries that page or bound by id see them where the API's own would be. No events: nothing reads them
+ * on the way in.
+ */
+export async function seedHistory(
+  store: Store,
+  organizationId: string,
+  set: WorkingSet,
+  rows: number,
+): Promise<void> {
+  const timeChars = Array.from(
+    { length: 10 },
+    (_, i) => `substr('${ID_ALPHABET}', ((ms >> ${5 * (9 - i)}) & 31)::int + 1, 1)`,
+  ).join(' || ');
+  const endMs = Date.now() - HISTORY_END_BEFORE_MS;
+  const stepMs = Math.floor(HISTORY_SPAN_MS / Math.max(1, rows));
+  const wallet = (n: string) => padded('wallet', set.tag, n);
+  await store.transaction(async (tx) => {
+    await tx.query(`CREATE FUNCTION pg_temp.history_id(prefix text, ms bigint, seed text) RETURNS text
+      LANGUAGE sql IMMUTABLE AS $$ SELECT prefix || '_' || ${timeChars} || substr(md5(seed), 1, 16) $$`);
+    const source = `(SELECT g, ${wallet('g % $2::int')} AS src, ${wallet('$2::int + g % $2::int')} AS dst,
+        (${endMs}::bigint - ($3::int - g)::bigint * ${stepMs}) AS ms FROM generate_series(1, $3::int) AS g) AS h`;
+    await tx.query(
+      `INSERT INTO transfers (id, organization_id, direction, source_wallet_id, destination, destination_wallet_id,
+              amount_minor, currency, rail, status, ledger_state, metadata, created_at, updated_at, settled_at)
+       SELECT pg_temp.history_id('tr', h.ms, 't' || h.g), $1, 'outbound', h.src,
+              jsonb_build_object('type', 'wallet', 'wallet', h.dst), h.dst, ${HISTORY_AMOUNT_MINOR}, $4, 'internal',
+              'settled', 'posted', '{}'::jsonb, to_timestamp(h.ms / 1000.0), to_timestamp(h.ms / 1000.0),
+              to_timestamp(h.ms / 1000.0)
+         FROM ${source}`,
+      [organizationId, set.sources, rows, TRANSFER_CURRENCY],
+    );
+    await tx.query(
+      `INSERT INTO journal_entries (id, organization_id, transfer_id, kind, hold_entry_id, currency, created_at)
+       SELECT pg_temp.history_id('je', h.ms, 'e' || h.g), $1, pg_temp.history_id('tr', h.ms, 't' || h.g),
+              'direct', NULL, $4, to_timestamp(h.ms / 1000.0)
+         FROM ${source}`,
+      [organizationId, set.sources, rows, TRANSFER_CURRENCY],
+    );
+    await tx.query(
+      `INSERT INTO postings (entry_id, line, account_id, side, phase, releases_hold, amount_minor, currency)
+       SELECT pg_temp.history_id('je', h.ms, 'e' || h.g), l.line, CASE l.line WHEN 1 THEN h.src ELSE h.dst END,
+              CASE l.line WHEN 1 THEN 'debit' ELSE 'credit' END, 'posted', false, ${HISTORY_AMOUNT_MINOR}, $1
+         FROM ${source}, (VALUES (1), (2)) AS l(line)`,
+      [TRANSFER_CURRENCY, set.sources, rows],
+    );
+    await tx.query(
+      `UPDATE ledger_accounts a SET debits_posted = a.debits_posted + c.n * ${HISTORY_AMOUNT_MINOR}, updated_at = now()
+         FROM (SELECT ${wallet('g % $1::int')} AS id, count(*) AS n FROM generate_series(1, $2::int) AS g GROUP BY 1) AS c
+        WHERE a.id = c.id`,
+      [set.sources, rows],
+    );
+    await tx.query(
+      `UPDATE ledger_accounts a SET credits_posted = a.credits_posted + c.n * ${HISTORY_AMOUNT_MINOR}, updated_at = now()
+         FROM (SELECT ${wallet('$1::int + g % $1::int')} AS id, count(*) AS n FROM generate_series(1, $2::int) AS g
+                GROUP BY 1) AS c
+        WHERE a.id = c.id`,
+      [set.sources, rows],
+    );
+  });
+  await store.exec('ANALYZE transfers; ANALYZE journal_entries; ANALYZE postings');
 }
