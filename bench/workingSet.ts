@@ -2,9 +2,9 @@
  * The transfer case's working set on PostgreSQL, seeded in bulk with SQL into the server's own schema:
  * thousands of customers and wallets through the API would take minutes of set-up (three requests a
  * source wallet), and the point is the size of the set, not its creation. The rows are the ones the API's
- * create routes write (`insertCustomer`, `insertWallet`: a customer, a wallet and its ledger account); what
- * those routes also write (a `customer.created` event and an evidence record) is left out, as nothing a
- * transfer reads depends on it. Funding stays a real posting: one sandbox funding through the API credits
+ * create routes write (`insertCustomer`, `insertWallet`: a customer, a wallet and its ledger account, and the
+ * wallet's account details where the organization issues them; the routes write no event or evidence
+ * record for a creation either). Funding stays a real posting: one sandbox funding through the API credits
  * source 0, and one balanced journal entry from the account it debited (the rail's settlement account)
  * credits every other source, so `ledger verify` holds afterwards. Then the seeded tables are analyzed, as
  * in a database in service.
@@ -72,6 +72,21 @@ export async function seedWorkingSet(
          FROM generate_series(0, 2 * $3::int - 1) AS g`,
       [organizationId, TRANSFER_CURRENCY, set.sources],
     );
+    // Where the organization issues account details (the sandbox's does), each wallet gets its number under
+    // the organization's bank as the create route's hook gives it: 12 digits ending in an ISO 7064 MOD 11-2
+    // check digit (a base whose check would be 'X' is skipped, so more bases are tried than wallets).
+    await tx.query(
+      `INSERT INTO wallet_account_details (wallet_id, organization_id, account_number, bank_code, bank_name, created_at)
+       SELECT ${wallet('n.k - 1')}, $1, n.account_number, s.bank_code, s.bank_name, now()
+         FROM digital_account_settings s,
+              (SELECT row_number() OVER (ORDER BY g) AS k, c.account_number
+                 FROM generate_series(0, 2 * $2::int * 11 / 10 + 10) AS g,
+                      LATERAL (SELECT b.base || d AS account_number
+                                 FROM (SELECT '9' || lpad(g::text, 10, '0') AS base) AS b, generate_series(0, 9) AS d
+                                WHERE mkoba_iso7064_mod11_2_valid(b.base || d) LIMIT 1) AS c) AS n
+        WHERE s.organization_id = $1 AND n.k <= 2 * $2::int`,
+      [organizationId, set.sources],
+    );
   });
   return workingSetWallets(set);
 }
@@ -123,7 +138,9 @@ export async function fundWorkingSet(
   });
   // Only the tables seeded here: an ANALYZE of the near-empty transfers or journal entries would make every
   // connection plan its foreign-key checks on them as scans of one page, kept while the tables grow.
-  await store.exec('ANALYZE customers; ANALYZE wallets; ANALYZE ledger_accounts');
+  await store.exec(
+    'ANALYZE customers; ANALYZE wallets; ANALYZE ledger_accounts; ANALYZE wallet_account_details',
+  );
 }
 
 /** The history runs over the 90 days before the run (the AML windows reach back 30), the newest a minute old. */
