@@ -5,7 +5,7 @@
  * destination wallets as the other SQL runs (`walletsOf` in transferSql.ts), so the API's rate divided by
  * this one is what an integrator comparing ledgers would see.
  */
-import type { TransferShape } from './transferSql.ts';
+import { pgbenchWalletChoice, type TransferShape } from './transferSql.ts';
 
 /** The schema, in the search_path's schema: accounts numbered as the benchmark's wallets. */
 export function minimalLedgerSchema(sources: number, fundsMinor: bigint): string[] {
@@ -24,21 +24,11 @@ export function minimalLedgerSchema(sources: number, fundsMinor: bigint): string
   ];
 }
 
-/** The pgbench script: the wallet choice of `pgbenchScript`, then one transaction of four statements. */
+/** The pgbench script: the wallet choice of the other SQL runs, then one transaction of four statements. */
 export function minimalLedgerScript(shape: TransferShape): string {
-  const perClient = Math.floor(shape.sources / shape.clients);
-  const choose = shape.hot
-    ? [
-        '\\set src 0',
-        `\\set dst ${shape.sources} + ((:seq * ${shape.clients} + :client_id) % ${shape.sources})`,
-      ]
-    : [
-        `\\set src :client_id + ${shape.clients} * (:seq % ${perClient})`,
-        `\\set dst ${shape.sources} + :src`,
-      ];
   return [
     '\\set seq :seq + 1',
-    ...choose,
+    ...pgbenchWalletChoice(shape),
     'BEGIN;',
     'INSERT INTO ml_transfers (source_id, destination_id, amount) VALUES (:src, :dst, :amt) RETURNING id AS tid \\gset',
     'INSERT INTO ml_entries (transfer_id, account_id, amount) VALUES (:tid, :src, -(:amt::bigint)), (:tid, :dst, :amt);',
