@@ -590,7 +590,9 @@ export async function runTransferBench(values: BenchValues): Promise<number> {
     log('pgbench not found (install postgresql-client, or set BENCH_PGBENCH): node-postgres loop only');
   }
   const wrk = findWrk();
-  if (!wrk) log(`wrk not found: the API is driven by autocannon, which takes more CPU (${WRK_INSTALL_HINT})`);
+  if (!wrk && process.env.BENCH_WRK !== '0') {
+    log(`wrk not found: the API is driven by autocannon, which takes more CPU (${WRK_INSTALL_HINT})`);
+  }
   const notes = machineNotes(config, pgbench);
   notes.push(
     wrk && config.amount === undefined
