@@ -73,10 +73,13 @@ export async function createWallets(api: Api, sources: number, fundsText: string
     });
     return String(wallet.id);
   });
-  await inParallel(wallets.slice(0, sources), SETUP_CONCURRENCY, (id) =>
-    call(api, 'POST', `/v1/sandbox/wallets/${id}/fund`, { amount: fundsText }),
-  );
+  await inParallel(wallets.slice(0, sources), SETUP_CONCURRENCY, (id) => fundWallet(api, id, fundsText));
   return wallets;
+}
+
+/** The sandbox's fund route for one wallet (a real posting). */
+export async function fundWallet(api: Api, walletId: string, fundsText: string): Promise<void> {
+  await call(api, 'POST', `/v1/sandbox/wallets/${walletId}/fund`, { amount: fundsText });
 }
 
 export interface LoadOptions {

@@ -34,7 +34,7 @@ export interface RunIdentity {
   tag: string;
 }
 
-const PGBENCH_EXIT_GRACE_MS = 15_000;
+const EXIT_GRACE_MS = 15_000;
 const PGBENCH_THREADS_MAX = 2;
 
 /** pgbench from PATH or the Debian PostgreSQL packages; BENCH_PGBENCH overrides. */
@@ -54,7 +54,7 @@ export function findPgbench(): string | undefined {
 }
 
 /**
- * Runs the script with pgbench against `connectionString` (its `options` go to PGOPTIONS, which is how the
+ * Runs the script (the project's per-transfer SQL unless another is given) with pgbench against `connectionString` (its `options` go to PGOPTIONS, which is how the
  * schema is chosen) and reads per-transaction latencies from pgbench's transaction log.
  */
 export async function runPgbench(
@@ -63,11 +63,12 @@ export async function runPgbench(
   shape: TransferShape,
   identity: RunIdentity,
   budget: Budget,
+  script: string = pgbenchScript(shape),
 ): Promise<RunResult> {
   const work = mkdtempSync(path.join(tmpdir(), 'mkoba-pgbench-'));
   try {
     const scriptFile = path.join(work, 'transfer.sql');
-    writeFileSync(scriptFile, pgbenchScript(shape));
+    writeFileSync(scriptFile, script);
     const url = new URL(connectionString);
     const pgOptions = url.searchParams.get('options') ?? undefined;
     url.searchParams.delete('options');
@@ -131,7 +132,8 @@ export async function runPgbench(
   }
 }
 
-function runBounded(
+/** A child process with its output kept, ended (SIGTERM, then SIGKILL) if it runs past `timeoutMs`. */
+export function runBounded(
   command: string,
   args: string[],
   env: NodeJS.ProcessEnv,
@@ -148,7 +150,7 @@ function runBounded(
       stderr += chunk.toString('utf8');
     });
     const term = setTimeout(() => child.kill('SIGTERM'), timeoutMs);
-    const kill = setTimeout(() => child.kill('SIGKILL'), timeoutMs + PGBENCH_EXIT_GRACE_MS);
+    const kill = setTimeout(() => child.kill('SIGKILL'), timeoutMs + EXIT_GRACE_MS);
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(term);

@@ -131,11 +131,10 @@ export function transferStatements(shape: TransferShape): TransferStatements {
   };
 }
 
-/** The pgbench script: per-client sequence and wallet choice as `\set`, then the statements. */
-export function pgbenchScript(shape: TransferShape): string {
+/** pgbench's `\set` lines that pick `src` and `dst` from `:seq` and `:client_id` as `walletsOf` does. */
+export function pgbenchWalletChoice(shape: TransferShape): string[] {
   const perClient = Math.floor(shape.sources / shape.clients);
-  const { reads, transaction } = transferStatements(shape);
-  const choose = shape.hot
+  return shape.hot
     ? [
         '\\set src 0',
         `\\set dst ${shape.sources} + ((:seq * ${shape.clients} + :client_id) % ${shape.sources})`,
@@ -144,6 +143,12 @@ export function pgbenchScript(shape: TransferShape): string {
         `\\set src :client_id + ${shape.clients} * (:seq % ${perClient})`,
         `\\set dst ${shape.sources} + :src`,
       ];
+}
+
+/** The pgbench script: per-client sequence and wallet choice as `\set`, then the statements. */
+export function pgbenchScript(shape: TransferShape): string {
+  const { reads, transaction } = transferStatements(shape);
+  const choose = pgbenchWalletChoice(shape);
   return [
     '\\set seq :seq + 1',
     `\\set n :client_id * ${CLIENT_SEQUENCE_SPAN} + :seq`,

@@ -1,3 +1,4 @@
+// Past 400 lines: the case's options, set-up, drivers and table are one sequence, read top to bottom.
 /**
  * The transfer case of `npm run bench` (bench/main.ts): transfers per second through `POST /v1/transfers`
  * against the database's own ceiling.
@@ -24,7 +25,8 @@ import { openPgliteStore } from '../src/store/pglite.ts';
 import { createSchema, dropSchema, openPostgresStore } from '../src/store/postgres.ts';
 import type { Store } from '../src/store/store.ts';
 import { ownCpuMs, processCpuMs, withCpu } from './cpu.ts';
-import { createWallets, driveTransfers } from './httpLoad.ts';
+import { createWallets, driveTransfers, fundWallet, type LoadOptions } from './httpLoad.ts';
+import { minimalLedgerSchema, minimalLedgerScript } from './minimalLedger.ts';
 import {
   type Backend,
   type BenchValues,
@@ -44,6 +46,8 @@ import { checkLedger, openServerStore } from './serverLedger.ts';
 import { type Budget, findPgbench, type RunIdentity, runPgbench, runStoreLoop } from './sqlCeiling.ts';
 import { failureText, type RunResult } from './stats.ts';
 import { seedWalletStatements, type TransferShape } from './transferSql.ts';
+import { fundWorkingSet, seedHistory, seedWorkingSet } from './workingSet.ts';
+import { driveTransfersWrk, findWrk, WRK_INSTALL_HINT } from './wrkLoad.ts';
 
 export const TRANSFER_USAGE = `Transfers (POST /v1/transfers against the database's own ceiling):
 
@@ -51,7 +55,12 @@ export const TRANSFER_USAGE = `Transfers (POST /v1/transfers against the databas
   --warmup S           unmeasured run before the first round (BENCH_WARMUP_S, default 2)
   --rounds N           repeat everything N times, show the median run (BENCH_ROUNDS, default 3)
   --connections N      HTTP connections and SQL clients (BENCH_CONNECTIONS, default 16)
-  --wallets N          source wallets, as many again are destinations (BENCH_WALLETS, default 64)
+  --wallets N          source wallets, as many again are destinations (BENCH_WALLETS; default 10000 on
+                       PostgreSQL, seeded with SQL; 64 on PGlite, created through the API)
+  --customers N        customers the PostgreSQL wallets are spread over (BENCH_CUSTOMERS, default wallets / 2)
+  --business           one verified business customer owns every wallet (BENCH_BUSINESS=1)
+  --history N          PostgreSQL: N settled transfers between the wallets already in the ledger, over the
+                       last 90 days, seeded with SQL (BENCH_HISTORY, default 0; the issue's case: 1000000)
   --amount N           transfers per run instead of a duration (BENCH_AMOUNT)
   --backends LIST      pglite,postgres (BENCH_BACKENDS)
   --scenarios LIST     distinct,hot (BENCH_SCENARIOS)
@@ -64,6 +73,9 @@ export const TRANSFER_USAGE = `Transfers (POST /v1/transfers against the databas
 
   The server's resident memory is sampled every second: start, peak and end are printed, and one
   sample a minute (a soak: --rounds 1 --duration 600 --scenarios distinct --no-ceilings).
+
+  The API is driven by wrk when it is installed (apt-get install -y wrk; BENCH_WRK is its path, BENCH_WRK=0
+  uses autocannon), by autocannon otherwise and for --amount.
 
   BENCH_TIME_MAX_S caps any one run (default max(60, 4 x duration)); BENCH_PGBENCH is pgbench's path.
 `;
@@ -81,6 +93,9 @@ export const TRANSFER_OPTIONS = {
   'no-idempotency': { type: 'boolean' },
   paced: { type: 'boolean' },
   'no-ceilings': { type: 'boolean' },
+  customers: { type: 'string' },
+  business: { type: 'boolean' },
+  history: { type: 'string' },
 } as const;
 
 type Scenario = 'distinct' | 'hot';
@@ -94,10 +109,16 @@ const DURATION_S_DEFAULT = 5;
 const WARMUP_S_DEFAULT = 2;
 const ROUNDS_DEFAULT = 3;
 const CONNECTIONS_DEFAULT = 16;
-const SOURCES_DEFAULT = 64;
+/** PostgreSQL: the working set of a platform (issue: thousands of wallets, mostly cold), seeded with SQL. */
+const SOURCES_DEFAULT_POSTGRES = 10_000;
+/** PGlite: wallets are created through the API, three requests each, on one embedded session. */
+const SOURCES_DEFAULT_PGLITE = 64;
 const DURATION_S_MAX = 600;
 const CONNECTIONS_MAX = 256;
-const SOURCES_MAX = 10_000;
+const SOURCES_MAX = 100_000;
+const HISTORY_MAX = 10_000_000;
+/** A million transfers of history are a few statements of minutes each on a busy machine. */
+const SEED_STATEMENT_TIMEOUT_MS = 30 * 60_000;
 /** Round letters go into ids (a..i). */
 const ROUNDS_MAX = 9;
 /** Each source wallet is funded with this much: far more than any bounded run moves at 1.00 a transfer. */
@@ -108,7 +129,14 @@ interface Config {
   durationS: number;
   warmupS: number;
   connections: number;
+  /** Source wallets; per backend when not given (see sourcesOf). */
   sources: number;
+  sourcesGiven: boolean;
+  /** Customers the seeded (PostgreSQL) wallets are spread over; undefined: half the sources. */
+  customers: number | undefined;
+  business: boolean;
+  /** Settled transfers seeded into the ledger before the runs (PostgreSQL). */
+  history: number;
   amount: number | undefined;
   timeMaxS: number;
   backends: Backend[];
@@ -171,8 +199,15 @@ function readConfig(values: BenchValues): Config {
     // Each client of the raw-SQL run owns at least one source wallet.
     sources: Math.max(
       connections,
-      wholeNumber('wallets', text('wallets') ?? env.BENCH_WALLETS, SOURCES_DEFAULT, 1, SOURCES_MAX),
+      wholeNumber('wallets', text('wallets') ?? env.BENCH_WALLETS, SOURCES_DEFAULT_POSTGRES, 1, SOURCES_MAX),
     ),
+    sourcesGiven: (text('wallets') ?? env.BENCH_WALLETS) !== undefined,
+    customers: (() => {
+      const given = text('customers') ?? env.BENCH_CUSTOMERS;
+      return given === undefined ? undefined : wholeNumber('customers', given, 1, 1, SOURCES_MAX);
+    })(),
+    business: values.business === true || env.BENCH_BUSINESS === '1',
+    history: wholeNumber('history', text('history') ?? env.BENCH_HISTORY, 0, 0, HISTORY_MAX),
     amount,
     timeMaxS: wholeNumber('BENCH_TIME_MAX_S', env.BENCH_TIME_MAX_S, Math.max(60, 4 * durationS), 1, 3600),
     backends,
@@ -224,6 +259,46 @@ async function prepareCeilingDatabase(store: Store, config: Config): Promise<Omi
   return { organizationId: key.organization_id, keyHash: key.key_hash };
 }
 
+/** PGlite keeps its smaller default: its wallets are made through the API on one embedded session. */
+function backendConfig(config: Config, backend: Backend): Config {
+  if (backend === 'postgres' || config.sourcesGiven) return config;
+  return { ...config, sources: Math.max(config.connections, SOURCES_DEFAULT_PGLITE) };
+}
+
+/** The working set in the server's schema (bench/workingSet.ts): SQL rows, source 0 funded through the API. */
+async function seedServerWallets(
+  api: { origin: string; apiKey: string },
+  databaseUrl: string,
+  schema: string,
+  config: Config,
+): Promise<string[]> {
+  const store = await openPostgresStore({
+    connectionString: databaseUrl,
+    schema,
+    poolConnectionsMax: 2,
+    statementTimeoutMs: SEED_STATEMENT_TIMEOUT_MS,
+  });
+  try {
+    const [key] = await store.query<{ organization_id: string }>(
+      'SELECT organization_id FROM api_keys ORDER BY created_at LIMIT 1',
+    );
+    if (!key) throw new Error('the server created no API key');
+    const customers = config.business ? 1 : (config.customers ?? Math.max(1, Math.floor(config.sources / 2)));
+    const set = { sources: config.sources, customers, business: config.business, tag: 'bench' };
+    const started = performance.now();
+    const wallets = await seedWorkingSet(store, key.organization_id, set);
+    await fundWallet(api, wallets[0] as string, FUNDS_TEXT);
+    await fundWorkingSet(store, key.organization_id, set, FUNDS_MINOR);
+    if (config.history > 0) await seedHistory(store, key.organization_id, set, config.history);
+    log(
+      `postgres: seeded ${2 * config.sources} wallets of ${config.business ? 'one business customer' : `${customers} customers`}${config.history > 0 ? ` and ${config.history} transfers of history` : ''} in ${fixed((performance.now() - started) / 1000, 1)} s`,
+    );
+    return wallets;
+  } finally {
+    await store.close();
+  }
+}
+
 type Driver = [name: string, run: (tag: string, budget: Budget) => Promise<RunResult>];
 
 /** The run with the median transfers/s (the lower one of the middle two), with the spread of all rounds. */
@@ -242,17 +317,20 @@ function medianRow(samples: Row[]): Row {
  */
 async function benchBackend(
   backend: Backend,
-  config: Config,
+  given: Config,
   pgbench: string | undefined,
+  wrk: string | undefined,
   rows: Row[],
   serverNotes: string[],
 ): Promise<void> {
+  const config = backendConfig(given, backend);
   const work = mkdtempSync(path.join(os.tmpdir(), 'mkoba-bench-'));
   const dataDir = path.join(work, 'data');
   const suffix = randomBytes(5).toString('hex');
   const databaseUrl = backend === 'postgres' ? config.databaseUrl : undefined;
   const apiSchema = databaseUrl ? `bench_${suffix}_api` : undefined;
   const sqlSchema = databaseUrl ? `bench_${suffix}_sql` : undefined;
+  const minimalSchema = databaseUrl ? `bench_${suffix}_min` : undefined;
   const measured: Budget = { durationS: config.durationS, amount: config.amount, timeMaxS: config.timeMaxS };
   const warmup: Budget = { durationS: config.warmupS, amount: undefined, timeMaxS: config.timeMaxS };
   const windows = new Map<RunResult, [Date, Date]>();
@@ -261,9 +339,20 @@ async function benchBackend(
   const paced: Row[] = [];
   let sqlStore: Store | undefined;
   try {
-    if (databaseUrl && apiSchema && sqlSchema) {
+    if (databaseUrl && apiSchema && sqlSchema && minimalSchema) {
       await createSchema(databaseUrl, apiSchema);
       await createSchema(databaseUrl, sqlSchema);
+      await createSchema(databaseUrl, minimalSchema);
+      const minimalStore = await openPostgresStore({
+        connectionString: databaseUrl,
+        schema: minimalSchema,
+        poolConnectionsMax: 1,
+      });
+      try {
+        for (const sql of minimalLedgerSchema(config.sources, FUNDS_MINOR)) await minimalStore.query(sql);
+      } finally {
+        await minimalStore.close();
+      }
       // Set-up only: the loop opens a pool of its own per run and closes it, so that its idle connections do
       // not count against max_connections while pgbench runs (64 clients each would pass 100).
       sqlStore = await openPostgresStore({
@@ -283,9 +372,16 @@ async function benchBackend(
     let rss: { stop(): RssSummary | undefined } | undefined;
     try {
       const api = { origin: server.origin, apiKey: server.apiKey };
-      log(`${backend}: creating ${2 * config.sources} wallets and funding ${config.sources} through the API`);
-      const wallets = await createWallets(api, config.sources, FUNDS_TEXT);
+      const wallets =
+        databaseUrl && apiSchema
+          ? await seedServerWallets(api, databaseUrl, apiSchema, config)
+          : await createWallets(api, config.sources, FUNDS_TEXT);
       rss = sampleRss(server.pid);
+      // wrk when installed (a C generator: little CPU taken from the server); autocannon otherwise, and for --amount.
+      const drive = (options: LoadOptions) =>
+        wrk && options.amount === undefined
+          ? driveTransfersWrk(wrk, api, wallets, options)
+          : driveTransfers(api, wallets, options);
       for (let round = 0; round < config.rounds; round++) {
         if (config.rounds > 1) log(`${backend}: round ${round + 1} of ${config.rounds}`);
         const warm = round === 0 && config.warmupS > 0;
@@ -293,17 +389,12 @@ async function benchBackend(
           const hot = scenario === 'hot';
           const idempotency = config.idempotency;
           const load = { connections: config.connections, timeMaxS: config.timeMaxS, hot, idempotency };
-          if (warm) await driveTransfers(api, wallets, { ...load, ...warmup, tag: `${scenario}-warmup` });
+          if (warm) await drive({ ...load, ...warmup, tag: `${scenario}-warmup` });
           const from = new Date();
           const result = await withCpu(
             () => processCpuMs(server.pid),
             measurePostgres,
-            () =>
-              driveTransfers(api, wallets, {
-                ...load,
-                ...measured,
-                tag: `${scenario}-${round}`,
-              }),
+            () => drive({ ...load, ...measured, tag: `${scenario}-${round}` }),
           );
           windows.set(result, [from, new Date()]);
           const driver = 'API: POST /v1/transfers';
@@ -317,17 +408,24 @@ async function benchBackend(
             idempotency,
           };
           const drivers: Driver[] = [];
-          if (databaseUrl && sqlSchema && pgbench) {
-            const connectionString = withSearchPath(databaseUrl, sqlSchema);
-            drivers.push([
-              'SQL ceiling: pgbench',
-              (tag, budget) =>
-                withCpu(
-                  () => undefined,
-                  true,
-                  () => runPgbench(pgbench, connectionString, shape, { ...identity, tag }, budget),
-                ),
-            ]);
+          if (databaseUrl && minimalSchema && sqlSchema && pgbench) {
+            // pgbench is the client: only PostgreSQL's CPU is counted.
+            const viaPgbench = (schema: string, script?: string) => (tag: string, budget: Budget) =>
+              withCpu(
+                () => undefined,
+                true,
+                () =>
+                  runPgbench(
+                    pgbench,
+                    withSearchPath(databaseUrl, schema),
+                    shape,
+                    { ...identity, tag },
+                    budget,
+                    script,
+                  ),
+              );
+            drivers.push(['minimal ledger: pgbench', viaPgbench(minimalSchema, minimalLedgerScript(shape))]);
+            drivers.push(['SQL ceiling: pgbench', viaPgbench(sqlSchema)]);
           }
           const sharedStore = sqlStore;
           const loopSchema = sqlSchema;
@@ -427,9 +525,10 @@ async function benchBackend(
     rows.push(...paced);
   } finally {
     await sqlStore?.close();
-    if (databaseUrl && apiSchema && sqlSchema) {
+    if (databaseUrl && apiSchema && sqlSchema && minimalSchema) {
       await dropSchema(databaseUrl, apiSchema);
       await dropSchema(databaseUrl, sqlSchema);
+      await dropSchema(databaseUrl, minimalSchema);
     }
     rmSync(work, { recursive: true, force: true });
   }
@@ -442,7 +541,7 @@ function machineNotes(config: Config, pgbench: string | undefined): string[] {
       .loadavg()
       .map((l) => l.toFixed(2))
       .join(' ')}`,
-    `${config.connections} connections/clients, ${config.sources} source wallets (+${config.sources} destinations), ${config.amount === undefined ? `${config.durationS} s` : `${config.amount} transfers`} per run after ${config.warmupS} s warm-up, ${config.rounds} round${config.rounds > 1 ? 's (median run shown)' : ''}, Idempotency-Key ${config.idempotency ? 'on every request' : 'off'}`,
+    `${config.connections} connections/clients, ${config.sources} source wallets (+${config.sources} destinations; on PostgreSQL ${config.business ? 'all of one business customer' : `over ${config.customers ?? Math.max(1, Math.floor(config.sources / 2))} customers`}${config.history > 0 ? `, ${config.history} transfers of history` : ''}), ${config.amount === undefined ? `${config.durationS} s` : `${config.amount} transfers`} per run after ${config.warmupS} s warm-up, ${config.rounds} round${config.rounds > 1 ? 's (median run shown)' : ''}, Idempotency-Key ${config.idempotency ? 'on every request' : 'off'}`,
   ];
   if (pgbench) {
     const version = spawnSync(pgbench, ['--version'], { encoding: 'utf8' }).stdout.trim();
@@ -478,7 +577,16 @@ export async function runTransferBench(values: BenchValues): Promise<number> {
   if (config.backends.includes('postgres') && !pgbench) {
     log('pgbench not found (install postgresql-client, or set BENCH_PGBENCH): node-postgres loop only');
   }
+  const wrk = findWrk();
+  if (!wrk && process.env.BENCH_WRK !== '0') {
+    log(`wrk not found: the API is driven by autocannon, which takes more CPU (${WRK_INSTALL_HINT})`);
+  }
   const notes = machineNotes(config, pgbench);
+  notes.push(
+    wrk && config.amount === undefined
+      ? `load generator: wrk (${wrk}), ${Math.min(2, config.connections)} threads`
+      : 'load generator: autocannon (in Node)',
+  );
   if (config.databaseUrl && config.backends.includes('postgres')) {
     const version = await postgresVersion(config.databaseUrl);
     if (version) notes.push(version);
@@ -488,7 +596,7 @@ export async function runTransferBench(values: BenchValues): Promise<number> {
   const rows: Row[] = [];
   const serverNotes: string[] = [];
   for (const backend of config.backends) {
-    await benchBackend(backend, config, pgbench, rows, serverNotes);
+    await benchBackend(backend, config, pgbench, wrk, rows, serverNotes);
   }
   const order = (r: Row) =>
     config.backends.indexOf(r.backend) * 10 + config.scenarios.indexOf(r.scenario) * 2 + (r.isApi ? 0 : 1);
