@@ -18,6 +18,7 @@ import { walletAccountNumberRoutes } from './routes/walletAccountNumbers.ts';
 
 export { CUSTODY_DEPOSIT_POLL_INTERVAL_MS, runCustodyDepositPollOnce } from './custodyWorkers.ts';
 export { PARTNER_RAIL_FACTORIES } from './partners/factories.ts';
+export { fireblocksRequest } from './partners/fireblocks/connection.ts';
 export {
   railPartnerConfigsNotWrappedBy,
   railPartnerCredentialKeyIds,
@@ -35,7 +36,12 @@ export {
   type RailPartnerHealth,
   railPartnerHealth,
 } from './useCases/health.ts';
-export { configureRailPartner, ensureSimulatedRailPartner, updateRailPartner } from './useCases/partners.ts';
+export {
+  callbackBaseUrl,
+  configureRailPartner,
+  ensureSimulatedRailPartner,
+  updateRailPartner,
+} from './useCases/partners.ts';
 export { REVERSAL_REASON_MAX_CHARS, requestReversal } from './useCases/reversals.ts';
 export {
   RAIL_CALLBACK_SWEEP_INTERVAL_MS,
