@@ -4,6 +4,7 @@
  * active partner per rail and network; its credentials are sealed at rest and never shown again.
  */
 import { validationError } from '../../domain/errors.ts';
+import type { MobileMarket } from '../../domain/mobileMarkets.ts';
 import { checkOutboundUrl, type OutboundAddressPolicy } from '../../domain/outboundAddresses.ts';
 import type { Rail } from '../../domain/transfers.ts';
 
@@ -19,6 +20,11 @@ interface PartnerShape {
   network: string | null;
   /** Other rails whose payouts the same configuration carries (M-Pesa's paybills and tills). */
   alsoCarries: readonly Rail[];
+  /**
+   * The mobile-money markets (network in a country) it carries: what the launch gate holds an
+   * organization's named markets against (docs/GOING-LIVE.md). Empty for a partner that carries none.
+   */
+  mobileNetworks: readonly MobileMarket[];
   /** Non-secret settings, shown back to operators. */
   settings: readonly string[];
   /** Optional settings among them. */
@@ -35,6 +41,8 @@ export const RAIL_PARTNER_SHAPES: Record<RailPartnerName, PartnerShape> = {
     network: 'mpesa',
     // Paybills and tills are M-Pesa accounts too: paid by B2B from the same shortcode and credentials.
     alsoCarries: ['paybill', 'till'],
+    // Daraja is Safaricom's: Kenya's M-Pesa only (Tanzania's is Vodacom's, another API).
+    mobileNetworks: ['mpesa:KE'],
     settings: [
       'base_url',
       'short_code',
@@ -61,6 +69,8 @@ export const RAIL_PARTNER_SHAPES: Record<RailPartnerName, PartnerShape> = {
     rail: 'mobile_money',
     network: 'mtn',
     alsoCarries: [],
+    // The MTN markets on the MoMo Open API among those Mkoba pays (docs/rails/mtn-momo.md: each contracts apart).
+    mobileNetworks: ['mtn:UG', 'mtn:RW', 'mtn:GH', 'mtn:ZA'],
     settings: ['base_url', 'target_environment'],
     optionalSettings: [],
     credentials: ['api_user', 'api_key', 'collection_subscription_key', 'disbursement_subscription_key'],
@@ -71,6 +81,7 @@ export const RAIL_PARTNER_SHAPES: Record<RailPartnerName, PartnerShape> = {
     rail: 'bank',
     network: null,
     alsoCarries: [],
+    mobileNetworks: [],
     settings: ['base_url'],
     optionalSettings: [],
     // The secret key signs every call; the secret hash (set on the dashboard) verifies its webhooks.
@@ -82,6 +93,7 @@ export const RAIL_PARTNER_SHAPES: Record<RailPartnerName, PartnerShape> = {
     rail: 'digital_asset',
     network: null,
     alsoCarries: [],
+    mobileNetworks: [],
     settings: ['base_url', 'source_vault_account_id', 'webhook_public_key'],
     optionalSettings: [],
     credentials: ['api_key', 'private_key'],
