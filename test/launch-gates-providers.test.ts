@@ -197,6 +197,15 @@ describe.each(BACKENDS)('the rail-provider launch gate on %s', (backend) => {
     const issued = await keysCreate(org.name);
     expect(issued.name === 'keys.create' && issued.key).toMatch(/^sk_pilot_/);
 
+    // MoMo configured for Uganda (`mtnuganda`) does not carry Ghana: MTN contracts each market apart.
+    const ghana = await api(pilot, 'PATCH', '/v1/organization', {
+      key: admin.key,
+      body: { mobile_networks: ['mpesa:KE', 'mtn:GH'] },
+    });
+    expect(ghana.statusCode, ghana.body).toBe(200);
+    expect((await refusal(org.name)).openGates).toEqual([
+      'mobile_money/rail_providers_configured (missing: mobile_money mtn:GH (mtn_momo))',
+    ]);
     // A market no partner kind carries yet is named as such; the pilot's own profile counts first.
     const airtel = await api(pilot, 'PATCH', '/v1/organization', {
       key: admin.key,

@@ -10,7 +10,12 @@
 import type { MobileMarket } from '../../domain/mobileMarkets.ts';
 import type { LaunchProduct } from '../../domain/organizationProfile.ts';
 import type { Rail } from '../../domain/transfers.ts';
-import { RAIL_PARTNER_SHAPES, RAIL_PARTNERS, type RailPartnerName } from '../railPartners/index.ts';
+import {
+  marketsCarriedBy,
+  RAIL_PARTNER_SHAPES,
+  RAIL_PARTNERS,
+  type RailPartnerName,
+} from '../railPartners/index.ts';
 
 /** The gate's name where it is reported, after `product/`. */
 export const RAIL_PROVIDERS_GATE = 'rail_providers_configured';
@@ -21,6 +26,8 @@ export interface ConfiguredProvider {
   rail: Rail;
   network: string | null;
   status: string;
+  /** Its non-secret settings (a MoMo configuration's `target_environment` names its market). */
+  settings: Readonly<Record<string, string>>;
 }
 
 /** One rail a product needs, and the partners that carry it in production. */
@@ -101,7 +108,7 @@ export function decideProviderGates(
 
 const carries = (provider: ConfiguredProvider, market: MobileMarket) =>
   provider.partner in RAIL_PARTNER_SHAPES &&
-  RAIL_PARTNER_SHAPES[provider.partner as RailPartnerName].mobileNetworks.includes(market);
+  marketsCarriedBy(provider.partner as RailPartnerName, provider.settings).includes(market);
 
 /** The partners whose kind carries a market, as the refusal names them. */
 function carriersOf(market: MobileMarket): string {

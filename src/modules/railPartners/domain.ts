@@ -102,6 +102,29 @@ export const RAIL_PARTNER_SHAPES: Record<RailPartnerName, PartnerShape> = {
 };
 
 /**
+ * The MTN market a MoMo configuration's `target_environment` names (docs/rails/mtn-momo.md): MTN contracts
+ * each country apart, so one configuration carries that market alone. `sandbox` (MTN's, or a simulator's
+ * stand-in) stands for every market the kind lists.
+ */
+const MOMO_TARGET_ENVIRONMENT_MARKETS: Readonly<Record<string, MobileMarket>> = {
+  mtnuganda: 'mtn:UG',
+  mtnrwanda: 'mtn:RW',
+  mtnghana: 'mtn:GH',
+  mtnsouthafrica: 'mtn:ZA',
+};
+
+/** The mobile-money markets one configuration carries: its kind's, narrowed by what its settings name. */
+export function marketsCarriedBy(
+  partner: RailPartnerName,
+  settings: Readonly<Record<string, string>>,
+): readonly MobileMarket[] {
+  const markets = RAIL_PARTNER_SHAPES[partner].mobileNetworks;
+  if (partner !== 'mtn_momo' || settings.target_environment === 'sandbox') return markets;
+  const market = MOMO_TARGET_ENVIRONMENT_MARKETS[settings.target_environment ?? ''];
+  return market !== undefined && markets.includes(market) ? [market] : [];
+}
+
+/**
  * The rail and network under which the configuration carrying a payout's rail and network is kept: a
  * rail another partner's shape also carries (paybill, till) is looked up under that partner's own rail
  * and network, so the organization's M-Pesa configuration carries them without a configuration of its own.

@@ -17,7 +17,7 @@ import { railCallbackSchema, railPartnerCreditUrlsSchema, railPartnerSchema } fr
 import { walletAccountNumberRoutes } from './routes/walletAccountNumbers.ts';
 
 export { CUSTODY_DEPOSIT_POLL_INTERVAL_MS, runCustodyDepositPollOnce } from './custodyWorkers.ts';
-export { RAIL_PARTNER_SHAPES, RAIL_PARTNERS, type RailPartnerName } from './domain.ts';
+export { marketsCarriedBy, RAIL_PARTNER_SHAPES, RAIL_PARTNERS, type RailPartnerName } from './domain.ts';
 export { PARTNER_RAIL_FACTORIES } from './partners/factories.ts';
 export { fireblocksRequest } from './partners/fireblocks/connection.ts';
 export {
