@@ -140,7 +140,7 @@ async function startServerWork(
   stops: Stops,
   log: (line: string) => void,
 ): Promise<void> {
-  if (config.sandboxSimulators) stops.push(await startSandboxSimulators(deps, log));
+  if (config.sandboxSimulators) stops.push((await startSandboxSimulators(deps, log)).stop);
 
   const workers = startWorkers(
     deps,

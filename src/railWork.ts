@@ -19,7 +19,9 @@ import {
   CUSTODY_DEPOSIT_POLL_INTERVAL_MS,
   CUSTODY_RESERVE_POLL_INTERVAL_MS,
   CUSTODY_SWEEP_INTERVAL_MS,
+  callbackBaseUrl,
   ensureSimulatedRailPartner,
+  fireblocksRequest,
   RAIL_CALLBACK_SWEEP_INTERVAL_MS,
   RAIL_CREDIT_VERIFICATION_WORKER_INTERVAL_MS,
   RAIL_REVERSAL_WORKER_INTERVAL_MS,
@@ -40,8 +42,14 @@ import {
   registryResolver,
   runRailWorkerOnce,
 } from './modules/transfers/index.ts';
-import { startPartnerSimulators } from './partnerSimulators.ts';
+import {
+  FIREBLOCKS_SANDBOX_ASSET_IDS,
+  FIREBLOCKS_SANDBOX_TREASURY,
+  type RunningPartnerSimulators,
+  startPartnerSimulators,
+} from './partnerSimulators.ts';
 import { sandboxRails } from './rails/sandbox.ts';
+import type { FireblocksSimulator } from './simulators/fireblocks/index.ts';
 import { findOrganizationByName } from './store/repositories/organizations.ts';
 
 /** A periodic pass: its name (as errors report it), its interval, and the pass. */
@@ -105,23 +113,60 @@ export function payoutRailResolver(directory: RailPartnerDirectory, environment:
 }
 
 /**
- * The sandbox's partner simulators, in this process: the sandbox organization's M-Pesa and MTN partners point
- * at them, so its sandbox payouts and collections run through the production adapters. Returns the stop.
+ * The sandbox's partner simulators, in this process: the sandbox organization's M-Pesa, MTN, bank
+ * (Flutterwave) and digital-asset (Fireblocks) partners point at them, so its sandbox payouts, collections,
+ * bank deposits and deposit addresses run through the production adapters. Returns them, with their stop.
  */
 export async function startSandboxSimulators(
   deps: Deps,
   log: (line: string) => void,
-): Promise<() => Promise<void>> {
+): Promise<RunningPartnerSimulators> {
   const organization = await findOrganizationByName(deps.store, SANDBOX_ORGANIZATION_NAME);
-  const simulators = await startPartnerSimulators(deps.publicUrl);
-  if (!organization) return simulators.stop;
+  const simulators = await startPartnerSimulators(deps.publicUrl, fundedFireblocksVault);
+  if (!organization) return simulators;
   const configured = [];
   for (const config of simulators.configs) {
-    configured.push(await ensureSimulatedRailPartner(deps, organization.id, config));
+    const partner = await ensureSimulatedRailPartner(deps, organization.id, config);
+    if (!partner) continue;
+    configured.push(partner.partner);
+    const callbackUrl = callbackBaseUrl(deps, partner);
+    if (callbackUrl) simulators.deliverWebhooksTo(partner.partner, callbackUrl);
   }
-  const names = configured.filter((c) => c !== undefined).map((c) => c.partner);
   log(
-    `sandbox partner simulators: M-Pesa Daraja at ${simulators.darajaUrl}, MTN MoMo at ${simulators.momoUrl}${names.length ? ` (carrying ${names.join(', ')})` : ''}`,
+    `sandbox partner simulators: M-Pesa Daraja at ${simulators.darajaUrl}, MTN MoMo at ${simulators.momoUrl}, Flutterwave at ${simulators.flutterwaveUrl}, Fireblocks at ${simulators.fireblocksUrl} (source vault ${simulators.fireblocksSourceVaultId})${configured.length ? ` (carrying ${configured.join(', ')})` : ''}`,
   );
-  return simulators.stop;
+  return simulators;
+}
+
+/** How to call a Fireblocks simulator as its default API user (signed as the adapter signs). */
+export function fireblocksSimulatorClient(sim: FireblocksSimulator, sourceVaultAccountId = '') {
+  return {
+    fetch: (url: string, init?: object) => fetch(url, init as RequestInit),
+    baseUrl: sim.baseUrl,
+    apiKey: sim.credentials.apiKey,
+    privateKey: sim.credentials.secretKey,
+    webhookPublicKey: sim.webhookPublicKey,
+    sourceVaultAccountId,
+  };
+}
+
+/**
+ * The sandbox's Fireblocks source vault: a vault account holding every asset the simulator knows, opened
+ * through Fireblocks' own API and funded as a deposit on chain would (FIREBLOCKS_SANDBOX_TREASURY).
+ */
+async function fundedFireblocksVault(sim: FireblocksSimulator): Promise<string> {
+  const client = fireblocksSimulatorClient(sim);
+  const vault = await fireblocksRequest(client, 'POST', '/vault/accounts', {
+    name: 'mkoba sandbox treasury',
+  });
+  const id = (vault.body as { id?: unknown } | undefined)?.id;
+  if (vault.status !== 200 || typeof id !== 'string') {
+    throw new Error(`the Fireblocks simulator opened no vault account: ${vault.status}`);
+  }
+  for (const assetId of FIREBLOCKS_SANDBOX_ASSET_IDS) {
+    const wallet = await fireblocksRequest(client, 'POST', `/vault/accounts/${id}/${assetId}`);
+    if (wallet.status !== 200) throw new Error(`the Fireblocks simulator opened no ${assetId} wallet`);
+    sim.setBalance(id, assetId, FIREBLOCKS_SANDBOX_TREASURY);
+  }
+  return id;
 }

@@ -366,6 +366,8 @@ describe.each(BACKENDS)('operator console on %s', (backend) => {
     expect(page.body).toContain('Configured rail partners and their health');
     const row = page.body.slice(page.body.indexOf(configId));
     expect(row).toContain('mobile_money (mtn)');
+    // The markets it carries, as the rail-provider gate counts them (its target environment's, or all in MTN's sandbox).
+    expect(row).toMatch(/<td>mtn:UG(, mtn:RW, mtn:GH, mtn:ZA)?<\/td>/);
     expect(row).toContain('status-active');
     expect(row).toContain(`until <time datetime="${new Date(pausedAt.getTime() + 60_000).toISOString()}"`);
     expect(row).toContain(`<time datetime="${mine[0]?.received_at}"`);

@@ -4,7 +4,8 @@
  * active partner configured in the pilot (mobile money: M-Pesa or MoMo; digital banking: Flutterwave on
  * the bank rail; stablecoins: Fireblocks), naming what is missing; a disabled partner does not count; a key
  * without `write` passes it, so the organization can configure its partners; card payouts are said to be
- * sandbox-only.
+ * sandbox-only. An organization that named the mobile-money markets it pays in (`mpesa:KE`, `mtn:UG`) waits
+ * until an active partner carries each, and the refusal names those uncovered.
  */
 import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,6 +21,11 @@ const PEM = generateKeyPairSync('rsa', {
 });
 
 const PARTNER_BODIES = {
+  mpesa_daraja: {
+    partner: 'mpesa_daraja',
+    settings: { base_url: 'https://api.safaricom.co.ke', short_code: '600996', initiator_name: 'mkoba-api' },
+    credentials: { consumer_key: 'k', consumer_secret: 's', security_credential: 'c', passkey: 'p' },
+  },
   mtn_momo: {
     partner: 'mtn_momo',
     settings: { base_url: 'https://proxy.momoapi.mtn.com', target_environment: 'mtnuganda' },
@@ -146,6 +152,93 @@ describe.each(BACKENDS)('the rail-provider launch gate on %s', (backend) => {
       ['passed', { configured: ['flutterwave:bank'], sandbox_only: ['card'] }],
       ['passed', { configured: ['fireblocks:digital_asset'] }],
     ]);
+  });
+
+  it('holds the mobile-money markets the organization named against what its partners carry', async () => {
+    const org = await newOrganization(sandbox);
+    const named = await api(sandbox, 'PATCH', '/v1/organization', {
+      key: org.key,
+      body: { mobile_networks: ['mpesa:KE', 'mtn:UG'] },
+    });
+    expect(named.statusCode, named.body).toBe(200);
+    expect(named.data).toMatchObject({ products: ['mobile_money'], mobile_networks: ['mpesa:KE', 'mtn:UG'] });
+    await api(sandbox, 'GET', '/v1/launch-gates', { key: org.key });
+    await runAdminCommand(pilot.deps, {
+      name: 'launch-gates.override',
+      organization: org.name,
+      reason: 'rehearsed on the partner sandboxes',
+    });
+    expect((await refusal(org.name)).openGates).toEqual([
+      'mobile_money/rail_providers_configured (missing: mobile_money mpesa:KE (mpesa_daraja or flutterwave), mobile_money mtn:UG (mtn_momo or flutterwave))',
+    ]);
+    const admin = await keysCreate(org.name, ['admin']);
+    if (admin.name !== 'keys.create') throw new Error('unexpected result');
+    const daraja = await api(pilot, 'POST', '/v1/rail-partners', {
+      key: admin.key,
+      body: PARTNER_BODIES.mpesa_daraja,
+    });
+    expect(daraja.statusCode, daraja.body).toBe(201);
+    // Kenya is carried, Uganda is not: one partner on the rail is no longer enough.
+    const refused = await refusal(org.name);
+    expect(refused.openGates).toEqual([
+      'mobile_money/rail_providers_configured (missing: mobile_money mtn:UG (mtn_momo or flutterwave))',
+    ]);
+    const listed = await runAdminCommand(pilot.deps, { name: 'launch-gates.list', organization: org.name });
+    if (listed.name !== 'launch-gates.list') throw new Error('unexpected result');
+    expect(listed.gates.find((g) => g.gate === 'rail_providers_configured')).toMatchObject({
+      state: 'open',
+      evidence: { configured: ['mpesa_daraja:mobile_money:mpesa'], uncovered_networks: ['mtn:UG'] },
+    });
+    const momo = await api(pilot, 'POST', '/v1/rail-partners', {
+      key: admin.key,
+      body: PARTNER_BODIES.mtn_momo,
+    });
+    expect(momo.statusCode, momo.body).toBe(201);
+    const issued = await keysCreate(org.name);
+    expect(issued.name === 'keys.create' && issued.key).toMatch(/^sk_pilot_/);
+
+    // MoMo configured for Uganda (`mtnuganda`) does not carry Ghana: MTN contracts each market apart.
+    const ghana = await api(pilot, 'PATCH', '/v1/organization', {
+      key: admin.key,
+      body: { mobile_networks: ['mpesa:KE', 'mtn:GH'] },
+    });
+    expect(ghana.statusCode, ghana.body).toBe(200);
+    expect((await refusal(org.name)).openGates).toEqual([
+      'mobile_money/rail_providers_configured (missing: mobile_money mtn:GH (mtn_momo or flutterwave))',
+    ]);
+    // Flutterwave's mobile-money transfers carry MTN Ghana where no MoMo configuration does.
+    const flutterwave = await api(pilot, 'POST', '/v1/rail-partners', {
+      key: admin.key,
+      body: PARTNER_BODIES.flutterwave,
+    });
+    expect(flutterwave.statusCode, flutterwave.body).toBe(201);
+    const covered = await keysCreate(org.name);
+    expect(covered.name === 'keys.create' && covered.key).toMatch(/^sk_pilot_/);
+    // A market no partner kind carries yet is named as such; the pilot's own profile counts first.
+    const airtel = await api(pilot, 'PATCH', '/v1/organization', {
+      key: admin.key,
+      body: { mobile_networks: ['mpesa:KE', 'airtel:KE'] },
+    });
+    expect(airtel.statusCode, airtel.body).toBe(200);
+    expect((await refusal(org.name)).openGates).toEqual([
+      'mobile_money/rail_providers_configured (missing: mobile_money airtel:KE (no partner carries it yet))',
+    ]);
+  });
+
+  it('refuses a market that is not one, or one named twice, naming it', async () => {
+    const org = await newOrganization(sandbox);
+    const patch = (mobile_networks: unknown) =>
+      api(sandbox, 'PATCH', '/v1/organization', { key: org.key, body: { mobile_networks } });
+    const unknown = await patch(['mpesa:KE', 'mpesa:UG']);
+    expect(unknown.statusCode, unknown.body).toBe(400);
+    expect(unknown.data).toMatchObject({ code: 'validation_error' });
+    expect(unknown.body).toContain('mobile_networks');
+    const twice = await patch(['mtn:UG', 'mtn:UG']);
+    expect(twice.statusCode, twice.body).toBe(400);
+    expect(twice.data).toMatchObject({ code: 'validation_error', param: 'mobile_networks[1]' });
+    const cleared = await patch(null);
+    expect(cleared.statusCode, cleared.body).toBe(200);
+    expect(cleared.data.mobile_networks).toBeNull();
   });
 
   it('read-only and compliance keys pass it; an organization new to the pilot has no partner', async () => {

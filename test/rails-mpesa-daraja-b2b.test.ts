@@ -505,7 +505,7 @@ describe.each(BACKENDS)('the sandbox with its partner simulators on %s', (backen
     t = await startTestApp(backend, 'sandbox');
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     t.deps.publicUrl = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-    stopSimulators = await startSandboxSimulators(t.deps, () => {});
+    stopSimulators = (await startSandboxSimulators(t.deps, () => {})).stop;
   });
   afterAll(async () => {
     await stopSimulators?.();

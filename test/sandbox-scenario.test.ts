@@ -29,7 +29,7 @@ describe.each(BACKENDS)('the sandbox scenario on the default sandbox on %s', (ba
     // As `mkoba serve` does in the sandbox: callbacks come to the address it listens on.
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     t.deps.publicUrl = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-    stopSimulators = await startSandboxSimulators(t.deps, () => {});
+    stopSimulators = (await startSandboxSimulators(t.deps, () => {})).stop;
   });
   afterAll(async () => {
     t.deps.now = realNow;

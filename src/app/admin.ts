@@ -117,6 +117,7 @@ function providerGateLine(p: ProviderGateDecision, now: string): LaunchGateLine 
     evidence: {
       configured: p.configured,
       ...(p.missing.length > 0 ? { missing: p.missing } : {}),
+      ...(p.uncoveredNetworks.length > 0 ? { uncovered_networks: p.uncoveredNetworks } : {}),
       ...(p.sandboxOnly.length > 0 ? { sandbox_only: [...p.sandboxOnly] } : {}),
     },
     evidenceRecord: null,

@@ -221,6 +221,23 @@ export interface Organization {
   legal_entity: string | null;
   /** The products the organization launches; each has its own launch gates. `mobile_money` until named otherwise. */
   products: Array<'mobile_money' | 'digital_banking' | 'stablecoins'>;
+  /** The mobile-money markets you pay in, `network:COUNTRY` (e.g. `mpesa:KE`, `mtn:UG`): a pilot or production key that moves money waits until an active rail partner carries each (`rail_providers_configured`, docs/GOING-LIVE.md). `null`: not named, and any mobile-money partner passes that gate. */
+  mobile_networks: Array<
+    | 'mpesa:KE'
+    | 'mpesa:TZ'
+    | 'airtel:KE'
+    | 'airtel:TZ'
+    | 'airtel:UG'
+    | 'airtel:RW'
+    | 'mtn:UG'
+    | 'mtn:RW'
+    | 'mtn:GH'
+    | 'mtn:NG'
+    | 'mtn:ZA'
+    | 'tigo:TZ'
+    | 'vodacom:TZ'
+    | 'vodacom:ZA'
+  > | null;
   contacts: Array<{
     role: 'technical' | 'compliance' | 'finance';
     name: string;
@@ -8910,6 +8927,23 @@ export interface UpdateOrganizationRequest {
   legal_entity?: string | null;
   /** The products the organization launches; each has its own launch gates. `mobile_money` until named otherwise. */
   products?: Array<'mobile_money' | 'digital_banking' | 'stablecoins'>;
+  /** The mobile-money markets you pay in, `network:COUNTRY` (e.g. `mpesa:KE`, `mtn:UG`): a pilot or production key that moves money waits until an active rail partner carries each (`rail_providers_configured`, docs/GOING-LIVE.md). `null`: not named, and any mobile-money partner passes that gate. */
+  mobile_networks?: Array<
+    | 'mpesa:KE'
+    | 'mpesa:TZ'
+    | 'airtel:KE'
+    | 'airtel:TZ'
+    | 'airtel:UG'
+    | 'airtel:RW'
+    | 'mtn:UG'
+    | 'mtn:RW'
+    | 'mtn:GH'
+    | 'mtn:NG'
+    | 'mtn:ZA'
+    | 'tigo:TZ'
+    | 'vodacom:TZ'
+    | 'vodacom:ZA'
+  > | null;
 }
 
 export interface NameOrganizationContactsRequest {
@@ -10994,7 +11028,7 @@ export interface MkobaOperations {
   ): Promise<List<Evidence>>;
   /** Retrieve your organization: `GET /v1/organization`. */
   getOrganization(options?: RequestOptions): Promise<Organization>;
-  /** Name your legal entity and products: `PATCH /v1/organization`. */
+  /** Name your legal entity, products and mobile-money markets: `PATCH /v1/organization`. */
   updateOrganization(body?: UpdateOrganizationRequest, options?: RequestOptions): Promise<Organization>;
   /** Name your contacts: `PUT /v1/organization/contacts`. */
   nameOrganizationContacts(

@@ -1,8 +1,8 @@
 /**
  * Rail partners: each partner the organization configured (M-Pesa Daraja, MTN MoMo, Flutterwave,
  * Fireblocks) with its health: active or disabled, paused now (its circuit open, as the worker announced
- * it), its last callback and that callback's status, its callbacks of the last day by status, and its
- * last balance query. The `admin` scope, like `GET /v1/rail-partners`; read-only (configuring is the API's).
+ * it), the mobile-money markets it carries (what the rail-provider gate counts), its last callback
+ * and that callback's status, its callbacks of the last day by status, and its last balance query. The `admin` scope, like `GET /v1/rail-partners`; read-only (configuring is the API's).
  */
 import { RAIL_PARTNER_HEALTH_WINDOW_HOURS, railPartnerHealth } from '../../modules/railPartners/index.ts';
 import { html } from '../html.ts';
@@ -33,6 +33,7 @@ ${table(
   [
     'Partner',
     'Rail',
+    'Mobile-money markets',
     'Status',
     'Circuit',
     'Last callback',
@@ -42,6 +43,7 @@ ${table(
   partners.map((p) => [
     html`${p.config.partner.replace(/_/g, ' ')} <code>${p.config.id}</code>`,
     p.config.network ? `${p.config.rail} (${p.config.network})` : p.config.rail,
+    p.markets.join(', ') || html`—`,
     statusBadge(p.config.status),
     p.pausedUntil ? html`${statusBadge('paused')} until ${time(p.pausedUntil)}` : 'closed',
     p.lastCallback ? html`${statusBadge(p.lastCallback.status)} ${time(p.lastCallback.receivedAt)}` : html`—`,

@@ -4,6 +4,7 @@
  */
 import type { Deps } from '../../app/deps.ts';
 import { isLiveEnvironment, type Scope } from '../../domain/access.ts';
+import type { MobileMarket } from '../../domain/mobileMarkets.ts';
 import { DEFAULT_LAUNCH_PRODUCTS, type LaunchProduct } from '../../domain/organizationProfile.ts';
 import { findProfile } from '../../store/repositories/organizationProfiles.ts';
 import { findOrganizationByName } from '../../store/repositories/organizations.ts';
@@ -16,8 +17,9 @@ export function keyMayMoveMoney(scopes: readonly Scope[] | undefined): boolean {
 }
 
 /**
- * Each launched product's provider gate in this deployment. The products are the organization's own here,
- * else the sandbox's record of them; an organization not yet here has no partners configured.
+ * Each launched product's provider gate in this deployment. The products and mobile-money markets are the
+ * organization's own here, else the sandbox's record of them; an organization not yet here has no partners
+ * configured.
  */
 export async function providerGatesOf(
   deps: Deps,
@@ -25,10 +27,20 @@ export async function providerGatesOf(
   sandboxProducts: readonly LaunchProduct[] | undefined,
 ): Promise<ProviderGateDecision[]> {
   const organization = await findOrganizationByName(deps.store, organizationName);
-  const localProducts = organization ? (await findProfile(deps.store, organization.id))?.products : undefined;
-  const products = localProducts ?? sandboxProducts ?? DEFAULT_LAUNCH_PRODUCTS;
+  const local = organization ? await findProfile(deps.store, organization.id) : undefined;
+  const products = local?.products ?? sandboxProducts ?? DEFAULT_LAUNCH_PRODUCTS;
+  const markets = local?.mobileNetworks ?? (await sandboxMarkets(deps, organizationName));
   const providers = organization ? await listConfiguredProviders(deps.store, organization.id) : [];
-  return decideProviderGates(products, providers);
+  return decideProviderGates(products, providers, markets);
+}
+
+/** The mobile-money markets the organization named in the sandbox, where keys are read from it. */
+async function sandboxMarkets(deps: Deps, organizationName: string): Promise<MobileMarket[] | null> {
+  if (!deps.launchGateSource) return null;
+  const organization = await findOrganizationByName(deps.launchGateSource, organizationName);
+  return organization
+    ? ((await findProfile(deps.launchGateSource, organization.id))?.mobileNetworks ?? null)
+    : null;
 }
 
 /**

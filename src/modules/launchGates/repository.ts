@@ -23,6 +23,7 @@ import type {
   ScenarioFact,
   ScenarioOutcome,
 } from './domain.ts';
+import type { ConfiguredProvider } from './providers.ts';
 
 const GATE_COLUMNS = 'product, gate, state, evidence, evidence_record_id, updated_at';
 
@@ -280,9 +281,9 @@ export async function findFirstStatement(
 export async function listConfiguredProviders(
   db: Queryable,
   organizationId: string,
-): Promise<{ partner: string; rail: Rail; network: string | null; status: string }[]> {
+): Promise<ConfiguredProvider[]> {
   const rows = await db.query(
-    `SELECT partner, rail, network, status FROM rail_partner_configs WHERE organization_id = $1 ORDER BY id`,
+    `SELECT partner, rail, network, status, settings FROM rail_partner_configs WHERE organization_id = $1 ORDER BY id`,
     [organizationId],
   );
   return rows.map((row) => ({
@@ -290,5 +291,6 @@ export async function listConfiguredProviders(
     rail: row.rail as Rail,
     network: nullableText(row.network),
     status: String(row.status),
+    settings: toJsonObject<Record<string, string>>(row.settings),
   }));
 }

@@ -2,11 +2,13 @@
  * The organization itself: its profile (the legal entity whose KYB stands for it, the products it launches)
  * and the contacts it names. Reading needs `read`; changing needs `admin`. The launch gates read them.
  */
+
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../app/deps.ts';
 import { ENVIRONMENTS } from '../../domain/access.ts';
 import { PHONE_PATTERN } from '../../domain/contactDetails.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
+import { MOBILE_MARKETS, MOBILE_MARKETS_MAX } from '../../domain/mobileMarkets.ts';
 import { CONTACT_NAME_CHARS_MAX, CONTACT_ROLES, LAUNCH_PRODUCTS } from '../../domain/organizationProfile.ts';
 import { retrieveOwn } from '../../http/readRoutes.ts';
 import { makeFromBody } from '../../http/routeEffects.ts';
@@ -37,6 +39,14 @@ const productsSchema = someOfSchema(
   'The products the organization launches; each has its own launch gates. `mobile_money` until named otherwise.',
 );
 
+const mobileNetworksSchema = {
+  type: ['array', 'null'],
+  maxItems: MOBILE_MARKETS_MAX,
+  items: { type: 'string', enum: MOBILE_MARKETS },
+  description:
+    'The mobile-money markets you pay in, `network:COUNTRY` (e.g. `mpesa:KE`, `mtn:UG`): a pilot or production key that moves money waits until an active rail partner carries each (`rail_providers_configured`, docs/GOING-LIVE.md). `null`: not named, and any mobile-money partner passes that gate.',
+} as const;
+
 export const organizationSchema = apiObjectSchema(
   'Organization',
   'organization',
@@ -53,6 +63,7 @@ export const organizationSchema = apiObjectSchema(
       'The business customer whose KYB stands for the organization (the `business_verified` gate).',
     ),
     products: productsSchema,
+    mobile_networks: mobileNetworksSchema,
     contacts: {
       type: 'array',
       items: {
@@ -85,6 +96,7 @@ function presentOrganization(view: OrganizationView, environment: string) {
     environment,
     legal_entity: view.legalEntityId,
     products: view.products,
+    mobile_networks: view.mobileNetworks,
     contacts: view.contacts.map((c) => ({
       role: c.role,
       name: c.name,
@@ -127,13 +139,14 @@ function updateOrganizationRoute(app: FastifyInstance, deps: Deps): void {
     {
       scope: 'admin',
       operationId: 'updateOrganization',
-      summary: 'Name your legal entity and products',
+      summary: 'Name your legal entity, products and mobile-money markets',
       description:
-        '`legal_entity`: a business customer of yours whose verified KYB stands for the organization (400 `not_business` for an individual, 404 for an unknown one; `null` clears it). `products`: what you launch. The launch gates follow at their next evaluation.',
+        '`legal_entity`: a business customer of yours whose verified KYB stands for the organization (400 `not_business` for an individual, 404 for an unknown one; `null` clears it). `products`: what you launch. `mobile_networks`: the mobile-money markets you pay in (400 `duplicate` for one named twice; `null` clears them). The launch gates follow at their next evaluation.',
       tags: TAGS,
       body: changeBodySchema({
         legal_entity: nullableIdSchema(ID_PREFIXES.customer, 'A business customer id, or null.'),
         products: productsSchema,
+        mobile_networks: mobileNetworksSchema,
       }),
       responses: { 200: written('Organization', 'The organization.') },
     },

@@ -7,6 +7,7 @@ import type { Deps } from '../../app/deps.ts';
 import { forgetOrganizationProducts } from '../../app/products.ts';
 import { resourceMissing, validationError } from '../../domain/errors.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
+import { type MobileMarket, parseMobileMarkets } from '../../domain/mobileMarkets.ts';
 import {
   type Contact,
   DEFAULT_LAUNCH_PRODUCTS,
@@ -34,6 +35,8 @@ export interface OrganizationView {
   organization: OrganizationRow;
   legalEntityId: string | null;
   products: readonly LaunchProduct[];
+  /** The mobile-money markets it pays in; null: not named. */
+  mobileNetworks: readonly MobileMarket[] | null;
   contacts: StoredContact[];
   /** When the profile or a contact last changed; the organization's creation before either. */
   updatedAt: Date;
@@ -49,6 +52,7 @@ async function viewOf(db: Queryable, organization: OrganizationRow): Promise<Org
     organization,
     legalEntityId: profile?.legalEntityId ?? null,
     products: profile?.products ?? DEFAULT_LAUNCH_PRODUCTS,
+    mobileNetworks: profile?.mobileNetworks ?? null,
     contacts,
     updatedAt: new Date(Math.max(...times.map((d) => d.getTime()))),
   };
@@ -69,6 +73,7 @@ export async function getOrganization(deps: Deps, organizationId: string): Promi
 export interface ProfileChange {
   legal_entity?: string | null | undefined;
   products?: readonly string[] | undefined;
+  mobile_networks?: readonly string[] | null | undefined;
 }
 
 /** Products as given: at least one, each known, without repeats (order kept). */
@@ -89,7 +94,10 @@ function parseProducts(raw: readonly string[]): LaunchProduct[] {
   });
 }
 
-/** Names the legal entity (a business customer of the organization) and the products it launches. */
+/**
+ * Names the legal entity (a business customer of the organization), the products it launches and the
+ * mobile-money markets it pays in (null: not named).
+ */
 export async function updateOrganizationProfile(
   tx: Queryable,
   deps: Deps,
@@ -120,7 +128,13 @@ export async function updateOrganizationProfile(
     change.products !== undefined
       ? parseProducts(change.products)
       : (current?.products ?? [...DEFAULT_LAUNCH_PRODUCTS]);
-  await saveProfile(tx, { organizationId, legalEntityId, products, updatedAt: deps.now() });
+  const mobileNetworks =
+    change.mobile_networks === undefined
+      ? (current?.mobileNetworks ?? null)
+      : change.mobile_networks === null
+        ? null
+        : parseMobileMarkets(change.mobile_networks, 'mobile_networks');
+  await saveProfile(tx, { organizationId, legalEntityId, products, mobileNetworks, updatedAt: deps.now() });
   forgetOrganizationProducts(deps, organizationId);
   return viewOf(tx, organization);
 }

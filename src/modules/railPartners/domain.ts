@@ -4,8 +4,9 @@
  * active partner per rail and network; its credentials are sealed at rest and never shown again.
  */
 import { validationError } from '../../domain/errors.ts';
+import type { MobileMarket } from '../../domain/mobileMarkets.ts';
 import { checkOutboundUrl, type OutboundAddressPolicy } from '../../domain/outboundAddresses.ts';
-import type { MobileNetwork, Rail } from '../../domain/transfers.ts';
+import type { Rail } from '../../domain/transfers.ts';
 
 export const RAIL_PARTNERS = ['mpesa_daraja', 'mtn_momo', 'flutterwave', 'fireblocks'] as const;
 export type RailPartnerName = (typeof RAIL_PARTNERS)[number];
@@ -20,11 +21,12 @@ interface PartnerShape {
   /** Other rails whose payouts the same configuration carries (M-Pesa's paybills and tills). */
   alsoCarries: readonly Rail[];
   /**
-   * The mobile-money networks whose payouts it can carry. A partner whose own rail is not `mobile_money`
-   * (Flutterwave) carries a network's payouts only for an organization with no active partner of its own on
-   * that network (mobileMoneyCarriers).
+   * The mobile-money markets (network in a country) it carries: what the launch gate holds an
+   * organization's named markets against (docs/GOING-LIVE.md), and what routes a payout to a partner whose
+   * own rail is not `mobile_money` (Flutterwave) when the organization has no active partner of its own on
+   * that network (mobileMoneyCarriers). Empty for a partner that carries none.
    */
-  mobileNetworks: readonly MobileNetwork[];
+  mobileNetworks: readonly MobileMarket[];
   /** Non-secret settings, shown back to operators. */
   settings: readonly string[];
   /** Optional settings among them. */
@@ -41,7 +43,8 @@ export const RAIL_PARTNER_SHAPES: Record<RailPartnerName, PartnerShape> = {
     network: 'mpesa',
     // Paybills and tills are M-Pesa accounts too: paid by B2B from the same shortcode and credentials.
     alsoCarries: ['paybill', 'till'],
-    mobileNetworks: ['mpesa'],
+    // Daraja is Safaricom's: Kenya's M-Pesa only (Tanzania's is Vodacom's, another API).
+    mobileNetworks: ['mpesa:KE'],
     settings: [
       'base_url',
       'short_code',
@@ -68,7 +71,8 @@ export const RAIL_PARTNER_SHAPES: Record<RailPartnerName, PartnerShape> = {
     rail: 'mobile_money',
     network: 'mtn',
     alsoCarries: [],
-    mobileNetworks: ['mtn'],
+    // The MTN markets on the MoMo Open API among those Mkoba pays (docs/rails/mtn-momo.md: each contracts apart).
+    mobileNetworks: ['mtn:UG', 'mtn:RW', 'mtn:GH', 'mtn:ZA'],
     settings: ['base_url', 'target_environment'],
     optionalSettings: [],
     credentials: ['api_user', 'api_key', 'collection_subscription_key', 'disbursement_subscription_key'],
@@ -80,7 +84,17 @@ export const RAIL_PARTNER_SHAPES: Record<RailPartnerName, PartnerShape> = {
     rail: 'bank',
     network: null,
     alsoCarries: [],
-    mobileNetworks: ['mpesa', 'mtn', 'airtel', 'tigo', 'vodacom'],
+    // The operators Flutterwave's Mobile Money Transfer page lists, per country (docs/rails/flutterwave.md).
+    mobileNetworks: [
+      'mpesa:KE',
+      'mtn:GH',
+      'mtn:UG',
+      'mtn:RW',
+      'airtel:UG',
+      'airtel:TZ',
+      'tigo:TZ',
+      'vodacom:TZ',
+    ],
     // The sender Flutterwave requires on an M-Pesa Kenya transfer (`meta.sender`, `sender_country`,
     // `mobile_number`).
     settings: ['base_url', 'sender_name', 'sender_country', 'sender_mobile_number'],
@@ -103,6 +117,29 @@ export const RAIL_PARTNER_SHAPES: Record<RailPartnerName, PartnerShape> = {
 };
 
 /**
+ * The MTN market a MoMo configuration's `target_environment` names (docs/rails/mtn-momo.md): MTN contracts
+ * each country apart, so one configuration carries that market alone. `sandbox` (MTN's, or a simulator's
+ * stand-in) stands for every market the kind lists.
+ */
+const MOMO_TARGET_ENVIRONMENT_MARKETS: Readonly<Record<string, MobileMarket>> = {
+  mtnuganda: 'mtn:UG',
+  mtnrwanda: 'mtn:RW',
+  mtnghana: 'mtn:GH',
+  mtnsouthafrica: 'mtn:ZA',
+};
+
+/** The mobile-money markets one configuration carries: its kind's, narrowed by what its settings name. */
+export function marketsCarriedBy(
+  partner: RailPartnerName,
+  settings: Readonly<Record<string, string>>,
+): readonly MobileMarket[] {
+  const markets = RAIL_PARTNER_SHAPES[partner].mobileNetworks;
+  if (partner !== 'mtn_momo' || settings.target_environment === 'sandbox') return markets;
+  const market = MOMO_TARGET_ENVIRONMENT_MARKETS[settings.target_environment ?? ''];
+  return market !== undefined && markets.includes(market) ? [market] : [];
+}
+
+/**
  * The rail and network under which the configuration carrying a payout's rail and network is kept: a
  * rail another partner's shape also carries (paybill, till) is looked up under that partner's own rail
  * and network, so the organization's M-Pesa configuration carries them without a configuration of its own.
@@ -123,7 +160,7 @@ export function railPartnerLookup(
  */
 export function mobileMoneyCarriers(network: string): RailPartnerName[] {
   const declaring = RAIL_PARTNERS.filter((name) =>
-    (RAIL_PARTNER_SHAPES[name].mobileNetworks as readonly string[]).includes(network),
+    RAIL_PARTNER_SHAPES[name].mobileNetworks.some((market) => market.startsWith(`${network}:`)),
   );
   const own = (name: RailPartnerName) => RAIL_PARTNER_SHAPES[name].rail === 'mobile_money';
   return [...declaring.filter(own), ...declaring.filter((name) => !own(name))];

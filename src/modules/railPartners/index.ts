@@ -24,7 +24,9 @@ export {
   runCustodyReservePassOnce,
   runCustodySweepPassOnce,
 } from './custodyWorkers.ts';
+export { marketsCarriedBy, RAIL_PARTNER_SHAPES, RAIL_PARTNERS, type RailPartnerName } from './domain.ts';
 export { PARTNER_RAIL_FACTORIES } from './partners/factories.ts';
+export { fireblocksRequest } from './partners/fireblocks/connection.ts';
 export {
   railPartnerConfigsNotWrappedBy,
   railPartnerCredentialKeyIds,
@@ -42,7 +44,12 @@ export {
   type RailPartnerHealth,
   railPartnerHealth,
 } from './useCases/health.ts';
-export { configureRailPartner, ensureSimulatedRailPartner, updateRailPartner } from './useCases/partners.ts';
+export {
+  callbackBaseUrl,
+  configureRailPartner,
+  ensureSimulatedRailPartner,
+  updateRailPartner,
+} from './useCases/partners.ts';
 export { REVERSAL_REASON_MAX_CHARS, requestReversal } from './useCases/reversals.ts';
 export {
   RAIL_CALLBACK_SWEEP_INTERVAL_MS,

@@ -1,4 +1,5 @@
 /** An organization's profile (its legal entity, the products it launches) and its named contacts. */
+import type { MobileMarket } from '../../domain/mobileMarkets.ts';
 import type { Contact, ContactRole, LaunchProduct } from '../../domain/organizationProfile.ts';
 import type { Queryable } from '../store.ts';
 import { toDate } from './rows.ts';
@@ -7,6 +8,8 @@ export interface OrganizationProfile {
   organizationId: string;
   legalEntityId: string | null;
   products: LaunchProduct[];
+  /** The mobile-money markets it pays in (`mpesa:KE`); null: not named. */
+  mobileNetworks: MobileMarket[] | null;
   updatedAt: Date;
 }
 
@@ -19,7 +22,7 @@ export async function findProfile(
   organizationId: string,
 ): Promise<OrganizationProfile | undefined> {
   const [row] = await db.query(
-    'SELECT organization_id, legal_entity_id, products, updated_at FROM organization_profiles WHERE organization_id = $1',
+    'SELECT organization_id, legal_entity_id, products, mobile_networks, updated_at FROM organization_profiles WHERE organization_id = $1',
     [organizationId],
   );
   if (!row) return undefined;
@@ -27,6 +30,7 @@ export async function findProfile(
     organizationId: String(row.organization_id),
     legalEntityId: row.legal_entity_id === null ? null : String(row.legal_entity_id),
     products: row.products as LaunchProduct[],
+    mobileNetworks: (row.mobile_networks as MobileMarket[] | null) ?? null,
     updatedAt: toDate(row.updated_at),
   };
 }
@@ -34,11 +38,18 @@ export async function findProfile(
 /** Writes the profile, locking its row until commit. */
 export async function saveProfile(db: Queryable, profile: OrganizationProfile): Promise<void> {
   await db.query(
-    `INSERT INTO organization_profiles (organization_id, legal_entity_id, products, updated_at)
-     VALUES ($1, $2, $3, $4)
+    `INSERT INTO organization_profiles (organization_id, legal_entity_id, products, mobile_networks, updated_at)
+     VALUES ($1, $2, $3, $4, $5)
      ON CONFLICT (organization_id) DO UPDATE
-       SET legal_entity_id = EXCLUDED.legal_entity_id, products = EXCLUDED.products, updated_at = EXCLUDED.updated_at`,
-    [profile.organizationId, profile.legalEntityId, profile.products, profile.updatedAt],
+       SET legal_entity_id = EXCLUDED.legal_entity_id, products = EXCLUDED.products,
+           mobile_networks = EXCLUDED.mobile_networks, updated_at = EXCLUDED.updated_at`,
+    [
+      profile.organizationId,
+      profile.legalEntityId,
+      profile.products,
+      profile.mobileNetworks,
+      profile.updatedAt,
+    ],
   );
 }
 

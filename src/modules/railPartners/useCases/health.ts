@@ -5,8 +5,10 @@
  * is read from the `rail_partner.paused`/`resumed` events, not this process's breaker: the worker that
  * calls the partner may run in another process.
  */
+
 import type { Deps } from '../../../app/deps.ts';
-import type { RailPartnerConfig } from '../domain.ts';
+import type { MobileMarket } from '../../../domain/mobileMarkets.ts';
+import { marketsCarriedBy, type RailPartnerConfig } from '../domain.ts';
 import {
   countCallbacksByStatus,
   type LastBalanceQuery,
@@ -24,6 +26,8 @@ const RAIL_PARTNER_HEALTH_ROWS_MAX = 100;
 
 export interface RailPartnerHealth {
   config: Pick<RailPartnerConfig, 'id' | 'partner' | 'rail' | 'network' | 'status' | 'updatedAt'>;
+  /** The mobile-money markets it carries (marketsCarriedBy), as the rail-provider gate counts them. */
+  markets: readonly MobileMarket[];
   /** Until when the circuit stays open, when it is open now; null otherwise. */
   pausedUntil: Date | null;
   lastCallback: LastCallback | null;
@@ -55,6 +59,7 @@ export async function railPartnerHealth(deps: Deps, organizationId: string): Pro
         status: c.status,
         updatedAt: c.updatedAt,
       },
+      markets: marketsCarriedBy(c.partner, c.settings),
       pausedUntil: until && until > now ? until : null,
       lastCallback: callbacks.get(c.id) ?? null,
       recentCallbacks: counts.get(c.id) ?? {},

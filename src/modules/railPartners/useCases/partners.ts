@@ -248,7 +248,8 @@ export async function ensureSimulatedRailPartner(
     const current = await findActiveRailPartner(tx, organizationId, shape.rail, shape.network);
     if (!current) return configureRailPartner(tx, deps, organizationId, input, SYSTEM_ACTOR);
     const base = current.settings.base_url ?? '';
-    const local = /^http:\/\/(127\.0\.0\.1|localhost|\[::1\])(:\d+)?$/.test(base);
+    // A path is allowed: Fireblocks' base URL ends in `/v1`.
+    const local = /^http:\/\/(127\.0\.0\.1|localhost|\[::1\])(:\d+)?(\/[\w./-]*)?$/.test(base);
     if (current.partner !== input.partner || !local) return undefined;
     if (base === input.settings.base_url) return current;
     return updateRailPartner(
