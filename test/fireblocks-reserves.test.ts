@@ -53,12 +53,13 @@ describe.each(BACKENDS)('Fireblocks custody reserves on %s', (backend) => {
   }
 
   /**
-   * An organization with its own Fireblocks workspace (a simulator of its own), a custody wallet trust
-   * account at Fireblocks for USDC, and two USDC wallets funded on the day, 600 and 400, each with its vault.
+   * An organization with its own Fireblocks workspace (a simulator of its own, or `shared` with another
+   * organization), a custody wallet trust account at Fireblocks for USDC, and two USDC wallets funded on the
+   * day, 600 and 400, each with its vault.
    */
-  async function custodied() {
-    const sim = await startFireblocksSimulator({ stepMs: 5, tenantId: randomUUID() });
-    sims.push(sim);
+  async function custodied(shared?: FireblocksSimulator) {
+    const sim = shared ?? (await startFireblocksSimulator({ stepMs: 5, tenantId: randomUUID() }));
+    if (!shared) sims.push(sim);
     const config = {
       fetch: (url: string, init?: unknown) => fetch(url, init as RequestInit),
       baseUrl: sim.baseUrl,
@@ -144,6 +145,28 @@ describe.each(BACKENDS)('Fireblocks custody reserves on %s', (backend) => {
       customer_money: '1000.000000',
       trust_balance: '1000.000000',
     });
+  });
+
+  it('counts only its own wallets’ vaults in a workspace another organization shares', async () => {
+    const first = await custodied();
+    const second = await custodied(first.sim);
+    first.sim.setBalance(first.vaults[0] as string, 'USDC', '600');
+    first.sim.setBalance(first.vaults[1] as string, 'USDC_POLYGON_NXTB', '400');
+    first.sim.setBalance(second.vaults[0] as string, 'USDC', '9000');
+    first.sim.setBalance(second.vaults[1] as string, 'USDC_POLYGON_NXTB', '1');
+    await pass();
+    expect((await balancesOf(first.org.key, first.trust))[0]).toMatchObject({ closing_balance: '1000.000000' });
+    expect((await balancesOf(second.org.key, second.trust))[0]).toMatchObject({
+      closing_balance: '9001.000000',
+    });
+    // Neither sees the other's vaults in its balance queries, asked by the pass or by an admin.
+    const [read] = await queriesOf(first.org.key, first.partner);
+    expect(read.accounts).toHaveLength(2);
+    const asked = await api(t, 'POST', `/v1/rail-partners/${second.partner}/balance-queries`, {
+      key: second.org.key,
+    });
+    expect(asked.statusCode, asked.body).toBe(201);
+    expect(asked.data.accounts.map((a: any) => a.available).sort()).toEqual(['1.000000', '9000.000000']);
   });
 
   it('a vault short of customer money is a shortfall', async () => {

@@ -15,6 +15,12 @@ export interface PartnerAccountBalance {
   availableMinor: bigint;
   /** The account's whole balance where the partner reports one apart from the available amount, else null. */
   currentMinor: bigint | null;
+  /**
+   * A custody partner's account that holds one wallet's deposits (Fireblocks: the wallet's vault account):
+   * that wallet. The partner's workspace may also hold other organizations' vaults, so such an account counts
+   * only for the organization owning the wallet (accountsOfOrganization).
+   */
+  walletId?: string;
 }
 
 /** The partner's answer to a balance query: the balances now, or a reference its callback will name. */

@@ -10,9 +10,10 @@ import { newEvent, recordEvents } from '../../../app/events.ts';
 import { AppError, resourceMissing } from '../../../domain/errors.ts';
 import { formatAmount } from '../../../domain/money.ts';
 import { type Page, type PageRequest, toPage } from '../../../domain/pagination.ts';
-import type { BalanceQueryAnswer, BalancesReport } from '../../../rails/balances.ts';
+import type { BalanceQueryAnswer, BalancesReport, PartnerAccountBalance } from '../../../rails/balances.ts';
 import { RailPartnerUnavailableError } from '../../../rails/partner.ts';
 import type { Queryable } from '../../../store/store.ts';
+import { findWalletIdentities } from '../../wallets/index.ts';
 import type { RailPartnerConfig } from '../domain.ts';
 import {
   type BalanceQuery,
@@ -57,8 +58,9 @@ export async function askPartnerBalances(
       param: 'id',
     });
   }
+  let answer: BalanceQueryAnswer;
   try {
-    return { config, answer: await rail.call(() => query(deps.now())) };
+    answer = await rail.call(() => query(deps.now()));
   } catch (error) {
     // Paused, rate limited, unreachable or refusing: nothing was asked, and asking again is safe.
     throw new AppError({
@@ -70,6 +72,26 @@ export async function askPartnerBalances(
         error instanceof RailPartnerUnavailableError ? Math.ceil(error.retryAfterMs / 1000) : undefined,
     });
   }
+  if (answer.kind !== 'reported') return { config, answer };
+  return {
+    config,
+    answer: { ...answer, accounts: await accountsOfOrganization(deps, organizationId, answer.accounts) },
+  };
+}
+
+/**
+ * The accounts an organization may see and count: a custody account holding a wallet's deposits only when the
+ * wallet is the organization's (one Fireblocks workspace may serve several organizations), every other one.
+ */
+export async function accountsOfOrganization(
+  deps: Deps,
+  organizationId: string,
+  accounts: readonly PartnerAccountBalance[],
+): Promise<PartnerAccountBalance[]> {
+  const walletIds = [...new Set(accounts.flatMap((a) => (a.walletId === undefined ? [] : [a.walletId])))];
+  const own =
+    walletIds.length === 0 ? new Map() : await findWalletIdentities(deps, organizationId, walletIds);
+  return accounts.filter((a) => a.walletId === undefined || own.has(a.walletId));
 }
 
 /** Records what the partner answered, in the write's transaction: reported now, or waiting for its callback. */

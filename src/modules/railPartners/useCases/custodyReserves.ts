@@ -19,7 +19,7 @@ import {
   insertBalanceQuery,
   saveBalanceQueryResult,
 } from '../repository/balanceQueries.ts';
-import { recordBalanceEvent } from './balanceQueries.ts';
+import { accountsOfOrganization, recordBalanceEvent } from './balanceQueries.ts';
 import type { RailPartnerDirectory } from './directory.ts';
 
 /**
@@ -101,7 +101,10 @@ export async function readCustodyReserves(
   let answered: PartnerAccountBalance[] | undefined;
   try {
     const answer = await resolved.call(() => ask(deps.now()));
-    answered = answer.kind === 'reported' ? answer.accounts : undefined;
+    answered =
+      answer.kind === 'reported'
+        ? await accountsOfOrganization(deps, config.organizationId, answer.accounts)
+        : undefined;
   } catch {
     answered = undefined;
   }

@@ -189,5 +189,6 @@ export async function fireblocksWalletVaultBalances(
     currency: a.currency,
     availableMinor: a.availableMinor,
     currentMinor: a.totalMinor,
+    walletId: a.walletId,
   }));
 }
