@@ -157,4 +157,29 @@ describe.each(BACKENDS)('retention pruning (%s)', (backend) => {
     expect((await api(t, 'GET', `/v1/events/${ids[1]}`)).statusCode).toBe(200);
     for (const id of ids.slice(2)) expect((await api(t, 'GET', `/v1/events/${id}`)).statusCode).toBe(404);
   });
+
+  it('with an event stream, keeps what the stream has not published yet', async () => {
+    const published = await emit();
+    const unpublished = await emit();
+    await age(published, 40, 'succeeded');
+    await age(unpublished, 40, 'succeeded');
+    t.deps.eventStream = 'RETENTION_TEST';
+    try {
+      // No cursor yet: nothing of the organization's was acknowledged, so nothing of it goes.
+      await pruneExpiredHistory(t.deps, RETENTION_DAYS);
+      for (const id of [published, unpublished])
+        expect((await api(t, 'GET', `/v1/events/${id}`)).statusCode).toBe(200);
+      // JetStream acknowledged through the first: it goes, the second stays.
+      await t.db.store.query(
+        `INSERT INTO event_stream_cursors (stream, organization_id, transaction_id, event_id)
+         SELECT 'RETENTION_TEST', organization_id, transaction_id, id FROM events WHERE id = $1`,
+        [published],
+      );
+      await pruneExpiredHistory(t.deps, RETENTION_DAYS);
+      expect((await api(t, 'GET', `/v1/events/${published}`)).statusCode).toBe(404);
+      expect((await api(t, 'GET', `/v1/events/${unpublished}`)).statusCode).toBe(200);
+    } finally {
+      t.deps.eventStream = undefined;
+    }
+  });
 });

@@ -14,7 +14,10 @@ export interface PruneTotals {
   batches: number;
 }
 
-/** One run: walks every event older than the retention once, so kept events are not read again and again. */
+/**
+ * One run: walks every event older than the retention once, so kept events are not read again and again.
+ * With an event stream (deps.eventStream), events not yet published to it are kept.
+ */
 export async function pruneExpiredHistory(
   deps: Deps,
   retentionDays: number,
@@ -24,7 +27,9 @@ export async function pruneExpiredHistory(
   const totals: PruneTotals = { events: 0, deliveries: 0, attempts: 0, batches: 0 };
   let cursor: PruneCursor | undefined;
   for (;;) {
-    const batch = await deps.store.transaction((tx) => pruneEventsBatch(tx, cutoff, cursor, batchEvents));
+    const batch = await deps.store.transaction((tx) =>
+      pruneEventsBatch(tx, cutoff, cursor, batchEvents, deps.eventStream),
+    );
     totals.batches += 1;
     totals.events += batch.events;
     totals.deliveries += batch.deliveries;

@@ -32,12 +32,15 @@ type DeliveryRow = {
  * and their attempts. The deliveries are locked before they are judged, so a redelivery or recover racing
  * the pruner either waits for it or is waited for; an event with a pending or delivering delivery stays.
  * They are locked in (subscription, delivery) order, the order a batch of outcomes and a requeue lock them in.
+ * With an event `stream` published to, an event its organization's cursor has not passed stays too: retention
+ * never takes an event from the stream before JetStream acknowledged it (docs/EVENT-STREAM.md).
  */
 export async function pruneEventsBatch(
   tx: Queryable,
   cutoff: Date,
   after: PruneCursor | undefined,
   eventsMax: number,
+  stream?: string,
 ): Promise<PruneBatchResult> {
   const params: unknown[] = [cutoff, eventsMax];
   let keyset = '';
@@ -70,6 +73,16 @@ export async function pruneEventsBatch(
   for (const d of deliveries) {
     const finished = d.status === 'succeeded' || d.status === 'exhausted';
     if (!finished || new Date(d.last_activity_at) >= cutoff) kept.add(d.event_id);
+  }
+  if (stream !== undefined) {
+    const unpublished = await tx.query<{ id: string }>(
+      `SELECT e.id FROM events e
+         LEFT JOIN event_stream_cursors c ON c.stream = $2 AND c.organization_id = e.organization_id
+        WHERE e.id = ANY($1)
+          AND (e.transaction_id, e.id) > (COALESCE(c.transaction_id, '0'::xid8), COALESCE(c.event_id, ''))`,
+      [eventIds, stream],
+    );
+    for (const e of unpublished) kept.add(e.id);
   }
   const prunable = eventIds.filter((id) => !kept.has(id));
   if (prunable.length === 0) return result;
