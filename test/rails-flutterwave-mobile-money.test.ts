@@ -281,4 +281,61 @@ describe.each(BACKENDS)('Flutterwave mobile money on %s', (backend) => {
     sim.loseWebhooks(false);
     await expectLedgerHealthy(t);
   });
+
+  it('a payout stays with the partner that carries it: Daraja configured, or Flutterwave disabled, while it is in flight', async () => {
+    sim.loseWebhooks(true);
+    const mpesa = await mobilePayout(
+      { network: 'mpesa', phone: '+254712000009', name: 'Akinyi Kimwei' },
+      '700.00',
+      'KES',
+    );
+    const mtn = await mobilePayout({ network: 'mtn', phone: '+256770000009', name: 'Okello' }, '9000', 'UGX');
+    await railWork();
+    expect(atFlutterwave(mpesa.id)).toHaveLength(1);
+    expect(atFlutterwave(mtn.id)).toHaveLength(1);
+    // Safaricom is contracted directly now: new M-Pesa payouts go to Daraja, this one is still Flutterwave's.
+    const daraja = await api(t, 'POST', '/v1/rail-partners', {
+      key: org.key,
+      body: {
+        partner: 'mpesa_daraja',
+        settings: { base_url: sim.url, short_code: '600000', initiator_name: 'apiop' },
+        credentials: {
+          consumer_key: 'key',
+          consumer_secret: 'secret',
+          security_credential: 'credential',
+          passkey: 'passkey',
+        },
+      },
+    });
+    expect(daraja.statusCode, daraja.body).toBe(201);
+    // And Flutterwave is disabled: it takes nothing new, but answers for what it accepted.
+    const flutterwave = (
+      (await api(t, 'GET', '/v1/rail-partners', { key: org.key })).data.data as Array<{
+        id: string;
+        partner: string;
+        status: string;
+      }>
+    ).find((p) => p.partner === 'flutterwave' && p.status === 'active');
+    const disable = (status: string) =>
+      api(t, 'PATCH', `/v1/rail-partners/${flutterwave?.id}`, { key: org.key, body: { status } });
+    expect((await disable('disabled')).statusCode).toBe(200);
+    try {
+      await sim.whenIdle();
+      await railWorkLater(2);
+      for (const { id } of [mpesa, mtn]) {
+        expect(await transferOf(id)).toMatchObject({ status: 'settled' });
+        expect(atFlutterwave(id)).toHaveLength(1);
+      }
+      expect((await balanceOf(t, mpesa.wallet, org.key)).available).toBe('99300.00');
+      expect((await balanceOf(t, mtn.wallet, org.key)).available).toBe('91000');
+    } finally {
+      expect((await disable('active')).statusCode).toBe(200);
+      await api(t, 'PATCH', `/v1/rail-partners/${daraja.data.id}`, {
+        key: org.key,
+        body: { status: 'disabled' },
+      });
+      sim.loseWebhooks(false);
+    }
+    await expectLedgerHealthy(t);
+  });
 });

@@ -193,6 +193,8 @@ export interface Deps {
   launchGateSource?: Store | undefined;
   /** MKOBA_CONVERSION_RATE_BAND_BPS; CONVERSION_RATE_BAND_BPS_DEFAULT when absent. */
   conversionRateBandBps?: number | undefined;
+  /** The event stream published to (MKOBA_EVENT_STREAM_NAME), if any: retention keeps what it has not published. */
+  eventStream?: string | undefined;
   /**
    * How this process builds a sanctions list version's screening index; buildScreeningIndex
    * (src/modules/compliance/useCases/sanctions/screeningIndex.ts) when absent. Tests hold a build open with their own.
@@ -272,6 +274,7 @@ export function systemDeps(store: Store, environment: Environment, options: Syst
     ...(options.pilotCaps ? { pilotCaps: options.pilotCaps } : {}),
     ...(options.launchGateSource ? { launchGateSource: options.launchGateSource } : {}),
     ...(options.conversionRateBandBps ? { conversionRateBandBps: options.conversionRateBandBps } : {}),
+    ...(options.eventStream ? { eventStream: options.eventStream } : {}),
     metrics: createServiceMetrics(store, undefined, {
       resourceLabels: options.metricsResourceLabels ?? false,
       eventStream: options.eventStream,

@@ -27,7 +27,8 @@ import {
   type RailPartnerConfig,
   railPartnerLookup,
 } from '../domain.ts';
-import { findActiveRailPartner } from '../repository/partners.ts';
+import { findActiveRailPartner, findRailPartnerConfig } from '../repository/partners.ts';
+import { findTransferRailPartner, pinTransferRailPartner } from '../repository/transferPartners.ts';
 import { callbackBaseUrl, openRailPartnerCredentials } from './partners.ts';
 import { payoutRequestJournal } from './payoutRequests.ts';
 
@@ -77,9 +78,36 @@ export class RailPartnerDirectory {
     return this.entryFor(config).adapter;
   }
 
-  /** The organization's partner for the transfer's rail and network, or undefined when none is active. */
-  async forTransfer(transfer: Transfer): Promise<ResolvedRail | undefined> {
-    return this.forRail(transfer.organizationId, transfer.rail, transfer.network);
+  /**
+   * The partner that carries the payout. The first time, the organization's active partner for its rail and
+   * network (undefined when none is), pinned to the transfer in its own statement before anything is sent;
+   * from then on always that one, active or not, so a payout it may have accepted is asked about, retried
+   * and reversed there even after another partner is configured for the network or this one is disabled.
+   */
+  async forTransfer(transfer: Transfer): Promise<ResolvedPartnerRail | undefined> {
+    const config = await this.carrierOf(transfer);
+    return config && this.guarded(config);
+  }
+
+  /** The configuration pinned to carry the transfer, pinning the active one the first time. */
+  async carrierOf(transfer: Transfer): Promise<RailPartnerConfig | undefined> {
+    const store = this.deps.store;
+    const pinnedId = await findTransferRailPartner(store, transfer.id);
+    const current =
+      pinnedId === undefined
+        ? await this.configFor(transfer.organizationId, transfer.rail, transfer.network)
+        : undefined;
+    if (pinnedId === undefined && current === undefined) return undefined;
+    const carrierId =
+      pinnedId ??
+      (await pinTransferRailPartner(store, {
+        transferId: transfer.id,
+        organizationId: transfer.organizationId,
+        configId: (current as RailPartnerConfig).id,
+        at: this.deps.now(),
+      }));
+    if (current?.id === carrierId) return current;
+    return findRailPartnerConfig(store, transfer.organizationId, carrierId);
   }
 
   /**

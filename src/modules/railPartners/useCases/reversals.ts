@@ -16,12 +16,13 @@ import type { Queryable } from '../../../store/store.ts';
 import { findTransfer, lockTransfer } from '../../transfers/index.ts';
 import type { RailPartnerConfig } from '../domain.ts';
 import { listRailCallbacks } from '../repository/callbacks.ts';
-import { findActiveRailPartner } from '../repository/partners.ts';
+import { findActiveRailPartner, findRailPartnerConfig } from '../repository/partners.ts';
 import {
   findRailReversalOfTransfer,
   insertRailReversal,
   type RailReversal,
 } from '../repository/reversals.ts';
+import { findTransferRailPartner } from '../repository/transferPartners.ts';
 import { type RailPartnerDirectory, railPartnerDirectory } from './directory.ts';
 
 // Record types the HTTP edge presents, given through the use case layer (src/http never imports the store).
@@ -100,7 +101,13 @@ async function reversingPartner(
   if (transfer.direction !== 'outbound' || !transfer.sourceWalletId || transfer.destinationWalletId) {
     throw notReversible('Only a payout to a rail partner can be reversed through the partner.');
   }
-  const config = await findActiveRailPartner(tx, transfer.organizationId, transfer.rail, transfer.network);
+  // The partner that carried the payout is the one that can reverse it (pinned before it was sent).
+  const pinned = await findTransferRailPartner(tx, transfer.id);
+  const carrier =
+    pinned === undefined
+      ? await findActiveRailPartner(tx, transfer.organizationId, transfer.rail, transfer.network)
+      : await findRailPartnerConfig(tx, transfer.organizationId, pinned);
+  const config = carrier?.status === 'active' ? carrier : undefined;
   const adapter = config && directory.adapterFor(config);
   if (!config || !adapter?.reverse) {
     throw notReversible(
