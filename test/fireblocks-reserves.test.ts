@@ -155,7 +155,9 @@ describe.each(BACKENDS)('Fireblocks custody reserves on %s', (backend) => {
     first.sim.setBalance(second.vaults[0] as string, 'USDC', '9000');
     first.sim.setBalance(second.vaults[1] as string, 'USDC_POLYGON_NXTB', '1');
     await pass();
-    expect((await balancesOf(first.org.key, first.trust))[0]).toMatchObject({ closing_balance: '1000.000000' });
+    expect((await balancesOf(first.org.key, first.trust))[0]).toMatchObject({
+      closing_balance: '1000.000000',
+    });
     expect((await balancesOf(second.org.key, second.trust))[0]).toMatchObject({
       closing_balance: '9001.000000',
     });
