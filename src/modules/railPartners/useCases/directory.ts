@@ -19,7 +19,6 @@ import {
   type PartnerRailFactories,
   RailPartnerUnavailableError,
   type ResolvedPartnerRail,
-  type ResolvedRail,
 } from '../../../rails/partner.ts';
 import {
   mobileMoneyCarriers,
