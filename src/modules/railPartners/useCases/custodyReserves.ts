@@ -10,7 +10,7 @@
  */
 import type { Deps } from '../../../app/deps.ts';
 import { addDays, dayOf } from '../../../domain/days.ts';
-import type { PartnerAccountBalance } from '../../../rails/balances.ts';
+import type { BalanceQueryAnswer, PartnerAccountBalance } from '../../../rails/balances.ts';
 import type { Queryable } from '../../../store/store.ts';
 import { custodianAccountsAwaitingBalance, recordCustodianBalance } from '../../treasury/index.ts';
 import type { RailPartnerConfig } from '../domain.ts';
@@ -61,6 +61,21 @@ async function saveQuery(tx: Queryable, deps: Deps, query: BalanceQuery): Promis
   await recordBalanceEvent(tx, deps, query);
 }
 
+/** The organization's own accounts among the partner's answer; undefined when it gave none (or failed). */
+async function ownBalances(
+  deps: Deps,
+  organizationId: string,
+  ask: () => Promise<BalanceQueryAnswer>,
+): Promise<PartnerAccountBalance[] | undefined> {
+  try {
+    const answer = await ask();
+    if (answer.kind !== 'reported') return undefined;
+    return await accountsOfOrganization(deps, organizationId, answer.accounts);
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Reads the partner's reserves for `day` and records them for each of the organization's custody wallets
  * at the partner still waiting for that day's figure. Two custody wallets at one partner in one currency
@@ -98,16 +113,7 @@ export async function readCustodyReserves(
     reportedAt: null,
   };
   await insertBalanceQuery(deps.store, query);
-  let answered: PartnerAccountBalance[] | undefined;
-  try {
-    const answer = await resolved.call(() => ask(deps.now()));
-    answered =
-      answer.kind === 'reported'
-        ? await accountsOfOrganization(deps, config.organizationId, answer.accounts)
-        : undefined;
-  } catch {
-    answered = undefined;
-  }
+  const answered = await ownBalances(deps, config.organizationId, () => resolved.call(() => ask(deps.now())));
   const readAt = deps.now();
   if (answered === undefined) {
     const failed: BalanceQuery = {
