@@ -2,12 +2,14 @@
  * The rail side of a process, beside the composition root (main.ts): the periodic passes that move money
  * through rail partners (payouts, collections, partners' callbacks, reversals, credit verification, custody
  * deposits, deposits), where a payout goes (its partner, or in the sandbox the simulated rails), and the
- * sandbox's partner simulators wired to the sandbox organization.
+ * sandbox's partner simulators wired to the sandbox organization, with the feeds its sandbox routes send
+ * money in through.
  */
-import type { Deps } from './app/deps.ts';
+import type { Deps, SandboxPartnerFeeds } from './app/deps.ts';
 import { SANDBOX_ORGANIZATION_NAME } from './app/seed.ts';
 import type { Config } from './config.ts';
 import type { Environment } from './domain/access.ts';
+import { resourceMissing } from './domain/errors.ts';
 import {
   COLLECTION_WORKER_INTERVAL_MS,
   type CollectionRailResolver,
@@ -49,7 +51,7 @@ import {
   startPartnerSimulators,
 } from './partnerSimulators.ts';
 import { sandboxRails } from './rails/sandbox.ts';
-import type { FireblocksSimulator } from './simulators/fireblocks/index.ts';
+import { FIREBLOCKS_SIMULATOR_ASSETS, type FireblocksSimulator } from './simulators/fireblocks/index.ts';
 import { findOrganizationByName } from './store/repositories/organizations.ts';
 
 /** A periodic pass: its name (as errors report it), its interval, and the pass. */
@@ -122,7 +124,16 @@ export async function startSandboxSimulators(
   log: (line: string) => void,
 ): Promise<RunningPartnerSimulators> {
   const organization = await findOrganizationByName(deps.store, SANDBOX_ORGANIZATION_NAME);
-  const simulators = await startPartnerSimulators(deps.publicUrl, fundedFireblocksVault);
+  const started = await startPartnerSimulators(deps.publicUrl, fundedFireblocksVault);
+  const feeds = sandboxPartnerFeeds(started);
+  deps.sandboxPartnerFeeds = feeds;
+  const simulators: RunningPartnerSimulators = {
+    ...started,
+    async stop() {
+      if (deps.sandboxPartnerFeeds === feeds) deps.sandboxPartnerFeeds = undefined;
+      await started.stop();
+    },
+  };
   if (!organization) return simulators;
   const configured = [];
   for (const config of simulators.configs) {
@@ -136,6 +147,57 @@ export async function startSandboxSimulators(
     `sandbox partner simulators: M-Pesa Daraja at ${simulators.darajaUrl}, MTN MoMo at ${simulators.momoUrl}, Flutterwave at ${simulators.flutterwaveUrl}, Fireblocks at ${simulators.fireblocksUrl} (source vault ${simulators.fireblocksSourceVaultId})${configured.length ? ` (carrying ${configured.join(', ')})` : ''}`,
   );
   return simulators;
+}
+
+/**
+ * The sandbox's routes' way into the simulators (`POST /v1/sandbox/bank-transfers`, and
+ * `POST /v1/sandbox/chain/deposits` to a Fireblocks address): their in-process controls, whose webhooks
+ * then carry the money to the service as the partners' own do.
+ */
+export function sandboxPartnerFeeds(sims: RunningPartnerSimulators): SandboxPartnerFeeds {
+  return {
+    async bankTransfer({ accountNumber, amount, senderName }) {
+      const known = sims.flutterwave.virtualAccounts().some((a) => a.account_number === accountNumber);
+      // Simulators keep their state in memory: an account issued by an earlier run is not this one's.
+      if (!known)
+        throw resourceMissing(
+          'virtual account number at the bank simulator',
+          accountNumber,
+          'account_number',
+        );
+      // Flutterwave reports amounts as JSON numbers in major units; the adapter reads them back exactly.
+      const charge = await sims.flutterwave.payIntoVirtualAccount({
+        accountNumber,
+        amount: Number(amount),
+        ...(senderName === undefined ? {} : { payerName: senderName }),
+      });
+      return { reference: String(charge.id) };
+    },
+    async custodyDeposit({ walletId, asset, network, address, amount }) {
+      const vaultId = await walletVaultAccount(sims.fireblocks, walletId);
+      const assetId = Object.entries(FIREBLOCKS_SIMULATOR_ASSETS).find(
+        ([, known]) => known.asset === asset && known.network === network,
+      )?.[0];
+      if (vaultId === undefined || assetId === undefined) {
+        throw resourceMissing('deposit address at the custody simulator', address, 'address');
+      }
+      const transaction = sims.fireblocks.deposit({ vaultAccountId: vaultId, assetId, amount, address });
+      return { reference: transaction.id, txHash: transaction.txHash };
+    },
+  };
+}
+
+/** The Fireblocks vault account the adapter opened for a wallet (named `mkoba <wallet id>`), if any. */
+async function walletVaultAccount(sim: FireblocksSimulator, walletId: string): Promise<string | undefined> {
+  const name = `mkoba ${walletId}`;
+  const query = new URLSearchParams({ namePrefix: name });
+  const found = await fireblocksRequest(
+    fireblocksSimulatorClient(sim),
+    'GET',
+    `/vault/accounts_paged?${query}`,
+  );
+  const accounts = (found.body as { accounts?: Array<{ id: string; name: string }> } | undefined)?.accounts;
+  return accounts?.find((account) => account.name === name)?.id;
 }
 
 /** How to call a Fireblocks simulator as its default API user (signed as the adapter signs). */

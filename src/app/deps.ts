@@ -154,6 +154,28 @@ export type CustodyDepositAddress = (
   request: { organizationId: string; walletId: string; asset: DigitalAsset; network: DigitalAssetNetwork },
 ) => Promise<string | undefined>;
 
+/**
+ * The sandbox's partner simulators as an outsider drives them (src/railWork.ts fills it while they run):
+ * money sent into a partner-issued account or address, which then reaches the service the way the partner
+ * reports it in production (its webhook, its API). Amounts are decimal strings in major units.
+ */
+export interface SandboxPartnerFeeds {
+  /** A bank transfer into a virtual account number the bank partner (Flutterwave) issued: its charge id. */
+  bankTransfer(transfer: {
+    accountNumber: string;
+    amount: string;
+    senderName?: string | undefined;
+  }): Promise<{ reference: string }>;
+  /** A transfer on chain to a custody partner's (Fireblocks') deposit address: its transaction id and hash. */
+  custodyDeposit(deposit: {
+    walletId: string;
+    asset: DigitalAsset;
+    network: DigitalAssetNetwork;
+    address: string;
+    amount: string;
+  }): Promise<{ reference: string; txHash: string }>;
+}
+
 export interface Deps {
   store: Store;
   environment: Environment;
@@ -183,6 +205,8 @@ export interface Deps {
   publicUrl?: string | undefined;
   /** How each rail partner's adapter is built (src/rails/partners), given by the composition root. */
   railPartnerFactories?: PartnerRailFactories;
+  /** The sandbox's running partner simulators; absent when none run (MKOBA_SANDBOX_SIMULATORS=0). */
+  sandboxPartnerFeeds?: SandboxPartnerFeeds | undefined;
   /** A pilot's volume caps per organization (MKOBA_ENV=pilot); absent elsewhere, where nothing is capped. */
   pilotCaps?: PilotCaps | undefined;
   /**

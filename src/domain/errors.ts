@@ -55,6 +55,7 @@ export type ErrorCode =
   | 'travel_rule_required'
   | 'route_not_approved'
   | 'custody_not_configured'
+  | 'sandbox_simulators_off'
   | 'rate_unavailable'
   | 'quote_expired'
   | 'rate_out_of_band'
@@ -160,6 +161,17 @@ export function resourceMissing(resource: string, id: string, param?: string): A
     title: 'Resource not found',
     detail: `No ${resource} with id '${id}' exists.`,
     param,
+  });
+}
+
+/** The sandbox runs without its partner simulators, so nothing can be sent through one. */
+export function sandboxSimulatorsOff(): AppError {
+  return new AppError({
+    status: 409,
+    code: 'sandbox_simulators_off',
+    title: 'Partner simulators are off',
+    detail:
+      'This sandbox runs without its partner simulators (MKOBA_SANDBOX_SIMULATORS=0), so no money can be sent through them; start it with them on.',
   });
 }
 

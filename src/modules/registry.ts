@@ -16,7 +16,7 @@ import { ledgerHttp } from './ledger/index.ts';
 import { lendingHttp } from './lending/index.ts';
 import { organizationHttp } from './organization/index.ts';
 import { paymentBatchesHttp } from './paymentBatches/index.ts';
-import { railPartnersHttp } from './railPartners/index.ts';
+import { railPartnersHttp, railPartnersSandboxHttp } from './railPartners/index.ts';
 import { receiptsHttp } from './receipts/index.ts';
 import { savingsHttp } from './savings/index.ts';
 import { stablecoinsHttp, stablecoinsSandboxHttp } from './stablecoins/index.ts';
@@ -45,6 +45,7 @@ export const HTTP_MODULES: readonly HttpModule[] = [
   treasuryHttp,
   treasurySandboxHttp,
   railPartnersHttp,
+  railPartnersSandboxHttp,
   webhooksHttp,
   launchGatesHttp,
   receiptsHttp,

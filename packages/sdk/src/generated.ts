@@ -1561,6 +1561,23 @@ export interface Conversion {
   created_at: string;
 }
 
+/** A deposit to a deposit address Fireblocks issued, sent on chain through the sandbox’s Fireblocks simulator. Fireblocks reports it (its webhook, or the service’s poll) once its own confirmations are in, and it then appears as a deposit (`deposit.detected`, then credited), as in production. */
+export interface SandboxCustodyDeposit {
+  object: 'sandbox_custody_deposit';
+  partner: 'fireblocks';
+  /** Fireblocks’ transaction id. */
+  partner_reference: string;
+  /** The wallet the address is. */
+  wallet: string;
+  asset: string;
+  network: 'ethereum' | 'polygon' | 'base' | 'arbitrum' | 'solana' | 'tron';
+  address: string;
+  /** Decimal string in the asset. */
+  amount: string;
+  /** The transaction on chain: the deposit’s `tx_hash` once recorded. */
+  tx_hash: string;
+}
+
 export interface Statement {
   object: 'statement';
   /** Statement id. */
@@ -1952,6 +1969,42 @@ export interface RailPartnerBalanceQuery {
   requested_by: string;
   created_at: string;
   reported_at: string | null;
+}
+
+/** A bank transfer sent into a wallet’s bank account number through the sandbox’s bank partner simulator. The wallet is credited once the partner reports it (its webhook, then its verification), as in production: watch for the inbound transfer. */
+export interface SandboxBankTransfer {
+  object: 'sandbox_bank_transfer';
+  /** The partner that carried it (`flutterwave`). */
+  partner: string;
+  /** The partner’s id of the payment (Flutterwave’s charge id). */
+  partner_reference: string;
+  /** The wallet the account number is. */
+  wallet: string;
+  account_number: string;
+  /** Decimal string in `currency`. */
+  amount: string;
+  /** ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals. */
+  currency:
+    | 'KES'
+    | 'UGX'
+    | 'TZS'
+    | 'RWF'
+    | 'NGN'
+    | 'GHS'
+    | 'ZAR'
+    | 'XOF'
+    | 'XAF'
+    | 'ZMW'
+    | 'MWK'
+    | 'ETB'
+    | 'EGP'
+    | 'MAD'
+    | 'USD'
+    | 'EUR'
+    | 'GBP'
+    | 'USDC'
+    | 'USDT';
+  sender_name: string | null;
 }
 
 /** One check of one product that must pass before pilot or production keys are issued: `business_verified` (the legal entity’s KYB), `contacts_named` (technical, compliance, finance), `policies_configured` (a policy you wrote), `webhook_endpoint_verified` (an endpoint answered 2xx to a signed test event), `sandbox_scenario_completed` (payouts on the product’s rails settled, failed, timed out and returned), `reconciliation_run` (a statement for one of its rails imported). */
@@ -10338,6 +10391,18 @@ export interface CreateVirtualAccountResponse {
   partner?: string;
 }
 
+export interface SandboxBankTransferRequest {
+  /** The wallet paid into (its bank account number); or `account_number`. */
+  wallet?: string;
+  /** The bank account number paid into (`POST /v1/wallets/{id}/virtual-account` issued it). */
+  account_number?: string;
+  /** Decimal string at the wallet currency exponent. */
+  amount: string | number;
+  /** The wallet’s currency. */
+  currency: string;
+  sender_name?: string;
+}
+
 export interface CreateWebhookSubscriptionUnversionedRequest {
   /** An HTTPS endpoint you own, publicly reachable: loopback, private, link-local and reserved addresses are refused, and a host name must resolve to public addresses only. A sandbox started with MKOBA_WEBHOOK_ALLOW_PRIVATE=1 (local development) also takes those, and plain HTTP to them. */
   url: string;
@@ -11405,6 +11470,11 @@ export interface MkobaOperations {
     body?: CreateVirtualAccountRequest,
     options?: RequestOptions,
   ): Promise<CreateVirtualAccountResponse>;
+  /** Send a bank transfer into a wallet (sandbox): `POST /v1/sandbox/bank-transfers`. */
+  sandboxBankTransfer(
+    body: SandboxBankTransferRequest,
+    options?: RequestOptions,
+  ): Promise<SandboxBankTransfer>;
   /** Create a webhook subscription (spec path): `POST /webhook-subscriptions`. */
   createWebhookSubscriptionUnversioned(
     body: CreateWebhookSubscriptionUnversionedRequest,
@@ -12658,6 +12728,14 @@ export const OPERATIONS = {
     path: '/v1/wallets/{id}/virtual-account',
     pathParams: ['id'],
     body: 'optional',
+    query: false,
+    response: 'json',
+  },
+  sandboxBankTransfer: {
+    method: 'POST',
+    path: '/v1/sandbox/bank-transfers',
+    pathParams: [],
+    body: 'required',
     query: false,
     response: 'json',
   },

@@ -13,6 +13,7 @@ import { creditUrlsRoute } from './routes/creditUrls.ts';
 import { railPartnerRoutes } from './routes/partners.ts';
 import { transferReversalSchema } from './routes/reversalSchema.ts';
 import { reversalRoutes } from './routes/reversals.ts';
+import { sandboxBankTransferRoutes, sandboxBankTransferSchema } from './routes/sandboxBankTransfers.ts';
 import { railCallbackSchema, railPartnerCreditUrlsSchema, railPartnerSchema } from './routes/schemas.ts';
 import { walletAccountNumberRoutes } from './routes/walletAccountNumbers.ts';
 
@@ -77,4 +78,11 @@ export const railPartnersHttp: HttpModule = {
     balanceQueryRoutes(app, deps);
     walletAccountNumberRoutes(app, deps);
   },
+};
+
+/** The sandbox's bank transfers sent from outside through the bank partner's simulator. */
+export const railPartnersSandboxHttp: HttpModule = {
+  schemas: [sandboxBankTransferSchema],
+  routes: sandboxBankTransferRoutes,
+  sandboxOnly: true,
 };

@@ -6,7 +6,7 @@
  */
 import type { HttpModule } from '../../http/httpModule.ts';
 import { STABLECOIN_SCHEMAS, stablecoinRoutes } from './routes/routes.ts';
-import { sandboxChainRoutes } from './routes/sandboxChain.ts';
+import { sandboxChainRoutes, sandboxCustodyDepositSchema } from './routes/sandboxChain.ts';
 
 export { recordCustodyDeposit } from './useCases/chainDeposits.ts';
 export {
@@ -21,9 +21,9 @@ export { DEPOSIT_WORKER_INTERVAL_MS, runDepositWorkerOnce } from './workers.ts';
 /** The module's face on the HTTP edge. */
 export const stablecoinsHttp: HttpModule = { schemas: STABLECOIN_SCHEMAS, routes: stablecoinRoutes };
 
-/** The sandbox's simulated chain: blocks advanced and deposits reorganised on request. */
+/** The sandbox's simulated chain: blocks advanced and deposits reorganised on request; custodied deposits sent. */
 export const stablecoinsSandboxHttp: HttpModule = {
-  schemas: [],
+  schemas: [sandboxCustodyDepositSchema],
   routes: sandboxChainRoutes,
   sandboxOnly: true,
 };

@@ -62,3 +62,17 @@ export async function insertWalletPartnerAccount(db: Queryable, a: WalletPartner
   );
   return rows.length > 0;
 }
+
+/** The organization's wallet account with this number, from whichever partner issued it. */
+export async function findWalletPartnerAccountByNumber(
+  db: Queryable,
+  organizationId: string,
+  accountNumber: string,
+): Promise<WalletPartnerAccount | undefined> {
+  const [row] = await db.query(
+    `SELECT ${COLUMNS} FROM wallet_partner_accounts
+     WHERE organization_id = $1 AND account_number = $2 ORDER BY created_at LIMIT 1`,
+    [organizationId, accountNumber],
+  );
+  return row && fromRow(row);
+}

@@ -1,8 +1,9 @@
 /**
  * The sandbox's simulated chain: deposits to deposit addresses appear, the chain advances by blocks (each a
  * confirmation of every pending deposit on the network), and a reorganisation drops a deposit that is not
- * final yet. What happens next is the deposit worker's: credit after the confirmations, or drop. Not
- * registered in production.
+ * final yet. What happens next is the deposit worker's: credit after the confirmations, or drop. A
+ * deposit to an address Fireblocks issued goes through the Fireblocks simulator instead, and arrives by
+ * its webhook. Not registered in production.
  */
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../../app/deps.ts';
@@ -20,7 +21,8 @@ import {
   writeOperation,
   written,
 } from '../../../http/routeKit.ts';
-import { idParamsSchema } from '../../../http/schemas.ts';
+import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
+import { idParamsSchema, idSchema } from '../../../http/schemas.ts';
 import { getTravelRuleSettings, travelRuleRequestSchema } from '../../compliance/index.ts';
 import {
   advanceSandboxChain,
@@ -29,6 +31,7 @@ import {
   reorgSandboxDeposit,
   SANDBOX_CHAIN_ADVANCE_BLOCKS_MAX,
 } from '../useCases/chainDeposits.ts';
+import { type SandboxCustodyDeposit, sendSandboxCustodyDeposit } from '../useCases/sandboxCustodyDeposits.ts';
 import { presentDeposit } from './presenters.ts';
 import { networkSchema } from './schemas.ts';
 
@@ -60,6 +63,37 @@ const chainDepositBody = closedObjectSchema(
   ['network', 'address', 'amount'],
 );
 
+export const sandboxCustodyDepositSchema = apiObjectSchema(
+  'SandboxCustodyDeposit',
+  'sandbox_custody_deposit',
+  'A deposit to a deposit address Fireblocks issued, sent on chain through the sandbox’s Fireblocks simulator. Fireblocks reports it (its webhook, or the service’s poll) once its own confirmations are in, and it then appears as a deposit (`deposit.detected`, then credited), as in production.',
+  {
+    partner: { type: 'string', enum: ['fireblocks'] },
+    partner_reference: { type: 'string', description: 'Fireblocks’ transaction id.' },
+    wallet: idSchema(ID_PREFIXES.wallet, 'The wallet the address is.'),
+    asset: { type: 'string' },
+    network: networkSchema,
+    address: { type: 'string' },
+    amount: { type: 'string', description: 'Decimal string in the asset.' },
+    tx_hash: {
+      type: 'string',
+      description: 'The transaction on chain: the deposit’s `tx_hash` once recorded.',
+    },
+  },
+);
+
+const presentSandboxCustodyDeposit = (d: SandboxCustodyDeposit) => ({
+  object: 'sandbox_custody_deposit',
+  partner: d.partner,
+  partner_reference: d.partnerReference,
+  wallet: d.walletId,
+  asset: d.asset,
+  network: d.network,
+  address: d.address,
+  amount: d.amount,
+  tx_hash: d.txHash,
+});
+
 function chainDepositRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Body: ChainDepositInput }>(
     '/v1/sandbox/chain/deposits',
@@ -68,17 +102,27 @@ function chainDepositRoute(app: FastifyInstance, deps: Deps): void {
       operationId: 'sandboxChainDeposit',
       summary: 'Send a deposit on the simulated chain (sandbox)',
       description:
-        'A transfer of the address’s asset to one of your deposit addresses appears on the simulated chain with `confirmations` (default 0): a `pending` deposit (`deposit.detected`, 201). The deposit worker credits it once it has its network’s confirmations (`POST /v1/sandbox/chain/advance`). The same `tx_hash` and `log_index` reported again for the same address and amount is the same deposit (200) and is credited once; `travel_rule` carries the originator’s data.',
+        'A transfer of the address’s asset to one of your deposit addresses appears on the simulated chain with `confirmations` (default 0): a `pending` deposit (`deposit.detected`, 201). The deposit worker credits it once it has its network’s confirmations (`POST /v1/sandbox/chain/advance`). The same `tx_hash` and `log_index` reported again for the same address and amount is the same deposit (200) and is credited once; `travel_rule` carries the originator’s data. To an address Fireblocks issued, the transfer goes through the sandbox’s Fireblocks simulator instead (202, a `SandboxCustodyDeposit`): the deposit appears once Fireblocks reports it, and `tx_hash`, `log_index`, `confirmations` and `travel_rule` are Fireblocks’ own (a 400 if given); a 409 `sandbox_simulators_off` without the simulators.',
       body: chainDepositBody,
       responses: {
         200: written('Deposit', 'The deposit, reported before.'),
         201: written('Deposit', 'The deposit, new.'),
+        202: written('SandboxCustodyDeposit', 'Sent through the Fireblocks simulator; the deposit follows.'),
       },
     }),
     preparedWrite(
       deps,
-      (organizationId) => getTravelRuleSettings(deps, organizationId),
-      async (tx, organizationId, request, settings) => {
+      // A custodied address's deposit is sent to the partner before the key's transaction: its webhook
+      // comes back to this service.
+      async (organizationId, request) => {
+        const amountText = numberSourceOf(request.body, 'amount');
+        const custody = await sendSandboxCustodyDeposit(deps, organizationId, request.body, amountText);
+        if (custody) return { custody };
+        return { settings: await getTravelRuleSettings(deps, organizationId) };
+      },
+      async (tx, organizationId, request, prepared) => {
+        if (prepared.custody) return { status: 202, body: presentSandboxCustodyDeposit(prepared.custody) };
+        const { settings } = prepared;
         const { deposit, created } = await recordChainDeposit(
           tx,
           deps,

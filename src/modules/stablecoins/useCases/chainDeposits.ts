@@ -58,7 +58,7 @@ export interface ChainDepositInput {
 }
 
 /** The deposit address a chain transfer paid: well formed for the network, and the organization's (else a 404). */
-async function ownedDepositAddress(
+export async function ownedDepositAddress(
   tx: Queryable,
   organizationId: string,
   network: DigitalAssetNetwork,
