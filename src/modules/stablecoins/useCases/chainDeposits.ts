@@ -3,9 +3,9 @@
  * chain (recorded `pending`, its Travel Rule data checked and kept as evidence), and, in the sandbox, the
  * simulated chain advancing by blocks or reorganising a deposit away.
  *
- * This is written by whoever watches the chain: in the sandbox the simulated chain's routes; in production
- * a custody provider's notifications, which do not exist yet. What we make of it is decided by the deposit
- * worker alone (`decideDeposit`, deposits.ts).
+ * This is written by whoever watches the chain: the simulated chain's sandbox routes, or the custody
+ * partner (Fireblocks' webhooks and its deposit poll, railPartners' custodyDeposits.ts). What we make of it
+ * is decided by the deposit worker alone (`decideDeposit`, deposits.ts).
  */
 
 import type { Deps } from '../../../app/deps.ts';
