@@ -26,6 +26,11 @@ import {
   fireblocksRail,
   parseFireblocksWebhook,
 } from '../src/modules/railPartners/partners/fireblocks/rail.ts';
+import {
+  CUSTODY_SWEEP_RETRY_MAX_MS,
+  CUSTODY_SWEEP_RETRY_MS,
+  sweepRetryAfter,
+} from '../src/modules/railPartners/useCases/custodySweeps.ts';
 import { railPartnerDirectory } from '../src/modules/railPartners/useCases/directory.ts';
 import { runDepositWorkerOnce } from '../src/modules/stablecoins/workers.ts';
 import { type RailResolver, runRailWorkerOnce } from '../src/modules/transfers/workers.ts';
@@ -75,7 +80,7 @@ describe.each(BACKENDS)('Fireblocks payouts on %s', (backend) => {
   });
 
   /** A new organization with Fireblocks configured (its webhooks to the service) and a funded USDC wallet. */
-  async function configured() {
+  async function configured(sourceVault = vaultAccountId) {
     const org = await newOrganization(t);
     const created = await api(t, 'POST', '/v1/rail-partners', {
       key: org.key,
@@ -83,7 +88,7 @@ describe.each(BACKENDS)('Fireblocks payouts on %s', (backend) => {
         partner: 'fireblocks',
         settings: {
           base_url: sim.baseUrl,
-          source_vault_account_id: vaultAccountId,
+          source_vault_account_id: sourceVault,
           webhook_public_key: sim.webhookPublicKey,
         },
         credentials: { api_key: sim.credentials.apiKey, private_key: sim.credentials.secretKey },
@@ -98,8 +103,8 @@ describe.each(BACKENDS)('Fireblocks payouts on %s', (backend) => {
   }
 
   /** A configured organization's new USDC wallet with its ethereum deposit address issued, and its vault account. */
-  async function walletInCustody() {
-    const { key } = await configured();
+  async function walletInCustody(sourceVault = vaultAccountId) {
+    const { key } = await configured(sourceVault);
     const wallet = await fundedWallet(t, '0', 'USDC', key);
     const issued = await api(t, 'POST', `/v1/wallets/${wallet}/deposit-addresses`, {
       key,
@@ -365,8 +370,8 @@ describe.each(BACKENDS)('Fireblocks payouts on %s', (backend) => {
   });
 
   /** A custodied wallet credited with a deposit of `amount` into its vault account. */
-  async function depositedInCustody(amount: string) {
-    const custodied = await walletInCustody();
+  async function depositedInCustody(amount: string, sourceVault = vaultAccountId) {
+    const custodied = await walletInCustody(sourceVault);
     sim.deposit({ vaultAccountId: custodied.vaultId, assetId: 'USDC', amount });
     await sim.whenIdle();
     await eventually(
@@ -471,6 +476,65 @@ describe.each(BACKENDS)('Fireblocks payouts on %s', (backend) => {
     expect(await vaultTotal(vaultId)).toBe(0n);
     expect(await sweepsOf(key)).toMatchObject([{ direction: 'from_trust', amount: '30.000000' }]);
     await expectLedgerHealthy(t);
+  });
+
+  it('a sweep Fireblocks refuses waits an hour, then longer, before the next try; each failure stays recorded', async () => {
+    // A payout vault with no USDC asset wallet: Fireblocks refuses every sweep into it.
+    const bare = await fireblocksRequest(config, 'POST', '/vault/accounts', { name: 'bare payout vault' });
+    const { vaultId } = await depositedInCustody('25', (bare.body as { id: string }).id);
+    const failedSweeps = () =>
+      t.db.store.query(
+        `SELECT status, failure_code, attempt, retry_after FROM custody_sweeps
+          WHERE vault_account_id = $1 ORDER BY created_at`,
+        [vaultId],
+      );
+    const realNow = t.deps.now;
+    const start = realNow();
+    const at = (minutes: number) => {
+      t.deps.now = () => new Date(start.getTime() + minutes * 60_000);
+    };
+    try {
+      at(0);
+      await sweepPass();
+      expect(sweepRequests(vaultId).map((r) => r.status)).toEqual([404]);
+      // Every 10-minute pass within the hour sends nothing and records nothing more.
+      for (const minutes of [10, 20, 50]) {
+        at(minutes);
+        await sweepPass();
+      }
+      expect(sweepRequests(vaultId)).toHaveLength(1);
+      expect(await failedSweeps()).toMatchObject([
+        {
+          status: 'failed',
+          failure_code: 'partner_rejected',
+          attempt: 1,
+          retry_after: new Date(start.getTime() + CUSTODY_SWEEP_RETRY_MS),
+        },
+      ]);
+      at(61);
+      await sweepPass();
+      expect(sweepRequests(vaultId).map((r) => r.status)).toEqual([404, 404]);
+      // The second failure in a row waits two hours.
+      at(61 + 110);
+      await sweepPass();
+      expect(sweepRequests(vaultId)).toHaveLength(2);
+      at(61 + 121);
+      await sweepPass();
+      expect(sweepRequests(vaultId)).toHaveLength(3);
+      const rows = await failedSweeps();
+      expect(rows.map((r) => [r.status, r.attempt])).toEqual([
+        ['failed', 1],
+        ['failed', 2],
+        ['failed', 3],
+      ]);
+      expect(new Date(rows[2]?.retry_after as string).getTime()).toBe(
+        start.getTime() + (61 + 121) * 60_000 + 4 * CUSTODY_SWEEP_RETRY_MS,
+      );
+      expect(await vaultTotal(vaultId)).toBe(25_000000n);
+    } finally {
+      t.deps.now = realNow;
+    }
+    expect(sweepRetryAfter(40, start).getTime() - start.getTime()).toBe(CUSTODY_SWEEP_RETRY_MAX_MS);
   });
 
   it('refuses a webhook its signature does not verify, and ignores deposits and statuses on the way', () => {

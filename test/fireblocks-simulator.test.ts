@@ -422,6 +422,49 @@ describe('incoming deposits', () => {
   });
 });
 
+describe('transaction history paged', () => {
+  it('pages oldest first by the next-page cursor, back by prev-page, the cursor keeping the query', async () => {
+    const { vaultAccountId } = await fundedVault('USDC', '0');
+    const made = [];
+    for (let i = 1; i <= 5; i++) {
+      made.push(sim.deposit({ vaultAccountId, assetId: 'USDC', amount: `${i}` }));
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    await Promise.all(made.map((deposit) => sim.waitForStatus(deposit.id, 'COMPLETED')));
+    await sim.whenIdle();
+    const query = {
+      status: 'COMPLETED',
+      destId: vaultAccountId,
+      orderBy: 'createdAt',
+      sort: 'ASC',
+      limit: 2,
+    } as const;
+    const first = await fireblocks.transactions.getTransactions(query);
+    expect(first.data.map((t) => t.amountInfo?.amount)).toEqual(['1', '2']);
+    expect(first.headers['prev-page']).toBeUndefined();
+    // The cursor alone carries the filters and the order.
+    const second = await fireblocks.transactions.getTransactions({
+      next: first.headers['next-page'],
+      limit: 2,
+    });
+    expect(second.data.map((t) => t.amountInfo?.amount)).toEqual(['3', '4']);
+    const last = await fireblocks.transactions.getTransactions({
+      ...query,
+      next: second.headers['next-page'],
+    });
+    expect(last.data.map((t) => t.amountInfo?.amount)).toEqual(['5']);
+    expect(last.headers['next-page']).toBeUndefined();
+    const back = await fireblocks.transactions.getTransactions({ prev: last.headers['prev-page'], limit: 2 });
+    expect(back.data.map((t) => t.amountInfo?.amount)).toEqual(['3', '4']);
+    const newest = await fireblocks.transactions.getTransactions({ ...query, sort: 'DESC', limit: 3 });
+    expect(newest.data.map((t) => t.amountInfo?.amount)).toEqual(['5', '4', '3']);
+    expect(await refusal(fireblocks.transactions.getTransactions({ next: 'not a cursor' }))).toMatchObject({
+      status: 400,
+      body: { code: 1400 },
+    });
+  });
+});
+
 describe('request authentication', () => {
   it('accepts a hand-signed request as the SDK signs one', async () => {
     expect((await signedRequest('GET', '/vault/accounts_paged')).status).toBe(200);

@@ -1,10 +1,12 @@
 /**
  * Looks for deposits whose webhook never came: for each organization's active custody partner, the
- * deposits it completed lately, each recorded through the same path a webhook's takes (in its own
- * transaction; one already recorded changes nothing). Any number of processes may run it.
+ * completed deposits in its transaction history from where the last look left off, oldest first, each
+ * recorded through the same path a webhook's takes (in its own transaction; one already recorded changes
+ * nothing). Any number of processes may run it.
  */
 import type { Deps } from '../../app/deps.ts';
 import { FIREBLOCKS_PARTNER } from './partners/fireblocks/protocol.ts';
+import { depositMarkOf, saveDepositMark } from './repository/custodyDepositMarks.ts';
 import { activeRailPartnersOf } from './repository/partners.ts';
 import { isCustodyRail } from './useCases/custody.ts';
 import { applyCustodyDeposit } from './useCases/custodyDeposits.ts';
@@ -14,20 +16,30 @@ import type { RailPartnerDirectory } from './useCases/directory.ts';
 
 /** How often custody partners are asked for missed deposits. */
 export const CUSTODY_DEPOSIT_POLL_INTERVAL_MS = 60_000;
-/** How far back each look reaches: a webhook missing longer than this is past the look's reach. */
-export const CUSTODY_DEPOSIT_LOOKBACK_MS = 24 * 60 * 60 * 1_000;
+/**
+ * How long after its creation a deposit may complete and still be found: a look that read the history to
+ * its end starts the next one this far back from now (and the first look this far back), since the history
+ * is read by creation time and a deposit still confirming is not yet in it.
+ */
+export const CUSTODY_DEPOSIT_COMPLETION_WINDOW_MS = 24 * 60 * 60 * 1_000;
+/** History pages (FIREBLOCKS_DEPOSIT_PAGE transactions each) one look reads per configuration at most. */
+export const CUSTODY_DEPOSIT_PAGES_PER_PASS = 20;
 /** Configurations one pass asks at most. */
 const CUSTODY_CONFIGS_PER_PASS = 1_000;
 
 /**
- * One pass; returns how many deposits it recorded for the first time. A partner that does not answer is
- * passed over, the others still asked, and the pass then throws naming each (the worker loop logs it).
+ * One pass; returns how many deposits it recorded for the first time. A look that stopped at the page bound
+ * leaves the next starting at the last transaction it read (a millisecond before, so one created in the
+ * same millisecond is not passed over), so a backlog larger than a pass is read over the next passes; one
+ * that read to the end leaves the next starting CUSTODY_DEPOSIT_COMPLETION_WINDOW_MS back. A partner that
+ * does not answer is passed over (its mark unchanged), the others still asked, and the pass then throws
+ * naming each (the worker loop logs it).
  */
 export async function runCustodyDepositPollOnce(
   deps: Deps,
   directory: RailPartnerDirectory,
+  pagesPerPass = CUSTODY_DEPOSIT_PAGES_PER_PASS,
 ): Promise<number> {
-  const since = new Date(deps.now().getTime() - CUSTODY_DEPOSIT_LOOKBACK_MS);
   let recorded = 0;
   const failures: string[] = [];
   for (const config of await activeRailPartnersOf(deps.store, FIREBLOCKS_PARTNER, CUSTODY_CONFIGS_PER_PASS)) {
@@ -35,13 +47,18 @@ export async function runCustodyDepositPollOnce(
     const adapter = resolved.adapter;
     if (!isCustodyRail(adapter)) continue;
     try {
-      const deposits = await resolved.call(() => adapter.recentDeposits(since));
-      for (const deposit of deposits) {
+      const windowStart = new Date(deps.now().getTime() - CUSTODY_DEPOSIT_COMPLETION_WINDOW_MS);
+      const since = (await depositMarkOf(deps.store, config.id)) ?? windowStart;
+      const read = await resolved.call(() => adapter.depositsSince(since, pagesPerPass));
+      for (const deposit of read.deposits) {
         const effect = await deps.store.transaction((tx) =>
           applyCustodyDeposit(tx, deps, config.organizationId, deposit),
         );
         if (effect.status === 'applied') recorded += 1;
       }
+      const next =
+        read.complete || read.lastCreatedAt === undefined ? windowStart : new Date(read.lastCreatedAt - 1);
+      await saveDepositMark(deps.store, config.id, next, deps.now());
     } catch (error) {
       failures.push(`${config.id}: ${error instanceof Error ? error.message : String(error)}`);
     }

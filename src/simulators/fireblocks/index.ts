@@ -6,7 +6,7 @@
  * as FIREBLOCKS_SIMULATOR_WEBHOOK_PUBLIC_KEY. Fireblocks' own SDK works against it with nothing changed but
  * the base URL. docs/rails/fireblocks.md lists every endpoint, field and error it follows, with sources.
  *
- * Files: server.ts (HTTP and controls), auth.ts (the JWT), vaults.ts, transactions.ts (the APIs),
+ * Files: server.ts (HTTP and controls), auth.ts (the JWT), vaults.ts, transactions.ts, transactionPages.ts (the APIs),
  * lifecycle.ts (statuses and webhooks), assets.ts (asset ids and amounts), state.ts, webhookKey.ts.
  */
 export { atomicAmount, decimalAmount, FIREBLOCKS_SIMULATOR_ASSETS } from './assets.ts';

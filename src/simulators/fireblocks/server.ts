@@ -29,11 +29,11 @@ import {
   fireblocksError,
   newFireblocksState,
 } from './state.ts';
+import { listTransactions } from './transactionPages.ts';
 import {
   announceDeposit,
   createTransaction,
   type IncomingDeposit,
-  listTransactions,
   readTransaction,
   readTransactionByExternalTxId,
 } from './transactions.ts';
@@ -101,8 +101,15 @@ export async function startFireblocksSimulator(
     (request, response) => receive(state, request, response),
     options,
   );
+  server.keepAliveTimeout = FIREBLOCKS_SIMULATOR_KEEP_ALIVE_MS;
   return controls(state, server, `${url}/v1`, credentials);
 }
+
+/**
+ * How long an idle kept-alive connection stays open: longer than a client's own idle close (the outbound
+ * guard's 4 s), as a public API's is, so a client never writes into a connection the server is closing.
+ */
+const FIREBLOCKS_SIMULATOR_KEEP_ALIVE_MS = 65_000;
 
 function controls(
   state: FireblocksState,
@@ -182,7 +189,7 @@ async function receive(
   }
   record.status = result.status;
   response
-    .writeHead(result.status, { 'Content-Type': 'application/json; charset=utf-8' })
+    .writeHead(result.status, { ...result.headers, 'Content-Type': 'application/json; charset=utf-8' })
     .end(JSON.stringify(result.body));
 }
 

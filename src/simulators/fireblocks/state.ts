@@ -144,6 +144,8 @@ export interface FireblocksWebhookDelivery {
 export interface Answer {
   status: number;
   body: unknown;
+  /** Response headers beside Content-Type (GET /v1/transactions's `next-page`, `prev-page`). */
+  headers?: Record<string, string>;
 }
 
 export interface FireblocksState {

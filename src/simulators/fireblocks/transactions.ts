@@ -271,37 +271,6 @@ function newTransaction(fields: NewTransaction): FireblocksTransaction {
   };
 }
 
-/** GET /v1/transactions's default and largest page (Fireblocks' reference: up to 500). */
-const TRANSACTION_PAGE_DEFAULT = 200;
-const TRANSACTION_PAGE_MAX = 500;
-
-/**
- * GET /v1/transactions: newest first, filtered by `status`, `after`/`before` (createdAt, ms), `sourceType`,
- * `destType`, `destId` and `assets` (comma-separated), at most `limit`.
- */
-export function listTransactions(state: FireblocksState, query: URLSearchParams): Answer {
-  const limit = Number(query.get('limit') ?? TRANSACTION_PAGE_DEFAULT);
-  if (!Number.isInteger(limit) || limit < 1 || limit > TRANSACTION_PAGE_MAX)
-    return invalid('limit has an invalid value');
-  const after = Number(query.get('after') ?? 0);
-  const before = Number(query.get('before') ?? Number.MAX_SAFE_INTEGER);
-  const assets = query.get('assets')?.split(',');
-  const matches = (transaction: FireblocksTransaction) =>
-    (query.get('status') ?? transaction.status) === transaction.status &&
-    transaction.createdAt > after &&
-    transaction.createdAt < before &&
-    (query.get('sourceType') ?? transaction.source.type) === transaction.source.type &&
-    (query.get('destType') ?? transaction.destination.type) === transaction.destination.type &&
-    (query.get('destId') ?? transaction.destination.id) === transaction.destination.id &&
-    (assets === undefined || assets.includes(transaction.assetId));
-  const listed = [...state.transactions.values()]
-    .map((stored) => stored.transaction)
-    .filter(matches)
-    .sort((a, b) => b.createdAt - a.createdAt)
-    .slice(0, limit);
-  return { status: 200, body: listed };
-}
-
 export function readTransaction(state: FireblocksState, id: string): Answer {
   const stored = state.transactions.get(id);
   if (!stored) return transactionNotFound(id);

@@ -18,16 +18,35 @@ import type { CustodyVaultAsset } from '../partners/fireblocks/custody.ts';
 import type { CustodyPartnerRail } from '../partners/fireblocks/rail.ts';
 import {
   type CustodySweep,
+  failuresInARow,
   insertSweepIfNoneOpen,
   lockSweep,
   openSweepsOf,
   saveSweep,
+  waitingAssetWallets,
 } from '../repository/custodySweeps.ts';
 
 /** The least an asset wallet must hold before it is swept: 10 USDC or USDT (minor units, 6 decimals). */
 export const CUSTODY_SWEEP_MINIMUM_MINOR = 10_000000n;
 /** Open sweeps one pass follows per configuration at most; the rest wait for the next pass. */
 const OPEN_SWEEPS_PER_PASS = 200;
+/**
+ * After a sweep of an asset wallet fails (refused, or failed at Fireblocks), the next one waits this long,
+ * doubling with each failure in a row up to CUSTODY_SWEEP_RETRY_MAX_MS. A refusal is mostly a setting only an
+ * operator can mend (the payout vault has no asset wallet for the coin): an hour spares a failed row every
+ * pass, and the doubling brings a refusal nobody mends down to one a day, while a passing fault is tried again soon.
+ */
+export const CUSTODY_SWEEP_RETRY_MS = 60 * 60 * 1_000;
+/** The longest wait between tries of a sweep that keeps failing: one day. */
+export const CUSTODY_SWEEP_RETRY_MAX_MS = 24 * 60 * 60 * 1_000;
+
+/** When the asset wallet of a sweep that failed on its `attempt`-th try in a row may be swept again. */
+export function sweepRetryAfter(attempt: number, failedAt: Date): Date {
+  const doublings = Math.min(Math.max(attempt - 1, 0), 16);
+  const wait = Math.min(CUSTODY_SWEEP_RETRY_MS * 2 ** doublings, CUSTODY_SWEEP_RETRY_MAX_MS);
+  return new Date(failedAt.getTime() + wait);
+}
+
 /** Who the trust ledger's sweep names as having recorded it. */
 const SWEEP_RECORDER = 'custody_sweeps';
 
@@ -44,7 +63,13 @@ async function submitSweep(deps: Deps, rail: CustodyRail, sweep: CustodySweep): 
   const submitted = await rail.call(() => rail.adapter.sweep(request, deps.now()));
   const next: CustodySweep = submitted.accepted
     ? { ...sweep, status: 'submitted', partnerTransactionId: submitted.reference, updatedAt: deps.now() }
-    : { ...sweep, status: 'failed', failureCode: submitted.failureCode, updatedAt: deps.now() };
+    : {
+        ...sweep,
+        status: 'failed',
+        failureCode: submitted.failureCode,
+        retryAfter: sweepRetryAfter(sweep.attempt, deps.now()),
+        updatedAt: deps.now(),
+      };
   await deps.store.transaction(async (tx) => {
     const current = await lockSweep(tx, sweep.id);
     if (current?.status === 'pending') await saveSweep(tx, next);
@@ -61,7 +86,13 @@ async function followSweep(deps: Deps, rail: CustodyRail, sweep: CustodySweep): 
     if (current?.status !== 'submitted') return false;
     const now = deps.now();
     if (outcome.kind === 'failed') {
-      await saveSweep(tx, { ...current, status: 'failed', failureCode: outcome.failureCode, updatedAt: now });
+      await saveSweep(tx, {
+        ...current,
+        status: 'failed',
+        failureCode: outcome.failureCode,
+        retryAfter: sweepRetryAfter(current.attempt, now),
+        updatedAt: now,
+      });
       return false;
     }
     const reference = current.partnerTransactionId ?? outcome.reference ?? current.id;
@@ -97,6 +128,7 @@ async function newSweep(
   asset: CustodyVaultAsset,
 ): Promise<CustodySweep | undefined> {
   const now = deps.now();
+  const failed = await failuresInARow(deps.store, config.id, asset.vaultAccountId, asset.assetId);
   const sweep: CustodySweep = {
     id: deps.newId('custodySweep'),
     organizationId: config.organizationId,
@@ -109,6 +141,8 @@ async function newSweep(
     partnerTransactionId: null,
     failureCode: null,
     safeguardingSweepId: null,
+    attempt: failed + 1,
+    retryAfter: null,
     createdAt: now,
     updatedAt: now,
   };
@@ -118,7 +152,8 @@ async function newSweep(
 /**
  * One configuration's sweeps: open ones followed (a pending one, left by a process that died, submitted
  * again under its externalTxId), then every wallet asset wallet holding at least
- * CUSTODY_SWEEP_MINIMUM_MINOR and with no open sweep swept. Returns how many sweeps completed.
+ * CUSTODY_SWEEP_MINIMUM_MINOR, with no open sweep and not waiting after a failed one, swept. Returns how
+ * many sweeps completed.
  */
 export async function sweepCustody(
   deps: Deps,
@@ -131,7 +166,9 @@ export async function sweepCustody(
     const current = sweep.status === 'pending' ? await submitSweep(deps, rail, sweep) : sweep;
     if (current.status === 'submitted' && (await followSweep(deps, rail, current))) completed += 1;
   }
-  const busy = new Set(open.map((s) => `${s.vaultAccountId}\u0000${s.assetId}`));
+  // An asset wallet with an open sweep, or whose last sweep failed lately, is left for a later pass.
+  const busy = await waitingAssetWallets(deps.store, config.id, deps.now());
+  for (const s of open) busy.add(`${s.vaultAccountId}\u0000${s.assetId}`);
   const assets = await rail.call(() => rail.adapter.walletVaultAssets());
   // Only the organization's own wallets' vaults: a workspace shared with another organization holds theirs too.
   const own = await findWalletIdentities(deps, config.organizationId, [

@@ -34,6 +34,8 @@ export class FireblocksError extends Error {
 export interface FireblocksAnswer {
   status: number;
   body: unknown;
+  /** The `next-page` response header of a paged list (GET /transactions): the cursor of the page after. */
+  nextPage?: string;
 }
 
 function base64UrlJson(value: object): string {
@@ -113,7 +115,8 @@ export async function fireblocksRequest(
   } catch {
     parsed = undefined;
   }
-  return { status: response.status, body: parsed };
+  const nextPage = response.headers.get('next-page');
+  return { status: response.status, body: parsed, ...(nextPage ? { nextPage } : {}) };
 }
 
 /** The transaction Fireblocks holds under an externalTxId (a transfer's or a sweep's id), or undefined. */

@@ -2,27 +2,17 @@
  * Fireblocks custody of a wallet's deposits: one vault account per Mkoba wallet (named after it, its
  * customerRefId the wallet id), an asset wallet in it per asset and network, and that asset wallet's first
  * address as the wallet's deposit address. Found again by name before anything is created, so asking twice
- * gives the same address. And the deposits completed lately, for those whose webhook never came.
+ * gives the same address. And the wallet vaults' asset wallets with their balances (reserves, sweeps).
  */
 import type { DigitalAsset, DigitalAssetNetwork } from '../../../../domain/digitalAssets.ts';
 import type { PartnerAccountBalance } from '../../../../rails/balances.ts';
-import type { CustodyDepositReport } from '../../../../rails/partner.ts';
 import {
   type FireblocksConfig,
   FireblocksError,
   fireblocksIdempotencyKey,
   fireblocksRequest,
 } from './connection.ts';
-import {
-  depositOfTransaction,
-  FIREBLOCKS_ASSET_IDS,
-  isRecord,
-  minorOfFireblocksAmount,
-  stablecoinOfAssetId,
-} from './protocol.ts';
-
-/** Transactions one look for missed deposits reads at most (Fireblocks' page limit). */
-export const FIREBLOCKS_DEPOSIT_PAGE = 500;
+import { FIREBLOCKS_ASSET_IDS, isRecord, minorOfFireblocksAmount, stablecoinOfAssetId } from './protocol.ts';
 
 /** The vault account name of a wallet's custody: the prefix the reserves read finds them all by. */
 const WALLET_VAULT_PREFIX = 'mkoba ';
@@ -95,24 +85,6 @@ export async function fireblocksDepositAddress(
   const [first] = Array.isArray(listed.addresses) ? listed.addresses.filter(isRecord) : [];
   if (typeof first?.address !== 'string') throw new FireblocksError('Fireblocks gave no deposit address');
   return first.address;
-}
-
-/** Completed transfers into vault accounts from outside since `after`, read as deposits. */
-export async function fireblocksRecentDeposits(
-  config: FireblocksConfig,
-  after: Date,
-): Promise<CustodyDepositReport[]> {
-  const query = new URLSearchParams({
-    status: 'COMPLETED',
-    destType: 'VAULT_ACCOUNT',
-    after: String(after.getTime()),
-    limit: String(FIREBLOCKS_DEPOSIT_PAGE),
-  });
-  const listed = await fireblocksRequest(config, 'GET', `/transactions?${query}`);
-  if (listed.status !== 200 || !Array.isArray(listed.body)) {
-    throw new FireblocksError(`Fireblocks answered ${listed.status} to a transaction list`);
-  }
-  return listed.body.map(depositOfTransaction).filter((deposit) => deposit !== undefined);
 }
 
 /** A stablecoin asset wallet in a wallet's vault account, with its balance in minor units. */

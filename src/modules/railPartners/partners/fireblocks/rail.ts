@@ -25,10 +25,10 @@ import { type FireblocksConfig, findByExternalTxId } from './connection.ts';
 import {
   type CustodyVaultAsset,
   fireblocksDepositAddress,
-  fireblocksRecentDeposits,
   fireblocksWalletVaultAssets,
   fireblocksWalletVaultBalances,
 } from './custody.ts';
+import { type CustodyDepositRead, fireblocksDepositsSince } from './deposits.ts';
 import {
   depositOfTransaction,
   FIREBLOCKS_ASSET_IDS,
@@ -51,8 +51,11 @@ const TRANSACTION_WEBHOOKS = ['TRANSACTION_CREATED', 'TRANSACTION_STATUS_UPDATED
 /** A partner rail that also keeps wallets' deposits in custody. */
 export interface CustodyPartnerRail extends PartnerRail {
   depositAddress(walletId: string, asset: DigitalAsset, network: DigitalAssetNetwork): Promise<string>;
-  /** Deposits completed after `after`, newest first (to find those whose webhook never came). */
-  recentDeposits(after: Date): Promise<CustodyDepositReport[]>;
+  /**
+   * Completed deposits among the transactions created after `after`, oldest first, at most `maxPages`
+   * pages (to find those whose webhook never came).
+   */
+  depositsSince(after: Date, maxPages: number): Promise<CustodyDepositRead>;
   /** Every wallet vault account's stablecoin asset wallets with their balances. */
   walletVaultAssets(): Promise<CustodyVaultAsset[]>;
   /** Moves an asset wallet's coins to the payout vault, once per externalTxId; throws when unanswered. */
@@ -65,7 +68,7 @@ export function fireblocksRail(config: FireblocksConfig): CustodyPartnerRail {
   return {
     partner: FIREBLOCKS_PARTNER,
     depositAddress: (walletId, asset, network) => fireblocksDepositAddress(config, walletId, asset, network),
-    recentDeposits: (after) => fireblocksRecentDeposits(config, after),
+    depositsSince: (after, maxPages) => fireblocksDepositsSince(config, after, maxPages),
     walletVaultAssets: () => fireblocksWalletVaultAssets(config),
     sweep: (request, now) => submitFireblocksSweep(config, request, now),
     checkSweep: (externalTxId, now) => checkFireblocksSweep(config, externalTxId, now),
