@@ -47,6 +47,8 @@ import { expectLedgerHealthy, fundedWallet } from './support/ledger.ts';
 import { newOrganization } from './support/organizations.ts';
 
 const PAYEE = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
+/** Fireblocks' delay in the address race: longer than either request takes to reach it, even on a busy machine. */
+const RACE_LATENCY_MS = 1_500;
 const toPayee = { type: 'crypto_address', asset: 'USDC', network: 'ethereum', address: PAYEE };
 
 describe.each(BACKENDS)('Fireblocks payouts on %s', (backend) => {
@@ -307,7 +309,9 @@ describe.each(BACKENDS)('Fireblocks payouts on %s', (backend) => {
     const wallet = await fundedWallet(t, '0', 'USDC', key);
     const ask = () =>
       api(t, 'POST', `/v1/wallets/${wallet}/deposit-addresses`, { key, body: { network: 'ethereum' } });
-    const [one, two] = await Promise.all([ask(), ask()]);
+    // A slow Fireblocks: both requests have looked for a stored address before either is answered.
+    sim.setLatency(RACE_LATENCY_MS);
+    const [one, two] = await Promise.all([ask(), ask()]).finally(() => sim.setLatency(0));
     expect([one.statusCode, two.statusCode].sort(), `${one.body} ${two.body}`).toEqual([200, 201]);
     expect(one.data.address).toBe(two.data.address);
     // Both missed the lookup and asked Fireblocks for a vault account, with the same Idempotency-Key.

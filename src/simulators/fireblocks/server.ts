@@ -68,6 +68,8 @@ export interface FireblocksSimulator {
   transaction(id: string): FireblocksTransaction | undefined;
   /** The next `count` requests, whatever they are, are answered `status`. */
   failNext(count: number, status: 500 | 503): void;
+  /** Every request waits `ms` before it is handled, as a slow API would (0: at once). */
+  setLatency(ms: number): void;
   waitForStatus(
     id: string,
     status: FireblocksTransactionStatus,
@@ -144,6 +146,9 @@ function controls(
     failNext: (count, status) => {
       for (let i = 0; i < count; i += 1) state.failures.push(status);
     },
+    setLatency: (ms) => {
+      state.config.latencyMs = ms;
+    },
     waitForStatus: (id, status, timeoutMs = FIREBLOCKS_SIMULATOR_WAIT_TIMEOUT_MS) =>
       waitFor(
         state,
@@ -183,6 +188,8 @@ async function receive(
   let result: Answer;
   try {
     record.body = await readRequestBody(request, FIREBLOCKS_SIMULATOR_BODY_MAX_BYTES);
+    const latencyMs = state.config.latencyMs ?? 0;
+    if (latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, latencyMs));
     result = answer(state, record);
   } catch {
     result = fireblocksError(413, 413, 'Request body too large');

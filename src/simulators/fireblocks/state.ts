@@ -150,7 +150,8 @@ export interface Answer {
 
 export interface FireblocksState {
   apiUsers: Map<string, string>;
-  config: { webhookUrl?: string; tenantId: string; stepMs: number };
+  /** `latencyMs`: how long every answer waits before the request is handled (setLatency). */
+  config: { webhookUrl?: string; tenantId: string; stepMs: number; latencyMs?: number };
   vaults: VaultAccount[];
   transactions: Map<string, StoredTransaction>;
   byExternalTxId: Map<string, string>;
