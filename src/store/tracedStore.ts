@@ -75,7 +75,7 @@ export function tracedStore(store: Store, tracing: Tracing | undefined = activeT
     transaction: (fn) => {
       if (!tracing.current()) return store.transaction((tx) => fn(traced(tx, system, tracing)));
       const attributes = { 'db.system.name': system };
-      return inSpan('TRANSACTION', { attributes }, () =>
+      return inSpan('TRANSACTION', { kind: 'client', attributes }, () =>
         store.transaction((tx) => fn(traced(tx, system, tracing))),
       );
     },
