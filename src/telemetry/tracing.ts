@@ -61,15 +61,23 @@ export function useTracing(tracing: Tracing | undefined): void {
 
 /**
  * Runs fn inside a span named `name`, child of the active one, ending it when fn settles (failed if fn
- * throws). Without tracing, just fn.
+ * throws). Without tracing, fn alone: no span, not even another promise around it.
  */
-export async function inSpan<T>(
+export function inSpan<T>(
   name: string,
   options: SpanOptions,
   fn: (span: SpanHandle | undefined) => Promise<T>,
 ): Promise<T> {
   const tracing = active;
-  if (!tracing) return fn(undefined);
+  return tracing ? runInSpan(tracing, name, options, fn) : fn(undefined);
+}
+
+async function runInSpan<T>(
+  tracing: Tracing,
+  name: string,
+  options: SpanOptions,
+  fn: (span: SpanHandle | undefined) => Promise<T>,
+): Promise<T> {
   const span = tracing.start(name, options);
   try {
     return await tracing.within(span.ref, () => fn(span));
