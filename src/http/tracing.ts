@@ -32,7 +32,11 @@ export function registerRequestTracing(app: FastifyInstance, tracing: Tracing): 
     const span = spans.get(request);
     if (span) {
       span.setAttributes({ 'http.response.status_code': reply.statusCode });
-      if (reply.statusCode >= 500) span.fail(new Error('server error'));
+      if (reply.statusCode >= 500) {
+        span.fail(new Error('server error'));
+        // As the HTTP conventions have it: the status code is the error's type.
+        span.setAttributes({ 'error.type': String(reply.statusCode) });
+      }
       span.end();
       spans.delete(request);
     }
