@@ -131,7 +131,6 @@ describe.each(BACKENDS)('traces over OTLP on %s', (backend) => {
   let hooks: Receiver;
   let sim: DarajaSimulator;
   let stopTracing: () => Promise<void>;
-  const saved = { ...process.env };
 
   beforeAll(async () => {
     otlp = await startOtlpReceiver();
@@ -149,7 +148,8 @@ describe.each(BACKENDS)('traces over OTLP on %s', (backend) => {
   afterAll(async () => {
     await t.close();
     await stopTracing();
-    process.env = saved;
+    delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
+    delete process.env.OTEL_SERVICE_NAME;
     await Promise.all([otlp.close(), hooks.close(), sim.close()]);
   });
 
