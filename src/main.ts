@@ -38,13 +38,16 @@ import { type PeriodicWork, railWork, startSandboxSimulators } from './railWork.
 import { buildServerApp, listenAt, type StartServerOptions, type Stops } from './serverHttp.ts';
 import { migrate } from './store/migrate.ts';
 import type { Store } from './store/store.ts';
+import { tracedStore } from './store/tracedStore.ts';
+import { startProcessTracing } from './telemetry/start.ts';
 import { pruneExpiredIdempotencyRecords } from './workers/idempotencyPruner.ts';
 import { startPeriodic, type Worker } from './workers/periodic.ts';
 import { pruneExpiredHistory } from './workers/retentionPruner.ts';
 
 /** Deps of a serving or working process: the configured keys and webhook address rules. */
 function processDeps(store: Store, config: Config, keyring: Keyring, launchGateSource?: Store): Deps {
-  return systemDeps(store, config.environment, {
+  // With traces on, the store's statements are spans (the store itself otherwise).
+  return systemDeps(tracedStore(store), config.environment, {
     keyring,
     allowPrivateWebhookUrls: !config.webhooks.blockReservedAddresses,
     exportDirectory: config.exportDir,
@@ -74,9 +77,17 @@ export async function startServer(
 ): Promise<RunningServer> {
   // A missing key is a configuration error: found before anything is opened.
   requireEncryptionKey(config);
-  const opened = await openStore(config, 'serve', log);
-  if (!('store' in opened)) throw new DataDirBusyError(config.dataDir, opened);
-  const stops: Stops = [];
+  const stopTracing = await startProcessTracing(process.env);
+  const opened = await openStore(config, 'serve', log).catch(async (error: unknown) => {
+    await stopTracing();
+    throw error;
+  });
+  if (!('store' in opened)) {
+    await stopTracing();
+    throw new DataDirBusyError(config.dataDir, opened);
+  }
+  // Stopped last (stops run in reverse): the spans of everything else's stopping are sent.
+  const stops: Stops = [stopTracing];
   try {
     const launchGateSource = await openLaunchGateSource(config);
     if (launchGateSource) stops.push(() => launchGateSource.close());
@@ -259,8 +270,15 @@ export async function startWorkerProcess(
   // With the embedded database a worker holds the data directory like any one-off command: it is meant for
   // PostgreSQL, where any number of workers run beside any number of servers.
   requireEncryptionKey(config);
-  const opened = await openStore(config, 'cli', log);
-  if (!('store' in opened)) throw new DataDirBusyError(config.dataDir, opened);
+  const stopTracing = await startProcessTracing(process.env);
+  const opened = await openStore(config, 'cli', log).catch(async (error: unknown) => {
+    await stopTracing();
+    throw error;
+  });
+  if (!('store' in opened)) {
+    await stopTracing();
+    throw new DataDirBusyError(config.dataDir, opened);
+  }
   try {
     const deps = processDeps(opened.store, config, loadKeyring(config, opened.lock !== undefined));
     await migrate(opened.store);
@@ -289,10 +307,12 @@ export async function startWorkerProcess(
         await Promise.all(workers.map((w) => w.stop()));
         await stopWatchingSanctions();
         await opened.close();
+        await stopTracing();
       },
     };
   } catch (error) {
     await opened.close();
+    await stopTracing();
     throw error;
   }
 }

@@ -25,6 +25,7 @@ import { consolePlugin } from '../console/plugin.ts';
 import { AppError, validationError } from '../domain/errors.ts';
 import { createServiceMetrics } from '../metrics.ts';
 import { HTTP_MODULES } from '../modules/registry.ts';
+import { activeTracing } from '../telemetry/tracing.ts';
 import { registerAuth } from './auth.ts';
 import { registerBodyParsing } from './bodyParser.ts';
 import { eagerSerializerFactory, lazySerializerFactory } from './lazySerializers.ts';
@@ -49,6 +50,7 @@ import { eventRoutes } from './routes/events.ts';
 import { evidenceRoutes } from './routes/evidence.ts';
 import { systemRoutes } from './routes/system.ts';
 import { SHARED_SCHEMAS } from './sharedSchemas.ts';
+import { registerRequestTracing } from './tracing.ts';
 import { validatorCompiler } from './validation.ts';
 
 export interface BuildAppOptions {
@@ -119,6 +121,9 @@ export async function buildApp({
     frameworkErrors: answerUndecodablePath,
     clientErrorHandler: (error, socket) => answerUnparsableRequest(deps, error, socket),
   });
+  // First, so that every later hook (authentication's reads among them) runs inside the request's span.
+  const tracing = activeTracing();
+  if (tracing) registerRequestTracing(app, tracing);
   app.setValidatorCompiler(validatorCompiler);
   registerBodyParsing(app);
   addSchemas(app);

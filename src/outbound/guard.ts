@@ -16,6 +16,7 @@ import {
   type OutboundAddressPolicy,
   urlHost,
 } from '../domain/outboundAddresses.ts';
+import { inOutboundSpan } from '../telemetry/outbound.ts';
 
 /** A call refused because of where it would go (a URL's form, a literal address, or what a name resolves to). */
 export class BlockedAddressError extends Error {
@@ -86,36 +87,56 @@ export function guardedFetch(policy: OutboundAddressPolicy): OutboundFetch {
   };
   const agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) };
   return (url, init = {}) =>
-    new Promise<Response>((resolve, reject) => {
-      const verdict = checkOutboundUrl(url, policy);
-      if (!verdict.ok) {
-        reject(new BlockedAddressError(`${url} ${verdict.reason}`));
-        return;
-      }
-      const target = new URL(url);
-      const host = urlHost(target);
-      // A literal address is never looked up, so the resolver's check would not see it: check it here.
-      if (isIpAddress(host) && !isAddressAllowed(host, policy)) {
-        reject(new BlockedAddressError(`${host} is an address this deployment does not call`));
-        return;
-      }
-      const secure = target.protocol === 'https:';
-      const headers: Record<string, string> = { ...init.headers };
-      if (init.body !== undefined) headers['content-length'] = String(Buffer.byteLength(init.body));
-      const request = (secure ? https : http).request(
-        target,
-        {
-          method: init.method ?? 'GET',
-          headers,
-          agent: secure ? agents.https : agents.http,
-          ...(lookup ? { lookup } : {}),
-          ...(init.signal ? { signal: init.signal } : {}),
-        },
-        (response) => readAnswer(request, response, resolve, reject),
-      );
-      request.on('error', reject);
-      request.end(init.body);
-    });
+    inOutboundSpan(
+      url,
+      init.method ?? 'GET',
+      () => guardedCall(url, init, policy, lookup, agents),
+      answerStatus,
+    );
+}
+
+function answerStatus(answer: Response): number {
+  return answer.status;
+}
+
+/** One call through the guard's agents. */
+function guardedCall(
+  url: string,
+  init: OutboundRequestInit,
+  policy: OutboundAddressPolicy,
+  lookup: LookupFunction | undefined,
+  agents: { http: http.Agent; https: https.Agent },
+): Promise<Response> {
+  return new Promise<Response>((resolve, reject) => {
+    const verdict = checkOutboundUrl(url, policy);
+    if (!verdict.ok) {
+      reject(new BlockedAddressError(`${url} ${verdict.reason}`));
+      return;
+    }
+    const target = new URL(url);
+    const host = urlHost(target);
+    // A literal address is never looked up, so the resolver's check would not see it: check it here.
+    if (isIpAddress(host) && !isAddressAllowed(host, policy)) {
+      reject(new BlockedAddressError(`${host} is an address this deployment does not call`));
+      return;
+    }
+    const secure = target.protocol === 'https:';
+    const headers: Record<string, string> = { ...init.headers };
+    if (init.body !== undefined) headers['content-length'] = String(Buffer.byteLength(init.body));
+    const request = (secure ? https : http).request(
+      target,
+      {
+        method: init.method ?? 'GET',
+        headers,
+        agent: secure ? agents.https : agents.http,
+        ...(lookup ? { lookup } : {}),
+        ...(init.signal ? { signal: init.signal } : {}),
+      },
+      (response) => readAnswer(request, response, resolve, reject),
+    );
+    request.on('error', reject);
+    request.end(init.body);
+  });
 }
 
 /**

@@ -23,6 +23,7 @@ import { openPgliteStore } from '../../src/store/pglite.ts';
 import { createSchema, dropSchema, openPostgresStore } from '../../src/store/postgres.ts';
 import { findOrganizationByName } from '../../src/store/repositories/organizations.ts';
 import type { Store } from '../../src/store/store.ts';
+import { tracedStore } from '../../src/store/tracedStore.ts';
 
 // Every test runs with the lock order checked: a path that locks accounts after the evidence chain throws.
 enforceLockOrder(true);
@@ -124,7 +125,8 @@ export async function startTestApp(
 ): Promise<TestApp> {
   const db = await openTestDatabase(backend);
   const masterKey = randomBytes(MASTER_KEY_BYTES);
-  const deps = systemDeps(db.store, environment, {
+  // As a serving process has it: with traces on (test/tracing.test.ts), its statements are spans.
+  const deps = systemDeps(tracedStore(db.store), environment, {
     keyring: keyringOf(new Uint8Array(masterKey)),
     allowPrivateWebhookUrls: options.allowPrivateWebhookUrls ?? false,
     railPartnerFactories: PARTNER_RAIL_FACTORIES,

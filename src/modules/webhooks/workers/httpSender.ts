@@ -13,6 +13,7 @@ import type { LookupFunction } from 'node:net';
 import { isIpAddress, isReservedAddress, urlHost } from '../../../domain/outboundAddresses.ts';
 import { responseExcerpt, WEBHOOK_RESPONSE_BODY_BYTES_READ_MAX } from '../../../domain/webhooks.ts';
 import { BlockedAddressError, guardedLookup } from '../../../outbound/guard.ts';
+import { inOutboundSpan } from '../../../telemetry/outbound.ts';
 
 export type SendResult =
   | { kind: 'response'; statusCode: number; body: string; retryAfterSeconds: number | undefined }
@@ -87,9 +88,15 @@ export function httpWebhookSender(options: HttpWebhookSenderOptions): WebhookSen
   };
   const agents: Agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) };
   return (url, body, headers) =>
-    new Promise((resolve) => {
-      post({ url, body, headers }, options, agents, exchangeOf(resolve));
-    });
+    inOutboundSpan(
+      url,
+      'POST',
+      () =>
+        new Promise<SendResult>((resolve) => {
+          post({ url, body, headers }, options, agents, exchangeOf(resolve));
+        }),
+      (result) => (result.kind === 'response' ? result.statusCode : undefined),
+    );
 }
 
 /** One exchange's answer: the first result settles it and stops its deadline; any later one is dropped. */

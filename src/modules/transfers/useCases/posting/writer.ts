@@ -34,6 +34,7 @@ import {
 import { type EnabledSubscription, findEnabledSubscriptions } from '../../../../store/repositories/outbox.ts';
 import { StatementChain } from '../../../../store/statementChain.ts';
 import type { Queryable } from '../../../../store/store.ts';
+import { inSpan, type SpanRef } from '../../../../telemetry/tracing.ts';
 import { insertApprovals } from '../../../authorization/index.ts';
 import { type AmlAlertDraft, insertReviewCases, openAmlAlerts } from '../../../compliance/index.ts';
 import { PostingSession } from '../../../ledger/index.ts';
@@ -55,6 +56,7 @@ import { PilotCapGuard } from './pilotCapGuard.ts';
 import { RouteLimitGuard } from './routeLimitGuard.ts';
 import { type BatchDecisionContext, decideCommand } from './transferDecision.ts';
 import type { ChunkResult, ChunkSteps, TransferCommand, WriterCommand } from './writerCommands.ts';
+import { inBatchSpan } from './writerTracing.ts';
 
 /** The most commands one transaction carries. */
 export const LEDGER_BATCH_COMMANDS_MAX = 200;
@@ -70,6 +72,8 @@ interface Pending {
   /** When it was queued, for the writer's wait metric. */
   enqueuedAtMs: number;
   command: WriterCommand;
+  /** The span waiting for it (traces on): the batch's parent when it is alone, else linked. */
+  trace?: SpanRef | undefined;
   resolve: (outcome: IdempotentOutcome) => void;
   reject: (error: unknown) => void;
 }
@@ -103,7 +107,8 @@ export class LedgerWriter {
   /** Runs a payment batch's chunk in its own transaction (retried on a deadlock or serialization failure). */
   runChunk(commands: TransferCommand[], steps: ChunkSteps): Promise<ChunkResult[]> {
     const lane = this.lanes[laneIndex(commands[0]?.debitAccountId ?? '', this.lanes.length)] as WriterLane;
-    return lane.runChunk(commands, steps);
+    const attributes = { 'mkoba.ledger.batch.commands': commands.length };
+    return inSpan('ledger writer batch', { attributes }, () => lane.runChunk(commands, steps));
   }
 
   submit(command: WriterCommand): Promise<IdempotentOutcome> {
@@ -123,8 +128,13 @@ class WriterLane {
   constructor(private readonly deps: Deps) {}
 
   submit(command: WriterCommand): Promise<IdempotentOutcome> {
+    const attributes = { 'mkoba.ledger.command': command.kind };
+    return inSpan('ledger writer command', { attributes }, (span) => this.enqueue(command, span?.ref));
+  }
+
+  private enqueue(command: WriterCommand, trace: SpanRef | undefined): Promise<IdempotentOutcome> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ command, resolve, reject, enqueuedAtMs: performance.now() });
+      this.queue.push({ command, trace, resolve, reject, enqueuedAtMs: performance.now() });
       if (!this.running) void this.drain();
     });
   }
@@ -140,7 +150,7 @@ class WriterLane {
         const batch = this.queue.splice(0, LEDGER_BATCH_COMMANDS_MAX);
         const cutAtMs = performance.now();
         this.deps.metrics?.observeWriterBatch(batch.length, cutAtMs - (batch[0]?.enqueuedAtMs ?? cutAtMs));
-        await this.runWithFallback(batch);
+        await inBatchSpan(batch, cutAtMs, () => this.runWithFallback(batch));
       }
     } finally {
       this.running = false;
