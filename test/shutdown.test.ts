@@ -6,8 +6,9 @@
  */
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError } from '../src/config/variables.ts';
 import { defaultWebhookSettings } from '../src/config/webhooks.ts';
-import { WORKER_HAND_BACK_AFTER_MS } from '../src/config.ts';
+import { loadConfig, SHUTDOWN_DRAIN_MS_DEFAULT, WORKER_HAND_BACK_AFTER_MS } from '../src/config.ts';
 import { hashApiKey } from '../src/domain/apiKeys.ts';
 import { buildApp } from '../src/http/app.ts';
 import { listTransfers } from '../src/modules/transfers/repository.ts';
@@ -211,5 +212,15 @@ describe.each(BACKENDS)('a stopping process on %s', (backend) => {
     };
     expect(await runRailWorkerOnce(t.deps, everyRail(prompt), { concurrency: 1 })).toBe(3);
     expect(references.sort()).toEqual([...ids].sort());
+  });
+});
+
+describe('MKOBA_SHUTDOWN_DRAIN_MS', () => {
+  it('defaults to no drain and takes whole milliseconds up to its maximum', () => {
+    expect(loadConfig({}).shutdownDrainMs).toBe(SHUTDOWN_DRAIN_MS_DEFAULT);
+    expect(loadConfig({ MKOBA_SHUTDOWN_DRAIN_MS: '750' }).shutdownDrainMs).toBe(750);
+    for (const bad of ['-1', '1.5', 'soon', '120001']) {
+      expect(() => loadConfig({ MKOBA_SHUTDOWN_DRAIN_MS: bad }), bad).toThrow(ConfigError);
+    }
   });
 });
