@@ -40,11 +40,13 @@ function healthRoute(app: FastifyInstance): void {
 
 /**
  * While the process drains (it is stopping): every answer closes its connection, so a load balancer's
- * kept-alive connections move to other processes before this one stops listening.
+ * kept-alive connections move to other processes before this one stops listening, and none is left idle
+ * for the listener's close to wait on. On send, so answers to requests already in flight close too.
  */
 function closeConnectionsWhileDraining(app: FastifyInstance, draining: () => boolean): void {
-  app.addHook('onRequest', async (_request, reply) => {
+  app.addHook('onSend', async (_request, reply, payload) => {
     if (draining()) reply.header('Connection', 'close');
+    return payload;
   });
 }
 
