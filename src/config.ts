@@ -42,7 +42,25 @@ export const REQUEST_TIMEOUT_MS = 30_000;
 export const LEDGER_WRITER_LANES_DEFAULT = 1;
 /** The most writer lanes a process runs: each holds a database connection while its batch commits. */
 export const LEDGER_WRITER_LANES_MAX = 32;
+/**
+ * After a stopping server has closed its listener (and after MKOBA_SHUTDOWN_DRAIN_MS), how long it may take to
+ * finish requests in flight, the writer's batch and its workers' items before it exits anyway. Past it,
+ * leases still held run out (webhook deliveries: their time-out + 5 s; transfers: RAIL_CLAIM_LEASE_MS).
+ */
 export const SHUTDOWN_GRACE_MS = 10_000;
+/**
+ * How long a stopping worker lets an item in flight (a webhook send, a rail call) finish before it gives
+ * the item up and hands its lease back. Well inside SHUTDOWN_GRACE_MS, so the hand-back commits before exit.
+ */
+export const WORKER_HAND_BACK_AFTER_MS = 3_000;
+/**
+ * MKOBA_SHUTDOWN_DRAIN_MS: on SIGTERM or SIGINT a server first answers /readyz with 503 and closes each
+ * connection after its answer, for this long, still serving, so a load balancer's health check takes it
+ * out before it stops listening. 0 (no load balancer) by default; behind one, its check interval × the
+ * failed checks it needs, plus one interval.
+ */
+export const SHUTDOWN_DRAIN_MS_DEFAULT = 0;
+export const SHUTDOWN_DRAIN_MS_MAX = 120_000;
 /**
  * How long a process waits for a CLI command to release the embedded data directory. Creating the
  * database on a fresh directory takes a few seconds of CPU, and far longer on a slow or busy machine;
@@ -97,6 +115,8 @@ export interface Config {
   metrics: MetricsSettings;
   /** MKOBA_EVENT_STREAM_URL and its companions: where events are published; undefined: nowhere. */
   eventStream: EventStreamSettings | undefined;
+  /** MKOBA_SHUTDOWN_DRAIN_MS: how long a stopping server fails readiness before it stops listening. */
+  shutdownDrainMs: number;
 }
 
 /**
@@ -252,7 +272,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     conversionRateBandBps: loadConversionRateBandBps(env),
     metrics: loadMetricsSettings(env),
     eventStream: loadEventStreamSettings(env),
+    shutdownDrainMs: loadShutdownDrainMs(env),
   };
+}
+
+function loadShutdownDrainMs(env: NodeJS.ProcessEnv): number {
+  const text = nonEmpty(env.MKOBA_SHUTDOWN_DRAIN_MS);
+  if (text === undefined) return SHUTDOWN_DRAIN_MS_DEFAULT;
+  if (!/^\d{1,6}$/.test(text) || Number(text) > SHUTDOWN_DRAIN_MS_MAX) {
+    throw new ConfigError(
+      'MKOBA_SHUTDOWN_DRAIN_MS',
+      `must be a whole number of milliseconds from 0 to ${SHUTDOWN_DRAIN_MS_MAX}, got '${text}'`,
+    );
+  }
+  return Number(text);
 }
 
 function loadPort(env: NodeJS.ProcessEnv): number {

@@ -35,7 +35,13 @@ import { httpWebhookSender, startWebhookDispatcher } from './modules/webhooks/in
 import { loadKeyring, openSecretsAtRest, rememberSandboxKey } from './processSecrets.ts';
 import { DataDirBusyError, type OpenedStore, openLaunchGateSource, openStore } from './processStore.ts';
 import { type PeriodicWork, railWork, startSandboxSimulators } from './railWork.ts';
-import { buildServerApp, listenAt, type StartServerOptions, type Stops } from './serverHttp.ts';
+import {
+  buildServerApp,
+  type Draining,
+  listenAt,
+  type StartServerOptions,
+  type Stops,
+} from './serverHttp.ts';
 import { migrate } from './store/migrate.ts';
 import type { Store } from './store/store.ts';
 import { tracedStore } from './store/tracedStore.ts';
@@ -67,6 +73,12 @@ export interface RunningServer {
   deps: Deps;
   sandboxApiKey: string | undefined;
   seeded: boolean;
+  /**
+   * The first step of stopping: /readyz answers 503 and every answer closes its connection, while requests
+   * are still served; after `drainMs` it resolves (the caller then stops).
+   */
+  drain(drainMs: number): Promise<void>;
+  /** Closes the listener and finishes requests in flight, then stops the workers and the rest. */
   stop(): Promise<void>;
 }
 
@@ -98,7 +110,8 @@ export async function startServer(
       launchGateSource,
     );
     const { seeded, sandboxApiKey } = await prepareDatabase(deps, config, opened, log);
-    const app = await buildServerApp(deps, config, options, stops);
+    const state: Draining = { draining: false };
+    const { app, closeApp } = await buildServerApp(deps, config, options, stops, state);
     const url = await listenAt(app, deps, config);
     await startServerWork(app, deps, config, opened, stops, log);
     return {
@@ -107,7 +120,15 @@ export async function startServer(
       deps,
       sandboxApiKey,
       seeded,
+      async drain(drainMs) {
+        state.draining = true;
+        if (drainMs > 0) await new Promise((resolve) => setTimeout(resolve, drainMs));
+      },
       async stop() {
+        state.draining = true;
+        // Stop accepting first and finish requests in flight (and the writer batches they wait on), while
+        // the workers run on; then the workers, each between items, handing back what they leased.
+        await closeApp();
         for (const stop of stops.reverse()) await stop();
         await opened.close();
       },

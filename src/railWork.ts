@@ -53,9 +53,14 @@ import {
 import { sandboxRails } from './rails/sandbox.ts';
 import { FIREBLOCKS_SIMULATOR_ASSETS, type FireblocksSimulator } from './simulators/fireblocks/index.ts';
 import { findOrganizationByName } from './store/repositories/organizations.ts';
+import type { StopSignals } from './workers/periodic.ts';
 
-/** A periodic pass: its name (as errors report it), its interval, and the pass. */
-export type PeriodicWork = readonly [name: string, intervalMs: number, tick: () => Promise<unknown>];
+/** A periodic pass: its name (as errors report it), its interval, and the pass (told when to stop). */
+export type PeriodicWork = readonly [
+  name: string,
+  intervalMs: number,
+  tick: (signals: StopSignals) => Promise<unknown>,
+];
 
 /** Payouts, collections and partners' callbacks through the rails, and deposits. */
 export function railWork(deps: Deps, config: Config, railLog: RailWorkerLog): PeriodicWork[] {
@@ -67,7 +72,11 @@ export function railWork(deps: Deps, config: Config, railLog: RailWorkerLog): Pe
     return partner ? partnerCollectionRail(partner) : simulatedCollections;
   };
   return [
-    ['rail-worker', RAIL_WORKER_INTERVAL_MS, () => runRailWorkerOnce(deps, resolveRail, { log: railLog })],
+    [
+      'rail-worker',
+      RAIL_WORKER_INTERVAL_MS,
+      (signals) => runRailWorkerOnce(deps, resolveRail, { log: railLog, ...signals }),
+    ],
     [
       'collection-worker',
       COLLECTION_WORKER_INTERVAL_MS,

@@ -17,16 +17,22 @@ export interface StartServerOptions {
   logStream?: { write(line: string): void };
 }
 
+/** Whether a server is stopping: set once, read by /readyz and by every answer (src/http/routes/system.ts). */
+export interface Draining {
+  draining: boolean;
+}
+
 /** What a server stops, last started first, when it stops or fails to start. */
 export type Stops = (() => Promise<void>)[];
 
-/** The HTTP app, with the sanctions list's index built before it listens. */
+/** The HTTP app, with the sanctions list's index built before it listens, and its (idempotent) close. */
 export async function buildServerApp(
   deps: Deps,
   config: Config,
   options: StartServerOptions,
   stops: Stops,
-): Promise<FastifyInstance> {
+  state: Draining,
+): Promise<{ app: FastifyInstance; closeApp: () => Promise<void> }> {
   const { buildApp } = await import('./http/app.ts');
   // The log goes to stderr with the CLI's other informational lines; stdout is for results.
   const app = await buildApp({
@@ -38,13 +44,25 @@ export async function buildServerApp(
     rateLimits: config.rateLimits,
     ledgerWriterLanes: config.ledgerWriterLanes,
     metricsToken: config.metrics.token,
+    draining: () => state.draining,
   });
-  stops.push(() => app.close());
+  // Stopping closes the listener first (RunningServer.stop), then the rest; closing twice is one close.
+  const closeApp = closeOnce(app);
+  stops.push(closeApp);
   // Resolves once the active sanctions list's index is built: no request waits for a first build.
   stops.push(
     await watchSanctionsList(deps, (error) => app.log.error({ err: error }, 'sanctions list watch failed')),
   );
-  return app;
+  return { app, closeApp };
+}
+
+/** The app's close, idempotent: the stop sequence calls it first and again in its place among the stops. */
+function closeOnce(app: FastifyInstance): () => Promise<void> {
+  let closing: Promise<void> | undefined;
+  return () => {
+    closing ??= app.close();
+    return closing;
+  };
 }
 
 /** Listens; returns the base URL, which is also the sandbox's public URL unless one is configured. */

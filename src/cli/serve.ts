@@ -3,6 +3,11 @@
  * stderr (creating the embedded database takes a while the first time); once it listens it prints the
  * banner (the base URL, the docs and the sandbox key) on stdout, its result. The server's JSON log lines
  * go to stderr, and only after the banner: any written while starting are held until then.
+ *
+ * SIGTERM or SIGINT stops it gracefully: /readyz fails and answers close their connections for
+ * MKOBA_SHUTDOWN_DRAIN_MS (still serving), then the listener closes, requests in flight and the writer's
+ * batches finish, the workers stop between items and hand back leases they still hold, and the process
+ * exits; if that takes longer than SHUTDOWN_GRACE_MS it exits anyway (docs/OPERATIONS.md).
  */
 import { SANDBOX_ORGANIZATION_NAME } from '../app/seed.ts';
 import { type Config, SHUTDOWN_GRACE_MS } from '../config.ts';
@@ -68,7 +73,12 @@ export async function serve(config: Config, io: Io): Promise<number> {
     printBanner(config, server, io);
     log.release();
     await stopRequested;
-    io.err('shutting down');
+    io.err(
+      config.shutdownDrainMs > 0
+        ? `shutting down: readiness fails for ${config.shutdownDrainMs} ms, then the listener closes`
+        : 'shutting down',
+    );
+    await server.drain(config.shutdownDrainMs);
     const forceExit = setTimeout(() => {
       io.err(`mkoba: shutdown took longer than ${SHUTDOWN_GRACE_MS} ms; exiting`);
       process.exit(1);

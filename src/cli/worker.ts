@@ -1,5 +1,8 @@
-/** `mkoba worker`: the background work without the API, until SIGINT or SIGTERM stops it. */
-import type { Config } from '../config.ts';
+/**
+ * `mkoba worker`: the background work without the API, until SIGINT or SIGTERM stops it: each worker
+ * between items, handing back leases it still holds, within SHUTDOWN_GRACE_MS.
+ */
+import { type Config, SHUTDOWN_GRACE_MS } from '../config.ts';
 import { limitHeapGrowth } from '../processMemory.ts';
 
 type Io = { out: (line: string) => void; err: (line: string) => void };
@@ -14,7 +17,15 @@ export async function workerCommand(config: Config, io: Io): Promise<number> {
   await new Promise<void>((resolve) => {
     const stop = () => {
       io.err('stopping: finishing deliveries in flight');
-      worker.stop().then(resolve, resolve);
+      const forceExit = setTimeout(() => {
+        io.err(`mkoba: stopping took longer than ${SHUTDOWN_GRACE_MS} ms; exiting`);
+        process.exit(1);
+      }, SHUTDOWN_GRACE_MS);
+      forceExit.unref();
+      worker
+        .stop()
+        .finally(() => clearTimeout(forceExit))
+        .then(resolve, resolve);
     };
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);

@@ -70,6 +70,8 @@ export interface BuildAppOptions {
    * openly in the sandbox and not at all in pilot and production.
    */
   metricsToken?: string | undefined;
+  /** Whether the process is stopping: /readyz fails and every answer closes its connection. */
+  draining?: () => boolean;
 }
 
 /** Turns a route pattern such as /v1/wallets/:id into a matcher for concrete paths. */
@@ -102,6 +104,7 @@ export async function buildApp({
   ledgerWriterLanes = deps.store.driver === 'postgres' ? LEDGER_WRITER_LANES_DEFAULT : 1,
   eagerSerializers = false,
   metricsToken,
+  draining,
 }: BuildAppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger,
@@ -136,7 +139,7 @@ export async function buildApp({
   registerProductCheck(app, deps);
   registerProblemHandlers(app, routesByMethod);
   await registerDocs(app);
-  addRoutes(app, deps, { metrics, metricsToken, ledgerWriterLanes });
+  addRoutes(app, deps, { metrics, metricsToken, ledgerWriterLanes, draining });
 
   // The operator console: its own context (forms, cookies, HTML errors) under /console.
   await app.register(consolePlugin, { prefix: CONSOLE_PREFIX, deps, limiter: authFailures });
@@ -343,10 +346,15 @@ async function registerDocs(app: FastifyInstance): Promise<void> {
 function addRoutes(
   app: FastifyInstance,
   deps: Deps,
-  options: { metrics: HttpMetrics; metricsToken: string | undefined; ledgerWriterLanes: number },
+  options: {
+    metrics: HttpMetrics;
+    metricsToken: string | undefined;
+    ledgerWriterLanes: number;
+    draining: (() => boolean) | undefined;
+  },
 ): void {
   const { metrics, metricsToken, ledgerWriterLanes } = options;
-  systemRoutes(app, deps, metrics, metricsToken);
+  systemRoutes(app, deps, metrics, metricsToken, options.draining);
   eventRoutes(app, deps);
   evidenceRoutes(app, deps);
   for (const module of HTTP_MODULES) {

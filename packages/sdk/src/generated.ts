@@ -11063,7 +11063,7 @@ export type WebhookEvent<F extends PayloadFormat = 'snake_case'> = F extends 'ca
 export interface MkobaOperations {
   /** Liveness: the process is up: `GET /healthz`. */
   health(options?: RequestOptions): Promise<HealthResponse>;
-  /** Readiness: the database answers: `GET /readyz`. */
+  /** Readiness: the database answers and the process is not stopping: `GET /readyz`. */
   ready(options?: RequestOptions): Promise<ReadyResponse>;
   /** Prometheus metrics: `GET /metrics`. */
   metrics(options?: RequestOptions): Promise<string>;

@@ -38,17 +38,40 @@ function healthRoute(app: FastifyInstance): void {
   );
 }
 
-function readyRoute(app: FastifyInstance, deps: Deps): void {
+/**
+ * While the process drains (it is stopping): every answer closes its connection, so a load balancer's
+ * kept-alive connections move to other processes before this one stops listening, and none is left idle
+ * for the listener's close to wait on. On send, so answers to requests already in flight close too.
+ */
+function closeConnectionsWhileDraining(app: FastifyInstance, draining: () => boolean): void {
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (draining()) reply.header('Connection', 'close');
+    return payload;
+  });
+}
+
+function readyRoute(app: FastifyInstance, deps: Deps, draining: () => boolean): void {
   app.get(
     '/readyz',
     publicOperation({
       operationId: 'ready',
-      summary: 'Readiness: the database answers',
+      summary: 'Readiness: the database answers and the process is not stopping',
+      description:
+        'A 503 while the database does not answer, and from the moment the process is told to stop (SIGTERM): a load balancer health-checking this route takes the process out before it stops listening (MKOBA_SHUTDOWN_DRAIN_MS).',
       tags: TAGS,
       responses: { 200: found(statusSchema, 'Ready to serve.') },
       problems: [503, 500],
     }),
     async () => {
+      if (draining()) {
+        throw new AppError({
+          status: 503,
+          code: 'service_unavailable',
+          title: 'Not ready',
+          detail: 'This process is stopping; other processes serve.',
+          retryAfterSeconds: 1,
+        });
+      }
       try {
         await pingDatabase(deps);
       } catch {
@@ -109,9 +132,11 @@ export function systemRoutes(
   deps: Deps,
   metrics: HttpMetrics,
   metricsToken?: string | undefined,
+  draining: () => boolean = () => false,
 ): void {
+  closeConnectionsWhileDraining(app, draining);
   healthRoute(app);
-  readyRoute(app, deps);
+  readyRoute(app, deps, draining);
   // Pilot and production without a token: not served on this listener (a 404 like any unknown route).
   if (metricsToken === undefined && deps.environment !== 'sandbox') return;
   metricsRoute(app, metrics, metricsToken);

@@ -309,6 +309,24 @@ export async function deferRailCheck(db: Queryable, id: string, until: Date): Pr
   );
 }
 
+/**
+ * Gives a claimed transfer back to the rail queue, due at `now`, unless its lease (`leasedUntil`) has since
+ * been replaced: another worker's claim or an answer recorded meanwhile is left as it is.
+ */
+export async function handBackRailCheck(
+  db: Queryable,
+  id: string,
+  leasedUntil: Date | null,
+  now: Date,
+): Promise<void> {
+  if (leasedUntil === null) return;
+  await db.query('UPDATE transfers SET next_rail_check_at = $3 WHERE id = $1 AND next_rail_check_at = $2', [
+    id,
+    leasedUntil,
+    now,
+  ]);
+}
+
 /** The columns a transfer row is read with (for readers outside this file, such as exports). */
 export const TRANSFER_COLUMNS = COLUMNS.join(', ');
 

@@ -15,7 +15,14 @@ import type { Deps } from '../../app/deps.ts';
 import type { Transfer } from '../../domain/transferRecord.ts';
 import { RailPartnerUnavailableError, type ResolvedRail } from '../../rails/partner.ts';
 import { RAIL_TIMEOUT_REASON, type RailRegistry } from '../../rails/rail.ts';
-import { claimDueRailChecks, deferRailCheck, findTransfer, saveTransfer } from './repository.ts';
+import { unlessHandedBack } from '../../workers/periodic.ts';
+import {
+  claimDueRailChecks,
+  deferRailCheck,
+  findTransfer,
+  handBackRailCheck,
+  saveTransfer,
+} from './repository.ts';
 import { applyStatusChange, type StatusChange } from './useCases/statusChanges.ts';
 
 export const RAIL_WORKER_INTERVAL_MS = 200;
@@ -80,6 +87,10 @@ export interface RailWorkerOptions {
   /** RAIL_WORKER_CONCURRENCY unless given. */
   concurrency?: number | undefined;
   log?: RailWorkerLog | undefined;
+  /** Fires when the process stops: no further transfer is claimed (the pass ends between items). */
+  stopping?: AbortSignal | undefined;
+  /** Fires when the process gives up on calls in flight: their transfers are handed back, due at once. */
+  handBack?: AbortSignal | undefined;
 }
 
 /** The rail that carries a transfer (undefined: none is configured for its organization). */
@@ -257,12 +268,21 @@ async function workOn(
   deps: Deps,
   resolve: RailResolver,
   transfer: Transfer,
-  callTimeoutMs: number,
-  log: RailWorkerLog,
+  options: { callTimeoutMs: number; log: RailWorkerLog; handBack: AbortSignal | undefined },
 ): Promise<void> {
+  const { callTimeoutMs, log } = options;
   let answer: RailAnswer;
   try {
-    answer = await withTimeout(askRail(resolve, transfer, deps.now()), callTimeoutMs);
+    const asked = await unlessHandedBack(
+      withTimeout(askRail(resolve, transfer, deps.now()), callTimeoutMs),
+      options.handBack,
+    );
+    if (asked === 'handed_back') {
+      // The process is stopping: another worker asks again at once, under the same idempotency reference.
+      await handBackRailCheck(deps.store, transfer.id, transfer.nextRailCheckAt, deps.now());
+      return;
+    }
+    answer = asked;
   } catch (error) {
     if (error instanceof RailPartnerUnavailableError) {
       // Paused or rate limited: not asked at all, so asked again once the partner may take it.
@@ -305,7 +325,7 @@ export async function runRailWorkerOnce(
   const seen: string[] = [];
   let done = false;
   const lane = async () => {
-    while (!done && seen.length < batchRows) {
+    while (!done && seen.length < batchRows && !options.stopping?.aborted) {
       const claimed = await claimNext(deps, seen, leaseMs, log);
       if (!claimed) {
         done = true;
@@ -313,7 +333,9 @@ export async function runRailWorkerOnce(
       }
       if (claimed.again) continue;
       seen.push(claimed.id);
-      if (claimed.transfer) await workOn(deps, resolve, claimed.transfer, callTimeoutMs, log);
+      if (claimed.transfer) {
+        await workOn(deps, resolve, claimed.transfer, { callTimeoutMs, log, handBack: options.handBack });
+      }
     }
   };
   await Promise.all(Array.from({ length: concurrency }, lane));

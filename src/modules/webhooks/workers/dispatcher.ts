@@ -6,9 +6,11 @@
  * failing past the disable period, is disabled and an event says so. No delivery can loop: an attempt that
  * fails inside Mkoba, or whose outcome cannot be recorded, is a failed attempt like any other. A dispatcher
  * killed mid-send leaves leases that expire, and another dispatcher (or the same one restarted) sends
- * again: receivers dedupe on the event id.
+ * again: receivers dedupe on the event id. One that is stopped lets its sends finish for
+ * WORKER_HAND_BACK_AFTER_MS, then releases the deliveries still unanswered, due again at once.
  */
 import type { Deps } from '../../../app/deps.ts';
+import { WORKER_HAND_BACK_AFTER_MS } from '../../../config.ts';
 import { WEBHOOK_DELIVERIES_CHANNEL } from '../../../store/repositories/outbox.ts';
 import { type ClaimedDelivery, claimDueDeliveries } from '../repository/claims.ts';
 import type { DispatcherOptions } from './attempts.ts';
@@ -71,6 +73,8 @@ export function startWebhookDispatcher(
 ): RunningDispatcher {
   const inFlight = new Set<Promise<void>>();
   const record = batchedRecorder(deps, options);
+  // Fired when a stopping dispatcher gives up on sends in flight: their deliveries are handed back.
+  const handBack = new AbortController();
   let claiming: Promise<void> | undefined;
   let stopped = false;
   // While the last claim found work, or found none only because every slot was taken (sends still in flight
@@ -92,7 +96,7 @@ export function startWebhookDispatcher(
         // Rows claimed are leased: they are sent even if stop() came meanwhile, and stop() waits for them.
         const claimed = await claim(deps, options, free);
         backlog = claimed.length > 0 || inFlight.size > 0;
-        for (const sending of sendClaimed(deps, options, claimed, onError, record)) {
+        for (const sending of sendClaimed(deps, options, claimed, onError, record, handBack.signal)) {
           const send: Promise<void> = sending.catch(onError).finally(() => {
             inFlight.delete(send);
             if (backlog && !stopped) void tick();
@@ -118,9 +122,15 @@ export function startWebhookDispatcher(
     async stop() {
       stopped = true;
       clearInterval(timer);
-      await (await listening)?.();
-      await claiming;
-      await Promise.all([...inFlight]);
+      // Sends in flight get a moment to finish; those still waiting then are released, due again at once.
+      const giveUp = setTimeout(() => handBack.abort(), WORKER_HAND_BACK_AFTER_MS);
+      try {
+        await (await listening)?.();
+        await claiming;
+        await Promise.all([...inFlight]);
+      } finally {
+        clearTimeout(giveUp);
+      }
     },
   };
 }

@@ -12,6 +12,7 @@ import {
   WEBHOOK_SIGNING_SECRETS_MAX,
 } from '../../../domain/signing.ts';
 import type { WebhookDeliveryOutcome } from '../../../metrics.ts';
+import { unlessHandedBack } from '../../../workers/periodic.ts';
 import type { ClaimedDelivery } from '../repository/claims.ts';
 import { type DeliveryToSend, findDeliveriesToSend, releaseDelivery } from '../repository/deliveries.ts';
 import { openStoredSecret } from '../repository/secrets.ts';
@@ -54,6 +55,7 @@ export function sendClaimed(
   claimed: readonly ClaimedDelivery[],
   onError: (error: unknown) => void,
   record: OutcomeRecorder,
+  handBack?: AbortSignal,
 ): Promise<void>[] {
   if (claimed.length === 0) return [];
   const ids = claimed.map((d) => d.id);
@@ -65,7 +67,7 @@ export function sendClaimed(
   });
   // Each attempt turns a failed read into its own failed attempt; this only stops Node calling it unhandled.
   current.catch(() => {});
-  return claimed.map((delivery) => sendOne(deps, options, delivery, current, onError, record));
+  return claimed.map((delivery) => sendOne(deps, options, delivery, current, { onError, record, handBack }));
 }
 
 /**
@@ -79,13 +81,20 @@ async function sendOne(
   options: DispatcherOptions,
   delivery: ClaimedDelivery,
   current: Promise<Map<string, DeliveryToSend>>,
-  onError: (error: unknown) => void,
-  record: OutcomeRecorder,
+  on: { onError: (error: unknown) => void; record: OutcomeRecorder; handBack: AbortSignal | undefined },
 ): Promise<void> {
+  const { onError, record } = on;
   const startedAt = deps.now();
   let outcome: AttemptOutcome | undefined;
   try {
-    outcome = await attempt(deps, options, delivery, (await current).get(delivery.id), startedAt);
+    const attempted = attempt(deps, options, delivery, current, startedAt);
+    const settled = await unlessHandedBack(attempted, on.handBack);
+    if (settled === 'handed_back') {
+      // The dispatcher is stopping: the claim (and its attempt) is undone; another dispatcher sends it now.
+      await retried(() => releaseDelivery(deps.store, delivery.id, delivery.attempts), onError);
+      return;
+    }
+    outcome = settled;
   } catch (error) {
     onError(error);
     outcome = mkobaFailure('internal', 'Mkoba could not prepare or send this attempt', startedAt, deps.now());
@@ -138,9 +147,10 @@ async function attempt(
   deps: Deps,
   options: DispatcherOptions,
   delivery: ClaimedDelivery,
-  current: DeliveryToSend | undefined,
+  currentOfClaim: Promise<Map<string, DeliveryToSend>>,
   startedAt: Date,
 ): Promise<AttemptOutcome | undefined> {
+  const current = (await currentOfClaim).get(delivery.id);
   // Another dispatcher took it over already: the attempt is theirs.
   if (current?.status !== 'delivering' || current.attempts !== delivery.attempts) return undefined;
   // Disabled or deleted since the claim: not sent, and the claim does not count as an attempt.
