@@ -63,13 +63,14 @@ async function burst(count: number, emit: (type: string) => Promise<string>): Pr
 function killMidBurst(
   receiver: Receiver,
   after: number,
-  target: () => MkobaProcess,
+  target: () => MkobaProcess | undefined,
 ): { killed: () => boolean } {
   let killed = false;
   receiver.respond = () => {
-    if (!killed && receiver.received.length >= after) {
+    const victim = target();
+    if (!killed && victim !== undefined && receiver.received.length >= after) {
       killed = true;
-      target().child.kill('SIGKILL');
+      victim.child.kill('SIGKILL');
     }
     return { status: 200, delayMs: RECEIVER_DELAY_MS };
   };
@@ -183,7 +184,7 @@ describe.runIf(TEST_DATABASE_URL)('webhook delivery with mkoba worker processes 
     const w = await world();
     try {
       let worker: MkobaProcess | undefined;
-      const kill = killMidBurst(w.receiver, KILL_AFTER_RECEIVED, () => worker as MkobaProcess);
+      const kill = killMidBurst(w.receiver, KILL_AFTER_RECEIVED, () => worker);
       worker = await w.startWorker();
       const first = worker;
       expect(await withTimeout(first.exited, DELIVERY_WAIT_MS, 'the worker was not killed')).toMatchObject({
@@ -238,9 +239,11 @@ describe.runIf(TEST_DATABASE_URL)('webhook delivery with mkoba worker processes 
     const w = await world();
     try {
       let victim: MkobaProcess | undefined;
-      const kill = killMidBurst(w.receiver, KILL_AFTER_RECEIVED, () => victim as MkobaProcess);
-      const [a, b] = await Promise.all([w.startWorker(), w.startWorker()]);
+      const kill = killMidBurst(w.receiver, KILL_AFTER_RECEIVED, () => victim);
+      // The victim is known before it can deliver anything, so the kill never finds it unset.
+      const a = await w.startWorker();
       victim = a;
+      const b = await w.startWorker();
       await waitFor(w.allSucceeded, 'every delivery to succeed with one worker left');
       expect(kill.killed()).toBe(true);
       expect(await a.exited).toMatchObject({ signal: 'SIGKILL' });
