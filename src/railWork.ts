@@ -10,6 +10,7 @@ import { SANDBOX_ORGANIZATION_NAME } from './app/seed.ts';
 import type { Config } from './config.ts';
 import type { Environment } from './domain/access.ts';
 import { resourceMissing } from './domain/errors.ts';
+import { outboundPolicyFor } from './domain/outboundAddresses.ts';
 import {
   COLLECTION_WORKER_INTERVAL_MS,
   type CollectionRailResolver,
@@ -44,6 +45,7 @@ import {
   registryResolver,
   runRailWorkerOnce,
 } from './modules/transfers/index.ts';
+import { guardedFetch } from './outbound/guard.ts';
 import {
   FIREBLOCKS_SANDBOX_ASSET_IDS,
   FIREBLOCKS_SANDBOX_TREASURY,
@@ -209,10 +211,13 @@ async function walletVaultAccount(sim: FireblocksSimulator, walletId: string): P
   return accounts?.find((account) => account.name === name)?.id;
 }
 
-/** How to call a Fireblocks simulator as its default API user (signed as the adapter signs). */
+/**
+ * How to call a Fireblocks simulator as its default API user (signed as the adapter signs), through the
+ * outbound guard as every server call is: the sandbox's simulators are on this machine (loopback allowed).
+ */
 export function fireblocksSimulatorClient(sim: FireblocksSimulator, sourceVaultAccountId = '') {
   return {
-    fetch: (url: string, init?: object) => fetch(url, init as RequestInit),
+    fetch: guardedFetch(outboundPolicyFor('sandbox')),
     baseUrl: sim.baseUrl,
     apiKey: sim.credentials.apiKey,
     privateKey: sim.credentials.secretKey,
