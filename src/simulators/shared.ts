@@ -28,6 +28,11 @@ export interface SimulatorListenOptions {
   host?: string | undefined;
   /** When set, the simulator speaks HTTPS with this identity. */
   tls?: SimulatorTlsIdentity | undefined;
+  /**
+   * Test-only: runs once each answer has been written out (the partner has accepted or refused the
+   * request), so a test can act at that moment, such as killing the client before it records the answer.
+   */
+  afterAnswer?: ((request: http.IncomingMessage, response: http.ServerResponse) => void) | undefined;
 }
 
 /**
@@ -38,7 +43,14 @@ export async function listenSimulator(
   handler: http.RequestListener,
   options: SimulatorListenOptions,
 ): Promise<{ server: http.Server; url: string }> {
-  const server = options.tls ? https.createServer(options.tls, handler) : http.createServer(handler);
+  const afterAnswer = options.afterAnswer;
+  const listener: http.RequestListener = afterAnswer
+    ? (request, response) => {
+        response.once('finish', () => afterAnswer(request, response));
+        handler(request, response);
+      }
+    : handler;
+  const server = options.tls ? https.createServer(options.tls, listener) : http.createServer(listener);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());

@@ -3,7 +3,7 @@
  * accepts, the vault accounts with their asset wallets and addresses, the transactions (as GET answers
  * them), the records of what it received and sent, and Fireblocks' error body.
  */
-import type { SimulatorReceivedRequest } from '../shared.ts';
+import type { SimulatorListenOptions, SimulatorReceivedRequest } from '../shared.ts';
 
 /** How long each step of a transaction's life cycle takes (SUBMITTED → … → COMPLETED). */
 export const FIREBLOCKS_SIMULATOR_STEP_MS = 20;
@@ -34,6 +34,8 @@ export interface FireblocksSimulatorOptions {
   /** The workspace id webhooks carry as tenantId. */
   tenantId?: string;
   stepMs?: number;
+  /** Test-only: runs once each answer has been written out (see SimulatorListenOptions). */
+  afterAnswer?: SimulatorListenOptions['afterAnswer'];
 }
 
 export type FireblocksTransactionStatus =

@@ -4,6 +4,7 @@
  * and error-body shapes every v3 endpoint shares (`{status, message, data}`).
  */
 
+import type { SimulatorListenOptions } from '../shared.ts';
 import type { StoredSettlement } from './settlements.ts';
 
 /** How long a NEW transfer takes to reach its final status, unless the options say otherwise. */
@@ -32,6 +33,8 @@ export interface FlutterwaveSimulatorOptions {
   webhookUrl?: string;
   processingMs?: number;
   webhookRetries?: number;
+  /** Test-only: runs once each answer has been written out (see SimulatorListenOptions). */
+  afterAnswer?: SimulatorListenOptions['afterAnswer'];
 }
 
 export type FlutterwaveTransferStatus = 'NEW' | 'PENDING' | 'SUCCESSFUL' | 'FAILED';
