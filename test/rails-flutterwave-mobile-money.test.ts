@@ -55,6 +55,25 @@ describe.each(BACKENDS)('Flutterwave mobile money on %s', (backend) => {
     sim.setWebhookUrl(`${created.data.callback_url}/webhooks`);
   }
 
+  /** A Daraja partner for the organization (its calls are never answered here: only routing is looked at). */
+  async function configureDaraja(organization: TestOrganization) {
+    const created = await api(t, 'POST', '/v1/rail-partners', {
+      key: organization.key,
+      body: {
+        partner: 'mpesa_daraja',
+        settings: { base_url: sim.url, short_code: '600000', initiator_name: 'apiop' },
+        credentials: {
+          consumer_key: 'key',
+          consumer_secret: 'secret',
+          security_credential: 'credential',
+          passkey: 'passkey',
+        },
+      },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    return created;
+  }
+
   beforeAll(async () => {
     t = await startTestApp(backend, 'sandbox');
     await t.app.listen({ port: 0, host: '127.0.0.1' });
@@ -108,20 +127,7 @@ describe.each(BACKENDS)('Flutterwave mobile money on %s', (backend) => {
     }
     const both = await newOrganization(t);
     await configureFlutterwave(both);
-    const daraja = await api(t, 'POST', '/v1/rail-partners', {
-      key: both.key,
-      body: {
-        partner: 'mpesa_daraja',
-        settings: { base_url: sim.url, short_code: '600000', initiator_name: 'apiop' },
-        credentials: {
-          consumer_key: 'key',
-          consumer_secret: 'secret',
-          security_credential: 'credential',
-          passkey: 'passkey',
-        },
-      },
-    });
-    expect(daraja.statusCode, daraja.body).toBe(201);
+    const daraja = await configureDaraja(both);
     // A contracted Daraja wins for Safaricom; MTN and the rest stay with Flutterwave.
     expect(await partnerOf(both.organizationId, 'mpesa')).toBe('mpesa_daraja');
     expect(await partnerOf(both.organizationId, 'mtn')).toBe('flutterwave');
@@ -294,20 +300,7 @@ describe.each(BACKENDS)('Flutterwave mobile money on %s', (backend) => {
     expect(atFlutterwave(mpesa.id)).toHaveLength(1);
     expect(atFlutterwave(mtn.id)).toHaveLength(1);
     // Safaricom is contracted directly now: new M-Pesa payouts go to Daraja, this one is still Flutterwave's.
-    const daraja = await api(t, 'POST', '/v1/rail-partners', {
-      key: org.key,
-      body: {
-        partner: 'mpesa_daraja',
-        settings: { base_url: sim.url, short_code: '600000', initiator_name: 'apiop' },
-        credentials: {
-          consumer_key: 'key',
-          consumer_secret: 'secret',
-          security_credential: 'credential',
-          passkey: 'passkey',
-        },
-      },
-    });
-    expect(daraja.statusCode, daraja.body).toBe(201);
+    const daraja = await configureDaraja(org);
     // And Flutterwave is disabled: it takes nothing new, but answers for what it accepted.
     const flutterwave = (
       (await api(t, 'GET', '/v1/rail-partners', { key: org.key })).data.data as Array<{
