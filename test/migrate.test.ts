@@ -17,7 +17,7 @@ describe.each(BACKENDS)('migrations on %s', (backend) => {
     db = await openTestDatabase(backend, { empty: true });
     other =
       backend === 'postgres' && TEST_DATABASE_URL
-        ? await openPostgresStore({ connectionString: TEST_DATABASE_URL, schema: db.schema })
+        ? await openPostgresStore({ connectionString: db.url as string, schema: db.schema })
         : db.store;
     versions = (await listMigrations()).map((m) => m.version);
   });

@@ -106,6 +106,7 @@ describe.skipIf(!TEST_DATABASE_URL)('PostgreSQL time-outs on a live server', () 
     const db = {
       store,
       schema,
+      url: undefined,
       close: async () => {
         await store.close();
         await dropSchema(databaseUrl, schema);

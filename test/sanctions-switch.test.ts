@@ -95,7 +95,7 @@ class HeldBuilds {
 /** A second process on the test app's database: its own store, so its own screening index and caches. */
 async function secondProcessStore(t: TestApp): Promise<Store> {
   if (t.backend === 'postgres') {
-    return openPostgresStore({ connectionString: TEST_DATABASE_URL ?? '', schema: t.db.schema });
+    return openPostgresStore({ connectionString: t.db.url ?? '', schema: t.db.schema });
   }
   // PGlite is one session in this process: a second store object over it is a second process's view.
   return { ...t.db.store, close: async () => {} };

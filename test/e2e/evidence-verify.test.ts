@@ -9,9 +9,8 @@ describe.runIf(TEST_DATABASE_URL)('mkoba evidence verify as a command', () => {
   beforeAll(async () => {
     // The sandbox seed records its customers' verifications and screenings: a chain to check.
     t = await startTestApp('postgres');
-    const url = new URL(TEST_DATABASE_URL as string);
-    url.searchParams.set('options', `-c search_path=${t.db.schema}`);
-    env = mkobaEnv({ DATABASE_URL: url.toString(), MKOBA_ENCRYPTION_KEY: t.encryptionKey });
+    const url = t.db.url as string;
+    env = mkobaEnv({ DATABASE_URL: url, MKOBA_ENCRYPTION_KEY: t.encryptionKey });
   });
   afterAll(() => t.close());
 

@@ -74,9 +74,8 @@ describe.runIf(TEST_DATABASE_URL)('mkoba ledger verify as a command', () => {
   beforeAll(async () => {
     t = await startTestApp('postgres');
     await someActivity(t);
-    const url = new URL(TEST_DATABASE_URL as string);
-    url.searchParams.set('options', `-c search_path=${t.db.schema}`);
-    env = mkobaEnv({ DATABASE_URL: url.toString() });
+    const url = t.db.url as string;
+    env = mkobaEnv({ DATABASE_URL: url });
   });
   afterAll(() => t.close());
 

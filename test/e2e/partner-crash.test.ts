@@ -71,10 +71,9 @@ describe.skipIf(!TEST_DATABASE_URL)(
     let env: NodeJS.ProcessEnv;
     beforeAll(async () => {
       t = await startTestApp('postgres', 'sandbox');
-      const url = new URL(TEST_DATABASE_URL as string);
-      url.searchParams.set('options', `-c search_path=${t.db.schema}`);
+      const url = t.db.url as string;
       env = mkobaEnv({
-        DATABASE_URL: url.toString(),
+        DATABASE_URL: url,
         MKOBA_ENV: 'sandbox',
         MKOBA_SANDBOX_SIMULATORS: '0',
         // Flutterwave is told where to call back; nothing is sent there (the simulators' webhooks are off).

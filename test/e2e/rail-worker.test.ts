@@ -102,10 +102,9 @@ describe.skipIf(!TEST_DATABASE_URL)(
     beforeAll(async () => {
       // Transfers are made in this process (which runs no workers); the mkoba processes share its schema.
       t = await startTestApp('postgres');
-      const url = new URL(TEST_DATABASE_URL as string);
-      url.searchParams.set('options', `-c search_path=${t.db.schema}`);
+      const url = t.db.url as string;
       env = mkobaEnv({
-        DATABASE_URL: url.toString(),
+        DATABASE_URL: url,
         MKOBA_ENV: 'sandbox',
         PORT: '0',
         MKOBA_ENCRYPTION_KEY: t.encryptionKey,

@@ -206,13 +206,12 @@ describe.runIf(TEST_DATABASE_URL)('a rolling restart of three servers behind HAP
         target: await fundedWallet(app, '0'),
       })),
     );
-    const url = new URL(TEST_DATABASE_URL as string);
-    url.searchParams.set('options', `-c search_path=${app.db.schema}`);
+    const url = app.db.url as string;
     const ports = await Promise.all(Array.from({ length: SERVERS }, freePort));
     const [front, stats] = [await freePort(), await freePort()];
     const envFor = (port: number) =>
       mkobaEnv({
-        DATABASE_URL: url.toString(),
+        DATABASE_URL: url,
         MKOBA_DATA_DIR: dataDir.dir,
         MKOBA_ENCRYPTION_KEY: app.encryptionKey,
         HOST: '127.0.0.1',

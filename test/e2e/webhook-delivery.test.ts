@@ -145,10 +145,9 @@ describe.runIf(TEST_DATABASE_URL)('webhook delivery with mkoba worker processes 
       expect(response.statusCode, response.body).toBe(201);
       return response.data.id as string;
     });
-    const url = new URL(TEST_DATABASE_URL as string);
-    url.searchParams.set('options', `-c search_path=${t.db.schema}`);
+    const url = t.db.url as string;
     const env = mkobaEnv({
-      DATABASE_URL: url.toString(),
+      DATABASE_URL: url,
       MKOBA_WEBHOOK_TIMEOUT_MS: String(WEBHOOK_TIMEOUT_MS),
       MKOBA_WEBHOOK_ALLOW_PRIVATE: '1',
       // The workers open the secrets this process sealed.

@@ -1,8 +1,9 @@
 /**
  * Runs once before the test files: migrates an empty embedded database and keeps its data directory as a
  * template, so each test file's PGlite database starts from it (harness.ts) instead of running initdb and
- * every migration again. The template is named by the migrations' contents, so a changed migration makes a
- * new one; it is rebuilt whenever missing.
+ * every migration again; with TEST_DATABASE_URL, does the same on PostgreSQL with a template database that
+ * each test database is copied from (CREATE DATABASE … TEMPLATE). Templates are named by the migrations'
+ * contents, so a changed migration makes a new one; each is rebuilt whenever missing.
  */
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -12,11 +13,14 @@ import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { listMigrations, migrate } from '../../src/store/migrate.ts';
 import { openPgliteStore } from '../../src/store/pglite.ts';
+import { ensurePostgresTemplate } from './postgresTemplate.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     /** The migrated embedded database's data directory tarball (see test/support/globalSetup.ts). */
     pgliteTemplatePath: string;
+    /** The migrated PostgreSQL template database's name, when TEST_DATABASE_URL is set (postgresTemplate.ts). */
+    postgresTemplateDatabase: string | undefined;
   }
 }
 
@@ -28,7 +32,8 @@ export default async function setup(project: TestProject): Promise<void> {
   hash.update(
     await readFile(new URL('../../node_modules/@electric-sql/pglite/package.json', import.meta.url)),
   );
-  const file = path.join(tmpdir(), `mkoba-test-template-${hash.digest('hex').slice(0, 16)}.tar`);
+  const templateId = hash.digest('hex').slice(0, 16);
+  const file = path.join(tmpdir(), `mkoba-test-template-${templateId}.tar`);
   if (!existsSync(file)) {
     const store = await openPgliteStore(undefined);
     try {
@@ -45,4 +50,9 @@ export default async function setup(project: TestProject): Promise<void> {
   // Read once here, so a broken template fails the run at once rather than in every file.
   if ((await readFile(file)).length === 0) throw new Error(`empty test template ${file}`);
   project.provide('pgliteTemplatePath', file);
+  const databaseUrl = process.env.TEST_DATABASE_URL;
+  project.provide(
+    'postgresTemplateDatabase',
+    databaseUrl ? await ensurePostgresTemplate(databaseUrl, templateId) : undefined,
+  );
 }

@@ -1,7 +1,8 @@
 /**
  * Each test file gets its own database: a fresh in-memory PGlite opened from the migrated template
- * (globalSetup.ts), and, when TEST_DATABASE_URL is set,
- * its own schema on that PostgreSQL server. Tests go through the real HTTP layer with app.inject.
+ * (globalSetup.ts), and, when TEST_DATABASE_URL is set, its own database on that PostgreSQL server copied
+ * from the migrated template database (postgresTemplate.ts). Tests go through the real HTTP layer with
+ * app.inject.
  */
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -20,10 +21,11 @@ import { closeRailPartnerDirectory } from '../../src/modules/railPartners/useCas
 import { enforceLockOrder } from '../../src/store/lockOrder.ts';
 import { migrate } from '../../src/store/migrate.ts';
 import { openPgliteStore } from '../../src/store/pglite.ts';
-import { createSchema, dropSchema, openPostgresStore } from '../../src/store/postgres.ts';
+import { openPostgresStore } from '../../src/store/postgres.ts';
 import { findOrganizationByName } from '../../src/store/repositories/organizations.ts';
 import type { Store } from '../../src/store/store.ts';
 import { tracedStore } from '../../src/store/tracedStore.ts';
+import { createPostgresTestDatabase } from './postgresTemplate.ts';
 
 // Every test runs with the lock order checked: a path that locks accounts after the evidence chain throws.
 enforceLockOrder(true);
@@ -48,6 +50,11 @@ export interface TestDatabase {
   store: Store;
   /** The schema on the PostgreSQL server, for tests that open more connections to the same database. */
   schema: string | undefined;
+  /**
+   * On PostgreSQL, a connection string to this database with its schema first on the search_path, for
+   * connections and processes the test opens besides `store`.
+   */
+  url: string | undefined;
   close(): Promise<void>;
 }
 
@@ -61,18 +68,21 @@ export async function openTestDatabase(
       undefined,
       options.empty ? {} : { loadDataDir: await pgliteTemplate() },
     );
-    return { store, schema: undefined, close: () => store.close() };
+    return { store, schema: undefined, url: undefined, close: () => store.close() };
   }
   if (!TEST_DATABASE_URL) throw new Error('TEST_DATABASE_URL is not set');
-  const schema = `t_${randomBytes(6).toString('hex')}`;
-  await createSchema(TEST_DATABASE_URL, schema);
-  const store = await openPostgresStore({ connectionString: TEST_DATABASE_URL, schema });
+  const database = await createPostgresTestDatabase(
+    TEST_DATABASE_URL,
+    options.empty ? undefined : inject('postgresTemplateDatabase'),
+  );
+  const store = await openPostgresStore({ connectionString: database.url, schema: database.schema });
   return {
     store,
-    schema,
+    schema: database.schema,
+    url: database.url,
     async close() {
       await store.close();
-      await dropSchema(TEST_DATABASE_URL, schema);
+      await database.drop();
     },
   };
 }
