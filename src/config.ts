@@ -2,7 +2,7 @@
  * The environment schema: `Config` and `loadConfig`, with the process's own limits (its listener, request
  * bodies, rate limits, writer lanes, shutdown and start-up waits), each with its unit in its name. Each
  * other concern's variables are read in src/config/ (PostgreSQL, webhooks, encryption keys, retention,
- * pilot caps, metrics, the event stream, the deployment's addresses).
+ * pilot caps, metrics, the event stream, the deployment's addresses, Smile ID's job lease).
  */
 import { isIP } from 'node:net';
 import path from 'node:path';
@@ -13,6 +13,7 @@ import { loadMetricsSettings, type MetricsSettings } from './config/metrics.ts';
 import { loadPilotCaps } from './config/pilot.ts';
 import { loadPostgresSettings, type PostgresSettings } from './config/postgres.ts';
 import { loadRetentionSettings, type RetentionSettings } from './config/retention.ts';
+import { loadSmileIdLeaseMs } from './config/smileId.ts';
 import { ConfigError, nonEmpty } from './config/variables.ts';
 import { loadWebhookSettings, type WebhookSettings } from './config/webhooks.ts';
 import { ENVIRONMENTS, type Environment, isLiveEnvironment } from './domain/access.ts';
@@ -117,6 +118,8 @@ export interface Config {
   eventStream: EventStreamSettings | undefined;
   /** MKOBA_SHUTDOWN_DRAIN_MS: how long a stopping server fails readiness before it stops listening. */
   shutdownDrainMs: number;
+  /** MKOBA_SMILE_ID_LEASE_MS: how long a worker's leased Smile ID job is its own (src/config/smileId.ts). */
+  smileIdLeaseMs: number;
 }
 
 /**
@@ -273,6 +276,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metrics: loadMetricsSettings(env),
     eventStream: loadEventStreamSettings(env),
     shutdownDrainMs: loadShutdownDrainMs(env),
+    smileIdLeaseMs: loadSmileIdLeaseMs(env),
   };
 }
 

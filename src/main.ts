@@ -232,7 +232,13 @@ export function startWorkers(
   }
   workers.push(
     ...startEach(
-      [['smile-id-verifications', SMILE_ID_WORKER_INTERVAL_MS, () => runSmileIdWorkerOnce(deps)]],
+      [
+        [
+          'smile-id-verifications',
+          SMILE_ID_WORKER_INTERVAL_MS,
+          () => runSmileIdWorkerOnce(deps, config.smileIdLeaseMs),
+        ],
+      ],
       onError,
     ),
   );

@@ -6,15 +6,21 @@
  */
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { IDEMPOTENCY_CLAIM_LEASE_MS } from '../src/app/idempotencyClaims.ts';
+import { requestFingerprint } from '../src/domain/idempotency.ts';
 import { runCustodyDepositPollOnce } from '../src/modules/railPartners/custodyWorkers.ts';
 import { railPartnerDirectory } from '../src/modules/railPartners/useCases/directory.ts';
 import { runRailCreditVerificationWorkerOnce } from '../src/modules/railPartners/workers.ts';
 import { runDepositWorkerOnce } from '../src/modules/stablecoins/workers.ts';
 import type { RunningPartnerSimulators } from '../src/partnerSimulators.ts';
 import { startSandboxSimulators } from '../src/railWork.ts';
+import { insertIdempotencyClaim } from '../src/store/repositories/idempotency.ts';
 import { eventually } from './support/eventually.ts';
 import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
 import { balanceOf, expectLedgerHealthy, fundedWallet } from './support/ledger.ts';
+
+/** Identical requests sent at once with one Idempotency-Key. */
+const RACERS = 8;
 
 describe.each(BACKENDS)('the sandbox’s partner feeds on %s', (backend) => {
   let t: TestApp;
@@ -93,6 +99,108 @@ describe.each(BACKENDS)('the sandbox’s partner feeds on %s', (backend) => {
     await runRailCreditVerificationWorkerOnce(t.deps, railPartnerDirectory(t.deps));
     expect((await balanceOf(t, wallet)).available).toBe('2600.50');
     await expectLedgerHealthy(t);
+  });
+
+  /**
+   * Fires RACERS identical requests with one new key at once: one sends and is answered 202; each other is
+   * a replay of that answer or the 409 in flight (never a second send, never another answer).
+   */
+  async function race(path: string, body: object, key: string) {
+    const answers = await Promise.all(Array.from({ length: RACERS }, () => post(path, body, key)));
+    const sent = answers.filter((a) => a.statusCode === 202 && a.headers['idempotent-replayed'] !== 'true');
+    expect(sent, answers.map((a) => a.body).join('\n')).toHaveLength(1);
+    for (const answer of answers) {
+      if (answer.statusCode === 202) {
+        expect(answer.data).toEqual(sent[0]?.data);
+        continue;
+      }
+      expect(answer.statusCode, answer.body).toBe(409);
+      expect(answer.data).toMatchObject({ code: 'idempotency_key_in_flight', param: 'Idempotency-Key' });
+      expect(answer.headers['retry-after']).toBe('1');
+    }
+    // Once it is answered, the key replays that answer.
+    const again = await post(path, body, key);
+    expect(again.statusCode).toBe(202);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.data).toEqual(sent[0]?.data);
+    return sent[0]?.data as Record<string, string>;
+  }
+
+  it('sends a bank transfer once however many identical requests race with one key', async () => {
+    const { wallet, accountNumber } = await ngnWalletWithAccount();
+    const sent = await race(
+      '/v1/sandbox/bank-transfers',
+      { wallet, amount: '77.00', currency: 'NGN' },
+      'bank-transfer-race',
+    );
+    await sims.flutterwave.waitForWebhooks({ id: Number(sent.partner_reference) });
+    const charges = new Set(
+      sims.flutterwave.webhooks
+        .filter((w) => w.event === 'charge.completed')
+        .map((w) => JSON.parse(w.body).data)
+        .filter((charge) => String(charge.flw_ref).startsWith(`${accountNumber}-`))
+        .map((charge) => charge.id),
+    );
+    expect([...charges]).toEqual([Number(sent.partner_reference)]);
+  });
+
+  it('sends a deposit to a Fireblocks address once however many identical requests race with one key', async () => {
+    const { address } = await usdcDepositAddress();
+    const sent = await race(
+      '/v1/sandbox/chain/deposits',
+      { network: 'ethereum', address, amount: '7.5' },
+      'custody-deposit-race',
+    );
+    await sims.fireblocks.whenIdle();
+    const transactions = new Set(
+      sims.fireblocks.webhooks
+        .filter((w) => w.type === 'TRANSACTION_CREATED' && w.body.includes(address))
+        .map((w) => w.transactionId),
+    );
+    expect([...transactions]).toEqual([sent.partner_reference]);
+  });
+
+  it('holds a key a dead request claimed until its claim runs out, then sends once', async () => {
+    const { wallet, accountNumber } = await ngnWalletWithAccount();
+    const path = '/v1/sandbox/bank-transfers';
+    const body = { wallet, amount: '5.00', currency: 'NGN' };
+    const key = 'bank-transfer-orphaned-claim';
+    // What a process that died between its claim and its send leaves behind.
+    await insertIdempotencyClaim(t.deps.store, {
+      organizationId: t.organizationId,
+      key,
+      fingerprint: requestFingerprint('POST', path, body),
+      method: 'POST',
+      path,
+      responseStatus: 409,
+      responseText: '{}',
+      createdAt: new Date(),
+      claimedUntil: new Date(Date.now() + IDEMPOTENCY_CLAIM_LEASE_MS),
+    });
+    const charges = () =>
+      sims.flutterwave.webhooks.filter(
+        (w) => w.event === 'charge.completed' && w.body.includes(`"${accountNumber}-`),
+      ).length;
+    const held = await post(path, body, key);
+    expect(held.statusCode, held.body).toBe(409);
+    expect(held.data.code).toBe('idempotency_key_in_flight');
+    const other = await post(path, { ...body, amount: '6.00' }, key);
+    expect(other.statusCode, other.body).toBe(422);
+    expect(other.data.code).toBe('idempotency_key_reused');
+    expect(charges()).toBe(0);
+    await t.deps.store.query(
+      "UPDATE idempotency_records SET claimed_until = now() - interval '1 second' WHERE idempotency_key = $1",
+      [key],
+    );
+    const sent = await post(path, body, key);
+    expect(sent.statusCode, sent.body).toBe(202);
+    await sims.flutterwave.waitForWebhooks({ id: Number(sent.data.partner_reference) });
+    expect(charges()).toBe(1);
+    const [record] = await t.deps.store.query(
+      'SELECT response_status, claimed_until FROM idempotency_records WHERE idempotency_key = $1',
+      [key],
+    );
+    expect(record).toEqual({ response_status: 202, claimed_until: null });
   });
 
   it('refuses bad bank transfers with a problem naming the field, sending nothing', async () => {
@@ -242,6 +350,11 @@ describe.each(BACKENDS)('the sandbox’s partner feeds on %s', (backend) => {
         type: 'urn:mkoba:error:sandbox_simulators_off',
       });
     }
+    // Nothing was sent, so nothing is kept under the keys (not even their claims): a retry may send.
+    const kept = await t.deps.store.query(
+      "SELECT idempotency_key FROM idempotency_records WHERE idempotency_key IN ('off-1', 'off-2')",
+    );
+    expect(kept).toEqual([]);
     expect(t.deps.sandboxPartnerFeeds).toBeUndefined();
   });
 });

@@ -8,7 +8,8 @@
  * answered (where the acceptance would be recorded), by a store whose next transaction throws: nothing
  * after it runs in that pass, as in a killed process, and the database holds what a SIGKILL would leave
  * (the job leased and `submitting`, its lease running). The restart is a new pass once the lease has run
- * out. A real SIGKILL of a second process would need both on one database and a wait of a whole lease.
+ * out. Here on both backends and in three cases; test/e2e/smile-id-crash.test.ts kills a real worker
+ * process at Smile ID's acceptance on PostgreSQL and lets a second one take over.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runSmileIdJobsOnce } from '../src/modules/compliance/index.ts';

@@ -141,7 +141,8 @@ export interface RecordVerdict {
 
 /**
  * What a key's stored record means for this request: its outcome to replay, expired (the key is free
- * again), or nothing stored; throws 422 when the key was used for another request.
+ * again, as it is after a claim that ran out), or nothing stored; throws 422 when the key was used for
+ * another request and 409 while another request's claim on it stands.
  */
 export function judgeRecord(
   existing: IdempotencyRecord | undefined,
@@ -161,6 +162,11 @@ export function judgeRecord(
         : `This Idempotency-Key was used for another operation (${existing.method} ${existing.path}). Use a new key for a new request.`,
       param: 'Idempotency-Key',
     });
+  }
+  // A claim taken before an outbound send (idempotencyClaims.ts): in flight while it stands, then free.
+  if (existing.claimedUntil) {
+    if (existing.claimedUntil.getTime() > now.getTime()) throw inFlightError();
+    return { expired: true };
   }
   return { outcome: { status: existing.responseStatus, text: existing.responseText, replayed: true } };
 }
@@ -212,11 +218,7 @@ export async function runIdempotent(
     return outcomeOf(await deps.store.transaction(effect));
   }
   const keyed = { ...context, key };
-  // A stored response that carries a secret is kept sealed; the client receives it opened.
-  const opened = (outcome: IdempotentOutcome): IdempotentOutcome => ({
-    ...outcome,
-    text: openResponseText(deps, keyed, outcome.text),
-  });
+  const opened = (outcome: IdempotentOutcome) => openedOutcome(deps, keyed, outcome);
   // A retry is answered from the record first, before anything is validated against state that may have
   // changed since the original request.
   const stored = await findStoredOutcome(deps.store, keyed, deps.now());
@@ -226,24 +228,49 @@ export async function runIdempotent(
     const now = deps.now();
     const replay = await claimIdempotencyKey(tx, keyed, now);
     if (replay) return opened(replay);
-    let result: WriteResult;
-    await setSavepoint(tx, 'idempotent_effect');
-    try {
-      result = await effect(tx);
-    } catch (error) {
-      // An invalid request rolls back whole and is not recorded; a decided failure is.
-      if (!(error instanceof AppError) || !isRecordedFailure(error)) throw error;
-      // Undo the effect's writes but keep the transaction, so the failure itself is recorded.
-      await rollbackToSavepoint(tx, 'idempotent_effect');
-      result = failureResult(error, context.requestId);
-    }
-    const outcome = outcomeOf(result);
-    const record = result.sensitive
-      ? { ...outcome, text: sealResponseText(deps, keyed, outcome.text) }
-      : outcome;
-    await recordIdempotentResult(tx, keyed, record, now);
-    return outcome;
+    return decideAndRecord(tx, deps, keyed, effect, (record) =>
+      recordIdempotentResult(tx, keyed, record, now),
+    );
   });
   // Thrown only after the commit, so the recorded failure stays recorded.
   return settleOutcome(outcome);
+}
+
+/** A stored answer opened for the client: one that carries a secret is kept sealed. */
+export function openedOutcome(
+  deps: Deps,
+  context: IdempotencyContext & { key: string },
+  outcome: IdempotentOutcome,
+): IdempotentOutcome {
+  return { ...outcome, text: openResponseText(deps, context, outcome.text) };
+}
+
+/**
+ * Runs the effect in the key's transaction, holding the key: a failure the operation decided is recorded
+ * (the effect's writes undone); an invalid request is thrown, recording nothing. `record` stores the
+ * answer (sealed when it carries a secret); the answer as sent is returned.
+ */
+export async function decideAndRecord(
+  tx: Queryable,
+  deps: Deps,
+  context: IdempotencyContext & { key: string },
+  effect: (tx: Queryable) => Promise<WriteResult>,
+  record: (stored: IdempotentOutcome) => Promise<void>,
+): Promise<IdempotentOutcome> {
+  let result: WriteResult;
+  await setSavepoint(tx, 'idempotent_effect');
+  try {
+    result = await effect(tx);
+  } catch (error) {
+    // An invalid request rolls back whole and is not recorded; a decided failure is.
+    if (!(error instanceof AppError) || !isRecordedFailure(error)) throw error;
+    // Undo the effect's writes but keep the transaction, so the failure itself is recorded.
+    await rollbackToSavepoint(tx, 'idempotent_effect');
+    result = failureResult(error, context.requestId);
+  }
+  const outcome = outcomeOf(result);
+  await record(
+    result.sensitive ? { ...outcome, text: sealResponseText(deps, context, outcome.text) } : outcome,
+  );
+  return outcome;
 }

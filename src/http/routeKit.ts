@@ -280,6 +280,7 @@ export function preparedWrite<Route extends RouteGenericInterface, Prepared>(
     request: FastifyRequest<Route>,
     prepared: Prepared,
   ) => Promise<{ status: number; body: unknown }>,
+  options: { claimBeforePrepare?: boolean } = {},
 ) {
   return (request: FastifyRequest<Route>, reply: FastifyReply): Promise<FastifyReply> =>
     sendWrite<Prepared>(
@@ -288,7 +289,26 @@ export function preparedWrite<Route extends RouteGenericInterface, Prepared>(
       reply,
       (tx, organizationId, prepared) => effect(tx, organizationId, request, prepared),
       (organizationId) => prepare(organizationId, request),
+      options,
     );
+}
+
+/**
+ * A prepared write whose `send` goes out before the key's transaction and cannot be taken back (a partner
+ * simulator paid, whose webhook comes back here): the key is claimed before it (src/app/idempotencyClaims.ts),
+ * so a concurrent request with the same key gets the 409 `idempotency_key_in_flight`, never a second send.
+ */
+export function sendingWrite<Route extends RouteGenericInterface, Sent>(
+  deps: Deps,
+  send: (organizationId: string, request: FastifyRequest<Route>) => Promise<Sent>,
+  effect: (
+    tx: Queryable,
+    organizationId: string,
+    request: FastifyRequest<Route>,
+    sent: Sent,
+  ) => Promise<{ status: number; body: unknown }>,
+) {
+  return preparedWrite(deps, send, effect, { claimBeforePrepare: true });
 }
 
 /** A write's answer as `sendWrite` records it: status, body, and whether the body carries a secret. */

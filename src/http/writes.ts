@@ -7,6 +7,7 @@ import {
   runIdempotent,
   type WriteResult,
 } from '../app/idempotency.ts';
+import { runClaimedIdempotent } from '../app/idempotencyClaims.ts';
 import type { ProblemDocument } from '../domain/errors.ts';
 import { requestFingerprint } from '../domain/idempotency.ts';
 import { principalOf } from './auth.ts';
@@ -46,7 +47,9 @@ export function sendOutcome(reply: FastifyReply, outcome: IdempotentOutcome): Fa
 /**
  * Runs the write once per Idempotency-Key. `prepare` (optional) runs first with no transaction open, and only
  * when there is no stored outcome to replay; what it returns reaches the effect, and its errors are never
- * recorded: for checks that wait on the network, such as DNS.
+ * recorded: for checks that wait on the network, such as DNS. With `claimBeforePrepare`, for a prepare that
+ * sends something out, the key is claimed before it runs (src/app/idempotencyClaims.ts), so two requests
+ * with one key never both send.
  */
 export async function sendWrite<Prepared = undefined>(
   deps: Deps,
@@ -54,18 +57,19 @@ export async function sendWrite<Prepared = undefined>(
   reply: FastifyReply,
   effect: (tx: Queryable, organizationId: string, prepared: Prepared) => Promise<WriteResult>,
   prepare?: (organizationId: string) => Promise<Prepared>,
-  options: { replayOnlyTo?: string } = {},
+  options: { replayOnlyTo?: string; claimBeforePrepare?: boolean } = {},
 ): Promise<FastifyReply> {
   const context = idempotencyContextOf(request, options.replayOnlyTo);
   let prepared = undefined as Prepared;
-  const outcome = await runIdempotent(
-    deps,
-    context,
-    (tx) => effect(tx, context.organizationId, prepared),
-    prepare &&
-      (async () => {
+  const run = (tx: Queryable) => effect(tx, context.organizationId, prepared);
+  const prepareOnce = prepare
+    ? async () => {
         prepared = await prepare(context.organizationId);
-      }),
-  );
+      }
+    : undefined;
+  const outcome =
+    prepareOnce && options.claimBeforePrepare
+      ? await runClaimedIdempotent(deps, context, run, prepareOnce)
+      : await runIdempotent(deps, context, run, prepareOnce);
   return sendOutcome(reply, outcome);
 }

@@ -7,7 +7,6 @@
  * same PostgreSQL schema; it runs no workers and takes no webhooks (the simulators send none), so only
  * the worker processes move the payouts.
  */
-import type http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type FireblocksConfig,
@@ -23,13 +22,8 @@ import { eventually } from '../support/eventually.ts';
 import { api, startTestApp, TEST_DATABASE_URL, type TestApp } from '../support/harness.ts';
 import { balanceOf, fundedWallet } from '../support/ledger.ts';
 import { newOrganization } from '../support/organizations.ts';
-import {
-  E2E_TEST_TIMEOUT_MS,
-  type MkobaProcess,
-  MkobaProcesses,
-  mkobaEnv,
-  withTimeout,
-} from './mkobaProcess.ts';
+import { killOnAcceptance } from './killOnAcceptance.ts';
+import { E2E_TEST_TIMEOUT_MS, MkobaProcesses, mkobaEnv, withTimeout } from './mkobaProcess.ts';
 
 /** How long a worker gets to reach the partner, and the restarted one to settle (each wait ends on its event). */
 const WORKER_WAIT_MS = 20_000;
@@ -40,27 +34,6 @@ const FIREBLOCKS_STEP_MS = 5;
 /** The worker's public address, which a partner is given but never calls here (no listener on port 9). */
 const CALLBACKS_UNUSED_URL = 'http://127.0.0.1:9';
 const PAYEE = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
-
-/**
- * The simulator hook: SIGKILLs the armed worker once the partner has answered 200 to `method path`, the
- * request that creates the payout; the worker has the acceptance on its socket but has not recorded it.
- */
-function killOnAcceptance(method: string, path: string) {
-  let victim: MkobaProcess | undefined;
-  let killed = false;
-  return {
-    arm: (worker: MkobaProcess) => {
-      victim = worker;
-    },
-    killed: () => killed,
-    afterAnswer: (request: http.IncomingMessage, response: http.ServerResponse) => {
-      if (killed || victim === undefined) return;
-      if (request.method !== method || request.url !== path || response.statusCode !== 200) return;
-      killed = true;
-      victim.child.kill('SIGKILL');
-    },
-  };
-}
 
 describe.skipIf(!TEST_DATABASE_URL)(
   'a worker killed after a partner accepted a payout (PostgreSQL)',

@@ -57,6 +57,7 @@ export async function startSmileIdSimulator(
     port: options.port,
     host: options.host,
     tls: options.tls ? tls : undefined,
+    afterAnswer: options.afterAnswer,
   });
   const simulator: SmileIdSimulator = {
     url,

@@ -4,6 +4,7 @@
  * body, `{code, error}`, included).
  */
 import type http from 'node:http';
+import type { SimulatorListenOptions } from '../shared.ts';
 
 export const SMILE_ID_SIMULATOR_DEFAULT_CREDENTIALS = {
   partnerId: '2001',
@@ -39,6 +40,8 @@ export interface SmileIdSimulatorOptions {
   lateCallbackDelayMs?: number;
   /** The simulator's clock (signature freshness, the times it reports); the real one by default. */
   now?: () => Date;
+  /** Test-only: runs once each answer has been written out (see SimulatorListenOptions). */
+  afterAnswer?: SimulatorListenOptions['afterAnswer'];
 }
 
 export interface SmileIdReceivedRequest {

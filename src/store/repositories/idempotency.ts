@@ -1,6 +1,6 @@
 /**
  * Idempotency records' rows: the per-key transaction lock, the stored answer found, written and deleted (one
- * key or a batch of them).
+ * key or a batch of them), and the claims taken before an outbound send.
  */
 import type { Queryable } from '../store.ts';
 import { toDate } from './rows.ts';
@@ -15,6 +15,11 @@ export interface IdempotencyRecord {
   /** The response body exactly as sent. */
   responseText: string;
   createdAt: Date;
+  /**
+   * Set on a claim taken before an outbound send (src/app/idempotencyClaims.ts): the key is in flight until
+   * then, and free after it. Undefined or null on a completed record.
+   */
+  claimedUntil?: Date | null;
 }
 
 /**
@@ -53,6 +58,8 @@ export async function tryLockIdempotencyKeys(db: Queryable, keys: readonly Scope
 
 const RECORD_COLUMNS =
   'organization_id, idempotency_key, fingerprint, method, path, response_status, response_text, created_at';
+/** What a read returns: the record and, on a claim, how long it stands. */
+const READ_COLUMNS = `${RECORD_COLUMNS}, claimed_until`;
 
 function recordFromRow(row: Record<string, unknown>): IdempotencyRecord {
   return {
@@ -64,6 +71,7 @@ function recordFromRow(row: Record<string, unknown>): IdempotencyRecord {
     responseStatus: Number(row.response_status),
     responseText: String(row.response_text),
     createdAt: toDate(row.created_at),
+    claimedUntil: row.claimed_until == null ? null : toDate(row.claimed_until),
   };
 }
 
@@ -73,7 +81,7 @@ export async function findIdempotencyRecord(
   key: string,
 ): Promise<IdempotencyRecord | undefined> {
   const [row] = await db.query(
-    `SELECT ${RECORD_COLUMNS} FROM idempotency_records WHERE organization_id = $1 AND idempotency_key = $2`,
+    `SELECT ${READ_COLUMNS} FROM idempotency_records WHERE organization_id = $1 AND idempotency_key = $2`,
     [organizationId, key],
   );
   return row && recordFromRow(row);
@@ -89,7 +97,7 @@ export async function findIdempotencyRecords(
 ): Promise<IdempotencyRecord[]> {
   if (keys.length === 0) return [];
   const rows = await db.query(
-    `SELECT ${RECORD_COLUMNS.split(', ')
+    `SELECT ${READ_COLUMNS.split(', ')
       .map((c) => `r.${c}`)
       .join(', ')}
        FROM idempotency_records r
@@ -135,6 +143,76 @@ export async function insertIdempotencyRecords(
       records.map((r) => r.responseText),
       records.map((r) => r.createdAt.toISOString()),
     ],
+  );
+}
+
+/** Inserts a claim: a record whose answer stands only until `claimedUntil` (src/app/idempotencyClaims.ts). */
+export async function insertIdempotencyClaim(
+  db: Queryable,
+  claim: IdempotencyRecord & { claimedUntil: Date },
+): Promise<void> {
+  await db.query(
+    `INSERT INTO idempotency_records (${RECORD_COLUMNS}, claimed_until)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+    [
+      claim.organizationId,
+      claim.key,
+      claim.fingerprint,
+      claim.method,
+      claim.path,
+      claim.responseStatus,
+      claim.responseText,
+      claim.createdAt,
+      claim.claimedUntil,
+    ],
+  );
+}
+
+/**
+ * The claim with this answer (`claimText`, unique to the request that took it), locked; false when the key
+ * holds something else now (the claim ran out and another request took the key).
+ */
+export async function lockOwnIdempotencyClaim(
+  db: Queryable,
+  organizationId: string,
+  key: string,
+  claimText: string,
+): Promise<boolean> {
+  const rows = await db.query(
+    `SELECT 1 FROM idempotency_records
+      WHERE organization_id = $1 AND idempotency_key = $2 AND claimed_until IS NOT NULL AND response_text = $3
+        FOR UPDATE`,
+    [organizationId, key, claimText],
+  );
+  return rows.length > 0;
+}
+
+/** Turns the request's own claim into its record: the answer it gives, standing from now on. */
+export async function completeIdempotencyClaim(
+  db: Queryable,
+  organizationId: string,
+  key: string,
+  claimText: string,
+  answer: { responseStatus: number; responseText: string },
+): Promise<void> {
+  await db.query(
+    `UPDATE idempotency_records SET response_status = $4, response_text = $5, claimed_until = NULL
+      WHERE organization_id = $1 AND idempotency_key = $2 AND claimed_until IS NOT NULL AND response_text = $3`,
+    [organizationId, key, claimText, answer.responseStatus, answer.responseText],
+  );
+}
+
+/** Gives the request's own claim up (its send or its checks failed): the key is free again. */
+export async function releaseIdempotencyClaim(
+  db: Queryable,
+  organizationId: string,
+  key: string,
+  claimText: string,
+): Promise<void> {
+  await db.query(
+    `DELETE FROM idempotency_records
+      WHERE organization_id = $1 AND idempotency_key = $2 AND claimed_until IS NOT NULL AND response_text = $3`,
+    [organizationId, key, claimText],
   );
 }
 

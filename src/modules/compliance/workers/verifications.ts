@@ -17,6 +17,7 @@ export function runVerificationWorkerOnce(deps: Deps): Promise<number> {
 /** How often Smile ID's due jobs are sent or polled. */
 export const SMILE_ID_WORKER_INTERVAL_MS = 2_000;
 
-export function runSmileIdWorkerOnce(deps: Deps): Promise<number> {
-  return runSmileIdJobsOnce(deps);
+/** One pass of Smile ID's jobs, each leased for `leaseMs` (MKOBA_SMILE_ID_LEASE_MS). */
+export function runSmileIdWorkerOnce(deps: Deps, leaseMs: number): Promise<number> {
+  return runSmileIdJobsOnce(deps, deps.now(), leaseMs);
 }

@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../../app/deps.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { numberSourceOf } from '../../../domain/jsonNumbers.ts';
-import { closedObjectSchema, preparedWrite, writeOperation, written } from '../../../http/routeKit.ts';
+import { closedObjectSchema, sendingWrite, writeOperation, written } from '../../../http/routeKit.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
 import { currencySchema, idSchema } from '../../../http/schemas.ts';
 import {
@@ -77,9 +77,10 @@ export function sandboxBankTransferRoutes(app: FastifyInstance, deps: Deps): voi
       body,
       responses: { 202: written('SandboxBankTransfer', 'The transfer, handed to the partner.') },
     }),
-    preparedWrite(
+    sendingWrite(
       deps,
-      // The partner is called before the key's transaction: its webhook comes back to this service.
+      // The partner is called before the key's transaction (its webhook comes back to this service), once
+      // the key is claimed.
       async (organizationId, request) =>
         sendSandboxBankTransfer(deps, organizationId, request.body, numberSourceOf(request.body, 'amount')),
       async (_tx, _organizationId, _request, sent) => ({

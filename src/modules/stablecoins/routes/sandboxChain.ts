@@ -15,8 +15,8 @@ import {
   accessByScope,
   closedObjectSchema,
   idempotentWrite,
-  preparedWrite,
   presentWholeList,
+  sendingWrite,
   wholeListSchema,
   writeOperation,
   written,
@@ -110,10 +110,10 @@ function chainDepositRoute(app: FastifyInstance, deps: Deps): void {
         202: written('SandboxCustodyDeposit', 'Sent through the Fireblocks simulator; the deposit follows.'),
       },
     }),
-    preparedWrite(
+    sendingWrite(
       deps,
-      // A custodied address's deposit is sent to the partner before the key's transaction: its webhook
-      // comes back to this service.
+      // A custodied address's deposit is sent to the partner before the key's transaction (its webhook
+      // comes back to this service), once the key is claimed.
       async (organizationId, request) => {
         const amountText = numberSourceOf(request.body, 'amount');
         const custody = await sendSandboxCustodyDeposit(deps, organizationId, request.body, amountText);

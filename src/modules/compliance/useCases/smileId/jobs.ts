@@ -6,6 +6,7 @@
  * decides the verification, so a repeated, late or out-of-order result changes nothing twice.
  */
 import type { Deps } from '../../../../app/deps.ts';
+import { SMILE_ID_LEASE_MS_DEFAULT } from '../../../../config/smileId.ts';
 import type { Queryable } from '../../../../store/store.ts';
 import {
   findSmileIdConfig,
@@ -23,8 +24,8 @@ import { outcomeOfResultCode, smileIdLookupOf } from './mapping.ts';
 
 /** Jobs one worker pass takes at most. */
 export const SMILE_ID_WORKER_BATCH_ROWS = 50;
-/** How long a leased job is left to the worker that took it before another may. */
-export const SMILE_ID_LEASE_MS = 60_000;
+/** How long a leased job is left to the worker that took it before another may (MKOBA_SMILE_ID_LEASE_MS). */
+export const SMILE_ID_LEASE_MS = SMILE_ID_LEASE_MS_DEFAULT;
 /** After a job is accepted, how long its callback has before the worker polls /job_status. */
 export const SMILE_ID_POLL_AFTER_MS = 5 * 60_000;
 /** Between polls of a job still in progress, and after Smile ID was unavailable. */
@@ -70,10 +71,17 @@ export async function applySmileIdResult(
   return 'applied';
 }
 
-/** One pass: sends queued jobs and polls those whose callback is late; returns how many it handled. */
-export async function runSmileIdJobsOnce(deps: Deps, now: Date = deps.now()): Promise<number> {
+/**
+ * One pass: sends queued jobs and polls those whose callback is late, each leased for `leaseMs`; returns
+ * how many it handled.
+ */
+export async function runSmileIdJobsOnce(
+  deps: Deps,
+  now: Date = deps.now(),
+  leaseMs: number = SMILE_ID_LEASE_MS,
+): Promise<number> {
   const due = await deps.store.transaction((tx) =>
-    leaseDueSmileIdJobs(tx, now, new Date(now.getTime() + SMILE_ID_LEASE_MS), SMILE_ID_WORKER_BATCH_ROWS),
+    leaseDueSmileIdJobs(tx, now, new Date(now.getTime() + leaseMs), SMILE_ID_WORKER_BATCH_ROWS),
   );
   for (const job of due) {
     const config = await findSmileIdConfig(deps.store, job.organizationId);
