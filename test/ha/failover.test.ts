@@ -35,6 +35,8 @@ const REQUEST_BOUND_MS = 10_000;
 /** From the kill to the first transfer acknowledged after it began failing (docs/OPERATIONS.md). */
 const WRITES_AGAIN_BOUND_MS = 15_000;
 const DELIVERY_WAIT_MS = 60_000;
+/** LISTEN connections open again a second after they are lost; generous for a busy machine. */
+const LISTEN_WAIT_MS = 30_000;
 const PROMOTION_WAIT_MS = 60_000;
 /** Every acknowledged transfer that saw a 503 is replayed, and this many others. */
 const REPLAYS = 20;
@@ -85,6 +87,9 @@ describe('a Patroni failover under load', () => {
       })),
     );
 
+    // Each process's webhook dispatcher and sanctions screening index listen on connections of their own.
+    const listensBefore = await listenSessions(databaseUrl);
+    expect(listensBefore).toBeGreaterThanOrEqual(mkoba.processes.length);
     const load = startTransferLoad(servers, apiKey, pairs, REQUEST_BOUND_MS);
     let killedAt = 0;
     try {
@@ -136,11 +141,12 @@ describe('a Patroni failover under load', () => {
     await expectEachTransferOnceAndWhole(db, load.transfers, pairs);
     await expectReplaysAnswerAsFirst(load.transfers, apiKey);
     await expectEveryEventDelivered(db, receiver, subscription, acknowledged as string[]);
-    // Every process's LISTEN connections found the new primary (each dispatcher and screening index listen).
-    const listening = await db.query<{ n: number }>(
-      "SELECT count(DISTINCT client_port)::int AS n FROM pg_stat_activity WHERE query ILIKE 'LISTEN %'",
+    // Every LISTEN connection the processes had on the old primary is back on the new one.
+    await waitFor(
+      async () => (await listenSessions(databaseUrl)) === listensBefore,
+      LISTEN_WAIT_MS,
+      `${listensBefore} LISTEN sessions on the new primary`,
     );
-    expect(listening.rows[0]?.n).toBeGreaterThanOrEqual(mkoba.processes.length);
 
     for (const command of [
       ['ledger', 'verify'],
@@ -149,9 +155,23 @@ describe('a Patroni failover under load', () => {
       const run = await mkoba.mkoba.run(command, mkoba.env);
       expect(run.code, `${command.join(' ')}: ${run.stdout}${run.stderr}`).toBe(0);
     }
-    for (const p of mkoba.processes) expect(p.hasExited(), p.stderr()).toBe(false);
+    for (const p of mkoba.processes) expect(p.hasExited(), `${p.stdout()}${p.stderr()}`).toBe(false);
   });
 });
+
+/** The sessions LISTENing on the primary, counted on a connection of its own. */
+async function listenSessions(databaseUrl: string): Promise<number> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const result = await client.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE query ILIKE 'LISTEN %' AND state = 'idle'",
+    );
+    return result.rows[0]?.n ?? 0;
+  } finally {
+    await client.end();
+  }
+}
 
 /** When the service wrote again: the end of the first 201 to an attempt begun after the kill's first 503. */
 function writesAgainAt(transfers: LoadTransfer[], killedAt: number): number | undefined {
