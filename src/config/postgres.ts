@@ -17,6 +17,11 @@ export const PG_IDLE_IN_TRANSACTION_TIMEOUT_MS = 15_000;
 const PG_TIMEOUT_MS_MAX = 2_147_483_647;
 /** What a client is told to wait before retrying after a database time-out or transaction conflict. */
 export const PG_TIMEOUT_RETRY_AFTER_SECONDS = 1;
+/**
+ * What a client is told to wait before retrying while the database is unreachable: a failover takes a few
+ * seconds (docs/OPERATIONS.md), so a client retrying each second is back within one second of it.
+ */
+export const PG_UNAVAILABLE_RETRY_AFTER_SECONDS = 1;
 
 /** Per-connection time-outs; 0 sets none, leaving the server's (or role's, or database's) setting. */
 export interface PostgresSettings {

@@ -15,7 +15,39 @@ export const SQLSTATE = {
   lockNotAvailable: '55P03',
   /** idle_in_transaction_session_timeout ended the session. */
   idleInTransactionSessionTimeout: '25P03',
+  /** A write reached a standby (a failover in progress, or a connection not to the primary). */
+  readOnlySqlTransaction: '25006',
+  /** The server is shutting down, crashed, or is starting up or in recovery. */
+  adminShutdown: '57P01',
+  crashShutdown: '57P02',
+  cannotConnectNow: '57P03',
 } as const;
+
+/** SQLSTATE class 08: connection exceptions (the server refused or lost the connection). */
+const CONNECTION_EXCEPTION_CLASS = '08';
+const UNAVAILABLE_SQLSTATES: ReadonlySet<string> = new Set([
+  SQLSTATE.readOnlySqlTransaction,
+  SQLSTATE.adminShutdown,
+  SQLSTATE.crashShutdown,
+  SQLSTATE.cannotConnectNow,
+]);
+/** Node's socket errors on a connection to the database (or to a proxy in front of it). */
+const SOCKET_ERROR_CODES: ReadonlySet<string> = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+]);
+/** node-postgres's own words for a connection that ended under it, or that it will no longer use. */
+const CONNECTION_LOST_MESSAGES: ReadonlySet<string> = new Set([
+  'Connection terminated unexpectedly',
+  'Connection terminated',
+  'Client has encountered a connection error and is not queryable',
+  'Client was closed and is not queryable',
+]);
 
 /**
  * node-postgres gave up waiting for a connection: every pooled connection stayed busy (or a new one did
@@ -47,6 +79,24 @@ export function isDatabaseTimeout(error: unknown): boolean {
 export function isTransactionConflict(error: unknown): boolean {
   const state = sqlState(error);
   return state === SQLSTATE.deadlockDetected || state === SQLSTATE.serializationFailure;
+}
+
+/**
+ * The database is not there to answer: the connection was refused or lost, or the server is shutting
+ * down, starting up or read-only (a failover or restart in progress). Unlike a time-out, a commit in
+ * flight may have been carried out; a retry under the same Idempotency-Key finds out which.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = sqlState(error);
+  if (code !== undefined) {
+    return (
+      UNAVAILABLE_SQLSTATES.has(code) ||
+      code.startsWith(CONNECTION_EXCEPTION_CLASS) ||
+      SOCKET_ERROR_CODES.has(code)
+    );
+  }
+  return CONNECTION_LOST_MESSAGES.has(error.message);
 }
 
 export function sqlState(error: unknown): string | undefined {

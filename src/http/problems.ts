@@ -1,8 +1,9 @@
 /** RFC 9457 problem+json rendering for every failure: expected ones, framework ones, and bugs. */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { PG_TIMEOUT_RETRY_AFTER_SECONDS } from '../config/postgres.ts';
+import { PG_TIMEOUT_RETRY_AFTER_SECONDS, PG_UNAVAILABLE_RETRY_AFTER_SECONDS } from '../config/postgres.ts';
 import {
   isDatabaseTimeout,
+  isDatabaseUnavailable,
   isPoolTimeout,
   isTransactionConflict,
   SQLSTATE,
@@ -47,6 +48,21 @@ function notCarriedOut(why: string): AppError {
 }
 
 /**
+ * The database's connection was refused or lost (a failover or restart): a commit in flight may or may not
+ * have been carried out, which a retry under the same Idempotency-Key settles.
+ */
+function databaseUnavailable(): AppError {
+  return new AppError({
+    status: 503,
+    code: 'service_unavailable',
+    title: 'Service unavailable',
+    detail:
+      'The database is unavailable for a moment (a failover or restart). Retry the request, with the same Idempotency-Key for a POST: one already carried out is answered as it was.',
+    retryAfterSeconds: PG_UNAVAILABLE_RETRY_AFTER_SECONDS,
+  });
+}
+
+/**
  * Maps anything thrown while handling a request to an AppError; unknown errors become a 500 without details.
  * `bodyBytesMax` is the route's body limit, named in a 413 so a client knows what to send instead.
  */
@@ -74,6 +90,7 @@ function rolledBackProblem(error: Error): AppError | undefined {
   if (isPoolTimeout(error)) {
     return notCarriedOut('No database connection came free in time (the connection pool is exhausted)');
   }
+  if (isDatabaseUnavailable(error)) return databaseUnavailable();
   if (isTransactionConflict(error)) {
     return notCarriedOut(
       'The database rolled the request back to resolve a conflict with a concurrent one (a deadlock or serialization failure)',
@@ -161,7 +178,7 @@ const PROBLEM_DESCRIPTIONS: Record<number, string> = {
   422: 'The Idempotency-Key was used with a different request (`idempotency_key_reused`), or the operation was refused (`insufficient_funds`, `limit_exceeded`, `pilot_cap_exceeded`, `amount_not_supported`).',
   429: 'Too many requests (`rate_limited`): this API key or its organization is over its rate limit, or this address has failed key authentication too often. Wait `Retry-After` seconds; `RateLimit` and `RateLimit-Policy` describe the limits.',
   500: 'An unexpected error (`internal_error`).',
-  503: 'The database is unreachable, had no free connection in time, did not answer in time (a lock or statement time-out), or rolled the request back to resolve a conflict with a concurrent one (`service_unavailable`, with `Retry-After`). Nothing was carried out; retry, with the same Idempotency-Key for a POST.',
+  503: 'The database is unreachable (a failover or restart), had no free connection in time, did not answer in time (a lock or statement time-out), or rolled the request back to resolve a conflict with a concurrent one (`service_unavailable`, with `Retry-After`). Retry, with the same Idempotency-Key for a POST: nothing was carried out, or, if the connection was lost as it committed, the retry answers as the first request was answered.',
 };
 
 const RETRY_AFTER_HEADER = {

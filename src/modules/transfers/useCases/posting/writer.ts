@@ -19,7 +19,7 @@ import {
 } from '../../../../app/idempotency.ts';
 import { LEDGER_WRITER_LANES_MAX } from '../../../../config.ts';
 import type { Approval } from '../../../../domain/approvals.ts';
-import { SQLSTATE, sqlState } from '../../../../domain/databaseErrors.ts';
+import { isDatabaseUnavailable, isTransactionConflict } from '../../../../domain/databaseErrors.ts';
 import { AppError } from '../../../../domain/errors.ts';
 import type { EventRecord } from '../../../../domain/events.ts';
 import type { ChainHead, EvidenceDraft } from '../../../../domain/evidence.ts';
@@ -170,12 +170,11 @@ class WriterLane {
         });
         return;
       } catch (error) {
-        const retryable = [SQLSTATE.deadlockDetected, SQLSTATE.serializationFailure].includes(
-          sqlState(error) as '40P01',
-        );
+        const retryable = isTransactionConflict(error);
         if (retryable && attempt < LEDGER_BATCH_RETRIES_MAX) continue;
-        if (batch.length === 1) {
-          batch[0]?.reject(error);
+        // No command is to blame for an unreachable database: each gets the 503, none runs alone.
+        if (batch.length === 1 || isDatabaseUnavailable(error)) {
+          for (const pending of batch) pending.reject(error);
           return;
         }
         for (const pending of batch) await this.runWithFallback([pending]);
@@ -193,9 +192,7 @@ class WriterLane {
         });
         return results;
       } catch (error) {
-        const retryable = [SQLSTATE.deadlockDetected, SQLSTATE.serializationFailure].includes(
-          sqlState(error) as '40P01',
-        );
+        const retryable = isTransactionConflict(error);
         if (!retryable || attempt >= LEDGER_BATCH_RETRIES_MAX) throw error;
       }
     }
