@@ -10,6 +10,8 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { systemDeps } from '../src/app/deps.ts';
 import { seedSandbox } from '../src/app/seed.ts';
+import { ConfigError } from '../src/config/variables.ts';
+import { loadConfig } from '../src/config.ts';
 import { keyringOf } from '../src/domain/sealing.ts';
 import { buildApp } from '../src/http/app.ts';
 import { migrate } from '../src/store/migrate.ts';
@@ -28,6 +30,22 @@ import {
 const WAL_POSITION = /^[0-9A-F]{1,8}\/[0-9A-F]{1,8}$/;
 /** An address nothing listens on: the replica is down. */
 const REFUSING_REPLICA_URL = 'postgres://postgres@127.0.0.1:9/postgres';
+
+describe('DATABASE_READ_URL', () => {
+  const primary = 'postgres://mkoba@db.internal:5432/mkoba';
+  it('is a PostgreSQL URL beside DATABASE_URL, or a start-up error naming it', () => {
+    const replica = 'postgres://mkoba@replica.internal:5432/mkoba';
+    expect(loadConfig({ DATABASE_URL: primary, DATABASE_READ_URL: replica }).databaseReadUrl).toBe(replica);
+    expect(loadConfig({ DATABASE_URL: primary }).databaseReadUrl).toBeUndefined();
+    for (const env of [
+      { DATABASE_READ_URL: replica },
+      { DATABASE_URL: primary, DATABASE_READ_URL: 'mysql://x' },
+    ]) {
+      expect(() => loadConfig(env)).toThrow(ConfigError);
+      expect(() => loadConfig(env)).toThrow(/^DATABASE_READ_URL: /);
+    }
+  });
+});
 
 describe.each(BACKENDS)('a list’s Consistency-Token on %s, without a replica', (backend) => {
   let t: TestApp | undefined;

@@ -54,20 +54,18 @@ function isReplicaUnavailable(error: unknown): boolean {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/**
- * The primary store with its list reads sent to `replica`. Closing it closes both. `nowMs` is the clock
- * of the replica's time-outs (the process clock by default).
- */
-export function withReadReplica(
-  primary: Store,
-  replica: Store,
-  nowMs: () => number = Date.now,
-): { store: Store; readReplica: ReadReplica } {
-  let downUntilMs = Number.NEGATIVE_INFINITY;
-  const markDown = () => {
-    downUntilMs = nowMs() + REPLICA_RETRY_AFTER_MS;
-  };
+interface ReplicaHealth {
+  /** Where a list's statements go: the replica, once it has replayed `token` when one is given. */
+  decide(token: string | undefined): Promise<'replica' | 'primary'>;
+  /** The replica refused a statement: when it is unreachable, lists skip it for REPLICA_RETRY_AFTER_MS. */
+  failed(error: unknown): void;
+}
 
+function replicaHealth(replica: Store, nowMs: () => number): ReplicaHealth {
+  let downUntilMs = Number.NEGATIVE_INFINITY;
+  const failed = (error: unknown) => {
+    if (isReplicaUnavailable(error)) downUntilMs = nowMs() + REPLICA_RETRY_AFTER_MS;
+  };
   /** Whether the replica has replayed `token`, asked until it has or READ_YOUR_WRITES_WAIT_MS passed. */
   const replayed = async (token: string): Promise<boolean> => {
     const deadline = nowMs() + READ_YOUR_WRITES_WAIT_MS;
@@ -82,37 +80,41 @@ export function withReadReplica(
       await sleep(REPLICA_REPLAY_POLL_INTERVAL_MS);
     }
   };
-
-  const decide = async (token: string | undefined): Promise<'replica' | 'primary'> => {
-    if (nowMs() < downUntilMs) return 'primary';
-    if (token === undefined) return 'replica';
-    try {
-      return (await replayed(token)) ? 'replica' : 'primary';
-    } catch (error) {
-      if (isReplicaUnavailable(error)) markDown();
-      return 'primary';
-    }
+  return {
+    async decide(token) {
+      if (nowMs() < downUntilMs) return 'primary';
+      if (token === undefined) return 'replica';
+      try {
+        return (await replayed(token)) ? 'replica' : 'primary';
+      } catch (error) {
+        failed(error);
+        return 'primary';
+      }
+    },
+    failed,
   };
+}
 
+/** The primary, except inside a list's handler, whose statements go where `health` decides. */
+function routedStore(primary: Store, replica: Store, health: ReplicaHealth): Store {
   const listQuery = async <R extends Row>(
     scope: ListReadScope,
     sql: string,
     params: readonly unknown[] | undefined,
   ): Promise<R[]> => {
-    scope.target ??= decide(scope.token);
+    scope.target ??= health.decide(scope.token);
     if ((await scope.target) === 'replica') {
       try {
         return await replica.query<R>(sql, params);
       } catch (error) {
         // Down, cancelled by a conflict with replay, or a statement that writes: the primary answers, and
         // the rest of this list reads there too.
-        if (isReplicaUnavailable(error)) markDown();
+        health.failed(error);
         scope.target = Promise.resolve('primary');
       }
     }
     return primary.query<R>(sql, params);
   };
-
   const store: Store = {
     driver: primary.driver,
     query<R extends Row>(sql: string, params?: readonly unknown[]): Promise<R[]> {
@@ -128,7 +130,19 @@ export function withReadReplica(
   if (primary.queryMany) store.queryMany = primary.queryMany.bind(primary);
   if (primary.listen) store.listen = primary.listen.bind(primary);
   if (primary.stats) store.stats = primary.stats.bind(primary);
+  return store;
+}
 
+/**
+ * The primary store with its list reads sent to `replica`. Closing it closes both. `nowMs` is the clock
+ * of the replica's time-outs (the process clock by default).
+ */
+export function withReadReplica(
+  primary: Store,
+  replica: Store,
+  nowMs: () => number = Date.now,
+): { store: Store; readReplica: ReadReplica } {
+  const store = routedStore(primary, replica, replicaHealth(replica, nowMs));
   const readReplica: ReadReplica = {
     listRead: (token, work) => listReads.run({ token }, work),
     async consistencyToken() {
