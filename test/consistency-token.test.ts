@@ -129,7 +129,8 @@ describe.runIf(TEST_DATABASE_URL)('lists through a read replica on postgres', ()
     });
     expect(created.statusCode).toBe(201);
     const token = created.headers['consistency-token'] as string;
-    for (const headers of [{}, { 'consistency-token': token }, {}]) {
+    const tokens: Record<string, string>[] = [{}, { 'consistency-token': token }, {}];
+    for (const headers of tokens) {
       const listed = await call(target, 'GET', '/v1/customers', { headers });
       expect(listed.statusCode, listed.body).toBe(200);
       expect(listed.data.data.map((c: { id: string }) => c.id)).toContain(created.data.id);
