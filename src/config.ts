@@ -11,7 +11,7 @@ import { type EncryptionSettings, loadEncryptionSettings } from './config/encryp
 import { type EventStreamSettings, loadEventStreamSettings } from './config/eventStream.ts';
 import { loadMetricsSettings, type MetricsSettings } from './config/metrics.ts';
 import { loadPilotCaps } from './config/pilot.ts';
-import { loadPostgresSettings, type PostgresSettings } from './config/postgres.ts';
+import { loadDatabaseReadUrl, loadPostgresSettings, type PostgresSettings } from './config/postgres.ts';
 import { loadRetentionSettings, type RetentionSettings } from './config/retention.ts';
 import { loadSmileIdLeaseMs } from './config/smileId.ts';
 import { ConfigError, nonEmpty } from './config/variables.ts';
@@ -77,6 +77,8 @@ export interface Config {
   port: number;
   host: string;
   databaseUrl: string | undefined;
+  /** DATABASE_READ_URL: a streaming replica the list endpoints read from (src/store/readReplica.ts). */
+  databaseReadUrl: string | undefined;
   dataDir: string;
   /** Where export files go (MKOBA_EXPORT_DIR; `exports` in the data directory by default). */
   exportDir: string;
@@ -255,6 +257,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port,
     host,
     databaseUrl,
+    databaseReadUrl: loadDatabaseReadUrl(env, databaseUrl),
     dataDir: path.resolve(nonEmpty(env.MKOBA_DATA_DIR) ?? DATA_DIR_DEFAULT),
     exportDir: path.resolve(
       nonEmpty(env.MKOBA_EXPORT_DIR) ??

@@ -51,10 +51,11 @@ import { startPeriodic, type Worker } from './workers/periodic.ts';
 import { pruneExpiredHistory } from './workers/retentionPruner.ts';
 
 /** Deps of a serving or working process: the configured keys and webhook address rules. */
-function processDeps(store: Store, config: Config, keyring: Keyring, launchGateSource?: Store): Deps {
+function processDeps(opened: OpenedStore, config: Config, keyring: Keyring, launchGateSource?: Store): Deps {
   // With traces on, the store's statements are spans (the store itself otherwise).
-  return systemDeps(tracedStore(store), config.environment, {
+  return systemDeps(tracedStore(opened.store), config.environment, {
     keyring,
+    readReplica: opened.readReplica,
     allowPrivateWebhookUrls: !config.webhooks.blockReservedAddresses,
     exportDirectory: config.exportDir,
     railPartnerFactories: PARTNER_RAIL_FACTORIES,
@@ -104,7 +105,7 @@ export async function startServer(
     const launchGateSource = await openLaunchGateSource(config);
     if (launchGateSource) stops.push(() => launchGateSource.close());
     const deps = processDeps(
-      opened.store,
+      opened,
       config,
       loadKeyring(config, opened.lock !== undefined),
       launchGateSource,
@@ -307,7 +308,7 @@ export async function startWorkerProcess(
     throw new DataDirBusyError(config.dataDir, opened);
   }
   try {
-    const deps = processDeps(opened.store, config, loadKeyring(config, opened.lock !== undefined));
+    const deps = processDeps(opened, config, loadKeyring(config, opened.lock !== undefined));
     await migrate(opened.store);
     await openSecretsAtRest(deps, log);
     // Payment batches screen their items: a worker notices and builds list versions as a server does.

@@ -3,6 +3,7 @@
  * its lock (created on a first start, said aloud); and, in pilot and production, the sandbox's database that
  * launch gates are read from.
  */
+import { REPLICA_CONNECT_TIMEOUT_MS } from './config/postgres.ts';
 import { ConfigError } from './config/variables.ts';
 import { type Config, DATA_DIR_LOCK_WAIT_MS } from './config.ts';
 import {
@@ -12,6 +13,7 @@ import {
   isHeldLock,
   type LockOwner,
 } from './store/dataDirLock.ts';
+import type { ReadReplica } from './store/readReplica.ts';
 import type { Store } from './store/store.ts';
 
 export class DataDirBusyError extends Error {
@@ -28,6 +30,8 @@ export class DataDirBusyError extends Error {
 
 export interface OpenedStore {
   store: Store;
+  /** With DATABASE_READ_URL: the replica the list endpoints read from (the store routes their statements). */
+  readReplica?: ReadReplica | undefined;
   lock: HeldLock | undefined;
   /** True when the embedded data directory held no database and one was created. */
   createdDatabase: boolean;
@@ -44,11 +48,7 @@ export async function openStore(
   role: LockOwner['role'],
   log: (line: string) => void,
 ): Promise<OpenedStore | LockOwner> {
-  if (config.databaseUrl !== undefined) {
-    const { openPostgresStore } = await import('./store/postgres.ts');
-    const store = await openPostgresStore({ connectionString: config.databaseUrl, ...config.postgres });
-    return { store, lock: undefined, createdDatabase: false, close: () => store.close() };
-  }
+  if (config.databaseUrl !== undefined) return openPostgres(config.databaseUrl, config);
   const owner: LockOwner = {
     pid: process.pid,
     role,
@@ -93,6 +93,26 @@ export async function openStore(
     held.release();
     throw error;
   }
+}
+
+/**
+ * PostgreSQL, and with DATABASE_READ_URL its replica beside it (connected lazily: a replica that is down
+ * costs lists a fall-back to the primary, never the start).
+ */
+async function openPostgres(databaseUrl: string, config: Config): Promise<OpenedStore> {
+  const { openPostgresStore } = await import('./store/postgres.ts');
+  const primary = await openPostgresStore({ connectionString: databaseUrl, ...config.postgres });
+  if (config.databaseReadUrl === undefined) {
+    return { store: primary, lock: undefined, createdDatabase: false, close: () => primary.close() };
+  }
+  const { withReadReplica } = await import('./store/readReplica.ts');
+  const replica = await openPostgresStore({
+    connectionString: config.databaseReadUrl,
+    ...config.postgres,
+    connectTimeoutMs: REPLICA_CONNECT_TIMEOUT_MS,
+  });
+  const { store, readReplica } = withReadReplica(primary, replica);
+  return { store, readReplica, lock: undefined, createdDatabase: false, close: () => store.close() };
 }
 
 /** About what creating an embedded database costs on an ordinary laptop, as the progress line announces it. */

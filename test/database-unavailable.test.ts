@@ -128,7 +128,7 @@ describe.skipIf(!TEST_DATABASE_URL)('a connection lost under a request, on a liv
       backend: 'postgres',
       app,
       deps,
-      db: { store, schema, close: async () => {} },
+      db: { store, schema, url: undefined, close: async () => {} },
       key: seeded.apiKey as string,
       organizationId: (await findOrganizationByName(store, SANDBOX_ORGANIZATION_NAME))?.id ?? '',
       encryptionKey: '',

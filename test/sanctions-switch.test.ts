@@ -31,7 +31,6 @@ import {
   BACKENDS,
   complianceKey,
   startTestApp,
-  TEST_DATABASE_URL,
   TEST_RATE_LIMITS,
   type TestApp,
 } from './support/harness.ts';

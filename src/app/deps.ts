@@ -19,10 +19,12 @@ import type { Transfer } from '../domain/transferRecord.ts';
 import type { Wallet } from '../domain/wallets.ts';
 import { createServiceMetrics, type ServiceMetrics } from '../metrics.ts';
 import type { PartnerRailFactories } from '../rails/partner.ts';
+import type { ReadReplica } from '../store/readReplica.ts';
 import type { Queryable, Store } from '../store/store.ts';
 import { useCaseHooks } from './composition.ts';
 
 // The driver interface's types, for the layers that hand a transaction on without importing the store.
+export type { ReadReplica } from '../store/readReplica.ts';
 export type { Queryable, Store } from '../store/store.ts';
 
 /**
@@ -215,6 +217,11 @@ export interface Deps {
    * where it is not linked (every gate is then open until an operator overrides it).
    */
   launchGateSource?: Store | undefined;
+  /**
+   * DATABASE_READ_URL: the replica the list endpoints read from, through `store` (the HTTP edge runs each
+   * list's handler in `listRead` and gives writes' answers a consistency token). Absent: one database.
+   */
+  readReplica?: ReadReplica | undefined;
   /** MKOBA_CONVERSION_RATE_BAND_BPS; CONVERSION_RATE_BAND_BPS_DEFAULT when absent. */
   conversionRateBandBps?: number | undefined;
   /** The event stream published to (MKOBA_EVENT_STREAM_NAME), if any: retention keeps what it has not published. */
@@ -254,6 +261,7 @@ export interface SystemDepsOptions {
   publicUrl?: string | undefined;
   pilotCaps?: PilotCaps | undefined;
   launchGateSource?: Store | undefined;
+  readReplica?: ReadReplica | undefined;
   conversionRateBandBps?: number | undefined;
   /** Metrics keep subscription and rail partner ids as labels (MKOBA_METRICS_RESOURCE_LABELS=1). */
   metricsResourceLabels?: boolean;
@@ -297,6 +305,7 @@ export function systemDeps(store: Store, environment: Environment, options: Syst
     ...(options.publicUrl ? { publicUrl: options.publicUrl } : {}),
     ...(options.pilotCaps ? { pilotCaps: options.pilotCaps } : {}),
     ...(options.launchGateSource ? { launchGateSource: options.launchGateSource } : {}),
+    ...(options.readReplica ? { readReplica: options.readReplica } : {}),
     ...(options.conversionRateBandBps ? { conversionRateBandBps: options.conversionRateBandBps } : {}),
     ...(options.eventStream ? { eventStream: options.eventStream } : {}),
     metrics: createServiceMetrics(store, undefined, {

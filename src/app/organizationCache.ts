@@ -2,6 +2,7 @@
  * A process cache of one value per organization (its policy, its AML rules), kept apart per store and
  * read again once older than its time to live; when full, the one loaded longest ago goes.
  */
+import { outsideListReads } from '../store/readReplica.ts';
 import type { Store } from '../store/store.ts';
 
 interface CachedValue<V> {
@@ -33,7 +34,8 @@ export function organizationCache<V>(ttlMs: number, entriesMax: number): Organiz
       const cached = cache.get(organizationId);
       // A clock that went back makes the entry stale too.
       if (cached && nowMs - cached.fetchedAtMs < ttlMs && nowMs >= cached.fetchedAtMs) return cached.value;
-      const value = await load();
+      // From the primary even inside a list's handler: the value is kept for the writes that read it.
+      const value = await outsideListReads(load);
       // Deleted first, so the entry is set again last in the Map's order (the oldest goes when full).
       cache.delete(organizationId);
       if (cache.size >= entriesMax) cache.delete(cache.keys().next().value as string);

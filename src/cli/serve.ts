@@ -102,7 +102,7 @@ function printBanner(config: Config, server: RunningServer, io: Io): void {
   io.out(`Mkoba ${config.environment} API listening on ${server.url}/v1`);
   io.out(`  API reference: ${server.url}/docs   OpenAPI: ${server.url}/v1/openapi.json`);
   io.out(
-    `  Database: ${config.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `embedded PGlite in ${config.dataDir}`}`,
+    `  Database: ${config.databaseUrl ? `PostgreSQL (DATABASE_URL${config.databaseReadUrl ? ', lists from DATABASE_READ_URL' : ''})` : `embedded PGlite in ${config.dataDir}`}`,
   );
   if (config.environment === 'sandbox') {
     io.out(

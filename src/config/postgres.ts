@@ -57,3 +57,37 @@ export function loadPostgresSettings(env: NodeJS.ProcessEnv): PostgresSettings {
   }
   return settings;
 }
+
+/**
+ * Read replicas (DATABASE_READ_URL): how long a list that presents a `Consistency-Token` waits for the
+ * replica to replay that position before the primary answers it instead.
+ */
+export const READ_YOUR_WRITES_WAIT_MS = 1_000;
+/** How often a waiting list asks the replica how far it has replayed. */
+export const REPLICA_REPLAY_POLL_INTERVAL_MS = 10;
+/**
+ * After the replica fails to connect or answer, lists read from the primary for this long before trying
+ * it again, so a replica that is down costs one failed attempt, not one per request.
+ */
+export const REPLICA_RETRY_AFTER_MS = 5_000;
+/** A replica slower than this to connect counts as down (the primary's wait, PG_CONNECT_TIMEOUT_MS, is longer). */
+export const REPLICA_CONNECT_TIMEOUT_MS = 1_000;
+
+/**
+ * DATABASE_READ_URL: a streaming replica of DATABASE_URL that list endpoints read from; unset, every read
+ * goes to the primary. Only beside DATABASE_URL (the embedded database has no replicas).
+ */
+export function loadDatabaseReadUrl(
+  env: NodeJS.ProcessEnv,
+  databaseUrl: string | undefined,
+): string | undefined {
+  const url = nonEmpty(env.DATABASE_READ_URL);
+  if (url === undefined) return undefined;
+  if (!/^postgres(ql)?:\/\//.test(url)) {
+    throw new ConfigError('DATABASE_READ_URL', 'must be a postgres:// or postgresql:// URL');
+  }
+  if (databaseUrl === undefined) {
+    throw new ConfigError('DATABASE_READ_URL', 'needs DATABASE_URL: it names a replica of that primary');
+  }
+  return url;
+}

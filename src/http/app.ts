@@ -46,6 +46,7 @@ import {
 import { PROBLEM_CONTENT_TYPE, problemCodeOf, problemType, sendProblem, toAppError } from './problems.ts';
 import { registerProductCheck } from './products.ts';
 import { registerRateLimits } from './rateLimit.ts';
+import { registerReplicaReads } from './replicaReads.ts';
 import { eventRoutes } from './routes/events.ts';
 import { evidenceRoutes } from './routes/evidence.ts';
 import { systemRoutes } from './routes/system.ts';
@@ -130,6 +131,8 @@ export async function buildApp({
   app.setValidatorCompiler(validatorCompiler);
   registerBodyParsing(app);
   addSchemas(app);
+  // Before the document's and every route: each list is seen, and given its header, as it is added.
+  registerReplicaReads(app, deps);
   const routesByMethod = trackRoutes(app);
   const metrics = registerRequestMetrics(app, deps);
   refuseBodyFieldsWhereNoneTaken(app);

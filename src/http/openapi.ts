@@ -278,7 +278,7 @@ export function documentObject(components: DocumentComponents): SwaggerTransform
 }
 
 /** Request headers as the document spells them; route schemas name them in lower case. */
-export const DOCUMENTED_HEADER_NAMES = ['Idempotency-Key'] as const;
+export const DOCUMENTED_HEADER_NAMES = ['Idempotency-Key', 'Consistency-Token'] as const;
 
 const CANONICAL_HEADER_NAMES = new Map<string, string>(
   DOCUMENTED_HEADER_NAMES.map((n) => [n.toLowerCase(), n]),

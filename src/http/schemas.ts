@@ -69,8 +69,32 @@ export const idempotencyHeadersSchema = {
   },
 } as const;
 
+export const CONSISTENCY_TOKEN_HEADER = 'Consistency-Token';
+/** A PostgreSQL WAL position as text (`16/B374D848`), the form of a consistency token. */
+const CONSISTENCY_TOKEN_PATTERN = '^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$';
+
+/** The request header of a list, in lower case as the validator sees it (the document spells it canonically). */
+export const consistencyTokenRequestHeader = {
+  'consistency-token': {
+    type: 'string',
+    pattern: CONSISTENCY_TOKEN_PATTERN,
+    description:
+      'Read your writes: the `Consistency-Token` of a write this client made. Where the service reads lists from a replica, this list waits (bounded) for the replica to have that write, or is answered from the primary. Without it a list may be a moment behind the newest writes.',
+  },
+} as const;
+
+/** The header every successful write answers with (src/http/replicaReads.ts). */
+export const consistencyTokenResponseHeader = {
+  [CONSISTENCY_TOKEN_HEADER]: {
+    type: 'string',
+    description:
+      'Where the service reads lists from a replica: the database position after this write. Send it as the `Consistency-Token` request header on a list to see this write in it.',
+  },
+} as const;
+
 /** Headers of the success response of an idempotent POST. */
 export const idempotentWriteHeaders = {
+  ...consistencyTokenResponseHeader,
   'Idempotent-Replayed': {
     type: 'string',
     enum: ['true'],

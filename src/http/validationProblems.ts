@@ -39,7 +39,10 @@ const AJV_KEYWORD_CODES: Record<string, string> = {
 };
 
 /** The canonical spelling of header names used as a `param`. */
-const HEADER_PARAMS: Record<string, string> = { 'idempotency-key': 'Idempotency-Key' };
+const HEADER_PARAMS: Record<string, string> = {
+  'idempotency-key': 'Idempotency-Key',
+  'consistency-token': 'Consistency-Token',
+};
 
 const TYPE_NAMES: Record<string, string> = {
   string: 'a string',

@@ -18,6 +18,8 @@ export interface PostgresStoreOptions extends Partial<PostgresSettings> {
   /** A schema to put first on the search_path: tests give each file its own. */
   schema?: string | undefined;
   poolConnectionsMax?: number | undefined;
+  /** How long a new connection may take (PG_CONNECT_TIMEOUT_MS by default). */
+  connectTimeoutMs?: number | undefined;
 }
 
 function wrapClient(client: pg.PoolClient | pg.Pool): Queryable {
@@ -62,7 +64,7 @@ function openPool(options: PostgresStoreOptions, maxCount: number): pg.Pool {
   const pool = new pg.Pool({
     connectionString: options.connectionString,
     max: maxCount,
-    connectionTimeoutMillis: PG_CONNECT_TIMEOUT_MS,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? PG_CONNECT_TIMEOUT_MS,
     options: options.schema ? `-c search_path=${options.schema}` : undefined,
     // Sent as startup parameters beside `options` (and PGOPTIONS), so every connection has them from its
     // first statement. The driver sends none for 0, which leaves the server's setting.

@@ -67,8 +67,7 @@ describe.skipIf(!TEST_DATABASE_URL)(
       });
       expect(configured.statusCode, configured.body).toBe(200);
       officer = (await org.member(['compliance'])).key;
-      const url = new URL(TEST_DATABASE_URL as string);
-      url.searchParams.set('options', `-c search_path=${t.db.schema}`);
+      const url = new URL(t.db.url as string);
       env = mkobaEnv({
         DATABASE_URL: url.toString(),
         MKOBA_ENV: 'sandbox',

@@ -76,9 +76,8 @@ describe.runIf(TEST_DATABASE_URL)('a worker that loses its database', () => {
     });
     expect(subscription.statusCode, subscription.body).toBe(201);
     relay = await startRelay(new URL(TEST_DATABASE_URL as string));
-    const url = new URL(TEST_DATABASE_URL as string);
+    const url = new URL(app.db.url as string);
     url.host = `127.0.0.1:${relay.port}`;
-    url.searchParams.set('options', `-c search_path=${app.db.schema}`);
     const worker = await mkoba.start(
       ['worker'],
       mkobaEnv({

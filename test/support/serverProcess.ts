@@ -11,7 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const REPOSITORY_DIR = fileURLToPath(new URL('../../', import.meta.url));
-const MKOBA_BIN = path.join(REPOSITORY_DIR, 'bin', 'mkoba.js');
+const MKOBA_BIN_PATH = path.join('bin', 'mkoba.js');
 /** Start-up includes compiling the sources through tsx and migrating; generous on a busy machine. */
 export const SERVER_PROCESS_START_TIMEOUT_MS = 60_000;
 /** How long a server gets to exit after SIGTERM before it is killed. */
@@ -23,6 +23,7 @@ const INHERITED_CONFIG_VARIABLES = [
   'PORT',
   'HOST',
   'DATABASE_URL',
+  'DATABASE_READ_URL',
   'MKOBA_DATA_DIR',
   'MKOBA_ENV',
   'MKOBA_SANDBOX_API_KEY',
@@ -42,7 +43,14 @@ export interface ServerProcess {
   stop(): Promise<void>;
 }
 
-export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
+/**
+ * `repositoryDir`: the checkout whose `bin/mkoba.js` runs (another version of the code, extracted from git,
+ * for test/e2e/old-code-new-schema.test.ts); this one by default.
+ */
+export async function startServerProcess(
+  env: Record<string, string>,
+  repositoryDir: string = REPOSITORY_DIR,
+): Promise<ServerProcess> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'mkoba-server-'));
   const childEnv: NodeJS.ProcessEnv = { ...process.env };
   for (const name of INHERITED_CONFIG_VARIABLES) delete childEnv[name];
@@ -53,8 +61,8 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
     MKOBA_ENCRYPTION_KEY: SHARED_ENCRYPTION_KEY,
     ...env,
   });
-  const child: ChildProcess = spawn(process.execPath, [MKOBA_BIN, 'serve'], {
-    cwd: REPOSITORY_DIR,
+  const child: ChildProcess = spawn(process.execPath, [path.join(repositoryDir, MKOBA_BIN_PATH), 'serve'], {
+    cwd: repositoryDir,
     env: childEnv,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -19,6 +19,8 @@ const GENERATED_PATH_IN_REPO = 'packages/sdk/src/generated.ts';
 const BIOME_BIN = fileURLToPath(new URL('../../../node_modules/.bin/biome', import.meta.url));
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
 const IDEMPOTENCY_HEADER = 'idempotency-key';
+/** Headers an operation may take that the client handles (Idempotency-Key) or passes on from `options.headers` (a list's Consistency-Token). */
+const HANDLED_HEADERS = new Set([IDEMPOTENCY_HEADER, 'consistency-token']);
 
 interface Schema {
   $ref?: string;
@@ -271,7 +273,7 @@ export function renderGenerated(document: OpenApiDocument): string {
     const parameters = operation.parameters ?? [];
     for (const parameter of parameters) {
       if (parameter.in === 'cookie') throw new Error(`${id}: cookie parameters are not supported`);
-      if (parameter.in === 'header' && parameter.name.toLowerCase() !== IDEMPOTENCY_HEADER) {
+      if (parameter.in === 'header' && !HANDLED_HEADERS.has(parameter.name.toLowerCase())) {
         throw new Error(`${id}: header parameter ${parameter.name} is not supported`);
       }
     }
