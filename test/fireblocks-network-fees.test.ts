@@ -7,7 +7,7 @@
  * (rail fee expense against the float it left). A webhook racing the poll, repeated and late webhooks book
  * nothing twice; the custody reserves read from Fireblocks then agree with the ledger's trust account.
  */
-import { randomUUID } from 'node:crypto';
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runCustodySweepPassOnce } from '../src/modules/railPartners/custodyWorkers.ts';
@@ -241,6 +241,59 @@ describe.each(BACKENDS)('Fireblocks network fees on %s', (backend) => {
     const feeEntry = entries.find((e) => e.id === fee.journal_entry_id);
     expect(feeEntry).toMatchObject({ kind: 'direct', transfer: null });
     expect(before - (await vaultTotal(payoutVault))).toBe(40_250000n);
+    await expectLedgerHealthy(t);
+  });
+
+  it('attacker: a forged webhook books no fee, a later one with another fee books nothing more, the database refuses a second row', async () => {
+    const { key, wallet } = await configured();
+    // 19.19 stays BROADCASTING at Fireblocks: only a forged webhook could say it completed.
+    const stuck = await send(key, wallet, '19.190000');
+    await work();
+    await sim.whenIdle();
+    const pending = await partnerTransaction(stuck);
+    const { privateKey: forger } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const body = JSON.stringify({
+      type: 'TRANSACTION_STATUS_UPDATED',
+      tenantId: 'tenant',
+      timestamp: Date.now(),
+      data: { ...pending, status: 'COMPLETED', feeCurrency: 'USDC', feeInfo: { networkFee: '400' } },
+    });
+    await fetch(callbackUrl, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        'Fireblocks-Signature': signWebhookBody(
+          body,
+          forger.export({ type: 'pkcs8', format: 'pem' }) as string,
+        ),
+      },
+      body,
+    });
+    expect((await api(t, 'GET', `/v1/transfers/${stuck}`, { key })).data.status).not.toBe('settled');
+    expect(await feesOf(stuck)).toEqual([]);
+    expect(await railAccount(key, 'rail_fee')).toBeUndefined();
+    // A settled payout: a signed webhook telling another fee afterwards changes nothing.
+    sim.setNetworkFee('0.1', 'asset');
+    const id = await send(key, wallet, '30.000000');
+    await work();
+    await sim.whenIdle();
+    await settled(key, id);
+    const transaction = await partnerTransaction(id);
+    await completedWebhook({ ...transaction, feeInfo: { networkFee: '250' } });
+    const [fee] = await feesOf(id);
+    expect(fee).toMatchObject({ fee_amount: '0.1' });
+    expect(await railAccount(key, 'rail_fee')).toMatchObject({ net_posted: '-0.100000' });
+    // Whoever writes to the database: one fee per partner transaction.
+    await expect(
+      t.db.store.query(
+        `INSERT INTO custody_network_fees (id, organization_id, partner, partner_transaction_id, subject_type,
+           subject_id, fee_asset, fee_amount, currency, amount_minor, journal_entry_id, exception_id, created_at)
+         SELECT 'cnf_again', organization_id, partner, partner_transaction_id, subject_type, subject_id,
+           fee_asset, fee_amount, currency, amount_minor, journal_entry_id, exception_id, created_at
+           FROM custody_network_fees WHERE id = $1`,
+        [fee.id],
+      ),
+    ).rejects.toThrow(/unique|duplicate/i);
     await expectLedgerHealthy(t);
   });
 
