@@ -94,12 +94,10 @@ export async function bookNetworkFee(
   if (ZERO_AMOUNT.test(fee.amount)) return undefined;
   const existing = await findNetworkFee(tx, organizationId, fee.partner, draft.partnerTransactionId);
   if (existing) return existing;
-  const inLedger = fee.currency !== undefined && fee.amountMinor !== undefined && fee.amountMinor > 0n;
-  const journalEntryId =
-    inLedger && fee.currency && fee.amountMinor
-      ? await postNetworkFee(tx, deps, draft, fee.currency, fee.amountMinor)
-      : null;
-  const exceptionId = journalEntryId === null ? (await openUnbookedFee(tx, deps, draft)).id : null;
+  const { currency, amountMinor } = fee;
+  const booked = currency !== undefined && amountMinor !== undefined && amountMinor > 0n;
+  const journalEntryId = booked ? await postNetworkFee(tx, deps, draft, currency, amountMinor) : null;
+  const exceptionId = booked ? null : (await openUnbookedFee(tx, deps, draft)).id;
   const recorded: CustodyNetworkFee = {
     id: deps.newId('custodyNetworkFee'),
     organizationId,
@@ -109,8 +107,8 @@ export async function bookNetworkFee(
     subjectId: draft.subjectId,
     feeAsset: fee.asset,
     feeAmount: fee.amount,
-    currency: journalEntryId === null ? null : (fee.currency ?? null),
-    amountMinor: journalEntryId === null ? null : (fee.amountMinor ?? null),
+    currency: booked ? currency : null,
+    amountMinor: booked ? amountMinor : null,
     journalEntryId,
     exceptionId,
     createdAt: deps.now(),
