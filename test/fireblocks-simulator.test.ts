@@ -295,6 +295,31 @@ describe('transactions through the SDK', () => {
     expect(after.data).toMatchObject({ total: '74.5', available: '74.5', lockedAmount: '0' });
   });
 
+  it('reports the network fee a transaction paid: feeInfo.networkFee in feeCurrency, the native coin, once on chain', async () => {
+    const { vaultAccountId } = await fundedVault('USDC', '100');
+    sim.setNetworkFee('0.000315');
+    try {
+      const created = await transfer(vaultAccountId, '10');
+      const txId = created.data.id as string;
+      const submitted = await fireblocks.transactions.getTransaction({ txId });
+      // Not on chain yet: nothing paid.
+      expect(submitted.data).toMatchObject({ feeCurrency: 'ETH', feeInfo: { networkFee: '0' } });
+      await sim.waitForStatus(txId, 'COMPLETED');
+      const read = await fireblocks.transactions.getTransaction({ txId });
+      expect(read.data).toMatchObject({
+        feeCurrency: 'ETH',
+        feeInfo: { networkFee: '0.000315', serviceFee: '0', gasPrice: expect.any(String) },
+        networkFee: 0.000315,
+        networkRecords: [],
+      });
+      // The token's own balance pays only the amount: the fee is the native coin's.
+      const after = await fireblocks.vaults.getVaultAccountAsset({ vaultAccountId, assetId: 'USDC' });
+      expect(after.data).toMatchObject({ total: '90' });
+    } finally {
+      sim.setNetworkFee('0');
+    }
+  });
+
   it('refuses a repeated externalTxId (400) and creates nothing the second time', async () => {
     const { vaultAccountId } = await fundedVault('USDC', '100');
     const externalTxId = randomUUID();

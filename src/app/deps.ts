@@ -19,6 +19,7 @@ import type { Transfer } from '../domain/transferRecord.ts';
 import type { Wallet } from '../domain/wallets.ts';
 import { createServiceMetrics, type ServiceMetrics } from '../metrics.ts';
 import type { PartnerRailFactories } from '../rails/partner.ts';
+import type { NetworkFee } from '../rails/rail.ts';
 import type { ReadReplica } from '../store/readReplica.ts';
 import type { Queryable, Store } from '../store/store.ts';
 import { useCaseHooks } from './composition.ts';
@@ -157,6 +158,18 @@ export type CustodyDepositAddress = (
 ) => Promise<string | undefined>;
 
 /**
+ * Books a settled payout's network fee as its partner reported it (`partnerTransactionId` the partner's
+ * transaction), in the settling transaction, once per partner transaction.
+ */
+export type PayoutNetworkFee = (
+  tx: Queryable,
+  deps: Deps,
+  transfer: Transfer,
+  fee: NetworkFee,
+  partnerTransactionId: string,
+) => Promise<void>;
+
+/**
  * The sandbox's partner simulators as an outsider drives them (src/railWork.ts fills it while they run):
  * money sent into a partner-issued account or address, which then reaches the service the way the partner
  * reports it in production (its webhook, its API). Amounts are decimal strings in major units.
@@ -247,6 +260,8 @@ export interface Deps {
   dayWork: readonly DayWork[];
   /** Where stablecoin deposit addresses come from outside the simulated chain (railPartners' custody). */
   custodyDepositAddress: CustodyDepositAddress;
+  /** Books the network fee a settled payout's partner transaction paid, once (railPartners' network fees). */
+  payoutNetworkFee: PayoutNetworkFee;
   /** How each kind of governed change is checked and made (src/modules/authorization/useCases/governedChanges.ts). */
   changeKinds: Readonly<Record<RegisteredChangeKind, ChangeKind>>;
 }

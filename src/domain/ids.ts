@@ -35,6 +35,7 @@ export const ID_PREFIXES = {
   railBalanceQuery: 'rbq',
   verificationProviderCall: 'vpc',
   custodySweep: 'csw',
+  custodyNetworkFee: 'cnf',
   collection: 'col',
   trustAccount: 'ta',
   safeguardingBalance: 'sgb',

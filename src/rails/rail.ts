@@ -6,6 +6,7 @@
  * transfer id), which an adapter must pass to the partner as its idempotency key: a repeated submit with
  * the same reference must find the first payout and answer with its reference, never make a second one.
  */
+import type { Currency } from '../domain/money.ts';
 import type { Transfer } from '../domain/transferRecord.ts';
 import type { Rail } from '../domain/transfers.ts';
 
@@ -25,15 +26,32 @@ export type SubmitResult =
  */
 export const RAIL_TIMEOUT_REASON = 'rail_timeout';
 
-export type RailOutcome = (
-  | { kind: 'settled' }
-  | { kind: 'failed'; failureCode: string }
-  /** Still with the rail: ask again at checkAt. A reason such as `rail_timeout` is shown on the transfer. */
-  | { kind: 'processing'; checkAt: Date; reason?: string }
-) & {
-  /** The partner's id for the payout, when its answer names one; compared with the one recorded. */
-  reference?: string;
-};
+/**
+ * A blockchain network fee the partner reports paid for a transaction, as it reports it: `asset` its own id
+ * of the asset that paid it (Fireblocks' `feeCurrency`: for a token transfer the network's native coin),
+ * `amount` the decimal it wrote in that asset's units; `currency` and `amountMinor` only when that asset is
+ * one the ledger keeps (USDC, USDT).
+ */
+export interface NetworkFee {
+  /** The partner that reports it (its partner name: `fireblocks`). */
+  partner: string;
+  asset: string;
+  amount: string;
+  currency?: Currency | undefined;
+  amountMinor?: bigint | undefined;
+}
+
+export type RailOutcome =
+  /** `networkFee`: what the transaction paid the network, once the partner reports it final. */
+  (
+    | { kind: 'settled'; networkFee?: NetworkFee | undefined }
+    | { kind: 'failed'; failureCode: string }
+    /** Still with the rail: ask again at checkAt. A reason such as `rail_timeout` is shown on the transfer. */
+    | { kind: 'processing'; checkAt: Date; reason?: string }
+  ) & {
+    /** The partner's id for the payout, when its answer names one; compared with the one recorded. */
+    reference?: string;
+  };
 
 export interface RailAdapter {
   submit(request: SubmitRequest, now: Date): Promise<SubmitResult>;

@@ -109,7 +109,7 @@ export interface LedgerAccount {
   /** Account id: the wallet id for a wallet, `acct_…` otherwise. */
   id: string;
   object: 'ledger_account';
-  /** `wallet`: a customer wallet. `rail_settlement`: money held at a rail partner, its float (debited when a collection arrives). `rail_clearing`: money paid out through a rail (credited when a payout is held and posted). `payment_batch_reserve`: what a running payment batch still has to pay. `reconciliation_adjustment` and `rail_fee`: differences and fees booked from reconciliation. `fee_income`: fees customers paid. `conversion`: the treasury’s side of a mint or redeem. `trust`: customer money held at trust banks or, for USDC and USDT, at a custodian (debited when a bank or on-chain deposit arrives and by a sweep into trust, credited by a sweep out). */
+  /** `wallet`: a customer wallet. `rail_settlement`: money held at a rail partner, its float (debited when a collection arrives). `rail_clearing`: money paid out through a rail (credited when a payout is held and posted). `payment_batch_reserve`: what a running payment batch still has to pay. `reconciliation_adjustment` and `rail_fee`: differences and fees booked from reconciliation; `rail_fee` also takes the network fees custody transactions pay in a ledger currency. `fee_income`: fees customers paid. `conversion`: the treasury’s side of a mint or redeem. `trust`: customer money held at trust banks or, for USDC and USDT, at a custodian (debited when a bank or on-chain deposit arrives and by a sweep into trust, credited by a sweep out). */
   kind:
     | 'wallet'
     | 'rail_settlement'
@@ -1594,7 +1594,7 @@ export interface Statement {
   created_at: string;
 }
 
-/** A difference between a statement and the ledger, for an operator: `unmatched_line` (the rail reports a payout, or money in, the ledger does not know), `amount_mismatch`, `fee_mismatch` (the rail charged a fee), `status_mismatch` (the rail says failed, the ledger settled, or the reverse), `missing_from_statement` (a settled transfer, payout or credit, the statement leaves out; money in says `direction: inbound` in `details`), `safeguarding_shortfall` (the daily safeguarding check found less in the trust accounts than customers hold) and `trust_balance_mismatch` (the banks’ trust balance differs from the ledger’s trust account that day), both resolved with `manual_match` and a note. `open` until resolved with an action. */
+/** A difference between a statement and the ledger, for an operator: `unmatched_line` (the rail reports a payout, or money in, the ledger does not know), `amount_mismatch`, `fee_mismatch` (the rail charged a fee), `status_mismatch` (the rail says failed, the ledger settled, or the reverse), `missing_from_statement` (a settled transfer, payout or credit, the statement leaves out; money in says `direction: inbound` in `details`), `safeguarding_shortfall` (the daily safeguarding check found less in the trust accounts than customers hold) and `trust_balance_mismatch` (the banks’ trust balance differs from the ledger’s trust account that day), both resolved with `manual_match` and a note, and `unbooked_network_fee` (a custody partner’s transaction paid a network fee in an asset the ledger keeps no account for, such as ETH for a USDC transfer: `details` name the partner transaction, the payout’s `transfer_id` or the `custody_sweep_id`, `fee_asset` and `fee_amount`), resolved with `manual_match` and a note. `open` until resolved with an action. */
 export interface ReconciliationException {
   object: 'reconciliation_exception';
   /** Exception id. */
@@ -1609,7 +1609,8 @@ export interface ReconciliationException {
     | 'late_callback'
     | 'unmatched_deposit'
     | 'safeguarding_shortfall'
-    | 'trust_balance_mismatch';
+    | 'trust_balance_mismatch'
+    | 'unbooked_network_fee';
   status: 'open' | 'resolved';
   transfer: string | null;
   statement: string | null;
@@ -10047,7 +10048,8 @@ export interface ListReconciliationExceptionsQuery {
     | 'late_callback'
     | 'unmatched_deposit'
     | 'safeguarding_shortfall'
-    | 'trust_balance_mismatch';
+    | 'trust_balance_mismatch'
+    | 'unbooked_network_fee';
   /** Only the exceptions of this transfer. */
   transfer?: string;
 }

@@ -45,6 +45,7 @@ export {
   type RailPartnerHealth,
   railPartnerHealth,
 } from './useCases/health.ts';
+export { bookPayoutNetworkFee } from './useCases/networkFees.ts';
 export {
   callbackBaseUrl,
   configureRailPartner,

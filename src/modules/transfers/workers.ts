@@ -185,7 +185,8 @@ async function askRail(resolve: RailResolver, transfer: Transfer, now: Date): Pr
   }
   const outcome = await rail.call(() => rail.adapter.check(transfer, now));
   const reference = outcome.reference;
-  if (outcome.kind === 'settled') return { reference, next: { to: 'settled' } };
+  if (outcome.kind === 'settled')
+    return { reference, next: { to: 'settled', networkFee: outcome.networkFee } };
   if (outcome.kind === 'failed')
     return { reference, next: { to: 'failed', failureCode: outcome.failureCode } };
   const handedOverAt = transfer.processingAt ?? transfer.createdAt;

@@ -32,6 +32,38 @@ export const FIREBLOCKS_SIMULATOR_ASSETS: Readonly<Record<string, FireblocksSimu
   TRX_USDT_S2UZ: { asset: 'USDT', network: 'tron', decimals: 6 },
 };
 
+/**
+ * The asset that pays a transaction's network fee on each network: its native coin (Fireblocks' `feeCurrency`;
+ * "the asset which was withdrawn to pay the transaction fee, for example ETH for EVM-based blockchains").
+ * ETH is Fireblocks' id in its guides; the others follow its catalogue's naming and are unverified.
+ */
+export const FIREBLOCKS_SIMULATOR_FEE_ASSETS: Readonly<Record<DigitalAssetNetwork, string>> = {
+  ethereum: 'ETH',
+  polygon: 'MATIC_POLYGON',
+  base: 'BASECHAIN_ETH',
+  arbitrum: 'ETH-AETH',
+  solana: 'SOL',
+  tron: 'TRX',
+};
+
+/** The fee asset of a token's network (ETH when the token is unknown). */
+export function feeAssetOf(assetId: string): string {
+  const network = FIREBLOCKS_SIMULATOR_ASSETS[assetId]?.network ?? 'ethereum';
+  return FIREBLOCKS_SIMULATOR_FEE_ASSETS[network];
+}
+
+/** An EVM network's fee carries the gas price it paid; the simulator's is fixed (gwei). */
+export const FIREBLOCKS_SIMULATOR_GAS_PRICE_GWEI = '12.5';
+const EVM_NETWORKS: readonly DigitalAssetNetwork[] = ['ethereum', 'polygon', 'base', 'arbitrum'];
+export const isEvmAsset = (assetId: string): boolean =>
+  EVM_NETWORKS.includes(FIREBLOCKS_SIMULATOR_ASSETS[assetId]?.network ?? 'ethereum');
+
+/** A network fee as the simulator is told it: a plain non-negative decimal (native coins have up to 18 places). */
+export function checkedNetworkFee(fee: string): string {
+  if (!/^\d{1,30}(?:\.\d{1,18})?$/.test(fee)) throw new Error(`networkFee: not a decimal: ${fee}`);
+  return fee;
+}
+
 const DECIMAL_AMOUNT = /^(\d{1,30})(?:\.(\d{1,30}))?$/;
 
 /** An amount (a decimal string or a JSON number) in the asset's smallest units, or undefined if malformed. */

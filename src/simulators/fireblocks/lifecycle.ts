@@ -8,7 +8,12 @@
  */
 import { createSign } from 'node:crypto';
 import { simulatedChainTransactionHash } from '../../domain/stablecoins.ts';
-import { FIREBLOCKS_SIMULATOR_ASSETS } from './assets.ts';
+import {
+  atomicAmount,
+  FIREBLOCKS_SIMULATOR_ASSETS,
+  FIREBLOCKS_SIMULATOR_GAS_PRICE_GWEI,
+  isEvmAsset,
+} from './assets.ts';
 import {
   FIREBLOCKS_SIMULATOR_CONFIRMATIONS,
   FIREBLOCKS_SIMULATOR_WEBHOOK_TIMEOUT_MS,
@@ -83,6 +88,8 @@ function move(
     const network = FIREBLOCKS_SIMULATOR_ASSETS[transaction.assetId]?.network ?? 'ethereum';
     transaction.txHash ||= simulatedChainTransactionHash(`fireblocks\u0000${transaction.id}`, network);
   }
+  // Mined: the fee it paid is known (and kept through COMPLETED).
+  if (status === 'CONFIRMING' && stored.direction === 'outgoing') chargeNetworkFee(stored);
   if (status === 'COMPLETED') transaction.numOfConfirmations = FIREBLOCKS_SIMULATOR_CONFIRMATIONS;
   const wallet = findVault(state, stored.vaultAccountId)?.assets.get(transaction.assetId);
   if (!wallet || !isFinal(status)) return;
@@ -94,9 +101,30 @@ function move(
   wallet.lockedUnits -= stored.units;
   if (status !== 'COMPLETED') return;
   wallet.totalUnits -= stored.units;
+  if (stored.feeInAsset) {
+    const decimals = FIREBLOCKS_SIMULATOR_ASSETS[transaction.assetId]?.decimals ?? 6;
+    wallet.totalUnits -= atomicAmount(stored.networkFee, decimals) ?? 0n;
+  }
   if (stored.destinationVaultId === undefined) return;
   const destination = findVault(state, stored.destinationVaultId)?.assets.get(transaction.assetId);
   if (destination) destination.totalUnits += stored.units;
+}
+
+/**
+ * Reports the network fee an outgoing transaction paid, field by field as Fireblocks does: `feeInfo.networkFee`
+ * in `feeCurrency` (the native coin; the simulator keeps no native balances, so none is debited), the gas price
+ * on EVM networks, and the deprecated numeric `networkFee` and `fee`.
+ */
+function chargeNetworkFee(stored: StoredTransaction): void {
+  const { transaction } = stored;
+  if (stored.feeInAsset) transaction.feeCurrency = transaction.assetId;
+  transaction.feeInfo = {
+    ...transaction.feeInfo,
+    networkFee: stored.networkFee,
+    ...(isEvmAsset(transaction.assetId) ? { gasPrice: FIREBLOCKS_SIMULATOR_GAS_PRICE_GWEI } : {}),
+  };
+  transaction.networkFee = Number(stored.networkFee);
+  transaction.fee = Number(stored.networkFee);
 }
 
 function isFinal(status: FireblocksTransactionStatus): boolean {

@@ -14,7 +14,7 @@ import {
   readRequestBody,
   waitFor,
 } from '../shared.ts';
-import { atomicAmount, FIREBLOCKS_SIMULATOR_ASSETS } from './assets.ts';
+import { atomicAmount, checkedNetworkFee, FIREBLOCKS_SIMULATOR_ASSETS } from './assets.ts';
 import { authenticate } from './auth.ts';
 import {
   type Answer,
@@ -70,6 +70,11 @@ export interface FireblocksSimulator {
   failNext(count: number, status: 500 | 503): void;
   /** Every request waits `ms` before it is handled, as a slow API would (0: at once). */
   setLatency(ms: number): void;
+  /**
+   * The network fee outgoing transactions created from now on pay (a decimal in the fee asset's units), in the
+   * native coin; test-only `paidIn: 'asset'` makes the transferred asset itself pay it, out of the source wallet.
+   */
+  setNetworkFee(fee: string, paidIn?: 'native' | 'asset'): void;
   waitForStatus(
     id: string,
     status: FireblocksTransactionStatus,
@@ -148,6 +153,10 @@ function controls(
     },
     setLatency: (ms) => {
       state.config.latencyMs = ms;
+    },
+    setNetworkFee: (fee, paidIn = 'native') => {
+      state.config.networkFee = checkedNetworkFee(fee);
+      state.config.feePaidIn = paidIn;
     },
     waitForStatus: (id, status, timeoutMs = FIREBLOCKS_SIMULATOR_WAIT_TIMEOUT_MS) =>
       waitFor(

@@ -3,7 +3,9 @@
  * accepts, the vault accounts with their asset wallets and addresses, the transactions (as GET answers
  * them), the records of what it received and sent, and Fireblocks' error body.
  */
+
 import type { SimulatorListenOptions, SimulatorReceivedRequest } from '../shared.ts';
+import { checkedNetworkFee } from './assets.ts';
 
 /** How long each step of a transaction's life cycle takes (SUBMITTED → … → COMPLETED). */
 export const FIREBLOCKS_SIMULATOR_STEP_MS = 20;
@@ -34,6 +36,11 @@ export interface FireblocksSimulatorOptions {
   /** The workspace id webhooks carry as tenantId. */
   tenantId?: string;
   stepMs?: number;
+  /**
+   * The network fee each outgoing transaction pays once it is on chain: a decimal in the units of the asset
+   * that pays it (the network's native coin, FIREBLOCKS_SIMULATOR_FEE_ASSETS); "0" unless given.
+   */
+  networkFee?: string;
   /** Test-only: runs once each answer has been written out (see SimulatorListenOptions). */
   afterAnswer?: SimulatorListenOptions['afterAnswer'];
 }
@@ -65,8 +72,12 @@ export interface FireblocksTransaction {
   destinationAddress: string;
   destinationTag: string;
   amountInfo: { amount: string; requestedAmount: string; netAmount: string; amountUSD: string };
-  feeInfo: { networkFee: string; serviceFee: string };
+  /** `networkFee` in `feeCurrency`'s units: "0" until the transaction is on chain; `gasPrice` (gwei) on EVM networks. */
+  feeInfo: { networkFee: string; serviceFee: string; gasPrice?: string };
+  /** The asset that pays the fee: the network's native coin for every token here. */
   feeCurrency: string;
+  /** One transfer per transaction here, so empty, as Fireblocks leaves it for a single transfer. */
+  networkRecords: unknown[];
   createdAt: number;
   lastUpdated: number;
   createdBy: string;
@@ -101,6 +112,10 @@ export interface StoredTransaction {
   destinationVaultId?: string;
   units: bigint;
   outcome: FireblocksOutcome;
+  /** The network fee it pays once on chain (the simulator's networkFee when it was created). */
+  networkFee: string;
+  /** Test-only: the transferred asset pays the fee, out of the source wallet on COMPLETED. */
+  feeInAsset?: boolean;
 }
 
 export interface VaultAddress {
@@ -153,7 +168,15 @@ export interface Answer {
 export interface FireblocksState {
   apiUsers: Map<string, string>;
   /** `latencyMs`: how long every answer waits before the request is handled (setLatency). */
-  config: { webhookUrl?: string; tenantId: string; stepMs: number; latencyMs?: number };
+  config: {
+    webhookUrl?: string;
+    tenantId: string;
+    stepMs: number;
+    latencyMs?: number;
+    networkFee: string;
+    /** Test-only: 'asset' makes the transferred asset pay the fee (setNetworkFee). */
+    feePaidIn?: 'native' | 'asset';
+  };
   vaults: VaultAccount[];
   transactions: Map<string, StoredTransaction>;
   byExternalTxId: Map<string, string>;
@@ -180,6 +203,7 @@ export function newFireblocksState(
       webhookUrl: options.webhookUrl,
       tenantId: options.tenantId ?? '00000000-0000-4000-8000-00000000f1b0',
       stepMs: options.stepMs ?? FIREBLOCKS_SIMULATOR_STEP_MS,
+      networkFee: checkedNetworkFee(options.networkFee ?? '0'),
     },
     vaults: [],
     transactions: new Map(),

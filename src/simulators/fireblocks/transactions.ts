@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { simulatedChainTransactionHash } from '../../domain/stablecoins.ts';
-import { atomicAmount, decimalAmount, FIREBLOCKS_SIMULATOR_ASSETS } from './assets.ts';
+import { atomicAmount, decimalAmount, FIREBLOCKS_SIMULATOR_ASSETS, feeAssetOf } from './assets.ts';
 import { advance } from './lifecycle.ts';
 import {
   type Answer,
@@ -166,6 +166,8 @@ export function createTransaction(
     ...(target ? { destinationVaultId: target.id } : {}),
     units,
     outcome,
+    networkFee: state.config.networkFee,
+    ...(state.config.feePaidIn === 'asset' ? { feeInAsset: true } : {}),
   });
   return { status: 200, body: { id: transaction.id, status: transaction.status } };
 }
@@ -211,6 +213,8 @@ export function announceDeposit(state: FireblocksState, deposit: IncomingDeposit
     vaultAccountId: vault.id,
     units,
     outcome: outcome === 'no_webhooks' || outcome === 'duplicate_webhooks' ? outcome : 'complete',
+    // The sender paid the deposit's fee, not a vault of ours.
+    networkFee: '0',
   };
   store(state, stored);
   return structuredClone(transaction);
@@ -257,7 +261,8 @@ function newTransaction(fields: NewTransaction): FireblocksTransaction {
       amountUSD: fields.amountText,
     },
     feeInfo: { networkFee: '0', serviceFee: '0' },
-    feeCurrency: fields.assetId,
+    feeCurrency: feeAssetOf(fields.assetId),
+    networkRecords: [],
     createdAt: now,
     lastUpdated: now,
     createdBy: fields.createdBy,

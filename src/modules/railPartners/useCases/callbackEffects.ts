@@ -275,6 +275,7 @@ export async function applyToTransfer(
           railReference,
           partnerReceipt: report.partnerTransactionId,
           reason: 'settled_per_callback',
+          networkFee: outcome.networkFee,
         }
       : { to: 'failed', failureCode: outcome.failureCode, railReference, reason: 'failed_per_callback' },
   );

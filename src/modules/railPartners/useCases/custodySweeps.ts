@@ -5,7 +5,8 @@
  * nothing again: the next pass submits the same externalTxId, which the partner refuses, and finds the
  * transaction by it. Once the partner reports it completed, the trust ledger records it as a `from_trust`
  * sweep on `digital_asset` (trust to the payout float, reference the partner's transaction id) in the same
- * transaction that completes it; customer wallets do not change.
+ * transaction that completes it, with the network fee the transaction paid (./networkFees.ts); customer
+ * wallets do not change.
  */
 import type { Deps } from '../../../app/deps.ts';
 import { dayOf } from '../../../domain/days.ts';
@@ -25,6 +26,7 @@ import {
   saveSweep,
   waitingAssetWallets,
 } from '../repository/custodySweeps.ts';
+import { bookNetworkFee } from './networkFees.ts';
 
 /** The least an asset wallet must hold before it is swept: 10 USDC or USDT (minor units, 6 decimals). */
 export const CUSTODY_SWEEP_MINIMUM_MINOR = 10_000000n;
@@ -111,6 +113,16 @@ async function followSweep(deps: Deps, rail: CustodyRail, sweep: CustodySweep): 
       { type: 'system' },
       SWEEP_RECORDER,
     );
+    // The transaction's network fee, in the same transaction: a sweep completes once, so it is booked once.
+    if (outcome.networkFee) {
+      await bookNetworkFee(tx, deps, {
+        organizationId: current.organizationId,
+        partnerTransactionId: reference,
+        subjectType: 'sweep',
+        subjectId: current.id,
+        fee: outcome.networkFee,
+      });
+    }
     await saveSweep(tx, {
       ...current,
       status: 'completed',

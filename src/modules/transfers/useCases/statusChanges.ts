@@ -21,6 +21,7 @@ import {
   type TransferStatus,
   transition,
 } from '../../../domain/transfers.ts';
+import type { NetworkFee } from '../../../rails/rail.ts';
 import { releaseLimitUsage } from '../../../store/repositories/limitUsage.ts';
 import type { Queryable } from '../../../store/store.ts';
 import { cancelApprovalOf, findCurrentPolicy } from '../../authorization/index.ts';
@@ -52,6 +53,8 @@ export interface StatusChange {
   partnerReceipt?: string | undefined;
   /** The approval it now waits for. */
   approvalId?: string | undefined;
+  /** A settling payout's network fee, as its partner reported it: booked once through `Deps.payoutNetworkFee`. */
+  networkFee?: NetworkFee | undefined;
 }
 
 /**
@@ -80,6 +83,11 @@ export async function applyStatusChange(
     entry = await returnEntry(tx, deps, transfer, now);
   }
   if (entry) await postEntry(tx, entry, now, to === 'returned' ? 'return' : 'change');
+  // Only the change that settles it books the fee: a repeated or late report finds the transfer settled.
+  const partnerTransactionId = change.railReference ?? transfer.railReference;
+  if (to === 'settled' && requested.networkFee && partnerTransactionId) {
+    await deps.payoutNetworkFee(tx, deps, transfer, requested.networkFee, partnerTransactionId);
+  }
   // A transfer that moved no money gives its amount back to its customer's tier limits.
   if (
     (to === 'failed' || to === 'canceled' || to === 'rejected' || to === 'expired') &&

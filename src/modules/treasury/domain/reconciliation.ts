@@ -41,6 +41,8 @@ export const EXCEPTION_KINDS = [
   'safeguarding_shortfall',
   /** The trust balance a bank reports differs from the ledger's trust account on the same day (no transfer). */
   'trust_balance_mismatch',
+  /** A network fee a custody partner paid in an asset the ledger holds no account for (no transfer). */
+  'unbooked_network_fee',
 ] as const;
 export type ExceptionKind = (typeof EXCEPTION_KINDS)[number];
 

@@ -24,8 +24,15 @@ import {
 } from '../repository/reconciliation.ts';
 import { exceptionEvent, ledgerMatchedEvent } from './reconciliationExceptions.ts';
 
-/** Kinds about the trust accounts as a whole: `manual_match` accepts them with a note and names no transfer. */
-const TRUST_ACCOUNT_KINDS: readonly ExceptionKind[] = ['safeguarding_shortfall', 'trust_balance_mismatch'];
+/**
+ * Kinds about no one transfer (the trust accounts as a whole; a network fee paid in an asset the ledger does
+ * not keep): `manual_match` accepts them with a note and names no transfer.
+ */
+const NO_TRANSFER_KINDS: readonly ExceptionKind[] = [
+  'safeguarding_shortfall',
+  'trust_balance_mismatch',
+  'unbooked_network_fee',
+];
 
 /** Kinds a write-off resolves: the amount is the difference, or what the line or callback says moved. */
 const WRITTEN_OFF_KINDS: readonly ExceptionKind[] = [
@@ -139,8 +146,9 @@ async function lockOpenException(
 async function matchManually(r: Resolution, transfer: string | undefined): Promise<ActionEffect> {
   const { e } = r;
   // A safeguarding shortfall, or a trust balance that differs from the ledger's, concerns the trust
-  // accounts, not a transfer: accepting it (made good or explained, as the note says) names none.
-  if (e.transferId !== null || TRUST_ACCOUNT_KINDS.includes(e.kind)) {
+  // accounts, not a transfer, and an unbooked network fee the organization's own coin: accepting it (made
+  // good or explained, as the note says) names none.
+  if (e.transferId !== null || NO_TRANSFER_KINDS.includes(e.kind)) {
     return { transferId: e.transferId, journalEntryId: null };
   }
   if (transfer === undefined) {

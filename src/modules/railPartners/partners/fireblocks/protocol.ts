@@ -5,7 +5,7 @@
  */
 import type { DigitalAsset, DigitalAssetNetwork } from '../../../../domain/digitalAssets.ts';
 import type { CustodyDepositReport } from '../../../../rails/partner.ts';
-import type { RailOutcome } from '../../../../rails/rail.ts';
+import type { NetworkFee, RailOutcome } from '../../../../rails/rail.ts';
 
 export const FIREBLOCKS_PARTNER = 'fireblocks';
 
@@ -74,6 +74,33 @@ export function outcomeOfStatus(
     checkAt: new Date(now.getTime() + FIREBLOCKS_STATUS_POLL_INTERVAL_MS),
     reference,
   };
+}
+
+/**
+ * The network fee a transaction reports: `feeInfo.networkFee` (a decimal string, in the units of the asset
+ * that paid it) in `feeCurrency` (that asset: ETH for a token on Ethereum). The deprecated numeric
+ * `networkFee` beside them is not read (a JSON number loses digits). Undefined when no fee is reported.
+ */
+export function networkFeeOfTransaction(data: Record<string, unknown>): NetworkFee | undefined {
+  const amount = isRecord(data.feeInfo) ? data.feeInfo.networkFee : undefined;
+  if (typeof amount !== 'string' || amount === '') return undefined;
+  const asset = typeof data.feeCurrency === 'string' ? data.feeCurrency : '';
+  const currency = stablecoinOfAssetId(asset);
+  const amountMinor = currency === undefined ? undefined : minorOfFireblocksAmount(amount);
+  return {
+    partner: FIREBLOCKS_PARTNER,
+    asset,
+    amount,
+    ...(currency !== undefined && amountMinor !== undefined ? { currency, amountMinor } : {}),
+  };
+}
+
+/** A transaction's status as a rail outcome, with the network fee it paid once it is COMPLETED. */
+export function outcomeOfTransaction(data: Record<string, unknown>, now: Date): RailOutcome {
+  const outcome = outcomeOfStatus(data.status, data.subStatus, String(data.id), now);
+  if (outcome.kind !== 'settled') return outcome;
+  const networkFee = networkFeeOfTransaction(data);
+  return networkFee ? { ...outcome, networkFee } : outcome;
 }
 
 export function isRecord(value: unknown): value is Record<string, unknown> {

@@ -36,7 +36,7 @@ import {
   fireblocksAmount,
   isRecord,
   minorOfFireblocksAmount,
-  outcomeOfStatus,
+  outcomeOfTransaction,
 } from './protocol.ts';
 import {
   type CustodySweepRequest,
@@ -109,7 +109,7 @@ async function submitPayout(
 async function checkPayout(config: FireblocksConfig, transfer: Transfer, now: Date): Promise<RailOutcome> {
   const found = await findByExternalTxId(config, transfer.id);
   if (!found) return { kind: 'failed', failureCode: 'partner_not_found' };
-  return outcomeOfStatus(found.status, found.subStatus, found.id as string, now);
+  return outcomeOfTransaction(found, now);
 }
 
 /** A webhook's event, its Fireblocks-Signature verified with the configured public key. */
@@ -166,7 +166,7 @@ export function parseFireblocksWebhook(
     return { kind: 'ignored', reason: 'a transfer between vault accounts' };
   }
   const amountMinor = minorOfFireblocksAmount(isRecord(data.amountInfo) ? data.amountInfo.amount : undefined);
-  const outcome = outcomeOfStatus(data.status, data.subStatus, data.id, new Date(0));
+  const outcome = outcomeOfTransaction(data, new Date(0));
   // A status on the way (SUBMITTED … CONFIRMING) changes nothing of ours; the poller keeps its schedule.
   if (outcome.kind === 'processing') return { kind: 'ignored', reason: `status ${String(data.status)}` };
   return {

@@ -15,7 +15,7 @@ import {
   FIREBLOCKS_STATUS_POLL_INTERVAL_MS,
   fireblocksAmount,
   isRecord,
-  outcomeOfStatus,
+  outcomeOfTransaction,
 } from './protocol.ts';
 
 export interface CustodySweepRequest {
@@ -83,5 +83,5 @@ export async function checkFireblocksSweep(
 ): Promise<RailOutcome> {
   const found = await findByExternalTxId(config, externalTxId);
   if (!found) return { kind: 'failed', failureCode: 'partner_not_found' };
-  return outcomeOfStatus(found.status, found.subStatus, found.id as string, now);
+  return outcomeOfTransaction(found, now);
 }

@@ -1,0 +1,93 @@
+/** Network fees custody partners reported paid for our transactions: one row per partner transaction. */
+
+import type { Currency } from '../../../domain/money.ts';
+import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
+import { nullableBigInt, nullableText, toDate } from '../../../store/repositories/rows.ts';
+import type { Queryable } from '../../../store/store.ts';
+
+export type NetworkFeeSubject = 'payout' | 'sweep';
+
+export interface CustodyNetworkFee {
+  id: string;
+  organizationId: string;
+  partner: string;
+  partnerTransactionId: string;
+  subjectType: NetworkFeeSubject;
+  /** The transfer (a payout) or the custody sweep whose transaction paid it. */
+  subjectId: string;
+  /** The partner's id of the asset that paid it, and the amount as the partner wrote it. */
+  feeAsset: string;
+  feeAmount: string;
+  /** Set when the asset is a ledger currency: then `journalEntryId` books it; else `exceptionId` holds it. */
+  currency: Currency | null;
+  amountMinor: bigint | null;
+  journalEntryId: string | null;
+  exceptionId: string | null;
+  createdAt: Date;
+}
+
+const COLUMNS = `id, organization_id, partner, partner_transaction_id, subject_type, subject_id, fee_asset,
+  fee_amount, currency, amount_minor, journal_entry_id, exception_id, created_at`;
+
+const fromRow = rowMapper<CustodyNetworkFee>({
+  id: String,
+  organizationId: String,
+  partner: String,
+  partnerTransactionId: String,
+  subjectType: stored,
+  subjectId: String,
+  feeAsset: String,
+  feeAmount: String,
+  currency: stored,
+  amountMinor: nullableBigInt,
+  journalEntryId: nullableText,
+  exceptionId: nullableText,
+  createdAt: toDate,
+});
+
+/** The fee recorded for a partner transaction, if any. */
+export async function findNetworkFee(
+  db: Queryable,
+  organizationId: string,
+  partner: string,
+  partnerTransactionId: string,
+): Promise<CustodyNetworkFee | undefined> {
+  const rows = await db.query(
+    `SELECT ${COLUMNS} FROM custody_network_fees
+      WHERE organization_id = $1 AND partner = $2 AND partner_transaction_id = $3`,
+    [organizationId, partner, partnerTransactionId],
+  );
+  return rows[0] ? fromRow(rows[0]) : undefined;
+}
+
+/** The fees a transfer's or sweep's transactions paid. */
+export async function networkFeesOf(db: Queryable, subjectId: string): Promise<CustodyNetworkFee[]> {
+  const rows = await db.query(
+    `SELECT ${COLUMNS} FROM custody_network_fees WHERE subject_id = $1 ORDER BY id`,
+    [subjectId],
+  );
+  return rows.map(fromRow);
+}
+
+/** Inserts the fee; a second one for the same partner transaction violates the unique index (never booked twice). */
+export async function insertNetworkFee(db: Queryable, f: CustodyNetworkFee): Promise<void> {
+  await db.query(
+    `INSERT INTO custody_network_fees (${COLUMNS})
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+    [
+      f.id,
+      f.organizationId,
+      f.partner,
+      f.partnerTransactionId,
+      f.subjectType,
+      f.subjectId,
+      f.feeAsset,
+      f.feeAmount,
+      f.currency,
+      f.amountMinor?.toString() ?? null,
+      f.journalEntryId,
+      f.exceptionId,
+      f.createdAt,
+    ],
+  );
+}

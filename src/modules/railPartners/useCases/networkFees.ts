@@ -1,0 +1,154 @@
+/**
+ * Blockchain network fees a custody partner reports paid for our transactions (a `digital_asset` payout, a
+ * custody sweep), booked once, in the transaction that records the partner's final answer. The organization
+ * bears them, as it bears a rail's charges (docs/DECISIONS.md, Fees): the customer's price is the fee schedule.
+ *
+ * A fee in a ledger currency goes through the posting module: debit the `rail_fee` account of `digital_asset`,
+ * credit the account the coins left (a payout's: the rail's `rail_clearing`, the payout vault's float; a
+ * sweep's: `trust`, the wallet's vault). A fee in an asset the ledger holds no account for (the network's
+ * native coin, which pays every token transfer's gas at Fireblocks) opens an `unbooked_network_fee`
+ * reconciliation exception instead: never dropped, and never booked in a currency it was not paid in.
+ */
+import type { Deps } from '../../../app/deps.ts';
+import type { Transfer } from '../../../domain/transferRecord.ts';
+import type { NetworkFee } from '../../../rails/rail.ts';
+import type { Queryable } from '../../../store/store.ts';
+import {
+  directEntry,
+  directPostings,
+  ensureSystemAccount,
+  postEntry,
+  trustLedgerAccount,
+} from '../../ledger/index.ts';
+import { openException } from '../../treasury/index.ts';
+import {
+  type CustodyNetworkFee,
+  findNetworkFee,
+  insertNetworkFee,
+  type NetworkFeeSubject,
+} from '../repository/networkFees.ts';
+
+/** The rail every custody partner transaction moves on. */
+const CUSTODY_RAIL = 'digital_asset';
+/** A decimal amount that is zero ("0", "0.000000"): nothing was paid. */
+const ZERO_AMOUNT = /^0*(?:\.0*)?$/;
+
+export interface NetworkFeeDraft {
+  organizationId: string;
+  partnerTransactionId: string;
+  subjectType: NetworkFeeSubject;
+  subjectId: string;
+  fee: NetworkFee;
+}
+
+/** Posts a fee in a ledger currency: rail fee expense against the account the coins left. */
+async function postNetworkFee(
+  tx: Queryable,
+  deps: Deps,
+  draft: NetworkFeeDraft,
+  currency: NonNullable<NetworkFee['currency']>,
+  amountMinor: bigint,
+): Promise<string> {
+  const { organizationId } = draft;
+  const now = deps.now();
+  const expense = await ensureSystemAccount(tx, {
+    id: deps.newId('ledgerAccount'),
+    organizationId,
+    kind: 'rail_fee',
+    rail: CUSTODY_RAIL,
+    currency,
+    now,
+  });
+  const paidFrom =
+    draft.subjectType === 'sweep'
+      ? await trustLedgerAccount(tx, deps, organizationId, currency)
+      : await ensureSystemAccount(tx, {
+          id: deps.newId('ledgerAccount'),
+          organizationId,
+          kind: 'rail_clearing',
+          rail: CUSTODY_RAIL,
+          currency,
+          now,
+        });
+  const entry = directEntry(
+    deps,
+    organizationId,
+    directPostings(expense, paidFrom, amountMinor, currency),
+    now,
+  );
+  await postEntry(tx, entry, now, 'network fee');
+  return entry.id;
+}
+
+/**
+ * Books the fee a partner transaction paid, once: a transaction that has its fee recorded changes nothing
+ * (the unique index backs this up, so a second booking fails its whole transaction rather than post twice).
+ * A zero fee records nothing. Returns the fee recorded, if any.
+ */
+export async function bookNetworkFee(
+  tx: Queryable,
+  deps: Deps,
+  draft: NetworkFeeDraft,
+): Promise<CustodyNetworkFee | undefined> {
+  const { fee, organizationId } = draft;
+  if (ZERO_AMOUNT.test(fee.amount)) return undefined;
+  const existing = await findNetworkFee(tx, organizationId, fee.partner, draft.partnerTransactionId);
+  if (existing) return existing;
+  const { currency, amountMinor } = fee;
+  const booked = currency !== undefined && amountMinor !== undefined && amountMinor > 0n;
+  const journalEntryId = booked ? await postNetworkFee(tx, deps, draft, currency, amountMinor) : null;
+  const exceptionId = booked ? null : (await openUnbookedFee(tx, deps, draft)).id;
+  const recorded: CustodyNetworkFee = {
+    id: deps.newId('custodyNetworkFee'),
+    organizationId,
+    partner: fee.partner,
+    partnerTransactionId: draft.partnerTransactionId,
+    subjectType: draft.subjectType,
+    subjectId: draft.subjectId,
+    feeAsset: fee.asset,
+    feeAmount: fee.amount,
+    currency: booked ? currency : null,
+    amountMinor: booked ? amountMinor : null,
+    journalEntryId,
+    exceptionId,
+    createdAt: deps.now(),
+  };
+  await insertNetworkFee(tx, recorded);
+  return recorded;
+}
+
+/** The exception holding a fee the ledger cannot book: what was paid, in what, by which transaction. */
+function openUnbookedFee(tx: Queryable, deps: Deps, draft: NetworkFeeDraft) {
+  const { fee } = draft;
+  return openException(tx, deps, {
+    organizationId: draft.organizationId,
+    // Not the transfer's: the payout itself is right; the fee is the organization's own cost.
+    transferId: null,
+    kind: 'unbooked_network_fee',
+    details: {
+      partner: fee.partner,
+      partner_transaction_id: draft.partnerTransactionId,
+      [draft.subjectType === 'payout' ? 'transfer_id' : 'custody_sweep_id']: draft.subjectId,
+      fee_asset: fee.asset,
+      fee_amount: fee.amount,
+      rail: CUSTODY_RAIL,
+    },
+  });
+}
+
+/** A settled payout's fee (the `Deps.payoutNetworkFee` hook transfers call as the payout settles). */
+export async function bookPayoutNetworkFee(
+  tx: Queryable,
+  deps: Deps,
+  transfer: Transfer,
+  fee: NetworkFee,
+  partnerTransactionId: string,
+): Promise<void> {
+  await bookNetworkFee(tx, deps, {
+    organizationId: transfer.organizationId,
+    partnerTransactionId,
+    subjectType: 'payout',
+    subjectId: transfer.id,
+    fee,
+  });
+}
