@@ -34,6 +34,7 @@ export const ID_PREFIXES = {
   railReversal: 'rrv',
   railBalanceQuery: 'rbq',
   verificationProviderCall: 'vpc',
+  railPartnerCall: 'rpcl',
   custodySweep: 'csw',
   collection: 'col',
   trustAccount: 'ta',
