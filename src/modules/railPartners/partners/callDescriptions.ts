@@ -155,7 +155,7 @@ const momoDescriber: PartnerCallDescriber = {
     const path = bareOf(request.path);
     const post = request.method === 'POST';
     const [, product, , resource, id] = path.split('/');
-    if (resource === undefined && path.endsWith('/token/')) return described('token');
+    if (/^\/(collection|disbursement)\/token\/?$/.test(path)) return described('token');
     if (path.includes('/accountholder/')) return described('account_holder_check');
     if (path.endsWith('/account/balance')) return described('balance_query');
     if (resource === 'transfer' || resource === 'requesttopay') {
