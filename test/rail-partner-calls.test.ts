@@ -324,12 +324,14 @@ describe.each(BACKENDS)('Rail partner calls on %s', (backend) => {
 
   it('reads one transfer’s calls through its index', async () => {
     const statements: { sql: string; params: unknown[] }[] = [];
-    const recorder = {
-      query: async (sql: string, params?: readonly unknown[]) => {
+    // The repository's own statement, caught on its way to the database.
+    const recorder: Queryable = {
+      query: async <R>(sql: string, params?: readonly unknown[]) => {
         statements.push({ sql, params: [...(params ?? [])] });
-        return [];
+        return [] as R[];
       },
-    } as Queryable;
+      exec: async () => {},
+    };
     await listRailPartnerCalls(recorder, bankOrg.organizationId, { transferId: 'tr_x' }, 21);
     const [statement] = statements;
     const plan = await t.db.store.transaction(async (tx) => {
