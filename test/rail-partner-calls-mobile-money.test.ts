@@ -6,9 +6,6 @@
  */
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { railPartnerDirectory } from '../src/modules/railPartners/useCases/directory.ts';
-import { runRailWorkerOnce } from '../src/modules/transfers/workers.ts';
-import { payoutRailResolver } from '../src/railWork.ts';
 import {
   DARAJA_SIMULATOR_DEFAULT_CREDENTIALS,
   type DarajaSimulator,
@@ -19,8 +16,8 @@ import { configureSimulatedDaraja } from './support/daraja.ts';
 import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
 import { expectLedgerHealthy, fundedWallet } from './support/ledger.ts';
 import { newOrganization, type TestOrganization } from './support/organizations.ts';
+import { type PartnerCall as Call, partnerCallsOf, partnerRailWork } from './support/partnerCalls.ts';
 
-type Call = Record<string, unknown>;
 const DARAJA = { settles: '+254700000000', neverCompletes: '+254700000003', busy: '+254700000014' };
 const MOMO = { settles: '+256770000000', busy: '+256770000011', hangs: '+256770000012' };
 
@@ -61,17 +58,10 @@ describe.each(BACKENDS)('Mobile-money partner calls on %s', (backend) => {
     await t?.close();
   });
 
-  const work = () =>
-    runRailWorkerOnce(t.deps, payoutRailResolver(railPartnerDirectory(t.deps), 'production'), {
-      log: () => {},
-    });
+  const work = () => partnerRailWork(t);
   const dueNow = (id: string) =>
     t.db.store.query('UPDATE transfers SET next_rail_check_at = $2 WHERE id = $1', [id, new Date()]);
-  async function callsOf(key: string, transfer: string): Promise<Call[]> {
-    const page = await api(t, 'GET', `/v1/rail-partner-calls?limit=100&transfer_id=${transfer}`, { key });
-    expect(page.statusCode, page.body).toBe(200);
-    return (page.data.data as Call[]).reverse();
-  }
+  const callsOf = (key: string, transfer: string) => partnerCallsOf(t, key, `transfer_id=${transfer}`);
   async function payout(org: TestOrganization, network: 'mpesa' | 'mtn', phone: string): Promise<string> {
     const currency = network === 'mpesa' ? 'KES' : 'UGX';
     const wallet = await fundedWallet(t, '100000', currency, org.key);

@@ -10,9 +10,6 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fireblocksRequest } from '../src/modules/railPartners/partners/fireblocks/connection.ts';
 import { listRailPartnerCalls } from '../src/modules/railPartners/repository/partnerCalls.ts';
-import { railPartnerDirectory } from '../src/modules/railPartners/useCases/directory.ts';
-import { runRailWorkerOnce } from '../src/modules/transfers/workers.ts';
-import { payoutRailResolver } from '../src/railWork.ts';
 import { type FireblocksSimulator, startFireblocksSimulator } from '../src/simulators/fireblocks/index.ts';
 import {
   FLUTTERWAVE_SIMULATOR_ACCOUNTS,
@@ -24,14 +21,13 @@ import { eventually } from './support/eventually.ts';
 import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
 import { expectLedgerHealthy, fundedWallet } from './support/ledger.ts';
 import { newOrganization, type TestOrganization } from './support/organizations.ts';
+import { type PartnerCall as Call, partnerCallsOf, partnerRailWork } from './support/partnerCalls.ts';
 
 const { resolvesAndSucceeds, staysPending } = FLUTTERWAVE_SIMULATOR_ACCOUNTS;
 const PAYEE = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
 /** Longer than Fireblocks' request time limit (FIREBLOCKS_REQUEST_TIMEOUT_MS, 5 s). */
 const FIREBLOCKS_SLOWER_THAN_TIMEOUT_MS = 5_500;
 const BVN = '22123456789';
-
-type Call = Record<string, unknown>;
 
 describe.each(BACKENDS)('Rail partner calls on %s', (backend) => {
   let t: TestApp;
@@ -102,15 +98,8 @@ describe.each(BACKENDS)('Rail partner calls on %s', (backend) => {
     await t?.close();
   });
 
-  const work = () =>
-    runRailWorkerOnce(t.deps, payoutRailResolver(railPartnerDirectory(t.deps), 'production'), {
-      log: () => {},
-    });
-  async function callsOf(key: string, query: string): Promise<Call[]> {
-    const page = await api(t, 'GET', `/v1/rail-partner-calls?limit=100&${query}`, { key });
-    expect(page.statusCode, page.body).toBe(200);
-    return (page.data.data as Call[]).reverse();
-  }
+  const work = () => partnerRailWork(t);
+  const callsOf = (key: string, query: string) => partnerCallsOf(t, key, query);
   async function bankPayout(accountNumber: string): Promise<string> {
     const wallet = await fundedWallet(t, '10000.00', 'KES', bankOrg.key);
     const created = await api(t, 'POST', '/v1/transfers', {

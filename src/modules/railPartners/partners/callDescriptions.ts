@@ -36,8 +36,10 @@ export type RailPartnerCallOperation = (typeof RAIL_PARTNER_CALL_OPERATIONS)[num
 
 /** An id, key, reference or code as partners and we write them; anything else (text, names) is not kept. */
 const REFERENCE_PATTERN = /^[A-Za-z0-9_.:-]{1,100}$/;
-/** A path segment that may be a phone or account number (six digits or more) or an e-mail address. */
-const PERSONAL_SEGMENT = /\d{6,}|@/;
+/** A path segment that may be a phone or account number: six digits or more, shown as a phone is. */
+const PERSONAL_SEGMENT = /\d{6,}/;
+/** An e-mail address in a path, hidden whole. */
+const EMAIL_MASK = '•••';
 
 /** The thing a call was made for, as the adapter's method was asked (useCases/partnerCalls.ts). */
 export interface CallSubject {
@@ -103,6 +105,7 @@ export function maskedCallPath(path: string): string {
       } catch {
         decoded = segment;
       }
+      if (decoded.includes('@')) return EMAIL_MASK;
       return PERSONAL_SEGMENT.test(decoded) ? maskedPhone(decoded) : segment;
     })
     .join('/');

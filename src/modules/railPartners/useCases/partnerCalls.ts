@@ -24,6 +24,7 @@ import {
   PARTNER_CALL_DESCRIBERS,
   type PartnerCallDescriber,
 } from '../partners/callDescriptions.ts';
+import { parseObject } from '../partners/mpesaDaraja/protocol.ts';
 import {
   endPartnerCall,
   insertSentPartnerCall,
@@ -82,17 +83,8 @@ export function withCallSubjects<T extends object>(adapter: T): T {
   });
 }
 
-function parsedObject(text: string | undefined): Record<string, unknown> | undefined {
-  if (text === undefined || text === '') return undefined;
-  try {
-    const parsed: unknown = JSON.parse(text);
-    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
-      ? (parsed as Record<string, unknown>)
-      : undefined;
-  } catch {
-    return undefined;
-  }
-}
+/** A body that is a JSON object, or undefined. */
+const parsedObject = (text: string | undefined) => (text ? (parseObject(text) ?? undefined) : undefined);
 
 /** The request's path under the configured base URL (its whole path when it is not under it). */
 function pathUnder(url: string, baseUrl: string): string {
