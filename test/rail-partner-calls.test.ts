@@ -311,7 +311,12 @@ describe.each(BACKENDS)('Rail partner calls on %s', (backend) => {
     expect(typo.statusCode).toBe(400);
   });
 
-  it('reads one transfer’s calls through its index', async () => {
+  it.each([
+    [{ transferId: 'tr_x' }, 'rail_partner_calls_transfer_idx'],
+    [{ railPartnerId: 'rp_x' }, 'rail_partner_calls_partner_idx'],
+    [{ operation: 'payout_submit' as const }, 'rail_partner_calls_operation_idx'],
+    [{ createdGte: new Date(Date.now() - 86_400_000) }, 'rail_partner_calls_organization_idx'],
+  ])('reads history filtered by %o through %s', async (filter, index) => {
     const statements: { sql: string; params: unknown[] }[] = [];
     // The repository's own statement, caught on its way to the database.
     const recorder: Queryable = {
@@ -321,12 +326,12 @@ describe.each(BACKENDS)('Rail partner calls on %s', (backend) => {
       },
       exec: async () => {},
     };
-    await listRailPartnerCalls(recorder, bankOrg.organizationId, { transferId: 'tr_x' }, 21);
+    await listRailPartnerCalls(recorder, bankOrg.organizationId, filter, 21);
     const [statement] = statements;
     const plan = await t.db.store.transaction(async (tx) => {
       await tx.query('SET LOCAL enable_seqscan = off');
       return tx.query<Record<string, string>>(`EXPLAIN ${statement?.sql}`, statement?.params);
     });
-    expect(plan.map((row) => Object.values(row)[0]).join('\n')).toContain('rail_partner_calls_transfer_idx');
+    expect(plan.map((row) => Object.values(row)[0]).join('\n')).toContain(index);
   });
 });
