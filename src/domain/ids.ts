@@ -34,6 +34,7 @@ export const ID_PREFIXES = {
   railReversal: 'rrv',
   railBalanceQuery: 'rbq',
   verificationProviderCall: 'vpc',
+  railPartnerCall: 'rpcl',
   custodySweep: 'csw',
   custodyNetworkFee: 'cnf',
   collection: 'col',

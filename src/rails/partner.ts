@@ -11,6 +11,7 @@
 import type { Currency } from '../domain/money.ts';
 import type { OutboundAddressPolicy } from '../domain/outboundAddresses.ts';
 import type { Transfer } from '../domain/transferRecord.ts';
+import type { OutboundFetch } from '../outbound/guard.ts';
 import type { BalanceQueryAnswer, BalancesReport } from './balances.ts';
 import type { RailAdapter, RailOutcome, SubmitResult } from './rail.ts';
 
@@ -119,6 +120,8 @@ export type CreditVerificationAsk = { answer: CreditVerificationReport } | { que
 
 /** A bank account number a partner issues for one wallet (Flutterwave: a static virtual account). */
 export interface WalletAccountNumberRequest {
+  /** The wallet the account is for (named in the call log, never sent). */
+  walletId?: string;
   /** The wallet's virtual account reference: the account's `tx_ref`, named by each deposit into it. */
   walletReference: string;
   email: string;
@@ -235,6 +238,8 @@ export type PartnerRailFactory = (
     addressPolicy: OutboundAddressPolicy;
     /** The configuration's payout request journal (kept in the database by the directory). */
     payoutRequests?: PayoutRequestJournal;
+    /** Wraps the adapter's fetch so every request is recorded (the directory's call log). */
+    recordCalls?: (fetch: OutboundFetch) => OutboundFetch;
   },
   callbacks: CallbackTarget,
 ) => PartnerRail;

@@ -1972,6 +1972,66 @@ export interface RailPartnerBalanceQuery {
   reported_at: string | null;
 }
 
+/** One HTTP request Mkoba sent to a rail partner, recorded as `sent` before it left and completed with its answer: which configuration, which operation, what it was for, our reference and the partner’s, the HTTP status or why none came, and how long it took. A call left `sent` got no recorded answer (the process stopped while it was in flight). Never a body, header, token, key, signature, phone number or name. */
+export interface RailPartnerCall {
+  object: 'rail_partner_call';
+  /** Call id. */
+  id: string;
+  /** The partner configuration the request was sent under. */
+  rail_partner: string;
+  /** `mpesa_daraja`, `mtn_momo`, `flutterwave`, `fireblocks`. */
+  partner: string;
+  operation:
+    | 'token'
+    | 'payout_submit'
+    | 'payout_status'
+    | 'payout_lookup'
+    | 'account_resolve'
+    | 'account_holder_check'
+    | 'collection_submit'
+    | 'collection_status'
+    | 'reversal_submit'
+    | 'reversal_status'
+    | 'transaction_verify'
+    | 'balance_query'
+    | 'register_urls'
+    | 'virtual_account_create'
+    | 'vault_lookup'
+    | 'vault_create'
+    | 'asset_wallet_create'
+    | 'address_lookup'
+    | 'sweep_submit'
+    | 'sweep_status'
+    | 'deposit_poll'
+    | 'other';
+  method: 'GET' | 'POST';
+  /** The path under the configuration’s `base_url`, without its query; a segment that could be a phone or account number is masked. */
+  path: string;
+  /** The transfer the request was about. */
+  transfer: string | null;
+  /** The wallet the request was about (a vault, an account number). */
+  wallet: string | null;
+  /** The custody sweep the request was about. */
+  sweep: string | null;
+  /** The collection the request was about. */
+  collection: string | null;
+  /** Our idempotency key or reference as the request carried it. */
+  our_reference: string | null;
+  /** The partner’s id in its answer (a conversation, transfer or transaction id). */
+  partner_reference: string | null;
+  /** `answered` (any HTTP status), `timeout`, `failed` (no connection, or an address the deployment may not call), or `sent` (no answer recorded). */
+  status: 'sent' | 'answered' | 'timeout' | 'failed';
+  http_status: number | null;
+  /** The partner’s short result or error code, never its text. */
+  partner_code: string | null;
+  /** `timeout`, `no_connection` or `blocked_address` when no answer came. */
+  failure: string | null;
+  /** How long the request took; null while `sent`. */
+  duration_ms: number | null;
+  created_at: string;
+  answered_at: string | null;
+}
+
 /** A bank transfer sent into a wallet’s bank account number through the sandbox’s bank partner simulator. The wallet is credited once the partner reports it (its webhook, then its verification), as in production: watch for the inbound transfer. */
 export interface SandboxBankTransfer {
   object: 'sandbox_bank_transfer';
@@ -10393,6 +10453,47 @@ export interface CreateVirtualAccountResponse {
   partner?: string;
 }
 
+export interface ListRailPartnerCallsQuery {
+  /** How many objects to return: 1 to 100, 20 by default. */
+  limit?: number;
+  /** A cursor: the `next_cursor` of the previous page. Results continue after this id. */
+  starting_after?: string;
+  /** Only objects created at or after this time. */
+  'created[gte]'?: string | Date;
+  /** Only objects created at or before this time. */
+  'created[lte]'?: string | Date;
+  /** Only calls under this partner configuration. */
+  rail_partner_id?: string;
+  /** Only calls about this transfer. */
+  transfer_id?: string;
+  /** Only calls of this operation. */
+  operation?:
+    | 'token'
+    | 'payout_submit'
+    | 'payout_status'
+    | 'payout_lookup'
+    | 'account_resolve'
+    | 'account_holder_check'
+    | 'collection_submit'
+    | 'collection_status'
+    | 'reversal_submit'
+    | 'reversal_status'
+    | 'transaction_verify'
+    | 'balance_query'
+    | 'register_urls'
+    | 'virtual_account_create'
+    | 'vault_lookup'
+    | 'vault_create'
+    | 'asset_wallet_create'
+    | 'address_lookup'
+    | 'sweep_submit'
+    | 'sweep_status'
+    | 'deposit_poll'
+    | 'other';
+  /** Only calls in this status. */
+  status?: 'sent' | 'answered' | 'timeout' | 'failed';
+}
+
 export interface SandboxBankTransferRequest {
   /** The wallet paid into (its bank account number); or `account_number`. */
   wallet?: string;
@@ -11472,6 +11573,11 @@ export interface MkobaOperations {
     body?: CreateVirtualAccountRequest,
     options?: RequestOptions,
   ): Promise<CreateVirtualAccountResponse>;
+  /** List rail partner calls: `GET /v1/rail-partner-calls`. */
+  listRailPartnerCalls(
+    query?: ListRailPartnerCallsQuery,
+    options?: RequestOptions,
+  ): Promise<List<RailPartnerCall>>;
   /** Send a bank transfer into a wallet (sandbox): `POST /v1/sandbox/bank-transfers`. */
   sandboxBankTransfer(
     body: SandboxBankTransferRequest,
@@ -12731,6 +12837,14 @@ export const OPERATIONS = {
     pathParams: ['id'],
     body: 'optional',
     query: false,
+    response: 'json',
+  },
+  listRailPartnerCalls: {
+    method: 'GET',
+    path: '/v1/rail-partner-calls',
+    pathParams: [],
+    body: 'none',
+    query: true,
     response: 'json',
   },
   sandboxBankTransfer: {

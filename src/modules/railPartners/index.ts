@@ -10,6 +10,7 @@ import type { HttpModule } from '../../http/httpModule.ts';
 import { balanceQueryRoutes, railPartnerBalanceQuerySchema } from './routes/balanceQueries.ts';
 import { railCallbackRoutes } from './routes/callbacks.ts';
 import { creditUrlsRoute } from './routes/creditUrls.ts';
+import { railPartnerCallRoutes, railPartnerCallSchema } from './routes/partnerCalls.ts';
 import { railPartnerRoutes } from './routes/partners.ts';
 import { transferReversalSchema } from './routes/reversalSchema.ts';
 import { reversalRoutes } from './routes/reversals.ts';
@@ -70,6 +71,7 @@ export const railPartnersHttp: HttpModule = {
     railPartnerCreditUrlsSchema,
     transferReversalSchema,
     railPartnerBalanceQuerySchema,
+    railPartnerCallSchema,
   ],
   routes: (app, deps) => {
     railPartnerRoutes(app, deps);
@@ -78,6 +80,7 @@ export const railPartnersHttp: HttpModule = {
     reversalRoutes(app, deps);
     balanceQueryRoutes(app, deps);
     walletAccountNumberRoutes(app, deps);
+    railPartnerCallRoutes(app, deps);
   },
 };
 

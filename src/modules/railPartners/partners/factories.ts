@@ -3,7 +3,8 @@
  * out through the outbound address guard (src/outbound/guard.ts) under the deployment's policy.
  */
 
-import { guardedFetch } from '../../../outbound/guard.ts';
+import type { OutboundAddressPolicy } from '../../../domain/outboundAddresses.ts';
+import { guardedFetch, type OutboundFetch } from '../../../outbound/guard.ts';
 import type { PartnerRailFactory } from '../../../rails/partner.ts';
 import type { RailPartnerName } from '../domain.ts';
 import { fireblocksRail } from './fireblocks/rail.ts';
@@ -11,11 +12,20 @@ import { flutterwaveRail } from './flutterwave/rail.ts';
 import { mpesaDarajaRail } from './mpesaDaraja/rail.ts';
 import { mtnMomoRail } from './mtnMomo/rail.ts';
 
+/** The guarded fetch, each request recorded where the directory keeps the call log (useCases/partnerCalls.ts). */
+function partnerFetch(
+  policy: OutboundAddressPolicy,
+  recordCalls: ((fetch: OutboundFetch) => OutboundFetch) | undefined,
+): OutboundFetch {
+  const fetch = guardedFetch(policy);
+  return recordCalls ? recordCalls(fetch) : fetch;
+}
+
 export const PARTNER_RAIL_FACTORIES: Readonly<Record<RailPartnerName, PartnerRailFactory>> = {
-  mpesa_daraja: ({ settings, credentials, addressPolicy, payoutRequests }, callbacks) =>
+  mpesa_daraja: ({ settings, credentials, addressPolicy, payoutRequests, recordCalls }, callbacks) =>
     mpesaDarajaRail(
       {
-        fetch: guardedFetch(addressPolicy),
+        fetch: partnerFetch(addressPolicy, recordCalls),
         baseUrl: settings.base_url ?? '',
         shortCode: settings.short_code ?? '',
         initiatorName: settings.initiator_name ?? '',
@@ -46,10 +56,10 @@ export const PARTNER_RAIL_FACTORIES: Readonly<Record<RailPartnerName, PartnerRai
       callbacks,
       payoutRequests,
     ),
-  mtn_momo: ({ settings, credentials, addressPolicy }, callbacks) =>
+  mtn_momo: ({ settings, credentials, addressPolicy, recordCalls }, callbacks) =>
     mtnMomoRail(
       {
-        fetch: guardedFetch(addressPolicy),
+        fetch: partnerFetch(addressPolicy, recordCalls),
         baseUrl: settings.base_url ?? '',
         targetEnvironment: settings.target_environment ?? '',
         apiUser: credentials.api_user ?? '',
@@ -59,10 +69,10 @@ export const PARTNER_RAIL_FACTORIES: Readonly<Record<RailPartnerName, PartnerRai
       },
       callbacks,
     ),
-  flutterwave: ({ settings, credentials, addressPolicy }, callbacks) =>
+  flutterwave: ({ settings, credentials, addressPolicy, recordCalls }, callbacks) =>
     flutterwaveRail(
       {
-        fetch: guardedFetch(addressPolicy),
+        fetch: partnerFetch(addressPolicy, recordCalls),
         baseUrl: settings.base_url ?? '',
         secretKey: credentials.secret_key ?? '',
         secretHash: credentials.secret_hash ?? '',
@@ -78,9 +88,9 @@ export const PARTNER_RAIL_FACTORIES: Readonly<Record<RailPartnerName, PartnerRai
       },
       callbacks,
     ),
-  fireblocks: ({ settings, credentials, addressPolicy }) =>
+  fireblocks: ({ settings, credentials, addressPolicy, recordCalls }) =>
     fireblocksRail({
-      fetch: guardedFetch(addressPolicy),
+      fetch: partnerFetch(addressPolicy, recordCalls),
       baseUrl: settings.base_url ?? '',
       sourceVaultAccountId: settings.source_vault_account_id ?? '',
       webhookPublicKey: settings.webhook_public_key ?? '',

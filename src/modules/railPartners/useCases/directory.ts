@@ -28,6 +28,7 @@ import {
 } from '../domain.ts';
 import { findActiveRailPartner, findRailPartnerConfig } from '../repository/partners.ts';
 import { findTransferRailPartner, pinTransferRailPartner } from '../repository/transferPartners.ts';
+import { recordingFetch, withCallSubjects } from './partnerCalls.ts';
 import { callbackBaseUrl, openRailPartnerCredentials } from './partners.ts';
 import { payoutRequestJournal } from './payoutRequests.ts';
 
@@ -202,14 +203,18 @@ export class RailPartnerDirectory {
       throw new Error('MKOBA_PUBLIC_URL is not set: a rail partner cannot be told where to call back');
     const factory = this.factories[config.partner];
     if (!factory) throw new Error(`this process has no adapter for rail partner ${config.partner}`);
-    const adapter = factory(
-      {
-        settings: config.settings,
-        credentials: openRailPartnerCredentials(this.deps, config),
-        addressPolicy: outboundPolicyFor(this.deps.environment),
-        payoutRequests: payoutRequestJournal(this.deps, config),
-      },
-      { baseUrl: base },
+    // Every request the adapter sends is recorded (rail_partner_calls), with what its method was asked about.
+    const adapter = withCallSubjects(
+      factory(
+        {
+          settings: config.settings,
+          credentials: openRailPartnerCredentials(this.deps, config),
+          addressPolicy: outboundPolicyFor(this.deps.environment),
+          payoutRequests: payoutRequestJournal(this.deps, config),
+          recordCalls: (fetch) => recordingFetch(this.deps, config, fetch),
+        },
+        { baseUrl: base },
+      ),
     );
     const breaker = new CircuitBreaker(async (work: () => Promise<unknown>) => work(), {
       // The rail worker bounds each call's time itself; the breaker only counts outcomes.

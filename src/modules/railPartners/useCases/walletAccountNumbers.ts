@@ -112,6 +112,7 @@ export async function prepareWalletAccountNumber(
     ensureVirtualAccount(tx, deps, organizationId, walletId),
   );
   const issued = await issue(directory, config, {
+    walletId,
     walletReference: account.reference,
     currency: wallet.currency,
     ...holder,
