@@ -4,6 +4,11 @@
  * them), the records of what it received and sent, and Fireblocks' error body.
  */
 import type { SimulatorListenOptions, SimulatorReceivedRequest } from '../shared.ts';
+import {
+  type FireblocksSimulatorWebhookSignatures,
+  newWebhookSigning,
+  type WebhookSigning,
+} from './webhookSigning.ts';
 
 /** How long each step of a transaction's life cycle takes (SUBMITTED → … → COMPLETED). */
 export const FIREBLOCKS_SIMULATOR_STEP_MS = 20;
@@ -34,6 +39,8 @@ export interface FireblocksSimulatorOptions {
   /** The workspace id webhooks carry as tenantId. */
   tenantId?: string;
   stepMs?: number;
+  /** The signatures webhooks carry: v1's, v2's (against the simulator's JWKS) or both (the default). */
+  webhookSignatures?: FireblocksSimulatorWebhookSignatures;
   /** Test-only: runs once each answer has been written out (see SimulatorListenOptions). */
   afterAnswer?: SimulatorListenOptions['afterAnswer'];
 }
@@ -136,7 +143,10 @@ export interface FireblocksWebhookDelivery {
   status: FireblocksTransactionStatus;
   url: string;
   body: string;
+  /** The v1 Fireblocks-Signature ('' when only v2 was sent). */
   signature: string;
+  /** Every signature header sent. */
+  headers: Record<string, string>;
   /** The HTTP status answered, or the error when none came. */
   responseStatus?: number;
   error?: string;
@@ -162,6 +172,8 @@ export interface FireblocksState {
   nonces: Set<string>;
   requests: FireblocksReceivedRequest[];
   webhooks: FireblocksWebhookDelivery[];
+  /** v2's keys and which signatures webhooks carry. */
+  signing: WebhookSigning;
   failures: Array<500 | 503>;
   timers: Set<NodeJS.Timeout>;
   listeners: Set<() => void>;
@@ -188,6 +200,7 @@ export function newFireblocksState(
     nonces: new Set(),
     requests: [],
     webhooks: [],
+    signing: newWebhookSigning(options.webhookSignatures),
     failures: [],
     timers: new Set(),
     listeners: new Set(),
