@@ -71,8 +71,8 @@ describe.each(BACKENDS)('Fireblocks webhooks v2 on %s', (backend) => {
     await t?.close();
   });
 
-  /** A new organization whose Fireblocks accepts v2 only, against the simulator's JWKS (or `jwksUrl`). */
-  async function configured(jwksUrl = sim.jwksUrl) {
+  /** A new organization whose Fireblocks accepts v2 only (or `signatures`), against the simulator's JWKS (or `jwksUrl`). */
+  async function configured(jwksUrl = sim.jwksUrl, signatures = 'v2') {
     const org = await newOrganization(t);
     const created = await api(t, 'POST', '/v1/rail-partners', {
       key: org.key,
@@ -81,8 +81,9 @@ describe.each(BACKENDS)('Fireblocks webhooks v2 on %s', (backend) => {
         settings: {
           base_url: sim.baseUrl,
           source_vault_account_id: vaultAccountId,
-          webhook_signatures: 'v2',
+          webhook_signatures: signatures,
           webhook_jwks_url: jwksUrl,
+          ...(signatures === 'v2' ? {} : { webhook_public_key: sim.webhookPublicKey }),
         },
         credentials: { api_key: sim.credentials.apiKey, private_key: sim.credentials.secretKey },
       },
@@ -135,9 +136,15 @@ describe.each(BACKENDS)('Fireblocks webhooks v2 on %s', (backend) => {
     await sim.whenIdle();
     expect((await final(key, id)).status).toBe('settled');
     const completed = webhooksOf(id).find((w) => w.status === 'COMPLETED') as FireblocksWebhookDelivery;
-    expect(completed.headers['Fireblocks-Signature']).toBeUndefined();
     expect(completed.headers['Fireblocks-Webhook-Signature']).toMatch(/^[\w-]+\.\.[\w-]+$/);
     expect(completed.responseStatus).toBe(200);
+    if (completed.headers['Fireblocks-Signature'] === undefined) {
+      expect(JSON.parse(completed.body)).toMatchObject({
+        eventType: 'transaction.status.updated',
+        resourceId: completed.transactionId,
+        data: { id: completed.transactionId, status: 'COMPLETED' },
+      });
+    }
     return { id, completed };
   }
 
@@ -230,6 +237,23 @@ describe.each(BACKENDS)('Fireblocks webhooks v2 on %s', (backend) => {
       sim.setJwksAvailable(true);
     }
     await expectLedgerHealthy(t);
+  });
+
+  it('v1_or_v2 takes both signatures during the migration, and falls back to v1 while the JWKS is out of reach', async () => {
+    sim.setWebhookSignatures('both');
+    try {
+      const { key, wallet } = await configured(sim.jwksUrl, 'v1_or_v2');
+      const { completed } = await settledPayout(key, wallet);
+      expect(JSON.parse(completed.body)).toMatchObject({ type: 'TRANSACTION_STATUS_UPDATED' });
+      expect(completed.headers['Fireblocks-Signature']).toBeTruthy();
+      const unreachable = await configured(`${sim.jwksUrl}?v1-fallback`, 'v1_or_v2');
+      sim.setJwksAvailable(false);
+      const { id } = await settledPayout(unreachable.key, unreachable.wallet);
+      expect((await callbacksOf(unreachable.key, id)).map((c) => c.status)).toContain('applied');
+    } finally {
+      sim.setJwksAvailable(true);
+      sim.setWebhookSignatures('v2');
+    }
   });
 
   it('a settled payout Fireblocks later reports FAILED opens a late_callback exception and stays settled', async () => {

@@ -18,7 +18,7 @@ import {
   type StoredTransaction,
 } from './state.ts';
 import { findVault } from './vaults.ts';
-import { webhookSignatureHeaders } from './webhookSigning.ts';
+import { webhookEvent, webhookSignatureHeaders } from './webhookSigning.ts';
 
 type Step = readonly [FireblocksTransactionStatus, string];
 
@@ -110,12 +110,7 @@ export async function announce(
 ): Promise<void> {
   const url = state.config.webhookUrl;
   if (url === undefined || state.closed || stored.outcome === 'no_webhooks') return;
-  const body = JSON.stringify({
-    type,
-    tenantId: state.config.tenantId,
-    timestamp: Date.now(),
-    data: stored.transaction,
-  });
+  const body = JSON.stringify(webhookEvent(state, type, stored.transaction));
   const headers = webhookSignatureHeaders(state.signing, body);
   const times = stored.outcome === 'duplicate_webhooks' ? 2 : 1;
   for (let i = 0; i < times; i += 1) await deliver(state, stored, type, url, body, headers);

@@ -5,9 +5,9 @@
  * ("Validating webhooks"). v2's keys are made at start and published as a JWKS at
  * `/.well-known/jwks.json` on the simulator's origin (Fireblocks publishes its own at
  * `https://keys.fireblocks.io/.well-known/jwks.json`), with Fireblocks' caching headers. A rotation adds a
- * key and signs with it; the earlier ones stay published.
+ * key and signs with it; the earlier ones stay published. The body follows the signatures (webhookEvent).
  */
-import { createSign, generateKeyPairSync, type KeyObject, sign } from 'node:crypto';
+import { createSign, generateKeyPairSync, type KeyObject, randomUUID, sign } from 'node:crypto';
 import { FIREBLOCKS_SIMULATOR_WEBHOOK_PRIVATE_KEY } from './webhookKey.ts';
 
 /** Which signatures the simulator's webhooks carry. */
@@ -50,6 +50,37 @@ export function rotateWebhookKey(signing: WebhookSigning): string {
   const key = newSigningKey(signing.keys.length + 1);
   signing.keys.push(key);
   return key.kid;
+}
+
+/** v2's event types ("Transaction webhooks v2") for v1's. */
+const V2_EVENT_TYPES = {
+  TRANSACTION_CREATED: 'transaction.created',
+  TRANSACTION_STATUS_UPDATED: 'transaction.status.updated',
+} as const;
+
+/**
+ * A webhook's body: v1's `{type, tenantId, timestamp, data}` ("Transaction Webhooks"), unless only v2 is
+ * signed: then v2's `{id, eventType, eventVersion, resourceId, data, createdAt, workspaceId}` ("Transaction
+ * webhooks v2", "Webhook notification structure"; `createdAt` in milliseconds as its examples show, though
+ * its table says seconds). With both signatures the body is v1's.
+ */
+export function webhookEvent(
+  state: { signing: WebhookSigning; config: { tenantId: string } },
+  type: keyof typeof V2_EVENT_TYPES,
+  transaction: { id: string },
+): Record<string, unknown> {
+  if (state.signing.signatures !== 'v2') {
+    return { type, tenantId: state.config.tenantId, timestamp: Date.now(), data: transaction };
+  }
+  return {
+    id: randomUUID(),
+    eventType: V2_EVENT_TYPES[type],
+    eventVersion: 1,
+    resourceId: transaction.id,
+    data: transaction,
+    createdAt: Date.now(),
+    workspaceId: state.config.tenantId,
+  };
 }
 
 /** Base64(RSA-SHA512(private key, body)): the Fireblocks-Signature header. */

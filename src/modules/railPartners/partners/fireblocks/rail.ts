@@ -173,13 +173,25 @@ function verifiedEvent(
   return parsedEvent(callback);
 }
 
-/** The webhook's JSON event, with its type. */
+/** Webhooks v2's event types ("Transaction webhooks v2") as v1 names them. */
+const V2_EVENT_TYPES: Readonly<Record<string, string>> = {
+  'transaction.created': 'TRANSACTION_CREATED',
+  'transaction.status.updated': 'TRANSACTION_STATUS_UPDATED',
+};
+
+/**
+ * The webhook's JSON event with its type: v1's `{type, tenantId, timestamp, data}`, or v2's `{id, eventType,
+ * eventVersion, resourceId, data, createdAt, workspaceId}` with its transaction event types named as v1's.
+ */
 function parsedEvent(callback: ArrivedCallback): Record<string, unknown> & { type: string } {
   let event: unknown;
   try {
     event = JSON.parse(callback.rawBody);
   } catch {
     throw new MalformedCallbackError('The Fireblocks webhook body is not JSON');
+  }
+  if (isRecord(event) && typeof event.type !== 'string' && typeof event.eventType === 'string') {
+    return { ...event, type: V2_EVENT_TYPES[event.eventType] ?? event.eventType };
   }
   if (!isRecord(event) || typeof event.type !== 'string') {
     throw new MalformedCallbackError('The Fireblocks webhook has no type');
