@@ -8,7 +8,6 @@
  * reports failed opens a reconciliation exception and moves no money.
  */
 import { createHmac, createPublicKey, generateKeyPairSync } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type FireblocksConfig,
@@ -19,11 +18,8 @@ import {
   FireblocksJwksCache,
   verifyFireblocksWebhookJws,
 } from '../src/modules/railPartners/partners/fireblocks/webhookJwks.ts';
-import { railPartnerDirectory } from '../src/modules/railPartners/useCases/directory.ts';
 import { runDepositWorkerOnce } from '../src/modules/stablecoins/workers.ts';
-import { runRailWorkerOnce } from '../src/modules/transfers/workers.ts';
 import { CallbackVerificationUnavailableError, MalformedCallbackError } from '../src/rails/partner.ts';
-import { payoutRailResolver } from '../src/railWork.ts';
 import {
   type FireblocksSimulator,
   type FireblocksWebhookDelivery,
@@ -31,12 +27,11 @@ import {
   webhookJws,
 } from '../src/simulators/fireblocks/index.ts';
 import { eventually } from './support/eventually.ts';
-import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
+import { fireblocksPayouts, fundedTreasury, listeningSandboxApp } from './support/fireblocks.ts';
+import { api, BACKENDS, type TestApp } from './support/harness.ts';
 import { expectLedgerHealthy, fundedWallet } from './support/ledger.ts';
 import { newOrganization } from './support/organizations.ts';
 
-const PAYEE = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
-const toPayee = { type: 'crypto_address', asset: 'USDC', network: 'ethereum', address: PAYEE };
 /** A key no JWKS publishes: a forger's. */
 const FORGER_KEY = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
 const b64url = (value: object | string) =>
@@ -48,23 +43,13 @@ describe.each(BACKENDS)('Fireblocks webhooks v2 on %s', (backend) => {
   let config: FireblocksConfig;
   let vaultAccountId: string;
 
+  let payouts: ReturnType<typeof fireblocksPayouts>;
+
   beforeAll(async () => {
-    t = await startTestApp(backend, 'sandbox');
-    await t.app.listen({ port: 0, host: '127.0.0.1' });
-    t.deps.publicUrl = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+    t = await listeningSandboxApp(backend);
     sim = await startFireblocksSimulator({ stepMs: 5, webhookSignatures: 'v2' });
-    config = {
-      fetch: (url, init) => fetch(url, init as RequestInit),
-      baseUrl: sim.baseUrl,
-      apiKey: sim.credentials.apiKey,
-      privateKey: sim.credentials.secretKey,
-      webhookPublicKey: sim.webhookPublicKey,
-      sourceVaultAccountId: '',
-    };
-    const vault = await fireblocksRequest(config, 'POST', '/vault/accounts', { name: 'treasury' });
-    vaultAccountId = (vault.body as { id: string }).id;
-    await fireblocksRequest(config, 'POST', `/vault/accounts/${vaultAccountId}/USDC`);
-    sim.setBalance(vaultAccountId, 'USDC', '1000');
+    ({ config, vaultAccountId } = await fundedTreasury(sim));
+    payouts = fireblocksPayouts(t);
   });
   afterAll(async () => {
     await sim?.close();
@@ -95,25 +80,10 @@ describe.each(BACKENDS)('Fireblocks webhooks v2 on %s', (backend) => {
     return { key: org.key, wallet, callbackUrl };
   }
 
-  const work = () =>
-    runRailWorkerOnce(t.deps, payoutRailResolver(railPartnerDirectory(t.deps), 'production'), {
-      log: () => {},
-    });
-  async function send(key: string, wallet: string, amount: string) {
-    const created = await api(t, 'POST', '/v1/transfers', {
-      key,
-      body: { source: wallet, destination: toPayee, amount, currency: 'USDC' },
-    });
-    expect(created.statusCode, created.body).toBe(201);
-    return created.data.id as string;
-  }
-  const transferOf = async (key: string, id: string) =>
-    (await api(t, 'GET', `/v1/transfers/${id}`, { key })).data;
-  const final = (key: string, id: string) =>
-    eventually(
-      () => transferOf(key, id),
-      (tr) => tr.status === 'settled' || tr.status === 'failed',
-    );
+  const work = () => payouts.work();
+  const send = (key: string, wallet: string, amount: string) => payouts.send(key, wallet, amount);
+  const transferOf = (key: string, id: string) => payouts.transferOf(key, id);
+  const final = (key: string, id: string) => payouts.final(key, id);
   const webhooksOf = (externalTxId: string) => sim.webhooks.filter((w) => w.externalTxId === externalTxId);
   /** POSTs a webhook body with the given signature headers to the service, as Fireblocks would. */
   const post = (url: string, body: string, headers: Record<string, string>) =>
@@ -230,7 +200,7 @@ describe.each(BACKENDS)('Fireblocks webhooks v2 on %s', (backend) => {
       expect(new Set(answered)).toEqual(new Set([503]));
       expect(await callbacksOf(key, id)).toEqual([]);
       expect((await transferOf(key, id)).status).not.toBe('settled');
-      await t.db.store.query('UPDATE transfers SET next_rail_check_at = $2 WHERE id = $1', [id, new Date()]);
+      await payouts.dueNow(id);
       await work();
       expect((await final(key, id)).status).toBe('settled');
     } finally {

@@ -106,9 +106,17 @@ function verificationUnavailable(why: string): AppError {
  * checked now.
  */
 async function verifyArriving(
-  adapter: PartnerRail,
+  directory: RailPartnerDirectory,
+  config: RailPartnerConfig,
   arrived: ArrivedCallback,
 ): Promise<{ verifiedBy: string | null; refusal?: string }> {
+  let adapter: PartnerRail;
+  try {
+    adapter = directory.adapterFor(config);
+  } catch {
+    // An adapter that cannot be built now: stored unverified, as before, and applying it meets the same fault.
+    return { verifiedBy: null };
+  }
   if (!adapter.verifyCallback) return { verifiedBy: null };
   try {
     return { verifiedBy: (await adapter.verifyCallback(arrived)) ?? null };
@@ -128,6 +136,20 @@ function unknownCallbackTarget(): AppError {
   });
 }
 
+/** The headers kept with a callback: KEPT_HEADERS as sent, DIGESTED_HEADERS as `<name>-sha256`. */
+function keptHeaders(arriving: ArrivingCallback['headers']): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const name of KEPT_HEADERS) {
+    const value = arriving[name];
+    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  for (const name of DIGESTED_HEADERS) {
+    const value = arriving[name];
+    if (typeof value === 'string') headers[`${name}-sha256`] = sha256Hex(value);
+  }
+  return headers;
+}
+
 /** Stores a callback, then applies it; the answer says what it was found to be. */
 export async function receiveRailCallback(
   deps: Deps,
@@ -138,17 +160,12 @@ export async function receiveRailCallback(
   // A disabled configuration still takes callbacks: payouts made while it was active report late.
   if (!config || config.rail !== arriving.rail) throw unknownCallbackTarget();
   const now = deps.now();
-  const headers: Record<string, string> = {};
-  for (const name of KEPT_HEADERS) {
-    const value = arriving.headers[name];
-    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
-  }
-  for (const name of DIGESTED_HEADERS) {
-    const value = arriving.headers[name];
-    if (typeof value === 'string') headers[`${name}-sha256`] = sha256Hex(value);
-  }
-  const adapter = directory.adapterFor(config);
-  const checked = await verifyArriving(adapter, { path: arriving.path, headers, rawBody: arriving.rawBody });
+  const headers = keptHeaders(arriving.headers);
+  const checked = await verifyArriving(directory, config, {
+    path: arriving.path,
+    headers,
+    rawBody: arriving.rawBody,
+  });
   const callback: RailCallback = {
     id: deps.newId('railCallback'),
     organizationId: config.organizationId,
