@@ -14,6 +14,7 @@ import {
   fireblocksRequest,
 } from '../src/modules/railPartners/partners/fireblocks/connection.ts';
 import {
+  FIREBLOCKS_JWKS_MAX_AGE_MS,
   FIREBLOCKS_JWKS_REFRESH_MIN_INTERVAL_MS,
   FireblocksJwksCache,
   verifyFireblocksWebhookJws,
@@ -339,8 +340,48 @@ describe('Fireblocks JWKS cache', () => {
         verifyFireblocksWebhookJws(cache, fetchIt, sim.jwksUrl, signed('unknown-3'), body),
       ).rejects.toBeInstanceOf(CallbackVerificationUnavailableError);
       expect(sim.jwksRequests).toBe(3);
+      // Down: not fetched again within the interval.
+      await expect(
+        verifyFireblocksWebhookJws(cache, fetchIt, sim.jwksUrl, signed('unknown-4'), body),
+      ).rejects.toBeInstanceOf(CallbackVerificationUnavailableError);
+      expect(sim.jwksRequests).toBe(3);
     } finally {
       await sim.close();
     }
+  });
+
+  it('fetches once for concurrent webhooks, and keeps serving an expired set while the JWKS is down', async () => {
+    let now = 1_000_000;
+    let fetches = 0;
+    let up = true;
+    const jwk = {
+      ...createPublicKey(FORGER_KEY).export({ format: 'jwk' }),
+      kid: 'k1',
+      use: 'sig',
+      alg: 'RS512',
+    };
+    // The JWKS as Fireblocks publishes it, counted, and down on demand.
+    const jwksFetch = async () => {
+      fetches += 1;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      return up ? Response.json({ keys: [jwk] }) : new Response('down', { status: 503 });
+    };
+    const cache = new FireblocksJwksCache(() => now);
+    const body = '{"eventType":"transaction.created"}';
+    const verifyOnce = () =>
+      verifyFireblocksWebhookJws(
+        cache,
+        jwksFetch,
+        'https://keys.example/jwks',
+        webhookJws(body, FORGER_KEY, 'k1'),
+        body,
+      );
+    await Promise.all([verifyOnce(), verifyOnce(), verifyOnce()]);
+    expect(fetches).toBe(1);
+    now += FIREBLOCKS_JWKS_MAX_AGE_MS;
+    up = false;
+    await verifyOnce();
+    await verifyOnce();
+    expect(fetches).toBe(2);
   });
 });

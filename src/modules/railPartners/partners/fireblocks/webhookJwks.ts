@@ -6,8 +6,10 @@
  * The JWKS is fetched through the outbound address guard's fetch and kept per URL (at most
  * FIREBLOCKS_JWKS_SETS_MAX sets of FIREBLOCKS_JWKS_KEYS_MAX keys) for FIREBLOCKS_JWKS_MAX_AGE_MS, Fireblocks'
  * published `max-age`. A `kid` the cached set lacks refetches it, at most once every
- * FIREBLOCKS_JWKS_REFRESH_MIN_INTERVAL_MS per URL: a forger sending made-up `kid`s cannot make us fetch on
- * every request (those between refreshes are answered "try again later", which Fireblocks' retries absorb).
+ * FIREBLOCKS_JWKS_REFRESH_MIN_INTERVAL_MS per URL, and after a failed fetch none is tried again for as long:
+ * a forger sending made-up `kid`s, or webhooks arriving while the JWKS is down, cannot make us fetch on every
+ * request (those in between are answered "try again later", which Fireblocks' retries absorb). A set past its
+ * age whose refetch fails keeps serving the keys it has.
  */
 import { createPublicKey, type KeyObject, verify } from 'node:crypto';
 import type { OutboundFetch } from '../../../../outbound/guard.ts';
@@ -47,10 +49,11 @@ interface KeySet {
   fetchedAt: number;
 }
 
-/** Fetched key sets by URL, with when each was last refetched for an unknown `kid`. */
+/** Fetched key sets by URL, with when each was last refetched for an unknown `kid`, or last failed. */
 export class FireblocksJwksCache {
   private readonly sets = new Map<string, KeySet>();
   private readonly refreshedAt = new Map<string, number>();
+  private readonly failedAt = new Map<string, number>();
   private readonly inFlight = new Map<string, Promise<KeySet>>();
 
   constructor(private readonly now: () => number = Date.now) {}
@@ -70,7 +73,19 @@ export class FireblocksJwksCache {
       }
       this.refreshedAt.set(url, this.now());
     }
-    return (await this.load(fetch, url)).keys.get(kid);
+    const failed = this.failedAt.get(url);
+    if (failed !== undefined && this.now() - failed < FIREBLOCKS_JWKS_REFRESH_MIN_INTERVAL_MS) {
+      if (cached?.keys.has(kid)) return cached.keys.get(kid);
+      throw new CallbackVerificationUnavailableError(`Fireblocks' JWKS could not be fetched moments ago`);
+    }
+    try {
+      return (await this.load(fetch, url)).keys.get(kid);
+    } catch (error) {
+      this.failedAt.set(url, this.now());
+      // A set past its age still names the keys it had: better than refusing every webhook while it is down.
+      if (cached?.keys.has(kid)) return cached.keys.get(kid);
+      throw error;
+    }
   }
 
   private load(fetch: OutboundFetch, url: string): Promise<KeySet> {
@@ -79,6 +94,7 @@ export class FireblocksJwksCache {
     const loading = fetchKeySet(fetch, url, this.now).then(
       (set) => {
         this.inFlight.delete(url);
+        this.failedAt.delete(url);
         this.sets.delete(url);
         if (this.sets.size >= FIREBLOCKS_JWKS_SETS_MAX) {
           const oldest = this.sets.keys().next().value;
