@@ -152,7 +152,7 @@ export function flutterwaveSimulatorPartner(
 
 /** The Fireblocks configuration that points an adapter at a Fireblocks simulator, paying from `sourceVaultId`. */
 export function fireblocksSimulatorPartner(
-  sim: Pick<FireblocksSimulator, 'baseUrl' | 'credentials' | 'webhookPublicKey'>,
+  sim: Pick<FireblocksSimulator, 'baseUrl' | 'credentials' | 'webhookPublicKey' | 'jwksUrl'>,
   sourceVaultId: string,
 ): SimulatedPartnerConfig {
   return {
@@ -160,7 +160,10 @@ export function fireblocksSimulatorPartner(
     settings: {
       base_url: sim.baseUrl,
       source_vault_account_id: sourceVaultId,
+      // The simulator sends both signatures, as Fireblocks does while a workspace migrates to webhooks v2.
+      webhook_signatures: 'v1_or_v2',
       webhook_public_key: sim.webhookPublicKey,
+      webhook_jwks_url: sim.jwksUrl,
     },
     credentials: { api_key: sim.credentials.apiKey, private_key: sim.credentials.secretKey },
   };

@@ -10,7 +10,6 @@
  * Its wallets' deposit addresses are then their Fireblocks vault accounts' (one vault account per wallet,
  * also when two first requests race), and deposits are swept into the payout vault once, even across a crash.
  */
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   runCustodyDepositPollOnce,
@@ -42,7 +41,8 @@ import {
   startFireblocksSimulator,
 } from '../src/simulators/fireblocks/index.ts';
 import { eventually } from './support/eventually.ts';
-import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
+import { fireblocksPayouts, fundedTreasury, listeningSandboxApp } from './support/fireblocks.ts';
+import { api, BACKENDS, type TestApp } from './support/harness.ts';
 import { expectLedgerHealthy, fundedWallet } from './support/ledger.ts';
 import { newOrganization } from './support/organizations.ts';
 
@@ -57,24 +57,13 @@ describe.each(BACKENDS)('Fireblocks payouts on %s', (backend) => {
   let config: FireblocksConfig;
   let vaultAccountId: string;
 
+  let payouts: ReturnType<typeof fireblocksPayouts>;
+
   beforeAll(async () => {
-    t = await startTestApp(backend, 'sandbox');
-    await t.app.listen({ port: 0, host: '127.0.0.1' });
-    t.deps.publicUrl = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+    t = await listeningSandboxApp(backend);
     sim = await startFireblocksSimulator({ stepMs: 5 });
-    config = {
-      fetch: (url, init) => fetch(url, init as RequestInit),
-      baseUrl: sim.baseUrl,
-      apiKey: sim.credentials.apiKey,
-      privateKey: sim.credentials.secretKey,
-      webhookPublicKey: sim.webhookPublicKey,
-      sourceVaultAccountId: '',
-    };
-    const vault = await fireblocksRequest(config, 'POST', '/vault/accounts', { name: 'treasury' });
-    vaultAccountId = (vault.body as { id: string }).id;
-    config.sourceVaultAccountId = vaultAccountId;
-    await fireblocksRequest(config, 'POST', `/vault/accounts/${vaultAccountId}/USDC`);
-    sim.setBalance(vaultAccountId, 'USDC', '1000');
+    ({ config, vaultAccountId } = await fundedTreasury(sim));
+    payouts = fireblocksPayouts(t);
   });
   afterAll(async () => {
     await sim?.close();
@@ -119,27 +108,11 @@ describe.each(BACKENDS)('Fireblocks payouts on %s', (backend) => {
     return { key, wallet, vaultId };
   }
 
-  const work = () =>
-    runRailWorkerOnce(t.deps, payoutRailResolver(railPartnerDirectory(t.deps), 'production'), {
-      log: () => {},
-    });
-  async function send(key: string, wallet: string, amount: string) {
-    const created = await api(t, 'POST', '/v1/transfers', {
-      key,
-      body: { source: wallet, destination: toPayee, amount, currency: 'USDC' },
-    });
-    expect(created.statusCode, created.body).toBe(201);
-    return created.data.id as string;
-  }
-  const transferOf = async (key: string, id: string) =>
-    (await api(t, 'GET', `/v1/transfers/${id}`, { key })).data;
-  const final = (key: string, id: string) =>
-    eventually(
-      () => transferOf(key, id),
-      (tr) => tr.status === 'settled' || tr.status === 'failed',
-    );
-  const dueNow = (id: string) =>
-    t.db.store.query('UPDATE transfers SET next_rail_check_at = $2 WHERE id = $1', [id, new Date()]);
+  const work = () => payouts.work();
+  const send = (key: string, wallet: string, amount: string) => payouts.send(key, wallet, amount);
+  const transferOf = (key: string, id: string) => payouts.transferOf(key, id);
+  const final = (key: string, id: string) => payouts.final(key, id);
+  const dueNow = (id: string) => payouts.dueNow(id);
   const transactionsFor = (transferId: string) =>
     sim.requests.filter(
       (r) => r.method === 'POST' && r.path === '/v1/transactions' && r.body.includes(transferId),

@@ -153,6 +153,11 @@ export interface CustodyDepositReport {
   amount: string;
   txHash: string;
   logIndex: number;
+  /**
+   * Set when the partner reports the deposit no longer completed, after it was (a status after COMPLETED:
+   * FAILED, REJECTED, …): never credited nor taken back by itself, but raised for an operator.
+   */
+  notCompleted?: { status: string; subStatus: string };
 }
 
 /** A callback as it arrived: the bytes are kept so a signature can be checked over exactly them. */
@@ -161,11 +166,22 @@ export interface ArrivedCallback {
   path: string;
   headers: Record<string, string | undefined>;
   rawBody: string;
+  /** How the signature was verified before the callback was stored (`verifyCallback`'s answer), if it was. */
+  verifiedBy?: string | null;
 }
 
 /** Thrown by parseCallback for a body that is not the partner's shape: answered 400, stored, never applied. */
 export class MalformedCallbackError extends Error {
   override name = 'MalformedCallbackError';
+}
+
+/**
+ * Thrown by verifyCallback when the signature cannot be checked now (the partner's published keys cannot
+ * be fetched): the callback is refused with a retryable status and not stored; the partner sends it again,
+ * and polling recovers what it reports meanwhile.
+ */
+export class CallbackVerificationUnavailableError extends Error {
+  override name = 'CallbackVerificationUnavailableError';
 }
 
 export interface PartnerRail extends RailAdapter {
@@ -176,6 +192,14 @@ export interface PartnerRail extends RailAdapter {
   checkCollection(reference: string, idempotencyReference: string, now: Date): Promise<RailOutcome>;
   /** Pure: throws MalformedCallbackError for a body it cannot read; verifies a signature where the partner signs. */
   parseCallback(callback: ArrivedCallback): CallbackReport;
+  /**
+   * Checks a signature whose check needs a network call (keys fetched from the partner), before the callback
+   * is stored and before any transaction opens. Returns how it was verified (stored with the callback and
+   * handed to parseCallback as `verifiedBy`), or undefined when the callback carries nothing for it (then
+   * parseCallback checks it). Throws MalformedCallbackError for a signature that does not verify, and
+   * CallbackVerificationUnavailableError when it cannot be checked now.
+   */
+  verifyCallback?(callback: ArrivedCallback): Promise<string | undefined>;
   /**
    * A custody partner's: the deposit a callback reports, or undefined when it reports none (it is then
    * read by parseCallback). Throws MalformedCallbackError as parseCallback does.

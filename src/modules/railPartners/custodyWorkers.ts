@@ -51,8 +51,13 @@ export async function runCustodyDepositPollOnce(
       const since = (await depositMarkOf(deps.store, config.id)) ?? windowStart;
       const read = await resolved.call(() => adapter.depositsSince(since, pagesPerPass));
       for (const deposit of read.deposits) {
+        // The history is read again every pass: a deposit no longer completed is raised by its webhook alone.
+        if (deposit.notCompleted) continue;
         const effect = await deps.store.transaction((tx) =>
-          applyCustodyDeposit(tx, deps, config.organizationId, deposit),
+          applyCustodyDeposit(tx, deps, config.organizationId, deposit, {
+            partner: config.partner,
+            callbackId: null,
+          }),
         );
         if (effect.status === 'applied') recorded += 1;
       }

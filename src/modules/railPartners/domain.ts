@@ -109,8 +109,15 @@ export const RAIL_PARTNER_SHAPES: Record<RailPartnerName, PartnerShape> = {
     network: null,
     alsoCarries: [],
     mobileNetworks: [],
-    settings: ['base_url', 'source_vault_account_id', 'webhook_public_key'],
-    optionalSettings: [],
+    // webhook_signatures: v1 (the default, webhook_public_key), v2 (webhook_jwks_url) or v1_or_v2.
+    settings: [
+      'base_url',
+      'source_vault_account_id',
+      'webhook_public_key',
+      'webhook_signatures',
+      'webhook_jwks_url',
+    ],
+    optionalSettings: ['webhook_public_key', 'webhook_signatures', 'webhook_jwks_url'],
     credentials: ['api_key', 'private_key'],
     optionalCredentials: [],
   },
@@ -261,12 +268,46 @@ function checkFields(
  * own simulators, and nothing else that is not public. Refused: 400 `validation_error`, field code
  * `invalid_url`, param `settings.base_url`.
  */
-function checkBaseUrl(settings: Record<string, string>, policy: OutboundAddressPolicy): void {
-  const value = settings.base_url;
+function checkBaseUrl(
+  settings: Record<string, string>,
+  policy: OutboundAddressPolicy,
+  name: 'base_url' | 'webhook_jwks_url' = 'base_url',
+): void {
+  const value = settings[name];
   if (value === undefined) return;
   const verdict = checkOutboundUrl(value, policy);
   if (!verdict.ok) {
-    throw validationError('settings.base_url', `base_url ${verdict.reason}`, 'invalid_url');
+    throw validationError(`settings.${name}`, `${name} ${verdict.reason}`, 'invalid_url');
+  }
+}
+
+/** Fireblocks' webhook signatures a configuration accepts (the adapter's webhookJwks.ts). */
+const FIREBLOCKS_WEBHOOK_SIGNATURE_SETTINGS = ['v1', 'v2', 'v1_or_v2'];
+
+/**
+ * A Fireblocks configuration's webhook settings: `webhook_signatures` one of the schemes, `webhook_jwks_url`
+ * under the address guard, and `webhook_public_key` present unless only v2 is accepted (not checked on a
+ * partial update, which the stored settings complete).
+ */
+function checkFireblocksWebhookSettings(
+  settings: Record<string, string>,
+  options: { partial: boolean; addressPolicy: OutboundAddressPolicy },
+): void {
+  const signatures = settings.webhook_signatures;
+  if (signatures !== undefined && !FIREBLOCKS_WEBHOOK_SIGNATURE_SETTINGS.includes(signatures)) {
+    throw validationError(
+      'settings.webhook_signatures',
+      `webhook_signatures is one of ${FIREBLOCKS_WEBHOOK_SIGNATURE_SETTINGS.join(', ')}`,
+      'invalid_value',
+    );
+  }
+  checkBaseUrl(settings, options.addressPolicy, 'webhook_jwks_url');
+  if (!options.partial && signatures !== 'v2' && settings.webhook_public_key === undefined) {
+    throw validationError(
+      'settings.webhook_public_key',
+      'webhook_public_key is required unless webhook_signatures is v2',
+      'missing',
+    );
   }
 }
 
@@ -291,6 +332,7 @@ export function checkRailPartnerFields(
       options.partial,
     );
     checkBaseUrl(out.settings, options.addressPolicy);
+    if (partner === 'fireblocks') checkFireblocksWebhookSettings(out.settings, options);
   }
   if (input.credentials !== undefined || !options.partial) {
     out.credentials = checkFields(

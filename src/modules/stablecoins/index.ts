@@ -8,7 +8,7 @@ import type { HttpModule } from '../../http/httpModule.ts';
 import { STABLECOIN_SCHEMAS, stablecoinRoutes } from './routes/routes.ts';
 import { sandboxChainRoutes, sandboxCustodyDepositSchema } from './routes/sandboxChain.ts';
 
-export { recordCustodyDeposit } from './useCases/chainDeposits.ts';
+export { findCustodyDeposit, recordCustodyDeposit } from './useCases/chainDeposits.ts';
 export {
   applyRateChange,
   planRateChange,

@@ -7,11 +7,11 @@
  * the base URL. docs/rails/fireblocks.md lists every endpoint, field and error it follows, with sources.
  *
  * Files: server.ts (HTTP and controls), auth.ts (the JWT), vaults.ts, transactions.ts, transactionPages.ts (the APIs),
- * lifecycle.ts (statuses and webhooks), assets.ts (asset ids and amounts), state.ts, webhookKey.ts.
+ * lifecycle.ts (statuses and webhooks), afterCompletion.ts (a completed transaction's status changed),
+ * webhookSigning.ts (v1 and v2 signatures, the JWKS), assets.ts (asset ids and amounts), state.ts, webhookKey.ts.
  */
 export { atomicAmount, decimalAmount, FIREBLOCKS_SIMULATOR_ASSETS } from './assets.ts';
 export { FIREBLOCKS_AUTH_CODES } from './auth.ts';
-export { signWebhookBody } from './lifecycle.ts';
 export { type FireblocksSimulator, startFireblocksSimulator } from './server.ts';
 export {
   FIREBLOCKS_SIMULATOR_CONFIRMATIONS,
@@ -29,3 +29,9 @@ export {
   type IncomingDeposit,
 } from './transactions.ts';
 export { FIREBLOCKS_SIMULATOR_WEBHOOK_PUBLIC_KEY } from './webhookKey.ts';
+export {
+  FIREBLOCKS_SIMULATOR_JWKS_PATH,
+  type FireblocksSimulatorWebhookSignatures,
+  signWebhookBody,
+  webhookJws,
+} from './webhookSigning.ts';

@@ -1,12 +1,11 @@
 /**
  * How the Fireblocks simulator moves a transaction through Fireblocks' statuses, one step at a time, and
  * announces each change by webhook: TRANSACTION_CREATED when it appears, TRANSACTION_STATUS_UPDATED on
- * every status after, each body `{type, tenantId, timestamp, data}` signed RSA-SHA512 with the simulator's
- * webhook key in the Fireblocks-Signature header (base64), as Fireblocks' "Validate Requests" page says.
+ * every status after, each body `{type, tenantId, timestamp, data}` signed as webhookSigning.ts says (v1's
+ * Fireblocks-Signature, v2's Fireblocks-Webhook-Signature, or both).
  * Balances move when a transaction is final: an outgoing one's locked amount leaves the vault on
  * COMPLETED and is released otherwise; an incoming one is credited on COMPLETED.
  */
-import { createSign } from 'node:crypto';
 import { simulatedChainTransactionHash } from '../../domain/stablecoins.ts';
 import {
   atomicAmount,
@@ -24,7 +23,7 @@ import {
   type StoredTransaction,
 } from './state.ts';
 import { findVault } from './vaults.ts';
-import { FIREBLOCKS_SIMULATOR_WEBHOOK_PRIVATE_KEY } from './webhookKey.ts';
+import { webhookEvent, webhookSignatureHeaders } from './webhookSigning.ts';
 
 type Step = readonly [FireblocksTransactionStatus, string];
 
@@ -132,29 +131,17 @@ function isFinal(status: FireblocksTransactionStatus): boolean {
 }
 
 /** Sends the transaction's webhook (none, or twice, as its outcome says) and waits for the answers. */
-async function announce(
+export async function announce(
   state: FireblocksState,
   stored: StoredTransaction,
   type: FireblocksWebhookDelivery['type'],
 ): Promise<void> {
   const url = state.config.webhookUrl;
   if (url === undefined || state.closed || stored.outcome === 'no_webhooks') return;
-  const body = JSON.stringify({
-    type,
-    tenantId: state.config.tenantId,
-    timestamp: Date.now(),
-    data: stored.transaction,
-  });
-  const signature = signWebhookBody(body);
+  const body = JSON.stringify(webhookEvent(state, type, stored.transaction));
+  const headers = webhookSignatureHeaders(state.signing, body);
   const times = stored.outcome === 'duplicate_webhooks' ? 2 : 1;
-  for (let i = 0; i < times; i += 1) await deliver(state, stored, type, url, body, signature);
-}
-
-/** Base64(RSA-SHA512(private key, body)): the Fireblocks-Signature header. */
-export function signWebhookBody(body: string, privateKey = FIREBLOCKS_SIMULATOR_WEBHOOK_PRIVATE_KEY): string {
-  const signer = createSign('RSA-SHA512');
-  signer.update(body);
-  return signer.sign(privateKey, 'base64');
+  for (let i = 0; i < times; i += 1) await deliver(state, stored, type, url, body, headers);
 }
 
 async function deliver(
@@ -163,7 +150,7 @@ async function deliver(
   type: FireblocksWebhookDelivery['type'],
   url: string,
   body: string,
-  signature: string,
+  signatures: Record<string, string>,
 ): Promise<void> {
   const delivery: FireblocksWebhookDelivery = {
     type,
@@ -172,13 +159,14 @@ async function deliver(
     status: stored.transaction.status,
     url,
     body,
-    signature,
+    signature: signatures['Fireblocks-Signature'] ?? '',
+    headers: signatures,
     at: Date.now(),
   };
   try {
     const response = await fetch(url, {
       method: 'POST',
-      headers: { 'Content-Type': 'application/json', 'Fireblocks-Signature': signature },
+      headers: { 'Content-Type': 'application/json', ...signatures },
       body,
       signal: AbortSignal.timeout(FIREBLOCKS_SIMULATOR_WEBHOOK_TIMEOUT_MS),
     });
@@ -201,6 +189,6 @@ function sleep(state: FireblocksState, ms: number): Promise<void> {
   });
 }
 
-function notify(state: FireblocksState): void {
+export function notify(state: FireblocksState): void {
   for (const listener of [...state.listeners]) listener();
 }

@@ -1,8 +1,10 @@
 /**
  * The Fireblocks simulator's HTTP server: reads and records each request, authenticates it as Fireblocks
  * does (X-API-Key and a signed JWT per request), routes it to the vault or transactions API, and writes
- * the answer. Also the simulator's controls: funding a vault, announcing an incoming deposit, forcing
- * failures, waiting for webhooks and statuses.
+ * the answer; its JWKS (v2's webhook keys) is served unauthenticated at Fireblocks' path. Also the
+ * simulator's controls: funding a vault, announcing an incoming deposit, forcing failures, rotating the
+ * webhook key, taking the JWKS down, changing a completed transaction's status, waiting for webhooks and
+ * statuses.
  */
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import type http from 'node:http';
@@ -14,6 +16,7 @@ import {
   readRequestBody,
   waitFor,
 } from '../shared.ts';
+import { changeCompletedStatus } from './afterCompletion.ts';
 import { atomicAmount, checkedNetworkFee, FIREBLOCKS_SIMULATOR_ASSETS } from './assets.ts';
 import { authenticate } from './auth.ts';
 import {
@@ -49,14 +52,38 @@ import {
   readVaultAsset,
 } from './vaults.ts';
 import { FIREBLOCKS_SIMULATOR_WEBHOOK_PUBLIC_KEY } from './webhookKey.ts';
+import {
+  FIREBLOCKS_SIMULATOR_JWKS_PATH,
+  type FireblocksSimulatorWebhookSignatures,
+  jwksAnswer,
+  rotateWebhookKey,
+} from './webhookSigning.ts';
 
 export interface FireblocksSimulator {
   /** The base URL an SDK is given: the server's origin with Fireblocks' `/v1`. */
   baseUrl: string;
   /** The default API user (when no apiUsers were given): its API key and PEM private key. */
   credentials: { apiKey: string; secretKey: string };
-  /** The PEM public key webhooks are verified with, published as Fireblocks publishes its own. */
+  /** The PEM public key v1 webhooks are verified with, published as Fireblocks publishes its own. */
   webhookPublicKey: string;
+  /** Where v2's keys are published (the simulator's origin with Fireblocks' `/.well-known/jwks.json`). */
+  jwksUrl: string;
+  /** How many times the JWKS was asked for. */
+  readonly jwksRequests: number;
+  setWebhookSignatures(signatures: FireblocksSimulatorWebhookSignatures): void;
+  /** Adds a v2 key and signs with it from now on (the earlier ones stay published); returns its kid. */
+  rotateWebhookKey(): string;
+  /** false: the JWKS answers 503 until set true again. */
+  setJwksAvailable(available: boolean): void;
+  /**
+   * Changes a COMPLETED transaction's status (a reorganisation, a correction: afterCompletion.ts) and
+   * announces it by webhook; GET answers it from then on.
+   */
+  changeCompletedStatus(
+    id: string,
+    status: FireblocksTransactionStatus,
+    subStatus: string,
+  ): FireblocksTransaction;
   readonly requests: readonly FireblocksReceivedRequest[];
   readonly webhooks: readonly FireblocksWebhookDelivery[];
   setWebhookUrl(url: string | undefined): void;
@@ -109,7 +136,7 @@ export async function startFireblocksSimulator(
     options,
   );
   server.keepAliveTimeout = FIREBLOCKS_SIMULATOR_KEEP_ALIVE_MS;
-  return controls(state, server, `${url}/v1`, credentials);
+  return controls(state, server, url, credentials);
 }
 
 /**
@@ -118,16 +145,29 @@ export async function startFireblocksSimulator(
  */
 const FIREBLOCKS_SIMULATOR_KEEP_ALIVE_MS = 65_000;
 
+// Past 70 lines: one object literal of the simulator's controls, each a line or two.
 function controls(
   state: FireblocksState,
   server: http.Server,
-  baseUrl: string,
+  origin: string,
   credentials: FireblocksSimulator['credentials'],
 ): FireblocksSimulator {
   return {
-    baseUrl,
+    baseUrl: `${origin}/v1`,
     credentials,
     webhookPublicKey: FIREBLOCKS_SIMULATOR_WEBHOOK_PUBLIC_KEY,
+    jwksUrl: `${origin}${FIREBLOCKS_SIMULATOR_JWKS_PATH}`,
+    get jwksRequests() {
+      return state.signing.jwksRequests;
+    },
+    setWebhookSignatures: (signatures) => {
+      state.signing.signatures = signatures;
+    },
+    rotateWebhookKey: () => rotateWebhookKey(state.signing),
+    setJwksAvailable: (available) => {
+      state.signing.jwksAvailable = available;
+    },
+    changeCompletedStatus: (id, status, subStatus) => changeCompletedStatus(state, id, status, subStatus),
     requests: state.requests,
     webhooks: state.webhooks,
     setWebhookUrl: (url) => {
@@ -264,6 +304,9 @@ function answer(state: FireblocksState, record: FireblocksReceivedRequest): Answ
   const failure = state.failures.shift();
   if (failure !== undefined) return { ...UNAVAILABLE, status: failure };
   const url = new URL(record.path, 'http://simulator.invalid');
+  // Published for anyone, as Fireblocks' keys.fireblocks.io is: no API key, no token.
+  if (record.method === 'GET' && url.pathname === FIREBLOCKS_SIMULATOR_JWKS_PATH)
+    return jwksAnswer(state.signing);
   const found = ROUTES.map((candidate) => ({ candidate, match: candidate.pattern.exec(url.pathname) })).find(
     ({ candidate, match }) => match !== null && candidate.method === record.method,
   );

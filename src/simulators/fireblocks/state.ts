@@ -6,6 +6,11 @@
 
 import type { SimulatorListenOptions, SimulatorReceivedRequest } from '../shared.ts';
 import { checkedNetworkFee } from './assets.ts';
+import {
+  type FireblocksSimulatorWebhookSignatures,
+  newWebhookSigning,
+  type WebhookSigning,
+} from './webhookSigning.ts';
 
 /** How long each step of a transaction's life cycle takes (SUBMITTED → … → COMPLETED). */
 export const FIREBLOCKS_SIMULATOR_STEP_MS = 20;
@@ -41,6 +46,8 @@ export interface FireblocksSimulatorOptions {
    * that pays it (the network's native coin, FIREBLOCKS_SIMULATOR_FEE_ASSETS); "0" unless given.
    */
   networkFee?: string;
+  /** The signatures webhooks carry: v1's, v2's (against the simulator's JWKS) or both (the default). */
+  webhookSignatures?: FireblocksSimulatorWebhookSignatures;
   /** Test-only: runs once each answer has been written out (see SimulatorListenOptions). */
   afterAnswer?: SimulatorListenOptions['afterAnswer'];
 }
@@ -151,7 +158,10 @@ export interface FireblocksWebhookDelivery {
   status: FireblocksTransactionStatus;
   url: string;
   body: string;
+  /** The v1 Fireblocks-Signature ('' when only v2 was sent). */
   signature: string;
+  /** Every signature header sent. */
+  headers: Record<string, string>;
   /** The HTTP status answered, or the error when none came. */
   responseStatus?: number;
   error?: string;
@@ -185,6 +195,8 @@ export interface FireblocksState {
   nonces: Set<string>;
   requests: FireblocksReceivedRequest[];
   webhooks: FireblocksWebhookDelivery[];
+  /** v2's keys and which signatures webhooks carry. */
+  signing: WebhookSigning;
   failures: Array<500 | 503>;
   timers: Set<NodeJS.Timeout>;
   listeners: Set<() => void>;
@@ -212,6 +224,7 @@ export function newFireblocksState(
     nonces: new Set(),
     requests: [],
     webhooks: [],
+    signing: newWebhookSigning(options.webhookSignatures),
     failures: [],
     timers: new Set(),
     listeners: new Set(),

@@ -8,6 +8,7 @@ import { guardedFetch, type OutboundFetch } from '../../../outbound/guard.ts';
 import type { PartnerRailFactory } from '../../../rails/partner.ts';
 import type { RailPartnerName } from '../domain.ts';
 import { fireblocksRail } from './fireblocks/rail.ts';
+import type { FireblocksWebhookSignatures } from './fireblocks/webhookJwks.ts';
 import { flutterwaveRail } from './flutterwave/rail.ts';
 import { mpesaDarajaRail } from './mpesaDaraja/rail.ts';
 import { mtnMomoRail } from './mtnMomo/rail.ts';
@@ -94,6 +95,8 @@ export const PARTNER_RAIL_FACTORIES: Readonly<Record<RailPartnerName, PartnerRai
       baseUrl: settings.base_url ?? '',
       sourceVaultAccountId: settings.source_vault_account_id ?? '',
       webhookPublicKey: settings.webhook_public_key ?? '',
+      webhookSignatures: (settings.webhook_signatures ?? 'v1') as FireblocksWebhookSignatures,
+      ...(settings.webhook_jwks_url ? { webhookJwksUrl: settings.webhook_jwks_url } : {}),
       apiKey: credentials.api_key ?? '',
       privateKey: credentials.private_key ?? '',
     }),

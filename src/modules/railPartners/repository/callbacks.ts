@@ -31,10 +31,15 @@ export interface RailCallback {
   receivedAt: Date;
   nextAttemptAt: Date | null;
   processedAt: Date | null;
+  /**
+   * How the signature was verified before the callback was stored (`jwks`: a detached JWS against the
+   * partner's published keys), or null when it is checked as it is applied.
+   */
+  verifiedBy: string | null;
 }
 
 const COLUMNS = `id, organization_id, config_id, partner, path, headers, raw_body, body_sha256, status, transfer_id, detail,
-  received_at, next_attempt_at, processed_at`;
+  received_at, next_attempt_at, processed_at, verified_by`;
 
 const fromRow = rowMapper<RailCallback>({
   id: String,
@@ -51,6 +56,7 @@ const fromRow = rowMapper<RailCallback>({
   receivedAt: toDate,
   nextAttemptAt: nullableDate,
   processedAt: nullableDate,
+  verifiedBy: nullableText,
 });
 
 const CALLBACKS: RecordTable<RailCallback> = {
@@ -81,10 +87,11 @@ export async function insertRailCallback(
     callback.receivedAt,
     nextAttemptAt,
     processedAt,
+    callback.verifiedBy,
   ];
   const sql = `INSERT INTO rail_callbacks (id, organization_id, config_id, partner, path, headers, raw_body, body_sha256,
-      status, received_at, next_attempt_at, processed_at)
-    VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10, $11, $12)`;
+      status, received_at, next_attempt_at, processed_at, verified_by)
+    VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10, $11, $12, $13)`;
   const inserted = await db.query(
     `${sql} ON CONFLICT DO NOTHING RETURNING id`,
     values(callback.status, null, callback.receivedAt),

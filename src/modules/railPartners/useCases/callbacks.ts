@@ -13,7 +13,13 @@ import { createHash } from 'node:crypto';
 import type { Deps } from '../../../app/deps.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { type Page, type PageRequest, toPage } from '../../../domain/pagination.ts';
-import { type CallbackReport, MalformedCallbackError } from '../../../rails/partner.ts';
+import {
+  type ArrivedCallback,
+  type CallbackReport,
+  CallbackVerificationUnavailableError,
+  MalformedCallbackError,
+  type PartnerRail,
+} from '../../../rails/partner.ts';
 import type { Queryable } from '../../../store/store.ts';
 import { openException } from '../../treasury/index.ts';
 import { type RailCallbackStatus, type RailPartnerConfig, railsCarriedBy } from '../domain.ts';
@@ -62,6 +68,7 @@ const KEPT_HEADERS = [
   'x-callback-signature',
   'flutterwave-signature',
   'fireblocks-signature',
+  'fireblocks-webhook-signature',
 ];
 /** Headers that carry a shared secret as is (Flutterwave's `verif-hash`): kept only as `<name>-sha256`. */
 const DIGESTED_HEADERS = ['verif-hash'];
@@ -83,6 +90,43 @@ export interface CallbackReceipt {
 
 const sha256Hex = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
+/** A signature that cannot be checked now: nothing stored, and the partner is told to send it again. */
+function verificationUnavailable(why: string): AppError {
+  return new AppError({
+    status: 503,
+    code: 'service_unavailable',
+    title: 'Callback signature cannot be checked now',
+    detail: `The callback was not stored: ${why}. Send it again later.`,
+  });
+}
+
+/**
+ * The partner's asynchronous signature check (PartnerRail.verifyCallback), before anything is stored: how
+ * it was verified, or the reason it was refused (stored `malformed`); throws a 503 when it cannot be
+ * checked now.
+ */
+async function verifyArriving(
+  directory: RailPartnerDirectory,
+  config: RailPartnerConfig,
+  arrived: ArrivedCallback,
+): Promise<{ verifiedBy: string | null; refusal?: string }> {
+  let adapter: PartnerRail;
+  try {
+    adapter = directory.adapterFor(config);
+  } catch {
+    // An adapter that cannot be built now: stored unverified, as before, and applying it meets the same fault.
+    return { verifiedBy: null };
+  }
+  if (!adapter.verifyCallback) return { verifiedBy: null };
+  try {
+    return { verifiedBy: (await adapter.verifyCallback(arrived)) ?? null };
+  } catch (error) {
+    if (error instanceof CallbackVerificationUnavailableError) throw verificationUnavailable(error.message);
+    if (error instanceof MalformedCallbackError) return { verifiedBy: null, refusal: error.message };
+    throw error;
+  }
+}
+
 function unknownCallbackTarget(): AppError {
   return new AppError({
     status: 404,
@@ -90,6 +134,20 @@ function unknownCallbackTarget(): AppError {
     title: 'Unknown callback address',
     detail: 'No rail partner configuration has this callback address.',
   });
+}
+
+/** The headers kept with a callback: KEPT_HEADERS as sent, DIGESTED_HEADERS as `<name>-sha256`. */
+function keptHeaders(arriving: ArrivingCallback['headers']): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const name of KEPT_HEADERS) {
+    const value = arriving[name];
+    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  for (const name of DIGESTED_HEADERS) {
+    const value = arriving[name];
+    if (typeof value === 'string') headers[`${name}-sha256`] = sha256Hex(value);
+  }
+  return headers;
 }
 
 /** Stores a callback, then applies it; the answer says what it was found to be. */
@@ -102,15 +160,12 @@ export async function receiveRailCallback(
   // A disabled configuration still takes callbacks: payouts made while it was active report late.
   if (!config || config.rail !== arriving.rail) throw unknownCallbackTarget();
   const now = deps.now();
-  const headers: Record<string, string> = {};
-  for (const name of KEPT_HEADERS) {
-    const value = arriving.headers[name];
-    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
-  }
-  for (const name of DIGESTED_HEADERS) {
-    const value = arriving.headers[name];
-    if (typeof value === 'string') headers[`${name}-sha256`] = sha256Hex(value);
-  }
+  const headers = keptHeaders(arriving.headers);
+  const checked = await verifyArriving(directory, config, {
+    path: arriving.path,
+    headers,
+    rawBody: arriving.rawBody,
+  });
   const callback: RailCallback = {
     id: deps.newId('railCallback'),
     organizationId: config.organizationId,
@@ -126,12 +181,26 @@ export async function receiveRailCallback(
     receivedAt: now,
     nextAttemptAt: now,
     processedAt: null,
+    verifiedBy: checked.verifiedBy,
   };
-  const { stored } = await deps.store.transaction((tx) => insertRailCallback(tx, callback));
+  const { stored } = await deps.store.transaction(async (tx) => {
+    const inserted = await insertRailCallback(tx, callback);
+    if (checked.refusal !== undefined && inserted.stored.status !== 'duplicate') {
+      // Kept for a dispute, never applied.
+      await finishRailCallback(tx, callback.id, {
+        status: 'malformed',
+        transferId: null,
+        detail: checked.refusal,
+        at: now,
+      });
+      return { stored: { ...inserted.stored, status: 'malformed' as const } };
+    }
+    return inserted;
+  });
   const answer = () => creditCallbackAnswer(deps.store, directory, config, callback);
-  if (stored.status === 'duplicate') {
-    deps.metrics?.observeRailCallback(config.partner, 'duplicate');
-    return { callbackId: stored.id, status: 'duplicate', answer: await answer() };
+  if (stored.status === 'duplicate' || stored.status === 'malformed') {
+    deps.metrics?.observeRailCallback(config.partner, stored.status);
+    return { callbackId: stored.id, status: stored.status, answer: await answer() };
   }
   let status: RailCallbackStatus = 'received';
   try {
@@ -195,9 +264,17 @@ async function effectOf(
   let report: CallbackReport;
   const adapter = directory.adapterFor(config);
   try {
-    const arrived = { path: callback.path, headers: callback.headers, rawBody: callback.rawBody };
+    const arrived = {
+      path: callback.path,
+      headers: callback.headers,
+      rawBody: callback.rawBody,
+      verifiedBy: callback.verifiedBy,
+    };
     const deposit = adapter.parseDeposit?.(arrived);
-    if (deposit) return applyCustodyDeposit(tx, deps, callback.organizationId, deposit);
+    if (deposit) {
+      const source = { partner: callback.partner, callbackId: callback.id };
+      return applyCustodyDeposit(tx, deps, callback.organizationId, deposit, source);
+    }
     report = adapter.parseCallback(arrived);
   } catch (error) {
     if (error instanceof MalformedCallbackError)

@@ -215,6 +215,23 @@ export async function recordCustodyDeposit(
   return { depositId: deposit.id, created };
 }
 
+/**
+ * The organization's live deposit of a chain transfer a custody partner reported, locked: what a later
+ * report about the same transfer (no longer completed) is compared with. Undefined when none is, or it
+ * is another organization's.
+ */
+export async function findCustodyDeposit(
+  tx: Queryable,
+  organizationId: string,
+  report: { network: string; txHash: string; logIndex: number },
+): Promise<Deposit | undefined> {
+  const network = requireNetwork(report.network, 'network');
+  const deposit = await findDepositByChainTransfer(tx, network, report.txHash, report.logIndex, {
+    forUpdate: true,
+  });
+  return deposit?.organizationId === organizationId ? deposit : undefined;
+}
+
 function repeated(existing: Deposit, same: boolean): { deposit: Deposit; created: boolean } {
   if (!same) {
     throw new AppError({

@@ -5,6 +5,7 @@
  */
 import { createHash, createSign, randomUUID } from 'node:crypto';
 import type { OutboundFetch } from '../../../../outbound/guard.ts';
+import type { FireblocksWebhookSignatures } from './webhookJwks.ts';
 
 /** Fireblocks refuses a token living 30 s or more (its authentication page); 25 s leaves room. */
 export const FIREBLOCKS_TOKEN_LIFETIME_SECONDS = 25;
@@ -19,8 +20,12 @@ export interface FireblocksConfig {
   apiKey: string;
   /** The API user's RSA private key, PEM. */
   privateKey: string;
-  /** The PEM public key Fireblocks' webhooks are verified with (its published key, or a simulator's). */
+  /** The PEM public key v1 webhooks are verified with (Fireblocks' published key, or a simulator's). */
   webhookPublicKey: string;
+  /** The signatures webhooks are accepted with (webhookJwks.ts); `v1` unless given. */
+  webhookSignatures?: FireblocksWebhookSignatures;
+  /** Where v2's keys are published (FIREBLOCKS_JWKS_URL unless given; a region's, or a simulator's). */
+  webhookJwksUrl?: string;
   /** The vault account payouts are sent from. */
   sourceVaultAccountId: string;
   requestTimeoutMs?: number;

@@ -124,9 +124,15 @@ export function stablecoinOfAssetId(assetId: unknown): DigitalAsset | undefined 
   return undefined;
 }
 
-/** A completed transaction into a vault from outside, as a deposit to one of the wallets' addresses. */
+/**
+ * A transaction into a vault from outside, as a deposit to one of the wallets' addresses: a completed one,
+ * or one ended in a failure, reported `notCompleted` (it may have been completed and credited before: a
+ * status after COMPLETED); undefined for one still on its way.
+ */
 export function depositOfTransaction(data: unknown): CustodyDepositReport | undefined {
-  if (!isRecord(data) || data.status !== 'COMPLETED') return undefined;
+  if (!isRecord(data)) return undefined;
+  const failed = typeof data.status === 'string' && Object.hasOwn(FAILED_STATUS_CODES, data.status);
+  if (data.status !== 'COMPLETED' && !failed) return undefined;
   if (!isRecord(data.destination) || data.destination.type !== 'VAULT_ACCOUNT') return undefined;
   if (isRecord(data.source) && data.source.type === 'VAULT_ACCOUNT') return undefined;
   const network = networkOfAssetId(data.assetId);
@@ -141,5 +147,7 @@ export function depositOfTransaction(data: unknown): CustodyDepositReport | unde
     return undefined;
   }
   const logIndex = typeof data.index === 'number' && Number.isSafeInteger(data.index) ? data.index : 0;
-  return { network, address, amount, txHash, logIndex };
+  if (!failed) return { network, address, amount, txHash, logIndex };
+  const notCompleted = { status: String(data.status), subStatus: String(data.subStatus ?? '') };
+  return { network, address, amount, txHash, logIndex, notCompleted };
 }

@@ -6,9 +6,11 @@
  * transaction with one it has seen. A submit whose answer was lost, or that is refused, first looks the
  * transfer up by externalTxId: a transaction found is the payout's, never a second one.
  *
- * Webhooks: each carries Fireblocks-Signature, the base64 RSA-SHA512 signature of the raw body by
- * Fireblocks' key; parseCallback refuses one the configured public key does not verify. The rail worker's
- * poller still confirms every outcome with GET by externalTxId.
+ * Webhooks: v1's Fireblocks-Signature is the base64 RSA-SHA512 signature of the raw body by Fireblocks'
+ * key, checked by parseCallback with the configured public key; v2's Fireblocks-Webhook-Signature, a
+ * detached JWS checked against Fireblocks' JWKS, is checked by verifyCallback before the webhook is stored
+ * (webhookJwks.ts). The configuration says which it accepts. The rail worker's poller still confirms every
+ * outcome with GET by externalTxId.
  */
 import { createVerify } from 'node:crypto';
 import type { DigitalAsset, DigitalAssetNetwork } from '../../../../domain/digitalAssets.ts';
@@ -16,6 +18,7 @@ import type { Transfer } from '../../../../domain/transferRecord.ts';
 import {
   type ArrivedCallback,
   type CallbackReport,
+  CallbackVerificationUnavailableError,
   type CustodyDepositReport,
   MalformedCallbackError,
   type PartnerRail,
@@ -44,6 +47,7 @@ import {
   createTransactionOnce,
   submitFireblocksSweep,
 } from './sweeps.ts';
+import { FIREBLOCKS_JWKS_URL, fireblocksJwksCache, verifyFireblocksWebhookJws } from './webhookJwks.ts';
 
 /** Fireblocks' webhook types that speak of a transaction. */
 const TRANSACTION_WEBHOOKS = ['TRANSACTION_CREATED', 'TRANSACTION_STATUS_UPDATED'];
@@ -78,6 +82,7 @@ export function fireblocksRail(config: FireblocksConfig): CustodyPartnerRail {
     collect: async () => ({ accepted: false, failureCode: 'not_supported' }),
     checkCollection: async () => ({ kind: 'failed', failureCode: 'not_supported' }),
     parseCallback: (callback) => parseFireblocksWebhook(config, callback),
+    verifyCallback: (callback) => verifyFireblocksWebhook(config, callback),
     parseDeposit: (callback) => parseFireblocksDeposit(config, callback),
   };
 }
@@ -112,11 +117,51 @@ async function checkPayout(config: FireblocksConfig, transfer: Transfer, now: Da
   return outcomeOfTransaction(found, now);
 }
 
-/** A webhook's event, its Fireblocks-Signature verified with the configured public key. */
+/** What parseCallback needs of a configuration to check a webhook. */
+type WebhookKeys = Pick<FireblocksConfig, 'webhookPublicKey' | 'webhookSignatures'>;
+
+/**
+ * v2's check, before the webhook is stored: `jwks` once Fireblocks-Webhook-Signature verifies; undefined
+ * when the configuration accepts v1 and v1 is left to check (no v2 header, or, under `v1_or_v2`, the JWKS
+ * out of reach while the webhook carries a v1 signature too).
+ */
+export async function verifyFireblocksWebhook(
+  config: Pick<FireblocksConfig, 'fetch' | 'webhookSignatures' | 'webhookJwksUrl'>,
+  callback: ArrivedCallback,
+): Promise<string | undefined> {
+  const accepted = config.webhookSignatures ?? 'v1';
+  if (accepted === 'v1') return undefined;
+  const jws = callback.headers['fireblocks-webhook-signature'];
+  if (jws === undefined) {
+    if (accepted === 'v2') {
+      throw new MalformedCallbackError('The Fireblocks webhook has no Fireblocks-Webhook-Signature');
+    }
+    return undefined;
+  }
+  try {
+    const url = config.webhookJwksUrl ?? FIREBLOCKS_JWKS_URL;
+    await verifyFireblocksWebhookJws(fireblocksJwksCache, config.fetch, url, jws, callback.rawBody);
+    return 'jwks';
+  } catch (error) {
+    const v1Left = accepted === 'v1_or_v2' && callback.headers['fireblocks-signature'] !== undefined;
+    if (error instanceof CallbackVerificationUnavailableError && v1Left) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * A webhook's event, its signature verified: checked against the JWKS before it was stored (`verifiedBy`
+ * `jwks`), or its Fireblocks-Signature with the configured public key where the configuration accepts v1.
+ */
 function verifiedEvent(
-  config: Pick<FireblocksConfig, 'webhookPublicKey'>,
+  config: WebhookKeys,
   callback: ArrivedCallback,
 ): Record<string, unknown> & { type: string } {
+  const accepted = config.webhookSignatures ?? 'v1';
+  if (callback.verifiedBy === 'jwks' && accepted !== 'v1') return parsedEvent(callback);
+  if (accepted === 'v2') {
+    throw new MalformedCallbackError("The Fireblocks webhook was not verified against Fireblocks' JWKS");
+  }
   const signature = callback.headers['fireblocks-signature'];
   if (signature === undefined)
     throw new MalformedCallbackError('The Fireblocks webhook has no Fireblocks-Signature');
@@ -125,11 +170,28 @@ function verifiedEvent(
   if (!verifier.verify(config.webhookPublicKey, signature, 'base64')) {
     throw new MalformedCallbackError('The Fireblocks webhook signature does not verify');
   }
+  return parsedEvent(callback);
+}
+
+/** Webhooks v2's event types ("Transaction webhooks v2") as v1 names them. */
+const V2_EVENT_TYPES: Readonly<Record<string, string>> = {
+  'transaction.created': 'TRANSACTION_CREATED',
+  'transaction.status.updated': 'TRANSACTION_STATUS_UPDATED',
+};
+
+/**
+ * The webhook's JSON event with its type: v1's `{type, tenantId, timestamp, data}`, or v2's `{id, eventType,
+ * eventVersion, resourceId, data, createdAt, workspaceId}` with its transaction event types named as v1's.
+ */
+function parsedEvent(callback: ArrivedCallback): Record<string, unknown> & { type: string } {
   let event: unknown;
   try {
     event = JSON.parse(callback.rawBody);
   } catch {
     throw new MalformedCallbackError('The Fireblocks webhook body is not JSON');
+  }
+  if (isRecord(event) && typeof event.type !== 'string' && typeof event.eventType === 'string') {
+    return { ...event, type: V2_EVENT_TYPES[event.eventType] ?? event.eventType };
   }
   if (!isRecord(event) || typeof event.type !== 'string') {
     throw new MalformedCallbackError('The Fireblocks webhook has no type');
@@ -139,7 +201,7 @@ function verifiedEvent(
 
 /** A webhook's deposit, its signature verified; undefined when it reports none. */
 export function parseFireblocksDeposit(
-  config: Pick<FireblocksConfig, 'webhookPublicKey'>,
+  config: WebhookKeys,
   callback: ArrivedCallback,
 ): CustodyDepositReport | undefined {
   const event = verifiedEvent(config, callback);
@@ -147,10 +209,7 @@ export function parseFireblocksDeposit(
 }
 
 /** A webhook, its signature verified; a transaction's status read as a payout report. */
-export function parseFireblocksWebhook(
-  config: Pick<FireblocksConfig, 'webhookPublicKey'>,
-  callback: ArrivedCallback,
-): CallbackReport {
+export function parseFireblocksWebhook(config: WebhookKeys, callback: ArrivedCallback): CallbackReport {
   const event = verifiedEvent(config, callback);
   if (!TRANSACTION_WEBHOOKS.includes(event.type)) return { kind: 'ignored', reason: `${event.type} webhook` };
   const data = event.data;
