@@ -4,13 +4,23 @@
  * forged), an outage; each with its kind, job, verification, HTTP status, code, outcome and duration, and
  * never the ID number, names, signature or key.
  */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runSmileIdJobsOnce, SMILE_ID_POLL_AFTER_MS } from '../src/modules/compliance/index.ts';
 import { findSmileIdConfig } from '../src/modules/compliance/repository/smileId.ts';
-import { unavailability } from '../src/modules/compliance/useCases/smileId/calls.ts';
+import { smileIdCallEnding, submitVerdict } from '../src/modules/compliance/useCases/smileId/calls.ts';
 import { BlockedAddressError } from '../src/outbound/guard.ts';
+import { outboundFailureOf } from '../src/outbound/recordedFetch.ts';
 import { api, BACKENDS } from './support/harness.ts';
-import { eventually, type SmileIdSetup, startSmileIdSetup, submitKyc } from './support/smileId.ts';
+import { newOrganization } from './support/organizations.ts';
+import {
+  eventually,
+  type SmileIdSetup,
+  smileIdConfiguration,
+  startSmileIdSetup,
+  submitKyc,
+} from './support/smileId.ts';
 
 describe.each(BACKENDS)('Smile ID calls and callbacks, recorded on %s', (backend) => {
   let s: SmileIdSetup;
@@ -70,6 +80,7 @@ describe.each(BACKENDS)('Smile ID calls and callbacks, recorded on %s', (backend
         detail: null,
         duration_ms: expect.any(Number),
         at: expect.any(String),
+        answered_at: expect.any(String),
       },
       expect.objectContaining({
         kind: 'job_status',
@@ -80,6 +91,64 @@ describe.each(BACKENDS)('Smile ID calls and callbacks, recorded on %s', (backend
         detail: 'complete',
       }),
     ]);
+  });
+
+  it('records a call `sent` before its request leaves, and completes it with the answer', async () => {
+    // A Smile ID that holds each request until the test lets it answer 503.
+    const held: http.ServerResponse[] = [];
+    const holding = http.createServer((request, response) => {
+      request.resume();
+      request.on('end', () => held.push(response));
+    });
+    await new Promise<void>((resolve) => holding.listen(0, '127.0.0.1', resolve));
+    try {
+      const other = await newOrganization(s.t);
+      const configured = await api(s.t, 'PUT', '/v1/verification_provider', {
+        key: other.key,
+        body: {
+          ...smileIdConfiguration(s.simulator),
+          settings: {
+            base_url: `http://127.0.0.1:${(holding.address() as AddressInfo).port}/v1`,
+            partner_id: s.simulator.partnerId,
+          },
+        },
+      });
+      expect(configured.statusCode, configured.body).toBe(200);
+      const id = await submitKyc(s.t, other.key, '27005201');
+      const pass = runSmileIdJobsOnce(s.t.deps);
+      await eventually(async () => held.length === 1, 'the request to arrive');
+      const inFlight = await s.t.deps.store.query(
+        'SELECT kind, outcome, http_status, duration_ms, answered_at FROM verification_provider_calls WHERE verification_id = $1',
+        [id],
+      );
+      expect(inFlight).toEqual([
+        { kind: 'submit', outcome: 'sent', http_status: null, duration_ms: null, answered_at: null },
+      ]);
+      held[0]?.writeHead(503).end();
+      await pass;
+      const officerOfOther = (await other.member(['compliance'])).key;
+      const listed = await api(s.t, 'GET', `/v1/verification-provider-calls?verification=${id}`, {
+        key: officerOfOther,
+      });
+      expect(listed.data.data).toEqual([
+        expect.objectContaining({
+          kind: 'submit',
+          outcome: 'error',
+          http_status: 503,
+          detail: 'unavailable',
+          duration_ms: expect.any(Number),
+          answered_at: expect.any(String),
+        }),
+      ]);
+      const sent = await api(s.t, 'GET', '/v1/verification-provider-calls?outcome=sent', {
+        key: officerOfOther,
+      });
+      expect(sent.statusCode, sent.body).toBe(200);
+      expect(sent.data.data).toEqual([]);
+    } finally {
+      for (const response of held) if (!response.writableEnded) response.writeHead(503).end();
+      await new Promise((resolve) => holding.close(resolve));
+    }
   });
 
   it('records an outage as an error with Smile ID’s status, and a forged callback as refused', async () => {
@@ -130,16 +199,35 @@ describe.each(BACKENDS)('Smile ID calls and callbacks, recorded on %s', (backend
 });
 
 describe('a call that got no answer from Smile ID', () => {
+  const ending = (error: Error) =>
+    smileIdCallEnding({ answered: false, failure: outboundFailureOf(error), durationMs: 1 }, submitVerdict);
+
   it('is a timeout when its own time limit aborted it, an error otherwise', () => {
     const aborted = Object.assign(new Error('aborted'), { name: 'AbortError' });
-    expect(unavailability(new Error('x', { cause: aborted }))).toMatchObject({ outcome: 'timeout' });
-    expect(unavailability(new Error('x', { cause: new BlockedAddressError('no') }))).toMatchObject({
+    expect(ending(aborted)).toMatchObject({ outcome: 'timeout' });
+    expect(ending(new BlockedAddressError('no'))).toMatchObject({
       outcome: 'error',
       detail: 'blocked_address',
     });
-    expect(unavailability(new Error('x', { cause: new Error('ECONNREFUSED') }))).toMatchObject({
+    expect(ending(new Error('ECONNREFUSED'))).toMatchObject({
       outcome: 'error',
       detail: 'no_connection',
     });
+  });
+
+  it('an answer that is not Smile ID’s (a 5xx, no JSON) is an error: unavailable', () => {
+    const answered = (status: number, body: Record<string, unknown> | undefined) =>
+      smileIdCallEnding({ answered: true, status, body, durationMs: 1 }, submitVerdict);
+    expect(answered(502, { success: true })).toMatchObject({
+      outcome: 'error',
+      httpStatus: 502,
+      detail: 'unavailable',
+    });
+    expect(answered(200, undefined)).toMatchObject({
+      outcome: 'error',
+      httpStatus: 200,
+      detail: 'unavailable',
+    });
+    expect(answered(400, { code: '2215' })).toMatchObject({ outcome: 'refused', resultCode: '2215' });
   });
 });

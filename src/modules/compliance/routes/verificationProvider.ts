@@ -19,7 +19,7 @@ import {
   written,
 } from '../../../http/routeKit.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
-import { idSchema, nullableIdSchema, timestampSchema } from '../../../http/schemas.ts';
+import { idSchema, nullableIdSchema, nullableTimestampSchema, timestampSchema } from '../../../http/schemas.ts';
 import {
   governedIdempotentWrite,
   pendingChangeResponse,
@@ -106,14 +106,26 @@ export const verificationProviderCallSchema = apiObjectSchema(
       type: ['string', 'null'],
       description: 'Smile ID’s result code (`1012`, …) or error code (`2215`, …), when it gave one.',
     },
-    outcome: { type: 'string', enum: SMILE_ID_CALL_OUTCOMES },
+    outcome: {
+      type: 'string',
+      enum: SMILE_ID_CALL_OUTCOMES,
+      description:
+        'A call: `sent` (recorded before the request left; still `sent`, its answer was never recorded: the process stopped, or it is under way), then `accepted`, `refused`, `timeout` or `error`. A callback: `accepted` or `refused`.',
+    },
     detail: {
       type: ['string', 'null'],
       description:
         'A call: `complete`, `in_progress`, `bad_signature`, `unavailable`, `timeout`, `blocked_address`, `no_connection`. A callback: how it was applied (`applied`, `duplicate`, `undecided`, `bad_signature`, `unknown_job`, `malformed`).',
     },
-    duration_ms: { type: ['integer', 'null'], description: 'How long the call took; null for a callback.' },
-    at: timestampSchema,
+    duration_ms: {
+      type: ['integer', 'null'],
+      description: 'How long the call took; null while `sent`, and for a callback.',
+    },
+    at: { ...timestampSchema, description: 'When the call was sent, or the callback received.' },
+    answered_at: {
+      ...nullableTimestampSchema,
+      description: 'When the call’s answer (or failure) was recorded; null while `sent`, and for a callback.',
+    },
   },
 );
 
@@ -132,6 +144,7 @@ function presentCall(call: SmileIdCallRecord) {
     detail: call.detail,
     duration_ms: call.durationMs,
     at: call.at.toISOString(),
+    answered_at: call.answeredAt?.toISOString() ?? null,
   };
 }
 

@@ -12,11 +12,11 @@
  * async-local context, which the fetch reads.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { performance } from 'node:perf_hooks';
 import type { Deps } from '../../../app/deps.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { type Page, type PageRequest, toPage } from '../../../domain/pagination.ts';
-import { BlockedAddressError, type OutboundFetch } from '../../../outbound/guard.ts';
+import type { OutboundFetch } from '../../../outbound/guard.ts';
+import { jsonObjectOf, type OutboundCallEnd, recordedFetch } from '../../../outbound/recordedFetch.ts';
 import type { RailPartnerConfig } from '../domain.ts';
 import {
   type CallSubject,
@@ -24,7 +24,6 @@ import {
   PARTNER_CALL_DESCRIBERS,
   type PartnerCallDescriber,
 } from '../partners/callDescriptions.ts';
-import { parseObject } from '../partners/mpesaDaraja/protocol.ts';
 import {
   endPartnerCall,
   insertSentPartnerCall,
@@ -36,9 +35,6 @@ import {
 
 export { RAIL_PARTNER_CALL_OPERATIONS } from '../partners/callDescriptions.ts';
 export { RAIL_PARTNER_CALL_STATUSES, type RailPartnerCallRecord } from '../repository/partnerCalls.ts';
-
-/** Statuses whose Response cannot carry a body. */
-const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
 
 const callSubjects = new AsyncLocalStorage<CallSubject>();
 
@@ -83,9 +79,6 @@ export function withCallSubjects<T extends object>(adapter: T): T {
   });
 }
 
-/** A body that is a JSON object, or undefined. */
-const parsedObject = (text: string | undefined) => (text ? (parseObject(text) ?? undefined) : undefined);
-
 /** The request's path under the configured base URL (its whole path when it is not under it). */
 function pathUnder(url: string, baseUrl: string): string {
   if (baseUrl !== '' && url.startsWith(baseUrl)) return url.slice(baseUrl.length) || '/';
@@ -97,73 +90,64 @@ function pathUnder(url: string, baseUrl: string): string {
   }
 }
 
-/** Why a request got no answer, in a word. */
-function failureOf(error: unknown): Pick<PartnerCallEnd, 'status' | 'failure'> {
-  const name = (error as { name?: unknown } | null)?.name;
-  if (name === 'TimeoutError' || name === 'AbortError') return { status: 'timeout', failure: 'timeout' };
-  if (error instanceof BlockedAddressError) return { status: 'failed', failure: 'blocked_address' };
-  return { status: 'failed', failure: 'no_connection' };
+/** How a request ended, as a row keeps it: answered with what the describer reads, or its failure. */
+function partnerCallEnd(
+  describer: PartnerCallDescriber,
+  end: OutboundCallEnd,
+  answeredAt: Date,
+): PartnerCallEnd {
+  const timing = { durationMs: end.durationMs, answeredAt };
+  if (!end.answered) {
+    const status = end.failure === 'timeout' ? 'timeout' : 'failed';
+    return {
+      ...timing,
+      status,
+      failure: end.failure,
+      httpStatus: null,
+      partnerReference: null,
+      partnerCode: null,
+    };
+  }
+  const answer = describer.answer(end.status, end.body);
+  return { ...timing, status: 'answered', httpStatus: end.status, failure: null, ...answer };
 }
 
 /**
- * `fetch`, each request recorded in rail_partner_calls for the configuration: `sent` first, then its end.
- * The answer's body is read here and handed on whole, so what is recorded is what the adapter reads.
+ * `fetch`, each request recorded in rail_partner_calls for the configuration (`sent` first, then its end),
+ * through the outbound calls' one recorder (src/outbound/recordedFetch.ts).
  */
 export function recordingFetch(deps: Deps, config: RailPartnerConfig, fetch: OutboundFetch): OutboundFetch {
   const describer: PartnerCallDescriber | undefined = PARTNER_CALL_DESCRIBERS[config.partner];
   if (!describer) return fetch;
   const baseUrl = (config.settings.base_url ?? '').replace(/\/+$/, '');
-  return async (url, init = {}) => {
+  return recordedFetch(fetch, (url, init) => {
     const subject = callSubjects.getStore() ?? {};
     const method = init.method ?? 'GET';
     const path = pathUnder(url, baseUrl);
     const headers = init.headers ?? {};
-    const described = describer.request({ method, path, headers, body: parsedObject(init.body), subject });
+    const described = describer.request({ method, path, headers, body: jsonObjectOf(init.body), subject });
     const id = deps.newId('railPartnerCall');
-    await insertSentPartnerCall(deps.store, {
+    return {
       id,
-      organizationId: config.organizationId,
-      railPartnerId: config.id,
-      partner: config.partner,
-      operation: described.operation,
-      method,
-      path: maskedCallPath(path),
-      transferId: subject.transferId ?? null,
-      walletId: subject.walletId ?? null,
-      sweepId: subject.sweepId ?? null,
-      collectionId: subject.collectionId ?? null,
-      ourReference: described.ourReference,
-      createdAt: deps.now(),
-    });
-    const started = performance.now();
-    const end = (fields: Omit<PartnerCallEnd, 'durationMs' | 'answeredAt'>) =>
-      endPartnerCall(deps.store, id, {
-        ...fields,
-        durationMs: Math.round(performance.now() - started),
-        answeredAt: deps.now(),
-      }).catch((error: unknown) => {
-        // The row stays `sent`, as after a crash; the partner's answer is still handed on.
-        process.stderr.write(
-          `${JSON.stringify({ level: 'error', msg: 'could not record a rail partner answer', rail_partner_call: id, error: String(error) })}\n`,
-        );
-      });
-    let response: Response;
-    let text: string;
-    try {
-      response = await fetch(url, init);
-      text = await response.text();
-    } catch (error) {
-      await end({ ...failureOf(error), httpStatus: null, partnerReference: null, partnerCode: null });
-      throw error;
-    }
-    const answer = describer.answer(response.status, parsedObject(text));
-    await end({ status: 'answered', httpStatus: response.status, failure: null, ...answer });
-    return new Response(NULL_BODY_STATUSES.has(response.status) ? null : text, {
-      status: response.status,
-      statusText: response.statusText,
-      headers: response.headers,
-    });
-  };
+      sent: () =>
+        insertSentPartnerCall(deps.store, {
+          id,
+          organizationId: config.organizationId,
+          railPartnerId: config.id,
+          partner: config.partner,
+          operation: described.operation,
+          method,
+          path: maskedCallPath(path),
+          transferId: subject.transferId ?? null,
+          walletId: subject.walletId ?? null,
+          sweepId: subject.sweepId ?? null,
+          collectionId: subject.collectionId ?? null,
+          ourReference: described.ourReference,
+          createdAt: deps.now(),
+        }),
+      ended: (end) => endPartnerCall(deps.store, id, partnerCallEnd(describer, end, deps.now())),
+    };
+  });
 }
 
 /** The organization's partner calls, newest first, a page at a time. */

@@ -16,7 +16,7 @@ import {
   insertSmileIdCallback,
   type SmileIdCallbackRecord,
 } from '../../repository/smileId.ts';
-import { recordSmileIdCall, smileIdCode } from './calls.ts';
+import { recordSmileIdCallback, smileIdCode } from './calls.ts';
 import { openSmileIdApiKey } from './config.ts';
 import { applySmileIdResult } from './jobs.ts';
 
@@ -56,7 +56,7 @@ async function recordCallbackReceived(
   const refused = ['malformed', 'bad_signature', 'unknown_job'].includes(callback.outcome);
   const job =
     callback.jobId === null ? undefined : await findSmileIdJob(tx, callback.organizationId, callback.jobId);
-  await recordSmileIdCall(
+  await recordSmileIdCallback(
     deps,
     callback.organizationId,
     {

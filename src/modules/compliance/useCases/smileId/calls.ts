@@ -2,15 +2,19 @@
  * Each call sent to Smile ID and each callback received, recorded one by one (verification_provider_calls)
  * for operators and auditors: its kind, job and verification, Smile ID's HTTP status and code, the outcome
  * (accepted, refused, timeout, error) and how long it took. Only codes and statuses are kept: never a body,
- * a name, an ID number, Smile ID's error text (it may echo what was sent), a signature or the key. A call
- * is recorded after its answer, on its own: a process that dies in between loses that row, not the job.
+ * a name, an ID number, Smile ID's error text (it may echo what was sent), a signature or the key. A call is
+ * recorded as rail partners' are, through the outbound calls' one recorder (src/outbound/recordedFetch.ts):
+ * `sent` in its own statement before the request leaves, then completed with its outcome, so a process
+ * killed in between leaves the row `sent`.
  */
 import type { Deps } from '../../../../app/deps.ts';
 import { type Page, type PageRequest, toPage } from '../../../../domain/pagination.ts';
-import { BlockedAddressError } from '../../../../outbound/guard.ts';
+import type { OutboundCallEnd, OutboundCallRecord } from '../../../../outbound/recordedFetch.ts';
 import type { Queryable } from '../../../../store/store.ts';
 import type { SmileIdJobRecord } from '../../repository/smileId.ts';
 import {
+  endSmileIdCall,
+  insertSentSmileIdCall,
   insertSmileIdCall,
   listSmileIdCalls,
   type SmileIdCallFilter,
@@ -64,32 +68,77 @@ export function jobStatusVerdict(
   };
 }
 
-/** A call that got no answer Smile ID gave: timed out, blocked by the address guard, a 5xx, or no connection. */
-export function unavailability(error: unknown): AnswerVerdict & { httpStatus: number | null } {
-  const cause = (error as { cause?: unknown }).cause;
-  const httpStatus = (cause as { httpStatus?: unknown } | undefined)?.httpStatus;
-  if (typeof httpStatus === 'number') return { outcome: 'error', httpStatus, detail: 'unavailable' };
-  // Only the call's own time-out aborts it (the request rejects with an AbortError caused by it).
-  const name = (cause as { name?: unknown } | undefined)?.name;
-  if (name === 'TimeoutError' || name === 'AbortError')
-    return { outcome: 'timeout', httpStatus: null, detail: 'timeout' };
-  if (cause instanceof BlockedAddressError) {
-    return { outcome: 'error', httpStatus: null, detail: 'blocked_address' };
+/**
+ * What a call's end is recorded as: no answer (timed out, blocked by the address guard, no connection), an
+ * answer that is not Smile ID's (a 5xx, no JSON: unavailable), or Smile ID's answer as `judge` reads it.
+ */
+export function smileIdCallEnding(
+  end: OutboundCallEnd,
+  judge: (status: number, body: Record<string, unknown>) => AnswerVerdict,
+): AnswerVerdict & { httpStatus: number | null } {
+  if (!end.answered) {
+    return {
+      outcome: end.failure === 'timeout' ? 'timeout' : 'error',
+      httpStatus: null,
+      detail: end.failure,
+    };
   }
-  return { outcome: 'error', httpStatus: null, detail: 'no_connection' };
+  if (end.status >= 500 || end.body === undefined) {
+    return { outcome: 'error', httpStatus: end.status, detail: 'unavailable' };
+  }
+  return { httpStatus: end.status, ...judge(end.status, end.body) };
+}
+
+/** A call sent to Smile ID: what it is (its kind and path), about which job, and how its answer is read. */
+export interface SmileIdCallSent {
+  kind: 'submit' | 'job_status';
+  path: string;
+  job: Pick<SmileIdJobRecord, 'jobId' | 'verificationId'>;
+  judge: (status: number, body: Record<string, unknown>) => AnswerVerdict;
+}
+
+/** The call's row for the outbound recorder: inserted `sent`, then completed once with its outcome. */
+export function smileIdCallRecord(
+  deps: Deps,
+  organizationId: string,
+  call: SmileIdCallSent,
+): OutboundCallRecord {
+  const id = deps.newId('verificationProviderCall');
+  return {
+    id,
+    sent: () =>
+      insertSentSmileIdCall(deps.store, {
+        id,
+        organizationId,
+        kind: call.kind,
+        path: call.path,
+        jobId: call.job.jobId,
+        verificationId: call.job.verificationId,
+        at: deps.now(),
+      }),
+    ended: (end) => {
+      const verdict = smileIdCallEnding(end, call.judge);
+      return endSmileIdCall(deps.store, id, {
+        outcome: verdict.outcome,
+        httpStatus: verdict.httpStatus,
+        resultCode: verdict.resultCode ?? null,
+        detail: verdict.detail ?? null,
+        durationMs: end.durationMs,
+        answeredAt: deps.now(),
+      });
+    },
+  };
 }
 
 export interface CallToRecord extends AnswerVerdict {
   kind: SmileIdCallKind;
-  path?: string | null;
   job: Pick<SmileIdJobRecord, 'jobId' | 'verificationId'> | null;
   jobId?: string | null;
   httpStatus?: number | null;
-  durationMs?: number | null;
 }
 
-/** Records one call or callback, in `db` (the callback's transaction) or on its own. */
-export async function recordSmileIdCall(
+/** Records a callback received, whole, in `db` (the callback's transaction). */
+export async function recordSmileIdCallback(
   deps: Deps,
   organizationId: string,
   call: CallToRecord,
@@ -99,15 +148,16 @@ export async function recordSmileIdCall(
     id: deps.newId('verificationProviderCall'),
     organizationId,
     kind: call.kind,
-    path: call.path ?? null,
+    path: null,
     jobId: call.job?.jobId ?? call.jobId ?? null,
     verificationId: call.job?.verificationId ?? null,
     httpStatus: call.httpStatus ?? null,
     resultCode: call.resultCode ?? null,
     outcome: call.outcome,
     detail: call.detail ?? null,
-    durationMs: call.durationMs ?? null,
+    durationMs: null,
     at: deps.now(),
+    answeredAt: null,
   };
   await insertSmileIdCall(db, record);
 }

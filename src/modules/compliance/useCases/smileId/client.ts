@@ -11,14 +11,14 @@ import type { OutboundAddressPolicy } from '../../../../domain/outboundAddresses
 import { outboundPolicyFor } from '../../../../domain/outboundAddresses.ts';
 import { smileIdSignatureMatches, smileIdSigned } from '../../../../domain/smileIdSignature.ts';
 import { guardedFetch, type OutboundFetch } from '../../../../outbound/guard.ts';
+import { jsonObjectOf, recordedFetch } from '../../../../outbound/recordedFetch.ts';
 import type { SmileIdConfig, SmileIdJobRecord } from '../../repository/smileId.ts';
 import {
-  type AnswerVerdict,
   jobStatusVerdict,
-  recordSmileIdCall,
+  type SmileIdCallSent,
+  smileIdCallRecord,
   smileIdCode,
   submitVerdict,
-  unavailability,
 } from './calls.ts';
 import { guardedSmileIdCall, SmileIdUnavailableError } from './guard.ts';
 import { SMILE_ID_JOB_TYPES, type SmileIdLookup } from './mapping.ts';
@@ -54,74 +54,44 @@ function fetchFor(deps: Deps): OutboundFetch {
   return fetch;
 }
 
-/** What a call is recorded as (calls.ts): its kind, and the job it is about. */
-interface CallOf {
-  kind: 'submit' | 'job_status';
-  job: SmileIdJobRecord;
-  /** What Smile ID's answer was: accepted, or refused with its code, or not confirmed. */
-  judge: (status: number, body: Record<string, unknown>) => AnswerVerdict;
-}
-
 /** A POST through the organization's circuit breaker and rate limit (guard.ts); only sent calls are recorded. */
 function post(
   deps: Deps,
   config: SmileIdConfig,
-  path: string,
   body: Record<string, unknown>,
-  call: CallOf,
+  call: SmileIdCallSent,
 ): Promise<{ status: number; body: Record<string, unknown> }> {
-  return guardedSmileIdCall(deps, config.organizationId, async () => {
-    const started = performance.now();
-    const recordAs = (fields: AnswerVerdict & { httpStatus: number | null }) =>
-      recordSmileIdCall(deps, config.organizationId, {
-        ...fields,
-        kind: call.kind,
-        path,
-        job: call.job,
-        durationMs: Math.round(performance.now() - started),
-      });
-    let answer: { status: number; body: Record<string, unknown> };
-    try {
-      answer = await unguardedPost(deps, config, path, body);
-    } catch (error) {
-      await recordAs(unavailability(error));
-      throw error;
-    }
-    await recordAs({ httpStatus: answer.status, ...call.judge(answer.status, answer.body) });
-    return answer;
-  });
+  return guardedSmileIdCall(deps, config.organizationId, () => recordedPost(deps, config, body, call));
 }
 
-async function unguardedPost(
+/** The POST, recorded `sent` before it leaves and completed with its outcome (calls.ts). */
+async function recordedPost(
   deps: Deps,
   config: SmileIdConfig,
-  path: string,
   body: Record<string, unknown>,
+  call: SmileIdCallSent,
 ): Promise<{ status: number; body: Record<string, unknown> }> {
+  const fetch = recordedFetch(fetchFor(deps), () => smileIdCallRecord(deps, config.organizationId, call));
   let response: Response;
   try {
-    response = await fetchFor(deps)(`${config.settings.base_url}${path}`, {
+    response = await fetch(`${config.settings.base_url}${call.path}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json' },
       body: JSON.stringify(body),
       signal: AbortSignal.timeout(SMILE_ID_REQUEST_TIMEOUT_MS),
     });
   } catch (error) {
-    throw new SmileIdUnavailableError(`Smile ID did not answer ${path}: ${String(error)}`, { cause: error });
+    throw new SmileIdUnavailableError(`Smile ID did not answer ${call.path}: ${String(error)}`, {
+      cause: error,
+    });
   }
-  const text = await response.text();
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = undefined;
-  }
-  if (response.status >= 500 || typeof parsed !== 'object' || parsed === null) {
-    throw new SmileIdUnavailableError(`Smile ID answered ${path} with ${response.status}`, {
+  const parsed = jsonObjectOf(await response.text());
+  if (response.status >= 500 || parsed === undefined) {
+    throw new SmileIdUnavailableError(`Smile ID answered ${call.path} with ${response.status}`, {
       cause: { httpStatus: response.status },
     });
   }
-  return { status: response.status, body: parsed as Record<string, unknown> };
+  return { status: response.status, body: parsed };
 }
 
 /** Sends a verification as an async job; its result comes to `callbackUrl` (and to /job_status). */
@@ -138,7 +108,6 @@ export async function submitSmileIdJob(
   const answer = await post(
     deps,
     config,
-    path,
     {
       partner_id,
       ...smileIdSigned(partner_id, apiKey, deps.now()),
@@ -151,7 +120,7 @@ export async function submitSmileIdJob(
       },
       callback_url: callbackUrl,
     },
-    { kind: 'submit', job, judge: submitVerdict },
+    { kind: 'submit', path, job, judge: submitVerdict },
   );
   if (answer.status === 200 && answer.body.success === true) {
     const smileJobId = answer.body.smile_job_id;
@@ -181,7 +150,6 @@ export async function fetchSmileIdJobStatus(
   const answer = await post(
     deps,
     config,
-    '/job_status',
     {
       partner_id,
       ...smileIdSigned(partner_id, apiKey, deps.now()),
@@ -192,6 +160,7 @@ export async function fetchSmileIdJobStatus(
     },
     {
       kind: 'job_status',
+      path: '/job_status',
       job,
       judge: (status, body) => jobStatusVerdict(status, body, signedBy(partner_id, apiKey)),
     },
