@@ -33,6 +33,11 @@ export interface SimulatorListenOptions {
    * request), so a test can act at that moment, such as killing the client before it records the answer.
    */
   afterAnswer?: ((request: http.IncomingMessage, response: http.ServerResponse) => void) | undefined;
+  /**
+   * Test-only: runs once each answer is decided (its status set), just before it is written out, so a test
+   * can kill the client after the partner has accepted the request and before any of the answer reaches it.
+   */
+  beforeAnswer?: ((request: http.IncomingMessage, response: http.ServerResponse) => void) | undefined;
 }
 
 /**
@@ -43,13 +48,22 @@ export async function listenSimulator(
   handler: http.RequestListener,
   options: SimulatorListenOptions,
 ): Promise<{ server: http.Server; url: string }> {
-  const afterAnswer = options.afterAnswer;
-  const listener: http.RequestListener = afterAnswer
-    ? (request, response) => {
-        response.once('finish', () => afterAnswer(request, response));
-        handler(request, response);
-      }
-    : handler;
+  const { afterAnswer, beforeAnswer } = options;
+  const listener: http.RequestListener =
+    afterAnswer || beforeAnswer
+      ? (request, response) => {
+          if (afterAnswer) response.once('finish', () => afterAnswer(request, response));
+          if (beforeAnswer) {
+            // Headers are buffered until the body is written, so nothing has left before `end`.
+            const end = response.end.bind(response) as (...args: unknown[]) => http.ServerResponse;
+            response.end = ((...args: unknown[]) => {
+              beforeAnswer(request, response);
+              return end(...args);
+            }) as typeof response.end;
+          }
+          handler(request, response);
+        }
+      : handler;
   const server = options.tls ? https.createServer(options.tls, listener) : http.createServer(listener);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -58,6 +58,7 @@ export async function startSmileIdSimulator(
     host: options.host,
     tls: options.tls ? tls : undefined,
     afterAnswer: options.afterAnswer,
+    beforeAnswer: options.beforeAnswer,
   });
   const simulator: SmileIdSimulator = {
     url,

@@ -42,6 +42,8 @@ export interface SmileIdSimulatorOptions {
   now?: () => Date;
   /** Test-only: runs once each answer has been written out (see SimulatorListenOptions). */
   afterAnswer?: SimulatorListenOptions['afterAnswer'];
+  /** Test-only: runs once each answer is decided, before it is written out (see SimulatorListenOptions). */
+  beforeAnswer?: SimulatorListenOptions['beforeAnswer'];
 }
 
 export interface SmileIdReceivedRequest {
