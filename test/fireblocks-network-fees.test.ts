@@ -299,6 +299,90 @@ describe.each(BACKENDS)('Fireblocks network fees on %s', (backend) => {
     await expectLedgerHealthy(t);
   });
 
+  it('a completed sweep Fireblocks later reports FAILED opens one late_callback exception; what was booked stands', async () => {
+    const { key } = await configured();
+    const wallet = await fundedWallet(t, '0', 'USDC', key);
+    const issued = await api(t, 'POST', `/v1/wallets/${wallet}/deposit-addresses`, {
+      key,
+      body: { network: 'ethereum' },
+    });
+    expect(issued.statusCode, issued.body).toBe(201);
+    const name = encodeURIComponent(`mkoba ${wallet}`);
+    const found = await fireblocksRequest(config, 'GET', `/vault/accounts_paged?namePrefix=${name}`);
+    const vault = (found.body as { accounts: Array<{ id: string }> }).accounts[0]?.id ?? '';
+    sim.deposit({ vaultAccountId: vault, assetId: 'USDC', amount: '30' });
+    await sim.whenIdle();
+    await eventually(
+      async () => (await api(t, 'GET', `/v1/deposits?wallet=${wallet}`, { key })).data.data as any[],
+      (list) => list.length === 1,
+    );
+    for (let i = 0; i < 3; i++) await runDepositWorkerOnce(t.deps, { log: () => {} });
+    for (let i = 0; i < 3; i++) {
+      await runCustodySweepPassOnce(t.deps, railPartnerDirectory(t.deps));
+      await sim.whenIdle();
+    }
+    const sweepsOf = () =>
+      t.db.store.query(
+        'SELECT id, status, partner_transaction_id, safeguarding_sweep_id FROM custody_sweeps WHERE vault_account_id = $1',
+        [vault],
+      ) as Promise<Array<Record<string, any>>>;
+    const [sweep, ...others] = await sweepsOf();
+    expect(others).toEqual([]);
+    expect(sweep).toMatchObject({ status: 'completed', safeguarding_sweep_id: expect.any(String) });
+    const trustBefore = (await accountsOf(key, 'trust'))[0]?.net_posted;
+    const lateExceptions = async () =>
+      (await api(t, 'GET', '/v1/reconciliation/exceptions?kind=late_callback', { key })).data.data as any[];
+    expect(await lateExceptions()).toEqual([]);
+
+    sim.changeCompletedStatus(sweep?.partner_transaction_id, 'FAILED', 'INTERNAL_ERROR');
+    await sim.whenIdle();
+    const exceptions = await eventually(lateExceptions, (list) => list.length === 1);
+    expect(exceptions[0]).toMatchObject({
+      kind: 'late_callback',
+      status: 'open',
+      transfer: null,
+      details: {
+        partner: 'fireblocks',
+        direction: 'sweep',
+        custody_sweep_id: sweep?.id,
+        safeguarding_sweep_id: sweep?.safeguarding_sweep_id,
+        partner_transaction_id: sweep?.partner_transaction_id,
+        reported: 'failed',
+        reported_status: 'FAILED',
+        reported_sub_status: 'INTERNAL_ERROR',
+        amount_minor: '30000000',
+        currency: 'USDC',
+      },
+    });
+    // The same webhook again is a duplicate: no second exception.
+    const last = sim.webhooks.filter((w) => w.transactionId === sweep?.partner_transaction_id).at(-1);
+    const again = await fetch(last?.url ?? '', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', ...last?.headers },
+      body: last?.body,
+    });
+    expect(await again.json()).toMatchObject({ status: 'duplicate' });
+    expect(await lateExceptions()).toHaveLength(1);
+    // Nothing booked is taken back: the sweep, its trust ledger sweep and its one fee stand.
+    expect(await sweepsOf()).toEqual([sweep]);
+    expect((await accountsOf(key, 'trust'))[0]?.net_posted).toBe(trustBefore);
+    expect(await feesOf(sweep?.id)).toHaveLength(1);
+
+    // Attacker: another organization's Fireblocks webhook naming this sweep (signed, as a shared workspace
+    // could send it) opens nothing, in either organization.
+    const intruder = await configured();
+    const transaction = (
+      await fireblocksRequest(config, 'GET', `/transactions/${sweep?.partner_transaction_id}`)
+    ).body as Record<string, unknown>;
+    await completedWebhook({ ...transaction, status: 'CANCELLED', subStatus: 'CANCELLED_BY_USER' });
+    const intruderExceptions = (
+      await api(t, 'GET', '/v1/reconciliation/exceptions?kind=late_callback', { key: intruder.key })
+    ).data.data as any[];
+    expect(intruderExceptions).toEqual([]);
+    expect(await lateExceptions()).toHaveLength(1);
+    await expectLedgerHealthy(t);
+  });
+
   it('sweeps and payouts paid fees; the custody reserves read from Fireblocks agree with the ledger’s trust', async () => {
     const { key, partner } = await configured();
     const wallets: Array<{ wallet: string; vault: string }> = [];

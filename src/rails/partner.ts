@@ -71,8 +71,23 @@ export type CallbackReport =
   | BalancesReport
   /** The partner's own answer about such a payment, asked for before it is credited. */
   | CreditVerificationReport
+  /** A custody partner's transaction between its own vault accounts (a sweep) reported ended without completing. */
+  | CustodySweepReport
   /** A callback the partner sends that changes nothing (an acknowledgement, a queue time-out notice). */
   | { kind: 'ignored'; reason: string };
+
+/**
+ * A sweep's transaction reported failed (or cancelled, blocked, rejected). While the sweep is on its way the
+ * sweep pass's poll decides it; one already completed was booked, so the report is raised for an operator.
+ */
+export interface CustodySweepReport {
+  kind: 'sweep';
+  /** The partner's id for the transaction. */
+  reference: string;
+  /** Our sweep's id, the transaction's externalTxId. */
+  sweepId: string;
+  notCompleted: { status: string; subStatus: string };
+}
 
 /**
  * A payer's own payment into the organization, naming the account it is for: asked about before it

@@ -45,6 +45,7 @@ import {
 import { applyCreditReport, creditCallbackAnswer } from './creditCallbacks.ts';
 import { applyCreditVerificationReport } from './creditVerification.ts';
 import { applyCustodyDeposit } from './custodyDeposits.ts';
+import { applyCustodySweepReport } from './custodySweepReports.ts';
 import type { RailPartnerDirectory } from './directory.ts';
 import { applyReversalReport } from './reversalEffects.ts';
 
@@ -282,6 +283,7 @@ async function effectOf(
     throw error;
   }
   if (report.kind === 'ignored') return { status: 'ignored', transferId: null, detail: report.reason };
+  if (report.kind === 'sweep') return applyCustodySweepReport(tx, deps, config, report, callback.id);
   if (report.kind === 'credit') return applyCreditReport(tx, deps, callback, config, report, adapter);
   if (report.kind === 'credit_verification') {
     return applyCreditVerificationReport(tx, deps, callback, config, adapter, report);

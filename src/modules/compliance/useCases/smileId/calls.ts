@@ -35,7 +35,7 @@ export {
 const CODE_PATTERN = /^\d{4}$/;
 
 export interface AnswerVerdict {
-  outcome: SmileIdCallOutcome;
+  outcome: Exclude<SmileIdCallOutcome, 'sent'>;
   resultCode?: string | null;
   detail?: string | null;
 }

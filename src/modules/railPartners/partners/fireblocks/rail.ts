@@ -208,6 +208,23 @@ export function parseFireblocksDeposit(
   return TRANSACTION_WEBHOOKS.includes(event.type) ? depositOfTransaction(event.data) : undefined;
 }
 
+/**
+ * A transaction between our own vault accounts (a sweep, its externalTxId the sweep's id): the sweep pass
+ * follows it by externalTxId, so only a failure is reported, for a sweep that may have completed before.
+ */
+function sweepReportOf(data: Record<string, unknown>): CallbackReport {
+  const outcome = outcomeOfTransaction(data, new Date(0));
+  if (outcome.kind !== 'failed' || typeof data.externalTxId !== 'string' || typeof data.id !== 'string') {
+    return { kind: 'ignored', reason: 'a transfer between vault accounts' };
+  }
+  return {
+    kind: 'sweep',
+    reference: data.id,
+    sweepId: data.externalTxId,
+    notCompleted: { status: String(data.status), subStatus: String(data.subStatus ?? '') },
+  };
+}
+
 /** A webhook, its signature verified; a transaction's status read as a payout report. */
 export function parseFireblocksWebhook(config: WebhookKeys, callback: ArrivedCallback): CallbackReport {
   const event = verifiedEvent(config, callback);
@@ -220,10 +237,7 @@ export function parseFireblocksWebhook(config: WebhookKeys, callback: ArrivedCal
     // An incoming deposit, or a transfer not out of a vault: no payout of ours.
     return { kind: 'ignored', reason: 'not an outgoing vault transaction' };
   }
-  if (isRecord(data.destination) && data.destination.type === 'VAULT_ACCOUNT') {
-    // Between our own vault accounts (a sweep): the sweep pass follows it by externalTxId.
-    return { kind: 'ignored', reason: 'a transfer between vault accounts' };
-  }
+  if (isRecord(data.destination) && data.destination.type === 'VAULT_ACCOUNT') return sweepReportOf(data);
   const amountMinor = minorOfFireblocksAmount(isRecord(data.amountInfo) ? data.amountInfo.amount : undefined);
   const outcome = outcomeOfTransaction(data, new Date(0));
   // A status on the way (SUBMITTED … CONFIRMING) changes nothing of ours; the poller keeps its schedule.
