@@ -5,7 +5,8 @@
  * pays every token transfer's gas), which the ledger keeps no account for, it opens one
  * `unbooked_network_fee` exception; paid in the stablecoin itself, it is posted through the posting module
  * (rail fee expense against the float it left). A webhook racing the poll, repeated and late webhooks book
- * nothing twice; the custody reserves read from Fireblocks then agree with the ledger's trust account.
+ * nothing twice; the custody reserves read from Fireblocks then agree with the ledger's trust account. A
+ * completed sweep later reported FAILED opens one `late_callback` exception and takes nothing back.
  */
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
