@@ -18,6 +18,7 @@ import { findSmileIdConfig, listSmileIdCallbacks } from '../src/modules/complian
 import {
   isSmileIdPaused,
   SMILE_ID_CALLS_BEFORE_PAUSE,
+  SMILE_ID_RATE,
 } from '../src/modules/compliance/useCases/smileId/guard.ts';
 import { type SmileIdSimulator, startSmileIdSimulator } from '../src/simulators/smileId/index.ts';
 import { api, BACKENDS, createCustomer, startTestApp, type TestApp } from './support/harness.ts';
@@ -274,10 +275,84 @@ describe.each(BACKENDS)('Smile ID as the verification provider on %s', (backend)
     const reached = ids.filter((id) => simulator.requests.some((r) => r.rawBody.includes(id)));
     expect(reached).toHaveLength(SMILE_ID_CALLS_BEFORE_PAUSE);
     expect(isSmileIdPaused(other.organizationId)).toBe(true);
+    // Per configuration: another organization's Smile ID is not paused.
+    expect(isSmileIdPaused(org.organizationId)).toBe(false);
     for (const id of ids) {
       const shown = await api(t, 'GET', `/v1/verifications/${id}`, { key: other.key });
       expect(shown.data).toMatchObject({ status: 'pending' });
     }
+    // A changed configuration starts with a closed circuit, as a rail partner's does: its jobs are sent.
+    const changed = await api(t, 'PUT', '/v1/verification_provider', {
+      key: other.key,
+      body: {
+        provider: 'smile_id',
+        settings: { base_url: simulator.apiUrl, partner_id: simulator.partnerId },
+        credentials: { api_key: simulator.apiKey },
+      },
+    });
+    expect(changed.statusCode, changed.body).toBe(200);
+    await runSmileIdJobsOnce(t.deps, new Date(Date.now() + SMILE_ID_RETRY_AFTER_MS + 1_000));
+    expect(isSmileIdPaused(other.organizationId)).toBe(false);
+    for (const id of ids) expect(simulator.job(id), id).toBeDefined();
+  });
+
+  it('rate limits an organization’s calls to Smile ID per process: those over the bucket wait, nothing is lost', async () => {
+    const limited = await newOrganization(t);
+    const configured = await api(t, 'PUT', '/v1/verification_provider', {
+      key: limited.key,
+      body: {
+        provider: 'smile_id',
+        settings: { base_url: simulator.apiUrl, partner_id: simulator.partnerId },
+        credentials: { api_key: simulator.apiKey },
+      },
+    });
+    expect(configured.statusCode, configured.body).toBe(200);
+    const over = 3;
+    const ids: string[] = [];
+    for (let i = 0; i < SMILE_ID_RATE.capacity + over; i += 1) {
+      const customer = await createCustomer(t, limited.key);
+      const response = await api(t, 'POST', `/v1/customers/${customer}/verifications`, {
+        key: limited.key,
+        body: individual(`2700${5300 + i}`),
+      });
+      ids.push(response.data.id);
+    }
+    // Another organization's job in the same instant: its own bucket.
+    const neighbour = await submitted(individual('27005399'));
+    const realNow = t.deps.now;
+    // One instant for the whole pass, so the bucket does not refill during it.
+    const instant = realNow();
+    t.deps.now = () => instant;
+    try {
+      await runSmileIdJobsOnce(t.deps);
+    } finally {
+      t.deps.now = realNow;
+    }
+    const sent = ids.filter((id) => simulator.job(id) !== undefined);
+    expect(sent).toHaveLength(SMILE_ID_RATE.capacity);
+    expect(simulator.job(neighbour)).toBeDefined();
+    expect(isSmileIdPaused(limited.organizationId)).toBe(false);
+    const waiting = ids.filter((id) => !sent.includes(id));
+    const officer = (await limited.member(['compliance'])).key;
+    for (const id of waiting) {
+      expect((await api(t, 'GET', `/v1/verifications/${id}`, { key: limited.key })).data.status).toBe(
+        'pending',
+      );
+      // Held back by the rate limit: never sent, so not in the call log.
+      const calls = await api(t, 'GET', `/v1/verification-provider-calls?verification=${id}`, {
+        key: officer,
+      });
+      expect(calls.data.data).toEqual([]);
+    }
+    // A minute later the bucket has refilled: the rest are sent.
+    const later = new Date(instant.getTime() + SMILE_ID_RETRY_AFTER_MS + 1_000);
+    t.deps.now = () => later;
+    try {
+      await runSmileIdJobsOnce(t.deps, later);
+    } finally {
+      t.deps.now = realNow;
+    }
+    for (const id of ids) expect(simulator.job(id), id).toBeDefined();
   });
 
   it('waits for a second admin when the policy governs the verification provider, then applies it', async () => {

@@ -61,7 +61,7 @@ function post(
   body: Record<string, unknown>,
   call: SmileIdCallSent,
 ): Promise<{ status: number; body: Record<string, unknown> }> {
-  return guardedSmileIdCall(deps, config.organizationId, () => recordedPost(deps, config, body, call));
+  return guardedSmileIdCall(deps, config, () => recordedPost(deps, config, body, call));
 }
 
 /** The POST, recorded `sent` before it leaves and completed with its outcome (calls.ts). */
