@@ -921,12 +921,16 @@ export interface VerificationProviderCall {
   http_status: number | null;
   /** Smile ID’s result code (`1012`, …) or error code (`2215`, …), when it gave one. */
   result_code: string | null;
-  outcome: 'accepted' | 'refused' | 'timeout' | 'error';
+  /** A call: `sent` (recorded before the request left; still `sent`, its answer was never recorded: the process stopped, or it is under way), then `accepted`, `refused`, `timeout` or `error`. A callback: `accepted` or `refused`. */
+  outcome: 'sent' | 'accepted' | 'refused' | 'timeout' | 'error';
   /** A call: `complete`, `in_progress`, `bad_signature`, `unavailable`, `timeout`, `blocked_address`, `no_connection`. A callback: how it was applied (`applied`, `duplicate`, `undecided`, `bad_signature`, `unknown_job`, `malformed`). */
   detail: string | null;
-  /** How long the call took; null for a callback. */
+  /** How long the call took; null while `sent`, and for a callback. */
   duration_ms: number | null;
+  /** When the call was sent, or the callback received. */
   at: string;
+  /** When the call’s answer (or failure) was recorded; null while `sent`, and for a callback. */
+  answered_at: string | null;
 }
 
 /** The sponsor bank the organization issues account numbers under. `bank_code` and `bank_name` are null (and no wallet gets account details) until an admin sets them. */
@@ -9492,7 +9496,7 @@ export interface ListVerificationProviderCallsQuery {
   /** Only calls of this kind. */
   kind?: 'submit' | 'job_status' | 'callback';
   /** Only calls with this outcome. */
-  outcome?: 'accepted' | 'refused' | 'timeout' | 'error';
+  outcome?: 'sent' | 'accepted' | 'refused' | 'timeout' | 'error';
 }
 
 export interface ListReviewsQuery {
