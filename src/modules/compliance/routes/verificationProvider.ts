@@ -19,7 +19,12 @@ import {
   written,
 } from '../../../http/routeKit.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
-import { idSchema, nullableIdSchema, nullableTimestampSchema, timestampSchema } from '../../../http/schemas.ts';
+import {
+  idSchema,
+  nullableIdSchema,
+  nullableTimestampSchema,
+  timestampSchema,
+} from '../../../http/schemas.ts';
 import {
   governedIdempotentWrite,
   pendingChangeResponse,
