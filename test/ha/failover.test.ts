@@ -15,7 +15,8 @@
  * every process listens for notifications on the new primary (its LISTEN connections came back). Lists
  * answered only 200 or 503 with Retry-After through the switch, and with no standby left the primary answers
  * them within LIST_WITHOUT_STANDBY_BOUND_MS. Every event of the outbox is in the stream, in commit order per
- * organization, and the publishers' cursors reached the end with no lease left stale.
+ * organization, and the publishers' cursors reached the end with no lease left stale. Last, the lost node's
+ * Patroni starts again: it rejoins as a standby, and lists are the standby's again.
  *
  * Run by `npm run test:ha` (vitest.ha.config.ts), not by `npm test`; docs/OPERATIONS.md has the figures.
  */
@@ -29,7 +30,7 @@ import { postgresUserIfRoot, sleep, temporaryDir, waitFor } from './support/daem
 import { ETCD, type Etcd, startEtcd } from './support/etcd.ts';
 import { HAPROXY, inRecovery, type PrimaryProxy, startPrimaryProxy } from './support/haproxy.ts';
 import { fundedWallet, type MkobaCluster, startMkobaCluster, subscribe } from './support/mkobaCluster.ts';
-import { PATRONI, type PatroniCluster, startPatroniCluster } from './support/patroni.ts';
+import { PATRONI, type PatroniCluster, type PatroniNode, startPatroniCluster } from './support/patroni.ts';
 import {
   expectListsFromStandby,
   expectListsWithoutStandby,
@@ -147,7 +148,7 @@ describe('a Patroni failover under load', () => {
       );
       const promotedMs = Date.now() - killedAt;
       // The old primary stays down: no standby is left behind the standby frontend.
-      const lost = primary as NonNullable<typeof primary>;
+      const lost = primary as PatroniNode;
       await waitFor(
         async () => {
           cluster?.loseNode(lost);
@@ -160,12 +161,21 @@ describe('a Patroni failover under load', () => {
         () => writesAgainAt(load.transfers, killedAt) !== undefined,
         WRITES_AGAIN_BOUND_MS * 2,
         'a write after the kill',
+        () =>
+          `${cluster?.output()}\nlast attempts: ${JSON.stringify(
+            load.transfers
+              .flatMap((t) => t.attempts)
+              .slice(-8)
+              .map((a) => ({ ...a, startedAt: a.startedAt - killedAt, endedAt: a.endedAt - killedAt })),
+          )}`,
       );
       console.info(`failover: Patroni promoted node1 ${promotedMs} ms after the kill`);
       await sleep(LOAD_AFTER_RECOVERY_MS);
     } finally {
       await Promise.all([load.stop(), lists.stop()]);
     }
+    // Every process rode through the switch (a crash would show as refused connections below).
+    for (const p of mkoba.processes) expect(p.hasExited(), `${p.stdout()}${p.stderr()}`).toBe(false);
     const attempts = load.transfers.flatMap((t) => t.attempts);
     const unavailable = attempts.filter((a) => a.status === 503);
     const writesAgainMs = (writesAgainAt(load.transfers, killedAt) as number) - killedAt;
@@ -220,6 +230,15 @@ describe('a Patroni failover under load', () => {
       expect(run.code, `${command.join(' ')}: ${run.stdout}${run.stderr}`).toBe(0);
     }
     for (const p of mkoba.processes) expect(p.hasExited(), `${p.stdout()}${p.stderr()}`).toBe(false);
+
+    // The lost node comes back as a standby of the new primary: lists read it again, by themselves.
+    const rejoinStartedAt = Date.now();
+    await cluster.rejoin(cluster.nodes[0] as PatroniNode);
+    const rejoinedMs = Date.now() - rejoinStartedAt;
+    await cluster.maintenance(true);
+    await expectListsFromStandby(servers, apiKey, standbyUrl);
+    await cluster.maintenance(false);
+    console.info(`failover: node0 rejoined as a standby ${rejoinedMs} ms after its Patroni started again`);
   });
 });
 

@@ -45,6 +45,8 @@ export interface PatroniCluster {
    * outside it, a standby's replay paused with pg_wal_replay_pause() is resumed at Patroni's next loop.
    */
   maintenance(on: boolean): Promise<void>;
+  /** Patroni started again on a lost node, as its machine coming back: resolves once it is the sync standby. */
+  rejoin(node: PatroniNode): Promise<void>;
   output(): string;
   stop(): Promise<void>;
 }
@@ -127,11 +129,15 @@ async function startNode(name: string, etcd: string, dir: string): Promise<Patro
     restPort: await freePort(),
     dataDir: path.join(dir, name),
   };
-  const configFile = path.join(dir, `${name}.yml`);
   // JSON is YAML.
-  writeFileSync(configFile, JSON.stringify(nodeConfig(spec, etcd, dir), null, 2));
-  const daemon = startDaemon(`patroni ${name}`, PATRONI, [configFile], postgresUserIfRoot());
-  return { ...spec, daemon };
+  writeFileSync(configFile(name, dir), JSON.stringify(nodeConfig(spec, etcd, dir), null, 2));
+  return { ...spec, daemon: startNodeDaemon(name, dir) };
+}
+
+const configFile = (name: string, dir: string) => path.join(dir, `${name}.yml`);
+
+function startNodeDaemon(name: string, dir: string): Daemon {
+  return startDaemon(`patroni ${name}`, PATRONI, [configFile(name, dir)], postgresUserIfRoot());
 }
 
 /** Starts the first node and waits for it to lead, then the second and waits for it to be its sync standby. */
@@ -173,6 +179,16 @@ export async function startPatroniCluster(etcd: string, dir: string): Promise<Pa
         },
         MAINTENANCE_WAIT_MS,
         `maintenance mode ${on ? 'on' : 'off'} on every node`,
+        output,
+      );
+    },
+    async rejoin(node) {
+      node.daemon = startNodeDaemon(node.name, dir);
+      await waitFor(
+        // The synchronous standby: streaming, past a rewind and the restarts that may follow it.
+        async () => (await restStatus(node, 'sync')) === 200,
+        BOOTSTRAP_TIMEOUT_MS,
+        `${node.name} to rejoin as the synchronous standby`,
         output,
       );
     },
