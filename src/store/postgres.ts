@@ -75,6 +75,10 @@ function openPool(options: PostgresStoreOptions, maxCount: number): pg.Pool {
   });
   // An idle client that loses its server must not crash the process; the next checkout reconnects.
   pool.on('error', () => {});
+  // Nor one checked out: the pool's own listener is off then, and a FATAL between statements (a primary
+  // killed in a failover sends 57P01) would be an 'error' event no one hears. Statements still fail, and
+  // a transaction's own listener (runTransaction) still keeps the error.
+  pool.on('connect', (client) => client.on('error', () => {}));
   return pool;
 }
 

@@ -1,28 +1,43 @@
 /**
  * Database failover with nothing lost: a Patroni cluster (etcd, a primary and a synchronous standby of
  * PostgreSQL 15, all Debian's packages, started here on free ports in a temporary directory) behind
- * HAProxy, which sends connections to whichever node Patroni's REST API calls primary. Two `mkoba serve`
- * processes and a `mkoba worker` use it under a steady load of transfers, each under its own
- * Idempotency-Key, with every event subscribed to by a local receiver. The primary's postmaster is killed
- * with SIGKILL; Patroni promotes the standby.
+ * HAProxy, which sends DATABASE_URL's connections to whichever node Patroni's REST API calls primary and
+ * DATABASE_READ_URL's to the standby. Two `mkoba serve` processes and a `mkoba worker` use it, publishing
+ * the outbox to a JetStream stream of the test's own (MKOBA_EVENT_STREAM_URL), under a steady load of
+ * transfers, each under its own Idempotency-Key, and of lists, with every event subscribed to by a local
+ * receiver. Before the load, a list is shown to be the standby's (its replay paused). The primary's
+ * postmaster is killed with SIGKILL; Patroni promotes the standby, and the old primary's node stays down.
  *
  * Then: every answer was a 201 or a 503 with Retry-After, none took longer than REQUEST_BOUND_MS; the
  * service wrote again within WRITES_AGAIN_BOUND_MS of the kill; every transfer, retried under its key after
  * a 503, was acknowledged and exists once, whole; a retry under a key returns the first answer; every event
  * of those transfers reached the receiver; `mkoba ledger verify` and `mkoba evidence verify` are clean; and
- * every process listens for notifications on the new primary (its LISTEN connections came back).
+ * every process listens for notifications on the new primary (its LISTEN connections came back). Lists
+ * answered only 200 or 503 with Retry-After through the switch, and with no standby left the primary answers
+ * them within LIST_WITHOUT_STANDBY_BOUND_MS. Every event of the outbox is in the stream, in commit order per
+ * organization, and the publishers' cursors reached the end with no lease left stale. Last, the lost node's
+ * Patroni starts again: it rejoins as a standby, and lists are the standby's again.
  *
  * Run by `npm run test:ha` (vitest.ha.config.ts), not by `npm test`; docs/OPERATIONS.md has the figures.
  */
 import { spawnSync } from 'node:child_process';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
+import { REPLICA_CONNECT_TIMEOUT_MS } from '../../src/config/postgres.ts';
+import { deleteStream, TEST_NATS_URL, uniqueStreamSettings } from '../support/nats.ts';
 import { type Receiver, startReceiver } from '../support/receiver.ts';
 import { postgresUserIfRoot, sleep, temporaryDir, waitFor } from './support/daemon.ts';
 import { ETCD, type Etcd, startEtcd } from './support/etcd.ts';
-import { HAPROXY, type PrimaryProxy, startPrimaryProxy } from './support/haproxy.ts';
+import { HAPROXY, inRecovery, type PrimaryProxy, startPrimaryProxy } from './support/haproxy.ts';
 import { fundedWallet, type MkobaCluster, startMkobaCluster, subscribe } from './support/mkobaCluster.ts';
-import { PATRONI, type PatroniCluster, startPatroniCluster } from './support/patroni.ts';
+import { PATRONI, type PatroniCluster, type PatroniNode, startPatroniCluster } from './support/patroni.ts';
+import {
+  expectListsFromStandby,
+  expectListsWithoutStandby,
+  type ListAttempt,
+  startListLoad,
+} from './support/standbyReads.ts';
+import { expectOutboxInStream } from './support/streamCheck.ts';
 import { type LoadTransfer, startTransferLoad } from './support/transferLoad.ts';
 
 /** Clients sending transfers at once, each in a loop from its own wallet. */
@@ -38,6 +53,15 @@ const DELIVERY_WAIT_MS = 60_000;
 /** LISTEN connections open again a second after they are lost; generous for a busy machine. */
 const LISTEN_WAIT_MS = 30_000;
 const PROMOTION_WAIT_MS = 60_000;
+/** The old primary's node taken down for good, and HAProxy's standby frontend left with no server. */
+const STANDBY_GONE_WAIT_MS = 10_000;
+/**
+ * A list with no standby left (docs/OPERATIONS.md): the standby frontend refuses at once, and a refused
+ * replica is skipped; past the replica's connect time-out the primary answers. A second for a busy machine.
+ */
+const LIST_WITHOUT_STANDBY_BOUND_MS = REPLICA_CONNECT_TIMEOUT_MS + 1_000;
+/** From the end of the load to every event of the outbox in the stream. */
+const STREAM_WAIT_MS = 60_000;
 /** Every acknowledged transfer that saw a 503 is replayed, and this many others. */
 const REPLAYS = 20;
 const TEST_TIMEOUT_MS = 300_000;
@@ -51,8 +75,11 @@ describe('a Patroni failover under load', () => {
   let mkoba: MkobaCluster | undefined;
   let receiver: Receiver | undefined;
   let db: pg.Client | undefined;
+  const natsUrl = TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
+  const stream = uniqueStreamSettings(natsUrl);
   afterAll(async () => {
     await db?.end().catch(() => {});
+    await deleteStream(natsUrl, stream.stream).catch(() => {});
     await mkoba?.mkoba.killAll();
     await receiver?.close();
     await proxy?.daemon.stop();
@@ -71,11 +98,21 @@ describe('a Patroni failover under load', () => {
         `${binary} is needed (apt-get install patroni etcd-server haproxy; .ci/run installs them)`,
       ).toBe(true);
     }
+    expect(
+      TEST_NATS_URL,
+      'a NATS server with JetStream on 127.0.0.1:4222 (.ci/run starts one)',
+    ).toBeDefined();
     etcd = await startEtcd(dir.dir);
     cluster = await startPatroniCluster(etcd.endpoint, dir.dir);
     proxy = await startPrimaryProxy(dir.dir, cluster.nodes);
     const databaseUrl = `postgres://postgres@127.0.0.1:${proxy.port}/postgres`;
-    mkoba = await startMkobaCluster(databaseUrl, `${dir.dir}/mkoba`);
+    const standbyUrl = `postgres://postgres@127.0.0.1:${proxy.standbyPort}/postgres`;
+    mkoba = await startMkobaCluster(databaseUrl, `${dir.dir}/mkoba`, {
+      DATABASE_READ_URL: standbyUrl,
+      MKOBA_EVENT_STREAM_URL: natsUrl,
+      MKOBA_EVENT_STREAM_NAME: stream.stream,
+      MKOBA_EVENT_STREAM_SUBJECT_PREFIX: stream.subjectPrefix,
+    });
     const { servers, apiKey } = mkoba;
     const base = servers[0] as string;
     receiver = await startReceiver();
@@ -90,7 +127,12 @@ describe('a Patroni failover under load', () => {
     // Each process's webhook dispatcher and sanctions screening index listen on connections of their own.
     const listensBefore = await listenSessions(databaseUrl);
     expect(listensBefore).toBeGreaterThanOrEqual(mkoba.processes.length);
+    // Patroni resumes a paused replay unless in maintenance mode.
+    await cluster.maintenance(true);
+    await expectListsFromStandby(servers, apiKey, standbyUrl);
+    await cluster.maintenance(false);
     const load = startTransferLoad(servers, apiKey, pairs, REQUEST_BOUND_MS);
+    const lists = startListLoad(servers, apiKey, REQUEST_BOUND_MS);
     let killedAt = 0;
     try {
       await sleep(LOAD_BEFORE_KILL_MS);
@@ -105,16 +147,35 @@ describe('a Patroni failover under load', () => {
         cluster.output,
       );
       const promotedMs = Date.now() - killedAt;
+      // The old primary stays down: no standby is left behind the standby frontend.
+      const lost = primary as PatroniNode;
+      await waitFor(
+        async () => {
+          cluster?.loseNode(lost);
+          return (await inRecovery(proxy?.standbyPort as number)) === undefined;
+        },
+        STANDBY_GONE_WAIT_MS,
+        'no standby behind HAProxy',
+      );
       await waitFor(
         () => writesAgainAt(load.transfers, killedAt) !== undefined,
         WRITES_AGAIN_BOUND_MS * 2,
         'a write after the kill',
+        () =>
+          `${cluster?.output()}\nlast attempts: ${JSON.stringify(
+            load.transfers
+              .flatMap((t) => t.attempts)
+              .slice(-8)
+              .map((a) => ({ ...a, startedAt: a.startedAt - killedAt, endedAt: a.endedAt - killedAt })),
+          )}`,
       );
       console.info(`failover: Patroni promoted node1 ${promotedMs} ms after the kill`);
       await sleep(LOAD_AFTER_RECOVERY_MS);
     } finally {
-      await load.stop();
+      await Promise.all([load.stop(), lists.stop()]);
     }
+    // Every process rode through the switch (a crash would show as refused connections below).
+    for (const p of mkoba.processes) expect(p.hasExited(), `${p.stdout()}${p.stderr()}`).toBe(false);
     const attempts = load.transfers.flatMap((t) => t.attempts);
     const unavailable = attempts.filter((a) => a.status === 503);
     const writesAgainMs = (writesAgainAt(load.transfers, killedAt) as number) - killedAt;
@@ -129,6 +190,8 @@ describe('a Patroni failover under load', () => {
     // The load ran into the switch: some requests met it, and were told to come back.
     expect(unavailable.length, 'no request met the switch').toBeGreaterThan(0);
     expect(writesAgainMs).toBeLessThan(WRITES_AGAIN_BOUND_MS);
+    expectListsAnswered(lists.attempts, killedAt + writesAgainMs);
+    const slowestListMs = await expectListsWithoutStandby(servers, apiKey, LIST_WITHOUT_STANDBY_BOUND_MS);
     // Every transfer was acknowledged in the end, and transfers went through after the switch.
     const acknowledged = load.transfers.map((t) => t.id);
     expect(acknowledged.filter((id) => id === undefined)).toEqual([]);
@@ -141,6 +204,17 @@ describe('a Patroni failover under load', () => {
     await expectEachTransferOnceAndWhole(db, load.transfers, pairs);
     await expectReplaysAnswerAsFirst(load.transfers, apiKey);
     await expectEveryEventDelivered(db, receiver, subscription, acknowledged as string[]);
+    const streamed = await expectOutboxInStream(
+      db,
+      { url: natsUrl, stream: stream.stream, prefix: stream.subjectPrefix },
+      STREAM_WAIT_MS,
+    );
+    const failedPasses = mkoba.processes
+      .map((p) => `${p.stdout()}${p.stderr()}`.match(/event-stream \(retrying/g)?.length ?? 0)
+      .reduce((a, b) => a + b, 0);
+    console.info(
+      `failover: ${failedPasses} event stream passes failed and were retried; ${lists.attempts.length} lists through the switch (${lists.attempts.filter((a) => a.status === 503).length} answers of 503), slowest ${Math.max(...lists.attempts.map((a) => a.endedAt - a.startedAt))} ms; with no standby the slowest list took ${slowestListMs} ms; ${streamed.events} events in the stream (${streamed.repeats} repeats), the slowest stored ${streamed.slowestPublishMs} ms after its commit`,
+    );
     // Every LISTEN connection the processes had on the old primary is back on the new one.
     await waitFor(
       async () => (await listenSessions(databaseUrl)) === listensBefore,
@@ -156,8 +230,25 @@ describe('a Patroni failover under load', () => {
       expect(run.code, `${command.join(' ')}: ${run.stdout}${run.stderr}`).toBe(0);
     }
     for (const p of mkoba.processes) expect(p.hasExited(), `${p.stdout()}${p.stderr()}`).toBe(false);
+
+    // The lost node comes back as a standby of the new primary: lists read it again, by themselves.
+    const rejoinStartedAt = Date.now();
+    await cluster.rejoin(cluster.nodes[0] as PatroniNode);
+    const rejoinedMs = Date.now() - rejoinStartedAt;
+    await cluster.maintenance(true);
+    await expectListsFromStandby(servers, apiKey, standbyUrl);
+    await cluster.maintenance(false);
+    console.info(`failover: node0 rejoined as a standby ${rejoinedMs} ms after its Patroni started again`);
   });
 });
+
+/** Lists answered 200, or 503 with Retry-After, each within the bound; and 200 again once writes were. */
+function expectListsAnswered(attempts: ListAttempt[], writingAgainAt: number): void {
+  const other = attempts.filter((a) => a.status !== 200 && !(a.status === 503 && a.retryAfter !== null));
+  expect(other, JSON.stringify(other.slice(0, 3))).toEqual([]);
+  for (const a of attempts) expect(a.endedAt - a.startedAt).toBeLessThan(REQUEST_BOUND_MS);
+  expect(attempts.filter((a) => a.status === 200 && a.startedAt > writingAgainAt).length).toBeGreaterThan(0);
+}
 
 /** The sessions LISTENing on the primary, counted on a connection of its own. */
 async function listenSessions(databaseUrl: string): Promise<number> {

@@ -56,6 +56,8 @@ export interface StoredMessage {
   seq: number;
   subject: string;
   messageId: string | undefined;
+  /** When the stream stored it (ms since the epoch). */
+  storedAt: number;
   body: { id: string; type: string; [key: string]: unknown };
 }
 
@@ -74,6 +76,7 @@ export async function readStream(url: string, stream: string): Promise<StoredMes
         seq,
         subject: stored.subject,
         messageId: stored.header?.get('Nats-Msg-Id'),
+        storedAt: stored.time.getTime(),
         body: stored.json(),
       });
     }

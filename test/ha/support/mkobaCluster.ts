@@ -1,7 +1,8 @@
 /**
  * The Mkoba side of the failover test: two `mkoba serve` processes and one `mkoba worker` on one
- * DATABASE_URL (HAProxy's), the sandbox seeded with a known key, and the wallets and webhook
- * subscription the load uses, all made through the API.
+ * DATABASE_URL (HAProxy's primary frontend) with `extraEnv` (DATABASE_READ_URL, the event stream), the
+ * sandbox seeded with a known key, and the wallets and webhook subscription the load uses, all made through
+ * the API.
  */
 import { randomBytes } from 'node:crypto';
 import { http, type MkobaProcess, MkobaProcesses, mkobaEnv, waitForBanner } from '../../e2e/mkobaProcess.ts';
@@ -15,7 +16,11 @@ export interface MkobaCluster {
   apiKey: string;
 }
 
-export async function startMkobaCluster(databaseUrl: string, dataDir: string): Promise<MkobaCluster> {
+export async function startMkobaCluster(
+  databaseUrl: string,
+  dataDir: string,
+  extraEnv: NodeJS.ProcessEnv = {},
+): Promise<MkobaCluster> {
   const apiKey = `sk_sandbox_ha${randomBytes(16).toString('hex')}`;
   const env = mkobaEnv({
     DATABASE_URL: databaseUrl,
@@ -28,6 +33,7 @@ export async function startMkobaCluster(databaseUrl: string, dataDir: string): P
     MKOBA_WEBHOOK_ALLOW_PRIVATE: '1',
     // Each process keeps its own buckets; the load is one key's, so a 429 would say nothing of failover.
     MKOBA_RATE_LIMITS: 'off',
+    ...extraEnv,
   });
   const mkoba = new MkobaProcesses();
   const startServer = async () => {

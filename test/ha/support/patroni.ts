@@ -6,7 +6,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { type Daemon, freePort, postgresUserIfRoot, startDaemon, waitFor } from './daemon.ts';
+import { type Daemon, exists, freePort, postgresUserIfRoot, startDaemon, waitFor } from './daemon.ts';
 
 export const PATRONI = '/usr/bin/patroni';
 export const PG_BIN_DIR = '/usr/lib/postgresql/15/bin';
@@ -16,6 +16,8 @@ const LOOP_WAIT_SECONDS = 1;
 const RETRY_TIMEOUT_SECONDS = 3;
 /** initdb and a base backup on a busy two-core machine. */
 const BOOTSTRAP_TIMEOUT_MS = 120_000;
+/** Every node's loop to see a change of the DCS configuration: a few LOOP_WAIT_SECONDS. */
+const MAINTENANCE_WAIT_MS = 15_000;
 
 export interface PatroniNode {
   name: string;
@@ -33,6 +35,18 @@ export interface PatroniCluster {
   syncStandby(): Promise<PatroniNode | undefined>;
   /** SIGKILL to the postmaster of `node` (its pid from postmaster.pid); Patroni itself stays up. */
   killPostmaster(node: PatroniNode): number;
+  /**
+   * The node's machine lost: SIGKILL to its Patroni, then to a postmaster Patroni may have started again
+   * (as a standby of the new primary), so the node stays down.
+   */
+  loseNode(node: PatroniNode): void;
+  /**
+   * Patroni's maintenance mode on or off, once every node reports it. In it Patroni leaves PostgreSQL alone:
+   * outside it, a standby's replay paused with pg_wal_replay_pause() is resumed at Patroni's next loop.
+   */
+  maintenance(on: boolean): Promise<void>;
+  /** Patroni started again on a lost node, as its machine coming back: resolves once it is the sync standby. */
+  rejoin(node: PatroniNode): Promise<void>;
   output(): string;
   stop(): Promise<void>;
 }
@@ -87,6 +101,27 @@ async function restStatus(node: PatroniNode, check: string): Promise<number | un
   return response?.status;
 }
 
+/** The node's own view (Patroni's GET /patroni); undefined when its REST API does not answer. */
+async function nodeStatus(node: PatroniNode): Promise<{ pause?: boolean } | undefined> {
+  const response = await fetch(`http://127.0.0.1:${node.restPort}/patroni`, {
+    signal: AbortSignal.timeout(1_000),
+  }).catch(() => undefined);
+  return response?.ok ? ((await response.json()) as { pause?: boolean }) : undefined;
+}
+
+/** The node's postmaster, while one runs. */
+function postmasterPid(node: PatroniNode): number | undefined {
+  const file = path.join(node.dataDir, 'postmaster.pid');
+  if (!exists(file)) return undefined;
+  const pid = Number(readFileSync(file, 'utf8').split('\n')[0]);
+  try {
+    process.kill(pid, 0);
+    return pid;
+  } catch {
+    return undefined;
+  }
+}
+
 async function startNode(name: string, etcd: string, dir: string): Promise<PatroniNode> {
   const spec = {
     name,
@@ -94,11 +129,15 @@ async function startNode(name: string, etcd: string, dir: string): Promise<Patro
     restPort: await freePort(),
     dataDir: path.join(dir, name),
   };
-  const configFile = path.join(dir, `${name}.yml`);
   // JSON is YAML.
-  writeFileSync(configFile, JSON.stringify(nodeConfig(spec, etcd, dir), null, 2));
-  const daemon = startDaemon(`patroni ${name}`, PATRONI, [configFile], postgresUserIfRoot());
-  return { ...spec, daemon };
+  writeFileSync(configFile(name, dir), JSON.stringify(nodeConfig(spec, etcd, dir), null, 2));
+  return { ...spec, daemon: startNodeDaemon(name, dir) };
+}
+
+const configFile = (name: string, dir: string) => path.join(dir, `${name}.yml`);
+
+function startNodeDaemon(name: string, dir: string): Daemon {
+  return startDaemon(`patroni ${name}`, PATRONI, [configFile(name, dir)], postgresUserIfRoot());
 }
 
 /** Starts the first node and waits for it to lead, then the second and waits for it to be its sync standby. */
@@ -116,9 +155,42 @@ export async function startPatroniCluster(etcd: string, dir: string): Promise<Pa
       return undefined;
     },
     killPostmaster(node) {
-      const pid = Number(readFileSync(path.join(node.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+      const pid = postmasterPid(node) as number;
       process.kill(pid, 'SIGKILL');
       return pid;
+    },
+    loseNode(node) {
+      node.daemon.child.kill('SIGKILL');
+      const pid = postmasterPid(node);
+      if (pid !== undefined) process.kill(pid, 'SIGKILL');
+    },
+    async maintenance(on) {
+      const leader = nodes[0] as PatroniNode;
+      const response = await fetch(`http://127.0.0.1:${leader.restPort}/config`, {
+        method: 'PATCH',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ pause: on }),
+      });
+      if (!response.ok) throw new Error(`Patroni refused maintenance ${on}: ${response.status}`);
+      await waitFor(
+        async () => {
+          const states = await Promise.all(nodes.map((n) => nodeStatus(n)));
+          return states.every((state) => (state?.pause === true) === on);
+        },
+        MAINTENANCE_WAIT_MS,
+        `maintenance mode ${on ? 'on' : 'off'} on every node`,
+        output,
+      );
+    },
+    async rejoin(node) {
+      node.daemon = startNodeDaemon(node.name, dir);
+      await waitFor(
+        // The synchronous standby: streaming, past a rewind and the restarts that may follow it.
+        async () => (await restStatus(node, 'sync')) === 200,
+        BOOTSTRAP_TIMEOUT_MS,
+        `${node.name} to rejoin as the synchronous standby`,
+        output,
+      );
     },
     output,
     async stop() {
