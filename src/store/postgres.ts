@@ -7,6 +7,7 @@ import {
   type PostgresSettings,
 } from '../config/postgres.ts';
 import { inlineParameters } from './inlineParameters.ts';
+import { preparedNameOf } from './preparedStatements.ts';
 import type { Queryable, Row, Store } from './store.ts';
 
 // BIGINT (int8) stays a string from the driver; repositories turn it into bigint, never a JS number.
@@ -22,10 +23,18 @@ export interface PostgresStoreOptions extends Partial<PostgresSettings> {
   connectTimeoutMs?: number | undefined;
 }
 
+/** A statement as node-postgres takes it: named when its text is registered (prepared once per connection). */
+function statementOf(sql: string, params: readonly unknown[]): pg.QueryConfig {
+  const name = preparedNameOf(sql);
+  return name === undefined
+    ? { text: sql, values: params as unknown[] }
+    : { name, text: sql, values: params as unknown[] };
+}
+
 function wrapClient(client: pg.PoolClient | pg.Pool): Queryable {
   return {
     async query<R extends Row>(sql: string, params: readonly unknown[] = []): Promise<R[]> {
-      const result = await client.query<R>(sql, params as unknown[]);
+      const result = await client.query<R>(statementOf(sql, params));
       return result.rows;
     },
     async exec(sql: string): Promise<void> {
@@ -126,7 +135,7 @@ function transactionSession(client: pg.PoolClient): { tx: Queryable; begun(): bo
   const tx: Queryable = {
     async query<R extends Row>(sql: string, params: readonly unknown[] = []): Promise<R[]> {
       await begin();
-      return (await client.query<R>(sql, params as unknown[])).rows;
+      return (await client.query<R>(statementOf(sql, params))).rows;
     },
     async queryMany(statements) {
       const texts = statements.map((s) => inlineParameters(s.text, s.params));

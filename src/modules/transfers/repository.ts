@@ -6,6 +6,7 @@ import { ID_PREFIXES } from '../../domain/ids.ts';
 import type { Metadata } from '../../domain/metadata.ts';
 import type { Transfer, TransferAuthorization } from '../../domain/transferRecord.ts';
 import type { TransferStatus } from '../../domain/transfers.ts';
+import { prepared } from '../../store/preparedStatements.ts';
 import { organizationRecordFinder } from '../../store/repositories/records.ts';
 import { column, computed, rowMapper, stored } from '../../store/repositories/rowMappers.ts';
 import {
@@ -280,21 +281,22 @@ export async function listTransfers(
  * can share the queue) and the ids in `excludedIds` (those this worker already took in its pass). The
  * caller's transaction keeps them locked until it commits.
  */
+const CLAIM_DUE_RAIL_CHECKS_SQL = prepared(
+  `SELECT ${COLUMNS.join(', ')} FROM transfers
+    WHERE next_rail_check_at IS NOT NULL AND next_rail_check_at <= $1
+      AND NOT (id = ANY($3::text[]))
+    ORDER BY next_rail_check_at
+    LIMIT $2
+      FOR UPDATE SKIP LOCKED`,
+);
+
 export async function claimDueRailChecks(
   db: Queryable,
   now: Date,
   rowsMax: number,
   excludedIds: readonly string[] = [],
 ): Promise<Transfer[]> {
-  const rows = await db.query(
-    `SELECT ${COLUMNS.join(', ')} FROM transfers
-      WHERE next_rail_check_at IS NOT NULL AND next_rail_check_at <= $1
-        AND NOT (id = ANY($3::text[]))
-      ORDER BY next_rail_check_at
-      LIMIT $2
-        FOR UPDATE SKIP LOCKED`,
-    [now, rowsMax, excludedIds],
-  );
+  const rows = await db.query(CLAIM_DUE_RAIL_CHECKS_SQL, [now, rowsMax, excludedIds]);
   return rows.map(transferFromRow);
 }
 

@@ -5,6 +5,7 @@
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import type { Currency } from '../../domain/money.ts';
 import type { Wallet, WalletAccountDetails, WalletStatus, WalletStatusReason } from '../../domain/wallets.ts';
+import { prepared } from '../../store/preparedStatements.ts';
 import {
   accountSumsFromRow,
   idRangeConditions,
@@ -43,6 +44,14 @@ const SELECT_WALLET = `SELECT w.id, w.organization_id, w.owner_id, w.currency, w
     w.metadata, w.created_at, w.updated_at,
     a.debits_pending, a.debits_posted, a.credits_pending, a.credits_posted, ${ACCOUNT_DETAILS_COLUMNS}
   FROM wallets w JOIN ledger_accounts a ON a.id = w.id ${ACCOUNT_DETAILS_JOIN}`;
+
+const FIND_WALLET_SQL = prepared(`${SELECT_WALLET} WHERE w.organization_id = $1 AND w.id = $2`);
+/**
+ * One or two wallets (a transfer's source and destination) by a statement of fixed arity: PostgreSQL keeps
+ * its plan, where a `= ANY($2)` lookup was planned again on every call.
+ */
+const FIND_TWO_WALLETS_SQL = prepared(`${SELECT_WALLET} WHERE w.organization_id = $1 AND w.id IN ($2, $3)`);
+const FIND_WALLETS_SQL = `${SELECT_WALLET} WHERE w.organization_id = $1 AND w.id = ANY($2::text[])`;
 
 function fromRow(row: Record<string, unknown>): Wallet {
   const balances = walletBalances(accountSumsFromRow(row));
@@ -121,10 +130,7 @@ export async function findWallet(
   organizationId: string,
   id: string,
 ): Promise<Wallet | undefined> {
-  const [row] = await db.query(`${SELECT_WALLET} WHERE w.organization_id = $1 AND w.id = $2`, [
-    organizationId,
-    id,
-  ]);
+  const [row] = await db.query(FIND_WALLET_SQL, [organizationId, id]);
   return row && fromRow(row);
 }
 
@@ -134,10 +140,13 @@ export async function findWallets(
   organizationId: string,
   ids: readonly string[],
 ): Promise<Map<string, Wallet>> {
-  const rows = await db.query(`${SELECT_WALLET} WHERE w.organization_id = $1 AND w.id = ANY($2::text[])`, [
-    organizationId,
-    [...new Set(ids)],
-  ]);
+  const distinct = [...new Set(ids)];
+  const rows =
+    distinct.length === 1
+      ? await db.query(FIND_WALLET_SQL, [organizationId, distinct[0]])
+      : distinct.length === 2
+        ? await db.query(FIND_TWO_WALLETS_SQL, [organizationId, ...distinct])
+        : await db.query(FIND_WALLETS_SQL, [organizationId, distinct]);
   return new Map(rows.map((row) => [String(row.id), fromRow(row)]));
 }
 

@@ -2,6 +2,8 @@
  * Idempotency records' rows: the per-key transaction lock, the stored answer found, written and deleted (one
  * key or a batch of them), and the claims taken before an outbound send.
  */
+
+import { prepared } from '../preparedStatements.ts';
 import type { Queryable } from '../store.ts';
 import { toDate } from './rows.ts';
 
@@ -61,6 +63,10 @@ const RECORD_COLUMNS =
 /** What a read returns: the record and, on a claim, how long it stands. */
 const READ_COLUMNS = `${RECORD_COLUMNS}, claimed_until`;
 
+const FIND_RECORD_SQL = prepared(
+  `SELECT ${READ_COLUMNS} FROM idempotency_records WHERE organization_id = $1 AND idempotency_key = $2`,
+);
+
 function recordFromRow(row: Record<string, unknown>): IdempotencyRecord {
   return {
     organizationId: String(row.organization_id),
@@ -80,10 +86,7 @@ export async function findIdempotencyRecord(
   organizationId: string,
   key: string,
 ): Promise<IdempotencyRecord | undefined> {
-  const [row] = await db.query(
-    `SELECT ${READ_COLUMNS} FROM idempotency_records WHERE organization_id = $1 AND idempotency_key = $2`,
-    [organizationId, key],
-  );
+  const [row] = await db.query(FIND_RECORD_SQL, [organizationId, key]);
   return row && recordFromRow(row);
 }
 

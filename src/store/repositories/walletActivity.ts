@@ -10,6 +10,13 @@ import { idBoundsOfCreated, toBigInt, toDate } from './rows.ts';
 
 /** Transfers that moved no money do not count as activity. */
 const ACTIVE_STATUSES_SQL = `status NOT IN ('failed', 'canceled', 'rejected', 'expired')`;
+/**
+ * Money that arrived: a settled transfer to the wallet. Written so that no index on status can serve it: with
+ * `status = 'settled'` and no statistics yet (a table that was empty when last analyzed), the planner read
+ * (organization_id, status, id) and filtered every settled transfer of the organization by destination, a
+ * cost that grew with the organization's history. It must use (organization_id, destination_wallet_id, id).
+ */
+const SETTLED_SQL = `(t.status = 'settled') IS TRUE`;
 
 export interface WalletActivityQuery {
   walletId: string;
@@ -73,7 +80,7 @@ export async function readWalletActivity(
         (SELECT coalesce(json_agg(json_build_array(n.amount_minor::text, n.created_at) ORDER BY n.id DESC), '[]'::json)
            FROM (SELECT t.id, t.amount_minor, t.created_at FROM transfers t
                   WHERE t.organization_id = $1 AND t.destination_wallet_id = q.wallet_id AND t.id >= $4
-                    AND t.created_at >= $3 AND t.status = 'settled'
+                    AND t.created_at >= $3 AND ${SETTLED_SQL}
                   ORDER BY t.id DESC LIMIT $5) n) AS incoming,
         (SELECT coalesce(json_agg(json_build_array(o.amount_minor::text, o.created_at)), '[]'::json)
            FROM (SELECT c.from_amount_minor AS amount_minor, c.created_at FROM conversions c
@@ -152,7 +159,7 @@ export async function tallyWalletActivity(
            WHERE q.direction = 'incoming' AND t.organization_id = $1 AND t.destination_wallet_id = q.wallet_id
              AND t.id >= q.id_gte AND (q.id_lte IS NULL OR t.id <= q.id_lte)
              AND t.created_at >= q.since AND (q.before IS NULL OR t.created_at < q.before)
-             AND t.status = 'settled'
+             AND ${SETTLED_SQL}
           UNION ALL
           SELECT c.from_amount_minor, c.created_at FROM conversions c
            WHERE q.direction = 'outgoing' AND c.organization_id = $1 AND c.from_wallet_id = q.wallet_id

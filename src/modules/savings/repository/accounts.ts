@@ -1,4 +1,6 @@
 /** Savings accounts (wallets of a product): their rows, and the reads and writes of the daily accrual. */
+
+import { prepared } from '../../../store/preparedStatements.ts';
 import { rowMapper } from '../../../store/repositories/rowMappers.ts';
 import { nullableText, toBigInt, toDate } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
@@ -69,12 +71,18 @@ export async function findSavingsAccount(
   return row ? accountFromRow(row) : undefined;
 }
 
+/** One wallet (a movement's source) by a statement of fixed arity, whose plan PostgreSQL keeps. */
+const SAVINGS_WALLET_ID_SQL = prepared('SELECT wallet_id FROM savings_accounts WHERE wallet_id = $1');
+
 /** Which of these wallets are savings accounts. */
 export async function savingsWalletIds(db: Queryable, walletIds: readonly string[]): Promise<Set<string>> {
   if (walletIds.length === 0) return new Set();
-  const rows = await db.query('SELECT wallet_id FROM savings_accounts WHERE wallet_id = ANY($1::text[])', [
-    walletIds,
-  ]);
+  const rows =
+    walletIds.length === 1
+      ? await db.query(SAVINGS_WALLET_ID_SQL, walletIds)
+      : await db.query('SELECT wallet_id FROM savings_accounts WHERE wallet_id = ANY($1::text[])', [
+          walletIds,
+        ]);
   return new Set(rows.map((r) => String(r.wallet_id)));
 }
 
