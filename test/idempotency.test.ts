@@ -6,11 +6,13 @@ import { pruneExpiredIdempotencyRecords } from '../src/workers/idempotencyPruner
 import {
   api,
   BACKENDS,
+  complianceKey,
   createCustomer,
   newOrganizationKey,
   startTestApp,
   type TestApp,
 } from './support/harness.ts';
+import { fundedWallet, mobileMoney } from './support/ledger.ts';
 
 describe.each(BACKENDS)('Idempotency-Key on %s', (backend) => {
   let t: TestApp;
@@ -89,6 +91,38 @@ describe.each(BACKENDS)('Idempotency-Key on %s', (backend) => {
       headers: invalidHeaders,
     });
     expect(corrected.statusCode).toBe(201);
+  });
+
+  it('answers a retry of an accepted transfer from its record, even once its wallet is frozen', async () => {
+    // A transfer's key is read by the ledger writer, in the transaction that claims it, not on the way in.
+    const source = await fundedWallet(t, '100.00');
+    const body = { source, destination: mobileMoney('+254711000777'), amount: '10.00', currency: 'KES' };
+    const headers = { 'idempotency-key': 'transfer-frozen-retry' };
+    const first = await api(t, 'POST', '/v1/transfers', { body, headers });
+    expect(first.statusCode, first.body).toBe(201);
+    const freeze = await api(t, 'POST', `/v1/wallets/${source}/freeze`, {
+      key: await complianceKey(t),
+      body: { reason: 'fraud_suspected' },
+    });
+    expect(freeze.statusCode, freeze.body).toBe(200);
+
+    const again = await api(t, 'POST', '/v1/transfers', { body, headers });
+    expect(again.statusCode, again.body).toBe(201);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.data).toEqual(first.data);
+    const other = await api(t, 'POST', '/v1/transfers', { body: { ...body, amount: '11.00' }, headers });
+    expect(other.statusCode, other.body).toBe(422);
+    expect(other.data.code).toBe('idempotency_key_reused');
+    const fresh = await api(t, 'POST', '/v1/transfers', {
+      body,
+      headers: { 'idempotency-key': 'transfer-frozen-new' },
+    });
+    expect(fresh.data.code, fresh.body).toBe('wallet_not_active');
+    const listed = await api(t, 'GET', `/v1/transfers?wallet=${source}&limit=10`);
+    const paidOut = listed.data.data.filter(
+      (transfer: { source: string | null }) => transfer.source === source,
+    );
+    expect(paidOut.map((transfer: { id: string }) => transfer.id)).toEqual([first.data.id]);
   });
 
   it('validates the key itself', async () => {
