@@ -6,7 +6,7 @@
  * settled transfer of the organization. PostgreSQL only: the embedded database plans in process.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findWallets } from '../src/modules/wallets/repository.ts';
+import { findWalletIdentityRows, findWallets } from '../src/modules/wallets/repository.ts';
 import { findIdempotencyRecord } from '../src/store/repositories/idempotency.ts';
 import { readWalletActivity, tallyWalletActivity } from '../src/store/repositories/walletActivity.ts';
 import type { Queryable, Row } from '../src/store/store.ts';
@@ -62,14 +62,28 @@ describe.skipIf(!TEST_DATABASE_URL)('statement plans on PostgreSQL', () => {
       'a source and a destination wallet',
       ['wallet_0000000000000000000000001', 'wallet_0000000000000000000000002'],
     ],
-  ])('reads %s with a prepared statement whose plan is kept', async (_, ids) => {
-    const plans = await db.store.transaction(async (tx) => {
-      for (let i = 0; i < EXECUTIONS; i++) await findWallets(tx, 'org_none', ids);
-      return preparedOnConnection(tx, ids.length === 1 ? 'w.id = $2' : 'w.id IN ($2, $3)');
-    });
-    expect(plans).toHaveLength(1);
-    expect(Number(plans[0]?.generic_plans)).toBeGreaterThan(0);
-  });
+  ])(
+    "reads %s's identity, and the whole wallet, with prepared statements whose plans are kept",
+    async (_, ids) => {
+      const plans = await db.store.transaction(async (tx) => {
+        for (let i = 0; i < EXECUTIONS; i++) {
+          await findWalletIdentityRows(tx, 'org_none', ids);
+          await findWallets(tx, 'org_none', ids);
+        }
+        return [
+          ...(await preparedOnConnection(
+            tx,
+            ids.length === 1
+              ? 'FROM wallets WHERE organization_id = $1 AND id = $2'
+              : 'FROM wallets WHERE organization_id = $1 AND id IN ($2, $3)',
+          )),
+          ...(await preparedOnConnection(tx, ids.length === 1 ? 'w.id = $2' : 'w.id IN ($2, $3)')),
+        ];
+      });
+      expect(plans).toHaveLength(2);
+      for (const plan of plans) expect(Number(plan.generic_plans)).toBeGreaterThan(0);
+    },
+  );
 
   it("reads an Idempotency-Key's record with a prepared statement whose plan is kept", async () => {
     const plans = await db.store.transaction(async (tx) => {

@@ -4,7 +4,13 @@
  */
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import type { Currency } from '../../domain/money.ts';
-import type { Wallet, WalletAccountDetails, WalletStatus, WalletStatusReason } from '../../domain/wallets.ts';
+import type {
+  Wallet,
+  WalletAccountDetails,
+  WalletIdentity,
+  WalletStatus,
+  WalletStatusReason,
+} from '../../domain/wallets.ts';
 import { prepared } from '../../store/preparedStatements.ts';
 import {
   accountSumsFromRow,
@@ -132,6 +138,47 @@ export async function findWallet(
 ): Promise<Wallet | undefined> {
   const [row] = await db.query(FIND_WALLET_SQL, [organizationId, id]);
   return row && fromRow(row);
+}
+
+const IDENTITY_COLUMNS = 'id, organization_id, owner_id, currency';
+/** A transfer's one or two wallets by statements of fixed arity, prepared (their plans kept). */
+const FIND_IDENTITY_SQL = prepared(
+  `SELECT ${IDENTITY_COLUMNS} FROM wallets WHERE organization_id = $1 AND id = $2`,
+);
+const FIND_TWO_IDENTITIES_SQL = prepared(
+  `SELECT ${IDENTITY_COLUMNS} FROM wallets WHERE organization_id = $1 AND id IN ($2, $3)`,
+);
+
+/**
+ * Wallets' identities (organization, owner, currency: what never changes once a wallet exists) by id, from
+ * the wallets table alone; missing ones are absent from the map.
+ */
+export async function findWalletIdentityRows(
+  db: Queryable,
+  organizationId: string,
+  ids: readonly string[],
+): Promise<Map<string, WalletIdentity>> {
+  const distinct = [...new Set(ids)];
+  const rows =
+    distinct.length === 1
+      ? await db.query(FIND_IDENTITY_SQL, [organizationId, distinct[0]])
+      : distinct.length === 2
+        ? await db.query(FIND_TWO_IDENTITIES_SQL, [organizationId, ...distinct])
+        : await db.query(
+            `SELECT ${IDENTITY_COLUMNS} FROM wallets WHERE organization_id = $1 AND id = ANY($2::text[])`,
+            [organizationId, distinct],
+          );
+  return new Map(
+    rows.map((row) => [
+      String(row.id),
+      {
+        id: String(row.id),
+        organizationId: String(row.organization_id),
+        ownerId: String(row.owner_id),
+        currency: row.currency as Currency,
+      },
+    ]),
+  );
 }
 
 /** Several wallets of an organization with one statement, by id; missing ones are absent from the map. */

@@ -7,7 +7,7 @@
 import type { Deps } from '../../../app/deps.ts';
 import type { WalletIdentity } from '../../../domain/wallets.ts';
 import type { Store } from '../../../store/store.ts';
-import { findWallets } from '../repository.ts';
+import { findWalletIdentityRows } from '../repository.ts';
 
 /** Wallet identities one process keeps at most (about 200 bytes each); the oldest is dropped first. */
 export const WALLET_IDENTITY_CACHE_ENTRIES_MAX = 100_000;
@@ -35,16 +35,10 @@ export async function findWalletIdentities(
     else missing.push(id);
   }
   if (missing.length === 0) return found;
-  for (const wallet of (await findWallets(deps.store, organizationId, missing)).values()) {
-    const identity: WalletIdentity = {
-      id: wallet.id,
-      organizationId: wallet.organizationId,
-      ownerId: wallet.ownerId,
-      currency: wallet.currency,
-    };
-    found.set(wallet.id, identity);
+  for (const identity of (await findWalletIdentityRows(deps.store, organizationId, missing)).values()) {
+    found.set(identity.id, identity);
     if (cache.size >= WALLET_IDENTITY_CACHE_ENTRIES_MAX) cache.delete(cache.keys().next().value as string);
-    cache.set(cacheKey(organizationId, wallet.id), identity);
+    cache.set(cacheKey(organizationId, identity.id), identity);
   }
   return found;
 }
