@@ -11,7 +11,12 @@ import { type EncryptionSettings, loadEncryptionSettings } from './config/encryp
 import { type EventStreamSettings, loadEventStreamSettings } from './config/eventStream.ts';
 import { loadMetricsSettings, type MetricsSettings } from './config/metrics.ts';
 import { loadPilotCaps } from './config/pilot.ts';
-import { loadDatabaseReadUrl, loadPostgresSettings, type PostgresSettings } from './config/postgres.ts';
+import {
+  loadDatabaseReadUrl,
+  loadPostgresSettings,
+  loadPreparedStatements,
+  type PostgresSettings,
+} from './config/postgres.ts';
 import { loadRetentionSettings, type RetentionSettings } from './config/retention.ts';
 import { loadSmileIdLeaseMs } from './config/smileId.ts';
 import { ConfigError, nonEmpty } from './config/variables.ts';
@@ -98,6 +103,8 @@ export interface Config {
   webhooks: WebhookSettings;
   rateLimits: RateLimitSettings;
   postgres: PostgresSettings;
+  /** MKOBA_PG_PREPARED_STATEMENTS: whether the hot statements are prepared once per connection. */
+  postgresPreparedStatements: boolean;
   /** Undefined: LEDGER_WRITER_LANES_DEFAULT on PostgreSQL, 1 on the embedded database (one session). */
   ledgerWriterLanes: number | undefined;
   encryption: EncryptionSettings;
@@ -270,6 +277,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhooks: loadWebhookSettings(env, environment),
     rateLimits: loadRateLimitSettings(env, environment),
     postgres: loadPostgresSettings(env),
+    postgresPreparedStatements: loadPreparedStatements(env),
     ledgerWriterLanes: loadLedgerWriterLanes(env),
     encryption: loadEncryptionSettings(env),
     retention: loadRetentionSettings(env, environment),

@@ -101,7 +101,11 @@ export async function openStore(
  */
 async function openPostgres(databaseUrl: string, config: Config): Promise<OpenedStore> {
   const { openPostgresStore } = await import('./store/postgres.ts');
-  const primary = await openPostgresStore({ connectionString: databaseUrl, ...config.postgres });
+  const primary = await openPostgresStore({
+    connectionString: databaseUrl,
+    ...config.postgres,
+    preparedStatements: config.postgresPreparedStatements,
+  });
   if (config.databaseReadUrl === undefined) {
     return { store: primary, lock: undefined, createdDatabase: false, close: () => primary.close() };
   }
@@ -109,6 +113,7 @@ async function openPostgres(databaseUrl: string, config: Config): Promise<Opened
   const replica = await openPostgresStore({
     connectionString: config.databaseReadUrl,
     ...config.postgres,
+    preparedStatements: config.postgresPreparedStatements,
     connectTimeoutMs: REPLICA_CONNECT_TIMEOUT_MS,
   });
   const { store, readReplica } = withReadReplica(primary, replica);
@@ -145,6 +150,7 @@ export async function openLaunchGateSource(config: Config): Promise<Store | unde
   return openPostgresStore({
     connectionString: config.sandboxDatabaseUrl,
     ...config.postgres,
+    preparedStatements: config.postgresPreparedStatements,
     poolConnectionsMax: LAUNCH_GATE_SOURCE_POOL_CONNECTIONS_MAX,
   });
 }

@@ -6,7 +6,10 @@
  * settled transfer of the organization. PostgreSQL only: the embedded database plans in process.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError } from '../src/config/variables.ts';
+import { loadConfig } from '../src/config.ts';
 import { findWalletIdentityRows, findWallets } from '../src/modules/wallets/repository.ts';
+import { openPostgresStore } from '../src/store/postgres.ts';
 import { findIdempotencyRecord } from '../src/store/repositories/idempotency.ts';
 import { readWalletActivity, tallyWalletActivity } from '../src/store/repositories/walletActivity.ts';
 import type { Queryable, Row } from '../src/store/store.ts';
@@ -33,6 +36,15 @@ function recorder(): { db: Queryable; statements: { sql: string; params: readonl
     },
   };
 }
+
+describe('MKOBA_PG_PREPARED_STATEMENTS', () => {
+  it("is on by default, 'off' turns it off, and anything else is refused", () => {
+    expect(loadConfig({}).postgresPreparedStatements).toBe(true);
+    expect(loadConfig({ MKOBA_PG_PREPARED_STATEMENTS: 'on' }).postgresPreparedStatements).toBe(true);
+    expect(loadConfig({ MKOBA_PG_PREPARED_STATEMENTS: 'off' }).postgresPreparedStatements).toBe(false);
+    expect(() => loadConfig({ MKOBA_PG_PREPARED_STATEMENTS: 'false' })).toThrow(ConfigError);
+  });
+});
 
 describe.skipIf(!TEST_DATABASE_URL)('statement plans on PostgreSQL', () => {
   let db: TestDatabase;
@@ -92,6 +104,23 @@ describe.skipIf(!TEST_DATABASE_URL)('statement plans on PostgreSQL', () => {
     });
     expect(plans).toHaveLength(1);
     expect(Number(plans[0]?.generic_plans)).toBeGreaterThan(0);
+  });
+
+  it('prepares nothing when preparing is off (a pooler in transaction mode)', async () => {
+    const unnamed = await openPostgresStore({
+      connectionString: db.url as string,
+      poolConnectionsMax: 1,
+      preparedStatements: false,
+    });
+    try {
+      const prepared = await unnamed.transaction(async (tx) => {
+        for (let i = 0; i < EXECUTIONS; i++) await findIdempotencyRecord(tx, 'org_none', `key-${i}`);
+        return tx.query('SELECT name FROM pg_prepared_statements');
+      });
+      expect(prepared).toEqual([]);
+    } finally {
+      await unnamed.close();
+    }
   });
 
   it("finds a wallet's incoming money by destination, never by the organization's settled transfers", async () => {

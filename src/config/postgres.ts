@@ -42,6 +42,20 @@ const POSTGRES_SETTING_VARIABLES: Record<keyof PostgresSettings, string> = {
   idleInTransactionTimeoutMs: 'MKOBA_PG_IDLE_IN_TX_TIMEOUT_MS',
 };
 
+/**
+ * MKOBA_PG_PREPARED_STATEMENTS: `on` (the default) prepares the few statements every transfer runs once per
+ * connection (src/store/preparedStatements.ts); `off` sends every statement unnamed, for a pooler in
+ * transaction mode that cannot carry named statements (PgBouncer before 1.21, or without
+ * `max_prepared_statements`).
+ */
+export function loadPreparedStatements(env: NodeJS.ProcessEnv): boolean {
+  const variable = 'MKOBA_PG_PREPARED_STATEMENTS';
+  const text = nonEmpty(env[variable]);
+  if (text === undefined || text === 'on') return true;
+  if (text === 'off') return false;
+  throw new ConfigError(variable, `must be 'on' or 'off', got '${text}'`);
+}
+
 export function loadPostgresSettings(env: NodeJS.ProcessEnv): PostgresSettings {
   const settings = { ...DEFAULT_POSTGRES_SETTINGS };
   for (const [name, variable] of Object.entries(POSTGRES_SETTING_VARIABLES)) {

@@ -21,20 +21,25 @@ export interface PostgresStoreOptions extends Partial<PostgresSettings> {
   poolConnectionsMax?: number | undefined;
   /** How long a new connection may take (PG_CONNECT_TIMEOUT_MS by default). */
   connectTimeoutMs?: number | undefined;
+  /** Whether registered statements are prepared once per connection (true by default). */
+  preparedStatements?: boolean | undefined;
 }
 
-/** A statement as node-postgres takes it: named when its text is registered (prepared once per connection). */
-function statementOf(sql: string, params: readonly unknown[]): pg.QueryConfig {
-  const name = preparedNameOf(sql);
+/**
+ * A statement as node-postgres takes it: named when its text is registered and preparing is on (prepared
+ * once per connection), else unnamed.
+ */
+function statementOf(sql: string, params: readonly unknown[], prepare: boolean): pg.QueryConfig {
+  const name = prepare ? preparedNameOf(sql) : undefined;
   return name === undefined
     ? { text: sql, values: params as unknown[] }
     : { name, text: sql, values: params as unknown[] };
 }
 
-function wrapClient(client: pg.PoolClient | pg.Pool): Queryable {
+function wrapClient(client: pg.PoolClient | pg.Pool, prepare: boolean): Queryable {
   return {
     async query<R extends Row>(sql: string, params: readonly unknown[] = []): Promise<R[]> {
-      const result = await client.query<R>(statementOf(sql, params));
+      const result = await client.query<R>(statementOf(sql, params, prepare));
       return result.rows;
     },
     async exec(sql: string): Promise<void> {
@@ -46,12 +51,13 @@ function wrapClient(client: pg.PoolClient | pg.Pool): Queryable {
 export async function openPostgresStore(options: PostgresStoreOptions): Promise<Store> {
   const maxCount = options.poolConnectionsMax ?? PG_POOL_CONNECTIONS_MAX;
   const pool = openPool(options, maxCount);
-  const base = wrapClient(pool);
+  const prepare = options.preparedStatements ?? true;
+  const base = wrapClient(pool, prepare);
   return {
     driver: 'postgres',
     query: base.query,
     exec: base.exec,
-    transaction: (fn) => runTransaction(pool, fn),
+    transaction: (fn) => runTransaction(pool, prepare, fn),
     listen: (channel, onNotify) =>
       listenWithReconnect(
         { connectionString: options.connectionString, connectionTimeoutMillis: PG_CONNECT_TIMEOUT_MS },
@@ -92,7 +98,11 @@ function openPool(options: PostgresStoreOptions, maxCount: number): pg.Pool {
 }
 
 /** One transaction on a client of its own: committed when `fn` resolves, rolled back when it throws. */
-async function runTransaction<T>(pool: pg.Pool, fn: (tx: Queryable) => Promise<T>): Promise<T> {
+async function runTransaction<T>(
+  pool: pg.Pool,
+  prepare: boolean,
+  fn: (tx: Queryable) => Promise<T>,
+): Promise<T> {
   const client = await pool.connect();
   // The server ends a session left idle in a transaction too long (25P03) while no query of ours is
   // running, so the driver reports it as an 'error' event: keep it (it must not crash the process) and
@@ -103,7 +113,7 @@ async function runTransaction<T>(pool: pg.Pool, fn: (tx: Queryable) => Promise<T
   };
   client.on('error', onLost);
   let broken = false;
-  const session = transactionSession(client);
+  const session = transactionSession(client, prepare);
   try {
     const result = await fn(session.tx);
     if (session.begun()) await client.query('COMMIT');
@@ -125,7 +135,7 @@ async function runTransaction<T>(pool: pg.Pool, fn: (tx: Queryable) => Promise<T
  * The queries of a transaction on `client`. BEGIN goes out with the transaction's first statement when that
  * is a pipeline of several (one round trip for both), else on its own just before it.
  */
-function transactionSession(client: pg.PoolClient): { tx: Queryable; begun(): boolean } {
+function transactionSession(client: pg.PoolClient, prepare: boolean): { tx: Queryable; begun(): boolean } {
   let begun = false;
   const begin = async () => {
     if (begun) return;
@@ -135,7 +145,7 @@ function transactionSession(client: pg.PoolClient): { tx: Queryable; begun(): bo
   const tx: Queryable = {
     async query<R extends Row>(sql: string, params: readonly unknown[] = []): Promise<R[]> {
       await begin();
-      return (await client.query<R>(statementOf(sql, params))).rows;
+      return (await client.query<R>(statementOf(sql, params, prepare))).rows;
     },
     async queryMany(statements) {
       const texts = statements.map((s) => inlineParameters(s.text, s.params));
