@@ -151,6 +151,27 @@ describe.each(BACKENDS)('evidence on %s', (backend) => {
         [organizationId, head?.sequence, 'b'.repeat(64)],
       ),
     ).rejects.toThrow(/does not link/);
+    // Checked once per statement: a record that links to one inserted beside it is accepted only when that
+    // one links too, and a chain's first record must start from the genesis hash.
+    const next = Number(head?.sequence) + 1;
+    await expect(
+      t.deps.store.query(
+        `INSERT INTO evidence_records (id, organization_id, sequence, kind, created_at, previous_hash, payload, hash)
+         VALUES ('evd_z1', $1, $2::bigint, 'wallet.freeze', now(), $3, '{}', $4),
+                ('evd_z2', $1, $2::bigint + 1, 'wallet.freeze', now(), $4, '{}', $5)`,
+        [organizationId, next, 'b'.repeat(64), 'c'.repeat(64), 'd'.repeat(64)],
+      ),
+    ).rejects.toThrow(/evd_z1 does not link/);
+    await t.deps.store.query(
+      "INSERT INTO organizations (id, name, webhook_subscriptions_enabled, created_at) VALUES ('org_evidence_genesis', 'Evidence genesis', true, now())",
+    );
+    await expect(
+      t.deps.store.query(
+        `INSERT INTO evidence_records (id, organization_id, sequence, kind, created_at, previous_hash, payload, hash)
+         VALUES ('evd_g', 'org_evidence_genesis', 1, 'wallet.freeze', now(), $1, '{}', $1)`,
+        ['e'.repeat(64)],
+      ),
+    ).rejects.toThrow(/evd_g is first in its chain but does not start from the genesis hash/);
   });
 
   it('evidence verify names the first broken record when a payload was altered behind the triggers', async () => {
