@@ -105,6 +105,35 @@ describe.each(BACKENDS)('transfers on %s', (backend) => {
     expect(inexact.data).toMatchObject({ code: 'validation_error', param: 'amount' });
   });
 
+  it("reads a rail's clearing account once per process: a later payout sends no statement for it", async () => {
+    const wallet = await fundedWallet(t, '100.00');
+    const pay = (phone: string) =>
+      api(t, 'POST', '/v1/transfers', {
+        body: { source: wallet, destination: mobileMoney(phone), amount: '1.00', currency: 'KES' },
+      });
+    expect((await pay('+254700000101')).statusCode).toBe(201);
+    const sent: string[] = [];
+    const store = t.deps.store;
+    const query = store.query.bind(store);
+    store.query = (sql, params) => {
+      sent.push(sql);
+      return query(sql, params);
+    };
+    try {
+      expect((await pay('+254700000102')).statusCode).toBe(201);
+    } finally {
+      store.query = query;
+    }
+    expect(sent.filter((sql) => sql.includes('rail_clearing') || /INTO ledger_accounts/.test(sql))).toEqual(
+      [],
+    );
+    const accounts = await api(t, 'GET', '/v1/ledger/accounts?kind=rail_clearing&limit=100');
+    const clearing = accounts.data.data.filter(
+      (a: { rail: string; currency: string }) => a.rail === 'mobile_money' && a.currency === 'KES',
+    );
+    expect(clearing).toHaveLength(1);
+  });
+
   it('a rail failure releases the hold with the failure code', async () => {
     const wallet = await fundedWallet(t, '500.00');
     const created = await api(t, 'POST', '/v1/transfers', {

@@ -33,7 +33,12 @@ export {
   withPostings,
 } from './repository/ledger.ts';
 export { ledgerRoutes } from './routes.ts';
-export { type LedgerAccount, listJournalEntries, trustLedgerAccount } from './useCases/accounts.ts';
+export {
+  type LedgerAccount,
+  listJournalEntries,
+  railClearingAccount,
+  trustLedgerAccount,
+} from './useCases/accounts.ts';
 export { directEntry } from './useCases/directEntry.ts';
 export { guardMovementSource } from './useCases/movementSources.ts';
 export { PostingSession, postEntry, refusalError } from './useCases/postingSession.ts';

@@ -3,7 +3,8 @@
 import type { Deps } from '../../../app/deps.ts';
 import type { Currency } from '../../../domain/money.ts';
 import { type Page, type PageRequest, toPage } from '../../../domain/pagination.ts';
-import type { Queryable } from '../../../store/store.ts';
+import type { Rail } from '../../../domain/transfers.ts';
+import type { Queryable, Store } from '../../../store/store.ts';
 import { type AccountKind, TRUST_LEDGER_RAIL } from '../domain/ledger.ts';
 import {
   ensureSystemAccount,
@@ -60,4 +61,42 @@ export function trustLedgerAccount(
     currency,
     now: deps.now(),
   });
+}
+
+/** Rail clearing accounts' ids one process keeps at most (one per organization, rail and currency in use). */
+export const RAIL_CLEARING_ACCOUNT_CACHE_ENTRIES_MAX = 10_000;
+
+const railClearingAccounts = new WeakMap<Store, Map<string, string>>();
+
+/**
+ * The organization's clearing account of a rail in a currency, made on first use (committed at once, outside
+ * any transaction); its id. Kept per process once known: a system account never changes or goes away, so a
+ * payout reads nothing here after the first (an insert that conflicted and a select, two round trips).
+ */
+export async function railClearingAccount(
+  deps: Deps,
+  organizationId: string,
+  rail: Rail,
+  currency: Currency,
+): Promise<string> {
+  let cache = railClearingAccounts.get(deps.store);
+  if (!cache) {
+    cache = new Map();
+    railClearingAccounts.set(deps.store, cache);
+  }
+  const key = `${organizationId}\u0000${rail}\u0000${currency}`;
+  const known = cache.get(key);
+  if (known !== undefined) return known;
+  const id = await ensureSystemAccount(deps.store, {
+    id: deps.newId('ledgerAccount'),
+    organizationId,
+    kind: 'rail_clearing',
+    rail,
+    currency,
+    now: deps.now(),
+  });
+  if (cache.size >= RAIL_CLEARING_ACCOUNT_CACHE_ENTRIES_MAX)
+    cache.delete(cache.keys().next().value as string);
+  cache.set(key, id);
+  return id;
 }

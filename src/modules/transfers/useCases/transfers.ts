@@ -26,7 +26,7 @@ import { loadPolicy } from '../../authorization/index.ts';
 import { prepareTravelRule, screenCounterparty, travelRuleRecordOf } from '../../compliance/index.ts';
 import { readCustomerPolicyFacts } from '../../customers/index.ts';
 import { decideFee, feeIncomeAccount, loadFeeSchedule } from '../../fees/index.ts';
-import { ensureSystemAccount, guardMovementSource } from '../../ledger/index.ts';
+import { guardMovementSource, railClearingAccount } from '../../ledger/index.ts';
 import { findWalletIdentities, findWallets } from '../../wallets/index.ts';
 import { findTransfer, listTransfers as listTransferRows, type TransferFilter } from '../repository.ts';
 import type { LedgerWriter } from './posting/writer.ts';
@@ -170,14 +170,7 @@ async function creditAccountOf(
   const creditAccountId =
     destinationWallet?.id ??
     shared?.clearingAccounts.get(clearingKey) ??
-    (await ensureSystemAccount(deps.store, {
-      id: deps.newId('ledgerAccount'),
-      organizationId,
-      kind: 'rail_clearing',
-      rail,
-      currency,
-      now: deps.now(),
-    }));
+    (await railClearingAccount(deps, organizationId, rail, currency));
   if (destinationWallet === null) shared?.clearingAccounts.set(clearingKey, creditAccountId);
   return creditAccountId;
 }
