@@ -23,6 +23,9 @@ export function toJsonObject<T>(value: unknown): T {
   return (typeof value === 'string' ? JSON.parse(value) : value) as T;
 }
 
+/** A boolean column: true only when the driver gives `true` (so `null` reads as false). */
+export const isTrue = (v: unknown): boolean => v === true;
+
 /** Nullable columns: `null` (or a column the row lacks) stays `null`, anything else is converted. */
 export const nullableText = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
 export const nullableDate = (v: unknown): Date | null => (v === null || v === undefined ? null : toDate(v));
@@ -32,6 +35,8 @@ export const nullableNumber = (v: unknown): number | null =>
   v === null || v === undefined ? null : Number(v);
 export const nullableBoolean = (v: unknown): boolean | null =>
   v === null || v === undefined ? null : v === true;
+export const nullableJsonObject = <T>(v: unknown): T | null =>
+  v === null || v === undefined ? null : toJsonObject<T>(v);
 /** A `date` column read as `YYYY-MM-DD` (the SELECTs cast it to text). */
 export const nullableDay = (v: unknown): string | null =>
   v === null || v === undefined ? null : String(v).slice(0, 10);

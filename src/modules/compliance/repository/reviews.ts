@@ -6,6 +6,7 @@ import {
   organizationRecordFinder,
   type RecordTable,
 } from '../../../store/repositories/records.ts';
+import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
 import {
   type KeysetFilter,
   nullableDate,
@@ -18,24 +19,22 @@ import type { Queryable } from '../../../store/store.ts';
 const COLUMNS =
   'id, organization_id, kind, status, transfer_id, customer_id, wallet_id, verification_id, findings, note, decided_by, created_at, decided_at, deposit_id';
 
-function fromRow(row: Record<string, unknown>): ReviewCase {
-  return {
-    id: String(row.id),
-    organizationId: String(row.organization_id),
-    kind: row.kind as ReviewKind,
-    status: row.status as ReviewStatus,
-    transferId: nullableText(row.transfer_id),
-    customerId: nullableText(row.customer_id),
-    walletId: nullableText(row.wallet_id),
-    verificationId: nullableText(row.verification_id),
-    depositId: nullableText(row.deposit_id),
-    findings: toJsonObject<ReviewFindings>(row.findings),
-    note: nullableText(row.note),
-    decidedBy: nullableText(row.decided_by),
-    createdAt: toDate(row.created_at),
-    decidedAt: nullableDate(row.decided_at),
-  };
-}
+const fromRow = rowMapper<ReviewCase>({
+  id: String,
+  organizationId: String,
+  kind: stored,
+  status: stored,
+  transferId: nullableText,
+  customerId: nullableText,
+  walletId: nullableText,
+  verificationId: nullableText,
+  depositId: nullableText,
+  findings: toJsonObject<ReviewFindings>,
+  note: nullableText,
+  decidedBy: nullableText,
+  createdAt: toDate,
+  decidedAt: nullableDate,
+});
 
 /** Opens many cases with one statement (the ledger writer's batch). */
 export async function insertReviewCases(db: Queryable, cases: readonly ReviewCase[]): Promise<void> {
