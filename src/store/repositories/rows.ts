@@ -168,7 +168,8 @@ export function feeDecisionFromRow(row: Record<string, unknown>): FeeDecision | 
 
 /** A page of an organization's rows newest first: what narrows it, before its SQL is written. */
 export interface NewestFirstQuery {
-  prefix: IdPrefix;
+  /** The table's id prefix, so created bounds narrow the ids too; none for a table of several prefixes. */
+  prefix?: IdPrefix | undefined;
   organizationId: string;
   filter: KeysetFilter;
   /** `[column, value]`: `column = value` for each value that is set. */
@@ -202,6 +203,36 @@ export async function listNewestFirst(
   query: NewestFirstQuery & { table: string; columns: string; rowsMax: number },
 ): Promise<Record<string, unknown>[]> {
   const { conditions, params } = newestFirstConditions(query);
+  return selectNewestFirst(db, query, conditions, params);
+}
+
+/**
+ * A newest-first page of a table's rows under fixed conditions (`where`, whose values `params` holds), then
+ * the keyset conditions of `filter`: for a list narrowed otherwise than by the organization and equalities.
+ */
+export async function listNewestFirstWhere(
+  db: Queryable,
+  query: {
+    table: string;
+    columns: string;
+    prefix: IdPrefix;
+    where: readonly string[];
+    params: readonly unknown[];
+    filter: KeysetFilter;
+    rowsMax: number;
+  },
+): Promise<Record<string, unknown>[]> {
+  const params = [...query.params];
+  const conditions = [...query.where, ...keysetConditions(query.filter, params, '', query.prefix)];
+  return selectNewestFirst(db, query, conditions, params);
+}
+
+async function selectNewestFirst(
+  db: Queryable,
+  query: { table: string; columns: string; rowsMax: number },
+  conditions: readonly string[],
+  params: unknown[],
+): Promise<Record<string, unknown>[]> {
   params.push(query.rowsMax);
   return db.query(
     `SELECT ${query.columns} FROM ${query.table} WHERE ${conditions.join(' AND ')} ORDER BY id DESC LIMIT $${params.length}`,

@@ -10,7 +10,7 @@ import { organizationRecordFinder } from '../../../store/repositories/records.ts
 import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
 import {
   type KeysetFilter,
-  keysetConditions,
+  listNewestFirstWhere,
   nullableDate,
   nullableJsonObject,
   nullableText,
@@ -93,17 +93,15 @@ export async function listVerifications(
   filter: KeysetFilter,
   rowsMax: number,
 ): Promise<Verification[]> {
-  const params: unknown[] = [organizationId, customerId];
-  const conditions = [
-    'organization_id = $1',
-    'customer_id = $2',
-    ...keysetConditions(filter, params, '', ID_PREFIXES.verification),
-  ];
-  params.push(rowsMax);
-  const rows = await db.query(
-    `SELECT ${COLUMNS} FROM verifications WHERE ${conditions.join(' AND ')} ORDER BY id DESC LIMIT $${params.length}`,
-    params,
-  );
+  const rows = await listNewestFirstWhere(db, {
+    table: 'verifications',
+    columns: COLUMNS,
+    prefix: ID_PREFIXES.verification,
+    where: ['organization_id = $1', 'customer_id = $2'],
+    params: [organizationId, customerId],
+    filter,
+    rowsMax,
+  });
   return rows.map(fromRow);
 }
 
