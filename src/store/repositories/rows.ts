@@ -23,6 +23,12 @@ export function toJsonObject<T>(value: unknown): T {
   return (typeof value === 'string' ? JSON.parse(value) : value) as T;
 }
 
+/** An int8 column whose values stay within a number's exact range (a count, a sequence), as a number. */
+export const int8AsNumber = (v: unknown): number => Number(toBigInt(v));
+
+/** A `date` column read as `YYYY-MM-DD` (the SELECTs cast it to text). */
+export const toDay = (v: unknown): string => String(v).slice(0, 10);
+
 /** A boolean column: true only when the driver gives `true` (so `null` reads as false). */
 export const isTrue = (v: unknown): boolean => v === true;
 
