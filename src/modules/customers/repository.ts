@@ -5,6 +5,7 @@ import { ID_PREFIXES } from '../../domain/ids.ts';
 import type { Metadata } from '../../domain/metadata.ts';
 import type { RiskLevel } from '../../domain/risk.ts';
 import {
+  byFields,
   newestFirstLister,
   organizationRecordFinder,
   type RecordTable,
@@ -130,6 +131,4 @@ export interface CustomerFilter extends KeysetFilter {
   type?: CustomerType | undefined;
 }
 
-export const listCustomers = newestFirstLister(CUSTOMERS, (filter: CustomerFilter) => [
-  ['type', filter.type],
-]);
+export const listCustomers = newestFirstLister(CUSTOMERS, byFields<CustomerFilter>('type'));

@@ -6,6 +6,7 @@ import type {
 } from '../../../domain/governedChanges.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import {
+  byFields,
   newestFirstLister,
   organizationRecordFinder,
   type RecordTable,
@@ -100,10 +101,10 @@ export interface GovernedChangeFilter extends KeysetFilter {
   kind?: GovernedChangeKind | undefined;
 }
 
-export const listGovernedChanges = newestFirstLister(GOVERNED_CHANGES, (filter: GovernedChangeFilter) => [
-  ['status', filter.status],
-  ['kind', filter.kind],
-]);
+export const listGovernedChanges = newestFirstLister(
+  GOVERNED_CHANGES,
+  byFields<GovernedChangeFilter>('status', 'kind'),
+);
 
 /**
  * Erases the sealed `credentials` kept in the organization's decided changes of `kind` (their payloads

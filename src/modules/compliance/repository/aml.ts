@@ -4,6 +4,7 @@ import type { AmlAction, AmlRule, AmlRuleType } from '../../../domain/decisions/
 import { amlParametersFromStored, storedAmlParameters } from '../../../domain/decisions/amlRuleParameters.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import {
+  byFields,
   newestFirstLister,
   organizationRecordFinder,
   type RecordTable,
@@ -192,14 +193,10 @@ export interface AmlAlertFilter extends KeysetFilter {
 }
 
 /** Newest first; each filter has an index beginning with the organization. */
-export const listAmlAlerts = newestFirstLister(AML_ALERTS, (filter: AmlAlertFilter) => [
-  ['status', filter.status],
-  ['rule_type', filter.ruleType],
-  ['action', filter.action],
-  ['wallet_id', filter.walletId],
-  ['customer_id', filter.customerId],
-  ['transfer_id', filter.transferId],
-]);
+export const listAmlAlerts = newestFirstLister(
+  AML_ALERTS,
+  byFields<AmlAlertFilter>('status', 'ruleType', 'action', 'walletId', 'customerId', 'transferId'),
+);
 
 /** Open alerts per customer, for the risk level. */
 export async function countOpenAmlAlerts(

@@ -2,6 +2,7 @@
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import type { ReviewCase, ReviewFindings, ReviewKind, ReviewStatus } from '../../../domain/reviews.ts';
 import {
+  byFields,
   newestFirstLister,
   organizationRecordFinder,
   type RecordTable,
@@ -101,8 +102,7 @@ export interface ReviewFilter extends KeysetFilter {
 }
 
 /** Newest first; served by (organization_id, status, id) or (organization_id, id). */
-export const listReviewCases = newestFirstLister(REVIEW_CASES, (filter: ReviewFilter) => [
-  ['status', filter.status],
-  ['kind', filter.kind],
-  ['transfer_id', filter.transferId],
-]);
+export const listReviewCases = newestFirstLister(
+  REVIEW_CASES,
+  byFields<ReviewFilter>('status', 'kind', 'transferId'),
+);
