@@ -5,11 +5,20 @@ import { ID_PREFIXES } from '../../domain/ids.ts';
 import type { Metadata } from '../../domain/metadata.ts';
 import type { RiskLevel } from '../../domain/risk.ts';
 import {
+  byFields,
   newestFirstLister,
   organizationRecordFinder,
   type RecordTable,
 } from '../../store/repositories/records.ts';
-import { type KeysetFilter, nullableText, toDate, toJsonObject } from '../../store/repositories/rows.ts';
+import { computed, rowMapper, stored } from '../../store/repositories/rowMappers.ts';
+import {
+  isTrue,
+  type KeysetFilter,
+  nullableJsonObject,
+  nullableText,
+  toDate,
+  toJsonObject,
+} from '../../store/repositories/rows.ts';
 import type { Queryable } from '../../store/store.ts';
 
 export interface Customer {
@@ -42,25 +51,23 @@ const SELECT_COLUMNS = `${COLUMNS}, (SELECT count(*)::int FROM aml_alerts a
    WHERE a.organization_id = customers.organization_id AND a.customer_id = customers.id AND a.status = 'open')
    AS open_alerts`;
 
-function fromRow(row: Record<string, unknown>): Customer {
-  return {
-    id: String(row.id),
-    organizationId: String(row.organization_id),
-    type: row.type as CustomerType,
-    name: String(row.name),
-    email: nullableText(row.email),
-    phone: nullableText(row.phone),
-    address: row.address === null || row.address === undefined ? null : toJsonObject<Address>(row.address),
-    kycStatus: row.kyc_status as KycStatus,
-    riskOverride: row.risk_override === null ? null : (row.risk_override as RiskLevel),
-    riskOverrideReason: nullableText(row.risk_override_reason),
-    sanctionsHit: row.sanctions_hit === true,
-    openAlerts: Number(row.open_alerts ?? 0),
-    metadata: toJsonObject<Metadata>(row.metadata),
-    createdAt: toDate(row.created_at),
-    updatedAt: toDate(row.updated_at),
-  };
-}
+const fromRow = rowMapper<Customer>({
+  id: String,
+  organizationId: String,
+  type: stored,
+  name: String,
+  email: nullableText,
+  phone: nullableText,
+  address: nullableJsonObject<Address>,
+  kycStatus: stored,
+  riskOverride: stored,
+  riskOverrideReason: nullableText,
+  sanctionsHit: isTrue,
+  openAlerts: computed((row) => Number(row.open_alerts ?? 0)),
+  metadata: toJsonObject<Metadata>,
+  createdAt: toDate,
+  updatedAt: toDate,
+});
 
 export async function insertCustomer(db: Queryable, c: Customer): Promise<void> {
   await db.query(
@@ -124,6 +131,4 @@ export interface CustomerFilter extends KeysetFilter {
   type?: CustomerType | undefined;
 }
 
-export const listCustomers = newestFirstLister(CUSTOMERS, (filter: CustomerFilter) => [
-  ['type', filter.type],
-]);
+export const listCustomers = newestFirstLister(CUSTOMERS, byFields<CustomerFilter>('type'));

@@ -5,12 +5,19 @@
 
 import type { WalletAccountDetails } from '../../domain/wallets.ts';
 import { organizationRecordFinder } from '../../store/repositories/records.ts';
-import { rowMapper } from '../../store/repositories/rowMappers.ts';
+import { column, computed, rowMapper, stored } from '../../store/repositories/rowMappers.ts';
 import { nullableText, toBigInt, toDate, toJsonObject } from '../../store/repositories/rows.ts';
 import { entryIdWindow, POSTED_NET, sinceSql } from '../../store/repositories/walletBalances.ts';
 import type { Queryable } from '../../store/store.ts';
 import { ACCOUNT_DETAILS_COLUMNS, ACCOUNT_DETAILS_JOIN, accountDetailsFromRow } from '../wallets/index.ts';
 import type { DigitalAccountSettings } from './domain.ts';
+
+const settingsFromRow = rowMapper<DigitalAccountSettings>({
+  organizationId: String,
+  bankCode: String,
+  bankName: String,
+  updatedAt: toDate,
+});
 
 export async function findDigitalAccountSettings(
   db: Queryable,
@@ -22,14 +29,7 @@ export async function findDigitalAccountSettings(
       WHERE organization_id = $1${options.forUpdate ? ' FOR UPDATE' : ''}`,
     [organizationId],
   );
-  return (
-    row && {
-      organizationId: String(row.organization_id),
-      bankCode: String(row.bank_code),
-      bankName: String(row.bank_name),
-      updatedAt: toDate(row.updated_at),
-    }
-  );
+  return row && settingsFromRow(row);
 }
 
 export async function saveDigitalAccountSettings(db: Queryable, s: DigitalAccountSettings): Promise<void> {
@@ -183,30 +183,34 @@ export async function listStatementMovements(
       ORDER BY m.created_at, m.id`,
     [walletId, from, to, entryIdWindow(from).lo, entryIdWindow(to).hi, rowsMax],
   );
-  return rows.map((row) => ({
-    entryId: String(row.id),
-    kind: String(row.kind),
-    createdAt: toDate(row.created_at),
-    netMinor: toBigInt(row.net_minor),
-    feeMinor: toBigInt(row.fee_minor),
-    otherAccountKinds: toTextArray(row.other_kinds),
-    transfer:
-      row.transfer_id === null || row.direction === null
-        ? null
-        : {
-            id: String(row.transfer_id),
-            direction: row.direction as 'outbound' | 'inbound',
-            sourceWalletId: nullableText(row.source_wallet_id),
-            destinationWalletId: nullableText(row.destination_wallet_id),
-            destination: toJsonObject<Record<string, unknown>>(row.destination),
-            rail: String(row.rail),
-            railReference: nullableText(row.rail_reference),
-            statusReason: nullableText(row.status_reason),
-          },
-    payerName: nullableText(row.payer_name),
-    payerPhone: nullableText(row.payer_phone),
-  }));
+  return rows.map(movementFromRow);
 }
+
+/** The transfer an entry belongs to, as a statement line describes it. */
+const movementTransferFromRow = rowMapper<NonNullable<MovementRow['transfer']>>({
+  id: column('transfer_id', String),
+  direction: stored,
+  sourceWalletId: nullableText,
+  destinationWalletId: nullableText,
+  destination: toJsonObject<Record<string, unknown>>,
+  rail: String,
+  railReference: nullableText,
+  statusReason: nullableText,
+});
+
+const movementFromRow = rowMapper<MovementRow>({
+  entryId: column('id', String),
+  kind: String,
+  createdAt: toDate,
+  netMinor: toBigInt,
+  feeMinor: toBigInt,
+  otherAccountKinds: column('other_kinds', toTextArray),
+  transfer: computed((row) =>
+    row.transfer_id === null || row.direction === null ? null : movementTransferFromRow(row),
+  ),
+  payerName: nullableText,
+  payerPhone: nullableText,
+});
 
 /** A text[] as either driver returns it (an array, or PostgreSQL's `{a,b}` text form). */
 function toTextArray(value: unknown): string[] {

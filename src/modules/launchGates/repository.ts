@@ -5,7 +5,7 @@
 import type { EvidenceValue } from '../../domain/evidence.ts';
 import type { LaunchProduct } from '../../domain/organizationProfile.ts';
 import type { Rail } from '../../domain/transfers.ts';
-import { rowMapper, stored } from '../../store/repositories/rowMappers.ts';
+import { column, computed, rowMapper, stored } from '../../store/repositories/rowMappers.ts';
 import {
   nullableDate,
   nullableNumber,
@@ -98,19 +98,21 @@ export async function saveGateRows(
   );
 }
 
+const overrideFromRow = rowMapper<LaunchGateOverride>({
+  product: stored,
+  gate: stored,
+  reason: String,
+  evidenceRecordId: String,
+  createdAt: toDate,
+});
+
 export async function listOverrides(db: Queryable, organizationId: string): Promise<LaunchGateOverride[]> {
   const rows = await db.query(
     `SELECT product, gate, reason, evidence_record_id, created_at FROM launch_gate_overrides
       WHERE organization_id = $1 ORDER BY product, gate`,
     [organizationId],
   );
-  return rows.map((row) => ({
-    product: row.product as LaunchProduct,
-    gate: row.gate as LaunchGate,
-    reason: String(row.reason),
-    evidenceRecordId: String(row.evidence_record_id),
-    createdAt: toDate(row.created_at),
-  }));
+  return rows.map(overrideFromRow);
 }
 
 export async function insertOverrides(
@@ -135,6 +137,22 @@ export async function insertOverrides(
   );
 }
 
+const legalEntityVerificationFromRow = rowMapper<NonNullable<LegalEntityFacts['verification']>>({
+  id: column('verification_id', String),
+  status: String,
+  decidedBy: nullableText,
+  decidedAt: nullableDate,
+});
+
+const legalEntityFromRow = rowMapper<LegalEntityFacts>({
+  customerId: column('id', String),
+  customerType: column('type', String),
+  kycStatus: String,
+  verification: computed((row) =>
+    row.verification_id === null ? null : legalEntityVerificationFromRow(row),
+  ),
+});
+
 /** The legal entity and its latest verification; undefined when the customer is not the organization's. */
 export async function findLegalEntityFacts(
   db: Queryable,
@@ -151,22 +169,15 @@ export async function findLegalEntityFacts(
       WHERE c.organization_id = $1 AND c.id = $2`,
     [organizationId, customerId],
   );
-  if (!row) return undefined;
-  return {
-    customerId: String(row.id),
-    customerType: String(row.type),
-    kycStatus: String(row.kyc_status),
-    verification:
-      row.verification_id === null
-        ? null
-        : {
-            id: String(row.verification_id),
-            status: String(row.status),
-            decidedBy: nullableText(row.decided_by),
-            decidedAt: nullableDate(row.decided_at),
-          },
-  };
+  return row && legalEntityFromRow(row);
 }
+
+const policySummaryFromRow = rowMapper<NonNullable<LaunchGateFacts['policy']>>({
+  version: Number,
+  rules: Number,
+  createdBy: String,
+  createdAt: toDate,
+});
 
 /** The current policy version in brief; undefined before the organization's policy was first needed. */
 export async function findPolicySummary(
@@ -178,14 +189,18 @@ export async function findPolicySummary(
       WHERE organization_id = $1 ORDER BY version DESC LIMIT 1`,
     [organizationId],
   );
-  if (!row) return undefined;
-  return {
-    version: Number(row.version),
-    rules: Number(row.rules),
-    createdBy: String(row.created_by),
-    createdAt: toDate(row.created_at),
-  };
+  return row && policySummaryFromRow(row);
 }
+
+const acknowledgementFromRow = rowMapper<NonNullable<LaunchGateFacts['webhookAcknowledgement']>>({
+  deliveryId: column('id', String),
+  subscriptionId: String,
+  url: String,
+  eventId: String,
+  eventType: column('type', String),
+  statusCode: column('last_status_code', nullableNumber),
+  at: column('succeeded_at', toDate),
+});
 
 /**
  * The first delivery of a test event (one emitted with POST /v1/sandbox/events or `mkoba trigger`: no
@@ -206,16 +221,7 @@ export async function findAcknowledgedTestEvent(
       LIMIT 1`,
     [organizationId],
   );
-  if (!row) return undefined;
-  return {
-    deliveryId: String(row.id),
-    subscriptionId: String(row.subscription_id),
-    url: String(row.url),
-    eventId: String(row.event_id),
-    eventType: String(row.type),
-    statusCode: nullableNumber(row.last_status_code),
-    at: toDate(row.succeeded_at),
-  };
+  return row && acknowledgementFromRow(row);
 }
 
 /**
@@ -255,6 +261,15 @@ export async function findScenarioOutcomes(
   return found;
 }
 
+const statementFactFromRow = rowMapper<NonNullable<LaunchGateFacts['reconciliation'][LaunchProduct]>>({
+  statementId: column('id', String),
+  rail: String,
+  lines: column('line_count', Number),
+  matched: column('matched_count', Number),
+  exceptions: column('exception_count', Number),
+  at: column('created_at', toDate),
+});
+
 /** The first statement imported for one of these rails. */
 export async function findFirstStatement(
   db: Queryable,
@@ -266,16 +281,16 @@ export async function findFirstStatement(
       WHERE organization_id = $1 AND rail = ANY($2::text[]) ORDER BY id LIMIT 1`,
     [organizationId, rails],
   );
-  if (!row) return undefined;
-  return {
-    statementId: String(row.id),
-    rail: String(row.rail),
-    lines: Number(row.line_count),
-    matched: Number(row.matched_count),
-    exceptions: Number(row.exception_count),
-    at: toDate(row.created_at),
-  };
+  return row && statementFactFromRow(row);
 }
+
+const providerFromRow = rowMapper<ConfiguredProvider>({
+  partner: String,
+  rail: stored,
+  network: nullableText,
+  status: String,
+  settings: toJsonObject<Record<string, string>>,
+});
 
 /** The rail partners an organization configured in this deployment, active or not (no credentials read). */
 export async function listConfiguredProviders(
@@ -286,11 +301,5 @@ export async function listConfiguredProviders(
     `SELECT partner, rail, network, status, settings FROM rail_partner_configs WHERE organization_id = $1 ORDER BY id`,
     [organizationId],
   );
-  return rows.map((row) => ({
-    partner: String(row.partner),
-    rail: row.rail as Rail,
-    network: nullableText(row.network),
-    status: String(row.status),
-    settings: toJsonObject<Record<string, string>>(row.settings),
-  }));
+  return rows.map(providerFromRow);
 }

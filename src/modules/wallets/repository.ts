@@ -12,6 +12,7 @@ import type {
   WalletStatusReason,
 } from '../../domain/wallets.ts';
 import { prepared } from '../../store/preparedStatements.ts';
+import { column, rowMapper } from '../../store/repositories/rowMappers.ts';
 import {
   accountSumsFromRow,
   idRangeConditions,
@@ -30,18 +31,20 @@ export const ACCOUNT_DETAILS_JOIN = `LEFT JOIN wallet_account_details d ON d.wal
 export const ACCOUNT_DETAILS_COLUMNS =
   'd.account_number, d.bank_code, d.bank_name, d.created_at AS details_created_at, v.reference AS virtual_reference';
 
+const embeddedAccountDetailsFromRow = rowMapper<WalletAccountDetails>({
+  walletId: column('id', String),
+  organizationId: String,
+  accountNumber: String,
+  bankCode: String,
+  bankName: String,
+  virtualReference: String,
+  createdAt: column('details_created_at', toDate),
+});
+
 /** The details embedded in a wallet row (ACCOUNT_DETAILS_COLUMNS), or null while it has none. */
 export function accountDetailsFromRow(row: Record<string, unknown>): WalletAccountDetails | null {
   if (row.account_number === null || row.account_number === undefined) return null;
-  return {
-    walletId: String(row.id),
-    organizationId: String(row.organization_id),
-    accountNumber: String(row.account_number),
-    bankCode: String(row.bank_code),
-    bankName: String(row.bank_name),
-    virtualReference: String(row.virtual_reference),
-    createdAt: toDate(row.details_created_at),
-  };
+  return embeddedAccountDetailsFromRow(row);
 }
 
 const WALLET_COLUMNS = 'id, organization_id, owner_id, currency, status, metadata, created_at, updated_at';

@@ -5,7 +5,8 @@
 
 import type { Environment, MemberRole, MemberStatus } from '../../domain/access.ts';
 import type { Queryable } from '../store.ts';
-import { toDate } from './rows.ts';
+import { column, rowMapper, stored } from './rowMappers.ts';
+import { nullableDate, nullableText, toDate } from './rows.ts';
 
 export interface ApiKeyRow {
   id: string;
@@ -32,21 +33,27 @@ export interface ApiKeyWithMember extends ApiKeyRow {
 export const API_KEY_COLUMNS =
   'id, organization_id, environment, key_hash, display_prefix, scopes, created_at, revoked_at, member_id, created_by, description';
 
-export function apiKeyFromRow(row: Record<string, unknown>): ApiKeyRow {
-  return {
-    id: String(row.id),
-    organizationId: String(row.organization_id),
-    environment: row.environment as Environment,
-    keyHash: String(row.key_hash),
-    displayPrefix: String(row.display_prefix),
-    scopes: row.scopes as string[],
-    createdAt: toDate(row.created_at),
-    revokedAt: row.revoked_at === null ? null : toDate(row.revoked_at),
-    memberId: row.member_id === null || row.member_id === undefined ? null : String(row.member_id),
-    createdBy: String(row.created_by),
-    description: row.description === null || row.description === undefined ? null : String(row.description),
-  };
-}
+export const apiKeyFromRow = rowMapper<ApiKeyRow>({
+  id: String,
+  organizationId: String,
+  environment: stored,
+  keyHash: String,
+  displayPrefix: String,
+  scopes: stored,
+  createdAt: toDate,
+  revokedAt: nullableDate,
+  memberId: nullableText,
+  createdBy: String,
+  description: nullableText,
+});
+
+/** The member a key acts for, as the lookup by hash joins it. */
+const keyMemberFromRow = rowMapper<NonNullable<ApiKeyWithMember['member']>>({
+  id: column('member_id', String),
+  email: column('member_email', String),
+  roles: column('member_roles', stored<MemberRole[]>),
+  status: column('member_status', stored<MemberStatus>),
+});
 
 export async function findApiKeyByHash(
   db: Queryable,
@@ -63,14 +70,6 @@ export async function findApiKeyByHash(
   if (!row) return undefined;
   return {
     ...apiKeyFromRow(row),
-    member:
-      row.member_id === null
-        ? null
-        : {
-            id: String(row.member_id),
-            email: String(row.member_email),
-            roles: row.member_roles as MemberRole[],
-            status: row.member_status as MemberStatus,
-          },
+    member: row.member_id === null ? null : keyMemberFromRow(row),
   };
 }

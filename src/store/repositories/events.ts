@@ -3,6 +3,7 @@ import type { EventRecord } from '../../domain/events.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import type { Queryable } from '../store.ts';
 import { organizationRecordFinder } from './records.ts';
+import { rowMapper } from './rowMappers.ts';
 import { type KeysetFilter, newestFirstConditions, nullableText, toDate, toJsonObject } from './rows.ts';
 
 export type { EventRecord };
@@ -29,16 +30,14 @@ export async function insertEvents(db: Queryable, events: readonly EventRecord[]
   );
 }
 
-export function eventFromRow(row: Record<string, unknown>): EventRecord {
-  return {
-    id: String(row.id),
-    organizationId: String(row.organization_id),
-    type: String(row.type),
-    resourceId: nullableText(row.resource_id),
-    data: toJsonObject<Record<string, unknown>>(row.data),
-    createdAt: toDate(row.created_at),
-  };
-}
+export const eventFromRow = rowMapper<EventRecord>({
+  id: String,
+  organizationId: String,
+  type: String,
+  resourceId: nullableText,
+  data: toJsonObject<Record<string, unknown>>,
+  createdAt: toDate,
+});
 
 export const findEvent = organizationRecordFinder({
   name: 'events',

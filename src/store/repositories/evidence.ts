@@ -13,27 +13,27 @@ import { EVIDENCE_GENESIS_HASH } from '../../domain/evidence.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import { lockingStage } from '../lockOrder.ts';
 import type { Queryable } from '../store.ts';
-import { type KeysetFilter, toBigInt, toDate } from './rows.ts';
+import { rowMapper, stored } from './rowMappers.ts';
+import { int8AsNumber, type KeysetFilter, nullableText, toDate } from './rows.ts';
 
 const COLUMNS =
   'id, organization_id, sequence, kind, transfer_id, customer_id, wallet_id, created_at, previous_hash, payload, hash';
 
-function storedFromRow(row: Record<string, unknown>): StoredEvidence {
-  const optional = (v: unknown) => (v === null ? null : String(v));
-  return {
-    id: String(row.id),
-    organizationId: String(row.organization_id),
-    sequence: Number(toBigInt(row.sequence)),
-    kind: row.kind as EvidenceKind,
-    transferId: optional(row.transfer_id),
-    customerId: optional(row.customer_id),
-    walletId: optional(row.wallet_id),
-    createdAt: toDate(row.created_at),
-    previousHash: String(row.previous_hash),
-    payload: String(row.payload),
-    hash: String(row.hash),
-  };
-}
+const storedFromRow = rowMapper<StoredEvidence>({
+  id: String,
+  organizationId: String,
+  sequence: int8AsNumber,
+  kind: stored,
+  transferId: nullableText,
+  customerId: nullableText,
+  walletId: nullableText,
+  createdAt: toDate,
+  previousHash: String,
+  payload: String,
+  hash: String,
+});
+
+const chainHeadFromRow = rowMapper<ChainHead>({ sequence: int8AsNumber, hash: String });
 
 /** A record with its actor and data read back from the payload that was hashed. */
 export function evidenceFromRow(row: Record<string, unknown>): EvidenceRecord {
@@ -69,7 +69,7 @@ export async function lockChainHead(db: Queryable, organizationId: string): Prom
     [organizationId, EVIDENCE_GENESIS_HASH],
   );
   if (!row) throw new Error('the evidence chain head was not returned');
-  return { sequence: Number(toBigInt(row.sequence)), hash: String(row.hash) };
+  return chainHeadFromRow(row);
 }
 
 /** Several organizations' heads, locked in the order given (callers sort the ids, so locks never cross). */
@@ -198,7 +198,7 @@ export async function findChainHead(db: Queryable, organizationId: string): Prom
   const [row] = await db.query('SELECT sequence, hash FROM evidence_chain_heads WHERE organization_id = $1', [
     organizationId,
   ]);
-  return row && { sequence: Number(toBigInt(row.sequence)), hash: String(row.hash) };
+  return row && chainHeadFromRow(row);
 }
 
 /** One organization's records after a place in its chain, in chain order, for verification. */

@@ -5,7 +5,8 @@
 
 import { prepared } from '../preparedStatements.ts';
 import type { Queryable } from '../store.ts';
-import { toDate } from './rows.ts';
+import { column, rowMapper } from './rowMappers.ts';
+import { nullableDate, toDate } from './rows.ts';
 
 export interface IdempotencyRecord {
   organizationId: string;
@@ -67,19 +68,17 @@ const FIND_RECORD_SQL = prepared(
   `SELECT ${READ_COLUMNS} FROM idempotency_records WHERE organization_id = $1 AND idempotency_key = $2`,
 );
 
-function recordFromRow(row: Record<string, unknown>): IdempotencyRecord {
-  return {
-    organizationId: String(row.organization_id),
-    key: String(row.idempotency_key),
-    fingerprint: String(row.fingerprint),
-    method: String(row.method),
-    path: String(row.path),
-    responseStatus: Number(row.response_status),
-    responseText: String(row.response_text),
-    createdAt: toDate(row.created_at),
-    claimedUntil: row.claimed_until == null ? null : toDate(row.claimed_until),
-  };
-}
+const recordFromRow = rowMapper<IdempotencyRecord>({
+  organizationId: String,
+  key: column('idempotency_key', String),
+  fingerprint: String,
+  method: String,
+  path: String,
+  responseStatus: Number,
+  responseText: String,
+  createdAt: toDate,
+  claimedUntil: nullableDate,
+});
 
 export async function findIdempotencyRecord(
   db: Queryable,

@@ -3,7 +3,8 @@
  * ledger writer locks a batch's rows with one statement and writes them back with one.
  */
 import type { Queryable } from '../store.ts';
-import { toBigInt } from './rows.ts';
+import { column, rowMapper, stored } from './rowMappers.ts';
+import { toBigInt, toDay } from './rows.ts';
 
 export type LimitPeriod = 'day' | 'month';
 
@@ -21,6 +22,16 @@ export interface LockedUsage extends UsageKey {
   kycStatus: string;
   customerType: string;
 }
+
+const usageFromRow = rowMapper<LockedUsage>({
+  customerId: String,
+  currency: String,
+  period: stored,
+  periodStart: toDay,
+  sentMinor: toBigInt,
+  kycStatus: String,
+  customerType: column('type', String),
+});
 
 export function usageKeyOf(k: UsageKey): string {
   return `${k.customerId}\u0000${k.currency}\u0000${k.period}\u0000${k.periodStart}`;
@@ -58,15 +69,7 @@ export async function lockLimitUsage(
   );
   return new Map(
     rows.map((row) => {
-      const usage: LockedUsage = {
-        customerId: String(row.customer_id),
-        currency: String(row.currency),
-        period: row.period as LimitPeriod,
-        periodStart: String(row.period_start).slice(0, 10),
-        sentMinor: toBigInt(row.sent_minor),
-        kycStatus: String(row.kyc_status),
-        customerType: String(row.type),
-      };
+      const usage = usageFromRow(row);
       return [usageKeyOf(usage), usage];
     }),
   );

@@ -1,8 +1,9 @@
 /** An organization's profile (its legal entity, the products it launches) and its named contacts. */
 import type { MobileMarket } from '../../domain/mobileMarkets.ts';
-import type { Contact, ContactRole, LaunchProduct } from '../../domain/organizationProfile.ts';
+import type { Contact, LaunchProduct } from '../../domain/organizationProfile.ts';
 import type { Queryable } from '../store.ts';
-import { toDate } from './rows.ts';
+import { rowMapper, stored } from './rowMappers.ts';
+import { nullableText, toDate } from './rows.ts';
 
 export interface OrganizationProfile {
   organizationId: string;
@@ -17,6 +18,14 @@ export interface StoredContact extends Contact {
   updatedAt: Date;
 }
 
+const profileFromRow = rowMapper<OrganizationProfile>({
+  organizationId: String,
+  legalEntityId: nullableText,
+  products: stored,
+  mobileNetworks: (value) => (value as MobileMarket[] | null) ?? null,
+  updatedAt: toDate,
+});
+
 export async function findProfile(
   db: Queryable,
   organizationId: string,
@@ -25,14 +34,7 @@ export async function findProfile(
     'SELECT organization_id, legal_entity_id, products, mobile_networks, updated_at FROM organization_profiles WHERE organization_id = $1',
     [organizationId],
   );
-  if (!row) return undefined;
-  return {
-    organizationId: String(row.organization_id),
-    legalEntityId: row.legal_entity_id === null ? null : String(row.legal_entity_id),
-    products: row.products as LaunchProduct[],
-    mobileNetworks: (row.mobile_networks as MobileMarket[] | null) ?? null,
-    updatedAt: toDate(row.updated_at),
-  };
+  return row && profileFromRow(row);
 }
 
 /** Writes the profile, locking its row until commit. */
@@ -53,6 +55,14 @@ export async function saveProfile(db: Queryable, profile: OrganizationProfile): 
   );
 }
 
+const contactFromRow = rowMapper<StoredContact>({
+  role: stored,
+  name: String,
+  email: String,
+  phone: nullableText,
+  updatedAt: toDate,
+});
+
 export async function listContacts(db: Queryable, organizationId: string): Promise<StoredContact[]> {
   const rows = await db.query(
     `SELECT role, name, email, phone, updated_at FROM organization_contacts
@@ -60,13 +70,7 @@ export async function listContacts(db: Queryable, organizationId: string): Promi
       ORDER BY array_position(ARRAY['technical', 'compliance', 'finance']::text[], role)`,
     [organizationId],
   );
-  return rows.map((row) => ({
-    role: row.role as ContactRole,
-    name: String(row.name),
-    email: String(row.email),
-    phone: row.phone === null ? null : String(row.phone),
-    updatedAt: toDate(row.updated_at),
-  }));
+  return rows.map(contactFromRow);
 }
 
 /**

@@ -3,7 +3,8 @@
  * their own webhook subscriptions.
  */
 import type { Queryable } from '../store.ts';
-import { toDate } from './rows.ts';
+import { rowMapper } from './rowMappers.ts';
+import { isTrue, toDate } from './rows.ts';
 
 export interface OrganizationRow {
   id: string;
@@ -15,14 +16,12 @@ export interface OrganizationRow {
 
 const COLUMNS = 'id, name, webhook_subscriptions_enabled, created_at';
 
-function fromRow(row: Record<string, unknown>): OrganizationRow {
-  return {
-    id: String(row.id),
-    name: String(row.name),
-    webhookSubscriptionsEnabled: row.webhook_subscriptions_enabled === true,
-    createdAt: toDate(row.created_at),
-  };
-}
+const fromRow = rowMapper<OrganizationRow>({
+  id: String,
+  name: String,
+  webhookSubscriptionsEnabled: isTrue,
+  createdAt: toDate,
+});
 
 export async function findOrganizationByName(
   db: Queryable,

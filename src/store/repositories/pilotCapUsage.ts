@@ -4,7 +4,8 @@
  * one, as it does the tier limits' sums (limitUsage.ts).
  */
 import type { Queryable } from '../store.ts';
-import { toBigInt } from './rows.ts';
+import { rowMapper } from './rowMappers.ts';
+import { int8AsNumber, toBigInt, toDay } from './rows.ts';
 
 export interface PilotUsageKey {
   organizationId: string;
@@ -17,6 +18,14 @@ export interface LockedPilotUsage extends PilotUsageKey {
   transferCount: number;
   sentMinor: bigint;
 }
+
+const pilotUsageFromRow = rowMapper<LockedPilotUsage>({
+  organizationId: String,
+  currency: String,
+  day: toDay,
+  transferCount: int8AsNumber,
+  sentMinor: toBigInt,
+});
 
 export function pilotUsageKeyOf(k: PilotUsageKey): string {
   return `${k.organizationId}\u0000${k.currency}\u0000${k.day}`;
@@ -42,13 +51,7 @@ export async function lockPilotUsage(
   );
   return new Map(
     rows.map((row) => {
-      const usage: LockedPilotUsage = {
-        organizationId: String(row.organization_id),
-        currency: String(row.currency),
-        day: String(row.day).slice(0, 10),
-        transferCount: Number(toBigInt(row.transfer_count)),
-        sentMinor: toBigInt(row.sent_minor),
-      };
+      const usage = pilotUsageFromRow(row);
       return [pilotUsageKeyOf(usage), usage];
     }),
   );

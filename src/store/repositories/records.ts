@@ -4,6 +4,7 @@
  */
 import type { IdPrefix } from '../../domain/ids.ts';
 import type { Queryable } from '../store.ts';
+import { columnOf } from './rowMappers.ts';
 import { claimDueRows, forUpdateClause, type KeysetFilter, listNewestFirst } from './rows.ts';
 
 /** A table as its repository reads it: its name, the columns it selects, its ids' prefix and its row mapper. */
@@ -73,6 +74,15 @@ export function dueRecordsClaimer<T>(table: Pick<RecordTable<T>, 'name' | 'colum
     });
     return rows.map(table.fromRow);
   };
+}
+
+/**
+ * Equality filters read from a list filter's fields, each on the column named after it in snake_case
+ * (`transferId` on `transfer_id`), in the order given.
+ */
+export function byFields<F extends KeysetFilter>(...fields: readonly (keyof F & string)[]) {
+  const columns = fields.map((field) => [field, columnOf(field)] as const);
+  return (filter: F): EqualityFilters => columns.map(([field, column]) => [column, filter[field]]);
 }
 
 /** A list narrowed to one status of its records. */

@@ -48,7 +48,7 @@ export function text<T extends string>(value: unknown): T {
 }
 
 /** A field's column: its name in snake_case (`createdAt` → `created_at`, `fee2Minor` → `fee2_minor`). */
-function columnOf(field: string): string {
+export function columnOf(field: string): string {
   return field.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
 }
 

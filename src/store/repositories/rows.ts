@@ -23,6 +23,15 @@ export function toJsonObject<T>(value: unknown): T {
   return (typeof value === 'string' ? JSON.parse(value) : value) as T;
 }
 
+/** An int8 column whose values stay within a number's exact range (a count, a sequence), as a number. */
+export const int8AsNumber = (v: unknown): number => Number(toBigInt(v));
+
+/** A `date` column read as `YYYY-MM-DD` (the SELECTs cast it to text). */
+export const toDay = (v: unknown): string => String(v).slice(0, 10);
+
+/** A boolean column: true only when the driver gives `true` (so `null` reads as false). */
+export const isTrue = (v: unknown): boolean => v === true;
+
 /** Nullable columns: `null` (or a column the row lacks) stays `null`, anything else is converted. */
 export const nullableText = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
 export const nullableDate = (v: unknown): Date | null => (v === null || v === undefined ? null : toDate(v));
@@ -32,6 +41,8 @@ export const nullableNumber = (v: unknown): number | null =>
   v === null || v === undefined ? null : Number(v);
 export const nullableBoolean = (v: unknown): boolean | null =>
   v === null || v === undefined ? null : v === true;
+export const nullableJsonObject = <T>(v: unknown): T | null =>
+  v === null || v === undefined ? null : toJsonObject<T>(v);
 /** A `date` column read as `YYYY-MM-DD` (the SELECTs cast it to text). */
 export const nullableDay = (v: unknown): string | null =>
   v === null || v === undefined ? null : String(v).slice(0, 10);
@@ -163,7 +174,8 @@ export function feeDecisionFromRow(row: Record<string, unknown>): FeeDecision | 
 
 /** A page of an organization's rows newest first: what narrows it, before its SQL is written. */
 export interface NewestFirstQuery {
-  prefix: IdPrefix;
+  /** The table's id prefix, so created bounds narrow the ids too; none for a table of several prefixes. */
+  prefix?: IdPrefix | undefined;
   organizationId: string;
   filter: KeysetFilter;
   /** `[column, value]`: `column = value` for each value that is set. */
@@ -197,6 +209,36 @@ export async function listNewestFirst(
   query: NewestFirstQuery & { table: string; columns: string; rowsMax: number },
 ): Promise<Record<string, unknown>[]> {
   const { conditions, params } = newestFirstConditions(query);
+  return selectNewestFirst(db, query, conditions, params);
+}
+
+/**
+ * A newest-first page of a table's rows under fixed conditions (`where`, whose values `params` holds), then
+ * the keyset conditions of `filter`: for a list narrowed otherwise than by the organization and equalities.
+ */
+export async function listNewestFirstWhere(
+  db: Queryable,
+  query: {
+    table: string;
+    columns: string;
+    prefix: IdPrefix;
+    where: readonly string[];
+    params: readonly unknown[];
+    filter: KeysetFilter;
+    rowsMax: number;
+  },
+): Promise<Record<string, unknown>[]> {
+  const params = [...query.params];
+  const conditions = [...query.where, ...keysetConditions(query.filter, params, '', query.prefix)];
+  return selectNewestFirst(db, query, conditions, params);
+}
+
+async function selectNewestFirst(
+  db: Queryable,
+  query: { table: string; columns: string; rowsMax: number },
+  conditions: readonly string[],
+  params: unknown[],
+): Promise<Record<string, unknown>[]> {
   params.push(query.rowsMax);
   return db.query(
     `SELECT ${query.columns} FROM ${query.table} WHERE ${conditions.join(' AND ')} ORDER BY id DESC LIMIT $${params.length}`,

@@ -1,14 +1,13 @@
 /** Approvals: opened in batches by the ledger writer, voted on, expired, found with their votes and listed. */
-import type { MemberRole } from '../../../domain/access.ts';
 import type {
   Approval,
   ApprovalResourceType,
   ApprovalStatus,
   ApprovalVote,
-  VoteDecision,
 } from '../../../domain/approvals.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { organizationRecordFinder } from '../../../store/repositories/records.ts';
+import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
 import {
   type KeysetFilter,
   listNewestFirst,
@@ -21,25 +20,33 @@ import type { Queryable } from '../../../store/store.ts';
 const COLUMNS =
   'id, organization_id, resource_type, resource_id, status, policy_version, rule, quorum, roles, distinct_roles, initiated_by, expires_at, created_at, decided_at';
 
-function fromRow(row: Record<string, unknown>, votes: ApprovalVote[]): Approval {
-  return {
-    id: String(row.id),
-    organizationId: String(row.organization_id),
-    resourceType: row.resource_type as ApprovalResourceType,
-    resourceId: String(row.resource_id),
-    status: row.status as ApprovalStatus,
-    policyVersion: Number(row.policy_version),
-    rule: String(row.rule),
-    quorum: Number(row.quorum),
-    roles: row.roles as MemberRole[],
-    distinctRoles: Boolean(row.distinct_roles),
-    initiatedBy: String(row.initiated_by),
-    expiresAt: toDate(row.expires_at),
-    createdAt: toDate(row.created_at),
-    decidedAt: nullableDate(row.decided_at),
-    votes,
-  };
-}
+/** An approval's row, without its votes (read separately, for all the rows of a read at once). */
+const approvalFromRow = rowMapper<Omit<Approval, 'votes'>>({
+  id: String,
+  organizationId: String,
+  resourceType: stored,
+  resourceId: String,
+  status: stored,
+  policyVersion: Number,
+  rule: String,
+  quorum: Number,
+  roles: stored,
+  distinctRoles: Boolean,
+  initiatedBy: String,
+  expiresAt: toDate,
+  createdAt: toDate,
+  decidedAt: nullableDate,
+});
+
+const voteFromRow = rowMapper<ApprovalVote>({
+  memberId: String,
+  email: String,
+  role: stored,
+  decision: stored,
+  comment: nullableText,
+  apiKeyId: String,
+  createdAt: toDate,
+});
 
 /** Each approval's votes in the order they were cast, with the voter's email. */
 async function votesOf(db: Queryable, approvalIds: readonly string[]): Promise<Map<string, ApprovalVote[]>> {
@@ -53,15 +60,7 @@ async function votesOf(db: Queryable, approvalIds: readonly string[]): Promise<M
     [approvalIds],
   );
   for (const row of rows) {
-    byApproval.get(String(row.approval_id))?.push({
-      memberId: String(row.member_id),
-      email: String(row.email),
-      role: row.role as MemberRole,
-      decision: row.decision as VoteDecision,
-      comment: nullableText(row.comment),
-      apiKeyId: String(row.api_key_id),
-      createdAt: toDate(row.created_at),
-    });
+    byApproval.get(String(row.approval_id))?.push(voteFromRow(row));
   }
   return byApproval;
 }
@@ -71,7 +70,7 @@ async function withVotes(db: Queryable, rows: Record<string, unknown>[]): Promis
     db,
     rows.map((r) => String(r.id)),
   );
-  return rows.map((r) => fromRow(r, votes.get(String(r.id)) ?? []));
+  return rows.map((r) => ({ ...approvalFromRow(r), votes: votes.get(String(r.id)) ?? [] }));
 }
 
 /** Opens approvals with one statement (the ledger writer's batch). */

@@ -6,13 +6,16 @@ import type {
 } from '../../../domain/governedChanges.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import {
+  byFields,
   newestFirstLister,
   organizationRecordFinder,
   type RecordTable,
 } from '../../../store/repositories/records.ts';
+import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
 import {
   type KeysetFilter,
   nullableDate,
+  nullableJsonObject,
   nullableText,
   toDate,
   toJsonObject,
@@ -22,26 +25,24 @@ import type { Queryable } from '../../../store/store.ts';
 const COLUMNS =
   'id, organization_id, kind, action, target_id, payload, status, proposed_by, proposed_by_key, approval_id, policy_version, rule, failure, created_at, decided_at, applied_at';
 
-function changeFromRow(row: Record<string, unknown>): GovernedChange {
-  return {
-    id: String(row.id),
-    organizationId: String(row.organization_id),
-    kind: row.kind as GovernedChangeKind,
-    action: String(row.action),
-    targetId: nullableText(row.target_id),
-    payload: toJsonObject(row.payload),
-    status: row.status as GovernedChangeStatus,
-    proposedBy: String(row.proposed_by),
-    proposedByKey: nullableText(row.proposed_by_key),
-    approvalId: nullableText(row.approval_id),
-    policyVersion: Number(row.policy_version),
-    rule: String(row.rule),
-    failure: row.failure === null ? null : toJsonObject(row.failure),
-    createdAt: toDate(row.created_at),
-    decidedAt: nullableDate(row.decided_at),
-    appliedAt: nullableDate(row.applied_at),
-  };
-}
+const changeFromRow = rowMapper<GovernedChange>({
+  id: String,
+  organizationId: String,
+  kind: stored,
+  action: String,
+  targetId: nullableText,
+  payload: toJsonObject,
+  status: stored,
+  proposedBy: String,
+  proposedByKey: nullableText,
+  approvalId: nullableText,
+  policyVersion: Number,
+  rule: String,
+  failure: nullableJsonObject,
+  createdAt: toDate,
+  decidedAt: nullableDate,
+  appliedAt: nullableDate,
+});
 
 export async function insertGovernedChange(db: Queryable, change: GovernedChange): Promise<void> {
   await db.query(
@@ -100,10 +101,10 @@ export interface GovernedChangeFilter extends KeysetFilter {
   kind?: GovernedChangeKind | undefined;
 }
 
-export const listGovernedChanges = newestFirstLister(GOVERNED_CHANGES, (filter: GovernedChangeFilter) => [
-  ['status', filter.status],
-  ['kind', filter.kind],
-]);
+export const listGovernedChanges = newestFirstLister(
+  GOVERNED_CHANGES,
+  byFields<GovernedChangeFilter>('status', 'kind'),
+);
 
 /**
  * Erases the sealed `credentials` kept in the organization's decided changes of `kind` (their payloads

@@ -2,6 +2,7 @@
 import type { MemberRole, MemberStatus } from '../../../domain/access.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { organizationRecordFinder, type RecordTable } from '../../../store/repositories/records.ts';
+import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
 import {
   type KeysetFilter,
   listNewestFirst,
@@ -13,19 +14,17 @@ import type { Member } from '../domain.ts';
 
 const COLUMNS = 'id, organization_id, email, name, roles, status, created_by, created_at, updated_at';
 
-function fromRow(row: Record<string, unknown>): Member {
-  return {
-    id: String(row.id),
-    organizationId: String(row.organization_id),
-    email: String(row.email),
-    name: nullableText(row.name),
-    roles: row.roles as MemberRole[],
-    status: row.status as MemberStatus,
-    createdBy: String(row.created_by),
-    createdAt: toDate(row.created_at),
-    updatedAt: toDate(row.updated_at),
-  };
-}
+const fromRow = rowMapper<Member>({
+  id: String,
+  organizationId: String,
+  email: String,
+  name: nullableText,
+  roles: stored,
+  status: stored,
+  createdBy: String,
+  createdAt: toDate,
+  updatedAt: toDate,
+});
 
 /** Inserts a member, or returns undefined when the organization already has one with that email. */
 export async function insertMember(db: Queryable, member: Member): Promise<Member | undefined> {

@@ -1,14 +1,17 @@
 /** AML rules (one set per organization, claimed once) and the alerts they open: written, found and listed. */
-import type { AmlAlert, AmlAlertStatus, AmlDisposition } from '../../../domain/amlAlerts.ts';
+import type { AmlAlert, AmlAlertStatus } from '../../../domain/amlAlerts.ts';
 import type { AmlAction, AmlRule, AmlRuleType } from '../../../domain/decisions/aml.ts';
 import { amlParametersFromStored, storedAmlParameters } from '../../../domain/decisions/amlRuleParameters.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import {
+  byFields,
   newestFirstLister,
   organizationRecordFinder,
   type RecordTable,
 } from '../../../store/repositories/records.ts';
+import { computed, rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
 import {
+  isTrue,
   type KeysetFilter,
   nullableDate,
   nullableText,
@@ -20,23 +23,23 @@ import type { Queryable } from '../../../store/store.ts';
 const RULE_COLUMNS =
   'id, organization_id, name, type, currency, parameters, action, enabled, version, created_at, updated_at';
 
-function ruleFromRow(row: Record<string, unknown>): AmlRule {
-  return {
-    id: String(row.id),
-    organizationId: String(row.organization_id),
-    name: String(row.name),
-    parameters: amlParametersFromStored({
+const ruleFromRow = rowMapper<AmlRule>({
+  id: String,
+  organizationId: String,
+  name: String,
+  parameters: computed((row) =>
+    amlParametersFromStored({
       ...toJsonObject<Record<string, unknown>>(row.parameters),
       type: row.type,
       currency: row.currency,
     }),
-    action: row.action as AmlAction,
-    enabled: row.enabled === true,
-    version: Number(row.version),
-    createdAt: toDate(row.created_at),
-    updatedAt: toDate(row.updated_at),
-  };
-}
+  ),
+  action: stored,
+  enabled: isTrue,
+  version: Number,
+  createdAt: toDate,
+  updatedAt: toDate,
+});
 
 /** Claims the organization's rule set; true when this call created it (and must write its rules). */
 export async function claimAmlRuleSet(db: Queryable, organizationId: string, now: Date): Promise<boolean> {
@@ -104,28 +107,26 @@ export const findAmlRule = organizationRecordFinder({
 const ALERT_COLUMNS =
   'id, organization_id, rule_id, rule_type, rule_version, action, transfer_id, wallet_id, customer_id, status, reason, observed, disposition, note, resolved_by, created_at, resolved_at, conversion_quote_id';
 
-function alertFromRow(row: Record<string, unknown>): AmlAlert {
-  return {
-    id: String(row.id),
-    organizationId: String(row.organization_id),
-    ruleId: String(row.rule_id),
-    ruleType: row.rule_type as AmlRuleType,
-    ruleVersion: Number(row.rule_version),
-    action: row.action as AmlAlert['action'],
-    transferId: nullableText(row.transfer_id),
-    conversionQuoteId: nullableText(row.conversion_quote_id),
-    walletId: String(row.wallet_id),
-    customerId: String(row.customer_id),
-    status: row.status as AmlAlertStatus,
-    reason: String(row.reason),
-    observed: toJsonObject<Record<string, string | number>>(row.observed),
-    disposition: row.disposition === null ? null : (row.disposition as AmlDisposition),
-    note: nullableText(row.note),
-    resolvedBy: nullableText(row.resolved_by),
-    createdAt: toDate(row.created_at),
-    resolvedAt: nullableDate(row.resolved_at),
-  };
-}
+const alertFromRow = rowMapper<AmlAlert>({
+  id: String,
+  organizationId: String,
+  ruleId: String,
+  ruleType: stored,
+  ruleVersion: Number,
+  action: stored,
+  transferId: nullableText,
+  conversionQuoteId: nullableText,
+  walletId: String,
+  customerId: String,
+  status: stored,
+  reason: String,
+  observed: toJsonObject<Record<string, string | number>>,
+  disposition: stored,
+  note: nullableText,
+  resolvedBy: nullableText,
+  createdAt: toDate,
+  resolvedAt: nullableDate,
+});
 
 /**
  * Opens alerts with one statement; an alert for a wallet and rule that already has one open is skipped
@@ -192,14 +193,10 @@ export interface AmlAlertFilter extends KeysetFilter {
 }
 
 /** Newest first; each filter has an index beginning with the organization. */
-export const listAmlAlerts = newestFirstLister(AML_ALERTS, (filter: AmlAlertFilter) => [
-  ['status', filter.status],
-  ['rule_type', filter.ruleType],
-  ['action', filter.action],
-  ['wallet_id', filter.walletId],
-  ['customer_id', filter.customerId],
-  ['transfer_id', filter.transferId],
-]);
+export const listAmlAlerts = newestFirstLister(
+  AML_ALERTS,
+  byFields<AmlAlertFilter>('status', 'ruleType', 'action', 'walletId', 'customerId', 'transferId'),
+);
 
 /** Open alerts per customer, for the risk level. */
 export async function countOpenAmlAlerts(

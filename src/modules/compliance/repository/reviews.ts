@@ -2,10 +2,12 @@
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import type { ReviewCase, ReviewFindings, ReviewKind, ReviewStatus } from '../../../domain/reviews.ts';
 import {
+  byFields,
   newestFirstLister,
   organizationRecordFinder,
   type RecordTable,
 } from '../../../store/repositories/records.ts';
+import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
 import {
   type KeysetFilter,
   nullableDate,
@@ -18,24 +20,22 @@ import type { Queryable } from '../../../store/store.ts';
 const COLUMNS =
   'id, organization_id, kind, status, transfer_id, customer_id, wallet_id, verification_id, findings, note, decided_by, created_at, decided_at, deposit_id';
 
-function fromRow(row: Record<string, unknown>): ReviewCase {
-  return {
-    id: String(row.id),
-    organizationId: String(row.organization_id),
-    kind: row.kind as ReviewKind,
-    status: row.status as ReviewStatus,
-    transferId: nullableText(row.transfer_id),
-    customerId: nullableText(row.customer_id),
-    walletId: nullableText(row.wallet_id),
-    verificationId: nullableText(row.verification_id),
-    depositId: nullableText(row.deposit_id),
-    findings: toJsonObject<ReviewFindings>(row.findings),
-    note: nullableText(row.note),
-    decidedBy: nullableText(row.decided_by),
-    createdAt: toDate(row.created_at),
-    decidedAt: nullableDate(row.decided_at),
-  };
-}
+const fromRow = rowMapper<ReviewCase>({
+  id: String,
+  organizationId: String,
+  kind: stored,
+  status: stored,
+  transferId: nullableText,
+  customerId: nullableText,
+  walletId: nullableText,
+  verificationId: nullableText,
+  depositId: nullableText,
+  findings: toJsonObject<ReviewFindings>,
+  note: nullableText,
+  decidedBy: nullableText,
+  createdAt: toDate,
+  decidedAt: nullableDate,
+});
 
 /** Opens many cases with one statement (the ledger writer's batch). */
 export async function insertReviewCases(db: Queryable, cases: readonly ReviewCase[]): Promise<void> {
@@ -102,8 +102,7 @@ export interface ReviewFilter extends KeysetFilter {
 }
 
 /** Newest first; served by (organization_id, status, id) or (organization_id, id). */
-export const listReviewCases = newestFirstLister(REVIEW_CASES, (filter: ReviewFilter) => [
-  ['status', filter.status],
-  ['kind', filter.kind],
-  ['transfer_id', filter.transferId],
-]);
+export const listReviewCases = newestFirstLister(
+  REVIEW_CASES,
+  byFields<ReviewFilter>('status', 'kind', 'transferId'),
+);

@@ -1,7 +1,7 @@
 /** Sanctions list versions and their entries (migration 0012). Lists are platform-wide. */
-import type { PartyType } from '../../../domain/screening/matching.ts';
 import type { ScreeningListEntry } from '../../../domain/screening/screeningIndex.ts';
-import { toDate } from '../../../store/repositories/rows.ts';
+import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
+import { nullableDate, nullableText, toDate } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 
 export type SanctionsListStatus = 'loading' | 'active' | 'retired';
@@ -38,21 +38,19 @@ const SANCTIONS_ACTIVATION_LOCK_KEY = 7_345_012;
 const VERSION_COLUMNS =
   'id, source_file_name, sha256, entry_count, alias_count, person_count, entity_count, status, created_at, activated_at, retired_at';
 
-function versionFromRow(row: Record<string, unknown>): SanctionsListVersion {
-  return {
-    id: String(row.id),
-    sourceFileName: String(row.source_file_name),
-    sha256: row.sha256 === null ? null : String(row.sha256),
-    entryCount: Number(row.entry_count),
-    aliasCount: Number(row.alias_count),
-    personCount: Number(row.person_count),
-    entityCount: Number(row.entity_count),
-    status: row.status as SanctionsListStatus,
-    createdAt: toDate(row.created_at),
-    activatedAt: row.activated_at === null ? null : toDate(row.activated_at),
-    retiredAt: row.retired_at === null ? null : toDate(row.retired_at),
-  };
-}
+const versionFromRow = rowMapper<SanctionsListVersion>({
+  id: String,
+  sourceFileName: String,
+  sha256: nullableText,
+  entryCount: Number,
+  aliasCount: Number,
+  personCount: Number,
+  entityCount: Number,
+  status: stored,
+  createdAt: toDate,
+  activatedAt: nullableDate,
+  retiredAt: nullableDate,
+});
 
 export async function insertLoadingVersion(
   db: Queryable,
@@ -168,19 +166,17 @@ export async function listVersions(db: Queryable, limit: number): Promise<Sancti
   return rows.map(versionFromRow);
 }
 
-function entryFromRow(row: Record<string, unknown>): ScreeningListEntry {
-  return {
-    entryId: String(row.entry_id),
-    name: String(row.name),
-    aliases: row.aliases as string[],
-    type: row.type as PartyType,
-    country: row.country === null ? null : String(row.country),
-    dateOfBirth: row.date_of_birth === null ? null : String(row.date_of_birth),
-    program: row.program === null ? null : String(row.program),
-    nameNormalized: String(row.name_normalized),
-    aliasesNormalized: row.aliases_normalized as string[],
-  };
-}
+const entryFromRow = rowMapper<ScreeningListEntry>({
+  entryId: String,
+  name: String,
+  aliases: stored,
+  type: stored,
+  country: nullableText,
+  dateOfBirth: nullableText,
+  program: nullableText,
+  nameNormalized: String,
+  aliasesNormalized: stored,
+});
 
 /** One page of a version's entries in entry id order, after `afterEntryId` (the primary key serves it). */
 export async function listEntriesPage(

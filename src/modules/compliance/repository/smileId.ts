@@ -3,6 +3,8 @@
  * callback token), the jobs verifications were sent as (due ones leased so two workers never take the
  * same), and the callbacks received.
  */
+import { organizationRecordFinder } from '../../../store/repositories/records.ts';
+import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
 import { nullableDate, nullableText, toDate, toJsonObject } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 
@@ -52,16 +54,14 @@ export interface SmileIdCallbackRecord {
 const CONFIG_COLUMNS =
   'organization_id, settings, sealed_credentials, callback_token, created_at, updated_at';
 
-function configFromRow(row: Record<string, unknown>): SmileIdConfig {
-  return {
-    organizationId: String(row.organization_id),
-    settings: toJsonObject<SmileIdConfig['settings']>(row.settings),
-    sealedCredentials: String(row.sealed_credentials),
-    callbackToken: String(row.callback_token),
-    createdAt: toDate(row.created_at),
-    updatedAt: toDate(row.updated_at),
-  };
-}
+const configFromRow = rowMapper<SmileIdConfig>({
+  organizationId: String,
+  settings: toJsonObject<SmileIdConfig['settings']>,
+  sealedCredentials: String,
+  callbackToken: String,
+  createdAt: toDate,
+  updatedAt: toDate,
+});
 
 /** Creates or replaces the organization's configuration; the callback token is kept once made. */
 export async function upsertSmileIdConfig(db: Queryable, config: SmileIdConfig): Promise<SmileIdConfig> {
@@ -121,22 +121,20 @@ export async function deleteSmileIdConfig(
 const JOB_COLUMNS =
   'verification_id, organization_id, job_id, user_id, product, state, smile_job_id, result_code, next_attempt_at, attempts, created_at, updated_at';
 
-function jobFromRow(row: Record<string, unknown>): SmileIdJobRecord {
-  return {
-    verificationId: String(row.verification_id),
-    organizationId: String(row.organization_id),
-    jobId: String(row.job_id),
-    userId: String(row.user_id),
-    product: row.product as 'kyc' | 'kyb',
-    state: row.state as SmileIdJobState,
-    smileJobId: nullableText(row.smile_job_id),
-    resultCode: nullableText(row.result_code),
-    nextAttemptAt: nullableDate(row.next_attempt_at),
-    attempts: Number(row.attempts),
-    createdAt: toDate(row.created_at),
-    updatedAt: toDate(row.updated_at),
-  };
-}
+const jobFromRow = rowMapper<SmileIdJobRecord>({
+  verificationId: String,
+  organizationId: String,
+  jobId: String,
+  userId: String,
+  product: stored,
+  state: stored,
+  smileJobId: nullableText,
+  resultCode: nullableText,
+  nextAttemptAt: nullableDate,
+  attempts: Number,
+  createdAt: toDate,
+  updatedAt: toDate,
+});
 
 export async function insertSmileIdJob(db: Queryable, job: SmileIdJobRecord): Promise<void> {
   await db.query(
@@ -192,17 +190,10 @@ export async function withdrawSmileIdJobs(
 }
 
 /** The job with this job_id of the organization. */
-export async function findSmileIdJob(
-  db: Queryable,
-  organizationId: string,
-  jobId: string,
-): Promise<SmileIdJobRecord | undefined> {
-  const [row] = await db.query(
-    `SELECT ${JOB_COLUMNS} FROM verification_jobs WHERE organization_id = $1 AND job_id = $2`,
-    [organizationId, jobId],
-  );
-  return row ? jobFromRow(row) : undefined;
-}
+export const findSmileIdJob = organizationRecordFinder(
+  { name: 'verification_jobs', columns: JOB_COLUMNS, fromRow: jobFromRow },
+  'job_id',
+);
 
 /** The job with this job_id of the organization, locked for the transaction. */
 export async function lockSmileIdJob(
@@ -210,11 +201,7 @@ export async function lockSmileIdJob(
   organizationId: string,
   jobId: string,
 ): Promise<SmileIdJobRecord | undefined> {
-  const [row] = await db.query(
-    `SELECT ${JOB_COLUMNS} FROM verification_jobs WHERE organization_id = $1 AND job_id = $2 FOR UPDATE`,
-    [organizationId, jobId],
-  );
-  return row ? jobFromRow(row) : undefined;
+  return findSmileIdJob(db, organizationId, jobId, { forUpdate: true });
 }
 
 /**
@@ -238,6 +225,16 @@ export async function leaseDueSmileIdJobs(
   );
   return rows.map(jobFromRow);
 }
+
+const callbackFromRow = rowMapper<SmileIdCallbackRecord>({
+  id: String,
+  organizationId: String,
+  jobId: nullableText,
+  body: String,
+  bodySha256: String,
+  outcome: stored,
+  receivedAt: toDate,
+});
 
 export async function insertSmileIdCallback(db: Queryable, callback: SmileIdCallbackRecord): Promise<void> {
   await db.query(
@@ -266,15 +263,7 @@ export async function listSmileIdCallbacks(
        FROM verification_callbacks WHERE organization_id = $1 AND job_id = $2 ORDER BY received_at, id`,
     [organizationId, jobId],
   );
-  return rows.map((row) => ({
-    id: String(row.id),
-    organizationId: String(row.organization_id),
-    jobId: nullableText(row.job_id),
-    body: String(row.body),
-    bodySha256: String(row.body_sha256),
-    outcome: row.outcome as SmileIdCallbackRecord['outcome'],
-    receivedAt: toDate(row.received_at),
-  }));
+  return rows.map(callbackFromRow);
 }
 
 export async function findSmileIdJobOfVerification(

@@ -5,7 +5,7 @@
  * whole. Never a request's or answer's body, names, ID numbers, signature or key.
  */
 import { ID_PREFIXES } from '../../../domain/ids.ts';
-import { newestFirstLister, type RecordTable } from '../../../store/repositories/records.ts';
+import { byFields, newestFirstLister, type RecordTable } from '../../../store/repositories/records.ts';
 import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
 import {
   type KeysetFilter,
@@ -128,8 +128,7 @@ export type SmileIdCallFilter = KeysetFilter & {
 };
 
 /** An organization's calls and callbacks, newest first, narrowed to a verification, a kind, an outcome. */
-export const listSmileIdCalls = newestFirstLister(CALLS, (filter: SmileIdCallFilter) => [
-  ['verification_id', filter.verificationId],
-  ['kind', filter.kind],
-  ['outcome', filter.outcome],
-]);
+export const listSmileIdCalls = newestFirstLister(
+  CALLS,
+  byFields<SmileIdCallFilter>('verificationId', 'kind', 'outcome'),
+);

@@ -1,24 +1,18 @@
 /** Digital-asset routes and Travel Rule settings, per organization. */
-import type {
-  DigitalAsset,
-  DigitalAssetNetwork,
-  DigitalAssetRoute,
-  RouteStatus,
-} from '../../../domain/digitalAssets.ts';
-import { toBigInt, toDate, toJsonObject } from '../../../store/repositories/rows.ts';
+import type { DigitalAsset, DigitalAssetNetwork, DigitalAssetRoute } from '../../../domain/digitalAssets.ts';
+import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
+import { nullableBigInt, toBigInt, toDate, toJsonObject } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 
-function routeFromRow(row: Record<string, unknown>): DigitalAssetRoute {
-  return {
-    organizationId: String(row.organization_id),
-    asset: row.asset as DigitalAsset,
-    network: row.network as DigitalAssetNetwork,
-    status: row.status as RouteStatus,
-    singleMaxMinor: row.single_max_minor === null ? null : toBigInt(row.single_max_minor),
-    dailyMaxMinor: row.daily_max_minor === null ? null : toBigInt(row.daily_max_minor),
-    updatedAt: toDate(row.updated_at),
-  };
-}
+const routeFromRow = rowMapper<DigitalAssetRoute>({
+  organizationId: String,
+  asset: stored,
+  network: stored,
+  status: stored,
+  singleMaxMinor: nullableBigInt,
+  dailyMaxMinor: nullableBigInt,
+  updatedAt: toDate,
+});
 
 const ROUTE_COLUMNS =
   'organization_id, asset, network, status, updated_at, single_max_minor, daily_max_minor';
@@ -106,14 +100,12 @@ export interface StoredTravelRuleSettings {
   updatedAt: Date;
 }
 
-function settingsFromRow(row: Record<string, unknown>): StoredTravelRuleSettings {
-  return {
-    organizationId: String(row.organization_id),
-    thresholds: toJsonObject<Record<string, string>>(row.thresholds),
-    rates: toJsonObject<Record<string, string>>(row.rates),
-    updatedAt: toDate(row.updated_at),
-  };
-}
+const settingsFromRow = rowMapper<StoredTravelRuleSettings>({
+  organizationId: String,
+  thresholds: toJsonObject<Record<string, string>>,
+  rates: toJsonObject<Record<string, string>>,
+  updatedAt: toDate,
+});
 
 const SETTINGS_COLUMNS = 'organization_id, thresholds, rates, updated_at';
 

@@ -7,10 +7,12 @@ import type {
   VerificationSubmission,
 } from '../../../domain/verifications.ts';
 import { organizationRecordFinder } from '../../../store/repositories/records.ts';
+import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
 import {
   type KeysetFilter,
-  keysetConditions,
+  listNewestFirstWhere,
   nullableDate,
+  nullableJsonObject,
   nullableText,
   toDate,
   toJsonObject,
@@ -37,21 +39,19 @@ export interface Verification {
 const COLUMNS =
   'id, organization_id, customer_id, status, reason, submission, screening, decided_by, decide_at, created_at, decided_at';
 
-function fromRow(row: Record<string, unknown>): Verification {
-  return {
-    id: String(row.id),
-    organizationId: String(row.organization_id),
-    customerId: String(row.customer_id),
-    status: row.status as VerificationStatus,
-    reason: row.reason === null ? null : (row.reason as VerificationReason),
-    submission: toJsonObject<VerificationSubmission>(row.submission),
-    screening: row.screening === null ? null : toJsonObject(row.screening),
-    decidedBy: nullableText(row.decided_by),
-    decideAt: nullableDate(row.decide_at),
-    createdAt: toDate(row.created_at),
-    decidedAt: nullableDate(row.decided_at),
-  };
-}
+const fromRow = rowMapper<Verification>({
+  id: String,
+  organizationId: String,
+  customerId: String,
+  status: stored,
+  reason: stored,
+  submission: toJsonObject<VerificationSubmission>,
+  screening: nullableJsonObject,
+  decidedBy: nullableText,
+  decideAt: nullableDate,
+  createdAt: toDate,
+  decidedAt: nullableDate,
+});
 
 export async function insertVerification(db: Queryable, v: Verification): Promise<void> {
   await db.query(
@@ -93,17 +93,15 @@ export async function listVerifications(
   filter: KeysetFilter,
   rowsMax: number,
 ): Promise<Verification[]> {
-  const params: unknown[] = [organizationId, customerId];
-  const conditions = [
-    'organization_id = $1',
-    'customer_id = $2',
-    ...keysetConditions(filter, params, '', ID_PREFIXES.verification),
-  ];
-  params.push(rowsMax);
-  const rows = await db.query(
-    `SELECT ${COLUMNS} FROM verifications WHERE ${conditions.join(' AND ')} ORDER BY id DESC LIMIT $${params.length}`,
-    params,
-  );
+  const rows = await listNewestFirstWhere(db, {
+    table: 'verifications',
+    columns: COLUMNS,
+    prefix: ID_PREFIXES.verification,
+    where: ['organization_id = $1', 'customer_id = $2'],
+    params: [organizationId, customerId],
+    filter,
+    rowsMax,
+  });
   return rows.map(fromRow);
 }
 

@@ -8,6 +8,7 @@ import {
   idRangeConditions,
   type KeysetFilter,
   keysetConditions,
+  listNewestFirst,
   nullableText,
   toBigInt,
   toDate,
@@ -293,22 +294,19 @@ export async function listLedgerAccounts(
   filter: AccountFilter,
   rowsMax: number,
 ): Promise<LedgerAccount[]> {
-  const params: unknown[] = [organizationId];
-  // The same keyset as every other list (id descending), so the API pages accounts like everything else.
-  const conditions = ['organization_id = $1', ...keysetConditions(filter, params)];
-  for (const [column, value] of [
-    ['kind', filter.kind],
-    ['currency', filter.currency],
-  ] as const) {
-    if (value === undefined) continue;
-    params.push(value);
-    conditions.push(`${column} = $${params.length}`);
-  }
-  params.push(rowsMax);
-  const rows = await db.query(
-    `SELECT ${ACCOUNT_COLUMNS} FROM ledger_accounts WHERE ${conditions.join(' AND ')} ORDER BY id DESC LIMIT $${params.length}`,
-    params,
-  );
+  // The same keyset as every other list (id descending), so the API pages accounts like everything else;
+  // accounts' ids have several prefixes, so a created range is left to created_at alone.
+  const rows = await listNewestFirst(db, {
+    table: 'ledger_accounts',
+    columns: ACCOUNT_COLUMNS,
+    organizationId,
+    filter,
+    equal: [
+      ['kind', filter.kind],
+      ['currency', filter.currency],
+    ],
+    rowsMax,
+  });
   return rows.map(accountFromRow);
 }
 

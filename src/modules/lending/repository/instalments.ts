@@ -1,12 +1,18 @@
 /** A loan's instalments (its schedule and what was paid of each) and its repayments. */
-import { computed, rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
-import { type KeysetFilter, nullableText, toBigInt, toDate } from '../../../store/repositories/rows.ts';
+import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
+import {
+  type KeysetFilter,
+  nullableText,
+  toBigInt,
+  toDate,
+  toDay,
+} from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 import type { Instalment, LoanRepayment } from '../domain/loans.ts';
 
 const instalmentFromRow = rowMapper<Instalment>({
   number: Number,
-  dueDate: computed((row) => String(row.due_date).slice(0, 10)),
+  dueDate: toDay,
   principalMinor: toBigInt,
   interestMinor: toBigInt,
   feeMinor: toBigInt,
@@ -69,7 +75,7 @@ const repaymentFromRow = rowMapper<LoanRepayment>({
   organizationId: String,
   loanId: String,
   source: stored,
-  day: computed((row) => String(row.day).slice(0, 10)),
+  day: toDay,
   amountMinor: toBigInt,
   penaltyMinor: toBigInt,
   feeMinor: toBigInt,

@@ -1,6 +1,7 @@
 /** Rail partners' callbacks: stored as they arrived (duplicates marked), then applied, deferred or listed. */
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import {
+  byFields,
   newestFirstLister,
   organizationRecordFinder,
   type RecordTable,
@@ -163,8 +164,8 @@ export const findRailCallback = organizationRecordFinder(CALLBACKS);
 
 export const listRailCallbacks = newestFirstLister(
   CALLBACKS,
-  (filter: KeysetFilter & { status?: RailCallbackStatus | undefined; transferId?: string | undefined }) => [
-    ['status', filter.status],
-    ['transfer_id', filter.transferId],
-  ],
+  byFields<KeysetFilter & { status?: RailCallbackStatus | undefined; transferId?: string | undefined }>(
+    'status',
+    'transferId',
+  ),
 );

@@ -1,4 +1,5 @@
 /** Savings accounts' daily accruals: one row an account and day, what the day accrued, booked and capitalised. */
+import { rowMapper } from '../../../store/repositories/rowMappers.ts';
 import { nullableText, toBigInt, toDate } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 
@@ -22,6 +23,23 @@ export interface SavingsAccrualRow {
 const ACCRUAL_COLUMNS = `wallet_id, day::text AS day, organization_id, balance_minor, annual_rate_bps, day_count_days,
   day_count_basis, parts, accrued_parts_after, booked_minor, capitalized_minor, booking_entry_id,
   capitalization_entry_id, created_at`;
+
+const accrualFromRow = rowMapper<SavingsAccrualRow>({
+  walletId: String,
+  day: String,
+  organizationId: String,
+  balanceMinor: toBigInt,
+  annualRateBps: Number,
+  dayCountDays: Number,
+  dayCountBasis: Number,
+  parts: toBigInt,
+  accruedPartsAfter: toBigInt,
+  bookedMinor: toBigInt,
+  capitalizedMinor: toBigInt,
+  bookingEntryId: nullableText,
+  capitalizationEntryId: nullableText,
+  createdAt: toDate,
+});
 
 /** Inserts the day's accruals; the primary key (account, day) refuses a second one for the same day. */
 export async function insertSavingsAccruals(
@@ -66,20 +84,5 @@ export async function listSavingsAccruals(
       WHERE wallet_id = $1 AND ($2::date IS NULL OR day < $2::date) ORDER BY day DESC LIMIT $3`,
     [walletId, beforeDay ?? null, limit],
   );
-  return rows.map((row) => ({
-    walletId: String(row.wallet_id),
-    day: String(row.day),
-    organizationId: String(row.organization_id),
-    balanceMinor: toBigInt(row.balance_minor),
-    annualRateBps: Number(row.annual_rate_bps),
-    dayCountDays: Number(row.day_count_days),
-    dayCountBasis: Number(row.day_count_basis),
-    parts: toBigInt(row.parts),
-    accruedPartsAfter: toBigInt(row.accrued_parts_after),
-    bookedMinor: toBigInt(row.booked_minor),
-    capitalizedMinor: toBigInt(row.capitalized_minor),
-    bookingEntryId: nullableText(row.booking_entry_id),
-    capitalizationEntryId: nullableText(row.capitalization_entry_id),
-    createdAt: toDate(row.created_at),
-  }));
+  return rows.map(accrualFromRow);
 }

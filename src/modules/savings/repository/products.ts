@@ -40,6 +40,8 @@ function productFromRow(row: Record<string, unknown>, rates: SavingsRate[]): Sav
   return { ...productFieldsFromRow(row), rates };
 }
 
+const rateFromRow = rowMapper<SavingsRate>({ effectiveFrom: String, annualRateBps: Number });
+
 async function ratesOf(db: Queryable, productIds: readonly string[]): Promise<Map<string, SavingsRate[]>> {
   const rows = await db.query(
     `SELECT product_id, effective_from::text AS effective_from, annual_rate_bps
@@ -49,7 +51,7 @@ async function ratesOf(db: Queryable, productIds: readonly string[]): Promise<Ma
   const byProduct = new Map<string, SavingsRate[]>();
   for (const row of rows) {
     const list = byProduct.get(String(row.product_id)) ?? [];
-    list.push({ effectiveFrom: String(row.effective_from), annualRateBps: Number(row.annual_rate_bps) });
+    list.push(rateFromRow(row));
     byProduct.set(String(row.product_id), list);
   }
   return byProduct;

@@ -2,6 +2,7 @@
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import type { Currency } from '../../../domain/money.ts';
 import {
+  byFields,
   newestFirstLister,
   organizationRecordFinder,
   type RecordTable,
@@ -327,8 +328,7 @@ export interface ExceptionFilter extends KeysetFilter {
   transferId?: string | undefined;
 }
 
-export const listExceptions = newestFirstLister(EXCEPTIONS, (filter: ExceptionFilter) => [
-  ['status', filter.status],
-  ['kind', filter.kind],
-  ['transfer_id', filter.transferId],
-]);
+export const listExceptions = newestFirstLister(
+  EXCEPTIONS,
+  byFields<ExceptionFilter>('status', 'kind', 'transferId'),
+);

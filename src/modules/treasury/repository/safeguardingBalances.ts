@@ -4,6 +4,7 @@
  */
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import {
+  byFields,
   newestFirstLister,
   organizationRecordFinder,
   type RecordTable,
@@ -97,6 +98,4 @@ export interface BalanceFilter extends KeysetFilter {
   trustAccountId?: string | undefined;
 }
 
-export const listBalances = newestFirstLister(BALANCES, (filter: BalanceFilter) => [
-  ['trust_account_id', filter.trustAccountId],
-]);
+export const listBalances = newestFirstLister(BALANCES, byFields<BalanceFilter>('trustAccountId'));

@@ -2,6 +2,7 @@
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import type { Currency } from '../../../domain/money.ts';
 import {
+  byFields,
   newestFirstLister,
   organizationRecordFinder,
   type RecordTable,
@@ -81,4 +82,4 @@ export interface SweepFilter extends KeysetFilter {
 }
 
 /** Newest first; a currency is served by safeguarding_sweeps_currency_idx. */
-export const listSweeps = newestFirstLister(SWEEPS, (filter: SweepFilter) => [['currency', filter.currency]]);
+export const listSweeps = newestFirstLister(SWEEPS, byFields<SweepFilter>('currency'));

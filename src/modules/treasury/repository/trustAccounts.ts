@@ -5,6 +5,7 @@
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import type { Currency } from '../../../domain/money.ts';
 import {
+  byFields,
   newestFirstLister,
   organizationRecordFinder,
   type RecordTable,
@@ -102,11 +103,10 @@ export interface TrustAccountFilter extends KeysetFilter {
   type?: TrustAccountType | undefined;
 }
 
-export const listTrustAccounts = newestFirstLister(TRUST_ACCOUNTS, (filter: TrustAccountFilter) => [
-  ['currency', filter.currency],
-  ['status', filter.status],
-  ['type', filter.type],
-]);
+export const listTrustAccounts = newestFirstLister(
+  TRUST_ACCOUNTS,
+  byFields<TrustAccountFilter>('currency', 'status', 'type'),
+);
 
 /**
  * Organizations with a trust account after `afterId`, in id order: the ones the daily check covers, a page

@@ -2,7 +2,8 @@
 import type { PayloadVersion } from '../../../domain/payloadVersions.ts';
 import { WEBHOOK_SIGNING_SECRETS_MAX } from '../../../domain/signing.ts';
 import type { PayloadFormat } from '../../../domain/webhooks.ts';
-import { toDate, toJsonObject } from '../../../store/repositories/rows.ts';
+import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
+import { isTrue, toDate, toJsonObject } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 import { SECRET_COLUMNS, type StoredSecret, secretFromRow } from './secrets.ts';
 
@@ -73,23 +74,21 @@ const CLAIM_DUE_DELIVERIES = `WITH leased AS (
              ) w) AS secrets
        FROM claimed c JOIN events e ON e.id = c.event_id JOIN webhook_subscriptions s ON s.id = c.subscription_id`;
 
-function claimedFromRow(r: Record<string, unknown>): ClaimedDelivery {
-  return {
-    id: String(r.id),
-    organizationId: String(r.organization_id),
-    eventId: String(r.event_id),
-    subscriptionId: String(r.subscription_id),
-    attempts: Number(r.attempts),
-    eventType: String(r.event_type),
-    eventData: toJsonObject<Record<string, unknown>>(r.event_data),
-    eventCreatedAt: toDate(r.event_created_at),
-    url: String(r.url),
-    payloadFormat: r.payload_format as PayloadFormat,
-    apiVersion: r.api_version as PayloadVersion,
-    subscriptionFailing: r.subscription_failing === true,
-    secrets: toJsonObject<Record<string, unknown>[]>(r.secrets).map(secretFromRow),
-  };
-}
+const claimedFromRow = rowMapper<ClaimedDelivery>({
+  id: String,
+  organizationId: String,
+  eventId: String,
+  subscriptionId: String,
+  attempts: Number,
+  eventType: String,
+  eventData: toJsonObject<Record<string, unknown>>,
+  eventCreatedAt: toDate,
+  url: String,
+  payloadFormat: stored,
+  apiVersion: stored,
+  subscriptionFailing: isTrue,
+  secrets: (value) => toJsonObject<Record<string, unknown>[]>(value).map(secretFromRow),
+});
 
 /**
  * Claims due deliveries (and ones whose lease ran out: a dispatcher died holding them), at most

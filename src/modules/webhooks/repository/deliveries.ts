@@ -8,6 +8,8 @@ import {
   storableText,
   WEBHOOK_RESPONSE_BODY_CHARS_MAX,
 } from '../../../domain/webhooks.ts';
+import { type RowFields, rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
+import { isTrue } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 
 export interface AttemptRecord {
@@ -59,10 +61,20 @@ export interface DeliveryToSend extends DeliveryState {
   subscriptionLive: boolean;
 }
 
-const deliveryStateOf = (row: Record<string, unknown>): DeliveryState => ({
-  status: String(row.status),
-  attempts: Number(row.attempts),
-  attemptsBeforeRequeue: Number(row.attempts_before_requeue),
+const DELIVERY_STATE_FIELDS: RowFields<DeliveryState> = {
+  status: String,
+  attempts: Number,
+  attemptsBeforeRequeue: Number,
+};
+
+const deliveryStateOf = rowMapper(DELIVERY_STATE_FIELDS);
+
+const deliveryToSendFromRow = rowMapper<DeliveryToSend>({
+  ...DELIVERY_STATE_FIELDS,
+  url: String,
+  payloadFormat: stored,
+  apiVersion: stored,
+  subscriptionLive: isTrue,
 });
 
 /** The claimed deliveries as they stand now, by id (one read for a whole claim); a missing id is gone. */
@@ -78,18 +90,7 @@ export async function findDeliveriesToSend(
       WHERE d.id = ANY($1::text[])`,
     [deliveryIds],
   );
-  return new Map(
-    rows.map((row) => [
-      String(row.id),
-      {
-        ...deliveryStateOf(row),
-        url: String(row.url),
-        payloadFormat: row.payload_format as PayloadFormat,
-        apiVersion: row.api_version as PayloadVersion,
-        subscriptionLive: row.subscription_live === true,
-      },
-    ]),
-  );
+  return new Map(rows.map((row) => [String(row.id), deliveryToSendFromRow(row)]));
 }
 
 /**

@@ -5,7 +5,7 @@ import type { PayloadFormat, SubscriptionStatus } from '../../../domain/webhooks
 import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
 import {
   type KeysetFilter,
-  keysetConditions,
+  listNewestFirstWhere,
   nullableDate,
   nullableText,
   toDate,
@@ -114,17 +114,15 @@ export async function listSubscriptions(
   filter: KeysetFilter,
   rowsMax: number,
 ): Promise<Subscription[]> {
-  const params: unknown[] = [organizationId];
-  const conditions = [
-    'organization_id = $1',
-    'deleted_at IS NULL',
-    ...keysetConditions(filter, params, '', ID_PREFIXES.webhookSubscription),
-  ];
-  params.push(rowsMax);
-  const rows = await db.query(
-    `SELECT ${COLUMNS} FROM webhook_subscriptions WHERE ${conditions.join(' AND ')} ORDER BY id DESC LIMIT $${params.length}`,
-    params,
-  );
+  const rows = await listNewestFirstWhere(db, {
+    table: 'webhook_subscriptions',
+    columns: COLUMNS,
+    prefix: ID_PREFIXES.webhookSubscription,
+    where: ['organization_id = $1', 'deleted_at IS NULL'],
+    params: [organizationId],
+    filter,
+    rowsMax,
+  });
   return rows.map(fromRow);
 }
 
