@@ -64,6 +64,9 @@ export interface OperationSpec extends OperationParts {
  */
 export type OperationAccess = Pick<OperationSpec, 'scope' | 'product' | 'tags'>;
 
+/** An operation's spec without its access: what it says, for operations that are given their access together. */
+export type OperationWords = Omit<OperationSpec, keyof OperationAccess>;
+
 /**
  * The access of a group of operations (listed under `tags`, of `product` when it has one) by the scope each
  * needs: `...ACCESS.read` in a read's spec, `...ACCESS.admin` in a configuring write's.

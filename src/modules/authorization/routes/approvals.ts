@@ -40,9 +40,9 @@ type ApprovalQuery = {
 function approvalReadRoutes(app: FastifyInstance, deps: Deps): void {
   listAndRetrieveRoutes(app, deps, {
     path: '/v1/approvals',
+    access: ACCESS.read,
     present: presentApproval,
     list: {
-      ...ACCESS.read,
       operationId: 'listApprovals',
       summary: 'List approvals',
       description:
@@ -66,7 +66,6 @@ function approvalReadRoutes(app: FastifyInstance, deps: Deps): void {
       canActAs: can_act === true ? callerAsVoter(request) : undefined,
     }),
     retrieve: {
-      ...ACCESS.read,
       operationId: 'getApproval',
       summary: 'Retrieve an approval',
       ...foundById(approvalParams, 'Approval', 'The approval with its votes.'),

@@ -98,9 +98,9 @@ export const changeSchema = apiObjectSchema(
 function changeReadRoutes(app: FastifyInstance, deps: Deps): void {
   listAndRetrieveRoutes(app, deps, {
     path: '/v1/changes',
+    access: ACCESS.read,
     present: presentChange,
     list: {
-      ...ACCESS.read,
       operationId: 'listChanges',
       summary: 'List governed changes',
       description: 'Newest first: changes that waited for approval, with what became of them.',
@@ -115,7 +115,6 @@ function changeReadRoutes(app: FastifyInstance, deps: Deps): void {
       kind,
     }),
     retrieve: {
-      ...ACCESS.read,
       operationId: 'getChange',
       summary: 'Retrieve a governed change',
       ...foundById(changeParams, 'Change', 'The change.'),

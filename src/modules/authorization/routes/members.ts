@@ -19,9 +19,9 @@ const memberParams = idParamsSchema(ID_PREFIXES.member, 'Member id.');
 function memberReadRoutes(app: FastifyInstance, deps: Deps): void {
   listAndRetrieveRoutes(app, deps, {
     path: '/v1/members',
+    access: ACCESS.admin,
     present: presentMember,
     list: {
-      ...ACCESS.admin,
       operationId: 'listMembers',
       summary: 'List members',
       description: 'Newest first.',
@@ -33,7 +33,6 @@ function memberReadRoutes(app: FastifyInstance, deps: Deps): void {
     page: listMembers,
     filtersOf: ({ status, role }: { status?: MemberStatus; role?: MemberRole }) => ({ status, role }),
     retrieve: {
-      ...ACCESS.admin,
       operationId: 'getMember',
       summary: 'Retrieve a member',
       ...foundById(memberParams, 'Member', 'The member.'),

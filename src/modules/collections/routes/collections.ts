@@ -180,9 +180,9 @@ function createCollectionRoute(app: FastifyInstance, deps: Deps): void {
 function collectionsReadRoutes(app: FastifyInstance, deps: Deps): void {
   listAndRetrieveRoutes(app, deps, {
     path: '/v1/collections',
+    access: ACCESS.read,
     present: presentCollection,
     list: {
-      ...ACCESS.read,
       operationId: 'listCollections',
       summary: 'List collections',
       description: 'Newest first.',
@@ -197,7 +197,6 @@ function collectionsReadRoutes(app: FastifyInstance, deps: Deps): void {
       walletId: query.wallet,
     }),
     retrieve: {
-      ...ACCESS.read,
       operationId: 'getCollection',
       summary: 'Retrieve a collection',
       ...foundById(idParamsSchema(ID_PREFIXES.collection, 'Collection id.'), 'Collection', 'The collection.'),

@@ -167,9 +167,9 @@ function updateAmlRuleRoute(app: FastifyInstance, deps: Deps): void {
 function amlAlertReadRoutes(app: FastifyInstance, deps: Deps): void {
   listAndRetrieveRoutes(app, deps, {
     path: '/v1/aml/alerts',
+    access: ACCESS.compliance,
     present: presentAmlAlert,
     list: {
-      ...ACCESS.compliance,
       operationId: 'listAmlAlerts',
       summary: 'List AML alerts',
       description: 'Newest first. Filter `status=open` for the work queue.',
@@ -185,7 +185,6 @@ function amlAlertReadRoutes(app: FastifyInstance, deps: Deps): void {
       transferId: q.transfer,
     }),
     retrieve: {
-      ...ACCESS.compliance,
       operationId: 'getAmlAlert',
       summary: 'Retrieve an AML alert',
       ...foundById(alertParams, 'AmlAlert', 'The alert.'),

@@ -57,9 +57,9 @@ const DECISION_OPERATIONS = {
 function reviewReadRoutes(app: FastifyInstance, deps: Deps): void {
   listAndRetrieveRoutes(app, deps, {
     path: '/v1/reviews',
+    access: ACCESS.compliance,
     present: presentReview,
     list: {
-      ...ACCESS.compliance,
       operationId: 'listReviews',
       summary: 'List review cases',
       description: 'Newest first. Filter `status=open` for the work queue.',
@@ -84,7 +84,6 @@ function reviewReadRoutes(app: FastifyInstance, deps: Deps): void {
       transferId: transfer,
     }),
     retrieve: {
-      ...ACCESS.compliance,
       operationId: 'getReview',
       summary: 'Retrieve a review case',
       ...foundById(reviewParams, 'Review', 'The case.'),

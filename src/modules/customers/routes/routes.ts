@@ -46,9 +46,9 @@ function createCustomerRoute(app: FastifyInstance, deps: Deps): void {
 function customerReadRoutes(app: FastifyInstance, deps: Deps): void {
   listAndRetrieveRoutes(app, deps, {
     path: '/v1/customers',
+    access: ACCESS.read,
     present: presentCustomer,
     list: {
-      ...ACCESS.read,
       operationId: 'listCustomers',
       summary: 'List customers',
       description: 'Newest first, with cursor pagination.',
@@ -59,7 +59,6 @@ function customerReadRoutes(app: FastifyInstance, deps: Deps): void {
     page: listCustomers,
     filtersOf: (query: { type?: CustomerType }) => ({ type: query.type }),
     retrieve: {
-      ...ACCESS.read,
       operationId: 'getCustomer',
       summary: 'Retrieve a customer',
       ...foundById(customerParams, 'Customer', 'The customer.'),

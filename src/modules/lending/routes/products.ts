@@ -69,9 +69,9 @@ function createLoanProductRoute(app: FastifyInstance, deps: Deps): void {
 function loanProductsReadRoutes(app: FastifyInstance, deps: Deps): void {
   listAndRetrieveRoutes(app, deps, {
     path: '/v1/loan-products',
+    access: ACCESS.read,
     present: presentLoanProduct,
     list: {
-      ...ACCESS.read,
       operationId: 'listLoanProducts',
       summary: 'List loan products',
       description: 'Newest first.',
@@ -79,7 +79,6 @@ function loanProductsReadRoutes(app: FastifyInstance, deps: Deps): void {
     },
     page: listOrganizationLoanProducts,
     retrieve: {
-      ...ACCESS.read,
       operationId: 'getLoanProduct',
       summary: 'Retrieve a loan product',
       ...foundById(

@@ -111,9 +111,9 @@ function submitPaymentBatchRoute(app: FastifyInstance, deps: Deps): void {
 function paymentBatchesReadRoutes(app: FastifyInstance, deps: Deps): void {
   listAndRetrieveRoutes(app, deps, {
     path: '/v1/payment-batches',
+    access: ACCESS.read,
     present: presentPaymentBatch,
     list: {
-      ...ACCESS.read,
       operationId: 'listPaymentBatches',
       summary: 'List payment batches',
       description: 'Newest first.',
@@ -124,7 +124,6 @@ function paymentBatchesReadRoutes(app: FastifyInstance, deps: Deps): void {
     page: listBatches,
     filtersOf: (query: { status?: PaymentBatchStatus }) => ({ status: query.status }),
     retrieve: {
-      ...ACCESS.read,
       operationId: 'getPaymentBatch',
       summary: 'Retrieve a payment batch',
       description: 'Its status and counts: poll it, or follow the `payment_batch.*` events.',

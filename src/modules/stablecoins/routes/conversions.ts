@@ -111,9 +111,9 @@ function createConversionRoute(app: FastifyInstance, deps: Deps): void {
 function conversionsReadRoutes(app: FastifyInstance, deps: Deps): void {
   listAndRetrieveRoutes(app, deps, {
     path: '/v1/conversions',
+    access: ACCESS.read,
     present: presentConversion,
     list: {
-      ...ACCESS.read,
       operationId: 'listConversions',
       summary: 'List conversions',
       description: 'Newest first.',
@@ -121,7 +121,6 @@ function conversionsReadRoutes(app: FastifyInstance, deps: Deps): void {
     },
     page: listOrganizationConversions,
     retrieve: {
-      ...ACCESS.read,
       operationId: 'getConversion',
       summary: 'Retrieve a conversion',
       ...foundById(idParamsSchema(ID_PREFIXES.conversion, 'Conversion id.'), 'Conversion', 'The conversion.'),

@@ -78,9 +78,9 @@ function updateWalletRoute(app: FastifyInstance, deps: Deps): void {
 function walletReadRoutes(app: FastifyInstance, deps: Deps): void {
   listAndRetrieveRoutes(app, deps, {
     path: '/v1/wallets',
+    access: ACCESS.read,
     present: presentWallet,
     list: {
-      ...ACCESS.read,
       operationId: 'listWallets',
       summary: 'List wallets',
       description:
@@ -106,7 +106,6 @@ function walletReadRoutes(app: FastifyInstance, deps: Deps): void {
       status,
     }),
     retrieve: {
-      ...ACCESS.read,
       operationId: 'getWallet',
       summary: 'Retrieve a wallet',
       ...foundById(walletParams, 'Wallet', 'The wallet.'),
