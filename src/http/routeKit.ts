@@ -207,6 +207,11 @@ export function cursorPageSchema(itemRef: string, cursor: PageCursor) {
   };
 }
 
+/** The success response of a read answered with a page of `itemRef` paged by `cursor` (`cursorPageSchema`). */
+export function cursorPageResponses(itemRef: string, cursor: PageCursor, description: string) {
+  return { 200: found(cursorPageSchema(itemRef, cursor), description) };
+}
+
 /** A closed object (a body or query string): no properties but these, the `required` ones always. */
 export function closedObjectSchema<Properties extends Record<string, unknown>>(
   properties: Properties,

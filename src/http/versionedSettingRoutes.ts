@@ -9,7 +9,7 @@ import type { Page } from '../domain/pagination.ts';
 import { retrieveOwn } from './readRoutes.ts';
 import {
   closedObjectSchema,
-  cursorPageSchema,
+  cursorPageResponses,
   found,
   LIST_PROBLEMS,
   organizationOf,
@@ -135,12 +135,11 @@ function listVersionsRoute<Version extends { version: number }>(
       description: 'Newest first; page with `before_version` (the last version of the previous page).',
       tags: setting.tags,
       querystring: versionsQuerySchema,
-      responses: {
-        200: found(
-          cursorPageSchema(setting.schema, { type: 'integer', param: 'before_version' }),
-          'A page of versions.',
-        ),
-      },
+      responses: cursorPageResponses(
+        setting.schema,
+        { type: 'integer', param: 'before_version' },
+        'A page of versions.',
+      ),
       problems: LIST_PROBLEMS,
     }),
     async (request) => {

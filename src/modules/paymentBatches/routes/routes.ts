@@ -10,8 +10,7 @@ import { actOnId } from '../../../http/routeEffects.ts';
 import {
   accessByScope,
   closedObjectSchema,
-  cursorPageSchema,
-  found,
+  cursorPageResponses,
   idempotentWrite,
   organizationOf,
   presentPage,
@@ -156,12 +155,11 @@ function listPaymentBatchItemsRoute(app: FastifyInstance, deps: Deps): void {
       description: 'In row order, with each item’s result: the transfer it became, or why it failed.',
       params: batchParams,
       querystring: itemsQuerySchema,
-      responses: {
-        200: found(
-          cursorPageSchema('PaymentBatchItem', { type: 'integer', param: 'starting_after' }),
-          'A page of items.',
-        ),
-      },
+      responses: cursorPageResponses(
+        'PaymentBatchItem',
+        { type: 'integer', param: 'starting_after' },
+        'A page of items.',
+      ),
     }),
     async (request) => {
       const organizationId = organizationOf(request);
