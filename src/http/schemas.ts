@@ -54,6 +54,17 @@ export function amountSchema(description: string, example = '1500.00') {
 }
 
 /**
+ * An amount as a request gives it: a decimal string in major units, or a JSON number, whose exact source
+ * text the route reads (`numberSourceOf`), never a float.
+ */
+export function amountInputSchema(description?: string) {
+  return {
+    type: ['string', 'number'],
+    ...(description === undefined ? {} : { description }),
+  } as const;
+}
+
+/**
  * Header names are in lower case, as Node delivers them and as our validator compiler sees them (Fastify
  * lower-cases header schemas only for its default compiler). The document spells them canonically.
  */
