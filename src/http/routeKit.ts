@@ -154,22 +154,6 @@ export function written(schema: string | object, description: string) {
   return { description, headers: idempotentWriteHeaders, ...bodyOf(schema) };
 }
 
-/** What a callback (a rail partner's, a verification provider's) is answered: its body was stored, with its status. */
-const callbackReceiptSchema = {
-  type: 'object',
-  required: ['received', 'id', 'status'],
-  properties: {
-    received: { type: 'boolean', enum: [true] },
-    id: { type: 'string' },
-    status: { type: 'string' },
-  },
-} as const;
-
-/** The success response of a callback route: the body stored as sent, and applied where it could be. */
-export const callbackStoredResponses = {
-  200: found(callbackReceiptSchema, 'Stored (and applied where it could be).'),
-};
-
 const LIST_OBJECT = { type: 'string', enum: ['list'] } as const;
 
 /** A list answered whole, without pages: `{object: 'list', data}`. */

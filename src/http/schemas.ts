@@ -265,3 +265,19 @@ export const balanceProperties = {
   },
   current: { type: 'string', description: 'Posted balance.', examples: ['1500.00'] },
 } as const;
+
+/** What a callback (a rail partner's, a verification provider's) is answered: its body was stored, with its status. */
+const callbackReceiptSchema = {
+  type: 'object',
+  required: ['received', 'id', 'status'],
+  properties: {
+    received: { type: 'boolean', enum: [true] },
+    id: { type: 'string' },
+    status: { type: 'string' },
+  },
+} as const;
+
+/** The success response of a callback route: the body stored as sent, and applied where it could be. */
+export const callbackStoredResponses = {
+  200: { description: 'Stored (and applied where it could be).', ...callbackReceiptSchema },
+};

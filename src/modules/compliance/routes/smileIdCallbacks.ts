@@ -5,7 +5,8 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../../app/deps.ts';
-import { callbackStoredResponses, publicOperation } from '../../../http/routeKit.ts';
+import { publicOperation } from '../../../http/routeKit.ts';
+import { callbackStoredResponses } from '../../../http/schemas.ts';
 import { receiveSmileIdCallback, SMILE_ID_CALLBACK_BODY_BYTES_MAX } from '../useCases/smileId/callbacks.ts';
 
 export function smileIdCallbackRoutes(app: FastifyInstance, deps: Deps): void {
