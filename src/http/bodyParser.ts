@@ -238,17 +238,22 @@ function registerContentTypeParsers(app: FastifyInstance): void {
     done(null, request.routeOptions.config.rawBody === true ? rawText(decoded) : parseJsonBody(decoded));
   });
   // Any other type is a 415, except on a route that keeps its body as sent (a partner callback).
-  app.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body: Buffer, done) => {
-    if (request.routeOptions.config.rawBody !== true) {
-      done(unsupportedMediaType());
-      return;
-    }
-    const coding = contentCodingOf(request.headers['content-encoding']);
-    done(null, rawText(decodeContent(body, coding, request.routeOptions.bodyLimit)));
-  });
+  addTextParserWhere(app, '*', 'rawBody');
   // CSV only where a route takes an upload (a payment batch); anywhere else it is a 415 like any non-JSON.
-  app.addContentTypeParser('text/csv', { parseAs: 'buffer' }, (request, body: Buffer, done) => {
-    if (request.routeOptions.config.acceptsCsv !== true) {
+  addTextParserWhere(app, 'text/csv', 'acceptsCsv');
+}
+
+/**
+ * A parser of `contentType` that gives the body as text, decoded, on the routes whose config sets `accepts`;
+ * on any other route the type is a 415.
+ */
+function addTextParserWhere(
+  app: FastifyInstance,
+  contentType: string,
+  accepts: 'rawBody' | 'acceptsCsv',
+): void {
+  app.addContentTypeParser(contentType, { parseAs: 'buffer' }, (request, body: Buffer, done) => {
+    if (request.routeOptions.config[accepts] !== true) {
       done(unsupportedMediaType());
       return;
     }

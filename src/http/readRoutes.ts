@@ -12,7 +12,9 @@ import { type ListQuery, pageRequestOf, presentList } from './presenters.ts';
 import {
   found,
   LIST_PROBLEMS,
+  type OperationAccess,
   type OperationSpec,
+  type OperationWords,
   organizationOf,
   readOperation,
   retrieveById,
@@ -98,15 +100,17 @@ export function enumFilter<const Value extends string>(values: readonly Value[],
  */
 export interface ResourceReads<Item extends { id: string }, Wire, Query, Filters> {
   path: string;
+  /** Who may call both reads (scope, product) and where the document lists them. */
+  access: OperationAccess;
   present: (item: Item) => Wire;
   /** The list's operation: its words, with `pagedList` for its documented parts. */
-  list: OperationSpec;
+  list: OperationWords;
   /** The page of the key's organization's records the list answers. */
   page: (deps: Deps, organizationId: string, request: PageRequest & Filters) => Promise<Page<Item>>;
   /** The list request's filters from the query's own (none: the page's only). */
   filtersOf?: (query: Query, request: FastifyRequest) => Filters;
   /** The read's operation: its words, with `foundById` for its documented parts. */
-  retrieve: OperationSpec;
+  retrieve: OperationWords;
   /** The record the read finds (a 404 when the organization has none with the id). */
   get: (deps: Deps, organizationId: string, id: string) => Promise<Item>;
 }
@@ -121,8 +125,11 @@ export function listAndRetrieveRoutes<Item extends { id: string }, Wire, Query =
   const listPage = retrieveFilteredPage(deps, reads.page, filtersOf, reads.present);
   // Fastify cannot resolve the query's type while `Query` is a type parameter; the list's schema
   // (`reads.list`) validates it as `Query` before the handler runs.
-  app.get(reads.path, readOperation(reads.list), (request) =>
+  app.get(reads.path, readOperation({ ...reads.access, ...reads.list }), (request) =>
     listPage(request as FastifyRequest & { query: ListQuery & Query }),
   );
-  retrieveByIdRoute(app, deps, `${reads.path}/:id`, reads.get, reads.present, reads.retrieve);
+  retrieveByIdRoute(app, deps, `${reads.path}/:id`, reads.get, reads.present, {
+    ...reads.access,
+    ...reads.retrieve,
+  });
 }

@@ -29,16 +29,27 @@ function bodyOf<Body>(request: FastifyRequest<{ Body: Body }>): Body {
   return request.body as Body;
 }
 
+/** An app function run in the key's transaction for its organization: `(tx, deps, organizationId, ...args)`. */
+type InOrganization<Args extends unknown[], Result> = (
+  tx: Queryable,
+  deps: Deps,
+  organizationId: string,
+  ...args: Args
+) => Promise<Result>;
+
+/**
+ * An app function on the resource a path's `:id` names: `(tx, deps, organizationId, id, ...args, actor)`,
+ * `args` being what the request asks of it.
+ */
+export type OnId<Args extends unknown[], Result> = InOrganization<
+  [id: string, ...args: Args, actor: EvidenceActor],
+  Result
+>;
+
 /** The calling key acts on the resource the path's `:id` names: `act(tx, deps, organizationId, id, actor)`. */
 export function actOnId<Result, Wire>(
   deps: Deps,
-  act: (
-    tx: Queryable,
-    deps: Deps,
-    organizationId: string,
-    id: string,
-    actor: EvidenceActor,
-  ) => Promise<Result>,
+  act: OnId<[], Result>,
   present: (result: Result) => Wire,
 ): Effect<{ Params: { id: string } }, Wire> {
   return async (tx, organizationId, request) =>
@@ -51,14 +62,7 @@ export function actOnId<Result, Wire>(
  */
 export function changeById<Body, Result, Wire>(
   deps: Deps,
-  change: (
-    tx: Queryable,
-    deps: Deps,
-    organizationId: string,
-    id: string,
-    body: Body,
-    actor: EvidenceActor,
-  ) => Promise<Result>,
+  change: OnId<[body: Body], Result>,
   present: (result: Result) => Wire,
 ): Effect<{ Params: { id: string }; Body: Body }, Wire> {
   return async (tx, organizationId, request) =>
@@ -73,13 +77,7 @@ export function changeById<Body, Result, Wire>(
  */
 export function makeFromBody<Body, Result, Wire>(
   deps: Deps,
-  make: (
-    tx: Queryable,
-    deps: Deps,
-    organizationId: string,
-    body: Body,
-    actor: EvidenceActor,
-  ) => Promise<Result>,
+  make: InOrganization<[body: Body, actor: EvidenceActor], Result>,
   present: (result: Result) => Wire,
 ): Effect<{ Body: Body }, Wire> {
   return async (tx, organizationId, request) =>
@@ -93,14 +91,7 @@ export function makeFromBody<Body, Result, Wire>(
  */
 export function recordFromBody<Body, Result extends { created: boolean }, Wire>(
   deps: Deps,
-  record: (
-    tx: Queryable,
-    deps: Deps,
-    organizationId: string,
-    body: Body,
-    actor: EvidenceActor,
-    createdBy: string,
-  ) => Promise<Result>,
+  record: InOrganization<[body: Body, actor: EvidenceActor, createdBy: string], Result>,
   present: (result: Result) => Wire,
 ): Effect<{ Body: Body }, { created: boolean; body: Wire }> {
   return async (tx, organizationId, request) => {
@@ -109,18 +100,6 @@ export function recordFromBody<Body, Result extends { created: boolean }, Wire>(
     return { created: result.created, body: present(result) };
   };
 }
-
-/**
- * An app function on the resource a path's `:id` names: `(tx, deps, organizationId, id, ...args, actor)`,
- * `args` being what the request asks of it.
- */
-type OnId<Args extends unknown[], Result> = (
-  tx: Queryable,
-  deps: Deps,
-  organizationId: string,
-  id: string,
-  ...rest: [...args: Args, actor: EvidenceActor]
-) => Promise<Result>;
 
 /**
  * As `changeById`, with what the app function takes read from the body by `inputOf` (the wire's names to

@@ -64,6 +64,9 @@ export interface OperationSpec extends OperationParts {
  */
 export type OperationAccess = Pick<OperationSpec, 'scope' | 'product' | 'tags'>;
 
+/** An operation's spec without its access: what it says, for operations that are given their access together. */
+export type OperationWords = Omit<OperationSpec, keyof OperationAccess>;
+
 /**
  * The access of a group of operations (listed under `tags`, of `product` when it has one) by the scope each
  * needs: `...ACCESS.read` in a read's spec, `...ACCESS.admin` in a configuring write's.
@@ -186,6 +189,11 @@ export function cursorPageSchema(itemRef: string, cursor: PageCursor) {
       },
     },
   };
+}
+
+/** The success response of a read answered with a page of `itemRef` paged by `cursor` (`cursorPageSchema`). */
+export function cursorPageResponses(itemRef: string, cursor: PageCursor, description: string) {
+  return { 200: found(cursorPageSchema(itemRef, cursor), description) };
 }
 
 /** A closed object (a body or query string): no properties but these, the `required` ones always. */

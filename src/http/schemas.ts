@@ -54,6 +54,17 @@ export function amountSchema(description: string, example = '1500.00') {
 }
 
 /**
+ * An amount as a request gives it: a decimal string in major units, or a JSON number, whose exact source
+ * text the route reads (`numberSourceOf`), never a float.
+ */
+export function amountInputSchema(description?: string) {
+  return {
+    type: ['string', 'number'],
+    ...(description === undefined ? {} : { description }),
+  } as const;
+}
+
+/**
  * Header names are in lower case, as Node delivers them and as our validator compiler sees them (Fastify
  * lower-cases header schemas only for its default compiler). The document spells them canonically.
  */
@@ -254,3 +265,19 @@ export const balanceProperties = {
   },
   current: { type: 'string', description: 'Posted balance.', examples: ['1500.00'] },
 } as const;
+
+/** What a callback (a rail partner's, a verification provider's) is answered: its body was stored, with its status. */
+const callbackReceiptSchema = {
+  type: 'object',
+  required: ['received', 'id', 'status'],
+  properties: {
+    received: { type: 'boolean', enum: [true] },
+    id: { type: 'string' },
+    status: { type: 'string' },
+  },
+} as const;
+
+/** The success response of a callback route: the body stored as sent, and applied where it could be. */
+export const callbackStoredResponses = {
+  200: { description: 'Stored (and applied where it could be).', ...callbackReceiptSchema },
+};

@@ -9,12 +9,13 @@ import type { Page } from '../domain/pagination.ts';
 import { retrieveOwn } from './readRoutes.ts';
 import {
   closedObjectSchema,
-  cursorPageSchema,
+  cursorPageResponses,
   found,
   LIST_PROBLEMS,
   organizationOf,
   presentPage,
   readOperation,
+  writeOperation,
 } from './routeKit.ts';
 import { pageLimitSchema } from './schemas.ts';
 
@@ -37,6 +38,26 @@ export interface VersionedSetting<Version extends { version: number }> {
   name: { operation: string; words: string };
   /** What the current version is, and where a version's number is found. */
   descriptions: { current: string; version: string };
+}
+
+/**
+ * The options of the write that replaces a versioned setting with its next version (PUT `setting.path`),
+ * for admins: named after the setting (`update{Name}`, "Replace the {name}"), taking and answering what
+ * `parts` say.
+ */
+export function replaceSettingOperation<Version extends { version: number }>(
+  setting: VersionedSetting<Version>,
+  parts: { description: string; body: object; responses: Record<number, object> },
+) {
+  return writeOperation({
+    scope: 'admin',
+    operationId: `update${setting.name.operation}`,
+    summary: `Replace the ${setting.name.words}`,
+    description: parts.description,
+    tags: setting.tags,
+    body: parts.body,
+    responses: parts.responses,
+  });
 }
 
 /** The three reads of a versioned setting: the current version, the versions, one version. */
@@ -114,12 +135,11 @@ function listVersionsRoute<Version extends { version: number }>(
       description: 'Newest first; page with `before_version` (the last version of the previous page).',
       tags: setting.tags,
       querystring: versionsQuerySchema,
-      responses: {
-        200: found(
-          cursorPageSchema(setting.schema, { type: 'integer', param: 'before_version' }),
-          'A page of versions.',
-        ),
-      },
+      responses: cursorPageResponses(
+        setting.schema,
+        { type: 'integer', param: 'before_version' },
+        'A page of versions.',
+      ),
       problems: LIST_PROBLEMS,
     }),
     async (request) => {

@@ -13,14 +13,8 @@ import {
 } from '../../../domain/approvals.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { principalOf, requestActor } from '../../../http/auth.ts';
-import type { ListQuery } from '../../../http/presenters.ts';
-import { enumFilter, foundById, pagedList, retrieveByIdRoute } from '../../../http/readRoutes.ts';
-import {
-  accessByScope,
-  closedObjectSchema,
-  readOperation,
-  retrieveFilteredPage,
-} from '../../../http/routeKit.ts';
+import { enumFilter, foundById, listAndRetrieveRoutes, pagedList } from '../../../http/readRoutes.ts';
+import { accessByScope, closedObjectSchema } from '../../../http/routeKit.ts';
 import { idParamsSchema } from '../../../http/schemas.ts';
 import { writeRoute, writtenById } from '../../../http/writeRoutes.ts';
 import { getApproval, listApprovals, voteOnApproval, voterOf } from '../useCases/approvals.ts';
@@ -35,18 +29,20 @@ function callerAsVoter(request: FastifyRequest) {
   return voterOf(principal.member, principal.keyId);
 }
 
-function listApprovalsRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{
-    Querystring: ListQuery & {
-      status?: ApprovalStatus;
-      resource_type?: ApprovalResourceType;
-      resource?: string;
-      can_act?: boolean;
-    };
-  }>(
-    '/v1/approvals',
-    readOperation({
-      ...ACCESS.read,
+/** An approval list's own filters, as the query names them. */
+type ApprovalQuery = {
+  status?: ApprovalStatus;
+  resource_type?: ApprovalResourceType;
+  resource?: string;
+  can_act?: boolean;
+};
+
+function approvalReadRoutes(app: FastifyInstance, deps: Deps): void {
+  listAndRetrieveRoutes(app, deps, {
+    path: '/v1/approvals',
+    access: ACCESS.read,
+    present: presentApproval,
+    list: {
       operationId: 'listApprovals',
       summary: 'List approvals',
       description:
@@ -61,27 +57,20 @@ function listApprovalsRoute(app: FastifyInstance, deps: Deps): void {
         },
         can_act: { type: 'boolean', description: 'Only approvals the calling member may vote on now.' },
       }),
+    },
+    page: listApprovals,
+    filtersOf: ({ status, resource_type, resource, can_act }: ApprovalQuery, request) => ({
+      status,
+      resourceType: resource_type,
+      resourceId: resource,
+      canActAs: can_act === true ? callerAsVoter(request) : undefined,
     }),
-    retrieveFilteredPage(
-      deps,
-      listApprovals,
-      ({ status, resource_type, resource, can_act }, request) => ({
-        status,
-        resourceType: resource_type,
-        resourceId: resource,
-        canActAs: can_act === true ? callerAsVoter(request) : undefined,
-      }),
-      presentApproval,
-    ),
-  );
-}
-
-function getApprovalRoute(app: FastifyInstance, deps: Deps): void {
-  retrieveByIdRoute(app, deps, '/v1/approvals/:id', getApproval, presentApproval, {
-    ...ACCESS.read,
-    operationId: 'getApproval',
-    summary: 'Retrieve an approval',
-    ...foundById(approvalParams, 'Approval', 'The approval with its votes.'),
+    retrieve: {
+      operationId: 'getApproval',
+      summary: 'Retrieve an approval',
+      ...foundById(approvalParams, 'Approval', 'The approval with its votes.'),
+    },
+    get: getApproval,
   });
 }
 
@@ -146,7 +135,6 @@ function voteRoute(app: FastifyInstance, deps: Deps, decision: VoteDecision): vo
 
 /** Approvals: anyone in the organization reads them; members with a role the rule names vote. */
 export function approvalRoutes(app: FastifyInstance, deps: Deps): void {
-  listApprovalsRoute(app, deps);
-  getApprovalRoute(app, deps);
+  approvalReadRoutes(app, deps);
   for (const decision of VOTE_DECISIONS) voteRoute(app, deps, decision);
 }

@@ -10,17 +10,9 @@ import {
 } from '../../../domain/governedChanges.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { requestActor } from '../../../http/auth.ts';
-import type { ListQuery } from '../../../http/presenters.ts';
-import { enumFilter, foundById, pagedList, retrieveByIdRoute } from '../../../http/readRoutes.ts';
+import { enumFilter, foundById, listAndRetrieveRoutes, pagedList } from '../../../http/readRoutes.ts';
 import { actOnId } from '../../../http/routeEffects.ts';
-import {
-  accessByScope,
-  idempotentOutcome,
-  type OperationSpec,
-  readOperation,
-  retrieveFilteredPage,
-  written,
-} from '../../../http/routeKit.ts';
+import { accessByScope, idempotentOutcome, type OperationSpec, written } from '../../../http/routeKit.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
 import { idParamsSchema, idSchema, nullableTimestampSchema, timestampSchema } from '../../../http/schemas.ts';
 import { registerWrite, type WriteMethod, writeRoute, writtenById } from '../../../http/writeRoutes.ts';
@@ -103,11 +95,12 @@ export const changeSchema = apiObjectSchema(
   },
 );
 
-function listChangesRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Querystring: ListQuery & { status?: GovernedChangeStatus; kind?: GovernedChangeKind } }>(
-    '/v1/changes',
-    readOperation({
-      ...ACCESS.read,
+function changeReadRoutes(app: FastifyInstance, deps: Deps): void {
+  listAndRetrieveRoutes(app, deps, {
+    path: '/v1/changes',
+    access: ACCESS.read,
+    present: presentChange,
+    list: {
       operationId: 'listChanges',
       summary: 'List governed changes',
       description: 'Newest first: changes that waited for approval, with what became of them.',
@@ -115,17 +108,18 @@ function listChangesRoute(app: FastifyInstance, deps: Deps): void {
         status: enumFilter(GOVERNED_CHANGE_STATUSES, 'Only changes in this status.'),
         kind: enumFilter(GOVERNED_CHANGE_KINDS, 'Only changes of this kind.'),
       }),
+    },
+    page: listChanges,
+    filtersOf: ({ status, kind }: { status?: GovernedChangeStatus; kind?: GovernedChangeKind }) => ({
+      status,
+      kind,
     }),
-    retrieveFilteredPage(deps, listChanges, ({ status, kind }) => ({ status, kind }), presentChange),
-  );
-}
-
-function getChangeRoute(app: FastifyInstance, deps: Deps): void {
-  retrieveByIdRoute(app, deps, '/v1/changes/:id', getGovernedChange, presentChange, {
-    ...ACCESS.read,
-    operationId: 'getChange',
-    summary: 'Retrieve a governed change',
-    ...foundById(changeParams, 'Change', 'The change.'),
+    retrieve: {
+      operationId: 'getChange',
+      summary: 'Retrieve a governed change',
+      ...foundById(changeParams, 'Change', 'The change.'),
+    },
+    get: getGovernedChange,
   });
 }
 
@@ -153,8 +147,7 @@ function cancelChangeRoute(app: FastifyInstance, deps: Deps): void {
  * the `read` scope their role grants); only the proposer cancels one.
  */
 export function changeRoutes(app: FastifyInstance, deps: Deps): void {
-  listChangesRoute(app, deps);
-  getChangeRoute(app, deps);
+  changeReadRoutes(app, deps);
   cancelChangeRoute(app, deps);
 }
 

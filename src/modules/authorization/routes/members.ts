@@ -3,10 +3,9 @@ import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../../app/deps.ts';
 import { MEMBER_ROLES, MEMBER_STATUSES, type MemberRole, type MemberStatus } from '../../../domain/access.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
-import type { ListQuery } from '../../../http/presenters.ts';
-import { enumFilter, foundById, pagedList, retrieveByIdRoute } from '../../../http/readRoutes.ts';
+import { enumFilter, foundById, listAndRetrieveRoutes, pagedList } from '../../../http/readRoutes.ts';
 import { actOnId, changeById, makeFromBody } from '../../../http/routeEffects.ts';
-import { accessByScope, readOperation, retrieveFilteredPage } from '../../../http/routeKit.ts';
+import { accessByScope } from '../../../http/routeKit.ts';
 import { idParamsSchema } from '../../../http/schemas.ts';
 import { writeRoute, writtenById } from '../../../http/writeRoutes.ts';
 import { addMember, getMember, listMembers, removeMember, updateMember } from '../useCases/members.ts';
@@ -17,11 +16,12 @@ import { memberCreateBodySchema, memberUpdateBodySchema } from './schemas.ts';
 const ACCESS = accessByScope(['Members']);
 const memberParams = idParamsSchema(ID_PREFIXES.member, 'Member id.');
 
-function listMembersRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Querystring: ListQuery & { status?: MemberStatus; role?: MemberRole } }>(
-    '/v1/members',
-    readOperation({
-      ...ACCESS.admin,
+function memberReadRoutes(app: FastifyInstance, deps: Deps): void {
+  listAndRetrieveRoutes(app, deps, {
+    path: '/v1/members',
+    access: ACCESS.admin,
+    present: presentMember,
+    list: {
       operationId: 'listMembers',
       summary: 'List members',
       description: 'Newest first.',
@@ -29,9 +29,16 @@ function listMembersRoute(app: FastifyInstance, deps: Deps): void {
         status: enumFilter(MEMBER_STATUSES, 'Only members in this status.'),
         role: enumFilter(MEMBER_ROLES, 'Only members holding this role.'),
       }),
-    }),
-    retrieveFilteredPage(deps, listMembers, ({ status, role }) => ({ status, role }), presentMember),
-  );
+    },
+    page: listMembers,
+    filtersOf: ({ status, role }: { status?: MemberStatus; role?: MemberRole }) => ({ status, role }),
+    retrieve: {
+      operationId: 'getMember',
+      summary: 'Retrieve a member',
+      ...foundById(memberParams, 'Member', 'The member.'),
+    },
+    get: getMember,
+  });
 }
 
 /** Adding a member grants roles: a governed change (`role_grant`) where the policy asks for approval. */
@@ -54,15 +61,6 @@ function createMemberRoute(app: FastifyInstance, deps: Deps): void {
       responses: writtenOrPending(201, 'Member', 'The member.'),
     },
   );
-}
-
-function getMemberRoute(app: FastifyInstance, deps: Deps): void {
-  retrieveByIdRoute(app, deps, '/v1/members/:id', getMember, presentMember, {
-    ...ACCESS.admin,
-    operationId: 'getMember',
-    summary: 'Retrieve a member',
-    ...foundById(memberParams, 'Member', 'The member.'),
-  });
 }
 
 /** A role change is a governed change (`role_grant`) where the policy asks for approval. */
@@ -109,9 +107,8 @@ function removeMemberRoute(app: FastifyInstance, deps: Deps): void {
 
 /** The organization's people and their signer roles: the `admin` scope only. */
 export function memberRoutes(app: FastifyInstance, deps: Deps): void {
-  listMembersRoute(app, deps);
+  memberReadRoutes(app, deps);
   createMemberRoute(app, deps);
-  getMemberRoute(app, deps);
   updateMemberRoute(app, deps);
   removeMemberRoute(app, deps);
 }

@@ -10,16 +10,13 @@ import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { principalOf, requestActor } from '../../../http/auth.ts';
 import { type ListQuery, pageRequestOf, presentList } from '../../../http/presenters.ts';
 import { pagedList } from '../../../http/readRoutes.ts';
-import {
-  found,
-  idempotentOutcome,
-  organizationOf,
-  readOperation,
-  writeOperation,
-  written,
-} from '../../../http/routeKit.ts';
+import { found, idempotentOutcome, organizationOf, readOperation, written } from '../../../http/routeKit.ts';
 import { idParamsSchema } from '../../../http/schemas.ts';
-import { type VersionedSetting, versionedSettingReadRoutes } from '../../../http/versionedSettingRoutes.ts';
+import {
+  replaceSettingOperation,
+  type VersionedSetting,
+  versionedSettingReadRoutes,
+} from '../../../http/versionedSettingRoutes.ts';
 import {
   getCurrentPolicy,
   getPolicyChange,
@@ -61,14 +58,10 @@ const POLICY: VersionedSetting<Policy> = {
 /** Applied at once (200), or waiting as a policy change for the approval the policy asks for (202). */
 function updatePolicyRoute(app: FastifyInstance, deps: Deps): void {
   app.put<{ Body: PolicyUpdateInput }>(
-    '/v1/policies',
-    writeOperation({
-      scope: 'admin',
-      operationId: 'updatePolicy',
-      summary: 'Replace the policy',
+    POLICY.path,
+    replaceSettingOperation(POLICY, {
       description:
         'Writes the rules and default as the next version (200, `policy.updated`). When the current policy has a `policy.update` rule that requires approval, the change waits instead (202, a `policy_change` with its approval) and is applied once approved; its proposer cannot approve it. A `deny` rule on `policy.update` is a 422 `policy_denied`. Each rule is checked field by field: a fault is a 400 naming it (`rules[2].approval.quorum`).',
-      tags: TAGS,
       body: policyBodySchema,
       responses: {
         200: written('Policy', 'The new version.'),

@@ -12,6 +12,7 @@ import { enumFilter, foundById, listAndRetrieveRoutes, pagedList } from '../../.
 import { accessByScope, idempotentWrite, writeOperation, written } from '../../../http/routeKit.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
 import {
+  amountInputSchema,
   idParamsSchema,
   idSchema,
   metadataSchema,
@@ -131,10 +132,7 @@ const collectionCreateBody = {
   additionalProperties: false,
   properties: {
     wallet: idSchema(ID_PREFIXES.wallet, 'The wallet to credit.'),
-    amount: {
-      type: ['string', 'number'],
-      description: 'Decimal string in major units (a JSON number is read exactly).',
-    },
+    amount: amountInputSchema('Decimal string in major units (a JSON number is read exactly).'),
     currency: { type: 'string', description: 'Must be the wallet’s when given.' },
     payer: {
       type: 'object',
@@ -180,9 +178,9 @@ function createCollectionRoute(app: FastifyInstance, deps: Deps): void {
 function collectionsReadRoutes(app: FastifyInstance, deps: Deps): void {
   listAndRetrieveRoutes(app, deps, {
     path: '/v1/collections',
+    access: ACCESS.read,
     present: presentCollection,
     list: {
-      ...ACCESS.read,
       operationId: 'listCollections',
       summary: 'List collections',
       description: 'Newest first.',
@@ -197,7 +195,6 @@ function collectionsReadRoutes(app: FastifyInstance, deps: Deps): void {
       walletId: query.wallet,
     }),
     retrieve: {
-      ...ACCESS.read,
       operationId: 'getCollection',
       summary: 'Retrieve a collection',
       ...foundById(idParamsSchema(ID_PREFIXES.collection, 'Collection id.'), 'Collection', 'The collection.'),

@@ -5,7 +5,7 @@ import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { numberSourceOf } from '../../../domain/jsonNumbers.ts';
 import { presentTransfer } from '../../../http/presenters.ts';
 import { closedObjectSchema, idempotentWrite, writeOperation, written } from '../../../http/routeKit.ts';
-import { idParamsSchema, metadataSchema } from '../../../http/schemas.ts';
+import { amountInputSchema, idParamsSchema, metadataSchema } from '../../../http/schemas.ts';
 import { sandboxFunding } from '../useCases.ts';
 
 const TAGS = ['Sandbox'];
@@ -23,10 +23,7 @@ export function sandboxFundingRoutes(app: FastifyInstance, deps: Deps): void {
       params: idParamsSchema(ID_PREFIXES.wallet, 'Wallet id.'),
       body: closedObjectSchema(
         {
-          amount: {
-            type: ['string', 'number'],
-            description: 'Decimal string at the wallet currency exponent.',
-          },
+          amount: amountInputSchema('Decimal string at the wallet currency exponent.'),
           metadata: metadataSchema,
         },
         ['amount'],

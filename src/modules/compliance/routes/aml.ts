@@ -15,8 +15,13 @@ import {
   type AmlRuleType,
 } from '../../../domain/decisions/aml.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
-import type { ListQuery } from '../../../http/presenters.ts';
-import { enumFilter, foundById, pagedList, retrieveByIdRoute } from '../../../http/readRoutes.ts';
+import {
+  enumFilter,
+  foundById,
+  listAndRetrieveRoutes,
+  pagedList,
+  retrieveByIdRoute,
+} from '../../../http/readRoutes.ts';
 import { changeById, makeFromBody } from '../../../http/routeEffects.ts';
 import {
   accessByScope,
@@ -24,7 +29,6 @@ import {
   found,
   LIST_PROBLEMS,
   readOperation,
-  retrieveFilteredPage,
   retrieveWholeList,
   wholeListSchema,
   written,
@@ -66,7 +70,7 @@ type NewRuleBody = Required<Pick<AmlRuleInput, 'name' | 'type' | 'parameters' | 
   enabled?: boolean;
 };
 
-type AlertQuery = ListQuery & {
+type AlertQuery = {
   status?: AmlAlertStatus;
   rule_type?: AmlRuleType;
   action?: AmlAction;
@@ -160,38 +164,32 @@ function updateAmlRuleRoute(app: FastifyInstance, deps: Deps): void {
   );
 }
 
-function listAmlAlertsRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Querystring: AlertQuery }>(
-    '/v1/aml/alerts',
-    readOperation({
-      ...ACCESS.compliance,
+function amlAlertReadRoutes(app: FastifyInstance, deps: Deps): void {
+  listAndRetrieveRoutes(app, deps, {
+    path: '/v1/aml/alerts',
+    access: ACCESS.compliance,
+    present: presentAmlAlert,
+    list: {
       operationId: 'listAmlAlerts',
       summary: 'List AML alerts',
       description: 'Newest first. Filter `status=open` for the work queue.',
       ...pagedList('AmlAlert', 'A page of alerts.', ID_PREFIXES.amlAlert, alertFilters),
+    },
+    page: listAlerts,
+    filtersOf: (q: AlertQuery) => ({
+      status: q.status,
+      ruleType: q.rule_type,
+      action: q.action,
+      walletId: q.wallet,
+      customerId: q.customer,
+      transferId: q.transfer,
     }),
-    retrieveFilteredPage(
-      deps,
-      listAlerts,
-      (q: AlertQuery) => ({
-        status: q.status,
-        ruleType: q.rule_type,
-        action: q.action,
-        walletId: q.wallet,
-        customerId: q.customer,
-        transferId: q.transfer,
-      }),
-      presentAmlAlert,
-    ),
-  );
-}
-
-function getAmlAlertRoute(app: FastifyInstance, deps: Deps): void {
-  retrieveByIdRoute(app, deps, '/v1/aml/alerts/:id', getAmlAlert, presentAmlAlert, {
-    ...ACCESS.compliance,
-    operationId: 'getAmlAlert',
-    summary: 'Retrieve an AML alert',
-    ...foundById(alertParams, 'AmlAlert', 'The alert.'),
+    retrieve: {
+      operationId: 'getAmlAlert',
+      summary: 'Retrieve an AML alert',
+      ...foundById(alertParams, 'AmlAlert', 'The alert.'),
+    },
+    get: getAmlAlert,
   });
 }
 
@@ -228,7 +226,6 @@ export function amlRoutes(app: FastifyInstance, deps: Deps): void {
   createAmlRuleRoute(app, deps);
   getAmlRuleRoute(app, deps);
   updateAmlRuleRoute(app, deps);
-  listAmlAlertsRoute(app, deps);
-  getAmlAlertRoute(app, deps);
+  amlAlertReadRoutes(app, deps);
   resolveAmlAlertRoute(app, deps);
 }

@@ -12,15 +12,9 @@ import {
   type ReviewKind,
   type ReviewStatus,
 } from '../../../domain/reviews.ts';
-import type { ListQuery } from '../../../http/presenters.ts';
-import { enumFilter, foundById, pagedList, retrieveByIdRoute } from '../../../http/readRoutes.ts';
+import { enumFilter, foundById, listAndRetrieveRoutes, pagedList } from '../../../http/readRoutes.ts';
 import { actionOnId } from '../../../http/routeEffects.ts';
-import {
-  accessByScope,
-  closedObjectSchema,
-  readOperation,
-  retrieveFilteredPage,
-} from '../../../http/routeKit.ts';
+import { accessByScope, closedObjectSchema } from '../../../http/routeKit.ts';
 import { idParamsSchema, idSchema } from '../../../http/schemas.ts';
 import { writeRoute, writtenById } from '../../../http/writeRoutes.ts';
 import { decideReview, getReview, listReviews, type ReviewDecisionInput } from '../useCases/reviews.ts';
@@ -60,11 +54,12 @@ const DECISION_OPERATIONS = {
   },
 } as const satisfies Record<ReviewDecision, object>;
 
-function listReviewsRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Querystring: ListQuery & { status?: ReviewStatus; kind?: ReviewKind; transfer?: string } }>(
-    '/v1/reviews',
-    readOperation({
-      ...ACCESS.compliance,
+function reviewReadRoutes(app: FastifyInstance, deps: Deps): void {
+  listAndRetrieveRoutes(app, deps, {
+    path: '/v1/reviews',
+    access: ACCESS.compliance,
+    present: presentReview,
+    list: {
       operationId: 'listReviews',
       summary: 'List review cases',
       description: 'Newest first. Filter `status=open` for the work queue.',
@@ -73,22 +68,27 @@ function listReviewsRoute(app: FastifyInstance, deps: Deps): void {
         kind: enumFilter(REVIEW_KINDS, 'Only cases of this kind.'),
         transfer: idSchema(ID_PREFIXES.transfer, 'Only the cases of this transfer.'),
       }),
+    },
+    page: listReviews,
+    filtersOf: ({
+      status,
+      kind,
+      transfer,
+    }: {
+      status?: ReviewStatus;
+      kind?: ReviewKind;
+      transfer?: string;
+    }) => ({
+      status,
+      kind,
+      transferId: transfer,
     }),
-    retrieveFilteredPage(
-      deps,
-      listReviews,
-      ({ status, kind, transfer }) => ({ status, kind, transferId: transfer }),
-      presentReview,
-    ),
-  );
-}
-
-function getReviewRoute(app: FastifyInstance, deps: Deps): void {
-  retrieveByIdRoute(app, deps, '/v1/reviews/:id', getReview, presentReview, {
-    ...ACCESS.compliance,
-    operationId: 'getReview',
-    summary: 'Retrieve a review case',
-    ...foundById(reviewParams, 'Review', 'The case.'),
+    retrieve: {
+      operationId: 'getReview',
+      summary: 'Retrieve a review case',
+      ...foundById(reviewParams, 'Review', 'The case.'),
+    },
+    get: getReview,
   });
 }
 
@@ -122,7 +122,6 @@ function decideReviewRoute(app: FastifyInstance, deps: Deps, decision: ReviewDec
 
 /** The one queue of review cases (screening, AML, frozen wallets, held deposits): operators only (the `compliance` scope). */
 export function reviewRoutes(app: FastifyInstance, deps: Deps): void {
-  listReviewsRoute(app, deps);
-  getReviewRoute(app, deps);
+  reviewReadRoutes(app, deps);
   for (const decision of REVIEW_DECISIONS) decideReviewRoute(app, deps, decision);
 }

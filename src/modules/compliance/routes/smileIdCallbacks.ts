@@ -5,18 +5,9 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../../app/deps.ts';
-import { found, publicOperation } from '../../../http/routeKit.ts';
+import { publicOperation } from '../../../http/routeKit.ts';
+import { callbackStoredResponses } from '../../../http/schemas.ts';
 import { receiveSmileIdCallback, SMILE_ID_CALLBACK_BODY_BYTES_MAX } from '../useCases/smileId/callbacks.ts';
-
-const receiptSchema = {
-  type: 'object',
-  required: ['received', 'id', 'status'],
-  properties: {
-    received: { type: 'boolean', enum: [true] },
-    id: { type: 'string' },
-    status: { type: 'string' },
-  },
-} as const;
 
 export function smileIdCallbackRoutes(app: FastifyInstance, deps: Deps): void {
   app.post<{ Params: { token: string }; Body: string | undefined }>(
@@ -37,7 +28,7 @@ export function smileIdCallbackRoutes(app: FastifyInstance, deps: Deps): void {
           required: ['token'],
           properties: { token: { type: 'string', pattern: '^[A-Za-z0-9_-]{43}$' } },
         },
-        responses: { 200: found(receiptSchema, 'Stored (and applied where it could be).') },
+        responses: callbackStoredResponses,
         problems: [400, 404, 413, 429, 500, 503],
       }),
       handler: async (request) => {

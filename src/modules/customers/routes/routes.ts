@@ -4,10 +4,9 @@ import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../../app/deps.ts';
 import { CUSTOMER_TYPES, type CustomerType } from '../../../domain/customers.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
-import type { ListQuery } from '../../../http/presenters.ts';
-import { enumFilter, foundById, pagedList, retrieveByIdRoute } from '../../../http/readRoutes.ts';
+import { enumFilter, foundById, listAndRetrieveRoutes, pagedList } from '../../../http/readRoutes.ts';
 import { changeById, makeFromBody } from '../../../http/routeEffects.ts';
-import { accessByScope, readOperation, retrieveFilteredPage, written } from '../../../http/routeKit.ts';
+import { accessByScope, written } from '../../../http/routeKit.ts';
 import { subjectEvidenceRoute } from '../../../http/routes/evidence.ts';
 import { idParamsSchema } from '../../../http/schemas.ts';
 import { writeRoute, writtenById } from '../../../http/writeRoutes.ts';
@@ -44,28 +43,27 @@ function createCustomerRoute(app: FastifyInstance, deps: Deps): void {
   );
 }
 
-function listCustomersRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Querystring: ListQuery & { type?: CustomerType } }>(
-    '/v1/customers',
-    readOperation({
-      ...ACCESS.read,
+function customerReadRoutes(app: FastifyInstance, deps: Deps): void {
+  listAndRetrieveRoutes(app, deps, {
+    path: '/v1/customers',
+    access: ACCESS.read,
+    present: presentCustomer,
+    list: {
       operationId: 'listCustomers',
       summary: 'List customers',
       description: 'Newest first, with cursor pagination.',
       ...pagedList('Customer', 'A page of customers.', ID_PREFIXES.customer, {
         type: enumFilter(CUSTOMER_TYPES, 'Only customers of this type.'),
       }),
-    }),
-    retrieveFilteredPage(deps, listCustomers, (query) => ({ type: query.type }), presentCustomer),
-  );
-}
-
-function getCustomerRoute(app: FastifyInstance, deps: Deps): void {
-  retrieveByIdRoute(app, deps, '/v1/customers/:id', getCustomer, presentCustomer, {
-    ...ACCESS.read,
-    operationId: 'getCustomer',
-    summary: 'Retrieve a customer',
-    ...foundById(customerParams, 'Customer', 'The customer.'),
+    },
+    page: listCustomers,
+    filtersOf: (query: { type?: CustomerType }) => ({ type: query.type }),
+    retrieve: {
+      operationId: 'getCustomer',
+      summary: 'Retrieve a customer',
+      ...foundById(customerParams, 'Customer', 'The customer.'),
+    },
+    get: getCustomer,
   });
 }
 
@@ -91,8 +89,7 @@ function updateCustomerRoute(app: FastifyInstance, deps: Deps): void {
 
 export function customerRoutes(app: FastifyInstance, deps: Deps): void {
   createCustomerRoute(app, deps);
-  listCustomersRoute(app, deps);
-  getCustomerRoute(app, deps);
+  customerReadRoutes(app, deps);
   updateCustomerRoute(app, deps);
   subjectEvidenceRoute(app, deps, {
     subject: 'customer',

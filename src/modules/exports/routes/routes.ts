@@ -94,9 +94,9 @@ function createExportRoute(app: FastifyInstance, deps: Deps): void {
 function exportsReadRoutes(app: FastifyInstance, deps: Deps): void {
   listAndRetrieveRoutes(app, deps, {
     path: '/v1/exports',
+    access: ACCESS.read,
     present: presentExport,
     list: {
-      ...ACCESS.read,
       operationId: 'listExports',
       summary: 'List exports',
       description: 'Newest first.',
@@ -104,7 +104,6 @@ function exportsReadRoutes(app: FastifyInstance, deps: Deps): void {
     },
     page: listOrganizationExports,
     retrieve: {
-      ...ACCESS.read,
       operationId: 'getExport',
       summary: 'Retrieve an export',
       description: 'Its status and progress (`rows_written` of `rows_estimated`).',

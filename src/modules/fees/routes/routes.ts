@@ -3,8 +3,12 @@ import type { FastifyInstance } from 'fastify';
 import { actorIdOf } from '../../../app/apiKeyAuthentication.ts';
 import type { Deps } from '../../../app/deps.ts';
 import { principalOf, requestActor } from '../../../http/auth.ts';
-import { organizationOf, writeOperation, written } from '../../../http/routeKit.ts';
-import { type VersionedSetting, versionedSettingReadRoutes } from '../../../http/versionedSettingRoutes.ts';
+import { organizationOf, written } from '../../../http/routeKit.ts';
+import {
+  replaceSettingOperation,
+  type VersionedSetting,
+  versionedSettingReadRoutes,
+} from '../../../http/versionedSettingRoutes.ts';
 import { sendWrite } from '../../../http/writes.ts';
 import { governedWrite, pendingChangeResponse } from '../../authorization/index.ts';
 import { type FeeSchedule, feeRuleJson } from '../domain.ts';
@@ -50,14 +54,10 @@ const FEE_SCHEDULE: VersionedSetting<FeeSchedule> = {
 
 function updateFeeScheduleRoute(app: FastifyInstance, deps: Deps): void {
   app.put<{ Body: FeeScheduleUpdateInput }>(
-    '/v1/fee-schedule',
-    writeOperation({
-      scope: 'admin',
-      operationId: 'updateFeeSchedule',
-      summary: 'Replace the fee schedule',
+    FEE_SCHEDULE.path,
+    replaceSettingOperation(FEE_SCHEDULE, {
       description:
         'Writes the rules as the next version, recorded as evidence (`fee_schedule.update`). New transfers are charged by it at once in this process and within 5 seconds everywhere; transfers made before keep the fee and version they were charged. Each rule is checked field by field: a fault is a 400 naming it (`rules.2.percent_bps`, `rules.1.tiers.0.up_to`), and a rail that does not carry the currency is `unsupported_by_rail`.',
-      tags: TAGS,
       body: feeScheduleBodySchema,
       responses: { 200: written('FeeSchedule', 'The new version.'), 202: pendingChangeResponse },
     }),

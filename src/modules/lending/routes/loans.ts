@@ -16,7 +16,7 @@ import {
   writeOperation,
   written,
 } from '../../../http/routeKit.ts';
-import { idSchema } from '../../../http/schemas.ts';
+import { amountInputSchema, idSchema } from '../../../http/schemas.ts';
 import { sendWrite } from '../../../http/writes.ts';
 import { LOAN_STATUSES, LOAN_WRITE_OFF_REASON_CHARS_MAX, type LoanStatus } from '../domain/loans.ts';
 import {
@@ -35,10 +35,7 @@ const applicationBody = closedObjectSchema(
   {
     product: idSchema(ID_PREFIXES.loanProduct, 'The product.'),
     wallet: idSchema(ID_PREFIXES.wallet, 'The borrower’s wallet.'),
-    principal: {
-      type: ['string', 'number'],
-      description: 'To lend, a decimal string in the product’s currency, within its bounds.',
-    },
+    principal: amountInputSchema('To lend, a decimal string in the product’s currency, within its bounds.'),
   },
   ['product', 'wallet', 'principal'],
 );

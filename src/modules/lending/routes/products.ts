@@ -15,7 +15,7 @@ import {
   writeOperation,
   written,
 } from '../../../http/routeKit.ts';
-import { idParamsSchema } from '../../../http/schemas.ts';
+import { amountInputSchema, idParamsSchema } from '../../../http/schemas.ts';
 import { LOAN_PRODUCT_NAME_CHARS_MAX } from '../domain/loans.ts';
 import {
   createLoanProduct,
@@ -26,10 +26,7 @@ import {
 import { presentLoanProduct } from './presenters.ts';
 import { ACCESS, termsProperties } from './schemas.ts';
 
-const principalBound = {
-  type: ['string', 'number'],
-  description: 'Decimal string in the currency (a JSON number is read exactly).',
-} as const;
+const principalBound = amountInputSchema('Decimal string in the currency (a JSON number is read exactly).');
 
 const createLoanProductBody = closedObjectSchema(
   {
@@ -69,9 +66,9 @@ function createLoanProductRoute(app: FastifyInstance, deps: Deps): void {
 function loanProductsReadRoutes(app: FastifyInstance, deps: Deps): void {
   listAndRetrieveRoutes(app, deps, {
     path: '/v1/loan-products',
+    access: ACCESS.read,
     present: presentLoanProduct,
     list: {
-      ...ACCESS.read,
       operationId: 'listLoanProducts',
       summary: 'List loan products',
       description: 'Newest first.',
@@ -79,7 +76,6 @@ function loanProductsReadRoutes(app: FastifyInstance, deps: Deps): void {
     },
     page: listOrganizationLoanProducts,
     retrieve: {
-      ...ACCESS.read,
       operationId: 'getLoanProduct',
       summary: 'Retrieve a loan product',
       ...foundById(

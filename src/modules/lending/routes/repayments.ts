@@ -14,7 +14,7 @@ import {
   writeOperation,
   written,
 } from '../../../http/routeKit.ts';
-import { listEnvelopeSchema, listQuerySchema } from '../../../http/schemas.ts';
+import { amountInputSchema, listEnvelopeSchema, listQuerySchema } from '../../../http/schemas.ts';
 import { listLoanRepayments } from '../useCases/loans.ts';
 import { repayLoan } from '../useCases/repayments.ts';
 import { presentLoanRepayment } from './presenters.ts';
@@ -33,10 +33,7 @@ function repayLoanRoute(app: FastifyInstance, deps: Deps): void {
       params: loanIdParams,
       body: closedObjectSchema(
         {
-          amount: {
-            type: ['string', 'number'],
-            description: 'Decimal string in the loan’s currency (a JSON number is read exactly).',
-          },
+          amount: amountInputSchema('Decimal string in the loan’s currency (a JSON number is read exactly).'),
         },
         ['amount'],
       ),

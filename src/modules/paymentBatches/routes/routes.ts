@@ -10,8 +10,7 @@ import { actOnId } from '../../../http/routeEffects.ts';
 import {
   accessByScope,
   closedObjectSchema,
-  cursorPageSchema,
-  found,
+  cursorPageResponses,
   idempotentWrite,
   organizationOf,
   presentPage,
@@ -111,9 +110,9 @@ function submitPaymentBatchRoute(app: FastifyInstance, deps: Deps): void {
 function paymentBatchesReadRoutes(app: FastifyInstance, deps: Deps): void {
   listAndRetrieveRoutes(app, deps, {
     path: '/v1/payment-batches',
+    access: ACCESS.read,
     present: presentPaymentBatch,
     list: {
-      ...ACCESS.read,
       operationId: 'listPaymentBatches',
       summary: 'List payment batches',
       description: 'Newest first.',
@@ -124,7 +123,6 @@ function paymentBatchesReadRoutes(app: FastifyInstance, deps: Deps): void {
     page: listBatches,
     filtersOf: (query: { status?: PaymentBatchStatus }) => ({ status: query.status }),
     retrieve: {
-      ...ACCESS.read,
       operationId: 'getPaymentBatch',
       summary: 'Retrieve a payment batch',
       description: 'Its status and counts: poll it, or follow the `payment_batch.*` events.',
@@ -157,12 +155,11 @@ function listPaymentBatchItemsRoute(app: FastifyInstance, deps: Deps): void {
       description: 'In row order, with each item’s result: the transfer it became, or why it failed.',
       params: batchParams,
       querystring: itemsQuerySchema,
-      responses: {
-        200: found(
-          cursorPageSchema('PaymentBatchItem', { type: 'integer', param: 'starting_after' }),
-          'A page of items.',
-        ),
-      },
+      responses: cursorPageResponses(
+        'PaymentBatchItem',
+        { type: 'integer', param: 'starting_after' },
+        'A page of items.',
+      ),
     }),
     async (request) => {
       const organizationId = organizationOf(request);

@@ -8,7 +8,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../../../app/deps.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { RAILS } from '../../../domain/transfers.ts';
-import { found, publicOperation } from '../../../http/routeKit.ts';
+import { publicOperation } from '../../../http/routeKit.ts';
+import { callbackStoredResponses } from '../../../http/schemas.ts';
 import { RAIL_CALLBACK_BODY_BYTES_MAX, receiveRailCallback } from '../useCases/callbacks.ts';
 import { railPartnerDirectory } from '../useCases/directory.ts';
 import { TAGS } from './schemas.ts';
@@ -47,16 +48,6 @@ async function receiveCallback(
   return { received: true, id: receipt.callbackId, status: receipt.status };
 }
 
-const receiptSchema = {
-  type: 'object',
-  required: ['received', 'id', 'status'],
-  properties: {
-    received: { type: 'boolean', enum: [true] },
-    id: { type: 'string' },
-    status: { type: 'string' },
-  },
-} as const;
-
 export function railCallbackRoutes(app: FastifyInstance, deps: Deps): void {
   for (const method of ['POST', 'PUT'] as const) {
     app.route<{ Params: CallbackParams; Body: string | undefined }>({
@@ -81,7 +72,7 @@ export function railCallbackRoutes(app: FastifyInstance, deps: Deps): void {
             '*': { type: 'string', maxLength: CALLBACK_SUBPATH_LENGTH_MAX },
           },
         },
-        responses: { 200: found(receiptSchema, 'Stored (and applied where it could be).') },
+        responses: callbackStoredResponses,
         problems: [400, 404, 413, 429, 500, 503],
       }),
       handler: (request, reply) => receiveCallback(deps, request, reply),

@@ -118,9 +118,9 @@ function createRailPartnerRoute(app: FastifyInstance, deps: Deps): void {
 function railPartnersReadRoutes(app: FastifyInstance, deps: Deps): void {
   listAndRetrieveRoutes(app, deps, {
     path: '/v1/rail-partners',
+    access: ACCESS.admin,
     present: (config: RailPartnerConfig) => presentRailPartner(deps, config),
     list: {
-      ...ACCESS.admin,
       operationId: 'listRailPartners',
       summary: 'List rail partners',
       description: 'Newest first, active and disabled.',
@@ -128,7 +128,6 @@ function railPartnersReadRoutes(app: FastifyInstance, deps: Deps): void {
     },
     page: listRailPartners,
     retrieve: {
-      ...ACCESS.admin,
       operationId: 'getRailPartner',
       summary: 'Retrieve a rail partner',
       ...foundById(partnerParams, 'RailPartner', 'The configuration.'),

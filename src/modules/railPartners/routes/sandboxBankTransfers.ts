@@ -9,7 +9,7 @@ import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { numberSourceOf } from '../../../domain/jsonNumbers.ts';
 import { closedObjectSchema, sendingWrite, writeOperation, written } from '../../../http/routeKit.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
-import { currencySchema, idSchema } from '../../../http/schemas.ts';
+import { amountInputSchema, currencySchema, idSchema } from '../../../http/schemas.ts';
 import {
   SANDBOX_SENDER_NAME_LENGTH_MAX,
   type SandboxBankTransfer,
@@ -57,7 +57,7 @@ const body = closedObjectSchema(
       maxLength: 32,
       description: 'The bank account number paid into (`POST /v1/wallets/{id}/virtual-account` issued it).',
     },
-    amount: { type: ['string', 'number'], description: 'Decimal string at the wallet currency exponent.' },
+    amount: amountInputSchema('Decimal string at the wallet currency exponent.'),
     currency: { type: 'string', maxLength: 8, description: 'The wallet’s currency.' },
     sender_name: { type: 'string', minLength: 1, maxLength: SANDBOX_SENDER_NAME_LENGTH_MAX },
   },

@@ -7,8 +7,7 @@ import { foundById, retrieveByIdRoute } from '../../../http/readRoutes.ts';
 import { makeFromBody } from '../../../http/routeEffects.ts';
 import {
   closedObjectSchema,
-  cursorPageSchema,
-  found,
+  cursorPageResponses,
   idempotentWrite,
   LIST_PROBLEMS,
   organizationOf,
@@ -108,12 +107,11 @@ function listSavingsAccrualsRoute(app: FastifyInstance, deps: Deps): void {
         limit: pageLimitSchema('days'),
         before_day: { ...DAY, description: 'Only days before this one.' },
       }),
-      responses: {
-        200: found(
-          cursorPageSchema('SavingsAccrual', { type: 'string', param: 'before_day' }),
-          'A page of accruals.',
-        ),
-      },
+      responses: cursorPageResponses(
+        'SavingsAccrual',
+        { type: 'string', param: 'before_day' },
+        'A page of accruals.',
+      ),
     }),
     async (request) => {
       const organizationId = organizationOf(request);

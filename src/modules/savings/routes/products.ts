@@ -23,6 +23,7 @@ import {
   createSavingsProduct,
   getSavingsProduct,
   listSavingsProducts,
+  type SavingsProduct,
 } from '../useCases/products.ts';
 import { presentSavingsProduct } from './presenters.ts';
 import { ACCESS, DAY, pageQuery, productBody, rateBps } from './schemas.ts';
@@ -32,6 +33,11 @@ const productParams = idParamsSchema(ID_PREFIXES.savingsProduct, 'The product.')
 /** The organization's today, by its clock: the day a product's rate in force is shown for. */
 async function todayOf(db: Queryable, deps: Deps, organizationId: string): Promise<string> {
   return utcDay(await organizationNow(db, deps, organizationId));
+}
+
+/** A product as shown: with the rate in force on the organization's today. */
+async function presentOnToday(db: Queryable, deps: Deps, organizationId: string, product: SavingsProduct) {
+  return presentSavingsProduct(product, await todayOf(db, deps, organizationId));
 }
 
 function createSavingsProductRoute(app: FastifyInstance, deps: Deps): void {
@@ -46,16 +52,14 @@ function createSavingsProductRoute(app: FastifyInstance, deps: Deps): void {
       body: productBody,
       responses: { 201: written('SavingsProduct', 'The product.') },
     }),
-    idempotentWrite(deps, 201, async (tx, organizationId, request) => {
-      const product = await createSavingsProduct(
+    idempotentWrite(deps, 201, async (tx, organizationId, request) =>
+      presentOnToday(
         tx,
         deps,
         organizationId,
-        request.body,
-        actorIdOf(principalOf(request)),
-      );
-      return presentSavingsProduct(product, await todayOf(tx, deps, organizationId));
-    }),
+        await createSavingsProduct(tx, deps, organizationId, request.body, actorIdOf(principalOf(request))),
+      ),
+    ),
   );
 }
 
@@ -95,10 +99,8 @@ function getSavingsProductRoute(app: FastifyInstance, deps: Deps): void {
     }),
     async (request) => {
       const organizationId = organizationOf(request);
-      return presentSavingsProduct(
-        await getSavingsProduct(deps, organizationId, request.params.id),
-        await todayOf(deps.store, deps, organizationId),
-      );
+      const product = await getSavingsProduct(deps, organizationId, request.params.id);
+      return presentOnToday(deps.store, deps, organizationId, product);
     },
   );
 }
@@ -123,15 +125,16 @@ function addSavingsRateRoute(app: FastifyInstance, deps: Deps): void {
       responses: { 201: written('SavingsProduct', 'The product, with its rates.') },
     }),
     idempotentWrite(deps, 201, async (tx, organizationId, request) => {
+      const actorId = actorIdOf(principalOf(request));
       const product = await addSavingsRate(
         tx,
         deps,
         organizationId,
         request.params.id,
         request.body,
-        actorIdOf(principalOf(request)),
+        actorId,
       );
-      return presentSavingsProduct(product, await todayOf(tx, deps, organizationId));
+      return presentOnToday(tx, deps, organizationId, product);
     }),
   );
 }

@@ -2,6 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../../app/deps.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
+import { changeById } from '../../../http/routeEffects.ts';
 import {
   closedObjectSchema,
   found,
@@ -40,16 +41,11 @@ function giveSavingsNoticeRoute(app: FastifyInstance, deps: Deps): void {
       body: closedObjectSchema({ amount: amountBody }, ['amount']),
       responses: { 201: written('SavingsNotice', 'The notice.') },
     }),
-    idempotentWrite(deps, 201, async (tx, organizationId, request) => {
-      const { notice, currency } = await giveSavingsNotice(
-        tx,
-        deps,
-        organizationId,
-        request.params.id,
-        request.body,
-      );
-      return savingsNoticeJson(notice, currency);
-    }),
+    idempotentWrite(
+      deps,
+      201,
+      changeById(deps, giveSavingsNotice, ({ notice, currency }) => savingsNoticeJson(notice, currency)),
+    ),
   );
 }
 
@@ -98,16 +94,13 @@ function withdrawSavingsRoute(app: FastifyInstance, deps: Deps): void {
       ),
       responses: { 201: written('SavingsWithdrawal', 'The withdrawal.') },
     }),
-    idempotentWrite(deps, 201, async (tx, organizationId, request) => {
-      const { withdrawal, currency } = await withdrawSavings(
-        tx,
-        deps,
-        organizationId,
-        request.params.id,
-        request.body,
-      );
-      return savingsWithdrawalJson(withdrawal, currency);
-    }),
+    idempotentWrite(
+      deps,
+      201,
+      changeById(deps, withdrawSavings, ({ withdrawal, currency }) =>
+        savingsWithdrawalJson(withdrawal, currency),
+      ),
+    ),
   );
 }
 

@@ -9,7 +9,7 @@ import { numberSourceOf } from '../../../domain/jsonNumbers.ts';
 import { principalOf } from '../../../http/auth.ts';
 import { foundById, listAndRetrieveRoutes, pagedList, retrieveByIdRoute } from '../../../http/readRoutes.ts';
 import { closedObjectSchema, preparedWrite, writeOperation, written } from '../../../http/routeKit.ts';
-import { idParamsSchema, idSchema } from '../../../http/schemas.ts';
+import { amountInputSchema, idParamsSchema, idSchema } from '../../../http/schemas.ts';
 import { createQuote, getQuote, prepareQuote, type QuoteInput } from '../useCases/conversionQuotes.ts';
 import {
   executeQuote,
@@ -24,11 +24,9 @@ const quoteBody = closedObjectSchema(
   {
     from_wallet: idSchema(ID_PREFIXES.wallet, 'The wallet to debit.'),
     to_wallet: idSchema(ID_PREFIXES.wallet, 'The wallet to credit; the same customer’s.'),
-    amount: {
-      type: ['string', 'number'],
-      description:
-        'To debit, a decimal string in the source wallet’s currency (a JSON number is read exactly).',
-    },
+    amount: amountInputSchema(
+      'To debit, a decimal string in the source wallet’s currency (a JSON number is read exactly).',
+    ),
   },
   ['from_wallet', 'to_wallet', 'amount'],
 );
@@ -111,9 +109,9 @@ function createConversionRoute(app: FastifyInstance, deps: Deps): void {
 function conversionsReadRoutes(app: FastifyInstance, deps: Deps): void {
   listAndRetrieveRoutes(app, deps, {
     path: '/v1/conversions',
+    access: ACCESS.read,
     present: presentConversion,
     list: {
-      ...ACCESS.read,
       operationId: 'listConversions',
       summary: 'List conversions',
       description: 'Newest first.',
@@ -121,7 +119,6 @@ function conversionsReadRoutes(app: FastifyInstance, deps: Deps): void {
     },
     page: listOrganizationConversions,
     retrieve: {
-      ...ACCESS.read,
       operationId: 'getConversion',
       summary: 'Retrieve a conversion',
       ...foundById(idParamsSchema(ID_PREFIXES.conversion, 'Conversion id.'), 'Conversion', 'The conversion.'),

@@ -89,9 +89,9 @@ function listDepositAddressesRoute(app: FastifyInstance, deps: Deps): void {
 function depositsReadRoutes(app: FastifyInstance, deps: Deps): void {
   listAndRetrieveRoutes(app, deps, {
     path: '/v1/deposits',
+    access: ACCESS.read,
     present: presentDeposit,
     list: {
-      ...ACCESS.read,
       operationId: 'listDeposits',
       summary: 'List deposits',
       description: 'Newest first.',
@@ -106,7 +106,6 @@ function depositsReadRoutes(app: FastifyInstance, deps: Deps): void {
       walletId: query.wallet,
     }),
     retrieve: {
-      ...ACCESS.read,
       operationId: 'getDeposit',
       summary: 'Retrieve a deposit',
       ...foundById(idParamsSchema(ID_PREFIXES.deposit, 'Deposit id.'), 'Deposit', 'The deposit.'),

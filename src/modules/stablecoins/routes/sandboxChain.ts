@@ -22,7 +22,7 @@ import {
   written,
 } from '../../../http/routeKit.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
-import { idParamsSchema, idSchema } from '../../../http/schemas.ts';
+import { amountInputSchema, idParamsSchema, idSchema } from '../../../http/schemas.ts';
 import { getTravelRuleSettings, travelRuleRequestSchema } from '../../compliance/index.ts';
 import {
   advanceSandboxChain,
@@ -46,7 +46,7 @@ const chainDepositBody = closedObjectSchema(
       maxLength: 128,
       description: 'One of your deposit addresses on the network.',
     },
-    amount: { type: ['string', 'number'], description: 'Decimal string in the asset.' },
+    amount: amountInputSchema('Decimal string in the asset.'),
     tx_hash: {
       type: 'string',
       pattern: TRANSACTION_HASH_PATTERN,

@@ -67,13 +67,12 @@ function createTransferRoute(app: FastifyInstance, deps: Deps, writer: LedgerWri
 function transfersReadRoutes(app: FastifyInstance, deps: Deps): void {
   listAndRetrieveRoutes(app, deps, {
     path: '/v1/transfers',
+    access: { scope: 'read', tags: TAGS },
     present: presentTransfer,
     list: {
-      scope: 'read',
       operationId: 'listTransfers',
       summary: 'List transfers',
       description: 'Newest first; filter by status, wallet (as source or destination) and creation time.',
-      tags: TAGS,
       ...pagedList('Transfer', 'A page of transfers.', ID_PREFIXES.transfer, {
         status: { type: 'string', enum: TRANSFER_STATUSES, description: 'Only transfers in this status.' },
         wallet: idSchema(ID_PREFIXES.wallet, 'Only transfers from or to this wallet.'),
@@ -85,10 +84,8 @@ function transfersReadRoutes(app: FastifyInstance, deps: Deps): void {
       walletId: query.wallet,
     }),
     retrieve: {
-      scope: 'read',
       operationId: 'getTransfer',
       summary: 'Retrieve a transfer',
-      tags: TAGS,
       params: transferParams,
       responses: { 200: found('Transfer', 'The transfer.') },
     },

@@ -8,7 +8,7 @@ import { actorIdOf } from '../../../app/apiKeyAuthentication.ts';
 import type { Deps } from '../../../app/deps.ts';
 import { principalOf } from '../../../http/auth.ts';
 import { idempotentWrite, writeOperation, written } from '../../../http/routeKit.ts';
-import { timestampSchema } from '../../../http/schemas.ts';
+import { amountInputSchema, timestampSchema } from '../../../http/schemas.ts';
 import { BANK_DEPOSITS_PER_REPORT_MAX, presentCollection } from '../../collections/index.ts';
 import type { BankDepositOutcome, VirtualAccount } from '../useCases/bankDeposits.ts';
 import {
@@ -71,7 +71,7 @@ const bankDepositReportBody = {
             description:
               'What the payer quoted: the wallet’s virtual account reference (`MK…`) or its account number (12 digits); spaces and dashes are ignored.',
           },
-          amount: { type: ['string', 'number'] },
+          amount: amountInputSchema(),
           currency: { type: 'string' },
           payer_name: { type: 'string', maxLength: PAYER_NAME_LENGTH_MAX },
         },

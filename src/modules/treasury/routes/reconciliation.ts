@@ -223,9 +223,9 @@ function getStatementRoute(app: FastifyInstance, deps: Deps): void {
 function exceptionsReadRoutes(app: FastifyInstance, deps: Deps): void {
   listAndRetrieveRoutes(app, deps, {
     path: '/v1/reconciliation/exceptions',
+    access: ACCESS.compliance,
     present: presentException,
     list: {
-      ...ACCESS.compliance,
       operationId: 'listReconciliationExceptions',
       summary: 'List reconciliation exceptions',
       description: 'Newest first; `status=open` is the queue.',
@@ -246,7 +246,6 @@ function exceptionsReadRoutes(app: FastifyInstance, deps: Deps): void {
       transfer?: string;
     }) => ({ status, kind, transferId: transfer }),
     retrieve: {
-      ...ACCESS.compliance,
       operationId: 'getReconciliationException',
       summary: 'Retrieve a reconciliation exception',
       ...foundById(exceptionParams, 'ReconciliationException', 'The exception.'),

@@ -5,8 +5,7 @@ import type { Deps } from '../../../app/deps.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import type { Currency } from '../../../domain/money.ts';
 import { WALLET_STATUSES, type WalletStatus } from '../../../domain/wallets.ts';
-import type { ListQuery } from '../../../http/presenters.ts';
-import { enumFilter, foundById, pagedList, retrieveByIdRoute } from '../../../http/readRoutes.ts';
+import { enumFilter, foundById, listAndRetrieveRoutes, pagedList } from '../../../http/readRoutes.ts';
 import { changeById, makeFromBody } from '../../../http/routeEffects.ts';
 import {
   accessByScope,
@@ -14,7 +13,6 @@ import {
   found,
   organizationOf,
   readOperation,
-  retrieveFilteredPage,
   written,
 } from '../../../http/routeKit.ts';
 import { subjectEvidenceRoute } from '../../../http/routes/evidence.ts';
@@ -77,11 +75,12 @@ function updateWalletRoute(app: FastifyInstance, deps: Deps): void {
   );
 }
 
-function listWalletsRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Querystring: ListQuery & { owner?: string; currency?: Currency; status?: WalletStatus } }>(
-    '/v1/wallets',
-    readOperation({
-      ...ACCESS.read,
+function walletReadRoutes(app: FastifyInstance, deps: Deps): void {
+  listAndRetrieveRoutes(app, deps, {
+    path: '/v1/wallets',
+    access: ACCESS.read,
+    present: presentWallet,
+    list: {
       operationId: 'listWallets',
       summary: 'List wallets',
       description:
@@ -91,22 +90,27 @@ function listWalletsRoute(app: FastifyInstance, deps: Deps): void {
         currency: { ...currencySchema, description: 'Only wallets of this currency.' },
         status: enumFilter(WALLET_STATUSES, 'Only wallets in this status.'),
       }),
+    },
+    page: listWallets,
+    filtersOf: ({
+      owner,
+      currency,
+      status,
+    }: {
+      owner?: string;
+      currency?: Currency;
+      status?: WalletStatus;
+    }) => ({
+      ownerId: owner,
+      currency,
+      status,
     }),
-    retrieveFilteredPage(
-      deps,
-      listWallets,
-      ({ owner, currency, status }) => ({ ownerId: owner, currency, status }),
-      presentWallet,
-    ),
-  );
-}
-
-function getWalletRoute(app: FastifyInstance, deps: Deps): void {
-  retrieveByIdRoute(app, deps, '/v1/wallets/:id', getWallet, presentWallet, {
-    ...ACCESS.read,
-    operationId: 'getWallet',
-    summary: 'Retrieve a wallet',
-    ...foundById(walletParams, 'Wallet', 'The wallet.'),
+    retrieve: {
+      operationId: 'getWallet',
+      summary: 'Retrieve a wallet',
+      ...foundById(walletParams, 'Wallet', 'The wallet.'),
+    },
+    get: getWallet,
   });
 }
 
@@ -146,8 +150,7 @@ function getWalletBalanceRoute(app: FastifyInstance, deps: Deps): void {
 export function walletRoutes(app: FastifyInstance, deps: Deps): void {
   createWalletRoute(app, deps);
   updateWalletRoute(app, deps);
-  listWalletsRoute(app, deps);
-  getWalletRoute(app, deps);
+  walletReadRoutes(app, deps);
   getWalletBalanceRoute(app, deps);
   subjectEvidenceRoute(app, deps, {
     subject: 'wallet',

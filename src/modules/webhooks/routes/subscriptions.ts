@@ -92,16 +92,15 @@ function createSubscriptionRoute(app: FastifyInstance, deps: Deps, path: string,
 function subscriptionsReadRoutes(app: FastifyInstance, deps: Deps): void {
   listAndRetrieveRoutes(app, deps, {
     path: '/v1/webhook-subscriptions',
+    access: ACCESS.read,
     present: (s: Subscription) => presentSubscription(s),
     list: {
-      ...ACCESS.read,
       operationId: 'listWebhookSubscriptions',
       summary: 'List webhook subscriptions',
       ...pagedList('WebhookSubscription', 'A page of subscriptions.', ID_PREFIXES.webhookSubscription),
     },
     page: listSubscriptions,
     retrieve: {
-      ...ACCESS.read,
       operationId: 'getWebhookSubscription',
       summary: 'Retrieve a webhook subscription',
       ...foundById(subscriptionParams, 'WebhookSubscription', 'The subscription.'),

@@ -26,9 +26,9 @@ interface ReportFilters {
 export function safeguardingReportRoutes(app: FastifyInstance, deps: Deps): void {
   listAndRetrieveRoutes(app, deps, {
     path: '/v1/safeguarding/reports',
+    access: ACCESS.compliance,
     present: presentSafeguardingReport,
     list: {
-      ...ACCESS.compliance,
       operationId: 'listSafeguardingReports',
       summary: 'List daily safeguarding reports',
       description: `Newest first: a report per currency and day, written an hour after the day ends (UTC) for each of the last ${SAFEGUARDING_LOOKBACK_DAYS} days, with both figures and their difference.`,
@@ -47,7 +47,6 @@ export function safeguardingReportRoutes(app: FastifyInstance, deps: Deps): void
       dateLte: query['date[lte]'],
     }),
     retrieve: {
-      ...ACCESS.compliance,
       operationId: 'getSafeguardingReport',
       summary: 'Retrieve a safeguarding report',
       ...foundById(

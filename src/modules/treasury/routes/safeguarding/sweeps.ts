@@ -70,9 +70,9 @@ function recordSweepRoute(app: FastifyInstance, deps: Deps): void {
 function sweepsReadRoutes(app: FastifyInstance, deps: Deps): void {
   listAndRetrieveRoutes(app, deps, {
     path: '/v1/safeguarding/sweeps',
+    access: ACCESS.compliance,
     present: presentSafeguardingSweep,
     list: {
-      ...ACCESS.compliance,
       operationId: 'listSafeguardingSweeps',
       summary: 'List sweeps',
       description: 'Newest first.',
@@ -83,7 +83,6 @@ function sweepsReadRoutes(app: FastifyInstance, deps: Deps): void {
     page: listOrganizationSweeps,
     filtersOf: (query: { currency?: Currency }) => ({ currency: query.currency }),
     retrieve: {
-      ...ACCESS.compliance,
       operationId: 'getSafeguardingSweep',
       summary: 'Retrieve a sweep',
       ...foundById(

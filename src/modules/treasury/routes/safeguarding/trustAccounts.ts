@@ -87,9 +87,9 @@ function createTrustAccountRoute(app: FastifyInstance, deps: Deps): void {
 function trustAccountsReadRoutes(app: FastifyInstance, deps: Deps): void {
   listAndRetrieveRoutes(app, deps, {
     path: '/v1/trust-accounts',
+    access: ACCESS.admin,
     present: presentTrustAccount,
     list: {
-      ...ACCESS.admin,
       operationId: 'listTrustAccounts',
       summary: 'List trust accounts',
       description: 'Newest first, active and closed.',
@@ -106,7 +106,6 @@ function trustAccountsReadRoutes(app: FastifyInstance, deps: Deps): void {
       type: query.type,
     }),
     retrieve: {
-      ...ACCESS.admin,
       operationId: 'getTrustAccount',
       summary: 'Retrieve a trust account',
       ...foundById(accountParams, 'TrustAccount', 'The trust account.'),
