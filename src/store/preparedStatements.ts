@@ -13,6 +13,8 @@
  * ignores the registry.
  */
 
+import type { Queryable, Row } from './store.ts';
+
 /** Registered texts by their statement name. */
 const names = new Map<string, string>();
 
@@ -25,4 +27,27 @@ export function prepared(text: string): string {
 /** The name a registered text is prepared under, else undefined (run unnamed). */
 export function preparedNameOf(text: string): string | undefined {
   return names.get(text);
+}
+
+/** A lookup by ids as statements of fixed arity: prepared ones for one id and for two, `= ANY` for more. */
+export interface ByIdsStatements {
+  /** The leading parameters, then `$n` for the one id. */
+  one: string;
+  /** The leading parameters, then `$n, $n+1` for the two ids. */
+  two: string;
+  /** The leading parameters, then an array of the ids. */
+  many: string;
+}
+
+/** Runs the lookup of `ids` (repeats dropped) with the statement of their count. */
+export function queryByIds(
+  db: Queryable,
+  statements: ByIdsStatements,
+  leading: readonly unknown[],
+  ids: readonly string[],
+): Promise<Row[]> {
+  const distinct = [...new Set(ids)];
+  if (distinct.length === 1) return db.query(statements.one, [...leading, ...distinct]);
+  if (distinct.length === 2) return db.query(statements.two, [...leading, ...distinct]);
+  return db.query(statements.many, [...leading, distinct]);
 }

@@ -11,8 +11,8 @@ import type {
   WalletStatus,
   WalletStatusReason,
 } from '../../domain/wallets.ts';
-import { prepared } from '../../store/preparedStatements.ts';
-import { column, rowMapper } from '../../store/repositories/rowMappers.ts';
+import { type ByIdsStatements, prepared, queryByIds } from '../../store/preparedStatements.ts';
+import { column, rowMapper, text } from '../../store/repositories/rowMappers.ts';
 import {
   accountSumsFromRow,
   idRangeConditions,
@@ -145,12 +145,17 @@ export async function findWallet(
 
 const IDENTITY_COLUMNS = 'id, organization_id, owner_id, currency';
 /** A transfer's one or two wallets by statements of fixed arity, prepared (their plans kept). */
-const FIND_IDENTITY_SQL = prepared(
-  `SELECT ${IDENTITY_COLUMNS} FROM wallets WHERE organization_id = $1 AND id = $2`,
-);
-const FIND_TWO_IDENTITIES_SQL = prepared(
-  `SELECT ${IDENTITY_COLUMNS} FROM wallets WHERE organization_id = $1 AND id IN ($2, $3)`,
-);
+const FIND_IDENTITIES: ByIdsStatements = {
+  one: prepared(`SELECT ${IDENTITY_COLUMNS} FROM wallets WHERE organization_id = $1 AND id = $2`),
+  two: prepared(`SELECT ${IDENTITY_COLUMNS} FROM wallets WHERE organization_id = $1 AND id IN ($2, $3)`),
+  many: `SELECT ${IDENTITY_COLUMNS} FROM wallets WHERE organization_id = $1 AND id = ANY($2::text[])`,
+};
+const identityFromRow = rowMapper<WalletIdentity>({
+  id: String,
+  organizationId: String,
+  ownerId: String,
+  currency: text,
+});
 
 /**
  * Wallets' identities (organization, owner, currency: what never changes once a wallet exists) by id, from
@@ -161,27 +166,8 @@ export async function findWalletIdentityRows(
   organizationId: string,
   ids: readonly string[],
 ): Promise<Map<string, WalletIdentity>> {
-  const distinct = [...new Set(ids)];
-  const rows =
-    distinct.length === 1
-      ? await db.query(FIND_IDENTITY_SQL, [organizationId, distinct[0]])
-      : distinct.length === 2
-        ? await db.query(FIND_TWO_IDENTITIES_SQL, [organizationId, ...distinct])
-        : await db.query(
-            `SELECT ${IDENTITY_COLUMNS} FROM wallets WHERE organization_id = $1 AND id = ANY($2::text[])`,
-            [organizationId, distinct],
-          );
-  return new Map(
-    rows.map((row) => [
-      String(row.id),
-      {
-        id: String(row.id),
-        organizationId: String(row.organization_id),
-        ownerId: String(row.owner_id),
-        currency: row.currency as Currency,
-      },
-    ]),
-  );
+  const rows = await queryByIds(db, FIND_IDENTITIES, [organizationId], ids);
+  return new Map(rows.map((row) => [String(row.id), identityFromRow(row)]));
 }
 
 /** Several wallets of an organization with one statement, by id; missing ones are absent from the map. */
@@ -190,13 +176,12 @@ export async function findWallets(
   organizationId: string,
   ids: readonly string[],
 ): Promise<Map<string, Wallet>> {
-  const distinct = [...new Set(ids)];
-  const rows =
-    distinct.length === 1
-      ? await db.query(FIND_WALLET_SQL, [organizationId, distinct[0]])
-      : distinct.length === 2
-        ? await db.query(FIND_TWO_WALLETS_SQL, [organizationId, ...distinct])
-        : await db.query(FIND_WALLETS_SQL, [organizationId, distinct]);
+  const rows = await queryByIds(
+    db,
+    { one: FIND_WALLET_SQL, two: FIND_TWO_WALLETS_SQL, many: FIND_WALLETS_SQL },
+    [organizationId],
+    ids,
+  );
   return new Map(rows.map((row) => [String(row.id), fromRow(row)]));
 }
 
