@@ -4,6 +4,7 @@
  * workers stop between items; webhook deliveries and rail work still in flight are handed back, due again
  * at once, instead of waiting for their lease to run out.
  */
+import { getEventListeners } from 'node:events';
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../src/config/variables.ts';
@@ -17,7 +18,7 @@ import { startWebhookDispatcher } from '../src/modules/webhooks/workers/dispatch
 import { httpWebhookSender } from '../src/modules/webhooks/workers/httpSender.ts';
 import type { RailAdapter, RailRegistry } from '../src/rails/rail.ts';
 import { findApiKeyByHash } from '../src/store/repositories/apiKeys.ts';
-import { stopSignals } from '../src/workers/periodic.ts';
+import { stopSignals, unlessHandedBack } from '../src/workers/periodic.ts';
 import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
 import { fundedWallet, mobileMoney } from './support/ledger.ts';
 
@@ -222,5 +223,22 @@ describe('MKOBA_SHUTDOWN_DRAIN_MS', () => {
     for (const bad of ['-1', '1.5', 'soon', '120001']) {
       expect(() => loadConfig({ MKOBA_SHUTDOWN_DRAIN_MS: bad }), bad).toThrow(ConfigError);
     }
+  });
+});
+
+describe('handing back', () => {
+  it('a long-lived hand-back signal keeps no listener of a send that finished, and still hands back one that has not', async () => {
+    const handBack = new AbortController();
+    for (let i = 0; i < 1_000; i++) {
+      expect(await unlessHandedBack(Promise.resolve(i), handBack.signal)).toBe(i);
+      await expect(unlessHandedBack(Promise.reject(new Error('failed')), handBack.signal)).rejects.toThrow(
+        'failed',
+      );
+    }
+    expect(getEventListeners(handBack.signal, 'abort')).toHaveLength(0);
+    const hanging = unlessHandedBack(new Promise(() => {}), handBack.signal);
+    expect(getEventListeners(handBack.signal, 'abort')).toHaveLength(1);
+    handBack.abort();
+    expect(await hanging).toBe('handed_back');
   });
 });

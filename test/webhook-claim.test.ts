@@ -2,7 +2,7 @@
  * The dispatcher's claim, on its own: oldest due first across subscriptions, at most the in-flight limit per
  * subscription counted across claims, leases that ran out taken back (and counted) before newer rows,
  * disabled and deleted subscriptions' backlogs skipped without using up the batch, many subscriptions with
- * small backlogs, and rows another dispatcher holds skipped. Deliveries are made through the API with a
+ * small backlogs, rows another dispatcher holds skipped, and a dispatcher's queue of several rounds. Deliveries are made through the API with a
  * stepped clock, so their due times are known.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -168,6 +168,61 @@ describe.each(BACKENDS)('webhook claim on %s', (backend) => {
       [0, 20],
       [0, 0],
     ]);
+  });
+
+  it("a dispatcher's queue: several rounds leased a round apart, topped up by its owner, closed to others", async () => {
+    const key = await organization();
+    await subscribe(key, ['transfer.created']);
+    const events: Record<string, string> = {};
+    for (let i = 1; i <= 10; i++) events[`e${i}`] = await emitAt(key, i);
+    const roundMs = 10_000;
+    const queueOf = (owner: string) => ({ owner, sendsAtOnce: 2, roundMs });
+    const claimAs = (owner: string, at = new Date()) =>
+      t.deps.store.transaction((tx) =>
+        claimDueDeliveries(tx, at, new Date(at.getTime() + LEASE_MS), 50, 8, queueOf(owner)),
+      );
+    const leases = async (ids: readonly string[]) =>
+      (
+        await t.deps.store.query(
+          'SELECT id, lease_expires_at, lease_owner FROM webhook_deliveries WHERE id = ANY($1::text[])',
+          [ids],
+        )
+      ).map((row) => ({
+        id: String(row.id),
+        lease: new Date(row.lease_expires_at as string).getTime(),
+        owner: row.lease_owner,
+      }));
+
+    const at = new Date();
+    const first = await t.deps.store.transaction((tx) =>
+      claimDueDeliveries(tx, at, new Date(at.getTime() + LEASE_MS), 50, 8, queueOf('a')),
+    );
+    expect(names(first, events)).toEqual(['e1', 'e2', 'e3', 'e4', 'e5', 'e6', 'e7', 'e8']);
+    // Two sends at once: each pair in due order is leased one round (roundMs) after the pair before it.
+    const byEvent = new Map(first.map((d) => [d.id, d.eventId]));
+    const leased = (await leases(first.map((d) => d.id))).sort((x, y) => x.lease - y.lease);
+    expect(leased.map((l) => l.owner)).toEqual(Array(8).fill('a'));
+    const order = Object.entries(events).map(([, id]) => id);
+    leased.forEach((l, i) => {
+      expect(order.indexOf(byEvent.get(l.id) as string)).toBe(i);
+      expect(l.lease).toBe(at.getTime() + LEASE_MS + Math.floor(i / 2) * roundMs);
+    });
+
+    // Another dispatcher gets none of this subscription's rows while these leases live.
+    expect(await claimAs('b')).toEqual([]);
+    // The owner has its queue full; one finished frees room for one more.
+    expect(await claimAs('a')).toEqual([]);
+    const done = first[0] as ClaimedDelivery;
+    await t.deps.store.query(
+      "UPDATE webhook_deliveries SET status = 'succeeded', lease_expires_at = NULL WHERE id = $1",
+      [done.id],
+    );
+    expect(names(await claimAs('a'), events)).toEqual(['e9']);
+    expect(await claimAs('b')).toEqual([]);
+
+    // Once every lease has run out, another dispatcher takes the rows back.
+    const later = new Date(at.getTime() + LEASE_MS + 10 * roundMs);
+    expect((await claimAs('b', later)).length).toBe(8);
   });
 
   it.skipIf(backend === 'pglite')('skips rows another dispatcher holds until it lets them go', async () => {

@@ -166,16 +166,16 @@ describe.each(BACKENDS)('webhook wake-up on %s', (backend) => {
       const first = await api(t, 'POST', '/v1/sandbox/events', { body: { type: 'transfer.created' } });
       expect(first.statusCode, first.body).toBe(201);
       await waitFor('the first send', () => sentTo.length === 1);
-      // The second event's commit wakes the dispatcher; its claim finds the only slot taken and claims nothing.
+      // The second event's commit wakes the dispatcher; its claim queues the delivery behind the held send.
       const settledBefore = settled;
       const second = await api(t, 'POST', '/v1/sandbox/events', { body: { type: 'transfer.created' } });
       expect(second.statusCode, second.body).toBe(201);
-      // Every claim that commit woke has finished, and none is running: the slot was found taken.
+      // Every claim that commit woke has finished, and none is running: the only slot stays taken.
       await waitFor('the claim the second commit woke', () => settled > settledBefore && running === 0);
       await sleep(200);
       expect(running).toBe(0);
       expect(sentTo).toEqual([first.data.id]);
-      // Once the held send is done and recorded, its slot is refilled at once: no wait for the poll.
+      // Once the held send is done, its slot is refilled at once: no wait for the poll.
       releaseFirst();
       await waitFor('the second send', () => sentTo.length === 2);
       expect(sentTo).toEqual([first.data.id, second.data.id]);

@@ -60,17 +60,28 @@ export function startPeriodic(
   };
 }
 
-/** Settles with 'handed_back' once `signal` fires (at once if it has), unless `work` settles first. */
+/**
+ * Settles with 'handed_back' once `signal` fires (at once if it has), unless `work` settles first. The
+ * listener is removed when `work` settles: a long-lived signal would otherwise keep one closure per call.
+ */
 export function unlessHandedBack<T>(
   work: Promise<T>,
   signal: AbortSignal | undefined,
 ): Promise<T | 'handed_back'> {
   if (!signal) return work;
   if (signal.aborted) return Promise.resolve('handed_back');
-  return Promise.race([
-    work,
-    new Promise<'handed_back'>((resolve) =>
-      signal.addEventListener('abort', () => resolve('handed_back'), { once: true }),
-    ),
-  ]);
+  return new Promise<T | 'handed_back'>((resolve, reject) => {
+    const handedBack = () => resolve('handed_back');
+    signal.addEventListener('abort', handedBack, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', handedBack);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', handedBack);
+        reject(error);
+      },
+    );
+  });
 }

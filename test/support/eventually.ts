@@ -17,3 +17,21 @@ export async function eventually<T>(
     await new Promise((resolve) => setTimeout(resolve, EVENTUALLY_POLL_MS));
   }
 }
+
+/** How long `waitFor` waits by default. */
+export const WAIT_FOR_MS_DEFAULT = 20_000;
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Polls until `condition` holds; throws, naming `what`, once `waitMs` is over. */
+export async function waitFor(
+  what: string,
+  condition: () => boolean | Promise<boolean>,
+  waitMs = WAIT_FOR_MS_DEFAULT,
+): Promise<void> {
+  const until = Date.now() + waitMs;
+  while (!(await condition())) {
+    if (Date.now() > until) throw new Error(`timed out after ${waitMs} ms waiting for ${what}`);
+    await sleep(EVENTUALLY_POLL_MS);
+  }
+}

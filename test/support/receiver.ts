@@ -14,6 +14,9 @@ export interface Receiver {
   received: Received[];
   /** Decides the answer to each request; 200 by default. */
   respond: (request: Received) => { status: number; headers?: Record<string, string>; delayMs?: number };
+  /** Requests open now, and the most ever open at once. */
+  open: number;
+  openMax: number;
   close(): Promise<void>;
 }
 
@@ -22,9 +25,16 @@ export async function startReceiver(path = '/hooks'): Promise<Receiver> {
     url: '',
     received: [],
     respond: () => ({ status: 200 }),
+    open: 0,
+    openMax: 0,
     close: async () => {},
   };
   const server = http.createServer((request, response) => {
+    receiver.open++;
+    receiver.openMax = Math.max(receiver.openMax, receiver.open);
+    response.on('close', () => {
+      receiver.open--;
+    });
     let body = '';
     request.setEncoding('utf8');
     request.on('data', (chunk: string) => {

@@ -29,14 +29,20 @@ export interface ClaimedDelivery {
  * The claim, one statement: the candidates' snapshot and the lock are one round trip. A candidate another
  * dispatcher claimed meanwhile is either locked (skipped) or re-checked on its newest version by the lock and
  * dropped. The oldest n due rows of a subscription are among its oldest n pending ones and its run-out leases.
- * Parameters: $1 now, $2 rows at most, $3 in flight per subscription at most, $4 the lease's end, $5 the
- * secrets a claimed delivery carries at most.
+ * A subscription on which another owner holds live leases gives this one nothing; its holder's queue is
+ * topped up to the depth. A row's lease covers the rounds of sends queued ahead of it.
+ * Parameters: $1 now, $2 rows at most, $3 rows held per subscription at most (the queue's depth), $4 the
+ * lease's end for the first round, $5 the secrets a claimed delivery carries at most, $6 the lease owner
+ * (NULL for a caller with no queue), $7 sends at once per subscription, $8 milliseconds each round ahead
+ * adds to the lease.
  */
 const CLAIM_DUE_DELIVERIES = `WITH leased AS (
-       SELECT id, subscription_id, next_attempt_at, lease_expires_at > $1 AS live
+       SELECT id, subscription_id, next_attempt_at, lease_expires_at > $1 AS live,
+              lease_owner IS NOT DISTINCT FROM $6::text AS mine
          FROM webhook_deliveries WHERE status = 'delivering'
-     ), in_flight AS (
-       SELECT subscription_id, COUNT(*) AS n FROM leased WHERE live GROUP BY subscription_id
+     ), held AS (
+       SELECT subscription_id, COUNT(*) FILTER (WHERE mine) AS mine, COUNT(*) FILTER (WHERE NOT mine) AS others
+         FROM leased WHERE live GROUP BY subscription_id
      ), due AS (
        SELECT d.id, d.next_attempt_at, s.id AS subscription_id FROM webhook_subscriptions s
         CROSS JOIN LATERAL (
@@ -52,8 +58,9 @@ const CLAIM_DUE_DELIVERIES = `WITH leased AS (
      ), ranked AS (
        SELECT due.*, ROW_NUMBER() OVER (PARTITION BY subscription_id ORDER BY next_attempt_at, id) AS rank FROM due
      ), candidates AS (
-       SELECT r.id FROM ranked r LEFT JOIN in_flight f ON f.subscription_id = r.subscription_id
-        WHERE r.rank + COALESCE(f.n, 0) <= $3
+       SELECT r.id, COALESCE(h.mine, 0) + r.rank - 1 AS position
+         FROM ranked r LEFT JOIN held h ON h.subscription_id = r.subscription_id
+        WHERE COALESCE(h.others, 0) = 0 AND r.rank + COALESCE(h.mine, 0) <= $3
         ORDER BY r.next_attempt_at, r.id
         LIMIT $2
      ), locked AS (
@@ -61,8 +68,9 @@ const CLAIM_DUE_DELIVERIES = `WITH leased AS (
           AND ((status = 'pending' AND next_attempt_at <= $1) OR (status = 'delivering' AND lease_expires_at <= $1))
           FOR UPDATE SKIP LOCKED
      ), claimed AS (
-       UPDATE webhook_deliveries d SET status = 'delivering', lease_expires_at = $4, attempts = d.attempts + 1
-         FROM locked WHERE d.id = locked.id
+       UPDATE webhook_deliveries d SET status = 'delivering', attempts = d.attempts + 1, lease_owner = $6::text,
+              lease_expires_at = $4::timestamptz + (c.position / $7::integer) * $8::integer * interval '1 millisecond'
+         FROM locked JOIN candidates c ON c.id = locked.id WHERE d.id = locked.id
        RETURNING d.id, d.organization_id, d.event_id, d.subscription_id, d.attempts
      )
      SELECT c.*, e.type AS event_type, e.data AS event_data, e.created_at AS event_created_at,
@@ -91,15 +99,29 @@ const claimedFromRow = rowMapper<ClaimedDelivery>({
 });
 
 /**
+ * A dispatcher's queue: it holds up to `perSubscriptionMax` rows of a subscription and sends `sendsAtOnce` of
+ * them at a time, so the rows queued behind others get a lease one time-out longer per round ahead of them.
+ */
+export interface ClaimQueue {
+  /** The dispatcher's own id: its live leases are its queue, anyone else's keep it off the subscription. */
+  owner: string;
+  sendsAtOnce: number;
+  /** What each round of sends ahead of a row adds to its lease. */
+  roundMs: number;
+}
+
+/**
  * Claims due deliveries (and ones whose lease ran out: a dispatcher died holding them), at most
- * `perSubscriptionMax` in flight per subscription, skipping rows other dispatchers hold, and leases them
- * until leaseUntil. The attempt number is taken here, so a crash after sending still counts the attempt.
+ * `perSubscriptionMax` held per subscription, skipping rows other dispatchers hold, and leases them
+ * until leaseUntil (a queued row: a round more for each round of sends ahead of it). The attempt number is
+ * taken here, so a crash after sending still counts the attempt. Without a queue, every live lease of a
+ * subscription counts against its limit, whoever holds it.
  *
  * The candidates are read per enabled subscription: at most `perSubscriptionMax` of its oldest due pending
  * rows from the index on (subscription_id, next_attempt_at), so a tick reads one index probe per
  * subscription whatever the backlog, due or not, and never a disabled subscription's backlog. Leased rows
- * (live ones count against their subscription's limit, across dispatchers; run-out ones are due again) are
- * few, at most the dispatchers' slots, and read at once from their own index.
+ * (live ones count against their subscription's limit; run-out ones are due again) are few, at most the
+ * dispatchers' held rows, and read at once from their own index.
  */
 export async function claimDueDeliveries(
   db: Queryable,
@@ -107,6 +129,7 @@ export async function claimDueDeliveries(
   leaseUntil: Date,
   rowsMax: number,
   perSubscriptionMax: number,
+  queue?: ClaimQueue,
 ): Promise<ClaimedDelivery[]> {
   const rows = await db.query(CLAIM_DUE_DELIVERIES, [
     now,
@@ -114,6 +137,9 @@ export async function claimDueDeliveries(
     perSubscriptionMax,
     leaseUntil,
     WEBHOOK_SIGNING_SECRETS_MAX,
+    queue?.owner ?? null,
+    queue?.sendsAtOnce ?? perSubscriptionMax,
+    queue?.roundMs ?? 0,
   ]);
   return rows.map(claimedFromRow);
 }

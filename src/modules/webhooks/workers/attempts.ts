@@ -26,6 +26,10 @@ export interface AttemptOutcome {
   fromEndpoint: boolean;
 }
 
+/** The endpoint answered 2xx. */
+export const isSuccess = (result: AttemptOutcome['result']) =>
+  result.kind === 'response' && result.statusCode >= 200 && result.statusCode < 300;
+
 /** A failed attempt whose fault is Mkoba's, not the endpoint's. */
 export function mkobaFailure(
   errorClass: DispatchErrorClass,

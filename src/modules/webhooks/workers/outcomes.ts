@@ -6,6 +6,7 @@ import type { Deps } from '../../../app/deps.ts';
 import { recordEvents } from '../../../app/events.ts';
 import { type NextStep, nextAttempt, shouldDisable } from '../../../domain/webhooks.ts';
 import type { WebhookDeliveryOutcome } from '../../../metrics.ts';
+import { QueryPipeline } from '../../../store/queryPipeline.ts';
 import type { Queryable } from '../../../store/store.ts';
 import type { ClaimedDelivery } from '../repository/claims.ts';
 import {
@@ -16,7 +17,13 @@ import {
   lockDeliveries,
 } from '../repository/deliveries.ts';
 import { findSubscription, type Subscription, saveSubscription } from '../repository/subscriptions.ts';
-import type { AttemptOutcome, DispatcherOptions, OutcomeRecorder, PendingOutcome } from './attempts.ts';
+import {
+  type AttemptOutcome,
+  type DispatcherOptions,
+  isSuccess,
+  type OutcomeRecorder,
+  type PendingOutcome,
+} from './attempts.ts';
 
 /** Outcomes committed together at most. */
 export const WEBHOOK_OUTCOME_BATCH_ROWS_MAX = 128;
@@ -120,12 +127,18 @@ async function recordOutcomes(
     success: isSuccess(outcome.result),
     statusCode: outcome.result.kind === 'response' ? outcome.result.statusCode : null,
   }));
-  await logAttempts(tx, attempts);
-  const subscriptions = await lockTouchedSubscriptions(tx, attempts);
-  const states = await lockDeliveries(
-    tx,
-    attempts.map((a) => a.delivery.id),
-  );
+  const deliveryIds = attempts.map((a) => a.delivery.id);
+  let subscriptions = new Map<string, Subscription>();
+  let states: Map<string, DeliveryState>;
+  if (attempts.some(touchesSubscription)) {
+    await logAttempts(tx, attempts);
+    subscriptions = await lockTouchedSubscriptions(tx, attempts);
+    states = await lockDeliveries(tx, deliveryIds);
+  } else {
+    // No subscription row to lock first: the log and the delivery locks go in one round trip (with BEGIN).
+    const pipeline = new QueryPipeline(tx);
+    [, states] = await Promise.all([logAttempts(pipeline, attempts), lockDeliveries(pipeline, deliveryIds)]);
+  }
   const planned = attempts.map((a) => planNext(a, states.get(a.delivery.id), options));
   const effects = await finishPlanned(tx, planned);
   for (const subscription of subscriptions.values()) {
@@ -235,9 +248,6 @@ async function finishPlanned(
 const DELIVERY_STATUS_AFTER = { done: 'succeeded', retry: 'pending', exhausted: 'exhausted' } as const;
 /** The same, as /metrics counts it. */
 const OUTCOME_AFTER = { done: 'succeeded', retry: 'retrying', exhausted: 'exhausted' } as const;
-
-const isSuccess = (result: AttemptOutcome['result']) =>
-  result.kind === 'response' && result.statusCode >= 200 && result.statusCode < 300;
 
 /**
  * Applies a subscription's recorded outcomes in turn: a success closes the endpoint's failure window; a

@@ -1,6 +1,6 @@
 /**
- * Sending what a claim took: where each delivery stands now, read once for the claim, then each attempt on
- * its own, signed afresh, its outcome handed to the recorder and retried there until it commits.
+ * Sending what a claim took: each attempt on its own, in a send slot (sendSlots.ts, which knows where the
+ * delivery stands now), signed afresh, its outcome handed to the recorder and retried there until it commits.
  */
 import type { Deps } from '../../../app/deps.ts';
 import { renderEvent } from '../../../domain/events.ts';
@@ -14,15 +14,17 @@ import {
 import type { WebhookDeliveryOutcome } from '../../../metrics.ts';
 import { unlessHandedBack } from '../../../workers/periodic.ts';
 import type { ClaimedDelivery } from '../repository/claims.ts';
-import { type DeliveryToSend, findDeliveriesToSend, releaseDelivery } from '../repository/deliveries.ts';
+import { releaseDelivery } from '../repository/deliveries.ts';
 import { openStoredSecret } from '../repository/secrets.ts';
 import {
   type AttemptOutcome,
   type DispatcherOptions,
+  isSuccess,
   mkobaFailure,
   type OutcomeRecorder,
 } from './attempts.ts';
 import type { SendResult } from './httpSender.ts';
+import type { SendSlot, SendSlots } from './sendSlots.ts';
 
 /** The exact bytes sent for a delivery: the event in the subscription's payload version and spelling. */
 export function deliveryBody(delivery: ClaimedDelivery, deps: Deps): string {
@@ -37,61 +39,81 @@ export function deliveryBody(delivery: ClaimedDelivery, deps: Deps): string {
   return JSON.stringify(renderEvent(event, deps.environment, delivery.apiVersion, delivery.payloadFormat));
 }
 
-/** Wait before reading a claim's deliveries again when the first read failed. */
-const PRE_SEND_READ_RETRY_DELAY_MS = 100;
-
 /** Waits before trying again to record an outcome (a dropped connection, a database failing over). */
 const OUTCOME_RECORD_RETRY_DELAYS_MS: readonly number[] = [100, 1_000];
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** What a dispatcher's sends share: where errors go, the outcome recorder, the send slots, the hand-back. */
+export interface SendingContext {
+  onError: (error: unknown) => void;
+  record: OutcomeRecorder;
+  slots: SendSlots;
+  /** Fires when a stopping dispatcher gives up on sends in flight: their deliveries are given back. */
+  handBack?: AbortSignal;
+}
+
 /**
- * Sends what one claim took: one read of where they all stand now (after the claim committed), then each
- * attempt on its own. Resolves once every outcome is recorded.
+ * Sends what one claim took, each attempt on its own in a send slot, in claim order. Resolves once every
+ * outcome is recorded (or the delivery was given back unsent).
  */
 export function sendClaimed(
   deps: Deps,
   options: DispatcherOptions,
   claimed: readonly ClaimedDelivery[],
-  onError: (error: unknown) => void,
-  record: OutcomeRecorder,
-  handBack?: AbortSignal,
+  on: SendingContext,
 ): Promise<void>[] {
-  if (claimed.length === 0) return [];
-  const ids = claimed.map((d) => d.id);
-  // Tried twice: a read that fails would count a failed attempt against every delivery of the claim.
-  const current = findDeliveriesToSend(deps.store, ids).catch(async (error: unknown) => {
-    onError(error);
-    await sleep(PRE_SEND_READ_RETRY_DELAY_MS);
-    return findDeliveriesToSend(deps.store, ids);
-  });
-  // Each attempt turns a failed read into its own failed attempt; this only stops Node calling it unhandled.
-  current.catch(() => {});
-  return claimed.map((delivery) => sendOne(deps, options, delivery, current, { onError, record, handBack }));
+  on.slots.hold(claimed);
+  // A claim brings each subscription's secrets sealed: opened once per subscription of the claim, kept no longer.
+  const opened = new Map<string, string[]>();
+  const secretsOf = (delivery: ClaimedDelivery) => {
+    let secrets = opened.get(delivery.subscriptionId);
+    if (!secrets) {
+      // Newest first: should more secrets be live than a header carries, the newest sign.
+      secrets = delivery.secrets
+        .map((secret) => openStoredSecret(deps.keyring, secret))
+        .filter((secret) => secret.length > 0)
+        .slice(0, WEBHOOK_SIGNING_SECRETS_MAX);
+      opened.set(delivery.subscriptionId, secrets);
+    }
+    return secrets;
+  };
+  return claimed.map((delivery) => sendOne(deps, options, delivery, secretsOf, on));
 }
 
 /**
  * One attempt, from the claim to its recorded outcome. Never throws: whatever fails in between (the event
  * cannot be rendered, signing, the sender itself) is a failed attempt with `error_class: internal`, and an
  * outcome that cannot be recorded is retried, then recorded bare; so the retry schedule and exhaustion
- * apply to every delivery, and the lease running out is only the way out of a dispatcher that died.
+ * apply to every delivery, and the lease running out is only the way out of a dispatcher that died. A
+ * delivery still waiting for its slot when the dispatcher stops is given back at once.
  */
 async function sendOne(
   deps: Deps,
   options: DispatcherOptions,
   delivery: ClaimedDelivery,
-  current: Promise<Map<string, DeliveryToSend>>,
-  on: { onError: (error: unknown) => void; record: OutcomeRecorder; handBack: AbortSignal | undefined },
+  secretsOf: (delivery: ClaimedDelivery) => string[],
+  on: SendingContext,
 ): Promise<void> {
-  const { onError, record } = on;
+  const { onError } = on;
+  const giveBack = () => retried(() => releaseDelivery(deps.store, delivery.id, delivery.attempts), onError);
+  const slot = await on.slots.take(delivery);
+  if (!slot) {
+    on.slots.forget(delivery.id);
+    await giveBack();
+    return;
+  }
   const startedAt = deps.now();
   let outcome: AttemptOutcome | undefined;
   try {
-    const attempted = attempt(deps, options, delivery, current, startedAt);
-    const settled = await unlessHandedBack(attempted, on.handBack);
+    const settled = await unlessHandedBack(
+      attempt(deps, options, delivery, { slot, secretsOf }, startedAt),
+      on.handBack,
+    );
     if (settled === 'handed_back') {
       // The dispatcher is stopping: the claim (and its attempt) is undone; another dispatcher sends it now.
-      await retried(() => releaseDelivery(deps.store, delivery.id, delivery.attempts), onError);
+      slot.free(false);
+      await giveBack();
       return;
     }
     outcome = settled;
@@ -99,7 +121,28 @@ async function sendOne(
     onError(error);
     outcome = mkobaFailure('internal', 'Mkoba could not prepare or send this attempt', startedAt, deps.now());
   }
-  if (!outcome) return;
+  if (!outcome) {
+    slot.free(false);
+    return;
+  }
+  // The slot is held until the outcome is recorded: a dispatcher that dies sends again at most what its
+  // slots held, the in-flight limit per subscription.
+  const failed = !isSuccess(outcome.result);
+  try {
+    await recordWithFallback(deps, options, delivery, outcome, on);
+  } finally {
+    slot.free(failed);
+  }
+}
+
+/** Records an outcome, retried; if it will not commit, a bare failed attempt instead. */
+async function recordWithFallback(
+  deps: Deps,
+  options: DispatcherOptions,
+  delivery: ClaimedDelivery,
+  outcome: AttemptOutcome,
+  { onError, record }: SendingContext,
+): Promise<void> {
   const random = (options.random ?? Math.random)();
   const recorded = async (o: AttemptOutcome) => {
     // What the committed outcome did to the delivery, counted once the transaction has committed.
@@ -147,10 +190,10 @@ async function attempt(
   deps: Deps,
   options: DispatcherOptions,
   delivery: ClaimedDelivery,
-  currentOfClaim: Promise<Map<string, DeliveryToSend>>,
+  send: { slot: SendSlot; secretsOf: (delivery: ClaimedDelivery) => string[] },
   startedAt: Date,
 ): Promise<AttemptOutcome | undefined> {
-  const current = (await currentOfClaim).get(delivery.id);
+  const current = await send.slot.current();
   // Another dispatcher took it over already: the attempt is theirs.
   if (current?.status !== 'delivering' || current.attempts !== delivery.attempts) return undefined;
   // Disabled or deleted since the claim: not sent, and the claim does not count as an attempt.
@@ -174,11 +217,7 @@ async function attempt(
     apiVersion: current.apiVersion,
   };
   const body = deliveryBody(target, deps);
-  // Newest first: should more secrets be live than a header carries, the newest sign.
-  const secrets = delivery.secrets
-    .map((secret) => openStoredSecret(deps.keyring, secret))
-    .filter((secret) => secret.length > 0)
-    .slice(0, WEBHOOK_SIGNING_SECRETS_MAX);
+  const secrets = send.secretsOf(delivery);
   const result: SendResult =
     secrets.length === 0
       ? { kind: 'error', errorClass: 'other', message: 'the subscription has no active secret' }

@@ -1,0 +1,178 @@
+/**
+ * The long-running dispatcher's queue: it holds several rounds of a subscription's deliveries and sends
+ * them at the in-flight limit, never more at once; a delivery still queued when its subscription is
+ * disabled is not sent; a stopping dispatcher gives its queue back at once.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { defaultWebhookSettings } from '../src/config/webhooks.ts';
+import { issueApiKey } from '../src/modules/apiKeys/useCases/keys.ts';
+import {
+  type DispatcherOptions,
+  startWebhookDispatcher,
+  WEBHOOK_SUBSCRIPTION_QUEUE_ROUNDS,
+} from '../src/modules/webhooks/workers/dispatcher.ts';
+import { httpWebhookSender } from '../src/modules/webhooks/workers/httpSender.ts';
+import { WEBHOOK_HELD_STATE_MAX_AGE_MS } from '../src/modules/webhooks/workers/sendSlots.ts';
+import { sleep, waitFor } from './support/eventually.ts';
+import { api, BACKENDS, startTestApp, type TestApp } from './support/harness.ts';
+import { type Receiver, startReceiver } from './support/receiver.ts';
+
+const TIMEOUT_MS = 10_000;
+
+function options(subscriptionConcurrency: number): DispatcherOptions {
+  return {
+    settings: {
+      ...defaultWebhookSettings('sandbox'),
+      timeoutMs: TIMEOUT_MS,
+      subscriptionConcurrency,
+      retryScheduleSeconds: [3_600],
+    },
+    sender: httpWebhookSender({ timeoutMs: TIMEOUT_MS, blockReservedAddresses: false }),
+    random: () => 0.5,
+  };
+}
+
+describe.each(BACKENDS)('webhook dispatcher queue on %s', (backend) => {
+  let t: TestApp;
+  let receiver: Receiver;
+  let organizations = 0;
+  let created: { id: string; key: string }[] = [];
+
+  beforeAll(async () => {
+    t = await startTestApp(backend, 'sandbox', { allowPrivateWebhookUrls: true });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+  afterEach(async () => {
+    for (const s of created) await api(t, 'DELETE', `/v1/webhook-subscriptions/${s.id}`, { key: s.key });
+    created = [];
+    await receiver.close();
+  });
+
+  /** A fresh organization subscribed to transfer.created at a fresh receiver, with `events` queued. */
+  async function backlog(
+    events: number,
+  ): Promise<{ key: string; subscriptionId: string; eventIds: string[] }> {
+    receiver = await startReceiver();
+    const { key } = await issueApiKey(t.deps, { organizationName: `Queue ${backend} ${++organizations}` });
+    const subscribed = await api(t, 'POST', '/v1/webhook-subscriptions', {
+      key,
+      body: { url: receiver.url, events: ['transfer.created'] },
+    });
+    expect(subscribed.statusCode, subscribed.body).toBe(201);
+    created.push({ id: subscribed.data.id, key });
+    const eventIds: string[] = [];
+    for (let i = 0; i < events; i++) {
+      const emitted = await api(t, 'POST', '/v1/sandbox/events', { key, body: { type: 'transfer.created' } });
+      expect(emitted.statusCode, emitted.body).toBe(201);
+      eventIds.push(emitted.data.id);
+    }
+    return { key, subscriptionId: subscribed.data.id, eventIds };
+  }
+
+  /** The subscription's deliveries, in the order of `eventIds` (their events' order) when given. */
+  const rows = async (subscriptionId: string, eventIds: readonly string[] = []) =>
+    (
+      await t.deps.store.query(
+        `SELECT event_id, status, attempts, lease_expires_at FROM webhook_deliveries
+          WHERE subscription_id = $1 ORDER BY next_attempt_at, id`,
+        [subscriptionId],
+      )
+    )
+      .map((row) => ({
+        eventId: String(row.event_id),
+        status: String(row.status),
+        attempts: Number(row.attempts),
+        lease: row.lease_expires_at === null ? null : new Date(row.lease_expires_at as string).getTime(),
+      }))
+      .sort((a, b) => eventIds.indexOf(a.eventId) - eventIds.indexOf(b.eventId));
+
+  it('holds several rounds of a backlog, each a round longer leased, and never sends more than the limit at once', async () => {
+    const sendsAtOnce = 2;
+    const depth = sendsAtOnce * WEBHOOK_SUBSCRIPTION_QUEUE_ROUNDS;
+    const { subscriptionId, eventIds } = await backlog(depth + 4);
+    // The first round is answered only after a while, so the queue behind it can be looked at.
+    const firstRoundMs = 1_500;
+    receiver.respond = () => ({
+      status: 200,
+      delayMs: receiver.received.length <= sendsAtOnce ? firstRoundMs : 5,
+    });
+    const errors: unknown[] = [];
+    const dispatcher = startWebhookDispatcher(t.deps, options(sendsAtOnce), (e) => errors.push(e));
+    try {
+      await waitFor('the first round', () => receiver.received.length === sendsAtOnce);
+      const leased = (await rows(subscriptionId)).filter((r) => r.status === 'delivering');
+      expect(leased).toHaveLength(depth);
+      // Each round of sends ahead of a row adds one time-out to its lease.
+      const rounds = [...new Set(leased.map((r) => r.lease as number))].sort((a, b) => a - b);
+      expect(rounds).toHaveLength(WEBHOOK_SUBSCRIPTION_QUEUE_ROUNDS);
+      for (let i = 1; i < rounds.length; i++) {
+        expect((rounds[i] as number) - (rounds[i - 1] as number)).toBe(TIMEOUT_MS);
+      }
+      await sleep(200);
+      expect(receiver.received).toHaveLength(sendsAtOnce);
+
+      await waitFor('every outcome', async () =>
+        (await rows(subscriptionId)).every((r) => r.status === 'succeeded'),
+      );
+      expect(receiver.openMax).toBe(sendsAtOnce);
+      const sent = receiver.received.map((r) => String(r.headers['service-event-id']));
+      expect(sent).toHaveLength(eventIds.length);
+      expect(new Set(sent)).toEqual(new Set(eventIds));
+    } finally {
+      await dispatcher.stop();
+    }
+    expect(errors).toEqual([]);
+  });
+
+  it('a delivery queued when its subscription is disabled is not sent, and its claim is not counted', async () => {
+    const { key, subscriptionId, eventIds } = await backlog(4);
+    // Each answer takes longer than a held delivery's state stays fresh.
+    receiver.respond = () => ({ status: 200, delayMs: 3 * WEBHOOK_HELD_STATE_MAX_AGE_MS });
+    const errors: unknown[] = [];
+    const dispatcher = startWebhookDispatcher(t.deps, options(1), (e) => errors.push(e));
+    try {
+      await waitFor('the first send', () => receiver.received.length === 1);
+      const disabled = await api(t, 'PATCH', `/v1/webhook-subscriptions/${subscriptionId}`, {
+        key,
+        body: { status: 'disabled' },
+      });
+      expect(disabled.statusCode, disabled.body).toBe(200);
+      await waitFor('the queue given back', async () =>
+        (await rows(subscriptionId)).every((r) => r.status !== 'delivering'),
+      );
+      await sleep(4 * WEBHOOK_HELD_STATE_MAX_AGE_MS);
+      expect(receiver.received.map((r) => r.headers['service-event-id'])).toEqual([eventIds[0]]);
+      const after = await rows(subscriptionId, eventIds);
+      expect(after[0]).toMatchObject({ status: 'succeeded', attempts: 1 });
+      expect(after.slice(1)).toEqual(
+        eventIds.slice(1).map((eventId) => ({ eventId, status: 'pending', attempts: 0, lease: null })),
+      );
+    } finally {
+      await dispatcher.stop();
+    }
+    expect(errors).toEqual([]);
+  });
+
+  it('a stopping dispatcher gives back its queue at once, and the send in flight when it gives up', async () => {
+    const { subscriptionId, eventIds } = await backlog(5);
+    receiver.respond = () => ({ status: 200, delayMs: 60_000 });
+    const errors: unknown[] = [];
+    const dispatcher = startWebhookDispatcher(t.deps, options(1), (e) => errors.push(e));
+    await waitFor('the first send', () => receiver.received.length === 1);
+    expect((await rows(subscriptionId)).filter((r) => r.status === 'delivering')).toHaveLength(5);
+    const stopping = dispatcher.stop();
+    // The four queued behind the hanging send are pending again before the hand-back gives up on it.
+    await waitFor(
+      'the queue given back',
+      async () => (await rows(subscriptionId)).filter((r) => r.status === 'pending').length === 4,
+    );
+    await stopping;
+    expect(await rows(subscriptionId, eventIds)).toEqual(
+      eventIds.map((eventId) => ({ eventId, status: 'pending', attempts: 0, lease: null })),
+    );
+    expect(receiver.received).toHaveLength(1);
+    expect(errors).toEqual([]);
+  });
+});
