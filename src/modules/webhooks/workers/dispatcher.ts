@@ -121,9 +121,8 @@ export function startWebhookDispatcher(
   const handBack = new AbortController();
   let claiming: Promise<void> | undefined;
   let stopped = false;
-  // While the last claim found work, or found none only because every slot was taken (sends still in flight
-  // hold them), there is likely a backlog: a subscription whose queue is down to its last round is topped up
-  // at once instead of at the next tick, so one fast subscription is not held to the poll.
+  // While the last claim found work, or sends are still held, there is likely a backlog: a subscription whose
+  // queue is down to its last round is topped up at once, so one fast subscription is not held to the poll.
   let backlog = false;
   // A wake-up that came while a claim ran: that claim may have read before the commit, so claim again.
   let wokenWhileClaiming = false;
@@ -141,19 +140,9 @@ export function startWebhookDispatcher(
         // waits for them; the rest are given back.
         const claimed = await claim(deps, options, free, queueDepth, queue);
         backlog = claimed.length > 0 || held.size > 0;
-        const sent = sendClaimed(deps, options, claimed, {
-          onError,
-          record,
-          slots,
-          handBack: handBack.signal,
-        });
-        sent.forEach((sending, i) => {
-          const { subscriptionId } = claimed[i] as ClaimedDelivery;
-          const send: Promise<void> = sending.catch(onError).finally(() => {
-            held.delete(send);
-            if (backlog && !stopped && slots.queued(subscriptionId) <= sendsAtOnce) void tick();
-          });
-          held.add(send);
+        const sending = { onError, record, slots, handBack: handBack.signal };
+        track(held, claimed, sendClaimed(deps, options, claimed, sending), onError, (subscriptionId) => {
+          if (backlog && !stopped && slots.queued(subscriptionId) <= sendsAtOnce) void tick();
         });
       } catch (error) {
         onError(error);
@@ -164,10 +153,8 @@ export function startWebhookDispatcher(
     if (wokenWhileClaiming) void tick();
   };
   const listening = listenForDeliveries(deps, () => void tick(), onError);
-  const timer = setInterval(
-    () => void tick(),
-    deps.store.listen ? options.settings.pollIntervalMs : WEBHOOK_DISPATCH_INTERVAL_MS,
-  );
+  const pollMs = deps.store.listen ? options.settings.pollIntervalMs : WEBHOOK_DISPATCH_INTERVAL_MS;
+  const timer = setInterval(() => void tick(), pollMs);
   timer.unref();
   void tick();
   return {
@@ -186,6 +173,24 @@ export function startWebhookDispatcher(
       }
     },
   };
+}
+
+/** Holds each send in `held` until it is over, then tells `over` whose subscription it was for. */
+function track(
+  held: Set<Promise<void>>,
+  claimed: readonly ClaimedDelivery[],
+  sent: readonly Promise<void>[],
+  onError: (error: unknown) => void,
+  over: (subscriptionId: string) => void,
+): void {
+  sent.forEach((sending, i) => {
+    const { subscriptionId } = claimed[i] as ClaimedDelivery;
+    const send: Promise<void> = sending.catch(onError).finally(() => {
+      held.delete(send);
+      over(subscriptionId);
+    });
+    held.add(send);
+  });
 }
 
 /**
