@@ -1,10 +1,12 @@
 /**
  * The long-running dispatcher's queue: it holds several rounds of a subscription's deliveries and sends
  * them at the in-flight limit, never more at once; a delivery still queued when its subscription is
- * disabled is not sent; a stopping dispatcher gives its queue back at once.
+ * disabled is not sent, and one queued when its secret is rotated is signed with the new one; a stopping
+ * dispatcher gives its queue back at once.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { defaultWebhookSettings } from '../src/config/webhooks.ts';
+import { verifySignatureHeader } from '../src/domain/signing.ts';
 import { issueApiKey } from '../src/modules/apiKeys/useCases/keys.ts';
 import {
   type DispatcherOptions,
@@ -151,6 +153,33 @@ describe.each(BACKENDS)('webhook dispatcher queue on %s', (backend) => {
       );
     } finally {
       await dispatcher.stop();
+    }
+    expect(errors).toEqual([]);
+  });
+
+  it('a delivery queued when its secret is rotated with no grace is signed with the new secret only', async () => {
+    const { key, subscriptionId, eventIds } = await backlog(3);
+    receiver.respond = () => ({ status: 200, delayMs: 3 * WEBHOOK_HELD_STATE_MAX_AGE_MS });
+    const errors: unknown[] = [];
+    const dispatcher = startWebhookDispatcher(t.deps, options(1), (e) => errors.push(e));
+    let secret = '';
+    try {
+      await waitFor('the first send', () => receiver.received.length === 1);
+      const rotated = await api(t, 'POST', `/v1/webhook-subscriptions/${subscriptionId}/rotate-secret`, {
+        key,
+        body: { grace_period_hours: 0 },
+      });
+      expect(rotated.statusCode, rotated.body).toBe(200);
+      secret = rotated.data.secret;
+      await waitFor('every event', () => receiver.received.length === eventIds.length);
+    } finally {
+      await dispatcher.stop();
+    }
+    const at = Math.floor(Date.now() / 1000);
+    for (const later of receiver.received.slice(1)) {
+      const signature = String(later.headers['service-signature']);
+      expect(signature.match(/v1=/g)).toHaveLength(1);
+      expect(verifySignatureHeader(later.body, signature, [secret], at).ok).toBe(true);
     }
     expect(errors).toEqual([]);
   });

@@ -1,11 +1,9 @@
-/** The dispatcher's claim: due deliveries leased, with what sending them needs, in one statement. */
+/** The dispatcher's claim: due deliveries leased, with their events and where they go, in one statement. */
 import type { PayloadVersion } from '../../../domain/payloadVersions.ts';
-import { WEBHOOK_SIGNING_SECRETS_MAX } from '../../../domain/signing.ts';
 import type { PayloadFormat } from '../../../domain/webhooks.ts';
 import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
 import { isTrue, toDate, toJsonObject } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
-import { SECRET_COLUMNS, type StoredSecret, secretFromRow } from './secrets.ts';
 
 export interface ClaimedDelivery {
   id: string;
@@ -21,8 +19,6 @@ export interface ClaimedDelivery {
   apiVersion: PayloadVersion;
   /** The subscription's failure window as the claim saw it: a success need not touch a closed one. */
   subscriptionFailing: boolean;
-  /** Its secrets live at the claim, still sealed, newest first, at most WEBHOOK_SIGNING_SECRETS_MAX. */
-  secrets: StoredSecret[];
 }
 
 /**
@@ -32,13 +28,12 @@ export interface ClaimedDelivery {
  * A subscription on which another owner holds live leases gives this one nothing; its holder's queue is
  * topped up to the depth. A row's lease covers the rounds of sends queued ahead of it.
  * Parameters: $1 now, $2 rows at most, $3 rows held per subscription at most (the queue's depth), $4 the
- * lease's end for the first round, $5 the secrets a claimed delivery carries at most, $6 the lease owner
- * (NULL for a caller with no queue), $7 sends at once per subscription, $8 milliseconds each round ahead
- * adds to the lease.
+ * lease's end for the first round, $5 the lease owner (NULL for a caller with no queue), $6 sends at once
+ * per subscription, $7 milliseconds each round ahead adds to the lease.
  */
 const CLAIM_DUE_DELIVERIES = `WITH leased AS (
        SELECT id, subscription_id, next_attempt_at, lease_expires_at > $1 AS live,
-              lease_owner IS NOT DISTINCT FROM $6::text AS mine
+              lease_owner IS NOT DISTINCT FROM $5::text AS mine
          FROM webhook_deliveries WHERE status = 'delivering'
      ), held AS (
        SELECT subscription_id, COUNT(*) FILTER (WHERE mine) AS mine, COUNT(*) FILTER (WHERE NOT mine) AS others
@@ -68,18 +63,13 @@ const CLAIM_DUE_DELIVERIES = `WITH leased AS (
           AND ((status = 'pending' AND next_attempt_at <= $1) OR (status = 'delivering' AND lease_expires_at <= $1))
           FOR UPDATE SKIP LOCKED
      ), claimed AS (
-       UPDATE webhook_deliveries d SET status = 'delivering', attempts = d.attempts + 1, lease_owner = $6::text,
-              lease_expires_at = $4::timestamptz + (c.position / $7::integer) * $8::integer * interval '1 millisecond'
+       UPDATE webhook_deliveries d SET status = 'delivering', attempts = d.attempts + 1, lease_owner = $5::text,
+              lease_expires_at = $4::timestamptz + (c.position / $6::integer) * $7::integer * interval '1 millisecond'
          FROM locked JOIN candidates c ON c.id = locked.id WHERE d.id = locked.id
        RETURNING d.id, d.organization_id, d.event_id, d.subscription_id, d.attempts
      )
      SELECT c.*, e.type AS event_type, e.data AS event_data, e.created_at AS event_created_at,
-            s.url, s.payload_format, s.api_version, s.failing_since IS NOT NULL AS subscription_failing,
-            (SELECT COALESCE(json_agg(w ORDER BY w.created_at DESC, w.id DESC), '[]') FROM (
-               SELECT ${SECRET_COLUMNS} FROM webhook_secrets
-                WHERE subscription_id = c.subscription_id AND (expires_at IS NULL OR expires_at > $1)
-                ORDER BY created_at DESC, id DESC LIMIT $5
-             ) w) AS secrets
+            s.url, s.payload_format, s.api_version, s.failing_since IS NOT NULL AS subscription_failing
        FROM claimed c JOIN events e ON e.id = c.event_id JOIN webhook_subscriptions s ON s.id = c.subscription_id`;
 
 const claimedFromRow = rowMapper<ClaimedDelivery>({
@@ -95,7 +85,6 @@ const claimedFromRow = rowMapper<ClaimedDelivery>({
   payloadFormat: stored,
   apiVersion: stored,
   subscriptionFailing: isTrue,
-  secrets: (value) => toJsonObject<Record<string, unknown>[]>(value).map(secretFromRow),
 });
 
 /**
@@ -136,7 +125,6 @@ export async function claimDueDeliveries(
     rowsMax,
     perSubscriptionMax,
     leaseUntil,
-    WEBHOOK_SIGNING_SECRETS_MAX,
     queue?.owner ?? null,
     queue?.sendsAtOnce ?? perSubscriptionMax,
     queue?.roundMs ?? 0,

@@ -3,6 +3,7 @@
  * unsent, and after it the attempts logged and the outcomes recorded, locks taken in one order.
  */
 import type { PayloadVersion } from '../../../domain/payloadVersions.ts';
+import { WEBHOOK_SIGNING_SECRETS_MAX } from '../../../domain/signing.ts';
 import {
   type PayloadFormat,
   storableText,
@@ -11,6 +12,7 @@ import {
 import { type RowFields, rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
 import { isTrue } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
+import { liveSecretsJson, type StoredSecret, secretsFromJson } from './secrets.ts';
 
 export interface AttemptRecord {
   deliveryId: string;
@@ -59,6 +61,8 @@ export interface DeliveryToSend extends DeliveryState {
   apiVersion: PayloadVersion;
   /** The subscription is enabled and not deleted. */
   subscriptionLive: boolean;
+  /** Its secrets live now, still sealed, newest first, at most WEBHOOK_SIGNING_SECRETS_MAX. */
+  secrets: StoredSecret[];
 }
 
 const DELIVERY_STATE_FIELDS: RowFields<DeliveryState> = {
@@ -75,20 +79,26 @@ const deliveryToSendFromRow = rowMapper<DeliveryToSend>({
   payloadFormat: stored,
   apiVersion: stored,
   subscriptionLive: isTrue,
+  secrets: secretsFromJson,
 });
 
-/** The claimed deliveries as they stand now, by id (one read for a whole claim); a missing id is gone. */
+/**
+ * The claimed deliveries as they stand now, by id (one read for many), with their subscriptions' secrets live
+ * at `now`; a missing id is gone.
+ */
 export async function findDeliveriesToSend(
   db: Queryable,
   deliveryIds: readonly string[],
+  now: Date,
 ): Promise<Map<string, DeliveryToSend>> {
   if (deliveryIds.length === 0) return new Map();
   const rows = await db.query(
     `SELECT d.id, d.status, d.attempts, d.attempts_before_requeue, s.url, s.payload_format, s.api_version,
-            (s.status = 'enabled' AND s.deleted_at IS NULL) AS subscription_live
+            (s.status = 'enabled' AND s.deleted_at IS NULL) AS subscription_live,
+            ${liveSecretsJson('d.subscription_id', '$2', '$3')} AS secrets
        FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.id = d.subscription_id
       WHERE d.id = ANY($1::text[])`,
-    [deliveryIds],
+    [deliveryIds, now, WEBHOOK_SIGNING_SECRETS_MAX],
   );
   return new Map(rows.map((row) => [String(row.id), deliveryToSendFromRow(row)]));
 }

@@ -6,7 +6,7 @@ import { type Keyring, open } from '../../../domain/sealing.ts';
 import { WEBHOOK_SIGNING_SECRETS_MAX } from '../../../domain/signing.ts';
 import { webhookSecretContext } from '../../../domain/webhooks.ts';
 import { column, rowMapper } from '../../../store/repositories/rowMappers.ts';
-import { nullableText, toDate } from '../../../store/repositories/rows.ts';
+import { nullableText, toDate, toJsonObject } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 
 /** A secret as stored: sealed (src/domain/sealing.ts) under a data key wrapped by master key `keyId`. */
@@ -41,6 +41,20 @@ export const secretFromRow = rowMapper<StoredSecret>({
   sealed: column('sealed_secret', nullableText),
   legacyPlaintext: column('legacy_plaintext_secret', nullableText),
 });
+
+/**
+ * A subquery: the live secrets of the subscription `subscriptionId` names, still sealed, newest first, at
+ * most `max` (SQL expressions, such as parameters), as one JSON array; read it with secretsFromJson.
+ */
+export const liveSecretsJson = (subscriptionId: string, now: string, max: string) =>
+  `(SELECT COALESCE(json_agg(w ORDER BY w.created_at DESC, w.id DESC), '[]') FROM (
+      SELECT ${SECRET_COLUMNS} FROM webhook_secrets
+       WHERE subscription_id = ${subscriptionId} AND (expires_at IS NULL OR expires_at > ${now})
+       ORDER BY created_at DESC, id DESC LIMIT ${max}
+    ) w)`;
+
+export const secretsFromJson = (value: unknown): StoredSecret[] =>
+  toJsonObject<Record<string, unknown>[]>(value).map(secretFromRow);
 
 /** A stored secret in clear. */
 export function openStoredSecret(keyring: Keyring, secret: StoredSecret): string {

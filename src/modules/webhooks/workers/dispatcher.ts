@@ -68,6 +68,7 @@ async function claim(
 const sendSlots = (deps: Deps, options: DispatcherOptions, onError: (error: unknown) => void) =>
   new SendSlots(
     deps.store,
+    () => deps.now(),
     options.settings.subscriptionConcurrency,
     WEBHOOK_DISPATCH_CONCURRENCY_MAX,
     onError,

@@ -1,7 +1,8 @@
 /**
  * Send slots: a dispatcher holds several rounds of a subscription's deliveries and sends them at most
  * `perSubscription` at once (and `processMax` at once in all), in the order claimed; subscriptions waiting
- * for a process slot take turns. Where each held delivery stands is read once for its claim and read again
+ * for a process slot take turns. Where each held delivery stands (with its subscription's secrets live then)
+ * is read once for its claim and read again
  * just before its send when that read is older than WEBHOOK_HELD_STATE_MAX_AGE_MS or the subscription's
  * last attempt failed (it may have been disabled by that failure), so a queue never sends on a stale read.
  */
@@ -56,6 +57,8 @@ export class SendSlots {
 
   constructor(
     private readonly store: Queryable,
+    /** The clock the secrets' expiry is read against. */
+    private readonly now: () => Date,
     private readonly perSubscription: number,
     private readonly processMax: number,
     private readonly onError: (error: unknown) => void,
@@ -171,10 +174,10 @@ export class SendSlots {
   }
 
   private read(ids: readonly string[]): StateRead {
-    const states = findDeliveriesToSend(this.store, ids).catch(async (error: unknown) => {
+    const states = findDeliveriesToSend(this.store, ids, this.now()).catch(async (error: unknown) => {
       this.onError(error);
       await sleep(STATE_READ_RETRY_DELAY_MS);
-      return findDeliveriesToSend(this.store, ids);
+      return findDeliveriesToSend(this.store, ids, this.now());
     });
     // Each send turns a failed read into its own failed attempt; this only stops Node calling it unhandled.
     states.catch(() => {});

@@ -14,7 +14,7 @@ import {
 import type { WebhookDeliveryOutcome } from '../../../metrics.ts';
 import { unlessHandedBack } from '../../../workers/periodic.ts';
 import type { ClaimedDelivery } from '../repository/claims.ts';
-import { releaseDelivery } from '../repository/deliveries.ts';
+import { type DeliveryToSend, releaseDelivery } from '../repository/deliveries.ts';
 import { openStoredSecret } from '../repository/secrets.ts';
 import {
   type AttemptOutcome,
@@ -64,20 +64,22 @@ export function sendClaimed(
   on: SendingContext,
 ): Promise<void>[] {
   on.slots.hold(claimed);
-  // A claim brings each subscription's secrets sealed: opened once per subscription of the claim, kept no longer.
-  const opened = new Map<string, string[]>();
-  const secretsOf = (delivery: ClaimedDelivery) => {
-    let secrets = opened.get(delivery.subscriptionId);
-    if (!secrets) {
+  // Secrets come sealed with each read of where a delivery stands: each opened once for the claim's sends.
+  const opened = new Map<string, string>();
+  const secretsOf = (current: DeliveryToSend) =>
+    current.secrets
+      .map((secret) => {
+        if (secret.sealed === null) return openStoredSecret(deps.keyring, secret);
+        let clear = opened.get(secret.sealed);
+        if (clear === undefined) {
+          clear = openStoredSecret(deps.keyring, secret);
+          opened.set(secret.sealed, clear);
+        }
+        return clear;
+      })
+      .filter((secret) => secret.length > 0)
       // Newest first: should more secrets be live than a header carries, the newest sign.
-      secrets = delivery.secrets
-        .map((secret) => openStoredSecret(deps.keyring, secret))
-        .filter((secret) => secret.length > 0)
-        .slice(0, WEBHOOK_SIGNING_SECRETS_MAX);
-      opened.set(delivery.subscriptionId, secrets);
-    }
-    return secrets;
-  };
+      .slice(0, WEBHOOK_SIGNING_SECRETS_MAX);
   return claimed.map((delivery) => sendOne(deps, options, delivery, secretsOf, on));
 }
 
@@ -92,7 +94,7 @@ async function sendOne(
   deps: Deps,
   options: DispatcherOptions,
   delivery: ClaimedDelivery,
-  secretsOf: (delivery: ClaimedDelivery) => string[],
+  secretsOf: (current: DeliveryToSend) => string[],
   on: SendingContext,
 ): Promise<void> {
   const { onError } = on;
@@ -190,7 +192,7 @@ async function attempt(
   deps: Deps,
   options: DispatcherOptions,
   delivery: ClaimedDelivery,
-  send: { slot: SendSlot; secretsOf: (delivery: ClaimedDelivery) => string[] },
+  send: { slot: SendSlot; secretsOf: (current: DeliveryToSend) => string[] },
   startedAt: Date,
 ): Promise<AttemptOutcome | undefined> {
   const current = await send.slot.current();
@@ -217,7 +219,7 @@ async function attempt(
     apiVersion: current.apiVersion,
   };
   const body = deliveryBody(target, deps);
-  const secrets = send.secretsOf(delivery);
+  const secrets = send.secretsOf(current);
   const result: SendResult =
     secrets.length === 0
       ? { kind: 'error', errorClass: 'other', message: 'the subscription has no active secret' }
