@@ -73,6 +73,23 @@ describe.each(BACKENDS)('webhook dispatcher queue on %s', (backend) => {
     return { key, subscriptionId: subscribed.data.id, eventIds };
   }
 
+  /** Runs `during` while a dispatcher sends with this in-flight limit; it is stopped after, having met no error. */
+  async function whileDispatching(
+    subscriptionConcurrency: number,
+    during: () => Promise<void>,
+  ): Promise<void> {
+    const errors: unknown[] = [];
+    const dispatcher = startWebhookDispatcher(t.deps, options(subscriptionConcurrency), (e) =>
+      errors.push(e),
+    );
+    try {
+      await during();
+    } finally {
+      await dispatcher.stop();
+    }
+    expect(errors).toEqual([]);
+  }
+
   /** The subscription's deliveries, in the order of `eventIds` (their events' order) when given. */
   const rows = async (subscriptionId: string, eventIds: readonly string[] = []) =>
     (
@@ -100,9 +117,7 @@ describe.each(BACKENDS)('webhook dispatcher queue on %s', (backend) => {
       status: 200,
       delayMs: receiver.received.length <= sendsAtOnce ? firstRoundMs : 5,
     });
-    const errors: unknown[] = [];
-    const dispatcher = startWebhookDispatcher(t.deps, options(sendsAtOnce), (e) => errors.push(e));
-    try {
+    await whileDispatching(sendsAtOnce, async () => {
       await waitFor('the first round', () => receiver.received.length === sendsAtOnce);
       const leased = (await rows(subscriptionId)).filter((r) => r.status === 'delivering');
       expect(leased).toHaveLength(depth);
@@ -122,19 +137,14 @@ describe.each(BACKENDS)('webhook dispatcher queue on %s', (backend) => {
       const sent = receiver.received.map((r) => String(r.headers['service-event-id']));
       expect(sent).toHaveLength(eventIds.length);
       expect(new Set(sent)).toEqual(new Set(eventIds));
-    } finally {
-      await dispatcher.stop();
-    }
-    expect(errors).toEqual([]);
+    });
   });
 
   it('a delivery queued when its subscription is disabled is not sent, and its claim is not counted', async () => {
     const { key, subscriptionId, eventIds } = await backlog(4);
     // Each answer takes longer than a held delivery's state stays fresh.
     receiver.respond = () => ({ status: 200, delayMs: 3 * WEBHOOK_HELD_STATE_MAX_AGE_MS });
-    const errors: unknown[] = [];
-    const dispatcher = startWebhookDispatcher(t.deps, options(1), (e) => errors.push(e));
-    try {
+    await whileDispatching(1, async () => {
       await waitFor('the first send', () => receiver.received.length === 1);
       const disabled = await api(t, 'PATCH', `/v1/webhook-subscriptions/${subscriptionId}`, {
         key,
@@ -151,19 +161,14 @@ describe.each(BACKENDS)('webhook dispatcher queue on %s', (backend) => {
       expect(after.slice(1)).toEqual(
         eventIds.slice(1).map((eventId) => ({ eventId, status: 'pending', attempts: 0, lease: null })),
       );
-    } finally {
-      await dispatcher.stop();
-    }
-    expect(errors).toEqual([]);
+    });
   });
 
   it('a delivery queued when its secret is rotated with no grace is signed with the new secret only', async () => {
     const { key, subscriptionId, eventIds } = await backlog(3);
     receiver.respond = () => ({ status: 200, delayMs: 3 * WEBHOOK_HELD_STATE_MAX_AGE_MS });
-    const errors: unknown[] = [];
-    const dispatcher = startWebhookDispatcher(t.deps, options(1), (e) => errors.push(e));
     let secret = '';
-    try {
+    await whileDispatching(1, async () => {
       await waitFor('the first send', () => receiver.received.length === 1);
       const rotated = await api(t, 'POST', `/v1/webhook-subscriptions/${subscriptionId}/rotate-secret`, {
         key,
@@ -172,16 +177,13 @@ describe.each(BACKENDS)('webhook dispatcher queue on %s', (backend) => {
       expect(rotated.statusCode, rotated.body).toBe(200);
       secret = rotated.data.secret;
       await waitFor('every event', () => receiver.received.length === eventIds.length);
-    } finally {
-      await dispatcher.stop();
-    }
+    });
     const at = Math.floor(Date.now() / 1000);
     for (const later of receiver.received.slice(1)) {
       const signature = String(later.headers['service-signature']);
       expect(signature.match(/v1=/g)).toHaveLength(1);
       expect(verifySignatureHeader(later.body, signature, [secret], at).ok).toBe(true);
     }
-    expect(errors).toEqual([]);
   });
 
   it('a stopping dispatcher gives back its queue at once, and the send in flight when it gives up', async () => {
