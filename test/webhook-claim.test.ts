@@ -225,6 +225,33 @@ describe.each(BACKENDS)('webhook claim on %s', (backend) => {
     expect((await claimAs('b', later)).length).toBe(8);
   });
 
+  it("a queue's rows come back in the order they are sent in, each leased for its round, whatever their ids", async () => {
+    const key = await organization();
+    await subscribe(key, ['transfer.created']);
+    // Made oldest first, due newest first: id order is the reverse of due order.
+    const byDue: string[] = [];
+    for (let i = 8; i >= 1; i--) byDue.unshift(await emitAt(key, i));
+    const at = new Date();
+    const claimed = await t.deps.store.transaction((tx) =>
+      claimDueDeliveries(tx, at, new Date(at.getTime() + LEASE_MS), 50, 8, {
+        owner: 'a',
+        sendsAtOnce: 2,
+        roundMs: 10_000,
+      }),
+    );
+    expect(claimed.map((d) => d.eventId)).toEqual(byDue);
+    const leases = await t.deps.store.query(
+      'SELECT id, lease_expires_at FROM webhook_deliveries WHERE id = ANY($1::text[])',
+      [claimed.map((d) => d.id)],
+    );
+    const leaseOf = new Map(
+      leases.map((r) => [String(r.id), new Date(r.lease_expires_at as string).getTime()]),
+    );
+    expect(claimed.map((d) => (leaseOf.get(d.id) as number) - at.getTime() - LEASE_MS)).toEqual([
+      0, 0, 10_000, 10_000, 20_000, 20_000, 30_000, 30_000,
+    ]);
+  });
+
   it.skipIf(backend === 'pglite')('skips rows another dispatcher holds until it lets them go', async () => {
     const key = await organization();
     await subscribe(key, ['transfer.created']);

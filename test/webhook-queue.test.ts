@@ -8,6 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { defaultWebhookSettings } from '../src/config/webhooks.ts';
 import { verifySignatureHeader } from '../src/domain/signing.ts';
 import { issueApiKey } from '../src/modules/apiKeys/useCases/keys.ts';
+import { claimDueDeliveries } from '../src/modules/webhooks/repository/claims.ts';
 import {
   type DispatcherOptions,
   startWebhookDispatcher,
@@ -77,11 +78,12 @@ describe.each(BACKENDS)('webhook dispatcher queue on %s', (backend) => {
   async function whileDispatching(
     subscriptionConcurrency: number,
     during: () => Promise<void>,
+    settings: Partial<DispatcherOptions['settings']> = {},
   ): Promise<void> {
     const errors: unknown[] = [];
-    const dispatcher = startWebhookDispatcher(t.deps, options(subscriptionConcurrency), (e) =>
-      errors.push(e),
-    );
+    const opts = options(subscriptionConcurrency);
+    const merged = { ...opts, settings: { ...opts.settings, ...settings } };
+    const dispatcher = startWebhookDispatcher(t.deps, merged, (e) => errors.push(e));
     try {
       await during();
     } finally {
@@ -134,6 +136,7 @@ describe.each(BACKENDS)('webhook dispatcher queue on %s', (backend) => {
         (await rows(subscriptionId)).every((r) => r.status === 'succeeded'),
       );
       expect(receiver.openMax).toBe(sendsAtOnce);
+      expect(await owned(subscriptionId)).toBe(0);
       const sent = receiver.received.map((r) => String(r.headers['service-event-id']));
       expect(sent).toHaveLength(eventIds.length);
       expect(new Set(sent)).toEqual(new Set(eventIds));
@@ -161,6 +164,7 @@ describe.each(BACKENDS)('webhook dispatcher queue on %s', (backend) => {
       expect(after.slice(1)).toEqual(
         eventIds.slice(1).map((eventId) => ({ eventId, status: 'pending', attempts: 0, lease: null })),
       );
+      expect(await owned(subscriptionId)).toBe(0);
     });
   });
 
@@ -186,6 +190,74 @@ describe.each(BACKENDS)('webhook dispatcher queue on %s', (backend) => {
     }
   });
 
+  /** The subscription's deliveries that still name a lease owner (none should once they left `delivering`). */
+  const owned = async (subscriptionId: string) =>
+    (
+      await t.deps.store.query(
+        'SELECT id FROM webhook_deliveries WHERE subscription_id = $1 AND lease_owner IS NOT NULL',
+        [subscriptionId],
+      )
+    ).length;
+
+  /** Lets the leases of a subscription's queued deliveries run out, as if they had waited longer than foreseen. */
+  const expireQueuedLeases = (subscriptionId: string, sentEventId: string) =>
+    t.deps.store.query(
+      `UPDATE webhook_deliveries SET lease_expires_at = now() - interval '1 second'
+        WHERE subscription_id = $1 AND status = 'delivering' AND event_id <> $2`,
+      [subscriptionId, sentEventId],
+    );
+
+  const claimAs = (owner: string) =>
+    t.deps.store.transaction((tx) => {
+      const at = new Date();
+      return claimDueDeliveries(tx, at, new Date(at.getTime() + 60_000), 50, 8, {
+        owner,
+        sendsAtOnce: 1,
+        roundMs: TIMEOUT_MS,
+      });
+    });
+
+  it('a queued delivery whose lease ran out and was taken over by another dispatcher is not sent', async () => {
+    const { subscriptionId, eventIds } = await backlog(4);
+    receiver.respond = () => ({ status: 200, delayMs: 3 * WEBHOOK_HELD_STATE_MAX_AGE_MS });
+    await whileDispatching(1, async () => {
+      await waitFor('the first send', () => receiver.received.length === 1);
+      // Every lease of the subscription ran out: another dispatcher may take all four.
+      await expireQueuedLeases(subscriptionId, '');
+      const taken = (await claimAs('another')).filter((d) => d.subscriptionId === subscriptionId);
+      expect(taken.map((d) => d.eventId).sort()).toEqual([...eventIds].sort());
+      await sleep(6 * WEBHOOK_HELD_STATE_MAX_AGE_MS);
+      expect(receiver.received.map((r) => r.headers['service-event-id'])).toEqual([eventIds[0]]);
+    });
+    // Each is the other dispatcher's now (its attempt 2); the first one's late answer was only logged.
+    expect((await rows(subscriptionId, eventIds)).map((r) => [r.status, r.attempts])).toEqual(
+      eventIds.map(() => ['delivering', 2]),
+    );
+  });
+
+  it('a queued delivery whose lease ran out while it waited is renewed before its send, and sent once', async () => {
+    const { subscriptionId, eventIds } = await backlog(4);
+    receiver.respond = () => ({ status: 200, delayMs: 3 * WEBHOOK_HELD_STATE_MAX_AGE_MS });
+    // No poll for the hour: only the renewal can keep the queued rows from another dispatcher.
+    await whileDispatching(
+      1,
+      async () => {
+        await waitFor('the first send', () => receiver.received.length === 1);
+        await expireQueuedLeases(subscriptionId, eventIds[0] as string);
+        await waitFor('the second send', () => receiver.received.length === 2);
+        // The second send's read renewed its lease and those queued behind it: nobody else may take them.
+        expect((await claimAs('another')).filter((d) => d.subscriptionId === subscriptionId)).toEqual([]);
+        await waitFor('every event', () => receiver.received.length >= eventIds.length);
+        await waitFor('every outcome', async () =>
+          (await rows(subscriptionId)).every((r) => r.status === 'succeeded'),
+        );
+      },
+      { pollIntervalMs: 3_600_000 },
+    );
+    const sent = receiver.received.map((r) => String(r.headers['service-event-id']));
+    expect(sent.sort()).toEqual([...eventIds].sort());
+  });
+
   it('a stopping dispatcher gives back its queue at once, and the send in flight when it gives up', async () => {
     const { subscriptionId, eventIds } = await backlog(5);
     receiver.respond = () => ({ status: 200, delayMs: 60_000 });
@@ -204,6 +276,7 @@ describe.each(BACKENDS)('webhook dispatcher queue on %s', (backend) => {
       eventIds.map((eventId) => ({ eventId, status: 'pending', attempts: 0, lease: null })),
     );
     expect(receiver.received).toHaveLength(1);
+    expect(await owned(subscriptionId)).toBe(0);
     expect(errors).toEqual([]);
   });
 });

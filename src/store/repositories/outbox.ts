@@ -82,6 +82,7 @@ export async function insertDeliveries(
      ON CONFLICT (event_id, subscription_id) DO UPDATE SET
        status = CASE WHEN ${leased} THEN 'delivering' ELSE 'pending' END,
        lease_expires_at = CASE WHEN ${leased} THEN d.lease_expires_at END,
+       lease_owner = CASE WHEN ${leased} THEN d.lease_owner END,
        attempts_before_requeue = CASE WHEN ${leased} THEN d.attempts - 1 ELSE d.attempts END,
        next_attempt_at = EXCLUDED.next_attempt_at`,
     [

@@ -26,7 +26,8 @@ export interface ClaimedDelivery {
  * dispatcher claimed meanwhile is either locked (skipped) or re-checked on its newest version by the lock and
  * dropped. The oldest n due rows of a subscription are among its oldest n pending ones and its run-out leases.
  * A subscription on which another owner holds live leases gives this one nothing; its holder's queue is
- * topped up to the depth. A row's lease covers the rounds of sends queued ahead of it.
+ * topped up to the depth. A row's lease covers the rounds of sends queued ahead of it, and the rows come back
+ * in that order (each subscription's in due order), the order they are sent in.
  * Parameters: $1 now, $2 rows at most, $3 rows held per subscription at most (the queue's depth), $4 the
  * lease's end for the first round, $5 the lease owner (NULL for a caller with no queue), $6 sends at once
  * per subscription, $7 milliseconds each round ahead adds to the lease.
@@ -64,13 +65,14 @@ const CLAIM_DUE_DELIVERIES = `WITH leased AS (
           FOR UPDATE SKIP LOCKED
      ), claimed AS (
        UPDATE webhook_deliveries d SET status = 'delivering', attempts = d.attempts + 1, lease_owner = $5::text,
-              lease_expires_at = $4::timestamptz + (c.position / $6::integer) * $7::integer * interval '1 millisecond'
-         FROM locked JOIN candidates c ON c.id = locked.id WHERE d.id = locked.id
-       RETURNING d.id, d.organization_id, d.event_id, d.subscription_id, d.attempts
+              lease_expires_at = $4::timestamptz + (q.position / $6::integer) * $7::integer * interval '1 millisecond'
+         FROM locked JOIN candidates q ON q.id = locked.id WHERE d.id = locked.id
+       RETURNING d.id, d.organization_id, d.event_id, d.subscription_id, d.attempts, q.position
      )
      SELECT c.*, e.type AS event_type, e.data AS event_data, e.created_at AS event_created_at,
             s.url, s.payload_format, s.api_version, s.failing_since IS NOT NULL AS subscription_failing
-       FROM claimed c JOIN events e ON e.id = c.event_id JOIN webhook_subscriptions s ON s.id = c.subscription_id`;
+       FROM claimed c JOIN events e ON e.id = c.event_id JOIN webhook_subscriptions s ON s.id = c.subscription_id
+      ORDER BY c.position, c.id`;
 
 const claimedFromRow = rowMapper<ClaimedDelivery>({
   id: String,

@@ -82,24 +82,41 @@ const deliveryToSendFromRow = rowMapper<DeliveryToSend>({
   secrets: secretsFromJson,
 });
 
+const DELIVERIES_TO_SEND = `SELECT d.id, d.status, d.attempts, d.attempts_before_requeue, s.url, s.payload_format,
+            s.api_version, (s.status = 'enabled' AND s.deleted_at IS NULL) AS subscription_live,
+            ${liveSecretsJson('d.subscription_id', '$2', '$3')} AS secrets
+       FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.id = d.subscription_id
+      WHERE d.id = ANY($1::text[])`;
+
+/** The same, after renewing the leases still held by owner $4 to at least $5. */
+const DELIVERIES_TO_SEND_RENEWED = `WITH renewed AS (
+       UPDATE webhook_deliveries SET lease_expires_at = GREATEST(lease_expires_at, $5::timestamptz)
+        WHERE id = ANY($1::text[]) AND status = 'delivering' AND lease_owner = $4::text
+       RETURNING id
+     ) ${DELIVERIES_TO_SEND}`;
+
 /**
  * The claimed deliveries as they stand now, by id (one read for many), with their subscriptions' secrets live
- * at `now`; a missing id is gone.
+ * at `now`; a missing id is gone. With `renew`, the leases its owner still holds on them run until at least
+ * `until` first: a delivery that waited in a queue longer than its lease foresaw is still leased when sent,
+ * and one another dispatcher took over meanwhile shows its new attempt.
  */
 export async function findDeliveriesToSend(
   db: Queryable,
   deliveryIds: readonly string[],
   now: Date,
+  renew?: { owner: string; until: Date },
 ): Promise<Map<string, DeliveryToSend>> {
   if (deliveryIds.length === 0) return new Map();
-  const rows = await db.query(
-    `SELECT d.id, d.status, d.attempts, d.attempts_before_requeue, s.url, s.payload_format, s.api_version,
-            (s.status = 'enabled' AND s.deleted_at IS NULL) AS subscription_live,
-            ${liveSecretsJson('d.subscription_id', '$2', '$3')} AS secrets
-       FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.id = d.subscription_id
-      WHERE d.id = ANY($1::text[])`,
-    [deliveryIds, now, WEBHOOK_SIGNING_SECRETS_MAX],
-  );
+  const rows = renew
+    ? await db.query(DELIVERIES_TO_SEND_RENEWED, [
+        deliveryIds,
+        now,
+        WEBHOOK_SIGNING_SECRETS_MAX,
+        renew.owner,
+        renew.until,
+      ])
+    : await db.query(DELIVERIES_TO_SEND, [deliveryIds, now, WEBHOOK_SIGNING_SECRETS_MAX]);
   return new Map(rows.map((row) => [String(row.id), deliveryToSendFromRow(row)]));
 }
 
@@ -109,7 +126,7 @@ export async function findDeliveriesToSend(
  */
 export async function releaseDelivery(db: Queryable, deliveryId: string, attempt: number): Promise<boolean> {
   const rows = await db.query(
-    `UPDATE webhook_deliveries SET status = 'pending', lease_expires_at = NULL, attempts = attempts - 1
+    `UPDATE webhook_deliveries SET status = 'pending', lease_expires_at = NULL, lease_owner = NULL, attempts = attempts - 1
       WHERE id = $1 AND attempts = $2 AND status = 'delivering' RETURNING id`,
     [deliveryId, attempt],
   );
@@ -155,7 +172,7 @@ export async function finishDeliveries(
 ): Promise<Set<string>> {
   if (outcomes.length === 0) return new Set();
   const rows = await db.query(
-    `UPDATE webhook_deliveries d SET status = v.status, next_attempt_at = v.next_attempt_at, lease_expires_at = NULL,
+    `UPDATE webhook_deliveries d SET status = v.status, next_attempt_at = v.next_attempt_at, lease_expires_at = NULL, lease_owner = NULL,
         last_attempt_at = v.finished_at, last_status_code = v.status_code, last_error = v.error,
         succeeded_at = CASE WHEN v.status = 'succeeded' THEN v.finished_at ELSE d.succeeded_at END
        FROM unnest($1::text[], $2::integer[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::integer[], $7::text[])

@@ -57,7 +57,7 @@ async function claim(
     claimDueDeliveries(
       tx,
       now,
-      new Date(now.getTime() + options.settings.timeoutMs + LEASE_MARGIN_MS),
+      new Date(now.getTime() + leaseMs(options)),
       rowsMax,
       perSubscriptionMax,
       queue,
@@ -65,14 +65,23 @@ async function claim(
   );
 }
 
-const sendSlots = (deps: Deps, options: DispatcherOptions, onError: (error: unknown) => void) =>
-  new SendSlots(
-    deps.store,
-    () => deps.now(),
-    options.settings.subscriptionConcurrency,
-    WEBHOOK_DISPATCH_CONCURRENCY_MAX,
+/** A send's lease: its time-out and a margin. */
+const leaseMs = (options: DispatcherOptions) => options.settings.timeoutMs + LEASE_MARGIN_MS;
+
+const sendSlots = (
+  deps: Deps,
+  options: DispatcherOptions,
+  onError: (error: unknown) => void,
+  owner?: string,
+) =>
+  new SendSlots({
+    store: deps.store,
+    now: () => deps.now(),
+    perSubscription: options.settings.subscriptionConcurrency,
+    processMax: WEBHOOK_DISPATCH_CONCURRENCY_MAX,
+    ...(owner === undefined ? {} : { lease: { owner, ms: leaseMs(options) } }),
     onError,
-  );
+  });
 
 /**
  * One pass that waits for its sends: claim (one round per subscription: a pass keeps no queue), send
@@ -114,9 +123,9 @@ export function startWebhookDispatcher(
   // Deliveries leased and not yet recorded, sending or queued.
   const held = new Set<Promise<void>>();
   const record = batchedRecorder(deps, options);
-  const slots = sendSlots(deps, options, onError);
   const sendsAtOnce = options.settings.subscriptionConcurrency;
   const queue: ClaimQueue = { owner: randomUUID(), sendsAtOnce, roundMs: options.settings.timeoutMs };
+  const slots = sendSlots(deps, options, onError, queue.owner);
   const queueDepth = sendsAtOnce * WEBHOOK_SUBSCRIPTION_QUEUE_ROUNDS;
   // Fired when a stopping dispatcher gives up on sends in flight: their deliveries are handed back.
   const handBack = new AbortController();

@@ -18,6 +18,21 @@ const STATE_READ_RETRY_DELAY_MS = 100;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+export interface SendSlotsOptions {
+  store: Queryable;
+  /** The clock the secrets' expiry and the leases are read against. */
+  now: () => Date;
+  /** Sends one subscription has at once, and the process. */
+  perSubscription: number;
+  processMax: number;
+  /**
+   * The dispatcher's lease owner and a lease's length: a delivery read again before its send (it waited) has
+   * its lease renewed to at least that long from then. Absent for a one-pass dispatcher, which keeps no queue.
+   */
+  lease?: { owner: string; ms: number };
+  onError: (error: unknown) => void;
+}
+
 /** One read of held deliveries' states, and when it was asked for (performance.now()). */
 interface StateRead {
   at: number;
@@ -27,6 +42,8 @@ interface StateRead {
 /** A subscription's sends in this dispatcher. */
 interface Lane {
   active: number;
+  /** The deliveries in its slots now. */
+  sending: Set<string>;
   waiting: Waiter[];
   /** In the turn of lanes waiting for a process slot. */
   inTurn: boolean;
@@ -55,14 +72,13 @@ export class SendSlots {
   private active = 0;
   private closed = false;
 
-  constructor(
-    private readonly store: Queryable,
-    /** The clock the secrets' expiry is read against. */
-    private readonly now: () => Date,
-    private readonly perSubscription: number,
-    private readonly processMax: number,
-    private readonly onError: (error: unknown) => void,
-  ) {}
+  private readonly perSubscription: number;
+  private readonly processMax: number;
+
+  constructor(private readonly options: SendSlotsOptions) {
+    this.perSubscription = options.perSubscription;
+    this.processMax = options.processMax;
+  }
 
   /**
    * Takes in what a claim leased, with one read of their states for all. The read is tried twice: a read
@@ -70,7 +86,10 @@ export class SendSlots {
    */
   hold(claimed: readonly ClaimedDelivery[]): void {
     if (claimed.length === 0) return;
-    const read = this.read(claimed.map((d) => d.id));
+    const read = this.read(
+      claimed.map((d) => d.id),
+      false,
+    );
     for (const delivery of claimed) this.reads.set(delivery.id, read);
   }
 
@@ -86,7 +105,7 @@ export class SendSlots {
   take(delivery: ClaimedDelivery): Promise<SendSlot | undefined> {
     let lane = this.lanes.get(delivery.subscriptionId);
     if (!lane) {
-      lane = { active: 0, waiting: [], inTurn: false, failedAt: -Infinity };
+      lane = { active: 0, sending: new Set(), waiting: [], inTurn: false, failedAt: -Infinity };
       this.lanes.set(delivery.subscriptionId, lane);
     }
     if (this.closed) {
@@ -145,14 +164,16 @@ export class SendSlots {
 
   private slotFor(lane: Lane, delivery: ClaimedDelivery): SendSlot {
     let freed = false;
+    lane.sending.add(delivery.id);
     return {
       current: async () => {
         let read = this.reads.get(delivery.id);
         if (!read || performance.now() - read.at > WEBHOOK_HELD_STATE_MAX_AGE_MS || read.at < lane.failedAt) {
-          // Read again for this delivery and every one still queued behind it in the lane.
-          read = this.read([delivery.id, ...lane.waiting.map((w) => w.delivery.id)]);
-          this.reads.set(delivery.id, read);
-          for (const waiter of lane.waiting) this.reads.set(waiter.delivery.id, read);
+          // Read again for this delivery, the others in the lane's slots and every one queued behind them:
+          // slots given out together share one read.
+          const ids = [...lane.sending, ...lane.waiting.map((w) => w.delivery.id)];
+          read = this.read(ids, true);
+          for (const id of ids) this.reads.set(id, read);
         }
         return (await read.states).get(delivery.id);
       },
@@ -160,6 +181,7 @@ export class SendSlots {
         if (freed) return;
         freed = true;
         this.reads.delete(delivery.id);
+        lane.sending.delete(delivery.id);
         if (failed) lane.failedAt = performance.now();
         lane.active--;
         this.active--;
@@ -173,11 +195,19 @@ export class SendSlots {
     };
   }
 
-  private read(ids: readonly string[]): StateRead {
-    const states = findDeliveriesToSend(this.store, ids, this.now()).catch(async (error: unknown) => {
-      this.onError(error);
+  /** One read of `ids`; `renew`: their leases renewed first (a read again before a send). */
+  private read(ids: readonly string[], renew: boolean): StateRead {
+    const { store, now, lease, onError } = this.options;
+    const find = () => {
+      const at = now();
+      const renewal =
+        renew && lease ? { owner: lease.owner, until: new Date(at.getTime() + lease.ms) } : undefined;
+      return findDeliveriesToSend(store, ids, at, renewal);
+    };
+    const states = find().catch(async (error: unknown) => {
+      onError(error);
       await sleep(STATE_READ_RETRY_DELAY_MS);
-      return findDeliveriesToSend(this.store, ids, this.now());
+      return find();
     });
     // Each send turns a failed read into its own failed attempt; this only stops Node calling it unhandled.
     states.catch(() => {});
