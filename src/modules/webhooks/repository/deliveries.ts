@@ -88,17 +88,21 @@ const DELIVERIES_TO_SEND = `SELECT d.id, d.status, d.attempts, d.attempts_before
        FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.id = d.subscription_id
       WHERE d.id = ANY($1::text[])`;
 
-/** The same, after renewing the leases still held by owner $4 to at least $5. */
+/**
+ * The same, after renewing the leases still held by owner $4 that end before $6 (half a lease from now) to
+ * $5 (a lease from now): a row with time to spare is not written.
+ */
 const DELIVERIES_TO_SEND_RENEWED = `WITH renewed AS (
-       UPDATE webhook_deliveries SET lease_expires_at = GREATEST(lease_expires_at, $5::timestamptz)
+       UPDATE webhook_deliveries SET lease_expires_at = $5::timestamptz
         WHERE id = ANY($1::text[]) AND status = 'delivering' AND lease_owner = $4::text
+          AND lease_expires_at < $6::timestamptz
        RETURNING id
      ) ${DELIVERIES_TO_SEND}`;
 
 /**
  * The claimed deliveries as they stand now, by id (one read for many), with their subscriptions' secrets live
- * at `now`; a missing id is gone. With `renew`, the leases its owner still holds on them run until at least
- * `until` first: a delivery that waited in a queue longer than its lease foresaw is still leased when sent,
+ * at `now`; a missing id is gone. With `renew`, the leases its owner still holds on them that end before
+ * half-way to `until` run until `until` first: a delivery that waited in a queue longer than its lease foresaw is still leased when sent,
  * and one another dispatcher took over meanwhile shows its new attempt.
  */
 export async function findDeliveriesToSend(
@@ -115,6 +119,7 @@ export async function findDeliveriesToSend(
         WEBHOOK_SIGNING_SECRETS_MAX,
         renew.owner,
         renew.until,
+        new Date((now.getTime() + renew.until.getTime()) / 2),
       ])
     : await db.query(DELIVERIES_TO_SEND, [deliveryIds, now, WEBHOOK_SIGNING_SECRETS_MAX]);
   return new Map(rows.map((row) => [String(row.id), deliveryToSendFromRow(row)]));

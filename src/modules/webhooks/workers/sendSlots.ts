@@ -169,9 +169,11 @@ export class SendSlots {
       current: async () => {
         let read = this.reads.get(delivery.id);
         if (!read || performance.now() - read.at > WEBHOOK_HELD_STATE_MAX_AGE_MS || read.at < lane.failedAt) {
-          // Read again for this delivery, the others in the lane's slots and every one queued behind them:
-          // slots given out together share one read.
-          const ids = [...lane.sending, ...lane.waiting.map((w) => w.delivery.id)];
+          // Read again for this delivery, the others in the lane's slots and the next round queued behind
+          // them: slots given out together share one read, and rows further back would be stale again by
+          // the time their turn comes.
+          const next = lane.waiting.slice(0, this.perSubscription).map((w) => w.delivery.id);
+          const ids = [...lane.sending, ...next];
           read = this.read(ids, true);
           for (const id of ids) this.reads.set(id, read);
         }
