@@ -57,6 +57,8 @@ const SHORT_LEASE_MS = 50;
 const SILENT_PARTNER_RECHECK_MS = 20_000;
 /** Transfers in the one-failure cases. */
 const BATCH_TRANSFERS = 5;
+/** Passes in the case whose leases run out at once: each is a new race between the lanes' claims. */
+const RACING_PASSES = 40;
 
 const SETTLE_PHONE = '+254700000000';
 /** A number the test partners treat specially (throw, never answer, outlast the lease). */
@@ -429,6 +431,34 @@ describe.each(BACKENDS)('rail worker on %s', (backend) => {
           : { status: 'processing', railReference: rail.references.get(x.id)?.[0] },
       );
     }
+  });
+
+  it('steps each transfer once a pass even when its lease runs out within the pass', async () => {
+    const queue = await queueTransfers(t, BATCH_TRANSFERS);
+    // Every lease has run out the moment it is taken, and every answer asks to be asked again at once: the
+    // lanes' claims race for rows made due again by another lane's claim or answer.
+    let steps = new Map<string, number>();
+    const step = (id: string) => steps.set(id, (steps.get(id) ?? 0) + 1);
+    const adapter: RailAdapter = {
+      async submit({ transfer }, now) {
+        step(transfer.id);
+        await sleep(SUBMIT_YIELD_MS);
+        return { accepted: true, reference: `payout_${transfer.id}`, checkAt: now };
+      },
+      async check(transfer, now) {
+        step(transfer.id);
+        await sleep(SUBMIT_YIELD_MS);
+        return { kind: 'processing', checkAt: now };
+      },
+    };
+    for (let pass = 0; pass < RACING_PASSES; pass++) {
+      steps = new Map();
+      const count = await runRailWorkerOnce(t.deps, everyRail(adapter), { leaseMs: 0 });
+      expect(count).toBe(BATCH_TRANSFERS);
+      expect([...steps.values()].filter((n) => n !== 1)).toEqual([]);
+      expect(steps.size).toBe(BATCH_TRANSFERS);
+    }
+    expect(queue.ids).toHaveLength(BATCH_TRANSFERS);
   });
 
   it('logs a transfer whose answer cannot be recorded, and records the rest of the pass', async () => {

@@ -118,7 +118,7 @@ function transferFields(transfer: Transfer, extra: Record<string, string> = {}):
  */
 async function claimNext(
   deps: Deps,
-  seen: readonly string[],
+  stepped: Set<string>,
   leaseMs: number,
   log: RailWorkerLog,
 ): Promise<{ id: string; transfer?: Transfer; again?: true } | undefined> {
@@ -127,15 +127,18 @@ async function claimNext(
   try {
     const transfer = await deps.store.transaction(async (tx) => {
       const now = deps.now();
-      const [due] = await claimDueRailChecks(tx, now, 1, seen);
+      const [due] = await claimDueRailChecks(tx, now, 1, [...stepped]);
       if (!due) return undefined;
       // The query's exclusion list is the one this lane had when it issued it; under load it can run after
-      // another lane of this pass stepped the same transfer (and its answer made it due again). One step a
-      // pass: leave it as it is for the next one.
-      if (seen.includes(due.id)) {
+      // another lane of this pass stepped the same transfer (its answer, or its lease running out, made it
+      // due again). One step a pass: leave it as it is for the next one.
+      if (stepped.has(due.id)) {
         steppedAlready = due.id;
         return undefined;
       }
+      // Marked before this claim commits: a lane whose query locks the row after the commit (its lease
+      // already run out on a slow machine) may get its answer first, and must find it stepped.
+      stepped.add(due.id);
       found = due;
       const leaseUntil = new Date(now.getTime() + leaseMs);
       if (due.status === 'pending') {
@@ -323,22 +326,21 @@ export async function runRailWorkerOnce(
   const log = options.log ?? stderrRailWorkerLog;
   // Each transfer gets one step per pass (a submit now, its check in a later pass), as a batch claim did.
   // Lanes claim one transfer at a time (SKIP LOCKED keeps them apart) and share what they have seen.
-  const seen: string[] = [];
+  const stepped = new Set<string>();
   let done = false;
   const lane = async () => {
-    while (!done && seen.length < batchRows && !options.stopping?.aborted) {
-      const claimed = await claimNext(deps, seen, leaseMs, log);
+    while (!done && stepped.size < batchRows && !options.stopping?.aborted) {
+      const claimed = await claimNext(deps, stepped, leaseMs, log);
       if (!claimed) {
         done = true;
         return;
       }
       if (claimed.again) continue;
-      seen.push(claimed.id);
       if (claimed.transfer) {
         await workOn(deps, resolve, claimed.transfer, { callTimeoutMs, log, handBack: options.handBack });
       }
     }
   };
   await Promise.all(Array.from({ length: concurrency }, lane));
-  return seen.length;
+  return stepped.size;
 }
