@@ -7,6 +7,7 @@ import type { LaunchProduct } from '../../domain/organizationProfile.ts';
 import type { Rail } from '../../domain/transfers.ts';
 import { column, computed, rowMapper, stored } from '../../store/repositories/rowMappers.ts';
 import {
+  fieldArrays,
   nullableDate,
   nullableNumber,
   nullableText,
@@ -87,9 +88,7 @@ export async function saveGateRows(
       WHERE g.organization_id = $1 AND g.product = v.product AND g.gate = v.gate`,
     [
       organizationId,
-      rows.map((r) => r.product),
-      rows.map((r) => r.gate),
-      rows.map((r) => r.state),
+      ...fieldArrays(rows, 'product', 'gate', 'state'),
       rows.map((r) => JSON.stringify(r.evidence)),
       rows.map((r) => r.evidenceRecordId),
       now,
@@ -126,14 +125,7 @@ export async function insertOverrides(
      SELECT $1, o.product, o.gate, o.reason, o.evidence_record_id, o.created_at
        FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[])
          AS o(product, gate, reason, evidence_record_id, created_at)`,
-    [
-      organizationId,
-      overrides.map((o) => o.product),
-      overrides.map((o) => o.gate),
-      overrides.map((o) => o.reason),
-      overrides.map((o) => o.evidenceRecordId),
-      overrides.map((o) => o.createdAt),
-    ],
+    [organizationId, ...fieldArrays(overrides, 'product', 'gate', 'reason', 'evidenceRecordId', 'createdAt')],
   );
 }
 

@@ -6,7 +6,7 @@
 import { prepared } from '../preparedStatements.ts';
 import type { Queryable } from '../store.ts';
 import { column, rowMapper } from './rowMappers.ts';
-import { nullableDate, toDate } from './rows.ts';
+import { fieldArrays, nullableDate, toDate } from './rows.ts';
 
 export interface IdempotencyRecord {
   organizationId: string;
@@ -136,13 +136,16 @@ export async function insertIdempotencyRecords(
      SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::text[],
                           $8::timestamptz[])`,
     [
-      records.map((r) => r.organizationId),
-      records.map((r) => r.key),
-      records.map((r) => r.fingerprint),
-      records.map((r) => r.method),
-      records.map((r) => r.path),
-      records.map((r) => r.responseStatus),
-      records.map((r) => r.responseText),
+      ...fieldArrays(
+        records,
+        'organizationId',
+        'key',
+        'fingerprint',
+        'method',
+        'path',
+        'responseStatus',
+        'responseText',
+      ),
       records.map((r) => r.createdAt.toISOString()),
     ],
   );

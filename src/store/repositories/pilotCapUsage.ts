@@ -5,7 +5,7 @@
  */
 import type { Queryable } from '../store.ts';
 import { rowMapper } from './rowMappers.ts';
-import { int8AsNumber, toBigInt, toDay } from './rows.ts';
+import { fieldArrays, int8AsNumber, toBigInt, toDay } from './rows.ts';
 
 export interface PilotUsageKey {
   organizationId: string;
@@ -66,9 +66,7 @@ export async function savePilotUsage(db: Queryable, usage: readonly LockedPilotU
          AS v(organization_id, currency, day, transfer_count, sent_minor)
       WHERE u.organization_id = v.organization_id AND u.currency = v.currency AND u.day = v.day`,
     [
-      usage.map((u) => u.organizationId),
-      usage.map((u) => u.currency),
-      usage.map((u) => u.day),
+      ...fieldArrays(usage, 'organizationId', 'currency', 'day'),
       usage.map((u) => String(u.transferCount)),
       usage.map((u) => u.sentMinor.toString()),
     ],

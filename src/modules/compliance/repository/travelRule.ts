@@ -1,7 +1,13 @@
 /** Digital-asset routes and Travel Rule settings, per organization. */
 import type { DigitalAsset, DigitalAssetNetwork, DigitalAssetRoute } from '../../../domain/digitalAssets.ts';
 import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
-import { nullableBigInt, toBigInt, toDate, toJsonObject } from '../../../store/repositories/rows.ts';
+import {
+  fieldArrays,
+  nullableBigInt,
+  toBigInt,
+  toDate,
+  toJsonObject,
+} from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 
 const routeFromRow = rowMapper<DigitalAssetRoute>({
@@ -39,10 +45,7 @@ export async function insertMissingRoutes(
      ON CONFLICT (organization_id, asset, network) DO NOTHING
      RETURNING ${ROUTE_COLUMNS}`,
     [
-      routes.map((r) => r.organizationId),
-      routes.map((r) => r.asset),
-      routes.map((r) => r.network),
-      routes.map((r) => r.status),
+      ...fieldArrays(routes, 'organizationId', 'asset', 'network', 'status'),
       routes.map((r) => r.updatedAt.toISOString()),
     ],
   );
