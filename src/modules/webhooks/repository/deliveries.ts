@@ -11,18 +11,11 @@ import {
 } from '../../../domain/webhooks.ts';
 import { type RowFields, rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
 import { fieldArrays, isTrue } from '../../../store/repositories/rows.ts';
+import type { AttemptRecord } from '../../../store/repositories/webhookDeliveryLog.ts';
 import type { Queryable } from '../../../store/store.ts';
 import { liveSecretsJson, type StoredSecret, secretsFromJson } from './secrets.ts';
 
-export interface AttemptRecord {
-  deliveryId: string;
-  attempt: number;
-  startedAt: Date;
-  durationMs: number;
-  statusCode: number | null;
-  errorClass: string | null;
-  responseBody: string | null;
-}
+export type { AttemptRecord } from '../../../store/repositories/webhookDeliveryLog.ts';
 
 /** Text as the log keeps it: bounded, and never a NUL or lone surrogate, which would fail the whole outcome. */
 const loggable = (text: string | null) =>
