@@ -77,6 +77,23 @@ export function dueRecordsClaimer<T>(table: Pick<RecordTable<T>, 'name' | 'colum
 }
 
 /**
+ * Reads a page of the rows whose sealed data another master key than `keyId` wraps (`keyColumn` names the
+ * row's key), in id order and locked for the rewrap that follows: what re-sealing after a key change walks.
+ */
+export function notWrappedByReader<T>(
+  table: Pick<RecordTable<T>, 'name' | 'columns' | 'fromRow'>,
+  keyColumn: string,
+) {
+  return async (db: Queryable, keyId: string, rowsMax: number): Promise<T[]> => {
+    const rows = await db.query(
+      `SELECT ${table.columns} FROM ${table.name} WHERE ${keyColumn} <> $1 ORDER BY id LIMIT $2 FOR UPDATE`,
+      [keyId, rowsMax],
+    );
+    return rows.map(table.fromRow);
+  };
+}
+
+/**
  * Equality filters read from a list filter's fields, each on the column named after it in snake_case
  * (`transferId` on `transfer_id`), in the order given.
  */

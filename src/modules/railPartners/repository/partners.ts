@@ -3,6 +3,7 @@ import { ID_PREFIXES } from '../../../domain/ids.ts';
 import type { Rail } from '../../../domain/transfers.ts';
 import {
   newestFirstLister,
+  notWrappedByReader,
   organizationRecordFinder,
   type RecordTable,
 } from '../../../store/repositories/records.ts';
@@ -154,14 +155,4 @@ export async function railPartnerCredentialKeyIds(db: Queryable): Promise<string
 }
 
 /** Configurations whose credentials another key than `keyId` sealed, a page at a time (rewrap). */
-export async function railPartnerConfigsNotWrappedBy(
-  db: Queryable,
-  keyId: string,
-  rowsMax: number,
-): Promise<RailPartnerConfig[]> {
-  const rows = await db.query(
-    `SELECT ${COLUMNS} FROM rail_partner_configs WHERE credentials_key_id <> $1 ORDER BY id LIMIT $2 FOR UPDATE`,
-    [keyId, rowsMax],
-  );
-  return rows.map(fromRow);
-}
+export const railPartnerConfigsNotWrappedBy = notWrappedByReader(CONFIGS, 'credentials_key_id');
