@@ -37,6 +37,17 @@ const CONFIGS: RecordTable<RailPartnerConfig> = {
   fromRow,
 };
 
+/** What a configuration's update rewrites, in the order both its insert and its update write them. */
+function settingsParams(config: RailPartnerConfig, credentialsKeyId: string): unknown[] {
+  return [
+    config.status,
+    JSON.stringify(config.settings),
+    JSON.stringify(config.credentialNames),
+    config.sealedCredentials,
+    credentialsKeyId,
+  ];
+}
+
 /** False when the organization already has an active partner on the rail and network. */
 export async function insertRailPartnerConfig(
   db: Queryable,
@@ -54,11 +65,7 @@ export async function insertRailPartnerConfig(
       config.rail,
       config.network,
       config.partner,
-      config.status,
-      JSON.stringify(config.settings),
-      JSON.stringify(config.credentialNames),
-      config.sealedCredentials,
-      credentialsKeyId,
+      ...settingsParams(config, credentialsKeyId),
       config.callbackToken,
       config.createdAt,
       config.updatedAt,
@@ -76,16 +83,7 @@ export async function updateRailPartnerConfig(
     `UPDATE rail_partner_configs SET status = $3, settings = $4::jsonb, credential_names = $5::jsonb,
        sealed_credentials = $6, credentials_key_id = $7, updated_at = $8
      WHERE organization_id = $1 AND id = $2`,
-    [
-      config.organizationId,
-      config.id,
-      config.status,
-      JSON.stringify(config.settings),
-      JSON.stringify(config.credentialNames),
-      config.sealedCredentials,
-      credentialsKeyId,
-      config.updatedAt,
-    ],
+    [config.organizationId, config.id, ...settingsParams(config, credentialsKeyId), config.updatedAt],
   );
 }
 
