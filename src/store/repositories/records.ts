@@ -41,6 +41,21 @@ export function organizationRecordFinder<T, Key extends string | number = string
 }
 
 /**
+ * Finds the one record whose `keyColumns` equal the keys given, in that order: a key unique in the table (an
+ * id, a callback token, an address on a network, the organization of a one-per-organization row).
+ */
+export function recordFinderBy<T, const KeyColumns extends readonly string[]>(
+  table: Pick<RecordTable<T>, 'name' | 'columns' | 'fromRow'>,
+  ...keyColumns: KeyColumns
+) {
+  const where = keyColumns.map((column, i) => `${column} = $${i + 1}`).join(' AND ');
+  return async (db: Queryable, ...keys: { [I in keyof KeyColumns]: string }): Promise<T | undefined> => {
+    const [row] = await db.query(`SELECT ${table.columns} FROM ${table.name} WHERE ${where}`, keys);
+    return row && table.fromRow(row);
+  };
+}
+
+/**
  * Lists an organization's records newest first, a page at a time (listNewestFirst), narrowed by the
  * equality filters `equal` reads from the list's filter.
  */

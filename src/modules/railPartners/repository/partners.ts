@@ -6,6 +6,7 @@ import {
   notWrappedByReader,
   organizationRecordFinder,
   type RecordTable,
+  recordFinderBy,
 } from '../../../store/repositories/records.ts';
 import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
 import { nullableText, toDate, toJsonObject } from '../../../store/repositories/rows.ts';
@@ -90,15 +91,7 @@ export async function updateRailPartnerConfig(
 export const findRailPartnerConfig = organizationRecordFinder(CONFIGS);
 
 /** The configuration a callback path names, whatever its organization: the token is the credential. */
-export async function findRailPartnerConfigByToken(
-  db: Queryable,
-  token: string,
-): Promise<RailPartnerConfig | undefined> {
-  const [row] = await db.query(`SELECT ${COLUMNS} FROM rail_partner_configs WHERE callback_token = $1`, [
-    token,
-  ]);
-  return row && fromRow(row);
-}
+export const findRailPartnerConfigByToken = recordFinderBy(CONFIGS, 'callback_token');
 
 /** The organization's active partner for a rail and network (a network-less one serves every network). */
 /**
