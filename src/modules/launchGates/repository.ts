@@ -5,6 +5,7 @@
 import type { EvidenceValue } from '../../domain/evidence.ts';
 import type { LaunchProduct } from '../../domain/organizationProfile.ts';
 import type { Rail } from '../../domain/transfers.ts';
+import { allOrganizationRecordsLister } from '../../store/repositories/records.ts';
 import { column, computed, rowMapper, stored } from '../../store/repositories/rowMappers.ts';
 import {
   fieldArrays,
@@ -37,13 +38,10 @@ const gateFromRow = rowMapper<RecordedLaunchGate>({
   evidenceRecordId: nullableText,
 });
 
-export async function listGateRows(db: Queryable, organizationId: string): Promise<RecordedLaunchGate[]> {
-  const rows = await db.query(
-    `SELECT ${GATE_COLUMNS} FROM launch_gates WHERE organization_id = $1 ORDER BY product, gate`,
-    [organizationId],
-  );
-  return rows.map(gateFromRow);
-}
+export const listGateRows = allOrganizationRecordsLister(
+  { name: 'launch_gates', columns: GATE_COLUMNS, fromRow: gateFromRow },
+  'product, gate',
+);
 
 /**
  * Locks the organization's gate rows until commit, creating the missing ones as open (a first evaluation

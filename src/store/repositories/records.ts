@@ -40,6 +40,20 @@ export function organizationRecordFinder<T, Key extends string | number = string
   };
 }
 
+/** Lists all of an organization's records, in `orderBy` order: for a table that holds few per organization. */
+export function allOrganizationRecordsLister<T>(
+  table: Pick<RecordTable<T>, 'name' | 'columns' | 'fromRow'>,
+  orderBy: string,
+) {
+  return async (db: Queryable, organizationId: string): Promise<T[]> => {
+    const rows = await db.query(
+      `SELECT ${table.columns} FROM ${table.name} WHERE organization_id = $1 ORDER BY ${orderBy}`,
+      [organizationId],
+    );
+    return rows.map(table.fromRow);
+  };
+}
+
 /**
  * Finds the one record whose `keyColumns` equal the keys given, in that order: a key unique in the table (an
  * id, a callback token, an address on a network, the organization of a one-per-organization row).

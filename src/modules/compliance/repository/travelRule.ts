@@ -1,5 +1,6 @@
 /** Digital-asset routes and Travel Rule settings, per organization. */
 import type { DigitalAsset, DigitalAssetNetwork, DigitalAssetRoute } from '../../../domain/digitalAssets.ts';
+import { allOrganizationRecordsLister } from '../../../store/repositories/records.ts';
 import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
 import {
   fieldArrays,
@@ -52,16 +53,10 @@ export async function insertMissingRoutes(
   return rows.map(routeFromRow);
 }
 
-export async function listDigitalAssetRoutes(
-  db: Queryable,
-  organizationId: string,
-): Promise<DigitalAssetRoute[]> {
-  const rows = await db.query(
-    `SELECT ${ROUTE_COLUMNS} FROM digital_asset_routes WHERE organization_id = $1 ORDER BY asset, network`,
-    [organizationId],
-  );
-  return rows.map(routeFromRow);
-}
+export const listDigitalAssetRoutes = allOrganizationRecordsLister(
+  { name: 'digital_asset_routes', columns: ROUTE_COLUMNS, fromRow: routeFromRow },
+  'asset, network',
+);
 
 export async function findDigitalAssetRoute(
   db: Queryable,
