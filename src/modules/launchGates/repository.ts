@@ -60,7 +60,7 @@ export async function lockGateRows(
        FROM unnest($2::text[], $3::text[]) AS k(product, gate)
       ORDER BY k.product, k.gate
      ON CONFLICT (organization_id, product, gate) DO NOTHING`,
-    [organizationId, keys.map((k) => k.product), keys.map((k) => k.gate), now],
+    [organizationId, ...fieldArrays(keys, 'product', 'gate'), now],
   );
   const rows = await db.query(
     `SELECT ${GATE_COLUMNS} FROM launch_gates WHERE organization_id = $1 ORDER BY product, gate FOR UPDATE`,

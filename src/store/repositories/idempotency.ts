@@ -105,7 +105,7 @@ export async function findIdempotencyRecords(
        FROM idempotency_records r
        JOIN unnest($1::text[], $2::text[]) AS v(organization_id, idempotency_key)
          ON r.organization_id = v.organization_id AND r.idempotency_key = v.idempotency_key`,
-    [keys.map((k) => k.organizationId), keys.map((k) => k.key)],
+    fieldArrays(keys, 'organizationId', 'key'),
   );
   return rows.map(recordFromRow);
 }

@@ -185,7 +185,7 @@ export async function lockRoutesWithDayUsage(
                  AND t.status NOT IN ('failed', 'canceled', 'rejected', 'expired')
             ) END AS used_today_minor
        FROM locked l`,
-    [sorted.map((k) => k.organizationId), sorted.map((k) => k.asset), sorted.map((k) => k.network), dayStart],
+    [...fieldArrays(sorted, 'organizationId', 'asset', 'network'), dayStart],
   );
   return rows.map((row) => ({ ...routeFromRow(row), usedTodayMinor: toBigInt(row.used_today_minor) }));
 }

@@ -98,7 +98,7 @@ export async function pairsWithRateHistory(
     `SELECT DISTINCT v.from_currency, v.to_currency FROM conversion_rate_versions v
        JOIN unnest($2::text[], $3::text[]) AS p (f, t) ON p.f = v.from_currency AND p.t = v.to_currency
       WHERE v.organization_id = $1`,
-    [organizationId, pairs.map((p) => p.from), pairs.map((p) => p.to)],
+    [organizationId, ...fieldArrays(pairs, 'from', 'to')],
   );
   return new Set(rows.map((r) => `${String(r.from_currency)}/${String(r.to_currency)}`));
 }
