@@ -5,6 +5,7 @@
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import { API_KEY_COLUMNS, type ApiKeyRow, apiKeyFromRow } from '../../store/repositories/apiKeys.ts';
 import {
+  allOrganizationRecordsLister,
   newestFirstLister,
   organizationRecordFinder,
   type RecordTable,
@@ -30,20 +31,14 @@ export async function insertApiKey(db: Queryable, key: ApiKeyRow): Promise<void>
   );
 }
 
-export async function listApiKeys(db: Queryable, organizationId: string): Promise<ApiKeyRow[]> {
-  const rows = await db.query(
-    `SELECT ${API_KEY_COLUMNS} FROM api_keys WHERE organization_id = $1 ORDER BY id`,
-    [organizationId],
-  );
-  return rows.map(apiKeyFromRow);
-}
-
 const API_KEYS: RecordTable<ApiKeyRow> = {
   name: 'api_keys',
   columns: API_KEY_COLUMNS,
   prefix: ID_PREFIXES.apiKey,
   fromRow: apiKeyFromRow,
 };
+
+export const listApiKeys = allOrganizationRecordsLister(API_KEYS, 'id');
 
 /** A newest-first page of the organization's keys (limit + 1 rows: toPage says whether more exist). */
 export const listApiKeysPage = newestFirstLister(API_KEYS);

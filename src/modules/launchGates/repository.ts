@@ -5,8 +5,10 @@
 import type { EvidenceValue } from '../../domain/evidence.ts';
 import type { LaunchProduct } from '../../domain/organizationProfile.ts';
 import type { Rail } from '../../domain/transfers.ts';
+import { allOrganizationRecordsLister } from '../../store/repositories/records.ts';
 import { column, computed, rowMapper, stored } from '../../store/repositories/rowMappers.ts';
 import {
+  fieldArrays,
   nullableDate,
   nullableNumber,
   nullableText,
@@ -36,13 +38,10 @@ const gateFromRow = rowMapper<RecordedLaunchGate>({
   evidenceRecordId: nullableText,
 });
 
-export async function listGateRows(db: Queryable, organizationId: string): Promise<RecordedLaunchGate[]> {
-  const rows = await db.query(
-    `SELECT ${GATE_COLUMNS} FROM launch_gates WHERE organization_id = $1 ORDER BY product, gate`,
-    [organizationId],
-  );
-  return rows.map(gateFromRow);
-}
+export const listGateRows = allOrganizationRecordsLister(
+  { name: 'launch_gates', columns: GATE_COLUMNS, fromRow: gateFromRow },
+  'product, gate',
+);
 
 /**
  * Locks the organization's gate rows until commit, creating the missing ones as open (a first evaluation
@@ -61,7 +60,7 @@ export async function lockGateRows(
        FROM unnest($2::text[], $3::text[]) AS k(product, gate)
       ORDER BY k.product, k.gate
      ON CONFLICT (organization_id, product, gate) DO NOTHING`,
-    [organizationId, keys.map((k) => k.product), keys.map((k) => k.gate), now],
+    [organizationId, ...fieldArrays(keys, 'product', 'gate'), now],
   );
   const rows = await db.query(
     `SELECT ${GATE_COLUMNS} FROM launch_gates WHERE organization_id = $1 ORDER BY product, gate FOR UPDATE`,
@@ -87,9 +86,7 @@ export async function saveGateRows(
       WHERE g.organization_id = $1 AND g.product = v.product AND g.gate = v.gate`,
     [
       organizationId,
-      rows.map((r) => r.product),
-      rows.map((r) => r.gate),
-      rows.map((r) => r.state),
+      ...fieldArrays(rows, 'product', 'gate', 'state'),
       rows.map((r) => JSON.stringify(r.evidence)),
       rows.map((r) => r.evidenceRecordId),
       now,
@@ -126,14 +123,7 @@ export async function insertOverrides(
      SELECT $1, o.product, o.gate, o.reason, o.evidence_record_id, o.created_at
        FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[])
          AS o(product, gate, reason, evidence_record_id, created_at)`,
-    [
-      organizationId,
-      overrides.map((o) => o.product),
-      overrides.map((o) => o.gate),
-      overrides.map((o) => o.reason),
-      overrides.map((o) => o.evidenceRecordId),
-      overrides.map((o) => o.createdAt),
-    ],
+    [organizationId, ...fieldArrays(overrides, 'product', 'gate', 'reason', 'evidenceRecordId', 'createdAt')],
   );
 }
 

@@ -110,6 +110,11 @@ function authorizationToStored(a: TransferAuthorization | null): string | null {
     : JSON.stringify({ decision: a.decision, policy_version: a.policyVersion, rule: a.rule });
 }
 
+/** The times a transfer's updates and status steps set, in the order both its insert and its save write them. */
+function stepTimes(t: Transfer): unknown[] {
+  return [t.updatedAt, t.processingAt, t.settledAt, t.failedAt, t.canceledAt, t.returnedAt];
+}
+
 function toParams(t: Transfer): unknown[] {
   return [
     t.id,
@@ -130,12 +135,7 @@ function toParams(t: Transfer): unknown[] {
     t.railReference,
     t.nextRailCheckAt,
     t.createdAt,
-    t.updatedAt,
-    t.processingAt,
-    t.settledAt,
-    t.failedAt,
-    t.canceledAt,
-    t.returnedAt,
+    ...stepTimes(t),
     t.createdBy,
     authorizationToStored(t.authorization),
     t.approvalId,
@@ -213,12 +213,7 @@ export async function saveTransfer(db: Queryable, t: Transfer): Promise<void> {
       t.ledgerState,
       t.railReference,
       t.nextRailCheckAt,
-      t.updatedAt,
-      t.processingAt,
-      t.settledAt,
-      t.failedAt,
-      t.canceledAt,
-      t.returnedAt,
+      ...stepTimes(t),
       t.approvalId,
       t.partnerReceipt,
     ],

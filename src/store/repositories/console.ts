@@ -12,9 +12,9 @@ import type { Transfer } from '../../domain/transferRecord.ts';
 import type { TransferStatus } from '../../domain/transfers.ts';
 import type { Member } from '../../modules/authorization/index.ts';
 import { TRANSFER_COLUMNS, transferFromRow } from '../../modules/transfers/index.ts';
-import type { AttemptRecord, DeliveryView } from '../../modules/webhooks/index.ts';
 import type { Queryable } from '../store.ts';
 import { keysetConditions, toBigInt, toDate } from './rows.ts';
+import { type DeliveryView, withAttemptLogs } from './webhookDeliveryLog.ts';
 
 // Passwords ---------------------------------------------------------------------------------------------
 
@@ -380,39 +380,7 @@ export async function listSubscriptionDeliveries(
       ORDER BY id DESC LIMIT $3`,
     [subscriptionId, organizationId, rowsMax],
   );
-  if (deliveries.length === 0) return [];
-  const attempts = await db.query(
-    `SELECT delivery_id, attempt, started_at, duration_ms, status_code, error_class, response_body
-       FROM webhook_attempts WHERE delivery_id = ANY($1::text[]) ORDER BY delivery_id, attempt`,
-    [deliveries.map((d) => d.id)],
-  );
-  const optional = (v: unknown) => (v === null ? null : toDate(v));
-  return deliveries.map((d) => ({
-    id: String(d.id),
-    eventId: String(d.event_id),
-    subscriptionId: String(d.subscription_id),
-    status: String(d.status),
-    attempts: Number(d.attempts),
-    nextAttemptAt: toDate(d.next_attempt_at),
-    lastAttemptAt: optional(d.last_attempt_at),
-    lastStatusCode: d.last_status_code === null ? null : Number(d.last_status_code),
-    lastError: d.last_error === null ? null : String(d.last_error),
-    succeededAt: optional(d.succeeded_at),
-    createdAt: toDate(d.created_at),
-    log: attempts
-      .filter((a) => a.delivery_id === d.id)
-      .map(
-        (a): AttemptRecord => ({
-          deliveryId: String(a.delivery_id),
-          attempt: Number(a.attempt),
-          startedAt: toDate(a.started_at),
-          durationMs: Number(a.duration_ms),
-          statusCode: a.status_code === null ? null : Number(a.status_code),
-          errorClass: a.error_class === null ? null : String(a.error_class),
-          responseBody: a.response_body === null ? null : String(a.response_body),
-        }),
-      ),
-  }));
+  return withAttemptLogs(db, deliveries);
 }
 
 // Sign-in look-ups ---------------------------------------------------------------------------------------

@@ -4,7 +4,14 @@ import { ID_PREFIXES } from '../../domain/ids.ts';
 import type { Queryable } from '../store.ts';
 import { organizationRecordFinder } from './records.ts';
 import { rowMapper } from './rowMappers.ts';
-import { type KeysetFilter, newestFirstConditions, nullableText, toDate, toJsonObject } from './rows.ts';
+import {
+  fieldArrays,
+  type KeysetFilter,
+  newestFirstConditions,
+  nullableText,
+  toDate,
+  toJsonObject,
+} from './rows.ts';
 
 export type { EventRecord };
 
@@ -20,10 +27,7 @@ export async function insertEvents(db: Queryable, events: readonly EventRecord[]
        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[])
          AS v(id, organization_id, type, resource_id, data, created_at)`,
     [
-      events.map((e) => e.id),
-      events.map((e) => e.organizationId),
-      events.map((e) => e.type),
-      events.map((e) => e.resourceId),
+      ...fieldArrays(events, 'id', 'organizationId', 'type', 'resourceId'),
       events.map((e) => JSON.stringify(e.data)),
       events.map((e) => e.createdAt.toISOString()),
     ],

@@ -13,6 +13,7 @@ import { EVIDENCE_GENESIS_HASH } from '../../domain/evidence.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import { lockingStage } from '../lockOrder.ts';
 import type { Queryable } from '../store.ts';
+import { organizationRecordFinder } from './records.ts';
 import { rowMapper, stored } from './rowMappers.ts';
 import { int8AsNumber, type KeysetFilter, nullableText, toDate } from './rows.ts';
 
@@ -217,17 +218,11 @@ export async function readChain(
 }
 
 /** One record by id, in the organization's chain. */
-export async function findEvidenceRecord(
-  db: Queryable,
-  organizationId: string,
-  id: string,
-): Promise<EvidenceRecord | undefined> {
-  const [row] = await db.query(
-    `SELECT ${COLUMNS} FROM evidence_records WHERE organization_id = $1 AND id = $2`,
-    [organizationId, id],
-  );
-  return row && evidenceFromRow(row);
-}
+export const findEvidenceRecord = organizationRecordFinder({
+  name: 'evidence_records',
+  columns: COLUMNS,
+  fromRow: evidenceFromRow,
+});
 
 /** The columns an evidence record is read with (for readers outside this file, such as exports). */
 export const EVIDENCE_COLUMNS = COLUMNS;

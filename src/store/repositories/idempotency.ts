@@ -6,7 +6,7 @@
 import { prepared } from '../preparedStatements.ts';
 import type { Queryable } from '../store.ts';
 import { column, rowMapper } from './rowMappers.ts';
-import { nullableDate, toDate } from './rows.ts';
+import { fieldArrays, nullableDate, toDate } from './rows.ts';
 
 export interface IdempotencyRecord {
   organizationId: string;
@@ -105,7 +105,7 @@ export async function findIdempotencyRecords(
        FROM idempotency_records r
        JOIN unnest($1::text[], $2::text[]) AS v(organization_id, idempotency_key)
          ON r.organization_id = v.organization_id AND r.idempotency_key = v.idempotency_key`,
-    [keys.map((k) => k.organizationId), keys.map((k) => k.key)],
+    fieldArrays(keys, 'organizationId', 'key'),
   );
   return rows.map(recordFromRow);
 }
@@ -136,13 +136,16 @@ export async function insertIdempotencyRecords(
      SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::text[],
                           $8::timestamptz[])`,
     [
-      records.map((r) => r.organizationId),
-      records.map((r) => r.key),
-      records.map((r) => r.fingerprint),
-      records.map((r) => r.method),
-      records.map((r) => r.path),
-      records.map((r) => r.responseStatus),
-      records.map((r) => r.responseText),
+      ...fieldArrays(
+        records,
+        'organizationId',
+        'key',
+        'fingerprint',
+        'method',
+        'path',
+        'responseStatus',
+        'responseText',
+      ),
       records.map((r) => r.createdAt.toISOString()),
     ],
   );

@@ -3,8 +3,9 @@
  * ledger writer locks a batch's rows with one statement and writes them back with one.
  */
 import type { Queryable } from '../store.ts';
+import { byCounterKey, inLockOrder } from './counterRows.ts';
 import { column, rowMapper, stored } from './rowMappers.ts';
-import { toBigInt, toDay } from './rows.ts';
+import { fieldArrays, toBigInt, toDay } from './rows.ts';
 
 export type LimitPeriod = 'day' | 'month';
 
@@ -45,9 +46,7 @@ export async function lockLimitUsage(
   db: Queryable,
   keys: readonly UsageKey[],
 ): Promise<Map<string, LockedUsage>> {
-  const unique = [...new Map(keys.map((k) => [usageKeyOf(k), k])).values()].sort((a, b) =>
-    usageKeyOf(a) < usageKeyOf(b) ? -1 : 1,
-  );
+  const unique = inLockOrder(keys, usageKeyOf);
   if (unique.length === 0) return new Map();
   const rows = await db.query(
     `WITH up AS (
@@ -60,19 +59,9 @@ export async function lockLimitUsage(
          DO UPDATE SET sent_minor = customer_limit_usage.sent_minor
        RETURNING customer_id, currency, period, period_start::text AS period_start, sent_minor)
      SELECT up.*, c.kyc_status, c.type FROM up JOIN customers c ON c.id = up.customer_id`,
-    [
-      unique.map((k) => k.customerId),
-      unique.map((k) => k.currency),
-      unique.map((k) => k.period),
-      unique.map((k) => k.periodStart),
-    ],
+    fieldArrays(unique, 'customerId', 'currency', 'period', 'periodStart'),
   );
-  return new Map(
-    rows.map((row) => {
-      const usage = usageFromRow(row);
-      return [usageKeyOf(usage), usage];
-    }),
-  );
+  return byCounterKey(rows, usageFromRow, usageKeyOf);
 }
 
 /** Writes a batch's new sums (rows locked by lockLimitUsage). */
@@ -85,10 +74,7 @@ export async function saveLimitUsage(db: Queryable, usage: readonly LockedUsage[
       WHERE u.customer_id = v.customer_id AND u.currency = v.currency AND u.period = v.period
         AND u.period_start = v.period_start`,
     [
-      usage.map((u) => u.customerId),
-      usage.map((u) => u.currency),
-      usage.map((u) => u.period),
-      usage.map((u) => u.periodStart),
+      ...fieldArrays(usage, 'customerId', 'currency', 'period', 'periodStart'),
       usage.map((u) => u.sentMinor.toString()),
     ],
   );

@@ -3,7 +3,7 @@ import type { MobileMarket } from '../../domain/mobileMarkets.ts';
 import type { Contact, LaunchProduct } from '../../domain/organizationProfile.ts';
 import type { Queryable } from '../store.ts';
 import { rowMapper, stored } from './rowMappers.ts';
-import { nullableText, toDate } from './rows.ts';
+import { fieldArrays, nullableText, toDate } from './rows.ts';
 
 export interface OrganizationProfile {
   organizationId: string;
@@ -96,13 +96,6 @@ export async function replaceContacts(
        SET name = EXCLUDED.name, email = EXCLUDED.email, phone = EXCLUDED.phone, updated_at = EXCLUDED.updated_at
        WHERE (organization_contacts.name, organization_contacts.email, organization_contacts.phone)
              IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.email, EXCLUDED.phone)`,
-    [
-      organizationId,
-      contacts.map((c) => c.role),
-      contacts.map((c) => c.name),
-      contacts.map((c) => c.email),
-      contacts.map((c) => c.phone),
-      now,
-    ],
+    [organizationId, ...fieldArrays(contacts, 'role', 'name', 'email', 'phone'), now],
   );
 }

@@ -3,6 +3,7 @@
  * their own webhook subscriptions.
  */
 import type { Queryable } from '../store.ts';
+import { recordFinderBy } from './records.ts';
 import { rowMapper } from './rowMappers.ts';
 import { isTrue, toDate } from './rows.ts';
 
@@ -23,18 +24,11 @@ const fromRow = rowMapper<OrganizationRow>({
   createdAt: toDate,
 });
 
-export async function findOrganizationByName(
-  db: Queryable,
-  name: string,
-): Promise<OrganizationRow | undefined> {
-  const [row] = await db.query(`SELECT ${COLUMNS} FROM organizations WHERE name = $1`, [name]);
-  return row && fromRow(row);
-}
+const ORGANIZATIONS = { name: 'organizations', columns: COLUMNS, fromRow };
 
-export async function findOrganization(db: Queryable, id: string): Promise<OrganizationRow | undefined> {
-  const [row] = await db.query(`SELECT ${COLUMNS} FROM organizations WHERE id = $1`, [id]);
-  return row && fromRow(row);
-}
+export const findOrganizationByName = recordFinderBy(ORGANIZATIONS, 'name');
+
+export const findOrganization = recordFinderBy(ORGANIZATIONS, 'id');
 
 /** The organization, locked until commit: changes to its profile and overrides of its gates queue here. */
 export async function lockOrganization(db: Queryable, id: string): Promise<OrganizationRow | undefined> {

@@ -5,6 +5,7 @@
  * webhooks module.
  */
 import type { Queryable } from '../store.ts';
+import { fieldArrays } from './rows.ts';
 
 /**
  * The outbox fan-out: a delivery for each (event, enabled subscription of its organization that wants the
@@ -85,13 +86,7 @@ export async function insertDeliveries(
        lease_owner = CASE WHEN ${leased} THEN d.lease_owner END,
        attempts_before_requeue = CASE WHEN ${leased} THEN d.attempts - 1 ELSE d.attempts END,
        next_attempt_at = EXCLUDED.next_attempt_at`,
-    [
-      rows.map((r) => r.id),
-      rows.map((r) => r.organizationId),
-      rows.map((r) => r.eventId),
-      rows.map((r) => r.subscriptionId),
-      now,
-    ],
+    [...fieldArrays(rows, 'id', 'organizationId', 'eventId', 'subscriptionId'), now],
   );
   await db.query(`NOTIFY ${WEBHOOK_DELIVERIES_CHANNEL}`);
 }

@@ -4,8 +4,9 @@
  * one, as it does the tier limits' sums (limitUsage.ts).
  */
 import type { Queryable } from '../store.ts';
+import { byCounterKey, inLockOrder } from './counterRows.ts';
 import { rowMapper } from './rowMappers.ts';
-import { int8AsNumber, toBigInt, toDay } from './rows.ts';
+import { fieldArrays, int8AsNumber, toBigInt, toDay } from './rows.ts';
 
 export interface PilotUsageKey {
   organizationId: string;
@@ -36,9 +37,7 @@ export async function lockPilotUsage(
   db: Queryable,
   keys: readonly PilotUsageKey[],
 ): Promise<Map<string, LockedPilotUsage>> {
-  const unique = [...new Map(keys.map((k) => [pilotUsageKeyOf(k), k])).values()].sort((a, b) =>
-    pilotUsageKeyOf(a) < pilotUsageKeyOf(b) ? -1 : 1,
-  );
+  const unique = inLockOrder(keys, pilotUsageKeyOf);
   if (unique.length === 0) return new Map();
   const rows = await db.query(
     `INSERT INTO pilot_cap_usage (organization_id, currency, day, transfer_count, sent_minor)
@@ -47,14 +46,9 @@ export async function lockPilotUsage(
       ORDER BY k.i
      ON CONFLICT (organization_id, currency, day) DO UPDATE SET transfer_count = pilot_cap_usage.transfer_count
      RETURNING organization_id, currency, day::text AS day, transfer_count, sent_minor`,
-    [unique.map((k) => k.organizationId), unique.map((k) => k.currency), unique.map((k) => k.day)],
+    fieldArrays(unique, 'organizationId', 'currency', 'day'),
   );
-  return new Map(
-    rows.map((row) => {
-      const usage = pilotUsageFromRow(row);
-      return [pilotUsageKeyOf(usage), usage];
-    }),
-  );
+  return byCounterKey(rows, pilotUsageFromRow, pilotUsageKeyOf);
 }
 
 /** Writes a batch's new counts and sums (rows locked by lockPilotUsage). */
@@ -66,9 +60,7 @@ export async function savePilotUsage(db: Queryable, usage: readonly LockedPilotU
          AS v(organization_id, currency, day, transfer_count, sent_minor)
       WHERE u.organization_id = v.organization_id AND u.currency = v.currency AND u.day = v.day`,
     [
-      usage.map((u) => u.organizationId),
-      usage.map((u) => u.currency),
-      usage.map((u) => u.day),
+      ...fieldArrays(usage, 'organizationId', 'currency', 'day'),
       usage.map((u) => String(u.transferCount)),
       usage.map((u) => u.sentMinor.toString()),
     ],

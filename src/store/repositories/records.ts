@@ -40,6 +40,35 @@ export function organizationRecordFinder<T, Key extends string | number = string
   };
 }
 
+/** Lists all of an organization's records, in `orderBy` order: for a table that holds few per organization. */
+export function allOrganizationRecordsLister<T>(
+  table: Pick<RecordTable<T>, 'name' | 'columns' | 'fromRow'>,
+  orderBy: string,
+) {
+  return async (db: Queryable, organizationId: string): Promise<T[]> => {
+    const rows = await db.query(
+      `SELECT ${table.columns} FROM ${table.name} WHERE organization_id = $1 ORDER BY ${orderBy}`,
+      [organizationId],
+    );
+    return rows.map(table.fromRow);
+  };
+}
+
+/**
+ * Finds the one record whose `keyColumns` equal the keys given, in that order: a key unique in the table (an
+ * id, a callback token, an address on a network, the organization of a one-per-organization row).
+ */
+export function recordFinderBy<T, const KeyColumns extends readonly string[]>(
+  table: Pick<RecordTable<T>, 'name' | 'columns' | 'fromRow'>,
+  ...keyColumns: KeyColumns
+) {
+  const where = keyColumns.map((column, i) => `${column} = $${i + 1}`).join(' AND ');
+  return async (db: Queryable, ...keys: { [I in keyof KeyColumns]: string }): Promise<T | undefined> => {
+    const [row] = await db.query(`SELECT ${table.columns} FROM ${table.name} WHERE ${where}`, keys);
+    return row && table.fromRow(row);
+  };
+}
+
 /**
  * Lists an organization's records newest first, a page at a time (listNewestFirst), narrowed by the
  * equality filters `equal` reads from the list's filter.
@@ -72,6 +101,23 @@ export function dueRecordsClaimer<T>(table: Pick<RecordTable<T>, 'name' | 'colum
       rowsMax,
       excludedIds,
     });
+    return rows.map(table.fromRow);
+  };
+}
+
+/**
+ * Reads a page of the rows whose sealed data another master key than `keyId` wraps (`keyColumn` names the
+ * row's key), in id order and locked for the rewrap that follows: what re-sealing after a key change walks.
+ */
+export function notWrappedByReader<T>(
+  table: Pick<RecordTable<T>, 'name' | 'columns' | 'fromRow'>,
+  keyColumn: string,
+) {
+  return async (db: Queryable, keyId: string, rowsMax: number): Promise<T[]> => {
+    const rows = await db.query(
+      `SELECT ${table.columns} FROM ${table.name} WHERE ${keyColumn} <> $1 ORDER BY id LIMIT $2 FOR UPDATE`,
+      [keyId, rowsMax],
+    );
     return rows.map(table.fromRow);
   };
 }

@@ -47,6 +47,14 @@ export const nullableJsonObject = <T>(v: unknown): T | null =>
 export const nullableDay = (v: unknown): string | null =>
   v === null || v === undefined ? null : String(v).slice(0, 10);
 
+/**
+ * One array per named field of `records`, in the order named: the parameters of an `unnest($n::type[], …)`
+ * that writes or matches many rows in one statement. A field the driver needs converted is mapped by its caller.
+ */
+export function fieldArrays<T, K extends keyof T>(records: readonly T[], ...fields: readonly K[]): T[K][][] {
+  return fields.map((field) => records.map((record) => record[field]));
+}
+
 /** The row lock a read takes when its caller will write the row in the same transaction. */
 export const forUpdateClause = (forUpdate: boolean | undefined): string => (forUpdate ? ' FOR UPDATE' : '');
 

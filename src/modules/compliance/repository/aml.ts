@@ -4,6 +4,7 @@ import type { AmlAction, AmlRule, AmlRuleType } from '../../../domain/decisions/
 import { amlParametersFromStored, storedAmlParameters } from '../../../domain/decisions/amlRuleParameters.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import {
+  allOrganizationRecordsLister,
   byFields,
   newestFirstLister,
   organizationRecordFinder,
@@ -90,13 +91,10 @@ export async function updateAmlRule(db: Queryable, rule: AmlRule): Promise<void>
 }
 
 /** An organization's rules in creation order (the order they are evaluated and listed in). */
-export async function listAmlRules(db: Queryable, organizationId: string): Promise<AmlRule[]> {
-  const rows = await db.query(
-    `SELECT ${RULE_COLUMNS} FROM aml_rules WHERE organization_id = $1 ORDER BY id`,
-    [organizationId],
-  );
-  return rows.map(ruleFromRow);
-}
+export const listAmlRules = allOrganizationRecordsLister(
+  { name: 'aml_rules', columns: RULE_COLUMNS, fromRow: ruleFromRow },
+  'id',
+);
 
 export const findAmlRule = organizationRecordFinder({
   name: 'aml_rules',

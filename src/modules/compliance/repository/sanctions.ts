@@ -1,5 +1,6 @@
 /** Sanctions list versions and their entries (migration 0012). Lists are platform-wide. */
 import type { ScreeningListEntry } from '../../../domain/screening/screeningIndex.ts';
+import { recordFinderBy } from '../../../store/repositories/records.ts';
 import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
 import { nullableDate, nullableText, toDate } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
@@ -152,10 +153,10 @@ export async function findActiveVersionId(db: Queryable): Promise<string | undef
   return row === undefined ? undefined : String(row.id);
 }
 
-export async function findVersion(db: Queryable, id: string): Promise<SanctionsListVersion | undefined> {
-  const [row] = await db.query(`SELECT ${VERSION_COLUMNS} FROM sanctions_list_versions WHERE id = $1`, [id]);
-  return row && versionFromRow(row);
-}
+export const findVersion = recordFinderBy(
+  { name: 'sanctions_list_versions', columns: VERSION_COLUMNS, fromRow: versionFromRow },
+  'id',
+);
 
 /** The newest versions first (ids sort by creation), at most `limit`. */
 export async function listVersions(db: Queryable, limit: number): Promise<SanctionsListVersion[]> {

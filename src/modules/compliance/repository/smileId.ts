@@ -3,7 +3,7 @@
  * callback token), the jobs verifications were sent as (due ones leased so two workers never take the
  * same), and the callbacks received.
  */
-import { organizationRecordFinder } from '../../../store/repositories/records.ts';
+import { organizationRecordFinder, recordFinderBy } from '../../../store/repositories/records.ts';
 import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
 import { nullableDate, nullableText, toDate, toJsonObject } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
@@ -84,27 +84,11 @@ export async function upsertSmileIdConfig(db: Queryable, config: SmileIdConfig):
   return configFromRow(row as Record<string, unknown>);
 }
 
-export async function findSmileIdConfig(
-  db: Queryable,
-  organizationId: string,
-): Promise<SmileIdConfig | undefined> {
-  const [row] = await db.query(
-    `SELECT ${CONFIG_COLUMNS} FROM verification_provider_configs WHERE organization_id = $1`,
-    [organizationId],
-  );
-  return row ? configFromRow(row) : undefined;
-}
+const CONFIGS = { name: 'verification_provider_configs', columns: CONFIG_COLUMNS, fromRow: configFromRow };
 
-export async function findSmileIdConfigByToken(
-  db: Queryable,
-  token: string,
-): Promise<SmileIdConfig | undefined> {
-  const [row] = await db.query(
-    `SELECT ${CONFIG_COLUMNS} FROM verification_provider_configs WHERE callback_token = $1`,
-    [token],
-  );
-  return row ? configFromRow(row) : undefined;
-}
+export const findSmileIdConfig = recordFinderBy(CONFIGS, 'organization_id');
+
+export const findSmileIdConfigByToken = recordFinderBy(CONFIGS, 'callback_token');
 
 /** Deletes the organization's configuration, its sealed key with it; the row as it was, or undefined. */
 export async function deleteSmileIdConfig(
@@ -266,12 +250,7 @@ export async function listSmileIdCallbacks(
   return rows.map(callbackFromRow);
 }
 
-export async function findSmileIdJobOfVerification(
-  db: Queryable,
-  verificationId: string,
-): Promise<SmileIdJobRecord | undefined> {
-  const [row] = await db.query(`SELECT ${JOB_COLUMNS} FROM verification_jobs WHERE verification_id = $1`, [
-    verificationId,
-  ]);
-  return row ? jobFromRow(row) : undefined;
-}
+export const findSmileIdJobOfVerification = recordFinderBy(
+  { name: 'verification_jobs', columns: JOB_COLUMNS, fromRow: jobFromRow },
+  'verification_id',
+);

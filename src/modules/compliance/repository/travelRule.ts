@@ -1,7 +1,14 @@
 /** Digital-asset routes and Travel Rule settings, per organization. */
 import type { DigitalAsset, DigitalAssetNetwork, DigitalAssetRoute } from '../../../domain/digitalAssets.ts';
+import { allOrganizationRecordsLister } from '../../../store/repositories/records.ts';
 import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
-import { nullableBigInt, toBigInt, toDate, toJsonObject } from '../../../store/repositories/rows.ts';
+import {
+  fieldArrays,
+  nullableBigInt,
+  toBigInt,
+  toDate,
+  toJsonObject,
+} from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 
 const routeFromRow = rowMapper<DigitalAssetRoute>({
@@ -39,26 +46,17 @@ export async function insertMissingRoutes(
      ON CONFLICT (organization_id, asset, network) DO NOTHING
      RETURNING ${ROUTE_COLUMNS}`,
     [
-      routes.map((r) => r.organizationId),
-      routes.map((r) => r.asset),
-      routes.map((r) => r.network),
-      routes.map((r) => r.status),
+      ...fieldArrays(routes, 'organizationId', 'asset', 'network', 'status'),
       routes.map((r) => r.updatedAt.toISOString()),
     ],
   );
   return rows.map(routeFromRow);
 }
 
-export async function listDigitalAssetRoutes(
-  db: Queryable,
-  organizationId: string,
-): Promise<DigitalAssetRoute[]> {
-  const rows = await db.query(
-    `SELECT ${ROUTE_COLUMNS} FROM digital_asset_routes WHERE organization_id = $1 ORDER BY asset, network`,
-    [organizationId],
-  );
-  return rows.map(routeFromRow);
-}
+export const listDigitalAssetRoutes = allOrganizationRecordsLister(
+  { name: 'digital_asset_routes', columns: ROUTE_COLUMNS, fromRow: routeFromRow },
+  'asset, network',
+);
 
 export async function findDigitalAssetRoute(
   db: Queryable,
@@ -187,7 +185,7 @@ export async function lockRoutesWithDayUsage(
                  AND t.status NOT IN ('failed', 'canceled', 'rejected', 'expired')
             ) END AS used_today_minor
        FROM locked l`,
-    [sorted.map((k) => k.organizationId), sorted.map((k) => k.asset), sorted.map((k) => k.network), dayStart],
+    [...fieldArrays(sorted, 'organizationId', 'asset', 'network'), dayStart],
   );
   return rows.map((row) => ({ ...routeFromRow(row), usedTodayMinor: toBigInt(row.used_today_minor) }));
 }

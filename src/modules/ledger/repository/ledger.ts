@@ -5,6 +5,7 @@ import { lockingAccounts } from '../../../store/lockOrder.ts';
 import { computed, rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
 import {
   ACCOUNT_SUMS_FIELDS,
+  fieldArrays,
   idRangeConditions,
   type KeysetFilter,
   keysetConditions,
@@ -162,11 +163,7 @@ export async function insertJournalEntries(db: Queryable, entries: readonly Jour
     `INSERT INTO journal_entries (id, organization_id, transfer_id, kind, hold_entry_id, currency, created_at)
      SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[])`,
     [
-      entries.map((e) => e.id),
-      entries.map((e) => e.organizationId),
-      entries.map((e) => e.transferId),
-      entries.map((e) => e.kind),
-      entries.map((e) => e.holdEntryId),
+      ...fieldArrays(entries, 'id', 'organizationId', 'transferId', 'kind', 'holdEntryId'),
       entries.map((e) => e.postings[0]?.currency ?? null),
       entries.map((e) => e.createdAt.toISOString()),
     ],
@@ -178,12 +175,7 @@ export async function insertJournalEntries(db: Queryable, entries: readonly Jour
     `INSERT INTO postings (entry_id, line, account_id, side, phase, releases_hold, amount_minor, currency)
      SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[], $6::boolean[], $7::bigint[], $8::text[])`,
     [
-      lines.map((l) => l.entryId),
-      lines.map((l) => l.line),
-      lines.map((l) => l.accountId),
-      lines.map((l) => l.side),
-      lines.map((l) => l.phase),
-      lines.map((l) => l.releasesHold),
+      ...fieldArrays(lines, 'entryId', 'line', 'accountId', 'side', 'phase', 'releasesHold'),
       lines.map((l) => l.amountMinor.toString()),
       lines.map((l) => l.currency),
     ],

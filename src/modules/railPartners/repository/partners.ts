@@ -3,8 +3,10 @@ import { ID_PREFIXES } from '../../../domain/ids.ts';
 import type { Rail } from '../../../domain/transfers.ts';
 import {
   newestFirstLister,
+  notWrappedByReader,
   organizationRecordFinder,
   type RecordTable,
+  recordFinderBy,
 } from '../../../store/repositories/records.ts';
 import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
 import { nullableText, toDate, toJsonObject } from '../../../store/repositories/rows.ts';
@@ -36,6 +38,17 @@ const CONFIGS: RecordTable<RailPartnerConfig> = {
   fromRow,
 };
 
+/** What a configuration's update rewrites, in the order both its insert and its update write them. */
+function settingsParams(config: RailPartnerConfig, credentialsKeyId: string): unknown[] {
+  return [
+    config.status,
+    JSON.stringify(config.settings),
+    JSON.stringify(config.credentialNames),
+    config.sealedCredentials,
+    credentialsKeyId,
+  ];
+}
+
 /** False when the organization already has an active partner on the rail and network. */
 export async function insertRailPartnerConfig(
   db: Queryable,
@@ -53,11 +66,7 @@ export async function insertRailPartnerConfig(
       config.rail,
       config.network,
       config.partner,
-      config.status,
-      JSON.stringify(config.settings),
-      JSON.stringify(config.credentialNames),
-      config.sealedCredentials,
-      credentialsKeyId,
+      ...settingsParams(config, credentialsKeyId),
       config.callbackToken,
       config.createdAt,
       config.updatedAt,
@@ -75,31 +84,14 @@ export async function updateRailPartnerConfig(
     `UPDATE rail_partner_configs SET status = $3, settings = $4::jsonb, credential_names = $5::jsonb,
        sealed_credentials = $6, credentials_key_id = $7, updated_at = $8
      WHERE organization_id = $1 AND id = $2`,
-    [
-      config.organizationId,
-      config.id,
-      config.status,
-      JSON.stringify(config.settings),
-      JSON.stringify(config.credentialNames),
-      config.sealedCredentials,
-      credentialsKeyId,
-      config.updatedAt,
-    ],
+    [config.organizationId, config.id, ...settingsParams(config, credentialsKeyId), config.updatedAt],
   );
 }
 
 export const findRailPartnerConfig = organizationRecordFinder(CONFIGS);
 
 /** The configuration a callback path names, whatever its organization: the token is the credential. */
-export async function findRailPartnerConfigByToken(
-  db: Queryable,
-  token: string,
-): Promise<RailPartnerConfig | undefined> {
-  const [row] = await db.query(`SELECT ${COLUMNS} FROM rail_partner_configs WHERE callback_token = $1`, [
-    token,
-  ]);
-  return row && fromRow(row);
-}
+export const findRailPartnerConfigByToken = recordFinderBy(CONFIGS, 'callback_token');
 
 /** The organization's active partner for a rail and network (a network-less one serves every network). */
 /**
@@ -154,14 +146,4 @@ export async function railPartnerCredentialKeyIds(db: Queryable): Promise<string
 }
 
 /** Configurations whose credentials another key than `keyId` sealed, a page at a time (rewrap). */
-export async function railPartnerConfigsNotWrappedBy(
-  db: Queryable,
-  keyId: string,
-  rowsMax: number,
-): Promise<RailPartnerConfig[]> {
-  const rows = await db.query(
-    `SELECT ${COLUMNS} FROM rail_partner_configs WHERE credentials_key_id <> $1 ORDER BY id LIMIT $2 FOR UPDATE`,
-    [keyId, rowsMax],
-  );
-  return rows.map(fromRow);
-}
+export const railPartnerConfigsNotWrappedBy = notWrappedByReader(CONFIGS, 'credentials_key_id');

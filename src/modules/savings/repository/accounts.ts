@@ -2,7 +2,7 @@
 
 import { prepared } from '../../../store/preparedStatements.ts';
 import { rowMapper } from '../../../store/repositories/rowMappers.ts';
-import { nullableText, toBigInt, toDate } from '../../../store/repositories/rows.ts';
+import { fieldArrays, nullableText, toBigInt, toDate } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 
 export interface SavingsAccount {
@@ -161,8 +161,7 @@ export async function updateSavingsAccounts(
             AS u (wallet_id, accrued_through, accrued_parts, payable_minor, interest_paid_minor, updated_at)
       WHERE a.wallet_id = u.wallet_id`,
     [
-      accounts.map((a) => a.walletId),
-      accounts.map((a) => a.accruedThrough),
+      ...fieldArrays(accounts, 'walletId', 'accruedThrough'),
       accounts.map((a) => a.accruedParts.toString()),
       accounts.map((a) => a.payableMinor.toString()),
       accounts.map((a) => a.interestPaidMinor.toString()),

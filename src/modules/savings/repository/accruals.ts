@@ -1,6 +1,6 @@
 /** Savings accounts' daily accruals: one row an account and day, what the day accrued, booked and capitalised. */
 import { rowMapper } from '../../../store/repositories/rowMappers.ts';
-import { nullableText, toBigInt, toDate } from '../../../store/repositories/rows.ts';
+import { fieldArrays, nullableText, toBigInt, toDate } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 
 export interface SavingsAccrualRow {
@@ -54,19 +54,14 @@ export async function insertSavingsAccruals(
      SELECT * FROM unnest($1::text[], $2::date[], $3::text[], $4::bigint[], $5::int[], $6::int[], $7::int[],
        $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[], $12::text[], $13::text[], $14::timestamptz[])`,
     [
-      rows.map((r) => r.walletId),
-      rows.map((r) => r.day),
-      rows.map((r) => r.organizationId),
+      ...fieldArrays(rows, 'walletId', 'day', 'organizationId'),
       rows.map((r) => r.balanceMinor.toString()),
-      rows.map((r) => r.annualRateBps),
-      rows.map((r) => r.dayCountDays),
-      rows.map((r) => r.dayCountBasis),
+      ...fieldArrays(rows, 'annualRateBps', 'dayCountDays', 'dayCountBasis'),
       rows.map((r) => r.parts.toString()),
       rows.map((r) => r.accruedPartsAfter.toString()),
       rows.map((r) => r.bookedMinor.toString()),
       rows.map((r) => r.capitalizedMinor.toString()),
-      rows.map((r) => r.bookingEntryId),
-      rows.map((r) => r.capitalizationEntryId),
+      ...fieldArrays(rows, 'bookingEntryId', 'capitalizationEntryId'),
       rows.map((r) => r.createdAt.toISOString()),
     ],
   );

@@ -1,7 +1,7 @@
 /** Conversion rates: the table in force per organization, and the versions every change appends. */
 import type { Currency } from '../../../domain/money.ts';
 import { column, rowMapper, text } from '../../../store/repositories/rowMappers.ts';
-import { forUpdateClause, nullableText, toDate } from '../../../store/repositories/rows.ts';
+import { fieldArrays, forUpdateClause, nullableText, toDate } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 
 export interface StoredConversionRate {
@@ -81,13 +81,7 @@ export async function insertConversionRateVersions(
          AS v (id, f, t, r, p, b, s)`,
     [
       versions[0]?.organizationId,
-      versions.map((v) => v.id),
-      versions.map((v) => v.from),
-      versions.map((v) => v.to),
-      versions.map((v) => v.rate),
-      versions.map((v) => v.previousRate),
-      versions.map((v) => v.basis),
-      versions.map((v) => v.setBy),
+      ...fieldArrays(versions, 'id', 'from', 'to', 'rate', 'previousRate', 'basis', 'setBy'),
       versions[0]?.createdAt,
     ],
   );
@@ -104,7 +98,7 @@ export async function pairsWithRateHistory(
     `SELECT DISTINCT v.from_currency, v.to_currency FROM conversion_rate_versions v
        JOIN unnest($2::text[], $3::text[]) AS p (f, t) ON p.f = v.from_currency AND p.t = v.to_currency
       WHERE v.organization_id = $1`,
-    [organizationId, pairs.map((p) => p.from), pairs.map((p) => p.to)],
+    [organizationId, ...fieldArrays(pairs, 'from', 'to')],
   );
   return new Set(rows.map((r) => `${String(r.from_currency)}/${String(r.to_currency)}`));
 }
@@ -121,14 +115,7 @@ export async function replaceConversionRates(
   await db.query(
     `INSERT INTO conversion_rates (organization_id, from_currency, to_currency, rate, version_id, updated_at)
      SELECT $1, f, t, r, v, $6 FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) AS x (f, t, r, v)`,
-    [
-      organizationId,
-      rates.map((r) => r.from),
-      rates.map((r) => r.to),
-      rates.map((r) => r.rate),
-      rates.map((r) => r.versionId),
-      now,
-    ],
+    [organizationId, ...fieldArrays(rates, 'from', 'to', 'rate', 'versionId'), now],
   );
 }
 
@@ -154,14 +141,7 @@ export async function insertConversionRatesIfNone(
      INSERT INTO conversion_rates (organization_id, from_currency, to_currency, rate, version_id, updated_at)
      SELECT $1, from_currency, to_currency, rate, id, $6 FROM versions
      ON CONFLICT DO NOTHING RETURNING 1`,
-    [
-      organizationId,
-      rates.map((r) => r.id),
-      rates.map((r) => r.from),
-      rates.map((r) => r.to),
-      rates.map((r) => r.rate),
-      now,
-    ],
+    [organizationId, ...fieldArrays(rates, 'id', 'from', 'to', 'rate'), now],
   );
   return rows.length > 0;
 }

@@ -10,19 +10,12 @@ import {
   WEBHOOK_RESPONSE_BODY_CHARS_MAX,
 } from '../../../domain/webhooks.ts';
 import { type RowFields, rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
-import { isTrue } from '../../../store/repositories/rows.ts';
+import { fieldArrays, isTrue } from '../../../store/repositories/rows.ts';
+import type { AttemptRecord } from '../../../store/repositories/webhookDeliveryLog.ts';
 import type { Queryable } from '../../../store/store.ts';
 import { liveSecretsJson, type StoredSecret, secretsFromJson } from './secrets.ts';
 
-export interface AttemptRecord {
-  deliveryId: string;
-  attempt: number;
-  startedAt: Date;
-  durationMs: number;
-  statusCode: number | null;
-  errorClass: string | null;
-  responseBody: string | null;
-}
+export type { AttemptRecord } from '../../../store/repositories/webhookDeliveryLog.ts';
 
 /** Text as the log keeps it: bounded, and never a NUL or lone surrogate, which would fail the whole outcome. */
 const loggable = (text: string | null) =>
@@ -36,12 +29,15 @@ export async function insertAttempts(db: Queryable, attempts: readonly AttemptRe
      SELECT * FROM unnest($1::text[], $2::integer[], $3::timestamptz[], $4::integer[], $5::integer[], $6::text[], $7::text[])
      ON CONFLICT (delivery_id, attempt) DO NOTHING`,
     [
-      attempts.map((a) => a.deliveryId),
-      attempts.map((a) => a.attempt),
-      attempts.map((a) => a.startedAt),
-      attempts.map((a) => a.durationMs),
-      attempts.map((a) => a.statusCode),
-      attempts.map((a) => a.errorClass),
+      ...fieldArrays(
+        attempts,
+        'deliveryId',
+        'attempt',
+        'startedAt',
+        'durationMs',
+        'statusCode',
+        'errorClass',
+      ),
       attempts.map((a) => loggable(a.responseBody)),
     ],
   );
@@ -185,12 +181,15 @@ export async function finishDeliveries(
       WHERE d.id = v.id AND d.attempts = v.attempt AND d.status = 'delivering'
       RETURNING d.id, d.attempts`,
     [
-      outcomes.map((o) => o.deliveryId),
-      outcomes.map((o) => o.attempt),
-      outcomes.map((o) => o.status),
-      outcomes.map((o) => o.nextAttemptAt),
-      outcomes.map((o) => o.finishedAt),
-      outcomes.map((o) => o.statusCode),
+      ...fieldArrays(
+        outcomes,
+        'deliveryId',
+        'attempt',
+        'status',
+        'nextAttemptAt',
+        'finishedAt',
+        'statusCode',
+      ),
       outcomes.map((o) => loggable(o.error)),
     ],
   );

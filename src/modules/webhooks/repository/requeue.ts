@@ -1,7 +1,7 @@
 /** What recover and redeliver read and write: an organization's events since a time, and deliveries queued again. */
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { insertDeliveries } from '../../../store/repositories/outbox.ts';
-import { keysetConditions } from '../../../store/repositories/rows.ts';
+import { fieldArrays, keysetConditions } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 
 /**
@@ -20,7 +20,7 @@ export async function requeueDeliveries(
        JOIN unnest($1::text[], $2::text[]) AS v(event_id, subscription_id)
          ON d.event_id = v.event_id AND d.subscription_id = v.subscription_id
       ORDER BY d.subscription_id, d.id FOR NO KEY UPDATE OF d`,
-    [rows.map((r) => r.eventId), rows.map((r) => r.subscriptionId)],
+    fieldArrays(rows, 'eventId', 'subscriptionId'),
   );
   await insertDeliveries(db, rows, now);
 }

@@ -5,6 +5,7 @@
 import { type Keyring, open } from '../../../domain/sealing.ts';
 import { WEBHOOK_SIGNING_SECRETS_MAX } from '../../../domain/signing.ts';
 import { webhookSecretContext } from '../../../domain/webhooks.ts';
+import { notWrappedByReader } from '../../../store/repositories/records.ts';
 import { column, rowMapper } from '../../../store/repositories/rowMappers.ts';
 import { nullableText, toDate, toJsonObject } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
@@ -133,17 +134,10 @@ export async function legacySecrets(db: Queryable, rowsMax: number): Promise<Sto
 }
 
 /** Up to rowsMax sealed secrets whose data key another master key than `keyId` wraps. */
-export async function secretsNotWrappedBy(
-  db: Queryable,
-  keyId: string,
-  rowsMax: number,
-): Promise<StoredSecret[]> {
-  const rows = await db.query(
-    `SELECT ${SECRET_COLUMNS} FROM webhook_secrets WHERE key_id <> $1 ORDER BY id LIMIT $2 FOR UPDATE`,
-    [keyId, rowsMax],
-  );
-  return rows.map(secretFromRow);
-}
+export const secretsNotWrappedBy = notWrappedByReader(
+  { name: 'webhook_secrets', columns: SECRET_COLUMNS, fromRow: secretFromRow },
+  'key_id',
+);
 
 /** Stores a secret's sealed form, dropping any plaintext the row held. */
 export async function saveSealedSecret(db: Queryable, id: string, secret: SealedSecret): Promise<void> {

@@ -47,6 +47,11 @@ const fromRow = rowMapper<Subscription>({
   updatedAt: toDate,
 });
 
+/** The columns a subscription's changes write, in both statements' order: url through failing_since. */
+function changeableParams(s: Subscription): unknown[] {
+  return [s.url, s.events, s.description, s.payloadFormat, s.status, s.disabledReason, s.failingSince];
+}
+
 export async function insertSubscription(
   db: Queryable,
   s: Subscription,
@@ -54,20 +59,7 @@ export async function insertSubscription(
 ): Promise<void> {
   await db.query(
     `INSERT INTO webhook_subscriptions (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-    [
-      s.id,
-      s.organizationId,
-      s.url,
-      s.events,
-      s.description,
-      s.payloadFormat,
-      s.status,
-      s.disabledReason,
-      s.failingSince,
-      s.createdAt,
-      s.updatedAt,
-      s.apiVersion,
-    ],
+    [s.id, s.organizationId, ...changeableParams(s), s.createdAt, s.updatedAt, s.apiVersion],
   );
   await insertSecret(db, s.id, secret, s.createdAt);
 }
@@ -76,18 +68,7 @@ export async function saveSubscription(db: Queryable, s: Subscription): Promise<
   await db.query(
     `UPDATE webhook_subscriptions SET url = $2, events = $3, description = $4, payload_format = $5, status = $6,
         disabled_reason = $7, failing_since = $8, updated_at = $9, api_version = $10 WHERE id = $1`,
-    [
-      s.id,
-      s.url,
-      s.events,
-      s.description,
-      s.payloadFormat,
-      s.status,
-      s.disabledReason,
-      s.failingSince,
-      s.updatedAt,
-      s.apiVersion,
-    ],
+    [s.id, ...changeableParams(s), s.updatedAt, s.apiVersion],
   );
 }
 
