@@ -46,6 +46,16 @@ export function wholeAmount(value: unknown): number | null {
   return amount >= 1 && Number.isSafeInteger(amount) ? amount : null;
 }
 
+/** B2C and Reversal Remarks: text of 2 to 100 characters. */
+export function b2cRemarksValid(value: unknown): boolean {
+  return boundedText(value, REMARKS_MAX_CHARS) && String(value).trim().length >= B2C_REMARKS_MIN_CHARS;
+}
+
+/** Absent, or text of at most `maxChars` (empty allowed): an optional free-text field such as Occasion. */
+export function optionalText(value: unknown, maxChars: number): boolean {
+  return value === undefined || boundedText(value, maxChars, true);
+}
+
 export function absoluteUrl(value: unknown): boolean {
   if (typeof value !== 'string') return false;
   try {
