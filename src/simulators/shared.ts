@@ -79,6 +79,11 @@ export function closeSimulator(work: SimulatorWork, server: http.Server): Promis
   work.closed = true;
   for (const timer of work.timers) clearTimeout(timer);
   work.timers.clear();
+  return closeServer(server);
+}
+
+/** Stops the server, dropping open connections. */
+export function closeServer(server: http.Server): Promise<void> {
   return new Promise<void>((resolve) => {
     server.closeAllConnections();
     server.close(() => resolve());
@@ -101,6 +106,27 @@ export function readRequestBody(request: http.IncomingMessage, maxBytes: number)
     });
     request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
     request.on('error', reject);
+  });
+}
+
+/**
+ * Reads the request's body to its end, keeping none of it past `maxBytes`, then calls `done` with its text
+ * ('' when past the limit, with `tooLarge`): for partners that answer an oversized body rather than drop it.
+ */
+export function onBodyRead(
+  request: http.IncomingMessage,
+  maxBytes: number,
+  done: (rawBody: string, tooLarge: boolean) => void,
+): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  request.on('data', (chunk: Buffer) => {
+    size += chunk.length;
+    if (size <= maxBytes) chunks.push(chunk);
+  });
+  request.on('end', () => {
+    const tooLarge = size > maxBytes;
+    done(tooLarge ? '' : Buffer.concat(chunks).toString('utf8'), tooLarge);
   });
 }
 
