@@ -2,8 +2,8 @@
  * What every partner simulator's HTTP side needs, whatever partner it plays: listening on a loopback port
  * (plain HTTP, or HTTPS under the simulator's own fixed test certificate, for clients that only speak HTTPS
  * or only reach a partner's fixed host name), recording a request as it arrives, reading a bounded body,
- * decoding a path parameter, scheduled work it can wait for (so a test knows when it is idle), posting a
- * callback, and closing.
+ * decoding a path parameter, parsing a JSON object, answering JSON, scheduled work it can wait for (so a
+ * test knows when it is idle), posting a callback, and closing.
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -182,6 +182,18 @@ export interface SimulatorReceivedRequest {
   at: number;
 }
 
+/** The text as a JSON object, or undefined when it is not JSON or not an object. */
+export function parseJsonObject(text: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** A path parameter decoded, or undefined for a malformed escape (`%zz`), which names no resource. */
 export function decodedOrUndefined(text: string): string | undefined {
   try {
@@ -201,6 +213,45 @@ export function arrivingRequest(request: http.IncomingMessage): SimulatorReceive
     status: 0,
     at: Date.now(),
   };
+}
+
+/** A JSON answer: its status, body, and any headers of its own. */
+export interface JsonAnswer {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+/**
+ * Records a request as it arrives, reads its body, waits the simulator's latency (read once the body is in),
+ * and writes `answer`'s JSON; a body past `maxBytes` (or a failure to answer) is answered `tooLarge`.
+ */
+export async function answerJson(
+  requests: SimulatorReceivedRequest[],
+  request: http.IncomingMessage,
+  response: http.ServerResponse,
+  options: {
+    maxBytes: number;
+    latencyMs: () => number;
+    tooLarge: JsonAnswer;
+    answer: (record: SimulatorReceivedRequest) => JsonAnswer;
+  },
+): Promise<void> {
+  const record = arrivingRequest(request);
+  requests.push(record);
+  let result: JsonAnswer;
+  try {
+    record.body = await readRequestBody(request, options.maxBytes);
+    const latencyMs = options.latencyMs();
+    if (latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, latencyMs));
+    result = options.answer(record);
+  } catch {
+    result = options.tooLarge;
+  }
+  record.status = result.status;
+  response
+    .writeHead(result.status, { ...result.headers, 'Content-Type': 'application/json; charset=utf-8' })
+    .end(JSON.stringify(result.body));
 }
 
 /** Sends a callback; answers the receiver's status, or the error that kept it from answering. */

@@ -6,7 +6,7 @@
  */
 import type http from 'node:http';
 import { callbacksIdle, cancelScheduled, deliverScheduledNow } from '../scheduledCallbacks.ts';
-import { closeServer, listenSimulator, onBodyRead } from '../shared.ts';
+import { closeServer, listenSimulator, onBodyRead, parseJsonObject } from '../shared.ts';
 import { ACCOUNT_BALANCE_PATH, accountBalanceQuery } from './accountBalance.ts';
 import { B2B_PATH, b2bPaymentRequest } from './b2b.ts';
 import { B2C_PATHS, b2cPaymentRequest } from './b2c.ts';
@@ -37,7 +37,6 @@ import {
 } from './state.ts';
 import { DARAJA_SIMULATOR_TLS_CERTIFICATE_PEM, DARAJA_SIMULATOR_TLS_PRIVATE_KEY_PEM } from './tls.ts';
 import { TRANSACTION_STATUS_PATH, transactionStatusQuery } from './transactionStatus.ts';
-import { parseObject } from './validation.ts';
 
 /** The simulator's certificate is served as PEM text. */
 const CERTIFICATE_CONTENT_TYPE = 'application/x-pem-file';
@@ -137,7 +136,7 @@ function receive(state: DarajaState, request: http.IncomingMessage, response: ht
       path: url.pathname,
       headers: request.headers,
       rawBody,
-      body: parseObject(rawBody) ?? undefined,
+      body: parseJsonObject(rawBody),
       at: new Date(),
     });
     void respond(state, request, response, tooLarge, rawBody).catch((error: unknown) => {
@@ -207,7 +206,7 @@ async function route(
   }
   const tokenProblem = tokenRefusal(state, request, express ? 'express' : 'result_apis');
   if (tokenProblem) return tokenProblem;
-  const body = parseObject(rawBody);
+  const body = parseJsonObject(rawBody);
   if (!body) return new ApiAnswer(400, errorBody('400.002.05', 'Invalid Request Payload'));
   if (B2C_PATHS.has(path)) return b2cPaymentRequest(state, path, body);
   if (path === B2B_PATH) return b2bPaymentRequest(state, body);

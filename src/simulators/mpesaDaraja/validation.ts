@@ -1,6 +1,6 @@
 /**
  * How the Daraja simulator checks request fields as Daraja does: number and shortcode shapes, its published
- * limits on free text, whole-shilling amounts, callback URLs, and JSON bodies that must be objects.
+ * limits on free text, whole-shilling amounts, and callback URLs.
  */
 
 /** Safaricom numbers: 2547XXXXXXXX and 2541XXXXXXXX. */
@@ -18,17 +18,6 @@ export const B2B_ACCOUNT_REFERENCE_MAX_CHARS = 13;
 export const SHORTCODE_IDENTIFIER_TYPE = '4';
 export const TILL_IDENTIFIER_TYPE = '2';
 export const TRANSACTION_DESC_MAX_CHARS = 13;
-
-export function parseObject(text: string): Record<string, unknown> | null {
-  try {
-    const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : null;
-  } catch {
-    return null;
-  }
-}
 
 export function nonEmptyString(value: unknown): value is string {
   return typeof value === 'string' && value.trim() !== '';

@@ -5,7 +5,7 @@
  */
 import type http from 'node:http';
 import { callbacksIdle, cancelScheduled, deliverScheduledNow } from '../scheduledCallbacks.ts';
-import { closeServer, listenSimulator, onBodyRead } from '../shared.ts';
+import { closeServer, listenSimulator, onBodyRead, parseJsonObject } from '../shared.ts';
 import { send } from './callbacks.ts';
 import { jobStatus, LOOKUPS, SMILE_ID_PATHS, services, submitLookup } from './jobs.ts';
 import {
@@ -21,7 +21,6 @@ import {
   type SmileIdState,
 } from './state.ts';
 import { SMILE_ID_SIMULATOR_CERTIFICATE_PEM, SMILE_ID_SIMULATOR_PRIVATE_KEY_PEM } from './tls.ts';
-import { parseObject } from './validation.ts';
 
 export interface SmileIdSimulator {
   /** The origin, without a trailing slash (`https://…` when started with `tls`). */
@@ -115,7 +114,7 @@ function route(state: SmileIdState, method: string, path: string, rawBody: strin
     return method === 'GET' ? services() : new SmileIdAnswer(405, { error: 'Method Not Allowed' });
   }
   if (method !== 'POST') return new SmileIdAnswer(405, { error: 'Method Not Allowed' });
-  const body = parseObject(rawBody);
+  const body = parseJsonObject(rawBody);
   if (body === undefined) return errorAnswer(SMILE_ID_ERRORS.invalidJson);
   if (lookup !== undefined) return submitLookup(state, lookup, body);
   return jobStatus(state, body);
