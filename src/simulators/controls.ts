@@ -1,12 +1,42 @@
 /**
  * Controls several simulators give their tests over the same kind of state: forcing the next requests to
- * fail, and waiting for records (webhooks, callbacks) or for scheduled work to finish.
+ * fail, slowing every answer, waiting for records (webhooks, callbacks) or for scheduled work to finish,
+ * and closing.
  */
-import { type SimulatorWork, waitFor } from './shared.ts';
+import type http from 'node:http';
+import { closeSimulator, type SimulatorWork, waitFor } from './shared.ts';
 
-/** The next `count` requests, whatever they are, are answered `status`. */
-export function failNextRequests<S extends number>(failures: S[], count: number, status: S): void {
-  for (let i = 0; i < count; i += 1) failures.push(status);
+/** A simulator's state as its common controls see it: scheduled work, forced failures, latency. */
+interface ControlledState<S extends number> extends SimulatorWork {
+  failures: S[];
+  config: { latencyMs?: number };
+}
+
+/**
+ * The controls a simulator with scheduled work offers whatever partner it plays; `idleWhat` names the work
+ * in whenIdle's time-out message.
+ */
+export function workControls<S extends number>(
+  state: ControlledState<S>,
+  server: http.Server,
+  waitTimeoutMs: number,
+  idleWhat = 'scheduled work',
+) {
+  return {
+    /** The next `count` requests, whatever they are, are answered `status`. */
+    failNext: (count: number, status: S) => {
+      for (let i = 0; i < count; i += 1) state.failures.push(status);
+    },
+    /** A delay before every answer from now on. */
+    setLatency: (ms: number) => {
+      state.config.latencyMs = ms;
+    },
+    /** Resolves once no scheduled work is left. */
+    whenIdle: async (timeoutMs = waitTimeoutMs) => {
+      await waitFor(state, () => (state.busy === 0 ? true : undefined), timeoutMs, idleWhat);
+    },
+    close: () => closeSimulator(state, server),
+  };
 }
 
 /** Resolves with the records `matches` accepts once there are at least `count` of them. */
@@ -27,13 +57,4 @@ export function waitForRecords<T>(
     timeoutMs,
     what,
   );
-}
-
-/** Resolves once no scheduled work is left; `what` names it in the time-out's message. */
-export async function whenWorkDone(
-  work: Pick<SimulatorWork, 'busy' | 'listeners'>,
-  timeoutMs: number,
-  what = 'scheduled work',
-): Promise<void> {
-  await waitFor(work, () => (work.busy === 0 ? true : undefined), timeoutMs, what);
 }

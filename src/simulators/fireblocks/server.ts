@@ -8,15 +8,8 @@
  */
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import type http from 'node:http';
-import { failNextRequests, waitForRecords, whenWorkDone } from '../controls.ts';
-import {
-  answerJson,
-  closeSimulator,
-  decodedOrUndefined,
-  listenSimulator,
-  parseJsonObject,
-  waitFor,
-} from '../shared.ts';
+import { waitForRecords, workControls } from '../controls.ts';
+import { answerJson, decodedOrUndefined, listenSimulator, parseJsonObject, waitFor } from '../shared.ts';
 import { changeCompletedStatus } from './afterCompletion.ts';
 import { atomicAmount, checkedNetworkFee, FIREBLOCKS_SIMULATOR_ASSETS } from './assets.ts';
 import { authenticate } from './auth.ts';
@@ -146,7 +139,6 @@ export async function startFireblocksSimulator(
  */
 const FIREBLOCKS_SIMULATOR_KEEP_ALIVE_MS = 65_000;
 
-// Past 70 lines: one object literal of the simulator's controls, each a line or two.
 function controls(
   state: FireblocksState,
   server: http.Server,
@@ -154,6 +146,7 @@ function controls(
   credentials: FireblocksSimulator['credentials'],
 ): FireblocksSimulator {
   return {
+    ...workControls(state, server, FIREBLOCKS_SIMULATOR_WAIT_TIMEOUT_MS),
     baseUrl: `${origin}/v1`,
     credentials,
     webhookPublicKey: FIREBLOCKS_SIMULATOR_WEBHOOK_PUBLIC_KEY,
@@ -189,10 +182,6 @@ function controls(
       const stored = state.transactions.get(id);
       return stored ? structuredClone(stored.transaction) : undefined;
     },
-    failNext: (count, status) => failNextRequests(state.failures, count, status),
-    setLatency: (ms) => {
-      state.config.latencyMs = ms;
-    },
     setNetworkFee: (fee, paidIn = 'native') => {
       state.config.networkFee = checkedNetworkFee(fee);
       state.config.feePaidIn = paidIn;
@@ -216,8 +205,6 @@ function controls(
         timeoutMs,
         `${count} webhook(s)`,
       ),
-    whenIdle: (timeoutMs = FIREBLOCKS_SIMULATOR_WAIT_TIMEOUT_MS) => whenWorkDone(state, timeoutMs),
-    close: () => closeSimulator(state, server),
   };
 }
 

@@ -5,8 +5,8 @@
  * settlements).
  */
 import type http from 'node:http';
-import { failNextRequests, waitForRecords, whenWorkDone } from '../controls.ts';
-import { answerJson, closeSimulator, listenSimulator, parseJsonObject } from '../shared.ts';
+import { waitForRecords, workControls } from '../controls.ts';
+import { answerJson, listenSimulator, parseJsonObject } from '../shared.ts';
 import {
   createVirtualAccount,
   listBanks,
@@ -138,6 +138,7 @@ export async function startFlutterwaveSimulator(
 
 function controls(state: FlutterwaveState, server: http.Server, url: string): FlutterwaveSimulator {
   return {
+    ...workControls(state, server, FLUTTERWAVE_SIMULATOR_WAIT_TIMEOUT_MS),
     url,
     credentials: state.credentials,
     requests: state.requests,
@@ -164,10 +165,6 @@ function controls(state: FlutterwaveState, server: http.Server, url: string): Fl
     setWebhookUrl: (webhookUrl) => {
       state.config.webhookUrl = webhookUrl;
     },
-    failNext: (count, status) => failNextRequests(state.failures, count, status),
-    setLatency: (ms) => {
-      state.config.latencyMs = ms;
-    },
     waitForWebhooks: ({ id, count = 1, timeoutMs = FLUTTERWAVE_SIMULATOR_WAIT_TIMEOUT_MS } = {}) =>
       waitForRecords(
         state,
@@ -177,8 +174,6 @@ function controls(state: FlutterwaveState, server: http.Server, url: string): Fl
         timeoutMs,
         `${count} webhook(s)${id === undefined ? '' : ` about ${id}`}`,
       ),
-    whenIdle: (timeoutMs = FLUTTERWAVE_SIMULATOR_WAIT_TIMEOUT_MS) => whenWorkDone(state, timeoutMs),
-    close: () => closeSimulator(state, server),
   };
 }
 

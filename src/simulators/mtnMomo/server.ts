@@ -5,14 +5,8 @@
  * the simulator's controls.
  */
 import type http from 'node:http';
-import { failNextRequests, waitForRecords, whenWorkDone } from '../controls.ts';
-import {
-  arrivingRequest,
-  closeSimulator,
-  decodedOrUndefined,
-  listenSimulator,
-  readRequestBody,
-} from '../shared.ts';
+import { waitForRecords, workControls } from '../controls.ts';
+import { arrivingRequest, decodedOrUndefined, listenSimulator, readRequestBody } from '../shared.ts';
 import { ACCOUNT_ROUTES, readAccountHolderActive, readBalance } from './account.ts';
 import { COLLECTION_API } from './collection.ts';
 import { DISBURSEMENT_API } from './disbursement.ts';
@@ -117,6 +111,7 @@ export async function startMomoSimulator(options: MomoSimulatorOptions = {}): Pr
 function simulatorControls(state: MomoState, server: http.Server, url: string): MomoSimulator {
   const { stored, callbacks } = state;
   return {
+    ...workControls(state, server, MOMO_SIMULATOR_WAIT_TIMEOUT_MS, 'scheduled work to finish'),
     url,
     credentials: state.credentials,
     requests: state.requests,
@@ -133,10 +128,6 @@ function simulatorControls(state: MomoState, server: http.Server, url: string): 
       state.balances[product] = availableBalance;
     },
     expireTokens: () => state.tokens.clear(),
-    failNext: (count, status) => failNextRequests(state.failures, count, status),
-    setLatency: (ms) => {
-      state.config.latencyMs = ms;
-    },
     waitForCallbacks: ({ externalId, count = 1, timeoutMs = MOMO_SIMULATOR_WAIT_TIMEOUT_MS } = {}) =>
       waitForRecords(
         state,
@@ -146,9 +137,6 @@ function simulatorControls(state: MomoState, server: http.Server, url: string): 
         timeoutMs,
         `${count} callback(s)${externalId === undefined ? '' : ` about ${externalId}`}`,
       ),
-    whenIdle: (timeoutMs = MOMO_SIMULATOR_WAIT_TIMEOUT_MS) =>
-      whenWorkDone(state, timeoutMs, 'scheduled work to finish'),
-    close: () => closeSimulator(state, server),
   };
 }
 
