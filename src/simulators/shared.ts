@@ -17,6 +17,11 @@ export interface SimulatorWork {
   listeners: Set<() => void>;
 }
 
+/** A new simulator's work: nothing scheduled, nobody waiting. */
+export function newSimulatorWork(): SimulatorWork {
+  return { busy: 0, closed: false, timers: new Set(), listeners: new Set() };
+}
+
 /** A simulator's TLS identity: a certificate (PEM) and its private key (PEM). Test keys only. */
 export interface SimulatorTlsIdentity {
   cert: string;
