@@ -144,10 +144,15 @@ export function schedule(work: SimulatorWork, ms: number, task: () => Promise<vo
       await task();
     } finally {
       work.busy -= 1;
-      for (const listener of [...work.listeners]) listener();
+      notifyWaiting(work);
     }
   }, ms);
   work.timers.add(timer);
+}
+
+/** Lets every wait (waitFor) check again: something it may be waiting for has changed. */
+export function notifyWaiting(work: Pick<SimulatorWork, 'listeners'>): void {
+  for (const listener of [...work.listeners]) listener();
 }
 
 /** Resolves with `ready()`'s value once it has one, checking now and after each piece of scheduled work. */
