@@ -2,8 +2,8 @@
  * What every partner simulator's HTTP side needs, whatever partner it plays: listening on a loopback port
  * (plain HTTP, or HTTPS under the simulator's own fixed test certificate, for clients that only speak HTTPS
  * or only reach a partner's fixed host name), recording a request as it arrives, reading a bounded body,
- * decoding a path parameter, scheduled work it can wait for (so a test knows when it is idle), posting a
- * callback, and closing.
+ * decoding a path parameter, parsing a JSON object, answering JSON, scheduled work it can wait for (so a
+ * test knows when it is idle), posting a callback, and closing.
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -15,6 +15,11 @@ export interface SimulatorWork {
   closed: boolean;
   timers: Set<NodeJS.Timeout>;
   listeners: Set<() => void>;
+}
+
+/** A new simulator's work: nothing scheduled, nobody waiting. */
+export function newSimulatorWork(): SimulatorWork {
+  return { busy: 0, closed: false, timers: new Set(), listeners: new Set() };
 }
 
 /** A simulator's TLS identity: a certificate (PEM) and its private key (PEM). Test keys only. */
@@ -79,6 +84,11 @@ export function closeSimulator(work: SimulatorWork, server: http.Server): Promis
   work.closed = true;
   for (const timer of work.timers) clearTimeout(timer);
   work.timers.clear();
+  return closeServer(server);
+}
+
+/** Stops the server, dropping open connections. */
+export function closeServer(server: http.Server): Promise<void> {
   return new Promise<void>((resolve) => {
     server.closeAllConnections();
     server.close(() => resolve());
@@ -104,6 +114,27 @@ export function readRequestBody(request: http.IncomingMessage, maxBytes: number)
   });
 }
 
+/**
+ * Reads the request's body to its end, keeping none of it past `maxBytes`, then calls `done` with its text
+ * ('' when past the limit, with `tooLarge`): for partners that answer an oversized body rather than drop it.
+ */
+export function onBodyRead(
+  request: http.IncomingMessage,
+  maxBytes: number,
+  done: (rawBody: string, tooLarge: boolean) => void,
+): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  request.on('data', (chunk: Buffer) => {
+    size += chunk.length;
+    if (size <= maxBytes) chunks.push(chunk);
+  });
+  request.on('end', () => {
+    const tooLarge = size > maxBytes;
+    done(tooLarge ? '' : Buffer.concat(chunks).toString('utf8'), tooLarge);
+  });
+}
+
 /** Runs `task` after `ms`, counting it as scheduled work until it is done. */
 export function schedule(work: SimulatorWork, ms: number, task: () => Promise<void> | void): void {
   work.busy += 1;
@@ -113,10 +144,15 @@ export function schedule(work: SimulatorWork, ms: number, task: () => Promise<vo
       await task();
     } finally {
       work.busy -= 1;
-      for (const listener of [...work.listeners]) listener();
+      notifyWaiting(work);
     }
   }, ms);
   work.timers.add(timer);
+}
+
+/** Lets every wait (waitFor) check again: something it may be waiting for has changed. */
+export function notifyWaiting(work: Pick<SimulatorWork, 'listeners'>): void {
+  for (const listener of [...work.listeners]) listener();
 }
 
 /** Resolves with `ready()`'s value once it has one, checking now and after each piece of scheduled work. */
@@ -156,6 +192,18 @@ export interface SimulatorReceivedRequest {
   at: number;
 }
 
+/** The text as a JSON object, or undefined when it is not JSON or not an object. */
+export function parseJsonObject(text: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** A path parameter decoded, or undefined for a malformed escape (`%zz`), which names no resource. */
 export function decodedOrUndefined(text: string): string | undefined {
   try {
@@ -175,6 +223,45 @@ export function arrivingRequest(request: http.IncomingMessage): SimulatorReceive
     status: 0,
     at: Date.now(),
   };
+}
+
+/** A JSON answer: its status, body, and any headers of its own. */
+export interface JsonAnswer {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+/**
+ * Records a request as it arrives, reads its body, waits the simulator's latency (read once the body is in),
+ * and writes `answer`'s JSON; a body past `maxBytes` (or a failure to answer) is answered `tooLarge`.
+ */
+export async function answerJson(
+  requests: SimulatorReceivedRequest[],
+  request: http.IncomingMessage,
+  response: http.ServerResponse,
+  options: {
+    maxBytes: number;
+    latencyMs: () => number;
+    tooLarge: JsonAnswer;
+    answer: (record: SimulatorReceivedRequest) => JsonAnswer;
+  },
+): Promise<void> {
+  const record = arrivingRequest(request);
+  requests.push(record);
+  let result: JsonAnswer;
+  try {
+    record.body = await readRequestBody(request, options.maxBytes);
+    const latencyMs = options.latencyMs();
+    if (latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, latencyMs));
+    result = options.answer(record);
+  } catch {
+    result = options.tooLarge;
+  }
+  record.status = result.status;
+  response
+    .writeHead(result.status, { ...result.headers, 'Content-Type': 'application/json; charset=utf-8' })
+    .end(JSON.stringify(result.body));
 }
 
 /** Sends a callback; answers the receiver's status, or the error that kept it from answering. */

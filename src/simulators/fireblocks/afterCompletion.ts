@@ -7,7 +7,8 @@
  * status and sub-status, GET answers it from then on, and TRANSACTION_STATUS_UPDATED announces it (unless
  * the transaction's outcome sends no webhooks). A change away from COMPLETED moves its balances back.
  */
-import { announce, notify } from './lifecycle.ts';
+import { notifyWaiting } from '../shared.ts';
+import { announce } from './lifecycle.ts';
 import type { FireblocksState, FireblocksTransaction, FireblocksTransactionStatus } from './state.ts';
 import { findVault } from './vaults.ts';
 
@@ -35,10 +36,10 @@ export function changeCompletedStatus(
   transaction.subStatus = subStatus;
   transaction.lastUpdated = Date.now();
   state.busy += 1;
-  notify(state);
+  notifyWaiting(state);
   announce(state, stored, 'TRANSACTION_STATUS_UPDATED').finally(() => {
     state.busy -= 1;
-    notify(state);
+    notifyWaiting(state);
   });
   return structuredClone(transaction);
 }

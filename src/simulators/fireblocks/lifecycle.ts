@@ -7,6 +7,7 @@
  * COMPLETED and is released otherwise; an incoming one is credited on COMPLETED.
  */
 import { simulatedChainTransactionHash } from '../../domain/stablecoins.ts';
+import { notifyWaiting, sendCallback } from '../shared.ts';
 import {
   atomicAmount,
   FIREBLOCKS_SIMULATOR_ASSETS,
@@ -62,14 +63,14 @@ export function advance(state: FireblocksState, stored: StoredTransaction): void
       await sleep(state, state.config.stepMs);
       if (state.closed) return;
       move(state, stored, status, subStatus);
-      notify(state);
+      notifyWaiting(state);
       await announce(state, stored, 'TRANSACTION_STATUS_UPDATED');
     }
   };
   state.busy += 1;
   run().finally(() => {
     state.busy -= 1;
-    notify(state);
+    notifyWaiting(state);
   });
 }
 
@@ -163,20 +164,16 @@ async function deliver(
     headers: signatures,
     at: Date.now(),
   };
-  try {
-    const response = await fetch(url, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', ...signatures },
-      body,
-      signal: AbortSignal.timeout(FIREBLOCKS_SIMULATOR_WEBHOOK_TIMEOUT_MS),
-    });
-    await response.arrayBuffer();
-    delivery.responseStatus = response.status;
-  } catch (error) {
-    delivery.error = error instanceof Error ? error.message : String(error);
-  }
+  const headers = { 'Content-Type': 'application/json', ...signatures };
+  const sent = await sendCallback(
+    url,
+    { method: 'POST', headers, body },
+    FIREBLOCKS_SIMULATOR_WEBHOOK_TIMEOUT_MS,
+  );
+  if (sent.status !== undefined) delivery.responseStatus = sent.status;
+  if (sent.error !== undefined) delivery.error = sent.error;
   state.webhooks.push(delivery);
-  notify(state);
+  notifyWaiting(state);
 }
 
 function sleep(state: FireblocksState, ms: number): Promise<void> {
@@ -187,8 +184,4 @@ function sleep(state: FireblocksState, ms: number): Promise<void> {
     }, ms);
     state.timers.add(timer);
   });
-}
-
-export function notify(state: FireblocksState): void {
-  for (const listener of [...state.listeners]) listener();
 }

@@ -8,14 +8,8 @@
  */
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import type http from 'node:http';
-import {
-  arrivingRequest,
-  closeSimulator,
-  decodedOrUndefined,
-  listenSimulator,
-  readRequestBody,
-  waitFor,
-} from '../shared.ts';
+import { waitForRecords, workControls } from '../controls.ts';
+import { answerJson, decodedOrUndefined, listenSimulator, parseJsonObject, waitFor } from '../shared.ts';
 import { changeCompletedStatus } from './afterCompletion.ts';
 import { atomicAmount, checkedNetworkFee, FIREBLOCKS_SIMULATOR_ASSETS } from './assets.ts';
 import { authenticate } from './auth.ts';
@@ -145,7 +139,6 @@ export async function startFireblocksSimulator(
  */
 const FIREBLOCKS_SIMULATOR_KEEP_ALIVE_MS = 65_000;
 
-// Past 70 lines: one object literal of the simulator's controls, each a line or two.
 function controls(
   state: FireblocksState,
   server: http.Server,
@@ -153,6 +146,7 @@ function controls(
   credentials: FireblocksSimulator['credentials'],
 ): FireblocksSimulator {
   return {
+    ...workControls(state, server, FIREBLOCKS_SIMULATOR_WAIT_TIMEOUT_MS),
     baseUrl: `${origin}/v1`,
     credentials,
     webhookPublicKey: FIREBLOCKS_SIMULATOR_WEBHOOK_PUBLIC_KEY,
@@ -188,12 +182,6 @@ function controls(
       const stored = state.transactions.get(id);
       return stored ? structuredClone(stored.transaction) : undefined;
     },
-    failNext: (count, status) => {
-      for (let i = 0; i < count; i += 1) state.failures.push(status);
-    },
-    setLatency: (ms) => {
-      state.config.latencyMs = ms;
-    },
     setNetworkFee: (fee, paidIn = 'native') => {
       state.config.networkFee = checkedNetworkFee(fee);
       state.config.feePaidIn = paidIn;
@@ -209,44 +197,28 @@ function controls(
         `transaction ${id} to be ${status}`,
       ),
     waitForWebhooks: ({ transactionId, count = 1, timeoutMs = FIREBLOCKS_SIMULATOR_WAIT_TIMEOUT_MS } = {}) =>
-      waitFor(
+      waitForRecords(
         state,
-        () => {
-          const found = state.webhooks.filter(
-            (delivery) => transactionId === undefined || delivery.transactionId === transactionId,
-          );
-          return found.length >= count ? found : undefined;
-        },
+        state.webhooks,
+        (delivery) => transactionId === undefined || delivery.transactionId === transactionId,
+        count,
         timeoutMs,
         `${count} webhook(s)`,
       ),
-    whenIdle: async (timeoutMs = FIREBLOCKS_SIMULATOR_WAIT_TIMEOUT_MS) => {
-      await waitFor(state, () => (state.busy === 0 ? true : undefined), timeoutMs, 'scheduled work');
-    },
-    close: () => closeSimulator(state, server),
   };
 }
 
-async function receive(
+function receive(
   state: FireblocksState,
   request: http.IncomingMessage,
   response: http.ServerResponse,
 ): Promise<void> {
-  const record: FireblocksReceivedRequest = arrivingRequest(request);
-  state.requests.push(record);
-  let result: Answer;
-  try {
-    record.body = await readRequestBody(request, FIREBLOCKS_SIMULATOR_BODY_MAX_BYTES);
-    const latencyMs = state.config.latencyMs ?? 0;
-    if (latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, latencyMs));
-    result = answer(state, record);
-  } catch {
-    result = fireblocksError(413, 413, 'Request body too large');
-  }
-  record.status = result.status;
-  response
-    .writeHead(result.status, { ...result.headers, 'Content-Type': 'application/json; charset=utf-8' })
-    .end(JSON.stringify(result.body));
+  return answerJson(state.requests, request, response, {
+    maxBytes: FIREBLOCKS_SIMULATOR_BODY_MAX_BYTES,
+    latencyMs: () => state.config.latencyMs ?? 0,
+    tooLarge: fireblocksError(413, 413, 'Request body too large'),
+    answer: (record) => answer(state, record),
+  });
 }
 
 const ROUTES: Array<{ method: string; pattern: RegExp; handle: Handler }> = [];
@@ -321,14 +293,9 @@ function answer(state: FireblocksState, record: FireblocksReceivedRequest): Answ
   if (refusal) return refusal;
   let body: Record<string, unknown> = {};
   if (record.method === 'POST' && record.body !== '') {
-    try {
-      const parsed: unknown = JSON.parse(record.body);
-      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
-        throw new Error('not an object');
-      body = parsed as Record<string, unknown>;
-    } catch {
-      return fireblocksError(400, 1400, 'The request body is not a JSON object');
-    }
+    const parsed = parseJsonObject(record.body);
+    if (parsed === undefined) return fireblocksError(400, 1400, 'The request body is not a JSON object');
+    body = parsed;
   }
   const params = found.match.slice(1).map((param) => decodedOrUndefined(param ?? ''));
   // A malformed escape (`%zz`) names no resource.

@@ -4,7 +4,12 @@
  * them), the records of what it received and sent, and Fireblocks' error body.
  */
 
-import type { SimulatorListenOptions, SimulatorReceivedRequest } from '../shared.ts';
+import {
+  newSimulatorWork,
+  type SimulatorListenOptions,
+  type SimulatorReceivedRequest,
+  type SimulatorWork,
+} from '../shared.ts';
 import { checkedNetworkFee } from './assets.ts';
 import {
   type FireblocksSimulatorWebhookSignatures,
@@ -175,7 +180,7 @@ export interface Answer {
   headers?: Record<string, string>;
 }
 
-export interface FireblocksState {
+export interface FireblocksState extends SimulatorWork {
   apiUsers: Map<string, string>;
   /** `latencyMs`: how long every answer waits before the request is handled (setLatency). */
   config: {
@@ -198,10 +203,6 @@ export interface FireblocksState {
   /** v2's keys and which signatures webhooks carry. */
   signing: WebhookSigning;
   failures: Array<500 | 503>;
-  timers: Set<NodeJS.Timeout>;
-  listeners: Set<() => void>;
-  busy: number;
-  closed: boolean;
   sequence: number;
 }
 
@@ -226,10 +227,7 @@ export function newFireblocksState(
     webhooks: [],
     signing: newWebhookSigning(options.webhookSignatures),
     failures: [],
-    timers: new Set(),
-    listeners: new Set(),
-    busy: 0,
-    closed: false,
+    ...newSimulatorWork(),
     sequence: 0,
   };
 }

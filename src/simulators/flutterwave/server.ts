@@ -5,7 +5,8 @@
  * settlements).
  */
 import type http from 'node:http';
-import { arrivingRequest, closeSimulator, listenSimulator, readRequestBody, waitFor } from '../shared.ts';
+import { waitForRecords, workControls } from '../controls.ts';
+import { answerJson, listenSimulator, parseJsonObject } from '../shared.ts';
 import {
   createVirtualAccount,
   listBanks,
@@ -137,6 +138,7 @@ export async function startFlutterwaveSimulator(
 
 function controls(state: FlutterwaveState, server: http.Server, url: string): FlutterwaveSimulator {
   return {
+    ...workControls(state, server, FLUTTERWAVE_SIMULATOR_WAIT_TIMEOUT_MS),
     url,
     credentials: state.credentials,
     requests: state.requests,
@@ -163,49 +165,29 @@ function controls(state: FlutterwaveState, server: http.Server, url: string): Fl
     setWebhookUrl: (webhookUrl) => {
       state.config.webhookUrl = webhookUrl;
     },
-    failNext: (count, status) => {
-      for (let i = 0; i < count; i += 1) state.failures.push(status);
-    },
-    setLatency: (ms) => {
-      state.config.latencyMs = ms;
-    },
     waitForWebhooks: ({ id, count = 1, timeoutMs = FLUTTERWAVE_SIMULATOR_WAIT_TIMEOUT_MS } = {}) =>
-      waitFor(
+      waitForRecords(
         state,
-        () => {
-          const found = state.webhooks.filter((delivery) => id === undefined || delivery.id === id);
-          return found.length >= count ? found : undefined;
-        },
+        state.webhooks,
+        (delivery) => id === undefined || delivery.id === id,
+        count,
         timeoutMs,
         `${count} webhook(s)${id === undefined ? '' : ` about ${id}`}`,
       ),
-    whenIdle: async (timeoutMs = FLUTTERWAVE_SIMULATOR_WAIT_TIMEOUT_MS) => {
-      await waitFor(state, () => (state.busy === 0 ? true : undefined), timeoutMs, 'scheduled work');
-    },
-    close: () => closeSimulator(state, server),
   };
 }
 
-async function receive(
+function receive(
   state: FlutterwaveState,
   request: http.IncomingMessage,
   response: http.ServerResponse,
 ): Promise<void> {
-  const record: FlutterwaveReceivedRequest = arrivingRequest(request);
-  state.requests.push(record);
-  let result: Answer;
-  try {
-    record.body = await readRequestBody(request, FLUTTERWAVE_SIMULATOR_MAX_BODY_BYTES);
-    if (state.config.latencyMs > 0)
-      await new Promise((resolve) => setTimeout(resolve, state.config.latencyMs));
-    result = answer(state, record.method, record.path, request.headers.authorization, record.body);
-  } catch {
-    result = failure(413, 'Request body too large');
-  }
-  record.status = result.status;
-  response
-    .writeHead(result.status, { 'Content-Type': 'application/json; charset=utf-8' })
-    .end(JSON.stringify(result.body));
+  return answerJson(state.requests, request, response, {
+    maxBytes: FLUTTERWAVE_SIMULATOR_MAX_BODY_BYTES,
+    latencyMs: () => state.config.latencyMs,
+    tooLarge: failure(413, 'Request body too large'),
+    answer: (record) => answer(state, record.method, record.path, request.headers.authorization, record.body),
+  });
 }
 
 function answer(
@@ -229,23 +211,13 @@ function answer(
   if (route === undefined) return failure(405, 'Method not allowed');
   let fields: Record<string, unknown> = {};
   if (method === 'POST') {
-    const parsed = parseJson(text);
+    // An empty body is an empty object.
+    const parsed = parseJsonObject(text === '' ? '{}' : text);
     if (parsed === undefined) return failure(400, 'Invalid JSON body');
     fields = parsed;
   }
   const params = (route.pattern.exec(pathname) ?? []).slice(1).map((param) => safeDecode(param ?? ''));
   return route.answer(state, params, fields, url.searchParams);
-}
-
-function parseJson(text: string): Record<string, unknown> | undefined {
-  try {
-    const value: unknown = JSON.parse(text === '' ? '{}' : text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 function safeDecode(text: string): string {

@@ -4,7 +4,7 @@
  * and error-body shapes every v3 endpoint shares (`{status, message, data}`).
  */
 
-import type { SimulatorListenOptions } from '../shared.ts';
+import { newSimulatorWork, type SimulatorListenOptions, type SimulatorWork } from '../shared.ts';
 import type { StoredSettlement } from './settlements.ts';
 
 /** How long a NEW transfer takes to reach its final status, unless the options say otherwise. */
@@ -135,7 +135,7 @@ export interface StoredVirtualAccount {
   lastname: string;
 }
 
-export interface FlutterwaveState {
+export interface FlutterwaveState extends SimulatorWork {
   credentials: { secretKey: string; publicKey: string; secretHash: string };
   config: {
     processingMs: number;
@@ -155,10 +155,6 @@ export interface FlutterwaveState {
   settled: Set<number>;
   failures: number[];
   sequence: number;
-  busy: number;
-  closed: boolean;
-  timers: Set<NodeJS.Timeout>;
-  listeners: Set<() => void>;
 }
 
 export interface Answer {
@@ -189,10 +185,7 @@ export function newFlutterwaveState(options: FlutterwaveSimulatorOptions): Flutt
     settled: new Set(),
     failures: [],
     sequence: 0,
-    busy: 0,
-    closed: false,
-    timers: new Set(),
-    listeners: new Set(),
+    ...newSimulatorWork(),
   };
 }
 

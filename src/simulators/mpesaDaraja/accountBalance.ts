@@ -14,9 +14,10 @@ import {
   receiptNumber,
   requestIdLike,
 } from './formats.ts';
+import { acceptedAnswer, INITIATOR_INVALID, initiatorRefusal, queueTimeoutReference } from './resultApis.ts';
 import { initiatorValid } from './securityCredential.ts';
-import { ACCEPTED_DESC, ApiAnswer, type DarajaState, invalidField, SUCCESS_DESC } from './state.ts';
-import { absoluteUrl, boundedText, nonEmptyString, REMARKS_MAX_CHARS, SHORTCODE } from './validation.ts';
+import { type ApiAnswer, type DarajaState, invalidField, SUCCESS_DESC } from './state.ts';
+import { absoluteUrl, boundedText, REMARKS_MAX_CHARS, SHORTCODE } from './validation.ts';
 
 export const ACCOUNT_BALANCE_PATH = '/mpesa/accountbalance/v1/query';
 
@@ -40,7 +41,7 @@ export function accountBalanceQuery(state: DarajaState, body: Record<string, unk
   const refusal = checkBalanceQuery(body);
   if (refusal) return refusal;
   const partyA = String(body.PartyA);
-  const ids = { originator: requestIdLike(), conversation: conversationId() };
+  const ids = { originatorConversationId: requestIdLike(), conversationId: conversationId() };
   const credentialsValid = initiatorValid(state.config, body.Initiator, body.SecurityCredential);
   // Built when sent: it reports the balances as they stand then.
   schedule(
@@ -49,19 +50,13 @@ export function accountBalanceQuery(state: DarajaState, body: Record<string, unk
     () => JSON.stringify(balanceResultBody(state, partyA, ids, credentialsValid)),
     state.config.callbackDelayMs,
   );
-  return new ApiAnswer(200, {
-    OriginatorConversationID: ids.originator,
-    ConversationID: ids.conversation,
-    ResponseCode: '0',
-    ResponseDescription: ACCEPTED_DESC,
-  });
+  return acceptedAnswer(ids);
 }
 
 /** Daraja's refusal of the first missing or malformed field, or undefined for a valid query. */
 function checkBalanceQuery(body: Record<string, unknown>): ApiAnswer | undefined {
-  if (!nonEmptyString(body.Initiator)) return invalidField('Initiator');
-  if (!nonEmptyString(body.SecurityCredential)) return invalidField('SecurityCredential');
-  if (body.CommandID !== 'AccountBalance') return invalidField('CommandID');
+  const initiatorProblem = initiatorRefusal(body, 'AccountBalance');
+  if (initiatorProblem) return initiatorProblem;
   if (!SHORTCODE.test(String(body.PartyA ?? ''))) return invalidField('PartyA');
   if (!IDENTIFIER_TYPES.has(String(body.IdentifierType))) return invalidField('IdentifierType');
   if (!boundedText(body.Remarks, REMARKS_MAX_CHARS)) return invalidField('Remarks');
@@ -73,27 +68,22 @@ function checkBalanceQuery(body: Record<string, unknown>): ApiAnswer | undefined
 function balanceResultBody(
   state: DarajaState,
   partyA: string,
-  ids: { originator: string; conversation: string },
+  ids: { originatorConversationId: string; conversationId: string },
   credentialsValid: boolean,
 ): unknown {
   const envelope = {
     ResultType: 0,
-    OriginatorConversationID: ids.originator,
-    ConversationID: ids.conversation,
+    OriginatorConversationID: ids.originatorConversationId,
+    ConversationID: ids.conversationId,
     TransactionID: placeholderTransactionId(receiptNumber()),
   };
-  const referenceData = {
-    ReferenceItem: {
-      Key: 'QueueTimeoutURL',
-      Value: 'https://internalsandbox.safaricom.co.ke/mpesa/abresults/v1/submit',
-    },
-  };
+  const referenceData = queueTimeoutReference('abresults');
   if (!credentialsValid) {
     return {
       Result: {
         ...envelope,
-        ResultCode: 2001,
-        ResultDesc: 'The initiator information is invalid.',
+        ResultCode: INITIATOR_INVALID.resultCode,
+        ResultDesc: INITIATOR_INVALID.resultDesc,
         ReferenceData: referenceData,
       },
     };
@@ -143,10 +133,15 @@ function moved(record: { outcome: { kind: string }; completedAt?: Date }): boole
 
 /** `Name|KES|current|available|reserved|uncleared` per account, joined by `&`, as the sample writes it. */
 function accountBalanceText(utility: bigint): string {
-  return SAMPLE_ACCOUNTS.map((name) => {
-    const amount = decimalShillings(name === 'Utility Account' ? utility : 0n);
-    return `${name}|KES|${amount}|${amount}|0.00|0.00`;
-  }).join('&');
+  return SAMPLE_ACCOUNTS.map((name) => accountText(name, name === 'Utility Account' ? utility : 0n)).join(
+    '&',
+  );
+}
+
+/** One account as the sample writes it: `Name|KES|current|available|0.00|0.00` (nothing reserved or uncleared). */
+export function accountText(name: string, cents: bigint): string {
+  const amount = decimalShillings(cents);
+  return `${name}|KES|${amount}|${amount}|0.00|0.00`;
 }
 
 /** Cents written as shillings with two decimals (negative with `-`), as Daraja's samples write amounts. */

@@ -9,21 +9,16 @@
 import { utilityCents } from './accountBalance.ts';
 import { type B2BRequest, b2bResultBody, CENTS_PER_SHILLING } from './b2bResult.ts';
 import type { DarajaSimulatedOutcome } from './behaviours.ts';
-import { scheduleResult } from './callbacks.ts';
 import { conversationId, receiptNumber, requestIdLike } from './formats.ts';
+import { acceptedAnswer, INITIATOR_INVALID, recordPayment, schedulePaymentResult } from './resultApis.ts';
 import { initiatorValid } from './securityCredential.ts';
-import {
-  ACCEPTED_DESC,
-  ApiAnswer,
-  type DarajaSimulatedPayment,
-  type DarajaState,
-  invalidField,
-} from './state.ts';
+import { ApiAnswer, type DarajaSimulatedPayment, type DarajaState, invalidField } from './state.ts';
 import {
   absoluteUrl,
   B2B_ACCOUNT_REFERENCE_MAX_CHARS,
   boundedText,
   nonEmptyString,
+  optionalText,
   REMARKS_MAX_CHARS,
   SAFARICOM_MSISDN,
   SHORTCODE,
@@ -45,11 +40,6 @@ export const B2B_INSUFFICIENT_FUNDS: DarajaSimulatedOutcome = {
   resultCode: 1,
   resultDesc: 'The balance is insufficient for the transaction.',
 };
-const INITIATOR_INVALID: DarajaSimulatedOutcome = {
-  kind: 'decline',
-  resultCode: 2001,
-  resultDesc: 'The initiator information is invalid.',
-};
 
 /** POST /mpesa/b2b/v1/paymentrequest */
 export function b2bPaymentRequest(state: DarajaState, body: Record<string, unknown>): ApiAnswer {
@@ -67,24 +57,12 @@ export function b2bPaymentRequest(state: DarajaState, body: Record<string, unkno
     acceptedAt: state.now(),
     creditsUtilityOf: checked.commandId === 'BusinessPayBill' ? checked.partyB : undefined,
   };
-  state.paymentsByOriginator.set(payment.originatorConversationId, payment);
-  state.payments.push(payment);
+  recordPayment(state, payment);
   const debitedBefore = utilityCents(state, checked.partyA);
-  scheduleResult(
-    state,
-    outcome,
-    String(body.ResultURL),
-    () => b2bResultBody(state, payment, checked, body, debitedBefore),
-    () => {
-      payment.completedAt ??= state.now();
-    },
+  schedulePaymentResult(state, payment, String(body.ResultURL), () =>
+    b2bResultBody(state, payment, checked, body, debitedBefore),
   );
-  return new ApiAnswer(200, {
-    OriginatorConversationID: payment.originatorConversationId,
-    ConversationID: payment.conversationId,
-    ResponseCode: '0',
-    ResponseDescription: ACCEPTED_DESC,
-  });
+  return acceptedAnswer(payment);
 }
 
 /** A wrong credential → 2001; more than PartyA's Utility Account holds → 1; otherwise the money moves. */
@@ -140,9 +118,4 @@ function checkB2BRequest(body: Record<string, unknown>): ApiAnswer | B2BRequest 
     partyB,
     accountReference: typeof reference === 'string' ? reference : undefined,
   };
-}
-
-/** Absent, or text of at most `maxChars` (empty allowed). */
-function optionalText(value: unknown, maxChars: number): boolean {
-  return value === undefined || boundedText(value, maxChars, true);
 }

@@ -3,9 +3,10 @@
  * success the paying account's balance and the amount as the sample writes them (computed in integer
  * cents), otherwise only the result code; `ReferenceData` echoes the bill reference and the queue URL.
  */
-import { decimalShillings } from './accountBalance.ts';
-import { compactDateTime, placeholderTransactionId } from './formats.ts';
-import { type DarajaSimulatedPayment, type DarajaState, SUCCESS_DESC } from './state.ts';
+import { accountText, decimalShillings } from './accountBalance.ts';
+import { compactDateTime } from './formats.ts';
+import { paymentResultBody } from './resultApis.ts';
+import type { DarajaSimulatedPayment, DarajaState } from './state.ts';
 
 /** Shillings to cents, for the result's amounts (written with two decimals). */
 export const CENTS_PER_SHILLING = 100n;
@@ -33,54 +34,23 @@ export function b2bResultBody(
       : [{ Key: 'BillReferenceNumber', Value: request.accountReference }]),
     { Key: 'QueueTimeoutURL', Value: String(body.QueueTimeOutURL) },
   ];
-  const envelope = {
-    ResultType: 0,
-    OriginatorConversationID: payment.originatorConversationId,
-    ConversationID: payment.conversationId,
-  };
-  if (payment.outcome.kind === 'decline') {
-    return {
-      Result: {
-        ...envelope,
-        ResultCode: payment.outcome.resultCode,
-        ResultDesc: payment.outcome.resultDesc,
-        TransactionID: placeholderTransactionId(payment.receipt),
-        ReferenceData: { ReferenceItem: referenceItems },
-      },
-    };
-  }
-  const after = utilityBefore - BigInt(payment.amount) * CENTS_PER_SHILLING;
-  const balance = amountObject(after);
-  return {
-    Result: {
-      ...envelope,
-      ResultCode: 0,
-      ResultDesc: SUCCESS_DESC,
-      TransactionID: payment.receipt,
-      ResultParameters: {
-        ResultParameter: [
-          { Key: 'DebitAccountBalance', Value: balance },
-          { Key: 'Amount', Value: decimalShillings(BigInt(payment.amount) * CENTS_PER_SHILLING) },
-          { Key: 'DebitPartyAffectedAccountBalance', Value: utilityAccountText(after) },
-          { Key: 'TransCompletedTime', Value: String(compactDateTime(payment.completedAt ?? state.now())) },
-          { Key: 'DebitPartyCharges', Value: '' },
-          { Key: 'ReceiverPartyPublicName', Value: `${request.partyB} - Simulated Business` },
-          { Key: 'Currency', Value: 'KES' },
-          { Key: 'InitiatorAccountCurrentBalance', Value: balance },
-        ],
-      },
-      ReferenceData: { ReferenceItem: referenceItems },
-    },
-  };
+  return paymentResultBody(payment, { ReferenceItem: referenceItems }, () => {
+    const after = utilityBefore - BigInt(payment.amount) * CENTS_PER_SHILLING;
+    const balance = amountObject(after);
+    return [
+      { Key: 'DebitAccountBalance', Value: balance },
+      { Key: 'Amount', Value: decimalShillings(BigInt(payment.amount) * CENTS_PER_SHILLING) },
+      { Key: 'DebitPartyAffectedAccountBalance', Value: accountText('Utility Account', after) },
+      { Key: 'TransCompletedTime', Value: String(compactDateTime(payment.completedAt ?? state.now())) },
+      { Key: 'DebitPartyCharges', Value: '' },
+      { Key: 'ReceiverPartyPublicName', Value: `${request.partyB} - Simulated Business` },
+      { Key: 'Currency', Value: 'KES' },
+      { Key: 'InitiatorAccountCurrentBalance', Value: balance },
+    ];
+  });
 }
 
 /** `{Amount={CurrencyCode=KES, MinimumAmount=<cents>, BasicAmount=<shillings.cents>}}`, as the sample writes it. */
 function amountObject(cents: bigint): string {
   return `{Amount={CurrencyCode=KES, MinimumAmount=${cents}, BasicAmount=${decimalShillings(cents)}}}`;
-}
-
-/** The debited account, as the Account Balance string writes one account. */
-function utilityAccountText(cents: bigint): string {
-  const amount = decimalShillings(cents);
-  return `Utility Account|KES|${amount}|${amount}|0.00|0.00`;
 }

@@ -8,7 +8,7 @@
  */
 
 import { behaviourOf, type DarajaSimulatedOutcome } from './behaviours.ts';
-import { schedule, scheduleResult } from './callbacks.ts';
+import { schedule } from './callbacks.ts';
 import {
   conversationId,
   dottedDateTime,
@@ -16,6 +16,12 @@ import {
   receiptNumber,
   requestIdLike,
 } from './formats.ts';
+import {
+  INITIATOR_INVALID,
+  queueTimeoutReference,
+  recordPayment,
+  schedulePaymentResult,
+} from './resultApis.ts';
 import { initiatorValid } from './securityCredential.ts';
 import {
   ACCEPTED_DESC,
@@ -28,9 +34,9 @@ import {
 } from './state.ts';
 import {
   absoluteUrl,
-  B2C_REMARKS_MIN_CHARS,
-  boundedText,
+  b2cRemarksValid,
   nonEmptyString,
+  optionalText,
   REMARKS_MAX_CHARS,
   SAFARICOM_MSISDN,
   SHORTCODE,
@@ -60,9 +66,7 @@ export function b2cPaymentRequest(
     return new ApiAnswer(behaviour.status, errorBody(behaviour.errorCode, behaviour.errorMessage));
   }
   const credentialsValid = initiatorValid(state.config, body.InitiatorName, body.SecurityCredential);
-  const outcome: DarajaSimulatedOutcome = credentialsValid
-    ? behaviour
-    : { kind: 'decline', resultCode: 2001, resultDesc: 'The initiator information is invalid.' };
+  const outcome: DarajaSimulatedOutcome = credentialsValid ? behaviour : INITIATOR_INVALID;
   const payment: DarajaSimulatedPayment = {
     originatorConversationId,
     conversationId: conversationId(),
@@ -73,9 +77,8 @@ export function b2cPaymentRequest(
     outcome,
     acceptedAt: state.now(),
   };
-  state.paymentsByOriginator.set(originatorConversationId, payment);
-  state.payments.push(payment);
-  schedulePaymentResult(state, payment, body);
+  recordPayment(state, payment);
+  scheduleResultOrQueueNotice(state, payment, body);
   if (outcome.kind === 'hang') return 'hang';
   return new ApiAnswer(200, {
     ConversationID: payment.conversationId,
@@ -104,22 +107,17 @@ function checkPaymentRequest(
   if (!SHORTCODE.test(partyA)) return invalidField('PartyA');
   const partyB = String(body.PartyB ?? '');
   if (!SAFARICOM_MSISDN.test(partyB)) return invalidField('PartyB');
-  if (
-    !boundedText(body.Remarks, REMARKS_MAX_CHARS) ||
-    String(body.Remarks).trim().length < B2C_REMARKS_MIN_CHARS
-  )
-    return invalidField('Remarks');
+  if (!b2cRemarksValid(body.Remarks)) return invalidField('Remarks');
   if (!absoluteUrl(body.QueueTimeOutURL)) return invalidField('QueueTimeOutURL');
   if (!absoluteUrl(body.ResultURL)) return invalidField('ResultURL');
   // Daraja's sample spells it "Occassion"; both spellings are accepted, neither is required.
   const occasion = body.Occassion ?? body.Occasion;
-  if (occasion !== undefined && !boundedText(occasion, REMARKS_MAX_CHARS, true))
-    return invalidField('Occasion');
+  if (!optionalText(occasion, REMARKS_MAX_CHARS)) return invalidField('Occasion');
   return { amount, partyA, partyB };
 }
 
 /** A payment that times out in the queue gets only the queue notice; any other, the result its outcome says. */
-function schedulePaymentResult(
+function scheduleResultOrQueueNotice(
   state: DarajaState,
   payment: DarajaSimulatedPayment,
   body: Record<string, unknown>,
@@ -129,24 +127,11 @@ function schedulePaymentResult(
     schedule(state, String(body.QueueTimeOutURL), () => notice, state.config.callbackDelayMs);
     return;
   }
-  scheduleResult(
-    state,
-    payment.outcome,
-    String(body.ResultURL),
-    () => b2cResultBody(payment),
-    () => {
-      payment.completedAt ??= state.now();
-    },
-  );
+  schedulePaymentResult(state, payment, String(body.ResultURL), () => b2cResultBody(payment));
 }
 
 function b2cResultBody(payment: DarajaSimulatedPayment): unknown {
-  const referenceData = {
-    ReferenceItem: {
-      Key: 'QueueTimeoutURL',
-      Value: 'https://internalsandbox.safaricom.co.ke/mpesa/b2cresults/v1/submit',
-    },
-  };
+  const referenceData = queueTimeoutReference('b2cresults');
   if (payment.outcome.kind === 'decline') {
     return {
       Result: {

@@ -3,6 +3,8 @@
  * POST is recorded as a delivery with the receiver's answer, and an outcome decides which callbacks a result
  * gets (once, twice, late, cut short, or none).
  */
+import { scheduleCallback, trackInFlight } from '../scheduledCallbacks.ts';
+import { sendCallback } from '../shared.ts';
 import type { DarajaSimulatedOutcome } from './behaviours.ts';
 import {
   DARAJA_SIMULATOR_CALLBACK_TIMEOUT_MS,
@@ -18,15 +20,9 @@ export function schedule(
   delayMs: number,
   onSend?: () => void,
 ): void {
-  if (state.closed) return;
-  const callback: ScheduledCallback = {
-    url,
-    body,
-    onSend,
-    timer: setTimeout(() => send(state, callback), delayMs),
-  };
-  callback.timer.unref();
-  state.scheduled.add(callback);
+  scheduleCallback<ScheduledCallback>(state, { url, body, onSend }, delayMs, (callback) =>
+    send(state, callback),
+  );
 }
 
 /** POSTs a scheduled callback now (once: a callback already sent is not sent again). */
@@ -34,28 +30,12 @@ export function send(state: DarajaState, callback: ScheduledCallback): void {
   if (!state.scheduled.delete(callback)) return;
   callback.onSend?.();
   const delivery: DarajaCallbackDelivery = { url: callback.url, body: callback.body(), at: new Date() };
+  const request = { method: 'POST', headers: { 'content-type': 'application/json' }, body: delivery.body };
   const attempt = (async () => {
-    try {
-      const response = await fetch(callback.url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: delivery.body,
-        signal: AbortSignal.timeout(DARAJA_SIMULATOR_CALLBACK_TIMEOUT_MS),
-      });
-      await response.arrayBuffer();
-      delivery.status = response.status;
-    } catch (error) {
-      delivery.error = error instanceof Error ? error.message : String(error);
-    }
+    Object.assign(delivery, await sendCallback(callback.url, request, DARAJA_SIMULATOR_CALLBACK_TIMEOUT_MS));
     state.deliveries.push(delivery);
   })();
-  state.inFlight.add(attempt);
-  void attempt.finally(() => state.inFlight.delete(attempt));
-}
-
-/** Waits for callbacks already being POSTed (not those scheduled for later). */
-export async function idle(state: DarajaState): Promise<void> {
-  while (state.inFlight.size > 0) await Promise.allSettled([...state.inFlight]);
+  trackInFlight(state, attempt);
 }
 
 /** Schedules the callback(s) an outcome calls for; `complete` marks the money moved. */

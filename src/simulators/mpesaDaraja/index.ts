@@ -18,7 +18,7 @@
  *
  * One file per API: oauth.ts, b2c.ts, b2b.ts, express.ts (STK push and query), transactionStatus.ts, accountBalance.ts,
  * c2b.ts (Register URL, simulate, validation and confirmation), reversal.ts; shared:
- * securityCredential.ts (the certificate it publishes and the initiator check), state.ts (options, records, answers), validation.ts, callbacks.ts, formats.ts (ids and times),
+ * resultApis.ts (what the result APIs share), securityCredential.ts (the certificate it publishes and the initiator check), state.ts (options, records, answers), validation.ts, callbacks.ts, formats.ts (ids and times),
  * behaviours.ts (the magic numbers), tls.ts (its HTTPS mode's certificate); server.ts wires them into the HTTP server.
  */
 export { ACCOUNT_BALANCE_PATH, DARAJA_SIMULATOR_STARTING_FLOAT_SHILLINGS } from './accountBalance.ts';

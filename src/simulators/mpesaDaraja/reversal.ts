@@ -7,30 +7,24 @@
  * Transaction Status see it). Otherwise the result says why: `R000001` already reversed, `R000002` no
  * such transaction (for that shortcode and amount), `2001` a wrong initiator credential.
  */
-import { decimalShillings, utilityCents } from './accountBalance.ts';
+import { accountText, utilityCents } from './accountBalance.ts';
 import type { DarajaSimulatedOutcome } from './behaviours.ts';
-import { scheduleResult } from './callbacks.ts';
+import { compactDateTime, conversationId, receiptNumber, requestIdLike } from './formats.ts';
 import {
-  compactDateTime,
-  conversationId,
-  placeholderTransactionId,
-  receiptNumber,
-  requestIdLike,
-} from './formats.ts';
+  acceptedAnswer,
+  INITIATOR_INVALID,
+  initiatorRefusal,
+  paymentResultBody,
+  queueTimeoutReference,
+  recordPayment,
+  schedulePaymentResult,
+} from './resultApis.ts';
 import { initiatorValid } from './securityCredential.ts';
-import {
-  ACCEPTED_DESC,
-  ApiAnswer,
-  type DarajaSimulatedPayment,
-  type DarajaState,
-  invalidField,
-  SUCCESS_DESC,
-} from './state.ts';
+import { ApiAnswer, type DarajaSimulatedPayment, type DarajaState, invalidField } from './state.ts';
 import {
   absoluteUrl,
-  B2C_REMARKS_MIN_CHARS,
-  boundedText,
-  nonEmptyString,
+  b2cRemarksValid,
+  optionalText,
   REMARKS_MAX_CHARS,
   SHORTCODE,
   wholeAmount,
@@ -52,11 +46,6 @@ const INVALID_ORIGINAL: DarajaSimulatedOutcome = {
   kind: 'decline',
   resultCode: 'R000002',
   resultDesc: 'The OriginalTransactionID is invalid.',
-};
-const INITIATOR_INVALID: DarajaSimulatedOutcome = {
-  kind: 'decline',
-  resultCode: 2001,
-  resultDesc: 'The initiator information is invalid.',
 };
 
 /** What a valid reversal request asks for. */
@@ -97,23 +86,11 @@ export function reversalRequest(state: DarajaState, body: Record<string, unknown
     creditsUtilityOf: outcome.kind === 'complete' ? checked.receiverParty : undefined,
   };
   if (outcome.kind === 'complete') reversalsOf(state).set(checked.transactionId, reversal);
-  state.paymentsByOriginator.set(reversal.originatorConversationId, reversal);
-  state.payments.push(reversal);
-  scheduleResult(
-    state,
-    outcome,
-    String(body.ResultURL),
-    () => reversalResultBody(state, reversal, checked),
-    () => {
-      reversal.completedAt ??= state.now();
-    },
+  recordPayment(state, reversal);
+  schedulePaymentResult(state, reversal, String(body.ResultURL), () =>
+    reversalResultBody(state, reversal, checked),
   );
-  return new ApiAnswer(200, {
-    OriginatorConversationID: reversal.originatorConversationId,
-    ConversationID: reversal.conversationId,
-    ResponseCode: '0',
-    ResponseDescription: ACCEPTED_DESC,
-  });
+  return acceptedAnswer(reversal);
 }
 
 /**
@@ -139,9 +116,8 @@ function reversalOutcome(
 
 /** Daraja's refusal of the first missing or malformed field, or the reversal a valid request asks for. */
 function checkReversalRequest(body: Record<string, unknown>): ApiAnswer | ReversalRequest {
-  if (!nonEmptyString(body.Initiator)) return invalidField('Initiator');
-  if (!nonEmptyString(body.SecurityCredential)) return invalidField('SecurityCredential');
-  if (body.CommandID !== 'TransactionReversal') return invalidField('CommandID');
+  const initiatorProblem = initiatorRefusal(body, 'TransactionReversal');
+  if (initiatorProblem) return initiatorProblem;
   const transactionId = String(body.TransactionID ?? '');
   if (!RECEIPT.test(transactionId)) return invalidField('TransactionID');
   const amount = wholeAmount(body.Amount);
@@ -153,21 +129,15 @@ function checkReversalRequest(body: Record<string, unknown>): ApiAnswer | Revers
     return invalidField('RecieverIdentifierType');
   if (!absoluteUrl(body.ResultURL)) return invalidField('ResultURL');
   if (!absoluteUrl(body.QueueTimeOutURL)) return invalidField('QueueTimeOutURL');
-  if (
-    !boundedText(body.Remarks, REMARKS_MAX_CHARS) ||
-    String(body.Remarks).trim().length < B2C_REMARKS_MIN_CHARS
-  )
-    return invalidField('Remarks');
+  if (!b2cRemarksValid(body.Remarks)) return invalidField('Remarks');
   const occasion = body.Occasion ?? body.Occassion;
-  if (occasion !== undefined && !boundedText(occasion, REMARKS_MAX_CHARS, true))
-    return invalidField('Occasion');
+  if (!optionalText(occasion, REMARKS_MAX_CHARS)) return invalidField('Occasion');
   return { transactionId, amount, receiverParty };
 }
 
-/** The shortcode's Utility Account as the result writes it: `Utility Account|KES|current|available|0.00|0.00`. */
+/** The shortcode's Utility Account as the result writes it, as Account Balance writes one account. */
 function utilityAccountAfter(state: DarajaState, request: ReversalRequest): string {
-  const amount = decimalShillings(utilityCents(state, request.receiverParty));
-  return `Utility Account|KES|${amount}|${amount}|0.00|0.00`;
+  return accountText('Utility Account', utilityCents(state, request.receiverParty));
 }
 
 /** The published result: on success the shortcode's Utility Account after it and the original receipt. */
@@ -176,46 +146,13 @@ function reversalResultBody(
   reversal: DarajaSimulatedPayment,
   request: ReversalRequest,
 ): unknown {
-  const envelope = {
-    ResultType: 0,
-    OriginatorConversationID: reversal.originatorConversationId,
-    ConversationID: reversal.conversationId,
-  };
-  const referenceData = {
-    ReferenceItem: {
-      Key: 'QueueTimeoutURL',
-      Value: 'https://internalsandbox.safaricom.co.ke/mpesa/reversalresults/v1/submit',
-    },
-  };
-  if (reversal.outcome.kind === 'decline') {
-    return {
-      Result: {
-        ...envelope,
-        ResultCode: reversal.outcome.resultCode,
-        ResultDesc: reversal.outcome.resultDesc,
-        TransactionID: placeholderTransactionId(reversal.receipt),
-        ReferenceData: referenceData,
-      },
-    };
-  }
-  return {
-    Result: {
-      ...envelope,
-      ResultCode: 0,
-      ResultDesc: SUCCESS_DESC,
-      TransactionID: reversal.receipt,
-      ResultParameters: {
-        ResultParameter: [
-          { Key: 'DebitAccountBalance', Value: utilityAccountAfter(state, request) },
-          { Key: 'Amount', Value: reversal.amount },
-          { Key: 'TransCompletedTime', Value: compactDateTime(reversal.completedAt ?? state.now()) },
-          { Key: 'OriginalTransactionID', Value: request.transactionId },
-          { Key: 'Charge', Value: 0 },
-          { Key: 'CreditPartyPublicName', Value: `${reversal.partyA} - Simulated Customer` },
-          { Key: 'DebitPartyPublicName', Value: `${request.receiverParty} - Simulated Business` },
-        ],
-      },
-      ReferenceData: referenceData,
-    },
-  };
+  return paymentResultBody(reversal, queueTimeoutReference('reversalresults'), () => [
+    { Key: 'DebitAccountBalance', Value: utilityAccountAfter(state, request) },
+    { Key: 'Amount', Value: reversal.amount },
+    { Key: 'TransCompletedTime', Value: compactDateTime(reversal.completedAt ?? state.now()) },
+    { Key: 'OriginalTransactionID', Value: request.transactionId },
+    { Key: 'Charge', Value: 0 },
+    { Key: 'CreditPartyPublicName', Value: `${reversal.partyA} - Simulated Customer` },
+    { Key: 'DebitPartyPublicName', Value: `${request.receiverParty} - Simulated Business` },
+  ]);
 }

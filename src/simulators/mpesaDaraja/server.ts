@@ -5,7 +5,8 @@
  * certificate (securityCredential.ts). Speaks HTTPS when started with `tls` (tls.ts). Also the simulator's controls.
  */
 import type http from 'node:http';
-import { listenSimulator } from '../shared.ts';
+import { callbacksIdle, cancelScheduled, deliverScheduledNow } from '../scheduledCallbacks.ts';
+import { closeServer, listenSimulator, onBodyRead, parseJsonObject } from '../shared.ts';
 import { ACCOUNT_BALANCE_PATH, accountBalanceQuery } from './accountBalance.ts';
 import { B2B_PATH, b2bPaymentRequest } from './b2b.ts';
 import { B2C_PATHS, b2cPaymentRequest } from './b2c.ts';
@@ -17,7 +18,7 @@ import {
   registerC2BUrls,
   simulateC2BPayment,
 } from './c2b.ts';
-import { idle, send } from './callbacks.ts';
+import { send } from './callbacks.ts';
 import { STK_PUSH_PATH, STK_QUERY_PATH, stkPush, stkQuery } from './express.ts';
 import { generateToken, OAUTH_PATH, tokenRefusal } from './oauth.ts';
 import { REVERSAL_PATH, reversalRequest } from './reversal.ts';
@@ -36,7 +37,6 @@ import {
 } from './state.ts';
 import { DARAJA_SIMULATOR_TLS_CERTIFICATE_PEM, DARAJA_SIMULATOR_TLS_PRIVATE_KEY_PEM } from './tls.ts';
 import { TRANSACTION_STATUS_PATH, transactionStatusQuery } from './transactionStatus.ts';
-import { parseObject } from './validation.ts';
 
 /** The simulator's certificate is served as PEM text. */
 const CERTIFICATE_CONTENT_TYPE = 'application/x-pem-file';
@@ -86,13 +86,10 @@ export async function startDarajaSimulator(
   });
   simulator.url = url;
   simulator.close = async () => {
-    state.closed = true;
-    for (const callback of state.scheduled) clearTimeout(callback.timer);
-    state.scheduled.clear();
+    cancelScheduled(state);
     for (const response of state.hanging) response.destroy();
     await simulator.idle();
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await closeServer(server);
   };
   return simulator;
 }
@@ -116,15 +113,14 @@ function simulatorControls(state: DarajaState): DarajaSimulator {
       state.config.latencyMs = ms;
     },
     async deliverPendingCallbacks(only) {
-      for (const callback of [...state.scheduled]) {
-        if (only && !only(callback.url)) continue;
-        clearTimeout(callback.timer);
-        send(state, callback);
-      }
-      await simulator.idle();
+      await deliverScheduledNow(
+        state,
+        (callback) => send(state, callback),
+        only && ((callback) => only(callback.url)),
+      );
     },
     async idle() {
-      await idle(state);
+      await callbacksIdle(state);
     },
     close: async () => {},
   };
@@ -133,22 +129,14 @@ function simulatorControls(state: DarajaState): DarajaSimulator {
 
 /** Reads a request's body (past the limit it is dropped), records the request, then answers it. */
 function receive(state: DarajaState, request: http.IncomingMessage, response: http.ServerResponse): void {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  request.on('data', (chunk: Buffer) => {
-    size += chunk.length;
-    if (size <= DARAJA_SIMULATOR_MAX_BODY_BYTES) chunks.push(chunk);
-  });
-  request.on('end', () => {
-    const tooLarge = size > DARAJA_SIMULATOR_MAX_BODY_BYTES;
-    const rawBody = tooLarge ? '' : Buffer.concat(chunks).toString('utf8');
+  onBodyRead(request, DARAJA_SIMULATOR_MAX_BODY_BYTES, (rawBody, tooLarge) => {
     const url = new URL(request.url ?? '/', 'http://simulator');
     state.requests.push({
       method: request.method ?? 'GET',
       path: url.pathname,
       headers: request.headers,
       rawBody,
-      body: parseObject(rawBody) ?? undefined,
+      body: parseJsonObject(rawBody),
       at: new Date(),
     });
     void respond(state, request, response, tooLarge, rawBody).catch((error: unknown) => {
@@ -218,7 +206,7 @@ async function route(
   }
   const tokenProblem = tokenRefusal(state, request, express ? 'express' : 'result_apis');
   if (tokenProblem) return tokenProblem;
-  const body = parseObject(rawBody);
+  const body = parseJsonObject(rawBody);
   if (!body) return new ApiAnswer(400, errorBody('400.002.05', 'Invalid Request Payload'));
   if (B2C_PATHS.has(path)) return b2cPaymentRequest(state, path, body);
   if (path === B2B_PATH) return b2bPaymentRequest(state, body);

@@ -7,9 +7,9 @@
  */
 import { schedule } from './callbacks.ts';
 import { compactDateTime, conversationId, placeholderTransactionId, requestIdLike } from './formats.ts';
+import { acceptedAnswer, INITIATOR_INVALID, initiatorRefusal } from './resultApis.ts';
 import { initiatorValid } from './securityCredential.ts';
 import {
-  ACCEPTED_DESC,
   ApiAnswer,
   type DarajaSimulatedC2BPayment,
   type DarajaSimulatedPayment,
@@ -17,7 +17,14 @@ import {
   invalidField,
   SUCCESS_DESC,
 } from './state.ts';
-import { absoluteUrl, boundedText, nonEmptyString, REMARKS_MAX_CHARS, SHORTCODE } from './validation.ts';
+import {
+  absoluteUrl,
+  boundedText,
+  nonEmptyString,
+  optionalText,
+  REMARKS_MAX_CHARS,
+  SHORTCODE,
+} from './validation.ts';
 
 export const TRANSACTION_STATUS_PATH = '/mpesa/transactionstatus/v1/query';
 
@@ -60,21 +67,15 @@ export function transactionStatusQuery(state: DarajaState, body: Record<string, 
       ),
     state.config.callbackDelayMs,
   );
-  return new ApiAnswer(200, {
-    OriginatorConversationID: query.originatorConversationId,
-    ConversationID: query.conversationId,
-    ResponseCode: '0',
-    ResponseDescription: ACCEPTED_DESC,
-  });
+  return acceptedAnswer(query);
 }
 
 /** Daraja's refusal of the first missing or malformed field, or what a valid query names the payment by. */
 function checkStatusQuery(
   body: Record<string, unknown>,
 ): ApiAnswer | { transactionId?: string; originator?: string; occasion: unknown } {
-  if (!nonEmptyString(body.Initiator)) return invalidField('Initiator');
-  if (!nonEmptyString(body.SecurityCredential)) return invalidField('SecurityCredential');
-  if (body.CommandID !== 'TransactionStatusQuery') return invalidField('CommandID');
+  const initiatorProblem = initiatorRefusal(body, 'TransactionStatusQuery');
+  if (initiatorProblem) return initiatorProblem;
   const transactionId = nonEmptyString(body.TransactionID) ? body.TransactionID : undefined;
   // The published request names the payment's id OriginalConversationID; any other spelling is ignored,
   // as Daraja ignores fields it does not know.
@@ -87,8 +88,7 @@ function checkStatusQuery(
     return invalidField('QueueTimeOutURL');
   if (!boundedText(body.Remarks, REMARKS_MAX_CHARS)) return invalidField('Remarks');
   const occasion = body.Occasion ?? body.Occassion;
-  if (occasion !== undefined && !boundedText(occasion, REMARKS_MAX_CHARS, true))
-    return invalidField('Occasion');
+  if (!optionalText(occasion, REMARKS_MAX_CHARS)) return invalidField('Occasion');
   return { transactionId, originator, occasion };
 }
 
@@ -109,7 +109,9 @@ function statusResultBody(
     TransactionID: transactionId,
   });
   if (!credentialsValid) {
-    return { Result: envelope(2001, 'The initiator information is invalid.', 'NLJ0000000') };
+    return {
+      Result: envelope(INITIATOR_INVALID.resultCode, INITIATOR_INVALID.resultDesc, 'NLJ0000000'),
+    };
   }
   if (payment !== undefined && 'transId' in payment) {
     return {

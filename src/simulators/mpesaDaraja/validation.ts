@@ -1,6 +1,6 @@
 /**
  * How the Daraja simulator checks request fields as Daraja does: number and shortcode shapes, its published
- * limits on free text, whole-shilling amounts, callback URLs, and JSON bodies that must be objects.
+ * limits on free text, whole-shilling amounts, and callback URLs.
  */
 
 /** Safaricom numbers: 2547XXXXXXXX and 2541XXXXXXXX. */
@@ -19,17 +19,6 @@ export const SHORTCODE_IDENTIFIER_TYPE = '4';
 export const TILL_IDENTIFIER_TYPE = '2';
 export const TRANSACTION_DESC_MAX_CHARS = 13;
 
-export function parseObject(text: string): Record<string, unknown> | null {
-  try {
-    const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : null;
-  } catch {
-    return null;
-  }
-}
-
 export function nonEmptyString(value: unknown): value is string {
   return typeof value === 'string' && value.trim() !== '';
 }
@@ -44,6 +33,16 @@ export function wholeAmount(value: unknown): number | null {
   if (!/^\d+$/.test(text)) return null;
   const amount = Number(text);
   return amount >= 1 && Number.isSafeInteger(amount) ? amount : null;
+}
+
+/** B2C and Reversal Remarks: text of 2 to 100 characters. */
+export function b2cRemarksValid(value: unknown): boolean {
+  return boundedText(value, REMARKS_MAX_CHARS) && String(value).trim().length >= B2C_REMARKS_MIN_CHARS;
+}
+
+/** Absent, or text of at most `maxChars` (empty allowed): an optional free-text field such as Occasion. */
+export function optionalText(value: unknown, maxChars: number): boolean {
+  return value === undefined || boundedText(value, maxChars, true);
 }
 
 export function absoluteUrl(value: unknown): boolean {

@@ -5,7 +5,8 @@
  * the simulator's controls.
  */
 import type http from 'node:http';
-import { arrivingRequest, closeSimulator, listenSimulator, readRequestBody, waitFor } from '../shared.ts';
+import { waitForRecords, workControls } from '../controls.ts';
+import { arrivingRequest, decodedOrUndefined, listenSimulator, readRequestBody } from '../shared.ts';
 import { ACCOUNT_ROUTES, readAccountHolderActive, readBalance } from './account.ts';
 import { COLLECTION_API } from './collection.ts';
 import { DISBURSEMENT_API } from './disbursement.ts';
@@ -110,6 +111,7 @@ export async function startMomoSimulator(options: MomoSimulatorOptions = {}): Pr
 function simulatorControls(state: MomoState, server: http.Server, url: string): MomoSimulator {
   const { stored, callbacks } = state;
   return {
+    ...workControls(state, server, MOMO_SIMULATOR_WAIT_TIMEOUT_MS, 'scheduled work to finish'),
     url,
     credentials: state.credentials,
     requests: state.requests,
@@ -126,34 +128,15 @@ function simulatorControls(state: MomoState, server: http.Server, url: string): 
       state.balances[product] = availableBalance;
     },
     expireTokens: () => state.tokens.clear(),
-    failNext: (count, status) => {
-      for (let i = 0; i < count; i += 1) state.failures.push(status);
-    },
-    setLatency: (ms) => {
-      state.config.latencyMs = ms;
-    },
-    waitForCallbacks: ({ externalId, count = 1, timeoutMs = MOMO_SIMULATOR_WAIT_TIMEOUT_MS } = {}) => {
-      const matching = () =>
-        callbacks.filter((delivery) => externalId === undefined || delivery.externalId === externalId);
-      return waitFor(
+    waitForCallbacks: ({ externalId, count = 1, timeoutMs = MOMO_SIMULATOR_WAIT_TIMEOUT_MS } = {}) =>
+      waitForRecords(
         state,
-        () => {
-          const found = matching();
-          return found.length >= count ? found : undefined;
-        },
+        callbacks,
+        (delivery) => externalId === undefined || delivery.externalId === externalId,
+        count,
         timeoutMs,
         `${count} callback(s)${externalId === undefined ? '' : ` about ${externalId}`}`,
-      );
-    },
-    whenIdle: async (timeoutMs = MOMO_SIMULATOR_WAIT_TIMEOUT_MS) => {
-      await waitFor(
-        state,
-        () => (state.busy === 0 ? true : undefined),
-        timeoutMs,
-        'scheduled work to finish',
-      );
-    },
-    close: () => closeSimulator(state, server),
+      ),
   };
 }
 
@@ -243,14 +226,6 @@ function routeOf(method: string, pathname: string): Route | undefined {
     }
   }
   return undefined;
-}
-
-function decodedOrUndefined(text: string): string | undefined {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return undefined;
-  }
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -4,7 +4,7 @@
  * platform error bodies.
  */
 import { SANDBOX_DELAYED_SETTLEMENT_MS } from '../../rails/sandbox.ts';
-import type { SimulatorReceivedRequest } from '../shared.ts';
+import { newSimulatorWork, type SimulatorReceivedRequest, type SimulatorWork } from '../shared.ts';
 import { currenciesOf, MOMO_SIMULATOR_DEFAULT_ENVIRONMENT } from './environments.ts';
 
 export type MomoProduct = 'collection' | 'disbursement';
@@ -175,8 +175,11 @@ export function momoConfig(options: MomoSimulatorOptions, targetEnvironment: str
   };
 }
 
-/** Everything one simulator keeps, shared by its products; the record arrays are the ones it exposes. */
-export interface MomoState {
+/**
+ * Everything one simulator keeps, shared by its products; the record arrays are the ones it exposes. Its
+ * scheduled work is the finalizations and callbacks in flight: the simulator is idle when none are left.
+ */
+export interface MomoState extends SimulatorWork {
   credentials: MomoCredentials;
   subscriptionKeys: Record<MomoProduct, string>;
   config: MomoConfig;
@@ -191,12 +194,7 @@ export interface MomoState {
   /** API users made through the provisioning API, by id: the callback host they registered, their key. */
   apiUsers: Map<string, { providerCallbackHost: string; apiKey?: string }>;
   failures: Array<500 | 503>;
-  timers: Set<NodeJS.Timeout>;
-  /** Scheduled finalizations and callbacks in flight: the simulator is idle when none are left. */
-  busy: number;
-  listeners: Set<() => void>;
   financialTransactionSequence: number;
-  closed: boolean;
 }
 
 export function newMomoState(options: MomoSimulatorOptions): MomoState {
@@ -226,11 +224,8 @@ export function newMomoState(options: MomoSimulatorOptions): MomoState {
     tokens: new Map(),
     apiUsers: new Map(),
     failures: [],
-    timers: new Set(),
-    busy: 0,
-    listeners: new Set(),
+    ...newSimulatorWork(),
     financialTransactionSequence: 0,
-    closed: false,
   };
 }
 

@@ -3,6 +3,7 @@
  * `timestamp` and the `signature` it gives (Smile ID signs callbacks as it signs requests), scheduled as the
  * job's number says (once, late, twice, or never), each POST recorded with the receiver's answer.
  */
+import { scheduleCallback, trackInFlight } from '../scheduledCallbacks.ts';
 import type { SmileIdCallbackBehaviour } from './behaviours.ts';
 import { signedNow } from './signature.ts';
 import {
@@ -20,10 +21,7 @@ export function signedResult(state: SmileIdState, job: SmileIdJob): Record<strin
 }
 
 function schedule(state: SmileIdState, job: SmileIdJob, url: string, delayMs: number): void {
-  if (state.closed) return;
-  const callback: ScheduledCallback = { url, job, timer: setTimeout(() => send(state, callback), delayMs) };
-  callback.timer.unref();
-  state.scheduled.add(callback);
+  scheduleCallback<ScheduledCallback>(state, { url, job }, delayMs, (callback) => send(state, callback));
 }
 
 /** Schedules an async job's callback(s) as its number says. */
@@ -47,8 +45,7 @@ export function send(state: SmileIdState, callback: ScheduledCallback): void {
   const attempt = postJson(callback.url, body).then((outcome) => {
     state.deliveries.push({ url: callback.url, body, at, ...outcome });
   });
-  state.inFlight.add(attempt);
-  void attempt.finally(() => state.inFlight.delete(attempt));
+  trackInFlight(state, attempt);
 }
 
 /** One POST, its answer's status or why it failed; the simulator does not retry. */
@@ -65,9 +62,4 @@ async function postJson(
   } catch (error) {
     return { error: error instanceof Error ? error.message : String(error) };
   }
-}
-
-/** Waits for callbacks already being POSTed (not those scheduled for later). */
-export async function idle(state: SmileIdState): Promise<void> {
-  while (state.inFlight.size > 0) await Promise.allSettled([...state.inFlight]);
 }

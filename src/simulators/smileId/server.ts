@@ -4,8 +4,9 @@
  * object body), and writes the answer. Also the simulator's controls.
  */
 import type http from 'node:http';
-import { listenSimulator } from '../shared.ts';
-import { idle, send } from './callbacks.ts';
+import { callbacksIdle, cancelScheduled, deliverScheduledNow } from '../scheduledCallbacks.ts';
+import { closeServer, listenSimulator, onBodyRead, parseJsonObject } from '../shared.ts';
+import { send } from './callbacks.ts';
 import { jobStatus, LOOKUPS, SMILE_ID_PATHS, services, submitLookup } from './jobs.ts';
 import {
   errorAnswer,
@@ -20,7 +21,6 @@ import {
   type SmileIdState,
 } from './state.ts';
 import { SMILE_ID_SIMULATOR_CERTIFICATE_PEM, SMILE_ID_SIMULATOR_PRIVATE_KEY_PEM } from './tls.ts';
-import { parseObject } from './validation.ts';
 
 export interface SmileIdSimulator {
   /** The origin, without a trailing slash (`https://…` when started with `tls`). */
@@ -75,21 +75,12 @@ export async function startSmileIdSimulator(
     failNext(count, status) {
       state.failures = { remaining: count, status };
     },
-    async deliverPendingCallbacks() {
-      for (const callback of [...state.scheduled]) {
-        clearTimeout(callback.timer);
-        send(state, callback);
-      }
-      await idle(state);
-    },
-    idle: () => idle(state),
+    deliverPendingCallbacks: () => deliverScheduledNow(state, (callback) => send(state, callback)),
+    idle: () => callbacksIdle(state),
     async close() {
-      state.closed = true;
-      for (const callback of state.scheduled) clearTimeout(callback.timer);
-      state.scheduled.clear();
-      await idle(state);
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      cancelScheduled(state);
+      await callbacksIdle(state);
+      await closeServer(server);
     },
   };
   return simulator;
@@ -97,15 +88,7 @@ export async function startSmileIdSimulator(
 
 /** Reads a request's body (past the limit it is dropped), records the request, then answers it. */
 function receive(state: SmileIdState, request: http.IncomingMessage, response: http.ServerResponse): void {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  request.on('data', (chunk: Buffer) => {
-    size += chunk.length;
-    if (size <= SMILE_ID_SIMULATOR_MAX_BODY_BYTES) chunks.push(chunk);
-  });
-  request.on('end', () => {
-    const tooLarge = size > SMILE_ID_SIMULATOR_MAX_BODY_BYTES;
-    const rawBody = tooLarge ? '' : Buffer.concat(chunks).toString('utf8');
+  onBodyRead(request, SMILE_ID_SIMULATOR_MAX_BODY_BYTES, (rawBody, tooLarge) => {
     const path = new URL(request.url ?? '/', 'http://simulator').pathname;
     const method = request.method ?? 'GET';
     state.requests.push({ method, path, headers: request.headers, rawBody, at: state.config.now() });
@@ -131,7 +114,7 @@ function route(state: SmileIdState, method: string, path: string, rawBody: strin
     return method === 'GET' ? services() : new SmileIdAnswer(405, { error: 'Method Not Allowed' });
   }
   if (method !== 'POST') return new SmileIdAnswer(405, { error: 'Method Not Allowed' });
-  const body = parseObject(rawBody);
+  const body = parseJsonObject(rawBody);
   if (body === undefined) return errorAnswer(SMILE_ID_ERRORS.invalidJson);
   if (lookup !== undefined) return submitLookup(state, lookup, body);
   return jobStatus(state, body);

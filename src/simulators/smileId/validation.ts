@@ -15,15 +15,6 @@ import {
 
 export type Body = Record<string, unknown>;
 
-export function parseObject(text: string): Body | undefined {
-  try {
-    const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Body) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /** The first of `fields` missing (2213) or not a non-empty string (2204), as Smile ID's error answer. */
 export function requireStrings(body: Body, fields: readonly string[]): SmileIdAnswer | undefined {
   for (const field of fields) {

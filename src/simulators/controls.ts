@@ -1,0 +1,60 @@
+/**
+ * Controls several simulators give their tests over the same kind of state: forcing the next requests to
+ * fail, slowing every answer, waiting for records (webhooks, callbacks) or for scheduled work to finish,
+ * and closing.
+ */
+import type http from 'node:http';
+import { closeSimulator, type SimulatorWork, waitFor } from './shared.ts';
+
+/** A simulator's state as its common controls see it: scheduled work, forced failures, latency. */
+interface ControlledState<S extends number> extends SimulatorWork {
+  failures: S[];
+  config: { latencyMs?: number };
+}
+
+/**
+ * The controls a simulator with scheduled work offers whatever partner it plays; `idleWhat` names the work
+ * in whenIdle's time-out message.
+ */
+export function workControls<S extends number>(
+  state: ControlledState<S>,
+  server: http.Server,
+  waitTimeoutMs: number,
+  idleWhat = 'scheduled work',
+) {
+  return {
+    /** The next `count` requests, whatever they are, are answered `status`. */
+    failNext: (count: number, status: S) => {
+      for (let i = 0; i < count; i += 1) state.failures.push(status);
+    },
+    /** A delay before every answer from now on. */
+    setLatency: (ms: number) => {
+      state.config.latencyMs = ms;
+    },
+    /** Resolves once no scheduled work is left. */
+    whenIdle: async (timeoutMs = waitTimeoutMs) => {
+      await waitFor(state, () => (state.busy === 0 ? true : undefined), timeoutMs, idleWhat);
+    },
+    close: () => closeSimulator(state, server),
+  };
+}
+
+/** Resolves with the records `matches` accepts once there are at least `count` of them. */
+export function waitForRecords<T>(
+  work: Pick<SimulatorWork, 'listeners'>,
+  records: readonly T[],
+  matches: (record: T) => boolean,
+  count: number,
+  timeoutMs: number,
+  what: string,
+): Promise<T[]> {
+  return waitFor(
+    work,
+    () => {
+      const found = records.filter(matches);
+      return found.length >= count ? found : undefined;
+    },
+    timeoutMs,
+    what,
+  );
+}
