@@ -21,7 +21,13 @@ import {
   written,
 } from '../../http/routeKit.ts';
 import { apiObjectSchema, someOfSchema } from '../../http/schemaBuilders.ts';
-import { idParamsSchema, idSchema, nullableTimestampSchema, timestampSchema } from '../../http/schemas.ts';
+import {
+  idParamsSchema,
+  idSchema,
+  nullableStringSchema,
+  nullableTimestampSchema,
+  timestampSchema,
+} from '../../http/schemas.ts';
 import { changeSchema, presentChange } from '../authorization/index.ts';
 import type { ApiKeyRow } from './useCases/keys.ts';
 import { API_KEY_DESCRIPTION_CHARS_MAX, listKeysPage, revokeOrganizationKeyIn } from './useCases/keys.ts';
@@ -42,10 +48,7 @@ export const apiKeySchema = apiObjectSchema(
       description:
         'The scopes it was issued with; a member’s key gets at each request only those the member’s roles still grant.',
     },
-    member: {
-      type: ['string', 'null'],
-      description: 'The member it acts for; null for a server key.',
-    },
+    member: nullableStringSchema('The member it acts for; null for a server key.'),
     description: { type: ['string', 'null'] },
     created_by: {
       type: 'string',

@@ -16,6 +16,7 @@ import {
   idParamsSchema,
   idSchema,
   metadataSchema,
+  nullableStringSchema,
   nullableTimestampSchema,
   timestampSchema,
 } from '../../../http/schemas.ts';
@@ -83,10 +84,7 @@ export const collectionSchema = apiObjectSchema(
     description: { type: 'string' },
     status: { type: 'string', enum: COLLECTION_STATUSES },
     failure_code: { type: ['string', 'null'] },
-    transfer: {
-      type: ['string', 'null'],
-      description: 'The inbound transfer that credited the wallet, once succeeded.',
-    },
+    transfer: nullableStringSchema('The inbound transfer that credited the wallet, once succeeded.'),
     metadata: { type: 'object', additionalProperties: { type: 'string' } },
     created_at: timestampSchema,
     updated_at: timestampSchema,

@@ -8,7 +8,7 @@ import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { formatAmount } from '../../../domain/money.ts';
 import { closedObjectSchema } from '../../../http/routeKit.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
-import { currencySchema, idSchema, timestampSchema } from '../../../http/schemas.ts';
+import { currencySchema, idSchema, nullableStringSchema, timestampSchema } from '../../../http/schemas.ts';
 import { accountDetailsProperties, presentAccountDetailsFields } from '../../wallets/index.ts';
 import {
   BANK_NAME_LENGTH_MAX,
@@ -112,17 +112,14 @@ export const walletStatementSchema = apiObjectSchema(
               '`direct` (final at once), `post` (a hold made final: a payout settling), `reversal` (a settled transfer given back).',
           },
           description: { type: 'string', examples: ['Bank deposit', 'Payout by mobile_money'] },
-          counterparty: {
-            type: ['string', 'null'],
-            description:
-              'The other party: the other wallet’s id, the payee masked as receipts show it, or the payer a collection recorded (name, or masked phone).',
-          },
+          counterparty: nullableStringSchema(
+            'The other party: the other wallet’s id, the payee masked as receipts show it, or the payer a collection recorded (name, or masked phone).',
+          ),
           transfer: { type: ['string', 'null'] },
           rail: { type: ['string', 'null'] },
-          rail_reference: {
-            type: ['string', 'null'],
-            description: 'The rail’s reference (a bank deposit’s bank reference, a payout’s receipt).',
-          },
+          rail_reference: nullableStringSchema(
+            'The rail’s reference (a bank deposit’s bank reference, a payout’s receipt).',
+          ),
           amount: signedAmountSchema('Positive: a credit; negative: a debit (fee included).'),
           fee: { type: 'string', description: 'The part of `amount` that is a fee (`0.00` when none).' },
           balance: signedAmountSchema('The posted balance after this entry.'),

@@ -3,7 +3,13 @@ import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { SUPPORTED_CURRENCIES } from '../../../domain/money.ts';
 import { accessByScope } from '../../../http/routeKit.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
-import { idParamsSchema, idSchema, nullableTimestampSchema, timestampSchema } from '../../../http/schemas.ts';
+import {
+  idParamsSchema,
+  idSchema,
+  nullableStringSchema,
+  nullableTimestampSchema,
+  timestampSchema,
+} from '../../../http/schemas.ts';
 import {
   ARREARS_BUCKET_NAMES,
   ARREARS_BUCKETS,
@@ -100,11 +106,9 @@ export const loanSchema = apiObjectSchema(
       properties: termsProperties,
     },
     status: { type: 'string', enum: LOAN_STATUSES },
-    status_reason: {
-      type: ['string', 'null'],
-      description:
-        '`policy_denied`, `approval_rejected`, `approval_expired`, `canceled`, `written_off`, or null.',
-    },
+    status_reason: nullableStringSchema(
+      '`policy_denied`, `approval_rejected`, `approval_expired`, `canceled`, `written_off`, or null.',
+    ),
     decision: {
       type: 'object',
       description: 'The policy’s decision on the application: the version and rule that decided.',
@@ -115,7 +119,7 @@ export const loanSchema = apiObjectSchema(
         rule: { type: 'string' },
       },
     },
-    approval: { type: ['string', 'null'], description: 'The approval it waited for, if any.' },
+    approval: nullableStringSchema('The approval it waited for, if any.'),
     disbursed_at: nullableTimestampSchema,
     disbursed_on: nullableDay(
       'The organization’s day it was disbursed; instalments fall due monthly from it.',
@@ -166,7 +170,7 @@ export const loanSchema = apiObjectSchema(
         },
       },
     },
-    written_off: { type: ['string', 'null'], description: 'The principal written off, once written off.' },
+    written_off: nullableStringSchema('The principal written off, once written off.'),
     write_off_reason: { type: ['string', 'null'] },
     created_at: timestampSchema,
     updated_at: timestampSchema,

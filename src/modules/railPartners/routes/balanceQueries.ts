@@ -26,6 +26,7 @@ import {
   currencySchema,
   idParamsSchema,
   idSchema,
+  nullableStringSchema,
   timestampSchema,
 } from '../../../http/schemas.ts';
 import {
@@ -76,10 +77,9 @@ export const railPartnerBalanceQuerySchema = apiObjectSchema(
         },
       },
     },
-    failure_code: {
-      type: ['string', 'null'],
-      description: 'Why the partner gave no balances: `partner_configuration_error`, `partner_rejected`.',
-    },
+    failure_code: nullableStringSchema(
+      'Why the partner gave no balances: `partner_configuration_error`, `partner_rejected`.',
+    ),
     requested_by: { type: 'string', description: 'The member (or the key acting for none) who asked.' },
     created_at: timestampSchema,
     reported_at: { ...timestampSchema, type: ['string', 'null'] },

@@ -7,6 +7,7 @@ import {
   currencySchema,
   idSchema,
   metadataSchema,
+  nullableStringSchema,
   pageLimitSchema,
   timestampSchema,
 } from '../../../http/schemas.ts';
@@ -142,7 +143,7 @@ export const savingsWithdrawalSchema = closedApiObjectSchema('SavingsWithdrawal'
   amount: amountSchema('What the destination received.'),
   penalty: amountSchema('The early-withdrawal penalty the account paid besides (0 if none).'),
   currency: currencySchema,
-  notice: { type: ['string', 'null'], description: 'The notice it used, for a notice product.' },
+  notice: nullableStringSchema('The notice it used, for a notice product.'),
   day: DAY,
   journal_entry: { type: 'string' },
   created_at: timestampSchema,

@@ -21,7 +21,13 @@ import {
   written,
 } from '../../../http/routeKit.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
-import { idParamsSchema, idSchema, nullableTimestampSchema, timestampSchema } from '../../../http/schemas.ts';
+import {
+  idParamsSchema,
+  idSchema,
+  nullableStringSchema,
+  nullableTimestampSchema,
+  timestampSchema,
+} from '../../../http/schemas.ts';
 import { STATEMENT_FORMATS } from '../domain/partnerStatements.ts';
 import {
   EXCEPTION_KINDS,
@@ -98,10 +104,7 @@ export const reconciliationExceptionSchema = apiObjectSchema(
     resolution: { type: ['string', 'null'], enum: [...RESOLUTION_ACTIONS, null] },
     note: { type: ['string', 'null'] },
     resolved_by: { type: ['string', 'null'] },
-    journal_entry: {
-      type: ['string', 'null'],
-      description: 'The adjustment entry a write-off or fee booked.',
-    },
+    journal_entry: nullableStringSchema('The adjustment entry a write-off or fee booked.'),
     created_at: timestampSchema,
     resolved_at: nullableTimestampSchema,
   },

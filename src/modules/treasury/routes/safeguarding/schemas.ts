@@ -6,7 +6,13 @@ import { ID_PREFIXES } from '../../../../domain/ids.ts';
 import { SUPPORTED_CURRENCIES } from '../../../../domain/money.ts';
 import { enumFilter } from '../../../../http/readRoutes.ts';
 import { accessByScope } from '../../../../http/routeKit.ts';
-import { currencySchema, idSchema, nullableIdSchema, timestampSchema } from '../../../../http/schemas.ts';
+import {
+  currencySchema,
+  idSchema,
+  nullableIdSchema,
+  nullableStringSchema,
+  timestampSchema,
+} from '../../../../http/schemas.ts';
 import {
   SAFEGUARDING_BALANCE_STATUSES,
   SAFEGUARDING_REPORT_STATUSES,
@@ -95,11 +101,8 @@ export const safeguardingBalanceSchema = {
     date: dateSchema('The statement’s day.'),
     closing_balance: signedAmountSchema('The closing balance, a decimal string (negative when overdrawn).'),
     status: { type: 'string', enum: SAFEGUARDING_BALANCE_STATUSES },
-    replaces: {
-      type: ['string', 'null'],
-      description: 'The figure this one corrects.',
-    },
-    note: { type: ['string', 'null'], description: 'Why it was corrected.' },
+    replaces: nullableStringSchema('The figure this one corrects.'),
+    note: nullableStringSchema('Why it was corrected.'),
     created_by: {
       type: 'string',
       description:
@@ -114,12 +117,10 @@ export const safeguardingBalanceSchema = {
       required: ['type', 'rail_partner', 'balance_query', 'read_at'],
       properties: {
         type: { type: 'string', enum: ['statement', 'custodian'] },
-        rail_partner: { type: ['string', 'null'], description: 'The custody partner configuration asked.' },
-        balance_query: {
-          type: ['string', 'null'],
-          description:
-            'The rail partner balance query that answered (`GET /v1/rail-partner-balance-queries/{id}`).',
-        },
+        rail_partner: nullableStringSchema('The custody partner configuration asked.'),
+        balance_query: nullableStringSchema(
+          'The rail partner balance query that answered (`GET /v1/rail-partner-balance-queries/{id}`).',
+        ),
         read_at: {
           type: ['string', 'null'],
           format: 'date-time',
@@ -175,7 +176,7 @@ export const safeguardingReportSchema = {
         required: ['trust_account', 'balance', 'closing_balance'],
         properties: {
           trust_account: idSchema(ID_PREFIXES.trustAccount, 'The trust account.'),
-          balance: { type: ['string', 'null'], description: 'The closing balance used.' },
+          balance: nullableStringSchema('The closing balance used.'),
           closing_balance: nullableSignedAmountSchema('Its figure.'),
         },
       },
@@ -186,15 +187,12 @@ export const safeguardingReportSchema = {
     ledger_difference: nullableSignedAmountSchema(
       '`trust_balance` minus `ledger_trust_balance`: not zero when the banks hold other than the ledger says (a `trust_balance_mismatch` reconciliation exception); null while a balance is missing.',
     ),
-    exception: {
-      type: ['string', 'null'],
-      description: 'The `safeguarding_shortfall` reconciliation exception its shortfall opened.',
-    },
-    mismatch_exception: {
-      type: ['string', 'null'],
-      description:
-        'The `trust_balance_mismatch` reconciliation exception its difference from the ledger opened.',
-    },
+    exception: nullableStringSchema(
+      'The `safeguarding_shortfall` reconciliation exception its shortfall opened.',
+    ),
+    mismatch_exception: nullableStringSchema(
+      'The `trust_balance_mismatch` reconciliation exception its difference from the ledger opened.',
+    ),
     as_of: { ...timestampSchema, description: 'The instant the ledger was read as of: the end of the day.' },
     created_at: timestampSchema,
     updated_at: { ...timestampSchema, description: 'When it was last judged (a balance reported late).' },
