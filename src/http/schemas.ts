@@ -58,6 +58,21 @@ export function amountSchema(description: string, example = '1500.00') {
   return { type: 'string', pattern: '^[0-9]+(\\.[0-9]+)?$', description, examples: [example] };
 }
 
+/** An amount that may be negative (a signed net, a balance, a movement out), as `amountSchema` otherwise. */
+export function signedAmountSchema(description: string, example: string) {
+  return { type: 'string', pattern: '^-?[0-9]+(\\.[0-9]+)?$', description, examples: [example] } as const;
+}
+
+/** A calendar day, `YYYY-MM-DD`. */
+export function daySchema(description: string) {
+  return { type: 'string', format: 'date', description } as const;
+}
+
+/** A calendar day, or null where there is none. */
+export function nullableDaySchema(description: string) {
+  return { type: ['string', 'null'], format: 'date', description } as const;
+}
+
 /**
  * An amount as a request gives it: a decimal string in major units, or a JSON number, whose exact source
  * text the route reads (`numberSourceOf`), never a float.

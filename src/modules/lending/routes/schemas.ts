@@ -4,8 +4,10 @@ import { SUPPORTED_CURRENCIES } from '../../../domain/money.ts';
 import { accessByScope } from '../../../http/routeKit.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
 import {
+  daySchema,
   idParamsSchema,
   idSchema,
+  nullableDaySchema,
   nullableStringSchema,
   nullableTimestampSchema,
   timestampSchema,
@@ -24,9 +26,6 @@ import {
 export const TAGS = ['Lending'];
 export const ACCESS = accessByScope(TAGS, 'digital_banking');
 const amountField = (description: string) => ({ type: 'string', description }) as const;
-const dayField = (description: string) => ({ type: 'string', format: 'date', description }) as const;
-const nullableDay = (description: string) =>
-  ({ type: ['string', 'null'], format: 'date', description }) as const;
 const bps = (description: string, max: number) =>
   ({ type: 'integer', minimum: 0, maximum: max, description }) as const;
 
@@ -121,10 +120,10 @@ export const loanSchema = apiObjectSchema(
     },
     approval: nullableStringSchema('The approval it waited for, if any.'),
     disbursed_at: nullableTimestampSchema,
-    disbursed_on: nullableDay(
+    disbursed_on: nullableDaySchema(
       'The organization’s day it was disbursed; instalments fall due monthly from it.',
     ),
-    processed_through: nullableDay('The last day whose collection, arrears and penalty are done.'),
+    processed_through: nullableDaySchema('The last day whose collection, arrears and penalty are done.'),
     outstanding: {
       ...moneyParts('still owed'),
       required: ['penalty', 'fee', 'interest', 'principal', 'total'],
@@ -145,7 +144,7 @@ export const loanSchema = apiObjectSchema(
         penalty_accrued: amountField('Penalty accrued in all (paid or not).'),
       },
     },
-    next_due_date: nullableDay('The due date of the first instalment not fully paid.'),
+    next_due_date: nullableDaySchema('The due date of the first instalment not fully paid.'),
     schedule: {
       type: 'array',
       description:
@@ -155,7 +154,7 @@ export const loanSchema = apiObjectSchema(
         required: ['number', 'due_date', 'principal', 'interest', 'fee', 'total', 'paid', 'status'],
         properties: {
           number: { type: 'integer', minimum: 1 },
-          due_date: dayField('When it falls due.'),
+          due_date: daySchema('When it falls due.'),
           principal: amountField('Principal due.'),
           interest: amountField('Interest due.'),
           fee: amountField('Fee due.'),
@@ -190,7 +189,7 @@ export const loanRepaymentSchema = apiObjectSchema(
       enum: LOAN_REPAYMENT_SOURCES,
       description: '`manual` (POST …/repayments) or `automatic` (taken on or after a due date).',
     },
-    day: dayField('The organization’s day it was taken on.'),
+    day: daySchema('The organization’s day it was taken on.'),
     amount: amountField('Taken from the wallet.'),
     currency: { type: 'string', enum: SUPPORTED_CURRENCIES },
     allocation: moneyParts('paid by it'),

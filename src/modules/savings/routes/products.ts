@@ -15,7 +15,7 @@ import {
   writeOperation,
   written,
 } from '../../../http/routeKit.ts';
-import { idParamsSchema, listEnvelopeSchema } from '../../../http/schemas.ts';
+import { daySchema, idParamsSchema, listEnvelopeSchema } from '../../../http/schemas.ts';
 import { organizationNow, utcDay } from '../../testClock/index.ts';
 import {
   addSavingsRate,
@@ -26,7 +26,7 @@ import {
   type SavingsProduct,
 } from '../useCases/products.ts';
 import { presentSavingsProduct } from './presenters.ts';
-import { ACCESS, DAY, pageQuery, productBody, rateBps } from './schemas.ts';
+import { ACCESS, pageQuery, productBody, rateBps } from './schemas.ts';
 
 const productParams = idParamsSchema(ID_PREFIXES.savingsProduct, 'The product.');
 
@@ -118,7 +118,7 @@ function addSavingsRateRoute(app: FastifyInstance, deps: Deps): void {
       body: closedObjectSchema(
         {
           annual_rate_bps: rateBps,
-          effective_from: { ...DAY, description: 'The first day of the new rate.' },
+          effective_from: daySchema('The first day of the new rate.'),
         },
         ['annual_rate_bps'],
       ),

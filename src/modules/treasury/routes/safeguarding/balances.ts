@@ -12,7 +12,7 @@ import {
   writeOperation,
   written,
 } from '../../../../http/routeKit.ts';
-import { idSchema } from '../../../../http/schemas.ts';
+import { daySchema, idSchema } from '../../../../http/schemas.ts';
 import { textSchema } from '../../../compliance/index.ts';
 import { SAFEGUARDING_NOTE_LENGTH_MAX } from '../../domain/safeguarding.ts';
 import {
@@ -21,7 +21,7 @@ import {
   reportSafeguardingBalance,
 } from '../../useCases/safeguardingBalances.ts';
 import { presentSafeguardingBalance } from './presenters.ts';
-import { ACCESS, dateSchema } from './schemas.ts';
+import { ACCESS } from './schemas.ts';
 
 // Spelled out: the published document lists `required` before `additionalProperties` in this body.
 const reportBalanceBody = {
@@ -30,7 +30,7 @@ const reportBalanceBody = {
   additionalProperties: false,
   properties: {
     trust_account: idSchema(ID_PREFIXES.trustAccount, 'The trust account.'),
-    date: dateSchema('The statement’s day.'),
+    date: daySchema('The statement’s day.'),
     closing_balance: {
       type: 'string',
       maxLength: 40,

@@ -9,7 +9,7 @@ import type { Currency } from '../../../../domain/money.ts';
 import { foundById, listAndRetrieveRoutes, pagedList } from '../../../../http/readRoutes.ts';
 import { recordFromBody } from '../../../../http/routeEffects.ts';
 import { createOrFindWrite, writeOperation, written } from '../../../../http/routeKit.ts';
-import { currencySchema, idParamsSchema, idSchema } from '../../../../http/schemas.ts';
+import { currencySchema, daySchema, idParamsSchema, idSchema } from '../../../../http/schemas.ts';
 import { textSchema } from '../../../compliance/index.ts';
 import { SWEEP_REFERENCE_LENGTH_MAX } from '../../domain/trustLedger.ts';
 import {
@@ -19,7 +19,7 @@ import {
   recordSweep,
 } from '../../useCases/trustLedger.ts';
 import { presentSafeguardingSweep } from './presenters.ts';
-import { ACCESS, currencyFilter, dateSchema, directionSchema, railSchema } from './schemas.ts';
+import { ACCESS, currencyFilter, directionSchema, railSchema } from './schemas.ts';
 
 // Spelled out: the published document lists `required` before `additionalProperties` in this body.
 const recordSweepBody = {
@@ -37,7 +37,7 @@ const recordSweepBody = {
       examples: ['250000.00'],
     },
     reference: textSchema(SWEEP_REFERENCE_LENGTH_MAX, 'The bank’s or partner’s reference of the movement.'),
-    value_date: dateSchema('The day the money moved.'),
+    value_date: daySchema('The day the money moved.'),
     trust_account: idSchema(
       ID_PREFIXES.trustAccount,
       'The trust account that received or paid it, when there are several.',
