@@ -8,8 +8,9 @@ import { ID_PREFIXES } from '../../../../domain/ids.ts';
 import type { Currency } from '../../../../domain/money.ts';
 import { foundById, listAndRetrieveRoutes, pagedList } from '../../../../http/readRoutes.ts';
 import { recordFromBody } from '../../../../http/routeEffects.ts';
-import { createOrFindWrite, writeOperation, written } from '../../../../http/routeKit.ts';
+import { createOrFindWrite, writeOperation } from '../../../../http/routeKit.ts';
 import { currencySchema, daySchema, idParamsSchema, idSchema } from '../../../../http/schemas.ts';
+import { createdOrFound } from '../../../../http/writeRoutes.ts';
 import { textSchema } from '../../../compliance/index.ts';
 import { SWEEP_REFERENCE_LENGTH_MAX } from '../../domain/trustLedger.ts';
 import {
@@ -55,10 +56,11 @@ function recordSweepRoute(app: FastifyInstance, deps: Deps): void {
       description:
         'Money moved at the banks between a rail partner’s float (e.g. the M-Pesa utility account) and the trust account, in either direction, posted at once as one balanced ledger entry: `to_trust` debits the currency’s `trust` account and credits the rail’s `rail_settlement` account, `from_trust` the reverse. `reference` identifies the movement: the same reference (rail and currency) with the same figures is a 200 with the recorded sweep; with other figures a 409 `duplicate_reference`. `value_date` is today (UTC) or earlier; a `trust_account`, if named, holds the currency and counts on that day. Event `safeguarding.sweep.recorded`; evidence `safeguarding.sweep`.',
       body: recordSweepBody,
-      responses: {
-        200: written('SafeguardingSweep', 'The same sweep was recorded before: the recorded one.'),
-        201: written('SafeguardingSweep', 'The sweep, recorded and posted.'),
-      },
+      responses: createdOrFound(
+        'SafeguardingSweep',
+        'The sweep, recorded and posted.',
+        'The same sweep was recorded before: the recorded one.',
+      ),
     }),
     createOrFindWrite(
       deps,
