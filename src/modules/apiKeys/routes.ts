@@ -3,11 +3,10 @@
  * than `read`/`write`); a key's secret is shown once, when it is created.
  */
 import type { FastifyInstance } from 'fastify';
-import { actorIdOf } from '../../app/apiKeyAuthentication.ts';
 import type { Deps } from '../../app/deps.ts';
 import { SCOPES } from '../../domain/access.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
-import { principalOf, requestActor } from '../../http/auth.ts';
+import { principalOf, requestActor, requestActorId } from '../../http/auth.ts';
 import type { ListQuery } from '../../http/presenters.ts';
 import { pagedList } from '../../http/readRoutes.ts';
 import { actOnId } from '../../http/routeEffects.ts';
@@ -162,7 +161,7 @@ function createApiKeyRoute(app: FastifyInstance, deps: Deps): void {
           ? { status: 202, body: { ...presentChange(outcome.change), key: outcome.key }, sensitive: true }
           : { status: 201, body: { ...presentApiKey(outcome.record), key: outcome.key }, sensitive: true };
       },
-      (request) => actorIdOf(principalOf(request)),
+      (request) => requestActorId(request),
     ),
   );
 }

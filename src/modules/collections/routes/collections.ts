@@ -1,13 +1,12 @@
 /** Collections: asking a payer to pay into a wallet (mobile-money request-to-pay). */
 
 import type { FastifyInstance } from 'fastify';
-import { actorIdOf } from '../../../app/apiKeyAuthentication.ts';
 import type { Deps } from '../../../app/deps.ts';
 import { PHONE_PATTERN } from '../../../domain/contactDetails.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { formatAmount } from '../../../domain/money.ts';
 import { MOBILE_NETWORKS } from '../../../domain/transfers.ts';
-import { principalOf } from '../../../http/auth.ts';
+import { requestActorId } from '../../../http/auth.ts';
 import { enumFilter, foundById, listAndRetrieveRoutes, pagedList } from '../../../http/readRoutes.ts';
 import { accessByScope, idempotentWrite, writeOperation, written } from '../../../http/routeKit.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
@@ -167,7 +166,7 @@ function createCollectionRoute(app: FastifyInstance, deps: Deps): void {
     }),
     idempotentWrite(deps, 201, async (tx, organizationId, request) =>
       presentCollection(
-        await createCollection(tx, deps, organizationId, request.body, actorIdOf(principalOf(request))),
+        await createCollection(tx, deps, organizationId, request.body, requestActorId(request)),
       ),
     ),
   );

@@ -5,10 +5,9 @@
  * by id. Also the wire format, shared with the `rail_partner_balance.updated` event.
  */
 import type { FastifyInstance } from 'fastify';
-import { actorIdOf } from '../../../app/apiKeyAuthentication.ts';
 import type { Deps } from '../../../app/deps.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
-import { principalOf } from '../../../http/auth.ts';
+import { requestActorId } from '../../../http/auth.ts';
 import type { ListQuery } from '../../../http/presenters.ts';
 import { READ_PROBLEMS } from '../../../http/problems.ts';
 import { foundById, pagedList, retrieveByIdRoute } from '../../../http/readRoutes.ts';
@@ -104,7 +103,7 @@ function askBalancesRoute(app: FastifyInstance, deps: Deps): void {
         askPartnerBalances(deps, railPartnerDirectory(deps), organizationId, request.params.id),
       async (tx, _organizationId, request, asked) => ({
         status: 201,
-        body: presentBalanceQuery(await recordBalanceQuery(tx, deps, asked, actorIdOf(principalOf(request)))),
+        body: presentBalanceQuery(await recordBalanceQuery(tx, deps, asked, requestActorId(request))),
       }),
     ),
   );

@@ -1,9 +1,8 @@
 /** Savings products: created with fixed terms, read with the rate in force today, and given new rates from a day on. */
 import type { FastifyInstance } from 'fastify';
-import { actorIdOf } from '../../../app/apiKeyAuthentication.ts';
 import type { Deps, Queryable } from '../../../app/deps.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
-import { principalOf } from '../../../http/auth.ts';
+import { requestActorId } from '../../../http/auth.ts';
 import { presentList } from '../../../http/presenters.ts';
 import {
   closedObjectSchema,
@@ -57,7 +56,7 @@ function createSavingsProductRoute(app: FastifyInstance, deps: Deps): void {
         tx,
         deps,
         organizationId,
-        await createSavingsProduct(tx, deps, organizationId, request.body, actorIdOf(principalOf(request))),
+        await createSavingsProduct(tx, deps, organizationId, request.body, requestActorId(request)),
       ),
     ),
   );
@@ -125,7 +124,7 @@ function addSavingsRateRoute(app: FastifyInstance, deps: Deps): void {
       responses: { 201: written('SavingsProduct', 'The product, with its rates.') },
     }),
     idempotentWrite(deps, 201, async (tx, organizationId, request) => {
-      const actorId = actorIdOf(principalOf(request));
+      const actorId = requestActorId(request);
       const product = await addSavingsRate(
         tx,
         deps,

@@ -1,10 +1,9 @@
 /** Statements and the exception queue: operators only (the `compliance` scope). */
 import type { FastifyInstance } from 'fastify';
-import { actorIdOf } from '../../../app/apiKeyAuthentication.ts';
 import type { Deps } from '../../../app/deps.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { RAILS } from '../../../domain/transfers.ts';
-import { principalOf, requestActor } from '../../../http/auth.ts';
+import { requestActor, requestActorId } from '../../../http/auth.ts';
 import { recordsOfCsvUpload, requiredUploadFields, rowsOfCsvUpload } from '../../../http/csvUpload.ts';
 import {
   enumFilter,
@@ -208,7 +207,7 @@ function importStatementRoute(app: FastifyInstance, deps: Deps): void {
     idempotentWrite(deps, 201, async (tx, organizationId, request) => {
       const input = statementInputOf(request.body, request.query);
       return presentStatement(
-        await importStatement(tx, deps, organizationId, input, actorIdOf(principalOf(request))),
+        await importStatement(tx, deps, organizationId, input, requestActorId(request)),
       );
     }),
   );
@@ -291,7 +290,7 @@ function resolveExceptionRoute(app: FastifyInstance, deps: Deps): void {
           request.params.id,
           request.body,
           requestActor(request),
-          actorIdOf(principalOf(request)),
+          requestActorId(request),
         ),
       ),
     ),
