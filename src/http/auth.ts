@@ -1,6 +1,6 @@
 /** Authentication on every route that declares a scope in its config; public routes declare none. */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { authenticate, type Principal } from '../app/apiKeyAuthentication.ts';
+import { actorIdOf, authenticate, type Principal } from '../app/apiKeyAuthentication.ts';
 import type { Deps } from '../app/deps.ts';
 import { apiKeyActor } from '../app/evidence.ts';
 import { grantsScope, type Scope } from '../domain/access.ts';
@@ -86,4 +86,9 @@ export const BEARER_SECURITY = [{ bearerAuth: [] }];
 export function requestActor(request: FastifyRequest): EvidenceActor {
   const principal = principalOf(request);
   return apiKeyActor(principal.keyId, principal.member?.id);
+}
+
+/** Who is acting, as a record's `created_by` names them: the member the request's key acts for, else the key. */
+export function requestActorId(request: FastifyRequest): string {
+  return actorIdOf(principalOf(request));
 }

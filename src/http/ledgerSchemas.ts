@@ -14,13 +14,9 @@ import {
   currencySchema,
   idSchema,
   nullableIdSchema,
+  signedAmountSchema,
   timestampSchema,
 } from './schemas.ts';
-
-/** An amount that may be negative: a signed net. */
-function signedAmountSchema(description: string) {
-  return { type: 'string', pattern: '^-?[0-9]+(\\.[0-9]+)?$', description, examples: ['-1500.00'] };
-}
 
 /** Either kind of ledger account id: a wallet's account has the wallet's id; system accounts `acct_`. */
 export const LEDGER_ACCOUNT_ID_PREFIXES = [ID_PREFIXES.wallet, ID_PREFIXES.ledgerAccount] as const;
@@ -117,9 +113,10 @@ export const ledgerAccountSchema = {
     debits_posted: accountSumSchema('Final debits.'),
     credits_pending: accountSumSchema('Held credits.'),
     credits_posted: accountSumSchema('Final credits.'),
-    net_pending: signedAmountSchema('credits_pending − debits_pending (signed).'),
+    net_pending: signedAmountSchema('credits_pending − debits_pending (signed).', '-1500.00'),
     net_posted: signedAmountSchema(
       'credits_posted − debits_posted (signed): for a wallet its current balance; negative is a debit balance.',
+      '-1500.00',
     ),
     balance: {
       type: ['object', 'null'],

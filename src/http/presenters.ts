@@ -58,8 +58,12 @@ export function pageRequestOf(query: ListQuery): PageRequest {
   };
 }
 
+/** A time on the wire: ISO 8601, or null where there is none. */
+export function isoOrNull(date: Date | null): string | null {
+  return date ? date.toISOString() : null;
+}
+
 export function presentTransfer(t: Transfer) {
-  const iso = (d: Date | null) => (d ? d.toISOString() : null);
   return {
     id: t.id,
     object: 'transfer',
@@ -77,11 +81,11 @@ export function presentTransfer(t: Transfer) {
     metadata: t.metadata,
     created_at: t.createdAt.toISOString(),
     updated_at: t.updatedAt.toISOString(),
-    processing_at: iso(t.processingAt),
-    settled_at: iso(t.settledAt),
-    failed_at: iso(t.failedAt),
-    canceled_at: iso(t.canceledAt),
-    returned_at: iso(t.returnedAt),
+    processing_at: isoOrNull(t.processingAt),
+    settled_at: isoOrNull(t.settledAt),
+    failed_at: isoOrNull(t.failedAt),
+    canceled_at: isoOrNull(t.canceledAt),
+    returned_at: isoOrNull(t.returnedAt),
     created_by: t.createdBy,
     authorization: t.authorization && {
       decision: t.authorization.decision,

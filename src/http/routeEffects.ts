@@ -9,10 +9,9 @@
  * ```
  */
 import type { FastifyRequest, RouteGenericInterface } from 'fastify';
-import { actorIdOf } from '../app/apiKeyAuthentication.ts';
 import type { Deps, Queryable } from '../app/deps.ts';
 import type { EvidenceActor } from '../domain/evidence.ts';
-import { principalOf, requestActor } from './auth.ts';
+import { requestActor, requestActorId } from './auth.ts';
 
 /** An effect as an idempotent write runs it: in the key's transaction, for the key's organization. */
 type Effect<Route extends RouteGenericInterface, Wire> = (
@@ -95,7 +94,7 @@ export function recordFromBody<Body, Result extends { created: boolean }, Wire>(
   present: (result: Result) => Wire,
 ): Effect<{ Body: Body }, { created: boolean; body: Wire }> {
   return async (tx, organizationId, request) => {
-    const actorId = actorIdOf(principalOf(request));
+    const actorId = requestActorId(request);
     const result = await record(tx, deps, organizationId, bodyOf(request), requestActor(request), actorId);
     return { created: result.created, body: present(result) };
   };

@@ -48,9 +48,29 @@ export const currencySchema = {
 export const timestampSchema = { type: 'string', format: 'date-time' } as const;
 export const nullableTimestampSchema = { type: ['string', 'null'], format: 'date-time' } as const;
 
+/** A string that is null where it has no value, with what it holds in words. */
+export function nullableStringSchema(description: string) {
+  return { type: ['string', 'null'], description } as const;
+}
+
 /** A decimal string in major units at the currency's exponent, e.g. "1500.00" (KES) or "1500" (UGX). */
 export function amountSchema(description: string, example = '1500.00') {
   return { type: 'string', pattern: '^[0-9]+(\\.[0-9]+)?$', description, examples: [example] };
+}
+
+/** An amount that may be negative (a signed net, a balance, a movement out), as `amountSchema` otherwise. */
+export function signedAmountSchema(description: string, example: string) {
+  return { type: 'string', pattern: '^-?[0-9]+(\\.[0-9]+)?$', description, examples: [example] } as const;
+}
+
+/** A calendar day, `YYYY-MM-DD`. */
+export function daySchema(description: string) {
+  return { type: 'string', format: 'date', description } as const;
+}
+
+/** A calendar day, or null where there is none. */
+export function nullableDaySchema(description: string) {
+  return { type: ['string', 'null'], format: 'date', description } as const;
 }
 
 /**
@@ -157,10 +177,7 @@ export function listEnvelopeSchema(itemRef: string, description: string) {
       object: { type: 'string', enum: ['list'] },
       data: { type: 'array', items: { $ref: `${itemRef}#` } },
       has_more: { type: 'boolean' },
-      next_cursor: {
-        type: ['string', 'null'],
-        description: 'Pass as `starting_after` to get the next page.',
-      },
+      next_cursor: nullableStringSchema('Pass as `starting_after` to get the next page.'),
     },
   };
 }
@@ -233,7 +250,7 @@ export function feeScheduleDecisionSchema(description: string, nullable: boolean
     additionalProperties: false,
     properties: {
       version: { type: 'integer', minimum: 1, description: 'The fee schedule version.' },
-      rule: { type: ['string', 'null'], description: 'The rule’s `id`, or null when no rule applied.' },
+      rule: nullableStringSchema('The rule’s `id`, or null when no rule applied.'),
     },
   } as const;
 }

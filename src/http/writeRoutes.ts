@@ -63,3 +63,16 @@ export function writeRoute<Route extends RouteGenericInterface>(
 export function writtenById(params: object, schema: string | object, description: string) {
   return { params, responses: { 200: written(schema, description) } };
 }
+
+/**
+ * The responses of a write that makes something once and answers the same thing after (`createOrFindWrite`,
+ * or a prepared write that says whether it made it): 201 with what it made now, 200 with what was made
+ * before, both `schema`.
+ */
+export function createdOrFound(
+  schema: string | object,
+  createdDescription: string,
+  foundDescription: string,
+) {
+  return { 200: written(schema, foundDescription), 201: written(schema, createdDescription) };
+}

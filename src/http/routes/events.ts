@@ -12,6 +12,7 @@ import {
 import { PAYLOAD_FORMATS, type PayloadFormat } from '../../domain/webhooks.ts';
 import { eventCamelSchema } from '../eventEnvelopeSchemas.ts';
 import { type ListQuery, pageRequestOf, presentList } from '../presenters.ts';
+import { enumFilter } from '../readRoutes.ts';
 import { closedObjectSchema, found, LIST_PROBLEMS, organizationOf, readOperation } from '../routeKit.ts';
 import { idParamsSchema, idSchema, listEnvelopeSchema, listQuerySchema } from '../schemas.ts';
 
@@ -67,7 +68,7 @@ function listEventsRoute(app: FastifyInstance, deps: Deps): void {
         'Newest first, with cursor pagination; filter by type, resource and creation time. Events are kept for the retention period (30 days by default; an event with an unfinished delivery stays until it finishes), so a receiver that missed deliveries can recover them from here within it.',
       tags: TAGS,
       querystring: listQuerySchema(ID_PREFIXES.event, {
-        type: { type: 'string', enum: EVENT_TYPES, description: 'Only events of this type.' },
+        type: enumFilter(EVENT_TYPES, 'Only events of this type.'),
         resource: idSchema(ID_PREFIXES.transfer, 'Only events about this transfer.'),
         delivery_success: {
           type: 'boolean',

@@ -13,7 +13,7 @@ import {
 import { EVIDENCE_KINDS, type EvidenceKind, type EvidenceRecord } from '../../domain/evidence.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import type { ListQuery } from '../presenters.ts';
-import { retrievePageOfId } from '../readRoutes.ts';
+import { enumFilter, retrievePageOfId } from '../readRoutes.ts';
 import { LIST_PROBLEMS, readOperation, retrieveFilteredPage } from '../routeKit.ts';
 import { idParamsSchema, listEnvelopeSchema, listQuerySchema } from '../schemas.ts';
 
@@ -32,7 +32,7 @@ function listOrganizationEvidenceRoute(app: FastifyInstance, deps: Deps): void {
         'The whole evidence chain, newest first: every record, including those about no one resource (AML rule changes). Needs the `compliance` scope.',
       tags: TAGS,
       querystring: listQuerySchema(ID_PREFIXES.evidence, {
-        kind: { type: 'string', enum: EVIDENCE_KINDS, description: 'Only records of this kind.' },
+        kind: enumFilter(EVIDENCE_KINDS, 'Only records of this kind.'),
       }),
       responses: { 200: evidencePageSchema },
       problems: LIST_PROBLEMS,

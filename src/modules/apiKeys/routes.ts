@@ -3,11 +3,10 @@
  * than `read`/`write`); a key's secret is shown once, when it is created.
  */
 import type { FastifyInstance } from 'fastify';
-import { actorIdOf } from '../../app/apiKeyAuthentication.ts';
 import type { Deps } from '../../app/deps.ts';
 import { SCOPES } from '../../domain/access.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
-import { principalOf, requestActor } from '../../http/auth.ts';
+import { principalOf, requestActor, requestActorId } from '../../http/auth.ts';
 import type { ListQuery } from '../../http/presenters.ts';
 import { pagedList } from '../../http/readRoutes.ts';
 import { actOnId } from '../../http/routeEffects.ts';
@@ -21,7 +20,13 @@ import {
   written,
 } from '../../http/routeKit.ts';
 import { apiObjectSchema, someOfSchema } from '../../http/schemaBuilders.ts';
-import { idParamsSchema, idSchema, nullableTimestampSchema, timestampSchema } from '../../http/schemas.ts';
+import {
+  idParamsSchema,
+  idSchema,
+  nullableStringSchema,
+  nullableTimestampSchema,
+  timestampSchema,
+} from '../../http/schemas.ts';
 import { changeSchema, presentChange } from '../authorization/index.ts';
 import type { ApiKeyRow } from './useCases/keys.ts';
 import { API_KEY_DESCRIPTION_CHARS_MAX, listKeysPage, revokeOrganizationKeyIn } from './useCases/keys.ts';
@@ -42,10 +47,7 @@ export const apiKeySchema = apiObjectSchema(
       description:
         'The scopes it was issued with; a member’s key gets at each request only those the member’s roles still grant.',
     },
-    member: {
-      type: ['string', 'null'],
-      description: 'The member it acts for; null for a server key.',
-    },
+    member: nullableStringSchema('The member it acts for; null for a server key.'),
     description: { type: ['string', 'null'] },
     created_by: {
       type: 'string',
@@ -159,7 +161,7 @@ function createApiKeyRoute(app: FastifyInstance, deps: Deps): void {
           ? { status: 202, body: { ...presentChange(outcome.change), key: outcome.key }, sensitive: true }
           : { status: 201, body: { ...presentApiKey(outcome.record), key: outcome.key }, sensitive: true };
       },
-      (request) => actorIdOf(principalOf(request)),
+      (request) => requestActorId(request),
     ),
   );
 }

@@ -14,6 +14,7 @@ import {
   writeOperation,
   written,
 } from '../../http/routeKit.ts';
+import { daySchema } from '../../http/schemas.ts';
 import { idempotencyContextOf, sendOutcome } from '../../http/writes.ts';
 import { TEST_CLOCK_ADVANCE_DAYS_MAX } from './domain.ts';
 import { catchUpAfterAdvance } from './useCases/dayWork.ts';
@@ -29,7 +30,7 @@ export const testClockSchema = {
   properties: {
     object: { type: 'string', enum: ['test_clock'] },
     now: { type: 'string', format: 'date-time', description: 'The organization’s now.' },
-    today: { type: 'string', format: 'date', description: 'The UTC day of `now`.' },
+    today: daySchema('The UTC day of `now`.'),
     offset_ms: {
       type: 'integer',
       minimum: 0,

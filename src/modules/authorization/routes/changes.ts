@@ -14,7 +14,13 @@ import { enumFilter, foundById, listAndRetrieveRoutes, pagedList } from '../../.
 import { actOnId } from '../../../http/routeEffects.ts';
 import { accessByScope, idempotentOutcome, type OperationSpec, written } from '../../../http/routeKit.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
-import { idParamsSchema, idSchema, nullableTimestampSchema, timestampSchema } from '../../../http/schemas.ts';
+import {
+  idParamsSchema,
+  idSchema,
+  nullableStringSchema,
+  nullableTimestampSchema,
+  timestampSchema,
+} from '../../../http/schemas.ts';
 import { registerWrite, type WriteMethod, writeRoute, writtenById } from '../../../http/writeRoutes.ts';
 import { cancelGovernedChange } from '../useCases/governedChangeDecisions.ts';
 import { getGovernedChange, listChanges, proposeIfGoverned } from '../useCases/governedChanges.ts';
@@ -64,10 +70,7 @@ export const changeSchema = apiObjectSchema(
       type: 'string',
       description: 'What it does: `add`, `update`, `create`, `set`, `close` or `override`.',
     },
-    target_id: {
-      type: ['string', 'null'],
-      description: 'The resource changed; for a creation, the new resource once applied.',
-    },
+    target_id: nullableStringSchema('The resource changed; for a creation, the new resource once applied.'),
     payload: {
       type: 'object',
       additionalProperties: true,
@@ -81,7 +84,7 @@ export const changeSchema = apiObjectSchema(
         '`pending`; `applied`; `failed` (approved, but no longer possible: see `failure`); `rejected`; `expired`; `canceled` by its proposer.',
     },
     proposed_by: { type: 'string', description: 'The member (or key) who proposed it.' },
-    approval: { type: ['string', 'null'], description: 'Its approval.' },
+    approval: nullableStringSchema('Its approval.'),
     policy_version: { type: 'integer' },
     rule: { type: 'string', description: 'The policy rule that asked for approval.' },
     failure: {

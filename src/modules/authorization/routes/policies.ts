@@ -3,11 +3,10 @@
  * approval when it asks for one), and the proposed changes that waited.
  */
 import type { FastifyInstance } from 'fastify';
-import { actorIdOf } from '../../../app/apiKeyAuthentication.ts';
 import type { Deps } from '../../../app/deps.ts';
 import type { Policy } from '../../../domain/decisions/policies.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
-import { principalOf, requestActor } from '../../../http/auth.ts';
+import { requestActor, requestActorId } from '../../../http/auth.ts';
 import { type ListQuery, pageRequestOf, presentList } from '../../../http/presenters.ts';
 import { pagedList } from '../../../http/readRoutes.ts';
 import { found, idempotentOutcome, organizationOf, readOperation, written } from '../../../http/routeKit.ts';
@@ -74,7 +73,7 @@ function updatePolicyRoute(app: FastifyInstance, deps: Deps): void {
         deps,
         organizationId,
         request.body,
-        actorIdOf(principalOf(request)),
+        requestActorId(request),
         requestActor(request),
       );
       return result.kind === 'applied'

@@ -23,6 +23,7 @@ import {
   currencySchema,
   emailSchema,
   idSchema,
+  nullableStringSchema,
   nullableTimestampSchema,
   timestampSchema,
 } from '../../../http/schemas.ts';
@@ -213,10 +214,7 @@ export const policySchema = apiObjectSchema(
       type: 'string',
       description: 'The member or API key that wrote this version, or `system`.',
     },
-    approval: {
-      type: ['string', 'null'],
-      description: 'The approval that let this version in, when changes need one.',
-    },
+    approval: nullableStringSchema('The approval that let this version in, when changes need one.'),
     created_at: timestampSchema,
   },
 );
@@ -251,7 +249,7 @@ export const policyChangeSchema = apiObjectSchema(
     applied_version: { type: ['integer', 'null'] },
     rules: { type: 'array', items: { $ref: 'PolicyRule#' } },
     default: defaultRuleSchema,
-    approval: { type: ['string', 'null'], description: 'Its approval.' },
+    approval: nullableStringSchema('Its approval.'),
     created_by: { type: 'string' },
     created_at: timestampSchema,
     decided_at: nullableTimestampSchema,

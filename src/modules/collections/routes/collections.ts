@@ -1,13 +1,12 @@
 /** Collections: asking a payer to pay into a wallet (mobile-money request-to-pay). */
 
 import type { FastifyInstance } from 'fastify';
-import { actorIdOf } from '../../../app/apiKeyAuthentication.ts';
 import type { Deps } from '../../../app/deps.ts';
 import { PHONE_PATTERN } from '../../../domain/contactDetails.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { formatAmount } from '../../../domain/money.ts';
 import { MOBILE_NETWORKS } from '../../../domain/transfers.ts';
-import { principalOf } from '../../../http/auth.ts';
+import { requestActorId } from '../../../http/auth.ts';
 import { enumFilter, foundById, listAndRetrieveRoutes, pagedList } from '../../../http/readRoutes.ts';
 import { accessByScope, idempotentWrite, writeOperation, written } from '../../../http/routeKit.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
@@ -16,6 +15,7 @@ import {
   idParamsSchema,
   idSchema,
   metadataSchema,
+  nullableStringSchema,
   nullableTimestampSchema,
   timestampSchema,
 } from '../../../http/schemas.ts';
@@ -83,10 +83,7 @@ export const collectionSchema = apiObjectSchema(
     description: { type: 'string' },
     status: { type: 'string', enum: COLLECTION_STATUSES },
     failure_code: { type: ['string', 'null'] },
-    transfer: {
-      type: ['string', 'null'],
-      description: 'The inbound transfer that credited the wallet, once succeeded.',
-    },
+    transfer: nullableStringSchema('The inbound transfer that credited the wallet, once succeeded.'),
     metadata: { type: 'object', additionalProperties: { type: 'string' } },
     created_at: timestampSchema,
     updated_at: timestampSchema,
@@ -169,7 +166,7 @@ function createCollectionRoute(app: FastifyInstance, deps: Deps): void {
     }),
     idempotentWrite(deps, 201, async (tx, organizationId, request) =>
       presentCollection(
-        await createCollection(tx, deps, organizationId, request.body, actorIdOf(principalOf(request))),
+        await createCollection(tx, deps, organizationId, request.body, requestActorId(request)),
       ),
     ),
   );

@@ -28,6 +28,7 @@ import {
   DOCUMENTED_AS,
   idSchema,
   nullableIdSchema,
+  nullableStringSchema,
   nullableTimestampSchema,
   timestampSchema,
 } from '../../../http/schemas.ts';
@@ -111,8 +112,8 @@ export const reviewSchema = apiObjectSchema(
       description:
         'What opened the case: `screening` (list version, the name screened, the entries matched and their scores), `aml_hits` (each rule, its version, the reason and what was observed), or a `reason` with the facts (`credit_to_frozen_wallet`; `travel_rule_missing` with the deposit’s amount, network, transaction and the evidence record of the missing data).',
     },
-    note: { type: ['string', 'null'], description: 'The operator’s note on the decision.' },
-    decided_by: { type: ['string', 'null'], description: 'The API key that decided it.' },
+    note: nullableStringSchema('The operator’s note on the decision.'),
+    decided_by: nullableStringSchema('The API key that decided it.'),
     created_at: timestampSchema,
     decided_at: nullableTimestampSchema,
   },
@@ -169,7 +170,7 @@ export const amlAlertSchema = apiObjectSchema(
     observed: { type: 'object', additionalProperties: true, description: 'What the rule measured.' },
     disposition: { type: ['string', 'null'], enum: [...AML_DISPOSITIONS, null] },
     note: { type: ['string', 'null'] },
-    resolved_by: { type: ['string', 'null'], description: 'The API key that resolved it.' },
+    resolved_by: nullableStringSchema('The API key that resolved it.'),
     created_at: timestampSchema,
     resolved_at: nullableTimestampSchema,
   },

@@ -35,6 +35,7 @@ import {
   writeOperation,
   written,
 } from '../../../http/routeKit.ts';
+import { nullableStringSchema } from '../../../http/schemas.ts';
 import { governedIdempotentWrite, pendingChangeResponse } from '../../authorization/index.ts';
 import { listRoutes, setRouteStatus } from '../useCases/digitalAssetRoutes.ts';
 import {
@@ -103,14 +104,12 @@ const routeBody = closedObjectSchema(
   {
     status: { type: 'string', enum: ROUTE_STATUSES },
     limits: closedObjectSchema({
-      single_max: {
-        type: ['string', 'null'],
-        description: 'The largest single withdrawal, a decimal string in the asset; null for none.',
-      },
-      daily_max: {
-        type: ['string', 'null'],
-        description: 'The most the organization may withdraw on the route per UTC day; null for none.',
-      },
+      single_max: nullableStringSchema(
+        'The largest single withdrawal, a decimal string in the asset; null for none.',
+      ),
+      daily_max: nullableStringSchema(
+        'The most the organization may withdraw on the route per UTC day; null for none.',
+      ),
     }),
   },
   ['status'],

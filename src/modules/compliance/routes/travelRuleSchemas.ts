@@ -5,7 +5,7 @@ import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { SUPPORTED_CURRENCIES } from '../../../domain/money.ts';
 import { RATE_FRACTION_DIGITS_MAX, RATE_PATTERN_SOURCE } from '../../../domain/rates.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
-import { idSchema, timestampSchema } from '../../../http/schemas.ts';
+import { idSchema, nullableStringSchema, timestampSchema } from '../../../http/schemas.ts';
 
 export const digitalAssetRouteSchema = apiObjectSchema(
   'DigitalAssetRoute',
@@ -99,11 +99,10 @@ export const travelRuleRecordSchema = apiObjectSchema(
     required: { type: 'boolean', description: 'Whether the amount reached the threshold.' },
     jurisdiction: { type: 'string', description: 'The country whose threshold applied, or `default`.' },
     threshold: { ...usdAmountSchema, description: 'The threshold that applied, USD.' },
-    amount_usd: {
-      type: ['string', 'null'],
-      description: 'The amount converted to USD, exactly; null when the currency had no rate.',
-    },
-    rate: { type: ['string', 'null'], description: 'The rate used.' },
+    amount_usd: nullableStringSchema(
+      'The amount converted to USD, exactly; null when the currency had no rate.',
+    ),
+    rate: nullableStringSchema('The rate used.'),
     asset: { type: 'string', enum: DIGITAL_ASSETS },
     network: { type: 'string', enum: DIGITAL_ASSET_NETWORKS },
     address: { type: 'string' },

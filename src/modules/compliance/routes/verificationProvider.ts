@@ -22,6 +22,7 @@ import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
 import {
   idSchema,
   nullableIdSchema,
+  nullableStringSchema,
   nullableTimestampSchema,
   timestampSchema,
 } from '../../../http/schemas.ts';
@@ -69,11 +70,9 @@ export const verificationProviderSchema = apiObjectSchema(
       description:
         'The names of the credentials held (`api_key`). Their values are sealed at rest and never shown again.',
     },
-    callback_url: {
-      type: ['string', 'null'],
-      description:
-        'Where Smile ID POSTs results (each job names it); its last segment is an unguessable token. Null without MKOBA_PUBLIC_URL.',
-    },
+    callback_url: nullableStringSchema(
+      'Where Smile ID POSTs results (each job names it); its last segment is an unguessable token. Null without MKOBA_PUBLIC_URL.',
+    ),
     created_at: timestampSchema,
     updated_at: timestampSchema,
   },
@@ -103,25 +102,22 @@ export const verificationProviderCallSchema = apiObjectSchema(
       enum: SMILE_ID_CALL_KINDS,
       description: '`submit` (an async job sent), `job_status` (a poll) or `callback` (a result received).',
     },
-    path: { type: ['string', 'null'], description: 'The path called under `base_url`; null for a callback.' },
-    job_id: { type: ['string', 'null'], description: 'Smile ID’s `partner_params.job_id` (Mkoba’s own).' },
+    path: nullableStringSchema('The path called under `base_url`; null for a callback.'),
+    job_id: nullableStringSchema('Smile ID’s `partner_params.job_id` (Mkoba’s own).'),
     verification: nullableIdSchema(ID_PREFIXES.verification, 'The verification the job is about.'),
     http_status: { type: ['integer', 'null'] },
-    result_code: {
-      type: ['string', 'null'],
-      description: 'Smile ID’s result code (`1012`, …) or error code (`2215`, …), when it gave one.',
-    },
+    result_code: nullableStringSchema(
+      'Smile ID’s result code (`1012`, …) or error code (`2215`, …), when it gave one.',
+    ),
     outcome: {
       type: 'string',
       enum: SMILE_ID_CALL_OUTCOMES,
       description:
         'A call: `sent` (recorded before the request left; still `sent`, its answer was never recorded: the process stopped, or it is under way), then `accepted`, `refused`, `timeout` or `error`. A callback: `accepted` or `refused`.',
     },
-    detail: {
-      type: ['string', 'null'],
-      description:
-        'A call: `complete`, `in_progress`, `bad_signature`, `unavailable`, `timeout`, `blocked_address`, `no_connection`. A callback: how it was applied (`applied`, `duplicate`, `undecided`, `bad_signature`, `unknown_job`, `malformed`).',
-    },
+    detail: nullableStringSchema(
+      'A call: `complete`, `in_progress`, `bad_signature`, `unavailable`, `timeout`, `blocked_address`, `no_connection`. A callback: how it was applied (`applied`, `duplicate`, `undecided`, `bad_signature`, `unknown_job`, `malformed`).',
+    ),
     duration_ms: {
       type: ['integer', 'null'],
       description: 'How long the call took; null while `sent`, and for a callback.',

@@ -20,6 +20,7 @@ import {
   writeOperation,
   written,
 } from '../../../http/routeKit.ts';
+import { createdOrFound } from '../../../http/writeRoutes.ts';
 import { instantQuerySchema, presentAccountDetails, walletParams } from '../../wallets/index.ts';
 import { STATEMENT_ENTRIES_MAX, STATEMENT_PERIOD_DAYS_MAX } from '../domain.ts';
 import {
@@ -100,10 +101,11 @@ function createAccountDetailsRoute(app: FastifyInstance, deps: Deps): void {
         'Issues the wallet an account number (with its check digit) under the organization’s bank, and its virtual account reference if it has none: what outsiders pay it by, shown on the wallet as `account_details`. Made on the first call (201); later calls answer the same details (200). A wallet created after the settings were set has them already. 422 `digital_accounts_not_configured` while the organization has no settings; a closed wallet is a 409 `wallet_not_active`.',
       tags: TAGS,
       params: walletParams,
-      responses: {
-        200: written('AccountDetails', 'The wallet’s details, issued before.'),
-        201: written('AccountDetails', 'The wallet’s details, issued now.'),
-      },
+      responses: createdOrFound(
+        'AccountDetails',
+        'The wallet’s details, issued now.',
+        'The wallet’s details, issued before.',
+      ),
     }),
     createOrFindWrite(deps, async (tx, organizationId, request) => {
       const { details, created } = await ensureAccountDetails(tx, deps, organizationId, request.params.id);

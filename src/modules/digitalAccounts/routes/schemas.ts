@@ -8,7 +8,13 @@ import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { formatAmount } from '../../../domain/money.ts';
 import { closedObjectSchema } from '../../../http/routeKit.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
-import { currencySchema, idSchema, timestampSchema } from '../../../http/schemas.ts';
+import {
+  currencySchema,
+  idSchema,
+  nullableStringSchema,
+  signedAmountSchema,
+  timestampSchema,
+} from '../../../http/schemas.ts';
 import { accountDetailsProperties, presentAccountDetailsFields } from '../../wallets/index.ts';
 import {
   BANK_NAME_LENGTH_MAX,
@@ -16,9 +22,6 @@ import {
   STATEMENT_ENTRIES_MAX,
   type Statement,
 } from '../domain.ts';
-
-const signedAmountSchema = (description: string) =>
-  ({ type: 'string', pattern: '^-?[0-9]+(\\.[0-9]+)?$', description, examples: ['-250.00'] }) as const;
 
 export const digitalAccountSettingsSchema = apiObjectSchema(
   'DigitalAccountSettings',
@@ -87,8 +90,8 @@ export const walletStatementSchema = apiObjectSchema(
       description: 'False when the period asked for had not ended: the statement so far.',
     },
     generated_at: timestampSchema,
-    opening_balance: signedAmountSchema('The posted balance at `from`.'),
-    closing_balance: signedAmountSchema('The posted balance at `to`.'),
+    opening_balance: signedAmountSchema('The posted balance at `from`.', '-250.00'),
+    closing_balance: signedAmountSchema('The posted balance at `to`.', '-250.00'),
     total_credits: { type: 'string', description: 'What the entries added.' },
     total_debits: { type: 'string', description: 'What the entries took off (a positive amount).' },
     entry_count: { type: 'integer' },
@@ -112,20 +115,17 @@ export const walletStatementSchema = apiObjectSchema(
               '`direct` (final at once), `post` (a hold made final: a payout settling), `reversal` (a settled transfer given back).',
           },
           description: { type: 'string', examples: ['Bank deposit', 'Payout by mobile_money'] },
-          counterparty: {
-            type: ['string', 'null'],
-            description:
-              'The other party: the other wallet’s id, the payee masked as receipts show it, or the payer a collection recorded (name, or masked phone).',
-          },
+          counterparty: nullableStringSchema(
+            'The other party: the other wallet’s id, the payee masked as receipts show it, or the payer a collection recorded (name, or masked phone).',
+          ),
           transfer: { type: ['string', 'null'] },
           rail: { type: ['string', 'null'] },
-          rail_reference: {
-            type: ['string', 'null'],
-            description: 'The rail’s reference (a bank deposit’s bank reference, a payout’s receipt).',
-          },
-          amount: signedAmountSchema('Positive: a credit; negative: a debit (fee included).'),
+          rail_reference: nullableStringSchema(
+            'The rail’s reference (a bank deposit’s bank reference, a payout’s receipt).',
+          ),
+          amount: signedAmountSchema('Positive: a credit; negative: a debit (fee included).', '-250.00'),
           fee: { type: 'string', description: 'The part of `amount` that is a fee (`0.00` when none).' },
-          balance: signedAmountSchema('The posted balance after this entry.'),
+          balance: signedAmountSchema('The posted balance after this entry.', '-250.00'),
         },
       },
     },

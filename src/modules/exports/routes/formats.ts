@@ -9,14 +9,12 @@ import type { EventRecord } from '../../../domain/events.ts';
 import type { EvidenceRecord } from '../../../domain/evidence.ts';
 import { formatAmount } from '../../../domain/money.ts';
 import { feeOf, type Transfer } from '../../../domain/transferRecord.ts';
-import { presentEvent, presentJournalEntry, presentTransfer } from '../../../http/presenters.ts';
+import { isoOrNull, presentEvent, presentJournalEntry, presentTransfer } from '../../../http/presenters.ts';
 import { presentEvidence } from '../../../http/routes/evidence.ts';
 import type { JournalEntry, Posting } from '../../ledger/index.ts';
 import type { ReconciliationException } from '../../treasury/index.ts';
 import { presentException } from '../../treasury/index.ts';
 import type { ExportFormatter, ExportFormatters } from '../useCases/sources.ts';
-
-const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
 /** The payee's name as the integrator gave it, where the destination has one. */
 function destinationName(destination: Transfer['destination']): string | null {
@@ -64,7 +62,7 @@ const transferFormat = exportFormat<Transfer, Transfer>(
     ['rail_reference', (t) => t.railReference],
     ['ledger_state', (t) => t.ledgerState],
     ['failure_code', (t) => t.failureCode],
-    ['settled_at', (t) => iso(t.settledAt)],
+    ['settled_at', (t) => isoOrNull(t.settledAt)],
     ['created_by', (t) => t.createdBy],
     ['metadata', (t) => JSON.stringify(t.metadata)],
     ['fee', (t) => formatAmount(feeOf(t), t.currency)],
@@ -139,7 +137,7 @@ const reconciliationExceptionFormat = exportFormat<ReconciliationException, Reco
     ['note', (e) => e.note],
     ['resolved_by', (e) => e.resolvedBy],
     ['journal_entry', (e) => e.journalEntryId],
-    ['resolved_at', (e) => iso(e.resolvedAt)],
+    ['resolved_at', (e) => isoOrNull(e.resolvedAt)],
   ],
   oneRow,
   presentException,

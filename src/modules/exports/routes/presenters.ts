@@ -1,15 +1,16 @@
 /** An export job in its wire form. */
+
+import { isoOrNull } from '../../../http/presenters.ts';
 import type { ExportJob } from '../domain.ts';
 
 export function presentExport(job: ExportJob) {
-  const iso = (d: Date | null) => d?.toISOString() ?? null;
   return {
     object: 'export',
     id: job.id,
     type: job.type,
     format: job.format,
-    from: iso(job.from),
-    to: iso(job.to),
+    from: isoOrNull(job.from),
+    to: isoOrNull(job.to),
     status: job.status,
     rows_written: job.rowsWritten,
     rows_estimated: job.rowsEstimated,
@@ -18,8 +19,8 @@ export function presentExport(job: ExportJob) {
     error: job.error,
     created_by: job.createdBy,
     created_at: job.createdAt.toISOString(),
-    started_at: iso(job.startedAt),
-    finished_at: iso(job.finishedAt),
-    expires_at: iso(job.expiresAt),
+    started_at: isoOrNull(job.startedAt),
+    finished_at: isoOrNull(job.finishedAt),
+    expires_at: isoOrNull(job.expiresAt),
   };
 }

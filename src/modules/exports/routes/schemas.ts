@@ -1,7 +1,12 @@
 /** An export job as the API shows it. */
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
-import { idSchema, nullableTimestampSchema, timestampSchema } from '../../../http/schemas.ts';
+import {
+  idSchema,
+  nullableStringSchema,
+  nullableTimestampSchema,
+  timestampSchema,
+} from '../../../http/schemas.ts';
 import { EXPORT_FORMATS, EXPORT_STATUSES, EXPORT_TYPES } from '../domain.ts';
 
 export const exportSchema = apiObjectSchema(
@@ -21,10 +26,7 @@ export const exportSchema = apiObjectSchema(
       description: 'Records the range held when the export began.',
     },
     bytes: { type: ['integer', 'null'] },
-    sha256: {
-      type: ['string', 'null'],
-      description: 'SHA-256 of the file, in hex: check the download against it.',
-    },
+    sha256: nullableStringSchema('SHA-256 of the file, in hex: check the download against it.'),
     error: { type: ['string', 'null'] },
     created_by: { type: 'string' },
     created_at: timestampSchema,

@@ -1,8 +1,7 @@
 /** The fee schedule (read by any key, changed by admins) and its versions. */
 import type { FastifyInstance } from 'fastify';
-import { actorIdOf } from '../../../app/apiKeyAuthentication.ts';
 import type { Deps } from '../../../app/deps.ts';
-import { principalOf, requestActor } from '../../../http/auth.ts';
+import { requestActor, requestActorId } from '../../../http/auth.ts';
 import { organizationOf, written } from '../../../http/routeKit.ts';
 import {
   replaceSettingOperation,
@@ -78,7 +77,7 @@ function updateFeeScheduleRoute(app: FastifyInstance, deps: Deps): void {
                 deps,
                 organizationId,
                 request.body,
-                actorIdOf(principalOf(request)),
+                requestActorId(request),
                 requestActor(request),
               ),
             ),

@@ -1,10 +1,9 @@
 /** Loans from application to their end: applied for, listed and read, canceled, disbursed, written off. */
 import type { FastifyInstance } from 'fastify';
-import { actorIdOf } from '../../../app/apiKeyAuthentication.ts';
 import type { Deps } from '../../../app/deps.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { numberSourceOf } from '../../../domain/jsonNumbers.ts';
-import { principalOf, requestActor } from '../../../http/auth.ts';
+import { requestActor, requestActorId } from '../../../http/auth.ts';
 import { type ListQuery, pageRequestOf, presentList } from '../../../http/presenters.ts';
 import { enumFilter, foundById, pagedList, retrieveByIdRoute } from '../../../http/readRoutes.ts';
 import { actOnId, changeById } from '../../../http/routeEffects.ts';
@@ -66,7 +65,7 @@ function applyForLoanRoute(app: FastifyInstance, deps: Deps): void {
               organizationId,
               decided,
               request.body.wallet,
-              actorIdOf(principalOf(request)),
+              requestActorId(request),
               requestActor(request),
             ),
           ),

@@ -1,5 +1,6 @@
 /** Loan products, loans and repayments in their wire form: every amount a decimal string in the loan's currency. */
 import { type Currency, formatAmount } from '../../../domain/money.ts';
+import { isoOrNull } from '../../../http/presenters.ts';
 import { arrearsOn, instalmentUnpaid, outstandingTotal } from '../domain/balances.ts';
 import type { LoanProduct, LoanRepayment } from '../domain/loans.ts';
 import type { LoanView } from '../useCases/loans.ts';
@@ -86,7 +87,6 @@ export function presentLoan(view: LoanView) {
   const { loan, instalments, today } = view;
   const c: Currency = loan.currency;
   const fmt = (minor: bigint) => formatAmount(minor, c);
-  const iso = (d: Date | null) => (d ? d.toISOString() : null);
   return {
     object: 'loan',
     id: loan.id,
@@ -107,7 +107,7 @@ export function presentLoan(view: LoanView) {
     status_reason: loan.statusReason,
     decision: { decision: loan.policyDecision, policy_version: loan.policyVersion, rule: loan.policyRule },
     approval: loan.approvalId,
-    disbursed_at: iso(loan.disbursedAt),
+    disbursed_at: isoOrNull(loan.disbursedAt),
     disbursed_on: loan.disbursedOn,
     processed_through: loan.processedThrough,
     ...loanStanding(view),
@@ -116,7 +116,7 @@ export function presentLoan(view: LoanView) {
     write_off_reason: loan.writeOffReason,
     created_at: loan.createdAt.toISOString(),
     updated_at: loan.updatedAt.toISOString(),
-    closed_at: iso(loan.closedAt),
+    closed_at: isoOrNull(loan.closedAt),
   };
 }
 

@@ -1,11 +1,10 @@
 /** Loan products: created by an operator, never changed; listed and read. */
 import type { FastifyInstance } from 'fastify';
-import { actorIdOf } from '../../../app/apiKeyAuthentication.ts';
 import type { Deps } from '../../../app/deps.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { numberSourceOf } from '../../../domain/jsonNumbers.ts';
 import { SUPPORTED_CURRENCIES } from '../../../domain/money.ts';
-import { principalOf } from '../../../http/auth.ts';
+import { requestActorId } from '../../../http/auth.ts';
 import { WRITE_PROBLEMS } from '../../../http/problems.ts';
 import { foundById, listAndRetrieveRoutes, pagedList } from '../../../http/readRoutes.ts';
 import {
@@ -54,7 +53,7 @@ function createLoanProductRoute(app: FastifyInstance, deps: Deps): void {
     }),
     idempotentWrite(deps, 201, async (tx, organizationId, request) =>
       presentLoanProduct(
-        await createLoanProduct(tx, deps, organizationId, request.body, actorIdOf(principalOf(request)), {
+        await createLoanProduct(tx, deps, organizationId, request.body, requestActorId(request), {
           minPrincipal: numberSourceOf(request.body, 'min_principal'),
           maxPrincipal: numberSourceOf(request.body, 'max_principal'),
         }),

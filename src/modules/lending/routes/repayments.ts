@@ -1,10 +1,9 @@
 /** A loan's repayments: a manual one taken from the borrower's wallet, and every one listed. */
 import type { FastifyInstance } from 'fastify';
-import { actorIdOf } from '../../../app/apiKeyAuthentication.ts';
 import type { Deps } from '../../../app/deps.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { numberSourceOf } from '../../../domain/jsonNumbers.ts';
-import { principalOf } from '../../../http/auth.ts';
+import { requestActorId } from '../../../http/auth.ts';
 import { type ListQuery, pageRequestOf, presentList } from '../../../http/presenters.ts';
 import {
   closedObjectSchema,
@@ -46,7 +45,7 @@ function repayLoanRoute(app: FastifyInstance, deps: Deps): void {
         organizationId,
         request.params.id,
         request.body,
-        actorIdOf(principalOf(request)),
+        requestActorId(request),
         numberSourceOf(request.body, 'amount'),
       );
       return presentLoanRepayment(repayment, view.loan.currency);

@@ -3,7 +3,15 @@ import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { SUPPORTED_CURRENCIES } from '../../../domain/money.ts';
 import { accessByScope } from '../../../http/routeKit.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
-import { idParamsSchema, idSchema, nullableTimestampSchema, timestampSchema } from '../../../http/schemas.ts';
+import {
+  daySchema,
+  idParamsSchema,
+  idSchema,
+  nullableDaySchema,
+  nullableStringSchema,
+  nullableTimestampSchema,
+  timestampSchema,
+} from '../../../http/schemas.ts';
 import {
   ARREARS_BUCKET_NAMES,
   ARREARS_BUCKETS,
@@ -18,9 +26,6 @@ import {
 export const TAGS = ['Lending'];
 export const ACCESS = accessByScope(TAGS, 'digital_banking');
 const amountField = (description: string) => ({ type: 'string', description }) as const;
-const dayField = (description: string) => ({ type: 'string', format: 'date', description }) as const;
-const nullableDay = (description: string) =>
-  ({ type: ['string', 'null'], format: 'date', description }) as const;
 const bps = (description: string, max: number) =>
   ({ type: 'integer', minimum: 0, maximum: max, description }) as const;
 
@@ -100,11 +105,9 @@ export const loanSchema = apiObjectSchema(
       properties: termsProperties,
     },
     status: { type: 'string', enum: LOAN_STATUSES },
-    status_reason: {
-      type: ['string', 'null'],
-      description:
-        '`policy_denied`, `approval_rejected`, `approval_expired`, `canceled`, `written_off`, or null.',
-    },
+    status_reason: nullableStringSchema(
+      '`policy_denied`, `approval_rejected`, `approval_expired`, `canceled`, `written_off`, or null.',
+    ),
     decision: {
       type: 'object',
       description: 'The policy’s decision on the application: the version and rule that decided.',
@@ -115,12 +118,12 @@ export const loanSchema = apiObjectSchema(
         rule: { type: 'string' },
       },
     },
-    approval: { type: ['string', 'null'], description: 'The approval it waited for, if any.' },
+    approval: nullableStringSchema('The approval it waited for, if any.'),
     disbursed_at: nullableTimestampSchema,
-    disbursed_on: nullableDay(
+    disbursed_on: nullableDaySchema(
       'The organization’s day it was disbursed; instalments fall due monthly from it.',
     ),
-    processed_through: nullableDay('The last day whose collection, arrears and penalty are done.'),
+    processed_through: nullableDaySchema('The last day whose collection, arrears and penalty are done.'),
     outstanding: {
       ...moneyParts('still owed'),
       required: ['penalty', 'fee', 'interest', 'principal', 'total'],
@@ -141,7 +144,7 @@ export const loanSchema = apiObjectSchema(
         penalty_accrued: amountField('Penalty accrued in all (paid or not).'),
       },
     },
-    next_due_date: nullableDay('The due date of the first instalment not fully paid.'),
+    next_due_date: nullableDaySchema('The due date of the first instalment not fully paid.'),
     schedule: {
       type: 'array',
       description:
@@ -151,7 +154,7 @@ export const loanSchema = apiObjectSchema(
         required: ['number', 'due_date', 'principal', 'interest', 'fee', 'total', 'paid', 'status'],
         properties: {
           number: { type: 'integer', minimum: 1 },
-          due_date: dayField('When it falls due.'),
+          due_date: daySchema('When it falls due.'),
           principal: amountField('Principal due.'),
           interest: amountField('Interest due.'),
           fee: amountField('Fee due.'),
@@ -166,7 +169,7 @@ export const loanSchema = apiObjectSchema(
         },
       },
     },
-    written_off: { type: ['string', 'null'], description: 'The principal written off, once written off.' },
+    written_off: nullableStringSchema('The principal written off, once written off.'),
     write_off_reason: { type: ['string', 'null'] },
     created_at: timestampSchema,
     updated_at: timestampSchema,
@@ -186,7 +189,7 @@ export const loanRepaymentSchema = apiObjectSchema(
       enum: LOAN_REPAYMENT_SOURCES,
       description: '`manual` (POST …/repayments) or `automatic` (taken on or after a due date).',
     },
-    day: dayField('The organization’s day it was taken on.'),
+    day: daySchema('The organization’s day it was taken on.'),
     amount: amountField('Taken from the wallet.'),
     currency: { type: 'string', enum: SUPPORTED_CURRENCIES },
     allocation: moneyParts('paid by it'),

@@ -1,9 +1,8 @@
 /** Payment batches: submitted as JSON or an uploaded CSV, listed and followed, their items paged, canceled. */
 import type { FastifyInstance } from 'fastify';
-import { actorIdOf } from '../../../app/apiKeyAuthentication.ts';
 import type { Deps } from '../../../app/deps.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
-import { principalOf } from '../../../http/auth.ts';
+import { requestActorId } from '../../../http/auth.ts';
 import { requiredUploadFields, rowsOfCsvUpload } from '../../../http/csvUpload.ts';
 import { enumFilter, foundById, listAndRetrieveRoutes, pagedList } from '../../../http/readRoutes.ts';
 import { actOnId } from '../../../http/routeEffects.ts';
@@ -100,7 +99,7 @@ function submitPaymentBatchRoute(app: FastifyInstance, deps: Deps): void {
           deps,
           organizationId,
           batchOf(request.body, request.query),
-          actorIdOf(principalOf(request)),
+          requestActorId(request),
         ),
       ),
     ),

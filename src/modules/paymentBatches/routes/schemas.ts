@@ -6,6 +6,7 @@ import {
   currencySchema,
   idSchema,
   metadataSchema,
+  nullableStringSchema,
   nullableTimestampSchema,
   timestampSchema,
 } from '../../../http/schemas.ts';
@@ -23,11 +24,9 @@ export const paymentBatchSchema = apiObjectSchema(
       description: 'Your reference, unique in the organization: a batch is paid once.',
     },
     status: { type: 'string', enum: PAYMENT_BATCH_STATUSES },
-    failure_code: {
-      type: ['string', 'null'],
-      description:
-        'Why a batch failed before running: `insufficient_funds`, `policy_denied`, `approval_rejected`, …',
-    },
+    failure_code: nullableStringSchema(
+      'Why a batch failed before running: `insufficient_funds`, `policy_denied`, `approval_rejected`, …',
+    ),
     source: idSchema(ID_PREFIXES.wallet, 'The paying wallet.'),
     currency: currencySchema,
     total: { type: 'string', description: 'The sum of the items.' },
@@ -54,7 +53,7 @@ export const paymentBatchSchema = apiObjectSchema(
         rule: { type: 'string' },
       },
     },
-    approval: { type: ['string', 'null'], description: 'Its approval, when the policy asked for one.' },
+    approval: nullableStringSchema('Its approval, when the policy asked for one.'),
     created_by: { type: 'string' },
     metadata: metadataSchema,
     created_at: timestampSchema,
@@ -94,10 +93,7 @@ export const paymentBatchItemSchema = {
       description:
         'The fee its transfer is charged on top of the amount, decided when the batch was submitted.',
     },
-    transfer: {
-      type: ['string', 'null'],
-      description: 'The transfer it became; follow it for the payout’s outcome.',
-    },
+    transfer: nullableStringSchema('The transfer it became; follow it for the payout’s outcome.'),
     failure_code: { type: ['string', 'null'] },
     failure_detail: { type: ['string', 'null'] },
     metadata: metadataSchema,

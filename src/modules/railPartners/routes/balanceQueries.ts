@@ -5,10 +5,9 @@
  * by id. Also the wire format, shared with the `rail_partner_balance.updated` event.
  */
 import type { FastifyInstance } from 'fastify';
-import { actorIdOf } from '../../../app/apiKeyAuthentication.ts';
 import type { Deps } from '../../../app/deps.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
-import { principalOf } from '../../../http/auth.ts';
+import { requestActorId } from '../../../http/auth.ts';
 import type { ListQuery } from '../../../http/presenters.ts';
 import { READ_PROBLEMS } from '../../../http/problems.ts';
 import { foundById, pagedList, retrieveByIdRoute } from '../../../http/readRoutes.ts';
@@ -26,6 +25,7 @@ import {
   currencySchema,
   idParamsSchema,
   idSchema,
+  nullableStringSchema,
   timestampSchema,
 } from '../../../http/schemas.ts';
 import {
@@ -76,10 +76,9 @@ export const railPartnerBalanceQuerySchema = apiObjectSchema(
         },
       },
     },
-    failure_code: {
-      type: ['string', 'null'],
-      description: 'Why the partner gave no balances: `partner_configuration_error`, `partner_rejected`.',
-    },
+    failure_code: nullableStringSchema(
+      'Why the partner gave no balances: `partner_configuration_error`, `partner_rejected`.',
+    ),
     requested_by: { type: 'string', description: 'The member (or the key acting for none) who asked.' },
     created_at: timestampSchema,
     reported_at: { ...timestampSchema, type: ['string', 'null'] },
@@ -104,7 +103,7 @@ function askBalancesRoute(app: FastifyInstance, deps: Deps): void {
         askPartnerBalances(deps, railPartnerDirectory(deps), organizationId, request.params.id),
       async (tx, _organizationId, request, asked) => ({
         status: 201,
-        body: presentBalanceQuery(await recordBalanceQuery(tx, deps, asked, actorIdOf(principalOf(request)))),
+        body: presentBalanceQuery(await recordBalanceQuery(tx, deps, asked, requestActorId(request))),
       }),
     ),
   );

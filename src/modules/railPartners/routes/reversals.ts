@@ -5,10 +5,9 @@
  * transfer stays `settled`.
  */
 import type { FastifyInstance } from 'fastify';
-import { actorIdOf } from '../../../app/apiKeyAuthentication.ts';
 import type { Deps } from '../../../app/deps.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
-import { principalOf, requestActor } from '../../../http/auth.ts';
+import { principalOf, requestActor, requestActorId } from '../../../http/auth.ts';
 import { foundById } from '../../../http/readRoutes.ts';
 import { accessByScope, readOperation, writeOperation, written } from '../../../http/routeKit.ts';
 import { idParamsSchema } from '../../../http/schemas.ts';
@@ -61,7 +60,7 @@ function requestReversalRoute(app: FastifyInstance, deps: Deps): void {
           transferId: request.params.id,
           reason: request.body.reason.trim(),
           actor: requestActor(request),
-          actorId: actorIdOf(principalOf(request)),
+          actorId: requestActorId(request),
         }),
     ),
   );

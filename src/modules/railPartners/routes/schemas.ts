@@ -2,7 +2,12 @@
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { RAILS } from '../../../domain/transfers.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
-import { idSchema, nullableTimestampSchema, timestampSchema } from '../../../http/schemas.ts';
+import {
+  idSchema,
+  nullableStringSchema,
+  nullableTimestampSchema,
+  timestampSchema,
+} from '../../../http/schemas.ts';
 import {
   RAIL_CALLBACK_STATUSES,
   RAIL_PARTNER_SHAPES,
@@ -36,11 +41,9 @@ export const railPartnerSchema = apiObjectSchema(
       description:
         'The names of the credentials held. Their values are sealed at rest and never shown again.',
     },
-    callback_url: {
-      type: ['string', 'null'],
-      description:
-        'Where the partner calls back (register it with the partner where it asks); its last segment is an unguessable token. Null without MKOBA_PUBLIC_URL.',
-    },
+    callback_url: nullableStringSchema(
+      'Where the partner calls back (register it with the partner where it asks); its last segment is an unguessable token. Null without MKOBA_PUBLIC_URL.',
+    ),
     created_at: timestampSchema,
     updated_at: timestampSchema,
   },

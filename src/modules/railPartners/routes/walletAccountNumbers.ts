@@ -8,8 +8,9 @@ import type { Deps } from '../../../app/deps.ts';
 import { validationError } from '../../../domain/errors.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { foundById, retrieveByIdRoute } from '../../../http/readRoutes.ts';
-import { preparedWrite, writeOperation, written } from '../../../http/routeKit.ts';
+import { preparedWrite, writeOperation } from '../../../http/routeKit.ts';
 import { idParamsSchema } from '../../../http/schemas.ts';
+import { createdOrFound } from '../../../http/writeRoutes.ts';
 import { presentVirtualAccount, virtualAccountResponse } from '../../treasury/index.ts';
 import { railPartnerDirectory } from '../useCases/directory.ts';
 import {
@@ -99,10 +100,11 @@ function createWalletAccountsRoute(app: FastifyInstance, deps: Deps): void {
         tags: ['Collections'],
         params: idParamsSchema(ID_PREFIXES.wallet, 'Wallet id.'),
         body,
-        responses: {
-          200: written(response, 'The wallet’s reference, made before.'),
-          201: written(response, 'The wallet’s reference, made now.'),
-        },
+        responses: createdOrFound(
+          response,
+          'The wallet’s reference, made now.',
+          'The wallet’s reference, made before.',
+        ),
       }),
       // The body is optional (a wallet no partner issues an account for takes none, as before): none is
       // `{}`. An unknown field is named alone, as on this route before it took fields.

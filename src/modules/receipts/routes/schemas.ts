@@ -2,7 +2,7 @@
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { RAILS, TRANSFER_STATUSES } from '../../../domain/transfers.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
-import { currencySchema, idSchema, timestampSchema } from '../../../http/schemas.ts';
+import { currencySchema, idSchema, nullableStringSchema, timestampSchema } from '../../../http/schemas.ts';
 
 export const receiptSchema = apiObjectSchema(
   'Receipt',
@@ -23,12 +23,9 @@ export const receiptSchema = apiObjectSchema(
     total: { type: 'string', description: 'Amount + fee: what the paying wallet was debited.' },
     currency: currencySchema,
     rail: { type: 'string', enum: RAILS },
-    rail_reference: { type: ['string', 'null'], description: 'The partner’s reference for the payout.' },
+    rail_reference: nullableStringSchema('The partner’s reference for the payout.'),
     journal_entry: idSchema(ID_PREFIXES.journalEntry, 'The entry that made the transfer final.'),
-    source: {
-      type: ['string', 'null'],
-      description: 'The paying wallet; masked (its last six characters) by the public check.',
-    },
+    source: nullableStringSchema('The paying wallet; masked (its last six characters) by the public check.'),
     destination: { type: 'string', description: 'The destination, masked (e.g. `mpesa +254••••••00`).' },
     status: {
       type: 'string',

@@ -17,6 +17,7 @@ import {
   written,
 } from '../../../http/routeKit.ts';
 import {
+  daySchema,
   idParamsSchema,
   idSchema,
   listEnvelopeSchema,
@@ -31,7 +32,7 @@ import {
   savingsAccountJson,
 } from '../useCases/accounts.ts';
 import { presentAccrual } from './presenters.ts';
-import { ACCESS, DAY, pageQuery } from './schemas.ts';
+import { ACCESS, pageQuery } from './schemas.ts';
 
 function openSavingsAccountRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Body: { product: string; owner: string; metadata?: Metadata } }>(
@@ -105,7 +106,7 @@ function listSavingsAccrualsRoute(app: FastifyInstance, deps: Deps): void {
       params: idParamsSchema(ID_PREFIXES.wallet, 'The savings account.'),
       querystring: closedObjectSchema({
         limit: pageLimitSchema('days'),
-        before_day: { ...DAY, description: 'Only days before this one.' },
+        before_day: daySchema('Only days before this one.'),
       }),
       responses: cursorPageResponses(
         'SavingsAccrual',

@@ -1,9 +1,8 @@
 /** Savings products: created with fixed terms, read with the rate in force today, and given new rates from a day on. */
 import type { FastifyInstance } from 'fastify';
-import { actorIdOf } from '../../../app/apiKeyAuthentication.ts';
 import type { Deps, Queryable } from '../../../app/deps.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
-import { principalOf } from '../../../http/auth.ts';
+import { requestActorId } from '../../../http/auth.ts';
 import { presentList } from '../../../http/presenters.ts';
 import {
   closedObjectSchema,
@@ -15,7 +14,7 @@ import {
   writeOperation,
   written,
 } from '../../../http/routeKit.ts';
-import { idParamsSchema, listEnvelopeSchema } from '../../../http/schemas.ts';
+import { daySchema, idParamsSchema, listEnvelopeSchema } from '../../../http/schemas.ts';
 import { organizationNow, utcDay } from '../../testClock/index.ts';
 import {
   addSavingsRate,
@@ -26,7 +25,7 @@ import {
   type SavingsProduct,
 } from '../useCases/products.ts';
 import { presentSavingsProduct } from './presenters.ts';
-import { ACCESS, DAY, pageQuery, productBody, rateBps } from './schemas.ts';
+import { ACCESS, pageQuery, productBody, rateBps } from './schemas.ts';
 
 const productParams = idParamsSchema(ID_PREFIXES.savingsProduct, 'The product.');
 
@@ -57,7 +56,7 @@ function createSavingsProductRoute(app: FastifyInstance, deps: Deps): void {
         tx,
         deps,
         organizationId,
-        await createSavingsProduct(tx, deps, organizationId, request.body, actorIdOf(principalOf(request))),
+        await createSavingsProduct(tx, deps, organizationId, request.body, requestActorId(request)),
       ),
     ),
   );
@@ -118,14 +117,14 @@ function addSavingsRateRoute(app: FastifyInstance, deps: Deps): void {
       body: closedObjectSchema(
         {
           annual_rate_bps: rateBps,
-          effective_from: { ...DAY, description: 'The first day of the new rate.' },
+          effective_from: daySchema('The first day of the new rate.'),
         },
         ['annual_rate_bps'],
       ),
       responses: { 201: written('SavingsProduct', 'The product, with its rates.') },
     }),
     idempotentWrite(deps, 201, async (tx, organizationId, request) => {
-      const actorId = actorIdOf(principalOf(request));
+      const actorId = requestActorId(request);
       const product = await addSavingsRate(
         tx,
         deps,

@@ -5,8 +5,11 @@ import { closedApiObjectSchema } from '../../../http/schemaBuilders.ts';
 import {
   amountSchema,
   currencySchema,
+  daySchema,
   idSchema,
   metadataSchema,
+  nullableDaySchema,
+  nullableStringSchema,
   pageLimitSchema,
   timestampSchema,
 } from '../../../http/schemas.ts';
@@ -24,7 +27,6 @@ import {
 export const TAGS = ['Savings'];
 export const ACCESS = accessByScope(TAGS, 'digital_banking');
 export const DAY = { type: 'string', format: 'date' } as const;
-const NULLABLE_DAY = { type: ['string', 'null'], format: 'date' } as const;
 
 export const amountBody = {
   type: ['string', 'number'],
@@ -73,12 +75,9 @@ export const savingsAccountSchema = closedApiObjectSchema('SavingsAccount', 'sav
   currency: currencySchema,
   status: { type: 'string', description: 'The wallet’s status.' },
   balance: amountSchema('The wallet’s current balance.'),
-  opened_on: {
-    ...DAY,
-    description: 'The day it opened, on the organization’s clock: the first day it accrues.',
-  },
-  matures_on: { ...NULLABLE_DAY, description: 'A fixed-term account’s maturity day; null otherwise.' },
-  accrued_through: { ...DAY, description: 'The last day accrued.' },
+  opened_on: daySchema('The day it opened, on the organization’s clock: the first day it accrues.'),
+  matures_on: nullableDaySchema('A fixed-term account’s maturity day; null otherwise.'),
+  accrued_through: daySchema('The last day accrued.'),
   accrued_interest: {
     type: 'object',
     additionalProperties: false,
@@ -127,10 +126,7 @@ export const savingsNoticeSchema = closedApiObjectSchema('SavingsNotice', 'savin
   amount: amountSchema('What may be withdrawn under it, at most.'),
   currency: currencySchema,
   given_on: DAY,
-  available_on: {
-    ...DAY,
-    description: 'From this day on the organization’s clock the money may be withdrawn.',
-  },
+  available_on: daySchema('From this day on the organization’s clock the money may be withdrawn.'),
   status: { type: 'string', enum: ['open', 'used'] },
   created_at: timestampSchema,
 });
@@ -142,7 +138,7 @@ export const savingsWithdrawalSchema = closedApiObjectSchema('SavingsWithdrawal'
   amount: amountSchema('What the destination received.'),
   penalty: amountSchema('The early-withdrawal penalty the account paid besides (0 if none).'),
   currency: currencySchema,
-  notice: { type: ['string', 'null'], description: 'The notice it used, for a notice product.' },
+  notice: nullableStringSchema('The notice it used, for a notice product.'),
   day: DAY,
   journal_entry: { type: 'string' },
   created_at: timestampSchema,

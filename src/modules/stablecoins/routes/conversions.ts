@@ -1,12 +1,11 @@
 /** Conversions between fiat and stablecoins (mint and redeem): quoted, then a quote executed; both read back. */
 import type { FastifyInstance } from 'fastify';
-import { actorIdOf } from '../../../app/apiKeyAuthentication.ts';
 import type { Deps } from '../../../app/deps.ts';
 import { failureResult } from '../../../app/idempotency.ts';
 import { CONVERSION_QUOTE_TTL_MS } from '../../../domain/conversions.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { numberSourceOf } from '../../../domain/jsonNumbers.ts';
-import { principalOf } from '../../../http/auth.ts';
+import { requestActorId } from '../../../http/auth.ts';
 import { foundById, listAndRetrieveRoutes, pagedList, retrieveByIdRoute } from '../../../http/readRoutes.ts';
 import { closedObjectSchema, preparedWrite, writeOperation, written } from '../../../http/routeKit.ts';
 import { amountInputSchema, idParamsSchema, idSchema } from '../../../http/schemas.ts';
@@ -94,7 +93,7 @@ function createConversionRoute(app: FastifyInstance, deps: Deps): void {
           deps,
           organizationId,
           request.body.quote,
-          actorIdOf(principalOf(request)),
+          requestActorId(request),
           amlRules,
         );
         // A refusal by compliance commits its evidence and alerts, and is answered as the failure it is.

@@ -17,9 +17,9 @@ import {
   presentWholeList,
   wholeListSchema,
   writeOperation,
-  written,
 } from '../../../http/routeKit.ts';
 import { idParamsSchema, idSchema } from '../../../http/schemas.ts';
+import { createdOrFound } from '../../../http/writeRoutes.ts';
 import {
   issueDepositAddress,
   prepareDepositAddress,
@@ -42,10 +42,7 @@ function createDepositAddressRoute(app: FastifyInstance, deps: Deps): void {
         'The wallet’s address on the network, issued on the first request (201) and the same one after (200). The wallet must hold USDC or USDT, and its asset’s route on the network must be enabled (422 `route_not_approved`). Where the organization has configured a custody partner (Fireblocks) the address is its vault account’s for the wallet (503 `service_unavailable` when the provider does not answer); otherwise the sandbox issues one on its simulated chain and pilot and production answer 422 `custody_not_configured`.',
       params: walletParams,
       body: closedObjectSchema({ network: networkSchema }, ['network']),
-      responses: {
-        200: written('DepositAddress', 'The address already issued.'),
-        201: written('DepositAddress', 'The address, issued now.'),
-      },
+      responses: createdOrFound('DepositAddress', 'The address, issued now.', 'The address already issued.'),
     }),
     preparedWrite(
       deps,

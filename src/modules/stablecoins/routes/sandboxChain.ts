@@ -23,6 +23,7 @@ import {
 } from '../../../http/routeKit.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
 import { amountInputSchema, idParamsSchema, idSchema } from '../../../http/schemas.ts';
+import { createdOrFound } from '../../../http/writeRoutes.ts';
 import { getTravelRuleSettings, travelRuleRequestSchema } from '../../compliance/index.ts';
 import {
   advanceSandboxChain,
@@ -105,8 +106,7 @@ function chainDepositRoute(app: FastifyInstance, deps: Deps): void {
         'A transfer of the address’s asset to one of your deposit addresses appears on the simulated chain with `confirmations` (default 0): a `pending` deposit (`deposit.detected`, 201). The deposit worker credits it once it has its network’s confirmations (`POST /v1/sandbox/chain/advance`). The same `tx_hash` and `log_index` reported again for the same address and amount is the same deposit (200) and is credited once; `travel_rule` carries the originator’s data. To an address Fireblocks issued, the transfer goes through the sandbox’s Fireblocks simulator instead (202, a `SandboxCustodyDeposit`): the deposit appears once Fireblocks reports it, and `tx_hash`, `log_index`, `confirmations` and `travel_rule` are Fireblocks’ own (a 400 if given); a 409 `sandbox_simulators_off` without the simulators.',
       body: chainDepositBody,
       responses: {
-        200: written('Deposit', 'The deposit, reported before.'),
-        201: written('Deposit', 'The deposit, new.'),
+        ...createdOrFound('Deposit', 'The deposit, new.', 'The deposit, reported before.'),
         202: written('SandboxCustodyDeposit', 'Sent through the Fireblocks simulator; the deposit follows.'),
       },
     }),

@@ -19,6 +19,7 @@ import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
 import {
   feeScheduleDecisionSchema,
   idSchema,
+  nullableStringSchema,
   nullableTimestampSchema,
   timestampSchema,
 } from '../../../http/schemas.ts';
@@ -76,7 +77,7 @@ export const depositSchema = apiObjectSchema(
       description: 'Whether the chain still holds the transaction.',
     },
     status: { type: 'string', enum: DEPOSIT_STATUSES },
-    transfer: { type: ['string', 'null'], description: 'The inbound transfer that credited the wallet.' },
+    transfer: nullableStringSchema('The inbound transfer that credited the wallet.'),
     travel_rule: {
       type: ['object', 'null'],
       description:
@@ -118,11 +119,9 @@ export const conversionRatesSchema = apiObjectSchema(
           from: { type: 'string', enum: SUPPORTED_CURRENCIES },
           to: { type: 'string', enum: SUPPORTED_CURRENCIES },
           rate: rateText,
-          version: {
-            type: ['string', 'null'],
-            description:
-              'The rate version in force (`crv_…`): every change of a pair’s rate is a new version, with the rate it replaced and who set it (evidence `conversion.rates.update`). Null for a rate set before rates had versions.',
-          },
+          version: nullableStringSchema(
+            'The rate version in force (`crv_…`): every change of a pair’s rate is a new version, with the rate it replaced and who set it (evidence `conversion.rates.update`). Null for a rate set before rates had versions.',
+          ),
           updated_at: timestampSchema,
         },
       },
@@ -145,11 +144,9 @@ const conversionFields = {
   ),
   to_currency: { type: 'string' },
   rate: { type: 'string', description: 'Units of to_currency for one of from_currency, exact.' },
-  rate_version: {
-    type: ['string', 'null'],
-    description:
-      'The rate version the quote was given at (`crv_…`, see `GET /v1/conversion-rates`); null for a quote given before rates had versions.',
-  },
+  rate_version: nullableStringSchema(
+    'The rate version the quote was given at (`crv_…`, see `GET /v1/conversion-rates`); null for a quote given before rates had versions.',
+  ),
   fee: amountField(
     'The fee, in the source currency, paid on top of from_amount: what the fee schedule’s `conversion` rule for the source currency charges (zero without one).',
   ),
@@ -170,7 +167,7 @@ export const conversionQuoteSchema = {
     object: { type: 'string', enum: ['conversion_quote'] },
     id: idSchema(ID_PREFIXES.conversionQuote, 'Quote id.'),
     status: { type: 'string', enum: CONVERSION_QUOTE_STATUSES },
-    conversion: { type: ['string', 'null'], description: 'The conversion that executed it.' },
+    conversion: nullableStringSchema('The conversion that executed it.'),
     ...conversionFields,
     expires_at: timestampSchema,
   },

@@ -11,7 +11,7 @@ import { formatAmount } from '../../../domain/money.ts';
 import { TRANSFER_STATUSES, type TransferStatus } from '../../../domain/transfers.ts';
 import { principalOf } from '../../../http/auth.ts';
 import { presentTransfer } from '../../../http/presenters.ts';
-import { listAndRetrieveRoutes, pagedList, retrieveByIdRoute } from '../../../http/readRoutes.ts';
+import { enumFilter, listAndRetrieveRoutes, pagedList, retrieveByIdRoute } from '../../../http/readRoutes.ts';
 import { actOnId } from '../../../http/routeEffects.ts';
 import { found, idempotentWrite, preparedWrite, writeOperation, written } from '../../../http/routeKit.ts';
 import { subjectEvidenceRoute } from '../../../http/routes/evidence.ts';
@@ -74,7 +74,7 @@ function transfersReadRoutes(app: FastifyInstance, deps: Deps): void {
       summary: 'List transfers',
       description: 'Newest first; filter by status, wallet (as source or destination) and creation time.',
       ...pagedList('Transfer', 'A page of transfers.', ID_PREFIXES.transfer, {
-        status: { type: 'string', enum: TRANSFER_STATUSES, description: 'Only transfers in this status.' },
+        status: enumFilter(TRANSFER_STATUSES, 'Only transfers in this status.'),
         wallet: idSchema(ID_PREFIXES.wallet, 'Only transfers from or to this wallet.'),
       }),
     },

@@ -12,6 +12,7 @@ import {
   idSchema,
   metadataSchema,
   nullableIdSchema,
+  nullableStringSchema,
   nullableTimestampSchema,
   timestampSchema,
 } from '../../../http/schemas.ts';
@@ -82,14 +83,8 @@ export const transferSchema = {
     currency: currencySchema,
     rail: { type: 'string', enum: RAILS },
     status: { type: 'string', enum: TRANSFER_STATUSES },
-    status_reason: {
-      type: ['string', 'null'],
-      description: 'Why it is in this status, e.g. `rail_timeout` while processing.',
-    },
-    failure_code: {
-      type: ['string', 'null'],
-      description: 'Why it failed, e.g. `recipient_not_registered`.',
-    },
+    status_reason: nullableStringSchema('Why it is in this status, e.g. `rail_timeout` while processing.'),
+    failure_code: nullableStringSchema('Why it failed, e.g. `recipient_not_registered`.'),
     ledger_state: { type: 'string', enum: LEDGER_STATES },
     metadata: metadataSchema,
     created_at: timestampSchema,
@@ -99,11 +94,9 @@ export const transferSchema = {
     failed_at: nullableTimestampSchema,
     canceled_at: nullableTimestampSchema,
     returned_at: nullableTimestampSchema,
-    created_by: {
-      type: ['string', 'null'],
-      description:
-        'Who created it: the member (`mem_…`) the API key acts for, else the API key (`key_…`); null for money that arrived from a rail.',
-    },
+    created_by: nullableStringSchema(
+      'Who created it: the member (`mem_…`) the API key acts for, else the API key (`key_…`); null for money that arrived from a rail.',
+    ),
     authorization: {
       type: ['object', 'null'],
       description:
@@ -120,16 +113,12 @@ export const transferSchema = {
       ID_PREFIXES.approval,
       'The approval it waits for (or waited for), if its policy asked for one.',
     ),
-    rail_reference: {
-      type: ['string', 'null'],
-      description:
-        'The rail’s own reference for the payout once it has one: on the `digital_asset` rail, the transaction hash (`0x` and 64 hexadecimal digits).',
-    },
-    partner_receipt: {
-      type: ['string', 'null'],
-      description:
-        'The partner’s receipt for the money moved, once the partner reports it: M-Pesa’s receipt number (the one the customer’s SMS shows) for a payout settled by its result, or the payer’s payment for a paybill credit (C2B). Matched against the partner’s statement in reconciliation. Null until then, and on rails without one.',
-    },
+    rail_reference: nullableStringSchema(
+      'The rail’s own reference for the payout once it has one: on the `digital_asset` rail, the transaction hash (`0x` and 64 hexadecimal digits).',
+    ),
+    partner_receipt: nullableStringSchema(
+      'The partner’s receipt for the money moved, once the partner reports it: M-Pesa’s receipt number (the one the customer’s SMS shows) for a payout settled by its result, or the payer’s payment for a paybill credit (C2B). Matched against the partner’s statement in reconciliation. Null until then, and on rails without one.',
+    ),
     travel_rule: {
       type: ['object', 'null'],
       description:
@@ -212,7 +201,7 @@ export const transferEventDataSchema = {
     direction: transferDirectionSchema,
     source: nullableIdSchema(ID_PREFIXES.wallet, 'The paying wallet; null for inbound collections.'),
     destination: transferDestinationSchema,
-    failure_code: { type: ['string', 'null'], description: 'Why it failed, when it did.' },
+    failure_code: nullableStringSchema('Why it failed, when it did.'),
     metadata: metadataSchema,
   },
 } as const;

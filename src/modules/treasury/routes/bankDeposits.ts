@@ -4,9 +4,8 @@
  * received, imported by an operator.
  */
 import type { FastifyInstance } from 'fastify';
-import { actorIdOf } from '../../../app/apiKeyAuthentication.ts';
 import type { Deps } from '../../../app/deps.ts';
-import { principalOf } from '../../../http/auth.ts';
+import { requestActorId } from '../../../http/auth.ts';
 import { idempotentWrite, writeOperation, written } from '../../../http/routeKit.ts';
 import { amountInputSchema, timestampSchema } from '../../../http/schemas.ts';
 import { BANK_DEPOSITS_PER_REPORT_MAX, presentCollection } from '../../collections/index.ts';
@@ -140,13 +139,7 @@ function recordBankDepositsRoute(app: FastifyInstance, deps: Deps): void {
     }),
     idempotentWrite(deps, 200, async (tx, organizationId, request) =>
       presentBankDepositReport(
-        await recordBankDeposits(
-          tx,
-          deps,
-          organizationId,
-          request.body.deposits,
-          actorIdOf(principalOf(request)),
-        ),
+        await recordBankDeposits(tx, deps, organizationId, request.body.deposits, requestActorId(request)),
       ),
     ),
   );

@@ -1,10 +1,9 @@
 /** Statements and the exception queue: operators only (the `compliance` scope). */
 import type { FastifyInstance } from 'fastify';
-import { actorIdOf } from '../../../app/apiKeyAuthentication.ts';
 import type { Deps } from '../../../app/deps.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { RAILS } from '../../../domain/transfers.ts';
-import { principalOf, requestActor } from '../../../http/auth.ts';
+import { requestActor, requestActorId } from '../../../http/auth.ts';
 import { recordsOfCsvUpload, requiredUploadFields, rowsOfCsvUpload } from '../../../http/csvUpload.ts';
 import {
   enumFilter,
@@ -21,7 +20,13 @@ import {
   written,
 } from '../../../http/routeKit.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
-import { idParamsSchema, idSchema, nullableTimestampSchema, timestampSchema } from '../../../http/schemas.ts';
+import {
+  idParamsSchema,
+  idSchema,
+  nullableStringSchema,
+  nullableTimestampSchema,
+  timestampSchema,
+} from '../../../http/schemas.ts';
 import { STATEMENT_FORMATS } from '../domain/partnerStatements.ts';
 import {
   EXCEPTION_KINDS,
@@ -98,10 +103,7 @@ export const reconciliationExceptionSchema = apiObjectSchema(
     resolution: { type: ['string', 'null'], enum: [...RESOLUTION_ACTIONS, null] },
     note: { type: ['string', 'null'] },
     resolved_by: { type: ['string', 'null'] },
-    journal_entry: {
-      type: ['string', 'null'],
-      description: 'The adjustment entry a write-off or fee booked.',
-    },
+    journal_entry: nullableStringSchema('The adjustment entry a write-off or fee booked.'),
     created_at: timestampSchema,
     resolved_at: nullableTimestampSchema,
   },
@@ -205,7 +207,7 @@ function importStatementRoute(app: FastifyInstance, deps: Deps): void {
     idempotentWrite(deps, 201, async (tx, organizationId, request) => {
       const input = statementInputOf(request.body, request.query);
       return presentStatement(
-        await importStatement(tx, deps, organizationId, input, actorIdOf(principalOf(request))),
+        await importStatement(tx, deps, organizationId, input, requestActorId(request)),
       );
     }),
   );
@@ -288,7 +290,7 @@ function resolveExceptionRoute(app: FastifyInstance, deps: Deps): void {
           request.params.id,
           request.body,
           requestActor(request),
-          actorIdOf(principalOf(request)),
+          requestActorId(request),
         ),
       ),
     ),

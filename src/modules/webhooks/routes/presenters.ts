@@ -1,4 +1,6 @@
 /** Subscriptions and deliveries in their wire form, for the API and the console. */
+
+import { isoOrNull } from '../../../http/presenters.ts';
 import type { DeliveryView } from '../useCases/deliveries.ts';
 import type { RetiredSecret, Subscription } from '../useCases/subscriptions.ts';
 
@@ -34,7 +36,6 @@ export function presentSubscription(
 }
 
 export function presentDelivery(d: DeliveryView) {
-  const iso = (x: Date | null) => (x ? x.toISOString() : null);
   return {
     id: d.id,
     object: 'webhook_delivery',
@@ -45,10 +46,10 @@ export function presentDelivery(d: DeliveryView) {
     // A finished delivery is due for nothing: its stored time is only when it finished.
     next_attempt_at:
       d.status === 'pending' || d.status === 'delivering' ? d.nextAttemptAt.toISOString() : null,
-    last_attempt_at: iso(d.lastAttemptAt),
+    last_attempt_at: isoOrNull(d.lastAttemptAt),
     last_status_code: d.lastStatusCode,
     last_error: d.lastError,
-    succeeded_at: iso(d.succeededAt),
+    succeeded_at: isoOrNull(d.succeededAt),
     created_at: d.createdAt.toISOString(),
     attempt_log: d.log.map((a) => ({
       attempt: a.attempt,

@@ -13,7 +13,7 @@ import {
   WEBHOOK_URL_LENGTH_MAX,
 } from '../../../domain/webhooks.ts';
 import { accessByScope } from '../../../http/routeKit.ts';
-import { idParamsSchema, idSchema, timestampSchema } from '../../../http/schemas.ts';
+import { idParamsSchema, idSchema, nullableStringSchema, timestampSchema } from '../../../http/schemas.ts';
 
 const TAGS = ['Webhooks'];
 export const ACCESS = accessByScope(TAGS);
@@ -60,10 +60,9 @@ export const subscriptionSchema = {
         'The payload version every event delivered to it is rendered in (docs/WEBHOOKS.md, Payload versions); it moves forward only, by PATCH.',
     },
     status: { type: 'string', enum: SUBSCRIPTION_STATUSES },
-    disabled_reason: {
-      type: ['string', 'null'],
-      description: '`endpoint_gone` (it answered 410), `failing_too_long`, or `disabled_by_request`.',
-    },
+    disabled_reason: nullableStringSchema(
+      '`endpoint_gone` (it answered 410), `failing_too_long`, or `disabled_by_request`.',
+    ),
     secret: {
       type: 'string',
       description: 'The signing secret (`whsec_…`): only in the responses of create and rotate-secret.',
@@ -129,10 +128,7 @@ export const deliverySchema = {
               'recorded, so it counts as failed) or schedule_spent (not sent: attempts whose outcome was never ' +
               'recorded spent the retry schedule). Null when the endpoint answered.',
           },
-          response_body: {
-            type: ['string', 'null'],
-            description: 'The start of the answer (or the error), cut to a bound.',
-          },
+          response_body: nullableStringSchema('The start of the answer (or the error), cut to a bound.'),
         },
       },
     },

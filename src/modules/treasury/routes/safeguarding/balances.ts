@@ -10,9 +10,9 @@ import {
   readOperation,
   retrieveFilteredPage,
   writeOperation,
-  written,
 } from '../../../../http/routeKit.ts';
-import { idSchema } from '../../../../http/schemas.ts';
+import { daySchema, idSchema } from '../../../../http/schemas.ts';
+import { createdOrFound } from '../../../../http/writeRoutes.ts';
 import { textSchema } from '../../../compliance/index.ts';
 import { SAFEGUARDING_NOTE_LENGTH_MAX } from '../../domain/safeguarding.ts';
 import {
@@ -21,7 +21,7 @@ import {
   reportSafeguardingBalance,
 } from '../../useCases/safeguardingBalances.ts';
 import { presentSafeguardingBalance } from './presenters.ts';
-import { ACCESS, dateSchema } from './schemas.ts';
+import { ACCESS } from './schemas.ts';
 
 // Spelled out: the published document lists `required` before `additionalProperties` in this body.
 const reportBalanceBody = {
@@ -30,7 +30,7 @@ const reportBalanceBody = {
   additionalProperties: false,
   properties: {
     trust_account: idSchema(ID_PREFIXES.trustAccount, 'The trust account.'),
-    date: dateSchema('The statement’s day.'),
+    date: daySchema('The statement’s day.'),
     closing_balance: {
       type: 'string',
       maxLength: 40,
@@ -56,10 +56,11 @@ function reportSafeguardingBalanceRoute(app: FastifyInstance, deps: Deps): void 
       description:
         'The closing balance of a trust account for a day (today, UTC, or earlier, within the days the account counts), as its bank statement reports it, in the account’s currency. One figure per account and day: the same figure again is a 200 with the recorded one; a different one is a 409 `safeguarding_balance_conflict`, unless it names the figure it corrects in `replaces`, with a `note`, and then supersedes it (201). A day already checked is judged again on the new figure. Recorded as evidence (`safeguarding.balance`).',
       body: reportBalanceBody,
-      responses: {
-        200: written('SafeguardingBalance', 'The same figure was reported before: the recorded one.'),
-        201: written('SafeguardingBalance', 'The closing balance, recorded.'),
-      },
+      responses: createdOrFound(
+        'SafeguardingBalance',
+        'The closing balance, recorded.',
+        'The same figure was reported before: the recorded one.',
+      ),
     }),
     createOrFindWrite(
       deps,

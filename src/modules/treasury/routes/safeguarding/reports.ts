@@ -4,7 +4,7 @@ import type { Deps } from '../../../../app/deps.ts';
 import { ID_PREFIXES } from '../../../../domain/ids.ts';
 import type { Currency } from '../../../../domain/money.ts';
 import { enumFilter, foundById, listAndRetrieveRoutes, pagedList } from '../../../../http/readRoutes.ts';
-import { idParamsSchema } from '../../../../http/schemas.ts';
+import { daySchema, idParamsSchema } from '../../../../http/schemas.ts';
 import {
   SAFEGUARDING_LOOKBACK_DAYS,
   SAFEGUARDING_REPORT_STATUSES,
@@ -12,7 +12,7 @@ import {
 } from '../../domain/safeguarding.ts';
 import { getSafeguardingReport, listSafeguardingReports } from '../../useCases/safeguarding.ts';
 import { presentSafeguardingReport } from './presenters.ts';
-import { ACCESS, currencyFilter, dateSchema } from './schemas.ts';
+import { ACCESS, currencyFilter } from './schemas.ts';
 
 /** The reports' own filters: a currency, a verdict, a range of days. */
 interface ReportFilters {
@@ -35,8 +35,8 @@ export function safeguardingReportRoutes(app: FastifyInstance, deps: Deps): void
       ...pagedList('SafeguardingReport', 'A page of reports.', ID_PREFIXES.safeguardingReport, {
         currency: currencyFilter('Only reports of this currency.'),
         status: enumFilter(SAFEGUARDING_REPORT_STATUSES, 'Only reports with this verdict.'),
-        'date[gte]': dateSchema('Only days on or after this one.'),
-        'date[lte]': dateSchema('Only days on or before this one.'),
+        'date[gte]': daySchema('Only days on or after this one.'),
+        'date[lte]': daySchema('Only days on or before this one.'),
       }),
     },
     page: listSafeguardingReports,

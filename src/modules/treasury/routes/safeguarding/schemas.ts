@@ -6,7 +6,16 @@ import { ID_PREFIXES } from '../../../../domain/ids.ts';
 import { SUPPORTED_CURRENCIES } from '../../../../domain/money.ts';
 import { enumFilter } from '../../../../http/readRoutes.ts';
 import { accessByScope } from '../../../../http/routeKit.ts';
-import { currencySchema, idSchema, nullableIdSchema, timestampSchema } from '../../../../http/schemas.ts';
+import {
+  currencySchema,
+  daySchema,
+  idSchema,
+  nullableDaySchema,
+  nullableIdSchema,
+  nullableStringSchema,
+  signedAmountSchema,
+  timestampSchema,
+} from '../../../../http/schemas.ts';
 import {
   SAFEGUARDING_BALANCE_STATUSES,
   SAFEGUARDING_REPORT_STATUSES,
@@ -20,11 +29,6 @@ const TAGS = ['Safeguarding'];
 export const ACCESS = accessByScope(TAGS);
 /** A list's filter on the currency. */
 export const currencyFilter = (description: string) => enumFilter(SUPPORTED_CURRENCIES, description);
-export const dateSchema = (description: string) => ({ type: 'string', format: 'date', description }) as const;
-const nullableDateSchema = (description: string) =>
-  ({ type: ['string', 'null'], format: 'date', description }) as const;
-const signedAmountSchema = (description: string) =>
-  ({ type: 'string', pattern: '^-?[0-9]+(\\.[0-9]+)?$', description, examples: ['1500.00'] }) as const;
 const nullableSignedAmountSchema = (description: string) =>
   ({ type: ['string', 'null'], pattern: '^-?[0-9]+(\\.[0-9]+)?$', description }) as const;
 
@@ -61,8 +65,8 @@ export const trustAccountSchema = {
     bank: { type: 'string', description: 'The bank holding it (for a `custody_wallet`, the custodian).' },
     account_reference: { type: 'string', description: 'The account’s number or reference at the bank.' },
     status: { type: 'string', enum: TRUST_ACCOUNT_STATUSES },
-    active_from: dateSchema('The first day (UTC) its closing balance counts.'),
-    closed_on: nullableDateSchema('The day it was closed; from then on its balance no longer counts.'),
+    active_from: daySchema('The first day (UTC) its closing balance counts.'),
+    closed_on: nullableDaySchema('The day it was closed; from then on its balance no longer counts.'),
     created_at: timestampSchema,
     updated_at: timestampSchema,
   },
@@ -92,14 +96,14 @@ export const safeguardingBalanceSchema = {
     id: idSchema(ID_PREFIXES.safeguardingBalance, 'Closing balance id.'),
     trust_account: idSchema(ID_PREFIXES.trustAccount, 'The trust account.'),
     currency: currencySchema,
-    date: dateSchema('The statement’s day.'),
-    closing_balance: signedAmountSchema('The closing balance, a decimal string (negative when overdrawn).'),
+    date: daySchema('The statement’s day.'),
+    closing_balance: signedAmountSchema(
+      'The closing balance, a decimal string (negative when overdrawn).',
+      '1500.00',
+    ),
     status: { type: 'string', enum: SAFEGUARDING_BALANCE_STATUSES },
-    replaces: {
-      type: ['string', 'null'],
-      description: 'The figure this one corrects.',
-    },
-    note: { type: ['string', 'null'], description: 'Why it was corrected.' },
+    replaces: nullableStringSchema('The figure this one corrects.'),
+    note: nullableStringSchema('Why it was corrected.'),
     created_by: {
       type: 'string',
       description:
@@ -114,12 +118,10 @@ export const safeguardingBalanceSchema = {
       required: ['type', 'rail_partner', 'balance_query', 'read_at'],
       properties: {
         type: { type: 'string', enum: ['statement', 'custodian'] },
-        rail_partner: { type: ['string', 'null'], description: 'The custody partner configuration asked.' },
-        balance_query: {
-          type: ['string', 'null'],
-          description:
-            'The rail partner balance query that answered (`GET /v1/rail-partner-balance-queries/{id}`).',
-        },
+        rail_partner: nullableStringSchema('The custody partner configuration asked.'),
+        balance_query: nullableStringSchema(
+          'The rail partner balance query that answered (`GET /v1/rail-partner-balance-queries/{id}`).',
+        ),
         read_at: {
           type: ['string', 'null'],
           format: 'date-time',
@@ -157,9 +159,9 @@ export const safeguardingReportSchema = {
     object: { type: 'string', enum: ['safeguarding_report'] },
     id: idSchema(ID_PREFIXES.safeguardingReport, 'Report id.'),
     currency: currencySchema,
-    date: dateSchema('The day checked (UTC).'),
+    date: daySchema('The day checked (UTC).'),
     status: { type: 'string', enum: SAFEGUARDING_REPORT_STATUSES },
-    customer_money: signedAmountSchema('Customer wallet balances summed, as of `as_of`.'),
+    customer_money: signedAmountSchema('Customer wallet balances summed, as of `as_of`.', '1500.00'),
     trust_balance: nullableSignedAmountSchema(
       'The closing balances of the trust accounts that count that day, summed; null while one is missing.',
     ),
@@ -175,7 +177,7 @@ export const safeguardingReportSchema = {
         required: ['trust_account', 'balance', 'closing_balance'],
         properties: {
           trust_account: idSchema(ID_PREFIXES.trustAccount, 'The trust account.'),
-          balance: { type: ['string', 'null'], description: 'The closing balance used.' },
+          balance: nullableStringSchema('The closing balance used.'),
           closing_balance: nullableSignedAmountSchema('Its figure.'),
         },
       },
@@ -186,15 +188,12 @@ export const safeguardingReportSchema = {
     ledger_difference: nullableSignedAmountSchema(
       '`trust_balance` minus `ledger_trust_balance`: not zero when the banks hold other than the ledger says (a `trust_balance_mismatch` reconciliation exception); null while a balance is missing.',
     ),
-    exception: {
-      type: ['string', 'null'],
-      description: 'The `safeguarding_shortfall` reconciliation exception its shortfall opened.',
-    },
-    mismatch_exception: {
-      type: ['string', 'null'],
-      description:
-        'The `trust_balance_mismatch` reconciliation exception its difference from the ledger opened.',
-    },
+    exception: nullableStringSchema(
+      'The `safeguarding_shortfall` reconciliation exception its shortfall opened.',
+    ),
+    mismatch_exception: nullableStringSchema(
+      'The `trust_balance_mismatch` reconciliation exception its difference from the ledger opened.',
+    ),
     as_of: { ...timestampSchema, description: 'The instant the ledger was read as of: the end of the day.' },
     created_at: timestampSchema,
     updated_at: { ...timestampSchema, description: 'When it was last judged (a balance reported late).' },
@@ -251,7 +250,7 @@ export const safeguardingSweepSchema = {
       type: 'string',
       description: 'The bank’s or partner’s reference of the movement; unique per rail and currency.',
     },
-    value_date: dateSchema('The day the money moved.'),
+    value_date: daySchema('The day the money moved.'),
     trust_account: nullableIdSchema(ID_PREFIXES.trustAccount, 'The trust account it went to or came from.'),
     journal_entry: idSchema(ID_PREFIXES.journalEntry, 'Its ledger entry.'),
     created_by: { type: 'string', description: 'The member or API key that recorded it.' },

@@ -8,8 +8,9 @@ import { ID_PREFIXES } from '../../../../domain/ids.ts';
 import type { Currency } from '../../../../domain/money.ts';
 import { foundById, listAndRetrieveRoutes, pagedList } from '../../../../http/readRoutes.ts';
 import { recordFromBody } from '../../../../http/routeEffects.ts';
-import { createOrFindWrite, writeOperation, written } from '../../../../http/routeKit.ts';
-import { currencySchema, idParamsSchema, idSchema } from '../../../../http/schemas.ts';
+import { createOrFindWrite, writeOperation } from '../../../../http/routeKit.ts';
+import { currencySchema, daySchema, idParamsSchema, idSchema } from '../../../../http/schemas.ts';
+import { createdOrFound } from '../../../../http/writeRoutes.ts';
 import { textSchema } from '../../../compliance/index.ts';
 import { SWEEP_REFERENCE_LENGTH_MAX } from '../../domain/trustLedger.ts';
 import {
@@ -19,7 +20,7 @@ import {
   recordSweep,
 } from '../../useCases/trustLedger.ts';
 import { presentSafeguardingSweep } from './presenters.ts';
-import { ACCESS, currencyFilter, dateSchema, directionSchema, railSchema } from './schemas.ts';
+import { ACCESS, currencyFilter, directionSchema, railSchema } from './schemas.ts';
 
 // Spelled out: the published document lists `required` before `additionalProperties` in this body.
 const recordSweepBody = {
@@ -37,7 +38,7 @@ const recordSweepBody = {
       examples: ['250000.00'],
     },
     reference: textSchema(SWEEP_REFERENCE_LENGTH_MAX, 'The bank’s or partner’s reference of the movement.'),
-    value_date: dateSchema('The day the money moved.'),
+    value_date: daySchema('The day the money moved.'),
     trust_account: idSchema(
       ID_PREFIXES.trustAccount,
       'The trust account that received or paid it, when there are several.',
@@ -55,10 +56,11 @@ function recordSweepRoute(app: FastifyInstance, deps: Deps): void {
       description:
         'Money moved at the banks between a rail partner’s float (e.g. the M-Pesa utility account) and the trust account, in either direction, posted at once as one balanced ledger entry: `to_trust` debits the currency’s `trust` account and credits the rail’s `rail_settlement` account, `from_trust` the reverse. `reference` identifies the movement: the same reference (rail and currency) with the same figures is a 200 with the recorded sweep; with other figures a 409 `duplicate_reference`. `value_date` is today (UTC) or earlier; a `trust_account`, if named, holds the currency and counts on that day. Event `safeguarding.sweep.recorded`; evidence `safeguarding.sweep`.',
       body: recordSweepBody,
-      responses: {
-        200: written('SafeguardingSweep', 'The same sweep was recorded before: the recorded one.'),
-        201: written('SafeguardingSweep', 'The sweep, recorded and posted.'),
-      },
+      responses: createdOrFound(
+        'SafeguardingSweep',
+        'The sweep, recorded and posted.',
+        'The same sweep was recorded before: the recorded one.',
+      ),
     }),
     createOrFindWrite(
       deps,

@@ -6,7 +6,7 @@ import type { Currency } from '../../../../domain/money.ts';
 import { enumFilter, foundById, listAndRetrieveRoutes, pagedList } from '../../../../http/readRoutes.ts';
 import { actOnId, makeFromBody } from '../../../../http/routeEffects.ts';
 import { writeOperation, written } from '../../../../http/routeKit.ts';
-import { currencySchema, idParamsSchema } from '../../../../http/schemas.ts';
+import { currencySchema, daySchema, idParamsSchema } from '../../../../http/schemas.ts';
 import {
   governedIdempotentWrite,
   pendingChangeResponse,
@@ -29,7 +29,7 @@ import {
   listOrganizationTrustAccounts,
 } from '../../useCases/trustAccounts.ts';
 import { presentTrustAccount } from './presenters.ts';
-import { ACCESS, currencyFilter, dateSchema, trustAccountTypeSchema } from './schemas.ts';
+import { ACCESS, currencyFilter, trustAccountTypeSchema } from './schemas.ts';
 
 const accountParams = idParamsSchema(ID_PREFIXES.trustAccount, 'Trust account id.');
 
@@ -52,7 +52,7 @@ const createTrustAccountBody = {
       TRUST_ACCOUNT_FIELD_LENGTH_MAX,
       'The account’s number or reference at the bank.',
     ),
-    active_from: dateSchema('The first day its closing balance counts; today (UTC) when left out.'),
+    active_from: daySchema('The first day its closing balance counts; today (UTC) when left out.'),
   },
 };
 
