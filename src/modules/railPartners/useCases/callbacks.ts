@@ -11,8 +11,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { Deps } from '../../../app/deps.ts';
+import { listPage } from '../../../app/reads.ts';
 import { AppError } from '../../../domain/errors.ts';
-import { type Page, type PageRequest, toPage } from '../../../domain/pagination.ts';
 import {
   type ArrivedCallback,
   type CallbackReport,
@@ -345,13 +345,4 @@ async function applyUnmatched(
   return { status: 'exception', transferId: null, detail: 'no transfer has this reference' };
 }
 
-export async function listOrganizationRailCallbacks(
-  deps: Deps,
-  organizationId: string,
-  request: PageRequest & { status?: RailCallbackStatus | undefined; transferId?: string | undefined },
-): Promise<Page<RailCallback>> {
-  return toPage(
-    await listRailCallbacks(deps.store, organizationId, request, request.limit + 1),
-    request.limit,
-  );
-}
+export const listOrganizationRailCallbacks = listPage(listRailCallbacks);
