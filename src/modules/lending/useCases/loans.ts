@@ -7,6 +7,7 @@
 
 import type { Deps } from '../../../app/deps.ts';
 import { newEvent } from '../../../app/events.ts';
+import { lockById } from '../../../app/reads.ts';
 import { resourceMissing } from '../../../domain/errors.ts';
 import type { EventRecord } from '../../../domain/events.ts';
 import { type Currency, formatAmount } from '../../../domain/money.ts';
@@ -93,11 +94,7 @@ export function repaymentData(r: LoanRepayment, currency: Currency): Record<stri
 }
 
 /** Locks a loan's row for the transaction: every path that changes a loan takes this first. */
-export async function lockLoan(tx: Queryable, organizationId: string, id: string): Promise<Loan> {
-  const loan = await findLoan(tx, organizationId, id, { forUpdate: true });
-  if (!loan) throw resourceMissing('loan', id);
-  return loan;
-}
+export const lockLoan = lockById(findLoan, 'loan');
 
 // ---- reads ----
 
