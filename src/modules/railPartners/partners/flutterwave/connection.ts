@@ -5,7 +5,7 @@
  */
 import { type Currency, minorUnitsOfDecimal } from '../../../../domain/money.ts';
 import type { OutboundFetch } from '../../../../outbound/guard.ts';
-import { exchangeWithin } from '../exchangeWithin.ts';
+import { exchangeWithin, parseJson } from '../exchangeWithin.ts';
 
 export const FLUTTERWAVE_PARTNER = 'flutterwave';
 /**
@@ -83,12 +83,7 @@ export async function flutterwaveCall(
           : `Flutterwave could not be reached for ${method} ${path}: ${error instanceof Error ? error.message : String(error)}`,
       ),
   );
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = undefined;
-  }
+  const parsed = parseJson(text);
   const envelope = isRecord(parsed) ? parsed : {};
   return {
     status,

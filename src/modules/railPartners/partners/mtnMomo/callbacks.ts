@@ -9,13 +9,13 @@ import {
   type CallbackReport,
   MalformedCallbackError,
 } from '../../../../rails/partner.ts';
+import { parseJson } from '../exchangeWithin.ts';
 import {
   failureCodeOfMomoReason,
   isRecord,
   type MomoProduct,
   minorUnitsOfMomoAmount,
   momoReferenceId,
-  parseJson,
   reasonCodeOf,
 } from './protocol.ts';
 

@@ -6,8 +6,8 @@
 
 import type { OutboundFetch } from '../../../../outbound/guard.ts';
 import type { CallbackTarget } from '../../../../rails/partner.ts';
-import { exchangeWithin } from '../exchangeWithin.ts';
-import { isRecord, type MomoProduct, PATHS, parseJson } from './protocol.ts';
+import { exchangeWithin, parseJson } from '../exchangeWithin.ts';
+import { isRecord, type MomoProduct, PATHS } from './protocol.ts';
 
 /**
  * One HTTP request's time limit. A call makes at most five requests of this limit (token, POST, a fresh
@@ -115,7 +115,7 @@ async function exchange(
           : `MTN MoMo ${method} ${path} failed: ${error instanceof Error ? error.message : String(error)}`,
       ),
   );
-  const parsed = text === '' ? undefined : parseJson(text);
+  const parsed = parseJson(text);
   const code = isRecord(parsed) && typeof parsed.code === 'string' ? parsed.code : undefined;
   return { status, body: parsed, code };
 }

@@ -129,14 +129,6 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-export function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
 /** MTN's reason: a string on its live platform, an ErrorReason object ({code, message}) in its API reference. */
 export function reasonCodeOf(reason: unknown): string | undefined {
   if (typeof reason === 'string' && reason !== '') return reason;
