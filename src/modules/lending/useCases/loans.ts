@@ -10,6 +10,7 @@ import { newEvent } from '../../../app/events.ts';
 import { lockById } from '../../../app/reads.ts';
 import { resourceMissing } from '../../../domain/errors.ts';
 import type { EventRecord } from '../../../domain/events.ts';
+import type { EvidenceActor, EvidenceDraft, EvidenceKind, EvidenceValue } from '../../../domain/evidence.ts';
 import { type Currency, formatAmount } from '../../../domain/money.ts';
 import { type Page, type PageRequest, toPage } from '../../../domain/pagination.ts';
 import type { Queryable } from '../../../store/store.ts';
@@ -90,6 +91,23 @@ export function repaymentData(r: LoanRepayment, currency: Currency): Record<stri
       principal: amount(r.principalMinor, currency),
     },
     journal_entry: r.journalEntryId,
+  };
+}
+
+/** Evidence about a loan, filed under its customer and wallet: `data` after the loan's id. */
+export function loanEvidence(
+  loan: Loan,
+  kind: EvidenceKind,
+  actor: EvidenceActor,
+  data: { readonly [key: string]: EvidenceValue },
+): EvidenceDraft {
+  return {
+    organizationId: loan.organizationId,
+    kind,
+    actor,
+    customerId: loan.customerId,
+    walletId: loan.walletId,
+    data: { loan_id: loan.id, ...data },
   };
 }
 
