@@ -1,6 +1,6 @@
 /**
  * One HTTP exchange with a rail partner: the request sent through the outbound address guard within a time
- * limit, and its answer's status and text (read as JSON by parseJson). Each adapter's connection says what
+ * limit, and its answer's status and text (read as JSON by json.ts). Each adapter's connection says what
  * to throw when no answer comes.
  */
 import type { OutboundFetch, OutboundRequestInit } from '../../../outbound/guard.ts';
@@ -27,15 +27,6 @@ export async function exchangeWithin(
     return { status: response.status, text: await response.text() };
   } catch (error) {
     throw noAnswer(isTimeout(error), error);
-  }
-}
-
-/** An answer's text as JSON; undefined when it is empty or not JSON (the adapter checks what it expected). */
-export function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
   }
 }
 

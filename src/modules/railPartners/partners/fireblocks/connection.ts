@@ -5,7 +5,7 @@
  */
 import { createHash, createSign, randomUUID } from 'node:crypto';
 import type { OutboundFetch } from '../../../../outbound/guard.ts';
-import { parseJson } from '../exchangeWithin.ts';
+import { parseJson } from '../json.ts';
 import type { FireblocksWebhookSignatures } from './webhookJwks.ts';
 
 /** Fireblocks refuses a token living 30 s or more (its authentication page); 25 s leaves room. */

@@ -5,7 +5,8 @@
  */
 import { type Currency, minorUnitsOfDecimal } from '../../../../domain/money.ts';
 import type { OutboundFetch } from '../../../../outbound/guard.ts';
-import { exchangeWithin, parseJson } from '../exchangeWithin.ts';
+import { exchangeWithin } from '../exchangeWithin.ts';
+import { isRecord, parseJson } from '../json.ts';
 
 export const FLUTTERWAVE_PARTNER = 'flutterwave';
 /**
@@ -51,9 +52,6 @@ export interface FlutterwaveAnswer {
   /** The envelope's `meta`, where a list has one. */
   meta: unknown;
 }
-
-export const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** One v3 call; throws FlutterwaveError when nothing readable comes back in time. */
 export async function flutterwaveCall(

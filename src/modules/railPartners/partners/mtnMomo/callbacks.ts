@@ -9,10 +9,9 @@ import {
   type CallbackReport,
   MalformedCallbackError,
 } from '../../../../rails/partner.ts';
-import { parseJson } from '../exchangeWithin.ts';
+import { isRecord, parseJson } from '../json.ts';
 import {
   failureCodeOfMomoReason,
-  isRecord,
   type MomoProduct,
   minorUnitsOfMomoAmount,
   momoReferenceId,

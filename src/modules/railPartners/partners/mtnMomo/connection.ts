@@ -6,8 +6,9 @@
 
 import type { OutboundFetch } from '../../../../outbound/guard.ts';
 import type { CallbackTarget } from '../../../../rails/partner.ts';
-import { exchangeWithin, parseJson } from '../exchangeWithin.ts';
-import { isRecord, type MomoProduct, PATHS } from './protocol.ts';
+import { exchangeWithin } from '../exchangeWithin.ts';
+import { isRecord, parseJson } from '../json.ts';
+import { type MomoProduct, PATHS } from './protocol.ts';
 
 /**
  * One HTTP request's time limit. A call makes at most five requests of this limit (token, POST, a fresh
