@@ -51,6 +51,27 @@ import { startPeriodic, type Worker } from './workers/periodic.ts';
 import { pruneExpiredHistory } from './workers/retentionPruner.ts';
 
 /** Deps of a serving or working process: the configured keys and webhook address rules. */
+/**
+ * Starts the process's tracing, then opens its store as `role`; when the store cannot be opened (or its data
+ * directory is another process's), tracing is stopped again before the error is thrown.
+ */
+async function openTracedStore(
+  config: Config,
+  role: Parameters<typeof openStore>[1],
+  log: (line: string) => void,
+): Promise<{ stopTracing: () => Promise<void>; opened: OpenedStore }> {
+  const stopTracing = await startProcessTracing(process.env);
+  const opened = await openStore(config, role, log).catch(async (error: unknown) => {
+    await stopTracing();
+    throw error;
+  });
+  if (!('store' in opened)) {
+    await stopTracing();
+    throw new DataDirBusyError(config.dataDir, opened);
+  }
+  return { stopTracing, opened };
+}
+
 function processDeps(opened: OpenedStore, config: Config, keyring: Keyring, launchGateSource?: Store): Deps {
   // With traces on, the store's statements are spans (the store itself otherwise).
   return systemDeps(tracedStore(opened.store), config.environment, {
@@ -90,15 +111,7 @@ export async function startServer(
 ): Promise<RunningServer> {
   // A missing key is a configuration error: found before anything is opened.
   requireEncryptionKey(config);
-  const stopTracing = await startProcessTracing(process.env);
-  const opened = await openStore(config, 'serve', log).catch(async (error: unknown) => {
-    await stopTracing();
-    throw error;
-  });
-  if (!('store' in opened)) {
-    await stopTracing();
-    throw new DataDirBusyError(config.dataDir, opened);
-  }
+  const { stopTracing, opened } = await openTracedStore(config, 'serve', log);
   // Stopped last (stops run in reverse): the spans of everything else's stopping are sent.
   const stops: Stops = [stopTracing];
   try {
@@ -298,15 +311,7 @@ export async function startWorkerProcess(
   // With the embedded database a worker holds the data directory like any one-off command: it is meant for
   // PostgreSQL, where any number of workers run beside any number of servers.
   requireEncryptionKey(config);
-  const stopTracing = await startProcessTracing(process.env);
-  const opened = await openStore(config, 'cli', log).catch(async (error: unknown) => {
-    await stopTracing();
-    throw error;
-  });
-  if (!('store' in opened)) {
-    await stopTracing();
-    throw new DataDirBusyError(config.dataDir, opened);
-  }
+  const { stopTracing, opened } = await openTracedStore(config, 'cli', log);
   try {
     const deps = processDeps(opened, config, loadKeyring(config, opened.lock !== undefined));
     await migrate(opened.store);

@@ -8,6 +8,7 @@
 
 import type { DigitalAsset, DigitalAssetNetwork } from '../domain/digitalAssets.ts';
 import { validationError } from '../domain/errors.ts';
+import type { EvidenceActor } from '../domain/evidence.ts';
 import type { LaunchProduct } from '../domain/organizationProfile.ts';
 import { open, seal } from '../domain/sealing.ts';
 import { routeLimitMinor } from '../domain/stablecoins.ts';
@@ -36,7 +37,8 @@ import {
   RATE_BAND_RULE_ID,
 } from '../modules/stablecoins/index.ts';
 import { closeTrustAccountFor, createTrustAccount } from '../modules/treasury/index.ts';
-import type { ApplyInput, ChangeKind, RegisteredChangeKind } from './deps.ts';
+import type { Queryable } from '../store/store.ts';
+import type { ApplyInput, ChangeKind, Deps, RegisteredChangeKind } from './deps.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: a stored request body; its use case checks every field.
 type Body = Record<string, any>;
@@ -76,6 +78,50 @@ function target(input: ApplyInput): string {
   return input.targetId;
 }
 
+type ApplyChange = ChangeKind['apply'];
+
+/** A kind's apply, a use case for each action it has; any other action is a bug of the proposing route. */
+function applyByAction(kind: RegisteredChangeKind, actions: Record<string, ApplyChange>): ApplyChange {
+  return async (tx, deps, input) => {
+    const apply = Object.hasOwn(actions, input.action) ? actions[input.action] : undefined;
+    if (!apply) return unknownAction(kind, input.action);
+    return apply(tx, deps, input);
+  };
+}
+
+/** The action of a use case that creates a record from the payload: the new record is the change's target. */
+function creates(
+  create: (
+    tx: Queryable,
+    deps: Deps,
+    organizationId: string,
+    payload: never,
+    actor: EvidenceActor,
+  ) => Promise<{ id: string }>,
+): ApplyChange {
+  return async (tx, deps, input) => {
+    const record = await create(tx, deps, input.organizationId, input.payload as never, input.actor);
+    return { targetId: record.id };
+  };
+}
+
+/** The action of a use case that updates the change's target from the payload. */
+function updatesTarget(
+  update: (
+    tx: Queryable,
+    deps: Deps,
+    organizationId: string,
+    id: string,
+    payload: never,
+    actor: EvidenceActor,
+  ) => Promise<unknown>,
+): ApplyChange {
+  return async (tx, deps, input) => {
+    await update(tx, deps, input.organizationId, target(input), input.payload as never, input.actor);
+    return { targetId: null };
+  };
+}
+
 /** The sealing context of a stored change's secrets: its id, so a sealed value cannot move elsewhere. */
 const changeSecretsContext = (changeId: string) => `governed_change:${changeId}:credentials`;
 
@@ -89,18 +135,7 @@ export const CHANGE_KINDS: Record<RegisteredChangeKind, ChangeKind> = {
     check: (_deps, request) => {
       parseRoles((request.payload as Body).roles);
     },
-    async apply(tx, deps, input) {
-      const body = input.payload as Body;
-      if (input.action === 'add') {
-        const member = await addMember(tx, deps, input.organizationId, body as never, input.actor);
-        return { targetId: member.id };
-      }
-      if (input.action === 'update') {
-        await updateMember(tx, deps, input.organizationId, target(input), body, input.actor);
-        return { targetId: null };
-      }
-      return unknownAction('role_grant', input.action);
-    },
+    apply: applyByAction('role_grant', { add: creates(addMember), update: updatesTarget(updateMember) }),
   },
   api_key: {
     // A member's own key with more than `read`/`write` (createOwnApiKeyGoverned). The payload is the key's
@@ -173,17 +208,7 @@ export const CHANGE_KINDS: Record<RegisteredChangeKind, ChangeKind> = {
     },
   },
   aml_rule: {
-    async apply(tx, deps, input) {
-      if (input.action === 'create') {
-        const rule = await createRule(tx, deps, input.organizationId, input.payload as never, input.actor);
-        return { targetId: rule.id };
-      }
-      if (input.action === 'update') {
-        await updateRule(tx, deps, input.organizationId, target(input), input.payload as Body, input.actor);
-        return { targetId: null };
-      }
-      return unknownAction('aml_rule', input.action);
-    },
+    apply: applyByAction('aml_rule', { create: creates(createRule), update: updatesTarget(updateRule) }),
   },
   digital_asset_route: {
     // The payload is the route's address (`asset`, `network`) and the request's body.
@@ -215,57 +240,33 @@ export const CHANGE_KINDS: Record<RegisteredChangeKind, ChangeKind> = {
   rail_partner: {
     // Credentials are sealed while the change waits, and never shown.
     ...CREDENTIALS_SEALED_WHILE_WAITING,
-    async apply(tx, deps, input) {
-      if (input.action === 'create') {
-        const config = await configureRailPartner(
-          tx,
-          deps,
-          input.organizationId,
-          input.payload as never,
-          input.actor,
-        );
-        return { targetId: config.id };
-      }
-      if (input.action === 'update') {
-        await updateRailPartner(tx, deps, input.organizationId, target(input), input.payload, input.actor);
-        return { targetId: null };
-      }
-      return unknownAction('rail_partner', input.action);
-    },
+    apply: applyByAction('rail_partner', {
+      create: creates(configureRailPartner),
+      update: updatesTarget(updateRailPartner),
+    }),
   },
   verification_provider: {
     // The API key is sealed while the change waits, and never shown.
     ...CREDENTIALS_SEALED_WHILE_WAITING,
-    async apply(tx, deps, input) {
-      if (input.action === 'configure') {
+    apply: applyByAction('verification_provider', {
+      async configure(tx, deps, input) {
         await configureSmileId(tx, deps, input.organizationId, input.payload as never, input.actor);
         return { targetId: input.organizationId };
-      }
-      if (input.action === 'remove') {
+      },
+      async remove(tx, deps, input) {
         await removeSmileId(tx, deps, input.organizationId, input.actor);
         return { targetId: input.organizationId };
-      }
-      return unknownAction('verification_provider', input.action);
-    },
+      },
+    }),
   },
   trust_account: {
-    async apply(tx, deps, input) {
-      if (input.action === 'create') {
-        const account = await createTrustAccount(
-          tx,
-          deps,
-          input.organizationId,
-          input.payload as never,
-          input.actor,
-        );
-        return { targetId: account.id };
-      }
-      if (input.action === 'close') {
+    apply: applyByAction('trust_account', {
+      create: creates(createTrustAccount),
+      async close(tx, deps, input) {
         await closeTrustAccountFor(tx, deps, input.organizationId, target(input), input.actor);
         return { targetId: null };
-      }
-      return unknownAction('trust_account', input.action);
-    },
+      },
+    }),
   },
   launch_gate_override: {
     async apply(tx, deps, input) {

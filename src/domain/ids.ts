@@ -76,11 +76,15 @@ function encodeTime(timeMs: number): string {
   return out;
 }
 
-function encodeRandom(random: Uint8Array): string {
+/**
+ * The first `bytes` of `random` as `chars` lowercase Crockford base32 characters, the last character
+ * carrying the lowest bits (bits beyond `chars` × 5 are dropped). Ids and receipt codes are made of these.
+ */
+export function base32OfRandom(random: Uint8Array, bytes: number, chars: number): string {
   let bits = 0n;
-  for (const byte of random.subarray(0, ID_RANDOM_BYTES)) bits = (bits << 8n) | BigInt(byte);
+  for (const byte of random.subarray(0, bytes)) bits = (bits << 8n) | BigInt(byte);
   let out = '';
-  for (let i = 0; i < ID_RANDOM_CHARS; i++) {
+  for (let i = 0; i < chars; i++) {
     out = ALPHABET.charAt(Number(bits & 31n)) + out;
     bits >>= 5n;
   }
@@ -88,7 +92,7 @@ function encodeRandom(random: Uint8Array): string {
 }
 
 export function formatId(prefix: IdPrefix, timeMs: number, random: Uint8Array): string {
-  return `${prefix}_${encodeTime(timeMs)}${encodeRandom(random)}`;
+  return `${prefix}_${encodeTime(timeMs)}${base32OfRandom(random, ID_RANDOM_BYTES, ID_RANDOM_CHARS)}`;
 }
 
 /** The pattern of an id with this prefix, or with any of these prefixes. */

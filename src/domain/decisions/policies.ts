@@ -223,36 +223,47 @@ function matchTransfer(
   return why;
 }
 
+/** A batch's total or a loan's principal as an internal movement out of a wallet, matched as a transfer is. */
+function walletMovement(
+  amountMinor: bigint,
+  currency: Currency,
+  sourceWalletId: string,
+): Pick<TransferFacts, 'amountMinor' | 'currency' | 'rail' | 'destinationType' | 'sourceWalletId'> {
+  return { amountMinor, currency, rail: 'internal', destinationType: 'wallet', sourceWalletId };
+}
+
+/** Why a rule's match holds for the subject (what it saw), or null when it does not. */
+function matchSubject(
+  match: PolicyMatch,
+  subject: PolicySubject,
+): Record<string, string | number | boolean> | null {
+  switch (subject.operation) {
+    case 'transfer':
+      return matchTransfer(match, subject.facts);
+    case 'payment_batch': {
+      const { totalMinor, currency, sourceWalletId } = subject.facts;
+      return matchTransfer(match, walletMovement(totalMinor, currency, sourceWalletId));
+    }
+    case 'change':
+      return match.kinds === undefined || match.kinds.includes(subject.kind) ? { kind: subject.kind } : null;
+    case 'loan': {
+      const { principalMinor, currency, walletId, riskLevel, kycStatus } = subject.facts;
+      return matchTransfer(match, {
+        ...walletMovement(principalMinor, currency, walletId),
+        riskLevel,
+        kycStatus,
+      });
+    }
+    case 'policy.update':
+      return {};
+  }
+}
+
 /** The policy's decision on an operation: the first rule for it that matches, else the default. */
 export function evaluatePolicy(policy: Policy, subject: PolicySubject): PolicyDecision {
   for (const rule of policy.rules) {
     if (rule.appliesTo !== subject.operation) continue;
-    const matched =
-      subject.operation === 'transfer'
-        ? matchTransfer(rule.match, subject.facts)
-        : subject.operation === 'payment_batch'
-          ? matchTransfer(rule.match, {
-              amountMinor: subject.facts.totalMinor,
-              currency: subject.facts.currency,
-              rail: 'internal',
-              destinationType: 'wallet',
-              sourceWalletId: subject.facts.sourceWalletId,
-            })
-          : subject.operation === 'change'
-            ? rule.match.kinds === undefined || rule.match.kinds.includes(subject.kind)
-              ? { kind: subject.kind }
-              : null
-            : subject.operation === 'loan'
-              ? matchTransfer(rule.match, {
-                  amountMinor: subject.facts.principalMinor,
-                  currency: subject.facts.currency,
-                  rail: 'internal',
-                  destinationType: 'wallet',
-                  sourceWalletId: subject.facts.walletId,
-                  riskLevel: subject.facts.riskLevel,
-                  kycStatus: subject.facts.kycStatus,
-                })
-              : {};
+    const matched = matchSubject(rule.match, subject);
     if (matched === null) continue;
     return {
       decision: rule.action,

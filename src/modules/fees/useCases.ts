@@ -8,7 +8,8 @@
 import type { Deps } from '../../app/deps.ts';
 import { newEvent, recordEvents } from '../../app/events.ts';
 import { appendEvidence } from '../../app/evidence.ts';
-import { AppError, resourceMissing } from '../../domain/errors.ts';
+import { settingVersionReads } from '../../app/settingVersions.ts';
+import { AppError } from '../../domain/errors.ts';
 import type { EventRecord } from '../../domain/events.ts';
 import type { EvidenceActor } from '../../domain/evidence.ts';
 import type { Currency } from '../../domain/money.ts';
@@ -123,41 +124,17 @@ export async function feeIncomeAccount(
   return id;
 }
 
-export async function getCurrentFeeSchedule(deps: Deps, organizationId: string): Promise<FeeSchedule> {
-  return (
-    (await findCurrentFeeSchedule(deps.store, organizationId)) ??
-    initialFeeSchedule(organizationId, deps.now())
-  );
-}
+const feeScheduleVersions = settingVersionReads({
+  findCurrent: findCurrentFeeSchedule,
+  findVersion: findFeeScheduleVersion,
+  listVersions: listFeeScheduleVersions,
+  initial: (_deps, organizationId, now) => initialFeeSchedule(organizationId, now),
+  what: 'fee schedule version',
+});
 
-export async function getFeeScheduleVersion(
-  deps: Deps,
-  organizationId: string,
-  version: number,
-): Promise<FeeSchedule> {
-  const schedule =
-    (await findFeeScheduleVersion(deps.store, organizationId, version)) ??
-    (version === 1 && !(await findCurrentFeeSchedule(deps.store, organizationId))
-      ? initialFeeSchedule(organizationId, deps.now())
-      : undefined);
-  if (!schedule) throw resourceMissing('fee schedule version', String(version));
-  return schedule;
-}
-
-export async function listVersions(
-  deps: Deps,
-  organizationId: string,
-  request: { limit: number; beforeVersion?: number | undefined },
-): Promise<{ data: FeeSchedule[]; hasMore: boolean }> {
-  const rows = await listFeeScheduleVersions(deps.store, organizationId, {
-    beforeVersion: request.beforeVersion,
-    rowsMax: request.limit + 1,
-  });
-  if (rows.length === 0 && request.beforeVersion === undefined) {
-    return { data: [initialFeeSchedule(organizationId, deps.now())], hasMore: false };
-  }
-  return { data: rows.slice(0, request.limit), hasMore: rows.length > request.limit };
-}
+export const getCurrentFeeSchedule = feeScheduleVersions.getCurrent;
+export const getFeeScheduleVersion = feeScheduleVersions.getVersion;
+export const listVersions = feeScheduleVersions.listVersions;
 
 export interface FeeScheduleUpdateInput {
   rules?: unknown;

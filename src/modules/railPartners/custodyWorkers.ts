@@ -27,6 +27,32 @@ export const CUSTODY_DEPOSIT_PAGES_PER_PASS = 20;
 /** Configurations one pass asks at most. */
 const CUSTODY_CONFIGS_PER_PASS = 1_000;
 
+/** Each active custody partner configuration with its guarded custody adapter, resolved as the pass reaches it. */
+async function* activeCustodyRails(deps: Deps, directory: RailPartnerDirectory) {
+  for (const config of await activeRailPartnersOf(deps.store, FIREBLOCKS_PARTNER, CUSTODY_CONFIGS_PER_PASS)) {
+    const resolved = directory.guarded(config);
+    const adapter = resolved.adapter;
+    if (isCustodyRail(adapter)) yield { config, rail: { ...resolved, adapter } };
+  }
+}
+
+/** What a pass could not do, one line a configuration: the others still run, and the pass then throws naming each. */
+class PassFailures {
+  private readonly lines: string[] = [];
+
+  add(configId: string, why: string): void {
+    this.lines.push(`${configId}: ${why}`);
+  }
+
+  addError(configId: string, error: unknown): void {
+    this.add(configId, error instanceof Error ? error.message : String(error));
+  }
+
+  throwIfAny(notDone: string): void {
+    if (this.lines.length > 0) throw new Error(`${notDone} ${this.lines.join('; ')}`);
+  }
+}
+
 /**
  * One pass; returns how many deposits it recorded for the first time. A look that stopped at the page bound
  * leaves the next starting at the last transaction it read (a millisecond before, so one created in the
@@ -41,15 +67,12 @@ export async function runCustodyDepositPollOnce(
   pagesPerPass = CUSTODY_DEPOSIT_PAGES_PER_PASS,
 ): Promise<number> {
   let recorded = 0;
-  const failures: string[] = [];
-  for (const config of await activeRailPartnersOf(deps.store, FIREBLOCKS_PARTNER, CUSTODY_CONFIGS_PER_PASS)) {
-    const resolved = directory.guarded(config);
-    const adapter = resolved.adapter;
-    if (!isCustodyRail(adapter)) continue;
+  const failures = new PassFailures();
+  for await (const { config, rail } of activeCustodyRails(deps, directory)) {
     try {
       const windowStart = new Date(deps.now().getTime() - CUSTODY_DEPOSIT_COMPLETION_WINDOW_MS);
       const since = (await depositMarkOf(deps.store, config.id)) ?? windowStart;
-      const read = await resolved.call(() => adapter.depositsSince(since, pagesPerPass));
+      const read = await rail.call(() => rail.adapter.depositsSince(since, pagesPerPass));
       for (const deposit of read.deposits) {
         // The history is read again every pass: a deposit no longer completed is raised by its webhook alone.
         if (deposit.notCompleted) continue;
@@ -65,10 +88,10 @@ export async function runCustodyDepositPollOnce(
         read.complete || read.lastCreatedAt === undefined ? windowStart : new Date(read.lastCreatedAt - 1);
       await saveDepositMark(deps.store, config.id, next, deps.now());
     } catch (error) {
-      failures.push(`${config.id}: ${error instanceof Error ? error.message : String(error)}`);
+      failures.addError(config.id, error);
     }
   }
-  if (failures.length > 0) throw new Error(`custody deposits not read from ${failures.join('; ')}`);
+  failures.throwIfAny('custody deposits not read from');
   return recorded;
 }
 
@@ -90,18 +113,17 @@ export async function runCustodyReservePassOnce(
   const day = reserveDayAt(deps.now());
   if (day === undefined) return 0;
   let recorded = 0;
-  const failures: string[] = [];
+  const failures = new PassFailures();
   for (const config of await activeRailPartnersOf(deps.store, FIREBLOCKS_PARTNER, CUSTODY_CONFIGS_PER_PASS)) {
     try {
       const read = await readCustodyReserves(deps, directory, config, day);
       recorded += read.recorded.length;
-      if (read.query?.status === 'failed')
-        failures.push(`${config.id}: balance query ${read.query.id} failed`);
+      if (read.query?.status === 'failed') failures.add(config.id, `balance query ${read.query.id} failed`);
     } catch (error) {
-      failures.push(`${config.id}: ${error instanceof Error ? error.message : String(error)}`);
+      failures.addError(config.id, error);
     }
   }
-  if (failures.length > 0) throw new Error(`custody reserves not read from ${failures.join('; ')}`);
+  failures.throwIfAny('custody reserves not read from');
   return recorded;
 }
 
@@ -114,17 +136,14 @@ export const CUSTODY_SWEEP_INTERVAL_MS = 600_000;
  */
 export async function runCustodySweepPassOnce(deps: Deps, directory: RailPartnerDirectory): Promise<number> {
   let completed = 0;
-  const failures: string[] = [];
-  for (const config of await activeRailPartnersOf(deps.store, FIREBLOCKS_PARTNER, CUSTODY_CONFIGS_PER_PASS)) {
-    const resolved = directory.guarded(config);
-    const adapter = resolved.adapter;
-    if (!isCustodyRail(adapter)) continue;
+  const failures = new PassFailures();
+  for await (const { config, rail } of activeCustodyRails(deps, directory)) {
     try {
-      completed += await sweepCustody(deps, { ...resolved, adapter }, config);
+      completed += await sweepCustody(deps, rail, config);
     } catch (error) {
-      failures.push(`${config.id}: ${error instanceof Error ? error.message : String(error)}`);
+      failures.addError(config.id, error);
     }
   }
-  if (failures.length > 0) throw new Error(`custody not swept for ${failures.join('; ')}`);
+  failures.throwIfAny('custody not swept for');
   return completed;
 }

@@ -4,8 +4,8 @@
  * SKIP LOCKED, so any number of processes may sweep.
  */
 import type { Deps } from '../../app/deps.ts';
-import { deferRailCallback, dueRailCallbackIds } from './repository/callbacks.ts';
-import { applyRailCallback, RAIL_CALLBACK_ERROR_RETRY_MS } from './useCases/callbacks.ts';
+import { dueRailCallbackIds } from './repository/callbacks.ts';
+import { applyRailCallback, deferFailedApply } from './useCases/callbacks.ts';
 import type { RailPartnerDirectory } from './useCases/directory.ts';
 
 /** How often waiting callbacks are looked at again. */
@@ -20,12 +20,7 @@ export async function runRailCallbackSweepOnce(deps: Deps, directory: RailPartne
     try {
       await applyRailCallback(deps, directory, id);
     } catch (error) {
-      await deferRailCallback(
-        deps.store,
-        id,
-        new Date(deps.now().getTime() + RAIL_CALLBACK_ERROR_RETRY_MS),
-        `apply failed: ${error instanceof Error ? error.message : String(error)}`,
-      );
+      await deferFailedApply(deps, id, error);
     }
   }
   return ids.length;

@@ -4,6 +4,7 @@
  * and cannot be forged by computing it.
  */
 import { validationError } from '../../domain/errors.ts';
+import { base32OfRandom } from '../../domain/ids.ts';
 import { formatAmount } from '../../domain/money.ts';
 import { feeOf, maskedDestination, maskedWallet, type Transfer } from '../../domain/transferRecord.ts';
 
@@ -17,13 +18,7 @@ const ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 
 /** `MKR-7F3K-Q9ZD-2M8B-XH4T-P6WC`: grouped for reading aloud. */
 export function formatReceiptCode(random: Uint8Array): string {
-  let bits = 0n;
-  for (const byte of random.subarray(0, RECEIPT_CODE_RANDOM_BYTES)) bits = (bits << 8n) | BigInt(byte);
-  let chars = '';
-  for (let i = 0; i < RECEIPT_CODE_CHARS; i++) {
-    chars = ALPHABET.charAt(Number(bits & 31n)) + chars;
-    bits >>= 5n;
-  }
+  const chars = base32OfRandom(random, RECEIPT_CODE_RANDOM_BYTES, RECEIPT_CODE_CHARS).toUpperCase();
   const groups = chars.match(new RegExp(`.{${GROUP_CHARS}}`, 'g')) ?? [];
   return [RECEIPT_CODE_PREFIX, ...groups].join('-');
 }

@@ -10,6 +10,7 @@ import { newEvent, recordEvents } from '../../../app/events.ts';
 import { appendEvidence } from '../../../app/evidence.ts';
 import { organizationCache } from '../../../app/organizationCache.ts';
 import { getById, listPage } from '../../../app/reads.ts';
+import { settingVersionReads } from '../../../app/settingVersions.ts';
 import type { Approval } from '../../../domain/approvals.ts';
 import {
   DEFAULT_CHANGE_RULE,
@@ -21,7 +22,7 @@ import {
 } from '../../../domain/decisions/policies.ts';
 import { defaultRuleJson, ruleJson } from '../../../domain/decisions/policyJson.ts';
 import { parsePolicyBody } from '../../../domain/decisions/policyParsing.ts';
-import { AppError, resourceMissing } from '../../../domain/errors.ts';
+import { AppError } from '../../../domain/errors.ts';
 import type { EventRecord } from '../../../domain/events.ts';
 import type { EvidenceActor } from '../../../domain/evidence.ts';
 import type { KeysetFilter } from '../../../store/repositories/rows.ts';
@@ -98,36 +99,17 @@ function forgetPolicy(deps: Deps, organizationId: string): void {
   policyCache.forget(deps.store, organizationId);
 }
 
-export async function getCurrentPolicy(deps: Deps, organizationId: string): Promise<Policy> {
-  return (
-    (await findCurrentPolicy(deps.store, organizationId)) ?? initialPolicy(deps, organizationId, deps.now())
-  );
-}
+const policyVersions = settingVersionReads({
+  findCurrent: findCurrentPolicy,
+  findVersion: findPolicyVersion,
+  listVersions: listPolicyVersions,
+  initial: initialPolicy,
+  what: 'policy version',
+});
 
-export async function getPolicyVersion(deps: Deps, organizationId: string, version: number): Promise<Policy> {
-  const policy =
-    (await findPolicyVersion(deps.store, organizationId, version)) ??
-    (version === 1 && !(await findCurrentPolicy(deps.store, organizationId))
-      ? initialPolicy(deps, organizationId, deps.now())
-      : undefined);
-  if (!policy) throw resourceMissing('policy version', String(version));
-  return policy;
-}
-
-export async function listVersions(
-  deps: Deps,
-  organizationId: string,
-  request: { limit: number; beforeVersion?: number | undefined },
-): Promise<{ data: Policy[]; hasMore: boolean }> {
-  const rows = await listPolicyVersions(deps.store, organizationId, {
-    beforeVersion: request.beforeVersion,
-    rowsMax: request.limit + 1,
-  });
-  if (rows.length === 0 && request.beforeVersion === undefined) {
-    return { data: [initialPolicy(deps, organizationId, deps.now())], hasMore: false };
-  }
-  return { data: rows.slice(0, request.limit), hasMore: rows.length > request.limit };
-}
+export const getCurrentPolicy = policyVersions.getCurrent;
+export const getPolicyVersion = policyVersions.getVersion;
+export const listVersions = policyVersions.listVersions;
 
 export function policyEvent(deps: Deps, policy: Policy, now: Date): EventRecord {
   return newEvent(

@@ -1,8 +1,9 @@
 /** Accounts of the ledger: journal entries with their postings, accounts with their sums, and the trust account made on first use. */
 
 import type { Deps } from '../../../app/deps.ts';
+import { listPage } from '../../../app/reads.ts';
 import type { Currency } from '../../../domain/money.ts';
-import { type Page, type PageRequest, toPage } from '../../../domain/pagination.ts';
+import type { Page, PageRequest } from '../../../domain/pagination.ts';
 import type { Rail } from '../../../domain/transfers.ts';
 import type { Queryable, Store } from '../../../store/store.ts';
 import { type AccountKind, TRUST_LEDGER_RAIL } from '../domain/ledger.ts';
@@ -23,28 +24,22 @@ export interface JournalEntryListRequest extends PageRequest {
   transferId?: string | undefined;
 }
 
-export async function listJournalEntries(
+export const listJournalEntries: (
   deps: Deps,
   organizationId: string,
   request: JournalEntryListRequest,
-): Promise<Page<JournalEntry>> {
-  const rows = await listJournalEntryRows(deps.store, organizationId, request, request.limit + 1);
-  return toPage(rows, request.limit);
-}
+) => Promise<Page<JournalEntry>> = listPage(listJournalEntryRows);
 
 export interface LedgerAccountListRequest extends PageRequest {
   kind?: AccountKind | undefined;
   currency?: Currency | undefined;
 }
 
-export async function listLedgerAccounts(
+export const listLedgerAccounts: (
   deps: Deps,
   organizationId: string,
   request: LedgerAccountListRequest,
-): Promise<Page<LedgerAccount>> {
-  const rows = await listLedgerAccountRows(deps.store, organizationId, request, request.limit + 1);
-  return toPage(rows, request.limit);
-}
+) => Promise<Page<LedgerAccount>> = listPage(listLedgerAccountRows);
 
 /** The organization's trust ledger account in a currency, made on first use; its id. */
 export function trustLedgerAccount(

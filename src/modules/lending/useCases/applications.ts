@@ -27,7 +27,7 @@ import {
 } from '../domain/loans.ts';
 import { findLoan, insertLoan, saveLoan } from '../repository/loans.ts';
 import { findLoanProduct } from '../repository/products.ts';
-import { type LoanView, loanEvent, loanView, lockLoan } from './loans.ts';
+import { type LoanView, loanEvent, loanEvidence, loanView, lockLoan } from './loans.ts';
 
 export interface LoanApplicationInput {
   product: string;
@@ -151,23 +151,15 @@ function loanDecisionEvidence(
   actor: EvidenceActor,
 ): EvidenceDraft {
   const { product, principalMinor, decision } = decided;
-  return {
-    organizationId: loan.organizationId,
-    kind: 'loan.decision',
-    actor,
-    customerId: loan.customerId,
-    walletId: loan.walletId,
-    data: {
-      loan_id: loan.id,
-      product: product.id,
-      principal: formatAmount(principalMinor, product.currency),
-      currency: product.currency,
-      decision: decision.decision,
-      policy_version: decision.policyVersion,
-      rule: decision.rule,
-      matched: decision.matched,
-    },
-  };
+  return loanEvidence(loan, 'loan.decision', actor, {
+    product: product.id,
+    principal: formatAmount(principalMinor, product.currency),
+    currency: product.currency,
+    decision: decision.decision,
+    policy_version: decision.policyVersion,
+    rule: decision.rule,
+    matched: decision.matched,
+  });
 }
 
 /**

@@ -7,8 +7,10 @@
 
 import type { Deps } from '../../../app/deps.ts';
 import { newEvent } from '../../../app/events.ts';
+import { lockById } from '../../../app/reads.ts';
 import { resourceMissing } from '../../../domain/errors.ts';
 import type { EventRecord } from '../../../domain/events.ts';
+import type { EvidenceActor, EvidenceDraft, EvidenceKind, EvidenceValue } from '../../../domain/evidence.ts';
 import { type Currency, formatAmount } from '../../../domain/money.ts';
 import { type Page, type PageRequest, toPage } from '../../../domain/pagination.ts';
 import type { Queryable } from '../../../store/store.ts';
@@ -92,12 +94,25 @@ export function repaymentData(r: LoanRepayment, currency: Currency): Record<stri
   };
 }
 
-/** Locks a loan's row for the transaction: every path that changes a loan takes this first. */
-export async function lockLoan(tx: Queryable, organizationId: string, id: string): Promise<Loan> {
-  const loan = await findLoan(tx, organizationId, id, { forUpdate: true });
-  if (!loan) throw resourceMissing('loan', id);
-  return loan;
+/** Evidence about a loan, filed under its customer and wallet: `data` after the loan's id. */
+export function loanEvidence(
+  loan: Loan,
+  kind: EvidenceKind,
+  actor: EvidenceActor,
+  data: { readonly [key: string]: EvidenceValue },
+): EvidenceDraft {
+  return {
+    organizationId: loan.organizationId,
+    kind,
+    actor,
+    customerId: loan.customerId,
+    walletId: loan.walletId,
+    data: { loan_id: loan.id, ...data },
+  };
 }
+
+/** Locks a loan's row for the transaction: every path that changes a loan takes this first. */
+export const lockLoan = lockById(findLoan, 'loan');
 
 // ---- reads ----
 

@@ -1,10 +1,9 @@
 /** Loan products: the terms an organization lends on, created once and read. */
 
 import type { Deps } from '../../../app/deps.ts';
-import { getById } from '../../../app/reads.ts';
+import { getById, listPage } from '../../../app/reads.ts';
 import { validationError } from '../../../domain/errors.ts';
 import { type Currency, checkSingleAmount, isCurrency, parseAmount } from '../../../domain/money.ts';
-import { type Page, type PageRequest, toPage } from '../../../domain/pagination.ts';
 import { requiredText } from '../../../domain/requiredText.ts';
 import type { Queryable } from '../../../store/store.ts';
 import { LOAN_PRODUCT_NAME_CHARS_MAX, type LoanProduct, parseLoanTerms } from '../domain/loans.ts';
@@ -65,13 +64,4 @@ export async function createLoanProduct(
 
 export const getLoanProduct = getById<LoanProduct>(findLoanProduct, 'loan product');
 
-export async function listOrganizationLoanProducts(
-  deps: Deps,
-  organizationId: string,
-  request: PageRequest,
-): Promise<Page<LoanProduct>> {
-  return toPage(
-    await listLoanProducts(deps.store, organizationId, request, request.limit + 1),
-    request.limit,
-  );
-}
+export const listOrganizationLoanProducts = listPage(listLoanProducts);

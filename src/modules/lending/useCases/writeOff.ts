@@ -23,7 +23,7 @@ import { listInstalments } from '../repository/instalments.ts';
 import { saveLoan } from '../repository/loans.ts';
 import { catchUpLockedLoan } from './dayWork.ts';
 import { posted, systemAccount } from './ledger.ts';
-import { type LoanView, loanEvent, lockLoan } from './loans.ts';
+import { type LoanView, loanEvent, loanEvidence, lockLoan } from './loans.ts';
 
 /** A write-off's reason, trimmed: 1 to LOAN_WRITE_OFF_REASON_CHARS_MAX characters. */
 function checkWriteOffReason(raw: string): string {
@@ -78,26 +78,18 @@ function writeOffEvidence(
   actor: EvidenceActor,
 ): EvidenceDraft {
   const { reason, today, principal } = written;
-  return {
-    organizationId: loan.organizationId,
-    kind: 'loan.write_off',
-    actor,
-    customerId: loan.customerId,
-    walletId: loan.walletId,
-    data: {
-      loan_id: loan.id,
-      reason,
-      day: today,
-      days_past_due: loan.daysPastDue,
-      arrears_bucket: loan.arrearsBucket,
-      principal_written_off: formatAmount(principal, loan.currency),
-      interest_forgone: formatAmount(unpaid.interest, loan.currency),
-      fee_forgone: formatAmount(unpaid.fee, loan.currency),
-      penalty_forgone: formatAmount(loan.penaltyAccruedMinor - loan.penaltyPaidMinor, loan.currency),
-      currency: loan.currency,
-      journal_entry: written.entryId,
-    },
-  };
+  return loanEvidence(loan, 'loan.write_off', actor, {
+    reason,
+    day: today,
+    days_past_due: loan.daysPastDue,
+    arrears_bucket: loan.arrearsBucket,
+    principal_written_off: formatAmount(principal, loan.currency),
+    interest_forgone: formatAmount(unpaid.interest, loan.currency),
+    fee_forgone: formatAmount(unpaid.fee, loan.currency),
+    penalty_forgone: formatAmount(loan.penaltyAccruedMinor - loan.penaltyPaidMinor, loan.currency),
+    currency: loan.currency,
+    journal_entry: written.entryId,
+  });
 }
 
 /**

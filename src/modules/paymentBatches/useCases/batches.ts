@@ -7,9 +7,9 @@
 
 import type { ApprovableResource, Deps } from '../../../app/deps.ts';
 import { recordEvents } from '../../../app/events.ts';
-import { getById, listPage } from '../../../app/reads.ts';
+import { getById, listPage, lockById } from '../../../app/reads.ts';
 import type { Approval } from '../../../domain/approvals.ts';
-import { AppError, resourceMissing } from '../../../domain/errors.ts';
+import { AppError } from '../../../domain/errors.ts';
 import type { EvidenceActor } from '../../../domain/evidence.ts';
 import type { Queryable } from '../../../store/store.ts';
 import { cancelApprovalOf } from '../../authorization/index.ts';
@@ -46,6 +46,8 @@ export async function listBatchItems(
   return { data: rows.slice(0, request.limit), hasMore: rows.length > request.limit };
 }
 
+const lockPaymentBatch = lockById(findPaymentBatch, 'payment batch');
+
 /** Cancels a batch that has not finished: pending items are canceled and what it holds is released. */
 export async function cancelPaymentBatch(
   tx: Queryable,
@@ -54,8 +56,7 @@ export async function cancelPaymentBatch(
   id: string,
   actor: EvidenceActor,
 ): Promise<PaymentBatch> {
-  const batch = await findPaymentBatch(tx, organizationId, id, { forUpdate: true });
-  if (!batch) throw resourceMissing('payment batch', id);
+  const batch = await lockPaymentBatch(tx, organizationId, id);
   if (isFinishedBatch(batch.status)) {
     throw new AppError({
       status: 409,

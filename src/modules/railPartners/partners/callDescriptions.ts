@@ -6,6 +6,7 @@
  * (maskedCallPath) and lose their query.
  */
 import { maskedPhone } from '../../../domain/transferRecord.ts';
+import { isRecord } from './json.ts';
 
 /** The operations a call is recorded as (GET /v1/rail-partner-calls `operation`). */
 export const RAIL_PARTNER_CALL_OPERATIONS = [
@@ -75,9 +76,6 @@ export interface PartnerCallDescriber {
   request(request: PartnerCallRequest): PartnerCallDescription;
   answer(status: number, body: Record<string, unknown> | undefined): PartnerAnswerDescription;
 }
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** A value kept only when it has the form of a reference or code. */
 export function referenceOf(value: unknown): string | null {

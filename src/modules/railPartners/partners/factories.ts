@@ -13,21 +13,24 @@ import { flutterwaveRail } from './flutterwave/rail.ts';
 import { mpesaDarajaRail } from './mpesaDaraja/rail.ts';
 import { mtnMomoRail } from './mtnMomo/rail.ts';
 
-/** The guarded fetch, each request recorded where the directory keeps the call log (useCases/partnerCalls.ts). */
-function partnerFetch(
-  policy: OutboundAddressPolicy,
+/**
+ * How every adapter reaches its partner: the guarded fetch, each request recorded where the directory keeps
+ * the call log (useCases/partnerCalls.ts), and the configured base URL.
+ */
+function partnerConnection(
+  settings: Record<string, string>,
+  addressPolicy: OutboundAddressPolicy,
   recordCalls: ((fetch: OutboundFetch) => OutboundFetch) | undefined,
-): OutboundFetch {
-  const fetch = guardedFetch(policy);
-  return recordCalls ? recordCalls(fetch) : fetch;
+): { fetch: OutboundFetch; baseUrl: string } {
+  const fetch = guardedFetch(addressPolicy);
+  return { fetch: recordCalls ? recordCalls(fetch) : fetch, baseUrl: settings.base_url ?? '' };
 }
 
 export const PARTNER_RAIL_FACTORIES: Readonly<Record<RailPartnerName, PartnerRailFactory>> = {
   mpesa_daraja: ({ settings, credentials, addressPolicy, payoutRequests, recordCalls }, callbacks) =>
     mpesaDarajaRail(
       {
-        fetch: partnerFetch(addressPolicy, recordCalls),
-        baseUrl: settings.base_url ?? '',
+        ...partnerConnection(settings, addressPolicy, recordCalls),
         shortCode: settings.short_code ?? '',
         initiatorName: settings.initiator_name ?? '',
         consumerKey: credentials.consumer_key ?? '',
@@ -60,8 +63,7 @@ export const PARTNER_RAIL_FACTORIES: Readonly<Record<RailPartnerName, PartnerRai
   mtn_momo: ({ settings, credentials, addressPolicy, recordCalls }, callbacks) =>
     mtnMomoRail(
       {
-        fetch: partnerFetch(addressPolicy, recordCalls),
-        baseUrl: settings.base_url ?? '',
+        ...partnerConnection(settings, addressPolicy, recordCalls),
         targetEnvironment: settings.target_environment ?? '',
         apiUser: credentials.api_user ?? '',
         apiKey: credentials.api_key ?? '',
@@ -73,8 +75,7 @@ export const PARTNER_RAIL_FACTORIES: Readonly<Record<RailPartnerName, PartnerRai
   flutterwave: ({ settings, credentials, addressPolicy, recordCalls }, callbacks) =>
     flutterwaveRail(
       {
-        fetch: partnerFetch(addressPolicy, recordCalls),
-        baseUrl: settings.base_url ?? '',
+        ...partnerConnection(settings, addressPolicy, recordCalls),
         secretKey: credentials.secret_key ?? '',
         secretHash: credentials.secret_hash ?? '',
         ...(settings.sender_name && settings.sender_country && settings.sender_mobile_number
@@ -91,8 +92,7 @@ export const PARTNER_RAIL_FACTORIES: Readonly<Record<RailPartnerName, PartnerRai
     ),
   fireblocks: ({ settings, credentials, addressPolicy, recordCalls }) =>
     fireblocksRail({
-      fetch: partnerFetch(addressPolicy, recordCalls),
-      baseUrl: settings.base_url ?? '',
+      ...partnerConnection(settings, addressPolicy, recordCalls),
       sourceVaultAccountId: settings.source_vault_account_id ?? '',
       webhookPublicKey: settings.webhook_public_key ?? '',
       webhookSignatures: (settings.webhook_signatures ?? 'v1') as FireblocksWebhookSignatures,

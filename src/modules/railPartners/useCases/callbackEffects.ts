@@ -23,7 +23,7 @@ import {
 } from '../../transfers/index.ts';
 import { openException } from '../../treasury/index.ts';
 import type { RailCallbackStatus } from '../domain.ts';
-import type { RailCallback } from '../repository/callbacks.ts';
+import { deferRailCallback, type RailCallback } from '../repository/callbacks.ts';
 
 const FINAL_FAILED: readonly Transfer['status'][] = ['failed', 'canceled', 'rejected', 'expired', 'returned'];
 
@@ -35,6 +35,22 @@ export interface CallbackEffect {
   status: RailCallbackStatus;
   transferId: string | null;
   detail: string | null;
+}
+
+/**
+ * Defers a callback that came before what it names can be found (a payout's reference not yet recorded, an
+ * answer racing its question): while it is younger than `graceMs` it is applied again `retryMs` later, with
+ * `why` recorded. Whether it was deferred.
+ */
+export async function deferredWhileYoung(
+  tx: Queryable,
+  callback: RailCallback,
+  now: Date,
+  wait: { graceMs: number; retryMs: number; why: string },
+): Promise<boolean> {
+  if (now.getTime() - callback.receivedAt.getTime() >= wait.graceMs) return false;
+  await deferRailCallback(tx, callback.id, new Date(now.getTime() + wait.retryMs), wait.why);
+  return true;
 }
 
 /** What a payout callback's exception records about it, whatever the exception. */

@@ -11,8 +11,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { Deps } from '../../../app/deps.ts';
+import { listPage } from '../../../app/reads.ts';
 import { AppError } from '../../../domain/errors.ts';
-import { type Page, type PageRequest, toPage } from '../../../domain/pagination.ts';
 import {
   type ArrivedCallback,
   type CallbackReport,
@@ -38,6 +38,7 @@ import {
   applyToTransfer,
   type CallbackEffect,
   type CallbackExceptionDetails,
+  deferredWhileYoung,
   findReported,
   findReportedCollection,
   type NamingReport,
@@ -208,14 +209,19 @@ export async function receiveRailCallback(
     status = (await applyRailCallback(deps, directory, stored.id)) ?? 'received';
   } catch (error) {
     // Stored, so acknowledged: the sweep applies it later.
-    await deferRailCallback(
-      deps.store,
-      stored.id,
-      new Date(deps.now().getTime() + RAIL_CALLBACK_ERROR_RETRY_MS),
-      `apply failed: ${error instanceof Error ? error.message : String(error)}`,
-    );
+    await deferFailedApply(deps, stored.id, error);
   }
   return { callbackId: stored.id, status, answer: await answer() };
+}
+
+/** A stored callback whose applying threw: the sweep applies it again RAIL_CALLBACK_ERROR_RETRY_MS later. */
+export async function deferFailedApply(deps: Deps, callbackId: string, error: unknown): Promise<void> {
+  await deferRailCallback(
+    deps.store,
+    callbackId,
+    new Date(deps.now().getTime() + RAIL_CALLBACK_ERROR_RETRY_MS),
+    `apply failed: ${error instanceof Error ? error.message : String(error)}`,
+  );
 }
 
 /**
@@ -323,15 +329,12 @@ async function applyUnmatched(
   details: CallbackExceptionDetails,
   now: Date,
 ): Promise<CallbackEffect | 'deferred'> {
-  if (now.getTime() - callback.receivedAt.getTime() < RAIL_CALLBACK_MATCH_GRACE_MS) {
-    await deferRailCallback(
-      tx,
-      callback.id,
-      new Date(now.getTime() + RAIL_CALLBACK_RETRY_MS),
-      'no transfer with this reference yet',
-    );
-    return 'deferred';
-  }
+  const deferred = await deferredWhileYoung(tx, callback, now, {
+    graceMs: RAIL_CALLBACK_MATCH_GRACE_MS,
+    retryMs: RAIL_CALLBACK_RETRY_MS,
+    why: 'no transfer with this reference yet',
+  });
+  if (deferred) return 'deferred';
   await openException(tx, deps, {
     organizationId: callback.organizationId,
     transferId: null,
@@ -345,13 +348,4 @@ async function applyUnmatched(
   return { status: 'exception', transferId: null, detail: 'no transfer has this reference' };
 }
 
-export async function listOrganizationRailCallbacks(
-  deps: Deps,
-  organizationId: string,
-  request: PageRequest & { status?: RailCallbackStatus | undefined; transferId?: string | undefined },
-): Promise<Page<RailCallback>> {
-  return toPage(
-    await listRailCallbacks(deps.store, organizationId, request, request.limit + 1),
-    request.limit,
-  );
-}
+export const listOrganizationRailCallbacks = listPage(listRailCallbacks);

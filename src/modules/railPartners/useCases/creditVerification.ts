@@ -12,7 +12,7 @@ import type { Queryable } from '../../../store/store.ts';
 import { RAIL_CALL_TIMEOUT_MS, RAIL_CLAIM_LEASE_MS } from '../../transfers/index.ts';
 import { openException } from '../../treasury/index.ts';
 import type { RailPartnerConfig } from '../domain.ts';
-import { deferRailCallback, type RailCallback } from '../repository/callbacks.ts';
+import type { RailCallback } from '../repository/callbacks.ts';
 import {
   findRailPartnerCredit,
   isAwaitingVerification,
@@ -20,7 +20,7 @@ import {
   railPartnerCreditKey,
   recordRailPartnerCredit,
 } from '../repository/credits.ts';
-import type { CallbackEffect } from './callbackEffects.ts';
+import { type CallbackEffect, deferredWhileYoung } from './callbackEffects.ts';
 import { claimedReport, creditClaimedPayment, creditExceptionDetails } from './creditCallbacks.ts';
 
 /**
@@ -137,15 +137,12 @@ export async function applyCreditVerificationReport(
   }
   if (verification.queryReference === undefined || verification.queryReference !== credit.queryReference) {
     const now = deps.now();
-    if (now.getTime() - callback.receivedAt.getTime() < CREDIT_VERIFICATION_ANSWER_GRACE_MS) {
-      await deferRailCallback(
-        tx,
-        callback.id,
-        new Date(now.getTime() + CREDIT_VERIFICATION_ANSWER_RETRY_MS),
-        'names no verification question asked yet',
-      );
-      return 'deferred';
-    }
+    const deferred = await deferredWhileYoung(tx, callback, now, {
+      graceMs: CREDIT_VERIFICATION_ANSWER_GRACE_MS,
+      retryMs: CREDIT_VERIFICATION_ANSWER_RETRY_MS,
+      why: 'names no verification question asked yet',
+    });
+    if (deferred) return 'deferred';
     return { status: 'ignored', transferId: null, detail: 'names no verification question we asked' };
   }
   return settleCreditVerification(tx, deps, config, adapter, credit, verification, callback.id);

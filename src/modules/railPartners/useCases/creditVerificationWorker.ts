@@ -8,7 +8,7 @@
  */
 import type { Deps } from '../../../app/deps.ts';
 import { type CreditVerificationReport, RailPartnerUnavailableError } from '../../../rails/partner.ts';
-import { RAIL_CALL_TIMEOUT_MS, RAIL_CLAIM_LEASE_MS, withTimeout } from '../../transfers/index.ts';
+import { RAIL_CALL_TIMEOUT_MS, withTimeout } from '../../transfers/index.ts';
 import {
   claimDueRailPartnerCredit,
   findRailPartnerCredit,
@@ -21,6 +21,7 @@ import { findRailPartnerConfig } from '../repository/partners.ts';
 import { claimedReport } from './creditCallbacks.ts';
 import { settleCreditVerification } from './creditVerification.ts';
 import type { RailPartnerDirectory } from './directory.ts';
+import { type LeasedRows, workLeasedRows } from './leasedPass.ts';
 
 /** How often the worker looks for payments to verify. */
 export const RAIL_CREDIT_VERIFICATION_WORKER_INTERVAL_MS = 1_000;
@@ -125,24 +126,18 @@ async function record(
   });
 }
 
+const LEASED_CREDITS: LeasedRows<RailPartnerCredit, RailPartnerCreditKey> = {
+  claimDue: claimDueRailPartnerCredit,
+  saveLease: saveRailPartnerCreditCheck,
+  keyOf: (credit) => credit,
+};
+
 /** One pass over the due payments; returns how many it looked at. */
 export async function runRailCreditVerificationWorkerOnce(
   deps: Deps,
   directory: RailPartnerDirectory,
 ): Promise<number> {
-  const seen: RailPartnerCreditKey[] = [];
-  while (seen.length < RAIL_CREDIT_VERIFICATION_BATCH_ROWS) {
-    const leased = await deps.store.transaction(async (tx) => {
-      const now = deps.now();
-      const due = await claimDueRailPartnerCredit(tx, now, seen);
-      if (!due) return undefined;
-      const lease = { ...due, nextCheckAt: new Date(now.getTime() + RAIL_CLAIM_LEASE_MS) };
-      await saveRailPartnerCreditCheck(tx, lease);
-      return lease;
-    });
-    if (!leased) break;
-    seen.push(leased);
-    await record(deps, directory, leased, await ask(deps, directory, leased));
-  }
-  return seen.length;
+  return workLeasedRows(deps, RAIL_CREDIT_VERIFICATION_BATCH_ROWS, LEASED_CREDITS, async (leased) =>
+    record(deps, directory, leased, await ask(deps, directory, leased)),
+  );
 }

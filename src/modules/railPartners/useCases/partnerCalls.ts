@@ -13,8 +13,8 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Deps } from '../../../app/deps.ts';
+import { listPage } from '../../../app/reads.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
-import { type Page, type PageRequest, toPage } from '../../../domain/pagination.ts';
 import type { OutboundFetch } from '../../../outbound/guard.ts';
 import { jsonObjectOf, type OutboundCallEnd, recordedFetch } from '../../../outbound/recordedFetch.ts';
 import type { RailPartnerConfig } from '../domain.ts';
@@ -29,8 +29,6 @@ import {
   insertSentPartnerCall,
   listRailPartnerCalls,
   type PartnerCallEnd,
-  type RailPartnerCallFilter,
-  type RailPartnerCallRecord,
 } from '../repository/partnerCalls.ts';
 
 export { RAIL_PARTNER_CALL_OPERATIONS } from '../partners/callDescriptions.ts';
@@ -151,13 +149,4 @@ export function recordingFetch(deps: Deps, config: RailPartnerConfig, fetch: Out
 }
 
 /** The organization's partner calls, newest first, a page at a time. */
-export async function listOrganizationRailPartnerCalls(
-  deps: Deps,
-  organizationId: string,
-  request: PageRequest & Omit<RailPartnerCallFilter, keyof PageRequest>,
-): Promise<Page<RailPartnerCallRecord>> {
-  return toPage(
-    await listRailPartnerCalls(deps.store, organizationId, request, request.limit + 1),
-    request.limit,
-  );
-}
+export const listOrganizationRailPartnerCalls = listPage(listRailPartnerCalls);

@@ -6,9 +6,9 @@
 
 import type { Deps } from '../../../app/deps.ts';
 import { appendEvidence, SYSTEM_ACTOR } from '../../../app/evidence.ts';
-import { getById, listPage } from '../../../app/reads.ts';
+import { getById, listPage, lockById } from '../../../app/reads.ts';
 import { SQLSTATE, sqlState } from '../../../domain/databaseErrors.ts';
-import { AppError, resourceMissing, validationError } from '../../../domain/errors.ts';
+import { AppError, validationError } from '../../../domain/errors.ts';
 import type { EvidenceActor } from '../../../domain/evidence.ts';
 import {
   checkResolvedAddresses,
@@ -173,6 +173,8 @@ export async function configureRailPartner(
   return config;
 }
 
+const lockRailPartnerConfig = lockById(findRailPartnerConfig, 'rail_partner');
+
 export async function updateRailPartner(
   tx: Queryable,
   deps: Deps,
@@ -181,8 +183,7 @@ export async function updateRailPartner(
   input: UpdateRailPartnerInput,
   actor: EvidenceActor,
 ): Promise<RailPartnerConfig> {
-  const current = await findRailPartnerConfig(tx, organizationId, id, { forUpdate: true });
-  if (!current) throw resourceMissing('rail_partner', id);
+  const current = await lockRailPartnerConfig(tx, organizationId, id);
   const fields = checkRailPartnerFields(current.partner, input, {
     partial: true,
     addressPolicy: outboundPolicyFor(deps.environment),

@@ -87,22 +87,18 @@ export async function applyReversalReport(
   });
   await succeed(tx, deps, reversal, returned, report, now);
   if (report.amountMinor !== undefined && report.amountMinor !== transfer.amountMinor) {
-    await openException(tx, deps, {
-      organizationId: transfer.organizationId,
-      transferId: transfer.id,
-      kind: 'amount_mismatch',
-      details: {
-        ...exceptionDetails(callback, config, report),
+    return reversalException(
+      tx,
+      deps,
+      { callback, config, report, transfer },
+      'amount_mismatch',
+      {
         statement_amount_minor: report.amountMinor.toString(),
         ledger_amount_minor: transfer.amountMinor.toString(),
         currency: transfer.currency,
       },
-    });
-    return {
-      status: 'exception',
-      transferId: transfer.id,
-      detail: 'reversed another amount than the payout',
-    };
+      'reversed another amount than the payout',
+    );
   }
   return { status: 'applied', transferId: transfer.id, detail: 'reversed: transfer returned' };
 }
@@ -152,20 +148,35 @@ async function lateException(
   report: ReversalReport,
   transfer: Transfer,
 ): Promise<CallbackEffect> {
-  await openException(tx, deps, {
-    organizationId: transfer.organizationId,
-    transferId: transfer.id,
-    kind: 'late_callback',
-    details: {
-      ...exceptionDetails(callback, config, report),
+  return reversalException(
+    tx,
+    deps,
+    { callback, config, report, transfer },
+    'late_callback',
+    {
       transfer_status: transfer.status,
       amount_minor: transfer.amountMinor.toString(),
       currency: transfer.currency,
     },
-  });
-  return {
-    status: 'exception',
+    `reported a reversal of a transfer ${transfer.status}`,
+  );
+}
+
+/** Opens the reconciliation exception a reversal report raises on its transfer; the callback's effect says why. */
+async function reversalException(
+  tx: Queryable,
+  deps: Deps,
+  reported: { callback: RailCallback; config: RailPartnerConfig; report: ReversalReport; transfer: Transfer },
+  kind: 'amount_mismatch' | 'late_callback',
+  details: Record<string, string>,
+  detail: string,
+): Promise<CallbackEffect> {
+  const { callback, config, report, transfer } = reported;
+  await openException(tx, deps, {
+    organizationId: transfer.organizationId,
     transferId: transfer.id,
-    detail: `reported a reversal of a transfer ${transfer.status}`,
-  };
+    kind,
+    details: { ...exceptionDetails(callback, config, report), ...details },
+  });
+  return { status: 'exception', transferId: transfer.id, detail };
 }

@@ -7,12 +7,7 @@
  */
 import type { Deps } from '../../../app/deps.ts';
 import { RailPartnerUnavailableError } from '../../../rails/partner.ts';
-import {
-  findTransfer,
-  RAIL_CALL_TIMEOUT_MS,
-  RAIL_CLAIM_LEASE_MS,
-  withTimeout,
-} from '../../transfers/index.ts';
+import { findTransfer, RAIL_CALL_TIMEOUT_MS, withTimeout } from '../../transfers/index.ts';
 import { findRailPartnerConfig } from '../repository/partners.ts';
 import {
   claimDueRailReversals,
@@ -21,6 +16,7 @@ import {
   saveRailReversal,
 } from '../repository/reversals.ts';
 import type { RailPartnerDirectory } from './directory.ts';
+import { type LeasedRows, workLeasedRows } from './leasedPass.ts';
 import { recordReversalEvent } from './reversals.ts';
 
 /** How often the worker looks for reversals to send or ask about. */
@@ -117,24 +113,18 @@ async function record(deps: Deps, leased: RailReversal, answer: Answer): Promise
   });
 }
 
+const LEASED_REVERSALS: LeasedRows<RailReversal, string> = {
+  claimDue: async (tx, now, seen) => (await claimDueRailReversals(tx, now, 1, seen))[0],
+  saveLease: saveRailReversal,
+  keyOf: (r) => r.id,
+};
+
 /** One pass over the due reversals; returns how many it looked at. */
 export async function runRailReversalWorkerOnce(
   deps: Deps,
   directory: RailPartnerDirectory,
 ): Promise<number> {
-  const seen: string[] = [];
-  while (seen.length < RAIL_REVERSAL_WORKER_BATCH_ROWS) {
-    const leased = await deps.store.transaction(async (tx) => {
-      const now = deps.now();
-      const [due] = await claimDueRailReversals(tx, now, 1, seen);
-      if (!due) return undefined;
-      const lease = { ...due, nextCheckAt: new Date(now.getTime() + RAIL_CLAIM_LEASE_MS) };
-      await saveRailReversal(tx, lease);
-      return lease;
-    });
-    if (!leased) break;
-    seen.push(leased.id);
-    await record(deps, leased, await ask(deps, directory, leased));
-  }
-  return seen.length;
+  return workLeasedRows(deps, RAIL_REVERSAL_WORKER_BATCH_ROWS, LEASED_REVERSALS, async (leased) =>
+    record(deps, leased, await ask(deps, directory, leased)),
+  );
 }

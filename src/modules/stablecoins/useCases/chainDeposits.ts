@@ -33,14 +33,13 @@ import { findVerifiedCountry, travelRuleSettingsIn } from '../../compliance/inde
 import { findWallet } from '../../wallets/index.ts';
 import { findDepositAddressByAddress } from '../repository/depositAddresses.ts';
 import {
-  findDeposit,
   findDepositByChainTransfer,
   insertDepositIfNew,
   lockPendingDeposits,
   saveDeposit,
 } from '../repository/deposits.ts';
 import { requireNetwork } from './depositAddresses.ts';
-import { depositEvent, travelRuleDataInvalid, withDepositBeneficiary } from './deposits.ts';
+import { depositEvent, lockDeposit, travelRuleDataInvalid, withDepositBeneficiary } from './deposits.ts';
 
 /** The most blocks one advance of the simulated chain moves. */
 export const SANDBOX_CHAIN_ADVANCE_BLOCKS_MAX = 10_000;
@@ -354,8 +353,7 @@ export async function reorgSandboxDeposit(
   organizationId: string,
   depositId: string,
 ): Promise<Deposit> {
-  const deposit = await findDeposit(tx, organizationId, depositId, { forUpdate: true });
-  if (!deposit) throw resourceMissing('deposit', depositId);
+  const deposit = await lockDeposit(tx, organizationId, depositId);
   if (isDepositFinal(deposit)) {
     throw new AppError({
       status: 409,

@@ -17,7 +17,7 @@
 import type { Deps } from '../../../app/deps.ts';
 import { newEvent, recordEvents } from '../../../app/events.ts';
 import { appendEvidence, SYSTEM_ACTOR } from '../../../app/evidence.ts';
-import { getById, listPage } from '../../../app/reads.ts';
+import { getById, listPage, lockById } from '../../../app/reads.ts';
 import { checkTravelRuleData, type TravelRuleInput } from '../../../domain/decisions/travelRule.ts';
 import { AppError, type FieldError, resourceMissing, validationError } from '../../../domain/errors.ts';
 import type { EventRecord } from '../../../domain/events.ts';
@@ -217,10 +217,12 @@ function travelRuleMissing(depositId: string): AppError {
   });
 }
 
+/** The deposit, its row locked until the transaction ends; a 404 when there is none. */
+export const lockDeposit = lockById(findDeposit, 'deposit');
+
 /** The held deposit an operator decides, locked; a 409 when it is not held (any more). */
 async function lockHeldDeposit(tx: Queryable, organizationId: string, depositId: string): Promise<Deposit> {
-  const deposit = await findDeposit(tx, organizationId, depositId, { forUpdate: true });
-  if (!deposit) throw resourceMissing('deposit', depositId);
+  const deposit = await lockDeposit(tx, organizationId, depositId);
   if (deposit.status !== 'held_for_review') {
     throw new AppError({
       status: 409,

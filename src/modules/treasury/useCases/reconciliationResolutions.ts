@@ -7,7 +7,8 @@
 import type { Deps } from '../../../app/deps.ts';
 import { recordEvents } from '../../../app/events.ts';
 import { appendEvidence } from '../../../app/evidence.ts';
-import { AppError, resourceMissing, validationError } from '../../../domain/errors.ts';
+import { lockById } from '../../../app/reads.ts';
+import { AppError, validationError } from '../../../domain/errors.ts';
 import type { EventRecord } from '../../../domain/events.ts';
 import type { EvidenceActor } from '../../../domain/evidence.ts';
 import type { Currency } from '../../../domain/money.ts';
@@ -124,14 +125,15 @@ async function postAdjustment(
   return entryId;
 }
 
+const lockException = lockById(findException, 'reconciliation exception');
+
 /** The exception, locked; a 404 when there is none, a 409 when it is resolved already. */
 async function lockOpenException(
   tx: Queryable,
   organizationId: string,
   id: string,
 ): Promise<ReconciliationException> {
-  const e = await findException(tx, organizationId, id, { forUpdate: true });
-  if (!e) throw resourceMissing('reconciliation exception', id);
+  const e = await lockException(tx, organizationId, id);
   if (e.status !== 'open') {
     throw new AppError({
       status: 409,

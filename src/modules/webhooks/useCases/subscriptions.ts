@@ -3,8 +3,8 @@
  * transaction; their secrets sealed with the master keys; the operator's switch.
  */
 import type { Deps } from '../../../app/deps.ts';
+import { listPage } from '../../../app/reads.ts';
 import { resourceMissing } from '../../../domain/errors.ts';
-import { type Page, type PageRequest, toPage } from '../../../domain/pagination.ts';
 import { PAYLOAD_VERSION_LATEST } from '../../../domain/payloadVersions.ts';
 import { seal, sealedKeyId } from '../../../domain/sealing.ts';
 import { formatWebhookSecret, WEBHOOK_SECRET_RANDOM_BYTES } from '../../../domain/signing.ts';
@@ -93,13 +93,7 @@ export async function getSubscription(
   return subscription;
 }
 
-export async function listSubscriptions(
-  deps: Deps,
-  organizationId: string,
-  page: PageRequest,
-): Promise<Page<Subscription>> {
-  return toPage(await listSubscriptionRows(deps.store, organizationId, page, page.limit + 1), page.limit);
-}
+export const listSubscriptions = listPage(listSubscriptionRows);
 
 export interface SubscriptionUpdate {
   url?: string | undefined;

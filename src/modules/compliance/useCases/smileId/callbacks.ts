@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import type { Deps } from '../../../../app/deps.ts';
 import { AppError } from '../../../../domain/errors.ts';
 import { smileIdSignatureMatches } from '../../../../domain/smileIdSignature.ts';
+import { jsonObjectOf } from '../../../../outbound/recordedFetch.ts';
 import type { Queryable } from '../../../../store/store.ts';
 import {
   findSmileIdConfigByToken,
@@ -26,17 +27,6 @@ export const SMILE_ID_CALLBACK_BODY_BYTES_MAX = 1_572_864;
 export interface SmileIdCallbackReceipt {
   id: string;
   status: SmileIdCallbackRecord['outcome'];
-}
-
-function parsed(rawBody: string): Record<string, unknown> | undefined {
-  try {
-    const value: unknown = JSON.parse(rawBody);
-    return typeof value === 'object' && value !== null && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 function jobIdOf(body: Record<string, unknown> | undefined): string | null {
@@ -87,7 +77,7 @@ export async function receiveSmileIdCallback(
       detail: 'No verification provider configuration has this callback address.',
     });
   }
-  const body = parsed(rawBody);
+  const body = jsonObjectOf(rawBody);
   const jobId = jobIdOf(body);
   const { timestamp, signature } = body ?? {};
   const confirmed =

@@ -8,7 +8,7 @@
  * killed in between leaves the row `sent`.
  */
 import type { Deps } from '../../../../app/deps.ts';
-import { type Page, type PageRequest, toPage } from '../../../../domain/pagination.ts';
+import { listPage } from '../../../../app/reads.ts';
 import type { OutboundCallEnd, OutboundCallRecord } from '../../../../outbound/recordedFetch.ts';
 import type { Queryable } from '../../../../store/store.ts';
 import type { SmileIdJobRecord } from '../../repository/smileId.ts';
@@ -17,7 +17,6 @@ import {
   insertSentSmileIdCall,
   insertSmileIdCall,
   listSmileIdCalls,
-  type SmileIdCallFilter,
   type SmileIdCallKind,
   type SmileIdCallOutcome,
   type SmileIdCallRecord,
@@ -163,13 +162,4 @@ export async function recordSmileIdCallback(
 }
 
 /** The organization's calls and callbacks, newest first, a page at a time. */
-export async function listOrganizationSmileIdCalls(
-  deps: Deps,
-  organizationId: string,
-  request: PageRequest & Omit<SmileIdCallFilter, keyof PageRequest>,
-): Promise<Page<SmileIdCallRecord>> {
-  return toPage(
-    await listSmileIdCalls(deps.store, organizationId, request, request.limit + 1),
-    request.limit,
-  );
-}
+export const listOrganizationSmileIdCalls = listPage(listSmileIdCalls);

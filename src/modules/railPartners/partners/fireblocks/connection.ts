@@ -5,6 +5,7 @@
  */
 import { createHash, createSign, randomUUID } from 'node:crypto';
 import type { OutboundFetch } from '../../../../outbound/guard.ts';
+import { parseJson } from '../json.ts';
 import type { FireblocksWebhookSignatures } from './webhookJwks.ts';
 
 /** Fireblocks refuses a token living 30 s or more (its authentication page); 25 s leaves room. */
@@ -113,13 +114,7 @@ export async function fireblocksRequest(
       `Fireblocks ${method} ${path}: ${error instanceof Error ? error.message : error}`,
     );
   }
-  const text = await response.text();
-  let parsed: unknown;
-  try {
-    parsed = text === '' ? undefined : JSON.parse(text);
-  } catch {
-    parsed = undefined;
-  }
+  const parsed = parseJson(await response.text());
   const nextPage = response.headers.get('next-page');
   return { status: response.status, body: parsed, ...(nextPage ? { nextPage } : {}) };
 }

@@ -6,13 +6,14 @@
  */
 import type { DigitalAsset, DigitalAssetNetwork } from '../../../../domain/digitalAssets.ts';
 import type { PartnerAccountBalance } from '../../../../rails/balances.ts';
+import { isRecord } from '../json.ts';
 import {
   type FireblocksConfig,
   FireblocksError,
   fireblocksIdempotencyKey,
   fireblocksRequest,
 } from './connection.ts';
-import { FIREBLOCKS_ASSET_IDS, isRecord, minorOfFireblocksAmount, stablecoinOfAssetId } from './protocol.ts';
+import { FIREBLOCKS_ASSET_IDS, minorOfFireblocksAmount, stablecoinOfAssetId } from './protocol.ts';
 
 /** The vault account name of a wallet's custody: the prefix the reserves read finds them all by. */
 const WALLET_VAULT_PREFIX = 'mkoba ';

@@ -5,8 +5,9 @@
  * number of pages. The caller keeps where the next read starts (docs/rails/fireblocks.md, "Missed deposits").
  */
 import type { CustodyDepositReport } from '../../../../rails/partner.ts';
+import { isRecord } from '../json.ts';
 import { type FireblocksConfig, FireblocksError, fireblocksRequest } from './connection.ts';
-import { depositOfTransaction, isRecord } from './protocol.ts';
+import { depositOfTransaction } from './protocol.ts';
 
 /** Transactions one page of the history holds (Fireblocks' largest `limit`). */
 export const FIREBLOCKS_DEPOSIT_PAGE = 500;

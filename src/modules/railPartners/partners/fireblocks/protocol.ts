@@ -6,6 +6,7 @@
 import type { DigitalAsset, DigitalAssetNetwork } from '../../../../domain/digitalAssets.ts';
 import type { CustodyDepositReport } from '../../../../rails/partner.ts';
 import type { NetworkFee, RailOutcome } from '../../../../rails/rail.ts';
+import { isRecord } from '../json.ts';
 
 export const FIREBLOCKS_PARTNER = 'fireblocks';
 
@@ -101,10 +102,6 @@ export function outcomeOfTransaction(data: Record<string, unknown>, now: Date): 
   if (outcome.kind !== 'settled') return outcome;
   const networkFee = networkFeeOfTransaction(data);
   return networkFee ? { ...outcome, networkFee } : outcome;
-}
-
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** The network of a Fireblocks asset id, by FIREBLOCKS_ASSET_IDS. */

@@ -24,6 +24,7 @@ import {
   type PartnerRail,
 } from '../../../../rails/partner.ts';
 import type { RailOutcome, SubmitRequest, SubmitResult } from '../../../../rails/rail.ts';
+import { isRecord } from '../json.ts';
 import { type FireblocksConfig, findByExternalTxId } from './connection.ts';
 import {
   type CustodyVaultAsset,
@@ -37,7 +38,6 @@ import {
   FIREBLOCKS_ASSET_IDS,
   FIREBLOCKS_PARTNER,
   fireblocksAmount,
-  isRecord,
   minorOfFireblocksAmount,
   outcomeOfTransaction,
 } from './protocol.ts';

@@ -5,18 +5,14 @@
  * transaction, never a second one.
  */
 import type { RailOutcome, SubmitResult } from '../../../../rails/rail.ts';
+import { isRecord } from '../json.ts';
 import {
   type FireblocksConfig,
   FireblocksError,
   findByExternalTxId,
   fireblocksRequest,
 } from './connection.ts';
-import {
-  FIREBLOCKS_STATUS_POLL_INTERVAL_MS,
-  fireblocksAmount,
-  isRecord,
-  outcomeOfTransaction,
-} from './protocol.ts';
+import { FIREBLOCKS_STATUS_POLL_INTERVAL_MS, fireblocksAmount, outcomeOfTransaction } from './protocol.ts';
 
 export interface CustodySweepRequest {
   externalTxId: string;

@@ -14,7 +14,7 @@
 import { createPublicKey, type KeyObject, verify } from 'node:crypto';
 import type { OutboundFetch } from '../../../../outbound/guard.ts';
 import { CallbackVerificationUnavailableError, MalformedCallbackError } from '../../../../rails/partner.ts';
-import { isRecord } from './protocol.ts';
+import { isRecord } from '../json.ts';
 
 /**
  * Which webhook signatures a configuration accepts: `v1` (`Fireblocks-Signature` with the configured PEM

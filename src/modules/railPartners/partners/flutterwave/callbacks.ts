@@ -13,7 +13,8 @@ import {
   type CallbackReport,
   MalformedCallbackError,
 } from '../../../../rails/partner.ts';
-import { isRecord, minorUnitsOfFlutterwaveAmount } from './connection.ts';
+import { isRecord } from '../json.ts';
+import { minorUnitsOfFlutterwaveAmount } from './connection.ts';
 import { outcomeOfStatus } from './payouts.ts';
 
 /** The stored form of `verif-hash`: its SHA-256, hex (useCases/callbacks.ts keeps only that). */

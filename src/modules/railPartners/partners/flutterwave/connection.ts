@@ -5,6 +5,8 @@
  */
 import { type Currency, minorUnitsOfDecimal } from '../../../../domain/money.ts';
 import type { OutboundFetch } from '../../../../outbound/guard.ts';
+import { exchangeWithin } from '../exchangeWithin.ts';
+import { isRecord, parseJson } from '../json.ts';
 
 export const FLUTTERWAVE_PARTNER = 'flutterwave';
 /**
@@ -51,9 +53,6 @@ export interface FlutterwaveAnswer {
   meta: unknown;
 }
 
-export const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /** One v3 call; throws FlutterwaveError when nothing readable comes back in time. */
 export async function flutterwaveCall(
   config: FlutterwaveConfig,
@@ -62,10 +61,10 @@ export async function flutterwaveCall(
   body?: string,
 ): Promise<FlutterwaveAnswer> {
   const timeoutMs = config.requestTimeoutMs ?? FLUTTERWAVE_REQUEST_TIMEOUT_MS;
-  let status: number;
-  let text: string;
-  try {
-    const response = await config.fetch(`${config.baseUrl.replace(/\/+$/, '')}${path}`, {
+  const { status, text } = await exchangeWithin(
+    config.fetch,
+    `${config.baseUrl.replace(/\/+$/, '')}${path}`,
+    {
       method,
       headers: {
         Authorization: `Bearer ${config.secretKey}`,
@@ -73,24 +72,16 @@ export async function flutterwaveCall(
         ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
       },
       ...(body === undefined ? {} : { body }),
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    status = response.status;
-    text = await response.text();
-  } catch (error) {
-    const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
-    throw new FlutterwaveError(
-      timedOut
-        ? `Flutterwave did not answer ${method} ${path} within ${timeoutMs} ms`
-        : `Flutterwave could not be reached for ${method} ${path}: ${error instanceof Error ? error.message : String(error)}`,
-    );
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = undefined;
-  }
+    },
+    timeoutMs,
+    (timedOut, error) =>
+      new FlutterwaveError(
+        timedOut
+          ? `Flutterwave did not answer ${method} ${path} within ${timeoutMs} ms`
+          : `Flutterwave could not be reached for ${method} ${path}: ${error instanceof Error ? error.message : String(error)}`,
+      ),
+  );
+  const parsed = parseJson(text);
   const envelope = isRecord(parsed) ? parsed : {};
   return {
     status,

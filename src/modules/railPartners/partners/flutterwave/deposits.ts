@@ -9,11 +9,11 @@ import type {
   CreditVerificationAsk,
   CreditVerificationReport,
 } from '../../../../rails/partner.ts';
+import { isRecord } from '../json.ts';
 import {
   type FlutterwaveConfig,
   FlutterwaveError,
   flutterwaveCall,
-  isRecord,
   minorUnitsOfFlutterwaveAmount,
 } from './connection.ts';
 

@@ -10,7 +10,8 @@ import { formatAmount } from '../../../../domain/money.ts';
 import type { Transfer } from '../../../../domain/transferRecord.ts';
 import type { CallbackTarget } from '../../../../rails/partner.ts';
 import type { RailOutcome, SubmitRequest, SubmitResult } from '../../../../rails/rail.ts';
-import { type FlutterwaveConfig, FlutterwaveError, flutterwaveCall, isRecord } from './connection.ts';
+import { isRecord } from '../json.ts';
+import { type FlutterwaveConfig, FlutterwaveError, flutterwaveCall } from './connection.ts';
 import { type MobileMoneyTransferFields, mobileMoneyFields } from './mobileMoney.ts';
 
 /** How long until a transfer not yet final is looked at again with GET. */

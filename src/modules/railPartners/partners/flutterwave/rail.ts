@@ -15,13 +15,13 @@ import type {
   WalletAccountNumber,
   WalletAccountNumberRequest,
 } from '../../../../rails/partner.ts';
+import { isRecord } from '../json.ts';
 import { parseFlutterwaveCallback } from './callbacks.ts';
 import {
   FLUTTERWAVE_PARTNER,
   type FlutterwaveConfig,
   FlutterwaveError,
   flutterwaveCall,
-  isRecord,
 } from './connection.ts';
 import { verifyFlutterwaveDeposit } from './deposits.ts';
 import { checkPayout, submitPayout } from './payouts.ts';

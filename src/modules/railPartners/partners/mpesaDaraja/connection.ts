@@ -6,6 +6,7 @@
 import { constants, publicEncrypt, X509Certificate } from 'node:crypto';
 import type { OutboundFetch, OutboundRequestInit } from '../../../../outbound/guard.ts';
 import type { CallbackTarget } from '../../../../rails/partner.ts';
+import { exchangeWithin } from '../exchangeWithin.ts';
 import {
   type DarajaAnswer,
   describeError,
@@ -144,21 +145,17 @@ async function send(
   path: string,
   init: OutboundRequestInit,
 ): Promise<DarajaAnswer> {
-  let response: Response;
-  let text: string;
-  try {
-    response = await connection.config.fetch(`${connection.baseUrl}${path}`, {
-      ...init,
-      signal: AbortSignal.timeout(connection.timeoutMs),
-    });
-    text = await response.text();
-  } catch (error) {
-    if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) {
-      throw new DarajaTimeoutError(`Daraja did not answer ${path} within ${connection.timeoutMs} ms`);
-    }
-    throw new DarajaUnavailableError(`Daraja could not be reached for ${path}: ${String(error)}`);
-  }
-  return { status: response.status, body: parseObject(text) };
+  const { status, text } = await exchangeWithin(
+    connection.config.fetch,
+    `${connection.baseUrl}${path}`,
+    init,
+    connection.timeoutMs,
+    (timedOut, error) =>
+      timedOut
+        ? new DarajaTimeoutError(`Daraja did not answer ${path} within ${connection.timeoutMs} ms`)
+        : new DarajaUnavailableError(`Daraja could not be reached for ${path}: ${String(error)}`),
+  );
+  return { status, body: parseObject(text) };
 }
 
 async function fetchToken(connection: DarajaConnection): Promise<string> {

@@ -86,6 +86,18 @@ export async function submitPayout(
   return unexpected(PATHS.b2c, answer);
 }
 
+/** What a Transaction Status query names, says, and where its result and queue time-out go. */
+export interface TransactionStatusQuery {
+  reference: string;
+  occasion: string;
+  remarks: string;
+  resultPath: string;
+  timeoutPath: string;
+  byReceipt?: boolean;
+  /** The shortcode the payment is on; the B2C shortcode when not given. */
+  partyA?: string;
+}
+
 /**
  * Sends a Transaction Status query naming a request by its OriginatorConversationID (the published
  * request's `OriginalConversationID`), or a payment by its receipt (`TransactionID`, with `byReceipt`); the
@@ -94,16 +106,7 @@ export async function submitPayout(
  */
 export async function askTransactionStatus(
   connection: DarajaConnection,
-  query: {
-    reference: string;
-    occasion: string;
-    remarks: string;
-    resultPath: string;
-    timeoutPath: string;
-    byReceipt?: boolean;
-    /** The shortcode the payment is on; the B2C shortcode when not given. */
-    partyA?: string;
-  },
+  query: TransactionStatusQuery,
 ): Promise<string | undefined> {
   const { config, callbackBase } = connection;
   const answer = await post(connection, PATHS.transactionStatus, {
@@ -125,6 +128,24 @@ export async function askTransactionStatus(
   return stringField(answer.body, 'ConversationID');
 }
 
+/**
+ * Asks Transaction Status about a request named by its reference; its result comes as a callback, so the
+ * request is still processing, to be looked at again `pollIntervalMs` from now.
+ */
+export async function askedStillProcessing(
+  connection: DarajaConnection,
+  query: TransactionStatusQuery,
+  now: Date,
+  pollIntervalMs: number,
+): Promise<RailOutcome> {
+  await askTransactionStatus(connection, query);
+  return {
+    kind: 'processing',
+    checkAt: new Date(now.getTime() + pollIntervalMs),
+    reference: query.reference,
+  };
+}
+
 /** Asks for a Transaction Status result (it arrives at `status/result`) and looks again later. */
 export async function checkPayout(
   connection: DarajaConnection,
@@ -134,16 +155,16 @@ export async function checkPayout(
   const reference = transfer.railReference;
   if (!reference) throw new DarajaProtocolError(`Transfer ${transfer.id} has no Daraja reference to check`);
   // We know no receipt yet: the payout is named by its OriginatorConversationID, echoed as the Occasion.
-  await askTransactionStatus(connection, {
-    reference,
-    occasion: reference,
-    remarks: 'Payout status',
-    resultPath: DARAJA_CALLBACK_PATHS.statusResult,
-    timeoutPath: DARAJA_CALLBACK_PATHS.statusQueueTimeout,
-  });
-  return {
-    kind: 'processing',
-    checkAt: new Date(now.getTime() + DARAJA_STATUS_POLL_INTERVAL_MS),
-    reference,
-  };
+  return askedStillProcessing(
+    connection,
+    {
+      reference,
+      occasion: reference,
+      remarks: 'Payout status',
+      resultPath: DARAJA_CALLBACK_PATHS.statusResult,
+      timeoutPath: DARAJA_CALLBACK_PATHS.statusQueueTimeout,
+    },
+    now,
+    DARAJA_STATUS_POLL_INTERVAL_MS,
+  );
 }

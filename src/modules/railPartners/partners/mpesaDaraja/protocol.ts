@@ -6,6 +6,7 @@
 
 import type { Currency } from '../../../../domain/money.ts';
 import { fitsRailAmountStep } from '../../../../domain/transfers.ts';
+import { jsonObjectOf } from '../../../../outbound/recordedFetch.ts';
 
 /** Daraja's free-text limits: B2C Remarks 100, STK AccountReference 12 and TransactionDesc 13 characters. */
 export const REMARKS_MAX_CHARS = 100;
@@ -152,15 +153,9 @@ export function stringField(body: Record<string, unknown> | null, key: string): 
   return typeof value === 'string' ? value : undefined;
 }
 
+/** A body that is a JSON object, or null (Daraja's answers and callbacks are read as objects or not at all). */
 export function parseObject(text: string): Record<string, unknown> | null {
-  try {
-    const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : null;
-  } catch {
-    return null;
-  }
+  return jsonObjectOf(text) ?? null;
 }
 
 /** Free text Daraja will take: printable ASCII, trimmed to its limit. */

@@ -16,7 +16,7 @@ import {
 import type { RailOutcome, SubmitResult } from '../../../../rails/rail.ts';
 import { amountMinorOf, keyValues, objectField, requiredString, resultCodeOf } from './callbackFields.ts';
 import { type DarajaConnection, post, securityCredential, unexpected } from './connection.ts';
-import { askTransactionStatus } from './payouts.ts';
+import { askedStillProcessing } from './payouts.ts';
 import {
   DARAJA_UNKNOWN_RESULT_FAILURE_CODE,
   payoutFailureCode,
@@ -99,18 +99,18 @@ export async function checkReversal(
   idempotencyReference: string,
   now: Date,
 ): Promise<RailOutcome> {
-  await askTransactionStatus(connection, {
-    reference,
-    occasion: idempotencyReference,
-    remarks: 'Reversal status',
-    resultPath: DARAJA_REVERSAL_CALLBACK_PATHS.statusResult,
-    timeoutPath: DARAJA_REVERSAL_CALLBACK_PATHS.statusQueueTimeout,
-  });
-  return {
-    kind: 'processing',
-    checkAt: new Date(now.getTime() + DARAJA_REVERSAL_POLL_INTERVAL_MS),
-    reference,
-  };
+  return askedStillProcessing(
+    connection,
+    {
+      reference,
+      occasion: idempotencyReference,
+      remarks: 'Reversal status',
+      resultPath: DARAJA_REVERSAL_CALLBACK_PATHS.statusResult,
+      timeoutPath: DARAJA_REVERSAL_CALLBACK_PATHS.statusQueueTimeout,
+    },
+    now,
+    DARAJA_REVERSAL_POLL_INTERVAL_MS,
+  );
 }
 
 /** Whether a callback path is a reversal's. */

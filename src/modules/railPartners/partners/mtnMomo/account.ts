@@ -5,8 +5,9 @@
  */
 
 import { type Currency, isCurrency } from '../../../../domain/money.ts';
+import { isRecord } from '../json.ts';
 import { authorized, describe, type MomoConnection, MtnMomoError } from './connection.ts';
-import { isRecord, type MomoProduct, minorUnitsOfMomoAmount } from './protocol.ts';
+import { type MomoProduct, minorUnitsOfMomoAmount } from './protocol.ts';
 
 /**
  * The account-holder check's time limit: short, since a payout that gets no answer in time goes on without

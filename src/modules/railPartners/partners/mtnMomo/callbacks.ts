@@ -9,13 +9,12 @@ import {
   type CallbackReport,
   MalformedCallbackError,
 } from '../../../../rails/partner.ts';
+import { isRecord, parseJson } from '../json.ts';
 import {
   failureCodeOfMomoReason,
-  isRecord,
   type MomoProduct,
   minorUnitsOfMomoAmount,
   momoReferenceId,
-  parseJson,
   reasonCodeOf,
 } from './protocol.ts';
 

@@ -6,7 +6,9 @@
 
 import type { OutboundFetch } from '../../../../outbound/guard.ts';
 import type { CallbackTarget } from '../../../../rails/partner.ts';
-import { isRecord, type MomoProduct, PATHS, parseJson } from './protocol.ts';
+import { exchangeWithin } from '../exchangeWithin.ts';
+import { isRecord, parseJson } from '../json.ts';
+import { type MomoProduct, PATHS } from './protocol.ts';
 
 /**
  * One HTTP request's time limit. A call makes at most five requests of this limit (token, POST, a fresh
@@ -102,26 +104,19 @@ async function exchange(
   body?: string,
   timeoutMs = connection.requestTimeoutMs,
 ): Promise<MomoAnswer> {
-  let text: string;
-  let status: number;
-  try {
-    const response = await connection.config.fetch(`${connection.baseUrl}${path}`, {
-      method,
-      headers,
-      ...(body === undefined ? {} : { body }),
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    status = response.status;
-    text = await response.text();
-  } catch (error) {
-    const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
-    throw new MtnMomoError(
-      timedOut
-        ? `MTN MoMo did not answer ${method} ${path} within ${timeoutMs} ms`
-        : `MTN MoMo ${method} ${path} failed: ${error instanceof Error ? error.message : String(error)}`,
-    );
-  }
-  const parsed = text === '' ? undefined : parseJson(text);
+  const { status, text } = await exchangeWithin(
+    connection.config.fetch,
+    `${connection.baseUrl}${path}`,
+    { method, headers, ...(body === undefined ? {} : { body }) },
+    timeoutMs,
+    (timedOut, error) =>
+      new MtnMomoError(
+        timedOut
+          ? `MTN MoMo did not answer ${method} ${path} within ${timeoutMs} ms`
+          : `MTN MoMo ${method} ${path} failed: ${error instanceof Error ? error.message : String(error)}`,
+      ),
+  );
+  const parsed = parseJson(text);
   const code = isRecord(parsed) && typeof parsed.code === 'string' ? parsed.code : undefined;
   return { status, body: parsed, code };
 }

@@ -6,6 +6,7 @@
 
 import { createHash } from 'node:crypto';
 import { type Currency, exponentOf, minorUnitsOfDecimal } from '../../../../domain/money.ts';
+import { isRecord } from '../json.ts';
 
 export const MTN_MOMO_PARTNER = 'mtn_momo';
 
@@ -123,18 +124,6 @@ export function momoNote(text: string): string {
     .replace(/\s+/g, ' ')
     .trim()
     .slice(0, MOMO_NOTE_MAX_CHARS);
-}
-
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-export function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }
 
 /** MTN's reason: a string on its live platform, an ErrorReason object ({code, message}) in its API reference. */

@@ -1,0 +1,63 @@
+/**
+ * The reads of a setting an organization keeps in numbered versions (the authorization policy, the fee
+ * schedule), as their use cases answer them: an organization that never wrote one has version 1, the
+ * setting's initial version, made as of now and not stored.
+ */
+import { resourceMissing } from '../domain/errors.ts';
+import type { Page } from '../domain/pagination.ts';
+import type { Queryable } from '../store/store.ts';
+import type { Deps } from './deps.ts';
+
+/** A setting's stored versions, as its repository reads them, and its initial version. */
+export interface SettingVersions<T> {
+  findCurrent(db: Queryable, organizationId: string): Promise<T | undefined>;
+  findVersion(db: Queryable, organizationId: string, version: number): Promise<T | undefined>;
+  /** Newest first, up to `rowsMax` below `beforeVersion` (when given). */
+  listVersions(
+    db: Queryable,
+    organizationId: string,
+    page: { beforeVersion: number | undefined; rowsMax: number },
+  ): Promise<T[]>;
+  /** Version 1, for an organization that never wrote one. */
+  initial(deps: Deps, organizationId: string, now: Date): T;
+  /** The name a missing version's 404 gives it (`fee schedule version`). */
+  what: string;
+}
+
+/** The current version, one version by number (404 when there is none), and a page of versions newest first. */
+export function settingVersionReads<T>(setting: SettingVersions<T>) {
+  return {
+    async getCurrent(deps: Deps, organizationId: string): Promise<T> {
+      return (
+        (await setting.findCurrent(deps.store, organizationId)) ??
+        setting.initial(deps, organizationId, deps.now())
+      );
+    },
+
+    async getVersion(deps: Deps, organizationId: string, version: number): Promise<T> {
+      const found =
+        (await setting.findVersion(deps.store, organizationId, version)) ??
+        (version === 1 && !(await setting.findCurrent(deps.store, organizationId))
+          ? setting.initial(deps, organizationId, deps.now())
+          : undefined);
+      if (!found) throw resourceMissing(setting.what, String(version));
+      return found;
+    },
+
+    /** `request.limit` versions below `beforeVersion`; the initial version alone when none is stored. */
+    async listVersions(
+      deps: Deps,
+      organizationId: string,
+      request: { limit: number; beforeVersion?: number | undefined },
+    ): Promise<Page<T>> {
+      const rows = await setting.listVersions(deps.store, organizationId, {
+        beforeVersion: request.beforeVersion,
+        rowsMax: request.limit + 1,
+      });
+      if (rows.length === 0 && request.beforeVersion === undefined) {
+        return { data: [setting.initial(deps, organizationId, deps.now())], hasMore: false };
+      }
+      return { data: rows.slice(0, request.limit), hasMore: rows.length > request.limit };
+    },
+  };
+}
