@@ -3,24 +3,15 @@
  * already HTML (a `SafeHtml` made by `html`), so a page is safe by construction and tsc checks each
  * template's data. Arrays are joined; null, undefined and false render nothing.
  */
+import { escapeHtml } from '../domain/html.ts';
+
+export { escapeHtml };
 
 export class SafeHtml {
   constructor(readonly text: string) {}
   toString(): string {
     return this.text;
   }
-}
-
-const ESCAPES: Record<string, string> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-};
-
-export function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (c) => ESCAPES[c] ?? c);
 }
 
 export type Renderable = SafeHtml | string | number | bigint | boolean | null | undefined | Renderable[];

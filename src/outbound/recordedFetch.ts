@@ -8,7 +8,11 @@
  * what is recorded is what the caller reads. What a row keeps is the caller's to decide (never a body).
  */
 import { performance } from 'node:perf_hooks';
+import { jsonObjectOf } from '../domain/json.ts';
 import { BlockedAddressError, type OutboundFetch, type OutboundRequestInit } from './guard.ts';
+
+/** The body reader callers share with the recorder, so what is recorded is read as they read it. */
+export { jsonObjectOf };
 
 /** Why a request got no answer, in a word. */
 export type OutboundCallFailure = 'timeout' | 'no_connection' | 'blocked_address';
@@ -29,19 +33,6 @@ export interface OutboundCallRecord {
 
 /** Statuses whose Response cannot carry a body. */
 const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
-
-/** A body that is a JSON object, or undefined. */
-export function jsonObjectOf(text: string | undefined): Record<string, unknown> | undefined {
-  if (!text) return undefined;
-  try {
-    const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 /** Why a request got no answer: its own time-out, the address guard, or no connection. */
 export function outboundFailureOf(error: unknown): OutboundCallFailure {

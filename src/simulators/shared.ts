@@ -2,7 +2,7 @@
  * What every partner simulator's HTTP side needs, whatever partner it plays: listening on a loopback port
  * (plain HTTP, or HTTPS under the simulator's own fixed test certificate, for clients that only speak HTTPS
  * or only reach a partner's fixed host name), recording a request as it arrives, reading a bounded body,
- * decoding a path parameter, parsing a JSON object, answering JSON, scheduled work it can wait for (so a
+ * decoding a path parameter, answering JSON, scheduled work it can wait for (so a
  * test knows when it is idle), posting a callback, and closing.
  */
 import http from 'node:http';
@@ -190,18 +190,6 @@ export interface SimulatorReceivedRequest {
   /** The status answered; 0 while unanswered (a hanging request). */
   status: number;
   at: number;
-}
-
-/** The text as a JSON object, or undefined when it is not JSON or not an object. */
-export function parseJsonObject(text: string): Record<string, unknown> | undefined {
-  try {
-    const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /** A path parameter decoded, or undefined for a malformed escape (`%zz`), which names no resource. */

@@ -8,8 +8,9 @@
  */
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import type http from 'node:http';
+import { jsonObjectOf } from '../../domain/json.ts';
 import { waitForRecords, workControls } from '../controls.ts';
-import { answerJson, decodedOrUndefined, listenSimulator, parseJsonObject, waitFor } from '../shared.ts';
+import { answerJson, decodedOrUndefined, listenSimulator, waitFor } from '../shared.ts';
 import { changeCompletedStatus } from './afterCompletion.ts';
 import { atomicAmount, checkedNetworkFee, FIREBLOCKS_SIMULATOR_ASSETS } from './assets.ts';
 import { authenticate } from './auth.ts';
@@ -293,7 +294,7 @@ function answer(state: FireblocksState, record: FireblocksReceivedRequest): Answ
   if (refusal) return refusal;
   let body: Record<string, unknown> = {};
   if (record.method === 'POST' && record.body !== '') {
-    const parsed = parseJsonObject(record.body);
+    const parsed = jsonObjectOf(record.body);
     if (parsed === undefined) return fireblocksError(400, 1400, 'The request body is not a JSON object');
     body = parsed;
   }

@@ -5,6 +5,7 @@
  * Each transaction's fate is its amount's (FIREBLOCKS_SIMULATOR_AMOUNTS), or insufficient funds.
  */
 import { randomUUID } from 'node:crypto';
+import { isRecord } from '../../domain/json.ts';
 import { simulatedChainTransactionHash } from '../../domain/stablecoins.ts';
 import { atomicAmount, decimalAmount, FIREBLOCKS_SIMULATOR_ASSETS, feeAssetOf } from './assets.ts';
 import { advance } from './lifecycle.ts';
@@ -47,10 +48,9 @@ const invalid = (message: string): Answer =>
 /** Fireblocks' externalTxId is free-form; the simulator caps it as a sane bound. */
 const EXTERNAL_TX_ID_MAX_CHARS = 255;
 
+/** A JSON value when it is an object, so a missing or mistyped field reads as absent. */
 function record(value: unknown): Record<string, unknown> | undefined {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : undefined;
+  return isRecord(value) ? value : undefined;
 }
 
 interface TransferRequest {

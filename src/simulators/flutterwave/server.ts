@@ -5,8 +5,9 @@
  * settlements).
  */
 import type http from 'node:http';
+import { jsonObjectOf } from '../../domain/json.ts';
 import { waitForRecords, workControls } from '../controls.ts';
-import { answerJson, listenSimulator, parseJsonObject } from '../shared.ts';
+import { answerJson, listenSimulator } from '../shared.ts';
 import {
   createVirtualAccount,
   listBanks,
@@ -212,7 +213,7 @@ function answer(
   let fields: Record<string, unknown> = {};
   if (method === 'POST') {
     // An empty body is an empty object.
-    const parsed = parseJsonObject(text === '' ? '{}' : text);
+    const parsed = jsonObjectOf(text === '' ? '{}' : text);
     if (parsed === undefined) return failure(400, 'Invalid JSON body');
     fields = parsed;
   }

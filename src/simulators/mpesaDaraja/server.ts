@@ -5,8 +5,9 @@
  * certificate (securityCredential.ts). Speaks HTTPS when started with `tls` (tls.ts). Also the simulator's controls.
  */
 import type http from 'node:http';
+import { jsonObjectOf } from '../../domain/json.ts';
 import { callbacksIdle, cancelScheduled, deliverScheduledNow } from '../scheduledCallbacks.ts';
-import { closeServer, listenSimulator, onBodyRead, parseJsonObject } from '../shared.ts';
+import { closeServer, listenSimulator, onBodyRead } from '../shared.ts';
 import { ACCOUNT_BALANCE_PATH, accountBalanceQuery } from './accountBalance.ts';
 import { B2B_PATH, b2bPaymentRequest } from './b2b.ts';
 import { B2C_PATHS, b2cPaymentRequest } from './b2c.ts';
@@ -136,7 +137,7 @@ function receive(state: DarajaState, request: http.IncomingMessage, response: ht
       path: url.pathname,
       headers: request.headers,
       rawBody,
-      body: parseJsonObject(rawBody),
+      body: jsonObjectOf(rawBody),
       at: new Date(),
     });
     void respond(state, request, response, tooLarge, rawBody).catch((error: unknown) => {
@@ -206,7 +207,7 @@ async function route(
   }
   const tokenProblem = tokenRefusal(state, request, express ? 'express' : 'result_apis');
   if (tokenProblem) return tokenProblem;
-  const body = parseJsonObject(rawBody);
+  const body = jsonObjectOf(rawBody);
   if (!body) return new ApiAnswer(400, errorBody('400.002.05', 'Invalid Request Payload'));
   if (B2C_PATHS.has(path)) return b2cPaymentRequest(state, path, body);
   if (path === B2B_PATH) return b2bPaymentRequest(state, body);

@@ -6,8 +6,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import type http from 'node:http';
+import { jsonObjectOf } from '../../domain/json.ts';
 import type { Answer, MomoState } from './state.ts';
-import { isRecord, UUID_V4_PATTERN } from './validation.ts';
+import { UUID_V4_PATTERN } from './validation.ts';
 
 /** The longest providerCallbackHost taken (a DNS name's limit, with room for a scheme and a path). */
 const PROVIDER_CALLBACK_HOST_MAX_CHARS = 512;
@@ -63,13 +64,7 @@ function createApiUser(state: MomoState, referenceId: string | string[] | undefi
   if (typeof referenceId !== 'string' || !UUID_V4_PATTERN.test(referenceId)) {
     return { status: 400, body: { message: 'X-Reference-Id must be a UUID version 4.' } };
   }
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    body = undefined;
-  }
-  const host = isRecord(body) ? body.providerCallbackHost : undefined;
+  const host = jsonObjectOf(text)?.providerCallbackHost;
   if (typeof host !== 'string' || host.trim() === '' || host.length > PROVIDER_CALLBACK_HOST_MAX_CHARS) {
     return { status: 400, body: { message: 'The body must be {"providerCallbackHost": a host name}.' } };
   }

@@ -4,6 +4,7 @@
  * status and body, in that order.
  */
 import type http from 'node:http';
+import { isRecord } from '../../domain/json.ts';
 import type { Answer, MomoConfig, MomoProductApi, MomoResource } from './state.ts';
 
 /** MTN refuses a payerMessage or payeeNote longer than this. */
@@ -209,8 +210,4 @@ function checkParty(
     return { refusal: { status: 400, body: { code: api.partyNotFound, message } } };
   }
   return { partyIdType, partyId: party.partyId };
-}
-
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -4,8 +4,9 @@
  * object body), and writes the answer. Also the simulator's controls.
  */
 import type http from 'node:http';
+import { jsonObjectOf } from '../../domain/json.ts';
 import { callbacksIdle, cancelScheduled, deliverScheduledNow } from '../scheduledCallbacks.ts';
-import { closeServer, listenSimulator, onBodyRead, parseJsonObject } from '../shared.ts';
+import { closeServer, listenSimulator, onBodyRead } from '../shared.ts';
 import { send } from './callbacks.ts';
 import { jobStatus, LOOKUPS, SMILE_ID_PATHS, services, submitLookup } from './jobs.ts';
 import {
@@ -114,7 +115,7 @@ function route(state: SmileIdState, method: string, path: string, rawBody: strin
     return method === 'GET' ? services() : new SmileIdAnswer(405, { error: 'Method Not Allowed' });
   }
   if (method !== 'POST') return new SmileIdAnswer(405, { error: 'Method Not Allowed' });
-  const body = parseJsonObject(rawBody);
+  const body = jsonObjectOf(rawBody);
   if (body === undefined) return errorAnswer(SMILE_ID_ERRORS.invalidJson);
   if (lookup !== undefined) return submitLookup(state, lookup, body);
   return jobStatus(state, body);

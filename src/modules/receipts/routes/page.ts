@@ -1,18 +1,7 @@
 /** The printable receipt: one self-contained HTML page (inline styles, no scripts), every value escaped. */
+import { escapeHtml } from '../../../domain/html.ts';
 import { type Receipt, receiptFields } from '../domain.ts';
 import { receiptRows } from './rows.ts';
-
-const ESCAPES: Record<string, string> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-};
-
-function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (c) => ESCAPES[c] ?? c);
-}
 
 export function receiptHtml(receipt: Receipt, verifyUrl: string): string {
   const f = receiptFields(receipt);

@@ -8,8 +8,8 @@
 import { createHash } from 'node:crypto';
 import type { Deps } from '../../../../app/deps.ts';
 import { AppError } from '../../../../domain/errors.ts';
+import { jsonObjectOf } from '../../../../domain/json.ts';
 import { smileIdSignatureMatches } from '../../../../domain/smileIdSignature.ts';
-import { jsonObjectOf } from '../../../../outbound/recordedFetch.ts';
 import type { Queryable } from '../../../../store/store.ts';
 import {
   findSmileIdConfigByToken,

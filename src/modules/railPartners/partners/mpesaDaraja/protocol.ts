@@ -4,9 +4,9 @@
  * answers' bodies.
  */
 
+import { jsonObjectOf } from '../../../../domain/json.ts';
 import type { Currency } from '../../../../domain/money.ts';
 import { fitsRailAmountStep } from '../../../../domain/transfers.ts';
-import { jsonObjectOf } from '../../../../outbound/recordedFetch.ts';
 
 /** Daraja's free-text limits: B2C Remarks 100, STK AccountReference 12 and TransactionDesc 13 characters. */
 export const REMARKS_MAX_CHARS = 100;
