@@ -7,25 +7,22 @@ import type { Queryable } from '../../../store/store.ts';
 
 export type SanctionsListStatus = 'loading' | 'active' | 'retired';
 
-export interface SanctionsListVersion {
-  id: string;
-  sourceFileName: string;
-  sha256: string | null;
-  entryCount: number;
-  aliasCount: number;
-  personCount: number;
-  entityCount: number;
-  status: SanctionsListStatus;
-  createdAt: Date;
-  activatedAt: Date | null;
-  retiredAt: Date | null;
-}
-
 export interface SanctionsListCounts {
   entryCount: number;
   aliasCount: number;
   personCount: number;
   entityCount: number;
+}
+
+/** A list version: the file it came from, its counts and where it stands. */
+export interface SanctionsListVersion extends SanctionsListCounts {
+  id: string;
+  sourceFileName: string;
+  sha256: string | null;
+  status: SanctionsListStatus;
+  createdAt: Date;
+  activatedAt: Date | null;
+  retiredAt: Date | null;
 }
 
 /**

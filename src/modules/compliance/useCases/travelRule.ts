@@ -68,13 +68,9 @@ export async function getTravelRuleSettings(
   deps: Deps,
   organizationId: string,
 ): Promise<TravelRuleSettingsView> {
-  let stored = await findTravelRuleSettings(deps.store, organizationId);
-  if (!stored) {
-    await deps.store.transaction((tx) => ensureDefaultSettings(tx, deps, organizationId));
-    stored = await findTravelRuleSettings(deps.store, organizationId);
-  }
-  if (!stored) throw new Error(`travel rule settings of ${organizationId} were not written`);
-  return parseStored(stored);
+  return readSettingsWithDefaults(deps.store, organizationId, () =>
+    deps.store.transaction((tx) => ensureDefaultSettings(tx, deps, organizationId)),
+  );
 }
 
 /** The organization's settings read inside a transaction `tx` (a callback's), the defaults written first if need be. */
@@ -83,10 +79,22 @@ export async function travelRuleSettingsIn(
   deps: Deps,
   organizationId: string,
 ): Promise<TravelRuleSettingsView> {
-  let stored = await findTravelRuleSettings(tx, organizationId);
+  return readSettingsWithDefaults(tx, organizationId, () => ensureDefaultSettings(tx, deps, organizationId));
+}
+
+/**
+ * The settings read through `db`; where there are none yet, `writeDefaults` writes them (in its own
+ * transaction or the caller's) and they are read again.
+ */
+async function readSettingsWithDefaults(
+  db: Queryable,
+  organizationId: string,
+  writeDefaults: () => Promise<void>,
+): Promise<TravelRuleSettingsView> {
+  let stored = await findTravelRuleSettings(db, organizationId);
   if (!stored) {
-    await ensureDefaultSettings(tx, deps, organizationId);
-    stored = await findTravelRuleSettings(tx, organizationId);
+    await writeDefaults();
+    stored = await findTravelRuleSettings(db, organizationId);
   }
   if (!stored) throw new Error(`travel rule settings of ${organizationId} were not written`);
   return parseStored(stored);

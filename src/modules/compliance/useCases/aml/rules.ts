@@ -136,15 +136,7 @@ export async function createRule(
     updatedAt: now,
   };
   await insertAmlRule(tx, rule);
-  await appendEvidence(tx, deps, [
-    {
-      organizationId,
-      kind: 'aml.rules.update',
-      actor,
-      data: { change: 'create', before: null, after: amlRuleFields(rule) },
-    },
-  ]);
-  rulesCache.forget(deps.store, organizationId);
+  await recordRuleChange(tx, deps, actor, 'create', undefined, rule);
   return rule;
 }
 
@@ -171,14 +163,33 @@ export async function updateRule(
     updatedAt: deps.now(),
   };
   await updateAmlRule(tx, after);
+  await recordRuleChange(tx, deps, actor, 'update', before, after);
+  return after;
+}
+
+/**
+ * An operator's rule change, written: its evidence (the rule before, none for a new one, and after) and the
+ * process's cached rules of the organization dropped, so the change applies here at once.
+ */
+async function recordRuleChange(
+  tx: Queryable,
+  deps: Deps,
+  actor: EvidenceActor,
+  change: 'create' | 'update',
+  before: AmlRule | undefined,
+  after: AmlRule,
+): Promise<void> {
   await appendEvidence(tx, deps, [
     {
-      organizationId,
+      organizationId: after.organizationId,
       kind: 'aml.rules.update',
       actor,
-      data: { change: 'update', before: amlRuleFields(before), after: amlRuleFields(after) },
+      data: {
+        change,
+        before: before === undefined ? null : amlRuleFields(before),
+        after: amlRuleFields(after),
+      },
     },
   ]);
-  rulesCache.forget(deps.store, organizationId);
-  return after;
+  rulesCache.forget(deps.store, after.organizationId);
 }

@@ -49,14 +49,18 @@ export interface SanctionsImportProgress {
   entries: number;
 }
 
-export interface SanctionsImportSummary {
-  versionId: string;
-  sourceFileName: string;
-  sha256: string;
+/** What a list file holds: its entries and their aliases, the entries counted again by type. */
+interface ListCounts {
   entries: number;
   aliases: number;
   persons: number;
   entities: number;
+}
+
+export interface SanctionsImportSummary extends ListCounts {
+  versionId: string;
+  sourceFileName: string;
+  sha256: string;
   /** The version this one replaced, now retired. */
   retiredVersionId: string | null;
   durationMs: number;
@@ -197,13 +201,6 @@ function streamListFile(filePath: string): ListFileStream {
     header: () => header,
     sha256: () => hash.digest('hex'),
   };
-}
-
-interface ListCounts {
-  entries: number;
-  aliases: number;
-  persons: number;
-  entities: number;
 }
 
 /** Counts an entry, refusing an id an earlier line has and an entry past SANCTIONS_LIST_ENTRIES_MAX. */

@@ -94,6 +94,12 @@ async function recordedPost(
   return { status: response.status, body: parsed };
 }
 
+/** What every request to Smile ID opens with: the organization's partner id, signed now with its key. */
+function signedPartnerFields(deps: Deps, config: SmileIdConfig, apiKey: string): Record<string, unknown> {
+  const { partner_id } = config.settings;
+  return { partner_id, ...smileIdSigned(partner_id, apiKey, deps.now()) };
+}
+
 /** Sends a verification as an async job; its result comes to `callbackUrl` (and to /job_status). */
 export async function submitSmileIdJob(
   deps: Deps,
@@ -103,14 +109,12 @@ export async function submitSmileIdJob(
   lookup: SmileIdLookup,
   callbackUrl: string,
 ): Promise<SubmitAnswer> {
-  const { partner_id } = config.settings;
   const path = lookup.product === 'kyc' ? '/async_id_verification' : '/async_business_verification';
   const answer = await post(
     deps,
     config,
     {
-      partner_id,
-      ...smileIdSigned(partner_id, apiKey, deps.now()),
+      ...signedPartnerFields(deps, config, apiKey),
       ...SOURCE_SDK,
       ...lookup.idInfo,
       partner_params: {
@@ -151,8 +155,7 @@ export async function fetchSmileIdJobStatus(
     deps,
     config,
     {
-      partner_id,
-      ...smileIdSigned(partner_id, apiKey, deps.now()),
+      ...signedPartnerFields(deps, config, apiKey),
       user_id: job.userId,
       job_id: job.jobId,
       history: false,
