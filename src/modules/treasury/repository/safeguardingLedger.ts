@@ -43,9 +43,30 @@ function entryIdBoundSince(asOf: Date, params: unknown[], column: string): strin
   return `AND ${column} >= $${params.length}`;
 }
 
-/** A balance as of a past instant: what it holds now (`current_minor`) less what posted since (`since_minor`). */
-function balanceAsOf(row: Record<string, unknown> | undefined): bigint {
-  return BigInt(String(row?.current_minor ?? '0')) - BigInt(String(row?.since_minor ?? '0'));
+/** Reads a balance in a currency as of `asOf`, exactly, in minor units. */
+type BalanceAsOfReader = (
+  db: Queryable,
+  organizationId: string,
+  currency: Currency,
+  asOf: Date,
+) => Promise<bigint>;
+
+/**
+ * A reader of a balance as of a past instant, by one statement that answers what it holds now
+ * (`current_minor`) and what posted since (`since_minor`): the first less the second. The statement takes
+ * the organization ($1), the currency ($2) and `asOf` ($3), and is given the bound on the entry ids in
+ * `entryIdColumn` to place (entryIdBoundSince).
+ */
+function balanceAsOfReader(
+  entryIdColumn: string,
+  statement: (entryIdBound: string) => string,
+): BalanceAsOfReader {
+  return async (db, organizationId, currency, asOf) => {
+    const params: unknown[] = [organizationId, currency, asOf];
+    const idBound = entryIdBoundSince(asOf, params, entryIdColumn);
+    const [row] = await db.query(statement(idBound), params);
+    return BigInt(String(row?.current_minor ?? '0')) - BigInt(String(row?.since_minor ?? '0'));
+  };
 }
 
 /**
@@ -55,15 +76,9 @@ function balanceAsOf(row: Record<string, unknown> | undefined): bigint {
  * came since, and only the entries since are read (journal_entries_organization_idx over the id range that
  * encloses them, see idBoundsOfCreated). One statement, so both halves read the same snapshot.
  */
-export async function customerMoneyAsOf(
-  db: Queryable,
-  organizationId: string,
-  currency: Currency,
-  asOf: Date,
-): Promise<bigint> {
-  const params: unknown[] = [organizationId, currency, asOf];
-  const idBound = entryIdBoundSince(asOf, params, 'e.id');
-  const [row] = await db.query(
+export const customerMoneyAsOf: BalanceAsOfReader = balanceAsOfReader(
+  'e.id',
+  (idBound) =>
     `SELECT
        (SELECT coalesce(sum(a.credits_posted - a.debits_posted), 0)::text FROM ledger_accounts a
          WHERE a.organization_id = $1 AND a.kind = 'wallet' AND a.currency = $2) AS current_minor,
@@ -73,10 +88,7 @@ export async function customerMoneyAsOf(
           JOIN ledger_accounts a ON a.id = p.account_id
          WHERE e.organization_id = $1 AND e.currency = $2 AND e.created_at >= $3 ${idBound}
            AND p.phase = 'posted' AND a.kind = 'wallet') AS since_minor`,
-    params,
-  );
-  return balanceAsOf(row);
-}
+);
 
 /**
  * What the organization's trust ledger account in a currency held as of `asOf`, exactly, in minor units (an
@@ -85,15 +97,9 @@ export async function customerMoneyAsOf(
  * account is found by ledger_accounts_system_idx and its postings since by postings_account_entry_idx, over
  * the entry id range that encloses those times.
  */
-export async function ledgerTrustBalanceAsOf(
-  db: Queryable,
-  organizationId: string,
-  currency: Currency,
-  asOf: Date,
-): Promise<bigint> {
-  const params: unknown[] = [organizationId, currency, asOf];
-  const idBound = entryIdBoundSince(asOf, params, 'p.entry_id');
-  const [row] = await db.query(
+export const ledgerTrustBalanceAsOf: BalanceAsOfReader = balanceAsOfReader(
+  'p.entry_id',
+  (idBound) =>
     `WITH trust AS (
        SELECT id, debits_posted, credits_posted FROM ledger_accounts
         WHERE organization_id = $1 AND kind = 'trust' AND currency = $2
@@ -105,7 +111,4 @@ export async function ledgerTrustBalanceAsOf(
           JOIN postings p ON p.account_id = trust.id
           JOIN journal_entries e ON e.id = p.entry_id
          WHERE p.phase = 'posted' AND e.created_at >= $3 ${idBound}) AS since_minor`,
-    params,
-  );
-  return balanceAsOf(row);
-}
+);

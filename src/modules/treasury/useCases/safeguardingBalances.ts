@@ -150,6 +150,68 @@ async function recordBalanceEvidence(
   ]);
 }
 
+/** A trust account's day under the currency's lock: the accounts locked, the account and its current figure. */
+interface LockedAccountDay {
+  organizationId: string;
+  day: string;
+  accounts: TrustAccount[];
+  account: TrustAccount;
+  current: SafeguardingBalance | undefined;
+}
+
+/**
+ * Locks the trust accounts of the found account's currency (the safeguarding check's lock order), and reads
+ * the account, which must count on the day, and its current figure for the day.
+ */
+async function lockAccountDay(
+  tx: Queryable,
+  organizationId: string,
+  found: TrustAccount,
+  day: string,
+): Promise<LockedAccountDay> {
+  const accounts = await lockTrustAccounts(tx, organizationId, found.currency);
+  const account = countingAccount(accounts, found.id, day);
+  const [current] = await currentBalances(tx, [account.id], day);
+  return { organizationId, day, accounts, account, current };
+}
+
+/** What a new figure says beyond its account and day. */
+type BalanceFigure = Pick<
+  SafeguardingBalance,
+  'closingBalanceMinor' | 'note' | 'createdBy' | 'createdAt' | 'source'
+>;
+
+/**
+ * Records a new current figure for the account's day, replacing the current one (already superseded, if
+ * any), files it as evidence with the figure it replaces, and judges the day again when already checked.
+ */
+async function recordNewBalance(
+  tx: Queryable,
+  deps: Deps,
+  at: LockedAccountDay,
+  figure: BalanceFigure,
+  actor: EvidenceActor,
+): Promise<{ balance: SafeguardingBalance; created: boolean }> {
+  const balance: SafeguardingBalance = {
+    id: deps.newId('safeguardingBalance'),
+    organizationId: at.organizationId,
+    trustAccountId: at.account.id,
+    currency: at.account.currency,
+    date: at.day,
+    closingBalanceMinor: figure.closingBalanceMinor,
+    status: 'current',
+    replacesId: at.current ? at.current.id : null,
+    note: figure.note,
+    createdBy: figure.createdBy,
+    createdAt: figure.createdAt,
+    source: figure.source,
+  };
+  await insertBalance(tx, balance);
+  await recordBalanceEvidence(tx, deps, balance, at.current, actor);
+  await rejudgeDay(tx, deps, at.organizationId, at.account.currency, at.day, at.accounts);
+  return { balance, created: true };
+}
+
 /**
  * Records a trust account's closing balance for a day. The same figure again changes nothing (`created`
  * false); a different one is a 409 unless it names the figure it corrects (`replaces`, with a `note`), which
@@ -169,29 +231,11 @@ export async function reportSafeguardingBalance(
   const closingBalanceMinor = parseClosingBalance(input.closing_balance, found.currency);
   const now = deps.now();
   refuseBalanceReport(input, day, now);
-  const accounts = await lockTrustAccounts(tx, organizationId, found.currency);
-  const account = countingAccount(accounts, found.id, day);
-  const [current] = await currentBalances(tx, [account.id], day);
-  const unchanged = await unchangedOrSuperseded(tx, input, current, closingBalanceMinor, account, day);
+  const at = await lockAccountDay(tx, organizationId, found, day);
+  const unchanged = await unchangedOrSuperseded(tx, input, at.current, closingBalanceMinor, at.account, day);
   if (unchanged) return { balance: unchanged, created: false };
-  const balance: SafeguardingBalance = {
-    id: deps.newId('safeguardingBalance'),
-    organizationId,
-    trustAccountId: account.id,
-    currency: account.currency,
-    date: day,
-    closingBalanceMinor,
-    status: 'current',
-    replacesId: current ? current.id : null,
-    note: input.note ?? null,
-    createdBy,
-    createdAt: now,
-    source: null,
-  };
-  await insertBalance(tx, balance);
-  await recordBalanceEvidence(tx, deps, balance, current, actor);
-  await rejudgeDay(tx, deps, organizationId, account.currency, day, accounts);
-  return { balance, created: true };
+  const figure = { closingBalanceMinor, note: input.note ?? null, createdBy, createdAt: now, source: null };
+  return recordNewBalance(tx, deps, at, figure, actor);
 }
 
 /** What the custodian reported a trust account held, read after the day ended. */
@@ -215,28 +259,16 @@ export async function recordCustodianBalance(
 ): Promise<{ balance: SafeguardingBalance; created: boolean }> {
   const found = await findTrustAccount(tx, organizationId, input.trustAccountId);
   if (!found) throw resourceMissing('trust account', input.trustAccountId, 'trust_account');
-  const accounts = await lockTrustAccounts(tx, organizationId, found.currency);
-  const account = countingAccount(accounts, found.id, input.day);
-  const [current] = await currentBalances(tx, [account.id], input.day);
-  if (current) return { balance: current, created: false };
-  const balance: SafeguardingBalance = {
-    id: deps.newId('safeguardingBalance'),
-    organizationId,
-    trustAccountId: account.id,
-    currency: account.currency,
-    date: input.day,
+  const at = await lockAccountDay(tx, organizationId, found, input.day);
+  if (at.current) return { balance: at.current, created: false };
+  const figure = {
     closingBalanceMinor: input.closingBalanceMinor,
-    status: 'current',
-    replacesId: null,
     note: null,
     createdBy: `rail_partner:${input.reading.configId}`,
     createdAt: deps.now(),
     source: input.reading,
   };
-  await insertBalance(tx, balance);
-  await recordBalanceEvidence(tx, deps, balance, undefined, { type: 'system' });
-  await rejudgeDay(tx, deps, organizationId, account.currency, input.day, accounts);
-  return { balance, created: true };
+  return recordNewBalance(tx, deps, at, figure, { type: 'system' });
 }
 
 /**
