@@ -11,7 +11,6 @@ import { AppError, resourceMissing } from '../../../domain/errors.ts';
 import { formatAmount } from '../../../domain/money.ts';
 import { type Page, type PageRequest, toPage } from '../../../domain/pagination.ts';
 import type { BalanceQueryAnswer, BalancesReport, PartnerAccountBalance } from '../../../rails/balances.ts';
-import { RailPartnerUnavailableError } from '../../../rails/partner.ts';
 import type { Queryable } from '../../../store/store.ts';
 import { findWalletIdentities } from '../../wallets/index.ts';
 import type { RailPartnerConfig } from '../domain.ts';
@@ -26,6 +25,7 @@ import {
 import type { CallbackEffect } from './callbackEffects.ts';
 import type { RailPartnerDirectory } from './directory.ts';
 import { getRailPartner } from './partners.ts';
+import { partnerErrorMessage, partnerUnavailable } from './partnerUnavailable.ts';
 
 // The record type the HTTP edge presents, given through the use case layer (src/http never imports the store).
 export type { BalanceQuery } from '../repository/balanceQueries.ts';
@@ -63,14 +63,10 @@ export async function askPartnerBalances(
     answer = await rail.call(() => query(deps.now()));
   } catch (error) {
     // Paused, rate limited, unreachable or refusing: nothing was asked, and asking again is safe.
-    throw new AppError({
-      status: 503,
-      code: 'rail_unavailable',
-      title: 'Partner unavailable',
-      detail: `${config.partner} did not answer the balance query: ${error instanceof Error ? error.message : String(error)}`,
-      retryAfterSeconds:
-        error instanceof RailPartnerUnavailableError ? Math.ceil(error.retryAfterMs / 1000) : undefined,
-    });
+    throw partnerUnavailable(
+      `${config.partner} did not answer the balance query: ${partnerErrorMessage(error)}`,
+      error,
+    );
   }
   if (answer.kind !== 'reported') return { config, answer };
   return {
