@@ -90,6 +90,30 @@ export async function accountsOfOrganization(
   return accounts.filter((a) => a.walletId === undefined || own.has(a.walletId));
 }
 
+/** A new balance query of the partner configuration, as it stands when asked (or answered at once). */
+export function newBalanceQuery(
+  deps: Deps,
+  config: RailPartnerConfig,
+  asked: Pick<
+    BalanceQuery,
+    'status' | 'partnerReference' | 'accounts' | 'requestedBy' | 'createdAt' | 'reportedAt'
+  >,
+): BalanceQuery {
+  return {
+    id: deps.newId('railBalanceQuery'),
+    organizationId: config.organizationId,
+    configId: config.id,
+    partner: config.partner,
+    status: asked.status,
+    partnerReference: asked.partnerReference,
+    accounts: asked.accounts,
+    failureCode: null,
+    requestedBy: asked.requestedBy,
+    createdAt: asked.createdAt,
+    reportedAt: asked.reportedAt,
+  };
+}
+
 /** Records what the partner answered, in the write's transaction: reported now, or waiting for its callback. */
 export async function recordBalanceQuery(
   tx: Queryable,
@@ -99,19 +123,14 @@ export async function recordBalanceQuery(
 ): Promise<BalanceQuery> {
   const now = deps.now();
   const { config, answer } = asked;
-  const query: BalanceQuery = {
-    id: deps.newId('railBalanceQuery'),
-    organizationId: config.organizationId,
-    configId: config.id,
-    partner: config.partner,
+  const query = newBalanceQuery(deps, config, {
     status: answer.kind === 'reported' ? 'reported' : 'requested',
     partnerReference: answer.kind === 'requested' ? answer.reference : null,
     accounts: answer.kind === 'reported' ? answer.accounts : null,
-    failureCode: null,
     requestedBy,
     createdAt: now,
     reportedAt: answer.kind === 'reported' ? now : null,
-  };
+  });
   await insertBalanceQuery(tx, query);
   if (query.status === 'reported') await recordBalanceEvent(tx, deps, query);
   return query;
