@@ -11,7 +11,7 @@ import {
   toDate,
   toJsonObject,
 } from '../../../store/repositories/rows.ts';
-import type { Queryable } from '../../../store/store.ts';
+import type { Queryable, Row } from '../../../store/store.ts';
 
 export interface LastCallback {
   status: string;
@@ -57,76 +57,78 @@ export async function countCallbacksByStatus(
   return counts;
 }
 
-/** Per configuration, the last callback it received. */
-export async function lastCallbacks(
+/** One organization's rows, one a configuration, keyed by the configuration id its `keyColumn` holds. */
+async function onePerConfiguration<T>(
   db: Queryable,
   organizationId: string,
-): Promise<Map<string, LastCallback>> {
-  const rows = await db.query(
-    `SELECT c.id AS config_id, cb.status, cb.received_at FROM rail_partner_configs c
+  query: { sql: string; keyColumn: 'config_id' | 'resource_id' },
+  fromRow: (row: Row) => T,
+): Promise<Map<string, T>> {
+  const rows = await db.query(query.sql, [organizationId]);
+  return new Map(rows.map((row) => [String(row[query.keyColumn]), fromRow(row)]));
+}
+
+/** Per configuration, the last callback it received. */
+export function lastCallbacks(db: Queryable, organizationId: string): Promise<Map<string, LastCallback>> {
+  return onePerConfiguration(
+    db,
+    organizationId,
+    {
+      sql: `SELECT c.id AS config_id, cb.status, cb.received_at FROM rail_partner_configs c
        CROSS JOIN LATERAL (SELECT status, received_at FROM rail_callbacks
          WHERE organization_id = c.organization_id AND config_id = c.id ORDER BY id DESC LIMIT 1) cb
       WHERE c.organization_id = $1`,
-    [organizationId],
-  );
-  return new Map(
-    rows.map((row) => [
-      String(row.config_id),
-      { status: String(row.status), receivedAt: toDate(row.received_at) },
-    ]),
+      keyColumn: 'config_id',
+    },
+    (row) => ({ status: String(row.status), receivedAt: toDate(row.received_at) }),
   );
 }
 
 /** Per configuration, the last balance query asked of it. */
-export async function lastBalanceQueries(
+export function lastBalanceQueries(
   db: Queryable,
   organizationId: string,
 ): Promise<Map<string, LastBalanceQuery>> {
-  const rows = await db.query(
-    `SELECT DISTINCT ON (config_id) config_id, id, status, failure_code, created_at, reported_at
+  return onePerConfiguration(
+    db,
+    organizationId,
+    {
+      sql: `SELECT DISTINCT ON (config_id) config_id, id, status, failure_code, created_at, reported_at
        FROM rail_partner_balance_queries
       WHERE organization_id = $1 ORDER BY config_id, created_at DESC, id DESC`,
-    [organizationId],
-  );
-  return new Map(
-    rows.map((row) => [
-      String(row.config_id),
-      {
-        id: String(row.id),
-        status: String(row.status),
-        failureCode: nullableText(row.failure_code),
-        createdAt: toDate(row.created_at),
-        reportedAt: nullableDate(row.reported_at),
-      },
-    ]),
+      keyColumn: 'config_id',
+    },
+    (row) => ({
+      id: String(row.id),
+      status: String(row.status),
+      failureCode: nullableText(row.failure_code),
+      createdAt: toDate(row.created_at),
+      reportedAt: nullableDate(row.reported_at),
+    }),
   );
 }
 
 /** Per configuration, the last `rail_partner.paused` or `rail_partner.resumed` event announced for it. */
-export async function lastPauseEvents(
-  db: Queryable,
-  organizationId: string,
-): Promise<Map<string, LastPauseEvent>> {
-  const rows = await db.query(
-    `SELECT c.id AS resource_id, e.type, e.data, e.created_at FROM rail_partner_configs c
+export function lastPauseEvents(db: Queryable, organizationId: string): Promise<Map<string, LastPauseEvent>> {
+  return onePerConfiguration(
+    db,
+    organizationId,
+    {
+      sql: `SELECT c.id AS resource_id, e.type, e.data, e.created_at FROM rail_partner_configs c
        CROSS JOIN LATERAL (SELECT type, data, created_at FROM events
          WHERE resource_id = c.id AND organization_id = c.organization_id
            AND type IN ('rail_partner.paused', 'rail_partner.resumed')
          ORDER BY id DESC LIMIT 1) e
       WHERE c.organization_id = $1`,
-    [organizationId],
-  );
-  return new Map(
-    rows.map((row) => {
+      keyColumn: 'resource_id',
+    },
+    (row) => {
       const data = toJsonObject<{ paused_for_ms?: number }>(row.data);
-      return [
-        String(row.resource_id),
-        {
-          paused: row.type === 'rail_partner.paused',
-          pausedForMs: typeof data.paused_for_ms === 'number' ? data.paused_for_ms : null,
-          at: toDate(row.created_at),
-        },
-      ];
-    }),
+      return {
+        paused: row.type === 'rail_partner.paused',
+        pausedForMs: typeof data.paused_for_ms === 'number' ? data.paused_for_ms : null,
+        at: toDate(row.created_at),
+      };
+    },
   );
 }

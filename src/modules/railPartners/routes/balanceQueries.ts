@@ -12,7 +12,6 @@ import type { ListQuery } from '../../../http/presenters.ts';
 import { READ_PROBLEMS } from '../../../http/problems.ts';
 import { foundById, pagedList, retrieveByIdRoute } from '../../../http/readRoutes.ts';
 import {
-  accessByScope,
   preparedWrite,
   readOperation,
   retrieveFilteredPage,
@@ -38,10 +37,8 @@ import {
   recordBalanceQuery,
 } from '../useCases/balanceQueries.ts';
 import { railPartnerDirectory } from '../useCases/directory.ts';
-import { TAGS } from './schemas.ts';
+import { ACCESS, railPartnerParams } from './schemas.ts';
 
-const ACCESS = accessByScope(TAGS);
-const partnerParams = idParamsSchema(ID_PREFIXES.railPartner, 'Rail partner id.');
 const nullable = <T extends object>(schema: T) => ({ ...schema, type: ['string', 'null'] });
 
 export const railPartnerBalanceQuerySchema = apiObjectSchema(
@@ -94,7 +91,7 @@ function askBalancesRoute(app: FastifyInstance, deps: Deps): void {
       summary: 'Ask a partner for its account balances',
       description:
         'Asks the partner for the balances of its accounts that carry the organization’s money (M-Pesa: Account Balance for `short_code`; MTN MoMo: the disbursement and collection accounts). A partner that answers at once gives a `reported` query; M-Pesa answers by callback, so the query is `requested` until its result reports the balances (or `failed`), once. Each result is a `rail_partner_balance.updated` event. 409 `balances_not_available` for a disabled partner or one without a balance query; 503 `rail_unavailable` when the partner refused or could not be reached (nothing recorded; ask again).',
-      params: partnerParams,
+      params: railPartnerParams,
       responses: { 201: written('RailPartnerBalanceQuery', 'The query, reported or requested.') },
     }),
     preparedWrite<{ Params: { id: string } }, BalancesAsked>(
@@ -117,7 +114,7 @@ function listBalanceQueriesRoute(app: FastifyInstance, deps: Deps): void {
       operationId: 'listRailPartnerBalanceQueries',
       summary: 'List a partner’s balance queries',
       description: 'Newest first: what the partner reported of its accounts each time it was asked.',
-      params: partnerParams,
+      params: railPartnerParams,
       ...pagedList('RailPartnerBalanceQuery', 'A page of balance queries.', ID_PREFIXES.railBalanceQuery),
       // It names a partner, which may not exist: a 404 then.
       problems: READ_PROBLEMS,

@@ -5,19 +5,15 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../../app/deps.ts';
-import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { requestActor } from '../../../http/auth.ts';
-import { accessByScope, preparedWrite, writeOperation, written } from '../../../http/routeKit.ts';
-import { idParamsSchema } from '../../../http/schemas.ts';
+import { preparedWrite, writeOperation, written } from '../../../http/routeKit.ts';
 import {
   type CreditUrlsRegistered,
   recordCreditUrlRegistration,
   registerCreditUrls,
 } from '../useCases/creditUrls.ts';
 import { railPartnerDirectory } from '../useCases/directory.ts';
-import { TAGS } from './schemas.ts';
-
-const ACCESS = accessByScope(TAGS);
+import { ACCESS, railPartnerParams } from './schemas.ts';
 
 function presentRegistration(registered: CreditUrlsRegistered, at: Date) {
   const { config, registration } = registered;
@@ -42,7 +38,7 @@ export function creditUrlsRoute(app: FastifyInstance, deps: Deps): void {
       summary: 'Register payment notification addresses with a partner',
       description:
         'Tells the partner where to send payers’ own payments to the organization (M-Pesa C2B: Register URL for the paybill or till, `stk_short_code` or else `short_code`, with `ResponseType` `Completed`), so a payment quoting a wallet’s virtual account reference or account number is validated against it and credited to it. Safaricom takes a production registration once (changing it means deleting it on their portal first), so this is a deliberate action, not a side effect of configuring the partner. 409 `credit_urls_not_registrable` for a disabled partner, one that takes no registration, or no `MKOBA_PUBLIC_URL`; 503 `rail_unavailable` when the partner refused or could not be reached (nothing registered; ask again). Recorded as evidence (`rail_partner.update`, action `register_credit_urls`).',
-      params: idParamsSchema(ID_PREFIXES.railPartner, 'Rail partner id.'),
+      params: railPartnerParams,
       responses: { 200: written('RailPartnerCreditUrls', 'What the partner was told.') },
     }),
     preparedWrite<{ Params: { id: string } }, CreditUrlsRegistered>(

@@ -8,7 +8,7 @@ import type { Deps } from '../../../app/deps.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import type { ListQuery } from '../../../http/presenters.ts';
 import { enumFilter, pagedList } from '../../../http/readRoutes.ts';
-import { accessByScope, readOperation, retrieveFilteredPage } from '../../../http/routeKit.ts';
+import { readOperation, retrieveFilteredPage } from '../../../http/routeKit.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
 import {
   idSchema,
@@ -23,9 +23,8 @@ import {
   RAIL_PARTNER_CALL_STATUSES,
   type RailPartnerCallRecord,
 } from '../useCases/partnerCalls.ts';
-import { TAGS } from './schemas.ts';
+import { ACCESS } from './schemas.ts';
 
-const ACCESS = accessByScope(TAGS);
 const nullableText = (description: string) => ({ type: ['string', 'null'], description });
 
 export const railPartnerCallSchema = apiObjectSchema(

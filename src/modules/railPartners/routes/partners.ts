@@ -8,14 +8,8 @@ import { ID_PREFIXES } from '../../../domain/ids.ts';
 import type { ListQuery } from '../../../http/presenters.ts';
 import { enumFilter, foundById, listAndRetrieveRoutes, pagedList } from '../../../http/readRoutes.ts';
 import { changeById, makeFromBody } from '../../../http/routeEffects.ts';
-import {
-  accessByScope,
-  readOperation,
-  retrieveFilteredPage,
-  writeOperation,
-  written,
-} from '../../../http/routeKit.ts';
-import { idParamsSchema, idSchema } from '../../../http/schemas.ts';
+import { readOperation, retrieveFilteredPage, writeOperation, written } from '../../../http/routeKit.ts';
+import { idSchema } from '../../../http/schemas.ts';
 import {
   governedIdempotentWrite,
   pendingChangeResponse,
@@ -41,11 +35,7 @@ import {
   type UpdateRailPartnerInput,
   updateRailPartner,
 } from '../useCases/partners.ts';
-import { TAGS } from './schemas.ts';
-
-/** Admins configure the partners; operators (`compliance`) read the callbacks. */
-const ACCESS = accessByScope(TAGS);
-const partnerParams = idParamsSchema(ID_PREFIXES.railPartner, 'Rail partner id.');
+import { ACCESS, railPartnerParams } from './schemas.ts';
 
 const fieldsSchema = (description: string) => ({
   type: 'object',
@@ -130,7 +120,7 @@ function railPartnersReadRoutes(app: FastifyInstance, deps: Deps): void {
     retrieve: {
       operationId: 'getRailPartner',
       summary: 'Retrieve a rail partner',
-      ...foundById(partnerParams, 'RailPartner', 'The configuration.'),
+      ...foundById(railPartnerParams, 'RailPartner', 'The configuration.'),
     },
     get: getRailPartner,
   });
@@ -148,7 +138,7 @@ function updateRailPartnerRoute(app: FastifyInstance, deps: Deps): void {
       summary: 'Update a rail partner',
       description:
         'Changes settings, rotates credentials (those given replace their namesakes; the rest are kept), or disables (`status: disabled`) or re-activates it. A disabled partner carries no new payouts (they fail `rail_not_configured`) but its callback address still takes late callbacks.',
-      params: partnerParams,
+      params: railPartnerParams,
       body: {
         type: 'object',
         additionalProperties: false,

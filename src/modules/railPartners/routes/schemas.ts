@@ -1,8 +1,13 @@
-/** The rail partners module's wire format: a partner's configuration, and a callback a partner sent. */
+/**
+ * The rail partners module's wire format (a partner's configuration, a callback a partner sent), and who may
+ * use its routes.
+ */
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { RAILS } from '../../../domain/transfers.ts';
+import { accessByScope } from '../../../http/routeKit.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
 import {
+  idParamsSchema,
   idSchema,
   nullableStringSchema,
   nullableTimestampSchema,
@@ -16,6 +21,10 @@ import {
 } from '../domain.ts';
 
 export const TAGS = ['Rail partners'];
+/** Admins configure the partners and ask them; operators (`compliance`) read what came and went. */
+export const ACCESS = accessByScope(TAGS);
+/** The path parameter naming one partner configuration. */
+export const railPartnerParams = idParamsSchema(ID_PREFIXES.railPartner, 'Rail partner id.');
 
 const partnerFieldsDescription = Object.entries(RAIL_PARTNER_SHAPES)
   .map(

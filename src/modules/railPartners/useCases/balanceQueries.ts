@@ -11,7 +11,6 @@ import { AppError, resourceMissing } from '../../../domain/errors.ts';
 import { formatAmount } from '../../../domain/money.ts';
 import { type Page, type PageRequest, toPage } from '../../../domain/pagination.ts';
 import type { BalanceQueryAnswer, BalancesReport, PartnerAccountBalance } from '../../../rails/balances.ts';
-import { RailPartnerUnavailableError } from '../../../rails/partner.ts';
 import type { Queryable } from '../../../store/store.ts';
 import { findWalletIdentities } from '../../wallets/index.ts';
 import type { RailPartnerConfig } from '../domain.ts';
@@ -26,6 +25,7 @@ import {
 import type { CallbackEffect } from './callbackEffects.ts';
 import type { RailPartnerDirectory } from './directory.ts';
 import { getRailPartner } from './partners.ts';
+import { partnerErrorMessage, partnerUnavailable } from './partnerUnavailable.ts';
 
 // The record type the HTTP edge presents, given through the use case layer (src/http never imports the store).
 export type { BalanceQuery } from '../repository/balanceQueries.ts';
@@ -63,14 +63,10 @@ export async function askPartnerBalances(
     answer = await rail.call(() => query(deps.now()));
   } catch (error) {
     // Paused, rate limited, unreachable or refusing: nothing was asked, and asking again is safe.
-    throw new AppError({
-      status: 503,
-      code: 'rail_unavailable',
-      title: 'Partner unavailable',
-      detail: `${config.partner} did not answer the balance query: ${error instanceof Error ? error.message : String(error)}`,
-      retryAfterSeconds:
-        error instanceof RailPartnerUnavailableError ? Math.ceil(error.retryAfterMs / 1000) : undefined,
-    });
+    throw partnerUnavailable(
+      `${config.partner} did not answer the balance query: ${partnerErrorMessage(error)}`,
+      error,
+    );
   }
   if (answer.kind !== 'reported') return { config, answer };
   return {
@@ -94,6 +90,30 @@ export async function accountsOfOrganization(
   return accounts.filter((a) => a.walletId === undefined || own.has(a.walletId));
 }
 
+/** A new balance query of the partner configuration, as it stands when asked (or answered at once). */
+export function newBalanceQuery(
+  deps: Deps,
+  config: RailPartnerConfig,
+  asked: Pick<
+    BalanceQuery,
+    'status' | 'partnerReference' | 'accounts' | 'requestedBy' | 'createdAt' | 'reportedAt'
+  >,
+): BalanceQuery {
+  return {
+    id: deps.newId('railBalanceQuery'),
+    organizationId: config.organizationId,
+    configId: config.id,
+    partner: config.partner,
+    status: asked.status,
+    partnerReference: asked.partnerReference,
+    accounts: asked.accounts,
+    failureCode: null,
+    requestedBy: asked.requestedBy,
+    createdAt: asked.createdAt,
+    reportedAt: asked.reportedAt,
+  };
+}
+
 /** Records what the partner answered, in the write's transaction: reported now, or waiting for its callback. */
 export async function recordBalanceQuery(
   tx: Queryable,
@@ -103,19 +123,14 @@ export async function recordBalanceQuery(
 ): Promise<BalanceQuery> {
   const now = deps.now();
   const { config, answer } = asked;
-  const query: BalanceQuery = {
-    id: deps.newId('railBalanceQuery'),
-    organizationId: config.organizationId,
-    configId: config.id,
-    partner: config.partner,
+  const query = newBalanceQuery(deps, config, {
     status: answer.kind === 'reported' ? 'reported' : 'requested',
     partnerReference: answer.kind === 'requested' ? answer.reference : null,
     accounts: answer.kind === 'reported' ? answer.accounts : null,
-    failureCode: null,
     requestedBy,
     createdAt: now,
     reportedAt: answer.kind === 'reported' ? now : null,
-  };
+  });
   await insertBalanceQuery(tx, query);
   if (query.status === 'reported') await recordBalanceEvent(tx, deps, query);
   return query;

@@ -7,11 +7,12 @@
 import type { Deps } from '../../../app/deps.ts';
 import { AppError } from '../../../domain/errors.ts';
 import type { EvidenceActor } from '../../../domain/evidence.ts';
-import { type CreditUrlRegistration, RailPartnerUnavailableError } from '../../../rails/partner.ts';
+import type { CreditUrlRegistration } from '../../../rails/partner.ts';
 import type { Queryable } from '../../../store/store.ts';
 import type { RailPartnerConfig } from '../domain.ts';
 import type { RailPartnerDirectory } from './directory.ts';
 import { callbackBaseUrl, getRailPartner, recordChange } from './partners.ts';
+import { partnerErrorMessage, partnerUnavailable } from './partnerUnavailable.ts';
 
 export interface CreditUrlsRegistered {
   config: RailPartnerConfig;
@@ -46,14 +47,10 @@ export async function registerCreditUrls(
     return { config, registration: await rail.call(register) };
   } catch (error) {
     // Paused, rate limited, unreachable or refusing: nothing was registered, and asking again is safe.
-    throw new AppError({
-      status: 503,
-      code: 'rail_unavailable',
-      title: 'Partner unavailable',
-      detail: `${config.partner} did not register the addresses: ${error instanceof Error ? error.message : String(error)}`,
-      retryAfterSeconds:
-        error instanceof RailPartnerUnavailableError ? Math.ceil(error.retryAfterMs / 1000) : undefined,
-    });
+    throw partnerUnavailable(
+      `${config.partner} did not register the addresses: ${partnerErrorMessage(error)}`,
+      error,
+    );
   }
 }
 

@@ -19,7 +19,7 @@ import {
   insertBalanceQuery,
   saveBalanceQueryResult,
 } from '../repository/balanceQueries.ts';
-import { accountsOfOrganization, recordBalanceEvent } from './balanceQueries.ts';
+import { accountsOfOrganization, newBalanceQuery, recordBalanceEvent } from './balanceQueries.ts';
 import type { RailPartnerDirectory } from './directory.ts';
 
 /**
@@ -99,19 +99,14 @@ export async function readCustodyReserves(
   const resolved = directory.guarded(config);
   const ask = resolved.adapter.queryBalances?.bind(resolved.adapter);
   if (accounts.length === 0 || !ask) return { query: undefined, recorded: [] };
-  const query: BalanceQuery = {
-    id: deps.newId('railBalanceQuery'),
-    organizationId: config.organizationId,
-    configId: config.id,
-    partner: config.partner,
+  const query = newBalanceQuery(deps, config, {
     status: 'requested',
     partnerReference: null,
     accounts: null,
-    failureCode: null,
     requestedBy: CUSTODY_RESERVE_REQUESTER,
     createdAt: deps.now(),
     reportedAt: null,
-  };
+  });
   await insertBalanceQuery(deps.store, query);
   const answered = await ownBalances(deps, config.organizationId, () => resolved.call(() => ask(deps.now())));
   const readAt = deps.now();

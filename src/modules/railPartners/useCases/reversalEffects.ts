@@ -13,13 +13,9 @@ import { applyStatusChange, findTransfer } from '../../transfers/index.ts';
 import { openException } from '../../treasury/index.ts';
 import type { RailPartnerConfig } from '../domain.ts';
 import type { RailCallback } from '../repository/callbacks.ts';
-import {
-  findRailReversalByPartnerIds,
-  type RailReversal,
-  saveRailReversal,
-} from '../repository/reversals.ts';
+import { findRailReversalByPartnerIds, type RailReversal } from '../repository/reversals.ts';
 import type { CallbackEffect, CallbackExceptionDetails, NamingReport } from './callbackEffects.ts';
-import { recordReversalEvent } from './reversals.ts';
+import { saveReversalChange } from './reversals.ts';
 
 /** A callback naming a reversal (`kind: 'reversal'`; the report type does not tell the kinds apart). */
 type ReversalReport = NamingReport;
@@ -69,8 +65,7 @@ export async function applyReversalReport(
       nextCheckAt: null,
       updatedAt: now,
     };
-    await saveRailReversal(tx, refused);
-    await recordReversalEvent(tx, deps, refused, transfer);
+    await saveReversalChange(tx, deps, refused, transfer);
     return { status: 'applied', transferId: transfer.id, detail: `reversal refused: ${outcome.failureCode}` };
   }
   if (transfer.status === 'returned') {
@@ -121,8 +116,7 @@ async function succeed(
     nextCheckAt: null,
     updatedAt: now,
   };
-  await saveRailReversal(tx, succeeded);
-  await recordReversalEvent(tx, deps, succeeded, transfer);
+  await saveReversalChange(tx, deps, succeeded, transfer);
 }
 
 function exceptionDetails(

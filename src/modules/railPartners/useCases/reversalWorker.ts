@@ -17,7 +17,7 @@ import {
 } from '../repository/reversals.ts';
 import type { RailPartnerDirectory } from './directory.ts';
 import { type LeasedRows, workLeasedRows } from './leasedPass.ts';
-import { recordReversalEvent } from './reversals.ts';
+import { saveReversalChange } from './reversals.ts';
 
 /** How often the worker looks for reversals to send or ask about. */
 export const RAIL_REVERSAL_WORKER_INTERVAL_MS = 1_000;
@@ -108,8 +108,7 @@ async function record(deps: Deps, leased: RailReversal, answer: Answer): Promise
             nextCheckAt: null,
             updatedAt: now,
           };
-    await saveRailReversal(tx, changed);
-    await recordReversalEvent(tx, deps, changed, transfer);
+    await saveReversalChange(tx, deps, changed, transfer);
   });
 }
 

@@ -21,6 +21,7 @@ import {
   findRailReversalOfTransfer,
   insertRailReversal,
   type RailReversal,
+  saveRailReversal,
 } from '../repository/reversals.ts';
 import { findTransferRailPartner } from '../repository/transferPartners.ts';
 import { type RailPartnerDirectory, railPartnerDirectory } from './directory.ts';
@@ -80,6 +81,17 @@ export async function recordReversalEvent(
       deps.now(),
     ),
   ]);
+}
+
+/** Saves a reversal's new status and announces it (`rail_reversal.updated`). */
+export async function saveReversalChange(
+  tx: Queryable,
+  deps: Deps,
+  changed: RailReversal,
+  transfer: Transfer,
+): Promise<void> {
+  await saveRailReversal(tx, changed);
+  await recordReversalEvent(tx, deps, changed, transfer);
 }
 
 function notReversible(detail: string): AppError {

@@ -9,11 +9,7 @@
 import type { Deps } from '../../../app/deps.ts';
 import { AppError, resourceMissing } from '../../../domain/errors.ts';
 import type { Currency } from '../../../domain/money.ts';
-import {
-  RailPartnerUnavailableError,
-  type WalletAccountNumber,
-  type WalletAccountNumberRequest,
-} from '../../../rails/partner.ts';
+import type { WalletAccountNumber, WalletAccountNumberRequest } from '../../../rails/partner.ts';
 import type { Queryable } from '../../../store/store.ts';
 import { ensureVirtualAccount, getVirtualAccount, type VirtualAccount } from '../../digitalAccounts/index.ts';
 import { findWallet } from '../../wallets/index.ts';
@@ -25,6 +21,7 @@ import {
   type WalletPartnerAccount,
 } from '../repository/walletAccountNumbers.ts';
 import type { RailPartnerDirectory } from './directory.ts';
+import { partnerErrorMessage, partnerUnavailable } from './partnerUnavailable.ts';
 
 export type { WalletPartnerAccount } from '../repository/walletAccountNumbers.ts';
 
@@ -75,19 +72,15 @@ async function issue(
   try {
     return await rail.call(() => issueAccount(request));
   } catch (error) {
-    const message = (error instanceof Error ? error.message : String(error)).replace(/\d{11}/g, '•••');
+    const message = partnerErrorMessage(error).replace(/\d{11}/g, '•••');
     const status = (error as { status?: unknown }).status;
     if (typeof status === 'number' && status >= 400 && status < 500 && status !== 429) {
       throw invalid('bvn', `${config.partner} refused to issue an account number: ${message}`);
     }
-    throw new AppError({
-      status: 503,
-      code: 'rail_unavailable',
-      title: 'Partner unavailable',
-      detail: `${config.partner} issued no account number (nothing was recorded; ask again): ${message}`,
-      retryAfterSeconds:
-        error instanceof RailPartnerUnavailableError ? Math.ceil(error.retryAfterMs / 1000) : undefined,
-    });
+    throw partnerUnavailable(
+      `${config.partner} issued no account number (nothing was recorded; ask again): ${message}`,
+      error,
+    );
   }
 }
 
