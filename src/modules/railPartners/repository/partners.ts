@@ -93,7 +93,6 @@ export const findRailPartnerConfig = organizationRecordFinder(CONFIGS);
 /** The configuration a callback path names, whatever its organization: the token is the credential. */
 export const findRailPartnerConfigByToken = recordFinderBy(CONFIGS, 'callback_token');
 
-/** The organization's active partner for a rail and network (a network-less one serves every network). */
 /**
  * Serialises writers that read before configuring one organization's partner for a rail and network (the
  * sandbox servers pointing it at their simulators), for the rest of the transaction.
@@ -109,6 +108,7 @@ export async function lockRailPartnerSlot(
   ]);
 }
 
+/** The organization's active partner for a rail and network (a network-less one serves every network). */
 export async function findActiveRailPartner(
   db: Queryable,
   organizationId: string,
