@@ -2,7 +2,7 @@
  * Customers, pure: their types, KYC statuses and address, the fields a change may touch, and what a change
  * of a verified fact does to the customer's verification.
  */
-import { AppError } from './errors.ts';
+import { invalidStateTransition } from './errors.ts';
 
 export const CUSTOMER_TYPES = ['individual', 'business'] as const;
 export type CustomerType = (typeof CUSTOMER_TYPES)[number];
@@ -60,13 +60,11 @@ export function decideCustomerChange(
   const [first] = reverify;
   if (first === undefined) return { kycStatus, reverify };
   if (kycStatus === 'pending') {
-    throw new AppError({
-      status: 409,
-      code: 'invalid_state_transition',
-      title: 'Invalid state transition',
-      detail: `The customer's ${first} is being verified: it can change once the pending verification is decided.`,
-      param: first,
-    });
+    throw invalidStateTransition(
+      'Invalid state transition',
+      `The customer's ${first} is being verified: it can change once the pending verification is decided.`,
+      first,
+    );
   }
   return { kycStatus: kycStatus === 'verified' ? 'unverified' : kycStatus, reverify };
 }

@@ -213,3 +213,11 @@ export function problemDocument(error: AppError, requestId: string): ProblemDocu
     request_id: requestId,
   };
 }
+
+/**
+ * The 409 for an action the record's current state does not allow: `title` names the state, `detail` the
+ * record and what the caller can do instead.
+ */
+export function invalidStateTransition(title: string, detail: string, param?: string): AppError {
+  return new AppError({ status: 409, code: 'invalid_state_transition', title, detail, param });
+}

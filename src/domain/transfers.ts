@@ -3,7 +3,7 @@
  * `pending` extends the design's machine: accepted and funds held, not yet handed to the rail (cancelable).
  */
 import type { CryptoAddressDestination } from './digitalAssets.ts';
-import { AppError } from './errors.ts';
+import { AppError, invalidStateTransition } from './errors.ts';
 import { type Currency, formatAmount, singleAmountMinorMax } from './money.ts';
 
 export const TRANSFER_STATUSES = [
@@ -61,12 +61,7 @@ export function releasedMovement(
 /** Returns the new status or throws 409 invalid_state_transition; the store writes only what this returns. */
 export function transition(from: TransferStatus, to: TransferStatus): TransferStatus {
   if (!canTransition(from, to)) {
-    throw new AppError({
-      status: 409,
-      code: 'invalid_state_transition',
-      title: 'Invalid state transition',
-      detail: `A ${from} transfer cannot become ${to}.`,
-    });
+    throw invalidStateTransition('Invalid state transition', `A ${from} transfer cannot become ${to}.`);
   }
   return to;
 }

@@ -4,7 +4,13 @@
  * personal data (national id numbers masked to their last 4 characters).
  */
 import type { Address } from './customers.ts';
-import { AppError, type FieldError, validationError, validationErrors } from './errors.ts';
+import {
+  AppError,
+  type FieldError,
+  invalidStateTransition,
+  validationError,
+  validationErrors,
+} from './errors.ts';
 
 export const VERIFICATION_STATUSES = ['pending', 'verified', 'rejected', 'documents_required'] as const;
 export type VerificationStatus = (typeof VERIFICATION_STATUSES)[number];
@@ -19,12 +25,10 @@ export const VERIFICATION_TRANSITIONS: Record<VerificationStatus, readonly Verif
 
 export function decideVerification(from: VerificationStatus, to: VerificationStatus): VerificationStatus {
   if (!VERIFICATION_TRANSITIONS[from].includes(to)) {
-    throw new AppError({
-      status: 409,
-      code: 'invalid_state_transition',
-      title: 'Invalid state transition',
-      detail: `A ${from} verification cannot become ${to}: it was decided already.`,
-    });
+    throw invalidStateTransition(
+      'Invalid state transition',
+      `A ${from} verification cannot become ${to}: it was decided already.`,
+    );
   }
   return to;
 }

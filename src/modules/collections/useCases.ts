@@ -10,7 +10,7 @@ import { newEvent, recordEvents } from '../../app/events.ts';
 import { getById, listPage } from '../../app/reads.ts';
 import { closedWalletError } from '../../domain/closedWallet.ts';
 import { PHONE_PATTERN } from '../../domain/contactDetails.ts';
-import { AppError, resourceMissing, validationError } from '../../domain/errors.ts';
+import { invalidStateTransition, resourceMissing, validationError } from '../../domain/errors.ts';
 import { numberSourceOf } from '../../domain/jsonNumbers.ts';
 import type { Metadata } from '../../domain/metadata.ts';
 import { checkSingleAmount, formatAmount, isCurrency, parseAmount } from '../../domain/money.ts';
@@ -188,12 +188,10 @@ export async function moveCollection(
   change: CollectionChange,
 ): Promise<Collection> {
   if (!canMoveCollection(collection.status, change.to)) {
-    throw new AppError({
-      status: 409,
-      code: 'invalid_state_transition',
-      title: 'Collection cannot move',
-      detail: `Collection ${collection.id} is ${collection.status}; it cannot become ${change.to}.`,
-    });
+    throw invalidStateTransition(
+      'Collection cannot move',
+      `Collection ${collection.id} is ${collection.status}; it cannot become ${change.to}.`,
+    );
   }
   const now = deps.now();
   let transferId = collection.transferId;

@@ -8,7 +8,7 @@ import type { Deps } from '../../../app/deps.ts';
 import { SCOPES, type Scope, scopesOfRoles } from '../../../domain/access.ts';
 import { displayPrefix, formatApiKey, hashApiKey } from '../../../domain/apiKeys.ts';
 import { normaliseEmail } from '../../../domain/contactDetails.ts';
-import { AppError, validationError } from '../../../domain/errors.ts';
+import { AppError, invalidStateTransition, validationError } from '../../../domain/errors.ts';
 import type { EvidenceActor } from '../../../domain/evidence.ts';
 import { type ApiKeyRow, findApiKeyByHash } from '../../../store/repositories/apiKeys.ts';
 import type { Queryable } from '../../../store/store.ts';
@@ -246,12 +246,7 @@ export async function applyPendingOwnKey(
     (await findApiKeyByHash(tx, pending.key_hash)) ||
     (await findApiKey(tx, input.organizationId, pending.key_id))
   ) {
-    throw new AppError({
-      status: 409,
-      code: 'invalid_state_transition',
-      title: 'Conflict',
-      detail: `Key ${pending.key_id} already exists.`,
-    });
+    throw invalidStateTransition('Conflict', `Key ${pending.key_id} already exists.`);
   }
   const record: ApiKeyRow = {
     id: pending.key_id,

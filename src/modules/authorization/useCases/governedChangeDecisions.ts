@@ -12,7 +12,7 @@ import { recordEvents } from '../../../app/events.ts';
 import { apiKeyActor, appendEvidence } from '../../../app/evidence.ts';
 import { lockById } from '../../../app/reads.ts';
 import type { Approval } from '../../../domain/approvals.ts';
-import { AppError } from '../../../domain/errors.ts';
+import { AppError, invalidStateTransition } from '../../../domain/errors.ts';
 import type { EvidenceActor, EvidenceDraft } from '../../../domain/evidence.ts';
 import type { GovernedChange } from '../../../domain/governedChanges.ts';
 import type { Queryable } from '../../../store/store.ts';
@@ -156,12 +156,10 @@ export async function cancelGovernedChange(
     });
   }
   if (change.status !== 'pending') {
-    throw new AppError({
-      status: 409,
-      code: 'invalid_state_transition',
-      title: 'Conflict',
-      detail: `Change ${id} is ${change.status}; only a pending change can be canceled.`,
-    });
+    throw invalidStateTransition(
+      'Conflict',
+      `Change ${id} is ${change.status}; only a pending change can be canceled.`,
+    );
   }
   const approval = await findPendingApprovalOf(tx, change.id);
   const now = deps.now();

@@ -10,7 +10,7 @@ import { appendEvidence, SYSTEM_ACTOR } from '../../../app/evidence.ts';
 import { getById, listPage, lockById } from '../../../app/reads.ts';
 import type { MemberRole } from '../../../domain/access.ts';
 import { normaliseEmail } from '../../../domain/contactDetails.ts';
-import { AppError, validationError } from '../../../domain/errors.ts';
+import { AppError, invalidStateTransition, validationError } from '../../../domain/errors.ts';
 import type { EvidenceActor } from '../../../domain/evidence.ts';
 import { findOrganizationByName } from '../../../store/repositories/organizations.ts';
 import type { Queryable } from '../../../store/store.ts';
@@ -157,12 +157,10 @@ export async function updateMember(
 ): Promise<Member> {
   const member = await lockMember(tx, organizationId, id);
   if (member.status !== 'active') {
-    throw new AppError({
-      status: 409,
-      code: 'invalid_state_transition',
-      title: 'Member removed',
-      detail: `${member.email} was removed; add them again with POST /v1/members.`,
-    });
+    throw invalidStateTransition(
+      'Member removed',
+      `${member.email} was removed; add them again with POST /v1/members.`,
+    );
   }
   const roles = input.roles === undefined ? member.roles : parseRoles(input.roles);
   const updated: Member = {

@@ -10,7 +10,7 @@ import type { Deps } from '../../../app/deps.ts';
 import { appendEvidence } from '../../../app/evidence.ts';
 import { getById, listPage, lockById } from '../../../app/reads.ts';
 import type { TravelRuleInput } from '../../../domain/decisions/travelRule.ts';
-import { AppError, validationError } from '../../../domain/errors.ts';
+import { invalidStateTransition, validationError } from '../../../domain/errors.ts';
 import { type EvidenceActor, type EvidenceDraft, requireMemberActor } from '../../../domain/evidence.ts';
 import {
   freezesWalletOnReject,
@@ -109,12 +109,10 @@ async function lockOpenReview(
   // Clearing or rejecting is a person's decision: never a server key's, whatever its scopes.
   requireMemberActor(actor, `${decision} a review`);
   if (!isOpenReview(review.status)) {
-    throw new AppError({
-      status: 409,
-      code: 'invalid_state_transition',
-      title: 'Invalid state transition',
-      detail: `Review ${review.id} was already ${review.status}; a decided case does not change.`,
-    });
+    throw invalidStateTransition(
+      'Invalid state transition',
+      `Review ${review.id} was already ${review.status}; a decided case does not change.`,
+    );
   }
   if (input.travelRule !== undefined && review.depositId === null) {
     throw validationError(

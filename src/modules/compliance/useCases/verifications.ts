@@ -10,7 +10,7 @@ import { newEvent, recordEvents } from '../../../app/events.ts';
 import { appendEvidence, SYSTEM_ACTOR } from '../../../app/evidence.ts';
 import { getById, lockById } from '../../../app/reads.ts';
 import { tierOf } from '../../../domain/decisions/limits.ts';
-import { AppError, resourceMissing } from '../../../domain/errors.ts';
+import { invalidStateTransition, resourceMissing } from '../../../domain/errors.ts';
 import type { EventRecord } from '../../../domain/events.ts';
 import type { EvidenceActor, EvidenceValue } from '../../../domain/evidence.ts';
 import { type Page, type PageRequest, toPage } from '../../../domain/pagination.ts';
@@ -171,12 +171,10 @@ export async function submitVerification(
 ): Promise<Verification> {
   const customer = await lockCustomer(tx, organizationId, customerId);
   if (!maySubmitVerification(customer.kycStatus)) {
-    throw new AppError({
-      status: 409,
-      code: 'invalid_state_transition',
-      title: 'Invalid state transition',
-      detail: `Customer ${customer.id} has a verification pending; submit again once it is decided.`,
-    });
+    throw invalidStateTransition(
+      'Invalid state transition',
+      `Customer ${customer.id} has a verification pending; submit again once it is decided.`,
+    );
   }
   const now = deps.now();
   let verification: Verification = {
@@ -257,12 +255,10 @@ export async function decideVerificationByOperator(
 ): Promise<Verification> {
   const verification = await lockVerification(tx, organizationId, id);
   if (verification.status === 'pending' && (await findOpenReviewOfVerification(tx, verification.id))) {
-    throw new AppError({
-      status: 409,
-      code: 'invalid_state_transition',
-      title: 'Screening review open',
-      detail: `Verification ${verification.id} is held by a screening match: decide its review case first.`,
-    });
+    throw invalidStateTransition(
+      'Screening review open',
+      `Verification ${verification.id} is held by a screening match: decide its review case first.`,
+    );
   }
   return finishVerification(tx, deps, verification, decision, actor);
 }

@@ -7,7 +7,7 @@ import { createReadStream, type ReadStream } from 'node:fs';
 import path from 'node:path';
 import type { Deps } from '../../../app/deps.ts';
 import { getById, listPage } from '../../../app/reads.ts';
-import { AppError, validationError } from '../../../domain/errors.ts';
+import { invalidStateTransition, validationError } from '../../../domain/errors.ts';
 import type { Queryable } from '../../../store/store.ts';
 import type { ExportFormat, ExportJob, ExportType } from '../domain.ts';
 import { findExport, insertExport, listExports } from '../repository.ts';
@@ -78,12 +78,10 @@ export async function openExportFile(
 ): Promise<{ job: ExportJob; stream: ReadStream }> {
   const job = await getExport(deps, organizationId, id);
   if (job.status !== 'ready') {
-    throw new AppError({
-      status: 409,
-      code: 'invalid_state_transition',
-      title: 'Export not ready',
-      detail: `Export ${job.id} is ${job.status}; its file can be downloaded once it is ready${job.status === 'expired' ? ' (it expired and was deleted: export again)' : ''}.`,
-    });
+    throw invalidStateTransition(
+      'Export not ready',
+      `Export ${job.id} is ${job.status}; its file can be downloaded once it is ready${job.status === 'expired' ? ' (it expired and was deleted: export again)' : ''}.`,
+    );
   }
   return { job, stream: createReadStream(fileOf(deps, job)) };
 }

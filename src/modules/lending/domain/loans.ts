@@ -5,7 +5,7 @@
  * balances.ts (what is owed, the allocation of a repayment, arrears and penalty).
  */
 
-import { AppError, validationError } from '../../../domain/errors.ts';
+import { type AppError, invalidStateTransition, validationError } from '../../../domain/errors.ts';
 import type { LOAN_EVENT_TYPES } from '../../../domain/events.ts';
 import { type Currency, formatAmount } from '../../../domain/money.ts';
 
@@ -147,12 +147,10 @@ export function checkPrincipal(product: LoanProduct, principalMinor: bigint): vo
 }
 
 export function loanStateError(loanId: string, status: LoanStatus, action: string): AppError {
-  return new AppError({
-    status: 409,
-    code: 'invalid_state_transition',
-    title: 'Loan not in that state',
-    detail: `Loan ${loanId} is ${status}; it cannot be ${action}.`,
-  });
+  return invalidStateTransition(
+    'Loan not in that state',
+    `Loan ${loanId} is ${status}; it cannot be ${action}.`,
+  );
 }
 
 export const LOAN_REPAYMENT_SOURCES = ['manual', 'automatic'] as const;

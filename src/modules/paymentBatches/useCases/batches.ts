@@ -9,7 +9,7 @@ import type { ApprovableResource, Deps } from '../../../app/deps.ts';
 import { recordEvents } from '../../../app/events.ts';
 import { getById, listPage, lockById } from '../../../app/reads.ts';
 import type { Approval } from '../../../domain/approvals.ts';
-import { AppError } from '../../../domain/errors.ts';
+import { invalidStateTransition } from '../../../domain/errors.ts';
 import type { EvidenceActor } from '../../../domain/evidence.ts';
 import type { Queryable } from '../../../store/store.ts';
 import { cancelApprovalOf } from '../../authorization/index.ts';
@@ -58,12 +58,10 @@ export async function cancelPaymentBatch(
 ): Promise<PaymentBatch> {
   const batch = await lockPaymentBatch(tx, organizationId, id);
   if (isFinishedBatch(batch.status)) {
-    throw new AppError({
-      status: 409,
-      code: 'invalid_state_transition',
-      title: 'Batch finished',
-      detail: `Payment batch ${batch.id} is ${batch.status}; only a batch still running can be canceled.`,
-    });
+    throw invalidStateTransition(
+      'Batch finished',
+      `Payment batch ${batch.id} is ${batch.status}; only a batch still running can be canceled.`,
+    );
   }
   const now = deps.now();
   const released = await releaseReservation(tx, deps, batch, now);

@@ -7,7 +7,7 @@
 import type { Deps } from '../../../app/deps.ts';
 import { newEvent, recordEvents } from '../../../app/events.ts';
 import { appendEvidence } from '../../../app/evidence.ts';
-import { AppError, validationError } from '../../../domain/errors.ts';
+import { AppError, invalidStateTransition, validationError } from '../../../domain/errors.ts';
 import type { EvidenceActor } from '../../../domain/evidence.ts';
 import { formatAmount } from '../../../domain/money.ts';
 import type { Transfer } from '../../../domain/transferRecord.ts';
@@ -184,13 +184,11 @@ export async function requestReversal(
   const existing = await findRailReversalOfTransfer(tx, input.organizationId, transfer.id);
   if (existing) return presentReversal(existing, transfer);
   if (transfer.status !== 'settled') {
-    throw new AppError({
-      status: 409,
-      code: 'invalid_state_transition',
-      title: 'Only a settled transfer can be reversed',
-      detail: `The transfer is ${transfer.status}; a reversal sends back money the rail has paid.`,
-      param: 'id',
-    });
+    throw invalidStateTransition(
+      'Only a settled transfer can be reversed',
+      `The transfer is ${transfer.status}; a reversal sends back money the rail has paid.`,
+      'id',
+    );
   }
   const { config, adapter } = await reversingPartner(tx, railPartnerDirectory(deps), transfer);
   const now = deps.now();

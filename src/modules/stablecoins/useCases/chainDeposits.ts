@@ -17,7 +17,7 @@ import {
   type TravelRuleInput,
 } from '../../../domain/decisions/travelRule.ts';
 import { checkAddress, type DigitalAssetNetwork } from '../../../domain/digitalAssets.ts';
-import { AppError, resourceMissing, validationError } from '../../../domain/errors.ts';
+import { invalidStateTransition, resourceMissing, validationError } from '../../../domain/errors.ts';
 import { checkSingleAmount, parseAmount } from '../../../domain/money.ts';
 import {
   DEPOSIT_CONFIRMATIONS_REQUIRED,
@@ -233,13 +233,11 @@ export async function findCustodyDeposit(
 
 function repeated(existing: Deposit, same: boolean): { deposit: Deposit; created: boolean } {
   if (!same) {
-    throw new AppError({
-      status: 409,
-      code: 'invalid_state_transition',
-      title: 'Chain transfer already recorded',
-      detail: `Transaction ${existing.txHash} (log index ${existing.logIndex}) on ${existing.network} is already deposit ${existing.id}, to another address or for another amount.`,
-      param: 'tx_hash',
-    });
+    throw invalidStateTransition(
+      'Chain transfer already recorded',
+      `Transaction ${existing.txHash} (log index ${existing.logIndex}) on ${existing.network} is already deposit ${existing.id}, to another address or for another amount.`,
+      'tx_hash',
+    );
   }
   return { deposit: existing, created: false };
 }
@@ -355,12 +353,10 @@ export async function reorgSandboxDeposit(
 ): Promise<Deposit> {
   const deposit = await lockDeposit(tx, organizationId, depositId);
   if (isDepositFinal(deposit)) {
-    throw new AppError({
-      status: 409,
-      code: 'invalid_state_transition',
-      title: 'Deposit is final',
-      detail: `Deposit ${deposit.id} has ${deposit.confirmations} of ${deposit.requiredConfirmations} confirmations (status ${deposit.status}): it is final, and the simulated chain does not reorganise past finality.`,
-    });
+    throw invalidStateTransition(
+      'Deposit is final',
+      `Deposit ${deposit.id} has ${deposit.confirmations} of ${deposit.requiredConfirmations} confirmations (status ${deposit.status}): it is final, and the simulated chain does not reorganise past finality.`,
+    );
   }
   const now = deps.now();
   const dropped: Deposit = { ...deposit, chainState: 'dropped', nextCheckAt: now, updatedAt: now };

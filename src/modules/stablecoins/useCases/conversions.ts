@@ -27,7 +27,7 @@ import {
 } from '../../../domain/conversions.ts';
 import type { AmlRule } from '../../../domain/decisions/aml.ts';
 import { decideTransferCompliance } from '../../../domain/decisions/transferCompliance.ts';
-import { AppError, resourceMissing } from '../../../domain/errors.ts';
+import { AppError, invalidStateTransition, resourceMissing } from '../../../domain/errors.ts';
 import type { EvidenceDraft } from '../../../domain/evidence.ts';
 import { type Currency, formatAmount } from '../../../domain/money.ts';
 import type { Queryable } from '../../../store/store.ts';
@@ -105,13 +105,11 @@ async function lockOpenQuote(
   const quote = await findConversionQuote(tx, organizationId, quoteId, { forUpdate: true });
   if (!quote) throw resourceMissing('conversion quote', quoteId, 'quote');
   if (quote.status === 'executed') {
-    throw new AppError({
-      status: 409,
-      code: 'invalid_state_transition',
-      title: 'Quote already executed',
-      detail: `Quote ${quote.id} was executed as conversion ${quote.conversionId}; ask for a new quote.`,
-      param: 'quote',
-    });
+    throw invalidStateTransition(
+      'Quote already executed',
+      `Quote ${quote.id} was executed as conversion ${quote.conversionId}; ask for a new quote.`,
+      'quote',
+    );
   }
   return quote;
 }

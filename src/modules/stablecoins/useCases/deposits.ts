@@ -19,7 +19,13 @@ import { newEvent, recordEvents } from '../../../app/events.ts';
 import { appendEvidence, SYSTEM_ACTOR } from '../../../app/evidence.ts';
 import { getById, listPage, lockById } from '../../../app/reads.ts';
 import { checkTravelRuleData, type TravelRuleInput } from '../../../domain/decisions/travelRule.ts';
-import { AppError, type FieldError, resourceMissing, validationError } from '../../../domain/errors.ts';
+import {
+  AppError,
+  type FieldError,
+  invalidStateTransition,
+  resourceMissing,
+  validationError,
+} from '../../../domain/errors.ts';
 import type { EventRecord } from '../../../domain/events.ts';
 import { formatAmount } from '../../../domain/money.ts';
 import { type Deposit, judgeDeposit } from '../../../domain/stablecoins.ts';
@@ -224,12 +230,10 @@ export const lockDeposit = lockById(findDeposit, 'deposit');
 async function lockHeldDeposit(tx: Queryable, organizationId: string, depositId: string): Promise<Deposit> {
   const deposit = await lockDeposit(tx, organizationId, depositId);
   if (deposit.status !== 'held_for_review') {
-    throw new AppError({
-      status: 409,
-      code: 'invalid_state_transition',
-      title: 'Deposit not held',
-      detail: `Deposit ${deposit.id} is ${deposit.status}, not held for review.`,
-    });
+    throw invalidStateTransition(
+      'Deposit not held',
+      `Deposit ${deposit.id} is ${deposit.status}, not held for review.`,
+    );
   }
   return deposit;
 }

@@ -10,7 +10,7 @@ import { appendEvidence, SYSTEM_ACTOR } from '../../../app/evidence.ts';
 import { lockById } from '../../../app/reads.ts';
 import { limitBasisOf, limitPeriods } from '../../../domain/decisions/limits.ts';
 import { evaluatePolicy, type PolicyDecision } from '../../../domain/decisions/policies.ts';
-import { AppError, validationError } from '../../../domain/errors.ts';
+import { invalidStateTransition, validationError } from '../../../domain/errors.ts';
 import type { EvidenceActor, EvidenceDraft, EvidenceValue } from '../../../domain/evidence.ts';
 import { effectiveRiskLevel } from '../../../domain/risk.ts';
 import { feeOf, type Transfer } from '../../../domain/transferRecord.ts';
@@ -353,12 +353,10 @@ export async function cancelTransfer(
 ): Promise<Transfer> {
   const transfer = await lockTransfer(tx, organizationId, id);
   if (transfer.status !== 'pending' && transfer.status !== 'pending_approval') {
-    throw new AppError({
-      status: 409,
-      code: 'invalid_state_transition',
-      title: 'Too late to cancel',
-      detail: `A ${transfer.status} transfer has been handed to the rail (or finished) and can no longer be canceled.`,
-    });
+    throw invalidStateTransition(
+      'Too late to cancel',
+      `A ${transfer.status} transfer has been handed to the rail (or finished) and can no longer be canceled.`,
+    );
   }
   const canceled = await applyStatusChange(tx, deps, transfer, {
     to: 'canceled',

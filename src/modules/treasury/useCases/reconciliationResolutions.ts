@@ -8,7 +8,7 @@ import type { Deps } from '../../../app/deps.ts';
 import { recordEvents } from '../../../app/events.ts';
 import { appendEvidence } from '../../../app/evidence.ts';
 import { lockById } from '../../../app/reads.ts';
-import { AppError, validationError } from '../../../domain/errors.ts';
+import { AppError, invalidStateTransition, validationError } from '../../../domain/errors.ts';
 import type { EventRecord } from '../../../domain/events.ts';
 import type { EvidenceActor } from '../../../domain/evidence.ts';
 import type { Currency } from '../../../domain/money.ts';
@@ -135,12 +135,10 @@ async function lockOpenException(
 ): Promise<ReconciliationException> {
   const e = await lockException(tx, organizationId, id);
   if (e.status !== 'open') {
-    throw new AppError({
-      status: 409,
-      code: 'invalid_state_transition',
-      title: 'Exception resolved',
-      detail: `Exception ${e.id} was resolved (${e.resolution}); a resolved exception does not change.`,
-    });
+    throw invalidStateTransition(
+      'Exception resolved',
+      `Exception ${e.id} was resolved (${e.resolution}); a resolved exception does not change.`,
+    );
   }
   return e;
 }

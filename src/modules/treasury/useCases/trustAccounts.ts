@@ -8,7 +8,7 @@ import type { Deps } from '../../../app/deps.ts';
 import { appendEvidence } from '../../../app/evidence.ts';
 import { getById, listPage } from '../../../app/reads.ts';
 import { dayOf, parseDay } from '../../../domain/days.ts';
-import { AppError, resourceMissing } from '../../../domain/errors.ts';
+import { AppError, invalidStateTransition, resourceMissing } from '../../../domain/errors.ts';
 import type { EvidenceActor } from '../../../domain/evidence.ts';
 import type { Currency } from '../../../domain/money.ts';
 import type { Queryable } from '../../../store/store.ts';
@@ -104,13 +104,11 @@ export async function closeTrustAccountFor(
   const current = (await lockTrustAccounts(tx, organizationId, found.currency)).find((a) => a.id === id);
   if (!current) throw resourceMissing('trust account', id);
   if (current.status === 'closed') {
-    throw new AppError({
-      status: 409,
-      code: 'invalid_state_transition',
-      title: 'Trust account closed',
-      detail: `Trust account ${id} was closed on ${current.closedOn}; a closed account does not change.`,
-      param: 'status',
-    });
+    throw invalidStateTransition(
+      'Trust account closed',
+      `Trust account ${id} was closed on ${current.closedOn}; a closed account does not change.`,
+      'status',
+    );
   }
   const now = deps.now();
   const closed: TrustAccount = { ...current, status: 'closed', closedOn: dayOf(now), updatedAt: now };

@@ -7,7 +7,7 @@
 import type { Deps } from '../../../app/deps.ts';
 import { newEvent, recordEvents } from '../../../app/events.ts';
 import { appendEvidence } from '../../../app/evidence.ts';
-import { AppError, resourceMissing } from '../../../domain/errors.ts';
+import { AppError, invalidStateTransition, resourceMissing } from '../../../domain/errors.ts';
 import { type EventRecord, walletEventData } from '../../../domain/events.ts';
 import { type EvidenceActor, type EvidenceKind, requireMemberActor } from '../../../domain/evidence.ts';
 import { formatAmount } from '../../../domain/money.ts';
@@ -42,12 +42,7 @@ function refusedChange(wallet: Wallet, action: WalletStatusAction): AppError {
     action === 'close' && wallet.status === 'frozen'
       ? `Wallet ${wallet.id} is frozen: it can be closed only once the freeze is lifted.`
       : `A ${wallet.status} wallet cannot be ${action === 'freeze' ? 'frozen' : action === 'unfreeze' ? 'unfrozen' : 'closed'}.`;
-  return new AppError({
-    status: 409,
-    code: 'invalid_state_transition',
-    title: 'Invalid state transition',
-    detail,
-  });
+  return invalidStateTransition('Invalid state transition', detail);
 }
 
 export async function changeWalletStatus(

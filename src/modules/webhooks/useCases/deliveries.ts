@@ -1,6 +1,6 @@
 /** An event's deliveries: queued again by recover and redeliver, each one transaction, and read as a log. */
 import type { Deps } from '../../../app/deps.ts';
-import { AppError, resourceMissing } from '../../../domain/errors.ts';
+import { invalidStateTransition, resourceMissing } from '../../../domain/errors.ts';
 import { findEvent } from '../../../store/repositories/events.ts';
 import type { Queryable } from '../../../store/store.ts';
 import { listDeliveriesOfEvent } from '../repository/deliveryLog.ts';
@@ -24,12 +24,10 @@ export async function recoverSubscription(
 ): Promise<{ subscription: Subscription; requeued: number }> {
   const subscription = await getSubscription(tx, organizationId, id, true);
   if (subscription.status !== 'enabled') {
-    throw new AppError({
-      status: 409,
-      code: 'invalid_state_transition',
-      title: 'Subscription disabled',
-      detail: 'Enable the subscription before recovering its events.',
-    });
+    throw invalidStateTransition(
+      'Subscription disabled',
+      'Enable the subscription before recovering its events.',
+    );
   }
   const events = (await eventsSince(tx, organizationId, since, WEBHOOK_RECOVER_EVENTS_MAX)).filter(
     (e) => subscription.events.includes('*') || subscription.events.includes(e.type),

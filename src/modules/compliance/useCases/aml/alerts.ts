@@ -10,7 +10,7 @@ import { appendEvidence } from '../../../../app/evidence.ts';
 import { getById, listPage, lockById } from '../../../../app/reads.ts';
 import type { AmlAlert, AmlDisposition } from '../../../../domain/amlAlerts.ts';
 import type { AmlHit } from '../../../../domain/decisions/aml.ts';
-import { AppError } from '../../../../domain/errors.ts';
+import { invalidStateTransition } from '../../../../domain/errors.ts';
 import type { EventRecord } from '../../../../domain/events.ts';
 import { type EvidenceActor, requireMemberActor } from '../../../../domain/evidence.ts';
 import type { Queryable } from '../../../../store/store.ts';
@@ -143,12 +143,10 @@ export async function resolveAmlAlert(
   // Resolving (a false positive clears it) is a person's decision: never a server key's.
   requireMemberActor(actor, 'resolve an AML alert');
   if (alert.status !== 'open') {
-    throw new AppError({
-      status: 409,
-      code: 'invalid_state_transition',
-      title: 'Invalid state transition',
-      detail: `Alert ${alert.id} was already resolved as ${alert.disposition}.`,
-    });
+    throw invalidStateTransition(
+      'Invalid state transition',
+      `Alert ${alert.id} was already resolved as ${alert.disposition}.`,
+    );
   }
   const now = deps.now();
   const resolved: AmlAlert = {
