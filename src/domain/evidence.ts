@@ -75,6 +75,11 @@ export type EvidenceActor =
   | { type: 'api_key'; id: string; member?: string | undefined }
   | { type: 'console_session'; id: string; member: string };
 
+/** How an actor is named in a record: `system` for the service itself, otherwise its key's or session's id. */
+export function actorName(actor: EvidenceActor): string {
+  return actor.type === 'system' ? 'system' : actor.id;
+}
+
 /**
  * A person's decisions: votes on approvals, clearing or rejecting a review, freezing or unfreezing a wallet.
  * Each is taken by a member (a key that acts for one, or a console session) or by the service itself, never
@@ -175,7 +180,7 @@ export function evidencePayload(record: Omit<EvidenceRecord, 'payload' | 'hash'>
     sequence: record.sequence,
     previous_hash: record.previousHash,
     kind: record.kind,
-    actor: record.actor.type === 'system' ? 'system' : record.actor.id,
+    actor: actorName(record.actor),
     // Only present for a key or session that acts for a member, so records made before members existed hash alike.
     ...(record.actor.type !== 'system' && record.actor.member !== undefined
       ? { actor_member: record.actor.member }

@@ -11,7 +11,12 @@ import { appendEvidence } from '../../../app/evidence.ts';
 import { getById, listPage, lockById } from '../../../app/reads.ts';
 import type { TravelRuleInput } from '../../../domain/decisions/travelRule.ts';
 import { invalidStateTransition, validationError } from '../../../domain/errors.ts';
-import { type EvidenceActor, type EvidenceDraft, requireMemberActor } from '../../../domain/evidence.ts';
+import {
+  actorName,
+  type EvidenceActor,
+  type EvidenceDraft,
+  requireMemberActor,
+} from '../../../domain/evidence.ts';
 import {
   freezesWalletOnReject,
   isOpenReview,
@@ -86,7 +91,7 @@ export async function decideReview(
     ...review,
     status: decision === 'clear' ? 'cleared' : 'rejected',
     note: input.note ?? null,
-    decidedBy: actor.type === 'system' ? 'system' : actor.id,
+    decidedBy: actorName(actor),
     decidedAt: now,
   };
   await saveReviewDecision(tx, decided);

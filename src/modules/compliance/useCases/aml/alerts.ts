@@ -12,7 +12,7 @@ import type { AmlAlert, AmlDisposition } from '../../../../domain/amlAlerts.ts';
 import type { AmlHit } from '../../../../domain/decisions/aml.ts';
 import { invalidStateTransition } from '../../../../domain/errors.ts';
 import type { EventRecord } from '../../../../domain/events.ts';
-import { type EvidenceActor, requireMemberActor } from '../../../../domain/evidence.ts';
+import { actorName, type EvidenceActor, requireMemberActor } from '../../../../domain/evidence.ts';
 import type { Queryable } from '../../../../store/store.ts';
 import {
   type AmlAlertFilter,
@@ -154,7 +154,7 @@ export async function resolveAmlAlert(
     status: 'resolved',
     disposition: input.disposition,
     note: input.note ?? null,
-    resolvedBy: actor.type === 'system' ? 'system' : actor.id,
+    resolvedBy: actorName(actor),
     resolvedAt: now,
   };
   await saveAmlAlertResolution(tx, resolved);
