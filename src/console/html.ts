@@ -5,8 +5,6 @@
  */
 import { escapeHtml } from '../domain/html.ts';
 
-export { escapeHtml };
-
 export class SafeHtml {
   constructor(readonly text: string) {}
   toString(): string {

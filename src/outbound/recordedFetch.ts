@@ -11,9 +11,6 @@ import { performance } from 'node:perf_hooks';
 import { jsonObjectOf } from '../domain/json.ts';
 import { BlockedAddressError, type OutboundFetch, type OutboundRequestInit } from './guard.ts';
 
-/** The body reader callers share with the recorder, so what is recorded is read as they read it. */
-export { jsonObjectOf };
-
 /** Why a request got no answer, in a word. */
 export type OutboundCallFailure = 'timeout' | 'no_connection' | 'blocked_address';
 

@@ -5,8 +5,9 @@
  * a describer can never copy a name, free text, a token or a signature into the log; paths are masked
  * (maskedCallPath) and lose their query.
  */
+
+import { isRecord } from '../../../domain/json.ts';
 import { maskedPhone } from '../../../domain/transferRecord.ts';
-import { isRecord } from './json.ts';
 
 /** The operations a call is recorded as (GET /v1/rail-partner-calls `operation`). */
 export const RAIL_PARTNER_CALL_OPERATIONS = [

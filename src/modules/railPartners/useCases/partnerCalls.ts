@@ -15,8 +15,9 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Deps } from '../../../app/deps.ts';
 import { listPage } from '../../../app/reads.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
+import { jsonObjectOf } from '../../../domain/json.ts';
 import type { OutboundFetch } from '../../../outbound/guard.ts';
-import { jsonObjectOf, type OutboundCallEnd, recordedFetch } from '../../../outbound/recordedFetch.ts';
+import { type OutboundCallEnd, recordedFetch } from '../../../outbound/recordedFetch.ts';
 import type { RailPartnerConfig } from '../domain.ts';
 import {
   type CallSubject,

@@ -7,11 +7,12 @@
  * each one sent is recorded (calls.ts).
  */
 import type { Deps } from '../../../../app/deps.ts';
+import { jsonObjectOf } from '../../../../domain/json.ts';
 import type { OutboundAddressPolicy } from '../../../../domain/outboundAddresses.ts';
 import { outboundPolicyFor } from '../../../../domain/outboundAddresses.ts';
 import { smileIdSignatureMatches, smileIdSigned } from '../../../../domain/smileIdSignature.ts';
 import { guardedFetch, type OutboundFetch } from '../../../../outbound/guard.ts';
-import { jsonObjectOf, recordedFetch } from '../../../../outbound/recordedFetch.ts';
+import { recordedFetch } from '../../../../outbound/recordedFetch.ts';
 import type { SmileIdConfig, SmileIdJobRecord } from '../../repository/smileId.ts';
 import {
   jobStatusVerdict,

@@ -4,8 +4,8 @@
  * through the outbound guard's fetch with a time limit. See docs/rails/fireblocks.md.
  */
 import { createHash, createSign, randomUUID } from 'node:crypto';
+import { parseJson } from '../../../../domain/json.ts';
 import type { OutboundFetch } from '../../../../outbound/guard.ts';
-import { parseJson } from '../json.ts';
 import type { FireblocksWebhookSignatures } from './webhookJwks.ts';
 
 /** Fireblocks refuses a token living 30 s or more (its authentication page); 25 s leaves room. */

@@ -5,8 +5,8 @@
  * gives the same address. And the wallet vaults' asset wallets with their balances (reserves, sweeps).
  */
 import type { DigitalAsset, DigitalAssetNetwork } from '../../../../domain/digitalAssets.ts';
+import { isRecord } from '../../../../domain/json.ts';
 import type { PartnerAccountBalance } from '../../../../rails/balances.ts';
-import { isRecord } from '../json.ts';
 import {
   type FireblocksConfig,
   FireblocksError,

@@ -4,8 +4,9 @@
  * `sort=ASC`), page after page by the `next-page` header's cursor sent back as `next`, at most a given
  * number of pages. The caller keeps where the next read starts (docs/rails/fireblocks.md, "Missed deposits").
  */
+
+import { isRecord } from '../../../../domain/json.ts';
 import type { CustodyDepositReport } from '../../../../rails/partner.ts';
-import { isRecord } from '../json.ts';
 import { type FireblocksConfig, FireblocksError, fireblocksRequest } from './connection.ts';
 import { depositOfTransaction } from './protocol.ts';
 

@@ -4,9 +4,9 @@
  * outcome with the failure code its sub-status means.
  */
 import type { DigitalAsset, DigitalAssetNetwork } from '../../../../domain/digitalAssets.ts';
+import { isRecord } from '../../../../domain/json.ts';
 import type { CustodyDepositReport } from '../../../../rails/partner.ts';
 import type { NetworkFee, RailOutcome } from '../../../../rails/rail.ts';
-import { isRecord } from '../json.ts';
 
 export const FIREBLOCKS_PARTNER = 'fireblocks';
 

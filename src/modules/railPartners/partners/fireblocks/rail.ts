@@ -14,6 +14,7 @@
  */
 import { createVerify } from 'node:crypto';
 import type { DigitalAsset, DigitalAssetNetwork } from '../../../../domain/digitalAssets.ts';
+import { isRecord } from '../../../../domain/json.ts';
 import type { Transfer } from '../../../../domain/transferRecord.ts';
 import {
   type ArrivedCallback,
@@ -24,7 +25,6 @@ import {
   type PartnerRail,
 } from '../../../../rails/partner.ts';
 import type { RailOutcome, SubmitRequest, SubmitResult } from '../../../../rails/rail.ts';
-import { isRecord } from '../json.ts';
 import { type FireblocksConfig, findByExternalTxId } from './connection.ts';
 import {
   type CustodyVaultAsset,

@@ -4,8 +4,9 @@
  * refused or unanswered submit first looks the sweep up by externalTxId: one found is the sweep's
  * transaction, never a second one.
  */
+
+import { isRecord } from '../../../../domain/json.ts';
 import type { RailOutcome, SubmitResult } from '../../../../rails/rail.ts';
-import { isRecord } from '../json.ts';
 import {
   type FireblocksConfig,
   FireblocksError,

@@ -12,9 +12,9 @@
  * age whose refetch fails keeps serving the keys it has.
  */
 import { createPublicKey, type KeyObject, verify } from 'node:crypto';
+import { isRecord } from '../../../../domain/json.ts';
 import type { OutboundFetch } from '../../../../outbound/guard.ts';
 import { CallbackVerificationUnavailableError, MalformedCallbackError } from '../../../../rails/partner.ts';
-import { isRecord } from '../json.ts';
 
 /**
  * Which webhook signatures a configuration accepts: `v1` (`Fireblocks-Signature` with the configured PEM

@@ -7,13 +7,13 @@
  * reference the account was made with (its `tx_ref`).
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { isRecord } from '../../../../domain/json.ts';
 import { isCurrency } from '../../../../domain/money.ts';
 import {
   type ArrivedCallback,
   type CallbackReport,
   MalformedCallbackError,
 } from '../../../../rails/partner.ts';
-import { isRecord } from '../json.ts';
 import { minorUnitsOfFlutterwaveAmount } from './connection.ts';
 import { outcomeOfStatus } from './payouts.ts';
 

@@ -3,10 +3,11 @@
  * it makes through the outbound address guard, and the conversions between Mkoba's integer minor units and
  * Flutterwave's major-unit JSON numbers (done on the text, never through a float).
  */
+
+import { isRecord, parseJson } from '../../../../domain/json.ts';
 import { type Currency, minorUnitsOfDecimal } from '../../../../domain/money.ts';
 import type { OutboundFetch } from '../../../../outbound/guard.ts';
 import { exchangeWithin } from '../exchangeWithin.ts';
-import { isRecord, parseJson } from '../json.ts';
 
 export const FLUTTERWAVE_PARTNER = 'flutterwave';
 /**

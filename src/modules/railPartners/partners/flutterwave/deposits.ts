@@ -4,12 +4,13 @@
  * of the webhook's amount and currency, made into the account we issued under the wallet's reference (its
  * `tx_ref`), vouches for the deposit. A webhook is only as good as the secret hash; this asks Flutterwave.
  */
+
+import { isRecord } from '../../../../domain/json.ts';
 import type {
   CreditReport,
   CreditVerificationAsk,
   CreditVerificationReport,
 } from '../../../../rails/partner.ts';
-import { isRecord } from '../json.ts';
 import {
   type FlutterwaveConfig,
   FlutterwaveError,

@@ -6,11 +6,12 @@
  * refused, and the first transfer is then found by that reference, so a retried submit never pays twice.
  * The outcome comes by `transfer.completed` (callbacks.ts) or GET /v3/transfers/{id} (`check`).
  */
+
+import { isRecord } from '../../../../domain/json.ts';
 import { formatAmount } from '../../../../domain/money.ts';
 import type { Transfer } from '../../../../domain/transferRecord.ts';
 import type { CallbackTarget } from '../../../../rails/partner.ts';
 import type { RailOutcome, SubmitRequest, SubmitResult } from '../../../../rails/rail.ts';
-import { isRecord } from '../json.ts';
 import { type FlutterwaveConfig, FlutterwaveError, flutterwaveCall } from './connection.ts';
 import { type MobileMoneyTransferFields, mobileMoneyFields } from './mobileMoney.ts';
 

@@ -9,13 +9,14 @@
  * Webhooks: set the dashboard's webhook URL to `{callback base}/webhooks`; transfers carry their own
  * `callback_url` (`{callback base}/transfers`). Both are verified with the dashboard's secret hash.
  */
+
+import { isRecord } from '../../../../domain/json.ts';
 import type {
   CallbackTarget,
   PartnerRail,
   WalletAccountNumber,
   WalletAccountNumberRequest,
 } from '../../../../rails/partner.ts';
-import { isRecord } from '../json.ts';
 import { parseFlutterwaveCallback } from './callbacks.ts';
 import {
   FLUTTERWAVE_PARTNER,

@@ -4,8 +4,8 @@
  * once rather than after MTN has queued it.
  */
 
+import { isRecord } from '../../../../domain/json.ts';
 import { type Currency, isCurrency } from '../../../../domain/money.ts';
-import { isRecord } from '../json.ts';
 import { authorized, describe, type MomoConnection, MtnMomoError } from './connection.ts';
 import { type MomoProduct, minorUnitsOfMomoAmount } from './protocol.ts';
 

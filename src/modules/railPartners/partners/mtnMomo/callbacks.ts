@@ -3,13 +3,13 @@
  * and nothing one says is final on its own word: the rail worker's poller confirms every outcome with GET.
  */
 
+import { isRecord, parseJson } from '../../../../domain/json.ts';
 import { isCurrency } from '../../../../domain/money.ts';
 import {
   type ArrivedCallback,
   type CallbackReport,
   MalformedCallbackError,
 } from '../../../../rails/partner.ts';
-import { isRecord, parseJson } from '../json.ts';
 import {
   failureCodeOfMomoReason,
   type MomoProduct,

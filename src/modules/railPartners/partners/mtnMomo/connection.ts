@@ -4,10 +4,10 @@
  * guard.
  */
 
+import { isRecord, parseJson } from '../../../../domain/json.ts';
 import type { OutboundFetch } from '../../../../outbound/guard.ts';
 import type { CallbackTarget } from '../../../../rails/partner.ts';
 import { exchangeWithin } from '../exchangeWithin.ts';
-import { isRecord, parseJson } from '../json.ts';
 import { type MomoProduct, PATHS } from './protocol.ts';
 
 /**

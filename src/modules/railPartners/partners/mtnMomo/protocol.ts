@@ -5,8 +5,8 @@
  */
 
 import { createHash } from 'node:crypto';
+import { isRecord } from '../../../../domain/json.ts';
 import { type Currency, exponentOf, minorUnitsOfDecimal } from '../../../../domain/money.ts';
-import { isRecord } from '../json.ts';
 
 export const MTN_MOMO_PARTNER = 'mtn_momo';
 
