@@ -3,7 +3,16 @@
  * each field read from the column named after it unless it says otherwise, in the order described.
  */
 import { describe, expect, it } from 'vitest';
-import { column, computed, rowMapper, stored, text } from '../src/store/repositories/rowMappers.ts';
+import { ID_PREFIXES } from '../src/domain/ids.ts';
+import { recordTable } from '../src/store/repositories/records.ts';
+import {
+  column,
+  columnRows,
+  computed,
+  rowMapper,
+  stored,
+  text,
+} from '../src/store/repositories/rowMappers.ts';
 import {
   feeDecisionFromRow,
   nullableDate,
@@ -93,5 +102,40 @@ describe('rowMapper', () => {
       scheduleVersion: 3,
       rule: null,
     });
+  });
+});
+
+describe('columnRows', () => {
+  const { columns, fromRow } = columnRows<Omit<Sample, 'both'>>({
+    id: String,
+    organizationId: String,
+    amountMinor: toBigInt,
+    contentSha256: String,
+    status: stored,
+    currency: text,
+    date: column('balance_date', String),
+    note: nullableText,
+    settledAt: nullableDate,
+    createdAt: toDate,
+  });
+
+  it('lists the columns its fields are read from, in their order, as a SELECT list', () => {
+    expect(columns).toBe(
+      'id, organization_id, amount_minor, content_sha256, status, currency, balance_date, note, settled_at, created_at',
+    );
+  });
+
+  it('maps the row that list returns as rowMapper does', () => {
+    const { both: _, ...withoutBoth } = sampleFromRow(row);
+    expect(fromRow(row)).toEqual(withoutBoth);
+  });
+
+  it('gives a record table its columns and mapper from the one description', () => {
+    const table = recordTable<{ id: string; walletId: string }>('members', ID_PREFIXES.member, {
+      id: String,
+      walletId: String,
+    });
+    expect(table).toMatchObject({ name: 'members', prefix: ID_PREFIXES.member, columns: 'id, wallet_id' });
+    expect(table.fromRow({ id: 'mem_1', wallet_id: 'wal_1' })).toEqual({ id: 'mem_1', walletId: 'wal_1' });
   });
 });

@@ -4,7 +4,7 @@
  */
 import type { IdPrefix } from '../../domain/ids.ts';
 import type { Queryable } from '../store.ts';
-import { columnOf } from './rowMappers.ts';
+import { type ColumnFields, columnOf, columnRows } from './rowMappers.ts';
 import { claimDueRows, forUpdateClause, type KeysetFilter, listNewestFirst } from './rows.ts';
 
 /** A table as its repository reads it: its name, the columns it selects, its ids' prefix and its row mapper. */
@@ -13,6 +13,11 @@ export interface RecordTable<T> {
   columns: string;
   prefix: IdPrefix;
   fromRow: (row: Record<string, unknown>) => T;
+}
+
+/** A table whose columns are its record's fields' (columnRows), described once: its name, prefix and fields. */
+export function recordTable<T>(name: string, prefix: IdPrefix, fields: ColumnFields<T>): RecordTable<T> {
+  return { name, prefix, ...columnRows(fields) };
 }
 
 /** Equality filters of a list, as `[column, value]`; a value left undefined filters nothing. */
@@ -71,11 +76,13 @@ export function recordFinderBy<T, const KeyColumns extends readonly string[]>(
 
 /**
  * Lists an organization's records newest first, a page at a time (listNewestFirst), narrowed by the
- * equality filters `equal` reads from the list's filter.
+ * equality filters `equal` reads from the list's filter, then by any conditions `more` adds (each value
+ * pushed to `params`, its condition naming it by its number).
  */
 export function newestFirstLister<T, F extends KeysetFilter = KeysetFilter>(
   table: RecordTable<T>,
   equal: (filter: F) => EqualityFilters = () => [],
+  more?: (filter: F, params: unknown[]) => string[],
 ) {
   return async (db: Queryable, organizationId: string, filter: F, rowsMax: number): Promise<T[]> => {
     const rows = await listNewestFirst(db, {
@@ -85,6 +92,7 @@ export function newestFirstLister<T, F extends KeysetFilter = KeysetFilter>(
       organizationId,
       filter,
       equal: equal(filter),
+      moreConditions: more && ((params) => more(filter, params)),
       rowsMax,
     });
     return rows.map(table.fromRow);

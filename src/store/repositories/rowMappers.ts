@@ -13,9 +13,10 @@
 /** A converter of one column's value, as the driver gives it, to a field's. */
 export type ColumnRead<V> = (value: unknown) => V;
 
-/** A field read otherwise than from its own column: another column, or several. */
+/** A field read otherwise than from its own column: another column (named by `column`), or several. */
 export interface RowRead<V> {
   ofRow: (row: Record<string, unknown>) => V;
+  column?: string;
 }
 
 /**
@@ -25,8 +26,8 @@ export interface RowRead<V> {
 export type RowFields<T> = { [K in keyof T]-?: ColumnRead<T[K]> | RowRead<T[K]> };
 
 /** The field is `name`'s column converted by `read`: for a field not named after its column. */
-export function column<V>(name: string, read: ColumnRead<V>): RowRead<V> {
-  return { ofRow: (row) => read(row[name]) };
+export function column<V>(name: string, read: ColumnRead<V>): RowRead<V> & { column: string } {
+  return { ofRow: (row) => read(row[name]), column: name };
 }
 
 /** The field is computed from the whole row (from several columns, or a column's value with a default). */
@@ -66,4 +67,21 @@ export function rowMapper<T>(fields: RowFields<T>): (row: Record<string, unknown
     for (const [field, read] of reads) record[field] = read(row);
     return record as T;
   };
+}
+
+/** Fields each read from one column (their own, or the one `column(…)` names): the columns they list are the record's. */
+export type ColumnFields<T> = { [K in keyof T]-?: ColumnRead<T[K]> | (RowRead<T[K]> & { column: string }) };
+
+/**
+ * A record's columns, written once: the SELECT list of `fields`' columns in their order (`id, wallet_id, …`),
+ * and the mapper of the row that list returns.
+ */
+export function columnRows<T>(fields: ColumnFields<T>): {
+  columns: string;
+  fromRow: (row: Record<string, unknown>) => T;
+} {
+  const columns = Object.entries<ColumnRead<unknown> | (RowRead<unknown> & { column: string })>(fields).map(
+    ([field, read]) => (typeof read === 'function' ? columnOf(field) : read.column),
+  );
+  return { columns: columns.join(', '), fromRow: rowMapper<T>(fields) };
 }

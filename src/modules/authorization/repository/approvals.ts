@@ -6,22 +6,18 @@ import type {
   ApprovalVote,
 } from '../../../domain/approvals.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
-import { organizationRecordFinder } from '../../../store/repositories/records.ts';
-import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
 import {
-  type KeysetFilter,
-  listNewestFirst,
-  nullableDate,
-  nullableText,
-  toDate,
-} from '../../../store/repositories/rows.ts';
+  byFields,
+  newestFirstLister,
+  organizationRecordFinder,
+  type RecordTable,
+} from '../../../store/repositories/records.ts';
+import { columnRows, rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
+import { type KeysetFilter, nullableDate, nullableText, toDate } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 
-const COLUMNS =
-  'id, organization_id, resource_type, resource_id, status, policy_version, rule, quorum, roles, distinct_roles, initiated_by, expires_at, created_at, decided_at';
-
 /** An approval's row, without its votes (read separately, for all the rows of a read at once). */
-const approvalFromRow = rowMapper<Omit<Approval, 'votes'>>({
+const { columns: COLUMNS, fromRow: approvalFromRow } = columnRows<Omit<Approval, 'votes'>>({
   id: String,
   organizationId: String,
   resourceType: stored,
@@ -103,12 +99,15 @@ export async function insertApprovals(db: Queryable, approvals: readonly Approva
   );
 }
 
-/** An approval's row as stored, before its votes are read. */
-const findApprovalRow = organizationRecordFinder({
+/** Approvals' rows as stored, before their votes are read. */
+const APPROVAL_ROWS: RecordTable<Record<string, unknown>> = {
   name: 'approvals',
   columns: COLUMNS,
+  prefix: ID_PREFIXES.approval,
   fromRow: (row) => row,
-});
+};
+
+const findApprovalRow = organizationRecordFinder(APPROVAL_ROWS);
 
 export async function findApproval(
   db: Queryable,
@@ -154,6 +153,11 @@ export interface ApprovalFilter extends KeysetFilter {
   resourceId?: string | undefined;
 }
 
+const listApprovalRows = newestFirstLister(
+  APPROVAL_ROWS,
+  byFields<ApprovalFilter>('status', 'resourceType', 'resourceId'),
+);
+
 /** Newest first; served by (organization_id, status, id), (organization_id, resource_id) or (organization_id, id). */
 export async function listApprovals(
   db: Queryable,
@@ -161,20 +165,7 @@ export async function listApprovals(
   filter: ApprovalFilter,
   rowsMax: number,
 ): Promise<Approval[]> {
-  const rows = await listNewestFirst(db, {
-    table: 'approvals',
-    columns: COLUMNS,
-    prefix: ID_PREFIXES.approval,
-    organizationId,
-    filter,
-    equal: [
-      ['status', filter.status],
-      ['resource_type', filter.resourceType],
-      ['resource_id', filter.resourceId],
-    ],
-    rowsMax,
-  });
-  return withVotes(db, rows);
+  return withVotes(db, await listApprovalRows(db, organizationId, filter, rowsMax));
 }
 
 /**

@@ -9,9 +9,9 @@ import {
   byFields,
   newestFirstLister,
   organizationRecordFinder,
-  type RecordTable,
+  recordTable,
 } from '../../../store/repositories/records.ts';
-import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
+import { stored } from '../../../store/repositories/rowMappers.ts';
 import {
   type KeysetFilter,
   nullableDate,
@@ -22,10 +22,7 @@ import {
 } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 
-const COLUMNS =
-  'id, organization_id, kind, action, target_id, payload, status, proposed_by, proposed_by_key, approval_id, policy_version, rule, failure, created_at, decided_at, applied_at';
-
-const changeFromRow = rowMapper<GovernedChange>({
+const GOVERNED_CHANGES = recordTable<GovernedChange>('governed_changes', ID_PREFIXES.governedChange, {
   id: String,
   organizationId: String,
   kind: stored,
@@ -46,7 +43,7 @@ const changeFromRow = rowMapper<GovernedChange>({
 
 export async function insertGovernedChange(db: Queryable, change: GovernedChange): Promise<void> {
   await db.query(
-    `INSERT INTO governed_changes (${COLUMNS})
+    `INSERT INTO governed_changes (${GOVERNED_CHANGES.columns})
      VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10, $11, $12, $13::jsonb, $14, $15, $16)`,
     [
       change.id,
@@ -86,13 +83,6 @@ export async function saveGovernedChange(db: Queryable, change: GovernedChange):
     ],
   );
 }
-
-const GOVERNED_CHANGES: RecordTable<GovernedChange> = {
-  name: 'governed_changes',
-  columns: COLUMNS,
-  prefix: ID_PREFIXES.governedChange,
-  fromRow: changeFromRow,
-};
 
 export const findGovernedChange = organizationRecordFinder(GOVERNED_CHANGES);
 

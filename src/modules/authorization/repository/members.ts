@@ -1,20 +1,18 @@
 /** Members of an organization: their records, found by id or email, and listed newest first. */
 import type { MemberRole, MemberStatus } from '../../../domain/access.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
-import { organizationRecordFinder, type RecordTable } from '../../../store/repositories/records.ts';
-import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
 import {
-  type KeysetFilter,
-  listNewestFirst,
-  nullableText,
-  toDate,
-} from '../../../store/repositories/rows.ts';
+  byFields,
+  newestFirstLister,
+  organizationRecordFinder,
+  recordTable,
+} from '../../../store/repositories/records.ts';
+import { stored } from '../../../store/repositories/rowMappers.ts';
+import { type KeysetFilter, nullableText, toDate } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 import type { Member } from '../domain.ts';
 
-const COLUMNS = 'id, organization_id, email, name, roles, status, created_by, created_at, updated_at';
-
-const fromRow = rowMapper<Member>({
+const MEMBERS = recordTable<Member>('members', ID_PREFIXES.member, {
   id: String,
   organizationId: String,
   email: String,
@@ -25,6 +23,7 @@ const fromRow = rowMapper<Member>({
   createdAt: toDate,
   updatedAt: toDate,
 });
+const { columns: COLUMNS, fromRow } = MEMBERS;
 
 /** Inserts a member, or returns undefined when the organization already has one with that email. */
 export async function insertMember(db: Queryable, member: Member): Promise<Member | undefined> {
@@ -45,13 +44,6 @@ export async function insertMember(db: Queryable, member: Member): Promise<Membe
   );
   return row && fromRow(row);
 }
-
-const MEMBERS: RecordTable<Member> = {
-  name: 'members',
-  columns: COLUMNS,
-  prefix: ID_PREFIXES.member,
-  fromRow,
-};
 
 export const findMember = organizationRecordFinder(MEMBERS);
 
@@ -81,26 +73,9 @@ export interface MemberFilter extends KeysetFilter {
   role?: MemberRole | undefined;
 }
 
-/** Newest first, served by (organization_id, id). */
-export async function listMembers(
-  db: Queryable,
-  organizationId: string,
-  filter: MemberFilter,
-  rowsMax: number,
-): Promise<Member[]> {
-  const rows = await listNewestFirst(db, {
-    table: MEMBERS.name,
-    columns: COLUMNS,
-    prefix: MEMBERS.prefix,
-    organizationId,
-    filter,
-    equal: [['status', filter.status]],
-    moreConditions: (params) => {
-      if (filter.role === undefined) return [];
-      params.push(filter.role);
-      return [`$${params.length} = ANY(roles)`];
-    },
-    rowsMax,
-  });
-  return rows.map(fromRow);
-}
+/** Newest first, served by (organization_id, id); a role is one of a member's roles. */
+export const listMembers = newestFirstLister(MEMBERS, byFields<MemberFilter>('status'), (filter, params) => {
+  if (filter.role === undefined) return [];
+  params.push(filter.role);
+  return [`$${params.length} = ANY(roles)`];
+});
