@@ -12,7 +12,7 @@ import type {
   WalletStatusReason,
 } from '../../domain/wallets.ts';
 import { type ByIdsStatements, prepared, queryByIds } from '../../store/preparedStatements.ts';
-import { column, rowMapper, text } from '../../store/repositories/rowMappers.ts';
+import { column, columnRows, rowMapper, text } from '../../store/repositories/rowMappers.ts';
 import {
   accountSumsFromRow,
   idRangeConditions,
@@ -143,19 +143,18 @@ export async function findWallet(
   return row && fromRow(row);
 }
 
-const IDENTITY_COLUMNS = 'id, organization_id, owner_id, currency';
+const { columns: IDENTITY_COLUMNS, fromRow: identityFromRow } = columnRows<WalletIdentity>({
+  id: String,
+  organizationId: String,
+  ownerId: String,
+  currency: text,
+});
 /** A transfer's one or two wallets by statements of fixed arity, prepared (their plans kept). */
 const FIND_IDENTITIES: ByIdsStatements = {
   one: prepared(`SELECT ${IDENTITY_COLUMNS} FROM wallets WHERE organization_id = $1 AND id = $2`),
   two: prepared(`SELECT ${IDENTITY_COLUMNS} FROM wallets WHERE organization_id = $1 AND id IN ($2, $3)`),
   many: `SELECT ${IDENTITY_COLUMNS} FROM wallets WHERE organization_id = $1 AND id = ANY($2::text[])`,
 };
-const identityFromRow = rowMapper<WalletIdentity>({
-  id: String,
-  organizationId: String,
-  ownerId: String,
-  currency: text,
-});
 
 /**
  * Wallets' identities (organization, owner, currency: what never changes once a wallet exists) by id, from

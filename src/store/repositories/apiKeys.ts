@@ -5,7 +5,7 @@
 
 import type { Environment, MemberRole, MemberStatus } from '../../domain/access.ts';
 import type { Queryable } from '../store.ts';
-import { column, rowMapper, stored } from './rowMappers.ts';
+import { column, columnRows, rowMapper, stored } from './rowMappers.ts';
 import { nullableDate, nullableText, toDate } from './rows.ts';
 
 export interface ApiKeyRow {
@@ -29,11 +29,8 @@ export interface ApiKeyWithMember extends ApiKeyRow {
   member: { id: string; email: string; roles: MemberRole[]; status: MemberStatus } | null;
 }
 
-/** The columns of a key record, in the order insertApiKey binds them. */
-export const API_KEY_COLUMNS =
-  'id, organization_id, environment, key_hash, display_prefix, scopes, created_at, revoked_at, member_id, created_by, description';
-
-export const apiKeyFromRow = rowMapper<ApiKeyRow>({
+/** A key record's columns (in the order insertApiKey binds them) and the mapper of its row. */
+export const { columns: API_KEY_COLUMNS, fromRow: apiKeyFromRow } = columnRows<ApiKeyRow>({
   id: String,
   organizationId: String,
   environment: stored,

@@ -3,7 +3,7 @@ import type { EventRecord } from '../../domain/events.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import type { Queryable } from '../store.ts';
 import { organizationRecordFinder } from './records.ts';
-import { rowMapper } from './rowMappers.ts';
+import { columnRows } from './rowMappers.ts';
 import {
   fieldArrays,
   type KeysetFilter,
@@ -14,9 +14,6 @@ import {
 } from './rows.ts';
 
 export type { EventRecord };
-
-/** The columns an event is read with (for readers outside this file, such as exports). */
-export const EVENT_COLUMNS = 'id, organization_id, type, resource_id, data, created_at';
 
 /** Appends outbox rows; one statement for any number of events. */
 export async function insertEvents(db: Queryable, events: readonly EventRecord[]): Promise<void> {
@@ -34,7 +31,8 @@ export async function insertEvents(db: Queryable, events: readonly EventRecord[]
   );
 }
 
-export const eventFromRow = rowMapper<EventRecord>({
+/** The columns an event is read with (for readers outside this file, such as exports), and its row's mapper. */
+export const { columns: EVENT_COLUMNS, fromRow: eventFromRow } = columnRows<EventRecord>({
   id: String,
   organizationId: String,
   type: String,

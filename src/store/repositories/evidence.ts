@@ -14,13 +14,10 @@ import { ID_PREFIXES } from '../../domain/ids.ts';
 import { lockingStage } from '../lockOrder.ts';
 import type { Queryable } from '../store.ts';
 import { organizationRecordFinder } from './records.ts';
-import { rowMapper, stored } from './rowMappers.ts';
+import { columnRows, rowMapper, stored } from './rowMappers.ts';
 import { int8AsNumber, type KeysetFilter, nullableText, toDate } from './rows.ts';
 
-const COLUMNS =
-  'id, organization_id, sequence, kind, transfer_id, customer_id, wallet_id, created_at, previous_hash, payload, hash';
-
-const storedFromRow = rowMapper<StoredEvidence>({
+const { columns: COLUMNS, fromRow: storedFromRow } = columnRows<StoredEvidence>({
   id: String,
   organizationId: String,
   sequence: int8AsNumber,

@@ -4,7 +4,7 @@
  */
 import type { Queryable } from '../store.ts';
 import { recordFinderBy } from './records.ts';
-import { rowMapper } from './rowMappers.ts';
+import { columnRows } from './rowMappers.ts';
 import { isTrue, toDate } from './rows.ts';
 
 export interface OrganizationRow {
@@ -15,9 +15,7 @@ export interface OrganizationRow {
   createdAt: Date;
 }
 
-const COLUMNS = 'id, name, webhook_subscriptions_enabled, created_at';
-
-const fromRow = rowMapper<OrganizationRow>({
+const { columns: COLUMNS, fromRow } = columnRows<OrganizationRow>({
   id: String,
   name: String,
   webhookSubscriptionsEnabled: isTrue,

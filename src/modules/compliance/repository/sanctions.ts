@@ -1,7 +1,7 @@
 /** Sanctions list versions and their entries (migration 0012). Lists are platform-wide. */
 import type { ScreeningListEntry } from '../../../domain/screening/screeningIndex.ts';
 import { recordFinderBy } from '../../../store/repositories/records.ts';
-import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
+import { columnRows, rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
 import { nullableDate, nullableText, toDate } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 
@@ -33,10 +33,7 @@ export const SANCTIONS_LIST_CHANNEL = 'mkoba_sanctions_list';
 /** An arbitrary constant: activations take it, so two imports finishing at once go live one after the other. */
 const SANCTIONS_ACTIVATION_LOCK_KEY = 7_345_012;
 
-const VERSION_COLUMNS =
-  'id, source_file_name, sha256, entry_count, alias_count, person_count, entity_count, status, created_at, activated_at, retired_at';
-
-const versionFromRow = rowMapper<SanctionsListVersion>({
+const { columns: VERSION_COLUMNS, fromRow: versionFromRow } = columnRows<SanctionsListVersion>({
   id: String,
   sourceFileName: String,
   sha256: nullableText,

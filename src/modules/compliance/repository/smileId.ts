@@ -4,7 +4,7 @@
  * same), and the callbacks received.
  */
 import { organizationRecordFinder, recordFinderBy } from '../../../store/repositories/records.ts';
-import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
+import { columnRows, rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
 import { nullableDate, nullableText, toDate, toJsonObject } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 
@@ -51,10 +51,7 @@ export interface SmileIdCallbackRecord {
   receivedAt: Date;
 }
 
-const CONFIG_COLUMNS =
-  'organization_id, settings, sealed_credentials, callback_token, created_at, updated_at';
-
-const configFromRow = rowMapper<SmileIdConfig>({
+const { columns: CONFIG_COLUMNS, fromRow: configFromRow } = columnRows<SmileIdConfig>({
   organizationId: String,
   settings: toJsonObject<SmileIdConfig['settings']>,
   sealedCredentials: String,
@@ -102,10 +99,7 @@ export async function deleteSmileIdConfig(
   return row ? configFromRow(row) : undefined;
 }
 
-const JOB_COLUMNS =
-  'verification_id, organization_id, job_id, user_id, product, state, smile_job_id, result_code, next_attempt_at, attempts, created_at, updated_at';
-
-const jobFromRow = rowMapper<SmileIdJobRecord>({
+const { columns: JOB_COLUMNS, fromRow: jobFromRow } = columnRows<SmileIdJobRecord>({
   verificationId: String,
   organizationId: String,
   jobId: String,

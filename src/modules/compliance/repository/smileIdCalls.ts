@@ -5,8 +5,8 @@
  * whole. Never a request's or answer's body, names, ID numbers, signature or key.
  */
 import { ID_PREFIXES } from '../../../domain/ids.ts';
-import { byFields, newestFirstLister, type RecordTable } from '../../../store/repositories/records.ts';
-import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
+import { byFields, newestFirstLister, recordTable } from '../../../store/repositories/records.ts';
+import { stored } from '../../../store/repositories/rowMappers.ts';
 import {
   type KeysetFilter,
   nullableDate,
@@ -40,14 +40,10 @@ export interface SmileIdCallRecord {
   answeredAt: Date | null;
 }
 
-const COLUMNS =
-  'id, organization_id, kind, path, job_id, verification_id, http_status, result_code, outcome, detail, duration_ms, at, answered_at';
-
-const CALLS: RecordTable<SmileIdCallRecord> = {
-  name: 'verification_provider_calls',
-  columns: COLUMNS,
-  prefix: ID_PREFIXES.verificationProviderCall,
-  fromRow: rowMapper<SmileIdCallRecord>({
+const CALLS = recordTable<SmileIdCallRecord>(
+  'verification_provider_calls',
+  ID_PREFIXES.verificationProviderCall,
+  {
     id: String,
     organizationId: String,
     kind: stored,
@@ -61,8 +57,8 @@ const CALLS: RecordTable<SmileIdCallRecord> = {
     durationMs: nullableNumber,
     at: toDate,
     answeredAt: nullableDate,
-  }),
-};
+  },
+);
 
 /** A call as its request leaves, before Smile ID has answered. */
 export type SentSmileIdCall = Pick<
@@ -101,7 +97,7 @@ export async function endSmileIdCall(db: Queryable, id: string, end: SmileIdCall
 /** A callback received, whole. */
 export async function insertSmileIdCall(db: Queryable, call: SmileIdCallRecord): Promise<void> {
   await db.query(
-    `INSERT INTO verification_provider_calls (provider, ${COLUMNS})
+    `INSERT INTO verification_provider_calls (provider, ${CALLS.columns})
      VALUES ('smile_id', $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
     [
       call.id,

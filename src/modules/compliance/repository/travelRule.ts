@@ -1,7 +1,7 @@
 /** Digital-asset routes and Travel Rule settings, per organization. */
 import type { DigitalAsset, DigitalAssetNetwork, DigitalAssetRoute } from '../../../domain/digitalAssets.ts';
 import { allOrganizationRecordsLister } from '../../../store/repositories/records.ts';
-import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
+import { columnRows, rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
 import {
   fieldArrays,
   nullableBigInt,
@@ -98,14 +98,12 @@ export interface StoredTravelRuleSettings {
   updatedAt: Date;
 }
 
-const settingsFromRow = rowMapper<StoredTravelRuleSettings>({
+const { columns: SETTINGS_COLUMNS, fromRow: settingsFromRow } = columnRows<StoredTravelRuleSettings>({
   organizationId: String,
   thresholds: toJsonObject<Record<string, string>>,
   rates: toJsonObject<Record<string, string>>,
   updatedAt: toDate,
 });
-
-const SETTINGS_COLUMNS = 'organization_id, thresholds, rates, updated_at';
 
 export async function findTravelRuleSettings(
   db: Queryable,

@@ -7,7 +7,7 @@ import type {
   VerificationSubmission,
 } from '../../../domain/verifications.ts';
 import { organizationRecordFinder } from '../../../store/repositories/records.ts';
-import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
+import { columnRows, stored } from '../../../store/repositories/rowMappers.ts';
 import {
   type KeysetFilter,
   listNewestFirstWhere,
@@ -36,10 +36,7 @@ export interface Verification {
   decidedAt: Date | null;
 }
 
-const COLUMNS =
-  'id, organization_id, customer_id, status, reason, submission, screening, decided_by, decide_at, created_at, decided_at';
-
-const fromRow = rowMapper<Verification>({
+const { columns: COLUMNS, fromRow } = columnRows<Verification>({
   id: String,
   organizationId: String,
   customerId: String,

@@ -3,8 +3,8 @@
  * request leaves, completed once with its answer or failure. No body, header, token or personal data.
  */
 import { ID_PREFIXES } from '../../../domain/ids.ts';
-import { newestFirstLister, type RecordTable } from '../../../store/repositories/records.ts';
-import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
+import { newestFirstLister, recordTable } from '../../../store/repositories/records.ts';
+import { stored } from '../../../store/repositories/rowMappers.ts';
 import {
   type KeysetFilter,
   nullableDate,
@@ -56,36 +56,28 @@ export type RailPartnerCallRecord = SentPartnerCall & {
   answeredAt: Date | null;
 };
 
-const COLUMNS =
-  'id, organization_id, rail_partner_id, partner, operation, method, path, transfer_id, wallet_id, sweep_id, collection_id, our_reference, partner_reference, status, http_status, partner_code, failure, duration_ms, created_at, answered_at';
-
-const CALLS: RecordTable<RailPartnerCallRecord> = {
-  name: 'rail_partner_calls',
-  columns: COLUMNS,
-  prefix: ID_PREFIXES.railPartnerCall,
-  fromRow: rowMapper<RailPartnerCallRecord>({
-    id: String,
-    organizationId: String,
-    railPartnerId: String,
-    partner: String,
-    operation: stored,
-    method: String,
-    path: String,
-    transferId: nullableText,
-    walletId: nullableText,
-    sweepId: nullableText,
-    collectionId: nullableText,
-    ourReference: nullableText,
-    partnerReference: nullableText,
-    status: stored,
-    httpStatus: nullableNumber,
-    partnerCode: nullableText,
-    failure: nullableText,
-    durationMs: nullableNumber,
-    createdAt: toDate,
-    answeredAt: nullableDate,
-  }),
-};
+const CALLS = recordTable<RailPartnerCallRecord>('rail_partner_calls', ID_PREFIXES.railPartnerCall, {
+  id: String,
+  organizationId: String,
+  railPartnerId: String,
+  partner: String,
+  operation: stored,
+  method: String,
+  path: String,
+  transferId: nullableText,
+  walletId: nullableText,
+  sweepId: nullableText,
+  collectionId: nullableText,
+  ourReference: nullableText,
+  partnerReference: nullableText,
+  status: stored,
+  httpStatus: nullableNumber,
+  partnerCode: nullableText,
+  failure: nullableText,
+  durationMs: nullableNumber,
+  createdAt: toDate,
+  answeredAt: nullableDate,
+});
 
 /** One statement, outside any transaction: the row exists before the request leaves. */
 export async function insertSentPartnerCall(db: Queryable, call: SentPartnerCall): Promise<void> {

@@ -2,7 +2,7 @@
  * Wallets' bank account numbers a partner issued (Flutterwave static virtual accounts): one per wallet and
  * partner, written once; a second writer finds the first's row.
  */
-import { rowMapper } from '../../../store/repositories/rowMappers.ts';
+import { columnRows } from '../../../store/repositories/rowMappers.ts';
 import { nullableText, toDate } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 
@@ -20,10 +20,7 @@ export interface WalletPartnerAccount {
   createdAt: Date;
 }
 
-const COLUMNS =
-  'wallet_id, organization_id, partner, config_id, tx_ref, account_number, bank_name, order_ref, flw_ref, created_at';
-
-const fromRow = rowMapper<WalletPartnerAccount>({
+const { columns: COLUMNS, fromRow } = columnRows<WalletPartnerAccount>({
   walletId: String,
   organizationId: String,
   partner: String,

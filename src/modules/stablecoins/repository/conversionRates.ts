@@ -1,6 +1,6 @@
 /** Conversion rates: the table in force per organization, and the versions every change appends. */
 import type { Currency } from '../../../domain/money.ts';
-import { column, rowMapper, text } from '../../../store/repositories/rowMappers.ts';
+import { column, columnRows, text } from '../../../store/repositories/rowMappers.ts';
 import { fieldArrays, forUpdateClause, nullableText, toDate } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 
@@ -14,9 +14,7 @@ export interface StoredConversionRate {
   updatedAt: Date;
 }
 
-const RATE_COLUMNS = 'organization_id, from_currency, to_currency, rate, version_id, updated_at';
-
-const rateFromRow = rowMapper<StoredConversionRate>({
+const { columns: RATE_COLUMNS, fromRow: rateFromRow } = columnRows<StoredConversionRate>({
   organizationId: String,
   from: column('from_currency', text<Currency>),
   to: column('to_currency', text<Currency>),

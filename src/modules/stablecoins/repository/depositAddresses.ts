@@ -1,13 +1,11 @@
 /** Deposit addresses: a stablecoin wallet's address on each network, issued once. */
 import type { DigitalAssetNetwork } from '../../../domain/digitalAssets.ts';
 import type { DepositAddress } from '../../../domain/stablecoins.ts';
-import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
+import { columnRows, stored } from '../../../store/repositories/rowMappers.ts';
 import { toDate } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 
-const ADDRESS_COLUMNS = 'id, organization_id, wallet_id, asset, network, address, created_at';
-
-const addressFromRow = rowMapper<DepositAddress>({
+const { columns: ADDRESS_COLUMNS, fromRow: addressFromRow } = columnRows<DepositAddress>({
   id: String,
   organizationId: String,
   walletId: String,

@@ -6,7 +6,7 @@ import { type Keyring, open } from '../../../domain/sealing.ts';
 import { WEBHOOK_SIGNING_SECRETS_MAX } from '../../../domain/signing.ts';
 import { webhookSecretContext } from '../../../domain/webhooks.ts';
 import { notWrappedByReader } from '../../../store/repositories/records.ts';
-import { column, rowMapper } from '../../../store/repositories/rowMappers.ts';
+import { column, columnRows } from '../../../store/repositories/rowMappers.ts';
 import { nullableText, toDate, toJsonObject } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 
@@ -33,9 +33,7 @@ export interface StoredSecret {
   legacyPlaintext: string | null;
 }
 
-export const SECRET_COLUMNS = 'id, subscription_id, created_at, sealed_secret, legacy_plaintext_secret';
-
-export const secretFromRow = rowMapper<StoredSecret>({
+export const { columns: SECRET_COLUMNS, fromRow: secretFromRow } = columnRows<StoredSecret>({
   id: String,
   subscriptionId: String,
   createdAt: toDate,
