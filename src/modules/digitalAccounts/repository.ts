@@ -5,14 +5,14 @@
 
 import type { WalletAccountDetails } from '../../domain/wallets.ts';
 import { organizationRecordFinder } from '../../store/repositories/records.ts';
-import { column, computed, rowMapper, stored } from '../../store/repositories/rowMappers.ts';
+import { column, columnRows, computed, rowMapper, stored } from '../../store/repositories/rowMappers.ts';
 import { nullableText, toBigInt, toDate, toJsonObject } from '../../store/repositories/rows.ts';
 import { entryIdWindow, POSTED_NET, sinceSql } from '../../store/repositories/walletBalances.ts';
 import type { Queryable } from '../../store/store.ts';
 import { ACCOUNT_DETAILS_COLUMNS, ACCOUNT_DETAILS_JOIN, accountDetailsFromRow } from '../wallets/index.ts';
 import type { DigitalAccountSettings } from './domain.ts';
 
-const settingsFromRow = rowMapper<DigitalAccountSettings>({
+const { columns: SETTINGS_COLUMNS, fromRow: settingsFromRow } = columnRows<DigitalAccountSettings>({
   organizationId: String,
   bankCode: String,
   bankName: String,
@@ -25,7 +25,7 @@ export async function findDigitalAccountSettings(
   options: { forUpdate?: boolean } = {},
 ): Promise<DigitalAccountSettings | undefined> {
   const [row] = await db.query(
-    `SELECT organization_id, bank_code, bank_name, updated_at FROM digital_account_settings
+    `SELECT ${SETTINGS_COLUMNS} FROM digital_account_settings
       WHERE organization_id = $1${options.forUpdate ? ' FOR UPDATE' : ''}`,
     [organizationId],
   );
@@ -34,7 +34,7 @@ export async function findDigitalAccountSettings(
 
 export async function saveDigitalAccountSettings(db: Queryable, s: DigitalAccountSettings): Promise<void> {
   await db.query(
-    `INSERT INTO digital_account_settings (organization_id, bank_code, bank_name, updated_at) VALUES ($1, $2, $3, $4)
+    `INSERT INTO digital_account_settings (${SETTINGS_COLUMNS}) VALUES ($1, $2, $3, $4)
      ON CONFLICT (organization_id) DO UPDATE SET bank_code = $2, bank_name = $3, updated_at = $4`,
     [s.organizationId, s.bankCode, s.bankName, s.updatedAt],
   );
@@ -227,29 +227,26 @@ export interface VirtualAccount {
   createdAt: Date;
 }
 
+/** The virtual accounts table as its finders read it. */
+const VIRTUAL_ACCOUNTS = {
+  name: 'wallet_virtual_accounts',
+  ...columnRows<VirtualAccount>({
+    walletId: String,
+    organizationId: String,
+    reference: String,
+    createdAt: toDate,
+  }),
+};
+
 /** False when the reference is taken (another wallet drew the same digits) or the wallet has one. */
 export async function insertVirtualAccount(db: Queryable, account: VirtualAccount): Promise<boolean> {
   const rows = await db.query(
-    `INSERT INTO wallet_virtual_accounts (wallet_id, organization_id, reference, created_at) VALUES ($1, $2, $3, $4)
+    `INSERT INTO wallet_virtual_accounts (${VIRTUAL_ACCOUNTS.columns}) VALUES ($1, $2, $3, $4)
      ON CONFLICT DO NOTHING RETURNING wallet_id`,
     [account.walletId, account.organizationId, account.reference, account.createdAt],
   );
   return rows.length === 1;
 }
-
-export const virtualAccountFromRow = rowMapper<VirtualAccount>({
-  walletId: String,
-  organizationId: String,
-  reference: String,
-  createdAt: toDate,
-});
-
-/** The virtual accounts table as its finders read it. */
-const VIRTUAL_ACCOUNTS = {
-  name: 'wallet_virtual_accounts',
-  columns: 'wallet_id, organization_id, reference, created_at',
-  fromRow: virtualAccountFromRow,
-};
 
 export const findVirtualAccountOfWallet = organizationRecordFinder(VIRTUAL_ACCOUNTS, 'wallet_id');
 

@@ -2,7 +2,7 @@
 import type { MobileMarket } from '../../domain/mobileMarkets.ts';
 import type { Contact, LaunchProduct } from '../../domain/organizationProfile.ts';
 import type { Queryable } from '../store.ts';
-import { rowMapper, stored } from './rowMappers.ts';
+import { columnRows, rowMapper, stored } from './rowMappers.ts';
 import { fieldArrays, nullableText, toDate } from './rows.ts';
 
 export interface OrganizationProfile {
@@ -18,7 +18,7 @@ export interface StoredContact extends Contact {
   updatedAt: Date;
 }
 
-const profileFromRow = rowMapper<OrganizationProfile>({
+const { columns: PROFILE_COLUMNS, fromRow: profileFromRow } = columnRows<OrganizationProfile>({
   organizationId: String,
   legalEntityId: nullableText,
   products: stored,
@@ -31,7 +31,7 @@ export async function findProfile(
   organizationId: string,
 ): Promise<OrganizationProfile | undefined> {
   const [row] = await db.query(
-    'SELECT organization_id, legal_entity_id, products, mobile_networks, updated_at FROM organization_profiles WHERE organization_id = $1',
+    `SELECT ${PROFILE_COLUMNS} FROM organization_profiles WHERE organization_id = $1`,
     [organizationId],
   );
   return row && profileFromRow(row);
@@ -40,7 +40,7 @@ export async function findProfile(
 /** Writes the profile, locking its row until commit. */
 export async function saveProfile(db: Queryable, profile: OrganizationProfile): Promise<void> {
   await db.query(
-    `INSERT INTO organization_profiles (organization_id, legal_entity_id, products, mobile_networks, updated_at)
+    `INSERT INTO organization_profiles (${PROFILE_COLUMNS})
      VALUES ($1, $2, $3, $4, $5)
      ON CONFLICT (organization_id) DO UPDATE
        SET legal_entity_id = EXCLUDED.legal_entity_id, products = EXCLUDED.products,

@@ -4,7 +4,7 @@
  * same), and the callbacks received.
  */
 import { organizationRecordFinder, recordFinderBy } from '../../../store/repositories/records.ts';
-import { columnRows, rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
+import { columnRows, stored } from '../../../store/repositories/rowMappers.ts';
 import { nullableDate, nullableText, toDate, toJsonObject } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 
@@ -204,7 +204,7 @@ export async function leaseDueSmileIdJobs(
   return rows.map(jobFromRow);
 }
 
-const callbackFromRow = rowMapper<SmileIdCallbackRecord>({
+const { columns: CALLBACK_COLUMNS, fromRow: callbackFromRow } = columnRows<SmileIdCallbackRecord>({
   id: String,
   organizationId: String,
   jobId: nullableText,
@@ -216,7 +216,7 @@ const callbackFromRow = rowMapper<SmileIdCallbackRecord>({
 
 export async function insertSmileIdCallback(db: Queryable, callback: SmileIdCallbackRecord): Promise<void> {
   await db.query(
-    `INSERT INTO verification_callbacks (id, organization_id, job_id, body, body_sha256, outcome, received_at)
+    `INSERT INTO verification_callbacks (${CALLBACK_COLUMNS})
      VALUES ($1, $2, $3, $4, $5, $6, $7)`,
     [
       callback.id,
@@ -237,7 +237,7 @@ export async function listSmileIdCallbacks(
   jobId: string,
 ): Promise<SmileIdCallbackRecord[]> {
   const rows = await db.query(
-    `SELECT id, organization_id, job_id, body, body_sha256, outcome, received_at
+    `SELECT ${CALLBACK_COLUMNS}
        FROM verification_callbacks WHERE organization_id = $1 AND job_id = $2 ORDER BY received_at, id`,
     [organizationId, jobId],
   );
