@@ -4,7 +4,7 @@
  */
 
 import type { WalletAccountDetails } from '../../domain/wallets.ts';
-import { organizationRecordFinder } from '../../store/repositories/records.ts';
+import { organizationRecordFinder, rowTable } from '../../store/repositories/records.ts';
 import { column, columnRows, computed, rowMapper, stored } from '../../store/repositories/rowMappers.ts';
 import { nullableText, toBigInt, toDate, toJsonObject } from '../../store/repositories/rows.ts';
 import { entryIdWindow, POSTED_NET, sinceSql } from '../../store/repositories/walletBalances.ts';
@@ -228,15 +228,12 @@ export interface VirtualAccount {
 }
 
 /** The virtual accounts table as its finders read it. */
-const VIRTUAL_ACCOUNTS = {
-  name: 'wallet_virtual_accounts',
-  ...columnRows<VirtualAccount>({
-    walletId: String,
-    organizationId: String,
-    reference: String,
-    createdAt: toDate,
-  }),
-};
+const VIRTUAL_ACCOUNTS = rowTable<VirtualAccount>('wallet_virtual_accounts', {
+  walletId: String,
+  organizationId: String,
+  reference: String,
+  createdAt: toDate,
+});
 
 /** False when the reference is taken (another wallet drew the same digits) or the wallet has one. */
 export async function insertVirtualAccount(db: Queryable, account: VirtualAccount): Promise<boolean> {

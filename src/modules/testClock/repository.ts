@@ -2,17 +2,20 @@
  * Test clocks' rows: an organization's clock found or locked, saved as it advances, and the offsets of the
  * organizations whose clocks were advanced.
  */
-import { rowMapper } from '../../store/repositories/rowMappers.ts';
+import { recordFinderBy, rowTable } from '../../store/repositories/records.ts';
 import { toDate } from '../../store/repositories/rows.ts';
 import type { Queryable } from '../../store/store.ts';
 import type { TestClock } from './domain.ts';
 
-const fromRow = rowMapper<TestClock>({
-  organizationId: String,
-  offsetMs: Number,
-  advances: Number,
-  advancedAt: toDate,
-});
+const findClockRow = recordFinderBy(
+  rowTable<TestClock>('test_clocks', {
+    organizationId: String,
+    offsetMs: Number,
+    advances: Number,
+    advancedAt: toDate,
+  }),
+  'organization_id',
+);
 
 function unadvanced(organizationId: string): TestClock {
   return { organizationId, offsetMs: 0, advances: 0, advancedAt: null };
@@ -20,11 +23,7 @@ function unadvanced(organizationId: string): TestClock {
 
 /** The organization's clock; one never advanced runs with the real clock (offset 0). */
 export async function findTestClock(db: Queryable, organizationId: string): Promise<TestClock> {
-  const [row] = await db.query(
-    'SELECT organization_id, offset_ms, advances, advanced_at FROM test_clocks WHERE organization_id = $1',
-    [organizationId],
-  );
-  return row ? fromRow(row) : unadvanced(organizationId);
+  return (await findClockRow(db, organizationId)) ?? unadvanced(organizationId);
 }
 
 /**

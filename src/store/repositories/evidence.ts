@@ -13,8 +13,8 @@ import { EVIDENCE_GENESIS_HASH } from '../../domain/evidence.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import { lockingStage } from '../lockOrder.ts';
 import type { Queryable } from '../store.ts';
-import { organizationRecordFinder } from './records.ts';
-import { columnRows, rowMapper, stored } from './rowMappers.ts';
+import { organizationRecordFinder, recordFinderBy, rowTable } from './records.ts';
+import { columnRows, stored } from './rowMappers.ts';
 import { int8AsNumber, type KeysetFilter, nullableText, toDate } from './rows.ts';
 
 const { columns: COLUMNS, fromRow: storedFromRow } = columnRows<StoredEvidence>({
@@ -31,7 +31,8 @@ const { columns: COLUMNS, fromRow: storedFromRow } = columnRows<StoredEvidence>(
   hash: String,
 });
 
-const chainHeadFromRow = rowMapper<ChainHead>({ sequence: int8AsNumber, hash: String });
+/** Each organization's chain head: one row, its last record's sequence and hash. */
+const CHAIN_HEADS = rowTable<ChainHead>('evidence_chain_heads', { sequence: int8AsNumber, hash: String });
 
 /** A record with its actor and data read back from the payload that was hashed. */
 export function evidenceFromRow(row: Record<string, unknown>): EvidenceRecord {
@@ -63,11 +64,11 @@ export async function lockChainHead(db: Queryable, organizationId: string): Prom
   const [row] = await db.query(
     `INSERT INTO evidence_chain_heads (organization_id, sequence, hash) VALUES ($1, 0, $2)
      ON CONFLICT (organization_id) DO UPDATE SET organization_id = excluded.organization_id
-     RETURNING sequence, hash`,
+     RETURNING ${CHAIN_HEADS.columns}`,
     [organizationId, EVIDENCE_GENESIS_HASH],
   );
   if (!row) throw new Error('the evidence chain head was not returned');
-  return chainHeadFromRow(row);
+  return CHAIN_HEADS.fromRow(row);
 }
 
 /** Several organizations' heads, locked in the order given (callers sort the ids, so locks never cross). */
@@ -192,12 +193,7 @@ export async function listChainOrganizations(db: Queryable): Promise<string[]> {
 }
 
 /** The chain's stored head: what its last record should be. */
-export async function findChainHead(db: Queryable, organizationId: string): Promise<ChainHead | undefined> {
-  const [row] = await db.query('SELECT sequence, hash FROM evidence_chain_heads WHERE organization_id = $1', [
-    organizationId,
-  ]);
-  return row && chainHeadFromRow(row);
-}
+export const findChainHead = recordFinderBy(CHAIN_HEADS, 'organization_id');
 
 /** One organization's records after a place in its chain, in chain order, for verification. */
 export async function readChain(

@@ -2,7 +2,8 @@
 import type { MobileMarket } from '../../domain/mobileMarkets.ts';
 import type { Contact, LaunchProduct } from '../../domain/organizationProfile.ts';
 import type { Queryable } from '../store.ts';
-import { columnRows, rowMapper, stored } from './rowMappers.ts';
+import { recordFinderBy, rowTable } from './records.ts';
+import { rowMapper, stored } from './rowMappers.ts';
 import { fieldArrays, nullableText, toDate } from './rows.ts';
 
 export interface OrganizationProfile {
@@ -18,7 +19,7 @@ export interface StoredContact extends Contact {
   updatedAt: Date;
 }
 
-const { columns: PROFILE_COLUMNS, fromRow: profileFromRow } = columnRows<OrganizationProfile>({
+const PROFILES = rowTable<OrganizationProfile>('organization_profiles', {
   organizationId: String,
   legalEntityId: nullableText,
   products: stored,
@@ -26,21 +27,12 @@ const { columns: PROFILE_COLUMNS, fromRow: profileFromRow } = columnRows<Organiz
   updatedAt: toDate,
 });
 
-export async function findProfile(
-  db: Queryable,
-  organizationId: string,
-): Promise<OrganizationProfile | undefined> {
-  const [row] = await db.query(
-    `SELECT ${PROFILE_COLUMNS} FROM organization_profiles WHERE organization_id = $1`,
-    [organizationId],
-  );
-  return row && profileFromRow(row);
-}
+export const findProfile = recordFinderBy(PROFILES, 'organization_id');
 
 /** Writes the profile, locking its row until commit. */
 export async function saveProfile(db: Queryable, profile: OrganizationProfile): Promise<void> {
   await db.query(
-    `INSERT INTO organization_profiles (${PROFILE_COLUMNS})
+    `INSERT INTO organization_profiles (${PROFILES.columns})
      VALUES ($1, $2, $3, $4, $5)
      ON CONFLICT (organization_id) DO UPDATE
        SET legal_entity_id = EXCLUDED.legal_entity_id, products = EXCLUDED.products,

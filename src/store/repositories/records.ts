@@ -15,9 +15,20 @@ export interface RecordTable<T> {
   fromRow: (row: Record<string, unknown>) => T;
 }
 
-/** A table whose columns are its record's fields' (columnRows), described once: its name, prefix and fields. */
+/**
+ * A table whose columns are its record's fields' (columnRows), described once by its name and fields: what
+ * the finders read (a table found by its key columns rather than listed by id needs no prefix).
+ */
+export function rowTable<T>(
+  name: string,
+  fields: ColumnFields<T>,
+): Pick<RecordTable<T>, 'name' | 'columns' | 'fromRow'> {
+  return { name, ...columnRows(fields) };
+}
+
+/** A table of records found and listed by their ids (rowTable, with its ids' prefix). */
 export function recordTable<T>(name: string, prefix: IdPrefix, fields: ColumnFields<T>): RecordTable<T> {
-  return { name, prefix, ...columnRows(fields) };
+  return { ...rowTable(name, fields), prefix };
 }
 
 /** Equality filters of a list, as `[column, value]`; a value left undefined filters nothing. */
