@@ -3,8 +3,7 @@
  * their own webhook subscriptions.
  */
 import type { Queryable } from '../store.ts';
-import { recordFinderBy } from './records.ts';
-import { columnRows } from './rowMappers.ts';
+import { recordFinderBy, rowTable } from './records.ts';
 import { isTrue, toDate } from './rows.ts';
 
 export interface OrganizationRow {
@@ -15,14 +14,13 @@ export interface OrganizationRow {
   createdAt: Date;
 }
 
-const { columns: COLUMNS, fromRow } = columnRows<OrganizationRow>({
+const ORGANIZATIONS = rowTable<OrganizationRow>('organizations', {
   id: String,
   name: String,
   webhookSubscriptionsEnabled: isTrue,
   createdAt: toDate,
 });
-
-const ORGANIZATIONS = { name: 'organizations', columns: COLUMNS, fromRow };
+const { columns: COLUMNS, fromRow } = ORGANIZATIONS;
 
 export const findOrganizationByName = recordFinderBy(ORGANIZATIONS, 'name');
 

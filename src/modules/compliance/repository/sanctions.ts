@@ -1,7 +1,7 @@
 /** Sanctions list versions and their entries (migration 0012). Lists are platform-wide. */
 import type { ScreeningListEntry } from '../../../domain/screening/screeningIndex.ts';
-import { recordFinderBy } from '../../../store/repositories/records.ts';
-import { columnRows, rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
+import { recordFinderBy, rowTable } from '../../../store/repositories/records.ts';
+import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
 import { nullableDate, nullableText, toDate } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 
@@ -33,7 +33,7 @@ export const SANCTIONS_LIST_CHANNEL = 'mkoba_sanctions_list';
 /** An arbitrary constant: activations take it, so two imports finishing at once go live one after the other. */
 const SANCTIONS_ACTIVATION_LOCK_KEY = 7_345_012;
 
-const { columns: VERSION_COLUMNS, fromRow: versionFromRow } = columnRows<SanctionsListVersion>({
+const VERSIONS = rowTable<SanctionsListVersion>('sanctions_list_versions', {
   id: String,
   sourceFileName: String,
   sha256: nullableText,
@@ -147,18 +147,15 @@ export async function findActiveVersionId(db: Queryable): Promise<string | undef
   return row === undefined ? undefined : String(row.id);
 }
 
-export const findVersion = recordFinderBy(
-  { name: 'sanctions_list_versions', columns: VERSION_COLUMNS, fromRow: versionFromRow },
-  'id',
-);
+export const findVersion = recordFinderBy(VERSIONS, 'id');
 
 /** The newest versions first (ids sort by creation), at most `limit`. */
 export async function listVersions(db: Queryable, limit: number): Promise<SanctionsListVersion[]> {
   const rows = await db.query(
-    `SELECT ${VERSION_COLUMNS} FROM sanctions_list_versions ORDER BY id DESC LIMIT $1`,
+    `SELECT ${VERSIONS.columns} FROM sanctions_list_versions ORDER BY id DESC LIMIT $1`,
     [limit],
   );
-  return rows.map(versionFromRow);
+  return rows.map(VERSIONS.fromRow);
 }
 
 const entryFromRow = rowMapper<ScreeningListEntry>({

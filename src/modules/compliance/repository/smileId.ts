@@ -3,7 +3,7 @@
  * callback token), the jobs verifications were sent as (due ones leased so two workers never take the
  * same), and the callbacks received.
  */
-import { organizationRecordFinder, recordFinderBy } from '../../../store/repositories/records.ts';
+import { organizationRecordFinder, recordFinderBy, rowTable } from '../../../store/repositories/records.ts';
 import { columnRows, stored } from '../../../store/repositories/rowMappers.ts';
 import { nullableDate, nullableText, toDate, toJsonObject } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
@@ -51,7 +51,7 @@ export interface SmileIdCallbackRecord {
   receivedAt: Date;
 }
 
-const { columns: CONFIG_COLUMNS, fromRow: configFromRow } = columnRows<SmileIdConfig>({
+const CONFIGS = rowTable<SmileIdConfig>('verification_provider_configs', {
   organizationId: String,
   settings: toJsonObject<SmileIdConfig['settings']>,
   sealedCredentials: String,
@@ -63,12 +63,12 @@ const { columns: CONFIG_COLUMNS, fromRow: configFromRow } = columnRows<SmileIdCo
 /** Creates or replaces the organization's configuration; the callback token is kept once made. */
 export async function upsertSmileIdConfig(db: Queryable, config: SmileIdConfig): Promise<SmileIdConfig> {
   const [row] = await db.query(
-    `INSERT INTO verification_provider_configs (provider, ${CONFIG_COLUMNS})
+    `INSERT INTO verification_provider_configs (provider, ${CONFIGS.columns})
      VALUES ('smile_id', $1, $2::jsonb, $3, $4, $5, $6)
      ON CONFLICT (organization_id) DO UPDATE
         SET settings = excluded.settings, sealed_credentials = excluded.sealed_credentials,
             updated_at = excluded.updated_at
-     RETURNING ${CONFIG_COLUMNS}`,
+     RETURNING ${CONFIGS.columns}`,
     [
       config.organizationId,
       JSON.stringify(config.settings),
@@ -78,10 +78,8 @@ export async function upsertSmileIdConfig(db: Queryable, config: SmileIdConfig):
       config.updatedAt,
     ],
   );
-  return configFromRow(row as Record<string, unknown>);
+  return CONFIGS.fromRow(row as Record<string, unknown>);
 }
-
-const CONFIGS = { name: 'verification_provider_configs', columns: CONFIG_COLUMNS, fromRow: configFromRow };
 
 export const findSmileIdConfig = recordFinderBy(CONFIGS, 'organization_id');
 
@@ -93,13 +91,13 @@ export async function deleteSmileIdConfig(
   organizationId: string,
 ): Promise<SmileIdConfig | undefined> {
   const [row] = await db.query(
-    `DELETE FROM verification_provider_configs WHERE organization_id = $1 RETURNING ${CONFIG_COLUMNS}`,
+    `DELETE FROM verification_provider_configs WHERE organization_id = $1 RETURNING ${CONFIGS.columns}`,
     [organizationId],
   );
-  return row ? configFromRow(row) : undefined;
+  return row ? CONFIGS.fromRow(row) : undefined;
 }
 
-const { columns: JOB_COLUMNS, fromRow: jobFromRow } = columnRows<SmileIdJobRecord>({
+const JOBS = rowTable<SmileIdJobRecord>('verification_jobs', {
   verificationId: String,
   organizationId: String,
   jobId: String,
@@ -116,7 +114,7 @@ const { columns: JOB_COLUMNS, fromRow: jobFromRow } = columnRows<SmileIdJobRecor
 
 export async function insertSmileIdJob(db: Queryable, job: SmileIdJobRecord): Promise<void> {
   await db.query(
-    `INSERT INTO verification_jobs (provider, ${JOB_COLUMNS})
+    `INSERT INTO verification_jobs (provider, ${JOBS.columns})
      VALUES ('smile_id', $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
     [
       job.verificationId,
@@ -168,10 +166,7 @@ export async function withdrawSmileIdJobs(
 }
 
 /** The job with this job_id of the organization. */
-export const findSmileIdJob = organizationRecordFinder(
-  { name: 'verification_jobs', columns: JOB_COLUMNS, fromRow: jobFromRow },
-  'job_id',
-);
+export const findSmileIdJob = organizationRecordFinder(JOBS, 'job_id');
 
 /** The job with this job_id of the organization, locked for the transaction. */
 export async function lockSmileIdJob(
@@ -198,10 +193,10 @@ export async function leaseDueSmileIdJobs(
         SELECT verification_id FROM verification_jobs
          WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= $1
          ORDER BY next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED)
-      RETURNING ${JOB_COLUMNS}`,
+      RETURNING ${JOBS.columns}`,
     [now, leaseUntil, rowsMax],
   );
-  return rows.map(jobFromRow);
+  return rows.map(JOBS.fromRow);
 }
 
 const { columns: CALLBACK_COLUMNS, fromRow: callbackFromRow } = columnRows<SmileIdCallbackRecord>({
@@ -244,7 +239,4 @@ export async function listSmileIdCallbacks(
   return rows.map(callbackFromRow);
 }
 
-export const findSmileIdJobOfVerification = recordFinderBy(
-  { name: 'verification_jobs', columns: JOB_COLUMNS, fromRow: jobFromRow },
-  'verification_id',
-);
+export const findSmileIdJobOfVerification = recordFinderBy(JOBS, 'verification_id');

@@ -6,8 +6,8 @@ import type {
   VerificationStatus,
   VerificationSubmission,
 } from '../../../domain/verifications.ts';
-import { organizationRecordFinder } from '../../../store/repositories/records.ts';
-import { columnRows, stored } from '../../../store/repositories/rowMappers.ts';
+import { organizationRecordFinder, recordTable } from '../../../store/repositories/records.ts';
+import { stored } from '../../../store/repositories/rowMappers.ts';
 import {
   type KeysetFilter,
   listNewestFirstWhere,
@@ -36,7 +36,7 @@ export interface Verification {
   decidedAt: Date | null;
 }
 
-const { columns: COLUMNS, fromRow } = columnRows<Verification>({
+const VERIFICATIONS = recordTable<Verification>('verifications', ID_PREFIXES.verification, {
   id: String,
   organizationId: String,
   customerId: String,
@@ -49,6 +49,7 @@ const { columns: COLUMNS, fromRow } = columnRows<Verification>({
   createdAt: toDate,
   decidedAt: nullableDate,
 });
+const { columns: COLUMNS, fromRow } = VERIFICATIONS;
 
 export async function insertVerification(db: Queryable, v: Verification): Promise<void> {
   await db.query(
@@ -76,11 +77,7 @@ export async function saveVerificationDecision(db: Queryable, v: Verification): 
   );
 }
 
-export const findVerification = organizationRecordFinder({
-  name: 'verifications',
-  columns: COLUMNS,
-  fromRow,
-});
+export const findVerification = organizationRecordFinder(VERIFICATIONS);
 
 /** A customer's verifications, newest first. */
 export async function listVerifications(
@@ -91,9 +88,9 @@ export async function listVerifications(
   rowsMax: number,
 ): Promise<Verification[]> {
   const rows = await listNewestFirstWhere(db, {
-    table: 'verifications',
+    table: VERIFICATIONS.name,
     columns: COLUMNS,
-    prefix: ID_PREFIXES.verification,
+    prefix: VERIFICATIONS.prefix,
     where: ['organization_id = $1', 'customer_id = $2'],
     params: [organizationId, customerId],
     filter,
