@@ -90,17 +90,12 @@ export async function updateAmlRule(db: Queryable, rule: AmlRule): Promise<void>
   );
 }
 
-/** An organization's rules in creation order (the order they are evaluated and listed in). */
-export const listAmlRules = allOrganizationRecordsLister(
-  { name: 'aml_rules', columns: RULE_COLUMNS, fromRow: ruleFromRow },
-  'id',
-);
+const RULES = { name: 'aml_rules', columns: RULE_COLUMNS, fromRow: ruleFromRow };
 
-export const findAmlRule = organizationRecordFinder({
-  name: 'aml_rules',
-  columns: RULE_COLUMNS,
-  fromRow: ruleFromRow,
-});
+/** An organization's rules in creation order (the order they are evaluated and listed in). */
+export const listAmlRules = allOrganizationRecordsLister(RULES, 'id');
+
+export const findAmlRule = organizationRecordFinder(RULES);
 
 const ALERT_COLUMNS =
   'id, organization_id, rule_id, rule_type, rule_version, action, transfer_id, wallet_id, customer_id, status, reason, observed, disposition, note, resolved_by, created_at, resolved_at, conversion_quote_id';
