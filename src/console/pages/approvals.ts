@@ -22,26 +22,10 @@ import {
   voteOnApproval,
 } from '../../modules/authorization/index.ts';
 import { html } from '../html.ts';
-import {
-  CONSOLE_PREFIX,
-  fields,
-  link,
-  nextPageLink,
-  statusBadge,
-  table,
-  time,
-  writeFormFields,
-} from '../layout.ts';
+import { CONSOLE_PREFIX, fields, link, statusBadge, table, time, writeFormFields } from '../layout.ts';
 import { noticeOf, redirectWithNotice } from '../notices.ts';
-import {
-  CONSOLE_LIST_ROWS,
-  type ConsoleRoutes,
-  field,
-  type Handler,
-  idOfKind,
-  optionalNote,
-  recordWrite,
-} from '../routing.ts';
+import { type StatusList, statusListPage } from '../queues.ts';
+import { type ConsoleRoutes, field, type Handler, optionalNote, recordWrite } from '../routing.ts';
 
 const SECTION = `${CONSOLE_PREFIX}/approvals`;
 
@@ -78,36 +62,28 @@ function approvalRows(approvals: Approval[], identity: ConsoleIdentity, now: Dat
   });
 }
 
-/** GET /approvals: the queue, pending by default. */
-function approvalQueue(routes: ConsoleRoutes): Handler {
-  return async (request, reply, identity) => {
-    const q = request.query;
-    const status = statusFilterOf(q.status);
-    const page = await listApprovals(routes.deps, identity.organizationId, {
-      limit: CONSOLE_LIST_ROWS,
-      status,
-      startingAfter: idOfKind(q.after, ID_PREFIXES.approval),
-    });
-    const now = routes.deps.now();
-    return routes.render(reply, {
-      title: 'Approvals',
-      identity,
-      section: SECTION,
-      notice: noticeOf(q),
-      body: html`<form method="get" action="${SECTION}" class="search" aria-label="Filter approvals">
+const APPROVAL_LIST: StatusList<ApprovalStatus> = {
+  title: 'Approvals',
+  section: SECTION,
+  idPrefix: ID_PREFIXES.approval,
+  headers: ['Approval', 'For', 'Rule', 'Votes', 'Initiated by', 'Expires', 'Status', 'You'],
+  statusOf: statusFilterOf,
+  filter: (
+    status,
+  ) => html`<form method="get" action="${SECTION}" class="search" aria-label="Filter approvals">
   <div><label for="astatus">Status</label><select id="astatus" name="status">
     ${[...APPROVAL_STATUSES, 'all'].map((s) => html`<option${s === (status ?? 'all') ? html` selected` : ''}>${s}</option>`)}
   </select></div>
   <div><button type="submit">Show</button></div>
-</form>
-${table(
-  'Approvals, newest first',
-  ['Approval', 'For', 'Rule', 'Votes', 'Initiated by', 'Expires', 'Status', 'You'],
-  approvalRows(page.data, identity, now),
-  'No approvals here.',
-)}${nextPageLink(SECTION, { status: q.status }, page)}`,
-    });
-  };
+</form>`,
+  empty: () => 'No approvals here.',
+};
+
+/** GET /approvals: the queue, pending by default. */
+function approvalQueue(routes: ConsoleRoutes): Handler {
+  return statusListPage(routes, APPROVAL_LIST, listApprovals, (approvals, identity) =>
+    approvalRows(approvals, identity, routes.deps.now()),
+  );
 }
 
 /** What the approval is for, the rule and quorum it needs, and who initiated it (the maker). */
