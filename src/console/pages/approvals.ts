@@ -25,7 +25,7 @@ import { html } from '../html.ts';
 import { CONSOLE_PREFIX, fields, link, statusBadge, table, time, writeFormFields } from '../layout.ts';
 import { noticeOf, redirectWithNotice } from '../notices.ts';
 import { type StatusList, statusListPage } from '../queues.ts';
-import { type ConsoleRoutes, field, type Handler, optionalNote, recordWrite } from '../routing.ts';
+import { type ConsoleRoutes, field, type Handler, oneOf, optionalNote, recordWrite } from '../routing.ts';
 
 const SECTION = `${CONSOLE_PREFIX}/approvals`;
 
@@ -37,11 +37,7 @@ function resourceLink(type: string, id: string) {
 
 /** The status filter asked for: 'all' is none, an unknown one is the pending queue. */
 function statusFilterOf(value: string | undefined): ApprovalStatus | undefined {
-  return value === 'all'
-    ? undefined
-    : (APPROVAL_STATUSES as readonly string[]).includes(value ?? '')
-      ? (value as ApprovalStatus)
-      : 'pending';
+  return value === 'all' ? undefined : (oneOf(APPROVAL_STATUSES, value) ?? 'pending');
 }
 
 /** The queue's rows: each approval, its votes so far, and whether the member may vote (or why not). */
@@ -160,7 +156,7 @@ function voteOf(body: unknown): { decision: VoteDecision; role: MemberRole | und
     throw validationError('decision', 'Choose approve or reject.', 'invalid_value');
   }
   const role = field(body, 'role');
-  if (role !== undefined && !(MEMBER_ROLES as readonly string[]).includes(role)) {
+  if (role !== undefined && oneOf(MEMBER_ROLES, role) === undefined) {
     throw validationError('role', `'${role}' is not a role.`, 'invalid_value');
   }
   return { decision, role: role as MemberRole | undefined };

@@ -28,7 +28,14 @@ import {
   writeFormFields,
 } from '../layout.ts';
 import { noticeOf, redirectWithNotice } from '../notices.ts';
-import { CONSOLE_LIST_ROWS, type ConsoleRoutes, type Handler, idOfKind, recordWrite } from '../routing.ts';
+import {
+  CONSOLE_LIST_ROWS,
+  type ConsoleRoutes,
+  type Handler,
+  idOfKind,
+  oneOf,
+  recordWrite,
+} from '../routing.ts';
 import { destinationCell } from './transfers.ts';
 
 /** Items a batch's page shows at once (paged by row). */
@@ -135,9 +142,7 @@ function batchPage(routes: ConsoleRoutes): Handler {
   return async (request, reply, identity) => {
     const q = request.query;
     const batch = await getPaymentBatch(routes.deps, identity.organizationId, request.params.id ?? '');
-    const status = (PAYMENT_BATCH_ITEM_STATUSES as readonly string[]).includes(q.status ?? '')
-      ? (q.status as PaymentBatchItemStatus)
-      : undefined;
+    const status = oneOf(PAYMENT_BATCH_ITEM_STATUSES, q.status);
     const afterRow = q.after && /^\d{1,9}$/.test(q.after) ? Number(q.after) : undefined;
     const items = await listBatchItems(routes.deps, identity.organizationId, batch.id, {
       limit: CONSOLE_BATCH_ITEM_ROWS,

@@ -2,7 +2,7 @@
 
 import { type ConsoleIdentity, consoleActor } from '../../app/console/session.ts';
 import { type PartyNames, partyNames } from '../../app/console/views.ts';
-import { AML_DISPOSITIONS, type AmlDisposition } from '../../domain/amlAlerts.ts';
+import { AML_DISPOSITIONS } from '../../domain/amlAlerts.ts';
 import { validationError } from '../../domain/errors.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import { REVIEW_NOTE_LENGTH_MAX, type ReviewDecision } from '../../domain/reviews.ts';
@@ -27,7 +27,14 @@ import {
 } from '../layout.ts';
 import { redirectWithNotice } from '../notices.ts';
 import { type OpenQueue, openQueuePage } from '../queues.ts';
-import { type ConsoleRoutes, field, type Handler, optionalNote, recordWrite } from '../routing.ts';
+import {
+  type ConsoleRoutes,
+  chosenField,
+  field,
+  type Handler,
+  optionalNote,
+  recordWrite,
+} from '../routing.ts';
 
 function transferLink(id: string | null) {
   return id ? link(`${CONSOLE_PREFIX}/transfers/${id}`, html`<code>${id}</code>`) : '—';
@@ -177,10 +184,7 @@ function alertQueue(routes: ConsoleRoutes): Handler {
 /** POST /alerts/:id/resolve: resolves an alert with a disposition and an optional note. */
 function resolveAlert(routes: ConsoleRoutes): Handler {
   return async (request, reply, identity) => {
-    const disposition = field(request.body, 'disposition');
-    if (!(AML_DISPOSITIONS as readonly string[]).includes(disposition ?? '')) {
-      throw validationError('disposition', `Choose one of ${AML_DISPOSITIONS.join(', ')}.`, 'invalid_value');
-    }
+    const disposition = chosenField(request.body, 'disposition', AML_DISPOSITIONS);
     const note = optionalNote(field(request.body, 'note'), 'note', AML_ALERT_NOTE_LENGTH_MAX);
     await recordWrite(routes, request, identity, 200, async (tx) =>
       presentAmlAlert(
@@ -189,7 +193,7 @@ function resolveAlert(routes: ConsoleRoutes): Handler {
           routes.deps,
           identity.organizationId,
           request.params.id ?? '',
-          { disposition: disposition as AmlDisposition, note },
+          { disposition, note },
           consoleActor(identity),
         ),
       ),

@@ -4,7 +4,7 @@ import { type PartyNames, partyNames } from '../../app/console/views.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import { type Currency, isCurrency, SUPPORTED_CURRENCIES } from '../../domain/money.ts';
 import { PAGE_SIZE_MAX } from '../../domain/pagination.ts';
-import { WALLET_STATUSES, type WalletStatus } from '../../domain/wallets.ts';
+import { WALLET_STATUSES } from '../../domain/wallets.ts';
 import { presentTransfer } from '../../http/presenters.ts';
 import { getCustomer, listCustomers, presentCustomer } from '../../modules/customers/index.ts';
 import { listTransfers } from '../../modules/transfers/index.ts';
@@ -20,7 +20,7 @@ import {
   table,
   time,
 } from '../layout.ts';
-import { CONSOLE_LIST_ROWS, type ConsoleRoutes, type Handler, idOfKind } from '../routing.ts';
+import { CONSOLE_LIST_ROWS, type ConsoleRoutes, type Handler, idOfKind, oneOf } from '../routing.ts';
 import { TRANSFER_HEADERS, transferRows, walletIdsOf } from './transfers.ts';
 
 /** A wallet's page shows its latest transfers. */
@@ -107,10 +107,7 @@ function walletList(routes: ConsoleRoutes): Handler {
   return async (request, reply, identity) => {
     const q = request.query;
     const currency = q.currency && isCurrency(q.currency) ? (q.currency as Currency) : undefined;
-    const status =
-      q.status && (WALLET_STATUSES as readonly string[]).includes(q.status)
-        ? (q.status as WalletStatus)
-        : undefined;
+    const status = oneOf(WALLET_STATUSES, q.status);
     const page = await listWallets(routes.deps, identity.organizationId, {
       limit: CONSOLE_LIST_ROWS,
       currency,

@@ -13,7 +13,7 @@ import { html } from '../html.ts';
 import { CONSOLE_PREFIX, jsonBlock, link, rowFormOrSettler, statusBadge, time } from '../layout.ts';
 import { redirectWithNotice } from '../notices.ts';
 import { type OpenQueue, openQueuePage } from '../queues.ts';
-import { type ConsoleRoutes, field, type Handler, recordWrite } from '../routing.ts';
+import { type ConsoleRoutes, chosenField, field, type Handler, recordWrite } from '../routing.ts';
 
 /** The API's limit on a resolution's note. */
 export const RESOLUTION_NOTE_CHARS_MAX = 1_000;
@@ -74,10 +74,7 @@ function resolutionOf(body: unknown): {
   note: string;
   transfer: string | undefined;
 } {
-  const action = field(body, 'action');
-  if (!(RESOLUTION_ACTIONS as readonly string[]).includes(action ?? '')) {
-    throw validationError('action', `Choose one of ${RESOLUTION_ACTIONS.join(', ')}.`, 'invalid_value');
-  }
+  const action = chosenField(body, 'action', RESOLUTION_ACTIONS);
   const note = field(body, 'note')?.trim() ?? '';
   if (note.length === 0 || [...note].length > RESOLUTION_NOTE_CHARS_MAX) {
     throw validationError(
@@ -90,7 +87,7 @@ function resolutionOf(body: unknown): {
   if (transfer !== undefined && !new RegExp(idPattern(ID_PREFIXES.transfer)).test(transfer)) {
     throw validationError('transfer', `'${transfer}' is not a transfer id (tr_…).`, 'invalid_format');
   }
-  return { action: action as ResolutionAction, note, transfer };
+  return { action, note, transfer };
 }
 
 /** POST /reconciliation/:id/resolve: resolves an exception as the API does. */

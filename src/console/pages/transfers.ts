@@ -30,7 +30,7 @@ import {
   time,
   walletCell,
 } from '../layout.ts';
-import { type ConsoleRoutes, type Handler, idOfKind } from '../routing.ts';
+import { type ConsoleRoutes, type Handler, idOfKind, oneOf } from '../routing.ts';
 
 /** Rows a search page shows. */
 export const CONSOLE_SEARCH_ROWS = 50;
@@ -126,10 +126,7 @@ function transferSearch(routes: ConsoleRoutes): Handler {
       if (TRANSFER_ID.test(id)) return reply.redirect(`${SECTION}/${id}`, 303);
       throw validationError('id', `'${id}' is not a transfer id (tr_…).`, 'invalid_format');
     }
-    const status =
-      q.status && (TRANSFER_STATUSES as readonly string[]).includes(q.status)
-        ? (q.status as TransferStatus)
-        : undefined;
+    const status = oneOf(TRANSFER_STATUSES, q.status);
     const reference = q.reference?.trim() || undefined;
     const phone = q.phone?.trim() || undefined;
     const page = await searchTransfers(routes.deps, identity.organizationId, {
