@@ -22,7 +22,7 @@ import {
   voteOnApproval,
 } from '../../modules/authorization/index.ts';
 import { html } from '../html.ts';
-import { CONSOLE_PREFIX, fields, link, statusBadge, table, time, writeFormFields } from '../layout.ts';
+import { CONSOLE_PREFIX, fields, idLink, statusBadge, table, time, writeFormFields } from '../layout.ts';
 import { noticeOf, redirectWithNotice } from '../notices.ts';
 import { type StatusList, statusListPage } from '../queues.ts';
 import { type ConsoleRoutes, field, type Handler, oneOf, optionalNote, recordWrite } from '../routing.ts';
@@ -30,9 +30,7 @@ import { type ConsoleRoutes, field, type Handler, oneOf, optionalNote, recordWri
 const SECTION = `${CONSOLE_PREFIX}/approvals`;
 
 function resourceLink(type: string, id: string) {
-  return type === 'transfer'
-    ? link(`${CONSOLE_PREFIX}/transfers/${id}`, html`<code>${id}</code>`)
-    : html`<code>${id}</code>`;
+  return type === 'transfer' ? idLink(`${CONSOLE_PREFIX}/transfers`, id) : html`<code>${id}</code>`;
 }
 
 /** The status filter asked for: 'all' is none, an unknown one is the pending queue. */
@@ -46,7 +44,7 @@ function approvalRows(approvals: Approval[], identity: ConsoleIdentity, now: Dat
   return approvals.map((a) => {
     const refusal = voteRefusal(a, voter, now);
     return [
-      link(`${SECTION}/${a.id}`, html`<code>${a.id}</code>`),
+      idLink(SECTION, a.id),
       html`${a.resourceType} ${resourceLink(a.resourceType, a.resourceId)}`,
       a.rule,
       `${a.votes.filter((v) => v.decision === 'approve').length} of ${a.quorum}`,

@@ -18,7 +18,7 @@ import {
   CONSOLE_PREFIX,
   can,
   fields,
-  link,
+  idLink,
   nextPageLink,
   roleNote,
   statusBadge,
@@ -64,7 +64,7 @@ function batchList(routes: ConsoleRoutes): Handler {
         page.data
           .map(presentPaymentBatch)
           .map((b) => [
-            link(`${SECTION}/${b.id}`, html`<code>${b.id}</code>`),
+            idLink(SECTION, b.id),
             b.reference,
             html`<span class="num">${String(b.total)}</span> ${b.currency}`,
             b.items,
@@ -87,10 +87,7 @@ function batchFields(b: PresentedBatch, names: PartyNames) {
     ['Source wallet', walletCell(names, b.source)],
     ['Total', html`<span class="num">${String(b.total)}</span> ${b.currency} (fees ${b.fees})`],
     ['Items', `${b.items}: ${b.succeeded} succeeded, ${b.failed} failed, ${b.canceled} canceled`],
-    [
-      'Approval',
-      b.approval ? link(`${CONSOLE_PREFIX}/approvals/${b.approval}`, html`<code>${b.approval}</code>`) : '—',
-    ],
+    ['Approval', idLink(`${CONSOLE_PREFIX}/approvals`, b.approval)],
     ['Created', time(b.created_at)],
     ['Finished', time(b.finished_at)],
   ]);
@@ -120,9 +117,7 @@ function itemsTable(batch: PaymentBatchRecord, items: BatchItems, names: PartyNa
         destinationCell(names, i.destination as Record<string, unknown>),
         html`<span class="num">${i.amount}</span>`,
         statusBadge(i.status),
-        i.transfer
-          ? link(`${CONSOLE_PREFIX}/transfers/${i.transfer}`, html`<code>${i.transfer}</code>`)
-          : '—',
+        idLink(`${CONSOLE_PREFIX}/transfers`, i.transfer),
         i.failure_code ? html`<code>${i.failure_code}</code> ${i.failure_detail ?? ''}` : '—',
       ]),
     'No items match.',

@@ -19,8 +19,8 @@ import { html } from '../html.ts';
 import {
   CONSOLE_PREFIX,
   customerCell,
+  idLink,
   jsonBlock,
-  link,
   rowFormOrSettler,
   statusBadge,
   time,
@@ -36,14 +36,10 @@ import {
   recordWrite,
 } from '../routing.ts';
 
-function transferLink(id: string | null) {
-  return id ? link(`${CONSOLE_PREFIX}/transfers/${id}`, html`<code>${id}</code>`) : '—';
-}
-
 /** Whom a case or alert is about: the customer by name (or the wallet's owner), and the wallet. */
 function partyCell(names: PartyNames, customerId: string | null, walletId: string | null) {
   const customer = customerId ?? names.walletOwner(walletId)?.id;
-  return html`${customerCell(names, customer)}${walletId ? html`<br>${link(`${CONSOLE_PREFIX}/wallets/${walletId}`, html`<code>${walletId}</code>`)}` : ''}`;
+  return html`${customerCell(names, customer)}${walletId ? html`<br>${idLink(`${CONSOLE_PREFIX}/wallets`, walletId)}` : ''}`;
 }
 
 type Review = Awaited<ReturnType<typeof listReviews>>['data'][number];
@@ -70,7 +66,7 @@ function reviewRows(routes: ConsoleRoutes, identity: ConsoleIdentity, reviews: R
     html`<code>${r.id}</code>`,
     r.kind,
     partyCell(names, r.customerId, r.walletId),
-    transferLink(r.transferId),
+    idLink(`${CONSOLE_PREFIX}/transfers`, r.transferId),
     html`<details><summary>findings</summary>${jsonBlock(presentReview(r).findings)}</details>`,
     html`${statusBadge(r.status)} ${r.note ? html`<span class="hint">${r.note}</span>` : ''}`,
     time(r.createdAt),
@@ -156,7 +152,7 @@ function alertRows(routes: ConsoleRoutes, identity: ConsoleIdentity, alerts: Aml
       a.rule_type,
       a.action,
       partyCell(names, alert.customerId, alert.walletId),
-      transferLink(a.transfer),
+      idLink(`${CONSOLE_PREFIX}/transfers`, a.transfer),
       a.reason,
       html`${statusBadge(a.status)} ${a.disposition ?? ''}`,
       time(a.created_at),

@@ -14,6 +14,7 @@ import {
   CONSOLE_PREFIX,
   customerCell,
   fields,
+  idLink,
   link,
   nextPageLink,
   statusBadge,
@@ -29,7 +30,7 @@ const WALLET_TRANSFERS_ROWS = 20;
 /** Wallet rows; with `names`, the owner's name and id beside each (a list across customers). */
 function walletRows(wallets: ReturnType<typeof presentWallet>[], names?: PartyNames) {
   return wallets.map((w) => [
-    link(`${CONSOLE_PREFIX}/wallets/${w.id}`, html`<code>${w.id}</code>`),
+    idLink(`${CONSOLE_PREFIX}/wallets`, w.id),
     ...(names ? [customerCell(names, w.owner)] : []),
     w.currency,
     html`<span class="num">${w.balance.available}</span>`,
@@ -59,7 +60,7 @@ function customerList(routes: ConsoleRoutes): Handler {
         page.data
           .map(presentCustomer)
           .map((c) => [
-            link(`${CONSOLE_PREFIX}/customers/${c.id}`, html`<code>${c.id}</code>`),
+            idLink(`${CONSOLE_PREFIX}/customers`, c.id),
             c.name,
             c.type,
             statusBadge(c.kyc_status),

@@ -10,7 +10,7 @@ import {
   resolveException,
 } from '../../modules/treasury/index.ts';
 import { html } from '../html.ts';
-import { CONSOLE_PREFIX, jsonBlock, link, rowFormOrSettler, statusBadge, time } from '../layout.ts';
+import { CONSOLE_PREFIX, idLink, jsonBlock, rowFormOrSettler, statusBadge, time } from '../layout.ts';
 import { redirectWithNotice } from '../notices.ts';
 import { type OpenQueue, openQueuePage } from '../queues.ts';
 import { type ConsoleRoutes, chosenField, field, type Handler, recordWrite } from '../routing.ts';
@@ -43,7 +43,7 @@ function exceptionRows(routes: ConsoleRoutes, identity: ConsoleIdentity, excepti
   return exceptions.map((e) => [
     html`<code>${e.id}</code>`,
     e.kind.replace(/_/g, ' '),
-    e.transfer ? link(`${CONSOLE_PREFIX}/transfers/${e.transfer}`, html`<code>${e.transfer}</code>`) : '—',
+    idLink(`${CONSOLE_PREFIX}/transfers`, e.transfer),
     html`<details><summary>details</summary>${jsonBlock(e.details)}</details>`,
     html`${statusBadge(e.status)} ${e.resolution ?? ''} ${e.note ? html`<span class="hint">${e.note}</span>` : ''}`,
     time(e.created_at),

@@ -22,8 +22,8 @@ import {
   CONSOLE_PREFIX,
   can,
   fields,
+  idLink,
   jsonBlock,
-  link,
   nextPageLink,
   statusBadge,
   table,
@@ -81,7 +81,7 @@ export function transferRows(
   names: PartyNames,
 ): Renderable[][] {
   return transfers.map((t) => [
-    link(`${SECTION}/${t.id}`, html`<code>${t.id}</code>`),
+    idLink(SECTION, t.id),
     time(t.created_at),
     html`<span class="num">${t.amount}</span> ${t.currency}`,
     t.rail.replace(/_/g, ' '),
@@ -194,10 +194,7 @@ function transferFields(t: PresentedTransfer, names: PartyNames) {
         ? `${t.authorization.decision} (policy v${t.authorization.policy_version}, rule ${t.authorization.rule})`
         : '—',
     ],
-    [
-      'Approval',
-      t.approval ? link(`${CONSOLE_PREFIX}/approvals/${t.approval}`, html`<code>${t.approval}</code>`) : '—',
-    ],
+    ['Approval', idLink(`${CONSOLE_PREFIX}/approvals`, t.approval)],
   ]);
 }
 
@@ -237,9 +234,7 @@ function deliveryList(deliveries: EventDeliveries) {
   return deliveries.length === 0
     ? 'none'
     : html`<ul class="deliveries">${deliveries.map(
-        (
-          d,
-        ) => html`<li>${link(`${CONSOLE_PREFIX}/webhooks/${d.subscriptionId}`, html`<code>${d.subscriptionId}</code>`)}
+        (d) => html`<li>${idLink(`${CONSOLE_PREFIX}/webhooks`, d.subscriptionId)}
             ${statusBadge(d.status)} ${d.attempts} attempt${d.attempts === 1 ? '' : 's'}${d.lastStatusCode === null ? '' : `, last HTTP ${d.lastStatusCode}`}</li>`,
       )}</ul>`;
 }
