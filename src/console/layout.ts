@@ -155,20 +155,25 @@ export function link(href: string, text: Renderable) {
   return html`<a href="${href}">${text}</a>`;
 }
 
+/** A record's id, as code, linked to its page under `section` (`${CONSOLE_PREFIX}/transfers`); — when none. */
+export function idLink(section: string, id: string | null | undefined) {
+  return id ? link(`${section}/${id}`, html`<code>${id}</code>`) : '—';
+}
+
 /** A customer's name linked to its page, with its id beside it; the id alone when no name is known. */
 export function customerCell(names: PartyNames, id: string | null | undefined) {
   if (!id) return html`—`;
   const customer = names.customer(id);
   return customer
     ? html`${link(`${CONSOLE_PREFIX}/customers/${id}`, customer.name)} <code class="hint">${id}</code>`
-    : link(`${CONSOLE_PREFIX}/customers/${id}`, html`<code>${id}</code>`);
+    : idLink(`${CONSOLE_PREFIX}/customers`, id);
 }
 
 /** A wallet's id linked to its page, with its owner's name beside it (linked to the owner's page). */
 export function walletCell(names: PartyNames, id: string | null | undefined) {
   if (!id) return html`—`;
   const owner = names.walletOwner(id);
-  const wallet = link(`${CONSOLE_PREFIX}/wallets/${id}`, html`<code>${id}</code>`);
+  const wallet = idLink(`${CONSOLE_PREFIX}/wallets`, id);
   return owner
     ? html`${wallet} <span class="hint">${link(`${CONSOLE_PREFIX}/customers/${owner.id}`, owner.name)}</span>`
     : wallet;

@@ -122,6 +122,27 @@ export function field(body: unknown, name: string): string | undefined {
   return text === undefined ? undefined : text;
 }
 
+/** The value when it is one of `values` (a choice from a query or a form), else undefined. */
+export function oneOf<const Value extends string>(
+  values: readonly Value[],
+  value: string | undefined,
+): Value | undefined {
+  return (values as readonly string[]).includes(value ?? '') ? (value as Value) : undefined;
+}
+
+/** A form's field that must be one of `values`: a 400 naming them when it is not. */
+export function chosenField<const Value extends string>(
+  body: unknown,
+  name: string,
+  values: readonly Value[],
+): Value {
+  const value = oneOf(values, field(body, name));
+  if (value === undefined) {
+    throw validationError(name, `Choose one of ${values.join(', ')}.`, 'invalid_value');
+  }
+  return value;
+}
+
 /** A note or comment as the API takes it: optional, trimmed, at most `max` characters. */
 export function optionalNote(value: string | undefined, param: string, max: number): string | undefined {
   const text = value?.trim();

@@ -22,42 +22,20 @@ import {
   voteOnApproval,
 } from '../../modules/authorization/index.ts';
 import { html } from '../html.ts';
-import {
-  CONSOLE_PREFIX,
-  fields,
-  link,
-  nextPageLink,
-  statusBadge,
-  table,
-  time,
-  writeFormFields,
-} from '../layout.ts';
+import { CONSOLE_PREFIX, fields, idLink, statusBadge, table, time, writeFormFields } from '../layout.ts';
 import { noticeOf, redirectWithNotice } from '../notices.ts';
-import {
-  CONSOLE_LIST_ROWS,
-  type ConsoleRoutes,
-  field,
-  type Handler,
-  idOfKind,
-  optionalNote,
-  recordWrite,
-} from '../routing.ts';
+import { type StatusList, statusListPage } from '../queues.ts';
+import { type ConsoleRoutes, field, type Handler, oneOf, optionalNote, recordWrite } from '../routing.ts';
 
 const SECTION = `${CONSOLE_PREFIX}/approvals`;
 
 function resourceLink(type: string, id: string) {
-  return type === 'transfer'
-    ? link(`${CONSOLE_PREFIX}/transfers/${id}`, html`<code>${id}</code>`)
-    : html`<code>${id}</code>`;
+  return type === 'transfer' ? idLink(`${CONSOLE_PREFIX}/transfers`, id) : html`<code>${id}</code>`;
 }
 
 /** The status filter asked for: 'all' is none, an unknown one is the pending queue. */
 function statusFilterOf(value: string | undefined): ApprovalStatus | undefined {
-  return value === 'all'
-    ? undefined
-    : (APPROVAL_STATUSES as readonly string[]).includes(value ?? '')
-      ? (value as ApprovalStatus)
-      : 'pending';
+  return value === 'all' ? undefined : (oneOf(APPROVAL_STATUSES, value) ?? 'pending');
 }
 
 /** The queue's rows: each approval, its votes so far, and whether the member may vote (or why not). */
@@ -66,7 +44,7 @@ function approvalRows(approvals: Approval[], identity: ConsoleIdentity, now: Dat
   return approvals.map((a) => {
     const refusal = voteRefusal(a, voter, now);
     return [
-      link(`${SECTION}/${a.id}`, html`<code>${a.id}</code>`),
+      idLink(SECTION, a.id),
       html`${a.resourceType} ${resourceLink(a.resourceType, a.resourceId)}`,
       a.rule,
       `${a.votes.filter((v) => v.decision === 'approve').length} of ${a.quorum}`,
@@ -78,36 +56,28 @@ function approvalRows(approvals: Approval[], identity: ConsoleIdentity, now: Dat
   });
 }
 
-/** GET /approvals: the queue, pending by default. */
-function approvalQueue(routes: ConsoleRoutes): Handler {
-  return async (request, reply, identity) => {
-    const q = request.query;
-    const status = statusFilterOf(q.status);
-    const page = await listApprovals(routes.deps, identity.organizationId, {
-      limit: CONSOLE_LIST_ROWS,
-      status,
-      startingAfter: idOfKind(q.after, ID_PREFIXES.approval),
-    });
-    const now = routes.deps.now();
-    return routes.render(reply, {
-      title: 'Approvals',
-      identity,
-      section: SECTION,
-      notice: noticeOf(q),
-      body: html`<form method="get" action="${SECTION}" class="search" aria-label="Filter approvals">
+const APPROVAL_LIST: StatusList<ApprovalStatus> = {
+  title: 'Approvals',
+  section: SECTION,
+  idPrefix: ID_PREFIXES.approval,
+  headers: ['Approval', 'For', 'Rule', 'Votes', 'Initiated by', 'Expires', 'Status', 'You'],
+  statusOf: statusFilterOf,
+  filter: (
+    status,
+  ) => html`<form method="get" action="${SECTION}" class="search" aria-label="Filter approvals">
   <div><label for="astatus">Status</label><select id="astatus" name="status">
     ${[...APPROVAL_STATUSES, 'all'].map((s) => html`<option${s === (status ?? 'all') ? html` selected` : ''}>${s}</option>`)}
   </select></div>
   <div><button type="submit">Show</button></div>
-</form>
-${table(
-  'Approvals, newest first',
-  ['Approval', 'For', 'Rule', 'Votes', 'Initiated by', 'Expires', 'Status', 'You'],
-  approvalRows(page.data, identity, now),
-  'No approvals here.',
-)}${nextPageLink(SECTION, { status: q.status }, page)}`,
-    });
-  };
+</form>`,
+  empty: () => 'No approvals here.',
+};
+
+/** GET /approvals: the queue, pending by default. */
+function approvalQueue(routes: ConsoleRoutes): Handler {
+  return statusListPage(routes, APPROVAL_LIST, listApprovals, (approvals, identity) =>
+    approvalRows(approvals, identity, routes.deps.now()),
+  );
 }
 
 /** What the approval is for, the rule and quorum it needs, and who initiated it (the maker). */
@@ -184,7 +154,7 @@ function voteOf(body: unknown): { decision: VoteDecision; role: MemberRole | und
     throw validationError('decision', 'Choose approve or reject.', 'invalid_value');
   }
   const role = field(body, 'role');
-  if (role !== undefined && !(MEMBER_ROLES as readonly string[]).includes(role)) {
+  if (role !== undefined && oneOf(MEMBER_ROLES, role) === undefined) {
     throw validationError('role', `'${role}' is not a role.`, 'invalid_value');
   }
   return { decision, role: role as MemberRole | undefined };

@@ -18,7 +18,7 @@ import {
   CONSOLE_PREFIX,
   can,
   fields,
-  link,
+  idLink,
   nextPageLink,
   roleNote,
   statusBadge,
@@ -28,7 +28,14 @@ import {
   writeFormFields,
 } from '../layout.ts';
 import { noticeOf, redirectWithNotice } from '../notices.ts';
-import { CONSOLE_LIST_ROWS, type ConsoleRoutes, type Handler, idOfKind, recordWrite } from '../routing.ts';
+import {
+  CONSOLE_LIST_ROWS,
+  type ConsoleRoutes,
+  type Handler,
+  idOfKind,
+  oneOf,
+  recordWrite,
+} from '../routing.ts';
 import { destinationCell } from './transfers.ts';
 
 /** Items a batch's page shows at once (paged by row). */
@@ -57,7 +64,7 @@ function batchList(routes: ConsoleRoutes): Handler {
         page.data
           .map(presentPaymentBatch)
           .map((b) => [
-            link(`${SECTION}/${b.id}`, html`<code>${b.id}</code>`),
+            idLink(SECTION, b.id),
             b.reference,
             html`<span class="num">${String(b.total)}</span> ${b.currency}`,
             b.items,
@@ -80,10 +87,7 @@ function batchFields(b: PresentedBatch, names: PartyNames) {
     ['Source wallet', walletCell(names, b.source)],
     ['Total', html`<span class="num">${String(b.total)}</span> ${b.currency} (fees ${b.fees})`],
     ['Items', `${b.items}: ${b.succeeded} succeeded, ${b.failed} failed, ${b.canceled} canceled`],
-    [
-      'Approval',
-      b.approval ? link(`${CONSOLE_PREFIX}/approvals/${b.approval}`, html`<code>${b.approval}</code>`) : '—',
-    ],
+    ['Approval', idLink(`${CONSOLE_PREFIX}/approvals`, b.approval)],
     ['Created', time(b.created_at)],
     ['Finished', time(b.finished_at)],
   ]);
@@ -113,9 +117,7 @@ function itemsTable(batch: PaymentBatchRecord, items: BatchItems, names: PartyNa
         destinationCell(names, i.destination as Record<string, unknown>),
         html`<span class="num">${i.amount}</span>`,
         statusBadge(i.status),
-        i.transfer
-          ? link(`${CONSOLE_PREFIX}/transfers/${i.transfer}`, html`<code>${i.transfer}</code>`)
-          : '—',
+        idLink(`${CONSOLE_PREFIX}/transfers`, i.transfer),
         i.failure_code ? html`<code>${i.failure_code}</code> ${i.failure_detail ?? ''}` : '—',
       ]),
     'No items match.',
@@ -135,9 +137,7 @@ function batchPage(routes: ConsoleRoutes): Handler {
   return async (request, reply, identity) => {
     const q = request.query;
     const batch = await getPaymentBatch(routes.deps, identity.organizationId, request.params.id ?? '');
-    const status = (PAYMENT_BATCH_ITEM_STATUSES as readonly string[]).includes(q.status ?? '')
-      ? (q.status as PaymentBatchItemStatus)
-      : undefined;
+    const status = oneOf(PAYMENT_BATCH_ITEM_STATUSES, q.status);
     const afterRow = q.after && /^\d{1,9}$/.test(q.after) ? Number(q.after) : undefined;
     const items = await listBatchItems(routes.deps, identity.organizationId, batch.id, {
       limit: CONSOLE_BATCH_ITEM_ROWS,

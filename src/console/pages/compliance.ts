@@ -2,7 +2,7 @@
 
 import { type ConsoleIdentity, consoleActor } from '../../app/console/session.ts';
 import { type PartyNames, partyNames } from '../../app/console/views.ts';
-import { AML_DISPOSITIONS, type AmlDisposition } from '../../domain/amlAlerts.ts';
+import { AML_DISPOSITIONS } from '../../domain/amlAlerts.ts';
 import { validationError } from '../../domain/errors.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import { REVIEW_NOTE_LENGTH_MAX, type ReviewDecision } from '../../domain/reviews.ts';
@@ -19,24 +19,27 @@ import { html } from '../html.ts';
 import {
   CONSOLE_PREFIX,
   customerCell,
+  idLink,
   jsonBlock,
-  link,
   rowFormOrSettler,
   statusBadge,
   time,
 } from '../layout.ts';
 import { redirectWithNotice } from '../notices.ts';
 import { type OpenQueue, openQueuePage } from '../queues.ts';
-import { type ConsoleRoutes, field, type Handler, optionalNote, recordWrite } from '../routing.ts';
-
-function transferLink(id: string | null) {
-  return id ? link(`${CONSOLE_PREFIX}/transfers/${id}`, html`<code>${id}</code>`) : '—';
-}
+import {
+  type ConsoleRoutes,
+  chosenField,
+  field,
+  type Handler,
+  optionalNote,
+  recordWrite,
+} from '../routing.ts';
 
 /** Whom a case or alert is about: the customer by name (or the wallet's owner), and the wallet. */
 function partyCell(names: PartyNames, customerId: string | null, walletId: string | null) {
   const customer = customerId ?? names.walletOwner(walletId)?.id;
-  return html`${customerCell(names, customer)}${walletId ? html`<br>${link(`${CONSOLE_PREFIX}/wallets/${walletId}`, html`<code>${walletId}</code>`)}` : ''}`;
+  return html`${customerCell(names, customer)}${walletId ? html`<br>${idLink(`${CONSOLE_PREFIX}/wallets`, walletId)}` : ''}`;
 }
 
 type Review = Awaited<ReturnType<typeof listReviews>>['data'][number];
@@ -63,7 +66,7 @@ function reviewRows(routes: ConsoleRoutes, identity: ConsoleIdentity, reviews: R
     html`<code>${r.id}</code>`,
     r.kind,
     partyCell(names, r.customerId, r.walletId),
-    transferLink(r.transferId),
+    idLink(`${CONSOLE_PREFIX}/transfers`, r.transferId),
     html`<details><summary>findings</summary>${jsonBlock(presentReview(r).findings)}</details>`,
     html`${statusBadge(r.status)} ${r.note ? html`<span class="hint">${r.note}</span>` : ''}`,
     time(r.createdAt),
@@ -149,7 +152,7 @@ function alertRows(routes: ConsoleRoutes, identity: ConsoleIdentity, alerts: Aml
       a.rule_type,
       a.action,
       partyCell(names, alert.customerId, alert.walletId),
-      transferLink(a.transfer),
+      idLink(`${CONSOLE_PREFIX}/transfers`, a.transfer),
       a.reason,
       html`${statusBadge(a.status)} ${a.disposition ?? ''}`,
       time(a.created_at),
@@ -177,10 +180,7 @@ function alertQueue(routes: ConsoleRoutes): Handler {
 /** POST /alerts/:id/resolve: resolves an alert with a disposition and an optional note. */
 function resolveAlert(routes: ConsoleRoutes): Handler {
   return async (request, reply, identity) => {
-    const disposition = field(request.body, 'disposition');
-    if (!(AML_DISPOSITIONS as readonly string[]).includes(disposition ?? '')) {
-      throw validationError('disposition', `Choose one of ${AML_DISPOSITIONS.join(', ')}.`, 'invalid_value');
-    }
+    const disposition = chosenField(request.body, 'disposition', AML_DISPOSITIONS);
     const note = optionalNote(field(request.body, 'note'), 'note', AML_ALERT_NOTE_LENGTH_MAX);
     await recordWrite(routes, request, identity, 200, async (tx) =>
       presentAmlAlert(
@@ -189,7 +189,7 @@ function resolveAlert(routes: ConsoleRoutes): Handler {
           routes.deps,
           identity.organizationId,
           request.params.id ?? '',
-          { disposition: disposition as AmlDisposition, note },
+          { disposition, note },
           consoleActor(identity),
         ),
       ),

@@ -4,7 +4,7 @@ import { type PartyNames, partyNames } from '../../app/console/views.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import { type Currency, isCurrency, SUPPORTED_CURRENCIES } from '../../domain/money.ts';
 import { PAGE_SIZE_MAX } from '../../domain/pagination.ts';
-import { WALLET_STATUSES, type WalletStatus } from '../../domain/wallets.ts';
+import { WALLET_STATUSES } from '../../domain/wallets.ts';
 import { presentTransfer } from '../../http/presenters.ts';
 import { getCustomer, listCustomers, presentCustomer } from '../../modules/customers/index.ts';
 import { listTransfers } from '../../modules/transfers/index.ts';
@@ -14,13 +14,14 @@ import {
   CONSOLE_PREFIX,
   customerCell,
   fields,
+  idLink,
   link,
   nextPageLink,
   statusBadge,
   table,
   time,
 } from '../layout.ts';
-import { CONSOLE_LIST_ROWS, type ConsoleRoutes, type Handler, idOfKind } from '../routing.ts';
+import { CONSOLE_LIST_ROWS, type ConsoleRoutes, type Handler, idOfKind, oneOf } from '../routing.ts';
 import { TRANSFER_HEADERS, transferRows, walletIdsOf } from './transfers.ts';
 
 /** A wallet's page shows its latest transfers. */
@@ -29,7 +30,7 @@ const WALLET_TRANSFERS_ROWS = 20;
 /** Wallet rows; with `names`, the owner's name and id beside each (a list across customers). */
 function walletRows(wallets: ReturnType<typeof presentWallet>[], names?: PartyNames) {
   return wallets.map((w) => [
-    link(`${CONSOLE_PREFIX}/wallets/${w.id}`, html`<code>${w.id}</code>`),
+    idLink(`${CONSOLE_PREFIX}/wallets`, w.id),
     ...(names ? [customerCell(names, w.owner)] : []),
     w.currency,
     html`<span class="num">${w.balance.available}</span>`,
@@ -59,7 +60,7 @@ function customerList(routes: ConsoleRoutes): Handler {
         page.data
           .map(presentCustomer)
           .map((c) => [
-            link(`${CONSOLE_PREFIX}/customers/${c.id}`, html`<code>${c.id}</code>`),
+            idLink(`${CONSOLE_PREFIX}/customers`, c.id),
             c.name,
             c.type,
             statusBadge(c.kyc_status),
@@ -107,10 +108,7 @@ function walletList(routes: ConsoleRoutes): Handler {
   return async (request, reply, identity) => {
     const q = request.query;
     const currency = q.currency && isCurrency(q.currency) ? (q.currency as Currency) : undefined;
-    const status =
-      q.status && (WALLET_STATUSES as readonly string[]).includes(q.status)
-        ? (q.status as WalletStatus)
-        : undefined;
+    const status = oneOf(WALLET_STATUSES, q.status);
     const page = await listWallets(routes.deps, identity.organizationId, {
       limit: CONSOLE_LIST_ROWS,
       currency,

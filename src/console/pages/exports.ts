@@ -6,12 +6,11 @@
 
 import type { ConsoleIdentity } from '../../app/console/session.ts';
 import { grantsScope } from '../../domain/access.ts';
-import { AppError, validationError } from '../../domain/errors.ts';
+import { AppError } from '../../domain/errors.ts';
 import {
   createExport,
   EXPORT_FORMATS,
   EXPORT_TYPES,
-  type ExportFormat,
   type ExportType,
   getExport,
   listOrganizationExports,
@@ -22,7 +21,14 @@ import {
 import { html } from '../html.ts';
 import { CONSOLE_PREFIX, statusBadge, table, time, writeFormFields } from '../layout.ts';
 import { noticeOf, redirectWithNotice } from '../notices.ts';
-import { CONSOLE_LIST_ROWS, type ConsoleRoutes, field, type Handler, recordWrite } from '../routing.ts';
+import {
+  CONSOLE_LIST_ROWS,
+  type ConsoleRoutes,
+  chosenField,
+  field,
+  type Handler,
+  recordWrite,
+} from '../routing.ts';
 import { dayBound } from './transfers.ts';
 
 const SECTION = `${CONSOLE_PREFIX}/exports`;
@@ -107,18 +113,12 @@ ${exportsTable(page.data.map(presentExport))}`,
 
 /** The export a form asks for: its type (refused without `compliance` for the operator types) and format. */
 function exportRequestOf(body: unknown, identity: ConsoleIdentity) {
-  const type = field(body, 'type');
-  const format = field(body, 'format');
-  if (!(EXPORT_TYPES as readonly string[]).includes(type ?? '')) {
-    throw validationError('type', `Choose one of ${EXPORT_TYPES.join(', ')}.`, 'invalid_value');
+  const type = chosenField(body, 'type', EXPORT_TYPES);
+  const format = chosenField(body, 'format', EXPORT_FORMATS);
+  if (OPERATOR_EXPORT_TYPES.includes(type) && !grantsScope(identity.scopes, 'compliance')) {
+    throw forbiddenType(type);
   }
-  if (!(EXPORT_FORMATS as readonly string[]).includes(format ?? '')) {
-    throw validationError('format', `Choose one of ${EXPORT_FORMATS.join(', ')}.`, 'invalid_value');
-  }
-  if (OPERATOR_EXPORT_TYPES.includes(type as ExportType) && !grantsScope(identity.scopes, 'compliance')) {
-    throw forbiddenType(type as ExportType);
-  }
-  return { type: type as ExportType, format: format as ExportFormat };
+  return { type, format };
 }
 
 /** POST /exports: starts an export, optionally for a range of UTC days. */

@@ -10,10 +10,10 @@ import {
   resolveException,
 } from '../../modules/treasury/index.ts';
 import { html } from '../html.ts';
-import { CONSOLE_PREFIX, jsonBlock, link, rowFormOrSettler, statusBadge, time } from '../layout.ts';
+import { CONSOLE_PREFIX, idLink, jsonBlock, rowFormOrSettler, statusBadge, time } from '../layout.ts';
 import { redirectWithNotice } from '../notices.ts';
 import { type OpenQueue, openQueuePage } from '../queues.ts';
-import { type ConsoleRoutes, field, type Handler, recordWrite } from '../routing.ts';
+import { type ConsoleRoutes, chosenField, field, type Handler, recordWrite } from '../routing.ts';
 
 /** The API's limit on a resolution's note. */
 export const RESOLUTION_NOTE_CHARS_MAX = 1_000;
@@ -43,7 +43,7 @@ function exceptionRows(routes: ConsoleRoutes, identity: ConsoleIdentity, excepti
   return exceptions.map((e) => [
     html`<code>${e.id}</code>`,
     e.kind.replace(/_/g, ' '),
-    e.transfer ? link(`${CONSOLE_PREFIX}/transfers/${e.transfer}`, html`<code>${e.transfer}</code>`) : '—',
+    idLink(`${CONSOLE_PREFIX}/transfers`, e.transfer),
     html`<details><summary>details</summary>${jsonBlock(e.details)}</details>`,
     html`${statusBadge(e.status)} ${e.resolution ?? ''} ${e.note ? html`<span class="hint">${e.note}</span>` : ''}`,
     time(e.created_at),
@@ -74,10 +74,7 @@ function resolutionOf(body: unknown): {
   note: string;
   transfer: string | undefined;
 } {
-  const action = field(body, 'action');
-  if (!(RESOLUTION_ACTIONS as readonly string[]).includes(action ?? '')) {
-    throw validationError('action', `Choose one of ${RESOLUTION_ACTIONS.join(', ')}.`, 'invalid_value');
-  }
+  const action = chosenField(body, 'action', RESOLUTION_ACTIONS);
   const note = field(body, 'note')?.trim() ?? '';
   if (note.length === 0 || [...note].length > RESOLUTION_NOTE_CHARS_MAX) {
     throw validationError(
@@ -90,7 +87,7 @@ function resolutionOf(body: unknown): {
   if (transfer !== undefined && !new RegExp(idPattern(ID_PREFIXES.transfer)).test(transfer)) {
     throw validationError('transfer', `'${transfer}' is not a transfer id (tr_…).`, 'invalid_format');
   }
-  return { action: action as ResolutionAction, note, transfer };
+  return { action, note, transfer };
 }
 
 /** POST /reconciliation/:id/resolve: resolves an exception as the API does. */

@@ -10,7 +10,7 @@ import {
   statementFileName,
 } from '../../modules/digitalAccounts/index.ts';
 import { html } from '../html.ts';
-import { CONSOLE_PREFIX, fields, link, table, time } from '../layout.ts';
+import { CONSOLE_PREFIX, fields, idLink, link, table, time } from '../layout.ts';
 import type { ConsoleRoutes } from '../routing.ts';
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
@@ -64,7 +64,7 @@ ${table(
     time(e.posted_at),
     e.description,
     e.counterparty ?? '—',
-    e.transfer ? link(`${CONSOLE_PREFIX}/transfers/${e.transfer}`, html`<code>${e.transfer}</code>`) : '—',
+    idLink(`${CONSOLE_PREFIX}/transfers`, e.transfer),
     html`<span class="num">${e.amount}</span>`,
     html`<span class="num">${e.fee}</span>`,
     html`<span class="num">${e.balance}</span>`,

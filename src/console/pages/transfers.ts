@@ -22,15 +22,15 @@ import {
   CONSOLE_PREFIX,
   can,
   fields,
+  idLink,
   jsonBlock,
-  link,
   nextPageLink,
   statusBadge,
   table,
   time,
   walletCell,
 } from '../layout.ts';
-import { type ConsoleRoutes, type Handler, idOfKind } from '../routing.ts';
+import { type ConsoleRoutes, type Handler, idOfKind, oneOf } from '../routing.ts';
 
 /** Rows a search page shows. */
 export const CONSOLE_SEARCH_ROWS = 50;
@@ -81,7 +81,7 @@ export function transferRows(
   names: PartyNames,
 ): Renderable[][] {
   return transfers.map((t) => [
-    link(`${SECTION}/${t.id}`, html`<code>${t.id}</code>`),
+    idLink(SECTION, t.id),
     time(t.created_at),
     html`<span class="num">${t.amount}</span> ${t.currency}`,
     t.rail.replace(/_/g, ' '),
@@ -126,10 +126,7 @@ function transferSearch(routes: ConsoleRoutes): Handler {
       if (TRANSFER_ID.test(id)) return reply.redirect(`${SECTION}/${id}`, 303);
       throw validationError('id', `'${id}' is not a transfer id (tr_…).`, 'invalid_format');
     }
-    const status =
-      q.status && (TRANSFER_STATUSES as readonly string[]).includes(q.status)
-        ? (q.status as TransferStatus)
-        : undefined;
+    const status = oneOf(TRANSFER_STATUSES, q.status);
     const reference = q.reference?.trim() || undefined;
     const phone = q.phone?.trim() || undefined;
     const page = await searchTransfers(routes.deps, identity.organizationId, {
@@ -197,10 +194,7 @@ function transferFields(t: PresentedTransfer, names: PartyNames) {
         ? `${t.authorization.decision} (policy v${t.authorization.policy_version}, rule ${t.authorization.rule})`
         : '—',
     ],
-    [
-      'Approval',
-      t.approval ? link(`${CONSOLE_PREFIX}/approvals/${t.approval}`, html`<code>${t.approval}</code>`) : '—',
-    ],
+    ['Approval', idLink(`${CONSOLE_PREFIX}/approvals`, t.approval)],
   ]);
 }
 
@@ -240,9 +234,7 @@ function deliveryList(deliveries: EventDeliveries) {
   return deliveries.length === 0
     ? 'none'
     : html`<ul class="deliveries">${deliveries.map(
-        (
-          d,
-        ) => html`<li>${link(`${CONSOLE_PREFIX}/webhooks/${d.subscriptionId}`, html`<code>${d.subscriptionId}</code>`)}
+        (d) => html`<li>${idLink(`${CONSOLE_PREFIX}/webhooks`, d.subscriptionId)}
             ${statusBadge(d.status)} ${d.attempts} attempt${d.attempts === 1 ? '' : 's'}${d.lastStatusCode === null ? '' : `, last HTTP ${d.lastStatusCode}`}</li>`,
       )}</ul>`;
 }

@@ -26,7 +26,7 @@ import {
   CONSOLE_PREFIX,
   can,
   fields,
-  link,
+  idLink,
   roleNote,
   statusBadge,
   table,
@@ -82,7 +82,7 @@ function subscriptionList(routes: ConsoleRoutes): Handler {
         page.data
           .map((sub) => presentSubscription(sub))
           .map((s) => [
-            link(`${SECTION}/${s.id}`, html`<code>${s.id}</code>`),
+            idLink(SECTION, s.id),
             html`<code class="url">${s.url}</code>`,
             s.events.join(', '),
             html`${statusBadge(s.status)} ${s.disabled_reason ?? ''}`,
