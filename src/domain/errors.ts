@@ -221,3 +221,26 @@ export function problemDocument(error: AppError, requestId: string): ProblemDocu
 export function invalidStateTransition(title: string, detail: string, param?: string): AppError {
   return new AppError({ status: 409, code: 'invalid_state_transition', title, detail, param });
 }
+
+/**
+ * A change's `base_version`, when given, must be the setting's current version: otherwise it changed
+ * meanwhile, and the caller reads it again and re-applies its change (409; `setting` as the detail names it).
+ */
+export function requireBaseVersion(
+  conflict: {
+    setting: string;
+    code: 'policy_version_conflict' | 'fee_schedule_version_conflict';
+    title: string;
+  },
+  currentVersion: number,
+  baseVersion: number | undefined,
+): void {
+  if (baseVersion === undefined || baseVersion === currentVersion) return;
+  throw new AppError({
+    status: 409,
+    code: conflict.code,
+    title: conflict.title,
+    detail: `The ${conflict.setting} is at version ${currentVersion}, not ${baseVersion}; read it again and re-apply your change.`,
+    param: 'base_version',
+  });
+}

@@ -9,7 +9,7 @@ import type { Deps } from '../../app/deps.ts';
 import { newEvent, recordEvents } from '../../app/events.ts';
 import { appendEvidence } from '../../app/evidence.ts';
 import { settingVersionReads } from '../../app/settingVersions.ts';
-import { AppError } from '../../domain/errors.ts';
+import { requireBaseVersion } from '../../domain/errors.ts';
 import type { EventRecord } from '../../domain/events.ts';
 import type { EvidenceActor } from '../../domain/evidence.ts';
 import type { Currency } from '../../domain/money.ts';
@@ -173,15 +173,11 @@ export async function updateFeeSchedule(
   const rules = parseFeeRules(input.rules);
   await lockFeeScheduleWrites(tx, organizationId);
   const current = await currentFeeScheduleIn(tx, deps, organizationId);
-  if (input.base_version !== undefined && input.base_version !== current.version) {
-    throw new AppError({
-      status: 409,
-      code: 'fee_schedule_version_conflict',
-      title: 'Fee schedule changed',
-      detail: `The fee schedule is at version ${current.version}, not ${input.base_version}; read it again and re-apply your change.`,
-      param: 'base_version',
-    });
-  }
+  requireBaseVersion(
+    { setting: 'fee schedule', code: 'fee_schedule_version_conflict', title: 'Fee schedule changed' },
+    current.version,
+    input.base_version,
+  );
   const schedule: FeeSchedule = {
     organizationId,
     version: current.version + 1,

@@ -22,7 +22,7 @@ import {
 } from '../../../domain/decisions/policies.ts';
 import { defaultRuleJson, ruleJson } from '../../../domain/decisions/policyJson.ts';
 import { parsePolicyBody } from '../../../domain/decisions/policyParsing.ts';
-import { AppError } from '../../../domain/errors.ts';
+import { AppError, requireBaseVersion } from '../../../domain/errors.ts';
 import type { EventRecord } from '../../../domain/events.ts';
 import type { EvidenceActor } from '../../../domain/evidence.ts';
 import type { KeysetFilter } from '../../../store/repositories/rows.ts';
@@ -190,15 +190,11 @@ export async function updatePolicy(
   const parsed = parsePolicyBody(input);
   await lockPolicyWrites(tx, organizationId);
   const current = await currentPolicyIn(tx, deps, organizationId);
-  if (input.base_version !== undefined && input.base_version !== current.version) {
-    throw new AppError({
-      status: 409,
-      code: 'policy_version_conflict',
-      title: 'Policy changed',
-      detail: `The policy is at version ${current.version}, not ${input.base_version}; read it again and re-apply your change.`,
-      param: 'base_version',
-    });
-  }
+  requireBaseVersion(
+    { setting: 'policy', code: 'policy_version_conflict', title: 'Policy changed' },
+    current.version,
+    input.base_version,
+  );
   const decision = decisionOnPolicyUpdate(current);
   if (decision.decision === 'deny') {
     throw new AppError({
