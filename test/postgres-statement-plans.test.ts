@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../src/config/variables.ts';
 import { loadConfig } from '../src/config.ts';
-import { findWalletIdentityRows, findWallets } from '../src/modules/wallets/repository.ts';
+import { findWalletIdentitiesByIds, findWallets } from '../src/modules/wallets/repository.ts';
 import { openPostgresStore } from '../src/store/postgres.ts';
 import { findIdempotencyRecord } from '../src/store/repositories/idempotency.ts';
 import { readWalletActivity, tallyWalletActivity } from '../src/store/repositories/walletActivity.ts';
@@ -74,28 +74,35 @@ describe.skipIf(!TEST_DATABASE_URL)('statement plans on PostgreSQL', () => {
       'a source and a destination wallet',
       ['wallet_0000000000000000000000001', 'wallet_0000000000000000000000002'],
     ],
-  ])(
-    "reads %s's identity, and the whole wallet, with prepared statements whose plans are kept",
-    async (_, ids) => {
-      const plans = await db.store.transaction(async (tx) => {
-        for (let i = 0; i < EXECUTIONS; i++) {
-          await findWalletIdentityRows(tx, 'org_none', ids);
-          await findWallets(tx, 'org_none', ids);
-        }
-        return [
-          ...(await preparedOnConnection(
-            tx,
-            ids.length === 1
-              ? 'FROM wallets WHERE organization_id = $1 AND id = $2'
-              : 'FROM wallets WHERE organization_id = $1 AND id IN ($2, $3)',
-          )),
-          ...(await preparedOnConnection(tx, ids.length === 1 ? 'w.id = $2' : 'w.id IN ($2, $3)')),
-        ];
-      });
-      expect(plans).toHaveLength(2);
-      for (const plan of plans) expect(Number(plan.generic_plans)).toBeGreaterThan(0);
-    },
-  );
+  ])('reads %s with a prepared statement whose plan is kept', async (_, ids) => {
+    const plans = await db.store.transaction(async (tx) => {
+      for (let i = 0; i < EXECUTIONS; i++) await findWallets(tx, 'org_none', ids);
+      return preparedOnConnection(tx, ids.length === 1 ? 'w.id = $2' : 'w.id IN ($2, $3)');
+    });
+    expect(plans).toHaveLength(1);
+    for (const plan of plans) expect(Number(plan.generic_plans)).toBeGreaterThan(0);
+  });
+
+  it("reads many requests' wallet identities at once by the wallets' primary key, however many wallets", async () => {
+    const identities = recorder();
+    const wanted = Array.from({ length: 40 }, (_, i) => `wallet_${String(i).padStart(26, '0')}`);
+    await findWalletIdentitiesByIds(identities.db, wanted);
+    const plan = await db.store.transaction(async (tx) => {
+      // Wallets the table's statistics do not know of. Foreign keys and triggers are off for the rows.
+      await tx.query('SET LOCAL session_replication_role = replica');
+      await tx.query(
+        `INSERT INTO wallets (id, organization_id, owner_id, currency, status, metadata, created_at, updated_at)
+         SELECT 'wallet_' || lpad(g::text, 26, '0'), 'org_none', 'cus_none', 'KES', 'active', '{}', now(), now()
+           FROM generate_series(1, $1::int) AS g`,
+        [UNSEEN_TRANSFERS],
+      );
+      const [statement] = identities.statements;
+      const rows = await tx.query<Row>(`EXPLAIN ${statement?.sql}`, statement?.params);
+      return rows.map((row) => Object.values(row)[0]).join('\n');
+    });
+    expect(plan).toContain('wallets_pkey');
+    expect(plan).not.toContain('Seq Scan');
+  });
 
   it("reads an Idempotency-Key's record with a prepared statement whose plan is kept", async () => {
     const plans = await db.store.transaction(async (tx) => {

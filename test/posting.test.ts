@@ -4,12 +4,51 @@
  * overflow into a 500.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ACCOUNT_SUM_MINOR_MAX } from '../src/modules/ledger/domain/posting.ts';
+import { holdPostings, ZERO_SUMS } from '../src/modules/ledger/domain/ledger.ts';
+import {
+  ACCOUNT_SUM_MINOR_MAX,
+  decideEntry,
+  type PostingAccount,
+} from '../src/modules/ledger/domain/posting.ts';
 import { api, BACKENDS, createCustomer, startTestApp, type TestApp } from './support/harness.ts';
 import { balanceOf, expectLedgerHealthy, fundedWallet, mobileMoney } from './support/ledger.ts';
 
 const count = async (t: TestApp, table: string) =>
   Number((await t.db.store.query<{ n: string }>(`SELECT count(*) AS n FROM ${table}`))[0]?.n);
+
+describe('the posting rule', () => {
+  it("never posts one organization's entry to another organization's account, whatever a request named", () => {
+    const account = (id: string, organizationId: string): PostingAccount => ({
+      id,
+      organizationId,
+      kind: 'wallet',
+      currency: 'KES',
+      walletStatus: 'active',
+      overdraftLimitMinor: 0n,
+      ...ZERO_SUMS,
+      creditsPosted: 10_000n,
+    });
+    const accounts = new Map([
+      ['wallet_ours', account('wallet_ours', 'org_ours')],
+      ['wallet_theirs', account('wallet_theirs', 'org_theirs')],
+      ['wallet_ours_too', account('wallet_ours_too', 'org_ours')],
+    ]);
+    const hold = (organizationId: string, from: string, to: string) => ({
+      organizationId,
+      kind: 'hold' as const,
+      postings: holdPostings(from, to, 100n, 'KES'),
+    });
+    expect(decideEntry(accounts, new Map(), hold('org_ours', 'wallet_ours', 'wallet_ours_too')).ok).toBe(
+      true,
+    );
+    expect(() => decideEntry(accounts, new Map(), hold('org_ours', 'wallet_theirs', 'wallet_ours'))).toThrow(
+      /another organization/,
+    );
+    expect(() => decideEntry(accounts, new Map(), hold('org_ours', 'wallet_ours', 'wallet_theirs'))).toThrow(
+      /another organization/,
+    );
+  });
+});
 
 describe.each(BACKENDS)('posting module on %s', (backend) => {
   let t: TestApp;

@@ -341,6 +341,32 @@ describe.each(BACKENDS)('rail worker on %s', (backend) => {
     for (const x of await recordsOf(t, queue)) expect(x.railReference).toMatch(/^payout_/);
   });
 
+  it('claims once in a pass over an empty queue, whatever its concurrency', async () => {
+    let transactions = 0;
+    const store = new Proxy(t.deps.store, {
+      get(target, property) {
+        if (property === 'transaction') {
+          return (fn: Parameters<typeof target.transaction>[0]) => {
+            transactions += 1;
+            return target.transaction(fn);
+          };
+        }
+        const value = Reflect.get(target, property, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const rail = countingRail({});
+    expect(await runRailWorkerOnce({ ...t.deps, store }, rail.rails, { concurrency: 8 })).toBe(0);
+    expect(transactions).toBe(1);
+    // With work queued, the pass widens to its concurrency as its claims find transfers.
+    await queueTransfers(t, BATCH_TRANSFERS);
+    transactions = 0;
+    expect(await runRailWorkerOnce({ ...t.deps, store }, rail.rails, { concurrency: 8 })).toBe(
+      BATCH_TRANSFERS,
+    );
+    expect(rail.payoutsMade()).toBe(BATCH_TRANSFERS);
+  });
+
   it('times out a payout the partner leaves unanswered past RAIL_RESULT_TIMEOUT_MS, keeps its hold, and asks on', async () => {
     const queue = await queueTransfers(t, 1);
     const clock = workerClock();

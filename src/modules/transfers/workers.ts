@@ -328,6 +328,12 @@ export async function runRailWorkerOnce(
   // Lanes claim one transfer at a time (SKIP LOCKED keeps them apart) and share what they have seen.
   const stepped = new Set<string>();
   let done = false;
+  // A pass starts with one lane and adds one each time a claim finds work, up to `concurrency`: an idle
+  // queue costs one claim a pass, not one per lane (each a transaction and a pooled connection).
+  const lanes: Promise<void>[] = [];
+  const widen = () => {
+    if (lanes.length < concurrency) lanes.push(lane());
+  };
   const lane = async () => {
     while (!done && stepped.size < batchRows && !options.stopping?.aborted) {
       const claimed = await claimNext(deps, stepped, leaseMs, log);
@@ -335,12 +341,18 @@ export async function runRailWorkerOnce(
         done = true;
         return;
       }
+      widen();
       if (claimed.again) continue;
       if (claimed.transfer) {
         await workOn(deps, resolve, claimed.transfer, { callTimeoutMs, log, handBack: options.handBack });
       }
     }
   };
-  await Promise.all(Array.from({ length: concurrency }, lane));
+  widen();
+  for (let awaited = 0; awaited < lanes.length; ) {
+    const upTo = lanes.length;
+    await Promise.all(lanes.slice(awaited, upTo));
+    awaited = upTo;
+  }
   return stepped.size;
 }

@@ -11,7 +11,7 @@ import type {
   WalletStatus,
   WalletStatusReason,
 } from '../../domain/wallets.ts';
-import { type ByIdsStatements, prepared, queryByIds } from '../../store/preparedStatements.ts';
+import { prepared, queryByIds } from '../../store/preparedStatements.ts';
 import { column, columnRows, rowMapper, text } from '../../store/repositories/rowMappers.ts';
 import {
   accountSumsFromRow,
@@ -149,24 +149,17 @@ const { columns: IDENTITY_COLUMNS, fromRow: identityFromRow } = columnRows<Walle
   ownerId: String,
   currency: text,
 });
-/** A transfer's one or two wallets by statements of fixed arity, prepared (their plans kept). */
-const FIND_IDENTITIES: ByIdsStatements = {
-  one: prepared(`SELECT ${IDENTITY_COLUMNS} FROM wallets WHERE organization_id = $1 AND id = $2`),
-  two: prepared(`SELECT ${IDENTITY_COLUMNS} FROM wallets WHERE organization_id = $1 AND id IN ($2, $3)`),
-  many: `SELECT ${IDENTITY_COLUMNS} FROM wallets WHERE organization_id = $1 AND id = ANY($2::text[])`,
-};
 
 /**
- * Wallets' identities (organization, owner, currency: what never changes once a wallet exists) by id, from
- * the wallets table alone; missing ones are absent from the map.
+ * Wallets' identities by id, whatever their organization: the caller keeps each to the organization that
+ * asked (wallets/useCases/identities.ts, whose reads are shared by concurrent requests of any organization).
  */
-export async function findWalletIdentityRows(
+export async function findWalletIdentitiesByIds(
   db: Queryable,
-  organizationId: string,
   ids: readonly string[],
-): Promise<Map<string, WalletIdentity>> {
-  const rows = await queryByIds(db, FIND_IDENTITIES, [organizationId], ids);
-  return new Map(rows.map((row) => [String(row.id), identityFromRow(row)]));
+): Promise<WalletIdentity[]> {
+  const rows = await db.query(`SELECT ${IDENTITY_COLUMNS} FROM wallets WHERE id = ANY($1::text[])`, [ids]);
+  return rows.map(identityFromRow);
 }
 
 /** Several wallets of an organization with one statement, by id; missing ones are absent from the map. */

@@ -1,8 +1,8 @@
 /**
  * The one posting rule, pure. Every money movement (a transfer's hold or direct entry, settle, fail,
  * cancel, return, funding, and the products to come) is a journal entry whose postings are decided here
- * against the locked accounts' sums: the entry must balance, every posting must be in its account's
- * currency, no sum may leave what the ledger can hold, and no wallet may be taken below its floor.
+ * against the locked accounts' sums: the entry must balance, every posting must be to an account of the
+ * entry's organization and in its currency, no sum may leave what the ledger can hold, and no wallet may be taken below its floor.
  */
 
 import type { Currency } from '../../../domain/money.ts';
@@ -24,6 +24,7 @@ export const ACCOUNT_SUM_MINOR_MAX = 9_223_372_036_854_775_807n;
 /** An account as the posting module sees it once locked: its sums and what limits it. */
 export interface PostingAccount extends AccountSums {
   id: string;
+  organizationId: string;
   kind: AccountKind;
   currency: Currency;
   /** The wallet's status when the account is a wallet's; null for system accounts. */
@@ -33,6 +34,7 @@ export interface PostingAccount extends AccountSums {
 }
 
 export interface EntryDraft {
+  organizationId: string;
   kind: JournalEntryKind;
   postings: readonly Posting[];
 }
@@ -77,8 +79,8 @@ function sumsWithinBounds(sums: AccountSums): boolean {
 /**
  * Decides one entry against the accounts' current sums (as locked, plus whatever this transaction posted
  * before it). Returns the accounts' new sums, or the refusal. An unbalanced entry, an unknown account, a
- * posting in another currency than its account, or a pending sum going negative is a bug, not a refusal:
- * it throws.
+ * posting to another organization's account or in another currency than its account, or a pending sum
+ * going negative is a bug, not a refusal: it throws.
  *
  * The overdraft rule: a wallet's available balance may not be lowered below minus its overdraft limit (0
  * today), and may not be lowered at all unless the wallet is active. Movements that do not lower it (a
@@ -97,6 +99,12 @@ export function decideEntry(
   for (const posting of entry.postings) {
     const account = accounts.get(posting.accountId);
     if (!account) throw new Error(`posting to unlocked account ${posting.accountId}`);
+    // Whatever a request named, no entry of one organization touches another's account.
+    if (account.organizationId !== entry.organizationId) {
+      throw new Error(
+        `a posting of ${entry.organizationId} to account ${account.id} of another organization`,
+      );
+    }
     if (posting.currency !== account.currency || posting.currency !== currency) {
       throw new Error(`a ${posting.currency} posting to ${account.currency} account ${account.id}`);
     }
@@ -146,6 +154,7 @@ export function decideDebit(
 ): DebitRefusal | undefined {
   const wallet: PostingAccount = {
     id: 'wallet',
+    organizationId: 'organization',
     kind: 'wallet',
     currency: 'KES',
     walletStatus,
@@ -165,7 +174,11 @@ export function decideDebit(
       [clearing.id, clearing],
     ]),
     new Map(),
-    { kind: 'hold', postings: holdPostings(wallet.id, clearing.id, amountMinor, 'KES') },
+    {
+      organizationId: wallet.organizationId,
+      kind: 'hold',
+      postings: holdPostings(wallet.id, clearing.id, amountMinor, 'KES'),
+    },
   );
   return decision.ok ? undefined : (decision.refusal.code as DebitRefusal);
 }

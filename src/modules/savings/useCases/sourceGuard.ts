@@ -6,6 +6,7 @@
 
 import type { Deps, MovementSourceGuard } from '../../../app/deps.ts';
 import { AppError } from '../../../domain/errors.ts';
+import { coalescedReaderPerStore } from '../../../store/coalescedReads.ts';
 import type { Queryable, Store } from '../../../store/store.ts';
 import { savingsWalletIds } from '../repository/accounts.ts';
 
@@ -13,6 +14,12 @@ import { savingsWalletIds } from '../repository/accounts.ts';
 export const SAVINGS_WALLET_CACHE_ENTRIES_MAX = 100_000;
 
 const savingsWalletCaches = new WeakMap<Store, Map<string, boolean>>();
+
+/** Reads whether wallets are savings accounts, sharing the statement between concurrent requests. */
+const savingsReader = coalescedReaderPerStore(async (store, walletIds) => {
+  const savings = await savingsWalletIds(store, walletIds);
+  return new Map(walletIds.map((id) => [id, savings.has(id)]));
+});
 
 /**
  * Whether a wallet is a savings account. A wallet is one from the transaction that creates it, or never, so
@@ -27,7 +34,11 @@ export async function isSavingsWallet(deps: Deps, db: Queryable, walletId: strin
   }
   const known = cache.get(walletId);
   if (known !== undefined) return known;
-  const found = (await savingsWalletIds(db, [walletId])).has(walletId);
+  // Outside a transaction the read is shared with other requests'; inside one, it is the transaction's own.
+  const found =
+    db === deps.store
+      ? (await savingsReader(deps.store)(walletId)) === true
+      : (await savingsWalletIds(db, [walletId])).has(walletId);
   if (cache.size >= SAVINGS_WALLET_CACHE_ENTRIES_MAX) cache.delete(cache.keys().next().value as string);
   cache.set(walletId, found);
   return found;
