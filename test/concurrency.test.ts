@@ -293,7 +293,10 @@ describe.each(BACKENDS)('concurrent transfers on %s', (backend) => {
     const replies = results.filter((r): r is Reply => typeof r !== 'number');
     const allowed = new Set(['200', '201', '409 invalid_state_transition', '422 insufficient_funds']);
     for (const [label, count] of Object.entries(tally(replies))) {
-      expect(allowed.has(label), `${count} × ${label}`).toBe(true);
+      expect(
+        allowed.has(label),
+        `${count} × ${label} ${JSON.stringify(replies.filter((r) => `${r.status} ${r.body?.code}` === label).map((r) => r.body?.detail))}`,
+      ).toBe(true);
     }
     expect(await verifyLedger(t.deps.store)).toEqual([]);
     // Later passes find only what is still theirs to do: a transfer someone else finished meanwhile must

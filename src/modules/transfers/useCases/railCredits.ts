@@ -21,7 +21,6 @@ import {
   ensureSystemAccount,
   holdPostings,
   PostingSession,
-  postEntry,
   refusalError,
   trustLedgerAccount,
 } from '../../ledger/index.ts';
@@ -94,28 +93,25 @@ export async function creditFromRail(
   const now = deps.now();
   const receivedBy = await receivingAccount(tx, deps, wallet, credit, now);
   // Decided on the wallet as locked now, not as read before: a freeze that just committed holds the credit.
-  const gate = new PostingSession(tx);
-  await gate.lock([wallet.id]);
-  const release = gate.release('collection', { destination: wallet.id });
+  // The wallet and the receiving account are locked together, in the one order every movement takes.
+  const session = new PostingSession(tx);
+  await session.lock([wallet.id, receivedBy]);
+  const release = session.release('collection', { destination: wallet.id });
   if (release.outcome === 'refuse') throw refusalError(release.refusal, 'funding', 'amount');
   const held = release.outcome === 'hold_for_review';
   const transfer = inboundTransfer(deps, wallet, credit, held, now);
   await insertTransfer(tx, transfer);
-  await postEntry(
-    tx,
-    {
-      id: deps.newId('journalEntry'),
-      organizationId,
-      transferId: transfer.id,
-      kind: held ? 'hold' : 'direct',
-      holdEntryId: null,
-      createdAt: now,
-      postings: (held ? holdPostings : directPostings)(receivedBy, wallet.id, amountMinor, wallet.currency),
-    },
-    now,
-    'funding',
-    'amount',
-  );
+  const refusal = session.tryPost({
+    id: deps.newId('journalEntry'),
+    organizationId,
+    transferId: transfer.id,
+    kind: held ? 'hold' : 'direct',
+    holdEntryId: null,
+    createdAt: now,
+    postings: (held ? holdPostings : directPostings)(receivedBy, wallet.id, amountMinor, wallet.currency),
+  });
+  if (refusal) throw refusalError(refusal, 'funding', 'amount');
+  await session.flush(now);
   const events: EventRecord[] = [transferEvent(deps, 'transfer.created', transfer, now)];
   if (held) await holdCreditToFrozenWallet(tx, deps, transfer, wallet);
   else events.push(transferEvent(deps, 'transfer.settled', transfer, now));

@@ -32,8 +32,8 @@ import {
   findOpenHold,
   type JournalEntry,
   PostingSession,
-  postEntry,
   postHoldPostings,
+  refusalError,
   reversalPostings,
   voidHoldPostings,
 } from '../../ledger/index.ts';
@@ -57,10 +57,22 @@ export interface StatusChange {
   networkFee?: NetworkFee | undefined;
 }
 
+/** The statuses that close a transfer's open hold: settle posts it, the others void it. */
+const CLOSING_STATUSES: ReadonlySet<TransferStatus> = new Set([
+  'settled',
+  'failed',
+  'canceled',
+  'rejected',
+  'expired',
+]);
+
 /**
  * Moves a locked transfer to a new status through the one transition function, with its ledger effect:
  * settle posts the hold, fail and cancel void it, return reverses a settled transfer. Writes the
- * transfer, entries, account sums and the event in the caller's transaction.
+ * transfer, entries, account sums and the event in the caller's transaction. Every account the change may
+ * touch (the wallets the release gate decides on, the accounts of the hold or of the return) is locked with
+ * one statement, in id order, before any decision: locking the wallets first and the rail's clearing account
+ * after deadlocked with a ledger writer batch holding that clearing account and waiting for the wallet.
  */
 export async function applyStatusChange(
   tx: Queryable,
@@ -68,23 +80,46 @@ export async function applyStatusChange(
   transfer: Transfer,
   requested: StatusChange,
 ): Promise<Transfer> {
-  const { change, refused } = await passReleaseGate(tx, deps, transfer, requested);
-  const to = transition(transfer.status, change.to);
   const now = deps.now();
+  const movement = releasedMovement(transfer.status, requested.to);
+  // A return is checked before its entry is made (the entry may create the rail's clearing account).
+  if (requested.to === 'returned') transition(transfer.status, requested.to);
+  const returning = requested.to === 'returned' ? await returnEntry(tx, deps, transfer, now) : undefined;
+  // The release gate may turn a change into a failure, which closes the hold: its accounts are locked too.
+  const hold =
+    movement !== undefined || CLOSING_STATUSES.has(requested.to)
+      ? await findOpenHold(tx, transfer.id)
+      : undefined;
+  const gateWallets = movement
+    ? [transfer.sourceWalletId, transfer.destinationWalletId].filter((id): id is string => id !== null)
+    : [];
+  const session = new PostingSession(tx);
+  const accounts = new Set([
+    ...gateWallets,
+    ...(hold?.postings ?? []).map((p) => p.accountId),
+    ...(returning?.postings ?? []).map((p) => p.accountId),
+  ]);
+  if (accounts.size > 0) await session.lock([...accounts]);
+
+  const gated = movement ? await passReleaseGate(tx, deps, session, transfer, movement) : undefined;
+  const effective = gated?.change ?? requested;
+  const refused = gated?.refused;
+  const to = transition(transfer.status, effective.to);
   let ledgerState = transfer.ledgerState;
   let entry: JournalEntry | undefined;
-  if (to === 'settled' || to === 'failed' || to === 'canceled' || to === 'rejected' || to === 'expired') {
-    const closing = await holdClosingEntry(tx, deps, transfer, to === 'settled', now);
-    if (closing) {
-      entry = closing.entry;
-      ledgerState = closing.ledgerState;
-    }
+  if (CLOSING_STATUSES.has(to) && hold) {
+    entry = holdClosingEntry(deps, transfer, hold, to === 'settled', now);
+    ledgerState = to === 'settled' ? 'posted' : 'voided';
   } else if (to === 'returned') {
-    entry = await returnEntry(tx, deps, transfer, now);
+    entry = returning;
   }
-  if (entry) await postEntry(tx, entry, now, to === 'returned' ? 'return' : 'change');
+  if (entry) {
+    const refusal = session.tryPost(entry);
+    if (refusal) throw refusalError(refusal, to === 'returned' ? 'return' : 'change');
+    await session.flush(now);
+  }
   // Only the change that settles it books the fee: a repeated or late report finds the transfer settled.
-  const partnerTransactionId = change.railReference ?? transfer.railReference;
+  const partnerTransactionId = effective.railReference ?? transfer.railReference;
   if (to === 'settled' && requested.networkFee && partnerTransactionId) {
     await deps.payoutNetworkFee(tx, deps, transfer, requested.networkFee, partnerTransactionId);
   }
@@ -96,7 +131,7 @@ export async function applyStatusChange(
     await giveBackLimits(tx, deps, transfer, transfer.sourceWalletId);
   }
 
-  const updated = changedTransfer(transfer, to, ledgerState, change, now);
+  const updated = changedTransfer(transfer, to, ledgerState, effective, now);
   await saveTransfer(tx, updated);
   await recordEvents(tx, deps, statusEvent(deps, updated, now));
   // Evidence last: the chain head is the last lock a money movement takes (src/store/lockOrder.ts).
@@ -104,17 +139,15 @@ export async function applyStatusChange(
   return updated;
 }
 
-/** The entry that posts (settle) or voids (any other end) a transfer's open hold; undefined without one. */
-async function holdClosingEntry(
-  tx: Queryable,
+/** The entry that posts (settle) or voids (any other end) a transfer's open hold. */
+function holdClosingEntry(
   deps: Deps,
   transfer: Transfer,
+  hold: NonNullable<Awaited<ReturnType<typeof findOpenHold>>>,
   settle: boolean,
   now: Date,
-): Promise<{ entry: JournalEntry; ledgerState: LedgerState } | undefined> {
-  const hold = await findOpenHold(tx, transfer.id);
-  if (!hold) return undefined;
-  const entry: JournalEntry = {
+): JournalEntry {
+  return {
     id: deps.newId('journalEntry'),
     organizationId: transfer.organizationId,
     transferId: transfer.id,
@@ -123,7 +156,6 @@ async function holdClosingEntry(
     createdAt: now,
     postings: settle ? postHoldPostings(hold.postings) : voidHoldPostings(hold.postings),
   };
-  return { entry, ledgerState: settle ? 'posted' : 'voided' };
 }
 
 /** The reversal of a returned transfer. */
@@ -226,14 +258,11 @@ interface GateRefusal {
 async function passReleaseGate(
   tx: Queryable,
   deps: Deps,
+  gate: PostingSession,
   transfer: Transfer,
-  change: StatusChange,
-): Promise<{ change: StatusChange; refused?: EvidenceDraft }> {
-  const movement = releasedMovement(transfer.status, change.to);
-  if (!movement) return { change };
+  movement: NonNullable<ReturnType<typeof releasedMovement>>,
+): Promise<{ change: StatusChange; refused: EvidenceDraft } | undefined> {
   const wallets = { source: transfer.sourceWalletId, destination: transfer.destinationWalletId };
-  const gate = new PostingSession(tx);
-  await gate.lock([wallets.source, wallets.destination].filter((id): id is string => id !== null));
   // An inbound transfer waits only when it arrived for a frozen wallet and was held for review: what moves
   // it on is an operator clearing that review.
   const decision = gate.release(movement, wallets, {
@@ -253,7 +282,7 @@ async function passReleaseGate(
   ) {
     refusal = await decideAgainNow(tx, deps, transfer, transfer.sourceWalletId);
   }
-  if (!refusal) return { change };
+  if (!refusal) return undefined;
   return {
     change: { to: 'failed', failureCode: refusal.code, reason: refusal.reason, nextRailCheckAt: null },
     refused: {
