@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { monotonicIdGenerator } from '../src/app/deps.ts';
@@ -6,7 +7,7 @@ import { formatApiKey, parseApiKey } from '../src/domain/apiKeys.ts';
 import { csvRecords } from '../src/domain/csv.ts';
 import { AppError } from '../src/domain/errors.ts';
 import { canonicalJson, requestFingerprint } from '../src/domain/idempotency.ts';
-import { formatId, idPattern, isId } from '../src/domain/ids.ts';
+import { base32OfRandom, formatId, idPattern, isId } from '../src/domain/ids.ts';
 import { canonicalNumberText, numberSourceOf, recordNumberSource } from '../src/domain/jsonNumbers.ts';
 import { CURRENCY_EXPONENTS, type Currency, formatAmount, parseAmount } from '../src/domain/money.ts';
 import { rfc4180Records } from './support/csv.ts';
@@ -151,6 +152,36 @@ describe('ids', () => {
     expect(isId('wallet', early)).toBe(true);
     expect(isId('cus', early)).toBe(false);
     expect(new RegExp(idPattern('tr')).test('tr_01h')).toBe(false);
+  });
+
+  it("write their random part as the big-endian number of its bytes, in base 32's lowest digits", () => {
+    const alphabet = '0123456789abcdefghjkmnpqrstvwxyz';
+    const reference = (random: Uint8Array, bytes: number, chars: number) => {
+      let bits = 0n;
+      for (const byte of random.subarray(0, bytes)) bits = (bits << 8n) | BigInt(byte);
+      let out = '';
+      for (let i = 0; i < chars; i++) {
+        out = alphabet.charAt(Number(bits & 31n)) + out;
+        bits >>= 5n;
+      }
+      return out;
+    };
+    const shapes = [
+      [10, 16],
+      [13, 20],
+      [1, 1],
+      [1, 4],
+      [4, 3],
+    ] as const;
+    for (const random of [
+      new Uint8Array(13),
+      new Uint8Array(13).fill(255),
+      ...Array.from({ length: 200 }, () => randomBytes(13)),
+    ]) {
+      for (const [bytes, chars] of shapes) {
+        expect(base32OfRandom(random, bytes, chars)).toBe(reference(random, bytes, chars));
+      }
+    }
   });
 
   it('stay in creation order within one millisecond', () => {

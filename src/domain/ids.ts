@@ -81,12 +81,22 @@ function encodeTime(timeMs: number): string {
  * carrying the lowest bits (bits beyond `chars` × 5 are dropped). Ids and receipt codes are made of these.
  */
 export function base32OfRandom(random: Uint8Array, bytes: number, chars: number): string {
-  let bits = 0n;
-  for (const byte of random.subarray(0, bytes)) bits = (bits << 8n) | BigInt(byte);
+  // The first `bytes` bytes as one big-endian number, written in `chars` base-32 digits (its lowest 5 × chars
+  // bits), taken from the last byte up a few bits at a time: plain numbers, since a BigInt per step cost more
+  // than the rest of making an id.
   let out = '';
+  let pending = 0;
+  let pendingBits = 0;
+  let index = bytes - 1;
   for (let i = 0; i < chars; i++) {
-    out = ALPHABET.charAt(Number(bits & 31n)) + out;
-    bits >>= 5n;
+    if (pendingBits < 5 && index >= 0) {
+      pending |= (random[index] ?? 0) << pendingBits;
+      pendingBits += 8;
+      index -= 1;
+    }
+    out = ALPHABET.charAt(pending & 31) + out;
+    pending >>>= 5;
+    pendingBits = Math.max(pendingBits - 5, 0);
   }
   return out;
 }
