@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { ID_PREFIXES } from '../src/domain/ids.ts';
 import { recordTable } from '../src/store/repositories/records.ts';
 import {
+  type ColumnFields,
   column,
   columnRows,
   computed,
@@ -35,7 +36,8 @@ interface Sample {
   both: string;
 }
 
-const sampleFromRow = rowMapper<Sample>({
+/** The sample's fields that are each read from one column. */
+const SAMPLE_COLUMN_FIELDS = {
   id: String,
   organizationId: String,
   amountMinor: toBigInt,
@@ -46,6 +48,10 @@ const sampleFromRow = rowMapper<Sample>({
   note: nullableText,
   settledAt: nullableDate,
   createdAt: toDate,
+} satisfies ColumnFields<Omit<Sample, 'both'>>;
+
+const sampleFromRow = rowMapper<Sample>({
+  ...SAMPLE_COLUMN_FIELDS,
   both: computed((row) => `${String(row.id)}/${String(row.status)}`),
 });
 
@@ -106,18 +112,7 @@ describe('rowMapper', () => {
 });
 
 describe('columnRows', () => {
-  const { columns, fromRow } = columnRows<Omit<Sample, 'both'>>({
-    id: String,
-    organizationId: String,
-    amountMinor: toBigInt,
-    contentSha256: String,
-    status: stored,
-    currency: text,
-    date: column('balance_date', String),
-    note: nullableText,
-    settledAt: nullableDate,
-    createdAt: toDate,
-  });
+  const { columns, fromRow } = columnRows<Omit<Sample, 'both'>>(SAMPLE_COLUMN_FIELDS);
 
   it('lists the columns its fields are read from, in their order, as a SELECT list', () => {
     expect(columns).toBe(
