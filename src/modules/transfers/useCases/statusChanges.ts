@@ -143,7 +143,7 @@ export async function applyStatusChange(
 function holdClosingEntry(
   deps: Deps,
   transfer: Transfer,
-  hold: NonNullable<Awaited<ReturnType<typeof findOpenHold>>>,
+  hold: JournalEntry,
   settle: boolean,
   now: Date,
 ): JournalEntry {
