@@ -113,6 +113,21 @@ describe.each(BACKENDS)('statement pipelining on %s', (backend) => {
     );
   });
 
+  it('statements issued together on a fresh transaction, without a pipeline, run in the order issued', async () => {
+    // The first waits for BEGIN; the others must not overtake it (a lock taken out of order can deadlock).
+    const result = await database.store.transaction(async (tx) => {
+      const [, seen, count] = await Promise.all([
+        tx.query('INSERT INTO pipeline_parents (id, note) VALUES ($1, $2)', ['p-order', 'first']),
+        tx.query('SELECT note FROM pipeline_parents WHERE id = $1', ['p-order']),
+        tx.query<{ n: number }>('SELECT count(*)::int AS n FROM pipeline_parents WHERE id = $1', ['p-order']),
+      ]);
+      return { seen, count };
+    });
+    expect(result.seen).toEqual([{ note: 'first' }]);
+    expect(result.count).toEqual([{ n: 1 }]);
+    await database.store.query("DELETE FROM pipeline_parents WHERE id = 'p-order'");
+  });
+
   it('a failing statement fails its whole group and the transaction, which the first message began', async () => {
     await expect(
       database.store.transaction(async (tx) => {

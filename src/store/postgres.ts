@@ -133,34 +133,37 @@ async function runTransaction<T>(
 
 /**
  * The queries of a transaction on `client`. BEGIN goes out with the transaction's first statement when that
- * is a pipeline of several (one round trip for both), else on its own just before it.
+ * is a pipeline of several (one round trip for both), else on its own just before it. Statements reach the
+ * client in the order they were issued, also those issued together while BEGIN is on its way (each waits for
+ * the one BEGIN, and their waits end in the order they began).
  */
 function transactionSession(client: pg.PoolClient, prepare: boolean): { tx: Queryable; begun(): boolean } {
-  let begun = false;
-  const begin = async () => {
-    if (begun) return;
-    begun = true;
-    await client.query('BEGIN');
+  let began: Promise<unknown> | undefined;
+  const afterBegin = (): Promise<unknown> => {
+    began ??= client.query('BEGIN');
+    return began;
   };
   const tx: Queryable = {
     async query<R extends Row>(sql: string, params: readonly unknown[] = []): Promise<R[]> {
-      await begin();
+      await afterBegin();
       return (await client.query<R>(statementOf(sql, params, prepare))).rows;
     },
     async queryMany(statements) {
       const texts = statements.map((s) => inlineParameters(s.text, s.params));
-      if (!begun) texts.unshift('BEGIN');
-      begun = true;
-      const result = (await client.query(texts.join(';\n'))) as unknown as pg.QueryResult | pg.QueryResult[];
+      if (began) await began;
+      else texts.unshift('BEGIN');
+      const sent = client.query(texts.join(';\n')) as unknown as Promise<pg.QueryResult | pg.QueryResult[]>;
+      began ??= sent;
+      const result = await sent;
       const results = Array.isArray(result) ? result : [result];
       return results.slice(results.length - statements.length).map((r) => r.rows);
     },
     async exec(sql: string): Promise<void> {
-      await begin();
+      await afterBegin();
       await client.query(sql);
     },
   };
-  return { tx, begun: () => begun };
+  return { tx, begun: () => began !== undefined };
 }
 
 /** How long a lost LISTEN connection waits before connecting again. */

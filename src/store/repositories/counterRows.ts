@@ -1,7 +1,9 @@
 /**
- * Counter rows a batch locks and writes back together (customer limit usage, pilot cap usage): each key
- * once, locked in one order, and the locked rows found again by their keys.
+ * Counter rows a batch locks and writes back together (customer limit usage, pilot cap usage, an
+ * organization's evidence chain head): each key once, locked in one order, and the locked rows found again
+ * by their keys.
  */
+import type { Queryable, Row } from '../store.ts';
 
 /**
  * Each key once (by `keyOf`), in `keyOf` order: the order every batch locks counter rows in, so that two
@@ -23,4 +25,21 @@ export function byCounterKey<T>(
       return [keyOf(counter), counter];
     }),
   );
+}
+
+/**
+ * Locks counter rows, creating the missing ones, and reads them: `lock` is an upsert ending
+ * `DO UPDATE SET … WHERE false`, which locks an existing row without writing a new version of it (the
+ * holder writes one when it saves), and `read` selects the rows. The two are sent together; the read's
+ * snapshot is taken once the upsert holds the locks, so it sees each row's latest committed values.
+ */
+export async function lockedCounterRows(
+  db: Queryable,
+  lock: string,
+  read: string,
+  params: readonly unknown[],
+  readParams: readonly unknown[] = params,
+): Promise<Row[]> {
+  const [, rows] = await Promise.all([db.query(lock, params), db.query(read, readParams)]);
+  return rows;
 }

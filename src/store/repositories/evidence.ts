@@ -13,6 +13,7 @@ import { EVIDENCE_GENESIS_HASH } from '../../domain/evidence.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import { lockingStage } from '../lockOrder.ts';
 import type { Queryable } from '../store.ts';
+import { lockedCounterRows } from './counterRows.ts';
 import { organizationRecordFinder, recordFinderBy, rowTable } from './records.ts';
 import { columnRows, stored } from './rowMappers.ts';
 import { int8AsNumber, type KeysetFilter, nullableText, toDate } from './rows.ts';
@@ -57,15 +58,17 @@ export function evidenceFromRow(row: Record<string, unknown>): EvidenceRecord {
 
 /**
  * Takes the organization's chain head for the rest of the transaction (creating it at genesis), so that
- * appends to one chain queue one behind the other: one statement, whose upsert holds the row lock.
+ * appends to one chain queue one behind the other (`lockedCounterRows`).
  */
 export async function lockChainHead(db: Queryable, organizationId: string): Promise<ChainHead> {
   lockingStage(db, 'evidence_chain');
-  const [row] = await db.query(
+  const [row] = await lockedCounterRows(
+    db,
     `INSERT INTO evidence_chain_heads (organization_id, sequence, hash) VALUES ($1, 0, $2)
-     ON CONFLICT (organization_id) DO UPDATE SET organization_id = excluded.organization_id
-     RETURNING ${CHAIN_HEADS.columns}`,
+     ON CONFLICT (organization_id) DO UPDATE SET organization_id = excluded.organization_id WHERE false`,
+    `SELECT ${CHAIN_HEADS.columns} FROM evidence_chain_heads WHERE organization_id = $1`,
     [organizationId, EVIDENCE_GENESIS_HASH],
+    [organizationId],
   );
   if (!row) throw new Error('the evidence chain head was not returned');
   return CHAIN_HEADS.fromRow(row);

@@ -4,7 +4,7 @@
  * one, as it does the tier limits' sums (limitUsage.ts).
  */
 import type { Queryable } from '../store.ts';
-import { byCounterKey, inLockOrder } from './counterRows.ts';
+import { byCounterKey, inLockOrder, lockedCounterRows } from './counterRows.ts';
 import { rowMapper } from './rowMappers.ts';
 import { fieldArrays, int8AsNumber, toBigInt, toDay } from './rows.ts';
 
@@ -32,6 +32,9 @@ export function pilotUsageKeyOf(k: PilotUsageKey): string {
   return `${k.organizationId}\u0000${k.currency}\u0000${k.day}`;
 }
 
+const PILOT_USAGE_KEYS =
+  'unnest($1::text[], $2::text[], $3::date[]) WITH ORDINALITY AS k(organization_id, currency, day, i)';
+
 /** Creates the rows that do not exist yet and locks them all, in key order (so batches never deadlock). */
 export async function lockPilotUsage(
   db: Queryable,
@@ -39,13 +42,15 @@ export async function lockPilotUsage(
 ): Promise<Map<string, LockedPilotUsage>> {
   const unique = inLockOrder(keys, pilotUsageKeyOf);
   if (unique.length === 0) return new Map();
-  const rows = await db.query(
+  const rows = await lockedCounterRows(
+    db,
     `INSERT INTO pilot_cap_usage (organization_id, currency, day, transfer_count, sent_minor)
-     SELECT k.organization_id, k.currency, k.day, 0, 0
-       FROM unnest($1::text[], $2::text[], $3::date[]) WITH ORDINALITY AS k(organization_id, currency, day, i)
-      ORDER BY k.i
+     SELECT k.organization_id, k.currency, k.day, 0, 0 FROM ${PILOT_USAGE_KEYS} ORDER BY k.i
      ON CONFLICT (organization_id, currency, day) DO UPDATE SET transfer_count = pilot_cap_usage.transfer_count
-     RETURNING organization_id, currency, day::text AS day, transfer_count, sent_minor`,
+       WHERE false`,
+    `SELECT u.organization_id, u.currency, u.day::text AS day, u.transfer_count, u.sent_minor
+       FROM ${PILOT_USAGE_KEYS}
+       JOIN pilot_cap_usage u ON u.organization_id = k.organization_id AND u.currency = k.currency AND u.day = k.day`,
     fieldArrays(unique, 'organizationId', 'currency', 'day'),
   );
   return byCounterKey(rows, pilotUsageFromRow, pilotUsageKeyOf);
