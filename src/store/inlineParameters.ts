@@ -7,6 +7,7 @@
  * characters (which PostgreSQL refuses in text anyway) and dollar-quoted statements are refused.
  */
 import pgUtils from 'pg/lib/utils.js';
+import { arrayLiteral } from './arrayParameters.ts';
 
 /** A quoted string literal (kept whole), or a parameter reference. */
 const TOKEN = /'(?:[^']|'')*'|\$(\d+)/g;
@@ -28,7 +29,7 @@ export function inlineParameters(text: string, params: readonly unknown[]): stri
 }
 
 function literal(value: unknown): string {
-  const text = pgUtils.prepareValue(value);
+  const text = Array.isArray(value) ? arrayLiteral(value) : pgUtils.prepareValue(value);
   if (text === null) return 'NULL';
   if (typeof text !== 'string') throw new Error('a binary parameter cannot be inlined');
   // A query message ends at its first NUL: a value holding one would cut the statement short.

@@ -6,6 +6,7 @@ import {
   PG_POOL_CONNECTIONS_MAX,
   type PostgresSettings,
 } from '../config/postgres.ts';
+import { withArrayLiterals } from './arrayParameters.ts';
 import { inlineParameters } from './inlineParameters.ts';
 import { preparedNameOf } from './preparedStatements.ts';
 import type { Queryable, Row, Store } from './store.ts';
@@ -31,9 +32,8 @@ export interface PostgresStoreOptions extends Partial<PostgresSettings> {
  */
 function statementOf(sql: string, params: readonly unknown[], prepare: boolean): pg.QueryConfig {
   const name = prepare ? preparedNameOf(sql) : undefined;
-  return name === undefined
-    ? { text: sql, values: params as unknown[] }
-    : { name, text: sql, values: params as unknown[] };
+  const values = withArrayLiterals(params);
+  return name === undefined ? { text: sql, values } : { name, text: sql, values };
 }
 
 function wrapClient(client: pg.PoolClient | pg.Pool, prepare: boolean): Queryable {
