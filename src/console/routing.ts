@@ -171,6 +171,25 @@ export async function recordWrite(
   return settle(await routes.write(request, identity, async (tx) => ({ status, body: await effect(tx) })));
 }
 
+/**
+ * A form's write of one app function for the signed-in organization, as the API's routes run it:
+ * `write(tx, deps, organizationId, ...args)`, recorded (`recordWrite`) with `status` and its result as
+ * `present` shows it.
+ */
+export async function recordOrganizationWrite<Args extends unknown[], Result>(
+  routes: ConsoleRoutes,
+  request: FastifyRequest,
+  identity: ConsoleIdentity,
+  status: number,
+  write: (tx: Queryable, deps: Deps, organizationId: string, ...args: Args) => Promise<Result>,
+  present: (result: Result) => unknown,
+  args: Args,
+): Promise<unknown> {
+  return recordWrite(routes, request, identity, status, async (tx) =>
+    present(await write(tx, routes.deps, identity.organizationId, ...args)),
+  );
+}
+
 /** Turns a recorded failure into the error it was, so the error page shows it (a replay shows it again). */
 export function settle(outcome: IdempotentOutcome): unknown {
   const body = JSON.parse(outcome.text) as { detail?: string; title?: string; code?: string };

@@ -88,6 +88,14 @@ export function requestActor(request: FastifyRequest): EvidenceActor {
   return apiKeyActor(principal.keyId, principal.member?.id);
 }
 
+/**
+ * The request's API key alone as evidence's actor, without the member it acts for: what the Travel Rule's
+ * settings and routes record.
+ */
+export function requestKeyActor(request: FastifyRequest): EvidenceActor {
+  return apiKeyActor(principalOf(request).keyId);
+}
+
 /** Who is acting, as a record's `created_by` names them: the member the request's key acts for, else the key. */
 export function requestActorId(request: FastifyRequest): string {
   return actorIdOf(principalOf(request));

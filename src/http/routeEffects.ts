@@ -100,6 +100,29 @@ export function recordFromBody<Body, Result extends { created: boolean }, Wire>(
   };
 }
 
+/** What a write reads its input from: the request's body, and (for an upload) its query string. */
+export interface BodyAndQuery<Body, Query> {
+  body: Body;
+  query: Query;
+}
+
+/**
+ * What the request asks (`inputOf` reads it from the body, or from an upload and its query string) creates a
+ * record for the key's organization, `created_by` the calling key's member, else the key:
+ * `create(tx, deps, organizationId, inputOf(request), createdBy)`.
+ */
+export function createFromRequest<Body, Query, Input, Result, Wire>(
+  deps: Deps,
+  inputOf: (request: BodyAndQuery<Body, Query>) => Input,
+  create: InOrganization<[input: Input, createdBy: string], Result>,
+  present: (result: Result) => Wire,
+): Effect<{ Body: Body; Querystring: Query }, Wire> {
+  return async (tx, organizationId, request) => {
+    const input = inputOf({ body: bodyOf(request), query: request.query as Query });
+    return present(await create(tx, deps, organizationId, input, requestActorId(request)));
+  };
+}
+
 /**
  * As `changeById`, with what the app function takes read from the body by `inputOf` (the wire's names to
  * the app's): `change(tx, deps, organizationId, id, inputOf(body), actor)`.

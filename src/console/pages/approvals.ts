@@ -25,7 +25,14 @@ import { html } from '../html.ts';
 import { CONSOLE_PREFIX, fields, idLink, statusBadge, table, time, writeFormFields } from '../layout.ts';
 import { noticeOf, redirectWithNotice } from '../notices.ts';
 import { type StatusList, statusListPage } from '../queues.ts';
-import { type ConsoleRoutes, field, type Handler, oneOf, optionalNote, recordWrite } from '../routing.ts';
+import {
+  type ConsoleRoutes,
+  field,
+  type Handler,
+  oneOf,
+  optionalNote,
+  recordOrganizationWrite,
+} from '../routing.ts';
 
 const SECTION = `${CONSOLE_PREFIX}/approvals`;
 
@@ -166,20 +173,13 @@ function vote(routes: ConsoleRoutes): Handler {
     const { decision, role } = voteOf(request.body);
     const comment = optionalNote(field(request.body, 'comment'), 'comment', APPROVAL_COMMENT_CHARS_MAX);
     const id = request.params.id ?? '';
-    await recordWrite(routes, request, identity, 200, async (tx) =>
-      presentApproval(
-        await voteOnApproval(
-          tx,
-          routes.deps,
-          identity.organizationId,
-          id,
-          decision,
-          { comment, role },
-          consoleVoter(identity),
-          consoleActor(identity),
-        ),
-      ),
-    );
+    await recordOrganizationWrite(routes, request, identity, 200, voteOnApproval, presentApproval, [
+      id,
+      decision,
+      { comment, role },
+      consoleVoter(identity),
+      consoleActor(identity),
+    ]);
     return redirectWithNotice(reply, `${SECTION}/${id}`, 'voted');
   };
 }

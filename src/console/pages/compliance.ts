@@ -33,7 +33,7 @@ import {
   field,
   type Handler,
   optionalNote,
-  recordWrite,
+  recordOrganizationWrite,
 } from '../routing.ts';
 
 /** Whom a case or alert is about: the customer by name (or the wallet's owner), and the wallet. */
@@ -111,19 +111,12 @@ function decideCase(routes: ConsoleRoutes): Handler {
       throw validationError('decision', 'Choose clear or reject.', 'invalid_value');
     }
     const note = optionalNote(field(request.body, 'note'), 'note', REVIEW_NOTE_LENGTH_MAX);
-    await recordWrite(routes, request, identity, 200, async (tx) =>
-      presentReview(
-        await decideReview(
-          tx,
-          routes.deps,
-          identity.organizationId,
-          request.params.id ?? '',
-          decision as ReviewDecision,
-          { note },
-          consoleActor(identity),
-        ),
-      ),
-    );
+    await recordOrganizationWrite(routes, request, identity, 200, decideReview, presentReview, [
+      request.params.id ?? '',
+      decision as ReviewDecision,
+      { note },
+      consoleActor(identity),
+    ]);
     return redirectWithNotice(reply, REVIEW_QUEUE.section, 'review_decided');
   };
 }
@@ -182,18 +175,11 @@ function resolveAlert(routes: ConsoleRoutes): Handler {
   return async (request, reply, identity) => {
     const disposition = chosenField(request.body, 'disposition', AML_DISPOSITIONS);
     const note = optionalNote(field(request.body, 'note'), 'note', AML_ALERT_NOTE_LENGTH_MAX);
-    await recordWrite(routes, request, identity, 200, async (tx) =>
-      presentAmlAlert(
-        await resolveAmlAlert(
-          tx,
-          routes.deps,
-          identity.organizationId,
-          request.params.id ?? '',
-          { disposition, note },
-          consoleActor(identity),
-        ),
-      ),
-    );
+    await recordOrganizationWrite(routes, request, identity, 200, resolveAmlAlert, presentAmlAlert, [
+      request.params.id ?? '',
+      { disposition, note },
+      consoleActor(identity),
+    ]);
     return redirectWithNotice(reply, ALERT_QUEUE.section, 'alert_resolved');
   };
 }

@@ -27,7 +27,7 @@ import {
   chosenField,
   field,
   type Handler,
-  recordWrite,
+  recordOrganizationWrite,
 } from '../routing.ts';
 import { dayBound } from './transfers.ts';
 
@@ -127,17 +127,10 @@ function startExport(routes: ConsoleRoutes): Handler {
     const { type, format } = exportRequestOf(request.body, identity);
     const from = dayBound(field(request.body, 'from'), 'from', false);
     const to = dayBound(field(request.body, 'to'), 'to', true);
-    await recordWrite(routes, request, identity, 202, async (tx) =>
-      presentExport(
-        await createExport(
-          tx,
-          routes.deps,
-          identity.organizationId,
-          { type, format, from: from?.toISOString(), to: to?.toISOString() },
-          identity.member.id,
-        ),
-      ),
-    );
+    await recordOrganizationWrite(routes, request, identity, 202, createExport, presentExport, [
+      { type, format, from: from?.toISOString(), to: to?.toISOString() },
+      identity.member.id,
+    ]);
     return redirectWithNotice(reply, SECTION, 'export_started');
   };
 }

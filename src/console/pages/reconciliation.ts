@@ -13,7 +13,7 @@ import { html } from '../html.ts';
 import { CONSOLE_PREFIX, idLink, jsonBlock, rowFormOrSettler, statusBadge, time } from '../layout.ts';
 import { redirectWithNotice } from '../notices.ts';
 import { type OpenQueue, openQueuePage } from '../queues.ts';
-import { type ConsoleRoutes, chosenField, field, type Handler, recordWrite } from '../routing.ts';
+import { type ConsoleRoutes, chosenField, field, type Handler, recordOrganizationWrite } from '../routing.ts';
 
 /** The API's limit on a resolution's note. */
 export const RESOLUTION_NOTE_CHARS_MAX = 1_000;
@@ -94,19 +94,12 @@ function resolutionOf(body: unknown): {
 function resolve(routes: ConsoleRoutes): Handler {
   return async (request, reply, identity) => {
     const { action, note, transfer } = resolutionOf(request.body);
-    await recordWrite(routes, request, identity, 200, async (tx) =>
-      presentException(
-        await resolveException(
-          tx,
-          routes.deps,
-          identity.organizationId,
-          request.params.id ?? '',
-          { action, note, transfer },
-          consoleActor(identity),
-          identity.member.id,
-        ),
-      ),
-    );
+    await recordOrganizationWrite(routes, request, identity, 200, resolveException, presentException, [
+      request.params.id ?? '',
+      { action, note, transfer },
+      consoleActor(identity),
+      identity.member.id,
+    ]);
     return redirectWithNotice(reply, SECTION, 'exception_resolved');
   };
 }

@@ -5,7 +5,6 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../../app/deps.ts';
-import { apiKeyActor } from '../../../app/evidence.ts';
 import { presentTravelRuleSettings } from '../../../domain/decisions/travelRule.ts';
 import {
   DIGITAL_ASSET_NETWORKS,
@@ -20,7 +19,7 @@ import type { EvidenceRecord } from '../../../domain/evidence.ts';
 import { formatAmount } from '../../../domain/money.ts';
 import { routeLimitMinor } from '../../../domain/stablecoins.ts';
 import type { Transfer } from '../../../domain/transferRecord.ts';
-import { principalOf } from '../../../http/auth.ts';
+import { requestKeyActor } from '../../../http/auth.ts';
 import { WRITE_PROBLEMS } from '../../../http/problems.ts';
 import { retrieveOwn } from '../../../http/readRoutes.ts';
 import {
@@ -170,8 +169,7 @@ function setDigitalAssetRouteRoute(app: FastifyInstance, deps: Deps): void {
           singleMaxMinor: routeLimitMinor(body.limits?.single_max, params.asset, 'limits.single_max'),
           dailyMaxMinor: routeLimitMinor(body.limits?.daily_max, params.asset, 'limits.daily_max'),
         };
-        const actor = apiKeyActor(principalOf(request).keyId);
-        return presentRoute(await setRouteStatus(tx, deps, organizationId, route, actor));
+        return presentRoute(await setRouteStatus(tx, deps, organizationId, route, requestKeyActor(request)));
       },
     ),
   );
@@ -210,13 +208,7 @@ function setTravelRuleSettingsRoute(app: FastifyInstance, deps: Deps): void {
     }),
     idempotentWrite(deps, 200, async (tx, organizationId, request) =>
       presentSettings(
-        await putTravelRuleSettings(
-          tx,
-          deps,
-          organizationId,
-          request.body,
-          apiKeyActor(principalOf(request).keyId),
-        ),
+        await putTravelRuleSettings(tx, deps, organizationId, request.body, requestKeyActor(request)),
       ),
     ),
   );

@@ -2,10 +2,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../../app/deps.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
-import { requestActorId } from '../../../http/auth.ts';
 import { requiredUploadFields, rowsOfCsvUpload } from '../../../http/csvUpload.ts';
 import { enumFilter, foundById, listAndRetrieveRoutes, pagedList } from '../../../http/readRoutes.ts';
-import { actOnId } from '../../../http/routeEffects.ts';
+import { actOnId, type BodyAndQuery, createFromRequest } from '../../../http/routeEffects.ts';
 import {
   accessByScope,
   closedObjectSchema,
@@ -62,7 +61,7 @@ const uploadQuerySchema = closedObjectSchema({
 });
 
 /** The batch a request submits: its JSON body, or a CSV upload's rows with the query string's fields. */
-function batchOf(body: BatchBody | string, query: UploadQuery): BatchBody {
+function batchOf({ body, query }: BodyAndQuery<BatchBody | string, UploadQuery>): BatchBody {
   if (typeof body !== 'string') return body;
   return {
     ...requiredUploadFields(query, ['source', 'currency', 'reference']),
@@ -92,17 +91,7 @@ function submitPaymentBatchRoute(app: FastifyInstance, deps: Deps): void {
       }),
       bodyLimit: PAYMENT_BATCH_BODY_BYTES_MAX,
     },
-    idempotentWrite(deps, 202, async (tx, organizationId, request) =>
-      presentPaymentBatch(
-        await submitPaymentBatch(
-          tx,
-          deps,
-          organizationId,
-          batchOf(request.body, request.query),
-          requestActorId(request),
-        ),
-      ),
-    ),
+    idempotentWrite(deps, 202, createFromRequest(deps, batchOf, submitPaymentBatch, presentPaymentBatch)),
   );
 }
 

@@ -12,6 +12,7 @@ import {
   pagedList,
   retrieveByIdRoute,
 } from '../../../http/readRoutes.ts';
+import { type BodyAndQuery, createFromRequest } from '../../../http/routeEffects.ts';
 import {
   accessByScope,
   closedObjectSchema,
@@ -162,7 +163,10 @@ interface StatementQuery {
 }
 
 /** A statement as the request carries it: the JSON body, or the CSV upload's rows with the query's fields. */
-function statementInputOf(body: ImportStatementInput | string, query: StatementQuery): ImportStatementInput {
+function statementInputOf({
+  body,
+  query,
+}: BodyAndQuery<ImportStatementInput | string, StatementQuery>): ImportStatementInput {
   const { format } = query;
   if (typeof body !== 'string') return { ...body, format };
   const fields = requiredUploadFields(query, ['rail', 'from', 'to']);
@@ -204,12 +208,7 @@ function importStatementRoute(app: FastifyInstance, deps: Deps): void {
       }),
       bodyLimit: STATEMENT_BODY_BYTES_MAX,
     },
-    idempotentWrite(deps, 201, async (tx, organizationId, request) => {
-      const input = statementInputOf(request.body, request.query);
-      return presentStatement(
-        await importStatement(tx, deps, organizationId, input, requestActorId(request)),
-      );
-    }),
+    idempotentWrite(deps, 201, createFromRequest(deps, statementInputOf, importStatement, presentStatement)),
   );
 }
 
