@@ -3,7 +3,7 @@
  * ledger writer locks a batch's rows with one statement and writes them back with one.
  */
 import type { Queryable } from '../store.ts';
-import { byCounterKey, inLockOrder } from './counterRows.ts';
+import { type CounterRows, lockCounterRows } from './counterRows.ts';
 import { column, rowMapper, stored } from './rowMappers.ts';
 import { fieldArrays, toBigInt, toDay } from './rows.ts';
 
@@ -38,18 +38,8 @@ export function usageKeyOf(k: UsageKey): string {
   return `${k.customerId}\u0000${k.currency}\u0000${k.period}\u0000${k.periodStart}`;
 }
 
-/**
- * Creates the rows that do not exist yet and locks them all, in key order (so batches never deadlock on
- * them), returning each with its sum and its customer's KYC status and type.
- */
-export async function lockLimitUsage(
-  db: Queryable,
-  keys: readonly UsageKey[],
-): Promise<Map<string, LockedUsage>> {
-  const unique = inLockOrder(keys, usageKeyOf);
-  if (unique.length === 0) return new Map();
-  const rows = await db.query(
-    `WITH up AS (
+const LIMIT_USAGE: CounterRows<UsageKey, LockedUsage> = {
+  lockStatement: `WITH up AS (
        INSERT INTO customer_limit_usage (customer_id, currency, period, period_start, sent_minor)
        SELECT k.customer_id, k.currency, k.period, k.period_start, 0
          FROM unnest($1::text[], $2::text[], $3::text[], $4::date[]) WITH ORDINALITY
@@ -59,9 +49,17 @@ export async function lockLimitUsage(
          DO UPDATE SET sent_minor = customer_limit_usage.sent_minor
        RETURNING customer_id, currency, period, period_start::text AS period_start, sent_minor)
      SELECT up.*, c.kyc_status, c.type FROM up JOIN customers c ON c.id = up.customer_id`,
-    fieldArrays(unique, 'customerId', 'currency', 'period', 'periodStart'),
-  );
-  return byCounterKey(rows, usageFromRow, usageKeyOf);
+  keyFields: ['customerId', 'currency', 'period', 'periodStart'],
+  keyOf: usageKeyOf,
+  fromRow: usageFromRow,
+};
+
+/**
+ * Creates the rows that do not exist yet and locks them all, in key order (so batches never deadlock on
+ * them), returning each with its sum and its customer's KYC status and type.
+ */
+export function lockLimitUsage(db: Queryable, keys: readonly UsageKey[]): Promise<Map<string, LockedUsage>> {
+  return lockCounterRows(db, LIMIT_USAGE, keys);
 }
 
 /** Writes a batch's new sums (rows locked by lockLimitUsage). */

@@ -4,7 +4,7 @@
  * one, as it does the tier limits' sums (limitUsage.ts).
  */
 import type { Queryable } from '../store.ts';
-import { byCounterKey, inLockOrder } from './counterRows.ts';
+import { type CounterRows, lockCounterRows } from './counterRows.ts';
 import { rowMapper } from './rowMappers.ts';
 import { fieldArrays, int8AsNumber, toBigInt, toDay } from './rows.ts';
 
@@ -32,23 +32,24 @@ export function pilotUsageKeyOf(k: PilotUsageKey): string {
   return `${k.organizationId}\u0000${k.currency}\u0000${k.day}`;
 }
 
-/** Creates the rows that do not exist yet and locks them all, in key order (so batches never deadlock). */
-export async function lockPilotUsage(
-  db: Queryable,
-  keys: readonly PilotUsageKey[],
-): Promise<Map<string, LockedPilotUsage>> {
-  const unique = inLockOrder(keys, pilotUsageKeyOf);
-  if (unique.length === 0) return new Map();
-  const rows = await db.query(
-    `INSERT INTO pilot_cap_usage (organization_id, currency, day, transfer_count, sent_minor)
+const PILOT_USAGE: CounterRows<PilotUsageKey, LockedPilotUsage> = {
+  lockStatement: `INSERT INTO pilot_cap_usage (organization_id, currency, day, transfer_count, sent_minor)
      SELECT k.organization_id, k.currency, k.day, 0, 0
        FROM unnest($1::text[], $2::text[], $3::date[]) WITH ORDINALITY AS k(organization_id, currency, day, i)
       ORDER BY k.i
      ON CONFLICT (organization_id, currency, day) DO UPDATE SET transfer_count = pilot_cap_usage.transfer_count
      RETURNING organization_id, currency, day::text AS day, transfer_count, sent_minor`,
-    fieldArrays(unique, 'organizationId', 'currency', 'day'),
-  );
-  return byCounterKey(rows, pilotUsageFromRow, pilotUsageKeyOf);
+  keyFields: ['organizationId', 'currency', 'day'],
+  keyOf: pilotUsageKeyOf,
+  fromRow: pilotUsageFromRow,
+};
+
+/** Creates the rows that do not exist yet and locks them all, in key order (so batches never deadlock). */
+export function lockPilotUsage(
+  db: Queryable,
+  keys: readonly PilotUsageKey[],
+): Promise<Map<string, LockedPilotUsage>> {
+  return lockCounterRows(db, PILOT_USAGE, keys);
 }
 
 /** Writes a batch's new counts and sums (rows locked by lockPilotUsage). */
