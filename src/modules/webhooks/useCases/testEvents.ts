@@ -18,7 +18,7 @@ import {
   WALLET_EVENT_TYPES,
   walletEventData,
 } from '../../../domain/events.ts';
-import type { Transfer } from '../../../domain/transferRecord.ts';
+import { newTransferLife, type Transfer } from '../../../domain/transferRecord.ts';
 import type { Wallet } from '../../../domain/wallets.ts';
 import type { Queryable } from '../../../store/store.ts';
 import { approvalEventData } from '../../authorization/index.ts';
@@ -92,19 +92,8 @@ function sampleTransfer(deps: Deps, organizationId: string, type: EventType, now
     failureCode,
     ledgerState,
     metadata: { test_event: 'true' },
-    railReference: null,
-    partnerReceipt: null,
-    nextRailCheckAt: null,
-    createdAt: now,
-    updatedAt: now,
+    ...newTransferLife(now),
     processingAt: now,
-    settledAt: null,
-    failedAt: null,
-    canceledAt: null,
-    returnedAt: null,
-    createdBy: null,
-    authorization: null,
-    approvalId: null,
   };
 }
 
