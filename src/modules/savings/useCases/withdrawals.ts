@@ -43,7 +43,7 @@ async function lockedAccount(
   organizationId: string,
   walletId: string,
 ): Promise<SavingsAccount> {
-  const account = await findSavingsAccount(tx, organizationId, walletId, true);
+  const account = await findSavingsAccount(tx, organizationId, walletId, { forUpdate: true });
   if (!account) throw resourceMissing('savings_account', walletId);
   return account;
 }
