@@ -78,3 +78,15 @@ export async function recordEvents(
     subscriptions,
   );
 }
+
+/** Records one event about a resource, as it stands `now` (newEvent, then recordEvents); the event recorded. */
+export async function recordEvent(
+  tx: Queryable,
+  deps: Deps,
+  now: Date,
+  fields: Omit<EventRecord, 'id' | 'createdAt'>,
+): Promise<EventRecord> {
+  const event = newEvent(deps, fields, now);
+  await recordEvents(tx, deps, [event]);
+  return event;
+}

@@ -62,6 +62,29 @@ export interface Transfer {
   fee?: FeeDecision | null;
 }
 
+/**
+ * What a new transfer's record starts its life with, after what it moves and where: created and updated `now`;
+ * no rail reference, receipt or check yet; not processing, settled, failed, canceled or returned; no creator,
+ * authorization or approval. A creator writes what differs after it.
+ */
+export function newTransferLife(now: Date) {
+  return {
+    railReference: null,
+    partnerReceipt: null,
+    nextRailCheckAt: null,
+    createdAt: now,
+    updatedAt: now,
+    processingAt: null,
+    settledAt: null,
+    failedAt: null,
+    canceledAt: null,
+    returnedAt: null,
+    createdBy: null,
+    authorization: null,
+    approvalId: null,
+  };
+}
+
 /** A transfer's fee in minor units: 0 when it has none. */
 export function feeOf(t: Pick<Transfer, 'fee'>): bigint {
   return t.fee?.feeMinor ?? 0n;

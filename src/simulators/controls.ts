@@ -12,26 +12,31 @@ interface ControlledState<S extends number> extends SimulatorWork {
   config: { latencyMs?: number };
 }
 
-/**
- * The controls a simulator with scheduled work offers whatever partner it plays; `idleWhat` names the work
- * in whenIdle's time-out message.
- */
+/** The controls a simulator with scheduled work offers its tests, whatever partner it plays. */
+export interface SimulatorWorkControls<S extends number> {
+  /** The next `count` requests, whatever they are, are answered `status` with the partner's error body. */
+  failNext(count: number, status: S): void;
+  /** Every request waits `ms` before it is answered, as a slow API would (0: at once). */
+  setLatency(ms: number): void;
+  /** Resolves once no scheduled work is left (each record's final status reached, each delivery answered). */
+  whenIdle(timeoutMs?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The controls of a simulator with scheduled work; `idleWhat` names the work in whenIdle's time-out message. */
 export function workControls<S extends number>(
   state: ControlledState<S>,
   server: http.Server,
   waitTimeoutMs: number,
   idleWhat = 'scheduled work',
-) {
+): SimulatorWorkControls<S> {
   return {
-    /** The next `count` requests, whatever they are, are answered `status`. */
     failNext: (count: number, status: S) => {
       for (let i = 0; i < count; i += 1) state.failures.push(status);
     },
-    /** A delay before every answer from now on. */
     setLatency: (ms: number) => {
       state.config.latencyMs = ms;
     },
-    /** Resolves once no scheduled work is left. */
     whenIdle: async (timeoutMs = waitTimeoutMs) => {
       await waitFor(state, () => (state.busy === 0 ? true : undefined), timeoutMs, idleWhat);
     },

@@ -4,6 +4,17 @@
  * can deliver everything now or wait for the deliveries under way.
  */
 
+/** The controls a simulator that POSTs scheduled callbacks gives its tests. */
+export interface ScheduledCallbackControls {
+  /** The next `count` requests answer `status` with the partner's error body. */
+  failNext(count: number, status: number): void;
+  /** POSTs every scheduled callback now (late ones too) and waits for the deliveries to finish. */
+  deliverPendingCallbacks(): Promise<void>;
+  /** Waits for callbacks already being POSTed (not those scheduled for later). */
+  idle(): Promise<void>;
+  close(): Promise<void>;
+}
+
 /** The callbacks a simulator has scheduled and is POSTing; `closed` once it stops. */
 export interface CallbackQueue<C extends { timer: NodeJS.Timeout }> {
   closed: boolean;

@@ -9,7 +9,7 @@
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import type http from 'node:http';
 import { jsonObjectOf } from '../../domain/json.ts';
-import { waitForRecords, workControls } from '../controls.ts';
+import { type SimulatorWorkControls, waitForRecords, workControls } from '../controls.ts';
 import { answerJson, decodedOrUndefined, listenSimulator, waitFor } from '../shared.ts';
 import { changeCompletedStatus } from './afterCompletion.ts';
 import { atomicAmount, checkedNetworkFee, FIREBLOCKS_SIMULATOR_ASSETS } from './assets.ts';
@@ -54,7 +54,7 @@ import {
   rotateWebhookKey,
 } from './webhookSigning.ts';
 
-export interface FireblocksSimulator {
+export interface FireblocksSimulator extends SimulatorWorkControls<500 | 503> {
   /** The base URL an SDK is given: the server's origin with Fireblocks' `/v1`. */
   baseUrl: string;
   /** The default API user (when no apiUsers were given): its API key and PEM private key. */
@@ -88,10 +88,6 @@ export interface FireblocksSimulator {
   /** An incoming deposit to a vault address, announced by webhook and credited once COMPLETED. */
   deposit(deposit: IncomingDeposit): FireblocksTransaction;
   transaction(id: string): FireblocksTransaction | undefined;
-  /** The next `count` requests, whatever they are, are answered `status`. */
-  failNext(count: number, status: 500 | 503): void;
-  /** Every request waits `ms` before it is handled, as a slow API would (0: at once). */
-  setLatency(ms: number): void;
   /**
    * The network fee outgoing transactions created from now on pay (a decimal in the fee asset's units), in the
    * native coin; test-only `paidIn: 'asset'` makes the transferred asset itself pay it, out of the source wallet.
@@ -107,9 +103,6 @@ export interface FireblocksSimulator {
     count?: number;
     timeoutMs?: number;
   }): Promise<FireblocksWebhookDelivery[]>;
-  /** Resolves once every transaction's scheduled life has run. */
-  whenIdle(timeoutMs?: number): Promise<void>;
-  close(): Promise<void>;
 }
 
 export async function startFireblocksSimulator(

@@ -6,7 +6,7 @@
  */
 import type http from 'node:http';
 import { jsonObjectOf } from '../../domain/json.ts';
-import { waitForRecords, workControls } from '../controls.ts';
+import { type SimulatorWorkControls, waitForRecords, workControls } from '../controls.ts';
 import { answerJson, listenSimulator } from '../shared.ts';
 import {
   createVirtualAccount,
@@ -41,7 +41,7 @@ import {
 import { createTransfer, listTransfers, readTransfer, transferCompleted } from './transfers.ts';
 import { sendWebhook } from './webhooks.ts';
 
-export interface FlutterwaveSimulator {
+export interface FlutterwaveSimulator extends SimulatorWorkControls<500 | 502 | 503> {
   /** The base URL, without the `/v3` (as the official client takes it, with a trailing slash added). */
   url: string;
   credentials: { secretKey: string; publicKey: string; secretHash: string };
@@ -62,16 +62,11 @@ export interface FlutterwaveSimulator {
   loseWebhooks(lost: boolean): void;
   /** Where webhooks without a `callback_url` go (the dashboard setting). */
   setWebhookUrl(url: string | undefined): void;
-  /** The next `count` requests, whatever they are, are answered `status` with an error body. */
-  failNext(count: number, status: 500 | 502 | 503): void;
-  setLatency(ms: number): void;
   waitForWebhooks(filter?: {
     id?: number;
     count?: number;
     timeoutMs?: number;
   }): Promise<FlutterwaveWebhookDelivery[]>;
-  whenIdle(timeoutMs?: number): Promise<void>;
-  close(): Promise<void>;
 }
 
 interface Route {

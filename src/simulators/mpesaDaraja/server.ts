@@ -6,7 +6,12 @@
  */
 import type http from 'node:http';
 import { jsonObjectOf } from '../../domain/json.ts';
-import { callbacksIdle, cancelScheduled, deliverScheduledNow } from '../scheduledCallbacks.ts';
+import {
+  callbacksIdle,
+  cancelScheduled,
+  deliverScheduledNow,
+  type ScheduledCallbackControls,
+} from '../scheduledCallbacks.ts';
 import { closeServer, listenSimulator, onBodyRead } from '../shared.ts';
 import { ACCOUNT_BALANCE_PATH, accountBalanceQuery } from './accountBalance.ts';
 import { B2B_PATH, b2bPaymentRequest } from './b2b.ts';
@@ -47,7 +52,7 @@ export interface DarajaSimulatorStartOptions extends DarajaSimulatorOptions {
   tls?: boolean;
 }
 
-export interface DarajaSimulator extends C2BControls {
+export interface DarajaSimulator extends C2BControls, ScheduledCallbackControls {
   /** The base URL, without a trailing slash (`https://…` when started with `tls`): the adapter's `baseUrl`. */
   url: string;
   /** Every request received, OAuth included, in arrival order. */
@@ -69,9 +74,6 @@ export interface DarajaSimulator extends C2BControls {
    * and waits for all deliveries to finish.
    */
   deliverPendingCallbacks(only?: (url: string) => boolean): Promise<void>;
-  /** Waits for callbacks already being POSTed (not those scheduled for later). */
-  idle(): Promise<void>;
-  close(): Promise<void>;
 }
 
 export async function startDarajaSimulator(

@@ -5,7 +5,7 @@
  * the simulator's controls.
  */
 import type http from 'node:http';
-import { waitForRecords, workControls } from '../controls.ts';
+import { type SimulatorWorkControls, waitForRecords, workControls } from '../controls.ts';
 import { arrivingRequest, decodedOrUndefined, listenSimulator, readRequestBody } from '../shared.ts';
 import { ACCOUNT_ROUTES, readAccountHolderActive, readBalance } from './account.ts';
 import { COLLECTION_API } from './collection.ts';
@@ -31,7 +31,7 @@ import {
 } from './state.ts';
 import { authorizeBearer, issueToken, TOKEN_ROUTE } from './token.ts';
 
-export interface MomoSimulator {
+export interface MomoSimulator extends SimulatorWorkControls<500 | 503> {
   url: string;
   /** What the simulator accepts, for building an adapter's configuration. */
   credentials: MomoCredentials;
@@ -47,19 +47,12 @@ export interface MomoSimulator {
   setBalance(product: MomoProduct, availableBalance: string): void;
   /** Every issued access token stops working, as an expired one does. */
   expireTokens(): void;
-  /** The next `count` requests, whatever they are, are answered `status` with MTN's error body. */
-  failNext(count: number, status: 500 | 503): void;
-  /** A delay before every answer from now on. */
-  setLatency(ms: number): void;
   /** Resolves once `count` callbacks (about one externalId, when given) have been answered. */
   waitForCallbacks(filter?: {
     externalId?: string;
     count?: number;
     timeoutMs?: number;
   }): Promise<MomoCallbackDelivery[]>;
-  /** Resolves once nothing is scheduled: every final status reached, every callback answered. */
-  whenIdle(timeoutMs?: number): Promise<void>;
-  close(): Promise<void>;
 }
 
 /** The largest request body the simulator reads. */

@@ -5,7 +5,12 @@
  */
 import type http from 'node:http';
 import { jsonObjectOf } from '../../domain/json.ts';
-import { callbacksIdle, cancelScheduled, deliverScheduledNow } from '../scheduledCallbacks.ts';
+import {
+  callbacksIdle,
+  cancelScheduled,
+  deliverScheduledNow,
+  type ScheduledCallbackControls,
+} from '../scheduledCallbacks.ts';
 import { closeServer, listenSimulator, onBodyRead } from '../shared.ts';
 import { send } from './callbacks.ts';
 import { jobStatus, LOOKUPS, SMILE_ID_PATHS, services, submitLookup } from './jobs.ts';
@@ -23,7 +28,7 @@ import {
 } from './state.ts';
 import { SMILE_ID_SIMULATOR_CERTIFICATE_PEM, SMILE_ID_SIMULATOR_PRIVATE_KEY_PEM } from './tls.ts';
 
-export interface SmileIdSimulator {
+export interface SmileIdSimulator extends ScheduledCallbackControls {
   /** The origin, without a trailing slash (`https://…` when started with `tls`). */
   url: string;
   /** The API's base URL, `${url}/v1`: a client's `sid_server`. */
@@ -38,13 +43,6 @@ export interface SmileIdSimulator {
   job(jobId: string): SmileIdJob | undefined;
   /** Marks a job that never completes as complete (its callback is not sent: polling finds it). */
   completeJob(jobId: string): void;
-  /** The next `count` requests answer `status` with Smile ID's system error body. */
-  failNext(count: number, status: number): void;
-  /** POSTs every scheduled callback now (late ones too) and waits for the deliveries to finish. */
-  deliverPendingCallbacks(): Promise<void>;
-  /** Waits for callbacks already being POSTed (not those scheduled for later). */
-  idle(): Promise<void>;
-  close(): Promise<void>;
 }
 
 export async function startSmileIdSimulator(

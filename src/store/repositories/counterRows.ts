@@ -4,6 +4,39 @@
  * by their keys.
  */
 import type { Queryable, Row } from '../store.ts';
+import { fieldArrays } from './rows.ts';
+
+/** A table of counter rows as a batch locks them. */
+export interface CounterRows<K, T extends K> {
+  /**
+   * Creates the rows that do not exist yet and locks them all (an upsert ending `DO UPDATE SET … WHERE
+   * false`), given each key field's values as an array.
+   */
+  lockStatement: string;
+  /** Reads the locked rows, given the same arrays. */
+  readStatement: string;
+  /** The key's fields, in the order the statements take their arrays. */
+  keyFields: readonly (keyof K)[];
+  keyOf: (key: K) => string;
+  fromRow: (row: Record<string, unknown>) => T;
+}
+
+/** Locks the counter rows of these keys (created at zero where missing), each once and in lock order. */
+export async function lockCounterRows<K, T extends K>(
+  db: Queryable,
+  counters: CounterRows<K, T>,
+  keys: readonly K[],
+): Promise<Map<string, T>> {
+  const unique = inLockOrder(keys, counters.keyOf);
+  if (unique.length === 0) return new Map();
+  const rows = await lockedCounterRows(
+    db,
+    counters.lockStatement,
+    counters.readStatement,
+    fieldArrays(unique, ...counters.keyFields),
+  );
+  return byCounterKey(rows, counters.fromRow, counters.keyOf);
+}
 
 /**
  * Each key once (by `keyOf`), in `keyOf` order: the order every batch locks counter rows in, so that two

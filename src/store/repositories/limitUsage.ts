@@ -3,7 +3,7 @@
  * ledger writer locks a batch's rows with one statement and writes them back with one.
  */
 import type { Queryable } from '../store.ts';
-import { byCounterKey, inLockOrder, lockedCounterRows } from './counterRows.ts';
+import { type CounterRows, lockCounterRows } from './counterRows.ts';
 import { column, rowMapper, stored } from './rowMappers.ts';
 import { fieldArrays, toBigInt, toDay } from './rows.ts';
 
@@ -41,31 +41,28 @@ export function usageKeyOf(k: UsageKey): string {
 const USAGE_KEYS = `unnest($1::text[], $2::text[], $3::text[], $4::date[]) WITH ORDINALITY
     AS k(customer_id, currency, period, period_start, i)`;
 
+const LIMIT_USAGE: CounterRows<UsageKey, LockedUsage> = {
+  lockStatement: `INSERT INTO customer_limit_usage (customer_id, currency, period, period_start, sent_minor)
+     SELECT k.customer_id, k.currency, k.period, k.period_start, 0 FROM ${USAGE_KEYS} ORDER BY k.i
+     ON CONFLICT (customer_id, currency, period, period_start)
+       DO UPDATE SET sent_minor = customer_limit_usage.sent_minor WHERE false`,
+  readStatement: `SELECT u.customer_id, u.currency, u.period, u.period_start::text AS period_start, u.sent_minor,
+            c.kyc_status, c.type
+       FROM ${USAGE_KEYS}
+       JOIN customer_limit_usage u ON u.customer_id = k.customer_id AND u.currency = k.currency
+        AND u.period = k.period AND u.period_start = k.period_start
+       JOIN customers c ON c.id = u.customer_id`,
+  keyFields: ['customerId', 'currency', 'period', 'periodStart'],
+  keyOf: usageKeyOf,
+  fromRow: usageFromRow,
+};
+
 /**
  * Creates the rows that do not exist yet and locks them all, in key order (so batches never deadlock on
  * them), returning each with its sum and its customer's KYC status and type.
  */
-export async function lockLimitUsage(
-  db: Queryable,
-  keys: readonly UsageKey[],
-): Promise<Map<string, LockedUsage>> {
-  const unique = inLockOrder(keys, usageKeyOf);
-  if (unique.length === 0) return new Map();
-  const rows = await lockedCounterRows(
-    db,
-    `INSERT INTO customer_limit_usage (customer_id, currency, period, period_start, sent_minor)
-       SELECT k.customer_id, k.currency, k.period, k.period_start, 0 FROM ${USAGE_KEYS} ORDER BY k.i
-       ON CONFLICT (customer_id, currency, period, period_start)
-         DO UPDATE SET sent_minor = customer_limit_usage.sent_minor WHERE false`,
-    `SELECT u.customer_id, u.currency, u.period, u.period_start::text AS period_start, u.sent_minor,
-              c.kyc_status, c.type
-         FROM ${USAGE_KEYS}
-         JOIN customer_limit_usage u ON u.customer_id = k.customer_id AND u.currency = k.currency
-          AND u.period = k.period AND u.period_start = k.period_start
-         JOIN customers c ON c.id = u.customer_id`,
-    fieldArrays(unique, 'customerId', 'currency', 'period', 'periodStart'),
-  );
-  return byCounterKey(rows, usageFromRow, usageKeyOf);
+export function lockLimitUsage(db: Queryable, keys: readonly UsageKey[]): Promise<Map<string, LockedUsage>> {
+  return lockCounterRows(db, LIMIT_USAGE, keys);
 }
 
 /** Writes a batch's new sums (rows locked by lockLimitUsage). */

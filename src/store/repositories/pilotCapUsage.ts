@@ -4,7 +4,7 @@
  * one, as it does the tier limits' sums (limitUsage.ts).
  */
 import type { Queryable } from '../store.ts';
-import { byCounterKey, inLockOrder, lockedCounterRows } from './counterRows.ts';
+import { type CounterRows, lockCounterRows } from './counterRows.ts';
 import { rowMapper } from './rowMappers.ts';
 import { fieldArrays, int8AsNumber, toBigInt, toDay } from './rows.ts';
 
@@ -35,25 +35,25 @@ export function pilotUsageKeyOf(k: PilotUsageKey): string {
 const PILOT_USAGE_KEYS =
   'unnest($1::text[], $2::text[], $3::date[]) WITH ORDINALITY AS k(organization_id, currency, day, i)';
 
-/** Creates the rows that do not exist yet and locks them all, in key order (so batches never deadlock). */
-export async function lockPilotUsage(
-  db: Queryable,
-  keys: readonly PilotUsageKey[],
-): Promise<Map<string, LockedPilotUsage>> {
-  const unique = inLockOrder(keys, pilotUsageKeyOf);
-  if (unique.length === 0) return new Map();
-  const rows = await lockedCounterRows(
-    db,
-    `INSERT INTO pilot_cap_usage (organization_id, currency, day, transfer_count, sent_minor)
+const PILOT_USAGE: CounterRows<PilotUsageKey, LockedPilotUsage> = {
+  lockStatement: `INSERT INTO pilot_cap_usage (organization_id, currency, day, transfer_count, sent_minor)
      SELECT k.organization_id, k.currency, k.day, 0, 0 FROM ${PILOT_USAGE_KEYS} ORDER BY k.i
      ON CONFLICT (organization_id, currency, day) DO UPDATE SET transfer_count = pilot_cap_usage.transfer_count
        WHERE false`,
-    `SELECT u.organization_id, u.currency, u.day::text AS day, u.transfer_count, u.sent_minor
-       FROM ${PILOT_USAGE_KEYS}
-       JOIN pilot_cap_usage u ON u.organization_id = k.organization_id AND u.currency = k.currency AND u.day = k.day`,
-    fieldArrays(unique, 'organizationId', 'currency', 'day'),
-  );
-  return byCounterKey(rows, pilotUsageFromRow, pilotUsageKeyOf);
+  readStatement: `SELECT u.organization_id, u.currency, u.day::text AS day, u.transfer_count, u.sent_minor
+     FROM ${PILOT_USAGE_KEYS}
+     JOIN pilot_cap_usage u ON u.organization_id = k.organization_id AND u.currency = k.currency AND u.day = k.day`,
+  keyFields: ['organizationId', 'currency', 'day'],
+  keyOf: pilotUsageKeyOf,
+  fromRow: pilotUsageFromRow,
+};
+
+/** Creates the rows that do not exist yet and locks them all, in key order (so batches never deadlock). */
+export function lockPilotUsage(
+  db: Queryable,
+  keys: readonly PilotUsageKey[],
+): Promise<Map<string, LockedPilotUsage>> {
+  return lockCounterRows(db, PILOT_USAGE, keys);
 }
 
 /** Writes a batch's new counts and sums (rows locked by lockPilotUsage). */

@@ -6,12 +6,11 @@
  */
 
 import type { Deps } from '../../../app/deps.ts';
-import { newEvent, recordEvents } from '../../../app/events.ts';
+import { recordEvent } from '../../../app/events.ts';
 import { appendEvidence, SYSTEM_ACTOR } from '../../../app/evidence.ts';
 import { getById, lockById } from '../../../app/reads.ts';
 import { tierOf } from '../../../domain/decisions/limits.ts';
 import { invalidStateTransition, resourceMissing } from '../../../domain/errors.ts';
-import type { EventRecord } from '../../../domain/events.ts';
 import type { EvidenceActor, EvidenceValue } from '../../../domain/evidence.ts';
 import { type Page, type PageRequest, toPage } from '../../../domain/pagination.ts';
 import {
@@ -110,17 +109,12 @@ async function recordChange(tx: Queryable, deps: Deps, v: Verification, customer
     updatedAt: now,
   };
   await saveCustomerCompliance(tx, updated);
-  const event: EventRecord = newEvent(
-    deps,
-    {
-      organizationId: v.organizationId,
-      type: 'customer.verification.updated',
-      resourceId: v.id,
-      data: verificationEventData(v, updated),
-    },
-    now,
-  );
-  await recordEvents(tx, deps, [event]);
+  await recordEvent(tx, deps, now, {
+    organizationId: v.organizationId,
+    type: 'customer.verification.updated',
+    resourceId: v.id,
+    data: verificationEventData(v, updated),
+  });
 }
 
 /** Who decided, as a provider records it: its name, and the result code it answered with. */

@@ -4,7 +4,7 @@
  * `decideCustomerChange`), so the tier its limits follow is never one the new facts did not earn.
  */
 import type { Deps } from '../../../app/deps.ts';
-import { newEvent, recordEvents } from '../../../app/events.ts';
+import { recordEvent } from '../../../app/events.ts';
 import { appendEvidence } from '../../../app/evidence.ts';
 import { getById, listPage, lockById } from '../../../app/reads.ts';
 import {
@@ -129,24 +129,18 @@ export async function updateCustomer(
     previous_kyc_status: customer.kycStatus,
     verification_required_for: decision.reverify,
   };
-  await recordEvents(tx, deps, [
-    newEvent(
-      deps,
-      {
-        organizationId,
-        type: 'customer.updated',
-        resourceId: customer.id,
-        data: {
-          customer_id: customer.id,
-          type: customer.type,
-          changed,
-          ...verification,
-          tier: tierOf(updated.kycStatus, updated.type),
-        },
-      },
-      now,
-    ),
-  ]);
+  await recordEvent(tx, deps, now, {
+    organizationId,
+    type: 'customer.updated',
+    resourceId: customer.id,
+    data: {
+      customer_id: customer.id,
+      type: customer.type,
+      changed,
+      ...verification,
+      tier: tierOf(updated.kycStatus, updated.type),
+    },
+  });
   await appendEvidence(tx, deps, [
     {
       organizationId,

@@ -6,7 +6,7 @@
  * `rail_partner_balance.updated` event, so a platform can watch its float at the partner.
  */
 import type { Deps } from '../../../app/deps.ts';
-import { newEvent, recordEvents } from '../../../app/events.ts';
+import { recordEvent } from '../../../app/events.ts';
 import { AppError, resourceMissing } from '../../../domain/errors.ts';
 import { formatAmount } from '../../../domain/money.ts';
 import { type Page, type PageRequest, toPage } from '../../../domain/pagination.ts';
@@ -184,18 +184,12 @@ export function presentBalanceQuery(q: BalanceQuery) {
 }
 
 export async function recordBalanceEvent(tx: Queryable, deps: Deps, query: BalanceQuery): Promise<void> {
-  await recordEvents(tx, deps, [
-    newEvent(
-      deps,
-      {
-        organizationId: query.organizationId,
-        type: 'rail_partner_balance.updated',
-        resourceId: query.configId,
-        data: presentBalanceQuery(query),
-      },
-      deps.now(),
-    ),
-  ]);
+  await recordEvent(tx, deps, deps.now(), {
+    organizationId: query.organizationId,
+    type: 'rail_partner_balance.updated',
+    resourceId: query.configId,
+    data: presentBalanceQuery(query),
+  });
 }
 
 /** A partner configuration's balance queries, newest first, a page at a time. */

@@ -5,7 +5,7 @@
  * and the partner's result returns the transfer once (reversalEffects.ts).
  */
 import type { Deps } from '../../../app/deps.ts';
-import { newEvent, recordEvents } from '../../../app/events.ts';
+import { recordEvent } from '../../../app/events.ts';
 import { appendEvidence } from '../../../app/evidence.ts';
 import { AppError, invalidStateTransition, validationError } from '../../../domain/errors.ts';
 import type { EvidenceActor } from '../../../domain/evidence.ts';
@@ -69,18 +69,12 @@ export async function recordReversalEvent(
   reversal: RailReversal,
   transfer: Transfer,
 ): Promise<void> {
-  await recordEvents(tx, deps, [
-    newEvent(
-      deps,
-      {
-        organizationId: reversal.organizationId,
-        type: 'rail_reversal.updated',
-        resourceId: reversal.transferId,
-        data: presentReversal(reversal, transfer),
-      },
-      deps.now(),
-    ),
-  ]);
+  await recordEvent(tx, deps, deps.now(), {
+    organizationId: reversal.organizationId,
+    type: 'rail_reversal.updated',
+    resourceId: reversal.transferId,
+    data: presentReversal(reversal, transfer),
+  });
 }
 
 /** Saves a reversal's new status and announces it (`rail_reversal.updated`). */

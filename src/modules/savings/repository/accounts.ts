@@ -1,6 +1,7 @@
 /** Savings accounts (wallets of a product): their rows, and the reads and writes of the daily accrual. */
 
 import { prepared } from '../../../store/preparedStatements.ts';
+import { organizationRecordFinder } from '../../../store/repositories/records.ts';
 import { rowMapper } from '../../../store/repositories/rowMappers.ts';
 import { fieldArrays, nullableText, toBigInt, toDate } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
@@ -58,18 +59,11 @@ export async function insertSavingsAccount(db: Queryable, a: SavingsAccount): Pr
   );
 }
 
-export async function findSavingsAccount(
-  db: Queryable,
-  organizationId: string,
-  walletId: string,
-  forUpdate = false,
-): Promise<SavingsAccount | undefined> {
-  const [row] = await db.query(
-    `SELECT ${ACCOUNT_COLUMNS} FROM savings_accounts WHERE organization_id = $1 AND wallet_id = $2${forUpdate ? ' FOR UPDATE' : ''}`,
-    [organizationId, walletId],
-  );
-  return row ? accountFromRow(row) : undefined;
-}
+/** The organization's savings account of a wallet (`forUpdate`: locked until the transaction ends). */
+export const findSavingsAccount = organizationRecordFinder(
+  { name: 'savings_accounts', columns: ACCOUNT_COLUMNS, fromRow: accountFromRow },
+  'wallet_id',
+);
 
 /** One wallet (a movement's source) by a statement of fixed arity, whose plan PostgreSQL keeps. */
 const SAVINGS_WALLET_ID_SQL = prepared('SELECT wallet_id FROM savings_accounts WHERE wallet_id = $1');

@@ -4,7 +4,7 @@
  */
 
 import type { Deps } from '../../../app/deps.ts';
-import { newEvent, recordEvents } from '../../../app/events.ts';
+import { recordEvent } from '../../../app/events.ts';
 import { requireProduct } from '../../../app/products.ts';
 import { resourceMissing } from '../../../domain/errors.ts';
 import type { Metadata } from '../../../domain/metadata.ts';
@@ -76,18 +76,12 @@ export async function openSavingsAccount(
     metadata: wallet.metadata,
     status: wallet.status,
   };
-  await recordEvents(tx, deps, [
-    newEvent(
-      deps,
-      {
-        organizationId,
-        type: 'savings.account.opened',
-        resourceId: wallet.id,
-        data: savingsAccountJson(view),
-      },
-      wallet.createdAt,
-    ),
-  ]);
+  await recordEvent(tx, deps, wallet.createdAt, {
+    organizationId,
+    type: 'savings.account.opened',
+    resourceId: wallet.id,
+    data: savingsAccountJson(view),
+  });
   return view;
 }
 

@@ -5,7 +5,7 @@
  */
 
 import type { Deps } from '../../../app/deps.ts';
-import { newEvent, recordEvents } from '../../../app/events.ts';
+import { recordEvent } from '../../../app/events.ts';
 import { addDays } from '../../../domain/days.ts';
 import { resourceMissing, validationError } from '../../../domain/errors.ts';
 import { numberSourceOf } from '../../../domain/jsonNumbers.ts';
@@ -43,7 +43,7 @@ async function lockedAccount(
   organizationId: string,
   walletId: string,
 ): Promise<SavingsAccount> {
-  const account = await findSavingsAccount(tx, organizationId, walletId, true);
+  const account = await findSavingsAccount(tx, organizationId, walletId, { forUpdate: true });
   if (!account) throw resourceMissing('savings_account', walletId);
   return account;
 }
@@ -84,18 +84,12 @@ export async function giveSavingsNotice(
     updatedAt: now,
   };
   await insertSavingsNotice(tx, notice);
-  await recordEvents(tx, deps, [
-    newEvent(
-      deps,
-      {
-        organizationId,
-        type: 'savings.notice.given',
-        resourceId: notice.id,
-        data: savingsNoticeJson(notice, product.currency),
-      },
-      now,
-    ),
-  ]);
+  await recordEvent(tx, deps, now, {
+    organizationId,
+    type: 'savings.notice.given',
+    resourceId: notice.id,
+    data: savingsNoticeJson(notice, product.currency),
+  });
   return { notice, currency: product.currency };
 }
 
@@ -194,18 +188,12 @@ async function recordWithdrawal(
 ): Promise<void> {
   await insertSavingsWithdrawal(tx, withdrawal);
   if (notice) await updateSavingsNoticeStatus(tx, notice.id, 'used', withdrawal.createdAt);
-  await recordEvents(tx, deps, [
-    newEvent(
-      deps,
-      {
-        organizationId: withdrawal.organizationId,
-        type: 'savings.withdrawal.completed',
-        resourceId: withdrawal.id,
-        data: savingsWithdrawalJson(withdrawal, currency),
-      },
-      withdrawal.createdAt,
-    ),
-  ]);
+  await recordEvent(tx, deps, withdrawal.createdAt, {
+    organizationId: withdrawal.organizationId,
+    type: 'savings.withdrawal.completed',
+    resourceId: withdrawal.id,
+    data: savingsWithdrawalJson(withdrawal, currency),
+  });
 }
 
 /**

@@ -1,11 +1,11 @@
 /** Deposit addresses: a stablecoin wallet's address on each network, issued once. */
-import type { DigitalAssetNetwork } from '../../../domain/digitalAssets.ts';
 import type { DepositAddress } from '../../../domain/stablecoins.ts';
-import { columnRows, stored } from '../../../store/repositories/rowMappers.ts';
+import { recordFinderBy, rowTable } from '../../../store/repositories/records.ts';
+import { stored } from '../../../store/repositories/rowMappers.ts';
 import { toDate } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 
-const { columns: ADDRESS_COLUMNS, fromRow: addressFromRow } = columnRows<DepositAddress>({
+const ADDRESSES = rowTable<DepositAddress>('deposit_addresses', {
   id: String,
   organizationId: String,
   walletId: String,
@@ -14,6 +14,7 @@ const { columns: ADDRESS_COLUMNS, fromRow: addressFromRow } = columnRows<Deposit
   address: String,
   createdAt: toDate,
 });
+const { columns: ADDRESS_COLUMNS, fromRow: addressFromRow } = ADDRESSES;
 
 /**
  * Inserts the wallet's address on the network unless it has one; returns the one it has either way. No
@@ -51,14 +52,4 @@ export async function listDepositAddresses(
 }
 
 /** The deposit address on a network, whichever organization holds it (the chain knows no organizations). */
-export async function findDepositAddressByAddress(
-  db: Queryable,
-  network: DigitalAssetNetwork,
-  address: string,
-): Promise<DepositAddress | undefined> {
-  const [row] = await db.query(
-    `SELECT ${ADDRESS_COLUMNS} FROM deposit_addresses WHERE network = $1 AND address = $2`,
-    [network, address],
-  );
-  return row && addressFromRow(row);
-}
+export const findDepositAddressByAddress = recordFinderBy(ADDRESSES, 'network', 'address');

@@ -14,7 +14,7 @@
  */
 
 import type { Deps } from '../../../app/deps.ts';
-import { newEvent, recordEvents } from '../../../app/events.ts';
+import { recordEvent } from '../../../app/events.ts';
 import { appendEvidence } from '../../../app/evidence.ts';
 import { requireProduct } from '../../../app/products.ts';
 import { getById, listPage } from '../../../app/reads.ts';
@@ -280,18 +280,12 @@ async function recordConversion(
   await markQuoteExecuted(tx, conversion.quoteId, conversion.id);
   await openAmlAlerts(tx, deps, alerts, now);
   await appendEvidence(tx, deps, [evidence]);
-  await recordEvents(tx, deps, [
-    newEvent(
-      deps,
-      {
-        organizationId: conversion.organizationId,
-        type: 'conversion.completed',
-        resourceId: conversion.id,
-        data: conversionEventData(conversion),
-      },
-      now,
-    ),
-  ]);
+  await recordEvent(tx, deps, now, {
+    organizationId: conversion.organizationId,
+    type: 'conversion.completed',
+    resourceId: conversion.id,
+    data: conversionEventData(conversion),
+  });
 }
 
 /**

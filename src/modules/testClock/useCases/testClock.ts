@@ -7,8 +7,7 @@
  */
 
 import type { Deps } from '../../../app/deps.ts';
-import { newEvent, recordEvents } from '../../../app/events.ts';
-import type { EventRecord } from '../../../domain/events.ts';
+import { recordEvent } from '../../../app/events.ts';
 import type { Queryable } from '../../../store/store.ts';
 import { advancedOffset, clockNow, parseClockAdvance, type TestClock, utcDay } from '../domain.ts';
 import { findTestClock, lockTestClock, saveTestClock, testClockOffsets } from '../repository.ts';
@@ -75,16 +74,11 @@ export async function advanceTestClock(
   await saveTestClock(tx, clock, realNow);
   const view: TestClockView = { clock, now: clockNow(realNow, offsetMs) };
   const previousNow = clockNow(realNow, current.offsetMs);
-  const event: EventRecord = newEvent(
-    deps,
-    {
-      organizationId,
-      type: 'test_clock.advanced',
-      resourceId: null,
-      data: { ...testClockJson(view), previous_now: previousNow.toISOString() },
-    },
-    realNow,
-  );
-  await recordEvents(tx, deps, [event]);
+  await recordEvent(tx, deps, realNow, {
+    organizationId,
+    type: 'test_clock.advanced',
+    resourceId: null,
+    data: { ...testClockJson(view), previous_now: previousNow.toISOString() },
+  });
   return { view, previousNow };
 }

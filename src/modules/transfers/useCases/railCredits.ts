@@ -12,7 +12,7 @@ import type { EventRecord } from '../../../domain/events.ts';
 import type { Metadata } from '../../../domain/metadata.ts';
 import { checkSingleAmount, formatAmount, parseAmount } from '../../../domain/money.ts';
 import { IN_REVIEW_STATUS_REASON } from '../../../domain/reviews.ts';
-import type { Transfer } from '../../../domain/transferRecord.ts';
+import { newTransferLife, type Transfer } from '../../../domain/transferRecord.ts';
 import type { Wallet } from '../../../domain/wallets.ts';
 import type { Queryable } from '../../../store/store.ts';
 import { insertReviewCases } from '../../compliance/index.ts';
@@ -157,19 +157,11 @@ function inboundTransfer(deps: Deps, wallet: Wallet, credit: RailCredit, held: b
     failureCode: null,
     ledgerState: held ? 'pending' : 'posted',
     metadata: credit.metadata,
+    ...newTransferLife(now),
     railReference: credit.railReference,
     partnerReceipt: credit.partnerReceipt ?? null,
-    nextRailCheckAt: null,
-    createdAt: now,
-    updatedAt: now,
     processingAt: now,
     settledAt: held ? null : now,
-    failedAt: null,
-    canceledAt: null,
-    returnedAt: null,
-    createdBy: null,
-    authorization: null,
-    approvalId: null,
   };
 }
 

@@ -19,7 +19,7 @@ import type { EvidenceRecord } from '../../../domain/evidence.ts';
 import { isId } from '../../../domain/ids.ts';
 import type { Metadata } from '../../../domain/metadata.ts';
 import type { Currency } from '../../../domain/money.ts';
-import type { FeeDecision, Transfer } from '../../../domain/transferRecord.ts';
+import { type FeeDecision, newTransferLife, type Transfer } from '../../../domain/transferRecord.ts';
 import type { Rail } from '../../../domain/transfers.ts';
 import type { Wallet, WalletIdentity } from '../../../domain/wallets.ts';
 import { loadPolicy } from '../../authorization/index.ts';
@@ -201,19 +201,8 @@ function newOutboundTransfer(
     failureCode: null,
     ledgerState: 'pending',
     metadata: metadata ?? {},
-    railReference: null,
-    partnerReceipt: null,
-    nextRailCheckAt: null,
-    createdAt: now,
-    updatedAt: now,
-    processingAt: null,
-    settledAt: null,
-    failedAt: null,
-    canceledAt: null,
-    returnedAt: null,
+    ...newTransferLife(now),
     createdBy,
-    authorization: null,
-    approvalId: null,
     fee,
   };
 }

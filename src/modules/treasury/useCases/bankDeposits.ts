@@ -7,7 +7,7 @@
  */
 
 import type { Deps } from '../../../app/deps.ts';
-import { newEvent, recordEvents } from '../../../app/events.ts';
+import { recordEvent } from '../../../app/events.ts';
 import { AppError, type FieldError } from '../../../domain/errors.ts';
 import { type Currency, checkSingleAmount, isCurrency, parseAmount } from '../../../domain/money.ts';
 import type { Wallet } from '../../../domain/wallets.ts';
@@ -266,13 +266,12 @@ async function creditDeposit(
     now,
   );
   await insertCollection(tx, collection);
-  await recordEvents(tx, deps, [
-    newEvent(
-      deps,
-      { organizationId, type: 'collection.succeeded', resourceId: id, data: collectionEventData(collection) },
-      now,
-    ),
-  ]);
+  await recordEvent(tx, deps, now, {
+    organizationId,
+    type: 'collection.succeeded',
+    resourceId: id,
+    data: collectionEventData(collection),
+  });
   return { row: d.row, bankReference: d.bankReference, outcome: 'credited', collection };
 }
 

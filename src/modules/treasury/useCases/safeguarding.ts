@@ -11,11 +11,10 @@
  */
 
 import type { Deps } from '../../../app/deps.ts';
-import { newEvent, recordEvents } from '../../../app/events.ts';
+import { recordEvent } from '../../../app/events.ts';
 import { appendEvidence, SYSTEM_ACTOR } from '../../../app/evidence.ts';
 import { getById } from '../../../app/reads.ts';
 import { endOfDay, parseDay } from '../../../domain/days.ts';
-import type { EventRecord } from '../../../domain/events.ts';
 import { type Currency, formatAmount, SUPPORTED_CURRENCIES } from '../../../domain/money.ts';
 import { type Page, type PageRequest, toPage } from '../../../domain/pagination.ts';
 import type { Queryable } from '../../../store/store.ts';
@@ -152,17 +151,12 @@ async function openShortfall(
   });
   const recorded = { ...report, exceptionId: exception.id };
   await saveReport(tx, recorded);
-  const event: EventRecord = newEvent(
-    deps,
-    {
-      organizationId: report.organizationId,
-      type: 'safeguarding.shortfall',
-      resourceId: report.id,
-      data: shortfallEventData(recorded),
-    },
-    report.updatedAt,
-  );
-  await recordEvents(tx, deps, [event]);
+  await recordEvent(tx, deps, report.updatedAt, {
+    organizationId: report.organizationId,
+    type: 'safeguarding.shortfall',
+    resourceId: report.id,
+    data: shortfallEventData(recorded),
+  });
   return recorded;
 }
 

@@ -6,7 +6,7 @@
  */
 
 import type { Deps } from '../../../app/deps.ts';
-import { newEvent, recordEvents } from '../../../app/events.ts';
+import { recordEvent } from '../../../app/events.ts';
 import { appendEvidence } from '../../../app/evidence.ts';
 import { getById, listPage } from '../../../app/reads.ts';
 import { dayOf, parseDay } from '../../../domain/days.ts';
@@ -185,18 +185,12 @@ async function recordSweepEvidenceAndEvent(
       },
     },
   ]);
-  await recordEvents(tx, deps, [
-    newEvent(
-      deps,
-      {
-        organizationId,
-        type: 'safeguarding.sweep.recorded',
-        resourceId: sweep.id,
-        data: sweepEventData(sweep),
-      },
-      now,
-    ),
-  ]);
+  await recordEvent(tx, deps, now, {
+    organizationId,
+    type: 'safeguarding.sweep.recorded',
+    resourceId: sweep.id,
+    data: sweepEventData(sweep),
+  });
 }
 
 /**

@@ -4,7 +4,7 @@
  * changes are in `status.ts`, under the lock every movement of the wallet takes.
  */
 import type { Deps } from '../../../app/deps.ts';
-import { newEvent, recordEvents } from '../../../app/events.ts';
+import { recordEvent } from '../../../app/events.ts';
 import { appendEvidence } from '../../../app/evidence.ts';
 import { requireProduct } from '../../../app/products.ts';
 import { getById, listPage } from '../../../app/reads.ts';
@@ -103,18 +103,12 @@ export async function updateWallet(
   const now = deps.now();
   const updated: Wallet = { ...wallet, metadata: change.metadata, updatedAt: now };
   await updateWalletMetadata(tx, updated);
-  await recordEvents(tx, deps, [
-    newEvent(
-      deps,
-      {
-        organizationId,
-        type: 'wallet.updated',
-        resourceId: id,
-        data: { ...walletEventData(updated), changed: ['metadata'], metadata: updated.metadata },
-      },
-      now,
-    ),
-  ]);
+  await recordEvent(tx, deps, now, {
+    organizationId,
+    type: 'wallet.updated',
+    resourceId: id,
+    data: { ...walletEventData(updated), changed: ['metadata'], metadata: updated.metadata },
+  });
   await appendEvidence(tx, deps, [
     {
       organizationId,

@@ -5,7 +5,7 @@
  */
 
 import type { Deps } from '../../../app/deps.ts';
-import { newEvent, recordEvents } from '../../../app/events.ts';
+import { recordEvent } from '../../../app/events.ts';
 import type { Approval } from '../../../domain/approvals.ts';
 import {
   AML_ALERT_EVENT_TYPES,
@@ -18,7 +18,7 @@ import {
   WALLET_EVENT_TYPES,
   walletEventData,
 } from '../../../domain/events.ts';
-import type { Transfer } from '../../../domain/transferRecord.ts';
+import { newTransferLife, type Transfer } from '../../../domain/transferRecord.ts';
 import type { Wallet } from '../../../domain/wallets.ts';
 import type { Queryable } from '../../../store/store.ts';
 import { approvalEventData } from '../../authorization/index.ts';
@@ -35,18 +35,12 @@ export async function emitTestEvent(
   const wallet = sampleWallet(deps, organizationId, type, now);
   const build = SAMPLE_BUILDERS[type] ?? subscriptionDisabledSample;
   const data = build({ deps, type, now, transfer, wallet });
-  const event: EventRecord = newEvent(
-    deps,
-    {
-      organizationId,
-      type,
-      resourceId: null,
-      data,
-    },
-    now,
-  );
-  await recordEvents(tx, deps, [event]);
-  return event;
+  return recordEvent(tx, deps, now, {
+    organizationId,
+    type,
+    resourceId: null,
+    data,
+  });
 }
 
 /** What a sample payload is built from: the event's type and time, and the sample transfer and wallet. */
@@ -92,19 +86,8 @@ function sampleTransfer(deps: Deps, organizationId: string, type: EventType, now
     failureCode,
     ledgerState,
     metadata: { test_event: 'true' },
-    railReference: null,
-    partnerReceipt: null,
-    nextRailCheckAt: null,
-    createdAt: now,
-    updatedAt: now,
+    ...newTransferLife(now),
     processingAt: now,
-    settledAt: null,
-    failedAt: null,
-    canceledAt: null,
-    returnedAt: null,
-    createdBy: null,
-    authorization: null,
-    approvalId: null,
   };
 }
 

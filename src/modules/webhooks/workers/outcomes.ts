@@ -3,7 +3,7 @@
  * its retry schedule, and each endpoint's failure window opened, closed, or ended by disabling it.
  */
 import type { Deps } from '../../../app/deps.ts';
-import { recordEvents } from '../../../app/events.ts';
+import { recordEvent } from '../../../app/events.ts';
 import { type NextStep, nextAttempt, shouldDisable } from '../../../domain/webhooks.ts';
 import type { WebhookDeliveryOutcome } from '../../../metrics.ts';
 import { QueryPipeline } from '../../../store/queryPipeline.ts';
@@ -281,20 +281,16 @@ async function recordEndpointHealth(
   if (health === subscription) return;
   await saveSubscription(tx, health);
   if (disabledBy) {
-    await recordEvents(tx, deps, [
-      {
-        id: deps.newId('event'),
-        organizationId: subscription.organizationId,
-        type: 'webhook_subscription.disabled',
-        resourceId: subscription.id,
-        data: {
-          subscription_id: subscription.id,
-          url: subscription.url,
-          reason: disabledBy.reason,
-          failing_since: disabledBy.failingSince.toISOString(),
-        },
-        createdAt: disabledBy.at,
+    await recordEvent(tx, deps, disabledBy.at, {
+      organizationId: subscription.organizationId,
+      type: 'webhook_subscription.disabled',
+      resourceId: subscription.id,
+      data: {
+        subscription_id: subscription.id,
+        url: subscription.url,
+        reason: disabledBy.reason,
+        failing_since: disabledBy.failingSince.toISOString(),
       },
-    ]);
+    });
   }
 }

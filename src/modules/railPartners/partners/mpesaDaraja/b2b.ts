@@ -47,6 +47,7 @@ import {
   stringField,
   wholeShillings,
 } from './protocol.ts';
+import { failedReport, payoutSubject, settledReport } from './reports.ts';
 
 export const B2B_PATH = '/mpesa/b2b/v1/paymentrequest';
 /** Daraja's identifier types: 4 an organization shortcode (paybill or PartyA), 2 a till. */
@@ -243,21 +244,16 @@ function parseB2bResult(body: Record<string, unknown>, transferId: string): Call
   const result = objectField(body, 'Result', 'B2B result');
   requiredString(result, 'OriginatorConversationID', 'B2B result');
   const code = resultCodeOf(result, 'B2B result');
-  const base = { kind: 'payout' as const, reference: transferId, idempotencyReference: transferId };
   if (code !== '0') {
     const failureCode = DARAJA_B2B_FAILURE_CODES[code] ?? DARAJA_UNKNOWN_RESULT_FAILURE_CODE;
-    return { ...base, outcome: { kind: 'failed', failureCode, reference: transferId } };
+    return failedReport(payoutSubject(transferId), failureCode);
   }
   const receipt = result.TransactionID;
   if (typeof receipt !== 'string' || receipt === '')
     throw new MalformedCallbackError('B2B result reports success without a TransactionID');
   const parameters = keyValues(result.ResultParameters, 'ResultParameter', 'Key', 'B2B result');
-  return {
-    ...base,
-    outcome: { kind: 'settled', reference: transferId },
-    partnerTransactionId: receipt,
-    amountMinor: amountMinorOf(parameters.get('Amount'), 'B2B result Amount'),
-  };
+  const amountMinor = amountMinorOf(parameters.get('Amount'), 'B2B result Amount');
+  return settledReport(payoutSubject(transferId), receipt, amountMinor);
 }
 
 /** A journal in this process's memory: for an adapter used on its own (tests); the directory gives a durable one. */

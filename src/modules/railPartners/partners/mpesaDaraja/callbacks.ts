@@ -21,6 +21,7 @@ import {
   parseObject,
   payoutFailureCode,
 } from './protocol.ts';
+import { failedReport, payoutSubject, settledReport } from './reports.ts';
 import { isReversalCallbackPath, parseReversalCallback } from './reversal.ts';
 
 /** B2C result codes that say nothing about the payout: the first request's own result decides. */
@@ -61,21 +62,14 @@ function parseB2cResult(body: Record<string, unknown>): CallbackReport {
   const code = resultCodeOf(result, 'B2C result');
   const ignored = PAYOUT_RESULT_CODES_TO_IGNORE[code];
   if (ignored) return { kind: 'ignored', reason: ignored };
-  const base = { kind: 'payout' as const, reference, idempotencyReference: reference };
-  if (code !== '0') {
-    return { ...base, outcome: { kind: 'failed', failureCode: payoutFailureCode(code), reference } };
-  }
+  if (code !== '0') return failedReport(payoutSubject(reference), payoutFailureCode(code));
   const parameters = keyValues(result.ResultParameters, 'ResultParameter', 'Key', 'B2C result');
   const receipt = parameters.get('TransactionReceipt') ?? result.TransactionID;
   if (typeof receipt !== 'string' || receipt === '') {
     throw new MalformedCallbackError('B2C result reports success without a TransactionReceipt');
   }
-  return {
-    ...base,
-    outcome: { kind: 'settled', reference },
-    partnerTransactionId: receipt,
-    amountMinor: amountMinorOf(parameters.get('TransactionAmount'), 'B2C result TransactionAmount'),
-  };
+  const amountMinor = amountMinorOf(parameters.get('TransactionAmount'), 'B2C result TransactionAmount');
+  return settledReport(payoutSubject(reference), receipt, amountMinor);
 }
 
 const QUEUE_TIMEOUT_REASONS: Record<string, string> = {
@@ -120,25 +114,20 @@ export function parseStatusResult(body: Record<string, unknown>): CallbackReport
   }
   const status = parameters.get('TransactionStatus');
   if (typeof status !== 'string') throw new MalformedCallbackError('Status result has no TransactionStatus');
-  const base = { kind: 'payout' as const, reference: named, idempotencyReference: named };
   if (status.toLowerCase() === 'completed') {
     const receipt = parameters.get('ReceiptNo');
     if (typeof receipt !== 'string' || receipt === '') {
       throw new MalformedCallbackError('Status result reports a completed payout without a ReceiptNo');
     }
-    return {
-      ...base,
-      outcome: { kind: 'settled', reference: named },
-      partnerTransactionId: receipt,
-      amountMinor: amountMinorOf(parameters.get('Amount'), 'status result Amount'),
-    };
+    return settledReport(
+      payoutSubject(named),
+      receipt,
+      amountMinorOf(parameters.get('Amount'), 'status result Amount'),
+    );
   }
   if (FAILED_TRANSACTION_STATUSES.has(status.toLowerCase())) {
     // The status result carries no failure code; the B2C result (when it arrives) is the precise one.
-    return {
-      ...base,
-      outcome: { kind: 'failed', failureCode: DARAJA_UNKNOWN_RESULT_FAILURE_CODE, reference: named },
-    };
+    return failedReport(payoutSubject(named), DARAJA_UNKNOWN_RESULT_FAILURE_CODE);
   }
   return { kind: 'ignored', reason: `transaction_status_${status.toLowerCase()}` };
 }
@@ -148,23 +137,15 @@ function parseStkCallback(body: Record<string, unknown>): CallbackReport {
   const reference = requiredString(stk, 'CheckoutRequestID', 'STK callback');
   requiredString(stk, 'MerchantRequestID', 'STK callback');
   const code = resultCodeOf(stk, 'STK callback');
-  if (code !== '0') {
-    return {
-      kind: 'collection',
-      reference,
-      outcome: { kind: 'failed', failureCode: collectionFailureCode(code), reference },
-    };
-  }
+  if (code !== '0') return failedReport({ kind: 'collection', reference }, collectionFailureCode(code));
   const items = keyValues(stk.CallbackMetadata, 'Item', 'Name', 'STK callback');
   const receipt = items.get('MpesaReceiptNumber');
   if (typeof receipt !== 'string' || receipt === '') {
     throw new MalformedCallbackError('STK callback reports success without an MpesaReceiptNumber');
   }
-  return {
-    kind: 'collection',
-    reference,
-    outcome: { kind: 'settled', reference },
-    partnerTransactionId: receipt,
-    amountMinor: amountMinorOf(items.get('Amount'), 'STK callback Amount'),
-  };
+  return settledReport(
+    { kind: 'collection', reference },
+    receipt,
+    amountMinorOf(items.get('Amount'), 'STK callback Amount'),
+  );
 }

@@ -26,6 +26,7 @@ import {
   stringField,
   wholeShillings,
 } from './protocol.ts';
+import { failedReport, settledReport } from './reports.ts';
 
 export const DARAJA_REVERSAL_PATH = '/mpesa/reversal/v1/request';
 
@@ -141,13 +142,7 @@ function parseReversalResult(body: Record<string, unknown>): CallbackReport {
   const result = objectField(body, 'Result', 'reversal result');
   const reference = requiredString(result, 'OriginatorConversationID', 'reversal result');
   const code = resultCodeOf(result, 'reversal result');
-  if (code !== '0') {
-    return {
-      kind: 'reversal',
-      reference,
-      outcome: { kind: 'failed', failureCode: reversalFailureCode(code), reference },
-    };
-  }
+  if (code !== '0') return failedReport({ kind: 'reversal', reference }, reversalFailureCode(code));
   const parameters = keyValues(result.ResultParameters, 'ResultParameter', 'Key', 'reversal result');
   const receipt = result.TransactionID;
   const original = parameters.get('OriginalTransactionID');
@@ -156,13 +151,10 @@ function parseReversalResult(body: Record<string, unknown>): CallbackReport {
       'Reversal result reports success without its TransactionID and OriginalTransactionID',
     );
   }
+  const amountMinor = amountMinorOf(parameters.get('Amount'), 'reversal result Amount');
   return {
-    kind: 'reversal',
-    reference,
-    outcome: { kind: 'settled', reference },
-    partnerTransactionId: receipt,
+    ...settledReport({ kind: 'reversal', reference }, receipt, amountMinor),
     originalTransactionId: original,
-    amountMinor: amountMinorOf(parameters.get('Amount'), 'reversal result Amount'),
   };
 }
 
@@ -187,21 +179,12 @@ function parseReversalStatusResult(body: Record<string, unknown>): CallbackRepor
     if (typeof receipt !== 'string' || receipt === '') {
       throw new MalformedCallbackError('Reversal status result reports completion without a ReceiptNo');
     }
-    return {
-      kind: 'reversal',
-      reference,
-      outcome: { kind: 'settled', reference },
-      partnerTransactionId: receipt,
-      amountMinor: amountMinorOf(parameters.get('Amount'), 'reversal result Amount'),
-    };
+    const amountMinor = amountMinorOf(parameters.get('Amount'), 'reversal result Amount');
+    return settledReport({ kind: 'reversal', reference }, receipt, amountMinor);
   }
   if (status.toLowerCase() === 'failed') {
     // The status result carries no reason; the Reversal result (when it arrives) is the precise one.
-    return {
-      kind: 'reversal',
-      reference,
-      outcome: { kind: 'failed', failureCode: DARAJA_UNKNOWN_RESULT_FAILURE_CODE, reference },
-    };
+    return failedReport({ kind: 'reversal', reference }, DARAJA_UNKNOWN_RESULT_FAILURE_CODE);
   }
   return { kind: 'ignored', reason: `reversal_status_${status.toLowerCase()}` };
 }
