@@ -1,14 +1,15 @@
 /**
  * The evidence chain: records appended by use cases are listed per resource for operators only, each one
  * re-hashable from its wire form alone; concurrent appends queue instead of forking; the database refuses
- * changes and mislinked records; `evidence verify` names the first broken record.
+ * changes and mislinked records; `evidence verify` names the first broken record; a value that would not
+ * canonicalise the same everywhere is refused, naming where it is.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdminCommand } from '../src/app/admin.ts';
 import { appendEvidence, SYSTEM_ACTOR } from '../src/app/evidence.ts';
-import { EVIDENCE_GENESIS_HASH, type EvidenceDraft } from '../src/domain/evidence.ts';
+import { chainEvidence, EVIDENCE_GENESIS_HASH, type EvidenceDraft } from '../src/domain/evidence.ts';
 import { issueApiKey } from '../src/modules/apiKeys/useCases/keys.ts';
 import {
   api,
@@ -36,6 +37,26 @@ async function verify(t: TestApp) {
   if (result.name !== 'evidence.verify') throw new Error('wrong result');
   return result.chains;
 }
+
+describe('evidence records', () => {
+  const head = { sequence: 0, hash: EVIDENCE_GENESIS_HASH };
+  const chain = (data: Record<string, unknown>) =>
+    chainEvidence(head, [{ ...draft('org_1', 'cus_1', 'n'), data }], ['evd_1'], new Date(0));
+
+  it('records what canonicalises the same everywhere, and names where a value would not', () => {
+    expect(chain({ amount: '1.00', count: 3, list: [null, true, { deep: 'x' }] })[0]?.sequence).toBe(1);
+    expect(() => chain({ list: [1, { ratio: 0.5 }] })).toThrow(
+      'evidence record.data.list[1].ratio is 0.5: only safe integers (or strings) are recorded',
+    );
+    expect(() => chain({ big: 2 ** 60 })).toThrow(/^evidence record\.data\.big is \d+: only safe integers/);
+    expect(() => chain({ missing: undefined })).toThrow(
+      'evidence record.data.missing is a undefined, which JSON cannot carry',
+    );
+    expect(() => chain({ nested: { f: () => 1 } })).toThrow(
+      'evidence record.data.nested.f is a function, which JSON cannot carry',
+    );
+  });
+});
 
 describe.each(BACKENDS)('evidence on %s', (backend) => {
   let t: TestApp;

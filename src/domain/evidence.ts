@@ -155,21 +155,46 @@ export function valueDigest(value: unknown): string {
   return sha256Hex(canonicalize(value ?? null) as string);
 }
 
-/** Throws on a value that would not canonicalise the same everywhere (a float, an unsafe integer). */
-function assertCanonicalisable(value: unknown, path: string): void {
+interface Unrecordable {
+  /** Below the value walked: `.key` and `[index]` steps. */
+  path: string;
+  problem: string;
+}
+
+/**
+ * The first place in a value that would not canonicalise the same everywhere (a float, an unsafe integer, a
+ * type JSON cannot carry), else undefined. The path is built only for that place: every transfer's evidence
+ * is walked, and naming each node on the way cost more than the walk.
+ */
+function firstUnrecordable(value: unknown): Unrecordable | undefined {
+  if (typeof value === 'string' || typeof value === 'boolean' || value === null) return undefined;
   if (typeof value === 'number') {
-    if (!Number.isSafeInteger(value)) {
-      throw new TypeError(`evidence ${path} is ${value}: only safe integers (or strings) are recorded`);
-    }
-  } else if (Array.isArray(value)) {
-    value.forEach((v, i) => {
-      assertCanonicalisable(v, `${path}[${i}]`);
-    });
-  } else if (value !== null && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value)) assertCanonicalisable(v, `${path}.${k}`);
-  } else if (!['string', 'boolean'].includes(typeof value) && value !== null) {
-    throw new TypeError(`evidence ${path} is a ${typeof value}, which JSON cannot carry`);
+    return Number.isSafeInteger(value)
+      ? undefined
+      : { path: '', problem: `is ${value}: only safe integers (or strings) are recorded` };
   }
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = firstUnrecordable(value[i]);
+      if (found) return { ...found, path: `[${i}]${found.path}` };
+    }
+    return undefined;
+  }
+  if (typeof value === 'object') {
+    for (const key in value) {
+      if (!Object.hasOwn(value, key)) continue;
+      const found = firstUnrecordable((value as Record<string, unknown>)[key]);
+      if (found) return { ...found, path: `.${key}${found.path}` };
+    }
+    return undefined;
+  }
+  return { path: '', problem: `is a ${typeof value}, which JSON cannot carry` };
+}
+
+/** Throws on a value that would not canonicalise the same everywhere, naming where it is. */
+function assertCanonicalisable(value: unknown, path: string): void {
+  const found = firstUnrecordable(value);
+  if (found) throw new TypeError(`evidence ${path}${found.path} ${found.problem}`);
 }
 
 /** The canonical text of a record: every field but the hash itself. */
