@@ -64,8 +64,14 @@ const SETTLE_PHONE = '+254700000000';
 /** A number the test partners treat specially (throw, never answer, outlast the lease). */
 const TROUBLE_PHONE = '+254711111111';
 
-/** How long each submit takes in the concurrency test: long enough for the lanes to overlap. */
-const CONCURRENT_SUBMIT_MS = 50;
+/**
+ * How long a submit in the concurrency test waits, at the most, for the others to join it: the lanes start one
+ * after another (each claim that finds work adds one), and on a busy machine a fixed pause could end before
+ * the last had claimed.
+ */
+const CONCURRENT_SUBMIT_WAIT_MS = 5_000;
+/** How long each submit then stays in flight: long enough for one lane too many to overlap them. */
+const CONCURRENT_SUBMIT_OVERLAP_MS = 50;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A clock for the workers that advances only when told. */
@@ -327,11 +333,18 @@ describe.each(BACKENDS)('rail worker on %s', (backend) => {
     const queue = await queueTransfers(t, BATCH_TRANSFERS);
     let inFlight = 0;
     let most = 0;
+    // The first submits wait for each other until the pass's concurrency is in flight (or the wait runs out);
+    // the rest go straight through.
+    let gathered = false;
     const rail = countingRail({
       onSubmit: async () => {
         inFlight += 1;
         most = Math.max(most, inFlight);
-        await sleep(CONCURRENT_SUBMIT_MS);
+        const waitUntil = Date.now() + CONCURRENT_SUBMIT_WAIT_MS;
+        while (!gathered && inFlight < 3 && Date.now() < waitUntil) await sleep(5);
+        gathered = true;
+        // Time for a lane beyond the concurrency, if the pass opened one, to join them.
+        await sleep(CONCURRENT_SUBMIT_OVERLAP_MS);
         inFlight -= 1;
       },
     });
