@@ -65,9 +65,10 @@ const CLOSING_STATUSES: ReadonlySet<TransferStatus> = new Set([
  * Moves a locked transfer to a new status through the one transition function, with its ledger effect:
  * settle posts the hold, fail and cancel void it, return reverses a settled transfer. Writes the
  * transfer, entries, account sums and the event in the caller's transaction. Every account the change may
- * touch (the wallets the release gate decides on, the accounts of the hold or of the return) is locked with
- * one statement, in id order, before any decision: locking the wallets first and the rail's clearing account
- * after deadlocked with a ledger writer batch holding that clearing account and waiting for the wallet.
+ * touch (the wallets the release gate decides on, the accounts of the hold or of the return, those a settling
+ * payout's network fee posts to) is locked with one statement, in id order, before any decision: locking the
+ * wallets first and the rail's clearing account after deadlocked with a ledger writer batch holding that
+ * clearing account and waiting for the wallet (src/store/lockOrder.ts).
  */
 export async function applyStatusChange(
   tx: Queryable,
@@ -88,11 +89,13 @@ export async function applyStatusChange(
   const gateWallets = movement
     ? [transfer.sourceWalletId, transfer.destinationWalletId].filter((id): id is string => id !== null)
     : [];
+  const networkFee = await prepareNetworkFee(tx, deps, transfer, requested);
   const session = new PostingSession(tx);
   const accounts = new Set([
     ...gateWallets,
     ...(hold?.postings ?? []).map((p) => p.accountId),
     ...(returning?.postings ?? []).map((p) => p.accountId),
+    ...(networkFee?.accounts ?? []),
   ]);
   if (accounts.size > 0) await session.lock([...accounts]);
 
@@ -114,10 +117,7 @@ export async function applyStatusChange(
     await session.flush(now);
   }
   // Only the change that settles it books the fee: a repeated or late report finds the transfer settled.
-  const partnerTransactionId = effective.railReference ?? transfer.railReference;
-  if (to === 'settled' && requested.networkFee && partnerTransactionId) {
-    await deps.payoutNetworkFee(tx, deps, transfer, requested.networkFee, partnerTransactionId);
-  }
+  if (to === 'settled') await networkFee?.book();
   // A transfer that moved no money gives its amount back to its customer's tier limits.
   if (
     (to === 'failed' || to === 'canceled' || to === 'rejected' || to === 'expired') &&
@@ -132,6 +132,16 @@ export async function applyStatusChange(
   // Evidence last: the chain head is the last lock a money movement takes (src/store/lockOrder.ts).
   if (refused) await appendEvidence(tx, deps, [refused]);
   return updated;
+}
+
+/**
+ * A settling change's network fee, prepared before the change locks: the accounts its booking posts to are
+ * locked with the change's own, in one statement (src/store/lockOrder.ts). Booked only if the change settles.
+ */
+function prepareNetworkFee(tx: Queryable, deps: Deps, transfer: Transfer, requested: StatusChange) {
+  const partnerTransactionId = requested.railReference ?? transfer.railReference;
+  if (requested.to !== 'settled' || !requested.networkFee || !partnerTransactionId) return undefined;
+  return deps.payoutNetworkFee(tx, deps, transfer, requested.networkFee, partnerTransactionId);
 }
 
 /** The entry that posts (settle) or voids (any other end) a transfer's open hold. */
