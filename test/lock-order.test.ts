@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemDeps } from '../src/app/deps.ts';
 import { seedSandbox } from '../src/app/seed.ts';
 import { lockAccounts } from '../src/modules/ledger/index.ts';
+import { runCustodySweepPassOnce } from '../src/modules/railPartners/custodyWorkers.ts';
 import {
   type FireblocksConfig,
   fireblocksRequest,
@@ -21,6 +22,7 @@ import {
   closeRailPartnerDirectory,
   railPartnerDirectory,
 } from '../src/modules/railPartners/useCases/directory.ts';
+import { runDepositWorkerOnce } from '../src/modules/stablecoins/workers.ts';
 import { runRailWorkerOnce } from '../src/modules/transfers/workers.ts';
 import { payoutRailResolver } from '../src/railWork.ts';
 import { type FireblocksSimulator, startFireblocksSimulator } from '../src/simulators/fireblocks/index.ts';
@@ -220,7 +222,7 @@ describe.each(BACKENDS)('a custody payout settled with a network fee on %s', (ba
     await t?.close();
   });
 
-  it('locks the fee’s accounts with the payout’s own, in one statement, before deciding', async () => {
+  it('locks the fee’s accounts with the payout’s own, and a sweep’s, in one statement', async () => {
     const org = await newOrganization(t);
     const partner = await api(t, 'POST', '/v1/rail-partners', {
       key: org.key,
@@ -280,12 +282,67 @@ describe.each(BACKENDS)('a custody payout settled with a network fee on %s', (ba
     for (const ids of locks.slice(first + 1)) expect(locks[first]).toEqual(expect.arrayContaining(ids));
     expect(outOfOrder(locks)).toEqual([]);
     await expectLedgerHealthy(t);
+
+    // A custody sweep of a deposit, its fee paid in the stablecoin too: the fee's accounts are locked with
+    // the sweep's, before the sweep's evidence takes the chain head.
+    const depositor = await fundedWallet(t, '0', 'USDC', org.key);
+    const issued = await api(t, 'POST', `/v1/wallets/${depositor}/deposit-addresses`, {
+      key: org.key,
+      body: { network: 'ethereum' },
+    });
+    expect(issued.statusCode, issued.body).toBe(201);
+    const name = encodeURIComponent(`mkoba ${depositor}`);
+    const found = await fireblocksRequest(
+      fireblocksConfig(sim),
+      'GET',
+      `/vault/accounts_paged?namePrefix=${name}`,
+    );
+    const vault = (found.body as { accounts: Array<{ id: string }> }).accounts[0]?.id ?? '';
+    sim.deposit({ vaultAccountId: vault, assetId: 'USDC', amount: '60' });
+    await sim.whenIdle();
+    await eventually(
+      async () =>
+        (await api(t, 'GET', '/v1/deposits?status=pending', { key: org.key })).data.data as unknown[],
+      (list) => list.length === 0,
+    );
+    for (let i = 0; i < 3; i++) await runDepositWorkerOnce(t.deps, { log: () => {} });
+    // The simulator takes a fee paid in the asset from the vault the sweep emptied, below zero, which a
+    // further pass could not read: the vault is set back to zero once the sweep is on chain.
+    const sweepFees = () =>
+      t.db.store.query(
+        "SELECT * FROM custody_network_fees WHERE subject_type = 'sweep' AND organization_id = $1",
+        [org.organizationId],
+      );
+    for (let i = 0; i < 3 && (await sweepFees()).length === 0; i++) {
+      await runCustodySweepPassOnce(t.deps, railPartnerDirectory(t.deps));
+      await sim.whenIdle();
+      sim.setBalance(vault, 'USDC', '0');
+    }
+    const [sweepFee, ...moreSweepFees] = await sweepFees();
+    expect(moreSweepFees).toEqual([]);
+    expect(sweepFee).toMatchObject({ currency: 'USDC', exception_id: null });
+    expect(sweepFee?.journal_entry_id).toEqual(expect.any(String));
+    const trust = (
+      (await api(t, 'GET', '/v1/ledger/accounts?kind=trust&currency=USDC', { key: org.key })).data
+        .data as any[]
+    )[0];
+    const sweeping = recording.transactions.filter((txLocks) =>
+      txLocks.some((ids) => ids.includes(fee.id) && ids.includes(trust.id)),
+    );
+    expect(sweeping).toHaveLength(1);
+    for (const txLocks of sweeping) {
+      const [sweepLock, ...laterLocks] = txLocks;
+      expect(sweepLock).toEqual(expect.arrayContaining([trust.id, fee.id]));
+      for (const ids of laterLocks) expect(sweepLock).toEqual(expect.arrayContaining(ids));
+    }
+    expect(await railAccount('rail_fee')).toMatchObject({ net_posted: '-0.500000' });
+    await expectLedgerHealthy(t);
   });
 });
 
-/** A Fireblocks vault holding USDC that payouts leave from. */
-async function payoutVault(sim: FireblocksSimulator): Promise<string> {
-  const config: FireblocksConfig = {
+/** How the test talks to the simulator as Fireblocks' API. */
+function fireblocksConfig(sim: FireblocksSimulator): FireblocksConfig {
+  return {
     fetch: (url, init) => fetch(url, init as RequestInit),
     baseUrl: sim.baseUrl,
     apiKey: sim.credentials.apiKey,
@@ -293,6 +350,11 @@ async function payoutVault(sim: FireblocksSimulator): Promise<string> {
     webhookPublicKey: sim.webhookPublicKey,
     sourceVaultAccountId: '',
   };
+}
+
+/** A Fireblocks vault holding USDC that payouts leave from. */
+async function payoutVault(sim: FireblocksSimulator): Promise<string> {
+  const config = fireblocksConfig(sim);
   const vault = await fireblocksRequest(config, 'POST', '/vault/accounts', { name: 'treasury' });
   const id = (vault.body as { id: string }).id;
   await fireblocksRequest(config, 'POST', `/vault/accounts/${id}/USDC`);

@@ -114,16 +114,19 @@ async function postNetworkFee(
 }
 
 /**
- * Books the fee a partner transaction paid, once: a transaction that has its fee recorded changes nothing
- * (the unique index backs this up, so a second booking fails its whole transaction rather than post twice).
- * A zero fee records nothing. Returns the fee recorded, if any.
+ * Prepares the booking of the fee a partner transaction paid, before the caller locks its accounts: `accounts`
+ * are those `book` posts to, for the caller to lock with its own in one statement (src/store/lockOrder.ts).
+ * Booked once: a transaction that has its fee recorded changes nothing (the unique index backs this up, so a
+ * second booking fails its whole transaction rather than post twice). A zero fee records nothing. `book`
+ * returns the fee recorded, if any.
  */
-export async function bookNetworkFee(
+export async function prepareNetworkFee(
   tx: Queryable,
   deps: Deps,
   draft: NetworkFeeDraft,
-): Promise<CustodyNetworkFee | undefined> {
-  return bookPlanned(tx, deps, draft, await planNetworkFee(tx, deps, draft));
+): Promise<{ accounts: string[]; book: () => Promise<CustodyNetworkFee | undefined> }> {
+  const plan = await planNetworkFee(tx, deps, draft);
+  return { accounts: accountsOf(plan), book: () => bookPlanned(tx, deps, draft, plan) };
 }
 
 /** Carries out a fee's plan: posts it or opens its exception, and records it. */
@@ -195,11 +198,11 @@ export async function preparePayoutNetworkFee(
     subjectId: transfer.id,
     fee,
   };
-  const plan = await planNetworkFee(tx, deps, draft);
+  const prepared = await prepareNetworkFee(tx, deps, draft);
   return {
-    accounts: accountsOf(plan),
+    accounts: prepared.accounts,
     book: async () => {
-      await bookPlanned(tx, deps, draft, plan);
+      await prepared.book();
     },
   };
 }
