@@ -8,7 +8,7 @@ import { GOVERNED_CHANGE_APPROVALS, POLICY_CHANGE_APPROVALS } from '../modules/a
 import { digitalAccountsOnWalletCreated } from '../modules/digitalAccounts/index.ts';
 import { LOAN_APPROVALS, LOAN_DAY_WORK } from '../modules/lending/index.ts';
 import { PAYMENT_BATCH_APPROVALS } from '../modules/paymentBatches/index.ts';
-import { bookPayoutNetworkFee, custodyDepositAddress } from '../modules/railPartners/index.ts';
+import { custodyDepositAddress, preparePayoutNetworkFee } from '../modules/railPartners/index.ts';
 import { refuseSavingsSource, SAVINGS_DAY_WORK } from '../modules/savings/index.ts';
 import { decideHeldDeposit } from '../modules/stablecoins/index.ts';
 import { decideReviewedTransfer, TRANSFER_APPROVALS } from '../modules/transfers/index.ts';
@@ -49,7 +49,8 @@ export function useCaseHooks(): UseCaseHooks {
     changeKinds: CHANGE_KINDS,
     // Stablecoins' deposit addresses outside the simulated chain: the organization's custody partner.
     custodyDepositAddress,
-    // A settled payout's network fee, as its custody partner reported it: booked once by railPartners.
-    payoutNetworkFee: bookPayoutNetworkFee,
+    // A settling payout's network fee, as its custody partner reported it: its accounts locked with the
+    // settle's, then booked once, by railPartners.
+    payoutNetworkFee: preparePayoutNetworkFee,
   };
 }

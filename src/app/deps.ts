@@ -158,8 +158,10 @@ export type CustodyDepositAddress = (
 ) => Promise<string | undefined>;
 
 /**
- * Books a settled payout's network fee as its partner reported it (`partnerTransactionId` the partner's
- * transaction), in the settling transaction, once per partner transaction.
+ * Prepares the booking of a settling payout's network fee as its partner reported it (`partnerTransactionId`
+ * the partner's transaction), in the settling transaction before it locks any account: what it will post to
+ * is decided (and a missing account created) now, so the settle locks those accounts with its own in one
+ * statement (src/store/lockOrder.ts); it books after the settle's entry, once per partner transaction.
  */
 export type PayoutNetworkFee = (
   tx: Queryable,
@@ -167,7 +169,18 @@ export type PayoutNetworkFee = (
   transfer: Transfer,
   fee: NetworkFee,
   partnerTransactionId: string,
-) => Promise<void>;
+) => Promise<PayoutNetworkFeeBooking>;
+
+/** A prepared network fee booking (PayoutNetworkFee). */
+export interface PayoutNetworkFeeBooking {
+  /**
+   * The ledger accounts `book` posts to, for the settle to lock with its own: none when it posts nothing (a
+   * zero fee, one booked before, one in an asset the ledger holds no account for: an exception instead).
+   */
+  accounts: readonly string[];
+  /** Books the fee, with `accounts` locked: after the settle's own entry. */
+  book(): Promise<void>;
+}
 
 /**
  * The sandbox's partner simulators as an outsider drives them (src/railWork.ts fills it while they run):
@@ -260,7 +273,7 @@ export interface Deps {
   dayWork: readonly DayWork[];
   /** Where stablecoin deposit addresses come from outside the simulated chain (railPartners' custody). */
   custodyDepositAddress: CustodyDepositAddress;
-  /** Books the network fee a settled payout's partner transaction paid, once (railPartners' network fees). */
+  /** Prepares the booking of the network fee a settling payout's partner transaction paid (railPartners' network fees). */
   payoutNetworkFee: PayoutNetworkFee;
   /** How each kind of governed change is checked and made (src/modules/authorization/useCases/governedChanges.ts). */
   changeKinds: Readonly<Record<RegisteredChangeKind, ChangeKind>>;

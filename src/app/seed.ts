@@ -9,11 +9,13 @@
 import { hashApiKey } from '../domain/apiKeys.ts';
 import { AppError } from '../domain/errors.ts';
 import type { Currency } from '../domain/money.ts';
+import type { Wallet } from '../domain/wallets.ts';
 import { issueApiKeyIn } from '../modules/apiKeys/index.ts';
 import { sandboxFunding } from '../modules/collections/index.ts';
 import { seedSampleSanctionsList, seedVerifiedCustomers } from '../modules/compliance/index.ts';
 import { type CreateCustomerInput, createCustomer } from '../modules/customers/index.ts';
 import { ensureAccountDetails, putDigitalAccountSettings } from '../modules/digitalAccounts/index.ts';
+import { lockFundingAccounts } from '../modules/transfers/index.ts';
 import { createWallet } from '../modules/wallets/index.ts';
 import { findApiKeyByHash } from '../store/repositories/apiKeys.ts';
 import { claimSeed } from '../store/repositories/seeds.ts';
@@ -105,7 +107,7 @@ export async function seedSandbox(deps: Deps, configuredKey: string | undefined)
       createdBy: 'seed',
     });
     const organizationId = issued.record.organizationId;
-    const digitalAccounts: string[] = [];
+    const funded: { wallet: Wallet; funding: string; digitalAccount: boolean }[] = [];
     for (const { customer, wallets } of SEED_CUSTOMERS) {
       const created = await createCustomer(tx, deps, organizationId, customer);
       for (const { currency, funding, digitalAccount } of wallets) {
@@ -114,10 +116,21 @@ export async function seedSandbox(deps: Deps, configuredKey: string | undefined)
           currency,
           metadata: { seed: 'true' },
         });
-        await sandboxFunding(tx, deps, organizationId, wallet.id, funding, { seed: 'true' });
-        if (digitalAccount) digitalAccounts.push(wallet.id);
+        funded.push({ wallet, funding, digitalAccount: digitalAccount === true });
       }
     }
+    // Every account the fundings post to, locked in one statement before the first of them: funding one
+    // wallet after another would lock a currency's settlement account after a wallet whose id sorts after it
+    // (src/store/lockOrder.ts).
+    await lockFundingAccounts(
+      tx,
+      deps,
+      funded.map((f) => f.wallet),
+    );
+    for (const { wallet, funding } of funded) {
+      await sandboxFunding(tx, deps, organizationId, wallet.id, funding, { seed: 'true' });
+    }
+    const digitalAccounts = funded.filter((f) => f.digitalAccount).map((f) => f.wallet.id);
     // After the funding: the settings' evidence takes the chain head, the last lock of the lock order.
     await putDigitalAccountSettings(tx, deps, organizationId, SANDBOX_BANK, SYSTEM_ACTOR);
     for (const walletId of digitalAccounts) await ensureAccountDetails(tx, deps, organizationId, walletId);

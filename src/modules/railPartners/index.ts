@@ -46,7 +46,7 @@ export {
   type RailPartnerHealth,
   railPartnerHealth,
 } from './useCases/health.ts';
-export { bookPayoutNetworkFee } from './useCases/networkFees.ts';
+export { preparePayoutNetworkFee } from './useCases/networkFees.ts';
 export {
   callbackBaseUrl,
   configureRailPartner,

@@ -26,7 +26,7 @@ export { decideReviewedTransfer, TRANSFER_APPROVALS } from './useCases/approvals
 export { LimitGuard } from './useCases/posting/limitGuard.ts';
 export { LedgerWriter } from './useCases/posting/writer.ts';
 export type { ChunkResult, TransferCommand } from './useCases/posting/writerCommands.ts';
-export { creditFromRail, fundWallet } from './useCases/railCredits.ts';
+export { creditFromRail, fundWallet, lockFundingAccounts } from './useCases/railCredits.ts';
 export { checkTransferRequest } from './useCases/requests.ts';
 export { applyStatusChange, lockTransfer } from './useCases/statusChanges.ts';
 export { getTransfer, listTransfers, prepareTransfer } from './useCases/transfers.ts';

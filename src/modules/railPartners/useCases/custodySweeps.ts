@@ -26,7 +26,7 @@ import {
   saveSweep,
   waitingAssetWallets,
 } from '../repository/custodySweeps.ts';
-import { bookNetworkFee } from './networkFees.ts';
+import { prepareNetworkFee } from './networkFees.ts';
 
 /** The least an asset wallet must hold before it is swept: 10 USDC or USDT (minor units, 6 decimals). */
 export const CUSTODY_SWEEP_MINIMUM_MINOR = 10_000000n;
@@ -98,6 +98,17 @@ async function followSweep(deps: Deps, rail: CustodyRail, sweep: CustodySweep): 
       return false;
     }
     const reference = current.partnerTransactionId ?? outcome.reference ?? current.id;
+    // The transaction's network fee, in the same transaction: a sweep completes once, so it is booked once.
+    // Its accounts are locked with the sweep's, whose evidence then takes the chain head (the last lock).
+    const fee =
+      outcome.networkFee &&
+      (await prepareNetworkFee(tx, deps, {
+        organizationId: current.organizationId,
+        partnerTransactionId: reference,
+        subjectType: 'sweep',
+        subjectId: current.id,
+        fee: outcome.networkFee,
+      }));
     const { sweep: recorded } = await recordSweep(
       tx,
       deps,
@@ -112,17 +123,9 @@ async function followSweep(deps: Deps, rail: CustodyRail, sweep: CustodySweep): 
       },
       { type: 'system' },
       SWEEP_RECORDER,
+      fee ? fee.accounts : [],
     );
-    // The transaction's network fee, in the same transaction: a sweep completes once, so it is booked once.
-    if (outcome.networkFee) {
-      await bookNetworkFee(tx, deps, {
-        organizationId: current.organizationId,
-        partnerTransactionId: reference,
-        subjectType: 'sweep',
-        subjectId: current.id,
-        fee: outcome.networkFee,
-      });
-    }
+    if (fee) await fee.book();
     await saveSweep(tx, {
       ...current,
       status: 'completed',

@@ -9,7 +9,7 @@
  * native coin, which pays every token transfer's gas at Fireblocks) opens an `unbooked_network_fee`
  * reconciliation exception instead: never dropped, and never booked in a currency it was not paid in.
  */
-import type { Deps } from '../../../app/deps.ts';
+import type { Deps, PayoutNetworkFeeBooking } from '../../../app/deps.ts';
 import type { Transfer } from '../../../domain/transferRecord.ts';
 import type { NetworkFee } from '../../../rails/rail.ts';
 import type { Queryable } from '../../../store/store.ts';
@@ -41,15 +41,32 @@ export interface NetworkFeeDraft {
   fee: NetworkFee;
 }
 
-/** Posts a fee in a ledger currency: rail fee expense against the account the coins left. */
-async function postNetworkFee(
-  tx: Queryable,
-  deps: Deps,
-  draft: NetworkFeeDraft,
-  currency: NonNullable<NetworkFee['currency']>,
-  amountMinor: bigint,
-): Promise<string> {
-  const { organizationId } = draft;
+/**
+ * What booking a fee does, decided before anything is locked: nothing (a zero fee, or one recorded before),
+ * a posting between these two accounts (created if missing), or an exception (no ledger account holds it).
+ */
+type FeePlan =
+  | { kind: 'nothing'; recorded: CustodyNetworkFee | undefined }
+  | {
+      kind: 'post';
+      currency: NonNullable<NetworkFee['currency']>;
+      amountMinor: bigint;
+      expense: string;
+      paidFrom: string;
+    }
+  | { kind: 'exception' };
+
+/**
+ * Decides what booking the fee does. A fee in a ledger currency is posted as rail fee expense against the
+ * account the coins left: its two accounts are found (or created) here, so a caller can lock them with its own.
+ */
+async function planNetworkFee(tx: Queryable, deps: Deps, draft: NetworkFeeDraft): Promise<FeePlan> {
+  const { fee, organizationId } = draft;
+  if (ZERO_AMOUNT.test(fee.amount)) return { kind: 'nothing', recorded: undefined };
+  const existing = await findNetworkFee(tx, organizationId, fee.partner, draft.partnerTransactionId);
+  if (existing) return { kind: 'nothing', recorded: existing };
+  const { currency, amountMinor } = fee;
+  if (currency === undefined || amountMinor === undefined || amountMinor <= 0n) return { kind: 'exception' };
   const now = deps.now();
   const expense = await ensureSystemAccount(tx, {
     id: deps.newId('ledgerAccount'),
@@ -70,10 +87,26 @@ async function postNetworkFee(
           currency,
           now,
         });
+  return { kind: 'post', currency, amountMinor, expense, paidFrom };
+}
+
+/** The ledger accounts a plan posts to. */
+function accountsOf(plan: FeePlan): string[] {
+  return plan.kind === 'post' ? [plan.expense, plan.paidFrom] : [];
+}
+
+/** Posts a planned fee: rail fee expense against the account the coins left. */
+async function postNetworkFee(
+  tx: Queryable,
+  deps: Deps,
+  organizationId: string,
+  plan: Extract<FeePlan, { kind: 'post' }>,
+): Promise<string> {
+  const now = deps.now();
   const entry = directEntry(
     deps,
     organizationId,
-    directPostings(expense, paidFrom, amountMinor, currency),
+    directPostings(plan.expense, plan.paidFrom, plan.amountMinor, plan.currency),
     now,
   );
   await postEntry(tx, entry, now, 'network fee');
@@ -81,22 +114,32 @@ async function postNetworkFee(
 }
 
 /**
- * Books the fee a partner transaction paid, once: a transaction that has its fee recorded changes nothing
- * (the unique index backs this up, so a second booking fails its whole transaction rather than post twice).
- * A zero fee records nothing. Returns the fee recorded, if any.
+ * Prepares the booking of the fee a partner transaction paid, before the caller locks its accounts: `accounts`
+ * are those `book` posts to, for the caller to lock with its own in one statement (src/store/lockOrder.ts).
+ * Booked once: a transaction that has its fee recorded changes nothing (the unique index backs this up, so a
+ * second booking fails its whole transaction rather than post twice). A zero fee records nothing. `book`
+ * returns the fee recorded, if any.
  */
-export async function bookNetworkFee(
+export async function prepareNetworkFee(
   tx: Queryable,
   deps: Deps,
   draft: NetworkFeeDraft,
+): Promise<{ accounts: string[]; book: () => Promise<CustodyNetworkFee | undefined> }> {
+  const plan = await planNetworkFee(tx, deps, draft);
+  return { accounts: accountsOf(plan), book: () => bookPlanned(tx, deps, draft, plan) };
+}
+
+/** Carries out a fee's plan: posts it or opens its exception, and records it. */
+async function bookPlanned(
+  tx: Queryable,
+  deps: Deps,
+  draft: NetworkFeeDraft,
+  plan: FeePlan,
 ): Promise<CustodyNetworkFee | undefined> {
+  if (plan.kind === 'nothing') return plan.recorded;
   const { fee, organizationId } = draft;
-  if (ZERO_AMOUNT.test(fee.amount)) return undefined;
-  const existing = await findNetworkFee(tx, organizationId, fee.partner, draft.partnerTransactionId);
-  if (existing) return existing;
-  const { currency, amountMinor } = fee;
-  const booked = currency !== undefined && amountMinor !== undefined && amountMinor > 0n;
-  const journalEntryId = booked ? await postNetworkFee(tx, deps, draft, currency, amountMinor) : null;
+  const booked = plan.kind === 'post';
+  const journalEntryId = booked ? await postNetworkFee(tx, deps, organizationId, plan) : null;
   const exceptionId = booked ? null : (await openUnbookedFee(tx, deps, draft)).id;
   const recorded: CustodyNetworkFee = {
     id: deps.newId('custodyNetworkFee'),
@@ -107,8 +150,8 @@ export async function bookNetworkFee(
     subjectId: draft.subjectId,
     feeAsset: fee.asset,
     feeAmount: fee.amount,
-    currency: booked ? currency : null,
-    amountMinor: booked ? amountMinor : null,
+    currency: booked ? plan.currency : null,
+    amountMinor: booked ? plan.amountMinor : null,
     journalEntryId,
     exceptionId,
     createdAt: deps.now(),
@@ -136,19 +179,30 @@ function openUnbookedFee(tx: Queryable, deps: Deps, draft: NetworkFeeDraft) {
   });
 }
 
-/** A settled payout's fee (the `Deps.payoutNetworkFee` hook transfers call as the payout settles). */
-export async function bookPayoutNetworkFee(
+/**
+ * A settling payout's fee (the `Deps.payoutNetworkFee` hook transfers call before the settle locks its
+ * accounts): planned now, with the accounts it posts to for the settle to lock with its own in one statement
+ * (src/store/lockOrder.ts), and booked when the settle calls `book`, after its own entry.
+ */
+export async function preparePayoutNetworkFee(
   tx: Queryable,
   deps: Deps,
   transfer: Transfer,
   fee: NetworkFee,
   partnerTransactionId: string,
-): Promise<void> {
-  await bookNetworkFee(tx, deps, {
+): Promise<PayoutNetworkFeeBooking> {
+  const draft: NetworkFeeDraft = {
     organizationId: transfer.organizationId,
     partnerTransactionId,
     subjectType: 'payout',
     subjectId: transfer.id,
     fee,
-  });
+  };
+  const prepared = await prepareNetworkFee(tx, deps, draft);
+  return {
+    accounts: prepared.accounts,
+    book: async () => {
+      await prepared.book();
+    },
+  };
 }

@@ -20,12 +20,35 @@ import {
   directPostings,
   ensureSystemAccount,
   holdPostings,
+  lockAccounts,
   PostingSession,
   refusalError,
   trustLedgerAccount,
 } from '../../ledger/index.ts';
 import { findWallet } from '../../wallets/index.ts';
 import { insertTransfer } from '../repository.ts';
+
+/** Where a sandbox funding's money comes from: the mobile-money rail's settlement account. */
+const SANDBOX_FUNDING = { rail: 'mobile_money' } as const satisfies RailReceipt;
+
+/**
+ * Locks, in one statement, every account sandbox fundings of these wallets post to (each wallet and the
+ * settlement account its money comes from), for a transaction that funds several wallets: each funding's own
+ * lock then finds its accounts held, so the transaction takes its account locks in the one order
+ * (src/store/lockOrder.ts) instead of locking a settlement account after a wallet whose id sorts after it.
+ */
+export async function lockFundingAccounts(
+  tx: Queryable,
+  deps: Deps,
+  wallets: readonly Wallet[],
+): Promise<void> {
+  const now = deps.now();
+  const accounts: string[] = [];
+  for (const wallet of wallets) {
+    accounts.push(wallet.id, await receivingAccount(tx, deps, wallet, SANDBOX_FUNDING, now));
+  }
+  await lockAccounts(tx, accounts);
+}
 
 /**
  * Sandbox collection: money arrives in a wallet from a simulated mobile-money payer, as a settled inbound
@@ -51,7 +74,7 @@ export async function fundWallet(
   );
   return creditFromRail(tx, deps, wallet, {
     amountMinor,
-    rail: 'mobile_money',
+    ...SANDBOX_FUNDING,
     network: null,
     railReference: null,
     statusReason: 'sandbox_collection',
@@ -119,12 +142,15 @@ export async function creditFromRail(
   return transfer;
 }
 
+/** Which rail a credit arrived on and where it was received (RailCredit). */
+type RailReceipt = Pick<RailCredit, 'rail' | 'receivedInto'>;
+
 /** The account that received the money: the currency's trust account, or the rail's settlement account. */
 function receivingAccount(
   tx: Queryable,
   deps: Deps,
   wallet: Wallet,
-  credit: RailCredit,
+  credit: RailReceipt,
   now: Date,
 ): Promise<string> {
   return credit.receivedInto === 'trust'

@@ -9,13 +9,10 @@ import { recordEvents, statusEvent } from '../../../app/events.ts';
 import { appendEvidence, SYSTEM_ACTOR } from '../../../app/evidence.ts';
 import { lockById } from '../../../app/reads.ts';
 import { limitBasisOf, limitPeriods } from '../../../domain/decisions/limits.ts';
-import { evaluatePolicy, type PolicyDecision } from '../../../domain/decisions/policies.ts';
 import { invalidStateTransition, validationError } from '../../../domain/errors.ts';
-import type { EvidenceActor, EvidenceDraft, EvidenceValue } from '../../../domain/evidence.ts';
-import { effectiveRiskLevel } from '../../../domain/risk.ts';
+import type { EvidenceActor } from '../../../domain/evidence.ts';
 import { feeOf, type Transfer } from '../../../domain/transferRecord.ts';
 import {
-  type Destination,
   type LedgerState,
   releasedMovement,
   type TransferStatus,
@@ -24,8 +21,7 @@ import {
 import type { NetworkFee } from '../../../rails/rail.ts';
 import { releaseLimitUsage } from '../../../store/repositories/limitUsage.ts';
 import type { Queryable } from '../../../store/store.ts';
-import { cancelApprovalOf, findCurrentPolicy } from '../../authorization/index.ts';
-import { type Customer, findCustomer } from '../../customers/index.ts';
+import { cancelApprovalOf } from '../../authorization/index.ts';
 import { feeIncomeAccount } from '../../fees/index.ts';
 import {
   ensureSystemAccount,
@@ -37,10 +33,9 @@ import {
   reversalPostings,
   voidHoldPostings,
 } from '../../ledger/index.ts';
-import { findWallet } from '../../wallets/index.ts';
 import { findTransfer, saveTransfer } from '../repository.ts';
-import { LimitGuard } from './posting/limitGuard.ts';
-import { PilotCapGuard, releasePilotCap } from './posting/pilotCapGuard.ts';
+import { releasePilotCap } from './posting/pilotCapGuard.ts';
+import { passReleaseGate } from './releaseGate.ts';
 
 export interface StatusChange {
   to: TransferStatus;
@@ -70,9 +65,10 @@ const CLOSING_STATUSES: ReadonlySet<TransferStatus> = new Set([
  * Moves a locked transfer to a new status through the one transition function, with its ledger effect:
  * settle posts the hold, fail and cancel void it, return reverses a settled transfer. Writes the
  * transfer, entries, account sums and the event in the caller's transaction. Every account the change may
- * touch (the wallets the release gate decides on, the accounts of the hold or of the return) is locked with
- * one statement, in id order, before any decision: locking the wallets first and the rail's clearing account
- * after deadlocked with a ledger writer batch holding that clearing account and waiting for the wallet.
+ * touch (the wallets the release gate decides on, the accounts of the hold or of the return, those a settling
+ * payout's network fee posts to) is locked with one statement, in id order, before any decision: locking the
+ * wallets first and the rail's clearing account after deadlocked with a ledger writer batch holding that
+ * clearing account and waiting for the wallet (src/store/lockOrder.ts).
  */
 export async function applyStatusChange(
   tx: Queryable,
@@ -93,11 +89,13 @@ export async function applyStatusChange(
   const gateWallets = movement
     ? [transfer.sourceWalletId, transfer.destinationWalletId].filter((id): id is string => id !== null)
     : [];
+  const networkFee = await prepareNetworkFee(tx, deps, transfer, requested);
   const session = new PostingSession(tx);
   const accounts = new Set([
     ...gateWallets,
     ...(hold?.postings ?? []).map((p) => p.accountId),
     ...(returning?.postings ?? []).map((p) => p.accountId),
+    ...(networkFee?.accounts ?? []),
   ]);
   if (accounts.size > 0) await session.lock([...accounts]);
 
@@ -119,10 +117,7 @@ export async function applyStatusChange(
     await session.flush(now);
   }
   // Only the change that settles it books the fee: a repeated or late report finds the transfer settled.
-  const partnerTransactionId = effective.railReference ?? transfer.railReference;
-  if (to === 'settled' && requested.networkFee && partnerTransactionId) {
-    await deps.payoutNetworkFee(tx, deps, transfer, requested.networkFee, partnerTransactionId);
-  }
+  if (to === 'settled') await networkFee?.book();
   // A transfer that moved no money gives its amount back to its customer's tier limits.
   if (
     (to === 'failed' || to === 'canceled' || to === 'rejected' || to === 'expired') &&
@@ -137,6 +132,16 @@ export async function applyStatusChange(
   // Evidence last: the chain head is the last lock a money movement takes (src/store/lockOrder.ts).
   if (refused) await appendEvidence(tx, deps, [refused]);
   return updated;
+}
+
+/**
+ * A settling change's network fee, prepared before the change locks: the accounts its booking posts to are
+ * locked with the change's own, in one statement (src/store/lockOrder.ts). Booked only if the change settles.
+ */
+function prepareNetworkFee(tx: Queryable, deps: Deps, transfer: Transfer, requested: StatusChange) {
+  const partnerTransactionId = requested.railReference ?? transfer.railReference;
+  if (requested.to !== 'settled' || !requested.networkFee || !partnerTransactionId) return undefined;
+  return deps.payoutNetworkFee(tx, deps, transfer, requested.networkFee, partnerTransactionId);
 }
 
 /** The entry that posts (settle) or voids (any other end) a transfer's open hold. */
@@ -238,136 +243,6 @@ function changedTransfer(
     canceledAt: to === 'canceled' ? now : transfer.canceledAt,
     returnedAt: to === 'returned' ? now : transfer.returnedAt,
   };
-}
-
-/** Why money that waited may not move now: the failure code, the status reason, and the evidence's details. */
-interface GateRefusal {
-  code: string;
-  reason: string;
-  data: Record<string, EvidenceValue>;
-}
-
-/**
- * A change that moves money which waited (out of an approval or a review, to the rail, to settled) passes the
- * posting module's release gate over the transfer's wallets as locked now; one let go after an approval or a
- * review is also decided again by a newer policy version in force, its customer's tier limit and a pilot's
- * caps as they stand now. One that no longer passes becomes a failure with the code a new transfer would get
- * (`wallet_not_active`, `policy_denied`, `limit_exceeded`, `pilot_cap_exceeded`): its hold is voided and its limits given back by that same
- * change, once, `transfer.failed` is emitted, and the refusal is recorded as `transfer.release` evidence.
- */
-async function passReleaseGate(
-  tx: Queryable,
-  deps: Deps,
-  gate: PostingSession,
-  transfer: Transfer,
-  movement: NonNullable<ReturnType<typeof releasedMovement>>,
-): Promise<{ change: StatusChange; refused: EvidenceDraft } | undefined> {
-  const wallets = { source: transfer.sourceWalletId, destination: transfer.destinationWalletId };
-  // An inbound transfer waits only when it arrived for a frozen wallet and was held for review: what moves
-  // it on is an operator clearing that review.
-  const decision = gate.release(movement, wallets, {
-    inboundClearedByReview: transfer.direction === 'inbound',
-  });
-  let refusal: GateRefusal | undefined;
-  if (decision.outcome === 'refuse') {
-    refusal = {
-      code: decision.refusal.code,
-      reason: `${decision.side}_${decision.refusal.code}`,
-      data: { wallet_id: decision.refusal.accountId, side: decision.side },
-    };
-  } else if (
-    (movement === 'transfer_approval' || movement === 'transfer_review') &&
-    transfer.direction === 'outbound' &&
-    transfer.sourceWalletId
-  ) {
-    refusal = await decideAgainNow(tx, deps, transfer, transfer.sourceWalletId);
-  }
-  if (!refusal) return undefined;
-  return {
-    change: { to: 'failed', failureCode: refusal.code, reason: refusal.reason, nextRailCheckAt: null },
-    refused: {
-      organizationId: transfer.organizationId,
-      kind: 'transfer.release',
-      actor: SYSTEM_ACTOR,
-      transferId: transfer.id,
-      walletId: transfer.sourceWalletId ?? transfer.destinationWalletId ?? undefined,
-      data: {
-        movement,
-        outcome: 'refused',
-        failure_code: refusal.code,
-        from_status: transfer.status,
-        decided_under: transfer.authorization
-          ? { policy_version: transfer.authorization.policyVersion, rule: transfer.authorization.rule }
-          : null,
-        ...refusal.data,
-      },
-    },
-  };
-}
-
-/**
- * An outbound transfer let go after an approval or a review, decided again as things stand now: a newer
- * policy version in force, its customer's tier limit, a pilot's caps. Undefined when it still passes.
- */
-async function decideAgainNow(
-  tx: Queryable,
-  deps: Deps,
-  transfer: Transfer,
-  sourceWalletId: string,
-): Promise<GateRefusal | undefined> {
-  const wallet = await findWallet(tx, transfer.organizationId, sourceWalletId);
-  const customer = wallet && (await findCustomer(tx, transfer.organizationId, wallet.ownerId));
-  const denied = await policyInForceDenies(tx, transfer, customer);
-  const overLimit =
-    !denied && wallet
-      ? ((await LimitGuard.recheck(tx, { transfer, sourceCustomerId: wallet.ownerId }, transfer.createdAt)) ??
-        (await PilotCapGuard.recheck(tx, deps.pilotCaps, transfer)))
-      : undefined;
-  if (denied) {
-    return {
-      code: 'policy_denied',
-      reason: 'policy_denied',
-      data: { policy_version: denied.policyVersion, rule: denied.rule, matched: denied.matched },
-    };
-  }
-  if (overLimit) {
-    return {
-      code: overLimit.code,
-      reason: overLimit.code,
-      data: { detail: overLimit.detail, ...overLimit.extensions },
-    };
-  }
-  return undefined;
-}
-
-/**
- * The decision of the authorization policy in force now, when a newer version than the one that decided the
- * transfer has come into force and it denies the transfer; undefined otherwise. Facts that need the wallet's
- * history (counterparty, aggregates) were decided when the transfer was created and are not counted again:
- * a rule that needs them does not match here.
- */
-async function policyInForceDenies(
-  tx: Queryable,
-  transfer: Transfer,
-  customer: Customer | undefined,
-): Promise<PolicyDecision | undefined> {
-  const { authorization, sourceWalletId } = transfer;
-  if (!authorization || !sourceWalletId) return undefined;
-  const policy = await findCurrentPolicy(tx, transfer.organizationId);
-  if (!policy || policy.version === authorization.policyVersion) return undefined;
-  const decision = evaluatePolicy(policy, {
-    operation: 'transfer',
-    facts: {
-      amountMinor: transfer.amountMinor,
-      currency: transfer.currency,
-      rail: transfer.rail,
-      destinationType: (transfer.destination as Destination).type,
-      sourceWalletId,
-      kycStatus: customer?.kycStatus,
-      riskLevel: customer ? effectiveRiskLevel(customer, customer.riskOverride) : undefined,
-    },
-  });
-  return decision.decision === 'deny' ? decision : undefined;
 }
 
 /** Loads and locks a transfer for a status change, or 404s. */

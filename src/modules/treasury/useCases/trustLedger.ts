@@ -200,6 +200,9 @@ async function recordSweepEvidenceAndEvent(
  * movement's identity: recorded again with the same figures it is the same sweep (`created` false); with
  * other figures a 409. Both accounts are locked before the reference is looked up, so two requests with one
  * reference (same rail and currency, so the same accounts) are taken one after the other and post once.
+ * `alsoLock`: accounts the caller posts to after the sweep in the same transaction (a custody sweep's network
+ * fee), locked with the sweep's own in one statement, since the sweep's evidence takes the chain head
+ * (src/store/lockOrder.ts).
  */
 export async function recordSweep(
   tx: Queryable,
@@ -208,6 +211,7 @@ export async function recordSweep(
   input: RecordSweepInput,
   actor: EvidenceActor,
   createdBy: string,
+  alsoLock: readonly string[] = [],
 ): Promise<{ sweep: SafeguardingSweep; created: boolean }> {
   const { currency, rail, direction } = input;
   const { amountMinor, reference, valueDate } = checkSweepFigures(input);
@@ -237,7 +241,7 @@ export async function recordSweep(
     now,
   });
   const session = new PostingSession(tx);
-  await session.lock([trust, settlement]);
+  await session.lock([trust, settlement, ...alsoLock]);
   const draft: SweepDraft = {
     organizationId,
     currency,
