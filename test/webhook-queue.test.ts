@@ -219,16 +219,25 @@ describe.each(BACKENDS)('webhook dispatcher queue on %s', (backend) => {
 
   it('a queued delivery whose lease ran out and was taken over by another dispatcher is not sent', async () => {
     const { subscriptionId, eventIds } = await backlog(4);
-    receiver.respond = () => ({ status: 200, delayMs: 3 * WEBHOOK_HELD_STATE_MAX_AGE_MS });
-    await whileDispatching(1, async () => {
-      await waitFor('the first send', () => receiver.received.length === 1);
-      // Every lease of the subscription ran out: another dispatcher may take all four.
-      await expireQueuedLeases(subscriptionId, '');
-      const taken = (await claimAs('another')).filter((d) => d.subscriptionId === subscriptionId);
-      expect(taken.map((d) => d.eventId).sort()).toEqual([...eventIds].sort());
-      await sleep(6 * WEBHOOK_HELD_STATE_MAX_AGE_MS);
-      expect(receiver.received.map((r) => r.headers['service-event-id'])).toEqual([eventIds[0]]);
-    });
+    // The first send is answered late, so this dispatcher cannot reach its queue (and renew it) before the
+    // other has claimed; then it has time to try.
+    const firstAnswerMs = 1_500;
+    receiver.respond = () => ({ status: 200, delayMs: firstAnswerMs });
+    // No poll for the hour either: a poll between the leases running out and the other's claim could take
+    // them back first.
+    await whileDispatching(
+      1,
+      async () => {
+        await waitFor('the first send', () => receiver.received.length === 1);
+        // Every lease of the subscription ran out: another dispatcher may take all four.
+        await expireQueuedLeases(subscriptionId, '');
+        const taken = (await claimAs('another')).filter((d) => d.subscriptionId === subscriptionId);
+        expect(taken.map((d) => d.eventId).sort()).toEqual([...eventIds].sort());
+        await sleep(firstAnswerMs + 6 * WEBHOOK_HELD_STATE_MAX_AGE_MS);
+        expect(receiver.received.map((r) => r.headers['service-event-id'])).toEqual([eventIds[0]]);
+      },
+      { pollIntervalMs: 3_600_000 },
+    );
     // Each is the other dispatcher's now (its attempt 2); the first one's late answer was only logged.
     expect((await rows(subscriptionId, eventIds)).map((r) => [r.status, r.attempts])).toEqual(
       eventIds.map(() => ['delivering', 2]),
