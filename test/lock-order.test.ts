@@ -14,10 +14,7 @@ import { systemDeps } from '../src/app/deps.ts';
 import { seedSandbox } from '../src/app/seed.ts';
 import { lockAccounts } from '../src/modules/ledger/index.ts';
 import { runCustodySweepPassOnce } from '../src/modules/railPartners/custodyWorkers.ts';
-import {
-  type FireblocksConfig,
-  fireblocksRequest,
-} from '../src/modules/railPartners/partners/fireblocks/connection.ts';
+import { fireblocksRequest } from '../src/modules/railPartners/partners/fireblocks/connection.ts';
 import {
   closeRailPartnerDirectory,
   railPartnerDirectory,
@@ -34,6 +31,7 @@ import {
 } from '../src/store/lockOrder.ts';
 import type { Queryable, Row, Store } from '../src/store/store.ts';
 import { eventually } from './support/eventually.ts';
+import { simulatorConfig } from './support/fireblocks.ts';
 import { api, BACKENDS, openTestDatabase, startTestApp, type TestApp } from './support/harness.ts';
 import { expectLedgerHealthy, fundedWallet } from './support/ledger.ts';
 import { newOrganization } from './support/organizations.ts';
@@ -293,7 +291,7 @@ describe.each(BACKENDS)('a custody payout settled with a network fee on %s', (ba
     expect(issued.statusCode, issued.body).toBe(201);
     const name = encodeURIComponent(`mkoba ${depositor}`);
     const found = await fireblocksRequest(
-      fireblocksConfig(sim),
+      simulatorConfig(sim),
       'GET',
       `/vault/accounts_paged?namePrefix=${name}`,
     );
@@ -340,21 +338,9 @@ describe.each(BACKENDS)('a custody payout settled with a network fee on %s', (ba
   });
 });
 
-/** How the test talks to the simulator as Fireblocks' API. */
-function fireblocksConfig(sim: FireblocksSimulator): FireblocksConfig {
-  return {
-    fetch: (url, init) => fetch(url, init as RequestInit),
-    baseUrl: sim.baseUrl,
-    apiKey: sim.credentials.apiKey,
-    privateKey: sim.credentials.secretKey,
-    webhookPublicKey: sim.webhookPublicKey,
-    sourceVaultAccountId: '',
-  };
-}
-
 /** A Fireblocks vault holding USDC that payouts leave from. */
 async function payoutVault(sim: FireblocksSimulator): Promise<string> {
-  const config = fireblocksConfig(sim);
+  const config = simulatorConfig(sim);
   const vault = await fireblocksRequest(config, 'POST', '/vault/accounts', { name: 'treasury' });
   const id = (vault.body as { id: string }).id;
   await fireblocksRequest(config, 'POST', `/vault/accounts/${id}/USDC`);

@@ -32,11 +32,9 @@ export async function listeningSandboxApp(backend: Backend): Promise<TestApp> {
   return t;
 }
 
-/** A vault account `treasury` in the simulator with a USDC wallet holding 1000, and a config calling it. */
-export async function fundedTreasury(
-  sim: FireblocksSimulator,
-): Promise<{ config: FireblocksConfig; vaultAccountId: string }> {
-  const config: FireblocksConfig = {
+/** How a test talks to the simulator as Fireblocks' API (no source vault yet). */
+export function simulatorConfig(sim: FireblocksSimulator): FireblocksConfig {
+  return {
     fetch: (url, init) => fetch(url, init as RequestInit),
     baseUrl: sim.baseUrl,
     apiKey: sim.credentials.apiKey,
@@ -44,6 +42,13 @@ export async function fundedTreasury(
     webhookPublicKey: sim.webhookPublicKey,
     sourceVaultAccountId: '',
   };
+}
+
+/** A vault account `treasury` in the simulator with a USDC wallet holding 1000, and a config calling it. */
+export async function fundedTreasury(
+  sim: FireblocksSimulator,
+): Promise<{ config: FireblocksConfig; vaultAccountId: string }> {
+  const config = simulatorConfig(sim);
   const vault = await fireblocksRequest(config, 'POST', '/vault/accounts', { name: 'treasury' });
   const vaultAccountId = (vault.body as { id: string }).id;
   config.sourceVaultAccountId = vaultAccountId;
