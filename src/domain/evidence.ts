@@ -6,7 +6,7 @@
  * record's `previous_hash`.
  */
 import { createHash } from 'node:crypto';
-import canonicalize from 'canonicalize';
+import { canonicalJson } from './canonicalJson.ts';
 import { AppError } from './errors.ts';
 
 /** The `previous_hash` of an organization's first record. */
@@ -152,7 +152,7 @@ function sha256Hex(text: string): string {
  * data it must not hold in clear, since the chain is never rewritten. Whoever holds the value can check it.
  */
 export function valueDigest(value: unknown): string {
-  return sha256Hex(canonicalize(value ?? null) as string);
+  return sha256Hex(canonicalJson(value ?? null));
 }
 
 interface Unrecordable {
@@ -217,7 +217,7 @@ export function evidencePayload(record: Omit<EvidenceRecord, 'payload' | 'hash'>
     created_at: record.createdAt.toISOString(),
   };
   assertCanonicalisable(body, 'record');
-  return canonicalize(body) as string;
+  return canonicalJson(body);
 }
 
 /**
@@ -314,7 +314,7 @@ export function findChainBreak(head: ChainHead, records: readonly StoredEvidence
     };
     if (
       Object.entries(columns).some(([k, v]) => parsed[k] !== v) ||
-      canonicalize(parsed) !== record.payload
+      canonicalJson(parsed) !== record.payload
     ) {
       return { ...at, reason: 'the payload disagrees with the record it is stored with' };
     }

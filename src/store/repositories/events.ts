@@ -15,17 +15,20 @@ import {
 
 export type { EventRecord };
 
-/** Appends outbox rows; one statement for any number of events. */
+/**
+ * Appends outbox rows; one statement for any number of events. The data documents travel as one JSON array
+ * (`jsonb_array_elements`), not as elements of a text array: an array literal would escape every quote of
+ * every document again, the largest garbage a transfer made.
+ */
 export async function insertEvents(db: Queryable, events: readonly EventRecord[]): Promise<void> {
   if (events.length === 0) return;
   await db.query(
     `INSERT INTO events (id, organization_id, type, resource_id, data, created_at)
-     SELECT id, organization_id, type, resource_id, data::jsonb, created_at
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[])
-         AS v(id, organization_id, type, resource_id, data, created_at)`,
+     SELECT * FROM ROWS FROM (unnest($1::text[]), unnest($2::text[]), unnest($3::text[]), unnest($4::text[]),
+                              jsonb_array_elements($5::jsonb), unnest($6::timestamptz[]))`,
     [
       ...fieldArrays(events, 'id', 'organizationId', 'type', 'resourceId'),
-      events.map((e) => JSON.stringify(e.data)),
+      JSON.stringify(events.map((e) => e.data)),
       events.map((e) => e.createdAt.toISOString()),
     ],
   );

@@ -83,15 +83,21 @@ export async function lockChainHeads(
   return new Map(organizationIds.map((id, i) => [id, heads[i] as ChainHead]));
 }
 
-/** Inserts a chained run of one organization's records and moves its head to the last of them. */
+/**
+ * Inserts a chained run of one organization's records and moves its head to the last of them. The payloads
+ * travel as one JSON array of strings (`json_array_elements_text` gives each back to the letter, as the hash
+ * needs), not as elements of a text array, whose literal would escape every quote of every payload again.
+ */
 export async function insertEvidence(db: Queryable, records: readonly EvidenceRecord[]): Promise<void> {
   const last = records.at(-1);
   if (!last) return;
   const column = <T>(pick: (r: EvidenceRecord) => T) => records.map(pick);
   await db.query(
     `INSERT INTO evidence_records (${COLUMNS})
-     SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[],
-                          $8::timestamptz[], $9::text[], $10::text[], $11::text[])`,
+     SELECT * FROM ROWS FROM (unnest($1::text[]), unnest($2::text[]), unnest($3::bigint[]), unnest($4::text[]),
+                              unnest($5::text[]), unnest($6::text[]), unnest($7::text[]),
+                              unnest($8::timestamptz[]), unnest($9::text[]), json_array_elements_text($10::json),
+                              unnest($11::text[]))`,
     [
       column((r) => r.id),
       column((r) => r.organizationId),
@@ -102,7 +108,7 @@ export async function insertEvidence(db: Queryable, records: readonly EvidenceRe
       column((r) => r.walletId),
       column((r) => r.createdAt.toISOString()),
       column((r) => r.previousHash),
-      column((r) => r.payload),
+      JSON.stringify(column((r) => r.payload)),
       column((r) => r.hash),
     ],
   );

@@ -125,7 +125,11 @@ export async function insertIdempotencyRecord(db: Queryable, r: IdempotencyRecor
   await insertIdempotencyRecords(db, [r]);
 }
 
-/** Inserts records with one statement, however many. */
+/**
+ * Inserts records with one statement, however many. The response texts travel as one JSON array of strings
+ * (`json_array_elements_text` gives each back to the letter), not as elements of a text array, whose literal
+ * would escape every quote of every response again.
+ */
 export async function insertIdempotencyRecords(
   db: Queryable,
   records: readonly IdempotencyRecord[],
@@ -133,19 +137,12 @@ export async function insertIdempotencyRecords(
   if (records.length === 0) return;
   await db.query(
     `INSERT INTO idempotency_records (${RECORD_COLUMNS})
-     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::text[],
-                          $8::timestamptz[])`,
+     SELECT * FROM ROWS FROM (unnest($1::text[]), unnest($2::text[]), unnest($3::text[]), unnest($4::text[]),
+                              unnest($5::text[]), unnest($6::int[]), json_array_elements_text($7::json),
+                              unnest($8::timestamptz[]))`,
     [
-      ...fieldArrays(
-        records,
-        'organizationId',
-        'key',
-        'fingerprint',
-        'method',
-        'path',
-        'responseStatus',
-        'responseText',
-      ),
+      ...fieldArrays(records, 'organizationId', 'key', 'fingerprint', 'method', 'path', 'responseStatus'),
+      JSON.stringify(records.map((r) => r.responseText)),
       records.map((r) => r.createdAt.toISOString()),
     ],
   );
