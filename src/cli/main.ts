@@ -7,15 +7,10 @@ import { parseArgs } from 'node:util';
 import { ConfigError } from '../config/variables.ts';
 import { type Config, loadConfig } from '../config.ts';
 import { ID_PREFIXES } from '../domain/ids.ts';
-import { documentationOnlyDeps } from '../main.ts';
 import { DataDirBusyError } from '../processStore.ts';
 import { apiTargetOf } from './apiClient.ts';
 import { HELP } from './help.ts';
-import { keysCommand } from './keys.ts';
-import { operatorName, organizationOrSandbox, runAdmin } from './runAdmin.ts';
 import { UsageError } from './usageError.ts';
-import { evidenceCommand, ledgerCommand } from './verify.ts';
-import { workerCommand } from './worker.ts';
 
 type Io = { out: (line: string) => void; err: (line: string) => void };
 const defaultIo: Io = {
@@ -62,6 +57,9 @@ interface CommandLine {
   values: ReturnType<typeof parseCommandLine>['values'];
 }
 
+// Each command imports what it needs when it runs: the operator commands bring in the whole application
+// (seconds of loading through tsx), which `help`, `listen`, `trigger` and `batches` never use.
+
 /** A command that needs none of the server's configuration: it talks to a running server over HTTP, or opens nothing. */
 type ServerlessCommand = (line: CommandLine, io: Io) => Promise<number>;
 /** A command that runs with the configuration (and most of them, an operator command on the database). */
@@ -77,10 +75,11 @@ const SERVERLESS_COMMANDS: Record<string, ServerlessCommand> = {
 const CONFIGURED_COMMANDS: Record<string, ConfiguredCommand> = {
   serve: serveCommand,
   migrate: migrateCommand,
-  keys: ({ sub, rest, values }, config, io) => keysCommand(sub, rest, values, config, io),
-  worker: (_line, config, io) => workerCommand(config, io),
-  ledger: ({ sub }, config, io) => ledgerCommand(sub, config, io),
-  evidence: ({ sub }, config, io) => evidenceCommand(sub, config, io),
+  keys: async ({ sub, rest, values }, config, io) =>
+    (await import('./keys.ts')).keysCommand(sub, rest, values, config, io),
+  worker: async (_line, config, io) => (await import('./worker.ts')).workerCommand(config, io),
+  ledger: async ({ sub }, config, io) => (await import('./verify.ts')).ledgerCommand(sub, config, io),
+  evidence: async ({ sub }, config, io) => (await import('./verify.ts')).evidenceCommand(sub, config, io),
   orgs: orgsCommand,
   export: exportCommandLine,
   members: membersCommandLine,
@@ -136,6 +135,7 @@ function failed(error: unknown, io: Io): number {
 /** `mkoba openapi`: the document depends only on the route schemas, so no database is opened. */
 async function openapiCommand({ values }: CommandLine): Promise<number> {
   const { buildApp } = await import('../http/app.ts');
+  const { documentationOnlyDeps } = await import('../main.ts');
   const app = await buildApp({ deps: documentationOnlyDeps() });
   const text = `${JSON.stringify(app.swagger(), null, 2)}\n`;
   await app.close();
@@ -171,6 +171,7 @@ async function serveCommand(_line: CommandLine, config: Config, io: Io): Promise
 }
 
 async function migrateCommand(_line: CommandLine, config: Config, io: Io): Promise<number> {
+  const { runAdmin } = await import('./runAdmin.ts');
   const result = await runAdmin(config, io, { name: 'migrate' });
   if (result.name === 'migrate') {
     io.err(result.applied.length ? `applied: ${result.applied.join(', ')}` : 'database is up to date');
@@ -179,6 +180,7 @@ async function migrateCommand(_line: CommandLine, config: Config, io: Io): Promi
 }
 
 async function orgsCommand({ sub, rest }: CommandLine, config: Config, io: Io): Promise<number> {
+  const { runAdmin } = await import('./runAdmin.ts');
   if (sub !== 'set-webhooks') throw new UsageError(`unknown orgs command '${sub ?? ''}': use set-webhooks`);
   const [organizationId, state] = rest;
   if (!organizationId?.startsWith(`${ID_PREFIXES.organization}_`) || (state !== 'on' && state !== 'off')) {
@@ -201,6 +203,7 @@ async function orgsCommand({ sub, rest }: CommandLine, config: Config, io: Io): 
 }
 
 async function exportCommandLine({ sub, values }: CommandLine, config: Config, io: Io): Promise<number> {
+  const { runAdmin, organizationOrSandbox } = await import('./runAdmin.ts');
   const organization = organizationOrSandbox(values.organization, config);
   if (!organization) throw new UsageError('export needs --organization NAME');
   const { exportCommand } = await import('./exports.ts');
@@ -217,6 +220,7 @@ async function membersCommandLine(
   config: Config,
   io: Io,
 ): Promise<number> {
+  const { runAdmin, organizationOrSandbox } = await import('./runAdmin.ts');
   const organization = organizationOrSandbox(values.organization, config);
   if (!organization) throw new UsageError(`members ${sub ?? ''} needs --organization NAME`);
   const { membersCommand, rolesOf } = await import('./members.ts');
@@ -226,6 +230,7 @@ async function membersCommandLine(
 }
 
 async function launchGatesCommandLine({ sub, values }: CommandLine, config: Config, io: Io): Promise<number> {
+  const { runAdmin } = await import('./runAdmin.ts');
   const { launchGatesCommand } = await import('./launchGates.ts');
   return launchGatesCommand(
     sub,
@@ -245,6 +250,7 @@ async function subscriptionsCommandLine(
   config: Config,
   io: Io,
 ): Promise<number> {
+  const { runAdmin, operatorName } = await import('./runAdmin.ts');
   const { subscriptionsCommand } = await import('./subscriptions.ts');
   return subscriptionsCommand(
     sub,
@@ -255,6 +261,7 @@ async function subscriptionsCommandLine(
 }
 
 async function consoleLinkCommand({ values }: CommandLine, config: Config, io: Io): Promise<number> {
+  const { runAdmin, organizationOrSandbox } = await import('./runAdmin.ts');
   const organization = organizationOrSandbox(values.organization, config);
   if (!organization) throw new UsageError('console-link needs --organization NAME');
   if (!values.member) throw new UsageError('console-link needs --member EMAIL');
@@ -284,11 +291,13 @@ function consoleBaseUrl(config: Config): string {
 }
 
 async function sanctionsCommandLine({ sub, rest }: CommandLine, config: Config, io: Io): Promise<number> {
+  const { runAdmin } = await import('./runAdmin.ts');
   const { sanctionsCommand } = await import('./sanctions.ts');
   return sanctionsCommand(sub, rest, io, (command, onProgress) => runAdmin(config, io, command, onProgress));
 }
 
 async function encryptionCommand({ sub }: CommandLine, config: Config, io: Io): Promise<number> {
+  const { runAdmin } = await import('./runAdmin.ts');
   if (sub !== 'rewrap') throw new UsageError(`unknown encryption command '${sub ?? ''}': use rewrap`);
   const result = await runAdmin(config, io, { name: 'encryption.rewrap' });
   if (result.name !== 'encryption.rewrap') return 1;
