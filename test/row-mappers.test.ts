@@ -4,12 +4,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ID_PREFIXES } from '../src/domain/ids.ts';
-import { recordTable } from '../src/store/repositories/records.ts';
+import { newestFirstListerBy, recordTable } from '../src/store/repositories/records.ts';
 import {
   type ColumnFields,
   column,
   columnRows,
   computed,
+  computedFrom,
   rowMapper,
   stored,
   text,
@@ -132,5 +133,37 @@ describe('columnRows', () => {
     });
     expect(table).toMatchObject({ name: 'members', prefix: ID_PREFIXES.member, columns: 'id, wallet_id' });
     expect(table.fromRow({ id: 'mem_1', wallet_id: 'wal_1' })).toEqual({ id: 'mem_1', walletId: 'wal_1' });
+  });
+
+  it('lists the columns a computed field names, in its place', () => {
+    const { columns, fromRow } = columnRows<{ id: string; both: string; note: string | null }>({
+      id: String,
+      both: computedFrom(['status', 'currency'], (r) => `${String(r.status)}/${String(r.currency)}`),
+      note: nullableText,
+    });
+    expect(columns).toBe('id, status, currency, note');
+    expect(fromRow(row)).toEqual({ id: 'x_1', both: 'open/KES', note: null });
+  });
+});
+
+describe('newestFirstListerBy', () => {
+  it('narrows by its key columns, in the order the keys are given, then its fixed conditions', async () => {
+    const table = recordTable<{ id: string }>('members', ID_PREFIXES.member, { id: String });
+    const list = newestFirstListerBy(table, ['organization_id', 'wallet_id'], ['deleted_at IS NULL']);
+    const queries: { sql: string; params: unknown[] }[] = [];
+    const db = {
+      query: async (sql: string, params: unknown[] = []) => {
+        queries.push({ sql, params });
+        return [{ id: 'mem_1' }];
+      },
+    };
+    const rows = await list(db as never, 'org_1', 'wal_1', { startingAfter: 'mem_9' }, 10);
+    expect(rows).toEqual([{ id: 'mem_1' }]);
+    expect(queries).toEqual([
+      {
+        sql: 'SELECT id FROM members WHERE organization_id = $1 AND wallet_id = $2 AND deleted_at IS NULL AND id < $3 ORDER BY id DESC LIMIT $4',
+        params: ['org_1', 'wal_1', 'mem_9', 10],
+      },
+    ]);
   });
 });

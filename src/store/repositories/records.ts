@@ -5,7 +5,13 @@
 import type { IdPrefix } from '../../domain/ids.ts';
 import type { Queryable } from '../store.ts';
 import { type ColumnFields, columnOf, columnRows } from './rowMappers.ts';
-import { claimDueRows, forUpdateClause, type KeysetFilter, listNewestFirst } from './rows.ts';
+import {
+  claimDueRows,
+  forUpdateClause,
+  type KeysetFilter,
+  listNewestFirst,
+  listNewestFirstWhere,
+} from './rows.ts';
 
 /** A table as its repository reads it: its name, the columns it selects, its ids' prefix and its row mapper. */
 export interface RecordTable<T> {
@@ -105,6 +111,34 @@ export function newestFirstLister<T, F extends KeysetFilter = KeysetFilter>(
       equal: equal(filter),
       moreConditions: more && ((params) => more(filter, params)),
       rowsMax,
+    });
+    return rows.map(table.fromRow);
+  };
+}
+
+/**
+ * Lists records newest first, a page at a time, whose `keyColumns` equal the keys given (in that order,
+ * $1, $2, …) and which meet the fixed `conditions`, then the page's keyset (listNewestFirstWhere): a list
+ * narrowed by more than the organization, or to rows not deleted.
+ */
+export function newestFirstListerBy<T, const KeyColumns extends readonly string[]>(
+  table: RecordTable<T>,
+  keyColumns: KeyColumns,
+  conditions: readonly string[] = [],
+) {
+  const where = [...keyColumns.map((column, i) => `${column} = $${i + 1}`), ...conditions];
+  return async (
+    db: Queryable,
+    ...args: [...keys: { [I in keyof KeyColumns]: string }, filter: KeysetFilter, rowsMax: number]
+  ): Promise<T[]> => {
+    const rows = await listNewestFirstWhere(db, {
+      table: table.name,
+      columns: table.columns,
+      prefix: table.prefix,
+      where,
+      params: args.slice(0, keyColumns.length),
+      filter: args[keyColumns.length] as KeysetFilter,
+      rowsMax: args[keyColumns.length + 1] as number,
     });
     return rows.map(table.fromRow);
   };
