@@ -37,6 +37,12 @@ export function recordTable<T>(name: string, prefix: IdPrefix, fields: ColumnFie
   return { ...rowTable(name, fields), prefix };
 }
 
+/**
+ * A table listed newest first: with its ids' prefix, so a created range narrows the ids too, or without
+ * one for a table whose ids have several prefixes (its created range is left to created_at alone).
+ */
+export type ListedTable<T> = Pick<RecordTable<T>, 'name' | 'columns' | 'fromRow'> & { prefix?: IdPrefix };
+
 /** Equality filters of a list, as `[column, value]`; a value left undefined filters nothing. */
 export type EqualityFilters = readonly (readonly [string, unknown])[];
 
@@ -97,7 +103,7 @@ export function recordFinderBy<T, const KeyColumns extends readonly string[]>(
  * pushed to `params`, its condition naming it by its number).
  */
 export function newestFirstLister<T, F extends KeysetFilter = KeysetFilter>(
-  table: RecordTable<T>,
+  table: ListedTable<T>,
   equal: (filter: F) => EqualityFilters = () => [],
   more?: (filter: F, params: unknown[]) => string[],
 ) {

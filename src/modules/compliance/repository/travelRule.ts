@@ -1,7 +1,7 @@
 /** Digital-asset routes and Travel Rule settings, per organization. */
 import type { DigitalAsset, DigitalAssetNetwork, DigitalAssetRoute } from '../../../domain/digitalAssets.ts';
-import { allOrganizationRecordsLister } from '../../../store/repositories/records.ts';
-import { columnRows, rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
+import { allOrganizationRecordsLister, rowTable } from '../../../store/repositories/records.ts';
+import { columnRows, stored } from '../../../store/repositories/rowMappers.ts';
 import {
   fieldArrays,
   nullableBigInt,
@@ -11,18 +11,16 @@ import {
 } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 
-const routeFromRow = rowMapper<DigitalAssetRoute>({
+const ROUTES = rowTable<DigitalAssetRoute>('digital_asset_routes', {
   organizationId: String,
   asset: stored,
   network: stored,
   status: stored,
+  updatedAt: toDate,
   singleMaxMinor: nullableBigInt,
   dailyMaxMinor: nullableBigInt,
-  updatedAt: toDate,
 });
-
-const ROUTE_COLUMNS =
-  'organization_id, asset, network, status, updated_at, single_max_minor, daily_max_minor';
+const { columns: ROUTE_COLUMNS, fromRow: routeFromRow } = ROUTES;
 
 export async function hasDigitalAssetRoutes(db: Queryable, organizationId: string): Promise<boolean> {
   const rows = await db.query('SELECT 1 FROM digital_asset_routes WHERE organization_id = $1 LIMIT 1', [
@@ -53,10 +51,7 @@ export async function insertMissingRoutes(
   return rows.map(routeFromRow);
 }
 
-export const listDigitalAssetRoutes = allOrganizationRecordsLister(
-  { name: 'digital_asset_routes', columns: ROUTE_COLUMNS, fromRow: routeFromRow },
-  'asset, network',
-);
+export const listDigitalAssetRoutes = allOrganizationRecordsLister(ROUTES, 'asset, network');
 
 export async function findDigitalAssetRoute(
   db: Queryable,
