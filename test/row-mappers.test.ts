@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ID_PREFIXES } from '../src/domain/ids.ts';
-import { newestFirstListerBy, recordTable } from '../src/store/repositories/records.ts';
+import { columnFinderBy, newestFirstListerBy, recordTable } from '../src/store/repositories/records.ts';
 import {
   type ColumnFields,
   column,
@@ -165,5 +165,29 @@ describe('newestFirstListerBy', () => {
         params: ['org_1', 'wal_1', 'mem_9', 10],
       },
     ]);
+  });
+});
+
+describe('columnFinderBy', () => {
+  const findMark = columnFinderBy('custody_deposit_marks', 'read_after', toDate, 'config_id');
+  const answering = (rows: Record<string, unknown>[], queries: unknown[][]) => ({
+    query: async (sql: string, params: unknown[] = []) => {
+      queries.push([sql, params]);
+      return rows;
+    },
+  });
+
+  it('reads the one column of the row its keys find, converted', async () => {
+    const queries: unknown[][] = [];
+    const db = answering([{ read_after: '2026-02-01T00:00:00.000Z' }], queries);
+    expect(await findMark(db as never, 'cfg_1')).toEqual(new Date('2026-02-01T00:00:00.000Z'));
+    expect(queries).toEqual([
+      ['SELECT read_after FROM custody_deposit_marks WHERE config_id = $1', ['cfg_1']],
+    ]);
+  });
+
+  it('answers undefined for no row and for a null value', async () => {
+    expect(await findMark(answering([], []) as never, 'cfg_1')).toBeUndefined();
+    expect(await findMark(answering([{ read_after: null }], []) as never, 'cfg_1')).toBeUndefined();
   });
 });

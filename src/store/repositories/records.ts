@@ -4,7 +4,7 @@
  */
 import type { IdPrefix } from '../../domain/ids.ts';
 import type { Queryable } from '../store.ts';
-import { type ColumnFields, columnOf, columnRows } from './rowMappers.ts';
+import { type ColumnFields, type ColumnRead, column, columnOf, columnRows } from './rowMappers.ts';
 import {
   claimDueRows,
   forUpdateClause,
@@ -95,6 +95,26 @@ export function recordFinderBy<T, const KeyColumns extends readonly string[]>(
     const [row] = await db.query(`SELECT ${table.columns} FROM ${table.name} WHERE ${where}`, keys);
     return row && table.fromRow(row);
   };
+}
+
+/**
+ * Reads one column of the one row whose `keyColumns` equal the keys given (as recordFinderBy finds it),
+ * converted by `read`: undefined when there is no such row or its value is null.
+ */
+export function columnFinderBy<V, const KeyColumns extends readonly string[]>(
+  tableName: string,
+  valueColumn: string,
+  read: ColumnRead<V>,
+  ...keyColumns: KeyColumns
+) {
+  const find = recordFinderBy(
+    rowTable<{ value: V | null }>(tableName, {
+      value: column(valueColumn, (v) => (v === null || v === undefined ? null : read(v))),
+    }),
+    ...keyColumns,
+  );
+  return async (db: Queryable, ...keys: { [I in keyof KeyColumns]: string }): Promise<V | undefined> =>
+    (await find(db, ...keys))?.value ?? undefined;
 }
 
 /**
