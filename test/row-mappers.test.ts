@@ -4,7 +4,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ID_PREFIXES } from '../src/domain/ids.ts';
-import { columnFinderBy, newestFirstListerBy, recordTable } from '../src/store/repositories/records.ts';
+import {
+  columnFinderBy,
+  newestFirstListerBy,
+  recordFinderBy,
+  recordTable,
+  rowTable,
+} from '../src/store/repositories/records.ts';
 import {
   type ColumnFields,
   column,
@@ -189,5 +195,27 @@ describe('columnFinderBy', () => {
   it('answers undefined for no row and for a null value', async () => {
     expect(await findMark(answering([], []) as never, 'cfg_1')).toBeUndefined();
     expect(await findMark(answering([{ read_after: null }], []) as never, 'cfg_1')).toBeUndefined();
+  });
+});
+
+describe('recordFinderBy', () => {
+  it('locks the row it finds when the options after the keys ask for it', async () => {
+    const find = recordFinderBy(
+      rowTable<{ organizationId: string }>('settings', { organizationId: String }),
+      'organization_id',
+    );
+    const queries: unknown[][] = [];
+    const db = {
+      query: async (sql: string, params: unknown[] = []) => {
+        queries.push([sql, params]);
+        return [{ organization_id: 'org_1' }];
+      },
+    };
+    expect(await find(db as never, 'org_1')).toEqual({ organizationId: 'org_1' });
+    await find(db as never, 'org_1', { forUpdate: true });
+    expect(queries).toEqual([
+      ['SELECT organization_id FROM settings WHERE organization_id = $1', ['org_1']],
+      ['SELECT organization_id FROM settings WHERE organization_id = $1 FOR UPDATE', ['org_1']],
+    ]);
   });
 });

@@ -84,15 +84,25 @@ export function allOrganizationRecordsLister<T>(
 
 /**
  * Finds the one record whose `keyColumns` equal the keys given, in that order: a key unique in the table (an
- * id, a callback token, an address on a network, the organization of a one-per-organization row).
+ * id, a callback token, an address on a network, the organization of a one-per-organization row). Options
+ * after the keys may ask for its row locked (`forUpdate`) until the transaction ends.
  */
 export function recordFinderBy<T, const KeyColumns extends readonly string[]>(
   table: Pick<RecordTable<T>, 'name' | 'columns' | 'fromRow'>,
   ...keyColumns: KeyColumns
 ) {
+  type Keys = { [I in keyof KeyColumns]: string };
   const where = keyColumns.map((column, i) => `${column} = $${i + 1}`).join(' AND ');
-  return async (db: Queryable, ...keys: { [I in keyof KeyColumns]: string }): Promise<T | undefined> => {
-    const [row] = await db.query(`SELECT ${table.columns} FROM ${table.name} WHERE ${where}`, keys);
+  return async (
+    db: Queryable,
+    ...args: [...keys: Keys] | [...keys: Keys, options: { forUpdate?: boolean }]
+  ): Promise<T | undefined> => {
+    const keys = args.slice(0, keyColumns.length);
+    const options = args[keyColumns.length] as { forUpdate?: boolean } | undefined;
+    const [row] = await db.query(
+      `SELECT ${table.columns} FROM ${table.name} WHERE ${where}${forUpdateClause(options?.forUpdate)}`,
+      keys,
+    );
     return row && table.fromRow(row);
   };
 }

@@ -1,7 +1,11 @@
 /** Digital-asset routes and Travel Rule settings, per organization. */
 import type { DigitalAsset, DigitalAssetNetwork, DigitalAssetRoute } from '../../../domain/digitalAssets.ts';
-import { allOrganizationRecordsLister, rowTable } from '../../../store/repositories/records.ts';
-import { columnRows, stored } from '../../../store/repositories/rowMappers.ts';
+import {
+  allOrganizationRecordsLister,
+  recordFinderBy,
+  rowTable,
+} from '../../../store/repositories/records.ts';
+import { stored } from '../../../store/repositories/rowMappers.ts';
 import {
   fieldArrays,
   nullableBigInt,
@@ -93,24 +97,16 @@ export interface StoredTravelRuleSettings {
   updatedAt: Date;
 }
 
-const { columns: SETTINGS_COLUMNS, fromRow: settingsFromRow } = columnRows<StoredTravelRuleSettings>({
+const SETTINGS = rowTable<StoredTravelRuleSettings>('travel_rule_settings', {
   organizationId: String,
   thresholds: toJsonObject<Record<string, string>>,
   rates: toJsonObject<Record<string, string>>,
   updatedAt: toDate,
 });
+const SETTINGS_COLUMNS = SETTINGS.columns;
 
-export async function findTravelRuleSettings(
-  db: Queryable,
-  organizationId: string,
-  options: { forUpdate?: boolean } = {},
-): Promise<StoredTravelRuleSettings | undefined> {
-  const [row] = await db.query(
-    `SELECT ${SETTINGS_COLUMNS} FROM travel_rule_settings WHERE organization_id = $1${options.forUpdate ? ' FOR UPDATE' : ''}`,
-    [organizationId],
-  );
-  return row && settingsFromRow(row);
-}
+/** The organization's settings (`forUpdate`: locked until the transaction ends). */
+export const findTravelRuleSettings = recordFinderBy(SETTINGS, 'organization_id');
 
 /** Writes the settings unless the organization has some; true when this call wrote them. */
 export async function insertTravelRuleSettingsIfAbsent(
