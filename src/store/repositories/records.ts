@@ -1,6 +1,7 @@
 /**
  * Reads shared by the tables of one record type per row, built from the table's description: an
- * organization's record by id, its records newest first a page at a time, and a worker queue's due records.
+ * organization's record by id or a record by its unique keys, one column of a row by its keys, its records
+ * newest first a page at a time, and a worker queue's due records.
  */
 import type { IdPrefix } from '../../domain/ids.ts';
 import type { Queryable } from '../store.ts';

@@ -24,7 +24,7 @@ export interface RowRead<V> {
 
 /**
  * How each field of `T` is read: a converter of the column named after the field in snake_case
- * (`walletId` from `wallet_id`), or a `column(…)` or `computed(…)` read.
+ * (`walletId` from `wallet_id`), or a `column(…)`, `computedFrom(…)` or `computed(…)` read.
  */
 export type RowFields<T> = { [K in keyof T]-?: ColumnRead<T[K]> | RowRead<T[K]> };
 
