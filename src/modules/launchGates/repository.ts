@@ -269,7 +269,8 @@ export async function findFirstStatement(
   return row && statementFactFromRow(row);
 }
 
-const providerFromRow = rowMapper<ConfiguredProvider>({
+/** What a gate reads of a rail partner configuration (no credentials). */
+const PROVIDERS = rowTable<ConfiguredProvider>('rail_partner_configs', {
   partner: String,
   rail: stored,
   network: nullableText,
@@ -278,13 +279,4 @@ const providerFromRow = rowMapper<ConfiguredProvider>({
 });
 
 /** The rail partners an organization configured in this deployment, active or not (no credentials read). */
-export async function listConfiguredProviders(
-  db: Queryable,
-  organizationId: string,
-): Promise<ConfiguredProvider[]> {
-  const rows = await db.query(
-    `SELECT partner, rail, network, status, settings FROM rail_partner_configs WHERE organization_id = $1 ORDER BY id`,
-    [organizationId],
-  );
-  return rows.map(providerFromRow);
-}
+export const listConfiguredProviders = allOrganizationRecordsLister(PROVIDERS, 'id');
