@@ -83,6 +83,11 @@ export function allOrganizationRecordsLister<T>(
   };
 }
 
+/** Each key column equal to its key, the keys being the statement's first parameters in the columns' order. */
+function keyConditions(keyColumns: readonly string[]): string[] {
+  return keyColumns.map((column, i) => `${column} = $${i + 1}`);
+}
+
 /**
  * Finds the one record whose `keyColumns` equal the keys given, in that order: a key unique in the table (an
  * id, a callback token, an address on a network, the organization of a one-per-organization row). Options
@@ -93,7 +98,7 @@ export function recordFinderBy<T, const KeyColumns extends readonly string[]>(
   ...keyColumns: KeyColumns
 ) {
   type Keys = { [I in keyof KeyColumns]: string };
-  const where = keyColumns.map((column, i) => `${column} = $${i + 1}`).join(' AND ');
+  const where = keyConditions(keyColumns).join(' AND ');
   return async (
     db: Queryable,
     ...args: [...keys: Keys] | [...keys: Keys, options: { forUpdate?: boolean }]
@@ -163,7 +168,7 @@ export function newestFirstListerBy<T, const KeyColumns extends readonly string[
   keyColumns: KeyColumns,
   conditions: readonly string[] = [],
 ) {
-  const where = [...keyColumns.map((column, i) => `${column} = $${i + 1}`), ...conditions];
+  const where = [...keyConditions(keyColumns), ...conditions];
   return async (
     db: Queryable,
     ...args: [...keys: { [I in keyof KeyColumns]: string }, filter: KeysetFilter, rowsMax: number]
