@@ -4,12 +4,19 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ID_PREFIXES } from '../src/domain/ids.ts';
-import { recordTable } from '../src/store/repositories/records.ts';
+import {
+  columnFinderBy,
+  newestFirstListerBy,
+  recordFinderBy,
+  recordTable,
+  rowTable,
+} from '../src/store/repositories/records.ts';
 import {
   type ColumnFields,
   column,
   columnRows,
   computed,
+  computedFrom,
   rowMapper,
   stored,
   text,
@@ -132,5 +139,83 @@ describe('columnRows', () => {
     });
     expect(table).toMatchObject({ name: 'members', prefix: ID_PREFIXES.member, columns: 'id, wallet_id' });
     expect(table.fromRow({ id: 'mem_1', wallet_id: 'wal_1' })).toEqual({ id: 'mem_1', walletId: 'wal_1' });
+  });
+
+  it('lists the columns a computed field names, in its place', () => {
+    const { columns, fromRow } = columnRows<{ id: string; both: string; note: string | null }>({
+      id: String,
+      both: computedFrom(['status', 'currency'], (r) => `${String(r.status)}/${String(r.currency)}`),
+      note: nullableText,
+    });
+    expect(columns).toBe('id, status, currency, note');
+    expect(fromRow(row)).toEqual({ id: 'x_1', both: 'open/KES', note: null });
+  });
+});
+
+describe('newestFirstListerBy', () => {
+  it('narrows by its key columns, in the order the keys are given, then its fixed conditions', async () => {
+    const table = recordTable<{ id: string }>('members', ID_PREFIXES.member, { id: String });
+    const list = newestFirstListerBy(table, ['organization_id', 'wallet_id'], ['deleted_at IS NULL']);
+    const queries: { sql: string; params: unknown[] }[] = [];
+    const db = {
+      query: async (sql: string, params: unknown[] = []) => {
+        queries.push({ sql, params });
+        return [{ id: 'mem_1' }];
+      },
+    };
+    const rows = await list(db as never, 'org_1', 'wal_1', { startingAfter: 'mem_9' }, 10);
+    expect(rows).toEqual([{ id: 'mem_1' }]);
+    expect(queries).toEqual([
+      {
+        sql: 'SELECT id FROM members WHERE organization_id = $1 AND wallet_id = $2 AND deleted_at IS NULL AND id < $3 ORDER BY id DESC LIMIT $4',
+        params: ['org_1', 'wal_1', 'mem_9', 10],
+      },
+    ]);
+  });
+});
+
+describe('columnFinderBy', () => {
+  const findMark = columnFinderBy('custody_deposit_marks', 'read_after', toDate, 'config_id');
+  const answering = (rows: Record<string, unknown>[], queries: unknown[][]) => ({
+    query: async (sql: string, params: unknown[] = []) => {
+      queries.push([sql, params]);
+      return rows;
+    },
+  });
+
+  it('reads the one column of the row its keys find, converted', async () => {
+    const queries: unknown[][] = [];
+    const db = answering([{ read_after: '2026-02-01T00:00:00.000Z' }], queries);
+    expect(await findMark(db as never, 'cfg_1')).toEqual(new Date('2026-02-01T00:00:00.000Z'));
+    expect(queries).toEqual([
+      ['SELECT read_after FROM custody_deposit_marks WHERE config_id = $1', ['cfg_1']],
+    ]);
+  });
+
+  it('answers undefined for no row and for a null value', async () => {
+    expect(await findMark(answering([], []) as never, 'cfg_1')).toBeUndefined();
+    expect(await findMark(answering([{ read_after: null }], []) as never, 'cfg_1')).toBeUndefined();
+  });
+});
+
+describe('recordFinderBy', () => {
+  it('locks the row it finds when the options after the keys ask for it', async () => {
+    const find = recordFinderBy(
+      rowTable<{ organizationId: string }>('settings', { organizationId: String }),
+      'organization_id',
+    );
+    const queries: unknown[][] = [];
+    const db = {
+      query: async (sql: string, params: unknown[] = []) => {
+        queries.push([sql, params]);
+        return [{ organization_id: 'org_1' }];
+      },
+    };
+    expect(await find(db as never, 'org_1')).toEqual({ organizationId: 'org_1' });
+    await find(db as never, 'org_1', { forUpdate: true });
+    expect(queries).toEqual([
+      ['SELECT organization_id FROM settings WHERE organization_id = $1', ['org_1']],
+      ['SELECT organization_id FROM settings WHERE organization_id = $1 FOR UPDATE', ['org_1']],
+    ]);
   });
 });

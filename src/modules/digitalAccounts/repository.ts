@@ -4,7 +4,7 @@
  */
 
 import type { WalletAccountDetails } from '../../domain/wallets.ts';
-import { organizationRecordFinder, rowTable } from '../../store/repositories/records.ts';
+import { columnFinderBy, organizationRecordFinder, rowTable } from '../../store/repositories/records.ts';
 import { column, columnRows, computed, rowMapper, stored } from '../../store/repositories/rowMappers.ts';
 import { nullableText, toBigInt, toDate, toJsonObject } from '../../store/repositories/rows.ts';
 import { entryIdWindow, POSTED_NET, sinceSql } from '../../store/repositories/walletBalances.ts';
@@ -70,17 +70,13 @@ export async function findWalletAccountDetails(
 }
 
 /** The wallet an account number was issued to in the organization (wallet_account_details_number_idx). */
-export async function findWalletIdByAccountNumber(
-  db: Queryable,
-  organizationId: string,
-  accountNumber: string,
-): Promise<string | undefined> {
-  const [row] = await db.query(
-    'SELECT wallet_id FROM wallet_account_details WHERE organization_id = $1 AND account_number = $2',
-    [organizationId, accountNumber],
-  );
-  return row ? String(row.wallet_id) : undefined;
-}
+export const findWalletIdByAccountNumber = columnFinderBy(
+  'wallet_account_details',
+  'wallet_id',
+  String,
+  'organization_id',
+  'account_number',
+);
 
 /**
  * Makes the transaction's reads one snapshot (PostgreSQL's default gives each statement its own): a statement

@@ -5,7 +5,7 @@
 import type { EvidenceValue } from '../../domain/evidence.ts';
 import type { LaunchProduct } from '../../domain/organizationProfile.ts';
 import type { Rail } from '../../domain/transfers.ts';
-import { allOrganizationRecordsLister } from '../../store/repositories/records.ts';
+import { allOrganizationRecordsLister, rowTable } from '../../store/repositories/records.ts';
 import { column, computed, rowMapper, stored } from '../../store/repositories/rowMappers.ts';
 import {
   fieldArrays,
@@ -27,21 +27,16 @@ import type {
 } from './domain.ts';
 import type { ConfiguredProvider } from './providers.ts';
 
-const GATE_COLUMNS = 'product, gate, state, evidence, evidence_record_id, updated_at';
-
-const gateFromRow = rowMapper<RecordedLaunchGate>({
+const GATES = rowTable<RecordedLaunchGate>('launch_gates', {
   product: stored,
   gate: stored,
   state: stored,
   evidence: toJsonObject<{ readonly [key: string]: EvidenceValue }>,
-  updatedAt: toDate,
   evidenceRecordId: nullableText,
+  updatedAt: toDate,
 });
 
-export const listGateRows = allOrganizationRecordsLister(
-  { name: 'launch_gates', columns: GATE_COLUMNS, fromRow: gateFromRow },
-  'product, gate',
-);
+export const listGateRows = allOrganizationRecordsLister(GATES, 'product, gate');
 
 /**
  * Locks the organization's gate rows until commit, creating the missing ones as open (a first evaluation
@@ -63,10 +58,10 @@ export async function lockGateRows(
     [organizationId, ...fieldArrays(keys, 'product', 'gate'), now],
   );
   const rows = await db.query(
-    `SELECT ${GATE_COLUMNS} FROM launch_gates WHERE organization_id = $1 ORDER BY product, gate FOR UPDATE`,
+    `SELECT ${GATES.columns} FROM launch_gates WHERE organization_id = $1 ORDER BY product, gate FOR UPDATE`,
     [organizationId],
   );
-  return rows.map(gateFromRow);
+  return rows.map(GATES.fromRow);
 }
 
 /** Writes gates decided by an evaluation (rows locked by lockGateRows), all marked checked now. */
@@ -274,7 +269,8 @@ export async function findFirstStatement(
   return row && statementFactFromRow(row);
 }
 
-const providerFromRow = rowMapper<ConfiguredProvider>({
+/** What a gate reads of a rail partner configuration (no credentials). */
+const PROVIDERS = rowTable<ConfiguredProvider>('rail_partner_configs', {
   partner: String,
   rail: stored,
   network: nullableText,
@@ -283,13 +279,4 @@ const providerFromRow = rowMapper<ConfiguredProvider>({
 });
 
 /** The rail partners an organization configured in this deployment, active or not (no credentials read). */
-export async function listConfiguredProviders(
-  db: Queryable,
-  organizationId: string,
-): Promise<ConfiguredProvider[]> {
-  const rows = await db.query(
-    `SELECT partner, rail, network, status, settings FROM rail_partner_configs WHERE organization_id = $1 ORDER BY id`,
-    [organizationId],
-  );
-  return rows.map(providerFromRow);
-}
+export const listConfiguredProviders = allOrganizationRecordsLister(PROVIDERS, 'id');

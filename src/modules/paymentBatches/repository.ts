@@ -12,6 +12,7 @@ import {
 import { column, computed, rowMapper, stored } from '../../store/repositories/rowMappers.ts';
 import {
   feeDecisionFromRow,
+  fieldArrays,
   nullableDate,
   nullableText,
   toBigInt,
@@ -104,7 +105,6 @@ export async function insertPaymentBatchItems(
   const CHUNK = 1_000;
   for (let i = 0; i < items.length; i += CHUNK) {
     const part = items.slice(i, i + CHUNK);
-    const column = <T>(pick: (item: PaymentBatchItem) => T) => part.map(pick);
     await db.query(
       `INSERT INTO payment_batch_items (batch_id, position, reference, destination, destination_wallet_id, rail,
           amount_minor, metadata, status, updated_at, fee_minor, fee_schedule_version, fee_rule)
@@ -116,18 +116,15 @@ export async function insertPaymentBatchItems(
            AS v(batch_id, position, reference, destination, destination_wallet_id, rail, amount_minor, metadata,
                 updated_at, fee_minor, fee_schedule_version, fee_rule)`,
       [
-        column((x) => x.batchId),
-        column((x) => x.position),
-        column((x) => x.reference),
-        column((x) => JSON.stringify(x.destination)),
-        column((x) => x.destinationWalletId),
-        column((x) => x.rail),
-        column((x) => x.amountMinor.toString()),
-        column((x) => JSON.stringify(x.metadata)),
-        column((x) => x.updatedAt.toISOString()),
-        column((x) => (x.fee?.feeMinor ?? 0n).toString()),
-        column((x) => x.fee?.scheduleVersion ?? null),
-        column((x) => x.fee?.rule ?? null),
+        ...fieldArrays(part, 'batchId', 'position', 'reference'),
+        part.map((x) => JSON.stringify(x.destination)),
+        ...fieldArrays(part, 'destinationWalletId', 'rail'),
+        part.map((x) => x.amountMinor.toString()),
+        part.map((x) => JSON.stringify(x.metadata)),
+        part.map((x) => x.updatedAt.toISOString()),
+        part.map((x) => (x.fee?.feeMinor ?? 0n).toString()),
+        part.map((x) => x.fee?.scheduleVersion ?? null),
+        part.map((x) => x.fee?.rule ?? null),
       ],
     );
   }
@@ -225,7 +222,6 @@ export async function nextPendingItems(
 /** Records items' outcomes with one statement. */
 export async function saveItemOutcomes(db: Queryable, items: readonly PaymentBatchItem[]): Promise<void> {
   if (items.length === 0) return;
-  const column = <T>(pick: (item: PaymentBatchItem) => T) => items.map(pick);
   await db.query(
     `UPDATE payment_batch_items i SET status = v.status, transfer_id = v.transfer_id, failure_code = v.failure_code,
         failure_detail = v.failure_detail, updated_at = v.updated_at
@@ -233,13 +229,8 @@ export async function saveItemOutcomes(db: Queryable, items: readonly PaymentBat
          AS v(batch_id, position, status, transfer_id, failure_code, failure_detail, updated_at)
       WHERE i.batch_id = v.batch_id AND i.position = v.position`,
     [
-      column((x) => x.batchId),
-      column((x) => x.position),
-      column((x) => x.status),
-      column((x) => x.transferId),
-      column((x) => x.failureCode),
-      column((x) => x.failureDetail),
-      column((x) => x.updatedAt.toISOString()),
+      ...fieldArrays(items, 'batchId', 'position', 'status', 'transferId', 'failureCode', 'failureDetail'),
+      items.map((x) => x.updatedAt.toISOString()),
     ],
   );
 }

@@ -1,11 +1,18 @@
 /**
  * Reads shared by the tables of one record type per row, built from the table's description: an
- * organization's record by id, its records newest first a page at a time, and a worker queue's due records.
+ * organization's record by id or a record by its unique keys, one column of a row by its keys, its records
+ * newest first a page at a time, and a worker queue's due records.
  */
 import type { IdPrefix } from '../../domain/ids.ts';
 import type { Queryable } from '../store.ts';
-import { type ColumnFields, columnOf, columnRows } from './rowMappers.ts';
-import { claimDueRows, forUpdateClause, type KeysetFilter, listNewestFirst } from './rows.ts';
+import { type ColumnFields, type ColumnRead, column, columnOf, columnRows } from './rowMappers.ts';
+import {
+  claimDueRows,
+  forUpdateClause,
+  type KeysetFilter,
+  listNewestFirst,
+  listNewestFirstWhere,
+} from './rows.ts';
 
 /** A table as its repository reads it: its name, the columns it selects, its ids' prefix and its row mapper. */
 export interface RecordTable<T> {
@@ -30,6 +37,12 @@ export function rowTable<T>(
 export function recordTable<T>(name: string, prefix: IdPrefix, fields: ColumnFields<T>): RecordTable<T> {
   return { ...rowTable(name, fields), prefix };
 }
+
+/**
+ * A table listed newest first: with its ids' prefix, so a created range narrows the ids too, or without
+ * one for a table whose ids have several prefixes (its created range is left to created_at alone).
+ */
+export type ListedTable<T> = Pick<RecordTable<T>, 'name' | 'columns' | 'fromRow'> & { prefix?: IdPrefix };
 
 /** Equality filters of a list, as `[column, value]`; a value left undefined filters nothing. */
 export type EqualityFilters = readonly (readonly [string, unknown])[];
@@ -70,19 +83,54 @@ export function allOrganizationRecordsLister<T>(
   };
 }
 
+/** Each key column equal to its key, the keys being the statement's first parameters in the columns' order. */
+function keyConditions(keyColumns: readonly string[]): string[] {
+  return keyColumns.map((column, i) => `${column} = $${i + 1}`);
+}
+
 /**
  * Finds the one record whose `keyColumns` equal the keys given, in that order: a key unique in the table (an
- * id, a callback token, an address on a network, the organization of a one-per-organization row).
+ * id, a callback token, an address on a network, the organization of a one-per-organization row). Options
+ * after the keys may ask for its row locked (`forUpdate`) until the transaction ends.
  */
 export function recordFinderBy<T, const KeyColumns extends readonly string[]>(
   table: Pick<RecordTable<T>, 'name' | 'columns' | 'fromRow'>,
   ...keyColumns: KeyColumns
 ) {
-  const where = keyColumns.map((column, i) => `${column} = $${i + 1}`).join(' AND ');
-  return async (db: Queryable, ...keys: { [I in keyof KeyColumns]: string }): Promise<T | undefined> => {
-    const [row] = await db.query(`SELECT ${table.columns} FROM ${table.name} WHERE ${where}`, keys);
+  type Keys = { [I in keyof KeyColumns]: string };
+  const where = keyConditions(keyColumns).join(' AND ');
+  return async (
+    db: Queryable,
+    ...args: [...keys: Keys] | [...keys: Keys, options: { forUpdate?: boolean }]
+  ): Promise<T | undefined> => {
+    const keys = args.slice(0, keyColumns.length);
+    const options = args[keyColumns.length] as { forUpdate?: boolean } | undefined;
+    const [row] = await db.query(
+      `SELECT ${table.columns} FROM ${table.name} WHERE ${where}${forUpdateClause(options?.forUpdate)}`,
+      keys,
+    );
     return row && table.fromRow(row);
   };
+}
+
+/**
+ * Reads one column of the one row whose `keyColumns` equal the keys given (as recordFinderBy finds it),
+ * converted by `read`: undefined when there is no such row or its value is null.
+ */
+export function columnFinderBy<V, const KeyColumns extends readonly string[]>(
+  tableName: string,
+  valueColumn: string,
+  read: ColumnRead<V>,
+  ...keyColumns: KeyColumns
+) {
+  const find = recordFinderBy(
+    rowTable<{ value: V | null }>(tableName, {
+      value: column(valueColumn, (v) => (v === null || v === undefined ? null : read(v))),
+    }),
+    ...keyColumns,
+  );
+  return async (db: Queryable, ...keys: { [I in keyof KeyColumns]: string }): Promise<V | undefined> =>
+    (await find(db, ...keys))?.value ?? undefined;
 }
 
 /**
@@ -91,7 +139,7 @@ export function recordFinderBy<T, const KeyColumns extends readonly string[]>(
  * pushed to `params`, its condition naming it by its number).
  */
 export function newestFirstLister<T, F extends KeysetFilter = KeysetFilter>(
-  table: RecordTable<T>,
+  table: ListedTable<T>,
   equal: (filter: F) => EqualityFilters = () => [],
   more?: (filter: F, params: unknown[]) => string[],
 ) {
@@ -105,6 +153,34 @@ export function newestFirstLister<T, F extends KeysetFilter = KeysetFilter>(
       equal: equal(filter),
       moreConditions: more && ((params) => more(filter, params)),
       rowsMax,
+    });
+    return rows.map(table.fromRow);
+  };
+}
+
+/**
+ * Lists records newest first, a page at a time, whose `keyColumns` equal the keys given (in that order,
+ * $1, $2, …) and which meet the fixed `conditions`, then the page's keyset (listNewestFirstWhere): a list
+ * narrowed by more than the organization, or to rows not deleted.
+ */
+export function newestFirstListerBy<T, const KeyColumns extends readonly string[]>(
+  table: RecordTable<T>,
+  keyColumns: KeyColumns,
+  conditions: readonly string[] = [],
+) {
+  const where = [...keyConditions(keyColumns), ...conditions];
+  return async (
+    db: Queryable,
+    ...args: [...keys: { [I in keyof KeyColumns]: string }, filter: KeysetFilter, rowsMax: number]
+  ): Promise<T[]> => {
+    const rows = await listNewestFirstWhere(db, {
+      table: table.name,
+      columns: table.columns,
+      prefix: table.prefix,
+      where,
+      params: args.slice(0, keyColumns.length),
+      filter: args[keyColumns.length] as KeysetFilter,
+      rowsMax: args[keyColumns.length + 1] as number,
     });
     return rows.map(table.fromRow);
   };

@@ -13,26 +13,37 @@
 /** A converter of one column's value, as the driver gives it, to a field's. */
 export type ColumnRead<V> = (value: unknown) => V;
 
-/** A field read otherwise than from its own column: another column (named by `column`), or several. */
+/**
+ * A field read otherwise than from its own column: from another column or from several, which `columns`
+ * names when the record's SELECT list is to be built from its fields (columnRows).
+ */
 export interface RowRead<V> {
   ofRow: (row: Record<string, unknown>) => V;
-  column?: string;
+  columns?: readonly string[];
 }
 
 /**
  * How each field of `T` is read: a converter of the column named after the field in snake_case
- * (`walletId` from `wallet_id`), or a `column(…)` or `computed(…)` read.
+ * (`walletId` from `wallet_id`), or a `column(…)`, `computedFrom(…)` or `computed(…)` read.
  */
 export type RowFields<T> = { [K in keyof T]-?: ColumnRead<T[K]> | RowRead<T[K]> };
 
 /** The field is `name`'s column converted by `read`: for a field not named after its column. */
-export function column<V>(name: string, read: ColumnRead<V>): RowRead<V> & { column: string } {
-  return { ofRow: (row) => read(row[name]), column: name };
+export function column<V>(name: string, read: ColumnRead<V>): ReadOfColumns<V> {
+  return { ofRow: (row) => read(row[name]), columns: [name] };
 }
 
 /** The field is computed from the whole row (from several columns, or a column's value with a default). */
 export function computed<V>(ofRow: (row: Record<string, unknown>) => V): RowRead<V> {
   return { ofRow };
+}
+
+/** The field is computed from the row's `columns`, which a SELECT list built from the fields names in that order. */
+export function computedFrom<V>(
+  columns: readonly string[],
+  ofRow: (row: Record<string, unknown>) => V,
+): ReadOfColumns<V> {
+  return { ofRow, columns };
 }
 
 /**
@@ -69,8 +80,14 @@ export function rowMapper<T>(fields: RowFields<T>): (row: Record<string, unknown
   };
 }
 
-/** Fields each read from one column (their own, or the one `column(…)` names): the columns they list are the record's. */
-export type ColumnFields<T> = { [K in keyof T]-?: ColumnRead<T[K]> | (RowRead<T[K]> & { column: string }) };
+/** A read that names the columns it reads (`column(…)`, `computedFrom(…)`). */
+export type ReadOfColumns<V> = RowRead<V> & { columns: readonly string[] };
+
+/**
+ * Fields each read from the columns they name (their own, or those `column(…)` or `computedFrom(…)` name):
+ * the columns they list are the record's.
+ */
+export type ColumnFields<T> = { [K in keyof T]-?: ColumnRead<T[K]> | ReadOfColumns<T[K]> };
 
 /**
  * A record's columns, written once: the SELECT list of `fields`' columns in their order (`id, wallet_id, …`),
@@ -80,8 +97,8 @@ export function columnRows<T>(fields: ColumnFields<T>): {
   columns: string;
   fromRow: (row: Record<string, unknown>) => T;
 } {
-  const columns = Object.entries<ColumnRead<unknown> | (RowRead<unknown> & { column: string })>(fields).map(
-    ([field, read]) => (typeof read === 'function' ? columnOf(field) : read.column),
+  const columns = Object.entries<ColumnRead<unknown> | ReadOfColumns<unknown>>(fields).flatMap(
+    ([field, read]) => (typeof read === 'function' ? [columnOf(field)] : read.columns),
   );
   return { columns: columns.join(', '), fromRow: rowMapper<T>(fields) };
 }

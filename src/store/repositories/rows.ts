@@ -6,7 +6,7 @@ import { formatId, ID_RANDOM_BYTES, ID_TIME_CHARS, type IdPrefix } from '../../d
 import type { FeeDecision } from '../../domain/transferRecord.ts';
 import type { AccountSums } from '../../modules/ledger/domain/ledger.ts';
 import type { Queryable } from '../store.ts';
-import { type RowFields, rowMapper } from './rowMappers.ts';
+import { type ColumnFields, rowMapper } from './rowMappers.ts';
 
 /** Conversions from driver values: int8 arrives as a string (pg) or a number/bigint (PGlite). */
 export function toBigInt(value: unknown): bigint {
@@ -160,7 +160,7 @@ function createdAtConditions(
 }
 
 /** An account's four sums, as the ledger's accounts and wallets' balance reads select them. */
-export const ACCOUNT_SUMS_FIELDS: RowFields<AccountSums> = {
+export const ACCOUNT_SUMS_FIELDS: ColumnFields<AccountSums> = {
   debitsPending: toBigInt,
   debitsPosted: toBigInt,
   creditsPending: toBigInt,

@@ -13,7 +13,13 @@ import {
   type RecordTable,
 } from '../../../store/repositories/records.ts';
 import { columnRows, rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
-import { type KeysetFilter, nullableDate, nullableText, toDate } from '../../../store/repositories/rows.ts';
+import {
+  fieldArrays,
+  type KeysetFilter,
+  nullableDate,
+  nullableText,
+  toDate,
+} from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 
 /** An approval's row, without its votes (read separately, for all the rows of a read at once). */
@@ -72,7 +78,6 @@ async function withVotes(db: Queryable, rows: Record<string, unknown>[]): Promis
 /** Opens approvals with one statement (the ledger writer's batch). */
 export async function insertApprovals(db: Queryable, approvals: readonly Approval[]): Promise<void> {
   if (approvals.length === 0) return;
-  const column = <T>(pick: (a: Approval) => T) => approvals.map(pick);
   await db.query(
     `INSERT INTO approvals (${COLUMNS})
      SELECT v.id, v.organization_id, v.resource_type, v.resource_id, v.status, v.policy_version, v.rule, v.quorum,
@@ -82,19 +87,21 @@ export async function insertApprovals(db: Queryable, approvals: readonly Approva
          AS v(id, organization_id, resource_type, resource_id, status, policy_version, rule, quorum, roles,
               distinct_roles, initiated_by, expires_at, created_at)`,
     [
-      column((a) => a.id),
-      column((a) => a.organizationId),
-      column((a) => a.resourceType),
-      column((a) => a.resourceId),
-      column((a) => a.status),
-      column((a) => a.policyVersion),
-      column((a) => a.rule),
-      column((a) => a.quorum),
-      column((a) => a.roles.join(',')),
-      column((a) => a.distinctRoles),
-      column((a) => a.initiatedBy),
-      column((a) => a.expiresAt.toISOString()),
-      column((a) => a.createdAt.toISOString()),
+      ...fieldArrays(
+        approvals,
+        'id',
+        'organizationId',
+        'resourceType',
+        'resourceId',
+        'status',
+        'policyVersion',
+        'rule',
+        'quorum',
+      ),
+      approvals.map((a) => a.roles.join(',')),
+      ...fieldArrays(approvals, 'distinctRoles', 'initiatedBy'),
+      approvals.map((a) => a.expiresAt.toISOString()),
+      approvals.map((a) => a.createdAt.toISOString()),
     ],
   );
 }

@@ -8,10 +8,12 @@ import {
   byFields,
   newestFirstLister,
   organizationRecordFinder,
-  type RecordTable,
+  recordTable,
+  rowTable,
 } from '../../../store/repositories/records.ts';
-import { computed, rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
+import { computedFrom, stored } from '../../../store/repositories/rowMappers.ts';
 import {
+  fieldArrays,
   isTrue,
   type KeysetFilter,
   nullableDate,
@@ -21,14 +23,12 @@ import {
 } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 
-const RULE_COLUMNS =
-  'id, organization_id, name, type, currency, parameters, action, enabled, version, created_at, updated_at';
-
-const ruleFromRow = rowMapper<AmlRule>({
+/** A rule's parameters are stored as its type, its currency and the rest as jsonb. */
+const RULES = rowTable<AmlRule>('aml_rules', {
   id: String,
   organizationId: String,
   name: String,
-  parameters: computed((row) =>
+  parameters: computedFrom(['type', 'currency', 'parameters'], (row) =>
     amlParametersFromStored({
       ...toJsonObject<Record<string, unknown>>(row.parameters),
       type: row.type,
@@ -76,7 +76,7 @@ function ruleParams(rule: AmlRule): unknown[] {
 
 export async function insertAmlRule(db: Queryable, rule: AmlRule): Promise<void> {
   await db.query(
-    `INSERT INTO aml_rules (${RULE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10, $11)`,
+    `INSERT INTO aml_rules (${RULES.columns}) VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10, $11)`,
     ruleParams(rule),
   );
 }
@@ -90,17 +90,12 @@ export async function updateAmlRule(db: Queryable, rule: AmlRule): Promise<void>
   );
 }
 
-const RULES = { name: 'aml_rules', columns: RULE_COLUMNS, fromRow: ruleFromRow };
-
 /** An organization's rules in creation order (the order they are evaluated and listed in). */
 export const listAmlRules = allOrganizationRecordsLister(RULES, 'id');
 
 export const findAmlRule = organizationRecordFinder(RULES);
 
-const ALERT_COLUMNS =
-  'id, organization_id, rule_id, rule_type, rule_version, action, transfer_id, wallet_id, customer_id, status, reason, observed, disposition, note, resolved_by, created_at, resolved_at, conversion_quote_id';
-
-const alertFromRow = rowMapper<AmlAlert>({
+const AML_ALERTS = recordTable<AmlAlert>('aml_alerts', ID_PREFIXES.amlAlert, {
   id: String,
   organizationId: String,
   ruleId: String,
@@ -108,7 +103,6 @@ const alertFromRow = rowMapper<AmlAlert>({
   ruleVersion: Number,
   action: stored,
   transferId: nullableText,
-  conversionQuoteId: nullableText,
   walletId: String,
   customerId: String,
   status: stored,
@@ -119,6 +113,7 @@ const alertFromRow = rowMapper<AmlAlert>({
   resolvedBy: nullableText,
   createdAt: toDate,
   resolvedAt: nullableDate,
+  conversionQuoteId: nullableText,
 });
 
 /**
@@ -127,7 +122,6 @@ const alertFromRow = rowMapper<AmlAlert>({
  */
 export async function insertAmlAlerts(db: Queryable, alerts: readonly AmlAlert[]): Promise<AmlAlert[]> {
   if (alerts.length === 0) return [];
-  const column = <T>(pick: (a: AmlAlert) => T) => alerts.map(pick);
   const rows = await db.query(
     `INSERT INTO aml_alerts (id, organization_id, rule_id, rule_type, rule_version, action, transfer_id, wallet_id,
                              customer_id, status, reason, observed, created_at, conversion_quote_id)
@@ -140,31 +134,27 @@ export async function insertAmlAlerts(db: Queryable, alerts: readonly AmlAlert[]
      ON CONFLICT (wallet_id, rule_id) WHERE status = 'open' DO NOTHING
      RETURNING id`,
     [
-      column((a) => a.id),
-      column((a) => a.organizationId),
-      column((a) => a.ruleId),
-      column((a) => a.ruleType),
-      column((a) => a.ruleVersion),
-      column((a) => a.action),
-      column((a) => a.transferId),
-      column((a) => a.walletId),
-      column((a) => a.customerId),
-      column((a) => a.reason),
-      column((a) => JSON.stringify(a.observed)),
-      column((a) => a.createdAt.toISOString()),
-      column((a) => a.conversionQuoteId),
+      ...fieldArrays(
+        alerts,
+        'id',
+        'organizationId',
+        'ruleId',
+        'ruleType',
+        'ruleVersion',
+        'action',
+        'transferId',
+        'walletId',
+        'customerId',
+        'reason',
+      ),
+      alerts.map((a) => JSON.stringify(a.observed)),
+      alerts.map((a) => a.createdAt.toISOString()),
+      alerts.map((a) => a.conversionQuoteId),
     ],
   );
   const opened = new Set(rows.map((r) => String(r.id)));
   return alerts.filter((a) => opened.has(a.id));
 }
-
-const AML_ALERTS: RecordTable<AmlAlert> = {
-  name: 'aml_alerts',
-  columns: ALERT_COLUMNS,
-  prefix: ID_PREFIXES.amlAlert,
-  fromRow: alertFromRow,
-};
 
 export const findAmlAlert = organizationRecordFinder(AML_ALERTS);
 

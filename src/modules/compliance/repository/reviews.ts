@@ -5,10 +5,11 @@ import {
   byFields,
   newestFirstLister,
   organizationRecordFinder,
-  type RecordTable,
+  recordTable,
 } from '../../../store/repositories/records.ts';
-import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
+import { stored } from '../../../store/repositories/rowMappers.ts';
 import {
+  fieldArrays,
   type KeysetFilter,
   nullableDate,
   nullableText,
@@ -17,10 +18,7 @@ import {
 } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 
-const COLUMNS =
-  'id, organization_id, kind, status, transfer_id, customer_id, wallet_id, verification_id, findings, note, decided_by, created_at, decided_at, deposit_id';
-
-const fromRow = rowMapper<ReviewCase>({
+const REVIEW_CASES = recordTable<ReviewCase>('review_cases', ID_PREFIXES.review, {
   id: String,
   organizationId: String,
   kind: stored,
@@ -29,18 +27,17 @@ const fromRow = rowMapper<ReviewCase>({
   customerId: nullableText,
   walletId: nullableText,
   verificationId: nullableText,
-  depositId: nullableText,
   findings: toJsonObject<ReviewFindings>,
   note: nullableText,
   decidedBy: nullableText,
   createdAt: toDate,
   decidedAt: nullableDate,
+  depositId: nullableText,
 });
 
 /** Opens many cases with one statement (the ledger writer's batch). */
 export async function insertReviewCases(db: Queryable, cases: readonly ReviewCase[]): Promise<void> {
   if (cases.length === 0) return;
-  const column = <T>(pick: (c: ReviewCase) => T) => cases.map(pick);
   await db.query(
     `INSERT INTO review_cases (id, organization_id, kind, status, transfer_id, customer_id, wallet_id, verification_id,
                                findings, created_at, deposit_id)
@@ -51,27 +48,13 @@ export async function insertReviewCases(db: Queryable, cases: readonly ReviewCas
          AS v(id, organization_id, kind, status, transfer_id, customer_id, wallet_id, findings, created_at, verification_id,
               deposit_id)`,
     [
-      column((c) => c.id),
-      column((c) => c.organizationId),
-      column((c) => c.kind),
-      column((c) => c.status),
-      column((c) => c.transferId),
-      column((c) => c.customerId),
-      column((c) => c.walletId),
-      column((c) => JSON.stringify(c.findings)),
-      column((c) => c.createdAt.toISOString()),
-      column((c) => c.verificationId),
-      column((c) => c.depositId),
+      ...fieldArrays(cases, 'id', 'organizationId', 'kind', 'status', 'transferId', 'customerId', 'walletId'),
+      cases.map((c) => JSON.stringify(c.findings)),
+      cases.map((c) => c.createdAt.toISOString()),
+      ...fieldArrays(cases, 'verificationId', 'depositId'),
     ],
   );
 }
-
-const REVIEW_CASES: RecordTable<ReviewCase> = {
-  name: 'review_cases',
-  columns: COLUMNS,
-  prefix: ID_PREFIXES.review,
-  fromRow,
-};
 
 export const findReviewCase = organizationRecordFinder(REVIEW_CASES);
 
@@ -89,10 +72,10 @@ export async function findOpenReviewOfVerification(
   verificationId: string,
 ): Promise<ReviewCase | undefined> {
   const [row] = await db.query(
-    `SELECT ${COLUMNS} FROM review_cases WHERE verification_id = $1 AND status = 'open'`,
+    `SELECT ${REVIEW_CASES.columns} FROM review_cases WHERE verification_id = $1 AND status = 'open'`,
     [verificationId],
   );
-  return row && fromRow(row);
+  return row && REVIEW_CASES.fromRow(row);
 }
 
 export interface ReviewFilter extends KeysetFilter {

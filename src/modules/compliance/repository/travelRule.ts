@@ -1,7 +1,11 @@
 /** Digital-asset routes and Travel Rule settings, per organization. */
 import type { DigitalAsset, DigitalAssetNetwork, DigitalAssetRoute } from '../../../domain/digitalAssets.ts';
-import { allOrganizationRecordsLister } from '../../../store/repositories/records.ts';
-import { columnRows, rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
+import {
+  allOrganizationRecordsLister,
+  recordFinderBy,
+  rowTable,
+} from '../../../store/repositories/records.ts';
+import { stored } from '../../../store/repositories/rowMappers.ts';
 import {
   fieldArrays,
   nullableBigInt,
@@ -11,18 +15,16 @@ import {
 } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 
-const routeFromRow = rowMapper<DigitalAssetRoute>({
+const ROUTES = rowTable<DigitalAssetRoute>('digital_asset_routes', {
   organizationId: String,
   asset: stored,
   network: stored,
   status: stored,
+  updatedAt: toDate,
   singleMaxMinor: nullableBigInt,
   dailyMaxMinor: nullableBigInt,
-  updatedAt: toDate,
 });
-
-const ROUTE_COLUMNS =
-  'organization_id, asset, network, status, updated_at, single_max_minor, daily_max_minor';
+const { columns: ROUTE_COLUMNS, fromRow: routeFromRow } = ROUTES;
 
 export async function hasDigitalAssetRoutes(db: Queryable, organizationId: string): Promise<boolean> {
   const rows = await db.query('SELECT 1 FROM digital_asset_routes WHERE organization_id = $1 LIMIT 1', [
@@ -53,10 +55,7 @@ export async function insertMissingRoutes(
   return rows.map(routeFromRow);
 }
 
-export const listDigitalAssetRoutes = allOrganizationRecordsLister(
-  { name: 'digital_asset_routes', columns: ROUTE_COLUMNS, fromRow: routeFromRow },
-  'asset, network',
-);
+export const listDigitalAssetRoutes = allOrganizationRecordsLister(ROUTES, 'asset, network');
 
 export async function findDigitalAssetRoute(
   db: Queryable,
@@ -98,24 +97,16 @@ export interface StoredTravelRuleSettings {
   updatedAt: Date;
 }
 
-const { columns: SETTINGS_COLUMNS, fromRow: settingsFromRow } = columnRows<StoredTravelRuleSettings>({
+const SETTINGS = rowTable<StoredTravelRuleSettings>('travel_rule_settings', {
   organizationId: String,
   thresholds: toJsonObject<Record<string, string>>,
   rates: toJsonObject<Record<string, string>>,
   updatedAt: toDate,
 });
+const SETTINGS_COLUMNS = SETTINGS.columns;
 
-export async function findTravelRuleSettings(
-  db: Queryable,
-  organizationId: string,
-  options: { forUpdate?: boolean } = {},
-): Promise<StoredTravelRuleSettings | undefined> {
-  const [row] = await db.query(
-    `SELECT ${SETTINGS_COLUMNS} FROM travel_rule_settings WHERE organization_id = $1${options.forUpdate ? ' FOR UPDATE' : ''}`,
-    [organizationId],
-  );
-  return row && settingsFromRow(row);
-}
+/** The organization's settings (`forUpdate`: locked until the transaction ends). */
+export const findTravelRuleSettings = recordFinderBy(SETTINGS, 'organization_id');
 
 /** Writes the settings unless the organization has some; true when this call wrote them. */
 export async function insertTravelRuleSettingsIfAbsent(

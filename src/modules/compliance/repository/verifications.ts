@@ -6,11 +6,13 @@ import type {
   VerificationStatus,
   VerificationSubmission,
 } from '../../../domain/verifications.ts';
-import { organizationRecordFinder, recordTable } from '../../../store/repositories/records.ts';
+import {
+  newestFirstListerBy,
+  organizationRecordFinder,
+  recordTable,
+} from '../../../store/repositories/records.ts';
 import { stored } from '../../../store/repositories/rowMappers.ts';
 import {
-  type KeysetFilter,
-  listNewestFirstWhere,
   nullableDate,
   nullableJsonObject,
   nullableText,
@@ -80,24 +82,7 @@ export async function saveVerificationDecision(db: Queryable, v: Verification): 
 export const findVerification = organizationRecordFinder(VERIFICATIONS);
 
 /** A customer's verifications, newest first. */
-export async function listVerifications(
-  db: Queryable,
-  organizationId: string,
-  customerId: string,
-  filter: KeysetFilter,
-  rowsMax: number,
-): Promise<Verification[]> {
-  const rows = await listNewestFirstWhere(db, {
-    table: VERIFICATIONS.name,
-    columns: COLUMNS,
-    prefix: VERIFICATIONS.prefix,
-    where: ['organization_id = $1', 'customer_id = $2'],
-    params: [organizationId, customerId],
-    filter,
-    rowsMax,
-  });
-  return rows.map(fromRow);
-}
+export const listVerifications = newestFirstListerBy(VERIFICATIONS, ['organization_id', 'customer_id']);
 
 /** Deferred decisions that are due, oldest first, claimed so that two workers never take the same one. */
 export async function claimDueVerifications(

@@ -2,14 +2,20 @@
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import type { Currency } from '../../../domain/money.ts';
 import { lockingAccounts } from '../../../store/lockOrder.ts';
-import { computed, rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
+import {
+  byFields,
+  newestFirstLister,
+  recordFinderBy,
+  rowTable,
+} from '../../../store/repositories/records.ts';
+import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
 import {
   ACCOUNT_SUMS_FIELDS,
   fieldArrays,
   idRangeConditions,
+  isTrue,
   type KeysetFilter,
   keysetConditions,
-  listNewestFirst,
   nullableText,
   toBigInt,
   toDate,
@@ -31,10 +37,8 @@ export interface LedgerAccount extends AccountSums {
   updatedAt: Date;
 }
 
-const ACCOUNT_COLUMNS =
-  'id, organization_id, kind, wallet_id, rail, currency, debits_pending, debits_posted, credits_pending, credits_posted, created_at, updated_at';
-
-const accountFromRow = rowMapper<LedgerAccount>({
+/** Accounts' ids have several prefixes (one per kind), so the table is described without one. */
+const ACCOUNTS = rowTable<LedgerAccount>('ledger_accounts', {
   id: String,
   organizationId: String,
   kind: stored,
@@ -109,7 +113,7 @@ export async function lockAccounts(
     rows.map((row) => [
       String(row.id),
       {
-        ...accountFromRow(row),
+        ...ACCOUNTS.fromRow(row),
         walletStatus: nullableText(row.wallet_status),
         overdraftLimitMinor: toBigInt(row.overdraft_limit_minor),
       },
@@ -186,7 +190,7 @@ const postingFromRow = rowMapper<Posting>({
   accountId: String,
   side: stored,
   phase: stored,
-  releasesHold: computed((row) => row.releases_hold === true),
+  releasesHold: isTrue,
   amountMinor: toBigInt,
   currency: stored,
 });
@@ -205,18 +209,8 @@ export async function findOpenHold(db: Queryable, transferId: string): Promise<J
   return entryFromRow(entry, postings.map(postingFromRow));
 }
 
-/** One entry with its postings. */
-export async function findJournalEntry(db: Queryable, id: string): Promise<JournalEntry | undefined> {
-  const [entry] = await db.query(
-    'SELECT id, organization_id, transfer_id, kind, hold_entry_id, created_at FROM journal_entries WHERE id = $1',
-    [id],
-  );
-  if (!entry) return undefined;
-  const postings = await db.query('SELECT * FROM postings WHERE entry_id = $1 ORDER BY line', [id]);
-  return entryFromRow(entry, postings.map(postingFromRow));
-}
-
-const entryFieldsFromRow = rowMapper<Omit<JournalEntry, 'postings'>>({
+/** Entries' rows, without their postings (read separately). */
+const ENTRIES = rowTable<Omit<JournalEntry, 'postings'>>('journal_entries', {
   id: String,
   organizationId: String,
   transferId: nullableText,
@@ -225,8 +219,20 @@ const entryFieldsFromRow = rowMapper<Omit<JournalEntry, 'postings'>>({
   createdAt: toDate,
 });
 
+export const JOURNAL_ENTRY_COLUMNS = ENTRIES.columns;
+
 function entryFromRow(row: Record<string, unknown>, postings: Posting[]): JournalEntry {
-  return { ...entryFieldsFromRow(row), postings };
+  return { ...ENTRIES.fromRow(row), postings };
+}
+
+const findEntryRow = recordFinderBy(ENTRIES, 'id');
+
+/** One entry with its postings. */
+export async function findJournalEntry(db: Queryable, id: string): Promise<JournalEntry | undefined> {
+  const entry = await findEntryRow(db, id);
+  if (!entry) return undefined;
+  const postings = await db.query('SELECT * FROM postings WHERE entry_id = $1 ORDER BY line', [id]);
+  return { ...entry, postings: postings.map(postingFromRow) };
 }
 
 export interface EntryFilter extends KeysetFilter {
@@ -280,27 +286,11 @@ export interface AccountFilter extends KeysetFilter {
   currency?: Currency | undefined;
 }
 
-export async function listLedgerAccounts(
-  db: Queryable,
-  organizationId: string,
-  filter: AccountFilter,
-  rowsMax: number,
-): Promise<LedgerAccount[]> {
-  // The same keyset as every other list (id descending), so the API pages accounts like everything else;
-  // accounts' ids have several prefixes, so a created range is left to created_at alone.
-  const rows = await listNewestFirst(db, {
-    table: 'ledger_accounts',
-    columns: ACCOUNT_COLUMNS,
-    organizationId,
-    filter,
-    equal: [
-      ['kind', filter.kind],
-      ['currency', filter.currency],
-    ],
-    rowsMax,
-  });
-  return rows.map(accountFromRow);
-}
+/**
+ * The same keyset as every other list (id descending), so the API pages accounts like everything else;
+ * accounts' ids have several prefixes, so a created range is left to created_at alone.
+ */
+export const listLedgerAccounts = newestFirstLister(ACCOUNTS, byFields<AccountFilter>('kind', 'currency'));
 
 /** Entries with their postings, by id (an export's page of entries read with `readAscending`). */
 export async function withPostings(
@@ -320,5 +310,3 @@ export async function withPostings(
   }
   return entries.map((e) => entryFromRow(e, byEntry.get(String(e.id)) ?? []));
 }
-
-export const JOURNAL_ENTRY_COLUMNS = 'id, organization_id, transfer_id, kind, hold_entry_id, created_at';

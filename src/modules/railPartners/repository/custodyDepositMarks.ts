@@ -1,15 +1,11 @@
 /** Where a custody partner configuration's next look for missed deposits starts (its high-water mark). */
 
+import { columnFinderBy } from '../../../store/repositories/records.ts';
 import { toDate } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 
 /** The creation time after which the configuration's next look reads; undefined before its first. */
-export async function depositMarkOf(db: Queryable, configId: string): Promise<Date | undefined> {
-  const [row] = await db.query('SELECT read_after FROM custody_deposit_marks WHERE config_id = $1', [
-    configId,
-  ]);
-  return row ? toDate(row.read_after) : undefined;
-}
+export const depositMarkOf = columnFinderBy('custody_deposit_marks', 'read_after', toDate, 'config_id');
 
 /** Records where the next look starts. Passes running at once each write a point they read up to. */
 export async function saveDepositMark(

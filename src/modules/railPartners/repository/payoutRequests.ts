@@ -1,4 +1,5 @@
 /** Payout requests sent to a partner without an idempotency key: recorded before they go out, then acknowledged. */
+import { columnFinderBy } from '../../../store/repositories/records.ts';
 import type { Queryable } from '../../../store/store.ts';
 
 /** True when this call recorded the request; false when one was recorded for the payout before. */
@@ -40,14 +41,11 @@ export async function deletePayoutRequest(
   );
 }
 
-export async function findPayoutRequestPartnerId(
-  db: Queryable,
-  organizationId: string,
-  transferId: string,
-): Promise<string | undefined> {
-  const [row] = await db.query(
-    'SELECT partner_request_id FROM rail_payout_requests WHERE organization_id = $1 AND transfer_id = $2',
-    [organizationId, transferId],
-  );
-  return typeof row?.partner_request_id === 'string' ? row.partner_request_id : undefined;
-}
+/** The partner's id of the payout's request, once acknowledged. */
+export const findPayoutRequestPartnerId = columnFinderBy(
+  'rail_payout_requests',
+  'partner_request_id',
+  String,
+  'organization_id',
+  'transfer_id',
+);

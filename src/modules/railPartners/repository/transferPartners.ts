@@ -1,17 +1,14 @@
 /** Which rail partner configuration carries each payout (transfer_rail_partners), fixed once. */
+import { columnFinderBy } from '../../../store/repositories/records.ts';
 import type { Queryable } from '../../../store/store.ts';
 
 /** The configuration pinned to carry the transfer, if any. */
-export async function findTransferRailPartner(
-  db: Queryable,
-  transferId: string,
-): Promise<string | undefined> {
-  const [row] = await db.query<{ rail_partner_id: string }>(
-    'SELECT rail_partner_id FROM transfer_rail_partners WHERE transfer_id = $1',
-    [transferId],
-  );
-  return row?.rail_partner_id;
-}
+export const findTransferRailPartner = columnFinderBy(
+  'transfer_rail_partners',
+  'rail_partner_id',
+  String,
+  'transfer_id',
+);
 
 /**
  * Pins `configId` to carry the transfer unless another was pinned first; returns the one that is pinned

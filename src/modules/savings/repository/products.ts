@@ -1,6 +1,7 @@
 /** Savings products and their effective-dated rates. */
 import type { Metadata } from '../../../domain/metadata.ts';
 import type { Currency } from '../../../domain/money.ts';
+import { organizationRecordFinder } from '../../../store/repositories/records.ts';
 import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
 import { nullableNumber, toBigInt, toDate, toJsonObject } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
@@ -96,17 +97,20 @@ export async function insertSavingsRate(
   return inserted.length === 1;
 }
 
+const findProductRow = organizationRecordFinder({
+  name: 'savings_products',
+  columns: PRODUCT_COLUMNS,
+  fromRow: productFieldsFromRow,
+});
+
+/** A product with its rates. */
 export async function findSavingsProduct(
   db: Queryable,
   organizationId: string,
   id: string,
 ): Promise<SavingsProduct | undefined> {
-  const [row] = await db.query(
-    `SELECT ${PRODUCT_COLUMNS} FROM savings_products WHERE organization_id = $1 AND id = $2`,
-    [organizationId, id],
-  );
-  if (!row) return undefined;
-  return productFromRow(row, (await ratesOf(db, [id])).get(id) ?? []);
+  const product = await findProductRow(db, organizationId, id);
+  return product && { ...product, rates: (await ratesOf(db, [id])).get(id) ?? [] };
 }
 
 /** Locks a product against concurrent rate changes for the transaction. */

@@ -16,6 +16,9 @@ const ADDRESSES = rowTable<DepositAddress>('deposit_addresses', {
 });
 const { columns: ADDRESS_COLUMNS, fromRow: addressFromRow } = ADDRESSES;
 
+/** A wallet's address on a network (one at most). */
+const findWalletAddressOn = recordFinderBy(ADDRESSES, 'wallet_id', 'network');
+
 /**
  * Inserts the wallet's address on the network unless it has one; returns the one it has either way. No
  * conflict target: a concurrent request for the same wallet and network collides on both unique indexes
@@ -31,12 +34,9 @@ export async function insertDepositAddressIfAbsent(
     [a.id, a.organizationId, a.walletId, a.asset, a.network, a.address, a.createdAt],
   );
   if (inserted) return addressFromRow(inserted);
-  const [existing] = await db.query(
-    `SELECT ${ADDRESS_COLUMNS} FROM deposit_addresses WHERE wallet_id = $1 AND network = $2`,
-    [a.walletId, a.network],
-  );
+  const existing = await findWalletAddressOn(db, a.walletId, a.network);
   if (!existing) throw new Error('deposit address vanished after insert conflict');
-  return addressFromRow(existing);
+  return existing;
 }
 
 export async function listDepositAddresses(

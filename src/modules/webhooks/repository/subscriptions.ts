@@ -2,14 +2,9 @@
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import type { PayloadVersion } from '../../../domain/payloadVersions.ts';
 import type { PayloadFormat, SubscriptionStatus } from '../../../domain/webhooks.ts';
-import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
-import {
-  type KeysetFilter,
-  listNewestFirstWhere,
-  nullableDate,
-  nullableText,
-  toDate,
-} from '../../../store/repositories/rows.ts';
+import { newestFirstListerBy, recordTable } from '../../../store/repositories/records.ts';
+import { stored } from '../../../store/repositories/rowMappers.ts';
+import { nullableDate, nullableText, toDate } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 import { insertSecret, type SealedSecret } from './secrets.ts';
 
@@ -29,22 +24,19 @@ export interface Subscription {
   updatedAt: Date;
 }
 
-const COLUMNS =
-  'id, organization_id, url, events, description, payload_format, status, disabled_reason, failing_since, created_at, updated_at, api_version';
-
-const fromRow = rowMapper<Subscription>({
+const SUBSCRIPTIONS = recordTable<Subscription>('webhook_subscriptions', ID_PREFIXES.webhookSubscription, {
   id: String,
   organizationId: String,
   url: String,
   events: stored,
   description: nullableText,
   payloadFormat: stored,
-  apiVersion: stored,
   status: stored,
   disabledReason: nullableText,
   failingSince: nullableDate,
   createdAt: toDate,
   updatedAt: toDate,
+  apiVersion: stored,
 });
 
 /** The columns a subscription's changes write, in both statements' order: url through failing_since. */
@@ -58,7 +50,7 @@ export async function insertSubscription(
   secret: SealedSecret,
 ): Promise<void> {
   await db.query(
-    `INSERT INTO webhook_subscriptions (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+    `INSERT INTO webhook_subscriptions (${SUBSCRIPTIONS.columns}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
     [s.id, s.organizationId, ...changeableParams(s), s.createdAt, s.updatedAt, s.apiVersion],
   );
   await insertSecret(db, s.id, secret, s.createdAt);
@@ -83,29 +75,18 @@ export async function findSubscription(
   options: { forUpdate?: boolean } = {},
 ): Promise<Subscription | undefined> {
   const [row] = await db.query(
-    `SELECT ${COLUMNS} FROM webhook_subscriptions WHERE organization_id = $1 AND id = $2 AND deleted_at IS NULL${options.forUpdate ? ' FOR NO KEY UPDATE' : ''}`,
+    `SELECT ${SUBSCRIPTIONS.columns} FROM webhook_subscriptions WHERE organization_id = $1 AND id = $2 AND deleted_at IS NULL${options.forUpdate ? ' FOR NO KEY UPDATE' : ''}`,
     [organizationId, id],
   );
-  return row && fromRow(row);
+  return row && SUBSCRIPTIONS.fromRow(row);
 }
 
-export async function listSubscriptions(
-  db: Queryable,
-  organizationId: string,
-  filter: KeysetFilter,
-  rowsMax: number,
-): Promise<Subscription[]> {
-  const rows = await listNewestFirstWhere(db, {
-    table: 'webhook_subscriptions',
-    columns: COLUMNS,
-    prefix: ID_PREFIXES.webhookSubscription,
-    where: ['organization_id = $1', 'deleted_at IS NULL'],
-    params: [organizationId],
-    filter,
-    rowsMax,
-  });
-  return rows.map(fromRow);
-}
+/** The organization's subscriptions not deleted, newest first. */
+export const listSubscriptions = newestFirstListerBy(
+  SUBSCRIPTIONS,
+  ['organization_id'],
+  ['deleted_at IS NULL'],
+);
 
 /** Soft delete: attempts and deliveries keep pointing at it; pending deliveries stop. */
 export async function deleteSubscription(db: Queryable, id: string, now: Date): Promise<void> {
