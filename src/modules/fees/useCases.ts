@@ -8,8 +8,7 @@
 import type { Deps } from '../../app/deps.ts';
 import { newEvent, recordEvents } from '../../app/events.ts';
 import { appendEvidence } from '../../app/evidence.ts';
-import { settingVersionReads } from '../../app/settingVersions.ts';
-import { requireBaseVersion } from '../../domain/errors.ts';
+import { settingVersionReads, settingVersionWrites } from '../../app/settingVersions.ts';
 import type { EventRecord } from '../../domain/events.ts';
 import type { EvidenceActor } from '../../domain/evidence.ts';
 import type { Currency } from '../../domain/money.ts';
@@ -57,25 +56,26 @@ function remember<T>(cache: Map<string, T>, key: string, value: T, entriesMax: n
   cache.set(key, value);
 }
 
+/** The fee schedule as a setting kept in numbered versions: its reads, its writes, and its version 1. */
+const feeScheduleSetting = {
+  findCurrent: findCurrentFeeSchedule,
+  findVersion: findFeeScheduleVersion,
+  listVersions: listFeeScheduleVersions,
+  lockWrites: lockFeeScheduleWrites,
+  insertVersion: insertFeeScheduleVersion,
+  initial: (_deps: Deps, organizationId: string, now: Date) => initialFeeSchedule(organizationId, now),
+  what: 'fee schedule version',
+  conflict: { setting: 'fee schedule', code: 'fee_schedule_version_conflict', title: 'Fee schedule changed' },
+} as const;
+const feeScheduleVersions = settingVersionReads(feeScheduleSetting);
+const feeScheduleWrites = settingVersionWrites(feeScheduleSetting);
+
 /**
  * The current version read in the caller's transaction (for a reader already inside one, such as a payment
  * batch's submit: the cached read would wait for it on the embedded database's one session), writing
  * version 1 (no rules) the first time an organization's schedule is needed.
  */
-export async function currentFeeScheduleIn(
-  tx: Queryable,
-  deps: Deps,
-  organizationId: string,
-): Promise<FeeSchedule> {
-  const current = await findCurrentFeeSchedule(tx, organizationId);
-  if (current) return current;
-  await lockFeeScheduleWrites(tx, organizationId);
-  const again = await findCurrentFeeSchedule(tx, organizationId);
-  if (again) return again;
-  const initial = initialFeeSchedule(organizationId, deps.now());
-  await insertFeeScheduleVersion(tx, initial);
-  return initial;
-}
+export const currentFeeScheduleIn = feeScheduleWrites.currentIn;
 
 /**
  * The organization's current fee schedule, through the process cache: what new transfers and quotes are
@@ -124,14 +124,6 @@ export async function feeIncomeAccount(
   return id;
 }
 
-const feeScheduleVersions = settingVersionReads({
-  findCurrent: findCurrentFeeSchedule,
-  findVersion: findFeeScheduleVersion,
-  listVersions: listFeeScheduleVersions,
-  initial: (_deps, organizationId, now) => initialFeeSchedule(organizationId, now),
-  what: 'fee schedule version',
-});
-
 export const getCurrentFeeSchedule = feeScheduleVersions.getCurrent;
 export const getFeeScheduleVersion = feeScheduleVersions.getVersion;
 export const listVersions = feeScheduleVersions.listVersions;
@@ -171,13 +163,7 @@ export async function updateFeeSchedule(
   actor: EvidenceActor,
 ): Promise<FeeSchedule> {
   const rules = parseFeeRules(input.rules);
-  await lockFeeScheduleWrites(tx, organizationId);
-  const current = await currentFeeScheduleIn(tx, deps, organizationId);
-  requireBaseVersion(
-    { setting: 'fee schedule', code: 'fee_schedule_version_conflict', title: 'Fee schedule changed' },
-    current.version,
-    input.base_version,
-  );
+  const current = await feeScheduleWrites.currentForChange(tx, deps, organizationId, input.base_version);
   const schedule: FeeSchedule = {
     organizationId,
     version: current.version + 1,

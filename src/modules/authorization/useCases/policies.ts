@@ -10,7 +10,7 @@ import { newEvent, recordEvents } from '../../../app/events.ts';
 import { appendEvidence } from '../../../app/evidence.ts';
 import { organizationCache } from '../../../app/organizationCache.ts';
 import { getById, listPage } from '../../../app/reads.ts';
-import { settingVersionReads } from '../../../app/settingVersions.ts';
+import { settingVersionReads, settingVersionWrites } from '../../../app/settingVersions.ts';
 import type { Approval } from '../../../domain/approvals.ts';
 import {
   DEFAULT_CHANGE_RULE,
@@ -22,7 +22,7 @@ import {
 } from '../../../domain/decisions/policies.ts';
 import { defaultRuleJson, ruleJson } from '../../../domain/decisions/policyJson.ts';
 import { parsePolicyBody } from '../../../domain/decisions/policyParsing.ts';
-import { AppError, requireBaseVersion } from '../../../domain/errors.ts';
+import { AppError } from '../../../domain/errors.ts';
 import type { EventRecord } from '../../../domain/events.ts';
 import type { EvidenceActor } from '../../../domain/evidence.ts';
 import type { KeysetFilter } from '../../../store/repositories/rows.ts';
@@ -71,17 +71,22 @@ function initialPolicy(deps: Pick<Deps, 'environment'>, organizationId: string, 
   };
 }
 
+/** The policy as a setting kept in numbered versions: its reads, its writes, and its version 1. */
+const policySetting = {
+  findCurrent: findCurrentPolicy,
+  findVersion: findPolicyVersion,
+  listVersions: listPolicyVersions,
+  lockWrites: lockPolicyWrites,
+  insertVersion: insertPolicyVersion,
+  initial: initialPolicy,
+  what: 'policy version',
+  conflict: { setting: 'policy', code: 'policy_version_conflict', title: 'Policy changed' },
+} as const;
+const policyVersions = settingVersionReads(policySetting);
+const policyWrites = settingVersionWrites(policySetting);
+
 /** The current version, writing version 1 the first time an organization's policy is needed. */
-export async function currentPolicyIn(tx: Queryable, deps: Deps, organizationId: string): Promise<Policy> {
-  const current = await findCurrentPolicy(tx, organizationId);
-  if (current) return current;
-  await lockPolicyWrites(tx, organizationId);
-  const again = await findCurrentPolicy(tx, organizationId);
-  if (again) return again;
-  const initial = initialPolicy(deps, organizationId, deps.now());
-  await insertPolicyVersion(tx, initial);
-  return initial;
-}
+export const currentPolicyIn = policyWrites.currentIn;
 
 /** The organization's current policy, through the process cache (the ledger writer's read). */
 export async function loadPolicy(deps: Deps, organizationId: string): Promise<Policy> {
@@ -98,14 +103,6 @@ export async function loadPolicy(deps: Deps, organizationId: string): Promise<Po
 function forgetPolicy(deps: Deps, organizationId: string): void {
   policyCache.forget(deps.store, organizationId);
 }
-
-const policyVersions = settingVersionReads({
-  findCurrent: findCurrentPolicy,
-  findVersion: findPolicyVersion,
-  listVersions: listPolicyVersions,
-  initial: initialPolicy,
-  what: 'policy version',
-});
 
 export const getCurrentPolicy = policyVersions.getCurrent;
 export const getPolicyVersion = policyVersions.getVersion;
@@ -188,13 +185,7 @@ export async function updatePolicy(
   actor: EvidenceActor,
 ): Promise<PolicyUpdateResult> {
   const parsed = parsePolicyBody(input);
-  await lockPolicyWrites(tx, organizationId);
-  const current = await currentPolicyIn(tx, deps, organizationId);
-  requireBaseVersion(
-    { setting: 'policy', code: 'policy_version_conflict', title: 'Policy changed' },
-    current.version,
-    input.base_version,
-  );
+  const current = await policyWrites.currentForChange(tx, deps, organizationId, input.base_version);
   const decision = decisionOnPolicyUpdate(current);
   if (decision.decision === 'deny') {
     throw new AppError({
