@@ -41,6 +41,26 @@ export interface Wallet extends Balances {
 }
 
 /**
+ * The wallet a movement pays into, checked against the wallet paying: not that same wallet, and holding the
+ * movement's currency (400s naming `destination`).
+ */
+export function requirePayableDestination(
+  destination: Pick<WalletIdentity, 'id' | 'currency'>,
+  sourceWalletId: string,
+  currency: Currency,
+): void {
+  if (destination.id === sourceWalletId)
+    throw validationError('destination', 'a wallet cannot pay itself', 'same_as_source');
+  if (destination.currency !== currency) {
+    throw validationError(
+      'destination',
+      `destination wallet holds ${destination.currency}, not ${currency}`,
+      'currency_mismatch',
+    );
+  }
+}
+
+/**
  * The wallet status machine: an operator freezes an active wallet and unfreezes it; a wallet closes only
  * from active (a frozen wallet is unfrozen first, by whoever froze it) and never reopens. Mirrored by the
  * database's wallet_status_transitions table.

@@ -25,7 +25,7 @@ import {
   railBounds,
   railBoundsSentence,
 } from '../../../domain/transfers.ts';
-import type { WalletIdentity } from '../../../domain/wallets.ts';
+import { requirePayableDestination, type WalletIdentity } from '../../../domain/wallets.ts';
 
 const PHONE = new RegExp(PHONE_PATTERN);
 const ACCOUNT_TEXT_PATTERN = /^[A-Za-z0-9 -]{1,34}$/;
@@ -251,14 +251,6 @@ function checkDestinationWallet(
   }
   const target = wallets.get(walletId);
   if (!target) throw resourceMissing('wallet', walletId, 'destination');
-  if (target.id === source.id)
-    throw validationError('destination', 'a wallet cannot pay itself', 'same_as_source');
-  if (target.currency !== currency) {
-    throw validationError(
-      'destination',
-      `destination wallet holds ${target.currency}, not ${currency}`,
-      'currency_mismatch',
-    );
-  }
+  requirePayableDestination(target, source.id, currency);
   return target;
 }
