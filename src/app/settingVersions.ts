@@ -2,12 +2,14 @@
  * The reads of a setting an organization keeps in numbered versions (the authorization policy, the fee
  * schedule), as their use cases answer them: an organization that never wrote one has version 1, the
  * setting's initial version, made as of now and not stored. And the writers' side: the current version
- * read in a transaction (version 1 stored the first time), and the current version a change is written over.
+ * read in a transaction or through the process cache (version 1 stored the first time), and the current
+ * version a change is written over.
  */
 import { requireBaseVersion, resourceMissing } from '../domain/errors.ts';
 import type { Page } from '../domain/pagination.ts';
 import type { Queryable } from '../store/store.ts';
 import type { Deps } from './deps.ts';
+import type { OrganizationCache } from './organizationCache.ts';
 
 /** A setting's stored versions, as its repository reads them, and its initial version. */
 export interface SettingVersions<T> {
@@ -73,6 +75,8 @@ export interface SettingVersionWrites<T extends { version: number }> {
   initial(deps: Deps, organizationId: string, now: Date): T;
   /** The 409 a change written against an older version answers with. */
   conflict: Parameters<typeof requireBaseVersion>[0];
+  /** The process's copies the hot paths read (new transfers, quotes) instead of the database. */
+  cache: OrganizationCache<T>;
 }
 
 /** The current version inside the caller's transaction, and the current version a change is written over. */
@@ -91,6 +95,23 @@ export function settingVersionWrites<T extends { version: number }>(setting: Set
 
   return {
     currentIn,
+
+    /** The current version through the process cache, stored as version 1 the first time it is needed. */
+    load(deps: Deps, organizationId: string): Promise<T> {
+      return setting.cache.read(
+        deps.store,
+        organizationId,
+        Date.now(),
+        async () =>
+          (await setting.findCurrent(deps.store, organizationId)) ??
+          (await deps.store.transaction((tx) => currentIn(tx, deps, organizationId))),
+      );
+    },
+
+    /** Drops the process's copy, so the next read loads the setting again. */
+    forget(deps: Deps, organizationId: string): void {
+      setting.cache.forget(deps.store, organizationId);
+    },
 
     /**
      * The current version with the setting's writers locked out until the transaction ends, checked against

@@ -8,6 +8,8 @@
 import type { Deps } from '../../app/deps.ts';
 import { newEvent, recordEvents } from '../../app/events.ts';
 import { appendEvidence } from '../../app/evidence.ts';
+import { organizationCache } from '../../app/organizationCache.ts';
+import { keepNewest, mapForStore } from '../../app/processCaches.ts';
 import { settingVersionReads, settingVersionWrites } from '../../app/settingVersions.ts';
 import type { EventRecord } from '../../domain/events.ts';
 import type { EvidenceActor } from '../../domain/evidence.ts';
@@ -38,23 +40,7 @@ export const FEE_ACCOUNT_CACHE_ENTRIES_MAX = 10_000;
  */
 export const FEE_INCOME_ACCOUNT_RAIL = 'internal';
 
-const scheduleCaches = new WeakMap<Store, Map<string, { schedule: FeeSchedule; fetchedAtMs: number }>>();
 const accountCaches = new WeakMap<Store, Map<string, string>>();
-
-function cacheIn<T>(caches: WeakMap<Store, Map<string, T>>, store: Store): Map<string, T> {
-  let cache = caches.get(store);
-  if (!cache) {
-    cache = new Map();
-    caches.set(store, cache);
-  }
-  return cache;
-}
-
-function remember<T>(cache: Map<string, T>, key: string, value: T, entriesMax: number): void {
-  cache.delete(key);
-  if (cache.size >= entriesMax) cache.delete(cache.keys().next().value as string);
-  cache.set(key, value);
-}
 
 /** The fee schedule as a setting kept in numbered versions: its reads, its writes, and its version 1. */
 const feeScheduleSetting = {
@@ -66,6 +52,7 @@ const feeScheduleSetting = {
   initial: (_deps: Deps, organizationId: string, now: Date) => initialFeeSchedule(organizationId, now),
   what: 'fee schedule version',
   conflict: { setting: 'fee schedule', code: 'fee_schedule_version_conflict', title: 'Fee schedule changed' },
+  cache: organizationCache<FeeSchedule>(FEE_SCHEDULE_CACHE_TTL_MS, FEE_SCHEDULE_CACHE_ENTRIES_MAX),
 } as const;
 const feeScheduleVersions = settingVersionReads(feeScheduleSetting);
 const feeScheduleWrites = settingVersionWrites(feeScheduleSetting);
@@ -81,24 +68,10 @@ export const currentFeeScheduleIn = feeScheduleWrites.currentIn;
  * The organization's current fee schedule, through the process cache: what new transfers and quotes are
  * decided by. Version 1 is stored the first time, so every transfer's version can be read back.
  */
-export async function loadFeeSchedule(deps: Deps, organizationId: string): Promise<FeeSchedule> {
-  const cache = cacheIn(scheduleCaches, deps.store);
-  const nowMs = Date.now();
-  const cached = cache.get(organizationId);
-  if (cached && nowMs - cached.fetchedAtMs < FEE_SCHEDULE_CACHE_TTL_MS && nowMs >= cached.fetchedAtMs) {
-    return cached.schedule;
-  }
-  const schedule =
-    (await findCurrentFeeSchedule(deps.store, organizationId)) ??
-    (await deps.store.transaction((tx) => currentFeeScheduleIn(tx, deps, organizationId)));
-  remember(cache, organizationId, { schedule, fetchedAtMs: nowMs }, FEE_SCHEDULE_CACHE_ENTRIES_MAX);
-  return schedule;
-}
+export const loadFeeSchedule = feeScheduleWrites.load;
 
 /** Drops the process's copy, so the next transfer reads the schedule again. */
-export function forgetFeeSchedule(deps: Deps, organizationId: string): void {
-  cacheIn(scheduleCaches, deps.store).delete(organizationId);
-}
+export const forgetFeeSchedule = feeScheduleWrites.forget;
 
 /** The organization's fee income account in a currency, created on first use; its id is kept per process. */
 export async function feeIncomeAccount(
@@ -107,7 +80,7 @@ export async function feeIncomeAccount(
   organizationId: string,
   currency: Currency,
 ): Promise<string> {
-  const cache = cacheIn(accountCaches, deps.store);
+  const cache = mapForStore(accountCaches, deps.store);
   const key = `${organizationId}\u0000${currency}`;
   const cached = cache.get(key);
   if (cached !== undefined) return cached;
@@ -120,7 +93,7 @@ export async function feeIncomeAccount(
     now: deps.now(),
   });
   // Created inside a transaction that may still roll back: only a committed account may be remembered.
-  if (db === deps.store) remember(cache, key, id, FEE_ACCOUNT_CACHE_ENTRIES_MAX);
+  if (db === deps.store) keepNewest(cache, key, id, FEE_ACCOUNT_CACHE_ENTRIES_MAX);
   return id;
 }
 

@@ -53,8 +53,6 @@ export const POLICY_CACHE_TTL_MS = 5_000;
 /** Organizations whose policy one process keeps at most. */
 export const POLICY_CACHE_ENTRIES_MAX = 10_000;
 
-const policyCache = organizationCache<Policy>(POLICY_CACHE_TTL_MS, POLICY_CACHE_ENTRIES_MAX);
-
 /**
  * The first version every organization has: every transfer allowed; in pilot and production, one rule:
  * sensitive changes wait for a second admin (DEFAULT_CHANGE_RULE). The sandbox starts with no rules.
@@ -81,6 +79,7 @@ const policySetting = {
   initial: initialPolicy,
   what: 'policy version',
   conflict: { setting: 'policy', code: 'policy_version_conflict', title: 'Policy changed' },
+  cache: organizationCache<Policy>(POLICY_CACHE_TTL_MS, POLICY_CACHE_ENTRIES_MAX),
 } as const;
 const policyVersions = settingVersionReads(policySetting);
 const policyWrites = settingVersionWrites(policySetting);
@@ -89,20 +88,9 @@ const policyWrites = settingVersionWrites(policySetting);
 export const currentPolicyIn = policyWrites.currentIn;
 
 /** The organization's current policy, through the process cache (the ledger writer's read). */
-export async function loadPolicy(deps: Deps, organizationId: string): Promise<Policy> {
-  return policyCache.read(
-    deps.store,
-    organizationId,
-    Date.now(),
-    async () =>
-      (await findCurrentPolicy(deps.store, organizationId)) ??
-      (await deps.store.transaction((tx) => currentPolicyIn(tx, deps, organizationId))),
-  );
-}
+export const loadPolicy = policyWrites.load;
 
-function forgetPolicy(deps: Deps, organizationId: string): void {
-  policyCache.forget(deps.store, organizationId);
-}
+const forgetPolicy = policyWrites.forget;
 
 export const getCurrentPolicy = policyVersions.getCurrent;
 export const getPolicyVersion = policyVersions.getVersion;
