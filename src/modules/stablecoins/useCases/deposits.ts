@@ -28,6 +28,7 @@ import {
 } from '../../../domain/errors.ts';
 import type { EventRecord } from '../../../domain/events.ts';
 import { formatAmount } from '../../../domain/money.ts';
+import { openReviewCase } from '../../../domain/reviews.ts';
 import { type Deposit, judgeDeposit } from '../../../domain/stablecoins.ts';
 import type { Wallet } from '../../../domain/wallets.ts';
 import { findEvidenceRecord } from '../../../store/repositories/evidence.ts';
@@ -184,22 +185,18 @@ async function openTravelRuleReview(tx: Queryable, deps: Deps, deposit: Deposit,
   };
   const reviewId = deps.newId('review');
   await insertReviewCases(tx, [
-    {
-      id: reviewId,
-      organizationId: deposit.organizationId,
-      kind: 'travel_rule',
-      status: 'open',
-      transferId: null,
-      customerId: wallet.ownerId,
-      walletId: wallet.id,
-      verificationId: null,
-      depositId: deposit.id,
-      findings,
-      note: null,
-      decidedBy: null,
-      createdAt: now,
-      decidedAt: null,
-    },
+    openReviewCase(
+      {
+        id: reviewId,
+        organizationId: deposit.organizationId,
+        kind: 'travel_rule',
+        customerId: wallet.ownerId,
+        walletId: wallet.id,
+        depositId: deposit.id,
+        findings,
+      },
+      now,
+    ),
   ]);
   await appendEvidence(tx, deps, [
     {
