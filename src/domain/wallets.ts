@@ -3,7 +3,7 @@
  * account details a wallet carries.
  */
 import { parseInstant } from './days.ts';
-import { validationError } from './errors.ts';
+import { AppError, validationError } from './errors.ts';
 import type { Currency } from './money.ts';
 
 export const WALLET_STATUSES = ['active', 'frozen', 'closed'] as const;
@@ -38,6 +38,11 @@ export interface Wallet extends Balances {
   accountDetails: WalletAccountDetails | null;
   createdAt: Date;
   updatedAt: Date;
+}
+
+/** 409 `wallet_not_active`: the wallet's status refuses what was asked; `detail` says why. */
+export function walletNotActive(detail: string, param?: string): AppError {
+  return new AppError({ status: 409, code: 'wallet_not_active', title: 'Wallet not active', detail, param });
 }
 
 /**

@@ -10,10 +10,11 @@ import { appendEvidence } from '../../../app/evidence.ts';
 import { requireProduct } from '../../../app/products.ts';
 import type { Approval } from '../../../domain/approvals.ts';
 import { evaluatePolicy, type PolicyDecision } from '../../../domain/decisions/policies.ts';
-import { AppError, resourceMissing, validationError } from '../../../domain/errors.ts';
+import { resourceMissing, validationError } from '../../../domain/errors.ts';
 import type { EvidenceActor, EvidenceDraft } from '../../../domain/evidence.ts';
 import { ID_PREFIXES, isId } from '../../../domain/ids.ts';
 import { checkSingleAmount, formatAmount, parseAmount } from '../../../domain/money.ts';
+import { walletNotActive } from '../../../domain/wallets.ts';
 import type { Queryable } from '../../../store/store.ts';
 import { cancelApprovalOf, loadPolicy, newApproval, openApproval } from '../../authorization/index.ts';
 import { readCustomerPolicyFacts } from '../../customers/index.ts';
@@ -59,15 +60,11 @@ export async function decideLoanApplication(
       'currency_mismatch',
     );
   }
-  if (wallet.status !== 'active') {
-    throw new AppError({
-      status: 409,
-      code: 'wallet_not_active',
-      title: 'Wallet not active',
-      detail: `Wallet ${wallet.id} is ${wallet.status}; a loan is lent to an active wallet.`,
-      param: 'wallet',
-    });
-  }
+  if (wallet.status !== 'active')
+    throw walletNotActive(
+      `Wallet ${wallet.id} is ${wallet.status}; a loan is lent to an active wallet.`,
+      'wallet',
+    );
   const principalMinor = checkSingleAmount(
     parseAmount(input.principal, product.currency, 'principal', principalText),
     product.currency,
