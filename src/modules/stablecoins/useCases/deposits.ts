@@ -14,7 +14,7 @@
  * `rejected`, owed back to its sender.
  */
 
-import type { Deps } from '../../../app/deps.ts';
+import type { Deps, ReviewSubjects } from '../../../app/deps.ts';
 import { newEvent, recordEvents } from '../../../app/events.ts';
 import { appendEvidence, SYSTEM_ACTOR } from '../../../app/evidence.ts';
 import { getById, listPage, lockById } from '../../../app/reads.ts';
@@ -319,20 +319,20 @@ async function clearHeldDeposit(
  * leaves it uncredited and `rejected`, owed back to its sender. The deposit row is locked, and only a held
  * deposit moves, so a decision applies once.
  */
-export async function decideHeldDeposit(
-  tx: Queryable,
-  deps: Deps,
-  organizationId: string,
-  depositId: string,
-  decision: 'clear' | 'reject',
-  input: TravelRuleInput | undefined,
-  reviewId: string,
-): Promise<Deposit> {
+export const decideHeldDeposit: ReviewSubjects['deposit'] = async (
+  tx,
+  deps,
+  organizationId,
+  depositId,
+  decision,
+  input,
+  reviewId,
+) => {
   const deposit = await lockHeldDeposit(tx, organizationId, depositId);
   const now = deps.now();
   if (decision === 'reject') return rejectHeldDeposit(tx, deps, deposit, input, now);
   return clearHeldDeposit(tx, deps, deposit, input, reviewId, now);
-}
+};
 
 export const getDeposit = getById<Deposit>(findDeposit, 'deposit');
 
