@@ -5,7 +5,8 @@
  * quorum approves it. The ledger writer reads the current version through a short per-process cache.
  */
 
-import type { ApprovableResource, Deps } from '../../../app/deps.ts';
+import { rowLockedApprovableResource } from '../../../app/approvableResources.ts';
+import type { Deps } from '../../../app/deps.ts';
 import { newEvent, recordEvents } from '../../../app/events.ts';
 import { appendEvidence } from '../../../app/evidence.ts';
 import { organizationCache } from '../../../app/organizationCache.ts';
@@ -309,13 +310,11 @@ export const getPolicyChange = getById<PolicyChange>(findPolicyChange, 'policy c
 export const listChanges = listPage<KeysetFilter, PolicyChange>(listPolicyChanges);
 
 /** A policy change as an approval's resource. */
-export const POLICY_CHANGE_APPROVALS: ApprovableResource & { type: 'policy_change' } = {
-  type: 'policy_change',
-  async lock(tx, organizationId, resourceId) {
-    await findPolicyChange(tx, organizationId, resourceId, { forUpdate: true });
-    return { settle: decidePolicyChange };
-  },
-};
+export const POLICY_CHANGE_APPROVALS = rowLockedApprovableResource(
+  'policy_change',
+  findPolicyChange,
+  decidePolicyChange,
+);
 
 /** The approval opened last on a policy change, if any: what its presentation links to. */
 export function latestApprovalIdOfChange(

@@ -4,7 +4,8 @@
  * withdrawn before disbursement. A loan application is an approval's resource (`LOAN_APPROVALS`).
  */
 
-import type { ApprovableResource, Deps } from '../../../app/deps.ts';
+import { rowLockedApprovableResource } from '../../../app/approvableResources.ts';
+import type { Deps } from '../../../app/deps.ts';
 import { recordEvents } from '../../../app/events.ts';
 import { appendEvidence } from '../../../app/evidence.ts';
 import { requireProduct } from '../../../app/products.ts';
@@ -260,10 +261,4 @@ export async function cancelLoan(
 }
 
 /** A loan application as an approval's resource. */
-export const LOAN_APPROVALS: ApprovableResource & { type: 'loan' } = {
-  type: 'loan',
-  async lock(tx, organizationId, resourceId) {
-    await findLoan(tx, organizationId, resourceId, { forUpdate: true });
-    return { settle: (tx, deps, approval) => decideLoanApproval(tx, deps, approval) };
-  },
-};
+export const LOAN_APPROVALS = rowLockedApprovableResource('loan', findLoan, decideLoanApproval);
