@@ -66,20 +66,21 @@ export function settingVersionReads<T>(setting: SettingVersions<T>) {
 }
 
 /** What a setting's writers need besides its reads: its writers' lock, its insert, and its 409 when stale. */
-export interface SettingVersionWrites<T extends { version: number }> {
-  findCurrent(db: Queryable, organizationId: string): Promise<T | undefined>;
+export interface SettingVersionWrites<T extends { version: number }>
+  extends Pick<SettingVersions<T>, 'findCurrent' | 'initial'> {
   /** Serialises the setting's writers of one organization for the rest of the transaction. */
   lockWrites(db: Queryable, organizationId: string): Promise<void>;
   insertVersion(db: Queryable, version: T): Promise<void>;
-  /** Version 1, for an organization that never wrote one. */
-  initial(deps: Deps, organizationId: string, now: Date): T;
   /** The 409 a change written against an older version answers with. */
   conflict: Parameters<typeof requireBaseVersion>[0];
   /** The process's copies the hot paths read (new transfers, quotes) instead of the database. */
   cache: OrganizationCache<T>;
 }
 
-/** The current version inside the caller's transaction, and the current version a change is written over. */
+/**
+ * The current version inside the caller's transaction or through the process cache, and the current version
+ * a change is written over.
+ */
 export function settingVersionWrites<T extends { version: number }>(setting: SettingVersionWrites<T>) {
   /** The current version, writing version 1 the first time an organization's setting is needed. */
   async function currentIn(tx: Queryable, deps: Deps, organizationId: string): Promise<T> {
