@@ -18,10 +18,13 @@ import type { Deps, ReviewSubjects } from '../../../app/deps.ts';
 import { newEvent, recordEvents } from '../../../app/events.ts';
 import { appendEvidence, SYSTEM_ACTOR } from '../../../app/evidence.ts';
 import { getById, listPage, lockById } from '../../../app/reads.ts';
-import { checkTravelRuleData, type TravelRuleInput } from '../../../domain/decisions/travelRule.ts';
+import {
+  checkTravelRuleData,
+  type TravelRuleInput,
+  travelRuleDataInvalid,
+} from '../../../domain/decisions/travelRule.ts';
 import {
   AppError,
-  type FieldError,
   invalidStateTransition,
   resourceMissing,
   validationError,
@@ -94,18 +97,6 @@ export async function withDepositBeneficiary(
 ): Promise<TravelRuleInput> {
   const customer = await findCustomer(tx, wallet.organizationId, wallet.ownerId);
   return { ...input, beneficiary: input.beneficiary ?? { name: customer?.name ?? wallet.ownerId } };
-}
-
-/** The 400 for Travel Rule data that does not check, naming each field at fault. */
-export function travelRuleDataInvalid(errors: FieldError[]): AppError {
-  return new AppError({
-    status: 400,
-    code: 'validation_error',
-    title: 'Invalid request',
-    detail: `travel_rule is incomplete or malformed: ${errors.map((e) => e.message).join('; ')}.`,
-    param: errors[0]?.param,
-    errors,
-  });
 }
 
 /**
