@@ -4,7 +4,7 @@
  */
 import { parseInstant } from './days.ts';
 import { AppError, validationError } from './errors.ts';
-import type { Currency } from './money.ts';
+import { type Currency, isCurrency } from './money.ts';
 
 export const WALLET_STATUSES = ['active', 'frozen', 'closed'] as const;
 export type WalletStatus = (typeof WALLET_STATUSES)[number];
@@ -43,6 +43,17 @@ export interface Wallet extends Balances {
 /** 409 `wallet_not_active`: the wallet's status refuses what was asked; `detail` says why. */
 export function walletNotActive(detail: string, param?: string): AppError {
   return new AppError({ status: 409, code: 'wallet_not_active', title: 'Wallet not active', detail, param });
+}
+
+/** A movement's currency, which must be its source wallet's (400 `currency_mismatch` naming `currency`). */
+export function requireSourceCurrency(currency: string, source: Pick<WalletIdentity, 'currency'>): void {
+  if (!isCurrency(currency) || currency !== source.currency) {
+    throw validationError(
+      'currency',
+      `currency must be ${source.currency}, the currency of the source wallet`,
+      'currency_mismatch',
+    );
+  }
 }
 
 /**
