@@ -1,9 +1,10 @@
 /**
- * A process cache of one value per organization (its policy, its AML rules), kept apart per store and
- * read again once older than its time to live; when full, the one loaded longest ago goes.
+ * A process cache of one value per organization (its policy, its fee schedule, its AML rules), kept apart
+ * per store and read again once older than its time to live; when full, the one loaded longest ago goes.
  */
 import { outsideListReads } from '../store/readReplica.ts';
 import type { Store } from '../store/store.ts';
+import { keepNewest, mapForStore } from './processCaches.ts';
 
 interface CachedValue<V> {
   value: V;
@@ -20,30 +21,19 @@ export interface OrganizationCache<V> {
 
 export function organizationCache<V>(ttlMs: number, entriesMax: number): OrganizationCache<V> {
   const caches = new WeakMap<Store, Map<string, CachedValue<V>>>();
-  const cacheOf = (store: Store): Map<string, CachedValue<V>> => {
-    let cache = caches.get(store);
-    if (!cache) {
-      cache = new Map();
-      caches.set(store, cache);
-    }
-    return cache;
-  };
   return {
     async read(store, organizationId, nowMs, load) {
-      const cache = cacheOf(store);
+      const cache = mapForStore(caches, store);
       const cached = cache.get(organizationId);
       // A clock that went back makes the entry stale too.
       if (cached && nowMs - cached.fetchedAtMs < ttlMs && nowMs >= cached.fetchedAtMs) return cached.value;
       // From the primary even inside a list's handler: the value is kept for the writes that read it.
       const value = await outsideListReads(load);
-      // Deleted first, so the entry is set again last in the Map's order (the oldest goes when full).
-      cache.delete(organizationId);
-      if (cache.size >= entriesMax) cache.delete(cache.keys().next().value as string);
-      cache.set(organizationId, { value, fetchedAtMs: nowMs });
+      keepNewest(cache, organizationId, { value, fetchedAtMs: nowMs }, entriesMax);
       return value;
     },
     forget(store, organizationId) {
-      cacheOf(store).delete(organizationId);
+      mapForStore(caches, store).delete(organizationId);
     },
   };
 }

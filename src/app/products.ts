@@ -14,6 +14,7 @@ import type { Rail } from '../domain/transfers.ts';
 import { findProfile } from '../store/repositories/organizationProfiles.ts';
 import type { Queryable, Store } from '../store/store.ts';
 import type { Deps } from './deps.ts';
+import { mapForStore } from './processCaches.ts';
 
 /** How long a process trusts the products it read for an organization. */
 export const PRODUCTS_CACHE_TTL_MS = 5_000;
@@ -31,11 +32,7 @@ export async function organizationProducts(
   organizationId: string,
   db: Queryable = deps.store,
 ): Promise<readonly LaunchProduct[]> {
-  let entries = cache.get(deps.store);
-  if (!entries) {
-    entries = new Map();
-    cache.set(deps.store, entries);
-  }
+  const entries = mapForStore(cache, deps.store);
   const now = Date.now();
   const cached = entries.get(organizationId);
   if (cached && now - cached.readAt < PRODUCTS_CACHE_TTL_MS) return cached.products;

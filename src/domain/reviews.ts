@@ -50,6 +50,29 @@ export interface ReviewCase {
   decidedAt: Date | null;
 }
 
+/** What a new case names: what opened it and whom it is about, and the one thing it holds (the rest null). */
+export type ReviewCaseOpening = Pick<
+  ReviewCase,
+  'id' | 'organizationId' | 'kind' | 'customerId' | 'findings'
+> &
+  Partial<Pick<ReviewCase, 'transferId' | 'walletId' | 'verificationId' | 'depositId'>>;
+
+/** A case opened at `now`: open, with no note and no decision yet. */
+export function openReviewCase(opening: ReviewCaseOpening, now: Date): ReviewCase {
+  return {
+    ...opening,
+    status: 'open',
+    transferId: opening.transferId ?? null,
+    walletId: opening.walletId ?? null,
+    verificationId: opening.verificationId ?? null,
+    depositId: opening.depositId ?? null,
+    note: null,
+    decidedBy: null,
+    createdAt: now,
+    decidedAt: null,
+  };
+}
+
 /** Whether a case with this status may take a decision; a decided case never changes again. */
 export function isOpenReview(status: ReviewStatus): boolean {
   return status === 'open';

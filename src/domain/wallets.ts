@@ -3,8 +3,8 @@
  * account details a wallet carries.
  */
 import { parseInstant } from './days.ts';
-import { validationError } from './errors.ts';
-import type { Currency } from './money.ts';
+import { AppError, validationError } from './errors.ts';
+import { type Currency, isCurrency } from './money.ts';
 
 export const WALLET_STATUSES = ['active', 'frozen', 'closed'] as const;
 export type WalletStatus = (typeof WALLET_STATUSES)[number];
@@ -38,6 +38,42 @@ export interface Wallet extends Balances {
   accountDetails: WalletAccountDetails | null;
   createdAt: Date;
   updatedAt: Date;
+}
+
+/** 409 `wallet_not_active`: the wallet's status refuses what was asked; `detail` says why. */
+export function walletNotActive(detail: string, param?: string): AppError {
+  return new AppError({ status: 409, code: 'wallet_not_active', title: 'Wallet not active', detail, param });
+}
+
+/** A movement's currency, which must be its source wallet's (400 `currency_mismatch` naming `currency`). */
+export function requireSourceCurrency(currency: string, source: Pick<WalletIdentity, 'currency'>): void {
+  if (!isCurrency(currency) || currency !== source.currency) {
+    throw validationError(
+      'currency',
+      `currency must be ${source.currency}, the currency of the source wallet`,
+      'currency_mismatch',
+    );
+  }
+}
+
+/**
+ * The wallet a movement pays into, checked against the wallet paying: not that same wallet, and holding the
+ * movement's currency (400s naming `destination`).
+ */
+export function requirePayableDestination(
+  destination: Pick<WalletIdentity, 'id' | 'currency'>,
+  sourceWalletId: string,
+  currency: Currency,
+): void {
+  if (destination.id === sourceWalletId)
+    throw validationError('destination', 'a wallet cannot pay itself', 'same_as_source');
+  if (destination.currency !== currency) {
+    throw validationError(
+      'destination',
+      `destination wallet holds ${destination.currency}, not ${currency}`,
+      'currency_mismatch',
+    );
+  }
 }
 
 /**

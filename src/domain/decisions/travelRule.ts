@@ -343,3 +343,18 @@ export function travelRuleRequired(errors: FieldError[], decision: TravelRuleDec
     errors,
   });
 }
+
+/**
+ * The 400 for Travel Rule data given but not usable where it is not required (or on a held deposit), naming
+ * each field at fault.
+ */
+export function travelRuleDataInvalid(errors: FieldError[]): AppError {
+  return new AppError({
+    status: 400,
+    code: 'validation_error',
+    title: 'Invalid request',
+    detail: `travel_rule is incomplete or malformed: ${errors.map((e) => e.message).join('; ')}.`,
+    param: errors[0]?.param,
+    errors,
+  });
+}

@@ -5,6 +5,7 @@
  */
 import type { PartyType } from './matching.ts';
 import { normalizeName } from './normalize.ts';
+import type { ScreeningListEntry } from './screeningIndex.ts';
 
 export const SANCTIONS_LIST_COLUMNS = [
   'id',
@@ -33,17 +34,8 @@ export const SANCTIONS_ALIAS_SEPARATOR = ';';
 export const SANCTIONS_BIRTH_YEAR_MIN = 1850;
 export const SANCTIONS_BIRTH_YEAR_MAX = 2100;
 
-export interface SanctionsListEntryInput {
-  entryId: string;
-  name: string;
-  aliases: string[];
-  type: PartyType;
-  country: string | null;
-  dateOfBirth: string | null;
-  program: string | null;
-  nameNormalized: string;
-  aliasesNormalized: string[];
-}
+/** A record of the file, checked: the entry the screening index holds, its normalised forms made at import. */
+export type SanctionsListEntryInput = ScreeningListEntry;
 
 /** A file refused: the line (1 is the header) and the field at fault, when there is one. */
 export class SanctionsListFileError extends Error {

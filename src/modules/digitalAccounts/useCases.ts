@@ -10,7 +10,7 @@ import { AppError, resourceMissing } from '../../domain/errors.ts';
 import type { EvidenceActor } from '../../domain/evidence.ts';
 import type { Transfer } from '../../domain/transferRecord.ts';
 import { maskedDestination, maskedPhone } from '../../domain/transferRecord.ts';
-import type { Wallet, WalletAccountDetails } from '../../domain/wallets.ts';
+import { type Wallet, type WalletAccountDetails, walletNotActive } from '../../domain/wallets.ts';
 import type { Queryable } from '../../store/store.ts';
 import { findWallet } from '../wallets/index.ts';
 import {
@@ -154,14 +154,8 @@ export async function ensureAccountDetails(
   const wallet = await findWallet(tx, organizationId, walletId);
   if (!wallet) throw resourceMissing('wallet', walletId);
   if (wallet.accountDetails) return { details: wallet.accountDetails, created: false };
-  if (wallet.status === 'closed') {
-    throw new AppError({
-      status: 409,
-      code: 'wallet_not_active',
-      title: 'Wallet not active',
-      detail: `Wallet ${walletId} is closed; a closed wallet is given no account details.`,
-    });
-  }
+  if (wallet.status === 'closed')
+    throw walletNotActive(`Wallet ${walletId} is closed; a closed wallet is given no account details.`);
   const settings = await findDigitalAccountSettings(tx, organizationId);
   if (!settings) throw notConfigured();
   return issueAccountDetails(tx, deps, wallet, settings);

@@ -8,8 +8,9 @@
 import type { Deps } from '../../app/deps.ts';
 import { newEvent, recordEvents } from '../../app/events.ts';
 import { appendEvidence } from '../../app/evidence.ts';
-import { settingVersionReads } from '../../app/settingVersions.ts';
-import { requireBaseVersion } from '../../domain/errors.ts';
+import { organizationCache } from '../../app/organizationCache.ts';
+import { keepNewest, mapForStore } from '../../app/processCaches.ts';
+import { settingVersionReads, settingVersionWrites } from '../../app/settingVersions.ts';
 import type { EventRecord } from '../../domain/events.ts';
 import type { EvidenceActor } from '../../domain/evidence.ts';
 import type { Currency } from '../../domain/money.ts';
@@ -39,66 +40,38 @@ export const FEE_ACCOUNT_CACHE_ENTRIES_MAX = 10_000;
  */
 export const FEE_INCOME_ACCOUNT_RAIL = 'internal';
 
-const scheduleCaches = new WeakMap<Store, Map<string, { schedule: FeeSchedule; fetchedAtMs: number }>>();
 const accountCaches = new WeakMap<Store, Map<string, string>>();
 
-function cacheIn<T>(caches: WeakMap<Store, Map<string, T>>, store: Store): Map<string, T> {
-  let cache = caches.get(store);
-  if (!cache) {
-    cache = new Map();
-    caches.set(store, cache);
-  }
-  return cache;
-}
-
-function remember<T>(cache: Map<string, T>, key: string, value: T, entriesMax: number): void {
-  cache.delete(key);
-  if (cache.size >= entriesMax) cache.delete(cache.keys().next().value as string);
-  cache.set(key, value);
-}
+/** The fee schedule as a setting kept in numbered versions: its reads, its writes, and its version 1. */
+const feeScheduleSetting = {
+  findCurrent: findCurrentFeeSchedule,
+  findVersion: findFeeScheduleVersion,
+  listVersions: listFeeScheduleVersions,
+  lockWrites: lockFeeScheduleWrites,
+  insertVersion: insertFeeScheduleVersion,
+  initial: (_deps: Deps, organizationId: string, now: Date) => initialFeeSchedule(organizationId, now),
+  what: 'fee schedule version',
+  conflict: { setting: 'fee schedule', code: 'fee_schedule_version_conflict', title: 'Fee schedule changed' },
+  cache: organizationCache<FeeSchedule>(FEE_SCHEDULE_CACHE_TTL_MS, FEE_SCHEDULE_CACHE_ENTRIES_MAX),
+} as const;
+const feeScheduleVersions = settingVersionReads(feeScheduleSetting);
+const feeScheduleWrites = settingVersionWrites(feeScheduleSetting);
 
 /**
  * The current version read in the caller's transaction (for a reader already inside one, such as a payment
  * batch's submit: the cached read would wait for it on the embedded database's one session), writing
  * version 1 (no rules) the first time an organization's schedule is needed.
  */
-export async function currentFeeScheduleIn(
-  tx: Queryable,
-  deps: Deps,
-  organizationId: string,
-): Promise<FeeSchedule> {
-  const current = await findCurrentFeeSchedule(tx, organizationId);
-  if (current) return current;
-  await lockFeeScheduleWrites(tx, organizationId);
-  const again = await findCurrentFeeSchedule(tx, organizationId);
-  if (again) return again;
-  const initial = initialFeeSchedule(organizationId, deps.now());
-  await insertFeeScheduleVersion(tx, initial);
-  return initial;
-}
+export const currentFeeScheduleIn = feeScheduleWrites.currentIn;
 
 /**
  * The organization's current fee schedule, through the process cache: what new transfers and quotes are
  * decided by. Version 1 is stored the first time, so every transfer's version can be read back.
  */
-export async function loadFeeSchedule(deps: Deps, organizationId: string): Promise<FeeSchedule> {
-  const cache = cacheIn(scheduleCaches, deps.store);
-  const nowMs = Date.now();
-  const cached = cache.get(organizationId);
-  if (cached && nowMs - cached.fetchedAtMs < FEE_SCHEDULE_CACHE_TTL_MS && nowMs >= cached.fetchedAtMs) {
-    return cached.schedule;
-  }
-  const schedule =
-    (await findCurrentFeeSchedule(deps.store, organizationId)) ??
-    (await deps.store.transaction((tx) => currentFeeScheduleIn(tx, deps, organizationId)));
-  remember(cache, organizationId, { schedule, fetchedAtMs: nowMs }, FEE_SCHEDULE_CACHE_ENTRIES_MAX);
-  return schedule;
-}
+export const loadFeeSchedule = feeScheduleWrites.load;
 
 /** Drops the process's copy, so the next transfer reads the schedule again. */
-export function forgetFeeSchedule(deps: Deps, organizationId: string): void {
-  cacheIn(scheduleCaches, deps.store).delete(organizationId);
-}
+export const forgetFeeSchedule = feeScheduleWrites.forget;
 
 /** The organization's fee income account in a currency, created on first use; its id is kept per process. */
 export async function feeIncomeAccount(
@@ -107,7 +80,7 @@ export async function feeIncomeAccount(
   organizationId: string,
   currency: Currency,
 ): Promise<string> {
-  const cache = cacheIn(accountCaches, deps.store);
+  const cache = mapForStore(accountCaches, deps.store);
   const key = `${organizationId}\u0000${currency}`;
   const cached = cache.get(key);
   if (cached !== undefined) return cached;
@@ -120,17 +93,9 @@ export async function feeIncomeAccount(
     now: deps.now(),
   });
   // Created inside a transaction that may still roll back: only a committed account may be remembered.
-  if (db === deps.store) remember(cache, key, id, FEE_ACCOUNT_CACHE_ENTRIES_MAX);
+  if (db === deps.store) keepNewest(cache, key, id, FEE_ACCOUNT_CACHE_ENTRIES_MAX);
   return id;
 }
-
-const feeScheduleVersions = settingVersionReads({
-  findCurrent: findCurrentFeeSchedule,
-  findVersion: findFeeScheduleVersion,
-  listVersions: listFeeScheduleVersions,
-  initial: (_deps, organizationId, now) => initialFeeSchedule(organizationId, now),
-  what: 'fee schedule version',
-});
 
 export const getCurrentFeeSchedule = feeScheduleVersions.getCurrent;
 export const getFeeScheduleVersion = feeScheduleVersions.getVersion;
@@ -171,13 +136,7 @@ export async function updateFeeSchedule(
   actor: EvidenceActor,
 ): Promise<FeeSchedule> {
   const rules = parseFeeRules(input.rules);
-  await lockFeeScheduleWrites(tx, organizationId);
-  const current = await currentFeeScheduleIn(tx, deps, organizationId);
-  requireBaseVersion(
-    { setting: 'fee schedule', code: 'fee_schedule_version_conflict', title: 'Fee schedule changed' },
-    current.version,
-    input.base_version,
-  );
+  const current = await feeScheduleWrites.currentForChange(tx, deps, organizationId, input.base_version);
   const schedule: FeeSchedule = {
     organizationId,
     version: current.version + 1,

@@ -8,7 +8,7 @@
  */
 import { utilityCents } from './accountBalance.ts';
 import { type B2BRequest, b2bResultBody, CENTS_PER_SHILLING } from './b2bResult.ts';
-import type { DarajaSimulatedOutcome } from './behaviours.ts';
+import { type DarajaSimulatedOutcome, INSUFFICIENT_BALANCE } from './behaviours.ts';
 import { conversationId, receiptNumber, requestIdLike } from './formats.ts';
 import { acceptedAnswer, INITIATOR_INVALID, recordPayment, schedulePaymentResult } from './resultApis.ts';
 import { initiatorValid } from './securityCredential.ts';
@@ -33,12 +33,6 @@ export const B2B_PATH = '/mpesa/b2b/v1/paymentrequest';
 const B2B_RECEIVER_TYPES: Record<string, string> = {
   BusinessPayBill: SHORTCODE_IDENTIFIER_TYPE,
   BusinessBuyGoods: TILL_IDENTIFIER_TYPE,
-};
-
-export const B2B_INSUFFICIENT_FUNDS: DarajaSimulatedOutcome = {
-  kind: 'decline',
-  resultCode: 1,
-  resultDesc: 'The balance is insufficient for the transaction.',
 };
 
 /** POST /mpesa/b2b/v1/paymentrequest */
@@ -73,7 +67,7 @@ function b2bOutcome(
 ): DarajaSimulatedOutcome {
   if (!initiatorValid(state.config, body.Initiator, body.SecurityCredential)) return INITIATOR_INVALID;
   const available = utilityCents(state, request.partyA);
-  if (BigInt(request.amount) * CENTS_PER_SHILLING > available) return B2B_INSUFFICIENT_FUNDS;
+  if (BigInt(request.amount) * CENTS_PER_SHILLING > available) return INSUFFICIENT_BALANCE;
   return { kind: 'complete', callback: 'once' };
 }
 

@@ -28,17 +28,15 @@ export interface DarajaPhoneBehaviour {
   collection: DarajaSimulatedOutcome;
 }
 
+/** M-Pesa's decline of a request it processed: the result callback's ResultCode and ResultDesc. */
+export function declined(resultCode: number | string, resultDesc: string): DarajaSimulatedOutcome {
+  return { kind: 'decline', resultCode, resultDesc };
+}
+
 const COMPLETE: DarajaSimulatedOutcome = { kind: 'complete', callback: 'once' };
-const INSUFFICIENT_BALANCE: DarajaSimulatedOutcome = {
-  kind: 'decline',
-  resultCode: 1,
-  resultDesc: 'The balance is insufficient for the transaction.',
-};
-const DAILY_LIMIT: DarajaSimulatedOutcome = {
-  kind: 'decline',
-  resultCode: 4,
-  resultDesc: 'Declined due to limit rule: would exceed daily transfer limit.',
-};
+/** A payment larger than the paying account's balance (B2C's float, a payer's M-Pesa, a B2B shortcode's). */
+export const INSUFFICIENT_BALANCE = declined(1, 'The balance is insufficient for the transaction.');
+const DAILY_LIMIT = declined(4, 'Declined due to limit rule: would exceed daily transfer limit.');
 const both = (outcome: DarajaSimulatedOutcome): DarajaPhoneBehaviour => ({
   payout: outcome,
   collection: outcome,
@@ -53,12 +51,10 @@ export const DARAJA_SIMULATOR_PHONE_BEHAVIOURS: Record<string, DarajaPhoneBehavi
   '+254700000000': both(COMPLETE),
   // sandbox: recipient_not_registered. An STK push to a number M-Pesa does not know is refused outright.
   '+254700000001': {
-    payout: {
-      kind: 'decline',
-      resultCode: 2040,
-      resultDesc:
-        "Credit Party customer type (Unregistered or Registered Customer) can't be supported by the service.",
-    },
+    payout: declined(
+      2040,
+      "Credit Party customer type (Unregistered or Registered Customer) can't be supported by the service.",
+    ),
     collection: {
       kind: 'refuse',
       status: 400,
@@ -101,12 +97,12 @@ export const DARAJA_SIMULATOR_PHONE_BEHAVIOURS: Record<string, DarajaPhoneBehavi
   // STK: the payer cancels the prompt
   '+254700000020': {
     payout: COMPLETE,
-    collection: { kind: 'decline', resultCode: 1032, resultDesc: 'Request cancelled by user' },
+    collection: declined(1032, 'Request cancelled by user'),
   },
   // STK: the payer's phone cannot be reached
   '+254700000021': {
     payout: COMPLETE,
-    collection: { kind: 'decline', resultCode: 1037, resultDesc: 'DS timeout user cannot be reached' },
+    collection: declined(1037, 'DS timeout user cannot be reached'),
   },
   // STK: the prompt is never answered and ends, at the prompt time-out, as expired (ResultCode 1019)
   '+254700000022': { payout: COMPLETE, collection: { kind: 'never_complete', expires: true } },

@@ -7,7 +7,7 @@
  * The only guard is M-Pesa's own: a push to a phone that already has a prompt open is refused (HTTP 500,
  * `500.001.1001` "Unable to lock subscriber, ...").
  */
-import { behaviourOf, type DarajaSimulatedOutcome } from './behaviours.ts';
+import { behaviourOf, declined } from './behaviours.ts';
 import { scheduleResult } from './callbacks.ts';
 import { checkoutRequestId, compactDateTime, receiptNumber, requestIdLike } from './formats.ts';
 import {
@@ -37,16 +37,8 @@ export const STK_QUERY_PATH = '/mpesa/stkpushquery/v1/query';
 const STK_TRANSACTION_TYPES = new Set(['CustomerPayBillOnline', 'CustomerBuyGoodsOnline']);
 
 /** How an unanswered prompt ends at the time-out, as Daraja's result codes name it. */
-const PROMPT_UNANSWERED: DarajaSimulatedOutcome = {
-  kind: 'decline',
-  resultCode: 1037,
-  resultDesc: 'DS timeout user cannot be reached',
-};
-const PROMPT_EXPIRED: DarajaSimulatedOutcome = {
-  kind: 'decline',
-  resultCode: 1019,
-  resultDesc: 'Transaction has expired.',
-};
+const PROMPT_UNANSWERED = declined(1037, 'DS timeout user cannot be reached');
+const PROMPT_EXPIRED = declined(1019, 'Transaction has expired.');
 
 /** POST /mpesa/stkpush/v1/processrequest */
 export function stkPush(state: DarajaState, body: Record<string, unknown>): ApiAnswer | 'hang' {

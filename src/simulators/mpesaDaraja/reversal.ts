@@ -8,7 +8,7 @@
  * such transaction (for that shortcode and amount), `2001` a wrong initiator credential.
  */
 import { accountText, utilityCents } from './accountBalance.ts';
-import type { DarajaSimulatedOutcome } from './behaviours.ts';
+import { type DarajaSimulatedOutcome, declined } from './behaviours.ts';
 import { compactDateTime, conversationId, receiptNumber, requestIdLike } from './formats.ts';
 import {
   acceptedAnswer,
@@ -37,16 +37,8 @@ const REVERSAL_RECEIVER_IDENTIFIER_TYPE = '11';
 /** An M-Pesa receipt: ten upper-case letters and digits (formats.ts writes them so). */
 const RECEIPT = /^[A-Z0-9]{10}$/;
 
-const ALREADY_REVERSED: DarajaSimulatedOutcome = {
-  kind: 'decline',
-  resultCode: 'R000001',
-  resultDesc: 'The transaction has already been reversed.',
-};
-const INVALID_ORIGINAL: DarajaSimulatedOutcome = {
-  kind: 'decline',
-  resultCode: 'R000002',
-  resultDesc: 'The OriginalTransactionID is invalid.',
-};
+const ALREADY_REVERSED = declined('R000001', 'The transaction has already been reversed.');
+const INVALID_ORIGINAL = declined('R000002', 'The OriginalTransactionID is invalid.');
 
 /** What a valid reversal request asks for. */
 interface ReversalRequest {

@@ -158,6 +158,25 @@ export interface MomoRoute {
   action: 'token' | 'create' | 'read' | 'balance' | 'active';
 }
 
+/**
+ * A product's API over its one resource: created by POST /{product}/v1_0/{resource}, read by GET
+ * /{product}/v1_0/{resource}/{X-Reference-Id} (the product and the reference are the path's parameters).
+ */
+export function productApi(
+  product: MomoProduct,
+  resource: string,
+  party: Pick<MomoProductApi, 'partyKey' | 'partyNotFound'>,
+): MomoProductApi {
+  return {
+    product,
+    ...party,
+    routes: [
+      { pattern: new RegExp(`^/(${product})/v1_0/${resource}$`), method: 'POST', action: 'create' },
+      { pattern: new RegExp(`^/(${product})/v1_0/${resource}/([^/]+)$`), method: 'GET', action: 'read' },
+    ],
+  };
+}
+
 export type MomoConfig = ReturnType<typeof momoConfig>;
 
 /** The options over the defaults: timings, callback method, and the host and currencies MTN would check. */

@@ -5,12 +5,13 @@
  * quorum approves it. The ledger writer reads the current version through a short per-process cache.
  */
 
-import type { ApprovableResource, Deps } from '../../../app/deps.ts';
+import { rowLockedApprovableResource } from '../../../app/approvableResources.ts';
+import type { Deps } from '../../../app/deps.ts';
 import { newEvent, recordEvents } from '../../../app/events.ts';
 import { appendEvidence } from '../../../app/evidence.ts';
 import { organizationCache } from '../../../app/organizationCache.ts';
 import { getById, listPage } from '../../../app/reads.ts';
-import { settingVersionReads } from '../../../app/settingVersions.ts';
+import { settingVersionReads, settingVersionWrites } from '../../../app/settingVersions.ts';
 import type { Approval } from '../../../domain/approvals.ts';
 import {
   DEFAULT_CHANGE_RULE,
@@ -22,7 +23,7 @@ import {
 } from '../../../domain/decisions/policies.ts';
 import { defaultRuleJson, ruleJson } from '../../../domain/decisions/policyJson.ts';
 import { parsePolicyBody } from '../../../domain/decisions/policyParsing.ts';
-import { AppError, requireBaseVersion } from '../../../domain/errors.ts';
+import { AppError } from '../../../domain/errors.ts';
 import type { EventRecord } from '../../../domain/events.ts';
 import type { EvidenceActor } from '../../../domain/evidence.ts';
 import type { KeysetFilter } from '../../../store/repositories/rows.ts';
@@ -53,8 +54,6 @@ export const POLICY_CACHE_TTL_MS = 5_000;
 /** Organizations whose policy one process keeps at most. */
 export const POLICY_CACHE_ENTRIES_MAX = 10_000;
 
-const policyCache = organizationCache<Policy>(POLICY_CACHE_TTL_MS, POLICY_CACHE_ENTRIES_MAX);
-
 /**
  * The first version every organization has: every transfer allowed; in pilot and production, one rule:
  * sensitive changes wait for a second admin (DEFAULT_CHANGE_RULE). The sandbox starts with no rules.
@@ -71,41 +70,28 @@ function initialPolicy(deps: Pick<Deps, 'environment'>, organizationId: string, 
   };
 }
 
-/** The current version, writing version 1 the first time an organization's policy is needed. */
-export async function currentPolicyIn(tx: Queryable, deps: Deps, organizationId: string): Promise<Policy> {
-  const current = await findCurrentPolicy(tx, organizationId);
-  if (current) return current;
-  await lockPolicyWrites(tx, organizationId);
-  const again = await findCurrentPolicy(tx, organizationId);
-  if (again) return again;
-  const initial = initialPolicy(deps, organizationId, deps.now());
-  await insertPolicyVersion(tx, initial);
-  return initial;
-}
-
-/** The organization's current policy, through the process cache (the ledger writer's read). */
-export async function loadPolicy(deps: Deps, organizationId: string): Promise<Policy> {
-  return policyCache.read(
-    deps.store,
-    organizationId,
-    Date.now(),
-    async () =>
-      (await findCurrentPolicy(deps.store, organizationId)) ??
-      (await deps.store.transaction((tx) => currentPolicyIn(tx, deps, organizationId))),
-  );
-}
-
-function forgetPolicy(deps: Deps, organizationId: string): void {
-  policyCache.forget(deps.store, organizationId);
-}
-
-const policyVersions = settingVersionReads({
+/** The policy as a setting kept in numbered versions: its reads, its writes, and its version 1. */
+const policySetting = {
   findCurrent: findCurrentPolicy,
   findVersion: findPolicyVersion,
   listVersions: listPolicyVersions,
+  lockWrites: lockPolicyWrites,
+  insertVersion: insertPolicyVersion,
   initial: initialPolicy,
   what: 'policy version',
-});
+  conflict: { setting: 'policy', code: 'policy_version_conflict', title: 'Policy changed' },
+  cache: organizationCache<Policy>(POLICY_CACHE_TTL_MS, POLICY_CACHE_ENTRIES_MAX),
+} as const;
+const policyVersions = settingVersionReads(policySetting);
+const policyWrites = settingVersionWrites(policySetting);
+
+/** The current version, writing version 1 the first time an organization's policy is needed. */
+export const currentPolicyIn = policyWrites.currentIn;
+
+/** The organization's current policy, through the process cache (the ledger writer's read). */
+export const loadPolicy = policyWrites.load;
+
+const forgetPolicy = policyWrites.forget;
 
 export const getCurrentPolicy = policyVersions.getCurrent;
 export const getPolicyVersion = policyVersions.getVersion;
@@ -188,13 +174,7 @@ export async function updatePolicy(
   actor: EvidenceActor,
 ): Promise<PolicyUpdateResult> {
   const parsed = parsePolicyBody(input);
-  await lockPolicyWrites(tx, organizationId);
-  const current = await currentPolicyIn(tx, deps, organizationId);
-  requireBaseVersion(
-    { setting: 'policy', code: 'policy_version_conflict', title: 'Policy changed' },
-    current.version,
-    input.base_version,
-  );
+  const current = await policyWrites.currentForChange(tx, deps, organizationId, input.base_version);
   const decision = decisionOnPolicyUpdate(current);
   if (decision.decision === 'deny') {
     throw new AppError({
@@ -330,13 +310,11 @@ export const getPolicyChange = getById<PolicyChange>(findPolicyChange, 'policy c
 export const listChanges = listPage<KeysetFilter, PolicyChange>(listPolicyChanges);
 
 /** A policy change as an approval's resource. */
-export const POLICY_CHANGE_APPROVALS: ApprovableResource & { type: 'policy_change' } = {
-  type: 'policy_change',
-  async lock(tx, organizationId, resourceId) {
-    await findPolicyChange(tx, organizationId, resourceId, { forUpdate: true });
-    return { settle: decidePolicyChange };
-  },
-};
+export const POLICY_CHANGE_APPROVALS = rowLockedApprovableResource(
+  'policy_change',
+  findPolicyChange,
+  decidePolicyChange,
+);
 
 /** The approval opened last on a policy change, if any: what its presentation links to. */
 export function latestApprovalIdOfChange(

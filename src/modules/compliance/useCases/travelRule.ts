@@ -17,6 +17,7 @@ import {
   type TravelRuleDecision,
   type TravelRuleInput,
   type TravelRuleSettings,
+  travelRuleDataInvalid,
   travelRuleRequired,
 } from '../../../domain/decisions/travelRule.ts';
 import { type CryptoAddressDestination, DIGITAL_ASSETS } from '../../../domain/digitalAssets.ts';
@@ -228,15 +229,7 @@ function cryptoDestinationOf(
 /** Data at fault: a 422 naming every field when the amount requires it, else a 400 (given, but not usable). */
 function travelRuleDataRefused(errors: FieldError[], decision: TravelRuleDecision): AppError {
   if (decision.required) return travelRuleRequired(errors, decision);
-  const first = errors[0];
-  return new AppError({
-    status: 400,
-    code: 'validation_error',
-    title: 'Invalid request',
-    detail: `travel_rule is incomplete or malformed: ${errors.map((e) => e.message).join('; ')}.`,
-    param: first?.param,
-    errors,
-  });
+  return travelRuleDataInvalid(errors);
 }
 
 /** A transfer's Travel Rule data for an operator: the evidence record the transfer names; 404 when none. */

@@ -13,6 +13,7 @@ import { tierOf } from '../../../domain/decisions/limits.ts';
 import { invalidStateTransition, resourceMissing } from '../../../domain/errors.ts';
 import type { EvidenceActor, EvidenceValue } from '../../../domain/evidence.ts';
 import { type Page, type PageRequest, toPage } from '../../../domain/pagination.ts';
+import { openReviewCase } from '../../../domain/reviews.ts';
 import {
   decideVerification,
   maskedSubmission,
@@ -217,22 +218,17 @@ export async function submitVerification(
 /** Holds a submission whose names screening matched for an operator: a `screening` case on the verification. */
 async function openScreeningReview(tx: Queryable, deps: Deps, verification: Verification, now: Date) {
   await insertReviewCases(tx, [
-    {
-      id: deps.newId('review'),
-      organizationId: verification.organizationId,
-      kind: 'screening',
-      status: 'open',
-      transferId: null,
-      customerId: verification.customerId,
-      walletId: null,
-      verificationId: verification.id,
-      depositId: null,
-      findings: { screening: verification.screening },
-      note: null,
-      decidedBy: null,
-      createdAt: now,
-      decidedAt: null,
-    },
+    openReviewCase(
+      {
+        id: deps.newId('review'),
+        organizationId: verification.organizationId,
+        kind: 'screening',
+        customerId: verification.customerId,
+        verificationId: verification.id,
+        findings: { screening: verification.screening },
+      },
+      now,
+    ),
   ]);
 }
 

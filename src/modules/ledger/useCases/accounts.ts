@@ -1,6 +1,7 @@
 /** Accounts of the ledger: journal entries with their postings, accounts with their sums, and the trust account made on first use. */
 
 import type { Deps } from '../../../app/deps.ts';
+import { keepNewest, mapForStore } from '../../../app/processCaches.ts';
 import { listPage } from '../../../app/reads.ts';
 import type { Currency } from '../../../domain/money.ts';
 import type { Page, PageRequest } from '../../../domain/pagination.ts';
@@ -74,11 +75,7 @@ export async function railClearingAccount(
   rail: Rail,
   currency: Currency,
 ): Promise<string> {
-  let cache = railClearingAccounts.get(deps.store);
-  if (!cache) {
-    cache = new Map();
-    railClearingAccounts.set(deps.store, cache);
-  }
+  const cache = mapForStore(railClearingAccounts, deps.store);
   const key = `${organizationId}\u0000${rail}\u0000${currency}`;
   const known = cache.get(key);
   if (known !== undefined) return known;
@@ -90,8 +87,6 @@ export async function railClearingAccount(
     currency,
     now: deps.now(),
   });
-  if (cache.size >= RAIL_CLEARING_ACCOUNT_CACHE_ENTRIES_MAX)
-    cache.delete(cache.keys().next().value as string);
-  cache.set(key, id);
+  keepNewest(cache, key, id, RAIL_CLEARING_ACCOUNT_CACHE_ENTRIES_MAX);
   return id;
 }

@@ -4,16 +4,18 @@
  * withdrawn before disbursement. A loan application is an approval's resource (`LOAN_APPROVALS`).
  */
 
-import type { ApprovableResource, Deps } from '../../../app/deps.ts';
+import { rowLockedApprovableResource } from '../../../app/approvableResources.ts';
+import type { Deps } from '../../../app/deps.ts';
 import { recordEvents } from '../../../app/events.ts';
 import { appendEvidence } from '../../../app/evidence.ts';
 import { requireProduct } from '../../../app/products.ts';
 import type { Approval } from '../../../domain/approvals.ts';
 import { evaluatePolicy, type PolicyDecision } from '../../../domain/decisions/policies.ts';
-import { AppError, resourceMissing, validationError } from '../../../domain/errors.ts';
+import { resourceMissing, validationError } from '../../../domain/errors.ts';
 import type { EvidenceActor, EvidenceDraft } from '../../../domain/evidence.ts';
 import { ID_PREFIXES, isId } from '../../../domain/ids.ts';
 import { checkSingleAmount, formatAmount, parseAmount } from '../../../domain/money.ts';
+import { walletNotActive } from '../../../domain/wallets.ts';
 import type { Queryable } from '../../../store/store.ts';
 import { cancelApprovalOf, loadPolicy, newApproval, openApproval } from '../../authorization/index.ts';
 import { readCustomerPolicyFacts } from '../../customers/index.ts';
@@ -59,15 +61,11 @@ export async function decideLoanApplication(
       'currency_mismatch',
     );
   }
-  if (wallet.status !== 'active') {
-    throw new AppError({
-      status: 409,
-      code: 'wallet_not_active',
-      title: 'Wallet not active',
-      detail: `Wallet ${wallet.id} is ${wallet.status}; a loan is lent to an active wallet.`,
-      param: 'wallet',
-    });
-  }
+  if (wallet.status !== 'active')
+    throw walletNotActive(
+      `Wallet ${wallet.id} is ${wallet.status}; a loan is lent to an active wallet.`,
+      'wallet',
+    );
   const principalMinor = checkSingleAmount(
     parseAmount(input.principal, product.currency, 'principal', principalText),
     product.currency,
@@ -263,10 +261,4 @@ export async function cancelLoan(
 }
 
 /** A loan application as an approval's resource. */
-export const LOAN_APPROVALS: ApprovableResource & { type: 'loan' } = {
-  type: 'loan',
-  async lock(tx, organizationId, resourceId) {
-    await findLoan(tx, organizationId, resourceId, { forUpdate: true });
-    return { settle: (tx, deps, approval) => decideLoanApproval(tx, deps, approval) };
-  },
-};
+export const LOAN_APPROVALS = rowLockedApprovableResource('loan', findLoan, decideLoanApproval);

@@ -5,7 +5,8 @@
  * reservation's accounts.
  */
 
-import type { ApprovableResource, Deps } from '../../../app/deps.ts';
+import { rowLockedApprovableResource } from '../../../app/approvableResources.ts';
+import type { Deps } from '../../../app/deps.ts';
 import { recordEvents } from '../../../app/events.ts';
 import { getById, listPage, lockById } from '../../../app/reads.ts';
 import type { Approval } from '../../../domain/approvals.ts';
@@ -98,10 +99,8 @@ export async function decideBatchApproval(
 }
 
 /** A payment batch as an approval's resource. */
-export const PAYMENT_BATCH_APPROVALS: ApprovableResource & { type: 'payment_batch' } = {
-  type: 'payment_batch',
-  async lock(tx, organizationId, resourceId) {
-    await findPaymentBatch(tx, organizationId, resourceId, { forUpdate: true });
-    return { settle: (tx, deps, approval) => decideBatchApproval(tx, deps, approval) };
-  },
-};
+export const PAYMENT_BATCH_APPROVALS = rowLockedApprovableResource(
+  'payment_batch',
+  findPaymentBatch,
+  decideBatchApproval,
+);

@@ -7,8 +7,7 @@ import type { Deps } from '../../../app/deps.ts';
 import { recordEvents } from '../../../app/events.ts';
 import { AppError, type FieldError, resourceMissing, validationError } from '../../../domain/errors.ts';
 import type { Metadata } from '../../../domain/metadata.ts';
-import { isCurrency } from '../../../domain/money.ts';
-import type { Wallet } from '../../../domain/wallets.ts';
+import { requireSourceCurrency, type Wallet } from '../../../domain/wallets.ts';
 import type { Queryable } from '../../../store/store.ts';
 import { currentFeeScheduleIn, decideFee, type FeeSchedule } from '../../fees/index.ts';
 import { guardMovementSource } from '../../ledger/index.ts';
@@ -233,13 +232,7 @@ export async function submitPaymentBatch(
   const source = wallets.get(input.source);
   if (!source) throw resourceMissing('wallet', input.source, 'source');
   await guardMovementSource(deps, tx, source.id, 'source');
-  if (!isCurrency(input.currency) || input.currency !== source.currency) {
-    throw validationError(
-      'currency',
-      `currency must be ${source.currency}, the currency of the source wallet`,
-      'currency_mismatch',
-    );
-  }
+  requireSourceCurrency(input.currency, source);
   const now = deps.now();
   const id = deps.newId('paymentBatch');
   // Each item's fee is decided now, by the schedule current at submission, so the batch holds exactly what

@@ -9,8 +9,7 @@
  * native coin, which pays every token transfer's gas at Fireblocks) opens an `unbooked_network_fee`
  * reconciliation exception instead: never dropped, and never booked in a currency it was not paid in.
  */
-import type { Deps, PayoutNetworkFeeBooking } from '../../../app/deps.ts';
-import type { Transfer } from '../../../domain/transferRecord.ts';
+import type { Deps, PayoutNetworkFee } from '../../../app/deps.ts';
 import type { NetworkFee } from '../../../rails/rail.ts';
 import type { Queryable } from '../../../store/store.ts';
 import {
@@ -184,13 +183,13 @@ function openUnbookedFee(tx: Queryable, deps: Deps, draft: NetworkFeeDraft) {
  * accounts): planned now, with the accounts it posts to for the settle to lock with its own in one statement
  * (src/store/lockOrder.ts), and booked when the settle calls `book`, after its own entry.
  */
-export async function preparePayoutNetworkFee(
-  tx: Queryable,
-  deps: Deps,
-  transfer: Transfer,
-  fee: NetworkFee,
-  partnerTransactionId: string,
-): Promise<PayoutNetworkFeeBooking> {
+export const preparePayoutNetworkFee: PayoutNetworkFee = async (
+  tx,
+  deps,
+  transfer,
+  fee,
+  partnerTransactionId,
+) => {
   const draft: NetworkFeeDraft = {
     organizationId: transfer.organizationId,
     partnerTransactionId,
@@ -205,4 +204,4 @@ export async function preparePayoutNetworkFee(
       await prepared.book();
     },
   };
-}
+};

@@ -5,6 +5,7 @@
  */
 
 import type { Deps, MovementSourceGuard } from '../../../app/deps.ts';
+import { keepNewest, mapForStore } from '../../../app/processCaches.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { coalescedReaderPerStore } from '../../../store/coalescedReads.ts';
 import type { Queryable, Store } from '../../../store/store.ts';
@@ -27,11 +28,7 @@ const savingsReader = coalescedReaderPerStore(async (store, walletIds) => {
  * (the embedded database has one session).
  */
 export async function isSavingsWallet(deps: Deps, db: Queryable, walletId: string): Promise<boolean> {
-  let cache = savingsWalletCaches.get(deps.store);
-  if (!cache) {
-    cache = new Map();
-    savingsWalletCaches.set(deps.store, cache);
-  }
+  const cache = mapForStore(savingsWalletCaches, deps.store);
   const known = cache.get(walletId);
   if (known !== undefined) return known;
   // Outside a transaction the read is shared with other requests'; inside one, it is the transaction's own.
@@ -39,8 +36,7 @@ export async function isSavingsWallet(deps: Deps, db: Queryable, walletId: strin
     db === deps.store
       ? (await savingsReader(deps.store)(walletId)) === true
       : (await savingsWalletIds(db, [walletId])).has(walletId);
-  if (cache.size >= SAVINGS_WALLET_CACHE_ENTRIES_MAX) cache.delete(cache.keys().next().value as string);
-  cache.set(walletId, found);
+  keepNewest(cache, walletId, found, SAVINGS_WALLET_CACHE_ENTRIES_MAX);
   return found;
 }
 

@@ -7,10 +7,10 @@
 import type { Deps } from '../../../app/deps.ts';
 import { recordEvent } from '../../../app/events.ts';
 import { addDays } from '../../../domain/days.ts';
-import { resourceMissing, validationError } from '../../../domain/errors.ts';
+import { resourceMissing } from '../../../domain/errors.ts';
 import { numberSourceOf } from '../../../domain/jsonNumbers.ts';
 import { type Currency, checkSingleAmount, formatAmount, parseAmount } from '../../../domain/money.ts';
-import type { Wallet } from '../../../domain/wallets.ts';
+import { requirePayableDestination, type Wallet } from '../../../domain/wallets.ts';
 import type { Queryable } from '../../../store/store.ts';
 import { feeIncomeAccount } from '../../fees/index.ts';
 import {
@@ -146,8 +146,7 @@ async function checkDestination(
   ]);
   if (!source) throw new Error(`savings account ${walletId} lost its wallet`);
   if (!destination) throw resourceMissing('wallet', destinationId, 'destination');
-  if (destination.id === walletId)
-    throw validationError('destination', 'a wallet cannot pay itself', 'same_as_source');
+  // Before the shared checks: the savings wallet itself is its owner's, so this never hides `same_as_source`.
   if (destination.ownerId !== source.ownerId) {
     throw withdrawalRefusal(
       `Money leaves a savings account only to a wallet of its owner (${source.ownerId}).`,
@@ -155,13 +154,7 @@ async function checkDestination(
       'destination_not_owner',
     );
   }
-  if (destination.currency !== currency) {
-    throw validationError(
-      'destination',
-      `destination wallet holds ${destination.currency}, not ${currency}`,
-      'currency_mismatch',
-    );
-  }
+  requirePayableDestination(destination, walletId, currency);
   return destination;
 }
 

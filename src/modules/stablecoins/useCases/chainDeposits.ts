@@ -15,6 +15,7 @@ import {
   checkTravelRuleData,
   decideTravelRule,
   type TravelRuleInput,
+  travelRuleDataInvalid,
 } from '../../../domain/decisions/travelRule.ts';
 import { checkAddress, type DigitalAssetNetwork } from '../../../domain/digitalAssets.ts';
 import { invalidStateTransition, resourceMissing, validationError } from '../../../domain/errors.ts';
@@ -39,7 +40,7 @@ import {
   saveDeposit,
 } from '../repository/deposits.ts';
 import { requireNetwork } from './depositAddresses.ts';
-import { depositEvent, lockDeposit, travelRuleDataInvalid, withDepositBeneficiary } from './deposits.ts';
+import { depositEvent, lockDeposit, withDepositBeneficiary } from './deposits.ts';
 
 /** The most blocks one advance of the simulated chain moves. */
 export const SANDBOX_CHAIN_ADVANCE_BLOCKS_MAX = 10_000;

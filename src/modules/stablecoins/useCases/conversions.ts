@@ -34,6 +34,7 @@ import type { Queryable } from '../../../store/store.ts';
 import { type AmlAlertDraft, loadAmlRules, openAmlAlerts } from '../../compliance/index.ts';
 import { feeIncomeAccount } from '../../fees/index.ts';
 import {
+  directEntry,
   directPostings,
   ensureSystemAccount,
   PostingSession,
@@ -207,15 +208,8 @@ function postConversionEntries(
   { fromAccount, toAccount, feeAccount }: ConversionAccounts,
   now: Date,
 ): { debitEntryId: string; creditEntryId: string } {
-  const entry = (postings: ReturnType<typeof directPostings>) => ({
-    id: deps.newId('journalEntry'),
-    organizationId,
-    transferId: null,
-    kind: 'direct' as const,
-    holdEntryId: null,
-    createdAt: now,
-    postings,
-  });
+  const entry = (postings: ReturnType<typeof directPostings>) =>
+    directEntry(deps, organizationId, postings, now);
   // The fee rides in the source currency's entry: the wallet pays amount + fee, fee income receives the fee.
   const debit = entry(
     transferPostings(

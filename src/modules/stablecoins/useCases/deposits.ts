@@ -14,20 +14,24 @@
  * `rejected`, owed back to its sender.
  */
 
-import type { Deps } from '../../../app/deps.ts';
+import type { Deps, ReviewSubjects } from '../../../app/deps.ts';
 import { newEvent, recordEvents } from '../../../app/events.ts';
 import { appendEvidence, SYSTEM_ACTOR } from '../../../app/evidence.ts';
 import { getById, listPage, lockById } from '../../../app/reads.ts';
-import { checkTravelRuleData, type TravelRuleInput } from '../../../domain/decisions/travelRule.ts';
+import {
+  checkTravelRuleData,
+  type TravelRuleInput,
+  travelRuleDataInvalid,
+} from '../../../domain/decisions/travelRule.ts';
 import {
   AppError,
-  type FieldError,
   invalidStateTransition,
   resourceMissing,
   validationError,
 } from '../../../domain/errors.ts';
 import type { EventRecord } from '../../../domain/events.ts';
 import { formatAmount } from '../../../domain/money.ts';
+import { openReviewCase } from '../../../domain/reviews.ts';
 import { type Deposit, judgeDeposit } from '../../../domain/stablecoins.ts';
 import type { Wallet } from '../../../domain/wallets.ts';
 import { findEvidenceRecord } from '../../../store/repositories/evidence.ts';
@@ -93,18 +97,6 @@ export async function withDepositBeneficiary(
 ): Promise<TravelRuleInput> {
   const customer = await findCustomer(tx, wallet.organizationId, wallet.ownerId);
   return { ...input, beneficiary: input.beneficiary ?? { name: customer?.name ?? wallet.ownerId } };
-}
-
-/** The 400 for Travel Rule data that does not check, naming each field at fault. */
-export function travelRuleDataInvalid(errors: FieldError[]): AppError {
-  return new AppError({
-    status: 400,
-    code: 'validation_error',
-    title: 'Invalid request',
-    detail: `travel_rule is incomplete or malformed: ${errors.map((e) => e.message).join('; ')}.`,
-    param: errors[0]?.param,
-    errors,
-  });
 }
 
 /**
@@ -184,22 +176,18 @@ async function openTravelRuleReview(tx: Queryable, deps: Deps, deposit: Deposit,
   };
   const reviewId = deps.newId('review');
   await insertReviewCases(tx, [
-    {
-      id: reviewId,
-      organizationId: deposit.organizationId,
-      kind: 'travel_rule',
-      status: 'open',
-      transferId: null,
-      customerId: wallet.ownerId,
-      walletId: wallet.id,
-      verificationId: null,
-      depositId: deposit.id,
-      findings,
-      note: null,
-      decidedBy: null,
-      createdAt: now,
-      decidedAt: null,
-    },
+    openReviewCase(
+      {
+        id: reviewId,
+        organizationId: deposit.organizationId,
+        kind: 'travel_rule',
+        customerId: wallet.ownerId,
+        walletId: wallet.id,
+        depositId: deposit.id,
+        findings,
+      },
+      now,
+    ),
   ]);
   await appendEvidence(tx, deps, [
     {
@@ -322,20 +310,20 @@ async function clearHeldDeposit(
  * leaves it uncredited and `rejected`, owed back to its sender. The deposit row is locked, and only a held
  * deposit moves, so a decision applies once.
  */
-export async function decideHeldDeposit(
-  tx: Queryable,
-  deps: Deps,
-  organizationId: string,
-  depositId: string,
-  decision: 'clear' | 'reject',
-  input: TravelRuleInput | undefined,
-  reviewId: string,
-): Promise<Deposit> {
+export const decideHeldDeposit: ReviewSubjects['deposit'] = async (
+  tx,
+  deps,
+  organizationId,
+  depositId,
+  decision,
+  input,
+  reviewId,
+) => {
   const deposit = await lockHeldDeposit(tx, organizationId, depositId);
   const now = deps.now();
   if (decision === 'reject') return rejectHeldDeposit(tx, deps, deposit, input, now);
   return clearHeldDeposit(tx, deps, deposit, input, reviewId, now);
-}
+};
 
 export const getDeposit = getById<Deposit>(findDeposit, 'deposit');
 

@@ -4,7 +4,7 @@
  * review case's subject: sent on, or to approval, when the case is cleared; rejected when it is rejected.
  */
 
-import type { ApprovableResource, Deps } from '../../../app/deps.ts';
+import type { ApprovableResource, Deps, ReviewSubjects } from '../../../app/deps.ts';
 import { type Approval, AWAITING_APPROVAL_STATUS_REASON } from '../../../domain/approvals.ts';
 import { DEFAULT_RULE_ID } from '../../../domain/decisions/policies.ts';
 import { AppError } from '../../../domain/errors.ts';
@@ -124,14 +124,14 @@ function refuseSelfClear(transfer: Transfer, actor: EvidenceActor): void {
  * A transfer held for review, once its case is decided: cleared, it goes back on the way it was going (or to
  * approval, when its policy asked for one too); rejected, it is rejected and its hold released.
  */
-export async function decideReviewedTransfer(
-  tx: Queryable,
-  deps: Deps,
-  organizationId: string,
-  transferId: string,
-  decision: 'clear' | 'reject',
-  actor: EvidenceActor,
-): Promise<Transfer> {
+export const decideReviewedTransfer: ReviewSubjects['transfer'] = async (
+  tx,
+  deps,
+  organizationId,
+  transferId,
+  decision,
+  actor,
+) => {
   const transfer = await lockTransfer(tx, organizationId, transferId);
   if (decision === 'reject') {
     return applyStatusChange(tx, deps, transfer, {
@@ -154,4 +154,4 @@ export async function decideReviewedTransfer(
   return settlesNow && pending.status === 'pending'
     ? applyStatusChange(tx, deps, pending, { to: 'settled' })
     : pending;
-}
+};

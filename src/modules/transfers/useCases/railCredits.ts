@@ -11,7 +11,7 @@ import { resourceMissing } from '../../../domain/errors.ts';
 import type { EventRecord } from '../../../domain/events.ts';
 import type { Metadata } from '../../../domain/metadata.ts';
 import { checkSingleAmount, formatAmount, parseAmount } from '../../../domain/money.ts';
-import { IN_REVIEW_STATUS_REASON } from '../../../domain/reviews.ts';
+import { IN_REVIEW_STATUS_REASON, openReviewCase } from '../../../domain/reviews.ts';
 import { newTransferLife, type Transfer } from '../../../domain/transferRecord.ts';
 import type { Wallet } from '../../../domain/wallets.ts';
 import type { Queryable } from '../../../store/store.ts';
@@ -200,22 +200,18 @@ async function holdCreditToFrozenWallet(tx: Queryable, deps: Deps, transfer: Tra
     currency: transfer.currency,
   };
   await insertReviewCases(tx, [
-    {
-      id: deps.newId('review'),
-      organizationId: transfer.organizationId,
-      kind: 'frozen_wallet',
-      status: 'open',
-      transferId: transfer.id,
-      customerId: wallet.ownerId,
-      walletId: wallet.id,
-      verificationId: null,
-      depositId: null,
-      findings,
-      note: null,
-      decidedBy: null,
-      createdAt: transfer.createdAt,
-      decidedAt: null,
-    },
+    openReviewCase(
+      {
+        id: deps.newId('review'),
+        organizationId: transfer.organizationId,
+        kind: 'frozen_wallet',
+        transferId: transfer.id,
+        customerId: wallet.ownerId,
+        walletId: wallet.id,
+        findings,
+      },
+      transfer.createdAt,
+    ),
   ]);
   await appendEvidence(tx, deps, [
     {

@@ -10,7 +10,7 @@ import { resourceMissing, validationError } from '../../../domain/errors.ts';
 import { isId } from '../../../domain/ids.ts';
 import { numberSourceOf } from '../../../domain/jsonNumbers.ts';
 import type { Metadata } from '../../../domain/metadata.ts';
-import { type Currency, checkSingleAmount, isCurrency, parseAmount } from '../../../domain/money.ts';
+import { type Currency, checkSingleAmount, parseAmount } from '../../../domain/money.ts';
 import {
   checkRailAmountStep,
   DESTINATION_TYPES,
@@ -25,7 +25,11 @@ import {
   railBounds,
   railBoundsSentence,
 } from '../../../domain/transfers.ts';
-import type { WalletIdentity } from '../../../domain/wallets.ts';
+import {
+  requirePayableDestination,
+  requireSourceCurrency,
+  type WalletIdentity,
+} from '../../../domain/wallets.ts';
 
 const PHONE = new RegExp(PHONE_PATTERN);
 const ACCOUNT_TEXT_PATTERN = /^[A-Za-z0-9 -]{1,34}$/;
@@ -190,13 +194,7 @@ export function checkTransferRequest(
   source: WalletIdentity,
   wallets: ReadonlyMap<string, WalletIdentity>,
 ): CheckedTransfer {
-  if (!isCurrency(request.currency) || request.currency !== source.currency) {
-    throw validationError(
-      'currency',
-      `currency must be ${source.currency}, the currency of the source wallet`,
-      'currency_mismatch',
-    );
-  }
+  requireSourceCurrency(request.currency, source);
   const currency: Currency = source.currency;
   const destination = normaliseDestination(request.destination);
   const impliedRail = RAIL_OF_DESTINATION[destination.type];
@@ -251,14 +249,6 @@ function checkDestinationWallet(
   }
   const target = wallets.get(walletId);
   if (!target) throw resourceMissing('wallet', walletId, 'destination');
-  if (target.id === source.id)
-    throw validationError('destination', 'a wallet cannot pay itself', 'same_as_source');
-  if (target.currency !== currency) {
-    throw validationError(
-      'destination',
-      `destination wallet holds ${target.currency}, not ${currency}`,
-      'currency_mismatch',
-    );
-  }
+  requirePayableDestination(target, source.id, currency);
   return target;
 }

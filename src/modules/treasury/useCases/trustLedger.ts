@@ -14,7 +14,13 @@ import { AppError, resourceMissing, validationError } from '../../../domain/erro
 import type { EvidenceActor } from '../../../domain/evidence.ts';
 import { type Currency, checkSingleAmount, formatAmount, parseAmount } from '../../../domain/money.ts';
 import type { Queryable } from '../../../store/store.ts';
-import { ensureSystemAccount, PostingSession, refusalError, trustLedgerAccount } from '../../ledger/index.ts';
+import {
+  directEntry,
+  ensureSystemAccount,
+  PostingSession,
+  refusalError,
+  trustLedgerAccount,
+} from '../../ledger/index.ts';
 import { countsOn } from '../domain/safeguarding.ts';
 import {
   checkSweepRail,
@@ -135,21 +141,12 @@ async function postSweep(
   accounts: { trust: string; settlement: string },
   now: Date,
 ): Promise<string> {
-  const entry = {
-    id: deps.newId('journalEntry'),
-    organizationId: draft.organizationId,
-    transferId: null,
-    kind: 'direct' as const,
-    holdEntryId: null,
-    createdAt: now,
-    postings: sweepPostings(
-      draft.direction,
-      accounts.trust,
-      accounts.settlement,
-      draft.amountMinor,
-      draft.currency,
-    ),
-  };
+  const entry = directEntry(
+    deps,
+    draft.organizationId,
+    sweepPostings(draft.direction, accounts.trust, accounts.settlement, draft.amountMinor, draft.currency),
+    now,
+  );
   const refusal = session.tryPost(entry);
   if (refusal) throw refusalError(refusal, 'sweep', 'amount');
   await session.flush(now);

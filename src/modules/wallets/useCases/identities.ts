@@ -6,6 +6,7 @@
  */
 
 import type { Deps } from '../../../app/deps.ts';
+import { keepNewest, mapForStore } from '../../../app/processCaches.ts';
 import type { WalletIdentity } from '../../../domain/wallets.ts';
 import { coalescedReaderPerStore } from '../../../store/coalescedReads.ts';
 import type { Store } from '../../../store/store.ts';
@@ -34,11 +35,7 @@ export async function findWalletIdentities(
   organizationId: string,
   ids: readonly string[],
 ): Promise<Map<string, WalletIdentity>> {
-  let cache = caches.get(deps.store);
-  if (!cache) {
-    cache = new Map();
-    caches.set(deps.store, cache);
-  }
+  const cache = mapForStore(caches, deps.store);
   const found = new Map<string, WalletIdentity>();
   const missing: string[] = [];
   for (const id of ids) {
@@ -51,8 +48,7 @@ export async function findWalletIdentities(
   for (const identity of await Promise.all(missing.map((id) => read(cacheKey(organizationId, id))))) {
     if (!identity) continue;
     found.set(identity.id, identity);
-    if (cache.size >= WALLET_IDENTITY_CACHE_ENTRIES_MAX) cache.delete(cache.keys().next().value as string);
-    cache.set(cacheKey(organizationId, identity.id), identity);
+    keepNewest(cache, cacheKey(organizationId, identity.id), identity, WALLET_IDENTITY_CACHE_ENTRIES_MAX);
   }
   return found;
 }

@@ -9,13 +9,19 @@ import { appendEvidence } from '../../../app/evidence.ts';
 import { requireProduct } from '../../../app/products.ts';
 import { getById, listPage } from '../../../app/reads.ts';
 import { isDigitalAsset } from '../../../domain/digitalAssets.ts';
-import { AppError, resourceMissing } from '../../../domain/errors.ts';
+import { resourceMissing } from '../../../domain/errors.ts';
 import { walletEventData } from '../../../domain/events.ts';
 import { type EvidenceActor, valueDigest } from '../../../domain/evidence.ts';
 import type { Metadata } from '../../../domain/metadata.ts';
 import type { Currency } from '../../../domain/money.ts';
 import type { PageRequest } from '../../../domain/pagination.ts';
-import { type Balances, balanceInstant, type Wallet, type WalletStatus } from '../../../domain/wallets.ts';
+import {
+  type Balances,
+  balanceInstant,
+  type Wallet,
+  type WalletStatus,
+  walletNotActive,
+} from '../../../domain/wallets.ts';
 import { walletBalanceAsOf } from '../../../store/repositories/walletBalances.ts';
 import type { Queryable } from '../../../store/store.ts';
 import { findCustomer } from '../../customers/index.ts';
@@ -90,14 +96,8 @@ export async function updateWallet(
   if (!(await lockWalletRow(tx, organizationId, id))) throw resourceMissing('wallet', id);
   const wallet = await findWallet(tx, organizationId, id);
   if (!wallet) throw resourceMissing('wallet', id);
-  if (wallet.status === 'closed') {
-    throw new AppError({
-      status: 409,
-      code: 'wallet_not_active',
-      title: 'Wallet not active',
-      detail: `Wallet ${id} is closed; a closed wallet never changes again.`,
-    });
-  }
+  if (wallet.status === 'closed')
+    throw walletNotActive(`Wallet ${id} is closed; a closed wallet never changes again.`);
   if (change.metadata === undefined || valueDigest(change.metadata) === valueDigest(wallet.metadata))
     return wallet;
   const now = deps.now();

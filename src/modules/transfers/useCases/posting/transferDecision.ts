@@ -21,7 +21,7 @@ import { AppError } from '../../../../domain/errors.ts';
 import type { EventRecord } from '../../../../domain/events.ts';
 import type { EvidenceDraft } from '../../../../domain/evidence.ts';
 import { formatAmount } from '../../../../domain/money.ts';
-import { IN_REVIEW_STATUS_REASON, type ReviewCase } from '../../../../domain/reviews.ts';
+import { IN_REVIEW_STATUS_REASON, openReviewCase, type ReviewCase } from '../../../../domain/reviews.ts';
 import { feeOf, type Transfer } from '../../../../domain/transferRecord.ts';
 import type { Destination } from '../../../../domain/transfers.ts';
 import { approvalEvent, newApproval } from '../../../authorization/index.ts';
@@ -281,22 +281,18 @@ function reviewCaseOf(
   now: Date,
 ): ReviewCase {
   const t = command.transfer;
-  return {
-    id: deps.newId('review'),
-    organizationId: t.organizationId,
-    kind: review.kind,
-    status: 'open',
-    transferId: t.id,
-    customerId: command.sourceCustomerId,
-    walletId: command.debitAccountId,
-    verificationId: null,
-    depositId: null,
-    findings: review.findings,
-    note: null,
-    decidedBy: null,
-    createdAt: now,
-    decidedAt: null,
-  };
+  return openReviewCase(
+    {
+      id: deps.newId('review'),
+      organizationId: t.organizationId,
+      kind: review.kind,
+      transferId: t.id,
+      customerId: command.sourceCustomerId,
+      walletId: command.debitAccountId,
+      findings: review.findings,
+    },
+    now,
+  );
 }
 
 function policyDenied(decision: PolicyDecision): AppError {
