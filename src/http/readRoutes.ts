@@ -89,6 +89,14 @@ export function pagedList(
   };
 }
 
+/**
+ * The list request's filters of a list of money moving into or out of wallets (transfers, collections,
+ * deposits) from its query's: `status` as it is, and `wallet` as the wallet's id.
+ */
+export function statusAndWalletOf<Status>(query: { status?: Status; wallet?: string }) {
+  return { status: query.status, walletId: query.wallet };
+}
+
 /** A list's filter on a field with a fixed set of values: only the records with the value given. */
 export function enumFilter<const Value extends string>(values: readonly Value[], description: string) {
   return { type: 'string', enum: values, description } as const;

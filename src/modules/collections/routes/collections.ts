@@ -7,7 +7,13 @@ import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { formatAmount } from '../../../domain/money.ts';
 import { MOBILE_NETWORKS } from '../../../domain/transfers.ts';
 import { requestActorId } from '../../../http/auth.ts';
-import { enumFilter, foundById, listAndRetrieveRoutes, pagedList } from '../../../http/readRoutes.ts';
+import {
+  enumFilter,
+  foundById,
+  listAndRetrieveRoutes,
+  pagedList,
+  statusAndWalletOf,
+} from '../../../http/readRoutes.ts';
 import { accessByScope, idempotentWrite, writeOperation, written } from '../../../http/routeKit.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
 import {
@@ -187,10 +193,7 @@ function collectionsReadRoutes(app: FastifyInstance, deps: Deps): void {
       }),
     },
     page: listOrganizationCollections,
-    filtersOf: (query: { status?: CollectionStatus; wallet?: string }) => ({
-      status: query.status,
-      walletId: query.wallet,
-    }),
+    filtersOf: statusAndWalletOf<CollectionStatus>,
     retrieve: {
       operationId: 'getCollection',
       summary: 'Retrieve a collection',

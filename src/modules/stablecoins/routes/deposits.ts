@@ -10,6 +10,7 @@ import {
   listAndRetrieveRoutes,
   pagedList,
   retrieveByIdRoute,
+  statusAndWalletOf,
 } from '../../../http/readRoutes.ts';
 import {
   closedObjectSchema,
@@ -98,10 +99,7 @@ function depositsReadRoutes(app: FastifyInstance, deps: Deps): void {
       }),
     },
     page: listOrganizationDeposits,
-    filtersOf: (query: { status?: DepositStatus; wallet?: string }) => ({
-      status: query.status,
-      walletId: query.wallet,
-    }),
+    filtersOf: statusAndWalletOf<DepositStatus>,
     retrieve: {
       operationId: 'getDeposit',
       summary: 'Retrieve a deposit',

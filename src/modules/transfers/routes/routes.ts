@@ -11,7 +11,13 @@ import { formatAmount } from '../../../domain/money.ts';
 import { TRANSFER_STATUSES, type TransferStatus } from '../../../domain/transfers.ts';
 import { principalOf } from '../../../http/auth.ts';
 import { presentTransfer } from '../../../http/presenters.ts';
-import { enumFilter, listAndRetrieveRoutes, pagedList, retrieveByIdRoute } from '../../../http/readRoutes.ts';
+import {
+  enumFilter,
+  listAndRetrieveRoutes,
+  pagedList,
+  retrieveByIdRoute,
+  statusAndWalletOf,
+} from '../../../http/readRoutes.ts';
 import { actOnId } from '../../../http/routeEffects.ts';
 import { found, idempotentWrite, preparedWrite, writeOperation, written } from '../../../http/routeKit.ts';
 import { subjectEvidenceRoute } from '../../../http/routes/evidence.ts';
@@ -79,10 +85,7 @@ function transfersReadRoutes(app: FastifyInstance, deps: Deps): void {
       }),
     },
     page: listTransfers,
-    filtersOf: (query: { status?: TransferStatus; wallet?: string }) => ({
-      status: query.status,
-      walletId: query.wallet,
-    }),
+    filtersOf: statusAndWalletOf<TransferStatus>,
     retrieve: {
       operationId: 'getTransfer',
       summary: 'Retrieve a transfer',
