@@ -8,6 +8,7 @@ import { SCOPES } from '../../domain/access.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import { principalOf, requestActor, requestActorId } from '../../http/auth.ts';
 import type { ListQuery } from '../../http/presenters.ts';
+import { isoOrNull } from '../../http/presenters.ts';
 import { pagedList } from '../../http/readRoutes.ts';
 import { actOnId } from '../../http/routeEffects.ts';
 import {
@@ -94,7 +95,7 @@ export function presentApiKey(key: ApiKeyRow) {
     description: key.description,
     created_by: key.createdBy,
     created_at: key.createdAt.toISOString(),
-    revoked_at: key.revokedAt?.toISOString() ?? null,
+    revoked_at: isoOrNull(key.revokedAt),
   };
 }
 

@@ -10,6 +10,7 @@ import {
 } from '../../../domain/governedChanges.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { requestActor } from '../../../http/auth.ts';
+import { isoOrNull } from '../../../http/presenters.ts';
 import { enumFilter, foundById, listAndRetrieveRoutes, pagedList } from '../../../http/readRoutes.ts';
 import { actOnId } from '../../../http/routeEffects.ts';
 import { accessByScope, idempotentOutcome, type OperationSpec, written } from '../../../http/routeKit.ts';
@@ -54,8 +55,8 @@ export function presentChange(change: GovernedChange) {
     rule: change.rule,
     failure: change.failure,
     created_at: change.createdAt.toISOString(),
-    decided_at: change.decidedAt?.toISOString() ?? null,
-    applied_at: change.appliedAt?.toISOString() ?? null,
+    decided_at: isoOrNull(change.decidedAt),
+    applied_at: isoOrNull(change.appliedAt),
   };
 }
 

@@ -7,6 +7,7 @@ import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { formatAmount } from '../../../domain/money.ts';
 import { MOBILE_NETWORKS } from '../../../domain/transfers.ts';
 import { requestActorId } from '../../../http/auth.ts';
+import { isoOrNull } from '../../../http/presenters.ts';
 import {
   enumFilter,
   foundById,
@@ -123,8 +124,8 @@ export function presentCollection(c: Collection) {
     created_at: c.createdAt.toISOString(),
     updated_at: c.updatedAt.toISOString(),
     expires_at: c.expiresAt.toISOString(),
-    succeeded_at: c.succeededAt?.toISOString() ?? null,
-    failed_at: c.failedAt?.toISOString() ?? null,
+    succeeded_at: isoOrNull(c.succeededAt),
+    failed_at: isoOrNull(c.failedAt),
   };
 }
 

@@ -8,6 +8,7 @@ import type { Deps } from '../../../app/deps.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { requestActor } from '../../../http/auth.ts';
 import type { ListQuery } from '../../../http/presenters.ts';
+import { isoOrNull } from '../../../http/presenters.ts';
 import { enumFilter, pagedList, retrieveOwn } from '../../../http/readRoutes.ts';
 import { makeFromBody } from '../../../http/routeEffects.ts';
 import {
@@ -145,7 +146,7 @@ function presentCall(call: SmileIdCallRecord) {
     detail: call.detail,
     duration_ms: call.durationMs,
     at: call.at.toISOString(),
-    answered_at: call.answeredAt?.toISOString() ?? null,
+    answered_at: isoOrNull(call.answeredAt),
   };
 }
 

@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../../app/deps.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import type { ListQuery } from '../../../http/presenters.ts';
+import { isoOrNull } from '../../../http/presenters.ts';
 import { enumFilter, pagedList } from '../../../http/readRoutes.ts';
 import { readOperation, retrieveFilteredPage } from '../../../http/routeKit.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
@@ -89,7 +90,7 @@ function presentCall(call: RailPartnerCallRecord) {
     failure: call.failure,
     duration_ms: call.durationMs,
     created_at: call.createdAt.toISOString(),
-    answered_at: call.answeredAt?.toISOString() ?? null,
+    answered_at: isoOrNull(call.answeredAt),
   };
 }
 

@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../../app/deps.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import type { ListQuery } from '../../../http/presenters.ts';
+import { isoOrNull } from '../../../http/presenters.ts';
 import { enumFilter, foundById, listAndRetrieveRoutes, pagedList } from '../../../http/readRoutes.ts';
 import { changeById, makeFromBody } from '../../../http/routeEffects.ts';
 import { readOperation, retrieveFilteredPage, writeOperation, written } from '../../../http/routeKit.ts';
@@ -71,7 +72,7 @@ function presentRailCallback(c: RailCallback) {
     detail: c.detail,
     body: c.rawBody,
     received_at: c.receivedAt.toISOString(),
-    processed_at: c.processedAt?.toISOString() ?? null,
+    processed_at: isoOrNull(c.processedAt),
   };
 }
 
