@@ -9,16 +9,9 @@ import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { requestActor } from '../../../http/auth.ts';
 import type { ListQuery } from '../../../http/presenters.ts';
 import { isoOrNull } from '../../../http/presenters.ts';
-import { enumFilter, pagedList, retrieveOwn } from '../../../http/readRoutes.ts';
+import { enumFilter, listRoute, pagedList, retrieveOwn } from '../../../http/readRoutes.ts';
 import { makeFromBody } from '../../../http/routeEffects.ts';
-import {
-  accessByScope,
-  found,
-  readOperation,
-  retrieveFilteredPage,
-  writeOperation,
-  written,
-} from '../../../http/routeKit.ts';
+import { accessByScope, found, readOperation, writeOperation, written } from '../../../http/routeKit.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
 import {
   idSchema,
@@ -157,10 +150,11 @@ type CallsQuery = ListQuery & {
 };
 
 function listCallsRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Querystring: CallsQuery }>(
-    '/v1/verification-provider-calls',
-    readOperation({
-      ...ACCESS.compliance,
+  listRoute(app, deps, {
+    path: '/v1/verification-provider-calls',
+    access: ACCESS.compliance,
+    present: presentCall,
+    list: {
       operationId: 'listVerificationProviderCalls',
       summary: 'List verification provider calls',
       description:
@@ -175,14 +169,14 @@ function listCallsRoute(app: FastifyInstance, deps: Deps): void {
           outcome: enumFilter(SMILE_ID_CALL_OUTCOMES, 'Only calls with this outcome.'),
         },
       ),
+    },
+    page: listOrganizationSmileIdCalls,
+    filtersOf: (query: CallsQuery) => ({
+      verificationId: query.verification,
+      kind: query.kind,
+      outcome: query.outcome,
     }),
-    retrieveFilteredPage(
-      deps,
-      listOrganizationSmileIdCalls,
-      (query) => ({ verificationId: query.verification, kind: query.kind, outcome: query.outcome }),
-      presentCall,
-    ),
-  );
+  });
 }
 
 export function verificationProviderRoutes(app: FastifyInstance, deps: Deps): void {

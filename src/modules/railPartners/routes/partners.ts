@@ -5,11 +5,16 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../../app/deps.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
-import type { ListQuery } from '../../../http/presenters.ts';
 import { isoOrNull } from '../../../http/presenters.ts';
-import { enumFilter, foundById, listAndRetrieveRoutes, pagedList } from '../../../http/readRoutes.ts';
+import {
+  enumFilter,
+  foundById,
+  listAndRetrieveRoutes,
+  listRoute,
+  pagedList,
+} from '../../../http/readRoutes.ts';
 import { changeById, makeFromBody } from '../../../http/routeEffects.ts';
-import { readOperation, retrieveFilteredPage, writeOperation, written } from '../../../http/routeKit.ts';
+import { writeOperation, written } from '../../../http/routeKit.ts';
 import { idSchema } from '../../../http/schemas.ts';
 import {
   governedIdempotentWrite,
@@ -162,10 +167,11 @@ function updateRailPartnerRoute(app: FastifyInstance, deps: Deps): void {
 }
 
 function listRailCallbacksRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Querystring: ListQuery & { status?: RailCallbackStatus; transfer?: string } }>(
-    '/v1/rail-callbacks',
-    readOperation({
-      ...ACCESS.compliance,
+  listRoute(app, deps, {
+    path: '/v1/rail-callbacks',
+    access: ACCESS.compliance,
+    present: presentRailCallback,
+    list: {
       operationId: 'listRailCallbacks',
       summary: 'List partner callbacks',
       description:
@@ -174,14 +180,13 @@ function listRailCallbacksRoute(app: FastifyInstance, deps: Deps): void {
         status: enumFilter(RAIL_CALLBACK_STATUSES, 'Only callbacks in this status.'),
         transfer: idSchema(ID_PREFIXES.transfer, 'Only callbacks applied to this transfer.'),
       }),
+    },
+    page: listOrganizationRailCallbacks,
+    filtersOf: (query: { status?: RailCallbackStatus; transfer?: string }) => ({
+      status: query.status,
+      transferId: query.transfer,
     }),
-    retrieveFilteredPage(
-      deps,
-      listOrganizationRailCallbacks,
-      (query) => ({ status: query.status, transferId: query.transfer }),
-      presentRailCallback,
-    ),
-  );
+  });
 }
 
 export function railPartnerRoutes(app: FastifyInstance, deps: Deps): void {
