@@ -20,6 +20,7 @@ import {
   writeOperation,
   written,
 } from '../../http/routeKit.ts';
+import { routesInOrder } from '../../http/routeOrder.ts';
 import { apiObjectSchema, someOfSchema } from '../../http/schemaBuilders.ts';
 import {
   idParamsSchema,
@@ -188,8 +189,4 @@ function revokeApiKeyRoute(app: FastifyInstance, deps: Deps): void {
  * The organization's keys: admins list them and revoke any; a member creates keys for themself only. Keys
  * for another member, and server keys beyond `read` and `write`, come only from `mkoba keys create`.
  */
-export function apiKeyRoutes(app: FastifyInstance, deps: Deps): void {
-  listApiKeysRoute(app, deps);
-  createApiKeyRoute(app, deps);
-  revokeApiKeyRoute(app, deps);
-}
+export const apiKeyRoutes = routesInOrder(listApiKeysRoute, createApiKeyRoute, revokeApiKeyRoute);

@@ -7,6 +7,7 @@ import { LEDGER_ACCOUNT_ID_PREFIXES } from '../../http/ledgerSchemas.ts';
 import { presentJournalEntry, presentLedgerAccount } from '../../http/presenters.ts';
 import { enumFilter, listRoute, pagedList } from '../../http/readRoutes.ts';
 import { accessByScope } from '../../http/routeKit.ts';
+import { routesInOrder } from '../../http/routeOrder.ts';
 import { currencySchema, idSchema } from '../../http/schemas.ts';
 import { ACCOUNT_KINDS, type AccountKind } from './domain/ledger.ts';
 import { listJournalEntries, listLedgerAccounts } from './useCases/accounts.ts';
@@ -61,7 +62,4 @@ function listLedgerAccountsRoute(app: FastifyInstance, deps: Deps): void {
   });
 }
 
-export function ledgerRoutes(app: FastifyInstance, deps: Deps): void {
-  listLedgerEntriesRoute(app, deps);
-  listLedgerAccountsRoute(app, deps);
-}
+export const ledgerRoutes = routesInOrder(listLedgerEntriesRoute, listLedgerAccountsRoute);

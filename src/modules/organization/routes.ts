@@ -21,6 +21,7 @@ import {
   writeOperation,
   written,
 } from '../../http/routeKit.ts';
+import { routesInOrder } from '../../http/routeOrder.ts';
 import { apiObjectSchema, changeBodySchema, someOfSchema } from '../../http/schemaBuilders.ts';
 import { emailSchema, idSchema, nullableIdSchema, timestampSchema } from '../../http/schemas.ts';
 import { writeRoute } from '../../http/writeRoutes.ts';
@@ -194,8 +195,8 @@ function nameContactsRoute(app: FastifyInstance, deps: Deps): void {
   );
 }
 
-export function organizationRoutes(app: FastifyInstance, deps: Deps): void {
-  getOrganizationRoute(app, deps);
-  updateOrganizationRoute(app, deps);
-  nameContactsRoute(app, deps);
-}
+export const organizationRoutes = routesInOrder(
+  getOrganizationRoute,
+  updateOrganizationRoute,
+  nameContactsRoute,
+);

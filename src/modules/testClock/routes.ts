@@ -14,6 +14,7 @@ import {
   writeOperation,
   written,
 } from '../../http/routeKit.ts';
+import { routesInOrder } from '../../http/routeOrder.ts';
 import { daySchema } from '../../http/schemas.ts';
 import { idempotencyContextOf, sendOutcome } from '../../http/writes.ts';
 import { TEST_CLOCK_ADVANCE_DAYS_MAX } from './domain.ts';
@@ -117,7 +118,4 @@ function advanceTestClockRoute(app: FastifyInstance, deps: Deps): void {
   );
 }
 
-export function testClockRoutes(app: FastifyInstance, deps: Deps): void {
-  getTestClockRoute(app, deps);
-  advanceTestClockRoute(app, deps);
-}
+export const testClockRoutes = routesInOrder(getTestClockRoute, advanceTestClockRoute);

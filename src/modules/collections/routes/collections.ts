@@ -16,6 +16,7 @@ import {
   statusAndWalletOf,
 } from '../../../http/readRoutes.ts';
 import { accessByScope, idempotentWrite, writeOperation, written } from '../../../http/routeKit.ts';
+import { routesInOrder } from '../../../http/routeOrder.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
 import {
   amountInputSchema,
@@ -204,7 +205,4 @@ function collectionsReadRoutes(app: FastifyInstance, deps: Deps): void {
   });
 }
 
-export function collectionRoutes(app: FastifyInstance, deps: Deps): void {
-  createCollectionRoute(app, deps);
-  collectionsReadRoutes(app, deps);
-}
+export const collectionRoutes = routesInOrder(createCollectionRoute, collectionsReadRoutes);

@@ -20,6 +20,7 @@ import {
   writeOperation,
   written,
 } from '../../../http/routeKit.ts';
+import { routesInOrder } from '../../../http/routeOrder.ts';
 import { createdOrFound } from '../../../http/writeRoutes.ts';
 import { instantQuerySchema, presentAccountDetails, walletParams } from '../../wallets/index.ts';
 import { STATEMENT_ENTRIES_MAX, STATEMENT_PERIOD_DAYS_MAX } from '../domain.ts';
@@ -176,9 +177,9 @@ function getWalletStatementRoute(app: FastifyInstance, deps: Deps): void {
   );
 }
 
-export function digitalAccountRoutes(app: FastifyInstance, deps: Deps): void {
-  getSettingsRoute(app, deps);
-  setSettingsRoute(app, deps);
-  createAccountDetailsRoute(app, deps);
-  getWalletStatementRoute(app, deps);
-}
+export const digitalAccountRoutes = routesInOrder(
+  getSettingsRoute,
+  setSettingsRoute,
+  createAccountDetailsRoute,
+  getWalletStatementRoute,
+);

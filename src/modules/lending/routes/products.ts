@@ -14,6 +14,7 @@ import {
   writeOperation,
   written,
 } from '../../../http/routeKit.ts';
+import { routesInOrder } from '../../../http/routeOrder.ts';
 import { amountInputSchema, idParamsSchema } from '../../../http/schemas.ts';
 import { LOAN_PRODUCT_NAME_CHARS_MAX } from '../domain/loans.ts';
 import {
@@ -87,7 +88,4 @@ function loanProductsReadRoutes(app: FastifyInstance, deps: Deps): void {
   });
 }
 
-export function loanProductRoutes(app: FastifyInstance, deps: Deps): void {
-  createLoanProductRoute(app, deps);
-  loanProductsReadRoutes(app, deps);
-}
+export const loanProductRoutes = routesInOrder(createLoanProductRoute, loanProductsReadRoutes);

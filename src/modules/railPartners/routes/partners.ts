@@ -15,6 +15,7 @@ import {
 } from '../../../http/readRoutes.ts';
 import { changeById, makeFromBody } from '../../../http/routeEffects.ts';
 import { writeOperation, written } from '../../../http/routeKit.ts';
+import { routesInOrder } from '../../../http/routeOrder.ts';
 import { idSchema } from '../../../http/schemas.ts';
 import {
   governedIdempotentWrite,
@@ -189,9 +190,9 @@ function listRailCallbacksRoute(app: FastifyInstance, deps: Deps): void {
   });
 }
 
-export function railPartnerRoutes(app: FastifyInstance, deps: Deps): void {
-  createRailPartnerRoute(app, deps);
-  railPartnersReadRoutes(app, deps);
-  updateRailPartnerRoute(app, deps);
-  listRailCallbacksRoute(app, deps);
-}
+export const railPartnerRoutes = routesInOrder(
+  createRailPartnerRoute,
+  railPartnersReadRoutes,
+  updateRailPartnerRoute,
+  listRailCallbacksRoute,
+);

@@ -9,6 +9,7 @@ import { validationError } from '../../../domain/errors.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { foundById, retrieveByIdRoute } from '../../../http/readRoutes.ts';
 import { preparedWrite, writeOperation } from '../../../http/routeKit.ts';
+import { routesInOrder } from '../../../http/routeOrder.ts';
 import { idParamsSchema } from '../../../http/schemas.ts';
 import { createdOrFound } from '../../../http/writeRoutes.ts';
 import { presentVirtualAccount, virtualAccountResponse } from '../../treasury/index.ts';
@@ -81,10 +82,7 @@ function getWalletAccountsRoute(app: FastifyInstance, deps: Deps): void {
   });
 }
 
-export function walletAccountNumberRoutes(app: FastifyInstance, deps: Deps): void {
-  createWalletAccountsRoute(app, deps);
-  getWalletAccountsRoute(app, deps);
-}
+export const walletAccountNumberRoutes = routesInOrder(createWalletAccountsRoute, getWalletAccountsRoute);
 
 function createWalletAccountsRoute(app: FastifyInstance, deps: Deps): void {
   app.post<Route>(

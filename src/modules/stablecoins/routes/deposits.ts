@@ -19,6 +19,7 @@ import {
   wholeListSchema,
   writeOperation,
 } from '../../../http/routeKit.ts';
+import { routesInOrder } from '../../../http/routeOrder.ts';
 import { idParamsSchema, idSchema } from '../../../http/schemas.ts';
 import { createdOrFound } from '../../../http/writeRoutes.ts';
 import {
@@ -110,8 +111,8 @@ function depositsReadRoutes(app: FastifyInstance, deps: Deps): void {
 }
 
 /** A wallet's deposit addresses, then the deposits, in the order the document lists them. */
-export function depositRoutes(app: FastifyInstance, deps: Deps): void {
-  createDepositAddressRoute(app, deps);
-  listDepositAddressesRoute(app, deps);
-  depositsReadRoutes(app, deps);
-}
+export const depositRoutes = routesInOrder(
+  createDepositAddressRoute,
+  listDepositAddressesRoute,
+  depositsReadRoutes,
+);

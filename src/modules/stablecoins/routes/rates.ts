@@ -14,6 +14,7 @@ import {
   writeOperation,
   written,
 } from '../../../http/routeKit.ts';
+import { routesInOrder } from '../../../http/routeOrder.ts';
 import {
   governedIdempotentWrite,
   pendingChangeResponse,
@@ -82,7 +83,4 @@ function setConversionRatesRoute(app: FastifyInstance, deps: Deps): void {
   );
 }
 
-export function conversionRateRoutes(app: FastifyInstance, deps: Deps): void {
-  getConversionRatesRoute(app, deps);
-  setConversionRatesRoute(app, deps);
-}
+export const conversionRateRoutes = routesInOrder(getConversionRatesRoute, setConversionRatesRoute);

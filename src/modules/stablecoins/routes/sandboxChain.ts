@@ -21,6 +21,7 @@ import {
   writeOperation,
   written,
 } from '../../../http/routeKit.ts';
+import { routesInOrder } from '../../../http/routeOrder.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
 import { amountInputSchema, idParamsSchema, idSchema } from '../../../http/schemas.ts';
 import { createdOrFound } from '../../../http/writeRoutes.ts';
@@ -179,8 +180,4 @@ function chainReorgRoute(app: FastifyInstance, deps: Deps): void {
   );
 }
 
-export function sandboxChainRoutes(app: FastifyInstance, deps: Deps): void {
-  chainDepositRoute(app, deps);
-  chainAdvanceRoute(app, deps);
-  chainReorgRoute(app, deps);
-}
+export const sandboxChainRoutes = routesInOrder(chainDepositRoute, chainAdvanceRoute, chainReorgRoute);

@@ -20,6 +20,7 @@ import {
   writeOperation,
   written,
 } from '../../../http/routeKit.ts';
+import { routesInOrder } from '../../../http/routeOrder.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
 import {
   idParamsSchema,
@@ -296,9 +297,9 @@ function resolveExceptionRoute(app: FastifyInstance, deps: Deps): void {
   );
 }
 
-export function reconciliationRoutes(app: FastifyInstance, deps: Deps): void {
-  importStatementRoute(app, deps);
-  getStatementRoute(app, deps);
-  exceptionsReadRoutes(app, deps);
-  resolveExceptionRoute(app, deps);
-}
+export const reconciliationRoutes = routesInOrder(
+  importStatementRoute,
+  getStatementRoute,
+  exceptionsReadRoutes,
+  resolveExceptionRoute,
+);

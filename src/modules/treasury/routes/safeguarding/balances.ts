@@ -5,6 +5,7 @@ import { ID_PREFIXES } from '../../../../domain/ids.ts';
 import { listRoute, pagedList } from '../../../../http/readRoutes.ts';
 import { recordFromBody } from '../../../../http/routeEffects.ts';
 import { createOrFindWrite, writeOperation } from '../../../../http/routeKit.ts';
+import { routesInOrder } from '../../../../http/routeOrder.ts';
 import { daySchema, idSchema } from '../../../../http/schemas.ts';
 import { createdOrFound } from '../../../../http/writeRoutes.ts';
 import { textSchema } from '../../../compliance/index.ts';
@@ -82,7 +83,7 @@ function listSafeguardingBalancesRoute(app: FastifyInstance, deps: Deps): void {
 }
 
 /** Closing balances, reported and listed. */
-export function safeguardingBalanceRoutes(app: FastifyInstance, deps: Deps): void {
-  reportSafeguardingBalanceRoute(app, deps);
-  listSafeguardingBalancesRoute(app, deps);
-}
+export const safeguardingBalanceRoutes = routesInOrder(
+  reportSafeguardingBalanceRoute,
+  listSafeguardingBalancesRoute,
+);
