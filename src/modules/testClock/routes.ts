@@ -7,6 +7,7 @@ import type { Deps } from '../../app/deps.ts';
 import { runIdempotent } from '../../app/idempotency.ts';
 import { AppError } from '../../domain/errors.ts';
 import {
+  accessByScope,
   closedObjectSchema,
   found,
   organizationOf,
@@ -21,7 +22,7 @@ import { TEST_CLOCK_ADVANCE_DAYS_MAX } from './domain.ts';
 import { catchUpAfterAdvance } from './useCases/dayWork.ts';
 import { advanceTestClock, getTestClock, testClockJson } from './useCases/testClock.ts';
 
-const TAGS = ['Sandbox'];
+const ACCESS = accessByScope(['Sandbox']);
 
 export const testClockSchema = {
   $id: 'TestClock',
@@ -50,12 +51,11 @@ function getTestClockRoute(app: FastifyInstance, deps: Deps): void {
   app.get(
     '/v1/sandbox/clock',
     readOperation({
-      scope: 'read',
+      ...ACCESS.read,
       operationId: 'getTestClock',
       summary: 'Read the test clock (sandbox)',
       description:
         'Your organization’s clock: the real clock until you advance it, then that far ahead. Savings and loan products accrue, capitalise, fall due and go into arrears by this clock.',
-      tags: TAGS,
       responses: { 200: found('TestClock') },
     }),
     async (request) => testClockJson(await getTestClock(deps, organizationOf(request))),
@@ -97,11 +97,10 @@ function advanceTestClockRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Body: { advance_to?: string; advance_by_days?: number } }>(
     '/v1/sandbox/clock',
     writeOperation({
-      scope: 'write',
+      ...ACCESS.write,
       operationId: 'advanceTestClock',
       summary: 'Advance the test clock (sandbox)',
       description: `Moves your organization’s clock forward, to \`advance_to\` or by \`advance_by_days\` (at most ${TEST_CLOCK_ADVANCE_DAYS_MAX} days at a time; never back: a 422 \`test_clock_backwards\`), emits \`test_clock.advanced\`, then runs every day it crossed for your products (accrual, capitalisation, due-date collection, arrears), each day once, before it answers. If that work could not finish, a 503 \`test_clock_catch_up_incomplete\`: the clock has moved, and the same request again (same Idempotency-Key) finishes the days.`,
-      tags: TAGS,
       body: advanceBody,
       responses: { 200: written('TestClock', 'The clock, advanced, with the days it crossed done.') },
     }),
