@@ -7,11 +7,11 @@ import type { Deps } from '../../app/deps.ts';
 import { runIdempotent } from '../../app/idempotency.ts';
 import { AppError } from '../../domain/errors.ts';
 import {
-  accessByScope,
   closedObjectSchema,
   found,
   organizationOf,
   readOperation,
+  SANDBOX_ACCESS,
   writeOperation,
   written,
 } from '../../http/routeKit.ts';
@@ -21,8 +21,6 @@ import { idempotencyContextOf, sendOutcome } from '../../http/writes.ts';
 import { TEST_CLOCK_ADVANCE_DAYS_MAX } from './domain.ts';
 import { catchUpAfterAdvance } from './useCases/dayWork.ts';
 import { advanceTestClock, getTestClock, testClockJson } from './useCases/testClock.ts';
-
-const ACCESS = accessByScope(['Sandbox']);
 
 export const testClockSchema = {
   $id: 'TestClock',
@@ -51,7 +49,7 @@ function getTestClockRoute(app: FastifyInstance, deps: Deps): void {
   app.get(
     '/v1/sandbox/clock',
     readOperation({
-      ...ACCESS.read,
+      ...SANDBOX_ACCESS.read,
       operationId: 'getTestClock',
       summary: 'Read the test clock (sandbox)',
       description:
@@ -97,7 +95,7 @@ function advanceTestClockRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Body: { advance_to?: string; advance_by_days?: number } }>(
     '/v1/sandbox/clock',
     writeOperation({
-      ...ACCESS.write,
+      ...SANDBOX_ACCESS.write,
       operationId: 'advanceTestClock',
       summary: 'Advance the test clock (sandbox)',
       description: `Moves your organization’s clock forward, to \`advance_to\` or by \`advance_by_days\` (at most ${TEST_CLOCK_ADVANCE_DAYS_MAX} days at a time; never back: a 422 \`test_clock_backwards\`), emits \`test_clock.advanced\`, then runs every day it crossed for your products (accrual, capitalisation, due-date collection, arrears), each day once, before it answers. If that work could not finish, a 503 \`test_clock_catch_up_incomplete\`: the clock has moved, and the same request again (same Idempotency-Key) finishes the days.`,
