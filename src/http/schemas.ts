@@ -58,6 +58,14 @@ export function amountSchema(description: string, example = '1500.00') {
   return { type: 'string', pattern: '^[0-9]+(\\.[0-9]+)?$', description, examples: [example] };
 }
 
+/**
+ * An amount as a decimal string, documented by its words alone (no pattern, no example): an answer's money
+ * whose currency or asset its words name.
+ */
+export function decimalStringSchema(description: string) {
+  return { type: 'string', description } as const;
+}
+
 /** An amount that may be negative (a signed net, a balance, a movement out), as `amountSchema` otherwise. */
 export function signedAmountSchema(description: string, example: string) {
   return { type: 'string', pattern: '^-?[0-9]+(\\.[0-9]+)?$', description, examples: [example] } as const;

@@ -20,6 +20,7 @@ import { routesInOrder } from '../../../http/routeOrder.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
 import {
   amountInputSchema,
+  decimalStringSchema,
   idParamsSchema,
   idSchema,
   metadataSchema,
@@ -53,7 +54,7 @@ export const collectionSchema = apiObjectSchema(
   {
     id: idSchema(ID_PREFIXES.collection, 'Collection id.'),
     wallet: idSchema(ID_PREFIXES.wallet, 'The wallet credited.'),
-    amount: { type: 'string', description: 'Decimal string in major units.' },
+    amount: decimalStringSchema('Decimal string in major units.'),
     currency: { type: 'string' },
     method: {
       type: 'string',

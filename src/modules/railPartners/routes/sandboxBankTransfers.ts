@@ -15,7 +15,7 @@ import {
   written,
 } from '../../../http/routeKit.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
-import { amountInputSchema, currencySchema, idSchema } from '../../../http/schemas.ts';
+import { amountInputSchema, currencySchema, decimalStringSchema, idSchema } from '../../../http/schemas.ts';
 import {
   SANDBOX_SENDER_NAME_LENGTH_MAX,
   type SandboxBankTransfer,
@@ -35,7 +35,7 @@ export const sandboxBankTransferSchema = apiObjectSchema(
     },
     wallet: idSchema(ID_PREFIXES.wallet, 'The wallet the account number is.'),
     account_number: { type: 'string' },
-    amount: { type: 'string', description: 'Decimal string in `currency`.' },
+    amount: decimalStringSchema('Decimal string in `currency`.'),
     currency: currencySchema,
     sender_name: { type: ['string', 'null'] },
   },

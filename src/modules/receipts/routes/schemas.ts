@@ -2,7 +2,13 @@
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { RAILS, TRANSFER_STATUSES } from '../../../domain/transfers.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
-import { currencySchema, idSchema, nullableStringSchema, timestampSchema } from '../../../http/schemas.ts';
+import {
+  currencySchema,
+  decimalStringSchema,
+  idSchema,
+  nullableStringSchema,
+  timestampSchema,
+} from '../../../http/schemas.ts';
 
 export const receiptSchema = apiObjectSchema(
   'Receipt',
@@ -15,12 +21,12 @@ export const receiptSchema = apiObjectSchema(
     },
     organization: { type: 'string', description: 'The paying organization’s name.' },
     transfer: idSchema(ID_PREFIXES.transfer, 'The transfer.'),
-    amount: { type: 'string', description: 'Decimal string at the currency exponent.' },
+    amount: decimalStringSchema('Decimal string at the currency exponent.'),
     fee: {
       type: 'string',
       description: 'The fee the sender paid on top of the amount (`0.00` when none).',
     },
-    total: { type: 'string', description: 'Amount + fee: what the paying wallet was debited.' },
+    total: decimalStringSchema('Amount + fee: what the paying wallet was debited.'),
     currency: currencySchema,
     rail: { type: 'string', enum: RAILS },
     rail_reference: nullableStringSchema('The partner’s reference for the payout.'),

@@ -23,7 +23,7 @@ import {
 } from '../../../http/routeKit.ts';
 import { routesInOrder } from '../../../http/routeOrder.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
-import { amountInputSchema, idParamsSchema, idSchema } from '../../../http/schemas.ts';
+import { amountInputSchema, decimalStringSchema, idParamsSchema, idSchema } from '../../../http/schemas.ts';
 import { createdOrFound } from '../../../http/writeRoutes.ts';
 import { getTravelRuleSettings, travelRuleRequestSchema } from '../../compliance/index.ts';
 import {
@@ -76,7 +76,7 @@ export const sandboxCustodyDepositSchema = apiObjectSchema(
     asset: { type: 'string' },
     network: networkSchema,
     address: { type: 'string' },
-    amount: { type: 'string', description: 'Decimal string in the asset.' },
+    amount: decimalStringSchema('Decimal string in the asset.'),
     tx_hash: {
       type: 'string',
       description: 'The transaction on chain: the deposit’s `tx_hash` once recorded.',

@@ -17,6 +17,7 @@ import {
 import { accessByScope } from '../../../http/routeKit.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
 import {
+  decimalStringSchema,
   feeScheduleDecisionSchema,
   idSchema,
   nullableStringSchema,
@@ -29,8 +30,6 @@ export const ACCESS = accessByScope(TAGS, 'stablecoins');
 
 /** A network a stablecoin moves on. */
 export const networkSchema = { type: 'string', enum: DIGITAL_ASSET_NETWORKS } as const;
-
-const amountField = (description: string) => ({ type: 'string', description }) as const;
 
 export const depositAddressSchema = apiObjectSchema(
   'DepositAddress',
@@ -63,7 +62,7 @@ export const depositSchema = apiObjectSchema(
     id: idSchema(ID_PREFIXES.deposit, 'Deposit id.'),
     wallet: idSchema(ID_PREFIXES.wallet, 'The wallet credited.'),
     deposit_address: idSchema(ID_PREFIXES.depositAddress, 'The deposit address paid.'),
-    amount: amountField('Decimal string in major units of the asset.'),
+    amount: decimalStringSchema('Decimal string in major units of the asset.'),
     currency: { type: 'string', enum: DIGITAL_ASSETS },
     network: networkSchema,
     address: { type: 'string' },
@@ -137,9 +136,9 @@ const conversionFields = {
   },
   from_wallet: idSchema(ID_PREFIXES.wallet, 'The wallet debited.'),
   to_wallet: idSchema(ID_PREFIXES.wallet, 'The wallet credited.'),
-  from_amount: amountField('Debited, in the source wallet’s currency.'),
+  from_amount: decimalStringSchema('Debited, in the source wallet’s currency.'),
   from_currency: { type: 'string' },
-  to_amount: amountField(
+  to_amount: decimalStringSchema(
     'Credited, in the destination wallet’s currency: from_amount × rate, rounded down to the minor unit.',
   ),
   to_currency: { type: 'string' },
@@ -147,10 +146,10 @@ const conversionFields = {
   rate_version: nullableStringSchema(
     'The rate version the quote was given at (`crv_…`, see `GET /v1/conversion-rates`); null for a quote given before rates had versions.',
   ),
-  fee: amountField(
+  fee: decimalStringSchema(
     'The fee, in the source currency, paid on top of from_amount: what the fee schedule’s `conversion` rule for the source currency charges (zero without one).',
   ),
-  total: amountField('What the source wallet is debited: from_amount + fee.'),
+  total: decimalStringSchema('What the source wallet is debited: from_amount + fee.'),
   fee_schedule: feeScheduleDecisionSchema(
     'Which fee schedule version and rule decided `fee` (`rule` null: the version has no `conversion` rule for the source currency). Null for conversions quoted before fees applied to them.',
     true,
