@@ -14,6 +14,7 @@ import { type IdPrefix, idPattern } from '../domain/ids.ts';
 import { METADATA_KEY_LENGTH_MAX, METADATA_KEYS_MAX, METADATA_VALUE_LENGTH_MAX } from '../domain/metadata.ts';
 import { SUPPORTED_CURRENCIES } from '../domain/money.ts';
 import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from '../domain/pagination.ts';
+import { RAILS } from '../domain/transfers.ts';
 
 /** An id with this prefix (or any of these prefixes). */
 export function idSchema(prefix: IdPrefix | readonly IdPrefix[], description: string) {
@@ -44,6 +45,9 @@ export const currencySchema = {
   enum: SUPPORTED_CURRENCIES,
   description: 'ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals.',
 } as const;
+
+/** A rail transfers move on (`bank`, `mobile_money`, …). */
+export const transferRailSchema = { type: 'string', enum: RAILS } as const;
 
 export const timestampSchema = { type: 'string', format: 'date-time' } as const;
 export const nullableTimestampSchema = { type: ['string', 'null'], format: 'date-time' } as const;

@@ -1,6 +1,6 @@
 /** The receipt of a settled transfer, as JSON. */
 import { ID_PREFIXES } from '../../../domain/ids.ts';
-import { RAILS, TRANSFER_STATUSES } from '../../../domain/transfers.ts';
+import { TRANSFER_STATUSES } from '../../../domain/transfers.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
 import {
   currencySchema,
@@ -8,6 +8,7 @@ import {
   idSchema,
   nullableStringSchema,
   timestampSchema,
+  transferRailSchema,
 } from '../../../http/schemas.ts';
 
 export const receiptSchema = apiObjectSchema(
@@ -28,7 +29,7 @@ export const receiptSchema = apiObjectSchema(
     },
     total: decimalStringSchema('Amount + fee: what the paying wallet was debited.'),
     currency: currencySchema,
-    rail: { type: 'string', enum: RAILS },
+    rail: transferRailSchema,
     rail_reference: nullableStringSchema('The partner’s reference for the payout.'),
     journal_entry: idSchema(ID_PREFIXES.journalEntry, 'The entry that made the transfer final.'),
     source: nullableStringSchema('The paying wallet; masked (its last six characters) by the public check.'),

@@ -28,6 +28,7 @@ import {
   nullableStringSchema,
   nullableTimestampSchema,
   timestampSchema,
+  transferRailSchema,
 } from '../../../http/schemas.ts';
 import { STATEMENT_FORMATS } from '../domain/partnerStatements.ts';
 import {
@@ -75,7 +76,7 @@ export const statementSchema = {
   properties: {
     object: { type: 'string', enum: ['statement'] },
     id: idSchema(ID_PREFIXES.statement, 'Statement id.'),
-    rail: { type: 'string', enum: RAILS },
+    rail: transferRailSchema,
     from: { type: 'string', format: 'date' },
     to: { type: 'string', format: 'date' },
     lines: { type: 'integer' },
@@ -138,7 +139,7 @@ const statementBody = {
         required: ['rail', 'from', 'to', 'lines'],
         additionalProperties: false,
         properties: {
-          rail: { type: 'string', enum: RAILS },
+          rail: transferRailSchema,
           from: { type: 'string', description: 'YYYY-MM-DD' },
           to: { type: 'string', description: 'YYYY-MM-DD' },
           lines: { type: 'array', maxItems: RECONCILIATION_STATEMENT_LINES_MAX, items: lineSchema },

@@ -1,8 +1,8 @@
 /** The sandbox rail's settlement statement, ready to import into reconciliation. Not registered in production. */
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../../app/deps.ts';
-import { RAILS } from '../../../domain/transfers.ts';
 import { idempotentWrite, SANDBOX_ACCESS, writeOperation, written } from '../../../http/routeKit.ts';
+import { transferRailSchema } from '../../../http/schemas.ts';
 import { STATEMENT_FORMATS } from '../domain/partnerStatements.ts';
 import { STATEMENT_DIRECTIONS } from '../domain/reconciliation.ts';
 import {
@@ -57,7 +57,7 @@ export function sandboxStatementRoutes(app: FastifyInstance, deps: Deps): void {
         required: ['rail', 'from', 'to'],
         additionalProperties: false,
         properties: {
-          rail: { type: 'string', enum: RAILS },
+          rail: transferRailSchema,
           from: { type: 'string', description: 'YYYY-MM-DD' },
           to: { type: 'string', description: 'YYYY-MM-DD' },
           format: { type: 'string', enum: STATEMENT_FORMATS, description: 'Default `mkoba_json`.' },
