@@ -112,6 +112,15 @@ export const reconciliationExceptionSchema = apiObjectSchema(
   },
 );
 
+const statementDaySchema = { type: 'string', description: 'YYYY-MM-DD' } as const;
+
+/** A statement's rail and period, as an import and the sandbox's statements take them. */
+export const statementPeriodFields = {
+  rail: transferRailSchema,
+  from: statementDaySchema,
+  to: statementDaySchema,
+} as const;
+
 const lineSchema = {
   type: 'object',
   required: ['amount', 'currency', 'value_date', 'status'],
@@ -119,7 +128,7 @@ const lineSchema = {
     rail_reference: { type: ['string', 'null'], maxLength: 100 },
     amount: { type: 'string' },
     currency: { type: 'string' },
-    value_date: { type: 'string', description: 'YYYY-MM-DD' },
+    value_date: statementDaySchema,
     status: { type: 'string', enum: STATEMENT_LINE_STATUSES },
     fees: { type: 'string' },
     direction: {
@@ -139,9 +148,7 @@ const statementBody = {
         required: ['rail', 'from', 'to', 'lines'],
         additionalProperties: false,
         properties: {
-          rail: transferRailSchema,
-          from: { type: 'string', description: 'YYYY-MM-DD' },
-          to: { type: 'string', description: 'YYYY-MM-DD' },
+          ...statementPeriodFields,
           lines: { type: 'array', maxItems: RECONCILIATION_STATEMENT_LINES_MAX, items: lineSchema },
         },
       },

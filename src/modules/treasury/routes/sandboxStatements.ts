@@ -2,7 +2,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../../app/deps.ts';
 import { idempotentWrite, SANDBOX_ACCESS, writeOperation, written } from '../../../http/routeKit.ts';
-import { transferRailSchema } from '../../../http/schemas.ts';
 import { STATEMENT_FORMATS } from '../domain/partnerStatements.ts';
 import { STATEMENT_DIRECTIONS } from '../domain/reconciliation.ts';
 import {
@@ -10,6 +9,7 @@ import {
   type SandboxStatementInput,
   sandboxStatement,
 } from '../useCases/sandboxStatements.ts';
+import { statementPeriodFields } from './reconciliation.ts';
 
 const statementSchema = {
   type: 'object',
@@ -57,9 +57,7 @@ export function sandboxStatementRoutes(app: FastifyInstance, deps: Deps): void {
         required: ['rail', 'from', 'to'],
         additionalProperties: false,
         properties: {
-          rail: transferRailSchema,
-          from: { type: 'string', description: 'YYYY-MM-DD' },
-          to: { type: 'string', description: 'YYYY-MM-DD' },
+          ...statementPeriodFields,
           format: { type: 'string', enum: STATEMENT_FORMATS, description: 'Default `mkoba_json`.' },
           mismatches: {
             type: 'array',
