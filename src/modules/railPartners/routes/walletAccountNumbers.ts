@@ -6,13 +6,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../../app/deps.ts';
 import { validationError } from '../../../domain/errors.ts';
-import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { foundById, retrieveByIdRoute } from '../../../http/readRoutes.ts';
 import { accessByScope, preparedWrite, writeOperation } from '../../../http/routeKit.ts';
 import { routesInOrder } from '../../../http/routeOrder.ts';
-import { idParamsSchema } from '../../../http/schemas.ts';
 import { createdOrFound } from '../../../http/writeRoutes.ts';
 import { presentVirtualAccount, virtualAccountResponse } from '../../treasury/index.ts';
+import { walletParams } from '../../wallets/index.ts';
 import { railPartnerDirectory } from '../useCases/directory.ts';
 import {
   ACCOUNT_EMAIL_LENGTH_MAX,
@@ -68,7 +67,6 @@ const presentWalletAccounts = ({ account, partnerAccount }: WalletAccounts) => (
 });
 
 const ACCESS = accessByScope(['Collections'], 'digital_banking');
-const walletParams = idParamsSchema(ID_PREFIXES.wallet, 'Wallet id.');
 
 function getWalletAccountsRoute(app: FastifyInstance, deps: Deps): void {
   retrieveByIdRoute(app, deps, '/v1/wallets/:id/virtual-account', getWalletAccounts, presentWalletAccounts, {

@@ -22,6 +22,7 @@ import {
 import { routesInOrder } from '../../../http/routeOrder.ts';
 import { idParamsSchema, idSchema } from '../../../http/schemas.ts';
 import { createdOrFound } from '../../../http/writeRoutes.ts';
+import { walletParams } from '../../wallets/index.ts';
 import {
   issueDepositAddress,
   prepareDepositAddress,
@@ -30,8 +31,6 @@ import {
 import { getDeposit, listOrganizationDeposits } from '../useCases/deposits.ts';
 import { presentDeposit, presentDepositAddress } from './presenters.ts';
 import { ACCESS, networkSchema } from './schemas.ts';
-
-const walletParams = idParamsSchema(ID_PREFIXES.wallet, 'Wallet id.');
 
 function createDepositAddressRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Params: { id: string }; Body: { network: DigitalAssetNetwork } }>(

@@ -9,6 +9,7 @@ import {
   currencySchema,
   DOCUMENTED_AS,
   feeScheduleDecisionSchema,
+  idParamsSchema,
   idSchema,
   metadataSchema,
   nullableIdSchema,
@@ -209,3 +210,6 @@ export const transferEventDataSchema = {
 
 /** The transfer's response schemas, registered by $id. */
 export const TRANSFER_SCHEMAS = [transferSchema, transferEventDataSchema];
+
+/** The path's transfer id. */
+export const transferParams = idParamsSchema(ID_PREFIXES.transfer, 'Transfer id.');
