@@ -49,6 +49,9 @@ export const currencySchema = {
 /** A rail transfers move on (`bank`, `mobile_money`, …). */
 export const transferRailSchema = { type: 'string', enum: RAILS } as const;
 
+/** A currency's code alone, where the object's words say whose it is (`currencySchema` says it itself). */
+export const currencyCodeSchema = { type: 'string', enum: SUPPORTED_CURRENCIES } as const;
+
 export const timestampSchema = { type: 'string', format: 'date-time' } as const;
 export const nullableTimestampSchema = { type: ['string', 'null'], format: 'date-time' } as const;
 

@@ -1,9 +1,9 @@
 /** The lending module's wire format: loan products, loans with their schedules and arrears, repayments. */
 import { ID_PREFIXES } from '../../../domain/ids.ts';
-import { SUPPORTED_CURRENCIES } from '../../../domain/money.ts';
 import { accessByScope } from '../../../http/routeKit.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
 import {
+  currencyCodeSchema,
   daySchema,
   decimalStringSchema,
   idParamsSchema,
@@ -68,7 +68,7 @@ export const loanProductSchema = apiObjectSchema(
   {
     id: idSchema(ID_PREFIXES.loanProduct, 'Loan product id.'),
     name: { type: 'string' },
-    currency: { type: 'string', enum: SUPPORTED_CURRENCIES },
+    currency: currencyCodeSchema,
     ...termsProperties,
     min_principal: decimalStringSchema('The smallest principal lent.'),
     max_principal: decimalStringSchema('The largest principal lent.'),
@@ -96,7 +96,7 @@ export const loanSchema = apiObjectSchema(
     product: idSchema(ID_PREFIXES.loanProduct, 'The product it was lent on.'),
     customer: idSchema(ID_PREFIXES.customer, 'The borrower.'),
     wallet: idSchema(ID_PREFIXES.wallet, 'The borrower’s wallet: disbursed to, repaid from.'),
-    currency: { type: 'string', enum: SUPPORTED_CURRENCIES },
+    currency: currencyCodeSchema,
     principal: decimalStringSchema('Lent.'),
     terms: {
       type: 'object',
@@ -196,7 +196,7 @@ export const loanRepaymentSchema = apiObjectSchema(
     },
     day: daySchema('The organization’s day it was taken on.'),
     amount: decimalStringSchema('Taken from the wallet.'),
-    currency: { type: 'string', enum: SUPPORTED_CURRENCIES },
+    currency: currencyCodeSchema,
     allocation: moneyParts('paid by it'),
     journal_entry: { type: 'string', description: 'The ledger entry that moved it.' },
     created_at: timestampSchema,

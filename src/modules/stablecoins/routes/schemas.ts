@@ -7,7 +7,6 @@ import {
 } from '../../../domain/conversions.ts';
 import { DIGITAL_ASSET_NETWORKS, DIGITAL_ASSETS } from '../../../domain/digitalAssets.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
-import { SUPPORTED_CURRENCIES } from '../../../domain/money.ts';
 import { RATE_FRACTION_DIGITS_MAX, RATE_PATTERN_SOURCE } from '../../../domain/rates.ts';
 import {
   CHAIN_TRANSACTION_STATES,
@@ -17,6 +16,7 @@ import {
 import { accessByScope } from '../../../http/routeKit.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
 import {
+  currencyCodeSchema,
   decimalStringSchema,
   feeScheduleDecisionSchema,
   idSchema,
@@ -115,8 +115,8 @@ export const conversionRatesSchema = apiObjectSchema(
         type: 'object',
         required: ['from', 'to', 'rate', 'version', 'updated_at'],
         properties: {
-          from: { type: 'string', enum: SUPPORTED_CURRENCIES },
-          to: { type: 'string', enum: SUPPORTED_CURRENCIES },
+          from: currencyCodeSchema,
+          to: currencyCodeSchema,
           rate: rateText,
           version: nullableStringSchema(
             'The rate version in force (`crv_…`): every change of a pair’s rate is a new version, with the rate it replaced and who set it (evidence `conversion.rates.update`). Null for a rate set before rates had versions.',
