@@ -9,6 +9,7 @@
 
 import { EMAIL_CHARS_MAX } from '../domain/contactDetails.ts';
 import { PILOT_CAPS } from '../domain/decisions/pilotCaps.ts';
+import { DIGITAL_ASSET_NETWORKS, DIGITAL_ASSETS } from '../domain/digitalAssets.ts';
 import { IDEMPOTENCY_KEY_PATTERN } from '../domain/idempotency.ts';
 import { type IdPrefix, idPattern } from '../domain/ids.ts';
 import { METADATA_KEY_LENGTH_MAX, METADATA_KEYS_MAX, METADATA_VALUE_LENGTH_MAX } from '../domain/metadata.ts';
@@ -51,6 +52,10 @@ export const transferRailSchema = { type: 'string', enum: RAILS } as const;
 
 /** A currency's code alone, where the object's words say whose it is (`currencySchema` says it itself). */
 export const currencyCodeSchema = { type: 'string', enum: SUPPORTED_CURRENCIES } as const;
+
+/** A stablecoin (`USDC`, `USDT`), and a network it moves on. */
+export const digitalAssetSchema = { type: 'string', enum: DIGITAL_ASSETS } as const;
+export const digitalAssetNetworkSchema = { type: 'string', enum: DIGITAL_ASSET_NETWORKS } as const;
 
 export const timestampSchema = { type: 'string', format: 'date-time' } as const;
 export const nullableTimestampSchema = { type: ['string', 'null'], format: 'date-time' } as const;

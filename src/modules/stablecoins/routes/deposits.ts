@@ -20,7 +20,7 @@ import {
   writeOperation,
 } from '../../../http/routeKit.ts';
 import { routesInOrder } from '../../../http/routeOrder.ts';
-import { idParamsSchema, idSchema } from '../../../http/schemas.ts';
+import { digitalAssetNetworkSchema, idParamsSchema, idSchema } from '../../../http/schemas.ts';
 import { createdOrFound } from '../../../http/writeRoutes.ts';
 import { walletParams } from '../../wallets/index.ts';
 import {
@@ -30,7 +30,7 @@ import {
 } from '../useCases/depositAddresses.ts';
 import { getDeposit, listOrganizationDeposits } from '../useCases/deposits.ts';
 import { presentDeposit, presentDepositAddress } from './presenters.ts';
-import { ACCESS, networkSchema } from './schemas.ts';
+import { ACCESS } from './schemas.ts';
 
 function createDepositAddressRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Params: { id: string }; Body: { network: DigitalAssetNetwork } }>(
@@ -42,7 +42,7 @@ function createDepositAddressRoute(app: FastifyInstance, deps: Deps): void {
       description:
         'The wallet’s address on the network, issued on the first request (201) and the same one after (200). The wallet must hold USDC or USDT, and its asset’s route on the network must be enabled (422 `route_not_approved`). Where the organization has configured a custody partner (Fireblocks) the address is its vault account’s for the wallet (503 `service_unavailable` when the provider does not answer); otherwise the sandbox issues one on its simulated chain and pilot and production answer 422 `custody_not_configured`.',
       params: walletParams,
-      body: closedObjectSchema({ network: networkSchema }, ['network']),
+      body: closedObjectSchema({ network: digitalAssetNetworkSchema }, ['network']),
       responses: createdOrFound('DepositAddress', 'The address, issued now.', 'The address already issued.'),
     }),
     preparedWrite(

@@ -5,7 +5,6 @@ import {
   CONVERSION_QUOTE_STATUSES,
   CONVERSION_QUOTE_TTL_MS,
 } from '../../../domain/conversions.ts';
-import { DIGITAL_ASSET_NETWORKS, DIGITAL_ASSETS } from '../../../domain/digitalAssets.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { RATE_FRACTION_DIGITS_MAX, RATE_PATTERN_SOURCE } from '../../../domain/rates.ts';
 import {
@@ -18,6 +17,8 @@ import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
 import {
   currencyCodeSchema,
   decimalStringSchema,
+  digitalAssetNetworkSchema,
+  digitalAssetSchema,
   feeScheduleDecisionSchema,
   idSchema,
   nullableStringSchema,
@@ -28,9 +29,6 @@ import {
 export const TAGS = ['Stablecoins'];
 export const ACCESS = accessByScope(TAGS, 'stablecoins');
 
-/** A network a stablecoin moves on. */
-export const networkSchema = { type: 'string', enum: DIGITAL_ASSET_NETWORKS } as const;
-
 export const depositAddressSchema = apiObjectSchema(
   'DepositAddress',
   'deposit_address',
@@ -38,8 +36,8 @@ export const depositAddressSchema = apiObjectSchema(
   {
     id: idSchema(ID_PREFIXES.depositAddress, 'Deposit address id.'),
     wallet: idSchema(ID_PREFIXES.wallet, 'The wallet it credits.'),
-    asset: { type: 'string', enum: DIGITAL_ASSETS },
-    network: networkSchema,
+    asset: digitalAssetSchema,
+    network: digitalAssetNetworkSchema,
     address: {
       type: 'string',
       description: 'As the network writes it (EVM addresses in their EIP-55 form).',
@@ -63,8 +61,8 @@ export const depositSchema = apiObjectSchema(
     wallet: idSchema(ID_PREFIXES.wallet, 'The wallet credited.'),
     deposit_address: idSchema(ID_PREFIXES.depositAddress, 'The deposit address paid.'),
     amount: decimalStringSchema('Decimal string in major units of the asset.'),
-    currency: { type: 'string', enum: DIGITAL_ASSETS },
-    network: networkSchema,
+    currency: digitalAssetSchema,
+    network: digitalAssetNetworkSchema,
     address: { type: 'string' },
     tx_hash: { type: 'string' },
     log_index: { type: 'integer', minimum: 0 },
