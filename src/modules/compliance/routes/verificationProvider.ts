@@ -46,13 +46,15 @@ const ACCESS = accessByScope(['Verifications']);
 /** The longest setting or credential taken. */
 const FIELD_LENGTH_MAX = 200;
 const field = { type: 'string', minLength: 1, maxLength: FIELD_LENGTH_MAX } as const;
+/** The one provider there is. */
+const smileIdProviderSchema = { type: 'string', enum: ['smile_id'] } as const;
 
 export const verificationProviderSchema = apiObjectSchema(
   'VerificationProvider',
   'verification_provider',
   'The organization’s verification provider: Smile ID, which then decides its KYC and KYB verifications in every environment (docs/rails/smile-id.md).',
   {
-    provider: { type: 'string', enum: ['smile_id'] },
+    provider: smileIdProviderSchema,
     settings: {
       type: 'object',
       required: ['base_url', 'partner_id'],
@@ -90,7 +92,7 @@ export const verificationProviderCallSchema = apiObjectSchema(
   'One call Mkoba sent to the verification provider (Smile ID), or one callback it received: what, about which job and verification, Smile ID’s HTTP status (for a callback, what Mkoba answered) and code, the outcome and how long it took. Never a request’s or answer’s body, names, ID numbers, signatures or keys.',
   {
     id: idSchema(ID_PREFIXES.verificationProviderCall, 'Call id.'),
-    provider: { type: 'string', enum: ['smile_id'] },
+    provider: smileIdProviderSchema,
     kind: {
       type: 'string',
       enum: SMILE_ID_CALL_KINDS,
@@ -193,7 +195,7 @@ export function verificationProviderRoutes(app: FastifyInstance, deps: Deps): vo
         required: ['provider', 'settings', 'credentials'],
         additionalProperties: false,
         properties: {
-          provider: { type: 'string', enum: ['smile_id'] },
+          provider: smileIdProviderSchema,
           settings: {
             type: 'object',
             required: ['base_url', 'partner_id'],
@@ -249,7 +251,7 @@ function removeRoute(app: FastifyInstance, deps: Deps): void {
             required: ['object', 'provider', 'deleted', 'withdrawn_verifications'],
             properties: {
               object: { type: 'string', enum: ['verification_provider'] },
-              provider: { type: 'string', enum: ['smile_id'] },
+              provider: smileIdProviderSchema,
               deleted: { type: 'boolean', enum: [true] },
               withdrawn_verifications: {
                 type: 'array',
