@@ -6,7 +6,6 @@ import { PHONE_PATTERN } from '../../../domain/contactDetails.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { formatAmount } from '../../../domain/money.ts';
 import { MOBILE_NETWORKS } from '../../../domain/transfers.ts';
-import { requestActorId } from '../../../http/auth.ts';
 import { isoOrNull } from '../../../http/presenters.ts';
 import {
   enumFilter,
@@ -15,6 +14,7 @@ import {
   pagedList,
   statusAndWalletOf,
 } from '../../../http/readRoutes.ts';
+import { createFromRequest } from '../../../http/routeEffects.ts';
 import { accessByScope, idempotentWrite, writeOperation, written } from '../../../http/routeKit.ts';
 import { routesInOrder } from '../../../http/routeOrder.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
@@ -173,10 +173,10 @@ function createCollectionRoute(app: FastifyInstance, deps: Deps): void {
       body: collectionCreateBody,
       responses: { 201: written('Collection', 'The collection.') },
     }),
-    idempotentWrite(deps, 201, async (tx, organizationId, request) =>
-      presentCollection(
-        await createCollection(tx, deps, organizationId, request.body, requestActorId(request)),
-      ),
+    idempotentWrite(
+      deps,
+      201,
+      createFromRequest(deps, ({ body }) => body, createCollection, presentCollection),
     ),
   );
 }
