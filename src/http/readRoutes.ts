@@ -89,18 +89,26 @@ export function pagedList(
   };
 }
 
+/**
+ * The list request's filters of a list of money moving into or out of wallets (transfers, collections,
+ * deposits) from its query's: `status` as it is, and `wallet` as the wallet's id.
+ */
+export function statusAndWalletOf<Status>(query: { status?: Status; wallet?: string }) {
+  return { status: query.status, walletId: query.wallet };
+}
+
 /** A list's filter on a field with a fixed set of values: only the records with the value given. */
 export function enumFilter<const Value extends string>(values: readonly Value[], description: string) {
   return { type: 'string', enum: values, description } as const;
 }
 
 /**
- * The reads of one resource, registered together: its list (GET `path`, the key's organization's records
- * paged by id) and its read by id (GET `path/:id`), both answered with `present`.
+ * A list of the organization's records (GET `path`, paged by id, with the filters its query names), each
+ * answered with `present`.
  */
-export interface ResourceReads<Item extends { id: string }, Wire, Query, Filters> {
+export interface ResourceList<Item extends { id: string }, Wire, Query, Filters> {
   path: string;
-  /** Who may call both reads (scope, product) and where the document lists them. */
+  /** Who may call the list (scope, product) and where the document lists it. */
   access: OperationAccess;
   present: (item: Item) => Wire;
   /** The list's operation: its words, with `pagedList` for its documented parts. */
@@ -109,6 +117,29 @@ export interface ResourceReads<Item extends { id: string }, Wire, Query, Filters
   page: (deps: Deps, organizationId: string, request: PageRequest & Filters) => Promise<Page<Item>>;
   /** The list request's filters from the query's own (none: the page's only). */
   filtersOf?: (query: Query, request: FastifyRequest) => Filters;
+}
+
+/** The list of one resource (`ResourceList`). */
+export function listRoute<Item extends { id: string }, Wire, Query = object, Filters = object>(
+  app: FastifyInstance,
+  deps: Deps,
+  resource: ResourceList<Item, Wire, Query, Filters>,
+): void {
+  const filtersOf = resource.filtersOf ?? (() => ({}) as Filters);
+  const listPage = retrieveFilteredPage(deps, resource.page, filtersOf, resource.present);
+  // Fastify cannot resolve the query's type while `Query` is a type parameter; the list's schema
+  // (`resource.list`) validates it as `Query` before the handler runs.
+  app.get(resource.path, readOperation({ ...resource.access, ...resource.list }), (request) =>
+    listPage(request as FastifyRequest & { query: ListQuery & Query }),
+  );
+}
+
+/**
+ * The reads of one resource, registered together: its list (GET `path`, the key's organization's records
+ * paged by id; `ResourceList`) and its read by id (GET `path/:id`), both answered with `present`.
+ */
+export interface ResourceReads<Item extends { id: string }, Wire, Query, Filters>
+  extends ResourceList<Item, Wire, Query, Filters> {
   /** The read's operation: its words, with `foundById` for its documented parts. */
   retrieve: OperationWords;
   /** The record the read finds (a 404 when the organization has none with the id). */
@@ -121,13 +152,7 @@ export function listAndRetrieveRoutes<Item extends { id: string }, Wire, Query =
   deps: Deps,
   reads: ResourceReads<Item, Wire, Query, Filters>,
 ): void {
-  const filtersOf = reads.filtersOf ?? (() => ({}) as Filters);
-  const listPage = retrieveFilteredPage(deps, reads.page, filtersOf, reads.present);
-  // Fastify cannot resolve the query's type while `Query` is a type parameter; the list's schema
-  // (`reads.list`) validates it as `Query` before the handler runs.
-  app.get(reads.path, readOperation({ ...reads.access, ...reads.list }), (request) =>
-    listPage(request as FastifyRequest & { query: ListQuery & Query }),
-  );
+  listRoute(app, deps, reads);
   retrieveByIdRoute(app, deps, `${reads.path}/:id`, reads.get, reads.present, {
     ...reads.access,
     ...reads.retrieve,

@@ -109,14 +109,15 @@ export interface BodyAndQuery<Body, Query> {
 /**
  * What the request asks (`inputOf` reads it from the body, or from an upload and its query string) creates a
  * record for the key's organization, `created_by` the calling key's member, else the key:
- * `create(tx, deps, organizationId, inputOf(request), createdBy)`.
+ * `create(tx, deps, organizationId, inputOf(request), createdBy)`. The query string is optional: a route that
+ * takes only a JSON body declares none.
  */
 export function createFromRequest<Body, Query, Input, Result, Wire>(
   deps: Deps,
   inputOf: (request: BodyAndQuery<Body, Query>) => Input,
   create: InOrganization<[input: Input, createdBy: string], Result>,
   present: (result: Result) => Wire,
-): Effect<{ Body: Body; Querystring: Query }, Wire> {
+): Effect<{ Body: Body; Querystring?: Query }, Wire> {
   return async (tx, organizationId, request) => {
     const input = inputOf({ body: bodyOf(request), query: request.query as Query });
     return present(await create(tx, deps, organizationId, input, requestActorId(request)));

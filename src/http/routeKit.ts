@@ -82,6 +82,9 @@ export function accessByScope(tags: string[], product?: LaunchProduct): Record<S
   };
 }
 
+/** The access of the sandbox's own operations (its clock, simulated payers and statements): under Sandbox. */
+export const SANDBOX_ACCESS = accessByScope(['Sandbox']);
+
 /** Who may call an operation: the route's config (scope, product) and the document's security. */
 interface Access {
   config: FastifyContextConfig;

@@ -9,11 +9,13 @@
 
 import { EMAIL_CHARS_MAX } from '../domain/contactDetails.ts';
 import { PILOT_CAPS } from '../domain/decisions/pilotCaps.ts';
+import { DIGITAL_ASSET_NETWORKS, DIGITAL_ASSETS } from '../domain/digitalAssets.ts';
 import { IDEMPOTENCY_KEY_PATTERN } from '../domain/idempotency.ts';
 import { type IdPrefix, idPattern } from '../domain/ids.ts';
 import { METADATA_KEY_LENGTH_MAX, METADATA_KEYS_MAX, METADATA_VALUE_LENGTH_MAX } from '../domain/metadata.ts';
 import { SUPPORTED_CURRENCIES } from '../domain/money.ts';
 import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from '../domain/pagination.ts';
+import { RAILS } from '../domain/transfers.ts';
 
 /** An id with this prefix (or any of these prefixes). */
 export function idSchema(prefix: IdPrefix | readonly IdPrefix[], description: string) {
@@ -45,6 +47,16 @@ export const currencySchema = {
   description: 'ISO 4217 code (or USDC/USDT); amounts use its exact number of decimals.',
 } as const;
 
+/** A rail transfers move on (`bank`, `mobile_money`, …). */
+export const transferRailSchema = { type: 'string', enum: RAILS } as const;
+
+/** A currency's code alone, where the object's words say whose it is (`currencySchema` says it itself). */
+export const currencyCodeSchema = { type: 'string', enum: SUPPORTED_CURRENCIES } as const;
+
+/** A stablecoin (`USDC`, `USDT`), and a network it moves on. */
+export const digitalAssetSchema = { type: 'string', enum: DIGITAL_ASSETS } as const;
+export const digitalAssetNetworkSchema = { type: 'string', enum: DIGITAL_ASSET_NETWORKS } as const;
+
 export const timestampSchema = { type: 'string', format: 'date-time' } as const;
 export const nullableTimestampSchema = { type: ['string', 'null'], format: 'date-time' } as const;
 
@@ -56,6 +68,14 @@ export function nullableStringSchema(description: string) {
 /** A decimal string in major units at the currency's exponent, e.g. "1500.00" (KES) or "1500" (UGX). */
 export function amountSchema(description: string, example = '1500.00') {
   return { type: 'string', pattern: '^[0-9]+(\\.[0-9]+)?$', description, examples: [example] };
+}
+
+/**
+ * An amount as a decimal string, documented by its words alone (no pattern, no example): an answer's money
+ * whose currency or asset its words name.
+ */
+export function decimalStringSchema(description: string) {
+  return { type: 'string', description } as const;
 }
 
 /** An amount that may be negative (a signed net, a balance, a movement out), as `amountSchema` otherwise. */

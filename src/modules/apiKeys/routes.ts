@@ -8,9 +8,11 @@ import { SCOPES } from '../../domain/access.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import { principalOf, requestActor, requestActorId } from '../../http/auth.ts';
 import type { ListQuery } from '../../http/presenters.ts';
+import { isoOrNull } from '../../http/presenters.ts';
 import { pagedList } from '../../http/readRoutes.ts';
 import { actOnId } from '../../http/routeEffects.ts';
 import {
+  accessByScope,
   closedObjectSchema,
   idempotentOutcome,
   idempotentWrite,
@@ -19,6 +21,7 @@ import {
   writeOperation,
   written,
 } from '../../http/routeKit.ts';
+import { routesInOrder } from '../../http/routeOrder.ts';
 import { apiObjectSchema, someOfSchema } from '../../http/schemaBuilders.ts';
 import {
   idParamsSchema,
@@ -32,7 +35,7 @@ import type { ApiKeyRow } from './useCases/keys.ts';
 import { API_KEY_DESCRIPTION_CHARS_MAX, listKeysPage, revokeOrganizationKeyIn } from './useCases/keys.ts';
 import { createOwnApiKeyGoverned } from './useCases/ownKeys.ts';
 
-const TAGS = ['API keys'];
+const ACCESS = accessByScope(['API keys']);
 
 export const apiKeySchema = apiObjectSchema(
   'ApiKey',
@@ -94,7 +97,7 @@ export function presentApiKey(key: ApiKeyRow) {
     description: key.description,
     created_by: key.createdBy,
     created_at: key.createdAt.toISOString(),
-    revoked_at: key.revokedAt?.toISOString() ?? null,
+    revoked_at: isoOrNull(key.revokedAt),
   };
 }
 
@@ -102,12 +105,11 @@ function listApiKeysRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{ Querystring: ListQuery }>(
     '/v1/api-keys',
     readOperation({
-      scope: 'admin',
+      ...ACCESS.admin,
       operationId: 'listApiKeys',
       summary: 'List API keys',
       description:
         'Newest first, revoked ones included: each key’s display prefix, scopes, member, who created it and when, and when it was revoked. Never the key nor its hash.',
-      tags: TAGS,
       ...pagedList('ApiKey', 'A page of API keys.', ID_PREFIXES.apiKey),
     }),
     retrievePage(deps, listKeysPage, presentApiKey),
@@ -127,12 +129,11 @@ function createApiKeyRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Body: { scopes?: string[]; description?: string } }>(
     '/v1/api-keys',
     writeOperation({
-      scope: 'admin',
+      ...ACCESS.admin,
       operationId: 'createApiKey',
       summary: 'Create a key for yourself',
       description:
         'A new key that acts for the member the calling key acts for, never for anyone else. Its scopes are at most those both the member’s roles and the calling key grant (403 `beyond_member_roles`, naming `scopes`); without `scopes` it gets all of them. A key that acts for no member cannot create keys (403 `member_required`). Keys for other members and server keys come only from the operator’s CLI on the server (`mkoba keys create`). Recorded as evidence (`api_key.created`); the key is in this answer only. A key with a scope beyond `read`/`write` is a governed change (kind `api_key`): where the organization’s policy asks for approval (pilot and production start with a second admin), the answer is a 202 with the change and the key, which authenticates only once another member approves (see docs/APPROVALS.md). A retry with the same `Idempotency-Key` replays the answer, key included, only to the member (or key) that sent it; from anyone else it is a 422 `idempotency_key_reused`.',
-      tags: TAGS,
       body: createApiKeyBodySchema,
       responses: {
         201: written('CreatedApiKey', 'The key, shown once.'),
@@ -170,12 +171,11 @@ function revokeApiKeyRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Params: { id: string } }>(
     '/v1/api-keys/:id/revoke',
     writeOperation({
-      scope: 'admin',
+      ...ACCESS.admin,
       operationId: 'revokeApiKey',
       summary: 'Revoke an API key',
       description:
         'Any key of the organization, at once in this process and within 5 seconds in others; requests with it get 401 `api_key_revoked`. Revoking a revoked key changes nothing. Recorded as evidence (`api_key.revoked`).',
-      tags: TAGS,
       params: idParamsSchema(ID_PREFIXES.apiKey, 'API key id.'),
       responses: { 200: written('ApiKey', 'The key, revoked.') },
     }),
@@ -187,8 +187,4 @@ function revokeApiKeyRoute(app: FastifyInstance, deps: Deps): void {
  * The organization's keys: admins list them and revoke any; a member creates keys for themself only. Keys
  * for another member, and server keys beyond `read` and `write`, come only from `mkoba keys create`.
  */
-export function apiKeyRoutes(app: FastifyInstance, deps: Deps): void {
-  listApiKeysRoute(app, deps);
-  createApiKeyRoute(app, deps);
-  revokeApiKeyRoute(app, deps);
-}
+export const apiKeyRoutes = routesInOrder(listApiKeysRoute, createApiKeyRoute, revokeApiKeyRoute);

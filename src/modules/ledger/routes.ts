@@ -4,72 +4,62 @@ import type { Deps } from '../../app/deps.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import type { Currency } from '../../domain/money.ts';
 import { LEDGER_ACCOUNT_ID_PREFIXES } from '../../http/ledgerSchemas.ts';
-import { type ListQuery, presentJournalEntry, presentLedgerAccount } from '../../http/presenters.ts';
-import { enumFilter, pagedList } from '../../http/readRoutes.ts';
-import { readOperation, retrieveFilteredPage } from '../../http/routeKit.ts';
+import { presentJournalEntry, presentLedgerAccount } from '../../http/presenters.ts';
+import { enumFilter, listRoute, pagedList } from '../../http/readRoutes.ts';
+import { accessByScope } from '../../http/routeKit.ts';
+import { routesInOrder } from '../../http/routeOrder.ts';
 import { currencySchema, idSchema } from '../../http/schemas.ts';
 import { ACCOUNT_KINDS, type AccountKind } from './domain/ledger.ts';
 import { listJournalEntries, listLedgerAccounts } from './useCases/accounts.ts';
 
-const TAGS = ['Ledger'];
+const ACCESS = accessByScope(['Ledger']);
 
 // Lists have no {id} to miss: an unknown or foreign filter value is an empty page, not a 404 (LIST_PROBLEMS).
 
 function listLedgerEntriesRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Querystring: ListQuery & { wallet?: string; transfer?: string } }>(
-    '/v1/ledger/entries',
-    readOperation({
-      scope: 'read',
+  listRoute(app, deps, {
+    path: '/v1/ledger/entries',
+    access: ACCESS.read,
+    present: presentJournalEntry,
+    list: {
       operationId: 'listLedgerEntries',
       summary: 'List journal entries',
       description:
         'Newest first, each with its postings. A rail transfer shows a `hold` and later the `post` (settled) or `void` (failed, canceled) that refers to it; an internal transfer or a collection one `direct` entry; a return a `reversal`.',
-      tags: TAGS,
       ...pagedList('JournalEntry', 'A page of journal entries.', ID_PREFIXES.journalEntry, {
         wallet: idSchema(ID_PREFIXES.wallet, "Only entries that post to this wallet's account."),
         transfer: idSchema(ID_PREFIXES.transfer, 'Only entries of this transfer.'),
       }),
+    },
+    page: listJournalEntries,
+    filtersOf: (query: { wallet?: string; transfer?: string }) => ({
+      walletId: query.wallet,
+      transferId: query.transfer,
     }),
-    retrieveFilteredPage(
-      deps,
-      listJournalEntries,
-      (query: { wallet?: string; transfer?: string }) => ({
-        walletId: query.wallet,
-        transferId: query.transfer,
-      }),
-      presentJournalEntry,
-    ),
-  );
+  });
 }
 
 function listLedgerAccountsRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Querystring: ListQuery & { kind?: AccountKind; currency?: Currency } }>(
-    '/v1/ledger/accounts',
-    readOperation({
-      scope: 'read',
+  listRoute(app, deps, {
+    path: '/v1/ledger/accounts',
+    access: ACCESS.read,
+    present: presentLedgerAccount,
+    list: {
       operationId: 'listLedgerAccounts',
       summary: 'List ledger accounts',
       description:
         "Every account of your organization with its four sums and signed nets (credits − debits): wallets, with the same `balance` as the wallet's, and the rails' settlement and clearing accounts. Ordered by id, descending: wallets newest first, then system accounts. Per currency, the nets of all accounts sum to zero.",
-      tags: TAGS,
       ...pagedList('LedgerAccount', 'A page of ledger accounts.', LEDGER_ACCOUNT_ID_PREFIXES, {
         kind: enumFilter(ACCOUNT_KINDS, 'Only accounts of this kind.'),
         currency: { ...currencySchema, description: 'Only accounts of this currency.' },
       }),
+    },
+    page: listLedgerAccounts,
+    filtersOf: (query: { kind?: AccountKind; currency?: Currency }) => ({
+      kind: query.kind,
+      currency: query.currency,
     }),
-    retrieveFilteredPage(
-      deps,
-      listLedgerAccounts,
-      (query: { kind?: AccountKind; currency?: Currency }) => ({
-        kind: query.kind,
-        currency: query.currency,
-      }),
-      presentLedgerAccount,
-    ),
-  );
+  });
 }
 
-export function ledgerRoutes(app: FastifyInstance, deps: Deps): void {
-  listLedgerEntriesRoute(app, deps);
-  listLedgerAccountsRoute(app, deps);
-}
+export const ledgerRoutes = routesInOrder(listLedgerEntriesRoute, listLedgerAccountsRoute);

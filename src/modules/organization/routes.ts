@@ -13,6 +13,7 @@ import { CONTACT_NAME_CHARS_MAX, CONTACT_ROLES, LAUNCH_PRODUCTS } from '../../do
 import { retrieveOwn } from '../../http/readRoutes.ts';
 import { makeFromBody } from '../../http/routeEffects.ts';
 import {
+  accessByScope,
   closedObjectSchema,
   found,
   idempotentWrite,
@@ -21,6 +22,7 @@ import {
   writeOperation,
   written,
 } from '../../http/routeKit.ts';
+import { routesInOrder } from '../../http/routeOrder.ts';
 import { apiObjectSchema, changeBodySchema, someOfSchema } from '../../http/schemaBuilders.ts';
 import { emailSchema, idSchema, nullableIdSchema, timestampSchema } from '../../http/schemas.ts';
 import { writeRoute } from '../../http/writeRoutes.ts';
@@ -32,7 +34,7 @@ import {
   updateOrganizationProfile,
 } from './useCases.ts';
 
-const TAGS = ['Organization'];
+const ACCESS = accessByScope(['Organization']);
 
 const productsSchema = someOfSchema(
   LAUNCH_PRODUCTS,
@@ -117,10 +119,9 @@ function getOrganizationRoute(app: FastifyInstance, deps: Deps): void {
   app.get(
     '/v1/organization',
     readOperation({
-      scope: 'read',
+      ...ACCESS.read,
       operationId: 'getOrganization',
       summary: 'Retrieve your organization',
-      tags: TAGS,
       responses: { 200: found('Organization', 'The organization.') },
       problems: ORGANIZATION_READ_PROBLEMS,
     }),
@@ -137,12 +138,11 @@ function updateOrganizationRoute(app: FastifyInstance, deps: Deps): void {
     200,
     makeFromBody(deps, updateOrganizationProfile, (view) => presentOrganization(view, deps.environment)),
     {
-      scope: 'admin',
+      ...ACCESS.admin,
       operationId: 'updateOrganization',
       summary: 'Name your legal entity, products and mobile-money markets',
       description:
         '`legal_entity`: a business customer of yours whose verified KYB stands for the organization (400 `not_business` for an individual, 404 for an unknown one; `null` clears it). `products`: what you launch. `mobile_networks`: the mobile-money markets you pay in (400 `duplicate` for one named twice; `null` clears them). The launch gates follow at their next evaluation.',
-      tags: TAGS,
       body: changeBodySchema({
         legal_entity: nullableIdSchema(ID_PREFIXES.customer, 'A business customer id, or null.'),
         products: productsSchema,
@@ -176,12 +176,11 @@ function nameContactsRoute(app: FastifyInstance, deps: Deps): void {
   app.put<{ Body: { contacts: { role: string; name: string; email: string; phone?: string }[] } }>(
     '/v1/organization/contacts',
     writeOperation({
-      scope: 'admin',
+      ...ACCESS.admin,
       operationId: 'nameOrganizationContacts',
       summary: 'Name your contacts',
       description:
         'Replaces the people you name for your launch, one per role: `technical` (integration and incidents), `compliance` (KYB, screening, reviews) and `finance` (reconciliation and settlement). The `contacts_named` gate passes once all three are named.',
-      tags: TAGS,
       body: contactsBodySchema,
       responses: { 200: written('Organization', 'The organization.') },
     }),
@@ -194,8 +193,8 @@ function nameContactsRoute(app: FastifyInstance, deps: Deps): void {
   );
 }
 
-export function organizationRoutes(app: FastifyInstance, deps: Deps): void {
-  getOrganizationRoute(app, deps);
-  updateOrganizationRoute(app, deps);
-  nameContactsRoute(app, deps);
-}
+export const organizationRoutes = routesInOrder(
+  getOrganizationRoute,
+  updateOrganizationRoute,
+  nameContactsRoute,
+);

@@ -11,16 +11,16 @@ import {
   found,
   organizationOf,
   readOperation,
+  SANDBOX_ACCESS,
   writeOperation,
   written,
 } from '../../http/routeKit.ts';
+import { routesInOrder } from '../../http/routeOrder.ts';
 import { daySchema } from '../../http/schemas.ts';
 import { idempotencyContextOf, sendOutcome } from '../../http/writes.ts';
 import { TEST_CLOCK_ADVANCE_DAYS_MAX } from './domain.ts';
 import { catchUpAfterAdvance } from './useCases/dayWork.ts';
 import { advanceTestClock, getTestClock, testClockJson } from './useCases/testClock.ts';
-
-const TAGS = ['Sandbox'];
 
 export const testClockSchema = {
   $id: 'TestClock',
@@ -49,12 +49,11 @@ function getTestClockRoute(app: FastifyInstance, deps: Deps): void {
   app.get(
     '/v1/sandbox/clock',
     readOperation({
-      scope: 'read',
+      ...SANDBOX_ACCESS.read,
       operationId: 'getTestClock',
       summary: 'Read the test clock (sandbox)',
       description:
         'Your organization’s clock: the real clock until you advance it, then that far ahead. Savings and loan products accrue, capitalise, fall due and go into arrears by this clock.',
-      tags: TAGS,
       responses: { 200: found('TestClock') },
     }),
     async (request) => testClockJson(await getTestClock(deps, organizationOf(request))),
@@ -96,11 +95,10 @@ function advanceTestClockRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Body: { advance_to?: string; advance_by_days?: number } }>(
     '/v1/sandbox/clock',
     writeOperation({
-      scope: 'write',
+      ...SANDBOX_ACCESS.write,
       operationId: 'advanceTestClock',
       summary: 'Advance the test clock (sandbox)',
       description: `Moves your organization’s clock forward, to \`advance_to\` or by \`advance_by_days\` (at most ${TEST_CLOCK_ADVANCE_DAYS_MAX} days at a time; never back: a 422 \`test_clock_backwards\`), emits \`test_clock.advanced\`, then runs every day it crossed for your products (accrual, capitalisation, due-date collection, arrears), each day once, before it answers. If that work could not finish, a 503 \`test_clock_catch_up_incomplete\`: the clock has moved, and the same request again (same Idempotency-Key) finishes the days.`,
-      tags: TAGS,
       body: advanceBody,
       responses: { 200: written('TestClock', 'The clock, advanced, with the days it crossed done.') },
     }),
@@ -117,7 +115,4 @@ function advanceTestClockRoute(app: FastifyInstance, deps: Deps): void {
   );
 }
 
-export function testClockRoutes(app: FastifyInstance, deps: Deps): void {
-  getTestClockRoute(app, deps);
-  advanceTestClockRoute(app, deps);
-}
+export const testClockRoutes = routesInOrder(getTestClockRoute, advanceTestClockRoute);

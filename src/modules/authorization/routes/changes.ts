@@ -10,9 +10,11 @@ import {
 } from '../../../domain/governedChanges.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { requestActor } from '../../../http/auth.ts';
+import { isoOrNull } from '../../../http/presenters.ts';
 import { enumFilter, foundById, listAndRetrieveRoutes, pagedList } from '../../../http/readRoutes.ts';
 import { actOnId } from '../../../http/routeEffects.ts';
 import { accessByScope, idempotentOutcome, type OperationSpec, written } from '../../../http/routeKit.ts';
+import { routesInOrder } from '../../../http/routeOrder.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
 import {
   idParamsSchema,
@@ -54,8 +56,8 @@ export function presentChange(change: GovernedChange) {
     rule: change.rule,
     failure: change.failure,
     created_at: change.createdAt.toISOString(),
-    decided_at: change.decidedAt?.toISOString() ?? null,
-    applied_at: change.appliedAt?.toISOString() ?? null,
+    decided_at: isoOrNull(change.decidedAt),
+    applied_at: isoOrNull(change.appliedAt),
   };
 }
 
@@ -149,10 +151,7 @@ function cancelChangeRoute(app: FastifyInstance, deps: Deps): void {
  * Governed changes: anyone in the organization reads them (approvers need to see what they vote on, with
  * the `read` scope their role grants); only the proposer cancels one.
  */
-export function changeRoutes(app: FastifyInstance, deps: Deps): void {
-  changeReadRoutes(app, deps);
-  cancelChangeRoute(app, deps);
-}
+export const changeRoutes = routesInOrder(changeReadRoutes, cancelChangeRoute);
 
 /** The 202 a route answers when its change waits for approval. */
 export function pendingChangeReply(change: GovernedChange) {

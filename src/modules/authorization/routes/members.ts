@@ -6,6 +6,7 @@ import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { enumFilter, foundById, listAndRetrieveRoutes, pagedList } from '../../../http/readRoutes.ts';
 import { actOnId, changeById, makeFromBody } from '../../../http/routeEffects.ts';
 import { accessByScope } from '../../../http/routeKit.ts';
+import { routesInOrder } from '../../../http/routeOrder.ts';
 import { idParamsSchema } from '../../../http/schemas.ts';
 import { writeRoute, writtenById } from '../../../http/writeRoutes.ts';
 import { addMember, getMember, listMembers, removeMember, updateMember } from '../useCases/members.ts';
@@ -106,9 +107,9 @@ function removeMemberRoute(app: FastifyInstance, deps: Deps): void {
 }
 
 /** The organization's people and their signer roles: the `admin` scope only. */
-export function memberRoutes(app: FastifyInstance, deps: Deps): void {
-  memberReadRoutes(app, deps);
-  createMemberRoute(app, deps);
-  updateMemberRoute(app, deps);
-  removeMemberRoute(app, deps);
-}
+export const memberRoutes = routesInOrder(
+  memberReadRoutes,
+  createMemberRoute,
+  updateMemberRoute,
+  removeMemberRoute,
+);

@@ -9,7 +9,14 @@ import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { requestActor, requestActorId } from '../../../http/auth.ts';
 import { type ListQuery, pageRequestOf, presentList } from '../../../http/presenters.ts';
 import { pagedList } from '../../../http/readRoutes.ts';
-import { found, idempotentOutcome, organizationOf, readOperation, written } from '../../../http/routeKit.ts';
+import {
+  accessByScope,
+  found,
+  idempotentOutcome,
+  organizationOf,
+  readOperation,
+  written,
+} from '../../../http/routeKit.ts';
 import { idParamsSchema } from '../../../http/schemas.ts';
 import {
   replaceSettingOperation,
@@ -31,6 +38,7 @@ import { presentPolicy, presentPolicyChange } from './presenters.ts';
 import { policyBodySchema } from './schemas.ts';
 
 const TAGS = ['Policies'];
+const ACCESS = accessByScope(TAGS);
 
 /** A policy change as shown, with the approval it last asked for. */
 async function presentPolicyChangeOf(deps: Deps, organizationId: string, change: PolicyChange) {
@@ -87,11 +95,10 @@ function listPolicyChangesRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{ Querystring: ListQuery }>(
     '/v1/policy-changes',
     readOperation({
-      scope: 'read',
+      ...ACCESS.read,
       operationId: 'listPolicyChanges',
       summary: 'List proposed policy changes',
       description: 'Newest first: changes that needed approval, with what became of them.',
-      tags: TAGS,
       ...pagedList('PolicyChange', 'A page of policy changes.', ID_PREFIXES.policyChange),
     }),
     async (request) => {
@@ -111,10 +118,9 @@ function getPolicyChangeRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{ Params: { id: string } }>(
     '/v1/policy-changes/:id',
     readOperation({
-      scope: 'read',
+      ...ACCESS.read,
       operationId: 'getPolicyChange',
       summary: 'Retrieve a proposed policy change',
-      tags: TAGS,
       params: idParamsSchema(ID_PREFIXES.policyChange, 'Policy change id.'),
       responses: { 200: found('PolicyChange', 'The change.') },
     }),

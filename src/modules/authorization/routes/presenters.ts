@@ -3,6 +3,7 @@
 import type { Approval } from '../../../domain/approvals.ts';
 import type { Policy } from '../../../domain/decisions/policies.ts';
 import { defaultRuleJson, ruleJson } from '../../../domain/decisions/policyJson.ts';
+import { isoOrNull } from '../../../http/presenters.ts';
 import type { Member } from '../domain.ts';
 import { approvalEventData } from '../useCases/approvals.ts';
 import type { PolicyChange } from '../useCases/policies.ts';
@@ -45,7 +46,7 @@ export function presentPolicyChange(change: PolicyChange, approvalId: string | n
     approval: approvalId,
     created_by: change.createdBy,
     created_at: change.createdAt.toISOString(),
-    decided_at: change.decidedAt?.toISOString() ?? null,
+    decided_at: isoOrNull(change.decidedAt),
   };
 }
 

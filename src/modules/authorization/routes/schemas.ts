@@ -17,7 +17,7 @@ import {
 import { GOVERNED_CHANGE_KINDS } from '../../../domain/governedChanges.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { RISK_LEVELS } from '../../../domain/risk.ts';
-import { DESTINATION_TYPES, RAILS } from '../../../domain/transfers.ts';
+import { DESTINATION_TYPES } from '../../../domain/transfers.ts';
 import { apiObjectSchema, changeBodySchema, someOfSchema } from '../../../http/schemaBuilders.ts';
 import {
   currencySchema,
@@ -26,6 +26,7 @@ import {
   nullableStringSchema,
   nullableTimestampSchema,
   timestampSchema,
+  transferRailSchema,
 } from '../../../http/schemas.ts';
 import { MEMBER_NAME_CHARS_MAX } from '../domain.ts';
 
@@ -119,7 +120,7 @@ const matchSchema = {
       },
       'Amount ranges, one per currency; a transfer in a currency not listed does not match.',
     ),
-    rails: listOf({ type: 'string', enum: RAILS }, 'The transfer’s rail is one of these.'),
+    rails: listOf(transferRailSchema, 'The transfer’s rail is one of these.'),
     destination_types: listOf(
       { type: 'string', enum: DESTINATION_TYPES },
       'The destination type is one of these.',

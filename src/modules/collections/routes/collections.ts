@@ -6,12 +6,21 @@ import { PHONE_PATTERN } from '../../../domain/contactDetails.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { formatAmount } from '../../../domain/money.ts';
 import { MOBILE_NETWORKS } from '../../../domain/transfers.ts';
-import { requestActorId } from '../../../http/auth.ts';
-import { enumFilter, foundById, listAndRetrieveRoutes, pagedList } from '../../../http/readRoutes.ts';
+import { isoOrNull } from '../../../http/presenters.ts';
+import {
+  enumFilter,
+  foundById,
+  listAndRetrieveRoutes,
+  pagedList,
+  statusAndWalletOf,
+} from '../../../http/readRoutes.ts';
+import { createFromRequest } from '../../../http/routeEffects.ts';
 import { accessByScope, idempotentWrite, writeOperation, written } from '../../../http/routeKit.ts';
+import { routesInOrder } from '../../../http/routeOrder.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
 import {
   amountInputSchema,
+  decimalStringSchema,
   idParamsSchema,
   idSchema,
   metadataSchema,
@@ -45,7 +54,7 @@ export const collectionSchema = apiObjectSchema(
   {
     id: idSchema(ID_PREFIXES.collection, 'Collection id.'),
     wallet: idSchema(ID_PREFIXES.wallet, 'The wallet credited.'),
-    amount: { type: 'string', description: 'Decimal string in major units.' },
+    amount: decimalStringSchema('Decimal string in major units.'),
     currency: { type: 'string' },
     method: {
       type: 'string',
@@ -117,8 +126,8 @@ export function presentCollection(c: Collection) {
     created_at: c.createdAt.toISOString(),
     updated_at: c.updatedAt.toISOString(),
     expires_at: c.expiresAt.toISOString(),
-    succeeded_at: c.succeededAt?.toISOString() ?? null,
-    failed_at: c.failedAt?.toISOString() ?? null,
+    succeeded_at: isoOrNull(c.succeededAt),
+    failed_at: isoOrNull(c.failedAt),
   };
 }
 
@@ -164,10 +173,10 @@ function createCollectionRoute(app: FastifyInstance, deps: Deps): void {
       body: collectionCreateBody,
       responses: { 201: written('Collection', 'The collection.') },
     }),
-    idempotentWrite(deps, 201, async (tx, organizationId, request) =>
-      presentCollection(
-        await createCollection(tx, deps, organizationId, request.body, requestActorId(request)),
-      ),
+    idempotentWrite(
+      deps,
+      201,
+      createFromRequest(deps, ({ body }) => body, createCollection, presentCollection),
     ),
   );
 }
@@ -187,10 +196,7 @@ function collectionsReadRoutes(app: FastifyInstance, deps: Deps): void {
       }),
     },
     page: listOrganizationCollections,
-    filtersOf: (query: { status?: CollectionStatus; wallet?: string }) => ({
-      status: query.status,
-      walletId: query.wallet,
-    }),
+    filtersOf: statusAndWalletOf<CollectionStatus>,
     retrieve: {
       operationId: 'getCollection',
       summary: 'Retrieve a collection',
@@ -200,7 +206,4 @@ function collectionsReadRoutes(app: FastifyInstance, deps: Deps): void {
   });
 }
 
-export function collectionRoutes(app: FastifyInstance, deps: Deps): void {
-  createCollectionRoute(app, deps);
-  collectionsReadRoutes(app, deps);
-}
+export const collectionRoutes = routesInOrder(createCollectionRoute, collectionsReadRoutes);

@@ -33,6 +33,7 @@ import {
   wholeListSchema,
   written,
 } from '../../../http/routeKit.ts';
+import { routesInOrder } from '../../../http/routeOrder.ts';
 import { changeBodySchema } from '../../../http/schemaBuilders.ts';
 import { idParamsSchema, idSchema } from '../../../http/schemas.ts';
 import { writeRoute } from '../../../http/writeRoutes.ts';
@@ -221,11 +222,11 @@ function resolveAmlAlertRoute(app: FastifyInstance, deps: Deps): void {
 }
 
 /** AML rules and alerts: operators only (the `compliance` scope). */
-export function amlRoutes(app: FastifyInstance, deps: Deps): void {
-  listAmlRulesRoute(app, deps);
-  createAmlRuleRoute(app, deps);
-  getAmlRuleRoute(app, deps);
-  updateAmlRuleRoute(app, deps);
-  amlAlertReadRoutes(app, deps);
-  resolveAmlAlertRoute(app, deps);
-}
+export const amlRoutes = routesInOrder(
+  listAmlRulesRoute,
+  createAmlRuleRoute,
+  getAmlRuleRoute,
+  updateAmlRuleRoute,
+  amlAlertReadRoutes,
+  resolveAmlAlertRoute,
+);

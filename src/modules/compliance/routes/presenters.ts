@@ -4,6 +4,7 @@ import type { AmlAlert } from '../../../domain/amlAlerts.ts';
 import type { AmlRule } from '../../../domain/decisions/aml.ts';
 import type { ReviewCase } from '../../../domain/reviews.ts';
 import { maskedSubmission } from '../../../domain/verifications.ts';
+import { isoOrNull } from '../../../http/presenters.ts';
 import { amlRuleFields } from '../domain.ts';
 import type { Verification } from '../useCases/verifications.ts';
 
@@ -21,7 +22,7 @@ export function presentReview(review: ReviewCase) {
     note: review.note,
     decided_by: review.decidedBy,
     created_at: review.createdAt.toISOString(),
-    decided_at: review.decidedAt?.toISOString() ?? null,
+    decided_at: isoOrNull(review.decidedAt),
   };
 }
 
@@ -53,7 +54,7 @@ export function presentAmlAlert(alert: AmlAlert) {
     note: alert.note,
     resolved_by: alert.resolvedBy,
     created_at: alert.createdAt.toISOString(),
-    resolved_at: alert.resolvedAt?.toISOString() ?? null,
+    resolved_at: isoOrNull(alert.resolvedAt),
   };
 }
 
@@ -72,6 +73,6 @@ export function presentVerification(v: Verification) {
     submission: maskedSubmission(v.submission),
     decided_by: v.decidedBy === null ? null : PROVIDER_DECIDERS.has(v.decidedBy) ? 'provider' : 'operator',
     created_at: v.createdAt.toISOString(),
-    decided_at: v.decidedAt?.toISOString() ?? null,
+    decided_at: isoOrNull(v.decidedAt),
   };
 }

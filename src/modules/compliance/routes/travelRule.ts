@@ -34,6 +34,7 @@ import {
   writeOperation,
   written,
 } from '../../../http/routeKit.ts';
+import { routesInOrder } from '../../../http/routeOrder.ts';
 import { nullableStringSchema } from '../../../http/schemas.ts';
 import { governedIdempotentWrite, pendingChangeResponse } from '../../authorization/index.ts';
 import { listRoutes, setRouteStatus } from '../useCases/digitalAssetRoutes.ts';
@@ -218,9 +219,9 @@ function setTravelRuleSettingsRoute(app: FastifyInstance, deps: Deps): void {
  * Digital-asset routes and Travel Rule settings: anyone may read them (`read`), operators change them
  * (`compliance`). A transfer's Travel Rule data, for operators only, is a transfers route.
  */
-export function travelRuleRoutes(app: FastifyInstance, deps: Deps): void {
-  listDigitalAssetRoutesRoute(app, deps);
-  setDigitalAssetRouteRoute(app, deps);
-  getTravelRuleSettingsRoute(app, deps);
-  setTravelRuleSettingsRoute(app, deps);
-}
+export const travelRuleRoutes = routesInOrder(
+  listDigitalAssetRoutesRoute,
+  setDigitalAssetRouteRoute,
+  getTravelRuleSettingsRoute,
+  setTravelRuleSettingsRoute,
+);

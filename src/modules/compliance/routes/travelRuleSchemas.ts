@@ -1,19 +1,25 @@
 /** Response schemas of digital-asset routes and the Travel Rule (settings, a transfer's data). */
 import { DEFAULT_JURISDICTION, TRAVEL_RULE_JURISDICTIONS_MAX } from '../../../domain/decisions/travelRule.ts';
-import { DIGITAL_ASSET_NETWORKS, DIGITAL_ASSETS, ROUTE_STATUSES } from '../../../domain/digitalAssets.ts';
+import { ROUTE_STATUSES } from '../../../domain/digitalAssets.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { SUPPORTED_CURRENCIES } from '../../../domain/money.ts';
 import { RATE_FRACTION_DIGITS_MAX, RATE_PATTERN_SOURCE } from '../../../domain/rates.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
-import { idSchema, nullableStringSchema, timestampSchema } from '../../../http/schemas.ts';
+import {
+  digitalAssetNetworkSchema,
+  digitalAssetSchema,
+  idSchema,
+  nullableStringSchema,
+  timestampSchema,
+} from '../../../http/schemas.ts';
 
 export const digitalAssetRouteSchema = apiObjectSchema(
   'DigitalAssetRoute',
   'digital_asset_route',
   'An asset on a network, and whether the organization allows transfers on it.',
   {
-    asset: { type: 'string', enum: DIGITAL_ASSETS },
-    network: { type: 'string', enum: DIGITAL_ASSET_NETWORKS },
+    asset: digitalAssetSchema,
+    network: digitalAssetNetworkSchema,
     status: {
       type: 'string',
       enum: ROUTE_STATUSES,
@@ -103,8 +109,8 @@ export const travelRuleRecordSchema = apiObjectSchema(
       'The amount converted to USD, exactly; null when the currency had no rate.',
     ),
     rate: nullableStringSchema('The rate used.'),
-    asset: { type: 'string', enum: DIGITAL_ASSETS },
-    network: { type: 'string', enum: DIGITAL_ASSET_NETWORKS },
+    asset: digitalAssetSchema,
+    network: digitalAssetNetworkSchema,
     address: { type: 'string' },
     originator: partySchema(
       'Who sent.',

@@ -8,16 +8,10 @@ import type { Deps } from '../../../app/deps.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { requestActor } from '../../../http/auth.ts';
 import type { ListQuery } from '../../../http/presenters.ts';
-import { enumFilter, pagedList, retrieveOwn } from '../../../http/readRoutes.ts';
+import { isoOrNull } from '../../../http/presenters.ts';
+import { enumFilter, listRoute, pagedList, retrieveOwn } from '../../../http/readRoutes.ts';
 import { makeFromBody } from '../../../http/routeEffects.ts';
-import {
-  accessByScope,
-  found,
-  readOperation,
-  retrieveFilteredPage,
-  writeOperation,
-  written,
-} from '../../../http/routeKit.ts';
+import { accessByScope, found, readOperation, writeOperation, written } from '../../../http/routeKit.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
 import {
   idSchema,
@@ -52,13 +46,15 @@ const ACCESS = accessByScope(['Verifications']);
 /** The longest setting or credential taken. */
 const FIELD_LENGTH_MAX = 200;
 const field = { type: 'string', minLength: 1, maxLength: FIELD_LENGTH_MAX } as const;
+/** The one provider there is. */
+const smileIdProviderSchema = { type: 'string', enum: ['smile_id'] } as const;
 
 export const verificationProviderSchema = apiObjectSchema(
   'VerificationProvider',
   'verification_provider',
   'The organization’s verification provider: Smile ID, which then decides its KYC and KYB verifications in every environment (docs/rails/smile-id.md).',
   {
-    provider: { type: 'string', enum: ['smile_id'] },
+    provider: smileIdProviderSchema,
     settings: {
       type: 'object',
       required: ['base_url', 'partner_id'],
@@ -96,7 +92,7 @@ export const verificationProviderCallSchema = apiObjectSchema(
   'One call Mkoba sent to the verification provider (Smile ID), or one callback it received: what, about which job and verification, Smile ID’s HTTP status (for a callback, what Mkoba answered) and code, the outcome and how long it took. Never a request’s or answer’s body, names, ID numbers, signatures or keys.',
   {
     id: idSchema(ID_PREFIXES.verificationProviderCall, 'Call id.'),
-    provider: { type: 'string', enum: ['smile_id'] },
+    provider: smileIdProviderSchema,
     kind: {
       type: 'string',
       enum: SMILE_ID_CALL_KINDS,
@@ -145,7 +141,7 @@ function presentCall(call: SmileIdCallRecord) {
     detail: call.detail,
     duration_ms: call.durationMs,
     at: call.at.toISOString(),
-    answered_at: call.answeredAt?.toISOString() ?? null,
+    answered_at: isoOrNull(call.answeredAt),
   };
 }
 
@@ -156,10 +152,11 @@ type CallsQuery = ListQuery & {
 };
 
 function listCallsRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Querystring: CallsQuery }>(
-    '/v1/verification-provider-calls',
-    readOperation({
-      ...ACCESS.compliance,
+  listRoute(app, deps, {
+    path: '/v1/verification-provider-calls',
+    access: ACCESS.compliance,
+    present: presentCall,
+    list: {
       operationId: 'listVerificationProviderCalls',
       summary: 'List verification provider calls',
       description:
@@ -174,14 +171,14 @@ function listCallsRoute(app: FastifyInstance, deps: Deps): void {
           outcome: enumFilter(SMILE_ID_CALL_OUTCOMES, 'Only calls with this outcome.'),
         },
       ),
+    },
+    page: listOrganizationSmileIdCalls,
+    filtersOf: (query: CallsQuery) => ({
+      verificationId: query.verification,
+      kind: query.kind,
+      outcome: query.outcome,
     }),
-    retrieveFilteredPage(
-      deps,
-      listOrganizationSmileIdCalls,
-      (query) => ({ verificationId: query.verification, kind: query.kind, outcome: query.outcome }),
-      presentCall,
-    ),
-  );
+  });
 }
 
 export function verificationProviderRoutes(app: FastifyInstance, deps: Deps): void {
@@ -198,7 +195,7 @@ export function verificationProviderRoutes(app: FastifyInstance, deps: Deps): vo
         required: ['provider', 'settings', 'credentials'],
         additionalProperties: false,
         properties: {
-          provider: { type: 'string', enum: ['smile_id'] },
+          provider: smileIdProviderSchema,
           settings: {
             type: 'object',
             required: ['base_url', 'partner_id'],
@@ -254,7 +251,7 @@ function removeRoute(app: FastifyInstance, deps: Deps): void {
             required: ['object', 'provider', 'deleted', 'withdrawn_verifications'],
             properties: {
               object: { type: 'string', enum: ['verification_provider'] },
-              provider: { type: 'string', enum: ['smile_id'] },
+              provider: smileIdProviderSchema,
               deleted: { type: 'boolean', enum: [true] },
               withdrawn_verifications: {
                 type: 'array',

@@ -10,6 +10,7 @@ import { READ_PROBLEMS, WRITE_PROBLEMS } from '../../../http/problems.ts';
 import { retrieveOwn } from '../../../http/readRoutes.ts';
 import { makeFromBody } from '../../../http/routeEffects.ts';
 import {
+  accessByScope,
   closedObjectSchema,
   createOrFindWrite,
   found,
@@ -20,6 +21,7 @@ import {
   writeOperation,
   written,
 } from '../../../http/routeKit.ts';
+import { routesInOrder } from '../../../http/routeOrder.ts';
 import { createdOrFound } from '../../../http/writeRoutes.ts';
 import { instantQuerySchema, presentAccountDetails, walletParams } from '../../wallets/index.ts';
 import { STATEMENT_ENTRIES_MAX, STATEMENT_PERIOD_DAYS_MAX } from '../domain.ts';
@@ -38,7 +40,7 @@ import {
   statementFileName,
 } from './schemas.ts';
 
-const TAGS = ['Digital accounts'];
+const ACCESS = accessByScope(['Digital accounts'], 'digital_banking');
 
 const STATEMENT_FORMATS = ['json', 'csv'] as const;
 type StatementFormat = (typeof STATEMENT_FORMATS)[number];
@@ -56,13 +58,11 @@ function getSettingsRoute(app: FastifyInstance, deps: Deps): void {
   app.get(
     '/v1/digital-accounts/settings',
     readOperation({
-      scope: 'read',
-      product: 'digital_banking',
+      ...ACCESS.read,
       operationId: 'getDigitalAccountSettings',
       summary: 'Retrieve the digital-account settings',
       description:
         'The sponsor bank the organization issues account numbers under; `bank_code` null while none is set.',
-      tags: TAGS,
       responses: { 200: found('DigitalAccountSettings', 'The settings.') },
       problems: withoutNotFound(READ_PROBLEMS),
     }),
@@ -74,13 +74,11 @@ function setSettingsRoute(app: FastifyInstance, deps: Deps): void {
   app.put<{ Body: { bank_code: string; bank_name: string } }>(
     '/v1/digital-accounts/settings',
     writeOperation({
-      scope: 'admin',
-      product: 'digital_banking',
+      ...ACCESS.admin,
       operationId: 'setDigitalAccountSettings',
       summary: 'Set the digital-account settings',
       description:
         'The bank account numbers are issued under from now on (the `admin` scope). From then on every new wallet is given account details when it is created; a wallet made before gets them with `POST /v1/wallets/{id}/account-details`. Details already issued keep the bank they were issued under. Recorded as evidence (`digital_accounts.settings.update`, before and after).',
-      tags: TAGS,
       body: digitalAccountSettingsBodySchema,
       responses: { 200: written('DigitalAccountSettings', 'The settings.') },
       problems: withoutNotFound(WRITE_PROBLEMS),
@@ -93,13 +91,11 @@ function createAccountDetailsRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Params: { id: string } }>(
     '/v1/wallets/:id/account-details',
     writeOperation({
-      scope: 'write',
-      product: 'digital_banking',
+      ...ACCESS.write,
       operationId: 'createAccountDetails',
       summary: 'Give a wallet its account details',
       description:
         'Issues the wallet an account number (with its check digit) under the organization’s bank, and its virtual account reference if it has none: what outsiders pay it by, shown on the wallet as `account_details`. Made on the first call (201); later calls answer the same details (200). A wallet created after the settings were set has them already. 422 `digital_accounts_not_configured` while the organization has no settings; a closed wallet is a 409 `wallet_not_active`.',
-      tags: TAGS,
       params: walletParams,
       responses: createdOrFound(
         'AccountDetails',
@@ -150,12 +146,10 @@ function getWalletStatementRoute(app: FastifyInstance, deps: Deps): void {
   app.get<{ Params: { id: string }; Querystring: { from: string; to: string; format?: StatementFormat } }>(
     '/v1/wallets/:id/statement',
     readOperation({
-      scope: 'read',
-      product: 'digital_banking',
+      ...ACCESS.read,
       operationId: 'getWalletStatement',
       summary: 'Retrieve a wallet’s statement',
       description: `The wallet's posted balance over a period: its balance at \`from\`, every entry that moved it in order (the time it was posted, the amount and fee, the balance after it, the transfer, the rail's reference, the counterparty, a description), and its balance at \`to\`. The period holds the entries created at or after \`from\` and strictly before \`to\`; a date names a UTC day, \`from\` its start and \`to\` its end, so \`from=2026-11-01&to=2026-11-30\` is November. A period not over yet ends now (\`complete\` false). Holds are not entries: a payout appears when it settles (its hold made final), and one that fails never appears. Read in one snapshot: a transfer committing meanwhile is in all of it or none of it. At most ${STATEMENT_PERIOD_DAYS_MAX} days (400 on \`to\`) and ${STATEMENT_ENTRIES_MAX} entries (422 \`statement_too_large\`). JSON by default; CSV with \`format=csv\` or \`Accept: text/csv\` (a header row, then \`opening\`, one \`entry\` row each, \`closing\`).`,
-      tags: TAGS,
       params: walletParams,
       querystring: statementQuery,
       responses: { 200: statementFound },
@@ -176,9 +170,9 @@ function getWalletStatementRoute(app: FastifyInstance, deps: Deps): void {
   );
 }
 
-export function digitalAccountRoutes(app: FastifyInstance, deps: Deps): void {
-  getSettingsRoute(app, deps);
-  setSettingsRoute(app, deps);
-  createAccountDetailsRoute(app, deps);
-  getWalletStatementRoute(app, deps);
-}
+export const digitalAccountRoutes = routesInOrder(
+  getSettingsRoute,
+  setSettingsRoute,
+  createAccountDetailsRoute,
+  getWalletStatementRoute,
+);

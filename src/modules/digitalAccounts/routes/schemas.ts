@@ -10,6 +10,7 @@ import { closedObjectSchema } from '../../../http/routeKit.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
 import {
   currencySchema,
+  decimalStringSchema,
   idSchema,
   nullableStringSchema,
   signedAmountSchema,
@@ -93,7 +94,7 @@ export const walletStatementSchema = apiObjectSchema(
     opening_balance: signedAmountSchema('The posted balance at `from`.', '-250.00'),
     closing_balance: signedAmountSchema('The posted balance at `to`.', '-250.00'),
     total_credits: { type: 'string', description: 'What the entries added.' },
-    total_debits: { type: 'string', description: 'What the entries took off (a positive amount).' },
+    total_debits: decimalStringSchema('What the entries took off (a positive amount).'),
     entry_count: { type: 'integer' },
     account_details: {
       type: ['object', 'null'],
@@ -124,7 +125,7 @@ export const walletStatementSchema = apiObjectSchema(
             'The rail’s reference (a bank deposit’s bank reference, a payout’s receipt).',
           ),
           amount: signedAmountSchema('Positive: a credit; negative: a debit (fee included).', '-250.00'),
-          fee: { type: 'string', description: 'The part of `amount` that is a fee (`0.00` when none).' },
+          fee: decimalStringSchema('The part of `amount` that is a fee (`0.00` when none).'),
           balance: signedAmountSchema('The posted balance after this entry.', '-250.00'),
         },
       },

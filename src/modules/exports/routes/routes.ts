@@ -19,6 +19,7 @@ import {
   writeOperation,
   written,
 } from '../../../http/routeKit.ts';
+import { routesInOrder } from '../../../http/routeOrder.ts';
 import { idParamsSchema } from '../../../http/schemas.ts';
 import { EXPORT_FORMATS, EXPORT_TYPES, type ExportType, OPERATOR_EXPORT_TYPES } from '../domain.ts';
 import {
@@ -152,8 +153,4 @@ function downloadExportRoute(app: FastifyInstance, deps: Deps): void {
   );
 }
 
-export function exportRoutes(app: FastifyInstance, deps: Deps): void {
-  createExportRoute(app, deps);
-  exportsReadRoutes(app, deps);
-  downloadExportRoute(app, deps);
-}
+export const exportRoutes = routesInOrder(createExportRoute, exportsReadRoutes, downloadExportRoute);

@@ -1,12 +1,12 @@
 /** Fee schedules and transfer quotes on the wire. */
 
-import { RAILS } from '../../../domain/transfers.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
 import {
   amountSchema,
   currencySchema,
   feeScheduleDecisionSchema,
   timestampSchema,
+  transferRailSchema,
 } from '../../../http/schemas.ts';
 import {
   FEE_PERCENT_BPS_MAX,
@@ -128,7 +128,7 @@ export const transferQuoteSchema = apiObjectSchema(
     fee: amountSchema('The fee (`0.00` when none).', '22.50'),
     total: amountSchema('Amount + fee: what the source wallet is debited.', '1522.50'),
     currency: currencySchema,
-    rail: { type: 'string', enum: RAILS },
+    rail: transferRailSchema,
     fee_schedule: feeScheduleDecisionSchema(
       'The fee schedule version and rule that decided the fee; a transfer created while this version is current is charged the same.',
       false,

@@ -15,6 +15,7 @@ import {
   writeOperation,
   written,
 } from '../../../http/routeKit.ts';
+import { routesInOrder } from '../../../http/routeOrder.ts';
 import { amountInputSchema, idSchema } from '../../../http/schemas.ts';
 import { sendWrite } from '../../../http/writes.ts';
 import { LOAN_STATUSES, LOAN_WRITE_OFF_REASON_CHARS_MAX, type LoanStatus } from '../domain/loans.ts';
@@ -151,13 +152,13 @@ function disburseLoanRoute(app: FastifyInstance, deps: Deps): void {
 }
 
 /** Applications through disbursement, in the order the document lists them. */
-export function loanApplicationRoutes(app: FastifyInstance, deps: Deps): void {
-  applyForLoanRoute(app, deps);
-  listLoansRoute(app, deps);
-  getLoanRoute(app, deps);
-  cancelLoanRoute(app, deps);
-  disburseLoanRoute(app, deps);
-}
+export const loanApplicationRoutes = routesInOrder(
+  applyForLoanRoute,
+  listLoansRoute,
+  getLoanRoute,
+  cancelLoanRoute,
+  disburseLoanRoute,
+);
 
 export function writeOffLoanRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Params: { id: string }; Body: { reason: string } }>(

@@ -3,7 +3,6 @@ import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../../app/deps.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { numberSourceOf } from '../../../domain/jsonNumbers.ts';
-import { SUPPORTED_CURRENCIES } from '../../../domain/money.ts';
 import { requestActorId } from '../../../http/auth.ts';
 import { WRITE_PROBLEMS } from '../../../http/problems.ts';
 import { foundById, listAndRetrieveRoutes, pagedList } from '../../../http/readRoutes.ts';
@@ -14,7 +13,8 @@ import {
   writeOperation,
   written,
 } from '../../../http/routeKit.ts';
-import { amountInputSchema, idParamsSchema } from '../../../http/schemas.ts';
+import { routesInOrder } from '../../../http/routeOrder.ts';
+import { amountInputSchema, currencyCodeSchema, idParamsSchema } from '../../../http/schemas.ts';
 import { LOAN_PRODUCT_NAME_CHARS_MAX } from '../domain/loans.ts';
 import {
   createLoanProduct,
@@ -30,7 +30,7 @@ const principalBound = amountInputSchema('Decimal string in the currency (a JSON
 const createLoanProductBody = closedObjectSchema(
   {
     name: { type: 'string', minLength: 1, maxLength: LOAN_PRODUCT_NAME_CHARS_MAX },
-    currency: { type: 'string', enum: SUPPORTED_CURRENCIES },
+    currency: currencyCodeSchema,
     ...termsProperties,
     min_principal: principalBound,
     max_principal: principalBound,
@@ -87,7 +87,4 @@ function loanProductsReadRoutes(app: FastifyInstance, deps: Deps): void {
   });
 }
 
-export function loanProductRoutes(app: FastifyInstance, deps: Deps): void {
-  createLoanProductRoute(app, deps);
-  loanProductsReadRoutes(app, deps);
-}
+export const loanProductRoutes = routesInOrder(createLoanProductRoute, loanProductsReadRoutes);

@@ -13,6 +13,7 @@ import {
   writeOperation,
   written,
 } from '../../../http/routeKit.ts';
+import { routesInOrder } from '../../../http/routeOrder.ts';
 import { amountInputSchema, listEnvelopeSchema, listQuerySchema } from '../../../http/schemas.ts';
 import { listLoanRepayments } from '../useCases/loans.ts';
 import { repayLoan } from '../useCases/repayments.ts';
@@ -77,7 +78,4 @@ function listLoanRepaymentsRoute(app: FastifyInstance, deps: Deps): void {
   );
 }
 
-export function loanRepaymentRoutes(app: FastifyInstance, deps: Deps): void {
-  repayLoanRoute(app, deps);
-  listLoanRepaymentsRoute(app, deps);
-}
+export const loanRepaymentRoutes = routesInOrder(repayLoanRoute, listLoanRepaymentsRoute);

@@ -1,10 +1,11 @@
 /** The lending module's wire format: loan products, loans with their schedules and arrears, repayments. */
 import { ID_PREFIXES } from '../../../domain/ids.ts';
-import { SUPPORTED_CURRENCIES } from '../../../domain/money.ts';
 import { accessByScope } from '../../../http/routeKit.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
 import {
+  currencyCodeSchema,
   daySchema,
+  decimalStringSchema,
   idParamsSchema,
   idSchema,
   nullableDaySchema,
@@ -25,7 +26,6 @@ import {
 
 export const TAGS = ['Lending'];
 export const ACCESS = accessByScope(TAGS, 'digital_banking');
-const amountField = (description: string) => ({ type: 'string', description }) as const;
 const bps = (description: string, max: number) =>
   ({ type: 'integer', minimum: 0, maximum: max, description }) as const;
 
@@ -68,10 +68,10 @@ export const loanProductSchema = apiObjectSchema(
   {
     id: idSchema(ID_PREFIXES.loanProduct, 'Loan product id.'),
     name: { type: 'string' },
-    currency: { type: 'string', enum: SUPPORTED_CURRENCIES },
+    currency: currencyCodeSchema,
     ...termsProperties,
-    min_principal: amountField('The smallest principal lent.'),
-    max_principal: amountField('The largest principal lent.'),
+    min_principal: decimalStringSchema('The smallest principal lent.'),
+    max_principal: decimalStringSchema('The largest principal lent.'),
     created_at: timestampSchema,
   },
 );
@@ -80,10 +80,10 @@ const moneyParts = (what: string) => ({
   type: 'object',
   required: ['penalty', 'fee', 'interest', 'principal'],
   properties: {
-    penalty: amountField(`Penalty ${what}.`),
-    fee: amountField(`Fees ${what}.`),
-    interest: amountField(`Interest ${what}.`),
-    principal: amountField(`Principal ${what}.`),
+    penalty: decimalStringSchema(`Penalty ${what}.`),
+    fee: decimalStringSchema(`Fees ${what}.`),
+    interest: decimalStringSchema(`Interest ${what}.`),
+    principal: decimalStringSchema(`Principal ${what}.`),
   },
 });
 
@@ -96,8 +96,8 @@ export const loanSchema = apiObjectSchema(
     product: idSchema(ID_PREFIXES.loanProduct, 'The product it was lent on.'),
     customer: idSchema(ID_PREFIXES.customer, 'The borrower.'),
     wallet: idSchema(ID_PREFIXES.wallet, 'The borrower’s wallet: disbursed to, repaid from.'),
-    currency: { type: 'string', enum: SUPPORTED_CURRENCIES },
-    principal: amountField('Lent.'),
+    currency: currencyCodeSchema,
+    principal: decimalStringSchema('Lent.'),
     terms: {
       type: 'object',
       description: 'The product’s terms as they were when the loan was made.',
@@ -127,7 +127,10 @@ export const loanSchema = apiObjectSchema(
     outstanding: {
       ...moneyParts('still owed'),
       required: ['penalty', 'fee', 'interest', 'principal', 'total'],
-      properties: { ...moneyParts('still owed').properties, total: amountField('Everything still owed.') },
+      properties: {
+        ...moneyParts('still owed').properties,
+        total: decimalStringSchema('Everything still owed.'),
+      },
     },
     paid: moneyParts('paid so far'),
     arrears: {
@@ -140,8 +143,10 @@ export const loanSchema = apiObjectSchema(
           description: 'Days since the oldest unpaid instalment fell due (0 when nothing is overdue).',
         },
         bucket: { type: 'string', enum: ARREARS_BUCKET_NAMES },
-        overdue: amountField('Unpaid fee, interest and principal of instalments past their due date.'),
-        penalty_accrued: amountField('Penalty accrued in all (paid or not).'),
+        overdue: decimalStringSchema(
+          'Unpaid fee, interest and principal of instalments past their due date.',
+        ),
+        penalty_accrued: decimalStringSchema('Penalty accrued in all (paid or not).'),
       },
     },
     next_due_date: nullableDaySchema('The due date of the first instalment not fully paid.'),
@@ -155,11 +160,11 @@ export const loanSchema = apiObjectSchema(
         properties: {
           number: { type: 'integer', minimum: 1 },
           due_date: daySchema('When it falls due.'),
-          principal: amountField('Principal due.'),
-          interest: amountField('Interest due.'),
-          fee: amountField('Fee due.'),
-          total: amountField('All of it.'),
-          paid: amountField('Paid of it so far.'),
+          principal: decimalStringSchema('Principal due.'),
+          interest: decimalStringSchema('Interest due.'),
+          fee: decimalStringSchema('Fee due.'),
+          total: decimalStringSchema('All of it.'),
+          paid: decimalStringSchema('Paid of it so far.'),
           status: {
             type: 'string',
             enum: ['paid', 'overdue', 'due', 'upcoming'],
@@ -190,8 +195,8 @@ export const loanRepaymentSchema = apiObjectSchema(
       description: '`manual` (POST …/repayments) or `automatic` (taken on or after a due date).',
     },
     day: daySchema('The organization’s day it was taken on.'),
-    amount: amountField('Taken from the wallet.'),
-    currency: { type: 'string', enum: SUPPORTED_CURRENCIES },
+    amount: decimalStringSchema('Taken from the wallet.'),
+    currency: currencyCodeSchema,
     allocation: moneyParts('paid by it'),
     journal_entry: { type: 'string', description: 'The ledger entry that moved it.' },
     created_at: timestampSchema,

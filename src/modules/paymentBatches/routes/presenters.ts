@@ -1,5 +1,6 @@
 /** Payment batches and their items in their wire form, for the API and the console. */
 import { formatAmount } from '../../../domain/money.ts';
+import { isoOrNull } from '../../../http/presenters.ts';
 import type { PaymentBatch, PaymentBatchItem } from '../domain.ts';
 import { paymentBatchEventData } from '../useCases/events.ts';
 
@@ -30,7 +31,7 @@ export function presentPaymentBatch(b: PaymentBatch) {
     metadata: b.metadata,
     created_at: b.createdAt.toISOString(),
     updated_at: b.updatedAt.toISOString(),
-    finished_at: b.finishedAt?.toISOString() ?? null,
+    finished_at: isoOrNull(b.finishedAt),
   };
 }
 

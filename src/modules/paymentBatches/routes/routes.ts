@@ -16,6 +16,7 @@ import {
   writeOperation,
   written,
 } from '../../../http/routeKit.ts';
+import { routesInOrder } from '../../../http/routeOrder.ts';
 import { idParamsSchema, idSchema, pageLimitSchema } from '../../../http/schemas.ts';
 import {
   PAYMENT_BATCH_BODY_BYTES_MAX,
@@ -179,9 +180,9 @@ function cancelPaymentBatchRoute(app: FastifyInstance, deps: Deps): void {
 }
 
 /** Payment batches: submit (JSON or an uploaded CSV), follow, page the items, cancel. */
-export function paymentBatchRoutes(app: FastifyInstance, deps: Deps): void {
-  submitPaymentBatchRoute(app, deps);
-  paymentBatchesReadRoutes(app, deps);
-  listPaymentBatchItemsRoute(app, deps);
-  cancelPaymentBatchRoute(app, deps);
-}
+export const paymentBatchRoutes = routesInOrder(
+  submitPaymentBatchRoute,
+  paymentBatchesReadRoutes,
+  listPaymentBatchItemsRoute,
+  cancelPaymentBatchRoute,
+);

@@ -1,6 +1,5 @@
 /** JSON Schemas of payment batches and their items. */
 import { ID_PREFIXES } from '../../../domain/ids.ts';
-import { RAILS } from '../../../domain/transfers.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
 import {
   currencySchema,
@@ -9,6 +8,7 @@ import {
   nullableStringSchema,
   nullableTimestampSchema,
   timestampSchema,
+  transferRailSchema,
 } from '../../../http/schemas.ts';
 import { transferDestinationSchema } from '../../transfers/index.ts';
 import { PAYMENT_BATCH_ITEM_STATUSES, PAYMENT_BATCH_ITEMS_MAX, PAYMENT_BATCH_STATUSES } from '../domain.ts';
@@ -86,7 +86,7 @@ export const paymentBatchItemSchema = {
     reference: { type: 'string' },
     status: { type: 'string', enum: PAYMENT_BATCH_ITEM_STATUSES },
     destination: transferDestinationSchema,
-    rail: { type: 'string', enum: RAILS },
+    rail: transferRailSchema,
     amount: { type: 'string' },
     fee: {
       type: 'string',

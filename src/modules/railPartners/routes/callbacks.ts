@@ -7,9 +7,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../../../app/deps.ts';
 import { AppError } from '../../../domain/errors.ts';
-import { RAILS } from '../../../domain/transfers.ts';
 import { publicOperation } from '../../../http/routeKit.ts';
-import { callbackStoredResponses } from '../../../http/schemas.ts';
+import { callbackStoredResponses, transferRailSchema } from '../../../http/schemas.ts';
 import { RAIL_CALLBACK_BODY_BYTES_MAX, receiveRailCallback } from '../useCases/callbacks.ts';
 import { railPartnerDirectory } from '../useCases/directory.ts';
 import { TAGS } from './schemas.ts';
@@ -67,7 +66,7 @@ export function railCallbackRoutes(app: FastifyInstance, deps: Deps): void {
           type: 'object',
           required: ['rail', 'token', '*'],
           properties: {
-            rail: { type: 'string', enum: RAILS },
+            rail: transferRailSchema,
             token: { type: 'string', pattern: '^[A-Za-z0-9_-]{43}$' },
             '*': { type: 'string', maxLength: CALLBACK_SUBPATH_LENGTH_MAX },
           },

@@ -7,8 +7,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../../app/deps.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import type { ListQuery } from '../../../http/presenters.ts';
-import { enumFilter, pagedList } from '../../../http/readRoutes.ts';
-import { readOperation, retrieveFilteredPage } from '../../../http/routeKit.ts';
+import { isoOrNull } from '../../../http/presenters.ts';
+import { enumFilter, listRoute, pagedList } from '../../../http/readRoutes.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
 import {
   idSchema,
@@ -89,7 +89,7 @@ function presentCall(call: RailPartnerCallRecord) {
     failure: call.failure,
     duration_ms: call.durationMs,
     created_at: call.createdAt.toISOString(),
-    answered_at: call.answeredAt?.toISOString() ?? null,
+    answered_at: isoOrNull(call.answeredAt),
   };
 }
 
@@ -101,10 +101,11 @@ type CallsQuery = ListQuery & {
 };
 
 export function railPartnerCallRoutes(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Querystring: CallsQuery }>(
-    '/v1/rail-partner-calls',
-    readOperation({
-      ...ACCESS.compliance,
+  listRoute(app, deps, {
+    path: '/v1/rail-partner-calls',
+    access: ACCESS.compliance,
+    present: presentCall,
+    list: {
       operationId: 'listRailPartnerCalls',
       summary: 'List rail partner calls',
       description:
@@ -115,17 +116,13 @@ export function railPartnerCallRoutes(app: FastifyInstance, deps: Deps): void {
         operation: enumFilter(RAIL_PARTNER_CALL_OPERATIONS, 'Only calls of this operation.'),
         status: enumFilter(RAIL_PARTNER_CALL_STATUSES, 'Only calls in this status.'),
       }),
+    },
+    page: listOrganizationRailPartnerCalls,
+    filtersOf: (query: CallsQuery) => ({
+      railPartnerId: query.rail_partner_id,
+      transferId: query.transfer_id,
+      operation: query.operation,
+      status: query.status,
     }),
-    retrieveFilteredPage(
-      deps,
-      listOrganizationRailPartnerCalls,
-      (query) => ({
-        railPartnerId: query.rail_partner_id,
-        transferId: query.transfer_id,
-        operation: query.operation,
-        status: query.status,
-      }),
-      presentCall,
-    ),
-  );
+  });
 }

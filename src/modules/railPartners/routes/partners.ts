@@ -5,10 +5,17 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../../app/deps.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
-import type { ListQuery } from '../../../http/presenters.ts';
-import { enumFilter, foundById, listAndRetrieveRoutes, pagedList } from '../../../http/readRoutes.ts';
+import { isoOrNull } from '../../../http/presenters.ts';
+import {
+  enumFilter,
+  foundById,
+  listAndRetrieveRoutes,
+  listRoute,
+  pagedList,
+} from '../../../http/readRoutes.ts';
 import { changeById, makeFromBody } from '../../../http/routeEffects.ts';
-import { readOperation, retrieveFilteredPage, writeOperation, written } from '../../../http/routeKit.ts';
+import { writeOperation, written } from '../../../http/routeKit.ts';
+import { routesInOrder } from '../../../http/routeOrder.ts';
 import { idSchema } from '../../../http/schemas.ts';
 import {
   governedIdempotentWrite,
@@ -71,7 +78,7 @@ function presentRailCallback(c: RailCallback) {
     detail: c.detail,
     body: c.rawBody,
     received_at: c.receivedAt.toISOString(),
-    processed_at: c.processedAt?.toISOString() ?? null,
+    processed_at: isoOrNull(c.processedAt),
   };
 }
 
@@ -161,10 +168,11 @@ function updateRailPartnerRoute(app: FastifyInstance, deps: Deps): void {
 }
 
 function listRailCallbacksRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Querystring: ListQuery & { status?: RailCallbackStatus; transfer?: string } }>(
-    '/v1/rail-callbacks',
-    readOperation({
-      ...ACCESS.compliance,
+  listRoute(app, deps, {
+    path: '/v1/rail-callbacks',
+    access: ACCESS.compliance,
+    present: presentRailCallback,
+    list: {
       operationId: 'listRailCallbacks',
       summary: 'List partner callbacks',
       description:
@@ -173,19 +181,18 @@ function listRailCallbacksRoute(app: FastifyInstance, deps: Deps): void {
         status: enumFilter(RAIL_CALLBACK_STATUSES, 'Only callbacks in this status.'),
         transfer: idSchema(ID_PREFIXES.transfer, 'Only callbacks applied to this transfer.'),
       }),
+    },
+    page: listOrganizationRailCallbacks,
+    filtersOf: (query: { status?: RailCallbackStatus; transfer?: string }) => ({
+      status: query.status,
+      transferId: query.transfer,
     }),
-    retrieveFilteredPage(
-      deps,
-      listOrganizationRailCallbacks,
-      (query) => ({ status: query.status, transferId: query.transfer }),
-      presentRailCallback,
-    ),
-  );
+  });
 }
 
-export function railPartnerRoutes(app: FastifyInstance, deps: Deps): void {
-  createRailPartnerRoute(app, deps);
-  railPartnersReadRoutes(app, deps);
-  updateRailPartnerRoute(app, deps);
-  listRailCallbacksRoute(app, deps);
-}
+export const railPartnerRoutes = routesInOrder(
+  createRailPartnerRoute,
+  railPartnersReadRoutes,
+  updateRailPartnerRoute,
+  listRailCallbacksRoute,
+);

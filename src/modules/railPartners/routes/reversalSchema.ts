@@ -1,8 +1,13 @@
 /** The wire format of a payout's reversal through its rail partner (the route's answer and its event's data). */
 import { ID_PREFIXES } from '../../../domain/ids.ts';
-import { RAILS } from '../../../domain/transfers.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
-import { amountSchema, currencySchema, idSchema, timestampSchema } from '../../../http/schemas.ts';
+import {
+  amountSchema,
+  currencySchema,
+  idSchema,
+  timestampSchema,
+  transferRailSchema,
+} from '../../../http/schemas.ts';
 import { RAIL_REVERSAL_STATUSES } from '../useCases/reversals.ts';
 
 const nullableText = { type: ['string', 'null'] } as const;
@@ -18,7 +23,7 @@ export const transferReversalSchema = apiObjectSchema(
     reason: { type: 'string', description: 'Why, as the operator who asked wrote it.' },
     requested_by: { type: 'string', description: 'The member (or the key acting for none) who asked.' },
     partner: { type: 'string' },
-    rail: { type: 'string', enum: RAILS },
+    rail: transferRailSchema,
     amount: amountSchema('The payout’s amount, sent back whole.'),
     currency: currencySchema,
     original_transaction_id: { type: 'string', description: 'The partner’s receipt of the payout.' },

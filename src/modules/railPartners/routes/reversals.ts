@@ -10,6 +10,7 @@ import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { principalOf, requestActor, requestActorId } from '../../../http/auth.ts';
 import { foundById } from '../../../http/readRoutes.ts';
 import { accessByScope, readOperation, writeOperation, written } from '../../../http/routeKit.ts';
+import { routesInOrder } from '../../../http/routeOrder.ts';
 import { idParamsSchema } from '../../../http/schemas.ts';
 import { governedIdempotentWrite, pendingChangeResponse } from '../../authorization/index.ts';
 import { getReversalOfTransfer, REVERSAL_REASON_MAX_CHARS, requestReversal } from '../useCases/reversals.ts';
@@ -79,7 +80,4 @@ function getReversalRoute(app: FastifyInstance, deps: Deps): void {
   );
 }
 
-export function reversalRoutes(app: FastifyInstance, deps: Deps): void {
-  requestReversalRoute(app, deps);
-  getReversalRoute(app, deps);
-}
+export const reversalRoutes = routesInOrder(requestReversalRoute, getReversalRoute);

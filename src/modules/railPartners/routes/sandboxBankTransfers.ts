@@ -7,9 +7,15 @@ import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../../app/deps.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { numberSourceOf } from '../../../domain/jsonNumbers.ts';
-import { closedObjectSchema, sendingWrite, writeOperation, written } from '../../../http/routeKit.ts';
+import {
+  closedObjectSchema,
+  SANDBOX_ACCESS,
+  sendingWrite,
+  writeOperation,
+  written,
+} from '../../../http/routeKit.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
-import { amountInputSchema, currencySchema, idSchema } from '../../../http/schemas.ts';
+import { amountInputSchema, currencySchema, decimalStringSchema, idSchema } from '../../../http/schemas.ts';
 import {
   SANDBOX_SENDER_NAME_LENGTH_MAX,
   type SandboxBankTransfer,
@@ -29,7 +35,7 @@ export const sandboxBankTransferSchema = apiObjectSchema(
     },
     wallet: idSchema(ID_PREFIXES.wallet, 'The wallet the account number is.'),
     account_number: { type: 'string' },
-    amount: { type: 'string', description: 'Decimal string in `currency`.' },
+    amount: decimalStringSchema('Decimal string in `currency`.'),
     currency: currencySchema,
     sender_name: { type: ['string', 'null'] },
   },
@@ -68,12 +74,11 @@ export function sandboxBankTransferRoutes(app: FastifyInstance, deps: Deps): voi
   app.post<{ Body: SandboxBankTransferInput }>(
     '/v1/sandbox/bank-transfers',
     writeOperation({
-      scope: 'write',
+      ...SANDBOX_ACCESS.write,
       operationId: 'sandboxBankTransfer',
       summary: 'Send a bank transfer into a wallet (sandbox)',
       description:
         'A payer’s bank transfer into a wallet’s bank account number (from `POST /v1/wallets/{id}/virtual-account`), sent through the sandbox’s Flutterwave simulator (202). Flutterwave’s `charge.completed` webhook and its verification then credit the wallet with an inbound transfer, as in production. A 409 `sandbox_simulators_off` when the sandbox runs without its partner simulators.',
-      tags: ['Sandbox'],
       body,
       responses: { 202: written('SandboxBankTransfer', 'The transfer, handed to the partner.') },
     }),

@@ -3,7 +3,6 @@
  * use its routes.
  */
 import { ID_PREFIXES } from '../../../domain/ids.ts';
-import { RAILS } from '../../../domain/transfers.ts';
 import { accessByScope } from '../../../http/routeKit.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
 import {
@@ -12,6 +11,7 @@ import {
   nullableStringSchema,
   nullableTimestampSchema,
   timestampSchema,
+  transferRailSchema,
 } from '../../../http/schemas.ts';
 import {
   RAIL_CALLBACK_STATUSES,
@@ -40,7 +40,7 @@ export const railPartnerSchema = apiObjectSchema(
   {
     id: idSchema(ID_PREFIXES.railPartner, 'Rail partner id.'),
     partner: { type: 'string', enum: RAIL_PARTNERS },
-    rail: { type: 'string', enum: RAILS },
+    rail: transferRailSchema,
     network: { type: ['string', 'null'] },
     status: { type: 'string', enum: RAIL_PARTNER_STATUSES },
     settings: { type: 'object', additionalProperties: { type: 'string' } },

@@ -6,12 +6,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../../app/deps.ts';
 import { validationError } from '../../../domain/errors.ts';
-import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { foundById, retrieveByIdRoute } from '../../../http/readRoutes.ts';
-import { preparedWrite, writeOperation } from '../../../http/routeKit.ts';
-import { idParamsSchema } from '../../../http/schemas.ts';
+import { accessByScope, preparedWrite, writeOperation } from '../../../http/routeKit.ts';
+import { routesInOrder } from '../../../http/routeOrder.ts';
 import { createdOrFound } from '../../../http/writeRoutes.ts';
 import { presentVirtualAccount, virtualAccountResponse } from '../../treasury/index.ts';
+import { walletParams } from '../../wallets/index.ts';
 import { railPartnerDirectory } from '../useCases/directory.ts';
 import {
   ACCOUNT_EMAIL_LENGTH_MAX,
@@ -66,39 +66,32 @@ const presentWalletAccounts = ({ account, partnerAccount }: WalletAccounts) => (
   ...presentPartnerAccount(partnerAccount),
 });
 
-const walletParams = idParamsSchema(ID_PREFIXES.wallet, 'Wallet id.');
+const ACCESS = accessByScope(['Collections'], 'digital_banking');
 
 function getWalletAccountsRoute(app: FastifyInstance, deps: Deps): void {
   retrieveByIdRoute(app, deps, '/v1/wallets/:id/virtual-account', getWalletAccounts, presentWalletAccounts, {
-    scope: 'read',
-    product: 'digital_banking',
+    ...ACCESS.read,
     operationId: 'getVirtualAccount',
     summary: 'Retrieve a wallet’s virtual account reference',
     description:
       'A 404 until one was made with `POST`. With the wallet’s bank account number (`account_number`, `bank_name`, `partner`) where a partner issued one.',
-    tags: ['Collections'],
     ...foundById(walletParams, response, 'The wallet’s reference.'),
   });
 }
 
-export function walletAccountNumberRoutes(app: FastifyInstance, deps: Deps): void {
-  createWalletAccountsRoute(app, deps);
-  getWalletAccountsRoute(app, deps);
-}
+export const walletAccountNumberRoutes = routesInOrder(createWalletAccountsRoute, getWalletAccountsRoute);
 
 function createWalletAccountsRoute(app: FastifyInstance, deps: Deps): void {
   app.post<Route>(
     '/v1/wallets/:id/virtual-account',
     {
       ...writeOperation({
-        scope: 'write',
-        product: 'digital_banking',
+        ...ACCESS.write,
         operationId: 'createVirtualAccount',
         summary: 'Give a wallet a virtual account reference',
         description:
           'The reference a payer quotes on a bank transfer so the deposit is credited to this wallet. Where the organization has an active bank partner that issues account numbers (Flutterwave, for NGN wallets), the wallet also gets its own bank account number there (`account_number`, `bank_name`); that needs the holder’s `bvn` and `email` (422 `validation_error` naming the field), asked for once, never stored or returned; 503 `rail_unavailable` when the partner could not be reached (nothing recorded; ask again). Made on the first call (201); later calls answer the same one (200) and ask the partner nothing.',
-        tags: ['Collections'],
-        params: idParamsSchema(ID_PREFIXES.wallet, 'Wallet id.'),
+        params: walletParams,
         body,
         responses: createdOrFound(
           response,

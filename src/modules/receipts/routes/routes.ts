@@ -10,6 +10,7 @@ import {
   publicOperation,
   readOperation,
 } from '../../../http/routeKit.ts';
+import { routesInOrder } from '../../../http/routeOrder.ts';
 import { idParamsSchema } from '../../../http/schemas.ts';
 import { publicReceiptFields, receiptFields } from '../domain.ts';
 import { getReceipt, verifyReceipt } from '../useCases.ts';
@@ -126,7 +127,4 @@ function verifyReceiptRoute(app: FastifyInstance, deps: Deps): void {
   );
 }
 
-export function receiptRoutes(app: FastifyInstance, deps: Deps): void {
-  transferReceiptRoute(app, deps);
-  verifyReceiptRoute(app, deps);
-}
+export const receiptRoutes = routesInOrder(transferReceiptRoute, verifyReceiptRoute);

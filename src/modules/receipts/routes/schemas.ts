@@ -1,8 +1,15 @@
 /** The receipt of a settled transfer, as JSON. */
 import { ID_PREFIXES } from '../../../domain/ids.ts';
-import { RAILS, TRANSFER_STATUSES } from '../../../domain/transfers.ts';
+import { TRANSFER_STATUSES } from '../../../domain/transfers.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
-import { currencySchema, idSchema, nullableStringSchema, timestampSchema } from '../../../http/schemas.ts';
+import {
+  currencySchema,
+  decimalStringSchema,
+  idSchema,
+  nullableStringSchema,
+  timestampSchema,
+  transferRailSchema,
+} from '../../../http/schemas.ts';
 
 export const receiptSchema = apiObjectSchema(
   'Receipt',
@@ -15,14 +22,14 @@ export const receiptSchema = apiObjectSchema(
     },
     organization: { type: 'string', description: 'The paying organization’s name.' },
     transfer: idSchema(ID_PREFIXES.transfer, 'The transfer.'),
-    amount: { type: 'string', description: 'Decimal string at the currency exponent.' },
+    amount: decimalStringSchema('Decimal string at the currency exponent.'),
     fee: {
       type: 'string',
       description: 'The fee the sender paid on top of the amount (`0.00` when none).',
     },
-    total: { type: 'string', description: 'Amount + fee: what the paying wallet was debited.' },
+    total: decimalStringSchema('Amount + fee: what the paying wallet was debited.'),
     currency: currencySchema,
-    rail: { type: 'string', enum: RAILS },
+    rail: transferRailSchema,
     rail_reference: nullableStringSchema('The partner’s reference for the payout.'),
     journal_entry: idSchema(ID_PREFIXES.journalEntry, 'The entry that made the transfer final.'),
     source: nullableStringSchema('The paying wallet; masked (its last six characters) by the public check.'),

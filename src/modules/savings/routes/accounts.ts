@@ -16,6 +16,7 @@ import {
   writeOperation,
   written,
 } from '../../../http/routeKit.ts';
+import { routesInOrder } from '../../../http/routeOrder.ts';
 import {
   daySchema,
   idParamsSchema,
@@ -130,9 +131,9 @@ function listSavingsAccrualsRoute(app: FastifyInstance, deps: Deps): void {
   );
 }
 
-export function savingsAccountRoutes(app: FastifyInstance, deps: Deps): void {
-  openSavingsAccountRoute(app, deps);
-  listSavingsAccountsRoute(app, deps);
-  getSavingsAccountRoute(app, deps);
-  listSavingsAccrualsRoute(app, deps);
-}
+export const savingsAccountRoutes = routesInOrder(
+  openSavingsAccountRoute,
+  listSavingsAccountsRoute,
+  getSavingsAccountRoute,
+  listSavingsAccrualsRoute,
+);

@@ -14,6 +14,7 @@ import {
   writeOperation,
   written,
 } from '../../../http/routeKit.ts';
+import { routesInOrder } from '../../../http/routeOrder.ts';
 import { daySchema, idParamsSchema, listEnvelopeSchema } from '../../../http/schemas.ts';
 import { organizationNow, utcDay } from '../../testClock/index.ts';
 import {
@@ -138,9 +139,9 @@ function addSavingsRateRoute(app: FastifyInstance, deps: Deps): void {
   );
 }
 
-export function savingsProductRoutes(app: FastifyInstance, deps: Deps): void {
-  createSavingsProductRoute(app, deps);
-  listSavingsProductsRoute(app, deps);
-  getSavingsProductRoute(app, deps);
-  addSavingsRateRoute(app, deps);
-}
+export const savingsProductRoutes = routesInOrder(
+  createSavingsProductRoute,
+  listSavingsProductsRoute,
+  getSavingsProductRoute,
+  addSavingsRateRoute,
+);

@@ -14,6 +14,7 @@ import {
   writeOperation,
   written,
 } from '../../../http/routeKit.ts';
+import { routesInOrder } from '../../../http/routeOrder.ts';
 import { idParamsSchema, idSchema, pageLimitSchema } from '../../../http/schemas.ts';
 import {
   giveSavingsNotice,
@@ -104,8 +105,8 @@ function withdrawSavingsRoute(app: FastifyInstance, deps: Deps): void {
   );
 }
 
-export function savingsWithdrawalRoutes(app: FastifyInstance, deps: Deps): void {
-  giveSavingsNoticeRoute(app, deps);
-  listSavingsNoticesRoute(app, deps);
-  withdrawSavingsRoute(app, deps);
-}
+export const savingsWithdrawalRoutes = routesInOrder(
+  giveSavingsNoticeRoute,
+  listSavingsNoticesRoute,
+  withdrawSavingsRoute,
+);

@@ -8,6 +8,7 @@ import { numberSourceOf } from '../../../domain/jsonNumbers.ts';
 import { requestActorId } from '../../../http/auth.ts';
 import { foundById, listAndRetrieveRoutes, pagedList, retrieveByIdRoute } from '../../../http/readRoutes.ts';
 import { closedObjectSchema, preparedWrite, writeOperation, written } from '../../../http/routeKit.ts';
+import { routesInOrder } from '../../../http/routeOrder.ts';
 import { amountInputSchema, idParamsSchema, idSchema } from '../../../http/schemas.ts';
 import { createQuote, getQuote, prepareQuote, type QuoteInput } from '../useCases/conversionQuotes.ts';
 import {
@@ -127,9 +128,9 @@ function conversionsReadRoutes(app: FastifyInstance, deps: Deps): void {
 }
 
 /** Quotes and their execution, in the order the document lists them. */
-export function conversionRoutes(app: FastifyInstance, deps: Deps): void {
-  createConversionQuoteRoute(app, deps);
-  getConversionQuoteRoute(app, deps);
-  createConversionRoute(app, deps);
-  conversionsReadRoutes(app, deps);
-}
+export const conversionRoutes = routesInOrder(
+  createConversionQuoteRoute,
+  getConversionQuoteRoute,
+  createConversionRoute,
+  conversionsReadRoutes,
+);

@@ -10,6 +10,7 @@ import {
   listAndRetrieveRoutes,
   pagedList,
   retrieveByIdRoute,
+  statusAndWalletOf,
 } from '../../../http/readRoutes.ts';
 import {
   closedObjectSchema,
@@ -18,8 +19,10 @@ import {
   wholeListSchema,
   writeOperation,
 } from '../../../http/routeKit.ts';
-import { idParamsSchema, idSchema } from '../../../http/schemas.ts';
+import { routesInOrder } from '../../../http/routeOrder.ts';
+import { digitalAssetNetworkSchema, idParamsSchema, idSchema } from '../../../http/schemas.ts';
 import { createdOrFound } from '../../../http/writeRoutes.ts';
+import { walletParams } from '../../wallets/index.ts';
 import {
   issueDepositAddress,
   prepareDepositAddress,
@@ -27,9 +30,7 @@ import {
 } from '../useCases/depositAddresses.ts';
 import { getDeposit, listOrganizationDeposits } from '../useCases/deposits.ts';
 import { presentDeposit, presentDepositAddress } from './presenters.ts';
-import { ACCESS, networkSchema } from './schemas.ts';
-
-const walletParams = idParamsSchema(ID_PREFIXES.wallet, 'Wallet id.');
+import { ACCESS } from './schemas.ts';
 
 function createDepositAddressRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Params: { id: string }; Body: { network: DigitalAssetNetwork } }>(
@@ -41,7 +42,7 @@ function createDepositAddressRoute(app: FastifyInstance, deps: Deps): void {
       description:
         'The wallet’s address on the network, issued on the first request (201) and the same one after (200). The wallet must hold USDC or USDT, and its asset’s route on the network must be enabled (422 `route_not_approved`). Where the organization has configured a custody partner (Fireblocks) the address is its vault account’s for the wallet (503 `service_unavailable` when the provider does not answer); otherwise the sandbox issues one on its simulated chain and pilot and production answer 422 `custody_not_configured`.',
       params: walletParams,
-      body: closedObjectSchema({ network: networkSchema }, ['network']),
+      body: closedObjectSchema({ network: digitalAssetNetworkSchema }, ['network']),
       responses: createdOrFound('DepositAddress', 'The address, issued now.', 'The address already issued.'),
     }),
     preparedWrite(
@@ -98,10 +99,7 @@ function depositsReadRoutes(app: FastifyInstance, deps: Deps): void {
       }),
     },
     page: listOrganizationDeposits,
-    filtersOf: (query: { status?: DepositStatus; wallet?: string }) => ({
-      status: query.status,
-      walletId: query.wallet,
-    }),
+    filtersOf: statusAndWalletOf<DepositStatus>,
     retrieve: {
       operationId: 'getDeposit',
       summary: 'Retrieve a deposit',
@@ -112,8 +110,8 @@ function depositsReadRoutes(app: FastifyInstance, deps: Deps): void {
 }
 
 /** A wallet's deposit addresses, then the deposits, in the order the document lists them. */
-export function depositRoutes(app: FastifyInstance, deps: Deps): void {
-  createDepositAddressRoute(app, deps);
-  listDepositAddressesRoute(app, deps);
-  depositsReadRoutes(app, deps);
-}
+export const depositRoutes = routesInOrder(
+  createDepositAddressRoute,
+  listDepositAddressesRoute,
+  depositsReadRoutes,
+);

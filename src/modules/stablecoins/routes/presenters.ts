@@ -3,6 +3,7 @@
 import type { Conversion, ConversionQuote } from '../../../domain/conversions.ts';
 import { formatAmount } from '../../../domain/money.ts';
 import type { Deposit, DepositAddress } from '../../../domain/stablecoins.ts';
+import { isoOrNull } from '../../../http/presenters.ts';
 import type { StoredConversionRate } from '../useCases/conversionRates.ts';
 import { conversionTermsWire } from '../useCases/conversions.ts';
 import { depositOnChainWire } from '../useCases/deposits.ts';
@@ -39,10 +40,10 @@ export function presentDeposit(d: Deposit) {
           },
     created_at: d.createdAt.toISOString(),
     updated_at: d.updatedAt.toISOString(),
-    credited_at: d.creditedAt?.toISOString() ?? null,
-    reorged_at: d.reorgedAt?.toISOString() ?? null,
-    held_at: d.heldAt?.toISOString() ?? null,
-    rejected_at: d.rejectedAt?.toISOString() ?? null,
+    credited_at: isoOrNull(d.creditedAt),
+    reorged_at: isoOrNull(d.reorgedAt),
+    held_at: isoOrNull(d.heldAt),
+    rejected_at: isoOrNull(d.rejectedAt),
   };
 }
 

@@ -14,6 +14,7 @@ import {
   writeOperation,
   written,
 } from '../../../http/routeKit.ts';
+import { routesInOrder } from '../../../http/routeOrder.ts';
 import {
   governedIdempotentWrite,
   pendingChangeResponse,
@@ -21,7 +22,7 @@ import {
 } from '../../authorization/index.ts';
 import { getConversionRates, putConversionRates } from '../useCases/conversionRates.ts';
 import { presentRates } from './presenters.ts';
-import { ACCESS, rateText, TAGS } from './schemas.ts';
+import { ACCESS, rateText } from './schemas.ts';
 
 /** The whole table, one entry a direction. */
 const ratesBody = closedObjectSchema(
@@ -62,13 +63,11 @@ function setConversionRatesRoute(app: FastifyInstance, deps: Deps): void {
   app.put<{ Body: { rates: { from: string; to: string; rate: string }[] } }>(
     '/v1/conversion-rates',
     writeOperation({
-      scope: 'compliance',
-      product: 'stablecoins',
+      ...ACCESS.compliance,
       operationId: 'setConversionRates',
       summary: 'Replace the conversion rates',
       description:
         'Replaces the table whole: each entry converts between a fiat currency and a stablecoin, one way; the other way is its own entry (so the two may differ by a spread). Each pair whose rate changes gets a new rate version (the rate it replaced, who set it), recorded as evidence (`conversion.rates.update`, before and after); applies to the next quote, and a quote already given is executed only while its output is within the band of the rate in force. A rate moving more than the band (MKOBA_CONVERSION_RATE_BAND_BPS, 5 % by default) from the rate in force, or a pair’s first rate (outside the sandbox, or in the sandbox for a pair that had a rate before), needs a second member’s approval: a 202 with the pending change (rule `conversion_rate_band`), nothing changed until another `admin` or `compliance` member approves it (docs/APPROVALS.md). Removing a pair needs none. Needs the `compliance` scope.',
-      tags: TAGS,
       body: ratesBody,
       responses: { 200: written('ConversionRates', 'The rates.'), 202: pendingChangeResponse },
       problems: withoutNotFound(WRITE_PROBLEMS),
@@ -82,7 +81,4 @@ function setConversionRatesRoute(app: FastifyInstance, deps: Deps): void {
   );
 }
 
-export function conversionRateRoutes(app: FastifyInstance, deps: Deps): void {
-  getConversionRatesRoute(app, deps);
-  setConversionRatesRoute(app, deps);
-}
+export const conversionRateRoutes = routesInOrder(getConversionRatesRoute, setConversionRatesRoute);

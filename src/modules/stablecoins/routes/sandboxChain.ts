@@ -21,8 +21,15 @@ import {
   writeOperation,
   written,
 } from '../../../http/routeKit.ts';
+import { routesInOrder } from '../../../http/routeOrder.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
-import { amountInputSchema, idParamsSchema, idSchema } from '../../../http/schemas.ts';
+import {
+  amountInputSchema,
+  decimalStringSchema,
+  digitalAssetNetworkSchema,
+  idParamsSchema,
+  idSchema,
+} from '../../../http/schemas.ts';
 import { createdOrFound } from '../../../http/writeRoutes.ts';
 import { getTravelRuleSettings, travelRuleRequestSchema } from '../../compliance/index.ts';
 import {
@@ -34,14 +41,13 @@ import {
 } from '../useCases/chainDeposits.ts';
 import { type SandboxCustodyDeposit, sendSandboxCustodyDeposit } from '../useCases/sandboxCustodyDeposits.ts';
 import { presentDeposit } from './presenters.ts';
-import { networkSchema } from './schemas.ts';
 
 /** The simulated chain's operations: a `write` key of an organization with stablecoins, in the sandbox. */
 const SANDBOX = accessByScope(['Sandbox'], 'stablecoins');
 
 const chainDepositBody = closedObjectSchema(
   {
-    network: networkSchema,
+    network: digitalAssetNetworkSchema,
     address: {
       type: 'string',
       maxLength: 128,
@@ -73,9 +79,9 @@ export const sandboxCustodyDepositSchema = apiObjectSchema(
     partner_reference: { type: 'string', description: 'Fireblocks’ transaction id.' },
     wallet: idSchema(ID_PREFIXES.wallet, 'The wallet the address is.'),
     asset: { type: 'string' },
-    network: networkSchema,
+    network: digitalAssetNetworkSchema,
     address: { type: 'string' },
-    amount: { type: 'string', description: 'Decimal string in the asset.' },
+    amount: decimalStringSchema('Decimal string in the asset.'),
     tx_hash: {
       type: 'string',
       description: 'The transaction on chain: the deposit’s `tx_hash` once recorded.',
@@ -148,7 +154,7 @@ function chainAdvanceRoute(app: FastifyInstance, deps: Deps): void {
         'The network’s chain moves on by `blocks`: each pending deposit of yours on it that the chain still holds gains that many confirmations, and the deposit worker looks at it again.',
       body: closedObjectSchema(
         {
-          network: networkSchema,
+          network: digitalAssetNetworkSchema,
           blocks: { type: 'integer', minimum: 1, maximum: SANDBOX_CHAIN_ADVANCE_BLOCKS_MAX },
         },
         ['network', 'blocks'],
@@ -179,8 +185,4 @@ function chainReorgRoute(app: FastifyInstance, deps: Deps): void {
   );
 }
 
-export function sandboxChainRoutes(app: FastifyInstance, deps: Deps): void {
-  chainDepositRoute(app, deps);
-  chainAdvanceRoute(app, deps);
-  chainReorgRoute(app, deps);
-}
+export const sandboxChainRoutes = routesInOrder(chainDepositRoute, chainAdvanceRoute, chainReorgRoute);

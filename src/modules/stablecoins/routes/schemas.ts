@@ -5,9 +5,7 @@ import {
   CONVERSION_QUOTE_STATUSES,
   CONVERSION_QUOTE_TTL_MS,
 } from '../../../domain/conversions.ts';
-import { DIGITAL_ASSET_NETWORKS, DIGITAL_ASSETS } from '../../../domain/digitalAssets.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
-import { SUPPORTED_CURRENCIES } from '../../../domain/money.ts';
 import { RATE_FRACTION_DIGITS_MAX, RATE_PATTERN_SOURCE } from '../../../domain/rates.ts';
 import {
   CHAIN_TRANSACTION_STATES,
@@ -17,6 +15,10 @@ import {
 import { accessByScope } from '../../../http/routeKit.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
 import {
+  currencyCodeSchema,
+  decimalStringSchema,
+  digitalAssetNetworkSchema,
+  digitalAssetSchema,
   feeScheduleDecisionSchema,
   idSchema,
   nullableStringSchema,
@@ -27,11 +29,6 @@ import {
 export const TAGS = ['Stablecoins'];
 export const ACCESS = accessByScope(TAGS, 'stablecoins');
 
-/** A network a stablecoin moves on. */
-export const networkSchema = { type: 'string', enum: DIGITAL_ASSET_NETWORKS } as const;
-
-const amountField = (description: string) => ({ type: 'string', description }) as const;
-
 export const depositAddressSchema = apiObjectSchema(
   'DepositAddress',
   'deposit_address',
@@ -39,8 +36,8 @@ export const depositAddressSchema = apiObjectSchema(
   {
     id: idSchema(ID_PREFIXES.depositAddress, 'Deposit address id.'),
     wallet: idSchema(ID_PREFIXES.wallet, 'The wallet it credits.'),
-    asset: { type: 'string', enum: DIGITAL_ASSETS },
-    network: networkSchema,
+    asset: digitalAssetSchema,
+    network: digitalAssetNetworkSchema,
     address: {
       type: 'string',
       description: 'As the network writes it (EVM addresses in their EIP-55 form).',
@@ -63,9 +60,9 @@ export const depositSchema = apiObjectSchema(
     id: idSchema(ID_PREFIXES.deposit, 'Deposit id.'),
     wallet: idSchema(ID_PREFIXES.wallet, 'The wallet credited.'),
     deposit_address: idSchema(ID_PREFIXES.depositAddress, 'The deposit address paid.'),
-    amount: amountField('Decimal string in major units of the asset.'),
-    currency: { type: 'string', enum: DIGITAL_ASSETS },
-    network: networkSchema,
+    amount: decimalStringSchema('Decimal string in major units of the asset.'),
+    currency: digitalAssetSchema,
+    network: digitalAssetNetworkSchema,
     address: { type: 'string' },
     tx_hash: { type: 'string' },
     log_index: { type: 'integer', minimum: 0 },
@@ -116,8 +113,8 @@ export const conversionRatesSchema = apiObjectSchema(
         type: 'object',
         required: ['from', 'to', 'rate', 'version', 'updated_at'],
         properties: {
-          from: { type: 'string', enum: SUPPORTED_CURRENCIES },
-          to: { type: 'string', enum: SUPPORTED_CURRENCIES },
+          from: currencyCodeSchema,
+          to: currencyCodeSchema,
           rate: rateText,
           version: nullableStringSchema(
             'The rate version in force (`crv_…`): every change of a pair’s rate is a new version, with the rate it replaced and who set it (evidence `conversion.rates.update`). Null for a rate set before rates had versions.',
@@ -137,9 +134,9 @@ const conversionFields = {
   },
   from_wallet: idSchema(ID_PREFIXES.wallet, 'The wallet debited.'),
   to_wallet: idSchema(ID_PREFIXES.wallet, 'The wallet credited.'),
-  from_amount: amountField('Debited, in the source wallet’s currency.'),
+  from_amount: decimalStringSchema('Debited, in the source wallet’s currency.'),
   from_currency: { type: 'string' },
-  to_amount: amountField(
+  to_amount: decimalStringSchema(
     'Credited, in the destination wallet’s currency: from_amount × rate, rounded down to the minor unit.',
   ),
   to_currency: { type: 'string' },
@@ -147,10 +144,10 @@ const conversionFields = {
   rate_version: nullableStringSchema(
     'The rate version the quote was given at (`crv_…`, see `GET /v1/conversion-rates`); null for a quote given before rates had versions.',
   ),
-  fee: amountField(
+  fee: decimalStringSchema(
     'The fee, in the source currency, paid on top of from_amount: what the fee schedule’s `conversion` rule for the source currency charges (zero without one).',
   ),
-  total: amountField('What the source wallet is debited: from_amount + fee.'),
+  total: decimalStringSchema('What the source wallet is debited: from_amount + fee.'),
   fee_schedule: feeScheduleDecisionSchema(
     'Which fee schedule version and rule decided `fee` (`rule` null: the version has no `conversion` rule for the source currency). Null for conversions quoted before fees applied to them.',
     true,

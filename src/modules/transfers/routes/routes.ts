@@ -11,11 +11,17 @@ import { formatAmount } from '../../../domain/money.ts';
 import { TRANSFER_STATUSES, type TransferStatus } from '../../../domain/transfers.ts';
 import { principalOf } from '../../../http/auth.ts';
 import { presentTransfer } from '../../../http/presenters.ts';
-import { enumFilter, listAndRetrieveRoutes, pagedList, retrieveByIdRoute } from '../../../http/readRoutes.ts';
+import {
+  enumFilter,
+  listAndRetrieveRoutes,
+  pagedList,
+  retrieveByIdRoute,
+  statusAndWalletOf,
+} from '../../../http/readRoutes.ts';
 import { actOnId } from '../../../http/routeEffects.ts';
 import { found, idempotentWrite, preparedWrite, writeOperation, written } from '../../../http/routeKit.ts';
 import { subjectEvidenceRoute } from '../../../http/routes/evidence.ts';
-import { idParamsSchema, idSchema } from '../../../http/schemas.ts';
+import { idSchema } from '../../../http/schemas.ts';
 import { idempotencyContextOf, sendOutcome } from '../../../http/writes.ts';
 import { presentTravelRuleRecord, TRAVEL_RULE_TAGS } from '../../compliance/index.ts';
 import { FEE_TAGS } from '../../fees/index.ts';
@@ -30,10 +36,9 @@ import {
   quoteTransfer,
   type TransferQuote,
 } from '../useCases/transfers.ts';
-import { transferCreateBodySchema } from './schemas.ts';
+import { transferCreateBodySchema, transferParams } from './schemas.ts';
 
 const TAGS = ['Transfers'];
-const transferParams = idParamsSchema(ID_PREFIXES.transfer, 'Transfer id.');
 
 function createTransferRoute(app: FastifyInstance, deps: Deps, writer: LedgerWriter): void {
   app.post<{ Body: CreateTransferRequest }>(
@@ -79,10 +84,7 @@ function transfersReadRoutes(app: FastifyInstance, deps: Deps): void {
       }),
     },
     page: listTransfers,
-    filtersOf: (query: { status?: TransferStatus; wallet?: string }) => ({
-      status: query.status,
-      walletId: query.wallet,
-    }),
+    filtersOf: statusAndWalletOf<TransferStatus>,
     retrieve: {
       operationId: 'getTransfer',
       summary: 'Retrieve a transfer',
@@ -124,7 +126,7 @@ function getTransferTravelRuleRoute(app: FastifyInstance, deps: Deps): void {
       description:
         'The originator and beneficiary data the transfer carried, with the threshold, jurisdiction and converted amount that applied; 404 when it carried none. Needs the `compliance` scope.',
       tags: TRAVEL_RULE_TAGS,
-      params: idParamsSchema(ID_PREFIXES.transfer, 'Transfer id.'),
+      params: transferParams,
       responses: { 200: found('TravelRuleRecord', 'The Travel Rule data.') },
     },
   );

@@ -1,16 +1,13 @@
 /** Sandbox-only routes that drive transfers as if the rail had answered. Not registered in production. */
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../../app/deps.ts';
-import { ID_PREFIXES } from '../../../domain/ids.ts';
 import type { TransferStatus } from '../../../domain/transfers.ts';
 import { presentTransfer } from '../../../http/presenters.ts';
-import { idempotentWrite, writeOperation, written } from '../../../http/routeKit.ts';
-import { idParamsSchema } from '../../../http/schemas.ts';
+import { idempotentWrite, SANDBOX_ACCESS, writeOperation, written } from '../../../http/routeKit.ts';
 import { applyStatusChange, lockTransfer } from '../useCases/statusChanges.ts';
+import { transferParams } from './schemas.ts';
 
-const TAGS = ['Sandbox'];
 const FAILURE_CODE_PATTERN = '^[a-z][a-z0-9_]{0,63}$';
-const transferParams = idParamsSchema(ID_PREFIXES.transfer, 'Transfer id.');
 
 /** A status change the sandbox drives as if the rail (or the recipient's side) had made it. */
 interface DrivenChange {
@@ -63,11 +60,10 @@ function driveTransferRoute(
   app.post<{ Params: { id: string }; Body: { failure_code?: string } | undefined }>(
     `/v1/sandbox/transfers/:id/${action}`,
     writeOperation({
-      scope: 'write',
+      ...SANDBOX_ACCESS.write,
       operationId: `sandbox${action[0]?.toUpperCase()}${action.slice(1)}Transfer`,
       summary,
       description,
-      tags: TAGS,
       params: transferParams,
       ...(action === 'fail' ? { body: failBody } : {}),
       responses: { 200: written('Transfer', 'The transfer after the change.') },

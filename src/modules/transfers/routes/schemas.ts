@@ -9,12 +9,14 @@ import {
   currencySchema,
   DOCUMENTED_AS,
   feeScheduleDecisionSchema,
+  idParamsSchema,
   idSchema,
   metadataSchema,
   nullableIdSchema,
   nullableStringSchema,
   nullableTimestampSchema,
   timestampSchema,
+  transferRailSchema,
 } from '../../../http/schemas.ts';
 import { travelRuleRequestSchema } from '../../compliance/index.ts';
 import { DESTINATION_FIELD_LENGTH_MAX, DESTINATION_PROPERTIES_MAX } from './destinationSchemas.ts';
@@ -81,7 +83,7 @@ export const transferSchema = {
       '15.00',
     ),
     currency: currencySchema,
-    rail: { type: 'string', enum: RAILS },
+    rail: transferRailSchema,
     status: { type: 'string', enum: TRANSFER_STATUSES },
     status_reason: nullableStringSchema('Why it is in this status, e.g. `rail_timeout` while processing.'),
     failure_code: nullableStringSchema('Why it failed, e.g. `recipient_not_registered`.'),
@@ -193,7 +195,7 @@ export const transferEventDataSchema = {
   properties: {
     transfer_id: idSchema(ID_PREFIXES.transfer, 'The transfer the event is about.'),
     status: { type: 'string', enum: TRANSFER_STATUSES },
-    rail: { type: 'string', enum: RAILS },
+    rail: transferRailSchema,
     ledger_state: { type: 'string', enum: LEDGER_STATES },
     amount: amountSchema('Decimal string at the currency exponent.'),
     fee: amountSchema('The fee the sender pays on top of `amount` (`0.00` when none).', '15.00'),
@@ -208,3 +210,6 @@ export const transferEventDataSchema = {
 
 /** The transfer's response schemas, registered by $id. */
 export const TRANSFER_SCHEMAS = [transferSchema, transferEventDataSchema];
+
+/** The path's transfer id. */
+export const transferParams = idParamsSchema(ID_PREFIXES.transfer, 'Transfer id.');

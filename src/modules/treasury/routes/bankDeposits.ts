@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../../app/deps.ts';
-import { requestActorId } from '../../../http/auth.ts';
+import { createFromRequest } from '../../../http/routeEffects.ts';
 import { idempotentWrite, writeOperation, written } from '../../../http/routeKit.ts';
 import { amountInputSchema, timestampSchema } from '../../../http/schemas.ts';
 import { BANK_DEPOSITS_PER_REPORT_MAX, presentCollection } from '../../collections/index.ts';
@@ -137,10 +137,10 @@ function recordBankDepositsRoute(app: FastifyInstance, deps: Deps): void {
       body: bankDepositReportBody,
       responses: { 200: written(bankDepositReportSchema, 'What each deposit did, in the report’s order.') },
     }),
-    idempotentWrite(deps, 200, async (tx, organizationId, request) =>
-      presentBankDepositReport(
-        await recordBankDeposits(tx, deps, organizationId, request.body.deposits, requestActorId(request)),
-      ),
+    idempotentWrite(
+      deps,
+      200,
+      createFromRequest(deps, ({ body }) => body.deposits, recordBankDeposits, presentBankDepositReport),
     ),
   );
 }

@@ -20,6 +20,7 @@ import {
   writeOperation,
   written,
 } from '../../../http/routeKit.ts';
+import { routesInOrder } from '../../../http/routeOrder.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
 import {
   idParamsSchema,
@@ -27,6 +28,7 @@ import {
   nullableStringSchema,
   nullableTimestampSchema,
   timestampSchema,
+  transferRailSchema,
 } from '../../../http/schemas.ts';
 import { STATEMENT_FORMATS } from '../domain/partnerStatements.ts';
 import {
@@ -74,7 +76,7 @@ export const statementSchema = {
   properties: {
     object: { type: 'string', enum: ['statement'] },
     id: idSchema(ID_PREFIXES.statement, 'Statement id.'),
-    rail: { type: 'string', enum: RAILS },
+    rail: transferRailSchema,
     from: { type: 'string', format: 'date' },
     to: { type: 'string', format: 'date' },
     lines: { type: 'integer' },
@@ -110,6 +112,15 @@ export const reconciliationExceptionSchema = apiObjectSchema(
   },
 );
 
+const statementDaySchema = { type: 'string', description: 'YYYY-MM-DD' } as const;
+
+/** A statement's rail and period, as an import and the sandbox's statements take them. */
+export const statementPeriodFields = {
+  rail: transferRailSchema,
+  from: statementDaySchema,
+  to: statementDaySchema,
+} as const;
+
 const lineSchema = {
   type: 'object',
   required: ['amount', 'currency', 'value_date', 'status'],
@@ -117,7 +128,7 @@ const lineSchema = {
     rail_reference: { type: ['string', 'null'], maxLength: 100 },
     amount: { type: 'string' },
     currency: { type: 'string' },
-    value_date: { type: 'string', description: 'YYYY-MM-DD' },
+    value_date: statementDaySchema,
     status: { type: 'string', enum: STATEMENT_LINE_STATUSES },
     fees: { type: 'string' },
     direction: {
@@ -137,9 +148,7 @@ const statementBody = {
         required: ['rail', 'from', 'to', 'lines'],
         additionalProperties: false,
         properties: {
-          rail: { type: 'string', enum: RAILS },
-          from: { type: 'string', description: 'YYYY-MM-DD' },
-          to: { type: 'string', description: 'YYYY-MM-DD' },
+          ...statementPeriodFields,
           lines: { type: 'array', maxItems: RECONCILIATION_STATEMENT_LINES_MAX, items: lineSchema },
         },
       },
@@ -296,9 +305,9 @@ function resolveExceptionRoute(app: FastifyInstance, deps: Deps): void {
   );
 }
 
-export function reconciliationRoutes(app: FastifyInstance, deps: Deps): void {
-  importStatementRoute(app, deps);
-  getStatementRoute(app, deps);
-  exceptionsReadRoutes(app, deps);
-  resolveExceptionRoute(app, deps);
-}
+export const reconciliationRoutes = routesInOrder(
+  importStatementRoute,
+  getStatementRoute,
+  exceptionsReadRoutes,
+  resolveExceptionRoute,
+);

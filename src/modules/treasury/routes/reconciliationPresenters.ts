@@ -1,4 +1,6 @@
 /** Reconciliation statements and exceptions in their wire form: the API's and the exports'. */
+
+import { isoOrNull } from '../../../http/presenters.ts';
 import type { ReconciliationException } from '../useCases/reconciliationExceptions.ts';
 import type { StatementRow } from '../useCases/reconciliationStatements.ts';
 
@@ -32,6 +34,6 @@ export function presentException(e: ReconciliationException) {
     resolved_by: e.resolvedBy,
     journal_entry: e.journalEntryId,
     created_at: e.createdAt.toISOString(),
-    resolved_at: e.resolvedAt?.toISOString() ?? null,
+    resolved_at: isoOrNull(e.resolvedAt),
   };
 }

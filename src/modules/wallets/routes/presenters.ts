@@ -1,6 +1,6 @@
 /** A wallet, its balance and its account details in their wire form. */
 import type { Wallet, WalletAccountDetails } from '../../../domain/wallets.ts';
-import { presentBalances } from '../../../http/presenters.ts';
+import { isoOrNull, presentBalances } from '../../../http/presenters.ts';
 
 /** A wallet's account details as the wallet embeds them (without `object` and `wallet`). */
 export function presentAccountDetailsFields(details: WalletAccountDetails) {
@@ -25,7 +25,7 @@ export function presentWallet(wallet: Wallet) {
     currency: wallet.currency,
     status: wallet.status,
     status_reason: wallet.statusReason,
-    status_changed_at: wallet.statusChangedAt?.toISOString() ?? null,
+    status_changed_at: isoOrNull(wallet.statusChangedAt),
     balance: presentBalances(wallet),
     account_details: wallet.accountDetails && presentAccountDetailsFields(wallet.accountDetails),
     metadata: wallet.metadata,

@@ -8,6 +8,7 @@ import {
   closedObjectSchema,
   idempotentWrite,
   presentWholeList,
+  SANDBOX_ACCESS,
   wholeListSchema,
   writeOperation,
   written,
@@ -62,11 +63,10 @@ function emitTestEventRoute(app: FastifyInstance, deps: Deps): void {
   app.post<{ Body: { type: EventType } }>(
     '/v1/sandbox/events',
     writeOperation({
-      scope: 'write',
+      ...SANDBOX_ACCESS.write,
       operationId: 'sandboxEmitEvent',
       summary: 'Emit a test event (sandbox)',
       description: 'Writes an event of any known type with a sample payload, delivered like any other.',
-      tags: ['Sandbox'],
       body: closedObjectSchema({ type: { type: 'string', enum: EVENT_TYPES } }, ['type']),
       responses: { 201: written('Event', 'The event.') },
     }),

@@ -2,15 +2,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../../../app/deps.ts';
 import { ID_PREFIXES } from '../../../../domain/ids.ts';
-import type { ListQuery } from '../../../../http/presenters.ts';
-import { pagedList } from '../../../../http/readRoutes.ts';
+import { listRoute, pagedList } from '../../../../http/readRoutes.ts';
 import { recordFromBody } from '../../../../http/routeEffects.ts';
-import {
-  createOrFindWrite,
-  readOperation,
-  retrieveFilteredPage,
-  writeOperation,
-} from '../../../../http/routeKit.ts';
+import { createOrFindWrite, writeOperation } from '../../../../http/routeKit.ts';
+import { routesInOrder } from '../../../../http/routeOrder.ts';
 import { daySchema, idSchema } from '../../../../http/schemas.ts';
 import { createdOrFound } from '../../../../http/writeRoutes.ts';
 import { textSchema } from '../../../compliance/index.ts';
@@ -70,28 +65,25 @@ function reportSafeguardingBalanceRoute(app: FastifyInstance, deps: Deps): void 
 }
 
 function listSafeguardingBalancesRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Querystring: ListQuery & { trust_account?: string } }>(
-    '/v1/safeguarding/balances',
-    readOperation({
-      ...ACCESS.compliance,
+  listRoute(app, deps, {
+    path: '/v1/safeguarding/balances',
+    access: ACCESS.compliance,
+    present: presentSafeguardingBalance,
+    list: {
       operationId: 'listSafeguardingBalances',
       summary: 'List reported closing balances',
       description: 'Newest first, current and superseded.',
       ...pagedList('SafeguardingBalance', 'A page of closing balances.', ID_PREFIXES.safeguardingBalance, {
         trust_account: idSchema(ID_PREFIXES.trustAccount, 'Only the balances of this trust account.'),
       }),
-    }),
-    retrieveFilteredPage(
-      deps,
-      listSafeguardingBalances,
-      (query) => ({ trustAccountId: query.trust_account }),
-      presentSafeguardingBalance,
-    ),
-  );
+    },
+    page: listSafeguardingBalances,
+    filtersOf: (query: { trust_account?: string }) => ({ trustAccountId: query.trust_account }),
+  });
 }
 
 /** Closing balances, reported and listed. */
-export function safeguardingBalanceRoutes(app: FastifyInstance, deps: Deps): void {
-  reportSafeguardingBalanceRoute(app, deps);
-  listSafeguardingBalancesRoute(app, deps);
-}
+export const safeguardingBalanceRoutes = routesInOrder(
+  reportSafeguardingBalanceRoute,
+  listSafeguardingBalancesRoute,
+);

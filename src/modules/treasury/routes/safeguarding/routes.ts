@@ -3,14 +3,13 @@
  * and the daily reports comparing them with customer money (operators: the `compliance` scope). Sweeps
  * between a rail's float and the trust account are `safeguardingSweepRoutes` (sweeps.ts).
  */
-import type { FastifyInstance } from 'fastify';
-import type { Deps } from '../../../../app/deps.ts';
+import { routesInOrder } from '../../../../http/routeOrder.ts';
 import { safeguardingBalanceRoutes } from './balances.ts';
 import { safeguardingReportRoutes } from './reports.ts';
 import { trustAccountRoutes } from './trustAccounts.ts';
 
-export function safeguardingRoutes(app: FastifyInstance, deps: Deps): void {
-  trustAccountRoutes(app, deps);
-  safeguardingBalanceRoutes(app, deps);
-  safeguardingReportRoutes(app, deps);
-}
+export const safeguardingRoutes = routesInOrder(
+  trustAccountRoutes,
+  safeguardingBalanceRoutes,
+  safeguardingReportRoutes,
+);

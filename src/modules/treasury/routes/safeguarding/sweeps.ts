@@ -9,6 +9,7 @@ import type { Currency } from '../../../../domain/money.ts';
 import { foundById, listAndRetrieveRoutes, pagedList } from '../../../../http/readRoutes.ts';
 import { recordFromBody } from '../../../../http/routeEffects.ts';
 import { createOrFindWrite, writeOperation } from '../../../../http/routeKit.ts';
+import { routesInOrder } from '../../../../http/routeOrder.ts';
 import { currencySchema, daySchema, idParamsSchema, idSchema } from '../../../../http/schemas.ts';
 import { createdOrFound } from '../../../../http/writeRoutes.ts';
 import { textSchema } from '../../../compliance/index.ts';
@@ -97,7 +98,4 @@ function sweepsReadRoutes(app: FastifyInstance, deps: Deps): void {
   });
 }
 
-export function safeguardingSweepRoutes(app: FastifyInstance, deps: Deps): void {
-  recordSweepRoute(app, deps);
-  sweepsReadRoutes(app, deps);
-}
+export const safeguardingSweepRoutes = routesInOrder(recordSweepRoute, sweepsReadRoutes);

@@ -6,6 +6,7 @@ import type { Currency } from '../../../../domain/money.ts';
 import { enumFilter, foundById, listAndRetrieveRoutes, pagedList } from '../../../../http/readRoutes.ts';
 import { actOnId, makeFromBody } from '../../../../http/routeEffects.ts';
 import { writeOperation, written } from '../../../../http/routeKit.ts';
+import { routesInOrder } from '../../../../http/routeOrder.ts';
 import { currencySchema, daySchema, idParamsSchema } from '../../../../http/schemas.ts';
 import {
   governedIdempotentWrite,
@@ -140,8 +141,8 @@ function closeTrustAccountRoute(app: FastifyInstance, deps: Deps): void {
 }
 
 /** Trust accounts, in the order the document lists them. */
-export function trustAccountRoutes(app: FastifyInstance, deps: Deps): void {
-  createTrustAccountRoute(app, deps);
-  trustAccountsReadRoutes(app, deps);
-  closeTrustAccountRoute(app, deps);
-}
+export const trustAccountRoutes = routesInOrder(
+  createTrustAccountRoute,
+  trustAccountsReadRoutes,
+  closeTrustAccountRoute,
+);
