@@ -18,11 +18,15 @@ const pages: Array<{ path: string; text: string }> = [
     .map((file) => `docs/${file}`),
 ].map((path) => ({ path, text: read(path) }));
 
-/** Every source file's text, for names the code spells only as string literals. */
-const sourceText = (readdirSync(new URL('src/', root), { recursive: true }) as string[])
-  .filter((file) => file.endsWith('.ts'))
-  .map((file) => read(`src/${file}`))
-  .join('\n');
+/** Every source file's text (the sources and bin/, which starts them), for names the code spells only as string literals. */
+const sourceText = [
+  ...(readdirSync(new URL('src/', root), { recursive: true }) as string[])
+    .filter((file) => file.endsWith('.ts'))
+    .map((file) => read(`src/${file}`)),
+  ...readdirSync(new URL('bin/', root))
+    .filter((file) => file.endsWith('.js'))
+    .map((file) => read(`bin/${file}`)),
+].join('\n');
 
 interface OpenApi {
   paths: Record<string, Record<string, unknown>>;

@@ -1,0 +1,121 @@
+// The sources compiled once into JavaScript modules, cached by what they are, so that a process starts
+// without compiling TypeScript module by module. Loading the application through tsx's loader thread took
+// about 2 s of CPU and 130 MB more memory than the same code compiled (docs/BENCHMARKS.md, History,
+// 2026-12-07); tsx stays the fallback, and the way the tests load the sources.
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const REPOSITORY_DIR = fileURLToPath(new URL('../', import.meta.url));
+const SOURCE_DIR = path.join(REPOSITORY_DIR, 'src');
+const CACHE_DIR = path.join(REPOSITORY_DIR, 'node_modules', '.cache', 'mkoba-compiled');
+const ENTRY = path.join(SOURCE_DIR, 'cli', 'main.ts');
+const COMPILED_FILE = 'mkoba.js';
+/**
+ * How long an older compilation is kept: a process reads its one file only while it starts (the lazily
+ * imported modules are inside it), so an hour is far more than any start takes.
+ */
+const OLD_COMPILATION_KEPT_MS = 60 * 60 * 1000;
+
+/**
+ * What a compilation depends on: every source file's path, size and modification time, Node's version and
+ * esbuild's. A file edited, added or removed gives another fingerprint, so a compilation is never stale.
+ */
+export function fingerprintOf(sourceDir, esbuildVersion) {
+  const hash = createHash('sha256').update(`${process.version} esbuild ${esbuildVersion}\n`);
+  const files = readdirSync(sourceDir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.join(entry.parentPath ?? entry.path, entry.name))
+    .sort();
+  for (const file of files) {
+    const { size, mtimeMs } = statSync(file);
+    hash.update(`${path.relative(sourceDir, file)} ${size} ${mtimeMs}\n`);
+  }
+  return hash.digest('hex').slice(0, 16);
+}
+
+/**
+ * Each module's `import.meta.url` stays its source file's, as under tsx: modules find files beside their
+ * source (migrations, the console's assets, sample data), wherever their compiled chunk lands.
+ */
+const keepSourceUrls = {
+  name: 'keep-source-urls',
+  setup(build) {
+    build.onLoad({ filter: /\.ts$/ }, (args) => ({
+      contents: readFileSync(args.path, 'utf8').replaceAll(
+        'import.meta.url',
+        JSON.stringify(pathToFileURL(args.path).href),
+      ),
+      loader: 'ts',
+    }));
+  },
+};
+
+/**
+ * One file with every module, those imported lazily too: a running process never reads the cache again, so
+ * a newer compilation may replace this one under it.
+ */
+async function compile(esbuild, outdir) {
+  const staging = `${outdir}.${process.pid}.tmp`;
+  await esbuild.build({
+    entryPoints: [ENTRY],
+    outfile: path.join(staging, COMPILED_FILE),
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: `node${process.versions.node.split('.')[0]}`,
+    packages: 'external',
+    sourcemap: 'linked',
+    logLevel: 'silent',
+    plugins: [keepSourceUrls],
+  });
+  try {
+    renameSync(staging, outdir);
+  } catch (error) {
+    // Another process compiled the same sources first: theirs serves.
+    rmSync(staging, { recursive: true, force: true });
+    if (!existsSync(outdir)) throw error;
+  }
+}
+
+function removeOldCompilations(current) {
+  const before = Date.now() - OLD_COMPILATION_KEPT_MS;
+  for (const entry of readdirSync(CACHE_DIR, { withFileTypes: true })) {
+    const dir = path.join(CACHE_DIR, entry.name);
+    if (entry.isDirectory() && entry.name !== current && statSync(dir).mtimeMs < before) {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+}
+
+/**
+ * The CLI's `main` from the compiled sources, compiling them first when they changed; undefined when they
+ * cannot be compiled or cached here (no esbuild, a read-only directory), and the caller loads the sources
+ * through tsx instead.
+ */
+export async function compiledMain() {
+  if (process.env.MKOBA_COMPILE === '0') return undefined;
+  let esbuild;
+  try {
+    esbuild = await import('esbuild');
+  } catch {
+    return undefined;
+  }
+  try {
+    const outdir = path.join(CACHE_DIR, fingerprintOf(SOURCE_DIR, esbuild.version));
+    const entry = path.join(outdir, COMPILED_FILE);
+    if (!existsSync(entry)) {
+      mkdirSync(CACHE_DIR, { recursive: true });
+      await compile(esbuild, outdir);
+      removeOldCompilations(path.basename(outdir));
+    }
+    process.setSourceMapsEnabled(true);
+    return (await import(pathToFileURL(entry).href)).main;
+  } catch (error) {
+    process.stderr.write(
+      `mkoba: running the sources through tsx (compiling them failed: ${error.message})\n`,
+    );
+    return undefined;
+  }
+}
