@@ -1,7 +1,8 @@
-// The sources compiled once into JavaScript modules, cached by what they are, so that a process starts
+// The sources compiled once into one JavaScript file, cached by what they are, so that a process starts
 // without compiling TypeScript module by module. Loading the application through tsx's loader thread took
-// about 2 s of CPU and 130 MB more memory than the same code compiled (docs/BENCHMARKS.md, History,
-// 2026-12-07); tsx stays the fallback, and the way the tests load the sources.
+// about twice the CPU at every start, and 20–40 MB more memory in a freshly started server, than the same
+// code compiled (docs/DECISIONS.md, The sources compiled once); tsx stays the fallback, and the tests load
+// the sources directly.
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -37,7 +38,7 @@ export function fingerprintOf(sourceDir, esbuildVersion) {
 
 /**
  * Each module's `import.meta.url` stays its source file's, as under tsx: modules find files beside their
- * source (migrations, the console's assets, sample data), wherever their compiled chunk lands.
+ * source (migrations, the console's assets, sample data), wherever the compiled file lands.
  */
 const keepSourceUrls = {
   name: 'keep-source-urls',
