@@ -19,12 +19,18 @@ const COMPILED_FILE = 'mkoba.js';
  */
 const OLD_COMPILATION_KEPT_MS = 60 * 60 * 1000;
 
+/** This file's text: how the sources are compiled (esbuild's options) is part of what a compilation is. */
+const COMPILER_TEXT = readFileSync(fileURLToPath(import.meta.url), 'utf8');
+
 /**
- * What a compilation depends on: every source file's path, size and modification time, Node's version and
- * esbuild's. A file edited, added or removed gives another fingerprint, so a compilation is never stale.
+ * What a compilation depends on: every source file's path, size and modification time, Node's version,
+ * esbuild's, and this compiler's own text. A file edited, added or removed, or a compile option changed,
+ * gives another fingerprint, so a compilation is never stale.
  */
-export function fingerprintOf(sourceDir, esbuildVersion) {
-  const hash = createHash('sha256').update(`${process.version} esbuild ${esbuildVersion}\n`);
+export function fingerprintOf(sourceDir, esbuildVersion, compilerText = COMPILER_TEXT) {
+  const hash = createHash('sha256')
+    .update(`${process.version} esbuild ${esbuildVersion}\n`)
+    .update(createHash('sha256').update(compilerText).digest('hex'));
   const files = readdirSync(sourceDir, { recursive: true, withFileTypes: true })
     .filter((entry) => entry.isFile())
     .map((entry) => path.join(entry.parentPath ?? entry.path, entry.name))
@@ -68,6 +74,9 @@ async function compile(esbuild, outdir) {
     target: `node${process.versions.node.split('.')[0]}`,
     packages: 'external',
     sourcemap: 'linked',
+    // Stack traces need only the mappings: the sources are on disk beside. Their text in the map would be
+    // kept in every process's heap (some 4 MB) once Node reads the map.
+    sourcesContent: false,
     logLevel: 'silent',
     plugins: [keepSourceUrls],
   });

@@ -2,14 +2,18 @@
  * `node bin/mkoba.js` runs the sources compiled once into a cache (bin/compiledSources.js), or through tsx
  * with MKOBA_COMPILE=0: both are the same application, and a compilation is never reused for other sources.
  */
-import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fingerprintOf } from '../../bin/compiledSources.js';
 import { E2E_TEST_TIMEOUT_MS, killAllMkobaProcesses, mkobaEnv, runMkoba } from './mkobaProcess.ts';
 
 afterAll(killAllMkobaProcesses);
+
+const REPOSITORY_DIR = fileURLToPath(new URL('../../', import.meta.url));
+const CACHE_DIR = path.join(REPOSITORY_DIR, 'node_modules', '.cache', 'mkoba-compiled');
 
 describe('the compiled sources', () => {
   it('serve the same API document as the sources run through tsx', {
@@ -25,6 +29,25 @@ describe('the compiled sources', () => {
     expect(compiled.stderr).not.toContain('running the sources through tsx');
     expect(JSON.parse(compiled.stdout).paths).toBeDefined();
     expect(compiled.stdout).toBe(throughTsx.stdout);
+  });
+
+  it('map every compiled line to a TypeScript file on disk, without carrying the sources again', {
+    timeout: E2E_TEST_TIMEOUT_MS,
+  }, async () => {
+    const run = await runMkoba(['help'], mkobaEnv({ MKOBA_COMPILE: undefined }));
+    expect(run.code, run.stderr).toBe(0);
+    const esbuild = await import('esbuild');
+    const outdir = path.join(CACHE_DIR, fingerprintOf(path.join(REPOSITORY_DIR, 'src'), esbuild.version));
+    const map = JSON.parse(readFileSync(path.join(outdir, 'mkoba.js.map'), 'utf8')) as {
+      sources: string[];
+      sourcesContent?: unknown;
+      mappings: string;
+    };
+    expect(map.sourcesContent).toBeUndefined();
+    expect(map.mappings.length).toBeGreaterThan(0);
+    const sources = map.sources.map((source) => path.resolve(outdir, source));
+    expect(sources).toContain(path.join(REPOSITORY_DIR, 'src', 'cli', 'main.ts'));
+    for (const source of sources) expect(existsSync(source), source).toBe(true);
   });
 
   it('are fingerprinted by every source file: an edit, a new file or a removed one compiles anew', () => {
@@ -47,7 +70,12 @@ describe('the compiled sources', () => {
       expect(added).not.toBe(touched);
 
       rmSync(path.join(dir, 'other.ts'));
-      expect(fingerprintOf(dir, '0.0.0')).not.toBe(added);
+      const removed = fingerprintOf(dir, '0.0.0');
+      expect(removed).not.toBe(added);
+
+      // The compiler's own text (its esbuild options) is part of it too.
+      expect(fingerprintOf(dir, '0.0.0', 'other options')).not.toBe(removed);
+      expect(fingerprintOf(dir, '0.0.0', 'other options')).toBe(fingerprintOf(dir, '0.0.0', 'other options'));
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
