@@ -35,7 +35,7 @@ export function apiObjectSchema<const Kind extends string, const Properties exte
 
 /**
  * The schema of an API object as `apiObjectSchema` builds it, but closed (no fields besides these) and
- * without words of its own: the savings module's objects.
+ * without words of its own: the savings module's objects and the sandbox's test clock.
  */
 export function closedApiObjectSchema<
   const Kind extends string,
