@@ -12,17 +12,15 @@ import { API_VERSION } from '../domain/version.ts';
 import { toCamelCase } from '../domain/webhooks.ts';
 import type { Schema } from './eventDataSchemas.ts';
 import { EVENT_DATA_SCHEMAS } from './eventSchemas.ts';
+import { idFirstApiObjectSchema } from './schemaBuilders.ts';
 import { DOCUMENTED_AS, idSchema, timestampSchema } from './schemas.ts';
 
-export const eventSchema = {
-  $id: 'Event',
-  type: 'object',
-  description:
-    'A change to a resource, recorded in the same transaction as the change. The same envelope is the body of a webhook delivery; receivers deduplicate on `id`.',
-  required: ['id', 'object', 'type', 'created_at', 'environment', 'product', 'api_version', 'data'],
-  properties: {
+export const eventSchema = idFirstApiObjectSchema(
+  'Event',
+  'event',
+  'A change to a resource, recorded in the same transaction as the change. The same envelope is the body of a webhook delivery; receivers deduplicate on `id`.',
+  {
     id: idSchema(ID_PREFIXES.event, 'Event id.'),
-    object: { type: 'string', enum: ['event'] },
     type: {
       type: 'string',
       description: `What happened: one of ${EVENT_TYPES.map((t) => `\`${t}\``).join(', ')}. New types may be added; ignore the ones you do not know.`,
@@ -48,7 +46,7 @@ export const eventSchema = {
       anyOf: [{ $ref: 'TransferEventData#' }, { type: 'object', additionalProperties: true }],
     },
   },
-} as const;
+);
 
 function camelKey(key: string): string {
   return Object.keys(toCamelCase({ [key]: null }) as object)[0] ?? key;

@@ -8,6 +8,7 @@ import {
   POSTING_PHASES,
   POSTING_SIDES,
 } from '../modules/ledger/domain/ledger.ts';
+import { idFirstApiObjectSchema } from './schemaBuilders.ts';
 import {
   amountSchema,
   balanceProperties,
@@ -21,15 +22,12 @@ import {
 /** Either kind of ledger account id: a wallet's account has the wallet's id; system accounts `acct_`. */
 export const LEDGER_ACCOUNT_ID_PREFIXES = [ID_PREFIXES.wallet, ID_PREFIXES.ledgerAccount] as const;
 
-export const journalEntrySchema = {
-  $id: 'JournalEntry',
-  type: 'object',
-  description:
-    'One balanced, append-only change to the ledger: for each currency and phase, its postings debit as much as they credit.',
-  required: ['id', 'object', 'transfer', 'kind', 'hold_entry', 'created_at', 'postings'],
-  properties: {
+export const journalEntrySchema = idFirstApiObjectSchema(
+  'JournalEntry',
+  'journal_entry',
+  'One balanced, append-only change to the ledger: for each currency and phase, its postings debit as much as they credit.',
+  {
     id: idSchema(ID_PREFIXES.journalEntry, 'Journal entry id.'),
-    object: { type: 'string', enum: ['journal_entry'] },
     transfer: nullableIdSchema(ID_PREFIXES.transfer, 'The transfer that caused the entry.'),
     kind: {
       type: 'string',
@@ -67,35 +65,16 @@ export const journalEntrySchema = {
       },
     },
   },
-} as const;
+);
 
 const accountSumSchema = (description: string) => amountSchema(description, '0.00');
 
-export const ledgerAccountSchema = {
-  $id: 'LedgerAccount',
-  type: 'object',
-  description:
-    'An account of the double-entry ledger with its four running sums. Signed nets are credits minus debits; over all accounts of one currency they sum to zero.',
-  required: [
-    'id',
-    'object',
-    'kind',
-    'wallet',
-    'rail',
-    'currency',
-    'debits_pending',
-    'debits_posted',
-    'credits_pending',
-    'credits_posted',
-    'net_pending',
-    'net_posted',
-    'balance',
-    'created_at',
-    'updated_at',
-  ],
-  properties: {
+export const ledgerAccountSchema = idFirstApiObjectSchema(
+  'LedgerAccount',
+  'ledger_account',
+  'An account of the double-entry ledger with its four running sums. Signed nets are credits minus debits; over all accounts of one currency they sum to zero.',
+  {
     id: idSchema(LEDGER_ACCOUNT_ID_PREFIXES, 'Account id: the wallet id for a wallet, `acct_…` otherwise.'),
-    object: { type: 'string', enum: ['ledger_account'] },
     kind: {
       type: 'string',
       enum: ACCOUNT_KINDS,
@@ -128,4 +107,4 @@ export const ledgerAccountSchema = {
     created_at: timestampSchema,
     updated_at: timestampSchema,
   },
-} as const;
+);

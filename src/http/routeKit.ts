@@ -230,19 +230,6 @@ export function retrieveById<Found, Wire>(
     present(await get(deps, organizationOf(request), request.params.id));
 }
 
-/**
- * The handler of a list paged by id with no filters but the page's own (`listQuerySchema` with no extra):
- * `list` pages the key's organization's records, and the page is answered presented.
- */
-export function retrievePage<Item extends { id: string }, Wire>(
-  deps: Deps,
-  list: (deps: Deps, organizationId: string, page: PageRequest) => Promise<Page<Item>>,
-  present: (item: Item) => Wire,
-) {
-  return async (request: FastifyRequest<{ Querystring: ListQuery }>) =>
-    presentList(await list(deps, organizationOf(request), pageRequestOf(request.query)), present);
-}
-
 /** A list answered whole, presented. */
 export function presentWholeList<T, W>(items: readonly T[], present: (item: T) => W) {
   return { object: 'list', data: items.map((item) => present(item)) };

@@ -12,6 +12,21 @@ function objectFields<const Kind extends string, const Properties extends Record
   return { object: { type: 'string', enum: [object] } as const, ...properties };
 }
 
+/** A described, shared schema (`$id`) of an API object with these fields, all of them required, in order. */
+function describedObjectSchema<const Fields extends Record<string, unknown>>(
+  $id: string,
+  description: string,
+  fields: Fields,
+) {
+  return {
+    $id,
+    type: 'object',
+    description,
+    required: Object.keys(fields) as (keyof Fields & string)[],
+    properties: fields,
+  } as const;
+}
+
 /**
  * The schema of an object the API answers with, a shared component named by `$id`: its `object` field
  * says what kind it is, and every field is always present (null where it has no value), so all are
@@ -23,19 +38,25 @@ export function apiObjectSchema<const Kind extends string, const Properties exte
   description: string,
   properties: Properties,
 ) {
-  const fields = objectFields(object, properties);
-  return {
-    $id,
-    type: 'object',
-    description,
-    required: Object.keys(fields) as (keyof typeof fields & string)[],
-    properties: fields,
-  } as const;
+  return describedObjectSchema($id, description, objectFields(object, properties));
+}
+
+/**
+ * The schema of an API object as `apiObjectSchema` builds it, for the API's first objects (wallets, the
+ * ledger's accounts and entries, events), which name their `id` before their `object` field.
+ */
+export function idFirstApiObjectSchema<
+  const Kind extends string,
+  const Id,
+  const Properties extends Record<string, unknown>,
+>($id: string, object: Kind, description: string, properties: { id: Id } & Properties) {
+  const { id, ...rest } = properties;
+  return describedObjectSchema($id, description, { id, ...objectFields(object, rest) });
 }
 
 /**
  * The schema of an API object as `apiObjectSchema` builds it, but closed (no fields besides these) and
- * without words of its own: the savings module's objects.
+ * without words of its own: the savings module's objects and the sandbox's test clock.
  */
 export function closedApiObjectSchema<
   const Kind extends string,

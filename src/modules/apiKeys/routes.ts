@@ -7,17 +7,14 @@ import type { Deps } from '../../app/deps.ts';
 import { SCOPES } from '../../domain/access.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
 import { principalOf, requestActor, requestActorId } from '../../http/auth.ts';
-import type { ListQuery } from '../../http/presenters.ts';
 import { isoOrNull } from '../../http/presenters.ts';
-import { pagedList } from '../../http/readRoutes.ts';
+import { listRoute, pagedList } from '../../http/readRoutes.ts';
 import { actOnId } from '../../http/routeEffects.ts';
 import {
   accessByScope,
   closedObjectSchema,
   idempotentOutcome,
   idempotentWrite,
-  readOperation,
-  retrievePage,
   writeOperation,
   written,
 } from '../../http/routeKit.ts';
@@ -102,18 +99,19 @@ export function presentApiKey(key: ApiKeyRow) {
 }
 
 function listApiKeysRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Querystring: ListQuery }>(
-    '/v1/api-keys',
-    readOperation({
-      ...ACCESS.admin,
+  listRoute(app, deps, {
+    path: '/v1/api-keys',
+    access: ACCESS.admin,
+    present: presentApiKey,
+    list: {
       operationId: 'listApiKeys',
       summary: 'List API keys',
       description:
         'Newest first, revoked ones included: each key’s display prefix, scopes, member, who created it and when, and when it was revoked. Never the key nor its hash.',
       ...pagedList('ApiKey', 'A page of API keys.', ID_PREFIXES.apiKey),
-    }),
-    retrievePage(deps, listKeysPage, presentApiKey),
-  );
+    },
+    page: listKeysPage,
+  });
 }
 
 const createApiKeyBodySchema = closedObjectSchema({

@@ -16,34 +16,28 @@ import {
   written,
 } from '../../http/routeKit.ts';
 import { routesInOrder } from '../../http/routeOrder.ts';
+import { closedApiObjectSchema } from '../../http/schemaBuilders.ts';
 import { daySchema } from '../../http/schemas.ts';
 import { idempotencyContextOf, sendOutcome } from '../../http/writes.ts';
 import { TEST_CLOCK_ADVANCE_DAYS_MAX } from './domain.ts';
 import { catchUpAfterAdvance } from './useCases/dayWork.ts';
 import { advanceTestClock, getTestClock, testClockJson } from './useCases/testClock.ts';
 
-export const testClockSchema = {
-  $id: 'TestClock',
-  type: 'object',
-  additionalProperties: false,
-  required: ['object', 'now', 'today', 'offset_ms', 'advances', 'advanced_at'],
-  properties: {
-    object: { type: 'string', enum: ['test_clock'] },
-    now: { type: 'string', format: 'date-time', description: 'The organization’s now.' },
-    today: daySchema('The UTC day of `now`.'),
-    offset_ms: {
-      type: 'integer',
-      minimum: 0,
-      description: 'How far the organization’s clock runs ahead of the real one, in milliseconds.',
-    },
-    advances: { type: 'integer', minimum: 0, description: 'How many times the clock was advanced.' },
-    advanced_at: {
-      type: ['string', 'null'],
-      format: 'date-time',
-      description: 'When (real time) it was last advanced; null if never.',
-    },
+export const testClockSchema = closedApiObjectSchema('TestClock', 'test_clock', {
+  now: { type: 'string', format: 'date-time', description: 'The organization’s now.' },
+  today: daySchema('The UTC day of `now`.'),
+  offset_ms: {
+    type: 'integer',
+    minimum: 0,
+    description: 'How far the organization’s clock runs ahead of the real one, in milliseconds.',
   },
-} as const;
+  advances: { type: 'integer', minimum: 0, description: 'How many times the clock was advanced.' },
+  advanced_at: {
+    type: ['string', 'null'],
+    format: 'date-time',
+    description: 'When (real time) it was last advanced; null if never.',
+  },
+});
 
 function getTestClockRoute(app: FastifyInstance, deps: Deps): void {
   app.get(

@@ -78,14 +78,11 @@ export const feeRuleSchema = {
   },
 } as const;
 
-export const feeScheduleSchema = {
-  $id: 'FeeSchedule',
-  type: 'object',
-  description:
-    'An organization’s fee schedule at one version. Every change makes a new version; every transfer names the version and rule that decided its fee. Before any change it is version 1, with no rules: no fees.',
-  required: ['object', 'version', 'rules', 'created_by', 'created_at'],
-  properties: {
-    object: { type: 'string', enum: ['fee_schedule'] },
+export const feeScheduleSchema = apiObjectSchema(
+  'FeeSchedule',
+  'fee_schedule',
+  'An organization’s fee schedule at one version. Every change makes a new version; every transfer names the version and rule that decided its fee. Before any change it is version 1, with no rules: no fees.',
+  {
     version: { type: 'integer', minimum: 1 },
     rules: { type: 'array', items: { $ref: 'FeeRule#' } },
     created_by: {
@@ -94,7 +91,7 @@ export const feeScheduleSchema = {
     },
     created_at: timestampSchema,
   },
-} as const;
+);
 
 /** A rule as a request carries it: the FeeRule schema inline (request validation resolves no shared $ref). */
 const { $id: _ruleId, ...ruleBodySchema } = feeRuleSchema;

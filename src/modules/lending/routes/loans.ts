@@ -9,7 +9,6 @@ import { enumFilter, foundById, pagedList, retrieveByIdRoute } from '../../../ht
 import { actOnId, changeById } from '../../../http/routeEffects.ts';
 import {
   closedObjectSchema,
-  idempotentWrite,
   organizationOf,
   readOperation,
   writeOperation,
@@ -17,6 +16,7 @@ import {
 } from '../../../http/routeKit.ts';
 import { routesInOrder } from '../../../http/routeOrder.ts';
 import { amountInputSchema, idSchema } from '../../../http/schemas.ts';
+import { writeRoute, writtenById } from '../../../http/writeRoutes.ts';
 import { sendWrite } from '../../../http/writes.ts';
 import { LOAN_STATUSES, LOAN_WRITE_OFF_REASON_CHARS_MAX, type LoanStatus } from '../domain/loans.ts';
 import {
@@ -120,35 +120,25 @@ function getLoanRoute(app: FastifyInstance, deps: Deps): void {
 }
 
 function cancelLoanRoute(app: FastifyInstance, deps: Deps): void {
-  app.post<{ Params: { id: string } }>(
-    '/v1/loans/:id/cancel',
-    writeOperation({
-      ...ACCESS.write,
-      operationId: 'cancelLoan',
-      summary: 'Cancel a loan application',
-      description:
-        'Withdraws a loan that is `pending_approval` (its approval is canceled) or `approved` and not yet disbursed; it ends `canceled`. Any other status is a 409 `invalid_state_transition`. Emits `loan.canceled`.',
-      params: loanIdParams,
-      responses: { 200: written('Loan', 'The loan, canceled.') },
-    }),
-    idempotentWrite(deps, 200, actOnId(deps, cancelLoan, presentLoan)),
-  );
+  writeRoute(app, deps, 'POST', '/v1/loans/:id/cancel', 200, actOnId(deps, cancelLoan, presentLoan), {
+    ...ACCESS.write,
+    operationId: 'cancelLoan',
+    summary: 'Cancel a loan application',
+    description:
+      'Withdraws a loan that is `pending_approval` (its approval is canceled) or `approved` and not yet disbursed; it ends `canceled`. Any other status is a 409 `invalid_state_transition`. Emits `loan.canceled`.',
+    ...writtenById(loanIdParams, 'Loan', 'The loan, canceled.'),
+  });
 }
 
 function disburseLoanRoute(app: FastifyInstance, deps: Deps): void {
-  app.post<{ Params: { id: string } }>(
-    '/v1/loans/:id/disburse',
-    writeOperation({
-      ...ACCESS.write,
-      operationId: 'disburseLoan',
-      summary: 'Disburse a loan',
-      description:
-        'Pays an `approved` loan’s principal into the borrower’s wallet (the organization’s loan receivable is debited) and fixes its schedule from the organization’s today. Once: a loan already disbursed, or not approved, is a 409 `invalid_state_transition`; a wallet that cannot receive a 409 `wallet_not_active`. Emits `loan.disbursed`.',
-      params: loanIdParams,
-      responses: { 200: written('Loan', 'The loan, active.') },
-    }),
-    idempotentWrite(deps, 200, actOnId(deps, disburseLoan, presentLoan)),
-  );
+  writeRoute(app, deps, 'POST', '/v1/loans/:id/disburse', 200, actOnId(deps, disburseLoan, presentLoan), {
+    ...ACCESS.write,
+    operationId: 'disburseLoan',
+    summary: 'Disburse a loan',
+    description:
+      'Pays an `approved` loan’s principal into the borrower’s wallet (the organization’s loan receivable is debited) and fixes its schedule from the organization’s today. Once: a loan already disbursed, or not approved, is a 409 `invalid_state_transition`; a wallet that cannot receive a 409 `wallet_not_active`. Emits `loan.disbursed`.',
+    ...writtenById(loanIdParams, 'Loan', 'The loan, active.'),
+  });
 }
 
 /** Applications through disbursement, in the order the document lists them. */
@@ -161,21 +151,17 @@ export const loanApplicationRoutes = routesInOrder(
 );
 
 export function writeOffLoanRoute(app: FastifyInstance, deps: Deps): void {
-  app.post<{ Params: { id: string }; Body: { reason: string } }>(
-    '/v1/loans/:id/write-off',
-    writeOperation({
-      ...ACCESS.admin,
-      operationId: 'writeOffLoan',
-      summary: 'Write a loan off',
-      description:
-        'An operator ends an `active` loan as a loss: the principal still owed moves from the loan receivable to loan losses through the ledger; unpaid interest, fees and penalty (never booked as income) are recorded as forgone in the evidence with the reason. Emits `loan.written_off`.',
-      params: loanIdParams,
-      body: closedObjectSchema(
-        { reason: { type: 'string', minLength: 1, maxLength: LOAN_WRITE_OFF_REASON_CHARS_MAX } },
-        ['reason'],
-      ),
-      responses: { 200: written('Loan', 'The loan, written off.') },
-    }),
-    idempotentWrite(deps, 200, changeById(deps, writeOffLoan, presentLoan)),
-  );
+  writeRoute(app, deps, 'POST', '/v1/loans/:id/write-off', 200, changeById(deps, writeOffLoan, presentLoan), {
+    ...ACCESS.admin,
+    operationId: 'writeOffLoan',
+    summary: 'Write a loan off',
+    description:
+      'An operator ends an `active` loan as a loss: the principal still owed moves from the loan receivable to loan losses through the ledger; unpaid interest, fees and penalty (never booked as income) are recorded as forgone in the evidence with the reason. Emits `loan.written_off`.',
+    params: loanIdParams,
+    body: closedObjectSchema(
+      { reason: { type: 'string', minLength: 1, maxLength: LOAN_WRITE_OFF_REASON_CHARS_MAX } },
+      ['reason'],
+    ),
+    responses: { 200: written('Loan', 'The loan, written off.') },
+  });
 }

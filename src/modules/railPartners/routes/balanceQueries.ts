@@ -8,16 +8,9 @@ import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../../app/deps.ts';
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { requestActorId } from '../../../http/auth.ts';
-import type { ListQuery } from '../../../http/presenters.ts';
 import { READ_PROBLEMS } from '../../../http/problems.ts';
-import { foundById, pagedList, retrieveByIdRoute } from '../../../http/readRoutes.ts';
-import {
-  preparedWrite,
-  readOperation,
-  retrieveFilteredPage,
-  writeOperation,
-  written,
-} from '../../../http/routeKit.ts';
+import { foundById, listRoute, pagedList, retrieveByIdRoute } from '../../../http/readRoutes.ts';
+import { preparedWrite, writeOperation, written } from '../../../http/routeKit.ts';
 import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
 import {
   amountSchema,
@@ -107,10 +100,11 @@ function askBalancesRoute(app: FastifyInstance, deps: Deps): void {
 }
 
 function listBalanceQueriesRoute(app: FastifyInstance, deps: Deps): void {
-  app.get<{ Params: { id: string }; Querystring: ListQuery }>(
-    '/v1/rail-partners/:id/balance-queries',
-    readOperation({
-      ...ACCESS.admin,
+  listRoute(app, deps, {
+    path: '/v1/rail-partners/:id/balance-queries',
+    access: ACCESS.admin,
+    present: presentBalanceQuery,
+    list: {
       operationId: 'listRailPartnerBalanceQueries',
       summary: 'List a partner’s balance queries',
       description: 'Newest first: what the partner reported of its accounts each time it was asked.',
@@ -118,14 +112,10 @@ function listBalanceQueriesRoute(app: FastifyInstance, deps: Deps): void {
       ...pagedList('RailPartnerBalanceQuery', 'A page of balance queries.', ID_PREFIXES.railBalanceQuery),
       // It names a partner, which may not exist: a 404 then.
       problems: READ_PROBLEMS,
-    }),
-    retrieveFilteredPage(
-      deps,
-      listPartnerBalanceQueries,
-      (_query, request) => ({ configId: (request.params as { id: string }).id }),
-      presentBalanceQuery,
-    ),
-  );
+    },
+    page: listPartnerBalanceQueries,
+    filtersOf: (_query, request) => ({ configId: (request.params as { id: string }).id }),
+  });
 }
 
 export function balanceQueryRoutes(app: FastifyInstance, deps: Deps): void {

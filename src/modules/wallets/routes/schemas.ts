@@ -2,7 +2,7 @@
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import { WALLET_STATUS_REASONS, WALLET_STATUSES } from '../../../domain/wallets.ts';
 import { closedObjectSchema } from '../../../http/routeKit.ts';
-import { apiObjectSchema } from '../../../http/schemaBuilders.ts';
+import { apiObjectSchema, idFirstApiObjectSchema } from '../../../http/schemaBuilders.ts';
 import {
   balanceProperties,
   currencySchema,
@@ -42,27 +42,12 @@ export const accountDetailsSchema = apiObjectSchema(
   { wallet: idSchema(ID_PREFIXES.wallet, 'Wallet id.'), ...accountDetailsProperties },
 );
 
-export const walletSchema = {
-  $id: 'Wallet',
-  type: 'object',
-  description: 'A wallet holds money of one currency for one customer.',
-  required: [
-    'id',
-    'object',
-    'owner',
-    'currency',
-    'status',
-    'status_reason',
-    'status_changed_at',
-    'balance',
-    'account_details',
-    'metadata',
-    'created_at',
-    'updated_at',
-  ],
-  properties: {
+export const walletSchema = idFirstApiObjectSchema(
+  'Wallet',
+  'wallet',
+  'A wallet holds money of one currency for one customer.',
+  {
     id: idSchema(ID_PREFIXES.wallet, 'Wallet id.'),
-    object: { type: 'string', enum: ['wallet'] },
     owner: idSchema(ID_PREFIXES.customer, 'The owning customer.'),
     currency: currencySchema,
     status: {
@@ -93,7 +78,7 @@ export const walletSchema = {
     created_at: timestampSchema,
     updated_at: timestampSchema,
   },
-} as const;
+);
 
 export const balanceSchema = {
   $id: 'Balance',

@@ -6,6 +6,7 @@ import { ID_PREFIXES } from '../../../../domain/ids.ts';
 import { SUPPORTED_CURRENCIES } from '../../../../domain/money.ts';
 import { enumFilter } from '../../../../http/readRoutes.ts';
 import { accessByScope } from '../../../../http/routeKit.ts';
+import { apiObjectSchema } from '../../../../http/schemaBuilders.ts';
 import {
   currencySchema,
   daySchema,
@@ -39,26 +40,11 @@ export const trustAccountTypeSchema = {
     '`bank_account`: a safeguarding account at a partner bank (fiat currencies). `custody_wallet`: a segregated wallet at a custodian (USDC and USDT, which live on chain).',
 } as const;
 
-export const trustAccountSchema = {
-  $id: 'TrustAccount',
-  type: 'object',
-  description:
-    'An account holding the organization’s customer money in one currency: a `bank_account` at a partner bank, or for USDC and USDT a `custody_wallet` at a custodian. Its closing balance counts from `active_from` until the day it was closed (`closed_on`).',
-  required: [
-    'object',
-    'id',
-    'currency',
-    'type',
-    'bank',
-    'account_reference',
-    'status',
-    'active_from',
-    'closed_on',
-    'created_at',
-    'updated_at',
-  ],
-  properties: {
-    object: { type: 'string', enum: ['trust_account'] },
+export const trustAccountSchema = apiObjectSchema(
+  'TrustAccount',
+  'trust_account',
+  'An account holding the organization’s customer money in one currency: a `bank_account` at a partner bank, or for USDC and USDT a `custody_wallet` at a custodian. Its closing balance counts from `active_from` until the day it was closed (`closed_on`).',
+  {
     id: idSchema(ID_PREFIXES.trustAccount, 'Trust account id.'),
     currency: currencySchema,
     type: trustAccountTypeSchema,
@@ -70,29 +56,13 @@ export const trustAccountSchema = {
     created_at: timestampSchema,
     updated_at: timestampSchema,
   },
-} as const;
+);
 
-export const safeguardingBalanceSchema = {
-  $id: 'SafeguardingBalance',
-  type: 'object',
-  description:
-    'A trust account’s closing balance for a day, as its bank statement reports it. `superseded` once a correction replaced it.',
-  required: [
-    'object',
-    'id',
-    'trust_account',
-    'currency',
-    'date',
-    'closing_balance',
-    'status',
-    'replaces',
-    'note',
-    'created_by',
-    'created_at',
-    'source',
-  ],
-  properties: {
-    object: { type: 'string', enum: ['safeguarding_balance'] },
+export const safeguardingBalanceSchema = apiObjectSchema(
+  'SafeguardingBalance',
+  'safeguarding_balance',
+  'A trust account’s closing balance for a day, as its bank statement reports it. `superseded` once a correction replaced it.',
+  {
     id: idSchema(ID_PREFIXES.safeguardingBalance, 'Closing balance id.'),
     trust_account: idSchema(ID_PREFIXES.trustAccount, 'The trust account.'),
     currency: currencySchema,
@@ -130,33 +100,13 @@ export const safeguardingBalanceSchema = {
       },
     },
   },
-} as const;
+);
 
-export const safeguardingReportSchema = {
-  $id: 'SafeguardingReport',
-  type: 'object',
-  description:
-    'The daily safeguarding check of one currency: customer money (the sum of every customer wallet’s posted balance as of the end of the day, UTC) against the trust accounts’ closing balances for that day. `ok` when they are equal, `shortfall` when the trust accounts hold less (a `safeguarding_shortfall` reconciliation exception and a `safeguarding.shortfall` event), `excess` when more, `missing_balance` while a trust account that counts that day has no closing balance (reporting it judges the day again). The closing balances are also compared with the ledger’s trust account as of the same instant (`ledger_trust_balance`, `ledger_difference`): a difference opens a `trust_balance_mismatch` exception.',
-  required: [
-    'object',
-    'id',
-    'currency',
-    'date',
-    'status',
-    'customer_money',
-    'trust_balance',
-    'difference',
-    'trust_balances',
-    'ledger_trust_balance',
-    'ledger_difference',
-    'exception',
-    'mismatch_exception',
-    'as_of',
-    'created_at',
-    'updated_at',
-  ],
-  properties: {
-    object: { type: 'string', enum: ['safeguarding_report'] },
+export const safeguardingReportSchema = apiObjectSchema(
+  'SafeguardingReport',
+  'safeguarding_report',
+  'The daily safeguarding check of one currency: customer money (the sum of every customer wallet’s posted balance as of the end of the day, UTC) against the trust accounts’ closing balances for that day. `ok` when they are equal, `shortfall` when the trust accounts hold less (a `safeguarding_shortfall` reconciliation exception and a `safeguarding.shortfall` event), `excess` when more, `missing_balance` while a trust account that counts that day has no closing balance (reporting it judges the day again). The closing balances are also compared with the ledger’s trust account as of the same instant (`ledger_trust_balance`, `ledger_difference`): a difference opens a `trust_balance_mismatch` exception.',
+  {
     id: idSchema(ID_PREFIXES.safeguardingReport, 'Report id.'),
     currency: currencySchema,
     date: daySchema('The day checked (UTC).'),
@@ -198,7 +148,7 @@ export const safeguardingReportSchema = {
     created_at: timestampSchema,
     updated_at: { ...timestampSchema, description: 'When it was last judged (a balance reported late).' },
   },
-} as const;
+);
 
 export const SAFEGUARDING_SCHEMAS = [trustAccountSchema, safeguardingBalanceSchema, safeguardingReportSchema];
 
@@ -215,27 +165,11 @@ export const directionSchema = {
     '`to_trust`: from the rail partner’s float into the trust account (debits the ledger’s `trust` account, credits the rail’s `rail_settlement`). `from_trust`: out of trust to the float (the reverse).',
 } as const;
 
-export const safeguardingSweepSchema = {
-  $id: 'SafeguardingSweep',
-  type: 'object',
-  description:
-    'Money an operator moved between a rail partner’s float and the trust account, posted once to the ledger as a balanced entry between the rail’s settlement account and the currency’s trust account.',
-  required: [
-    'object',
-    'id',
-    'currency',
-    'rail',
-    'direction',
-    'amount',
-    'reference',
-    'value_date',
-    'trust_account',
-    'journal_entry',
-    'created_by',
-    'created_at',
-  ],
-  properties: {
-    object: { type: 'string', enum: ['safeguarding_sweep'] },
+export const safeguardingSweepSchema = apiObjectSchema(
+  'SafeguardingSweep',
+  'safeguarding_sweep',
+  'Money an operator moved between a rail partner’s float and the trust account, posted once to the ledger as a balanced entry between the rail’s settlement account and the currency’s trust account.',
+  {
     id: idSchema(ID_PREFIXES.safeguardingSweep, 'Sweep id.'),
     currency: currencySchema,
     rail: railSchema,
@@ -256,6 +190,6 @@ export const safeguardingSweepSchema = {
     created_by: { type: 'string', description: 'The member or API key that recorded it.' },
     created_at: timestampSchema,
   },
-} as const;
+);
 
 export const SAFEGUARDING_SWEEP_SCHEMAS = [safeguardingSweepSchema];
