@@ -5,8 +5,8 @@
  */
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import type { Currency } from '../../../domain/money.ts';
-import { organizationRecordFinder, type RecordTable } from '../../../store/repositories/records.ts';
-import { column, rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
+import { organizationRecordFinder, recordTable } from '../../../store/repositories/records.ts';
+import { castToText, stored } from '../../../store/repositories/rowMappers.ts';
 import {
   type KeysetFilter,
   keysetConditions,
@@ -43,10 +43,6 @@ export interface SafeguardingReport {
   updatedAt: Date;
 }
 
-const REPORT_COLUMNS = `id, organization_id, currency, report_date::text AS report_date, status, customer_money_minor,
-  trust_balance_minor, difference_minor, trust_balances, ledger_trust_balance_minor, ledger_difference_minor, as_of,
-  exception_id, mismatch_exception_id, created_at, updated_at`;
-
 interface StoredTrustBalance {
   trust_account: string;
   balance: string | null;
@@ -62,11 +58,11 @@ function trustBalancesOf(value: unknown): ReportedTrustBalance[] {
   }));
 }
 
-const reportFromRow = rowMapper<SafeguardingReport>({
+const REPORTS = recordTable<SafeguardingReport>('safeguarding_reports', ID_PREFIXES.safeguardingReport, {
   id: String,
   organizationId: String,
   currency: stored,
-  date: column('report_date', String),
+  date: castToText('report_date', String),
   status: stored,
   customerMoneyMinor: toBigInt,
   trustBalanceMinor: nullableBigInt,
@@ -80,13 +76,6 @@ const reportFromRow = rowMapper<SafeguardingReport>({
   createdAt: toDate,
   updatedAt: toDate,
 });
-
-const REPORTS: RecordTable<SafeguardingReport> = {
-  name: 'safeguarding_reports',
-  columns: REPORT_COLUMNS,
-  prefix: ID_PREFIXES.safeguardingReport,
-  fromRow: reportFromRow,
-};
 
 function storedTrustBalances(balances: readonly ReportedTrustBalance[]): string {
   return JSON.stringify(
@@ -159,11 +148,11 @@ export async function lockReportOfDay(
   day: string,
 ): Promise<SafeguardingReport | undefined> {
   const [row] = await db.query(
-    `SELECT ${REPORT_COLUMNS} FROM safeguarding_reports
+    `SELECT ${REPORTS.columns} FROM safeguarding_reports
       WHERE organization_id = $1 AND report_date = $2 AND currency = $3 FOR UPDATE`,
     [organizationId, day, currency],
   );
-  return row && reportFromRow(row);
+  return row && REPORTS.fromRow(row);
 }
 
 /** Which currencies already have a report on each of these days (safeguarding_reports_day_idx). */
@@ -214,9 +203,9 @@ export async function listReports(
   add('report_date <=', filter.dateLte);
   params.push(rowsMax);
   const rows = await db.query(
-    `SELECT ${REPORT_COLUMNS} FROM safeguarding_reports WHERE ${conditions.join(' AND ')}
+    `SELECT ${REPORTS.columns} FROM safeguarding_reports WHERE ${conditions.join(' AND ')}
       ORDER BY id DESC LIMIT $${params.length}`,
     params,
   );
-  return rows.map(reportFromRow);
+  return rows.map(REPORTS.fromRow);
 }
