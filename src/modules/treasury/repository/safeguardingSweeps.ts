@@ -5,12 +5,13 @@ import {
   byFields,
   newestFirstLister,
   organizationRecordFinder,
+  recordFinderBy,
   recordTable,
 } from '../../../store/repositories/records.ts';
 import { castToText, stored } from '../../../store/repositories/rowMappers.ts';
 import { type KeysetFilter, nullableText, toBigInt, toDate } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
-import type { SafeguardingSweep, SweepRail } from '../domain/trustLedger.ts';
+import type { SafeguardingSweep } from '../domain/trustLedger.ts';
 
 const SWEEPS = recordTable<SafeguardingSweep>('safeguarding_sweeps', ID_PREFIXES.safeguardingSweep, {
   id: String,
@@ -50,20 +51,13 @@ export async function insertSweep(db: Queryable, s: SafeguardingSweep): Promise<
 }
 
 /** The sweep recorded with this reference at the rail's partner in the currency (safeguarding_sweeps_reference_idx). */
-export async function findSweepByReference(
-  db: Queryable,
-  organizationId: string,
-  rail: SweepRail,
-  currency: Currency,
-  reference: string,
-): Promise<SafeguardingSweep | undefined> {
-  const [row] = await db.query(
-    `SELECT ${SWEEPS.columns} FROM safeguarding_sweeps
-      WHERE organization_id = $1 AND rail = $2 AND currency = $3 AND reference = $4`,
-    [organizationId, rail, currency, reference],
-  );
-  return row && SWEEPS.fromRow(row);
-}
+export const findSweepByReference = recordFinderBy(
+  SWEEPS,
+  'organization_id',
+  'rail',
+  'currency',
+  'reference',
+);
 
 export const findSweep = organizationRecordFinder(SWEEPS);
 
