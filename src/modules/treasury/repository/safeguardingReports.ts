@@ -5,11 +5,16 @@
  */
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import type { Currency } from '../../../domain/money.ts';
-import { organizationRecordFinder, recordTable } from '../../../store/repositories/records.ts';
+import {
+  byFields,
+  newestFirstLister,
+  organizationRecordFinder,
+  recordFinderBy,
+  recordTable,
+} from '../../../store/repositories/records.ts';
 import { castToText, stored } from '../../../store/repositories/rowMappers.ts';
 import {
   type KeysetFilter,
-  keysetConditions,
   nullableBigInt,
   nullableText,
   toBigInt,
@@ -140,20 +145,16 @@ export async function saveReport(db: Queryable, r: SafeguardingReport): Promise<
 
 export const findReport = organizationRecordFinder(REPORTS);
 
+const findReportOfDay = recordFinderBy(REPORTS, 'organization_id', 'report_date', 'currency');
+
 /** The day's report of a currency, locked (the caller holds the currency's trust accounts first). */
-export async function lockReportOfDay(
+export const lockReportOfDay = (
   db: Queryable,
   organizationId: string,
   currency: Currency,
   day: string,
-): Promise<SafeguardingReport | undefined> {
-  const [row] = await db.query(
-    `SELECT ${REPORTS.columns} FROM safeguarding_reports
-      WHERE organization_id = $1 AND report_date = $2 AND currency = $3 FOR UPDATE`,
-    [organizationId, day, currency],
-  );
-  return row && REPORTS.fromRow(row);
-}
+): Promise<SafeguardingReport | undefined> =>
+  findReportOfDay(db, organizationId, day, currency, { forUpdate: true });
 
 /** Which currencies already have a report on each of these days (safeguarding_reports_day_idx). */
 export async function reportedDays(
@@ -181,31 +182,19 @@ export interface ReportFilter extends KeysetFilter {
  * Newest first, like every list. Currency and status are served by their (organization_id, …, id DESC)
  * indexes; a date range by safeguarding_reports_day_idx (a range holds a report per currency and day).
  */
-export async function listReports(
-  db: Queryable,
-  organizationId: string,
-  filter: ReportFilter,
-  rowsMax: number,
-): Promise<SafeguardingReport[]> {
-  const params: unknown[] = [organizationId];
-  const conditions = [
-    'organization_id = $1',
-    ...keysetConditions(filter, params, '', ID_PREFIXES.safeguardingReport),
-  ];
-  const add = (condition: string, value: unknown) => {
-    if (value === undefined) return;
-    params.push(value);
-    conditions.push(`${condition} $${params.length}`);
-  };
-  add('currency =', filter.currency);
-  add('status =', filter.status);
-  add('report_date >=', filter.dateGte);
-  add('report_date <=', filter.dateLte);
-  params.push(rowsMax);
-  const rows = await db.query(
-    `SELECT ${REPORTS.columns} FROM safeguarding_reports WHERE ${conditions.join(' AND ')}
-      ORDER BY id DESC LIMIT $${params.length}`,
-    params,
-  );
-  return rows.map(REPORTS.fromRow);
-}
+export const listReports = newestFirstLister(
+  REPORTS,
+  byFields<ReportFilter>('currency', 'status'),
+  (filter, params) => {
+    const conditions: string[] = [];
+    for (const [bound, day] of [
+      ['>=', filter.dateGte],
+      ['<=', filter.dateLte],
+    ] as const) {
+      if (day === undefined) continue;
+      params.push(day);
+      conditions.push(`report_date ${bound} $${params.length}`);
+    }
+    return conditions;
+  },
+);
