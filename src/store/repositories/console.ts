@@ -13,15 +13,13 @@ import type { TransferStatus } from '../../domain/transfers.ts';
 import type { Member } from '../../modules/authorization/index.ts';
 import { TRANSFER_COLUMNS, transferFromRow } from '../../modules/transfers/index.ts';
 import type { Queryable } from '../store.ts';
+import { columnFinderBy } from './records.ts';
 import { keysetConditions, toBigInt, toDate } from './rows.ts';
 import { type DeliveryView, withAttemptLogs } from './webhookDeliveryLog.ts';
 
 // Passwords ---------------------------------------------------------------------------------------------
 
-export async function findPasswordHash(db: Queryable, memberId: string): Promise<string | undefined> {
-  const [row] = await db.query('SELECT password_hash FROM member_passwords WHERE member_id = $1', [memberId]);
-  return row ? String(row.password_hash) : undefined;
-}
+export const findPasswordHash = columnFinderBy('member_passwords', 'password_hash', String, 'member_id');
 
 export async function savePasswordHash(
   db: Queryable,
