@@ -142,7 +142,7 @@ export function keysetConditions(
 }
 
 /** The created_at conditions of a created range (either end may be open), their values added to `params`. */
-function createdAtConditions(
+export function createdAtConditions(
   range: Pick<KeysetFilter, 'createdGte' | 'createdLte'>,
   params: unknown[],
   alias = '',
