@@ -5,19 +5,14 @@ import {
   dueRecordsClaimer,
   newestFirstLister,
   organizationRecordFinder,
-  type RecordTable,
+  recordTable,
 } from '../../store/repositories/records.ts';
-import { rowMapper, stored, text } from '../../store/repositories/rowMappers.ts';
+import { stored, text } from '../../store/repositories/rowMappers.ts';
 import { nullableDate, nullableText, toBigInt, toDate, toJsonObject } from '../../store/repositories/rows.ts';
 import type { Queryable } from '../../store/store.ts';
 import type { Collection, CollectionStatus } from './domain.ts';
 
-const COLUMNS = `id, organization_id, wallet_id, amount_minor, currency, method, rail, network, payer_phone, bank_reference,
-  payer_name, reference, description,
-  status, failure_code, partner_reference, next_check_at, transfer_id, metadata, created_by, created_at, updated_at,
-  expires_at, succeeded_at, failed_at`;
-
-const fromRow = rowMapper<Collection>({
+const COLLECTIONS = recordTable<Collection>('collections', ID_PREFIXES.collection, {
   id: String,
   organizationId: String,
   walletId: String,
@@ -44,13 +39,6 @@ const fromRow = rowMapper<Collection>({
   succeededAt: nullableDate,
   failedAt: nullableDate,
 });
-
-const COLLECTIONS: RecordTable<Collection> = {
-  name: 'collections',
-  columns: COLUMNS,
-  prefix: ID_PREFIXES.collection,
-  fromRow,
-};
 
 export async function insertCollection(db: Queryable, c: Collection): Promise<void> {
   await db.query(
@@ -118,10 +106,10 @@ export async function findCollectionByPartnerReference(
   partnerReference: string,
 ): Promise<Collection | undefined> {
   const [row] = await db.query(
-    `SELECT ${COLUMNS} FROM collections WHERE organization_id = $1 AND partner_reference = $2 LIMIT 1 FOR UPDATE`,
+    `SELECT ${COLLECTIONS.columns} FROM collections WHERE organization_id = $1 AND partner_reference = $2 LIMIT 1 FOR UPDATE`,
     [organizationId, partnerReference],
   );
-  return row && fromRow(row);
+  return row && COLLECTIONS.fromRow(row);
 }
 
 /** Due collections, claimed: skipped by any other worker until this transaction ends. */

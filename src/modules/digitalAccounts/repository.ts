@@ -4,37 +4,31 @@
  */
 
 import type { WalletAccountDetails } from '../../domain/wallets.ts';
-import { columnFinderBy, organizationRecordFinder, rowTable } from '../../store/repositories/records.ts';
-import { column, columnRows, computed, rowMapper, stored } from '../../store/repositories/rowMappers.ts';
+import {
+  columnFinderBy,
+  organizationRecordFinder,
+  recordFinderBy,
+  rowTable,
+} from '../../store/repositories/records.ts';
+import { column, computed, rowMapper, stored } from '../../store/repositories/rowMappers.ts';
 import { nullableText, toBigInt, toDate, toJsonObject } from '../../store/repositories/rows.ts';
 import { entryIdWindow, POSTED_NET, sinceSql } from '../../store/repositories/walletBalances.ts';
 import type { Queryable } from '../../store/store.ts';
 import { ACCOUNT_DETAILS_COLUMNS, ACCOUNT_DETAILS_JOIN, accountDetailsFromRow } from '../wallets/index.ts';
 import type { DigitalAccountSettings } from './domain.ts';
 
-const { columns: SETTINGS_COLUMNS, fromRow: settingsFromRow } = columnRows<DigitalAccountSettings>({
+const SETTINGS = rowTable<DigitalAccountSettings>('digital_account_settings', {
   organizationId: String,
   bankCode: String,
   bankName: String,
   updatedAt: toDate,
 });
 
-export async function findDigitalAccountSettings(
-  db: Queryable,
-  organizationId: string,
-  options: { forUpdate?: boolean } = {},
-): Promise<DigitalAccountSettings | undefined> {
-  const [row] = await db.query(
-    `SELECT ${SETTINGS_COLUMNS} FROM digital_account_settings
-      WHERE organization_id = $1${options.forUpdate ? ' FOR UPDATE' : ''}`,
-    [organizationId],
-  );
-  return row && settingsFromRow(row);
-}
+export const findDigitalAccountSettings = recordFinderBy(SETTINGS, 'organization_id');
 
 export async function saveDigitalAccountSettings(db: Queryable, s: DigitalAccountSettings): Promise<void> {
   await db.query(
-    `INSERT INTO digital_account_settings (${SETTINGS_COLUMNS}) VALUES ($1, $2, $3, $4)
+    `INSERT INTO digital_account_settings (${SETTINGS.columns}) VALUES ($1, $2, $3, $4)
      ON CONFLICT (organization_id) DO UPDATE SET bank_code = $2, bank_name = $3, updated_at = $4`,
     [s.organizationId, s.bankCode, s.bankName, s.updatedAt],
   );

@@ -4,20 +4,17 @@ import {
   byStatus,
   newestFirstLister,
   organizationRecordFinder,
-  type RecordTable,
+  recordTable,
 } from '../../store/repositories/records.ts';
-import { column, rowMapper, stored } from '../../store/repositories/rowMappers.ts';
+import { column, stored } from '../../store/repositories/rowMappers.ts';
 import { nullableDate, nullableText, toBigInt, toDate } from '../../store/repositories/rows.ts';
 import type { Queryable } from '../../store/store.ts';
 import type { ExportJob, ExportStatus } from './domain.ts';
 
-const COLUMNS = `id, organization_id, type, format, created_from, created_to, status, rows_written, rows_estimated, bytes,
-  sha256, file_name, error, created_by, created_at, started_at, finished_at, expires_at`;
-
 /** A count column that may be unset (bigint, read as a number). */
 const nullableCount = (v: unknown) => (v === null || v === undefined ? null : Number(toBigInt(v)));
 
-const fromRow = rowMapper<ExportJob>({
+const EXPORTS = recordTable<ExportJob>('exports', ID_PREFIXES.export, {
   id: String,
   organizationId: String,
   type: stored,
@@ -37,13 +34,6 @@ const fromRow = rowMapper<ExportJob>({
   finishedAt: nullableDate,
   expiresAt: nullableDate,
 });
-
-const EXPORTS: RecordTable<ExportJob> = {
-  name: 'exports',
-  columns: COLUMNS,
-  prefix: ID_PREFIXES.export,
-  fromRow,
-};
 
 export async function insertExport(db: Queryable, job: ExportJob): Promise<void> {
   await db.query(
@@ -80,10 +70,10 @@ export async function leaseExport(
                    WHERE (status = 'queued' OR (status = 'running' AND lease_until <= $1))
                      AND ($3::text IS NULL OR id = $3)
                    ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED)
-      RETURNING ${COLUMNS}`,
+      RETURNING ${EXPORTS.columns}`,
     [now, new Date(now.getTime() + leaseMs), onlyId ?? null],
   );
-  return row && fromRow(row);
+  return row && EXPORTS.fromRow(row);
 }
 
 /** Records progress and renews the lease; false when the export is no longer this worker's. */
@@ -121,15 +111,15 @@ export async function finishExport(
       ? await db.query(
           `UPDATE exports SET status = 'ready', rows_written = $2, rows_estimated = $2, bytes = $3, sha256 = $4,
               file_name = $5, expires_at = $6, finished_at = $7, lease_until = NULL
-            WHERE id = $1 AND status = 'running' RETURNING ${COLUMNS}`,
+            WHERE id = $1 AND status = 'running' RETURNING ${EXPORTS.columns}`,
           [id, result.rows, result.bytes, result.sha256, result.fileName, result.expiresAt, result.now],
         )
       : await db.query(
           `UPDATE exports SET status = 'failed', error = $2, finished_at = $3, lease_until = NULL
-            WHERE id = $1 AND status = 'running' RETURNING ${COLUMNS}`,
+            WHERE id = $1 AND status = 'running' RETURNING ${EXPORTS.columns}`,
           [id, result.error, result.now],
         );
-  return row && fromRow(row);
+  return row && EXPORTS.fromRow(row);
 }
 
 /** Ready exports past their retention, to delete their files. */
@@ -137,8 +127,8 @@ export async function expireExports(db: Queryable, now: Date, rowsMax: number): 
   const rows = await db.query(
     `UPDATE exports SET status = 'expired'
       WHERE id IN (SELECT id FROM exports WHERE status = 'ready' AND expires_at <= $1 ORDER BY expires_at LIMIT $2)
-      RETURNING ${COLUMNS}`,
+      RETURNING ${EXPORTS.columns}`,
     [now, rowsMax],
   );
-  return rows.map(fromRow);
+  return rows.map(EXPORTS.fromRow);
 }

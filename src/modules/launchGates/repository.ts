@@ -90,7 +90,7 @@ export async function saveGateRows(
   );
 }
 
-const overrideFromRow = rowMapper<LaunchGateOverride>({
+const OVERRIDES = rowTable<LaunchGateOverride>('launch_gate_overrides', {
   product: stored,
   gate: stored,
   reason: String,
@@ -98,14 +98,7 @@ const overrideFromRow = rowMapper<LaunchGateOverride>({
   createdAt: toDate,
 });
 
-export async function listOverrides(db: Queryable, organizationId: string): Promise<LaunchGateOverride[]> {
-  const rows = await db.query(
-    `SELECT product, gate, reason, evidence_record_id, created_at FROM launch_gate_overrides
-      WHERE organization_id = $1 ORDER BY product, gate`,
-    [organizationId],
-  );
-  return rows.map(overrideFromRow);
-}
+export const listOverrides = allOrganizationRecordsLister(OVERRIDES, 'product, gate');
 
 export async function insertOverrides(
   db: Queryable,

@@ -8,20 +8,17 @@
 import type { MemberRole, MemberStatus } from '../../domain/access.ts';
 import type { ConsoleSessionEndReason, ConsoleSignInMethod } from '../../domain/console.ts';
 import { ID_PREFIXES } from '../../domain/ids.ts';
-import type { Transfer } from '../../domain/transferRecord.ts';
 import type { TransferStatus } from '../../domain/transfers.ts';
 import type { Member } from '../../modules/authorization/index.ts';
 import { TRANSFER_COLUMNS, transferFromRow } from '../../modules/transfers/index.ts';
 import type { Queryable } from '../store.ts';
-import { keysetConditions, toBigInt, toDate } from './rows.ts';
+import { columnFinderBy, newestFirstLister } from './records.ts';
+import { toBigInt, toDate } from './rows.ts';
 import { type DeliveryView, withAttemptLogs } from './webhookDeliveryLog.ts';
 
 // Passwords ---------------------------------------------------------------------------------------------
 
-export async function findPasswordHash(db: Queryable, memberId: string): Promise<string | undefined> {
-  const [row] = await db.query('SELECT password_hash FROM member_passwords WHERE member_id = $1', [memberId]);
-  return row ? String(row.password_hash) : undefined;
-}
+export const findPasswordHash = columnFinderBy('member_passwords', 'password_hash', String, 'member_id');
 
 export async function savePasswordHash(
   db: Queryable,
@@ -242,31 +239,23 @@ function bind(params: unknown[], value: unknown): string {
 }
 
 /** Newest first; each condition given must hold. */
-export async function searchTransfers(
-  db: Queryable,
-  organizationId: string,
-  search: TransferSearch,
-  rowsMax: number,
-): Promise<Transfer[]> {
-  const params: unknown[] = [organizationId];
-  const conditions = ['organization_id = $1', ...keysetConditions(search, params, '', ID_PREFIXES.transfer)];
-  if (search.status !== undefined) conditions.push(`status = ${bind(params, search.status)}`);
-  if (search.phone !== undefined) {
-    conditions.push(`destination ? 'phone' AND destination ->> 'phone' = ${bind(params, search.phone)}`);
-  }
-  if (search.reference !== undefined) {
-    const p = bind(params, search.reference);
-    conditions.push(
-      `(rail_reference = ${p} OR metadata ->> 'reference' = ${p} OR destination ->> 'account_reference' = ${p})`,
-    );
-  }
-  const rows = await db.query(
-    `SELECT ${TRANSFER_COLUMNS} FROM transfers WHERE ${conditions.join(' AND ')}
-      ORDER BY id DESC LIMIT ${bind(params, rowsMax)}`,
-    params,
-  );
-  return rows.map(transferFromRow);
-}
+export const searchTransfers = newestFirstLister(
+  { name: 'transfers', columns: TRANSFER_COLUMNS, prefix: ID_PREFIXES.transfer, fromRow: transferFromRow },
+  (search: TransferSearch) => [['status', search.status]],
+  (search, params) => {
+    const conditions: string[] = [];
+    if (search.phone !== undefined) {
+      conditions.push(`destination ? 'phone' AND destination ->> 'phone' = ${bind(params, search.phone)}`);
+    }
+    if (search.reference !== undefined) {
+      const p = bind(params, search.reference);
+      conditions.push(
+        `(rail_reference = ${p} OR metadata ->> 'reference' = ${p} OR destination ->> 'account_reference' = ${p})`,
+      );
+    }
+    return conditions;
+  },
+);
 
 // The day's figures -------------------------------------------------------------------------------------
 

@@ -16,7 +16,7 @@ import type { Queryable } from '../store.ts';
 import { lockedCounterRows } from './counterRows.ts';
 import { organizationRecordFinder, recordFinderBy, rowTable } from './records.ts';
 import { columnRows, stored } from './rowMappers.ts';
-import { int8AsNumber, type KeysetFilter, nullableText, toDate } from './rows.ts';
+import { createdAtConditions, int8AsNumber, type KeysetFilter, nullableText, toDate } from './rows.ts';
 
 const { columns: COLUMNS, fromRow: storedFromRow } = columnRows<StoredEvidence>({
   id: String,
@@ -150,14 +150,7 @@ async function pageOfEvidence(
       `sequence < (SELECT sequence FROM evidence_records WHERE organization_id = $1 AND id = $${params.length})`,
     );
   }
-  if (filter.createdGte !== undefined) {
-    params.push(filter.createdGte);
-    conditions.push(`created_at >= $${params.length}`);
-  }
-  if (filter.createdLte !== undefined) {
-    params.push(filter.createdLte);
-    conditions.push(`created_at <= $${params.length}`);
-  }
+  conditions.push(...createdAtConditions(filter, params));
   params.push(rowsMax);
   const rows = await db.query(
     `SELECT ${COLUMNS} FROM evidence_records WHERE ${conditions.join(' AND ')}

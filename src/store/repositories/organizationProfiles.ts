@@ -2,8 +2,8 @@
 import type { MobileMarket } from '../../domain/mobileMarkets.ts';
 import type { Contact, LaunchProduct } from '../../domain/organizationProfile.ts';
 import type { Queryable } from '../store.ts';
-import { recordFinderBy, rowTable } from './records.ts';
-import { rowMapper, stored } from './rowMappers.ts';
+import { allOrganizationRecordsLister, recordFinderBy, rowTable } from './records.ts';
+import { stored } from './rowMappers.ts';
 import { fieldArrays, nullableText, toDate } from './rows.ts';
 
 export interface OrganizationProfile {
@@ -47,7 +47,7 @@ export async function saveProfile(db: Queryable, profile: OrganizationProfile): 
   );
 }
 
-const contactFromRow = rowMapper<StoredContact>({
+const CONTACTS = rowTable<StoredContact>('organization_contacts', {
   role: stored,
   name: String,
   email: String,
@@ -55,15 +55,11 @@ const contactFromRow = rowMapper<StoredContact>({
   updatedAt: toDate,
 });
 
-export async function listContacts(db: Queryable, organizationId: string): Promise<StoredContact[]> {
-  const rows = await db.query(
-    `SELECT role, name, email, phone, updated_at FROM organization_contacts
-      WHERE organization_id = $1
-      ORDER BY array_position(ARRAY['technical', 'compliance', 'finance']::text[], role)`,
-    [organizationId],
-  );
-  return rows.map(contactFromRow);
-}
+/** The organization's contacts: technical, then compliance, then finance. */
+export const listContacts = allOrganizationRecordsLister(
+  CONTACTS,
+  "array_position(ARRAY['technical', 'compliance', 'finance']::text[], role)",
+);
 
 /**
  * Replaces the organization's contacts with these. A contact named again unchanged keeps its time, so the

@@ -27,10 +27,8 @@ export const findOrganizationByName = recordFinderBy(ORGANIZATIONS, 'name');
 export const findOrganization = recordFinderBy(ORGANIZATIONS, 'id');
 
 /** The organization, locked until commit: changes to its profile and overrides of its gates queue here. */
-export async function lockOrganization(db: Queryable, id: string): Promise<OrganizationRow | undefined> {
-  const [row] = await db.query(`SELECT ${COLUMNS} FROM organizations WHERE id = $1 FOR UPDATE`, [id]);
-  return row && fromRow(row);
-}
+export const lockOrganization = (db: Queryable, id: string): Promise<OrganizationRow | undefined> =>
+  findOrganization(db, id, { forUpdate: true });
 
 /** Organizations after `afterId` in id order, at most `limit`: a walk over every organization. */
 export async function listOrganizationIdsAfter(

@@ -47,6 +47,14 @@ export function computedFrom<V>(
 }
 
 /**
+ * The field is `name`'s column cast to text in the SELECT list (`due_date::text AS due_date`), so a date
+ * arrives as its ISO day and a big number as its digits, converted by `read`.
+ */
+export function castToText<V>(name: string, read: ColumnRead<V>): ReadOfColumns<V> {
+  return { ofRow: (row) => read(row[name]), columns: [`${name}::text AS ${name}`] };
+}
+
+/**
  * A column's value as the driver gives it, typed as the field's (a status, a currency, an enum's text:
  * values the schema already constrains), with no conversion.
  */

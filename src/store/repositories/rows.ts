@@ -142,7 +142,7 @@ export function keysetConditions(
 }
 
 /** The created_at conditions of a created range (either end may be open), their values added to `params`. */
-function createdAtConditions(
+export function createdAtConditions(
   range: Pick<KeysetFilter, 'createdGte' | 'createdLte'>,
   params: unknown[],
   alias = '',
@@ -190,6 +190,8 @@ export interface NewestFirstQuery {
   equal: readonly (readonly [string, unknown])[];
   /** Conditions other than equality, after the equalities; each adds its values to `params`. */
   moreConditions?: ((params: unknown[]) => string[]) | undefined;
+  /** The table's alias with its dot (`e.`) for the organization and keyset columns, in a read that joins. */
+  alias?: string | undefined;
 }
 
 /**
@@ -198,7 +200,11 @@ export interface NewestFirstQuery {
  */
 export function newestFirstConditions(query: NewestFirstQuery): { conditions: string[]; params: unknown[] } {
   const params: unknown[] = [query.organizationId];
-  const conditions = ['organization_id = $1', ...keysetConditions(query.filter, params, '', query.prefix)];
+  const alias = query.alias ?? '';
+  const conditions = [
+    `${alias}organization_id = $1`,
+    ...keysetConditions(query.filter, params, alias, query.prefix),
+  ];
   for (const [column, value] of query.equal) {
     if (value === undefined) continue;
     params.push(value);

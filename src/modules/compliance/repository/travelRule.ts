@@ -1,5 +1,5 @@
 /** Digital-asset routes and Travel Rule settings, per organization. */
-import type { DigitalAsset, DigitalAssetNetwork, DigitalAssetRoute } from '../../../domain/digitalAssets.ts';
+import type { DigitalAssetRoute } from '../../../domain/digitalAssets.ts';
 import {
   allOrganizationRecordsLister,
   recordFinderBy,
@@ -57,20 +57,7 @@ export async function insertMissingRoutes(
 
 export const listDigitalAssetRoutes = allOrganizationRecordsLister(ROUTES, 'asset, network');
 
-export async function findDigitalAssetRoute(
-  db: Queryable,
-  organizationId: string,
-  asset: DigitalAsset,
-  network: DigitalAssetNetwork,
-  options: { forUpdate?: boolean } = {},
-): Promise<DigitalAssetRoute | undefined> {
-  const [row] = await db.query(
-    `SELECT ${ROUTE_COLUMNS} FROM digital_asset_routes
-      WHERE organization_id = $1 AND asset = $2 AND network = $3${options.forUpdate ? ' FOR UPDATE' : ''}`,
-    [organizationId, asset, network],
-  );
-  return row && routeFromRow(row);
-}
+export const findDigitalAssetRoute = recordFinderBy(ROUTES, 'organization_id', 'asset', 'network');
 
 export async function saveDigitalAssetRoute(db: Queryable, route: DigitalAssetRoute): Promise<void> {
   await db.query(

@@ -15,7 +15,7 @@ import {
   idRangeConditions,
   isTrue,
   type KeysetFilter,
-  keysetConditions,
+  newestFirstConditions,
   nullableText,
   toBigInt,
   toDate,
@@ -250,15 +250,13 @@ export async function listJournalEntries(
   filter: EntryFilter,
   rowsMax: number,
 ): Promise<JournalEntry[]> {
-  const params: unknown[] = [organizationId];
-  const conditions = [
-    'e.organization_id = $1',
-    ...keysetConditions(filter, params, 'e.', ID_PREFIXES.journalEntry),
-  ];
-  if (filter.transferId !== undefined) {
-    params.push(filter.transferId);
-    conditions.push(`e.transfer_id = $${params.length}`);
-  }
+  const { conditions, params } = newestFirstConditions({
+    alias: 'e.',
+    prefix: ID_PREFIXES.journalEntry,
+    organizationId,
+    filter,
+    equal: [['e.transfer_id', filter.transferId]],
+  });
   let from = 'journal_entries e';
   if (filter.walletId !== undefined) {
     params.push(filter.walletId);

@@ -1,5 +1,6 @@
 /** A loan's instalments (its schedule and what was paid of each) and its repayments. */
-import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
+import { rowTable } from '../../../store/repositories/records.ts';
+import { castToText, rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
 import {
   type KeysetFilter,
   nullableText,
@@ -67,15 +68,12 @@ export async function saveInstalmentsPaid(
 
 // --- Repayments ------------------------------------------------------------------------------------------
 
-const REPAYMENT_COLUMNS = `id, organization_id, loan_id, source, day::text AS day, amount_minor, penalty_minor,
-  fee_minor, interest_minor, principal_minor, journal_entry_id, created_by, created_at`;
-
-const repaymentFromRow = rowMapper<LoanRepayment>({
+const REPAYMENTS = rowTable<LoanRepayment>('loan_repayments', {
   id: String,
   organizationId: String,
   loanId: String,
   source: stored,
-  day: toDay,
+  day: castToText('day', toDay),
   amountMinor: toBigInt,
   penaltyMinor: toBigInt,
   feeMinor: toBigInt,
@@ -122,8 +120,8 @@ export async function listRepayments(
     after = ` AND id < $${params.length}`;
   }
   const rows = await db.query(
-    `SELECT ${REPAYMENT_COLUMNS} FROM loan_repayments WHERE loan_id = $1${after} ORDER BY id DESC LIMIT $2`,
+    `SELECT ${REPAYMENTS.columns} FROM loan_repayments WHERE loan_id = $1${after} ORDER BY id DESC LIMIT $2`,
     params,
   );
-  return rows.map(repaymentFromRow);
+  return rows.map(REPAYMENTS.fromRow);
 }

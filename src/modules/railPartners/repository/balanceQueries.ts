@@ -5,9 +5,10 @@ import type { PartnerAccountBalance } from '../../../rails/balances.ts';
 import {
   newestFirstLister,
   organizationRecordFinder,
-  type RecordTable,
+  recordFinderBy,
+  recordTable,
 } from '../../../store/repositories/records.ts';
-import { computed, rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
+import { stored } from '../../../store/repositories/rowMappers.ts';
 import {
   type KeysetFilter,
   nullableDate,
@@ -36,9 +37,6 @@ export interface BalanceQuery {
   createdAt: Date;
   reportedAt: Date | null;
 }
-
-const COLUMNS = `id, organization_id, config_id, partner, status, partner_reference, accounts, failure_code,
-  requested_by, created_at, reported_at`;
 
 /** Accounts as stored: amounts as decimal strings of minor units (JSON has no bigint). */
 interface StoredAccount {
@@ -69,28 +67,23 @@ function accountsFromStored(value: unknown): PartnerAccountBalance[] | null {
   }));
 }
 
-const QUERIES: RecordTable<BalanceQuery> = {
-  name: 'rail_partner_balance_queries',
-  columns: COLUMNS,
-  prefix: ID_PREFIXES.railBalanceQuery,
-  fromRow: rowMapper<BalanceQuery>({
-    id: String,
-    organizationId: String,
-    configId: String,
-    partner: String,
-    status: stored,
-    partnerReference: nullableText,
-    accounts: computed((row) => accountsFromStored(row.accounts)),
-    failureCode: nullableText,
-    requestedBy: String,
-    createdAt: toDate,
-    reportedAt: nullableDate,
-  }),
-};
+const QUERIES = recordTable<BalanceQuery>('rail_partner_balance_queries', ID_PREFIXES.railBalanceQuery, {
+  id: String,
+  organizationId: String,
+  configId: String,
+  partner: String,
+  status: stored,
+  partnerReference: nullableText,
+  accounts: accountsFromStored,
+  failureCode: nullableText,
+  requestedBy: String,
+  createdAt: toDate,
+  reportedAt: nullableDate,
+});
 
 export async function insertBalanceQuery(db: Queryable, q: BalanceQuery): Promise<void> {
   await db.query(
-    `INSERT INTO rail_partner_balance_queries (${COLUMNS})
+    `INSERT INTO rail_partner_balance_queries (${QUERIES.columns})
      VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, $10, $11)`,
     [
       q.id,
@@ -117,18 +110,14 @@ export async function saveBalanceQueryResult(db: Queryable, q: BalanceQuery): Pr
   );
 }
 
+const findByReference = recordFinderBy(QUERIES, 'config_id', 'partner_reference');
+
 /** The query a partner's result names, locked until the transaction ends. */
-export async function lockBalanceQueryByReference(
+export const lockBalanceQueryByReference = (
   db: Queryable,
   configId: string,
   partnerReference: string,
-): Promise<BalanceQuery | undefined> {
-  const [row] = await db.query(
-    `SELECT ${COLUMNS} FROM rail_partner_balance_queries WHERE config_id = $1 AND partner_reference = $2 FOR UPDATE`,
-    [configId, partnerReference],
-  );
-  return row && QUERIES.fromRow(row);
-}
+): Promise<BalanceQuery | undefined> => findByReference(db, configId, partnerReference, { forUpdate: true });
 
 export const findBalanceQuery = organizationRecordFinder(QUERIES);
 

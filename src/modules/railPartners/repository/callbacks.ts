@@ -4,9 +4,9 @@ import {
   byFields,
   newestFirstLister,
   organizationRecordFinder,
-  type RecordTable,
+  recordTable,
 } from '../../../store/repositories/records.ts';
-import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
+import { stored } from '../../../store/repositories/rowMappers.ts';
 import {
   type KeysetFilter,
   nullableDate,
@@ -39,10 +39,7 @@ export interface RailCallback {
   verifiedBy: string | null;
 }
 
-const COLUMNS = `id, organization_id, config_id, partner, path, headers, raw_body, body_sha256, status, transfer_id, detail,
-  received_at, next_attempt_at, processed_at, verified_by`;
-
-const fromRow = rowMapper<RailCallback>({
+const CALLBACKS = recordTable<RailCallback>('rail_callbacks', ID_PREFIXES.railCallback, {
   id: String,
   organizationId: String,
   configId: String,
@@ -59,13 +56,6 @@ const fromRow = rowMapper<RailCallback>({
   processedAt: nullableDate,
   verifiedBy: nullableText,
 });
-
-const CALLBACKS: RecordTable<RailCallback> = {
-  name: 'rail_callbacks',
-  columns: COLUMNS,
-  prefix: ID_PREFIXES.railCallback,
-  fromRow,
-};
 
 /**
  * Stores a callback as it arrived. The same bytes on the same path as an earlier one are stored too, as
@@ -112,10 +102,10 @@ export async function insertRailCallback(
 /** The callback, locked, while it is still to be applied; undefined once another process took or applied it. */
 export async function lockReceivedCallback(db: Queryable, id: string): Promise<RailCallback | undefined> {
   const [row] = await db.query(
-    `SELECT ${COLUMNS} FROM rail_callbacks WHERE id = $1 AND status = 'received' FOR UPDATE SKIP LOCKED`,
+    `SELECT ${CALLBACKS.columns} FROM rail_callbacks WHERE id = $1 AND status = 'received' FOR UPDATE SKIP LOCKED`,
     [id],
   );
-  return row && fromRow(row);
+  return row && CALLBACKS.fromRow(row);
 }
 
 export async function finishRailCallback(

@@ -3,8 +3,9 @@
  * the partner's transaction id, its verification with the partner (due checks claimed by the verification
  * worker), and what it became (a transfer crediting a wallet, or an exception).
  */
-import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
-import { forUpdateClause, nullableDate, nullableText, toDate } from '../../../store/repositories/rows.ts';
+import { recordFinderBy, rowTable } from '../../../store/repositories/records.ts';
+import { stored } from '../../../store/repositories/rowMappers.ts';
+import { nullableDate, nullableText, toDate } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 
 /**
@@ -35,10 +36,7 @@ export interface RailPartnerCredit {
   createdAt: Date;
 }
 
-const COLUMNS = `organization_id, partner, partner_transaction_id, callback_id, config_id, status, query_reference,
-  verification_attempts, next_check_at, transfer_id, exception_id, created_at`;
-
-const fromRow = rowMapper<RailPartnerCredit>({
+const CREDITS = rowTable<RailPartnerCredit>('rail_partner_credits', {
   organizationId: String,
   partner: String,
   partnerTransactionId: String,
@@ -118,18 +116,14 @@ export async function recordRailPartnerCredit(
   );
 }
 
-export async function findRailPartnerCredit(
+const findCreditByKey = recordFinderBy(CREDITS, 'organization_id', 'partner', 'partner_transaction_id');
+
+export const findRailPartnerCredit = (
   db: Queryable,
   key: RailPartnerCreditKey,
   options: { forUpdate?: boolean } = {},
-): Promise<RailPartnerCredit | undefined> {
-  const [row] = await db.query(
-    `SELECT ${COLUMNS} FROM rail_partner_credits
-     WHERE organization_id = $1 AND partner = $2 AND partner_transaction_id = $3${forUpdateClause(options.forUpdate)}`,
-    [key.organizationId, key.partner, key.partnerTransactionId],
-  );
-  return row && fromRow(row);
-}
+): Promise<RailPartnerCredit | undefined> =>
+  findCreditByKey(db, key.organizationId, key.partner, key.partnerTransactionId, options);
 
 /** One payment still verifying whose check is due, locked (SKIP LOCKED), skipping those already seen. */
 export async function claimDueRailPartnerCredit(
@@ -139,13 +133,13 @@ export async function claimDueRailPartnerCredit(
 ): Promise<RailPartnerCredit | undefined> {
   const skipped = seen.map((k) => `${k.organizationId} ${k.partner} ${k.partnerTransactionId}`);
   const [row] = await db.query(
-    `SELECT ${COLUMNS} FROM rail_partner_credits
+    `SELECT ${CREDITS.columns} FROM rail_partner_credits
      WHERE status IN ('verifying', 'unconfirmed') AND next_check_at <= $1
        AND NOT (organization_id || ' ' || partner || ' ' || partner_transaction_id = ANY($2::text[]))
      ORDER BY next_check_at LIMIT 1 FOR UPDATE SKIP LOCKED`,
     [now, skipped],
   );
-  return row && fromRow(row);
+  return row && CREDITS.fromRow(row);
 }
 
 /** Records a verification check: the question asked (if any), how many, and when to look again. */

@@ -1,7 +1,8 @@
 /** Sweeps out of wallets' custody vault accounts: made, found open, moved on. */
 
 import type { Currency } from '../../../domain/money.ts';
-import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
+import { recordFinderBy, rowTable } from '../../../store/repositories/records.ts';
+import { stored } from '../../../store/repositories/rowMappers.ts';
 import { nullableDate, nullableText, toBigInt, toDate } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 
@@ -30,10 +31,7 @@ export interface CustodySweep {
   updatedAt: Date;
 }
 
-const COLUMNS = `id, organization_id, config_id, vault_account_id, asset_id, currency, amount_minor, status,
-  partner_transaction_id, failure_code, safeguarding_sweep_id, attempt, retry_after, created_at, updated_at`;
-
-const fromRow = rowMapper<CustodySweep>({
+const SWEEPS = rowTable<CustodySweep>('custody_sweeps', {
   id: String,
   organizationId: String,
   configId: String,
@@ -54,7 +52,7 @@ const fromRow = rowMapper<CustodySweep>({
 /** Inserts the sweep unless its asset wallet has an open one already; whether it was inserted. */
 export async function insertSweepIfNoneOpen(db: Queryable, s: CustodySweep): Promise<boolean> {
   const rows = await db.query(
-    `INSERT INTO custody_sweeps (${COLUMNS})
+    `INSERT INTO custody_sweeps (${SWEEPS.columns})
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
      ON CONFLICT (config_id, vault_account_id, asset_id) WHERE status IN ('pending', 'submitted') DO NOTHING
      RETURNING id`,
@@ -82,18 +80,18 @@ export async function insertSweepIfNoneOpen(db: Queryable, s: CustodySweep): Pro
 /** The configuration's open sweeps (pending or submitted), oldest first. */
 export async function openSweepsOf(db: Queryable, configId: string, limit: number): Promise<CustodySweep[]> {
   const rows = await db.query(
-    `SELECT ${COLUMNS} FROM custody_sweeps WHERE config_id = $1 AND status IN ('pending', 'submitted')
+    `SELECT ${SWEEPS.columns} FROM custody_sweeps WHERE config_id = $1 AND status IN ('pending', 'submitted')
       ORDER BY id LIMIT $2`,
     [configId, limit],
   );
-  return rows.map(fromRow);
+  return rows.map(SWEEPS.fromRow);
 }
 
+const findSweep = recordFinderBy(SWEEPS, 'id');
+
 /** A sweep locked until the transaction ends. */
-export async function lockSweep(db: Queryable, id: string): Promise<CustodySweep | undefined> {
-  const [row] = await db.query(`SELECT ${COLUMNS} FROM custody_sweeps WHERE id = $1 FOR UPDATE`, [id]);
-  return row && fromRow(row);
-}
+export const lockSweep = (db: Queryable, id: string): Promise<CustodySweep | undefined> =>
+  findSweep(db, id, { forUpdate: true });
 
 /** Records a sweep's new status, its partner transaction, failure and trust ledger sweep. */
 export async function saveSweep(db: Queryable, s: CustodySweep): Promise<void> {

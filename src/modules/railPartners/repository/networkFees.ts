@@ -1,7 +1,8 @@
 /** Network fees custody partners reported paid for our transactions: one row per partner transaction. */
 
 import type { Currency } from '../../../domain/money.ts';
-import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
+import { recordFinderBy, rowTable } from '../../../store/repositories/records.ts';
+import { stored } from '../../../store/repositories/rowMappers.ts';
 import { nullableBigInt, nullableText, toDate } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 
@@ -26,10 +27,7 @@ export interface CustodyNetworkFee {
   createdAt: Date;
 }
 
-const COLUMNS = `id, organization_id, partner, partner_transaction_id, subject_type, subject_id, fee_asset,
-  fee_amount, currency, amount_minor, journal_entry_id, exception_id, created_at`;
-
-const fromRow = rowMapper<CustodyNetworkFee>({
+const FEES = rowTable<CustodyNetworkFee>('custody_network_fees', {
   id: String,
   organizationId: String,
   partner: String,
@@ -46,33 +44,21 @@ const fromRow = rowMapper<CustodyNetworkFee>({
 });
 
 /** The fee recorded for a partner transaction, if any. */
-export async function findNetworkFee(
-  db: Queryable,
-  organizationId: string,
-  partner: string,
-  partnerTransactionId: string,
-): Promise<CustodyNetworkFee | undefined> {
-  const rows = await db.query(
-    `SELECT ${COLUMNS} FROM custody_network_fees
-      WHERE organization_id = $1 AND partner = $2 AND partner_transaction_id = $3`,
-    [organizationId, partner, partnerTransactionId],
-  );
-  return rows[0] ? fromRow(rows[0]) : undefined;
-}
+export const findNetworkFee = recordFinderBy(FEES, 'organization_id', 'partner', 'partner_transaction_id');
 
 /** The fees a transfer's or sweep's transactions paid. */
 export async function networkFeesOf(db: Queryable, subjectId: string): Promise<CustodyNetworkFee[]> {
   const rows = await db.query(
-    `SELECT ${COLUMNS} FROM custody_network_fees WHERE subject_id = $1 ORDER BY id`,
+    `SELECT ${FEES.columns} FROM custody_network_fees WHERE subject_id = $1 ORDER BY id`,
     [subjectId],
   );
-  return rows.map(fromRow);
+  return rows.map(FEES.fromRow);
 }
 
 /** Inserts the fee; a second one for the same partner transaction violates the unique index (never booked twice). */
 export async function insertNetworkFee(db: Queryable, f: CustodyNetworkFee): Promise<void> {
   await db.query(
-    `INSERT INTO custody_network_fees (${COLUMNS})
+    `INSERT INTO custody_network_fees (${FEES.columns})
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
     [
       f.id,

@@ -5,18 +5,15 @@ import {
   newestFirstLister,
   notWrappedByReader,
   organizationRecordFinder,
-  type RecordTable,
   recordFinderBy,
+  recordTable,
 } from '../../../store/repositories/records.ts';
-import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
+import { stored } from '../../../store/repositories/rowMappers.ts';
 import { nullableText, toDate, toJsonObject } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 import type { RailPartnerConfig } from '../domain.ts';
 
-const COLUMNS = `id, organization_id, rail, network, partner, status, settings, credential_names, sealed_credentials,
-  callback_token, created_at, updated_at`;
-
-const fromRow = rowMapper<RailPartnerConfig>({
+const CONFIGS = recordTable<RailPartnerConfig>('rail_partner_configs', ID_PREFIXES.railPartner, {
   id: String,
   organizationId: String,
   rail: stored,
@@ -30,13 +27,6 @@ const fromRow = rowMapper<RailPartnerConfig>({
   createdAt: toDate,
   updatedAt: toDate,
 });
-
-const CONFIGS: RecordTable<RailPartnerConfig> = {
-  name: 'rail_partner_configs',
-  columns: COLUMNS,
-  prefix: ID_PREFIXES.railPartner,
-  fromRow,
-};
 
 /** What a configuration's update rewrites, in the order both its insert and its update write them. */
 function settingsParams(config: RailPartnerConfig, credentialsKeyId: string): unknown[] {
@@ -116,12 +106,12 @@ export async function findActiveRailPartner(
   network: string | null,
 ): Promise<RailPartnerConfig | undefined> {
   const [row] = await db.query(
-    `SELECT ${COLUMNS} FROM rail_partner_configs
+    `SELECT ${CONFIGS.columns} FROM rail_partner_configs
      WHERE organization_id = $1 AND rail = $2 AND status = 'active' AND (network = $3 OR network IS NULL)
      ORDER BY network NULLS LAST LIMIT 1`,
     [organizationId, rail, network],
   );
-  return row && fromRow(row);
+  return row && CONFIGS.fromRow(row);
 }
 
 /** Every organization's active configuration of one partner, oldest first, at most `limit`. */
@@ -131,10 +121,10 @@ export async function activeRailPartnersOf(
   limit: number,
 ): Promise<RailPartnerConfig[]> {
   const rows = await db.query(
-    `SELECT ${COLUMNS} FROM rail_partner_configs WHERE partner = $1 AND status = 'active' ORDER BY id LIMIT $2`,
+    `SELECT ${CONFIGS.columns} FROM rail_partner_configs WHERE partner = $1 AND status = 'active' ORDER BY id LIMIT $2`,
     [partner, limit],
   );
-  return rows.map(fromRow);
+  return rows.map(CONFIGS.fromRow);
 }
 
 export const listRailPartnerConfigs = newestFirstLister(CONFIGS);

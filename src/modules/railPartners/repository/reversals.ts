@@ -3,9 +3,9 @@ import { ID_PREFIXES } from '../../../domain/ids.ts';
 import {
   dueRecordsClaimer,
   organizationRecordFinder,
-  type RecordTable,
+  recordTable,
 } from '../../../store/repositories/records.ts';
-import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
+import { stored } from '../../../store/repositories/rowMappers.ts';
 import { forUpdateClause, nullableDate, nullableText, toDate } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 
@@ -35,11 +35,7 @@ export interface RailReversal {
   updatedAt: Date;
 }
 
-const COLUMNS = `id, organization_id, transfer_id, config_id, partner, status, reason, requested_by,
-  original_transaction_id, partner_reference, partner_transaction_id, failure_code, next_check_at, created_at,
-  updated_at`;
-
-const fromRow = rowMapper<RailReversal>({
+const REVERSALS = recordTable<RailReversal>('rail_reversals', ID_PREFIXES.railReversal, {
   id: String,
   organizationId: String,
   transferId: String,
@@ -56,13 +52,6 @@ const fromRow = rowMapper<RailReversal>({
   createdAt: toDate,
   updatedAt: toDate,
 });
-
-const REVERSALS: RecordTable<RailReversal> = {
-  name: 'rail_reversals',
-  columns: COLUMNS,
-  prefix: ID_PREFIXES.railReversal,
-  fromRow,
-};
 
 /** Stores a new reversal; false when the transfer already has one (the first stands). */
 export async function insertRailReversal(db: Queryable, r: RailReversal): Promise<boolean> {
@@ -114,12 +103,12 @@ export async function findRailReversalByPartnerIds(
   options: { forUpdate?: boolean } = {},
 ): Promise<RailReversal | undefined> {
   const [row] = await db.query(
-    `SELECT ${COLUMNS} FROM rail_reversals
+    `SELECT ${REVERSALS.columns} FROM rail_reversals
      WHERE config_id = $1 AND (partner_reference = $2 OR original_transaction_id = $3)
      ORDER BY (partner_reference = $2) DESC NULLS LAST LIMIT 1${forUpdateClause(options.forUpdate)}`,
     [configId, ids.reference, ids.originalTransactionId ?? null],
   );
-  return row && fromRow(row);
+  return row && REVERSALS.fromRow(row);
 }
 
 export const claimDueRailReversals = dueRecordsClaimer(REVERSALS);

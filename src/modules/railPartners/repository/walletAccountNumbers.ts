@@ -33,21 +33,35 @@ const { columns: COLUMNS, fromRow } = columnRows<WalletPartnerAccount>({
   createdAt: toDate,
 });
 
+/**
+ * The organization's first-issued account that meets `condition`, whose parameters (`params`) are $2 on: a
+ * wallet may hold accounts from several partners.
+ */
+async function firstIssuedAccount(
+  db: Queryable,
+  organizationId: string,
+  condition: string,
+  params: readonly unknown[],
+): Promise<WalletPartnerAccount | undefined> {
+  const [row] = await db.query(
+    `SELECT ${COLUMNS} FROM wallet_partner_accounts WHERE organization_id = $1 AND ${condition}
+     ORDER BY created_at LIMIT 1`,
+    [organizationId, ...params],
+  );
+  return row && fromRow(row);
+}
+
 /** The wallet's account from `partner`, or (no partner named) from whichever partner issued it first. */
-export async function findWalletPartnerAccount(
+export const findWalletPartnerAccount = (
   db: Queryable,
   organizationId: string,
   walletId: string,
   partner?: string,
-): Promise<WalletPartnerAccount | undefined> {
-  const [row] = await db.query(
-    `SELECT ${COLUMNS} FROM wallet_partner_accounts
-     WHERE organization_id = $1 AND wallet_id = $2 AND ($3::text IS NULL OR partner = $3)
-     ORDER BY created_at LIMIT 1`,
-    [organizationId, walletId, partner ?? null],
-  );
-  return row && fromRow(row);
-}
+): Promise<WalletPartnerAccount | undefined> =>
+  firstIssuedAccount(db, organizationId, 'wallet_id = $2 AND ($3::text IS NULL OR partner = $3)', [
+    walletId,
+    partner ?? null,
+  ]);
 
 /** Records the account; false when the wallet had one from this partner already (that one stands). */
 export async function insertWalletPartnerAccount(db: Queryable, a: WalletPartnerAccount): Promise<boolean> {
@@ -61,15 +75,9 @@ export async function insertWalletPartnerAccount(db: Queryable, a: WalletPartner
 }
 
 /** The organization's wallet account with this number, from whichever partner issued it. */
-export async function findWalletPartnerAccountByNumber(
+export const findWalletPartnerAccountByNumber = (
   db: Queryable,
   organizationId: string,
   accountNumber: string,
-): Promise<WalletPartnerAccount | undefined> {
-  const [row] = await db.query(
-    `SELECT ${COLUMNS} FROM wallet_partner_accounts
-     WHERE organization_id = $1 AND account_number = $2 ORDER BY created_at LIMIT 1`,
-    [organizationId, accountNumber],
-  );
-  return row && fromRow(row);
-}
+): Promise<WalletPartnerAccount | undefined> =>
+  firstIssuedAccount(db, organizationId, 'account_number = $2', [accountNumber]);

@@ -1,8 +1,8 @@
 /** Savings accounts (wallets of a product): their rows, and the reads and writes of the daily accrual. */
 
 import { prepared } from '../../../store/preparedStatements.ts';
-import { organizationRecordFinder } from '../../../store/repositories/records.ts';
-import { rowMapper } from '../../../store/repositories/rowMappers.ts';
+import { organizationRecordFinder, rowTable } from '../../../store/repositories/records.ts';
+import { castToText } from '../../../store/repositories/rowMappers.ts';
 import { fieldArrays, nullableText, toBigInt, toDate } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 
@@ -20,17 +20,13 @@ export interface SavingsAccount {
   updatedAt: Date;
 }
 
-const ACCOUNT_COLUMNS = `wallet_id, organization_id, product_id, opened_on::text AS opened_on,
-  matures_on::text AS matures_on, accrued_through::text AS accrued_through, accrued_parts, payable_minor,
-  interest_paid_minor, created_at, updated_at`;
-
-const accountFromRow = rowMapper<SavingsAccount>({
+const ACCOUNTS = rowTable<SavingsAccount>('savings_accounts', {
   walletId: String,
   organizationId: String,
   productId: String,
-  openedOn: String,
-  maturesOn: nullableText,
-  accruedThrough: String,
+  openedOn: castToText('opened_on', String),
+  maturesOn: castToText('matures_on', nullableText),
+  accruedThrough: castToText('accrued_through', String),
   accruedParts: toBigInt,
   payableMinor: toBigInt,
   interestPaidMinor: toBigInt,
@@ -60,10 +56,7 @@ export async function insertSavingsAccount(db: Queryable, a: SavingsAccount): Pr
 }
 
 /** The organization's savings account of a wallet (`forUpdate`: locked until the transaction ends). */
-export const findSavingsAccount = organizationRecordFinder(
-  { name: 'savings_accounts', columns: ACCOUNT_COLUMNS, fromRow: accountFromRow },
-  'wallet_id',
-);
+export const findSavingsAccount = organizationRecordFinder(ACCOUNTS, 'wallet_id');
 
 /** One wallet (a movement's source) by a statement of fixed arity, whose plan PostgreSQL keeps. */
 const SAVINGS_WALLET_ID_SQL = prepared('SELECT wallet_id FROM savings_accounts WHERE wallet_id = $1');
@@ -87,12 +80,12 @@ export async function listSavingsAccounts(
   limit: number,
 ): Promise<SavingsAccount[]> {
   const rows = await db.query(
-    `SELECT ${ACCOUNT_COLUMNS} FROM savings_accounts
+    `SELECT ${ACCOUNTS.columns} FROM savings_accounts
       WHERE organization_id = $1 AND ($2::text IS NULL OR product_id = $2) AND ($3::text IS NULL OR wallet_id < $3)
       ORDER BY wallet_id DESC LIMIT $4`,
     [organizationId, filter.productId ?? null, filter.startingAfter ?? null, limit],
   );
-  return rows.map(accountFromRow);
+  return rows.map(ACCOUNTS.fromRow);
 }
 
 /**
@@ -107,13 +100,13 @@ export async function savingsAccountsDue(
   limit: number,
 ): Promise<SavingsAccount[]> {
   const rows = await db.query(
-    `SELECT ${ACCOUNT_COLUMNS} FROM savings_accounts a
+    `SELECT ${ACCOUNTS.columns} FROM savings_accounts a
       WHERE a.organization_id = $1 AND a.accrued_through < $2::date AND ($3::text IS NULL OR a.wallet_id > $3)
         AND NOT EXISTS (SELECT 1 FROM wallets w WHERE w.id = a.wallet_id AND w.status = 'closed')
       ORDER BY a.wallet_id LIMIT $4`,
     [organizationId, throughDay, after ?? null, limit],
   );
-  return rows.map(accountFromRow);
+  return rows.map(ACCOUNTS.fromRow);
 }
 
 /** Locks these accounts (in id order, so two passes never deadlock) and reads them as they now stand. */
@@ -122,10 +115,10 @@ export async function lockSavingsAccounts(
   walletIds: readonly string[],
 ): Promise<SavingsAccount[]> {
   const rows = await db.query(
-    `SELECT ${ACCOUNT_COLUMNS} FROM savings_accounts WHERE wallet_id = ANY($1::text[]) ORDER BY wallet_id FOR UPDATE`,
+    `SELECT ${ACCOUNTS.columns} FROM savings_accounts WHERE wallet_id = ANY($1::text[]) ORDER BY wallet_id FOR UPDATE`,
     [walletIds],
   );
-  return rows.map(accountFromRow);
+  return rows.map(ACCOUNTS.fromRow);
 }
 
 /** Organizations with savings accounts, in id order after `after`. */

@@ -1,5 +1,6 @@
 /** Savings accounts' daily accruals: one row an account and day, what the day accrued, booked and capitalised. */
-import { rowMapper } from '../../../store/repositories/rowMappers.ts';
+import { rowTable } from '../../../store/repositories/records.ts';
+import { castToText } from '../../../store/repositories/rowMappers.ts';
 import { fieldArrays, nullableText, toBigInt, toDate } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 
@@ -20,13 +21,9 @@ export interface SavingsAccrualRow {
   createdAt: Date;
 }
 
-const ACCRUAL_COLUMNS = `wallet_id, day::text AS day, organization_id, balance_minor, annual_rate_bps, day_count_days,
-  day_count_basis, parts, accrued_parts_after, booked_minor, capitalized_minor, booking_entry_id,
-  capitalization_entry_id, created_at`;
-
-const accrualFromRow = rowMapper<SavingsAccrualRow>({
+const ACCRUALS = rowTable<SavingsAccrualRow>('savings_accruals', {
   walletId: String,
-  day: String,
+  day: castToText('day', String),
   organizationId: String,
   balanceMinor: toBigInt,
   annualRateBps: Number,
@@ -75,9 +72,9 @@ export async function listSavingsAccruals(
   limit: number,
 ): Promise<SavingsAccrualRow[]> {
   const rows = await db.query(
-    `SELECT ${ACCRUAL_COLUMNS} FROM savings_accruals
+    `SELECT ${ACCRUALS.columns} FROM savings_accruals
       WHERE wallet_id = $1 AND ($2::date IS NULL OR day < $2::date) ORDER BY day DESC LIMIT $3`,
     [walletId, beforeDay ?? null, limit],
   );
-  return rows.map(accrualFromRow);
+  return rows.map(ACCRUALS.fromRow);
 }

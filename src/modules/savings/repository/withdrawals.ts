@@ -1,7 +1,7 @@
 /** Withdrawal notices and withdrawals from savings accounts. */
 import { ID_PREFIXES } from '../../../domain/ids.ts';
-import { organizationRecordFinder, type RecordTable } from '../../../store/repositories/records.ts';
-import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
+import { organizationRecordFinder, recordTable } from '../../../store/repositories/records.ts';
+import { castToText, stored } from '../../../store/repositories/rowMappers.ts';
 import { toBigInt, toDate } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 import type { NoticeFacts } from '../domain.ts';
@@ -27,27 +27,17 @@ export interface SavingsWithdrawal {
   createdAt: Date;
 }
 
-const NOTICE_COLUMNS = `id, organization_id, wallet_id, amount_minor, given_on::text AS given_on,
-  available_on::text AS available_on, status, created_at, updated_at`;
-
-const noticeFromRow = rowMapper<SavingsNotice>({
+const NOTICES = recordTable<SavingsNotice>('savings_notices', ID_PREFIXES.savingsNotice, {
   id: String,
   organizationId: String,
   walletId: String,
   amountMinor: toBigInt,
-  givenOn: String,
-  availableOn: String,
+  givenOn: castToText('given_on', String),
+  availableOn: castToText('available_on', String),
   status: stored,
   createdAt: toDate,
   updatedAt: toDate,
 });
-
-const NOTICES: RecordTable<SavingsNotice> = {
-  name: 'savings_notices',
-  columns: NOTICE_COLUMNS,
-  prefix: ID_PREFIXES.savingsNotice,
-  fromRow: noticeFromRow,
-};
 
 export async function insertSavingsNotice(db: Queryable, n: SavingsNotice): Promise<void> {
   await db.query(
@@ -76,11 +66,11 @@ export async function listSavingsNotices(
   limit: number,
 ): Promise<SavingsNotice[]> {
   const rows = await db.query(
-    `SELECT ${NOTICE_COLUMNS} FROM savings_notices WHERE organization_id = $1 AND wallet_id = $2
+    `SELECT ${NOTICES.columns} FROM savings_notices WHERE organization_id = $1 AND wallet_id = $2
       ORDER BY id DESC LIMIT $3`,
     [organizationId, walletId, limit],
   );
-  return rows.map(noticeFromRow);
+  return rows.map(NOTICES.fromRow);
 }
 
 export async function updateSavingsNoticeStatus(

@@ -1,6 +1,7 @@
 /** Conversion rates: the table in force per organization, and the versions every change appends. */
 import type { Currency } from '../../../domain/money.ts';
-import { column, columnRows, text } from '../../../store/repositories/rowMappers.ts';
+import { recordFinderBy, rowTable } from '../../../store/repositories/records.ts';
+import { column, text } from '../../../store/repositories/rowMappers.ts';
 import { fieldArrays, forUpdateClause, nullableText, toDate } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 
@@ -14,7 +15,7 @@ export interface StoredConversionRate {
   updatedAt: Date;
 }
 
-const { columns: RATE_COLUMNS, fromRow: rateFromRow } = columnRows<StoredConversionRate>({
+const RATES = rowTable<StoredConversionRate>('conversion_rates', {
   organizationId: String,
   from: column('from_currency', text<Currency>),
   to: column('to_currency', text<Currency>),
@@ -22,6 +23,7 @@ const { columns: RATE_COLUMNS, fromRow: rateFromRow } = columnRows<StoredConvers
   versionId: nullableText,
   updatedAt: toDate,
 });
+const { columns: RATE_COLUMNS, fromRow: rateFromRow } = RATES;
 
 export async function listConversionRates(
   db: Queryable,
@@ -36,19 +38,7 @@ export async function listConversionRates(
   return rows.map(rateFromRow);
 }
 
-export async function findConversionRate(
-  db: Queryable,
-  organizationId: string,
-  from: Currency,
-  to: Currency,
-): Promise<StoredConversionRate | undefined> {
-  const [row] = await db.query(
-    `SELECT ${RATE_COLUMNS} FROM conversion_rates
-      WHERE organization_id = $1 AND from_currency = $2 AND to_currency = $3`,
-    [organizationId, from, to],
-  );
-  return row && rateFromRow(row);
-}
+export const findConversionRate = recordFinderBy(RATES, 'organization_id', 'from_currency', 'to_currency');
 
 /** Why a rate version applied (docs/STABLECOINS.md). */
 export type RateVersionBasis = 'within_band' | 'sandbox_first_rate' | 'defaults' | 'approved';

@@ -7,9 +7,9 @@ import {
   dueRecordsClaimer,
   newestFirstLister,
   organizationRecordFinder,
-  type RecordTable,
+  recordTable,
 } from '../../../store/repositories/records.ts';
-import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
+import { stored } from '../../../store/repositories/rowMappers.ts';
 import {
   forUpdateClause,
   nullableBoolean,
@@ -20,12 +20,7 @@ import {
 } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 
-const DEPOSIT_COLUMNS = `id, organization_id, wallet_id, deposit_address_id, asset, network, address, tx_hash, log_index,
-  amount_minor, confirmations, chain_state, required_confirmations, status, transfer_id, travel_rule_evidence_id,
-  travel_rule_required, next_check_at, created_at, updated_at, credited_at, reorged_at, travel_rule_received, held_at,
-  rejected_at`;
-
-const depositFromRow = rowMapper<Deposit>({
+const DEPOSITS = recordTable<Deposit>('deposits', ID_PREFIXES.deposit, {
   id: String,
   organizationId: String,
   walletId: String,
@@ -53,13 +48,6 @@ const depositFromRow = rowMapper<Deposit>({
   rejectedAt: nullableDate,
 });
 
-const DEPOSITS: RecordTable<Deposit> = {
-  name: 'deposits',
-  columns: DEPOSIT_COLUMNS,
-  prefix: ID_PREFIXES.deposit,
-  fromRow: depositFromRow,
-};
-
 /**
  * Records a deposit unless the chain transfer (network, hash, log index) is already a live deposit: the
  * unique index decides, so a notification repeated at the same moment in two processes records one.
@@ -67,11 +55,11 @@ const DEPOSITS: RecordTable<Deposit> = {
  */
 export async function insertDepositIfNew(db: Queryable, d: Deposit): Promise<Deposit | undefined> {
   const [row] = await db.query(
-    `INSERT INTO deposits (${DEPOSIT_COLUMNS})
+    `INSERT INTO deposits (${DEPOSITS.columns})
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
              $23, $24, $25)
      ON CONFLICT (network, tx_hash, log_index) WHERE status <> 'reorged' DO NOTHING
-     RETURNING ${DEPOSIT_COLUMNS}`,
+     RETURNING ${DEPOSITS.columns}`,
     [
       d.id,
       d.organizationId,
@@ -100,7 +88,7 @@ export async function insertDepositIfNew(db: Queryable, d: Deposit): Promise<Dep
       d.rejectedAt,
     ],
   );
-  return row && depositFromRow(row);
+  return row && DEPOSITS.fromRow(row);
 }
 
 export async function saveDeposit(db: Queryable, d: Deposit): Promise<void> {
@@ -140,11 +128,11 @@ export async function findDepositByChainTransfer(
   options: { forUpdate?: boolean } = {},
 ): Promise<Deposit | undefined> {
   const [row] = await db.query(
-    `SELECT ${DEPOSIT_COLUMNS} FROM deposits
+    `SELECT ${DEPOSITS.columns} FROM deposits
       WHERE network = $1 AND tx_hash = $2 AND log_index = $3 AND status <> 'reorged'${forUpdateClause(options.forUpdate)}`,
     [network, txHash, logIndex],
   );
-  return row && depositFromRow(row);
+  return row && DEPOSITS.fromRow(row);
 }
 
 /** The organization's pending deposits on a network, locked (the simulated chain advancing). */
@@ -154,11 +142,11 @@ export async function lockPendingDeposits(
   network: DigitalAssetNetwork,
 ): Promise<Deposit[]> {
   const rows = await db.query(
-    `SELECT ${DEPOSIT_COLUMNS} FROM deposits
+    `SELECT ${DEPOSITS.columns} FROM deposits
       WHERE organization_id = $1 AND network = $2 AND status = 'pending' ORDER BY id FOR UPDATE`,
     [organizationId, network],
   );
-  return rows.map(depositFromRow);
+  return rows.map(DEPOSITS.fromRow);
 }
 
 /** Due deposits, claimed: skipped by any other worker until this transaction ends. */

@@ -5,9 +5,9 @@ import {
   byFields,
   newestFirstLister,
   organizationRecordFinder,
-  type RecordTable,
+  recordTable,
 } from '../../../store/repositories/records.ts';
-import { computed, rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
+import { castToText, stored } from '../../../store/repositories/rowMappers.ts';
 import {
   type KeysetFilter,
   nullableDate,
@@ -39,15 +39,12 @@ export interface StatementRow {
   createdAt: Date;
 }
 
-const STATEMENT_COLUMNS = `id, organization_id, rail, period_from::text AS period_from, period_to::text AS period_to,
-  content_sha256, line_count, matched_count, exception_count, created_by, created_at`;
-
-const statementFromRow = rowMapper<StatementRow>({
+const STATEMENTS = recordTable<StatementRow>('reconciliation_statements', ID_PREFIXES.statement, {
   id: String,
   organizationId: String,
   rail: String,
-  periodFrom: String,
-  periodTo: String,
+  periodFrom: castToText('period_from', String),
+  periodTo: castToText('period_to', String),
   contentSha256: String,
   lineCount: Number,
   matchedCount: Number,
@@ -55,13 +52,6 @@ const statementFromRow = rowMapper<StatementRow>({
   createdBy: String,
   createdAt: toDate,
 });
-
-const STATEMENTS: RecordTable<StatementRow> = {
-  name: 'reconciliation_statements',
-  columns: STATEMENT_COLUMNS,
-  prefix: ID_PREFIXES.statement,
-  fromRow: statementFromRow,
-};
 
 /** Inserts a statement; false when the organization imported the same content before. */
 export async function insertStatement(db: Queryable, s: StatementRow): Promise<boolean> {
@@ -255,32 +245,30 @@ export interface ReconciliationException {
   resolvedAt: Date | null;
 }
 
-export const EXCEPTION_COLUMNS = `id, organization_id, statement_id, line, transfer_id, kind, status, details, resolution, note,
-  resolved_by, journal_entry_id, created_at, resolved_at`;
+const EXCEPTIONS = recordTable<ReconciliationException>(
+  'reconciliation_exceptions',
+  ID_PREFIXES.reconciliationException,
+  {
+    id: String,
+    organizationId: String,
+    statementId: nullableText,
+    line: nullableNumber,
+    transferId: nullableText,
+    kind: stored,
+    status: stored,
+    details: toJsonObject<Record<string, string | number | null>>,
+    resolution: (value) => nullableText(value) as ResolutionAction | null,
+    note: nullableText,
+    resolvedBy: nullableText,
+    journalEntryId: nullableText,
+    createdAt: toDate,
+    resolvedAt: nullableDate,
+  },
+);
 
-export const exceptionFromRow = rowMapper<ReconciliationException>({
-  id: String,
-  organizationId: String,
-  statementId: nullableText,
-  line: nullableNumber,
-  transferId: nullableText,
-  kind: stored,
-  status: stored,
-  details: toJsonObject<Record<string, string | number | null>>,
-  resolution: computed((row) => nullableText(row.resolution) as ResolutionAction | null),
-  note: nullableText,
-  resolvedBy: nullableText,
-  journalEntryId: nullableText,
-  createdAt: toDate,
-  resolvedAt: nullableDate,
-});
-
-const EXCEPTIONS: RecordTable<ReconciliationException> = {
-  name: 'reconciliation_exceptions',
-  columns: EXCEPTION_COLUMNS,
-  prefix: ID_PREFIXES.reconciliationException,
-  fromRow: exceptionFromRow,
-};
+/** An exception's columns and row mapper, for the exports that read the table. */
+export const EXCEPTION_COLUMNS = EXCEPTIONS.columns;
+export const exceptionFromRow = EXCEPTIONS.fromRow;
 
 export async function insertExceptions(
   db: Queryable,

@@ -5,11 +5,16 @@
  */
 import { ID_PREFIXES } from '../../../domain/ids.ts';
 import type { Currency } from '../../../domain/money.ts';
-import { organizationRecordFinder, type RecordTable } from '../../../store/repositories/records.ts';
-import { column, rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
+import {
+  byFields,
+  newestFirstLister,
+  organizationRecordFinder,
+  recordFinderBy,
+  recordTable,
+} from '../../../store/repositories/records.ts';
+import { castToText, stored } from '../../../store/repositories/rowMappers.ts';
 import {
   type KeysetFilter,
-  keysetConditions,
   nullableBigInt,
   nullableText,
   toBigInt,
@@ -43,10 +48,6 @@ export interface SafeguardingReport {
   updatedAt: Date;
 }
 
-const REPORT_COLUMNS = `id, organization_id, currency, report_date::text AS report_date, status, customer_money_minor,
-  trust_balance_minor, difference_minor, trust_balances, ledger_trust_balance_minor, ledger_difference_minor, as_of,
-  exception_id, mismatch_exception_id, created_at, updated_at`;
-
 interface StoredTrustBalance {
   trust_account: string;
   balance: string | null;
@@ -62,11 +63,11 @@ function trustBalancesOf(value: unknown): ReportedTrustBalance[] {
   }));
 }
 
-const reportFromRow = rowMapper<SafeguardingReport>({
+const REPORTS = recordTable<SafeguardingReport>('safeguarding_reports', ID_PREFIXES.safeguardingReport, {
   id: String,
   organizationId: String,
   currency: stored,
-  date: column('report_date', String),
+  date: castToText('report_date', String),
   status: stored,
   customerMoneyMinor: toBigInt,
   trustBalanceMinor: nullableBigInt,
@@ -80,13 +81,6 @@ const reportFromRow = rowMapper<SafeguardingReport>({
   createdAt: toDate,
   updatedAt: toDate,
 });
-
-const REPORTS: RecordTable<SafeguardingReport> = {
-  name: 'safeguarding_reports',
-  columns: REPORT_COLUMNS,
-  prefix: ID_PREFIXES.safeguardingReport,
-  fromRow: reportFromRow,
-};
 
 function storedTrustBalances(balances: readonly ReportedTrustBalance[]): string {
   return JSON.stringify(
@@ -151,20 +145,16 @@ export async function saveReport(db: Queryable, r: SafeguardingReport): Promise<
 
 export const findReport = organizationRecordFinder(REPORTS);
 
+const findReportOfDay = recordFinderBy(REPORTS, 'organization_id', 'report_date', 'currency');
+
 /** The day's report of a currency, locked (the caller holds the currency's trust accounts first). */
-export async function lockReportOfDay(
+export const lockReportOfDay = (
   db: Queryable,
   organizationId: string,
   currency: Currency,
   day: string,
-): Promise<SafeguardingReport | undefined> {
-  const [row] = await db.query(
-    `SELECT ${REPORT_COLUMNS} FROM safeguarding_reports
-      WHERE organization_id = $1 AND report_date = $2 AND currency = $3 FOR UPDATE`,
-    [organizationId, day, currency],
-  );
-  return row && reportFromRow(row);
-}
+): Promise<SafeguardingReport | undefined> =>
+  findReportOfDay(db, organizationId, day, currency, { forUpdate: true });
 
 /** Which currencies already have a report on each of these days (safeguarding_reports_day_idx). */
 export async function reportedDays(
@@ -192,31 +182,19 @@ export interface ReportFilter extends KeysetFilter {
  * Newest first, like every list. Currency and status are served by their (organization_id, …, id DESC)
  * indexes; a date range by safeguarding_reports_day_idx (a range holds a report per currency and day).
  */
-export async function listReports(
-  db: Queryable,
-  organizationId: string,
-  filter: ReportFilter,
-  rowsMax: number,
-): Promise<SafeguardingReport[]> {
-  const params: unknown[] = [organizationId];
-  const conditions = [
-    'organization_id = $1',
-    ...keysetConditions(filter, params, '', ID_PREFIXES.safeguardingReport),
-  ];
-  const add = (condition: string, value: unknown) => {
-    if (value === undefined) return;
-    params.push(value);
-    conditions.push(`${condition} $${params.length}`);
-  };
-  add('currency =', filter.currency);
-  add('status =', filter.status);
-  add('report_date >=', filter.dateGte);
-  add('report_date <=', filter.dateLte);
-  params.push(rowsMax);
-  const rows = await db.query(
-    `SELECT ${REPORT_COLUMNS} FROM safeguarding_reports WHERE ${conditions.join(' AND ')}
-      ORDER BY id DESC LIMIT $${params.length}`,
-    params,
-  );
-  return rows.map(reportFromRow);
-}
+export const listReports = newestFirstLister(
+  REPORTS,
+  byFields<ReportFilter>('currency', 'status'),
+  (filter, params) => {
+    const conditions: string[] = [];
+    for (const [bound, day] of [
+      ['>=', filter.dateGte],
+      ['<=', filter.dateLte],
+    ] as const) {
+      if (day === undefined) continue;
+      params.push(day);
+      conditions.push(`report_date ${bound} $${params.length}`);
+    }
+    return conditions;
+  },
+);

@@ -5,17 +5,15 @@ import {
   byFields,
   newestFirstLister,
   organizationRecordFinder,
-  type RecordTable,
+  recordFinderBy,
+  recordTable,
 } from '../../../store/repositories/records.ts';
-import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
+import { castToText, stored } from '../../../store/repositories/rowMappers.ts';
 import { type KeysetFilter, nullableText, toBigInt, toDate } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
-import type { SafeguardingSweep, SweepRail } from '../domain/trustLedger.ts';
+import type { SafeguardingSweep } from '../domain/trustLedger.ts';
 
-const SWEEP_COLUMNS = `id, organization_id, currency, rail, direction, amount_minor, reference,
-  value_date::text AS value_date, trust_account_id, journal_entry_id, created_by, created_at`;
-
-const sweepFromRow = rowMapper<SafeguardingSweep>({
+const SWEEPS = recordTable<SafeguardingSweep>('safeguarding_sweeps', ID_PREFIXES.safeguardingSweep, {
   id: String,
   organizationId: String,
   currency: stored,
@@ -23,19 +21,12 @@ const sweepFromRow = rowMapper<SafeguardingSweep>({
   direction: stored,
   amountMinor: toBigInt,
   reference: String,
-  valueDate: String,
+  valueDate: castToText('value_date', String),
   trustAccountId: nullableText,
   journalEntryId: String,
   createdBy: String,
   createdAt: toDate,
 });
-
-const SWEEPS: RecordTable<SafeguardingSweep> = {
-  name: 'safeguarding_sweeps',
-  columns: SWEEP_COLUMNS,
-  prefix: ID_PREFIXES.safeguardingSweep,
-  fromRow: sweepFromRow,
-};
 
 export async function insertSweep(db: Queryable, s: SafeguardingSweep): Promise<void> {
   await db.query(
@@ -60,20 +51,13 @@ export async function insertSweep(db: Queryable, s: SafeguardingSweep): Promise<
 }
 
 /** The sweep recorded with this reference at the rail's partner in the currency (safeguarding_sweeps_reference_idx). */
-export async function findSweepByReference(
-  db: Queryable,
-  organizationId: string,
-  rail: SweepRail,
-  currency: Currency,
-  reference: string,
-): Promise<SafeguardingSweep | undefined> {
-  const [row] = await db.query(
-    `SELECT ${SWEEP_COLUMNS} FROM safeguarding_sweeps
-      WHERE organization_id = $1 AND rail = $2 AND currency = $3 AND reference = $4`,
-    [organizationId, rail, currency, reference],
-  );
-  return row && sweepFromRow(row);
-}
+export const findSweepByReference = recordFinderBy(
+  SWEEPS,
+  'organization_id',
+  'rail',
+  'currency',
+  'reference',
+);
 
 export const findSweep = organizationRecordFinder(SWEEPS);
 

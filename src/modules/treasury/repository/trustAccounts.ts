@@ -8,17 +8,14 @@ import {
   byFields,
   newestFirstLister,
   organizationRecordFinder,
-  type RecordTable,
+  recordTable,
 } from '../../../store/repositories/records.ts';
-import { rowMapper, stored } from '../../../store/repositories/rowMappers.ts';
+import { castToText, stored } from '../../../store/repositories/rowMappers.ts';
 import { type KeysetFilter, nullableText, toDate } from '../../../store/repositories/rows.ts';
 import type { Queryable } from '../../../store/store.ts';
 import type { TrustAccount, TrustAccountStatus, TrustAccountType } from '../domain/safeguarding.ts';
 
-const ACCOUNT_COLUMNS = `id, organization_id, currency, type, bank, account_reference, status,
-  active_from::text AS active_from, closed_on::text AS closed_on, created_at, updated_at`;
-
-const accountFromRow = rowMapper<TrustAccount>({
+const TRUST_ACCOUNTS = recordTable<TrustAccount>('trust_accounts', ID_PREFIXES.trustAccount, {
   id: String,
   organizationId: String,
   currency: stored,
@@ -26,18 +23,11 @@ const accountFromRow = rowMapper<TrustAccount>({
   bank: String,
   accountReference: String,
   status: stored,
-  activeFrom: String,
-  closedOn: nullableText,
+  activeFrom: castToText('active_from', String),
+  closedOn: castToText('closed_on', nullableText),
   createdAt: toDate,
   updatedAt: toDate,
 });
-
-const TRUST_ACCOUNTS: RecordTable<TrustAccount> = {
-  name: 'trust_accounts',
-  columns: ACCOUNT_COLUMNS,
-  prefix: ID_PREFIXES.trustAccount,
-  fromRow: accountFromRow,
-};
 
 /** False when the organization already has an active account with this bank and reference. */
 export async function insertTrustAccount(db: Queryable, a: TrustAccount): Promise<boolean> {
@@ -82,19 +72,19 @@ export async function lockTrustAccounts(
   currency: Currency,
 ): Promise<TrustAccount[]> {
   const rows = await db.query(
-    `SELECT ${ACCOUNT_COLUMNS} FROM trust_accounts WHERE organization_id = $1 AND currency = $2 ORDER BY id FOR UPDATE`,
+    `SELECT ${TRUST_ACCOUNTS.columns} FROM trust_accounts WHERE organization_id = $1 AND currency = $2 ORDER BY id FOR UPDATE`,
     [organizationId, currency],
   );
-  return rows.map(accountFromRow);
+  return rows.map(TRUST_ACCOUNTS.fromRow);
 }
 
 /** Every trust account of an organization (an organization has a handful), for the daily check. */
 export async function trustAccountsOf(db: Queryable, organizationId: string): Promise<TrustAccount[]> {
   const rows = await db.query(
-    `SELECT ${ACCOUNT_COLUMNS} FROM trust_accounts WHERE organization_id = $1 ORDER BY id DESC`,
+    `SELECT ${TRUST_ACCOUNTS.columns} FROM trust_accounts WHERE organization_id = $1 ORDER BY id DESC`,
     [organizationId],
   );
-  return rows.map(accountFromRow);
+  return rows.map(TRUST_ACCOUNTS.fromRow);
 }
 
 export interface TrustAccountFilter extends KeysetFilter {
