@@ -7,13 +7,14 @@
  * in flight. Everything is bounded by --timeout. The batch id is the one line on stdout; the exit code is 0
  * when every item was accepted and none of its transfers failed (with --wait: when every transfer settled).
  */
+
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { SingleBar } from 'cli-progress';
 import { PAGE_SIZE_MAX } from '../domain/pagination.ts';
 import type { TransferStatus } from '../domain/transfers.ts';
 import { ApiError, type ApiTarget, apiRequest } from './apiClient.ts';
+import { terminalProgressBar } from './progressBar.ts';
 import { UsageError } from './usageError.ts';
 
 type Io = { out: (line: string) => void; err: (line: string) => void };
@@ -157,12 +158,9 @@ async function followBatch(
   io: Io,
 ): Promise<BatchView> {
   let batch = submitted;
-  const bar = process.stderr.isTTY
-    ? new SingleBar({
-        format: 'batch [{bar}] {percentage}% | {value}/{total} items accepted or refused | {status}',
-        stream: process.stderr,
-      })
-    : undefined;
+  const bar = await terminalProgressBar({
+    format: 'batch [{bar}] {percentage}% | {value}/{total} items accepted or refused | {status}',
+  });
   bar?.start(batch.items, 0, { status: batch.status });
   let lastStatus = '';
   while (!FINISHED.has(batch.status) && Date.now() < deadline) {

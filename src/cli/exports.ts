@@ -3,8 +3,8 @@
  * export now (through the running server when it owns the embedded database), with a progress bar, and
  * copies the file to --out; the file's path is the one line on stdout.
  */
+
 import { copyFile } from 'node:fs/promises';
-import { SingleBar } from 'cli-progress';
 import type { AdminCommand, AdminProgress, AdminResult } from '../app/admin.ts';
 import {
   EXPORT_FORMATS,
@@ -12,6 +12,7 @@ import {
   type ExportFormat,
   type ExportType,
 } from '../modules/exports/index.ts';
+import { terminalProgressBar } from './progressBar.ts';
 import { UsageError } from './usageError.ts';
 
 type Io = { out: (line: string) => void; err: (line: string) => void };
@@ -39,12 +40,9 @@ export async function exportCommand(
   if (!(EXPORT_FORMATS as readonly string[]).includes(format)) {
     throw new UsageError(`--format takes ${EXPORT_FORMATS.join(' or ')}`);
   }
-  const bar = process.stderr.isTTY
-    ? new SingleBar({
-        format: `exporting ${type} [{bar}] {percentage}% | {value}/{total} rows`,
-        stream: process.stderr,
-      })
-    : undefined;
+  const bar = await terminalProgressBar({
+    format: `exporting ${type} [{bar}] {percentage}% | {value}/{total} rows`,
+  });
   let started = false;
   let result: AdminResult;
   try {

@@ -2,10 +2,11 @@
  * `mkoba sanctions import FILE` and `mkoba sanctions list`. The import shows a progress bar on a terminal
  * (plain progress lines otherwise) and a summary; the new version's id is the one line on stdout.
  */
+
 import path from 'node:path';
-import { SingleBar } from 'cli-progress';
 import type { AdminCommand, AdminProgress, AdminResult } from '../app/admin.ts';
 import type { SanctionsImportProgress } from '../modules/compliance/index.ts';
+import { terminalProgressBar } from './progressBar.ts';
 import { UsageError } from './usageError.ts';
 
 type Io = { out: (line: string) => void; err: (line: string) => void };
@@ -22,13 +23,14 @@ interface ProgressView {
   stop(): void;
 }
 
-function progressBar(fileName: string): ProgressView {
-  const bar = new SingleBar({
+/** A bar on a terminal; undefined without one. */
+async function progressBar(fileName: string): Promise<ProgressView | undefined> {
+  const bar = await terminalProgressBar({
     format: `importing ${fileName} [{bar}] {percentage}% | {entries} entries | {eta_formatted} left`,
-    stream: process.stderr,
     hideCursor: true,
     clearOnComplete: true,
   });
+  if (!bar) return undefined;
   let started = false;
   return {
     update(progress) {
@@ -65,7 +67,7 @@ async function importList(file: string | undefined, io: Io, runAdmin: RunAdmin):
   // A server holding the embedded database reads the file itself, from its own working directory.
   const absolute = path.resolve(file);
   const fileName = path.basename(absolute);
-  const view = process.stderr.isTTY ? progressBar(fileName) : progressLines(fileName, io);
+  const view = (await progressBar(fileName)) ?? progressLines(fileName, io);
   let result: AdminResult;
   try {
     result = await runAdmin({ name: 'sanctions.import', path: absolute }, (progress) => {

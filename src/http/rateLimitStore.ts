@@ -1,8 +1,8 @@
 /**
  * Where token buckets live: in this process (a bounded map), or in Redis, shared by every server process
  * that uses it, with the same arithmetic (src/domain/rateLimits.ts) in a Lua script that runs atomically.
+ * ioredis is imported when a Redis store is opened, so a server without one never loads it.
  */
-import { Redis } from 'ioredis';
 import {
   RATE_LIMIT_MEMORY_BUCKETS_MAX,
   RATE_LIMIT_REDIS_COMMAND_TIMEOUT_MS,
@@ -127,6 +127,7 @@ export interface RedisBucketStoreOptions {
  * RATE_LIMIT_REDIS_COMMAND_TIMEOUT_MS). Resolves once connected, or once the first attempt has failed.
  */
 export async function openRedisBucketStore(options: RedisBucketStoreOptions): Promise<BucketStore> {
+  const { Redis } = await import('ioredis');
   const client = new Redis(options.url, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,

@@ -1,5 +1,9 @@
-/** The embedded driver: PGlite (PostgreSQL compiled to WebAssembly) in a data directory or in memory. */
-import { PGlite, type Transaction } from '@electric-sql/pglite';
+/**
+ * The embedded driver: PGlite (PostgreSQL compiled to WebAssembly) in a data directory or in memory. The
+ * package is imported when a store is opened, so a process on PostgreSQL never loads it, compiled or not
+ * (bin/compiledSources.js puts a module's static imports of packages at the top of the one file).
+ */
+import type { PGlite, Transaction } from '@electric-sql/pglite';
 import type { Queryable, Row, Store } from './store.ts';
 
 function wrap(target: PGlite | Transaction): Queryable {
@@ -28,6 +32,7 @@ export async function openPgliteStore(
   dataDir: string | undefined,
   options: PgliteStoreOptions = {},
 ): Promise<Store> {
+  const { PGlite } = await import('@electric-sql/pglite');
   const db = new PGlite({
     ...(dataDir === undefined ? {} : { dataDir }),
     ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),

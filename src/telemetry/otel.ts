@@ -2,45 +2,43 @@
  * The OpenTelemetry SDK behind `Tracing`: loaded (by a dynamic import) only when OTEL_EXPORTER_OTLP_ENDPOINT
  * or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set. Spans are batched and sent over OTLP/HTTP (JSON); the SDK reads
  * its standard variables itself (OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES, OTEL_EXPORTER_OTLP_HEADERS,
- * OTEL_EXPORTER_OTLP_TIMEOUT, OTEL_TRACES_SAMPLER and its argument, OTEL_BSP_*, OTEL_SPAN_*_LIMIT).
+ * OTEL_EXPORTER_OTLP_TIMEOUT, OTEL_TRACES_SAMPLER and its argument, OTEL_BSP_*, OTEL_SPAN_*_LIMIT). Its
+ * packages are imported when tracing starts, not with this module: bin/compiledSources.js puts a module's
+ * static imports of packages at the top of the one compiled file, which would load the SDK in every process.
  */
-import {
-  type Context,
-  context,
-  type Link,
-  type Span,
-  SpanKind,
-  SpanStatusCode,
-  trace,
-} from '@opentelemetry/api';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import {
-  defaultResource,
-  detectResources,
-  envDetector,
-  resourceFromAttributes,
-} from '@opentelemetry/resources';
-import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import type { Context, Link, Span, SpanKind } from '@opentelemetry/api';
 import type { SpanHandle, SpanKindName, SpanOptions, SpanRef, Tracing } from './tracing.ts';
+
+type Api = typeof import('@opentelemetry/api');
 
 /** The service's name in traces unless OTEL_SERVICE_NAME (or OTEL_RESOURCE_ATTRIBUTES) names another. */
 export const TRACE_SERVICE_NAME_DEFAULT = 'mkoba';
 /** Links one span may carry: a ledger writer batch links every request it serves (at most 200). */
 const SPAN_LINKS_MAX = 200;
 
-const KINDS: Record<SpanKindName, SpanKind> = {
-  server: SpanKind.SERVER,
-  client: SpanKind.CLIENT,
-  internal: SpanKind.INTERNAL,
-};
+const kindsOf = (api: Api): Record<SpanKindName, SpanKind> => ({
+  server: api.SpanKind.SERVER,
+  client: api.SpanKind.CLIENT,
+  internal: api.SpanKind.INTERNAL,
+});
 
 interface OtelRef extends SpanRef {
   readonly context: Context;
 }
 
 /** Starts the SDK with an OTLP/HTTP exporter configured by the environment. */
-export function startOtelTracing(): Tracing {
+export async function startOtelTracing(): Promise<Tracing> {
+  const [api, { OTLPTraceExporter }, resources, { BatchSpanProcessor }, { NodeTracerProvider }] =
+    await Promise.all([
+      import('@opentelemetry/api'),
+      import('@opentelemetry/exporter-trace-otlp-http'),
+      import('@opentelemetry/resources'),
+      import('@opentelemetry/sdk-trace-base'),
+      import('@opentelemetry/sdk-trace-node'),
+    ]);
+  const { defaultResource, detectResources, envDetector, resourceFromAttributes } = resources;
+  const { context, trace } = api;
+  const kinds = kindsOf(api);
   const resource = defaultResource()
     .merge(resourceFromAttributes({ 'service.name': TRACE_SERVICE_NAME_DEFAULT }))
     .merge(detectResources({ detectors: [envDetector] }));
@@ -55,17 +53,17 @@ export function startOtelTracing(): Tracing {
   const tracer = provider.getTracer('mkoba');
   return {
     start(name, options = {}) {
-      const parent = parentContext(options.parent);
+      const parent = parentContext(api, options.parent);
       const links: Link[] = (options.links ?? []).flatMap((ref) => {
         const linked = trace.getSpanContext((ref as OtelRef).context);
         return linked ? [{ context: linked }] : [];
       });
       const span = tracer.startSpan(
         name,
-        { kind: KINDS[options.kind ?? 'internal'], attributes: clean(options.attributes), links },
+        { kind: kinds[options.kind ?? 'internal'], attributes: clean(options.attributes), links },
         parent,
       );
-      return handleOf(span, parent);
+      return handleOf(api, span, parent);
     },
     within: (ref, fn) => context.with((ref as OtelRef).context, fn),
     current() {
@@ -81,7 +79,7 @@ export function startOtelTracing(): Tracing {
   };
 }
 
-function parentContext(parent: SpanRef | null | undefined): Context {
+function parentContext({ context, trace }: Api, parent: SpanRef | null | undefined): Context {
   if (parent === null) return trace.deleteSpan(context.active());
   return parent === undefined ? context.active() : (parent as OtelRef).context;
 }
@@ -90,7 +88,7 @@ function refOf(ctx: Context): OtelRef {
   return { spanRef: true, context: ctx };
 }
 
-function handleOf(span: Span, parent: Context): SpanHandle {
+function handleOf({ trace, SpanStatusCode }: Api, span: Span, parent: Context): SpanHandle {
   return {
     ref: refOf(trace.setSpan(parent, span)),
     setAttributes: (attributes) => span.setAttributes(clean(attributes)),

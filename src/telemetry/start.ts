@@ -16,7 +16,7 @@ export function tracesRequested(env: NodeJS.ProcessEnv): boolean {
 export async function startProcessTracing(env: NodeJS.ProcessEnv): Promise<() => Promise<void>> {
   if (!tracesRequested(env)) return async () => {};
   const { startOtelTracing } = await import('./otel.ts');
-  const tracing = startOtelTracing();
+  const tracing = await startOtelTracing();
   useTracing(tracing);
   return async () => {
     useTracing(undefined);

@@ -50,6 +50,33 @@ describe('the compiled sources', () => {
     for (const source of sources) expect(existsSync(source), source).toBe(true);
   });
 
+  it('load at start only the packages every process needs: the rest when a process uses them', {
+    timeout: E2E_TEST_TIMEOUT_MS,
+  }, async () => {
+    const run = await runMkoba(['help'], mkobaEnv({ MKOBA_COMPILE: undefined }));
+    expect(run.code, run.stderr).toBe(0);
+    const esbuild = await import('esbuild');
+    const outdir = path.join(CACHE_DIR, fingerprintOf(path.join(REPOSITORY_DIR, 'src'), esbuild.version));
+    const compiled = readFileSync(path.join(outdir, 'mkoba.js'), 'utf8');
+    // esbuild puts every module's static imports of packages at the top of the one file, lazily imported
+    // modules' too: these, which only some processes use, must be imported where they are used.
+    const atStart = [...compiled.matchAll(/^import\s[^;]*?\sfrom\s+"([^"]+)";$/gms)].map((m) => m[1]);
+    expect(atStart).toContain('fastify');
+    for (const lazy of [
+      '@electric-sql/pglite',
+      '@opentelemetry/api',
+      '@opentelemetry/sdk-trace-node',
+      'ioredis',
+      '@nats-io/transport-node',
+      '@nats-io/jetstream',
+      'cli-progress',
+      'pdfkit',
+    ]) {
+      expect(atStart, lazy).not.toContain(lazy);
+      expect(compiled, lazy).toContain(`import("${lazy}")`);
+    }
+  });
+
   it('are fingerprinted by every source file: an edit, a new file or a removed one compiles anew', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'mkoba-fingerprint-'));
     try {

@@ -2,11 +2,12 @@
  * The event stream's publisher: a loop that connects to NATS, makes sure the stream exists, and runs a
  * publishing pass every EVENT_STREAM_POLL_INTERVAL_MS; after a failure (the broker down, a publish not
  * acknowledged in time) it waits, doubling from EVENT_STREAM_BACKOFF_MS_MIN to EVENT_STREAM_BACKOFF_MS_MAX,
- * and starts again from the cursors, so nothing is lost and nothing is published out of order.
+ * and starts again from the cursors, so nothing is lost and nothing is published out of order. The NATS
+ * client is imported when the publisher first connects, so a process without an event stream never loads it.
  */
 import { hostname } from 'node:os';
-import { type JetStreamClient, jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { connect, type NatsConnection, nanos } from '@nats-io/transport-node';
+import type { JetStreamClient } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
 import type { Deps } from '../../app/deps.ts';
 import type { EventStreamSettings } from '../../config/eventStream.ts';
 import {
@@ -40,6 +41,10 @@ async function ensureStream(
   settings: EventStreamSettings,
   log: EventStreamLog,
 ): Promise<void> {
+  const [{ jetstreamManager }, { nanos }] = await Promise.all([
+    import('@nats-io/jetstream'),
+    import('@nats-io/transport-node'),
+  ]);
   const manager = await jetstreamManager(connection, { timeout: EVENT_STREAM_PUBLISH_TIMEOUT_MS });
   try {
     const info = await manager.streams.info(settings.stream);
@@ -85,6 +90,10 @@ class StreamConnection {
   /** The publisher, connecting and checking the stream first when that has not succeeded yet. */
   async ready(): Promise<EventPublisher> {
     if (this.publisher) return this.publisher;
+    const [{ jetstream }, { connect }] = await Promise.all([
+      import('@nats-io/jetstream'),
+      import('@nats-io/transport-node'),
+    ]);
     this.connection ??= await connect({
       servers: this.settings.servers.map((s) => s.hostPort),
       ...(this.settings.servers.some((s) => s.tls) ? { tls: {} } : {}),
