@@ -15,6 +15,14 @@ afterAll(killAllMkobaProcesses);
 const REPOSITORY_DIR = fileURLToPath(new URL('../../', import.meta.url));
 const CACHE_DIR = path.join(REPOSITORY_DIR, 'node_modules', '.cache', 'mkoba-compiled');
 
+/** The folder of the current sources' compilation, compiled first by running `mkoba help` compiled. */
+async function compiledDir(): Promise<string> {
+  const run = await runMkoba(['help'], mkobaEnv({ MKOBA_COMPILE: undefined }));
+  expect(run.code, run.stderr).toBe(0);
+  const esbuild = await import('esbuild');
+  return path.join(CACHE_DIR, fingerprintOf(path.join(REPOSITORY_DIR, 'src'), esbuild.version));
+}
+
 describe('the compiled sources', () => {
   it('serve the same API document as the sources run through tsx', {
     timeout: E2E_TEST_TIMEOUT_MS,
@@ -34,10 +42,7 @@ describe('the compiled sources', () => {
   it('map every compiled line to a TypeScript file on disk, without carrying the sources again', {
     timeout: E2E_TEST_TIMEOUT_MS,
   }, async () => {
-    const run = await runMkoba(['help'], mkobaEnv({ MKOBA_COMPILE: undefined }));
-    expect(run.code, run.stderr).toBe(0);
-    const esbuild = await import('esbuild');
-    const outdir = path.join(CACHE_DIR, fingerprintOf(path.join(REPOSITORY_DIR, 'src'), esbuild.version));
+    const outdir = await compiledDir();
     const map = JSON.parse(readFileSync(path.join(outdir, 'mkoba.js.map'), 'utf8')) as {
       sources: string[];
       sourcesContent?: unknown;
@@ -53,11 +58,7 @@ describe('the compiled sources', () => {
   it('load at start only the packages every process needs: the rest when a process uses them', {
     timeout: E2E_TEST_TIMEOUT_MS,
   }, async () => {
-    const run = await runMkoba(['help'], mkobaEnv({ MKOBA_COMPILE: undefined }));
-    expect(run.code, run.stderr).toBe(0);
-    const esbuild = await import('esbuild');
-    const outdir = path.join(CACHE_DIR, fingerprintOf(path.join(REPOSITORY_DIR, 'src'), esbuild.version));
-    const compiled = readFileSync(path.join(outdir, 'mkoba.js'), 'utf8');
+    const compiled = readFileSync(path.join(await compiledDir(), 'mkoba.js'), 'utf8');
     // esbuild puts every module's static imports of packages at the top of the one file, lazily imported
     // modules' too: these, which only some processes use, must be imported where they are used.
     const atStart = [...compiled.matchAll(/^import\s[^;]*?\sfrom\s+"([^"]+)";$/gms)].map((m) => m[1]);
