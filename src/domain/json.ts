@@ -1,7 +1,9 @@
 /**
  * Reading JSON from outside (partners' answers and callbacks, provider callbacks, what the simulators
- * receive): a text as a value or nothing, and the objects among values. Callers check the shape they expect.
+ * receive, the request bodies domain rules parse): a text as a value or nothing, the objects among values,
+ * and an object's fields refused when they are not the ones expected. Callers check the shape they expect.
  */
+import { validationError } from './errors.ts';
 
 /** A text as JSON; undefined when it is empty or not JSON. */
 export function parseJson(text: string): unknown {
@@ -22,4 +24,17 @@ export function jsonObjectOf(text: string | undefined): Record<string, unknown> 
   if (!text) return undefined;
   const value = parseJson(text);
   return isRecord(value) ? value : undefined;
+}
+
+/** 400 `unknown_field` for the first field of `raw` (the object at `param`) that is not among `known`. */
+export function refuseUnknownFields(
+  raw: Record<string, unknown>,
+  known: readonly string[],
+  param: string,
+): void {
+  for (const key of Object.keys(raw)) {
+    if (!known.includes(key)) {
+      throw validationError(`${param}.${key}`, `${param}.${key} is not a field of ${param}`, 'unknown_field');
+    }
+  }
 }

@@ -8,6 +8,7 @@ import { KYC_STATUSES } from '../customers.ts';
 import { validationError } from '../errors.ts';
 import { GOVERNED_CHANGE_KINDS } from '../governedChanges.ts';
 import { isId } from '../ids.ts';
+import { isRecord, refuseUnknownFields } from '../json.ts';
 import { type Currency, isCurrency, parseAmount } from '../money.ts';
 import { RISK_LEVELS } from '../risk.ts';
 import { DESTINATION_TYPES, RAILS } from '../transfers.ts';
@@ -38,18 +39,6 @@ import {
 } from './policies.ts';
 
 type Raw = Record<string, unknown>;
-
-function isObject(value: unknown): value is Raw {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function refuseUnknown(raw: Raw, known: readonly string[], param: string): void {
-  for (const key of Object.keys(raw)) {
-    if (!known.includes(key)) {
-      throw validationError(`${param}.${key}`, `${param}.${key} is not a field of ${param}`, 'unknown_field');
-    }
-  }
-}
 
 function list<T extends string>(
   raw: unknown,
@@ -100,9 +89,9 @@ function parseAmountRanges(raw: unknown, param: string): AmountRange[] {
   const seen = new Set<string>();
   return raw.map((entry, i) => {
     const at = `${param}.${i}`;
-    if (!isObject(entry))
+    if (!isRecord(entry))
       throw validationError(at, `${at} must be an object {currency, gte, lt}`, 'invalid_type');
-    refuseUnknown(entry, ['currency', 'gte', 'lt'], at);
+    refuseUnknownFields(entry, ['currency', 'gte', 'lt'], at);
     const currency = currencyOf(entry.currency, `${at}.currency`);
     if (seen.has(currency))
       throw validationError(`${at}.currency`, `${currency} has two ranges`, 'duplicate');
@@ -122,8 +111,8 @@ function parseAmountRanges(raw: unknown, param: string): AmountRange[] {
 }
 
 function parseAggregate(raw: unknown, param: string): AggregateMatch {
-  if (!isObject(raw)) throw validationError(param, `${param} must be an object`, 'invalid_type');
-  refuseUnknown(raw, ['window_seconds', 'count_at_least', 'sum_at_least', 'currency'], param);
+  if (!isRecord(raw)) throw validationError(param, `${param} must be an object`, 'invalid_type');
+  refuseUnknownFields(raw, ['window_seconds', 'count_at_least', 'sum_at_least', 'currency'], param);
   const windowSeconds = positiveInteger(
     raw.window_seconds,
     `${param}.window_seconds`,
@@ -149,8 +138,8 @@ function parseAggregate(raw: unknown, param: string): AggregateMatch {
 
 function parseMatch(raw: unknown, param: string): PolicyMatch {
   if (raw === undefined) return {};
-  if (!isObject(raw)) throw validationError(param, `${param} must be an object`, 'invalid_type');
-  refuseUnknown(
+  if (!isRecord(raw)) throw validationError(param, `${param} must be an object`, 'invalid_type');
+  refuseUnknownFields(
     raw,
     [
       'amount',
@@ -207,10 +196,10 @@ function parseMatch(raw: unknown, param: string): PolicyMatch {
 }
 
 function parseApproval(raw: unknown, param: string): ApprovalRequirement {
-  if (!isObject(raw)) {
+  if (!isRecord(raw)) {
     throw validationError(param, `${param} is required for require_approval: {quorum, roles}`, 'missing');
   }
-  refuseUnknown(raw, ['quorum', 'roles', 'distinct_roles', 'expires_in_seconds'], param);
+  refuseUnknownFields(raw, ['quorum', 'roles', 'distinct_roles', 'expires_in_seconds'], param);
   const quorum = positiveInteger(raw.quorum, `${param}.quorum`, 1, APPROVAL_QUORUM_MAX);
   const roles = list(raw.roles, `${param}.roles`, MEMBER_ROLES, 'role');
   if (raw.distinct_roles !== undefined && typeof raw.distinct_roles !== 'boolean') {
@@ -266,8 +255,8 @@ function parseAction(
 }
 
 function parseRule(raw: unknown, param: string): PolicyRule {
-  if (!isObject(raw)) throw validationError(param, `${param} must be an object`, 'invalid_type');
-  refuseUnknown(raw, ['id', 'description', 'applies_to', 'match', 'action', 'approval'], param);
+  if (!isRecord(raw)) throw validationError(param, `${param} must be an object`, 'invalid_type');
+  refuseUnknownFields(raw, ['id', 'description', 'applies_to', 'match', 'action', 'approval'], param);
   if (typeof raw.id !== 'string' || !POLICY_RULE_ID_PATTERN.test(raw.id) || raw.id === DEFAULT_RULE_ID) {
     throw validationError(
       `${param}.id`,
@@ -374,9 +363,9 @@ export function parsePolicyBody(body: { rules?: unknown; default?: unknown }): {
   });
   let defaultRule = INITIAL_DEFAULT_RULE;
   if (body.default !== undefined) {
-    if (!isObject(body.default))
+    if (!isRecord(body.default))
       throw validationError('default', 'default must be an object {action, approval}', 'invalid_type');
-    refuseUnknown(body.default, ['action', 'approval'], 'default');
+    refuseUnknownFields(body.default, ['action', 'approval'], 'default');
     defaultRule = parseAction(body.default, 'default');
   }
   return { rules, defaultRule };

@@ -11,6 +11,7 @@
  * percentage part is rounded; fixed parts are exact, and a minimum or maximum applies after rounding.
  */
 import { validationError } from '../../domain/errors.ts';
+import { isRecord, refuseUnknownFields } from '../../domain/json.ts';
 import {
   type Currency,
   formatAmount,
@@ -145,24 +146,12 @@ export function initialFeeSchedule(organizationId: string, now: Date): FeeSchedu
 
 type Raw = Record<string, unknown>;
 
-function isObject(value: unknown): value is Raw {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 const TYPE_FIELDS: Record<FeeRuleType, readonly string[]> = {
   fixed: ['fixed'],
   percentage: ['percent_bps', 'min', 'max'],
   tiered: ['tiers'],
 };
 const COMMON_FIELDS = ['id', 'rail', 'currency', 'type'];
-
-function refuseUnknown(raw: Raw, known: readonly string[], param: string): void {
-  for (const key of Object.keys(raw)) {
-    if (!known.includes(key)) {
-      throw validationError(`${param}.${key}`, `${param}.${key} is not a field of ${param}`, 'unknown_field');
-    }
-  }
-}
 
 /** A fee amount: a decimal at the currency's exponent, zero allowed, at most the currency's single-amount cap. */
 function feeAmount(raw: unknown, currency: Currency, param: string): bigint {
@@ -199,9 +188,9 @@ function parseTiers(raw: unknown, currency: Currency, param: string): FeeTier[] 
   let previous: bigint | null = null;
   return raw.map((entry, i) => {
     const at = `${param}.${i}`;
-    if (!isObject(entry))
+    if (!isRecord(entry))
       throw validationError(at, `${at} must be an object {up_to, fixed, percent_bps}`, 'invalid_type');
-    refuseUnknown(entry, ['up_to', 'fixed', 'percent_bps'], at);
+    refuseUnknownFields(entry, ['up_to', 'fixed', 'percent_bps'], at);
     const last = i === raw.length - 1;
     let upToMinor: bigint | null = null;
     if (entry.up_to !== undefined && entry.up_to !== null) {
@@ -275,7 +264,7 @@ function parseCharge(raw: Raw, type: FeeRuleType, currency: Currency, param: str
 }
 
 function parseRule(raw: unknown, param: string, stored: boolean): FeeRule {
-  if (!isObject(raw)) throw validationError(param, `${param} must be an object`, 'invalid_type');
+  if (!isRecord(raw)) throw validationError(param, `${param} must be an object`, 'invalid_type');
   if (typeof raw.id !== 'string' || !FEE_RULE_ID_PATTERN.test(raw.id)) {
     throw validationError(
       `${param}.id`,
