@@ -16,7 +16,7 @@ import { AppError, resourceMissing, validationError } from '../../../domain/erro
 import { type DepositAddress, sandboxDepositAddress } from '../../../domain/stablecoins.ts';
 import type { Queryable } from '../../../store/store.ts';
 import { requireApprovedRoute } from '../../compliance/index.ts';
-import { findWallet } from '../../wallets/index.ts';
+import { findWallet, getWallet } from '../../wallets/index.ts';
 import { insertDepositAddressIfAbsent, listDepositAddresses } from '../repository/depositAddresses.ts';
 
 function custodyNotConfigured(): AppError {
@@ -114,7 +114,6 @@ export async function walletDepositAddresses(
   organizationId: string,
   walletId: string,
 ): Promise<DepositAddress[]> {
-  const wallet = await findWallet(deps.store, organizationId, walletId);
-  if (!wallet) throw resourceMissing('wallet', walletId);
+  await getWallet(deps, organizationId, walletId); // 404 unless the wallet is the organization's
   return listDepositAddresses(deps.store, organizationId, walletId);
 }

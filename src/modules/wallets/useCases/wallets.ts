@@ -144,8 +144,7 @@ export async function getWalletBalanceAsOf(
   asOfText: string,
 ): Promise<{ wallet: Wallet; balances: Balances; asOf: Date }> {
   const asOf = balanceInstant(asOfText, deps.now());
-  const wallet = await findWallet(deps.store, organizationId, walletId);
-  if (!wallet) throw resourceMissing('wallet', walletId);
+  const wallet = await getWallet(deps, organizationId, walletId);
   const read = await walletBalanceAsOf(deps.store, walletId, asOf);
   if (!read) throw new Error(`wallet ${walletId} has no ledger account`);
   // As walletBalances defines them: available is what was posted less what was held.
