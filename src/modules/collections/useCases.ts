@@ -10,7 +10,7 @@ import { newEvent, recordEvents } from '../../app/events.ts';
 import { getById, listPage } from '../../app/reads.ts';
 import { closedWalletError } from '../../domain/closedWallet.ts';
 import { PHONE_PATTERN } from '../../domain/contactDetails.ts';
-import { invalidStateTransition, resourceMissing, validationError } from '../../domain/errors.ts';
+import { invalidStateTransition, validationError } from '../../domain/errors.ts';
 import { numberSourceOf } from '../../domain/jsonNumbers.ts';
 import type { Metadata } from '../../domain/metadata.ts';
 import { checkSingleAmount, formatAmount, isCurrency, parseAmount } from '../../domain/money.ts';
@@ -24,7 +24,7 @@ import {
 import type { Wallet } from '../../domain/wallets.ts';
 import type { Queryable } from '../../store/store.ts';
 import { creditFromRail, fundWallet } from '../transfers/index.ts';
-import { findWallet } from '../wallets/index.ts';
+import { requireWallet } from '../wallets/index.ts';
 import {
   COLLECTION_DESCRIPTION_LENGTH_MAX,
   COLLECTION_EXPIRY_MS,
@@ -80,8 +80,7 @@ async function receivingWallet(
   organizationId: string,
   input: CreateCollectionInput,
 ): Promise<Wallet> {
-  const wallet = await findWallet(tx, organizationId, input.wallet);
-  if (!wallet) throw resourceMissing('wallet', input.wallet, 'wallet');
+  const wallet = await requireWallet(tx, organizationId, input.wallet, 'wallet');
   if (wallet.status === 'closed') throw closedWalletError(wallet.id, 'wallet');
   if (input.currency !== undefined && (!isCurrency(input.currency) || input.currency !== wallet.currency)) {
     throw validationError(
@@ -196,8 +195,7 @@ export async function moveCollection(
   const now = deps.now();
   let transferId = collection.transferId;
   if (change.to === 'succeeded') {
-    const wallet = await findWallet(tx, collection.organizationId, collection.walletId);
-    if (!wallet) throw resourceMissing('wallet', collection.walletId);
+    const wallet = await requireWallet(tx, collection.organizationId, collection.walletId);
     const credit = await creditFromRail(tx, deps, wallet, {
       amountMinor: collection.amountMinor,
       rail: collection.rail,

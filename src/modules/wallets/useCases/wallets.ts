@@ -7,7 +7,7 @@ import type { Deps } from '../../../app/deps.ts';
 import { recordEvent } from '../../../app/events.ts';
 import { appendEvidence } from '../../../app/evidence.ts';
 import { requireProduct } from '../../../app/products.ts';
-import { getById, listPage } from '../../../app/reads.ts';
+import { getById, listPage, requireById } from '../../../app/reads.ts';
 import { isDigitalAsset } from '../../../domain/digitalAssets.ts';
 import { resourceMissing } from '../../../domain/errors.ts';
 import { walletEventData } from '../../../domain/events.ts';
@@ -94,8 +94,7 @@ export async function updateWallet(
   actor: EvidenceActor,
 ): Promise<Wallet> {
   if (!(await lockWalletRow(tx, organizationId, id))) throw resourceMissing('wallet', id);
-  const wallet = await findWallet(tx, organizationId, id);
-  if (!wallet) throw resourceMissing('wallet', id);
+  const wallet = await requireWallet(tx, organizationId, id);
   if (wallet.status === 'closed')
     throw walletNotActive(`Wallet ${id} is closed; a closed wallet never changes again.`);
   if (change.metadata === undefined || valueDigest(change.metadata) === valueDigest(wallet.metadata))
@@ -127,6 +126,9 @@ export async function updateWallet(
 }
 
 export const getWallet = getById<Wallet>(findWallet, 'wallet');
+
+/** The wallet with this id, read on a transaction (or the pool); 404 naming `param` when the organization has none. */
+export const requireWallet = requireById<Wallet>(findWallet, 'wallet');
 
 export interface WalletListRequest extends PageRequest {
   ownerId?: string | undefined;
