@@ -24,7 +24,7 @@ import {
 } from '../../../domain/wallets.ts';
 import { walletBalanceAsOf } from '../../../store/repositories/walletBalances.ts';
 import type { Queryable } from '../../../store/store.ts';
-import { findCustomer } from '../../customers/index.ts';
+import { requireCustomer } from '../../customers/index.ts';
 import {
   findWallet,
   insertWallet,
@@ -46,8 +46,7 @@ export async function createWallet(
   input: CreateWalletInput,
 ): Promise<Wallet> {
   // Another organization's customer is indistinguishable from one that does not exist.
-  const owner = await findCustomer(tx, organizationId, input.owner);
-  if (!owner) throw resourceMissing('customer', input.owner, 'owner');
+  const owner = await requireCustomer(tx, organizationId, input.owner, 'owner');
   if (isDigitalAsset(input.currency))
     await requireProduct(deps, organizationId, 'stablecoins', 'currency', tx);
   const now = deps.now();
