@@ -128,15 +128,22 @@ async function matchWithTransfers(
   return matchStatement(lines, candidates);
 }
 
+/** 409 `statement_already_imported`: the same content was imported before (`detail` says when). */
+function importedBefore(detail: string): AppError {
+  return new AppError({
+    status: 409,
+    code: 'statement_already_imported',
+    title: 'Statement imported before',
+    detail,
+  });
+}
+
 async function refuseImportedBefore(tx: Queryable, organizationId: string, hash: string): Promise<void> {
   const previous = await findStatementByContent(tx, organizationId, hash);
   if (previous) {
-    throw new AppError({
-      status: 409,
-      code: 'statement_already_imported',
-      title: 'Statement imported before',
-      detail: `This statement was imported as ${previous.id}; importing it again would match nothing new.`,
-    });
+    throw importedBefore(
+      `This statement was imported as ${previous.id}; importing it again would match nothing new.`,
+    );
   }
 }
 
@@ -300,12 +307,7 @@ async function saveImport(
 ): Promise<void> {
   const { tx, deps, organizationId, now } = scope;
   if (!(await insertStatement(tx, statement))) {
-    throw new AppError({
-      status: 409,
-      code: 'statement_already_imported',
-      title: 'Statement imported before',
-      detail: 'This statement was imported by a request that finished first.',
-    });
+    throw importedBefore('This statement was imported by a request that finished first.');
   }
   await insertLines(tx, statement.id, results);
   await insertExceptions(tx, applied.exceptions);
