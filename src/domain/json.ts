@@ -1,7 +1,8 @@
 /**
  * Reading JSON from outside (partners' answers and callbacks, provider callbacks, what the simulators
  * receive, the request bodies domain rules parse): a text as a value or nothing, the objects among values,
- * and an object's fields refused when they are not the ones expected. Callers check the shape they expect.
+ * an object's fields refused when they are not the ones expected, and a value refused outside its allowed
+ * set. Callers check the shape they expect.
  */
 import { validationError } from './errors.ts';
 
@@ -37,4 +38,16 @@ export function refuseUnknownFields(
       throw validationError(`${param}.${key}`, `${param}.${key} is not a field of ${param}`, 'unknown_field');
     }
   }
+}
+
+/** `value` when it is one of `allowed`; else 400 `invalid_value` on `param`, naming every allowed value. */
+export function requireOneOf<const T extends string>(
+  value: unknown,
+  allowed: readonly T[],
+  param: string,
+): T {
+  if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value)) {
+    throw validationError(param, `${param} must be one of: ${allowed.join(', ')}`, 'invalid_value');
+  }
+  return value as T;
 }

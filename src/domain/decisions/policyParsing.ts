@@ -8,7 +8,7 @@ import { KYC_STATUSES } from '../customers.ts';
 import { validationError } from '../errors.ts';
 import { GOVERNED_CHANGE_KINDS } from '../governedChanges.ts';
 import { isId } from '../ids.ts';
-import { isRecord, refuseUnknownFields } from '../json.ts';
+import { isRecord, refuseUnknownFields, requireOneOf } from '../json.ts';
 import { type Currency, isCurrency, parseAmount } from '../money.ts';
 import { RISK_LEVELS } from '../risk.ts';
 import { DESTINATION_TYPES, RAILS } from '../transfers.ts';
@@ -233,14 +233,7 @@ function parseAction(
   raw: Raw,
   param: string,
 ): { action: PolicyAction; approval: ApprovalRequirement | null } {
-  const action = raw.action;
-  if (typeof action !== 'string' || !(POLICY_ACTIONS as readonly string[]).includes(action)) {
-    throw validationError(
-      `${param}.action`,
-      `${param}.action must be one of: ${POLICY_ACTIONS.join(', ')}`,
-      'invalid_value',
-    );
-  }
+  const action = requireOneOf(raw.action, POLICY_ACTIONS, `${param}.action`);
   if (action === 'require_approval') {
     return { action, approval: parseApproval(raw.approval, `${param}.approval`) };
   }
@@ -291,15 +284,7 @@ function parseRule(raw: unknown, param: string): PolicyRule {
 
 /** The operation a rule governs; a rule that names none governs transfers. */
 function parseAppliesTo(raw: unknown, param: string): PolicyOperation {
-  const appliesTo = raw ?? 'transfer';
-  if (typeof appliesTo !== 'string' || !(POLICY_OPERATIONS as readonly string[]).includes(appliesTo)) {
-    throw validationError(
-      `${param}.applies_to`,
-      `${param}.applies_to must be one of: ${POLICY_OPERATIONS.join(', ')}`,
-      'invalid_value',
-    );
-  }
-  return appliesTo as PolicyOperation;
+  return requireOneOf(raw ?? 'transfer', POLICY_OPERATIONS, `${param}.applies_to`);
 }
 
 /** Refuses a matcher the rule's operation has no fact for (a batch has no rail, a change no amount…). */

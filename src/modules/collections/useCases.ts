@@ -11,6 +11,7 @@ import { getById, listPage } from '../../app/reads.ts';
 import { closedWalletError } from '../../domain/closedWallet.ts';
 import { PHONE_PATTERN } from '../../domain/contactDetails.ts';
 import { invalidStateTransition, validationError } from '../../domain/errors.ts';
+import { requireOneOf } from '../../domain/json.ts';
 import { numberSourceOf } from '../../domain/jsonNumbers.ts';
 import type { Metadata } from '../../domain/metadata.ts';
 import { checkSingleAmount, formatAmount, isCurrency, parseAmount } from '../../domain/money.ts';
@@ -94,14 +95,8 @@ async function receivingWallet(
 
 /** The payer's number and network, refused unless the number is an international one on that network. */
 function checkPayer(payer: CreateCollectionInput['payer']): { phone: string; network: MobileNetwork } {
-  const { phone, network } = payer;
-  if (!(MOBILE_NETWORKS as string[]).includes(network)) {
-    throw validationError(
-      'payer.network',
-      `payer.network must be one of: ${MOBILE_NETWORKS.join(', ')}`,
-      'invalid_value',
-    );
-  }
+  const { phone } = payer;
+  const network = requireOneOf(payer.network, MOBILE_NETWORKS, 'payer.network');
   if (!new RegExp(PHONE_PATTERN).test(phone)) {
     throw validationError(
       'payer.phone',
@@ -109,14 +104,14 @@ function checkPayer(payer: CreateCollectionInput['payer']): { phone: string; net
       'invalid_format',
     );
   }
-  if (!phoneMatchesNetwork(phone, network as MobileNetwork)) {
+  if (!phoneMatchesNetwork(phone, network)) {
     throw validationError(
       'payer.phone',
       `${phone} is not a number on the ${network} network`,
       'network_mismatch',
     );
   }
-  return { phone, network: network as MobileNetwork };
+  return { phone, network };
 }
 
 export async function createCollection(

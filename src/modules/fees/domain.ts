@@ -11,7 +11,7 @@
  * percentage part is rounded; fixed parts are exact, and a minimum or maximum applies after rounding.
  */
 import { validationError } from '../../domain/errors.ts';
-import { isRecord, refuseUnknownFields } from '../../domain/json.ts';
+import { isRecord, refuseUnknownFields, requireOneOf } from '../../domain/json.ts';
 import {
   type Currency,
   formatAmount,
@@ -272,14 +272,7 @@ function parseRule(raw: unknown, param: string, stored: boolean): FeeRule {
       raw.id === undefined ? 'missing' : 'invalid_format',
     );
   }
-  if (typeof raw.rail !== 'string' || !(FEE_RAILS as readonly string[]).includes(raw.rail)) {
-    throw validationError(
-      `${param}.rail`,
-      `${param}.rail must be one of: ${FEE_RAILS.join(', ')}`,
-      'invalid_value',
-    );
-  }
-  const rail = raw.rail as FeeRail;
+  const rail: FeeRail = requireOneOf(raw.rail, FEE_RAILS, `${param}.rail`);
   if (typeof raw.currency !== 'string' || !isCurrency(raw.currency)) {
     throw validationError(
       `${param}.currency`,
@@ -297,14 +290,8 @@ function parseRule(raw: unknown, param: string, stored: boolean): FeeRule {
       'unsupported_by_rail',
     );
   }
-  if (typeof raw.type !== 'string' || !(FEE_RULE_TYPES as readonly string[]).includes(raw.type)) {
-    throw validationError(
-      `${param}.type`,
-      `${param}.type must be one of: ${FEE_RULE_TYPES.join(', ')}`,
-      'invalid_value',
-    );
-  }
-  return { id: raw.id, rail, currency, charge: parseCharge(raw, raw.type as FeeRuleType, currency, param) };
+  const type = requireOneOf(raw.type, FEE_RULE_TYPES, `${param}.type`);
+  return { id: raw.id, rail, currency, charge: parseCharge(raw, type, currency, param) };
 }
 
 /**

@@ -7,6 +7,7 @@
 
 import { type AppError, invalidStateTransition, validationError } from '../../../domain/errors.ts';
 import type { LOAN_EVENT_TYPES } from '../../../domain/events.ts';
+import { requireOneOf } from '../../../domain/json.ts';
 import { type Currency, formatAmount } from '../../../domain/money.ts';
 
 export const LOAN_AMORTISATIONS = ['flat', 'declining_balance'] as const;
@@ -114,21 +115,12 @@ export function parseLoanTerms(
   currency: Currency,
 ): LoanTerms {
   const termMonths = wholeNumber(raw.term_months, 'term_months', 1, LOAN_TERM_MONTHS_MAX);
-  if (
-    typeof raw.amortisation !== 'string' ||
-    !(LOAN_AMORTISATIONS as readonly string[]).includes(raw.amortisation)
-  ) {
-    throw validationError(
-      'amortisation',
-      `amortisation must be one of: ${LOAN_AMORTISATIONS.join(', ')}`,
-      'invalid_value',
-    );
-  }
+  const amortisation = requireOneOf(raw.amortisation, LOAN_AMORTISATIONS, 'amortisation');
   return {
     currency,
     interestRateBps: wholeNumber(raw.interest_rate_bps, 'interest_rate_bps', 0, LOAN_RATE_BPS_MAX),
     termMonths,
-    amortisation: raw.amortisation as LoanAmortisation,
+    amortisation,
     originationFeeBps: wholeNumber(raw.origination_fee_bps ?? 0, 'origination_fee_bps', 0, LOAN_FEE_BPS_MAX),
     gracePeriodMonths: wholeNumber(raw.grace_period_months ?? 0, 'grace_period_months', 0, termMonths - 1),
     penaltyRateBps: wholeNumber(raw.penalty_rate_bps ?? 0, 'penalty_rate_bps', 0, LOAN_RATE_BPS_MAX),
