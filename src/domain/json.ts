@@ -2,7 +2,7 @@
  * Reading JSON from outside (partners' answers and callbacks, provider callbacks, what the simulators
  * receive, the request bodies domain rules parse): a text as a value or nothing, the objects among values,
  * an object's fields refused when they are not the ones expected, and a value refused outside its allowed
- * set. Callers check the shape they expect.
+ * set or range. Callers check the shape they expect.
  */
 import { validationError } from './errors.ts';
 
@@ -50,4 +50,12 @@ export function requireOneOf<const T extends string>(
     throw validationError(param, `${param} must be one of: ${allowed.join(', ')}`, 'invalid_value');
   }
   return value as T;
+}
+
+/** `raw` when it is a whole number from `min` to `max`; else 400 `out_of_range` on `param`. */
+export function requireWholeNumber(raw: unknown, param: string, min: number, max: number): number {
+  if (typeof raw !== 'number' || !Number.isInteger(raw) || raw < min || raw > max) {
+    throw validationError(param, `${param} must be a whole number from ${min} to ${max}`, 'out_of_range');
+  }
+  return raw;
 }

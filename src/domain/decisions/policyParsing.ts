@@ -8,8 +8,8 @@ import { KYC_STATUSES } from '../customers.ts';
 import { validationError } from '../errors.ts';
 import { GOVERNED_CHANGE_KINDS } from '../governedChanges.ts';
 import { isId } from '../ids.ts';
-import { isRecord, refuseUnknownFields, requireOneOf } from '../json.ts';
-import { type Currency, isCurrency, parseAmount } from '../money.ts';
+import { isRecord, refuseUnknownFields, requireOneOf, requireWholeNumber } from '../json.ts';
+import { parseAmount, requireCurrency } from '../money.ts';
 import { RISK_LEVELS } from '../risk.ts';
 import { DESTINATION_TYPES, RAILS } from '../transfers.ts';
 import {
@@ -64,20 +64,6 @@ function list<T extends string>(
   return [...new Set(raw as T[])];
 }
 
-function positiveInteger(raw: unknown, param: string, min: number, max: number): number {
-  if (typeof raw !== 'number' || !Number.isInteger(raw) || raw < min || raw > max) {
-    throw validationError(param, `${param} must be a whole number from ${min} to ${max}`, 'out_of_range');
-  }
-  return raw;
-}
-
-function currencyOf(raw: unknown, param: string): Currency {
-  if (typeof raw !== 'string' || !isCurrency(raw)) {
-    throw validationError(param, `${param} must be a supported ISO 4217 currency code`, 'invalid_value');
-  }
-  return raw;
-}
-
 function parseAmountRanges(raw: unknown, param: string): AmountRange[] {
   if (!Array.isArray(raw) || raw.length === 0 || raw.length > POLICY_MATCH_VALUES_MAX) {
     throw validationError(
@@ -92,7 +78,7 @@ function parseAmountRanges(raw: unknown, param: string): AmountRange[] {
     if (!isRecord(entry))
       throw validationError(at, `${at} must be an object {currency, gte, lt}`, 'invalid_type');
     refuseUnknownFields(entry, ['currency', 'gte', 'lt'], at);
-    const currency = currencyOf(entry.currency, `${at}.currency`);
+    const currency = requireCurrency(entry.currency, `${at}.currency`);
     if (seen.has(currency))
       throw validationError(`${at}.currency`, `${currency} has two ranges`, 'duplicate');
     seen.add(currency);
@@ -113,7 +99,7 @@ function parseAmountRanges(raw: unknown, param: string): AmountRange[] {
 function parseAggregate(raw: unknown, param: string): AggregateMatch {
   if (!isRecord(raw)) throw validationError(param, `${param} must be an object`, 'invalid_type');
   refuseUnknownFields(raw, ['window_seconds', 'count_at_least', 'sum_at_least', 'currency'], param);
-  const windowSeconds = positiveInteger(
+  const windowSeconds = requireWholeNumber(
     raw.window_seconds,
     `${param}.window_seconds`,
     1,
@@ -122,10 +108,10 @@ function parseAggregate(raw: unknown, param: string): AggregateMatch {
   const countAtLeast =
     raw.count_at_least === undefined
       ? null
-      : positiveInteger(raw.count_at_least, `${param}.count_at_least`, 1, 1_000_000);
+      : requireWholeNumber(raw.count_at_least, `${param}.count_at_least`, 1, 1_000_000);
   let sumAtLeast: AggregateMatch['sumAtLeast'] = null;
   if (raw.sum_at_least !== undefined) {
-    const currency = currencyOf(raw.currency, `${param}.currency`);
+    const currency = requireCurrency(raw.currency, `${param}.currency`);
     sumAtLeast = { currency, amountMinor: parseAmount(raw.sum_at_least, currency, `${param}.sum_at_least`) };
   } else if (raw.currency !== undefined) {
     throw validationError(`${param}.currency`, `${param}.currency goes with sum_at_least`, 'unexpected');
@@ -200,7 +186,7 @@ function parseApproval(raw: unknown, param: string): ApprovalRequirement {
     throw validationError(param, `${param} is required for require_approval: {quorum, roles}`, 'missing');
   }
   refuseUnknownFields(raw, ['quorum', 'roles', 'distinct_roles', 'expires_in_seconds'], param);
-  const quorum = positiveInteger(raw.quorum, `${param}.quorum`, 1, APPROVAL_QUORUM_MAX);
+  const quorum = requireWholeNumber(raw.quorum, `${param}.quorum`, 1, APPROVAL_QUORUM_MAX);
   const roles = list(raw.roles, `${param}.roles`, MEMBER_ROLES, 'role');
   if (raw.distinct_roles !== undefined && typeof raw.distinct_roles !== 'boolean') {
     throw validationError(
@@ -220,7 +206,7 @@ function parseApproval(raw: unknown, param: string): ApprovalRequirement {
   const expiresInSeconds =
     raw.expires_in_seconds === undefined
       ? APPROVAL_EXPIRES_IN_SECONDS_DEFAULT
-      : positiveInteger(
+      : requireWholeNumber(
           raw.expires_in_seconds,
           `${param}.expires_in_seconds`,
           APPROVAL_EXPIRES_IN_SECONDS_MIN,

@@ -15,8 +15,8 @@ import { isRecord, refuseUnknownFields, requireOneOf } from '../../domain/json.t
 import {
   type Currency,
   formatAmount,
-  isCurrency,
   parseAmount,
+  requireCurrency,
   singleAmountMinorMax,
 } from '../../domain/money.ts';
 import type { FeeDecision } from '../../domain/transferRecord.ts';
@@ -273,14 +273,7 @@ function parseRule(raw: unknown, param: string, stored: boolean): FeeRule {
     );
   }
   const rail: FeeRail = requireOneOf(raw.rail, FEE_RAILS, `${param}.rail`);
-  if (typeof raw.currency !== 'string' || !isCurrency(raw.currency)) {
-    throw validationError(
-      `${param}.currency`,
-      `${param}.currency must be a supported ISO 4217 currency code`,
-      'invalid_value',
-    );
-  }
-  const currency = raw.currency;
+  const currency = requireCurrency(raw.currency, `${param}.currency`);
   // A stored version stays readable if the rails' table changes later: such a rule then never applies. A
   // conversion may start from any supported currency (fiat to a stablecoin, or a stablecoin back).
   if (!stored && rail !== FEE_CONVERSION_RAIL && !railBounds(rail, currency)) {
