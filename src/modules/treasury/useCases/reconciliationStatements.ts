@@ -126,22 +126,15 @@ async function matchWithTransfers(
   return matchStatement(lines, candidates);
 }
 
-/** 409 `statement_already_imported`: the same content was imported before (`detail` says when). */
-function importedBefore(detail: string): AppError {
-  return new AppError({
-    status: 409,
-    code: 'statement_already_imported',
-    title: 'Statement imported before',
-    detail,
-  });
-}
-
 async function refuseImportedBefore(tx: Queryable, organizationId: string, hash: string): Promise<void> {
   const previous = await findStatementByContent(tx, organizationId, hash);
   if (previous) {
-    throw importedBefore(
-      `This statement was imported as ${previous.id}; importing it again would match nothing new.`,
-    );
+    throw new AppError({
+      status: 409,
+      code: 'statement_already_imported',
+      title: 'Statement imported before',
+      detail: `This statement was imported as ${previous.id}; importing it again would match nothing new.`,
+    });
   }
 }
 
@@ -305,7 +298,12 @@ async function saveImport(
 ): Promise<void> {
   const { tx, deps, organizationId, now } = scope;
   if (!(await insertStatement(tx, statement))) {
-    throw importedBefore('This statement was imported by a request that finished first.');
+    throw new AppError({
+      status: 409,
+      code: 'statement_already_imported',
+      title: 'Statement imported before',
+      detail: 'This statement was imported by a request that finished first.',
+    });
   }
   await insertLines(tx, statement.id, results);
   await insertExceptions(tx, applied.exceptions);
