@@ -20,6 +20,12 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** `raw` when it is an object (not null, not an array); else 400 `invalid_type` on `param`. */
+export function requireObject(raw: unknown, param: string): Record<string, unknown> {
+  if (!isRecord(raw)) throw validationError(param, `${param} must be an object`, 'invalid_type');
+  return raw;
+}
+
 /** A text that is a JSON object, or undefined (no text, not JSON, or JSON of another kind). */
 export function jsonObjectOf(text: string | undefined): Record<string, unknown> | undefined {
   if (!text) return undefined;

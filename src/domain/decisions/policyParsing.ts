@@ -8,7 +8,7 @@ import { KYC_STATUSES } from '../customers.ts';
 import { validationError } from '../errors.ts';
 import { GOVERNED_CHANGE_KINDS } from '../governedChanges.ts';
 import { isId } from '../ids.ts';
-import { isRecord, refuseUnknownFields, requireOneOf, requireWholeNumber } from '../json.ts';
+import { isRecord, refuseUnknownFields, requireObject, requireOneOf, requireWholeNumber } from '../json.ts';
 import { parseAmount, requireCurrency } from '../money.ts';
 import { RISK_LEVELS } from '../risk.ts';
 import { DESTINATION_TYPES, RAILS } from '../transfers.ts';
@@ -96,8 +96,8 @@ function parseAmountRanges(raw: unknown, param: string): AmountRange[] {
   });
 }
 
-function parseAggregate(raw: unknown, param: string): AggregateMatch {
-  if (!isRecord(raw)) throw validationError(param, `${param} must be an object`, 'invalid_type');
+function parseAggregate(given: unknown, param: string): AggregateMatch {
+  const raw = requireObject(given, param);
   refuseUnknownFields(raw, ['window_seconds', 'count_at_least', 'sum_at_least', 'currency'], param);
   const windowSeconds = requireWholeNumber(
     raw.window_seconds,
@@ -122,9 +122,9 @@ function parseAggregate(raw: unknown, param: string): AggregateMatch {
   return { windowSeconds, countAtLeast, sumAtLeast };
 }
 
-function parseMatch(raw: unknown, param: string): PolicyMatch {
-  if (raw === undefined) return {};
-  if (!isRecord(raw)) throw validationError(param, `${param} must be an object`, 'invalid_type');
+function parseMatch(given: unknown, param: string): PolicyMatch {
+  if (given === undefined) return {};
+  const raw = requireObject(given, param);
   refuseUnknownFields(
     raw,
     [
@@ -233,8 +233,8 @@ function parseAction(
   return { action: action as PolicyAction, approval: null };
 }
 
-function parseRule(raw: unknown, param: string): PolicyRule {
-  if (!isRecord(raw)) throw validationError(param, `${param} must be an object`, 'invalid_type');
+function parseRule(given: unknown, param: string): PolicyRule {
+  const raw = requireObject(given, param);
   refuseUnknownFields(raw, ['id', 'description', 'applies_to', 'match', 'action', 'approval'], param);
   if (typeof raw.id !== 'string' || !POLICY_RULE_ID_PATTERN.test(raw.id) || raw.id === DEFAULT_RULE_ID) {
     throw validationError(

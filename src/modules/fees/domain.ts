@@ -11,7 +11,7 @@
  * percentage part is rounded; fixed parts are exact, and a minimum or maximum applies after rounding.
  */
 import { validationError } from '../../domain/errors.ts';
-import { isRecord, refuseUnknownFields, requireOneOf } from '../../domain/json.ts';
+import { isRecord, refuseUnknownFields, requireObject, requireOneOf } from '../../domain/json.ts';
 import {
   type Currency,
   formatAmount,
@@ -263,8 +263,8 @@ function parseCharge(raw: Raw, type: FeeRuleType, currency: Currency, param: str
   }
 }
 
-function parseRule(raw: unknown, param: string, stored: boolean): FeeRule {
-  if (!isRecord(raw)) throw validationError(param, `${param} must be an object`, 'invalid_type');
+function parseRule(given: unknown, param: string, stored: boolean): FeeRule {
+  const raw = requireObject(given, param);
   if (typeof raw.id !== 'string' || !FEE_RULE_ID_PATTERN.test(raw.id)) {
     throw validationError(
       `${param}.id`,
