@@ -93,7 +93,7 @@ export function sandboxBehaviour(transfer: Transfer): SandboxBehaviour {
  * What a sandbox behaviour answers at `now`, for payouts and collections alike: a delayed settlement counts
  * its delay from `since`; the time-out number answers `timedOut` (each caller keeps its own recheck).
  */
-export function sandboxOutcome(
+export function sandboxRailOutcome(
   behaviour: SandboxBehaviour,
   since: Date,
   now: Date,
@@ -136,7 +136,7 @@ export function simulatedRail(reference = simulatedPayoutReference): RailAdapter
       return { accepted: true, reference: reference(idempotencyReference), checkAt: now };
     },
     async check(transfer: Transfer, now: Date): Promise<RailOutcome> {
-      return sandboxOutcome(sandboxBehaviour(transfer), transfer.processingAt ?? now, now, {
+      return sandboxRailOutcome(sandboxBehaviour(transfer), transfer.processingAt ?? now, now, {
         kind: 'processing',
         reason: RAIL_TIMEOUT_REASON,
         checkAt: new Date(now.getTime() + SANDBOX_TIMEOUT_RECHECK_MS),

@@ -13,7 +13,7 @@
 import type { Deps } from '../../app/deps.ts';
 import { RailPartnerUnavailableError, type ResolvedPartnerRail } from '../../rails/partner.ts';
 import type { RailOutcome } from '../../rails/rail.ts';
-import { SANDBOX_PHONE_BEHAVIOURS, type SandboxBehaviour, sandboxOutcome } from '../../rails/sandbox.ts';
+import { SANDBOX_PHONE_BEHAVIOURS, type SandboxBehaviour, sandboxRailOutcome } from '../../rails/sandbox.ts';
 import {
   RAIL_CALL_TIMEOUT_MS,
   RAIL_CLAIM_LEASE_MS,
@@ -72,7 +72,7 @@ export function simulatedCollectionRail(): CollectionRail {
       return { accepted: true, reference: `simcol_${c.id}`, checkAt: now };
     },
     check: async (c, now) =>
-      sandboxOutcome(behaviour(c), c.createdAt, now, {
+      sandboxRailOutcome(behaviour(c), c.createdAt, now, {
         kind: 'processing',
         checkAt: new Date(now.getTime() + COLLECTION_RECHECK_MS),
       }),
