@@ -5,7 +5,7 @@
  * One per process (src/app/deps.ts systemDeps); the HTTP metrics of src/http/metrics.ts register in the
  * same registry. docs/OPERATIONS.md lists them all.
  */
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, type LabelValues, Registry } from 'prom-client';
 import {
   oldestUnpublishedEventAt,
   openTransferCounts,
@@ -99,26 +99,37 @@ function ledgerWriterMetrics(registry: Registry): Pick<ServiceMetrics, 'observeW
   };
 }
 
+/** A counter by one label of known values, each started at zero so a rate is defined before the first event. */
+function counterFromZero<L extends string>(
+  registry: Registry,
+  name: string,
+  help: string,
+  label: L,
+  values: readonly string[],
+): Counter<L> {
+  const counter = new Counter({ name, help, labelNames: [label], registers: [registry] });
+  for (const value of values) counter.inc({ [label]: value } as LabelValues<L>, 0);
+  return counter;
+}
+
 /** What became of webhook attempts and of requests refused over their Idempotency-Key. */
 function requestOutcomeMetrics(
   registry: Registry,
 ): Pick<ServiceMetrics, 'observeWebhookDelivery' | 'observeIdempotencyConflict'> {
-  const deliveries = new Counter({
-    name: 'mkoba_webhook_deliveries_total',
-    help: 'Webhook attempts recorded, by what they made of the delivery: succeeded, retrying or exhausted.',
-    labelNames: ['outcome'] as const,
-    registers: [registry],
-  });
-  const conflicts = new Counter({
-    name: 'mkoba_idempotency_conflicts_total',
-    help: 'Requests refused over their Idempotency-Key: in flight (409) or reused with another request (422).',
-    labelNames: ['code'] as const,
-    registers: [registry],
-  });
-  // Start at zero, so a rate is defined before the first event.
-  for (const outcome of ['succeeded', 'retrying', 'exhausted'] as const) deliveries.inc({ outcome }, 0);
-  for (const code of ['idempotency_key_in_flight', 'idempotency_key_reused'] as const)
-    conflicts.inc({ code }, 0);
+  const deliveries = counterFromZero(
+    registry,
+    'mkoba_webhook_deliveries_total',
+    'Webhook attempts recorded, by what they made of the delivery: succeeded, retrying or exhausted.',
+    'outcome',
+    ['succeeded', 'retrying', 'exhausted'],
+  );
+  const conflicts = counterFromZero(
+    registry,
+    'mkoba_idempotency_conflicts_total',
+    'Requests refused over their Idempotency-Key: in flight (409) or reused with another request (422).',
+    'code',
+    ['idempotency_key_in_flight', 'idempotency_key_reused'],
+  );
   return {
     observeWebhookDelivery(outcome) {
       deliveries.inc({ outcome });
@@ -197,13 +208,13 @@ function railPartnerMetrics(
 }
 
 function eventStreamMetrics(registry: Registry): Pick<ServiceMetrics, 'observeEventStreamPublish'> {
-  const publishes = new Counter({
-    name: 'mkoba_event_stream_publishes_total',
-    help: 'Events sent to the event stream by this process: stored, duplicate (the stream had it) or failed.',
-    labelNames: ['outcome'] as const,
-    registers: [registry],
-  });
-  for (const outcome of ['stored', 'duplicate', 'failed'] as const) publishes.inc({ outcome }, 0);
+  const publishes = counterFromZero(
+    registry,
+    'mkoba_event_stream_publishes_total',
+    'Events sent to the event stream by this process: stored, duplicate (the stream had it) or failed.',
+    'outcome',
+    ['stored', 'duplicate', 'failed'],
+  );
   return {
     observeEventStreamPublish(outcome) {
       publishes.inc({ outcome });

@@ -21,13 +21,22 @@ type FindLockable<T> = (
 /** A repository's read of up to `rowsMax` of an organization's records that pass a filter, newest first. */
 type ListRows<F, T> = (db: Queryable, organizationId: string, filter: F, rowsMax: number) => Promise<T[]>;
 
-/** The get use case over `find`: the record with this id, or 404 `resource_missing` naming it `what`. */
-export function getById<T>(find: FindById<T>, what: string) {
-  return async (deps: Deps, organizationId: string, id: string): Promise<T> => {
-    const record = await find(deps.store, organizationId, id);
-    if (!record) throw resourceMissing(what, id);
+/**
+ * The read over `find` on `db` (a transaction, or the pool): the record with this id, or 404
+ * `resource_missing` naming it `what`, and `param` when given (the input that named the id).
+ */
+export function requireById<T>(find: FindById<T>, what: string) {
+  return async (db: Queryable, organizationId: string, id: string, param?: string): Promise<T> => {
+    const record = await find(db, organizationId, id);
+    if (!record) throw resourceMissing(what, id, param);
     return record;
   };
+}
+
+/** The get use case over `find`: the record with this id, or 404 `resource_missing` naming it `what`. */
+export function getById<T>(find: FindById<T>, what: string) {
+  const read = requireById(find, what);
+  return (deps: Deps, organizationId: string, id: string): Promise<T> => read(deps.store, organizationId, id);
 }
 
 /** The locked read over `find`: the record with this id, its row locked until `tx` ends, or 404 naming it `what`. */

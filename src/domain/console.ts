@@ -2,7 +2,8 @@
  * The operator console's sign-in rules, pure: token formats and digests, the CSRF token a session's forms
  * carry, password rules, and when a session has expired. Time and random bytes are arguments.
  */
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
+import { sameText } from './constantTime.ts';
 import { validationError } from './errors.ts';
 
 /** A session ends after this long without a request (OWASP's guidance for sensitive applications). */
@@ -62,9 +63,7 @@ export function csrfTokenOf(sessionToken: string): string {
 /** Compares a submitted CSRF token with the session's in constant time. */
 export function csrfTokenMatches(sessionToken: string, submitted: unknown): boolean {
   if (typeof submitted !== 'string') return false;
-  const expected = Buffer.from(csrfTokenOf(sessionToken));
-  const given = Buffer.from(submitted);
-  return given.length === expected.length && timingSafeEqual(given, expected);
+  return sameText(submitted, csrfTokenOf(sessionToken));
 }
 
 export interface SessionTimes {

@@ -5,6 +5,7 @@
  * contracts each country separately.
  */
 import { validationError } from './errors.ts';
+import { requireOneOf } from './json.ts';
 import { MOBILE_NETWORK_COUNTRY_CODES, MOBILE_NETWORKS, type MobileNetwork } from './transfers.ts';
 
 /** The countries Mkoba's mobile-money networks are in (ISO 3166-1 alpha-2), by calling code. */
@@ -34,18 +35,12 @@ export const MOBILE_MARKETS_MAX = MOBILE_MARKETS.length;
 /** The markets as named, checked: each one of MOBILE_MARKETS, none twice (400 naming `param[i]`). */
 export function parseMobileMarkets(named: readonly string[], param: string): MobileMarket[] {
   const seen = new Set<string>();
-  return named.map((market, i) => {
-    if (!(MOBILE_MARKETS as readonly string[]).includes(market)) {
-      throw validationError(
-        `${param}[${i}]`,
-        `${param}[${i}] must be one of: ${MOBILE_MARKETS.join(', ')}`,
-        'invalid_value',
-      );
-    }
+  return named.map((name, i) => {
+    const market = requireOneOf(name, MOBILE_MARKETS, `${param}[${i}]`);
     if (seen.has(market)) {
       throw validationError(`${param}[${i}]`, `${market} is named twice`, 'duplicate');
     }
     seen.add(market);
-    return market as MobileMarket;
+    return market;
   });
 }

@@ -47,6 +47,14 @@ export function isCurrency(value: string): value is Currency {
   return Object.hasOwn(CURRENCY_EXPONENTS, value);
 }
 
+/** `raw` when it is a supported currency's code; else 400 `invalid_value` on `param`. */
+export function requireCurrency(raw: unknown, param: string): Currency {
+  if (typeof raw !== 'string' || !isCurrency(raw)) {
+    throw validationError(param, `${param} must be a supported ISO 4217 currency code`, 'invalid_value');
+  }
+  return raw;
+}
+
 export function exponentOf(currency: Currency): number {
   return CURRENCY_EXPONENTS[currency];
 }

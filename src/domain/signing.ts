@@ -11,7 +11,8 @@
  *
  * Pure: the caller supplies random bytes and the time; no I/O, no clock.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
+import { sameBytes } from './constantTime.ts';
 
 export const WEBHOOK_SIGNATURE_HEADER = 'Service-Signature';
 export const WEBHOOK_EVENT_ID_HEADER = 'Service-Event-Id';
@@ -160,7 +161,7 @@ export function verifySignatureHeader(
 function constantTimeEqual(expected: Buffer, candidate: string): boolean {
   if (candidate.length !== HEX_SHA256_CHARS) return false;
   const actual = Buffer.from(candidate, 'utf8');
-  return actual.length === expected.length && timingSafeEqual(actual, expected);
+  return sameBytes(actual, expected);
 }
 
 function assertTimestamp(timestampSeconds: number): void {

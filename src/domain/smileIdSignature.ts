@@ -3,7 +3,8 @@
  * that stands in for it: base64(HMAC-SHA256(api_key, timestamp + partner_id + "sid_request")), `timestamp`
  * an ISO 8601 time. Smile ID signs its /job_status answers and its callbacks the same way.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
+import { sameBytes } from './constantTime.ts';
 
 /** The constant Smile ID appends to the signed text. */
 const SIGNED_SUFFIX = 'sid_request';
@@ -25,7 +26,7 @@ export function smileIdSignatureMatches(
 ): boolean {
   const expected = Buffer.from(smileIdSignature(partnerId, apiKey, timestamp), 'base64');
   const actual = Buffer.from(signature, 'base64');
-  return expected.length === actual.length && timingSafeEqual(expected, actual);
+  return sameBytes(expected, actual);
 }
 
 /** A fresh timestamp and its signature, as a request or an answer carries them. */

@@ -90,6 +90,30 @@ export function sandboxBehaviour(transfer: Transfer): SandboxBehaviour {
 }
 
 /**
+ * What a sandbox behaviour answers at `now`, for payouts and collections alike: a delayed settlement counts
+ * its delay from `since`; the time-out number answers `timedOut` (each caller keeps its own recheck).
+ */
+export function sandboxRailOutcome(
+  behaviour: SandboxBehaviour,
+  since: Date,
+  now: Date,
+  timedOut: RailOutcome,
+): RailOutcome {
+  switch (behaviour.kind) {
+    case 'settle':
+      return { kind: 'settled' };
+    case 'fail':
+      return { kind: 'failed', failureCode: behaviour.failureCode };
+    case 'timeout':
+      return timedOut;
+    case 'settle_after': {
+      const due = since.getTime() + behaviour.delayMs;
+      return due <= now.getTime() ? { kind: 'settled' } : { kind: 'processing', checkAt: new Date(due) };
+    }
+  }
+}
+
+/**
  * The simulated partner's payout reference for an idempotency reference. A function of the reference
  * alone, so a repeated submit (from this process, another worker process, or after a restart) finds the
  * same payout, as a real partner's idempotency key does.
@@ -112,24 +136,11 @@ export function simulatedRail(reference = simulatedPayoutReference): RailAdapter
       return { accepted: true, reference: reference(idempotencyReference), checkAt: now };
     },
     async check(transfer: Transfer, now: Date): Promise<RailOutcome> {
-      const behaviour = sandboxBehaviour(transfer);
-      switch (behaviour.kind) {
-        case 'settle':
-          return { kind: 'settled' };
-        case 'fail':
-          return { kind: 'failed', failureCode: behaviour.failureCode };
-        case 'timeout':
-          return {
-            kind: 'processing',
-            reason: RAIL_TIMEOUT_REASON,
-            checkAt: new Date(now.getTime() + SANDBOX_TIMEOUT_RECHECK_MS),
-          };
-        case 'settle_after': {
-          const since = transfer.processingAt ?? now;
-          const due = since.getTime() + behaviour.delayMs;
-          return due <= now.getTime() ? { kind: 'settled' } : { kind: 'processing', checkAt: new Date(due) };
-        }
-      }
+      return sandboxRailOutcome(sandboxBehaviour(transfer), transfer.processingAt ?? now, now, {
+        kind: 'processing',
+        reason: RAIL_TIMEOUT_REASON,
+        checkAt: new Date(now.getTime() + SANDBOX_TIMEOUT_RECHECK_MS),
+      });
     },
   };
 }

@@ -4,7 +4,6 @@
  * admin creates their own, and revokes any).
  */
 import { normaliseEmail } from '../../domain/contactDetails.ts';
-import { resourceMissing } from '../../domain/errors.ts';
 import { type Page, toPage } from '../../domain/pagination.ts';
 import type { Transfer } from '../../domain/transferRecord.ts';
 import {
@@ -14,7 +13,7 @@ import {
   revokeOrganizationKeyIn,
 } from '../../modules/apiKeys/index.ts';
 import type { DeliveryView } from '../../modules/webhooks/index.ts';
-import { findSubscription } from '../../modules/webhooks/index.ts';
+import { getSubscription } from '../../modules/webhooks/index.ts';
 import type { ApiKeyRow } from '../../store/repositories/apiKeys.ts';
 import {
   type BucketCount,
@@ -127,8 +126,7 @@ export async function subscriptionDeliveryLog(
   organizationId: string,
   subscriptionId: string,
 ): Promise<DeliveryView[]> {
-  const subscription = await findSubscription(deps.store, organizationId, subscriptionId);
-  if (!subscription) throw resourceMissing('webhook subscription', subscriptionId);
+  await getSubscription(deps.store, organizationId, subscriptionId); // 404 unless it is the organization's
   return listSubscriptionDeliveries(deps.store, organizationId, subscriptionId, CONSOLE_DELIVERY_LOG_ROWS);
 }
 

@@ -3,6 +3,7 @@
  * currency's exponent), parsed and checked from the wire, and as stored (JSON, money as minor-unit strings).
  */
 import { validationError } from '../errors.ts';
+import { requireWholeNumber } from '../json.ts';
 import { type Currency, formatAmount, isCurrency, parseAmount } from '../money.ts';
 import {
   AML_HISTORY_TRANSFERS_MAX,
@@ -151,15 +152,7 @@ function moneyParameter(raw: Record<string, unknown>, key: string, currency: Cur
 }
 
 function integerParameter(raw: Record<string, unknown>, key: string, min: number, max: number): number {
-  const value = raw[key];
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw validationError(
-      `parameters.${key}`,
-      `parameters.${key} must be a whole number from ${min} to ${max}`,
-      'out_of_range',
-    );
-  }
-  return value;
+  return requireWholeNumber(raw[key], `parameters.${key}`, min, max);
 }
 
 /** Parameters as stored (JSON, money as strings of minor units) and back. */

@@ -8,7 +8,8 @@ import { KYC_STATUSES } from '../customers.ts';
 import { validationError } from '../errors.ts';
 import { GOVERNED_CHANGE_KINDS } from '../governedChanges.ts';
 import { isId } from '../ids.ts';
-import { type Currency, isCurrency, parseAmount } from '../money.ts';
+import { isRecord, refuseUnknownFields, requireObject, requireOneOf, requireWholeNumber } from '../json.ts';
+import { parseAmount, requireCurrency } from '../money.ts';
 import { RISK_LEVELS } from '../risk.ts';
 import { DESTINATION_TYPES, RAILS } from '../transfers.ts';
 import {
@@ -39,18 +40,6 @@ import {
 
 type Raw = Record<string, unknown>;
 
-function isObject(value: unknown): value is Raw {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function refuseUnknown(raw: Raw, known: readonly string[], param: string): void {
-  for (const key of Object.keys(raw)) {
-    if (!known.includes(key)) {
-      throw validationError(`${param}.${key}`, `${param}.${key} is not a field of ${param}`, 'unknown_field');
-    }
-  }
-}
-
 function list<T extends string>(
   raw: unknown,
   param: string,
@@ -75,20 +64,6 @@ function list<T extends string>(
   return [...new Set(raw as T[])];
 }
 
-function positiveInteger(raw: unknown, param: string, min: number, max: number): number {
-  if (typeof raw !== 'number' || !Number.isInteger(raw) || raw < min || raw > max) {
-    throw validationError(param, `${param} must be a whole number from ${min} to ${max}`, 'out_of_range');
-  }
-  return raw;
-}
-
-function currencyOf(raw: unknown, param: string): Currency {
-  if (typeof raw !== 'string' || !isCurrency(raw)) {
-    throw validationError(param, `${param} must be a supported ISO 4217 currency code`, 'invalid_value');
-  }
-  return raw;
-}
-
 function parseAmountRanges(raw: unknown, param: string): AmountRange[] {
   if (!Array.isArray(raw) || raw.length === 0 || raw.length > POLICY_MATCH_VALUES_MAX) {
     throw validationError(
@@ -100,10 +75,10 @@ function parseAmountRanges(raw: unknown, param: string): AmountRange[] {
   const seen = new Set<string>();
   return raw.map((entry, i) => {
     const at = `${param}.${i}`;
-    if (!isObject(entry))
+    if (!isRecord(entry))
       throw validationError(at, `${at} must be an object {currency, gte, lt}`, 'invalid_type');
-    refuseUnknown(entry, ['currency', 'gte', 'lt'], at);
-    const currency = currencyOf(entry.currency, `${at}.currency`);
+    refuseUnknownFields(entry, ['currency', 'gte', 'lt'], at);
+    const currency = requireCurrency(entry.currency, `${at}.currency`);
     if (seen.has(currency))
       throw validationError(`${at}.currency`, `${currency} has two ranges`, 'duplicate');
     seen.add(currency);
@@ -121,10 +96,10 @@ function parseAmountRanges(raw: unknown, param: string): AmountRange[] {
   });
 }
 
-function parseAggregate(raw: unknown, param: string): AggregateMatch {
-  if (!isObject(raw)) throw validationError(param, `${param} must be an object`, 'invalid_type');
-  refuseUnknown(raw, ['window_seconds', 'count_at_least', 'sum_at_least', 'currency'], param);
-  const windowSeconds = positiveInteger(
+function parseAggregate(given: unknown, param: string): AggregateMatch {
+  const raw = requireObject(given, param);
+  refuseUnknownFields(raw, ['window_seconds', 'count_at_least', 'sum_at_least', 'currency'], param);
+  const windowSeconds = requireWholeNumber(
     raw.window_seconds,
     `${param}.window_seconds`,
     1,
@@ -133,10 +108,10 @@ function parseAggregate(raw: unknown, param: string): AggregateMatch {
   const countAtLeast =
     raw.count_at_least === undefined
       ? null
-      : positiveInteger(raw.count_at_least, `${param}.count_at_least`, 1, 1_000_000);
+      : requireWholeNumber(raw.count_at_least, `${param}.count_at_least`, 1, 1_000_000);
   let sumAtLeast: AggregateMatch['sumAtLeast'] = null;
   if (raw.sum_at_least !== undefined) {
-    const currency = currencyOf(raw.currency, `${param}.currency`);
+    const currency = requireCurrency(raw.currency, `${param}.currency`);
     sumAtLeast = { currency, amountMinor: parseAmount(raw.sum_at_least, currency, `${param}.sum_at_least`) };
   } else if (raw.currency !== undefined) {
     throw validationError(`${param}.currency`, `${param}.currency goes with sum_at_least`, 'unexpected');
@@ -147,10 +122,10 @@ function parseAggregate(raw: unknown, param: string): AggregateMatch {
   return { windowSeconds, countAtLeast, sumAtLeast };
 }
 
-function parseMatch(raw: unknown, param: string): PolicyMatch {
-  if (raw === undefined) return {};
-  if (!isObject(raw)) throw validationError(param, `${param} must be an object`, 'invalid_type');
-  refuseUnknown(
+function parseMatch(given: unknown, param: string): PolicyMatch {
+  if (given === undefined) return {};
+  const raw = requireObject(given, param);
+  refuseUnknownFields(
     raw,
     [
       'amount',
@@ -207,11 +182,11 @@ function parseMatch(raw: unknown, param: string): PolicyMatch {
 }
 
 function parseApproval(raw: unknown, param: string): ApprovalRequirement {
-  if (!isObject(raw)) {
+  if (!isRecord(raw)) {
     throw validationError(param, `${param} is required for require_approval: {quorum, roles}`, 'missing');
   }
-  refuseUnknown(raw, ['quorum', 'roles', 'distinct_roles', 'expires_in_seconds'], param);
-  const quorum = positiveInteger(raw.quorum, `${param}.quorum`, 1, APPROVAL_QUORUM_MAX);
+  refuseUnknownFields(raw, ['quorum', 'roles', 'distinct_roles', 'expires_in_seconds'], param);
+  const quorum = requireWholeNumber(raw.quorum, `${param}.quorum`, 1, APPROVAL_QUORUM_MAX);
   const roles = list(raw.roles, `${param}.roles`, MEMBER_ROLES, 'role');
   if (raw.distinct_roles !== undefined && typeof raw.distinct_roles !== 'boolean') {
     throw validationError(
@@ -231,7 +206,7 @@ function parseApproval(raw: unknown, param: string): ApprovalRequirement {
   const expiresInSeconds =
     raw.expires_in_seconds === undefined
       ? APPROVAL_EXPIRES_IN_SECONDS_DEFAULT
-      : positiveInteger(
+      : requireWholeNumber(
           raw.expires_in_seconds,
           `${param}.expires_in_seconds`,
           APPROVAL_EXPIRES_IN_SECONDS_MIN,
@@ -244,14 +219,7 @@ function parseAction(
   raw: Raw,
   param: string,
 ): { action: PolicyAction; approval: ApprovalRequirement | null } {
-  const action = raw.action;
-  if (typeof action !== 'string' || !(POLICY_ACTIONS as readonly string[]).includes(action)) {
-    throw validationError(
-      `${param}.action`,
-      `${param}.action must be one of: ${POLICY_ACTIONS.join(', ')}`,
-      'invalid_value',
-    );
-  }
+  const action = requireOneOf(raw.action, POLICY_ACTIONS, `${param}.action`);
   if (action === 'require_approval') {
     return { action, approval: parseApproval(raw.approval, `${param}.approval`) };
   }
@@ -265,9 +233,9 @@ function parseAction(
   return { action: action as PolicyAction, approval: null };
 }
 
-function parseRule(raw: unknown, param: string): PolicyRule {
-  if (!isObject(raw)) throw validationError(param, `${param} must be an object`, 'invalid_type');
-  refuseUnknown(raw, ['id', 'description', 'applies_to', 'match', 'action', 'approval'], param);
+function parseRule(given: unknown, param: string): PolicyRule {
+  const raw = requireObject(given, param);
+  refuseUnknownFields(raw, ['id', 'description', 'applies_to', 'match', 'action', 'approval'], param);
   if (typeof raw.id !== 'string' || !POLICY_RULE_ID_PATTERN.test(raw.id) || raw.id === DEFAULT_RULE_ID) {
     throw validationError(
       `${param}.id`,
@@ -302,15 +270,7 @@ function parseRule(raw: unknown, param: string): PolicyRule {
 
 /** The operation a rule governs; a rule that names none governs transfers. */
 function parseAppliesTo(raw: unknown, param: string): PolicyOperation {
-  const appliesTo = raw ?? 'transfer';
-  if (typeof appliesTo !== 'string' || !(POLICY_OPERATIONS as readonly string[]).includes(appliesTo)) {
-    throw validationError(
-      `${param}.applies_to`,
-      `${param}.applies_to must be one of: ${POLICY_OPERATIONS.join(', ')}`,
-      'invalid_value',
-    );
-  }
-  return appliesTo as PolicyOperation;
+  return requireOneOf(raw ?? 'transfer', POLICY_OPERATIONS, `${param}.applies_to`);
 }
 
 /** Refuses a matcher the rule's operation has no fact for (a batch has no rail, a change no amount…). */
@@ -374,9 +334,9 @@ export function parsePolicyBody(body: { rules?: unknown; default?: unknown }): {
   });
   let defaultRule = INITIAL_DEFAULT_RULE;
   if (body.default !== undefined) {
-    if (!isObject(body.default))
+    if (!isRecord(body.default))
       throw validationError('default', 'default must be an object {action, approval}', 'invalid_type');
-    refuseUnknown(body.default, ['action', 'approval'], 'default');
+    refuseUnknownFields(body.default, ['action', 'approval'], 'default');
     defaultRule = parseAction(body.default, 'default');
   }
   return { rules, defaultRule };

@@ -230,24 +230,28 @@ export function checkTravelRuleData(
   };
 }
 
-/** A field trimmed; null when empty (an error if required) or too long (an error). */
-function trimmedText(
+/**
+ * The reader of one party's text fields (`prefix` names the party): a field trimmed; null when empty (an
+ * error if required) or too long (an error).
+ */
+function partyText<F extends string>(
   errors: FieldError[],
-  value: string | undefined,
-  param: string,
-  lengthMax: number,
-  required: boolean,
-): string | null {
-  const trimmed = value?.trim() ?? '';
-  if (trimmed === '') {
-    if (required) errors.push({ param, code: 'missing', message: `${param} is required` });
-    return null;
-  }
-  if (trimmed.length > lengthMax) {
-    errors.push({ param, code: 'too_long', message: `${param} must be at most ${lengthMax} characters` });
-    return null;
-  }
-  return trimmed;
+  party: Partial<Record<F, string>>,
+  prefix: string,
+): (field: F, lengthMax: number, required: boolean) => string | null {
+  return (field, lengthMax, required) => {
+    const param = `${prefix}.${field}`;
+    const trimmed = party[field]?.trim() ?? '';
+    if (trimmed === '') {
+      if (required) errors.push({ param, code: 'missing', message: `${param} is required` });
+      return null;
+    }
+    if (trimmed.length > lengthMax) {
+      errors.push({ param, code: 'too_long', message: `${param} must be at most ${lengthMax} characters` });
+      return null;
+    }
+    return trimmed;
+  };
 }
 
 /** The originator's fields, noting each fault, and that at least one identifier is given. */
@@ -256,24 +260,13 @@ function checkOriginator(
   errors: FieldError[],
   today: Date,
 ): Record<keyof TravelRuleData['originator'], string | null> {
+  const text = partyText(errors, o, 'travel_rule.originator');
   const originator = {
-    name: trimmedText(errors, o.name, 'travel_rule.originator.name', TRAVEL_RULE_NAME_LENGTH_MAX, true),
-    account: trimmedText(
-      errors,
-      o.account,
-      'travel_rule.originator.account',
-      TRAVEL_RULE_ACCOUNT_LENGTH_MAX,
-      true,
-    ),
-    address: trimmedText(
-      errors,
-      o.address,
-      'travel_rule.originator.address',
-      TRAVEL_RULE_ADDRESS_LENGTH_MAX,
-      false,
-    ),
-    national_id: trimmedText(errors, o.national_id, 'travel_rule.originator.national_id', 32, false),
-    date_of_birth: trimmedText(errors, o.date_of_birth, 'travel_rule.originator.date_of_birth', 32, false),
+    name: text('name', TRAVEL_RULE_NAME_LENGTH_MAX, true),
+    account: text('account', TRAVEL_RULE_ACCOUNT_LENGTH_MAX, true),
+    address: text('address', TRAVEL_RULE_ADDRESS_LENGTH_MAX, false),
+    national_id: text('national_id', 32, false),
+    date_of_birth: text('date_of_birth', 32, false),
   };
   if (originator.national_id !== null && !NATIONAL_ID.test(originator.national_id)) {
     errors.push({
@@ -307,25 +300,12 @@ function checkBeneficiary(
   errors: FieldError[],
   destinationAddress: string,
 ): Record<keyof TravelRuleData['beneficiary'], string | null> {
+  const text = partyText(errors, b, 'travel_rule.beneficiary');
   return {
-    name: trimmedText(errors, b.name, 'travel_rule.beneficiary.name', TRAVEL_RULE_NAME_LENGTH_MAX, true),
+    name: text('name', TRAVEL_RULE_NAME_LENGTH_MAX, true),
     account:
-      b.account === undefined
-        ? destinationAddress
-        : trimmedText(
-            errors,
-            b.account,
-            'travel_rule.beneficiary.account',
-            TRAVEL_RULE_ACCOUNT_LENGTH_MAX,
-            true,
-          ),
-    institution: trimmedText(
-      errors,
-      b.institution,
-      'travel_rule.beneficiary.institution',
-      TRAVEL_RULE_NAME_LENGTH_MAX,
-      false,
-    ),
+      b.account === undefined ? destinationAddress : text('account', TRAVEL_RULE_ACCOUNT_LENGTH_MAX, true),
+    institution: text('institution', TRAVEL_RULE_NAME_LENGTH_MAX, false),
   };
 }
 

@@ -10,7 +10,8 @@ import { newEvent, recordEvents } from '../../app/events.ts';
 import { getById, listPage } from '../../app/reads.ts';
 import { closedWalletError } from '../../domain/closedWallet.ts';
 import { PHONE_PATTERN } from '../../domain/contactDetails.ts';
-import { invalidStateTransition, resourceMissing, validationError } from '../../domain/errors.ts';
+import { invalidStateTransition, validationError } from '../../domain/errors.ts';
+import { requireOneOf } from '../../domain/json.ts';
 import { numberSourceOf } from '../../domain/jsonNumbers.ts';
 import type { Metadata } from '../../domain/metadata.ts';
 import { checkSingleAmount, formatAmount, isCurrency, parseAmount } from '../../domain/money.ts';
@@ -24,7 +25,7 @@ import {
 import type { Wallet } from '../../domain/wallets.ts';
 import type { Queryable } from '../../store/store.ts';
 import { creditFromRail, fundWallet } from '../transfers/index.ts';
-import { findWallet } from '../wallets/index.ts';
+import { requireWallet } from '../wallets/index.ts';
 import {
   COLLECTION_DESCRIPTION_LENGTH_MAX,
   COLLECTION_EXPIRY_MS,
@@ -80,8 +81,7 @@ async function receivingWallet(
   organizationId: string,
   input: CreateCollectionInput,
 ): Promise<Wallet> {
-  const wallet = await findWallet(tx, organizationId, input.wallet);
-  if (!wallet) throw resourceMissing('wallet', input.wallet, 'wallet');
+  const wallet = await requireWallet(tx, organizationId, input.wallet, 'wallet');
   if (wallet.status === 'closed') throw closedWalletError(wallet.id, 'wallet');
   if (input.currency !== undefined && (!isCurrency(input.currency) || input.currency !== wallet.currency)) {
     throw validationError(
@@ -95,14 +95,8 @@ async function receivingWallet(
 
 /** The payer's number and network, refused unless the number is an international one on that network. */
 function checkPayer(payer: CreateCollectionInput['payer']): { phone: string; network: MobileNetwork } {
-  const { phone, network } = payer;
-  if (!(MOBILE_NETWORKS as string[]).includes(network)) {
-    throw validationError(
-      'payer.network',
-      `payer.network must be one of: ${MOBILE_NETWORKS.join(', ')}`,
-      'invalid_value',
-    );
-  }
+  const { phone } = payer;
+  const network = requireOneOf(payer.network, MOBILE_NETWORKS, 'payer.network');
   if (!new RegExp(PHONE_PATTERN).test(phone)) {
     throw validationError(
       'payer.phone',
@@ -110,14 +104,14 @@ function checkPayer(payer: CreateCollectionInput['payer']): { phone: string; net
       'invalid_format',
     );
   }
-  if (!phoneMatchesNetwork(phone, network as MobileNetwork)) {
+  if (!phoneMatchesNetwork(phone, network)) {
     throw validationError(
       'payer.phone',
       `${phone} is not a number on the ${network} network`,
       'network_mismatch',
     );
   }
-  return { phone, network: network as MobileNetwork };
+  return { phone, network };
 }
 
 export async function createCollection(
@@ -196,8 +190,7 @@ export async function moveCollection(
   const now = deps.now();
   let transferId = collection.transferId;
   if (change.to === 'succeeded') {
-    const wallet = await findWallet(tx, collection.organizationId, collection.walletId);
-    if (!wallet) throw resourceMissing('wallet', collection.walletId);
+    const wallet = await requireWallet(tx, collection.organizationId, collection.walletId);
     const credit = await creditFromRail(tx, deps, wallet, {
       amountMinor: collection.amountMinor,
       rail: collection.rail,

@@ -13,7 +13,7 @@
 import type { Deps } from '../../app/deps.ts';
 import { RailPartnerUnavailableError, type ResolvedPartnerRail } from '../../rails/partner.ts';
 import type { RailOutcome } from '../../rails/rail.ts';
-import { SANDBOX_PHONE_BEHAVIOURS, type SandboxBehaviour } from '../../rails/sandbox.ts';
+import { SANDBOX_PHONE_BEHAVIOURS, type SandboxBehaviour, sandboxRailOutcome } from '../../rails/sandbox.ts';
 import {
   RAIL_CALL_TIMEOUT_MS,
   RAIL_CLAIM_LEASE_MS,
@@ -71,21 +71,11 @@ export function simulatedCollectionRail(): CollectionRail {
     async collect(c, now) {
       return { accepted: true, reference: `simcol_${c.id}`, checkAt: now };
     },
-    async check(c, now) {
-      const b = behaviour(c);
-      switch (b.kind) {
-        case 'settle':
-          return { kind: 'settled' };
-        case 'fail':
-          return { kind: 'failed', failureCode: b.failureCode };
-        case 'timeout':
-          return { kind: 'processing', checkAt: new Date(now.getTime() + COLLECTION_RECHECK_MS) };
-        case 'settle_after': {
-          const due = c.createdAt.getTime() + b.delayMs;
-          return due <= now.getTime() ? { kind: 'settled' } : { kind: 'processing', checkAt: new Date(due) };
-        }
-      }
-    },
+    check: async (c, now) =>
+      sandboxRailOutcome(behaviour(c), c.createdAt, now, {
+        kind: 'processing',
+        checkAt: new Date(now.getTime() + COLLECTION_RECHECK_MS),
+      }),
     call: (work) => work(),
   };
 }

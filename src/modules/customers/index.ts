@@ -17,6 +17,7 @@ export {
   createCustomer,
   getCustomer,
   listCustomers,
+  requireCustomer,
 } from './useCases/customers.ts';
 export { type CustomerPolicyFacts, readCustomerPolicyFacts } from './useCases/policyFacts.ts';
 

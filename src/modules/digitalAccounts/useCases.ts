@@ -12,7 +12,7 @@ import type { Transfer } from '../../domain/transferRecord.ts';
 import { maskedDestination, maskedPhone } from '../../domain/transferRecord.ts';
 import { type Wallet, type WalletAccountDetails, walletNotActive } from '../../domain/wallets.ts';
 import type { Queryable } from '../../store/store.ts';
-import { findWallet } from '../wallets/index.ts';
+import { requireWallet } from '../wallets/index.ts';
 import {
   ACCOUNT_NUMBER_RANDOM_BYTES,
   accountNumberFromRandom,
@@ -151,8 +151,7 @@ export async function ensureAccountDetails(
   organizationId: string,
   walletId: string,
 ): Promise<{ details: WalletAccountDetails; created: boolean }> {
-  const wallet = await findWallet(tx, organizationId, walletId);
-  if (!wallet) throw resourceMissing('wallet', walletId);
+  const wallet = await requireWallet(tx, organizationId, walletId);
   if (wallet.accountDetails) return { details: wallet.accountDetails, created: false };
   if (wallet.status === 'closed')
     throw walletNotActive(`Wallet ${walletId} is closed; a closed wallet is given no account details.`);
@@ -209,8 +208,7 @@ export async function getWalletStatement(
   const period = statementPeriod(fromText, toText, generatedAt);
   return deps.store.transaction(async (tx) => {
     await readOneSnapshot(tx);
-    const wallet = await findWallet(tx, organizationId, walletId);
-    if (!wallet) throw resourceMissing('wallet', walletId);
+    const wallet = await requireWallet(tx, organizationId, walletId);
     const frame = await readStatementFrame(tx, walletId, period.from, period.to);
     if (!frame) throw new Error(`wallet ${walletId} has no ledger account`);
     // One row more than a statement lists tells that the period holds too many.
@@ -251,8 +249,7 @@ export async function ensureVirtualAccount(
   organizationId: string,
   walletId: string,
 ): Promise<{ account: VirtualAccount; created: boolean }> {
-  const wallet = await findWallet(tx, organizationId, walletId);
-  if (!wallet) throw resourceMissing('wallet', walletId);
+  await requireWallet(tx, organizationId, walletId); // 404 unless the wallet is the organization's
   const existing = await findVirtualAccountOfWallet(tx, organizationId, walletId);
   if (existing) return { account: existing, created: false };
   for (let draw = 0; draw < VIRTUAL_ACCOUNT_DRAWS_MAX; draw++) {

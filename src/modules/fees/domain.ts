@@ -11,11 +11,12 @@
  * percentage part is rounded; fixed parts are exact, and a minimum or maximum applies after rounding.
  */
 import { validationError } from '../../domain/errors.ts';
+import { isRecord, refuseUnknownFields, requireObject, requireOneOf } from '../../domain/json.ts';
 import {
   type Currency,
   formatAmount,
-  isCurrency,
   parseAmount,
+  requireCurrency,
   singleAmountMinorMax,
 } from '../../domain/money.ts';
 import type { FeeDecision } from '../../domain/transferRecord.ts';
@@ -145,24 +146,12 @@ export function initialFeeSchedule(organizationId: string, now: Date): FeeSchedu
 
 type Raw = Record<string, unknown>;
 
-function isObject(value: unknown): value is Raw {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 const TYPE_FIELDS: Record<FeeRuleType, readonly string[]> = {
   fixed: ['fixed'],
   percentage: ['percent_bps', 'min', 'max'],
   tiered: ['tiers'],
 };
 const COMMON_FIELDS = ['id', 'rail', 'currency', 'type'];
-
-function refuseUnknown(raw: Raw, known: readonly string[], param: string): void {
-  for (const key of Object.keys(raw)) {
-    if (!known.includes(key)) {
-      throw validationError(`${param}.${key}`, `${param}.${key} is not a field of ${param}`, 'unknown_field');
-    }
-  }
-}
 
 /** A fee amount: a decimal at the currency's exponent, zero allowed, at most the currency's single-amount cap. */
 function feeAmount(raw: unknown, currency: Currency, param: string): bigint {
@@ -199,9 +188,9 @@ function parseTiers(raw: unknown, currency: Currency, param: string): FeeTier[] 
   let previous: bigint | null = null;
   return raw.map((entry, i) => {
     const at = `${param}.${i}`;
-    if (!isObject(entry))
+    if (!isRecord(entry))
       throw validationError(at, `${at} must be an object {up_to, fixed, percent_bps}`, 'invalid_type');
-    refuseUnknown(entry, ['up_to', 'fixed', 'percent_bps'], at);
+    refuseUnknownFields(entry, ['up_to', 'fixed', 'percent_bps'], at);
     const last = i === raw.length - 1;
     let upToMinor: bigint | null = null;
     if (entry.up_to !== undefined && entry.up_to !== null) {
@@ -274,8 +263,8 @@ function parseCharge(raw: Raw, type: FeeRuleType, currency: Currency, param: str
   }
 }
 
-function parseRule(raw: unknown, param: string, stored: boolean): FeeRule {
-  if (!isObject(raw)) throw validationError(param, `${param} must be an object`, 'invalid_type');
+function parseRule(given: unknown, param: string, stored: boolean): FeeRule {
+  const raw = requireObject(given, param);
   if (typeof raw.id !== 'string' || !FEE_RULE_ID_PATTERN.test(raw.id)) {
     throw validationError(
       `${param}.id`,
@@ -283,22 +272,8 @@ function parseRule(raw: unknown, param: string, stored: boolean): FeeRule {
       raw.id === undefined ? 'missing' : 'invalid_format',
     );
   }
-  if (typeof raw.rail !== 'string' || !(FEE_RAILS as readonly string[]).includes(raw.rail)) {
-    throw validationError(
-      `${param}.rail`,
-      `${param}.rail must be one of: ${FEE_RAILS.join(', ')}`,
-      'invalid_value',
-    );
-  }
-  const rail = raw.rail as FeeRail;
-  if (typeof raw.currency !== 'string' || !isCurrency(raw.currency)) {
-    throw validationError(
-      `${param}.currency`,
-      `${param}.currency must be a supported ISO 4217 currency code`,
-      'invalid_value',
-    );
-  }
-  const currency = raw.currency;
+  const rail: FeeRail = requireOneOf(raw.rail, FEE_RAILS, `${param}.rail`);
+  const currency = requireCurrency(raw.currency, `${param}.currency`);
   // A stored version stays readable if the rails' table changes later: such a rule then never applies. A
   // conversion may start from any supported currency (fiat to a stablecoin, or a stablecoin back).
   if (!stored && rail !== FEE_CONVERSION_RAIL && !railBounds(rail, currency)) {
@@ -308,14 +283,8 @@ function parseRule(raw: unknown, param: string, stored: boolean): FeeRule {
       'unsupported_by_rail',
     );
   }
-  if (typeof raw.type !== 'string' || !(FEE_RULE_TYPES as readonly string[]).includes(raw.type)) {
-    throw validationError(
-      `${param}.type`,
-      `${param}.type must be one of: ${FEE_RULE_TYPES.join(', ')}`,
-      'invalid_value',
-    );
-  }
-  return { id: raw.id, rail, currency, charge: parseCharge(raw, raw.type as FeeRuleType, currency, param) };
+  const type = requireOneOf(raw.type, FEE_RULE_TYPES, `${param}.type`);
+  return { id: raw.id, rail, currency, charge: parseCharge(raw, type, currency, param) };
 }
 
 /**

@@ -126,10 +126,13 @@ export function gateKey(product: LaunchProduct, gate: LaunchGate): string {
   return `${product}/${gate}`;
 }
 
+/** What a gate's rule decides of it. */
+type GateOutcome = Omit<LaunchGateDecision, 'product' | 'gate'>;
+
 const iso = (d: Date) => d.toISOString();
 const latest = (dates: readonly Date[]) => new Date(Math.max(...dates.map((d) => d.getTime())));
 
-function businessVerified(facts: LaunchGateFacts): Omit<LaunchGateDecision, 'product' | 'gate'> {
+function businessVerified(facts: LaunchGateFacts): GateOutcome {
   const entity = facts.legalEntity;
   if (!entity) return { state: 'open', evidence: { missing: ['legal_entity'] }, passedAt: undefined };
   const v = entity.verification;
@@ -151,7 +154,7 @@ function businessVerified(facts: LaunchGateFacts): Omit<LaunchGateDecision, 'pro
   };
 }
 
-function contactsNamed(facts: LaunchGateFacts): Omit<LaunchGateDecision, 'product' | 'gate'> {
+function contactsNamed(facts: LaunchGateFacts): GateOutcome {
   const named = new Map(facts.contacts.map((c) => [c.role, c]));
   const missing = CONTACT_ROLES.filter((role) => !named.has(role));
   const contacts: Record<string, string> = {};
@@ -167,7 +170,7 @@ function contactsNamed(facts: LaunchGateFacts): Omit<LaunchGateDecision, 'produc
   };
 }
 
-function policiesConfigured(facts: LaunchGateFacts): Omit<LaunchGateDecision, 'product' | 'gate'> {
+function policiesConfigured(facts: LaunchGateFacts): GateOutcome {
   const p = facts.policy;
   // Version 1 is the one the service writes for every organization (no rules, everything allowed).
   if (!p || p.createdBy === 'system') {
@@ -184,11 +187,7 @@ function policiesConfigured(facts: LaunchGateFacts): Omit<LaunchGateDecision, 'p
   };
 }
 
-function webhookVerified(
-  facts: LaunchGateFacts,
-  previous: RecordedLaunchGate | undefined,
-): Omit<LaunchGateDecision, 'product' | 'gate'> {
-  if (previous?.state === 'passed') return kept(previous);
+function webhookVerified(facts: LaunchGateFacts): GateOutcome {
   const ack = facts.webhookAcknowledgement;
   if (!ack) return { state: 'open', evidence: { missing: ['acknowledged_test_event'] }, passedAt: undefined };
   return {
@@ -210,8 +209,7 @@ function scenarioCompleted(
   product: LaunchProduct,
   facts: LaunchGateFacts,
   previous: RecordedLaunchGate | undefined,
-): Omit<LaunchGateDecision, 'product' | 'gate'> {
-  if (previous?.state === 'passed') return kept(previous);
+): GateOutcome {
   // Each outcome, once seen, is kept: a timed-out transfer settled since still showed the time-out.
   const seen: Record<string, { transfer: string; at: string }> = {};
   const before = previous?.evidence ?? {};
@@ -232,12 +230,7 @@ function scenarioCompleted(
   };
 }
 
-function reconciliationRun(
-  product: LaunchProduct,
-  facts: LaunchGateFacts,
-  previous: RecordedLaunchGate | undefined,
-): Omit<LaunchGateDecision, 'product' | 'gate'> {
-  if (previous?.state === 'passed') return kept(previous);
+function reconciliationRun(product: LaunchProduct, facts: LaunchGateFacts): GateOutcome {
   const statement = facts.reconciliation[product];
   if (!statement) {
     return {
@@ -260,9 +253,26 @@ function reconciliationRun(
   };
 }
 
-function kept(previous: RecordedLaunchGate): Omit<LaunchGateDecision, 'product' | 'gate'> {
+function kept(previous: RecordedLaunchGate): GateOutcome {
   return { state: 'passed', evidence: previous.evidence, passedAt: previous.updatedAt };
 }
+
+/** How a gate is decided for a product, over the facts and what was recorded of it before. */
+type GateRule = (
+  product: LaunchProduct,
+  facts: LaunchGateFacts,
+  previous: RecordedLaunchGate | undefined,
+) => GateOutcome;
+
+/** Each gate's rule; a historical gate already passed is kept without asking it (evaluateLaunchGates). */
+const GATE_RULES: Readonly<Record<LaunchGate, GateRule>> = {
+  business_verified: (_product, facts) => businessVerified(facts),
+  contacts_named: (_product, facts) => contactsNamed(facts),
+  policies_configured: (_product, facts) => policiesConfigured(facts),
+  webhook_endpoint_verified: (_product, facts) => webhookVerified(facts),
+  sandbox_scenario_completed: scenarioCompleted,
+  reconciliation_run: reconciliationRun,
+};
 
 /**
  * Every gate of every product the organization launches, decided over its facts and what was recorded
@@ -277,17 +287,9 @@ export function evaluateLaunchGates(
     LAUNCH_GATES.map((gate): LaunchGateDecision => {
       const previous = before.get(gateKey(product, gate));
       const decided =
-        gate === 'business_verified'
-          ? businessVerified(facts)
-          : gate === 'contacts_named'
-            ? contactsNamed(facts)
-            : gate === 'policies_configured'
-              ? policiesConfigured(facts)
-              : gate === 'webhook_endpoint_verified'
-                ? webhookVerified(facts, previous)
-                : gate === 'sandbox_scenario_completed'
-                  ? scenarioCompleted(product, facts, previous)
-                  : reconciliationRun(product, facts, previous);
+        previous?.state === 'passed' && HISTORICAL_LAUNCH_GATES.includes(gate)
+          ? kept(previous)
+          : GATE_RULES[gate](product, facts, previous);
       return { product, gate, ...decided };
     }),
   );

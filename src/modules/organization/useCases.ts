@@ -29,7 +29,7 @@ import {
   type OrganizationRow,
 } from '../../store/repositories/organizations.ts';
 import type { Queryable } from '../../store/store.ts';
-import { findCustomer } from '../customers/index.ts';
+import { requireCustomer } from '../customers/index.ts';
 
 export interface OrganizationView {
   organization: OrganizationRow;
@@ -113,8 +113,7 @@ export async function updateOrganizationProfile(
       if (!legalEntityId.startsWith(`${ID_PREFIXES.customer}_`)) {
         throw validationError('legal_entity', 'legal_entity must be a customer id (cus_…)', 'invalid_format');
       }
-      const customer = await findCustomer(tx, organizationId, legalEntityId);
-      if (!customer) throw resourceMissing('customer', legalEntityId, 'legal_entity');
+      const customer = await requireCustomer(tx, organizationId, legalEntityId, 'legal_entity');
       if (customer.type !== 'business') {
         throw validationError(
           'legal_entity',

@@ -4,6 +4,7 @@
  * active partner per rail and network; its credentials are sealed at rest and never shown again.
  */
 import { validationError } from '../../domain/errors.ts';
+import { requireObject } from '../../domain/json.ts';
 import type { MobileMarket } from '../../domain/mobileMarkets.ts';
 import { checkOutboundUrl, type OutboundAddressPolicy } from '../../domain/outboundAddresses.ts';
 import type { Rail } from '../../domain/transfers.ts';
@@ -228,11 +229,8 @@ function checkFields(
   optional: readonly string[],
   partial: boolean,
 ): Record<string, string> {
-  if (typeof given !== 'object' || given === null || Array.isArray(given)) {
-    throw validationError(param, `${param} must be an object`, 'invalid_type');
-  }
   const fields: Record<string, string> = {};
-  for (const [name, value] of Object.entries(given)) {
+  for (const [name, value] of Object.entries(requireObject(given, param))) {
     if (!required.includes(name) && !optional.includes(name)) {
       throw validationError(`${param}.${name}`, `${name} is not a field of this partner`, 'unknown_field');
     }

@@ -6,7 +6,7 @@
 import type { Deps } from '../../app/deps.ts';
 import { AppError, resourceMissing } from '../../domain/errors.ts';
 import { findOrganization } from '../../store/repositories/organizations.ts';
-import { findTransfer } from '../transfers/index.ts';
+import { findTransfer, getTransfer } from '../transfers/index.ts';
 import {
   formatReceiptCode,
   normaliseReceiptCode,
@@ -16,8 +16,7 @@ import {
 import { findFinalEntryId, findReceiptByCode, issueReceiptRow } from './repository.ts';
 
 export async function getReceipt(deps: Deps, organizationId: string, transferId: string): Promise<Receipt> {
-  const transfer = await findTransfer(deps.store, organizationId, transferId);
-  if (!transfer) throw resourceMissing('transfer', transferId);
+  const transfer = await getTransfer(deps, organizationId, transferId);
   const entryId = transfer.settledAt === null ? undefined : await findFinalEntryId(deps.store, transfer.id);
   if (entryId === undefined) {
     throw new AppError({

@@ -7,6 +7,7 @@
 
 import { addDays } from '../../domain/days.ts';
 import { AppError, validationError } from '../../domain/errors.ts';
+import { requireOneOf } from '../../domain/json.ts';
 import { nextDay } from '../testClock/domain.ts';
 
 /** How a day counts as a fraction of a year. */
@@ -87,14 +88,7 @@ export function checkAccess(input: {
   termDays: unknown;
   penaltyBps: unknown;
 }): Pick<SavingsProductTerms, 'access' | 'noticeDays' | 'termDays' | 'earlyWithdrawalPenaltyBps'> {
-  const access = input.access;
-  if (!(SAVINGS_ACCESS_TYPES as readonly unknown[]).includes(access)) {
-    throw validationError(
-      'access',
-      `access must be one of: ${SAVINGS_ACCESS_TYPES.join(', ')}`,
-      'invalid_value',
-    );
-  }
+  const access = requireOneOf(input.access, SAVINGS_ACCESS_TYPES, 'access');
   const only = (field: string, present: boolean, wanted: boolean, why: string) => {
     if (present && !wanted) throw validationError(field, `${field} applies only ${why}`, 'not_applicable');
     if (!present && wanted) throw validationError(field, `${field} is required ${why}`, 'missing');

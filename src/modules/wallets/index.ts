@@ -24,7 +24,7 @@ export { walletParams } from './routes/routes.ts';
 export { accountDetailsProperties, instantQuerySchema } from './routes/schemas.ts';
 export { findWalletIdentities } from './useCases/identities.ts';
 export { changeWalletStatus } from './useCases/status.ts';
-export { createWallet, getWallet, listWallets } from './useCases/wallets.ts';
+export { createWallet, getWallet, listWallets, requireWallet } from './useCases/wallets.ts';
 
 /** The module's face on the HTTP edge: the wallet routes and the status changes. */
 export const walletsHttp: HttpModule = {

@@ -3,7 +3,8 @@
  * `flutterwave-signature`, an HMAC-SHA256 of the body under that hash), retries for a receiver that does
  * not answer 200, and the check a receiver makes (`verifyFlutterwaveWebhook`).
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
+import { sameText } from '../../domain/constantTime.ts';
 import { schedule, sendCallback } from '../shared.ts';
 import {
   FLUTTERWAVE_SIMULATOR_WEBHOOK_RETRY_INTERVAL_MS,
@@ -15,12 +16,6 @@ import {
 /** The `flutterwave-signature` of a body: base64 HMAC-SHA256 keyed by the secret hash. */
 export function flutterwaveSignature(secretHash: string, rawBody: string): string {
   return createHmac('sha256', secretHash).update(rawBody, 'utf8').digest('base64');
-}
-
-function sameText(a: string, b: string): boolean {
-  const left = Buffer.from(a, 'utf8');
-  const right = Buffer.from(b, 'utf8');
-  return left.length === right.length && timingSafeEqual(left, right);
 }
 
 /**

@@ -14,7 +14,13 @@ import {
   receiptNumber,
   requestIdLike,
 } from './formats.ts';
-import { acceptedAnswer, INITIATOR_INVALID, initiatorRefusal, queueTimeoutReference } from './resultApis.ts';
+import {
+  acceptedAnswer,
+  INITIATOR_INVALID,
+  initiatorRefusal,
+  queueTimeoutReference,
+  sampleResult,
+} from './resultApis.ts';
 import { initiatorValid } from './securityCredential.ts';
 import { type ApiAnswer, type DarajaState, invalidField, SUCCESS_DESC } from './state.ts';
 import { absoluteUrl, boundedText, REMARKS_MAX_CHARS, SHORTCODE } from './validation.ts';
@@ -79,29 +85,15 @@ function balanceResultBody(
   };
   const referenceData = queueTimeoutReference('abresults');
   if (!credentialsValid) {
-    return {
-      Result: {
-        ...envelope,
-        ResultCode: INITIATOR_INVALID.resultCode,
-        ResultDesc: INITIATOR_INVALID.resultDesc,
-        ReferenceData: referenceData,
-      },
-    };
+    const { resultCode, resultDesc } = INITIATOR_INVALID;
+    return sampleResult(envelope, resultCode, resultDesc, {}, referenceData);
   }
-  return {
-    Result: {
-      ...envelope,
-      ResultCode: 0,
-      ResultDesc: SUCCESS_DESC,
-      ResultParameters: {
-        ResultParameter: [
-          { Key: 'AccountBalance', Value: accountBalanceText(utilityCents(state, partyA)) },
-          { Key: 'BOCompletedTime', Value: compactDateTime(state.now()) },
-        ],
-      },
-      ReferenceData: referenceData,
-    },
-  };
+  const balances = [
+    { Key: 'AccountBalance', Value: accountBalanceText(utilityCents(state, partyA)) },
+    { Key: 'BOCompletedTime', Value: compactDateTime(state.now()) },
+  ];
+  const reported = { ResultParameters: { ResultParameter: balances } };
+  return sampleResult(envelope, 0, SUCCESS_DESC, reported, referenceData);
 }
 
 /**

@@ -66,23 +66,31 @@ export function paymentResultBody(
     ConversationID: payment.conversationId,
   };
   if (payment.outcome.kind === 'decline') {
-    return {
-      Result: {
-        ...envelope,
-        ResultCode: payment.outcome.resultCode,
-        ResultDesc: payment.outcome.resultDesc,
-        TransactionID: placeholderTransactionId(payment.receipt),
-        ReferenceData: referenceData,
-      },
-    };
+    const { resultCode, resultDesc } = payment.outcome;
+    const declined = { TransactionID: placeholderTransactionId(payment.receipt) };
+    return sampleResult(envelope, resultCode, resultDesc, declined, referenceData);
   }
+  const completed = { TransactionID: payment.receipt, ResultParameters: { ResultParameter: parameters() } };
+  return sampleResult(envelope, 0, SUCCESS_DESC, completed, referenceData);
+}
+
+/**
+ * A result in the order the B2B, Reversal and Account Balance samples write its fields: the envelope (the
+ * ids), the code and its description, what the API adds for that outcome, and ReferenceData last.
+ */
+export function sampleResult(
+  envelope: Record<string, unknown>,
+  resultCode: number | string,
+  resultDesc: string,
+  added: Record<string, unknown>,
+  referenceData: unknown,
+): unknown {
   return {
     Result: {
       ...envelope,
-      ResultCode: 0,
-      ResultDesc: SUCCESS_DESC,
-      TransactionID: payment.receipt,
-      ResultParameters: { ResultParameter: parameters() },
+      ResultCode: resultCode,
+      ResultDesc: resultDesc,
+      ...added,
       ReferenceData: referenceData,
     },
   };

@@ -78,22 +78,49 @@ export async function issueApiKeyIn(tx: Queryable, deps: Deps, input: IssueKeyIn
       );
     }
   }
-  const key = input.key ?? formatApiKey(deps.environment, deps.randomBytes(64));
+  const { key, record } = newKey(
+    deps,
+    {
+      organizationId: organization.id,
+      scopes,
+      createdAt: now,
+      memberId,
+      createdBy: input.createdBy ?? 'operator',
+      description: null,
+    },
+    input.key,
+  );
+  await insertApiKey(tx, record);
+  return { key, record, organizationCreated: created };
+}
+
+/**
+ * A new key of this deployment's environment (drawn now unless `given`) and its row, which keeps only the
+ * key's hash and display prefix: the key itself is shown once and never stored.
+ */
+export function newKey(
+  deps: Deps,
+  fields: Pick<
+    ApiKeyRow,
+    'organizationId' | 'scopes' | 'createdAt' | 'memberId' | 'createdBy' | 'description'
+  >,
+  given?: string,
+): { key: string; record: ApiKeyRow } {
+  const key = given ?? formatApiKey(deps.environment, deps.randomBytes(64));
   const record: ApiKeyRow = {
     id: deps.newId('apiKey'),
-    organizationId: organization.id,
+    organizationId: fields.organizationId,
     environment: deps.environment,
     keyHash: hashApiKey(key),
     displayPrefix: displayPrefix(key),
-    scopes,
-    createdAt: now,
+    scopes: fields.scopes,
+    createdAt: fields.createdAt,
     revokedAt: null,
-    memberId,
-    createdBy: input.createdBy ?? 'operator',
-    description: null,
+    memberId: fields.memberId,
+    createdBy: fields.createdBy,
+    description: fields.description,
   };
-  await insertApiKey(tx, record);
-  return { key, record, organizationCreated: created };
+  return { key, record };
 }
 
 /**

@@ -6,7 +6,6 @@
 
 import type { Deps } from '../../../app/deps.ts';
 import { SCOPES, type Scope, scopesOfRoles } from '../../../domain/access.ts';
-import { displayPrefix, formatApiKey, hashApiKey } from '../../../domain/apiKeys.ts';
 import { normaliseEmail } from '../../../domain/contactDetails.ts';
 import { AppError, invalidStateTransition, validationError } from '../../../domain/errors.ts';
 import type { EvidenceActor } from '../../../domain/evidence.ts';
@@ -15,7 +14,7 @@ import type { Queryable } from '../../../store/store.ts';
 import type { Member } from '../../authorization/index.ts';
 import { findMember } from '../../authorization/index.ts';
 import { findApiKey, insertApiKey } from '../repository.ts';
-import { API_KEY_DESCRIPTION_CHARS_MAX, type IssuedKey, recordKeyCreated } from './keys.ts';
+import { API_KEY_DESCRIPTION_CHARS_MAX, type IssuedKey, newKey, recordKeyCreated } from './keys.ts';
 
 /** Who asks for a key through the API or the console: the request's principal or the console's member. */
 export interface KeyRequester {
@@ -67,21 +66,14 @@ export async function planOwnApiKey(
       'too_long',
     );
   }
-  const key = formatApiKey(deps.environment, deps.randomBytes(64));
-  const record: ApiKeyRow = {
-    id: deps.newId('apiKey'),
+  return newKey(deps, {
     organizationId: requester.organizationId,
-    environment: deps.environment,
-    keyHash: hashApiKey(key),
-    displayPrefix: displayPrefix(key),
     scopes,
     createdAt: deps.now(),
-    revokedAt: null,
     memberId: member.id,
     createdBy: member.id,
     description,
-  };
-  return { key, record };
+  });
 }
 
 /** The active member the request acts for, who may ask only for a key of their own. */

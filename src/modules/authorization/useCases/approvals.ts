@@ -270,17 +270,24 @@ export async function voteOnApproval(
 }
 
 /**
- * Cancels the pending approval of a transfer being canceled (the caller holds the transfer's lock), so a
- * cancel and the last vote decide the transfer one way only.
+ * Cancels the pending approval of a resource being canceled (a transfer, a payment batch, a loan, a governed
+ * change; the caller holds the resource's lock), so a cancel and the last vote decide the resource one way
+ * only. `now`, when given, is the instant the caller cancels the resource at, so both carry the same.
  */
-export async function cancelApprovalOf(tx: Queryable, deps: Deps, resourceId: string, actor: EvidenceActor) {
+export async function cancelApprovalOf(
+  tx: Queryable,
+  deps: Deps,
+  resourceId: string,
+  actor: EvidenceActor,
+  now?: Date,
+) {
   const approval = await findPendingApprovalOf(tx, resourceId);
   if (!approval) return;
-  const now = deps.now();
-  const canceled: Approval = { ...approval, status: 'canceled', decidedAt: now };
+  const decidedAt = now ?? deps.now();
+  const canceled: Approval = { ...approval, status: 'canceled', decidedAt };
   await saveApprovalStatus(tx, canceled);
   await appendEvidence(tx, deps, [decisionEvidence(canceled, actor, 'canceled', undefined)]);
-  await recordEvents(tx, deps, [approvalEvent(deps, canceled, now)]);
+  await recordEvents(tx, deps, [approvalEvent(deps, canceled, decidedAt)]);
 }
 
 /**

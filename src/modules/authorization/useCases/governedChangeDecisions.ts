@@ -17,9 +17,8 @@ import type { EvidenceActor, EvidenceDraft } from '../../../domain/evidence.ts';
 import type { GovernedChange } from '../../../domain/governedChanges.ts';
 import type { Queryable } from '../../../store/store.ts';
 import { releaseSavepoint, rollbackToSavepoint, setSavepoint } from '../../../store/transactions.ts';
-import { findPendingApprovalOf, saveApprovalStatus } from '../repository/approvals.ts';
 import { findGovernedChange, saveGovernedChange } from '../repository/governedChanges.ts';
-import { approvalEvent } from './approvals.ts';
+import { cancelApprovalOf } from './approvals.ts';
 import { changeEvent, proposerOf } from './governedChanges.ts';
 
 /** The change with this id, its row locked for the transaction; 404 when there is none. */
@@ -161,30 +160,8 @@ export async function cancelGovernedChange(
       `Change ${id} is ${change.status}; only a pending change can be canceled.`,
     );
   }
-  const approval = await findPendingApprovalOf(tx, change.id);
   const now = deps.now();
-  if (approval) {
-    const canceled: Approval = { ...approval, status: 'canceled', decidedAt: now };
-    await saveApprovalStatus(tx, canceled);
-    await appendEvidence(tx, deps, [
-      {
-        organizationId,
-        kind: 'approval.decision',
-        actor,
-        data: {
-          approval_id: approval.id,
-          status: 'canceled',
-          resource_type: 'change',
-          resource_id: change.id,
-          policy_version: approval.policyVersion,
-          rule: approval.rule,
-          votes: approval.votes.map((v) => ({ member: v.memberId, role: v.role, decision: v.decision })),
-          resource_status: 'canceled',
-        },
-      },
-    ]);
-    await recordEvents(tx, deps, [approvalEvent(deps, canceled, now)]);
-  }
+  await cancelApprovalOf(tx, deps, change.id, actor, now);
   const canceled: GovernedChange = { ...change, status: 'canceled', decidedAt: now };
   await saveGovernedChange(tx, canceled);
   await recordEvents(tx, deps, [changeEvent(deps, canceled, now)]);

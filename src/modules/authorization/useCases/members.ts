@@ -43,6 +43,11 @@ function checkName(name: string | undefined): string | null {
   return trimmed;
 }
 
+/** 409 `member_exists` on `email`: the organization has an active member with that email. */
+function memberExists(detail: string): AppError {
+  return new AppError({ status: 409, code: 'member_exists', title: 'Member exists', detail, param: 'email' });
+}
+
 function actorId(actor: EvidenceActor): string {
   if (actor.type === 'system') return 'system';
   return actor.member ?? actor.id;
@@ -91,13 +96,9 @@ export async function addMember(
   const existing = await findMemberByEmail(tx, organizationId, email, { forUpdate: true });
   if (existing) {
     if (existing.status === 'active') {
-      throw new AppError({
-        status: 409,
-        code: 'member_exists',
-        title: 'Member exists',
-        detail: `${email} is already a member (${existing.id}); change their roles with PATCH /v1/members/${existing.id}.`,
-        param: 'email',
-      });
+      throw memberExists(
+        `${email} is already a member (${existing.id}); change their roles with PATCH /v1/members/${existing.id}.`,
+      );
     }
     const restored: Member = {
       ...existing,
@@ -125,13 +126,7 @@ export async function addMember(
   const inserted = await insertMember(tx, member);
   if (!inserted) {
     // Another request added the same email between the look-up and the insert.
-    throw new AppError({
-      status: 409,
-      code: 'member_exists',
-      title: 'Member exists',
-      detail: `${email} is already a member.`,
-      param: 'email',
-    });
+    throw memberExists(`${email} is already a member.`);
   }
   await recordMemberChange(tx, deps, member, 'added', null, actor);
   return member;

@@ -23,7 +23,7 @@ import {
   type VerificationSubmission,
 } from '../../../domain/verifications.ts';
 import type { Queryable } from '../../../store/store.ts';
-import { type Customer, findCustomer, saveCustomerCompliance } from '../../customers/index.ts';
+import { type Customer, findCustomer, getCustomer, saveCustomerCompliance } from '../../customers/index.ts';
 import { findOpenReviewOfVerification, insertReviewCases } from '../repository/reviews.ts';
 import {
   claimDueVerifications,
@@ -359,8 +359,7 @@ export async function listCustomerVerifications(
   customerId: string,
   page: PageRequest,
 ): Promise<Page<Verification>> {
-  if (!(await findCustomer(deps.store, organizationId, customerId)))
-    throw resourceMissing('customer', customerId);
+  await getCustomer(deps, organizationId, customerId); // 404 unless the customer is the organization's
   return toPage(
     await listVerifications(deps.store, organizationId, customerId, page, page.limit + 1),
     page.limit,

@@ -6,7 +6,7 @@
 import type { Deps } from '../../../app/deps.ts';
 import { recordEvent } from '../../../app/events.ts';
 import { appendEvidence } from '../../../app/evidence.ts';
-import { getById, listPage, lockById } from '../../../app/reads.ts';
+import { getById, listPage, lockById, requireById } from '../../../app/reads.ts';
 import {
   type Address,
   CUSTOMER_CHANGE_FIELDS,
@@ -159,5 +159,8 @@ export async function updateCustomer(
 }
 
 export const getCustomer = getById<Customer>(findCustomer, 'customer');
+
+/** The customer with this id, read on a transaction (or the pool); 404 naming `param` when the organization has none. */
+export const requireCustomer = requireById<Customer>(findCustomer, 'customer');
 
 export const listCustomers = listPage<CustomerFilter, Customer>(listCustomerRows);

@@ -7,6 +7,7 @@
 
 import { type AppError, invalidStateTransition, validationError } from '../../../domain/errors.ts';
 import type { LOAN_EVENT_TYPES } from '../../../domain/events.ts';
+import { requireOneOf, requireWholeNumber } from '../../../domain/json.ts';
 import { type Currency, formatAmount } from '../../../domain/money.ts';
 
 export const LOAN_AMORTISATIONS = ['flat', 'declining_balance'] as const;
@@ -94,13 +95,6 @@ export interface Instalment extends ScheduledInstalment {
 
 // ---- reading a product from the wire ----
 
-function wholeNumber(raw: unknown, param: string, min: number, max: number): number {
-  if (typeof raw !== 'number' || !Number.isInteger(raw) || raw < min || raw > max) {
-    throw validationError(param, `${param} must be a whole number from ${min} to ${max}`, 'out_of_range');
-  }
-  return raw;
-}
-
 /** Checks a product's terms as given on the wire; the principal bounds are parsed by the caller. */
 export function parseLoanTerms(
   raw: {
@@ -113,25 +107,26 @@ export function parseLoanTerms(
   },
   currency: Currency,
 ): LoanTerms {
-  const termMonths = wholeNumber(raw.term_months, 'term_months', 1, LOAN_TERM_MONTHS_MAX);
-  if (
-    typeof raw.amortisation !== 'string' ||
-    !(LOAN_AMORTISATIONS as readonly string[]).includes(raw.amortisation)
-  ) {
-    throw validationError(
-      'amortisation',
-      `amortisation must be one of: ${LOAN_AMORTISATIONS.join(', ')}`,
-      'invalid_value',
-    );
-  }
+  const termMonths = requireWholeNumber(raw.term_months, 'term_months', 1, LOAN_TERM_MONTHS_MAX);
+  const amortisation = requireOneOf(raw.amortisation, LOAN_AMORTISATIONS, 'amortisation');
   return {
     currency,
-    interestRateBps: wholeNumber(raw.interest_rate_bps, 'interest_rate_bps', 0, LOAN_RATE_BPS_MAX),
+    interestRateBps: requireWholeNumber(raw.interest_rate_bps, 'interest_rate_bps', 0, LOAN_RATE_BPS_MAX),
     termMonths,
-    amortisation: raw.amortisation as LoanAmortisation,
-    originationFeeBps: wholeNumber(raw.origination_fee_bps ?? 0, 'origination_fee_bps', 0, LOAN_FEE_BPS_MAX),
-    gracePeriodMonths: wholeNumber(raw.grace_period_months ?? 0, 'grace_period_months', 0, termMonths - 1),
-    penaltyRateBps: wholeNumber(raw.penalty_rate_bps ?? 0, 'penalty_rate_bps', 0, LOAN_RATE_BPS_MAX),
+    amortisation,
+    originationFeeBps: requireWholeNumber(
+      raw.origination_fee_bps ?? 0,
+      'origination_fee_bps',
+      0,
+      LOAN_FEE_BPS_MAX,
+    ),
+    gracePeriodMonths: requireWholeNumber(
+      raw.grace_period_months ?? 0,
+      'grace_period_months',
+      0,
+      termMonths - 1,
+    ),
+    penaltyRateBps: requireWholeNumber(raw.penalty_rate_bps ?? 0, 'penalty_rate_bps', 0, LOAN_RATE_BPS_MAX),
   };
 }
 

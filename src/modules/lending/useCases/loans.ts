@@ -7,8 +7,7 @@
 
 import type { Deps } from '../../../app/deps.ts';
 import { newEvent } from '../../../app/events.ts';
-import { lockById } from '../../../app/reads.ts';
-import { resourceMissing } from '../../../domain/errors.ts';
+import { lockById, requireById } from '../../../app/reads.ts';
 import type { EventRecord } from '../../../domain/events.ts';
 import type { EvidenceActor, EvidenceDraft, EvidenceKind, EvidenceValue } from '../../../domain/evidence.ts';
 import { type Currency, formatAmount } from '../../../domain/money.ts';
@@ -114,11 +113,13 @@ export function loanEvidence(
 /** Locks a loan's row for the transaction: every path that changes a loan takes this first. */
 export const lockLoan = lockById(findLoan, 'loan');
 
+/** A loan read with no lock; 404 when the organization has none with this id. */
+const requireLoan = requireById(findLoan, 'loan');
+
 // ---- reads ----
 
 export async function getLoan(deps: Deps, organizationId: string, id: string): Promise<LoanView> {
-  const loan = await findLoan(deps.store, organizationId, id);
-  if (!loan) throw resourceMissing('loan', id);
+  const loan = await requireLoan(deps.store, organizationId, id);
   return loanView(deps.store, deps, loan);
 }
 
@@ -142,8 +143,7 @@ export async function listLoanRepayments(
   id: string,
   request: PageRequest,
 ): Promise<{ loan: Loan; page: Page<LoanRepayment> }> {
-  const loan = await findLoan(deps.store, organizationId, id);
-  if (!loan) throw resourceMissing('loan', id);
+  const loan = await requireLoan(deps.store, organizationId, id);
   return {
     loan,
     page: toPage(await listRepayments(deps.store, loan.id, request, request.limit + 1), request.limit),

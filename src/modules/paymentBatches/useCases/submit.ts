@@ -6,6 +6,7 @@
 import type { Deps } from '../../../app/deps.ts';
 import { recordEvents } from '../../../app/events.ts';
 import { AppError, type FieldError, resourceMissing, validationError } from '../../../domain/errors.ts';
+import { isRecord } from '../../../domain/json.ts';
 import type { Metadata } from '../../../domain/metadata.ts';
 import { requireSourceCurrency, type Wallet } from '../../../domain/wallets.ts';
 import type { Queryable } from '../../../store/store.ts';
@@ -34,10 +35,6 @@ export interface SubmitPaymentBatchInput {
   metadata?: Metadata | undefined;
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 interface CheckedItem {
   item: PaymentBatchItem;
   request: Record<string, unknown>;
@@ -56,7 +53,7 @@ function checkItemShape(
   references: Set<string>,
   fault: ItemFault,
 ): (Record<string, unknown> & { reference: string }) | undefined {
-  if (!isObject(raw)) {
+  if (!isRecord(raw)) {
     fault(row, '', 'invalid_type', `item ${row} must be an object`);
     return undefined;
   }
@@ -81,7 +78,7 @@ function checkItemShape(
     return undefined;
   }
   references.add(reference);
-  if (raw.metadata !== undefined && !isObject(raw.metadata)) {
+  if (raw.metadata !== undefined && !isRecord(raw.metadata)) {
     fault(row, 'metadata', 'invalid_type', 'metadata must be an object');
     return undefined;
   }
@@ -195,10 +192,10 @@ function checkBatchShape(input: SubmitPaymentBatchInput): void {
 /** The wallets the items name as destinations, read with the paying wallet in one query. */
 function destinationWalletIds(items: readonly unknown[]): string[] {
   return items.flatMap((raw) => {
-    if (!isObject(raw)) return [];
+    if (!isRecord(raw)) return [];
     const d = raw.destination;
     if (typeof d === 'string') return [d];
-    return isObject(d) && d.type === 'wallet' && typeof d.wallet === 'string' ? [d.wallet] : [];
+    return isRecord(d) && d.type === 'wallet' && typeof d.wallet === 'string' ? [d.wallet] : [];
   });
 }
 

@@ -7,7 +7,7 @@
 import type { Deps } from '../../../app/deps.ts';
 import { resourceMissing, sandboxSimulatorsOff, validationError } from '../../../domain/errors.ts';
 import { checkSingleAmount, formatAmount, isCurrency, parseAmount } from '../../../domain/money.ts';
-import { findWallet } from '../../wallets/index.ts';
+import { requireWallet } from '../../wallets/index.ts';
 import {
   findWalletPartnerAccount,
   findWalletPartnerAccountByNumber,
@@ -57,9 +57,7 @@ async function targetAccount(
     return account;
   }
   const walletId = input.wallet as string;
-  if (!(await findWallet(deps.store, organizationId, walletId))) {
-    throw resourceMissing('wallet', walletId, 'wallet');
-  }
+  await requireWallet(deps.store, organizationId, walletId, 'wallet');
   const account = await findWalletPartnerAccount(deps.store, organizationId, walletId, 'flutterwave');
   if (!account) {
     throw validationError(
@@ -81,8 +79,7 @@ export async function sendSandboxBankTransfer(
   const feeds = deps.sandboxPartnerFeeds;
   if (!feeds) throw sandboxSimulatorsOff();
   const account = await targetAccount(deps, organizationId, input);
-  const wallet = await findWallet(deps.store, organizationId, account.walletId);
-  if (!wallet) throw resourceMissing('wallet', account.walletId, 'wallet');
+  const wallet = await requireWallet(deps.store, organizationId, account.walletId, 'wallet');
   if (!isCurrency(input.currency) || input.currency !== wallet.currency) {
     throw validationError(
       'currency',

@@ -7,12 +7,12 @@
  * the first). The BVN goes to the partner only: never stored, logged or echoed.
  */
 import type { Deps } from '../../../app/deps.ts';
-import { AppError, resourceMissing } from '../../../domain/errors.ts';
+import { AppError } from '../../../domain/errors.ts';
 import type { Currency } from '../../../domain/money.ts';
 import type { WalletAccountNumber, WalletAccountNumberRequest } from '../../../rails/partner.ts';
 import type { Queryable } from '../../../store/store.ts';
 import { ensureVirtualAccount, getVirtualAccount, type VirtualAccount } from '../../digitalAccounts/index.ts';
-import { findWallet } from '../../wallets/index.ts';
+import { getWallet } from '../../wallets/index.ts';
 import type { RailPartnerConfig } from '../domain.ts';
 import { findActiveRailPartner } from '../repository/partners.ts';
 import {
@@ -92,8 +92,7 @@ export async function prepareWalletAccountNumber(
   walletId: string,
   input: WalletAccountNumberInput | undefined,
 ): Promise<PreparedWalletAccount> {
-  const wallet = await findWallet(deps.store, organizationId, walletId);
-  if (!wallet) throw resourceMissing('wallet', walletId);
+  const wallet = await getWallet(deps, organizationId, walletId);
   const config = await findActiveRailPartner(deps.store, organizationId, 'bank', null);
   const issues = config !== undefined && directory.adapterFor(config).issueWalletAccountNumber !== undefined;
   if (!config || !issues || !PARTNER_ACCOUNT_CURRENCIES.includes(wallet.currency)) return { kind: 'plain' };

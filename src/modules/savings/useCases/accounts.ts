@@ -6,7 +6,7 @@
 import type { Deps } from '../../../app/deps.ts';
 import { recordEvent } from '../../../app/events.ts';
 import { requireProduct } from '../../../app/products.ts';
-import { resourceMissing } from '../../../domain/errors.ts';
+import { requireById } from '../../../app/reads.ts';
 import type { Metadata } from '../../../domain/metadata.ts';
 import { type Currency, formatAmount } from '../../../domain/money.ts';
 import { type Page, toPage } from '../../../domain/pagination.ts';
@@ -24,6 +24,7 @@ import {
   type SavingsAccrualRow,
 } from '../repository/accruals.ts';
 import { findSavingsProduct, type SavingsProduct } from '../repository/products.ts';
+import { requireSavingsProduct } from './products.ts';
 import { organizationToday } from './today.ts';
 
 export type { SavingsAccount, SavingsAccrualRow };
@@ -45,8 +46,7 @@ export async function openSavingsAccount(
   input: { product: string; owner: string; metadata?: Metadata },
 ): Promise<SavingsAccountView> {
   await requireProduct(deps, organizationId, 'digital_banking', undefined, tx);
-  const product = await findSavingsProduct(tx, organizationId, input.product);
-  if (!product) throw resourceMissing('savings_product', input.product, 'product');
+  const product = await requireSavingsProduct(tx, organizationId, input.product, 'product');
   const wallet = await createWallet(tx, deps, organizationId, {
     owner: input.owner,
     currency: product.currency,
@@ -102,13 +102,15 @@ async function viewOf(db: Queryable, account: SavingsAccount): Promise<SavingsAc
   };
 }
 
+/** The savings account of this wallet id, read with no lock; 404 when the organization has none. */
+export const requireSavingsAccount = requireById(findSavingsAccount, 'savings_account');
+
 export async function getSavingsAccount(
   deps: Deps,
   organizationId: string,
   id: string,
 ): Promise<SavingsAccountView> {
-  const account = await findSavingsAccount(deps.store, organizationId, id);
-  if (!account) throw resourceMissing('savings_account', id);
+  const account = await requireSavingsAccount(deps.store, organizationId, id);
   return viewOf(deps.store, account);
 }
 
@@ -128,8 +130,7 @@ export async function listSavingsAccruals(
   walletId: string,
   request: { limit: number; beforeDay?: string | undefined },
 ): Promise<Page<SavingsAccrualRow>> {
-  const account = await findSavingsAccount(deps.store, organizationId, walletId);
-  if (!account) throw resourceMissing('savings_account', walletId);
+  await requireSavingsAccount(deps.store, organizationId, walletId); // 404 unless it is the organization's
   const rows = await listSavingsAccrualRows(deps.store, walletId, request.beforeDay, request.limit + 1);
   return toPage(rows, request.limit);
 }

@@ -4,8 +4,8 @@
  */
 
 import type { Deps } from '../../../app/deps.ts';
-import { getById } from '../../../app/reads.ts';
-import { AppError, resourceMissing, validationError } from '../../../domain/errors.ts';
+import { getById, requireById } from '../../../app/reads.ts';
+import { AppError, validationError } from '../../../domain/errors.ts';
 import { numberSourceOf } from '../../../domain/jsonNumbers.ts';
 import type { Metadata } from '../../../domain/metadata.ts';
 import { type Currency, isCurrency, parseAmount } from '../../../domain/money.ts';
@@ -104,6 +104,9 @@ export async function createSavingsProduct(
 
 export const getSavingsProduct = getById<SavingsProduct>(findSavingsProduct, 'savings_product');
 
+/** The savings product with this id, read on a transaction; 404 naming `param` when there is none. */
+export const requireSavingsProduct = requireById<SavingsProduct>(findSavingsProduct, 'savings_product');
+
 export async function listSavingsProducts(
   deps: Deps,
   organizationId: string,
@@ -131,8 +134,7 @@ export async function addSavingsRate(
   createdBy: string,
 ): Promise<SavingsProduct> {
   await lockSavingsProduct(tx, organizationId, productId);
-  const product = await findSavingsProduct(tx, organizationId, productId);
-  if (!product) throw resourceMissing('savings_product', productId);
+  const product = await requireSavingsProduct(tx, organizationId, productId);
   const annualRateBps = checkRateBps(input.annual_rate_bps, 'annual_rate_bps');
   const now = await organizationToday(tx, deps, organizationId);
   const effectiveFrom = input.effective_from === undefined ? now : input.effective_from;

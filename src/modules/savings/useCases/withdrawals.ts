@@ -6,6 +6,7 @@
 
 import type { Deps } from '../../../app/deps.ts';
 import { recordEvent } from '../../../app/events.ts';
+import { lockById } from '../../../app/reads.ts';
 import { addDays } from '../../../domain/days.ts';
 import { resourceMissing } from '../../../domain/errors.ts';
 import { numberSourceOf } from '../../../domain/jsonNumbers.ts';
@@ -23,7 +24,7 @@ import {
 } from '../../ledger/index.ts';
 import { findWallet } from '../../wallets/index.ts';
 import { decideWithdrawal, withdrawalRefusal } from '../domain.ts';
-import { findSavingsAccount, type SavingsAccount } from '../repository/accounts.ts';
+import { findSavingsAccount } from '../repository/accounts.ts';
 import { findSavingsProduct } from '../repository/products.ts';
 import {
   findSavingsNotice,
@@ -34,19 +35,13 @@ import {
   type SavingsWithdrawal,
   updateSavingsNoticeStatus,
 } from '../repository/withdrawals.ts';
+import { requireSavingsAccount } from './accounts.ts';
 import { organizationToday } from './today.ts';
 
 export type { SavingsNotice, SavingsWithdrawal };
 
-async function lockedAccount(
-  tx: Queryable,
-  organizationId: string,
-  walletId: string,
-): Promise<SavingsAccount> {
-  const account = await findSavingsAccount(tx, organizationId, walletId, { forUpdate: true });
-  if (!account) throw resourceMissing('savings_account', walletId);
-  return account;
-}
+/** The savings account of this wallet id, its row locked for the transaction; 404 when there is none. */
+const lockedAccount = lockById(findSavingsAccount, 'savings_account');
 
 /** Gives notice of a withdrawal on a notice product: the amount is available `notice_days` from today. */
 export async function giveSavingsNotice(
@@ -99,8 +94,7 @@ export async function listSavingsNotices(
   walletId: string,
   limit: number,
 ): Promise<{ notices: SavingsNotice[]; currency: Currency }> {
-  const account = await findSavingsAccount(deps.store, organizationId, walletId);
-  if (!account) throw resourceMissing('savings_account', walletId);
+  const account = await requireSavingsAccount(deps.store, organizationId, walletId);
   const product = await findSavingsProduct(deps.store, organizationId, account.productId);
   if (!product) throw new Error(`savings account ${walletId} lost its product`);
   return {

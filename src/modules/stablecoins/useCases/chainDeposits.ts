@@ -31,7 +31,7 @@ import type { Wallet } from '../../../domain/wallets.ts';
 import type { Queryable } from '../../../store/store.ts';
 import type { TravelRuleSettingsView } from '../../compliance/index.ts';
 import { findVerifiedCountry, travelRuleSettingsIn } from '../../compliance/index.ts';
-import { findWallet } from '../../wallets/index.ts';
+import { requireWallet } from '../../wallets/index.ts';
 import { findDepositAddressByAddress } from '../repository/depositAddresses.ts';
 import {
   findDepositByChainTransfer,
@@ -157,8 +157,7 @@ export async function recordChainDeposit(
   const existing = await findDepositByChainTransfer(tx, network, txHash, logIndex);
   if (existing) return repeated(existing, same(existing));
 
-  const wallet = await findWallet(tx, organizationId, owned.walletId);
-  if (!wallet) throw resourceMissing('wallet', owned.walletId);
+  const wallet = await requireWallet(tx, organizationId, owned.walletId);
   const travelRule = await depositTravelRule(tx, deps, wallet, {
     id,
     amountMinor,

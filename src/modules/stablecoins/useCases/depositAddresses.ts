@@ -12,11 +12,11 @@ import {
   isDigitalAsset,
   isDigitalAssetNetwork,
 } from '../../../domain/digitalAssets.ts';
-import { AppError, resourceMissing, validationError } from '../../../domain/errors.ts';
+import { AppError, validationError } from '../../../domain/errors.ts';
 import { type DepositAddress, sandboxDepositAddress } from '../../../domain/stablecoins.ts';
 import type { Queryable } from '../../../store/store.ts';
 import { requireApprovedRoute } from '../../compliance/index.ts';
-import { findWallet } from '../../wallets/index.ts';
+import { getWallet, requireWallet } from '../../wallets/index.ts';
 import { insertDepositAddressIfAbsent, listDepositAddresses } from '../repository/depositAddresses.ts';
 
 function custodyNotConfigured(): AppError {
@@ -44,8 +44,7 @@ export function requireNetwork(network: string, param: string): DigitalAssetNetw
 
 /** A stablecoin wallet of the organization, or the 404 / 400 naming `param`. */
 async function stablecoinWallet(db: Queryable, organizationId: string, walletId: string, param: string) {
-  const wallet = await findWallet(db, organizationId, walletId);
-  if (!wallet) throw resourceMissing('wallet', walletId, param);
+  const wallet = await requireWallet(db, organizationId, walletId, param);
   if (!isDigitalAsset(wallet.currency)) {
     throw validationError(
       param,
@@ -114,7 +113,6 @@ export async function walletDepositAddresses(
   organizationId: string,
   walletId: string,
 ): Promise<DepositAddress[]> {
-  const wallet = await findWallet(deps.store, organizationId, walletId);
-  if (!wallet) throw resourceMissing('wallet', walletId);
+  await getWallet(deps, organizationId, walletId); // 404 unless the wallet is the organization's
   return listDepositAddresses(deps.store, organizationId, walletId);
 }

@@ -23,12 +23,7 @@ import {
   type TravelRuleInput,
   travelRuleDataInvalid,
 } from '../../../domain/decisions/travelRule.ts';
-import {
-  AppError,
-  invalidStateTransition,
-  resourceMissing,
-  validationError,
-} from '../../../domain/errors.ts';
+import { AppError, invalidStateTransition, validationError } from '../../../domain/errors.ts';
 import type { EventRecord } from '../../../domain/events.ts';
 import { formatAmount } from '../../../domain/money.ts';
 import { openReviewCase } from '../../../domain/reviews.ts';
@@ -39,7 +34,7 @@ import type { Queryable } from '../../../store/store.ts';
 import { insertReviewCases } from '../../compliance/index.ts';
 import { findCustomer } from '../../customers/index.ts';
 import { creditFromRail } from '../../transfers/index.ts';
-import { findWallet } from '../../wallets/index.ts';
+import { requireWallet } from '../../wallets/index.ts';
 import { findDeposit, listDeposits, saveDeposit } from '../repository/deposits.ts';
 
 /** A deposit's amount and chain transfer in wire form: the part its events and its API object share. */
@@ -136,8 +131,7 @@ export async function decideDeposit(tx: Queryable, deps: Deps, deposit: Deposit)
       return saveMovedDeposit(tx, deps, reorged, 'deposit.reorged', now);
     }
     case 'credit': {
-      const wallet = await findWallet(tx, deposit.organizationId, deposit.walletId);
-      if (!wallet) throw resourceMissing('wallet', deposit.walletId);
+      const wallet = await requireWallet(tx, deposit.organizationId, deposit.walletId);
       const transfer = await creditFromRail(tx, deps, wallet, {
         amountMinor: deposit.amountMinor,
         rail: 'digital_asset',
@@ -162,8 +156,7 @@ export async function decideDeposit(tx: Queryable, deps: Deps, deposit: Deposit)
 
 /** Opens the `travel_rule` review case of a deposit held for its missing originator data, with its evidence. */
 async function openTravelRuleReview(tx: Queryable, deps: Deps, deposit: Deposit, now: Date): Promise<void> {
-  const wallet = await findWallet(tx, deposit.organizationId, deposit.walletId);
-  if (!wallet) throw resourceMissing('wallet', deposit.walletId);
+  const wallet = await requireWallet(tx, deposit.organizationId, deposit.walletId);
   const findings = {
     reason: 'travel_rule_missing',
     deposit_id: deposit.id,
@@ -260,8 +253,7 @@ async function clearHeldDeposit(
 ): Promise<Deposit> {
   const { organizationId } = deposit;
   if (input === undefined) throw travelRuleMissing(deposit.id);
-  const wallet = await findWallet(tx, organizationId, deposit.walletId);
-  if (!wallet) throw resourceMissing('wallet', deposit.walletId);
+  const wallet = await requireWallet(tx, organizationId, deposit.walletId);
   const checked = checkTravelRuleData(await withDepositBeneficiary(tx, wallet, input), {
     destinationAddress: deposit.address,
     today: now,

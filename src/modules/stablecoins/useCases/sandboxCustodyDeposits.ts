@@ -51,21 +51,7 @@ export async function sendSandboxCustodyDeposit(
   }
   const minor = checkSingleAmount(parseAmount(input.amount, owned.asset, 'amount', amountText), owned.asset);
   const amount = formatAmount(minor, owned.asset);
-  const sent = await feeds.custodyDeposit({
-    walletId: owned.walletId,
-    asset: owned.asset,
-    network,
-    address: owned.address,
-    amount,
-  });
-  return {
-    partner: 'fireblocks',
-    partnerReference: sent.reference,
-    walletId: owned.walletId,
-    asset: owned.asset,
-    network,
-    address: owned.address,
-    amount,
-    txHash: sent.txHash,
-  };
+  const deposit = { walletId: owned.walletId, asset: owned.asset, network, address: owned.address, amount };
+  const sent = await feeds.custodyDeposit(deposit);
+  return { partner: 'fireblocks', partnerReference: sent.reference, ...deposit, txHash: sent.txHash };
 }

@@ -7,7 +7,6 @@
 import type { Deps } from '../../../app/deps.ts';
 import { recordEvents, transferEvent } from '../../../app/events.ts';
 import { appendEvidence, SYSTEM_ACTOR } from '../../../app/evidence.ts';
-import { resourceMissing } from '../../../domain/errors.ts';
 import type { EventRecord } from '../../../domain/events.ts';
 import type { Metadata } from '../../../domain/metadata.ts';
 import { checkSingleAmount, formatAmount, parseAmount } from '../../../domain/money.ts';
@@ -25,7 +24,7 @@ import {
   refusalError,
   trustLedgerAccount,
 } from '../../ledger/index.ts';
-import { findWallet } from '../../wallets/index.ts';
+import { requireWallet } from '../../wallets/index.ts';
 import { insertTransfer } from '../repository.ts';
 
 /** Where a sandbox funding's money comes from: the mobile-money rail's settlement account. */
@@ -66,8 +65,7 @@ export async function fundWallet(
   metadata: Metadata,
   amountText?: string,
 ): Promise<Transfer> {
-  const wallet = await findWallet(tx, organizationId, walletId);
-  if (!wallet) throw resourceMissing('wallet', walletId);
+  const wallet = await requireWallet(tx, organizationId, walletId);
   const amountMinor = checkSingleAmount(
     parseAmount(amount, wallet.currency, 'amount', amountText),
     wallet.currency,

@@ -8,6 +8,7 @@ import type { TravelRuleInput } from '../../../domain/decisions/travelRule.ts';
 import { cryptoAddressDestination } from '../../../domain/digitalAssets.ts';
 import { resourceMissing, validationError } from '../../../domain/errors.ts';
 import { isId } from '../../../domain/ids.ts';
+import { requireOneOf } from '../../../domain/json.ts';
 import { numberSourceOf } from '../../../domain/jsonNumbers.ts';
 import type { Metadata } from '../../../domain/metadata.ts';
 import { type Currency, checkSingleAmount, parseAmount } from '../../../domain/money.ts';
@@ -90,14 +91,7 @@ class DestinationFields {
 
 function normaliseDestination(raw: CreateTransferRequest['destination']): Destination {
   if (typeof raw === 'string') return { type: 'wallet', wallet: raw };
-  const type = raw.type as DestinationType;
-  if (!(DESTINATION_TYPES as readonly string[]).includes(type)) {
-    throw validationError(
-      'destination.type',
-      `destination.type must be one of: ${DESTINATION_TYPES.join(', ')}`,
-      'invalid_value',
-    );
-  }
+  const type = requireOneOf(raw.type, DESTINATION_TYPES, 'destination.type');
   const fields = new DestinationFields(raw, type);
   switch (type) {
     case 'mobile_money':
@@ -150,16 +144,9 @@ function normaliseDestination(raw: CreateTransferRequest['destination']): Destin
 /** A mobile-money destination: a known network, and a phone in international format on that network. */
 function mobileMoneyDestination(fields: DestinationFields): Destination {
   fields.allowOnly(['network', 'phone', 'name']);
-  const network = fields.need('network');
-  if (!(MOBILE_NETWORKS as string[]).includes(network)) {
-    throw validationError(
-      'destination.network',
-      `destination.network must be one of: ${MOBILE_NETWORKS.join(', ')}`,
-      'invalid_value',
-    );
-  }
+  const network = requireOneOf(fields.need('network'), MOBILE_NETWORKS, 'destination.network');
   const phone = fields.need('phone', PHONE, 'must be in international format, e.g. +254712345678');
-  if (!phoneMatchesNetwork(phone, network as MobileNetwork)) {
+  if (!phoneMatchesNetwork(phone, network)) {
     throw validationError(
       'destination.phone',
       `${phone} is not a number on the ${network} network`,

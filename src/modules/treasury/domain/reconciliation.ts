@@ -210,36 +210,24 @@ function unpairedNear(
 }
 
 /** 2. By currency, amount and date, for lines without a known reference: the nearest day first. */
-function pairByAmountAndDate(
-  pairing: Pairing,
-  lines: readonly StatementLine[],
-  candidates: readonly MatchCandidate[],
-): void {
-  pairEachUnpaired(pairing, lines, (line) => {
-    const near = unpairedNear(pairing, line, candidates)
-      .filter((c) => abs(c.amountMinor - line.amountMinor) <= RECONCILIATION_AMOUNT_TOLERANCE_MINOR)
-      .sort(
-        (a, b) =>
-          daysBetween(a.day, line.valueDate) - daysBetween(b.day, line.valueDate) || (a.id < b.id ? -1 : 1),
-      );
-    return near[0] ? [near[0]] : undefined;
-  });
+function nearestOfAmount(near: MatchCandidate[], line: StatementLine): MatchCandidate[] | undefined {
+  const sameAmount = near
+    .filter((c) => abs(c.amountMinor - line.amountMinor) <= RECONCILIATION_AMOUNT_TOLERANCE_MINOR)
+    .sort(
+      (a, b) =>
+        daysBetween(a.day, line.valueDate) - daysBetween(b.day, line.valueDate) || (a.id < b.id ? -1 : 1),
+    );
+  return sameAmount[0] ? [sameAmount[0]] : undefined;
 }
 
 /** 3. One line covering several transfers: the largest candidates of its currency and dates searched. */
-function pairByGroup(
-  pairing: Pairing,
-  lines: readonly StatementLine[],
-  candidates: readonly MatchCandidate[],
-): void {
-  pairEachUnpaired(pairing, lines, (line) => {
-    const pool = unpairedNear(pairing, line, candidates)
-      .sort((a, b) =>
-        a.amountMinor > b.amountMinor ? -1 : a.amountMinor < b.amountMinor ? 1 : a.id < b.id ? -1 : 1,
-      )
-      .slice(0, RECONCILIATION_GROUP_CANDIDATES_MAX);
-    return groupSumming(pool, line.amountMinor);
-  });
+function groupOfAmount(near: MatchCandidate[], line: StatementLine): MatchCandidate[] | undefined {
+  const pool = near
+    .sort((a, b) =>
+      a.amountMinor > b.amountMinor ? -1 : a.amountMinor < b.amountMinor ? 1 : a.id < b.id ? -1 : 1,
+    )
+    .slice(0, RECONCILIATION_GROUP_CANDIDATES_MAX);
+  return groupSumming(pool, line.amountMinor);
 }
 
 /** A line no transfer was found for. */
@@ -269,8 +257,10 @@ export function matchStatement(
 ): LineResult[] {
   const pairing: Pairing = { results: new Map(), used: new Set() };
   pairByReference(pairing, lines, candidates);
-  pairByAmountAndDate(pairing, lines, candidates);
-  pairByGroup(pairing, lines, candidates);
+  // Steps 2 and 3, each over every line still unpaired, choose among the unpaired candidates near it.
+  for (const choose of [nearestOfAmount, groupOfAmount]) {
+    pairEachUnpaired(pairing, lines, (line) => choose(unpairedNear(pairing, line, candidates), line));
+  }
   return lines.map((line) => pairing.results.get(line.line) ?? unmatchedLine(line));
 }
 

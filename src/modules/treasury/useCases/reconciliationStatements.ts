@@ -13,6 +13,7 @@ import { getById } from '../../../app/reads.ts';
 import { DAY_MS } from '../../../domain/days.ts';
 import { AppError, validationError } from '../../../domain/errors.ts';
 import type { EventRecord } from '../../../domain/events.ts';
+import { requireOneOf } from '../../../domain/json.ts';
 import type { Transfer } from '../../../domain/transferRecord.ts';
 import { RAILS, type Rail } from '../../../domain/transfers.ts';
 import type { Queryable } from '../../../store/store.ts';
@@ -60,14 +61,11 @@ export function dayStart(text: string, param: string): Date {
 
 /** A statement's rail: one that carries money out of the organization, so not `internal`. */
 export function checkStatementRail(rail: string): Rail {
-  if (!(RAILS as readonly string[]).includes(rail) || rail === 'internal') {
-    throw validationError(
-      'rail',
-      `rail must be one of: ${RAILS.filter((r) => r !== 'internal').join(', ')}`,
-      'invalid_value',
-    );
-  }
-  return rail as Rail;
+  return requireOneOf(
+    rail,
+    RAILS.filter((r) => r !== 'internal'),
+    'rail',
+  );
 }
 
 /** The statement's identity for "imported before": its rail, period and lines, canonically. */

@@ -8,7 +8,7 @@ import type { Deps } from '../../../app/deps.ts';
 import { appendEvidence } from '../../../app/evidence.ts';
 import { listPage } from '../../../app/reads.ts';
 import { dayOf, parseDay } from '../../../domain/days.ts';
-import { AppError, resourceMissing, validationError } from '../../../domain/errors.ts';
+import { AppError, validationError } from '../../../domain/errors.ts';
 import type { EvidenceActor } from '../../../domain/evidence.ts';
 import { type Currency, formatAmount, parseAmount } from '../../../domain/money.ts';
 import type { Queryable } from '../../../store/store.ts';
@@ -25,8 +25,9 @@ import {
   listBalances,
   supersedeBalance,
 } from '../repository/safeguardingBalances.ts';
-import { findTrustAccount, lockTrustAccounts, trustAccountsOf } from '../repository/trustAccounts.ts';
+import { lockTrustAccounts, trustAccountsOf } from '../repository/trustAccounts.ts';
 import { rejudgeDay } from './safeguarding.ts';
+import { requireTrustAccount } from './trustAccounts.ts';
 
 export interface ReportBalanceInput {
   trust_account: string;
@@ -226,8 +227,7 @@ export async function reportSafeguardingBalance(
   createdBy: string,
 ): Promise<{ balance: SafeguardingBalance; created: boolean }> {
   const day = parseDay(input.date, 'date');
-  const found = await findTrustAccount(tx, organizationId, input.trust_account);
-  if (!found) throw resourceMissing('trust account', input.trust_account, 'trust_account');
+  const found = await requireTrustAccount(tx, organizationId, input.trust_account, 'trust_account');
   const closingBalanceMinor = parseClosingBalance(input.closing_balance, found.currency);
   const now = deps.now();
   refuseBalanceReport(input, day, now);
@@ -257,8 +257,7 @@ export async function recordCustodianBalance(
   organizationId: string,
   input: CustodianBalanceInput,
 ): Promise<{ balance: SafeguardingBalance; created: boolean }> {
-  const found = await findTrustAccount(tx, organizationId, input.trustAccountId);
-  if (!found) throw resourceMissing('trust account', input.trustAccountId, 'trust_account');
+  const found = await requireTrustAccount(tx, organizationId, input.trustAccountId, 'trust_account');
   const at = await lockAccountDay(tx, organizationId, found, input.day);
   if (at.current) return { balance: at.current, created: false };
   const figure = {

@@ -4,6 +4,7 @@
  * faulty row refuses the whole statement (422 `statement_invalid`, each fault with its row and column).
  */
 import { AppError, validationError } from '../../../domain/errors.ts';
+import { requireOneOf } from '../../../domain/json.ts';
 import { isCurrency, parseAmount } from '../../../domain/money.ts';
 import {
   DIRECTION_OF_FORMAT,
@@ -33,15 +34,7 @@ export interface StatementContent {
 }
 
 export function checkStatementFormat(format: string | undefined): StatementFormat {
-  const chosen = format ?? 'mkoba_json';
-  if (!(STATEMENT_FORMATS as readonly string[]).includes(chosen)) {
-    throw validationError(
-      'format',
-      `format must be one of: ${STATEMENT_FORMATS.join(', ')}`,
-      'invalid_value',
-    );
-  }
-  return chosen as StatementFormat;
+  return requireOneOf(format ?? 'mkoba_json', STATEMENT_FORMATS, 'format');
 }
 
 function refuseFaults(faults: readonly StatementFault[]): void {

@@ -6,7 +6,7 @@
 
 import type { Deps } from '../../../app/deps.ts';
 import { appendEvidence } from '../../../app/evidence.ts';
-import { getById, listPage } from '../../../app/reads.ts';
+import { getById, listPage, requireById } from '../../../app/reads.ts';
 import { dayOf, parseDay } from '../../../domain/days.ts';
 import { AppError, invalidStateTransition, resourceMissing } from '../../../domain/errors.ts';
 import type { EvidenceActor } from '../../../domain/evidence.ts';
@@ -99,8 +99,7 @@ export async function closeTrustAccountFor(
   id: string,
   actor: EvidenceActor,
 ): Promise<TrustAccount> {
-  const found = await findTrustAccount(tx, organizationId, id);
-  if (!found) throw resourceMissing('trust account', id);
+  const found = await requireTrustAccount(tx, organizationId, id);
   const current = (await lockTrustAccounts(tx, organizationId, found.currency)).find((a) => a.id === id);
   if (!current) throw resourceMissing('trust account', id);
   if (current.status === 'closed') {
@@ -118,5 +117,8 @@ export async function closeTrustAccountFor(
 }
 
 export const getTrustAccount = getById<TrustAccount>(findTrustAccount, 'trust account');
+
+/** The trust account with this id, read on a transaction; 404 naming `param` when the organization has none. */
+export const requireTrustAccount = requireById<TrustAccount>(findTrustAccount, 'trust account');
 
 export const listOrganizationTrustAccounts = listPage<TrustAccountFilter, TrustAccount>(listTrustAccounts);

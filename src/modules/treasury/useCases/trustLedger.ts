@@ -10,7 +10,7 @@ import { recordEvent } from '../../../app/events.ts';
 import { appendEvidence } from '../../../app/evidence.ts';
 import { getById, listPage } from '../../../app/reads.ts';
 import { dayOf, parseDay } from '../../../domain/days.ts';
-import { AppError, resourceMissing, validationError } from '../../../domain/errors.ts';
+import { AppError, validationError } from '../../../domain/errors.ts';
 import type { EvidenceActor } from '../../../domain/evidence.ts';
 import { type Currency, checkSingleAmount, formatAmount, parseAmount } from '../../../domain/money.ts';
 import type { Queryable } from '../../../store/store.ts';
@@ -36,7 +36,7 @@ import {
   listSweeps,
   type SweepFilter,
 } from '../repository/safeguardingSweeps.ts';
-import { findTrustAccount } from '../repository/trustAccounts.ts';
+import { requireTrustAccount } from './trustAccounts.ts';
 
 export interface RecordSweepInput {
   currency: Currency;
@@ -100,8 +100,7 @@ async function sweptTrustAccountId(
   valueDate: string,
 ): Promise<string | null> {
   if (trustAccount === undefined) return null;
-  const account = await findTrustAccount(tx, organizationId, trustAccount);
-  if (!account) throw resourceMissing('trust account', trustAccount, 'trust_account');
+  const account = await requireTrustAccount(tx, organizationId, trustAccount, 'trust_account');
   if (account.currency !== currency) {
     throw validationError(
       'trust_account',

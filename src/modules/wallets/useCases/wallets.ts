@@ -7,7 +7,7 @@ import type { Deps } from '../../../app/deps.ts';
 import { recordEvent } from '../../../app/events.ts';
 import { appendEvidence } from '../../../app/evidence.ts';
 import { requireProduct } from '../../../app/products.ts';
-import { getById, listPage } from '../../../app/reads.ts';
+import { getById, listPage, requireById } from '../../../app/reads.ts';
 import { isDigitalAsset } from '../../../domain/digitalAssets.ts';
 import { resourceMissing } from '../../../domain/errors.ts';
 import { walletEventData } from '../../../domain/events.ts';
@@ -24,7 +24,7 @@ import {
 } from '../../../domain/wallets.ts';
 import { walletBalanceAsOf } from '../../../store/repositories/walletBalances.ts';
 import type { Queryable } from '../../../store/store.ts';
-import { findCustomer } from '../../customers/index.ts';
+import { requireCustomer } from '../../customers/index.ts';
 import {
   findWallet,
   insertWallet,
@@ -46,8 +46,7 @@ export async function createWallet(
   input: CreateWalletInput,
 ): Promise<Wallet> {
   // Another organization's customer is indistinguishable from one that does not exist.
-  const owner = await findCustomer(tx, organizationId, input.owner);
-  if (!owner) throw resourceMissing('customer', input.owner, 'owner');
+  const owner = await requireCustomer(tx, organizationId, input.owner, 'owner');
   if (isDigitalAsset(input.currency))
     await requireProduct(deps, organizationId, 'stablecoins', 'currency', tx);
   const now = deps.now();
@@ -94,8 +93,7 @@ export async function updateWallet(
   actor: EvidenceActor,
 ): Promise<Wallet> {
   if (!(await lockWalletRow(tx, organizationId, id))) throw resourceMissing('wallet', id);
-  const wallet = await findWallet(tx, organizationId, id);
-  if (!wallet) throw resourceMissing('wallet', id);
+  const wallet = await requireWallet(tx, organizationId, id);
   if (wallet.status === 'closed')
     throw walletNotActive(`Wallet ${id} is closed; a closed wallet never changes again.`);
   if (change.metadata === undefined || valueDigest(change.metadata) === valueDigest(wallet.metadata))
@@ -128,6 +126,9 @@ export async function updateWallet(
 
 export const getWallet = getById<Wallet>(findWallet, 'wallet');
 
+/** The wallet with this id, read on a transaction (or the pool); 404 naming `param` when the organization has none. */
+export const requireWallet = requireById<Wallet>(findWallet, 'wallet');
+
 export interface WalletListRequest extends PageRequest {
   ownerId?: string | undefined;
   currency?: Currency | undefined;
@@ -144,8 +145,7 @@ export async function getWalletBalanceAsOf(
   asOfText: string,
 ): Promise<{ wallet: Wallet; balances: Balances; asOf: Date }> {
   const asOf = balanceInstant(asOfText, deps.now());
-  const wallet = await findWallet(deps.store, organizationId, walletId);
-  if (!wallet) throw resourceMissing('wallet', walletId);
+  const wallet = await getWallet(deps, organizationId, walletId);
   const read = await walletBalanceAsOf(deps.store, walletId, asOf);
   if (!read) throw new Error(`wallet ${walletId} has no ledger account`);
   // As walletBalances defines them: available is what was posted less what was held.

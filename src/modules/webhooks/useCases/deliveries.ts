@@ -1,5 +1,6 @@
 /** An event's deliveries: queued again by recover and redeliver, each one transaction, and read as a log. */
 import type { Deps } from '../../../app/deps.ts';
+import { getEvent } from '../../../app/events.ts';
 import { invalidStateTransition, resourceMissing } from '../../../domain/errors.ts';
 import { findEvent } from '../../../store/repositories/events.ts';
 import type { Queryable } from '../../../store/store.ts';
@@ -71,7 +72,6 @@ export async function redeliverEvent(
 }
 
 export async function eventDeliveries(deps: Deps, organizationId: string, eventId: string) {
-  const event = await findEvent(deps.store, organizationId, eventId);
-  if (!event) throw resourceMissing('event', eventId);
+  await getEvent(deps, organizationId, eventId); // 404 unless the event is the organization's
   return listDeliveriesOfEvent(deps.store, organizationId, eventId);
 }

@@ -6,7 +6,8 @@
  * bank transfer into a virtual account number is a payer's own payment, credited to the wallet whose
  * reference the account was made with (its `tx_ref`).
  */
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
+import { sameText } from '../../../../domain/constantTime.ts';
 import { isRecord } from '../../../../domain/json.ts';
 import { isCurrency } from '../../../../domain/money.ts';
 import {
@@ -21,12 +22,6 @@ import { outcomeOfStatus } from './payouts.ts';
 export const VERIF_HASH_DIGEST_HEADER = 'verif-hash-sha256';
 
 const sha256Hex = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
-
-function sameText(a: string, b: string): boolean {
-  const left = Buffer.from(a, 'utf8');
-  const right = Buffer.from(b, 'utf8');
-  return left.length === right.length && timingSafeEqual(left, right);
-}
 
 /** Whether the webhook carries the secret hash (as is or as its digest) or the body's signature under it. */
 export function isFlutterwaveWebhook(secretHash: string, callback: ArrivedCallback): boolean {
